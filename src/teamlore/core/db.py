@@ -1,0 +1,93 @@
+"""SQLite connection discipline shared by every teamlore database.
+
+WAL, a busy timeout, foreign keys, `BEGIN IMMEDIATE` for writes, numbered migrations recorded in
+`PRAGMA user_version`, and files created 0600.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from teamlore.core import errors
+from teamlore.core.paths import ensure_private_file
+
+BUSY_TIMEOUT_MS = 10_000
+
+Migration = str  # one SQL script; its position in the list is its number (1-based)
+
+
+def connect(path: Path, migrations: Sequence[Migration], *, readonly: bool = False) -> sqlite3.Connection:
+    """Open (creating if needed) a database and bring its schema up to date."""
+    if not readonly:
+        ensure_private_file(path)
+        for suffix in ("-wal", "-shm"):
+            side = path.with_name(path.name + suffix)
+            if side.exists():
+                ensure_private_file(side)
+    uri = f"file:{path}?mode=ro" if readonly else f"file:{path}"
+    conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+    conn.row_factory = sqlite3.Row
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA foreign_keys = ON")
+    if not readonly:
+        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if mode != "wal":
+            raise errors.TeamloreError(errors.DB_CORRUPT, f"{path.name}: cannot enable WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        migrate(conn, migrations, name=path.name)
+    return conn
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration], *, name: str) -> int:
+    current = schema_version(conn)
+    if current > len(migrations):
+        raise errors.TeamloreError(
+            errors.DB_SCHEMA_TOO_NEW,
+            f"{name} has schema {current}; this teamlore knows up to {len(migrations)}",
+        )
+    for number in range(current + 1, len(migrations) + 1):
+        with write_tx(conn):
+            # a concurrent process may have migrated while we waited for the write lock
+            if schema_version(conn) >= number:
+                continue
+            for statement in _split_sql(migrations[number - 1]):
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {number}")
+    return schema_version(conn)
+
+
+def _split_sql(script: str) -> Iterator[str]:
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            if buffer.strip():
+                yield buffer
+            buffer = ""
+    if buffer.strip():
+        yield buffer
+
+
+@contextmanager
+def write_tx(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """A write transaction that takes the write lock up front (no upgrade deadlocks)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    else:
+        conn.execute("COMMIT")
+
+
+def integrity_check(conn: sqlite3.Connection) -> list[str]:
+    rows = [r[0] for r in conn.execute("PRAGMA integrity_check").fetchall()]
+    return [] if rows == ["ok"] else rows

@@ -1,0 +1,98 @@
+"""Stable error codes.
+
+Every refusal teamlore makes carries one of these codes, a one-line message a person understands,
+and an exit code (1 for refusals and failures, 2 for usage errors). The codes are part of the
+public contract: CLI JSON output and MCP tool errors both carry them, so they never change meaning.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorCode:
+    code: str
+    summary: str
+    exit_code: int = 1
+
+
+_REGISTRY: dict[str, ErrorCode] = {}
+
+
+def _register(code: str, summary: str, exit_code: int = 1) -> ErrorCode:
+    if code in _REGISTRY:
+        raise ValueError(f"duplicate error code {code}")
+    err = ErrorCode(code, summary, exit_code)
+    _REGISTRY[code] = err
+    return err
+
+
+def registered_codes() -> dict[str, ErrorCode]:
+    return dict(_REGISTRY)
+
+
+# usage (exit 2)
+USAGE = _register("USAGE", "the command was called with invalid arguments", 2)
+INVALID_ARGUMENT = _register("INVALID_ARGUMENT", "an argument has an invalid value", 2)
+
+# state and storage
+STATE_DIR_UNSAFE = _register("STATE_DIR_UNSAFE", "the state directory is not private or not ours")
+CONFIG_INVALID = _register("CONFIG_INVALID", "config.toml cannot be read")
+DB_CORRUPT = _register("DB_CORRUPT", "a state database failed its integrity check")
+DB_SCHEMA_TOO_NEW = _register("DB_SCHEMA_TOO_NEW", "a state database was written by a newer teamlore")
+LOCK_BUSY = _register("LOCK_BUSY", "another teamlore process holds the lock")
+
+# sessions / L0
+SOURCE_UNREADABLE = _register("SOURCE_UNREADABLE", "a session source cannot be read")
+UNKNOWN_PROVIDER = _register("UNKNOWN_PROVIDER", "no adapter exists for that provider", 2)
+SESSION_NOT_FOUND = _register("SESSION_NOT_FOUND", "no indexed session has that key")
+TURN_NOT_FOUND = _register("TURN_NOT_FOUND", "the session has no turn with that ordinal")
+
+# repositories
+NOT_A_GIT_REPOSITORY = _register("NOT_A_GIT_REPOSITORY", "the path is not inside a git worktree")
+BARE_REPOSITORY = _register("BARE_REPOSITORY", "the repository is bare and has no worktree")
+GIT_FAILED = _register("GIT_FAILED", "a git plumbing command failed")
+REPOSITORY_NOT_REGISTERED = _register(
+    "REPOSITORY_NOT_REGISTERED", "the repository is not registered; run `teamlore sync --repository`"
+)
+OWNER_NOT_FOUND = _register("OWNER_NOT_FOUND", "no registered repository owns this location")
+OWNER_AMBIGUOUS = _register("OWNER_AMBIGUOUS", "more than one repository could own this request")
+
+# team memory store
+MEMORY_NOT_INITIALIZED = _register(
+    "MEMORY_NOT_INITIALIZED", "this worktree has no .threadshare/memory; run `teamlore memory init`"
+)
+MEMORY_FILE_INVALID = _register("MEMORY_FILE_INVALID", "a memory file does not follow the format")
+LINT_BLOCKED = _register("LINT_BLOCKED", "lint found content that must not reach the repository")
+UNSAFE_PATH = _register("UNSAFE_PATH", "a path escapes the memory tree or crosses a symlink")
+QUERY_EMPTY = _register("QUERY_EMPTY", "the query has no searchable terms", 2)
+QUERY_TOO_BROAD = _register("QUERY_TOO_BROAD", "the selection matches too many turns; narrow it")
+PAYLOAD_TOO_LARGE = _register("PAYLOAD_TOO_LARGE", "the request payload exceeds the size limit")
+
+INTERNAL = _register("INTERNAL", "teamlore hit an unexpected internal error")
+
+
+class TeamloreError(Exception):
+    """A refusal with a stable code. `message` is one line, for a person."""
+
+    def __init__(self, error: ErrorCode, message: str | None = None, **details: Any) -> None:
+        self.error = error
+        self.message = (message or error.summary).replace("\n", " ")
+        self.details = details
+        super().__init__(f"{error.code}: {self.message}")
+
+    @property
+    def code(self) -> str:
+        return self.error.code
+
+    @property
+    def exit_code(self) -> int:
+        return self.error.exit_code
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.details:
+            out["details"] = self.details
+        return out

@@ -1,0 +1,59 @@
+"""Where teamlore keeps its private state, and how files there are created.
+
+The state dir is `$TEAMLORE_HOME`, else the platform's user state dir. Directories are 0700 and
+files 0600: the state holds raw transcripts and must stay private to the user.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import platformdirs
+
+from teamlore.core import errors
+
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+
+
+def state_dir() -> Path:
+    env = os.environ.get("TEAMLORE_HOME")
+    base = Path(env) if env else Path(platformdirs.user_state_dir("teamlore", appauthor=False))
+    return ensure_private_dir(base.expanduser())
+
+
+def ensure_private_dir(path: Path) -> Path:
+    try:
+        path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    except OSError as exc:
+        raise errors.TeamloreError(
+            errors.STATE_DIR_UNSAFE, f"cannot create state directory {path}: {exc.strerror}"
+        ) from exc
+    if path.is_symlink() or not path.is_dir():
+        raise errors.TeamloreError(errors.STATE_DIR_UNSAFE, f"{path} is not a directory")
+    if os.stat(path).st_mode & 0o077:
+        os.chmod(path, DIR_MODE)
+    return path
+
+
+def ensure_private_file(path: Path) -> None:
+    """Create `path` if missing and make sure it is 0600."""
+    fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_NOFOLLOW, FILE_MODE)
+    try:
+        if os.fstat(fd).st_mode & 0o077:
+            os.fchmod(fd, FILE_MODE)
+    finally:
+        os.close(fd)
+
+
+def write_private_file(path: Path, data: bytes) -> None:
+    """Atomically replace `path` with `data`, mode 0600."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW, FILE_MODE)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)

@@ -1,0 +1,199 @@
+"""The L0 index database (`index.sqlite3`): derived from the session files, rebuildable.
+
+Absolute paths, provider session ids and raw transcripts live here, in the private state dir;
+nothing in this database is ever written into a repository.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from teamlore.core import db
+from teamlore.core.analyzer import ANALYZER_VERSION
+from teamlore.core.paths import state_dir
+
+INDEX_DB_NAME = "index.sqlite3"
+
+SESSIONS_SCHEMA = """
+CREATE TABLE meta (
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+
+CREATE TABLE sessions (
+  id INTEGER PRIMARY KEY,
+  session_key TEXT NOT NULL UNIQUE,
+  provider TEXT NOT NULL,
+  provider_session_id TEXT NOT NULL,
+  parent_session_key TEXT,
+  agent_id TEXT,
+  cwd TEXT,
+  git_branch TEXT,
+  model TEXT,
+  client_version TEXT,
+  title TEXT,
+  started_at TEXT,
+  ended_at TEXT,
+  worktree_key TEXT,
+  turn_count INTEGER NOT NULL DEFAULT 0,
+  available INTEGER NOT NULL DEFAULT 1
+);
+CREATE INDEX sessions_worktree ON sessions(worktree_key, started_at);
+CREATE INDEX sessions_started ON sessions(started_at);
+
+CREATE TABLE source_files (
+  id INTEGER PRIMARY KEY,
+  provider TEXT NOT NULL,
+  path TEXT NOT NULL UNIQUE,
+  dev INTEGER,
+  inode INTEGER,
+  size INTEGER,
+  mtime_ns INTEGER,
+  head_sha256 TEXT,
+  resume_offset INTEGER NOT NULL DEFAULT 0,
+  resume_line INTEGER NOT NULL DEFAULT 0,
+  parser_state BLOB,
+  session_id INTEGER REFERENCES sessions(id) ON DELETE SET NULL,
+  status TEXT NOT NULL DEFAULT 'ok' CHECK (status IN ('ok', 'unavailable', 'failed')),
+  diagnostics INTEGER NOT NULL DEFAULT 0,
+  last_synced_at TEXT
+);
+
+CREATE TABLE turns (
+  id INTEGER PRIMARY KEY,
+  session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  ordinal INTEGER NOT NULL,
+  user_text TEXT NOT NULL,
+  assistant_text TEXT NOT NULL DEFAULT '',
+  started_at TEXT,
+  ended_at TEXT,
+  sealed INTEGER NOT NULL DEFAULT 0,
+  revision TEXT,
+  first_line INTEGER,
+  last_line INTEGER,
+  UNIQUE (session_id, ordinal)
+);
+CREATE INDEX turns_started ON turns(started_at);
+
+CREATE TABLE tool_uses (
+  id INTEGER PRIMARY KEY,
+  turn_id INTEGER NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL,
+  call_id TEXT NOT NULL,
+  name TEXT NOT NULL,
+  family TEXT NOT NULL,
+  input TEXT,
+  command TEXT,
+  result_head TEXT,
+  result_tail TEXT,
+  result_bytes INTEGER,
+  result_sha256 TEXT,
+  result_truncated INTEGER NOT NULL DEFAULT 0,
+  exit_code INTEGER,
+  status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('ok', 'error', 'unknown', 'pending')),
+  started_at TEXT,
+  ended_at TEXT,
+  UNIQUE (turn_id, seq)
+);
+CREATE INDEX tool_uses_call ON tool_uses(turn_id, call_id);
+
+CREATE TABLE file_touches (
+  id INTEGER PRIMARY KEY,
+  turn_id INTEGER NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
+  tool_use_id INTEGER REFERENCES tool_uses(id) ON DELETE CASCADE,
+  path TEXT NOT NULL,
+  kind TEXT NOT NULL CHECK (kind IN ('write', 'read'))
+);
+CREATE INDEX file_touches_turn ON file_touches(turn_id);
+CREATE INDEX file_touches_path ON file_touches(path);
+
+CREATE TABLE observed_commits (
+  id INTEGER PRIMARY KEY,
+  turn_id INTEGER NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
+  tool_use_id INTEGER REFERENCES tool_uses(id) ON DELETE CASCADE,
+  hash TEXT NOT NULL,
+  is_full INTEGER NOT NULL,
+  from_commit_command INTEGER NOT NULL DEFAULT 0,
+  UNIQUE (tool_use_id, hash)
+);
+CREATE INDEX observed_commits_hash ON observed_commits(hash);
+
+CREATE TABLE diagnostics (
+  id INTEGER PRIMARY KEY,
+  source_file_id INTEGER REFERENCES source_files(id) ON DELETE CASCADE,
+  code TEXT NOT NULL,
+  line INTEGER,
+  message TEXT NOT NULL,
+  at TEXT NOT NULL
+);
+
+-- analyzed turn text (teamlore.core.analyzer); rowid = turns.id
+CREATE VIRTUAL TABLE turns_fts USING fts5(body, tokenize = 'unicode61 remove_diacritics 0');
+"""
+
+REPOSITORY_SCHEMA = """
+CREATE TABLE repositories (
+  id INTEGER PRIMARY KEY,
+  repository_key TEXT NOT NULL,
+  worktree_key TEXT NOT NULL UNIQUE,
+  worktree_root TEXT NOT NULL,
+  git_common_dir TEXT NOT NULL,
+  ref_digest TEXT,
+  scanned_at TEXT,
+  registered_at TEXT NOT NULL
+);
+CREATE INDEX repositories_repo ON repositories(repository_key);
+
+CREATE TABLE commits (
+  repository_key TEXT NOT NULL,
+  hash TEXT NOT NULL,
+  parents TEXT NOT NULL DEFAULT '',
+  author_time TEXT,
+  committer_time TEXT,
+  subject TEXT,
+  PRIMARY KEY (repository_key, hash)
+);
+CREATE INDEX commits_time ON commits(repository_key, committer_time);
+
+CREATE TABLE commit_files (
+  repository_key TEXT NOT NULL,
+  hash TEXT NOT NULL,
+  path TEXT NOT NULL,
+  change TEXT NOT NULL,
+  PRIMARY KEY (repository_key, hash, path)
+);
+CREATE INDEX commit_files_path ON commit_files(repository_key, path);
+
+CREATE TABLE delivery_edges (
+  id INTEGER PRIMARY KEY,
+  repository_key TEXT NOT NULL,
+  session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  turn_id INTEGER REFERENCES turns(id) ON DELETE CASCADE,
+  hash TEXT NOT NULL,
+  strength TEXT NOT NULL CHECK (strength IN ('direct', 'observed', 'candidate', 'contextual')),
+  reasons TEXT NOT NULL,
+  limitations TEXT NOT NULL,
+  revision TEXT NOT NULL,
+  UNIQUE (session_id, turn_id, hash)
+);
+CREATE INDEX delivery_edges_turn ON delivery_edges(turn_id);
+CREATE INDEX delivery_edges_hash ON delivery_edges(repository_key, hash);
+"""
+
+MIGRATIONS: list[str] = [SESSIONS_SCHEMA, REPOSITORY_SCHEMA]
+
+
+def index_db_path(home: Path | None = None) -> Path:
+    return (home or state_dir()) / INDEX_DB_NAME
+
+
+def open_index(home: Path | None = None) -> sqlite3.Connection:
+    conn = db.connect(index_db_path(home), MIGRATIONS)
+    with db.write_tx(conn):
+        conn.execute(
+            "INSERT INTO meta(key, value) VALUES ('analyzer_version', ?) "
+            "ON CONFLICT(key) DO NOTHING",
+            (ANALYZER_VERSION,),
+        )
+    return conn

@@ -1,0 +1,114 @@
+"""Normalized session events: what every provider adapter emits.
+
+An adapter reads one session file as a stream of JSONL records and turns each into zero or more
+events. The indexer (provider-independent) assembles events into sessions, turns, tool uses,
+file touches and observed commits. Adapters are resumable: they keep their state in a plain
+JSON-serializable dict, which the indexer saves with the byte offset after the last complete line,
+so an appended line is parsed alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Literal, Protocol
+
+ToolFamily = Literal["shell", "edit", "read", "search", "web", "mcp", "agent", "other"]
+TOOL_FAMILIES: tuple[str, ...] = ("shell", "edit", "read", "search", "web", "mcp", "agent", "other")
+
+
+@dataclass(slots=True)
+class SessionMeta:
+    """Session facts as they become known. None means "not in this record"; the indexer keeps
+    the first non-None value of each field, except `ended_at` which keeps the latest."""
+
+    provider_session_id: str | None = None
+    cwd: str | None = None
+    git_branch: str | None = None
+    model: str | None = None
+    client_version: str | None = None
+    started_at: str | None = None
+    # subagent / sidechain transcripts: the provider session id of the parent session
+    parent_session_id: str | None = None
+    agent_id: str | None = None
+    title: str | None = None
+
+
+@dataclass(slots=True)
+class UserTurn:
+    """A real user prompt. Opens a new turn; the previous turn becomes sealed."""
+
+    text: str
+    at: str | None = None
+
+
+@dataclass(slots=True)
+class AssistantText:
+    text: str
+    at: str | None = None
+
+
+@dataclass(slots=True)
+class ToolCall:
+    call_id: str
+    name: str
+    family: ToolFamily
+    input: Any
+    at: str | None = None
+    # repo-relative or absolute paths this call writes (apply_patch, Edit, MultiEdit, Write, ...)
+    paths_written: list[str] = field(default_factory=list)
+    # paths it reads (Read, view, ...): file touches of kind "read"
+    paths_read: list[str] = field(default_factory=list)
+    # the shell command line, when the family is "shell"
+    command: str | None = None
+
+
+@dataclass(slots=True)
+class ToolResult:
+    call_id: str
+    output: str
+    exit_code: int | None = None
+    is_error: bool | None = None
+    at: str | None = None
+
+
+@dataclass(slots=True)
+class TurnEnd:
+    """The provider recorded that the current turn is complete: it becomes sealed."""
+
+    at: str | None = None
+
+
+@dataclass(slots=True)
+class Diagnostic:
+    code: str
+    message: str
+    line: int | None = None
+
+
+Event = SessionMeta | UserTurn | AssistantText | ToolCall | ToolResult | TurnEnd | Diagnostic
+
+
+class Adapter(Protocol):
+    """One provider. Adding a provider means adding one module that defines one of these and
+    registering it in `teamlore.sessions.providers`."""
+
+    provider: ClassVar[str]
+
+    def default_roots(self) -> list[Path]:
+        """Where this provider keeps sessions on this machine (env vars honoured)."""
+        ...
+
+    def discover(self, root: Path) -> Iterator[Path]:
+        """Every session file under `root` (a directory, or one file)."""
+        ...
+
+    def new_state(self, path: Path) -> dict[str, Any]:
+        """Fresh parser state for a file read from its first byte."""
+        ...
+
+    def parse(self, record: Any, line: int, state: dict[str, Any]) -> Iterable[Event]:
+        """Events for one decoded JSONL record (line numbers are 1-based). May update `state`,
+        which must stay JSON-serializable and small (no whole payloads)."""
+        ...

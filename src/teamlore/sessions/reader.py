@@ -1,0 +1,128 @@
+"""Streaming JSONL reading with byte offsets.
+
+Never loads a file whole: lines are assembled from fixed-size reads, and a line longer than
+`MAX_LINE_BYTES` is skipped (streamed past, hashed) with a diagnostic instead of being held in
+memory. A final line without a newline that does not decode is "incomplete, retry later": the
+resume offset stays before it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+import orjson
+
+READ_SIZE = 1 << 20
+MAX_LINE_BYTES = 32 << 20
+
+
+@dataclass(slots=True)
+class Line:
+    number: int  # 1-based physical line number
+    start: int  # byte offset of the first byte
+    end: int  # byte offset after the line and its newline
+    record: Any  # decoded JSON, or None when `error` is set
+    error: str | None = None  # "bad-json", "too-large", "not-utf8"
+    size: int = 0
+
+
+@dataclass(slots=True)
+class ReadResult:
+    resume_offset: int  # where the next read starts: after the last complete line
+    resume_line: int  # number of the last complete line
+    bytes_read: int
+    pending_partial: bool  # a final line is still being written
+
+
+def read_lines(
+    handle: BinaryIO, *, start_offset: int = 0, start_line: int = 0, result: ReadResult | None = None
+) -> Iterator[Line]:
+    """Yield every complete line from `start_offset`. Fills `result` when exhausted."""
+    handle.seek(start_offset)
+    offset = start_offset
+    number = start_line
+    buffer = bytearray()
+    line_start = offset
+    skipping = False  # inside an oversized line
+    skipped = 0
+    bytes_read = 0
+    while True:
+        chunk = handle.read(READ_SIZE)
+        if not chunk:
+            break
+        bytes_read += len(chunk)
+        pos = 0
+        while pos < len(chunk):
+            nl = chunk.find(b"\n", pos)
+            if nl < 0:
+                piece = chunk[pos:]
+                if skipping:
+                    skipped += len(piece)
+                else:
+                    buffer += piece
+                    if len(buffer) > MAX_LINE_BYTES:
+                        skipping, skipped = True, len(buffer)
+                        buffer = bytearray()
+                offset += len(piece)
+                break
+            piece = chunk[pos:nl]
+            offset += len(piece) + 1
+            pos = nl + 1
+            number += 1
+            if skipping:
+                size = skipped + len(piece)
+                skipping, skipped = False, 0
+                yield Line(number, line_start, offset, None, "too-large", size)
+            else:
+                buffer += piece
+                if len(buffer) > MAX_LINE_BYTES:
+                    yield Line(number, line_start, offset, None, "too-large", len(buffer))
+                else:
+                    yield _decode(number, line_start, offset, buffer)
+                buffer = bytearray()
+            line_start = offset
+    resume_offset, resume_line, pending = offset, number, False
+    if skipping or buffer:
+        # a final line with no newline: complete only if it decodes
+        if not skipping and buffer.strip():
+            line = _decode(number + 1, line_start, offset, buffer)
+            if line.error is None:
+                resume_line = number + 1
+                yield line
+            else:
+                resume_offset, pending = line_start, True
+        elif skipping:
+            resume_offset, pending = line_start, True
+    if result is not None:
+        result.resume_offset = resume_offset
+        result.resume_line = resume_line
+        result.bytes_read = bytes_read
+        result.pending_partial = pending
+
+
+def _decode(number: int, start: int, end: int, data: bytearray) -> Line:
+    stripped = bytes(data).strip()
+    if not stripped:
+        return Line(number, start, end, None, "blank", 0)
+    try:
+        return Line(number, start, end, orjson.loads(stripped), None, len(data))
+    except orjson.JSONDecodeError as exc:
+        kind = "not-utf8" if "utf-8" in str(exc).lower() else "bad-json"
+        return Line(number, start, end, None, kind, len(data))
+
+
+def iter_file_events(adapter: Any, path: Any) -> Iterator[Any]:
+    """Every event of one whole file (tests and tools; the indexer reads incrementally)."""
+    from teamlore.sessions.model import Diagnostic
+
+    state = adapter.new_state(path)
+    with open(path, "rb") as handle:
+        for line in read_lines(handle):
+            if line.error == "blank":
+                continue
+            if line.error is not None:
+                yield Diagnostic(line.error, f"line {line.number}: {line.error}", line.number)
+                continue
+            yield from adapter.parse(line.record, line.number, state)
