@@ -1,0 +1,228 @@
+"""The `teamlore` command line: thin adapters over the operation registry."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import typer
+from rich.table import Table
+
+from teamlore import __version__
+from teamlore.cli.output import FormatOption, OutputFormat, run, stdout
+from teamlore.cli.memory_cmds import memory_app
+
+app = typer.Typer(
+    name="teamlore",
+    help="Local-first memory for coding agents: index your Codex and Claude Code sessions, "
+    "turn past work into reviewed team memory, and serve it to agents over MCP.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+sessions_app = typer.Typer(help="Browse and search indexed agent sessions.", no_args_is_help=True)
+app.add_typer(sessions_app, name="sessions")
+app.add_typer(memory_app, name="memory")
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"teamlore {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                 help="Show the version and exit."),
+) -> None:
+    """teamlore."""
+
+
+# -- sync / status ----------------------------------------------------------------------------
+
+
+def _render_sync(result: dict[str, Any]) -> None:
+    files = result["files"]
+    stdout.print(
+        f"Indexed [bold]{files['changed']}[/] changed of {files['seen']} files "
+        f"({result['bytesRead'] / 1048576:.1f} MiB read): {result['sessions']} sessions, "
+        f"{result['turns']} turns written. Index holds {result['totals']['sessions']} sessions, "
+        f"{result['totals']['turns']} turns."
+    )
+    if files["unavailable"]:
+        stdout.print(f"{files['unavailable']} files disappeared; their history is kept.")
+    for source in result["sources"]:
+        if not source["exists"]:
+            stdout.print(f"[dim]no {source['provider']} sessions at {source['path']}[/]")
+    if result.get("repository"):
+        repo = result["repository"]
+        stdout.print(f"Registered repository [bold]{repo['name']}[/] ({repo['worktreeKey']}).")
+    delivery = result.get("delivery") or {}
+    if delivery.get("repositories"):
+        stdout.print(
+            f"{delivery['repositories']} repositories: {delivery['sessionsMapped']} sessions mapped, "
+            f"{delivery['commitsAdded']} new commits, {delivery['deliveryEdges']} delivery edges."
+        )
+    if result["diagnosticCount"]:
+        stdout.print(f"[yellow]{result['diagnosticCount']} diagnostics[/] (first ones below):")
+        for d in result["diagnostics"][:10]:
+            where = f"{d['file']}:{d['line']}" if d["line"] else d["file"]
+            stdout.print(f"  {d['code']}  {where}  {d['message']}", highlight=False)
+    if files["failed"]:
+        stdout.print(f"[red]{files['failed']} files could not be read.[/]")
+
+
+@app.command()
+def sync(
+    source: list[str] = typer.Option(
+        [], "--source", "-s", metavar="PROVIDER=PATH",
+        help="Session folder or file to index (replaces the default locations; repeatable).",
+    ),
+    provider: list[str] = typer.Option(
+        [], "--provider", "-p", help="Only this provider (codex, claude, pi; repeatable)."
+    ),
+    repository: str | None = typer.Option(
+        None, "--repository", "-r", help="Register this git worktree and link sessions to commits."
+    ),
+    rebuild: bool = typer.Option(False, "--rebuild", help="Reparse every session file from scratch."),
+    wait: float = typer.Option(60.0, "--wait", help="Seconds to wait for another running sync."),
+    fmt: OutputFormat = FormatOption,
+) -> None:
+    """Index new and changed session files (Codex, Claude Code, Pi) incrementally."""
+    run("sync", {"sources": source, "providers": provider, "repository": repository,
+                 "rebuild": rebuild, "wait_seconds": wait}, fmt, _render_sync,
+        progress_label="Indexing sessions")
+
+
+def _render_status(result: dict[str, Any]) -> None:
+    stdout.print(f"State dir   {result['stateDir']}  (schema {result['schemaVersion']}, "
+                 f"{result['analyzerVersion']})", highlight=False)
+    stdout.print(f"Last sync   {result['lastSyncAt'] or 'never'}")
+    stdout.print(f"Sessions    {result['sessions']}  turns {result['turns']} "
+                 f"(sealed {result['sealedTurns']})  tool uses {result['toolUses']}")
+    files = result["files"]
+    stdout.print(f"Files       {files['ok']} ok, {files['unavailable']} unavailable (history kept)")
+    stdout.print(f"Repos       {result['repositories']}  commits {result['commits']}  "
+                 f"delivery edges {result['deliveryEdges']}")
+    for s in result["sources"]:
+        mark = "✓" if s["exists"] else "✗"
+        stdout.print(f"Source      {mark} {s['provider']:<7} {s['path']}", highlight=False)
+    diag = result["diagnostics"]
+    stdout.print(f"Diagnostics {diag['count']}")
+    if "integrity" in result:
+        stdout.print(f"Integrity   {result['integrity']}")
+
+
+@app.command()
+def status(
+    check: bool = typer.Option(False, "--check", help="Also run the SQLite integrity check."),
+    fmt: OutputFormat = FormatOption,
+) -> None:
+    """Show the health of the session index."""
+    run("status", {"check": check}, fmt, _render_status)
+
+
+# -- sessions ---------------------------------------------------------------------------------
+
+
+def _render_list(result: dict[str, Any]) -> None:
+    table = Table("session", "provider", "started", "turns", "repository", "cwd")
+    for s in result["sessions"]:
+        repo = s["repository"]["name"] if s["repository"] else ""
+        table.add_row(s["sessionKey"], s["provider"], (s["startedAt"] or "")[:16],
+                      str(s["turns"]), repo, s["cwd"] or "")
+    stdout.print(table)
+
+
+@sessions_app.command("list")
+def sessions_list(
+    provider: str | None = typer.Option(None, "--provider", "-p"),
+    repository: str | None = typer.Option(None, "--repository", "-r",
+                                          help="Only sessions of this git worktree."),
+    since: str | None = typer.Option(None, "--since", help="ISO date/instant, inclusive."),
+    until: str | None = typer.Option(None, "--until", help="ISO date/instant, exclusive."),
+    limit: int | None = typer.Option(None, "--limit", "-n"),
+    fmt: OutputFormat = FormatOption,
+) -> None:
+    """List indexed sessions, newest first."""
+    run("sessions.list", {"provider": provider, "repository": repository, "since": since,
+                          "until": until, "limit": limit}, fmt, _render_list)
+
+
+def _render_show(result: dict[str, Any]) -> None:
+    s = result["session"]
+    stdout.print(f"[bold]{s['sessionKey']}[/] {s['provider']} {s['cwd'] or ''} "
+                 f"{s['startedAt'] or ''} → {s['endedAt'] or ''}", highlight=False)
+    for t in result["turns"]:
+        seal = "" if t["sealed"] else " [yellow](open)[/]"
+        stdout.print(f"\n[bold cyan]── turn {t['ordinal']}[/]{seal} {t['startedAt'] or ''}")
+        if t["user"]:
+            stdout.print(f"[bold]user[/] {t['user'][:2000]}", highlight=False)
+        for tool in t["tools"]:
+            exit_code = "" if tool["exitCode"] is None else f" exit {tool['exitCode']}"
+            what = tool["command"] or ", ".join(tool["pathsWritten"]) or ""
+            stdout.print(f"  [magenta]{tool['name']}[/] ({tool['family']}, {tool['status']}"
+                         f"{exit_code}) {what[:300]}", highlight=False)
+            for c in tool["commits"]:
+                stdout.print(f"    commit {c['hash']}")
+        if t["assistant"]:
+            stdout.print(f"[bold]assistant[/] {t['assistant'][:2000]}", highlight=False)
+
+
+@sessions_app.command("show")
+def sessions_show(
+    session_key: str = typer.Argument(..., help="A sessionKey from `teamlore sessions list`."),
+    turn: int | None = typer.Option(None, "--turn", "-t", help="Only this turn (1-based)."),
+    fmt: OutputFormat = FormatOption,
+) -> None:
+    """Show a session's turns, tool uses, exit codes, paths written and commits."""
+    run("sessions.show", {"session_key": session_key, "turn": turn}, fmt, _render_show)
+
+
+def _render_search(result: dict[str, Any]) -> None:
+    if not result["hits"]:
+        stdout.print("No matching turns.")
+    for h in result["hits"]:
+        stdout.print(f"[bold]{h['sessionKey']}[/] turn {h['turn']} ({h['provider']}, "
+                     f"score {h['score']:.2f})")
+        stdout.print(f"  {h['snippet']}", highlight=False)
+
+
+@sessions_app.command("search")
+def sessions_search(
+    query: str = typer.Argument(..., help="Words, identifiers or Chinese text."),
+    provider: str | None = typer.Option(None, "--provider", "-p"),
+    repository: str | None = typer.Option(None, "--repository", "-r"),
+    since: str | None = typer.Option(None, "--since"),
+    until: str | None = typer.Option(None, "--until"),
+    limit: int = typer.Option(20, "--limit", "-n"),
+    fmt: OutputFormat = FormatOption,
+) -> None:
+    """Search past turns (BM25 over user, assistant and tool text)."""
+    run("sessions.search", {"query": query, "provider": provider, "repository": repository,
+                            "since": since, "until": until, "limit": limit}, fmt, _render_search)
+
+
+@app.command()
+def mcp(
+    capability: str = typer.Option("team-read", "--capability", "-c",
+                                   help="Which tools exist: team-read or team."),
+    repository: str | None = typer.Option(None, "--repository", "-r",
+                                          help="Worktree the tools act on (default: cwd)."),
+) -> None:
+    """Serve teamlore over MCP on stdio."""
+    from teamlore.mcp.server import serve
+
+    serve(capability=capability, repository=repository)
+
+
+def main() -> None:
+    try:
+        app()
+    except BrokenPipeError:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,26 @@
+"""Instants as canonical UTC strings (`2025-01-31T12:00:00.000Z`), comparable as text."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+
+def format_instant(moment: datetime) -> str:
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def parse_instant(text: str) -> str:
+    """Accept an ISO-8601 date or date-time (offset or Z; naive means UTC)."""
+    raw = text.strip()
+    try:
+        moment = datetime.fromisoformat(raw.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"{text!r} is not an ISO-8601 date or date-time") from None
+    return format_instant(moment)
+
+
+def now_instant() -> str:
+    return format_instant(datetime.now(UTC))

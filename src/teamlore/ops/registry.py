@@ -1,0 +1,130 @@
+"""The operation registry: every stable operation is defined once, here.
+
+An operation has a name, a version, a pydantic input model (strict, extra=forbid), a handler
+that returns a JSON-ready result, a side-effect class and the MCP capability that exposes it
+(None: CLI-only local housekeeping). The CLI and the MCP server are thin adapters over this
+registry, so the same request gives the same result and the same errors on both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ValidationError
+
+from teamlore.core import errors
+
+SideEffect = Literal["read", "state-write", "repo-write"]
+Capability = Literal["team-read", "team", "init", "read", "relay"]
+
+# which tiers each MCP launch capability grants
+CAPABILITY_TIERS: dict[str, frozenset[str]] = {
+    "team-read": frozenset({"team-read"}),
+    "team": frozenset({"team-read", "team"}),
+    "init": frozenset({"init"}),
+    "read": frozenset({"read"}),
+    "relay": frozenset({"read", "relay"}),
+}
+
+ProgressCallback = Callable[[int, int, str], None]
+
+
+@dataclass(slots=True)
+class OpContext:
+    """Who is asking and from where. Identity comes from here, never from request arguments."""
+
+    cwd: Path
+    home: Path | None = None
+    progress: ProgressCallback | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Operation:
+    name: str
+    version: int
+    summary: str
+    input_model: type[BaseModel]
+    handler: Callable[[OpContext, Any], dict[str, Any]]
+    side_effect: SideEffect
+    capability: Capability | None = None
+    mcp_tool: str | None = None
+    description: str = ""
+
+    def run(self, ctx: OpContext, payload: dict[str, Any]) -> dict[str, Any]:
+        request = parse_request(self.input_model, payload)
+        return self.handler(ctx, request)
+
+
+def parse_request(model: type[BaseModel], payload: dict[str, Any]) -> BaseModel:
+    try:
+        return model.model_validate(payload)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "request"
+        raise errors.TeamloreError(
+            errors.INVALID_ARGUMENT, f"{where}: {first.get('msg', 'invalid value')}"
+        ) from None
+
+
+@dataclass(slots=True)
+class Registry:
+    operations: dict[str, Operation] = field(default_factory=dict)
+
+    def add(self, op: Operation) -> Operation:
+        if op.name in self.operations:
+            raise ValueError(f"operation {op.name} defined twice")
+        self.operations[op.name] = op
+        return op
+
+    def get(self, name: str) -> Operation:
+        return self.operations[name]
+
+    def for_capability(self, capability: str) -> list[Operation]:
+        tiers = CAPABILITY_TIERS[capability]
+        return [
+            op for op in self.operations.values()
+            if op.capability in tiers and op.mcp_tool is not None
+        ]
+
+
+REGISTRY = Registry()
+
+
+def operation(
+    name: str,
+    *,
+    version: int = 1,
+    input_model: type[BaseModel],
+    side_effect: SideEffect,
+    capability: Capability | None = None,
+    mcp_tool: str | None = None,
+    description: str = "",
+) -> Callable[[Callable[[OpContext, Any], dict[str, Any]]], Callable[[OpContext, Any], dict[str, Any]]]:
+    """Register the decorated handler as an operation."""
+
+    def decorate(
+        handler: Callable[[OpContext, Any], dict[str, Any]],
+    ) -> Callable[[OpContext, Any], dict[str, Any]]:
+        summary = (handler.__doc__ or name).strip().splitlines()[0]
+        REGISTRY.add(
+            Operation(name, version, summary, input_model, handler, side_effect, capability,
+                      mcp_tool, description or summary)
+        )
+        return handler
+
+    return decorate
+
+
+def run_operation(name: str, ctx: OpContext, payload: dict[str, Any]) -> dict[str, Any]:
+    load_operations()
+    return REGISTRY.get(name).run(ctx, payload)
+
+
+def load_operations() -> Registry:
+    """Import every module that defines operations (idempotent)."""
+    from teamlore.ops import memory_ops, session_ops  # noqa: F401
+
+    return REGISTRY

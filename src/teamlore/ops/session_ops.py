@@ -1,0 +1,305 @@
+"""L0 operations: sync, sessions list/show/search, status.
+
+These are local views of private history (they show raw transcripts and local paths), so they
+are CLI-only: no MCP capability exposes them.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from teamlore.core import db, errors
+from teamlore.core.analyzer import ANALYZER_VERSION
+from teamlore.core.config import RepositoryConfig, load_config, save_config
+from teamlore.core.lock import file_lock
+from teamlore.core.paths import state_dir
+from teamlore.core.timeutil import parse_instant
+from teamlore.ops.registry import OpContext, operation
+from teamlore.sessions.index_db import INDEX_DB_NAME, index_db_path, open_index
+from teamlore.sessions.indexer import Indexer, Source, display_path
+from teamlore.sessions.providers import PROVIDERS, get_adapter
+from teamlore.sessions.queries import list_sessions, search_turns, show_session
+
+SYNC_LOCK = "sync.lock"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SyncRequest(_Strict):
+    sources: list[str] = Field(default_factory=list, description="PROVIDER=PATH; replaces defaults")
+    providers: list[str] = Field(default_factory=list, description="only these providers")
+    repository: str | None = Field(None, description="register this git worktree")
+    rebuild: bool = False
+    wait_seconds: float = Field(60.0, ge=0, le=3600)
+
+    @field_validator("providers")
+    @classmethod
+    def _known(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if name not in PROVIDERS:
+                raise ValueError(f"unknown provider {name!r}")
+        return value
+
+
+def resolve_sources(request: SyncRequest, home: Path | None) -> list[Source]:
+    chosen = request.providers or list(PROVIDERS)
+    if request.sources:
+        sources = []
+        for spec in request.sources:
+            provider, sep, raw = spec.partition("=")
+            if not sep or not raw or provider not in PROVIDERS:
+                raise errors.TeamloreError(
+                    errors.INVALID_ARGUMENT,
+                    f"--source {spec!r}: expected PROVIDER=PATH with PROVIDER one of "
+                    f"{', '.join(sorted(PROVIDERS))}",
+                )
+            if provider in chosen:
+                sources.append(Source(provider, Path(raw).expanduser().absolute()))
+        return sources
+    config = load_config(home)
+    sources = []
+    for provider in chosen:
+        roots = config.sources.get(provider) or [str(r) for r in get_adapter(provider).default_roots()]
+        sources.extend(Source(provider, Path(r).expanduser().absolute()) for r in roots)
+    return sources
+
+
+def open_index_checked(home: Path | None, *, rebuild: bool) -> sqlite3.Connection:
+    """Open the index; with `rebuild`, a damaged index is set aside and recreated."""
+    path = index_db_path(home)
+    try:
+        conn = open_index(home)
+        problems = db.integrity_check(conn) if rebuild else []
+    except sqlite3.DatabaseError as exc:
+        if not rebuild:
+            raise errors.TeamloreError(
+                errors.DB_CORRUPT, f"{INDEX_DB_NAME} is damaged ({exc}); run `teamlore sync --rebuild`"
+            ) from exc
+        problems = [str(exc)]
+    if problems:
+        if "conn" in locals():
+            conn.close()
+        aside = path.with_name(f"{INDEX_DB_NAME}.damaged-{int(time.time())}")
+        path.rename(aside)
+        for suffix in ("-wal", "-shm"):
+            path.with_name(path.name + suffix).unlink(missing_ok=True)
+        conn = open_index(home)
+    return conn
+
+
+def _register_repository(conn: sqlite3.Connection, raw: str, home: Path | None) -> dict[str, Any]:
+    from teamlore.repo.binding import register_repository
+
+    identity = register_repository(conn, Path(raw).expanduser(), home=home)
+    config = load_config(home)
+    if not any(r.worktree_key == identity.worktree_key for r in config.repositories):
+        config.repositories.append(
+            RepositoryConfig(path=str(identity.worktree_root), repository_key=identity.repository_key,
+                             worktree_key=identity.worktree_key)
+        )
+        save_config(config, home)
+    return {"repositoryKey": identity.repository_key, "worktreeKey": identity.worktree_key,
+            "name": Path(identity.worktree_root).name}
+
+
+def _update_delivery(conn: sqlite3.Connection) -> dict[str, Any]:
+    from teamlore.repo.binding import list_repositories
+    from teamlore.repo.commits import scan_commits
+    from teamlore.repo.delivery import build_delivery_edges
+    from teamlore.repo.worktrees import map_sessions
+
+    mapped = map_sessions(conn)
+    repos = list_repositories(conn)
+    commits_added = 0
+    edges = 0
+    for identity in repos:
+        scan = scan_commits(conn, identity)
+        commits_added += scan.added
+    for repository_key in sorted({r.repository_key for r in repos}):
+        edges += build_delivery_edges(conn, repository_key).edges
+    return {"repositories": len(repos), "sessionsMapped": mapped, "commitsAdded": commits_added,
+            "deliveryEdges": edges}
+
+
+@operation("sync", input_model=SyncRequest, side_effect="state-write")
+def sync(ctx: OpContext, request: SyncRequest) -> dict[str, Any]:
+    """Index new and changed session files, register a repository, link sessions to commits."""
+    home = ctx.home or state_dir()
+    sources = resolve_sources(request, home)
+    with file_lock(home / SYNC_LOCK, wait_seconds=request.wait_seconds, what="a sync"):
+        conn = open_index_checked(home, rebuild=request.rebuild)
+        try:
+            registered = (
+                _register_repository(conn, request.repository, home) if request.repository else None
+            )
+            adapters = {s.provider: get_adapter(s.provider) for s in sources}
+            stats = Indexer(conn, adapters, home=home, progress=ctx.progress).sync(
+                sources, rebuild=request.rebuild
+            )
+            delivery = _update_delivery(conn)
+            totals = conn.execute(
+                "SELECT (SELECT count(*) FROM sessions) AS s, (SELECT count(*) FROM turns) AS t"
+            ).fetchone()
+        finally:
+            conn.close()
+    return {
+        "files": {"seen": stats.files_seen, "changed": stats.files_changed,
+                  "failed": stats.files_failed, "unavailable": stats.files_unavailable},
+        "sessions": stats.sessions,
+        "turns": stats.turns,
+        "bytesRead": stats.bytes_read,
+        "totals": {"sessions": totals["s"], "turns": totals["t"]},
+        "sources": [{"provider": s.provider, "path": display_path(s.root), "exists": s.root.exists()}
+                    for s in sources],
+        "repository": registered,
+        "delivery": delivery,
+        "diagnostics": [d.to_json() for d in stats.diagnostics],
+        "diagnosticCount": stats.diagnostic_count,
+    }
+
+
+def _read_index(home: Path | None) -> sqlite3.Connection:
+    path = index_db_path(home)
+    if not path.exists():
+        return open_index(home)
+    try:
+        return open_index(home)
+    except sqlite3.DatabaseError as exc:
+        raise errors.TeamloreError(
+            errors.DB_CORRUPT, f"{INDEX_DB_NAME} is damaged ({exc}); run `teamlore sync --rebuild`"
+        ) from exc
+
+
+def _worktree_filter(ctx: OpContext, repository: str | None) -> str | None:
+    if repository is None:
+        return None
+    from teamlore.repo.binding import resolve_repository
+
+    path = Path(repository).expanduser()
+    return resolve_repository(path if path.is_absolute() else ctx.cwd / path).worktree_key
+
+
+class Window(_Strict):
+    since: str | None = Field(None, description="ISO-8601 date or instant (inclusive)")
+    until: str | None = Field(None, description="ISO-8601 date or instant (exclusive)")
+
+    @field_validator("since", "until")
+    @classmethod
+    def _instant(cls, value: str | None) -> str | None:
+        return parse_instant(value) if value else None
+
+
+class SessionsListRequest(Window):
+    provider: str | None = None
+    repository: str | None = None
+    limit: int | None = Field(None, ge=1, le=100_000)
+
+
+@operation("sessions.list", input_model=SessionsListRequest, side_effect="read")
+def sessions_list(ctx: OpContext, request: SessionsListRequest) -> dict[str, Any]:
+    """List indexed sessions, newest first."""
+    conn = _read_index(ctx.home)
+    try:
+        worktree = _worktree_filter(ctx, request.repository)
+        return {"sessions": list_sessions(conn, provider=request.provider, worktree_key=worktree,
+                                          since=request.since, until=request.until,
+                                          limit=request.limit)}
+    finally:
+        conn.close()
+
+
+class SessionsShowRequest(_Strict):
+    session_key: str = Field(min_length=1)
+    turn: int | None = Field(None, ge=1)
+
+
+@operation("sessions.show", input_model=SessionsShowRequest, side_effect="read")
+def sessions_show(ctx: OpContext, request: SessionsShowRequest) -> dict[str, Any]:
+    """Show one session's normalized turns, tool uses, exit codes, paths and commits."""
+    conn = _read_index(ctx.home)
+    try:
+        return show_session(conn, request.session_key, turn=request.turn)
+    finally:
+        conn.close()
+
+
+class SessionsSearchRequest(Window):
+    query: str = Field(min_length=1, max_length=4096)
+    provider: str | None = None
+    repository: str | None = None
+    limit: int = Field(20, ge=1, le=500)
+
+
+@operation("sessions.search", input_model=SessionsSearchRequest, side_effect="read")
+def sessions_search(ctx: OpContext, request: SessionsSearchRequest) -> dict[str, Any]:
+    """Search past turns (BM25; English, code identifiers and Chinese)."""
+    conn = _read_index(ctx.home)
+    try:
+        worktree = _worktree_filter(ctx, request.repository)
+        hits = search_turns(conn, request.query, provider=request.provider, worktree_key=worktree,
+                            since=request.since, until=request.until, limit=request.limit)
+        return {"query": request.query, "hits": hits}
+    finally:
+        conn.close()
+
+
+class StatusRequest(_Strict):
+    check: bool = Field(False, description="also run PRAGMA integrity_check")
+
+
+@operation("status", input_model=StatusRequest, side_effect="read")
+def status(ctx: OpContext, request: StatusRequest) -> dict[str, Any]:
+    """Index health: sources, counts, last sync, diagnostics, schema version."""
+    home = ctx.home or state_dir()
+    conn = _read_index(home)
+    try:
+        one = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
+        by_provider = {
+            r["provider"]: {"sessions": r["n"], "turns": r["t"]}
+            for r in conn.execute(
+                "SELECT provider, count(*) AS n, sum(turn_count) AS t FROM sessions GROUP BY provider"
+            )
+        }
+        files = {r["status"]: r["n"] for r in conn.execute(
+            "SELECT status, count(*) AS n FROM source_files GROUP BY status")}
+        meta = {r["key"]: r["value"] for r in conn.execute("SELECT key, value FROM meta")}
+        recent = [
+            {"code": r["code"], "line": r["line"], "message": r["message"]}
+            for r in conn.execute("SELECT code, line, message FROM diagnostics ORDER BY id DESC LIMIT 10")
+        ]
+        sources = []
+        sync_request = SyncRequest()
+        for source in resolve_sources(sync_request, home):
+            sources.append({"provider": source.provider, "path": display_path(source.root),
+                            "exists": source.root.exists()})
+        result: dict[str, Any] = {
+            "stateDir": display_path(home),
+            "schemaVersion": db.schema_version(conn),
+            "analyzerVersion": meta.get("analyzer_version", ANALYZER_VERSION),
+            "lastSyncAt": meta.get("last_sync_at"),
+            "sources": sources,
+            "files": {"ok": files.get("ok", 0), "unavailable": files.get("unavailable", 0),
+                      "failed": files.get("failed", 0)},
+            "sessions": one("SELECT count(*) FROM sessions"),
+            "turns": one("SELECT count(*) FROM turns"),
+            "sealedTurns": one("SELECT count(*) FROM turns WHERE sealed = 1"),
+            "toolUses": one("SELECT count(*) FROM tool_uses"),
+            "providers": by_provider,
+            "repositories": one("SELECT count(*) FROM repositories"),
+            "commits": one("SELECT count(*) FROM commits"),
+            "deliveryEdges": one("SELECT count(*) FROM delivery_edges"),
+            "diagnostics": {"count": one("SELECT count(*) FROM diagnostics"), "recent": recent},
+        }
+        if request.check:
+            problems = db.integrity_check(conn)
+            result["integrity"] = "ok" if not problems else problems[:10]
+        return result
+    finally:
+        conn.close()

@@ -1,0 +1,455 @@
+"""Assemble normalized events of one session file into index rows.
+
+The open turn is held in memory and written when it is sealed (the next user turn, or the
+provider's end-of-turn record) or when the file's batch ends. Its small resumable state (which
+session, which turn is open) is saved with the file's offset; an open turn written unsealed is
+read back from the index when the file grows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from teamlore.core.analyzer import analyze
+from teamlore.core.canonical import digest
+from teamlore.sessions.commits import ObservedCommit, observe_commits
+from teamlore.sessions.model import (
+    AssistantText,
+    Event,
+    SessionMeta,
+    ToolCall,
+    ToolResult,
+    TurnEnd,
+    UserTurn,
+)
+
+# Tool payloads up to this size are stored whole; larger ones keep a head and a tail excerpt
+# plus the sha256 and byte size of the whole payload.
+RESULT_FULL_MAX = 64 * 1024
+RESULT_EXCERPT = 16 * 1024
+# How much of each tool payload and input goes into the search index.
+FTS_TOOL_CHARS = 2048
+MAX_TEXT_CHARS = 1 << 20
+
+
+@dataclass(slots=True)
+class ToolRecord:
+    call_id: str
+    name: str
+    family: str
+    input: str | None
+    command: str | None
+    paths_written: list[str]
+    paths_read: list[str]
+    started_at: str | None
+    result_head: str | None = None
+    result_tail: str | None = None
+    result_bytes: int | None = None
+    result_sha256: str | None = None
+    result_truncated: bool = False
+    exit_code: int | None = None
+    status: str = "pending"
+    ended_at: str | None = None
+    commits: list[ObservedCommit] = field(default_factory=list)
+
+    def set_result(self, result: ToolResult) -> None:
+        data = result.output.encode("utf-8", "surrogatepass")
+        self.result_bytes = len(data)
+        self.result_sha256 = hashlib.sha256(data).hexdigest()
+        if len(data) <= RESULT_FULL_MAX:
+            self.result_head, self.result_tail, self.result_truncated = result.output, None, False
+        else:
+            self.result_head = data[:RESULT_EXCERPT].decode("utf-8", "ignore")
+            self.result_tail = data[-RESULT_EXCERPT:].decode("utf-8", "ignore")
+            self.result_truncated = True
+        self.exit_code = result.exit_code
+        if result.is_error is True or (result.exit_code not in (None, 0)):
+            self.status = "error"
+        elif result.is_error is False or result.exit_code == 0:
+            self.status = "ok"
+        else:
+            self.status = "unknown"
+        self.ended_at = result.at or self.ended_at
+        if self.family == "shell":
+            self.commits = observe_commits(self.command, result.output)
+
+
+@dataclass(slots=True)
+class TurnRecord:
+    ordinal: int
+    user_text: str
+    started_at: str | None
+    first_line: int
+    db_id: int | None = None
+    assistant_parts: list[str] = field(default_factory=list)
+    tools: list[ToolRecord] = field(default_factory=list)
+    ended_at: str | None = None
+    last_line: int = 0
+    sealed: bool = False
+
+    @property
+    def assistant_text(self) -> str:
+        return "\n\n".join(self.assistant_parts)
+
+    def revision(self) -> str:
+        return digest(
+            {
+                "ordinal": self.ordinal,
+                "user": self.user_text,
+                "assistant": self.assistant_text,
+                "tools": [
+                    {
+                        "name": t.name,
+                        "input": hashlib.sha256((t.input or "").encode()).hexdigest(),
+                        "result": t.result_sha256,
+                        "exit": t.exit_code,
+                        "status": t.status,
+                    }
+                    for t in self.tools
+                ],
+            }
+        )
+
+    def search_body(self) -> str:
+        parts = [self.user_text, self.assistant_text]
+        for tool in self.tools:
+            parts.append(tool.command or (tool.input or "")[:FTS_TOOL_CHARS])
+            parts.extend(tool.paths_written)
+            if tool.result_head:
+                parts.append(tool.result_head[:FTS_TOOL_CHARS])
+        return analyze("\n".join(p for p in parts if p))
+
+
+def _cap(text: str) -> str:
+    return text if len(text) <= MAX_TEXT_CHARS else text[:MAX_TEXT_CHARS]
+
+
+def _json_text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return _cap(value)
+    try:
+        return _cap(orjson.dumps(value).decode())
+    except TypeError:
+        return _cap(str(value))
+
+
+class SessionAssembler:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        *,
+        provider: str,
+        file_id: int,
+        fallback_session_id: str,
+        key_for: Callable[[str], str],
+        state: dict[str, Any] | None,
+    ) -> None:
+        self.conn = conn
+        self.provider = provider
+        self.file_id = file_id
+        self.fallback_session_id = fallback_session_id
+        self.key_for = key_for
+        state = state or {}
+        self.session_db_id: int | None = state.get("session")
+        self.next_ordinal: int = state.get("next_ordinal", 1)
+        self.open_turn_db_id: int | None = state.get("open_turn")
+        self.pending_meta = SessionMeta()
+        self.turn: TurnRecord | None = None
+        self.turns_written = 0
+
+    def state(self) -> dict[str, Any]:
+        return {
+            "session": self.session_db_id,
+            "next_ordinal": self.next_ordinal,
+            "open_turn": self.open_turn_db_id,
+        }
+
+    # -- events ---------------------------------------------------------------------------
+
+    def apply(self, event: Event, line: int) -> None:
+        if isinstance(event, SessionMeta):
+            self._apply_meta(event)
+        elif isinstance(event, UserTurn):
+            self._close_turn(sealed=True)
+            self._seal_written_open_turn()
+            self._open_turn(event.text, event.at, line)
+        elif isinstance(event, AssistantText):
+            turn = self._current_turn(event.at, line)
+            if event.text:
+                turn.assistant_parts.append(_cap(event.text))
+            self._touch(turn, event.at, line)
+        elif isinstance(event, ToolCall):
+            turn = self._current_turn(event.at, line)
+            turn.tools.append(
+                ToolRecord(
+                    call_id=event.call_id,
+                    name=event.name,
+                    family=event.family,
+                    input=_json_text(event.input),
+                    command=event.command,
+                    paths_written=list(event.paths_written),
+                    paths_read=list(event.paths_read),
+                    started_at=event.at,
+                )
+            )
+            self._touch(turn, event.at, line)
+        elif isinstance(event, ToolResult):
+            self._apply_result(event, line)
+        elif isinstance(event, TurnEnd):
+            if self.turn is not None or self.open_turn_db_id is not None:
+                turn = self._current_turn(event.at, line)
+                self._touch(turn, event.at, line)
+                self._close_turn(sealed=True)
+
+    def flush(self) -> None:
+        """Write the open turn (unsealed) and the session's metadata."""
+        self._close_turn(sealed=False)
+        if self.session_db_id is not None:
+            self._write_meta()
+
+    # -- session --------------------------------------------------------------------------
+
+    def _apply_meta(self, meta: SessionMeta) -> None:
+        pending = self.pending_meta
+        for name in SessionMeta.__slots__:
+            value = getattr(meta, name)
+            if value is not None and getattr(pending, name) is None:
+                setattr(pending, name, value)
+        if self.session_db_id is None and meta.provider_session_id:
+            self._ensure_session()
+
+    def _ensure_session(self) -> int:
+        if self.session_db_id is not None:
+            return self.session_db_id
+        provider_id = self.pending_meta.provider_session_id or self.fallback_session_id
+        key = self.key_for(provider_id)
+        row = self.conn.execute(
+            "SELECT s.id, (SELECT count(*) FROM source_files f WHERE f.session_id = s.id"
+            " AND f.id != ?) AS others FROM sessions s WHERE s.session_key = ?",
+            (self.file_id, key),
+        ).fetchone()
+        if row is not None and row["others"]:
+            # another file already holds this provider session id (a copy or a resume that
+            # reuses the id): index this file as its own session rather than interleave turns
+            provider_id = f"{provider_id}#{self.fallback_session_id}"
+            key = self.key_for(provider_id)
+            row = self.conn.execute(
+                "SELECT id FROM sessions WHERE session_key = ?", (key,)
+            ).fetchone()
+        if row is None:
+            cur = self.conn.execute(
+                "INSERT INTO sessions(session_key, provider, provider_session_id) VALUES (?,?,?)",
+                (key, self.provider, provider_id),
+            )
+            self.session_db_id = int(cur.lastrowid or 0)
+        else:
+            self.session_db_id = int(row["id"])
+        self.conn.execute(
+            "UPDATE source_files SET session_id = ? WHERE id = ?", (self.session_db_id, self.file_id)
+        )
+        return self.session_db_id
+
+    def _write_meta(self) -> None:
+        meta = self.pending_meta
+        parent_key = self.key_for(meta.parent_session_id) if meta.parent_session_id else None
+        self.conn.execute(
+            "UPDATE sessions SET"
+            " cwd = COALESCE(cwd, ?), git_branch = COALESCE(git_branch, ?),"
+            " model = COALESCE(model, ?), client_version = COALESCE(client_version, ?),"
+            " title = COALESCE(title, ?), agent_id = COALESCE(agent_id, ?),"
+            " parent_session_key = COALESCE(parent_session_key, ?),"
+            " started_at = COALESCE(started_at, ?, (SELECT min(started_at) FROM turns"
+            "   WHERE session_id = ?)),"
+            " ended_at = (SELECT max(coalesce(ended_at, started_at)) FROM turns"
+            "   WHERE session_id = ?),"
+            " turn_count = (SELECT count(*) FROM turns WHERE session_id = ?)"
+            " WHERE id = ?",
+            (
+                meta.cwd, meta.git_branch, meta.model, meta.client_version, meta.title,
+                meta.agent_id, parent_key, meta.started_at, self.session_db_id,
+                self.session_db_id, self.session_db_id, self.session_db_id,
+            ),
+        )
+
+    # -- turns ----------------------------------------------------------------------------
+
+    def _open_turn(self, text: str, at: str | None, line: int) -> TurnRecord:
+        self._ensure_session()
+        self.turn = TurnRecord(self.next_ordinal, _cap(text), at, line, ended_at=at, last_line=line)
+        self.next_ordinal += 1
+        return self.turn
+
+    def _current_turn(self, at: str | None, line: int) -> TurnRecord:
+        if self.turn is not None:
+            return self.turn
+        if self.open_turn_db_id is not None:
+            self.turn = self._load_turn(self.open_turn_db_id)
+            if self.turn is not None:
+                return self.turn
+            self.open_turn_db_id = None
+        # activity before any user prompt (a resumed session, a subagent's preamble)
+        return self._open_turn("", at, line)
+
+    def _touch(self, turn: TurnRecord, at: str | None, line: int) -> None:
+        if at and (turn.ended_at is None or at > turn.ended_at):
+            turn.ended_at = at
+        if turn.started_at is None and at:
+            turn.started_at = at
+        turn.last_line = max(turn.last_line, line)
+
+    def _apply_result(self, result: ToolResult, line: int) -> None:
+        turn = self._current_turn(result.at, line)
+        for tool in reversed(turn.tools):
+            if tool.call_id == result.call_id:
+                tool.set_result(result)
+                self._touch(turn, result.at, line)
+                return
+        if self._update_earlier_tool(result):
+            return
+        # a result whose call we never saw: keep it, so no output is lost
+        orphan = ToolRecord(result.call_id, "unknown", "other", None, None, [], [], result.at)
+        orphan.set_result(result)
+        turn.tools.append(orphan)
+        self._touch(turn, result.at, line)
+
+    def _update_earlier_tool(self, result: ToolResult) -> bool:
+        """A result for a call of an already written turn: rewrite that turn (revision, FTS)."""
+        if self.session_db_id is None:
+            return False
+        row = self.conn.execute(
+            "SELECT tu.turn_id FROM tool_uses tu JOIN turns t ON t.id = tu.turn_id"
+            " WHERE t.session_id = ? AND tu.call_id = ? ORDER BY tu.id DESC LIMIT 1",
+            (self.session_db_id, result.call_id),
+        ).fetchone()
+        earlier = self._load_turn(row["turn_id"]) if row is not None else None
+        if earlier is None:
+            return False
+        for tool in reversed(earlier.tools):
+            if tool.call_id == result.call_id:
+                tool.set_result(result)
+                break
+        earlier.sealed = bool(
+            self.conn.execute("SELECT sealed FROM turns WHERE id = ?", (earlier.db_id,)).fetchone()[0]
+        )
+        self._write_turn(earlier)
+        return True
+
+    def _seal_written_open_turn(self) -> None:
+        """The turn left open by the previous sync is complete now that a new one starts."""
+        if self.turn is None and self.open_turn_db_id is not None:
+            self.conn.execute("UPDATE turns SET sealed = 1 WHERE id = ?", (self.open_turn_db_id,))
+            self.open_turn_db_id = None
+
+    def _close_turn(self, *, sealed: bool) -> None:
+        turn = self.turn
+        if turn is None:
+            return
+        turn.sealed = turn.sealed or sealed
+        self._write_turn(turn)
+        self.turn = None
+        self.open_turn_db_id = None if turn.sealed else turn.db_id
+
+    # -- storage --------------------------------------------------------------------------
+
+    def _load_turn(self, turn_id: int) -> TurnRecord | None:
+        row = self.conn.execute("SELECT * FROM turns WHERE id = ?", (turn_id,)).fetchone()
+        if row is None:
+            return None
+        turn = TurnRecord(
+            row["ordinal"], row["user_text"], row["started_at"], row["first_line"] or 0,
+            db_id=row["id"], ended_at=row["ended_at"], last_line=row["last_line"] or 0,
+        )
+        if row["assistant_text"]:
+            turn.assistant_parts.append(row["assistant_text"])
+        for t in self.conn.execute(
+            "SELECT * FROM tool_uses WHERE turn_id = ? ORDER BY seq", (turn_id,)
+        ):
+            touches = self.conn.execute(
+                "SELECT path, kind FROM file_touches WHERE tool_use_id = ? ORDER BY id", (t["id"],)
+            ).fetchall()
+            commits = self.conn.execute(
+                "SELECT hash, is_full, from_commit_command FROM observed_commits"
+                " WHERE tool_use_id = ? ORDER BY id",
+                (t["id"],),
+            ).fetchall()
+            turn.tools.append(
+                ToolRecord(
+                    call_id=t["call_id"], name=t["name"], family=t["family"], input=t["input"],
+                    command=t["command"],
+                    paths_written=[r["path"] for r in touches if r["kind"] == "write"],
+                    paths_read=[r["path"] for r in touches if r["kind"] == "read"],
+                    started_at=t["started_at"], result_head=t["result_head"],
+                    result_tail=t["result_tail"], result_bytes=t["result_bytes"],
+                    result_sha256=t["result_sha256"], result_truncated=bool(t["result_truncated"]),
+                    exit_code=t["exit_code"], status=t["status"], ended_at=t["ended_at"],
+                    commits=[ObservedCommit(c["hash"], bool(c["is_full"]),
+                                            bool(c["from_commit_command"])) for c in commits],
+                )
+            )
+        return turn
+
+    def _write_turn(self, turn: TurnRecord) -> None:
+        session_id = self._ensure_session()
+        conn = self.conn
+        values = (
+            turn.user_text, turn.assistant_text, turn.started_at, turn.ended_at, int(turn.sealed),
+            turn.revision(), turn.first_line, turn.last_line,
+        )
+        if turn.db_id is None:
+            cur = conn.execute(
+                "INSERT INTO turns(user_text, assistant_text, started_at, ended_at, sealed,"
+                " revision, first_line, last_line, session_id, ordinal)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (*values, session_id, turn.ordinal),
+            )
+            turn.db_id = int(cur.lastrowid or 0)
+        else:
+            conn.execute(
+                "UPDATE turns SET user_text = ?, assistant_text = ?, started_at = ?,"
+                " ended_at = ?, sealed = ?, revision = ?, first_line = ?, last_line = ?"
+                " WHERE id = ?",
+                (*values, turn.db_id),
+            )
+            conn.execute("DELETE FROM tool_uses WHERE turn_id = ?", (turn.db_id,))
+            conn.execute("DELETE FROM turns_fts WHERE rowid = ?", (turn.db_id,))
+        for seq, tool in enumerate(turn.tools):
+            cur = conn.execute(
+                "INSERT INTO tool_uses(turn_id, seq, call_id, name, family, input, command,"
+                " started_at) VALUES (?,?,?,?,?,?,?,?)",
+                (turn.db_id, seq, tool.call_id, tool.name, tool.family, tool.input, tool.command,
+                 tool.started_at),
+            )
+            tool_id = int(cur.lastrowid or 0)
+            conn.executemany(
+                "INSERT INTO file_touches(turn_id, tool_use_id, path, kind) VALUES (?,?,?,?)",
+                [(turn.db_id, tool_id, p, "write") for p in tool.paths_written]
+                + [(turn.db_id, tool_id, p, "read") for p in tool.paths_read],
+            )
+            self._write_result(tool_id, turn.db_id, tool)
+        conn.execute(
+            "INSERT INTO turns_fts(rowid, body) VALUES (?, ?)", (turn.db_id, turn.search_body())
+        )
+        self.turns_written += 1
+
+    def _write_result(self, tool_id: int, turn_id: int, tool: ToolRecord) -> None:
+        self.conn.execute(
+            "UPDATE tool_uses SET result_head = ?, result_tail = ?, result_bytes = ?,"
+            " result_sha256 = ?, result_truncated = ?, exit_code = ?, status = ?, ended_at = ?"
+            " WHERE id = ?",
+            (tool.result_head, tool.result_tail, tool.result_bytes, tool.result_sha256,
+             int(tool.result_truncated), tool.exit_code, tool.status, tool.ended_at, tool_id),
+        )
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO observed_commits(turn_id, tool_use_id, hash, is_full,"
+            " from_commit_command) VALUES (?,?,?,?,?)",
+            [(turn_id, tool_id, c.hash, int(c.is_full), int(c.from_commit_command))
+             for c in tool.commits],
+        )

@@ -1,0 +1,45 @@
+"""Commit hashes observed in shell tool results.
+
+Two shapes count: git's own summary line after a commit-like command (`[main 1a2b3c4] subject`,
+`[main (root-commit) 1a2b3c4] subject`, `[detached HEAD 1a2b3c4]`), and full 40-hex hashes in
+the output of any git command. Random hex elsewhere is not an observation.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_SUMMARY = re.compile(r"^\[[^\]\n]*?\b([0-9a-f]{7,40})\]", re.MULTILINE)
+_FULL = re.compile(r"(?<![0-9a-fA-F])([0-9a-f]{40})(?![0-9a-fA-F])")
+_GIT = re.compile(r"(?:^|[\s;&|(])git(?:\.exe)?\s", re.IGNORECASE)
+_COMMIT_COMMAND = re.compile(
+    r"(?:^|[\s;&|(])git(?:\.exe)?\s+(?:-\S+\s+(?:\S+\s+)?)*"
+    r"(commit|merge|cherry-pick|revert|rebase|am|pull)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ObservedCommit:
+    hash: str
+    is_full: bool
+    from_commit_command: bool
+
+
+def is_commit_command(command: str | None) -> bool:
+    return bool(command and _COMMIT_COMMAND.search(command))
+
+
+def observe_commits(command: str | None, output: str) -> list[ObservedCommit]:
+    if not command or not _GIT.search(" " + command):
+        return []
+    committing = is_commit_command(command)
+    found: dict[str, ObservedCommit] = {}
+    for match in _SUMMARY.finditer(output):
+        value = match.group(1)
+        found[value] = ObservedCommit(value, len(value) == 40, committing)
+    for match in _FULL.finditer(output):
+        value = match.group(1)
+        found.setdefault(value, ObservedCommit(value, True, committing))
+    return list(found.values())

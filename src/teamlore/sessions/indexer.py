@@ -1,0 +1,380 @@
+"""Incremental sync of session files into the L0 index.
+
+Per source file the index keeps the file's identity (dev, inode, size, mtime), a digest of its
+first bytes, the byte offset after the last complete line and the adapter's parser state. A sync:
+
+- skips a file whose identity is unchanged (one stat, no read);
+- parses only the appended bytes of a file that grew in place (same inode, same head);
+- reparses a file that was rewritten or truncated, replacing that session's turns;
+- marks a file that disappeared `unavailable` and keeps its history (Claude Code deletes old
+  transcripts; the index is where that history survives).
+
+Each file is committed in its own transaction together with its new offset and parser state, so a
+crash between files, or in the middle of one, leaves a consistent index that the next sync
+continues from.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from teamlore.core import db, errors
+from teamlore.core.failpoints import failpoint
+from teamlore.core.timeutil import now_instant
+from teamlore.core.keys import session_key
+from teamlore.sessions.assembler import SessionAssembler
+from teamlore.sessions.model import Adapter, Diagnostic
+from teamlore.sessions.reader import ReadResult, read_lines
+
+HEAD_BYTES = 4096
+MAX_DIAGNOSTICS_REPORTED = 200
+
+
+@dataclass(slots=True)
+class Source:
+    provider: str
+    root: Path
+
+
+@dataclass(slots=True)
+class DiagnosticRecord:
+    code: str
+    file: str
+    line: int | None
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"code": self.code, "file": self.file, "line": self.line, "message": self.message}
+
+
+@dataclass(slots=True)
+class SyncStats:
+    files_seen: int = 0
+    files_changed: int = 0
+    files_failed: int = 0
+    files_unavailable: int = 0
+    sessions: int = 0
+    turns: int = 0
+    bytes_read: int = 0
+    diagnostics: list[DiagnosticRecord] = field(default_factory=list)
+    diagnostic_count: int = 0
+
+    def add_diagnostic(self, record: DiagnosticRecord) -> None:
+        self.diagnostic_count += 1
+        if len(self.diagnostics) < MAX_DIAGNOSTICS_REPORTED:
+            self.diagnostics.append(record)
+
+
+ProgressCallback = Callable[[int, int, str], None]
+
+
+def display_path(path: Path) -> str:
+    """A path as shown to the person: their home folder as `~`."""
+    home = str(Path.home())
+    text = str(path)
+    if home not in ("", "/") and (text == home or text.startswith(home + os.sep)):
+        return "~" + text[len(home) :]
+    return text
+
+
+def _now() -> str:
+    return now_instant()
+
+
+def _head_digest(handle: Any, length: int) -> str:
+    handle.seek(0)
+    return hashlib.sha256(handle.read(min(length, HEAD_BYTES))).hexdigest()
+
+
+@dataclass(slots=True)
+class _FileRow:
+    id: int
+    provider: str
+    dev: int | None
+    inode: int | None
+    size: int | None
+    mtime_ns: int | None
+    head_sha256: str | None
+    resume_offset: int
+    resume_line: int
+    parser_state: bytes | None
+    session_id: int | None
+    status: str
+
+
+def _load_file_rows(conn: sqlite3.Connection) -> dict[str, _FileRow]:
+    rows = conn.execute(
+        "SELECT id, path, provider, dev, inode, size, mtime_ns, head_sha256, resume_offset,"
+        " resume_line, parser_state, session_id, status FROM source_files"
+    ).fetchall()
+    return {
+        r["path"]: _FileRow(
+            r["id"], r["provider"], r["dev"], r["inode"], r["size"], r["mtime_ns"],
+            r["head_sha256"], r["resume_offset"], r["resume_line"], r["parser_state"],
+            r["session_id"], r["status"],
+        )
+        for r in rows
+    }
+
+
+def discover_files(
+    sources: Iterable[Source], adapters: dict[str, Adapter], stats: SyncStats
+) -> Iterator[tuple[Source, Path]]:
+    seen: set[str] = set()
+    for source in sources:
+        root = source.root
+        if not root.exists():
+            continue
+        try:
+            found = list(adapters[source.provider].discover(root))
+        except OSError as exc:
+            stats.files_failed += 1
+            stats.add_diagnostic(
+                DiagnosticRecord("source-unreadable", display_path(root), None, str(exc.strerror))
+            )
+            continue
+        for path in sorted(found):
+            key = str(path)
+            if key not in seen:
+                seen.add(key)
+                yield source, path
+
+
+class Indexer:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        adapters: dict[str, Adapter],
+        *,
+        home: Path | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> None:
+        self.conn = conn
+        self.adapters = adapters
+        self.home = home
+        self.progress = progress
+
+    def sync(self, sources: list[Source], *, rebuild: bool = False) -> SyncStats:
+        stats = SyncStats()
+        known = _load_file_rows(self.conn)
+        files = list(discover_files(sources, self.adapters, stats))
+        seen_paths: set[str] = set()
+        for number, (source, path) in enumerate(files, 1):
+            seen_paths.add(str(path))
+            stats.files_seen += 1
+            if self.progress:
+                self.progress(number, len(files), path.name)
+            self._sync_file(source.provider, path, known.get(str(path)), stats, rebuild=rebuild)
+        self._mark_missing(sources, known, seen_paths, stats)
+        with db.write_tx(self.conn):
+            self.conn.execute(
+                "INSERT INTO meta(key, value) VALUES ('last_sync_at', ?)"
+                " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (_now(),),
+            )
+        return stats
+
+    # -- one file -------------------------------------------------------------------------
+
+    def _sync_file(
+        self, provider: str, path: Path, row: _FileRow | None, stats: SyncStats, *, rebuild: bool
+    ) -> None:
+        try:
+            st = os.stat(path)
+        except OSError as exc:
+            stats.files_failed += 1
+            stats.add_diagnostic(
+                DiagnosticRecord("file-unreadable", display_path(path), None, str(exc.strerror))
+            )
+            return
+        identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        if (
+            row is not None
+            and not rebuild
+            and row.status == "ok"
+            and (row.dev, row.inode, row.size, row.mtime_ns) == identity
+        ):
+            return
+        try:
+            with open(path, "rb") as handle:
+                self._parse_changed(provider, path, handle, row, identity, stats, rebuild=rebuild)
+        except OSError as exc:
+            stats.files_failed += 1
+            stats.add_diagnostic(
+                DiagnosticRecord("file-unreadable", display_path(path), None, str(exc.strerror))
+            )
+
+    def _parse_changed(
+        self,
+        provider: str,
+        path: Path,
+        handle: Any,
+        row: _FileRow | None,
+        identity: tuple[int, int, int, int],
+        stats: SyncStats,
+        *,
+        rebuild: bool,
+    ) -> None:
+        size = identity[2]
+        adapter = self.adapters[provider]
+        append = (
+            row is not None
+            and not rebuild
+            and row.parser_state is not None
+            and row.dev == identity[0]
+            and row.inode == identity[1]
+            and size >= row.resume_offset
+            and row.resume_offset > 0
+            and row.head_sha256 == _head_digest(handle, row.resume_offset)
+        )
+        stats.files_changed += 1
+        conn = self.conn
+        with db.write_tx(conn):
+            if row is None:
+                cur = conn.execute(
+                    "INSERT INTO source_files(provider, path) VALUES (?, ?)", (provider, str(path))
+                )
+                file_id = int(cur.lastrowid or 0)
+            else:
+                file_id = row.id
+            if append and row is not None and row.parser_state is not None:
+                saved = orjson.loads(row.parser_state)
+                adapter_state, asm_state = saved["adapter"], saved["assembler"]
+                start_offset, start_line = row.resume_offset, row.resume_line
+            else:
+                if row is not None and row.session_id is not None:
+                    self._drop_session_content(row.session_id)
+                adapter_state, asm_state = adapter.new_state(path), None
+                start_offset, start_line = 0, 0
+                conn.execute("DELETE FROM diagnostics WHERE source_file_id = ?", (file_id,))
+            assembler = SessionAssembler(
+                conn,
+                provider=provider,
+                file_id=file_id,
+                fallback_session_id=path.stem,
+                key_for=lambda pid: session_key(provider, pid, self.home),
+                state=asm_state,
+            )
+            result = ReadResult(start_offset, start_line, 0, False)
+            diagnostics = 0
+            for line in read_lines(handle, start_offset=start_offset, start_line=start_line,
+                                   result=result):
+                if line.error == "blank":
+                    continue
+                if line.error is not None:
+                    events: Iterable[Any] = [
+                        Diagnostic(line.error, _line_error_message(line.error, line.size), line.number)
+                    ]
+                else:
+                    try:
+                        events = list(adapter.parse(line.record, line.number, adapter_state))
+                    except Exception as exc:  # an adapter bug must not lose the rest of the file
+                        events = [Diagnostic("adapter-error", f"{type(exc).__name__}: {exc}",
+                                             line.number)]
+                for event in events:
+                    if isinstance(event, Diagnostic):
+                        diagnostics += 1
+                        self._record_diagnostic(file_id, path, event, stats)
+                    else:
+                        assembler.apply(event, line.number)
+                failpoint("sync.mid-file")
+            assembler.flush()
+            stats.bytes_read += result.bytes_read
+            stats.turns += assembler.turns_written
+            if assembler.session_db_id is not None:
+                stats.sessions += 1
+            state_blob = orjson.dumps({"adapter": adapter_state, "assembler": assembler.state()})
+            conn.execute(
+                "UPDATE source_files SET dev = ?, inode = ?, size = ?, mtime_ns = ?,"
+                " head_sha256 = ?, resume_offset = ?, resume_line = ?, parser_state = ?,"
+                " session_id = COALESCE(?, session_id), status = 'ok',"
+                " diagnostics = CASE WHEN ? THEN diagnostics + ? ELSE ? END, last_synced_at = ?"
+                " WHERE id = ?",
+                (
+                    *identity,
+                    _head_digest(handle, result.resume_offset),
+                    result.resume_offset,
+                    result.resume_line,
+                    state_blob,
+                    assembler.session_db_id,
+                    append,
+                    diagnostics,
+                    diagnostics,
+                    _now(),
+                    file_id,
+                ),
+            )
+            if assembler.session_db_id is not None:
+                conn.execute("UPDATE sessions SET available = 1 WHERE id = ?",
+                             (assembler.session_db_id,))
+            failpoint("sync.before-commit")
+        failpoint("sync.after-file")
+
+    def _drop_session_content(self, session_db_id: int) -> None:
+        turn_ids = [r[0] for r in self.conn.execute(
+            "SELECT id FROM turns WHERE session_id = ?", (session_db_id,))]
+        self.conn.executemany("DELETE FROM turns_fts WHERE rowid = ?", [(t,) for t in turn_ids])
+        self.conn.execute("DELETE FROM turns WHERE session_id = ?", (session_db_id,))
+        self.conn.execute("UPDATE sessions SET turn_count = 0 WHERE id = ?", (session_db_id,))
+
+    def _record_diagnostic(
+        self, file_id: int, path: Path, event: Diagnostic, stats: SyncStats
+    ) -> None:
+        self.conn.execute(
+            "INSERT INTO diagnostics(source_file_id, code, line, message, at) VALUES (?,?,?,?,?)",
+            (file_id, event.code, event.line, event.message, _now()),
+        )
+        stats.add_diagnostic(DiagnosticRecord(event.code, display_path(path), event.line,
+                                              event.message))
+
+    def _mark_missing(
+        self, sources: list[Source], known: dict[str, _FileRow], seen: set[str], stats: SyncStats
+    ) -> None:
+        roots = [(s.provider, str(s.root)) for s in sources]
+        missing: list[int] = []
+        for path, row in known.items():
+            if path in seen or row.status == "unavailable":
+                continue
+            in_scope = any(
+                row.provider == provider and (path == root or path.startswith(root.rstrip("/") + "/"))
+                for provider, root in roots
+            )
+            if in_scope and not os.path.exists(path):
+                missing.append(row.id)
+        if not missing:
+            return
+        with db.write_tx(self.conn):
+            for file_id in missing:
+                self.conn.execute(
+                    "UPDATE source_files SET status = 'unavailable' WHERE id = ?", (file_id,)
+                )
+                self.conn.execute(
+                    "UPDATE sessions SET available = 0 WHERE id ="
+                    " (SELECT session_id FROM source_files WHERE id = ?)",
+                    (file_id,),
+                )
+        stats.files_unavailable += len(missing)
+
+
+def _line_error_message(kind: str, size: int) -> str:
+    if kind == "too-large":
+        return f"line of {size} bytes exceeds the line limit; skipped"
+    if kind == "not-utf8":
+        return "line is not valid UTF-8; skipped"
+    return "line is not valid JSON; skipped"
+
+
+def ensure_consistent(conn: sqlite3.Connection) -> None:
+    problems = db.integrity_check(conn)
+    if problems:
+        raise errors.TeamloreError(
+            errors.DB_CORRUPT, f"index.sqlite3 failed its integrity check: {problems[0]}"
+        )

@@ -1,0 +1,216 @@
+"""Read-side queries over the L0 index: list sessions, show one, search turns."""
+
+from __future__ import annotations
+
+import sqlite3
+import unicodedata
+from typing import Any
+
+import orjson
+
+from teamlore.core import errors
+from teamlore.core.analyzer import fts_query, query_groups
+
+SNIPPET_CHARS = 160
+
+
+def _window_clause(since: str | None, until: str | None, *, start: str, end: str) -> tuple[str, list[Any]]:
+    clauses, params = [], []
+    if until:
+        clauses.append(f"{start} < ?")
+        params.append(until)
+    if since:
+        clauses.append(f"coalesce({end}, {start}) >= ?")
+        params.append(since)
+    return " AND ".join(clauses), params
+
+
+def list_sessions(
+    conn: sqlite3.Connection,
+    *,
+    provider: str | None = None,
+    worktree_key: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    limit: int | None = None,
+) -> list[dict[str, Any]]:
+    where, params = ["1 = 1"], []
+    if provider:
+        where.append("s.provider = ?")
+        params.append(provider)
+    if worktree_key:
+        where.append("s.worktree_key = ?")
+        params.append(worktree_key)
+    window, window_params = _window_clause(since, until, start="s.started_at", end="s.ended_at")
+    if window:
+        where.append(window)
+        params.extend(window_params)
+    sql = (
+        "SELECT s.*, r.worktree_root AS repo_root FROM sessions s"
+        " LEFT JOIN repositories r ON r.worktree_key = s.worktree_key"
+        f" WHERE {' AND '.join(where)} ORDER BY s.started_at DESC, s.id DESC"
+    )
+    if limit:
+        sql += f" LIMIT {int(limit)}"
+    return [_session_json(row) for row in conn.execute(sql, params)]
+
+
+def _repository_json(row: sqlite3.Row) -> dict[str, Any] | None:
+    if not row["worktree_key"]:
+        return None
+    root = row["repo_root"] or ""
+    return {"name": root.rstrip("/").rsplit("/", 1)[-1], "worktreeKey": row["worktree_key"]}
+
+
+def _session_json(row: sqlite3.Row) -> dict[str, Any]:
+    return {
+        "provider": row["provider"],
+        "sessionKey": row["session_key"],
+        "cwd": row["cwd"],
+        "startedAt": row["started_at"],
+        "endedAt": row["ended_at"],
+        "turns": row["turn_count"],
+        "repository": _repository_json(row),
+        "parentSessionKey": row["parent_session_key"],
+        "model": row["model"],
+        "gitBranch": row["git_branch"],
+        "clientVersion": row["client_version"],
+        "available": bool(row["available"]),
+    }
+
+
+def _session_row(conn: sqlite3.Connection, key: str) -> sqlite3.Row:
+    row = conn.execute(
+        "SELECT s.*, r.worktree_root AS repo_root FROM sessions s"
+        " LEFT JOIN repositories r ON r.worktree_key = s.worktree_key WHERE s.session_key = ?",
+        (key,),
+    ).fetchone()
+    if row is None:
+        raise errors.TeamloreError(errors.SESSION_NOT_FOUND, f"no indexed session has key {key}")
+    return row
+
+
+def show_session(conn: sqlite3.Connection, key: str, *, turn: int | None = None) -> dict[str, Any]:
+    row = _session_row(conn, key)
+    sql = "SELECT * FROM turns WHERE session_id = ?"
+    params: list[Any] = [row["id"]]
+    if turn is not None:
+        sql += " AND ordinal = ?"
+        params.append(turn)
+    turns = [_turn_json(conn, t) for t in conn.execute(sql + " ORDER BY ordinal", params)]
+    if turn is not None and not turns:
+        raise errors.TeamloreError(
+            errors.TURN_NOT_FOUND, f"session {key} has no turn {turn}"
+        )
+    return {"session": _session_json(row), "turns": turns}
+
+
+def _turn_json(conn: sqlite3.Connection, t: sqlite3.Row) -> dict[str, Any]:
+    tools = []
+    for u in conn.execute("SELECT * FROM tool_uses WHERE turn_id = ? ORDER BY seq", (t["id"],)):
+        touches = conn.execute(
+            "SELECT path, kind FROM file_touches WHERE tool_use_id = ? ORDER BY id", (u["id"],)
+        ).fetchall()
+        commits = conn.execute(
+            "SELECT hash, is_full, from_commit_command FROM observed_commits"
+            " WHERE tool_use_id = ? ORDER BY id",
+            (u["id"],),
+        ).fetchall()
+        tools.append(
+            {
+                "name": u["name"],
+                "family": u["family"],
+                "command": u["command"],
+                "input": _maybe_json(u["input"]),
+                "status": u["status"],
+                "exitCode": u["exit_code"],
+                "result": {
+                    "bytes": u["result_bytes"],
+                    "sha256": u["result_sha256"],
+                    "truncated": bool(u["result_truncated"]),
+                    "head": u["result_head"],
+                    "tail": u["result_tail"],
+                },
+                "pathsWritten": [r["path"] for r in touches if r["kind"] == "write"],
+                "pathsRead": [r["path"] for r in touches if r["kind"] == "read"],
+                "commits": [
+                    {"hash": c["hash"], "full": bool(c["is_full"]),
+                     "fromCommitCommand": bool(c["from_commit_command"])}
+                    for c in commits
+                ],
+            }
+        )
+    return {
+        "ordinal": t["ordinal"],
+        "sealed": bool(t["sealed"]),
+        "revision": t["revision"],
+        "startedAt": t["started_at"],
+        "endedAt": t["ended_at"],
+        "user": t["user_text"],
+        "assistant": t["assistant_text"],
+        "tools": tools,
+    }
+
+
+def _maybe_json(text: str | None) -> Any:
+    if text is None:
+        return None
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return text
+
+
+def search_turns(
+    conn: sqlite3.Connection,
+    query: str,
+    *,
+    provider: str | None = None,
+    worktree_key: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    limit: int = 20,
+) -> list[dict[str, Any]]:
+    match = fts_query(query, mode="all")
+    if not match:
+        raise errors.TeamloreError(errors.QUERY_EMPTY, f"{query!r} has no searchable terms")
+    where, params = ["turns_fts MATCH ?"], [match]
+    if provider:
+        where.append("s.provider = ?")
+        params.append(provider)
+    if worktree_key:
+        where.append("s.worktree_key = ?")
+        params.append(worktree_key)
+    window, window_params = _window_clause(since, until, start="t.started_at", end="t.ended_at")
+    if window:
+        where.append(window)
+        params.extend(window_params)
+    rows = conn.execute(
+        "SELECT t.ordinal, t.user_text, t.assistant_text, s.session_key, s.provider,"
+        " bm25(turns_fts) AS rank FROM turns_fts"
+        " JOIN turns t ON t.id = turns_fts.rowid JOIN sessions s ON s.id = t.session_id"
+        f" WHERE {' AND '.join(where)} ORDER BY rank, t.id LIMIT ?",
+        (*params, int(limit)),
+    ).fetchall()
+    terms = [p for g in query_groups(query) for p in g.parts]
+    return [
+        {
+            "sessionKey": r["session_key"],
+            "turn": r["ordinal"],
+            "provider": r["provider"],
+            "snippet": snippet(r["user_text"] + "\n" + r["assistant_text"], terms),
+            "score": round(-float(r["rank"]), 6),
+        }
+        for r in rows
+    ]
+
+
+def snippet(text: str, terms: list[str], width: int = SNIPPET_CHARS) -> str:
+    """About `width` characters of `text` around the first occurrence of any term."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    positions = [p for p in (folded.find(t) for t in terms if t) if p >= 0]
+    start = max(0, min(positions) - width // 3) if positions else 0
+    piece = " ".join(text[start : start + width].split())
+    prefix = "…" if start > 0 else ""
+    suffix = "…" if start + width < len(text) else ""
+    return f"{prefix}{piece}{suffix}"
