@@ -1,0 +1,173 @@
+"""Repository binding: which git repository and worktree a path belongs to.
+
+A repository is identified by its git common directory (shared by all its worktrees), a worktree
+by its real top-level directory. Both are real (symlink-free) absolute paths; the keys shown to
+people are keyed ids of them (`keys.repository_key`, `keys.worktree_key`), so several worktrees
+of one repository share a `repository_key` and each has its own `worktree_key`.
+
+Registration is explicit (`teamlore sync --repository PATH`) and stored in the index DB's
+`repositories` table, one row per worktree.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from teamlore.core import db, errors, keys
+from teamlore.repo.git import GitCommandError, run_git_text
+
+_WINDOWS_PATH = re.compile(r"^(?:[A-Za-z]:[\\/]|\\\\|[A-Za-z]:$)")
+
+
+class RepositoryIdentity(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    repository_key: str
+    worktree_key: str
+    worktree_root: Path  # real absolute path of the worktree's top level
+    git_common_dir: Path  # real absolute path of the repository's common git dir
+
+
+def is_windows_path(path: str) -> bool:
+    return bool(_WINDOWS_PATH.match(path)) or ("\\" in path and "/" not in path)
+
+
+def normalize_posix(path: str) -> str | None:
+    """A recorded path as a real absolute POSIX path, or None when it cannot be one.
+
+    Symlinks are resolved as far as the path exists, so a directory that no longer exists still
+    normalizes (by its prefix). Windows paths (`C:\\...`, UNC) and relative paths give None:
+    they can never lie inside a POSIX worktree.
+    """
+    if not path or "\x00" in path or is_windows_path(path) or not path.startswith("/"):
+        return None
+    return os.path.realpath(path)
+
+
+def is_within(path: str, root: str) -> bool:
+    """True when `path` is `root` or below it (both normalized; compared by whole components)."""
+    root = root.rstrip("/") or "/"
+    return path == root or path.startswith(root if root == "/" else root + "/")
+
+
+def _real_directory(path: Path) -> Path:
+    try:
+        real = Path(os.path.realpath(path.expanduser(), strict=True))
+    except OSError as exc:
+        raise errors.TeamloreError(
+            errors.NOT_A_GIT_REPOSITORY, "the path does not exist", path=str(path)
+        ) from exc
+    return real if real.is_dir() else real.parent
+
+
+def _rev_parse(cwd: Path, *flags: str) -> list[str]:
+    try:
+        out = run_git_text(["rev-parse", *flags], cwd=cwd)
+    except GitCommandError as exc:
+        if "not a git repository" in exc.stderr.lower():
+            raise errors.TeamloreError(
+                errors.NOT_A_GIT_REPOSITORY,
+                "the path is not inside a git repository",
+                path=str(cwd),
+            ) from exc
+        raise
+    return out.splitlines()
+
+
+def resolve_repository(path: Path, *, home: Path | None = None) -> RepositoryIdentity:
+    """The repository and worktree that contain `path` (refuses bare repositories)."""
+    cwd = _real_directory(path)
+    bare, inside_git_dir, inside_work_tree, common_dir = _rev_parse(
+        cwd,
+        "--is-bare-repository",
+        "--is-inside-git-dir",
+        "--is-inside-work-tree",
+        "--git-common-dir",
+    )
+    if bare == "true":
+        raise errors.TeamloreError(errors.BARE_REPOSITORY, path=str(cwd))
+    if inside_work_tree != "true" or inside_git_dir == "true":
+        raise errors.TeamloreError(
+            errors.NOT_A_GIT_REPOSITORY,
+            "the path is inside a git directory, not a worktree",
+            path=str(cwd),
+        )
+    (toplevel,) = _rev_parse(cwd, "--show-toplevel")
+    worktree_root = Path(os.path.realpath(toplevel))
+    common = Path(common_dir)
+    git_common_dir = Path(os.path.realpath(common if common.is_absolute() else cwd / common))
+    return RepositoryIdentity(
+        repository_key=keys.repository_key(str(git_common_dir), home),
+        worktree_key=keys.worktree_key(str(worktree_root), home),
+        worktree_root=worktree_root,
+        git_common_dir=git_common_dir,
+    )
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def register_repository(
+    conn: sqlite3.Connection, path: Path, home: Path | None = None
+) -> RepositoryIdentity:
+    """Resolve `path` and upsert its worktree into `repositories` (idempotent)."""
+    identity = resolve_repository(path, home=home)
+    with db.write_tx(conn):
+        conn.execute(
+            "INSERT INTO repositories"
+            " (repository_key, worktree_key, worktree_root, git_common_dir, registered_at)"
+            " VALUES (?, ?, ?, ?, ?)"
+            " ON CONFLICT(worktree_key) DO UPDATE SET"
+            "   repository_key = excluded.repository_key,"
+            "   worktree_root = excluded.worktree_root,"
+            "   git_common_dir = excluded.git_common_dir"
+            " WHERE repository_key IS NOT excluded.repository_key"
+            "    OR worktree_root IS NOT excluded.worktree_root"
+            "    OR git_common_dir IS NOT excluded.git_common_dir",
+            (
+                identity.repository_key,
+                identity.worktree_key,
+                str(identity.worktree_root),
+                str(identity.git_common_dir),
+                _now(),
+            ),
+        )
+    return identity
+
+
+def _identity(row: sqlite3.Row) -> RepositoryIdentity:
+    return RepositoryIdentity(
+        repository_key=row["repository_key"],
+        worktree_key=row["worktree_key"],
+        worktree_root=Path(row["worktree_root"]),
+        git_common_dir=Path(row["git_common_dir"]),
+    )
+
+
+def list_repositories(conn: sqlite3.Connection) -> list[RepositoryIdentity]:
+    """Every registered worktree, ordered by worktree root."""
+    rows = conn.execute(
+        "SELECT repository_key, worktree_key, worktree_root, git_common_dir FROM repositories"
+        " ORDER BY worktree_root, worktree_key"
+    ).fetchall()
+    return [_identity(row) for row in rows]
+
+
+def find_owner(conn: sqlite3.Connection, path: Path) -> RepositoryIdentity | None:
+    """The registered worktree containing `path` (the deepest one when worktrees nest)."""
+    target = normalize_posix(str(path))
+    if target is None:
+        return None
+    best: RepositoryIdentity | None = None
+    for identity in list_repositories(conn):
+        root = str(identity.worktree_root)
+        if is_within(target, root) and (best is None or len(root) > len(str(best.worktree_root))):
+            best = identity
+    return best

@@ -1,0 +1,175 @@
+"""Run git plumbing read-only and safely.
+
+Every git process teamlore starts goes through `run_git`:
+
+- the environment is scrubbed of every inherited `GIT_*` variable (so a caller's `GIT_DIR`,
+  `GIT_INDEX_FILE`, `GIT_EXTERNAL_DIFF`, ... cannot redirect or extend what runs), then
+  `GIT_OPTIONAL_LOCKS=0` (no opportunistic index refresh), `GIT_TERMINAL_PROMPT=0` (never ask for
+  credentials), `GIT_NO_LAZY_FETCH=1`, no pager and `LC_ALL=C` (stable messages) are set;
+- config overrides switch off everything that could execute repository-controlled programs or
+  touch the network: hooks (`core.hooksPath=/dev/null`), fsmonitor, external diff drivers,
+  and every transport (`protocol.allow=never`, so a partial clone cannot lazily fetch);
+- stdin is closed unless the caller supplies input, output is bounded and a timeout kills the
+  process.
+
+Callers pass `--no-textconv --no-ext-diff` to diff-producing commands themselves.
+Failures become `TeamloreError(GIT_FAILED)`; callers that can tell "not a repository" or
+"bare repository" apart map those to their own codes.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+from teamlore.core import errors
+
+DEFAULT_TIMEOUT_S = 120.0
+DEFAULT_MAX_OUTPUT_BYTES = 256 << 20
+_READ_CHUNK = 1 << 16
+_STDERR_KEEP = 4096
+
+SAFE_CONFIG: tuple[str, ...] = (
+    "core.hooksPath=/dev/null",
+    "core.fsmonitor=false",
+    "core.pager=cat",
+    "diff.external=",
+    "protocol.allow=never",
+    "color.ui=false",
+    "log.showSignature=false",
+)
+
+
+class GitCommandError(errors.TeamloreError):
+    """A git command exited non-zero; `stderr` keeps its (bounded) message for classification."""
+
+    def __init__(self, args: Sequence[str], returncode: int, stderr: str) -> None:
+        first_line = stderr.strip().splitlines()[0] if stderr.strip() else "no message"
+        super().__init__(
+            errors.GIT_FAILED,
+            f"git {args[0] if args else ''} failed (exit {returncode}): {first_line}",
+            returncode=returncode,
+        )
+        self.returncode = returncode
+        self.stderr = stderr
+
+
+def git_environment() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(
+        {
+            "GIT_OPTIONAL_LOCKS": "0",
+            "GIT_TERMINAL_PROMPT": "0",
+            "GIT_NO_LAZY_FETCH": "1",
+            "GIT_NO_REPLACE_OBJECTS": "1",
+            "GIT_PAGER": "cat",
+            "PAGER": "cat",
+            "GIT_ASKPASS": "true",
+            "SSH_ASKPASS": "true",
+            "LC_ALL": "C",
+            "LANGUAGE": "C",
+        }
+    )
+    return env
+
+
+def git_command(args: Sequence[str]) -> list[str]:
+    command = ["git", "--no-pager"]
+    for setting in SAFE_CONFIG:
+        command += ["-c", setting]
+    return command + list(args)
+
+
+def run_git(
+    args: Sequence[str],
+    *,
+    cwd: Path,
+    stdin: bytes | None = None,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
+) -> bytes:
+    """Run `git <args>` in `cwd` and return its stdout; raise on failure, overflow or timeout."""
+    if not cwd.is_dir():
+        raise errors.TeamloreError(errors.GIT_FAILED, "git working directory does not exist")
+    try:
+        proc = subprocess.Popen(
+            git_command(args),
+            cwd=cwd,
+            env=git_environment(),
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+    except FileNotFoundError as exc:
+        raise errors.TeamloreError(errors.GIT_FAILED, "cannot start git: binary not found") from exc
+    except OSError as exc:
+        raise errors.TeamloreError(errors.GIT_FAILED, f"cannot start git: {exc.strerror}") from exc
+
+    stdout, stderr_pipe = proc.stdout, proc.stderr
+    assert stdout is not None and stderr_pipe is not None
+    stderr_parts: list[bytes] = []
+    timed_out = threading.Event()
+
+    def kill_on_timeout() -> None:
+        timed_out.set()
+        proc.kill()
+
+    def drain_stderr() -> None:
+        kept = 0
+        for chunk in iter(lambda: stderr_pipe.read(_READ_CHUNK), b""):
+            if kept < _STDERR_KEEP:
+                stderr_parts.append(chunk[: _STDERR_KEEP - kept])
+                kept += len(stderr_parts[-1])
+
+    def feed_stdin() -> None:
+        assert proc.stdin is not None and stdin is not None
+        try:
+            proc.stdin.write(stdin)
+            proc.stdin.close()
+        except (BrokenPipeError, OSError):
+            pass
+
+    timer = threading.Timer(timeout, kill_on_timeout)
+    helpers = [threading.Thread(target=drain_stderr, daemon=True)]
+    if stdin is not None:
+        helpers.append(threading.Thread(target=feed_stdin, daemon=True))
+    timer.start()
+    for helper in helpers:
+        helper.start()
+    out = bytearray()
+    overflow = False
+    try:
+        for chunk in iter(lambda: stdout.read(_READ_CHUNK), b""):
+            out += chunk
+            if len(out) > max_output_bytes:
+                overflow = True
+                proc.kill()
+                break
+        returncode = proc.wait()
+    finally:
+        timer.cancel()
+        for helper in helpers:
+            helper.join(timeout=5)
+        stdout.close()
+        stderr_pipe.close()
+
+    if timed_out.is_set():
+        raise errors.TeamloreError(
+            errors.GIT_FAILED, f"git {args[0]} did not finish within {timeout:g} s", timeout=timeout
+        )
+    if overflow:
+        raise errors.TeamloreError(
+            errors.GIT_FAILED,
+            f"git {args[0]} output exceeds {max_output_bytes} bytes",
+            max_output_bytes=max_output_bytes,
+        )
+    if returncode != 0:
+        raise GitCommandError(args, returncode, b"".join(stderr_parts).decode("utf-8", "replace"))
+    return bytes(out)
+
+
+def run_git_text(args: Sequence[str], *, cwd: Path, timeout: float = DEFAULT_TIMEOUT_S) -> str:
+    return run_git(args, cwd=cwd, timeout=timeout).decode("utf-8", "replace")
