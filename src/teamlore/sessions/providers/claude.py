@@ -1,0 +1,481 @@
+"""Claude Code session adapter (`~/.claude/projects/<encoded-cwd>/<session>.jsonl`).
+
+Format: research/session-formats.md §1. What this adapter decides:
+
+- A user turn is a human prompt only: tool-result carriers, `isMeta` injections, compaction
+  summaries, slash-command / local-command / task-notification / bash-mode records, hook
+  notices and interrupt markers are not turns (§1.3). `<system-reminder>` and `<ide_…>` context
+  is stripped from prompt text; images become placeholders.
+- The client writes one record per content block and sometimes re-logs a whole exchange, so
+  assistant text and tool calls are de-duplicated per `message.id`, tool results per
+  `tool_use_id`, and a prompt record with the same timestamp as the previous prompt whose
+  pieces it repeats is dropped. An image-only prompt record waits for the text record written
+  with the same timestamp, so a prompt split into several records stays one turn.
+- A turn ends (TurnEnd) at `system/turn_duration` and `system/stop_hook_summary` (§1.11) and at an
+  interrupt marker. The client may write the end record before the last text block of the
+  final response; the TurnEnd then waits until that response shows visible content or another
+  record arrives.
+- Subagent files (`<session>/subagents/agent-<id>.jsonl`) are sessions of their own:
+  `<sessionId>/agent-<id>`, with the main sessionId as parent. The compaction summariser's file
+  (`agent-acompact-*`) only yields its session facts: it restates the main session.
+- `isSidechain` records inside a main file belong to a subagent and are skipped there.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+from teamlore.sessions.model import (
+    AssistantText,
+    Diagnostic,
+    Event,
+    SessionMeta,
+    ToolCall,
+    ToolFamily,
+    ToolResult,
+    TurnEnd,
+    UserTurn,
+)
+from teamlore.sessions.providers.common import (
+    as_dict,
+    as_nonempty_str,
+    as_str,
+    content_pieces,
+    content_text,
+    remember,
+    remember_key,
+    short_digest,
+    timestamp_of,
+)
+
+STATE_VERSION = 1
+RECENT_MESSAGES = 32  # message ids whose emitted blocks are remembered for de-duplication
+RECENT_RESULTS = 64  # tool_use ids whose results were emitted
+OPEN_CALLS = 256  # calls still waiting for a result (name only)
+UNKNOWN_TYPES = 32
+
+CONVERSATION_TYPES = frozenset({"user", "assistant", "system", "progress", "attachment"})
+SIDE_TYPES = frozenset(
+    {
+        "summary",
+        "file-history-snapshot",
+        "queue-operation",
+        "last-prompt",
+        "ai-title",
+        "permission-mode",
+    }
+)
+END_SUBTYPES = frozenset({"turn_duration", "stop_hook_summary"})
+INTERRUPT_MARKERS = frozenset(
+    {"[Request interrupted by user]", "[Request interrupted by user for tool use]"}
+)
+# Client-written user records that are not human prompts (§1.3).
+INJECTED_PREFIXES = (
+    "<command-name>",
+    "<command-message>",
+    "<command-args>",
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<local-command-caveat>",
+    "<task-notification>",
+    "<bash-input>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+    "Operation stopped by hook:",
+    "This session is being continued from a previous conversation",
+)
+_IDE_CONTEXT = re.compile(r"<(ide_[a-z_]+)>.*?</\1>", re.DOTALL)
+_EXIT_CODE = re.compile(r"^(?:Error: )?Exit code (\d+)")
+
+_FAMILIES: dict[str, ToolFamily] = {
+    "Bash": "shell",
+    "Edit": "edit",
+    "MultiEdit": "edit",
+    "Write": "edit",
+    "NotebookEdit": "edit",
+    "Read": "read",
+    "NotebookRead": "read",
+    "Grep": "search",
+    "Glob": "search",
+    "LS": "search",
+    "WebFetch": "web",
+    "WebSearch": "web",
+    "Task": "agent",
+    "Agent": "agent",
+}
+
+
+def tool_family(name: str) -> ToolFamily:
+    if name.startswith("mcp__"):
+        return "mcp"
+    return _FAMILIES.get(name, "other")
+
+
+def _input_path(tool_input: Any) -> str | None:
+    data = as_dict(tool_input)
+    if data is None:
+        return None
+    return as_nonempty_str(data.get("file_path")) or as_nonempty_str(data.get("notebook_path"))
+
+
+class ClaudeAdapter:
+    provider: ClassVar[str] = "claude"
+
+    def default_roots(self) -> list[Path]:
+        configured = os.environ.get("CLAUDE_CONFIG_DIR")
+        base = Path(configured).expanduser() if configured else Path.home() / ".claude"
+        return [base / "projects"]
+
+    def discover(self, root: Path) -> Iterator[Path]:
+        if root.is_file():
+            if root.suffix == ".jsonl":
+                yield root
+            return
+        if root.is_dir():
+            yield from sorted(p for p in root.rglob("*.jsonl") if p.is_file())
+
+    def new_state(self, path: Path) -> dict[str, Any]:
+        agent_id = None
+        if path.name.startswith("agent-") and "subagents" in path.parent.parts:
+            agent_id = path.stem[len("agent-") :] or None
+        return {
+            "v": STATE_VERSION,
+            "agent_id": agent_id,  # from the file name; records may supply it instead
+            "kind": "agent" if agent_id else None,  # "main" | "agent", decided on first record
+            "sent": [],  # SessionMeta fields already emitted
+            "session_id": None,
+            "turn_open": False,  # activity since the last TurnEnd
+            "end_pending": None,  # [timestamp] of an end record waiting for the final block
+            "last_msg_id": None,
+            "last_msg_visible": False,
+            "messages": {},  # message id -> digests of emitted text blocks and tool ids
+            "results": [],  # recent tool_use ids with an emitted result
+            "calls": {},  # open tool_use id -> tool name
+            "last_prompt": None,  # {"at", "digests"} of the last emitted user turn
+            "pending_prompt": None,  # {"at", "pieces"}: image-only prompt awaiting its text
+            "unknown": [],
+        }
+
+    def parse(self, record: Any, line: int, state: dict[str, Any]) -> list[Event]:
+        out: list[Event] = []
+        try:
+            _Parser(state, line, out).handle(record)
+        except Exception as exc:  # last-resort guard: a record never aborts a file
+            message = f"line {line}: {type(exc).__name__}: {exc}"
+            out.append(Diagnostic("adapter-error", message, line))
+        return out
+
+
+class _Parser:
+    def __init__(self, state: dict[str, Any], line: int, out: list[Event]) -> None:
+        self.st = state
+        self.line = line
+        self.out = out
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    def bad(self, message: str) -> None:
+        self.out.append(Diagnostic("bad-record", f"line {self.line}: {message}", self.line))
+
+    def meta(self, **fields: str | None) -> None:
+        sent: list[str] = self.st["sent"]
+        fresh = {k: v for k, v in fields.items() if v is not None and k not in sent}
+        if fresh:
+            sent.extend(fresh)
+            self.out.append(SessionMeta(**fresh))
+
+    def handle(self, record: Any) -> None:
+        rec = as_dict(record)
+        if rec is None:
+            self.bad("record is not a JSON object")
+            return
+        kind = rec.get("type")
+        if not isinstance(kind, str):
+            self.bad("record has no string 'type'")
+            return
+        at = timestamp_of(rec)
+        if kind in CONVERSATION_TYPES and not self.conversation_envelope(rec, at):
+            return
+        self.flush_pending(rec, kind, at)
+        if kind == "user":
+            self.user(rec, at)
+        elif kind == "assistant":
+            self.assistant(rec, at)
+        elif kind == "system":
+            if rec.get("subtype") in END_SUBTYPES:
+                self.end_marker(at)
+        elif kind in ("summary", "ai-title"):
+            title = as_nonempty_str(rec.get("summary" if kind == "summary" else "aiTitle"))
+            self.meta(title=title)
+        elif kind in CONVERSATION_TYPES or kind in SIDE_TYPES:
+            pass  # progress, attachment and side records carry nothing we index
+        else:
+            self.unknown(kind)
+
+    def unknown(self, kind: str) -> None:
+        seen: list[str] = self.st["unknown"]
+        if kind in seen:
+            return
+        remember(seen, kind, UNKNOWN_TYPES)
+        message = f"line {self.line}: unknown record type {kind!r}"
+        self.out.append(Diagnostic("unknown-record", message, self.line))
+
+    def conversation_envelope(self, rec: dict[str, Any], at: str | None) -> bool:
+        """Session facts from a conversation record. False when the record is to be skipped."""
+        sidechain = rec.get("isSidechain") is True
+        record_agent = as_nonempty_str(rec.get("agentId"))
+        if self.st["kind"] is None:
+            self.st["kind"] = "agent" if sidechain and record_agent else "main"
+            if self.st["kind"] == "agent":
+                self.st["agent_id"] = record_agent
+        if self.st["kind"] == "main" and sidechain:
+            return False  # an inline sidechain record belongs to a subagent, not this session
+        session_id = as_nonempty_str(rec.get("sessionId"))
+        agent_id: str | None = self.st["agent_id"]
+        if session_id is not None and "provider_session_id" not in self.st["sent"]:
+            self.st["session_id"] = session_id
+            if self.st["kind"] == "agent" and agent_id:
+                self.meta(
+                    provider_session_id=f"{session_id}/agent-{agent_id}",
+                    parent_session_id=session_id,
+                    agent_id=agent_id,
+                )
+            else:
+                self.meta(provider_session_id=session_id)
+        self.meta(
+            cwd=as_nonempty_str(rec.get("cwd")),
+            git_branch=as_nonempty_str(rec.get("gitBranch")),
+            client_version=as_nonempty_str(rec.get("version")),
+            started_at=at,
+        )
+        return not (self.st["kind"] == "agent" and (agent_id or "").startswith("acompact"))
+
+    def flush_pending(self, rec: dict[str, Any], kind: str, at: str | None) -> None:
+        pending = self.st["pending_prompt"]
+        if pending is not None and not (kind == "user" and at is not None and at == pending["at"]):
+            self.flush_prompt()
+        if self.st["end_pending"] is None:
+            return
+        if kind == "system" and rec.get("subtype") in END_SUBTYPES:
+            return
+        if kind == "assistant":
+            message = as_dict(rec.get("message")) or {}
+            msg_id = as_str(message.get("id"))
+            if msg_id is not None and msg_id == self.st["last_msg_id"]:
+                return  # the rest of the final response: the end waits for it
+        self.end_turn(self.st["end_pending"][0])
+
+    # -- turns ------------------------------------------------------------------------------
+
+    def flush_prompt(self) -> None:
+        pending = self.st["pending_prompt"]
+        if pending is not None:
+            self.st["pending_prompt"] = None
+            self.emit_prompt(list(pending["pieces"]), pending["at"])
+
+    def end_turn(self, at: str | None) -> None:
+        self.st["end_pending"] = None
+        if self.st["turn_open"]:
+            self.st["turn_open"] = False
+            self.out.append(TurnEnd(at=at))
+
+    def end_marker(self, at: str | None) -> None:
+        if not self.st["turn_open"] or self.st["end_pending"] is not None:
+            return
+        if self.st["last_msg_visible"]:
+            self.end_turn(at)
+        else:
+            self.st["end_pending"] = [at]
+
+    def emit_prompt(self, pieces: list[str], at: str | None) -> None:
+        self.out.append(UserTurn(text="\n".join(pieces), at=at))
+        self.st["last_prompt"] = {"at": at, "digests": [short_digest(p) for p in pieces]}
+        self.st["turn_open"] = True
+
+    def user(self, rec: dict[str, Any], at: str | None) -> None:
+        message = as_dict(rec.get("message"))
+        if message is None:
+            self.bad("user record without a message object")
+            return
+        content = message.get("content")
+        if not isinstance(content, (str, list)):
+            self.bad("user message content is neither a string nor a list")
+            return
+        if isinstance(content, list) and any(
+            isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+        ):
+            self.tool_results(rec, content, at)
+            return
+        if rec.get("isMeta") is True or rec.get("isCompactSummary") is True:
+            return
+        if rec.get("isVisibleInTranscriptOnly") is True:
+            return
+        pieces = [p for p in (_strip_ide(p) for p in content_pieces(content)) if p]
+        if not pieces:
+            return
+        joined = "\n".join(pieces).strip()
+        if joined in INTERRUPT_MARKERS:
+            self.flush_prompt()
+            self.end_turn(at)
+            return
+        if joined.startswith(INJECTED_PREFIXES):
+            return
+        if self.repeats_last_prompt(pieces, at):
+            return
+        pending = self.st["pending_prompt"]
+        if all(_is_placeholder(p) for p in pieces):
+            prior = list(pending["pieces"]) if pending is not None else []
+            self.st["pending_prompt"] = {"at": at, "pieces": prior + pieces}
+            if at is None:  # nothing can join it: emit now
+                self.st["pending_prompt"] = None
+                self.emit_prompt(prior + pieces, at)
+            return
+        self.st["pending_prompt"] = None
+        prefix = list(pending["pieces"]) if pending is not None else []
+        self.emit_prompt(prefix + pieces, at)
+
+    def repeats_last_prompt(self, pieces: list[str], at: str | None) -> bool:
+        last = self.st["last_prompt"]
+        if last is None or at is None or last.get("at") != at:
+            return False
+        known = set(last.get("digests") or [])
+        return all(short_digest(p) in known for p in pieces)
+
+    # -- assistant ----------------------------------------------------------------------------
+
+    def assistant(self, rec: dict[str, Any], at: str | None) -> None:
+        message = as_dict(rec.get("message"))
+        if message is None:
+            self.bad("assistant record without a message object")
+            return
+        content = message.get("content")
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        if not isinstance(content, list):
+            self.bad("assistant message content is not a list")
+            return
+        model = as_nonempty_str(message.get("model"))
+        if model is not None and model != "<synthetic>":
+            self.meta(model=model)
+        msg_id = as_nonempty_str(message.get("id"))
+        if msg_id is None or msg_id != self.st["last_msg_id"]:
+            self.st["last_msg_id"] = msg_id
+            self.st["last_msg_visible"] = False
+        seen: list[str] = []
+        if msg_id is not None:
+            messages: dict[str, list[str]] = self.st["messages"]
+            seen = list(messages.get(msg_id) or [])
+        self.st["turn_open"] = True
+        for raw in content:
+            block = as_dict(raw)
+            if block is None:
+                continue
+            kind = block.get("type")
+            if kind == "text":
+                text = as_str(block.get("text"))
+                if not text or not text.strip():
+                    continue
+                self.st["last_msg_visible"] = True
+                key = short_digest(text)
+                if key in seen:
+                    continue
+                seen.append(key)
+                self.out.append(AssistantText(text=text, at=at))
+            elif kind == "tool_use":
+                self.st["last_msg_visible"] = True
+                call = self.tool_call(block, at)
+                if call is None or f"call:{call.call_id}" in seen:
+                    continue
+                seen.append(f"call:{call.call_id}")
+                remember_key(self.st["calls"], call.call_id, call.name, OPEN_CALLS)
+                self.out.append(call)
+        if msg_id is not None:
+            remember_key(self.st["messages"], msg_id, seen, RECENT_MESSAGES)
+        if self.st["end_pending"] is not None and self.st["last_msg_visible"]:
+            self.end_turn(self.st["end_pending"][0])
+
+    def tool_call(self, block: dict[str, Any], at: str | None) -> ToolCall | None:
+        call_id = as_nonempty_str(block.get("id"))
+        name = as_nonempty_str(block.get("name"))
+        if call_id is None or name is None:
+            self.bad("tool_use block without id or name")
+            return None
+        tool_input = block.get("input")
+        family = tool_family(name)
+        call = ToolCall(call_id=call_id, name=name, family=family, input=tool_input, at=at)
+        path = _input_path(tool_input)
+        if family == "edit" and path:
+            call.paths_written = [path]
+        elif family == "read" and path:
+            call.paths_read = [path]
+        elif family == "shell":
+            call.command = as_str((as_dict(tool_input) or {}).get("command"))
+        return call
+
+    # -- tool results -----------------------------------------------------------------------
+
+    def tool_results(self, rec: dict[str, Any], content: list[Any], at: str | None) -> None:
+        blocks = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+        structured = rec.get("toolUseResult") if len(blocks) == 1 else None
+        for block in blocks:
+            call_id = as_nonempty_str(block.get("tool_use_id"))
+            if call_id is None:
+                self.bad("tool_result block without tool_use_id")
+                continue
+            if call_id in self.st["results"]:
+                continue
+            remember(self.st["results"], call_id, RECENT_RESULTS)
+            name = self.st["calls"].pop(call_id, None)
+            self.out.append(_tool_result(call_id, name, block, structured, at))
+
+
+def _tool_result(
+    call_id: str, name: str | None, block: dict[str, Any], structured: Any, at: str | None
+) -> ToolResult:
+    text = content_text(block.get("content"))
+    flag = block.get("is_error")
+    is_error: bool | None = flag if isinstance(flag, bool) else None
+    details = as_dict(structured)
+    if details is not None and details.get("interrupted") is True:
+        is_error = True
+    if isinstance(structured, str) and structured.startswith("Error") and is_error is None:
+        is_error = True
+    bash_shaped = details is not None and "stdout" in details and "interrupted" in details
+    exit_code = None
+    if name == "Bash" or (name is None and bash_shaped):
+        exit_code = _bash_exit_code(text, structured, is_error)
+    return ToolResult(call_id=call_id, output=text, exit_code=exit_code, is_error=is_error, at=at)
+
+
+def _bash_exit_code(text: str, structured: Any, is_error: bool | None) -> int | None:
+    """§1.6: no exit-code field exists. Failure text starts `Exit code N`; a plain success
+    (structured stdout/stderr, not interrupted, not backgrounded, no reinterpreted return code)
+    means 0; anything else is unknown."""
+    if is_error:
+        for candidate in (text, structured if isinstance(structured, str) else ""):
+            match = _EXIT_CODE.match(candidate)
+            if match:
+                return int(match.group(1))
+        return None
+    details = as_dict(structured)
+    if details is None or "stdout" not in details:
+        return None
+    if details.get("interrupted") is True or details.get("backgroundTaskId"):
+        return None
+    if details.get("returnCodeInterpretation"):
+        return None  # e.g. grep's exit 1 reported as "No matches found"
+    return 0
+
+
+def _strip_ide(piece: str) -> str:
+    if "<ide_" not in piece:
+        return piece
+    return _IDE_CONTEXT.sub("", piece).strip()
+
+
+def _is_placeholder(piece: str) -> bool:
+    return piece.startswith(("[image:", "[document:")) and piece.endswith("]")

@@ -1,0 +1,130 @@
+"""Helpers shared by the Claude Code and Pi adapters: content-block text, image placeholders,
+bounded parser state, defensive field access.
+
+Raw image data never leaves this module as text: an image block becomes a short placeholder
+such as ``[image: image/png, 91234 bytes]``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any
+
+_SYSTEM_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
+
+
+def as_dict(value: Any) -> dict[str, Any] | None:
+    return value if isinstance(value, dict) else None
+
+
+def as_str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def as_nonempty_str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def base64_decoded_size(data: str) -> int:
+    """Bytes a base64 string decodes to, computed without decoding it."""
+    length = len(data.rstrip())
+    padding = len(data.rstrip()) - len(data.rstrip().rstrip("="))
+    return max(0, (length * 3) // 4 - padding)
+
+
+def image_placeholder(media_type: str | None, data: Any) -> str:
+    kind = media_type or "unknown"
+    if isinstance(data, str):
+        return f"[image: {kind}, {base64_decoded_size(data)} bytes]"
+    return f"[image: {kind}]"
+
+
+def strip_system_reminders(text: str) -> str:
+    """Drop the client's `<system-reminder>…</system-reminder>` blocks."""
+    if "<system-reminder>" not in text:
+        return text
+    return _SYSTEM_REMINDER.sub("", text).strip()
+
+
+def block_placeholder(block: dict[str, Any]) -> str | None:
+    """Placeholder text for a binary content block (image, document), None for other blocks.
+
+    Knows the Anthropic shape ``{type: image, source: {type: base64, media_type, data}}`` and the
+    Pi shape ``{type: image, data, mimeType}``.
+    """
+    kind = block.get("type")
+    if kind not in ("image", "document"):
+        return None
+    source = as_dict(block.get("source"))
+    if source is not None:
+        media_type = as_str(source.get("media_type"))
+        data = source.get("data")
+    else:
+        media_type = as_str(block.get("mimeType")) or as_str(block.get("media_type"))
+        data = block.get("data")
+    if kind == "document":
+        size = f", {base64_decoded_size(data)} bytes" if isinstance(data, str) else ""
+        return f"[document: {media_type or 'unknown'}{size}]"
+    return image_placeholder(media_type, data)
+
+
+def content_pieces(content: Any) -> list[str]:
+    """The visible pieces of a message `content` (a string or a list of blocks): text blocks
+    (system reminders stripped), placeholders for images and documents, tool references by
+    name. Thinking, tool calls and unknown blocks contribute nothing."""
+    if isinstance(content, str):
+        text = strip_system_reminders(content)
+        return [text] if text else []
+    pieces: list[str] = []
+    if not isinstance(content, list):
+        return pieces
+    for raw in content:
+        block = as_dict(raw)
+        if block is None:
+            if isinstance(raw, str) and raw:
+                pieces.append(raw)
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            raw_text = as_str(block.get("text"))
+            text = strip_system_reminders(raw_text) if raw_text else ""
+            if text:
+                pieces.append(text)
+        elif kind == "tool_reference":
+            name = as_str(block.get("tool_name"))
+            pieces.append(f"[tool: {name}]" if name else "[tool]")
+        else:
+            placeholder = block_placeholder(block)
+            if placeholder is not None:
+                pieces.append(placeholder)
+    return pieces
+
+
+def content_text(content: Any) -> str:
+    return "\n".join(content_pieces(content))
+
+
+def short_digest(text: str) -> str:
+    """A short, stable fingerprint for de-duplication state (never the text itself)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def remember(items: list[Any], item: Any, limit: int) -> None:
+    """Append `item` to a bounded most-recent list kept in parser state."""
+    items.append(item)
+    if len(items) > limit:
+        del items[: len(items) - limit]
+
+
+def remember_key(mapping: dict[str, Any], key: str, value: Any, limit: int) -> None:
+    """Set `mapping[key]`, dropping the oldest keys beyond `limit` (dicts keep insertion order,
+    also through a JSON round trip)."""
+    mapping.pop(key, None)
+    mapping[key] = value
+    while len(mapping) > limit:
+        del mapping[next(iter(mapping))]
+
+
+def timestamp_of(record: dict[str, Any]) -> str | None:
+    return as_nonempty_str(record.get("timestamp"))
