@@ -64,15 +64,17 @@ def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration], *, name: 
 
 
 def _split_sql(script: str) -> Iterator[str]:
+    """Split a script into statements (a ';' inside a string or trigger body is not an end)."""
     buffer = ""
-    for line in script.splitlines(keepends=True):
-        buffer += line
+    for piece in script.split(";"):
+        buffer += piece + ";"
         if sqlite3.complete_statement(buffer):
-            if buffer.strip():
+            if buffer.strip(" \t\r\n;"):
                 yield buffer
             buffer = ""
-    if buffer.strip():
-        yield buffer
+    rest = buffer[:-1]
+    if rest.strip():
+        yield rest
 
 
 @contextmanager

@@ -1,0 +1,129 @@
+"""Team-memory operations: init, status, search, lint.
+
+The owner (repository + worktree) comes from the caller's context — the CLI's cwd or
+`--repository`, the MCP server's launch directory — never from request arguments.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from teamlore.ops.registry import OpContext, operation
+from teamlore.repo.binding import RepositoryIdentity, resolve_repository
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def owner(ctx: OpContext) -> RepositoryIdentity:
+    return resolve_repository(ctx.cwd, home=ctx.home)
+
+
+class InitRequest(_Strict):
+    pass
+
+
+@operation("memory.init", input_model=InitRequest, side_effect="repo-write")
+def memory_init(ctx: OpContext, request: InitRequest) -> dict[str, Any]:
+    """Create the .threadshare/memory skeleton in this worktree (idempotent)."""
+    from teamlore.memory.layout import init_tree
+
+    identity = owner(ctx)
+    created = init_tree(identity.worktree_root)
+    return {
+        "worktree": identity.worktree_root.name,
+        "repositoryKey": identity.repository_key,
+        "worktreeKey": identity.worktree_key,
+        "created": [_relative(p, identity.worktree_root) for p in created],
+    }
+
+
+def _relative(path: Path | str, root: Path) -> str:
+    p = Path(path)
+    try:
+        return p.relative_to(root).as_posix()
+    except ValueError:
+        return p.as_posix()
+
+
+class StatusRequest(_Strict):
+    pass
+
+
+@operation(
+    "memory.status",
+    input_model=StatusRequest,
+    side_effect="read",
+    capability="team-read",
+    mcp_tool="threadshare_memory_status",
+    description="Team memory of this repository: whether it exists, projection generation and "
+    "coverage, counts of entries by status and candidates by state, lint summary.",
+)
+def memory_status(ctx: OpContext, request: StatusRequest) -> dict[str, Any]:
+    """Show the team memory's owner, projection generation/coverage, counts and lint summary."""
+    from teamlore.memory.state_db import open_state_db
+    from teamlore.memory.status import memory_status as compute
+
+    identity = owner(ctx)
+    conn = open_state_db(ctx.home)
+    try:
+        result = compute(conn, repository_key=identity.repository_key,
+                         worktree_key=identity.worktree_key, worktree_root=identity.worktree_root)
+    finally:
+        conn.close()
+    return result.model_dump(mode="json", by_alias=True)
+
+
+class SearchRequest(_Strict):
+    query: str = Field(min_length=1, max_length=4096, description="Words, identifiers or Chinese.")
+    limit: int = Field(10, ge=1, le=100)
+
+
+@operation(
+    "memory.search",
+    input_model=SearchRequest,
+    side_effect="read",
+    capability="team-read",
+    mcp_tool="threadshare_memory_search",
+    description="Search this repository's reviewed team memory (entries, scenes, doctrine, "
+    "skills) with BM25. Returns generation and coverage with the results.",
+)
+def memory_search(ctx: OpContext, request: SearchRequest) -> dict[str, Any]:
+    """Search the reviewed team memory of this worktree."""
+    from teamlore.memory.projection import sync_approved_projection
+    from teamlore.memory.search import search_memory
+    from teamlore.memory.state_db import open_state_db
+
+    identity = owner(ctx)
+    conn = open_state_db(ctx.home)
+    try:
+        sync_approved_projection(conn, repository_key=identity.repository_key,
+                                 worktree_key=identity.worktree_key,
+                                 worktree_root=identity.worktree_root)
+        result = search_memory(conn, repository_key=identity.repository_key,
+                               worktree_key=identity.worktree_key, query=request.query,
+                               limit=request.limit)
+    finally:
+        conn.close()
+    return result.model_dump(mode="json", by_alias=True)
+
+
+class LintRequest(_Strict):
+    paths: list[str] = Field(default_factory=list, description="Files to lint; default: the tree.")
+
+
+@operation("memory.lint", input_model=LintRequest, side_effect="read")
+def memory_lint(ctx: OpContext, request: LintRequest) -> dict[str, Any]:
+    """Lint the memory tree (or the given files) for secrets, private references and format."""
+    from teamlore.memory.lint import lint_paths, lint_tree
+
+    identity = owner(ctx)
+    if request.paths:
+        report = lint_paths(identity.worktree_root, [Path(p) for p in request.paths], cwd=ctx.cwd)
+    else:
+        report = lint_tree(identity.worktree_root)
+    return report.model_dump(mode="json", by_alias=True)

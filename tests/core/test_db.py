@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from teamlore.core import db, errors
+
+MIGRATIONS = [
+    "CREATE TABLE a (id INTEGER PRIMARY KEY, v TEXT);",
+    "ALTER TABLE a ADD COLUMN w TEXT; CREATE INDEX a_w ON a(w);",
+]
+
+
+def test_connect_creates_private_wal_database_and_migrates(tmp_path: Path) -> None:
+    path = tmp_path / "x.sqlite3"
+    conn = db.connect(path, MIGRATIONS)
+    assert db.schema_version(conn) == 2
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    conn.execute("INSERT INTO a(v, w) VALUES ('1', '2')")
+    assert db.integrity_check(conn) == []
+
+
+def test_reopening_applies_only_new_migrations(tmp_path: Path) -> None:
+    path = tmp_path / "x.sqlite3"
+    db.connect(path, MIGRATIONS[:1]).execute("INSERT INTO a(v) VALUES ('kept')")
+    conn = db.connect(path, MIGRATIONS)
+    assert conn.execute("SELECT v FROM a").fetchall()[0][0] == "kept"
+
+
+def test_a_database_from_a_newer_version_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "x.sqlite3"
+    db.connect(path, MIGRATIONS)
+    with pytest.raises(errors.TeamloreError) as caught:
+        db.connect(path, MIGRATIONS[:1])
+    assert caught.value.code == "DB_SCHEMA_TOO_NEW"
+
+
+def test_write_tx_rolls_back_on_error(tmp_path: Path) -> None:
+    conn = db.connect(tmp_path / "x.sqlite3", MIGRATIONS)
+    with pytest.raises(RuntimeError), db.write_tx(conn):
+        conn.execute("INSERT INTO a(v) VALUES ('lost')")
+        raise RuntimeError("boom")
+    assert conn.execute("SELECT count(*) FROM a").fetchone()[0] == 0
+
+
+def test_failpoint_kill_mid_transaction_leaves_the_database_unchanged(tmp_path: Path) -> None:
+    path = tmp_path / "x.sqlite3"
+    db.connect(path, MIGRATIONS).execute("INSERT INTO a(v) VALUES ('before')")
+    script = textwrap.dedent(f"""
+        from pathlib import Path
+        from teamlore.core import db
+        from teamlore.core.failpoints import failpoint
+        conn = db.connect(Path({str(path)!r}), {MIGRATIONS!r})
+        with db.write_tx(conn):
+            conn.execute("INSERT INTO a(v) VALUES ('half')")
+            failpoint("test.mid-tx")
+    """)
+    env = {**os.environ, "TEAMLORE_FAILPOINT": "test.mid-tx"}
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True)
+    assert proc.returncode == -9
+    conn = db.connect(path, MIGRATIONS)
+    assert [r[0] for r in conn.execute("SELECT v FROM a")] == ["before"]
+    assert db.integrity_check(conn) == []

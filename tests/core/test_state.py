@@ -1,0 +1,79 @@
+"""State dir, origin secret and keyed ids, config, locks."""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from teamlore.core import errors, keys
+from teamlore.core.config import Config, RepositoryConfig, load_config, save_config
+from teamlore.core.lock import file_lock
+from teamlore.core.paths import state_dir
+
+
+def test_state_dir_is_created_private(home: Path) -> None:
+    assert state_dir() == home
+    assert stat.S_IMODE(os.stat(home).st_mode) == 0o700
+
+
+def test_keyed_ids_are_stable_per_machine_and_domain_separated(home: Path) -> None:
+    state_dir()
+    a = keys.session_key("codex", "0199-abc", home)
+    assert a == keys.session_key("codex", "0199-abc", home)
+    assert a != keys.session_key("claude", "0199-abc", home)
+    assert keys.keyed_id("repository", "x", home) != keys.keyed_id("worktree", "x", home)
+    assert "0199" not in a and len(a) == keys.KEY_HEX_CHARS
+    secret = home / "secret"
+    assert stat.S_IMODE(os.stat(secret).st_mode) == 0o600
+
+
+def test_keys_differ_across_machines(tmp_path: Path) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir()
+    two.mkdir()
+    assert keys.keyed_id("session", "s", one) != keys.keyed_id("session", "s", two)
+
+
+def test_config_round_trips_and_is_private(home: Path) -> None:
+    state_dir()
+    config = Config(sources={"codex": ["/x/y", 'we"ird\\path']},
+                    repositories=[RepositoryConfig(path="/r", repository_key="a", worktree_key="b")])
+    save_config(config, home)
+    assert load_config(home) == config
+    assert stat.S_IMODE(os.stat(home / "config.toml").st_mode) == 0o600
+
+
+def test_broken_config_is_a_clear_error(home: Path) -> None:
+    state_dir()
+    (home / "config.toml").write_text("sources = [unclosed")
+    with pytest.raises(errors.TeamloreError) as caught:
+        load_config(home)
+    assert caught.value.code == "CONFIG_INVALID"
+
+
+def test_second_lock_holder_waits_then_refuses(tmp_path: Path) -> None:
+    path = tmp_path / "l.lock"
+    held = threading.Event()
+    release = threading.Event()
+
+    def holder() -> None:
+        with file_lock(path):
+            held.set()
+            release.wait(5)
+
+    thread = threading.Thread(target=holder)
+    thread.start()
+    held.wait(5)
+    with pytest.raises(errors.TeamloreError) as caught, file_lock(path, wait_seconds=0.1):
+        pass
+    assert caught.value.code == "LOCK_BUSY"
+    threading.Timer(0.2, release.set).start()
+    with file_lock(path, wait_seconds=5):
+        pass
+    thread.join()
+    time.sleep(0)
