@@ -1,0 +1,183 @@
+"""Parser for the `apply_patch` envelope used by Codex (and any agent that borrows it).
+
+Only the file operations are extracted, never the hunks' content:
+
+    *** Begin Patch
+    *** Add File: <path>          (body: lines starting with "+")
+    *** Update File: <path>
+    *** Move to: <new path>       (optional, right after an Update header)
+    @@ <context>                  (hunks: lines starting with "+", "-" or " ")
+    *** Delete File: <path>
+    *** End Patch
+
+The parser never raises: malformed envelopes yield whatever headers can be recognised plus a list
+of `problems`. CRLF line ends are accepted. A patch can also be found inside a larger text: a shell
+heredoc (`apply_patch <<'EOF' ...`), or a JavaScript/JSON string literal in which the newlines are
+escaped (`const patch = "*** Begin Patch\\n*** Add File: a\\n..."`), see `find_patches`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+OperationKind = Literal["add", "update", "delete"]
+
+BEGIN_MARKER = "*** Begin Patch"
+END_MARKER = "*** End Patch"
+_HEADERS: tuple[tuple[str, OperationKind], ...] = (
+    ("*** Add File: ", "add"),
+    ("*** Update File: ", "update"),
+    ("*** Delete File: ", "delete"),
+)
+_MOVE_PREFIX = "*** Move to: "
+_END_OF_FILE = "*** End of File"
+# a double-quoted string literal (JSON / JavaScript) that holds an escaped patch envelope
+_QUOTED_PATCH = re.compile(r'"((?:[^"\\\n]|\\.)*?\*\*\* Begin Patch(?:[^"\\\n]|\\.)*)"')
+
+
+@dataclass(frozen=True, slots=True)
+class FileOperation:
+    kind: OperationKind
+    path: str
+    move_to: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedPatch:
+    operations: tuple[FileOperation, ...] = ()
+    # both markers were found
+    complete: bool = False
+    # short codes describing what was wrong ("missing-begin", "missing-end", "empty-path", ...)
+    problems: tuple[str, ...] = ()
+
+    @property
+    def added(self) -> list[str]:
+        return [op.path for op in self.operations if op.kind == "add"]
+
+    @property
+    def updated(self) -> list[str]:
+        return [op.path for op in self.operations if op.kind == "update"]
+
+    @property
+    def deleted(self) -> list[str]:
+        return [op.path for op in self.operations if op.kind == "delete"]
+
+    @property
+    def moved(self) -> list[tuple[str, str]]:
+        return [(op.path, op.move_to) for op in self.operations if op.move_to is not None]
+
+    def paths_written(self) -> list[str]:
+        """Every path the patch changes (added, updated, deleted, both ends of a move), first
+        occurrence order, without duplicates."""
+        seen: dict[str, None] = {}
+        for op in self.operations:
+            seen.setdefault(op.path, None)
+            if op.move_to is not None:
+                seen.setdefault(op.move_to, None)
+        return list(seen)
+
+
+def parse_apply_patch(text: str) -> ParsedPatch:
+    """Parse one patch envelope. Text before `*** Begin Patch` (a heredoc line, say) is skipped;
+    without a Begin marker the whole text is scanned for headers and "missing-begin" is noted."""
+    lines = text.split("\n")
+    problems: list[str] = []
+    start = _find_begin(lines)
+    if start is None:
+        problems.append("missing-begin")
+        start = 0
+    else:
+        start += 1
+    operations: list[FileOperation] = []
+    current: FileOperation | None = None
+    ended = False
+    for raw in lines[start:]:
+        line = raw.rstrip("\r")
+        stripped = line.rstrip()
+        if stripped.strip() == END_MARKER:
+            ended = True
+            break
+        header = _header(stripped)
+        if header is not None:
+            kind, path = header
+            if not path:
+                problems.append("empty-path")
+                current = None
+                continue
+            if current is not None:
+                operations.append(current)
+            current = FileOperation(kind, path)
+            continue
+        if stripped.startswith(_MOVE_PREFIX):
+            target = stripped[len(_MOVE_PREFIX) :].strip()
+            if current is None or current.kind != "update" or current.move_to is not None:
+                problems.append("misplaced-move")
+            elif not target:
+                problems.append("empty-path")
+            else:
+                current = FileOperation("update", current.path, target)
+            continue
+        if stripped.startswith("***") and stripped != _END_OF_FILE and stripped != BEGIN_MARKER:
+            problems.append("unknown-header")
+            continue
+        if current is None and stripped and not stripped.startswith("@@"):
+            problems.append("content-outside-file")
+    if current is not None:
+        operations.append(current)
+    if not ended:
+        problems.append("missing-end")
+    complete = "missing-begin" not in problems and ended
+    return ParsedPatch(tuple(operations), complete, tuple(dict.fromkeys(problems)))
+
+
+def find_patches(text: str) -> list[ParsedPatch]:
+    """Every patch envelope inside `text`: raw ones (each `*** Begin Patch` line starts one) and
+    ones held in double-quoted string literals with escaped newlines. Never raises."""
+    found: list[ParsedPatch] = []
+    if BEGIN_MARKER not in text:
+        return found
+    lines = text.split("\n")
+    for index, line in enumerate(lines):
+        if line.strip() == BEGIN_MARKER:
+            found.append(parse_apply_patch("\n".join(lines[index:])))
+    for match in _QUOTED_PATCH.finditer(text):
+        decoded = _decode_literal(match.group(1))
+        if decoded is not None and "\n" in decoded:
+            found.extend(p for p in find_patches(decoded) if p.operations)
+    return found
+
+
+def paths_written_in(text: str) -> list[str]:
+    """Paths written by every patch found in `text` (see `find_patches`), without duplicates."""
+    seen: dict[str, None] = {}
+    for patch in find_patches(text):
+        for path in patch.paths_written():
+            seen.setdefault(path, None)
+    return list(seen)
+
+
+def _find_begin(lines: list[str]) -> int | None:
+    for index, line in enumerate(lines):
+        if line.strip() == BEGIN_MARKER:
+            return index
+    return None
+
+
+def _header(line: str) -> tuple[OperationKind, str] | None:
+    for prefix, kind in _HEADERS:
+        if line.startswith(prefix):
+            return kind, line[len(prefix) :].strip()
+        if line == prefix.rstrip():
+            return kind, ""
+    return None
+
+
+def _decode_literal(body: str) -> str | None:
+    try:
+        value = json.loads('"' + body + '"')
+    except ValueError:
+        return None
+    return value if isinstance(value, str) else None

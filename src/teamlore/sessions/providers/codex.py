@@ -1,0 +1,775 @@
+"""Codex CLI session adapter (`~/.codex/sessions/**/rollout-*.jsonl`).
+
+Two file generations are read (research/session-formats.md §2.2):
+
+- legacy (pre-envelope, Sep 2025): a header `{id, timestamp, instructions, git}`, bare response
+  items and `{"record_type": "state"}` lines; no events, no per-line timestamps;
+- envelope (0.58 onwards): `{"timestamp", "type", "payload"}` with `session_meta`, `turn_context`,
+  `response_item`, `event_msg`, `compacted`, `world_state` (and an `ordinal` from 0.149).
+
+Duplication rules (§2.7): in envelope files the human prompt is taken from `event_msg/user_message`
+only (the `response_item` user messages also carry injected context); assistant text is taken from
+whichever of `event_msg/agent_message` and `response_item/message role=assistant` comes first and
+its twin is skipped; the first result of a call wins, except that a conclusive result (exit code
+or error flag, e.g. `exec_command_end`) arriving after an inconclusive one (`Process running with
+session ID …`) is emitted as a second `ToolResult` for the same call id: it supersedes the first.
+Orphan `exec_command_end` / `patch_apply_end` / `web_search_end` events (no call seen, e.g.
+code-mode `exec-…` ids) get a synthetic `ToolCall`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shlex
+from collections.abc import Iterable, Iterator
+from pathlib import Path, PureWindowsPath
+from typing import Any, ClassVar
+
+from teamlore.sessions.model import (
+    AssistantText,
+    Diagnostic,
+    Event,
+    SessionMeta,
+    ToolCall,
+    ToolFamily,
+    ToolResult,
+    TurnEnd,
+    UserTurn,
+)
+from teamlore.sessions.providers.apply_patch import parse_apply_patch, paths_written_in
+
+STATE_VERSION = 1
+# bounds that keep the per-file state small
+MAX_TRACKED_CALLS = 256
+MAX_PENDING = 32
+MAX_UNKNOWN_KINDS = 64
+
+ENVELOPE_TYPES = frozenset(
+    {"session_meta", "turn_context", "response_item", "event_msg", "compacted", "world_state"}
+)
+ITEM_TYPES = frozenset(
+    {
+        "message",
+        "reasoning",
+        "function_call",
+        "function_call_output",
+        "custom_tool_call",
+        "custom_tool_call_output",
+        "local_shell_call",
+        "web_search_call",
+        "ghost_snapshot",
+        "compaction",
+        "compaction_summary",
+    }
+)
+# event_msg types that carry nothing the index needs (or duplicate a response item)
+IGNORED_EVENTS = frozenset(
+    {
+        "token_count",
+        "agent_reasoning",
+        "agent_reasoning_raw_content",
+        "agent_reasoning_section_break",
+        "agent_message_delta",
+        "agent_reasoning_delta",
+        "task_started",
+        "turn_started",
+        "session_configured",
+        "exec_command_begin",
+        "exec_command_output_delta",
+        "exec_approval_request",
+        "apply_patch_approval_request",
+        "patch_apply_begin",
+        "web_search_begin",
+        "mcp_tool_call_begin",
+        "mcp_tool_call_end",
+        "mcp_list_tools_response",
+        "view_image_tool_call",
+        "context_compacted",
+        "thread_rolled_back",
+        "thread_settings_applied",
+        "item_started",
+        "item_completed",
+        "plan_update",
+        "turn_diff",
+        "background_event",
+        "error",
+        "stream_error",
+        "warning",
+        "entered_review_mode",
+        "exited_review_mode",
+        "shutdown_complete",
+        "user_message_delta",
+        "get_history_entry_response",
+    }
+)
+# the start of `role=user` texts that Codex injects (legacy files have no events to tell them apart)
+INJECTED_USER_PREFIXES = (
+    "<user_instructions>",
+    "<environment_context>",
+    "# AGENTS.md instructions for",
+    "<INSTRUCTIONS>",
+    "<turn_aborted>",
+    "<user_shell_command>",
+    "<permissions instructions>",
+    "<collaboration_mode>",
+    "<skill>",
+)
+
+SHELL_TOOLS = frozenset({"shell", "container.exec", "local_shell", "shell_command", "exec_command"})
+SHELL_WRAPPERS = frozenset({"bash", "sh", "zsh", "dash", "fish", "powershell", "pwsh", "cmd"})
+WRAPPER_FLAGS = frozenset({"-lc", "-c", "-ic", "-Command", "-command", "/c", "/C"})
+READ_TOOLS = frozenset({"view_image", "read_file", "list_dir"})
+SEARCH_TOOLS = frozenset({"grep_files", "file_search", "tool_search"})
+WEB_TOOLS = frozenset({"web_search", "web.run", "web__run"})
+AGENT_TOOLS = frozenset(
+    {"spawn_agent", "send_input", "resume_agent", "wait_agent", "close_agent", "spawn_subagent"}
+)
+MCP_TOOLS = frozenset({"list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource"})
+
+_EXIT_CODE = re.compile(r"^Exit code: (-?\d+)[ \t]*\r?$", re.M)
+_PROCESS_EXITED = re.compile(r"^Process exited with code (-?\d+)[ \t]*\r?$", re.M)
+_SANDBOX_EXIT = re.compile(r"\bexit code: (-?\d+)")
+_ENV_CWD = re.compile(r"<cwd>(.*?)</cwd>", re.S)
+_JS_TOOL = re.compile(r"\btools\.([A-Za-z_][\w]*)\s*\(")
+_JS_CMD = re.compile(r'"?cmd"?\s*:\s*("(?:[^"\\\n]|\\.)*")')
+_ERROR_PREFIXES = (
+    "execution error:",
+    "failed in sandbox",
+    "apply_patch verification failed",
+    "error: failed to find expected lines",
+    "tool call error:",
+    "aborted by user",
+    "script failed",
+    "script error:",
+    "sandbox error",
+)
+_OK_PREFIXES = ("success.", "script completed", "plan updated")
+# how much of an output's start is searched for its status header
+_HEADER_WINDOW = 1024
+
+
+class BadRecord(Exception):
+    """A record whose shape this adapter cannot read."""
+
+
+class CodexAdapter:
+    provider: ClassVar[str] = "codex"
+
+    def default_roots(self) -> list[Path]:
+        home = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex").expanduser()
+        roots = [home / "sessions"]
+        archived = home / "archived_sessions"
+        if archived.is_dir():
+            roots.append(archived)
+        return roots
+
+    def discover(self, root: Path) -> Iterator[Path]:
+        if root.is_file():
+            if root.name.endswith(".jsonl"):
+                yield root
+            return
+        if not root.is_dir():
+            return
+        yield from sorted(p for p in root.rglob("rollout-*.jsonl") if p.is_file())
+
+    def new_state(self, path: Path) -> dict[str, Any]:
+        return {
+            "v": STATE_VERSION,
+            "session_id": None,  # provider session id, once known
+            "model": None,
+            "cwd": None,
+            "asst_from_event": 0,  # agent_message events emitted, their item twin not yet seen
+            "asst_from_item": 0,  # assistant items emitted, their event twin not yet seen
+            "web_pending": [],  # digests of web_search_end actions whose item twin is pending
+            "calls": {},  # call_id -> 1 for calls seen (bounded, oldest dropped)
+            "results": {},  # call_id -> 1 if its result was conclusive (exit code or error flag)
+            "unknown": {},  # unknown record kind -> count
+        }
+
+    def parse(self, record: Any, line: int, state: dict[str, Any]) -> Iterable[Event]:
+        try:
+            return list(_Parser(state, line).record(record))
+        except BadRecord as exc:
+            return [Diagnostic("bad-record", f"line {line}: {exc}", line)]
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            return [Diagnostic("bad-record", f"line {line}: {type(exc).__name__}: {exc}", line)]
+
+
+def unknown_counts(state: dict[str, Any]) -> dict[str, int]:
+    """How many records of each unknown kind the file had so far (one diagnostic is emitted per
+    kind, at its first occurrence)."""
+    return dict(state.get("unknown") or {})
+
+
+class _Parser:
+    def __init__(self, state: dict[str, Any], line: int) -> None:
+        self.state = state
+        self.line = line
+
+    # ---- dispatch -----------------------------------------------------------------------------
+
+    def record(self, record: Any) -> Iterator[Event]:
+        if not isinstance(record, dict):
+            raise BadRecord(f"a record is an object, not {type(record).__name__}")
+        kind = record.get("type")
+        if "payload" in record and isinstance(kind, str):
+            yield from self.envelope(kind, record["payload"], _str(record.get("timestamp")))
+        elif "record_type" in record:
+            if record["record_type"] != "state":
+                yield from self.unknown(f"record_type:{record['record_type']}")
+        elif isinstance(kind, str):
+            if kind in ITEM_TYPES:
+                yield from self.item(kind, record, None, legacy=True)
+            else:
+                yield from self.unknown(f"legacy:{kind}")
+        elif kind is None and isinstance(record.get("id"), str) and "timestamp" in record:
+            yield from self.legacy_header(record)
+        else:
+            raise BadRecord("neither an envelope, a legacy item nor a legacy header")
+
+    def envelope(self, kind: str, payload: Any, at: str | None) -> Iterator[Event]:
+        if kind not in ENVELOPE_TYPES:
+            yield from self.unknown(kind)
+            return
+        if not isinstance(payload, dict):
+            raise BadRecord(f"{kind} payload is {type(payload).__name__}, not an object")
+        if kind == "session_meta":
+            yield from self.session_meta(payload, at)
+        elif kind == "turn_context":
+            yield from self.settings(payload.get("model"), payload.get("cwd"))
+        elif kind == "response_item":
+            item_type = payload.get("type")
+            if not isinstance(item_type, str):
+                raise BadRecord("response_item without a type")
+            if item_type in ITEM_TYPES:
+                yield from self.item(item_type, payload, at, legacy=False)
+            else:
+                yield from self.unknown(f"response_item:{item_type}")
+        elif kind == "event_msg":
+            event_type = payload.get("type")
+            if not isinstance(event_type, str):
+                raise BadRecord("event_msg without a type")
+            yield from self.event(event_type, payload, at)
+        # compacted (replacement_history re-lists old items) and world_state: nothing to index
+
+    def unknown(self, kind: str) -> Iterator[Event]:
+        counts: dict[str, int] = self.state.setdefault("unknown", {})
+        if kind in counts:
+            counts[kind] += 1
+            return
+        if len(counts) < MAX_UNKNOWN_KINDS:
+            counts[kind] = 1
+        yield Diagnostic("unknown-record", f"line {self.line}: unknown record {kind!r}", self.line)
+
+    # ---- metadata -----------------------------------------------------------------------------
+
+    def session_meta(self, payload: dict[str, Any], at: str | None) -> Iterator[Event]:
+        session_id = _str(payload.get("id")) or _str(payload.get("session_id"))
+        if self.state.get("session_id") is not None:
+            return  # a repeated session_meta (resume/fork copy): the first one names the file
+        if session_id is None:
+            raise BadRecord("session_meta without an id")
+        self.state["session_id"] = session_id
+        cwd = _str(payload.get("cwd"))
+        self.state["cwd"] = cwd
+        git = payload.get("git")
+        branch = _str(git.get("branch")) if isinstance(git, dict) else None
+        yield SessionMeta(
+            provider_session_id=session_id,
+            cwd=cwd,
+            git_branch=branch or None,
+            client_version=_str(payload.get("cli_version")),
+            started_at=_str(payload.get("timestamp")) or at,
+            parent_session_id=_parent_session(payload),
+        )
+
+    def legacy_header(self, record: dict[str, Any]) -> Iterator[Event]:
+        if self.state.get("session_id") is not None:
+            return
+        self.state["session_id"] = record["id"]
+        git = record.get("git")
+        branch = _str(git.get("branch")) if isinstance(git, dict) else None
+        yield SessionMeta(
+            provider_session_id=record["id"],
+            git_branch=branch or None,
+            started_at=_str(record.get("timestamp")),
+        )
+
+    def settings(self, model: Any, cwd: Any) -> Iterator[Event]:
+        """turn_context / thread_settings_applied: a SessionMeta when model or cwd change."""
+        model, cwd = _str(model), _str(cwd)
+        changed_model = model is not None and model != self.state.get("model")
+        changed_cwd = cwd is not None and cwd != self.state.get("cwd")
+        if changed_model:
+            self.state["model"] = model
+        if changed_cwd:
+            self.state["cwd"] = cwd
+        if changed_model or changed_cwd:
+            yield SessionMeta(
+                model=model if changed_model else None, cwd=cwd if changed_cwd else None
+            )
+
+    # ---- response items -----------------------------------------------------------------------
+
+    def item(
+        self, kind: str, item: dict[str, Any], at: str | None, legacy: bool
+    ) -> Iterator[Event]:
+        if kind == "message":
+            yield from self.message(item, at, legacy)
+        elif kind in ("function_call", "custom_tool_call"):
+            yield from self.tool_call(kind, item, at)
+        elif kind in ("function_call_output", "custom_tool_call_output"):
+            call_id = _require_str(item, "call_id")
+            text, exit_code, is_error = _read_output(item.get("output"))
+            yield from self.result(call_id, text, exit_code, is_error, at)
+        elif kind == "local_shell_call":
+            yield from self.local_shell_call(item, at)
+        elif kind == "web_search_call":
+            yield from self.web_search_item(item, at)
+        # reasoning (not assistant text), ghost_snapshot, compaction: nothing to index
+
+    def message(self, item: dict[str, Any], at: str | None, legacy: bool) -> Iterator[Event]:
+        role = item.get("role")
+        if not isinstance(role, str):
+            raise BadRecord("message without a role")
+        text = _content_text(item.get("content"))
+        if role == "assistant":
+            if not text:
+                return
+            if self.state.get("asst_from_event", 0) > 0:
+                self.state["asst_from_event"] -= 1  # the agent_message twin was emitted
+                return
+            self.state["asst_from_item"] = min(self.state.get("asst_from_item", 0) + 1, MAX_PENDING)
+            yield AssistantText(text, at)
+        elif role == "user" and legacy:
+            stripped = text.lstrip()
+            if stripped.startswith("<environment_context>"):
+                match = _ENV_CWD.search(stripped)
+                if match and self.state.get("cwd") is None:
+                    self.state["cwd"] = match.group(1).strip()
+                    yield SessionMeta(cwd=self.state["cwd"])
+                return
+            if not stripped or stripped.startswith(INJECTED_USER_PREFIXES):
+                return
+            yield from self.user_turn(text, at)
+        # envelope role=user items (event_msg/user_message is the authority), developer, system
+
+    def user_turn(self, text: str, at: str | None) -> Iterator[Event]:
+        self.state["asst_from_event"] = 0
+        self.state["asst_from_item"] = 0
+        self.state["web_pending"] = []
+        yield UserTurn(text, at)
+
+    def tool_call(self, kind: str, item: dict[str, Any], at: str | None) -> Iterator[Event]:
+        call_id = _require_str(item, "call_id")
+        name = _require_str(item, "name")
+        if kind == "function_call":
+            raw = item.get("arguments")
+            arguments: Any = _json_or_raw(raw) if isinstance(raw, str) else raw
+        else:
+            arguments = item.get("input")
+        self.remember("calls", call_id, 1)
+        yield _classify(call_id, name, arguments, at)
+
+    def local_shell_call(self, item: dict[str, Any], at: str | None) -> Iterator[Event]:
+        call_id = _str(item.get("call_id")) or _str(item.get("id"))
+        if call_id is None:
+            raise BadRecord("local_shell_call without call_id")
+        action = item.get("action")
+        argv = action.get("command") if isinstance(action, dict) else None
+        self.remember("calls", call_id, 1)
+        yield ToolCall(call_id, "local_shell", "shell", action, at, command=_command_line(argv))
+
+    def web_search_item(self, item: dict[str, Any], at: str | None) -> Iterator[Event]:
+        action = item.get("action")
+        pending: list[str] = self.state.setdefault("web_pending", [])
+        digest = _digest(action)
+        if digest in pending:
+            pending.remove(digest)  # already emitted from its web_search_end event
+            return
+        call_id = _str(item.get("id")) or f"web_search:{self.line}"
+        self.remember("calls", call_id, 1)
+        yield ToolCall(call_id, "web_search", "web", action, at)
+        status = _str(item.get("status"))
+        if status in ("completed", "failed"):
+            self.remember("results", call_id, 0)
+            yield ToolResult(call_id, "", None, status == "failed", at)
+
+    # ---- events -------------------------------------------------------------------------------
+
+    def event(self, kind: str, payload: dict[str, Any], at: str | None) -> Iterator[Event]:
+        if kind == "user_message":
+            message = payload.get("message")
+            if message is not None and not isinstance(message, str):
+                raise BadRecord("user_message.message is not a string")
+            parts = [message] if message else []
+            for image in _list(payload.get("images")):
+                parts.append(_image_placeholder(image))
+            for image in _list(payload.get("local_images")):
+                parts.append(_image_placeholder(image))
+            if parts:
+                yield from self.user_turn("\n".join(parts), at)
+        elif kind == "agent_message":
+            message = payload.get("message")
+            if not isinstance(message, str):
+                raise BadRecord("agent_message.message is not a string")
+            if not message:
+                return
+            if self.state.get("asst_from_item", 0) > 0:
+                self.state["asst_from_item"] -= 1
+                return
+            self.state["asst_from_event"] = min(
+                self.state.get("asst_from_event", 0) + 1, MAX_PENDING
+            )
+            yield AssistantText(message, at)
+        elif kind in ("task_complete", "turn_complete", "turn_aborted"):
+            yield TurnEnd(at)
+        elif kind == "exec_command_end":
+            yield from self.exec_command_end(payload, at)
+        elif kind == "patch_apply_end":
+            yield from self.patch_apply_end(payload, at)
+        elif kind == "web_search_end":
+            yield from self.web_search_end(payload, at)
+        elif kind == "thread_settings_applied":
+            settings = payload.get("thread_settings")
+            if isinstance(settings, dict):
+                yield from self.settings(settings.get("model"), settings.get("cwd"))
+        elif kind == "thread_name_updated":
+            title = _str(payload.get("thread_name")) or _str(payload.get("name"))
+            if title:
+                yield SessionMeta(title=title)
+        elif kind not in IGNORED_EVENTS:
+            yield from self.unknown(f"event_msg:{kind}")
+
+    def exec_command_end(self, payload: dict[str, Any], at: str | None) -> Iterator[Event]:
+        call_id = _require_str(payload, "call_id")
+        argv = payload.get("command")
+        if call_id not in self.state.get("calls", {}):
+            self.remember("calls", call_id, 1)
+            yield ToolCall(
+                call_id,
+                "exec_command",
+                "shell",
+                {"command": argv, "cwd": payload.get("cwd"), "source": payload.get("source")},
+                at,
+                command=_command_line(argv),
+            )
+        exit_code = payload.get("exit_code")
+        exit_code = exit_code if isinstance(exit_code, int) else None
+        text = payload.get("aggregated_output")
+        if not isinstance(text, str) or not text:
+            text = _joined_streams(payload)
+        failed = payload.get("status") == "failed"
+        is_error: bool | None = (exit_code != 0 or failed) if exit_code is not None else None
+        if failed:
+            is_error = True
+        yield from self.result(call_id, text, exit_code, is_error, at)
+
+    def patch_apply_end(self, payload: dict[str, Any], at: str | None) -> Iterator[Event]:
+        call_id = _require_str(payload, "call_id")
+        changes = payload.get("changes")
+        if call_id not in self.state.get("calls", {}):
+            paths: dict[str, None] = {}
+            summary = []
+            if isinstance(changes, dict):
+                for path, change in changes.items():
+                    paths.setdefault(path, None)
+                    change_type = change.get("type") if isinstance(change, dict) else None
+                    move = _str(change.get("move_path")) if isinstance(change, dict) else None
+                    if move:
+                        paths.setdefault(move, None)
+                    summary.append({"path": path, "type": change_type, "move_path": move})
+            self.remember("calls", call_id, 1)
+            yield ToolCall(
+                call_id, "apply_patch", "edit", {"changes": summary}, at, paths_written=list(paths)
+            )
+        success = payload.get("success")
+        text = _joined_streams(payload)
+        is_error = (not success) if isinstance(success, bool) else None
+        yield from self.result(call_id, text, None, is_error, at)
+
+    def web_search_end(self, payload: dict[str, Any], at: str | None) -> Iterator[Event]:
+        call_id = _require_str(payload, "call_id")
+        action = payload.get("action")
+        pending: list[str] = self.state.setdefault("web_pending", [])
+        pending.append(_digest(action))
+        del pending[:-MAX_PENDING]
+        if call_id in self.state.get("calls", {}):
+            return
+        self.remember("calls", call_id, 1)
+        yield ToolCall(
+            call_id, "web_search", "web", {"query": payload.get("query"), "action": action}, at
+        )
+        self.remember("results", call_id, 0)
+        yield ToolResult(call_id, "", None, False, at)
+
+    # ---- results ------------------------------------------------------------------------------
+
+    def result(
+        self, call_id: str, text: str, exit_code: int | None, is_error: bool | None, at: str | None
+    ) -> Iterator[Event]:
+        results: dict[str, int] = self.state.setdefault("results", {})
+        previous = results.get(call_id)
+        conclusive = exit_code is not None or is_error is not None
+        if previous is not None and (previous == 1 or not conclusive):
+            return  # the first result wins, unless it was inconclusive and this one is not
+        self.remember("results", call_id, 1 if conclusive else 0)
+        yield ToolResult(call_id, text, exit_code, is_error, at)
+
+    def remember(self, key: str, call_id: str, value: int) -> None:
+        table: dict[str, int] = self.state.setdefault(key, {})
+        table.pop(call_id, None)
+        table[call_id] = value
+        while len(table) > MAX_TRACKED_CALLS:
+            del table[next(iter(table))]
+
+
+# ---- tool calls -------------------------------------------------------------------------------
+
+
+def _classify(call_id: str, name: str, arguments: Any, at: str | None) -> ToolCall:
+    args = arguments if isinstance(arguments, dict) else {}
+    family: ToolFamily = "other"
+    command: str | None = None
+    written: list[str] = []
+    read: list[str] = []
+    base = name.rsplit(".", 1)[-1] if name.startswith("functions.") else name
+    if base in SHELL_TOOLS:
+        family = "shell"
+        command = _command_line(args.get("cmd") if base == "exec_command" else args.get("command"))
+        if command is not None and "*** Begin Patch" in command:
+            written = paths_written_in(command)
+            if written:
+                family = "edit"
+    elif base == "write_stdin":
+        family = "shell"
+    elif base == "apply_patch":
+        family = "edit"
+        text = arguments if isinstance(arguments, str) else _str(args.get("input")) or ""
+        written = paths_written_in(text) or parse_apply_patch(text).paths_written()
+    elif base == "exec" and isinstance(arguments, str):
+        family, command, written = _code_mode(arguments)
+    elif base in READ_TOOLS:
+        family = "read"
+        path = _str(args.get("path")) or _str(args.get("file_path")) or _str(args.get("dir_path"))
+        read = [path] if path else []
+    elif base in SEARCH_TOOLS:
+        family = "search"
+    elif base in WEB_TOOLS:
+        family = "web"
+    elif base in AGENT_TOOLS:
+        family = "agent"
+    elif base in MCP_TOOLS or base.startswith("mcp__") or "__" in base.strip("_"):
+        family = "mcp"
+    return ToolCall(call_id, name, family, arguments, at, written, read, command)
+
+
+def _code_mode(source: str) -> tuple[ToolFamily, str | None, list[str]]:
+    """0.144 code mode: a JavaScript cell calling `tools.<name>(…)`."""
+    tools = set(_JS_TOOL.findall(source))
+    written = paths_written_in(source) if "apply_patch" in tools or "Begin Patch" in source else []
+    commands: list[str] = []
+    if "exec_command" in tools:
+        for match in _JS_CMD.finditer(source):
+            decoded = _json_or_raw(match.group(1))
+            if isinstance(decoded, str):
+                commands.append(decoded)
+    command = "\n".join(commands) or None
+    if written:
+        return "edit", command, written
+    if "exec_command" in tools or "write_stdin" in tools:
+        return "shell", command, written
+    if tools & WEB_TOOLS:
+        return "web", None, written
+    return "other", command, written
+
+
+def _command_line(value: Any) -> str | None:
+    """The command as one string: argv lists are joined; `bash -lc SCRIPT` and
+    `powershell -Command SCRIPT` wrappers are unwrapped to SCRIPT."""
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, list) or not value or not all(isinstance(a, str) for a in value):
+        return None
+    if len(value) == 3 and value[1] in WRAPPER_FLAGS and _program(value[0]) in SHELL_WRAPPERS:
+        return str(value[2])
+    return shlex.join(value)
+
+
+def _program(path: str) -> str:
+    name = PureWindowsPath(path).name if "\\" in path else path.rsplit("/", 1)[-1]
+    lowered = name.lower()
+    return lowered[:-4] if lowered.endswith(".exe") else lowered
+
+
+def _parent_session(payload: dict[str, Any]) -> str | None:
+    forked = _str(payload.get("forked_from_id"))
+    if forked:
+        return forked
+    source = payload.get("source")
+    if isinstance(source, dict):
+        return _find_key(source, "parent_thread_id", depth=4)
+    return None
+
+
+def _find_key(value: Any, key: str, depth: int) -> str | None:
+    if depth < 0 or not isinstance(value, dict):
+        return None
+    found = _str(value.get(key))
+    if found:
+        return found
+    for child in value.values():
+        found = _find_key(child, key, depth - 1)
+        if found:
+            return found
+    return None
+
+
+# ---- outputs ----------------------------------------------------------------------------------
+
+
+def _read_output(output: Any) -> tuple[str, int | None, bool | None]:
+    """Text, exit code and error flag of a function/custom tool output, by generation: a JSON
+    string `{output, metadata{exit_code}}` (legacy, 0.58, apply_patch), `Exit code: N` text (0.60+
+    shell_command), `Process exited with code N` (unified exec), sandbox `exit code: N` text, or
+    a list of content items (view_image, code mode)."""
+    exit_code: int | None = None
+    success: bool | None = None
+    if isinstance(output, list):
+        text = _content_text(output)
+    elif isinstance(output, dict):
+        text = _str(output.get("content")) or _str(output.get("output")) or ""
+        success = output.get("success") if isinstance(output.get("success"), bool) else None
+    elif isinstance(output, str):
+        text = output
+        if output.startswith("{") and '"metadata"' in output:
+            wrapped = _json_or_raw(output)
+            if isinstance(wrapped, dict) and isinstance(wrapped.get("output"), str):
+                text = wrapped["output"]
+                metadata = wrapped.get("metadata")
+                if isinstance(metadata, dict) and isinstance(metadata.get("exit_code"), int):
+                    exit_code = metadata["exit_code"]
+    elif output is None:
+        text = ""
+    else:
+        raise BadRecord(f"tool output is {type(output).__name__}")
+    if exit_code is None:
+        exit_code = parse_exit_code(text)
+    if exit_code is not None:
+        return text, exit_code, exit_code != 0
+    if success is not None:
+        return text, None, not success
+    lowered = text[:_HEADER_WINDOW].lstrip().lower()
+    if lowered.startswith(_ERROR_PREFIXES):
+        return text, None, True
+    if lowered.startswith(_OK_PREFIXES):
+        return text, None, False
+    return text, None, None
+
+
+def parse_exit_code(text: str) -> int | None:
+    """The exit code stated in a Codex tool output's header, if any: `Exit code: N` (0.60+),
+    `Process exited with code N` (unified exec), or a sandbox/execution error's `exit code: N`.
+    Only the header (before the `Output:` line) is searched, so program output cannot fake it."""
+    header = text[:_HEADER_WINDOW]
+    cut = header.find("\nOutput:")
+    if cut >= 0:
+        header = header[:cut]
+    for pattern in (_EXIT_CODE, _PROCESS_EXITED):
+        match = pattern.search(header)
+        if match:
+            return int(match.group(1))
+    lowered = header.lstrip().lower()
+    if lowered.startswith(("failed in sandbox", "execution error", "sandbox error")):
+        match = _SANDBOX_EXIT.search(header)
+        if match:
+            return int(match.group(1))
+    return None
+
+
+def _content_text(content: Any) -> str:
+    """Text of a message's or output's content: a string, or a list of content items whose
+    images become placeholders."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        raise BadRecord(f"content is {type(content).__name__}")
+    parts: list[str] = []
+    for piece in content:
+        if not isinstance(piece, dict):
+            raise BadRecord("content item is not an object")
+        kind = piece.get("type")
+        if kind in ("input_text", "output_text", "text", "summary_text"):
+            text = piece.get("text")
+            if isinstance(text, str):
+                parts.append(text)
+        elif kind in ("input_image", "image", "output_image"):
+            parts.append(_image_placeholder(piece.get("image_url") or piece.get("url")))
+        else:
+            parts.append(f"[{kind}]")
+    return _join(parts)
+
+
+def _join(parts: list[str]) -> str:
+    out = ""
+    for part in parts:
+        if out and not out.endswith("\n") and part:
+            out += "\n"
+        out += part
+    return out
+
+
+def _image_placeholder(value: Any) -> str:
+    """Never the image data itself: `[image: image/png, 91234 bytes]`."""
+    if isinstance(value, dict):
+        value = value.get("url") or value.get("image_url") or value.get("path")
+    if not isinstance(value, str):
+        return "[image]"
+    if value.startswith("data:"):
+        header, _, data = value.partition(",")
+        media = header[5:].split(";", 1)[0] or "unknown"
+        size = len(data) * 3 // 4 - data[-2:].count("=") if ";base64" in header else len(data)
+        return f"[image: {media}, {size} bytes]"
+    if len(value) > 512:
+        return f"[image: {len(value)} characters]"
+    return f"[image: {value}]"
+
+
+# ---- small helpers ----------------------------------------------------------------------------
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _joined_streams(payload: dict[str, Any]) -> str:
+    return "".join(s for s in (payload.get("stdout"), payload.get("stderr")) if isinstance(s, str))
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _require_str(record: dict[str, Any], key: str) -> str:
+    value = record.get(key)
+    if not isinstance(value, str) or not value:
+        raise BadRecord(f"{record.get('type')} without {key}")
+    return value
+
+
+def _json_or_raw(text: str) -> Any:
+    """Decoded JSON, or the text itself when it is not JSON (sanitised files)."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _digest(value: Any) -> str:
+    data = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()[:16]
