@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from teamlore.core import errors
-from teamlore.core.paths import state_dir, write_private_file
+from teamlore.core.paths import resolve_home, write_private_file
 
 
 class RepositoryConfig(BaseModel):
@@ -32,7 +32,7 @@ class Config(BaseModel):
 
 
 def config_path(home: Path | None = None) -> Path:
-    return (home or state_dir()) / "config.toml"
+    return resolve_home(home) / "config.toml"
 
 
 def load_config(home: Path | None = None) -> Config:

@@ -14,7 +14,7 @@ import secrets
 from functools import lru_cache
 from pathlib import Path
 
-from teamlore.core.paths import FILE_MODE, state_dir
+from teamlore.core.paths import FILE_MODE, resolve_home
 
 SECRET_BYTES = 32
 KEY_HEX_CHARS = 24  # 96 bits: collision-free for any realistic local corpus, short enough to type
@@ -45,7 +45,7 @@ def _load_secret(home: Path) -> bytes:
 
 
 def origin_secret(home: Path | None = None) -> bytes:
-    return _load_secret((home or state_dir()).resolve())
+    return _load_secret(resolve_home(home).resolve())
 
 
 def keyed_id(domain: str, value: str, home: Path | None = None) -> str:

@@ -57,3 +57,8 @@ def write_private_file(path: Path, data: bytes) -> None:
     finally:
         os.close(fd)
     os.replace(tmp, path)
+
+
+def resolve_home(home: Path | None = None) -> Path:
+    """The state dir to use: `home` when given (created private if needed), else the default."""
+    return ensure_private_dir(home) if home is not None else state_dir()

@@ -6,6 +6,7 @@ are CLI-only: no MCP capability exposes them.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from pathlib import Path
@@ -48,6 +49,10 @@ class SyncRequest(_Strict):
         return value
 
 
+def _absolute(raw: str | Path) -> Path:
+    return Path(os.path.abspath(Path(raw).expanduser()))
+
+
 def resolve_sources(request: SyncRequest, home: Path | None) -> list[Source]:
     chosen = request.providers or list(PROVIDERS)
     if request.sources:
@@ -61,13 +66,13 @@ def resolve_sources(request: SyncRequest, home: Path | None) -> list[Source]:
                     f"{', '.join(sorted(PROVIDERS))}",
                 )
             if provider in chosen:
-                sources.append(Source(provider, Path(raw).expanduser().absolute()))
+                sources.append(Source(provider, _absolute(raw)))
         return sources
     config = load_config(home)
     sources = []
     for provider in chosen:
         roots = config.sources.get(provider) or [str(r) for r in get_adapter(provider).default_roots()]
-        sources.extend(Source(provider, Path(r).expanduser().absolute()) for r in roots)
+        sources.extend(Source(provider, _absolute(r)) for r in roots)
     return sources
 
 

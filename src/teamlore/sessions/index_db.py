@@ -11,7 +11,7 @@ from pathlib import Path
 
 from teamlore.core import db
 from teamlore.core.analyzer import ANALYZER_VERSION
-from teamlore.core.paths import state_dir
+from teamlore.core.paths import resolve_home
 
 INDEX_DB_NAME = "index.sqlite3"
 
@@ -185,7 +185,7 @@ MIGRATIONS: list[str] = [SESSIONS_SCHEMA, REPOSITORY_SCHEMA]
 
 
 def index_db_path(home: Path | None = None) -> Path:
-    return (home or state_dir()) / INDEX_DB_NAME
+    return resolve_home(home) / INDEX_DB_NAME
 
 
 def open_index(home: Path | None = None) -> sqlite3.Connection:

@@ -1,0 +1,311 @@
+"""Incremental sync: what is read, what is kept, what survives bad input and crashes.
+
+The mechanics are exercised through a deliberately tiny JSONL format ("mini") with its own
+adapter, so these tests specify the indexer, not any provider's quirks; provider files are
+covered by tests/sessions/test_sync_real_files.py.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+import orjson
+import pytest
+
+from teamlore.sessions.index_db import open_index
+from teamlore.sessions.indexer import Indexer, Source, SyncStats
+from teamlore.sessions.model import (
+    AssistantText,
+    Diagnostic,
+    Event,
+    SessionMeta,
+    ToolCall,
+    ToolResult,
+    TurnEnd,
+    UserTurn,
+)
+from teamlore.sessions.queries import search_turns, show_session
+
+
+class MiniAdapter:
+    provider: ClassVar[str] = "mini"
+
+    def default_roots(self) -> list[Path]:
+        return []
+
+    def discover(self, root: Path) -> Iterator[Path]:
+        return iter(sorted(root.rglob("*.jsonl")) if root.is_dir() else [root])
+
+    def new_state(self, path: Path) -> dict[str, Any]:
+        return {"records": 0}
+
+    def parse(self, record: Any, line: int, state: dict[str, Any]) -> list[Event]:
+        state["records"] += 1
+        kind = record.get("t") if isinstance(record, dict) else None
+        if kind == "meta":
+            return [SessionMeta(provider_session_id=record["id"], cwd=record.get("cwd"))]
+        if kind == "user":
+            return [UserTurn(record["text"], record.get("at"))]
+        if kind == "say":
+            return [AssistantText(record["text"], record.get("at"))]
+        if kind == "run":
+            return [ToolCall(record["id"], "sh", "shell", {"cmd": record["cmd"]},
+                             command=record["cmd"], paths_written=record.get("writes", []))]
+        if kind == "out":
+            return [ToolResult(record["id"], record["out"], record.get("exit"))]
+        if kind == "end":
+            return [TurnEnd(record.get("at"))]
+        return [Diagnostic("unknown-record", f"unknown record {kind!r}", line)]
+
+
+def lines(*records: dict[str, Any]) -> bytes:
+    return b"".join(orjson.dumps(r) + b"\n" for r in records)
+
+
+def session_file(path: Path, *records: dict[str, Any]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(lines({"t": "meta", "id": path.stem, "cwd": "/w/proj"}, *records))
+    return path
+
+
+@pytest.fixture()
+def src(tmp_path: Path) -> Path:
+    root = tmp_path / "sessions"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture()
+def indexer(home: Path) -> Indexer:
+    home.mkdir(parents=True, exist_ok=True)
+    return Indexer(open_index(home), {"mini": MiniAdapter()}, home=home)
+
+
+def sync(indexer: Indexer, src: Path) -> SyncStats:
+    return indexer.sync([Source("mini", src)])
+
+
+def turns(indexer: Indexer) -> list[tuple[int, str, str, int]]:
+    return [tuple(r) for r in indexer.conn.execute(
+        "SELECT ordinal, user_text, assistant_text, sealed FROM turns ORDER BY session_id, ordinal")]
+
+
+def test_a_turn_is_sealed_only_by_a_later_turn_or_an_end_record(indexer: Indexer, src: Path) -> None:
+    session_file(src / "a.jsonl",
+                 {"t": "user", "text": "first"}, {"t": "say", "text": "one"},
+                 {"t": "user", "text": "second"}, {"t": "say", "text": "two"})
+    session_file(src / "b.jsonl", {"t": "user", "text": "only"}, {"t": "end"})
+    sync(indexer, src)
+    assert turns(indexer) == [(1, "first", "one", 1), (2, "second", "two", 0), (1, "only", "", 1)]
+
+
+def test_unchanged_files_are_not_read_again(indexer: Indexer, src: Path) -> None:
+    session_file(src / "a.jsonl", {"t": "user", "text": "hello"})
+    first = sync(indexer, src)
+    second = sync(indexer, src)
+    assert (first.files_changed, first.bytes_read > 0) == (1, True)
+    assert (second.files_seen, second.files_changed, second.bytes_read) == (1, 0, 0)
+
+
+def test_appended_lines_are_parsed_alone_and_continue_the_open_turn(
+    indexer: Indexer, src: Path
+) -> None:
+    path = session_file(src / "a.jsonl", {"t": "user", "text": "fix the build"},
+                        {"t": "run", "id": "c1", "cmd": "make"})
+    size_before = path.stat().st_size
+    sync(indexer, src)
+    appended = lines({"t": "out", "id": "c1", "out": "ok", "exit": 0},
+                     {"t": "say", "text": "built"}, {"t": "user", "text": "now test"})
+    with path.open("ab") as handle:
+        handle.write(appended)
+    stats = sync(indexer, src)
+    assert stats.bytes_read == len(appended)
+    state = orjson.loads(indexer.conn.execute("SELECT parser_state FROM source_files").fetchone()[0])
+    assert state["adapter"]["records"] == 6  # the adapter state was resumed, not rebuilt
+    assert path.stat().st_size > size_before
+    assert turns(indexer) == [(1, "fix the build", "built", 1), (2, "now test", "", 0)]
+    key = indexer.conn.execute("SELECT session_key FROM sessions").fetchone()[0]
+    tool = show_session(indexer.conn, key, turn=1)["turns"][0]["tools"][0]
+    assert (tool["command"], tool["exitCode"], tool["status"]) == ("make", 0, "ok")
+
+
+def test_resumed_sync_equals_a_sync_from_scratch(home: Path, src: Path, tmp_path: Path) -> None:
+    records = [{"t": "user", "text": f"turn {i}"} if i % 3 == 0 else
+               {"t": "say", "text": f"answer {i}"} for i in range(30)]
+    path = session_file(src / "a.jsonl")
+    incremental = Indexer(open_index(home), {"mini": MiniAdapter()}, home=home)
+    for record in records:
+        with path.open("ab") as handle:
+            handle.write(lines(record))
+        sync(incremental, src)
+    other_home = tmp_path / "other"
+    other_home.mkdir()
+    (other_home / "secret").write_bytes((home / "secret").read_bytes())
+    whole = Indexer(open_index(other_home), {"mini": MiniAdapter()}, home=other_home)
+    sync(whole, src)
+    query = "SELECT ordinal, user_text, assistant_text, sealed, revision FROM turns ORDER BY ordinal"
+    assert incremental.conn.execute(query).fetchall() == whole.conn.execute(query).fetchall()
+
+
+def test_a_partial_last_line_waits_for_its_end(indexer: Indexer, src: Path) -> None:
+    path = session_file(src / "a.jsonl", {"t": "user", "text": "hello"})
+    with path.open("ab") as handle:
+        handle.write(b'{"t": "say", "text": "half')
+    stats = sync(indexer, src)
+    assert stats.diagnostic_count == 0
+    assert turns(indexer) == [(1, "hello", "", 0)]
+    with path.open("ab") as handle:
+        handle.write(b' done"}\n')
+    sync(indexer, src)
+    assert turns(indexer) == [(1, "hello", "half done", 0)]
+
+
+def test_a_rewritten_file_is_reparsed_and_replaces_its_turns(indexer: Indexer, src: Path) -> None:
+    path = session_file(src / "a.jsonl", {"t": "user", "text": "old one"},
+                        {"t": "user", "text": "old two"})
+    sync(indexer, src)
+    session_file(path, {"t": "user", "text": "new"})  # rewritten in place, shorter
+    sync(indexer, src)
+    assert turns(indexer) == [(1, "new", "", 0)]
+    assert search_turns(indexer.conn, "old") == []
+
+
+def test_a_deleted_file_keeps_its_history_marked_unavailable(indexer: Indexer, src: Path) -> None:
+    path = session_file(src / "a.jsonl", {"t": "user", "text": "remember the deploy key rotation"})
+    sync(indexer, src)
+    path.unlink()
+    stats = sync(indexer, src)
+    assert stats.files_unavailable == 1
+    assert indexer.conn.execute("SELECT available FROM sessions").fetchone()[0] == 0
+    assert [h["turn"] for h in search_turns(indexer.conn, "deploy rotation")] == [1]
+
+
+def test_malformed_lines_are_counted_and_the_rest_is_indexed(indexer: Indexer, src: Path) -> None:
+    path = src / "a.jsonl"
+    path.write_bytes(
+        lines({"t": "meta", "id": "a"}, {"t": "user", "text": "before"})
+        + b"{not json\n"
+        + b"\xff\xfe\x00garbage\x00\n"
+        + lines({"t": "mystery"}, {"t": "say", "text": "after"})
+    )
+    stats = sync(indexer, src)
+    codes = sorted(d.code for d in stats.diagnostics)
+    assert codes == ["bad-json", "not-utf8", "unknown-record"]
+    assert turns(indexer) == [(1, "before", "after", 0)]
+    assert stats.files_failed == 0
+
+
+def test_an_oversized_line_is_skipped_without_loading_it(
+    indexer: Indexer, src: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from teamlore.sessions import reader
+
+    monkeypatch.setattr(reader, "MAX_LINE_BYTES", 64 * 1024)
+    monkeypatch.setattr(reader, "READ_SIZE", 4096)
+    huge = {"t": "out", "id": "c1", "out": "x" * (1 << 20)}
+    session_file(src / "a.jsonl", {"t": "user", "text": "dump"}, huge, {"t": "say", "text": "survived"})
+    stats = sync(indexer, src)
+    assert [d.code for d in stats.diagnostics] == ["too-large"]
+    assert turns(indexer) == [(1, "dump", "survived", 0)]
+
+
+def test_huge_tool_output_is_stored_as_head_tail_and_digest(indexer: Indexer, src: Path) -> None:
+    output = "BEGIN " + "y" * 300_000 + " END"
+    session_file(src / "a.jsonl", {"t": "user", "text": "cat log"},
+                 {"t": "run", "id": "c1", "cmd": "cat big.log"},
+                 {"t": "out", "id": "c1", "out": output, "exit": 1})
+    sync(indexer, src)
+    row = indexer.conn.execute(
+        "SELECT result_head, result_tail, result_bytes, result_sha256, result_truncated, status"
+        " FROM tool_uses").fetchone()
+    import hashlib
+
+    assert row["result_truncated"] == 1 and row["status"] == "error"
+    assert row["result_bytes"] == len(output)
+    assert row["result_sha256"] == hashlib.sha256(output.encode()).hexdigest()
+    assert row["result_head"].startswith("BEGIN") and row["result_tail"].endswith("END")
+    assert len(row["result_head"]) + len(row["result_tail"]) < 64 * 1024
+
+
+def test_an_unreadable_file_is_counted_and_others_are_indexed(indexer: Indexer, src: Path) -> None:
+    session_file(src / "good.jsonl", {"t": "user", "text": "fine"})
+    broken = src / "broken.jsonl"
+    broken.symlink_to(src / "missing-target.jsonl")
+    stats = sync(indexer, src)
+    assert stats.files_failed == 1
+    assert stats.diagnostics[0].code == "file-unreadable"
+    assert turns(indexer) == [(1, "fine", "", 0)]
+
+
+def test_commits_are_observed_in_commit_command_results(indexer: Indexer, src: Path) -> None:
+    full = "9f2c1e4b7a3d5c6e8f0a1b2c3d4e5f6a7b8c9d0e"
+    session_file(src / "a.jsonl", {"t": "user", "text": "commit it"},
+                 {"t": "run", "id": "c1", "cmd": "git commit -am 'fix: retry'"},
+                 {"t": "out", "id": "c1", "out": "[main 9f2c1e4] fix: retry\n 2 files changed", "exit": 0},
+                 {"t": "run", "id": "c2", "cmd": "git rev-parse HEAD"},
+                 {"t": "out", "id": "c2", "out": full + "\n", "exit": 0},
+                 {"t": "run", "id": "c3", "cmd": "echo 9f2c1e4b7a3d5c6e8f0a1b2c3d4e5f6a7b8c9d0e"},
+                 {"t": "out", "id": "c3", "out": full, "exit": 0})
+    sync(indexer, src)
+    rows = indexer.conn.execute(
+        "SELECT hash, is_full, from_commit_command FROM observed_commits ORDER BY id").fetchall()
+    assert [tuple(r) for r in rows] == [("9f2c1e4", 0, 1), (full, 1, 0)]
+
+
+def test_chinese_and_identifier_search(indexer: Indexer, src: Path) -> None:
+    session_file(src / "a.jsonl", {"t": "user", "text": "修复数据库连接池泄漏"},
+                 {"t": "user", "text": "rename parseLine to parse_record"})
+    sync(indexer, src)
+    assert [h["turn"] for h in search_turns(indexer.conn, "库")] == [1]
+    assert [h["turn"] for h in search_turns(indexer.conn, "连接池")] == [1]
+    assert [h["turn"] for h in search_turns(indexer.conn, "parse_line")] == [2]
+    hit = search_turns(indexer.conn, "数据库")[0]
+    assert "数据库" in hit["snippet"] and hit["score"] > 0
+
+
+def test_rebuild_reparses_every_available_file(indexer: Indexer, src: Path) -> None:
+    session_file(src / "a.jsonl", {"t": "user", "text": "one"})
+    gone = session_file(src / "b.jsonl", {"t": "user", "text": "vanished history"})
+    sync(indexer, src)
+    gone.unlink()
+    sync(indexer, src)
+    stats = indexer.sync([Source("mini", src)], rebuild=True)
+    assert stats.files_changed == 1
+    assert [h["turn"] for h in search_turns(indexer.conn, "vanished")] == [1]
+    assert len(turns(indexer)) == 2
+
+
+CRASH_SCRIPT = textwrap.dedent("""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, {tests!r})
+    from sessions.test_indexer import MiniAdapter
+    from teamlore.sessions.index_db import open_index
+    from teamlore.sessions.indexer import Indexer, Source
+    home = Path({home!r})
+    Indexer(open_index(home), {{"mini": MiniAdapter()}}, home=home).sync([Source("mini", Path({src!r}))])
+""")
+
+
+@pytest.mark.parametrize("point", ["sync.mid-file", "sync.before-commit", "sync.after-file"])
+def test_a_crash_mid_sync_leaves_a_consistent_index(home: Path, src: Path, point: str) -> None:
+    for name in ("a", "b", "c"):
+        session_file(src / f"{name}.jsonl", {"t": "user", "text": f"work {name}"},
+                     {"t": "say", "text": "done"})
+    home.mkdir(parents=True, exist_ok=True)
+    script = CRASH_SCRIPT.format(tests=str(Path(__file__).parents[1]), home=str(home), src=str(src))
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env={**os.environ, "TEAMLORE_FAILPOINT": point})
+    assert proc.returncode == -9, proc.stderr
+    recovered = Indexer(open_index(home), {"mini": MiniAdapter()}, home=home)
+    assert recovered.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    sync(recovered, src)
+    assert turns(recovered) == [(1, "work a", "done", 0), (1, "work b", "done", 0),
+                                (1, "work c", "done", 0)]
+    assert recovered.conn.execute("SELECT count(*) FROM turns_fts").fetchone()[0] == 3
