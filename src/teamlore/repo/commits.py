@@ -3,7 +3,7 @@
 A scan first digests the repository's refs (`git for-each-ref`) and every worktree's HEAD
 (`git worktree list --porcelain`). An unchanged digest means no work. Otherwise one `git log`
 walks every ref (stash and notes excluded: they are not deliveries) and every worktree HEAD,
-newest first, bounded by `max_commits`, and stops at tips already stored: their history was read
+newest first, bounded by `max_commits`, and stops at the heads of the stored history: it was read
 by an earlier scan. Only commits not yet stored are inserted, with their changed paths
 (`--name-status -z`, rename detection on; merge commits record no changed paths, as `git log`
 shows none by default).
@@ -74,6 +74,10 @@ def utc_iso(value: str) -> str | None:
     return parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _excluded(refname: bytes) -> bool:
+    return refname == b"refs/stash" or refname.startswith(b"refs/notes/")
+
+
 def read_ref_state(worktree_root: Path) -> RefState:
     refs = run_git(
         ["for-each-ref", "--format=%(objectname) %(*objectname) %(refname)"], cwd=worktree_root
@@ -81,12 +85,14 @@ def read_ref_state(worktree_root: Path) -> RefState:
     worktrees = run_git(["worktree", "list", "--porcelain"], cwd=worktree_root)
     tips: set[str] = set()
     for line in refs.splitlines():
-        parts = line.split(b" ")
-        peeled = parts[1] if len(parts) > 2 and parts[1] else parts[0]
+        parts = line.split(b" ", 2)
+        if len(parts) != 3 or _excluded(parts[2]):
+            continue
+        peeled = parts[1] or parts[0]
         if _HASH.match(peeled):
             tips.add(peeled.decode())
     for line in worktrees.splitlines():
-        if line.startswith(b"HEAD ") and _HASH.match(line[5:]):
+        if line.startswith(b"HEAD ") and _HASH.match(line[5:]) and line[5:].strip(b"0"):
             tips.add(line[5:].decode())
     digest = sha256_hex(b"refs\x00" + refs + b"\x00worktrees\x00" + worktrees)
     return RefState(digest=digest, tips=sorted(tips))
@@ -129,17 +135,36 @@ def parse_log(output: bytes) -> Iterator[CommitRecord]:
         yield commit
 
 
-def _stored_hashes(conn: sqlite3.Connection, repository_key: str, hashes: list[str]) -> list[str]:
-    found: list[str] = []
-    for start in range(0, len(hashes), 500):
-        batch = hashes[start : start + 500]
-        marks = ",".join("?" * len(batch))
-        rows = conn.execute(
-            f"SELECT hash FROM commits WHERE repository_key = ? AND hash IN ({marks})",
-            (repository_key, *batch),
-        ).fetchall()
-        found.extend(row["hash"] for row in rows)
-    return sorted(found)
+def stored_heads(conn: sqlite3.Connection, repository_key: str) -> list[str]:
+    """Stored commits no stored commit names as a parent: the tips an earlier scan reached.
+
+    Their history was read then (down to the max_commits bound), so a new walk stops there.
+    """
+    hashes: set[str] = set()
+    parents: set[str] = set()
+    for row in conn.execute(
+        "SELECT hash, parents FROM commits WHERE repository_key = ?", (repository_key,)
+    ):
+        hashes.add(row["hash"])
+        parents.update(row["parents"].split())
+    return sorted(hashes - parents)
+
+
+def existing_commits(worktree_root: Path, hashes: list[str]) -> list[str]:
+    """The hashes that still name commit objects (a stored head may have been gc'd since)."""
+    if not hashes:
+        return []
+    out = run_git(
+        ["cat-file", "--batch-check=%(objectname) %(objecttype)"],
+        cwd=worktree_root,
+        stdin=("\n".join(hashes) + "\n").encode(),
+    )
+    found = []
+    for line in out.decode("ascii", "replace").splitlines():
+        name, _, kind = line.partition(" ")
+        if kind == "commit":
+            found.append(name)
+    return found
 
 
 def _now() -> str:
@@ -177,7 +202,11 @@ def scan_commits(
             truncated=False,
         )
 
-    known_tips = [] if full else _stored_hashes(conn, identity.repository_key, state.tips)
+    known_tips = (
+        []
+        if full
+        else existing_commits(identity.worktree_root, stored_heads(conn, identity.repository_key))
+    )
     revisions = [*state.tips, *(f"^{tip}" for tip in known_tips)]
     args = [
         "log",
@@ -194,9 +223,7 @@ def scan_commits(
         "--all",
         "--stdin",
     ]
-    output = run_git(
-        args, cwd=identity.worktree_root, stdin=("\n".join(revisions) + "\n").encode()
-    )
+    output = run_git(args, cwd=identity.worktree_root, stdin=("\n".join(revisions) + "\n").encode())
     records = list(parse_log(output))
     truncated = len(records) > max_commits
     records = records[:max_commits]

@@ -162,8 +162,7 @@ class _RepoView:
     def commits_changing(self, path: str) -> list[str]:
         if path not in self._by_path:
             rows = self.conn.execute(
-                "SELECT hash FROM commit_files WHERE repository_key = ? AND path = ?"
-                " ORDER BY hash",
+                "SELECT hash FROM commit_files WHERE repository_key = ? AND path = ? ORDER BY hash",
                 (self.repository_key, path),
             ).fetchall()
             self._by_path[path] = [row["hash"] for row in rows if row["hash"] in self.commits]

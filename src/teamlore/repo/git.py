@@ -20,6 +20,7 @@ Failures become `TeamloreError(GIT_FAILED)`; callers that can tell "not a reposi
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import threading
 from collections.abc import Sequence
@@ -102,6 +103,7 @@ def run_git(
             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
+            start_new_session=True,  # its own process group: a timeout kills git's children too
         )
     except FileNotFoundError as exc:
         raise errors.TeamloreError(errors.GIT_FAILED, "cannot start git: binary not found") from exc
@@ -113,9 +115,15 @@ def run_git(
     stderr_parts: list[bytes] = []
     timed_out = threading.Event()
 
+    def kill_group() -> None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            proc.kill()
+
     def kill_on_timeout() -> None:
         timed_out.set()
-        proc.kill()
+        kill_group()
 
     def drain_stderr() -> None:
         kept = 0
@@ -146,7 +154,7 @@ def run_git(
             out += chunk
             if len(out) > max_output_bytes:
                 overflow = True
-                proc.kill()
+                kill_group()
                 break
         returncode = proc.wait()
     finally:
