@@ -55,8 +55,16 @@ class MiniAdapter:
         if kind == "say":
             return [AssistantText(record["text"], record.get("at"))]
         if kind == "run":
-            return [ToolCall(record["id"], "sh", "shell", {"cmd": record["cmd"]},
-                             command=record["cmd"], paths_written=record.get("writes", []))]
+            return [
+                ToolCall(
+                    record["id"],
+                    "sh",
+                    "shell",
+                    {"cmd": record["cmd"]},
+                    command=record["cmd"],
+                    paths_written=record.get("writes", []),
+                )
+            ]
         if kind == "out":
             return [ToolResult(record["id"], record["out"], record.get("exit"))]
         if kind == "end":
@@ -92,14 +100,24 @@ def sync(indexer: Indexer, src: Path) -> SyncStats:
 
 
 def turns(indexer: Indexer) -> list[tuple[int, str, str, int]]:
-    return [tuple(r) for r in indexer.conn.execute(
-        "SELECT ordinal, user_text, assistant_text, sealed FROM turns ORDER BY session_id, ordinal")]
+    return [
+        tuple(r)
+        for r in indexer.conn.execute(
+            "SELECT ordinal, user_text, assistant_text, sealed FROM turns ORDER BY session_id, ordinal"
+        )
+    ]
 
 
-def test_a_turn_is_sealed_only_by_a_later_turn_or_an_end_record(indexer: Indexer, src: Path) -> None:
-    session_file(src / "a.jsonl",
-                 {"t": "user", "text": "first"}, {"t": "say", "text": "one"},
-                 {"t": "user", "text": "second"}, {"t": "say", "text": "two"})
+def test_a_turn_is_sealed_only_by_a_later_turn_or_an_end_record(
+    indexer: Indexer, src: Path
+) -> None:
+    session_file(
+        src / "a.jsonl",
+        {"t": "user", "text": "first"},
+        {"t": "say", "text": "one"},
+        {"t": "user", "text": "second"},
+        {"t": "say", "text": "two"},
+    )
     session_file(src / "b.jsonl", {"t": "user", "text": "only"}, {"t": "end"})
     sync(indexer, src)
     assert turns(indexer) == [(1, "first", "one", 1), (2, "second", "two", 0), (1, "only", "", 1)]
@@ -116,17 +134,25 @@ def test_unchanged_files_are_not_read_again(indexer: Indexer, src: Path) -> None
 def test_appended_lines_are_parsed_alone_and_continue_the_open_turn(
     indexer: Indexer, src: Path
 ) -> None:
-    path = session_file(src / "a.jsonl", {"t": "user", "text": "fix the build"},
-                        {"t": "run", "id": "c1", "cmd": "make"})
+    path = session_file(
+        src / "a.jsonl",
+        {"t": "user", "text": "fix the build"},
+        {"t": "run", "id": "c1", "cmd": "make"},
+    )
     size_before = path.stat().st_size
     sync(indexer, src)
-    appended = lines({"t": "out", "id": "c1", "out": "ok", "exit": 0},
-                     {"t": "say", "text": "built"}, {"t": "user", "text": "now test"})
+    appended = lines(
+        {"t": "out", "id": "c1", "out": "ok", "exit": 0},
+        {"t": "say", "text": "built"},
+        {"t": "user", "text": "now test"},
+    )
     with path.open("ab") as handle:
         handle.write(appended)
     stats = sync(indexer, src)
     assert stats.bytes_read == len(appended)
-    state = orjson.loads(indexer.conn.execute("SELECT parser_state FROM source_files").fetchone()[0])
+    state = orjson.loads(
+        indexer.conn.execute("SELECT parser_state FROM source_files").fetchone()[0]
+    )
     assert state["adapter"]["records"] == 6  # the adapter state was resumed, not rebuilt
     assert path.stat().st_size > size_before
     assert turns(indexer) == [(1, "fix the build", "built", 1), (2, "now test", "", 0)]
@@ -136,8 +162,10 @@ def test_appended_lines_are_parsed_alone_and_continue_the_open_turn(
 
 
 def test_resumed_sync_equals_a_sync_from_scratch(home: Path, src: Path, tmp_path: Path) -> None:
-    records = [{"t": "user", "text": f"turn {i}"} if i % 3 == 0 else
-               {"t": "say", "text": f"answer {i}"} for i in range(30)]
+    records = [
+        {"t": "user", "text": f"turn {i}"} if i % 3 == 0 else {"t": "say", "text": f"answer {i}"}
+        for i in range(30)
+    ]
     path = session_file(src / "a.jsonl")
     incremental = Indexer(open_index(home), {"mini": MiniAdapter()}, home=home)
     for record in records:
@@ -149,7 +177,9 @@ def test_resumed_sync_equals_a_sync_from_scratch(home: Path, src: Path, tmp_path
     (other_home / "secret").write_bytes((home / "secret").read_bytes())
     whole = Indexer(open_index(other_home), {"mini": MiniAdapter()}, home=other_home)
     sync(whole, src)
-    query = "SELECT ordinal, user_text, assistant_text, sealed, revision FROM turns ORDER BY ordinal"
+    query = (
+        "SELECT ordinal, user_text, assistant_text, sealed, revision FROM turns ORDER BY ordinal"
+    )
     assert incremental.conn.execute(query).fetchall() == whole.conn.execute(query).fetchall()
 
 
@@ -167,8 +197,9 @@ def test_a_partial_last_line_waits_for_its_end(indexer: Indexer, src: Path) -> N
 
 
 def test_a_rewritten_file_is_reparsed_and_replaces_its_turns(indexer: Indexer, src: Path) -> None:
-    path = session_file(src / "a.jsonl", {"t": "user", "text": "old one"},
-                        {"t": "user", "text": "old two"})
+    path = session_file(
+        src / "a.jsonl", {"t": "user", "text": "old one"}, {"t": "user", "text": "old two"}
+    )
     sync(indexer, src)
     session_file(path, {"t": "user", "text": "new"})  # rewritten in place, shorter
     sync(indexer, src)
@@ -209,7 +240,9 @@ def test_an_oversized_line_is_skipped_without_loading_it(
     monkeypatch.setattr(reader, "MAX_LINE_BYTES", 64 * 1024)
     monkeypatch.setattr(reader, "READ_SIZE", 4096)
     huge = {"t": "out", "id": "c1", "out": "x" * (1 << 20)}
-    session_file(src / "a.jsonl", {"t": "user", "text": "dump"}, huge, {"t": "say", "text": "survived"})
+    session_file(
+        src / "a.jsonl", {"t": "user", "text": "dump"}, huge, {"t": "say", "text": "survived"}
+    )
     stats = sync(indexer, src)
     assert [d.code for d in stats.diagnostics] == ["too-large"]
     assert turns(indexer) == [(1, "dump", "survived", 0)]
@@ -217,13 +250,17 @@ def test_an_oversized_line_is_skipped_without_loading_it(
 
 def test_huge_tool_output_is_stored_as_head_tail_and_digest(indexer: Indexer, src: Path) -> None:
     output = "BEGIN " + "y" * 300_000 + " END"
-    session_file(src / "a.jsonl", {"t": "user", "text": "cat log"},
-                 {"t": "run", "id": "c1", "cmd": "cat big.log"},
-                 {"t": "out", "id": "c1", "out": output, "exit": 1})
+    session_file(
+        src / "a.jsonl",
+        {"t": "user", "text": "cat log"},
+        {"t": "run", "id": "c1", "cmd": "cat big.log"},
+        {"t": "out", "id": "c1", "out": output, "exit": 1},
+    )
     sync(indexer, src)
     row = indexer.conn.execute(
         "SELECT result_head, result_tail, result_bytes, result_sha256, result_truncated, status"
-        " FROM tool_uses").fetchone()
+        " FROM tool_uses"
+    ).fetchone()
     import hashlib
 
     assert row["result_truncated"] == 1 and row["status"] == "error"
@@ -245,22 +282,29 @@ def test_an_unreadable_file_is_counted_and_others_are_indexed(indexer: Indexer, 
 
 def test_commits_are_observed_in_commit_command_results(indexer: Indexer, src: Path) -> None:
     full = "9f2c1e4b7a3d5c6e8f0a1b2c3d4e5f6a7b8c9d0e"
-    session_file(src / "a.jsonl", {"t": "user", "text": "commit it"},
-                 {"t": "run", "id": "c1", "cmd": "git commit -am 'fix: retry'"},
-                 {"t": "out", "id": "c1", "out": "[main 9f2c1e4] fix: retry\n 2 files changed", "exit": 0},
-                 {"t": "run", "id": "c2", "cmd": "git rev-parse HEAD"},
-                 {"t": "out", "id": "c2", "out": full + "\n", "exit": 0},
-                 {"t": "run", "id": "c3", "cmd": "echo 9f2c1e4b7a3d5c6e8f0a1b2c3d4e5f6a7b8c9d0e"},
-                 {"t": "out", "id": "c3", "out": full, "exit": 0})
+    session_file(
+        src / "a.jsonl",
+        {"t": "user", "text": "commit it"},
+        {"t": "run", "id": "c1", "cmd": "git commit -am 'fix: retry'"},
+        {"t": "out", "id": "c1", "out": "[main 9f2c1e4] fix: retry\n 2 files changed", "exit": 0},
+        {"t": "run", "id": "c2", "cmd": "git rev-parse HEAD"},
+        {"t": "out", "id": "c2", "out": full + "\n", "exit": 0},
+        {"t": "run", "id": "c3", "cmd": "echo 9f2c1e4b7a3d5c6e8f0a1b2c3d4e5f6a7b8c9d0e"},
+        {"t": "out", "id": "c3", "out": full, "exit": 0},
+    )
     sync(indexer, src)
     rows = indexer.conn.execute(
-        "SELECT hash, is_full, from_commit_command FROM observed_commits ORDER BY id").fetchall()
+        "SELECT hash, is_full, from_commit_command FROM observed_commits ORDER BY id"
+    ).fetchall()
     assert [tuple(r) for r in rows] == [("9f2c1e4", 0, 1), (full, 1, 0)]
 
 
 def test_chinese_and_identifier_search(indexer: Indexer, src: Path) -> None:
-    session_file(src / "a.jsonl", {"t": "user", "text": "修复数据库连接池泄漏"},
-                 {"t": "user", "text": "rename parseLine to parse_record"})
+    session_file(
+        src / "a.jsonl",
+        {"t": "user", "text": "修复数据库连接池泄漏"},
+        {"t": "user", "text": "rename parseLine to parse_record"},
+    )
     sync(indexer, src)
     assert [h["turn"] for h in search_turns(indexer.conn, "库")] == [1]
     assert [h["turn"] for h in search_turns(indexer.conn, "连接池")] == [1]
@@ -296,16 +340,26 @@ CRASH_SCRIPT = textwrap.dedent("""
 @pytest.mark.parametrize("point", ["sync.mid-file", "sync.before-commit", "sync.after-file"])
 def test_a_crash_mid_sync_leaves_a_consistent_index(home: Path, src: Path, point: str) -> None:
     for name in ("a", "b", "c"):
-        session_file(src / f"{name}.jsonl", {"t": "user", "text": f"work {name}"},
-                     {"t": "say", "text": "done"})
+        session_file(
+            src / f"{name}.jsonl",
+            {"t": "user", "text": f"work {name}"},
+            {"t": "say", "text": "done"},
+        )
     home.mkdir(parents=True, exist_ok=True)
     script = CRASH_SCRIPT.format(tests=str(Path(__file__).parents[1]), home=str(home), src=str(src))
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          env={**os.environ, "TEAMLORE_FAILPOINT": point})
+    proc = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TEAMLORE_FAILPOINT": point},
+    )
     assert proc.returncode == -9, proc.stderr
     recovered = Indexer(open_index(home), {"mini": MiniAdapter()}, home=home)
     assert recovered.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     sync(recovered, src)
-    assert turns(recovered) == [(1, "work a", "done", 0), (1, "work b", "done", 0),
-                                (1, "work c", "done", 0)]
+    assert turns(recovered) == [
+        (1, "work a", "done", 0),
+        (1, "work b", "done", 0),
+        (1, "work c", "done", 0),
+    ]
     assert recovered.conn.execute("SELECT count(*) FROM turns_fts").fetchone()[0] == 3

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -202,6 +204,32 @@ def sessions_search(
     """Search past turns (BM25 over user, assistant and tool text)."""
     run("sessions.search", {"query": query, "provider": provider, "repository": repository,
                             "since": since, "until": until, "limit": limit}, fmt, _render_search)
+
+
+def _render_demo(result: dict[str, Any]) -> None:
+    stdout.print(f"[bold]teamlore demo[/] in {result['directory']}", highlight=False)
+    _render_sync(result["sync"])
+    stdout.print()
+    _render_list({"sessions": result["sessions"]})
+    for query, hits in result["searches"].items():
+        stdout.print(f"\n[bold]sessions search[/] {query!r}")
+        _render_search({"hits": hits})
+    memory = result["memory"]
+    stdout.print(f"\nTeam memory initialized in {Path(result['repository']).name}: "
+                 f"generation {memory.get('generation')}, coverage {memory.get('coverage')}.")
+    stdout.print(f"\nTry it yourself:\n  export TEAMLORE_HOME={result['stateDir']}\n"
+                 f"  teamlore sessions list\n  teamlore sessions search 迁移", highlight=False)
+
+
+@app.command()
+def demo(
+    directory: str | None = typer.Option(
+        None, "--dir", help="Empty folder for the demo (default: a new temporary folder)."),
+    fmt: OutputFormat = FormatOption,
+) -> None:
+    """Run the whole pipeline on bundled sample sessions in a throwaway folder."""
+    target = directory or tempfile.mkdtemp(prefix="teamlore-demo-")
+    run("demo", {"directory": target}, fmt, _render_demo, progress_label="Demo")
 
 
 @app.command()

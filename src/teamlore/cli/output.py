@@ -6,6 +6,7 @@ exit 1 for refusals and failures, 2 for usage errors.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -83,6 +84,11 @@ def run(
         fail(err, fmt)
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
+    except Exception as exc:
+        if os.environ.get("TEAMLORE_DEBUG"):
+            raise
+        fail(errors.TeamloreError(errors.INTERNAL, f"{type(exc).__name__}: {exc} "
+                                  "(set TEAMLORE_DEBUG=1 for a traceback)"), fmt)
     if fmt is OutputFormat.json:
         print_json(result)
     else:

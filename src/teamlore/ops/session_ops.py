@@ -18,7 +18,7 @@ from teamlore.core import db, errors
 from teamlore.core.analyzer import ANALYZER_VERSION
 from teamlore.core.config import RepositoryConfig, load_config, save_config
 from teamlore.core.lock import file_lock
-from teamlore.core.paths import state_dir
+from teamlore.core.paths import resolve_home
 from teamlore.core.timeutil import parse_instant
 from teamlore.ops.registry import OpContext, operation
 from teamlore.sessions.index_db import INDEX_DB_NAME, index_db_path, open_index
@@ -123,20 +123,20 @@ def _update_delivery(conn: sqlite3.Connection) -> dict[str, Any]:
     mapped = map_sessions(conn)
     repos = list_repositories(conn)
     commits_added = 0
-    edges = 0
+    edges: dict[str, int] = {}
     for identity in repos:
-        scan = scan_commits(conn, identity)
-        commits_added += scan.added
+        commits_added += scan_commits(conn, identity).commits_inserted
     for repository_key in sorted({r.repository_key for r in repos}):
-        edges += build_delivery_edges(conn, repository_key).edges
+        for strength, count in build_delivery_edges(conn, repository_key).edges.items():
+            edges[strength] = edges.get(strength, 0) + count
     return {"repositories": len(repos), "sessionsMapped": mapped, "commitsAdded": commits_added,
-            "deliveryEdges": edges}
+            "deliveryEdges": sum(edges.values()), "edgesByStrength": edges}
 
 
 @operation("sync", input_model=SyncRequest, side_effect="state-write")
 def sync(ctx: OpContext, request: SyncRequest) -> dict[str, Any]:
     """Index new and changed session files, register a repository, link sessions to commits."""
-    home = ctx.home or state_dir()
+    home = resolve_home(ctx.home)
     sources = resolve_sources(request, home)
     with file_lock(home / SYNC_LOCK, wait_seconds=request.wait_seconds, what="a sync"):
         conn = open_index_checked(home, rebuild=request.rebuild)
@@ -262,7 +262,7 @@ class StatusRequest(_Strict):
 @operation("status", input_model=StatusRequest, side_effect="read")
 def status(ctx: OpContext, request: StatusRequest) -> dict[str, Any]:
     """Index health: sources, counts, last sync, diagnostics, schema version."""
-    home = ctx.home or state_dir()
+    home = resolve_home(ctx.home)
     conn = _read_index(home)
     try:
         one = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731

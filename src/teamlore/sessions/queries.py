@@ -199,7 +199,7 @@ def search_turns(
             "turn": r["ordinal"],
             "provider": r["provider"],
             "snippet": snippet(r["user_text"] + "\n" + r["assistant_text"], terms),
-            "score": round(-float(r["rank"]), 6),
+            "score": -float(r["rank"]),
         }
         for r in rows
     ]
