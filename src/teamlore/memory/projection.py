@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict
 from teamlore.core import db, errors
 from teamlore.core.analyzer import ANALYZER_VERSION, analyze
 from teamlore.core.canonical import canonical_json, digest, sha256_hex
+from teamlore.core.failpoints import failpoint
 from teamlore.memory import documents
 from teamlore.memory.frontmatter import MemoryFormatError, decode_text
 from teamlore.memory.layout import MEMORY_ROOT
@@ -683,6 +684,7 @@ def _replace_owner_rows(
             for i, r in enumerate(rows)
         ),
     )
+    failpoint("memory.projection.rows-replaced")
     conn.executemany(
         "INSERT INTO approved_fts (rowid, searchable_text) VALUES (?, ?)",
         ((first_id + i, r.searchable_text()) for i, r in enumerate(rows)),
