@@ -131,6 +131,7 @@ MCP_TOOLS = frozenset({"list_mcp_resources", "list_mcp_resource_templates", "rea
 
 _EXIT_CODE = re.compile(r"^Exit code: (-?\d+)[ \t]*\r?$", re.M)
 _PROCESS_EXITED = re.compile(r"^Process exited with code (-?\d+)[ \t]*\r?$", re.M)
+_OUTPUT_LINE = re.compile(r"^Output:", re.M)
 _SANDBOX_EXIT = re.compile(r"\bexit code: (-?\d+)")
 _ENV_CWD = re.compile(r"<cwd>(.*?)</cwd>", re.S)
 _JS_TOOL = re.compile(r"\btools\.([A-Za-z_][\w]*)\s*\(")
@@ -149,6 +150,7 @@ _ERROR_PREFIXES = (
 _OK_PREFIXES = ("success.", "script completed", "plan updated")
 # how much of an output's start is searched for its status header
 _HEADER_WINDOW = 1024
+_SHORT_HEADER = 300  # when no "Output:" line closes the header
 
 
 class BadRecord(Exception):
@@ -675,13 +677,13 @@ def parse_exit_code(text: str) -> int | None:
     `Process exited with code N` (unified exec), or a sandbox/execution error's `exit code: N`.
     Only the header (before the `Output:` line) is searched, so program output cannot fake it."""
     header = text[:_HEADER_WINDOW]
-    cut = header.find("\nOutput:")
-    if cut >= 0:
-        header = header[:cut]
-    for pattern in (_EXIT_CODE, _PROCESS_EXITED):
-        match = pattern.search(header)
-        if match:
-            return int(match.group(1))
+    output_line = _OUTPUT_LINE.search(header)
+    header = header[: output_line.start()] if output_line else header[:_SHORT_HEADER]
+    match = _EXIT_CODE.match(header)  # 0.60+: always the first line
+    if match is None:
+        match = _PROCESS_EXITED.search(header)  # unified exec: a header line before "Output:"
+    if match:
+        return int(match.group(1))
     lowered = header.lstrip().lower()
     if lowered.startswith(("failed in sandbox", "execution error", "sandbox error")):
         match = _SANDBOX_EXIT.search(header)
