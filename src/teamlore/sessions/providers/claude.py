@@ -206,7 +206,7 @@ class _Parser:
         elif kind == "assistant":
             self.assistant(rec, at)
         elif kind == "system":
-            if rec.get("subtype") in END_SUBTYPES:
+            if as_str(rec.get("subtype")) in END_SUBTYPES:
                 self.end_marker(at)
         elif kind in ("summary", "ai-title"):
             title = as_nonempty_str(rec.get("summary" if kind == "summary" else "aiTitle"))
@@ -260,7 +260,7 @@ class _Parser:
             self.flush_prompt()
         if self.st["end_pending"] is None:
             return
-        if kind == "system" and rec.get("subtype") in END_SUBTYPES:
+        if kind == "system" and as_str(rec.get("subtype")) in END_SUBTYPES:
             return
         if kind == "assistant":
             message = as_dict(rec.get("message")) or {}

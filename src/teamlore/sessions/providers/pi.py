@@ -189,7 +189,7 @@ class _Parser:
             self.tool_result(message, at)
         elif role == "bashExecution":
             self.bash_execution(message, at)
-        elif role in QUIET_ROLES:
+        elif as_str(role) in QUIET_ROLES:
             pass
         else:
             self.bad(f"message with unknown role {role!r}")
@@ -225,7 +225,7 @@ class _Parser:
                     self.out.append(AssistantText(text=text, at=at))
             elif kind == "toolCall":
                 self.tool_call(block, at)
-        if message.get("stopReason") in ENDING_STOP_REASONS:
+        if as_str(message.get("stopReason")) in ENDING_STOP_REASONS:
             self.end_turn(at)
 
     def end_turn(self, at: str | None) -> None:
