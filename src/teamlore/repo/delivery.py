@@ -410,11 +410,18 @@ def _repo_relative_paths(
     out: set[str] = set()
     for path in paths:
         if path.startswith("/"):
-            absolute = normalize_posix(path)
-        elif cwd is not None and path and not is_windows_path(path) and "\x00" not in path:
-            absolute = os.path.realpath(os.path.join(cwd, path))
+            joined: str | None = path
+        elif cwd is not None and path and not is_windows_path(path):
+            joined = os.path.join(cwd, path)
         else:
-            absolute = None
+            joined = None
+        absolute = None
+        if joined is not None and "\x00" not in joined:
+            # resolve the directory only: git records a symlink at its own path
+            joined = os.path.normpath(joined)
+            directory = normalize_posix(os.path.dirname(joined))
+            if directory is not None:
+                absolute = os.path.join(directory, os.path.basename(joined))
         relative = view.repo_relative(absolute) if absolute else None
         if relative is None:
             counters.outside += 1
