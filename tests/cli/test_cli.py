@@ -1,0 +1,111 @@
+"""The real `teamlore` executable: JSON shapes, exit codes, stable error codes, state untouched."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import teamlore_cli
+from teamlore.core.lock import file_lock
+
+DATA = Path(__file__).resolve().parents[1] / "sessions" / "data"
+
+
+@pytest.fixture()
+def sources(tmp_path: Path) -> Path:
+    root = tmp_path / "sources"
+    shutil.copytree(DATA / "claude", root / "claude")
+    shutil.copytree(DATA / "codex", root / "codex")
+    return root
+
+
+def sync_json(sources: Path, *extra: str) -> tuple[int, dict]:
+    proc = teamlore_cli("sync", "--source", f"claude={sources / 'claude'}",
+                        "--source", f"codex={sources / 'codex'}", "--format", "json", *extra)
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def test_sync_json_reports_files_sessions_turns_bytes_and_diagnostics(
+    home: Path, sources: Path
+) -> None:
+    code, result = sync_json(sources)
+    assert code == 0
+    assert set(result) >= {"files", "sessions", "turns", "bytesRead", "diagnostics"}
+    assert set(result["files"]) >= {"seen", "changed", "failed"}
+    assert result["files"]["failed"] == 0 and result["turns"] > 0 and result["bytesRead"] > 0
+    for diagnostic in result["diagnostics"]:
+        assert set(diagnostic) == {"code", "file", "line", "message"}
+    code, again = sync_json(sources)
+    assert (code, again["files"]["changed"], again["bytesRead"]) == (0, 0, 0)
+
+
+def test_sessions_list_show_and_search(home: Path, sources: Path) -> None:
+    sync_json(sources)
+    listed = json.loads(teamlore_cli("sessions", "list", "--format", "json").stdout)["sessions"]
+    assert listed and set(listed[0]) >= {"provider", "sessionKey", "cwd", "startedAt", "endedAt",
+                                         "turns", "repository"}
+    key = next(s["sessionKey"] for s in listed if s["turns"])
+    shown = json.loads(teamlore_cli("sessions", "show", key, "--format", "json").stdout)
+    assert shown["session"]["sessionKey"] == key and shown["turns"]
+    hits = json.loads(teamlore_cli("sessions", "search", "cart rounding", "--format", "json").stdout)
+    assert hits["hits"] and set(hits["hits"][0]) >= {"sessionKey", "turn", "provider", "snippet",
+                                                     "score"}
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "exit_code"),
+    [
+        (["sessions", "show", "nope"], "SESSION_NOT_FOUND", 1),
+        (["sessions", "search", "?!,"], "QUERY_EMPTY", 2),
+        (["sessions", "list", "--since", "yesterday"], "INVALID_ARGUMENT", 2),
+        (["sync", "--source", "gemini=/tmp"], "INVALID_ARGUMENT", 2),
+    ],
+)
+def test_refusals_carry_stable_codes(home: Path, args: list[str], code: str, exit_code: int) -> None:
+    proc = teamlore_cli(*args, "--format", "json")
+    assert proc.returncode == exit_code, proc.stderr
+    assert json.loads(proc.stdout)["error"]["code"] == code
+
+
+def test_usage_errors_exit_2(home: Path) -> None:
+    assert teamlore_cli("sync", "--no-such-flag").returncode == 2
+    assert teamlore_cli("sessions", "show").returncode == 2
+
+
+def test_registering_a_non_repository_is_refused_and_changes_nothing(
+    home: Path, sources: Path, tmp_path: Path
+) -> None:
+    sync_json(sources)
+    before = sorted(p.name for p in home.iterdir())
+    config = (home / "config.toml").read_bytes() if (home / "config.toml").exists() else None
+    not_repo = tmp_path / "plain"
+    not_repo.mkdir()
+    code, result = sync_json(sources, "--repository", str(not_repo))
+    assert code == 1 and result["error"]["code"] == "NOT_A_GIT_REPOSITORY"
+    assert sorted(p.name for p in home.iterdir()) == before
+    after = (home / "config.toml").read_bytes() if (home / "config.toml").exists() else None
+    assert after == config
+
+
+def test_a_second_sync_refuses_while_one_runs(home: Path, sources: Path) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    with file_lock(home / "sync.lock"):
+        code, result = sync_json(sources, "--wait", "0")
+    assert code == 1 and result["error"]["code"] == "LOCK_BUSY"
+    code, _ = sync_json(sources, "--wait", "0")
+    assert code == 0
+
+
+def test_text_output_is_readable(home: Path, sources: Path) -> None:
+    proc = teamlore_cli("sync", "--source", f"claude={sources / 'claude'}")
+    assert proc.returncode == 0
+    assert "Indexed" in proc.stdout and "sessions" in proc.stdout
+
+
+def test_help_lists_the_command_groups() -> None:
+    out = teamlore_cli("--help").stdout
+    for group in ("sync", "sessions", "memory", "status", "mcp", "demo"):
+        assert group in out
