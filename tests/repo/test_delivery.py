@@ -328,6 +328,6 @@ def test_a_written_symlink_counts_at_its_own_repository_path(
 
     result = build_delivery_edges(conn, story.repository_key)
 
-    edge = next(e for e in list_edges(conn, story.repository_key) if e.hash == link_commit)
-    assert edge.strength == "observed" and edge.turn_ordinal == 3
+    edge = list_edges(conn, story.repository_key, turn_id=story.turns[3])
+    assert [e.strength for e in edge if e.hash == link_commit] == ["observed"]
     assert result.paths_outside_worktree == 0
