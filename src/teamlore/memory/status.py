@@ -1,0 +1,194 @@
+"""Team-memory status of one owner: projection, entries, workflow counts and a lint summary.
+
+Read-only: it never syncs the projection and never writes the state database. The entry counts
+come from the approved projection (what search and recall see); the lint summary comes from the
+files on disk (`lint_tree`), so a status run shows both what is indexed and what the tree holds.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter
+from pathlib import Path
+from typing import Literal
+
+import orjson
+from pydantic import BaseModel, ConfigDict
+
+from teamlore.core import errors
+from teamlore.core.analyzer import ANALYZER_VERSION
+from teamlore.memory.layout import MEMORY_ROOT
+from teamlore.memory.lint import lint_tree
+from teamlore.memory.projection import Coverage, Diagnostic, ProjectionCounts, stored_counts
+
+
+class _Counts(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class EntryCounts(_Counts):
+    approved: int = 0
+    deprecated: int = 0
+
+
+class CandidateCounts(_Counts):
+    draft: int = 0
+    quarantined: int = 0
+    promoted: int = 0
+    discarded: int = 0
+
+
+class TaskCounts(_Counts):
+    pending: int = 0
+    claimed: int = 0
+    submitted: int = 0
+    stale: int = 0
+
+
+class ChunkCounts(_Counts):
+    pending: int = 0
+    drafted: int = 0
+    extracted: int = 0
+    stale: int = 0
+
+
+class PromotionCounts(_Counts):
+    generated: int = 0
+    approved: int = 0
+    applying: int = 0
+    applied: int = 0
+    voided: int = 0
+
+
+class ProjectionStatus(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    generation: int
+    coverage: Coverage
+    source_tree_digest: str
+    analyzer_version: str
+    analyzer_current: bool  # False: the next sync rebuilds the projection
+    synced_at: int  # ms since the epoch
+    counts: ProjectionCounts
+    diagnostics: list[Diagnostic]
+
+
+class LintSummary(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    policy_version: str
+    files: int
+    blocking: int
+    warnings: int
+    rules: dict[str, int]  # finding rule -> how many
+
+
+class MemoryStatus(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    repository_key: str
+    worktree_key: str
+    memory_root: str
+    tree: Literal["present", "missing", "unsafe"]
+    projection: ProjectionStatus | None  # None: never synced
+    entries: EntryCounts
+    candidates: CandidateCounts
+    tasks: TaskCounts
+    chunks: ChunkCounts
+    promotions: PromotionCounts
+    lint: LintSummary | None  # None when the tree is missing or unsafe
+
+
+_COUNTED_TABLES = {
+    "candidates": "status",
+    "tasks": "status",
+    "chunks": "status",
+    "promotion_journal": "status",
+}
+
+
+def _count_by_status(
+    conn: sqlite3.Connection, table: str, repository_key: str, worktree_key: str
+) -> dict[str, int]:
+    column = _COUNTED_TABLES[table]
+    rows = conn.execute(
+        f"SELECT {column}, count(*) FROM {table} "
+        "WHERE repository_key = ? AND worktree_key = ? GROUP BY 1",
+        (repository_key, worktree_key),
+    )
+    return {str(status): int(n) for status, n in rows}
+
+
+def _projection_status(
+    conn: sqlite3.Connection, repository_key: str, worktree_key: str
+) -> ProjectionStatus | None:
+    row = conn.execute(
+        "SELECT generation, coverage, source_tree_digest, analyzer_version, synced_at, "
+        "diagnostics_json FROM approved_projection WHERE repository_key = ? AND worktree_key = ?",
+        (repository_key, worktree_key),
+    ).fetchone()
+    if row is None:
+        return None
+    current = row[3] == ANALYZER_VERSION
+    return ProjectionStatus(
+        generation=row[0],
+        coverage=row[1] if current else "partial",
+        source_tree_digest=row[2],
+        analyzer_version=row[3],
+        analyzer_current=current,
+        synced_at=row[4],
+        counts=stored_counts(conn, repository_key, worktree_key),
+        diagnostics=[Diagnostic.model_validate(d) for d in orjson.loads(row[5])],
+    )
+
+
+def _lint_summary(
+    worktree_root: Path,
+) -> tuple[Literal["present", "missing", "unsafe"], LintSummary | None]:
+    try:
+        report = lint_tree(worktree_root)
+    except errors.TeamloreError as exc:
+        if exc.code == errors.MEMORY_NOT_INITIALIZED.code:
+            return "missing", None
+        if exc.code == errors.UNSAFE_PATH.code:
+            return "unsafe", None
+        raise
+    return "present", LintSummary(
+        policy_version=report.policy_version,
+        files=len(report.files),
+        blocking=len(report.blocking),
+        warnings=len(report.warnings),
+        rules=dict(sorted(Counter(f.rule for f in report.findings).items())),
+    )
+
+
+def memory_status(
+    conn: sqlite3.Connection,
+    *,
+    repository_key: str,
+    worktree_key: str,
+    worktree_root: Path,
+) -> MemoryStatus:
+    owner = (repository_key, worktree_key)
+    projection = _projection_status(conn, *owner)
+    entries = EntryCounts()
+    for status, n in conn.execute(
+        "SELECT status, count(*) FROM approved_entries "
+        "WHERE repository_key = ? AND worktree_key = ? AND kind = 'entry' GROUP BY status",
+        owner,
+    ):
+        setattr(entries, status, n)
+    tree, lint = _lint_summary(worktree_root)
+    return MemoryStatus(
+        repository_key=repository_key,
+        worktree_key=worktree_key,
+        memory_root=MEMORY_ROOT,
+        tree=tree,
+        projection=projection,
+        entries=entries,
+        candidates=CandidateCounts(**_count_by_status(conn, "candidates", *owner)),
+        tasks=TaskCounts(**_count_by_status(conn, "tasks", *owner)),
+        chunks=ChunkCounts(**_count_by_status(conn, "chunks", *owner)),
+        promotions=PromotionCounts(**_count_by_status(conn, "promotion_journal", *owner)),
+        lint=lint,
+    )

@@ -1,0 +1,171 @@
+"""memory_status: what one owner's team memory looks like, read-only."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from teamlore.memory.layout import init_tree
+from teamlore.memory.projection import sync_approved_projection
+from teamlore.memory.state_db import open_state_db
+from teamlore.memory.status import MemoryStatus, memory_status
+
+REPO = "a1" * 12
+WORKTREE = "b2" * 12
+OTHER = "c3" * 12
+HEX64 = "d4" * 32
+
+
+def entry_text(entry_id: str, body: str, *, status: str = "approved") -> str:
+    return (
+        f"---\nid: {entry_id}\ntype: work_fact\nstatus: {status}\npriority: 50\n"
+        "confidence: high\nprovenance_strength: direct\nclaim_support: human-confirmed\n"
+        "limitations: []\nscope: repo\nscene: null\noccurred: []\n"
+        'evidence: {"commits":[],"paths":[]}\nsuperseded_by: null\n---\n'
+        f"{body}\n"
+    )
+
+
+@pytest.fixture
+def worktree(tmp_path: Path) -> Path:
+    root = tmp_path / "worktree"
+    root.mkdir()
+    init_tree(root)
+    return root
+
+
+@pytest.fixture
+def conn(tmp_path: Path) -> Iterator[sqlite3.Connection]:
+    connection = open_state_db(tmp_path / "home")
+    yield connection
+    connection.close()
+
+
+def status(conn: sqlite3.Connection, worktree: Path, worktree_key: str = WORKTREE) -> MemoryStatus:
+    return memory_status(
+        conn, repository_key=REPO, worktree_key=worktree_key, worktree_root=worktree
+    )
+
+
+def write_entry(worktree: Path, entry_id: str, body: str, **kw: str) -> None:
+    path = worktree / f".threadshare/memory/entries/{entry_id}.md"
+    path.write_text(entry_text(entry_id, body, **kw), encoding="utf-8")
+
+
+def add_candidate(
+    conn: sqlite3.Connection, candidate_id: str, state: str, worktree_key: str
+) -> None:
+    conn.execute(
+        "INSERT INTO candidates (candidate_id, repository_key, worktree_key, chunk_ref, "
+        "content_digest, payload_json, status, updated_at) VALUES (?, ?, ?, 'c', ?, '{}', ?, 1)",
+        (candidate_id, REPO, worktree_key, HEX64, state),
+    )
+
+
+def test_a_fresh_tree_has_no_projection_and_zero_counts(
+    conn: sqlite3.Connection, worktree: Path
+) -> None:
+    result = status(conn, worktree)
+    assert (result.tree, result.projection, result.memory_root) == (
+        "present",
+        None,
+        ".threadshare/memory",
+    )
+    assert result.entries.model_dump() == {"approved": 0, "deprecated": 0}
+    assert result.candidates.model_dump() == {
+        "draft": 0,
+        "quarantined": 0,
+        "promoted": 0,
+        "discarded": 0,
+    }
+    assert result.lint is not None and result.lint.blocking == 0
+
+
+def test_status_reports_the_projection_and_entries_by_status(
+    conn: sqlite3.Connection, worktree: Path
+) -> None:
+    write_entry(worktree, "kept", "Still true.")
+    write_entry(worktree, "retired", "No longer true.", status="deprecated")
+    synced = sync_approved_projection(
+        conn, repository_key=REPO, worktree_key=WORKTREE, worktree_root=worktree
+    )
+    result = status(conn, worktree)
+    assert result.projection is not None
+    assert (result.projection.generation, result.projection.coverage) == (1, "complete")
+    assert result.projection.source_tree_digest == synced.source_tree_digest
+    assert result.projection.analyzer_current
+    assert result.projection.counts.entries == 2
+    assert result.entries.model_dump() == {"approved": 1, "deprecated": 1}
+
+
+def test_candidates_tasks_and_promotions_are_counted_per_owner(
+    conn: sqlite3.Connection, worktree: Path
+) -> None:
+    for i, state in enumerate(["draft", "draft", "quarantined", "promoted", "discarded"]):
+        add_candidate(conn, f"mine-{i}", state, WORKTREE)
+    add_candidate(conn, "theirs", "draft", OTHER)
+    conn.execute(
+        "INSERT INTO tasks (task_id, kind, repository_key, worktree_key, chunk_ref, "
+        "binding_json, created_at) VALUES ('t1', 'extraction', ?, ?, 'c', '{}', 1)",
+        (REPO, WORKTREE),
+    )
+    conn.execute(
+        "INSERT INTO promotion_journal (plan_id, repository_key, worktree_key, "
+        "plan_canonical_json, plan_digest, candidate_ids_json, assessment_digest, "
+        "policy_version, status, updated_at) VALUES ('p1', ?, ?, '{}', ?, '[]', ?, 's@1', "
+        "'applying', 1)",
+        (REPO, WORKTREE, HEX64, HEX64),
+    )
+    result = status(conn, worktree)
+    assert result.candidates.model_dump() == {
+        "draft": 2,
+        "quarantined": 1,
+        "promoted": 1,
+        "discarded": 1,
+    }
+    assert result.tasks.pending == 1
+    assert result.promotions.applying == 1
+    assert status(conn, worktree, OTHER).candidates.draft == 1
+
+
+def test_the_lint_summary_counts_blocking_findings_by_rule(
+    conn: sqlite3.Connection, worktree: Path
+) -> None:
+    write_entry(
+        worktree, "leaky", "Use token ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8 to push."
+    )
+    result = status(conn, worktree)
+    assert result.lint is not None
+    assert result.lint.blocking >= 1
+    assert any(rule.startswith("secret.") for rule in result.lint.rules)
+    assert result.lint.files >= 1
+
+
+def test_a_missing_tree_is_reported_not_raised(conn: sqlite3.Connection, tmp_path: Path) -> None:
+    result = status(conn, tmp_path)
+    assert (result.tree, result.lint) == ("missing", None)
+
+
+def test_a_projection_from_another_analyzer_is_flagged(
+    conn: sqlite3.Connection, worktree: Path
+) -> None:
+    sync_approved_projection(
+        conn, repository_key=REPO, worktree_key=WORKTREE, worktree_root=worktree
+    )
+    conn.execute("UPDATE approved_projection SET analyzer_version = 'teamlore-analyzer@0'")
+    projection = status(conn, worktree).projection
+    assert projection is not None
+    assert (projection.analyzer_current, projection.coverage) == (False, "partial")
+
+
+def test_status_never_writes(conn: sqlite3.Connection, worktree: Path) -> None:
+    write_entry(worktree, "kept", "Still true.")
+    sync_approved_projection(
+        conn, repository_key=REPO, worktree_key=WORKTREE, worktree_root=worktree
+    )
+    before = conn.total_changes
+    status(conn, worktree)
+    assert conn.total_changes == before
