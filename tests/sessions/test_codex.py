@@ -83,10 +83,12 @@ def test_discover_finds_rollouts_recursively_and_accepts_any_jsonl_file_root(
     day.mkdir(parents=True)
     rollout = day / "rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl"
     rollout.write_text("{}\n")
-    (day / "notes.jsonl").write_text("{}\n")
+    copy = day / "exported-copy.jsonl"
+    copy.write_text("{}\n")
     (day / "rollout-x.json").write_text("{}\n")
+    (tmp_path / "history.jsonl").write_text("{}\n")  # Codex prompt history, not a session
     adapter = CodexAdapter()
-    assert list(adapter.discover(tmp_path)) == [rollout]
+    assert list(adapter.discover(tmp_path)) == [copy, rollout]
     exported = tmp_path / "exported-session.jsonl"
     exported.write_text("{}\n")
     assert list(adapter.discover(exported)) == [exported]

@@ -175,7 +175,11 @@ class CodexAdapter:
             return
         if not root.is_dir():
             return
-        yield from sorted(p for p in root.rglob("rollout-*.jsonl") if p.is_file())
+        # Codex names rollouts rollout-*.jsonl; copies and exports keep other names, so every
+        # *.jsonl under a sessions root counts, except the prompt history Codex keeps beside it
+        yield from sorted(
+            p for p in root.rglob("*.jsonl") if p.is_file() and p.name != "history.jsonl"
+        )
 
     def new_state(self, path: Path) -> dict[str, Any]:
         return {
