@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import teamlore_cli
+from support import teamlore_cli
 from teamlore.core.lock import file_lock
 
 DATA = Path(__file__).resolve().parents[1] / "sessions" / "data"

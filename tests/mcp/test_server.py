@@ -14,7 +14,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from conftest import teamlore_cli
+from support import teamlore_cli
 
 ENTRY = """---
 id: release-needs-stable-export-order

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from teamlore.ops.registry import OpContext, run_operation
-from conftest import shared_fixtures
+from support import shared_fixtures
 
 PROVIDERS = ("codex", "claude", "pi")
 
