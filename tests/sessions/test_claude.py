@@ -184,7 +184,7 @@ def test_one_turn_end_for_a_stop_hook_followed_by_turn_duration() -> None:
     evs = events(MAIN)
     first_end = next(i for i, e in enumerate(evs) if isinstance(e, TurnEnd))
     assert getattr(evs[first_end - 1], "text", None) == "Rounding fixed in cart.py."
-    assert evs[first_end].at == "2026-03-01T10:00:12.000Z"
+    assert of(evs, TurnEnd)[0].at == "2026-03-01T10:00:12.000Z"
     assert not isinstance(evs[first_end + 1], TurnEnd)
 
 
