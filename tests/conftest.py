@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+
 @pytest.fixture()
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A private teamlore state dir, also exported as TEAMLORE_HOME for subprocesses."""

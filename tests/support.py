@@ -21,11 +21,19 @@ def shared_fixtures(*parts: str) -> Path:
     return path
 
 
-def teamlore_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
-                 input: str | None = None) -> subprocess.CompletedProcess[str]:
+def teamlore_cli(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, input: str | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run the real `teamlore` console entry point in a subprocess."""
     full_env = {**os.environ, **(env or {})}
     exe = shutil.which("teamlore", path=str(Path(sys.executable).parent))
     cmd = [exe] if exe else [sys.executable, "-m", "teamlore.cli.main"]
-    return subprocess.run([*cmd, *args], cwd=cwd, env=full_env, text=True, capture_output=True,
-                          input=input, timeout=120)
+    return subprocess.run(
+        [*cmd, *args],
+        cwd=cwd,
+        env=full_env,
+        text=True,
+        capture_output=True,
+        input=input,
+        timeout=120,
+    )

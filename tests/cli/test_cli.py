@@ -23,8 +23,16 @@ def sources(tmp_path: Path) -> Path:
 
 
 def sync_json(sources: Path, *extra: str) -> tuple[int, dict]:
-    proc = teamlore_cli("sync", "--source", f"claude={sources / 'claude'}",
-                        "--source", f"codex={sources / 'codex'}", "--format", "json", *extra)
+    proc = teamlore_cli(
+        "sync",
+        "--source",
+        f"claude={sources / 'claude'}",
+        "--source",
+        f"codex={sources / 'codex'}",
+        "--format",
+        "json",
+        *extra,
+    )
     return proc.returncode, json.loads(proc.stdout)
 
 
@@ -45,14 +53,28 @@ def test_sync_json_reports_files_sessions_turns_bytes_and_diagnostics(
 def test_sessions_list_show_and_search(home: Path, sources: Path) -> None:
     sync_json(sources)
     listed = json.loads(teamlore_cli("sessions", "list", "--format", "json").stdout)["sessions"]
-    assert listed and set(listed[0]) >= {"provider", "sessionKey", "cwd", "startedAt", "endedAt",
-                                         "turns", "repository"}
+    assert listed and set(listed[0]) >= {
+        "provider",
+        "sessionKey",
+        "cwd",
+        "startedAt",
+        "endedAt",
+        "turns",
+        "repository",
+    }
     key = next(s["sessionKey"] for s in listed if s["turns"])
     shown = json.loads(teamlore_cli("sessions", "show", key, "--format", "json").stdout)
     assert shown["session"]["sessionKey"] == key and shown["turns"]
-    hits = json.loads(teamlore_cli("sessions", "search", "cart rounding", "--format", "json").stdout)
-    assert hits["hits"] and set(hits["hits"][0]) >= {"sessionKey", "turn", "provider", "snippet",
-                                                     "score"}
+    hits = json.loads(
+        teamlore_cli("sessions", "search", "cart rounding", "--format", "json").stdout
+    )
+    assert hits["hits"] and set(hits["hits"][0]) >= {
+        "sessionKey",
+        "turn",
+        "provider",
+        "snippet",
+        "score",
+    }
 
 
 @pytest.mark.parametrize(
@@ -64,7 +86,9 @@ def test_sessions_list_show_and_search(home: Path, sources: Path) -> None:
         (["sync", "--source", "gemini=/tmp"], "INVALID_ARGUMENT", 2),
     ],
 )
-def test_refusals_carry_stable_codes(home: Path, args: list[str], code: str, exit_code: int) -> None:
+def test_refusals_carry_stable_codes(
+    home: Path, args: list[str], code: str, exit_code: int
+) -> None:
     proc = teamlore_cli(*args, "--format", "json")
     assert proc.returncode == exit_code, proc.stderr
     assert json.loads(proc.stdout)["error"]["code"] == code

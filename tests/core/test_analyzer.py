@@ -30,15 +30,20 @@ def test_long_noise_tokens_are_dropped() -> None:
 
 def _index(docs: list[str]) -> sqlite3.Connection:
     conn = sqlite3.connect(":memory:")
-    conn.execute("CREATE VIRTUAL TABLE f USING fts5(body, tokenize='unicode61 remove_diacritics 0')")
-    conn.executemany("INSERT INTO f(rowid, body) VALUES (?, ?)",
-                     [(i, analyze(d)) for i, d in enumerate(docs, 1)])
+    conn.execute(
+        "CREATE VIRTUAL TABLE f USING fts5(body, tokenize='unicode61 remove_diacritics 0')"
+    )
+    conn.executemany(
+        "INSERT INTO f(rowid, body) VALUES (?, ?)", [(i, analyze(d)) for i, d in enumerate(docs, 1)]
+    )
     return conn
 
 
 def _hits(conn: sqlite3.Connection, query: str, mode: str = "all") -> list[int]:
     match = fts_query(query, mode=mode)
-    return [r[0] for r in conn.execute("SELECT rowid FROM f WHERE f MATCH ? ORDER BY rank", (match,))]
+    return [
+        r[0] for r in conn.execute("SELECT rowid FROM f WHERE f MATCH ? ORDER BY rank", (match,))
+    ]
 
 
 def test_chinese_queries_of_one_and_two_characters_match() -> None:

@@ -41,8 +41,10 @@ def test_keys_differ_across_machines(tmp_path: Path) -> None:
 
 def test_config_round_trips_and_is_private(home: Path) -> None:
     state_dir()
-    config = Config(sources={"codex": ["/x/y", 'we"ird\\path']},
-                    repositories=[RepositoryConfig(path="/r", repository_key="a", worktree_key="b")])
+    config = Config(
+        sources={"codex": ["/x/y", 'we"ird\\path']},
+        repositories=[RepositoryConfig(path="/r", repository_key="a", worktree_key="b")],
+    )
     save_config(config, home)
     assert load_config(home) == config
     assert stat.S_IMODE(os.stat(home / "config.toml").st_mode) == 0o600

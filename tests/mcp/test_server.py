@@ -11,9 +11,9 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from mcp import ClientSession, StdioServerParameters
 from support import teamlore_cli
 
 ENTRY = """---
@@ -34,15 +34,21 @@ superseded_by: null
 Invoice export must sort rows by id; unordered exports made test_export flaky in release jobs.
 """
 
-ENTRY_ZH = ENTRY.replace("release-needs-stable-export-order", "migration-lock-timeout-3f9a2c").replace(
-    "Invoice export must sort rows by id; unordered exports made test_export flaky in release jobs.",
+ENTRY_ZH = ENTRY.replace(
+    "release-needs-stable-export-order", "migration-lock-timeout-3f9a2c"
+).replace(
+    ENTRY.splitlines()[-1],
     "数据库迁移在 staging 上必须把锁等待超时设为 30 秒，否则 alembic 升级会超时。",
 )
 
 
 def git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
-                   env={**os.environ, "GIT_CONFIG_GLOBAL": os.devnull})
+    subprocess.run(
+        ["git", "-C", str(repo), *args],
+        check=True,
+        capture_output=True,
+        env={**os.environ, "GIT_CONFIG_GLOBAL": os.devnull},
+    )
 
 
 @pytest.fixture()
@@ -59,23 +65,29 @@ def repo(tmp_path: Path, home: Path) -> Path:
 
 def server_params(repo: Path, capability: str = "team-read") -> StdioServerParameters:
     return StdioServerParameters(
-        command=sys.executable, args=["-m", "teamlore.cli.main", "mcp", "--capability", capability],
-        cwd=str(repo), env={**os.environ},
+        command=sys.executable,
+        args=["-m", "teamlore.cli.main", "mcp", "--capability", capability],
+        cwd=str(repo),
+        env={**os.environ},
     )
 
 
-async def _session_calls(repo: Path, calls: list[tuple[str, dict[str, Any]]],
-                         capability: str = "team-read") -> tuple[Any, list[Any], list[Any]]:
-    async with stdio_client(server_params(repo, capability)) as (read, write), \
-            ClientSession(read, write) as session:
+async def _session_calls(
+    repo: Path, calls: list[tuple[str, dict[str, Any]]], capability: str = "team-read"
+) -> tuple[Any, list[Any], list[Any]]:
+    async with (
+        stdio_client(server_params(repo, capability)) as (read, write),
+        ClientSession(read, write) as session,
+    ):
         init = await session.initialize()
         tools = (await session.list_tools()).tools
         results = [await session.call_tool(name, args) for name, args in calls]
         return init, tools, results
 
 
-def mcp_calls(repo: Path, calls: list[tuple[str, dict[str, Any]]],
-              capability: str = "team-read") -> tuple[Any, list[Any], list[Any]]:
+def mcp_calls(
+    repo: Path, calls: list[tuple[str, dict[str, Any]]], capability: str = "team-read"
+) -> tuple[Any, list[Any], list[Any]]:
     return anyio.run(_session_calls, repo, calls, capability)
 
 
@@ -100,10 +112,17 @@ def _mcp_payload(result: Any) -> dict[str, Any]:
 CASES: list[tuple[str, list[str], dict[str, Any]]] = [
     ("threadshare_memory_search", ["memory", "search", "flaky export"], {"query": "flaky export"}),
     ("threadshare_memory_search", ["memory", "search", "迁移"], {"query": "迁移"}),
-    ("threadshare_memory_search", ["memory", "search", "release", "--limit", "1"],
-     {"query": "release", "limit": 1}),
+    (
+        "threadshare_memory_search",
+        ["memory", "search", "release", "--limit", "1"],
+        {"query": "release", "limit": 1},
+    ),
     ("threadshare_memory_search", ["memory", "search", "?!"], {"query": "?!"}),
-    ("threadshare_memory_search", ["memory", "search", "x", "--limit", "0"], {"query": "x", "limit": 0}),
+    (
+        "threadshare_memory_search",
+        ["memory", "search", "x", "--limit", "0"],
+        {"query": "x", "limit": 0},
+    ),
     ("threadshare_memory_status", ["memory", "status"], {}),
 ]
 
@@ -118,11 +137,16 @@ def test_cli_and_mcp_give_the_same_results_and_errors(repo: Path) -> None:
 
 
 def test_search_finds_english_and_chinese_entries(repo: Path) -> None:
-    _, _, (english, chinese) = mcp_calls(repo, [
-        ("threadshare_memory_search", {"query": "flaky export"}),
-        ("threadshare_memory_search", {"query": "迁移"}),
-    ])
-    assert [r["id"] for r in _mcp_payload(english)["results"]] == ["release-needs-stable-export-order"]
+    _, _, (english, chinese) = mcp_calls(
+        repo,
+        [
+            ("threadshare_memory_search", {"query": "flaky export"}),
+            ("threadshare_memory_search", {"query": "迁移"}),
+        ],
+    )
+    assert [r["id"] for r in _mcp_payload(english)["results"]] == [
+        "release-needs-stable-export-order"
+    ]
     assert [r["id"] for r in _mcp_payload(chinese)["results"]] == ["migration-lock-timeout-3f9a2c"]
     assert _mcp_payload(english)["coverage"] == "complete"
 
@@ -133,6 +157,7 @@ def test_arguments_cannot_reach_tools_outside_the_capability(repo: Path) -> None
 
 
 def test_extra_arguments_are_refused(repo: Path) -> None:
-    _, _, (result,) = mcp_calls(repo, [("threadshare_memory_search",
-                                        {"query": "x", "repository": "/etc"})])
+    _, _, (result,) = mcp_calls(
+        repo, [("threadshare_memory_search", {"query": "x", "repository": "/etc"})]
+    )
     assert _mcp_payload(result)["error"]["code"] == "INVALID_ARGUMENT"

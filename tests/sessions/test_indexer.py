@@ -103,7 +103,8 @@ def turns(indexer: Indexer) -> list[tuple[int, str, str, int]]:
     return [
         tuple(r)
         for r in indexer.conn.execute(
-            "SELECT ordinal, user_text, assistant_text, sealed FROM turns ORDER BY session_id, ordinal"
+            "SELECT ordinal, user_text, assistant_text, sealed FROM turns"
+            " ORDER BY session_id, ordinal"
         )
     ]
 
@@ -333,7 +334,8 @@ CRASH_SCRIPT = textwrap.dedent("""
     from teamlore.sessions.index_db import open_index
     from teamlore.sessions.indexer import Indexer, Source
     home = Path({home!r})
-    Indexer(open_index(home), {{"mini": MiniAdapter()}}, home=home).sync([Source("mini", Path({src!r}))])
+    indexer = Indexer(open_index(home), {{"mini": MiniAdapter()}}, home=home)
+    indexer.sync([Source("mini", Path({src!r}))])
 """)
 
 

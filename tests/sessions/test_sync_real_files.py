@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from teamlore.ops.registry import OpContext, run_operation
 from support import shared_fixtures
+from teamlore.ops.registry import OpContext, run_operation
 
 PROVIDERS = ("codex", "claude", "pi")
 

@@ -11,8 +11,8 @@ import typer
 from rich.table import Table
 
 from teamlore import __version__
-from teamlore.cli.output import FormatOption, OutputFormat, run, stdout
 from teamlore.cli.memory_cmds import memory_app
+from teamlore.cli.output import FormatOption, OutputFormat, run, stdout
 
 app = typer.Typer(
     name="teamlore",
@@ -35,8 +35,9 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                 help="Show the version and exit."),
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Show the version and exit."
+    ),
 ) -> None:
     """teamlore."""
 
@@ -63,7 +64,8 @@ def _render_sync(result: dict[str, Any]) -> None:
     delivery = result.get("delivery") or {}
     if delivery.get("repositories"):
         stdout.print(
-            f"{delivery['repositories']} repositories: {delivery['sessionsMapped']} sessions mapped, "
+            f"{delivery['repositories']} repositories: "
+            f"{delivery['sessionsMapped']} sessions mapped, "
             f"{delivery['commitsAdded']} new commits, {delivery['deliveryEdges']} delivery edges."
         )
     if result["diagnosticCount"]:
@@ -78,7 +80,10 @@ def _render_sync(result: dict[str, Any]) -> None:
 @app.command()
 def sync(
     source: list[str] = typer.Option(
-        [], "--source", "-s", metavar="PROVIDER=PATH",
+        [],
+        "--source",
+        "-s",
+        metavar="PROVIDER=PATH",
         help="Session folder or file to index (replaces the default locations; repeatable).",
     ),
     provider: list[str] = typer.Option(
@@ -87,26 +92,45 @@ def sync(
     repository: str | None = typer.Option(
         None, "--repository", "-r", help="Register this git worktree and link sessions to commits."
     ),
-    rebuild: bool = typer.Option(False, "--rebuild", help="Reparse every session file from scratch."),
+    rebuild: bool = typer.Option(
+        False, "--rebuild", help="Reparse every session file from scratch."
+    ),
     wait: float = typer.Option(60.0, "--wait", help="Seconds to wait for another running sync."),
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """Index new and changed session files (Codex, Claude Code, Pi) incrementally."""
-    run("sync", {"sources": source, "providers": provider, "repository": repository,
-                 "rebuild": rebuild, "wait_seconds": wait}, fmt, _render_sync,
-        progress_label="Indexing sessions")
+    run(
+        "sync",
+        {
+            "sources": source,
+            "providers": provider,
+            "repository": repository,
+            "rebuild": rebuild,
+            "wait_seconds": wait,
+        },
+        fmt,
+        _render_sync,
+        progress_label="Indexing sessions",
+    )
 
 
 def _render_status(result: dict[str, Any]) -> None:
-    stdout.print(f"State dir   {result['stateDir']}  (schema {result['schemaVersion']}, "
-                 f"{result['analyzerVersion']})", highlight=False)
+    stdout.print(
+        f"State dir   {result['stateDir']}  (schema {result['schemaVersion']}, "
+        f"{result['analyzerVersion']})",
+        highlight=False,
+    )
     stdout.print(f"Last sync   {result['lastSyncAt'] or 'never'}")
-    stdout.print(f"Sessions    {result['sessions']}  turns {result['turns']} "
-                 f"(sealed {result['sealedTurns']})  tool uses {result['toolUses']}")
+    stdout.print(
+        f"Sessions    {result['sessions']}  turns {result['turns']} "
+        f"(sealed {result['sealedTurns']})  tool uses {result['toolUses']}"
+    )
     files = result["files"]
     stdout.print(f"Files       {files['ok']} ok, {files['unavailable']} unavailable (history kept)")
-    stdout.print(f"Repos       {result['repositories']}  commits {result['commits']}  "
-                 f"delivery edges {result['deliveryEdges']}")
+    stdout.print(
+        f"Repos       {result['repositories']}  commits {result['commits']}  "
+        f"delivery edges {result['deliveryEdges']}"
+    )
     for s in result["sources"]:
         mark = "✓" if s["exists"] else "✗"
         stdout.print(f"Source      {mark} {s['provider']:<7} {s['path']}", highlight=False)
@@ -132,30 +156,50 @@ def _render_list(result: dict[str, Any]) -> None:
     table = Table("session", "provider", "started", "turns", "repository", "cwd")
     for s in result["sessions"]:
         repo = s["repository"]["name"] if s["repository"] else ""
-        table.add_row(s["sessionKey"], s["provider"], (s["startedAt"] or "")[:16],
-                      str(s["turns"]), repo, s["cwd"] or "")
+        table.add_row(
+            s["sessionKey"],
+            s["provider"],
+            (s["startedAt"] or "")[:16],
+            str(s["turns"]),
+            repo,
+            s["cwd"] or "",
+        )
     stdout.print(table)
 
 
 @sessions_app.command("list")
 def sessions_list(
     provider: str | None = typer.Option(None, "--provider", "-p"),
-    repository: str | None = typer.Option(None, "--repository", "-r",
-                                          help="Only sessions of this git worktree."),
+    repository: str | None = typer.Option(
+        None, "--repository", "-r", help="Only sessions of this git worktree."
+    ),
     since: str | None = typer.Option(None, "--since", help="ISO date/instant, inclusive."),
     until: str | None = typer.Option(None, "--until", help="ISO date/instant, exclusive."),
     limit: int | None = typer.Option(None, "--limit", "-n"),
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """List indexed sessions, newest first."""
-    run("sessions.list", {"provider": provider, "repository": repository, "since": since,
-                          "until": until, "limit": limit}, fmt, _render_list)
+    run(
+        "sessions.list",
+        {
+            "provider": provider,
+            "repository": repository,
+            "since": since,
+            "until": until,
+            "limit": limit,
+        },
+        fmt,
+        _render_list,
+    )
 
 
 def _render_show(result: dict[str, Any]) -> None:
     s = result["session"]
-    stdout.print(f"[bold]{s['sessionKey']}[/] {s['provider']} {s['cwd'] or ''} "
-                 f"{s['startedAt'] or ''} → {s['endedAt'] or ''}", highlight=False)
+    stdout.print(
+        f"[bold]{s['sessionKey']}[/] {s['provider']} {s['cwd'] or ''} "
+        f"{s['startedAt'] or ''} → {s['endedAt'] or ''}",
+        highlight=False,
+    )
     for t in result["turns"]:
         seal = "" if t["sealed"] else " [yellow](open)[/]"
         stdout.print(f"\n[bold cyan]── turn {t['ordinal']}[/]{seal} {t['startedAt'] or ''}")
@@ -164,8 +208,11 @@ def _render_show(result: dict[str, Any]) -> None:
         for tool in t["tools"]:
             exit_code = "" if tool["exitCode"] is None else f" exit {tool['exitCode']}"
             what = tool["command"] or ", ".join(tool["pathsWritten"]) or ""
-            stdout.print(f"  [magenta]{tool['name']}[/] ({tool['family']}, {tool['status']}"
-                         f"{exit_code}) {what[:300]}", highlight=False)
+            stdout.print(
+                f"  [magenta]{tool['name']}[/] ({tool['family']}, {tool['status']}"
+                f"{exit_code}) {what[:300]}",
+                highlight=False,
+            )
             for c in tool["commits"]:
                 stdout.print(f"    commit {c['hash']}")
         if t["assistant"]:
@@ -186,8 +233,9 @@ def _render_search(result: dict[str, Any]) -> None:
     if not result["hits"]:
         stdout.print("No matching turns.")
     for h in result["hits"]:
-        stdout.print(f"[bold]{h['sessionKey']}[/] turn {h['turn']} ({h['provider']}, "
-                     f"score {h['score']:.2f})")
+        stdout.print(
+            f"[bold]{h['sessionKey']}[/] turn {h['turn']} ({h['provider']}, score {h['score']:.2f})"
+        )
         stdout.print(f"  {h['snippet']}", highlight=False)
 
 
@@ -202,8 +250,19 @@ def sessions_search(
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """Search past turns (BM25 over user, assistant and tool text)."""
-    run("sessions.search", {"query": query, "provider": provider, "repository": repository,
-                            "since": since, "until": until, "limit": limit}, fmt, _render_search)
+    run(
+        "sessions.search",
+        {
+            "query": query,
+            "provider": provider,
+            "repository": repository,
+            "since": since,
+            "until": until,
+            "limit": limit,
+        },
+        fmt,
+        _render_search,
+    )
 
 
 def _render_demo(result: dict[str, Any]) -> None:
@@ -215,16 +274,22 @@ def _render_demo(result: dict[str, Any]) -> None:
         stdout.print(f"\n[bold]sessions search[/] {query!r}")
         _render_search({"hits": hits})
     memory = result["memory"]
-    stdout.print(f"\nTeam memory initialized in {Path(result['repository']).name}: "
-                 f"generation {memory.get('generation')}, coverage {memory.get('coverage')}.")
-    stdout.print(f"\nTry it yourself:\n  export TEAMLORE_HOME={result['stateDir']}\n"
-                 f"  teamlore sessions list\n  teamlore sessions search 迁移", highlight=False)
+    stdout.print(
+        f"\nTeam memory initialized in {Path(result['repository']).name}: "
+        f"generation {memory.get('generation')}, coverage {memory.get('coverage')}."
+    )
+    stdout.print(
+        f"\nTry it yourself:\n  export TEAMLORE_HOME={result['stateDir']}\n"
+        f"  teamlore sessions list\n  teamlore sessions search 迁移",
+        highlight=False,
+    )
 
 
 @app.command()
 def demo(
     directory: str | None = typer.Option(
-        None, "--dir", help="Empty folder for the demo (default: a new temporary folder)."),
+        None, "--dir", help="Empty folder for the demo (default: a new temporary folder)."
+    ),
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """Run the whole pipeline on bundled sample sessions in a throwaway folder."""
@@ -234,10 +299,12 @@ def demo(
 
 @app.command()
 def mcp(
-    capability: str = typer.Option("team-read", "--capability", "-c",
-                                   help="Which tools exist: team-read or team."),
-    repository: str | None = typer.Option(None, "--repository", "-r",
-                                          help="Worktree the tools act on (default: cwd)."),
+    capability: str = typer.Option(
+        "team-read", "--capability", "-c", help="Which tools exist: team-read or team."
+    ),
+    repository: str | None = typer.Option(
+        None, "--repository", "-r", help="Worktree the tools act on (default: cwd)."
+    ),
 ) -> None:
     """Serve teamlore over MCP on stdio."""
     from teamlore.mcp.server import serve

@@ -57,8 +57,10 @@ def _render_search(result: dict[str, Any]) -> None:
     if not result["results"]:
         stdout.print("No matching memory.")
     for hit in result["results"]:
-        stdout.print(f"[bold]{hit['id']}[/] ({hit['type']}, {hit['path']}, score {hit['score']:.2f})",
-                     highlight=False)
+        stdout.print(
+            f"[bold]{hit['id']}[/] ({hit['type']}, {hit['path']}, score {hit['score']:.2f})",
+            highlight=False,
+        )
         stdout.print(f"  {hit['snippet']}", highlight=False)
 
 
@@ -70,8 +72,9 @@ def search(
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """Search the reviewed team memory (BM25)."""
-    run("memory.search", {"query": query, "limit": limit}, fmt, _render_search,
-        cwd=_cwd(repository))
+    run(
+        "memory.search", {"query": query, "limit": limit}, fmt, _render_search, cwd=_cwd(repository)
+    )
 
 
 def _render_lint(result: dict[str, Any]) -> None:

@@ -10,7 +10,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -23,7 +23,7 @@ from teamlore.core import errors
 from teamlore.ops.registry import OpContext, run_operation
 
 
-class OutputFormat(str, Enum):
+class OutputFormat(StrEnum):
     text = "text"
     json = "json"
 
@@ -55,8 +55,13 @@ def progress_for(fmt: OutputFormat, label: str) -> Iterator[Callable[[int, int, 
         yield None
         return
     with Progress(
-        TextColumn(f"[bold]{label}[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        TextColumn("{task.description}"), console=stderr, transient=True,
+        TextColumn(f"[bold]{label}[/]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.description}"),
+        console=stderr,
+        transient=True,
     ) as progress:
         task = progress.add_task("", total=None)
 
@@ -87,8 +92,13 @@ def run(
     except Exception as exc:
         if os.environ.get("TEAMLORE_DEBUG"):
             raise
-        fail(errors.TeamloreError(errors.INTERNAL, f"{type(exc).__name__}: {exc} "
-                                  "(set TEAMLORE_DEBUG=1 for a traceback)"), fmt)
+        fail(
+            errors.TeamloreError(
+                errors.INTERNAL,
+                f"{type(exc).__name__}: {exc} (set TEAMLORE_DEBUG=1 for a traceback)",
+            ),
+            fmt,
+        )
     if fmt is OutputFormat.json:
         print_json(result)
     else:

@@ -19,7 +19,9 @@ BUSY_TIMEOUT_MS = 10_000
 Migration = str  # one SQL script; its position in the list is its number (1-based)
 
 
-def connect(path: Path, migrations: Sequence[Migration], *, readonly: bool = False) -> sqlite3.Connection:
+def connect(
+    path: Path, migrations: Sequence[Migration], *, readonly: bool = False
+) -> sqlite3.Connection:
     """Open (creating if needed) a database and bring its schema up to date."""
     if not readonly:
         ensure_private_file(path)

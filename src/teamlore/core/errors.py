@@ -41,7 +41,9 @@ INVALID_ARGUMENT = _register("INVALID_ARGUMENT", "an argument has an invalid val
 STATE_DIR_UNSAFE = _register("STATE_DIR_UNSAFE", "the state directory is not private or not ours")
 CONFIG_INVALID = _register("CONFIG_INVALID", "config.toml cannot be read")
 DB_CORRUPT = _register("DB_CORRUPT", "a state database failed its integrity check")
-DB_SCHEMA_TOO_NEW = _register("DB_SCHEMA_TOO_NEW", "a state database was written by a newer teamlore")
+DB_SCHEMA_TOO_NEW = _register(
+    "DB_SCHEMA_TOO_NEW", "a state database was written by a newer teamlore"
+)
 LOCK_BUSY = _register("LOCK_BUSY", "another teamlore process holds the lock")
 
 # sessions / L0
@@ -55,7 +57,8 @@ NOT_A_GIT_REPOSITORY = _register("NOT_A_GIT_REPOSITORY", "the path is not inside
 BARE_REPOSITORY = _register("BARE_REPOSITORY", "the repository is bare and has no worktree")
 GIT_FAILED = _register("GIT_FAILED", "a git plumbing command failed")
 REPOSITORY_NOT_REGISTERED = _register(
-    "REPOSITORY_NOT_REGISTERED", "the repository is not registered; run `teamlore sync --repository`"
+    "REPOSITORY_NOT_REGISTERED",
+    "the repository is not registered; run `teamlore sync --repository`",
 )
 OWNER_NOT_FOUND = _register("OWNER_NOT_FOUND", "no registered repository owns this location")
 OWNER_AMBIGUOUS = _register("OWNER_AMBIGUOUS", "more than one repository could own this request")

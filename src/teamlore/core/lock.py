@@ -14,7 +14,9 @@ from teamlore.core.paths import FILE_MODE
 
 
 @contextmanager
-def file_lock(path: Path, *, wait_seconds: float = 0.0, what: str = "this operation") -> Iterator[None]:
+def file_lock(
+    path: Path, *, wait_seconds: float = 0.0, what: str = "this operation"
+) -> Iterator[None]:
     """Hold an exclusive lock on `path`; wait up to `wait_seconds`, then refuse with LOCK_BUSY."""
     fd = os.open(path, os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW, FILE_MODE)
     try:

@@ -73,16 +73,18 @@ def build_server(capability: str, cwd: Path, home: Path | None = None) -> Server
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         op = ops.get(params.name)
         if op is None:
-            err = errors.TeamloreError(errors.USAGE, f"no tool named {params.name!r} at this capability")
-            return _result({"error": err.to_json()}, is_error=True)
+            unknown = errors.TeamloreError(
+                errors.USAGE, f"no tool named {params.name!r} at this capability"
+            )
+            return _result({"error": unknown.to_json()}, is_error=True)
         context = OpContext(cwd=cwd, home=home)
         try:
             result = await anyio.to_thread.run_sync(op.run, context, dict(params.arguments or {}))
         except errors.TeamloreError as err:
             return _result({"error": err.to_json()}, is_error=True)
         except Exception as exc:  # never crash the server on one bad call
-            err = errors.TeamloreError(errors.INTERNAL, f"{type(exc).__name__}: {exc}")
-            return _result({"error": err.to_json()}, is_error=True)
+            failure = errors.TeamloreError(errors.INTERNAL, f"{type(exc).__name__}: {exc}")
+            return _result({"error": failure.to_json()}, is_error=True)
         return _result(result)
 
     return Server(

@@ -71,8 +71,12 @@ def memory_status(ctx: OpContext, request: StatusRequest) -> dict[str, Any]:
     identity = owner(ctx)
     conn = open_state_db(ctx.home)
     try:
-        result = compute(conn, repository_key=identity.repository_key,
-                         worktree_key=identity.worktree_key, worktree_root=identity.worktree_root)
+        result = compute(
+            conn,
+            repository_key=identity.repository_key,
+            worktree_key=identity.worktree_key,
+            worktree_root=identity.worktree_root,
+        )
     finally:
         conn.close()
     return result.model_dump(mode="json", by_alias=True)
@@ -101,12 +105,19 @@ def memory_search(ctx: OpContext, request: SearchRequest) -> dict[str, Any]:
     identity = owner(ctx)
     conn = open_state_db(ctx.home)
     try:
-        sync_approved_projection(conn, repository_key=identity.repository_key,
-                                 worktree_key=identity.worktree_key,
-                                 worktree_root=identity.worktree_root)
-        result = search_memory(conn, repository_key=identity.repository_key,
-                               worktree_key=identity.worktree_key, query=request.query,
-                               limit=request.limit)
+        sync_approved_projection(
+            conn,
+            repository_key=identity.repository_key,
+            worktree_key=identity.worktree_key,
+            worktree_root=identity.worktree_root,
+        )
+        result = search_memory(
+            conn,
+            repository_key=identity.repository_key,
+            worktree_key=identity.worktree_key,
+            query=request.query,
+            limit=request.limit,
+        )
     finally:
         conn.close()
     return result.model_dump(mode="json", by_alias=True)

@@ -85,7 +85,8 @@ class Registry:
     def for_capability(self, capability: str) -> list[Operation]:
         tiers = CAPABILITY_TIERS[capability]
         return [
-            op for op in self.operations.values()
+            op
+            for op in self.operations.values()
             if op.capability in tiers and op.mcp_tool is not None
         ]
 
@@ -102,7 +103,9 @@ def operation(
     capability: Capability | None = None,
     mcp_tool: str | None = None,
     description: str = "",
-) -> Callable[[Callable[[OpContext, Any], dict[str, Any]]], Callable[[OpContext, Any], dict[str, Any]]]:
+) -> Callable[
+    [Callable[[OpContext, Any], dict[str, Any]]], Callable[[OpContext, Any], dict[str, Any]]
+]:
     """Register the decorated handler as an operation."""
 
     def decorate(
@@ -110,8 +113,17 @@ def operation(
     ) -> Callable[[OpContext, Any], dict[str, Any]]:
         summary = (handler.__doc__ or name).strip().splitlines()[0]
         REGISTRY.add(
-            Operation(name, version, summary, input_model, handler, side_effect, capability,
-                      mcp_tool, description or summary)
+            Operation(
+                name,
+                version,
+                summary,
+                input_model,
+                handler,
+                side_effect,
+                capability,
+                mcp_tool,
+                description or summary,
+            )
         )
         return handler
 

@@ -71,7 +71,9 @@ def resolve_sources(request: SyncRequest, home: Path | None) -> list[Source]:
     config = load_config(home)
     sources = []
     for provider in chosen:
-        roots = config.sources.get(provider) or [str(r) for r in get_adapter(provider).default_roots()]
+        roots = config.sources.get(provider) or [
+            str(r) for r in get_adapter(provider).default_roots()
+        ]
         sources.extend(Source(provider, _absolute(r)) for r in roots)
     return sources
 
@@ -85,7 +87,8 @@ def open_index_checked(home: Path | None, *, rebuild: bool) -> sqlite3.Connectio
     except sqlite3.DatabaseError as exc:
         if not rebuild:
             raise errors.TeamloreError(
-                errors.DB_CORRUPT, f"{INDEX_DB_NAME} is damaged ({exc}); run `teamlore sync --rebuild`"
+                errors.DB_CORRUPT,
+                f"{INDEX_DB_NAME} is damaged ({exc}); run `teamlore sync --rebuild`",
             ) from exc
         problems = [str(exc)]
     if problems:
@@ -106,12 +109,18 @@ def _register_repository(conn: sqlite3.Connection, raw: str, home: Path | None) 
     config = load_config(home)
     if not any(r.worktree_key == identity.worktree_key for r in config.repositories):
         config.repositories.append(
-            RepositoryConfig(path=str(identity.worktree_root), repository_key=identity.repository_key,
-                             worktree_key=identity.worktree_key)
+            RepositoryConfig(
+                path=str(identity.worktree_root),
+                repository_key=identity.repository_key,
+                worktree_key=identity.worktree_key,
+            )
         )
         save_config(config, home)
-    return {"repositoryKey": identity.repository_key, "worktreeKey": identity.worktree_key,
-            "name": Path(identity.worktree_root).name}
+    return {
+        "repositoryKey": identity.repository_key,
+        "worktreeKey": identity.worktree_key,
+        "name": Path(identity.worktree_root).name,
+    }
 
 
 def _update_delivery(conn: sqlite3.Connection) -> dict[str, Any]:
@@ -129,8 +138,13 @@ def _update_delivery(conn: sqlite3.Connection) -> dict[str, Any]:
     for repository_key in sorted({r.repository_key for r in repos}):
         for strength, count in build_delivery_edges(conn, repository_key).edges.items():
             edges[strength] = edges.get(strength, 0) + count
-    return {"repositories": len(repos), "sessionsMapped": mapped, "commitsAdded": commits_added,
-            "deliveryEdges": sum(edges.values()), "edgesByStrength": edges}
+    return {
+        "repositories": len(repos),
+        "sessionsMapped": mapped,
+        "commitsAdded": commits_added,
+        "deliveryEdges": sum(edges.values()),
+        "edgesByStrength": edges,
+    }
 
 
 @operation("sync", input_model=SyncRequest, side_effect="state-write")
@@ -155,14 +169,20 @@ def sync(ctx: OpContext, request: SyncRequest) -> dict[str, Any]:
         finally:
             conn.close()
     return {
-        "files": {"seen": stats.files_seen, "changed": stats.files_changed,
-                  "failed": stats.files_failed, "unavailable": stats.files_unavailable},
+        "files": {
+            "seen": stats.files_seen,
+            "changed": stats.files_changed,
+            "failed": stats.files_failed,
+            "unavailable": stats.files_unavailable,
+        },
         "sessions": stats.sessions,
         "turns": stats.turns,
         "bytesRead": stats.bytes_read,
         "totals": {"sessions": totals["s"], "turns": totals["t"]},
-        "sources": [{"provider": s.provider, "path": display_path(s.root), "exists": s.root.exists()}
-                    for s in sources],
+        "sources": [
+            {"provider": s.provider, "path": display_path(s.root), "exists": s.root.exists()}
+            for s in sources
+        ],
         "repository": registered,
         "delivery": delivery,
         "diagnostics": [d.to_json() for d in stats.diagnostics],
@@ -213,9 +233,16 @@ def sessions_list(ctx: OpContext, request: SessionsListRequest) -> dict[str, Any
     conn = _read_index(ctx.home)
     try:
         worktree = _worktree_filter(ctx, request.repository)
-        return {"sessions": list_sessions(conn, provider=request.provider, worktree_key=worktree,
-                                          since=request.since, until=request.until,
-                                          limit=request.limit)}
+        return {
+            "sessions": list_sessions(
+                conn,
+                provider=request.provider,
+                worktree_key=worktree,
+                since=request.since,
+                until=request.until,
+                limit=request.limit,
+            )
+        }
     finally:
         conn.close()
 
@@ -248,8 +275,15 @@ def sessions_search(ctx: OpContext, request: SessionsSearchRequest) -> dict[str,
     conn = _read_index(ctx.home)
     try:
         worktree = _worktree_filter(ctx, request.repository)
-        hits = search_turns(conn, request.query, provider=request.provider, worktree_key=worktree,
-                            since=request.since, until=request.until, limit=request.limit)
+        hits = search_turns(
+            conn,
+            request.query,
+            provider=request.provider,
+            worktree_key=worktree,
+            since=request.since,
+            until=request.until,
+            limit=request.limit,
+        )
         return {"query": request.query, "hits": hits}
     finally:
         conn.close()
@@ -265,33 +299,49 @@ def status(ctx: OpContext, request: StatusRequest) -> dict[str, Any]:
     home = resolve_home(ctx.home)
     conn = _read_index(home)
     try:
-        one = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
+
+        def one(sql: str) -> int:
+            return int(conn.execute(sql).fetchone()[0])
+
         by_provider = {
             r["provider"]: {"sessions": r["n"], "turns": r["t"]}
             for r in conn.execute(
-                "SELECT provider, count(*) AS n, sum(turn_count) AS t FROM sessions GROUP BY provider"
+                "SELECT provider, count(*) AS n, sum(turn_count) AS t FROM sessions"
+                " GROUP BY provider"
             )
         }
-        files = {r["status"]: r["n"] for r in conn.execute(
-            "SELECT status, count(*) AS n FROM source_files GROUP BY status")}
+        files = {
+            r["status"]: r["n"]
+            for r in conn.execute("SELECT status, count(*) AS n FROM source_files GROUP BY status")
+        }
         meta = {r["key"]: r["value"] for r in conn.execute("SELECT key, value FROM meta")}
         recent = [
             {"code": r["code"], "line": r["line"], "message": r["message"]}
-            for r in conn.execute("SELECT code, line, message FROM diagnostics ORDER BY id DESC LIMIT 10")
+            for r in conn.execute(
+                "SELECT code, line, message FROM diagnostics ORDER BY id DESC LIMIT 10"
+            )
         ]
         sources = []
         sync_request = SyncRequest()
         for source in resolve_sources(sync_request, home):
-            sources.append({"provider": source.provider, "path": display_path(source.root),
-                            "exists": source.root.exists()})
+            sources.append(
+                {
+                    "provider": source.provider,
+                    "path": display_path(source.root),
+                    "exists": source.root.exists(),
+                }
+            )
         result: dict[str, Any] = {
             "stateDir": display_path(home),
             "schemaVersion": db.schema_version(conn),
             "analyzerVersion": meta.get("analyzer_version", ANALYZER_VERSION),
             "lastSyncAt": meta.get("last_sync_at"),
             "sources": sources,
-            "files": {"ok": files.get("ok", 0), "unavailable": files.get("unavailable", 0),
-                      "failed": files.get("failed", 0)},
+            "files": {
+                "ok": files.get("ok", 0),
+                "unavailable": files.get("unavailable", 0),
+                "failed": files.get("failed", 0),
+            },
             "sessions": one("SELECT count(*) FROM sessions"),
             "turns": one("SELECT count(*) FROM turns"),
             "sealedTurns": one("SELECT count(*) FROM turns WHERE sealed = 1"),

@@ -203,11 +203,12 @@ class SessionAssembler:
             self._touch(turn, event.at, line)
         elif isinstance(event, ToolResult):
             self._apply_result(event, line)
-        elif isinstance(event, TurnEnd):
-            if self.turn is not None or self.open_turn_db_id is not None:
-                turn = self._current_turn(event.at, line)
-                self._touch(turn, event.at, line)
-                self._close_turn(sealed=True)
+        elif isinstance(event, TurnEnd) and (
+            self.turn is not None or self.open_turn_db_id is not None
+        ):
+            turn = self._current_turn(event.at, line)
+            self._touch(turn, event.at, line)
+            self._close_turn(sealed=True)
 
     def flush(self) -> None:
         """Write the open turn (unsealed) and the session's metadata."""
@@ -253,7 +254,8 @@ class SessionAssembler:
         else:
             self.session_db_id = int(row["id"])
         self.conn.execute(
-            "UPDATE source_files SET session_id = ? WHERE id = ?", (self.session_db_id, self.file_id)
+            "UPDATE source_files SET session_id = ? WHERE id = ?",
+            (self.session_db_id, self.file_id),
         )
         return self.session_db_id
 
@@ -273,9 +275,18 @@ class SessionAssembler:
             " turn_count = (SELECT count(*) FROM turns WHERE session_id = ?)"
             " WHERE id = ?",
             (
-                meta.cwd, meta.git_branch, meta.model, meta.client_version, meta.title,
-                meta.agent_id, parent_key, meta.started_at, self.session_db_id,
-                self.session_db_id, self.session_db_id, self.session_db_id,
+                meta.cwd,
+                meta.git_branch,
+                meta.model,
+                meta.client_version,
+                meta.title,
+                meta.agent_id,
+                parent_key,
+                meta.started_at,
+                self.session_db_id,
+                self.session_db_id,
+                self.session_db_id,
+                self.session_db_id,
             ),
         )
 
@@ -337,7 +348,9 @@ class SessionAssembler:
                 tool.set_result(result)
                 break
         earlier.sealed = bool(
-            self.conn.execute("SELECT sealed FROM turns WHERE id = ?", (earlier.db_id,)).fetchone()[0]
+            self.conn.execute("SELECT sealed FROM turns WHERE id = ?", (earlier.db_id,)).fetchone()[
+                0
+            ]
         )
         self._write_turn(earlier)
         return True
@@ -364,8 +377,13 @@ class SessionAssembler:
         if row is None:
             return None
         turn = TurnRecord(
-            row["ordinal"], row["user_text"], row["started_at"], row["first_line"] or 0,
-            db_id=row["id"], ended_at=row["ended_at"], last_line=row["last_line"] or 0,
+            row["ordinal"],
+            row["user_text"],
+            row["started_at"],
+            row["first_line"] or 0,
+            db_id=row["id"],
+            ended_at=row["ended_at"],
+            last_line=row["last_line"] or 0,
         )
         if row["assistant_text"]:
             turn.assistant_parts.append(row["assistant_text"])
@@ -382,16 +400,28 @@ class SessionAssembler:
             ).fetchall()
             turn.tools.append(
                 ToolRecord(
-                    call_id=t["call_id"], name=t["name"], family=t["family"], input=t["input"],
+                    call_id=t["call_id"],
+                    name=t["name"],
+                    family=t["family"],
+                    input=t["input"],
                     command=t["command"],
                     paths_written=[r["path"] for r in touches if r["kind"] == "write"],
                     paths_read=[r["path"] for r in touches if r["kind"] == "read"],
-                    started_at=t["started_at"], result_head=t["result_head"],
-                    result_tail=t["result_tail"], result_bytes=t["result_bytes"],
-                    result_sha256=t["result_sha256"], result_truncated=bool(t["result_truncated"]),
-                    exit_code=t["exit_code"], status=t["status"], ended_at=t["ended_at"],
-                    commits=[ObservedCommit(c["hash"], bool(c["is_full"]),
-                                            bool(c["from_commit_command"])) for c in commits],
+                    started_at=t["started_at"],
+                    result_head=t["result_head"],
+                    result_tail=t["result_tail"],
+                    result_bytes=t["result_bytes"],
+                    result_sha256=t["result_sha256"],
+                    result_truncated=bool(t["result_truncated"]),
+                    exit_code=t["exit_code"],
+                    status=t["status"],
+                    ended_at=t["ended_at"],
+                    commits=[
+                        ObservedCommit(
+                            c["hash"], bool(c["is_full"]), bool(c["from_commit_command"])
+                        )
+                        for c in commits
+                    ],
                 )
             )
         return turn
@@ -400,8 +430,14 @@ class SessionAssembler:
         session_id = self._ensure_session()
         conn = self.conn
         values = (
-            turn.user_text, turn.assistant_text, turn.started_at, turn.ended_at, int(turn.sealed),
-            turn.revision(), turn.first_line, turn.last_line,
+            turn.user_text,
+            turn.assistant_text,
+            turn.started_at,
+            turn.ended_at,
+            int(turn.sealed),
+            turn.revision(),
+            turn.first_line,
+            turn.last_line,
         )
         if turn.db_id is None:
             cur = conn.execute(
@@ -424,8 +460,16 @@ class SessionAssembler:
             cur = conn.execute(
                 "INSERT INTO tool_uses(turn_id, seq, call_id, name, family, input, command,"
                 " started_at) VALUES (?,?,?,?,?,?,?,?)",
-                (turn.db_id, seq, tool.call_id, tool.name, tool.family, tool.input, tool.command,
-                 tool.started_at),
+                (
+                    turn.db_id,
+                    seq,
+                    tool.call_id,
+                    tool.name,
+                    tool.family,
+                    tool.input,
+                    tool.command,
+                    tool.started_at,
+                ),
             )
             tool_id = int(cur.lastrowid or 0)
             conn.executemany(
@@ -444,12 +488,23 @@ class SessionAssembler:
             "UPDATE tool_uses SET result_head = ?, result_tail = ?, result_bytes = ?,"
             " result_sha256 = ?, result_truncated = ?, exit_code = ?, status = ?, ended_at = ?"
             " WHERE id = ?",
-            (tool.result_head, tool.result_tail, tool.result_bytes, tool.result_sha256,
-             int(tool.result_truncated), tool.exit_code, tool.status, tool.ended_at, tool_id),
+            (
+                tool.result_head,
+                tool.result_tail,
+                tool.result_bytes,
+                tool.result_sha256,
+                int(tool.result_truncated),
+                tool.exit_code,
+                tool.status,
+                tool.ended_at,
+                tool_id,
+            ),
         )
         self.conn.executemany(
             "INSERT OR IGNORE INTO observed_commits(turn_id, tool_use_id, hash, is_full,"
             " from_commit_command) VALUES (?,?,?,?,?)",
-            [(turn_id, tool_id, c.hash, int(c.is_full), int(c.from_commit_command))
-             for c in tool.commits],
+            [
+                (turn_id, tool_id, c.hash, int(c.is_full), int(c.from_commit_command))
+                for c in tool.commits
+            ],
         )

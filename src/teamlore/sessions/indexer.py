@@ -28,8 +28,8 @@ import orjson
 
 from teamlore.core import db, errors
 from teamlore.core.failpoints import failpoint
-from teamlore.core.timeutil import now_instant
 from teamlore.core.keys import session_key
+from teamlore.core.timeutil import now_instant
 from teamlore.sessions.assembler import SessionAssembler
 from teamlore.sessions.model import Adapter, Diagnostic
 from teamlore.sessions.reader import ReadResult, read_lines
@@ -117,9 +117,18 @@ def _load_file_rows(conn: sqlite3.Connection) -> dict[str, _FileRow]:
     ).fetchall()
     return {
         r["path"]: _FileRow(
-            r["id"], r["provider"], r["dev"], r["inode"], r["size"], r["mtime_ns"],
-            r["head_sha256"], r["resume_offset"], r["resume_line"], r["parser_state"],
-            r["session_id"], r["status"],
+            r["id"],
+            r["provider"],
+            r["dev"],
+            r["inode"],
+            r["size"],
+            r["mtime_ns"],
+            r["head_sha256"],
+            r["resume_offset"],
+            r["resume_line"],
+            r["parser_state"],
+            r["session_id"],
+            r["status"],
         )
         for r in rows
     }
@@ -265,20 +274,24 @@ class Indexer:
             )
             result = ReadResult(start_offset, start_line, 0, False)
             diagnostics = 0
-            for line in read_lines(handle, start_offset=start_offset, start_line=start_line,
-                                   result=result):
+            for line in read_lines(
+                handle, start_offset=start_offset, start_line=start_line, result=result
+            ):
                 if line.error == "blank":
                     continue
                 if line.error is not None:
                     events: Iterable[Any] = [
-                        Diagnostic(line.error, _line_error_message(line.error, line.size), line.number)
+                        Diagnostic(
+                            line.error, _line_error_message(line.error, line.size), line.number
+                        )
                     ]
                 else:
                     try:
                         events = list(adapter.parse(line.record, line.number, adapter_state))
                     except Exception as exc:  # an adapter bug must not lose the rest of the file
-                        events = [Diagnostic("adapter-error", f"{type(exc).__name__}: {exc}",
-                                             line.number)]
+                        events = [
+                            Diagnostic("adapter-error", f"{type(exc).__name__}: {exc}", line.number)
+                        ]
                 for event in events:
                     if isinstance(event, Diagnostic):
                         diagnostics += 1
@@ -313,14 +326,19 @@ class Indexer:
                 ),
             )
             if assembler.session_db_id is not None:
-                conn.execute("UPDATE sessions SET available = 1 WHERE id = ?",
-                             (assembler.session_db_id,))
+                conn.execute(
+                    "UPDATE sessions SET available = 1 WHERE id = ?", (assembler.session_db_id,)
+                )
             failpoint("sync.before-commit")
         failpoint("sync.after-file")
 
     def _drop_session_content(self, session_db_id: int) -> None:
-        turn_ids = [r[0] for r in self.conn.execute(
-            "SELECT id FROM turns WHERE session_id = ?", (session_db_id,))]
+        turn_ids = [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT id FROM turns WHERE session_id = ?", (session_db_id,)
+            )
+        ]
         self.conn.executemany("DELETE FROM turns_fts WHERE rowid = ?", [(t,) for t in turn_ids])
         self.conn.execute("DELETE FROM turns WHERE session_id = ?", (session_db_id,))
         self.conn.execute("UPDATE sessions SET turn_count = 0 WHERE id = ?", (session_db_id,))
@@ -332,8 +350,9 @@ class Indexer:
             "INSERT INTO diagnostics(source_file_id, code, line, message, at) VALUES (?,?,?,?,?)",
             (file_id, event.code, event.line, event.message, _now()),
         )
-        stats.add_diagnostic(DiagnosticRecord(event.code, display_path(path), event.line,
-                                              event.message))
+        stats.add_diagnostic(
+            DiagnosticRecord(event.code, display_path(path), event.line, event.message)
+        )
 
     def _mark_missing(
         self, sources: list[Source], known: dict[str, _FileRow], seen: set[str], stats: SyncStats
@@ -344,7 +363,8 @@ class Indexer:
             if path in seen or row.status == "unavailable":
                 continue
             in_scope = any(
-                row.provider == provider and (path == root or path.startswith(root.rstrip("/") + "/"))
+                row.provider == provider
+                and (path == root or path.startswith(root.rstrip("/") + "/"))
                 for provider, root in roots
             )
             if in_scope and not os.path.exists(path):

@@ -14,7 +14,9 @@ from teamlore.core.analyzer import fts_query, query_groups
 SNIPPET_CHARS = 160
 
 
-def _window_clause(since: str | None, until: str | None, *, start: str, end: str) -> tuple[str, list[Any]]:
+def _window_clause(
+    since: str | None, until: str | None, *, start: str, end: str
+) -> tuple[str, list[Any]]:
     clauses, params = [], []
     if until:
         clauses.append(f"{start} < ?")
@@ -87,6 +89,7 @@ def _session_row(conn: sqlite3.Connection, key: str) -> sqlite3.Row:
     ).fetchone()
     if row is None:
         raise errors.TeamloreError(errors.SESSION_NOT_FOUND, f"no indexed session has key {key}")
+    assert isinstance(row, sqlite3.Row)
     return row
 
 
@@ -99,9 +102,7 @@ def show_session(conn: sqlite3.Connection, key: str, *, turn: int | None = None)
         params.append(turn)
     turns = [_turn_json(conn, t) for t in conn.execute(sql + " ORDER BY ordinal", params)]
     if turn is not None and not turns:
-        raise errors.TeamloreError(
-            errors.TURN_NOT_FOUND, f"session {key} has no turn {turn}"
-        )
+        raise errors.TeamloreError(errors.TURN_NOT_FOUND, f"session {key} has no turn {turn}")
     return {"session": _session_json(row), "turns": turns}
 
 
@@ -134,8 +135,11 @@ def _turn_json(conn: sqlite3.Connection, t: sqlite3.Row) -> dict[str, Any]:
                 "pathsWritten": [r["path"] for r in touches if r["kind"] == "write"],
                 "pathsRead": [r["path"] for r in touches if r["kind"] == "read"],
                 "commits": [
-                    {"hash": c["hash"], "full": bool(c["is_full"]),
-                     "fromCommitCommand": bool(c["from_commit_command"])}
+                    {
+                        "hash": c["hash"],
+                        "full": bool(c["is_full"]),
+                        "fromCommitCommand": bool(c["from_commit_command"]),
+                    }
                     for c in commits
                 ],
             }

@@ -37,7 +37,11 @@ class ReadResult:
 
 
 def read_lines(
-    handle: BinaryIO, *, start_offset: int = 0, start_line: int = 0, result: ReadResult | None = None
+    handle: BinaryIO,
+    *,
+    start_offset: int = 0,
+    start_line: int = 0,
+    result: ReadResult | None = None,
 ) -> Iterator[Line]:
     """Yield every complete line from `start_offset`. Fills `result` when exhausted."""
     handle.seek(start_offset)
