@@ -107,7 +107,7 @@ _HEX_OR_UUID = re.compile(r"[0-9a-fA-F-]+")
 _PLACEHOLDER = re.compile(
     r"(?:<[^>]*>|\$\{[^}]*\}|\{\{.*\}\}|\$[A-Za-z_][A-Za-z0-9_]*|%[A-Za-z_(]\S*|\*+|[xX]{3,}|"
     r"\.{3,}|…|null|none|nil|true|false|undefined|redacted|\[redacted\]|"
-    r".*(?:your[_-]?|example|placeholder|dummy|changeme|redacted).*)",
+    r".*(?:your[_-]?|example|placeholder|dummy|changeme|redacted|\{\{.*\}\}).*)",
     re.IGNORECASE,
 )
 _CODE_REFERENCE = re.compile(
@@ -163,8 +163,8 @@ def _decodes_to_text(token: str) -> bool:
     if not text:
         return False
     readable = sum(ch.isprintable() or ch in "\n\t" for ch in text)
-    letters = sum(ch.isalpha() or ch == " " for ch in text)
-    return readable / len(text) >= 0.97 and letters / len(text) >= 0.6
+    alphanumeric = sum(ch.isalnum() for ch in text)
+    return readable / len(text) >= 0.97 and alphanumeric / len(text) >= 0.3
 
 
 def _is_placeholder(value: str) -> bool:
@@ -214,7 +214,8 @@ def _sk_key_ok(match: re.Match[str]) -> bool:
 
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[1-8][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}"
 _SECRET_KEYWORDS = (
-    r"(?:pass(?:word|wd|phrase)|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|"
+    r"(?:pass(?:word|wd|phrase)|secret(?:[_-]?key)?|token|api[_-]?key|apikey|access[_-]?key|"
+    r"private[_-]?key|"
     r"auth[_-]?key|credentials?)"
 )
 
@@ -345,7 +346,7 @@ _RULES: tuple[_PatternRule, ...] = (
     _PatternRule(
         "secret.url-credentials",
         "block",
-        re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://(?P<user>[^\s/@:]+):(?P<password>[^\s/@]+)@"),
+        re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://(?P<user>[^\s/@:]*):(?P<password>[^\s/@]+)@"),
         "credentials in a URL",
         accept=_url_password_ok,
         keep=0,
@@ -508,6 +509,17 @@ def _session_id_hits(text: str) -> list[_Hit]:
     return hits
 
 
+_PUBLIC_MATERIAL = re.compile(
+    r"-----BEGIN (?P<label>(?:[A-Z0-9]+ )*(?:PUBLIC KEY|CERTIFICATE(?: REQUEST)?))-----"
+    r".*?-----END (?P=label)-----"
+    r"|(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-nistp[0-9]+|sk-ssh-ed25519@openssh\.com)"
+    r"\s+AAAA[A-Za-z0-9+/]+=*"
+    r"|(?<![A-Za-z0-9])sha(?:256|384|512)-[A-Za-z0-9+/]{20,}=*",
+    re.DOTALL,
+)
+_INTERNAL_EQUALS = re.compile(r"=(?=[^=])")
+
+
 def is_high_entropy_secret(token: str) -> bool:
     """The entropy rule on one token (see module doc for what is exempt)."""
     if len(token) < ENTROPY_MIN_LENGTH:
@@ -521,18 +533,48 @@ def is_high_entropy_secret(token: str) -> bool:
     return not _decodes_to_text(token)
 
 
+def _is_path_like(token: str) -> bool:
+    """`com/team-harness/app/commit/<hash>`: segments that are words, hex or short."""
+    segments = [s for s in token.split("/") if s]
+    if len(segments) < 2 or not any(len(s) >= 3 and looks_like_words(s) for s in segments):
+        return False
+    return all(
+        len(s) < 8 or looks_like_words(s) or _HEX_OR_UUID.fullmatch(s) is not None for s in segments
+    )
+
+
+def _token_leaves(start: int, token: str) -> Iterable[tuple[int, str]]:
+    """Split `key=value` at internal `=` and path-like tokens at `/`; yield (offset, piece)."""
+    offset = 0
+    for part in _INTERNAL_EQUALS.split(token):
+        if "/" in part.strip("/") and _is_path_like(part):
+            inner = 0
+            for segment in part.split("/"):
+                yield start + offset + inner, segment
+                inner += len(segment) + 1
+        else:
+            yield start + offset, part
+        offset += len(part) + 1
+
+
 def _entropy_hits(text: str) -> list[_Hit]:
+    exempt = [m.span() for m in _PUBLIC_MATERIAL.finditer(text)]
     hits: list[_Hit] = []
     for match in _ENTROPY_TOKEN.finditer(text):
-        token = match.group(0).strip("-_/+=")
-        if is_high_entropy_secret(token):
-            start = match.start() + match.group(0).index(token)
+        for offset, piece in _token_leaves(match.start(), match.group(0)):
+            token = piece.strip("-_/+=")
+            if not token or not is_high_entropy_secret(token):
+                continue
+            start = offset + piece.index(token)
+            end = start + len(token)
+            if any(lo <= start and end <= hi for lo, hi in exempt):
+                continue
             hits.append(
                 _Hit(
                     "secret.high-entropy",
                     "block",
                     start,
-                    start + len(token),
+                    end,
                     f"high-entropy token ({shannon_entropy(token):.2f} bits/char): "
                     f"`{redact(token)}`",
                 )
