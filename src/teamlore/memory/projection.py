@@ -156,6 +156,7 @@ class _TreeReader:
         self._stack = stack
         self._after_read = after_read
         self._dir_fds: dict[str, int] = {}
+        self._types: dict[str, dict[str, str]] = {}
         self.scan = _TreeScan()
 
     # -- fds -----------------------------------------------------------------------------
@@ -192,7 +193,18 @@ class _TreeReader:
         self._dir_fds[""] = fd
 
     def _list(self, dir_path: str) -> list[str]:
-        names = sorted(os.listdir(self._dir_fds[dir_path]))
+        """Sorted names of a directory; their types (from the listing, no stat) are kept."""
+        types: dict[str, str] = {}
+        with os.scandir(self._dir_fds[dir_path]) as listing:
+            for item in listing:
+                if item.is_symlink():
+                    types[item.name] = "link"
+                elif item.is_file(follow_symlinks=False):
+                    types[item.name] = "file"
+                else:
+                    types[item.name] = "other"
+        names = sorted(types)
+        self._types[dir_path] = types
         self.scan.listings[dir_path] = tuple(names)
         return names
 
@@ -238,17 +250,12 @@ class _TreeReader:
 
     def _read_file(self, dir_path: str, name: str, kind: Kind) -> None:
         path = _join(dir_path, name)
-        st = self._lstat(dir_path, name)
-        if st is None:
-            return
-        if stat.S_ISLNK(st.st_mode):
+        listed_as = self._types[dir_path].get(name)
+        if listed_as == "link":
             self._skip(path, "symlink", "symlink", "a symbolic link is never followed")
             return
-        if not stat.S_ISREG(st.st_mode):
+        if listed_as != "file":
             self._skip(path, "not-a-file", "not-a-file", "expected a regular file")
-            return
-        if st.st_size > MAX_FILE_BYTES:
-            self._too_large(path, st.st_size)
             return
         if len(self.scan.files) >= MAX_FILES:
             self._skip(path, "over-file-limit", "too-many-files", f"more than {MAX_FILES} files")
@@ -263,15 +270,16 @@ class _TreeReader:
             return
         try:
             opened = os.fstat(fd)
-            if opened.st_ino != st.st_ino or not stat.S_ISREG(opened.st_mode):
+            if not stat.S_ISREG(opened.st_mode):
                 self._drifted(path, "replaced while the tree was read")
                 return
-            data = _read_capped(fd)
+            if opened.st_size > MAX_FILE_BYTES:
+                self._too_large(path, opened.st_size)
+                return
+            # one read of size + 1 bytes: a regular file returns all of it, and more means growth
+            data = os.read(fd, opened.st_size + 1)
         finally:
             os.close(fd)
-        if len(data) > MAX_FILE_BYTES:
-            self._too_large(path, len(data))
-            return
         identity = _Identity.of(opened)
         if len(data) != identity.size:
             self._drifted(path, "its size changed while it was read")
@@ -349,21 +357,6 @@ class _TreeReader:
         for dir_path, names in self.scan.listings.items():
             if tuple(sorted(os.listdir(self._dir_fds[dir_path]))) != names:
                 self._drifted(dir_path, "its listing changed while the tree was read")
-
-
-def _read_capped(fd: int) -> bytes:
-    chunks: list[bytes] = []
-    remaining = MAX_FILE_BYTES + 1
-    while remaining > 0:
-        try:
-            chunk = os.read(fd, min(remaining, 1 << 16))
-        except BlockingIOError:
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-        remaining -= len(chunk)
-    return b"".join(chunks)
 
 
 def _scan_tree(worktree_root: Path, after_read: Callable[[str], None] | None) -> _TreeScan:
@@ -678,7 +671,7 @@ def _replace_owner_rows(
                 r.status,
                 r.superseded_by,
                 r.title,
-                canonical_json(r.frontmatter).decode("utf-8"),
+                orjson.dumps(r.frontmatter, option=orjson.OPT_SORT_KEYS).decode("utf-8"),
                 r.body,
             )
             for i, r in enumerate(rows)
