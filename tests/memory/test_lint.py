@@ -143,7 +143,10 @@ def test_corpus_recall_is_total_and_no_look_alike_blocks() -> None:
     look_alikes = [c for c in cases if c.expect == "pass"]
     assert len(secrets) >= 100 and len(look_alikes) >= 100
 
-    missed, wrong_rule, false_blocks, leaks = [], [], [], []
+    missed: list[str] = []
+    wrong_rule: list[tuple[str, str, list[str]]] = []
+    false_blocks: list[tuple[str, list[tuple[str, str]]]] = []
+    leaks: list[tuple[str, str]] = []
     for case in cases:
         findings = lint_text(case.text, path=f"corpus/{case.id}.md", kind="text")
         blocks = _blocks(findings)
