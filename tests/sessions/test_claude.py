@@ -144,7 +144,7 @@ def test_bash_exit_codes_and_errors() -> None:
     interrupted = results["toolu_write"]
     assert (interrupted.is_error, interrupted.exit_code) == (True, None)
     assert results["toolu_fetch"].is_error is True
-    assert results["toolu_grep"].is_error is None  # the flag was absent
+    assert results["toolu_grep"].is_error is False  # an absent flag means success (§1.5)
     assert results["toolu_read"].exit_code is None  # only Bash has exit codes
 
 

@@ -438,11 +438,12 @@ def _tool_result(
 ) -> ToolResult:
     text = content_text(block.get("content"))
     flag = block.get("is_error")
-    is_error: bool | None = flag if isinstance(flag, bool) else None
+    # §1.5/§1.6: a result with `is_error` false or absent is a success
+    is_error = flag is True
     details = as_dict(structured)
     if details is not None and details.get("interrupted") is True:
         is_error = True
-    if isinstance(structured, str) and structured.startswith("Error") and is_error is None:
+    if isinstance(structured, str) and structured.startswith("Error") and not isinstance(flag, bool):
         is_error = True
     bash_shaped = details is not None and "stdout" in details and "interrupted" in details
     exit_code = None
