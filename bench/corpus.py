@@ -1499,37 +1499,38 @@ def append_turn(path: Path, token: str, *, at_ms: int) -> int:
 # search queries that fit the vocabulary
 
 
-def search_queries(count: int = 200, *, seed: int = 1) -> list[str]:
-    """Varied queries: English words and pairs, identifiers of every form, Chinese of one, two
-    and more characters, and a few that match nothing."""
+def search_queries(count: int = 200, *, seed: int = 1) -> list[tuple[str, str]]:
+    """(kind, query) pairs: English words and pairs, identifiers of every form, file names,
+    Chinese of one, two and more characters, mixed, and some that match nothing."""
     rng = random.Random(f"queries-{seed}")
     pools = _build_pools(random.Random(f"pools-{seed}"))
     content_words = [w for w in _WORDS if len(w) > 3]
     hanzi = sorted({ch for phrase in _CHINESE_PHRASES for ch in phrase})
-    out: list[str] = []
     kinds = ("word", "pair", "ident", "ident", "path", "zh1", "zh2", "zh-long", "mixed", "none")
+    out: list[tuple[str, str]] = []
     while len(out) < count:
         kind = kinds[len(out) % len(kinds)]
         if kind == "word":
-            out.append(rng.choice(content_words))
+            text = rng.choice(content_words)
         elif kind == "pair":
-            out.append(f"{rng.choice(content_words)} {rng.choice(content_words)}")
+            text = f"{rng.choice(content_words)} {rng.choice(content_words)}"
         elif kind == "ident":
-            out.append(rng.choice(pools.identifiers))
+            text = rng.choice(pools.identifiers)
         elif kind == "path":
-            out.append(rng.choice(pools.paths).rsplit("/", 1)[-1])
+            text = rng.choice(pools.paths).rsplit("/", 1)[-1]
         elif kind == "zh1":
-            out.append(rng.choice(hanzi))
+            text = rng.choice(hanzi)
         elif kind == "zh2":
             phrase = rng.choice(_CHINESE_PHRASES)
             start = rng.randrange(len(phrase) - 1)
-            out.append(phrase[start : start + 2])
+            text = phrase[start : start + 2]
         elif kind == "zh-long":
-            out.append(rng.choice(_CHINESE_PHRASES))
+            text = rng.choice(_CHINESE_PHRASES)
         elif kind == "mixed":
-            out.append(f"{rng.choice(_CHINESE_PHRASES)} {rng.choice(pools.identifiers)}")
+            text = f"{rng.choice(_CHINESE_PHRASES)} {rng.choice(content_words)}"
         else:
-            out.append(f"nonexistent{rng.randrange(10**6)}")
+            text = f"nonexistent{rng.randrange(10**6)}"
+        out.append((kind, text))
     return out
 
 
