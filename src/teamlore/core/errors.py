@@ -99,3 +99,25 @@ class TeamloreError(Exception):
         if self.details:
             out["details"] = self.details
         return out
+
+
+# models (model adapters: OpenAI-compatible HTTP)
+MODEL_NOT_CONFIGURED = _register(
+    "MODEL_NOT_CONFIGURED", "no usable model profile: base URL, model or API key is missing"
+)
+MODEL_AUTH_FAILED = _register(
+    "MODEL_AUTH_FAILED", "the model endpoint refused the credentials (HTTP 401/403)"
+)
+MODEL_RATE_LIMITED = _register(
+    "MODEL_RATE_LIMITED", "the model endpoint kept answering 429 after every retry"
+)
+MODEL_UNAVAILABLE = _register(
+    "MODEL_UNAVAILABLE", "the model endpoint failed (HTTP 5xx or connection error) after retries"
+)
+MODEL_TIMEOUT = _register("MODEL_TIMEOUT", "the model endpoint did not answer in time")
+MODEL_BAD_RESPONSE = _register(
+    "MODEL_BAD_RESPONSE", "the model endpoint answered with invalid, empty or unusable JSON"
+)
+MODEL_REQUEST_REJECTED = _register(
+    "MODEL_REQUEST_REJECTED", "the model endpoint rejected the request (HTTP 4xx)"
+)
