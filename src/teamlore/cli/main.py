@@ -153,16 +153,15 @@ def status(
 
 
 def _render_list(result: dict[str, Any]) -> None:
-    table = Table("session", "provider", "started", "turns", "repository", "cwd")
+    table = Table("session", "provider", "started", "turns", "repository", "cwd", box=None)
+    table.columns[0].no_wrap = table.columns[2].no_wrap = True
+    table.columns[5].overflow = "fold"
     for s in result["sessions"]:
         repo = s["repository"]["name"] if s["repository"] else ""
+        started = (s["startedAt"] or "")[:16].replace("T", " ")
+        gone = "" if s.get("available", True) else " [dim](file gone)[/]"
         table.add_row(
-            s["sessionKey"],
-            s["provider"],
-            (s["startedAt"] or "")[:16],
-            str(s["turns"]),
-            repo,
-            s["cwd"] or "",
+            s["sessionKey"], s["provider"], started, str(s["turns"]), repo, (s["cwd"] or "") + gone
         )
     stdout.print(table)
 
@@ -207,7 +206,12 @@ def _render_show(result: dict[str, Any]) -> None:
             stdout.print(f"[bold]user[/] {t['user'][:2000]}", highlight=False)
         for tool in t["tools"]:
             exit_code = "" if tool["exitCode"] is None else f" exit {tool['exitCode']}"
-            what = tool["command"] or ", ".join(tool["pathsWritten"]) or ""
+            what = (
+                tool["command"]
+                or ", ".join(tool["pathsWritten"])
+                or ", ".join(tool["pathsRead"])
+                or ""
+            )
             stdout.print(
                 f"  [magenta]{tool['name']}[/] ({tool['family']}, {tool['status']}"
                 f"{exit_code}) {what[:300]}",
