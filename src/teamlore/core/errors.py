@@ -121,3 +121,42 @@ MODEL_BAD_RESPONSE = _register(
 MODEL_REQUEST_REJECTED = _register(
     "MODEL_REQUEST_REJECTED", "the model endpoint rejected the request (HTTP 4xx)"
 )
+
+# team memory: tasks, stage, dedup recall, adjudication (memory/tasks, staging, adjudication)
+TASK_NOT_FOUND = _register("TASK_NOT_FOUND", "no task with that id exists for this repository")
+TASK_NOT_CLAIMABLE = _register(
+    "TASK_NOT_CLAIMABLE", "the task is leased by someone else, already submitted, or stale"
+)
+LEASE_LOST = _register(
+    "LEASE_LOST", "the claim is no longer held: it expired, was reclaimed, or was never taken"
+)
+SUBMISSION_CONFLICT = _register(
+    "SUBMISSION_CONFLICT", "this task was already submitted with different content"
+)
+TASK_STALE = _register(
+    "TASK_STALE", "an input bound to the task changed since it was issued; recall again"
+)
+BINDING_MISMATCH = _register(
+    "BINDING_MISMATCH", "the echoed binding is not the binding teamlore issued with the task"
+)
+STAGE_REQUEST_INVALID = _register(
+    "STAGE_REQUEST_INVALID", "the stage document does not follow its contract"
+)
+BATCH_TOO_LARGE = _register(
+    "BATCH_TOO_LARGE", "too many candidates in one batch (8) or drafts in one adjudication (64)"
+)
+EVIDENCE_NOT_IN_TASK = _register(
+    "EVIDENCE_NOT_IN_TASK", "a statement cites an evidence id that this task did not issue"
+)
+STATEMENT_UNCITED = _register("STATEMENT_UNCITED", "a statement cites no evidence")
+ADJUDICATION_INVALID = _register(
+    "ADJUDICATION_INVALID", "the adjudication breaks a rule (coverage, targets, skip chains)"
+)
+ADJUDICATION_STALE = _register(
+    "ADJUDICATION_STALE",
+    "team memory changed after the adjudication task was issued; stage the drafts again",
+)
+ADJUDICATION_FAILED = _register(
+    "ADJUDICATION_FAILED",
+    "the adjudication was invalid twice; the drafts are marked failed for human handling",
+)
