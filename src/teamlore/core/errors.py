@@ -160,3 +160,87 @@ ADJUDICATION_FAILED = _register(
     "ADJUDICATION_FAILED",
     "the adjudication was invalid twice; the drafts are marked failed for human handling",
 )
+
+
+# personal memory (documents, observation queue, Writer, imports, reader)
+# (SUBMISSION_CONFLICT above is shared: an idempotency key reused with another payload)
+CONTEXT_UNAVAILABLE = _register(
+    "CONTEXT_UNAVAILABLE", "that context was not granted to this process or is not allowed"
+)
+INVALID_IMPORT_ID = _register("INVALID_IMPORT_ID", "importId must be 1-128 ASCII [A-Za-z0-9_-]")
+INVALID_IMPORT_LABEL = _register(
+    "INVALID_IMPORT_LABEL", "the source label is empty, too long or has control characters"
+)
+INVALID_IMPORT_BASIS = _register("INVALID_IMPORT_BASIS", "basis is not one of the known values")
+INVALID_IMPORT_AUTHOR = _register(
+    "INVALID_IMPORT_AUTHOR", "declared author must be user, agent, third_party, mixed or unknown"
+)
+INVALID_TEXT_SIZE = _register("INVALID_TEXT_SIZE", "the text is empty or exceeds its byte limit")
+INIT_DISABLED = _register("INIT_DISABLED", "agent imports (agent_observation) are not allowed")
+IMPORT_DISABLED = _register("IMPORT_DISABLED", "document imports (document_import) are not allowed")
+SUBMISSION_DISABLED = _register(
+    "SUBMISSION_DISABLED", "relayed user turns (user_explicit) are not allowed"
+)
+UNSUPPORTED_FILE_TYPE = _register(
+    "UNSUPPORTED_FILE_TYPE", "only regular .md/.markdown files (no symlinks) can be imported"
+)
+FILE_NOT_FOUND = _register("FILE_NOT_FOUND", "the file does not exist")
+INVALID_ENCODING = _register("INVALID_ENCODING", "the file is not valid UTF-8 or contains NUL")
+EMPTY_DOCUMENT = _register("EMPTY_DOCUMENT", "the file has no content")
+DOCUMENT_TOO_LARGE = _register("DOCUMENT_TOO_LARGE", "the file exceeds 256 KiB")
+IMPORT_CHUNK_TOO_LARGE = _register(
+    "IMPORT_CHUNK_TOO_LARGE", "a paragraph or fenced block exceeds the 32 KiB part budget"
+)
+SENSITIVE_CONTENT_REJECTED = _register(
+    "SENSITIVE_CONTENT_REJECTED", "the content matches a secret rule and is never sent or stored"
+)
+PERSONAL_DOCUMENT_INVALID = _register(
+    "PERSONAL_DOCUMENT_INVALID", "a personal memory document does not follow the section format"
+)
+PERSONAL_DOCUMENT_TOO_LARGE = _register(
+    "PERSONAL_DOCUMENT_TOO_LARGE", "the change would exceed the 16 KiB document limit"
+)
+UNSAFE_FILE = _register("UNSAFE_FILE", "a personal memory file is a symlink or hard-linked")
+JOB_NOT_FOUND = _register("JOB_NOT_FOUND", "no Writer job has that id")
+NOTHING_TO_RETRY = _register("NOTHING_TO_RETRY", "that job is neither dead nor waiting to retry")
+# Writer job failures and quarantine issues (persisted on jobs / observations)
+INVALID_DECISION = _register("INVALID_DECISION", "the model answer is not a valid decision")
+INVALID_REQUEST_REFERENCE = _register(
+    "INVALID_REQUEST_REFERENCE", "the decision answers another request"
+)
+INVALID_EVIDENCE_REFERENCE = _register(
+    "INVALID_EVIDENCE_REFERENCE", "the decision cites evidence that is not in the batch"
+)
+MISSING_EVIDENCE = _register("MISSING_EVIDENCE", "retain and forget need evidence")
+INVALID_TARGET_REFERENCE = _register(
+    "INVALID_TARGET_REFERENCE", "the decision names an unknown document or section"
+)
+DUPLICATE_SECTION_OPERATION = _register(
+    "DUPLICATE_SECTION_OPERATION", "the decision touches one section twice"
+)
+UNAUTHORIZED_SCOPE = _register(
+    "UNAUTHORIZED_SCOPE", "the decision writes outside the batch's scope or applicability"
+)
+UNAUTHORIZED_WRITE = _register("UNAUTHORIZED_WRITE", "the target document is not writable")
+UNAUTHORIZED_PROVENANCE = _register(
+    "UNAUTHORIZED_PROVENANCE", "this provenance class is not allowed in config"
+)
+UNAUTHORIZED_SOURCE = _register("UNAUTHORIZED_SOURCE", "the observation source has no provenance")
+UNAUTHORIZED_FORGET_EVIDENCE = _register(
+    "UNAUTHORIZED_FORGET_EVIDENCE", "imported material can never justify forgetting"
+)
+UNAUTHORIZED_IMPORT_OVERWRITE = _register(
+    "UNAUTHORIZED_IMPORT_OVERWRITE",
+    "an import may not replace or remove a user-sourced, unsourced or hand-edited section",
+)
+UNREGISTERED_PROJECT = _register("UNREGISTERED_PROJECT", "the project is not registered")
+SENSITIVE_INPUT = _register("SENSITIVE_INPUT", "the observation matches a secret rule")
+OVERSIZED_OBSERVATION = _register(
+    "OVERSIZED_OBSERVATION", "one observation with the documents exceeds the 128 KiB request cap"
+)
+STALE_LEASE = _register("STALE_LEASE", "the Writer's lease on the job expired")
+STALE_REVISION = _register("STALE_REVISION", "a document changed after it was projected")
+RECOVERY_CONFLICT = _register(
+    "RECOVERY_CONFLICT", "a document changed by hand during an interrupted commit"
+)
+MODEL_CALL_FAILED = _register("MODEL_CALL_FAILED", "the model adapter failed unexpectedly")
