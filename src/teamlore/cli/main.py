@@ -238,7 +238,7 @@ def _render_search(result: dict[str, Any]) -> None:
         stdout.print("No matching turns.")
     for h in result["hits"]:
         stdout.print(
-            f"[bold]{h['sessionKey']}[/] turn {h['turn']} ({h['provider']}, score {h['score']:.2f})"
+            f"[bold]{h['sessionKey']}[/] turn {h['turn']} ({h['provider']}, score {h['score']:.3g})"
         )
         stdout.print(f"  {h['snippet']}", highlight=False)
 
@@ -280,7 +280,8 @@ def _render_demo(result: dict[str, Any]) -> None:
     memory = result["memory"]
     stdout.print(
         f"\nTeam memory initialized in {Path(result['repository']).name}: "
-        f"generation {memory.get('generation')}, coverage {memory.get('coverage')}."
+        f"generation {(memory.get('projection') or {}).get('generation')}, "
+        f"coverage {(memory.get('projection') or {}).get('coverage')}."
     )
     stdout.print(
         f"\nTry it yourself:\n  export TEAMLORE_HOME={result['stateDir']}\n"

@@ -40,8 +40,27 @@ def init(repository: str | None = RepositoryOption, fmt: OutputFormat = FormatOp
 
 
 def _render_status(result: dict[str, Any]) -> None:
-    for key, value in result.items():
-        stdout.print(f"[bold]{key}[/]: {value}", highlight=False)
+    projection = result.get("projection") or {}
+    stdout.print(f"Memory tree  {result['memoryRoot']} ({result['tree']})", highlight=False)
+    if projection:
+        stdout.print(
+            f"Projection   generation {projection['generation']}, coverage {projection['coverage']}"
+        )
+        for d in projection.get("diagnostics", [])[:10]:
+            stdout.print(
+                f"  [yellow]{d['code']}[/] {d['file']}:{d.get('line') or ''} {d['why']}",
+                highlight=False,
+            )
+    entries = result["entries"]
+    stdout.print(f"Entries      {entries['approved']} approved, {entries['deprecated']} deprecated")
+    candidates = ", ".join(f"{n} {state}" for state, n in result["candidates"].items())
+    stdout.print(f"Candidates   {candidates}")
+    lint = result.get("lint") or {}
+    if lint:
+        stdout.print(
+            f"Lint         {lint['blocking']} blocking, {lint['warnings']} warnings "
+            f"in {lint['files']} files"
+        )
 
 
 @memory_app.command("status")
@@ -58,7 +77,7 @@ def _render_search(result: dict[str, Any]) -> None:
         stdout.print("No matching memory.")
     for hit in result["results"]:
         stdout.print(
-            f"[bold]{hit['id']}[/] ({hit['type']}, {hit['path']}, score {hit['score']:.2f})",
+            f"[bold]{hit['id']}[/] ({hit['type']}, {hit['path']}, score {hit['score']:.3g})",
             highlight=False,
         )
         stdout.print(f"  {hit['snippet']}", highlight=False)

@@ -32,12 +32,14 @@ import os
 import re
 import stat
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from pathlib import Path
+from typing import Literal, cast
 
 from pydantic import BaseModel, ConfigDict
 
+from teamlore.core import errors
 from teamlore.core.errors import MEMORY_NOT_INITIALIZED, TeamloreError
 from teamlore.memory import documents as docs
 from teamlore.memory import layout
@@ -951,6 +953,45 @@ _TRANSCRIPT_FILE = re.compile(
     + _UUID
     + r"\.jsonl"
 )
+
+
+def lint_paths(worktree_root: str | os.PathLike[str], paths: Sequence[Path]) -> LintReport:
+    """Lint the given files (absolute paths). Files inside the memory tree are checked with the
+    rules of their kind; any other file is linted as plain text (e.g. a draft before it is
+    copied into the tree). A missing file is a usage error; a symlink is never followed."""
+    root = Path(os.path.realpath(worktree_root))
+    files: list[str] = []
+    findings: list[Finding] = []
+    for path in paths:
+        absolute = Path(os.path.abspath(path))
+        try:
+            shown = absolute.relative_to(root).as_posix()
+        except ValueError:
+            shown = absolute.name
+        kind = cast(DocumentKind, layout.document_kind(shown) or "text")
+        files.append(shown)
+        if absolute.is_symlink():
+            findings.append(_finding("path.symlink", "block", shown, "file is a symlink"))
+            continue
+        if not absolute.is_file():
+            raise TeamloreError(errors.INVALID_ARGUMENT, f"{shown}: no such file")
+        dir_fd = os.open(absolute.parent, os.O_RDONLY)
+        try:
+            data = _read_file(dir_fd, absolute.name)
+        finally:
+            os.close(dir_fd)
+        if data is None:
+            findings.append(
+                _finding(
+                    "capacity.file-size",
+                    "block",
+                    shown,
+                    f"file is over {docs.MAX_FILE_BYTES} bytes",
+                )
+            )
+            continue
+        findings.extend(lint_bytes(data, path=shown, kind=kind))
+    return LintReport(files=files, findings=_sorted(findings))
 
 
 def _strip_worktree(text: str, worktree_root: str) -> str:

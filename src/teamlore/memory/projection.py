@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 import orjson
 from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
 
 from teamlore.core import db, errors
 from teamlore.core.analyzer import ANALYZER_VERSION, analyze
@@ -66,7 +67,9 @@ _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 class Diagnostic(BaseModel):
     """Why one file is not (or not reliably) in the projection, located as precisely as known."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True
+    )
 
     code: str
     file: str  # repository-relative
@@ -76,7 +79,7 @@ class Diagnostic(BaseModel):
 
 
 class ProjectionCounts(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True)
 
     entries: int = 0
     deprecated: int = 0  # entries whose status is deprecated (included in `entries`)
@@ -86,7 +89,7 @@ class ProjectionCounts(BaseModel):
 
 
 class ProjectionResult(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True)
 
     repository_key: str
     worktree_key: str

@@ -20,6 +20,7 @@ import sqlite3
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
 
 from teamlore.core import errors
 from teamlore.core.analyzer import ANALYZER_VERSION, fts_query, query_groups, tokens
@@ -38,7 +39,7 @@ _CJK_CHAR = re.compile(
 
 
 class SearchHit(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True)
 
     id: str
     type: Kind  # entry | scene | doctrine | skill
@@ -50,7 +51,7 @@ class SearchHit(BaseModel):
 
 
 class SearchResult(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True)
 
     generation: int
     coverage: Coverage

@@ -14,6 +14,7 @@ from typing import Literal
 
 import orjson
 from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
 
 from teamlore.core import errors
 from teamlore.core.analyzer import ANALYZER_VERSION
@@ -23,7 +24,7 @@ from teamlore.memory.projection import Coverage, Diagnostic, ProjectionCounts, s
 
 
 class _Counts(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True)
 
 
 class EntryCounts(_Counts):
@@ -61,7 +62,7 @@ class PromotionCounts(_Counts):
 
 
 class ProjectionStatus(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True)
 
     generation: int
     coverage: Coverage
@@ -74,7 +75,7 @@ class ProjectionStatus(BaseModel):
 
 
 class LintSummary(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True)
 
     policy_version: str
     files: int
@@ -84,7 +85,7 @@ class LintSummary(BaseModel):
 
 
 class MemoryStatus(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True)
 
     repository_key: str
     worktree_key: str

@@ -65,12 +65,21 @@ class StatusRequest(_Strict):
 )
 def memory_status(ctx: OpContext, request: StatusRequest) -> dict[str, Any]:
     """Show the team memory's owner, projection generation/coverage, counts and lint summary."""
+    from teamlore.memory.projection import sync_approved_projection
     from teamlore.memory.state_db import open_state_db
     from teamlore.memory.status import memory_status as compute
 
     identity = owner(ctx)
     conn = open_state_db(ctx.home)
     try:
+        tree = identity.worktree_root / ".threadshare" / "memory"
+        if tree.is_dir() and not tree.is_symlink():
+            sync_approved_projection(
+                conn,
+                repository_key=identity.repository_key,
+                worktree_key=identity.worktree_key,
+                worktree_root=identity.worktree_root,
+            )
         result = compute(
             conn,
             repository_key=identity.repository_key,
@@ -134,7 +143,10 @@ def memory_lint(ctx: OpContext, request: LintRequest) -> dict[str, Any]:
 
     identity = owner(ctx)
     if request.paths:
-        report = lint_paths(identity.worktree_root, [Path(p) for p in request.paths], cwd=ctx.cwd)
+        paths = [p if p.is_absolute() else ctx.cwd / p for p in map(Path, request.paths)]
+        report = lint_paths(identity.worktree_root, paths)
     else:
         report = lint_tree(identity.worktree_root)
-    return report.model_dump(mode="json", by_alias=True)
+    result: dict[str, Any] = report.model_dump(mode="json", by_alias=True)
+    result["blocked"] = report.blocked
+    return result

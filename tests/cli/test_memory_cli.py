@@ -1,0 +1,135 @@
+"""`teamlore memory init|status|search|lint` in real git repositories."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from support import teamlore_cli
+
+CLEAN_ENTRY = """---
+id: export-order-must-be-stable
+type: work_method
+status: approved
+priority: 70
+confidence: high
+provenance_strength: observed
+claim_support: human-confirmed
+limitations: ["not-authorship"]
+scope: repo
+scene: release-readiness
+occurred: []
+evidence: {"commits":[],"paths":["billing/export.py"]}
+superseded_by: null
+---
+Sort invoice rows by id before exporting; commit 9f2c1e4b7a3d5c6e8f0a1b2c3d4e5f6a7b8c9d0e fixed it.
+"""
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-C", str(repo), *args],
+        check=True,
+        capture_output=True,
+        env={**os.environ, "GIT_CONFIG_GLOBAL": os.devnull},
+    )
+
+
+@pytest.fixture()
+def repo(tmp_path: Path, home: Path) -> Path:
+    root = tmp_path / "acme"
+    root.mkdir()
+    git(root, "init", "-q")
+    return root
+
+
+def cli_json(*args: str, cwd: Path) -> tuple[int, dict]:
+    proc = teamlore_cli(*args, "--format", "json", cwd=cwd)
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def test_init_creates_the_skeleton_once(repo: Path) -> None:
+    code, first = cli_json("memory", "init", cwd=repo)
+    assert code == 0
+    assert first["created"] == [
+        ".threadshare/memory/entries",
+        ".threadshare/memory/scenes",
+        ".threadshare/memory/skills",
+        ".threadshare/memory/index.json",
+    ]
+    index = json.loads((repo / ".threadshare/memory/index.json").read_text())
+    assert index == {"format": "threadshare-memory-index@v1", "entries": [], "scenes": []}
+    code, second = cli_json("memory", "init", cwd=repo)
+    assert (code, second["created"]) == (0, [])
+
+
+def test_init_works_from_a_subdirectory_and_refuses_outside_git(repo: Path, tmp_path: Path) -> None:
+    sub = repo / "src" / "deep"
+    sub.mkdir(parents=True)
+    assert cli_json("memory", "init", cwd=sub)[0] == 0
+    assert (repo / ".threadshare/memory/entries").is_dir()
+    outside = tmp_path / "plain"
+    outside.mkdir()
+    code, result = cli_json("memory", "init", cwd=outside)
+    assert (code, result["error"]["code"]) == (1, "NOT_A_GIT_REPOSITORY")
+    assert not (outside / ".threadshare").exists()
+
+
+def test_init_refuses_a_bare_repository(tmp_path: Path, home: Path) -> None:
+    bare = tmp_path / "bare.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    code, result = cli_json("memory", "init", cwd=bare)
+    assert (code, result["error"]["code"]) == (1, "BARE_REPOSITORY")
+
+
+def test_lint_passes_clean_memory_and_blocks_a_secret(repo: Path) -> None:
+    cli_json("memory", "init", cwd=repo)
+    entries = repo / ".threadshare/memory/entries"
+    (entries / "export-order-must-be-stable.md").write_text(CLEAN_ENTRY)
+    code, report = cli_json("memory", "lint", cwd=repo)
+    assert code == 0 and report["blocked"] is False, report
+    leaked = CLEAN_ENTRY.replace("export-order-must-be-stable", "leak").replace(
+        "Sort invoice rows", "Deploy with key AKIA" + "Q3EGRJ7XK2PLM5VN then sort rows"
+    )
+    (entries / "leak.md").write_text(leaked)
+    proc = teamlore_cli("memory", "lint", "--format", "json", cwd=repo)
+    report = json.loads(proc.stdout)
+    assert proc.returncode == 1 and report["blocked"] is True
+    blocking = [f for f in report["findings"] if f["severity"] == "block"]
+    assert [(f["file"], f["line"]) for f in blocking] == [
+        (".threadshare/memory/entries/leak.md", 16)
+    ]
+    assert "Q3EGRJ7XK2PLM5VN" not in proc.stdout  # findings never echo the secret
+
+
+def test_lint_given_files_and_a_home_path(repo: Path) -> None:
+    draft = repo / "draft.md"
+    draft.write_text("Run the tool from /home/dana/work/acme before release.\n")
+    proc = teamlore_cli("memory", "lint", str(draft), "--format", "json", cwd=repo)
+    report = json.loads(proc.stdout)
+    assert proc.returncode == 1
+    assert report["files"] == ["draft.md"]
+    assert any(f["severity"] == "block" for f in report["findings"])
+
+
+def test_search_and_status_report_generation_and_coverage(repo: Path) -> None:
+    cli_json("memory", "init", cwd=repo)
+    (repo / ".threadshare/memory/entries/export-order-must-be-stable.md").write_text(CLEAN_ENTRY)
+    code, found = cli_json("memory", "search", "invoice export", cwd=repo)
+    assert code == 0 and found["coverage"] == "complete" and found["generation"] == 1
+    assert [r["id"] for r in found["results"]] == ["export-order-must-be-stable"]
+    assert set(found["results"][0]) >= {"id", "type", "score", "snippet", "path"}
+    code, status = cli_json("memory", "status", cwd=repo)
+    assert code == 0 and status["entries"]["approved"] == 1
+    (repo / ".threadshare/memory/entries/broken.md").write_text("---\nid: other\n---\nx\n")
+    code, partial = cli_json("memory", "search", "invoice", cwd=repo)
+    assert partial["coverage"] == "partial" and partial["results"]
+
+
+def test_search_without_a_memory_tree_is_a_clear_refusal(repo: Path) -> None:
+    code, result = cli_json("memory", "search", "anything", cwd=repo)
+    assert (code, result["error"]["code"]) == (1, "MEMORY_NOT_INITIALIZED")
