@@ -33,7 +33,6 @@ from teamlore.sessions.model import (
     AssistantText,
     Diagnostic,
     Event,
-    SessionMeta,
     ToolCall,
     ToolFamily,
     ToolResult,
@@ -41,11 +40,13 @@ from teamlore.sessions.model import (
     UserTurn,
 )
 from teamlore.sessions.providers.common import (
+    RecordParser,
     as_dict,
     as_nonempty_str,
     as_str,
     content_pieces,
     content_text,
+    parse_guarded,
     remember,
     remember_key,
     short_digest,
@@ -161,33 +162,10 @@ class ClaudeAdapter:
         }
 
     def parse(self, record: Any, line: int, state: dict[str, Any]) -> list[Event]:
-        out: list[Event] = []
-        try:
-            _Parser(state, line, out).handle(record)
-        except Exception as exc:  # last-resort guard: a record never aborts a file
-            message = f"line {line}: {type(exc).__name__}: {exc}"
-            out.append(Diagnostic("adapter-error", message, line))
-        return out
+        return parse_guarded(_Parser, record, line, state)
 
 
-class _Parser:
-    def __init__(self, state: dict[str, Any], line: int, out: list[Event]) -> None:
-        self.st = state
-        self.line = line
-        self.out = out
-
-    # -- plumbing ---------------------------------------------------------------------------
-
-    def bad(self, message: str) -> None:
-        self.out.append(Diagnostic("bad-record", f"line {self.line}: {message}", self.line))
-
-    def meta(self, **fields: str | None) -> None:
-        sent: list[str] = self.st["sent"]
-        fresh = {k: v for k, v in fields.items() if v is not None and k not in sent}
-        if fresh:
-            sent.extend(fresh)
-            self.out.append(SessionMeta(**fresh))
-
+class _Parser(RecordParser):
     def handle(self, record: Any) -> None:
         rec = as_dict(record)
         if rec is None:
@@ -443,7 +421,11 @@ def _tool_result(
     details = as_dict(structured)
     if details is not None and details.get("interrupted") is True:
         is_error = True
-    if isinstance(structured, str) and structured.startswith("Error") and not isinstance(flag, bool):
+    if (
+        isinstance(structured, str)
+        and structured.startswith("Error")
+        and not isinstance(flag, bool)
+    ):
         is_error = True
     bash_shaped = details is not None and "stdout" in details and "interrupted" in details
     exit_code = None

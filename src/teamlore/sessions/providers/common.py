@@ -11,6 +11,8 @@ import hashlib
 import re
 from typing import Any
 
+from teamlore.sessions.model import Diagnostic, Event, SessionMeta
+
 _SYSTEM_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
 
 
@@ -128,3 +130,40 @@ def remember_key(mapping: dict[str, Any], key: str, value: Any, limit: int) -> N
 
 def timestamp_of(record: dict[str, Any]) -> str | None:
     return as_nonempty_str(record.get("timestamp"))
+
+
+class RecordParser:
+    """Plumbing shared by the per-record parsers of the JSONL providers: one instance handles
+    one record, appending events to `out` and keeping its memory in the JSON `state`."""
+
+    def __init__(self, state: dict[str, Any], line: int, out: list[Event]) -> None:
+        self.st = state
+        self.line = line
+        self.out = out
+
+    def bad(self, message: str) -> None:
+        self.out.append(Diagnostic("bad-record", f"line {self.line}: {message}", self.line))
+
+    def meta(self, **fields: str | None) -> None:
+        """Emit the session facts not sent before (state key "sent")."""
+        sent: list[str] = self.st["sent"]
+        fresh = {k: v for k, v in fields.items() if v is not None and k not in sent}
+        if fresh:
+            sent.extend(fresh)
+            self.out.append(SessionMeta(**fresh))
+
+    def handle(self, record: Any) -> None:
+        raise NotImplementedError
+
+
+def parse_guarded(
+    parser: type[RecordParser], record: Any, line: int, state: dict[str, Any]
+) -> list[Event]:
+    """Run one record through `parser`; an unexpected exception becomes an `adapter-error`
+    diagnostic, so a record never aborts a file."""
+    out: list[Event] = []
+    try:
+        parser(state, line, out).handle(record)
+    except Exception as exc:
+        out.append(Diagnostic("adapter-error", f"line {line}: {type(exc).__name__}: {exc}", line))
+    return out
