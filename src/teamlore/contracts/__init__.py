@@ -1,1 +1,67 @@
+"""Versioned team-memory contracts (pydantic v2) and their JSON Schemas.
 
+Every top-level contract has a `format` field with its exact format string; models are frozen,
+refuse unknown fields, and speak camelCase on the wire (`to_wire()`, `from_wire()`). Digest
+helpers live in `teamlore.contracts.digests`; `python -m teamlore.contracts.export` writes
+`schema/<format>.json`.
+"""
+
+from __future__ import annotations
+
+from teamlore.contracts.adjudication import (
+    Adjudication,
+    AdjudicationBinding,
+    AdjudicationDraft,
+    AdjudicationIssue,
+    AdjudicationResult,
+    AdjudicationTask,
+    MergedFields,
+    PoolItem,
+    RecallSet,
+    check_adjudication_result,
+    validate_adjudication_result,
+)
+from teamlore.contracts.evidence import Citation, EvidenceAssessment
+from teamlore.contracts.extraction import (
+    CandidateDraft,
+    CandidateDraftBatch,
+    DraftStatement,
+    EvidenceCatalogItem,
+    ExtractionBinding,
+    ExtractionChunk,
+    ExtractionFilters,
+    ExtractionTask,
+    MemoryExtractionRequest,
+    TimeWindow,
+)
+from teamlore.contracts.repository import CommonDirectoryIdentity, RepositoryBinding
+from teamlore.contracts.search import MemorySearchRequest
+
+__all__ = [
+    "Adjudication",
+    "AdjudicationBinding",
+    "AdjudicationDraft",
+    "AdjudicationIssue",
+    "AdjudicationResult",
+    "AdjudicationTask",
+    "CandidateDraft",
+    "CandidateDraftBatch",
+    "Citation",
+    "CommonDirectoryIdentity",
+    "DraftStatement",
+    "EvidenceAssessment",
+    "EvidenceCatalogItem",
+    "ExtractionBinding",
+    "ExtractionChunk",
+    "ExtractionFilters",
+    "ExtractionTask",
+    "MemoryExtractionRequest",
+    "MemorySearchRequest",
+    "MergedFields",
+    "PoolItem",
+    "RecallSet",
+    "RepositoryBinding",
+    "TimeWindow",
+    "check_adjudication_result",
+    "validate_adjudication_result",
+]

@@ -1,0 +1,164 @@
+"""Shared building blocks of the versioned contracts: the strict base model and field types.
+
+Every contract model is frozen, refuses unknown fields and speaks camelCase on the wire (Python
+attributes are snake_case; both names are accepted on input). Arrays are tuples so a parsed
+contract is immutable all the way down.
+
+Optional-but-not-nullable fields (the spec's `field?`) are typed `X | SkipJsonSchema[None]` with a
+default of None and listed in the model's `_omit_when_none`: they are left out of the wire form
+when unset, an explicit JSON `null` is refused, and the exported schema does not allow null.
+Optional-and-nullable fields (`field?: X | null`, where null and absent mean different things)
+are listed in `_omit_when_unset`: absent stays absent on the wire, an explicit null is kept.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Hashable, Iterable
+from datetime import datetime
+from typing import Annotated, Any, ClassVar, Self
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    StringConstraints,
+    model_serializer,
+    model_validator,
+)
+from pydantic.alias_generators import to_camel
+
+from teamlore.core.canonical import MAX_SAFE_INTEGER, digest
+
+HEX64_PATTERN = r"^[0-9a-f]{64}$"
+HEX40_PATTERN = r"^[0-9a-f]{40}$"
+IDENTIFIER_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
+SLUG_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$"
+CANONICAL_TIMESTAMP_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$"
+DECIMAL_STRING_PATTERN = r"^(?:0|[1-9][0-9]{0,19})$"
+VERSION_PATTERN = r"^[a-z0-9][a-z0-9.-]{0,63}@[0-9]{1,9}$"
+LIMITATION_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+
+Hex64 = Annotated[str, StringConstraints(pattern=HEX64_PATTERN)]
+Hex40 = Annotated[str, StringConstraints(pattern=HEX40_PATTERN)]
+Identifier = Annotated[str, StringConstraints(pattern=IDENTIFIER_PATTERN)]
+Slug = Annotated[str, StringConstraints(pattern=SLUG_PATTERN)]
+DecimalString = Annotated[str, StringConstraints(pattern=DECIMAL_STRING_PATTERN)]
+VersionTag = Annotated[str, StringConstraints(pattern=VERSION_PATTERN)]
+LimitationCode = Annotated[str, StringConstraints(pattern=LIMITATION_PATTERN, max_length=128)]
+NonEmptyText = Annotated[str, StringConstraints(min_length=1)]
+
+SafeInt = Annotated[int, Field(ge=-MAX_SAFE_INTEGER, le=MAX_SAFE_INTEGER, strict=True)]
+NonNegativeInt = Annotated[int, Field(ge=0, le=MAX_SAFE_INTEGER, strict=True)]
+PositiveInt = Annotated[int, Field(ge=1, le=MAX_SAFE_INTEGER, strict=True)]
+
+
+def _check_real_instant(value: str) -> str:
+    """A canonical timestamp must name a real instant (what `Date.toISOString()` round-trips)."""
+    try:
+        datetime.strptime(value, "%Y-%m-%dT%H:%M:%S.%fZ")
+    except ValueError:
+        raise ValueError(f"{value!r} is not a real calendar instant") from None
+    return value
+
+
+CanonicalTimestamp = Annotated[
+    str,
+    StringConstraints(pattern=CANONICAL_TIMESTAMP_PATTERN),
+    AfterValidator(_check_real_instant),
+]
+
+
+def utf8_at_most(limit: int) -> AfterValidator:
+    """A string whose UTF-8 encoding is at most `limit` bytes."""
+
+    def check(value: str) -> str:
+        size = len(value.encode("utf-8"))
+        if size > limit:
+            raise ValueError(f"is {size} UTF-8 bytes; the limit is {limit}")
+        return value
+
+    return AfterValidator(check)
+
+
+def unique_items(values: Iterable[Hashable], what: str) -> None:
+    seen: set[Hashable] = set()
+    for value in values:
+        if value in seen:
+            raise ValueError(f"{what} {value!r} appears more than once")
+        seen.add(value)
+
+
+def sorted_unique_items(values: tuple[Any, ...], what: str) -> None:
+    unique_items(values, what)
+    if list(values) != sorted(values):
+        raise ValueError(f"{what} must be sorted")
+
+
+class ContractModel(BaseModel):
+    """Strict, frozen, camelCase-on-the-wire base of every contract part."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        populate_by_name=True,
+        alias_generator=to_camel,
+        strict=False,
+        str_strip_whitespace=False,
+    )
+
+    _omit_when_none: ClassVar[frozenset[str]] = frozenset()
+    _omit_when_unset: ClassVar[frozenset[str]] = frozenset()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _refuse_explicit_null_for_optional(cls, data: Any) -> Any:
+        if isinstance(data, dict) and cls._omit_when_none:
+            for name in cls._omit_when_none:
+                field = cls.model_fields[name]
+                for key in (field.alias, name):
+                    if key in data and data[key] is None:
+                        raise ValueError(f"{field.alias or name} may be omitted but not null")
+        return data
+
+    @model_serializer(mode="wrap")
+    def _drop_unset_optionals(
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ) -> Any:
+        out = handler(self)
+        if isinstance(out, dict):
+            fields = type(self).model_fields
+            for name in self._omit_when_none | self._omit_when_unset:
+                unset = name not in self.model_fields_set
+                if (name in self._omit_when_none and getattr(self, name) is None) or (
+                    name in self._omit_when_unset and unset
+                ):
+                    field = fields[name]
+                    out.pop(field.alias if info.by_alias and field.alias else name, None)
+        return out
+
+    def to_wire(self) -> dict[str, Any]:
+        """The JSON object this contract is on the wire (camelCase, unset optionals omitted)."""
+        result: dict[str, Any] = self.model_dump(mode="json", by_alias=True)
+        return result
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_wire(), ensure_ascii=False, separators=(",", ":"))
+
+    def canonical_digest(self) -> str:
+        """digest(canonical JSON of the whole wire form) — no field excluded."""
+        return digest(self.to_wire())
+
+    @classmethod
+    def from_wire(cls, data: Any) -> Self:
+        return cls.model_validate(data)
+
+
+class Owner(ContractModel):
+    """The owner scope of a task: one repository and one of its worktrees (keyed ids)."""
+
+    repository_key: Hex64
+    worktree_key: Hex64
