@@ -244,3 +244,13 @@ RECOVERY_CONFLICT = _register(
     "RECOVERY_CONFLICT", "a document changed by hand during an interrupted commit"
 )
 MODEL_CALL_FAILED = _register("MODEL_CALL_FAILED", "the model adapter failed unexpectedly")
+
+# team memory: recall (memory/selection, memory/recall)
+WINDOW_INVALID = _register(
+    "WINDOW_INVALID",
+    "the recall window must be canonical UTC instants, non-empty, and at most 366 days",
+    2,
+)
+RECALL_REQUEST_INVALID = _register(
+    "RECALL_REQUEST_INVALID", "the recall request does not follow MemoryExtractionRequest@v1", 2
+)
