@@ -6,6 +6,9 @@ The owner (repository + worktree) comes from the caller's context — the CLI's 
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +24,33 @@ class _Strict(BaseModel):
 
 def owner(ctx: OpContext) -> RepositoryIdentity:
     return resolve_repository(ctx.cwd, home=ctx.home)
+
+
+@contextmanager
+def owner_state(
+    ctx: OpContext, *, sync: bool = True
+) -> Iterator[tuple[RepositoryIdentity, sqlite3.Connection]]:
+    """The caller's worktree and the state DB, with the approved projection brought up to date
+    first (DEV-1: every search and recall reads a current projection). With `sync=False` a
+    missing or unsafe memory tree is left for the caller to report instead of refused."""
+    from teamlore.memory.layout import MEMORY_ROOT
+    from teamlore.memory.projection import sync_approved_projection
+    from teamlore.memory.state_db import open_state_db
+
+    identity = owner(ctx)
+    conn = open_state_db(ctx.home)
+    try:
+        tree = identity.worktree_root / MEMORY_ROOT
+        if sync or (tree.is_dir() and not tree.is_symlink()):
+            sync_approved_projection(
+                conn,
+                repository_key=identity.repository_key,
+                worktree_key=identity.worktree_key,
+                worktree_root=identity.worktree_root,
+            )
+        yield identity, conn
+    finally:
+        conn.close()
 
 
 class InitRequest(_Strict):
@@ -65,29 +95,15 @@ class StatusRequest(_Strict):
 )
 def memory_status(ctx: OpContext, request: StatusRequest) -> dict[str, Any]:
     """Show the team memory's owner, projection generation/coverage, counts and lint summary."""
-    from teamlore.memory.projection import sync_approved_projection
-    from teamlore.memory.state_db import open_state_db
     from teamlore.memory.status import memory_status as compute
 
-    identity = owner(ctx)
-    conn = open_state_db(ctx.home)
-    try:
-        tree = identity.worktree_root / ".threadshare" / "memory"
-        if tree.is_dir() and not tree.is_symlink():
-            sync_approved_projection(
-                conn,
-                repository_key=identity.repository_key,
-                worktree_key=identity.worktree_key,
-                worktree_root=identity.worktree_root,
-            )
+    with owner_state(ctx, sync=False) as (identity, conn):
         result = compute(
             conn,
             repository_key=identity.repository_key,
             worktree_key=identity.worktree_key,
             worktree_root=identity.worktree_root,
         )
-    finally:
-        conn.close()
     return result.model_dump(mode="json", by_alias=True)
 
 
@@ -107,19 +123,9 @@ class SearchRequest(_Strict):
 )
 def memory_search(ctx: OpContext, request: SearchRequest) -> dict[str, Any]:
     """Search the reviewed team memory of this worktree."""
-    from teamlore.memory.projection import sync_approved_projection
     from teamlore.memory.search import search_memory
-    from teamlore.memory.state_db import open_state_db
 
-    identity = owner(ctx)
-    conn = open_state_db(ctx.home)
-    try:
-        sync_approved_projection(
-            conn,
-            repository_key=identity.repository_key,
-            worktree_key=identity.worktree_key,
-            worktree_root=identity.worktree_root,
-        )
+    with owner_state(ctx) as (identity, conn):
         result = search_memory(
             conn,
             repository_key=identity.repository_key,
@@ -127,8 +133,6 @@ def memory_search(ctx: OpContext, request: SearchRequest) -> dict[str, Any]:
             query=request.query,
             limit=request.limit,
         )
-    finally:
-        conn.close()
     return result.model_dump(mode="json", by_alias=True)
 
 

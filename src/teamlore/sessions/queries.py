@@ -14,17 +14,32 @@ from teamlore.core.analyzer import fts_query, query_groups
 SNIPPET_CHARS = 160
 
 
-def _window_clause(
-    since: str | None, until: str | None, *, start: str, end: str
-) -> tuple[str, list[Any]]:
-    clauses, params = [], []
+def _filters(
+    *,
+    provider: str | None,
+    worktree_key: str | None,
+    since: str | None,
+    until: str | None,
+    start: str,
+    end: str,
+) -> tuple[list[str], list[Any]]:
+    """WHERE clauses for the common filters; the time window is half-open [since, until) and
+    matches rows whose activity overlaps it (`start`/`end` name the row's time columns)."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    if provider:
+        clauses.append("s.provider = ?")
+        params.append(provider)
+    if worktree_key:
+        clauses.append("s.worktree_key = ?")
+        params.append(worktree_key)
     if until:
         clauses.append(f"{start} < ?")
         params.append(until)
     if since:
         clauses.append(f"coalesce({end}, {start}) >= ?")
         params.append(since)
-    return " AND ".join(clauses), params
+    return clauses, params
 
 
 def list_sessions(
@@ -36,17 +51,15 @@ def list_sessions(
     until: str | None = None,
     limit: int | None = None,
 ) -> list[dict[str, Any]]:
-    where, params = ["1 = 1"], []
-    if provider:
-        where.append("s.provider = ?")
-        params.append(provider)
-    if worktree_key:
-        where.append("s.worktree_key = ?")
-        params.append(worktree_key)
-    window, window_params = _window_clause(since, until, start="s.started_at", end="s.ended_at")
-    if window:
-        where.append(window)
-        params.extend(window_params)
+    clauses, params = _filters(
+        provider=provider,
+        worktree_key=worktree_key,
+        since=since,
+        until=until,
+        start="s.started_at",
+        end="s.ended_at",
+    )
+    where = ["1 = 1", *clauses]
     sql = (
         "SELECT s.*, r.worktree_root AS repo_root FROM sessions s"
         " LEFT JOIN repositories r ON r.worktree_key = s.worktree_key"
@@ -178,17 +191,16 @@ def search_turns(
     match = fts_query(query, mode="all")
     if not match:
         raise errors.TeamloreError(errors.QUERY_EMPTY, f"{query!r} has no searchable terms")
-    where, params = ["turns_fts MATCH ?"], [match]
-    if provider:
-        where.append("s.provider = ?")
-        params.append(provider)
-    if worktree_key:
-        where.append("s.worktree_key = ?")
-        params.append(worktree_key)
-    window, window_params = _window_clause(since, until, start="t.started_at", end="t.ended_at")
-    if window:
-        where.append(window)
-        params.extend(window_params)
+    clauses, filter_params = _filters(
+        provider=provider,
+        worktree_key=worktree_key,
+        since=since,
+        until=until,
+        start="t.started_at",
+        end="t.ended_at",
+    )
+    where = ["turns_fts MATCH ?", *clauses]
+    params: list[Any] = [match, *filter_params]
     rows = conn.execute(
         "SELECT t.ordinal, t.user_text, t.assistant_text, s.session_key, s.provider,"
         " bm25(turns_fts) AS rank FROM turns_fts"
