@@ -289,7 +289,7 @@ def agent_adjudication_task_id(
 def batch_adjudication_task_id(
     source_task_ids: Iterable[str], candidate_ids: Iterable[str], result_set_digest_hex: str
 ) -> str:
-    """`adjudicate-batch-` + digest({sourceTaskIds, candidateIds (both sorted), resultSetDigest})."""
+    """`adjudicate-batch-` + digest({sourceTaskIds, candidateIds, resultSetDigest}), ids sorted."""
     return "adjudicate-batch-" + digest(
         {
             "sourceTaskIds": sorted(source_task_ids),

@@ -1,0 +1,226 @@
+"""Consolidation contracts (L2 scenes, L3 doctrine): the task and the agent's patch."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from teamlore.contracts import digests
+from teamlore.contracts._base import (
+    ContractModel,
+    Hex64,
+    Identifier,
+    NonEmptyText,
+    NonNegativeInt,
+    Owner,
+    PositiveInt,
+    Slug,
+    VersionTag,
+    unique_items,
+)
+from teamlore.contracts.extraction import CandidateType, Confidence, Lease
+
+CONSOLIDATION_TASK_FORMAT = "threadshare-memory-consolidation-task@v1"
+CONSOLIDATION_PATCH_FORMAT = "threadshare-memory-consolidation-patch@v1"
+CONSOLIDATION_PROMPT_VERSION = "memory-consolidation@3"
+CONSOLIDATION_POLICY_VERSION = "consolidation-policy@1"
+MAX_HEAT = 2_147_483_647
+MAX_ENTRIES = 4096
+
+Heat = Annotated[int, Field(ge=1, le=MAX_HEAT, strict=True)]
+
+
+class ApprovedProjectionBinding(ContractModel):
+    generation: NonNegativeInt
+    analyzer_version: NonEmptyText
+    coverage: Literal["complete"]
+    source_tree_digest: Hex64
+
+
+class EntryRevision(ContractModel):
+    entry_id: Identifier
+    revision: PositiveInt
+    content_digest: Hex64
+
+
+class SceneRevision(ContractModel):
+    name: Slug
+    content_digest: Hex64
+    heat: Heat
+
+
+class Replay(ContractModel):
+    mode: Literal["incremental", "full"]
+    after_successful_run_id: Identifier | None
+
+
+class ConsolidationBinding(ContractModel):
+    """Pins a consolidation to the approved tree it read.
+
+    `entrySetDigest` = `digests.entry_set_digest(entryRevisions)`, `sceneIndexDigest` =
+    `digests.scene_index_digest(sceneRevisions)`; both lists sorted and unique.
+    """
+
+    database_uuid: Identifier
+    memory_state_uuid: Identifier
+    owner: Owner
+    approved_projection: ApprovedProjectionBinding
+    entry_set_digest: Hex64
+    entry_revisions: tuple[EntryRevision, ...] = Field(max_length=MAX_ENTRIES)
+    scene_index_digest: Hex64
+    scene_revisions: tuple[SceneRevision, ...]
+    doctrine_digest: Hex64 | None
+    replay: Replay
+    prompt_version: VersionTag
+    schema_version: Literal["threadshare-memory-consolidation-task@v1"]
+    policy_version: VersionTag
+
+    @model_validator(mode="after")
+    def _digests_match(self) -> ConsolidationBinding:
+        ids = [e.entry_id for e in self.entry_revisions]
+        unique_items(ids, "entryRevisions entryId")
+        names = [s.name for s in self.scene_revisions]
+        unique_items(names, "sceneRevisions name")
+        if ids != sorted(ids) or names != sorted(names):
+            raise ValueError("entryRevisions and sceneRevisions must be sorted")
+        if self.entry_set_digest != digests.entry_set_digest(self.entry_revisions):
+            raise ValueError("entrySetDigest does not match entryRevisions")
+        if self.scene_index_digest != digests.scene_index_digest(self.scene_revisions):
+            raise ValueError("sceneIndexDigest does not match sceneRevisions")
+        return self
+
+
+class ConsolidationEntry(ContractModel):
+    entry_id: Identifier
+    revision: PositiveInt
+    content_digest: Hex64
+    type: CandidateType
+    scene: str | None
+    priority: Annotated[int, Field(ge=0, le=100, strict=True)]
+    confidence: Confidence
+    body: str
+
+
+class ConsolidationScene(ContractModel):
+    name: Slug
+    content_digest: Hex64
+    heat: Heat
+    content: str
+
+
+class ConsolidationDoctrine(ContractModel):
+    content_digest: Hex64
+    content: str
+
+
+class ConsolidationPolicy(ContractModel):
+    max_scenes: Literal[15]
+    merge_preferred_at: Literal[12]
+    create_forbidden_at: Literal[14]
+    due_entry_count: Literal[20]
+    heat_algorithm: Literal["scene-heat@1"]
+
+
+class ConsolidationPrompts(ContractModel):
+    prompt_version: VersionTag
+    consolidation: str
+
+
+class ConsolidationContract(ContractModel):
+    patch_schema: Literal["threadshare-memory-consolidation-patch@v1"]
+    prompts: ConsolidationPrompts
+
+
+class ConsolidationTask(ContractModel):
+    """ConsolidationTask@v1 — changed entries (sorted by entryId, each one of
+    `binding.entryRevisions`), all scenes (sorted, equal to `binding.sceneRevisions`) and the
+    doctrine (its digest equals `binding.doctrineDigest`)."""
+
+    format: Literal["threadshare-memory-consolidation-task@v1"]
+    task_id: Identifier
+    lease: Lease
+    binding: ConsolidationBinding
+    entries: tuple[ConsolidationEntry, ...] = Field(max_length=MAX_ENTRIES)
+    scenes: tuple[ConsolidationScene, ...]
+    doctrine: ConsolidationDoctrine | None
+    policy: ConsolidationPolicy
+    contract: ConsolidationContract
+
+    @model_validator(mode="after")
+    def _matches_binding(self) -> ConsolidationTask:
+        ids = [e.entry_id for e in self.entries]
+        unique_items(ids, "entries entryId")
+        if ids != sorted(ids):
+            raise ValueError("entries must be sorted by entryId")
+        bound = {(e.entry_id, e.revision, e.content_digest) for e in self.binding.entry_revisions}
+        for entry in self.entries:
+            if (entry.entry_id, entry.revision, entry.content_digest) not in bound:
+                raise ValueError(f"entry {entry.entry_id} is not in binding.entryRevisions")
+        scenes = [(s.name, s.content_digest, s.heat) for s in self.scenes]
+        if scenes != [(s.name, s.content_digest, s.heat) for s in self.binding.scene_revisions]:
+            raise ValueError("scenes do not match binding.sceneRevisions")
+        doctrine = None if self.doctrine is None else self.doctrine.content_digest
+        if doctrine != self.binding.doctrine_digest:
+            raise ValueError("doctrine does not match binding.doctrineDigest")
+        if self.contract.prompts.prompt_version != self.binding.prompt_version:
+            raise ValueError("contract.prompts.promptVersion must equal binding.promptVersion")
+        return self
+
+
+class ConsolidationOperation(ContractModel):
+    """One scene/doctrine change. Intrinsic rules: create/update/merge carry newContent and
+    ≥ 1 basedOnEntryId, delete has newContent null; basedOnEntryIds unique; doctrine is named
+    `doctrine` and never merges; mergeSources only on a scene merge (≥ 2, unique).
+    Rules that need the task (existing scenes, capacity, heat) are checked by the host."""
+
+    operation_id: Identifier
+    op: Literal["create", "update", "merge", "delete"]
+    target: Literal["scene", "doctrine"]
+    name: Slug
+    new_content: str | None
+    based_on_entry_ids: tuple[Identifier, ...]
+    merge_sources: tuple[Slug, ...]
+    rationale: NonEmptyText
+
+    @model_validator(mode="after")
+    def _shape(self) -> ConsolidationOperation:
+        unique_items(self.based_on_entry_ids, "basedOnEntryIds item")
+        if self.op == "delete":
+            if self.new_content is not None:
+                raise ValueError("invalid-operation-content: delete takes newContent null")
+        elif self.new_content is None or not self.based_on_entry_ids:
+            raise ValueError(
+                f"invalid-operation-content: {self.op} needs newContent and basedOnEntryIds"
+            )
+        if self.target == "doctrine":
+            if self.name != "doctrine":
+                raise ValueError("invalid-doctrine-name: the doctrine target is named doctrine")
+            if self.op == "merge" or self.merge_sources:
+                raise ValueError("invalid-doctrine-operation: doctrine never merges")
+        if self.op == "merge":
+            unique_items(self.merge_sources, "mergeSources item")
+            if len(self.merge_sources) < 2:
+                raise ValueError("unknown-merge-source: a merge needs at least two sources")
+        elif self.merge_sources:
+            raise ValueError("invalid-merge-sources: mergeSources only on merge")
+        return self
+
+
+class ConsolidationPatch(ContractModel):
+    """ConsolidationPatch@v1 — binding echoed verbatim; `operations: []` is an explicit no-op.
+    operationIds unique; at most one operation per target file; at most one doctrine operation."""
+
+    format: Literal["threadshare-memory-consolidation-patch@v1"]
+    task_id: Identifier
+    binding: ConsolidationBinding
+    operations: tuple[ConsolidationOperation, ...] = Field(max_length=64)
+
+    @model_validator(mode="after")
+    def _batch_rules(self) -> ConsolidationPatch:
+        unique_items((o.operation_id for o in self.operations), "operations operationId")
+        unique_items(
+            ((o.target, o.name) for o in self.operations),
+            "conflicting-file-operation: target",
+        )
+        return self

@@ -1,0 +1,71 @@
+"""SkillCandidate@v1: a Skill (create or update) drafted from one extraction task."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints, model_validator
+
+from teamlore.contracts._base import (
+    ContractModel,
+    Hex64,
+    Identifier,
+    unique_items,
+    utf8_at_most,
+)
+from teamlore.contracts.extraction import ExtractionBinding
+
+SKILL_CANDIDATE_FORMAT = "threadshare-memory-skill-candidate@v1"
+SKILL_NAME_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+DESCRIPTION_PATTERN = r"^[^<>\r\n]+$"
+MAX_SKILL_BODY_BYTES = 65_536
+
+
+class SkillStatement(ContractModel):
+    statement_id: Identifier
+    text: Annotated[str, Field(min_length=1, max_length=65_536)]
+    evidence_ids: tuple[Identifier, ...] = Field(
+        min_length=1, json_schema_extra={"uniqueItems": True}
+    )
+
+    @model_validator(mode="after")
+    def _unique_evidence(self) -> SkillStatement:
+        unique_items(self.evidence_ids, "evidenceIds item")
+        return self
+
+
+class SkillDraft(ContractModel):
+    """name ≤ 64 kebab-case; description 1..1024 without `<`, `>` or line breaks; body ≤ 64 KiB.
+    create ⇒ expectedContentDigest null; update ⇒ the sha256 of the current SKILL.md."""
+
+    name: Annotated[str, StringConstraints(pattern=SKILL_NAME_PATTERN, max_length=64)]
+    description: Annotated[
+        str, StringConstraints(pattern=DESCRIPTION_PATTERN, min_length=1, max_length=1024)
+    ]
+    body: Annotated[str, Field(min_length=1, max_length=MAX_SKILL_BODY_BYTES), utf8_at_most(65_536)]
+    action: Literal["create", "update"]
+    expected_content_digest: Hex64 | None
+
+    @model_validator(mode="after")
+    def _action_rules(self) -> SkillDraft:
+        if self.action == "create" and self.expected_content_digest is not None:
+            raise ValueError("create takes expectedContentDigest null")
+        if self.action == "update" and self.expected_content_digest is None:
+            raise ValueError("update needs expectedContentDigest")
+        return self
+
+
+class SkillCandidate(ContractModel):
+    """SkillCandidate@v1 — binding echoed verbatim; 1..64 statements with unique ids."""
+
+    format: Literal["threadshare-memory-skill-candidate@v1"]
+    task_id: Identifier
+    binding: ExtractionBinding
+    memory_context_digest: Hex64
+    skill: SkillDraft
+    statements: tuple[SkillStatement, ...] = Field(min_length=1, max_length=64)
+
+    @model_validator(mode="after")
+    def _unique_statements(self) -> SkillCandidate:
+        unique_items((s.statement_id for s in self.statements), "statements statementId")
+        return self
