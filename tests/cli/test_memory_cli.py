@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from support import teamlore_cli
+from support import git, teamlore_cli
 
 CLEAN_ENTRY = """---
 id: export-order-must-be-stable
@@ -28,15 +27,6 @@ superseded_by: null
 ---
 Sort invoice rows by id before exporting; commit 9f2c1e4b7a3d5c6e8f0a1b2c3d4e5f6a7b8c9d0e fixed it.
 """
-
-
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-C", str(repo), *args],
-        check=True,
-        capture_output=True,
-        env={**os.environ, "GIT_CONFIG_GLOBAL": os.devnull},
-    )
 
 
 @pytest.fixture()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,7 @@ import pytest
 from mcp.client.stdio import stdio_client
 
 from mcp import ClientSession, StdioServerParameters
-from support import teamlore_cli
+from support import git, teamlore_cli
 
 ENTRY = """---
 id: release-needs-stable-export-order
@@ -40,15 +39,6 @@ ENTRY_ZH = ENTRY.replace(
     ENTRY.splitlines()[-1],
     "数据库迁移在 staging 上必须把锁等待超时设为 30 秒，否则 alembic 升级会超时。",
 )
-
-
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-C", str(repo), *args],
-        check=True,
-        capture_output=True,
-        env={**os.environ, "GIT_CONFIG_GLOBAL": os.devnull},
-    )
 
 
 @pytest.fixture()
