@@ -21,6 +21,11 @@ from teamlore.contracts.adjudication import (
     check_adjudication_result,
     validate_adjudication_result,
 )
+from teamlore.contracts.consolidation import (
+    ConsolidationOperation,
+    ConsolidationPatch,
+    ConsolidationTask,
+)
 from teamlore.contracts.evidence import Citation, EvidenceAssessment
 from teamlore.contracts.extraction import (
     CandidateDraft,
@@ -34,8 +39,11 @@ from teamlore.contracts.extraction import (
     MemoryExtractionRequest,
     TimeWindow,
 )
+from teamlore.contracts.promotion import PlannedFile, PrepareRequest, PromotionPlan
 from teamlore.contracts.repository import CommonDirectoryIdentity, RepositoryBinding
+from teamlore.contracts.runner import AuthorizationManifest, RunnerExecutionPlan
 from teamlore.contracts.search import MemorySearchRequest
+from teamlore.contracts.skill import SkillCandidate, SkillDraft
 
 __all__ = [
     "Adjudication",
@@ -44,10 +52,14 @@ __all__ = [
     "AdjudicationIssue",
     "AdjudicationResult",
     "AdjudicationTask",
+    "AuthorizationManifest",
     "CandidateDraft",
     "CandidateDraftBatch",
     "Citation",
     "CommonDirectoryIdentity",
+    "ConsolidationOperation",
+    "ConsolidationPatch",
+    "ConsolidationTask",
     "DraftStatement",
     "EvidenceAssessment",
     "EvidenceCatalogItem",
@@ -58,9 +70,15 @@ __all__ = [
     "MemoryExtractionRequest",
     "MemorySearchRequest",
     "MergedFields",
+    "PlannedFile",
     "PoolItem",
+    "PrepareRequest",
+    "PromotionPlan",
     "RecallSet",
     "RepositoryBinding",
+    "RunnerExecutionPlan",
+    "SkillCandidate",
+    "SkillDraft",
     "TimeWindow",
     "check_adjudication_result",
     "validate_adjudication_result",

@@ -75,9 +75,9 @@ def _tidy(node: Any) -> Any:
             for schema in properties.values():
                 if isinstance(schema, dict):
                     schema.pop("title", None)
-                    if "default" in schema and schema["default"] is None:
-                        if not _allows_null(schema):
-                            del schema["default"]
+                    nullable = _allows_null(schema)
+                    if "default" in schema and schema["default"] is None and not nullable:
+                        del schema["default"]
         return out
     if isinstance(node, list):
         return [_tidy(item) for item in node]
