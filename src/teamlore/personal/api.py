@@ -1,0 +1,368 @@
+"""The personal-memory library API that the MCP tools and `teamlore personal` commands call.
+
+Identity and contexts come from the caller (launch flags, cwd), never from payloads:
+`launch_contexts` are the contexts the process was started with; `client_id` is the launch
+namespace. Every function takes the state dir `home`; `now` (epoch seconds) is for tests.
+
+Write side: `enqueue_init`, `relay_user_turn`, `import_markdown` (queue only, no model), then
+`run_writer` / `flush` (need a `DecisionModel`). Status: `status`, `init_status`,
+`submission_status`, `markdown_status`. Repair: `retry`. Read side: `teamlore.personal.reader`
+(`read_memory`, `render_memory`, `readable_contexts`) and `show` here.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from teamlore.core import errors
+from teamlore.core.db import write_tx
+from teamlore.personal import documents, importing, init_import, queue, reader
+from teamlore.personal.config import (
+    PersonalSettings,
+    load_personal_settings,
+    registered_project_ids,
+)
+from teamlore.personal.model_port import DecisionModel
+from teamlore.personal.runtime_db import open_runtime_db, open_runtime_db_if_exists
+from teamlore.personal.safety import refuse_secrets
+from teamlore.personal.writer import RunOutcome, run_writer
+
+__all__ = [
+    "FlushResult",
+    "MarkdownImport",
+    "RunOutcome",
+    "SubmitResult",
+    "enqueue_init",
+    "flush",
+    "import_markdown",
+    "init_status",
+    "markdown_status",
+    "relay_user_turn",
+    "retry",
+    "run_writer",
+    "show",
+    "status",
+    "submission_status",
+]
+
+
+def _now(now: float | None) -> float:
+    return time.time() if now is None else now
+
+
+def _settings(home: Path, settings: PersonalSettings | None) -> PersonalSettings:
+    return settings if settings is not None else load_personal_settings(home)
+
+
+def _allowed_contexts(
+    home: Path, settings: PersonalSettings, launch_contexts: Collection[str]
+) -> list[str]:
+    projects = registered_project_ids(home)
+    return [
+        c
+        for c in launch_contexts
+        if settings.scope_allowed(c) and (c == "global" or c[len("project:") :] in projects)
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class SubmitResult:
+    accepted: bool
+    duplicate: bool
+    state: str
+    context_id: str
+    observation_id: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "accepted": self.accepted,
+            "duplicate": self.duplicate,
+            "state": self.state,
+            "contextId": self.context_id,
+        }
+
+
+def enqueue_init(
+    home: Path,
+    payload: dict[str, object],
+    *,
+    client_id: str,
+    launch_contexts: Collection[str],
+    settings: PersonalSettings | None = None,
+    now: float | None = None,
+) -> SubmitResult:
+    """`memory_init`: validate, queue one `agent_import` observation (claimable at once)."""
+    settings = _settings(home, settings)
+    init_import.check_client_id(client_id)
+    if not settings.provenance_allowed("agent_observation"):
+        raise errors.TeamloreError(errors.INIT_DISABLED)
+    parsed = init_import.validate_init_payload(
+        payload, _allowed_contexts(home, settings, launch_contexts)
+    )
+    refuse_secrets(
+        [parsed.source_label, parsed.understanding, parsed.gaps or ""], "memory_init payload"
+    )
+    namespace, key = init_import.init_namespace(client_id, parsed.import_id)
+    conn = open_runtime_db(documents.personal_root(home))
+    try:
+        item = queue.EnqueueItem(
+            namespace, key, parsed.envelope(), parsed.context_id, "agent_import"
+        )
+        result = queue.enqueue(conn, item, now=_now(now))
+    finally:
+        conn.close()
+    return SubmitResult(
+        True, result.duplicate, result.state, parsed.context_id, result.observation_id
+    )
+
+
+def relay_user_turn(
+    home: Path,
+    *,
+    client_id: str,
+    submission_id: str,
+    text: str,
+    context_id: str,
+    launch_contexts: Collection[str],
+    conversation_id: str | None = None,
+    settings: PersonalSettings | None = None,
+    now: float | None = None,
+) -> SubmitResult:
+    """`memory_submit_user_turn`: one verbatim user expression; waits for the batch triggers."""
+    settings = _settings(home, settings)
+    init_import.check_client_id(client_id)
+    init_import.check_relay_ids(submission_id, conversation_id)
+    if not settings.provenance_allowed("user_explicit"):
+        raise errors.TeamloreError(errors.SUBMISSION_DISABLED)
+    context = init_import.check_context(
+        context_id, _allowed_contexts(home, settings, launch_contexts)
+    )
+    init_import.check_relay_text(text, settings.max_request_bytes // 2)
+    refuse_secrets([text], "user turn")
+    namespace, key = init_import.relay_namespace(client_id, submission_id, conversation_id)
+    conn = open_runtime_db(documents.personal_root(home))
+    try:
+        item = queue.EnqueueItem(namespace, key, text, context, "mcp_user_submission")
+        result = queue.enqueue(conn, item, now=_now(now))
+    finally:
+        conn.close()
+    return SubmitResult(True, result.duplicate, result.state, context, result.observation_id)
+
+
+@dataclass(frozen=True, slots=True)
+class MarkdownImport:
+    import_id: str
+    context_id: str
+    file_name: str
+    bytes: int
+    parts: int
+    duplicate: bool
+    label: str
+    author: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "importId": self.import_id,
+            "contextId": self.context_id,
+            "fileName": self.file_name,
+            "bytes": self.bytes,
+            "parts": self.parts,
+            "duplicate": self.duplicate,
+            "label": self.label,
+            "declaredAuthor": self.author,
+        }
+
+
+def import_markdown(
+    home: Path,
+    path: Path,
+    *,
+    context_id: str = "global",
+    author: str = "unknown",
+    label: str | None = None,
+    settings: PersonalSettings | None = None,
+    now: float | None = None,
+) -> MarkdownImport:
+    """Check, chunk and queue a Markdown file (all parts in one transaction). Nothing is written
+    to the state dir when the file or the options are refused."""
+    settings = _settings(home, settings)
+    if not settings.provenance_allowed("document_import"):
+        raise errors.TeamloreError(errors.IMPORT_DISABLED)
+    init_import.check_context(context_id, _allowed_contexts(home, settings, [context_id]))
+    importing.check_author(author)
+    if label is not None:
+        importing.check_label(label)
+    file = importing.read_markdown_file(path)
+    label = label if label is not None else importing.default_label(file.file_name)
+    parts = importing.chunk_markdown(file.text)
+    count = len(parts)
+    for index, part in enumerate(parts, start=1):
+        refuse_secrets([part.text, label, *part.heading_path], f"part {index}/{count}")
+    namespace = importing.markdown_namespace(file.import_id, context_id)
+    conn = open_runtime_db(documents.personal_root(home))
+    try:
+        moment = _now(now)
+        with write_tx(conn):
+            duplicate = queue.find_observation(conn, namespace, importing.part_key(1)) is not None
+            if not duplicate:
+                for index, part in enumerate(parts, start=1):
+                    envelope = importing.part_envelope(
+                        file, part, index, count, label=label, author=author
+                    )
+                    item = queue.EnqueueItem(
+                        namespace,
+                        importing.part_key(index),
+                        envelope,
+                        context_id,
+                        "document_import",
+                    )
+                    queue.enqueue_in_tx(conn, item, now=moment)
+    finally:
+        conn.close()
+    return MarkdownImport(
+        file.import_id, context_id, file.file_name, file.size, count, duplicate, label, author
+    )
+
+
+def _status_json(status: queue.ObservationStatus) -> dict[str, Any]:
+    return {
+        "state": status.state,
+        "issue": status.issue,
+        "retainedIn": status.retained_in,
+        "jobId": status.job_id,
+        "jobState": status.job_state,
+        "attempts": status.attempts,
+        "retryAt": status.retry_at,
+    }
+
+
+def _lookup(home: Path, namespace: str, key: str) -> dict[str, Any] | None:
+    conn = open_runtime_db_if_exists(documents.personal_root(home))
+    if conn is None:
+        return None
+    try:
+        observation = queue.find_observation(conn, namespace, key)
+        if observation is None:
+            return None
+        return _status_json(queue.observation_status(conn, observation))
+    finally:
+        conn.close()
+
+
+def init_status(home: Path, *, client_id: str, import_id: str) -> dict[str, Any] | None:
+    """`memory_status {importId}`: state, issue and `retainedIn`, or None (not in namespace)."""
+    namespace, key = init_import.init_namespace(client_id, import_id)
+    return _lookup(home, namespace, key)
+
+
+def submission_status(
+    home: Path, *, client_id: str, submission_id: str, conversation_id: str | None = None
+) -> dict[str, Any] | None:
+    namespace, key = init_import.relay_namespace(client_id, submission_id, conversation_id)
+    return _lookup(home, namespace, key)
+
+
+def markdown_status(home: Path, *, import_id: str, context_id: str) -> dict[str, Any]:
+    """Per-part status of a Markdown import; `complete` only when every part is processed."""
+    namespace = importing.markdown_namespace(import_id, context_id)
+    parts: list[dict[str, Any]] = []
+    conn = open_runtime_db_if_exists(documents.personal_root(home))
+    if conn is not None:
+        try:
+            rows = conn.execute(
+                "SELECT id, key FROM observations WHERE namespace = ? ORDER BY id", (namespace,)
+            ).fetchall()
+            for row in rows:
+                entry = _status_json(queue.observation_status(conn, row["id"]))
+                parts.append({"part": int(row["key"].split("-")[1]), **entry})
+        finally:
+            conn.close()
+    retained = sorted({t for p in parts for t in p["retainedIn"]})
+    return {
+        "importId": import_id,
+        "contextId": context_id,
+        "complete": bool(parts) and all(p["state"] == "processed" for p in parts),
+        "parts": parts,
+        "retainedIn": retained,
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class FlushResult:
+    runs: list[RunOutcome]
+    complete: bool  # nothing pending, claimed or dead is left, and no run failed
+
+    def to_json(self) -> dict[str, Any]:
+        return {"runs": [r.to_json() for r in self.runs], "complete": self.complete}
+
+
+def flush(
+    home: Path,
+    model: DecisionModel,
+    *,
+    settings: PersonalSettings | None = None,
+    now: float | None = None,
+    max_runs: int = 64,
+    wait_seconds: float = 0.0,
+) -> FlushResult:
+    """Run the Writer with `force` until it is idle (or something fails). Never skips a backoff
+    or another process's lease."""
+    settings = _settings(home, settings)
+    runs: list[RunOutcome] = []
+    for _ in range(max_runs):
+        outcome = run_writer(home, model, settings, force=True, now=now, wait_seconds=wait_seconds)
+        runs.append(outcome)
+        if outcome.outcome in ("idle", "failed"):
+            break
+    counts = status(home)["observations"]
+    left = sum(counts.get(state, 0) for state in ("pending", "claimed", "dead"))
+    failed = any(r.outcome == "failed" for r in runs)
+    return FlushResult(runs, complete=not failed and left == 0)
+
+
+def status(home: Path) -> dict[str, Any]:
+    """Queue counts and active/dead jobs; never bodies. Creates nothing."""
+    conn = open_runtime_db_if_exists(documents.personal_root(home))
+    out: dict[str, Any] = {"observations": {}, "jobs": []}
+    if conn is None:
+        return out
+    try:
+        out["observations"] = {
+            r["state"]: r["n"]
+            for r in conn.execute("SELECT state, count(*) AS n FROM observations GROUP BY state")
+        }
+        out["jobs"] = [
+            {
+                "id": r["id"],
+                "scope": r["scope"],
+                "provenance": r["provenance"],
+                "state": r["state"],
+                "attempts": r["attempts"],
+                "issue": r["issue"],
+                "retryAt": queue.instant(r["available_at"]) if r["state"] == "retry" else None,
+            }
+            for r in conn.execute(
+                "SELECT * FROM jobs WHERE state IN ('running', 'retry', 'dead') ORDER BY created_at"
+            )
+        ]
+        return out
+    finally:
+        conn.close()
+
+
+def retry(home: Path, job_id: str, *, now: float | None = None) -> int:
+    """`teamlore personal retry JOB`: requeue a dead or backing-off job's observations."""
+    conn = open_runtime_db(documents.personal_root(home))
+    try:
+        return queue.retry_job(conn, job_id, now=_now(now))
+    finally:
+        conn.close()
+
+
+def show(home: Path, launch_contexts: Sequence[str]) -> reader.MemoryView:
+    """`teamlore personal show`: exactly what a reader process with these contexts gets."""
+    return reader.read_memory(home, reader.readable_contexts(home, launch_contexts))

@@ -1,0 +1,129 @@
+"""Personal-memory settings: the `[personal]` table of teamlore's `config.toml`.
+
+```toml
+[personal]
+allowed_provenance = ["user_explicit", "agent_observation", "document_import"]
+allowed_scopes = ["global", "project:*"]      # what may be read, disclosed to the model, written
+model_profile = "default"                      # a profile name resolved by teamlore.models
+
+[personal.batch]                               # when relayed user turns are processed
+turn_threshold = 6
+byte_threshold = 16384
+idle_seconds = 120
+max_wait_seconds = 600
+```
+
+Registering a project grants nothing by itself: a `project:<id>` scope must be allowed here
+(explicitly or through `project:*`).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from teamlore.core import errors
+from teamlore.core.config import Config, load_config, save_config
+
+ProvenanceClass = Literal["user_explicit", "agent_observation", "document_import"]
+PROVENANCE_CLASSES: tuple[ProvenanceClass, ...] = (
+    "user_explicit",
+    "agent_observation",
+    "document_import",
+)
+
+MAX_REQUEST_BYTES = 131_072  # one model request discloses at most 128 KiB (DESIGN.md)
+DOCUMENT_HARD_LIMIT = 16_384
+DOCUMENT_SOFT_BUDGET = 8_192
+
+_SCOPE_PATTERN = re.compile(r"^(global|project:[A-Za-z0-9_-]{1,128}|project:\*)$")
+
+
+class BatchTriggers(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    turn_threshold: int = Field(default=6, ge=1, le=64)
+    byte_threshold: int = Field(default=16_384, ge=1)
+    idle_seconds: float = Field(default=120.0, gt=0)
+    max_wait_seconds: float = Field(default=600.0, gt=0)
+
+
+class QueueSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    lease_seconds: float = Field(default=120.0, gt=0)
+    max_attempts: int = Field(default=5, ge=1, le=100)
+    backoff_base_seconds: float = Field(default=1.0, gt=0)
+    backoff_cap_seconds: float = Field(default=600.0, gt=0)
+    max_batch_observations: int = Field(default=8, ge=1, le=64)
+
+
+class PersonalSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    allowed_provenance: list[ProvenanceClass] = Field(
+        default_factory=lambda: list[ProvenanceClass](["user_explicit"])
+    )
+    allowed_scopes: list[str] = Field(default_factory=lambda: ["global"])
+    model_profile: str | None = None
+    max_request_bytes: int = Field(default=MAX_REQUEST_BYTES, ge=4096, le=MAX_REQUEST_BYTES)
+    batch: BatchTriggers = Field(default_factory=BatchTriggers)
+    queue: QueueSettings = Field(default_factory=QueueSettings)
+
+    @field_validator("allowed_scopes")
+    @classmethod
+    def _scopes_are_known(cls, value: list[str]) -> list[str]:
+        for scope in value:
+            if not _SCOPE_PATTERN.match(scope):
+                raise ValueError(f"scope {scope!r} is not global, project:<id> or project:*")
+        return value
+
+    def provenance_allowed(self, provenance: str) -> bool:
+        return provenance in self.allowed_provenance
+
+    def scope_allowed(self, scope: str) -> bool:
+        if scope in self.allowed_scopes:
+            return True
+        return scope.startswith("project:") and "project:*" in self.allowed_scopes
+
+
+def load_personal_settings(home: Path | None = None) -> PersonalSettings:
+    """The `[personal]` table, or defaults when it is absent."""
+    config = load_config(home)
+    raw = (config.model_extra or {}).get("personal", {})
+    try:
+        return PersonalSettings.model_validate(raw)
+    except ValidationError as exc:
+        first = str(exc).splitlines()
+        detail = "; ".join(first[:3])
+        raise errors.TeamloreError(errors.CONFIG_INVALID, f"[personal]: {detail}") from exc
+
+
+def save_personal_settings(settings: PersonalSettings, home: Path | None = None) -> None:
+    """Write the `[personal]` table, keeping every other part of config.toml."""
+    config = load_config(home)
+    data = config.model_dump()
+    data["personal"] = settings.model_dump(exclude_none=True)
+    save_config(Config.model_validate(data), home)
+
+
+def registered_project_ids(home: Path | None = None) -> frozenset[str]:
+    """Project ids of registered repositories (`repository_key`): `project:<id>` contexts."""
+    return frozenset(repo.repository_key for repo in load_config(home).repositories)
+
+
+def load_personal_settings_readonly(home: Path) -> PersonalSettings:
+    """Like `load_personal_settings`, but never creates the state dir (for read-only callers)."""
+    path = home / "config.toml"
+    if not path.is_file():
+        return PersonalSettings()
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8")).get("personal", {})
+        return PersonalSettings.model_validate(raw)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, ValidationError) as exc:
+        first = str(exc).splitlines()[0]
+        raise errors.TeamloreError(errors.CONFIG_INVALID, f"[personal]: {first}") from exc

@@ -1,0 +1,340 @@
+"""Canonical personal documents: Markdown under `<state>/personal/`.
+
+| target          | file                        | first line   | context        |
+|-----------------|-----------------------------|--------------|----------------|
+| `profile`       | `profile.md`                | `# Profile`  | `global`       |
+| `preferences`   | `preferences.md`            | `# Preferences` | `global`    |
+| `project:<id>`  | `projects/<id>.md`          | `# Project`  | `project:<id>` |
+
+A document is its H1 line, optional blank lines, then `## <title>` sections (titles unique, no
+surrounding whitespace). Fences (``` / ~~~) are tracked, so a fenced `## x` is body text. Bodies
+may hold lower headings but no un-fenced H1/H2 and no setext underline. Section handles (`s1`,
+`s2`, ...) are positional and recomputed on every parse. A change never rewrites an untouched
+section's bytes. A document is at most 16 KiB and is never truncated: a change that would grow it
+past the limit is refused. Personal files are never symlinks or hard links.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import re
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from teamlore.core import errors
+from teamlore.core.paths import ensure_private_dir, write_private_file
+from teamlore.personal.config import DOCUMENT_HARD_LIMIT
+
+MISSING_HASH = "missing"
+MAX_FILE_BYTES = 1_048_576
+MAX_TITLE_CHARS = 200
+
+GLOBAL_TARGETS = ("profile", "preferences")
+_TITLES = {"profile": "Profile", "preferences": "Preferences"}
+_PROJECT_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+_FENCE_OPEN = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})(?P<info>[^\n]*)$")
+_LOW_HEADING = re.compile(r"^ {0,3}#{1,2}(?:[ \t]|$)")
+_SETEXT = re.compile(r"^ {0,3}(?:=+|-+)[ \t]*$")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def personal_root(home: Path) -> Path:
+    """`<state>/personal` (not created here)."""
+    return home / "personal"
+
+
+def is_project_target(target: str) -> bool:
+    return target.startswith("project:") and bool(_PROJECT_ID.match(target[len("project:") :]))
+
+
+def validate_target(target: str) -> str:
+    if target in GLOBAL_TARGETS or is_project_target(target):
+        return target
+    raise errors.TeamloreError(errors.INVALID_TARGET_REFERENCE, f"unknown target {target!r}")
+
+
+def targets_for_context(context: str) -> list[str]:
+    """`global` reads profile and preferences; `project:<id>` reads only that project."""
+    if context == "global":
+        return list(GLOBAL_TARGETS)
+    if is_project_target(context):
+        return [context]
+    raise errors.TeamloreError(errors.CONTEXT_UNAVAILABLE, f"unknown context {context!r}")
+
+
+def context_of_target(target: str) -> str:
+    return "global" if target in GLOBAL_TARGETS else validate_target(target)
+
+
+def relative_path(target: str) -> str:
+    validate_target(target)
+    if target in GLOBAL_TARGETS:
+        return f"{target}.md"
+    return f"projects/{target[len('project:') :]}.md"
+
+
+def empty_document(target: str) -> str:
+    title = _TITLES.get(target, "Project")
+    return f"# {title}\n\n"
+
+
+def content_hash(data: bytes | None) -> str:
+    return MISSING_HASH if data is None else hashlib.sha256(data).hexdigest()
+
+
+def title_key(title: str) -> str:
+    """Association key of a section: sha256 of its title (titles are never stored)."""
+    return hashlib.sha256(title.encode("utf-8")).hexdigest()
+
+
+def read_document_bytes(root: Path, target: str) -> bytes | None:
+    """The file's bytes, or None when it (or the personal dir) does not exist. Creates nothing.
+
+    A symlink, a non-regular file, a hard-linked file or one above 1 MiB is refused (UNSAFE_FILE).
+    """
+    path = root / relative_path(target)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise errors.TeamloreError(errors.UNSAFE_FILE, f"{relative_path(target)}") from exc
+        raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1 or info.st_size > MAX_FILE_BYTES:
+            raise errors.TeamloreError(errors.UNSAFE_FILE, f"{relative_path(target)}")
+        chunks: list[bytes] = []
+        while chunk := os.read(fd, 65_536):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def write_document_bytes(root: Path, target: str, data: bytes) -> None:
+    """Atomically publish a document (0600), creating private directories as needed."""
+    path = root / relative_path(target)
+    ensure_private_dir(path.parent)
+    if path.is_symlink():
+        raise errors.TeamloreError(errors.UNSAFE_FILE, f"{relative_path(target)}")
+    write_private_file(path, data)
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    ref: str
+    title: str
+    raw: str  # heading line + body, exactly as in the file
+
+    @property
+    def body(self) -> str:
+        return self.raw.split("\n", 1)[1] if "\n" in self.raw else ""
+
+    @property
+    def key(self) -> str:
+        return title_key(self.title)
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    target: str
+    preamble: str  # the H1 line and whatever blank lines follow it
+    sections: tuple[Section, ...]
+
+    def text(self) -> str:
+        return self.preamble + "".join(s.raw for s in self.sections)
+
+    def section(self, ref: str) -> Section | None:
+        return next((s for s in self.sections if s.ref == ref), None)
+
+    @property
+    def empty(self) -> bool:
+        return not any(s.title or s.body.strip() for s in self.sections)
+
+
+def _invalid(target: str, why: str) -> errors.TeamloreError:
+    return errors.TeamloreError(errors.PERSONAL_DOCUMENT_INVALID, f"{target}: {why}")
+
+
+class _FenceTracker:
+    """CommonMark-ish fence state, line by line."""
+
+    def __init__(self) -> None:
+        self.char = ""
+        self.length = 0
+
+    @property
+    def open(self) -> bool:
+        return self.length > 0
+
+    def feed(self, line: str) -> bool:
+        """Consume one line (without newline); True when the line is a fence marker or inside."""
+        if self.open:
+            stripped = line.lstrip(" ")
+            if (
+                len(line) - len(stripped) <= 3
+                and stripped.startswith(self.char * self.length)
+                and not stripped.rstrip(" \t").strip(self.char)
+            ):
+                self.char, self.length = "", 0
+            return True
+        match = _FENCE_OPEN.match(line)
+        if match is None:
+            return False
+        fence, info = match.group("fence"), match.group("info")
+        if fence[0] == "`" and "`" in info:
+            return False  # inline code, not a fence
+        self.char, self.length = fence[0], len(fence)
+        return True
+
+
+def check_body_lines(lines: list[str], where: str) -> None:
+    """Refuse an un-fenced H1/H2, a setext underline or an unclosed fence in a body."""
+    fences = _FenceTracker()
+    previous_blank = True
+    for line in lines:
+        if fences.feed(line):
+            previous_blank = False
+            continue
+        if _LOW_HEADING.match(line):
+            raise _invalid(where, "undeclared H1/H2 heading in a section body")
+        if _SETEXT.match(line) and not previous_blank:
+            raise _invalid(where, "setext headings are not supported")
+        previous_blank = not line.strip()
+    if fences.open:
+        raise _invalid(where, "unclosed code fence")
+
+
+def parse_document(target: str, data: bytes | None) -> Document:
+    """Parse a document file (None = missing: an empty document)."""
+    validate_target(target)
+    if data is None:
+        return Document(target, empty_document(target), ())
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _invalid(target, "not UTF-8") from exc
+    expected = empty_document(target).split("\n", 1)[0]
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0].rstrip("\n") != expected:
+        raise _invalid(target, f"the first line must be {expected!r}")
+    preamble = lines[0]
+    index = 1
+    while index < len(lines) and not lines[index].strip():
+        preamble += lines[index]
+        index += 1
+    sections: list[Section] = []
+    current: list[str] = []
+    fences = _FenceTracker()
+    titles: set[str] = set()
+    previous_blank = True
+    for line in lines[index:]:
+        bare = line.rstrip("\n")
+        in_fence = fences.feed(bare)
+        if not in_fence and bare.startswith("## "):
+            if current:
+                sections.append(_section(target, len(sections) + 1, current))
+            title = bare[3:]
+            if not title or title != title.strip() or title in titles:
+                raise _invalid(target, "section titles must be unique and trimmed")
+            titles.add(title)
+            current = [line]
+            previous_blank = False
+            continue
+        if not in_fence:
+            if _LOW_HEADING.match(bare):
+                raise _invalid(target, "H1/H2 headings must be `## <title>` sections")
+            if _SETEXT.match(bare) and not previous_blank:
+                raise _invalid(target, "setext headings are not supported")
+            if not current and bare.strip():
+                raise _invalid(target, "content outside sections")
+        previous_blank = not bare.strip()
+        current.append(line)
+    if fences.open:
+        raise _invalid(target, "unclosed code fence")
+    if current:
+        sections.append(_section(target, len(sections) + 1, current))
+    return Document(target, preamble, tuple(sections))
+
+
+def _section(target: str, number: int, lines: list[str]) -> Section:
+    title = lines[0].rstrip("\n")[3:]
+    return Section(ref=f"s{number}", title=title, raw="".join(lines))
+
+
+def check_title(target: str, title: str) -> None:
+    if (
+        not title
+        or title != title.strip()
+        or len(title) > MAX_TITLE_CHARS
+        or _CONTROL.search(title)
+    ):
+        raise _invalid(target, "a section title must be one trimmed line without control chars")
+
+
+def render_section(target: str, title: str, body: str) -> str:
+    check_title(target, title)
+    body = body.replace("\r\n", "\n").strip("\n")
+    check_body_lines(body.split("\n") if body else [], target)
+    return f"## {title}\n" + (f"{body}\n" if body else "") + "\n"
+
+
+@dataclass(frozen=True, slots=True)
+class PutSection:
+    section: str | None
+    title: str
+    body: str
+
+
+@dataclass(frozen=True, slots=True)
+class RemoveSection:
+    section: str
+
+
+SectionOperation = PutSection | RemoveSection
+
+
+def apply_operations(
+    document: Document, operations: list[SectionOperation], *, hard_limit: int = DOCUMENT_HARD_LIMIT
+) -> Document:
+    """Apply section operations (handles refer to `document`); untouched sections keep bytes."""
+    target = document.target
+    slots: list[Section | None] = list(document.sections)
+    appended: list[Section] = []
+    refs = {s.ref: i for i, s in enumerate(document.sections)}
+    for op in operations:
+        if op.section is not None and op.section not in refs:
+            raise errors.TeamloreError(
+                errors.INVALID_TARGET_REFERENCE, f"{target} has no section {op.section}"
+            )
+        if isinstance(op, RemoveSection):
+            slots[refs[op.section]] = None
+            continue
+        raw = render_section(target, op.title, op.body)
+        if op.section is None:
+            appended.append(Section("new", op.title, raw))
+        else:
+            slots[refs[op.section]] = Section(op.section, op.title, raw)
+    kept = [s for s in slots if s is not None] + appended
+    titles = [s.title for s in kept]
+    if len(titles) != len(set(titles)):
+        raise _invalid(target, "the change would leave two sections with one title")
+    parts = [document.preamble]
+    for section in kept:
+        if parts[-1] and not parts[-1].endswith("\n"):
+            parts.append("\n")
+        parts.append(section.raw)
+    text = "".join(parts)
+    size = len(text.encode("utf-8"))
+    if size > hard_limit:
+        raise errors.TeamloreError(
+            errors.PERSONAL_DOCUMENT_TOO_LARGE,
+            f"{target} would be {size} bytes (limit {hard_limit}); nothing was truncated",
+        )
+    reparsed = parse_document(target, text.encode("utf-8"))
+    return reparsed
