@@ -23,8 +23,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from teamlore.contracts import digests
+from teamlore.contracts._base import Owner as ContractOwner
 from teamlore.core.analyzer import ANALYZER_VERSION, fts_query
-from teamlore.core.canonical import digest
 from teamlore.memory.state_db import RECALL_ALGORITHM_VERSION
 
 SourceKind = Literal["approved", "candidate"]
@@ -181,43 +182,29 @@ def recall_rrf(
 
 
 def recall_query_digest(owner: tuple[str, str], drafts: Sequence[DraftQuery], k: int) -> str:
-    return digest(
-        {
-            "algorithm": RECALL_ALGORITHM_VERSION,
-            "analyzerVersion": ANALYZER_VERSION,
-            "k": k,
-            "owner": {"repositoryKey": owner[0], "worktreeKey": owner[1]},
-            "drafts": [
-                {
-                    "draftRef": d.draft_ref,
-                    "candidateId": d.candidate_id,
-                    "queryText": query_text(d.text),
-                }
-                for d in drafts
-            ],
-        }
+    return digests.recall_query_digest(
+        k=k,
+        owner=ContractOwner(repository_key=owner[0], worktree_key=owner[1]),
+        drafts=[
+            {
+                "draftRef": d.draft_ref,
+                "candidateId": d.candidate_id,
+                "queryText": query_text(d.text),
+            }
+            for d in drafts
+        ],
+        algorithm=RECALL_ALGORITHM_VERSION,
     )
 
 
 def result_set_digest(
     sets: Sequence[RecallSet], items: dict[tuple[SourceKind, str], PoolItem]
 ) -> str:
-    flat = []
-    for recall_set in sets:
-        for hit in recall_set.ordered:
-            item = items[(hit.source_kind, hit.id)]
-            flat.append(
-                {
-                    "draftRef": recall_set.draft_ref,
-                    "rank": hit.rank,
-                    "sourceKind": hit.source_kind,
-                    "id": hit.id,
-                    "revision": item.revision,
-                    "contentDigest": item.content_digest,
-                    "state": item.state,
-                }
-            )
-    return digest(flat)
+    """Every draft's ordered hits with each hit's revision, content digest and state."""
+    used = {(h.source_kind, h.id) for s in sets for h in s.ordered}
+    return digests.recall_result_set_digest(
+        [s.to_json() for s in sets], [items[key].to_json() for key in sorted(used)]
+    )
 
 
 def _approved_hits(
@@ -278,9 +265,7 @@ def _approved_provenance(conn: sqlite3.Connection, owner: tuple[str, str]) -> Pr
     return ProjectionProvenance(int(row[0]), row[1], row[2])
 
 
-def _candidate_provenance(
-    conn: sqlite3.Connection, owner: tuple[str, str]
-) -> ProjectionProvenance:
+def _candidate_provenance(conn: sqlite3.Connection, owner: tuple[str, str]) -> ProjectionProvenance:
     row = conn.execute(
         "SELECT generation, analyzer_version FROM candidate_projection "
         "WHERE repository_key = ? AND worktree_key = ?",

@@ -1,0 +1,131 @@
+"""`memory.stage`: the agent's candidate drafts in, then its adjudication.
+
+One operation, two documents, told apart by their `format`:
+- `threadshare-memory-candidate-draft-batch@v1` (first call): the drafts for one ExtractionTask
+  from `memory.recall`. Returns the staged drafts with their evidence assessments and an
+  AdjudicationTask@v1 (the drafts' recall sets against team memory) — or, for an empty batch, a
+  no-op.
+- `threadshare-memory-adjudication-result@v1` (second call): one decision per draft. Returns
+  what happened to each draft; kept ones are quarantined, awaiting review.
+
+The document itself is the request (CLI `--request FILE|-`, MCP arguments). The owner is the
+worktree of the caller's directory, never a field of the document. The approved projection is
+synced before each call; the first call holds the sync lock (lock order: sync lock, then the
+state transaction) so the L0 index cannot change between the related-input check and the commit.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from teamlore.contracts.adjudication import ADJUDICATION_RESULT_FORMAT
+from teamlore.contracts.extraction import DRAFT_BATCH_FORMAT
+from teamlore.core import errors
+from teamlore.ops.registry import OpContext, operation
+
+SYNC_LOCK_WAIT_SECONDS = 30.0
+
+
+class StageRequest(BaseModel):
+    """A CandidateDraftBatch@v1 or an AdjudicationResult@v1 document, as is."""
+
+    model_config = ConfigDict(extra="allow")
+
+    format: str = Field(
+        description=f"'{DRAFT_BATCH_FORMAT}' (first call: drafts) or "
+        f"'{ADJUDICATION_RESULT_FORMAT}' (second call: decisions); the rest of the document "
+        "follows that contract."
+    )
+
+
+@operation(
+    "memory.stage",
+    input_model=StageRequest,
+    side_effect="state-write",
+    capability="team",
+    mcp_tool="threadshare_memory_stage",
+    description="Stage team-memory candidates. First call: a CandidateDraftBatch@v1 (<= 8 "
+    "drafts for one recall task, every statement citing that task's evidence ids) -> the drafts "
+    "with evidence assessments and an AdjudicationTask@v1 comparing them with what the team "
+    "already knows. Second call: the AdjudicationResult@v1 (store/skip/update/merge per draft, "
+    "decided with the user) -> kept drafts quarantined for review.",
+)
+def memory_stage(ctx: OpContext, request: StageRequest) -> dict[str, Any]:
+    """Stage candidate drafts (first call) or their adjudication (second call)."""
+    document = request.model_dump(mode="json")
+    if request.format == DRAFT_BATCH_FORMAT:
+        return _stage_drafts(ctx, document)
+    if request.format == ADJUDICATION_RESULT_FORMAT:
+        return _stage_adjudication(ctx, document)
+    raise errors.TeamloreError(
+        errors.STAGE_REQUEST_INVALID,
+        f"unknown stage format {request.format!r}; expected {DRAFT_BATCH_FORMAT} or "
+        f"{ADJUDICATION_RESULT_FORMAT}",
+        format=request.format,
+    )
+
+
+def _stage_drafts(ctx: OpContext, document: dict[str, Any]) -> dict[str, Any]:
+    from teamlore.core.lock import file_lock
+    from teamlore.core.paths import resolve_home
+    from teamlore.memory.projection import sync_approved_projection
+    from teamlore.memory.selection import resolve_owner
+    from teamlore.memory.staging import RecallTaskSources, stage_draft_batch
+    from teamlore.memory.state_db import open_state_db
+    from teamlore.memory.tasks import Owner
+    from teamlore.ops.session_ops import SYNC_LOCK
+    from teamlore.sessions.index_db import open_index
+
+    index = open_index(ctx.home)
+    try:
+        identity = resolve_owner(index, ctx.cwd, ctx.home)
+        state = open_state_db(ctx.home)
+        try:
+            sync_approved_projection(
+                state,
+                repository_key=identity.repository_key,
+                worktree_key=identity.worktree_key,
+                worktree_root=identity.worktree_root,
+            )
+            lock = resolve_home(ctx.home) / SYNC_LOCK
+            with file_lock(lock, wait_seconds=SYNC_LOCK_WAIT_SECONDS, what="a sync"):
+                return stage_draft_batch(
+                    state,
+                    document,
+                    owner=Owner(identity.repository_key, identity.worktree_key),
+                    sources=RecallTaskSources(index, state, identity, home=ctx.home),
+                )
+        finally:
+            state.close()
+    finally:
+        index.close()
+
+
+def _stage_adjudication(ctx: OpContext, document: dict[str, Any]) -> dict[str, Any]:
+    from teamlore.memory.adjudication import submit_adjudication
+    from teamlore.memory.projection import sync_approved_projection
+    from teamlore.memory.selection import resolve_owner
+    from teamlore.memory.state_db import open_state_db
+    from teamlore.memory.tasks import Owner
+    from teamlore.sessions.index_db import open_index
+
+    index = open_index(ctx.home)
+    try:
+        identity = resolve_owner(index, ctx.cwd, ctx.home)
+    finally:
+        index.close()
+    state = open_state_db(ctx.home)
+    try:
+        sync_approved_projection(
+            state,
+            repository_key=identity.repository_key,
+            worktree_key=identity.worktree_key,
+            worktree_root=identity.worktree_root,
+        )
+        return submit_adjudication(
+            state, document, owner=Owner(identity.repository_key, identity.worktree_key)
+        )
+    finally:
+        state.close()
