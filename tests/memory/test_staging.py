@@ -60,7 +60,7 @@ class World:
     def task(
         self, name: str, strengths: tuple[str, ...] = ("direct", "observed")
     ) -> tuple[str, list[str]]:
-        """Record an extraction task (chunk + task rows) and its evidence; return id, evidence ids."""
+        """Record an extraction task (chunk + task rows) and its evidence ids."""
         source_input = hexd("source", name)
         task_id = "extract-" + source_input
         session_key = hexd("session", name)
