@@ -68,11 +68,19 @@ class CodexSession:
 
     def __post_init__(self) -> None:
         self.clock = self.start
-        self._add("session_meta", {
-            "id": self.session_id, "timestamp": iso(self.start), "cwd": str(self.cwd),
-            "originator": "codex_cli_rs", "cli_version": "0.60.1", "source": "cli",
-            "model_provider": "openai", "git": {},
-        })
+        self._add(
+            "session_meta",
+            {
+                "id": self.session_id,
+                "timestamp": iso(self.start),
+                "cwd": str(self.cwd),
+                "originator": "codex_cli_rs",
+                "cli_version": "0.60.1",
+                "source": "cli",
+                "model_provider": "openai",
+                "git": {},
+            },
+        )
 
     @property
     def session_id(self) -> str:
@@ -84,37 +92,66 @@ class CodexSession:
 
     def user(self, text: str) -> CodexSession:
         self._add("event_msg", {"type": "user_message", "message": text, "images": []})
-        self._add("response_item", {"type": "message", "role": "user",
-                                    "content": [{"type": "input_text", "text": text}]})
+        self._add(
+            "response_item",
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]},
+        )
         return self
 
     def shell(self, command: str, output: str, exit_code: int = 0) -> CodexSession:
         self.calls += 1
         call_id = f"call_{self.calls}"
-        self._add("response_item", {"type": "function_call", "name": "shell_command",
-                                    "arguments": json.dumps({"command": command}),
-                                    "call_id": call_id})
+        self._add(
+            "response_item",
+            {
+                "type": "function_call",
+                "name": "shell_command",
+                "arguments": json.dumps({"command": command}),
+                "call_id": call_id,
+            },
+        )
         text = f"Exit code: {exit_code}\nWall time: 0.1 seconds\nOutput:\n{output}"
-        self._add("response_item", {"type": "function_call_output", "call_id": call_id,
-                                    "output": text})
+        self._add(
+            "response_item", {"type": "function_call_output", "call_id": call_id, "output": text}
+        )
         return self
 
     def patch(self, rel: str, line: str) -> CodexSession:
         self.calls += 1
         call_id = f"call_{self.calls}"
         body = f"*** Begin Patch\n*** Add File: {rel}\n+{line}\n*** End Patch\n"
-        self._add("response_item", {"type": "custom_tool_call", "status": "completed",
-                                    "call_id": call_id, "name": "apply_patch", "input": body})
-        result = json.dumps({"output": f"Success. Updated the following files:\nA {rel}\n",
-                             "metadata": {"exit_code": 0}})
-        self._add("response_item", {"type": "custom_tool_call_output", "call_id": call_id,
-                                    "output": result})
+        self._add(
+            "response_item",
+            {
+                "type": "custom_tool_call",
+                "status": "completed",
+                "call_id": call_id,
+                "name": "apply_patch",
+                "input": body,
+            },
+        )
+        result = json.dumps(
+            {
+                "output": f"Success. Updated the following files:\nA {rel}\n",
+                "metadata": {"exit_code": 0},
+            }
+        )
+        self._add(
+            "response_item",
+            {"type": "custom_tool_call_output", "call_id": call_id, "output": result},
+        )
         return self
 
     def answer(self, text: str) -> CodexSession:
         self._add("event_msg", {"type": "agent_message", "message": text})
-        self._add("response_item", {"type": "message", "role": "assistant",
-                                    "content": [{"type": "output_text", "text": text}]})
+        self._add(
+            "response_item",
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": text}],
+            },
+        )
         self._add("event_msg", {"type": "task_complete"})
         return self
 
@@ -123,7 +160,12 @@ class CodexSession:
 
     def write(self, root: Path) -> Path:
         day = self.start.strftime("%Y/%m/%d")
-        path = root / "sessions" / day / f"rollout-{self.start:%Y-%m-%dT%H-%M-%S}-{self.session_id}.jsonl"
+        path = (
+            root
+            / "sessions"
+            / day
+            / f"rollout-{self.start:%Y-%m-%dT%H-%M-%S}-{self.session_id}.jsonl"
+        )
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("".join(json.dumps(r) + "\n" for r in self.records))
         return path

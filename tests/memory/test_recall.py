@@ -124,11 +124,15 @@ def test_unrelated_sync_keeps_the_task_and_a_rewritten_turn_makes_it_stale(
         owner = resolve_owner(index, world["repo"], home)
         source = load_task_source(index, state, owner, task_ids[0], home=home)
         assert not source.stale and source.current_source_input_digest
-        assert set(source.evidence) == {e["evidenceId"] for e in first["sources"][0]["evidenceCatalog"]}
+        assert set(source.evidence) == {
+            e["evidenceId"] for e in first["sources"][0]["evidenceCatalog"]
+        }
         # the busy session's first turn is rewritten in place
         busy: CodexSession = world["sessions"][0]
         busy.records[1]["payload"]["message"] = "The release script fails on tag push; FIX IT NOW"
-        busy.records[2]["payload"]["content"][0]["text"] = "The release script fails on tag push; FIX IT NOW"
+        busy.records[2]["payload"]["content"][0]["text"] = (
+            "The release script fails on tag push; FIX IT NOW"
+        )
         busy.write(world["codex"])
         sync(home, world["codex"], None)
         stale = load_task_source(index, state, owner, task_ids[0], home=home)

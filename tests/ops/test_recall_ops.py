@@ -1,0 +1,87 @@
+"""The memory.recall operation: request modes, refusals, registry exposure."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
+from recall_world import WINDOW, CodexSession, make_repo, sync
+
+import teamlore.ops.recall_ops  # noqa: F401
+from teamlore.core import errors
+from teamlore.ops.registry import REGISTRY, OpContext
+
+DOC = {
+    "format": "threadshare-memory-extraction-request@v1",
+    "window": {"after": WINDOW["since"], "before": WINDOW["until"]},
+}
+
+
+def run(cwd: Path, home: Path, payload: dict[str, Any]) -> dict[str, Any]:
+    return REGISTRY.get("memory.recall").run(OpContext(cwd=cwd, home=home), payload)
+
+
+@pytest.fixture()
+def repo(tmp_path: Path, home: Path) -> Path:
+    repo = make_repo(tmp_path / "shop")
+    CodexSession("a1", repo).turn("one").turn("two").turn("three").write(tmp_path / "codex")
+    sync(home, tmp_path / "codex", repo)
+    return repo
+
+
+def test_registered_for_the_team_capability_as_threadshare_memory_recall() -> None:
+    op = REGISTRY.get("memory.recall")
+    assert (op.capability, op.mcp_tool, op.side_effect) == (
+        "team",
+        "threadshare_memory_recall",
+        "state-write",
+    )
+    assert op in REGISTRY.for_capability("team") and op not in REGISTRY.for_capability("team-read")
+
+
+def test_parameters_and_request_document_give_the_same_tasks(repo: Path, home: Path) -> None:
+    by_params = run(repo, home, {**WINDOW, "providers": ["codex,claude"]})
+    by_document = run(
+        repo, home, {"request": {**DOC, "filters": {"providers": ["claude", "codex"]}}}
+    )
+    assert by_params["sources"] and by_params["sources"] == by_document["sources"]
+    assert by_params["selection"]["requestDigest"] == by_document["selection"]["requestDigest"]
+    assert len(run(repo, home, {**WINDOW, "limit": 1})["sources"]) == 1
+
+
+@pytest.mark.parametrize(
+    ("payload", "code"),
+    [
+        ({}, "WINDOW_INVALID"),
+        ({"since": WINDOW["since"]}, "WINDOW_INVALID"),
+        ({**WINDOW, "since": "2025-01-01T00:00:00.000Z"}, "WINDOW_INVALID"),
+        ({"request": DOC, "query": "x"}, "RECALL_REQUEST_INVALID"),
+        ({"request": {**DOC, "projectKeys": ["p"]}}, "RECALL_REQUEST_INVALID"),
+        (
+            {"request": {**DOC, "filters": {"closureStates": ["hard-sealed"]}}},
+            "RECALL_REQUEST_INVALID",
+        ),
+        ({"request": {**DOC, "format": "other@v1"}}, "RECALL_REQUEST_INVALID"),
+        ({**WINDOW, "result_evidence": ["maybe"]}, "RECALL_REQUEST_INVALID"),
+        ({**WINDOW, "repository": "/elsewhere"}, "INVALID_ARGUMENT"),
+        ({**WINDOW, "limit": 9}, "INVALID_ARGUMENT"),
+    ],
+)
+def test_bad_requests_are_refused_and_write_nothing(
+    repo: Path, home: Path, payload: dict[str, Any], code: str
+) -> None:
+    with pytest.raises(errors.TeamloreError) as refused:
+        run(repo, home, payload)
+    assert refused.value.code == code
+    assert not (home / "memory-state.sqlite3").exists()
+
+
+def test_an_unregistered_repository_is_refused(tmp_path: Path, home: Path) -> None:
+    stray = make_repo(tmp_path / "stray")
+    with pytest.raises(errors.TeamloreError) as refused:
+        run(stray, home, WINDOW)
+    assert refused.value.code == "REPOSITORY_NOT_REGISTERED"
