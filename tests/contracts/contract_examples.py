@@ -37,7 +37,7 @@ def extraction_request() -> dict[str, Any]:
 
 
 def evidence_catalog() -> list[dict[str, Any]]:
-    pointers = [
+    pointers: list[dict[str, Any]] = [
         {"kind": "commit", "commitHash": "a" * 40, "repository": "github.com/acme/widgets"},
         {"kind": "turn", "turnIndex": 0},
         {"kind": "path", "path": "src/app.py"},
@@ -190,7 +190,7 @@ DRAFT_IDS = ("extract-x-c1", "extract-x-c2", "extract-x-c3")
 
 
 def adjudication_task() -> dict[str, Any]:
-    pool = [
+    pool: list[dict[str, Any]] = [
         {
             "sourceKind": "approved",
             "id": "lock-timeout",
@@ -217,7 +217,7 @@ def adjudication_task() -> dict[str, Any]:
         },
     ]
     drafts = [{**draft(f"draft {i}"), "candidateId": cid} for i, cid in enumerate(DRAFT_IDS)]
-    recall_sets = [
+    recall_sets: list[dict[str, Any]] = [
         {
             "draftRef": DRAFT_IDS[0],
             "ordered": [

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import contract_examples as ex
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]
 import pytest
 
 from teamlore.contracts import (
@@ -15,6 +15,7 @@ from teamlore.contracts import (
     AdjudicationTask,
     AuthorizationManifest,
     CandidateDraftBatch,
+    CommonDirectoryIdentity,
     ConsolidationPatch,
     ConsolidationTask,
     EvidenceAssessment,
@@ -90,7 +91,7 @@ def test_unknown_field_is_refused_by_model_and_schema(
 def test_models_are_frozen(model: type[ContractModel], build: Callable[[], dict[str, Any]]) -> None:
     parsed = model.from_wire(build())
     with pytest.raises(ValueError, match="frozen"):
-        parsed.format = "other"  # type: ignore[misc]
+        parsed.format = "other"  # type: ignore[misc,attr-defined,unused-ignore]
 
 
 def test_snake_case_names_are_accepted_too() -> None:
@@ -100,7 +101,7 @@ def test_snake_case_names_are_accepted_too() -> None:
         worktree_key="b" * 64,
         public_repository_identity=None,
         root_realpath_digest="c" * 64,
-        common_directory_identity={"device": "1", "inode": "2"},  # type: ignore[arg-type]
+        common_directory_identity=CommonDirectoryIdentity(device="1", inode="2"),
         memory_root=".threadshare/memory",
     )
     assert binding.to_wire()["rootRealpathDigest"] == "c" * 64
