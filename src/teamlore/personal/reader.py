@@ -102,7 +102,7 @@ def read_memory(
 
 
 def escape_content(content: str) -> str:
-    return _TAG.sub(lambda m: f"&lt;{m.group(1)}common-memory", content)
+    return _TAG.sub(lambda m: "&lt;" + m.group(0)[1:], content)
 
 
 def render_memory(view: MemoryView) -> str:
