@@ -29,6 +29,7 @@ from teamlore.contracts._base import (
     unique_items,
     utf8_at_most,
 )
+from teamlore.contracts.repository import PublicIdentity
 
 EXTRACTION_REQUEST_FORMAT = "threadshare-memory-extraction-request@v1"
 EXTRACTION_TASK_FORMAT = "threadshare-memory-extraction-task@v1"
@@ -223,7 +224,7 @@ class SessionTimeWindow(ContractModel):
 class ExtractionSession(ContractModel):
     """`project` is the public repository identity (or null); `timeWindow` the request window."""
 
-    project: str | None
+    project: PublicIdentity | None
     repository_key: Hex64
     time_window: SessionTimeWindow | None
 
