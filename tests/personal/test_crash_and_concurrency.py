@@ -63,9 +63,7 @@ def _rows(home: Path) -> list[tuple[int, str]]:
         conn.close()
 
 
-@pytest.mark.parametrize(
-    "point", ["personal.writer.after_files", "personal.commit.after_marker"]
-)
+@pytest.mark.parametrize("point", ["personal.writer.after_files", "personal.commit.after_marker"])
 def test_a_crash_between_document_write_and_db_commit_is_recovered_from_the_receipt(
     home: Path, tmp_path: Path, point: str
 ) -> None:
@@ -82,7 +80,7 @@ def test_a_crash_between_document_write_and_db_commit_is_recovered_from_the_rece
     assert _rows(home) == [(1, "claimed")]  # the DB never saw the commit
 
     recovered = _writer(home, calls, "retain")
-    out, err = recovered.communicate(timeout=60)
+    _out, err = recovered.communicate(timeout=60)
     assert recovered.returncode == 0, err
     assert _rows(home) == [(1, "processed")]
     assert calls.read_text().count("\n") == 1  # no second model call
@@ -132,7 +130,7 @@ def test_two_writers_on_one_data_root_never_process_a_batch_twice(
     assert second.requests == []
 
     gate.write_text("go")
-    out, err = first.communicate(timeout=60)
+    _out, err = first.communicate(timeout=60)
     assert first.returncode == 0, err
     assert run_writer(home, second, settings(), force=True, wait_seconds=5).outcome == "idle"
     assert calls.read_text().count("\n") == 1

@@ -7,7 +7,8 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings as hsettings
+from hypothesis import given
+from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 from personal_world import configure, settings
 
@@ -82,7 +83,15 @@ def test_closing_hashes_only_after_whitespace() -> None:
 @given(
     st.lists(
         st.sampled_from(
-            ["# H1\n", "## H2\n", "### H3\n", "\n", "text " * 400 + "\n", "```\n## x\n```\n", "~~~\n"]
+            [
+                "# H1\n",
+                "## H2\n",
+                "### H3\n",
+                "\n",
+                "text " * 400 + "\n",
+                "```\n## x\n```\n",
+                "~~~\n",
+            ]
         ),
         min_size=1,
         max_size=120,

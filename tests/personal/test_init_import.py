@@ -80,7 +80,10 @@ def test_an_import_id_reused_with_another_payload_is_a_conflict(home: Path) -> N
         ({"importId": "naïve"}, "INVALID_IMPORT_ID"),
         ({"contextId": PROJECT}, "CONTEXT_UNAVAILABLE"),
         ({"contextId": "project:other"}, "CONTEXT_UNAVAILABLE"),
-        ({"understanding": "my key is sk-proj-Ab3dEfGh1jKlMn0pQrStUvWx9z"}, "SENSITIVE_CONTENT_REJECTED"),
+        (
+            {"understanding": "my key is sk-proj-Ab3dEfGh1jKlMn0pQrStUvWx9z"},
+            "SENSITIVE_CONTENT_REJECTED",
+        ),
         ({"source": "user"}, "INVALID_ARGUMENT"),
     ],
 )

@@ -1,4 +1,4 @@
-"""The observation queue: idempotency, quarantine, batching, triggers, backoff, dead letter, retry."""
+"""The observation queue: idempotency, quarantine, batching, triggers, backoff, retry."""
 
 from __future__ import annotations
 
@@ -23,7 +23,9 @@ def conn(tmp_path: Path) -> Iterator[sqlite3.Connection]:
     connection.close()
 
 
-def _item(key: str, text: str = "x", scope: str = "global", source: str = "rpc") -> queue.EnqueueItem:
+def _item(
+    key: str, text: str = "x", scope: str = "global", source: str = "rpc"
+) -> queue.EnqueueItem:
     return queue.EnqueueItem("ns", key, text, scope, source)
 
 
