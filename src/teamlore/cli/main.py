@@ -11,6 +11,7 @@ import typer
 from rich.table import Table
 
 from teamlore import __version__
+from teamlore.cli.mcp_config_cmd import mcp_config
 from teamlore.cli.memory_cmds import memory_app
 from teamlore.cli.output import FormatOption, OutputFormat, run, stdout
 
@@ -315,6 +316,9 @@ def mcp(
     from teamlore.mcp.server import serve
 
     serve(capability=capability, repository=repository)
+
+
+app.command("mcp-config")(mcp_config)
 
 
 def main() -> None:

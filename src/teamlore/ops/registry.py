@@ -137,6 +137,6 @@ def run_operation(name: str, ctx: OpContext, payload: dict[str, Any]) -> dict[st
 
 def load_operations() -> Registry:
     """Import every module that defines operations (idempotent)."""
-    from teamlore.ops import demo, memory_ops, session_ops  # noqa: F401
+    from teamlore.ops import demo, mcp_config, memory_ops, session_ops  # noqa: F401
 
     return REGISTRY
