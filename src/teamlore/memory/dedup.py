@@ -2,7 +2,11 @@
 
 Per draft (seed 003 D3/§6.4, seed 000 §4):
 1. the query is the draft's text (content, then statements; first 1,024 characters) through the
-   shared analyzer in mode "any" (any term may match; BM25 ranks), capped at 64 distinct terms;
+   shared analyzer: its first 64 distinct terms. Per side, the 12 most selective of them are
+   OR-ed (fewest documents containing the term in that side's FTS table first, ties by term;
+   terms in no document, or in more than half of them (and more than 20), are left out) — the "more like
+   this" selection: rare shared terms are what near-duplicates have in common, and ubiquitous
+   terms ("the", "run") cost the most to score and decide nothing;
 2. approved side: the owner's approved L1 entries (`kind = 'entry'`, `status = 'approved'`) in
    `approved_fts`, `ORDER BY bm25, entry_id`, top 3×k;
 3. candidate side: the owner's live entry candidates (`draft` or `quarantined`) in
@@ -35,6 +39,9 @@ FETCH_FACTOR = 3
 RRF_K = 60
 MAX_QUERY_CHARS = 1024
 MAX_QUERY_TERMS = 64
+SELECTED_TERMS = 12
+MAX_DF_SHARE = 0.5
+MIN_DF_CEILING = 20  # small corpora: every term that occurs is usable
 SUMMARY_CHARS = 240
 MAX_DRAFTS = 64
 
@@ -123,13 +130,40 @@ def query_text(text: str) -> str:
     return text[:MAX_QUERY_CHARS]
 
 
-def match_expression(text: str) -> str:
-    """The FTS5 MATCH string for a draft: its first 64 distinct analyzed terms, OR-ed."""
+def query_terms(text: str) -> list[str]:
+    """The draft's first 64 distinct analyzed terms (analyzer `fts_query`, mode "any")."""
     expr = fts_query(query_text(text), mode="any")
     if not expr:
-        return ""
-    terms = expr.split(" OR ")
-    return " OR ".join(terms[:MAX_QUERY_TERMS])
+        return []
+    return [term[1:-1].replace('""', '"') for term in expr.split(" OR ")][:MAX_QUERY_TERMS]
+
+
+class _Side:
+    """One FTS table's document frequencies (fts5vocab, a temp table: no schema change)."""
+
+    def __init__(self, conn: sqlite3.Connection, table: str) -> None:
+        self.conn = conn
+        self.vocab = f"temp.teamlore_{table}_vocab"
+        conn.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {self.vocab} USING fts5vocab(main, {table}, 'row')"
+        )
+        self.documents = int(conn.execute(f"SELECT count(*) FROM {table}_docsize").fetchone()[0])
+        self._df: dict[str, int] = {}
+
+    def df(self, term: str) -> int:
+        if term not in self._df:
+            row = self.conn.execute(
+                f"SELECT doc FROM {self.vocab} WHERE term = ?", (term,)
+            ).fetchone()
+            self._df[term] = 0 if row is None else int(row[0])
+        return self._df[term]
+
+    def match(self, terms: Sequence[str]) -> str:
+        """The MATCH string of the most selective terms on this side ('' when none qualifies)."""
+        ceiling = max(self.documents * MAX_DF_SHARE, MIN_DF_CEILING)
+        usable = [t for t in terms if 0 < self.df(t) <= ceiling]
+        chosen = sorted(usable, key=lambda t: (self.df(t), t))[:SELECTED_TERMS]
+        return " OR ".join('"' + t.replace('"', '""') + '"' for t in chosen)
 
 
 def recall_rrf(
@@ -147,16 +181,21 @@ def recall_rrf(
     fetch = FETCH_FACTOR * k
     items: dict[tuple[SourceKind, str], PoolItem] = {}
     sets: list[RecallSet] = []
+    approved, candidate = _Side(conn, "approved_fts"), _Side(conn, "candidate_fts")
     for draft in drafts:
-        match = match_expression(draft.text)
+        terms = query_terms(draft.text)
         scores: dict[tuple[SourceKind, str], float] = {}
-        if match:
-            for rank, item in enumerate(_approved_hits(conn, owner, match, fetch), start=1):
+        approved_match, candidate_match = approved.match(terms), candidate.match(terms)
+        if approved_match:
+            for rank, item in enumerate(
+                _approved_hits(conn, owner, approved_match, fetch), start=1
+            ):
                 key: tuple[SourceKind, str] = ("approved", item.id)
                 items.setdefault(key, item)
                 scores[key] = scores.get(key, 0.0) + 1.0 / (RRF_K + rank)
+        if candidate_match:
             for rank, item in enumerate(
-                _candidate_hits(conn, owner, match, fetch, draft.candidate_id), start=1
+                _candidate_hits(conn, owner, candidate_match, fetch, draft.candidate_id), start=1
             ):
                 key = ("candidate", item.id)
                 items.setdefault(key, item)
