@@ -24,25 +24,8 @@ from teamlore.memory.state_db import RECALL_ALGORITHM_VERSION, open_state_db
 
 REPO, WORKTREE = "a" * 64, "b" * 64
 STOPWORDS = [
-    "the",
-    "a",
-    "to",
-    "of",
-    "and",
-    "in",
-    "is",
-    "for",
-    "on",
-    "with",
-    "before",
-    "after",
-    "when",
-    "it",
-    "this",
-    "that",
-    "be",
-    "by",
-    "as",
+    *("the", "a", "to", "of", "and", "in", "is", "for", "on", "with"),
+    *("before", "after", "when", "it", "this", "that", "be", "by", "as"),
 ]
 HANZI = (
     "发布构建部署缓存链接迁移索引重试超时分支合并提交标签签名镜像测试"
