@@ -88,9 +88,12 @@ def test_ids_are_deterministic_per_scope_and_secret_and_reveal_no_order(
     other_scope = catalog(home, scope="scope-2")
     assert not {r.evidence_id for r in a.records} & {r.evidence_id for r in other_scope.records}
     other_home = catalog(tmp_path / "elsewhere")
-    assert [r.pointer_digest for r in a.records] == [r.pointer_digest for r in other_home.records]
     assert not {r.evidence_id for r in a.records} & {r.evidence_id for r in other_home.records}
-    assert all(r.pointer_digest[:12] not in r.evidence_id for r in a.records)
+    assert [r.evidence_id for r in a.records] == [
+        f"ev-{n}-{r.pointer_digest[:12]}" for n, r in enumerate(a.records, start=1)
+    ]
+    salts = {r.pointer["salt"] for r in a.records}
+    assert len(salts) == 1 and all(r.pointer["salt"] not in str(r.public()) for r in a.records)
 
 
 def test_statement_provenance_is_strongest_cited_with_unioned_limitations(home: Path) -> None:

@@ -89,7 +89,7 @@ def test_recall_returns_tasks_with_transcript_catalog_and_turn_evidence(
     displays = {e["display"] for e in task["evidenceCatalog"]}
     assert f"commit {world['commit']}" in displays
     assert "path src/release.py" in displays
-    assert all(re.fullmatch(r"ev-[0-9a-f]{20}", e) for e in catalog)
+    assert all(re.fullmatch(r"ev-[1-9][0-9]*-[0-9a-f]{12}", e) for e in catalog)
     assert task["binding"]["turnRevisions"] and task["binding"]["deliveryEdgeRevisions"]
     assert task["binding"]["promptVersion"] == "memory-prompts@2"
     assert task["binding"]["chunkerVersion"] == "memory-chunker@1"
@@ -123,7 +123,7 @@ def test_unrelated_sync_keeps_the_task_and_a_rewritten_turn_makes_it_stale(
     try:
         owner = resolve_owner(index, world["repo"], home)
         source = load_task_source(index, state, owner, task_ids[0], home=home)
-        assert not source.stale and source.current_source_input_digest
+        assert not source.stale and source.public_catalog == first["sources"][0]["evidenceCatalog"]
         assert set(source.evidence) == {
             e["evidenceId"] for e in first["sources"][0]["evidenceCatalog"]
         }

@@ -17,9 +17,11 @@ Catalog sources, for the turns of one chunk:
            recorded a write there; that says nothing about what ended up committed).
            Pointer `{kind, worktreeKey, path}`.
 
-`pointerDigest = digest(pointer)`. `evidenceId = "ev-" + keyed digest(scope, pointerDigest)`
-with the local origin secret: random-looking, stable for the same task inputs, meaningless to
-anyone else and not guessable from the catalog order. `display` holds public-safe text only:
+Every pointer also carries `salt`, a keyed digest (local origin secret) of the task scope
+(owner, session, chunk digest), so `pointerDigest = digest(pointer)` is random-looking, stable
+for the same task inputs and meaningless to anyone else. `evidenceId = ev-<n>-<pointerDigest[:12]>`
+(the ExtractionTask@v1 contract form), n = 1-based position after sorting the catalog by kind
+(commit < turn < path) then pointerDigest. `display` holds public-safe text only:
 `turn N @ <time>`, `commit <full hash>[ @ <public repo identity>]`, `path <repo-relative path>`.
 """
 
@@ -47,7 +49,6 @@ TURN_RELATION = "session-contains-turn"
 PATH_RELATION = "turn-wrote-path"
 PATH_LIMITATIONS = ("not-causality", "path-only-context")
 CATALOG_EDGE_STRENGTHS = frozenset({"direct", "observed"})
-EVIDENCE_ID_HEX = 20
 
 
 @dataclass(slots=True)
@@ -131,11 +132,16 @@ def pointer_digest(pointer: dict[str, Any]) -> str:
     return digest(pointer)
 
 
-def evidence_id(scope: str, pointer_digest_hex: str, home: Path | None = None) -> str:
-    """`ev-` + keyed digest of (scope, pointer digest): opaque, deterministic per task scope."""
+def pointer_salt(scope: str, home: Path | None = None) -> str:
+    """Keyed digest of a task scope: makes pointer digests unguessable and task-specific."""
     mac = hmac.new(origin_secret(home), digestmod=hashlib.sha256)
-    mac.update(b"memory-evidence\x00" + scope.encode() + b"\x00" + pointer_digest_hex.encode())
-    return "ev-" + mac.hexdigest()[:EVIDENCE_ID_HEX]
+    mac.update(b"memory-evidence-salt\x00" + scope.encode("utf-8"))
+    return mac.hexdigest()
+
+
+def evidence_id(position: int, pointer_digest_hex: str) -> str:
+    """`ev-<n>-<pointerDigest[:12]>` (n is 1-based)."""
+    return f"ev-{position}-{pointer_digest_hex[:12]}"
 
 
 def _clean_display(text: str) -> str:
@@ -167,6 +173,7 @@ def build_catalog(
     home: Path | None = None,
 ) -> Catalog:
     """The evidence catalog of a chunk's turns (sorted by kind, then pointer digest)."""
+    salt = pointer_salt(scope, home)
     records: dict[str, EvidenceRecord] = {}
     turn_pointer_digest: dict[int, str] = {}
     edge_revisions: set[str] = set()
@@ -176,6 +183,7 @@ def build_catalog(
             "sessionKey": turn.session_key,
             "turnIndex": turn.index,
             "revision": turn.revision,
+            "salt": salt,
         }
         pd = pointer_digest(pointer)
         turn_pointer_digest[turn.index] = pd
@@ -204,6 +212,7 @@ def build_catalog(
                 "kind": "commit",
                 "repositoryKey": repository_key,
                 "commitHash": edge.commit_hash,
+                "salt": salt,
             }
             at = f" @ {public_identity}" if public_identity else ""
             relation = edge.reasons[0].split(":", 1)[0] if edge.reasons else "delivery-edge"
@@ -222,7 +231,7 @@ def build_catalog(
                 ),
             )
         for path in turn.written_paths:
-            pointer = {"kind": "path", "worktreeKey": worktree_key, "path": path}
+            pointer = {"kind": "path", "worktreeKey": worktree_key, "path": path, "salt": salt}
             _merge_into(
                 records,
                 EvidenceRecord(
@@ -237,8 +246,8 @@ def build_catalog(
                 ),
             )
     ordered = sorted(records.values(), key=lambda r: (KIND_ORDER[r.kind], r.pointer_digest))
-    for record in ordered:
-        record.evidence_id = evidence_id(scope, record.pointer_digest, home)
+    for position, record in enumerate(ordered, start=1):
+        record.evidence_id = evidence_id(position, record.pointer_digest)
     by_digest = {r.pointer_digest: r.evidence_id for r in ordered}
     return Catalog(
         records=ordered,

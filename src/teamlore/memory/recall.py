@@ -8,22 +8,24 @@ Events of a turn, in this order: the user message, each tool call and its result
 then the assistant's answer (the index keeps the assistant's text of a turn joined, so its
 interleaving with tool calls is not reproduced). A tool result is prefixed by its status line.
 
-Identity of a task: `taskId = "extract-" + sourceInputDigest` where
-    sourceInputDigest = digest({owner, session: {project, repositoryKey}, chunk: {turnRange,
-    coverage, turnEvidence, transcript}, evidenceCatalog, turnRevisions, payloadDigests,
-    deliveryEdgeRevisions, promptVersion, schemaVersion, chunkerVersion, context})
-It excludes the selection digests, the request window, `databaseUuid` and `provenance`, so the
-same chunk content gets the same task whichever request found it, and a sync that adds
-unrelated sessions changes nothing. The first issue of a task is recorded (`tasks.binding_json`
-holds its binding verbatim) and every later recall returns that same binding.
+Identity of a task (the ExtractionTask@v1 contract, `teamlore.contracts.digests`):
+`taskId = "extract-" + sourceInputDigest`, sourceInputDigest = digest({chunk: {turnRange,
+coverage, turnEvidence, transcript}, evidenceCatalog, session, context, selection,
+turnRevisions, payloadDigests, deliveryEdgeRevisions, promptVersion, schemaVersion,
+chunkerVersion}) — it excludes taskId, lease, provenance, databaseUuid and owner (the owner is
+in every pointer digest through the catalog salt, so two owners never share a task). The same
+request over the same inputs gives the same task; the first issue is recorded
+(`tasks.binding_json` holds its binding verbatim) and later recalls return that binding.
 
-Bound inputs (what `load_task_source` re-checks for staleness): the owner; each turn of the
+Bound inputs (what `load_task_source` re-checks for staleness; a change in anything else never
+makes a recorded task stale): the owner; each turn of the
 chunk (its revision covers user/assistant text and every tool's name, input digest, result
 sha256, exit code and status); the payload sha256 of every event; the revision of every
 `direct`/`observed` delivery edge of the chunk's turns (they feed the catalog); the repo-relative
-paths those turns wrote; the public repository identity; the prompt, schema and chunker
-versions. Not bound: other turns and sessions, `candidate`/`contextual` edges, the index's
-progress (`provenance.snapshotSeq` is provenance only), the request's window and query.
+paths those turns wrote (they come from the tool inputs, so the turn revision covers them); the
+prompt, schema and chunker versions; the database. Not bound: other turns and sessions,
+`candidate`/`contextual` edges, the index's progress (`provenance.snapshotSeq` is provenance
+only), the request's window and query, the public repository identity (display text only).
 
 Turns already covered by a chunk in state `drafted` or `extracted` (same owner and session) are
 left out of new chunks, so a session that grew only yields chunks of its new turns.
@@ -222,7 +224,6 @@ class TaskContext:
 
 def source_input_digest(
     *,
-    owner: dict[str, str],
     session: dict[str, Any],
     chunk: dict[str, Any],
     catalog: list[dict[str, Any]],
@@ -230,11 +231,13 @@ def source_input_digest(
     payload_digests: list[str],
     delivery_edge_revisions: list[str],
     context: dict[str, Any],
+    selection: dict[str, str],
 ) -> str:
+    """The contract's sourceInputDigest over wire-form parts (see the module doc)."""
     return digest(
         {
-            "owner": owner,
             "session": session,
+            "selection": selection,
             "chunk": chunk,
             "evidenceCatalog": catalog,
             "turnRevisions": turn_revisions,
@@ -292,9 +295,10 @@ def build_task(
         "project": ctx.owner.public_identity,
         "repositoryKey": identity.repository_key,
     }
+    session_doc = {**session_public, "timeWindow": ctx.time_window}
     sid = source_input_digest(
-        owner=ctx.owner.owner,
-        session=session_public,
+        session=session_doc,
+        selection=ctx.selection,
         chunk=chunk_doc,
         catalog=catalog.public(),
         turn_revisions=chunk.turn_revisions,
@@ -321,7 +325,7 @@ def build_task(
         "taskId": task_id,
         "lease": {"holder": LEASE_HOLDER, "expiresAt": 0},
         "binding": binding,
-        "session": {**session_public, "timeWindow": ctx.time_window},
+        "session": session_doc,
         "evidenceCatalog": catalog.public(),
         "chunk": chunk_doc,
         "context": context,
@@ -574,15 +578,26 @@ def _note(selection: Selection, chunks: int, returned: int, deferred: int) -> st
 # -- rebinding (for stage) --------------------------------------------------------------------
 
 
+BOUND_BINDING_FIELDS = (
+    "databaseUuid",
+    "owner",
+    "turnRevisions",
+    "payloadDigests",
+    "deliveryEdgeRevisions",
+    "promptVersion",
+    "schemaVersion",
+    "chunkerVersion",
+)
+
+
 @dataclass(slots=True)
 class TaskSource:
-    """A recorded extraction task re-derived from the current index."""
+    """A recorded extraction task re-derived from the current index (for stage)."""
 
     task_id: str
     recorded_binding: dict[str, Any]
-    current_source_input_digest: str | None
     evidence: dict[str, EvidenceRecord] = field(default_factory=dict)
-    task: dict[str, Any] | None = None
+    public_catalog: list[dict[str, Any]] = field(default_factory=list)
     stale_reasons: list[str] = field(default_factory=list)
 
     @property
@@ -598,14 +613,15 @@ def load_task_source(
     *,
     home: Path | None = None,
 ) -> TaskSource:
-    """Re-derive a recorded task from the current index and say whether a bound input changed.
+    """Re-derive a recorded task's chunk and catalog from the current index.
 
-    Returns the host-side evidence index (evidence id -> EvidenceRecord) that stage needs to
-    validate citations and derive assessments. The rebuilt `task` has `session.timeWindow` null
-    (the window is not a bound input). Raises TASK_NOT_FOUND for an unknown task or another
-    owner's task."""
+    Stale when a bound input changed: a turn of the chunk (revision), an event payload digest, a
+    `direct`/`observed` delivery edge of its turns, the owner, the database or a
+    prompt/schema/chunker version. `evidence`
+    (evidence id -> host-side record) is what stage validates citations against; it is filled
+    only when the task is not stale. Raises TASK_NOT_FOUND for an unknown or foreign task."""
     row = state_conn.execute(
-        "SELECT t.binding_json, t.kind, c.session_key, c.turn_range FROM tasks t"
+        "SELECT t.binding_json, t.kind, c.session_key, c.turn_range, c.chunk_digest FROM tasks t"
         " JOIN chunks c ON c.chunk_ref = t.chunk_ref"
         " WHERE t.task_id = ? AND t.repository_key = ? AND t.worktree_key = ?",
         (task_id, identity.repository_key, identity.worktree_key),
@@ -613,7 +629,7 @@ def load_task_source(
     if row is None or row["kind"] != "extraction":
         raise errors.TeamloreError(errors.TASK_NOT_FOUND, taskId=task_id)
     binding = orjson.loads(row["binding_json"])
-    source = TaskSource(task_id, binding, None)
+    source = TaskSource(task_id, binding)
     start, _, end = row["turn_range"].partition("-")
     wanted = list(binding["turnRevisions"])
     candidates = load_turns(
@@ -624,7 +640,7 @@ def load_task_source(
         source.stale_reasons.append("turn-revision-changed")
         return source
     chunks = chunk_turns([chunk_input(t) for t in turns])
-    if len(chunks) != 1:
+    if len(chunks) != 1 or chunks[0].chunk_digest != row["chunk_digest"]:
         source.stale_reasons.append("chunk-changed")
         return source
     ctx = TaskContext(
@@ -635,11 +651,10 @@ def load_task_source(
         provenance=binding["provenance"],
     )
     built = build_task(chunks[0], {t.index: t for t in turns}, row["session_key"], ctx, home)
-    source.current_source_input_digest = built.binding["sourceInputDigest"]
-    source.task = built.task
-    source.evidence = built.evidence_index()
-    if built.binding["databaseUuid"] != binding["databaseUuid"]:
-        source.stale_reasons.append("database-changed")
-    if built.task_id != task_id:
-        source.stale_reasons.append("source-input-changed")
+    for name in BOUND_BINDING_FIELDS:
+        if built.binding[name] != binding[name]:
+            source.stale_reasons.append(f"{name}-changed")
+    if not source.stale:
+        source.evidence = built.evidence_index()
+        source.public_catalog = built.catalog.public()
     return source
