@@ -4,9 +4,9 @@ Per draft (seed 003 D3/§6.4, seed 000 §4):
 1. the query is the draft's text (content, then statements; first 1,024 characters) through the
    shared analyzer: its first 64 distinct terms. Per side, the 12 most selective of them are
    OR-ed (fewest documents containing the term in that side's FTS table first, ties by term;
-   terms in no document, or in more than half of them (and more than 20), are left out) — the "more like
-   this" selection: rare shared terms are what near-duplicates have in common, and ubiquitous
-   terms ("the", "run") cost the most to score and decide nothing;
+   terms in no document, or in more than half of them (and more than 20), are left out) —
+   the "more like this" selection: rare shared terms are what near-duplicates have in common,
+   and ubiquitous terms ("the", "run") cost the most to score and decide nothing;
 2. approved side: the owner's approved L1 entries (`kind = 'entry'`, `status = 'approved'`) in
    `approved_fts`, `ORDER BY bm25, entry_id`, top 3×k;
 3. candidate side: the owner's live entry candidates (`draft` or `quarantined`) in
@@ -25,7 +25,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple, cast
 
 from teamlore.contracts import digests
 from teamlore.contracts._base import Owner as ContractOwner
@@ -126,6 +126,11 @@ class RecallResult:
         ]
 
 
+class _OwnerKeys(NamedTuple):
+    repository_key: str
+    worktree_key: str
+
+
 def query_text(text: str) -> str:
     return text[:MAX_QUERY_CHARS]
 
@@ -223,7 +228,8 @@ def recall_rrf(
 def recall_query_digest(owner: tuple[str, str], drafts: Sequence[DraftQuery], k: int) -> str:
     return digests.recall_query_digest(
         k=k,
-        owner=ContractOwner(repository_key=owner[0], worktree_key=owner[1]),
+        # any object with repository_key/worktree_key: teamlore keys are not all hex64
+        owner=cast(ContractOwner, _OwnerKeys(owner[0], owner[1])),
         drafts=[
             {
                 "draftRef": d.draft_ref,
