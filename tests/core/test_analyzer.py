@@ -79,3 +79,15 @@ def test_every_query_is_valid_fts5(text: str) -> None:
         m = fts_query(text, mode=mode)
         if m:
             conn.execute("SELECT rowid FROM f WHERE f MATCH ?", (m,)).fetchall()
+
+
+@given(st.text(max_size=80), st.text(max_size=80))
+def test_lines_are_analyzed_independently(first: str, second: str) -> None:
+    assert tokens(first + "\n" + second) == tokens(first) + tokens(second)
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=120))
+def test_ascii_fast_path_matches_the_general_path(text: str) -> None:
+    # the same ASCII text seen through the non-ASCII path (a trailing non-ASCII line break
+    # character forces it) must give the same tokens
+    assert tokens(text.replace("\n", " ") + " é") == [*tokens(text.replace("\n", " ")), "é"]

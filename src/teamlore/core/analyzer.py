@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 ANALYZER_VERSION = "teamlore-analyzer@1"
 
@@ -88,27 +89,40 @@ def _groups(text: str) -> list[TermGroup]:
     return groups
 
 
+_ASCII_TOKEN = re.compile(r"[A-Za-z0-9]+(?:[_\-./][A-Za-z0-9]+)*")
+
+
+@lru_cache(maxsize=1 << 16)
+def _word_tokens(raw: str) -> tuple[str, ...]:
+    """Index tokens of one non-CJK word or identifier (cached: code repeats its names)."""
+    if len(raw) > MAX_TOKEN_CHARS * 4:
+        return ()
+    if raw.isascii() and raw.isalnum() and (raw.islower() or raw.isupper() or raw.isdigit()):
+        return (raw.casefold(),) if len(raw) <= MAX_TOKEN_CHARS else ()
+    parts = [p for p in _split_identifier(raw) if len(p) <= MAX_TOKEN_CHARS]
+    if len(parts) > 1:
+        whole = "".join(parts)
+        if len(whole) <= MAX_TOKEN_CHARS:
+            return (whole, *parts)
+    return tuple(parts)
+
+
 def tokens(text: str) -> list[str]:
     """Every index token of `text`, in order (with repeats, so BM25 sees term frequency)."""
     out: list[str] = []
-    text = unicodedata.normalize("NFKC", text)
-    for match in _TOKEN.finditer(text):
-        raw = match.group()
-        if raw[0] >= "\u1100" and _CJK_RUN.fullmatch(raw):
-            out.extend(_cjk_tokens(raw.casefold()))
+    # Tokens never span a newline, so lines are analyzed alone; a pure-ASCII line is already
+    # NFKC-normal and has no CJK, which allows the much faster ASCII pattern.
+    for line in text.split("\n"):
+        if line.isascii():
+            for match in _ASCII_TOKEN.finditer(line):
+                out.extend(_word_tokens(match.group()))
             continue
-        if len(raw) > MAX_TOKEN_CHARS * 4:
-            continue
-        if raw.isascii() and raw.isalnum() and (raw.islower() or raw.isupper() or raw.isdigit()):
-            if len(raw) <= MAX_TOKEN_CHARS:
-                out.append(raw.casefold())
-            continue
-        parts = [p for p in _split_identifier(raw) if len(p) <= MAX_TOKEN_CHARS]
-        if len(parts) > 1:
-            whole = "".join(parts)
-            if len(whole) <= MAX_TOKEN_CHARS:
-                out.append(whole)
-        out.extend(parts)
+        for match in _TOKEN.finditer(unicodedata.normalize("NFKC", line)):
+            raw = match.group()
+            if raw[0] >= "\u1100" and _CJK_RUN.fullmatch(raw):
+                out.extend(_cjk_tokens(raw.casefold()))
+            else:
+                out.extend(_word_tokens(raw))
     return out
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from teamlore.core.paths import FILE_MODE, resolve_home
 
 SECRET_BYTES = 32
-KEY_HEX_CHARS = 24  # 96 bits: collision-free for any realistic local corpus, short enough to type
+KEY_HEX_CHARS = 64  # the whole HMAC-SHA256, as the contracts (hex64 keys) require
 
 
 def _secret_path(home: Path) -> Path:
