@@ -95,13 +95,6 @@ def adjudicate(staged: dict[str, Any], action: str = "store") -> dict[str, Any]:
     }
 
 
-# contracts.Owner requires hex64 keys, teamlore's keyed ids are 24 hex chars (core.keys): the
-# batch's echoed binding fails the contract until contracts relax Owner. Strict: when that lands
-# these pass, and the marker must go.
-owner_keys_mismatch = pytest.mark.xfail(
-    strict=True, reason="contracts.Owner wants hex64; core.keys issues 24-hex keys"
-)
-
 TEXT = "Tag checks in the release script expect a v prefix; run the release tests before pushing."
 
 
@@ -114,7 +107,6 @@ def test_registered_for_the_team_capability() -> None:
     )
 
 
-@owner_keys_mismatch
 def test_recall_to_quarantine_through_the_operation(world: dict[str, Any], home: Path) -> None:
     task = recall_task(world, home)
     staged = op("memory.stage", world["repo"], home, drafts_for(task, TEXT))
@@ -127,7 +119,6 @@ def test_recall_to_quarantine_through_the_operation(world: dict[str, Any], home:
     assert op("memory.recall", world["repo"], home, WINDOW)["sources"] == []  # chunk extracted
 
 
-@owner_keys_mismatch
 def test_an_unrelated_sync_does_not_make_the_task_stale(world: dict[str, Any], home: Path) -> None:
     task = recall_task(world, home)
     other = make_repo(world["tmp"] / "other")
@@ -140,7 +131,6 @@ def test_an_unrelated_sync_does_not_make_the_task_stale(world: dict[str, Any], h
     assert staged["status"] == "adjudication-required"
 
 
-@owner_keys_mismatch
 def test_a_rewritten_related_turn_makes_the_task_stale(world: dict[str, Any], home: Path) -> None:
     task = recall_task(world, home)
     session: CodexSession = world["session"]
@@ -153,7 +143,6 @@ def test_a_rewritten_related_turn_makes_the_task_stale(world: dict[str, Any], ho
     assert refused.value.code == "TASK_STALE"
 
 
-@owner_keys_mismatch
 def test_an_approved_entry_landing_before_adjudication_makes_it_stale(
     world: dict[str, Any], home: Path
 ) -> None:
