@@ -133,3 +133,14 @@ def test_help_lists_the_command_groups() -> None:
     out = teamlore_cli("--help").stdout
     for group in ("sync", "sessions", "memory", "status", "mcp", "demo"):
         assert group in out
+
+
+def test_sessions_show_accepts_a_unique_key_prefix(home: Path, sources: Path) -> None:
+    sync_json(sources)
+    listed = json.loads(teamlore_cli("sessions", "list", "--format", "json").stdout)["sessions"]
+    key = next(s["sessionKey"] for s in listed if s["turns"])
+    assert len(key) == 64
+    shown = json.loads(teamlore_cli("sessions", "show", key[:12], "--format", "json").stdout)
+    assert shown["session"]["sessionKey"] == key
+    short = json.loads(teamlore_cli("sessions", "show", key[:5], "--format", "json").stdout)
+    assert short["error"]["code"] == "SESSION_NOT_FOUND"

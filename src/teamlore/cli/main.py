@@ -162,7 +162,12 @@ def _render_list(result: dict[str, Any]) -> None:
         started = (s["startedAt"] or "")[:16].replace("T", " ")
         gone = "" if s.get("available", True) else " [dim](file gone)[/]"
         table.add_row(
-            s["sessionKey"], s["provider"], started, str(s["turns"]), repo, (s["cwd"] or "") + gone
+            s["sessionKey"][:12],
+            s["provider"],
+            started,
+            str(s["turns"]),
+            repo,
+            (s["cwd"] or "") + gone,
         )
     stdout.print(table)
 
@@ -196,7 +201,7 @@ def sessions_list(
 def _render_show(result: dict[str, Any]) -> None:
     s = result["session"]
     stdout.print(
-        f"[bold]{s['sessionKey']}[/] {s['provider']} {s['cwd'] or ''} "
+        f"[bold]{s['sessionKey'][:12]}[/] {s['provider']} {s['cwd'] or ''} "
         f"{s['startedAt'] or ''} → {s['endedAt'] or ''}",
         highlight=False,
     )
@@ -239,7 +244,8 @@ def _render_search(result: dict[str, Any]) -> None:
         stdout.print("No matching turns.")
     for h in result["hits"]:
         stdout.print(
-            f"[bold]{h['sessionKey']}[/] turn {h['turn']} ({h['provider']}, score {h['score']:.3g})"
+            f"[bold]{h['sessionKey'][:12]}[/] turn {h['turn']} "
+            f"({h['provider']}, score {h['score']:.3g})"
         )
         stdout.print(f"  {h['snippet']}", highlight=False)
 

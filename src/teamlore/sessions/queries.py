@@ -94,14 +94,31 @@ def _session_json(row: sqlite3.Row) -> dict[str, Any]:
     }
 
 
+MIN_KEY_PREFIX = 8
+
+
 def _session_row(conn: sqlite3.Connection, key: str) -> sqlite3.Row:
-    row = conn.execute(
+    """The session with this key, or with this unique key prefix (>= 8 hex characters, as in
+    git), so people can type the short form `sessions list` shows."""
+    select = (
         "SELECT s.*, r.worktree_root AS repo_root FROM sessions s"
-        " LEFT JOIN repositories r ON r.worktree_key = s.worktree_key WHERE s.session_key = ?",
-        (key,),
-    ).fetchone()
-    if row is None:
+        " LEFT JOIN repositories r ON r.worktree_key = s.worktree_key"
+    )
+    key = key.strip().lower()
+    if len(key) >= MIN_KEY_PREFIX and all(c in "0123456789abcdef" for c in key):
+        rows = conn.execute(
+            f"{select} WHERE s.session_key >= ? AND s.session_key < ? LIMIT 2",
+            (key, key + "g"),
+        ).fetchall()
+    else:
+        rows = []
+    if len(rows) > 1:
+        raise errors.TeamloreError(
+            errors.INVALID_ARGUMENT, f"{key} matches several sessions; give more characters"
+        )
+    if not rows:
         raise errors.TeamloreError(errors.SESSION_NOT_FOUND, f"no indexed session has key {key}")
+    row = rows[0]
     assert isinstance(row, sqlite3.Row)
     return row
 
