@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
+import orjson
 import typer
 from rich.table import Table
 
-from teamlore.cli.output import FormatOption, OutputFormat, run, stdout
+from teamlore.cli.output import FormatOption, OutputFormat, fail, run, stdout
+from teamlore.core import errors
+from teamlore.core.timeutil import parse_instant
 
 memory_app = typer.Typer(
     help="Team memory: the reviewed .threadshare/memory tree of a repository.",
@@ -118,3 +122,106 @@ def lint(
     result = run("memory.lint", {"paths": paths or []}, fmt, _render_lint, cwd=_cwd(repository))
     if any(f["severity"] == "block" for f in result.get("findings", [])):
         raise typer.Exit(1)
+
+
+def read_request(source: str, fmt: OutputFormat) -> dict[str, Any]:
+    """A JSON document from a file or `-` (stdin); unreadable or invalid → INVALID_ARGUMENT."""
+    try:
+        data = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
+        document = orjson.loads(data)
+    except OSError as exc:
+        fail(errors.TeamloreError(errors.INVALID_ARGUMENT, f"{source}: {exc.strerror}"), fmt)
+    except orjson.JSONDecodeError as exc:
+        fail(errors.TeamloreError(errors.INVALID_ARGUMENT, f"{source}: not JSON ({exc})"), fmt)
+    if not isinstance(document, dict):
+        fail(errors.TeamloreError(errors.INVALID_ARGUMENT, f"{source}: not a JSON object"), fmt)
+    return document
+
+
+def _instant(value: str | None, fmt: OutputFormat) -> str | None:
+    """The CLI accepts any ISO-8601 date or time and sends the canonical UTC form."""
+    if value is None:
+        return None
+    try:
+        return parse_instant(value)
+    except ValueError as exc:
+        fail(errors.TeamloreError(errors.INVALID_ARGUMENT, str(exc)), fmt)
+
+
+def _render_recall(result: dict[str, Any]) -> None:
+    tasks = result.get("sources") or []
+    stdout.print(f"{len(tasks)} extraction tasks", highlight=False)
+    for source in tasks:
+        task = source.get("task", source)
+        chunk = task.get("chunk", {})
+        turns = chunk.get("turnRange", {})
+        stdout.print(
+            f"  [bold]{task['taskId'][:24]}[/] turns {turns.get('start')}–"
+            f"{turns.get('end')}, {len(task.get('evidenceCatalog', []))} evidence items"
+        )
+    for key in ("coverage", "note", "next"):
+        if result.get(key):
+            stdout.print(f"{key}: {result[key]}", highlight=False)
+    stdout.print("Use --format json to get the tasks for an agent.")
+
+
+@memory_app.command("recall")
+def recall(
+    since: str | None = typer.Option(None, "--since", help="Window start (ISO date/time, UTC)."),
+    until: str | None = typer.Option(None, "--until", help="Window end, exclusive."),
+    query: str = typer.Option("", "--query", "-q", help="Only turns matching these terms."),
+    providers: list[str] = typer.Option([], "--providers", help="claude, codex, pi."),
+    session_keys: list[str] = typer.Option([], "--session-keys", help="Only these sessions."),
+    tool_capability_keys: list[str] = typer.Option(
+        [], "--tool-capability-keys", help="Only turns that used these tools (family or name)."
+    ),
+    result_evidence: list[str] = typer.Option(
+        [], "--result-evidence", help="provider-completed, abandoned, unknown."
+    ),
+    request: str | None = typer.Option(
+        None, "--request", help="A MemoryExtractionRequest@v1 JSON file, or - for stdin."
+    ),
+    limit: int = typer.Option(8, "--limit", "-n", help="Tasks to return (1..8)."),
+    repository: str | None = RepositoryOption,
+    fmt: OutputFormat = FormatOption,
+) -> None:
+    """Turn past sessions of this worktree into bounded, evidence-bound extraction tasks."""
+    payload: dict[str, Any] = {
+        "since": _instant(since, fmt),
+        "until": _instant(until, fmt),
+        "query": query or None,
+        "providers": providers,
+        "session_keys": session_keys,
+        "tool_capability_keys": tool_capability_keys,
+        "result_evidence": result_evidence,
+        "limit": limit,
+    }
+    if request is not None:
+        payload = {"request": read_request(request, fmt), "limit": limit}
+    run(
+        "memory.recall",
+        {k: v for k, v in payload.items() if v not in (None, [])},
+        fmt,
+        _render_recall,
+        cwd=_cwd(repository),
+    )
+
+
+def _render_stage(result: dict[str, Any]) -> None:
+    stdout.print(f"{result.get('status')}: task {result.get('taskId')}", highlight=False)
+    for candidate in result.get("candidates", []):
+        stdout.print(f"  {candidate}", highlight=False)
+    if result.get("next"):
+        stdout.print(f"next: {result['next']}", highlight=False)
+
+
+@memory_app.command("stage")
+def stage(
+    request: str = typer.Option(
+        ..., "--request", help="CandidateDraftBatch@v1 or AdjudicationResult@v1 JSON, or -."
+    ),
+    repository: str | None = RepositoryOption,
+    fmt: OutputFormat = FormatOption,
+) -> None:
+    """Stage an agent's candidate drafts, then its adjudication (quarantines kept candidates)."""
+    run("memory.stage", read_request(request, fmt), fmt, _render_stage, cwd=_cwd(repository))

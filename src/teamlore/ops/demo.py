@@ -22,11 +22,19 @@ from teamlore.ops.registry import OpContext, operation, run_operation
 
 CODEX_SESSION_ID = "019a8d2e-5b1c-7e40-9a6f-3c2d1e0f9a01"
 CLAUDE_SESSION_ID = "7c4f2a9e-1d3b-4e8a-b5c6-0f1e2d3c4b5a"
+CODEX_PROMPT = (
+    "The release job failed again: test_export is flaky because invoice export order is not "
+    "stable. Find the cause."
+)
+CLAUDE_ANSWER = (
+    "已修复：迁移的锁等待超时从 5 秒提高到 60 秒，并设置 LOCK_TIMEOUT='30s'，"
+    "staging 上 alembic upgrade head 通过。"
+)
 CODEX_ANSWER = (
     "Fixed: export_invoices now sorts rows by id, so the export is deterministic and "
     "test_export no longer flakes. Committed as fix: stable ordering in invoice export."
 )
-CLAUDE_PROMPT = "发布流程失败：数据库迁移在 staging 上超时了。请查一下 alembic 的锁等待问题并修复。"
+CLAUDE_PROMPT = "发布流程失败：数据库迁移在 staging 上超时了。请查一下 alembic 的锁等待问题。"
 
 
 def _git(repo: Path, *args: str, when: str | None = None) -> str:
@@ -102,32 +110,63 @@ def _line(record: dict[str, Any]) -> bytes:
     return orjson.dumps(record) + b"\n"
 
 
-def write_codex_session(root: Path, repo: Path, commit: str) -> Path:
-    path = (
-        root
-        / "codex"
-        / "sessions"
-        / "2026"
-        / "11"
-        / "20"
-        / (f"rollout-2026-11-20T10-00-00-{CODEX_SESSION_ID}.jsonl")
-    )
-    path.parent.mkdir(parents=True)
-    cwd = str(repo)
+class _CodexWriter:
+    """Records shaped like a Codex 0.60 rollout (envelope format)."""
 
-    def item(ts: str, payload: dict[str, Any]) -> bytes:
-        return _line({"timestamp": ts, "type": "response_item", "payload": payload})
+    def __init__(self, cwd: str) -> None:
+        self.cwd = cwd
+        self.lines: list[bytes] = []
 
-    def event(ts: str, payload: dict[str, Any]) -> bytes:
-        return _line({"timestamp": ts, "type": "event_msg", "payload": payload})
+    def _add(self, ts: str, kind: str, payload: dict[str, Any]) -> None:
+        self.lines.append(_line({"timestamp": ts, "type": kind, "payload": payload}))
 
-    def shell(ts: str, call: str, command: str, output: str, code: int) -> bytes:
-        args = orjson.dumps({"command": command, "workdir": cwd}).decode()
-        return item(
+    def meta(self, ts: str) -> None:
+        self._add(
             ts,
+            "session_meta",
+            {
+                "id": CODEX_SESSION_ID,
+                "timestamp": ts,
+                "cwd": self.cwd,
+                "originator": "codex_cli_rs",
+                "cli_version": "0.60.1",
+                "source": "cli",
+                "model_provider": "openai",
+                "git": {"branch": "main"},
+            },
+        )
+        self._add(ts, "turn_context", {"cwd": self.cwd, "model": "gpt-5.1-codex"})
+
+    def user(self, ts: str, text: str) -> None:
+        self._add(ts, "event_msg", {"type": "user_message", "message": text, "images": []})
+        self._add(
+            ts,
+            "response_item",
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]},
+        )
+
+    def say(self, ts: str, text: str) -> None:
+        self._add(ts, "event_msg", {"type": "agent_message", "message": text})
+        self._add(
+            ts,
+            "response_item",
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": text}],
+            },
+        )
+
+    def shell(self, ts: str, call: str, command: str, output: str, code: int) -> None:
+        args = orjson.dumps({"command": command, "workdir": self.cwd}).decode()
+        self._add(
+            ts,
+            "response_item",
             {"type": "function_call", "name": "shell_command", "arguments": args, "call_id": call},
-        ) + item(
+        )
+        self._add(
             ts,
+            "response_item",
             {
                 "type": "function_call_output",
                 "call_id": call,
@@ -135,309 +174,203 @@ def write_codex_session(root: Path, repo: Path, commit: str) -> Path:
             },
         )
 
-    prompt = (
-        "The release job failed again: test_export is flaky because invoice export "
-        "order is not stable. Find the cause and fix it."
+    def patch(self, ts: str, call: str, path: str, old: str, new: str) -> None:
+        body = f"*** Begin Patch\n*** Update File: {path}\n@@\n-{old}\n+{new}\n*** End Patch\n"
+        self._add(
+            ts,
+            "response_item",
+            {
+                "type": "custom_tool_call",
+                "status": "completed",
+                "call_id": call,
+                "name": "apply_patch",
+                "input": body,
+            },
+        )
+        result = {
+            "output": f"Success. Updated the following files:\nM {path}\n",
+            "metadata": {"exit_code": 0},
+        }
+        self._add(
+            ts,
+            "response_item",
+            {
+                "type": "custom_tool_call_output",
+                "call_id": call,
+                "output": orjson.dumps(result).decode(),
+            },
+        )
+
+    def done(self, ts: str) -> None:
+        self._add(ts, "event_msg", {"type": "task_complete", "last_agent_message": None})
+
+
+def write_codex_session(root: Path, repo: Path, commit: str) -> Path:
+    path = root / "codex" / "sessions" / "2026" / "11" / "20"
+    path = path / f"rollout-2026-11-20T10-00-00-{CODEX_SESSION_ID}.jsonl"
+    path.parent.mkdir(parents=True)
+    w = _CodexWriter(str(repo))
+    w.meta("2026-11-20T10:00:00.000Z")
+    w.user("2026-11-20T10:00:01.000Z", CODEX_PROMPT)
+    w.shell(
+        "2026-11-20T10:01:00.000Z",
+        "call_1",
+        "pytest tests/test_export.py -q",
+        "F\nAssertionError: invoice order differs between runs\n1 failed in 0.4s",
+        1,
     )
-    patch = (
-        "*** Begin Patch\n*** Update File: billing/export.py\n@@\n"
-        "-    return [r for r in rows]\n+    return sorted(rows, key=lambda r: r['id'])\n"
-        "*** End Patch\n"
+    w.say(
+        "2026-11-20T10:02:00.000Z",
+        "test_export fails because export_invoices returns rows "
+        "in database order, which differs between runs. Sorting by id makes it stable.",
     )
-    data = b"".join(
-        [
-            _line(
-                {
-                    "timestamp": "2026-11-20T10:00:00.000Z",
-                    "type": "session_meta",
-                    "payload": {
-                        "id": CODEX_SESSION_ID,
-                        "timestamp": "2026-11-20T10:00:00.000Z",
-                        "cwd": cwd,
-                        "originator": "codex_cli_rs",
-                        "cli_version": "0.60.1",
-                        "source": "cli",
-                        "model_provider": "openai",
-                        "git": {"branch": "main"},
-                    },
-                }
-            ),
-            _line(
-                {
-                    "timestamp": "2026-11-20T10:00:01.000Z",
-                    "type": "turn_context",
-                    "payload": {"cwd": cwd, "model": "gpt-5.1-codex"},
-                }
-            ),
-            event(
-                "2026-11-20T10:00:01.000Z",
-                {"type": "user_message", "message": prompt, "images": []},
-            ),
-            item(
-                "2026-11-20T10:00:01.000Z",
-                {
-                    "type": "message",
-                    "role": "user",
-                    "content": [{"type": "input_text", "text": prompt}],
-                },
-            ),
-            shell(
-                "2026-11-20T10:01:00.000Z",
-                "call_1",
-                "pytest tests/test_export.py -q",
-                "F\nAssertionError: invoice order differs between runs\n1 failed in 0.4s",
-                1,
-            ),
-            item(
-                "2026-11-20T10:05:00.000Z",
-                {
-                    "type": "custom_tool_call",
-                    "status": "completed",
-                    "call_id": "call_2",
-                    "name": "apply_patch",
-                    "input": patch,
-                },
-            ),
-            item(
-                "2026-11-20T10:05:01.000Z",
-                {
-                    "type": "custom_tool_call_output",
-                    "call_id": "call_2",
-                    "output": orjson.dumps(
-                        {
-                            "output": "Success. Updated the following files:\n"
-                            "M billing/export.py\n",
-                            "metadata": {"exit_code": 0},
-                        }
-                    ).decode(),
-                },
-            ),
-            shell("2026-11-20T10:08:00.000Z", "call_3", "pytest -q", "12 passed in 1.1s", 0),
-            shell(
-                "2026-11-20T10:12:00.000Z",
-                "call_4",
-                "git commit -am 'fix: stable ordering in invoice export'",
-                f"[main {commit[:7]}] fix: stable ordering in invoice export\n"
-                " 2 files changed, 3 insertions(+), 2 deletions(-)",
-                0,
-            ),
-            event(
-                "2026-11-20T10:12:30.000Z",
-                {
-                    "type": "agent_message",
-                    "message": CODEX_ANSWER,
-                },
-            ),
-            item(
-                "2026-11-20T10:12:30.000Z",
-                {
-                    "type": "message",
-                    "role": "assistant",
-                    "content": [
-                        {
-                            "type": "output_text",
-                            "text": CODEX_ANSWER,
-                        }
-                    ],
-                },
-            ),
-            event(
-                "2026-11-20T10:12:31.000Z",
-                {"type": "task_complete", "last_agent_message": "Fixed."},
-            ),
-        ]
+    w.done("2026-11-20T10:02:01.000Z")
+    w.user("2026-11-20T10:04:00.000Z", "Good, sort them by id and run the whole suite.")
+    w.patch(
+        "2026-11-20T10:05:00.000Z",
+        "call_2",
+        "billing/export.py",
+        "    return [r for r in rows]",
+        "    return sorted(rows, key=lambda r: r['id'])",
     )
-    path.write_bytes(data)
+    w.shell("2026-11-20T10:08:00.000Z", "call_3", "pytest -q", "12 passed in 1.1s", 0)
+    w.say("2026-11-20T10:08:30.000Z", "export_invoices now sorts by id; all 12 tests pass.")
+    w.done("2026-11-20T10:08:31.000Z")
+    w.user("2026-11-20T10:11:00.000Z", "Commit it.")
+    w.shell(
+        "2026-11-20T10:12:00.000Z",
+        "call_4",
+        "git commit -am 'fix: stable ordering in invoice export'",
+        f"[main {commit[:7]}] fix: stable ordering in invoice export\n"
+        " 2 files changed, 3 insertions(+), 2 deletions(-)",
+        0,
+    )
+    w.say("2026-11-20T10:12:30.000Z", CODEX_ANSWER)
+    w.done("2026-11-20T10:12:31.000Z")
+    path.write_bytes(b"".join(w.lines))
     return path
+
+
+class _ClaudeWriter:
+    """Records shaped like a Claude Code 2.1 transcript."""
+
+    def __init__(self, cwd: str) -> None:
+        self.base = {
+            "isSidechain": False,
+            "userType": "external",
+            "cwd": cwd,
+            "sessionId": CLAUDE_SESSION_ID,
+            "version": "2.1.112",
+            "gitBranch": "main",
+        }
+        self.lines: list[bytes] = []
+        self.messages = 0
+
+    def _add(self, kind: str, ts: str, **fields: Any) -> None:
+        uuid = f"00000000-0000-4000-8000-{len(self.lines) + 1:012d}"
+        self.lines.append(
+            _line({**self.base, "type": kind, "uuid": uuid, "timestamp": ts, **fields})
+        )
+
+    def user(self, ts: str, text: str) -> None:
+        self._add("user", ts, message={"role": "user", "content": text})
+
+    def assistant(self, ts: str, *blocks: dict[str, Any]) -> None:
+        self.messages += 1
+        self._add(
+            "assistant",
+            ts,
+            message={
+                "model": "claude-sonnet-4-5",
+                "id": f"msg_{self.messages:03d}",
+                "type": "message",
+                "role": "assistant",
+                "content": list(blocks),
+                "stop_reason": None,
+            },
+        )
+
+    def say(self, ts: str, text: str) -> None:
+        self.assistant(ts, {"type": "text", "text": text})
+
+    def tool(self, ts: str, tool_id: str, name: str, tool_input: dict[str, Any]) -> None:
+        self.assistant(ts, {"type": "tool_use", "id": tool_id, "name": name, "input": tool_input})
+
+    def result(self, ts: str, tool_id: str, text: str, error: bool, structured: Any) -> None:
+        block = {"tool_use_id": tool_id, "type": "tool_result", "content": text, "is_error": error}
+        self._add(
+            "user", ts, message={"role": "user", "content": [block]}, toolUseResult=structured
+        )
+
+    def bash(self, ts: str, tool_id: str, command: str, output: str, code: int) -> None:
+        self.tool(ts, tool_id, "Bash", {"command": command})
+        if code:
+            failure = f"Exit code {code}\n{output}"
+            self.result(ts, tool_id, failure, True, f"Error: Exit code {code}")
+        else:
+            self.result(
+                ts, tool_id, output, False, {"stdout": output, "stderr": "", "interrupted": False}
+            )
+
+    def done(self, ts: str) -> None:
+        self._add("system", ts, subtype="turn_duration", durationMs=60000)
 
 
 def write_claude_session(root: Path, repo: Path, commit: str) -> Path:
     encoded = "".join(c if c.isalnum() else "-" for c in str(repo))
     path = root / "claude" / "projects" / encoded / f"{CLAUDE_SESSION_ID}.jsonl"
     path.parent.mkdir(parents=True)
-    cwd = str(repo / "migrations")  # started in a subdirectory of the worktree
-    base = {
-        "isSidechain": False,
-        "userType": "external",
-        "cwd": cwd,
-        "sessionId": CLAUDE_SESSION_ID,
-        "version": "2.1.112",
-        "gitBranch": "main",
-    }
-    counter = iter(range(1, 1000))
-
-    def rec(kind: str, ts: str, message: dict[str, Any], **extra: Any) -> bytes:
-        return _line(
-            {
-                **base,
-                "type": kind,
-                "uuid": f"u-{next(counter):04d}",
-                "timestamp": ts,
-                "message": message,
-                **extra,
-            }
-        )
-
-    def assistant(ts: str, msg_id: str, content: list[dict[str, Any]]) -> bytes:
-        return rec(
-            "assistant",
-            ts,
-            {
-                "model": "claude-sonnet-4-5",
-                "id": msg_id,
-                "type": "message",
-                "role": "assistant",
-                "content": content,
-                "stop_reason": None,
-            },
-        )
-
-    def result(ts: str, tool_id: str, text: str, error: bool, structured: Any) -> bytes:
-        return rec(
-            "user",
-            ts,
-            {
-                "role": "user",
-                "content": [
-                    {
-                        "tool_use_id": tool_id,
-                        "type": "tool_result",
-                        "content": text,
-                        "is_error": error,
-                    }
-                ],
-            },
-            toolUseResult=structured,
-        )
-
-    data = b"".join(
-        [
-            rec(
-                "user",
-                "2026-11-24T15:00:00.000Z",
-                {
-                    "role": "user",
-                    "content": CLAUDE_PROMPT,
-                },
-            ),
-            assistant(
-                "2026-11-24T15:00:05.000Z",
-                "msg_1",
-                [
-                    {"type": "text", "text": "先复现一下迁移超时。"},
-                    {
-                        "type": "tool_use",
-                        "id": "toolu_1",
-                        "name": "Bash",
-                        "input": {
-                            "command": "alembic upgrade head",
-                            "description": "run migrations",
-                        },
-                    },
-                ],
-            ),
-            result(
-                "2026-11-24T15:01:00.000Z",
-                "toolu_1",
-                "Exit code 1\nsqlalchemy.exc.OperationalError: canceling statement due to lock "
-                "timeout",
-                True,
-                "Error: Exit code 1",
-            ),
-            assistant(
-                "2026-11-24T15:10:00.000Z",
-                "msg_2",
-                [
-                    {
-                        "type": "tool_use",
-                        "id": "toolu_2",
-                        "name": "Edit",
-                        "input": {
-                            "file_path": str(repo / "migrations" / "env.py"),
-                            "old_string": "TIMEOUT = 5",
-                            "new_string": "TIMEOUT = 60\nLOCK_TIMEOUT = '30s'",
-                        },
-                    }
-                ],
-            ),
-            result(
-                "2026-11-24T15:10:01.000Z",
-                "toolu_2",
-                f"The file {repo / 'migrations' / 'env.py'} has been updated.",
-                False,
-                {
-                    "filePath": str(repo / "migrations" / "env.py"),
-                    "oldString": "TIMEOUT = 5",
-                    "newString": "TIMEOUT = 60",
-                    "structuredPatch": [],
-                },
-            ),
-            assistant(
-                "2026-11-24T15:20:00.000Z",
-                "msg_3",
-                [
-                    {
-                        "type": "tool_use",
-                        "id": "toolu_3",
-                        "name": "Bash",
-                        "input": {"command": "alembic upgrade head && pytest -q"},
-                    }
-                ],
-            ),
-            result(
-                "2026-11-24T15:21:00.000Z",
-                "toolu_3",
-                "INFO  [alembic] done\n12 passed",
-                False,
-                {"stdout": "INFO  [alembic] done\n12 passed", "stderr": "", "interrupted": False},
-            ),
-            assistant(
-                "2026-11-24T15:40:00.000Z",
-                "msg_4",
-                [
-                    {
-                        "type": "tool_use",
-                        "id": "toolu_4",
-                        "name": "Bash",
-                        "input": {"command": "git commit -am 'fix: raise migration lock timeout'"},
-                    }
-                ],
-            ),
-            result(
-                "2026-11-24T15:40:01.000Z",
-                "toolu_4",
-                f"[main {commit[:7]}] fix: raise migration lock timeout\n 1 file changed",
-                False,
-                {
-                    "stdout": f"[main {commit[:7]}] fix: raise migration lock timeout",
-                    "stderr": "",
-                    "interrupted": False,
-                },
-            ),
-            assistant(
-                "2026-11-24T15:40:10.000Z",
-                "msg_5",
-                [
-                    {
-                        "type": "text",
-                        "text": "已修复：迁移的锁等待超时从 5 秒提高到 60 秒，并设置 "
-                        "LOCK_TIMEOUT='30s'，staging 上 alembic upgrade head 通过。",
-                    }
-                ],
-            ),
-            _line(
-                {
-                    **base,
-                    "type": "system",
-                    "subtype": "turn_duration",
-                    "durationMs": 2410000,
-                    "timestamp": "2026-11-24T15:40:11.000Z",
-                    "uuid": "u-0999",
-                }
-            ),
-        ]
+    env_py = str(repo / "migrations" / "env.py")
+    w = _ClaudeWriter(str(repo / "migrations"))  # started in a subdirectory of the worktree
+    w.user("2026-11-24T15:00:00.000Z", CLAUDE_PROMPT)
+    w.say("2026-11-24T15:00:05.000Z", "先复现一下迁移超时。")
+    w.bash(
+        "2026-11-24T15:01:00.000Z",
+        "toolu_1",
+        "alembic upgrade head",
+        "sqlalchemy.exc.OperationalError: canceling statement due to lock timeout",
+        1,
     )
-    path.write_bytes(data)
+    w.say("2026-11-24T15:02:00.000Z", "复现了：迁移在等待表锁时超过了 5 秒的超时。")
+    w.done("2026-11-24T15:02:01.000Z")
+    w.user("2026-11-24T15:05:00.000Z", "把超时调到 60 秒，并给锁等待单独设置 30 秒。")
+    w.tool(
+        "2026-11-24T15:10:00.000Z",
+        "toolu_2",
+        "Edit",
+        {
+            "file_path": env_py,
+            "old_string": "TIMEOUT = 5",
+            "new_string": "TIMEOUT = 60\nLOCK_TIMEOUT = '30s'",
+        },
+    )
+    w.result(
+        "2026-11-24T15:10:01.000Z",
+        "toolu_2",
+        f"The file {env_py} has been updated.",
+        False,
+        {"filePath": env_py, "oldString": "TIMEOUT = 5", "newString": "TIMEOUT = 60"},
+    )
+    w.bash(
+        "2026-11-24T15:20:00.000Z",
+        "toolu_3",
+        "alembic upgrade head && pytest -q",
+        "INFO  [alembic] done\n12 passed",
+        0,
+    )
+    w.say("2026-11-24T15:21:00.000Z", "迁移通过，12 个测试全部通过。")
+    w.done("2026-11-24T15:21:01.000Z")
+    w.user("2026-11-24T15:39:00.000Z", "提交吧。")
+    w.bash(
+        "2026-11-24T15:40:00.000Z",
+        "toolu_4",
+        "git commit -am 'fix: raise migration lock timeout'",
+        f"[main {commit[:7]}] fix: raise migration lock timeout\n 1 file changed",
+        0,
+    )
+    w.say("2026-11-24T15:40:10.000Z", CLAUDE_ANSWER)
+    w.done("2026-11-24T15:40:11.000Z")
+    path.write_bytes(b"".join(w.lines))
     return path
 
 

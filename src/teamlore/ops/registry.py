@@ -137,6 +137,13 @@ def run_operation(name: str, ctx: OpContext, payload: dict[str, Any]) -> dict[st
 
 def load_operations() -> Registry:
     """Import every module that defines operations (idempotent)."""
-    from teamlore.ops import demo, mcp_config, memory_ops, session_ops  # noqa: F401
+    from teamlore.ops import (  # noqa: F401
+        demo,
+        mcp_config,
+        memory_ops,
+        recall_ops,
+        session_ops,
+        stage_ops,
+    )
 
     return REGISTRY
