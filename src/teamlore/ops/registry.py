@@ -8,6 +8,8 @@ registry, so the same request gives the same result and the same errors on both.
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -136,14 +138,11 @@ def run_operation(name: str, ctx: OpContext, payload: dict[str, Any]) -> dict[st
 
 
 def load_operations() -> Registry:
-    """Import every module that defines operations (idempotent)."""
-    from teamlore.ops import (  # noqa: F401
-        demo,
-        mcp_config,
-        memory_ops,
-        recall_ops,
-        session_ops,
-        stage_ops,
-    )
+    """Import every module of `teamlore.ops` (each registers its operations; idempotent).
+    A new operations module needs no registration anywhere else."""
+    import teamlore.ops as package
 
+    for module in pkgutil.iter_modules(package.__path__):
+        if module.name != "registry":
+            importlib.import_module(f"{package.__name__}.{module.name}")
     return REGISTRY
