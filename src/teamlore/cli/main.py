@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import sys
 import tempfile
 from pathlib import Path
@@ -11,21 +13,9 @@ import typer
 from rich.table import Table
 
 from teamlore import __version__
+from teamlore.cli.app import app, sessions_app
 from teamlore.cli.mcp_config_cmd import mcp_config
-from teamlore.cli.memory_cmds import memory_app
 from teamlore.cli.output import FormatOption, OutputFormat, run, stdout
-
-app = typer.Typer(
-    name="teamlore",
-    help="Local-first memory for coding agents: index your Codex and Claude Code sessions, "
-    "turn past work into reviewed team memory, and serve it to agents over MCP.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-sessions_app = typer.Typer(help="Browse and search indexed agent sessions.", no_args_is_help=True)
-app.add_typer(sessions_app, name="sessions")
-app.add_typer(memory_app, name="memory")
 
 
 def _version(value: bool) -> None:
@@ -325,6 +315,17 @@ def mcp(
 
 
 app.command("mcp-config")(mcp_config)
+
+
+def _load_command_modules() -> None:
+    import teamlore.cli as package
+
+    for module in pkgutil.iter_modules(package.__path__):
+        if module.name.endswith("_cmds"):
+            importlib.import_module(f"{package.__name__}.{module.name}")
+
+
+_load_command_modules()
 
 
 def main() -> None:

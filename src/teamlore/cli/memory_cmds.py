@@ -10,14 +10,10 @@ import orjson
 import typer
 from rich.table import Table
 
+from teamlore.cli.app import memory_app
 from teamlore.cli.output import FormatOption, OutputFormat, fail, run, stdout
 from teamlore.core import errors
 from teamlore.core.timeutil import parse_instant
-
-memory_app = typer.Typer(
-    help="Team memory: the reviewed .threadshare/memory tree of a repository.",
-    no_args_is_help=True,
-)
 
 RepositoryOption = typer.Option(
     None, "--repository", "-r", help="Worktree to act on (default: the current directory)."

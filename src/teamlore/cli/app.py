@@ -1,0 +1,27 @@
+"""The typer applications. Command modules (`teamlore.cli.*_cmds`) add their commands to these;
+`teamlore.cli.main` imports every such module, so a new command group needs no central list."""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(
+    name="teamlore",
+    help="Local-first memory for coding agents: index your Codex and Claude Code sessions, "
+    "turn past work into reviewed team memory, and serve it to agents over MCP.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+sessions_app = typer.Typer(help="Browse and search indexed agent sessions.", no_args_is_help=True)
+memory_app = typer.Typer(
+    help="Team memory: the reviewed .threadshare/memory tree of a repository.",
+    no_args_is_help=True,
+)
+personal_app = typer.Typer(
+    help="Personal memory: your profile, preferences and project notes, kept for every agent.",
+    no_args_is_help=True,
+)
+app.add_typer(sessions_app, name="sessions")
+app.add_typer(memory_app, name="memory")
+app.add_typer(personal_app, name="personal")
