@@ -216,15 +216,7 @@ def search_turns(
         start="t.started_at",
         end="t.ended_at",
     )
-    where = ["turns_fts MATCH ?", *clauses]
-    params: list[Any] = [match, *filter_params]
-    rows = conn.execute(
-        "SELECT t.ordinal, t.user_text, t.assistant_text, s.session_key, s.provider,"
-        " bm25(turns_fts) AS rank FROM turns_fts"
-        " JOIN turns t ON t.id = turns_fts.rowid JOIN sessions s ON s.id = t.session_id"
-        f" WHERE {' AND '.join(where)} ORDER BY rank, t.id LIMIT ?",
-        (*params, int(limit)),
-    ).fetchall()
+    rows = _ranked_turns(conn, match, clauses, filter_params, int(limit))
     terms = [p for g in query_groups(query) for p in g.parts]
     return [
         {
@@ -236,6 +228,48 @@ def search_turns(
         }
         for r in rows
     ]
+
+
+# With filters, this many times `limit` best matches are ranked before filtering; when that is
+# not enough to fill `limit`, the query runs again over every match (never a silent prefix).
+FILTER_OVERFETCH = 20
+
+
+def _ranked_turns(
+    conn: sqlite3.Connection,
+    match: str,
+    clauses: list[str],
+    filter_params: list[Any],
+    limit: int,
+) -> list[sqlite3.Row]:
+    """Rank inside the FTS table first and join turn rows only for the best hits: fetching
+    and joining every match of a common word is what makes naive ranking slow."""
+    where = " AND ".join(["1 = 1", *clauses])
+
+    def run(candidates: int | None) -> list[sqlite3.Row]:
+        cap = "" if candidates is None else f" LIMIT {candidates}"
+        return conn.execute(
+            "WITH ranked AS (SELECT rowid AS id, rank FROM turns_fts WHERE turns_fts MATCH ?"
+            f" ORDER BY rank{cap})"
+            " SELECT t.ordinal, t.user_text, t.assistant_text, s.session_key, s.provider,"
+            " ranked.rank AS rank FROM ranked JOIN turns t ON t.id = ranked.id"
+            f" JOIN sessions s ON s.id = t.session_id WHERE {where}"
+            " ORDER BY ranked.rank, t.id LIMIT ?",
+            (match, *filter_params, limit),
+        ).fetchall()
+
+    if not clauses:
+        return run(limit)
+    candidates = limit * FILTER_OVERFETCH
+    rows = run(candidates)
+    if len(rows) < limit:
+        total = conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM turns_fts WHERE turns_fts MATCH ? LIMIT ?)",
+            (match, candidates + 1),
+        ).fetchone()[0]
+        if total > candidates:
+            rows = run(None)
+    return rows
 
 
 def snippet(text: str, terms: list[str], width: int = SNIPPET_CHARS) -> str:
