@@ -1,0 +1,158 @@
+"""Extraction through a real MCP client (`--capability team`) and the CLI: recall, stage,
+adjudicate, with the same results and the same refusals on both sides."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp.client.stdio import stdio_client
+
+from mcp import ClientSession, StdioServerParameters
+from support import teamlore_cli
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
+from recall_world import WINDOW, CodexSession, make_repo, sync
+
+TEXT = "Tag checks in the release script expect a v prefix; run the release tests before pushing."
+
+
+@pytest.fixture()
+def repo(tmp_path: Path, home: Path) -> Path:
+    root = make_repo(tmp_path / "shop")
+    session = CodexSession("a1", root)
+    session.user("The release script fails on tag push; fix it")
+    session.shell("pytest -q tests/test_release.py", "1 failed: test_tag_push", exit_code=1)
+    session.answer("The tag check compared against the wrong prefix.")
+    session.turn("use the v prefix", "Changed the tag check to expect a v prefix.")
+    session.turn("anything else?", "Run pytest tests/test_release.py before pushing tags.")
+    session.write(tmp_path / "codex")
+    sync(home, tmp_path / "codex", root)
+    assert teamlore_cli("memory", "init", cwd=root).returncode == 0
+    return root
+
+
+async def _calls(repo: Path, calls: list[tuple[str, dict[str, Any]]]) -> tuple[list, list]:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "teamlore.cli.main", "mcp", "--capability", "team"],
+        cwd=str(repo),
+        env={**os.environ},
+    )
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        tools = (await session.list_tools()).tools
+        results = []
+        for name, args in calls:
+            result = await session.call_tool(name, args)
+            payload = json.loads(result.content[0].text)
+            assert result.is_error == ("error" in payload)
+            results.append(payload)
+        return tools, results
+
+
+def mcp(repo: Path, calls: list[tuple[str, dict[str, Any]]]) -> tuple[list, list]:
+    return anyio.run(_calls, repo, calls)
+
+
+def cli(repo: Path, *args: str, stdin: dict[str, Any] | None = None) -> dict[str, Any]:
+    proc = teamlore_cli(
+        *args, "--format", "json", cwd=repo, input=json.dumps(stdin) if stdin is not None else None
+    )
+    payload: dict[str, Any] = json.loads(proc.stdout)
+    assert (proc.returncode != 0) == ("error" in payload)
+    return payload
+
+
+def drafts_for(task: dict[str, Any], statements: int = 1) -> dict[str, Any]:
+    turn_ev = task["chunk"]["turnEvidence"][0]["evidenceId"]
+    candidate = {
+        "content": TEXT,
+        "type": "work_method",
+        "priority": 60,
+        "confidence": "medium",
+        "scene": "release",
+        "statements": [
+            {"statementId": f"s{i}", "text": TEXT, "evidenceIds": [turn_ev]}
+            for i in range(1, statements + 1)
+        ],
+    }
+    return {
+        "format": "threadshare-memory-candidate-draft-batch@v1",
+        "taskId": task["taskId"],
+        "binding": task["binding"],
+        "candidates": [candidate],
+    }
+
+
+def test_team_capability_adds_the_extraction_tools(repo: Path) -> None:
+    tools, _ = mcp(repo, [])
+    by_name = {t.name: t for t in tools}
+    assert {
+        "threadshare_memory_recall",
+        "threadshare_memory_stage",
+        "threadshare_memory_search",
+        "threadshare_memory_status",
+    } <= set(by_name)
+    assert by_name["threadshare_memory_recall"].annotations.read_only_hint is False
+    assert by_name["threadshare_memory_stage"].annotations.read_only_hint is False
+
+
+def test_recall_gives_the_same_tasks_and_refusals_through_cli_and_mcp(repo: Path) -> None:
+    window = {"since": WINDOW["since"], "until": WINDOW["until"]}
+    reversed_window = {"since": WINDOW["until"], "until": WINDOW["since"]}
+    _, (over_mcp, reversed_mcp) = mcp(
+        repo,
+        [("threadshare_memory_recall", window), ("threadshare_memory_recall", reversed_window)],
+    )
+    over_cli = cli(repo, "memory", "recall", "--since", window["since"], "--until", window["until"])
+    assert over_mcp["sources"] and over_mcp == over_cli
+    reversed_cli = cli(
+        repo, "memory", "recall", "--since", WINDOW["until"], "--until", WINDOW["since"]
+    )
+    assert reversed_mcp == reversed_cli
+    assert reversed_mcp["error"]["code"] == "WINDOW_INVALID"
+    text = json.dumps(over_mcp)
+    assert str(repo) not in text and "019aad50-0000-7000-8000-" not in text
+
+
+def test_drafts_reach_quarantine_through_mcp_and_refusals_match_the_cli(repo: Path) -> None:
+    window = {"since": WINDOW["since"], "until": WINDOW["until"]}
+    _, (recalled,) = mcp(repo, [("threadshare_memory_recall", window)])
+    task = recalled["sources"][0]
+    foreign = drafts_for(task)
+    foreign["candidates"][0]["statements"][0]["evidenceIds"] = ["ev-99-000000000000"]
+    too_many = drafts_for(task)
+    too_many["candidates"] = too_many["candidates"] * 9
+    _, (foreign_mcp, too_many_mcp) = mcp(
+        repo, [("threadshare_memory_stage", foreign), ("threadshare_memory_stage", too_many)]
+    )
+    assert foreign_mcp == cli(repo, "memory", "stage", "--request", "-", stdin=foreign)
+    assert too_many_mcp == cli(repo, "memory", "stage", "--request", "-", stdin=too_many)
+    assert foreign_mcp["error"]["code"] == "EVIDENCE_NOT_IN_TASK"
+    assert too_many_mcp["error"]["code"] in {"BATCH_TOO_LARGE", "STAGE_REQUEST_INVALID"}
+    _, (staged,) = mcp(repo, [("threadshare_memory_stage", drafts_for(task))])
+    assert staged["status"] == "adjudication-required"
+    adjudication_task = staged["adjudicationTask"]
+    decision = {
+        "format": "threadshare-memory-adjudication-result@v1",
+        "taskId": adjudication_task["taskId"],
+        "binding": adjudication_task["binding"],
+        "adjudications": [
+            {"draftRef": d["candidateId"], "action": "store", "targetIds": [], "mergedFields": None}
+            for d in adjudication_task["drafts"]
+        ],
+    }
+    _, (stored,) = mcp(repo, [("threadshare_memory_stage", copy.deepcopy(decision))])
+    assert stored["status"] == "staged"
+    assert [c["candidateStatus"] for c in stored["candidates"]] == ["quarantined"]
+    again = cli(repo, "memory", "stage", "--request", "-", stdin=decision)
+    assert again["candidates"] == stored["candidates"]  # the recorded outcome, not a second store
+    status = cli(repo, "memory", "status")
+    assert status["candidates"]["quarantined"] == 1
