@@ -254,3 +254,44 @@ WINDOW_INVALID = _register(
 RECALL_REQUEST_INVALID = _register(
     "RECALL_REQUEST_INVALID", "the recall request does not follow MemoryExtractionRequest@v1", 2
 )
+
+# team memory: promotion (memory/promotion, ops/promote_ops)
+PLAN_NOT_FOUND = _register("PLAN_NOT_FOUND", "no promotion plan with that id exists")
+PLAN_DIGEST_MISMATCH = _register(
+    "PLAN_DIGEST_MISMATCH", "the plan digest is not the digest of the plan that was reviewed"
+)
+PLAN_VOIDED = _register(
+    "PLAN_VOIDED", "the plan was voided because something it bound changed; review again"
+)
+PLAN_STATE_INVALID = _register(
+    "PLAN_STATE_INVALID", "the plan is not in a state that allows this step"
+)
+PLAN_CORRUPT = _register(
+    "PLAN_CORRUPT", "the stored plan does not match its digest or its approved file bytes"
+)
+PROMOTION_OWNER_MISMATCH = _register(
+    "PROMOTION_OWNER_MISMATCH",
+    "the plan belongs to another repository or worktree; run promote from the plan's worktree",
+)
+PROMOTION_TARGET_DRIFT = _register(
+    "PROMOTION_TARGET_DRIFT",
+    "a target file changed after the plan was made (git pull, hand edit, another promotion); "
+    "the plan is voided, review again",
+)
+PROMOTION_CANDIDATE_DRIFT = _register(
+    "PROMOTION_CANDIDATE_DRIFT",
+    "a candidate of the plan changed revision or state after the plan was made; review again",
+)
+PROMOTION_ASSESSMENT_DRIFT = _register(
+    "PROMOTION_ASSESSMENT_DRIFT",
+    "the evidence assessments of the plan changed after it was made; review again",
+)
+PROMOTION_POLICY_DRIFT = _register(
+    "PROMOTION_POLICY_DRIFT",
+    "the lint policy changed after the plan was made (or its content no longer lints clean); "
+    "review again",
+)
+PROMOTION_ROLLBACK_REQUIRED = _register(
+    "PROMOTION_ROLLBACK_REQUIRED",
+    "a target changed in the middle of an apply and could not be restored automatically",
+)
