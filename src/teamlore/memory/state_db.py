@@ -275,7 +275,29 @@ CREATE TABLE authorization_log (
 CREATE INDEX authorization_log_plan ON authorization_log(plan_digest);
 """
 
-MIGRATIONS: list[str] = [SCHEMA_V1]
+# promotion apply progress (memory/promotion.py): the approval, the outcome of a plan, and the
+# original bytes of every target taken at precheck so a drift in the middle of an apply can be
+# rolled back (cleared when the plan ends)
+PROMOTION_PROGRESS_V2 = f"""
+CREATE TABLE promotion_outcomes (
+  plan_id TEXT PRIMARY KEY REFERENCES promotion_journal(plan_id) ON DELETE CASCADE,
+  approved_digest TEXT CHECK {_hex_or_null("approved_digest", 64)},
+  approved_at INTEGER,
+  finished_at INTEGER,
+  void_code TEXT CHECK (void_code IS NULL OR void_code <> ''),
+  void_path TEXT,
+  void_message TEXT
+);
+
+CREATE TABLE promotion_originals (
+  plan_id TEXT NOT NULL REFERENCES promotion_journal(plan_id) ON DELETE CASCADE,
+  target_path TEXT NOT NULL CHECK {_relative_path("target_path")},
+  original_content BLOB,  -- null: the file was absent
+  PRIMARY KEY (plan_id, target_path)
+);
+"""
+
+MIGRATIONS: list[str] = [SCHEMA_V1, PROMOTION_PROGRESS_V2]
 
 TABLES = (
     "memory_state_meta",
@@ -296,6 +318,8 @@ TABLES = (
     "promotion_journal",
     "promotion_files",
     "authorization_log",
+    "promotion_outcomes",
+    "promotion_originals",
 )
 
 
