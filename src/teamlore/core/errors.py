@@ -295,3 +295,27 @@ PROMOTION_ROLLBACK_REQUIRED = _register(
     "PROMOTION_ROLLBACK_REQUIRED",
     "a target changed in the middle of an apply and could not be restored automatically",
 )
+
+# team memory: review, prepare, discard (memory/review, memory/prepare, memory/discard)
+CANDIDATE_NOT_FOUND = _register(
+    "CANDIDATE_NOT_FOUND", "no candidate with that id awaits review in this worktree"
+)
+CANDIDATE_STALE = _register(
+    "CANDIDATE_STALE", "the candidate changed or left the state this action needs; review again"
+)
+CANDIDATE_LOCKED = _register(
+    "CANDIDATE_LOCKED", "the candidate belongs to an approved promotion plan that is being applied"
+)
+CONFIRMATION_DRIFT = _register(
+    "CONFIRMATION_DRIFT",
+    "a confirmed statement's text, citations or assessment changed; the confirmation is void",
+)
+UNVERIFIED_CLAIM = _register(
+    "UNVERIFIED_CLAIM", "a statement is neither a typed fact nor confirmed by a person"
+)
+TARGET_DRIFT = _register(
+    "TARGET_DRIFT", "an entry the candidate updates or merges changed since adjudication"
+)
+PREPARE_REQUEST_INVALID = _register(
+    "PREPARE_REQUEST_INVALID", "the request does not follow PrepareRequest@v1", 2
+)
