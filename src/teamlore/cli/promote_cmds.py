@@ -1,0 +1,55 @@
+"""`teamlore memory promote --plan ID`: approve and apply a reviewed promotion plan."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from teamlore.cli.app import memory_app
+from teamlore.cli.output import FormatOption, OutputFormat, run, stdout
+
+_OUTCOME_WORDS = {
+    "written": "written",
+    "deleted": "deleted",
+    "already-present": "already had the approved bytes",
+    "already-applied": "applied earlier",
+}
+
+
+def _render_promote(result: dict[str, Any]) -> None:
+    how = "already applied" if result["idempotent"] else "applied"
+    if result["resumed"]:
+        how = "applied (resumed an interrupted promotion)"
+    stdout.print(f"Plan {result['planId']} {how}.", highlight=False)
+    for f in result["files"]:
+        stdout.print(f"  {f['targetPath']}: {_OUTCOME_WORDS[f['outcome']]}", highlight=False)
+    if result["candidates"]:
+        names = ", ".join(c["candidateId"] for c in result["candidates"])
+        stdout.print(f"Promoted candidates: {names}", highlight=False)
+    projection = result.get("projection") or {}
+    if projection.get("error"):
+        error = projection["error"]
+        stdout.print(
+            f"[yellow]projection not refreshed[/] {error['code']}: {error['message']} "
+            "(run `teamlore memory status` or promote again)",
+            highlight=False,
+        )
+    stdout.print(result["git"], highlight=False)
+
+
+@memory_app.command("promote")
+def promote(
+    plan: str = typer.Option(..., "--plan", help="Id of the plan you reviewed (from prepare)."),
+    digest: str | None = typer.Option(
+        None, "--digest", help="The planDigest you reviewed; a different plan is refused."
+    ),
+    repository: str | None = typer.Option(
+        None, "--repository", "-r", help="Worktree to act on (default: the current directory)."
+    ),
+    fmt: OutputFormat = FormatOption,
+) -> None:
+    """Approve and apply a promotion plan to this worktree (no stage, commit or push)."""
+    cwd = Path(repository).expanduser().absolute() if repository else Path.cwd()
+    run("memory.promote", {"planId": plan, "planDigest": digest}, fmt, _render_promote, cwd=cwd)

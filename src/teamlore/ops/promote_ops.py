@@ -1,0 +1,85 @@
+"""`memory.promote`: approve and apply one PromotionPlan@v1 to this worktree's memory tree.
+
+Approval is not a separate step: running promote with a plan id *is* the approval of that plan
+(`generated → approved`, bound to the plan's digest), immediately followed by the apply. The
+person approves by running `teamlore memory promote --plan ID` with the id of the plan whose diff
+they reviewed (from `memory prepare`); `--digest` additionally pins the exact plan digest shown
+by prepare, so a different plan under that id is refused (`PLAN_DIGEST_MISMATCH`).
+
+Over MCP (`threadshare_memory_promote`, capability `team`) an agent may only pass a plan id the
+person gave it after reviewing that plan's diff — never one it prepared and decided on by itself.
+teamlore cannot tell the two apart (it does not authenticate the person, seed 003 D2); the tool
+description says so to the agent, and the plan's digest CAS guarantees that what is written is
+exactly what was shown.
+
+The owner is the worktree of the caller's directory; a plan made in another worktree or
+repository is refused. The result names every file and what happened to it; nothing is staged,
+committed or pushed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from teamlore.contracts._base import HEX64_PATTERN
+from teamlore.contracts.promotion import UUID4_PATTERN
+from teamlore.ops.registry import OpContext, operation
+
+GIT_NOTE = (
+    "working tree only: nothing was staged, committed or pushed; review with `git diff`, "
+    "then commit through your usual review"
+)
+
+
+class PromoteRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    plan_id: str = Field(
+        alias="planId",
+        pattern=UUID4_PATTERN,
+        description="The id of the plan the user reviewed and told you to promote.",
+    )
+    plan_digest: str | None = Field(
+        default=None,
+        alias="planDigest",
+        pattern=HEX64_PATTERN,
+        description="Optional: the planDigest shown with the reviewed plan; a different plan "
+        "is refused.",
+    )
+
+
+@operation(
+    "memory.promote",
+    input_model=PromoteRequest,
+    side_effect="repo-write",
+    capability="team",
+    mcp_tool="threadshare_memory_promote",
+    description="Approve and apply a prepared team-memory PromotionPlan@v1 to this worktree's "
+    ".threadshare/memory (working tree only: no stage, commit or push). Call it ONLY with a "
+    "plan id the user gave you after reviewing that plan's diff; never promote a plan on your "
+    "own. If anything the plan bound changed (target file, candidate, assessment, lint policy) "
+    "the plan is voided and must be reviewed and prepared again.",
+)
+def memory_promote(ctx: OpContext, request: PromoteRequest) -> dict[str, Any]:
+    """Approve and apply a promotion plan to this worktree (idempotent once applied)."""
+    from teamlore.memory.promotion import promote
+    from teamlore.memory.state_db import open_state_db
+    from teamlore.repo.binding import resolve_repository
+
+    identity = resolve_repository(ctx.cwd, home=ctx.home)
+    conn = open_state_db(ctx.home)
+    try:
+        outcome = promote(
+            conn,
+            request.plan_id,
+            identity=identity,
+            home=ctx.home,
+            plan_digest=request.plan_digest,
+        )
+    finally:
+        conn.close()
+    result: dict[str, Any] = outcome.model_dump(mode="json", by_alias=True)
+    result["git"] = GIT_NOTE
+    return result
