@@ -65,6 +65,7 @@ from teamlore.memory.selection import (
 )
 from teamlore.memory.state_db import memory_state_uuid
 from teamlore.memory.transcript import escape_text, serialize_transcript
+from teamlore.memory.typed_facts import offer_typed_facts
 from teamlore.repo.binding import RepositoryIdentity
 from teamlore.repo.git import GitCommandError, run_git_text
 from teamlore.repo.public_identity import public_repository_identity
@@ -85,6 +86,8 @@ GUIDANCE_RULES = (
     "Show the proposed candidates to the user before staging them.",
     "Stage with format threadshare-memory-candidate-draft-batch@v1.",
     "Tasks listed in coverage.deferred come back in the next recall once these are staged.",
+    "typedFacts holds verified statements for a task: copy text and evidenceIds unchanged as a "
+    "statement and it needs no confirmation; any change makes it a plain statement.",
 )
 
 
@@ -532,6 +535,10 @@ def recall(
     truncated = sum(
         1 for s in sources for c in s["chunk"]["coverage"] if c["completeness"] == "truncated"
     )
+    returned = {s["taskId"] for s in sources}
+    typed_facts = offer_typed_facts(
+        index_conn, identity, [b for b in built if b.task_id in returned]
+    )
     return {
         "action": "recall",
         "format": RECALL_FORMAT,
@@ -554,6 +561,8 @@ def recall(
             "truncatedItems": truncated,
         },
         "sources": sources,
+        # ready-made typed-fact statements (renderer, text, evidenceIds) per returned task
+        "typedFacts": typed_facts,
         "guidance": {
             "nextAction": "stage" if sources else None,
             "requestFormat": DRAFT_SCHEMA,

@@ -1,0 +1,109 @@
+"""`teamlore memory review | prepare | discard`: thin adapters over the review operations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+from rich.markup import escape
+from rich.panel import Panel
+from rich.syntax import Syntax
+
+from teamlore.cli.app import memory_app
+from teamlore.cli.memory_cmds import RepositoryOption, _cwd, read_request
+from teamlore.cli.output import FormatOption, OutputFormat, run, stdout
+
+
+def _render_statement(statement: dict[str, Any]) -> None:
+    marker = {
+        "not-needed (typed fact)": "[green]typed fact[/]",
+        "confirmed": "[green]confirmed[/]",
+    }.get(statement["confirmation"], "[yellow]needs your confirmation[/]")
+    stdout.print(f"  [bold]{escape(statement['statementId'])}[/] {marker}")
+    stdout.print(f"    {escape(statement['text'])}", highlight=False)
+    stdout.print(
+        f"    provenance {statement['provenanceStrength']}, claim support "
+        f"{statement['claimSupport']}, limitations {', '.join(statement['limitations']) or '-'}",
+        highlight=False,
+    )
+    for evidence in statement["evidence"]:
+        stdout.print(f"    · {escape(evidence['display'])}", highlight=False)
+        if evidence.get("excerpt"):
+            stdout.print(f"      [dim]{escape(evidence['excerpt'])}[/]", highlight=False)
+
+
+def _render_review(result: dict[str, Any]) -> None:
+    if not result["items"] and not result["failed"]:
+        stdout.print("No candidates are awaiting review.")
+        return
+    for item in result["items"]:
+        title = f"{item['candidateId']} (revision {item['revision']})"
+        stdout.print(Panel(escape(item["content"]), title=escape(title), expand=False))
+        stdout.print(
+            f"  entry: provenance {item['provenanceStrength']}, claim support "
+            f"{item['claimSupport']}, limitations {', '.join(item['limitations']) or '-'}",
+            highlight=False,
+        )
+        for statement in item["statements"]:
+            _render_statement(statement)
+        if item["blocked"]:
+            for finding in item["lintFindings"]:
+                stdout.print(
+                    f"  [red]blocked[/] {finding['rule']}: {escape(finding['message'])}",
+                    highlight=False,
+                )
+            stdout.print(f"  discard it: teamlore memory discard --candidate {item['candidateId']}")
+        for file in item["files"]:
+            stdout.print(f"  [bold]{escape(file['targetPath'])}[/] ({file['role']})")
+            stdout.print(Syntax(file["diff"], "diff", word_wrap=True))
+        offer = "approve all offered" if item["approveAll"]["offered"] else "confirm one by one"
+        stdout.print(f"  {offer}; approvalDigest {item['approvalDigest']}", highlight=False)
+    for failed in result["failed"]:
+        stdout.print(
+            f"[yellow]adjudication failed[/] {escape(failed['candidateId'])}: {failed['next']}",
+            highlight=False,
+        )
+
+
+@memory_app.command("review")
+def review(
+    kind: str = typer.Option("entry", "--kind", help="Candidate kind to review (entry)."),
+    repository: str | None = RepositoryOption,
+    fmt: OutputFormat = FormatOption,
+) -> None:
+    """Show quarantined candidates: statements, evidence, assessments and the exact file diff."""
+    run("memory.review", {"kind": kind}, fmt, _render_review, cwd=_cwd(repository))
+
+
+def _render_prepare(result: dict[str, Any]) -> None:
+    stdout.print(f"Plan {result['planId']} generated ({len(result['files'])} file(s)).")
+    for file in result["files"]:
+        stdout.print(f"  {escape(file['targetPath'])} ({file['role']})")
+    stdout.print(f"Next: {result['next']}")
+
+
+@memory_app.command("prepare")
+def prepare(
+    request: str = typer.Option(..., "--request", help="PrepareRequest@v1 JSON file, or -."),
+    repository: str | None = RepositoryOption,
+    fmt: OutputFormat = FormatOption,
+) -> None:
+    """Confirm reviewed statements and record a promotion plan (PrepareRequest@v1)."""
+    document = read_request(request, fmt)
+    run("memory.prepare", document, fmt, _render_prepare, cwd=_cwd(repository))
+
+
+def _render_discard(result: dict[str, Any]) -> None:
+    stdout.print(f"Discarded {result['candidateId']} (was {result['previousStatus']}).")
+
+
+@memory_app.command("discard")
+def discard(
+    candidate: str = typer.Option(..., "--candidate", help="Candidate id to discard."),
+    revision: int | None = typer.Option(None, "--revision", help="Expected revision."),
+    repository: str | None = RepositoryOption,
+    fmt: OutputFormat = FormatOption,
+) -> None:
+    """Discard a draft, quarantined or adjudication-failed candidate."""
+    payload = {"candidateId": candidate, "expectedRevision": revision}
+    run("memory.discard", payload, fmt, _render_discard, cwd=_cwd(repository))

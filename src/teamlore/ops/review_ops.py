@@ -1,0 +1,144 @@
+"""`memory.review`, `memory.prepare`, `memory.discard`: from a quarantined candidate to a plan.
+
+- `memory.review` (read-only, team-read): every quarantined candidate of the caller's worktree
+  with its statements, evidence, assessments, typed facts, the exact file preview/diff and an
+  `approvalDigest`; drafts whose adjudication failed are listed apart.
+- `memory.prepare` (team): a PrepareRequest@v1 — the person's per-statement confirmation, bound
+  to candidate revision, statement-text and citations digests — becomes a PromotionPlan@v1 in
+  the promotion journal (`generated`), ready for `memory.promote`.
+- `memory.discard` (team): a draft, quarantined or adjudication-failed candidate → `discarded`.
+
+The owner is always the worktree of the caller's directory, never a request field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from teamlore.contracts.promotion import PREPARE_REQUEST_FORMAT
+from teamlore.ops.registry import OpContext, operation
+
+T = TypeVar("T")
+
+
+class ReviewRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["entry"] = Field(
+        "entry", description="Which candidates to review (entry candidates only, for now)."
+    )
+
+
+class PrepareRequestDocument(BaseModel):
+    """A PrepareRequest@v1 document, as is (validated against the contract by prepare)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    format: str = Field(
+        description=f"'{PREPARE_REQUEST_FORMAT}'; candidates: [{{candidateId, expectedRevision, "
+        "statements: [{statementId, statementTextDigest, citationsDigest}]}] exactly as review "
+        "returned them, for the statements the user confirmed."
+    )
+
+
+class DiscardRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    candidate_id: str = Field(alias="candidateId", min_length=1, max_length=512)
+    expected_revision: int | None = Field(None, alias="expectedRevision", ge=1)
+
+
+@contextmanager
+def _owner_and_stores(ctx: OpContext) -> Iterator[tuple[Any, Any, Any]]:
+    from teamlore.memory.selection import resolve_owner
+    from teamlore.memory.state_db import open_state_db
+    from teamlore.sessions.index_db import open_index
+
+    index = open_index(ctx.home)
+    try:
+        identity = resolve_owner(index, ctx.cwd, ctx.home)
+        state = open_state_db(ctx.home)
+        try:
+            yield identity, index, state
+        finally:
+            state.close()
+    finally:
+        index.close()
+
+
+def _with_stores(ctx: OpContext, body: Callable[[Any, Any, Any], T]) -> T:
+    with _owner_and_stores(ctx) as (identity, index, state):
+        return body(identity, index, state)
+
+
+@operation(
+    "memory.review",
+    input_model=ReviewRequest,
+    side_effect="read",
+    capability="team-read",
+    mcp_tool="threadshare_memory_review",
+    description="Review quarantined team-memory candidates: per statement its text, "
+    "statementTextDigest, citationsDigest, evidence (excerpts, public commits/paths), "
+    "provenance strength, limitations, claim support and typed-fact status; per candidate its "
+    "revision, the exact entry files and diff a promotion would write, lint findings and an "
+    "approvalDigest. Read-only. Show it to the user before calling memory prepare.",
+)
+def memory_review(ctx: OpContext, request: ReviewRequest) -> dict[str, Any]:
+    """Review the quarantined candidates of this worktree (read-only)."""
+    from teamlore.memory.review import review_queue
+
+    return _with_stores(
+        ctx,
+        lambda identity, index, state: review_queue(
+            state, index, identity, home=ctx.home, kind=request.kind
+        ),
+    )
+
+
+@operation(
+    "memory.prepare",
+    input_model=PrepareRequestDocument,
+    side_effect="state-write",
+    capability="team",
+    mcp_tool="threadshare_memory_prepare",
+    description="Confirm reviewed statements and prepare a promotion: a PrepareRequest@v1 "
+    "listing, per candidate, its revision and every statement's statementId, "
+    "statementTextDigest and citationsDigest exactly as memory review returned them. Call it "
+    "only after the user confirmed each generated statement. Returns a PromotionPlan@v1 "
+    "(generated) for memory promote; any drift, unconfirmed statement or lint block refuses.",
+)
+def memory_prepare(ctx: OpContext, request: PrepareRequestDocument) -> dict[str, Any]:
+    """Confirm statements and record a PromotionPlan@v1."""
+    from teamlore.memory.prepare import prepare
+
+    document = request.model_dump(mode="json")
+    return _with_stores(
+        ctx,
+        lambda identity, index, state: prepare(state, index, identity, document, home=ctx.home),
+    )
+
+
+@operation(
+    "memory.discard",
+    input_model=DiscardRequest,
+    side_effect="state-write",
+    capability="team",
+    mcp_tool="threadshare_memory_discard",
+    description="Discard a team-memory candidate (a draft, a quarantined candidate or one "
+    "whose adjudication failed) the user does not want; optional expectedRevision guards "
+    "against discarding something that changed since review.",
+)
+def memory_discard(ctx: OpContext, request: DiscardRequest) -> dict[str, Any]:
+    """Discard one candidate."""
+    from teamlore.memory.discard import discard_candidate
+
+    return _with_stores(
+        ctx,
+        lambda identity, index, state: discard_candidate(
+            state, identity, request.candidate_id, expected_revision=request.expected_revision
+        ),
+    )
