@@ -15,19 +15,17 @@ import shutil
 import subprocess
 import sys
 import tomllib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import BaseModel, ConfigDict
 from typer import Typer
 from typer.testing import CliRunner
 
 from teamlore.cli.mcp_config_cmd import mcp_config as mcp_config_command
 from teamlore.core.errors import TeamloreError
 from teamlore.ops import mcp_config  # noqa: F401  (registers the operation)
-from teamlore.ops.registry import REGISTRY, OpContext, Operation, load_operations
+from teamlore.ops.registry import REGISTRY, OpContext, load_operations
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 NPM_CACHE = REPO_ROOT / ".bench" / "npm"
@@ -65,26 +63,6 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
     for name in ("TEAMLORE_HOME", "WSL_DISTRO_NAME"):
         monkeypatch.delenv(name, raising=False)
     return monkeypatch
-
-
-class _NoInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-@pytest.fixture()
-def personal_tools() -> Iterator[tuple[str, str]]:
-    """Two personal-tier tools registered the way the lead will register the real ones."""
-    added = [
-        Operation("test.read", 1, "read", _NoInput, lambda c, r: {}, "read", "read", "t_read"),
-        Operation(
-            "test.init", 1, "init", _NoInput, lambda c, r: {}, "state-write", "init", "t_init"
-        ),
-    ]
-    for op in added:
-        REGISTRY.add(op)
-    yield ("t_read", "t_init")
-    for op in added:
-        del REGISTRY.operations[op.name]
 
 
 # -- Codex --------------------------------------------------------------------------------
@@ -126,7 +104,7 @@ def test_write_tier_asks_before_writes_and_lets_reads_through(
 
 
 def test_personal_tiers_are_picked_up_from_the_registry(
-    clean_env: pytest.MonkeyPatch, personal_tools: tuple[str, str], tmp_path: Path
+    clean_env: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     result = run(
         client="codex",
@@ -136,10 +114,14 @@ def test_personal_tiers_are_picked_up_from_the_registry(
         workspaces=[str(tmp_path)],
     )
     table = codex_table(result)
-    assert table["enabled_tools"] == ["t_read", "t_init"]
-    assert result["writeTools"] == ["t_init"]
+    assert sorted(table["enabled_tools"]) == ["memory_init", "memory_read", "memory_status"]
+    assert table["enabled_tools"] == registered_tools("read", "init")
+    assert result["writeTools"] == ["memory_init"]
     assert table["default_tools_approval_mode"] == "prompt"
-    assert table["tools"] == {"t_read": {"approval_mode": "auto"}}
+    assert table["tools"] == {
+        "memory_status": {"approval_mode": "auto"},
+        "memory_read": {"approval_mode": "auto"},
+    }
     assert table["args"][3:] == [
         "--capability", "read", "--capability", "init",
         "--client-id", "chatgpt-desktop", "--global", "--workspace", str(tmp_path),
@@ -217,9 +199,7 @@ def test_claude_entry_add_line_and_session_start_hook(
                          "$CLAUDE_PROJECT_DIR"]  # fmt: skip
 
 
-def test_personal_client_ids_differ_per_client(
-    clean_env: pytest.MonkeyPatch, personal_tools: tuple[str, str]
-) -> None:
+def test_personal_client_ids_differ_per_client(clean_env: pytest.MonkeyPatch) -> None:
     result = run(capabilities=["read"])
     codex_args = codex_table(result)["args"]
     claude_args = result["claude"]["mcpJson"]["mcpServers"]["teamlore_read"]["args"]

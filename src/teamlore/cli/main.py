@@ -15,7 +15,7 @@ from rich.table import Table
 from teamlore import __version__
 from teamlore.cli.app import app, sessions_app
 from teamlore.cli.mcp_config_cmd import mcp_config
-from teamlore.cli.output import FormatOption, OutputFormat, run, stdout
+from teamlore.cli.output import FormatOption, OutputFormat, fail, run, stdout
 
 
 def _version(value: bool) -> None:
@@ -301,17 +301,47 @@ def demo(
 
 @app.command()
 def mcp(
-    capability: str = typer.Option(
-        "team-read", "--capability", "-c", help="Which tools exist: team-read or team."
+    capability: list[str] = typer.Option(
+        [],
+        "--capability",
+        "-c",
+        help="Which tools exist (repeatable): team-read (default), team, init, read, relay.",
     ),
     repository: str | None = typer.Option(
-        None, "--repository", "-r", help="Worktree the tools act on (default: cwd)."
+        None, "--repository", "-r", help="Worktree the team tools act on (default: cwd)."
+    ),
+    client_id: str | None = typer.Option(
+        None, "--client-id", help="Personal tiers: this client's namespace (not authentication)."
+    ),
+    global_context: bool = typer.Option(
+        False, "--global", help="Personal tiers: grant the global context (profile, preferences)."
+    ),
+    workspace: list[str] = typer.Option(
+        [],
+        "--workspace",
+        help="Personal tiers: grant the project context of this registered worktree (repeatable).",
+    ),
+    accept_user_turns: bool = typer.Option(
+        False,
+        "--accept-client-reported-user-turns",
+        help="Relay tier: accept user turns this client reports (host opt-in).",
     ),
 ) -> None:
     """Serve teamlore over MCP on stdio."""
+    from teamlore.core import errors
     from teamlore.mcp.server import serve
 
-    serve(capability=capability, repository=repository)
+    try:
+        serve(
+            capabilities=capability or ["team-read"],
+            repository=repository,
+            client_id=client_id,
+            global_context=global_context,
+            workspaces=workspace,
+            accept_user_turns=accept_user_turns,
+        )
+    except errors.TeamloreError as err:
+        fail(err, OutputFormat.text)
 
 
 app.command("mcp-config")(mcp_config)

@@ -4,6 +4,10 @@ An operation has a name, a version, a pydantic input model (strict, extra=forbid
 that returns a JSON-ready result, a side-effect class and the MCP capability that exposes it
 (None: CLI-only local housekeeping). The CLI and the MCP server are thin adapters over this
 registry, so the same request gives the same result and the same errors on both.
+
+An operation may be exposed at more than one tier (`also_in`, e.g. `memory_status` exists for
+every personal tier). A server launched with several capabilities registers the union of their
+tools (`Registry.for_capability(*capabilities)`).
 """
 
 from __future__ import annotations
@@ -22,25 +26,38 @@ from teamlore.core import errors
 SideEffect = Literal["read", "state-write", "repo-write"]
 Capability = Literal["team-read", "team", "init", "read", "relay"]
 
-# which tiers each MCP launch capability grants
+# which tiers each MCP launch capability grants. An init or relay launch does not imply read:
+# personal memory is read only by processes launched with `read`.
 CAPABILITY_TIERS: dict[str, frozenset[str]] = {
     "team-read": frozenset({"team-read"}),
     "team": frozenset({"team-read", "team"}),
     "init": frozenset({"init"}),
     "read": frozenset({"read"}),
-    "relay": frozenset({"read", "relay"}),
+    "relay": frozenset({"relay"}),
 }
+PERSONAL_CAPABILITIES = frozenset({"init", "read", "relay"})
 
 ProgressCallback = Callable[[int, int, str], None]
 
 
 @dataclass(slots=True)
 class OpContext:
-    """Who is asking and from where. Identity comes from here, never from request arguments."""
+    """Who is asking and from where. Identity comes from here, never from request arguments.
+
+    The MCP server fills the launch facts: `client_id` (a namespace, not authentication),
+    `contexts` (personal-memory contexts frozen at launch: `global`, `project:<id>`),
+    `capabilities` (the launch tiers) and `accept_user_turns` (the relay opt-in flag).
+    `request_flush` asks a background Writer, when the process has one, to run now.
+    """
 
     cwd: Path
     home: Path | None = None
     progress: ProgressCallback | None = None
+    client_id: str | None = None
+    contexts: tuple[str, ...] = ()
+    capabilities: frozenset[str] = frozenset()
+    accept_user_turns: bool = False
+    request_flush: Callable[[], None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +71,13 @@ class Operation:
     capability: Capability | None = None
     mcp_tool: str | None = None
     description: str = ""
+    also_in: frozenset[str] = frozenset()  # further tiers that expose the same tool
+    idempotent: bool = False  # a write whose repetition with the same arguments changes nothing
+    text_field: str | None = None  # MCP text content: this result field instead of the JSON
+
+    @property
+    def tiers(self) -> frozenset[str]:
+        return self.also_in | ({self.capability} if self.capability else set())
 
     def run(self, ctx: OpContext, payload: dict[str, Any]) -> dict[str, Any]:
         request = parse_request(self.input_model, payload)
@@ -84,12 +108,11 @@ class Registry:
     def get(self, name: str) -> Operation:
         return self.operations[name]
 
-    def for_capability(self, capability: str) -> list[Operation]:
-        tiers = CAPABILITY_TIERS[capability]
+    def for_capability(self, *capabilities: str) -> list[Operation]:
+        """The MCP tools a launch with these capabilities registers (union, registry order)."""
+        tiers: frozenset[str] = frozenset().union(*(CAPABILITY_TIERS[c] for c in capabilities))
         return [
-            op
-            for op in self.operations.values()
-            if op.capability in tiers and op.mcp_tool is not None
+            op for op in self.operations.values() if op.mcp_tool is not None and op.tiers & tiers
         ]
 
 
@@ -105,6 +128,9 @@ def operation(
     capability: Capability | None = None,
     mcp_tool: str | None = None,
     description: str = "",
+    also_in: tuple[Capability, ...] = (),
+    idempotent: bool = False,
+    text_field: str | None = None,
 ) -> Callable[
     [Callable[[OpContext, Any], dict[str, Any]]], Callable[[OpContext, Any], dict[str, Any]]
 ]:
@@ -125,6 +151,9 @@ def operation(
                 capability,
                 mcp_tool,
                 description or summary,
+                frozenset(also_in),
+                idempotent,
+                text_field,
             )
         )
         return handler

@@ -1,0 +1,255 @@
+"""`teamlore personal …`: config, status, show, import, flush, retry (thin adapters over the
+`personal.*` operations). `show` prints exactly what an agent reading the memory gets; it is what
+a Claude Code `SessionStart` hook runs. `import` and `flush` exit 1 unless everything queued was
+processed."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import typer
+
+from teamlore.cli.app import personal_app
+from teamlore.cli.output import FormatOption, OutputFormat, run, stderr, stdout
+
+
+def _plain(text: str) -> None:
+    """Memory text goes out byte for byte: no markup, no highlighting, no wrapping."""
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+# -- config -----------------------------------------------------------------------------------
+
+
+def _render_config(result: dict[str, Any]) -> None:
+    if result["changed"]:
+        stdout.print("Saved.")
+    _plain(f"config              {result['configPath']}")
+    _plain(f"personal memory     {result['personalDir']}")
+    _plain(f"allowed provenance  {', '.join(result['allowedProvenance']) or '(none)'}")
+    _plain(f"allowed scopes      {', '.join(result['allowedScopes']) or '(none)'}")
+    _plain(f"model profile       {result['modelProfile'] or '(none: the Writer does not run)'}")
+    for project in result["projects"]:
+        _plain(f"project             {project['contextId']}  {project['path']}")
+
+
+@personal_app.command("config")
+def personal_config(
+    allow: list[str] = typer.Option(
+        [],
+        "--allow",
+        help="Allowed provenance classes (repeatable; replaces the list): user_explicit, "
+        "agent_observation (memory_init), document_import (personal import).",
+    ),
+    scope: list[str] = typer.Option(
+        [],
+        "--scope",
+        help="Allowed scopes (repeatable; replaces the list): global, project:<id>, project:*.",
+    ),
+    model_profile: str | None = typer.Option(
+        None, "--model-profile", help="The [models.<name>] profile the Writer uses ('' clears)."
+    ),
+    fmt: OutputFormat = FormatOption,
+) -> None:
+    """Show or change personal-memory settings: who may write, what may be read, which model."""
+    run(
+        "personal.config",
+        {
+            "allowProvenance": allow or None,
+            "allowScopes": scope or None,
+            "modelProfile": model_profile,
+        },
+        fmt,
+        _render_config,
+    )
+
+
+# -- status -----------------------------------------------------------------------------------
+
+
+def _render_status(result: dict[str, Any]) -> None:
+    if "import" in result or "submission" in result:
+        outcome = result.get("import", result.get("submission"))
+        if outcome is None:
+            _plain("No such submission in that client's namespace.")
+            return
+        _plain(_outcome_line(outcome))
+        return
+    _plain(f"personal memory  {result['personalDir']}{'' if result['exists'] else ' (absent)'}")
+    settings = result["settings"]
+    _plain(f"provenance       {', '.join(settings['allowedProvenance'])}")
+    _plain(f"scopes           {', '.join(settings['allowedScopes'])}")
+    _plain(f"model profile    {settings['modelProfile'] or '(none)'}")
+    counts = ", ".join(f"{n} {state}" for state, n in sorted(result["observations"].items()))
+    _plain(f"observations     {counts or 'none'}")
+    for job in result["jobs"]:
+        retry = f", retry at {job['retryAt']}" if job["retryAt"] else ""
+        _plain(
+            f"job {job['id']}  {job['state']} ({job['scope']}, {job['provenance']}, "
+            f"attempts {job['attempts']}, issue {job['issue'] or '-'}{retry})"
+        )
+    if any(job["state"] == "dead" for job in result["jobs"]):
+        _plain("Requeue a dead job with `teamlore personal retry JOB`.")
+
+
+def _outcome_line(outcome: dict[str, Any]) -> str:
+    where = ", ".join(outcome["retainedIn"]) or "-"
+    issue = f", issue {outcome['issue']}" if outcome["issue"] else ""
+    job = f", job {outcome['jobId']} ({outcome['jobState']})" if outcome["jobId"] else ""
+    return f"{outcome['state']}{issue}; retained in {where}{job}"
+
+
+@personal_app.command("status")
+def personal_status(
+    client_id: str | None = typer.Option(None, "--client-id", help="The MCP client's id."),
+    import_id: str | None = typer.Option(None, "--import-id", help="A memory_init importId."),
+    submission_id: str | None = typer.Option(None, "--submission-id"),
+    conversation_id: str | None = typer.Option(None, "--conversation-id"),
+    fmt: OutputFormat = FormatOption,
+) -> None:
+    """Show the Writer queue and settings (never bodies), or one submission's outcome."""
+    run(
+        "personal.queue_status",
+        {
+            "clientId": client_id,
+            "importId": import_id,
+            "submissionId": submission_id,
+            "conversationId": conversation_id,
+        },
+        fmt,
+        _render_status,
+    )
+
+
+# -- show -------------------------------------------------------------------------------------
+
+
+def _render_show(result: dict[str, Any]) -> None:
+    if "note" in result:
+        stderr.print(f"note: {result['note']}; showing the global context only", highlight=False)
+    _plain(result["text"])
+
+
+@personal_app.command("show")
+def personal_show(
+    workspace: str | None = typer.Option(
+        None, "--workspace", help="Also show this registered worktree's project notes."
+    ),
+    fmt: OutputFormat = FormatOption,
+) -> None:
+    """Print the personal memory exactly as agents receive it (reads files only)."""
+    run("personal.show", {"workspace": workspace}, fmt, _render_show)
+
+
+# -- import -----------------------------------------------------------------------------------
+
+
+def _plural(n: int) -> str:
+    return f"{n} part{'s' if n != 1 else ''}"
+
+
+def _render_import(result: dict[str, Any]) -> None:
+    imp = result["import"]
+    _plain(
+        f"file: {imp['fileName']} ({imp['bytes']} bytes, {_plural(imp['parts'])}); "
+        f"label: {imp['label']}; declared author: {imp['declaredAuthor']}; "
+        f"context: {imp['contextId']}"
+    )
+    if imp["duplicate"]:
+        _plain(f"duplicate: this exact content was already imported as {imp['importId']}")
+    else:
+        _plain(
+            f"accepted: queued as {imp['importId']} ({_plural(imp['parts'])}); "
+            "accepted means durably queued, not remembered"
+        )
+    flush = result["flush"] or {}
+    for run_ in flush.get("runs", []):
+        if run_["code"]:
+            _plain(f"writer: job {run_['jobId']} {run_['outcome']} ({run_['code']})")
+    if "error" in flush:
+        _plain(f"writer: not run ({flush['error']['code']}: {flush['error']['message']})")
+    for part in result["parts"]:
+        _plain(f"part {part['part']}: {_outcome_line(part)}")
+    _plain(_import_verdict(result))
+
+
+def _import_verdict(result: dict[str, Any]) -> str:
+    if result["complete"]:
+        if result["retainedIn"]:
+            return f"complete: retained in {', '.join(result['retainedIn'])}"
+        return "complete: the Writer kept nothing from this file"
+    if not result["waited"]:
+        return "queued: run `teamlore personal flush` (or let an init/relay MCP server's Writer)"
+    jobs = sorted({p["jobId"] for p in result["parts"] if p["state"] != "processed" and p["jobId"]})
+    hint = f"; `teamlore personal retry {jobs[0]}` then import again" if jobs else ""
+    return f"incomplete: not every part was processed{hint}"
+
+
+@personal_app.command("import")
+def personal_import(
+    file: str = typer.Argument(..., metavar="FILE.md", help="A Markdown file (at most 256 KiB)."),
+    author: str = typer.Option(
+        "unknown",
+        "--author",
+        help="Who wrote it (a label only): user, agent, third_party, mixed, unknown.",
+    ),
+    label: str | None = typer.Option(None, "--label", help="Source label (default: file name)."),
+    workspace: str | None = typer.Option(
+        None, "--workspace", help="Import into this registered worktree's project context."
+    ),
+    no_wait: bool = typer.Option(False, "--no-wait", help="Only queue; do not run the Writer."),
+    fmt: OutputFormat = FormatOption,
+) -> None:
+    """Import a Markdown notes file into personal memory; exit 1 unless every part is processed."""
+    result = run(
+        "personal.import",
+        {
+            "path": file,
+            "author": author,
+            "label": label,
+            "workspace": workspace,
+            "wait": not no_wait,
+        },
+        fmt,
+        _render_import,
+    )
+    if not no_wait and not result["complete"]:
+        raise typer.Exit(1)
+
+
+# -- flush / retry ------------------------------------------------------------------------------
+
+
+def _render_flush(result: dict[str, Any]) -> None:
+    for run_ in result["runs"]:
+        code = f" ({run_['code']})" if run_["code"] else ""
+        job = f" job {run_['jobId']}" if run_["jobId"] else ""
+        _plain(f"{run_['outcome']}{job}{code}")
+    _plain("complete" if result["complete"] else "incomplete: see `teamlore personal status`")
+
+
+@personal_app.command("flush")
+def personal_flush(fmt: OutputFormat = FormatOption) -> None:
+    """Run the Writer until nothing is due; exit 1 if anything is left or failed."""
+    result = run("personal.flush", {}, fmt, _render_flush)
+    if not result["complete"]:
+        raise typer.Exit(1)
+
+
+@personal_app.command("retry")
+def personal_retry(
+    job: str = typer.Argument(..., help="A job id from `teamlore personal status`."),
+    fmt: OutputFormat = FormatOption,
+) -> None:
+    """Requeue a dead or backing-off Writer job (its attempts start again)."""
+    run(
+        "personal.retry",
+        {"jobId": job},
+        fmt,
+        lambda r: _plain(
+            f"requeued {r['requeued']} observation(s) of job {r['jobId']}; "
+            "run `teamlore personal flush`"
+        ),
+    )
