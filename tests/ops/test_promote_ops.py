@@ -1,0 +1,133 @@
+"""`memory.promote` over the registry, the CLI and MCP: same results, same errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import anyio
+import orjson
+import pytest
+from mcp.client.stdio import stdio_client
+
+from mcp import ClientSession, StdioServerParameters
+from support import teamlore_cli
+from teamlore.ops.registry import CAPABILITY_TIERS, OpContext, load_operations, run_operation
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
+from test_promotion import A, B, World, two_new_entries
+
+
+@pytest.fixture()
+def world(tmp_path: Path, home: Path) -> World:
+    return World(tmp_path, home)
+
+
+def test_promote_is_a_team_capability_tool_that_writes_the_repository() -> None:
+    op = load_operations().get("memory.promote")
+
+    assert (op.capability, op.mcp_tool, op.side_effect) == (
+        "team",
+        "threadshare_memory_promote",
+        "repo-write",
+    )
+    assert op.capability not in CAPABILITY_TIERS["team-read"]
+    assert "ONLY with a plan id the user gave you" in op.description
+    schema = op.input_model.model_json_schema()
+    assert schema["required"] == ["planId"]
+    assert set(schema["properties"]) == {"planId", "planDigest"}
+
+
+def test_the_owner_is_the_worktree_of_the_callers_directory(world: World) -> None:
+    plan_id, files = two_new_entries(world)
+    below = world.root / ".threadshare"
+
+    result = run_operation(
+        "memory.promote", OpContext(cwd=below, home=world.home), {"planId": plan_id}
+    )
+
+    assert result["status"] == "applied"
+    assert [f["targetPath"] for f in result["files"]] == [A, B]
+    assert result["candidates"] == [
+        {"candidateId": "cand-1", "revision": 2},
+        {"candidateId": "cand-2", "revision": 2},
+    ]
+    assert (world.root / A).read_bytes() == files[A]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--plan", "not-a-uuid"],
+        ["--plan", str(uuid.uuid4()), "--digest", "xyz"],
+    ],
+)
+def test_malformed_arguments_are_usage_errors(world: World, args: list[str]) -> None:
+    done = teamlore_cli("memory", "promote", *args, "--format", "json", cwd=world.root)
+
+    assert done.returncode == 2
+    assert orjson.loads(done.stdout)["error"]["code"] == "INVALID_ARGUMENT"
+
+
+def test_the_text_output_names_every_file_and_says_nothing_was_committed(world: World) -> None:
+    plan_id, _ = two_new_entries(world)
+
+    done = teamlore_cli("memory", "promote", "--plan", plan_id, cwd=world.root)
+
+    assert done.returncode == 0, done.stderr
+    assert f"Plan {plan_id} applied." in done.stdout
+    assert f"{A}: written" in done.stdout and f"{B}: written" in done.stdout
+    assert "nothing was staged, committed or pushed" in done.stdout
+
+
+async def _mcp(root: Path, calls: list[tuple[str, dict[str, Any]]]) -> tuple[list[str], list[Any]]:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "teamlore.cli.main", "mcp", "--capability", "team"],
+        cwd=str(root),
+        env={**os.environ},
+    )
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        tools = [tool.name for tool in (await session.list_tools()).tools]
+        return tools, [await session.call_tool(name, args) for name, args in calls]
+
+
+def test_cli_and_mcp_promote_give_the_same_results_and_errors(world: World) -> None:
+    plan_id, files = two_new_entries(world)
+    unknown = str(uuid.uuid4())
+
+    tools, (applied, missing) = anyio.run(
+        _mcp,
+        world.root,
+        [
+            ("threadshare_memory_promote", {"planId": plan_id}),
+            ("threadshare_memory_promote", {"planId": unknown}),
+        ],
+    )
+
+    assert "threadshare_memory_promote" in tools
+    over_mcp = json.loads(applied.content[0].text)
+    assert over_mcp["status"] == "applied" and not over_mcp["idempotent"]
+    assert (world.root / A).read_bytes() == files[A]
+    assert missing.is_error
+    cli_missing = teamlore_cli(
+        "memory", "promote", "--plan", unknown, "--format", "json", cwd=world.root
+    )
+    assert json.loads(missing.content[0].text) == orjson.loads(cli_missing.stdout)
+    assert orjson.loads(cli_missing.stdout)["error"]["code"] == "PLAN_NOT_FOUND"
+    replay = orjson.loads(
+        teamlore_cli(
+            "memory", "promote", "--plan", plan_id, "--format", "json", cwd=world.root
+        ).stdout
+    )
+    assert replay["idempotent"] is True
+    assert {k: v for k, v in replay.items() if k not in ("idempotent", "files", "projection")} == {
+        k: v
+        for k, v in over_mcp.items()
+        if k not in ("idempotent", "files", "projection", "candidateGeneration")
+    } | {"candidateGeneration": None}
