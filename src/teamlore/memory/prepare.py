@@ -93,6 +93,7 @@ PREPARE_RESULT_FORMAT = "threadshare-memory-prepare-result@v1"
 RAW_BLOCK_RULES = ("secret.", "session.", "path.provider-local")
 LOCKED_PLAN_STATES = ("approved", "applying")
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_LONG_HEX = re.compile(r"(?<![0-9A-Za-z])[0-9a-fA-F]{16,}(?![0-9A-Za-z])")
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
@@ -200,6 +201,9 @@ class RenderContext:
         return read_memory_file(self.worktree_root, target_path)
 
     def new_id(self, text: str) -> str:
+        """A fresh slug; long hex runs (commit hashes) shortened so the id stays readable and
+        never looks like a high-entropy token."""
+        text = _LONG_HEX.sub(lambda m: m[0][:7], text)
         slug = unique_entry_slug(text, self.existing_ids | self.assigned)
         self.assigned.add(slug)
         return slug
