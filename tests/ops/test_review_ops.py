@@ -1,0 +1,74 @@
+"""review/prepare/discard through the registry and the real `teamlore` executable."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from test_review import TEXT, Flow, candidate, request_for
+
+from support import teamlore_cli
+from teamlore.ops.registry import load_operations
+
+
+@pytest.fixture()
+def flow(tmp_path: Path, home: Path) -> Flow:
+    return Flow(tmp_path, home)
+
+
+def test_registered_with_their_capabilities() -> None:
+    registry = load_operations()
+    shapes = {
+        name: (op.capability, op.mcp_tool, op.side_effect)
+        for name, op in registry.operations.items()
+        if name in ("memory.review", "memory.prepare", "memory.discard")
+    }
+    assert shapes == {
+        "memory.review": ("team-read", "threadshare_memory_review", "read"),
+        "memory.prepare": ("team", "threadshare_memory_prepare", "state-write"),
+        "memory.discard": ("team", "threadshare_memory_discard", "state-write"),
+    }
+    assert registry.get("memory.review") in registry.for_capability("team-read")
+
+
+def cli(flow: Flow, *args: str, stdin: str | None = None) -> tuple[int, dict[str, Any]]:
+    done = teamlore_cli(
+        "memory",
+        *args,
+        "--format",
+        "json",
+        cwd=flow.repo,
+        env={"TEAMLORE_HOME": str(flow.home)},
+        input=stdin,
+    )
+    return done.returncode, json.loads(done.stdout)
+
+
+def test_the_cli_gives_the_operation_results_and_errors(flow: Flow) -> None:
+    (cid,) = flow.quarantine([candidate(TEXT, [(TEXT, [flow.turn_ev(1)])])])
+    code, review = cli(flow, "review")
+    assert code == 0 and review == flow.review()
+    code, prepared = cli(
+        flow, "prepare", "--request", "-", stdin=json.dumps(request_for(review["items"][0]))
+    )
+    assert code == 0 and prepared["status"] == "generated"
+    assert prepared["files"][0]["preview"] == review["items"][0]["files"][0]["preview"]
+    code, refused = cli(flow, "discard", "--candidate", cid, "--revision", "1")
+    assert code == 1 and refused["error"]["code"] == "CANDIDATE_STALE"
+    code, discarded = cli(flow, "discard", "--candidate", cid)
+    assert code == 0 and discarded["voidedPlanIds"] == [prepared["planId"]]
+    code, empty = cli(flow, "review")
+    assert empty["items"] == [] and empty["next"] is None
+
+
+def test_review_text_output_shows_the_statement_and_diff(flow: Flow) -> None:
+    flow.quarantine([candidate(TEXT, [(TEXT, [flow.turn_ev(1)])])])
+    done = teamlore_cli("memory", "review", cwd=flow.repo, env={"TEAMLORE_HOME": str(flow.home)})
+    assert done.returncode == 0
+    assert "needs your confirmation" in done.stdout and "+++ b/.threadshare" in done.stdout
