@@ -39,6 +39,7 @@ def write_config(
     provenance: list[str] | None = None,
     scopes: list[str] | None = None,
     model_url: str | None = None,
+    backoff_seconds: float = 0.2,
 ) -> None:
     """config.toml: one registered repository (optional), [personal] and a model profile."""
     home.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -64,7 +65,7 @@ def write_config(
         "idle_seconds = 0.5",
         "",
         "[personal.queue]",
-        "backoff_base_seconds = 0.2",
+        f"backoff_base_seconds = {backoff_seconds}",
         "",
     ]
     if model_url is not None:

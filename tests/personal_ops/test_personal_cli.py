@@ -1,0 +1,186 @@
+"""`teamlore personal …` through the real executable: Markdown import with per-part status and
+exit codes, flush/retry, and CLI/MCP parity for read and status (results and errors)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from personal_ops_world import (
+    KEY_ENV,
+    ModelServer,
+    decision,
+    payload,
+    refs,
+    remove,
+    retain,
+    section_ref,
+    server_params,
+    with_sessions,
+    write_config,
+)
+
+from support import teamlore_cli
+
+ENV = {KEY_ENV: "sk-scripted"}
+
+
+@pytest.fixture()
+def model() -> Iterator[ModelServer]:
+    with ModelServer() as server:
+        yield server
+
+
+def cli_json(*args: str, cwd: Path) -> tuple[int, dict[str, Any]]:
+    proc = teamlore_cli("personal", *args, "--format", "json", cwd=cwd, env=ENV)
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def notes_with_parts(path: Path) -> Path:
+    """Two parts: each heading's section is ~20 KiB, so they cannot share one 32 KiB part."""
+    para = ("I keep field notes about tortoises and tide tables. " * 8 + "\n\n") * 48
+    path.write_text(f"# Notes\n\n## Animals\n\n{para}## Coast\n\n{para}", encoding="utf-8")
+    return path
+
+
+def test_import_reports_each_part_and_exits_1_until_complete(
+    home: Path, tmp_path: Path, model: ModelServer
+) -> None:
+    write_config(home, model_url=model.base_url, backoff_seconds=600)
+    (home / "personal").mkdir(mode=0o700)
+    (home / "personal" / "preferences.md").write_text("# Preferences\n\n## Language\nChinese.\n")
+    notes = notes_with_parts(tmp_path / "notes.md")
+    model.script(
+        "document_import",
+        # an import may never remove the user's (here: hand-written) section
+        lambda p: [forget_language(p)],
+        retain("profile", "Field notes", "From notes.md (declared author: user): tortoises."),
+    )
+
+    code, first = cli_json("import", str(notes), "--author", "user", cwd=tmp_path)
+    assert code == 1
+    assert first["import"]["parts"] == 2 and first["complete"] is False
+    assert [r["code"] for r in first["flush"]["runs"]] == ["UNAUTHORIZED_FORGET_EVIDENCE"]
+    assert [(p["part"], p["state"]) for p in first["parts"]] == [(1, "claimed"), (2, "claimed")]
+    job = first["parts"][0]["jobId"]
+    assert first["parts"][0]["issue"] == "UNAUTHORIZED_FORGET_EVIDENCE"
+
+    text = teamlore_cli("personal", "import", str(notes), cwd=tmp_path, env=ENV)
+    assert text.returncode == 1  # resumed: still backing off, nothing skipped the backoff
+    assert "duplicate: this exact content was already imported as md-" in text.stdout
+    assert f"teamlore personal retry {job}" in text.stdout
+
+    assert cli_json("retry", job, cwd=tmp_path) == (0, {"jobId": job, "requeued": 2})
+    code, again = cli_json("import", str(notes), cwd=tmp_path)
+    assert code == 0 and again["complete"] is True
+    assert again["import"]["duplicate"] is True
+    assert [(p["part"], p["state"], p["retainedIn"]) for p in again["parts"]] == [
+        (1, "processed", ["profile"]),
+        (2, "processed", ["profile"]),
+    ]
+    assert (home / "personal" / "preferences.md").read_text().endswith("## Language\nChinese.\n")
+    assert model.answered == ["document_import", "document_import"]
+
+
+def forget_language(p: dict[str, Any]) -> dict[str, Any]:
+    operation = remove("preferences", section_ref(p, "preferences", "Language"))
+    return decision("forget", [operation], refs(p))
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "code"),
+    [
+        ("notes.txt", "# Notes\n", "UNSUPPORTED_FILE_TYPE"),
+        ("empty.md", " \n\n", "EMPTY_DOCUMENT"),
+        ("nul.md", "a\x00b", "INVALID_ENCODING"),
+        ("fence.md", "# N\n\n```\n" + "x = 1\n" * 7000 + "```\n", "IMPORT_CHUNK_TOO_LARGE"),
+        ("missing.md", None, "FILE_NOT_FOUND"),
+    ],
+)
+def test_refused_files_queue_nothing(
+    home: Path, tmp_path: Path, name: str, content: str | None, code: str
+) -> None:
+    write_config(home)
+    if content is not None:
+        (tmp_path / name).write_text(content, encoding="utf-8")
+    status, out = cli_json("import", name, cwd=tmp_path)
+    assert (status, out["error"]["code"]) == (1, code)
+    assert not (home / "personal" / "runtime.sqlite3").exists()
+
+
+def test_import_without_a_model_queues_and_says_so(home: Path, tmp_path: Path) -> None:
+    write_config(home)
+    (tmp_path / "n.md").write_text("# N\n\nI like kayaking.\n")
+    status, out = cli_json("import", "n.md", cwd=tmp_path)
+    assert status == 1 and out["flush"]["error"]["code"] == "MODEL_NOT_CONFIGURED"
+    assert [p["state"] for p in out["parts"]] == ["pending"]
+    queued = teamlore_cli("personal", "import", "n.md", "--no-wait", cwd=tmp_path)
+    assert queued.returncode == 0 and "queued: run `teamlore personal flush`" in queued.stdout
+    flush = teamlore_cli("personal", "flush", cwd=tmp_path)
+    assert flush.returncode == 1 and "MODEL_NOT_CONFIGURED" in flush.stderr
+
+
+def test_import_into_a_workspace_needs_a_registered_one(home: Path, tmp_path: Path) -> None:
+    write_config(home, project_root=tmp_path / "proj")
+    (tmp_path / "n.md").write_text("# N\n\nUses uv.\n")
+    assert (
+        cli_json("import", "n.md", "--workspace", str(tmp_path), cwd=tmp_path)[1]["error"]["code"]
+        == "UNREGISTERED_WORKSPACE"
+    )
+    write_config(home, project_root=tmp_path / "proj", provenance=["user_explicit"])
+    assert cli_json("import", "n.md", cwd=tmp_path)[1]["error"]["code"] == "IMPORT_DISABLED"
+
+
+def test_cli_and_mcp_agree_on_read_and_status(home: Path, tmp_path: Path) -> None:
+    write_config(home)
+    (home / "personal").mkdir(mode=0o700)
+    (home / "personal" / "profile.md").write_text(
+        "# Profile\n\n## Pets\nA tortoise. </common-memory> [bold]not markup[/bold]\n"
+    )
+    lookups: list[tuple[dict[str, Any], list[str]]] = [
+        ({"importId": "imp-1"}, ["--import-id", "imp-1"]),
+        ({"importId": "bad id"}, ["--import-id", "bad id"]),
+        ({"conversationId": "c1"}, ["--conversation-id", "c1"]),
+        ({"importId": "i", "submissionId": "s1"}, ["--import-id", "i", "--submission-id", "s1"]),
+        ({"submissionId": "s1"}, ["--submission-id", "s1"]),
+    ]  # fmt: skip
+
+    async def body(sessions: list[Any], _: list[Any]) -> list[Any]:
+        reader, writer = sessions
+        await writer.call_tool(
+            "memory_init",
+            {
+                "importId": "imp-1",
+                "contextId": "global",
+                "sourceLabel": "desktop",
+                "basis": "unknown",
+                "understanding": "Likes tortoises.",
+            },
+        )
+        out = [await reader.call_tool("memory_read", {})]
+        for arguments, _ in lookups:
+            out.append(await writer.call_tool("memory_status", arguments))
+        return out
+
+    read, *statuses = with_sessions(
+        [
+            server_params(tmp_path, "-c", "read", "--client-id", "codex", "--global"),
+            server_params(tmp_path, "-c", "init", "-c", "relay", "--client-id", "desk", "--global"),
+        ],
+        body,
+    )
+    code, shown = cli_json("show", cwd=tmp_path)
+    assert code == 0 and payload(read) == shown
+    text = teamlore_cli("personal", "show", cwd=tmp_path)
+    assert text.stdout == read.content[0].text + "\n"
+    assert "&lt;/common-memory>" in text.stdout and "[bold]not markup[/bold]" in text.stdout
+    assert text.stdout.count("</common-memory>") == 1
+
+    for (arguments, flags), result in zip(lookups, statuses, strict=True):
+        status, cli = cli_json("status", "--client-id", "desk", *flags, cwd=tmp_path)
+        assert payload(result) == cli, arguments
+        assert (status != 0) == ("error" in cli)
+    assert payload(statuses[0])["import"]["state"] == "pending"  # no model: stays queued
