@@ -30,11 +30,13 @@ def test_registered_with_their_capabilities() -> None:
         if name in ("memory.review", "memory.prepare", "memory.discard")
     }
     assert shapes == {
-        "memory.review": ("team-read", "threadshare_memory_review", "read"),
+        "memory.review": ("team", "threadshare_memory_review", "read"),
         "memory.prepare": ("team", "threadshare_memory_prepare", "state-write"),
         "memory.discard": ("team", "threadshare_memory_discard", "state-write"),
     }
-    assert registry.get("memory.review") in registry.for_capability("team-read")
+    # read-only, but it shows candidate text and transcript excerpts: not for team-read clients
+    assert registry.get("memory.review") not in registry.for_capability("team-read")
+    assert registry.get("memory.review") in registry.for_capability("team")
 
 
 def cli(flow: Flow, *args: str, stdin: str | None = None) -> tuple[int, dict[str, Any]]:

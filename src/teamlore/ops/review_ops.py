@@ -1,6 +1,7 @@
 """`memory.review`, `memory.prepare`, `memory.discard`: from a quarantined candidate to a plan.
 
-- `memory.review` (read-only, team-read): every quarantined candidate of the caller's worktree
+- `memory.review` (read-only; capability `team`, not `team-read`: it shows private candidate
+  text and transcript excerpts, while `team-read` serves approved memory only): every quarantined candidate of the caller's worktree
   with its statements, evidence, assessments, typed facts, the exact file preview/diff and an
   `approvalDigest`; drafts whose adjudication failed are listed apart.
 - `memory.prepare` (team): a PrepareRequest@v1 — the person's per-statement confirmation, bound
@@ -79,7 +80,7 @@ def _with_stores(ctx: OpContext, body: Callable[[Any, Any, Any], T]) -> T:
     "memory.review",
     input_model=ReviewRequest,
     side_effect="read",
-    capability="team-read",
+    capability="team",
     mcp_tool="threadshare_memory_review",
     description="Review quarantined team-memory candidates: per statement its text, "
     "statementTextDigest, citationsDigest, evidence (excerpts, public commits/paths), "
