@@ -695,3 +695,53 @@ def test_two_racing_promotes_of_one_plan_apply_it_exactly_once(world: World) -> 
     assert world.candidate_row("cand-1")["revision"] == 2
     for path, data in files.items():
         assert (world.root / path).read_bytes() == data
+
+
+# --- the real chain --------------------------------------------------------------------------
+
+
+def test_a_plan_from_the_real_prepare_is_promoted_into_a_clean_reviewed_entry(
+    tmp_path: Path, home: Path
+) -> None:
+    from test_review import TEXT, Flow, candidate, request_for
+
+    flow = Flow(tmp_path, home)
+    (cid,) = flow.quarantine([candidate(TEXT, [(TEXT, [flow.turn_ev(1), flow.turn_ev(3)])])])
+    prepared = flow.op("memory.prepare", request_for(flow.item(cid)))
+    commits_before = git(flow.repo, "rev-list", "--all")
+
+    result = flow.op("memory.promote", {"planId": prepared["planId"]})
+
+    assert result["status"] == "applied" and result["planDigest"] == prepared["planDigest"]
+    (written,) = result["files"]
+    path = written["targetPath"]
+    data = (flow.repo / path).read_bytes()
+    assert data == prepared["files"][0]["preview"].encode()
+    entry = documents.load_entry(data, path)
+    assert (entry.status, entry.claim_support) == ("approved", "human-confirmed")
+    assert not lint.lint_tree(flow.repo).blocked
+    state = open_state_db(home)
+    try:
+        private = [
+            str(value)
+            for row in state.execute(
+                "SELECT session_key, turn_key, payload_sha256 FROM evidence_refs"
+            )
+            for value in row
+            if value
+        ]
+        assert (
+            state.execute(
+                "SELECT status FROM candidates WHERE candidate_id = ?", (cid,)
+            ).fetchone()[0]
+            == "promoted"
+        )
+    finally:
+        state.close()
+    text = data.decode()
+    assert private and not any(value in text for value in private)
+    assert str(flow.repo) not in text and str(home) not in text
+    assert git(flow.repo, "rev-list", "--all") == commits_before
+    assert git(flow.repo, "diff", "--cached", "--name-only") == ""
+    assert f"?? {path}" in git(flow.repo, "status", "--porcelain", "--untracked-files=all")
+    assert flow.op("memory.search", {"query": "release tags prefix"})["results"]

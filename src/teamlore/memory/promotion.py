@@ -337,28 +337,10 @@ def _check_owner(stored: StoredPlan, identity: RepositoryIdentity) -> None:
 
 
 def current_assessment_digest(conn: sqlite3.Connection, candidate_ids: Sequence[str]) -> str:
-    """`digests.assessment_digest` over the current assessment rows of the candidates."""
-    marks = ", ".join("?" for _ in candidate_ids)
-    rows = conn.execute(
-        "SELECT candidate_id, statement_id, citations_digest, provenance_strength, "
-        "limitations_json, claim_support, assessed_by, statement_text_digest, revision "
-        f"FROM assessments WHERE candidate_id IN ({marks})",
-        tuple(candidate_ids),
-    ).fetchall()
-    return digests.assessment_digest(
-        {
-            "candidateId": r["candidate_id"],
-            "statementId": r["statement_id"],
-            "citationsDigest": r["citations_digest"],
-            "provenanceStrength": r["provenance_strength"],
-            "limitations": orjson.loads(r["limitations_json"]),
-            "claimSupport": r["claim_support"],
-            "assessedBy": r["assessed_by"],
-            "statementTextDigest": r["statement_text_digest"],
-            "revision": r["revision"],
-        }
-        for r in rows
-    )
+    """The assessment digest exactly as `memory prepare` bound it (its function, one recipe)."""
+    from teamlore.memory.prepare import current_assessment_digest as prepared_recipe
+
+    return prepared_recipe(conn, candidate_ids)
 
 
 def _check_state_bindings(conn: sqlite3.Connection, stored: StoredPlan) -> None:
