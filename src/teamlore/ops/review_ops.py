@@ -3,7 +3,8 @@
 - `memory.review` (read-only; capability `team`, not `team-read`: it shows private candidate
   text and transcript excerpts, while `team-read` serves approved memory only): every
   quarantined candidate of the caller's worktree with its statements, evidence, assessments,
-  typed facts, the exact file preview/diff and an `approvalDigest`; drafts whose adjudication failed are listed apart.
+  typed facts, the exact file preview/diff and an `approvalDigest`; drafts whose adjudication
+  failed are listed apart.
 - `memory.prepare` (team): a PrepareRequest@v1 — the person's per-statement confirmation, bound
   to candidate revision, statement-text and citations digests — becomes a PromotionPlan@v1 in
   the promotion journal (`generated`), ready for `memory.promote`.
