@@ -293,9 +293,14 @@ def test_codex_mcp_list_accepts_the_block(clean_env: pytest.MonkeyPatch, tmp_pat
     clean_env.setenv("TEAMLORE_HOME", str(tmp_path / "state"))
     read_block = run(client="codex")["codex"]["toml"]
     team_block = run(client="codex", capabilities=["team"])["codex"]["toml"]
+    personal_block = run(
+        client="codex", capabilities=["init"], client_id="chatgpt-desktop", global_context=True
+    )["codex"]["toml"]
     codex_home = tmp_path / "codex-home"
     codex_home.mkdir()
-    (codex_home / "config.toml").write_text(read_block + "\n" + team_block, encoding="utf-8")
+    (codex_home / "config.toml").write_text(
+        "\n".join([read_block, team_block, personal_block]), encoding="utf-8"
+    )
     env = client_env(tmp_path, CODEX_HOME=str(codex_home))
 
     listed = subprocess.run(
@@ -303,9 +308,18 @@ def test_codex_mcp_list_accepts_the_block(clean_env: pytest.MonkeyPatch, tmp_pat
     )
     assert listed.returncode == 0, listed.stderr
     servers = {s["name"]: s for s in json.loads(listed.stdout)}
-    assert set(servers) == {"teamlore", "teamlore_team"}
+    assert set(servers) == {"teamlore", "teamlore_team", "teamlore_init"}
     assert servers["teamlore"]["enabled"] is True
     assert servers["teamlore"]["transport"]["command"] == PYTHON
+    init = servers["teamlore_init"]["transport"]
+    assert init["args"][-4:] == ["init", "--client-id", "chatgpt-desktop", "--global"]
+    # the exact command Codex will run starts our server (it ends at stdin EOF)
+    started = subprocess.run(
+        [init["command"], *init["args"]], input="", capture_output=True, text=True, timeout=60,
+        env={**os.environ, **(init.get("env") or {})},
+    )  # fmt: skip
+    assert started.returncode == 0, started.stderr
+    assert "personal Writer off" in started.stderr  # no model profile: it says so once
     got = subprocess.run(
         [str(codex), "mcp", "get", "teamlore_team"], capture_output=True, text=True, env=env,
         timeout=120,
