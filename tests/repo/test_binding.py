@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from teamlore.core import errors
+from teamlore.core import errors, keys
 from teamlore.repo.binding import (
     find_owner,
     is_within,
@@ -57,8 +57,8 @@ def test_keys_are_keyed_ids_not_paths(repo, home: Path) -> None:
     repo.commit("first")
     identity = resolve_repository(repo.root, home=home)
     assert str(repo.root) not in identity.repository_key
-    assert len(identity.repository_key) == 24
-    assert len(identity.worktree_key) == 24
+    assert len(identity.repository_key) == keys.KEY_HEX_CHARS == 64
+    assert len(identity.worktree_key) == keys.KEY_HEX_CHARS
 
 
 def test_a_directory_outside_any_repository_is_refused(tmp_path: Path, home: Path) -> None:
