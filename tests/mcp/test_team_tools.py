@@ -28,7 +28,7 @@ def repo(tmp_path: Path, home: Path) -> Path:
     root = make_repo(tmp_path / "shop")
     session = CodexSession("a1", root)
     session.user("The release script fails on tag push; fix it")
-    session.shell("pytest -q tests/test_release.py", "1 failed: test_tag_push", exit_code=1)
+    session.shell(f"pytest -q {root}/tests/test_release.py", "1 failed: test_tag_push", exit_code=1)
     session.answer("The tag check compared against the wrong prefix.")
     session.turn("use the v prefix", "Changed the tag check to expect a v prefix.")
     session.turn("anything else?", "Run pytest tests/test_release.py before pushing tags.")

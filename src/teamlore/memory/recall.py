@@ -54,6 +54,7 @@ from teamlore.memory.chunking import (
     payload_event,
 )
 from teamlore.memory.evidence import Catalog, CatalogTurn, EvidenceRecord, build_catalog
+from teamlore.memory.lint import sanitize_text
 from teamlore.memory.prompts import EXTRACTION_PROMPT, EXTRACTION_PROMPT_VERSION
 from teamlore.memory.selection import (
     SelectedTurn,
@@ -283,7 +284,12 @@ def build_task(
         scope=scope,
         home=home,
     )
-    transcript = serialize_transcript(chunk.turns, catalog.turn_evidence)
+    # the transcript goes to an agent whose output may end up in git: local absolute paths
+    # become repo-relative (inside the worktree) or a placeholder (elsewhere)
+    transcript = sanitize_text(
+        serialize_transcript(chunk.turns, catalog.turn_evidence),
+        worktree_root=identity.worktree_root,
+    )
     chunk_doc = {
         "turnRange": chunk.turn_range,
         "coverage": list(chunk.coverage),
