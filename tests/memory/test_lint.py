@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from teamlore.core.errors import MEMORY_NOT_INITIALIZED, UNSAFE_PATH, TeamloreError
 from teamlore.memory import layout
@@ -494,3 +496,13 @@ def test_sanitize_clears_every_path_and_session_case_of_the_corpus() -> None:
         remaining = {f.rule for f in _blocks(lint_text(clean, path="x"))}
         assert not {r for r in remaining if r.startswith(("path.", "session."))}, (case.id, clean)
         assert sanitize_text(clean) == clean
+
+
+@given(st.lists(st.sampled_from(["staging", "数据库", "迁移", "30s", "lock", "timeout", "v2",
+                                 "alembic", "锁等待", "LOCK_TIMEOUT", "head", "42"]),
+                min_size=1, max_size=12))
+def test_generated_entry_ids_never_look_like_secrets(words: list[str]) -> None:
+    from teamlore.memory.slugs import entry_slug
+
+    slug = entry_slug(" ".join(words))
+    assert [f for f in lint_text(f"id: {slug}", path="x.md") if f.severity == "block"] == []

@@ -44,7 +44,7 @@ from teamlore.core.errors import MEMORY_NOT_INITIALIZED, TeamloreError
 from teamlore.memory import documents as docs
 from teamlore.memory import layout
 from teamlore.memory.frontmatter import MemoryFormatError, decode_text, line_of
-from teamlore.memory.slugs import slug_problem
+from teamlore.memory.slugs import HASH_SUFFIX_LENGTH, slug_problem
 
 LINT_POLICY_VERSION = "teamlore-sanitize@1"
 ENTROPY_MIN_BITS = 4.0
@@ -522,10 +522,18 @@ _PUBLIC_MATERIAL = re.compile(
 _INTERNAL_EQUALS = re.compile(r"=(?=[^=])")
 
 
+_SLUG_HASH_SUFFIX = re.compile(rf"-[0-9a-f]{{{HASH_SUFFIX_LENGTH}}}$")
+
+
 def is_high_entropy_secret(token: str) -> bool:
     """The entropy rule on one token (see module doc for what is exempt)."""
     if len(token) < ENTROPY_MIN_LENGTH:
         return False
+    if _SLUG_HASH_SUFFIX.search(token):
+        # an entry id: words plus the content-hash suffix teamlore's slugs carry
+        segments = _SLUG_HASH_SUFFIX.sub("", token).split("-")
+        if all(len(s) <= 4 or looks_like_words(s) for s in segments):
+            return False
     if _HEX_OR_UUID.fullmatch(token) is not None:
         return False  # hex digests and UUIDs: long-hex warning / session-id rule
     if shannon_entropy(token) < ENTROPY_MIN_BITS:
