@@ -38,7 +38,8 @@ Promote checks (its own module): owner, plan digest, candidate status `quarantin
 `current_assessment_digest`, policy version, and each target's blob OID; then writes the bytes.
 
 Pipeline per candidate (`render_candidate`, shared with review so the preview is the plan):
-statements → claim units (statements with the same citation set form one unit; one unit per
+statements → claim units (statements with the same citation set form one unit, and a statement
+whose citations another unit covers joins it; one unit per
 candidate keeps the candidate's content as the body, several units each get their statements'
 texts) → entries: slug ids (`slugs.unique_entry_slug`, never an id already in the tree or the
 plan; an `update`/`merge` of an approved entry rewrites that entry's file in place with its id),
@@ -258,12 +259,22 @@ class RenderedFile:
 
 def claim_units(statements: Sequence[StatementView]) -> list[list[StatementView]]:
     """Atomic claim units: statements resting on the same citation set form one unit (a claim
-    and its conditions); different evidence bases are different claims. First-seen order."""
-    units: dict[tuple[str, ...], list[StatementView]] = {}
+    and its restatements); a statement whose citations are all cited by another unit (a typed
+    fact supporting a claim, say) joins that unit rather than become an entry of its own."""
+    groups: dict[frozenset[str], list[StatementView]] = {}
     for statement in statements:
-        key = tuple(sorted(c.evidence_id for c in statement.citations))
-        units.setdefault(key, []).append(statement)
-    return list(units.values())
+        key = frozenset(c.evidence_id for c in statement.citations)
+        groups.setdefault(key, []).append(statement)
+    keys = sorted(groups, key=len, reverse=True)
+    units: dict[frozenset[str], list[StatementView]] = {}
+    for key in keys:
+        home = next((k for k in units if key <= k), None)
+        units.setdefault(home if home is not None else key, []).extend(groups[key])
+    order = {id(s): i for i, s in enumerate(statements)}
+    return sorted(
+        (sorted(u, key=lambda s: order[id(s)]) for u in units.values()),
+        key=lambda u: order[id(u[0])],
+    )
 
 
 def statement_support(statement: StatementView) -> str:
