@@ -6,7 +6,6 @@ import importlib
 import pkgutil
 import sys
 import tempfile
-from pathlib import Path
 from typing import Any
 
 import typer
@@ -267,22 +266,40 @@ def sessions_search(
 
 
 def _render_demo(result: dict[str, Any]) -> None:
-    stdout.print(f"[bold]teamlore demo[/] in {result['directory']}", highlight=False)
-    _render_sync(result["sync"])
-    stdout.print()
-    _render_list({"sessions": result["sessions"]})
-    for query, hits in result["searches"].items():
-        stdout.print(f"\n[bold]sessions search[/] {query!r}")
-        _render_search({"hits": hits})
-    memory = result["memory"]
+    stdout.print(f"[bold]teamlore demo[/] in {result['directory']}\n", highlight=False)
+    for number, step in enumerate(result["steps"], 1):
+        stdout.print(
+            f"[bold cyan]{number:>2}. {step['step']}[/]  {step['summary']}", highlight=False
+        )
+        if step["step"] == "sessions-search":
+            for query, hits in step["searches"].items():
+                top = hits[0]["snippet"][:90] if hits else "no hits"
+                stdout.print(f"      {query!r}: {len(hits)} hits — {top}", highlight=False)
+        elif step["step"] == "review":
+            for item in step["result"]["items"]:
+                supports = ", ".join(
+                    f"{s['statementId']}={s['claimSupport']}" for s in item["statements"]
+                )
+                stdout.print(
+                    f"      {item['candidateId'][:16]} {item['provenanceStrength']}: {supports}",
+                    highlight=False,
+                )
+        elif step["step"] == "promote":
+            for path, text in step["files"].items():
+                stdout.print(f"\n[bold]{path}[/]", highlight=False)
+                stdout.print(text.rstrip(), highlight=False, markup=False)
+            stdout.print()
+        elif step["step"] == "memory-search":
+            for query, found in step["searches"].items():
+                ids = ", ".join(r["id"] for r in found["results"]) or "none"
+                stdout.print(f"      {query!r}: {ids}", highlight=False)
+        elif step["step"] == "git-status":
+            for line in step["porcelain"].splitlines():
+                stdout.print(f"      {line}", highlight=False)
     stdout.print(
-        f"\nTeam memory initialized in {Path(result['repository']).name}: "
-        f"generation {(memory.get('projection') or {}).get('generation')}, "
-        f"coverage {(memory.get('projection') or {}).get('coverage')}."
-    )
-    stdout.print(
-        f"\nTry it yourself:\n  export TEAMLORE_HOME={result['stateDir']}\n"
-        f"  teamlore sessions list\n  teamlore sessions search 迁移",
+        f"\nExplore it yourself:\n  cd {result['repository']}\n"
+        f"  export TEAMLORE_HOME={result['stateDir']}\n"
+        '  teamlore sessions search 迁移\n  teamlore memory search "invoice export"',
         highlight=False,
     )
 

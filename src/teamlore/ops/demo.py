@@ -72,6 +72,7 @@ def build_repository(root: Path) -> tuple[Path, dict[str, str]]:
     repo = root / "acme-billing"
     repo.mkdir(parents=True)
     _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "remote", "add", "origin", "https://github.com/acme/acme-billing.git")
     commits = {
         "init": _commit(
             repo,
@@ -374,6 +375,103 @@ def write_claude_session(root: Path, repo: Path, commit: str) -> Path:
     return path
 
 
+# The demo's scripted agent: what an agent reading the two sample sessions would propose. A real
+# run uses the agent you talk to (or a batch runner); here the answers are fixed so the demo needs
+# no model. Statements cite the task's own evidence ids; the typed fact is teamlore's.
+SCRIPTED_CLAIMS = {
+    "invoice": (
+        "Invoice export must sort rows by id: unordered exports made test_export flaky in the "
+        "release job.",
+        "release",
+    ),
+    "迁移": (
+        "staging 上的数据库迁移要把锁等待超时设为 30 秒（LOCK_TIMEOUT='30s'），"
+        "否则 alembic upgrade head 会因锁等待超时而失败。",
+        "数据库迁移",
+    ),
+}
+
+
+def scripted_drafts(source: dict[str, Any], facts: list[dict[str, Any]]) -> dict[str, Any]:
+    transcript = source["chunk"]["transcript"]
+    text, scene = SCRIPTED_CLAIMS["invoice" if "invoice" in transcript else "迁移"]
+    turns = [t["evidenceId"] for t in source["chunk"]["turnEvidence"]]
+    fact = next((f for f in facts if f["renderer"] == "commit-changed-path@1"), None)
+    claim = {
+        "statementId": "claim",
+        "text": text,
+        "evidenceIds": turns[:2] + (fact["evidenceIds"] if fact else []),
+    }
+    statements = [claim]
+    if fact is not None:
+        statements.append(
+            {"statementId": "fact", "text": fact["text"], "evidenceIds": fact["evidenceIds"]}
+        )
+    return {
+        "format": "threadshare-memory-candidate-draft-batch@v1",
+        "taskId": source["taskId"],
+        "binding": source["binding"],
+        "candidates": [
+            {
+                "content": text,
+                "type": "work_method",
+                "priority": 70,
+                "confidence": "high",
+                "scene": scene,
+                "statements": statements,
+            }
+        ],
+    }
+
+
+def scripted_decisions(adjudication_task: dict[str, Any]) -> dict[str, Any]:
+    """Store every draft that has no near neighbour; skip one that repeats a neighbour."""
+    recall_sets = {r["draftRef"]: r["ordered"] for r in adjudication_task["recallSets"]}
+    decisions = []
+    for draft in adjudication_task["drafts"]:
+        ordered = recall_sets.get(draft["candidateId"], [])
+        approved = [hit["id"] for hit in ordered if hit["sourceKind"] == "approved"]
+        action = "skip" if approved else "store"
+        decisions.append(
+            {
+                "draftRef": draft["candidateId"],
+                "action": action,
+                "targetIds": approved[:1],
+                "mergedFields": None,
+            }
+        )
+    return {
+        "format": "threadshare-memory-adjudication-result@v1",
+        "taskId": adjudication_task["taskId"],
+        "binding": adjudication_task["binding"],
+        "adjudications": decisions,
+    }
+
+
+def confirm_all(review: dict[str, Any]) -> dict[str, Any]:
+    """The PrepareRequest a person sends after reading every statement and its evidence."""
+    return {
+        "format": "threadshare-memory-prepare-request@v1",
+        "kind": "entry",
+        "candidates": [
+            {
+                "candidateId": item["candidateId"],
+                "expectedRevision": item["revision"],
+                "statements": [
+                    {
+                        "statementId": st["statementId"],
+                        "statementTextDigest": st["statementTextDigest"],
+                        "citationsDigest": st["citationsDigest"],
+                    }
+                    for st in item["statements"]
+                ],
+            }
+            for item in review["items"]
+            if not item["blocked"]
+        ],
+    }
+
+
 class DemoRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -393,6 +491,17 @@ def demo(ctx: OpContext, request: DemoRequest) -> dict[str, Any]:
     write_codex_session(root, repo, commits["export"])
     write_claude_session(root, repo, commits["migration"])
     inner = OpContext(cwd=repo, home=root / "state", progress=ctx.progress)
+    steps: list[dict[str, Any]] = []
+
+    def step(name: str, summary: str, **detail: Any) -> None:
+        steps.append({"step": name, "summary": summary, **detail})
+
+    step(
+        "build",
+        f"git repository acme-billing with {len(commits)} commits; one Codex and one "
+        "Claude Code session about it",
+        commits=commits,
+    )
     synced = run_operation(
         "sync",
         inner,
@@ -404,18 +513,84 @@ def demo(ctx: OpContext, request: DemoRequest) -> dict[str, Any]:
             "repository": str(repo),
         },
     )
-    run_operation("memory.init", inner, {})
+    step(
+        "sync",
+        f"indexed {synced['sessions']} sessions, {synced['turns']} turns; "
+        f"{synced['delivery']['deliveryEdges']} delivery edges to commits",
+        result=synced,
+    )
     searches = {
         q: run_operation("sessions.search", inner, {"query": q, "limit": 3})["hits"]
         for q in ("flaky invoice export", "数据库迁移", "lock_timeout")
     }
-    sessions = run_operation("sessions.list", inner, {})["sessions"]
+    step(
+        "sessions-search",
+        "searched past turns in English, Chinese and by identifier",
+        searches=searches,
+    )
+    run_operation("memory.init", inner, {})
+    step("memory-init", "created .threadshare/memory in the repository")
+    recalled = run_operation(
+        "memory.recall",
+        inner,
+        {"since": "2026-11-01T00:00:00.000Z", "until": "2026-12-01T00:00:00.000Z"},
+    )
+    facts = {f["taskId"]: f["facts"] for f in recalled.get("typedFacts", [])}
+    step(
+        "recall",
+        f"{len(recalled['sources'])} extraction tasks, "
+        f"{sum(len(f) for f in facts.values())} typed facts rendered from commits",
+        result=recalled,
+    )
+    staged = []
+    for source in recalled["sources"]:
+        drafts = run_operation(
+            "memory.stage", inner, scripted_drafts(source, facts.get(source["taskId"], []))
+        )
+        staged.append(
+            run_operation("memory.stage", inner, scripted_decisions(drafts["adjudicationTask"]))
+        )
+    step(
+        "stage",
+        f"the demo's scripted agent proposed {len(staged)} candidates (fixed answers, "
+        "no model) and adjudicated them against team memory; they wait in quarantine",
+        results=staged,
+    )
+    review = run_operation("memory.review", inner, {"kind": "entry"})
+    step(
+        "review",
+        f"{review['count']} candidates to review, each statement with its evidence",
+        result=review,
+    )
+    prepared = run_operation("memory.prepare", inner, confirm_all(review))
+    step(
+        "confirm-prepare",
+        "the demo confirms every statement in your place (you would read "
+        "each one), then prepares an exact promotion plan",
+        result=prepared,
+    )
+    promoted = run_operation(
+        "memory.promote",
+        inner,
+        {"planId": prepared["planId"], "planDigest": prepared["planDigest"]},
+    )
+    written = [f["targetPath"] for f in promoted["files"]]
+    step(
+        "promote",
+        f"wrote {len(written)} reviewed entries (nothing staged or committed)",
+        result=promoted,
+        files={p: (repo / p).read_text(encoding="utf-8") for p in written},
+    )
+    found = {
+        q: run_operation("memory.search", inner, {"query": q, "limit": 3})
+        for q in ("invoice export", "迁移")
+    }
+    step("memory-search", "the next agent finds them", searches=found)
+    status = _git(repo, "status", "--porcelain")
+    step("git-status", "the repository only has new working-tree files", porcelain=status)
     return {
         "directory": str(root),
         "stateDir": str(root / "state"),
         "repository": str(repo),
-        "sync": synced,
-        "sessions": sessions,
-        "searches": searches,
-        "memory": run_operation("memory.status", inner, {}),
+        "steps": steps,
     }

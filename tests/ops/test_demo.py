@@ -1,0 +1,64 @@
+"""`teamlore demo` drives the whole chain on bundled sample data, in its own folder only."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from support import teamlore_cli
+
+
+def test_demo_runs_the_whole_chain_and_touches_nothing_else(tmp_path: Path) -> None:
+    target = tmp_path / "demo"
+    outside_home = tmp_path / "untouched-state"
+    proc = teamlore_cli(
+        "demo", "--dir", str(target), "--format", "json", env={"TEAMLORE_HOME": str(outside_home)}
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    steps = {s["step"]: s for s in result["steps"]}
+    assert list(steps) == [
+        "build",
+        "sync",
+        "sessions-search",
+        "memory-init",
+        "recall",
+        "stage",
+        "review",
+        "confirm-prepare",
+        "promote",
+        "memory-search",
+        "git-status",
+    ]
+    assert not outside_home.exists()  # the demo has its own state dir
+    repo = Path(result["repository"])
+    written = steps["promote"]["files"]
+    assert len(written) == 2 and all((repo / p).is_file() for p in written)
+    for query, found in steps["memory-search"]["searches"].items():
+        assert found["coverage"] == "complete" and found["results"], query
+    tree = "\n".join((repo / p).read_text() for p in written)
+    assert str(tmp_path) not in tree and "7c4f2a9e" not in tree and "019a8d2e" not in tree
+    assert "github.com/acme/acme-billing" in tree and 'occurred: ["2026-11-2' in tree
+    commits = subprocess.run(
+        ["git", "-C", str(repo), "rev-list", "--all", "--count"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "GIT_CONFIG_GLOBAL": os.devnull},
+    ).stdout
+    assert commits.strip() == str(len(steps["build"]["commits"]))
+    assert steps["git-status"]["porcelain"].strip() == "?? .threadshare/"
+    lint = teamlore_cli(
+        "memory", "lint", "--format", "json", cwd=repo, env={"TEAMLORE_HOME": result["stateDir"]}
+    )
+    assert lint.returncode == 0, lint.stdout
+
+
+def test_demo_refuses_a_folder_that_is_not_empty(tmp_path: Path) -> None:
+    (tmp_path / "keep.txt").write_text("mine")
+    proc = teamlore_cli("demo", "--dir", str(tmp_path), "--format", "json")
+    assert proc.returncode == 2
+    assert json.loads(proc.stdout)["error"]["code"] == "INVALID_ARGUMENT"
+    assert [p.name for p in tmp_path.iterdir()] == ["keep.txt"]
