@@ -54,3 +54,59 @@ def git(repo: Path, *args: str) -> str:
         ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env
     )
     return done.stdout.strip()
+
+
+RELEASE_CLAIM = (
+    "Tag checks in the release script expect a v prefix; run the release tests before pushing."
+)
+
+
+def release_repository(tmp_path: Path, home: Path) -> Path:
+    """A registered, memory-initialized git repository with one indexed three-turn Codex session
+    about a failing release (one tool call carries an absolute path inside the repository)."""
+    sys.path.insert(0, str(Path(__file__).parent / "memory"))
+    from recall_world import CodexSession, make_repo, sync
+
+    root = make_repo(tmp_path / "shop")
+    session = CodexSession("a1", root)
+    session.user("The release script fails on tag push; fix it")
+    session.shell(f"pytest -q {root}/tests/test_release.py", "1 failed: test_tag_push", exit_code=1)
+    session.answer("The tag check compared against the wrong prefix.")
+    session.turn("use the v prefix", "Changed the tag check to expect a v prefix.")
+    session.turn("anything else?", "Run pytest tests/test_release.py before pushing tags.")
+    session.write(tmp_path / "codex")
+    sync(home, tmp_path / "codex", root)
+    assert teamlore_cli("memory", "init", cwd=root).returncode == 0
+    return root
+
+
+def draft_batch(task: dict, text: str = RELEASE_CLAIM) -> dict:
+    """The CandidateDraftBatch@v1 an agent would send for `task`: one claim citing turn 1."""
+    turn_evidence = task["chunk"]["turnEvidence"][0]["evidenceId"]
+    candidate = {
+        "content": text,
+        "type": "work_method",
+        "priority": 60,
+        "confidence": "medium",
+        "scene": "release",
+        "statements": [{"statementId": "s1", "text": text, "evidenceIds": [turn_evidence]}],
+    }
+    return {
+        "format": "threadshare-memory-candidate-draft-batch@v1",
+        "taskId": task["taskId"],
+        "binding": task["binding"],
+        "candidates": [candidate],
+    }
+
+
+def store_all(adjudication_task: dict) -> dict:
+    """The AdjudicationResult@v1 that stores every draft."""
+    return {
+        "format": "threadshare-memory-adjudication-result@v1",
+        "taskId": adjudication_task["taskId"],
+        "binding": adjudication_task["binding"],
+        "adjudications": [
+            {"draftRef": d["candidateId"], "action": "store", "targetIds": [], "mergedFields": None}
+            for d in adjudication_task["drafts"]
+        ],
+    }

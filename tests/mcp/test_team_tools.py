@@ -15,27 +15,15 @@ import pytest
 from mcp.client.stdio import stdio_client
 
 from mcp import ClientSession, StdioServerParameters
-from support import teamlore_cli
+from support import draft_batch, release_repository, store_all, teamlore_cli
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
-from recall_world import WINDOW, CodexSession, make_repo, sync
-
-TEXT = "Tag checks in the release script expect a v prefix; run the release tests before pushing."
+from recall_world import WINDOW
 
 
 @pytest.fixture()
 def repo(tmp_path: Path, home: Path) -> Path:
-    root = make_repo(tmp_path / "shop")
-    session = CodexSession("a1", root)
-    session.user("The release script fails on tag push; fix it")
-    session.shell(f"pytest -q {root}/tests/test_release.py", "1 failed: test_tag_push", exit_code=1)
-    session.answer("The tag check compared against the wrong prefix.")
-    session.turn("use the v prefix", "Changed the tag check to expect a v prefix.")
-    session.turn("anything else?", "Run pytest tests/test_release.py before pushing tags.")
-    session.write(tmp_path / "codex")
-    sync(home, tmp_path / "codex", root)
-    assert teamlore_cli("memory", "init", cwd=root).returncode == 0
-    return root
+    return release_repository(tmp_path, home)
 
 
 async def _calls(repo: Path, calls: list[tuple[str, dict[str, Any]]]) -> tuple[list, list]:
@@ -68,27 +56,6 @@ def cli(repo: Path, *args: str, stdin: dict[str, Any] | None = None) -> dict[str
     payload: dict[str, Any] = json.loads(proc.stdout)
     assert (proc.returncode != 0) == ("error" in payload)
     return payload
-
-
-def drafts_for(task: dict[str, Any], statements: int = 1) -> dict[str, Any]:
-    turn_ev = task["chunk"]["turnEvidence"][0]["evidenceId"]
-    candidate = {
-        "content": TEXT,
-        "type": "work_method",
-        "priority": 60,
-        "confidence": "medium",
-        "scene": "release",
-        "statements": [
-            {"statementId": f"s{i}", "text": TEXT, "evidenceIds": [turn_ev]}
-            for i in range(1, statements + 1)
-        ],
-    }
-    return {
-        "format": "threadshare-memory-candidate-draft-batch@v1",
-        "taskId": task["taskId"],
-        "binding": task["binding"],
-        "candidates": [candidate],
-    }
 
 
 def test_team_capability_adds_the_extraction_tools(repo: Path) -> None:
@@ -126,9 +93,9 @@ def test_drafts_reach_quarantine_through_mcp_and_refusals_match_the_cli(repo: Pa
     window = {"since": WINDOW["since"], "until": WINDOW["until"]}
     _, (recalled,) = mcp(repo, [("threadshare_memory_recall", window)])
     task = recalled["sources"][0]
-    foreign = drafts_for(task)
+    foreign = draft_batch(task)
     foreign["candidates"][0]["statements"][0]["evidenceIds"] = ["ev-99-000000000000"]
-    too_many = drafts_for(task)
+    too_many = draft_batch(task)
     too_many["candidates"] = too_many["candidates"] * 9
     _, (foreign_mcp, too_many_mcp) = mcp(
         repo, [("threadshare_memory_stage", foreign), ("threadshare_memory_stage", too_many)]
@@ -137,18 +104,10 @@ def test_drafts_reach_quarantine_through_mcp_and_refusals_match_the_cli(repo: Pa
     assert too_many_mcp == cli(repo, "memory", "stage", "--request", "-", stdin=too_many)
     assert foreign_mcp["error"]["code"] == "EVIDENCE_NOT_IN_TASK"
     assert too_many_mcp["error"]["code"] in {"BATCH_TOO_LARGE", "STAGE_REQUEST_INVALID"}
-    _, (staged,) = mcp(repo, [("threadshare_memory_stage", drafts_for(task))])
+    _, (staged,) = mcp(repo, [("threadshare_memory_stage", draft_batch(task))])
     assert staged["status"] == "adjudication-required"
     adjudication_task = staged["adjudicationTask"]
-    decision = {
-        "format": "threadshare-memory-adjudication-result@v1",
-        "taskId": adjudication_task["taskId"],
-        "binding": adjudication_task["binding"],
-        "adjudications": [
-            {"draftRef": d["candidateId"], "action": "store", "targetIds": [], "mergedFields": None}
-            for d in adjudication_task["drafts"]
-        ],
-    }
+    decision = store_all(adjudication_task)
     _, (stored,) = mcp(repo, [("threadshare_memory_stage", copy.deepcopy(decision))])
     assert stored["status"] == "staged"
     assert [c["candidateStatus"] for c in stored["candidates"]] == ["quarantined"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import typer
@@ -11,7 +12,10 @@ from rich.syntax import Syntax
 
 from teamlore.cli.app import memory_app
 from teamlore.cli.memory_cmds import RepositoryOption, _cwd, read_request
-from teamlore.cli.output import FormatOption, OutputFormat, run, stdout
+from teamlore.cli.output import FormatOption, OutputFormat, fail, run, stdout
+from teamlore.core import errors
+from teamlore.memory.review import prepare_request_from_review
+from teamlore.ops.registry import OpContext, run_operation
 
 
 def _render_statement(statement: dict[str, Any]) -> None:
@@ -107,3 +111,41 @@ def discard(
     """Discard a draft, quarantined or adjudication-failed candidate."""
     payload = {"candidateId": candidate, "expectedRevision": revision}
     run("memory.discard", payload, fmt, _render_discard, cwd=_cwd(repository))
+
+
+@memory_app.command("confirm")
+def confirm(
+    candidates: list[str] = typer.Option(
+        [], "--candidate", help="Candidate to confirm (repeatable; default: every one reviewed)."
+    ),
+    yes: bool = typer.Option(False, "--yes", help="Confirm without asking (you read the review)."),
+    repository: str | None = RepositoryOption,
+    fmt: OutputFormat = FormatOption,
+) -> None:
+    """Confirm reviewed statements one by one, then record a promotion plan (runs prepare)."""
+    cwd = _cwd(repository)
+    if not yes and (fmt is OutputFormat.json or not sys.stdin.isatty()):
+        fail(errors.TeamloreError(errors.USAGE, "confirming without a terminal needs --yes"), fmt)
+    try:
+        reviewed = run_operation("memory.review", OpContext(cwd=cwd), {"kind": "entry"})
+    except errors.TeamloreError as err:
+        fail(err, fmt)
+    items = [i for i in reviewed["items"] if not candidates or i["candidateId"] in candidates]
+    confirmed: list[str] = []
+    for item in items:
+        if item["blocked"]:
+            continue
+        if not yes:
+            stdout.print(
+                Panel(escape(item["content"]), title=escape(item["candidateId"]), expand=False)
+            )
+            for statement in item["statements"]:
+                _render_statement(statement)
+            if not typer.confirm("Is every statement above true?", default=False):
+                continue
+        confirmed.append(item["candidateId"])
+    if not confirmed:
+        stdout.print("Nothing confirmed; no plan recorded.")
+        raise typer.Exit(0)
+    request = prepare_request_from_review(reviewed["items"], confirmed)
+    run("memory.prepare", request, fmt, _render_prepare, cwd=cwd)

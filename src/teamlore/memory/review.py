@@ -541,3 +541,34 @@ def require_candidate(
             candidateId=candidate_id,
         )
     return row
+
+
+def prepare_request_from_review(
+    items: list[dict[str, Any]], candidate_ids: list[str] | None = None
+) -> dict[str, Any]:
+    """The PrepareRequest@v1 that confirms every statement of these reviewed items (all
+    unblocked ones when `candidate_ids` is None), bound to the digests the review showed."""
+    chosen = [
+        item
+        for item in items
+        if not item["blocked"] and (candidate_ids is None or item["candidateId"] in candidate_ids)
+    ]
+    return {
+        "format": "threadshare-memory-prepare-request@v1",
+        "kind": "entry",
+        "candidates": [
+            {
+                "candidateId": item["candidateId"],
+                "expectedRevision": item["revision"],
+                "statements": [
+                    {
+                        "statementId": st["statementId"],
+                        "statementTextDigest": st["statementTextDigest"],
+                        "citationsDigest": st["citationsDigest"],
+                    }
+                    for st in item["statements"]
+                ],
+            }
+            for item in chosen
+        ],
+    }

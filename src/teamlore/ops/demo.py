@@ -18,6 +18,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
 from teamlore.core import errors
+from teamlore.memory.review import prepare_request_from_review
 from teamlore.ops.registry import OpContext, operation, run_operation
 
 CODEX_SESSION_ID = "019a8d2e-5b1c-7e40-9a6f-3c2d1e0f9a01"
@@ -448,30 +449,6 @@ def scripted_decisions(adjudication_task: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def confirm_all(review: dict[str, Any]) -> dict[str, Any]:
-    """The PrepareRequest a person sends after reading every statement and its evidence."""
-    return {
-        "format": "threadshare-memory-prepare-request@v1",
-        "kind": "entry",
-        "candidates": [
-            {
-                "candidateId": item["candidateId"],
-                "expectedRevision": item["revision"],
-                "statements": [
-                    {
-                        "statementId": st["statementId"],
-                        "statementTextDigest": st["statementTextDigest"],
-                        "citationsDigest": st["citationsDigest"],
-                    }
-                    for st in item["statements"]
-                ],
-            }
-            for item in review["items"]
-            if not item["blocked"]
-        ],
-    }
-
-
 class DemoRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -562,7 +539,7 @@ def demo(ctx: OpContext, request: DemoRequest) -> dict[str, Any]:
         f"{review['count']} candidates to review, each statement with its evidence",
         result=review,
     )
-    prepared = run_operation("memory.prepare", inner, confirm_all(review))
+    prepared = run_operation("memory.prepare", inner, prepare_request_from_review(review["items"]))
     step(
         "confirm-prepare",
         "the demo confirms every statement in your place (you would read "
