@@ -17,6 +17,7 @@ from typing import Any, NoReturn
 import orjson
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from teamlore.core import errors
@@ -45,7 +46,7 @@ def fail(err: errors.TeamloreError, fmt: OutputFormat) -> NoReturn:
     if fmt is OutputFormat.json:
         print_json({"error": err.to_json()})
     else:
-        stderr.print(f"[bold red]error[/] {err.code}: {err.message}", highlight=False)
+        stderr.print(f"[bold red]error[/] {err.code}: {escape(err.message)}", highlight=False)
     raise typer.Exit(err.exit_code)
 
 

@@ -319,3 +319,17 @@ TARGET_DRIFT = _register(
 PREPARE_REQUEST_INVALID = _register(
     "PREPARE_REQUEST_INVALID", "the request does not follow PrepareRequest@v1", 2
 )
+
+# personal memory: MCP launch and tools (ops/personal_ops.py)
+UNREGISTERED_WORKSPACE = _register(
+    "UNREGISTERED_WORKSPACE", "the workspace is not inside a registered repository"
+)
+READ_DISABLED = _register("READ_DISABLED", "this process may not read personal memory (no context)")
+STATUS_UNAVAILABLE = _register(
+    "STATUS_UNAVAILABLE", "that status lookup needs a capability this process was not launched with"
+)
+INVALID_CLIENT_ID = _register("INVALID_CLIENT_ID", "the client id must be [A-Za-z0-9_-]{1,128}", 2)
+INVALID_SUBMISSION_ID = _register(
+    "INVALID_SUBMISSION_ID",
+    "submissionId/conversationId must be [A-Za-z0-9_-]{1,128}; importId is looked up alone",
+)

@@ -17,10 +17,17 @@ DIR_MODE = 0o700
 FILE_MODE = 0o600
 
 
-def state_dir() -> Path:
+def state_dir_path() -> Path:
+    """Where the state dir is (`$TEAMLORE_HOME`, else the platform's), without creating it:
+    read-only processes must leave no trace."""
     env = os.environ.get("TEAMLORE_HOME")
     base = Path(env) if env else Path(platformdirs.user_state_dir("teamlore", appauthor=False))
-    return ensure_private_dir(base.expanduser())
+    return base.expanduser()
+
+
+def state_dir() -> Path:
+    """The state dir, created private (0700) if missing."""
+    return ensure_private_dir(state_dir_path())
 
 
 def ensure_private_dir(path: Path) -> Path:

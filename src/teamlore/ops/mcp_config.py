@@ -51,7 +51,7 @@ WSL_EXE = "wsl.exe"
 ENV_BIN = "/usr/bin/env"
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-_CLIENT_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+_CLIENT_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")  # as `teamlore mcp --client-id` accepts
 
 
 def _default_capabilities() -> list[Capability]:

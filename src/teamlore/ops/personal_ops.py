@@ -19,10 +19,10 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-import platformdirs
 from pydantic import BaseModel, ConfigDict, Field
 
 from teamlore.core import errors
+from teamlore.core.paths import state_dir_path
 from teamlore.ops.registry import OpContext, operation
 from teamlore.personal import api, documents, init_import, reader
 from teamlore.personal.config import (
@@ -34,24 +34,11 @@ from teamlore.personal.config import (
 )
 from teamlore.personal.model_port import DecisionModel
 
-
-def _code(code: str, summary: str, exit_code: int = 1) -> errors.ErrorCode:
-    """A stable code this area needs; registered here until core/errors.py carries it."""
-    return errors.registered_codes().get(code) or errors._register(code, summary, exit_code)
-
-
-UNREGISTERED_WORKSPACE = _code(
-    "UNREGISTERED_WORKSPACE", "the workspace is not inside a registered repository"
-)
-READ_DISABLED = _code("READ_DISABLED", "this process may not read personal memory (no context)")
-STATUS_UNAVAILABLE = _code(
-    "STATUS_UNAVAILABLE", "that status lookup needs a capability this process was not launched with"
-)
-INVALID_CLIENT_ID = _code("INVALID_CLIENT_ID", "the client id must be [A-Za-z0-9_-]{1,128}", 2)
-INVALID_SUBMISSION_ID = _code(
-    "INVALID_SUBMISSION_ID",
-    "submissionId/conversationId must be [A-Za-z0-9_-]{1,128}; importId is looked up alone",
-)
+UNREGISTERED_WORKSPACE = errors.UNREGISTERED_WORKSPACE
+READ_DISABLED = errors.READ_DISABLED
+STATUS_UNAVAILABLE = errors.STATUS_UNAVAILABLE
+INVALID_CLIENT_ID = errors.INVALID_CLIENT_ID
+INVALID_SUBMISSION_ID = errors.INVALID_SUBMISSION_ID
 
 _ID = init_import.ID_PATTERN
 CLIENT_ID = init_import.CLIENT_ID_PATTERN
@@ -65,11 +52,7 @@ CONTEXT_SCHEMA: dict[str, Any] = {"pattern": init_import.CONTEXT_PATTERN.pattern
 def state_home(ctx: OpContext) -> Path:
     """The state dir path (`ctx.home`, `$TEAMLORE_HOME`, else the platform default). Unlike
     `core.paths.state_dir`, this never creates it: read-only callers must leave no trace."""
-    if ctx.home is not None:
-        return ctx.home
-    env = os.environ.get("TEAMLORE_HOME")
-    base = Path(env) if env else Path(platformdirs.user_state_dir("teamlore", appauthor=False))
-    return base.expanduser()
+    return ctx.home if ctx.home is not None else state_dir_path()
 
 
 def registered_projects(home: Path) -> dict[str, str]:
