@@ -218,7 +218,8 @@ def test_personal_client_ids_differ_per_client(clean_env: pytest.MonkeyPatch) ->
         {"name": "has space"},
         {"client": "cursor"},
         {"capabilities": ["admin"]},
-        {"client_id": "x" * 65},
+        {"client_id": "x" * 129},
+        {"client_id": "has.dot"},
         {"approval_mode": "never"},
     ],
 )
