@@ -498,9 +498,28 @@ def test_sanitize_clears_every_path_and_session_case_of_the_corpus() -> None:
         assert sanitize_text(clean) == clean
 
 
-@given(st.lists(st.sampled_from(["staging", "数据库", "迁移", "30s", "lock", "timeout", "v2",
-                                 "alembic", "锁等待", "LOCK_TIMEOUT", "head", "42"]),
-                min_size=1, max_size=12))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "staging",
+                "数据库",
+                "迁移",
+                "30s",
+                "lock",
+                "timeout",
+                "v2",
+                "alembic",
+                "锁等待",
+                "LOCK_TIMEOUT",
+                "head",
+                "42",
+            ]
+        ),
+        min_size=1,
+        max_size=12,
+    )
+)
 def test_generated_entry_ids_never_look_like_secrets(words: list[str]) -> None:
     from teamlore.memory.slugs import entry_slug
 

@@ -218,9 +218,9 @@ def claim_in_tx(
             taskId=task_id,
             status=task.status,
         )
-    epoch = conn.execute(
-        "SELECT lease_epoch FROM tasks WHERE task_id = ?", (task_id,)
-    ).fetchone()[0]
+    epoch = conn.execute("SELECT lease_epoch FROM tasks WHERE task_id = ?", (task_id,)).fetchone()[
+        0
+    ]
     return Claim(task_id, holder, token, int(epoch), expires)
 
 
@@ -303,8 +303,7 @@ def audit_conflict(
     conn: sqlite3.Connection, task_id: str, response_digest: str, *, now: int
 ) -> None:
     conn.execute(
-        "INSERT INTO submission_conflicts (task_id, response_digest, received_at) "
-        "VALUES (?, ?, ?)",
+        "INSERT INTO submission_conflicts (task_id, response_digest, received_at) VALUES (?, ?, ?)",
         (task_id, response_digest, now),
     )
 
