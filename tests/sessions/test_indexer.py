@@ -365,3 +365,16 @@ def test_a_crash_mid_sync_leaves_a_consistent_index(home: Path, src: Path, point
         (1, "work c", "done", 0),
     ]
     assert recovered.conn.execute("SELECT count(*) FROM turns_fts").fetchone()[0] == 3
+
+
+def test_the_start_and_end_of_long_tool_output_are_searchable(indexer: Indexer, src: Path) -> None:
+    output = "collected 400 items\n" + "." * 20_000 + "\nFAILED test_totals - ZeroDivisionError"
+    session_file(
+        src / "a.jsonl",
+        {"t": "user", "text": "run the suite"},
+        {"t": "run", "id": "c1", "cmd": "pytest"},
+        {"t": "out", "id": "c1", "out": output, "exit": 1},
+    )
+    sync(indexer, src)
+    assert [h["turn"] for h in search_turns(indexer.conn, "ZeroDivisionError")] == [1]
+    assert [h["turn"] for h in search_turns(indexer.conn, "collected items")] == [1]

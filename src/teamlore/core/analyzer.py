@@ -107,15 +107,21 @@ def _word_tokens(raw: str) -> tuple[str, ...]:
     return tuple(parts)
 
 
+def _ascii_tokens(text: str) -> list[str]:
+    return [token for word in _ASCII_TOKEN.findall(text) for token in _word_tokens(word)]
+
+
 def tokens(text: str) -> list[str]:
     """Every index token of `text`, in order (with repeats, so BM25 sees term frequency)."""
+    # A pure-ASCII text is already NFKC-normal and has no CJK, which allows the much faster
+    # ASCII pattern. Tokens never span a newline, so other texts are analyzed line by line and
+    # only their non-ASCII lines take the general path.
+    if text.isascii():
+        return _ascii_tokens(text)
     out: list[str] = []
-    # Tokens never span a newline, so lines are analyzed alone; a pure-ASCII line is already
-    # NFKC-normal and has no CJK, which allows the much faster ASCII pattern.
     for line in text.split("\n"):
         if line.isascii():
-            for match in _ASCII_TOKEN.finditer(line):
-                out.extend(_word_tokens(match.group()))
+            out.extend(_ascii_tokens(line))
             continue
         for match in _TOKEN.finditer(unicodedata.normalize("NFKC", line)):
             raw = match.group()

@@ -33,8 +33,10 @@ from teamlore.sessions.model import (
 # plus the sha256 and byte size of the whole payload.
 RESULT_FULL_MAX = 64 * 1024
 RESULT_EXCERPT = 16 * 1024
-# How much of each tool payload and input goes into the search index.
-FTS_TOOL_CHARS = 2048
+# How much of each tool input, and of each tool result's start and end (where errors and test
+# summaries are), goes into the search index.
+FTS_TOOL_CHARS = 1024
+FTS_RESULT_EDGE_CHARS = 512
 MAX_TEXT_CHARS = 1 << 20
 
 
@@ -57,6 +59,13 @@ class ToolRecord:
     status: str = "pending"
     ended_at: str | None = None
     commits: list[ObservedCommit] = field(default_factory=list)
+
+    def search_excerpt(self) -> str:
+        whole = self.result_head or ""
+        end = self.result_tail if self.result_truncated and self.result_tail else whole
+        if not self.result_truncated and len(whole) <= 2 * FTS_RESULT_EDGE_CHARS:
+            return whole
+        return whole[:FTS_RESULT_EDGE_CHARS] + "\n" + end[-FTS_RESULT_EDGE_CHARS:]
 
     def set_result(self, result: ToolResult) -> None:
         data = result.output.encode("utf-8", "surrogatepass")
@@ -121,8 +130,7 @@ class TurnRecord:
         for tool in self.tools:
             parts.append(tool.command or (tool.input or "")[:FTS_TOOL_CHARS])
             parts.extend(tool.paths_written)
-            if tool.result_head:
-                parts.append(tool.result_head[:FTS_TOOL_CHARS])
+            parts.append(tool.search_excerpt())
         return analyze("\n".join(p for p in parts if p))
 
 
@@ -457,38 +465,27 @@ class SessionAssembler:
             conn.execute("DELETE FROM tool_uses WHERE turn_id = ?", (turn.db_id,))
             conn.execute("DELETE FROM turns_fts WHERE rowid = ?", (turn.db_id,))
         for seq, tool in enumerate(turn.tools):
-            cur = conn.execute(
-                "INSERT INTO tool_uses(turn_id, seq, call_id, name, family, input, command,"
-                " started_at) VALUES (?,?,?,?,?,?,?,?)",
-                (
-                    turn.db_id,
-                    seq,
-                    tool.call_id,
-                    tool.name,
-                    tool.family,
-                    tool.input,
-                    tool.command,
-                    tool.started_at,
-                ),
-            )
-            tool_id = int(cur.lastrowid or 0)
-            conn.executemany(
-                "INSERT INTO file_touches(turn_id, tool_use_id, path, kind) VALUES (?,?,?,?)",
-                [(turn.db_id, tool_id, p, "write") for p in tool.paths_written]
-                + [(turn.db_id, tool_id, p, "read") for p in tool.paths_read],
-            )
-            self._write_result(tool_id, turn.db_id, tool)
+            self._write_tool(turn.db_id, seq, tool)
         conn.execute(
             "INSERT INTO turns_fts(rowid, body) VALUES (?, ?)", (turn.db_id, turn.search_body())
         )
         self.turns_written += 1
 
-    def _write_result(self, tool_id: int, turn_id: int, tool: ToolRecord) -> None:
-        self.conn.execute(
-            "UPDATE tool_uses SET result_head = ?, result_tail = ?, result_bytes = ?,"
-            " result_sha256 = ?, result_truncated = ?, exit_code = ?, status = ?, ended_at = ?"
-            " WHERE id = ?",
+    def _write_tool(self, turn_id: int, seq: int, tool: ToolRecord) -> None:
+        cur = self.conn.execute(
+            "INSERT INTO tool_uses(turn_id, seq, call_id, name, family, input, command,"
+            " started_at, result_head, result_tail, result_bytes, result_sha256,"
+            " result_truncated, exit_code, status, ended_at)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
+                turn_id,
+                seq,
+                tool.call_id,
+                tool.name,
+                tool.family,
+                tool.input,
+                tool.command,
+                tool.started_at,
                 tool.result_head,
                 tool.result_tail,
                 tool.result_bytes,
@@ -497,14 +494,22 @@ class SessionAssembler:
                 tool.exit_code,
                 tool.status,
                 tool.ended_at,
-                tool_id,
             ),
         )
-        self.conn.executemany(
-            "INSERT OR IGNORE INTO observed_commits(turn_id, tool_use_id, hash, is_full,"
-            " from_commit_command) VALUES (?,?,?,?,?)",
-            [
-                (turn_id, tool_id, c.hash, int(c.is_full), int(c.from_commit_command))
-                for c in tool.commits
-            ],
-        )
+        tool_id = int(cur.lastrowid or 0)
+        touches = [(turn_id, tool_id, p, "write") for p in tool.paths_written]
+        touches += [(turn_id, tool_id, p, "read") for p in tool.paths_read]
+        if touches:
+            self.conn.executemany(
+                "INSERT INTO file_touches(turn_id, tool_use_id, path, kind) VALUES (?,?,?,?)",
+                touches,
+            )
+        if tool.commits:
+            self.conn.executemany(
+                "INSERT OR IGNORE INTO observed_commits(turn_id, tool_use_id, hash, is_full,"
+                " from_commit_command) VALUES (?,?,?,?,?)",
+                [
+                    (turn_id, tool_id, c.hash, int(c.is_full), int(c.from_commit_command))
+                    for c in tool.commits
+                ],
+            )
