@@ -44,3 +44,20 @@ def test_results_are_ordered_by_score(home: Path, tmp_path: Path) -> None:
     hits = queries.search_turns(indexer.conn, "flaky")
     assert [h["turn"] for h in hits] == [2, 1]
     assert hits[0]["score"] > hits[1]["score"] > 0
+
+
+def test_beyond_the_rank_window_the_newest_matches_are_ranked_and_the_result_says_so(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    src = tmp_path / "s"
+    session_file(src / "a.jsonl", *({"t": "user", "text": f"deploy step {i}"} for i in range(6)))
+    indexer = Indexer(open_index(home), {"mini": MiniAdapter()}, home=home)
+    indexer.sync([Source("mini", src)])
+    assert queries.search_turns_ranked(indexer.conn, "deploy").ranked_all
+    monkeypatch.setattr(queries, "RANK_WINDOW", 2)
+    found = queries.search_turns_ranked(indexer.conn, "deploy")
+    assert not found.ranked_all
+    assert sorted(h["turn"] for h in found.hits) == [5, 6]
+    # a filter that the window would empty falls back to ranking every match
+    other = queries.search_turns_ranked(indexer.conn, "deploy", provider="mini")
+    assert len(other.hits) == 6 and other.ranked_all

@@ -231,6 +231,12 @@ def sessions_show(
 def _render_search(result: dict[str, Any]) -> None:
     if not result["hits"]:
         stdout.print("No matching turns.")
+    ranking = result.get("ranking") or {}
+    if ranking and not ranking["rankedAll"]:
+        stdout.print(
+            f"[dim]More than {ranking['window']} turns match: the newest {ranking['window']}"
+            " were ranked. Add words or filters to search them all.[/]"
+        )
     for h in result["hits"]:
         stdout.print(
             f"[bold]{h['sessionKey'][:12]}[/] turn {h['turn']} "

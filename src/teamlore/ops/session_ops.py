@@ -24,7 +24,12 @@ from teamlore.ops.registry import OpContext, operation
 from teamlore.sessions.index_db import INDEX_DB_NAME, index_db_path, open_index
 from teamlore.sessions.indexer import Indexer, Source, display_path
 from teamlore.sessions.providers import PROVIDERS, get_adapter
-from teamlore.sessions.queries import list_sessions, search_turns, show_session
+from teamlore.sessions.queries import (
+    RANK_WINDOW,
+    list_sessions,
+    search_turns_ranked,
+    show_session,
+)
 
 SYNC_LOCK = "sync.lock"
 
@@ -275,7 +280,7 @@ def sessions_search(ctx: OpContext, request: SessionsSearchRequest) -> dict[str,
     conn = _read_index(ctx.home)
     try:
         worktree = _worktree_filter(ctx, request.repository)
-        hits = search_turns(
+        found = search_turns_ranked(
             conn,
             request.query,
             provider=request.provider,
@@ -284,7 +289,8 @@ def sessions_search(ctx: OpContext, request: SessionsSearchRequest) -> dict[str,
             until=request.until,
             limit=request.limit,
         )
-        return {"query": request.query, "hits": hits}
+        ranking = {"rankedAll": found.ranked_all, "window": RANK_WINDOW}
+        return {"query": request.query, "hits": found.hits, "ranking": ranking}
     finally:
         conn.close()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import unicodedata
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -195,6 +196,14 @@ def _maybe_json(text: str | None) -> Any:
         return text
 
 
+@dataclass(frozen=True, slots=True)
+class TurnSearch:
+    hits: list[dict[str, Any]]
+    # False when more turns matched than RANK_WINDOW: only the newest RANK_WINDOW of them were
+    # ranked (declared to the caller, never silent)
+    ranked_all: bool
+
+
 def search_turns(
     conn: sqlite3.Connection,
     query: str,
@@ -205,6 +214,28 @@ def search_turns(
     until: str | None = None,
     limit: int = 20,
 ) -> list[dict[str, Any]]:
+    """The best-ranked turns matching every term of `query` (see `search_turns_ranked`)."""
+    return search_turns_ranked(
+        conn,
+        query,
+        provider=provider,
+        worktree_key=worktree_key,
+        since=since,
+        until=until,
+        limit=limit,
+    ).hits
+
+
+def search_turns_ranked(
+    conn: sqlite3.Connection,
+    query: str,
+    *,
+    provider: str | None = None,
+    worktree_key: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    limit: int = 20,
+) -> TurnSearch:
     match = fts_query(query, mode="all")
     if not match:
         raise errors.TeamloreError(errors.QUERY_EMPTY, f"{query!r} has no searchable terms")
@@ -216,9 +247,9 @@ def search_turns(
         start="t.started_at",
         end="t.ended_at",
     )
-    rows = _ranked_turns(conn, match, clauses, filter_params, int(limit))
+    rows, ranked_all = _ranked_turns(conn, match, clauses, filter_params, int(limit))
     terms = [p for g in query_groups(query) for p in g.parts]
-    return [
+    hits = [
         {
             "sessionKey": r["session_key"],
             "turn": r["ordinal"],
@@ -228,11 +259,25 @@ def search_turns(
         }
         for r in rows
     ]
+    return TurnSearch(hits, ranked_all)
 
 
 # With filters, this many times `limit` best matches are ranked before filtering; when that is
 # not enough to fill `limit`, the query runs again over every match (never a silent prefix).
 FILTER_OVERFETCH = 20
+# BM25 over every match of a very common word is what makes a search slow (the cost grows with
+# the number of matches). Beyond this many matching turns only the newest are ranked, and the
+# result says so.
+RANK_WINDOW = 20_000
+
+
+def _window_floor(conn: sqlite3.Connection, match: str) -> int | None:
+    """The smallest rowid among the newest RANK_WINDOW matches, or None if fewer match."""
+    row = conn.execute(
+        "SELECT rowid FROM turns_fts WHERE turns_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+        (match, RANK_WINDOW),
+    ).fetchone()
+    return None if row is None else int(row[0]) + 1
 
 
 def _ranked_turns(
@@ -241,16 +286,17 @@ def _ranked_turns(
     clauses: list[str],
     filter_params: list[Any],
     limit: int,
-) -> list[sqlite3.Row]:
+) -> tuple[list[sqlite3.Row], bool]:
     """Rank inside the FTS table first and join turn rows only for the best hits: fetching
     and joining every match of a common word is what makes naive ranking slow."""
     where = " AND ".join(["1 = 1", *clauses])
 
-    def run(candidates: int | None) -> list[sqlite3.Row]:
+    def run(candidates: int | None, floor: int | None) -> list[sqlite3.Row]:
         cap = "" if candidates is None else f" LIMIT {candidates}"
+        window = "" if floor is None else f" AND rowid >= {int(floor)}"
         return conn.execute(
             "WITH ranked AS (SELECT rowid AS id, rank FROM turns_fts WHERE turns_fts MATCH ?"
-            f" ORDER BY rank{cap})"
+            f"{window} ORDER BY rank{cap})"
             " SELECT t.ordinal, t.user_text, t.assistant_text, s.session_key, s.provider,"
             " ranked.rank AS rank FROM ranked JOIN turns t ON t.id = ranked.id"
             f" JOIN sessions s ON s.id = t.session_id WHERE {where}"
@@ -258,18 +304,17 @@ def _ranked_turns(
             (match, *filter_params, limit),
         ).fetchall()
 
+    floor = _window_floor(conn, match)
     if not clauses:
-        return run(limit)
+        return run(limit, floor), floor is None
     candidates = limit * FILTER_OVERFETCH
-    rows = run(candidates)
+    rows = run(candidates, floor)
     if len(rows) < limit:
-        total = conn.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM turns_fts WHERE turns_fts MATCH ? LIMIT ?)",
-            (match, candidates + 1),
-        ).fetchone()[0]
-        if total > candidates:
-            rows = run(None)
-    return rows
+        # the filter may keep turns outside the best candidates, or older than the window:
+        # rank every match rather than return a short list
+        floor = None
+        rows = run(None, None)
+    return rows, floor is None
 
 
 def snippet(text: str, terms: list[str], width: int = SNIPPET_CHARS) -> str:
