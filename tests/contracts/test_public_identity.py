@@ -79,10 +79,10 @@ def test_credentials_and_query_never_survive(
 ) -> None:
     url = f"{scheme}://{user}:{password}@{host}/{'/'.join(segments)}?token={query}#{query}"
     identity = public_repository_identity(url)
-    if identity is not None:
-        assert "SECRET" not in identity
-        assert identity.startswith(host + "/")
-        assert re.match(PUBLIC_IDENTITY_PATTERN, identity)
+    assert identity is not None  # a valid remote URL always has a public identity
+    assert "SECRET" not in identity
+    assert identity.startswith(host + "/")
+    assert re.match(PUBLIC_IDENTITY_PATTERN, identity)
 
 
 @given(st.text(max_size=80))

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 
 import pytest
 from hypothesis import given
@@ -50,9 +51,20 @@ json_values = st.recursive(
 )
 
 
-@given(json_values)
-def test_digest_ignores_key_order(value: object) -> None:
+def _reversed_keys(value: object) -> object:
     if isinstance(value, dict):
-        reordered = dict(reversed(list(value.items())))
-        assert digest(reordered) == digest(value)
-    assert canonical_json(value) == canonical_json(value)
+        return {k: _reversed_keys(v) for k, v in reversed(list(value.items()))}
+    if isinstance(value, list):
+        return [_reversed_keys(v) for v in value]
+    return value
+
+
+@given(json_values)
+def test_digest_ignores_key_order_at_every_level(value: object) -> None:
+    assert digest(_reversed_keys(value)) == digest(value)
+
+
+@given(json_values)
+def test_canonical_form_is_a_fixed_point(value: object) -> None:
+    once = canonical_json(value)
+    assert canonical_json(json.loads(once)) == once

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import stat
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -58,24 +57,42 @@ def test_broken_config_is_a_clear_error(home: Path) -> None:
     assert caught.value.code == "CONFIG_INVALID"
 
 
-def test_second_lock_holder_waits_then_refuses(tmp_path: Path) -> None:
+def test_a_second_holder_refuses_at_once_then_gets_the_lock_when_released(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "l.lock"
-    held = threading.Event()
-    release = threading.Event()
+    held, release, done = threading.Event(), threading.Event(), threading.Event()
 
     def holder() -> None:
         with file_lock(path):
             held.set()
-            release.wait(5)
+            assert release.wait(10)
+        done.set()
 
     thread = threading.Thread(target=holder)
     thread.start()
-    held.wait(5)
-    with pytest.raises(errors.TeamloreError) as caught, file_lock(path, wait_seconds=0.1):
+    assert held.wait(10)
+    with pytest.raises(errors.TeamloreError) as caught, file_lock(path, wait_seconds=0):
         pass
     assert caught.value.code == "LOCK_BUSY"
-    threading.Timer(0.2, release.set).start()
-    with file_lock(path, wait_seconds=5):
+    release.set()
+    assert done.wait(10)
+    with file_lock(path, wait_seconds=0):  # free now: no waiting needed
         pass
     thread.join()
-    time.sleep(0)
+
+
+def test_a_waiting_holder_gets_the_lock_once_it_is_released(tmp_path: Path) -> None:
+    path = tmp_path / "l.lock"
+    acquired = threading.Event()
+
+    def waiter() -> None:
+        with file_lock(path, wait_seconds=30):
+            acquired.set()
+
+    with file_lock(path):
+        thread = threading.Thread(target=waiter)
+        thread.start()
+        assert not acquired.is_set()  # it cannot have the lock while we hold it
+    thread.join(30)
+    assert acquired.is_set()

@@ -128,14 +128,6 @@ def test_personal_tiers_are_picked_up_from_the_registry(
     ]  # fmt: skip
 
 
-def test_a_tier_without_tools_says_so(clean_env: pytest.MonkeyPatch) -> None:
-    if registered_tools("relay"):
-        pytest.skip("relay tools are registered in this build")
-    result = run(client="codex", capabilities=["relay"])
-    assert codex_table(result)["enabled_tools"] == []
-    assert any("no tools are registered" in note for note in result["notes"])
-
-
 def test_approval_mode_can_be_chosen(clean_env: pytest.MonkeyPatch) -> None:
     table = codex_table(run(client="codex", capabilities=["team"], approval_mode="writes"))
     assert table["default_tools_approval_mode"] == "writes"
