@@ -192,7 +192,7 @@ def test_claude_entry_add_line_and_session_start_hook(
 
 
 def test_personal_client_ids_differ_per_client(clean_env: pytest.MonkeyPatch) -> None:
-    result = run(capabilities=["read"])
+    result = run(capabilities=["read"], global_context=True)
     codex_args = codex_table(result)["args"]
     claude_args = result["claude"]["mcpJson"]["mcpServers"]["teamlore_read"]["args"]
     assert codex_args[codex_args.index("--client-id") + 1] == "codex-cli"
@@ -213,6 +213,7 @@ def test_personal_client_ids_differ_per_client(clean_env: pytest.MonkeyPatch) ->
         {"client_id": "x" * 129},
         {"client_id": "has.dot"},
         {"approval_mode": "never"},
+        {"capabilities": ["init", "read"]},  # a personal tier with no context cannot start
     ],
 )
 def test_bad_requests_are_refused(clean_env: pytest.MonkeyPatch, payload: dict[str, Any]) -> None:

@@ -128,6 +128,11 @@ class _Plan:
             raise errors.TeamloreError(
                 errors.INVALID_ARGUMENT, "--global applies to the personal capabilities"
             )
+        if self.personal and not request.global_context and not self.workspaces:
+            raise errors.TeamloreError(
+                errors.INVALID_ARGUMENT,
+                "personal capabilities need a context: add --global and/or --workspace PATH",
+            )
         if self.workspaces and not self.personal and len(self.workspaces) > 1:
             raise errors.TeamloreError(
                 errors.INVALID_ARGUMENT,
