@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -51,3 +52,41 @@ def test_confirm_then_promote_writes_the_entry(quarantined: Path) -> None:
         teamlore_cli("memory", "search", "tag prefix", "--format", "json", cwd=quarantined).stdout
     )
     assert [r["path"] for r in found["results"]] == [files[0]["targetPath"]]
+
+
+def _stage(repo: Path, text: str) -> None:
+    from recall_world import WINDOW
+
+    task = op("memory.recall", repo, {"since": WINDOW["since"], "until": WINDOW["until"]})
+    staged = op("memory.stage", repo, draft_batch(task["sources"][0], text))
+    op("memory.stage", repo, store_all(staged["adjudicationTask"]))
+
+
+def _provider_session_id(home: Path) -> str:
+    conn = sqlite3.connect(home / "index.sqlite3")
+    try:
+        return str(conn.execute("SELECT provider_session_id FROM sessions").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def test_a_session_id_from_this_machine_never_reaches_the_tree(repo: Path, home: Path) -> None:
+    session_id = _provider_session_id(home)
+    _stage(repo, f"Run the release tests before pushing tags (see {session_id}).")
+    proc = teamlore_cli("memory", "confirm", "--yes", "--format", "json", cwd=repo)
+    assert proc.returncode == 1
+    error = json.loads(proc.stdout)["error"]
+    assert error["code"] == "LINT_BLOCKED"
+    rules = {f["rule"] for c in error["details"]["candidates"] for f in c["findings"]}
+    assert "session.known-session-id" in rules
+    assert session_id not in proc.stdout
+    assert not list((repo / ".threadshare" / "memory" / "entries").iterdir())
+
+
+def test_confirm_refuses_an_unknown_candidate_and_reports_nothing_to_do(repo: Path) -> None:
+    proc = teamlore_cli(
+        "memory", "confirm", "--yes", "--candidate", "nope", "--format", "json", cwd=repo
+    )
+    assert (proc.returncode, json.loads(proc.stdout)["error"]["code"]) == (1, "CANDIDATE_NOT_FOUND")
+    proc = teamlore_cli("memory", "confirm", "--format", "json", cwd=repo)
+    assert (proc.returncode, json.loads(proc.stdout)["status"]) == (0, "nothing-to-confirm")

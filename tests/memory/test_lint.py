@@ -28,6 +28,7 @@ from teamlore.memory.lint import (
     PROVIDER_PATH_PLACEHOLDER,
     SESSION_ID_PLACEHOLDER,
     Finding,
+    known_session_id_findings,
     lint_bytes,
     lint_text,
     lint_tree,
@@ -237,8 +238,28 @@ def test_session_uuid_needs_context_and_any_uuid_version_counts() -> None:
         "session.provider-session-id"
     )
     far = "x" * 60
-    assert lint_text(f"session{far} {v7}", path="x") == []
-    assert lint_text(f"order {v7} was refunded", path="x") == []
+    # without session words nearby a UUID only warns (the reviewer decides)
+    assert [f.rule for f in lint_text(f"session{far} {v7}", path="x")] == ["session.uuid"]
+    assert _blocks(lint_text(f"order {v7} was refunded", path="x")) == []
+
+
+def test_a_session_id_this_machine_indexed_blocks_even_without_context() -> None:
+    known = frozenset({"019a93b9-7c1e-7d42-9a3b-0c5d6e7f8a9b"})
+    text = "order 019A93B9-7C1E-7D42-9A3B-0C5D6E7F8A9B was refunded"
+    found = known_session_id_findings(text, path="x.md", known=known)
+    assert [(f.rule, f.severity, f.line) for f in found] == [
+        ("session.known-session-id", "block", 1)
+    ]
+    assert known_session_id_findings(text, path="x.md", known=frozenset()) == []
+
+
+def test_local_machine_paths() -> None:
+    blocks = _blocks(
+        lint_text("wsl /mnt/c/Users/dana/x.py and /private/var/folders/xy/T/a", path="x")
+    )
+    assert [f.rule for f in blocks] == ["path.home-absolute", "path.home-absolute"]
+    warned = lint_text("cache in /tmp/aud/state/index.sqlite3", path="x")
+    assert [(f.rule, f.severity) for f in warned] == [("path.local-absolute", "warn")]
 
 
 def test_warnings_do_not_block() -> None:

@@ -12,7 +12,7 @@ from rich.syntax import Syntax
 
 from teamlore.cli.app import memory_app
 from teamlore.cli.memory_cmds import RepositoryOption, _cwd, read_request
-from teamlore.cli.output import FormatOption, OutputFormat, fail, run, stdout
+from teamlore.cli.output import FormatOption, OutputFormat, fail, print_json, run, stdout
 from teamlore.core import errors
 from teamlore.memory.review import prepare_request_from_review
 from teamlore.ops.registry import OpContext, run_operation
@@ -122,19 +122,49 @@ def confirm(
     repository: str | None = RepositoryOption,
     fmt: OutputFormat = FormatOption,
 ) -> None:
-    """Confirm reviewed statements one by one, then record a promotion plan (runs prepare)."""
+    """Confirm reviewed statements one by one, then record a promotion plan (runs prepare).
+
+    Nothing is confirmed if a chosen candidate is blocked by lint (discard or re-stage it) or
+    unknown."""
     cwd = _cwd(repository)
-    if not yes and (fmt is OutputFormat.json or not sys.stdin.isatty()):
-        fail(errors.TeamloreError(errors.USAGE, "confirming without a terminal needs --yes"), fmt)
     try:
         reviewed = run_operation("memory.review", OpContext(cwd=cwd), {"kind": "entry"})
     except errors.TeamloreError as err:
         fail(err, fmt)
     items = [i for i in reviewed["items"] if not candidates or i["candidateId"] in candidates]
+    missing = sorted(set(candidates) - {i["candidateId"] for i in items})
+    if missing:
+        fail(
+            errors.TeamloreError(
+                errors.CANDIDATE_NOT_FOUND, f"no reviewable candidate {', '.join(missing)}"
+            ),
+            fmt,
+        )
+    blocked = [i for i in items if i["blocked"]]
+    if blocked:
+        fail(
+            errors.TeamloreError(
+                errors.LINT_BLOCKED,
+                f"{len(blocked)} candidate(s) would write blocked content; discard them or confirm "
+                "the others with --candidate",
+                candidates=[
+                    {"candidateId": i["candidateId"], "findings": i["lintFindings"]}
+                    for i in blocked
+                ],
+            ),
+            fmt,
+        )
+    if not items:
+        run_result = {"status": "nothing-to-confirm", "planId": None}
+        if fmt is OutputFormat.json:
+            print_json(run_result)
+        else:
+            stdout.print("No candidates are awaiting review.")
+        return
+    if not yes and (fmt is OutputFormat.json or not sys.stdin.isatty()):
+        fail(errors.TeamloreError(errors.USAGE, "confirming without a terminal needs --yes"), fmt)
     confirmed: list[str] = []
     for item in items:
-        if item["blocked"]:
-            continue
         if not yes:
             stdout.print(
                 Panel(escape(item["content"]), title=escape(item["candidateId"]), expand=False)
@@ -146,6 +176,6 @@ def confirm(
         confirmed.append(item["candidateId"])
     if not confirmed:
         stdout.print("Nothing confirmed; no plan recorded.")
-        raise typer.Exit(0)
+        return
     request = prepare_request_from_review(reviewed["items"], confirmed)
     run("memory.prepare", request, fmt, _render_prepare, cwd=cwd)

@@ -33,6 +33,7 @@ import re
 import stat
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, cast
@@ -233,6 +234,8 @@ _PROVIDER_LOCAL = (
 _PATH_TAIL = r"[^\s\"'`<>|)\]},;]*"
 _HOME_ABSOLUTE = (
     r"(?:(?<![\w.~-])/(?:Users|home)/[A-Za-z0-9._-]+|(?<![\w.~/-])/root(?=/)|"
+    # a Windows home seen from WSL, and macOS per-user temp folders: this machine only
+    r"(?<![\w.~-])/mnt/[a-z]/Users/[A-Za-z0-9._ -]+|(?<![\w.~-])(?:/private)?/var/folders(?=/)|"
     r"(?i:(?<![A-Za-z])[A-Z]:(?:\\\\?|/)(?:Users|Documents and Settings)(?:\\\\?|/)[^\\/\s\"']+))"
 )
 
@@ -418,6 +421,13 @@ _RULES: tuple[_PatternRule, ...] = (
 
 _WARN_RULES: tuple[_PatternRule, ...] = (
     _PatternRule(
+        "path.local-absolute",
+        "warn",
+        re.compile(r"(?<![\w.~-])(?:/private)?/tmp/[^\s\"'`<>|)\]},;]+|(?<![\w.~-])/mnt/[a-z]/\S+"),
+        "absolute path on this machine (a temp or mounted drive path: is it meant for the team?)",
+        keep=5,
+    ),
+    _PatternRule(
         "secret.long-hex",
         "warn",
         re.compile(r"(?<![0-9a-fA-F])[0-9a-fA-F]{32,}(?![0-9a-fA-F])"),
@@ -457,6 +467,24 @@ _SESSION_CONTEXT = re.compile(
 _ENTROPY_TOKEN = re.compile(r"[A-Za-z0-9+/=_-]{20,}")
 
 
+def known_session_id_findings(text: str, *, path: str, known: AbstractSet[str]) -> list[Finding]:
+    """Block every UUID in `text` that is a provider session id this machine has indexed (the
+    context-word rule cannot see an id that stands alone); `known` holds lowercase UUIDs."""
+    findings = []
+    for match in _SESSION_ID.finditer(text):
+        if match.group(0).lower() in known:
+            findings.append(
+                _finding(
+                    "session.known-session-id",
+                    "block",
+                    path,
+                    f"a provider session id from this machine: `{redact(match.group(0), 4)}`",
+                    line_of(text, match.start()),
+                )
+            )
+    return findings
+
+
 def _match_span(rule: _PatternRule, match: re.Match[str]) -> tuple[int, int, str]:
     if rule.rule == "secret.assignment":
         name = "qvalue" if match.group("qvalue") is not None else "value"
@@ -493,11 +521,14 @@ def _pattern_hits(text: str, rules: Iterable[_PatternRule]) -> list[_Hit]:
 
 
 def _session_id_hits(text: str) -> list[_Hit]:
+    """A UUID next to session words blocks; any other UUID warns (a reviewer should know it
+    may name a session; prepare also blocks the ids this machine has indexed)."""
     hits: list[_Hit] = []
     for match in _SESSION_ID.finditer(text):
         window = text[
             max(0, match.start() - SESSION_CONTEXT_WINDOW) : match.end() + SESSION_CONTEXT_WINDOW
         ]
+        preview = redact(match.group(0), 4)
         if _SESSION_CONTEXT.search(window):
             hits.append(
                 _Hit(
@@ -505,7 +536,17 @@ def _session_id_hits(text: str) -> list[_Hit]:
                     "block",
                     match.start(),
                     match.end(),
-                    f"provider session id: `{redact(match.group(0), 4)}`",
+                    f"provider session id: `{preview}`",
+                )
+            )
+        else:
+            hits.append(
+                _Hit(
+                    "session.uuid",
+                    "warn",
+                    match.start(),
+                    match.end(),
+                    f"a UUID (if it names a session or conversation, remove it): `{preview}`",
                 )
             )
     return hits

@@ -76,7 +76,13 @@ from teamlore.core.failpoints import failpoint
 from teamlore.memory import layout
 from teamlore.memory.documents import Entry, dump_entry, load_entry, repo_relative_path_problem
 from teamlore.memory.frontmatter import MemoryFormatError
-from teamlore.memory.lint import LINT_POLICY_VERSION, Finding, lint_bytes, sanitize_text
+from teamlore.memory.lint import (
+    LINT_POLICY_VERSION,
+    Finding,
+    known_session_id_findings,
+    lint_bytes,
+    sanitize_text,
+)
 from teamlore.memory.review import (
     CandidateView,
     EvidenceResolver,
@@ -89,6 +95,7 @@ from teamlore.memory.review import (
 from teamlore.memory.slugs import unique_entry_slug
 from teamlore.memory.typed_facts import COMMIT_CHANGED_PATH, parse_fact_text
 from teamlore.repo.binding import RepositoryIdentity
+from teamlore.sessions.queries import provider_session_uuids
 
 PREPARE_RESULT_FORMAT = "threadshare-memory-prepare-result@v1"
 RAW_BLOCK_RULES = ("secret.", "session.", "path.provider-local")
@@ -188,15 +195,24 @@ class RenderContext:
     worktree_root: Path
     public_identity: str | None
     existing_ids: set[str]
+    # provider session ids this machine has indexed: rendered text carrying one is blocked
+    known_session_ids: frozenset[str] = frozenset()
     assigned: set[str] = field(default_factory=set)
 
     @classmethod
-    def open(cls, identity: RepositoryIdentity, public_identity: str | None) -> RenderContext:
+    def open(
+        cls, identity: RepositoryIdentity, public_identity: str | None, index: sqlite3.Connection
+    ) -> RenderContext:
         root = Path(identity.worktree_root)
-        return cls(root, public_identity, existing_entry_ids(root))
+        return cls(root, public_identity, existing_entry_ids(root), provider_session_uuids(index))
 
     def fresh(self) -> RenderContext:
-        return RenderContext(self.worktree_root, self.public_identity, set(self.existing_ids))
+        return RenderContext(
+            self.worktree_root,
+            self.public_identity,
+            set(self.existing_ids),
+            self.known_session_ids,
+        )
 
     def read(self, target_path: str) -> bytes | None:
         return read_memory_file(self.worktree_root, target_path)
@@ -324,7 +340,7 @@ def _body(text: str) -> str:
 
 
 def _lint_entry(
-    raw: bytes, sanitized: bytes, target_path: str
+    raw: bytes, sanitized: bytes, target_path: str, known_session_ids: frozenset[str]
 ) -> tuple[list[Finding], tuple[Finding, ...]]:
     """(blocking findings, warnings): raw text blocks on secrets/session ids/provider paths
     (sanitizing must not hide them), the sanitized bytes block on anything."""
@@ -333,6 +349,9 @@ def _lint_entry(
         for f in lint_bytes(raw, path=target_path, kind="entry")
         if f.severity == "block" and f.rule.startswith(RAW_BLOCK_RULES)
     ]
+    blocking += known_session_id_findings(
+        raw.decode("utf-8", "replace"), path=target_path, known=known_session_ids
+    )
     final = lint_bytes(sanitized, path=target_path, kind="entry")
     seen = {(f.rule, f.line) for f in blocking}
     blocking += [f for f in final if f.severity == "block" and (f.rule, f.line) not in seen]
@@ -444,7 +463,7 @@ def render_candidate(view: CandidateView, ctx: RenderContext) -> list[RenderedFi
             {**fields, "scene": scene, "body": _body(sanitize_text(text, worktree_root=root))},
             target_path,
         )
-        unit_blocking, warnings = _lint_entry(raw, sanitized, target_path)
+        unit_blocking, warnings = _lint_entry(raw, sanitized, target_path, ctx.known_session_ids)
         blocking += unit_blocking
         files.append(
             RenderedFile(
@@ -726,7 +745,7 @@ def prepare(
     with db.write_tx(state):
         refuse_if_locked(state, identity, candidate_ids)
         views = [_checked_view(state, identity, resolver, c) for c in request.candidates]
-        ctx = RenderContext.open(identity, public_identity)
+        ctx = RenderContext.open(identity, public_identity, index)
         files: list[RenderedFile] = []
         for view in views:
             files.extend(render_candidate(view, ctx))

@@ -484,7 +484,7 @@ def review_queue(
     ).fetchall()
     items: list[dict[str, Any]] = []
     failed: list[dict[str, Any]] = []
-    ctx = prepare.RenderContext.open(identity, public_identity)
+    ctx = prepare.RenderContext.open(identity, public_identity, index)
     for row in rows:
         if row[2] == "draft":
             payload = orjson.loads(row[6])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import unicodedata
 from dataclasses import dataclass
@@ -326,3 +327,22 @@ def snippet(text: str, terms: list[str], width: int = SNIPPET_CHARS) -> str:
     prefix = "…" if start > 0 else ""
     suffix = "…" if start + width < len(text) else ""
     return f"{prefix}{piece}{suffix}"
+
+
+_UUID_PREFIX = re.compile(
+    r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+)
+
+
+def provider_session_uuids(conn: sqlite3.Connection) -> frozenset[str]:
+    """Every provider session id (its UUID part, lowercase) this machine has indexed: text bound
+    for a repository must never carry one."""
+    found = set()
+    for (value,) in conn.execute("SELECT DISTINCT provider_session_id FROM sessions"):
+        match = _UUID_PREFIX.match(value or "")
+        if match:
+            found.add(match.group(0).lower())
+        for part in re.findall(r"[0-9a-fA-F-]{36}", value or ""):
+            if _UUID_PREFIX.fullmatch(part):
+                found.add(part.lower())
+    return frozenset(found)
