@@ -96,3 +96,36 @@ def test_a_waiting_holder_gets_the_lock_once_it_is_released(tmp_path: Path) -> N
         assert not acquired.is_set()  # it cannot have the lock while we hold it
     thread.join(30)
     assert acquired.is_set()
+
+
+def test_loose_secret_and_config_are_tightened_and_symlinks_refused(
+    home: Path, tmp_path: Path
+) -> None:
+    state_dir()
+    keys.keyed_id("session", "s", home)
+    save_config(Config(), home)
+    for name in ("secret", "config.toml"):
+        os.chmod(home / name, 0o644)
+    keys._load_secret.cache_clear()
+    keys.keyed_id("session", "s", home)
+    load_config(home)
+    assert {stat.S_IMODE(os.stat(home / n).st_mode) for n in ("secret", "config.toml")} == {0o600}
+    elsewhere = tmp_path / "elsewhere.toml"
+    elsewhere.write_text("")
+    (home / "config.toml").unlink()
+    (home / "config.toml").symlink_to(elsewhere)
+    with pytest.raises(errors.TeamloreError) as caught:
+        load_config(home)
+    assert caught.value.code == "CONFIG_INVALID"
+
+
+def test_missing_parents_of_the_state_dir_are_created_private(tmp_path: Path) -> None:
+    from teamlore.core.paths import ensure_private_dir
+
+    old = os.umask(0)
+    try:
+        target = ensure_private_dir(tmp_path / "a" / "b" / "state")
+    finally:
+        os.umask(old)
+    for directory in (tmp_path / "a", tmp_path / "a" / "b", target):
+        assert stat.S_IMODE(os.stat(directory).st_mode) == 0o700

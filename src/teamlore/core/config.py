@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from teamlore.core import errors
-from teamlore.core.paths import resolve_home, write_private_file
+from teamlore.core.paths import read_private_file, resolve_home, write_private_file
 
 
 class RepositoryConfig(BaseModel):
@@ -40,9 +40,9 @@ def load_config(home: Path | None = None) -> Config:
     if not path.exists():
         return Config()
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_private_file(path).decode("utf-8"))
         return Config.model_validate(data)
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError, ValidationError) as exc:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, ValidationError, OSError) as exc:
         first = str(exc).splitlines()[0]
         raise errors.TeamloreError(errors.CONFIG_INVALID, f"{path}: {first}") from exc
 

@@ -14,7 +14,7 @@ import secrets
 from functools import lru_cache
 from pathlib import Path
 
-from teamlore.core.paths import FILE_MODE, resolve_home
+from teamlore.core.paths import FILE_MODE, read_private_file, resolve_home
 
 SECRET_BYTES = 32
 KEY_HEX_CHARS = 64  # the whole HMAC-SHA256, as the contracts (hex64 keys) require
@@ -30,7 +30,7 @@ def _load_secret(home: Path) -> bytes:
     try:
         fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, FILE_MODE)
     except FileExistsError:
-        data = path.read_bytes()
+        data = read_private_file(path)
         if len(data) >= SECRET_BYTES:
             return data[:SECRET_BYTES]
         # a half-written secret from a crash: it never produced keys, so replace it

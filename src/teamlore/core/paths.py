@@ -6,6 +6,7 @@ files 0600: the state holds raw transcripts and must stay private to the user.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -31,8 +32,18 @@ def state_dir() -> Path:
 
 
 def ensure_private_dir(path: Path) -> Path:
+    """Create `path` and any missing parent 0700 (whatever the umask); tighten `path` if it
+    exists with group or other bits."""
+    missing: list[Path] = []
+    probe = path
+    while not probe.exists() and not probe.is_symlink() and probe != probe.parent:
+        missing.append(probe)
+        probe = probe.parent
     try:
-        path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+        for directory in reversed(missing):
+            with contextlib.suppress(FileExistsError):  # a concurrent creator is fine
+                os.mkdir(directory, DIR_MODE)
+                os.chmod(directory, DIR_MODE)
     except OSError as exc:
         raise errors.TeamloreError(
             errors.STATE_DIR_UNSAFE, f"cannot create state directory {path}: {exc.strerror}"
@@ -50,6 +61,18 @@ def ensure_private_file(path: Path) -> None:
     try:
         if os.fstat(fd).st_mode & 0o077:
             os.fchmod(fd, FILE_MODE)
+    finally:
+        os.close(fd)
+
+
+def read_private_file(path: Path) -> bytes:
+    """Read a state file without following a symlink, tightening it to 0600 if it is looser."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    try:
+        if os.fstat(fd).st_mode & 0o077:
+            os.fchmod(fd, FILE_MODE)
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            return handle.read()
     finally:
         os.close(fd)
 

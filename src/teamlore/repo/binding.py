@@ -61,7 +61,7 @@ def _real_directory(path: Path) -> Path:
         real = Path(os.path.realpath(path.expanduser(), strict=True))
     except OSError as exc:
         raise errors.TeamloreError(
-            errors.NOT_A_GIT_REPOSITORY, "the path does not exist", path=str(path)
+            errors.NOT_A_GIT_REPOSITORY, "the path does not exist", folder=path.name
         ) from exc
     return real if real.is_dir() else real.parent
 
@@ -74,7 +74,7 @@ def _rev_parse(cwd: Path, *flags: str) -> list[str]:
             raise errors.TeamloreError(
                 errors.NOT_A_GIT_REPOSITORY,
                 "the path is not inside a git repository",
-                path=str(cwd),
+                folder=cwd.name,
             ) from exc
         raise
     return out.splitlines()
@@ -91,12 +91,12 @@ def resolve_repository(path: Path, *, home: Path | None = None) -> RepositoryIde
         "--git-common-dir",
     )
     if bare == "true":
-        raise errors.TeamloreError(errors.BARE_REPOSITORY, path=str(cwd))
+        raise errors.TeamloreError(errors.BARE_REPOSITORY, folder=cwd.name)
     if inside_work_tree != "true" or inside_git_dir == "true":
         raise errors.TeamloreError(
             errors.NOT_A_GIT_REPOSITORY,
             "the path is inside a git directory, not a worktree",
-            path=str(cwd),
+            folder=cwd.name,
         )
     (toplevel,) = _rev_parse(cwd, "--show-toplevel")
     worktree_root = Path(os.path.realpath(toplevel))
