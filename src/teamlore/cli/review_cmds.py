@@ -14,8 +14,8 @@ from teamlore.cli.app import memory_app
 from teamlore.cli.memory_cmds import RepositoryOption, _cwd, read_request
 from teamlore.cli.output import FormatOption, OutputFormat, fail, print_json, run, stdout
 from teamlore.core import errors
-from teamlore.memory.review import prepare_request_from_review
 from teamlore.ops.registry import OpContext, run_operation
+from teamlore.ops.review_ops import prepare_request_from_review
 
 
 def _render_statement(statement: dict[str, Any]) -> None:

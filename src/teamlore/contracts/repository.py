@@ -7,7 +7,10 @@ from typing import Annotated, Literal
 from pydantic import StringConstraints
 
 from teamlore.contracts._base import ContractModel, DecimalString, Hex64
-from teamlore.repo.public_identity import PUBLIC_IDENTITY_PATTERN
+
+# `host[:port]/org/repo`: what a repository's public identity looks like (no credentials,
+# query, fragment or local path); teamlore.repo.public_identity produces it.
+PUBLIC_IDENTITY_PATTERN = r"^[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?(?::[0-9]{1,5})?(?:/[^/@?#\\%\s]+)+$"
 
 REPOSITORY_BINDING_FORMAT = "threadshare-memory-repository-binding@v1"
 MEMORY_ROOT = ".threadshare/memory"

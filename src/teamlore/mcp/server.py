@@ -217,15 +217,13 @@ class BackgroundWriter:
             self._wake.clear()
 
     def _drain(self, force: bool) -> None:
-        from teamlore.personal.config import load_personal_settings
-        from teamlore.personal.writer import run_writer
+        from teamlore.ops.personal_ops import run_writer_once
 
         for _ in range(64):
             if self._stop.is_set():
                 return
             try:
-                settings = load_personal_settings(self.home)
-                outcome = run_writer(self.home, self.model, settings, force=force)
+                outcome = run_writer_once(self.home, self.model, force=force)
             except errors.TeamloreError as err:  # e.g. LOCK_BUSY: another Writer is at work
                 if err.code != errors.LOCK_BUSY.code:
                     self._report(err.code, err.message)
@@ -241,22 +239,12 @@ class BackgroundWriter:
 
 def start_writer(launch: Launch) -> BackgroundWriter | None:
     """The init/relay process's Writer, when a model profile is configured (else log once)."""
-    from teamlore.models.profiles import profile_names
     from teamlore.ops import personal_ops
-    from teamlore.personal.config import load_personal_settings
 
     home = personal_ops.state_home(OpContext(cwd=launch.cwd, home=launch.home))
-    try:
-        settings = load_personal_settings(home)
-        if settings.model_profile is None and "default" not in profile_names(home):
-            log(
-                "personal Writer off: no model profile is configured ([personal] model_profile);"
-                " submissions are queued until `teamlore personal flush` runs with one"
-            )
-            return None
-        model = personal_ops.writer_model(home, settings)
-    except errors.TeamloreError as err:
-        log(f"personal Writer off: {err.code}: {err.message}")
+    model, reason = personal_ops.launch_writer_model(home)
+    if model is None:
+        log(f"personal Writer off: {reason}")
         return None
     writer = BackgroundWriter(home, model)
     writer.start()

@@ -116,10 +116,33 @@ def writer_model(home: Path, settings: PersonalSettings) -> DecisionModel:
     OpenAI-compatible client. `MODEL_NOT_CONFIGURED` when the profile cannot be resolved."""
     from teamlore.models.openai_compat import OpenAICompatClient
     from teamlore.models.profiles import load_profile
-    from teamlore.models.writer_adapter import WriterModelAdapter
+    from teamlore.personal.model_adapter import WriterModelAdapter
 
     profile = load_profile(settings.model_profile, home=home)
     return WriterModelAdapter(OpenAICompatClient.from_profile(profile))
+
+
+def launch_writer_model(home: Path) -> tuple[DecisionModel | None, str | None]:
+    """The model a long-running (init/relay) process's Writer uses, or why there is none."""
+    from teamlore.models.profiles import profile_names
+
+    try:
+        settings = load_personal_settings(home)
+        if settings.model_profile is None and "default" not in profile_names(home):
+            return None, (
+                "no model profile is configured ([personal] model_profile); submissions are "
+                "queued until `teamlore personal flush` runs with one"
+            )
+        return writer_model(home, settings), None
+    except errors.TeamloreError as err:
+        return None, f"{err.code}: {err.message}"
+
+
+def run_writer_once(home: Path, model: DecisionModel, *, force: bool) -> Any:
+    """One Writer run with the current settings (a RunOutcome); the background loop's step."""
+    from teamlore.personal.writer import run_writer
+
+    return run_writer(home, model, load_personal_settings(home), force=force)
 
 
 def _client_id(ctx: OpContext) -> str:

@@ -22,6 +22,9 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from teamlore.contracts.promotion import PREPARE_REQUEST_FORMAT
+from teamlore.memory.review import (  # re-exported for the CLI
+    prepare_request_from_review as prepare_request_from_review,
+)
 from teamlore.ops.registry import OpContext, operation
 
 T = TypeVar("T")

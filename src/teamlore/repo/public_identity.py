@@ -22,8 +22,6 @@ _SCP = re.compile(r"^(?:[^@/:]+@)?(?P<host>[^@/:]+):(?P<path>.+)$")
 _WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:(?:[\\/]|$)")
 _SEGMENT_FORBIDDEN = re.compile(r"[@?#\\%\s\x00-\x1f\x7f]")
 
-PUBLIC_IDENTITY_PATTERN = r"^[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?(?::[0-9]{1,5})?(?:/[^/@?#\\%\s]+)+$"
-
 
 def _clean_path(path: str) -> str | None:
     path = path.rstrip("/")

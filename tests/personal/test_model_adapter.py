@@ -11,7 +11,7 @@ from models.scripted_server import Scripted, ScriptedServer
 from teamlore.core.errors import TeamloreError
 from teamlore.models.base import ModelError
 from teamlore.models.openai_compat import OpenAICompatClient, RetryPolicy
-from teamlore.models.writer_adapter import WriterModelAdapter
+from teamlore.personal.model_adapter import WriterModelAdapter
 from teamlore.personal.model_port import PERMANENT_MODEL_CODES, DecisionModel, WriterRequest
 
 SCHEMA = {
