@@ -8,7 +8,8 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from teamlore.repo.public_identity import PUBLIC_IDENTITY_PATTERN, public_repository_identity
+from teamlore.contracts.repository import PUBLIC_IDENTITY_PATTERN
+from teamlore.repo.public_identity import public_repository_identity
 
 
 @pytest.mark.parametrize(
