@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Literal, cast
 
 from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
 
 from teamlore.core import errors
 from teamlore.core.errors import MEMORY_NOT_INITIALIZED, TeamloreError
@@ -73,7 +74,9 @@ class Finding(BaseModel):
 
 
 class LintReport(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True
+    )
 
     policy_version: str = LINT_POLICY_VERSION
     files: list[str]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections import Counter
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
@@ -18,6 +19,7 @@ from pydantic.alias_generators import to_camel
 
 from teamlore.core import errors
 from teamlore.core.analyzer import ANALYZER_VERSION
+from teamlore.core.timeutil import format_instant
 from teamlore.memory.layout import MEMORY_ROOT
 from teamlore.memory.lint import lint_tree
 from teamlore.memory.projection import Coverage, Diagnostic, ProjectionCounts, stored_counts
@@ -69,7 +71,7 @@ class ProjectionStatus(BaseModel):
     source_tree_digest: str
     analyzer_version: str
     analyzer_current: bool  # False: the next sync rebuilds the projection
-    synced_at: int  # ms since the epoch
+    synced_at: str  # canonical UTC instant
     counts: ProjectionCounts
     diagnostics: list[Diagnostic]
 
@@ -137,7 +139,7 @@ def _projection_status(
         source_tree_digest=row[2],
         analyzer_version=row[3],
         analyzer_current=current,
-        synced_at=row[4],
+        synced_at=format_instant(datetime.fromtimestamp(row[4] / 1000, UTC)),
         counts=stored_counts(conn, repository_key, worktree_key),
         diagnostics=[Diagnostic.model_validate(d) for d in orjson.loads(row[5])],
     )
