@@ -140,18 +140,15 @@ def _parse_document(raw: dict[str, Any]) -> ExtractionRequestDocument:
 def memory_recall(ctx: OpContext, request: RecallRequest) -> dict[str, Any]:
     """Select sealed turns of this worktree and return bounded extraction tasks."""
     from teamlore.memory.recall import recall
-    from teamlore.memory.selection import resolve_owner
-    from teamlore.memory.state_db import open_state_db
-    from teamlore.sessions.index_db import open_index
+    from teamlore.ops.stores import registered_stores
 
     normalized = request.normalized()
-    index = open_index(ctx.home)
-    try:
-        identity = resolve_owner(index, ctx.cwd, ctx.home)
-        state = open_state_db(ctx.home)
-        try:
-            return recall(index, state, identity, normalized, home=ctx.home, limit=request.limit)
-        finally:
-            state.close()
-    finally:
-        index.close()
+    with registered_stores(ctx) as stores:
+        return recall(
+            stores.index,
+            stores.state,
+            stores.identity,
+            normalized,
+            home=ctx.home,
+            limit=request.limit,
+        )

@@ -15,8 +15,7 @@ The owner is always the worktree of the caller's directory, never a request fiel
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -57,27 +56,11 @@ class DiscardRequest(BaseModel):
     expected_revision: int | None = Field(None, alias="expectedRevision", ge=1)
 
 
-@contextmanager
-def _owner_and_stores(ctx: OpContext) -> Iterator[tuple[Any, Any, Any]]:
-    from teamlore.memory.selection import resolve_owner
-    from teamlore.memory.state_db import open_state_db
-    from teamlore.sessions.index_db import open_index
-
-    index = open_index(ctx.home)
-    try:
-        identity = resolve_owner(index, ctx.cwd, ctx.home)
-        state = open_state_db(ctx.home)
-        try:
-            yield identity, index, state
-        finally:
-            state.close()
-    finally:
-        index.close()
-
-
 def _with_stores(ctx: OpContext, body: Callable[[Any, Any, Any], T]) -> T:
-    with _owner_and_stores(ctx) as (identity, index, state):
-        return body(identity, index, state)
+    from teamlore.ops.stores import registered_stores
+
+    with registered_stores(ctx) as stores:
+        return body(stores.identity, stores.index, stores.state)
 
 
 @operation(

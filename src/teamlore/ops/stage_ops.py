@@ -70,62 +70,28 @@ def memory_stage(ctx: OpContext, request: StageRequest) -> dict[str, Any]:
 def _stage_drafts(ctx: OpContext, document: dict[str, Any]) -> dict[str, Any]:
     from teamlore.core.lock import file_lock
     from teamlore.core.paths import resolve_home
-    from teamlore.memory.projection import sync_approved_projection
-    from teamlore.memory.selection import resolve_owner
     from teamlore.memory.staging import RecallTaskSources, stage_draft_batch
-    from teamlore.memory.state_db import open_state_db
     from teamlore.memory.tasks import Owner
     from teamlore.ops.session_ops import SYNC_LOCK
-    from teamlore.sessions.index_db import open_index
+    from teamlore.ops.stores import registered_stores
 
-    index = open_index(ctx.home)
-    try:
-        identity = resolve_owner(index, ctx.cwd, ctx.home)
-        state = open_state_db(ctx.home)
-        try:
-            sync_approved_projection(
-                state,
-                repository_key=identity.repository_key,
-                worktree_key=identity.worktree_key,
-                worktree_root=identity.worktree_root,
+    with registered_stores(ctx, sync_projection=True) as stores:
+        identity = stores.identity
+        lock = resolve_home(ctx.home) / SYNC_LOCK
+        with file_lock(lock, wait_seconds=SYNC_LOCK_WAIT_SECONDS, what="a sync"):
+            return stage_draft_batch(
+                stores.state,
+                document,
+                owner=Owner(identity.repository_key, identity.worktree_key),
+                sources=RecallTaskSources(stores.index, stores.state, identity, home=ctx.home),
             )
-            lock = resolve_home(ctx.home) / SYNC_LOCK
-            with file_lock(lock, wait_seconds=SYNC_LOCK_WAIT_SECONDS, what="a sync"):
-                return stage_draft_batch(
-                    state,
-                    document,
-                    owner=Owner(identity.repository_key, identity.worktree_key),
-                    sources=RecallTaskSources(index, state, identity, home=ctx.home),
-                )
-        finally:
-            state.close()
-    finally:
-        index.close()
 
 
 def _stage_adjudication(ctx: OpContext, document: dict[str, Any]) -> dict[str, Any]:
     from teamlore.memory.adjudication import submit_adjudication
-    from teamlore.memory.projection import sync_approved_projection
-    from teamlore.memory.selection import resolve_owner
-    from teamlore.memory.state_db import open_state_db
     from teamlore.memory.tasks import Owner
-    from teamlore.sessions.index_db import open_index
+    from teamlore.ops.stores import registered_stores
 
-    index = open_index(ctx.home)
-    try:
-        identity = resolve_owner(index, ctx.cwd, ctx.home)
-    finally:
-        index.close()
-    state = open_state_db(ctx.home)
-    try:
-        sync_approved_projection(
-            state,
-            repository_key=identity.repository_key,
-            worktree_key=identity.worktree_key,
-            worktree_root=identity.worktree_root,
-        )
-        return submit_adjudication(
-            state, document, owner=Owner(identity.repository_key, identity.worktree_key)
-        )
-    finally:
-        state.close()
+    with registered_stores(ctx, sync_projection=True) as stores:
+        owner = Owner(stores.identity.repository_key, stores.identity.worktree_key)
+        return submit_adjudication(stores.state, document, owner=owner)
