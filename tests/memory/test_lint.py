@@ -546,3 +546,46 @@ def test_generated_entry_ids_never_look_like_secrets(words: list[str]) -> None:
 
     slug = entry_slug(" ".join(words))
     assert [f for f in lint_text(f"id: {slug}", path="x.md") if f.severity == "block"] == []
+
+
+PATH_PIECES = [
+    "/Users/dana/x",
+    "/home/bob/.codex/sessions/a",
+    "~/.claude/projects/x",
+    "C:\\Users\\Y\\a",
+    "c:/users/y/b",
+    "/root/.x",
+    "/mnt/c/Users/d e/f",
+    "/tmp/a",
+    "/private/var/folders/x/T",
+    " ",
+    '"',
+    "(",
+    "=",
+    "x",
+    "-",
+    ".",
+    "~",
+    "\\",
+    "/",
+    "AppData\\Roaming\\Claude\\x",
+    "${CODEX_HOME}/sessions/r",
+    "https://h/x",
+    "D:\\Documents and Settings\\u\\x",
+    "%USERPROFILE%\\.codex\\y",
+    "$HOME/.Claude/x",
+]
+
+
+@given(st.lists(st.sampled_from(PATH_PIECES), max_size=14))
+def test_sanitizing_skips_no_local_path(pieces: list[str]) -> None:
+    """The substring pre-checks in sanitize_text only skip texts the path patterns cannot match."""
+    from teamlore.memory import lint
+
+    text = "".join(pieces)
+    unfiltered = lint._HOME_PATH.sub(
+        lint.LOCAL_PATH_PLACEHOLDER,
+        lint._PROVIDER_PATH.sub(lint.PROVIDER_PATH_PLACEHOLDER, text),
+    )
+    assert sanitize_text(text) == sanitize_text(unfiltered)
+    assert not [f for f in lint_text(sanitize_text(text), path="x") if f.rule.startswith("path.h")]

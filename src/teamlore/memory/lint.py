@@ -1058,14 +1058,25 @@ def _strip_worktree(text: str, worktree_root: str) -> str:
     return text
 
 
+_PROVIDER_TRIGGERS = (".codex", ".claude", "codex_home", "appdata")
+_HOME_TRIGGERS = ("/Users/", "/home/", "/root/", "/mnt/", "/var/folders")
+
+
 def sanitize_text(text: str, *, worktree_root: str | os.PathLike[str] | None = None) -> str:
     """Strip local references for promotion: paths under `worktree_root` become repo-relative,
     provider-local paths, other home paths, transcript file names and provider session ids become
     placeholders. Idempotent; its output has no `path.*` or `session.*` lint findings."""
     if worktree_root is not None:
         text = _strip_worktree(text, os.fspath(worktree_root))
-    text = _PROVIDER_PATH.sub(PROVIDER_PATH_PLACEHOLDER, text)
-    text = _HOME_PATH.sub(LOCAL_PATH_PLACEHOLDER, text)
+    # the path patterns are slow on long texts (they try every position); a substring check
+    # that every one of their matches needs skips them on texts that cannot match
+    folded = text.casefold()
+    if any(t in folded for t in _PROVIDER_TRIGGERS):
+        text = _PROVIDER_PATH.sub(PROVIDER_PATH_PLACEHOLDER, text)
+    if any(t in text for t in _HOME_TRIGGERS) or (
+        (":\\" in text or ":/" in text) and ("users" in folded or "documents and" in folded)
+    ):
+        text = _HOME_PATH.sub(LOCAL_PATH_PLACEHOLDER, text)
     text = _TRANSCRIPT_FILE.sub(SESSION_FILE_PLACEHOLDER, text)
     for hit in sorted(_session_id_hits(text), key=lambda h: -h.start):
         text = text[: hit.start] + SESSION_ID_PLACEHOLDER + text[hit.end :]
