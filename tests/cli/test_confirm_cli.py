@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from support import draft_batch, release_repository, store_all, teamlore_cli
+from support import draft_batch, git, release_repository, store_all, teamlore_cli
 from teamlore.ops.registry import OpContext, load_operations
 
 
@@ -90,3 +90,22 @@ def test_confirm_refuses_an_unknown_candidate_and_reports_nothing_to_do(repo: Pa
     assert (proc.returncode, json.loads(proc.stdout)["error"]["code"]) == (1, "CANDIDATE_NOT_FOUND")
     proc = teamlore_cli("memory", "confirm", "--format", "json", cwd=repo)
     assert (proc.returncode, json.loads(proc.stdout)["status"]) == (0, "nothing-to-confirm")
+
+
+def test_sessions_search_filters_by_repository_after_mapping(repo: Path, tmp_path: Path) -> None:
+    # the session was indexed before its worktree was mapped: the search index follows the mapping
+    found = json.loads(
+        teamlore_cli(
+            "sessions", "search", "tag prefix", "--repository", str(repo), "--format", "json"
+        ).stdout
+    )
+    assert 2 in [h["turn"] for h in found["hits"]]
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q")
+    elsewhere = json.loads(
+        teamlore_cli(
+            "sessions", "search", "tag prefix", "--repository", str(other), "--format", "json"
+        ).stdout
+    )
+    assert elsewhere["hits"] == []

@@ -50,14 +50,29 @@ def test_beyond_the_rank_window_the_newest_matches_are_ranked_and_the_result_say
     home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     src = tmp_path / "s"
-    session_file(src / "a.jsonl", *({"t": "user", "text": f"deploy step {i}"} for i in range(6)))
+    turns = (
+        {"t": "user", "text": f"deploy step {i}", "at": f"2026-01-0{i}T00:00:00.000Z"}
+        for i in range(1, 7)
+    )
+    session_file(src / "a.jsonl", *turns)
     indexer = Indexer(open_index(home), {"mini": MiniAdapter()}, home=home)
     indexer.sync([Source("mini", src)])
     assert queries.search_turns_ranked(indexer.conn, "deploy").ranked_all
     monkeypatch.setattr(queries, "RANK_WINDOW", 2)
-    found = queries.search_turns_ranked(indexer.conn, "deploy")
-    assert not found.ranked_all
-    assert sorted(h["turn"] for h in found.hits) == [5, 6]
-    # a filter that the window would empty falls back to ranking every match
-    other = queries.search_turns_ranked(indexer.conn, "deploy", provider="mini")
-    assert len(other.hits) == 6 and other.ranked_all
+    for provider in (None, "mini"):  # the provider filter is inside the index: same window
+        found = queries.search_turns_ranked(indexer.conn, "deploy", provider=provider)
+        assert not found.ranked_all
+        assert sorted(h["turn"] for h in found.hits) == [5, 6]
+    # a time filter the window would leave short falls back to ranking every match
+    since = queries.search_turns_ranked(indexer.conn, "deploy", since="2026-01-01T00:00:00.000Z")
+    assert len(since.hits) == 6 and since.ranked_all
+
+
+def test_scope_tokens_are_never_matched_as_text(home: Path, tmp_path: Path) -> None:
+    src = tmp_path / "s"
+    session_file(src / "a.jsonl", {"t": "user", "text": "release notes"})
+    indexer = Indexer(open_index(home), {"mini": MiniAdapter()}, home=home)
+    indexer.sync([Source("mini", src)])
+    assert queries.search_turns(indexer.conn, "providermini") == []  # the scope token
+    assert [h["turn"] for h in queries.search_turns(indexer.conn, "notes", provider="mini")] == [1]
+    assert queries.search_turns(indexer.conn, "notes", provider="other") == []

@@ -51,6 +51,7 @@ from teamlore.repo.binding import (
     normalize_posix,
     resolve_repository,
 )
+from teamlore.sessions.index_db import body_match
 
 REQUEST_FORMAT = "threadshare-memory-extraction-request@v1"
 MAX_WINDOW_DAYS = 366
@@ -327,7 +328,7 @@ def _candidate_rows(
         if not match:
             raise errors.TeamloreError(errors.QUERY_EMPTY, "the query has no searchable terms")
         where.append("t.id IN (SELECT rowid FROM turns_fts WHERE turns_fts MATCH ?)")
-        params.append(match)
+        params.append(body_match(match))
     sql = (
         "SELECT t.id, t.ordinal, t.revision, t.started_at, t.ended_at, t.user_text,"
         " t.assistant_text, s.session_key, s.provider, s.cwd, s.started_at AS session_started_at,"

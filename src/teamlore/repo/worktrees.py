@@ -16,6 +16,7 @@ import sqlite3
 
 from teamlore.core import db
 from teamlore.repo.binding import is_within, list_repositories, normalize_posix
+from teamlore.sessions.index_db import fts_scope
 
 
 def owning_worktree(cwd: str | None, roots: list[tuple[str, str]]) -> str | None:
@@ -35,15 +36,23 @@ def owning_worktree(cwd: str | None, roots: list[tuple[str, str]]) -> str | None
 def map_sessions(conn: sqlite3.Connection) -> int:
     """Set `sessions.worktree_key` for every session; return how many sessions are mapped."""
     roots = [(str(r.worktree_root), r.worktree_key) for r in list_repositories(conn)]
-    rows = conn.execute("SELECT id, cwd, worktree_key FROM sessions").fetchall()
+    rows = conn.execute("SELECT id, cwd, worktree_key, provider FROM sessions").fetchall()
     updates: list[tuple[str | None, int]] = []
+    scopes: list[tuple[str, int]] = []
     mapped = 0
     for row in rows:
         key = owning_worktree(row["cwd"], roots)
         mapped += key is not None
         if key != row["worktree_key"]:
             updates.append((key, row["id"]))
+            scopes.append((fts_scope(row["provider"], key), row["id"]))
     if updates:
         with db.write_tx(conn):
             conn.executemany("UPDATE sessions SET worktree_key = ? WHERE id = ?", updates)
+            # turn search filters by worktree inside the FTS index: keep its scope current
+            conn.executemany(
+                "UPDATE turns_fts SET scope = ?"
+                " WHERE rowid IN (SELECT id FROM turns WHERE session_id = ?)",
+                scopes,
+            )
     return mapped

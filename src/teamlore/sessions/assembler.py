@@ -19,6 +19,7 @@ import orjson
 from teamlore.core.analyzer import analyze
 from teamlore.core.canonical import digest
 from teamlore.sessions.commits import ObservedCommit, observe_commits
+from teamlore.sessions.index_db import fts_scope
 from teamlore.sessions.model import (
     AssistantText,
     Event,
@@ -172,6 +173,7 @@ class SessionAssembler:
         self.pending_meta = SessionMeta()
         self.turn: TurnRecord | None = None
         self.turns_written = 0
+        self._scope_tokens: str | None = None
 
     def state(self) -> dict[str, Any]:
         return {
@@ -434,6 +436,14 @@ class SessionAssembler:
             )
         return turn
 
+    def _scope(self) -> str:
+        if self._scope_tokens is None:
+            row = self.conn.execute(
+                "SELECT worktree_key FROM sessions WHERE id = ?", (self.session_db_id,)
+            ).fetchone()
+            self._scope_tokens = fts_scope(self.provider, row[0] if row else None)
+        return self._scope_tokens
+
     def _write_turn(self, turn: TurnRecord) -> None:
         session_id = self._ensure_session()
         conn = self.conn
@@ -467,7 +477,8 @@ class SessionAssembler:
         for seq, tool in enumerate(turn.tools):
             self._write_tool(turn.db_id, seq, tool)
         conn.execute(
-            "INSERT INTO turns_fts(rowid, body) VALUES (?, ?)", (turn.db_id, turn.search_body())
+            "INSERT INTO turns_fts(rowid, body, scope) VALUES (?, ?, ?)",
+            (turn.db_id, turn.search_body(), self._scope()),
         )
         self.turns_written += 1
 

@@ -181,7 +181,42 @@ CREATE INDEX delivery_edges_turn ON delivery_edges(turn_id);
 CREATE INDEX delivery_edges_hash ON delivery_edges(repository_key, hash);
 """
 
-MIGRATIONS: list[str] = [SESSIONS_SCHEMA, REPOSITORY_SCHEMA]
+# Turn search filters by provider and worktree inside MATCH (a `scope` column of tokens), so a
+# filtered search ranks only the turns it can return; BM25 weighs the body alone.
+SCOPED_FTS = """
+CREATE VIRTUAL TABLE turns_fts_scoped USING fts5(
+  body, scope, tokenize = 'unicode61 remove_diacritics 0'
+);
+INSERT INTO turns_fts_scoped(rowid, body, scope)
+  SELECT f.rowid, f.body,
+         'provider' || s.provider || coalesce(' worktree' || substr(s.worktree_key, 1, 16), '')
+  FROM turns_fts f JOIN turns t ON t.id = f.rowid JOIN sessions s ON s.id = t.session_id;
+DROP TABLE turns_fts;
+ALTER TABLE turns_fts_scoped RENAME TO turns_fts;
+INSERT INTO turns_fts(turns_fts, rank) VALUES ('rank', 'bm25(1.0, 0.0)');
+"""
+
+MIGRATIONS: list[str] = [SESSIONS_SCHEMA, REPOSITORY_SCHEMA, SCOPED_FTS]
+
+
+def fts_scope(provider: str, worktree_key: str | None) -> str:
+    """The `scope` tokens of a turn in turns_fts (see `scope_match`)."""
+    return f"provider{provider}" + (f" worktree{worktree_key[:16]}" if worktree_key else "")
+
+
+def scope_match(*, provider: str | None = None, worktree_key: str | None = None) -> str:
+    """MATCH terms restricting turns_fts to a provider and/or worktree ('' when neither)."""
+    terms = []
+    if provider:
+        terms.append(f'scope : "provider{provider.replace(chr(34), "")}"')
+    if worktree_key:
+        terms.append(f'scope : "worktree{worktree_key[:16]}"')
+    return " AND ".join(terms)
+
+
+def body_match(match: str) -> str:
+    """An analyzer MATCH expression applied to the turn text only (not the scope tokens)."""
+    return f"body : ({match})"
 
 
 def index_db_path(home: Path | None = None) -> Path:

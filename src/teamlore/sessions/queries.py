@@ -12,6 +12,7 @@ import orjson
 
 from teamlore.core import errors
 from teamlore.core.analyzer import fts_query, query_groups
+from teamlore.sessions.index_db import body_match, scope_match
 
 SNIPPET_CHARS = 160
 
@@ -240,9 +241,13 @@ def search_turns_ranked(
     match = fts_query(query, mode="all")
     if not match:
         raise errors.TeamloreError(errors.QUERY_EMPTY, f"{query!r} has no searchable terms")
+    # provider and worktree filter inside the FTS index (its scope column), so the rank window
+    # and BM25 see only turns the search can return; the time window filters rows
+    scope = scope_match(provider=provider, worktree_key=worktree_key)
+    match = body_match(match) + (f" AND {scope}" if scope else "")
     clauses, filter_params = _filters(
-        provider=provider,
-        worktree_key=worktree_key,
+        provider=None,
+        worktree_key=None,
         since=since,
         until=until,
         start="t.started_at",
