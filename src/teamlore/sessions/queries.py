@@ -274,7 +274,7 @@ FILTER_OVERFETCH = 20
 # BM25 over every match of a very common word is what makes a search slow (the cost grows with
 # the number of matches). Beyond this many matching turns only the newest are ranked, and the
 # result says so.
-RANK_WINDOW = 20_000
+RANK_WINDOW = 10_000
 
 
 def _window_floor(conn: sqlite3.Connection, match: str) -> int | None:
