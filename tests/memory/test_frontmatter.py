@@ -9,12 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from support import SHARED_FIXTURES
 from teamlore.core.errors import TeamloreError
 from teamlore.memory import frontmatter as fm
 from teamlore.memory.frontmatter import MemoryFormatError, SerializationError
 
 DATA = Path(__file__).parent / "data"
-SHARED_TREE = Path(__file__).resolve().parents[2] / "../shared/fixtures/threadshare-memory"
+SHARED_TREE = SHARED_FIXTURES / "threadshare-memory"
 
 CANONICAL = (
     "---\n"

@@ -21,6 +21,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from support import SHARED_FIXTURES
 from teamlore.core.errors import MEMORY_NOT_INITIALIZED, UNSAFE_PATH, TeamloreError
 from teamlore.memory import layout
 from teamlore.memory.lint import (
@@ -40,7 +41,7 @@ from teamlore.memory.lint import (
 DATA = Path(__file__).parent / "data"
 CORPUS = DATA / "lint_corpus.jsonl"
 REFERENCE = DATA / "reference"
-SHARED_TREE = Path(__file__).resolve().parents[2] / "../shared/fixtures/threadshare-memory"
+SHARED_TREE = SHARED_FIXTURES / "threadshare-memory"
 
 ALPHABETS = {
     "b62": string.ascii_letters + string.digits,

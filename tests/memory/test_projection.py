@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from support import SHARED_FIXTURES
 from teamlore.core import errors
 from teamlore.core.analyzer import ANALYZER_VERSION
 from teamlore.core.canonical import digest, sha256_hex
@@ -31,7 +32,7 @@ from teamlore.memory.state_db import open_state_db
 REPO = "a1" * 12
 WORKTREE = "b2" * 12
 OTHER_WORKTREE = "c3" * 12
-FIXTURES = Path(__file__).resolve().parents[2] / "../shared/fixtures"
+FIXTURES = SHARED_FIXTURES
 
 
 def entry_text(

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from support import SHARED_FIXTURES
 from teamlore.sessions.model import (
     AssistantText,
     Diagnostic,
@@ -27,7 +28,7 @@ from teamlore.sessions.providers.claude import ClaudeAdapter
 from teamlore.sessions.reader import ReadResult, iter_file_events, read_lines
 
 REPO = Path(__file__).resolve().parents[2]
-REAL = REPO / ".." / "shared" / "fixtures" / "sessions" / "claude"
+REAL = SHARED_FIXTURES / "sessions" / "claude"
 DATA = Path(__file__).parent / "data" / "claude"
 MAIN = DATA / "synthetic-main.jsonl"
 SUBAGENT = DATA / "synthetic-main" / "subagents" / "agent-a1b2c3d.jsonl"

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from support import SHARED_FIXTURES
 from teamlore.sessions.model import (
     AssistantText,
     Diagnostic,
@@ -27,7 +28,7 @@ from teamlore.sessions.reader import ReadResult, iter_file_events, read_lines
 
 DATA = Path(__file__).parent / "data" / "codex"
 REPO = Path(__file__).resolve().parents[2]
-REAL = REPO / "../shared/fixtures/sessions/codex"
+REAL = SHARED_FIXTURES / "sessions" / "codex"
 INLINE_IMAGE = re.compile(r"data:image/[\w.+-]+;base64,[A-Za-z0-9+/]{64}")
 
 

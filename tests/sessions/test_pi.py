@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from support import SHARED_FIXTURES
 from teamlore.sessions.model import (
     AssistantText,
     Diagnostic,
@@ -26,7 +27,7 @@ from teamlore.sessions.providers.pi import PiAdapter
 from teamlore.sessions.reader import iter_file_events, read_lines
 
 REPO = Path(__file__).resolve().parents[2]
-REAL = REPO / ".." / "shared" / "fixtures" / "sessions" / "pi"
+REAL = SHARED_FIXTURES / "sessions" / "pi"
 SYNTHETIC = Path(__file__).parent / "data" / "pi" / "synthetic.jsonl"
 
 T = TypeVar("T")
