@@ -151,3 +151,13 @@ def test_extra_arguments_are_refused(repo: Path) -> None:
         repo, [("threadshare_memory_search", {"query": "x", "repository": "/etc"})]
     )
     assert _mcp_payload(result)["error"]["code"] == "INVALID_ARGUMENT"
+
+
+def test_only_the_team_capability_explains_the_extraction_workflow() -> None:
+    from teamlore.mcp.server import compose_instructions
+
+    team = compose_instructions(("team",))
+    read_only = compose_instructions(("team-read",))
+    assert "threadshare_memory_recall" in team and "plan id the user gave" in team
+    assert "threadshare_memory_recall" not in read_only
+    assert read_only.startswith("teamlore holds this repository's reviewed team memory")
