@@ -745,3 +745,18 @@ def test_a_plan_from_the_real_prepare_is_promoted_into_a_clean_reviewed_entry(
     assert git(flow.repo, "diff", "--cached", "--name-only") == ""
     assert f"?? {path}" in git(flow.repo, "status", "--porcelain", "--untracked-files=all")
     assert flow.op("memory.search", {"query": "release tags prefix"})["results"]
+
+
+def test_orphan_temp_files_of_interrupted_writes_are_removed_and_nothing_else(
+    tmp_path: Path,
+) -> None:
+    from teamlore.core import safe_write
+
+    root = tmp_path / "wt"
+    entries = root / ".threadshare" / "memory" / "entries"
+    entries.mkdir(parents=True)
+    orphan = entries / f"{safe_write.TEMP_PREFIX}0123456789abcdef.tmp"
+    orphan.write_bytes(b"half a file")
+    (entries / "keep.md").write_bytes(b"mine")
+    removed = safe_write.remove_orphan_temps(root, ".threadshare/memory/entries/new.md")
+    assert removed == 1 and not orphan.exists() and (entries / "keep.md").exists()

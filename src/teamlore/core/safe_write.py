@@ -274,3 +274,20 @@ def delete_file(root: Path, relative: str, *, expect: Expectation | None = None)
         os.unlink(name, dir_fd=dir_fd)
         os.fsync(dir_fd)
         return True
+
+
+def remove_orphan_temps(root: Path, relative_file: str) -> int:
+    """Remove the temp files an interrupted `write_file` left beside `relative_file` (only
+    names this module creates; symlinks are never followed). Call it under the same lock the
+    writers hold. Returns how many were removed."""
+    parts = check_relative_path(relative_file)
+    removed = 0
+    with _parent_dir(root, parts, create=False) as dir_fd:
+        if dir_fd is None:
+            return 0
+        for name in os.listdir(dir_fd):
+            if name.startswith(TEMP_PREFIX) and name.endswith(".tmp"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(name, dir_fd=dir_fd)
+                    removed += 1
+    return removed

@@ -38,6 +38,7 @@ file, `applied` replays idempotently, `voided` stays voided.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
@@ -729,6 +730,11 @@ def promote(
     with _promotion_lock(home):
         stored = load_plan(conn, plan_id)
         _check_owner(stored, identity)
+        for target in sorted({f.target_path for f in stored.files}):
+            # a promotion killed mid-write leaves its temp file behind; no writer runs now.
+            # An unsafe path is left for the checks below, which void the plan for it.
+            with contextlib.suppress(errors.TeamloreError):
+                safe_write.remove_orphan_temps(identity.worktree_root, target)
         if approve:
             approve_plan(conn, plan_id, plan_digest=plan_digest)
         elif plan_digest is not None and plan_digest != stored.plan_digest:
