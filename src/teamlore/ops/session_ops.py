@@ -196,15 +196,7 @@ def sync(ctx: OpContext, request: SyncRequest) -> dict[str, Any]:
 
 
 def _read_index(home: Path | None) -> sqlite3.Connection:
-    path = index_db_path(home)
-    if not path.exists():
-        return open_index(home)
-    try:
-        return open_index(home)
-    except sqlite3.DatabaseError as exc:
-        raise errors.TeamloreError(
-            errors.DB_CORRUPT, f"{INDEX_DB_NAME} is damaged ({exc}); run `teamlore sync --rebuild`"
-        ) from exc
+    return open_index_checked(home, rebuild=False)
 
 
 def _worktree_filter(ctx: OpContext, repository: str | None) -> str | None:

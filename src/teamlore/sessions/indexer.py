@@ -26,7 +26,7 @@ from typing import Any
 
 import orjson
 
-from teamlore.core import db, errors
+from teamlore.core import db
 from teamlore.core.failpoints import failpoint
 from teamlore.core.keys import session_key
 from teamlore.core.timeutil import now_instant
@@ -390,11 +390,3 @@ def _line_error_message(kind: str, size: int) -> str:
     if kind == "not-utf8":
         return "line is not valid UTF-8; skipped"
     return "line is not valid JSON; skipped"
-
-
-def ensure_consistent(conn: sqlite3.Connection) -> None:
-    problems = db.integrity_check(conn)
-    if problems:
-        raise errors.TeamloreError(
-            errors.DB_CORRUPT, f"index.sqlite3 failed its integrity check: {problems[0]}"
-        )

@@ -334,20 +334,14 @@ def snippet(text: str, terms: list[str], width: int = SNIPPET_CHARS) -> str:
     return f"{prefix}{piece}{suffix}"
 
 
-_UUID_PREFIX = re.compile(
-    r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
-)
+_UUID = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
 
 
 def provider_session_uuids(conn: sqlite3.Connection) -> frozenset[str]:
-    """Every provider session id (its UUID part, lowercase) this machine has indexed: text bound
-    for a repository must never carry one."""
-    found = set()
-    for (value,) in conn.execute("SELECT DISTINCT provider_session_id FROM sessions"):
-        match = _UUID_PREFIX.match(value or "")
-        if match:
-            found.add(match.group(0).lower())
-        for part in re.findall(r"[0-9a-fA-F-]{36}", value or ""):
-            if _UUID_PREFIX.fullmatch(part):
-                found.add(part.lower())
-    return frozenset(found)
+    """Every provider session id (its UUID parts, lowercase; a subagent's id holds its parent's)
+    this machine has indexed: text bound for a repository must never carry one."""
+    return frozenset(
+        part.lower()
+        for (value,) in conn.execute("SELECT DISTINCT provider_session_id FROM sessions")
+        for part in _UUID.findall(value or "")
+    )
