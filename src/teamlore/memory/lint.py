@@ -567,17 +567,28 @@ _INTERNAL_EQUALS = re.compile(r"=(?=[^=])")
 
 
 _SLUG_HASH_SUFFIX = re.compile(rf"-[0-9a-f]{{{HASH_SUFFIX_LENGTH}}}$")
+_SLUG_SHAPE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)+")
+
+
+def _is_slug_of_words(token: str) -> bool:
+    """A lowercase slug made mostly of words (with short parts like `v2`, `30s` and possibly
+    teamlore's content-hash suffix), as entry ids are; random keys have no word parts."""
+    if _SLUG_SHAPE.fullmatch(token) is None:
+        return False
+    stem = _SLUG_HASH_SUFFIX.sub("", token)
+    segments = stem.split("-")
+    worded = sum(len(s) for s in segments if looks_like_words(s))
+    if not all(len(s) <= 4 or looks_like_words(s) for s in segments):
+        return False
+    return worded * 2 >= len(stem) - stem.count("-")
 
 
 def is_high_entropy_secret(token: str) -> bool:
     """The entropy rule on one token (see module doc for what is exempt)."""
     if len(token) < ENTROPY_MIN_LENGTH:
         return False
-    if _SLUG_HASH_SUFFIX.search(token):
-        # an entry id: words plus the content-hash suffix teamlore's slugs carry
-        segments = _SLUG_HASH_SUFFIX.sub("", token).split("-")
-        if all(len(s) <= 4 or looks_like_words(s) for s in segments):
-            return False
+    if _is_slug_of_words(token):
+        return False  # an entry id: words, short parts such as `v2`, maybe a hash suffix
     if _HEX_OR_UUID.fullmatch(token) is not None:
         return False  # hex digests and UUIDs: long-hex warning / session-id rule
     if shannon_entropy(token) < ENTROPY_MIN_BITS:
