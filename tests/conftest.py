@@ -4,6 +4,8 @@ from pathlib import Path
 
 import pytest
 
+from agent_clis import AgentClis, CliUnavailable, install_agent_clis
+
 
 @pytest.fixture()
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -11,3 +13,13 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     state = tmp_path / "state"
     monkeypatch.setenv("TEAMLORE_HOME", str(state))
     return state
+
+
+@pytest.fixture(scope="session")
+def agent_clis() -> AgentClis:
+    """The pinned real `claude` and `codex` CLIs (installed from npm once, cached; see
+    tests/agent_clis.py). Skips with the reason when npm or its registry cannot be reached."""
+    try:
+        return install_agent_clis()
+    except CliUnavailable as exc:
+        pytest.skip(f"real agent CLIs unavailable: {exc}")
