@@ -221,3 +221,30 @@ def stage(
 ) -> None:
     """Stage an agent's candidate drafts, then its adjudication (quarantines kept candidates)."""
     run("memory.stage", read_request(request, fmt), fmt, _render_stage, cwd=_cwd(repository))
+
+
+def _render_assemble(result: dict[str, Any]) -> None:
+    verb = "Updated" if result["changed"] else "Unchanged:"
+    stdout.print(f"{verb} {result['target']} (managed team memory block)", highlight=False)
+    stdout.print(result["block"], highlight=False, markup=False)
+    for skill in result["skills"]:
+        state = "written" if skill["changed"] else "unchanged"
+        stdout.print(f"  {skill['path']} ({state})", highlight=False)
+    if not result["skills"]:
+        stdout.print("No team Skills to project.")
+    stdout.print("Nothing was staged or committed; review the diff with `git diff`.")
+
+
+@memory_app.command("assemble")
+def assemble(
+    provider: str = typer.Option(
+        ...,
+        "--provider",
+        "-p",
+        help="claude: CLAUDE.md + .claude/skills/; codex: AGENTS.md + .agents/skills/.",
+    ),
+    repository: str | None = RepositoryOption,
+    fmt: OutputFormat = FormatOption,
+) -> None:
+    """Write reviewed team memory into CLAUDE.md/AGENTS.md and project the team's Skills."""
+    run("memory.assemble", {"provider": provider}, fmt, _render_assemble, cwd=_cwd(repository))

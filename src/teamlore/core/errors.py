@@ -333,3 +333,33 @@ INVALID_SUBMISSION_ID = _register(
     "INVALID_SUBMISSION_ID",
     "submissionId/conversationId must be [A-Za-z0-9_-]{1,128}; importId is looked up alone",
 )
+
+# team memory: assemble and Skills (memory/assemble, memory/skills)
+ASSEMBLY_MARKERS_INVALID = _register(
+    "ASSEMBLY_MARKERS_INVALID",
+    "the instructions file has missing, duplicate or out-of-order teamlore memory markers; "
+    "fix the markers by hand (or remove both) and run assemble again",
+)
+ASSEMBLY_TARGET_INVALID = _register(
+    "ASSEMBLY_TARGET_INVALID",
+    "the instructions file (CLAUDE.md / AGENTS.md) is a symlink, not a regular file, or not UTF-8",
+)
+ASSEMBLY_CONFLICT = _register(
+    "ASSEMBLY_CONFLICT",
+    "a projected SKILL.md was edited outside teamlore; move your edit into "
+    ".threadshare/memory/skills/<name>/SKILL.md or delete the projection, then run assemble again",
+)
+ASSEMBLY_STATE_INVALID = _register(
+    "ASSEMBLY_STATE_INVALID", "the private record of projected Skills is corrupt"
+)
+SKILLS_TOO_MANY = _register(
+    "SKILLS_TOO_MANY", "the memory tree holds more than 256 Skills; remove some first"
+)
+MEMORY_CONTEXT_DRIFT = _register(
+    "MEMORY_CONTEXT_DRIFT",
+    "the team memory (entries, scenes, doctrine) changed since the recall; recall again",
+)
+SKILL_TARGET_DRIFT = _register(
+    "SKILL_TARGET_DRIFT",
+    "the SKILL.md a Skill candidate creates or updates is not in the state the candidate expected",
+)

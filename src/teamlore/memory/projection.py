@@ -45,8 +45,11 @@ __all__ = [
     "Coverage",
     "Diagnostic",
     "Kind",
+    "MemoryFile",
+    "MemoryFiles",
     "ProjectionCounts",
     "ProjectionResult",
+    "read_memory_files",
     "stored_counts",
     "sync_approved_projection",
 ]
@@ -369,6 +372,35 @@ def _scan_tree(worktree_root: Path, after_read: Callable[[str], None] | None) ->
         scan = reader.read_tree()
         reader.recheck()
         return scan
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryFile:
+    """One memory document as read from the tree: repo-relative path, kind, exact bytes."""
+
+    path: str
+    kind: Kind
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryFiles:
+    """A consistent read of the memory tree (see `read_memory_files`)."""
+
+    files: tuple[MemoryFile, ...]
+    problems: tuple[Diagnostic, ...]  # files that exist but could not be read, and drift
+
+    def of_kind(self, kind: Kind) -> list[MemoryFile]:
+        return [f for f in self.files if f.kind == kind]
+
+
+def read_memory_files(worktree_root: Path) -> MemoryFiles:
+    """Read every memory document the way the projection does (no symlink followed, size cap,
+    re-checked for drift), without touching the state DB. Callers that must not act on a
+    partial view refuse when `problems` concern the kinds they use."""
+    scan = _scan_tree(worktree_root, None)
+    files = tuple(MemoryFile(_repo_path(f.path), f.kind, f.data) for f in scan.files)
+    return MemoryFiles(files, (*scan.diagnostics, *scan.drift))
 
 
 # --------------------------------------------------------------------------------------------

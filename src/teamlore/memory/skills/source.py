@@ -1,0 +1,88 @@
+"""The Skills of a worktree's memory tree, read strictly for assemble, recall and staging.
+
+Every Skill directory must be a plain directory (no symlink) named like its `name:`, hold a
+SKILL.md in the portable format, and pass the Skill lint gate (secrets, session ids, home
+paths). A tree with more than 256 Skills is refused as a whole: projecting or ranking a part of
+it would silently drop procedures (docs/assemble.md, "Skill sources").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from teamlore.core import errors
+from teamlore.core.canonical import sha256_hex
+from teamlore.memory.documents import Skill, load_skill
+from teamlore.memory.layout import SKILLS_DIR
+from teamlore.memory.lint import MAX_SKILLS, DocumentKind, lint_bytes
+from teamlore.memory.projection import MemoryFiles, read_memory_files
+from teamlore.memory.slugs import slug_problem
+
+_UNSAFE_CODES = frozenset({"symlink", "not-a-directory", "not-a-file"})
+
+
+@dataclass(frozen=True, slots=True)
+class SourceSkill:
+    """One reviewed Skill: its name, repo-relative path, exact bytes and parsed document."""
+
+    name: str
+    path: str
+    data: bytes
+    skill: Skill
+
+    @property
+    def content_digest(self) -> str:
+        return sha256_hex(self.data)
+
+
+def refuse_unreadable(tree: MemoryFiles, prefix: str) -> None:
+    """Refuse when a file under `prefix` exists but could not be read consistently."""
+    for problem in tree.problems:
+        if problem.file == prefix or problem.file.startswith(prefix + "/"):
+            code = (
+                errors.UNSAFE_PATH if problem.code in _UNSAFE_CODES else errors.MEMORY_FILE_INVALID
+            )
+            raise errors.TeamloreError(code, f"{problem.file}: {problem.why}", path=problem.file)
+
+
+def require_lint_clean(data: bytes, *, path: str, kind: DocumentKind) -> None:
+    """The lint gate every byte bound for the repository passes: any blocking finding refuses."""
+    blocking = [f for f in lint_bytes(data, path=path, kind=kind) if f.severity == "block"]
+    if blocking:
+        first = blocking[0]
+        raise errors.TeamloreError(
+            errors.LINT_BLOCKED,
+            f"{first.file}:{first.line}: {first.message} ({first.rule})",
+            findings=[f.model_dump() for f in blocking],
+        )
+
+
+def source_skills(tree: MemoryFiles) -> list[SourceSkill]:
+    """The tree's Skills sorted by name (refuses on any unsafe, invalid or lint-blocked one)."""
+    refuse_unreadable(tree, SKILLS_DIR)
+    files = tree.of_kind("skill")
+    if len(files) > MAX_SKILLS:
+        raise errors.TeamloreError(
+            errors.SKILLS_TOO_MANY,
+            f"{len(files)} Skills under {SKILLS_DIR} (at most {MAX_SKILLS})",
+            count=len(files),
+        )
+    skills: list[SourceSkill] = []
+    for file in files:
+        directory = file.path.split("/")[-2]
+        problem = slug_problem(directory, max_length=64)
+        if problem is not None:
+            raise errors.TeamloreError(
+                errors.MEMORY_FILE_INVALID,
+                f"{file.path}: the Skill directory name {problem}",
+                path=file.path,
+            )
+        skill = load_skill(file.data, file.path)  # also: name must equal the directory
+        require_lint_clean(file.data, path=file.path, kind="skill")
+        skills.append(SourceSkill(skill.name, file.path, file.data, skill))
+    return sorted(skills, key=lambda s: s.name)
+
+
+def read_source_skills(worktree_root: Path) -> list[SourceSkill]:
+    return source_skills(read_memory_files(worktree_root))

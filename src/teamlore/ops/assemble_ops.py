@@ -1,0 +1,47 @@
+"""`memory.assemble`: the reviewed team memory into CLAUDE.md / AGENTS.md and the provider's
+Skill folder (docs/assemble.md). Writes only the worktree and a private manifest; never stages
+or commits."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from teamlore.ops.registry import OpContext, operation
+
+
+class AssembleRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    provider: Literal["claude", "codex"] = Field(
+        description="claude: CLAUDE.md + .claude/skills/; codex: AGENTS.md + .agents/skills/."
+    )
+
+
+@operation(
+    "memory.assemble",
+    input_model=AssembleRequest,
+    side_effect="repo-write",
+    capability="team",
+    mcp_tool="threadshare_memory_assemble",
+    idempotent=True,
+    description="Write the reviewed team memory where the agent reads it without a tool call: "
+    "the managed block (doctrine, scene index, Skill index) in CLAUDE.md (claude) or AGENTS.md "
+    "(codex) at the worktree root, and every team Skill copied to .claude/skills/ or "
+    ".agents/skills/. Text outside the block is kept byte for byte; a re-run with nothing new "
+    "reports changed: false. Never stages or commits.",
+)
+def memory_assemble(ctx: OpContext, request: AssembleRequest) -> dict[str, Any]:
+    """Write the team memory block into CLAUDE.md/AGENTS.md and project the team's Skills."""
+    from teamlore.core.paths import resolve_home
+    from teamlore.memory.assemble import assemble
+    from teamlore.ops.memory_ops import owner
+
+    identity = owner(ctx)
+    return assemble(
+        identity.worktree_root,
+        request.provider,
+        home=resolve_home(ctx.home),
+        worktree_key=identity.worktree_key,
+    )

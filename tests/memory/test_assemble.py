@@ -1,0 +1,350 @@
+"""`memory assemble`: the managed block in CLAUDE.md / AGENTS.md and the Skill projection,
+on real git worktrees; every refusal leaves the files and the private manifest unchanged."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from support import git, shared_fixtures
+from teamlore.core.errors import TeamloreError
+from teamlore.ops.registry import OpContext, run_operation
+
+BEGIN = "<!-- BEGIN THREADSHARE MEMORY (generated; do not edit by hand) -->"
+END = "<!-- END THREADSHARE MEMORY -->"
+
+# The block the reference product committed to its own AGENTS.md for this exact tree
+# (entries + one scene, no doctrine, no Skills).
+REFERENCE_BLOCK = (
+    "<!-- BEGIN THREADSHARE MEMORY (generated; do not edit by hand) -->\n"
+    "\n"
+    "## Team memory\n"
+    "\n"
+    "_No approved team doctrine yet._\n"
+    "\n"
+    "### Scenes\n"
+    "\n"
+    "- .threadshare/memory/scenes/team-memory-design.md (heat 1) \u2014 "
+    "Threadshare memory pipeline\n"
+    "\n"
+    "<!-- END THREADSHARE MEMORY -->"
+)
+
+RELEASE_SKILL = (
+    b'---\nname: "release"\ndescription: "Cut and verify a release of the shop."\n---\n'
+    b"## Procedure\n\n1. Run pytest tests/test_release.py.\n2. Push the v-prefixed tag.\n"
+)
+
+
+@pytest.fixture()
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    (root / ".threadshare" / "memory").mkdir(parents=True)
+    for sub in ("entries", "scenes", "skills"):
+        (root / ".threadshare" / "memory" / sub).mkdir()
+    return root
+
+
+@pytest.fixture()
+def reference_repo(repo: Path) -> Path:
+    source = shared_fixtures("threadshare-memory")
+    memory = repo / ".threadshare" / "memory"
+    shutil.rmtree(memory)
+    shutil.copytree(source, memory, ignore=shutil.ignore_patterns("SOURCE.md"))
+    for path in [memory, *memory.rglob("*")]:
+        path.chmod(path.stat().st_mode | stat.S_IWUSR)
+    return repo
+
+
+def assemble(repo: Path, home: Path, provider: str) -> dict[str, Any]:
+    return run_operation("memory.assemble", OpContext(cwd=repo, home=home), {"provider": provider})
+
+
+def refused(repo: Path, home: Path, provider: str) -> TeamloreError:
+    with pytest.raises(TeamloreError) as caught:
+        assemble(repo, home, provider)
+    return caught.value
+
+
+def add_skill(
+    repo: Path, name: str, data: bytes = RELEASE_SKILL, directory: str | None = None
+) -> Path:
+    folder = repo / ".threadshare" / "memory" / "skills" / (directory or name)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "SKILL.md").write_bytes(data.replace(b'"release"', f'"{name}"'.encode()))
+    return folder / "SKILL.md"
+
+
+def add_scene(repo: Path, name: str, heat: int, summary: str) -> None:
+    text = (
+        f"-----META-START-----\ncreated: 2026-01-01\nupdated: 2026-01-02\n"
+        f'summary: "{summary}"\nheat: {heat}\n-----META-END-----\n## {name}\n- a point'
+    )
+    (repo / ".threadshare" / "memory" / "scenes" / f"{name}.md").write_text(text)
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+        and not p.is_symlink()
+        and ".git/" not in p.as_posix() + "/"
+        and not p.relative_to(root).as_posix().startswith(".git/")
+    }
+
+
+# --- the block ------------------------------------------------------------------------------
+
+
+def test_codex_block_on_the_reference_tree_is_byte_identical_and_rerun_is_unchanged(
+    reference_repo: Path, home: Path
+) -> None:
+    first = assemble(reference_repo, home, "codex")
+    assert first["changed"] is True and first["target"] == "AGENTS.md"
+    assert (reference_repo / "AGENTS.md").read_bytes() == (REFERENCE_BLOCK + "\n").encode()
+    assert not (reference_repo / "CLAUDE.md").exists()
+    again = assemble(reference_repo, home, "codex")
+    assert again["changed"] is False and again["block"] == REFERENCE_BLOCK
+
+
+def test_claude_writes_claude_md_and_never_touches_agents_md(
+    reference_repo: Path, home: Path
+) -> None:
+    (reference_repo / "AGENTS.md").write_bytes(b"# Codex notes\n")
+    result = assemble(reference_repo, home, "claude")
+    assert result["target"] == "CLAUDE.md"
+    assert (reference_repo / "CLAUDE.md").read_text() == REFERENCE_BLOCK + "\n"
+    assert (reference_repo / "AGENTS.md").read_bytes() == b"# Codex notes\n"
+
+
+@pytest.mark.parametrize(
+    ("existing", "separator"),
+    [(b"", b""), (b"# Notes\n", b"\n"), (b"# Notes\n\n", b""), (b"# Notes", b"\n\n")],
+)
+def test_a_file_without_markers_gets_the_block_appended_after_one_blank_line(
+    repo: Path, home: Path, existing: bytes, separator: bytes
+) -> None:
+    (repo / "CLAUDE.md").write_bytes(existing)
+    result = assemble(repo, home, "claude")
+    block = result["block"].encode()
+    assert (repo / "CLAUDE.md").read_bytes() == existing + separator + block + b"\n"
+
+
+def test_the_block_is_replaced_and_every_byte_outside_it_is_kept(repo: Path, home: Path) -> None:
+    before = "# Rules\r\nKeep CRLF here.  \n\n"
+    after = "\n\ntrailing text without newline \u00e9"
+    stale = f"{BEGIN}\nold\n{END}"
+    (repo / "CLAUDE.md").write_bytes((before + stale + after).encode())
+    result = assemble(repo, home, "claude")
+    assert (repo / "CLAUDE.md").read_bytes() == (before + result["block"] + after).encode()
+    assert assemble(repo, home, "claude")["changed"] is False
+
+
+def test_doctrine_scenes_by_heat_then_name_first_fifteen_and_the_omitted_line(
+    repo: Path, home: Path
+) -> None:
+    (repo / ".threadshare" / "memory" / "doctrine.md").write_text("\n- Test before tagging.\n\n")
+    for i in range(17):
+        add_scene(repo, f"scene-{i:02d}", heat=1 + (i % 3), summary=f"Summary {i}")
+    block = assemble(repo, home, "codex")["block"]
+    lines = block.split("\n")
+    assert lines[:5] == [lines[0], "", "## Team memory", "", "- Test before tagging."]
+    scene_lines = [line for line in lines if line.startswith("- .threadshare/memory/scenes/")]
+    assert len(scene_lines) == 15
+    assert scene_lines[0] == "- .threadshare/memory/scenes/scene-02.md (heat 3) \u2014 Summary 2"
+    assert scene_lines[1].startswith("- .threadshare/memory/scenes/scene-05.md (heat 3)")
+    assert "- _2 additional scene(s) omitted._" in lines
+
+
+def test_an_existing_file_keeps_its_mode(repo: Path, home: Path) -> None:
+    (repo / "AGENTS.md").write_text("# Notes\n")
+    (repo / "AGENTS.md").chmod(0o600)
+    assemble(repo, home, "codex")
+    assert stat.S_IMODE((repo / "AGENTS.md").stat().st_mode) == 0o600
+
+
+# --- marker and target refusals -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        f"{BEGIN}\nx\n{END}\n{BEGIN}\ny\n{END}\n",  # duplicated
+        f"{END}\nx\n{BEGIN}\n",  # reversed
+        f"# Notes\n{BEGIN}\nno end\n",  # END missing
+        f"# Notes\n{END}\n",  # BEGIN missing
+    ],
+    ids=["duplicated", "reversed", "end-missing", "begin-missing"],
+)
+def test_bad_markers_are_refused_and_nothing_changes(repo: Path, home: Path, content: str) -> None:
+    add_skill(repo, "release")
+    (repo / "CLAUDE.md").write_text(content)
+    before = snapshot(repo)
+    err = refused(repo, home, "claude")
+    assert err.code == "ASSEMBLY_MARKERS_INVALID"
+    assert snapshot(repo) == before
+    assert not (home / "skill-assembly").exists() or not list(
+        (home / "skill-assembly").rglob("*.json")
+    )
+
+
+def _symlink(repo: Path) -> None:
+    (repo / "elsewhere.md").write_text("# not ours\n")
+    (repo / "CLAUDE.md").symlink_to(repo / "elsewhere.md")
+
+
+def _directory(repo: Path) -> None:
+    (repo / "CLAUDE.md").mkdir()
+
+
+def _latin1(repo: Path) -> None:
+    (repo / "CLAUDE.md").write_bytes("# R\u00e9gles\n".encode("latin-1"))
+
+
+@pytest.mark.parametrize(
+    "make", [_symlink, _directory, _latin1], ids=["symlink", "dir", "not-utf8"]
+)
+def test_an_unusable_instructions_file_is_refused_untouched(
+    repo: Path, home: Path, make: Any
+) -> None:
+    make(repo)
+    before = snapshot(repo)
+    err = refused(repo, home, "claude")
+    assert err.code == "ASSEMBLY_TARGET_INVALID"
+    assert snapshot(repo) == before
+    if (repo / "CLAUDE.md").is_symlink():
+        assert (repo / "elsewhere.md").read_text() == "# not ours\n"
+
+
+# --- Skills ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("provider", "folder"), [("claude", ".claude/skills"), ("codex", ".agents/skills")]
+)
+def test_skills_are_projected_byte_for_byte_and_listed_in_the_block(
+    repo: Path, home: Path, provider: str, folder: str
+) -> None:
+    source = add_skill(repo, "release")
+    result = assemble(repo, home, provider)
+    projected = repo / folder / "release" / "SKILL.md"
+    assert projected.read_bytes() == source.read_bytes()
+    assert (
+        f"- {folder}/release/SKILL.md \u2014 Cut and verify a release of the shop."
+        in result["block"]
+    )
+    assert result["skills"] == [
+        {
+            "name": "release",
+            "source": ".threadshare/memory/skills/release/SKILL.md",
+            "path": f"{folder}/release/SKILL.md",
+            "changed": True,
+        }
+    ]
+    again = assemble(repo, home, provider)
+    assert again["changed"] is False and again["skillsChanged"] == 0
+
+
+def test_the_manifest_is_private_and_not_in_the_worktree(repo: Path, home: Path) -> None:
+    add_skill(repo, "release")
+    assemble(repo, home, "claude")
+    manifests = list((home / "skill-assembly").rglob("*.json"))
+    assert [m.name for m in manifests] == ["claude.json"]
+    assert stat.S_IMODE(manifests[0].stat().st_mode) == 0o600
+    assert stat.S_IMODE(manifests[0].parent.stat().st_mode) == 0o700
+    assert "skill-assembly" not in git(repo, "status", "--porcelain", "--untracked-files=all")
+
+
+def test_a_source_update_is_projected_again(repo: Path, home: Path) -> None:
+    source = add_skill(repo, "release")
+    assemble(repo, home, "codex")
+    source.write_bytes(source.read_bytes() + b"3. Announce it.\n")
+    result = assemble(repo, home, "codex")
+    assert result["skillsChanged"] == 1
+    assert (repo / ".agents/skills/release/SKILL.md").read_bytes() == source.read_bytes()
+
+
+def test_a_projection_the_user_edited_is_never_overwritten(repo: Path, home: Path) -> None:
+    source = add_skill(repo, "release")
+    assemble(repo, home, "claude")
+    projected = repo / ".claude/skills/release/SKILL.md"
+    projected.write_bytes(projected.read_bytes() + b"my local tweak\n")
+    source.write_bytes(source.read_bytes() + b"3. Announce it.\n")
+    add_skill(repo, "deploy")
+    before = snapshot(repo)
+    manifest = next((home / "skill-assembly").rglob("claude.json")).read_bytes()
+    err = refused(repo, home, "claude")
+    assert err.code == "ASSEMBLY_CONFLICT"
+    assert ".claude/skills/release/SKILL.md" in err.message
+    assert snapshot(repo) == before  # not even the new Skill or the block
+    assert next((home / "skill-assembly").rglob("claude.json")).read_bytes() == manifest
+
+
+def test_a_projection_that_exists_before_any_assemble_is_a_conflict(repo: Path, home: Path) -> None:
+    add_skill(repo, "release")
+    (repo / ".agents/skills/release").mkdir(parents=True)
+    (repo / ".agents/skills/release/SKILL.md").write_text("hand written\n")
+    assert refused(repo, home, "codex").code == "ASSEMBLY_CONFLICT"
+
+
+def test_a_corrupt_manifest_is_refused(repo: Path, home: Path) -> None:
+    add_skill(repo, "release")
+    assemble(repo, home, "codex")
+    manifest = next((home / "skill-assembly").rglob("codex.json"))
+    manifest.write_text("{not json")
+    assert refused(repo, home, "codex").code == "ASSEMBLY_STATE_INVALID"
+
+
+def test_a_skill_whose_directory_does_not_match_its_name_is_refused(repo: Path, home: Path) -> None:
+    add_skill(repo, "release", directory="releasing")
+    err = refused(repo, home, "claude")
+    assert err.code == "MEMORY_FILE_INVALID"
+    assert not (repo / "CLAUDE.md").exists() and not (repo / ".claude").exists()
+
+
+def test_more_than_256_skills_are_refused(repo: Path, home: Path) -> None:
+    for i in range(257):
+        add_skill(repo, f"skill-{i:03d}")
+    err = refused(repo, home, "codex")
+    assert err.code == "SKILLS_TOO_MANY"
+    assert not (repo / "AGENTS.md").exists() and not (repo / ".agents").exists()
+
+
+def test_a_skill_with_a_secret_is_refused(repo: Path, home: Path) -> None:
+    token = "ghp_" + "Zq8" * 12
+    add_skill(repo, "release", RELEASE_SKILL + f"export GH_TOKEN={token}\n".encode())
+    err = refused(repo, home, "claude")
+    assert err.code == "LINT_BLOCKED"
+    assert token not in err.message
+    assert not (repo / "CLAUDE.md").exists()
+
+
+def test_a_skill_description_with_angle_brackets_is_refused(repo: Path, home: Path) -> None:
+    add_skill(repo, "release", RELEASE_SKILL.replace(b"the shop.", b"<the shop>."))
+    assert refused(repo, home, "codex").code == "MEMORY_FILE_INVALID"
+    assert not (repo / "AGENTS.md").exists()
+
+
+def test_a_scene_with_a_home_path_is_refused_before_anything_is_written(
+    repo: Path, home: Path
+) -> None:
+    add_scene(repo, "ops", 2, "Logs in /home/alice/ops")
+    assert refused(repo, home, "claude").code == "LINT_BLOCKED"
+    assert not (repo / "CLAUDE.md").exists()
+
+
+def test_a_symlinked_skill_directory_is_refused(repo: Path, home: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside" / "release"
+    outside.mkdir(parents=True)
+    (outside / "SKILL.md").write_bytes(RELEASE_SKILL)
+    os.symlink(outside, repo / ".threadshare/memory/skills/release")
+    assert refused(repo, home, "codex").code == "UNSAFE_PATH"
+    assert not (repo / "AGENTS.md").exists()
