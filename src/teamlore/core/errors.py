@@ -320,6 +320,25 @@ PREPARE_REQUEST_INVALID = _register(
     "PREPARE_REQUEST_INVALID", "the request does not follow PrepareRequest@v1", 2
 )
 
+# team memory: consolidation (memory/consolidation: synthesize, patch staging, revalidation)
+COVERAGE_INCOMPLETE = _register(
+    "COVERAGE_INCOMPLETE",
+    "the approved memory tree could not be read completely; fix the files `memory status` lists",
+)
+CONSOLIDATION_INVALID = _register(
+    "CONSOLIDATION_INVALID",
+    "the consolidation patch breaks a rule (details.reason names it); nothing was staged",
+)
+CONSOLIDATION_PENDING = _register(
+    "CONSOLIDATION_PENDING",
+    "another consolidation awaits review; promote or discard it before staging a new one",
+)
+CONSOLIDATION_DRIFT = _register(
+    "CONSOLIDATION_DRIFT",
+    "approved entries, scenes, doctrine or the consolidation baseline changed since synthesize; "
+    "synthesize again",
+)
+
 # personal memory: MCP launch and tools (ops/personal_ops.py)
 UNREGISTERED_WORKSPACE = _register(
     "UNREGISTERED_WORKSPACE", "the workspace is not inside a registered repository"

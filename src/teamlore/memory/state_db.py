@@ -297,7 +297,37 @@ CREATE TABLE promotion_originals (
 );
 """
 
-MIGRATIONS: list[str] = [SCHEMA_V1, PROMOTION_PROGRESS_V2]
+# consolidation runs (memory/consolidation): one row per staged ConsolidationPatch@v1 —
+# `pending_review` until its plan is applied (`applied`) or voided/discarded (`stale`); an empty
+# patch is a `no_op`. `no_op` and `applied` runs are the baseline of the next synthesis; each run
+# records the approved entries it consolidated (the task's entries).
+CONSOLIDATION_RUNS_V3 = f"""
+CREATE TABLE consolidation_runs (
+  run_id TEXT PRIMARY KEY CHECK (run_id <> ''),
+  task_id TEXT NOT NULL UNIQUE REFERENCES tasks(task_id),{_OWNER}
+  binding_json TEXT NOT NULL CHECK (json_valid(binding_json)),
+  entry_set_digest TEXT NOT NULL CHECK {_hex("entry_set_digest", 64)},
+  candidate_id TEXT UNIQUE REFERENCES candidates(candidate_id),
+  status TEXT NOT NULL
+    CHECK ({_one_of("status", "pending_review", "no_op", "applied", "stale")}),
+  entry_count INTEGER NOT NULL CHECK (entry_count >= 0),
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  CHECK ((status = 'no_op') = (candidate_id IS NULL))
+);
+CREATE INDEX consolidation_runs_owner_status
+  ON consolidation_runs(repository_key, worktree_key, status, updated_at, run_id);
+
+CREATE TABLE consolidation_run_entries (
+  run_id TEXT NOT NULL REFERENCES consolidation_runs(run_id) ON DELETE CASCADE,
+  entry_id TEXT NOT NULL CHECK (entry_id <> ''),
+  revision INTEGER NOT NULL CHECK (revision >= 1),
+  content_digest TEXT NOT NULL CHECK {_hex("content_digest", 64)},
+  PRIMARY KEY (run_id, entry_id)
+);
+"""
+
+MIGRATIONS: list[str] = [SCHEMA_V1, PROMOTION_PROGRESS_V2, CONSOLIDATION_RUNS_V3]
 
 TABLES = (
     "memory_state_meta",
@@ -320,6 +350,8 @@ TABLES = (
     "authorization_log",
     "promotion_outcomes",
     "promotion_originals",
+    "consolidation_runs",
+    "consolidation_run_entries",
 )
 
 

@@ -1,12 +1,14 @@
 """`memory.stage`: the agent's candidate drafts in, then its adjudication.
 
-One operation, two documents, told apart by their `format`:
+One operation, several documents, told apart by their `format` (`STAGE_HANDLERS`):
 - `threadshare-memory-candidate-draft-batch@v1` (first call): the drafts for one ExtractionTask
   from `memory.recall`. Returns the staged drafts with their evidence assessments and an
   AdjudicationTask@v1 (the drafts' recall sets against team memory) — or, for an empty batch, a
   no-op.
 - `threadshare-memory-adjudication-result@v1` (second call): one decision per draft. Returns
   what happened to each draft; kept ones are quarantined, awaiting review.
+- `threadshare-memory-consolidation-patch@v1`: the agent's answer to a ConsolidationTask@v1
+  from `memory.synthesize` — one quarantined consolidation candidate (or a no-op run).
 
 The document itself is the request (CLI `--request FILE|-`, MCP arguments). The owner is the
 worktree of the caller's directory, never a field of the document. The approved projection is
@@ -16,11 +18,13 @@ state transaction) so the L0 index cannot change between the related-input check
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from teamlore.contracts.adjudication import ADJUDICATION_RESULT_FORMAT
+from teamlore.contracts.consolidation import CONSOLIDATION_PATCH_FORMAT
 from teamlore.contracts.extraction import DRAFT_BATCH_FORMAT
 from teamlore.core import errors
 from teamlore.ops.registry import OpContext, operation
@@ -29,14 +33,15 @@ SYNC_LOCK_WAIT_SECONDS = 30.0
 
 
 class StageRequest(BaseModel):
-    """A CandidateDraftBatch@v1 or an AdjudicationResult@v1 document, as is."""
+    """A CandidateDraftBatch@v1, AdjudicationResult@v1 or ConsolidationPatch@v1, as is."""
 
     model_config = ConfigDict(extra="allow")
 
     format: str = Field(
-        description=f"'{DRAFT_BATCH_FORMAT}' (first call: drafts) or "
-        f"'{ADJUDICATION_RESULT_FORMAT}' (second call: decisions); the rest of the document "
-        "follows that contract."
+        description=f"'{DRAFT_BATCH_FORMAT}' (first call: drafts), "
+        f"'{ADJUDICATION_RESULT_FORMAT}' (second call: decisions) or "
+        f"'{CONSOLIDATION_PATCH_FORMAT}' (the answer to a synthesize task); the rest of the "
+        "document follows that contract."
     )
 
 
@@ -50,21 +55,22 @@ class StageRequest(BaseModel):
     "drafts for one recall task, every statement citing that task's evidence ids) -> the drafts "
     "with evidence assessments and an AdjudicationTask@v1 comparing them with what the team "
     "already knows. Second call: the AdjudicationResult@v1 (store/skip/update/merge per draft, "
-    "decided with the user) -> kept drafts quarantined for review.",
+    "decided with the user) -> kept drafts quarantined for review. A ConsolidationPatch@v1 "
+    "(the answer to memory synthesize) -> one consolidation candidate quarantined for review, "
+    "or a no-op when it has no operations.",
 )
 def memory_stage(ctx: OpContext, request: StageRequest) -> dict[str, Any]:
     """Stage candidate drafts (first call) or their adjudication (second call)."""
     document = request.model_dump(mode="json")
-    if request.format == DRAFT_BATCH_FORMAT:
-        return _stage_drafts(ctx, document)
-    if request.format == ADJUDICATION_RESULT_FORMAT:
-        return _stage_adjudication(ctx, document)
-    raise errors.TeamloreError(
-        errors.STAGE_REQUEST_INVALID,
-        f"unknown stage format {request.format!r}; expected {DRAFT_BATCH_FORMAT} or "
-        f"{ADJUDICATION_RESULT_FORMAT}",
-        format=request.format,
-    )
+    handler = STAGE_HANDLERS.get(request.format)
+    if handler is None:
+        raise errors.TeamloreError(
+            errors.STAGE_REQUEST_INVALID,
+            f"unknown stage format {request.format!r}; expected one of "
+            f"{', '.join(STAGE_HANDLERS)}",
+            format=request.format,
+        )
+    return handler(ctx, document)
 
 
 def _stage_drafts(ctx: OpContext, document: dict[str, Any]) -> dict[str, Any]:
@@ -95,3 +101,17 @@ def _stage_adjudication(ctx: OpContext, document: dict[str, Any]) -> dict[str, A
     with registered_stores(ctx, sync_projection=True) as stores:
         owner = Owner(stores.identity.repository_key, stores.identity.worktree_key)
         return submit_adjudication(stores.state, document, owner=owner)
+
+
+def _stage_consolidation_patch(ctx: OpContext, document: dict[str, Any]) -> dict[str, Any]:
+    from teamlore.ops.consolidation_ops import stage_consolidation_patch
+
+    return stage_consolidation_patch(ctx, document)
+
+
+# one row per stageable document format
+STAGE_HANDLERS: dict[str, Callable[[OpContext, dict[str, Any]], dict[str, Any]]] = {
+    DRAFT_BATCH_FORMAT: _stage_drafts,
+    ADJUDICATION_RESULT_FORMAT: _stage_adjudication,
+    CONSOLIDATION_PATCH_FORMAT: _stage_consolidation_patch,
+}

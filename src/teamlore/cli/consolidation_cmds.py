@@ -1,0 +1,60 @@
+"""`teamlore memory synthesize`: start an L2/L3 consolidation (a ConsolidationTask@v1)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+from rich.markup import escape
+
+from teamlore.cli.app import memory_app
+from teamlore.cli.memory_cmds import RepositoryOption, _cwd
+from teamlore.cli.output import FormatOption, OutputFormat, fail, run, stdout
+from teamlore.core import errors
+
+
+def _render_synthesize(result: dict[str, Any]) -> None:
+    task = result["task"]
+    if task is None:
+        stdout.print(f"No consolidation task: {escape(result['note'])}.", highlight=False)
+    else:
+        stdout.print(
+            f"Consolidation task {task['taskId']} ({result['mode']}): {escape(result['note'])}.",
+            highlight=False,
+        )
+        for entry in task["entries"]:
+            stdout.print(f"  entry {escape(entry['entryId'])}", highlight=False)
+        for scene in task["scenes"]:
+            stdout.print(f"  scene {escape(scene['name'])} (heat {scene['heat']})", highlight=False)
+        stdout.print("  The agent answers with a ConsolidationPatch@v1 (see --format json).")
+    stdout.print(
+        f"{result['newSinceBaseline']} approved entries new since the last consolidation "
+        f"(due at {result['dueAt']}).",
+        highlight=False,
+    )
+    if result.get("next"):
+        stdout.print(f"Next: {escape(result['next'])}", highlight=False)
+
+
+@memory_app.command("synthesize")
+def synthesize(
+    if_due: bool = typer.Option(
+        False, "--if-due", help="No task unless 20 approved entries are new or changed."
+    ),
+    full: bool = typer.Option(
+        False, "--full", help="Carry every approved entry, not only new or changed ones."
+    ),
+    repository: str | None = RepositoryOption,
+    fmt: OutputFormat = FormatOption,
+) -> None:
+    """Start a consolidation: approved entries, scenes and doctrine for the agent to fold into
+    scenes and doctrine (it answers with a ConsolidationPatch@v1 through `memory stage`)."""
+    if if_due and full:
+        fail(errors.TeamloreError(errors.USAGE, "--if-due and --full cannot be combined"), fmt)
+    run(
+        "memory.synthesize",
+        {"ifDue": if_due, "full": full},
+        fmt,
+        _render_synthesize,
+        cwd=_cwd(repository),
+    )

@@ -1,0 +1,262 @@
+"""What a consolidation reads: the approved entries, scenes and doctrine of one worktree, and
+the consolidation baseline (the runs that succeeded).
+
+The entries come from the approved projection (synced by the caller; it must cover the whole
+tree), scenes and the doctrine from their files, read without following a symlink and checked
+against the digest the projection recorded. `sourceTreeDigest` covers the entry files only
+(paths and digests), so promoting a Skill does not disturb a pending consolidation; scenes and
+the doctrine are bound separately (digest and heat).
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from teamlore.contracts import digests
+from teamlore.contracts._base import SLUG_PATTERN
+from teamlore.core import errors
+from teamlore.core.analyzer import ANALYZER_VERSION
+from teamlore.core.canonical import digest, sha256_hex
+from teamlore.memory.layout import MEMORY_ROOT, scene_path
+from teamlore.memory.tasks import Owner
+
+SOURCE_TREE_FORMAT = "threadshare-memory-source-tree@v1"
+_SLUG = re.compile(SLUG_PATTERN)
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovedEntry:
+    entry_id: str
+    path: str  # repository-relative
+    revision: int
+    content_digest: str
+    status: str
+    type: str
+    scene: str | None
+    priority: int
+    confidence: str
+    body: str
+
+    def revision_json(self) -> dict[str, Any]:
+        return {
+            "entryId": self.entry_id,
+            "revision": self.revision,
+            "contentDigest": self.content_digest,
+        }
+
+    def task_json(self) -> dict[str, Any]:
+        return {
+            **self.revision_json(),
+            "type": self.type,
+            "scene": self.scene,
+            "priority": self.priority,
+            "confidence": self.confidence,
+            "body": self.body,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SceneFile:
+    name: str
+    path: str  # repository-relative
+    content: str  # the whole file
+    content_digest: str
+    heat: int
+    created: str
+    summary: str
+
+    def revision_json(self) -> dict[str, Any]:
+        return {"name": self.name, "contentDigest": self.content_digest, "heat": self.heat}
+
+
+@dataclass(frozen=True, slots=True)
+class DoctrineFile:
+    content: str
+    content_digest: str
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovedSource:
+    """The approved tree as a consolidation binds it."""
+
+    generation: int
+    analyzer_version: str
+    source_tree_digest: str  # entry files only
+    entries: dict[str, ApprovedEntry]  # every entry file, approved and deprecated
+    scenes: dict[str, SceneFile]
+    doctrine: DoctrineFile | None
+
+    @property
+    def approved_entries(self) -> list[ApprovedEntry]:
+        return sorted(
+            (e for e in self.entries.values() if e.status == "approved"),
+            key=lambda e: e.entry_id,
+        )
+
+    def entry_revisions(self) -> list[dict[str, Any]]:
+        return [e.revision_json() for e in self.approved_entries]
+
+    def scene_revisions(self) -> list[dict[str, Any]]:
+        return [self.scenes[name].revision_json() for name in sorted(self.scenes)]
+
+
+def entries_tree_digest(entries: Iterable[ApprovedEntry]) -> str:
+    files = sorted(
+        ({"path": e.path, "contentDigest": e.content_digest} for e in entries),
+        key=lambda f: f["path"].encode("utf-8"),
+    )
+    return digest({"format": SOURCE_TREE_FORMAT, "entries": files})
+
+
+def _incomplete(message: str, **details: Any) -> errors.TeamloreError:
+    return errors.TeamloreError(errors.COVERAGE_INCOMPLETE, message, **details)
+
+
+def read_source(conn: sqlite3.Connection, owner: Owner, worktree_root: Path) -> ApprovedSource:
+    """The approved tree of `owner` from its (freshly synced) projection; scene and doctrine
+    bytes from the files. A partial projection or a file that changed since the sync is refused
+    (`COVERAGE_INCOMPLETE`): a consolidation never works from part of the memory."""
+    from teamlore.memory.prepare import read_memory_file
+
+    row = conn.execute(
+        "SELECT generation, coverage, analyzer_version FROM approved_projection "
+        "WHERE repository_key = ? AND worktree_key = ?",
+        (owner.repository_key, owner.worktree_key),
+    ).fetchone()
+    if row is None or row[1] != "complete" or row[2] != ANALYZER_VERSION:
+        raise _incomplete(
+            "the approved memory tree is not completely readable; `teamlore memory status` "
+            "lists the files to fix"
+        )
+    entries: dict[str, ApprovedEntry] = {}
+    scenes: dict[str, SceneFile] = {}
+    doctrine: DoctrineFile | None = None
+    for (
+        kind,
+        entry_id,
+        path,
+        revision,
+        content_digest,
+        status,
+        entry_type,
+        fm_json,
+        body,
+    ) in conn.execute(
+        "SELECT kind, entry_id, path, revision, content_digest, status, entry_type, "
+        "frontmatter_json, body_text FROM approved_entries WHERE repository_key = ? "
+        "AND worktree_key = ? AND kind IN ('entry', 'scene', 'doctrine') ORDER BY path",
+        (owner.repository_key, owner.worktree_key),
+    ):
+        frontmatter = orjson.loads(fm_json)
+        repo_path = f"{MEMORY_ROOT}/{path}"
+        if kind == "entry":
+            entries[entry_id] = ApprovedEntry(
+                entry_id=entry_id,
+                path=repo_path,
+                revision=int(revision),
+                content_digest=content_digest,
+                status=status,
+                type=str(entry_type),
+                scene=frontmatter.get("scene"),
+                priority=int(frontmatter["priority"]),
+                confidence=str(frontmatter["confidence"]),
+                body=body,
+            )
+            continue
+        data = read_memory_file(worktree_root, repo_path)
+        if data is None or sha256_hex(data) != content_digest:
+            raise _incomplete(
+                f"{repo_path} changed while it was being read; run the command again",
+                path=repo_path,
+            )
+        if kind == "doctrine":
+            doctrine = DoctrineFile(data.decode("utf-8"), content_digest)
+            continue
+        if _SLUG.match(entry_id) is None or repo_path != scene_path(entry_id):
+            raise _incomplete(
+                f"scene {repo_path} is not named with a lowercase slug; rename it "
+                "(a-z, 0-9 and -) so a consolidation can address it",
+                path=repo_path,
+            )
+        scenes[entry_id] = SceneFile(
+            name=entry_id,
+            path=repo_path,
+            content=data.decode("utf-8"),
+            content_digest=content_digest,
+            heat=int(frontmatter["heat"]),
+            created=str(frontmatter["created"]),
+            summary=str(frontmatter["summary"]),
+        )
+    return ApprovedSource(
+        generation=int(row[0]),
+        analyzer_version=str(row[2]),
+        source_tree_digest=entries_tree_digest(entries.values()),
+        entries=entries,
+        scenes=scenes,
+        doctrine=doctrine,
+    )
+
+
+# --- the baseline ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Baseline:
+    """The runs that matter for the next synthesis of one owner."""
+
+    successful_run_id: str | None  # latest no_op/applied run: the replay epoch
+    last_successful_status: str | None
+    last_successful_at: int | None
+    pending_run_id: str | None  # a run awaiting review blocks the next one
+    # latest (revision, contentDigest) per entry across every successful run
+    entries: dict[str, tuple[int, str]] = field(default_factory=dict)
+
+    def changed(self, source: ApprovedSource) -> list[ApprovedEntry]:
+        """Approved entries new or changed since the baseline."""
+        return [
+            e
+            for e in source.approved_entries
+            if self.entries.get(e.entry_id) != (e.revision, e.content_digest)
+        ]
+
+
+def load_baseline(conn: sqlite3.Connection, owner: Owner) -> Baseline:
+    keys = (owner.repository_key, owner.worktree_key)
+    latest = conn.execute(
+        "SELECT run_id, status, updated_at FROM consolidation_runs WHERE repository_key = ? "
+        "AND worktree_key = ? AND status IN ('no_op', 'applied') "
+        "ORDER BY updated_at DESC, rowid DESC LIMIT 1",
+        keys,
+    ).fetchone()
+    pending = conn.execute(
+        "SELECT run_id FROM consolidation_runs WHERE repository_key = ? AND worktree_key = ? "
+        "AND status = 'pending_review' ORDER BY updated_at DESC, rowid DESC LIMIT 1",
+        keys,
+    ).fetchone()
+    entries: dict[str, tuple[int, str]] = {}
+    for entry_id, revision, content_digest in conn.execute(
+        "SELECT e.entry_id, e.revision, e.content_digest FROM consolidation_run_entries e "
+        "JOIN consolidation_runs r ON r.run_id = e.run_id WHERE r.repository_key = ? "
+        "AND r.worktree_key = ? AND r.status IN ('no_op', 'applied') "
+        "ORDER BY r.updated_at, r.rowid",
+        keys,
+    ):
+        entries[entry_id] = (int(revision), content_digest)  # later runs win
+    return Baseline(
+        successful_run_id=None if latest is None else str(latest[0]),
+        last_successful_status=None if latest is None else str(latest[1]),
+        last_successful_at=None if latest is None else int(latest[2]),
+        pending_run_id=None if pending is None else str(pending[0]),
+        entries=entries,
+    )
+
+
+def entry_set_digest(entries: Iterable[ApprovedEntry]) -> str:
+    return digests.entry_set_digest([e.revision_json() for e in entries])

@@ -1,0 +1,128 @@
+"""ConsolidationTask@v1: the binding and the task document of one synthesis.
+
+The binding pins everything the agent read: the approved projection (coverage complete, the
+entry files' `sourceTreeDigest`), every approved entry's revision, every scene's digest and
+heat, the doctrine's digest and the replay epoch (the last successful run). Task id =
+`consolidate-` + digest(binding) (+ an issue suffix when an identical binding's task already
+ended), run id `run-<taskId>`, candidate id `patch-<taskId>`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from teamlore.contracts import digests
+from teamlore.contracts.consolidation import (
+    CONSOLIDATION_PATCH_FORMAT,
+    CONSOLIDATION_POLICY_VERSION,
+    CONSOLIDATION_TASK_FORMAT,
+    ConsolidationTask,
+)
+from teamlore.core.canonical import digest
+from teamlore.memory import tasks
+from teamlore.memory.consolidation.prompt import CONSOLIDATION_PROMPT, CONSOLIDATION_PROMPT_VERSION
+from teamlore.memory.consolidation.source import ApprovedEntry, ApprovedSource, Baseline
+from teamlore.memory.state_db import memory_state_uuid
+from teamlore.memory.tasks import Owner
+
+Mode = Literal["incremental", "full"]
+
+MAX_SCENES = 15
+MERGE_PREFERRED_AT = 12
+CREATE_FORBIDDEN_AT = 14
+DUE_ENTRY_COUNT = 20
+HEAT_ALGORITHM = "scene-heat@1"
+POLICY = {
+    "maxScenes": MAX_SCENES,
+    "mergePreferredAt": MERGE_PREFERRED_AT,
+    "createForbiddenAt": CREATE_FORBIDDEN_AT,
+    "dueEntryCount": DUE_ENTRY_COUNT,
+    "heatAlgorithm": HEAT_ALGORITHM,
+}
+
+
+def task_entries(source: ApprovedSource, baseline: Baseline, mode: Mode) -> list[ApprovedEntry]:
+    """The entries a task carries: all approved ones (`full`), or those new or changed since
+    the baseline (`incremental`)."""
+    return source.approved_entries if mode == "full" else baseline.changed(source)
+
+
+def binding_of(
+    conn: sqlite3.Connection,
+    owner: Owner,
+    source: ApprovedSource,
+    baseline: Baseline,
+    mode: Mode,
+) -> dict[str, Any]:
+    uuid = memory_state_uuid(conn)
+    entry_revisions = source.entry_revisions()
+    scene_revisions = source.scene_revisions()
+    return {
+        "databaseUuid": uuid,
+        "memoryStateUuid": uuid,
+        "owner": {"repositoryKey": owner.repository_key, "worktreeKey": owner.worktree_key},
+        "approvedProjection": {
+            "generation": source.generation,
+            "analyzerVersion": source.analyzer_version,
+            "coverage": "complete",
+            "sourceTreeDigest": source.source_tree_digest,
+        },
+        "entrySetDigest": digests.entry_set_digest(entry_revisions),
+        "entryRevisions": entry_revisions,
+        "sceneIndexDigest": digests.scene_index_digest(scene_revisions),
+        "sceneRevisions": scene_revisions,
+        "doctrineDigest": None if source.doctrine is None else source.doctrine.content_digest,
+        "replay": {"mode": mode, "afterSuccessfulRunId": baseline.successful_run_id},
+        "promptVersion": CONSOLIDATION_PROMPT_VERSION,
+        "schemaVersion": CONSOLIDATION_TASK_FORMAT,
+        "policyVersion": CONSOLIDATION_POLICY_VERSION,
+    }
+
+
+def task_id_of(binding: dict[str, Any], issue: int = 0) -> str:
+    return "consolidate-" + digest(binding if issue == 0 else [binding, issue])
+
+
+def run_id_of(task_id: str) -> str:
+    return f"run-{task_id}"
+
+
+def candidate_id_of(task_id: str) -> str:
+    return f"patch-{task_id}"
+
+
+def task_document(
+    task_id: str,
+    binding: dict[str, Any],
+    source: ApprovedSource,
+    entries: Sequence[ApprovedEntry],
+) -> dict[str, Any]:
+    """ConsolidationTask@v1 (validated against the contract before it leaves teamlore)."""
+    document = {
+        "format": CONSOLIDATION_TASK_FORMAT,
+        "taskId": task_id,
+        "lease": {"holder": tasks.AGENT_HOLDER, "expiresAt": 0},
+        "binding": binding,
+        "entries": [e.task_json() for e in sorted(entries, key=lambda e: e.entry_id)],
+        "scenes": [
+            {**source.scenes[name].revision_json(), "content": source.scenes[name].content}
+            for name in sorted(source.scenes)
+        ],
+        "doctrine": None
+        if source.doctrine is None
+        else {
+            "contentDigest": source.doctrine.content_digest,
+            "content": source.doctrine.content,
+        },
+        "policy": POLICY,
+        "contract": {
+            "patchSchema": CONSOLIDATION_PATCH_FORMAT,
+            "prompts": {
+                "promptVersion": CONSOLIDATION_PROMPT_VERSION,
+                "consolidation": CONSOLIDATION_PROMPT,
+            },
+        },
+    }
+    return ConsolidationTask.from_wire(document).to_wire()

@@ -1,0 +1,215 @@
+"""Staging a ConsolidationPatch@v1 through `memory stage`: one transaction, every refusal with a
+stable code and the state unchanged, real SIGKILLs inside the transaction."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from consolidation_world import (
+    SCENE,
+    World,
+    patch_for,
+    scene_text,
+    update_scene_and_create_doctrine,
+)
+
+from teamlore.core import errors
+from teamlore.memory.consolidation.staging import FAILPOINTS
+
+
+@pytest.fixture()
+def world(tmp_path: Path, home: Path) -> World:
+    return World(tmp_path, home)
+
+
+@pytest.fixture()
+def task(world: World) -> dict[str, Any]:
+    task: dict[str, Any] = world.synthesize(full=True)["task"]
+    return task
+
+
+def refused(world: World, document: dict[str, Any]) -> errors.TeamloreError:
+    before = world.state()
+    with pytest.raises(errors.TeamloreError) as caught:
+        world.stage(document)
+    assert world.state() == before
+    return caught.value
+
+
+def test_a_valid_patch_becomes_one_quarantined_candidate_with_an_assessment_per_operation(
+    world: World, task: dict[str, Any]
+) -> None:
+    staged = world.stage(update_scene_and_create_doctrine(task))
+
+    assert staged["status"] == "staged" and staged["runStatus"] == "pending_review"
+    assert [(o["operationId"], o["heat"]) for o in staged["operations"]] == [
+        ("op-scene", 2),
+        ("op-doctrine", None),
+    ]
+    assert [a["claimSupport"] for a in staged["assessments"]] == ["unverified", "unverified"]
+    assert {a["provenanceStrength"] for a in staged["assessments"]} == {"contextual"}
+    conn = world.db()
+    row = conn.execute(
+        "SELECT candidate_kind, status FROM candidates WHERE candidate_id = ?",
+        (staged["candidateId"],),
+    ).fetchone()
+    assert tuple(row) == ("consolidation-patch", "quarantined")
+    assert conn.execute("SELECT count(*) FROM candidate_fts").fetchone()[0] == 0  # not L1 dedup
+    run = conn.execute(
+        "SELECT status, entry_count FROM consolidation_runs WHERE run_id = ?", (staged["runId"],)
+    ).fetchone()
+    assert tuple(run) == ("pending_review", 17)
+    assert world.read(SCENE).startswith(b"-----META-START-----\ncreated: 2026-08-21\n")  # untouched
+
+
+def test_restaging_the_same_patch_replays_and_another_patch_conflicts(
+    world: World, task: dict[str, Any]
+) -> None:
+    patch = update_scene_and_create_doctrine(task)
+    first = world.stage(patch)
+    again = world.stage(patch)
+    assert again["idempotent"] is True and again["candidateId"] == first["candidateId"]
+    with pytest.raises(errors.TeamloreError) as caught:
+        world.stage(patch_for(task, []))
+    assert caught.value.code == "SUBMISSION_CONFLICT"
+    conn = world.db()  # the refused digest is audited, nothing else changed
+    assert conn.execute("SELECT count(*) FROM submission_conflicts").fetchone()[0] == 1
+    assert conn.execute("SELECT count(*) FROM consolidation_runs").fetchone()[0] == 1
+
+
+def test_a_wrong_binding_is_refused(world: World, task: dict[str, Any]) -> None:
+    patch = update_scene_and_create_doctrine(task)
+    patch["binding"] = {**patch["binding"], "doctrineDigest": "f" * 64}
+    assert refused(world, patch).code == "BINDING_MISMATCH"
+    patch = update_scene_and_create_doctrine(task)
+    patch["binding"] = {
+        **patch["binding"],
+        "replay": {"mode": "incremental", "afterSuccessfulRunId": None},
+    }
+    assert refused(world, patch).code == "BINDING_MISMATCH"
+
+
+def test_an_unknown_task_is_not_found(world: World, task: dict[str, Any]) -> None:
+    patch = update_scene_and_create_doctrine(task)
+    patch["taskId"] = "consolidate-" + "0" * 64
+    assert refused(world, patch).code == "TASK_NOT_FOUND"
+
+
+@pytest.mark.parametrize(
+    ("mutate", "reason"),
+    [
+        (lambda ops: ops[0].update(name="missing-scene"), "target-not-found"),
+        (lambda ops: ops.append(dict(ops[0])), "duplicate-operation-id"),
+        (
+            lambda ops: ops.append(dict(ops[0], operationId="op-2")),
+            "conflicting-file-operation",
+        ),
+        (lambda ops: ops[0].update(basedOnEntryIds=["no-such-entry"]), "unknown-entry"),
+        (lambda ops: ops[0].update(newContent="\ufeff" + ops[0]["newContent"]), "invalid-content"),
+        (
+            lambda ops: ops[0].update(newContent=ops[0]["newContent"].replace("\n-", "\r-", 1)),
+            "invalid-content",
+        ),
+        (
+            lambda ops: ops[0].update(newContent=scene_text("s" * 41, "## body")),
+            "invalid-scene-content",
+        ),
+        (
+            lambda ops: ops[0].update(newContent=scene_text("ok", "x" * 1501)),
+            "invalid-scene-content",
+        ),
+        (lambda ops: ops[1].update(newContent="d" * 1201), "invalid-doctrine-content"),
+        (
+            lambda ops: ops[0].update(op="merge", mergeSources=["team-memory-design"]),
+            "unknown-merge-source",
+        ),
+        (lambda ops: ops[0].update(op="create"), "target-already-exists"),
+    ],
+)
+def test_every_bad_patch_is_refused_with_its_reason_and_nothing_changes(
+    world: World, task: dict[str, Any], mutate: Any, reason: str
+) -> None:
+    patch = update_scene_and_create_doctrine(task)
+    mutate(patch["operations"])
+    error = refused(world, patch)
+    if reason is None:  # an op on a name the task does not know: update of a missing scene
+        assert error.code == "CONSOLIDATION_INVALID"
+        return
+    assert error.code == "CONSOLIDATION_INVALID", error.message
+    assert error.details["reason"] == reason
+
+
+@pytest.mark.parametrize("name", ["../escape", "Scenes", "a..b/c", "doc.md"])
+def test_a_name_that_is_not_a_slug_is_refused(
+    world: World, task: dict[str, Any], name: str
+) -> None:
+    patch = update_scene_and_create_doctrine(task)
+    patch["operations"][0]["name"] = name
+    assert refused(world, patch).code == "STAGE_REQUEST_INVALID"
+
+
+def test_a_forged_heat_line_is_dropped_and_the_host_heat_written(
+    world: World, task: dict[str, Any]
+) -> None:
+    patch = update_scene_and_create_doctrine(task)
+    patch["operations"][0]["newContent"] = scene_text("Pipeline", "## body", "heat: 999999")
+    staged = world.stage(patch)
+    assert staged["operations"][0]["heat"] == 2
+
+
+def test_a_hand_edit_of_a_scene_after_synthesize_stales_the_task(
+    world: World, task: dict[str, Any]
+) -> None:
+    world.write(SCENE, world.read(SCENE) + b"\n- A hand-written line.")
+    with pytest.raises(errors.TeamloreError) as caught:
+        world.stage(update_scene_and_create_doctrine(task))
+    assert caught.value.code == "CONSOLIDATION_DRIFT"
+    assert caught.value.details["path"] == SCENE
+    conn = world.db()
+    assert (
+        conn.execute("SELECT status FROM tasks WHERE task_id = ?", (task["taskId"],)).fetchone()[0]
+        == "stale"
+    )
+    assert conn.execute("SELECT count(*) FROM consolidation_runs").fetchone()[0] == 0
+    assert conn.execute("SELECT count(*) FROM candidates").fetchone()[0] == 0
+
+
+def test_a_second_patch_while_one_awaits_review_is_refused(
+    world: World, task: dict[str, Any]
+) -> None:
+    incremental = world.synthesize()["task"]  # issued before anything was staged
+    world.stage(update_scene_and_create_doctrine(task))
+    error = refused(world, patch_for(incremental, []))
+    assert error.code == "CONSOLIDATION_PENDING"
+
+
+@pytest.mark.parametrize("failpoint", FAILPOINTS)
+def test_a_kill_inside_the_stage_transaction_leaves_nothing_and_the_patch_stages_again(
+    world: World, task: dict[str, Any], failpoint: str
+) -> None:
+    patch = orjson.dumps(update_scene_and_create_doctrine(task)).decode()
+    before = world.state()
+
+    killed = world.cli(
+        "memory", "stage", "--request", "-", env={"TEAMLORE_FAILPOINT": failpoint}, input=patch
+    )
+
+    assert killed.returncode == -9, killed.stdout + killed.stderr
+    assert world.state() == before
+    done = world.cli("memory", "stage", "--request", "-", "--format", "json", input=patch)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert orjson.loads(done.stdout)["status"] == "staged"
+
+
+def test_cli_and_registry_give_the_same_refusal(world: World, task: dict[str, Any]) -> None:
+    patch = update_scene_and_create_doctrine(task)
+    patch["operations"][0]["basedOnEntryIds"] = ["no-such-entry"]
+    code, result = world.cli_json(
+        "memory", "stage", "--request", "-", input=orjson.dumps(patch).decode()
+    )
+    assert code == 1
+    assert result["error"]["code"] == "CONSOLIDATION_INVALID"
+    assert result["error"]["details"]["reason"] == "unknown-entry"
