@@ -31,7 +31,7 @@ from teamlore.core.failpoints import failpoint
 from teamlore.core.keys import session_key
 from teamlore.core.timeutil import now_instant
 from teamlore.sessions.assembler import SessionAssembler
-from teamlore.sessions.model import Adapter, Diagnostic
+from teamlore.sessions.model import Adapter, Diagnostic, checked_event
 from teamlore.sessions.reader import ReadResult, read_lines
 
 HEAD_BYTES = 4096
@@ -220,6 +220,10 @@ class Indexer:
             stats.add_diagnostic(
                 DiagnosticRecord("file-unreadable", display_path(path), None, str(exc.strerror))
             )
+        except Exception as exc:
+            if _index_in_trouble(exc):
+                raise  # disk full, damaged, locked: the index's problem, not this file's
+            self._mark_failed(provider, path, row, exc, stats)
 
     def _parse_changed(
         self,
@@ -292,7 +296,11 @@ class Indexer:
                         events = [
                             Diagnostic("adapter-error", f"{type(exc).__name__}: {exc}", line.number)
                         ]
-                for event in events:
+                for raw_event in events:
+                    event, problem = checked_event(raw_event, line.number)
+                    if problem is not None:
+                        diagnostics += 1
+                        self._record_diagnostic(file_id, path, problem, stats)
                     if isinstance(event, Diagnostic):
                         diagnostics += 1
                         self._record_diagnostic(file_id, path, event, stats)
@@ -331,6 +339,27 @@ class Indexer:
                 )
             failpoint("sync.before-commit")
         failpoint("sync.after-file")
+
+    def _mark_failed(
+        self, provider: str, path: Path, row: _FileRow | None, exc: Exception, stats: SyncStats
+    ) -> None:
+        """The file's transaction rolled back; keep what was indexed before, mark the file
+        `failed` (so `status` says so and the next sync retries it) and say why."""
+        stats.files_failed += 1
+        message = f"{type(exc).__name__}: {exc}"[:500]
+        with db.write_tx(self.conn):
+            if row is None:
+                cur = self.conn.execute(
+                    "INSERT INTO source_files(provider, path, status) VALUES (?, ?, 'failed')",
+                    (provider, str(path)),
+                )
+                file_id = int(cur.lastrowid or 0)
+            else:
+                file_id = row.id
+                self.conn.execute(
+                    "UPDATE source_files SET status = 'failed' WHERE id = ?", (file_id,)
+                )
+            self._record_diagnostic(file_id, path, Diagnostic("file-failed", message), stats)
 
     def _drop_session_content(self, session_db_id: int) -> None:
         turn_ids = [
@@ -382,6 +411,13 @@ class Indexer:
                     (file_id,),
                 )
         stats.files_unavailable += len(missing)
+
+
+def _index_in_trouble(exc: Exception) -> bool:
+    """SQLite errors about the database itself, as opposed to a value it was handed."""
+    if isinstance(exc, sqlite3.OperationalError | sqlite3.InternalError):
+        return True
+    return type(exc) is sqlite3.DatabaseError
 
 
 def _line_error_message(kind: str, size: int) -> str:

@@ -89,6 +89,30 @@ class Diagnostic:
 
 Event = SessionMeta | UserTurn | AssistantText | ToolCall | ToolResult | TurnEnd | Diagnostic
 
+# A process exit status is at most 32 bits wide (Windows reports NTSTATUS values up to 2^32 - 1,
+# POSIX shells and Codex report negative values for signals); anything else in a transcript is
+# not an exit code, whatever the field is called.
+EXIT_CODE_MIN = -(2**31)
+EXIT_CODE_MAX = 2**32 - 1
+
+
+def checked_event(event: Event, line: int) -> tuple[Event, Diagnostic | None]:
+    """`event` with out-of-range values replaced by "unknown", and the diagnostic that says so.
+
+    Values from a session file reach canonical JSON, SQLite and the saved parser state; a value
+    those cannot hold must stay a problem of its own line, never of the sync."""
+    if isinstance(event, ToolResult) and event.exit_code is not None:
+        code = event.exit_code
+        if not isinstance(code, int) or not EXIT_CODE_MIN <= code <= EXIT_CODE_MAX:
+            event.exit_code = None
+            shown = str(code) if len(str(code)) <= 40 else str(code)[:40] + "…"
+            return event, Diagnostic(
+                "value-out-of-range",
+                f"line {line}: exit code {shown} is not a process exit status; kept as unknown",
+                line,
+            )
+    return event, None
+
 
 class Adapter(Protocol):
     """One provider. Adding a provider means adding one module that defines one of these and

@@ -35,7 +35,9 @@ _HEADERS: tuple[tuple[str, OperationKind], ...] = (
 _MOVE_PREFIX = "*** Move to: "
 _END_OF_FILE = "*** End of File"
 # a double-quoted string literal (JSON / JavaScript) that holds an escaped patch envelope
-_QUOTED_PATCH = re.compile(r'"((?:[^"\\\n]|\\.)*?\*\*\* Begin Patch(?:[^"\\\n]|\\.)*)"')
+# One double-quoted literal (JSON/JS escapes), closed or cut by a newline. Possessive and with
+# exclusive alternatives, so `finditer` tokenizes a line left to right in linear time.
+_STRING_LITERAL = re.compile(r'"((?:[^"\\\n]|\\.)*+)("?)')
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,10 +142,14 @@ def find_patches(text: str) -> list[ParsedPatch]:
     if BEGIN_MARKER not in text:
         return found
     lines = text.split("\n")
-    for index, line in enumerate(lines):
-        if line.strip() == BEGIN_MARKER:
-            found.append(parse_apply_patch("\n".join(lines[index:])))
-    for match in _QUOTED_PATCH.finditer(text):
+    begins = [index for index, line in enumerate(lines) if line.strip() == BEGIN_MARKER]
+    # an envelope ends at its End line or where the next one begins: every line is parsed once
+    for number, index in enumerate(begins):
+        stop = begins[number + 1] if number + 1 < len(begins) else len(lines)
+        found.append(parse_apply_patch("\n".join(lines[index:stop])))
+    for match in _STRING_LITERAL.finditer(text):
+        if not match.group(2) or BEGIN_MARKER not in match.group(1):
+            continue
         decoded = _decode_literal(match.group(1))
         if decoded is not None and "\n" in decoded:
             found.extend(p for p in find_patches(decoded) if p.operations)

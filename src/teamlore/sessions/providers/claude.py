@@ -50,6 +50,7 @@ from teamlore.sessions.providers.common import (
     remember,
     remember_key,
     short_digest,
+    strip_tagged_families,
     timestamp_of,
 )
 
@@ -89,7 +90,6 @@ INJECTED_PREFIXES = (
     "Operation stopped by hook:",
     "This session is being continued from a previous conversation",
 )
-_IDE_CONTEXT = re.compile(r"<(ide_[a-z_]+)>.*?</\1>", re.DOTALL)
 _EXIT_CODE = re.compile(r"^(?:Error: )?Exit code (\d+)")
 
 _FAMILIES: dict[str, ToolFamily] = {
@@ -457,7 +457,7 @@ def _bash_exit_code(text: str, structured: Any, is_error: bool | None) -> int | 
 def _strip_ide(piece: str) -> str:
     if "<ide_" not in piece:
         return piece
-    return _IDE_CONTEXT.sub("", piece).strip()
+    return strip_tagged_families(piece, "ide_").strip()
 
 
 def _is_placeholder(piece: str) -> bool:

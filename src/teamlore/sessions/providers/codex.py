@@ -133,7 +133,6 @@ _EXIT_CODE = re.compile(r"^Exit code: (-?\d+)[ \t]*\r?$", re.M)
 _PROCESS_EXITED = re.compile(r"^Process exited with code (-?\d+)[ \t]*\r?$", re.M)
 _OUTPUT_LINE = re.compile(r"^Output:", re.M)
 _SANDBOX_EXIT = re.compile(r"\bexit code: (-?\d+)")
-_ENV_CWD = re.compile(r"<cwd>(.*?)</cwd>", re.S)
 _JS_TOOL = re.compile(r"\btools\.([A-Za-z_][\w]*)\s*\(")
 _JS_CMD = re.compile(r'"?cmd"?\s*:\s*("(?:[^"\\\n]|\\.)*")')
 _ERROR_PREFIXES = (
@@ -353,9 +352,9 @@ class _Parser:
         elif role == "user" and legacy:
             stripped = text.lstrip()
             if stripped.startswith("<environment_context>"):
-                match = _ENV_CWD.search(stripped)
-                if match and self.state.get("cwd") is None:
-                    self.state["cwd"] = match.group(1).strip()
+                cwd = _tag_content(stripped, "cwd")
+                if cwd is not None and self.state.get("cwd") is None:
+                    self.state["cwd"] = cwd.strip()
                     yield SessionMeta(cwd=self.state["cwd"])
                 return
             if not stripped or stripped.startswith(INJECTED_USER_PREFIXES):
@@ -571,6 +570,16 @@ def _classify(call_id: str, name: str, arguments: Any, at: str | None) -> ToolCa
     elif base in MCP_TOOLS or base.startswith("mcp__") or "__" in base.strip("_"):
         family = "mcp"
     return ToolCall(call_id, name, family, arguments, at, written, read, command)
+
+
+def _tag_content(text: str, name: str) -> str | None:
+    """The content of the first `<name>…</name>` in `text` (linear: two `find`s)."""
+    start = text.find(f"<{name}>")
+    if start < 0:
+        return None
+    start += len(name) + 2
+    end = text.find(f"</{name}>", start)
+    return text[start:end] if end >= 0 else None
 
 
 def _code_mode(source: str) -> tuple[ToolFamily, str | None, list[str]]:

@@ -7,13 +7,16 @@ such as ``[image: image/png, 91234 bytes]``.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import re
 from typing import Any
 
 from teamlore.sessions.model import Diagnostic, Event, SessionMeta
 
-_SYSTEM_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
+# Every transform of transcript text is linear (docs/architecture.md, "hostile input"): tagged
+# blocks are removed by one left-to-right scan with `str.find`, never by a lazy `.*?` regex,
+# which rescans the rest of the text for every opener that has no closer.
 
 
 def as_dict(value: Any) -> dict[str, Any] | None:
@@ -46,7 +49,52 @@ def strip_system_reminders(text: str) -> str:
     """Drop the client's `<system-reminder>…</system-reminder>` blocks."""
     if "<system-reminder>" not in text:
         return text
-    return _SYSTEM_REMINDER.sub("", text).strip()
+    return strip_tagged_blocks(text, "system-reminder").strip()
+
+
+def strip_tagged_blocks(text: str, name: str) -> str:
+    """`text` without its `<name>…</name>` blocks (each opener pairs with the first closer after
+    it, blocks do not nest; an opener without a closer stays). Linear in `len(text)`."""
+    opener, closer = f"<{name}>", f"</{name}>"
+    kept: list[str] = []
+    pos = 0
+    while True:
+        start = text.find(opener, pos)
+        if start < 0:
+            break
+        end = text.find(closer, start + len(opener))
+        if end < 0:
+            break  # no closer after this opener, so none after any later opener either
+        kept.append(text[pos:start])
+        pos = end + len(closer)
+    kept.append(text[pos:])
+    return "".join(kept)
+
+
+def strip_tagged_families(text: str, prefix: str) -> str:
+    """`text` without its `<NAME>…</NAME>` blocks for every tag NAME starting with `prefix`
+    (each opener pairs with the first closer of the same name after it). One pass collects the
+    closers by name, so the scan stays linear however many openers lack a closer."""
+    name_pattern = re.escape(prefix) + "[a-z_]+"
+    closers: dict[str, list[int]] = {}
+    for match in re.finditer(f"</({name_pattern})>", text):
+        closers.setdefault(match.group(1), []).append(match.start())
+    if not closers:
+        return text
+    kept: list[str] = []
+    pos = 0
+    for match in re.finditer(f"<({name_pattern})>", text):
+        name = match.group(1)
+        if match.start() < pos or name not in closers:
+            continue
+        positions = closers[name]
+        index = bisect.bisect_left(positions, match.end())
+        if index == len(positions):
+            continue
+        kept.append(text[pos : match.start()])
+        pos = positions[index] + len(name) + 3
+    kept.append(text[pos:])
+    return "".join(kept)
 
 
 def block_placeholder(block: dict[str, Any]) -> str | None:

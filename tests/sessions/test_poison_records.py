@@ -1,0 +1,218 @@
+"""Nothing inside one session file can fail the sync of another file.
+
+A value a transcript carries that the index cannot hold (an "exit code" far beyond any process
+exit status, a record the assembler chokes on) becomes a diagnostic for its line, or at worst a
+`failed` file; every other file is indexed, later syncs succeed, and `status` tells the truth.
+These run the real `teamlore sync` over real Codex and Claude Code files.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import orjson
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from support import teamlore_cli
+from teamlore.sessions.index_db import open_index
+from teamlore.sessions.indexer import Indexer, Source
+from teamlore.sessions.model import (
+    EXIT_CODE_MAX,
+    EXIT_CODE_MIN,
+    ToolResult,
+    UserTurn,
+    checked_event,
+)
+
+HUGE = st.one_of(
+    st.integers(min_value=EXIT_CODE_MAX + 1, max_value=10**40),
+    st.integers(min_value=-(10**40), max_value=EXIT_CODE_MIN - 1),
+)
+
+
+def _codex_file(path: Path, number: int, records: list[dict[str, Any]]) -> None:
+    meta = {
+        "timestamp": "2026-01-01T00:00:00Z",
+        "type": "session_meta",
+        "payload": {
+            "id": f"019a0000-0000-7000-8000-{number:012d}",
+            "cwd": "/w",
+            "cli_version": "0.60.1",
+        },
+    }
+    user = {
+        "timestamp": "2026-01-01T00:00:01Z",
+        "type": "event_msg",
+        "payload": {"type": "user_message", "message": f"question {number}"},
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in [meta, user, *records]))
+
+
+def _codex_poison(code: int) -> list[dict[str, Any]]:
+    call = {
+        "timestamp": "2026-01-01T00:00:02Z",
+        "type": "response_item",
+        "payload": {
+            "type": "function_call",
+            "name": "shell",
+            "call_id": "c1",
+            "arguments": '{"command":["ls"]}',
+        },
+    }
+    output = {
+        "timestamp": "2026-01-01T00:00:03Z",
+        "type": "response_item",
+        "payload": {
+            "type": "function_call_output",
+            "call_id": "c1",
+            "output": f"Exit code: {code}\nOutput:\nhi",
+        },
+    }
+    records = [call, output]
+    if 0 <= code < 2**64:  # what orjson can read as a JSON number: the u64 field of 0.6x
+        records.append(
+            {
+                "timestamp": "2026-01-01T00:00:04Z",
+                "type": "event_msg",
+                "payload": {
+                    "type": "exec_command_end",
+                    "call_id": "c2",
+                    "exit_code": code,
+                    "stdout": "x",
+                },
+            }
+        )
+    return records
+
+
+def _claude_poison(path: Path, code: int) -> None:
+    base = {"sessionId": "11111111-2222-4333-8444-000000000009", "cwd": "/w", "version": "2.1.112"}
+    records = [
+        {
+            **base,
+            "type": "user",
+            "uuid": "u1",
+            "timestamp": "2026-01-01T00:00:00Z",
+            "message": {"role": "user", "content": "run it"},
+        },
+        {
+            **base,
+            "type": "assistant",
+            "uuid": "u2",
+            "timestamp": "2026-01-01T00:00:01Z",
+            "message": {
+                "id": "m1",
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "make"}}
+                ],
+            },
+        },
+        {
+            **base,
+            "type": "user",
+            "uuid": "u3",
+            "timestamp": "2026-01-01T00:00:02Z",
+            "message": {
+                "role": "user",
+                "content": [
+                    {
+                        "tool_use_id": "t1",
+                        "type": "tool_result",
+                        "content": f"Exit code {code}\nboom",
+                        "is_error": True,
+                    }
+                ],
+            },
+        },
+    ]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+
+
+def _sync(home: Path, *sources: str) -> dict[str, Any]:
+    args = [a for s in sources for a in ("--source", s)]
+    done = teamlore_cli("sync", *args, "--format", "json", env={"TEAMLORE_HOME": str(home)})
+    assert done.returncode == 0, done.stderr
+    return dict(json.loads(done.stdout))
+
+
+@settings(
+    max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(code=HUGE)
+def test_an_exit_code_beyond_any_process_status_is_a_line_diagnostic(
+    tmp_path_factory: Any, code: int
+) -> None:
+    root = tmp_path_factory.mktemp("poison")
+    home, codex, claude = root / "home", root / "codex", root / "claude"
+    _codex_file(codex / "rollout-a.jsonl", 1, [])
+    _codex_file(codex / "rollout-b.jsonl", 2, _codex_poison(code))
+    _codex_file(codex / "rollout-c.jsonl", 3, [])
+    _claude_poison(claude / "proj" / "11111111-2222-4333-8444-000000000009.jsonl", code)
+
+    first = _sync(home, f"codex={codex}", f"claude={claude}")
+    assert first["files"] == {"seen": 4, "changed": 4, "failed": 0, "unavailable": 0}
+    assert first["totals"]["sessions"] == 4
+    codes = {d["code"] for d in first["diagnostics"]}
+    assert codes == {"value-out-of-range"}
+    assert all(str(code)[:20] in d["message"] for d in first["diagnostics"])
+    again = _sync(home, f"codex={codex}", f"claude={claude}")
+    assert again["files"]["failed"] == 0 and again["totals"]["sessions"] == 4
+    status = teamlore_cli("status", "--format", "json", env={"TEAMLORE_HOME": str(home)})
+    assert json.loads(status.stdout)["files"] == {"ok": 4, "unavailable": 0, "failed": 0}
+
+
+@given(code=st.integers(min_value=EXIT_CODE_MIN, max_value=EXIT_CODE_MAX))
+def test_real_exit_statuses_pass_unchanged(code: int) -> None:
+    event, problem = checked_event(ToolResult("c", "out", code), 3)
+    assert problem is None and isinstance(event, ToolResult) and event.exit_code == code
+
+
+class ChokingAdapter:
+    """Emits, for a `{"t": "poison"}` record, a turn whose text is not text: the assembler fails
+    on it, which stands for any bug a hostile record could trigger past the adapter."""
+
+    provider = "mini"
+
+    def default_roots(self) -> list[Path]:
+        return []
+
+    def discover(self, root: Path) -> Any:
+        return iter(sorted(root.glob("*.jsonl")))
+
+    def new_state(self, path: Path) -> dict[str, Any]:
+        return {}
+
+    def parse(self, record: Any, line: int, state: dict[str, Any]) -> list[Any]:
+        if record.get("t") == "poison":
+            return [UserTurn(text={"not": "text"})]  # type: ignore[arg-type]
+        return [UserTurn(record["text"])]
+
+
+def test_a_record_that_breaks_the_assembler_fails_only_its_own_file(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    for name, poison in (("a", False), ("b", True), ("c", False)):
+        records = [{"t": "user", "text": f"hello from {name}"}]
+        if poison:
+            records.append({"t": "poison"})
+        (src / f"{name}.jsonl").write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+    home = tmp_path / "home"
+    home.mkdir()
+    indexer = Indexer(open_index(home), {"mini": ChokingAdapter()}, home=home)
+
+    stats = indexer.sync([Source("mini", src)])
+
+    assert stats.files_failed == 1
+    assert [d.code for d in stats.diagnostics] == ["file-failed"]
+    texts = [r[0] for r in indexer.conn.execute("SELECT user_text FROM turns ORDER BY id")]
+    assert texts == ["hello from a", "hello from c"]
+    status = dict(indexer.conn.execute("SELECT path, status FROM source_files").fetchall())
+    assert status[str(src / "b.jsonl")] == "failed"
+    # the next sync retries the failed file (and only it), and still indexes nothing wrong
+    assert indexer.sync([Source("mini", src)]).files_changed == 1
