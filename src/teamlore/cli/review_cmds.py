@@ -43,8 +43,15 @@ def _render_review(result: dict[str, Any]) -> None:
     for item in result["items"]:
         title = f"{item['candidateId']} (revision {item['revision']})"
         stdout.print(Panel(escape(item["content"]), title=escape(title), expand=False))
+        if item.get("skill"):
+            skill = item["skill"]
+            stdout.print(
+                f"  skill [bold]{escape(skill['name'])}[/] ({skill['action']}): "
+                f"{escape(skill['description'])}",
+                highlight=False,
+            )
         stdout.print(
-            f"  entry: provenance {item['provenanceStrength']}, claim support "
+            f"  {item['kind']}: provenance {item['provenanceStrength']}, claim support "
             f"{item['claimSupport']}, limitations {', '.join(item['limitations']) or '-'}",
             highlight=False,
         )
@@ -71,7 +78,7 @@ def _render_review(result: dict[str, Any]) -> None:
 
 @memory_app.command("review")
 def review(
-    kind: str = typer.Option("entry", "--kind", help="Candidate kind to review (entry)."),
+    kind: str = typer.Option("entry", "--kind", help="Candidate kind to review: entry or skill."),
     repository: str | None = RepositoryOption,
     fmt: OutputFormat = FormatOption,
 ) -> None:

@@ -59,7 +59,7 @@ import os
 import re
 import sqlite3
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -400,8 +400,8 @@ def _approved_targets(
     return found
 
 
-def render_candidate(view: CandidateView, ctx: RenderContext) -> list[RenderedFile]:
-    """The exact files promoting `view` writes (raises LINT_BLOCKED / TARGET_DRIFT)."""
+def render_entry_candidate(view: CandidateView, ctx: RenderContext) -> list[RenderedFile]:
+    """The exact entry files promoting `view` writes (raises LINT_BLOCKED / TARGET_DRIFT)."""
     payload = view.payload
     units = claim_units(view.statements)
     targets = _approved_targets(view, ctx)
@@ -504,6 +504,58 @@ def render_candidate(view: CandidateView, ctx: RenderContext) -> list[RenderedFi
     return files
 
 
+def _render_skill(view: CandidateView, ctx: RenderContext) -> list[RenderedFile]:
+    from teamlore.memory.skills.candidates import render_skill_candidate
+
+    return render_skill_candidate(view, ctx)
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateKind:
+    """A kind of candidate that review shows and prepare plans: the `candidate_kind` it is
+    stored under, and the renderer of the exact files promoting it writes. A new kind of
+    candidate is one entry in `CANDIDATE_KINDS` (keyed by the PrepareRequest@v1 `kind`)."""
+
+    stored: str
+    render: Callable[[CandidateView, RenderContext], list[RenderedFile]]
+
+
+CANDIDATE_KINDS: dict[str, CandidateKind] = {
+    "entry": CandidateKind("entry", render_entry_candidate),
+    "skill": CandidateKind("skill", _render_skill),
+}
+# a renderer refuses with one of these when the candidate cannot be promoted as it is: review
+# shows it blocked (with the reason) instead of failing
+BLOCKING_CODES = frozenset(
+    code.code
+    for code in (
+        errors.LINT_BLOCKED,
+        errors.TARGET_DRIFT,
+        errors.SKILL_TARGET_DRIFT,
+        errors.MEMORY_CONTEXT_DRIFT,
+    )
+)
+
+
+def candidate_kind(wire_kind: str) -> CandidateKind:
+    kind = CANDIDATE_KINDS.get(wire_kind)
+    if kind is None:
+        raise errors.TeamloreError(
+            errors.PREPARE_REQUEST_INVALID,
+            f"kind {wire_kind!r} is not one of {', '.join(CANDIDATE_KINDS)}",
+        )
+    return kind
+
+
+def wire_kind(stored: str) -> str:
+    return next(wire for wire, kind in CANDIDATE_KINDS.items() if kind.stored == stored)
+
+
+def render_candidate(view: CandidateView, ctx: RenderContext) -> list[RenderedFile]:
+    """The exact files promoting `view` writes, by its kind."""
+    return CANDIDATE_KINDS[wire_kind(view.kind)].render(view, ctx)
+
+
 def preview_candidate(view: CandidateView, ctx: RenderContext) -> dict[str, Any]:
     """Review's view of `render_candidate` on a fresh id space (what a prepare of this
     candidate alone writes): files, or the blocking findings."""
@@ -513,7 +565,7 @@ def preview_candidate(view: CandidateView, ctx: RenderContext) -> dict[str, Any]
     try:
         files = render_candidate(view, ctx.fresh())
     except errors.TeamloreError as exc:
-        if exc.code not in (errors.LINT_BLOCKED.code, errors.TARGET_DRIFT.code):
+        if exc.code not in BLOCKING_CODES:
             raise
         blocked = True
         findings = list(exc.details.get("findings", [])) or [
@@ -613,11 +665,7 @@ def parse_prepare_request(document: Any) -> PrepareRequest:
             f"PrepareRequest@v1: {where}: {first.get('msg', 'invalid value')}",
             location=where,
         ) from None
-    if request.kind != "entry":
-        raise errors.TeamloreError(
-            errors.PREPARE_REQUEST_INVALID,
-            f"kind {request.kind!r} cannot be prepared here; only entry candidates",
-        )
+    candidate_kind(request.kind)
     return request
 
 
@@ -626,13 +674,14 @@ def _checked_view(
     identity: RepositoryIdentity,
     resolver: EvidenceResolver,
     wanted: Any,  # contracts.promotion.PrepareCandidate
+    kind: str,
 ) -> CandidateView:
     row = require_candidate(conn, identity, wanted.candidate_id)
     view = candidate_view(conn, row, resolver, Path(identity.worktree_root))
-    if view.kind != "entry":
+    if view.kind != candidate_kind(kind).stored:
         raise errors.TeamloreError(
             errors.CANDIDATE_NOT_FOUND,
-            f"{view.candidate_id} is a {view.kind} candidate, not an entry",
+            f"{view.candidate_id} is a {view.kind} candidate, not a {kind} candidate",
             candidateId=view.candidate_id,
         )
     if view.status != "quarantined":
@@ -744,7 +793,9 @@ def prepare(
     candidate_ids = [c.candidate_id for c in request.candidates]
     with db.write_tx(state):
         refuse_if_locked(state, identity, candidate_ids)
-        views = [_checked_view(state, identity, resolver, c) for c in request.candidates]
+        views = [
+            _checked_view(state, identity, resolver, c, request.kind) for c in request.candidates
+        ]
         ctx = RenderContext.open(identity, public_identity, index)
         files: list[RenderedFile] = []
         for view in views:
@@ -831,6 +882,7 @@ def _plan(
 
 
 __all__ = [
+    "CANDIDATE_KINDS",
     "PREPARE_REQUEST_FORMAT",
     "RenderContext",
     "RenderedFile",

@@ -413,13 +413,16 @@ def review_item(
     view: CandidateView, files: dict[str, Any], public_identity: str | None
 ) -> dict[str, Any]:
     """One review item; `files` is prepare's preview ({files, blocked, findings, evidence})."""
+    from teamlore.memory.prepare import wire_kind
+
     payload = view.payload
+    item_kind = wire_kind(view.kind)
     all_typed = bool(view.statements) and all(s.typed_fact for s in view.statements)
     statements = [_statement_json(s, public_identity) for s in view.statements]
     item: dict[str, Any] = {
         "candidateId": view.candidate_id,
         "revision": view.revision,
-        "kind": view.kind,
+        "kind": item_kind,
         "status": view.status,
         "adjudication": view.adjudication,
         "contentDigest": view.content_digest,
@@ -434,6 +437,7 @@ def review_item(
             for m in payload.get("mergedFrom", [])
         ],
         "statements": statements,
+        **({"skill": payload["skill"]} if "skill" in payload else {}),
         "provenanceStrength": weakest(
             [s.assessment["provenanceStrength"] for s in view.statements]
         ),
@@ -452,7 +456,7 @@ def review_item(
         },
         "prepareRequest": {
             "format": "threadshare-memory-prepare-request@v1",
-            "kind": "entry",
+            "kind": item_kind,
             "candidates": [prepare_candidate_fields(view)],
         }
         if all_typed and not files["blocked"]
@@ -480,7 +484,7 @@ def review_queue(
         "payload_json FROM candidates WHERE repository_key = ? AND worktree_key = ? "
         "AND candidate_kind = ? AND (status = 'quarantined' OR "
         "(status = 'draft' AND adjudication = 'failed')) ORDER BY updated_at, candidate_id",
-        (identity.repository_key, identity.worktree_key, kind),
+        (identity.repository_key, identity.worktree_key, prepare.candidate_kind(kind).stored),
     ).fetchall()
     items: list[dict[str, Any]] = []
     failed: list[dict[str, Any]] = []
@@ -555,7 +559,7 @@ def prepare_request_from_review(
     ]
     return {
         "format": "threadshare-memory-prepare-request@v1",
-        "kind": "entry",
+        "kind": chosen[0]["kind"] if chosen else "entry",
         "candidates": [
             {
                 "candidateId": item["candidateId"],

@@ -204,40 +204,47 @@ def assess_statement(
 
 def check_citations(batch: CandidateDraftBatch, index: Mapping[str, EvidenceRecord]) -> None:
     for number, draft in enumerate(batch.candidates, start=1):
-        if not draft.statements:
+        check_statement_citations(number, draft.statements, index)
+
+
+def check_statement_citations(
+    number: int, statements: Sequence[Any], index: Mapping[str, EvidenceRecord]
+) -> None:
+    """Candidate `number`'s statements each cite evidence, and only evidence this task issued."""
+    if not statements:
+        raise errors.TeamloreError(
+            errors.STATEMENT_UNCITED,
+            f"candidate {number} has no statements; every claim must cite evidence",
+            candidate=number,
+        )
+    seen: set[str] = set()
+    for statement in statements:
+        if statement.statement_id in seen:
+            raise errors.TeamloreError(
+                errors.STAGE_REQUEST_INVALID,
+                f"candidate {number}: statement id {statement.statement_id} is repeated",
+                candidate=number,
+                statementId=statement.statement_id,
+                reason="duplicate-statement-id",
+            )
+        seen.add(statement.statement_id)
+        if not statement.evidence_ids:
             raise errors.TeamloreError(
                 errors.STATEMENT_UNCITED,
-                f"candidate {number} has no statements; every claim must cite evidence",
+                f"candidate {number}: statement {statement.statement_id} cites no evidence",
                 candidate=number,
+                statementId=statement.statement_id,
             )
-        seen: set[str] = set()
-        for statement in draft.statements:
-            if statement.statement_id in seen:
+        for evidence_id in statement.evidence_ids:
+            if evidence_id not in index:
                 raise errors.TeamloreError(
-                    errors.STAGE_REQUEST_INVALID,
-                    f"candidate {number}: statement id {statement.statement_id} is repeated",
+                    errors.EVIDENCE_NOT_IN_TASK,
+                    f"candidate {number}: statement {statement.statement_id} cites "
+                    f"{evidence_id}, which this task did not issue",
                     candidate=number,
                     statementId=statement.statement_id,
-                    reason="duplicate-statement-id",
+                    evidenceId=evidence_id,
                 )
-            seen.add(statement.statement_id)
-            if not statement.evidence_ids:
-                raise errors.TeamloreError(
-                    errors.STATEMENT_UNCITED,
-                    f"candidate {number}: statement {statement.statement_id} cites no evidence",
-                    candidate=number,
-                    statementId=statement.statement_id,
-                )
-            for evidence_id in statement.evidence_ids:
-                if evidence_id not in index:
-                    raise errors.TeamloreError(
-                        errors.EVIDENCE_NOT_IN_TASK,
-                        f"candidate {number}: statement {statement.statement_id} cites "
-                        f"{evidence_id}, which this task did not issue",
-                        candidate=number,
-                        statementId=statement.statement_id,
-                        evidenceId=evidence_id,
-                    )
 
 
 def insert_candidate(
@@ -248,22 +255,30 @@ def insert_candidate(
     chunk_ref: str,
     payload: dict[str, Any],
     now: int,
+    kind: str = "entry",
 ) -> None:
+    """A new candidate at revision 1: an entry draft awaiting adjudication (and in the
+    candidate FTS, for dedup), or a Skill quarantined directly (never deduplicated)."""
+    status, adjudication = ("draft", "pending") if kind == "entry" else ("quarantined", "done")
     conn.execute(
         "INSERT INTO candidates (candidate_id, repository_key, worktree_key, chunk_ref, "
         "candidate_kind, revision, content_digest, payload_json, status, adjudication, "
-        "updated_at) VALUES (?, ?, ?, ?, 'entry', 1, ?, ?, 'draft', 'pending', ?)",
+        "updated_at) VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?)",
         (
             cand_id,
             owner.repository_key,
             owner.worktree_key,
             chunk_ref,
+            kind,
             digests.content_digest(payload),
             canonical_json(payload).decode("utf-8"),
+            status,
+            adjudication,
             now,
         ),
     )
-    index_candidate(conn, cand_id, payload)
+    if kind == "entry":
+        index_candidate(conn, cand_id, payload)
 
 
 def index_candidate(conn: sqlite3.Connection, cand_id: str, payload: dict[str, Any]) -> None:

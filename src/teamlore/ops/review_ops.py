@@ -32,8 +32,9 @@ T = TypeVar("T")
 class ReviewRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    kind: Literal["entry"] = Field(
-        "entry", description="Which candidates to review (entry candidates only, for now)."
+    kind: Literal["entry", "skill"] = Field(
+        "entry",
+        description="Which candidates to review: entry (L1 entries) or skill (SKILL.md files).",
     )
 
 

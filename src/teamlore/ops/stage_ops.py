@@ -9,6 +9,8 @@ One operation, several documents, told apart by their `format` (`STAGE_HANDLERS`
   what happened to each draft; kept ones are quarantined, awaiting review.
 - `threadshare-memory-consolidation-patch@v1`: the agent's answer to a ConsolidationTask@v1
   from `memory.synthesize` — one quarantined consolidation candidate (or a no-op run).
+- `threadshare-memory-skill-candidate@v1`: a Skill drafted from one recall task; quarantined at
+  once as a `skill` candidate (docs/assemble.md).
 
 The document itself is the request (CLI `--request FILE|-`, MCP arguments). The owner is the
 worktree of the caller's directory, never a field of the document. The approved projection is
@@ -26,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from teamlore.contracts.adjudication import ADJUDICATION_RESULT_FORMAT
 from teamlore.contracts.consolidation import CONSOLIDATION_PATCH_FORMAT
 from teamlore.contracts.extraction import DRAFT_BATCH_FORMAT
+from teamlore.contracts.skill import SKILL_CANDIDATE_FORMAT
 from teamlore.core import errors
 from teamlore.ops.registry import OpContext, operation
 
@@ -39,8 +42,9 @@ class StageRequest(BaseModel):
 
     format: str = Field(
         description=f"'{DRAFT_BATCH_FORMAT}' (first call: drafts), "
-        f"'{ADJUDICATION_RESULT_FORMAT}' (second call: decisions) or "
-        f"'{CONSOLIDATION_PATCH_FORMAT}' (the answer to a synthesize task); the rest of the "
+        f"'{ADJUDICATION_RESULT_FORMAT}' (second call: decisions), "
+        f"'{CONSOLIDATION_PATCH_FORMAT}' (the answer to a synthesize task) or "
+        f"'{SKILL_CANDIDATE_FORMAT}' (a Skill to create or update); the rest of the "
         "document follows that contract."
     )
 
@@ -57,17 +61,18 @@ class StageRequest(BaseModel):
     "already knows. Second call: the AdjudicationResult@v1 (store/skip/update/merge per draft, "
     "decided with the user) -> kept drafts quarantined for review. A ConsolidationPatch@v1 "
     "(the answer to memory synthesize) -> one consolidation candidate quarantined for review, "
-    "or a no-op when it has no operations.",
+    "or a no-op when it has no operations. A SkillCandidate@v1 (a repeatable procedure as a "
+    "Skill, echoing recall's memoryContext.bindingDigest) -> quarantined as a `skill` "
+    "candidate for review.",
 )
 def memory_stage(ctx: OpContext, request: StageRequest) -> dict[str, Any]:
-    """Stage candidate drafts (first call) or their adjudication (second call)."""
+    """Stage candidate drafts (first call) or their adjudication (second call), or a Skill."""
     document = request.model_dump(mode="json")
     handler = STAGE_HANDLERS.get(request.format)
     if handler is None:
         raise errors.TeamloreError(
             errors.STAGE_REQUEST_INVALID,
-            f"unknown stage format {request.format!r}; expected one of "
-            f"{', '.join(STAGE_HANDLERS)}",
+            f"unknown stage format {request.format!r}; expected one of {', '.join(STAGE_HANDLERS)}",
             format=request.format,
         )
     return handler(ctx, document)
@@ -109,9 +114,32 @@ def _stage_consolidation_patch(ctx: OpContext, document: dict[str, Any]) -> dict
     return stage_consolidation_patch(ctx, document)
 
 
+def _stage_skill(ctx: OpContext, document: dict[str, Any]) -> dict[str, Any]:
+    from teamlore.core.lock import file_lock
+    from teamlore.core.paths import resolve_home
+    from teamlore.memory.skills.staging import stage_skill_candidate
+    from teamlore.memory.staging import RecallTaskSources
+    from teamlore.memory.tasks import Owner
+    from teamlore.ops.session_ops import SYNC_LOCK
+    from teamlore.ops.stores import registered_stores
+
+    with registered_stores(ctx, sync_projection=True) as stores:
+        identity = stores.identity
+        lock = resolve_home(ctx.home) / SYNC_LOCK
+        with file_lock(lock, wait_seconds=SYNC_LOCK_WAIT_SECONDS, what="a sync"):
+            return stage_skill_candidate(
+                stores.state,
+                document,
+                owner=Owner(identity.repository_key, identity.worktree_key),
+                sources=RecallTaskSources(stores.index, stores.state, identity, home=ctx.home),
+                worktree_root=identity.worktree_root,
+            )
+
+
 # one row per stageable document format
 STAGE_HANDLERS: dict[str, Callable[[OpContext, dict[str, Any]], dict[str, Any]]] = {
     DRAFT_BATCH_FORMAT: _stage_drafts,
     ADJUDICATION_RESULT_FORMAT: _stage_adjudication,
     CONSOLIDATION_PATCH_FORMAT: _stage_consolidation_patch,
+    SKILL_CANDIDATE_FORMAT: _stage_skill,
 }

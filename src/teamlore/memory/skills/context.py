@@ -1,0 +1,247 @@
+"""What recall hands the agent besides transcripts: the team's Skills (`skillContext`) and its
+reviewed memory (`memoryContext`), so it can tell a procedure worth a Skill from facts worth
+entries, and update an existing Skill instead of duplicating it (docs/assemble.md, "Skill
+context").
+
+- skillContext: every Skill when there are at most 20 and they total at most 128 KiB
+  (`selection: "all"`, name order); otherwise ranked by the query (`"ranked"`) and taken in
+  order while both budgets hold (stopping at the first that does not fit).
+- memoryContext: scenes (score, heat, name), then the doctrine, then approved entries (score,
+  priority, id); at most 40 items and 128 KiB of content — an item over the remaining budget is
+  skipped and later, smaller ones still fit. Items are never cut.
+- The memory binding (`skill-memory-first@1`): digests of the approved entry set, the scene
+  index and the doctrine. A SkillCandidate echoes its digest (`memoryContextDigest`); stage,
+  review and prepare refuse when the team memory changed since (MEMORY_CONTEXT_DRIFT).
+
+Scoring (per query term; terms are the NFKC-lowercased whole query plus its word tokens):
++16 when the name equals the term, else +8 when the name contains it, else +4 when the
+description/summary contains it, else +1 when the content contains it.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from teamlore.core import errors
+from teamlore.core.canonical import digest, sha256_hex
+from teamlore.memory.documents import load_doctrine, load_entry, load_scene
+from teamlore.memory.layout import DOCTRINE_FILE, ENTRIES_DIR, SCENES_DIR
+from teamlore.memory.projection import MemoryFiles, read_memory_files
+from teamlore.memory.skills.source import SourceSkill, refuse_unreadable, source_skills
+
+MEMORY_POLICY_VERSION = "skill-memory-first@1"
+MAX_CONTEXT_SKILLS = 20
+MAX_CONTEXT_ITEMS = 40
+MAX_CONTEXT_BYTES = 128 * 1024
+_TOKEN = re.compile(r"[^\W_](?:[^\W_]|-){1,63}")
+
+
+@dataclass(frozen=True, slots=True)
+class _Item:
+    kind: str  # scene | doctrine | entry
+    ident: str
+    path: str
+    data: bytes
+    summary: str
+    content: str
+    heat: int = 0
+    priority: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "kind": self.kind,
+            "id": self.ident,
+            "path": self.path,
+            "contentDigest": sha256_hex(self.data),
+            "content": self.content,
+        }
+        if self.kind == "scene":
+            out |= {"summary": self.summary, "heat": self.heat}
+        if self.kind == "entry":
+            out |= {"priority": self.priority}
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class TeamMemory:
+    """The reviewed memory of a worktree as read from its tree."""
+
+    skills: list[SourceSkill]
+    scenes: list[_Item]
+    doctrine: _Item | None
+    entries: list[_Item]  # approved status only
+
+    def binding(self) -> dict[str, Any]:
+        entry_set = [
+            {
+                "entryId": e.ident,
+                "revision": int(sha256_hex(e.data)[:13], 16) + 1,
+                "contentDigest": sha256_hex(e.data),
+            }
+            for e in sorted(self.entries, key=lambda e: e.ident)
+        ]
+        scene_index = [
+            {"name": s.ident, "contentDigest": sha256_hex(s.data), "heat": s.heat}
+            for s in sorted(self.scenes, key=lambda s: s.ident)
+        ]
+        return {
+            "policyVersion": MEMORY_POLICY_VERSION,
+            "entrySetDigest": digest(entry_set),
+            "sceneIndexDigest": digest(scene_index),
+            "doctrineDigest": None if self.doctrine is None else sha256_hex(self.doctrine.data),
+        }
+
+    def binding_digest(self) -> str:
+        return digest(self.binding())
+
+    def skill(self, name: str) -> SourceSkill | None:
+        return next((s for s in self.skills if s.name == name), None)
+
+
+def read_team_memory(worktree_root: Path) -> TeamMemory:
+    """Read Skills, scenes, doctrine and approved entries strictly (an unreadable or invalid
+    file refuses: a partial view would bind the agent to memory it never saw)."""
+    try:
+        tree = read_memory_files(worktree_root)
+    except errors.TeamloreError as exc:
+        if exc.error is errors.MEMORY_NOT_INITIALIZED:
+            return TeamMemory([], [], None, [])
+        raise
+    return team_memory(tree)
+
+
+def team_memory(tree: MemoryFiles) -> TeamMemory:
+    for prefix in (SCENES_DIR, DOCTRINE_FILE, ENTRIES_DIR):
+        refuse_unreadable(tree, prefix)
+    scenes = []
+    for file in tree.of_kind("scene"):
+        scene = load_scene(file.data, file.path)
+        scenes.append(
+            _Item("scene", scene.name, file.path, file.data, scene.summary, scene.body, scene.heat)
+        )
+    doctrine = None
+    for file in tree.of_kind("doctrine"):
+        text = load_doctrine(file.data, file.path).text
+        doctrine = _Item("doctrine", "doctrine", file.path, file.data, "", text)
+    entries = []
+    for file in tree.of_kind("entry"):
+        entry = load_entry(file.data, file.path)
+        if entry.status == "approved":
+            entries.append(
+                _Item("entry", entry.id, file.path, file.data, "", entry.body, 0, entry.priority)
+            )
+    return TeamMemory(source_skills(tree), scenes, doctrine, entries)
+
+
+# --- scoring --------------------------------------------------------------------------------
+
+
+def query_terms(query: str) -> list[str]:
+    whole = unicodedata.normalize("NFKC", query).lower().strip()
+    terms = [whole] if whole else []
+    for token in _TOKEN.findall(whole):
+        if token not in terms:
+            terms.append(token)
+    return terms
+
+
+def score(terms: list[str], name: str, summary: str, content: str) -> int:
+    name, summary, content = name.lower(), summary.lower(), content.lower()
+    total = 0
+    for term in terms:
+        if name == term:
+            total += 16
+        elif term in name:
+            total += 8
+        elif term in summary:
+            total += 4
+        elif term in content:
+            total += 1
+    return total
+
+
+# --- the two contexts -----------------------------------------------------------------------
+
+
+def _skill_json(skill: SourceSkill) -> dict[str, Any]:
+    return {
+        "name": skill.name,
+        "path": skill.path,
+        "description": skill.skill.description,
+        "contentDigest": skill.content_digest,
+        "content": skill.data.decode("utf-8"),
+    }
+
+
+def skill_context(memory: TeamMemory, query: str) -> dict[str, Any]:
+    skills = memory.skills
+    total_bytes = sum(len(s.data) for s in skills)
+    if len(skills) <= MAX_CONTEXT_SKILLS and total_bytes <= MAX_CONTEXT_BYTES:
+        chosen, selection = skills, "all"
+    else:
+        terms = query_terms(query)
+        ranked = sorted(
+            skills,
+            key=lambda s: (
+                -score(terms, s.name, s.skill.description, s.data.decode("utf-8")),
+                s.name,
+            ),
+        )
+        chosen, used, selection = [], 0, "ranked"
+        for skill in ranked:
+            if len(chosen) == MAX_CONTEXT_SKILLS or used + len(skill.data) > MAX_CONTEXT_BYTES:
+                break
+            chosen.append(skill)
+            used += len(skill.data)
+    return {
+        "selection": selection,
+        "total": len(skills),
+        "returned": len(chosen),
+        "truncated": len(chosen) < len(skills),
+        "skills": [_skill_json(s) for s in chosen],
+    }
+
+
+def memory_context(memory: TeamMemory, query: str) -> dict[str, Any]:
+    terms = query_terms(query)
+    scenes = sorted(
+        memory.scenes,
+        key=lambda s: (-score(terms, s.ident, s.summary, s.content), -s.heat, s.ident),
+    )
+    entries = sorted(
+        memory.entries,
+        key=lambda e: (-score(terms, e.ident, "", e.content), -e.priority, e.ident),
+    )
+    ordered = [*scenes, *([memory.doctrine] if memory.doctrine else []), *entries]
+    chosen: list[_Item] = []
+    used = 0
+    for item in ordered:
+        if len(chosen) == MAX_CONTEXT_ITEMS:
+            break
+        size = len(item.content.encode("utf-8"))
+        if used + size > MAX_CONTEXT_BYTES:
+            continue
+        chosen.append(item)
+        used += size
+    binding = memory.binding()
+    return {
+        "binding": binding,
+        "bindingDigest": digest(binding),
+        "total": len(ordered),
+        "returned": len(chosen),
+        "truncated": len(chosen) < len(ordered),
+        "items": [item.to_json() for item in chosen],
+    }
+
+
+def recall_contexts(worktree_root: Path, query: str) -> dict[str, Any]:
+    """`skillContext` and `memoryContext` for a recall over `query`."""
+    memory = read_team_memory(worktree_root)
+    return {
+        "skillContext": skill_context(memory, query),
+        "memoryContext": memory_context(memory, query),
+    }

@@ -1,0 +1,219 @@
+"""Stage a SkillCandidate@v1: a Skill (create or update) drafted from one recall task.
+
+Checks, in order, each refusing with nothing written:
+1. the document follows the contract (`STAGE_REQUEST_INVALID`), its binding is the one recall
+   issued with the task (`BINDING_MISMATCH`);
+2. `memoryContextDigest` is the digest of the team memory as it is now
+   (`MEMORY_CONTEXT_DRIFT`: entries, scenes or doctrine changed since the recall);
+3. the target: `create` needs no Skill of that name, `update` needs the current SKILL.md's
+   sha256 to equal `expectedContentDigest` (`SKILL_TARGET_DRIFT`);
+4. the SKILL.md it would write passes the Skill lint gate (`LINT_BLOCKED`);
+5. in one transaction (as for entry drafts): identical replays return the recorded outcome, a
+   different document for the same task is refused (`SUBMISSION_CONFLICT`), a task whose bound
+   inputs changed goes stale (`TASK_STALE`), every statement cites evidence this task issued
+   (`EVIDENCE_NOT_IN_TASK`); then the candidate (kind `skill`) is quarantined at once, with one
+   EvidenceAssessment@v1 per statement, and the chunk is `extracted`. No adjudication: the
+   review shows the exact SKILL.md diff instead.
+
+One recall task is consumed by either an entry draft batch or one SkillCandidate, not both.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from teamlore.contracts import digests
+from teamlore.contracts.skill import SKILL_CANDIDATE_FORMAT, SkillCandidate
+from teamlore.core import errors
+from teamlore.core.canonical import digest
+from teamlore.memory import tasks
+from teamlore.memory.documents import Skill, dump_skill
+from teamlore.memory.layout import skill_path
+from teamlore.memory.skills.context import TeamMemory, read_team_memory
+from teamlore.memory.skills.source import require_lint_clean
+from teamlore.memory.staging import (
+    STAGE_FORMAT,
+    TaskSources,
+    assess_statement,
+    bump_candidate_generation,
+    candidate_id,
+    check_statement_citations,
+    contract_error,
+    insert_assessment,
+    insert_candidate,
+    weakest,
+)
+from teamlore.memory.tasks import Owner
+
+
+def parse_skill_candidate(document: Any) -> SkillCandidate:
+    try:
+        return SkillCandidate.from_wire(document)
+    except ValidationError as exc:
+        raise contract_error(exc, SKILL_CANDIDATE_FORMAT) from None
+
+
+def skill_bytes(candidate: SkillCandidate) -> bytes:
+    """The SKILL.md the candidate writes (canonical form: name and description quoted)."""
+    draft = candidate.skill
+    skill = Skill(name=draft.name, description=draft.description.strip(), body=draft.body)
+    return dump_skill(skill)
+
+
+def check_memory_context(memory: TeamMemory, expected: str) -> None:
+    current = memory.binding_digest()
+    if expected != current:
+        raise errors.TeamloreError(
+            errors.MEMORY_CONTEXT_DRIFT,
+            "the team memory changed since the recall this Skill was drafted from; recall "
+            "again and redraft against the current memoryContext",
+            expected=expected,
+            current=current,
+        )
+
+
+def check_skill_target(
+    memory: TeamMemory, name: str, action: str, expected_digest: str | None
+) -> str | None:
+    """The current SKILL.md digest of `name` (None: absent) after checking the action fits."""
+    existing = memory.skill(name)
+    current = None if existing is None else existing.content_digest
+    if action == "create" and current is not None:
+        raise errors.TeamloreError(
+            errors.SKILL_TARGET_DRIFT,
+            f"Skill {name!r} already exists; stage an update with its contentDigest",
+            skill=name,
+        )
+    if action == "update" and current != expected_digest:
+        why = "does not exist" if current is None else "changed since it was recalled"
+        raise errors.TeamloreError(
+            errors.SKILL_TARGET_DRIFT,
+            f"Skill {name!r} {why}; recall again and redraft the update",
+            skill=name,
+        )
+    return current
+
+
+def candidate_payload(candidate: SkillCandidate) -> dict[str, Any]:
+    wire = candidate.to_wire()
+    skill = {**wire["skill"], "description": candidate.skill.description.strip()}
+    return {
+        "candidateKind": "skill",
+        "content": candidate.skill.body,
+        "type": "work_method",
+        "priority": 50,
+        "confidence": "medium",
+        "scene": None,
+        "skill": skill,
+        "memoryContextDigest": candidate.memory_context_digest,
+        "statements": wire["statements"],
+    }
+
+
+def stage_skill_candidate(
+    conn: sqlite3.Connection,
+    document: Any,
+    *,
+    owner: Owner,
+    sources: TaskSources,
+    worktree_root: Path,
+    claim_token: str | None = None,
+    now: int | None = None,
+) -> dict[str, Any]:
+    """Stage a SkillCandidate@v1 (see module doc); the stage response."""
+    candidate = parse_skill_candidate(document)
+    response_digest = digests.response_digest(document)
+    moment = tasks.now_ms() if now is None else now
+    task = tasks.load_task(conn, candidate.task_id, owner=owner, kind="extraction")
+    if digest(candidate.binding.to_wire()) != digest(task.binding):
+        raise errors.TeamloreError(
+            errors.BINDING_MISMATCH,
+            "the candidate's binding is not the binding recall issued with this task",
+            taskId=task.task_id,
+        )
+    with tasks.write_tx_committing_refusal(conn):
+        tasks.check_token(conn, task.task_id, claim_token)
+        replay = tasks.check_replay(conn, task.task_id, response_digest, now=moment)
+        if replay is not None:
+            return {**replay.outcome, "idempotent": True}
+        memory = read_team_memory(worktree_root)
+        check_memory_context(memory, candidate.memory_context_digest)
+        draft = candidate.skill
+        check_skill_target(memory, draft.name, draft.action, draft.expected_content_digest)
+        target = skill_path(draft.name)
+        require_lint_clean(skill_bytes(candidate), path=target, kind="skill")
+        drifted = sources.drifted_inputs(task)
+        if drifted:
+            tasks.mark_stale(conn, task.task_id, lease_epoch=task.lease_epoch)
+            raise tasks.CommitThenRaise(
+                errors.TeamloreError(
+                    errors.TASK_STALE,
+                    f"{len(drifted)} input(s) bound to task {task.task_id} changed; recall again",
+                    taskId=task.task_id,
+                )
+            )
+        index = sources.evidence_index(task)
+        check_statement_citations(1, candidate.statements, index)
+        claim = tasks.acquire(conn, task.task_id, claim_token=claim_token, now=moment)
+        outcome = _write_candidate(conn, owner, task, candidate, index, moment, target)
+        tasks.record_submission(conn, claim, response_digest, outcome, now=moment)
+    return {**outcome, "idempotent": False}
+
+
+def _write_candidate(
+    conn: sqlite3.Connection,
+    owner: Owner,
+    task: tasks.Task,
+    candidate: SkillCandidate,
+    index: Any,
+    now: int,
+    target: str,
+) -> dict[str, Any]:
+    assert task.chunk_ref is not None
+    cand_id = candidate_id(task.task_id, 1)
+    payload = candidate_payload(candidate)
+    insert_candidate(
+        conn,
+        cand_id=cand_id,
+        owner=owner,
+        chunk_ref=task.chunk_ref,
+        payload=payload,
+        now=now,
+        kind="skill",
+    )
+    assessments = [assess_statement(cand_id, s, index) for s in payload["statements"]]
+    for assessment in assessments:
+        insert_assessment(conn, assessment, index, task_id=task.task_id)
+    bump_candidate_generation(conn, owner)
+    conn.execute("UPDATE chunks SET status = 'extracted' WHERE chunk_ref = ?", (task.chunk_ref,))
+    return {
+        "action": "stage",
+        "format": STAGE_FORMAT,
+        "taskId": task.task_id,
+        "status": "quarantined",
+        "noOp": False,
+        "adjudicationTaskId": None,
+        "candidates": [
+            {
+                "candidateId": cand_id,
+                "kind": "skill",
+                "revision": 1,
+                "contentDigest": digests.content_digest(payload),
+                "status": "quarantined",
+                "skill": candidate.skill.name,
+                "action": candidate.skill.action,
+                "targetPath": target,
+                "provenanceStrength": weakest([a["provenanceStrength"] for a in assessments]),
+                "limitations": sorted({x for a in assessments for x in a["limitations"]}),
+            }
+        ],
+        "assessments": assessments,
+        "adjudicationTask": None,
+        "recallComparison": None,
+        "next": "Show the Skill, its statements and evidence to the user: "
+        "teamlore memory review --kind skill (threadshare_memory_review {kind: 'skill'}).",
+    }
