@@ -126,6 +126,7 @@ def confirm(
         [], "--candidate", help="Candidate to confirm (repeatable; default: every one reviewed)."
     ),
     yes: bool = typer.Option(False, "--yes", help="Confirm without asking (you read the review)."),
+    kind: str = typer.Option("entry", "--kind", help="Candidate kind to confirm: entry or skill."),
     repository: str | None = RepositoryOption,
     fmt: OutputFormat = FormatOption,
 ) -> None:
@@ -135,7 +136,7 @@ def confirm(
     unknown."""
     cwd = _cwd(repository)
     try:
-        reviewed = run_operation("memory.review", OpContext(cwd=cwd), {"kind": "entry"})
+        reviewed = run_operation("memory.review", OpContext(cwd=cwd), {"kind": kind})
     except errors.TeamloreError as err:
         fail(err, fmt)
     items = [i for i in reviewed["items"] if not candidates or i["candidateId"] in candidates]

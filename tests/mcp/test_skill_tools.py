@@ -1,0 +1,111 @@
+"""The Skill workflow through the real MCP server (`--capability team`, SDK stdio client) and
+the CLI: recall → SkillCandidate@v1 → review --kind skill → confirm/prepare → promote →
+assemble, with the same results and the same refusals on both sides."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp.client.stdio import stdio_client
+
+from mcp import ClientSession, StdioServerParameters
+from support import release_repository, teamlore_cli
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
+from recall_world import WINDOW
+from test_skill_flow import SKILL_PATH, skill_candidate
+
+
+@pytest.fixture()
+def repo(tmp_path: Path, home: Path) -> Path:
+    return release_repository(tmp_path, home)
+
+
+async def _calls(repo: Path, calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "teamlore.cli.main", "mcp", "--capability", "team"],
+        cwd=str(repo),
+        env={**os.environ},
+    )
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        results = []
+        for name, args in calls:
+            result = await session.call_tool(name, args)
+            payload = json.loads(result.content[0].text)
+            assert result.is_error == ("error" in payload)
+            results.append(payload)
+        return results
+
+
+def mcp(repo: Path, *calls: tuple[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    return anyio.run(_calls, repo, list(calls))
+
+
+def cli(repo: Path, *args: str, stdin: dict[str, Any] | None = None) -> dict[str, Any]:
+    proc = teamlore_cli(
+        *args, "--format", "json", cwd=repo, input=json.dumps(stdin) if stdin is not None else None
+    )
+    payload: dict[str, Any] = json.loads(proc.stdout)
+    assert (proc.returncode != 0) == ("error" in payload), proc.stderr
+    return payload
+
+
+def without(result: dict[str, Any], *keys: str) -> dict[str, Any]:
+    return {k: v for k, v in result.items() if k not in keys}
+
+
+def test_the_skill_flow_gives_identical_results_over_mcp_and_cli(repo: Path) -> None:
+    window = {"since": WINDOW["since"], "until": WINDOW["until"], "limit": 1}
+    (recalled,) = mcp(repo, ("threadshare_memory_recall", window))
+    over_cli = cli(
+        repo, "memory", "recall", "--since", WINDOW["since"], "--until", WINDOW["until"], "-n", "1"
+    )
+    assert recalled == over_cli
+    assert recalled["skillContext"]["skills"] == []
+
+    candidate = skill_candidate(recalled)
+    stale = copy.deepcopy(candidate)
+    stale["memoryContextDigest"] = "0" * 64
+    (stale_mcp,) = mcp(repo, ("threadshare_memory_stage", stale))
+    assert stale_mcp == cli(repo, "memory", "stage", "--request", "-", stdin=stale)
+    assert stale_mcp["error"]["code"] == "MEMORY_CONTEXT_DRIFT"
+    (staged,) = mcp(repo, ("threadshare_memory_stage", candidate))
+    replayed = cli(repo, "memory", "stage", "--request", "-", stdin=candidate)
+    assert without(replayed, "idempotent") == without(staged, "idempotent")
+    assert replayed["idempotent"] is True and staged["status"] == "quarantined"
+
+    (reviewed,) = mcp(repo, ("threadshare_memory_review", {"kind": "skill"}))
+    assert reviewed == cli(repo, "memory", "review", "--kind", "skill")
+    assert reviewed["items"][0]["files"][0]["targetPath"] == SKILL_PATH
+
+    planned = cli(repo, "memory", "confirm", "--kind", "skill", "--yes")
+    assert [f["targetPath"] for f in planned["files"]] == [SKILL_PATH]
+    promoted, assembled = mcp(
+        repo,
+        ("threadshare_memory_promote", {"planId": planned["planId"]}),
+        ("threadshare_memory_assemble", {"provider": "codex"}),
+    )
+    assert promoted["status"] == "applied"
+    again = cli(repo, "memory", "promote", "--plan", planned["planId"])
+    assert again["status"] == "applied"
+    assert [f["targetPath"] for f in again["files"]] == [f["targetPath"] for f in promoted["files"]]
+    assert assembled["changed"] is True
+    rerun = cli(repo, "memory", "assemble", "--provider", "codex")
+    assert without(rerun, "changed", "skills", "skillsChanged") == without(
+        assembled, "changed", "skills", "skillsChanged"
+    )
+    assert rerun["changed"] is False and rerun["skillsChanged"] == 0
+    assert (repo / ".agents/skills/shop-release/SKILL.md").read_bytes() == (
+        repo / SKILL_PATH
+    ).read_bytes()
+    (after,) = mcp(repo, ("threadshare_memory_recall", window))
+    assert [s["name"] for s in after["skillContext"]["skills"]] == ["shop-release"]
