@@ -157,7 +157,7 @@ def child_append(args: dict[str, Any]) -> dict[str, Any]:
         _index_sync(root, state, ["codex", "claude"])
         synced = time.perf_counter()
         conn = open_index(state)
-        hits = search_turns(conn, token, limit=5)
+        hits = search_turns(conn, token, limit=5).hits
         conn.close()
         done = time.perf_counter()
         misses += 0 if hits else 1
@@ -216,7 +216,7 @@ def child_search(args: dict[str, Any]) -> dict[str, Any]:
     hit_counts: dict[str, list[int]] = {}
     for number, (kind, text) in enumerate(queries):
         started = time.perf_counter()
-        hits = search_turns(conn, text)
+        hits = search_turns(conn, text).hits
         elapsed = time.perf_counter() - started
         plain.append(elapsed)
         by_kind.setdefault(kind, []).append(elapsed)

@@ -100,7 +100,7 @@ def test_each_provider_carries_exit_codes_commits_touches_and_images(
         == 1
     )
     for query in ("增", "同步", corpus.FEATURE_PHRASE):
-        assert search_turns(conn, query, provider=provider), query
+        assert search_turns(conn, query, provider=provider).hits, query
 
 
 @pytest.mark.parametrize("provider", ["codex", "claude"])
@@ -112,7 +112,7 @@ def test_an_appended_turn_becomes_searchable(synced: Synced, provider: str) -> N
     sync = _sync(stats.root, conn, base / "state")
     assert sync.diagnostic_count == 0, sync.diagnostics
     assert (sync.files_changed, sync.turns) == (1, 1)
-    hits = search_turns(conn, token)
+    hits = search_turns(conn, token).hits
     assert [h["provider"] for h in hits] == [provider]
 
 

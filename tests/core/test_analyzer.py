@@ -5,12 +5,15 @@ import sqlite3
 from hypothesis import given
 from hypothesis import strategies as st
 
-from teamlore.core.analyzer import analyze, fts_query, tokens
+import pytest
+
+from teamlore.core.analyzer import STOPWORDS, analyze, fts_query, parse_query, stem, tokens
 
 
 def test_identifiers_are_split_and_kept_whole() -> None:
-    assert tokens("parseLine") == ["parseline", "parse", "line"]
-    assert tokens("snake_case_name") == ["snakecasename", "snake", "case", "name"]
+    # the whole identifier and its parts are stemmed like any word
+    assert tokens("parseLine") == ["parselin", "pars", "lin"]
+    assert tokens("snake_case_name") == ["snakecasenam", "snak", "cas", "nam"]
     assert tokens("src/core/db.py")[:2] == ["srccoredbpy", "src"]
     assert tokens("HTTPServer") == ["httpserver", "http", "server"]
 
@@ -65,6 +68,69 @@ def test_any_mode_ranks_overlap() -> None:
     assert _hits(conn, "alpha beta", mode="any")[0] == 1
 
 
+@pytest.mark.parametrize(
+    ("forms", "stemmed"),
+    [
+        (["test", "tests", "tested", "testing"], "test"),
+        (["prompt", "prompts", "prompted"], "prompt"),
+        (["fail", "fails", "failed", "failing"], "fail"),
+        (["create", "creates", "created", "creating"], "creat"),
+        (["stop", "stops", "stopped", "stopping"], "stop"),
+        (["copy", "copies", "copied"], "copy"),
+        (["fix", "fixes", "fixed"], "fix"),
+        (["class", "classes"], "class"),
+        (["status", "statuses"], "status"),
+    ],
+)
+def test_light_stemming_makes_word_forms_meet(forms: list[str], stemmed: str) -> None:
+    assert {stem(f) for f in forms} == {stemmed}
+
+
+@pytest.mark.parametrize("word", ["need", "string", "thing", "bus", "this", "add", "v2", "é"])
+def test_stemming_leaves_short_and_non_inflected_words_alone(word: str) -> None:
+    assert stem(word) == word
+
+
+def test_index_and_query_stem_alike() -> None:
+    conn = _index(["the prompts were tested", "a prompt for the test", "nothing here"])
+    assert sorted(_hits(conn, "prompt tests")) == [1, 2]
+    assert sorted(_hits(conn, "Tested Prompting")) == [1, 2]
+
+
+def test_stopwords_are_not_search_terms_unless_nothing_else_is_left() -> None:
+    assert [t.parts for t in parse_query("when did the release fail on CI").terms] == [
+        ("releas",),
+        ("fail",),
+        ("ci",),
+    ]
+    assert [t.parts for t in parse_query("the who").terms] == [("the",), ("who",)]
+    assert {"the", "when", "did", "on", "a"} <= STOPWORDS
+
+
+def test_quoted_words_match_as_a_phrase() -> None:
+    conn = _index(["flaky export test failed", "export the flaky test", "a test"])
+    assert _hits(conn, '"flaky export test"') == [1]
+    assert sorted(_hits(conn, "flaky export test")) == [1, 2]
+    # stopwords inside a phrase still count: the index keeps them
+    conn = _index(["to be or not to be", "be quick"])
+    assert _hits(conn, '"not to be"') == [1]
+
+
+def test_a_trailing_star_is_a_prefix() -> None:
+    conn = _index(["run the migration now", "migrate later", "mild weather"])
+    assert sorted(_hits(conn, "migrat*")) == [1, 2]
+    assert _hits(conn, "migrati") == []
+    conn = _index(["call parse_line here", "the parseLength helper", "other"])
+    assert sorted(_hits(conn, "parse_l*")) == [1, 2]
+
+
+def test_coverage_counts_the_terms_a_text_holds() -> None:
+    query = parse_query('release job failed "flaky export" 数据')
+    assert query.coverage(analyze("The release job failed: flaky export; 数据库")) == 5
+    assert query.coverage(analyze("export flaky release")) == 1
+    assert query.coverage(analyze("jobs failing")) == 2
+
+
 def test_query_with_no_terms_is_empty() -> None:
     assert fts_query("  ,.;  ") == ""
 
@@ -75,8 +141,16 @@ def test_every_query_is_valid_fts5(text: str) -> None:
     match = fts_query(text)
     if match:
         conn.execute("SELECT rowid FROM f WHERE f MATCH ?", (match,)).fetchall()
-    for mode in ("any",):
-        m = fts_query(text, mode=mode)
+    for m in (fts_query(text, mode="any"), parse_query(text).match_any()):
+        if m:
+            conn.execute("SELECT rowid FROM f WHERE f MATCH ?", (m,)).fetchall()
+
+
+@given(st.text(alphabet='ab "*_-.数据 ', max_size=40))
+def test_quotes_stars_and_separators_always_give_valid_fts5(text: str) -> None:
+    conn = _index(["a b", "数据 ab"])
+    query = parse_query(text)
+    for m in (query.match_all(), query.match_any()):
         if m:
             conn.execute("SELECT rowid FROM f WHERE f MATCH ?", (m,)).fetchall()
 

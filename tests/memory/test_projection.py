@@ -259,15 +259,19 @@ def test_each_worktree_has_its_own_projection(conn: sqlite3.Connection, tmp_path
 def test_a_changed_analyzer_version_forces_a_rebuild(
     conn: sqlite3.Connection, worktree: Path
 ) -> None:
-    write(worktree, "entries/a.md", entry_text("a"))
+    write(worktree, "entries/a.md", entry_text("a", "Shorter prompts failed less."))
     sync(conn, worktree)
-    conn.execute("UPDATE approved_projection SET analyzer_version = 'teamlore-analyzer@0'")
+    # what an older analyzer left: unstemmed tokens, another version
+    conn.execute("UPDATE approved_fts SET searchable_text = 'shorter prompts failed less'")
+    conn.execute("UPDATE approved_projection SET analyzer_version = 'teamlore-analyzer@1'")
+    assert found(conn, "prompt") == []
     result = sync(conn, worktree)
     assert (result.outcome, result.generation, result.analyzer_version) == (
         "rebuilt",
         2,
         ANALYZER_VERSION,
     )
+    assert found(conn, "prompt") == found(conn, "failing") == ["a"]
 
 
 # -- bad input --------------------------------------------------------------------------------

@@ -12,7 +12,8 @@ import pytest
 from teamlore.core import errors
 from teamlore.memory.layout import init_tree
 from teamlore.memory.projection import sync_approved_projection
-from teamlore.memory.search import SNIPPET_CHARS, SearchResult, search_memory
+from teamlore.core.analyzer import SNIPPET_CHARS
+from teamlore.memory.search import SearchResult, search_memory
 from teamlore.memory.state_db import open_state_db
 
 REPO = "a1" * 12
@@ -116,10 +117,19 @@ def test_bm25_ranks_the_denser_match_first(conn: sqlite3.Connection) -> None:
     assert result.results[0].score > result.results[1].score
 
 
-def test_every_term_must_match_before_any_term_may(conn: sqlite3.Connection) -> None:
-    assert ids(search(conn, "session cookie mobile")) == ["session-cookie"]
-    # no document has both words: fall back to documents having either
+def test_documents_holding_more_query_terms_rank_first(conn: sqlite3.Connection) -> None:
+    # any term matches; the one document holding all three comes first even though another
+    # says "cookie" more often
+    found = search(conn, "session cookie mobile")
+    assert ids(found) == ["session-cookie", "cookie-cookie"]
+    assert int(found.results[0].score) == 3 and int(found.results[1].score) == 2
     assert set(ids(search(conn, "mobile wheel"))) == {"session-cookie", "release-checks"}
+
+
+def test_stopwords_stemming_and_phrases_apply_to_memory_search(conn: sqlite3.Connection) -> None:
+    assert ids(search(conn, "how do the sessions cookies work on mobile"))[0] == "session-cookie"
+    assert ids(search(conn, '"session middleware"')) == ["session-cookie"]
+    assert ids(search(conn, "middle*")) == ["session-cookie"]
 
 
 def test_short_chinese_queries_find_chinese_entries(conn: sqlite3.Connection) -> None:

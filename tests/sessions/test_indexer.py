@@ -205,7 +205,7 @@ def test_a_rewritten_file_is_reparsed_and_replaces_its_turns(indexer: Indexer, s
     session_file(path, {"t": "user", "text": "new"})  # rewritten in place, shorter
     sync(indexer, src)
     assert turns(indexer) == [(1, "new", "", 0)]
-    assert search_turns(indexer.conn, "old") == []
+    assert search_turns(indexer.conn, "old").hits == []
 
 
 def test_a_deleted_file_keeps_its_history_marked_unavailable(indexer: Indexer, src: Path) -> None:
@@ -215,7 +215,7 @@ def test_a_deleted_file_keeps_its_history_marked_unavailable(indexer: Indexer, s
     stats = sync(indexer, src)
     assert stats.files_unavailable == 1
     assert indexer.conn.execute("SELECT available FROM sessions").fetchone()[0] == 0
-    assert [h["turn"] for h in search_turns(indexer.conn, "deploy rotation")] == [1]
+    assert [h["turn"] for h in search_turns(indexer.conn, "deploy rotation").hits] == [1]
 
 
 def test_malformed_lines_are_counted_and_the_rest_is_indexed(indexer: Indexer, src: Path) -> None:
@@ -307,10 +307,10 @@ def test_chinese_and_identifier_search(indexer: Indexer, src: Path) -> None:
         {"t": "user", "text": "rename parseLine to parse_record"},
     )
     sync(indexer, src)
-    assert [h["turn"] for h in search_turns(indexer.conn, "库")] == [1]
-    assert [h["turn"] for h in search_turns(indexer.conn, "连接池")] == [1]
-    assert [h["turn"] for h in search_turns(indexer.conn, "parse_line")] == [2]
-    hit = search_turns(indexer.conn, "数据库")[0]
+    assert [h["turn"] for h in search_turns(indexer.conn, "库").hits] == [1]
+    assert [h["turn"] for h in search_turns(indexer.conn, "连接池").hits] == [1]
+    assert [h["turn"] for h in search_turns(indexer.conn, "parse_line").hits] == [2]
+    hit = search_turns(indexer.conn, "数据库").hits[0]
     assert "数据库" in hit["snippet"] and hit["score"] > 0
 
 
@@ -322,7 +322,7 @@ def test_rebuild_reparses_every_available_file(indexer: Indexer, src: Path) -> N
     sync(indexer, src)
     stats = indexer.sync([Source("mini", src)], rebuild=True)
     assert stats.files_changed == 1
-    assert [h["turn"] for h in search_turns(indexer.conn, "vanished")] == [1]
+    assert [h["turn"] for h in search_turns(indexer.conn, "vanished").hits] == [1]
     assert len(turns(indexer)) == 2
 
 
@@ -376,5 +376,5 @@ def test_the_start_and_end_of_long_tool_output_are_searchable(indexer: Indexer, 
         {"t": "out", "id": "c1", "out": output, "exit": 1},
     )
     sync(indexer, src)
-    assert [h["turn"] for h in search_turns(indexer.conn, "ZeroDivisionError")] == [1]
-    assert [h["turn"] for h in search_turns(indexer.conn, "collected items")] == [1]
+    assert [h["turn"] for h in search_turns(indexer.conn, "ZeroDivisionError").hits] == [1]
+    assert [h["turn"] for h in search_turns(indexer.conn, "collected items").hits] == [1]

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from test_indexer import MiniAdapter, session_file
 
+from teamlore.core import errors
 from teamlore.sessions import queries
 from teamlore.sessions.index_db import open_index
 from teamlore.sessions.indexer import Indexer, Source
@@ -26,9 +27,9 @@ def test_a_filter_falls_back_to_every_match_when_the_best_ones_are_filtered_out(
     indexer = Indexer(open_index(home), {"mini": MiniAdapter(), "other": OtherAdapter()}, home=home)
     indexer.sync([Source("mini", mini), Source("other", other)])
     monkeypatch.setattr(queries, "FILTER_OVERFETCH", 1)
-    everything = queries.search_turns(indexer.conn, "deploy", limit=2)
+    everything = queries.search_turns(indexer.conn, "deploy", limit=2).hits
     assert [h["provider"] for h in everything] == ["mini", "mini"]
-    filtered = queries.search_turns(indexer.conn, "deploy", provider="other", limit=2)
+    filtered = queries.search_turns(indexer.conn, "deploy", provider="other", limit=2).hits
     assert [h["provider"] for h in filtered] == ["other"]
 
 
@@ -38,12 +39,14 @@ def test_results_are_ordered_by_score(home: Path, tmp_path: Path) -> None:
         src / "a.jsonl",
         {"t": "user", "text": "flaky"},
         {"t": "user", "text": "flaky flaky test export flaky"},
+        *({"t": "user", "text": f"unrelated turn {i}"} for i in range(4)),
     )
     indexer = Indexer(open_index(home), {"mini": MiniAdapter()}, home=home)
     indexer.sync([Source("mini", src)])
-    hits = queries.search_turns(indexer.conn, "flaky")
+    hits = queries.search_turns(indexer.conn, "flaky").hits
     assert [h["turn"] for h in hits] == [2, 1]
-    assert hits[0]["score"] > hits[1]["score"] > 0
+    # one query term held, plus BM25 strength squashed into [0, 1): readable, ordered
+    assert 2 > hits[0]["score"] > hits[1]["score"] > 1
 
 
 def test_beyond_the_rank_window_the_newest_matches_are_ranked_and_the_result_says_so(
@@ -57,14 +60,14 @@ def test_beyond_the_rank_window_the_newest_matches_are_ranked_and_the_result_say
     session_file(src / "a.jsonl", *turns)
     indexer = Indexer(open_index(home), {"mini": MiniAdapter()}, home=home)
     indexer.sync([Source("mini", src)])
-    assert queries.search_turns_ranked(indexer.conn, "deploy").ranked_all
+    assert queries.search_turns(indexer.conn, "deploy").ranked_all
     monkeypatch.setattr(queries, "RANK_WINDOW", 2)
     for provider in (None, "mini"):  # the provider filter is inside the index: same window
-        found = queries.search_turns_ranked(indexer.conn, "deploy", provider=provider)
+        found = queries.search_turns(indexer.conn, "deploy", provider=provider)
         assert not found.ranked_all
         assert sorted(h["turn"] for h in found.hits) == [5, 6]
     # a time filter the window would leave short falls back to ranking every match
-    since = queries.search_turns_ranked(indexer.conn, "deploy", since="2026-01-01T00:00:00.000Z")
+    since = queries.search_turns(indexer.conn, "deploy", since="2026-01-01T00:00:00.000Z")
     assert len(since.hits) == 6 and since.ranked_all
 
 
@@ -73,6 +76,74 @@ def test_scope_tokens_are_never_matched_as_text(home: Path, tmp_path: Path) -> N
     session_file(src / "a.jsonl", {"t": "user", "text": "release notes"})
     indexer = Indexer(open_index(home), {"mini": MiniAdapter()}, home=home)
     indexer.sync([Source("mini", src)])
-    assert queries.search_turns(indexer.conn, "providermini") == []  # the scope token
-    assert [h["turn"] for h in queries.search_turns(indexer.conn, "notes", provider="mini")] == [1]
-    assert queries.search_turns(indexer.conn, "notes", provider="other") == []
+    assert queries.search_turns(indexer.conn, "providermini").hits == []  # the scope token
+    assert [h["turn"] for h in queries.search_turns(indexer.conn, "notes", provider="mini").hits] == [1]
+    assert queries.search_turns(indexer.conn, "notes", provider="other").hits == []
+
+
+def _synced(home: Path, tmp_path: Path, *records: dict[str, object]) -> Indexer:
+    session_file(tmp_path / "s" / "a.jsonl", *records)
+    indexer = Indexer(open_index(home), {"mini": MiniAdapter()}, home=home)
+    indexer.sync([Source("mini", tmp_path / "s")])
+    return indexer
+
+
+def test_what_people_remember_finds_the_turn_without_every_word(
+    home: Path, tmp_path: Path
+) -> None:
+    indexer = _synced(
+        home,
+        tmp_path,
+        {"t": "user", "text": "The release job failed again on the flaky export tests"},
+        {"t": "user", "text": "release notes for the export"},
+        {"t": "user", "text": "nothing about it"},
+    )
+    hits = queries.search_turns(
+        indexer.conn, "when did the release job fail on the flaky export test"
+    ).hits
+    # stopwords are not required, stems meet, more terms first: no AND-then-OR switch
+    assert [h["turn"] for h in hits] == [1, 2]
+    assert int(hits[0]["score"]) == 6 and int(hits[1]["score"]) == 2
+    assert [h["turn"] for h in queries.search_turns(indexer.conn, '"flaky export"').hits] == [1]
+    assert [h["turn"] for h in queries.search_turns(indexer.conn, "flak*").hits] == [1]
+
+
+def test_the_snippet_comes_from_the_field_that_matched_and_names_the_tool_call(
+    home: Path, tmp_path: Path
+) -> None:
+    indexer = _synced(
+        home,
+        tmp_path,
+        {"t": "user", "text": "compile the contracts please"},
+        {"t": "run", "id": "c1", "cmd": "npx hardhat compile"},
+        {"t": "out", "id": "c1", "out": "Error HH606: solidity version mismatch", "exit": 1},
+        {"t": "say", "text": "The compiler wants another pragma version."},
+    )
+    conn = indexer.conn
+    [tool_hit] = queries.search_turns(conn, "HH606 solidity").hits
+    assert tool_hit["snippet"] == (
+        "tool #1 sh npx hardhat compile, exit 1: Error HH606: solidity version mismatch"
+    )
+    assert queries.search_turns(conn, "pragma").hits[0]["snippet"].startswith("assistant: ")
+    assert queries.search_turns(conn, "contracts").hits[0]["snippet"] == (
+        "user: compile the contracts please"
+    )
+
+
+def test_an_index_from_an_older_analyzer_is_refused_until_sync_reanalyzes_it(
+    home: Path, tmp_path: Path
+) -> None:
+    indexer = _synced(home, tmp_path, {"t": "user", "text": "shorter prompts failed less"})
+    conn = indexer.conn
+    # what analyzer @1 left behind: unstemmed tokens
+    conn.execute("UPDATE turns_fts SET body = 'shorter prompts failed less'")
+    conn.execute("UPDATE meta SET value = 'teamlore-analyzer@1' WHERE key = 'analyzer_version'")
+    conn.commit()
+    with pytest.raises(errors.TeamloreError) as refused:
+        queries.search_turns(conn, "prompt")
+    assert refused.value.code == errors.INDEX_OUTDATED.code
+    assert "teamlore sync" in refused.value.message
+    stats = indexer.sync([Source("mini", tmp_path / "s")])
+    assert stats.turns_reanalyzed == 1
+    assert [h["turn"] for h in queries.search_turns(conn, "prompt failing").hits] == [1]
+    assert indexer.sync([Source("mini", tmp_path / "s")]).turns_reanalyzed == 0

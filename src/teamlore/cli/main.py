@@ -45,6 +45,8 @@ def _render_sync(result: dict[str, Any]) -> None:
     )
     if files["unavailable"]:
         stdout.print(f"{files['unavailable']} files disappeared; their history is kept.")
+    if result.get("reanalyzedTurns"):
+        stdout.print(f"Re-analyzed {result['reanalyzedTurns']} turns for the new search analyzer.")
     for source in result["sources"]:
         if not source["exists"]:
             stdout.print(f"[dim]no {source['provider']} sessions at {source['path']}[/]")

@@ -9,6 +9,10 @@ SQLite's `unicode61` tokenizer keeps intact); queries pass through the same anal
   `parseLine` and `parse line` all meet.
 - CJK runs (Han, kana, hangul) become unigrams plus overlapping bigrams, so one- and
   two-character Chinese queries match and Chinese near-duplicates share many tokens.
+- Light English stemming (`stem`) of plain lowercase ASCII words and identifier parts, at index
+  and query time alike: `tests`/`test`, `prompts`/`prompt`, `failed`/`failing`/`fail`.
+- Queries (`parse_query`): English stopwords are not search terms (unless the query has nothing
+  else); `"quoted words"` are phrases; `word*` is a prefix. See docs/search.md.
 
 Changing any rule here changes `ANALYZER_VERSION`; every FTS table records the version it was
 built with and is rebuilt when it differs.
@@ -20,8 +24,9 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Literal
 
-ANALYZER_VERSION = "teamlore-analyzer@1"
+ANALYZER_VERSION = "teamlore-analyzer@2"
 
 _CJK = (
     "\u1100-\u11ff\u2e80-\u2fdf\u3040-\u30ff\u3100-\u312f\u3130-\u318f\u31a0-\u31ff"
@@ -46,6 +51,61 @@ class TermGroup:
     parts: tuple[str, ...]
 
 
+# English function words: never required search terms (docs/search.md). They stay in the index,
+# so a quoted phrase that contains them still matches.
+_STOPWORD_TEXT = """
+    a about above after again against all am an and any are as at be because been before being
+    below between both but by can could d did didn do does doesn doing don down during each few for
+    from further had has have having he her here hers herself him himself his how i if in into is
+    isn it its itself just ll m me more most my myself no nor not now of off on once only or other
+    our ours ourselves out over own please re s same she should so some such t than that the their
+    theirs them themselves then there these they this those through to too under until up ve very
+    was wasn we were what when where which while who whom why will with won would you your yours
+    yourself yourselves"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+_VOWELS = frozenset("aeiouy")
+
+
+def _undouble(stem: str) -> str:
+    if len(stem) >= 4 and stem[-1] == stem[-2] and stem[-1] not in "aeiouylsz":
+        return stem[:-1]
+    return stem
+
+
+def _strip_suffix(word: str, suffix: str) -> str | None:
+    """`word` without `suffix` when at least three letters with a vowel remain."""
+    if not word.endswith(suffix):
+        return None
+    stem = word[: -len(suffix)]
+    if len(stem) < 3 or _VOWELS.isdisjoint(stem):
+        return None
+    return stem
+
+
+@lru_cache(maxsize=1 << 16)
+def stem(word: str) -> str:
+    """Light English stemming of one lowercase ASCII word: plural -s/-es/-ies, -ed, -ing and a
+    final -e go, so `tests`/`test`, `prompts`/`prompt`, `failed`/`failing`/`fails`/`fail` and
+    `create`/`created`/`creating` meet. Deliberately small and predictable (no Porter steps for
+    -ation, -ness, …); anything else is returned unchanged."""
+    if len(word) <= 3 or word in STOPWORDS or not (word.isascii() and word.isalpha()):
+        return word
+    w = word
+    if w.endswith("ies") and not w.endswith(("eies", "aies")):
+        w = w[:-3] + "y"
+    elif w.endswith(("sses", "xes", "ches", "shes", "zzes")):
+        w = w[:-2]
+    elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        w = w[:-1]
+    if w.endswith("ied") and len(w) > 4:
+        w = w[:-3] + "y"
+    elif cut := (None if w.endswith("eed") else _strip_suffix(w, "ed")) or _strip_suffix(w, "ing"):
+        w = _undouble(cut)
+    if len(w) >= 4 and w.endswith("e"):
+        w = w[:-1]
+    return w
+
+
 def _split_identifier(raw: str) -> list[str]:
     parts: list[str] = []
     for piece in _SEPARATORS.split(raw):
@@ -66,45 +126,39 @@ def _cjk_tokens(run: str) -> list[str]:
     return unigrams + bigrams
 
 
-def _groups(text: str) -> list[TermGroup]:
-    text = unicodedata.normalize("NFKC", text)
-    groups: list[TermGroup] = []
-    for match in _TOKEN.finditer(text):
-        raw = match.group()
-        if _CJK_RUN.fullmatch(raw):
-            run = raw.casefold()
-            if len(run) == 1:
-                groups.append(TermGroup(run, (run,)))
-            else:
-                bigrams = tuple(run[i : i + 2] for i in range(len(run) - 1))
-                groups.append(TermGroup("", bigrams))
-            continue
-        if len(raw) > MAX_TOKEN_CHARS * 4:
-            continue
-        parts = [p for p in _split_identifier(raw) if len(p) <= MAX_TOKEN_CHARS]
-        if not parts:
-            continue
-        whole = "".join(parts)
-        groups.append(TermGroup(whole if len(parts) > 1 else parts[0], tuple(parts)))
-    return groups
-
-
 _ASCII_TOKEN = re.compile(r"[A-Za-z0-9]+(?:[_\-./][A-Za-z0-9]+)*")
 
 
 @lru_cache(maxsize=1 << 16)
-def _word_tokens(raw: str) -> tuple[str, ...]:
-    """Index tokens of one non-CJK word or identifier (cached: code repeats its names)."""
+def _word_group(raw: str) -> TermGroup | None:
+    """The tokens of one non-CJK word or identifier: `whole` is the identifier with separators
+    dropped (only when it has several parts), `parts` its parts, all stemmed (cached: code repeats
+    its names)."""
     if len(raw) > MAX_TOKEN_CHARS * 4:
-        return ()
+        return None
     if raw.isascii() and raw.isalnum() and (raw.islower() or raw.isupper() or raw.isdigit()):
-        return (raw.casefold(),) if len(raw) <= MAX_TOKEN_CHARS else ()
+        if len(raw) > MAX_TOKEN_CHARS:
+            return None
+        word = stem(raw.casefold())
+        return TermGroup(word, (word,))
     parts = [p for p in _split_identifier(raw) if len(p) <= MAX_TOKEN_CHARS]
-    if len(parts) > 1:
-        whole = "".join(parts)
-        if len(whole) <= MAX_TOKEN_CHARS:
-            return (whole, *parts)
-    return tuple(parts)
+    if not parts:
+        return None
+    whole = "".join(parts)
+    stemmed = tuple(stem(p) for p in parts)
+    if len(parts) > 1 and len(whole) <= MAX_TOKEN_CHARS:
+        # stemmed too, so the identifier typed as one word (`parselines`) meets it
+        return TermGroup(stem(whole), stemmed)
+    return TermGroup("", stemmed) if len(parts) > 1 else TermGroup(stemmed[0], stemmed)
+
+
+def _word_tokens(raw: str) -> tuple[str, ...]:
+    group = _word_group(raw)
+    if group is None:
+        return ()
+    if len(group.parts) > 1 and group.whole:
+        return (group.whole, *group.parts)
+    return group.parts
 
 
 def _ascii_tokens(text: str) -> list[str]:
@@ -137,45 +191,189 @@ def analyze(text: str) -> str:
     return " ".join(tokens(text))
 
 
-def query_groups(text: str) -> list[TermGroup]:
-    seen: set[TermGroup] = set()
-    out: list[TermGroup] = []
-    for group in _groups(text):
-        if group not in seen:
-            seen.add(group)
-            out.append(group)
-    return out
+# -- queries ------------------------------------------------------------------------------------
 
 
 def _quote(token: str) -> str:
     return '"' + token.replace('"', '""') + '"'
 
 
-def _group_expr(group: TermGroup) -> str:
-    conj = " AND ".join(_quote(p) for p in group.parts)
-    if len(group.parts) == 1:
+@dataclass(frozen=True, slots=True)
+class QueryTerm:
+    """One unit of a query: a word or identifier (`whole`, or every part), a CJK run (every
+    bigram), a `"quoted phrase"` (its tokens in order) or a `prefix*` (the last part a prefix)."""
+
+    kind: Literal["word", "phrase", "prefix"]
+    whole: str
+    parts: tuple[str, ...]
+
+    def expr(self) -> str:
+        """This term as an FTS5 MATCH expression."""
+        if self.kind == "phrase":
+            return " + ".join(_quote(p) for p in self.parts)
+        star = " *" if self.kind == "prefix" else ""
+        conj = " AND ".join(
+            _quote(p) + (star if i == len(self.parts) - 1 else "") for i, p in enumerate(self.parts)
+        )
+        if len(self.parts) > 1:
+            conj = f"({conj})"
+        if self.whole and len(self.parts) > 1:
+            return f"({_quote(self.whole)}{star} OR {conj})"
         return conj
-    if group.whole:
-        return f"({_quote(group.whole)} OR ({conj}))"
-    return f"({conj})"
+
+    def found_in(self, padded: str) -> bool:
+        """Whether this term occurs in an analyzed text given as `" " + analyze(text) + " "`."""
+        if self.kind == "phrase":
+            return f" {' '.join(self.parts)} " in padded
+        if self.kind == "prefix":
+            *rest, last = self.parts
+            if self.whole and len(self.parts) > 1 and f" {self.whole}" in padded:
+                return True
+            return f" {last}" in padded and all(f" {p} " in padded for p in rest)
+        if self.whole and len(self.parts) > 1 and f" {self.whole} " in padded:
+            return True
+        return all(f" {p} " in padded for p in self.parts)
+
+
+_PHRASE = re.compile(r'"([^"]*)"')
+_PREFIX_WORD = re.compile(rf"({_TOKEN.pattern})\*")
+
+
+def _terms(text: str) -> list[QueryTerm]:
+    text = unicodedata.normalize("NFKC", text)
+    out: list[QueryTerm] = []
+    position = 0
+    for quoted in _PHRASE.finditer(text):
+        out.extend(_plain_terms(text[position : quoted.start()]))
+        phrase = tuple(tokens(quoted.group(1)))
+        if len(phrase) == 1:
+            out.append(QueryTerm("word", phrase[0], phrase))
+        elif phrase:
+            out.append(QueryTerm("phrase", "", phrase))
+        position = quoted.end()
+    out.extend(_plain_terms(text[position:]))
+    return out
+
+
+def _plain_terms(text: str) -> list[QueryTerm]:
+    out: list[QueryTerm] = []
+    prefixes = {m.start(1) for m in _PREFIX_WORD.finditer(text)}
+    for match in _TOKEN.finditer(text):
+        raw = match.group()
+        if _CJK_RUN.fullmatch(raw):
+            run = raw.casefold()
+            if len(run) == 1:
+                out.append(QueryTerm("word", run, (run,)))
+            else:
+                bigrams = tuple(run[i : i + 2] for i in range(len(run) - 1))
+                out.append(QueryTerm("word", "", bigrams))
+            continue
+        group = _word_group(raw)
+        if group is None:
+            continue
+        kind: Literal["word", "prefix"] = "prefix" if match.start() in prefixes else "word"
+        out.append(QueryTerm(kind, group.whole, group.parts))
+    return out
+
+
+def _is_stopword(term: QueryTerm) -> bool:
+    return term.kind == "word" and len(term.parts) == 1 and term.parts[0] in STOPWORDS
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """A parsed search query (see `parse_query`)."""
+
+    terms: tuple[QueryTerm, ...]
+
+    def match_all(self) -> str:
+        """Every term must occur ('' when there are none)."""
+        return " AND ".join(t.expr() for t in self.terms)
+
+    def match_any(self) -> str:
+        """Any term may occur: BM25 ranks the matches ('' when there are none)."""
+        return " OR ".join(t.expr() for t in self.terms)
+
+    def coverage(self, analyzed: str) -> int:
+        """How many of the terms occur in an analyzed text (`analyze` output)."""
+        padded = f" {analyzed} "
+        return sum(1 for t in self.terms if t.found_in(padded))
+
+    def highlight_tokens(self) -> frozenset[str]:
+        """Index tokens a snippet may centre on."""
+        return frozenset(tok for t in self.terms for tok in (t.whole, *t.parts) if tok)
+
+
+def parse_query(text: str) -> Query:
+    """What a person typed → search terms. Stopwords are dropped unless nothing else is left;
+    a term repeated counts once."""
+    terms = list(dict.fromkeys(_terms(text)))
+    content = [t for t in terms if not _is_stopword(t)]
+    return Query(tuple(content or terms))
+
+
+def query_groups(text: str) -> list[TermGroup]:
+    """The terms of `text` as groups (phrases and prefixes as their plain tokens)."""
+    return [TermGroup(t.whole, t.parts) for t in parse_query(text).terms]
 
 
 def fts_query(text: str, *, mode: str = "all") -> str:
     """An FTS5 MATCH expression for `text`; '' when it has no searchable terms.
 
-    mode "all": every term group must match (search). mode "any": any token may match, ranked by
+    mode "all": every term must match (selection). mode "any": any token may match, ranked by
     BM25 (near-duplicate recall).
     """
-    groups = query_groups(text)
-    if not groups:
+    query = parse_query(text)
+    if not query.terms:
         return ""
     if mode == "all":
-        return " AND ".join(_group_expr(g) for g in groups)
+        return query.match_all()
     if mode == "any":
         distinct: dict[str, None] = {}
-        for g in groups:
-            for t in (g.whole, *g.parts):
-                if t:
-                    distinct[t] = None
+        for t in query.terms:
+            for token in (t.whole, *t.parts):
+                if token:
+                    distinct[token] = None
         return " OR ".join(_quote(t) for t in distinct)
     raise ValueError(f"unknown mode {mode!r}")
+
+
+def readable_score(terms_matched: int, bm25: float) -> float:
+    """The number of query terms a result holds, plus its BM25 strength squashed into [0, 1):
+    `2.87` reads "two terms, strongly". Ordered exactly like the results."""
+    strength = max(bm25, 0.0)
+    return round(terms_matched + strength / (1.0 + strength), 2)
+
+
+# -- snippets -----------------------------------------------------------------------------------
+
+SNIPPET_CHARS = 160
+_SNIPPET_LEAD = 48  # characters shown before the matching term
+_CJK_CHAR = re.compile(f"[{_CJK}]")
+
+
+def _first_match(text: str, highlight: frozenset[str]) -> int | None:
+    cjk_terms = [t for t in highlight if _CJK_CHAR.search(t)]
+    for match in _TOKEN.finditer(text):
+        word = match.group()
+        if highlight.isdisjoint(tokens(word)):
+            continue
+        folded = word.casefold()
+        offsets = [i for i in (folded.find(t) for t in cjk_terms) if i >= 0]
+        # casefolding keeps CJK offsets; for other words the match starts at the word
+        return match.start() + (min(offsets) if offsets and len(folded) == len(word) else 0)
+    return None
+
+
+def snippet(text: str, highlight: frozenset[str], width: int = SNIPPET_CHARS) -> str:
+    """About `width` characters of the original `text` (whitespace runs as one space) around
+    the first word whose tokens include one of `highlight`; `…` marks a cut at either end."""
+    position = _first_match(text, highlight)
+    start = 0 if position is None else max(0, position - _SNIPPET_LEAD)
+    if start > 0:
+        # begin on a word boundary when one is near
+        space = text.rfind(" ", max(0, start - 16), start)
+        start = space + 1 if space >= 0 else start
+    end = min(len(text), start + width)
+    excerpt = " ".join(text[start:end].split())
+    return ("…" if start > 0 else "") + excerpt + ("…" if end < len(text) else "")

@@ -71,6 +71,9 @@ MEMORY_FILE_INVALID = _register("MEMORY_FILE_INVALID", "a memory file does not f
 LINT_BLOCKED = _register("LINT_BLOCKED", "lint found content that must not reach the repository")
 UNSAFE_PATH = _register("UNSAFE_PATH", "a path escapes the memory tree or crosses a symlink")
 QUERY_EMPTY = _register("QUERY_EMPTY", "the query has no searchable terms", 2)
+INDEX_OUTDATED = _register(
+    "INDEX_OUTDATED", "the index was built by another analyzer version; `teamlore sync` rebuilds it"
+)
 QUERY_TOO_BROAD = _register("QUERY_TOO_BROAD", "the selection matches too many turns; narrow it")
 PAYLOAD_TOO_LARGE = _register("PAYLOAD_TOO_LARGE", "the request payload exceeds the size limit")
 

@@ -27,7 +27,7 @@ from teamlore.sessions.providers import PROVIDERS, get_adapter
 from teamlore.sessions.queries import (
     RANK_WINDOW,
     list_sessions,
-    search_turns_ranked,
+    search_turns,
     show_session,
 )
 
@@ -183,6 +183,7 @@ def sync(ctx: OpContext, request: SyncRequest) -> dict[str, Any]:
         "sessions": stats.sessions,
         "turns": stats.turns,
         "bytesRead": stats.bytes_read,
+        "reanalyzedTurns": stats.turns_reanalyzed,
         "totals": {"sessions": totals["s"], "turns": totals["t"]},
         "sources": [
             {"provider": s.provider, "path": display_path(s.root), "exists": s.root.exists()}
@@ -272,7 +273,7 @@ def sessions_search(ctx: OpContext, request: SessionsSearchRequest) -> dict[str,
     conn = _read_index(ctx.home)
     try:
         worktree = _worktree_filter(ctx, request.repository)
-        found = search_turns_ranked(
+        found = search_turns(
             conn,
             request.query,
             provider=request.provider,

@@ -383,58 +383,7 @@ class SessionAssembler:
     # -- storage --------------------------------------------------------------------------
 
     def _load_turn(self, turn_id: int) -> TurnRecord | None:
-        row = self.conn.execute("SELECT * FROM turns WHERE id = ?", (turn_id,)).fetchone()
-        if row is None:
-            return None
-        turn = TurnRecord(
-            row["ordinal"],
-            row["user_text"],
-            row["started_at"],
-            row["first_line"] or 0,
-            db_id=row["id"],
-            ended_at=row["ended_at"],
-            last_line=row["last_line"] or 0,
-        )
-        if row["assistant_text"]:
-            turn.assistant_parts.append(row["assistant_text"])
-        for t in self.conn.execute(
-            "SELECT * FROM tool_uses WHERE turn_id = ? ORDER BY seq", (turn_id,)
-        ):
-            touches = self.conn.execute(
-                "SELECT path, kind FROM file_touches WHERE tool_use_id = ? ORDER BY id", (t["id"],)
-            ).fetchall()
-            commits = self.conn.execute(
-                "SELECT hash, is_full, from_commit_command FROM observed_commits"
-                " WHERE tool_use_id = ? ORDER BY id",
-                (t["id"],),
-            ).fetchall()
-            turn.tools.append(
-                ToolRecord(
-                    call_id=t["call_id"],
-                    name=t["name"],
-                    family=t["family"],
-                    input=t["input"],
-                    command=t["command"],
-                    paths_written=[r["path"] for r in touches if r["kind"] == "write"],
-                    paths_read=[r["path"] for r in touches if r["kind"] == "read"],
-                    started_at=t["started_at"],
-                    result_head=t["result_head"],
-                    result_tail=t["result_tail"],
-                    result_bytes=t["result_bytes"],
-                    result_sha256=t["result_sha256"],
-                    result_truncated=bool(t["result_truncated"]),
-                    exit_code=t["exit_code"],
-                    status=t["status"],
-                    ended_at=t["ended_at"],
-                    commits=[
-                        ObservedCommit(
-                            c["hash"], bool(c["is_full"]), bool(c["from_commit_command"])
-                        )
-                        for c in commits
-                    ],
-                )
-            )
-        return turn
+        return load_turn(self.conn, turn_id)
 
     def _scope(self) -> str:
         if self._scope_tokens is None:
@@ -524,3 +473,55 @@ class SessionAssembler:
                     for c in tool.commits
                 ],
             )
+
+
+def load_turn(conn: sqlite3.Connection, turn_id: int) -> TurnRecord | None:
+    """A written turn read back from the index, with its tool uses."""
+    row = conn.execute("SELECT * FROM turns WHERE id = ?", (turn_id,)).fetchone()
+    if row is None:
+        return None
+    turn = TurnRecord(
+        row["ordinal"],
+        row["user_text"],
+        row["started_at"],
+        row["first_line"] or 0,
+        db_id=row["id"],
+        ended_at=row["ended_at"],
+        last_line=row["last_line"] or 0,
+    )
+    if row["assistant_text"]:
+        turn.assistant_parts.append(row["assistant_text"])
+    for t in conn.execute("SELECT * FROM tool_uses WHERE turn_id = ? ORDER BY seq", (turn_id,)):
+        touches = conn.execute(
+            "SELECT path, kind FROM file_touches WHERE tool_use_id = ? ORDER BY id", (t["id"],)
+        ).fetchall()
+        commits = conn.execute(
+            "SELECT hash, is_full, from_commit_command FROM observed_commits"
+            " WHERE tool_use_id = ? ORDER BY id",
+            (t["id"],),
+        ).fetchall()
+        turn.tools.append(
+            ToolRecord(
+                call_id=t["call_id"],
+                name=t["name"],
+                family=t["family"],
+                input=t["input"],
+                command=t["command"],
+                paths_written=[r["path"] for r in touches if r["kind"] == "write"],
+                paths_read=[r["path"] for r in touches if r["kind"] == "read"],
+                started_at=t["started_at"],
+                result_head=t["result_head"],
+                result_tail=t["result_tail"],
+                result_bytes=t["result_bytes"],
+                result_sha256=t["result_sha256"],
+                result_truncated=bool(t["result_truncated"]),
+                exit_code=t["exit_code"],
+                status=t["status"],
+                ended_at=t["ended_at"],
+                commits=[
+                    ObservedCommit(c["hash"], bool(c["is_full"]), bool(c["from_commit_command"]))
+                    for c in commits
+                ],
+            )
+        )
+    return turn

@@ -33,6 +33,7 @@ from teamlore.core.timeutil import now_instant
 from teamlore.sessions.assembler import SessionAssembler
 from teamlore.sessions.model import Adapter, Diagnostic, checked_event
 from teamlore.sessions.reader import ReadResult, read_lines
+from teamlore.sessions.reanalyze import reanalyze_if_outdated
 
 HEAD_BYTES = 4096
 MAX_DIAGNOSTICS_REPORTED = 200
@@ -64,6 +65,7 @@ class SyncStats:
     sessions: int = 0
     turns: int = 0
     bytes_read: int = 0
+    turns_reanalyzed: int = 0  # turns whose search text a new analyzer version re-analyzed
     diagnostics: list[DiagnosticRecord] = field(default_factory=list)
     diagnostic_count: int = 0
 
@@ -173,6 +175,7 @@ class Indexer:
 
     def sync(self, sources: list[Source], *, rebuild: bool = False) -> SyncStats:
         stats = SyncStats()
+        stats.turns_reanalyzed = reanalyze_if_outdated(self.conn, self.progress)
         known = _load_file_rows(self.conn)
         files = list(discover_files(sources, self.adapters, stats))
         seen_paths: set[str] = set()

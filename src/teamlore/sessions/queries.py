@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import re
 import sqlite3
-import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 from teamlore.core import errors
-from teamlore.core.analyzer import fts_query, query_groups
+from teamlore.core.analyzer import (
+    ANALYZER_VERSION,
+    Query,
+    analyze,
+    parse_query,
+    readable_score,
+    snippet,
+)
 from teamlore.sessions.index_db import body_match, scope_match
-
-SNIPPET_CHARS = 160
 
 
 def _filters(
@@ -206,6 +211,12 @@ class TurnSearch:
     ranked_all: bool
 
 
+# BM25 over any of the terms picks this many candidates per requested hit (at least
+# MIN_CANDIDATES); they are then ordered by how many query terms they hold (docs/search.md).
+CANDIDATES_PER_HIT = 5
+MIN_CANDIDATES = 50
+
+
 def search_turns(
     conn: sqlite3.Connection,
     query: str,
@@ -215,36 +226,20 @@ def search_turns(
     since: str | None = None,
     until: str | None = None,
     limit: int = 20,
-) -> list[dict[str, Any]]:
-    """The best-ranked turns matching every term of `query` (see `search_turns_ranked`)."""
-    return search_turns_ranked(
-        conn,
-        query,
-        provider=provider,
-        worktree_key=worktree_key,
-        since=since,
-        until=until,
-        limit=limit,
-    ).hits
-
-
-def search_turns_ranked(
-    conn: sqlite3.Connection,
-    query: str,
-    *,
-    provider: str | None = None,
-    worktree_key: str | None = None,
-    since: str | None = None,
-    until: str | None = None,
-    limit: int = 20,
 ) -> TurnSearch:
-    match = fts_query(query, mode="all")
-    if not match:
+    """Turns matching any term of `query`: those holding more of its terms first, then by BM25
+    (docs/search.md). Provider and worktree filter inside the FTS index (its scope column), so
+    the rank window and BM25 see only turns the search can return; the time window filters rows.
+    """
+    ensure_current_analyzer(conn)
+    parsed = parse_query(query)
+    if not parsed.terms:
         raise errors.TeamloreError(errors.QUERY_EMPTY, f"{query!r} has no searchable terms")
-    # provider and worktree filter inside the FTS index (its scope column), so the rank window
-    # and BM25 see only turns the search can return; the time window filters rows
     scope = scope_match(provider=provider, worktree_key=worktree_key)
-    match = body_match(match) + (f" AND {scope}" if scope else "")
+
+    def scoped(expr: str) -> str:
+        return body_match(expr) + (f" AND {scope}" if scope else "")
+
     clauses, filter_params = _filters(
         provider=None,
         worktree_key=None,
@@ -253,19 +248,51 @@ def search_turns_ranked(
         start="t.started_at",
         end="t.ended_at",
     )
-    rows, ranked_all = _ranked_turns(conn, match, clauses, filter_params, int(limit))
-    terms = [p for g in query_groups(query) for p in g.parts]
+    any_match = scoped(parsed.match_any())
+    wanted = max(MIN_CANDIDATES, int(limit) * CANDIDATES_PER_HIT)
+    rows, ranked_all = _ranked_turns(conn, any_match, clauses, filter_params, wanted)
+    if len(parsed.terms) > 1:
+        # turns holding every term always compete, even when BM25 over any term missed them
+        complete, _ = _ranked_turns(
+            conn, scoped(parsed.match_all()), clauses, filter_params, int(limit)
+        )
+        known = {r["id"] for r in rows}
+        rows += [_rerank(conn, any_match, r) for r in complete if r["id"] not in known]
+    scored = sorted(
+        ((parsed.coverage(r["body"]), -float(r["rank"]), r) for r in rows),
+        key=lambda item: (-item[0], -item[1], item[2]["id"]),
+    )[: int(limit)]
     hits = [
         {
             "sessionKey": r["session_key"],
             "turn": r["ordinal"],
             "provider": r["provider"],
-            "snippet": snippet(r["user_text"] + "\n" + r["assistant_text"], terms),
-            "score": -float(r["rank"]),
+            "snippet": _snippet(conn, r, parsed, covered),
+            "score": readable_score(covered, strength),
         }
-        for r in rows
+        for covered, strength, r in scored
     ]
     return TurnSearch(hits, ranked_all)
+
+
+def _rerank(conn: sqlite3.Connection, match: str, row: sqlite3.Row) -> dict[str, Any]:
+    """`row` with its BM25 rank under `match` (ranks of different expressions do not compare)."""
+    found = conn.execute(
+        "SELECT rank FROM turns_fts WHERE turns_fts MATCH ? AND rowid = ?", (match, row["id"])
+    ).fetchone()
+    return {**dict(row), "rank": found[0] if found else 0.0}
+
+
+def ensure_current_analyzer(conn: sqlite3.Connection) -> None:
+    """Refuse to search an index whose text was analyzed by another analyzer version: its
+    tokens would not meet the query's. `teamlore sync` re-analyzes it."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'analyzer_version'").fetchone()
+    if row is not None and row[0] != ANALYZER_VERSION:
+        raise errors.TeamloreError(
+            errors.INDEX_OUTDATED,
+            f"the session index was built with {row[0]}; run `teamlore sync` to re-analyze it"
+            f" for {ANALYZER_VERSION} (your sessions are kept)",
+        )
 
 
 # With filters, this many times `limit` best matches are ranked before filtering; when that is
@@ -303,8 +330,9 @@ def _ranked_turns(
         return conn.execute(
             "WITH ranked AS (SELECT rowid AS id, rank FROM turns_fts WHERE turns_fts MATCH ?"
             f"{window} ORDER BY rank{cap})"
-            " SELECT t.ordinal, t.user_text, t.assistant_text, s.session_key, s.provider,"
-            " ranked.rank AS rank FROM ranked JOIN turns t ON t.id = ranked.id"
+            " SELECT t.id, t.ordinal, t.user_text, t.assistant_text, s.session_key, s.provider,"
+            " ranked.rank AS rank, (SELECT body FROM turns_fts WHERE rowid = t.id) AS body"
+            " FROM ranked JOIN turns t ON t.id = ranked.id"
             f" JOIN sessions s ON s.id = t.session_id WHERE {where}"
             " ORDER BY ranked.rank, t.id LIMIT ?",
             (match, *filter_params, limit),
@@ -323,15 +351,54 @@ def _ranked_turns(
     return rows, floor is None
 
 
-def snippet(text: str, terms: list[str], width: int = SNIPPET_CHARS) -> str:
-    """About `width` characters of `text` around the first occurrence of any term."""
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    positions = [p for p in (folded.find(t) for t in terms if t) if p >= 0]
-    start = max(0, min(positions) - width // 3) if positions else 0
-    piece = " ".join(text[start : start + width].split())
-    prefix = "…" if start > 0 else ""
-    suffix = "…" if start + width < len(text) else ""
-    return f"{prefix}{piece}{suffix}"
+# -- snippets: from the field that matched ----------------------------------------------------
+
+
+def _snippet(
+    conn: sqlite3.Connection, row: sqlite3.Row | dict[str, Any], query: Query, covered: int
+) -> str:
+    """Original text around the first match, cut from the field holding most query terms:
+    `user: …`, `assistant: …` or `tool #3 Bash npm test, exit 1: …`."""
+    best: tuple[int, str, str] = (-1, "", "")
+    for label, text in _turn_fields(conn, row):
+        held = query.coverage(analyze(text[:FIELD_SCAN_CHARS]))
+        if held > best[0]:
+            best = (held, label, text)
+        if held >= covered:
+            break
+    _, label, text = best
+    return f"{label}: {snippet(text, query.highlight_tokens())}"
+
+
+# the head of each field that is scanned to choose the snippet's field
+FIELD_SCAN_CHARS = 32_768
+
+
+def _turn_fields(
+    conn: sqlite3.Connection, row: sqlite3.Row | dict[str, Any]
+) -> Iterator[tuple[str, str]]:
+    if row["user_text"]:
+        yield "user", row["user_text"]
+    if row["assistant_text"]:
+        yield "assistant", row["assistant_text"]
+    for tool in conn.execute(
+        "SELECT seq, name, command, input, result_head, result_tail, exit_code"
+        " FROM tool_uses WHERE turn_id = ? ORDER BY seq",
+        (row["id"],),
+    ):
+        call = " ".join((tool["command"] or tool["input"] or "").split())
+        label = f"tool #{tool['seq'] + 1} {tool['name']} {call[:TOOL_LABEL_CHARS]}".rstrip()
+        if len(call) > TOOL_LABEL_CHARS:
+            label += "…"
+        if tool["exit_code"] is not None:
+            label += f", exit {tool['exit_code']}"
+        yield label, call
+        result = "\n".join(p for p in (tool["result_head"], tool["result_tail"]) if p)
+        if result:
+            yield label, result
+
+
+TOOL_LABEL_CHARS = 60
 
 
 _UUID = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
