@@ -2,10 +2,9 @@ from __future__ import annotations
 
 import sqlite3
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-import pytest
 
 from teamlore.core.analyzer import STOPWORDS, analyze, fts_query, parse_query, stem, tokens
 

@@ -10,9 +10,9 @@ import pydantic
 import pytest
 
 from teamlore.core import errors
+from teamlore.core.analyzer import SNIPPET_CHARS
 from teamlore.memory.layout import init_tree
 from teamlore.memory.projection import sync_approved_projection
-from teamlore.core.analyzer import SNIPPET_CHARS
 from teamlore.memory.search import SearchResult, search_memory
 from teamlore.memory.state_db import open_state_db
 

@@ -77,7 +77,8 @@ def test_scope_tokens_are_never_matched_as_text(home: Path, tmp_path: Path) -> N
     indexer = Indexer(open_index(home), {"mini": MiniAdapter()}, home=home)
     indexer.sync([Source("mini", src)])
     assert queries.search_turns(indexer.conn, "providermini").hits == []  # the scope token
-    assert [h["turn"] for h in queries.search_turns(indexer.conn, "notes", provider="mini").hits] == [1]
+    found = queries.search_turns(indexer.conn, "notes", provider="mini").hits
+    assert [h["turn"] for h in found] == [1]
     assert queries.search_turns(indexer.conn, "notes", provider="other").hits == []
 
 
@@ -88,9 +89,7 @@ def _synced(home: Path, tmp_path: Path, *records: dict[str, object]) -> Indexer:
     return indexer
 
 
-def test_what_people_remember_finds_the_turn_without_every_word(
-    home: Path, tmp_path: Path
-) -> None:
+def test_what_people_remember_finds_the_turn_without_every_word(home: Path, tmp_path: Path) -> None:
     indexer = _synced(
         home,
         tmp_path,

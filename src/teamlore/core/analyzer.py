@@ -54,14 +54,15 @@ class TermGroup:
 # English function words: never required search terms (docs/search.md). They stay in the index,
 # so a quoted phrase that contains them still matches.
 _STOPWORD_TEXT = """
-    a about above after again against all am an and any are as at be because been before being
-    below between both but by can could d did didn do does doesn doing don down during each few for
-    from further had has have having he her here hers herself him himself his how i if in into is
-    isn it its itself just ll m me more most my myself no nor not now of off on once only or other
-    our ours ourselves out over own please re s same she should so some such t than that the their
-    theirs them themselves then there these they this those through to too under until up ve very
-    was wasn we were what when where which while who whom why will with won would you your yours
-    yourself yourselves"""
+    a about above after again against all also am an and any are as at be because been
+    before being below between both but by can could d did didn do does doesn doing don down
+    during each even ever every few for from further had has have having he her here hers
+    herself him himself his how i if in into is isn it its itself just let lets ll m many me
+    more most much my myself no nor not now of off on once only or other our ours ourselves
+    out over own please re s same she should so some such t than that the their theirs them
+    themselves then there these they this those through to too under until up us ve very was
+    wasn we were what when where which while who whom why will with won would yet you your
+    yours yourself yourselves"""
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _VOWELS = frozenset("aeiouy")
 
@@ -103,7 +104,8 @@ def stem(word: str) -> str:
         w = _undouble(cut)
     if len(w) >= 4 and w.endswith("e"):
         w = w[:-1]
-    return w
+    # a stem must not become a stopword (`theme` → `them`): keep it apart from the function word
+    return w + "e" if w in STOPWORDS else w
 
 
 def _split_identifier(raw: str) -> list[str]:

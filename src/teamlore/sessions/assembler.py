@@ -126,13 +126,18 @@ class TurnRecord:
             }
         )
 
-    def search_body(self) -> str:
+    def search_text(self) -> str:
+        """The turn's searchable text: what it said, its tool calls, paths written and the
+        edges of each tool result."""
         parts = [self.user_text, self.assistant_text]
         for tool in self.tools:
             parts.append(tool.command or (tool.input or "")[:FTS_TOOL_CHARS])
             parts.extend(tool.paths_written)
             parts.append(tool.search_excerpt())
-        return analyze("\n".join(p for p in parts if p))
+        return "\n".join(p for p in parts if p)
+
+    def search_body(self) -> str:
+        return analyze(self.search_text())
 
 
 def _cap(text: str) -> str:

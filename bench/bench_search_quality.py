@@ -1,0 +1,155 @@
+"""Turn-search quality: R@1, R@5 and MRR of teamlore against a plain FTS5 baseline, same run.
+
+    .venv/bin/python bench/bench_search_quality.py [--fixtures DIR] [--queries FILE] [--show-misses]
+
+The fixture sessions (`../shared/fixtures/sessions` by default) are indexed by teamlore into a
+throwaway state dir. The baseline is what anyone would build first: one FTS5 table with the
+`unicode61` tokenizer over the very same text of each turn (user, assistant, tool calls, paths
+written, tool-result edges), queried with every word of the query OR-ed and ranked by BM25.
+`search_queries.json` holds the queries and the turns that answer them; a query is found at k
+when any of its target turns is among the first k results. Prints figures, asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sqlite3
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+BENCH_DIR = Path(__file__).resolve().parent
+DEFAULT_FIXTURES = BENCH_DIR.parent.parent.parent / "shared" / "fixtures" / "sessions"
+PROVIDERS = ("claude", "codex", "pi")
+DEPTH = 10
+
+
+def index_fixtures(fixtures: Path, state: Path) -> sqlite3.Connection:
+    from teamlore.sessions.index_db import open_index
+    from teamlore.sessions.indexer import Indexer, Source
+    from teamlore.sessions.providers import get_adapter
+
+    conn = open_index(state)
+    sources = [Source(p, fixtures / p) for p in PROVIDERS if (fixtures / p).is_dir()]
+    Indexer(conn, {s.provider: get_adapter(s.provider) for s in sources}, home=state).sync(sources)
+    return conn
+
+
+def turn_ids(conn: sqlite3.Connection, fixtures: Path) -> dict[tuple[str, int], int]:
+    """(fixture file relative to the fixtures dir, ordinal) → turns.id"""
+    out: dict[tuple[str, int], int] = {}
+    for path, ordinal, turn_id in conn.execute(
+        "SELECT f.path, t.ordinal, t.id FROM source_files f JOIN turns t"
+        " ON t.session_id = f.session_id"
+    ):
+        out[(Path(path).relative_to(fixtures).as_posix(), int(ordinal))] = int(turn_id)
+    return out
+
+
+def baseline_index(conn: sqlite3.Connection) -> sqlite3.Connection:
+    from teamlore.sessions.assembler import load_turn
+
+    base = sqlite3.connect(":memory:")
+    base.execute("CREATE VIRTUAL TABLE plain USING fts5(body, tokenize = 'unicode61')")
+    for (turn_id,) in conn.execute("SELECT id FROM turns"):
+        turn = load_turn(conn, int(turn_id))
+        assert turn is not None
+        base.execute("INSERT INTO plain(rowid, body) VALUES (?, ?)", (turn_id, turn.search_text()))
+    return base
+
+
+def baseline_search(base: sqlite3.Connection, query: str) -> list[int]:
+    words = dict.fromkeys(w.casefold() for w in re.findall(r"\w+", query))
+    match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+    if not match:
+        return []
+    rows = base.execute(
+        "SELECT rowid FROM plain WHERE plain MATCH ? ORDER BY bm25(plain) LIMIT ?", (match, DEPTH)
+    )
+    return [int(r[0]) for r in rows]
+
+
+def teamlore_search(conn: sqlite3.Connection, query: str) -> list[int]:
+    from teamlore.sessions.queries import search_turns
+
+    hits = search_turns(conn, query, limit=DEPTH).hits
+    out: list[int] = []
+    for session_key, ordinal in ((h["sessionKey"], h["turn"]) for h in hits):
+        row = conn.execute(
+            "SELECT t.id FROM turns t JOIN sessions s ON s.id = t.session_id"
+            " WHERE s.session_key = ? AND t.ordinal = ?",
+            (session_key, ordinal),
+        ).fetchone()
+        out.append(int(row[0]))
+    return out
+
+
+def first_rank(results: list[int], targets: set[int]) -> int | None:
+    for rank, turn_id in enumerate(results, 1):
+        if turn_id in targets:
+            return rank
+    return None
+
+
+def figures(ranks: list[int | None]) -> dict[str, float]:
+    n = len(ranks) or 1
+    return {
+        "R@1": sum(1 for r in ranks if r is not None and r <= 1) / n,
+        "R@5": sum(1 for r in ranks if r is not None and r <= 5) / n,
+        "MRR": sum(1 / r for r in ranks if r is not None) / n,
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--fixtures", type=Path, default=DEFAULT_FIXTURES)
+    parser.add_argument("--queries", type=Path, default=BENCH_DIR / "search_queries.json")
+    parser.add_argument("--show-misses", action="store_true", help="print queries missed at 5")
+    args = parser.parse_args(argv)
+    fixtures = args.fixtures.resolve()
+    spec: dict[str, Any] = orjson.loads(args.queries.read_bytes())
+    with tempfile.TemporaryDirectory(prefix="teamlore-quality-") as state:
+        conn = index_fixtures(fixtures, Path(state))
+        ids = turn_ids(conn, fixtures)
+        base = baseline_index(conn)
+        systems = {"teamlore": lambda q: teamlore_search(conn, q)}
+        systems["fts5-unicode61-or"] = lambda q: baseline_search(base, q)
+        ranks: dict[str, dict[str, list[int | None]]] = {name: {} for name in systems}
+        misses: list[str] = []
+        for item in spec["queries"]:
+            targets = {ids[(f, o)] for f, ordinals in item["targets"].items() for o in ordinals}
+            for name, search in systems.items():
+                rank = first_rank(search(item["query"]), targets)
+                ranks[name].setdefault(item["kind"], []).append(rank)
+                if rank is None or rank > 5:
+                    misses.append(f"  {name:<18} {item['kind']:<13} rank {rank}: {item['query']}")
+        turns = len(ids)
+        conn.close()
+    print(
+        f"turn search quality: {len(spec['queries'])} queries over {turns} turns of"
+        f" {fixtures.name}/ (depth {DEPTH})"
+    )
+    kinds = sorted({k for per_kind in ranks.values() for k in per_kind})
+    header = f"{'system':<18} {'kind':<13} {'n':>3}  {'R@1':>5}  {'R@5':>5}  {'MRR':>5}"
+    print(header)
+    print("-" * len(header))
+    for name, per_kind in ranks.items():
+        for kind in [*kinds, "all"]:
+            got = [r for rs in per_kind.values() for r in rs] if kind == "all" else per_kind[kind]
+            f = figures(got)
+            print(
+                f"{name:<18} {kind:<13} {len(got):>3}  {f['R@1']:>5.2f}  {f['R@5']:>5.2f}"
+                f"  {f['MRR']:>5.2f}"
+            )
+    if args.show_misses and misses:
+        print("\nmissed at 5:")
+        print("\n".join(misses))
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
