@@ -301,6 +301,17 @@ class Query:
         padded = f" {analyzed} "
         return sum(1 for t in self.terms if t.found_in(padded))
 
+    def coverage_bound(self, text: str) -> int:
+        """An upper bound of `coverage(analyze(text))`, computed without analyzing: a term can
+        occur only if the start of each of its tokens occurs in the folded text (a stem keeps
+        all but at most the last letter of its word: `copies` → `copy`)."""
+        folded = (
+            text.casefold() if text.isascii() else unicodedata.normalize("NFKC", text).casefold()
+        )
+        return sum(
+            1 for t in self.terms if all((p[:-1] if len(p) > 2 else p) in folded for p in t.parts)
+        )
+
     def highlight_tokens(self) -> frozenset[str]:
         """Index tokens a snippet may centre on."""
         return frozenset(tok for t in self.terms for tok in (t.whole, *t.parts) if tok)

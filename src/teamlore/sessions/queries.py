@@ -19,6 +19,7 @@ from teamlore.core.analyzer import (
     readable_score,
     snippet,
 )
+from teamlore.sessions.assembler import FTS_RESULT_EDGE_CHARS, FTS_TOOL_CHARS
 from teamlore.sessions.index_db import body_match, scope_match
 
 
@@ -248,20 +249,25 @@ def search_turns(
         start="t.started_at",
         end="t.ended_at",
     )
-    any_match = scoped(parsed.match_any())
-    wanted = max(MIN_CANDIDATES, int(limit) * CANDIDATES_PER_HIT)
-    rows, ranked_all = _ranked_turns(conn, any_match, clauses, filter_params, wanted)
-    if len(parsed.terms) > 1:
-        # turns holding every term always compete, even when BM25 over any term missed them
-        complete, _ = _ranked_turns(
-            conn, scoped(parsed.match_all()), clauses, filter_params, int(limit)
+    # Turns holding every term come first (docs/search.md), so when there are enough of them
+    # they are the answer; BM25 gives the same score under AND and OR of the same terms.
+    rows, ranked_all = _ranked_turns(
+        conn, scoped(parsed.match_all()), clauses, filter_params, int(limit)
+    )
+    every_term = len(parsed.terms)
+    scored = [(every_term, -float(r["rank"]), r) for r in rows]
+    if every_term > 1 and len(rows) < limit:
+        wanted = max(MIN_CANDIDATES, int(limit) * CANDIDATES_PER_HIT)
+        partial, ranked_all = _ranked_turns(
+            conn, scoped(parsed.match_any()), clauses, filter_params, wanted, with_body=True
         )
         known = {r["id"] for r in rows}
-        rows += [_rerank(conn, any_match, r) for r in complete if r["id"] not in known]
-    scored = sorted(
-        ((parsed.coverage(r["body"]), -float(r["rank"]), r) for r in rows),
-        key=lambda item: (-item[0], -item[1], item[2]["id"]),
-    )[: int(limit)]
+        scored += [
+            (parsed.coverage(r["body"]), -float(r["rank"]), r)
+            for r in partial
+            if r["id"] not in known
+        ]
+    scored = sorted(scored, key=lambda item: (-item[0], -item[1], item[2]["id"]))[: int(limit)]
     hits = [
         {
             "sessionKey": r["session_key"],
@@ -273,14 +279,6 @@ def search_turns(
         for covered, strength, r in scored
     ]
     return TurnSearch(hits, ranked_all)
-
-
-def _rerank(conn: sqlite3.Connection, match: str, row: sqlite3.Row) -> dict[str, Any]:
-    """`row` with its BM25 rank under `match` (ranks of different expressions do not compare)."""
-    found = conn.execute(
-        "SELECT rank FROM turns_fts WHERE turns_fts MATCH ? AND rowid = ?", (match, row["id"])
-    ).fetchone()
-    return {**dict(row), "rank": found[0] if found else 0.0}
 
 
 def ensure_current_analyzer(conn: sqlite3.Connection) -> None:
@@ -319,9 +317,13 @@ def _ranked_turns(
     clauses: list[str],
     filter_params: list[Any],
     limit: int,
+    *,
+    with_body: bool = False,
 ) -> tuple[list[sqlite3.Row], bool]:
     """Rank inside the FTS table first and join turn rows only for the best hits: fetching
-    and joining every match of a common word is what makes naive ranking slow."""
+    and joining every match of a common word is what makes naive ranking slow. `with_body`
+    adds each hit's analyzed text (to count the query terms it holds)."""
+    body = ", (SELECT body FROM turns_fts WHERE rowid = t.id) AS body" if with_body else ""
     where = " AND ".join(["1 = 1", *clauses])
 
     def run(candidates: int | None, floor: int | None) -> list[sqlite3.Row]:
@@ -331,8 +333,7 @@ def _ranked_turns(
             "WITH ranked AS (SELECT rowid AS id, rank FROM turns_fts WHERE turns_fts MATCH ?"
             f"{window} ORDER BY rank{cap})"
             " SELECT t.id, t.ordinal, t.user_text, t.assistant_text, s.session_key, s.provider,"
-            " ranked.rank AS rank, (SELECT body FROM turns_fts WHERE rowid = t.id) AS body"
-            " FROM ranked JOIN turns t ON t.id = ranked.id"
+            f" ranked.rank AS rank{body} FROM ranked JOIN turns t ON t.id = ranked.id"
             f" JOIN sessions s ON s.id = t.session_id WHERE {where}"
             " ORDER BY ranked.rank, t.id LIMIT ?",
             (match, *filter_params, limit),
@@ -361,17 +362,20 @@ def _snippet(
     `user: …`, `assistant: …` or `tool #3 Bash npm test, exit 1: …`."""
     best: tuple[int, str, str] = (-1, "", "")
     for label, text in _turn_fields(conn, row):
-        held = query.coverage(analyze(text[:FIELD_SCAN_CHARS]))
+        head = text[:FIELD_SCAN_CHARS]
+        if query.coverage_bound(head) <= best[0]:
+            continue
+        held = query.coverage(analyze(head))
         if held > best[0]:
             best = (held, label, text)
         if held >= covered:
             break
     _, label, text = best
-    return f"{label}: {snippet(text, query.highlight_tokens())}"
+    return f"{label}: {snippet(text, query.highlight_tokens())}" if label else ""
 
 
 # the head of each field that is scanned to choose the snippet's field
-FIELD_SCAN_CHARS = 32_768
+FIELD_SCAN_CHARS = 2_048
 
 
 def _turn_fields(
@@ -381,21 +385,30 @@ def _turn_fields(
         yield "user", row["user_text"]
     if row["assistant_text"]:
         yield "assistant", row["assistant_text"]
+    # the parts of each tool use that the index holds (`TurnRecord.search_text`)
     for tool in conn.execute(
-        "SELECT seq, name, command, input, result_head, result_tail, exit_code"
+        "SELECT seq, name, exit_code, substr(coalesce(command, input, ''), 1, ?) AS call,"
+        " CASE WHEN result_truncated = 0 AND length(result_head) <= ? THEN result_head"
+        " ELSE substr(result_head, 1, ?) || char(10) ||"
+        " substr(coalesce(result_tail, result_head), -?) END AS result"
         " FROM tool_uses WHERE turn_id = ? ORDER BY seq",
-        (row["id"],),
+        (
+            FTS_TOOL_CHARS,
+            2 * FTS_RESULT_EDGE_CHARS,
+            FTS_RESULT_EDGE_CHARS,
+            FTS_RESULT_EDGE_CHARS,
+            row["id"],
+        ),
     ):
-        call = " ".join((tool["command"] or tool["input"] or "").split())
+        call = " ".join(tool["call"].split())
         label = f"tool #{tool['seq'] + 1} {tool['name']} {call[:TOOL_LABEL_CHARS]}".rstrip()
         if len(call) > TOOL_LABEL_CHARS:
             label += "…"
         if tool["exit_code"] is not None:
             label += f", exit {tool['exit_code']}"
         yield label, call
-        result = "\n".join(p for p in (tool["result_head"], tool["result_tail"]) if p)
-        if result:
-            yield label, result
+        if tool["result"]:
+            yield label, tool["result"]
 
 
 TOOL_LABEL_CHARS = 60
