@@ -30,6 +30,9 @@ def test_demo_runs_the_whole_chain_and_touches_nothing_else(tmp_path: Path) -> N
         "confirm-prepare",
         "promote",
         "memory-search",
+        "skill-stage",
+        "skill-promote",
+        "assemble",
         "git-status",
     ]
     assert not outside_home.exists()  # the demo has its own state dir
@@ -49,7 +52,25 @@ def test_demo_runs_the_whole_chain_and_touches_nothing_else(tmp_path: Path) -> N
         env={**os.environ, "GIT_CONFIG_GLOBAL": os.devnull},
     ).stdout
     assert commits.strip() == str(len(steps["build"]["commits"]))
-    assert steps["git-status"]["porcelain"].strip() == "?? .threadshare/"
+    assert sorted(steps["git-status"]["porcelain"].split("\n")) == [
+        "?? .agents/",
+        "?? .claude/",
+        "?? .threadshare/",
+        "?? AGENTS.md",
+        "?? CLAUDE.md",
+    ]
+    skill = ".threadshare/memory/skills/acme-billing-release/SKILL.md"
+    assert list(steps["skill-promote"]["files"]) == [skill]
+    assert steps["assemble"]["skills"] == [
+        ".claude/skills/acme-billing-release/SKILL.md",
+        ".agents/skills/acme-billing-release/SKILL.md",
+    ]
+    claude_md = (repo / "CLAUDE.md").read_text()
+    assert claude_md == steps["assemble"]["block"] + "\n"
+    assert "- .claude/skills/acme-billing-release/SKILL.md \u2014 Cut an acme-billing" in claude_md
+    assert (repo / ".agents/skills/acme-billing-release/SKILL.md").read_bytes() == (
+        repo / skill
+    ).read_bytes()
     lint = teamlore_cli(
         "memory", "lint", "--format", "json", cwd=repo, env={"TEAMLORE_HOME": result["stateDir"]}
     )

@@ -292,7 +292,7 @@ def _render_demo(result: dict[str, Any]) -> None:
                     f"      {item['candidateId'][:16]} {item['provenanceStrength']}: {supports}",
                     highlight=False,
                 )
-        elif step["step"] == "promote":
+        elif step["step"] in ("promote", "skill-promote"):
             for path, text in step["files"].items():
                 stdout.print(f"\n[bold]{path}[/]", highlight=False)
                 stdout.print(text.rstrip(), highlight=False, markup=False)
@@ -301,6 +301,12 @@ def _render_demo(result: dict[str, Any]) -> None:
             for query, found in step["searches"].items():
                 ids = ", ".join(r["id"] for r in found["results"]) or "none"
                 stdout.print(f"      {query!r}: {ids}", highlight=False)
+        elif step["step"] == "assemble":
+            stdout.print("\n[bold]CLAUDE.md[/] (managed block)", highlight=False)
+            stdout.print(step["block"], highlight=False, markup=False)
+            for path in step["skills"]:
+                stdout.print(f"      {path}", highlight=False)
+            stdout.print()
         elif step["step"] == "git-status":
             for line in step["porcelain"].splitlines():
                 stdout.print(f"      {line}", highlight=False)

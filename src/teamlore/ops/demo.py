@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from teamlore.core import errors
 from teamlore.memory.review import prepare_request_from_review
+from teamlore.ops.demo_skill import demo_skill
 from teamlore.ops.registry import OpContext, operation, run_operation
 
 CODEX_SESSION_ID = "019a8d2e-5b1c-7e40-9a6f-3c2d1e0f9a01"
@@ -115,8 +116,9 @@ def _line(record: dict[str, Any]) -> bytes:
 class _CodexWriter:
     """Records shaped like a Codex 0.60 rollout (envelope format)."""
 
-    def __init__(self, cwd: str) -> None:
+    def __init__(self, cwd: str, session_id: str = CODEX_SESSION_ID) -> None:
         self.cwd = cwd
+        self.session_id = session_id
         self.lines: list[bytes] = []
 
     def _add(self, ts: str, kind: str, payload: dict[str, Any]) -> None:
@@ -127,7 +129,7 @@ class _CodexWriter:
             ts,
             "session_meta",
             {
-                "id": CODEX_SESSION_ID,
+                "id": self.session_id,
                 "timestamp": ts,
                 "cwd": self.cwd,
                 "originator": "codex_cli_rs",
@@ -563,6 +565,7 @@ def demo(ctx: OpContext, request: DemoRequest) -> dict[str, Any]:
         for q in ("invoice export", "迁移")
     }
     step("memory-search", "the next agent finds them", searches=found)
+    demo_skill(inner, root, repo, step)
     status = _git(repo, "status", "--porcelain")
     step("git-status", "the repository only has new working-tree files", porcelain=status)
     return {
