@@ -55,6 +55,18 @@ def _render_status(result: dict[str, Any]) -> None:
     stdout.print(f"Entries      {entries['approved']} approved, {entries['deprecated']} deprecated")
     candidates = ", ".join(f"{n} {state}" for state, n in result["candidates"].items())
     stdout.print(f"Candidates   {candidates}")
+    consolidation = result["consolidation"]
+    due = "due" if consolidation["due"] else f"due at {consolidation['dueAt']}"
+    stdout.print(
+        f"Consolidation baseline {consolidation['baselineRunId'] or 'none yet'}, "
+        f"{consolidation['newSinceBaseline']} approved entries new since ({due})"
+        + (
+            f", {consolidation['pendingRunId']} awaiting review"
+            if consolidation["pendingRunId"]
+            else ""
+        ),
+        highlight=False,
+    )
     lint = result.get("lint") or {}
     if lint:
         stdout.print(

@@ -6,7 +6,8 @@ One `BEGIN IMMEDIATE` transaction: the candidate must belong to the caller's wor
 expected revision (`CANDIDATE_STALE`); it must not belong to an approved or applying promotion
 plan (`CANDIDATE_LOCKED`). It becomes `discarded` (revision + 1), leaves the candidate FTS (it is
 no longer in anyone's dedup pool), the candidate projection generation advances, and `generated`
-plans that include it are voided. Its evidence refs and assessments stay for the record.
+plans that include it are voided; a consolidation's run becomes `stale`. Its evidence refs and
+assessments stay for the record.
 A refusal changes nothing.
 """
 
@@ -16,6 +17,8 @@ import sqlite3
 from typing import Any
 
 from teamlore.core import db, errors
+from teamlore.memory.consolidation.journal import mark_run_stale
+from teamlore.memory.consolidation.staging import CANDIDATE_KIND as CONSOLIDATION_KIND
 from teamlore.memory.prepare import refuse_if_locked, void_generated_plans
 from teamlore.memory.review import require_candidate
 from teamlore.memory.staging import bump_candidate_generation, unindex_candidate
@@ -63,6 +66,8 @@ def discard_candidate(
         if cursor.rowcount != 1:  # pragma: no cover - guarded by the transaction
             raise errors.TeamloreError(errors.CANDIDATE_STALE, candidateId=candidate_id)
         unindex_candidate(state, candidate_id)
+        if row[1] == CONSOLIDATION_KIND:  # its run ends: the next synthesize is unblocked
+            mark_run_stale(state, candidate_id, moment)
         generation = bump_candidate_generation(
             state, Owner(identity.repository_key, identity.worktree_key)
         )

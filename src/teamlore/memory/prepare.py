@@ -62,7 +62,7 @@ import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 from pydantic import ValidationError
@@ -665,7 +665,8 @@ def parse_prepare_request(document: Any) -> PrepareRequest:
             f"PrepareRequest@v1: {where}: {first.get('msg', 'invalid value')}",
             location=where,
         ) from None
-    candidate_kind(request.kind)
+    if request.kind != "consolidation":  # prepared whole by memory/consolidation
+        candidate_kind(request.kind)
     return request
 
 
@@ -775,7 +776,7 @@ def _confirm(conn: sqlite3.Connection, view: CandidateView) -> list[dict[str, An
 
 def prepare(
     state: sqlite3.Connection,
-    index: sqlite3.Connection,
+    index: sqlite3.Connection | None,
     identity: RepositoryIdentity,
     document: Any,
     *,
@@ -787,6 +788,12 @@ def prepare(
 
     request = parse_prepare_request(document)
     moment = now_ms() if now is None else now
+    if request.kind == "consolidation":
+        from teamlore.memory.consolidation.prepare import prepare_consolidation
+
+        return prepare_consolidation(state, identity, request, now=moment)
+    if index is None:
+        raise errors.TeamloreError(errors.REPOSITORY_NOT_REGISTERED)
     public_identity = public_identity_of(identity)
     owner = repository_binding(identity, public_identity)
     resolver = EvidenceResolver(state, index, identity, home=home)
@@ -808,32 +815,10 @@ def prepare(
             )
         confirmed = [row for view in views for row in _confirm(state, view)]
         voided = void_generated_plans(state, identity, candidate_ids, moment)
-        plan = _plan(state, owner, views, files)
+        planned = [PlannedBytes.of(f) for f in files]
+        plan = build_plan(state, owner, [(v.candidate_id, v.revision) for v in views], planned)
         failpoint("memory.prepare.before-journal")
-        state.execute(
-            "INSERT INTO promotion_journal (plan_id, repository_key, worktree_key, "
-            "plan_canonical_json, plan_digest, candidate_ids_json, assessment_digest, "
-            "policy_version, status, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'generated', ?)",
-            (
-                plan["planId"],
-                identity.repository_key,
-                identity.worktree_key,
-                canonical_json(plan).decode("utf-8"),
-                plan["planDigest"],
-                canonical_json(candidate_ids).decode("utf-8"),
-                plan["assessmentDigest"],
-                plan["policyVersion"],
-                moment,
-            ),
-        )
-        state.executemany(
-            "INSERT INTO promotion_files (plan_id, target_path, target_blob_hash, "
-            "sanitized_content, sanitized_digest, applied) VALUES (?, ?, ?, ?, ?, 0)",
-            [
-                (plan["planId"], f.target_path, f.target_blob_hash, f.content, f.sanitized_digest)
-                for f in files
-            ],
-        )
+        journal_plan(state, identity, plan, planned, moment)
     return {
         "action": "prepare",
         "format": PREPARE_RESULT_FORMAT,
@@ -848,46 +833,113 @@ def prepare(
     }
 
 
-def _plan(
+@dataclass(frozen=True, slots=True)
+class PlannedBytes:
+    """One file of a plan: the exact bytes to write (None: delete) and its CAS binding."""
+
+    target_path: str
+    operation: Literal["write", "delete"]
+    target_blob_hash: str | None  # git blob id of the file now; None: absent
+    content: bytes | None
+    diff: str
+
+    @classmethod
+    def of(cls, rendered: RenderedFile) -> PlannedBytes:
+        return cls(
+            rendered.target_path,
+            "write",
+            rendered.target_blob_hash,
+            rendered.content,
+            rendered.diff(),
+        )
+
+
+def build_plan(
     conn: sqlite3.Connection,
     owner: dict[str, Any],
-    views: Sequence[CandidateView],
-    files: Sequence[RenderedFile],
+    candidates: Sequence[tuple[str, int]],
+    files: Sequence[PlannedBytes],
 ) -> dict[str, Any]:
-    candidate_ids = [v.candidate_id for v in views]
+    """PromotionPlan@v1 over these candidates (id, revision) and files, digest included."""
+    candidate_ids = [c for c, _ in candidates]
     plan: dict[str, Any] = {
         "format": "threadshare-memory-promotion-plan@v1",
         "planId": str(uuid.uuid4()),
         "planDigest": None,
         "owner": owner,
         "candidateIds": candidate_ids,
-        "candidateRevisions": [
-            {"candidateId": v.candidate_id, "revision": v.revision} for v in views
-        ],
+        "candidateRevisions": [{"candidateId": c, "revision": r} for c, r in candidates],
         "assessmentDigest": current_assessment_digest(conn, candidate_ids),
         "perFile": [
             {
                 "targetPath": f.target_path,
                 "targetBlobHash": f.target_blob_hash,
-                "sanitizedContentDigest": f.sanitized_digest,
-                "operation": "write",
+                "sanitizedContentDigest": None
+                if f.content is None
+                else digests.sanitized_content_digest(f.content),
+                "operation": f.operation,
             }
             for f in files
         ],
         "policyVersion": LINT_POLICY_VERSION,
-        "diff": "".join(f.diff() for f in files),
+        "diff": "".join(f.diff for f in files),
     }
     plan["planDigest"] = digests.plan_digest(plan)
     return PromotionPlan.from_wire(plan).to_wire()
 
 
+def journal_plan(
+    state: sqlite3.Connection,
+    identity: RepositoryIdentity,
+    plan: dict[str, Any],
+    files: Sequence[PlannedBytes],
+    now: int,
+) -> None:
+    """Record a generated plan (inside the caller's transaction): the journal row and one
+    `promotion_files` row per file. A delete row stores empty bytes and their digest; promote
+    reads neither for a delete."""
+    state.execute(
+        "INSERT INTO promotion_journal (plan_id, repository_key, worktree_key, "
+        "plan_canonical_json, plan_digest, candidate_ids_json, assessment_digest, "
+        "policy_version, status, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'generated', ?)",
+        (
+            plan["planId"],
+            identity.repository_key,
+            identity.worktree_key,
+            canonical_json(plan).decode("utf-8"),
+            plan["planDigest"],
+            canonical_json(plan["candidateIds"]).decode("utf-8"),
+            plan["assessmentDigest"],
+            plan["policyVersion"],
+            now,
+        ),
+    )
+    state.executemany(
+        "INSERT INTO promotion_files (plan_id, target_path, target_blob_hash, "
+        "sanitized_content, sanitized_digest, applied) VALUES (?, ?, ?, ?, ?, 0)",
+        [
+            (
+                plan["planId"],
+                f.target_path,
+                f.target_blob_hash,
+                f.content or b"",
+                digests.sanitized_content_digest(f.content or b""),
+            )
+            for f in files
+        ],
+    )
+
+
 __all__ = [
     "CANDIDATE_KINDS",
     "PREPARE_REQUEST_FORMAT",
+    "PlannedBytes",
     "RenderContext",
     "RenderedFile",
+    "build_plan",
     "claim_units",
     "current_assessment_digest",
+    "journal_plan",
     "plans_touching",
     "prepare",
     "preview_candidate",

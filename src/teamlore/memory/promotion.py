@@ -60,6 +60,7 @@ from teamlore.core.lock import file_lock
 from teamlore.core.paths import resolve_home
 from teamlore.memory import layout
 from teamlore.memory import lint as lint_rules
+from teamlore.memory.consolidation import journal as consolidation_journal
 from teamlore.memory.tasks import Owner
 from teamlore.repo.binding import RepositoryIdentity
 
@@ -389,6 +390,22 @@ def _check_state_bindings(conn: sqlite3.Connection, stored: StoredPlan) -> None:
             )
 
 
+def _check_consolidation(conn: sqlite3.Connection, stored: StoredPlan, root: Path) -> None:
+    """A consolidation plan also binds the approved tree it was synthesized from."""
+    from teamlore.memory.consolidation.journal import check_plan
+
+    try:
+        check_plan(
+            conn,
+            stored.owner,
+            root,
+            stored.plan.candidate_ids,
+            {f.target_path for f in stored.files},
+        )
+    except errors.TeamloreError as exc:
+        raise _Drift(exc.error, exc.message, exc.details.get("path")) from None
+
+
 def _read_target(root: Path, path: str) -> bytes | None:
     try:
         return safe_write.read_file(root, path)
@@ -430,6 +447,7 @@ def _void(conn: sqlite3.Connection, stored: StoredPlan, drift: _Drift) -> errors
             (plan_id, _now_ms(), drift.error.code, drift.path, drift.message),
         )
         conn.execute("DELETE FROM promotion_originals WHERE plan_id = ?", (plan_id,))
+        consolidation_journal.on_voided(conn, stored.plan.candidate_ids, _now_ms())
     details: dict[str, Any] = {"planId": plan_id, "status": "voided", "next": "re-review"}
     if drift.path:
         details["driftedPath"] = drift.path
@@ -445,6 +463,7 @@ def _void(conn: sqlite3.Connection, stored: StoredPlan, drift: _Drift) -> errors
 def _precheck(conn: sqlite3.Connection, stored: StoredPlan, root: Path) -> None:
     """`approved → applying` when every binding holds; originals stored for a rollback."""
     _check_state_bindings(conn, stored)
+    _check_consolidation(conn, stored, root)
     originals = _check_targets(root, stored)
     with db.write_tx(conn):
         changed = conn.execute(
@@ -585,6 +604,7 @@ def _finish(conn: sqlite3.Connection, stored: StoredPlan) -> tuple[list[Candidat
             promoted.append(
                 CandidateOutcome(candidate_id=bound.candidate_id, revision=bound.revision + 1)
             )
+        consolidation_journal.on_applied(conn, plan.candidate_ids, now)
         generation = bump_candidate_generation(conn, stored.owner)
         conn.execute(
             "UPDATE promotion_journal SET status = 'applied', updated_at = ? "
@@ -607,6 +627,7 @@ def _mutate(
     outcomes: list[FileOutcome] = []
     try:
         _check_state_bindings(conn, stored)
+        _check_consolidation(conn, stored, root)
         for f in stored.files:
             result = _apply_file(conn, root, stored, f)
             outcomes.append(

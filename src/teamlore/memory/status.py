@@ -20,9 +20,11 @@ from pydantic.alias_generators import to_camel
 from teamlore.core import errors
 from teamlore.core.analyzer import ANALYZER_VERSION
 from teamlore.core.timeutil import format_instant
+from teamlore.memory.consolidation.source import status_of
 from teamlore.memory.layout import MEMORY_ROOT
 from teamlore.memory.lint import lint_tree
 from teamlore.memory.projection import Coverage, Diagnostic, ProjectionCounts, stored_counts
+from teamlore.memory.tasks import Owner
 
 
 class _Counts(BaseModel):
@@ -63,6 +65,26 @@ class PromotionCounts(_Counts):
     voided: int = 0
 
 
+class ConsolidationRuns(_Counts):
+    pending_review: int = 0
+    no_op: int = 0
+    applied: int = 0
+    stale: int = 0
+
+
+class ConsolidationStatus(_Counts):
+    """L2/L3 consolidation: the baseline (last successful run), the run awaiting review, the
+    approved entries new or changed since the baseline and whether synthesis is due."""
+
+    baseline_run_id: str | None
+    baseline_status: str | None  # no_op | applied
+    pending_run_id: str | None
+    new_since_baseline: int
+    due_at: int
+    due: bool
+    runs: ConsolidationRuns
+
+
 class ProjectionStatus(BaseModel):
     model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True)
 
@@ -99,6 +121,7 @@ class MemoryStatus(BaseModel):
     tasks: TaskCounts
     chunks: ChunkCounts
     promotions: PromotionCounts
+    consolidation: ConsolidationStatus
     lint: LintSummary | None  # None when the tree is missing or unsafe
 
 
@@ -193,5 +216,6 @@ def memory_status(
         tasks=TaskCounts(**_count_by_status(conn, "tasks", *owner)),
         chunks=ChunkCounts(**_count_by_status(conn, "chunks", *owner)),
         promotions=PromotionCounts(**_count_by_status(conn, "promotion_journal", *owner)),
+        consolidation=ConsolidationStatus.model_validate(status_of(conn, Owner(*owner))),
         lint=lint,
     )

@@ -32,9 +32,11 @@ T = TypeVar("T")
 class ReviewRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    kind: Literal["entry", "skill"] = Field(
+    kind: Literal["entry", "skill", "consolidation"] = Field(
         "entry",
-        description="Which candidates to review: entry (L1 entries) or skill (SKILL.md files).",
+        description="Which candidates to review: entry (L1 entries), skill (SKILL.md files) "
+        "or consolidation (scene and doctrine changes from memory synthesize, shown per "
+        "operation as current vs proposed).",
     )
 
 
@@ -55,6 +57,19 @@ class DiscardRequest(BaseModel):
 
     candidate_id: str = Field(alias="candidateId", min_length=1, max_length=512)
     expected_revision: int | None = Field(None, alias="expectedRevision", ge=1)
+
+
+def _with_owner_state(ctx: OpContext, body: Callable[[Any, Any], T]) -> T:
+    """The caller's worktree (registered for sessions or not) and the state DB."""
+    from teamlore.memory.state_db import open_state_db
+    from teamlore.repo.binding import resolve_repository
+
+    identity = resolve_repository(ctx.cwd, home=ctx.home)
+    state = open_state_db(ctx.home)
+    try:
+        return body(identity, state)
+    finally:
+        state.close()
 
 
 def _with_stores(ctx: OpContext, body: Callable[[Any, Any, Any], T]) -> T:
@@ -79,6 +94,9 @@ def _with_stores(ctx: OpContext, body: Callable[[Any, Any, Any], T]) -> T:
 def memory_review(ctx: OpContext, request: ReviewRequest) -> dict[str, Any]:
     """Review the quarantined candidates of this worktree (read-only)."""
     from teamlore.memory.review import review_queue
+
+    if request.kind == "consolidation":
+        return _review_consolidations(ctx)
 
     return _with_stores(
         ctx,
@@ -105,6 +123,10 @@ def memory_prepare(ctx: OpContext, request: PrepareRequestDocument) -> dict[str,
     from teamlore.memory.prepare import prepare
 
     document = request.model_dump(mode="json")
+    if document.get("kind") == "consolidation":  # reads the memory tree only, not sessions
+        return _with_owner_state(
+            ctx, lambda identity, state: prepare(state, None, identity, document, home=ctx.home)
+        )
     return _with_stores(
         ctx,
         lambda identity, index, state: prepare(state, index, identity, document, home=ctx.home),
@@ -125,9 +147,40 @@ def memory_discard(ctx: OpContext, request: DiscardRequest) -> dict[str, Any]:
     """Discard one candidate."""
     from teamlore.memory.discard import discard_candidate
 
-    return _with_stores(
+    return _with_owner_state(
         ctx,
-        lambda identity, index, state: discard_candidate(
+        lambda identity, state: discard_candidate(
             state, identity, request.candidate_id, expected_revision=request.expected_revision
         ),
     )
+
+
+def _review_consolidations(ctx: OpContext) -> dict[str, Any]:
+    from teamlore.memory.consolidation.review import review_consolidations
+    from teamlore.memory.lint import LINT_POLICY_VERSION
+    from teamlore.memory.prepare import public_identity_of
+    from teamlore.memory.review import REVIEW_FORMAT
+
+    identity, items = _with_owner_state(
+        ctx, lambda identity, state: (identity, review_consolidations(state, identity))
+    )
+    return {
+        "action": "review",
+        "format": REVIEW_FORMAT,
+        "kind": "consolidation",
+        "owner": {
+            "repositoryKey": identity.repository_key,
+            "worktreeKey": identity.worktree_key,
+            "project": public_identity_of(identity),
+        },
+        "policyVersion": LINT_POLICY_VERSION,
+        "count": len(items),
+        "items": items,
+        "failed": [],
+        "next": "Show the user each operation (current vs proposed) with the entries it rests "
+        "on; if they confirm every one, send a PrepareRequest@v1 with kind consolidation, the "
+        "candidate's revision and every operation's statementId/statementTextDigest/"
+        "citationsDigest to memory prepare. Blocked items: discard them and synthesize again."
+        if items
+        else None,
+    }

@@ -260,3 +260,39 @@ def load_baseline(conn: sqlite3.Connection, owner: Owner) -> Baseline:
 
 def entry_set_digest(entries: Iterable[ApprovedEntry]) -> str:
     return digests.entry_set_digest([e.revision_json() for e in entries])
+
+
+def status_of(conn: sqlite3.Connection, owner: Owner) -> dict[str, Any]:
+    """The consolidation part of `memory status` (read-only, from the last synced projection):
+    the baseline, the run awaiting review, how many approved entries are new or changed since
+    the baseline, whether synthesis is due, and the runs by status."""
+    from teamlore.memory.consolidation.task import DUE_ENTRY_COUNT
+
+    baseline = load_baseline(conn, owner)
+    keys = (owner.repository_key, owner.worktree_key)
+    new = sum(
+        1
+        for entry_id, revision, content_digest in conn.execute(
+            "SELECT entry_id, revision, content_digest FROM approved_entries WHERE "
+            "repository_key = ? AND worktree_key = ? AND kind = 'entry' AND status = 'approved'",
+            keys,
+        )
+        if baseline.entries.get(entry_id) != (int(revision), content_digest)
+    )
+    runs = {"pendingReview": 0, "noOp": 0, "applied": 0, "stale": 0}
+    names = {"pending_review": "pendingReview", "no_op": "noOp", "applied": "applied"}
+    for status, count in conn.execute(
+        "SELECT status, count(*) FROM consolidation_runs WHERE repository_key = ? "
+        "AND worktree_key = ? GROUP BY status",
+        keys,
+    ):
+        runs[names.get(status, status)] = int(count)
+    return {
+        "baselineRunId": baseline.successful_run_id,
+        "baselineStatus": baseline.last_successful_status,
+        "pendingRunId": baseline.pending_run_id,
+        "newSinceBaseline": new,
+        "dueAt": DUE_ENTRY_COUNT,
+        "due": baseline.pending_run_id is None and new >= DUE_ENTRY_COUNT,
+        "runs": runs,
+    }
