@@ -286,3 +286,32 @@ def test_restaging_the_same_candidate_replays_and_a_different_one_conflicts(
     assert again["candidates"] == first["candidates"]
     other = skill_candidate(recalled, body=SKILL_BODY + "3. Announce it.\n")
     assert refusal(repo, home, "memory.stage", other).code == "SUBMISSION_CONFLICT"
+
+
+def test_promote_voids_a_skill_plan_when_the_team_memory_changed_after_prepare(
+    repo: Path, home: Path
+) -> None:
+    op(repo, home, "memory.stage", skill_candidate(recall(repo, home)))
+    item = op(repo, home, "memory.review", {"kind": "skill"})["items"][0]
+    request = {
+        "format": "threadshare-memory-prepare-request@v1",
+        "kind": "skill",
+        "candidates": [
+            {
+                "candidateId": item["candidateId"],
+                "expectedRevision": item["revision"],
+                "statements": [
+                    {k: s[k] for k in ("statementId", "statementTextDigest", "citationsDigest")}
+                    for s in item["statements"]
+                ],
+            }
+        ],
+    }
+    plan = op(repo, home, "memory.prepare", request)
+    (repo / ".threadshare/memory/doctrine.md").write_text("- Tag releases with a v prefix.\n")
+    err = refusal(repo, home, "memory.promote", {"planId": plan["planId"]})
+    assert err.code == "MEMORY_CONTEXT_DRIFT"
+    assert err.details["status"] == "voided"
+    assert not (repo / SKILL_PATH).exists()
+    blocked = op(repo, home, "memory.review", {"kind": "skill"})["items"][0]
+    assert blocked["blocked"] and blocked["lintFindings"][0]["rule"] == "MEMORY_CONTEXT_DRIFT"

@@ -431,6 +431,17 @@ def _check_targets(root: Path, stored: StoredPlan) -> dict[str, bytes | None]:
     return originals
 
 
+def _check_skill_memory(conn: sqlite3.Connection, stored: StoredPlan, root: Path) -> None:
+    from teamlore.memory.skills.candidates import stale_skill_candidates
+
+    stale = stale_skill_candidates(conn, stored.plan.candidate_ids, root)
+    if stale:
+        raise _Drift(
+            errors.MEMORY_CONTEXT_DRIFT,
+            f"the team memory changed since Skill candidate {stale[0]} was drafted",
+        )
+
+
 def _void(conn: sqlite3.Connection, stored: StoredPlan, drift: _Drift) -> errors.TeamloreError:
     plan_id = stored.plan.plan_id
     with db.write_tx(conn):
@@ -464,6 +475,7 @@ def _precheck(conn: sqlite3.Connection, stored: StoredPlan, root: Path) -> None:
     """`approved → applying` when every binding holds; originals stored for a rollback."""
     _check_state_bindings(conn, stored)
     _check_consolidation(conn, stored, root)
+    _check_skill_memory(conn, stored, root)
     originals = _check_targets(root, stored)
     with db.write_tx(conn):
         changed = conn.execute(

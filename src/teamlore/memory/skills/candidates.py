@@ -3,7 +3,12 @@ it writes, re-checked against the team memory and the target it was drafted for.
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
+
+import orjson
 
 from teamlore.memory.documents import Skill, dump_skill
 from teamlore.memory.layout import skill_path
@@ -33,3 +38,23 @@ def render_skill_candidate(view: CandidateView, ctx: RenderContext) -> list[Rend
     require_lint_clean(content, path=target, kind="skill")
     role = "update" if draft["action"] == "update" else "new"
     return [RenderedFile(target, draft["name"], role, view.candidate_id, content, ctx.read(target))]
+
+
+def stale_skill_candidates(
+    conn: sqlite3.Connection, candidate_ids: Sequence[str], worktree_root: Path
+) -> list[str]:
+    """The Skill candidates among `candidate_ids` whose memory context no longer holds (promote
+    re-checks it: entries, scenes or doctrine promoted since the Skill was drafted)."""
+    rows = [
+        conn.execute(
+            "SELECT candidate_id, payload_json FROM candidates WHERE candidate_id = ? "
+            "AND candidate_kind = 'skill'",
+            (candidate_id,),
+        ).fetchone()
+        for candidate_id in candidate_ids
+    ]
+    skills = [(str(row[0]), orjson.loads(row[1])) for row in rows if row is not None]
+    if not skills:
+        return []
+    current = read_team_memory(worktree_root).binding_digest()
+    return [cid for cid, payload in skills if payload.get("memoryContextDigest") != current]
