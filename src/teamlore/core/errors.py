@@ -385,3 +385,53 @@ SKILL_TARGET_DRIFT = _register(
     "SKILL_TARGET_DRIFT",
     "the SKILL.md a Skill candidate creates or updates is not in the state the candidate expected",
 )
+
+# team memory: the batch runner (runner/, docs/runner.md)
+RUNNER_BINARY_NOT_FOUND = _register(
+    "RUNNER_BINARY_NOT_FOUND", "the runner's CLI is not installed or not executable"
+)
+RUNNER_SPAWN_FAILED = _register("RUNNER_SPAWN_FAILED", "the runner process could not be started")
+RUNNER_VERSION_PROBE_FAILED = _register(
+    "RUNNER_VERSION_PROBE_FAILED", "the runner's CLI did not report its version"
+)
+RUNNER_TIMEOUT = _register(
+    "RUNNER_TIMEOUT", "the runner did not finish within its wall-clock limit; it was killed"
+)
+RUNNER_EXIT_NONZERO = _register("RUNNER_EXIT_NONZERO", "the runner exited with a non-zero status")
+RUNNER_OUTPUT_TOO_LARGE = _register(
+    "RUNNER_OUTPUT_TOO_LARGE", "the runner printed more than its output cap; it was killed"
+)
+RUNNER_OUTPUT_INVALID = _register(
+    "RUNNER_OUTPUT_INVALID", "the runner's answer is not the expected contract"
+)
+RUNNER_OUTPUT_REJECTED = _register(
+    "RUNNER_OUTPUT_REJECTED",
+    "the runner's answer follows the contract but cites evidence the task did not give",
+)
+RUNNER_OUTPUT_SECRET = _register(
+    "RUNNER_OUTPUT_SECRET", "the runner's answer contains a secret; nothing was staged"
+)
+RUNNER_NOT_CONFORMANT = _register(
+    "RUNNER_NOT_CONFORMANT",
+    "this runner binary/version has no passing conformance record; run "
+    "`teamlore memory reverify-runner`",
+)
+RUNNER_CONFORMANCE_FAILED = _register(
+    "RUNNER_CONFORMANCE_FAILED", "the runner failed the conformance probe"
+)
+RUNNER_PLAN_NOT_FOUND = _register(
+    "RUNNER_PLAN_NOT_FOUND", "no pending runner plan or manifest of this worktree has that digest"
+)
+RUNNER_PLAN_INVALID = _register(
+    "RUNNER_PLAN_INVALID", "the stored plan file is damaged or was edited by hand"
+)
+RUNNER_PLAN_MISMATCH = _register(
+    "RUNNER_PLAN_MISMATCH",
+    "what would be sent now differs from the approved plan; make a new plan and approve it",
+)
+RUNNER_PLAN_BUSY = _register(
+    "RUNNER_PLAN_BUSY", "another teamlore process is running this plan right now"
+)
+RUNNER_PLAN_ALREADY_RUN = _register(
+    "RUNNER_PLAN_ALREADY_RUN", "this plan already ran; its result is staged"
+)

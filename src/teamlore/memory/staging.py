@@ -40,7 +40,7 @@ from teamlore.contracts.adjudication import (
 )
 from teamlore.contracts.evidence import EVIDENCE_ASSESSMENT_FORMAT
 from teamlore.contracts.extraction import MAX_CANDIDATES_PER_BATCH, CandidateDraftBatch
-from teamlore.core import errors
+from teamlore.core import db, errors
 from teamlore.core.analyzer import analyze
 from teamlore.core.canonical import canonical_json, digest
 from teamlore.core.failpoints import failpoint
@@ -704,3 +704,63 @@ class RecallTaskSources:
 
     def drifted_inputs(self, task: Task) -> list[str]:
         return list(self._source(task).stale_reasons)
+
+
+# --------------------------------------------------------------------------------------------
+# the batch runner's view of adjudication (teamlore.runner, docs/runner.md)
+
+
+def awaiting_adjudication(conn: sqlite3.Connection, owner: Owner) -> list[str]:
+    """Extraction tasks of `owner` whose staged drafts still await their adjudication."""
+    rows = conn.execute(
+        "SELECT t.task_id FROM tasks t JOIN submissions s ON s.task_id = t.task_id "
+        "WHERE t.kind = 'extraction' AND t.status = 'submitted' "
+        "AND t.repository_key = ? AND t.worktree_key = ? ORDER BY s.received_at, t.task_id",
+        (owner.repository_key, owner.worktree_key),
+    ).fetchall()
+    waiting: list[str] = []
+    for (task_id,) in rows:
+        drafts = load_drafts(conn, task_id)
+        if drafts and all(d.status == "draft" and d.adjudication == "pending" for d in drafts):
+            waiting.append(task_id)
+    return waiting
+
+
+def live_adjudication_task(
+    conn: sqlite3.Connection, owner: Owner, extraction_task_id: str, *, reissue: bool = False
+) -> dict[str, Any] | None:
+    """The AdjudicationTask@v1 the drafts of `extraction_task_id` await right now.
+
+    The recorded task when its recall result set still holds. Otherwise, with `reissue`, the
+    old task is marked stale and a fresh one recorded (what a new runner plan needs); without
+    it, None (read-only: an approval must not change state before it runs). None as well when
+    the drafts no longer await adjudication."""
+    drafts = load_drafts(conn, extraction_task_id)
+    if not drafts or any(d.status != "draft" or d.adjudication != "pending" for d in drafts):
+        return None
+    current = _latest_adjudication_task(conn, extraction_task_id)
+    recall = run_recall(conn, owner, drafts)
+    live = current is not None and current.status in ("pending", "claimed")
+    if (
+        live
+        and current is not None
+        and (recall.result_set_digest == current.binding["resultSetDigest"])
+    ):
+        return adjudication_task_document(current.task_id, current.binding, drafts, recall)
+    submission = conn.execute(
+        "SELECT response_digest FROM submissions WHERE task_id = ?", (extraction_task_id,)
+    ).fetchone()
+    if not reissue or submission is None:
+        return None
+    with db.write_tx(conn):
+        if live and current is not None:
+            tasks.mark_stale(conn, current.task_id, lease_epoch=current.lease_epoch)
+        document, _ = issue_adjudication_task(
+            conn,
+            owner=owner,
+            extraction_task_id=extraction_task_id,
+            response_digest=str(submission[0]),
+            drafts=load_drafts(conn, extraction_task_id),
+            now=tasks.now_ms(),
+        )
+    return document

@@ -1,0 +1,236 @@
+"""`teamlore memory extract` and `memory reverify-runner`: the batch runner (docs/runner.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from teamlore.cli.app import memory_app
+from teamlore.cli.memory_cmds import RepositoryOption, _cwd, _instant, read_request
+from teamlore.cli.output import FormatOption, OutputFormat, fail, run, stdout
+from teamlore.core import errors
+
+RunnerOption = typer.Option(
+    None, "--runner", help="claude, codex or openai (needed to plan; checked when approving)."
+)
+RunnerModelOption = typer.Option(None, "--runner-model", help="Model the runner asks for.")
+RunnerEndpointOption = typer.Option(
+    None, "--runner-endpoint", help="Model endpoint (API root); default: the runner's own."
+)
+
+
+def _kib(n: int) -> str:
+    return f"{n / 1024:.1f} KiB"
+
+
+def _render_preview(result: dict[str, Any]) -> None:
+    runner = result["runner"]
+    binary = runner["binary"]
+    stdout.print(
+        f"Runner {runner['name']} ({escape(binary['version'])}) → {runner['provider']} "
+        f"model {escape(runner['model'])} at {escape(runner['endpoint'])}",
+        highlight=False,
+    )
+    plans = result["plans"]
+    if not plans:
+        stdout.print(escape(result["note"]), highlight=False)
+        return
+    table = Table("plan digest", "kind", "turns / drafts", "bytes to send", title="Would send")
+    for plan in plans:
+        disclosure = plan["disclosure"]
+        what = (
+            f"{disclosure['turns']} turns, {disclosure['evidenceItems']} evidence"
+            if plan["taskKind"] == "extraction"
+            else f"{disclosure['drafts']} drafts, {disclosure['poolItems']} pool items"
+        )
+        table.add_row(plan["planDigest"], plan["taskKind"], what, _kib(plan["bytesToSend"]))
+    stdout.print(table)
+    stdout.print(
+        f"Nothing was sent. {len(plans)} pending plan(s), {_kib(result['totalBytes'])} in "
+        f"total; provider retention: {plans[0]['providerRetention']}.",
+        highlight=False,
+    )
+    if result.get("manifest"):
+        stdout.print(f"Manifest digest: [bold]{result['manifest']['manifestDigest']}[/]")
+    stdout.print(f"To approve: [bold]{escape(result['approve'])}[/]", highlight=False)
+
+
+def _render_run(result: dict[str, Any]) -> None:
+    table = Table("plan", "kind", "status", "result", title="Runner results")
+    for item in result["results"]:
+        if item.get("status") == "failed":
+            error = item["error"]
+            outcome = f"{error['code']}: {error['message']}"
+        elif item.get("taskKind") == "extraction":
+            outcome = f"{item['candidates']} drafts staged"
+            if item.get("adjudicationPlan"):
+                outcome += f"; adjudication plan {item['adjudicationPlan']['planDigest'][:12]}…"
+        else:
+            outcome = f"{item['quarantined']} candidates quarantined for review"
+        table.add_row(
+            item["planDigest"][:12] + "…",
+            item.get("taskKind", "?"),
+            item.get("status", "?"),
+            escape(outcome),
+        )
+    stdout.print(table)
+    for item in result["results"]:
+        plan = item.get("adjudicationPlan")
+        if plan:
+            stdout.print(
+                f"The adjudication sends {_kib(plan['bytesToSend'])} ("
+                f"{plan['disclosure']['drafts']} drafts, {plan['disclosure']['poolItems']} pool "
+                f"items) to {escape(plan['provider'])}; approve it with: [bold]teamlore memory "
+                f"extract --approve-plan {plan['planDigest']}[/]",
+                highlight=False,
+            )
+    if result.get("next") and not any(i.get("adjudicationPlan") for i in result["results"]):
+        stdout.print(f"next: {escape(result['next'])}", highlight=False)
+
+
+@memory_app.command("extract")
+def extract(
+    runner: str | None = RunnerOption,
+    runner_model: str | None = RunnerModelOption,
+    runner_endpoint: str | None = RunnerEndpointOption,
+    since: str | None = typer.Option(None, "--since", help="Window start (ISO date/time, UTC)."),
+    until: str | None = typer.Option(None, "--until", help="Window end, exclusive."),
+    query: str = typer.Option("", "--query", "-q", help="Only turns matching these terms."),
+    providers: list[str] = typer.Option([], "--providers", help="claude, codex, pi."),
+    session_keys: list[str] = typer.Option([], "--session-keys", help="Only these sessions."),
+    tool_capability_keys: list[str] = typer.Option(
+        [], "--tool-capability-keys", help="Only turns that used these tools."
+    ),
+    result_evidence: list[str] = typer.Option(
+        [], "--result-evidence", help="provider-completed, abandoned, unknown."
+    ),
+    request: str | None = typer.Option(
+        None, "--request", help="A MemoryExtractionRequest@v1 JSON file, or - for stdin."
+    ),
+    limit: int = typer.Option(8, "--limit", "-n", help="Tasks to plan (1..8)."),
+    approve_plan: str | None = typer.Option(
+        None, "--approve-plan", help="Approve and run the pending plan with this digest."
+    ),
+    approve_manifest: str | None = typer.Option(
+        None, "--approve-manifest", help="Approve and run every plan of this manifest."
+    ),
+    repository: str | None = RepositoryOption,
+    fmt: OutputFormat = FormatOption,
+) -> None:
+    """Unattended extraction: plan what a runner would be sent (nothing is sent), then approve
+    a plan by its digest to run it, stage its drafts and plan their adjudication."""
+    selection_given = any(
+        [since, until, query, providers, session_keys, tool_capability_keys, result_evidence]
+    ) or (request is not None)
+    if approve_plan or approve_manifest:
+        if approve_plan and approve_manifest:
+            fail(
+                errors.TeamloreError(
+                    errors.USAGE, "--approve-plan and --approve-manifest cannot be combined"
+                ),
+                fmt,
+            )
+        if selection_given or runner_model or runner_endpoint:
+            fail(
+                errors.TeamloreError(
+                    errors.USAGE,
+                    "an approval runs exactly what was planned: it takes no selection, "
+                    "--runner-model or --runner-endpoint",
+                ),
+                fmt,
+            )
+        payload = {
+            "approvePlan": approve_plan,
+            "approveManifest": approve_manifest,
+            "runner": runner,
+        }
+        result = run(
+            "memory.extract_run",
+            payload,
+            fmt,
+            _render_run,
+            progress_label="runner",
+            cwd=_cwd(repository),
+        )
+        if result.get("failed"):
+            raise typer.Exit(1)
+        return
+    if runner is None:
+        fail(errors.TeamloreError(errors.USAGE, "--runner is required to make a plan"), fmt)
+    if (request is None) and not (since and until):
+        fail(
+            errors.TeamloreError(
+                errors.USAGE, "a plan needs a window (--since and --until) or --request"
+            ),
+            fmt,
+        )
+    plan_payload: dict[str, Any] = {
+        "runner": runner,
+        "runnerModel": runner_model,
+        "runnerEndpoint": runner_endpoint,
+        "limit": limit,
+    }
+    if request is not None:
+        if any(
+            [since, until, query, providers, session_keys, tool_capability_keys, result_evidence]
+        ):
+            fail(
+                errors.TeamloreError(
+                    errors.USAGE, "--request cannot be combined with the filter options"
+                ),
+                fmt,
+            )
+        plan_payload["request"] = read_request(request, fmt)
+    else:
+        plan_payload.update(
+            {
+                "since": _instant(since, fmt),
+                "until": _instant(until, fmt),
+                "query": query or None,
+                "providers": providers,
+                "sessionKeys": session_keys,
+                "toolCapabilityKeys": tool_capability_keys,
+                "resultEvidence": result_evidence,
+            }
+        )
+    run(
+        "memory.extract_preview",
+        {k: v for k, v in plan_payload.items() if v not in (None, [])},
+        fmt,
+        _render_preview,
+        cwd=_cwd(repository),
+    )
+
+
+def _render_reverify(result: dict[str, Any]) -> None:
+    binary = result["binary"]
+    stdout.print(
+        f"{result['runner']} {escape(binary['version'])} passed {result['testVersion']} "
+        f"({result['candidates']} candidate(s), only the given evidence cited, no canary, no "
+        "side effects). Approvals may run it until the binary or its version changes.",
+        highlight=False,
+    )
+
+
+@memory_app.command("reverify-runner")
+def reverify_runner(
+    runner: str = typer.Option(..., "--runner", help="claude, codex or openai."),
+    runner_model: str | None = RunnerModelOption,
+    runner_endpoint: str | None = RunnerEndpointOption,
+    repository: str | None = RepositoryOption,
+    fmt: OutputFormat = FormatOption,
+) -> None:
+    """Run the conformance probe (a fixed synthetic task, no user data) through a runner and
+    record the verdict for this binary and version."""
+    payload = {"runner": runner, "runnerModel": runner_model, "runnerEndpoint": runner_endpoint}
+    run(
+        "memory.reverify_runner",
+        {k: v for k, v in payload.items() if v is not None},
+        fmt,
+        _render_reverify,
+        progress_label="probe",
+        cwd=_cwd(repository),
+    )

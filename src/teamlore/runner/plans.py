@@ -1,0 +1,310 @@
+"""Pending runner plans and manifests on disk (docs/runner.md, "Plans and approval").
+
+A plan file `<state>/runner-plans/<planDigest>.json` (dir 0700, file 0600) holds the
+RunnerExecutionPlan@v1 (`plan`) plus what is needed to re-select its input at approval time
+(`source`: the normalized extraction request and task id, or the extraction task whose drafts
+are adjudicated), the runner choice, the profile document and a disclosure summary. It never
+holds transcript text: approval re-derives the task from the index and compares digests.
+
+A manifest file `manifest-<manifestDigest>.json` holds an AuthorizationManifest@v1 over several
+pending plans plus the owner it belongs to. A run record `<planDigest>.run.json` says what
+happened when the plan was approved (running → done | failed); the per-plan lock file
+`<planDigest>.lock` makes concurrent approvals of one plan refuse (RUNNER_PLAN_BUSY).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+from pydantic import ValidationError
+
+from teamlore.contracts import digests
+from teamlore.contracts.runner import (
+    AUTHORIZATION_MANIFEST_FORMAT,
+    RUNNER_EXECUTION_PLAN_FORMAT,
+    AuthorizationManifest,
+    RunnerExecutionPlan,
+)
+from teamlore.core import errors
+from teamlore.core.canonical import canonical_json, digest, sha256_hex
+from teamlore.core.paths import (
+    FILE_MODE,
+    ensure_private_dir,
+    read_private_file,
+    resolve_home,
+    write_private_file,
+)
+from teamlore.runner.profiles import Runner
+
+PLAN_DIR = "runner-plans"
+PLAN_FILE_FORMAT = "teamlore-runner-plan-file@1"
+MANIFEST_FILE_FORMAT = "teamlore-runner-manifest-file@1"
+MAX_PLANS_PER_MANIFEST = 8
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+
+
+@dataclass(frozen=True, slots=True)
+class Owner:
+    """The worktree a plan belongs to (keyed ids, as in the state DB)."""
+
+    repository_key: str
+    worktree_key: str
+
+
+def plan_dir(home: Path | None) -> Path:
+    return ensure_private_dir(resolve_home(home) / PLAN_DIR)
+
+
+def check_digest_argument(value: str) -> str:
+    candidate = value.strip().lower()
+    if not _HEX64.match(candidate):
+        raise errors.TeamloreError(
+            errors.INVALID_ARGUMENT, "an approval digest is 64 lowercase hex characters"
+        )
+    return candidate
+
+
+# -- building -----------------------------------------------------------------------------------
+
+
+def coverage_item(
+    source_kind: str,
+    opaque_id: str,
+    content: bytes,
+    *,
+    revision: int | None = None,
+    truncated: bool = False,
+) -> dict[str, Any]:
+    return {
+        "sourceKind": source_kind,
+        "opaqueSourceId": opaque_id,
+        "revision": revision,
+        "contentDigest": sha256_hex(content),
+        "bytes": len(content),
+        "truncated": truncated,
+    }
+
+
+def build_plan(
+    *,
+    task_kind: str,
+    task_id: str,
+    stdin: bytes,
+    coverage: list[dict[str, Any]],
+    runner: Runner,
+) -> RunnerExecutionPlan:
+    body: dict[str, Any] = {
+        "format": RUNNER_EXECUTION_PLAN_FORMAT,
+        "planDigest": None,
+        "taskKind": task_kind,
+        "taskId": task_id,
+        "runnerInputDigest": digests.runner_input_digest(stdin),
+        "inputCoverageDigest": digest(coverage),
+        "inputCoverage": coverage,
+        "runnerProfile": runner.profile_id,
+        "provider": runner.provider,
+        "model": runner.model,
+        "endpoint": runner.endpoint,
+        "bytesToSend": len(stdin),
+        "localSessionPersistence": "none",
+        "providerRetention": runner.retention,
+        "authorization": "pending",
+    }
+    body["planDigest"] = digests.plan_digest(body)
+    return RunnerExecutionPlan.from_wire(body)
+
+
+def build_manifest(listed: list[dict[str, Any]]) -> AuthorizationManifest:
+    """A manifest over plans given as {planDigest, taskKind, taskId, bytesToSend}."""
+    listed = [
+        {k: p[k] for k in ("planDigest", "taskKind", "taskId", "bytesToSend")} for p in listed
+    ]
+    body: dict[str, Any] = {
+        "format": AUTHORIZATION_MANIFEST_FORMAT,
+        "manifestDigest": None,
+        "plans": listed,
+        "totalBytes": sum(int(p["bytesToSend"]) for p in listed),
+        "authorization": "pending",
+    }
+    body["manifestDigest"] = digests.manifest_digest(body)
+    return AuthorizationManifest.from_wire(body)
+
+
+# -- files --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PlanFile:
+    plan: RunnerExecutionPlan
+    owner: Owner
+    runner: dict[str, Any]
+    profile: dict[str, Any]
+    source: dict[str, Any]
+    disclosure: dict[str, Any]
+    created_at: str
+
+    @property
+    def digest(self) -> str:
+        assert self.plan.plan_digest is not None
+        return self.plan.plan_digest
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": PLAN_FILE_FORMAT,
+            "owner": {
+                "repositoryKey": self.owner.repository_key,
+                "worktreeKey": self.owner.worktree_key,
+            },
+            "createdAt": self.created_at,
+            "runner": self.runner,
+            "profile": self.profile,
+            "source": self.source,
+            "disclosure": self.disclosure,
+            "plan": self.plan.to_wire(),
+        }
+
+
+def write_plan(home: Path | None, plan_file: PlanFile) -> Path:
+    path = plan_dir(home) / f"{plan_file.digest}.json"
+    write_private_file(path, orjson.dumps(plan_file.to_json(), option=orjson.OPT_INDENT_2))
+    return path
+
+
+def write_manifest(home: Path | None, manifest: AuthorizationManifest, owner: Owner) -> Path:
+    path = plan_dir(home) / f"manifest-{manifest.manifest_digest}.json"
+    document = {
+        "format": MANIFEST_FILE_FORMAT,
+        "owner": {"repositoryKey": owner.repository_key, "worktreeKey": owner.worktree_key},
+        "manifest": manifest.to_wire(),
+    }
+    write_private_file(path, orjson.dumps(document, option=orjson.OPT_INDENT_2))
+    return path
+
+
+def _invalid(what: str) -> errors.TeamloreError:
+    return errors.TeamloreError(errors.RUNNER_PLAN_INVALID, what)
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        data = orjson.loads(read_private_file(path))
+    except FileNotFoundError:
+        return None
+    except (OSError, orjson.JSONDecodeError):
+        raise _invalid(f"{path.name} cannot be read as JSON") from None
+    if not isinstance(data, dict):
+        raise _invalid(f"{path.name} is not a JSON object")
+    return data
+
+
+def _owner_of(data: dict[str, Any], name: str) -> Owner:
+    owner = data.get("owner")
+    if not isinstance(owner, dict):
+        raise _invalid(f"{name} names no owner")
+    return Owner(str(owner.get("repositoryKey")), str(owner.get("worktreeKey")))
+
+
+def load_plan(home: Path | None, plan_digest: str, owner: Owner) -> PlanFile:
+    """The pending plan `plan_digest` of `owner`: RUNNER_PLAN_NOT_FOUND / RUNNER_PLAN_INVALID."""
+    path = plan_dir(home) / f"{plan_digest}.json"
+    data = _read_json(path)
+    if data is None or _owner_of(data, path.name) != owner:
+        raise errors.TeamloreError(
+            errors.RUNNER_PLAN_NOT_FOUND,
+            f"no runner plan {plan_digest[:12]}… belongs to this worktree",
+            planDigest=plan_digest,
+        )
+    if data.get("format") != PLAN_FILE_FORMAT:
+        raise _invalid(f"{path.name} is not a {PLAN_FILE_FORMAT} file")
+    try:
+        plan = RunnerExecutionPlan.from_wire(data.get("plan"))
+    except ValidationError as exc:
+        raise _invalid(
+            f"{path.name}: the plan does not verify ({exc.errors()[0].get('msg', 'invalid')})"
+        ) from None
+    if plan.plan_digest != plan_digest:
+        raise _invalid(f"{path.name} holds a plan with another digest")
+    fields = ("runner", "profile", "source", "disclosure")
+    if not all(isinstance(data.get(key), dict) for key in fields):
+        raise _invalid(f"{path.name} lacks runner, profile, source or disclosure")
+    if digest(data["profile"]) != plan.runner_profile.rpartition(":")[2]:
+        raise _invalid(f"{path.name}: the runner profile was edited")
+    return PlanFile(
+        plan,
+        _owner_of(data, path.name),
+        data["runner"],
+        data["profile"],
+        data["source"],
+        data["disclosure"],
+        str(data.get("createdAt", "")),
+    )
+
+
+def load_manifest(home: Path | None, manifest_digest: str, owner: Owner) -> AuthorizationManifest:
+    path = plan_dir(home) / f"manifest-{manifest_digest}.json"
+    data = _read_json(path)
+    if data is None or _owner_of(data, path.name) != owner:
+        raise errors.TeamloreError(
+            errors.RUNNER_PLAN_NOT_FOUND,
+            f"no runner manifest {manifest_digest[:12]}… belongs to this worktree",
+            manifestDigest=manifest_digest,
+        )
+    try:
+        manifest = AuthorizationManifest.from_wire(data.get("manifest"))
+    except ValidationError as exc:
+        raise _invalid(
+            f"{path.name}: the manifest does not verify ({exc.errors()[0].get('msg', 'invalid')})"
+        ) from None
+    if manifest.manifest_digest != manifest_digest:
+        raise _invalid(f"{path.name} holds a manifest with another digest")
+    return manifest
+
+
+# -- run records and the per-plan lock -----------------------------------------------------------
+
+
+def run_record_path(home: Path | None, plan_digest: str) -> Path:
+    return plan_dir(home) / f"{plan_digest}.run.json"
+
+
+def read_run_record(home: Path | None, plan_digest: str) -> dict[str, Any] | None:
+    try:
+        return _read_json(run_record_path(home, plan_digest))
+    except errors.TeamloreError:
+        return None
+
+
+def write_run_record(home: Path | None, plan_digest: str, record: dict[str, Any]) -> None:
+    write_private_file(run_record_path(home, plan_digest), canonical_json(record))
+
+
+@contextmanager
+def plan_lock(home: Path | None, plan_digest: str) -> Iterator[None]:
+    """Exclusive, non-blocking: a second approval of the same plan refuses at once."""
+    path = plan_dir(home) / f"{plan_digest}.lock"
+    fd = os.open(path, os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW, FILE_MODE)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise errors.TeamloreError(
+                errors.RUNNER_PLAN_BUSY,
+                f"plan {plan_digest[:12]}… is being run by another teamlore process",
+                planDigest=plan_digest,
+            ) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(fd)

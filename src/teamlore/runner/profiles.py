@@ -1,0 +1,554 @@
+"""The three restricted runner profiles: `claude`, `codex`, `openai` (docs/runner.md).
+
+A profile says exactly how a task's bytes reach a model and how the answer comes back:
+
+- `claude`: `claude -p --output-format json --tools "" --strict-mcp-config --mcp-config
+  '{"mcpServers":{}}' --no-session-persistence --setting-sources "" [--model M]`, the task on
+  stdin (closed after the bytes), a throw-away HOME/CLAUDE_CONFIG_DIR, the endpoint through
+  ANTHROPIC_BASE_URL; the answer is `.result` of the JSON on stdout.
+- `codex`: `codex exec --skip-git-repo-check --ephemeral --sandbox read-only --color never
+  --ignore-rules -o <file> -`, a one-time CODEX_HOME whose config.toml fixes approval "never",
+  no MCP servers, every shell/code/browser/plugin feature off and (with an endpoint) a
+  model provider speaking the Responses API; the answer is the `-o` last-message file.
+- `openai`: no process: the existing OpenAI-compatible client (`teamlore.models`), model profile
+  `[models.runner]` from config.toml (else `[models.default]`); the task bytes are the one user
+  message.
+
+Every CLI runs with an environment built from an allow-list (locale, proxy, certificates, the
+credential variable of that CLI): nothing of the caller's agent session (CLAUDECODE, CODEX_*,
+NODE_OPTIONS, LD_*, other secrets) leaks in. `describe()` is the profile document whose digest is
+part of every plan (`runnerProfile`) — argv template, environment names, limits, binary identity —
+so changing any of them voids pending plans.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import orjson
+
+from teamlore.core import errors
+from teamlore.core.canonical import digest
+from teamlore.runner.binaries import BinaryIdentity, identify, resolve_binary
+from teamlore.runner.process import Limits, run_bounded
+
+RunnerName = Literal["claude", "codex", "openai"]
+RUNNER_NAMES: tuple[RunnerName, ...] = ("claude", "codex", "openai")
+PROFILE_VERSION = "restricted-runner@1"
+
+DEFAULT_TIMEOUT_S = 600.0
+DEFAULT_MAX_OUTPUT_BYTES = 4 * 1024 * 1024
+TIMEOUT_ENV = "TEAMLORE_RUNNER_TIMEOUT_S"
+MAX_OUTPUT_ENV = "TEAMLORE_RUNNER_MAX_OUTPUT_BYTES"
+RUN_MARKER_ENV = "TEAMLORE_RUNNER_RUN"
+
+# passed through to every CLI runner when set: locale, proxies, certificates
+_COMMON_ENV = (
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "HTTPS_PROXY",
+    "HTTP_PROXY",
+    "NO_PROXY",
+    "https_proxy",
+    "http_proxy",
+    "no_proxy",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
+)
+_CLAUDE_QUIET = {
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_AUTOUPDATER": "1",
+    "DISABLE_ERROR_REPORTING": "1",
+    "DISABLE_BUG_COMMAND": "1",
+    "CLAUDE_CODE_MAX_RETRIES": "2",
+}
+_CODEX_FEATURES_OFF = (
+    "shell_tool",
+    "unified_exec",
+    "code_mode_host",
+    "apps",
+    "plugins",
+    "plugin_sharing",
+    "remote_plugin",
+    "browser_use",
+    "browser_use_external",
+    "computer_use",
+    "image_generation",
+    "multi_agent",
+    "hooks",
+    "view_image",
+    "tool_suggest",
+    "skill_mcp_dependency_install",
+    "in_app_updates",
+    "api_key_model_discovery",
+    "shell_snapshot",
+    "goals",
+    "sleep_tool",
+    "unbounded_connection_retries",
+    "enable_request_compression",
+)
+CODEX_KEY_ENV = "TEAMLORE_RUNNER_API_KEY"
+
+
+def limits_from(environ: Mapping[str, str]) -> Limits:
+    """The runner limits: defaults, or TEAMLORE_RUNNER_TIMEOUT_S / _MAX_OUTPUT_BYTES."""
+    try:
+        timeout = float(environ.get(TIMEOUT_ENV) or DEFAULT_TIMEOUT_S)
+        cap = int(environ.get(MAX_OUTPUT_ENV) or DEFAULT_MAX_OUTPUT_BYTES)
+    except ValueError:
+        raise errors.TeamloreError(
+            errors.INVALID_ARGUMENT, f"{TIMEOUT_ENV} / {MAX_OUTPUT_ENV} must be numbers"
+        ) from None
+    if not 0 < timeout <= 7200 or not 1024 <= cap <= 256 * 1024 * 1024:
+        raise errors.TeamloreError(
+            errors.INVALID_ARGUMENT,
+            f"{TIMEOUT_ENV} must be in (0, 7200] and {MAX_OUTPUT_ENV} in [1024, 256 MiB]",
+        )
+    return Limits(timeout, cap)
+
+
+@dataclass(frozen=True, slots=True)
+class RunnerChoice:
+    """What the user asked for: `--runner`, `--runner-model`, `--runner-endpoint`."""
+
+    name: RunnerName
+    model: str | None = None
+    endpoint: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "model": self.model, "endpoint": self.endpoint}
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutput:
+    """A runner's answer text, plus what the conformance probe judges: files the runner left in
+    its working directory and processes left in its group after it exited."""
+
+    text: str
+    work_files: tuple[str, ...] = ()
+    lingering: bool = False
+
+
+@dataclass(slots=True)
+class Runner:
+    """A resolved runner: identity, disclosure facts and how to run one task."""
+
+    choice: RunnerChoice
+    provider: str
+    model: str
+    endpoint: str
+    retention: Literal["unknown", "no-retention", "provider-policy"]
+    binary: BinaryIdentity
+    limits: Limits
+    argv_template: tuple[str, ...]
+    env_names: tuple[str, ...]
+    execute: Callable[[bytes, Callable[[int], None] | None], RunOutput] = field(repr=False)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "profileVersion": PROFILE_VERSION,
+            "runner": self.choice.name,
+            "provider": self.provider,
+            "model": self.model,
+            "endpoint": self.endpoint,
+            "binary": self.binary.to_json(),
+            "argv": list(self.argv_template),
+            "env": sorted(self.env_names),
+            "timeoutSeconds": self.limits.timeout_s,
+            "maxOutputBytes": self.limits.max_output_bytes,
+        }
+
+    @property
+    def profile_id(self) -> str:
+        """`runnerProfile` of a plan: the profile name and the digest of its document."""
+        return f"{self.choice.name}-{PROFILE_VERSION}:{digest(self.describe())}"
+
+    @property
+    def conformance_key(self) -> str:
+        """The conformance record's key: runner, provider, model and endpoint."""
+        return f"{self.choice.name}:{digest([self.provider, self.model, self.endpoint])[:16]}"
+
+    @property
+    def fingerprint(self) -> str:
+        """What a conformance record is bound to: the binary identity and the profile."""
+        return digest({"binary": self.binary.to_json(), "profile": self.profile_id})
+
+    def run(self, stdin: bytes, on_start: Callable[[int], None] | None = None) -> RunOutput:
+        return self.execute(stdin, on_start)
+
+
+def _passthrough(environ: Mapping[str, str], names: tuple[str, ...]) -> dict[str, str]:
+    return {name: environ[name] for name in names if environ.get(name)}
+
+
+@contextmanager
+def _scratch() -> Iterator[Path]:
+    """A private throw-away directory (HOME, CODEX_HOME, cwd of the runner); always removed."""
+    path = Path(tempfile.mkdtemp(prefix="teamlore-runner-"))
+    try:
+        os.chmod(path, 0o700)
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _left_files(work: Path) -> tuple[str, ...]:
+    return tuple(sorted(p.name for p in work.iterdir())) if work.is_dir() else ()
+
+
+def _decode(data: bytes, what: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise errors.TeamloreError(
+            errors.RUNNER_OUTPUT_INVALID, f"{what} is not UTF-8 text", reason="not-utf8"
+        ) from None
+
+
+# -- claude -------------------------------------------------------------------------------------
+
+CLAUDE_DEFAULT_ENDPOINT = "https://api.anthropic.com"
+
+
+def _claude_argv(binary: Path, model: str | None) -> list[str]:
+    argv = [
+        str(binary),
+        "-p",
+        "--output-format",
+        "json",
+        "--tools",
+        "",
+        "--strict-mcp-config",
+        "--mcp-config",
+        '{"mcpServers":{}}',
+        "--no-session-persistence",
+        "--setting-sources",
+        "",
+        "--disable-slash-commands",
+    ]
+    return [*argv, "--model", model] if model else argv
+
+
+def _claude_answer(stdout: bytes) -> str:
+    text = _decode(stdout, "claude's output")
+    try:
+        result = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        raise errors.TeamloreError(
+            errors.RUNNER_OUTPUT_INVALID,
+            "claude did not print its --output-format json result",
+            reason="not-json",
+        ) from None
+    if not isinstance(result, dict) or not isinstance(result.get("result"), str):
+        raise errors.TeamloreError(
+            errors.RUNNER_OUTPUT_INVALID, "claude's JSON has no result text", reason="no-result"
+        )
+    if result.get("is_error"):
+        raise errors.TeamloreError(
+            errors.RUNNER_OUTPUT_INVALID,
+            f"claude reported an error ({result.get('subtype') or 'is_error'})",
+            reason="runner-error",
+        )
+    return str(result["result"])
+
+
+def claude_runner(choice: RunnerChoice, environ: Mapping[str, str], home: Path | None) -> Runner:
+    binary_path = resolve_binary("claude", env_var="TEAMLORE_CLAUDE_BIN", environ=environ)
+    limits = limits_from(environ)
+    passed = _passthrough(environ, (*_COMMON_ENV, "ANTHROPIC_API_KEY"))
+    endpoint = choice.endpoint or CLAUDE_DEFAULT_ENDPOINT
+
+    def env_for(scratch: Path) -> dict[str, str]:
+        env = {
+            **passed,
+            **_CLAUDE_QUIET,
+            "HOME": str(scratch / "home"),
+            "CLAUDE_CONFIG_DIR": str(scratch / "home" / ".claude"),
+        }
+        if choice.endpoint:
+            env["ANTHROPIC_BASE_URL"] = choice.endpoint
+        return env
+
+    with _scratch() as probe_dir:
+        (probe_dir / "home").mkdir()
+        identity = identify(binary_path, env=env_for(probe_dir), cwd=probe_dir, home=home)
+
+    def execute(stdin: bytes, on_start: Callable[[int], None] | None) -> RunOutput:
+        with _scratch() as scratch:
+            (scratch / "home").mkdir()
+            (scratch / "work").mkdir()
+            env = env_for(scratch)
+            env[RUN_MARKER_ENV] = scratch.name
+            result = run_bounded(
+                _claude_argv(binary_path, choice.model),
+                stdin=stdin,
+                env=env,
+                cwd=scratch / "work",
+                limits=limits,
+                what="claude",
+                on_start=on_start,
+            )
+            return RunOutput(
+                _claude_answer(result.stdout), _left_files(scratch / "work"), result.lingering
+            )
+
+    template = _claude_argv(Path("claude"), choice.model)
+    env_names = (*passed, *_CLAUDE_QUIET, "HOME", "CLAUDE_CONFIG_DIR") + (
+        ("ANTHROPIC_BASE_URL",) if choice.endpoint else ()
+    )
+    return Runner(
+        choice=choice,
+        provider="anthropic" if not choice.endpoint else "anthropic-compatible",
+        model=choice.model or "cli-default",
+        endpoint=endpoint,
+        retention="provider-policy",
+        binary=identity,
+        limits=limits,
+        argv_template=tuple(template),
+        env_names=tuple(env_names),
+        execute=execute,
+    )
+
+
+# -- codex --------------------------------------------------------------------------------------
+
+CODEX_DEFAULT_ENDPOINT = "https://api.openai.com/v1"
+
+
+def _toml_string(value: str) -> str:
+    return orjson.dumps(value).decode()
+
+
+def codex_config(choice: RunnerChoice) -> str:
+    """The one-time CODEX_HOME/config.toml: top-level keys first, then tables."""
+    lines = [
+        'approval_policy = "never"',
+        'sandbox_mode = "read-only"',
+        'web_search = "disabled"',
+        "check_for_update_on_startup = false",
+    ]
+    if choice.model:
+        lines.append(f"model = {_toml_string(choice.model)}")
+    if choice.endpoint:
+        lines += [
+            'model_provider = "teamlore_runner"',
+            "",
+            "[model_providers.teamlore_runner]",
+            'name = "teamlore runner endpoint"',
+            f"base_url = {_toml_string(choice.endpoint)}",
+            'wire_api = "responses"',
+            f'env_key = "{CODEX_KEY_ENV}"',
+            "request_max_retries = 1",
+            "stream_max_retries = 0",
+        ]
+    lines += ["", "[analytics]", "enabled = false", "", "[feedback]", "enabled = false", ""]
+    lines += ["[features]", *(f"{name} = false" for name in _CODEX_FEATURES_OFF), ""]
+    return "\n".join(lines)
+
+
+def _codex_argv(binary: Path, answer_file: Path) -> list[str]:
+    return [
+        str(binary),
+        "exec",
+        "--skip-git-repo-check",
+        "--ephemeral",
+        "--sandbox",
+        "read-only",
+        "--color",
+        "never",
+        "--ignore-rules",
+        "-o",
+        str(answer_file),
+        "-",
+    ]
+
+
+def _caller_codex_auth(environ: Mapping[str, str]) -> Path | None:
+    base = environ.get("CODEX_HOME") or (
+        str(Path(environ["HOME"]) / ".codex") if environ.get("HOME") else None
+    )
+    if base is None:
+        return None
+    auth = Path(base) / "auth.json"
+    return auth if auth.is_file() else None
+
+
+def codex_runner(choice: RunnerChoice, environ: Mapping[str, str], home: Path | None) -> Runner:
+    binary_path = resolve_binary("codex", env_var="TEAMLORE_CODEX_BIN", environ=environ)
+    limits = limits_from(environ)
+    passed = _passthrough(environ, _COMMON_ENV)
+    key = environ.get("OPENAI_API_KEY")
+    auth_file = None if choice.endpoint else _caller_codex_auth(environ)
+
+    def env_for(scratch: Path) -> dict[str, str]:
+        env = {
+            **passed,
+            "HOME": str(scratch / "home"),
+            "CODEX_HOME": str(scratch / "codex-home"),
+        }
+        if key:
+            env[CODEX_KEY_ENV if choice.endpoint else "OPENAI_API_KEY"] = key
+        return env
+
+    def prepare(scratch: Path) -> None:
+        (scratch / "home").mkdir()
+        (scratch / "work").mkdir()
+        codex_home = scratch / "codex-home"
+        codex_home.mkdir(mode=0o700)
+        (codex_home / "config.toml").write_text(codex_config(choice), encoding="utf-8")
+        if auth_file is not None:
+            shutil.copyfile(auth_file, codex_home / "auth.json")
+            os.chmod(codex_home / "auth.json", 0o600)
+
+    with _scratch() as probe_dir:
+        prepare(probe_dir)
+        identity = identify(binary_path, env=env_for(probe_dir), cwd=probe_dir, home=home)
+
+    def execute(stdin: bytes, on_start: Callable[[int], None] | None) -> RunOutput:
+        with _scratch() as scratch:
+            prepare(scratch)
+            answer_file = scratch / "last-message.txt"
+            env = env_for(scratch)
+            env[RUN_MARKER_ENV] = scratch.name
+            result = run_bounded(
+                _codex_argv(binary_path, answer_file),
+                stdin=stdin,
+                env=env,
+                cwd=scratch / "work",
+                limits=limits,
+                what="codex",
+                on_start=on_start,
+            )
+            return RunOutput(
+                _read_answer_file(answer_file, limits),
+                _left_files(scratch / "work"),
+                result.lingering,
+            )
+
+    env_names = (*passed, "HOME", "CODEX_HOME") + (
+        ((CODEX_KEY_ENV if choice.endpoint else "OPENAI_API_KEY"),) if key else ()
+    )
+    return Runner(
+        choice=choice,
+        provider="openai" if not choice.endpoint else "openai-compatible",
+        model=choice.model or "cli-default",
+        endpoint=choice.endpoint or CODEX_DEFAULT_ENDPOINT,
+        retention="provider-policy",
+        binary=identity,
+        limits=limits,
+        argv_template=(*_codex_argv(Path("codex"), Path("<answer-file>")),),
+        env_names=tuple(env_names) + (("codex-home/auth.json",) if auth_file else ()),
+        execute=execute,
+    )
+
+
+def _read_answer_file(path: Path, limits: Limits) -> str:
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise errors.TeamloreError(
+            errors.RUNNER_OUTPUT_INVALID, "codex wrote no last message", reason="no-answer"
+        ) from None
+    if size > limits.max_output_bytes:
+        raise errors.TeamloreError(
+            errors.RUNNER_OUTPUT_TOO_LARGE,
+            f"codex's last message is larger than {limits.max_output_bytes} bytes",
+            maxOutputBytes=limits.max_output_bytes,
+            stream="last-message",
+        )
+    return _decode(path.read_bytes(), "codex's last message")
+
+
+# -- openai -------------------------------------------------------------------------------------
+
+RUNNER_MODEL_PROFILE = "runner"
+_API_PATHS = {"chat": "chat/completions", "responses": "responses"}
+
+
+def openai_runner(choice: RunnerChoice, environ: Mapping[str, str], home: Path | None) -> Runner:
+    from teamlore import __version__
+    from teamlore.models.base import ChatMessage, ModelRequest
+    from teamlore.models.openai_compat import OpenAICompatClient
+    from teamlore.models.profiles import load_profile, normalize_base_url, profile_names
+
+    name = RUNNER_MODEL_PROFILE if RUNNER_MODEL_PROFILE in profile_names(home) else None
+    profile = load_profile(name, home=home, environ=environ)
+    overrides: dict[str, Any] = {}
+    if choice.model:
+        overrides["model"] = choice.model
+    if choice.endpoint:
+        try:
+            overrides["base_url"] = normalize_base_url(choice.endpoint)
+        except ValueError as exc:
+            raise errors.TeamloreError(
+                errors.INVALID_ARGUMENT, f"--runner-endpoint: {exc}"
+            ) from None
+    profile = profile.model_copy(update=overrides)
+    limits = limits_from(environ)
+    client_doc = {
+        "client": "teamlore-openai-compat",
+        "version": __version__,
+        "api": profile.api,
+        "profile": profile.name,
+    }
+    identity = BinaryIdentity(
+        name="teamlore-openai-compat",
+        path=Path("teamlore"),
+        sha256=digest(client_doc),
+        size=0,
+        version=__version__,
+    )
+
+    def execute(stdin: bytes, on_start: Callable[[int], None] | None) -> RunOutput:
+        request = ModelRequest(
+            messages=(ChatMessage(role="user", content=_decode(stdin, "the task")),),
+            max_output_tokens=16384,
+            output="json_object",
+        )
+        with OpenAICompatClient.from_profile(profile, timeout_s=limits.timeout_s) as client:
+            response = client.complete(request)
+        if len(response.text.encode("utf-8")) > limits.max_output_bytes:
+            raise errors.TeamloreError(
+                errors.RUNNER_OUTPUT_TOO_LARGE,
+                f"the model answered more than {limits.max_output_bytes} bytes",
+                maxOutputBytes=limits.max_output_bytes,
+                stream="response",
+            )
+        return RunOutput(response.text)
+
+    return Runner(
+        choice=choice,
+        provider="openai-compatible",
+        model=profile.model,
+        endpoint=profile.base_url,
+        retention="provider-policy",
+        binary=identity,
+        limits=limits,
+        argv_template=(f"POST {profile.base_url}/{_API_PATHS[profile.api]}",),
+        env_names=(profile.api_key_env,),
+        execute=execute,
+    )
+
+
+def resolve_runner(
+    choice: RunnerChoice, *, environ: Mapping[str, str] | None = None, home: Path | None = None
+) -> Runner:
+    """The runner for `choice`, its binary identified (RUNNER_BINARY_NOT_FOUND etc.)."""
+    env = os.environ if environ is None else environ
+    if choice.name == "claude":
+        return claude_runner(choice, env, home)
+    if choice.name == "codex":
+        return codex_runner(choice, env, home)
+    return openai_runner(choice, env, home)

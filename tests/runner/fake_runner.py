@@ -1,0 +1,133 @@
+"""Fake runner executables for fault injection (DESIGN "How it is tested": fake runner
+executables). Not a model: the fake answers from the task it received, or misbehaves on purpose.
+
+`FakeRunner(tmp_path).install(kind)` writes an executable `claude` (or `codex`) script. It
+answers `--version` with `FakeRunner.version`; otherwise it reads the task bytes from stdin,
+appends their sha256 to `<script>.log` (what it was sent), and acts per its mode file
+(`<script>.mode`, so the mode survives the runner's allow-listed environment):
+
+- `good`: a correct answer: one candidate citing the task's first turn evidence (extraction),
+  `store` for every draft (adjudication), the known fact for the conformance probe;
+- `hang` (sleep 600), `flood` (50 MB on stdout), `exit3`, `prose`, `foreign` (cites an
+  evidence id the task did not give), `secret` (a GitHub token in the content), `linger`
+  (leaves a background process), `write` (writes a file in its working directory).
+The probe always gets the correct answer unless the mode is `bad-probe`, so a fake passes
+`reverify-runner` and misbehaves on the real task.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+SCRIPT = r'''#!PYTHON
+import hashlib, json, os, subprocess, sys, time
+from pathlib import Path
+
+HERE = Path(__file__)
+KIND = "KIND"
+if "--version" in sys.argv:
+    print("VERSION")
+    sys.exit(0)
+mode = HERE.with_suffix(".mode").read_text().strip() if HERE.with_suffix(".mode").exists() else "good"
+data = sys.stdin.buffer.read()
+with open(HERE.with_suffix(".log"), "a") as log:
+    log.write(json.dumps({"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data),
+                          "argv": sys.argv[1:], "cwd": os.getcwd(),
+                          "env": sorted(os.environ)}) + "\n")
+text = data.decode()
+task = json.loads(text.split("TASK:\n", 1)[1])
+probe = task["taskId"].startswith("conformance-probe")
+if probe and mode != "bad-probe":
+    mode = "good"
+if mode == "hang":
+    time.sleep(600)
+if mode == "flood":
+    chunk = b"x" * 1048576
+    for _ in range(50):
+        sys.stdout.buffer.write(chunk)
+    sys.stdout.flush()
+    sys.exit(0)
+if mode == "exit3":
+    sys.stderr.write("something went wrong\n")
+    sys.exit(3)
+if mode == "linger":
+    subprocess.Popen(["sleep", "300"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                     stderr=subprocess.DEVNULL)
+if mode == "write":
+    Path("pwned.txt").write_text("x")
+
+def answer():
+    if mode == "prose":
+        return "Sure! Here are some memories I found: the release needs a v prefix."
+    if task["format"].endswith("adjudication-task@v1"):
+        return json.dumps({"format": "threadshare-memory-adjudication-result@v1",
+                           "taskId": task["taskId"], "binding": task["binding"],
+                           "adjudications": [{"draftRef": d["candidateId"], "action": "store",
+                                              "targetIds": [], "mergedFields": None}
+                                             for d in task["drafts"]]})
+    evidence = task["chunk"]["turnEvidence"][0]["evidenceId"]
+    if mode == "foreign":
+        evidence = "ev-turn-ffffffffffff"
+    content = ("Run `make db-up` before `make test`; the tests need the database."
+               if probe else "Release tag checks expect a v prefix; run the release tests first.")
+    if mode == "secret":
+        content += " Token: ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    return json.dumps({"format": "threadshare-memory-candidate-draft-batch@v1",
+                       "taskId": task["taskId"], "binding": task["binding"],
+                       "candidates": [{"content": content, "type": "work_method",
+                                       "priority": 60, "confidence": "medium", "scene": None,
+                                       "statements": [{"statementId": "s1", "text": content,
+                                                       "evidenceIds": [evidence]}]}]})
+
+text_out = answer()
+if KIND == "claude":
+    print(json.dumps({"type": "result", "subtype": "success", "is_error": False,
+                      "result": text_out}))
+else:
+    out = sys.argv[sys.argv.index("-o") + 1]
+    Path(out).write_text(text_out)
+    print("codex done")
+'''
+
+
+class FakeRunner:
+    version = "9.9.9 (fake)"
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        root.mkdir(parents=True, exist_ok=True)
+        self.path: Path | None = None
+
+    def install(self, kind: str = "claude", mode: str = "good", version: str | None = None) -> Path:
+        path = self.root / kind
+        body = (
+            SCRIPT.replace("PYTHON", sys.executable)
+            .replace('"KIND"', repr(kind))
+            .replace("VERSION", version or self.version)
+        )
+        path.write_text(body)
+        os.chmod(path, 0o755)
+        self.path = path
+        self.mode(mode)
+        return path
+
+    def mode(self, mode: str) -> None:
+        assert self.path is not None
+        self.path.with_suffix(".mode").write_text(mode)
+
+    def sent(self) -> list[dict[str, object]]:
+        """What the fake received, one record per run (sha256, bytes, argv, env names)."""
+        import json
+
+        assert self.path is not None
+        log = self.path.with_suffix(".log")
+        if not log.exists():
+            return []
+        return [json.loads(line) for line in log.read_text().splitlines()]
+
+    def env(self) -> dict[str, str]:
+        assert self.path is not None
+        variable = "TEAMLORE_CLAUDE_BIN" if self.path.name == "claude" else "TEAMLORE_CODEX_BIN"
+        return {variable: str(self.path)}
