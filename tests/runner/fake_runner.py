@@ -8,9 +8,9 @@ appends their sha256 to `<script>.log` (what it was sent), and acts per its mode
 
 - `good`: a correct answer: one candidate citing the task's first turn evidence (extraction),
   `store` for every draft (adjudication), the known fact for the conformance probe;
-- `hang` (sleep 600), `flood` (50 MB on stdout), `exit3`, `prose`, `foreign` (cites an
-  evidence id the task did not give), `secret` (a GitHub token in the content), `linger`
-  (leaves a background process), `write` (writes a file in its working directory).
+- `hang` (sleep 600), `slow` (4 s, then good), `flood` (50 MB on stdout), `exit3`, `prose`,
+  `foreign` (cites an evidence id the task did not give), `secret` (a GitHub token in the
+  content), `linger` (leaves a background process), `write` (a file in its working directory).
 The probe always gets the correct answer unless the mode is `bad-probe`, so a fake passes
 `reverify-runner` and misbehaves on the real task.
 """
@@ -21,7 +21,7 @@ import os
 import sys
 from pathlib import Path
 
-SCRIPT = r'''#!PYTHON
+SCRIPT = r"""#!PYTHON
 import hashlib, json, os, subprocess, sys, time
 from pathlib import Path
 
@@ -30,7 +30,8 @@ KIND = "KIND"
 if "--version" in sys.argv:
     print("VERSION")
     sys.exit(0)
-mode = HERE.with_suffix(".mode").read_text().strip() if HERE.with_suffix(".mode").exists() else "good"
+MODE = HERE.with_suffix(".mode")
+mode = MODE.read_text().strip() if MODE.exists() else "good"
 data = sys.stdin.buffer.read()
 with open(HERE.with_suffix(".log"), "a") as log:
     log.write(json.dumps({"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data),
@@ -41,8 +42,12 @@ task = json.loads(text.split("TASK:\n", 1)[1])
 probe = task["taskId"].startswith("conformance-probe")
 if probe and mode != "bad-probe":
     mode = "good"
+if mode == "bad-probe":
+    mode = "foreign"
 if mode == "hang":
     time.sleep(600)
+if mode == "slow":
+    time.sleep(4)
 if mode == "flood":
     chunk = b"x" * 1048576
     for _ in range(50):
@@ -89,7 +94,7 @@ else:
     out = sys.argv[sys.argv.index("-o") + 1]
     Path(out).write_text(text_out)
     print("codex done")
-'''
+"""
 
 
 class FakeRunner:

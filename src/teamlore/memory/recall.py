@@ -614,6 +614,7 @@ class TaskSource:
     evidence: dict[str, EvidenceRecord] = field(default_factory=dict)
     public_catalog: list[dict[str, Any]] = field(default_factory=list)
     stale_reasons: list[str] = field(default_factory=list)
+    task: dict[str, Any] | None = None  # the ExtractionTask@v1 as issued (when not stale)
 
     @property
     def stale(self) -> bool:
@@ -627,8 +628,12 @@ def load_task_source(
     task_id: str,
     *,
     home: Path | None = None,
+    time_window: dict[str, str] | None = None,
 ) -> TaskSource:
     """Re-derive a recorded task's chunk and catalog from the current index.
+
+    `time_window` is the issuing request's window (it is display text in the task's session,
+    not a bound input); with it, `task` is byte for byte the document recall issued.
 
     Stale when a bound input changed: a turn of the chunk (revision), an event payload digest, a
     `direct`/`observed` delivery edge of its turns, the owner, the database or a
@@ -662,7 +667,7 @@ def load_task_source(
         owner=owner_binding(identity),
         database_uuid=memory_state_uuid(state_conn),
         selection=binding["selection"],
-        time_window=None,
+        time_window=time_window,
         provenance=binding["provenance"],
     )
     built = build_task(chunks[0], {t.index: t for t in turns}, row["session_key"], ctx, home)
@@ -672,4 +677,5 @@ def load_task_source(
     if not source.stale:
         source.evidence = built.evidence_index()
         source.public_catalog = built.catalog.public()
+        source.task = {**built.task, "binding": binding}
     return source

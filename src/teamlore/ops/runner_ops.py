@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from teamlore.core import errors
+from teamlore.core.failpoints import failpoint
 from teamlore.ops.recall_ops import MAX_LIMIT, RecallRequest
 from teamlore.ops.registry import OpContext, operation
 
@@ -369,24 +370,30 @@ def _mismatch(plan: Any, rebuilt: Any | None, why: str) -> errors.TeamloreError:
 
 
 def _rederive(stores: Any, ctx: OpContext, plan_file: Any) -> dict[str, Any] | None:
-    """The task the plan would send now; None when it is no longer there to send."""
-    from teamlore.memory.recall import recall
+    """The task the plan would send now; None when it is no longer there to send (already
+    submitted, stale, or an input bound to it changed — the related-input CAS of recall: a
+    change to another session leaves it alone)."""
+    from teamlore.memory.recall import load_task_source
     from teamlore.memory.staging import live_adjudication_task
 
     source = plan_file.source
     if source.get("kind") == "extraction":
-        recalled = recall(
+        task_id = plan_file.plan.task_id
+        row = stores.state.execute(
+            "SELECT status FROM tasks WHERE task_id = ?", (task_id,)
+        ).fetchone()
+        if row is None or row[0] not in ("pending", "claimed"):
+            return None
+        window = source.get("request", {}).get("window", {})
+        rederived = load_task_source(
             stores.index,
             stores.state,
             stores.identity,
-            source["request"],
+            task_id,
             home=ctx.home,
-            limit=MAX_LIMIT,
+            time_window={"start": window.get("after"), "end": window.get("before")},
         )
-        for task in recalled["sources"]:
-            if task["taskId"] == plan_file.plan.task_id:
-                return dict(task)
-        return None
+        return rederived.task
     if source.get("kind") == "adjudication":
         return live_adjudication_task(
             stores.state, _memory_owner(stores.identity), str(source.get("extractionTaskId"))
@@ -609,6 +616,7 @@ def _run_one(
                 document = parse_answer(kind, output.text, task)  # type: ignore[arg-type]
                 _secret_free(kind, document)
                 outcome = _stage(stores, ctx, kind, document)
+                failpoint("runner.staged")
             except errors.TeamloreError as err:
                 plan_store.write_run_record(
                     home,

@@ -1,0 +1,116 @@
+"""A registered repository with indexed sessions, a fake runner, and helpers to drive
+`teamlore memory extract` / `reverify-runner` through the real CLI."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fake_runner import FakeRunner
+
+from support import teamlore_cli
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
+from recall_world import WINDOW, CodexSession, make_repo, sync
+
+
+@dataclass
+class World:
+    tmp: Path
+    home: Path
+    repo: Path
+    sessions: list[CodexSession]
+    fake: FakeRunner
+    env: dict[str, str] = field(default_factory=dict)
+
+    def cli(self, *args: str, env: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
+        proc = teamlore_cli(
+            *args,
+            "--format",
+            "json",
+            cwd=self.repo,
+            env={**self.fake.env(), **self.env, **(env or {})},
+        )
+        payload: dict[str, Any] = json.loads(proc.stdout) if proc.stdout.strip() else {}
+        return proc.returncode, payload
+
+    def text(self, *args: str) -> tuple[int, str, str]:
+        proc = teamlore_cli(*args, cwd=self.repo, env={**self.fake.env(), **self.env})
+        return proc.returncode, proc.stdout, proc.stderr
+
+    def reverify(self, runner: str = "claude") -> dict[str, Any]:
+        code, out = self.cli("memory", "reverify-runner", "--runner", runner)
+        assert code == 0, out
+        return out
+
+    def plan(self, runner: str = "claude", *extra: str) -> dict[str, Any]:
+        code, out = self.cli(
+            "memory",
+            "extract",
+            "--runner",
+            runner,
+            "--since",
+            WINDOW["since"],
+            "--until",
+            WINDOW["until"],
+            *extra,
+        )
+        assert code == 0, out
+        return out
+
+    def approve(self, digest: str, flag: str = "--approve-plan") -> tuple[int, dict[str, Any]]:
+        return self.cli("memory", "extract", flag, digest)
+
+    def resync(self) -> None:
+        for session in self.sessions:
+            session.write(self.tmp / "codex")
+        sync(self.home, self.tmp / "codex", self.repo)
+
+    def state(self) -> sqlite3.Connection:
+        return sqlite3.connect(self.home / "memory-state.sqlite3")
+
+    def candidates(self) -> list[tuple[str, str]]:
+        with self.state() as conn:
+            return conn.execute(
+                "SELECT candidate_id, status FROM candidates ORDER BY candidate_id"
+            ).fetchall()
+
+    def authorizations(self) -> list[tuple[str, str, int, str]]:
+        with self.state() as conn:
+            return conn.execute(
+                "SELECT plan_digest, runner_input_digest, bytes, via FROM authorization_log "
+                "ORDER BY rowid"
+            ).fetchall()
+
+
+def rewrite_first_message(session: CodexSession) -> None:
+    """Edit the session's first user message in place (both of its records)."""
+    for record in session.records:
+        payload = record["payload"]
+        if str(payload.get("message", "")).startswith("The release script fails"):
+            payload["message"] = "The release script fails on tag pushes!!"
+        if payload.get("role") == "user" and "release script" in str(payload["content"]):
+            payload["content"][0]["text"] = "The release script fails on tag pushes!!"
+
+
+def make_world(tmp: Path, home: Path, *, sessions: int = 1, mode: str = "good") -> World:
+    root = make_repo(tmp / "shop")
+    made: list[CodexSession] = []
+    for number in range(sessions):
+        session = CodexSession(f"b{number}", root)
+        session.user(f"The release script fails on tag push in service {number}; fix it")
+        session.shell(f"pytest -q {root}/tests/test_release.py", "1 failed", exit_code=1)
+        session.answer("The tag check compared against the wrong prefix.")
+        session.turn("use the v prefix", "Changed the tag check to expect a v prefix.")
+        session.turn("anything else?", "Run pytest tests/test_release.py before pushing tags.")
+        session.write(tmp / "codex")
+        made.append(session)
+    sync(home, tmp / "codex", root)
+    assert teamlore_cli("memory", "init", cwd=root).returncode == 0
+    fake = FakeRunner(tmp / "bin")
+    fake.install("claude", mode)
+    return World(tmp, home, root, made, fake)
