@@ -36,7 +36,8 @@ The scripted model
     so far: `turn.results` are the tool result texts in order (Codex's `Wall time ... Output:`
     prefix removed), `turn.json(i)` parses one (default: the last), `turn.body` is the request.
     `final_text` may be a string (`{last_result}` is replaced by the last result text) or a
-    callable `(Turn) -> str`.
+    callable `(Turn) -> str`. A request that offers no tools gets `side_text`, or `final_text`
+    with `Scenario(answer_without_tools=True)` (the batch runner runs the CLIs with no tools).
     Loop guards: at most `max_searches` tool searches per conversation and `max_requests` model
     requests per server; past them the server answers a plain "loop guard" text (or HTTP 500)
     and records the trip in `model.errors`. A requested tool that is not offered is also recorded
@@ -230,6 +231,9 @@ class Scenario:
     steps: list[ToolStep] = field(default_factory=list)
     final_text: TextSpec = "done"
     side_text: str = "OK"
+    # a request that offers no tools (a batch runner runs the CLI with none) gets final_text
+    # instead of side_text
+    answer_without_tools: bool = False
     max_searches: int = 3
     max_requests: int = 40
 
@@ -403,12 +407,12 @@ class ScriptedModel:
             self._error(f"loop guard: more than {self.scenario.max_requests} model requests")
             return {"kind": "text", "text": "loop guard: too many requests"}
         offered = _offered_tools(api, body)
-        if not offered:
+        if not offered and not self.scenario.answer_without_tools:
             return {"kind": "text", "text": self.scenario.side_text}
         conversation = _Conversation(self, api, body)
         index = len(conversation.results)
         steps = self.scenario.steps
-        if index >= len(steps):
+        if index >= len(steps) or not offered:
             final = self.scenario.final_text
             turn = conversation.turn()
             text = (

@@ -14,7 +14,8 @@ HTTP.
 
 Each incoming request takes the next `Scripted` response from the queue (first in, first out);
 when the queue is empty the server answers 500 with `{"error": "script exhausted"}` and counts it
-in `unexpected`. A response may wait `delay` seconds before answering (to provoke client
+in `unexpected` — unless `respond_with(fn)` set a responder, which then answers from the request.
+A response may wait `delay` seconds before answering (to provoke client
 timeouts) and may carry a raw `body` (to send invalid JSON). `Scripted.chat(text)` and
 `Scripted.responses(text)` build well-formed Chat Completions and Responses API answers.
 
@@ -158,6 +159,7 @@ class ScriptedServer:
         self._lock = threading.Lock()
         self.requests: list[RecordedRequest] = []
         self.unexpected = 0
+        self._responder: Callable[[RecordedRequest], Scripted] | None = None
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
@@ -176,6 +178,12 @@ class ScriptedServer:
     def enqueue(self, *responses: Scripted) -> None:
         with self._lock:
             self._queue.extend(responses)
+
+    def respond_with(self, responder: Callable[[RecordedRequest], Scripted]) -> None:
+        """Answer every request (once the queue is empty) with `responder(request)`: for a
+        model whose answer depends on what it was sent."""
+        with self._lock:
+            self._responder = responder
 
     @property
     def pending(self) -> int:
@@ -203,7 +211,11 @@ class ScriptedServer:
             self.requests.append(recorded)
             if self._queue:
                 return self._queue.popleft()
-            self.unexpected += 1
+            responder = self._responder
+            if responder is None:
+                self.unexpected += 1
+        if responder is not None:
+            return responder(recorded)
         return Scripted.json({"error": "script exhausted"}, status=500)
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:

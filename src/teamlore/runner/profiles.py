@@ -484,7 +484,13 @@ def openai_runner(choice: RunnerChoice, environ: Mapping[str, str], home: Path |
     from teamlore.models.profiles import load_profile, normalize_base_url, profile_names
 
     name = RUNNER_MODEL_PROFILE if RUNNER_MODEL_PROFILE in profile_names(home) else None
-    profile = load_profile(name, home=home, environ=environ)
+    # --runner-model / --runner-endpoint win over the profile (and may stand in for it)
+    overlay = {**environ}
+    if choice.model:
+        overlay["OPENAI_MODEL"] = choice.model
+    if choice.endpoint:
+        overlay["OPENAI_BASE_URL"] = choice.endpoint
+    profile = load_profile(name, home=home, environ=overlay)
     overrides: dict[str, Any] = {}
     if choice.model:
         overrides["model"] = choice.model
