@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_clis import AgentClis, Scenario, ScriptedModel, Turn
 from runner_world import World, make_world
+
+from agent_clis import AgentClis, Scenario, ScriptedModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))
 from scripted_server import RecordedRequest, Scripted, ScriptedServer
