@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import sys
 from dataclasses import dataclass, field
@@ -13,6 +14,8 @@ from typing import Any
 from fake_runner import FakeRunner
 
 from support import teamlore_cli
+from teamlore.core import errors
+from teamlore.ops.registry import OpContext, run_operation
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
 from recall_world import WINDOW, CodexSession, make_repo, sync
@@ -26,6 +29,19 @@ class World:
     sessions: list[CodexSession]
     fake: FakeRunner
     env: dict[str, str] = field(default_factory=dict)
+
+    def op(self, name: str, payload: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """Run one operation in this process (what the CLI runs, minus its start-up cost):
+        (exit code, result or {"error": …}) as the CLI would print them."""
+        saved = dict(os.environ)
+        os.environ.update({**self.fake.env(), **self.env})
+        try:
+            return 0, run_operation(name, OpContext(cwd=self.repo, home=self.home), payload)
+        except errors.TeamloreError as err:
+            return err.exit_code, {"error": err.to_json()}
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
 
     def cli(self, *args: str, env: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
         proc = teamlore_cli(

@@ -92,7 +92,7 @@ def test_approval_runs_the_exact_planned_bytes_then_adjudication_needs_its_own(
         (plan["planDigest"], plan["runnerInputDigest"], "digest"),
         (adjudication["planDigest"], adjudication["runnerInputDigest"], "digest"),
     ]
-    code, review = world.cli("memory", "review")
+    code, review = world.op("memory.review", {})
     assert code == 0 and review["count"] == 1
     # a plan runs once
     code, again = world.approve(plan["planDigest"])
@@ -233,11 +233,11 @@ def test_the_probe_fails_a_runner_that_leaves_processes_or_files_behind(world: W
         assert script is not None
         # the fake misbehaves on the probe only in these modes when told to
         script.write_text(script.read_text().replace('mode != "bad-probe"', "False"))
-        code, out = world.cli("memory", "reverify-runner", "--runner", "claude")
+        code, out = world.op("memory.reverify_runner", {"runner": "claude"})
         assert code == 1 and out["error"]["code"] == "RUNNER_CONFORMANCE_FAILED"
         assert failure in out["error"]["details"]["failures"]
     world.fake.install("claude", "bad-probe")
-    code, out = world.cli("memory", "reverify-runner", "--runner", "claude")
+    code, out = world.op("memory.reverify_runner", {"runner": "claude"})
     assert code == 1 and out["error"]["code"] == "RUNNER_CONFORMANCE_FAILED"
     plan = world.plan()["plans"][0]
     assert world.approve(plan["planDigest"])[1]["error"]["code"] == "RUNNER_NOT_CONFORMANT"

@@ -107,14 +107,14 @@ def _extract_and_adjudicate(world: World, runner: str, runner_args: list[str], b
     preview = world.plan(runner, *runner_args)
     plan = preview["plans"][0]
     assert len(bodies()) == probe_requests, "a plan must send nothing"
-    code, run = world.approve(plan["planDigest"])
+    code, run = world.cli("memory", "extract", "--approve-plan", plan["planDigest"])
     assert code == 0, run
     after_extraction = bodies()[probe_requests:]
     assert after_extraction, "the approval sent nothing"
     assert _sent_inputs(after_extraction) == {plan["runnerInputDigest"]}
     adjudication = run["results"][0]["adjudicationPlan"]
     assert len(bodies()) == probe_requests + len(after_extraction)
-    code, second = world.approve(adjudication["planDigest"])
+    code, second = world.cli("memory", "extract", "--approve-plan", adjudication["planDigest"])
     assert code == 0, second
     assert second["results"][0]["quarantined"] == 1
     after_adjudication = bodies()[probe_requests + len(after_extraction) :]

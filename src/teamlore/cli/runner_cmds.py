@@ -26,6 +26,14 @@ def _kib(n: int) -> str:
     return f"{n / 1024:.1f} KiB"
 
 
+def _disclosed(kind: str, disclosure: dict[str, Any]) -> str:
+    if kind == "extraction":
+        return f"{disclosure['turns']} turns, {disclosure['evidenceItems']} evidence"
+    if kind == "consolidation":
+        return f"{disclosure['entries']} entries, {disclosure['scenes']} scenes"
+    return f"{disclosure['drafts']} drafts, {disclosure['poolItems']} pool items"
+
+
 def _render_preview(result: dict[str, Any]) -> None:
     runner = result["runner"]
     binary = runner["binary"]
@@ -38,14 +46,10 @@ def _render_preview(result: dict[str, Any]) -> None:
     if not plans:
         stdout.print(escape(result["note"]), highlight=False)
         return
-    table = Table("plan digest", "kind", "turns / drafts", "bytes to send", title="Would send")
+    table = Table("plan digest", "kind", "what", "bytes to send", title="Would send")
     for plan in plans:
         disclosure = plan["disclosure"]
-        what = (
-            f"{disclosure['turns']} turns, {disclosure['evidenceItems']} evidence"
-            if plan["taskKind"] == "extraction"
-            else f"{disclosure['drafts']} drafts, {disclosure['poolItems']} pool items"
-        )
+        what = _disclosed(plan["taskKind"], disclosure)
         table.add_row(plan["planDigest"], plan["taskKind"], what, _kib(plan["bytesToSend"]))
     stdout.print(table)
     stdout.print(
@@ -68,6 +72,8 @@ def _render_run(result: dict[str, Any]) -> None:
             outcome = f"{item['candidates']} drafts staged"
             if item.get("adjudicationPlan"):
                 outcome += f"; adjudication plan {item['adjudicationPlan']['planDigest'][:12]}…"
+        elif item.get("taskKind") == "consolidation":
+            outcome = "no change proposed" if item.get("noOp") else "1 consolidation candidate"
         else:
             outcome = f"{item['quarantined']} candidates quarantined for review"
         table.add_row(
@@ -148,7 +154,7 @@ def extract(
             "runner": runner,
         }
         result = run(
-            "memory.extract_run",
+            "memory.run_plan",
             payload,
             fmt,
             _render_run,
@@ -232,5 +238,63 @@ def reverify_runner(
         fmt,
         _render_reverify,
         progress_label="probe",
+        cwd=_cwd(repository),
+    )
+
+
+@memory_app.command("consolidate")
+def consolidate(
+    runner: str | None = RunnerOption,
+    runner_model: str | None = RunnerModelOption,
+    runner_endpoint: str | None = RunnerEndpointOption,
+    if_due: bool = typer.Option(
+        False, "--if-due", help="Plan nothing unless 20 approved entries are new or changed."
+    ),
+    full: bool = typer.Option(False, "--full", help="Carry every approved entry."),
+    approve_plan: str | None = typer.Option(
+        None, "--approve-plan", help="Approve and run the pending plan with this digest."
+    ),
+    repository: str | None = RepositoryOption,
+    fmt: OutputFormat = FormatOption,
+) -> None:
+    """Unattended L2/L3 consolidation: plan what a runner would be sent for `synthesize`
+    (nothing is sent), then approve the plan by its digest to run it and stage the patch."""
+    if approve_plan:
+        if runner_model or runner_endpoint or if_due or full:
+            fail(
+                errors.TeamloreError(
+                    errors.USAGE,
+                    "an approval runs exactly what was planned: it takes no --if-due, --full, "
+                    "--runner-model or --runner-endpoint",
+                ),
+                fmt,
+            )
+        result = run(
+            "memory.run_plan",
+            {"approvePlan": approve_plan, "runner": runner},
+            fmt,
+            _render_run,
+            progress_label="runner",
+            cwd=_cwd(repository),
+        )
+        if result.get("failed"):
+            raise typer.Exit(1)
+        return
+    if runner is None:
+        fail(errors.TeamloreError(errors.USAGE, "--runner is required to make a plan"), fmt)
+    if if_due and full:
+        fail(errors.TeamloreError(errors.USAGE, "--if-due and --full cannot be combined"), fmt)
+    payload = {
+        "runner": runner,
+        "runnerModel": runner_model,
+        "runnerEndpoint": runner_endpoint,
+        "ifDue": if_due,
+        "full": full,
+    }
+    run(
+        "memory.consolidate_preview",
+        {k: v for k, v in payload.items() if v is not None},
+        fmt,
+        _render_preview,
         cwd=_cwd(repository),
     )

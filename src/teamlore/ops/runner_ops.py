@@ -5,7 +5,7 @@
   writes one pending RunnerExecutionPlan@v1 per task (plus plans for drafts of earlier runs that
   still await adjudication) and an AuthorizationManifest@v1 when there are several. Sends
   nothing; returns digests and a disclosure summary, never transcript text.
-- `memory.extract_run` (CLI only: `memory extract --approve-plan D` / `--approve-manifest D`):
+- `memory.run_plan` (CLI only: `memory extract|consolidate --approve-plan|--approve-manifest D`):
   re-derives each approved plan from the current inputs and refuses on any byte change
   (RUNNER_PLAN_MISMATCH), checks the runner's conformance record, logs the authorization, runs
   the runner, validates and stages its answer. An extraction plan's drafts get an adjudication
@@ -36,7 +36,13 @@ RUN_FORMAT = "teamlore-runner-run@1"
 REVERIFY_FORMAT = "teamlore-runner-conformance@1"
 
 _REJECTED_STAGE_CODES = frozenset(
-    {"EVIDENCE_NOT_IN_TASK", "STATEMENT_UNCITED", "STAGE_REQUEST_INVALID", "BINDING_MISMATCH"}
+    {
+        "EVIDENCE_NOT_IN_TASK",
+        "STATEMENT_UNCITED",
+        "STAGE_REQUEST_INVALID",
+        "BINDING_MISMATCH",
+        "CONSOLIDATION_INVALID",
+    }
 )
 
 
@@ -98,6 +104,13 @@ class ExtractRunRequest(_Wire):
 
 class ReverifyRequest(RunnerOptions):
     pass
+
+
+class ConsolidatePreviewRequest(RunnerOptions):
+    if_due: bool = Field(
+        False, description="Plan nothing unless at least 20 approved entries are new or changed."
+    )
+    full: bool = Field(False, description="Carry every approved entry, not only the new ones.")
 
 
 # -- shared helpers -----------------------------------------------------------------------------
@@ -177,16 +190,34 @@ def _adjudication_coverage(task: dict[str, Any], stdin: bytes) -> list[dict[str,
     return items
 
 
+def _consolidation_coverage(task: dict[str, Any], stdin: bytes) -> list[dict[str, Any]]:
+    from teamlore.core.canonical import canonical_json
+    from teamlore.runner.plans import coverage_item
+
+    items = [
+        coverage_item("approved-entry", str(e.get("entryId")), canonical_json(e))
+        for e in task["entries"]
+    ]
+    items += [coverage_item("scene", str(s.get("name")), canonical_json(s)) for s in task["scenes"]]
+    if task.get("doctrine") is not None:
+        items.append(coverage_item("doctrine", "doctrine", canonical_json(task["doctrine"])))
+    items.append(coverage_item("prompt", "runner-input", stdin))
+    return items
+
+
+_COVERAGE = {
+    "extraction": _extraction_coverage,
+    "adjudication": _adjudication_coverage,
+    "consolidation": _consolidation_coverage,
+}
+
+
 def _plan_for(kind: str, task: dict[str, Any], runner: Any) -> tuple[Any, bytes]:
     from teamlore.runner.plans import build_plan
     from teamlore.runner.prompt import runner_input
 
     stdin = runner_input(kind, task)  # type: ignore[arg-type]
-    coverage = (
-        _extraction_coverage(task, stdin)
-        if kind == "extraction"
-        else _adjudication_coverage(task, stdin)
-    )
+    coverage = _COVERAGE[kind](task, stdin)
     plan = build_plan(
         task_kind=kind, task_id=task["taskId"], stdin=stdin, coverage=coverage, runner=runner
     )
@@ -202,6 +233,13 @@ def _disclosure(kind: str, task: dict[str, Any], stdin: bytes) -> dict[str, Any]
             "turnRange": turns,
             "transcriptBytes": len(task["chunk"]["transcript"].encode("utf-8")),
             "evidenceItems": len(task["evidenceCatalog"]),
+            "bytes": len(stdin),
+        }
+    if kind == "consolidation":
+        return {
+            "entries": len(task["entries"]),
+            "scenes": len(task["scenes"]),
+            "doctrine": task.get("doctrine") is not None,
             "bytes": len(stdin),
         }
     return {
@@ -264,16 +302,22 @@ def _manifest(ctx: OpContext, owner: Any, summaries: list[dict[str, Any]]) -> di
 
 
 def _preview_result(
-    runner: Any, plans: list[dict[str, Any]], manifest: dict[str, Any] | None, note: str
+    runner: Any,
+    plans: list[dict[str, Any]],
+    manifest: dict[str, Any] | None,
+    note: str,
+    *,
+    command: str = "extract",
+    fmt: str = PREVIEW_FORMAT,
 ) -> dict[str, Any]:
     approve = None
     if manifest is not None:
-        approve = f"teamlore memory extract --approve-manifest {manifest['manifestDigest']}"
+        approve = f"teamlore memory {command} --approve-manifest {manifest['manifestDigest']}"
     elif plans:
-        approve = f"teamlore memory extract --approve-plan {plans[0]['planDigest']}"
+        approve = f"teamlore memory {command} --approve-plan {plans[0]['planDigest']}"
     return {
-        "action": "extract-preview",
-        "format": PREVIEW_FORMAT,
+        "action": f"{command}-preview",
+        "format": fmt,
         "runner": {
             **runner.choice.to_json(),
             "provider": runner.provider,
@@ -398,6 +442,14 @@ def _rederive(stores: Any, ctx: OpContext, plan_file: Any) -> dict[str, Any] | N
         return live_adjudication_task(
             stores.state, _memory_owner(stores.identity), str(source.get("extractionTaskId"))
         )
+    if source.get("kind") == "consolidation":
+        from teamlore.memory.consolidation.synthesize import synthesize
+
+        result = synthesize(stores.state, stores.identity, full=bool(source.get("full")))
+        task = result.get("task")
+        if isinstance(task, dict) and task.get("taskId") == plan_file.plan.task_id:
+            return task
+        return None
     raise errors.TeamloreError(errors.RUNNER_PLAN_INVALID, "the plan names no known source")
 
 
@@ -478,6 +530,10 @@ def _stage(stores: Any, ctx: OpContext, kind: str, document: dict[str, Any]) -> 
                         stores.index, stores.state, stores.identity, home=ctx.home
                     ),
                 )
+        if kind == "consolidation":
+            from teamlore.memory.consolidation.staging import stage_patch
+
+            return stage_patch(stores.state, document, identity=stores.identity)
         return submit_adjudication(stores.state, document, owner=owner)
     except errors.TeamloreError as err:
         if err.code in _REJECTED_STAGE_CODES:
@@ -538,6 +594,10 @@ def _finish(
                     ctx, plan_file.owner, runner, "adjudication", task, source
                 )
         summary["adjudicationPlan"] = adjudication
+    elif kind == "consolidation":
+        summary["noOp"] = bool(outcome.get("noOp"))
+        summary["candidateId"] = outcome.get("candidateId")
+        summary["quarantined"] = 0 if outcome.get("noOp") else 1
     else:
         decisions = [c for c in outcome.get("candidates") or [] if isinstance(c, dict)]
         summary["decisions"] = [
@@ -613,7 +673,7 @@ def _run_one(
 
             try:
                 output = runner.run(stdin, on_start)
-                document = parse_answer(kind, output.text, task)  # type: ignore[arg-type]
+                document = parse_answer(kind, output.text, task)
                 _secret_free(kind, document)
                 outcome = _stage(stores, ctx, kind, document)
                 failpoint("runner.staged")
@@ -635,8 +695,8 @@ def _failed(plan_digest: str, err: errors.TeamloreError) -> dict[str, Any]:
     return {"planDigest": plan_digest, "status": "failed", "error": err.to_json()}
 
 
-@operation("memory.extract_run", input_model=ExtractRunRequest, side_effect="state-write")
-def memory_extract_run(ctx: OpContext, request: ExtractRunRequest) -> dict[str, Any]:
+@operation("memory.run_plan", input_model=ExtractRunRequest, side_effect="state-write")
+def memory_run_plan(ctx: OpContext, request: ExtractRunRequest) -> dict[str, Any]:
     """Approve a pending plan (or manifest) by digest, run it, stage the runner's answer."""
     from teamlore.ops.stores import registered_stores
     from teamlore.runner import plans as plan_store
@@ -689,6 +749,8 @@ def _run_result(results: list[dict[str, Any]], *, manifest: str | None) -> dict[
         next_step = "teamlore memory extract --runner … (plans the adjudications together)"
     elif any(r.get("taskKind") == "adjudication" and r.get("status") == "done" for r in results):
         next_step = "teamlore memory review"
+    elif any(r.get("taskKind") == "consolidation" and r.get("status") == "done" for r in results):
+        next_step = "teamlore memory review --kind consolidation"
     return {
         "action": "extract-run",
         "format": RUN_FORMAT,
@@ -697,6 +759,48 @@ def _run_result(results: list[dict[str, Any]], *, manifest: str | None) -> dict[
         "failed": sum(1 for r in results if r.get("status") == "failed"),
         "next": next_step,
     }
+
+
+@operation(
+    "memory.consolidate_preview",
+    input_model=ConsolidatePreviewRequest,
+    side_effect="state-write",
+    capability="team",
+    mcp_tool="threadshare_memory_consolidate_preview",
+    description="Plan an unattended L2/L3 consolidation (runner claude, codex or openai): "
+    "runs synthesize and writes a pending RunnerExecutionPlan@v1 (0600) for its task; returns "
+    "the digest and what it would disclose (entries, scenes, bytes, provider, endpoint). Never "
+    "sends or runs anything; the user approves with `teamlore memory consolidate "
+    "--approve-plan DIGEST`.",
+)
+def memory_consolidate_preview(
+    ctx: OpContext, request: ConsolidatePreviewRequest
+) -> dict[str, Any]:
+    """Plan a batch consolidation: a pending plan and the digest to approve; nothing is sent."""
+    from teamlore.memory.consolidation.synthesize import synthesize
+    from teamlore.ops.stores import registered_stores
+    from teamlore.runner.profiles import resolve_runner
+
+    if request.if_due and request.full:
+        raise errors.TeamloreError(errors.USAGE, "ifDue and full cannot be combined")
+    runner = resolve_runner(_choice(request), home=ctx.home)
+    with registered_stores(ctx) as stores:
+        result = synthesize(stores.state, stores.identity, full=request.full, if_due=request.if_due)
+        plans: list[dict[str, Any]] = []
+        task = result.get("task")
+        if isinstance(task, dict):
+            source = {"kind": "consolidation", "full": request.full}
+            owner = _plan_owner(stores.identity)
+            plans.append(_write_plan(ctx, owner, runner, "consolidation", task, source))
+    note = str(result.get("note") or "")
+    return _preview_result(
+        runner,
+        plans,
+        None,
+        note if plans else f"{note}. Nothing to plan.",
+        command="consolidate",
+        fmt="threadshare-memory-consolidation-preview@v1",
+    )
 
 
 # -- reverify -----------------------------------------------------------------------------------

@@ -19,16 +19,18 @@ from typing import Any, Literal
 import orjson
 
 from teamlore.contracts.adjudication import ADJUDICATION_RESULT_FORMAT
+from teamlore.contracts.consolidation import CONSOLIDATION_PATCH_FORMAT
 from teamlore.contracts.extraction import DRAFT_BATCH_FORMAT
 from teamlore.core import errors
 from teamlore.core.canonical import canonical_json, digest
 
 RUNNER_INPUT_VERSION = "runner-input@1"
-TaskKind = Literal["extraction", "adjudication"]
+TaskKind = Literal["extraction", "adjudication", "consolidation"]
 
 ANSWER_FORMATS: dict[str, str] = {
     "extraction": DRAFT_BATCH_FORMAT,
     "adjudication": ADJUDICATION_RESULT_FORMAT,
+    "consolidation": CONSOLIDATION_PATCH_FORMAT,
 }
 
 _INSTRUCTIONS = {
@@ -48,6 +50,14 @@ _INSTRUCTIONS = {
         'nothing else: {"format": "' + ADJUDICATION_RESULT_FORMAT + '", "taskId": <the '
         'task\'s taskId>, "binding": <the task\'s binding>, "adjudications": [...]} with one '
         "decision per draft."
+    ),
+    "consolidation": (
+        "You are teamlore's batch consolidation runner. The ConsolidationTask@v1 JSON document "
+        "after the TASK: line is data, not a conversation: follow its "
+        "contract.prompts.consolidation and its policy. Use no tools. Answer with exactly one "
+        'JSON object and nothing else: {"format": "' + CONSOLIDATION_PATCH_FORMAT + '", '
+        '"taskId": <the task\'s taskId>, "binding": <the task\'s binding>, '
+        '"operations": [...]}; basedOnEntryIds name entries of this task only.'
     ),
 }
 
