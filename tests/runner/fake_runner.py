@@ -7,7 +7,8 @@ appends their sha256 to `<script>.log` (what it was sent), and acts per its mode
 (`<script>.mode`, so the mode survives the runner's allow-listed environment):
 
 - `good`: a correct answer: one candidate citing the task's first turn evidence (extraction),
-  `store` for every draft (adjudication), the known fact for the conformance probe;
+  `store` for every draft (adjudication), a doctrine based on two of the task's entries
+  (consolidation), the known fact for the conformance probe;
 - `hang` (sleep 600), `slow` (4 s, then good), `flood` (50 MB on stdout), `exit3`, `prose`,
   `foreign` (cites an evidence id the task did not give), `secret` (a GitHub token in the
   content), `linger` (leaves a background process), `write` (a file in its working directory).
@@ -66,6 +67,16 @@ if mode == "write":
 def answer():
     if mode == "prose":
         return "Sure! Here are some memories I found: the release needs a v prefix."
+    if task["format"].endswith("consolidation-task@v1"):
+        ids = [e["entryId"] for e in task["entries"]][:2]
+        doctrine = "## Core principles\n- Review every generated claim before it reaches git.\n"
+        return json.dumps({"format": "threadshare-memory-consolidation-patch@v1",
+                           "taskId": task["taskId"], "binding": task["binding"],
+                           "operations": [{"operationId": "op-doctrine", "op": "create",
+                                           "target": "doctrine", "name": "doctrine",
+                                           "newContent": doctrine, "basedOnEntryIds": ids,
+                                           "mergeSources": [],
+                                           "rationale": "The entries share one principle."}]})
     if task["format"].endswith("adjudication-task@v1"):
         return json.dumps({"format": "threadshare-memory-adjudication-result@v1",
                            "taskId": task["taskId"], "binding": task["binding"],

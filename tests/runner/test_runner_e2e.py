@@ -43,6 +43,28 @@ def _task_in(body: Any) -> dict[str, Any]:
 
 def answer(task: dict[str, Any]) -> str:
     """What a careful model would answer to the task it was sent."""
+    if task["format"].endswith("consolidation-task@v1"):
+        based_on = [e["entryId"] for e in task["entries"]][:2]
+        doctrine = "## Core principles\n- A person reviews every generated claim first.\n"
+        return json.dumps(
+            {
+                "format": "threadshare-memory-consolidation-patch@v1",
+                "taskId": task["taskId"],
+                "binding": task["binding"],
+                "operations": [
+                    {
+                        "operationId": "op-doctrine",
+                        "op": "create",
+                        "target": "doctrine",
+                        "name": "doctrine",
+                        "newContent": doctrine,
+                        "basedOnEntryIds": based_on,
+                        "mergeSources": [],
+                        "rationale": "Both entries rest on this principle.",
+                    }
+                ],
+            }
+        )
     if task["format"].endswith("adjudication-task@v1"):
         return json.dumps(
             {
@@ -184,3 +206,46 @@ def test_openai_runner_end_to_end(world: World) -> None:
             lambda: [r.json() for r in server.requests],
         )
         assert server.requests[0].json()["response_format"] == {"type": "json_object"}
+
+
+@pytest.mark.e2e
+def test_codex_consolidation_end_to_end(agent_clis: AgentClis, tmp_path: Path, home: Path) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory" / "consolidation"))
+    from consolidation_world import World as ConsolidationWorld
+
+    tree = ConsolidationWorld(tmp_path, home)
+    scenario = Scenario(
+        final_text=lambda turn: answer(_task_in(turn.body)), answer_without_tools=True
+    )
+    with ScriptedModel(scenario) as model:
+        options = [
+            "--runner",
+            "codex",
+            "--runner-model",
+            "fake-model",
+            "--runner-endpoint",
+            model.base_url + "/v1",
+        ]
+        env = {"TEAMLORE_CODEX_BIN": str(agent_clis.codex), "OPENAI_API_KEY": "dummy"}
+        verdict = tree.cli("memory", "reverify-runner", *options, "--format", "json", env=env)
+        assert verdict.returncode == 0, verdict.stdout
+        probes = len(model.model_requests())
+        planned = tree.cli("memory", "consolidate", *options, "--format", "json", env=env)
+        assert planned.returncode == 0, planned.stdout
+        (plan,) = json.loads(planned.stdout)["plans"]
+        assert len(model.model_requests()) == probes, "a plan must send nothing"
+        ran = tree.cli(
+            "memory",
+            "consolidate",
+            "--approve-plan",
+            plan["planDigest"],
+            "--format",
+            "json",
+            env=env,
+        )
+        assert ran.returncode == 0, ran.stdout
+        sent = [r.body for r in model.model_requests()[probes:]]
+        assert _sent_inputs(sent) == {plan["runnerInputDigest"]}
+        assert not model.errors
+    review = tree.op("memory.review", {"kind": "consolidation"})
+    assert review["count"] == 1

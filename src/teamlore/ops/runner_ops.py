@@ -17,7 +17,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -609,6 +610,27 @@ def _finish(
     return summary
 
 
+@contextmanager
+def _stores_for(ctx: OpContext, kind: str | None) -> Iterator[Any]:
+    """What a plan's task is derived from: the registered worktree with its session index
+    (extraction, adjudication), or the worktree and state DB alone (consolidation reads the
+    approved tree, like `memory synthesize`)."""
+    from teamlore.memory.state_db import open_state_db
+    from teamlore.ops.stores import Stores, registered_stores
+    from teamlore.repo.binding import resolve_repository
+
+    if kind != "consolidation":
+        with registered_stores(ctx, sync_projection=True) as stores:
+            yield stores
+        return
+    identity = resolve_repository(ctx.cwd, home=ctx.home)
+    state = open_state_db(ctx.home)
+    try:
+        yield Stores(identity, None, state)  # type: ignore[arg-type]
+    finally:
+        state.close()
+
+
 def _run_one(
     ctx: OpContext,
     plan_digest: str,
@@ -617,7 +639,6 @@ def _run_one(
     manifest_digest: str | None,
     runner_name: str | None,
 ) -> dict[str, Any]:
-    from teamlore.ops.stores import registered_stores
     from teamlore.runner import plans as plan_store
     from teamlore.runner.conformance import require_conformant
     from teamlore.runner.process import kill_leftover
@@ -625,7 +646,8 @@ def _run_one(
     from teamlore.runner.prompt import parse_answer
 
     home = ctx.home
-    with registered_stores(ctx, sync_projection=True) as stores:
+    peek = plan_store.plan_kind(home, plan_digest)
+    with _stores_for(ctx, peek) as stores:
         plan_file = plan_store.load_plan(home, plan_digest, _plan_owner(stores.identity))
         if runner_name is not None and runner_name != plan_file.runner.get("name"):
             raise errors.TeamloreError(
@@ -778,13 +800,12 @@ def memory_consolidate_preview(
 ) -> dict[str, Any]:
     """Plan a batch consolidation: a pending plan and the digest to approve; nothing is sent."""
     from teamlore.memory.consolidation.synthesize import synthesize
-    from teamlore.ops.stores import registered_stores
     from teamlore.runner.profiles import resolve_runner
 
     if request.if_due and request.full:
         raise errors.TeamloreError(errors.USAGE, "ifDue and full cannot be combined")
     runner = resolve_runner(_choice(request), home=ctx.home)
-    with registered_stores(ctx) as stores:
+    with _stores_for(ctx, "consolidation") as stores:
         result = synthesize(stores.state, stores.identity, full=request.full, if_due=request.if_due)
         plans: list[dict[str, Any]] = []
         task = result.get("task")

@@ -213,6 +213,17 @@ def _owner_of(data: dict[str, Any], name: str) -> Owner:
     return Owner(str(owner.get("repositoryKey")), str(owner.get("worktreeKey")))
 
 
+def plan_kind(home: Path | None, plan_digest: str) -> str | None:
+    """The task kind a stored plan names (None when there is no readable plan file); only to
+    choose what to open before `load_plan` checks everything."""
+    try:
+        data = _read_json(plan_dir(home) / f"{plan_digest}.json")
+    except errors.TeamloreError:
+        return None
+    plan = data.get("plan") if data else None
+    return str(plan.get("taskKind")) if isinstance(plan, dict) else None
+
+
 def load_plan(home: Path | None, plan_digest: str, owner: Owner) -> PlanFile:
     """The pending plan `plan_digest` of `owner`: RUNNER_PLAN_NOT_FOUND / RUNNER_PLAN_INVALID."""
     path = plan_dir(home) / f"{plan_digest}.json"

@@ -1,0 +1,56 @@
+"""`teamlore memory consolidate --runner` with a fake runner: synthesize → plan (nothing sent)
+→ approval by digest → ConsolidationPatch@v1 staged as one consolidation candidate for review."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from fake_runner import FakeRunner
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory" / "consolidation"))
+from consolidation_world import World as ConsolidationWorld
+
+
+@pytest.fixture()
+def world(tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> ConsolidationWorld:
+    made = ConsolidationWorld(tmp_path, home)
+    fake = FakeRunner(tmp_path / "bin")
+    fake.install("claude")
+    for name, value in fake.env().items():
+        monkeypatch.setenv(name, value)
+    made.fake = fake  # type: ignore[attr-defined]
+    return made
+
+
+def test_consolidate_plans_then_runs_one_reviewable_candidate(world: ConsolidationWorld) -> None:
+    fake: FakeRunner = world.fake  # type: ignore[attr-defined]
+    world.op("memory.reverify_runner", {"runner": "claude"})
+    probes = len(fake.sent())
+    preview = world.op("memory.consolidate_preview", {"runner": "claude"})
+    assert len(fake.sent()) == probes and preview["sent"] is False
+    (plan,) = preview["plans"]
+    assert plan["taskKind"] == "consolidation" and plan["disclosure"]["entries"] == 17
+    assert preview["approve"] == f"teamlore memory consolidate --approve-plan {plan['planDigest']}"
+    code, out = world.cli_json("memory", "consolidate", "--approve-plan", plan["planDigest"])
+    assert code == 0, out
+    (result,) = out["results"]
+    assert result["taskKind"] == "consolidation" and result["quarantined"] == 1
+    assert out["next"] == "teamlore memory review --kind consolidation"
+    assert fake.sent()[-1]["sha256"] == plan["runnerInputDigest"]
+    review = world.op("memory.review", {"kind": "consolidation"})
+    assert review["count"] == 1
+    # a second plan waits: the first consolidation awaits review
+    again = world.op("memory.consolidate_preview", {"runner": "claude"})
+    assert again["plans"] == [] and "awaiting review" in again["note"]
+
+
+def test_a_tree_that_changed_after_the_plan_voids_it(world: ConsolidationWorld) -> None:
+    world.op("memory.reverify_runner", {"runner": "claude"})
+    (plan,) = world.op("memory.consolidate_preview", {"runner": "claude"})["plans"]
+    scene = world.root / ".threadshare/memory/scenes/team-memory-design.md"
+    scene.write_text(scene.read_text().replace("avoid live traffic", "never tap live traffic"))
+    code, out = world.cli_json("memory", "consolidate", "--approve-plan", plan["planDigest"])
+    assert code == 1 and out["error"]["code"] == "RUNNER_PLAN_MISMATCH", out
+    assert world.op("memory.review", {"kind": "consolidation"})["count"] == 0
