@@ -10,7 +10,7 @@ from rich.table import Table
 
 from teamlore.cli.app import memory_app
 from teamlore.cli.memory_cmds import RepositoryOption, _cwd, _instant, read_request
-from teamlore.cli.output import FormatOption, OutputFormat, fail, run, stdout
+from teamlore.cli.output import FormatOption, OutputFormat, fail, run, stderr, stdout
 from teamlore.core import errors
 
 RunnerOption = typer.Option(
@@ -97,6 +97,16 @@ def _render_run(result: dict[str, Any]) -> None:
         stdout.print(f"next: {escape(result['next'])}", highlight=False)
 
 
+def _exit_if_failed(result: dict[str, Any], fmt: OutputFormat) -> None:
+    """A manifest whose plans partly failed: the table was printed; exit 1 with the code."""
+    error = result.get("error")
+    if not error:
+        return
+    if fmt is not OutputFormat.json:
+        stderr.print(f"[bold red]error[/] {error['code']}: {escape(error['message'])}")
+    raise typer.Exit(1)
+
+
 @memory_app.command("extract")
 def extract(
     runner: str | None = RunnerOption,
@@ -161,8 +171,7 @@ def extract(
             progress_label="runner",
             cwd=_cwd(repository),
         )
-        if result.get("failed"):
-            raise typer.Exit(1)
+        _exit_if_failed(result, fmt)
         return
     if runner is None:
         fail(errors.TeamloreError(errors.USAGE, "--runner is required to make a plan"), fmt)
@@ -277,8 +286,7 @@ def consolidate(
             progress_label="runner",
             cwd=_cwd(repository),
         )
-        if result.get("failed"):
-            raise typer.Exit(1)
+        _exit_if_failed(result, fmt)
         return
     if runner is None:
         fail(errors.TeamloreError(errors.USAGE, "--runner is required to make a plan"), fmt)

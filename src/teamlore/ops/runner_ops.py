@@ -773,14 +773,22 @@ def _run_result(results: list[dict[str, Any]], *, manifest: str | None) -> dict[
         next_step = "teamlore memory review"
     elif any(r.get("taskKind") == "consolidation" and r.get("status") == "done" for r in results):
         next_step = "teamlore memory review --kind consolidation"
-    return {
-        "action": "extract-run",
+    failed = [r for r in results if r.get("status") == "failed"]
+    out: dict[str, Any] = {
+        "action": "run-plan",
         "format": RUN_FORMAT,
         "manifestDigest": manifest,
         "results": results,
-        "failed": sum(1 for r in results if r.get("status") == "failed"),
+        "failed": len(failed),
         "next": next_step,
     }
+    if failed:
+        # exit 1 with the first failure's code, like every refusal; the results say the rest
+        out["error"] = {
+            "code": failed[0]["error"]["code"],
+            "message": f"{len(failed)} of {len(results)} plans failed",
+        }
+    return out
 
 
 @operation(
