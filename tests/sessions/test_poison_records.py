@@ -216,3 +216,33 @@ def test_a_record_that_breaks_the_assembler_fails_only_its_own_file(tmp_path: Pa
     assert status[str(src / "b.jsonl")] == "failed"
     # the next sync retries the failed file (and only it), and still indexes nothing wrong
     assert indexer.sync([Source("mini", src)]).files_changed == 1
+
+
+def test_a_bom_on_the_first_line_keeps_the_session_metadata(tmp_path: Path) -> None:
+    home, codex = tmp_path / "home", tmp_path / "codex"
+    _codex_file(codex / "rollout-bom.jsonl", 7, [])
+    path = codex / "rollout-bom.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    out = _sync(home, f"codex={codex}")
+    assert out["diagnosticCount"] == 0 and out["totals"]["sessions"] == 1
+    listed = teamlore_cli("sessions", "list", "--format", "json", env={"TEAMLORE_HOME": str(home)})
+    (session,) = json.loads(listed.stdout)["sessions"]
+    assert session["cwd"] == "/w"
+
+
+def test_a_file_of_junk_lines_costs_a_bounded_number_of_index_rows(tmp_path: Path) -> None:
+    from teamlore.sessions.indexer import MAX_DIAGNOSTICS_STORED_PER_FILE
+
+    home, codex = tmp_path / "home", tmp_path / "codex"
+    codex.mkdir()
+    lines = 20_000
+    (codex / "rollout-junk.jsonl").write_bytes(b"{}\n" * lines)
+    out = _sync(home, f"codex={codex}")
+    assert out["diagnosticCount"] == lines  # every line is counted and reported as a number
+    (codex / "rollout-junk.jsonl").write_bytes(b"{}\n" * (2 * lines))  # grows in place
+    assert _sync(home, f"codex={codex}")["diagnosticCount"] == lines
+    conn = open_index(home)
+    stored = conn.execute("SELECT count(*) FROM diagnostics").fetchone()[0]
+    counted = conn.execute("SELECT diagnostics FROM source_files").fetchone()[0]
+    assert stored == MAX_DIAGNOSTICS_STORED_PER_FILE + 1  # the kept rows + one "not stored" row
+    assert counted == 2 * lines

@@ -87,6 +87,12 @@ def sync(
     rebuild: bool = typer.Option(
         False, "--rebuild", help="Reparse every session file from scratch."
     ),
+    discard_history: bool = typer.Option(
+        False,
+        "--discard-history",
+        help="With --rebuild: confirm setting aside a damaged index that holds the history of"
+        " deleted transcripts.",
+    ),
     wait: float = typer.Option(60.0, "--wait", help="Seconds to wait for another running sync."),
     fmt: OutputFormat = FormatOption,
 ) -> None:
@@ -98,6 +104,7 @@ def sync(
             "providers": provider,
             "repository": repository,
             "rebuild": rebuild,
+            "discardHistory": discard_history or None,
             "wait_seconds": wait,
         },
         fmt,

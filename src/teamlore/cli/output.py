@@ -93,13 +93,10 @@ def run(
     except Exception as exc:
         if os.environ.get("TEAMLORE_DEBUG"):
             raise
-        fail(
-            errors.TeamloreError(
-                errors.INTERNAL,
-                f"{type(exc).__name__}: {exc} (set TEAMLORE_DEBUG=1 for a traceback)",
-            ),
-            fmt,
-        )
+        refusal = errors.refusal_for(exc)
+        if refusal.error is errors.INTERNAL:
+            refusal.message += " (set TEAMLORE_DEBUG=1 for a traceback)"
+        fail(refusal, fmt)
     if fmt is OutputFormat.json:
         print_json(result)
     else:

@@ -7,6 +7,10 @@ public contract: CLI JSON output and MCP tool errors both carry them, so they ne
 
 from __future__ import annotations
 
+import errno
+import os
+import re
+import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +49,20 @@ DB_SCHEMA_TOO_NEW = _register(
     "DB_SCHEMA_TOO_NEW", "a state database was written by a newer teamlore"
 )
 LOCK_BUSY = _register("LOCK_BUSY", "another teamlore process holds the lock")
+DISK_FULL = _register(
+    "DISK_FULL",
+    "the disk holding the state directory is full; nothing was changed, free space and retry",
+)
+STATE_READ_ONLY = _register(
+    "STATE_READ_ONLY", "the state directory is read-only and this command needs to write to it"
+)
+REBUILD_LOSES_HISTORY = _register(
+    "REBUILD_LOSES_HISTORY",
+    "the damaged index holds history a rebuild cannot recreate; confirm with --discard-history",
+)
+SECRET_DAMAGED = _register(
+    "SECRET_DAMAGED", "the origin secret exists but is damaged; it is never replaced silently"
+)
 
 # sessions / L0
 SOURCE_UNREADABLE = _register("SOURCE_UNREADABLE", "a session source cannot be read")
@@ -102,6 +120,84 @@ class TeamloreError(Exception):
         if self.details:
             out["details"] = self.details
         return out
+
+
+_SQLITE_FULL, _SQLITE_CORRUPT, _SQLITE_NOTADB, _SQLITE_READONLY, _SQLITE_IOERR = 13, 11, 26, 8, 10
+NEARLY_FULL_BYTES = 1024 * 1024
+
+
+def _state_disk_nearly_full() -> bool:
+    """Whether the file system of the state dir has less than 1 MiB left."""
+    from teamlore.core.paths import state_dir_path
+
+    try:
+        stats = os.statvfs(state_dir_path())
+    except OSError:
+        return False
+    return stats.f_bavail * stats.f_frsize < NEARLY_FULL_BYTES
+
+
+def storage_error(exc: BaseException) -> ErrorCode | None:
+    """The stable code for a storage failure (disk full, damaged database, read-only state), or
+    None when `exc` is something else. SQLite reports these as primary result codes; the OS as
+    errno values."""
+    if isinstance(exc, sqlite3.Error):
+        primary = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+        text = str(exc).lower()
+        if primary == _SQLITE_FULL or "database or disk is full" in text:
+            return DISK_FULL
+        if primary == _SQLITE_IOERR and _state_disk_nearly_full():
+            return DISK_FULL  # SQLite reports a failed WAL/shm write as a plain I/O error
+        if primary in (_SQLITE_CORRUPT, _SQLITE_NOTADB) or "malformed" in text:
+            return DB_CORRUPT
+        if primary == _SQLITE_READONLY or "readonly database" in text:
+            return STATE_READ_ONLY
+        if "no such table" in text or "no such column" in text:
+            return DB_CORRUPT
+        return None
+    if isinstance(exc, OSError):
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            return DISK_FULL
+        if exc.errno == errno.EROFS:
+            return STATE_READ_ONLY
+    return None
+
+
+# an absolute POSIX, Windows or home-relative path: its directories are cut, its last part kept
+_ABSOLUTE_PATH = re.compile(
+    r"(?<![\w.~:/\\-])(?:[A-Za-z]:[\\/]|[\\/]{1,2}|~[\\/])(?:[^\s'\"\\/:]+[\\/])+"
+)
+
+
+def redact_paths(message: str) -> str:
+    """`message` with every absolute path cut to `…/<last part>`: error text may name the state
+    dir or the user's home, which must not leave the machine (MCP output can end up anywhere)."""
+    return _ABSOLUTE_PATH.sub("…/", message)
+
+
+def redacted(err: TeamloreError) -> TeamloreError:
+    """`err` with absolute paths cut from its message and details (for MCP clients)."""
+    details = {
+        key: redact_paths(value) if isinstance(value, str) else value
+        for key, value in err.details.items()
+    }
+    return TeamloreError(err.error, redact_paths(err.message), **details)
+
+
+def refusal_for(exc: BaseException) -> TeamloreError:
+    """What a person (or an MCP client) is told about an exception: its stable code when it is
+    a refusal or a storage failure, else INTERNAL with the exception's type and its message
+    with paths redacted."""
+    if isinstance(exc, TeamloreError):
+        return exc
+    code = storage_error(exc)
+    if code is not None:
+        detail = redact_paths(str(exc))
+        return TeamloreError(code, f"{code.summary} ({detail})" if detail else code.summary)
+    detail = redact_paths(str(exc))
+    return TeamloreError(
+        INTERNAL, f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+    )
 
 
 # models (model adapters: OpenAI-compatible HTTP)

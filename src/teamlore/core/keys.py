@@ -7,6 +7,7 @@ never reversible to the provider's session id or an absolute path.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import os
@@ -14,34 +15,91 @@ import secrets
 from functools import lru_cache
 from pathlib import Path
 
-from teamlore.core.paths import FILE_MODE, read_private_file, resolve_home
+from teamlore.core import errors
+from teamlore.core.paths import FILE_MODE, read_private_file, resolve_home, write_private_file
 
 SECRET_BYTES = 32
 KEY_HEX_CHARS = 64  # the whole HMAC-SHA256, as the contracts (hex64 keys) require
+# The file holds the secret and a check of it, so damage is detected, never silently "fixed":
+# a replaced secret changes every key (repositories registered twice, confirmations and plans
+# void). A file of exactly SECRET_BYTES is the first format; it gains its check when read.
+_CHECK_DOMAIN = b"teamlore-origin-secret\x00"
+SECRET_FILE_BYTES = 2 * SECRET_BYTES
+# state that keys were made for: if any of it exists, the secret existed and was used
+_KEYED_STATE = ("index.sqlite3", "memory-state.sqlite3", "personal", "config.toml")
 
 
 def _secret_path(home: Path) -> Path:
     return home / "secret"
 
 
+def _check(secret: bytes) -> bytes:
+    return hashlib.sha256(_CHECK_DOMAIN + secret).digest()
+
+
+def _damaged(path: Path, why: str) -> errors.TeamloreError:
+    return errors.TeamloreError(
+        errors.SECRET_DAMAGED,
+        f"{path.name} in the state directory is damaged ({why}). Every key teamlore made is"
+        " derived from it, so it is not replaced. Restore it from a backup of the state"
+        " directory; if there is none, move the whole state directory aside and start again"
+        " (`teamlore sync --repository PATH`; pending reviews and plans must be redone).",
+    )
+
+
+def _decode(path: Path, data: bytes) -> bytes:
+    if len(data) == SECRET_FILE_BYTES:
+        secret, check = data[:SECRET_BYTES], data[SECRET_BYTES:]
+        if hmac.compare_digest(_check(secret), check):
+            return secret
+        raise _damaged(path, "its check does not match")
+    if len(data) == SECRET_BYTES:  # first format: add the check (best effort: maybe read-only)
+        with contextlib.suppress(OSError):
+            write_private_file(path, data + _check(data))
+        return data
+    raise _damaged(path, f"{len(data)} bytes instead of {SECRET_FILE_BYTES}")
+
+
+def _never_used(home: Path) -> bool:
+    return not any((home / name).exists() for name in _KEYED_STATE)
+
+
+def _create(path: Path) -> bytes | None:
+    """Write a new secret without ever exposing a partial file: a private temp file, fsynced,
+    then linked into place (which fails if another process got there first: None)."""
+    value = secrets.token_bytes(SECRET_BYTES)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.new")
+    fd = os.open(tmp, os.O_CREAT | os.O_TRUNC | os.O_WRONLY | os.O_NOFOLLOW, FILE_MODE)
+    try:
+        os.write(fd, value + _check(value))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        return None
+    finally:
+        os.unlink(tmp)
+    return value
+
+
 @lru_cache(maxsize=8)
 def _load_secret(home: Path) -> bytes:
     path = _secret_path(home)
-    try:
-        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, FILE_MODE)
-    except FileExistsError:
-        data = read_private_file(path)
-        if len(data) >= SECRET_BYTES:
-            return data[:SECRET_BYTES]
-        # a half-written secret from a crash: it never produced keys, so replace it
-        fd = os.open(path, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW)
-    try:
-        value = secrets.token_bytes(SECRET_BYTES)
-        os.write(fd, value)
-        os.fsync(fd)
-        return value
-    finally:
-        os.close(fd)
+    for _ in range(3):
+        try:
+            return _decode(path, read_private_file(path))
+        except FileNotFoundError:
+            pass
+        except errors.TeamloreError:
+            if not _never_used(home):
+                raise
+            path.unlink()  # damaged before any key was made from it: nothing depends on it
+        created = _create(path)
+        if created is not None:
+            return created
+    raise _damaged(path, "it keeps changing while being read")
 
 
 def origin_secret(home: Path | None = None) -> bytes:

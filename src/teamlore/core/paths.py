@@ -7,6 +7,7 @@ files 0600: the state holds raw transcripts and must stay private to the user.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from pathlib import Path
 
@@ -51,7 +52,11 @@ def ensure_private_dir(path: Path) -> Path:
     if path.is_symlink() or not path.is_dir():
         raise errors.TeamloreError(errors.STATE_DIR_UNSAFE, f"{path} is not a directory")
     if os.stat(path).st_mode & 0o077:
-        os.chmod(path, DIR_MODE)
+        try:
+            os.chmod(path, DIR_MODE)
+        except OSError as exc:  # a read-only mount: nobody can add to it, reading stays fine
+            if exc.errno != errno.EROFS:
+                raise
     return path
 
 

@@ -337,10 +337,9 @@ def build_server(
         )
         try:
             result = await anyio.to_thread.run_sync(op.run, context, dict(params.arguments or {}))
-        except errors.TeamloreError as err:
-            return _result({"error": err.to_json()}, is_error=True)
         except Exception as exc:  # never crash the server on one bad call
-            failure = errors.TeamloreError(errors.INTERNAL, f"{type(exc).__name__}: {exc}")
+            # a stable code and a message with paths redacted: never the state dir or home
+            failure = errors.redacted(errors.refusal_for(exc))
             return _result({"error": failure.to_json()}, is_error=True)
         return _result(result, text_field=op.text_field)
 

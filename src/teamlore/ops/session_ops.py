@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import time
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,11 @@ from teamlore.core.lock import file_lock
 from teamlore.core.paths import resolve_home
 from teamlore.core.timeutil import parse_instant
 from teamlore.ops.registry import OpContext, operation
-from teamlore.sessions.index_db import INDEX_DB_NAME, index_db_path, open_index
+from teamlore.sessions.index_health import (
+    index_errors,
+    open_index_for_read,
+    open_index_for_sync,
+)
 from teamlore.sessions.indexer import Indexer, Source, display_path
 from teamlore.sessions.providers import PROVIDERS, get_adapter
 from teamlore.sessions.queries import (
@@ -39,10 +42,17 @@ class _Strict(BaseModel):
 
 
 class SyncRequest(_Strict):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
     sources: list[str] = Field(default_factory=list, description="PROVIDER=PATH; replaces defaults")
     providers: list[str] = Field(default_factory=list, description="only these providers")
     repository: str | None = Field(None, description="register this git worktree")
     rebuild: bool = False
+    discard_history: bool = Field(
+        False,
+        alias="discardHistory",
+        description="with rebuild: confirm dropping history that only the damaged index holds",
+    )
     wait_seconds: float = Field(60.0, ge=0, le=3600)
 
     @field_validator("providers")
@@ -81,30 +91,6 @@ def resolve_sources(request: SyncRequest, home: Path | None) -> list[Source]:
         ]
         sources.extend(Source(provider, _absolute(r)) for r in roots)
     return sources
-
-
-def open_index_checked(home: Path | None, *, rebuild: bool) -> sqlite3.Connection:
-    """Open the index; with `rebuild`, a damaged index is set aside and recreated."""
-    path = index_db_path(home)
-    try:
-        conn = open_index(home)
-        problems = db.integrity_check(conn) if rebuild else []
-    except sqlite3.DatabaseError as exc:
-        if not rebuild:
-            raise errors.TeamloreError(
-                errors.DB_CORRUPT,
-                f"{INDEX_DB_NAME} is damaged ({exc}); run `teamlore sync --rebuild`",
-            ) from exc
-        problems = [str(exc)]
-    if problems:
-        if "conn" in locals():
-            conn.close()
-        aside = path.with_name(f"{INDEX_DB_NAME}.damaged-{int(time.time())}")
-        path.rename(aside)
-        for suffix in ("-wal", "-shm"):
-            path.with_name(path.name + suffix).unlink(missing_ok=True)
-        conn = open_index(home)
-    return conn
 
 
 def _register_repository(conn: sqlite3.Connection, raw: str, home: Path | None) -> dict[str, Any]:
@@ -158,8 +144,10 @@ def sync(ctx: OpContext, request: SyncRequest) -> dict[str, Any]:
     home = resolve_home(ctx.home)
     sources = resolve_sources(request, home)
     with file_lock(home / SYNC_LOCK, wait_seconds=request.wait_seconds, what="a sync"):
-        conn = open_index_checked(home, rebuild=request.rebuild)
-        try:
+        conn = open_index_for_sync(
+            home, rebuild=request.rebuild, discard_history=request.discard_history
+        )
+        with index_errors(conn):
             registered = (
                 _register_repository(conn, request.repository, home) if request.repository else None
             )
@@ -171,8 +159,6 @@ def sync(ctx: OpContext, request: SyncRequest) -> dict[str, Any]:
             totals = conn.execute(
                 "SELECT (SELECT count(*) FROM sessions) AS s, (SELECT count(*) FROM turns) AS t"
             ).fetchone()
-        finally:
-            conn.close()
     return {
         "files": {
             "seen": stats.files_seen,
@@ -197,7 +183,7 @@ def sync(ctx: OpContext, request: SyncRequest) -> dict[str, Any]:
 
 
 def _read_index(home: Path | None) -> sqlite3.Connection:
-    return open_index_checked(home, rebuild=False)
+    return open_index_for_read(home)
 
 
 def _worktree_filter(ctx: OpContext, repository: str | None) -> str | None:
@@ -228,8 +214,7 @@ class SessionsListRequest(Window):
 @operation("sessions.list", input_model=SessionsListRequest, side_effect="read")
 def sessions_list(ctx: OpContext, request: SessionsListRequest) -> dict[str, Any]:
     """List indexed sessions, newest first."""
-    conn = _read_index(ctx.home)
-    try:
+    with index_errors(_read_index(ctx.home)) as conn:
         worktree = _worktree_filter(ctx, request.repository)
         return {
             "sessions": list_sessions(
@@ -241,8 +226,6 @@ def sessions_list(ctx: OpContext, request: SessionsListRequest) -> dict[str, Any
                 limit=request.limit,
             )
         }
-    finally:
-        conn.close()
 
 
 class SessionsShowRequest(_Strict):
@@ -253,11 +236,8 @@ class SessionsShowRequest(_Strict):
 @operation("sessions.show", input_model=SessionsShowRequest, side_effect="read")
 def sessions_show(ctx: OpContext, request: SessionsShowRequest) -> dict[str, Any]:
     """Show one session's normalized turns, tool uses, exit codes, paths and commits."""
-    conn = _read_index(ctx.home)
-    try:
+    with index_errors(_read_index(ctx.home)) as conn:
         return show_session(conn, request.session_key, turn=request.turn)
-    finally:
-        conn.close()
 
 
 class SessionsSearchRequest(Window):
@@ -270,8 +250,7 @@ class SessionsSearchRequest(Window):
 @operation("sessions.search", input_model=SessionsSearchRequest, side_effect="read")
 def sessions_search(ctx: OpContext, request: SessionsSearchRequest) -> dict[str, Any]:
     """Search past turns (BM25; English, code identifiers and Chinese)."""
-    conn = _read_index(ctx.home)
-    try:
+    with index_errors(_read_index(ctx.home)) as conn:
         worktree = _worktree_filter(ctx, request.repository)
         found = search_turns(
             conn,
@@ -284,8 +263,6 @@ def sessions_search(ctx: OpContext, request: SessionsSearchRequest) -> dict[str,
         )
         ranking = {"rankedAll": found.ranked_all, "window": RANK_WINDOW}
         return {"query": request.query, "hits": found.hits, "ranking": ranking}
-    finally:
-        conn.close()
 
 
 class StatusRequest(_Strict):
@@ -296,8 +273,7 @@ class StatusRequest(_Strict):
 def status(ctx: OpContext, request: StatusRequest) -> dict[str, Any]:
     """Index health: sources, counts, last sync, diagnostics, schema version."""
     home = resolve_home(ctx.home)
-    conn = _read_index(home)
-    try:
+    with index_errors(_read_index(home)) as conn:
 
         def one(sql: str) -> int:
             return int(conn.execute(sql).fetchone()[0])
@@ -353,7 +329,12 @@ def status(ctx: OpContext, request: StatusRequest) -> dict[str, Any]:
         }
         if request.check:
             problems = db.integrity_check(conn)
-            result["integrity"] = "ok" if not problems else problems[:10]
+            if problems:
+                raise errors.TeamloreError(
+                    errors.DB_CORRUPT,
+                    f"index.sqlite3 failed its integrity check ({problems[0]});"
+                    " run `teamlore sync --rebuild`",
+                    problems=problems[:10],
+                )
+            result["integrity"] = "ok"
         return result
-    finally:
-        conn.close()

@@ -26,7 +26,7 @@ from typing import Any
 
 import orjson
 
-from teamlore.core import db
+from teamlore.core import db, errors
 from teamlore.core.failpoints import failpoint
 from teamlore.core.keys import session_key
 from teamlore.core.timeutil import now_instant
@@ -37,6 +37,7 @@ from teamlore.sessions.reanalyze import reanalyze_if_outdated
 
 HEAD_BYTES = 4096
 MAX_DIAGNOSTICS_REPORTED = 200
+MAX_DIAGNOSTICS_STORED_PER_FILE = 100  # rows kept per file; the count (source_files) is exact
 
 
 @dataclass(slots=True)
@@ -224,8 +225,8 @@ class Indexer:
                 DiagnosticRecord("file-unreadable", display_path(path), None, str(exc.strerror))
             )
         except Exception as exc:
-            if _index_in_trouble(exc):
-                raise  # disk full, damaged, locked: the index's problem, not this file's
+            if isinstance(exc, errors.TeamloreError) or _index_in_trouble(exc):
+                raise  # a refusal, or disk full/damaged/locked: not this file's problem
             self._mark_failed(provider, path, row, exc, stats)
 
     def _parse_changed(
@@ -280,7 +281,13 @@ class Indexer:
                 state=asm_state,
             )
             result = ReadResult(start_offset, start_line, 0, False)
-            diagnostics = 0
+            diagnostics = stored = 0
+            # a file of junk lines must not grow the index by a row per line
+            room = MAX_DIAGNOSTICS_STORED_PER_FILE - int(
+                conn.execute(
+                    "SELECT count(*) FROM diagnostics WHERE source_file_id = ?", (file_id,)
+                ).fetchone()[0]
+            )
             for line in read_lines(
                 handle, start_offset=start_offset, start_line=start_line, result=result
             ):
@@ -301,15 +308,28 @@ class Indexer:
                         ]
                 for raw_event in events:
                     event, problem = checked_event(raw_event, line.number)
-                    if problem is not None:
-                        diagnostics += 1
-                        self._record_diagnostic(file_id, path, problem, stats)
-                    if isinstance(event, Diagnostic):
-                        diagnostics += 1
-                        self._record_diagnostic(file_id, path, event, stats)
-                    else:
+                    for found in (problem, event):
+                        if isinstance(found, Diagnostic):
+                            diagnostics += 1
+                            stored += self._record_diagnostic(
+                                file_id, path, found, stats, store=stored < room
+                            )
+                    if not isinstance(event, Diagnostic):
                         assembler.apply(event, line.number)
                 failpoint("sync.mid-file")
+            if diagnostics > stored and room > 0:
+                conn.execute(
+                    "INSERT INTO diagnostics(source_file_id, code, line, message, at)"
+                    " VALUES (?,?,?,?,?)",
+                    (
+                        file_id,
+                        "diagnostics-not-stored",
+                        None,
+                        f"{diagnostics - stored} more diagnostics of this file are counted but"
+                        f" not stored (the first {stored} are)",
+                        _now(),
+                    ),
+                )
             assembler.flush()
             stats.bytes_read += result.bytes_read
             stats.turns += assembler.turns_written
@@ -376,15 +396,19 @@ class Indexer:
         self.conn.execute("UPDATE sessions SET turn_count = 0 WHERE id = ?", (session_db_id,))
 
     def _record_diagnostic(
-        self, file_id: int, path: Path, event: Diagnostic, stats: SyncStats
-    ) -> None:
-        self.conn.execute(
-            "INSERT INTO diagnostics(source_file_id, code, line, message, at) VALUES (?,?,?,?,?)",
-            (file_id, event.code, event.line, event.message, _now()),
-        )
+        self, file_id: int, path: Path, event: Diagnostic, stats: SyncStats, *, store: bool = True
+    ) -> int:
+        """Count `event` (and report it); store its row when `store`. Returns rows stored."""
+        if store:
+            self.conn.execute(
+                "INSERT INTO diagnostics(source_file_id, code, line, message, at)"
+                " VALUES (?,?,?,?,?)",
+                (file_id, event.code, event.line, event.message[:500], _now()),
+            )
         stats.add_diagnostic(
             DiagnosticRecord(event.code, display_path(path), event.line, event.message)
         )
+        return int(store)
 
     def _mark_missing(
         self, sources: list[Source], known: dict[str, _FileRow], seen: set[str], stats: SyncStats

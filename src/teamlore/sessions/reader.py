@@ -106,8 +106,13 @@ def read_lines(
         result.pending_partial = pending
 
 
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
 def _decode(number: int, start: int, end: int, data: bytearray) -> Line:
     stripped = bytes(data).strip()
+    if start == 0 and stripped.startswith(UTF8_BOM):  # editors on Windows write one
+        stripped = stripped[len(UTF8_BOM) :].strip()
     if not stripped:
         return Line(number, start, end, None, "blank", 0)
     try:

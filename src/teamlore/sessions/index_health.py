@@ -1,0 +1,203 @@
+"""Index health: open the L0 index and tell its troubles apart (docs/troubleshooting.md).
+
+- a full disk is `DISK_FULL`: nothing changed, retry later; never "damaged";
+- a damaged index (malformed pages, dropped tables, not a database at all) is `DB_CORRUPT` with
+  the advice to run `teamlore sync --rebuild`;
+- `--rebuild` sets a damaged index aside (renamed, never deleted) and starts a fresh one, but
+  only after confirming (`--discard-history`) when the damaged file holds the history of
+  sessions whose transcripts are gone, which no rebuild can recreate;
+- a read-only state dir still serves every read-only command (the index opens read-only).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from teamlore.core import db, errors
+from teamlore.sessions.index_db import INDEX_DB_NAME, MIGRATIONS, index_db_path, open_index
+
+
+def _tables(conn: sqlite3.Connection) -> set[str]:
+    return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+@functools.cache
+def expected_tables() -> frozenset[str]:
+    """Every table the current schema creates (FTS shadow tables included)."""
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        db.migrate(conn, MIGRATIONS, name=INDEX_DB_NAME)
+        return frozenset(_tables(conn))
+    finally:
+        conn.close()
+
+
+def _missing_tables(conn: sqlite3.Connection) -> list[str]:
+    """A table of the schema that is gone means the file was damaged or tampered with."""
+    if db.schema_version(conn) != len(MIGRATIONS):
+        return []
+    present = _tables(conn)
+    return [f"table {name} is missing" for name in sorted(expected_tables() - present)]
+
+
+def _damaged(detail: str) -> errors.TeamloreError:
+    return errors.TeamloreError(
+        errors.DB_CORRUPT,
+        f"{INDEX_DB_NAME} is damaged ({errors.redact_paths(detail)});"
+        " run `teamlore sync --rebuild`",
+    )
+
+
+def _classified(exc: BaseException) -> errors.TeamloreError | None:
+    if isinstance(exc, UnicodeDecodeError):  # the index only ever stores valid UTF-8 text
+        return _damaged(f"undecodable text: {exc.reason}")
+    code = errors.storage_error(exc)
+    if code is errors.DB_CORRUPT:
+        return _damaged(str(exc))
+    if code is not None:
+        return errors.TeamloreError(code)
+    return None
+
+
+def open_index_for_sync(
+    home: Path | None, *, rebuild: bool, discard_history: bool = False
+) -> sqlite3.Connection:
+    """Open the index to write. With `rebuild`, a damaged index is set aside and recreated (see
+    the module docstring for when that needs `discard_history`)."""
+    path = index_db_path(home)
+    conn: sqlite3.Connection | None = None
+    try:
+        conn = open_index(home)
+        problems = _missing_tables(conn)
+        if rebuild and not problems:
+            problems = db.integrity_check(conn)
+    except (sqlite3.Error, OSError, UnicodeDecodeError) as exc:
+        if conn is not None:
+            conn.close()
+        conn = None
+        refusal = _classified(exc)
+        if refusal is None:
+            raise
+        if refusal.error is not errors.DB_CORRUPT or not rebuild:
+            raise refusal from exc
+        problems = [str(exc)]
+    if not problems:
+        assert conn is not None
+        return conn
+    if conn is not None:
+        conn.close()
+    if not rebuild:
+        raise _damaged("; ".join(problems[:3]))
+    lost = sessions_only_in(path)
+    if lost and not discard_history:
+        raise errors.TeamloreError(
+            errors.REBUILD_LOSES_HISTORY,
+            f"{INDEX_DB_NAME} is damaged and holds the history of {lost} session(s) whose"
+            " transcripts are gone; a rebuild cannot recreate them. Rerun with"
+            " `--rebuild --discard-history` to set it aside (it is kept, renamed) and start"
+            " a fresh index",
+            sessions=lost,
+        )
+    set_aside(path)
+    return open_index(home)
+
+
+def sessions_only_in(path: Path) -> int:
+    """How many sessions the (damaged) index at `path` holds whose transcript files are gone.
+    What cannot be read cannot be lost; a file that is not a database holds nothing."""
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return 0
+    lost = 0
+    try:
+        lost += int(conn.execute("SELECT count(*) FROM sessions WHERE available = 0").fetchone()[0])
+        for (source,) in conn.execute(
+            "SELECT path FROM source_files WHERE status != 'unavailable'"
+            " AND session_id IN (SELECT id FROM sessions WHERE available = 1)"
+        ):
+            if not os.path.exists(source):
+                lost += 1
+    except (sqlite3.Error, UnicodeDecodeError):
+        pass  # counted what could be read
+    finally:
+        conn.close()
+    return lost
+
+
+def set_aside(path: Path) -> Path:
+    """Rename a damaged index (and drop its WAL side files, which belong to it)."""
+    aside = path.with_name(f"{INDEX_DB_NAME}.damaged-{int(time.time())}")
+    path.rename(aside)
+    for suffix in ("-wal", "-shm"):
+        side = path.with_name(path.name + suffix)
+        if side.exists():
+            side.rename(aside.with_name(aside.name + suffix))
+    return aside
+
+
+def open_index_for_read(home: Path | None) -> sqlite3.Connection:
+    """Open the index for a read-only command: a damaged index is `DB_CORRUPT`, a read-only
+    state dir opens the index read-only (never `INTERNAL`)."""
+    try:
+        conn = open_index(home)
+    except (sqlite3.Error, OSError, UnicodeDecodeError) as exc:
+        refusal = _classified(exc)
+        cannot_write = refusal is not None and refusal.error in (
+            errors.STATE_READ_ONLY,
+            errors.DISK_FULL,
+        )
+        if not cannot_write and os.access(index_db_path(home).parent, os.W_OK):
+            if refusal is None:
+                raise
+            raise refusal from exc
+        conn = _open_read_only(index_db_path(home))
+    problems = _missing_tables(conn)
+    if problems:
+        conn.close()
+        raise _damaged("; ".join(problems))
+    return conn
+
+
+def _open_read_only(path: Path) -> sqlite3.Connection:
+    if not path.exists():
+        raise errors.TeamloreError(
+            errors.STATE_READ_ONLY,
+            f"the state directory is read-only and holds no {INDEX_DB_NAME} yet; run"
+            " `teamlore sync` where it is writable",
+        )
+    try:
+        conn = db.connect(path, MIGRATIONS, readonly=True)
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.Error:
+        # a WAL database in a directory nobody may write: nothing can change it under us
+        conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+        conn.row_factory = sqlite3.Row
+    if db.schema_version(conn) < len(MIGRATIONS):
+        conn.close()
+        raise errors.TeamloreError(
+            errors.STATE_READ_ONLY,
+            f"{INDEX_DB_NAME} needs a schema upgrade and the state directory is read-only",
+        )
+    return conn
+
+
+@contextmanager
+def index_errors(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """Use `conn`, then close it; a storage failure on the way (a malformed page met by a
+    query, a full disk met by a write) becomes its stable code with the index's own advice."""
+    try:
+        yield conn
+    except (sqlite3.Error, OSError, UnicodeDecodeError) as exc:
+        refusal = _classified(exc)
+        if refusal is None:
+            raise
+        raise refusal from exc
+    finally:
+        conn.close()
