@@ -33,6 +33,7 @@ import mcp_types as types
 import orjson
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
 
 from teamlore import __version__
 from teamlore.core import errors
@@ -352,6 +353,40 @@ def build_server(
     )
 
 
+async def answer_malformed_frames(source: Any, sink: Any, replies: Any) -> None:
+    """Forward well-formed frames to the server; answer each malformed one with a JSON-RPC error
+    (id null: the frame's own id cannot be trusted): -32700 for text that is not JSON, -32600
+    for JSON that is not a JSON-RPC message. The SDK's stdio reader hands such frames on as
+    exceptions, and its dispatcher only logs them, so without this the client hears nothing."""
+    async with sink:
+        async for item in source:
+            if not isinstance(item, Exception):
+                await sink.send(item)
+                continue
+            not_json = any(e.get("type") == "json_invalid" for e in _validation_errors(item))
+            error = (
+                types.ErrorData(
+                    code=types.PARSE_ERROR, message="Parse error: the frame is not JSON"
+                )
+                if not_json
+                else types.ErrorData(
+                    code=types.INVALID_REQUEST,
+                    message="Invalid Request: the frame is not a JSON-RPC 2.0 message",
+                )
+            )
+            await replies.send(
+                SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=None, error=error))
+            )
+
+
+def _validation_errors(exc: Exception) -> list[dict[str, Any]]:
+    errors_of = getattr(exc, "errors", None)
+    try:
+        return list(errors_of()) if callable(errors_of) else []
+    except Exception:  # not a pydantic error after all
+        return []
+
+
 def serve(
     *,
     capabilities: Sequence[str] = ("team-read",),
@@ -375,7 +410,10 @@ def serve(
 
     async def main() -> None:
         async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            inbox_send, inbox = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(answer_malformed_frames, read_stream, inbox_send, write_stream)
+                await server.run(inbox, write_stream, server.create_initialization_options())
 
     try:
         anyio.run(main)

@@ -1,4 +1,6 @@
-"""Index health: open the L0 index and tell its troubles apart (docs/sessions.md, "When storage fails").
+"""Index health: open the L0 index and tell its troubles apart.
+
+See docs/sessions.md, "When storage fails":
 
 - a full disk is `DISK_FULL`: nothing changed, retry later; never "damaged";
 - a damaged index (malformed pages, dropped tables, not a database at all) is `DB_CORRUPT` with

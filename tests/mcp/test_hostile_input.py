@@ -1,0 +1,145 @@
+"""The MCP server under hostile or broken conditions: malformed JSON-RPC frames get a JSON-RPC
+error (the SDK would drop them silently), and unexpected failures reach the client as a stable
+code with every absolute path redacted (no state dir, no home). Real server process over stdio.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from support import git, teamlore_cli
+from teamlore.core.errors import redact_paths
+from teamlore.mcp import server as mcp_server
+
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"},
+    },
+}
+
+
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+def _converse(
+    repo: Path, frames: list[bytes], last_id: int, env: dict[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """Send the handshake and `frames` to a real server, read replies until `last_id` answers."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "teamlore.cli.main", "mcp", "--capability", "team-read"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        cwd=repo,
+        env={**os.environ, **(env or {})},
+    )
+    assert process.stdin is not None and process.stdout is not None
+    replies: list[dict[str, Any]] = []
+    try:
+        for frame in [json.dumps(INIT).encode(), json.dumps(INITIALIZED).encode(), *frames]:
+            process.stdin.write(frame + b"\n")
+        process.stdin.flush()
+        for line in process.stdout:
+            replies.append(json.loads(line))
+            if replies[-1].get("id") == last_id:
+                break
+    finally:
+        process.stdin.close()
+        process.wait(timeout=60)
+    return replies
+
+
+def _raw_session(repo: Path, frames: list[bytes]) -> list[dict[str, Any]]:
+    return _converse(repo, [*frames, b'{"jsonrpc":"2.0","id":99,"method":"tools/list"}'], 99)
+
+
+@pytest.fixture()
+def repo(tmp_path: Path, home: Path) -> Path:
+    root = tmp_path / "acme"
+    root.mkdir()
+    git(root, "init", "-q")
+    assert teamlore_cli("memory", "init", cwd=root).returncode == 0
+    return root
+
+
+def test_malformed_frames_are_answered_and_the_session_goes_on(repo: Path) -> None:
+    frames = [b"{not json", b'{"hello": "world"}', b"[1, 2", b'"just a string"']
+    replies = _raw_session(repo, frames)
+    errors_ = [r for r in replies if "error" in r]
+    assert [(r["id"], r["error"]["code"]) for r in errors_] == [
+        (None, -32700),
+        (None, -32600),
+        (None, -32700),
+        (None, -32600),
+    ]
+    listed = next(r for r in replies if r.get("id") == 99)
+    assert {t["name"] for t in listed["result"]["tools"]} >= {"threadshare_memory_search"}
+
+
+def _call(repo: Path, env: dict[str, str], tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    params = {"name": tool, "arguments": args}
+    call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}
+    replies = _converse(repo, [json.dumps(call).encode()], 7, env)
+    return dict(replies[-1]["result"])
+
+
+def test_unexpected_errors_over_mcp_carry_a_code_and_no_absolute_path(
+    repo: Path, home: Path, tmp_path: Path
+) -> None:
+    secret_place = tmp_path / "alice-private" / "elsewhere"
+    (home / "memory-state.sqlite3").symlink_to(secret_place)  # ELOOP/ENOENT with the full path
+    result = _call(repo, {}, "threadshare_memory_search", {"query": "release"})
+    text = json.dumps(result)
+    assert result["isError"] is True
+    assert json.loads(result["content"][0]["text"])["error"]["code"]
+    for private in (str(home), str(tmp_path), "alice-private"):
+        assert private not in text
+
+
+def test_refusals_over_mcp_redact_the_state_dir_too(repo: Path, tmp_path: Path) -> None:
+    not_a_dir = tmp_path / "home-of-alice" / "state-file"
+    not_a_dir.parent.mkdir()
+    not_a_dir.write_text("x")
+    result = _call(repo, {"TEAMLORE_HOME": str(not_a_dir)}, "threadshare_memory_status", {})
+    error = json.loads(result["content"][0]["text"])["error"]
+    assert error["code"] == "STATE_DIR_UNSAFE"
+    assert "home-of-alice" not in json.dumps(result)
+
+
+SEGMENT = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789._-", min_size=1, max_size=12)
+
+
+@settings(max_examples=200)
+@given(
+    parts=st.lists(SEGMENT, min_size=2, max_size=6),
+    root=st.sampled_from(["/", "~/", "C:\\", "//server/"]),
+    sep=st.sampled_from(["/", "\\"]),
+    quote=st.sampled_from(["", "'", '"']),
+)
+def test_redaction_keeps_only_the_last_part_of_any_absolute_path(
+    parts: list[str], root: str, sep: str, quote: str
+) -> None:
+    if root.endswith("/"):
+        sep = "/"
+    path = root + sep.join(parts)
+    redacted = redact_paths(f"failed: {quote}{path}{quote} (errno 2)")
+    for private in parts[:-1]:
+        assert f"{private}{sep}" not in redacted.replace("…/", "")
+    assert parts[-1] in redacted
+
+
+def test_the_server_module_answers_frames_through_one_helper() -> None:
+    assert callable(mcp_server.answer_malformed_frames)
