@@ -146,3 +146,25 @@ def test_an_index_from_an_older_analyzer_is_refused_until_sync_reanalyzes_it(
     assert stats.turns_reanalyzed == 1
     assert [h["turn"] for h in queries.search_turns(conn, "prompt failing").hits] == [1]
     assert indexer.sync([Source("mini", tmp_path / "s")]).turns_reanalyzed == 0
+
+
+def test_each_tool_use_records_where_it_came_in_the_assistant_text(
+    home: Path, tmp_path: Path
+) -> None:
+    indexer = _synced(
+        home,
+        tmp_path,
+        {"t": "user", "text": "check then fix"},
+        {"t": "say", "text": "First I look."},
+        {"t": "run", "id": "c1", "cmd": "ls"},
+        {"t": "out", "id": "c1", "out": "a.py", "exit": 0},
+        {"t": "say", "text": "Now I fix it."},
+        {"t": "run", "id": "c2", "cmd": "make fix"},
+    )
+    [session] = queries.list_sessions(indexer.conn)
+    [turn] = queries.show_session(indexer.conn, session["sessionKey"])["turns"]
+    assert turn["assistant"] == "First I look.\n\nNow I fix it."
+    assert [(t["seq"], t["assistantOffset"]) for t in turn["tools"]] == [
+        (1, len("First I look.")),
+        (2, len("First I look.\n\nNow I fix it.")),
+    ]

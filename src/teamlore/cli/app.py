@@ -12,15 +12,20 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # help texts print literally: `[models.<name>]` stays (cli/output.py)
 )
-sessions_app = typer.Typer(help="Browse and search indexed agent sessions.", no_args_is_help=True)
+sessions_app = typer.Typer(
+    help="Browse and search indexed agent sessions.", no_args_is_help=True, rich_markup_mode=None
+)
 memory_app = typer.Typer(
     help="Team memory: the reviewed .threadshare/memory tree of a repository.",
     no_args_is_help=True,
+    rich_markup_mode=None,
 )
 personal_app = typer.Typer(
     help="Personal memory: your profile, preferences and project notes, kept for every agent.",
     no_args_is_help=True,
+    rich_markup_mode=None,
 )
 app.add_typer(sessions_app, name="sessions")
 app.add_typer(memory_app, name="memory")

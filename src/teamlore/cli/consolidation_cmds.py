@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import typer
-from rich.markup import escape
 
 from teamlore.cli.app import memory_app
 from teamlore.cli.memory_cmds import RepositoryOption, _cwd
@@ -16,24 +15,20 @@ from teamlore.core import errors
 def _render_synthesize(result: dict[str, Any]) -> None:
     task = result["task"]
     if task is None:
-        stdout.print(f"No consolidation task: {escape(result['note'])}.", highlight=False)
+        stdout.print(f"No consolidation task: {result['note']}.")
     else:
-        stdout.print(
-            f"Consolidation task {task['taskId']} ({result['mode']}): {escape(result['note'])}.",
-            highlight=False,
-        )
+        stdout.print(f"Consolidation task {task['taskId']} ({result['mode']}): {result['note']}.")
         for entry in task["entries"]:
-            stdout.print(f"  entry {escape(entry['entryId'])}", highlight=False)
+            stdout.print(f"  entry {entry['entryId']}")
         for scene in task["scenes"]:
-            stdout.print(f"  scene {escape(scene['name'])} (heat {scene['heat']})", highlight=False)
+            stdout.print(f"  scene {scene['name']} (heat {scene['heat']})")
         stdout.print("  The agent answers with a ConsolidationPatch@v1 (see --format json).")
     stdout.print(
         f"{result['newSinceBaseline']} approved entries new since the last consolidation "
-        f"(due at {result['dueAt']}).",
-        highlight=False,
+        f"(due at {result['dueAt']})."
     )
     if result.get("next"):
-        stdout.print(f"Next: {escape(result['next'])}", highlight=False)
+        stdout.print(f"Next: {result['next']}")
 
 
 @memory_app.command("synthesize")

@@ -10,11 +10,22 @@ from typing import Any
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from teamlore import __version__
 from teamlore.cli.app import app, sessions_app
 from teamlore.cli.mcp_config_cmd import mcp_config
-from teamlore.cli.output import FormatOption, OutputFormat, fail, run, stdout
+from teamlore.cli.output import (
+    FormatOption,
+    OutputFormat,
+    clip,
+    fail,
+    literal,
+    run,
+    say,
+    stdout,
+    styled,
+)
 
 
 def _version(value: bool) -> None:
@@ -38,7 +49,7 @@ def _root(
 def _render_sync(result: dict[str, Any]) -> None:
     files = result["files"]
     stdout.print(
-        f"Indexed [bold]{files['changed']}[/] changed of {files['seen']} files "
+        f"Indexed {files['changed']} changed of {files['seen']} files "
         f"({result['bytesRead'] / 1048576:.1f} MiB read): {result['sessions']} sessions, "
         f"{result['turns']} turns written. Index holds {result['totals']['sessions']} sessions, "
         f"{result['totals']['turns']} turns."
@@ -49,10 +60,10 @@ def _render_sync(result: dict[str, Any]) -> None:
         stdout.print(f"Re-analyzed {result['reanalyzedTurns']} turns for the new search analyzer.")
     for source in result["sources"]:
         if not source["exists"]:
-            stdout.print(f"[dim]no {source['provider']} sessions at {source['path']}[/]")
+            say(styled(f"no {source['provider']} sessions at {source['path']}", "dim"))
     if result.get("repository"):
         repo = result["repository"]
-        stdout.print(f"Registered repository [bold]{repo['name']}[/] ({repo['worktreeKey']}).")
+        say("Registered repository ", styled(repo["name"], "bold"), f" ({repo['worktreeKey']}).")
     delivery = result.get("delivery") or {}
     if delivery.get("repositories"):
         stdout.print(
@@ -61,12 +72,12 @@ def _render_sync(result: dict[str, Any]) -> None:
             f"{delivery['commitsAdded']} new commits, {delivery['deliveryEdges']} delivery edges."
         )
     if result["diagnosticCount"]:
-        stdout.print(f"[yellow]{result['diagnosticCount']} diagnostics[/] (first ones below):")
+        say(styled(f"{result['diagnosticCount']} diagnostics", "yellow"), " (first ones below):")
         for d in result["diagnostics"][:10]:
             where = f"{d['file']}:{d['line']}" if d["line"] else d["file"]
-            stdout.print(f"  {d['code']}  {where}  {d['message']}", highlight=False)
+            stdout.print(f"  {d['code']}  {where}  {d['message']}")
     if files["failed"]:
-        stdout.print(f"[red]{files['failed']} files could not be read.[/]")
+        say(styled(f"{files['failed']} files could not be read.", "red"))
 
 
 @app.command()
@@ -116,8 +127,7 @@ def sync(
 def _render_status(result: dict[str, Any]) -> None:
     stdout.print(
         f"State dir   {result['stateDir']}  (schema {result['schemaVersion']}, "
-        f"{result['analyzerVersion']})",
-        highlight=False,
+        f"{result['analyzerVersion']})"
     )
     stdout.print(f"Last sync   {result['lastSyncAt'] or 'never'}")
     stdout.print(
@@ -132,7 +142,7 @@ def _render_status(result: dict[str, Any]) -> None:
     )
     for s in result["sources"]:
         mark = "✓" if s["exists"] else "✗"
-        stdout.print(f"Source      {mark} {s['provider']:<7} {s['path']}", highlight=False)
+        stdout.print(f"Source      {mark} {s['provider']:<7} {s['path']}")
     diag = result["diagnostics"]
     stdout.print(f"Diagnostics {diag['count']}")
     if "integrity" in result:
@@ -158,14 +168,14 @@ def _render_list(result: dict[str, Any]) -> None:
     for s in result["sessions"]:
         repo = s["repository"]["name"] if s["repository"] else ""
         started = (s["startedAt"] or "")[:16].replace("T", " ")
-        gone = "" if s.get("available", True) else " [dim](file gone)[/]"
+        cwd = Text(literal(s["cwd"] or ""))
+        if not s.get("available", True):
+            cwd.append(" (file gone)", style="dim")
         table.add_row(
-            s["sessionKey"][:12],
-            s["provider"],
-            started,
+            *(Text(literal(v)) for v in (s["sessionKey"][:12], s["provider"], started)),
             str(s["turns"]),
-            repo,
-            (s["cwd"] or "") + gone,
+            Text(literal(repo)),
+            cwd,
         )
     stdout.print(table)
 
@@ -198,33 +208,56 @@ def sessions_list(
 
 def _render_show(result: dict[str, Any]) -> None:
     s = result["session"]
-    stdout.print(
-        f"[bold]{s['sessionKey'][:12]}[/] {s['provider']} {s['cwd'] or ''} "
-        f"{s['startedAt'] or ''} → {s['endedAt'] or ''}",
-        highlight=False,
+    say(
+        styled(s["sessionKey"][:12], "bold"),
+        f" {s['provider']} {s['cwd'] or ''} {s['startedAt'] or ''} → {s['endedAt'] or ''}",
     )
     for t in result["turns"]:
-        seal = "" if t["sealed"] else " [yellow](open)[/]"
-        stdout.print(f"\n[bold cyan]── turn {t['ordinal']}[/]{seal} {t['startedAt'] or ''}")
+        say()
+        say(
+            styled(f"── turn {t['ordinal']}", "bold cyan"),
+            styled(" (open)", "yellow") if not t["sealed"] else "",
+            f" {t['startedAt'] or ''}",
+        )
         if t["user"]:
-            stdout.print(f"[bold]user[/] {t['user'][:2000]}", highlight=False)
-        for tool in t["tools"]:
-            exit_code = "" if tool["exitCode"] is None else f" exit {tool['exitCode']}"
-            what = (
-                tool["command"]
-                or ", ".join(tool["pathsWritten"])
-                or ", ".join(tool["pathsRead"])
-                or ""
-            )
-            stdout.print(
-                f"  [magenta]{tool['name']}[/] ({tool['family']}, {tool['status']}"
-                f"{exit_code}) {what[:300]}",
-                highlight=False,
-            )
-            for c in tool["commits"]:
-                stdout.print(f"    commit {c['hash']}")
-        if t["assistant"]:
-            stdout.print(f"[bold]assistant[/] {t['assistant'][:2000]}", highlight=False)
+            say(styled("user", "bold"), " ", clip(t["user"]))
+        for kind, item in speech_and_tools(t):
+            if kind == "assistant":
+                say(styled("assistant", "bold"), " ", clip(item))
+            else:
+                _render_tool(item)
+
+
+def speech_and_tools(turn: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The turn's assistant prose and tool uses in the order they happened: each tool use
+    records how much assistant text preceded it (`assistantOffset`); without one (an index
+    written by an older version) the tools come before the prose."""
+    text, items, cut = turn["assistant"], [], 0
+    for tool in turn["tools"]:
+        offset = tool.get("assistantOffset")
+        if offset is not None and offset > cut:
+            if piece := text[cut:offset].strip("\n"):
+                items.append(("assistant", piece))
+            cut = offset
+        items.append(("tool", tool))
+    if rest := text[cut:].strip("\n"):
+        items.append(("assistant", rest))
+    return items
+
+
+def _render_tool(tool: dict[str, Any]) -> None:
+    exit_code = "" if tool["exitCode"] is None else f" exit {tool['exitCode']}"
+    what = tool["command"] or ", ".join(tool["pathsWritten"]) or ", ".join(tool["pathsRead"]) or ""
+    say(
+        f"  #{tool['seq']} ",
+        styled(tool["name"], "magenta"),
+        f" ({tool['family']}, {tool['status']}{exit_code}) {clip(what, TOOL_CLIP_CHARS)}",
+    )
+    for c in tool["commits"]:
+        say(f"    commit {c['hash']}")
+
+
+TOOL_CLIP_CHARS = 300
 
 
 @sessions_app.command("show")
@@ -239,19 +272,22 @@ def sessions_show(
 
 def _render_search(result: dict[str, Any]) -> None:
     if not result["hits"]:
-        stdout.print("No matching turns.")
+        say("No matching turns. Run `teamlore sync` to index new sessions, or try other words.")
     ranking = result.get("ranking") or {}
     if ranking and not ranking["rankedAll"]:
-        stdout.print(
-            f"[dim]More than {ranking['window']} turns match: the newest {ranking['window']}"
-            " were ranked. Add words or filters to search them all.[/]"
+        say(
+            styled(
+                f"More than {ranking['window']} turns match: the newest {ranking['window']}"
+                " were ranked. Add words or filters to search them all.",
+                "dim",
+            )
         )
     for h in result["hits"]:
-        stdout.print(
-            f"[bold]{h['sessionKey'][:12]}[/] turn {h['turn']} "
-            f"({h['provider']}, score {h['score']:.3g})"
+        say(
+            styled(h["sessionKey"][:12], "bold"),
+            f" turn {h['turn']} ({h['provider']}, score {h['score']:.2f})",
         )
-        stdout.print(f"  {h['snippet']}", highlight=False)
+        say(f"  {h['snippet']}")
 
 
 @sessions_app.command("search")
@@ -281,15 +317,13 @@ def sessions_search(
 
 
 def _render_demo(result: dict[str, Any]) -> None:
-    stdout.print(f"[bold]teamlore demo[/] in {result['directory']}\n", highlight=False)
+    say(styled("teamlore demo", "bold"), f" in {result['directory']}\n")
     for number, step in enumerate(result["steps"], 1):
-        stdout.print(
-            f"[bold cyan]{number:>2}. {step['step']}[/]  {step['summary']}", highlight=False
-        )
+        say(styled(f"{number:>2}. {step['step']}", "bold cyan"), f"  {step['summary']}")
         if step["step"] == "sessions-search":
             for query, hits in step["searches"].items():
                 top = hits[0]["snippet"][:90] if hits else "no hits"
-                stdout.print(f"      {query!r}: {len(hits)} hits — {top}", highlight=False)
+                stdout.print(f"      {query!r}: {len(hits)} hits — {top}")
         elif step["step"] == "review":
             for item in step["result"]["items"]:
                 supports = ", ".join(
@@ -297,31 +331,31 @@ def _render_demo(result: dict[str, Any]) -> None:
                 )
                 stdout.print(
                     f"      {item['candidateId'][:16]} {item['provenanceStrength']}: {supports}",
-                    highlight=False,
                 )
         elif step["step"] in ("promote", "skill-promote"):
             for path, text in step["files"].items():
-                stdout.print(f"\n[bold]{path}[/]", highlight=False)
-                stdout.print(text.rstrip(), highlight=False, markup=False)
+                say()
+                say(styled(path, "bold"))
+                stdout.print(text.rstrip())
             stdout.print()
         elif step["step"] == "memory-search":
             for query, found in step["searches"].items():
                 ids = ", ".join(r["id"] for r in found["results"]) or "none"
-                stdout.print(f"      {query!r}: {ids}", highlight=False)
+                stdout.print(f"      {query!r}: {ids}")
         elif step["step"] == "assemble":
-            stdout.print("\n[bold]CLAUDE.md[/] (managed block)", highlight=False)
-            stdout.print(step["block"], highlight=False, markup=False)
+            say()
+            say(styled("CLAUDE.md", "bold"), " (managed block)")
+            stdout.print(step["block"])
             for path in step["skills"]:
-                stdout.print(f"      {path}", highlight=False)
+                stdout.print(f"      {path}")
             stdout.print()
         elif step["step"] == "git-status":
             for line in step["porcelain"].splitlines():
-                stdout.print(f"      {line}", highlight=False)
+                stdout.print(f"      {line}")
     stdout.print(
         f"\nExplore it yourself:\n  cd {result['repository']}\n"
         f"  export TEAMLORE_HOME={result['stateDir']}\n"
-        '  teamlore sessions search 迁移\n  teamlore memory search "invoice export"',
-        highlight=False,
+        '  teamlore sessions search 迁移\n  teamlore memory search "invoice export"'
     )
 
 

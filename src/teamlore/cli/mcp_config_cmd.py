@@ -11,11 +11,11 @@ from typing import Any
 import typer
 
 import teamlore.ops.mcp_config  # noqa: F401  (registers the operation)
-from teamlore.cli.output import FormatOption, OutputFormat, run
+from teamlore.cli.output import FormatOption, OutputFormat, literal, run
 
 
 def _print(text: str = "") -> None:
-    typer.echo(text)  # plain stdout: the snippets must paste exactly, no rich markup
+    typer.echo(literal(text))  # plain stdout: the snippets must paste exactly, no rich markup
 
 
 def render_mcp_config(result: dict[str, Any]) -> None:

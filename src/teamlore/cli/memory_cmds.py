@@ -8,10 +8,9 @@ from typing import Any
 
 import orjson
 import typer
-from rich.table import Table
 
 from teamlore.cli.app import memory_app
-from teamlore.cli.output import FormatOption, OutputFormat, fail, run, stdout
+from teamlore.cli.output import FormatOption, OutputFormat, fail, run, say, stdout, styled
 from teamlore.core import errors
 from teamlore.core.timeutil import parse_instant
 
@@ -28,7 +27,7 @@ def _render_init(result: dict[str, Any]) -> None:
     if result["created"]:
         stdout.print(f"Created the team memory skeleton in {result['worktree']}:")
         for path in result["created"]:
-            stdout.print(f"  {path}", highlight=False)
+            stdout.print(f"  {path}")
     else:
         stdout.print(f"{result['worktree']} already has a team memory tree; nothing to do.")
 
@@ -41,16 +40,13 @@ def init(repository: str | None = RepositoryOption, fmt: OutputFormat = FormatOp
 
 def _render_status(result: dict[str, Any]) -> None:
     projection = result.get("projection") or {}
-    stdout.print(f"Memory tree  {result['memoryRoot']} ({result['tree']})", highlight=False)
+    stdout.print(f"Memory tree  {result['memoryRoot']} ({result['tree']})")
     if projection:
         stdout.print(
             f"Projection   generation {projection['generation']}, coverage {projection['coverage']}"
         )
         for d in projection.get("diagnostics", [])[:10]:
-            stdout.print(
-                f"  [yellow]{d['code']}[/] {d['file']}:{d.get('line') or ''} {d['why']}",
-                highlight=False,
-            )
+            say("  ", styled(d["code"], "yellow"), f" {d['file']}:{d.get('line') or ''} {d['why']}")
     entries = result["entries"]
     stdout.print(f"Entries      {entries['approved']} approved, {entries['deprecated']} deprecated")
     candidates = ", ".join(f"{n} {state}" for state, n in result["candidates"].items())
@@ -83,16 +79,16 @@ def status(repository: str | None = RepositoryOption, fmt: OutputFormat = Format
 
 def _render_search(result: dict[str, Any]) -> None:
     coverage = result.get("coverage")
-    note = "" if coverage == "complete" else f" [yellow](coverage {coverage})[/]"
-    stdout.print(f"generation {result.get('generation')}{note}")
+    note = "" if coverage == "complete" else styled(f" (coverage {coverage})", "yellow")
+    say(f"generation {result.get('generation')}", note)
     if not result["results"]:
-        stdout.print("No matching memory.")
+        say("No matching memory. Reviewed entries appear here after `teamlore memory promote`.")
     for hit in result["results"]:
-        stdout.print(
-            f"[bold]{hit['id']}[/] ({hit['type']}, {hit['path']}, score {hit['score']:.3g})",
-            highlight=False,
+        say(
+            styled(hit["id"], "bold"),
+            f" ({hit['type']}, {hit['path']}, score {hit['score']:.2f})",
         )
-        stdout.print(f"  {hit['snippet']}", highlight=False)
+        say(f"  {hit['snippet']}")
 
 
 @memory_app.command("search")
@@ -110,14 +106,12 @@ def search(
 
 def _render_lint(result: dict[str, Any]) -> None:
     findings = result.get("findings", [])
-    table = Table("severity", "rule", "where", "message")
-    for f in findings:
+    for f in findings:  # one finding per line: path:line rule message (editors jump to it)
         where = f"{f['file']}:{f['line']}" if f.get("line") else f["file"]
-        table.add_row(f["severity"], f["rule"], where, f["message"])
-    if findings:
-        stdout.print(table)
+        style = "red" if f["severity"] == "block" else "yellow"
+        say(styled(f"{where} {f['rule']} {f['message']}", style))
     blocked = sum(1 for f in findings if f["severity"] == "block")
-    stdout.print(f"{len(findings)} findings, {blocked} blocking.")
+    say(f"{len(findings)} findings, {blocked} blocking.")
 
 
 @memory_app.command("lint")
@@ -158,18 +152,20 @@ def _instant(value: str | None, fmt: OutputFormat) -> str | None:
 
 def _render_recall(result: dict[str, Any]) -> None:
     tasks = result.get("sources") or []
-    stdout.print(f"{len(tasks)} extraction tasks", highlight=False)
+    stdout.print(f"{len(tasks)} extraction tasks")
     for source in tasks:
         task = source.get("task", source)
         chunk = task.get("chunk", {})
         turns = chunk.get("turnRange", {})
-        stdout.print(
-            f"  [bold]{task['taskId'][:24]}[/] turns {turns.get('start')}–"
-            f"{turns.get('end')}, {len(task.get('evidenceCatalog', []))} evidence items"
+        say(
+            "  ",
+            styled(task["taskId"][:24], "bold"),
+            f" turns {turns.get('start')}–{turns.get('end')},"
+            f" {len(task.get('evidenceCatalog', []))} evidence items",
         )
     for key in ("coverage", "note", "next"):
         if result.get(key):
-            stdout.print(f"{key}: {result[key]}", highlight=False)
+            stdout.print(f"{key}: {result[key]}")
     stdout.print("Use --format json to get the tasks for an agent.")
 
 
@@ -216,11 +212,11 @@ def recall(
 
 
 def _render_stage(result: dict[str, Any]) -> None:
-    stdout.print(f"{result.get('status')}: task {result.get('taskId')}", highlight=False)
+    stdout.print(f"{result.get('status')}: task {result.get('taskId')}")
     for candidate in result.get("candidates", []):
-        stdout.print(f"  {candidate}", highlight=False)
+        stdout.print(f"  {candidate}")
     if result.get("next"):
-        stdout.print(f"next: {result['next']}", highlight=False)
+        stdout.print(f"next: {result['next']}")
 
 
 @memory_app.command("stage")
@@ -237,11 +233,11 @@ def stage(
 
 def _render_assemble(result: dict[str, Any]) -> None:
     verb = "Updated" if result["changed"] else "Unchanged:"
-    stdout.print(f"{verb} {result['target']} (managed team memory block)", highlight=False)
-    stdout.print(result["block"], highlight=False, markup=False)
+    stdout.print(f"{verb} {result['target']} (managed team memory block)")
+    stdout.print(result["block"])
     for skill in result["skills"]:
         state = "written" if skill["changed"] else "unchanged"
-        stdout.print(f"  {skill['path']} ({state})", highlight=False)
+        stdout.print(f"  {skill['path']} ({state})")
     if not result["skills"]:
         stdout.print("No team Skills to project.")
     stdout.print("Nothing was staged or committed; review the diff with `git diff`.")

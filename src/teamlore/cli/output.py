@@ -1,4 +1,11 @@
-"""How CLI commands print: exact JSON with `--format json`, readable rich text otherwise.
+r"""How CLI commands print: exact JSON with `--format json`, readable rich text otherwise.
+
+Text output never lies (docs/cli-output.md): every string that comes from a transcript, a memory
+file, a config value or an error is printed literally. The consoles here never parse Rich markup
+or emoji codes in what they print (`[id]`, `split(/[/\\]/)`, `:warning:` stay as written); styles
+come only from `styled` pieces; `literal` shows terminal control characters (escape sequences,
+carriage returns, bidi overrides) as visible `\xNN` / `\uNNNN` escapes, so transcript text can
+neither restyle the terminal nor hide text. Long text is cut with a visible marker (`clip`).
 
 Errors: `{"error": {"code", "message"}}` on stdout in JSON mode, one line on stderr otherwise;
 exit 1 for refusals and failures, 2 for usage errors.
@@ -7,6 +14,7 @@ exit 1 for refusals and failures, 2 for usage errors.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -17,8 +25,8 @@ from typing import Any, NoReturn
 import orjson
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.text import Text
 
 from teamlore.core import errors
 from teamlore.ops.registry import OpContext, run_operation
@@ -33,8 +41,71 @@ FormatOption = typer.Option(
     OutputFormat.text, "--format", "-f", help="Output format: text for people, json for programs."
 )
 
-stdout = Console(soft_wrap=True)
-stderr = Console(stderr=True, soft_wrap=True)
+# C0 controls but tab and newline, DEL, C1 controls, and the bidirectional marks, overrides and
+# isolates (text that reorders itself on screen)
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _visible(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def literal(value: object) -> str:
+    r"""`value` as text a terminal prints exactly: control characters become visible escapes
+    (ESC shows as `\x1b`; tabs and newlines stay). The consoles below never parse markup, so
+    nothing else is needed; this is the one helper every text renderer uses
+    (docs/cli-output.md)."""
+    return _CONTROL.sub(_visible, str(value))
+
+
+def styled(value: object, style: str) -> Text:
+    """A styled piece of a `say` line, printed literally."""
+    return Text(literal(value), style=style)
+
+
+# Cut long transcript text this long in text output, with a visible marker
+CLIP_CHARS = 2000
+
+
+def clip(value: object, limit: int = CLIP_CHARS) -> str:
+    """`value` cut to `limit` characters with a visible `… N more characters (use --format
+    json)` marker: the declared truncation of text output."""
+    text = str(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… {len(text) - limit} more characters (use --format json)"
+
+
+class LiteralConsole(Console):
+    """A Rich console that prints what it is given: no markup, no emoji codes, no
+    highlighting, control characters made visible (`literal`)."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(markup=False, emoji=False, highlight=False, soft_wrap=True, **options)
+
+    def print(self, *objects: Any, **options: Any) -> None:
+        options.pop("markup", None)
+        options.pop("highlight", None)
+        super().print(
+            *(literal(o) if isinstance(o, str) else o for o in objects),
+            markup=False,
+            highlight=False,
+            **options,
+        )
+
+
+stdout = LiteralConsole()
+stderr = LiteralConsole(stderr=True)
+
+
+def say(*parts: object, console: Console | None = None) -> None:
+    """Print one line made of `parts`: plain values literally, `styled` pieces with their
+    style."""
+    line = Text()
+    for part in parts:
+        line.append(part if isinstance(part, Text) else Text(literal(part)))
+    (console or stdout).print(line)
 
 
 def print_json(value: Any) -> None:
@@ -46,7 +117,7 @@ def fail(err: errors.TeamloreError, fmt: OutputFormat) -> NoReturn:
     if fmt is OutputFormat.json:
         print_json({"error": err.to_json()})
     else:
-        stderr.print(f"[bold red]error[/] {err.code}: {escape(err.message)}", highlight=False)
+        say(styled("error", "bold red"), f" {err.code}: {err.message}", console=stderr)
     raise typer.Exit(err.exit_code)
 
 
@@ -56,18 +127,20 @@ def progress_for(fmt: OutputFormat, label: str) -> Iterator[Callable[[int, int, 
         yield None
         return
     with Progress(
-        TextColumn(f"[bold]{label}[/]"),
+        TextColumn(
+            literal(label).replace("{", "{{").replace("}", "}}"), style="bold", markup=False
+        ),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),
         console=stderr,
         transient=True,
     ) as progress:
         task = progress.add_task("", total=None)
 
         def update(done: int, total: int, what: str) -> None:
-            progress.update(task, completed=done, total=total, description=what[-40:])
+            progress.update(task, completed=done, total=total, description=literal(what[-40:]))
 
         yield update
 

@@ -11,12 +11,13 @@ from typing import Any
 import typer
 
 from teamlore.cli.app import personal_app
-from teamlore.cli.output import FormatOption, OutputFormat, run, stderr, stdout
+from teamlore.cli.output import FormatOption, OutputFormat, literal, run, stderr, stdout
 
 
 def _plain(text: str) -> None:
-    """Memory text goes out byte for byte: no markup, no highlighting, no wrapping."""
-    sys.stdout.write(text + "\n")
+    """Memory text goes out as written: no markup, no highlighting, no wrapping; only terminal
+    control characters are made visible (`literal`)."""
+    sys.stdout.write(literal(text) + "\n")
     sys.stdout.flush()
 
 
@@ -128,7 +129,7 @@ def personal_status(
 
 def _render_show(result: dict[str, Any]) -> None:
     if "note" in result:
-        stderr.print(f"note: {result['note']}; showing the global context only", highlight=False)
+        stderr.print(f"note: {result['note']}; showing the global context only")
     _plain(result["text"])
 
 

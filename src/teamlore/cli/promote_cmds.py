@@ -8,7 +8,7 @@ from typing import Any
 import typer
 
 from teamlore.cli.app import memory_app
-from teamlore.cli.output import FormatOption, OutputFormat, run, stdout
+from teamlore.cli.output import FormatOption, OutputFormat, run, say, stdout, styled
 
 _OUTCOME_WORDS = {
     "written": "written",
@@ -22,21 +22,20 @@ def _render_promote(result: dict[str, Any]) -> None:
     how = "already applied" if result["idempotent"] else "applied"
     if result["resumed"]:
         how = "applied (resumed an interrupted promotion)"
-    stdout.print(f"Plan {result['planId']} {how}.", highlight=False)
+    stdout.print(f"Plan {result['planId']} {how}.")
     for f in result["files"]:
-        stdout.print(f"  {f['targetPath']}: {_OUTCOME_WORDS[f['outcome']]}", highlight=False)
+        stdout.print(f"  {f['targetPath']}: {_OUTCOME_WORDS[f['outcome']]}")
     if result["candidates"]:
         names = ", ".join(c["candidateId"] for c in result["candidates"])
-        stdout.print(f"Promoted candidates: {names}", highlight=False)
+        stdout.print(f"Promoted candidates: {names}")
     projection = result.get("projection") or {}
     if projection.get("error"):
         error = projection["error"]
-        stdout.print(
-            f"[yellow]projection not refreshed[/] {error['code']}: {error['message']} "
-            "(run `teamlore memory status` or promote again)",
-            highlight=False,
+        say(
+            styled("projection not refreshed", "yellow"),
+            f" {error['code']}: {error['message']} (run `teamlore memory status` or promote again)",
         )
-    stdout.print(result["git"], highlight=False)
+    stdout.print(result["git"])
 
 
 @memory_app.command("promote")

@@ -6,13 +6,23 @@ import sys
 from typing import Any
 
 import typer
-from rich.markup import escape
 from rich.panel import Panel
 from rich.syntax import Syntax
+from rich.text import Text
 
 from teamlore.cli.app import memory_app
 from teamlore.cli.memory_cmds import RepositoryOption, _cwd, read_request
-from teamlore.cli.output import FormatOption, OutputFormat, fail, print_json, run, stdout
+from teamlore.cli.output import (
+    FormatOption,
+    OutputFormat,
+    fail,
+    literal,
+    print_json,
+    run,
+    say,
+    stdout,
+    styled,
+)
 from teamlore.core import errors
 from teamlore.ops.registry import OpContext, run_operation
 from teamlore.ops.review_ops import prepare_request_from_review
@@ -20,20 +30,19 @@ from teamlore.ops.review_ops import prepare_request_from_review
 
 def _render_statement(statement: dict[str, Any]) -> None:
     marker = {
-        "not-needed (typed fact)": "[green]typed fact[/]",
-        "confirmed": "[green]confirmed[/]",
-    }.get(statement["confirmation"], "[yellow]needs your confirmation[/]")
-    stdout.print(f"  [bold]{escape(statement['statementId'])}[/] {marker}")
-    stdout.print(f"    {escape(statement['text'])}", highlight=False)
+        "not-needed (typed fact)": styled("typed fact", "green"),
+        "confirmed": styled("confirmed", "green"),
+    }.get(statement["confirmation"], styled("needs your confirmation", "yellow"))
+    say("  ", styled(statement["statementId"], "bold"), " ", marker)
+    say(f"    {statement['text']}")
     stdout.print(
         f"    provenance {statement['provenanceStrength']}, claim support "
-        f"{statement['claimSupport']}, limitations {', '.join(statement['limitations']) or '-'}",
-        highlight=False,
+        f"{statement['claimSupport']}, limitations {', '.join(statement['limitations']) or '-'}"
     )
     for evidence in statement["evidence"]:
-        stdout.print(f"    · {escape(evidence['display'])}", highlight=False)
+        say(f"    · {evidence['display']}")
         if evidence.get("excerpt"):
-            stdout.print(f"      [dim]{escape(evidence['excerpt'])}[/]", highlight=False)
+            say("      ", styled(evidence["excerpt"], "dim"))
 
 
 def _render_review(result: dict[str, Any]) -> None:
@@ -42,38 +51,33 @@ def _render_review(result: dict[str, Any]) -> None:
         return
     for item in result["items"]:
         title = f"{item['candidateId']} (revision {item['revision']})"
-        stdout.print(Panel(escape(item["content"]), title=escape(title), expand=False))
+        stdout.print(
+            Panel(Text(literal(item["content"])), title=Text(literal(title)), expand=False)
+        )
         if item.get("skill"):
             skill = item["skill"]
-            stdout.print(
-                f"  skill [bold]{escape(skill['name'])}[/] ({skill['action']}): "
-                f"{escape(skill['description'])}",
-                highlight=False,
+            say(
+                "  skill ",
+                styled(skill["name"], "bold"),
+                f" ({skill['action']}): {skill['description']}",
             )
         stdout.print(
             f"  {item['kind']}: provenance {item['provenanceStrength']}, claim support "
-            f"{item['claimSupport']}, limitations {', '.join(item['limitations']) or '-'}",
-            highlight=False,
+            f"{item['claimSupport']}, limitations {', '.join(item['limitations']) or '-'}"
         )
         for statement in item["statements"]:
             _render_statement(statement)
         if item["blocked"]:
             for finding in item["lintFindings"]:
-                stdout.print(
-                    f"  [red]blocked[/] {finding['rule']}: {escape(finding['message'])}",
-                    highlight=False,
-                )
+                say("  ", styled("blocked", "red"), f" {finding['rule']}: {finding['message']}")
             stdout.print(f"  discard it: teamlore memory discard --candidate {item['candidateId']}")
         for file in item["files"]:
-            stdout.print(f"  [bold]{escape(file['targetPath'])}[/] ({file['role']})")
-            stdout.print(Syntax(file["diff"], "diff", word_wrap=True))
+            say("  ", styled(file["targetPath"], "bold"), f" ({file['role']})")
+            stdout.print(Syntax(literal(file["diff"]), "diff", word_wrap=True))
         offer = "approve all offered" if item["approveAll"]["offered"] else "confirm one by one"
-        stdout.print(f"  {offer}; approvalDigest {item['approvalDigest']}", highlight=False)
+        stdout.print(f"  {offer}; approvalDigest {item['approvalDigest']}")
     for failed in result["failed"]:
-        stdout.print(
-            f"[yellow]adjudication failed[/] {escape(failed['candidateId'])}: {failed['next']}",
-            highlight=False,
-        )
+        say(styled("adjudication failed", "yellow"), f" {failed['candidateId']}: {failed['next']}")
 
 
 @memory_app.command("review")
@@ -89,7 +93,7 @@ def review(
 def _render_prepare(result: dict[str, Any]) -> None:
     stdout.print(f"Plan {result['planId']} generated ({len(result['files'])} file(s)).")
     for file in result["files"]:
-        stdout.print(f"  {escape(file['targetPath'])} ({file['role']})")
+        stdout.print(f"  {file['targetPath']} ({file['role']})")
     stdout.print(f"Next: {result['next']}")
 
 
@@ -175,7 +179,11 @@ def confirm(
     for item in items:
         if not yes:
             stdout.print(
-                Panel(escape(item["content"]), title=escape(item["candidateId"]), expand=False)
+                Panel(
+                    Text(literal(item["content"])),
+                    title=Text(literal(item["candidateId"])),
+                    expand=False,
+                )
             )
             for statement in item["statements"]:
                 _render_statement(statement)

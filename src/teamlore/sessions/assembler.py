@@ -60,6 +60,9 @@ class ToolRecord:
     status: str = "pending"
     ended_at: str | None = None
     commits: list[ObservedCommit] = field(default_factory=list)
+    # characters of the turn's assistant text written before this call (the order of speech
+    # and tool calls); None for uses indexed before it was recorded
+    assistant_offset: int | None = None
 
     def search_excerpt(self) -> str:
         whole = self.result_head or ""
@@ -213,6 +216,7 @@ class SessionAssembler:
                     paths_written=list(event.paths_written),
                     paths_read=list(event.paths_read),
                     started_at=event.at,
+                    assistant_offset=len(turn.assistant_text),
                 )
             )
             self._touch(turn, event.at, line)
@@ -440,8 +444,8 @@ class SessionAssembler:
         cur = self.conn.execute(
             "INSERT INTO tool_uses(turn_id, seq, call_id, name, family, input, command,"
             " started_at, result_head, result_tail, result_bytes, result_sha256,"
-            " result_truncated, exit_code, status, ended_at)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " result_truncated, exit_code, status, ended_at, assistant_offset)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 turn_id,
                 seq,
@@ -459,6 +463,7 @@ class SessionAssembler:
                 tool.exit_code,
                 tool.status,
                 tool.ended_at,
+                tool.assistant_offset,
             ),
         )
         tool_id = int(cur.lastrowid or 0)
@@ -527,6 +532,7 @@ def load_turn(conn: sqlite3.Connection, turn_id: int) -> TurnRecord | None:
                     ObservedCommit(c["hash"], bool(c["is_full"]), bool(c["from_commit_command"]))
                     for c in commits
                 ],
+                assistant_offset=t["assistant_offset"],
             )
         )
     return turn

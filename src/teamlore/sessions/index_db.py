@@ -196,7 +196,10 @@ ALTER TABLE turns_fts_scoped RENAME TO turns_fts;
 INSERT INTO turns_fts(turns_fts, rank) VALUES ('rank', 'bm25(1.0, 0.0)');
 """
 
-MIGRATIONS: list[str] = [SESSIONS_SCHEMA, REPOSITORY_SCHEMA, SCOPED_FTS]
+# `sessions show` prints speech and tool calls in the order they happened
+TOOL_ORDER = "ALTER TABLE tool_uses ADD COLUMN assistant_offset INTEGER;"
+
+MIGRATIONS: list[str] = [SESSIONS_SCHEMA, REPOSITORY_SCHEMA, SCOPED_FTS, TOOL_ORDER]
 
 
 def fts_scope(provider: str, worktree_key: str | None) -> str:

@@ -158,6 +158,7 @@ def _turn_json(conn: sqlite3.Connection, t: sqlite3.Row) -> dict[str, Any]:
         ).fetchall()
         tools.append(
             {
+                "seq": u["seq"] + 1,
                 "name": u["name"],
                 "family": u["family"],
                 "command": u["command"],
@@ -171,6 +172,7 @@ def _turn_json(conn: sqlite3.Connection, t: sqlite3.Row) -> dict[str, Any]:
                     "head": u["result_head"],
                     "tail": u["result_tail"],
                 },
+                "assistantOffset": u["assistant_offset"],
                 "pathsWritten": [r["path"] for r in touches if r["kind"] == "write"],
                 "pathsRead": [r["path"] for r in touches if r["kind"] == "read"],
                 "commits": [

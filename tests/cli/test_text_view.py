@@ -1,0 +1,271 @@
+"""The text view never lies: what `--format json` holds is what a person reads.
+
+Every string that comes from a transcript or a memory file is printed literally (no Rich markup,
+no emoji codes, control characters made visible by `literal`); long text is cut only with the
+declared `… N more characters (use --format json)` marker. Compared with whitespace runs made
+one space (terminals expand tabs; the view indents).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from support import git, shared_fixtures
+from teamlore.cli.main import app, speech_and_tools
+from teamlore.cli.output import CLIP_CHARS, LiteralConsole, clip, literal, say, styled
+
+PROVIDERS = ("claude", "codex", "pi")
+
+
+def norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+def shown(value: str, limit: int = CLIP_CHARS) -> str:
+    """What the text view must print for a JSON string: literal, cut only with the marker."""
+    return norm(literal(clip(value, limit)))
+
+
+class Cli:
+    def __init__(self, home: Path) -> None:
+        self.env = {"TEAMLORE_HOME": str(home)}
+        self.runner = CliRunner()
+
+    def text(self, *args: str) -> str:
+        done = self.runner.invoke(app, list(args), env=self.env)
+        assert done.exit_code == 0, done.output
+        return done.output
+
+    def json(self, *args: str) -> dict[str, Any]:
+        done = self.runner.invoke(app, [*args, "--format", "json"], env=self.env)
+        assert done.exit_code == 0, done.output
+        result: dict[str, Any] = json.loads(done.output)
+        return result
+
+
+@pytest.fixture(scope="module")
+def fixtures_cli(tmp_path_factory: pytest.TempPathFactory) -> Cli:
+    root = shared_fixtures("sessions")
+    cli = Cli(tmp_path_factory.mktemp("state"))
+    sources = [arg for p in PROVIDERS for arg in ("--source", f"{p}={root / p}")]
+    cli.json("sync", *sources)
+    return cli
+
+
+def sessions(cli: Cli) -> list[dict[str, Any]]:
+    listed: list[dict[str, Any]] = cli.json("sessions", "list")["sessions"]
+    assert len(listed) >= 20
+    return listed
+
+
+def test_sessions_show_prints_every_fixture_turn_as_json_holds_it(fixtures_cli: Cli) -> None:
+    for session in sessions(fixtures_cli):
+        key = session["sessionKey"]
+        result = fixtures_cli.json("sessions", "show", key)
+        text = norm(fixtures_cli.text("sessions", "show", key))
+        position = 0
+        for turn in result["turns"]:
+            expected = [f"── turn {turn['ordinal']}"]
+            if turn["user"]:
+                expected.append("user " + shown(turn["user"]))
+            for kind, item in speech_and_tools(turn):
+                if kind == "assistant":
+                    expected.append("assistant " + shown(item))
+                else:
+                    what = item["command"] or ", ".join(item["pathsWritten"] or item["pathsRead"])
+                    expected.append(f"#{item['seq']} {norm(literal(item['name']))}")
+                    expected.append(shown(what or "", 300))
+            for piece in expected:  # in order: speech and tool calls as they happened
+                found = text.find(piece, position)
+                assert found >= 0, (key, turn["ordinal"], piece[:200])
+                position = found + len(piece)
+
+
+def test_sessions_search_prints_every_hit_as_json_holds_it(fixtures_cli: Cli) -> None:
+    queries = {"release", "test", "theme", "image", "commit", "refactor", "存活率", "[id]", "grant"}
+    for session in [s for s in sessions(fixtures_cli) if s["turns"]][:12]:
+        first = fixtures_cli.json("sessions", "show", session["sessionKey"], "--turn", "1")
+        words = first["turns"][0]["user"].split()[:6] if first["turns"] else []
+        queries.add(" ".join(words))
+    for query in sorted(q for q in queries if q.strip()):
+        result = fixtures_cli.json("sessions", "search", query)
+        text = norm(fixtures_cli.text("sessions", "search", query))
+        for hit in result["hits"]:
+            assert f"turn {hit['turn']} ({hit['provider']}, score {hit['score']:.2f})" in text
+            assert shown(hit["snippet"]) in text, (query, hit["snippet"])
+            assert 0 < hit["score"] < 100 and "e-" not in str(hit["score"])
+
+
+def test_memory_search_prints_every_hit_as_json_holds_it(fixtures_cli: Cli, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    fixtures_cli.json("memory", "init", "-r", str(repo))
+    entries = repo / ".threadshare/memory/entries"
+    for number, session in enumerate(sessions(fixtures_cli)):
+        turns = fixtures_cli.json("sessions", "show", session["sessionKey"])["turns"]
+        body = "\n".join(t["user"] + "\n" + t["assistant"] for t in turns[:2])[:1500]
+        (entries / f"fixture-{number}.md").write_text(entry(f"fixture-{number}", body))
+    for query in ("fixture", "image", "theme", "test", "commit", "[id]", "[bold]x[/]"):
+        result = fixtures_cli.json("memory", "search", query, "-r", str(repo), "-n", "50")
+        text = norm(fixtures_cli.text("memory", "search", query, "-r", str(repo), "-n", "50"))
+        for hit in result["results"]:
+            assert f"{hit['id']} ({hit['type']}, {hit['path']}, score {hit['score']:.2f})" in text
+            assert shown(hit["snippet"]) in text, (query, hit["snippet"])
+
+
+def entry(entry_id: str, body: str) -> str:
+    body = "".join(c for c in body if c not in "\x00") or "empty"
+    return (
+        f"---\nid: {entry_id}\ntype: work_fact\nstatus: approved\npriority: 50\n"
+        "confidence: high\nprovenance_strength: direct\nclaim_support: human-confirmed\n"
+        'limitations: ["source-local-only"]\nscope: repo\nscene: null\noccurred: []\n'
+        'evidence: {"commits":[],"paths":[]}\nsuperseded_by: null\n---\n'
+        f"{entry_id} {body}\n"
+    )
+
+
+# -- the one helper, property-tested ---------------------------------------------------------
+
+PIECES = [
+    *"[]/\\#:=@ab _-.()",
+    "[bold]",
+    "[/]",
+    "[id]",
+    ":warning:",
+    "\x1b",
+    "\x07",
+    "\r",
+    "\u202e",
+    "\t",
+    "\n",
+    "\x9b",
+    "é",
+    "数",
+]
+MARKUPISH = st.lists(st.sampled_from(PIECES), max_size=30).map("".join) | st.text(max_size=40)
+
+
+SGR = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def printed(*parts: Any) -> str:
+    """What a colour terminal receives, minus the style codes the view itself emits: any other
+    escape sequence left would come from the text."""
+    buffer = io.StringIO()
+    console = LiteralConsole(file=buffer, width=60, force_terminal=True, color_system="standard")
+    say(*parts, console=console)
+    return SGR.sub("", buffer.getvalue())
+
+
+@given(MARKUPISH)
+def test_literal_leaves_no_terminal_control_character(text: str) -> None:
+    out = literal(text)
+    assert not any(ord(c) < 32 and c not in "\t\n" for c in out)
+    assert not any(0x7F <= ord(c) <= 0x9F or 0x202A <= ord(c) <= 0x202E for c in out)
+    assert literal(out) == out  # idempotent: visible escapes are plain text
+    if all(c.isprintable() or c in "\t\n" for c in text) and "\u202e" not in text:
+        assert out == text  # ordinary text, brackets and all, is untouched
+
+
+@given(MARKUPISH, MARKUPISH)
+@settings(suppress_health_check=[HealthCheck.too_slow])
+def test_every_piece_of_a_line_prints_exactly_as_given(plain: str, bold: str) -> None:
+    out = printed(plain, styled(bold, "bold"))
+    assert norm(out) == norm(literal(plain) + literal(bold))
+    assert "\x1b" not in out and "\x07" not in out
+
+
+def test_the_view_never_eats_brackets_emoji_codes_or_backslashes() -> None:
+    for text in [
+        "split(/[/\\]/)",
+        "app/[id]/page.tsx",
+        "from-[#0f172a]",
+        "[image: 1]",
+        ":warning:",
+        "C:\\Users\\me\\",
+        "[bold]not bold[/]",
+        "a\\[b]",
+    ]:
+        assert printed(text) == text + "\n"
+
+
+def test_long_text_is_cut_with_a_visible_marker() -> None:
+    assert clip("x" * 2500) == "x" * 2000 + "… 500 more characters (use --format json)"
+    assert clip("short") == "short"
+
+
+def test_help_texts_print_literally(fixtures_cli: Cli) -> None:
+    assert "[models.<name>]" in fixtures_cli.text("personal", "config", "--help")
+
+
+def test_a_transcript_cannot_restyle_the_terminal(tmp_path: Path) -> None:
+    cli = Cli(tmp_path / "state")
+    source = tmp_path / "claude" / "p"
+    source.mkdir(parents=True)
+    record = {
+        "type": "user",
+        "sessionId": "4f1c2d3e-0000-4000-8000-000000000001",
+        "uuid": "u1",
+        "timestamp": "2026-01-01T00:00:00Z",
+        "cwd": "/w",
+        "message": {
+            "role": "user",
+            "content": "title \x1b]0;pwned\x07 clear \x1b[2J osc52 "
+            "\x1b]52;c;ZXZpbA==\x07 [bold]x[/] done",
+        },
+    }
+    (source / "s.jsonl").write_text(json.dumps(record) + "\n")
+    cli.json("sync", "--source", f"claude={tmp_path / 'claude'}")
+    [session] = cli.json("sessions", "list")["sessions"]
+    out = cli.text("sessions", "show", session["sessionKey"])
+    assert "\x1b" not in out and "\x07" not in out
+    assert (
+        "title \\x1b]0;pwned\\x07 clear \\x1b[2J osc52 \\x1b]52;c;ZXZpbA==\\x07 [bold]x[/] done"
+        in out
+    )
+    assert os.environ.get("TEAMLORE_HOME") != str(tmp_path / "state")
+
+
+def test_sessions_show_keeps_the_order_of_speech_and_tool_calls(tmp_path: Path) -> None:
+    cli = Cli(tmp_path / "state")
+    project = tmp_path / "claude" / "p"
+    project.mkdir(parents=True)
+    base = {"sessionId": "4f1c2d3e-0000-4000-8000-000000000002", "cwd": "/w"}
+
+    def record(n: int, kind: str, content: Any) -> str:
+        message = {"role": "assistant" if kind == "assistant" else "user", "content": content}
+        at = f"2026-01-01T00:00:0{n}Z"
+        return json.dumps(
+            {**base, "type": kind, "uuid": f"u{n}", "timestamp": at, "message": message}
+        )
+
+    lines = [
+        record(1, "user", "look, then fix"),
+        record(2, "assistant", [{"type": "text", "text": "First I look at [id]."}]),
+        record(
+            3,
+            "assistant",
+            [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls app"}}],
+        ),
+        record(4, "user", [{"type": "tool_result", "tool_use_id": "t1", "content": "[id]"}]),
+        record(5, "assistant", [{"type": "text", "text": "Then I fix it."}]),
+    ]
+    (project / "s.jsonl").write_text("\n".join(lines) + "\n")
+    cli.json("sync", "--source", f"claude={tmp_path / 'claude'}")
+    [session] = cli.json("sessions", "list")["sessions"]
+    out = norm(cli.text("sessions", "show", session["sessionKey"]))
+    first, tool, then = (
+        out.find(s) for s in ("First I look at [id].", "#1 Bash", "Then I fix it.")
+    )
+    assert 0 <= first < tool < then, out
