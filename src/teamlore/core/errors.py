@@ -94,6 +94,10 @@ INDEX_OUTDATED = _register(
 )
 QUERY_TOO_BROAD = _register("QUERY_TOO_BROAD", "the selection matches too many turns; narrow it")
 PAYLOAD_TOO_LARGE = _register("PAYLOAD_TOO_LARGE", "the request payload exceeds the size limit")
+MEMORY_DOCUMENT_NOT_FOUND = _register(
+    "MEMORY_DOCUMENT_NOT_FOUND", "no reviewed memory document of that kind and id in this worktree"
+)
+COMMIT_NOT_FOUND = _register("COMMIT_NOT_FOUND", "the repository has no commit with that hash")
 
 INTERNAL = _register("INTERNAL", "teamlore hit an unexpected internal error")
 
@@ -530,4 +534,16 @@ RUNNER_PLAN_BUSY = _register(
 )
 RUNNER_PLAN_ALREADY_RUN = _register(
     "RUNNER_PLAN_ALREADY_RUN", "this plan already ran; its result is staged"
+)
+
+# the local review page (ui/): refusals of requests that did not come from the person's browser
+UI_TOKEN_REQUIRED = _register(
+    "UI_TOKEN_REQUIRED", "open the page with the one-time URL `teamlore ui` printed"
+)
+UI_HOST_REFUSED = _register(
+    "UI_HOST_REFUSED", "the request named another host than 127.0.0.1 (DNS rebinding guard)"
+)
+UI_ORIGIN_REFUSED = _register("UI_ORIGIN_REFUSED", "the request came from another web origin")
+UI_CSRF_INVALID = _register(
+    "UI_CSRF_INVALID", "the form's CSRF token is missing or wrong; reload the page and try again"
 )

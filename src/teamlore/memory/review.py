@@ -4,9 +4,10 @@ For each quarantined candidate of the caller's worktree (`review_queue`): its ad
 revision, every statement with its text, its statementTextDigest and citationsDigest (what a
 PrepareRequest@v1 must echo), the assessment (provenance strength, limitations, claim support,
 revision), whether a typed-fact renderer verifies it, the cited evidence resolved on this machine
-(kind, public-safe display and excerpt, strength, limitations), the entry-level provenance
-(weakest statement), limitations (union) and claim support it would get, the public evidence
-that would reach git, and the exact files prepare would write (full preview + unified diff
+(kind, public-safe display, the full commit hash or repo-relative path, excerpt, strength,
+limitations), the entry-level provenance (weakest statement), limitations (union) and claim
+support it would get, the public evidence that would reach git, when the candidate last changed,
+and the exact files prepare would write (full preview + unified diff
 against the working tree, lint findings). One `approvalDigest` per item = digest of the item
 without that key: it binds all of the above. Drafts whose adjudication failed are listed apart
 (`failed`) for a person to discard. Read-only: nothing is written.
@@ -25,6 +26,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,7 @@ import orjson
 from teamlore.contracts import digests
 from teamlore.core import errors
 from teamlore.core.canonical import digest
+from teamlore.core.timeutil import format_instant
 from teamlore.memory.evidence import STRENGTH_RANK, pointer_digest, pointer_salt
 from teamlore.memory.lint import LINT_POLICY_VERSION, sanitize_text
 from teamlore.memory.typed_facts import CitedSource, CommandRun, turn_command_runs, verify_statement
@@ -83,6 +86,8 @@ class ResolvedEvidence:
             "evidenceId": self.evidence_id,
             "kind": self.kind,
             "display": self.display(public_identity),
+            "commit": self.commit_hash if self.kind == "commit" else None,
+            "path": self.path if self.kind == "path" else None,
             "excerpt": self.excerpt,
             "strength": self.strength,
             "limitations": list(self.limitations),
@@ -410,9 +415,14 @@ def prepare_candidate_fields(view: CandidateView) -> dict[str, Any]:
 
 
 def review_item(
-    view: CandidateView, files: dict[str, Any], public_identity: str | None
+    view: CandidateView,
+    files: dict[str, Any],
+    public_identity: str | None,
+    *,
+    updated_at: str | None = None,
 ) -> dict[str, Any]:
-    """One review item; `files` is prepare's preview ({files, blocked, findings, evidence})."""
+    """One review item; `files` is prepare's preview ({files, blocked, findings, evidence});
+    `updated_at` is when the candidate last changed (canonical UTC instant)."""
     from teamlore.memory.prepare import wire_kind
 
     payload = view.payload
@@ -425,6 +435,7 @@ def review_item(
         "kind": item_kind,
         "status": view.status,
         "adjudication": view.adjudication,
+        "updatedAt": updated_at,
         "contentDigest": view.content_digest,
         "content": payload.get("content", ""),
         "type": payload.get("type"),
@@ -481,7 +492,7 @@ def review_queue(
     resolver = EvidenceResolver(state, index, identity, home=home)
     rows = state.execute(
         "SELECT candidate_id, candidate_kind, status, adjudication, revision, content_digest, "
-        "payload_json FROM candidates WHERE repository_key = ? AND worktree_key = ? "
+        "payload_json, updated_at FROM candidates WHERE repository_key = ? AND worktree_key = ? "
         "AND candidate_kind = ? AND (status = 'quarantined' OR "
         "(status = 'draft' AND adjudication = 'failed')) ORDER BY updated_at, candidate_id",
         (identity.repository_key, identity.worktree_key, prepare.candidate_kind(kind).stored),
@@ -504,7 +515,7 @@ def review_queue(
             continue
         view = candidate_view(state, row, resolver, identity.worktree_root)
         preview = prepare.preview_candidate(view, ctx)
-        items.append(review_item(view, preview, public_identity))
+        items.append(review_item(view, preview, public_identity, updated_at=_instant(int(row[7]))))
     return {
         "action": "review",
         "format": REVIEW_FORMAT,
@@ -520,6 +531,10 @@ def review_queue(
         "failed": failed,
         "next": _next(items, failed),
     }
+
+
+def _instant(epoch_ms: int) -> str:
+    return format_instant(datetime.fromtimestamp(epoch_ms / 1000, UTC))
 
 
 def _next(items: list[dict[str, Any]], failed: list[dict[str, Any]]) -> str | None:

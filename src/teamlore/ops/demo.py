@@ -394,6 +394,11 @@ SCRIPTED_CLAIMS = {
     ),
 }
 
+INVOICE_CAUSE = (
+    "test_export failed because export_invoices returned rows in database order, which "
+    "differs between runs."
+)
+
 
 def scripted_drafts(source: dict[str, Any], facts: list[dict[str, Any]]) -> dict[str, Any]:
     transcript = source["chunk"]["transcript"]
@@ -406,6 +411,8 @@ def scripted_drafts(source: dict[str, Any], facts: list[dict[str, Any]]) -> dict
         "evidenceIds": turns[:2] + (fact["evidenceIds"] if fact else []),
     }
     statements = [claim]
+    if "invoice" in transcript:  # a second generated claim, resting on the turn that found it
+        statements.append({"statementId": "cause", "text": INVOICE_CAUSE, "evidenceIds": turns[:1]})
     if fact is not None:
         statements.append(
             {"statementId": "fact", "text": fact["text"], "evidenceIds": fact["evidenceIds"]}
@@ -452,9 +459,14 @@ def scripted_decisions(adjudication_task: dict[str, Any]) -> dict[str, Any]:
 
 
 class DemoRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     directory: str = Field(description="Empty or missing folder to build the demo in.")
+    review_in_browser: bool = Field(
+        False,
+        alias="reviewInBrowser",
+        description="Stop after review: the candidates wait in quarantine for `teamlore ui`.",
+    )
 
 
 @operation("demo", input_model=DemoRequest, side_effect="state-write")
@@ -541,6 +553,8 @@ def demo(ctx: OpContext, request: DemoRequest) -> dict[str, Any]:
         f"{review['count']} candidates to review, each statement with its evidence",
         result=review,
     )
+    if request.review_in_browser:
+        return _result(root, repo, steps)
     prepared = run_operation("memory.prepare", inner, prepare_request_from_review(review["items"]))
     step(
         "confirm-prepare",
@@ -568,6 +582,10 @@ def demo(ctx: OpContext, request: DemoRequest) -> dict[str, Any]:
     demo_skill(inner, root, repo, step)
     status = _git(repo, "status", "--porcelain")
     step("git-status", "the repository only has new working-tree files", porcelain=status)
+    return _result(root, repo, steps)
+
+
+def _result(root: Path, repo: Path, steps: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "directory": str(root),
         "stateDir": str(root / "state"),

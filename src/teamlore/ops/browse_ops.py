@@ -1,0 +1,114 @@
+"""`memory.list`, `memory.show`: browse the reviewed team memory of this worktree (read-only).
+
+Both read the approved projection (brought up to date first, like search), so they list exactly
+what `memory.search` searches: entries, scenes, doctrine and skills. CLI-only (no MCP tool):
+agents find memory with `threadshare_memory_search`; people browse it in `teamlore ui`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field
+
+from teamlore.core import errors
+from teamlore.ops.memory_ops import owner_state
+from teamlore.ops.registry import OpContext, operation
+
+DocumentKind = Literal["entry", "scene", "doctrine", "skill"]
+# doctrine first: it is what every agent reads first, then scenes, skills and the entries
+KIND_ORDER = "CASE kind WHEN 'doctrine' THEN 0 WHEN 'scene' THEN 1 WHEN 'skill' THEN 2 ELSE 3 END"
+
+
+class ListRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    kind: DocumentKind | None = Field(None, description="Only this kind of document.")
+    include_deprecated: bool = Field(False, alias="includeDeprecated")
+
+
+class ShowRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    kind: DocumentKind
+    id: str = Field(min_length=1, max_length=256)
+
+
+def _memory_path(path: str) -> str:
+    from teamlore.memory.layout import MEMORY_ROOT
+
+    return f"{MEMORY_ROOT}/{path}"
+
+
+@operation("memory.list", input_model=ListRequest, side_effect="read")
+def memory_list(ctx: OpContext, request: ListRequest) -> dict[str, Any]:
+    """List the reviewed memory documents of this worktree (doctrine, scenes, skills, entries)."""
+    with owner_state(ctx) as (identity, conn):
+        generation = conn.execute(
+            "SELECT generation, coverage FROM approved_projection "
+            "WHERE repository_key = ? AND worktree_key = ?",
+            (identity.repository_key, identity.worktree_key),
+        ).fetchone()
+        rows = conn.execute(
+            "SELECT kind, entry_id, entry_type, status, superseded_by, path, title "
+            "FROM approved_entries WHERE repository_key = ? AND worktree_key = ? "
+            "AND (? IS NULL OR kind = ?) AND (? OR status = 'approved') "
+            f"ORDER BY {KIND_ORDER}, status = 'deprecated', entry_id",
+            (
+                identity.repository_key,
+                identity.worktree_key,
+                request.kind,
+                request.kind,
+                int(request.include_deprecated),
+            ),
+        ).fetchall()
+    documents = [
+        {
+            "id": row[1],
+            "type": row[0],
+            "entryType": row[2],
+            "status": row[3],
+            "supersededBy": row[4],
+            "path": _memory_path(row[5]),
+            "title": row[6],
+        }
+        for row in rows
+    ]
+    counts: dict[str, int] = {}
+    for document in documents:
+        counts[document["type"]] = counts.get(document["type"], 0) + 1
+    return {
+        "generation": int(generation[0]) if generation else 0,
+        "coverage": generation[1] if generation else "partial",
+        "counts": counts,
+        "documents": documents,
+    }
+
+
+@operation("memory.show", input_model=ShowRequest, side_effect="read")
+def memory_show(ctx: OpContext, request: ShowRequest) -> dict[str, Any]:
+    """Show one reviewed memory document: its front matter and body."""
+    with owner_state(ctx) as (identity, conn):
+        row = conn.execute(
+            "SELECT kind, entry_id, entry_type, status, superseded_by, path, title, "
+            "frontmatter_json, body_text FROM approved_entries WHERE repository_key = ? "
+            "AND worktree_key = ? AND kind = ? AND entry_id = ?",
+            (identity.repository_key, identity.worktree_key, request.kind, request.id),
+        ).fetchone()
+    if row is None:
+        raise errors.TeamloreError(
+            errors.MEMORY_DOCUMENT_NOT_FOUND,
+            f"no reviewed {request.kind} {request.id} in this worktree",
+        )
+    return {
+        "id": row[1],
+        "type": row[0],
+        "entryType": row[2],
+        "status": row[3],
+        "supersededBy": row[4],
+        "path": _memory_path(row[5]),
+        "title": row[6],
+        "frontmatter": orjson.loads(row[7]),
+        "body": row[8],
+    }
