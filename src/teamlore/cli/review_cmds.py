@@ -10,7 +10,7 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.text import Text
 
-from teamlore.cli.app import memory_app
+from teamlore.cli.app import app, memory_app
 from teamlore.cli.memory_cmds import RepositoryOption, _cwd, read_request
 from teamlore.cli.output import (
     FormatOption,
@@ -116,11 +116,14 @@ def _render_discard(result: dict[str, Any]) -> None:
 def discard(
     candidate: str = typer.Option(..., "--candidate", help="Candidate id to discard."),
     revision: int | None = typer.Option(None, "--revision", help="Expected revision."),
+    reason: str | None = typer.Option(
+        None, "--reason", help="Why you discard it (kept in the local state only)."
+    ),
     repository: str | None = RepositoryOption,
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """Discard a draft, quarantined or adjudication-failed candidate."""
-    payload = {"candidateId": candidate, "expectedRevision": revision}
+    payload = {"candidateId": candidate, "expectedRevision": revision, "reason": reason}
     run("memory.discard", payload, fmt, _render_discard, cwd=_cwd(repository))
 
 
@@ -195,3 +198,28 @@ def confirm(
         return
     request = prepare_request_from_review(reviewed["items"], confirmed)
     run("memory.prepare", request, fmt, _render_prepare, cwd=cwd)
+
+
+def _announce(url: str, review: dict[str, Any]) -> None:
+    stdout.print(
+        f"{review['count']} candidate(s) waiting for review. Open (one-time link):\n  {url}\n"
+        "Press Ctrl-C to stop.",
+        highlight=False,
+    )
+
+
+@app.command("ui")
+def ui(
+    repository: str | None = RepositoryOption,
+    port: int = typer.Option(0, "--port", help="Port on 127.0.0.1 (default: a free one)."),
+    no_open: bool = typer.Option(False, "--no-open", help="Print the URL; do not open a browser."),
+) -> None:
+    """Review, confirm, prepare and promote team memory in your browser (local page)."""
+    from teamlore.ui.server import serve
+
+    try:
+        serve(_cwd(repository), port=port, open_browser=not no_open, announce=_announce)
+    except errors.TeamloreError as err:
+        fail(err, OutputFormat.text)
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None

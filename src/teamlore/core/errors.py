@@ -544,6 +544,9 @@ UI_HOST_REFUSED = _register(
     "UI_HOST_REFUSED", "the request named another host than 127.0.0.1 (DNS rebinding guard)"
 )
 UI_ORIGIN_REFUSED = _register("UI_ORIGIN_REFUSED", "the request came from another web origin")
+UI_PORT_UNAVAILABLE = _register(
+    "UI_PORT_UNAVAILABLE", "the review page cannot listen on that port of 127.0.0.1 (in use?)"
+)
 UI_CSRF_INVALID = _register(
     "UI_CSRF_INVALID", "the form's CSRF token is missing or wrong; reload the page and try again"
 )

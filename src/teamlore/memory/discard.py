@@ -7,8 +7,8 @@ expected revision (`CANDIDATE_STALE`); it must not belong to an approved or appl
 plan (`CANDIDATE_LOCKED`). It becomes `discarded` (revision + 1), leaves the candidate FTS (it is
 no longer in anyone's dedup pool), the candidate projection generation advances, and `generated`
 plans that include it are voided; a consolidation's run becomes `stale`. Its evidence refs and
-assessments stay for the record.
-A refusal changes nothing.
+assessments stay for the record, with the person's reason when they gave one
+(`candidate_discards`, local only). A refusal changes nothing.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ def discard_candidate(
     candidate_id: str,
     *,
     expected_revision: int | None = None,
+    reason: str | None = None,
     now: int | None = None,
 ) -> dict[str, Any]:
     """Move one candidate to `discarded` (see the module doc)."""
@@ -68,6 +69,12 @@ def discard_candidate(
         unindex_candidate(state, candidate_id)
         if row[1] == CONSOLIDATION_KIND:  # its run ends: the next synthesize is unblocked
             mark_run_stale(state, candidate_id, moment)
+        if reason:
+            state.execute(
+                "INSERT INTO candidate_discards(candidate_id, reason, discarded_at) "
+                "VALUES (?, ?, ?)",
+                (candidate_id, reason, moment),
+            )
         generation = bump_candidate_generation(
             state, Owner(identity.repository_key, identity.worktree_key)
         )
@@ -80,4 +87,5 @@ def discard_candidate(
         "revision": revision + 1,
         "candidateGeneration": generation,
         "voidedPlanIds": voided,
+        "reason": reason or None,
     }

@@ -327,7 +327,21 @@ CREATE TABLE consolidation_run_entries (
 );
 """
 
-MIGRATIONS: list[str] = [SCHEMA_V1, PROMOTION_PROGRESS_V2, CONSOLIDATION_RUNS_V3]
+# why a person discarded a candidate (memory/discard.py): private, local, for the record
+DISCARD_REASONS_V4 = """
+CREATE TABLE candidate_discards (
+  candidate_id TEXT PRIMARY KEY REFERENCES candidates(candidate_id) ON DELETE CASCADE,
+  reason TEXT NOT NULL CHECK (reason <> '' AND length(reason) <= 2000),
+  discarded_at INTEGER NOT NULL
+);
+"""
+
+MIGRATIONS: list[str] = [
+    SCHEMA_V1,
+    PROMOTION_PROGRESS_V2,
+    CONSOLIDATION_RUNS_V3,
+    DISCARD_REASONS_V4,
+]
 
 TABLES = (
     "memory_state_meta",

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from teamlore.contracts.promotion import PREPARE_REQUEST_FORMAT
 from teamlore.memory.review import (  # re-exported for the CLI
@@ -57,6 +57,16 @@ class DiscardRequest(BaseModel):
 
     candidate_id: str = Field(alias="candidateId", min_length=1, max_length=512)
     expected_revision: int | None = Field(None, alias="expectedRevision", ge=1)
+    reason: str | None = Field(
+        None,
+        max_length=2000,
+        description="Why the user discards it, in their words (kept in the local state only).",
+    )
+
+    @field_validator("reason")
+    @classmethod
+    def _reason(cls, value: str | None) -> str | None:
+        return (" ".join(value.split()) or None) if value is not None else None
 
 
 def _with_owner_state(ctx: OpContext, body: Callable[[Any, Any], T]) -> T:
@@ -150,7 +160,11 @@ def memory_discard(ctx: OpContext, request: DiscardRequest) -> dict[str, Any]:
     return _with_owner_state(
         ctx,
         lambda identity, state: discard_candidate(
-            state, identity, request.candidate_id, expected_revision=request.expected_revision
+            state,
+            identity,
+            request.candidate_id,
+            expected_revision=request.expected_revision,
+            reason=request.reason,
         ),
     )
 

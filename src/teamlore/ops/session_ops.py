@@ -192,7 +192,9 @@ def _worktree_filter(ctx: OpContext, repository: str | None) -> str | None:
     from teamlore.repo.binding import resolve_repository
 
     path = Path(repository).expanduser()
-    return resolve_repository(path if path.is_absolute() else ctx.cwd / path).worktree_key
+    return resolve_repository(
+        path if path.is_absolute() else ctx.cwd / path, home=ctx.home
+    ).worktree_key
 
 
 class Window(_Strict):

@@ -1,0 +1,168 @@
+"""Template environment and the few filters the pages need.
+
+Every template is autoescaped: transcript, memory and git text is data and is always escaped.
+The only filter that returns markup (`highlight`) escapes each piece of text itself and adds
+nothing but `<mark>` elements.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup, escape
+
+FOLD_CHARS = 600
+_WORD = re.compile(r"\w{3,}", re.UNICODE)
+_STOP = frozenset(
+    [
+        "the",
+        "and",
+        "for",
+        "with",
+        "that",
+        "this",
+        "from",
+        "are",
+        "was",
+        "were",
+        "has",
+        "have",
+        "not",
+        "but",
+        "its",
+        "into",
+        "which",
+        "then",
+        "than",
+        "when",
+        "what",
+        "your",
+        "you",
+        "they",
+        "them",
+        "their",
+        "there",
+        "been",
+        "also",
+        "only",
+        "must",
+        "should",
+        "would",
+    ]
+)
+
+
+def diff_lines(diff: str) -> list[tuple[str, str]]:
+    """(css class, line) for a unified diff."""
+    out: list[tuple[str, str]] = []
+    for line in diff.splitlines():
+        if line.startswith(("+++", "---")):
+            kind = "file"
+        elif line.startswith("@@"):
+            kind = "hunk"
+        elif line.startswith("+"):
+            kind = "add"
+        elif line.startswith("-"):
+            kind = "del"
+        elif line.startswith(("diff --git", "commit ", "index ")):
+            kind = "meta"
+        else:
+            kind = "ctx"
+        out.append((kind, line))
+    return out
+
+
+def _terms(text: str) -> frozenset[str]:
+    words = {w.casefold() for w in _WORD.findall(text)}
+    cjk = {
+        text[i : i + 2] for i in range(len(text) - 1) if _is_cjk(text[i]) and _is_cjk(text[i + 1])
+    }
+    return frozenset((words - _STOP) | cjk)
+
+
+def _is_cjk(char: str) -> bool:
+    return (
+        "\u3400" <= char <= "\u9fff" or "\u3040" <= char <= "\u30ff" or "\uac00" <= char <= "\ud7af"
+    )
+
+
+def highlight(text: str | None, against: str) -> Markup:
+    """`text` escaped, with the words (and CJK character pairs) it shares with `against` marked:
+    the part of a cited excerpt that backs the statement stands out."""
+    if not text:
+        return Markup("")
+    terms = _terms(against)
+    if not terms:
+        return Markup(escape(text))
+    pieces: list[str] = []
+    position = 0
+    for match in _match_spans(text, terms):
+        start, end = match
+        pieces.append(str(escape(text[position:start])))
+        pieces.append(f"<mark>{escape(text[start:end])}</mark>")
+        position = end
+    pieces.append(str(escape(text[position:])))
+    return Markup("".join(pieces))
+
+
+def _match_spans(text: str, terms: frozenset[str]) -> list[tuple[int, int]]:
+    spans = [m.span() for m in _WORD.finditer(text) if m.group().casefold() in terms]
+    for i in range(len(text) - 1):
+        if text[i : i + 2] in terms:
+            spans.append((i, i + 2))
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def ago(instant: str | None, now: datetime | None = None) -> str:
+    """'3 h ago' for a canonical UTC instant."""
+    if not instant:
+        return ""
+    try:
+        moment = datetime.fromisoformat(instant.replace("Z", "+00:00"))
+    except ValueError:
+        return instant
+    seconds = ((now or datetime.now(UTC)) - moment).total_seconds()
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)} {unit} ago"
+    return "just now"
+
+
+def short(value: str | None, length: int = 12) -> str:
+    return (value or "")[:length]
+
+
+def first_line(text: str | None, length: int = 160) -> str:
+    line = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
+    return line if len(line) <= length else line[: length - 1] + "…"
+
+
+def environment() -> Environment:
+    env = Environment(
+        loader=PackageLoader("teamlore.ui", "templates"),
+        autoescape=select_autoescape(["html"], default=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(
+        diff_lines=diff_lines,
+        highlight=highlight,
+        ago=ago,
+        short=short,
+        first_line=first_line,
+    )
+    env.globals["FOLD_CHARS"] = FOLD_CHARS
+    return env
+
+
+def context_defaults() -> dict[str, Any]:
+    return {"FOLD_CHARS": FOLD_CHARS}

@@ -1,0 +1,352 @@
+"""Queue, candidate, plan: review → confirm or reject per statement → prepare → promote.
+
+Reads go through `memory.review` (one call per candidate kind the operation accepts, so a new
+kind shows up here as soon as the operation reviews it; its page part is one template,
+`templates/kinds/<kind>.html`, with a generic fallback). Writes go through `memory.discard`,
+`memory.prepare` and `memory.promote` with the payloads the CLI sends.
+"""
+
+from __future__ import annotations
+
+from typing import Any, get_args
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from teamlore.core import errors
+from teamlore.ops.review_ops import ReviewRequest, prepare_request_from_review
+from teamlore.ui.app import (
+    UiState,
+    checked_form,
+    error_page,
+    form_text,
+    page,
+    redirect,
+    refusal,
+    ui_state,
+)
+
+QUEUE_STATES = ("needs your decision", "ready", "rejected", "blocked by lint")
+
+
+def review_kinds() -> tuple[str, ...]:
+    """The candidate kinds `memory.review` accepts (entry; skill, consolidation, … as added)."""
+    return tuple(get_args(ReviewRequest.model_fields["kind"].annotation)) or ("entry",)
+
+
+async def load_review(state: UiState) -> dict[str, Any]:
+    items: list[dict[str, Any]] = []
+    failed: list[dict[str, Any]] = []
+    for kind in review_kinds():
+        result = await state.arun("memory.review", {"kind": kind})
+        items += result["items"]
+        failed += [{**f, "kind": kind} for f in result["failed"]]
+    return {"items": items, "failed": failed}
+
+
+def _find(items: list[dict[str, Any]], candidate_id: str) -> dict[str, Any] | None:
+    return next((i for i in items if i["candidateId"] == candidate_id), None)
+
+
+async def queue(request: Request) -> Response:
+    state = ui_state(request)
+    try:
+        review = await load_review(state)
+    except errors.TeamloreError as err:
+        return error_page(request, err, "Review queue")
+    kind = request.query_params.get("kind", "")
+    wanted = request.query_params.get("state", "")
+    rows = []
+    for item in review["items"]:
+        progress = state.decisions.progress(item)
+        if (kind and item["kind"] != kind) or (wanted and progress.label != wanted):
+            continue
+        rows.append({"item": item, "progress": progress})
+    counts = {k: sum(1 for i in review["items"] if i["kind"] == k) for k in review_kinds()}
+    return page(
+        request,
+        "queue.html",
+        title="Review queue",
+        rows=rows,
+        failed=[f for f in review["failed"] if not kind or f["kind"] == kind],
+        kinds=review_kinds(),
+        counts=counts,
+        states=QUEUE_STATES,
+        kind=kind,
+        wanted=wanted,
+        total=len(review["items"]),
+    )
+
+
+async def candidate(request: Request) -> Response:
+    state = ui_state(request)
+    candidate_id = request.path_params["candidate_id"]
+    try:
+        review = await load_review(state)
+    except errors.TeamloreError as err:
+        return error_page(request, err, "Candidate")
+    item = _find(review["items"], candidate_id)
+    if item is None:
+        failed = _find(review["failed"], candidate_id)
+        if failed is not None:
+            return page(request, "failed.html", title="Adjudication failed", item=failed)
+        return error_page(
+            request,
+            errors.TeamloreError(
+                errors.CANDIDATE_NOT_FOUND, f"{candidate_id} is not waiting for review"
+            ),
+            "Candidate",
+        )
+    ids = [i["candidateId"] for i in review["items"]]
+    at = ids.index(candidate_id)
+    pending = [
+        i["candidateId"]
+        for i in review["items"][at + 1 :] + review["items"][:at]
+        if state.decisions.progress(i).label == "needs your decision"
+    ]
+    return page(
+        request,
+        "candidate.html",
+        title=f"Candidate {candidate_id[:24]}",
+        item=item,
+        states={s["statementId"]: state.decisions.state(item, s) for s in item["statements"]},
+        progress=state.decisions.progress(item),
+        focus=state.decisions.next_undecided(item),
+        position=at + 1,
+        total=len(ids),
+        previous_id=ids[at - 1] if at > 0 else None,
+        next_id=pending[0] if pending else (ids[at + 1] if at + 1 < len(ids) else None),
+    )
+
+
+async def decide(request: Request) -> Response:
+    """Confirm, reject or undo one statement, bound to the revision and digests shown."""
+    form = await checked_form(request)
+    state = ui_state(request)
+    candidate_id = request.path_params["candidate_id"]
+    statement_id = form_text(form, "statement")
+    verdict = form_text(form, "verdict")
+    back = f"/candidate/{candidate_id}"
+    if verdict not in ("confirm", "reject", "undo"):
+        state.flash(request, "error", "Unknown decision.")
+        return redirect(back)
+    try:
+        review = await load_review(state)
+    except errors.TeamloreError as err:
+        return error_page(request, err, "Candidate")
+    item = _find(review["items"], candidate_id)
+    statement = next(
+        (s for s in (item or {}).get("statements", []) if s["statementId"] == statement_id), None
+    )
+    if item is None or statement is None:
+        state.flash(request, "error", f"{candidate_id} {statement_id} is not waiting for review.")
+        return redirect("/queue")
+    shown = (
+        form_text(form, "revision"),
+        form_text(form, "statementTextDigest"),
+        form_text(form, "citationsDigest"),
+    )
+    current = (
+        str(item["revision"]),
+        statement["statementTextDigest"],
+        statement["citationsDigest"],
+    )
+    if shown != current:
+        state.flash(
+            request,
+            "error",
+            f"{errors.CONFIRMATION_DRIFT.code}: statement {statement_id} changed since the page "
+            "was shown; read it again and decide anew.",
+        )
+        return redirect(back)
+    if statement.get("typedFact"):
+        state.flash(request, "info", "A typed fact is verified by teamlore; nothing to decide.")
+        return redirect(back)
+    if verdict == "undo":
+        state.decisions.forget(candidate_id, statement_id)
+    else:
+        state.decisions.record(item, statement, verdict)  # type: ignore[arg-type]
+    following = state.decisions.next_undecided(item)
+    if following is None:
+        progress = state.decisions.progress(item)
+        state.flash(
+            request,
+            "ok" if progress.ready else "info",
+            "Every statement is decided: "
+            + ("ready for the plan." if progress.ready else f"{progress.label}."),
+        )
+    return redirect(back + (f"#s-{following}" if following else "#decided"))
+
+
+async def discard(request: Request) -> Response:
+    form = await checked_form(request)
+    state = ui_state(request)
+    candidate_id = request.path_params["candidate_id"]
+    reason = " ".join(form_text(form, "reason").split())
+    if not reason:
+        state.flash(request, "error", "Say why you discard it (the reason stays on this machine).")
+        return redirect(f"/candidate/{candidate_id}#discard")
+    revision = form_text(form, "revision")
+    payload: dict[str, Any] = {"candidateId": candidate_id, "reason": reason}
+    if revision.isdigit():
+        payload["expectedRevision"] = int(revision)
+    try:
+        result = await state.arun("memory.discard", payload)
+    except errors.TeamloreError as err:
+        return error_page(request, err, "Discard refused")
+    state.decisions.forget(candidate_id)
+    state.flash(request, "ok", f"Discarded {candidate_id} (was {result['previousStatus']}).")
+    return redirect("/queue")
+
+
+async def evidence_commit(request: Request) -> Response:
+    state = ui_state(request)
+    try:
+        shown = await state.arun("repo.show", {"commit": request.path_params["commit"]})
+    except errors.TeamloreError as err:
+        return error_page(request, err, "Commit")
+    return page(request, "git_show.html", title=f"commit {shown['commit'][:12]}", shown=shown)
+
+
+async def evidence_path(request: Request) -> Response:
+    state = ui_state(request)
+    try:
+        shown = await state.arun("repo.show", {"path": request.query_params.get("path", "")})
+    except errors.TeamloreError as err:
+        return error_page(request, err, "Path history")
+    return page(request, "git_show.html", title=f"history of {shown['path']}", shown=shown)
+
+
+def _plan_groups(state: UiState, items: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    groups: dict[str, list[dict[str, Any]]] = {label: [] for label in QUEUE_STATES}
+    for item in items:
+        progress = state.decisions.progress(item)
+        groups[progress.label].append({"item": item, "progress": progress})
+    return groups
+
+
+async def plan(request: Request) -> Response:
+    state = ui_state(request)
+    try:
+        review = await load_review(state)
+    except errors.TeamloreError as err:
+        return error_page(request, err, "Plan")
+    return _plan_page(request, state, review["items"])
+
+
+def _plan_page(
+    request: Request,
+    state: UiState,
+    items: list[dict[str, Any]],
+    error: dict[str, Any] | None = None,
+) -> Response:
+    return page(
+        request,
+        "plan.html",
+        status=409 if error else 200,
+        title="Plan",
+        groups=_plan_groups(state, items),
+        plans=list(reversed(state.plans.values())),
+        outcomes=state.outcomes,
+        error=error,
+    )
+
+
+async def prepare(request: Request) -> Response:
+    """Prepare one plan per candidate kind from the candidates whose every generated statement
+    the person confirmed (memory.prepare re-checks each digest)."""
+    await checked_form(request)
+    state = ui_state(request)
+    try:
+        review = await load_review(state)
+    except errors.TeamloreError as err:
+        return error_page(request, err, "Plan")
+    ready = [i for i in review["items"] if state.decisions.progress(i).ready]
+    if not ready:
+        state.flash(request, "error", "No candidate is ready: confirm its statements first.")
+        return redirect("/plan")
+    last_plan = ""
+    for kind in dict.fromkeys(i["kind"] for i in ready):
+        chosen = [i for i in ready if i["kind"] == kind]
+        document = prepare_request_from_review(chosen, [i["candidateId"] for i in chosen])
+        document["kind"] = kind
+        try:
+            result = await state.arun("memory.prepare", document)
+        except errors.TeamloreError as err:
+            return _plan_page(request, state, review["items"], refusal(err))
+        result["kindReviewed"] = kind
+        result["contents"] = {i["candidateId"]: i.get("content", "") for i in chosen}
+        state.plans[result["planId"]] = result
+        last_plan = result["planId"]
+    return redirect(f"/plan/{last_plan}")
+
+
+def _known_plan(state: UiState, plan_id: str) -> dict[str, Any] | None:
+    return state.plans.get(plan_id)
+
+
+async def plan_detail(request: Request) -> Response:
+    state = ui_state(request)
+    plan_id = request.path_params["plan_id"]
+    prepared = _known_plan(state, plan_id)
+    if prepared is None:
+        return error_page(
+            request,
+            errors.TeamloreError(
+                errors.PLAN_NOT_FOUND,
+                f"plan {plan_id} was not prepared on this page (or before it restarted)",
+            ),
+            "Plan",
+        )
+    return page(
+        request,
+        "plan_detail.html",
+        title=f"Plan {plan_id[:8]}",
+        prepared=prepared,
+        outcome=state.outcomes.get(plan_id),
+    )
+
+
+async def promote(request: Request) -> Response:
+    form = await checked_form(request)
+    state = ui_state(request)
+    plan_id = request.path_params["plan_id"]
+    prepared = _known_plan(state, plan_id)
+    if prepared is None:
+        state.flash(request, "error", f"{errors.PLAN_NOT_FOUND.code}: prepare a plan first.")
+        return redirect("/plan")
+    payload = {"planId": plan_id, "planDigest": form_text(form, "planDigest") or None}
+    try:
+        outcome = await state.arun("memory.promote", payload)
+    except errors.TeamloreError as err:
+        return page(
+            request,
+            "plan_detail.html",
+            status=409,
+            title=f"Plan {plan_id[:8]}",
+            prepared=prepared,
+            outcome=None,
+            error=refusal(err),
+        )
+    state.outcomes[plan_id] = outcome
+    for candidate_id in prepared["plan"]["candidateIds"]:
+        state.decisions.forget(candidate_id)
+    written = sum(1 for f in outcome["files"] if f.get("outcome") == "written")
+    state.flash(request, "ok", f"Promoted: {written} file(s) written to the working tree.")
+    return redirect(f"/plan/{plan_id}")
+
+
+def routes() -> list[Route]:
+    return [
+        Route("/queue", queue),
+        Route("/candidate/{candidate_id:str}", candidate),
+        Route("/candidate/{candidate_id:str}/decide", decide, methods=["POST"]),
+        Route("/candidate/{candidate_id:str}/discard", discard, methods=["POST"]),
+        Route("/evidence/commit/{commit:str}", evidence_commit),
+        Route("/evidence/path", evidence_path),
+        Route("/plan", plan),
+        Route("/plan/prepare", prepare, methods=["POST"]),
+        Route("/plan/{plan_id:str}", plan_detail),
+        Route("/plan/{plan_id:str}/promote", promote, methods=["POST"]),
+    ]
