@@ -77,3 +77,18 @@ def test_refusals_have_stable_codes_and_change_nothing(flow: Flow) -> None:
     again = flow.refused("memory.discard", {"candidateId": cid})
     assert again.code == "CANDIDATE_STALE" and again.details["status"] == "discarded"
     conn.close()
+
+
+def test_the_reason_a_person_gives_is_kept_locally(flow: Flow) -> None:
+    (cid,) = flow.quarantine([candidate(TEXT, [(TEXT, [flow.turn_ev(1)])])])
+    result = flow.op(
+        "memory.discard", {"candidateId": cid, "reason": "  too specific\n to one run "}
+    )
+    assert result["reason"] == "too specific to one run"
+    conn = flow.state()
+    stored = conn.execute("SELECT reason FROM candidate_discards WHERE candidate_id = ?", (cid,))
+    assert stored.fetchone()[0] == "too specific to one run"
+    conn.close()
+    with pytest.raises(errors.TeamloreError) as refused:
+        flow.op("memory.discard", {"candidateId": cid, "reason": "x" * 2001})
+    assert refused.value.code == "INVALID_ARGUMENT"

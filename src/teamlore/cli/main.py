@@ -6,6 +6,7 @@ import importlib
 import pkgutil
 import sys
 import tempfile
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -364,11 +365,21 @@ def demo(
     directory: str | None = typer.Option(
         None, "--dir", help="Empty folder for the demo (default: a new temporary folder)."
     ),
+    ui: bool = typer.Option(
+        False, "--ui", help="Stop before confirmation and review the candidates in your browser."
+    ),
+    no_open: bool = typer.Option(False, "--no-open", help="With --ui: print the URL only."),
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """Run the whole pipeline on bundled sample sessions in a throwaway folder."""
     target = directory or tempfile.mkdtemp(prefix="teamlore-demo-")
-    run("demo", {"directory": target}, fmt, _render_demo, progress_label="Demo")
+    payload = {"directory": target, "reviewInBrowser": ui}
+    result = run("demo", payload, fmt, _render_demo, progress_label="Demo")
+    if ui:
+        from teamlore.cli.review_cmds import serve_ui
+
+        home = Path(result["stateDir"])
+        serve_ui(Path(result["repository"]), home=home, port=0, open_browser=not no_open)
 
 
 @app.command()

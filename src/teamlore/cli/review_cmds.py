@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -214,11 +215,17 @@ def ui(
     port: int = typer.Option(0, "--port", help="Port on 127.0.0.1 (default: a free one)."),
     no_open: bool = typer.Option(False, "--no-open", help="Print the URL; do not open a browser."),
 ) -> None:
-    """Review, confirm, prepare and promote team memory in your browser (local page)."""
+    """Review, confirm, prepare and promote team memory in your browser (a local page on
+    127.0.0.1, opened with a one-time link)."""
+    serve_ui(_cwd(repository), home=None, port=port, open_browser=not no_open)
+
+
+def serve_ui(repository: Path, *, home: Path | None, port: int, open_browser: bool) -> None:
+    """Serve the review page until Ctrl-C; refusals print their code and exit 1."""
     from teamlore.ui.server import serve
 
     try:
-        serve(_cwd(repository), port=port, open_browser=not no_open, announce=_announce)
+        serve(repository, home=home, port=port, open_browser=open_browser, announce=_announce)
     except errors.TeamloreError as err:
         fail(err, OutputFormat.text)
     except KeyboardInterrupt:

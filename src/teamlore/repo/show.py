@@ -29,7 +29,7 @@ def _bounded(args: list[str], worktree_root: Path) -> tuple[str, bool]:
     except errors.TeamloreError as err:
         if err.details.get("max_output_bytes") is None:
             raise
-    stat_only = [a for a in args if a != "--patch"] + ["--stat"]
+    stat_only = ["--stat" if a == "--patch" else a for a in args]
     out = run_git(stat_only, cwd=worktree_root, max_output_bytes=MAX_PATCH_BYTES)
     return out.decode("utf-8", "replace"), True
 

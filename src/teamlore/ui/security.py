@@ -10,7 +10,7 @@
 - **CSRF.** Every state-changing form carries a token derived from the session (HMAC with a
   per-process secret); a POST without the right one is refused before anything runs.
 - **Content-Security-Policy** allows only this server's own scripts, styles and forms, no
-  frames, no inline script; plus nosniff, no referrer, no caching.
+  frames, no inline script; plus nosniff, no referrer to other sites, no caching.
 
 Each refusal answers 401/403 with a stable error code (`core.errors`: `UI_TOKEN_REQUIRED`,
 `UI_HOST_REFUSED`, `UI_ORIGIN_REFUSED`, `UI_CSRF_INVALID`) and changes nothing.
@@ -41,7 +41,7 @@ SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
     (b"content-security-policy", CSP.encode()),
     (b"x-content-type-options", b"nosniff"),
     (b"x-frame-options", b"DENY"),
-    (b"referrer-policy", b"no-referrer"),
+    (b"referrer-policy", b"same-origin"),  # no-referrer would make forms send `Origin: null`
     (b"cross-origin-opener-policy", b"same-origin"),
     (b"cross-origin-resource-policy", b"same-origin"),
     (b"cache-control", b"no-store"),

@@ -1,0 +1,84 @@
+"""The review page's test world: the demo's repository and sessions (built by the demo operation
+itself, stopped before confirmation), plus a Codex session whose text is hostile HTML."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from support import REPO_ROOT
+from teamlore.ops.demo import CODEX_SESSION_ID, _CodexWriter
+from teamlore.ops.registry import OpContext, run_operation
+from teamlore.ui.server import UiServer
+
+HOSTILE_ID = "019a8d2e-5b1c-7e40-9a6f-3c2d1e0f9a99"
+HOSTILE_TEXT = (
+    "Why does the preview show </textarea><script>window.__pwned = 1</script>"
+    '<img src=x onerror="window.__pwned = 2"> in the export?'
+)
+ARTIFACTS = Path(os.environ.get("TEAMLORE_TEST_ARTIFACTS", REPO_ROOT / ".pytest-artifacts"))
+
+
+@dataclass(frozen=True)
+class World:
+    root: Path
+    repo: Path
+    home: Path
+
+    def ctx(self) -> OpContext:
+        return OpContext(cwd=self.repo, home=self.home)
+
+    def review(self) -> dict[str, object]:
+        return run_operation("memory.review", self.ctx(), {"kind": "entry"})
+
+    def server(self) -> UiServer:
+        return UiServer(self.repo, home=self.home).start()
+
+
+def build_world(root: Path) -> World:
+    result = run_operation(
+        "demo", OpContext(cwd=root), {"directory": str(root / "demo"), "reviewInBrowser": True}
+    )
+    world = World(root / "demo", Path(result["repository"]), Path(result["stateDir"]))
+    _add_hostile_session(world)
+    return world
+
+
+def _add_hostile_session(world: World) -> None:
+    folder = world.root / "codex" / "sessions" / "2026" / "11" / "26"
+    folder.mkdir(parents=True)
+    writer = _CodexWriter(str(world.repo))
+    writer.meta("2026-11-26T09:00:00.000Z")
+    writer.lines[0] = writer.lines[0].replace(CODEX_SESSION_ID.encode(), HOSTILE_ID.encode())
+    writer.user("2026-11-26T09:00:01.000Z", HOSTILE_TEXT)
+    writer.shell("2026-11-26T09:00:30.000Z", "call_1", "cat </textarea>", "<script>x</script>", 3)
+    writer.say("2026-11-26T09:01:00.000Z", "It is </textarea> text, shown as text.")
+    writer.done("2026-11-26T09:01:01.000Z")
+    path = folder / f"rollout-2026-11-26T09-00-00-{HOSTILE_ID}.jsonl"
+    path.write_bytes(b"".join(writer.lines))
+    run_operation(
+        "sync",
+        world.ctx(),
+        {
+            "sources": [
+                f"codex={world.root / 'codex' / 'sessions'}",
+                f"claude={world.root / 'claude' / 'projects'}",
+            ],
+            "repository": str(world.repo),
+        },
+    )
+
+
+def chromium_executable() -> str:
+    """The system Chromium (Debian package); skip when it cannot be had."""
+    found = os.environ.get("TEAMLORE_CHROMIUM") or next(
+        (p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p),
+        None,
+    )
+    if not found:
+        pytest.skip("no chromium executable (apt-get install chromium; .ci/run installs it)")
+    return found
