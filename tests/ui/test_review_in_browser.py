@@ -12,7 +12,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from ui_world import ARTIFACTS, HOSTILE_TEXT, World, build_world, chromium_executable
+from ui_world import (
+    ARTIFACTS,
+    HOSTILE_CLAIM,
+    HOSTILE_TEXT,
+    World,
+    build_world,
+    chromium_executable,
+)
 
 from support import git
 from teamlore.ui.server import UiServer
@@ -69,11 +76,31 @@ def statement(page: Any, statement_id: str) -> Any:
 
 def test_the_whole_review_in_the_browser(page: Any, server: UiServer, world: World) -> None:
     expect = playwright_api.expect
-    # queue: both demo candidates, nothing decided yet
+    # queue: the demo's two entry candidates and a Skill candidate, nothing decided yet
     expect(page.locator("h1")).to_contain_text("Review queue")
     rows = page.locator("table.queue tbody tr")
-    expect(rows).to_have_count(2)
+    expect(rows).to_have_count(3)
+    expect(page.locator("table.queue .kind.skill")).to_have_count(1)
     shot(page, "queue")
+
+    # a Skill candidate: its own summary template, the SKILL.md diff, the same decisions
+    page.locator("table.queue tr:has(.kind.skill) a").first.click()
+    expect(page.locator("section.kind-skill h1")).to_have_text("export-preview-escaping")
+    expect(statement(page, "s1").locator(".claim")).to_have_text(HOSTILE_CLAIM)
+    expect(page.locator("pre.diff")).to_contain_text('+name: "export-preview-escaping"')
+    assert page.evaluate("window.__pwned") is None
+    shot(page, "candidate-skill")
+    page.keyboard.press("c")
+    expect(page.locator(".flash.ok")).to_contain_text("ready for the plan")
+    page.get_by_role("link", name="Plan", exact=True).click()
+    page.locator("#prepare").click()
+    expect(page.locator("table.files")).to_contain_text("skills/export-preview-escaping/SKILL.md")
+    page.locator("#promote").click()
+    expect(page.locator(".outcome")).to_contain_text("written")
+    skill_file = world.repo / ".threadshare/memory/skills/export-preview-escaping/SKILL.md"
+    assert "Escape every user text" in skill_file.read_text(encoding="utf-8")
+    page.get_by_role("link", name="Queue").click()
+    expect(rows).to_have_count(2)
 
     # candidate: confirm both generated statements with the keyboard
     page.get_by_role("link", name="Invoice export must sort rows by id").click()
@@ -96,10 +123,10 @@ def test_the_whole_review_in_the_browser(page: Any, server: UiServer, world: Wor
     statement(page, "claim").get_by_role("button", name="Reject").click()
     expect(statement(page, "claim")).to_contain_text("rejected")
 
-    # plan: the confirmed candidate is ready, the rejected one stays out
+    # plan: the confirmed candidate is ready, the rejected and the undecided ones stay out
     page.get_by_role("link", name="Plan", exact=True).click()
     expect(page.locator("section.plan-ready")).to_contain_text("Invoice export")
-    expect(page.locator("section.plan-out")).to_contain_text("rejected")
+    expect(page.locator("section.plan-out").first).to_contain_text("rejected")
     shot(page, "plan")
     page.locator("#prepare").click()
     expect(page.locator("h1")).to_contain_text("Promotion plan")
@@ -118,7 +145,7 @@ def test_the_whole_review_in_the_browser(page: Any, server: UiServer, world: Wor
     assert "github.com/acme/acme-billing" in written
     assert git(world.repo, "status", "--porcelain") == "?? .threadshare/"
     confirmed = [s["statementId"] for i in world.review()["items"] for s in i["statements"]]
-    assert confirmed == ["claim", "fact"]  # only the rejected candidate is left
+    assert confirmed == ["claim", "fact"]  # only the rejected entry candidate is left
 
     # discard the rejected candidate with a reason
     page.get_by_role("link", name="Queue").click()
@@ -131,6 +158,9 @@ def test_the_whole_review_in_the_browser(page: Any, server: UiServer, world: Wor
     with sqlite3.connect(world.home / "memory-state.sqlite3") as db:
         reasons = [r[0] for r in db.execute("SELECT reason FROM candidate_discards")]
     assert reasons == ["the 30 s value was a one-off for that staging run"]
+
+    page.get_by_role("link", name="Queue").click()
+    expect(page.locator(".empty")).to_contain_text("Nothing is waiting for review")
 
 
 def test_memory_and_sessions_pages(page: Any, server: UiServer) -> None:

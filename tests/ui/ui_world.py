@@ -20,6 +20,14 @@ HOSTILE_TEXT = (
     "Why does the preview show </textarea><script>window.__pwned = 1</script>"
     '<img src=x onerror="window.__pwned = 2"> in the export?'
 )
+HOSTILE_CLAIM = (
+    "Export previews show user text such as </textarea><script>window.__pwned = 3</script> "
+    "escaped, never as markup."
+)
+SKILL_BODY = (
+    "## Procedure\n\n1. Reproduce with the exported preview.\n"
+    "2. Escape every user text before it reaches the page.\n"
+)
 ARTIFACTS = Path(os.environ.get("TEAMLORE_TEST_ARTIFACTS", REPO_ROOT / ".pytest-artifacts"))
 
 
@@ -45,6 +53,7 @@ def build_world(root: Path) -> World:
     )
     world = World(root / "demo", Path(result["repository"]), Path(result["stateDir"]))
     _add_hostile_session(world)
+    _stage_skill(world)
     return world
 
 
@@ -58,6 +67,13 @@ def _add_hostile_session(world: World) -> None:
     writer.shell("2026-11-26T09:00:30.000Z", "call_1", "cat </textarea>", "<script>x</script>", 3)
     writer.say("2026-11-26T09:01:00.000Z", "It is </textarea> text, shown as text.")
     writer.done("2026-11-26T09:01:01.000Z")
+    writer.user("2026-11-26T09:02:00.000Z", "Escape it in the preview and run the tests.")
+    writer.shell("2026-11-26T09:03:00.000Z", "call_2", "pytest -q", "13 passed in 1.2s", 0)
+    writer.say("2026-11-26T09:03:30.000Z", "The preview escapes user text now; 13 tests pass.")
+    writer.done("2026-11-26T09:03:31.000Z")
+    writer.user("2026-11-26T09:05:00.000Z", "Write down how we do it next time.")
+    writer.say("2026-11-26T09:05:30.000Z", "Reproduce with the preview, escape, run the tests.")
+    writer.done("2026-11-26T09:05:31.000Z")
     path = folder / f"rollout-2026-11-26T09-00-00-{HOSTILE_ID}.jsonl"
     path.write_bytes(b"".join(writer.lines))
     run_operation(
@@ -82,3 +98,32 @@ def chromium_executable() -> str:
     if not found:
         pytest.skip("no chromium executable (apt-get install chromium; .ci/run installs it)")
     return found
+
+
+def _stage_skill(world: World) -> None:
+    """A Skill candidate from the hostile session: a second candidate kind in the queue."""
+    recalled = run_operation(
+        "memory.recall",
+        world.ctx(),
+        {"since": "2026-11-26T00:00:00.000Z", "until": "2026-11-27T00:00:00.000Z"},
+    )
+    task = recalled["sources"][0]
+    evidence = task["chunk"]["turnEvidence"][0]["evidenceId"]
+    run_operation(
+        "memory.stage",
+        world.ctx(),
+        {
+            "format": "threadshare-memory-skill-candidate@v1",
+            "taskId": task["taskId"],
+            "binding": task["binding"],
+            "memoryContextDigest": recalled["memoryContext"]["bindingDigest"],
+            "skill": {
+                "name": "export-preview-escaping",
+                "description": "Show user text in export previews escaped, never as markup.",
+                "body": SKILL_BODY,
+                "action": "create",
+                "expectedContentDigest": None,
+            },
+            "statements": [{"statementId": "s1", "text": HOSTILE_CLAIM, "evidenceIds": [evidence]}],
+        },
+    )

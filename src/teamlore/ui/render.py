@@ -146,6 +146,15 @@ def first_line(text: str | None, length: int = 160) -> str:
     return line if len(line) <= length else line[: length - 1] + "…"
 
 
+def candidate_title(item: dict[str, Any], length: int = 160) -> str:
+    """A one-line title for any candidate kind: a skill's name and description, else the
+    first line of its content."""
+    skill = item.get("skill")
+    if isinstance(skill, dict) and skill.get("name"):
+        return first_line(f"{skill['name']}: {skill.get('description', '')}", length)
+    return first_line(item.get("content") or item.get("candidateId", ""), length)
+
+
 def environment() -> Environment:
     env = Environment(
         loader=PackageLoader("teamlore.ui", "templates"),
@@ -159,6 +168,7 @@ def environment() -> Environment:
         ago=ago,
         short=short,
         first_line=first_line,
+        candidate_title=candidate_title,
     )
     env.globals["FOLD_CHARS"] = FOLD_CHARS
     return env

@@ -26,6 +26,7 @@ from teamlore.ui.app import (
     refusal,
     ui_state,
 )
+from teamlore.ui.render import candidate_title
 
 QUEUE_STATES = ("needs your decision", "ready", "rejected", "blocked by lint")
 
@@ -276,7 +277,7 @@ async def prepare(request: Request) -> Response:
         except errors.TeamloreError as err:
             return _plan_page(request, state, review["items"], refusal(err))
         result["kindReviewed"] = kind
-        result["contents"] = {i["candidateId"]: i.get("content", "") for i in chosen}
+        result["contents"] = {i["candidateId"]: candidate_title(i) for i in chosen}
         state.plans[result["planId"]] = result
         last_plan = result["planId"]
     return redirect(f"/plan/{last_plan}")
