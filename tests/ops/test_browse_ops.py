@@ -26,9 +26,11 @@ def op(demo: dict[str, Any], name: str, payload: dict[str, Any]) -> dict[str, An
 def test_list_shows_every_promoted_entry_and_show_reads_one(demo: dict[str, Any]) -> None:
     listing = op(demo, "memory.list", {})
     promoted = next(s for s in demo["steps"] if s["step"] == "promote")["files"]
-    assert sorted(d["path"] for d in listing["documents"]) == sorted(promoted)
-    assert listing["counts"] == {"entry": 2} and listing["coverage"] == "complete"
-    first = listing["documents"][0]
+    entries = [d["path"] for d in listing["documents"] if d["type"] == "entry"]
+    assert sorted(entries) == sorted(promoted)
+    assert listing["counts"]["entry"] == 2 and listing["coverage"] == "complete"
+    assert [d["type"] for d in listing["documents"]][-2:] == ["entry", "entry"]  # entries last
+    first = next(d for d in listing["documents"] if d["type"] == "entry")
     shown = op(demo, "memory.show", {"kind": "entry", "id": first["id"]})
     on_disk = (Path(demo["repository"]) / first["path"]).read_text(encoding="utf-8")
     assert shown["body"].strip() in on_disk and shown["frontmatter"]["id"] == first["id"]

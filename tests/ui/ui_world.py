@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from support import REPO_ROOT
-from teamlore.ops.demo import CODEX_SESSION_ID, _CodexWriter
+from teamlore.ops.demo import _CodexWriter
 from teamlore.ops.registry import OpContext, run_operation
 from teamlore.ui.server import UiServer
 
@@ -60,9 +60,8 @@ def build_world(root: Path) -> World:
 def _add_hostile_session(world: World) -> None:
     folder = world.root / "codex" / "sessions" / "2026" / "11" / "26"
     folder.mkdir(parents=True)
-    writer = _CodexWriter(str(world.repo))
+    writer = _CodexWriter(str(world.repo), HOSTILE_ID)
     writer.meta("2026-11-26T09:00:00.000Z")
-    writer.lines[0] = writer.lines[0].replace(CODEX_SESSION_ID.encode(), HOSTILE_ID.encode())
     writer.user("2026-11-26T09:00:01.000Z", HOSTILE_TEXT)
     writer.shell("2026-11-26T09:00:30.000Z", "call_1", "cat </textarea>", "<script>x</script>", 3)
     writer.say("2026-11-26T09:01:00.000Z", "It is </textarea> text, shown as text.")
