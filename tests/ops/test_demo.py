@@ -33,6 +33,10 @@ def test_demo_runs_the_whole_chain_and_touches_nothing_else(tmp_path: Path) -> N
         "skill-stage",
         "skill-promote",
         "assemble",
+        "synthesize",
+        "consolidation-stage",
+        "consolidation-promote",
+        "consolidation-assemble",
         "git-status",
     ]
     assert not outside_home.exists()  # the demo has its own state dir
@@ -66,7 +70,15 @@ def test_demo_runs_the_whole_chain_and_touches_nothing_else(tmp_path: Path) -> N
         ".agents/skills/acme-billing-release/SKILL.md",
     ]
     claude_md = (repo / "CLAUDE.md").read_text()
-    assert claude_md == steps["assemble"]["block"] + "\n"
+    assert claude_md == steps["consolidation-assemble"]["block"] + "\n"
+    scene, doctrine = ".threadshare/memory/scenes/release.md", ".threadshare/memory/doctrine.md"
+    assert sorted(steps["consolidation-promote"]["files"]) == [doctrine, scene]
+    assert "\nheat: 1\n" in steps["consolidation-promote"]["files"][scene]
+    assert "- .threadshare/memory/scenes/release.md (heat 1) \u2014 Releasing acme-billing" in (
+        claude_md
+    )
+    assert "### Core principles" in claude_md
+    assert "_No approved team doctrine yet._" not in claude_md
     assert "- .claude/skills/acme-billing-release/SKILL.md \u2014 Cut an acme-billing" in claude_md
     assert (repo / ".agents/skills/acme-billing-release/SKILL.md").read_bytes() == (
         repo / skill

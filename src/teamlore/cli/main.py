@@ -333,7 +333,7 @@ def _render_demo(result: dict[str, Any]) -> None:
                 stdout.print(
                     f"      {item['candidateId'][:16]} {item['provenanceStrength']}: {supports}",
                 )
-        elif step["step"] in ("promote", "skill-promote"):
+        elif step["step"] in ("promote", "skill-promote", "consolidation-promote"):
             for path, text in step["files"].items():
                 say()
                 say(styled(path, "bold"))
@@ -343,11 +343,11 @@ def _render_demo(result: dict[str, Any]) -> None:
             for query, found in step["searches"].items():
                 ids = ", ".join(r["id"] for r in found["results"]) or "none"
                 stdout.print(f"      {query!r}: {ids}")
-        elif step["step"] == "assemble":
+        elif step["step"] in ("assemble", "consolidation-assemble"):
             say()
             say(styled("CLAUDE.md", "bold"), " (managed block)")
             stdout.print(step["block"])
-            for path in step["skills"]:
+            for path in step.get("skills", []):
                 stdout.print(f"      {path}")
             stdout.print()
         elif step["step"] == "git-status":

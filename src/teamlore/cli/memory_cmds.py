@@ -60,8 +60,7 @@ def _render_status(result: dict[str, Any]) -> None:
             f", {consolidation['pendingRunId']} awaiting review"
             if consolidation["pendingRunId"]
             else ""
-        ),
-        highlight=False,
+        )
     )
     lint = result.get("lint") or {}
     if lint:

@@ -35,7 +35,8 @@ def _render_statement(statement: dict[str, Any]) -> None:
         "confirmed": styled("confirmed", "green"),
     }.get(statement["confirmation"], styled("needs your confirmation", "yellow"))
     say("  ", styled(statement["statementId"], "bold"), " ", marker)
-    say(f"    {statement['text']}")
+    for line in statement["text"].split("\n"):  # a consolidation operation spans lines
+        say(f"    {line}")
     stdout.print(
         f"    provenance {statement['provenanceStrength']}, claim support "
         f"{statement['claimSupport']}, limitations {', '.join(statement['limitations']) or '-'}"
@@ -68,6 +69,8 @@ def _render_review(result: dict[str, Any]) -> None:
         )
         for statement in item["statements"]:
             _render_statement(statement)
+        if item.get("drift"):
+            say("  ", styled("drift", "red"), f" {item['drift']['message']}")
         if item["blocked"]:
             for finding in item["lintFindings"]:
                 say("  ", styled("blocked", "red"), f" {finding['rule']}: {finding['message']}")
@@ -83,7 +86,9 @@ def _render_review(result: dict[str, Any]) -> None:
 
 @memory_app.command("review")
 def review(
-    kind: str = typer.Option("entry", "--kind", help="Candidate kind to review: entry or skill."),
+    kind: str = typer.Option(
+        "entry", "--kind", help="Candidate kind to review: entry, skill or consolidation."
+    ),
     repository: str | None = RepositoryOption,
     fmt: OutputFormat = FormatOption,
 ) -> None:
@@ -134,7 +139,9 @@ def confirm(
         [], "--candidate", help="Candidate to confirm (repeatable; default: every one reviewed)."
     ),
     yes: bool = typer.Option(False, "--yes", help="Confirm without asking (you read the review)."),
-    kind: str = typer.Option("entry", "--kind", help="Candidate kind to confirm: entry or skill."),
+    kind: str = typer.Option(
+        "entry", "--kind", help="Candidate kind to confirm: entry, skill or consolidation."
+    ),
     repository: str | None = RepositoryOption,
     fmt: OutputFormat = FormatOption,
 ) -> None:
@@ -153,6 +160,17 @@ def confirm(
         fail(
             errors.TeamloreError(
                 errors.CANDIDATE_NOT_FOUND, f"no reviewable candidate {', '.join(missing)}"
+            ),
+            fmt,
+        )
+    drifted = [i for i in items if i.get("drift")]
+    if drifted:
+        fail(
+            errors.TeamloreError(
+                errors.CONSOLIDATION_DRIFT,
+                f"{drifted[0]['drift']['message']}; discard {drifted[0]['candidateId']} and "
+                "synthesize again",
+                candidateId=drifted[0]["candidateId"],
             ),
             fmt,
         )

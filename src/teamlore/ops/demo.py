@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from teamlore.core import errors
 from teamlore.memory.review import prepare_request_from_review
+from teamlore.ops.demo_consolidation import demo_consolidation
 from teamlore.ops.demo_skill import demo_skill
 from teamlore.ops.registry import OpContext, operation, run_operation
 
@@ -580,6 +581,7 @@ def demo(ctx: OpContext, request: DemoRequest) -> dict[str, Any]:
     }
     step("memory-search", "the next agent finds them", searches=found)
     demo_skill(inner, root, repo, step)
+    demo_consolidation(inner, repo, step)
     status = _git(repo, "status", "--porcelain")
     step("git-status", "the repository only has new working-tree files", porcelain=status)
     return _result(root, repo, steps)

@@ -34,11 +34,11 @@ UPDATED_BODY = (
     "- Review each claim with its evidence before it reaches the repository."
 )
 DOCTRINE_TEXT = (
-    "## Core principles\n"
+    "### Core principles\n"
     "- Evidence is not truth: a person confirms every generated claim.\n"
     "- Private stays local: raw transcripts and session ids never reach git.\n"
     "\n"
-    "## Agent rules\n"
+    "### Agent rules\n"
     "- Promote only a plan the user reviewed; any drift voids it.\n"
 )
 

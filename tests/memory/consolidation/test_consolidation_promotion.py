@@ -72,7 +72,7 @@ def test_the_acceptance_flow_leaves_a_heat_2_scene_and_a_doctrine(world: World) 
     assert "--- current\n-----META-START-----\ncreated: 2026-08-21" in scene_op["text"]
     assert "+++ proposed\n-----META-START-----" in scene_op["text"]
     assert (
-        "--- current\n(file does not exist)\n+++ proposed\n## Core principles"
+        "--- current\n(file does not exist)\n+++ proposed\n### Core principles"
         in (doctrine_op["text"])
     )
     assert (
