@@ -41,9 +41,10 @@ Do not write created, updated or heat lines: teamlore sets dates and computes he
 
 Doctrine (newContent of the doctrine): plain Markdown, at most 1,200 characters (aim for 800),
 six bullets or fewer under `###` headings (it is shown inside a `## Team memory` section):
-Core principles, Reusable SOPs, Decision logic, Boundaries and anti-patterns, Agent rules. Admit a line only if it passes all five filters: it holds across
-scenes, it will stay true for months, an agent can act on it, it is not already said, and it
-carries nothing sensitive. Change the doctrine with one of four strategies: add a stable
+Core principles, Reusable SOPs, Decision logic, Boundaries and anti-patterns, Agent rules.
+Admit a line only if it passes all five filters: it holds across scenes, it will stay true for
+months, an agent can act on it, it is not already said, and it carries nothing sensitive.
+Change the doctrine with one of four strategies: add a stable
 principle, tighten a vague one, merge duplicates, or record that a principle was superseded.
 
 Capacity (hard limits, checked by teamlore): at most 15 scenes; at most one scene create per
