@@ -260,10 +260,16 @@ def test_a_skill_update_changes_the_file_and_a_target_edit_voids_the_plan(
             lambda c: c["skill"].update(body=SKILL_BODY + "token ghp_" + "Zq8" * 12 + "\n"),
             "LINT_BLOCKED",
         ),
+        (
+            lambda c: c["skill"].update(
+                body=SKILL_BODY + "As in 019aad50-0000-7000-8000-0000000000a1\n"
+            ),
+            "LINT_BLOCKED",
+        ),
         (lambda c: c["binding"].update(promptVersion="other@1"), "BINDING_MISMATCH"),
         (lambda c: c.update(statements=[]), "STAGE_REQUEST_INVALID"),
     ],
-    ids=["description-angle", "bad-name", "secret", "binding", "no-statements"],
+    ids=["description-angle", "bad-name", "secret", "known-session-id", "binding", "no-statements"],
 )
 def test_bad_skill_candidates_are_refused_with_state_unchanged(
     repo: Path, home: Path, change: Any, code: str

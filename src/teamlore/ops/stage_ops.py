@@ -122,6 +122,7 @@ def _stage_skill(ctx: OpContext, document: dict[str, Any]) -> dict[str, Any]:
     from teamlore.memory.tasks import Owner
     from teamlore.ops.session_ops import SYNC_LOCK
     from teamlore.ops.stores import registered_stores
+    from teamlore.sessions.queries import provider_session_uuids
 
     with registered_stores(ctx, sync_projection=True) as stores:
         identity = stores.identity
@@ -133,6 +134,7 @@ def _stage_skill(ctx: OpContext, document: dict[str, Any]) -> dict[str, Any]:
                 owner=Owner(identity.repository_key, identity.worktree_key),
                 sources=RecallTaskSources(stores.index, stores.state, identity, home=ctx.home),
                 worktree_root=identity.worktree_root,
+                known_session_ids=provider_session_uuids(stores.index),
             )
 
 

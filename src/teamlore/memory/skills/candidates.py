@@ -35,7 +35,9 @@ def render_skill_candidate(view: CandidateView, ctx: RenderContext) -> list[Rend
     content = dump_skill(
         Skill(name=draft["name"], description=draft["description"], body=draft["body"])
     )
-    require_lint_clean(content, path=target, kind="skill")
+    require_lint_clean(
+        content, path=target, kind="skill", known_session_ids=ctx.known_session_ids
+    )
     role = "update" if draft["action"] == "update" else "new"
     return [RenderedFile(target, draft["name"], role, view.candidate_id, content, ctx.read(target))]
 

@@ -8,6 +8,7 @@ it would silently drop procedures (docs/assemble.md, "Skill sources").
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,7 +16,12 @@ from teamlore.core import errors
 from teamlore.core.canonical import sha256_hex
 from teamlore.memory.documents import Skill, load_skill
 from teamlore.memory.layout import SKILLS_DIR
-from teamlore.memory.lint import MAX_SKILLS, DocumentKind, lint_bytes
+from teamlore.memory.lint import (
+    MAX_SKILLS,
+    DocumentKind,
+    known_session_id_findings,
+    lint_bytes,
+)
 from teamlore.memory.projection import MemoryFiles, read_memory_files
 from teamlore.memory.slugs import slug_problem
 
@@ -46,9 +52,19 @@ def refuse_unreadable(tree: MemoryFiles, prefix: str) -> None:
             raise errors.TeamloreError(code, f"{problem.file}: {problem.why}", path=problem.file)
 
 
-def require_lint_clean(data: bytes, *, path: str, kind: DocumentKind) -> None:
-    """The lint gate every byte bound for the repository passes: any blocking finding refuses."""
+def require_lint_clean(
+    data: bytes,
+    *,
+    path: str,
+    kind: DocumentKind,
+    known_session_ids: AbstractSet[str] = frozenset(),
+) -> None:
+    """The lint gate every byte bound for the repository passes: any blocking finding refuses
+    (with `known_session_ids`, also any provider session id this machine has indexed)."""
     blocking = [f for f in lint_bytes(data, path=path, kind=kind) if f.severity == "block"]
+    if known_session_ids:
+        text = data.decode("utf-8", "replace")
+        blocking += known_session_id_findings(text, path=path, known=known_session_ids)
     if blocking:
         first = blocking[0]
         raise errors.TeamloreError(

@@ -7,7 +7,8 @@ Checks, in order, each refusing with nothing written:
    (`MEMORY_CONTEXT_DRIFT`: entries, scenes or doctrine changed since the recall);
 3. the target: `create` needs no Skill of that name, `update` needs the current SKILL.md's
    sha256 to equal `expectedContentDigest` (`SKILL_TARGET_DRIFT`);
-4. the SKILL.md it would write passes the Skill lint gate (`LINT_BLOCKED`);
+4. the SKILL.md it would write passes the Skill lint gate, including the provider session ids
+   this machine indexed (`LINT_BLOCKED`);
 5. in one transaction (as for entry drafts): identical replays return the recorded outcome, a
    different document for the same task is refused (`SUBMISSION_CONFLICT`), a task whose bound
    inputs changed goes stale (`TASK_STALE`), every statement cites evidence this task issued
@@ -21,6 +22,7 @@ One recall task is consumed by either an entry draft batch or one SkillCandidate
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
 
@@ -121,6 +123,7 @@ def stage_skill_candidate(
     owner: Owner,
     sources: TaskSources,
     worktree_root: Path,
+    known_session_ids: AbstractSet[str] = frozenset(),
     claim_token: str | None = None,
     now: int | None = None,
 ) -> dict[str, Any]:
@@ -145,7 +148,12 @@ def stage_skill_candidate(
         draft = candidate.skill
         check_skill_target(memory, draft.name, draft.action, draft.expected_content_digest)
         target = skill_path(draft.name)
-        require_lint_clean(skill_bytes(candidate), path=target, kind="skill")
+        require_lint_clean(
+            skill_bytes(candidate),
+            path=target,
+            kind="skill",
+            known_session_ids=known_session_ids,
+        )
         drifted = sources.drifted_inputs(task)
         if drifted:
             tasks.mark_stale(conn, task.task_id, lease_epoch=task.lease_epoch)
