@@ -123,3 +123,16 @@ def test_search_and_status_report_generation_and_coverage(repo: Path) -> None:
 def test_search_without_a_memory_tree_is_a_clear_refusal(repo: Path) -> None:
     code, result = cli_json("memory", "search", "anything", cwd=repo)
     assert (code, result["error"]["code"]) == (1, "MEMORY_NOT_INITIALIZED")
+
+
+def test_lint_prints_one_finding_per_line_and_works_outside_git(tmp_path: Path, home: Path) -> None:
+    outside = tmp_path / "drafts"
+    outside.mkdir()
+    (outside / "draft.md").write_text("fine\nRun the tool from /home/dana/work/acme first.\n")
+    proc = teamlore_cli("memory", "lint", "draft.md", cwd=outside)
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("draft.md:2 path.home-absolute ")
+    assert lines[-1] == "1 findings, 1 blocking."
+    report = json.loads(teamlore_cli("memory", "lint", "draft.md", "-f", "json", cwd=outside).stdout)
+    assert report["files"] == ["draft.md"] and report["findings"][0]["line"] == 2

@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from teamlore.core import errors
 from teamlore.ops.registry import OpContext, operation
 from teamlore.repo.binding import RepositoryIdentity, resolve_repository
 
@@ -140,17 +141,27 @@ class LintRequest(_Strict):
     paths: list[str] = Field(default_factory=list, description="Files to lint; default: the tree.")
 
 
+def _lint_root(ctx: OpContext) -> Path:
+    """Where linted files are shown relative to: their worktree, or the current directory when
+    they are not in a git repository (a draft anywhere can be linted before it is copied in)."""
+    try:
+        return owner(ctx).worktree_root
+    except errors.TeamloreError as err:
+        if err.code not in (errors.NOT_A_GIT_REPOSITORY.code, errors.BARE_REPOSITORY.code):
+            raise
+        return ctx.cwd
+
+
 @operation("memory.lint", input_model=LintRequest, side_effect="read")
 def memory_lint(ctx: OpContext, request: LintRequest) -> dict[str, Any]:
     """Lint the memory tree (or the given files) for secrets, private references and format."""
     from teamlore.memory.lint import lint_paths, lint_tree
 
-    identity = owner(ctx)
     if request.paths:
         paths = [p if p.is_absolute() else ctx.cwd / p for p in map(Path, request.paths)]
-        report = lint_paths(identity.worktree_root, paths)
+        report = lint_paths(_lint_root(ctx), paths)
     else:
-        report = lint_tree(identity.worktree_root)
+        report = lint_tree(owner(ctx).worktree_root)
     result: dict[str, Any] = report.model_dump(mode="json", by_alias=True)
     result["blocked"] = report.blocked
     return result
