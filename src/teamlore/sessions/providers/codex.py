@@ -24,7 +24,7 @@ import json
 import os
 import re
 import shlex
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path, PureWindowsPath
 from typing import Any, ClassVar
 
@@ -40,6 +40,7 @@ from teamlore.sessions.model import (
     UserTurn,
 )
 from teamlore.sessions.providers.apply_patch import parse_apply_patch, paths_written_in
+from teamlore.sessions.providers.common import RecordParser, parse_guarded
 
 STATE_VERSION = 1
 # bounds that keep the per-file state small
@@ -194,13 +195,8 @@ class CodexAdapter:
             "unknown": {},  # unknown record kind -> count
         }
 
-    def parse(self, record: Any, line: int, state: dict[str, Any]) -> Iterable[Event]:
-        try:
-            return list(_Parser(state, line).record(record))
-        except BadRecord as exc:
-            return [Diagnostic("bad-record", f"line {line}: {exc}", line)]
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
-            return [Diagnostic("bad-record", f"line {line}: {type(exc).__name__}: {exc}", line)]
+    def parse(self, record: Any, line: int, state: dict[str, Any]) -> list[Event]:
+        return parse_guarded(_Parser, record, line, state)
 
 
 def unknown_counts(state: dict[str, Any]) -> dict[str, int]:
@@ -209,134 +205,148 @@ def unknown_counts(state: dict[str, Any]) -> dict[str, int]:
     return dict(state.get("unknown") or {})
 
 
-class _Parser:
-    def __init__(self, state: dict[str, Any], line: int) -> None:
-        self.state = state
-        self.line = line
-
+class _Parser(RecordParser):
     # ---- dispatch -----------------------------------------------------------------------------
 
-    def record(self, record: Any) -> Iterator[Event]:
+    def handle(self, record: Any) -> None:
+        """One record; a record this adapter cannot read is a `bad-record` diagnostic and
+        nothing else (events it started to produce are dropped)."""
+        try:
+            self.record(record)
+        except BadRecord as exc:
+            self.out.clear()
+            self.bad(str(exc))
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            self.out.clear()
+            self.bad(f"{type(exc).__name__}: {exc}")
+
+    def record(self, record: Any) -> None:
         if not isinstance(record, dict):
             raise BadRecord(f"a record is an object, not {type(record).__name__}")
         kind = record.get("type")
         if "payload" in record and isinstance(kind, str):
-            yield from self.envelope(kind, record["payload"], _str(record.get("timestamp")))
+            self.envelope(kind, record["payload"], _str(record.get("timestamp")))
         elif "record_type" in record:
             if record["record_type"] != "state":
-                yield from self.unknown(f"record_type:{record['record_type']}")
+                self.unknown(f"record_type:{record['record_type']}")
         elif isinstance(kind, str):
             if kind in ITEM_TYPES:
-                yield from self.item(kind, record, None, legacy=True)
+                self.item(kind, record, None, legacy=True)
             else:
-                yield from self.unknown(f"legacy:{kind}")
+                self.unknown(f"legacy:{kind}")
         elif kind is None and isinstance(record.get("id"), str) and "timestamp" in record:
-            yield from self.legacy_header(record)
+            self.legacy_header(record)
         else:
             raise BadRecord("neither an envelope, a legacy item nor a legacy header")
 
-    def envelope(self, kind: str, payload: Any, at: str | None) -> Iterator[Event]:
+    def envelope(self, kind: str, payload: Any, at: str | None) -> None:
         if kind not in ENVELOPE_TYPES:
-            yield from self.unknown(kind)
+            self.unknown(kind)
             return
         if not isinstance(payload, dict):
             raise BadRecord(f"{kind} payload is {type(payload).__name__}, not an object")
         if kind == "session_meta":
-            yield from self.session_meta(payload, at)
+            self.session_meta(payload, at)
         elif kind == "turn_context":
-            yield from self.settings(payload.get("model"), payload.get("cwd"))
+            self.settings(payload.get("model"), payload.get("cwd"))
         elif kind == "response_item":
             item_type = payload.get("type")
             if not isinstance(item_type, str):
                 raise BadRecord("response_item without a type")
             if item_type in ITEM_TYPES:
-                yield from self.item(item_type, payload, at, legacy=False)
+                self.item(item_type, payload, at, legacy=False)
             else:
-                yield from self.unknown(f"response_item:{item_type}")
+                self.unknown(f"response_item:{item_type}")
         elif kind == "event_msg":
             event_type = payload.get("type")
             if not isinstance(event_type, str):
                 raise BadRecord("event_msg without a type")
-            yield from self.event(event_type, payload, at)
+            self.event(event_type, payload, at)
         # compacted (replacement_history re-lists old items) and world_state: nothing to index
 
-    def unknown(self, kind: str) -> Iterator[Event]:
-        counts: dict[str, int] = self.state.setdefault("unknown", {})
+    def unknown(self, kind: str) -> None:
+        counts: dict[str, int] = self.st.setdefault("unknown", {})
         if kind in counts:
             counts[kind] += 1
             return
         if len(counts) < MAX_UNKNOWN_KINDS:
             counts[kind] = 1
-        yield Diagnostic("unknown-record", f"line {self.line}: unknown record {kind!r}", self.line)
+        self.out.append(
+            Diagnostic("unknown-record", f"line {self.line}: unknown record {kind!r}", self.line)
+        )
 
     # ---- metadata -----------------------------------------------------------------------------
 
-    def session_meta(self, payload: dict[str, Any], at: str | None) -> Iterator[Event]:
+    def session_meta(self, payload: dict[str, Any], at: str | None) -> None:
         session_id = _str(payload.get("id")) or _str(payload.get("session_id"))
-        if self.state.get("session_id") is not None:
+        if self.st.get("session_id") is not None:
             return  # a repeated session_meta (resume/fork copy): the first one names the file
         if session_id is None:
             raise BadRecord("session_meta without an id")
-        self.state["session_id"] = session_id
+        self.st["session_id"] = session_id
         cwd = _str(payload.get("cwd"))
-        self.state["cwd"] = cwd
+        self.st["cwd"] = cwd
         git = payload.get("git")
         branch = _str(git.get("branch")) if isinstance(git, dict) else None
-        yield SessionMeta(
-            provider_session_id=session_id,
-            cwd=cwd,
-            git_branch=branch or None,
-            client_version=_str(payload.get("cli_version")),
-            started_at=_str(payload.get("timestamp")) or at,
-            parent_session_id=_parent_session(payload),
+        self.out.append(
+            SessionMeta(
+                provider_session_id=session_id,
+                cwd=cwd,
+                git_branch=branch or None,
+                client_version=_str(payload.get("cli_version")),
+                started_at=_str(payload.get("timestamp")) or at,
+                parent_session_id=_parent_session(payload),
+            )
         )
 
-    def legacy_header(self, record: dict[str, Any]) -> Iterator[Event]:
-        if self.state.get("session_id") is not None:
+    def legacy_header(self, record: dict[str, Any]) -> None:
+        if self.st.get("session_id") is not None:
             return
-        self.state["session_id"] = record["id"]
+        self.st["session_id"] = record["id"]
         git = record.get("git")
         branch = _str(git.get("branch")) if isinstance(git, dict) else None
-        yield SessionMeta(
-            provider_session_id=record["id"],
-            git_branch=branch or None,
-            started_at=_str(record.get("timestamp")),
+        self.out.append(
+            SessionMeta(
+                provider_session_id=record["id"],
+                git_branch=branch or None,
+                started_at=_str(record.get("timestamp")),
+            )
         )
 
-    def settings(self, model: Any, cwd: Any) -> Iterator[Event]:
+    def settings(self, model: Any, cwd: Any) -> None:
         """turn_context / thread_settings_applied: a SessionMeta when model or cwd change."""
         model, cwd = _str(model), _str(cwd)
-        changed_model = model is not None and model != self.state.get("model")
-        changed_cwd = cwd is not None and cwd != self.state.get("cwd")
+        changed_model = model is not None and model != self.st.get("model")
+        changed_cwd = cwd is not None and cwd != self.st.get("cwd")
         if changed_model:
-            self.state["model"] = model
+            self.st["model"] = model
         if changed_cwd:
-            self.state["cwd"] = cwd
+            self.st["cwd"] = cwd
         if changed_model or changed_cwd:
-            yield SessionMeta(
-                model=model if changed_model else None, cwd=cwd if changed_cwd else None
+            self.out.append(
+                SessionMeta(
+                    model=model if changed_model else None, cwd=cwd if changed_cwd else None
+                )
             )
 
     # ---- response items -----------------------------------------------------------------------
 
-    def item(
-        self, kind: str, item: dict[str, Any], at: str | None, legacy: bool
-    ) -> Iterator[Event]:
+    def item(self, kind: str, item: dict[str, Any], at: str | None, legacy: bool) -> None:
         if kind == "message":
-            yield from self.message(item, at, legacy)
+            self.message(item, at, legacy)
         elif kind in ("function_call", "custom_tool_call"):
-            yield from self.tool_call(kind, item, at)
+            self.tool_call(kind, item, at)
         elif kind in ("function_call_output", "custom_tool_call_output"):
             call_id = _require_str(item, "call_id")
             text, exit_code, is_error = _read_output(item.get("output"))
-            yield from self.result(call_id, text, exit_code, is_error, at)
+            self.result(call_id, text, exit_code, is_error, at)
         elif kind == "local_shell_call":
-            yield from self.local_shell_call(item, at)
+            self.local_shell_call(item, at)
         elif kind == "web_search_call":
-            yield from self.web_search_item(item, at)
+            self.web_search_item(item, at)
         # reasoning (not assistant text), ghost_snapshot, compaction: nothing to index
 
-    def message(self, item: dict[str, Any], at: str | None, legacy: bool) -> Iterator[Event]:
+    def message(self, item: dict[str, Any], at: str | None, legacy: bool) -> None:
         role = item.get("role")
         if not isinstance(role, str):
             raise BadRecord("message without a role")
@@ -344,31 +354,31 @@ class _Parser:
         if role == "assistant":
             if not text:
                 return
-            if self.state.get("asst_from_event", 0) > 0:
-                self.state["asst_from_event"] -= 1  # the agent_message twin was emitted
+            if self.st.get("asst_from_event", 0) > 0:
+                self.st["asst_from_event"] -= 1  # the agent_message twin was emitted
                 return
-            self.state["asst_from_item"] = min(self.state.get("asst_from_item", 0) + 1, MAX_PENDING)
-            yield AssistantText(text, at)
+            self.st["asst_from_item"] = min(self.st.get("asst_from_item", 0) + 1, MAX_PENDING)
+            self.out.append(AssistantText(text, at))
         elif role == "user" and legacy:
             stripped = text.lstrip()
             if stripped.startswith("<environment_context>"):
                 cwd = _tag_content(stripped, "cwd")
-                if cwd is not None and self.state.get("cwd") is None:
-                    self.state["cwd"] = cwd.strip()
-                    yield SessionMeta(cwd=self.state["cwd"])
+                if cwd is not None and self.st.get("cwd") is None:
+                    self.st["cwd"] = cwd.strip()
+                    self.out.append(SessionMeta(cwd=self.st["cwd"]))
                 return
             if not stripped or stripped.startswith(INJECTED_USER_PREFIXES):
                 return
-            yield from self.user_turn(text, at)
+            self.user_turn(text, at)
         # envelope role=user items (event_msg/user_message is the authority), developer, system
 
-    def user_turn(self, text: str, at: str | None) -> Iterator[Event]:
-        self.state["asst_from_event"] = 0
-        self.state["asst_from_item"] = 0
-        self.state["web_pending"] = []
-        yield UserTurn(text, at)
+    def user_turn(self, text: str, at: str | None) -> None:
+        self.st["asst_from_event"] = 0
+        self.st["asst_from_item"] = 0
+        self.st["web_pending"] = []
+        self.out.append(UserTurn(text, at))
 
-    def tool_call(self, kind: str, item: dict[str, Any], at: str | None) -> Iterator[Event]:
+    def tool_call(self, kind: str, item: dict[str, Any], at: str | None) -> None:
         call_id = _require_str(item, "call_id")
         name = _require_str(item, "name")
         if kind == "function_call":
@@ -377,35 +387,37 @@ class _Parser:
         else:
             arguments = item.get("input")
         self.remember("calls", call_id, 1)
-        yield _classify(call_id, name, arguments, at)
+        self.out.append(_classify(call_id, name, arguments, at))
 
-    def local_shell_call(self, item: dict[str, Any], at: str | None) -> Iterator[Event]:
+    def local_shell_call(self, item: dict[str, Any], at: str | None) -> None:
         call_id = _str(item.get("call_id")) or _str(item.get("id"))
         if call_id is None:
             raise BadRecord("local_shell_call without call_id")
         action = item.get("action")
         argv = action.get("command") if isinstance(action, dict) else None
         self.remember("calls", call_id, 1)
-        yield ToolCall(call_id, "local_shell", "shell", action, at, command=_command_line(argv))
+        self.out.append(
+            ToolCall(call_id, "local_shell", "shell", action, at, command=_command_line(argv))
+        )
 
-    def web_search_item(self, item: dict[str, Any], at: str | None) -> Iterator[Event]:
+    def web_search_item(self, item: dict[str, Any], at: str | None) -> None:
         action = item.get("action")
-        pending: list[str] = self.state.setdefault("web_pending", [])
+        pending: list[str] = self.st.setdefault("web_pending", [])
         digest = _digest(action)
         if digest in pending:
             pending.remove(digest)  # already emitted from its web_search_end event
             return
         call_id = _str(item.get("id")) or f"web_search:{self.line}"
         self.remember("calls", call_id, 1)
-        yield ToolCall(call_id, "web_search", "web", action, at)
+        self.out.append(ToolCall(call_id, "web_search", "web", action, at))
         status = _str(item.get("status"))
         if status in ("completed", "failed"):
             self.remember("results", call_id, 0)
-            yield ToolResult(call_id, "", None, status == "failed", at)
+            self.out.append(ToolResult(call_id, "", None, status == "failed", at))
 
     # ---- events -------------------------------------------------------------------------------
 
-    def event(self, kind: str, payload: dict[str, Any], at: str | None) -> Iterator[Event]:
+    def event(self, kind: str, payload: dict[str, Any], at: str | None) -> None:
         if kind == "user_message":
             message = payload.get("message")
             if message is not None and not isinstance(message, str):
@@ -416,51 +428,51 @@ class _Parser:
             for image in _list(payload.get("local_images")):
                 parts.append(_image_placeholder(image))
             if parts:
-                yield from self.user_turn("\n".join(parts), at)
+                self.user_turn("\n".join(parts), at)
         elif kind == "agent_message":
             message = payload.get("message")
             if not isinstance(message, str):
                 raise BadRecord("agent_message.message is not a string")
             if not message:
                 return
-            if self.state.get("asst_from_item", 0) > 0:
-                self.state["asst_from_item"] -= 1
+            if self.st.get("asst_from_item", 0) > 0:
+                self.st["asst_from_item"] -= 1
                 return
-            self.state["asst_from_event"] = min(
-                self.state.get("asst_from_event", 0) + 1, MAX_PENDING
-            )
-            yield AssistantText(message, at)
+            self.st["asst_from_event"] = min(self.st.get("asst_from_event", 0) + 1, MAX_PENDING)
+            self.out.append(AssistantText(message, at))
         elif kind in ("task_complete", "turn_complete", "turn_aborted"):
-            yield TurnEnd(at)
+            self.out.append(TurnEnd(at))
         elif kind == "exec_command_end":
-            yield from self.exec_command_end(payload, at)
+            self.exec_command_end(payload, at)
         elif kind == "patch_apply_end":
-            yield from self.patch_apply_end(payload, at)
+            self.patch_apply_end(payload, at)
         elif kind == "web_search_end":
-            yield from self.web_search_end(payload, at)
+            self.web_search_end(payload, at)
         elif kind == "thread_settings_applied":
             settings = payload.get("thread_settings")
             if isinstance(settings, dict):
-                yield from self.settings(settings.get("model"), settings.get("cwd"))
+                self.settings(settings.get("model"), settings.get("cwd"))
         elif kind == "thread_name_updated":
             title = _str(payload.get("thread_name")) or _str(payload.get("name"))
             if title:
-                yield SessionMeta(title=title)
+                self.out.append(SessionMeta(title=title))
         elif kind not in IGNORED_EVENTS:
-            yield from self.unknown(f"event_msg:{kind}")
+            self.unknown(f"event_msg:{kind}")
 
-    def exec_command_end(self, payload: dict[str, Any], at: str | None) -> Iterator[Event]:
+    def exec_command_end(self, payload: dict[str, Any], at: str | None) -> None:
         call_id = _require_str(payload, "call_id")
         argv = payload.get("command")
-        if call_id not in self.state.get("calls", {}):
+        if call_id not in self.st.get("calls", {}):
             self.remember("calls", call_id, 1)
-            yield ToolCall(
-                call_id,
-                "exec_command",
-                "shell",
-                {"command": argv, "cwd": payload.get("cwd"), "source": payload.get("source")},
-                at,
-                command=_command_line(argv),
+            self.out.append(
+                ToolCall(
+                    call_id,
+                    "exec_command",
+                    "shell",
+                    {"command": argv, "cwd": payload.get("cwd"), "source": payload.get("source")},
+                    at,
+                    command=_command_line(argv),
+                )
             )
         exit_code = payload.get("exit_code")
         exit_code = exit_code if isinstance(exit_code, int) else None
@@ -471,12 +483,12 @@ class _Parser:
         is_error: bool | None = (exit_code != 0 or failed) if exit_code is not None else None
         if failed:
             is_error = True
-        yield from self.result(call_id, text, exit_code, is_error, at)
+        self.result(call_id, text, exit_code, is_error, at)
 
-    def patch_apply_end(self, payload: dict[str, Any], at: str | None) -> Iterator[Event]:
+    def patch_apply_end(self, payload: dict[str, Any], at: str | None) -> None:
         call_id = _require_str(payload, "call_id")
         changes = payload.get("changes")
-        if call_id not in self.state.get("calls", {}):
+        if call_id not in self.st.get("calls", {}):
             paths: dict[str, None] = {}
             summary = []
             if isinstance(changes, dict):
@@ -488,44 +500,53 @@ class _Parser:
                         paths.setdefault(move, None)
                     summary.append({"path": path, "type": change_type, "move_path": move})
             self.remember("calls", call_id, 1)
-            yield ToolCall(
-                call_id, "apply_patch", "edit", {"changes": summary}, at, paths_written=list(paths)
+            self.out.append(
+                ToolCall(
+                    call_id,
+                    "apply_patch",
+                    "edit",
+                    {"changes": summary},
+                    at,
+                    paths_written=list(paths),
+                )
             )
         success = payload.get("success")
         text = _joined_streams(payload)
         is_error = (not success) if isinstance(success, bool) else None
-        yield from self.result(call_id, text, None, is_error, at)
+        self.result(call_id, text, None, is_error, at)
 
-    def web_search_end(self, payload: dict[str, Any], at: str | None) -> Iterator[Event]:
+    def web_search_end(self, payload: dict[str, Any], at: str | None) -> None:
         call_id = _require_str(payload, "call_id")
         action = payload.get("action")
-        pending: list[str] = self.state.setdefault("web_pending", [])
+        pending: list[str] = self.st.setdefault("web_pending", [])
         pending.append(_digest(action))
         del pending[:-MAX_PENDING]
-        if call_id in self.state.get("calls", {}):
+        if call_id in self.st.get("calls", {}):
             return
         self.remember("calls", call_id, 1)
-        yield ToolCall(
-            call_id, "web_search", "web", {"query": payload.get("query"), "action": action}, at
+        self.out.append(
+            ToolCall(
+                call_id, "web_search", "web", {"query": payload.get("query"), "action": action}, at
+            )
         )
         self.remember("results", call_id, 0)
-        yield ToolResult(call_id, "", None, False, at)
+        self.out.append(ToolResult(call_id, "", None, False, at))
 
     # ---- results ------------------------------------------------------------------------------
 
     def result(
         self, call_id: str, text: str, exit_code: int | None, is_error: bool | None, at: str | None
-    ) -> Iterator[Event]:
-        results: dict[str, int] = self.state.setdefault("results", {})
+    ) -> None:
+        results: dict[str, int] = self.st.setdefault("results", {})
         previous = results.get(call_id)
         conclusive = exit_code is not None or is_error is not None
         if previous is not None and (previous == 1 or not conclusive):
             return  # the first result wins, unless it was inconclusive and this one is not
         self.remember("results", call_id, 1 if conclusive else 0)
-        yield ToolResult(call_id, text, exit_code, is_error, at)
+        self.out.append(ToolResult(call_id, text, exit_code, is_error, at))
 
     def remember(self, key: str, call_id: str, value: int) -> None:
-        table: dict[str, int] = self.state.setdefault(key, {})
+        table: dict[str, int] = self.st.setdefault(key, {})
         table.pop(call_id, None)
         table[call_id] = value
         while len(table) > MAX_TRACKED_CALLS:
