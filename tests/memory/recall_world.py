@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from sessions.records import codex_record
 from teamlore.ops.registry import OpContext, run_operation
 
 PROVIDER_SESSION_PREFIX = "019aad50-0000-7000-8000-"
@@ -88,7 +89,7 @@ class CodexSession:
 
     def _add(self, kind: str, payload: dict[str, Any]) -> None:
         self.clock += timedelta(seconds=1)
-        self.records.append({"timestamp": iso(self.clock), "type": kind, "payload": payload})
+        self.records.append(codex_record(kind, payload, iso(self.clock)))
 
     def user(self, text: str) -> CodexSession:
         self._add("event_msg", {"type": "user_message", "message": text, "images": []})

@@ -11,6 +11,7 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from records import claude_record, write_jsonl
 
 from support import SHARED_FIXTURES
 from teamlore.sessions.model import (
@@ -570,3 +571,27 @@ def test_real_transcript_resumes_mid_file(name: str) -> None:
     whole = events(path)
     for split in (2, count // 3, count // 2, count - 1):
         assert parse_in_two_parts(path, split) == whole
+
+
+def test_bookkeeping_records_of_current_versions_are_skipped_without_a_diagnostic(
+    tmp_path: Path,
+) -> None:
+    ids = {"session_id": "4f1c2d3e-0000-4000-8000-000000000003"}
+    records = [
+        claude_record("user", "hello", uuid="u1", **ids),
+        *(
+            {"type": kind, "sessionId": ids["session_id"], "timestamp": "2026-01-01T00:00:01Z"}
+            for kind in (
+                "atis-latch",
+                "api-request",
+                "api-request-shape",
+                "api-request-blob",
+                "tools-used",
+                "cost-state",
+            )
+        ),
+        claude_record("assistant", [{"type": "text", "text": "hi"}], uuid="a1", **ids),
+    ]
+    evs = events(write_jsonl(tmp_path / "s.jsonl", records))
+    assert of(evs, Diagnostic) == []
+    assert [e.text for e in of(evs, UserTurn)] == ["hello"]

@@ -11,6 +11,7 @@ import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from records import codex_event, codex_meta, codex_record, codex_user_message, write_jsonl
 
 from support import SHARED_FIXTURES
 from teamlore.sessions.model import (
@@ -747,3 +748,16 @@ def test_state_stays_small_and_json_serializable(name: str) -> None:
                 list(adapter.parse(line.record, line.number, state))
                 largest = max(largest, len(orjson.dumps(state)))
     assert largest < 24_000
+
+
+def test_token_usage_records_are_skipped_without_a_diagnostic(tmp_path: Path) -> None:
+    records = [
+        codex_meta("019a0000-0000-7000-8000-000000000171"),
+        codex_record("token_usage_record", {"input_tokens": 10}),
+        {"type": "token_usage_record", "input_tokens": 10},
+        codex_event("token_usage_record", input_tokens=10),
+        codex_user_message("hello"),
+    ]
+    evs = events(write_jsonl(tmp_path / "r.jsonl", records))
+    assert of(Diagnostic, evs) == []
+    assert [e.text for e in of(UserTurn, evs)] == ["hello"]

@@ -21,25 +21,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from records import codex_meta, codex_user_message, write_jsonl
 
 from support import teamlore_cli
 
 
 def _codex(path: Path, number: int, text: str = "hello") -> None:
-    records = [
-        {
-            "timestamp": "2026-01-01T00:00:00Z",
-            "type": "session_meta",
-            "payload": {"id": f"019a0000-0000-7000-8000-{number:012d}", "cwd": "/w"},
-        },
-        {
-            "timestamp": "2026-01-01T00:00:01Z",
-            "type": "event_msg",
-            "payload": {"type": "user_message", "message": f"{text} {number}"},
-        },
-    ]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    session_id = f"019a0000-0000-7000-8000-{number:012d}"
+    write_jsonl(path, [codex_meta(session_id), codex_user_message(f"{text} {number}", AT1)])
+
+
+AT1 = "2026-01-01T00:00:01Z"
 
 
 def _cli(home: Path, *args: str) -> tuple[int, dict[str, Any]]:

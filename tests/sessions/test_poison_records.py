@@ -15,6 +15,14 @@ from typing import Any
 import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from records import (
+    codex_event,
+    codex_function_call,
+    codex_function_output,
+    codex_meta,
+    codex_user_message,
+    write_jsonl,
+)
 
 from support import teamlore_cli
 from teamlore.sessions.index_db import open_index
@@ -34,58 +42,19 @@ HUGE = st.one_of(
 
 
 def _codex_file(path: Path, number: int, records: list[dict[str, Any]]) -> None:
-    meta = {
-        "timestamp": "2026-01-01T00:00:00Z",
-        "type": "session_meta",
-        "payload": {
-            "id": f"019a0000-0000-7000-8000-{number:012d}",
-            "cwd": "/w",
-            "cli_version": "0.60.1",
-        },
-    }
-    user = {
-        "timestamp": "2026-01-01T00:00:01Z",
-        "type": "event_msg",
-        "payload": {"type": "user_message", "message": f"question {number}"},
-    }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(r) + "\n" for r in [meta, user, *records]))
+    meta = codex_meta(f"019a0000-0000-7000-8000-{number:012d}", cli_version="0.60.1")
+    user = codex_user_message(f"question {number}", "2026-01-01T00:00:01Z")
+    write_jsonl(path, [meta, user, *records])
 
 
 def _codex_poison(code: int) -> list[dict[str, Any]]:
-    call = {
-        "timestamp": "2026-01-01T00:00:02Z",
-        "type": "response_item",
-        "payload": {
-            "type": "function_call",
-            "name": "shell",
-            "call_id": "c1",
-            "arguments": '{"command":["ls"]}',
-        },
-    }
-    output = {
-        "timestamp": "2026-01-01T00:00:03Z",
-        "type": "response_item",
-        "payload": {
-            "type": "function_call_output",
-            "call_id": "c1",
-            "output": f"Exit code: {code}\nOutput:\nhi",
-        },
-    }
-    records = [call, output]
+    records = [
+        codex_function_call("c1", "shell", {"command": ["ls"]}, "2026-01-01T00:00:02Z"),
+        codex_function_output("c1", f"Exit code: {code}\nOutput:\nhi", "2026-01-01T00:00:03Z"),
+    ]
     if 0 <= code < 2**64:  # what orjson can read as a JSON number: the u64 field of 0.6x
-        records.append(
-            {
-                "timestamp": "2026-01-01T00:00:04Z",
-                "type": "event_msg",
-                "payload": {
-                    "type": "exec_command_end",
-                    "call_id": "c2",
-                    "exit_code": code,
-                    "stdout": "x",
-                },
-            }
-        )
+        end = {"call_id": "c2", "exit_code": code, "stdout": "x"}
+        records.append(codex_event("exec_command_end", "2026-01-01T00:00:04Z", **end))
     return records
 
 

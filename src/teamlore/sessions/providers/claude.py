@@ -69,8 +69,13 @@ SIDE_TYPES = frozenset(
         "last-prompt",
         "ai-title",
         "permission-mode",
+        # Claude Code 2.1.x bookkeeping: nothing a person said or a tool did
+        "atis-latch",
+        "tools-used",
+        "cost-state",
     }
 )
+SIDE_PREFIXES = ("api-request",)  # api-request, api-request-shape, api-request-blob
 END_SUBTYPES = frozenset({"turn_duration", "stop_hook_summary"})
 INTERRUPT_MARKERS = frozenset(
     {"[Request interrupted by user]", "[Request interrupted by user for tool use]"}
@@ -189,7 +194,7 @@ class _Parser(RecordParser):
         elif kind in ("summary", "ai-title"):
             title = as_nonempty_str(rec.get("summary" if kind == "summary" else "aiTitle"))
             self.meta(title=title)
-        elif kind in CONVERSATION_TYPES or kind in SIDE_TYPES:
+        elif kind in CONVERSATION_TYPES or kind in SIDE_TYPES or kind.startswith(SIDE_PREFIXES):
             pass  # progress, attachment and side records carry nothing we index
         else:
             self.unknown(kind)

@@ -51,6 +51,8 @@ MAX_UNKNOWN_KINDS = 64
 ENVELOPE_TYPES = frozenset(
     {"session_meta", "turn_context", "response_item", "event_msg", "compacted", "world_state"}
 )
+# records current Codex versions write that carry nothing the index uses (token accounting)
+SKIPPED_TYPES = frozenset({"token_usage_record"})
 ITEM_TYPES = frozenset(
     {
         "message",
@@ -229,6 +231,8 @@ class _Parser(RecordParser):
         elif "record_type" in record:
             if record["record_type"] != "state":
                 self.unknown(f"record_type:{record['record_type']}")
+        elif kind in SKIPPED_TYPES:
+            return
         elif isinstance(kind, str):
             if kind in ITEM_TYPES:
                 self.item(kind, record, None, legacy=True)
@@ -240,6 +244,8 @@ class _Parser(RecordParser):
             raise BadRecord("neither an envelope, a legacy item nor a legacy header")
 
     def envelope(self, kind: str, payload: Any, at: str | None) -> None:
+        if kind in SKIPPED_TYPES:
+            return
         if kind not in ENVELOPE_TYPES:
             self.unknown(kind)
             return
@@ -456,7 +462,7 @@ class _Parser(RecordParser):
             title = _str(payload.get("thread_name")) or _str(payload.get("name"))
             if title:
                 self.out.append(SessionMeta(title=title))
-        elif kind not in IGNORED_EVENTS:
+        elif kind not in IGNORED_EVENTS and kind not in SKIPPED_TYPES:
             self.unknown(f"event_msg:{kind}")
 
     def exec_command_end(self, payload: dict[str, Any], at: str | None) -> None:
