@@ -1,0 +1,127 @@
+"""Recall's skillContext and memoryContext: all Skills while they fit, ranked by the query
+otherwise; memory items ranked and packed into the budget; the binding digest moves with the
+entries, scenes and doctrine (and not with Skills)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from teamlore.memory.skills.context import (
+    memory_context,
+    query_terms,
+    read_team_memory,
+    recall_contexts,
+    skill_context,
+)
+
+
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    for sub in ("entries", "scenes", "skills"):
+        (root / ".threadshare" / "memory" / sub).mkdir(parents=True)
+    return root
+
+
+def add_skill(root: Path, name: str, description: str, body: str = "1. Do it.\n") -> None:
+    folder = root / ".threadshare/memory/skills" / name
+    folder.mkdir()
+    (folder / "SKILL.md").write_text(
+        f'---\nname: "{name}"\ndescription: "{description}"\n---\n{body}'
+    )
+
+
+def add_scene(root: Path, name: str, heat: int, summary: str, body: str = "- a point") -> None:
+    (root / ".threadshare/memory/scenes" / f"{name}.md").write_text(
+        "-----META-START-----\ncreated: 2026-01-01\nupdated: 2026-01-01\n"
+        f'summary: "{summary}"\nheat: {heat}\n-----META-END-----\n{body}'
+    )
+
+
+def add_entry(
+    root: Path, entry_id: str, priority: int, body: str, status: str = "approved"
+) -> None:
+    (root / ".threadshare/memory/entries" / f"{entry_id}.md").write_text(
+        f"---\nid: {entry_id}\ntype: work_fact\nstatus: {status}\npriority: {priority}\n"
+        "confidence: high\nprovenance_strength: direct\nclaim_support: human-confirmed\n"
+        "limitations: []\nscope: repo\nscene: null\noccurred: []\n"
+        'evidence: {"commits":[],"paths":[]}\nsuperseded_by: null\n---\n' + body + "\n"
+    )
+
+
+def test_query_terms_are_the_whole_query_and_its_words() -> None:
+    assert query_terms("Release ＴＡＧ v-prefix") == [
+        "release tag v-prefix",
+        "release",
+        "tag",
+        "v-prefix",
+    ]
+    assert query_terms("  ") == []
+
+
+def test_all_skills_while_they_fit_in_name_order(tmp_path: Path) -> None:
+    root = tree(tmp_path)
+    for name in ("zeta", "alpha", "mid"):
+        add_skill(root, name, f"About {name}.")
+    context = skill_context(read_team_memory(root), "anything")
+    assert context["selection"] == "all" and context["truncated"] is False
+    assert [s["name"] for s in context["skills"]] == ["alpha", "mid", "zeta"]
+
+
+def test_more_than_twenty_skills_are_ranked_by_the_query(tmp_path: Path) -> None:
+    root = tree(tmp_path)
+    for i in range(22):
+        add_skill(root, f"chore-{i:02d}", "Routine work.")
+    add_skill(root, "release", "Cut a release.")  # name equals a term: +16
+    add_skill(root, "release-notes", "Write notes.")  # name contains: +8
+    add_skill(root, "zz-deploy", "Deploy after the release.")  # description: +4
+    add_skill(root, "zz-rollback", "Undo.", "1. Revert the release tag.\n")  # content: +1
+    context = skill_context(read_team_memory(root), "release")
+    assert context["selection"] == "ranked" and context["truncated"] is True
+    assert context["total"] == 26 and context["returned"] == 20
+    names = [s["name"] for s in context["skills"]]
+    assert names[:4] == ["release", "release-notes", "zz-deploy", "zz-rollback"]
+    assert names[4:] == [f"chore-{i:02d}" for i in range(16)]
+
+
+def test_memory_context_ranks_scenes_then_doctrine_then_entries_within_budget(
+    tmp_path: Path,
+) -> None:
+    root = tree(tmp_path)
+    add_scene(root, "billing", 5, "Invoices")
+    add_scene(root, "release", 1, "Releases")
+    (root / ".threadshare/memory/doctrine.md").write_text("- Test first.\n")
+    for name, priority in (("big-a", 90), ("big-b", 80), ("big-c", 70)):
+        add_entry(root, name, priority, "x" * (60 * 1024))
+    add_entry(root, "small-one", 10, "Tags need a v prefix.")
+    add_entry(root, "old-entry", 99, "Gone.", status="deprecated")
+    context = memory_context(read_team_memory(root), "release")
+    ids = [(i["kind"], i["id"]) for i in context["items"]]
+    # the query lifts the cooler scene; the third 60 KiB entry does not fit and is skipped, the
+    # small one after it still fits; deprecated entries are not memory context
+    assert ids == [
+        ("scene", "release"),
+        ("scene", "billing"),
+        ("doctrine", "doctrine"),
+        ("entry", "big-a"),
+        ("entry", "big-b"),
+        ("entry", "small-one"),
+    ]
+    assert context["truncated"] is True and context["total"] == 7
+
+
+def test_the_binding_digest_moves_with_memory_but_not_with_skills(tmp_path: Path) -> None:
+    root = tree(tmp_path)
+    add_entry(root, "one", 50, "One.")
+    first = read_team_memory(root).binding_digest()
+    add_skill(root, "release", "Cut a release.")
+    assert read_team_memory(root).binding_digest() == first
+    add_scene(root, "release", 1, "Releases")
+    second = read_team_memory(root).binding_digest()
+    assert second != first
+    (root / ".threadshare/memory/doctrine.md").write_text("- Test first.\n")
+    assert read_team_memory(root).binding_digest() != second
+
+
+def test_a_worktree_without_memory_has_empty_contexts(tmp_path: Path) -> None:
+    contexts = recall_contexts(tmp_path, "release")
+    assert contexts["skillContext"]["skills"] == [] and contexts["memoryContext"]["items"] == []
