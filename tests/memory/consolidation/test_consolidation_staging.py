@@ -11,6 +11,7 @@ import pytest
 from consolidation_world import (
     SCENE,
     World,
+    operation,
     patch_for,
     scene_text,
     update_scene_and_create_doctrine,
@@ -213,3 +214,31 @@ def test_cli_and_registry_give_the_same_refusal(world: World, task: dict[str, An
     assert code == 1
     assert result["error"]["code"] == "CONSOLIDATION_INVALID"
     assert result["error"]["details"]["reason"] == "unknown-entry"
+
+
+@pytest.mark.parametrize(
+    ("scenes", "rationale", "reason"),
+    [
+        (12, "The entries refine the release practice.", "create-rationale-required"),
+        (14, "This cannot fit into any existing scene.", "create-forbidden"),
+    ],
+)
+def test_a_create_near_capacity_is_refused_through_stage(
+    world: World, scenes: int, rationale: str, reason: str
+) -> None:
+    text = world.read(SCENE).decode()
+    for number in range(scenes - 1):  # the reference scene is one of them
+        world.write(f".threadshare/memory/scenes/area-{number:02d}.md", text)
+    task = world.synthesize(full=True)["task"]
+    assert len(task["scenes"]) == scenes
+    create = operation(
+        "op-new",
+        "create",
+        "scene",
+        "brand-new",
+        scene_text("A new area", "## New"),
+        [task["entries"][0]["entryId"]],
+        rationale=rationale,
+    )
+    error = refused(world, patch_for(task, [create]))
+    assert error.code == "CONSOLIDATION_INVALID" and error.details["reason"] == reason
