@@ -18,8 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from teamlore.core.analyzer import analyze
-from teamlore.memory import lint
-from teamlore.memory.transcript import escape_text
+from teamlore.memory.extraction.transcript import escape_text
+from teamlore.memory.store import lint
 from teamlore.personal.safety import secret_rules
 from teamlore.sessions.commits import observe_commits
 from teamlore.sessions.providers import apply_patch, claude, codex

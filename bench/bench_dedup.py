@@ -19,8 +19,8 @@ from pathlib import Path
 from teamlore.core import db
 from teamlore.core.analyzer import ANALYZER_VERSION, analyze
 from teamlore.core.canonical import canonical_json, digest
-from teamlore.memory import dedup
-from teamlore.memory.state_db import RECALL_ALGORITHM_VERSION, open_state_db
+from teamlore.memory.extraction import dedup
+from teamlore.memory.store.state_db import RECALL_ALGORITHM_VERSION, open_state_db
 
 REPO, WORKTREE = "a" * 64, "b" * 64
 STOPWORDS = [

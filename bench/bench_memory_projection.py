@@ -15,10 +15,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from teamlore.memory.layout import init_tree
-from teamlore.memory.projection import sync_approved_projection
-from teamlore.memory.search import search_memory
-from teamlore.memory.state_db import open_state_db
+from teamlore.memory.store.layout import init_tree
+from teamlore.memory.store.projection import sync_approved_projection
+from teamlore.memory.store.search import search_memory
+from teamlore.memory.store.state_db import open_state_db
 
 REPO = "a1" * 12
 WORKTREE = "b2" * 12

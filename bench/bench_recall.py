@@ -22,9 +22,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from teamlore.memory.recall import load_task_source
-from teamlore.memory.selection import resolve_owner
-from teamlore.memory.state_db import open_state_db
+from teamlore.memory.extraction.recall import load_task_source
+from teamlore.memory.extraction.selection import resolve_owner
+from teamlore.memory.store.state_db import open_state_db
 from teamlore.ops.recall_ops import RecallRequest, memory_recall
 from teamlore.ops.registry import OpContext, run_operation
 from teamlore.sessions.index_db import open_index

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from teamlore.memory.layout import init_tree
-from teamlore.memory.projection import sync_approved_projection
-from teamlore.memory.state_db import open_state_db
 from teamlore.memory.status import MemoryStatus, memory_status
+from teamlore.memory.store.layout import init_tree
+from teamlore.memory.store.projection import sync_approved_projection
+from teamlore.memory.store.state_db import open_state_db
 
 REPO = "a1" * 12
 WORKTREE = "b2" * 12

@@ -18,8 +18,8 @@ from mcp import ClientSession, StdioServerParameters
 from support import teamlore_cli
 from teamlore.ops.registry import CAPABILITY_TIERS, OpContext, load_operations, run_operation
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
-from test_promotion import A, B, World, two_new_entries
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory" / "promotion"))
+from test_apply import A, B, World, two_new_entries
 
 
 @pytest.fixture()

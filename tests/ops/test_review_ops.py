@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory" / "promotion"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from test_review import TEXT, Flow, candidate, request_for
 

@@ -27,15 +27,15 @@ import orjson
 from teamlore.core import errors, safe_write
 from teamlore.core.canonical import sha256_hex
 from teamlore.core.paths import ensure_private_dir, read_private_file, write_private_file
-from teamlore.memory.documents import load_doctrine, load_scene
-from teamlore.memory.layout import DOCTRINE_FILE, SCENES_DIR, SKILL_FILE_NAME
-from teamlore.memory.projection import MemoryFiles, read_memory_files
 from teamlore.memory.skills.source import (
     SourceSkill,
     refuse_unreadable,
     require_lint_clean,
     source_skills,
 )
+from teamlore.memory.store.documents import load_doctrine, load_scene
+from teamlore.memory.store.layout import DOCTRINE_FILE, SCENES_DIR, SKILL_FILE_NAME
+from teamlore.memory.store.projection import MemoryFiles, read_memory_files
 
 Provider = Literal["claude", "codex"]
 

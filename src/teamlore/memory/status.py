@@ -21,10 +21,10 @@ from teamlore.core import errors
 from teamlore.core.analyzer import ANALYZER_VERSION
 from teamlore.core.timeutil import format_instant
 from teamlore.memory.consolidation.source import status_of
-from teamlore.memory.layout import MEMORY_ROOT
-from teamlore.memory.lint import lint_tree
-from teamlore.memory.projection import Coverage, Diagnostic, ProjectionCounts, stored_counts
-from teamlore.memory.tasks import Owner
+from teamlore.memory.extraction.tasks import Owner
+from teamlore.memory.store.layout import MEMORY_ROOT
+from teamlore.memory.store.lint import lint_tree
+from teamlore.memory.store.projection import Coverage, Diagnostic, ProjectionCounts, stored_counts
 
 
 class _Counts(BaseModel):

@@ -36,7 +36,7 @@ class ShowRequest(BaseModel):
 
 
 def _memory_path(path: str) -> str:
-    from teamlore.memory.layout import MEMORY_ROOT
+    from teamlore.memory.store.layout import MEMORY_ROOT
 
     return f"{MEMORY_ROOT}/{path}"
 

@@ -53,7 +53,7 @@ class SynthesizeRequest(BaseModel):
 def memory_synthesize(ctx: OpContext, request: SynthesizeRequest) -> dict[str, Any]:
     """Build a ConsolidationTask@v1 for the agent (or say why there is none)."""
     from teamlore.memory.consolidation.synthesize import synthesize
-    from teamlore.memory.state_db import open_state_db
+    from teamlore.memory.store.state_db import open_state_db
     from teamlore.repo.binding import resolve_repository
 
     identity = resolve_repository(ctx.cwd, home=ctx.home)
@@ -67,7 +67,7 @@ def memory_synthesize(ctx: OpContext, request: SynthesizeRequest) -> dict[str, A
 def stage_consolidation_patch(ctx: OpContext, document: dict[str, Any]) -> dict[str, Any]:
     """`memory.stage` for a ConsolidationPatch@v1 (see `teamlore.ops.stage_ops`)."""
     from teamlore.memory.consolidation.staging import stage_patch
-    from teamlore.memory.state_db import open_state_db
+    from teamlore.memory.store.state_db import open_state_db
     from teamlore.repo.binding import resolve_repository
 
     identity = resolve_repository(ctx.cwd, home=ctx.home)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from teamlore.memory.review import prepare_request_from_review
+from teamlore.memory.promotion.queue import prepare_request_from_review
 from teamlore.ops.registry import OpContext, run_operation
 
 RELEASE_SESSION_ID = "019a8d2e-5b1c-7e40-9a6f-3c2d1e0f9a02"

@@ -34,9 +34,9 @@ def owner_state(
     """The caller's worktree and the state DB, with the approved projection brought up to date
     first (DEV-1: every search and recall reads a current projection). With `sync=False` a
     missing or unsafe memory tree is left for the caller to report instead of refused."""
-    from teamlore.memory.layout import MEMORY_ROOT
-    from teamlore.memory.projection import sync_approved_projection
-    from teamlore.memory.state_db import open_state_db
+    from teamlore.memory.store.layout import MEMORY_ROOT
+    from teamlore.memory.store.projection import sync_approved_projection
+    from teamlore.memory.store.state_db import open_state_db
 
     identity = owner(ctx)
     conn = open_state_db(ctx.home)
@@ -61,7 +61,7 @@ class InitRequest(_Strict):
 @operation("memory.init", input_model=InitRequest, side_effect="repo-write")
 def memory_init(ctx: OpContext, request: InitRequest) -> dict[str, Any]:
     """Create the .threadshare/memory skeleton in this worktree (idempotent)."""
-    from teamlore.memory.layout import init_tree
+    from teamlore.memory.store.layout import init_tree
 
     identity = owner(ctx)
     created = init_tree(identity.worktree_root)
@@ -124,7 +124,7 @@ class SearchRequest(_Strict):
 )
 def memory_search(ctx: OpContext, request: SearchRequest) -> dict[str, Any]:
     """Search the reviewed team memory of this worktree."""
-    from teamlore.memory.search import search_memory
+    from teamlore.memory.store.search import search_memory
 
     with owner_state(ctx) as (identity, conn):
         result = search_memory(
@@ -155,7 +155,7 @@ def _lint_root(ctx: OpContext) -> Path:
 @operation("memory.lint", input_model=LintRequest, side_effect="read")
 def memory_lint(ctx: OpContext, request: LintRequest) -> dict[str, Any]:
     """Lint the memory tree (or the given files) for secrets, private references and format."""
-    from teamlore.memory.lint import lint_paths, lint_tree
+    from teamlore.memory.store.lint import lint_paths, lint_tree
 
     if request.paths:
         paths = [p if p.is_absolute() else ctx.cwd / p for p in map(Path, request.paths)]

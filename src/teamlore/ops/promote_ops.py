@@ -64,8 +64,8 @@ class PromoteRequest(BaseModel):
 )
 def memory_promote(ctx: OpContext, request: PromoteRequest) -> dict[str, Any]:
     """Approve and apply a promotion plan to this worktree (idempotent once applied)."""
-    from teamlore.memory.promotion import promote
-    from teamlore.memory.state_db import open_state_db
+    from teamlore.memory.promotion.apply import promote
+    from teamlore.memory.store.state_db import open_state_db
     from teamlore.repo.binding import resolve_repository
 
     identity = resolve_repository(ctx.cwd, home=ctx.home)

@@ -68,7 +68,7 @@ class RecallRequest(BaseModel):
     limit: int = Field(MAX_LIMIT, ge=1, le=MAX_LIMIT, description="Tasks to return (1..8).")
 
     def normalized(self) -> dict[str, Any]:
-        from teamlore.memory.selection import normalize_request
+        from teamlore.memory.extraction.selection import normalize_request
 
         params = (
             self.since,
@@ -141,7 +141,7 @@ def _parse_document(raw: dict[str, Any]) -> ExtractionRequestDocument:
 )
 def memory_recall(ctx: OpContext, request: RecallRequest) -> dict[str, Any]:
     """Select sealed turns of this worktree and return bounded extraction tasks."""
-    from teamlore.memory.recall import recall
+    from teamlore.memory.extraction.recall import recall
     from teamlore.memory.skills.context import recall_contexts
     from teamlore.ops.stores import registered_stores
 

@@ -21,7 +21,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from teamlore.contracts.promotion import PREPARE_REQUEST_FORMAT
-from teamlore.memory.review import (  # re-exported for the CLI
+from teamlore.memory.promotion.queue import (  # re-exported for the CLI
     prepare_request_from_review as prepare_request_from_review,
 )
 from teamlore.ops.registry import OpContext, operation
@@ -71,7 +71,7 @@ class DiscardRequest(BaseModel):
 
 def _with_owner_state(ctx: OpContext, body: Callable[[Any, Any], T]) -> T:
     """The caller's worktree (registered for sessions or not) and the state DB."""
-    from teamlore.memory.state_db import open_state_db
+    from teamlore.memory.store.state_db import open_state_db
     from teamlore.repo.binding import resolve_repository
 
     identity = resolve_repository(ctx.cwd, home=ctx.home)
@@ -103,7 +103,7 @@ def _with_stores(ctx: OpContext, body: Callable[[Any, Any, Any], T]) -> T:
 )
 def memory_review(ctx: OpContext, request: ReviewRequest) -> dict[str, Any]:
     """Review the quarantined candidates of this worktree (read-only)."""
-    from teamlore.memory.review import review_queue
+    from teamlore.memory.promotion.queue import review_queue
 
     if request.kind == "consolidation":
         return _review_consolidations(ctx)
@@ -130,7 +130,7 @@ def memory_review(ctx: OpContext, request: ReviewRequest) -> dict[str, Any]:
 )
 def memory_prepare(ctx: OpContext, request: PrepareRequestDocument) -> dict[str, Any]:
     """Confirm statements and record a PromotionPlan@v1."""
-    from teamlore.memory.prepare import prepare
+    from teamlore.memory.promotion.prepare import prepare
 
     document = request.model_dump(mode="json")
     if document.get("kind") == "consolidation":  # reads the memory tree only, not sessions
@@ -155,7 +155,7 @@ def memory_prepare(ctx: OpContext, request: PrepareRequestDocument) -> dict[str,
 )
 def memory_discard(ctx: OpContext, request: DiscardRequest) -> dict[str, Any]:
     """Discard one candidate."""
-    from teamlore.memory.discard import discard_candidate
+    from teamlore.memory.promotion.discard import discard_candidate
 
     return _with_owner_state(
         ctx,
@@ -171,9 +171,9 @@ def memory_discard(ctx: OpContext, request: DiscardRequest) -> dict[str, Any]:
 
 def _review_consolidations(ctx: OpContext) -> dict[str, Any]:
     from teamlore.memory.consolidation.review import review_consolidations
-    from teamlore.memory.lint import LINT_POLICY_VERSION
-    from teamlore.memory.prepare import public_identity_of
-    from teamlore.memory.review import REVIEW_FORMAT
+    from teamlore.memory.promotion.prepare import public_identity_of
+    from teamlore.memory.promotion.review import REVIEW_FORMAT
+    from teamlore.memory.store.lint import LINT_POLICY_VERSION
 
     identity, items = _with_owner_state(
         ctx, lambda identity, state: (identity, review_consolidations(state, identity))

@@ -134,7 +134,7 @@ def _plan_owner(identity: Any) -> Any:
 
 
 def _memory_owner(identity: Any) -> Any:
-    from teamlore.memory.tasks import Owner
+    from teamlore.memory.extraction.tasks import Owner
 
     return Owner(identity.repository_key, identity.worktree_key)
 
@@ -352,8 +352,8 @@ def _preview_result(
 )
 def memory_extract_preview(ctx: OpContext, request: ExtractPreviewRequest) -> dict[str, Any]:
     """Plan a batch extraction: pending plans and the digest to approve; nothing is sent."""
-    from teamlore.memory.recall import recall
-    from teamlore.memory.staging import awaiting_adjudication, live_adjudication_task
+    from teamlore.memory.extraction.recall import recall
+    from teamlore.memory.extraction.staging import awaiting_adjudication, live_adjudication_task
     from teamlore.ops.stores import registered_stores
     from teamlore.runner.profiles import resolve_runner
 
@@ -418,8 +418,8 @@ def _rederive(stores: Any, ctx: OpContext, plan_file: Any) -> dict[str, Any] | N
     """The task the plan would send now; None when it is no longer there to send (already
     submitted, stale, or an input bound to it changed — the related-input CAS of recall: a
     change to another session leaves it alone)."""
-    from teamlore.memory.recall import load_task_source
-    from teamlore.memory.staging import live_adjudication_task
+    from teamlore.memory.extraction.recall import load_task_source
+    from teamlore.memory.extraction.staging import live_adjudication_task
 
     source = plan_file.source
     if source.get("kind") == "extraction":
@@ -456,7 +456,7 @@ def _rederive(stores: Any, ctx: OpContext, plan_file: Any) -> dict[str, Any] | N
 
 def _log_authorization(conn: Any, plan: Any, via: str, manifest_digest: str | None) -> None:
     from teamlore.core import db
-    from teamlore.memory.tasks import now_ms
+    from teamlore.memory.extraction.tasks import now_ms
 
     with db.write_tx(conn):
         conn.execute(
@@ -484,7 +484,7 @@ def _log_authorization(conn: Any, plan: Any, via: str, manifest_digest: str | No
 
 
 def _secret_free(kind: str, document: dict[str, Any]) -> None:
-    from teamlore.memory.lint import scan_content
+    from teamlore.memory.store.lint import scan_content
 
     texts: list[str] = []
     if kind == "extraction":
@@ -513,8 +513,8 @@ def _secret_free(kind: str, document: dict[str, Any]) -> None:
 def _stage(stores: Any, ctx: OpContext, kind: str, document: dict[str, Any]) -> dict[str, Any]:
     from teamlore.core.lock import file_lock
     from teamlore.core.paths import resolve_home
-    from teamlore.memory.adjudication import submit_adjudication
-    from teamlore.memory.staging import RecallTaskSources, stage_draft_batch
+    from teamlore.memory.extraction.adjudication import submit_adjudication
+    from teamlore.memory.extraction.staging import RecallTaskSources, stage_draft_batch
     from teamlore.ops.session_ops import SYNC_LOCK
     from teamlore.ops.stage_ops import SYNC_LOCK_WAIT_SECONDS
 
@@ -569,7 +569,7 @@ def _finish(
     outcome: dict[str, Any],
 ) -> dict[str, Any]:
     """What a finished plan reports (and, after an extraction, the adjudication plan)."""
-    from teamlore.memory.staging import live_adjudication_task
+    from teamlore.memory.extraction.staging import live_adjudication_task
 
     kind = plan_file.plan.task_kind
     summary: dict[str, Any] = {
@@ -615,7 +615,7 @@ def _stores_for(ctx: OpContext, kind: str | None) -> Iterator[Any]:
     """What a plan's task is derived from: the registered worktree with its session index
     (extraction, adjudication), or the worktree and state DB alone (consolidation reads the
     approved tree, like `memory synthesize`)."""
-    from teamlore.memory.state_db import open_state_db
+    from teamlore.memory.store.state_db import open_state_db
     from teamlore.ops.stores import Stores, registered_stores
     from teamlore.repo.binding import resolve_repository
 
@@ -838,7 +838,7 @@ def memory_consolidate_preview(
 @operation("memory.reverify_runner", input_model=ReverifyRequest, side_effect="state-write")
 def memory_reverify_runner(ctx: OpContext, request: ReverifyRequest) -> dict[str, Any]:
     """Run the runner's conformance probe and record the verdict for this binary and version."""
-    from teamlore.memory.state_db import open_state_db
+    from teamlore.memory.store.state_db import open_state_db
     from teamlore.runner.conformance import CONFORMANCE_TEST_VERSION, record_verdict, run_probe
     from teamlore.runner.profiles import resolve_runner
 

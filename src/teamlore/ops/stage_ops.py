@@ -81,8 +81,8 @@ def memory_stage(ctx: OpContext, request: StageRequest) -> dict[str, Any]:
 def _stage_drafts(ctx: OpContext, document: dict[str, Any]) -> dict[str, Any]:
     from teamlore.core.lock import file_lock
     from teamlore.core.paths import resolve_home
-    from teamlore.memory.staging import RecallTaskSources, stage_draft_batch
-    from teamlore.memory.tasks import Owner
+    from teamlore.memory.extraction.staging import RecallTaskSources, stage_draft_batch
+    from teamlore.memory.extraction.tasks import Owner
     from teamlore.ops.session_ops import SYNC_LOCK
     from teamlore.ops.stores import registered_stores
 
@@ -99,8 +99,8 @@ def _stage_drafts(ctx: OpContext, document: dict[str, Any]) -> dict[str, Any]:
 
 
 def _stage_adjudication(ctx: OpContext, document: dict[str, Any]) -> dict[str, Any]:
-    from teamlore.memory.adjudication import submit_adjudication
-    from teamlore.memory.tasks import Owner
+    from teamlore.memory.extraction.adjudication import submit_adjudication
+    from teamlore.memory.extraction.tasks import Owner
     from teamlore.ops.stores import registered_stores
 
     with registered_stores(ctx, sync_projection=True) as stores:
@@ -117,9 +117,9 @@ def _stage_consolidation_patch(ctx: OpContext, document: dict[str, Any]) -> dict
 def _stage_skill(ctx: OpContext, document: dict[str, Any]) -> dict[str, Any]:
     from teamlore.core.lock import file_lock
     from teamlore.core.paths import resolve_home
+    from teamlore.memory.extraction.staging import RecallTaskSources
+    from teamlore.memory.extraction.tasks import Owner
     from teamlore.memory.skills.staging import stage_skill_candidate
-    from teamlore.memory.staging import RecallTaskSources
-    from teamlore.memory.tasks import Owner
     from teamlore.ops.session_ops import SYNC_LOCK
     from teamlore.ops.stores import registered_stores
     from teamlore.sessions.queries import provider_session_uuids

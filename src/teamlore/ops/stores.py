@@ -24,9 +24,9 @@ def registered_stores(ctx: OpContext, *, sync_projection: bool = False) -> Itera
     """The registered worktree of `ctx.cwd` (refused when unregistered or ambiguous) with the
     index and the state DB; with `sync_projection` the approved projection is brought up to
     date first, as every recall, stage and search requires (DEV-1)."""
-    from teamlore.memory.projection import sync_approved_projection
-    from teamlore.memory.selection import resolve_owner
-    from teamlore.memory.state_db import open_state_db
+    from teamlore.memory.extraction.selection import resolve_owner
+    from teamlore.memory.store.projection import sync_approved_projection
+    from teamlore.memory.store.state_db import open_state_db
     from teamlore.sessions.index_db import open_index
 
     index = open_index(ctx.home)

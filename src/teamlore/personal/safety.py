@@ -1,4 +1,4 @@
-"""The secret preflight for personal memory: team lint's block rules, called (not copied).
+"""The secret preflight for personal memory: the shared secret rules of `core.secrets`.
 
 Everything that could reach the model or a personal document passes through `secret_rules`:
 observation text, import labels and heading paths, and the new document text after a change.
@@ -11,15 +11,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from teamlore.core import errors
-from teamlore.memory.lint import lint_text
+from teamlore.core.secrets import scan_content
 
 
 def secret_rules(text: str) -> list[str]:
     """Sorted ids of the secret rules `text` matches (empty when clean). Never the secret."""
-    findings = lint_text(text, path="personal", kind="text")
-    return sorted(
-        {f.rule for f in findings if f.severity == "block" and f.rule.startswith("secret.")}
-    )
+    hits = scan_content(text)
+    return sorted({h.rule for h in hits if h.severity == "block" and h.rule.startswith("secret.")})
 
 
 def secret_rules_in(values: Iterable[str]) -> list[str]:

@@ -12,8 +12,8 @@ from typing import Any
 import orjson
 
 from support import git, shared_fixtures, teamlore_cli
-from teamlore.memory.layout import init_tree
-from teamlore.memory.state_db import open_state_db
+from teamlore.memory.store.layout import init_tree
+from teamlore.memory.store.state_db import open_state_db
 from teamlore.ops.registry import OpContext, run_operation
 
 MEMORY = ".threadshare/memory"

@@ -10,10 +10,10 @@ import pytest
 from teamlore.contracts.consolidation import MAX_HEAT
 from teamlore.core import errors
 from teamlore.core.canonical import sha256_hex
-from teamlore.memory import documents
 from teamlore.memory.consolidation.patch import materialize, parse_patch
 from teamlore.memory.consolidation.source import ApprovedEntry, ApprovedSource, SceneFile
-from teamlore.memory.layout import scene_path
+from teamlore.memory.store import documents
+from teamlore.memory.store.layout import scene_path
 
 BINDING_PLACEHOLDER: dict[str, Any] = {}
 TODAY = "2026-12-01"

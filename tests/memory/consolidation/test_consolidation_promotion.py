@@ -23,7 +23,7 @@ from consolidation_world import (
 )
 
 from teamlore.core import errors
-from teamlore.memory import promotion
+from teamlore.memory.promotion import apply as promotion
 
 
 @pytest.fixture()

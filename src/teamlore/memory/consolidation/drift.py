@@ -21,8 +21,8 @@ from teamlore.memory.consolidation.source import (
     load_baseline,
     read_source,
 )
-from teamlore.memory.layout import DOCTRINE_FILE, scene_path
-from teamlore.memory.tasks import Owner
+from teamlore.memory.extraction.tasks import Owner
+from teamlore.memory.store.layout import DOCTRINE_FILE, scene_path
 
 
 def _drift(what: str, path: str | None = None) -> errors.TeamloreError:
@@ -40,7 +40,7 @@ def sync_and_read(
     conn: sqlite3.Connection, owner: Owner, worktree_root: Path
 ) -> tuple[ApprovedSource, Baseline]:
     """Sync the approved projection, then read the source and the baseline."""
-    from teamlore.memory.projection import sync_approved_projection
+    from teamlore.memory.store.projection import sync_approved_projection
 
     sync_approved_projection(
         conn,

@@ -21,7 +21,7 @@ import orjson
 
 from teamlore.memory.consolidation.drift import revalidate
 from teamlore.memory.consolidation.staging import CANDIDATE_KIND
-from teamlore.memory.tasks import Owner
+from teamlore.memory.extraction.tasks import Owner
 
 
 def consolidation_payloads(

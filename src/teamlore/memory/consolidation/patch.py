@@ -36,11 +36,11 @@ from pydantic import ValidationError
 from teamlore.contracts.consolidation import MAX_HEAT, ConsolidationOperation, ConsolidationPatch
 from teamlore.core import errors
 from teamlore.core.canonical import digest
-from teamlore.memory import documents
-from teamlore.memory import frontmatter as fm
 from teamlore.memory.consolidation.source import ApprovedEntry, ApprovedSource
 from teamlore.memory.consolidation.task import CREATE_FORBIDDEN_AT, MAX_SCENES, MERGE_PREFERRED_AT
-from teamlore.memory.layout import DOCTRINE_FILE, scene_path
+from teamlore.memory.store import documents
+from teamlore.memory.store import frontmatter as fm
+from teamlore.memory.store.layout import DOCTRINE_FILE, scene_path
 
 CANNOT_FIT = re.compile(
     r"(?:cannot|can't|can not|unable to|does not|doesn't|won't|will not)"

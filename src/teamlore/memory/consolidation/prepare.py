@@ -27,15 +27,15 @@ from teamlore.memory.consolidation.drift import check_unchanged, sync_and_read
 from teamlore.memory.consolidation.review import file_diff, lint_findings, patch_files
 from teamlore.memory.consolidation.source import load_baseline, read_source
 from teamlore.memory.consolidation.staging import CANDIDATE_KIND
-from teamlore.memory.prepare import PlannedBytes
-from teamlore.memory.tasks import Owner
+from teamlore.memory.extraction.tasks import Owner
+from teamlore.memory.promotion.prepare import PlannedBytes
 from teamlore.repo.binding import RepositoryIdentity
 
 
 def _candidate(
     state: sqlite3.Connection, identity: RepositoryIdentity, request: PrepareRequest
 ) -> tuple[sqlite3.Row, dict[str, Any]]:
-    from teamlore.memory.review import require_candidate
+    from teamlore.memory.promotion.review import require_candidate
 
     if len(request.candidates) != 1:
         raise errors.TeamloreError(
@@ -72,7 +72,7 @@ def _candidate(
 def _confirm(
     state: sqlite3.Connection, candidate_id: str, request: PrepareRequest, payload: dict[str, Any]
 ) -> list[dict[str, Any]]:
-    from teamlore.memory.review import assessment_docs
+    from teamlore.memory.promotion.review import assessment_docs
 
     listed = {s.statement_id: s for s in request.candidates[0].statements}
     stored = assessment_docs(state, candidate_id)
@@ -136,7 +136,7 @@ def prepare_consolidation(
     *,
     now: int,
 ) -> dict[str, Any]:
-    from teamlore.memory import prepare as entry_prepare
+    from teamlore.memory.promotion import prepare as entry_prepare
 
     owner = Owner(identity.repository_key, identity.worktree_key)
     binding_owner = entry_prepare.repository_binding(

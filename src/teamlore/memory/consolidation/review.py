@@ -36,7 +36,7 @@ from teamlore.core.canonical import digest
 from teamlore.memory.consolidation.drift import check_unchanged, sync_and_read
 from teamlore.memory.consolidation.source import ApprovedSource
 from teamlore.memory.consolidation.staging import CANDIDATE_KIND
-from teamlore.memory.tasks import Owner
+from teamlore.memory.extraction.tasks import Owner
 from teamlore.repo.binding import RepositoryIdentity
 
 EXCERPT_CHARS = 240
@@ -105,8 +105,8 @@ def patch_files(payload: Mapping[str, Any]) -> tuple[list[tuple[str, bytes]], li
 def lint_findings(writes: Sequence[tuple[str, bytes]]) -> list[dict[str, Any]]:
     """Blocking lint findings of the files a plan would write (scenes and the doctrine pass
     the same gate as entries)."""
-    from teamlore.memory import layout
-    from teamlore.memory import lint as lint_rules
+    from teamlore.memory.store import layout
+    from teamlore.memory.store import lint as lint_rules
 
     found: list[dict[str, Any]] = []
     for path, data in writes:
@@ -167,8 +167,8 @@ def review_item(
     drift: errors.TeamloreError | None,
     worktree_root: Path,
 ) -> dict[str, Any]:
-    from teamlore.memory.prepare import read_memory_file
-    from teamlore.memory.review import assessment_docs
+    from teamlore.memory.promotion.prepare import read_memory_file
+    from teamlore.memory.promotion.review import assessment_docs
 
     payload: dict[str, Any] = orjson.loads(row[6])
     writes, deletes = patch_files(payload)

@@ -24,8 +24,8 @@ from teamlore.contracts._base import SLUG_PATTERN
 from teamlore.core import errors
 from teamlore.core.analyzer import ANALYZER_VERSION
 from teamlore.core.canonical import digest, sha256_hex
-from teamlore.memory.layout import MEMORY_ROOT, scene_path
-from teamlore.memory.tasks import Owner
+from teamlore.memory.extraction.tasks import Owner
+from teamlore.memory.store.layout import MEMORY_ROOT, scene_path
 
 SOURCE_TREE_FORMAT = "threadshare-memory-source-tree@v1"
 _SLUG = re.compile(SLUG_PATTERN)
@@ -123,7 +123,7 @@ def read_source(conn: sqlite3.Connection, owner: Owner, worktree_root: Path) -> 
     """The approved tree of `owner` from its (freshly synced) projection; scene and doctrine
     bytes from the files. A partial projection or a file that changed since the sync is refused
     (`COVERAGE_INCOMPLETE`): a consolidation never works from part of the memory."""
-    from teamlore.memory.prepare import read_memory_file
+    from teamlore.memory.promotion.prepare import read_memory_file
 
     row = conn.execute(
         "SELECT generation, coverage, analyzer_version FROM approved_projection "

@@ -26,12 +26,12 @@ from teamlore.contracts import digests
 from teamlore.core import errors
 from teamlore.core.canonical import canonical_json, digest
 from teamlore.core.failpoints import failpoint
-from teamlore.memory import tasks
 from teamlore.memory.consolidation.drift import check_unchanged, sync_and_read
 from teamlore.memory.consolidation.patch import Materialized, materialize, parse_patch
 from teamlore.memory.consolidation.source import ApprovedEntry, load_baseline, read_source
 from teamlore.memory.consolidation.task import candidate_id_of, run_id_of, task_entries
-from teamlore.memory.tasks import Owner, Task
+from teamlore.memory.extraction import tasks
+from teamlore.memory.extraction.tasks import Owner, Task
 from teamlore.repo.binding import RepositoryIdentity
 
 STAGE_FORMAT = "threadshare-memory-agent-stage@v1"

@@ -13,7 +13,6 @@ import sqlite3
 from typing import Any
 
 from teamlore.core import db
-from teamlore.memory import tasks
 from teamlore.memory.consolidation.drift import sync_and_read
 from teamlore.memory.consolidation.task import (
     DUE_ENTRY_COUNT,
@@ -23,7 +22,8 @@ from teamlore.memory.consolidation.task import (
     task_entries,
     task_id_of,
 )
-from teamlore.memory.tasks import Owner
+from teamlore.memory.extraction import tasks
+from teamlore.memory.extraction.tasks import Owner
 from teamlore.repo.binding import RepositoryIdentity
 
 SYNTHESIS_FORMAT = "threadshare-memory-synthesis@v1"

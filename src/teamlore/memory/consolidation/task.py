@@ -21,11 +21,11 @@ from teamlore.contracts.consolidation import (
     ConsolidationTask,
 )
 from teamlore.core.canonical import digest
-from teamlore.memory import tasks
 from teamlore.memory.consolidation.prompt import CONSOLIDATION_PROMPT, CONSOLIDATION_PROMPT_VERSION
 from teamlore.memory.consolidation.source import ApprovedEntry, ApprovedSource, Baseline
-from teamlore.memory.state_db import memory_state_uuid
-from teamlore.memory.tasks import Owner
+from teamlore.memory.extraction import tasks
+from teamlore.memory.extraction.tasks import Owner
+from teamlore.memory.store.state_db import memory_state_uuid
 
 Mode = Literal["incremental", "full"]
 

@@ -10,21 +10,21 @@ from typing import TYPE_CHECKING
 
 import orjson
 
-from teamlore.memory.documents import Skill, dump_skill
-from teamlore.memory.layout import skill_path
 from teamlore.memory.skills.context import read_team_memory
 from teamlore.memory.skills.source import require_lint_clean
 from teamlore.memory.skills.staging import check_memory_context, check_skill_target
+from teamlore.memory.store.documents import Skill, dump_skill
+from teamlore.memory.store.layout import skill_path
 
 if TYPE_CHECKING:
-    from teamlore.memory.prepare import RenderContext, RenderedFile
-    from teamlore.memory.review import CandidateView
+    from teamlore.memory.promotion.prepare import RenderContext, RenderedFile
+    from teamlore.memory.promotion.review import CandidateView
 
 
 def render_skill_candidate(view: CandidateView, ctx: RenderContext) -> list[RenderedFile]:
     """The one file promoting a Skill candidate writes (MEMORY_CONTEXT_DRIFT when the team
     memory changed since the recall, SKILL_TARGET_DRIFT when the target did, LINT_BLOCKED)."""
-    from teamlore.memory.prepare import RenderedFile
+    from teamlore.memory.promotion.prepare import RenderedFile
 
     payload = view.payload
     draft = payload["skill"]
@@ -35,9 +35,7 @@ def render_skill_candidate(view: CandidateView, ctx: RenderContext) -> list[Rend
     content = dump_skill(
         Skill(name=draft["name"], description=draft["description"], body=draft["body"])
     )
-    require_lint_clean(
-        content, path=target, kind="skill", known_session_ids=ctx.known_session_ids
-    )
+    require_lint_clean(content, path=target, kind="skill", known_session_ids=ctx.known_session_ids)
     role = "update" if draft["action"] == "update" else "new"
     return [RenderedFile(target, draft["name"], role, view.candidate_id, content, ctx.read(target))]
 

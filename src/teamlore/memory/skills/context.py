@@ -28,10 +28,10 @@ from typing import Any
 
 from teamlore.core import errors
 from teamlore.core.canonical import digest, sha256_hex
-from teamlore.memory.documents import load_doctrine, load_entry, load_scene
-from teamlore.memory.layout import DOCTRINE_FILE, ENTRIES_DIR, SCENES_DIR
-from teamlore.memory.projection import MemoryFiles, read_memory_files
 from teamlore.memory.skills.source import SourceSkill, refuse_unreadable, source_skills
+from teamlore.memory.store.documents import load_doctrine, load_entry, load_scene
+from teamlore.memory.store.layout import DOCTRINE_FILE, ENTRIES_DIR, SCENES_DIR
+from teamlore.memory.store.projection import MemoryFiles, read_memory_files
 
 MEMORY_POLICY_VERSION = "skill-memory-first@1"
 MAX_CONTEXT_SKILLS = 20

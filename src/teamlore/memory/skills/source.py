@@ -14,16 +14,16 @@ from pathlib import Path
 
 from teamlore.core import errors
 from teamlore.core.canonical import sha256_hex
-from teamlore.memory.documents import Skill, load_skill
-from teamlore.memory.layout import SKILLS_DIR
-from teamlore.memory.lint import (
+from teamlore.memory.store.documents import Skill, load_skill
+from teamlore.memory.store.layout import SKILLS_DIR
+from teamlore.memory.store.lint import (
     MAX_SKILLS,
     DocumentKind,
     known_session_id_findings,
     lint_bytes,
 )
-from teamlore.memory.projection import MemoryFiles, read_memory_files
-from teamlore.memory.slugs import slug_problem
+from teamlore.memory.store.projection import MemoryFiles, read_memory_files
+from teamlore.memory.store.slugs import slug_problem
 
 _UNSAFE_CODES = frozenset({"symlink", "not-a-directory", "not-a-file"})
 

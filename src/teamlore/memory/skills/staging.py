@@ -32,12 +32,8 @@ from teamlore.contracts import digests
 from teamlore.contracts.skill import SKILL_CANDIDATE_FORMAT, SkillCandidate
 from teamlore.core import errors
 from teamlore.core.canonical import digest
-from teamlore.memory import tasks
-from teamlore.memory.documents import Skill, dump_skill
-from teamlore.memory.layout import skill_path
-from teamlore.memory.skills.context import TeamMemory, read_team_memory
-from teamlore.memory.skills.source import require_lint_clean
-from teamlore.memory.staging import (
+from teamlore.memory.extraction import tasks
+from teamlore.memory.extraction.staging import (
     STAGE_FORMAT,
     TaskSources,
     assess_statement,
@@ -49,7 +45,11 @@ from teamlore.memory.staging import (
     insert_candidate,
     weakest,
 )
-from teamlore.memory.tasks import Owner
+from teamlore.memory.extraction.tasks import Owner
+from teamlore.memory.skills.context import TeamMemory, read_team_memory
+from teamlore.memory.skills.source import require_lint_clean
+from teamlore.memory.store.documents import Skill, dump_skill
+from teamlore.memory.store.layout import skill_path
 
 
 def parse_skill_candidate(document: Any) -> SkillCandidate:

@@ -1,0 +1,511 @@
+"""Stage, second call: an AdjudicationResult@v1 → kept drafts quarantined (tx 2).
+
+Everything happens in one `BEGIN IMMEDIATE` transaction (seed 000 tx-adjudication-submit):
+1. the submission gate (identical replay → recorded outcome; different → audited
+   `SUBMISSION_CONFLICT`);
+2. the drafts must still be live drafts awaiting adjudication, and the same `recall-rrf@1` is run
+   again over the current projections: a different result-set digest means team memory changed
+   under the task — it is marked `stale` (committed) and refused with `ADJUDICATION_STALE`; a
+   generation change with the same result set is accepted;
+3. the host rules (`contracts.adjudication.check_adjudication_result`): every draft decided
+   exactly once, targets in the pool, no skip chains or cycles, never a draft of this batch as
+   an update/merge target. An invalid result is refused (`ADJUDICATION_INVALID`) and audited;
+   the second distinct invalid result for the task marks the drafts `adjudication: failed` for
+   human handling (`ADJUDICATION_FAILED`) — never a silent store or drop;
+4. apply, with a revision CAS on every target: `store` → quarantined; `skip` → discarded;
+   `update`/`merge` → the draft takes the merged fields, records what it supersedes and is
+   quarantined; candidate targets are consumed (discarded), approved targets stay in the tree
+   until promotion replaces them (their revision is bound in `supersedes`). A merge keeps every
+   statement: the targets' statements are copied with their evidence refs and assessments, and an
+   approved target's body is kept in `mergedFrom`;
+5. the drafts' chunks → `extracted`, candidate projection generation + 1, task `submitted`,
+   outcome recorded.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import orjson
+from pydantic import ValidationError
+
+from teamlore.contracts import digests
+from teamlore.contracts.adjudication import (
+    MAX_DRAFTS_PER_ADJUDICATION,
+    Adjudication,
+    AdjudicationResult,
+    AdjudicationTask,
+    check_adjudication_result,
+)
+from teamlore.core import errors
+from teamlore.core.canonical import canonical_json, digest
+from teamlore.core.failpoints import failpoint
+from teamlore.memory.extraction import dedup, staging, tasks
+from teamlore.memory.extraction.staging import DraftRow
+from teamlore.memory.extraction.tasks import Claim, Owner, Task
+from teamlore.memory.store.state_db import RECALL_ALGORITHM_VERSION
+
+MAX_INVALID_ATTEMPTS = 2  # one retry, then `adjudication: failed`
+_SAVEPOINT = "adjudication_apply"
+
+
+class _CasFailed(Exception):
+    def __init__(self, target: str) -> None:
+        super().__init__(target)
+        self.target = target
+
+
+def submit_adjudication(
+    conn: sqlite3.Connection,
+    document: Any,
+    *,
+    owner: Owner,
+    claim_token: str | None = None,
+    now: int | None = None,
+) -> dict[str, Any]:
+    """Stage, second call. Returns the stage response with the outcome of every draft."""
+    moment = tasks.now_ms() if now is None else now
+    response_digest = digests.response_digest(document)
+    result = _parse_or_count(
+        conn, document, owner=owner, response_digest=response_digest, now=moment
+    )
+    task = tasks.load_task(conn, result.task_id, owner=owner, kind="adjudication")
+    if digest(result.binding.to_wire()) != digest(task.binding):
+        raise errors.TeamloreError(
+            errors.BINDING_MISMATCH,
+            "the result's binding is not the binding issued with this adjudication task",
+            taskId=task.task_id,
+        )
+    assert task.draft_batch_ref is not None
+    with tasks.write_tx_committing_refusal(conn):
+        tasks.check_token(conn, task.task_id, claim_token)
+        replay = tasks.check_replay(conn, task.task_id, response_digest, now=moment)
+        if replay is not None:
+            return _replayed(replay.outcome)
+        fresh = tasks.find_task(conn, task.task_id)
+        assert fresh is not None
+        if fresh.status == "stale":
+            raise _stale(fresh, "task-stale")
+        drafts = staging.load_drafts(conn, task.draft_batch_ref)
+        if not drafts or any(d.status != "draft" or d.adjudication != "pending" for d in drafts):
+            tasks.mark_stale(conn, fresh.task_id, lease_epoch=fresh.lease_epoch)
+            raise tasks.CommitThenRaise(_stale(fresh, "drafts-changed"))
+        recall = staging.run_recall(conn, owner, drafts)
+        if recall.result_set_digest != task.binding["resultSetDigest"]:
+            tasks.mark_stale(conn, fresh.task_id, lease_epoch=fresh.lease_epoch)
+            raise tasks.CommitThenRaise(
+                _stale(
+                    fresh,
+                    "result-set-digest-mismatch",
+                    expectedResultSetDigest=task.binding["resultSetDigest"],
+                    actualResultSetDigest=recall.result_set_digest,
+                )
+            )
+        task_document = AdjudicationTask.from_wire(
+            staging.adjudication_task_document(task.task_id, task.binding, drafts, recall)
+        )
+        issues = check_adjudication_result(task_document, result)
+        if issues:
+            first = issues[0]
+            _refuse_invalid(
+                conn,
+                fresh,
+                drafts,
+                response_digest,
+                claim_token=claim_token,
+                reason=first.reason,
+                message=first.message,
+                now=moment,
+            )
+        claim = tasks.acquire(conn, task.task_id, claim_token=claim_token, now=moment)
+        conn.execute(f"SAVEPOINT {_SAVEPOINT}")
+        try:
+            outcome = _apply(conn, owner, task, result, drafts, recall, moment)
+        except _CasFailed as cas:
+            conn.execute(f"ROLLBACK TO {_SAVEPOINT}")
+            conn.execute(f"RELEASE {_SAVEPOINT}")
+            tasks.mark_stale(conn, claim.task_id, lease_epoch=claim.lease_epoch)
+            raise tasks.CommitThenRaise(
+                _stale(fresh, "revision-cas-failed", target=cas.target)
+            ) from None
+        conn.execute(f"RELEASE {_SAVEPOINT}")
+        failpoint("memory.adjudication.applied")
+        tasks.record_submission(conn, claim, response_digest, outcome, now=moment)
+    return {**outcome, "idempotent": False}
+
+
+# --------------------------------------------------------------------------------------------
+# refusals
+
+
+def _stale(task: Task, reason: str, **details: Any) -> errors.TeamloreError:
+    return errors.TeamloreError(
+        errors.ADJUDICATION_STALE,
+        f"adjudication task {task.task_id} is stale ({reason}); stage the same draft batch "
+        "again for a fresh adjudication task",
+        taskId=task.task_id,
+        reason=reason,
+        **details,
+    )
+
+
+def _replayed(outcome: dict[str, Any]) -> dict[str, Any]:
+    if outcome.get("status") == "adjudication-failed":
+        raise errors.TeamloreError(
+            errors.ADJUDICATION_FAILED,
+            f"adjudication task {outcome['taskId']} already failed; its drafts await a person",
+            taskId=outcome["taskId"],
+            candidateIds=[c["candidateId"] for c in outcome.get("candidates", [])],
+        )
+    return {**outcome, "idempotent": True}
+
+
+def _parse_or_count(
+    conn: sqlite3.Connection, document: Any, *, owner: Owner, response_digest: str, now: int
+) -> AdjudicationResult:
+    """Parse the result; an unparseable answer to a known open task counts as an attempt."""
+    if isinstance(document, dict):
+        decisions = document.get("adjudications")
+        if isinstance(decisions, list) and len(decisions) > MAX_DRAFTS_PER_ADJUDICATION:
+            raise errors.TeamloreError(
+                errors.BATCH_TOO_LARGE,
+                f"{len(decisions)} decisions; at most {MAX_DRAFTS_PER_ADJUDICATION}",
+            )
+    try:
+        return AdjudicationResult.from_wire(document)
+    except ValidationError as exc:
+        error = staging.contract_error(exc, "AdjudicationResult@v1")
+        task_id = document.get("taskId") if isinstance(document, dict) else None
+        task = tasks.find_task(conn, task_id) if isinstance(task_id, str) else None
+        if (
+            task is None
+            or task.owner != owner
+            or task.kind != "adjudication"
+            or task.status not in ("pending", "claimed")
+            or task.draft_batch_ref is None
+        ):
+            raise error from None
+        with tasks.write_tx_committing_refusal(conn):
+            if tasks.recorded_submission(conn, task.task_id) is not None:
+                raise error from None
+            drafts = staging.load_drafts(conn, task.draft_batch_ref)
+            _refuse_invalid(
+                conn,
+                task,
+                drafts,
+                response_digest,
+                claim_token=None,
+                reason="contract-invalid",
+                message=error.message,
+                now=now,
+            )
+        raise AssertionError("unreachable") from None  # pragma: no cover
+
+
+def _refuse_invalid(
+    conn: sqlite3.Connection,
+    task: Task,
+    drafts: Sequence[DraftRow],
+    response_digest: str,
+    *,
+    claim_token: str | None,
+    reason: str,
+    message: str,
+    now: int,
+) -> None:
+    """Audit an invalid answer; at the second distinct one, fail the drafts for a person."""
+    seen = {
+        row[0]
+        for row in conn.execute(
+            "SELECT response_digest FROM submission_conflicts WHERE task_id = ?", (task.task_id,)
+        )
+    }
+    if response_digest not in seen:
+        tasks.audit_conflict(conn, task.task_id, response_digest, now=now)
+        seen.add(response_digest)
+    if len(seen) < MAX_INVALID_ATTEMPTS:
+        raise tasks.CommitThenRaise(
+            errors.TeamloreError(
+                errors.ADJUDICATION_INVALID,
+                message,
+                taskId=task.task_id,
+                reason=reason,
+                attempt=len(seen),
+                attemptsLeft=MAX_INVALID_ATTEMPTS - len(seen),
+            )
+        )
+    claim = tasks.acquire(conn, task.task_id, claim_token=claim_token, now=now)
+    failed = []
+    for draft in drafts:
+        if draft.status == "draft" and draft.adjudication == "pending":
+            conn.execute(
+                "UPDATE candidates SET adjudication = 'failed', revision = revision + 1, "
+                "updated_at = ? WHERE candidate_id = ? AND revision = ?",
+                (now, draft.candidate_id, draft.revision),
+            )
+            failed.append({"candidateId": draft.candidate_id, "revision": draft.revision + 1})
+    staging.bump_candidate_generation(conn, task.owner)
+    outcome = {
+        "action": "stage",
+        "format": staging.STAGE_FORMAT,
+        "taskId": task.task_id,
+        "status": "adjudication-failed",
+        "noOp": False,
+        "reason": reason,
+        "candidates": failed,
+    }
+    tasks.record_submission(conn, claim, response_digest, outcome, now=now)
+    raise tasks.CommitThenRaise(
+        errors.TeamloreError(
+            errors.ADJUDICATION_FAILED,
+            f"{message} (second invalid adjudication: {len(failed)} draft(s) marked failed "
+            "for human handling)",
+            taskId=task.task_id,
+            reason=reason,
+            candidateIds=[c["candidateId"] for c in failed],
+        )
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# applying the decisions
+
+
+def _apply(
+    conn: sqlite3.Connection,
+    owner: Owner,
+    task: Task,
+    result: AdjudicationResult,
+    drafts: Sequence[DraftRow],
+    recall: dedup.RecallResult,
+    now: int,
+) -> dict[str, Any]:
+    by_id = {d.candidate_id: d for d in drafts}
+    pool = {item.id: item for item in recall.pool}
+    outcomes: list[dict[str, Any]] = []
+    consumed: list[dict[str, Any]] = []
+    for decision in result.adjudications:
+        draft = by_id[decision.draft_ref]
+        if decision.action == "store":
+            revision = _move(conn, draft, status="quarantined", now=now)
+        elif decision.action == "skip":
+            revision = _move(conn, draft, status="discarded", now=now)
+            staging.unindex_candidate(conn, draft.candidate_id)
+        else:
+            targets = [pool[t] for t in decision.target_ids]
+            payload, taken = _merged_payload(conn, owner, draft, decision, targets, now)
+            consumed.extend(taken)
+            revision = _move(conn, draft, status="quarantined", payload=payload, now=now)
+            staging.index_candidate(conn, draft.candidate_id, payload)
+        status = "discarded" if decision.action == "skip" else "quarantined"
+        outcomes.append(
+            {
+                "draftRef": decision.draft_ref,
+                "action": decision.action,
+                "candidateId": draft.candidate_id,
+                "candidateStatus": status,
+                "revision": revision,
+                "targetIds": list(decision.target_ids),
+            }
+        )
+    chunk_refs = sorted({d.chunk_ref for d in drafts})
+    conn.executemany(
+        "UPDATE chunks SET status = 'extracted' WHERE chunk_ref = ?", [(c,) for c in chunk_refs]
+    )
+    generation = staging.bump_candidate_generation(conn, owner)
+    kept = [o for o in outcomes if o["candidateStatus"] == "quarantined"]
+    return {
+        "action": "stage",
+        "format": staging.STAGE_FORMAT,
+        "taskId": task.task_id,
+        "sourceTaskIds": (task.draft_batch_ref or "").split(),
+        "status": "staged",
+        "noOp": False,
+        "candidates": outcomes,
+        "consumed": consumed,
+        "candidateGeneration": generation,
+        "recallComparison": {
+            "recallAlgorithmVersion": RECALL_ALGORITHM_VERSION,
+            "resultSetDigest": recall.result_set_digest,
+        },
+        "next": "Review the quarantined candidates with the user (memory review)."
+        if kept
+        else None,
+    }
+
+
+def _move(
+    conn: sqlite3.Connection,
+    draft: DraftRow,
+    *,
+    status: str,
+    now: int,
+    payload: dict[str, Any] | None = None,
+) -> int:
+    """Revision-CAS the draft into its new state (revision + 1)."""
+    if payload is None:
+        cursor = conn.execute(
+            "UPDATE candidates SET status = ?, adjudication = 'done', revision = revision + 1, "
+            "updated_at = ? WHERE candidate_id = ? AND revision = ? AND status = 'draft'",
+            (status, now, draft.candidate_id, draft.revision),
+        )
+    else:
+        cursor = conn.execute(
+            "UPDATE candidates SET status = ?, adjudication = 'done', revision = revision + 1, "
+            "payload_json = ?, content_digest = ?, updated_at = ? WHERE candidate_id = ? "
+            "AND revision = ? AND status = 'draft'",
+            (
+                status,
+                canonical_json(payload).decode("utf-8"),
+                digests.content_digest(payload),
+                now,
+                draft.candidate_id,
+                draft.revision,
+            ),
+        )
+    if cursor.rowcount != 1:
+        raise _CasFailed(draft.candidate_id)
+    return draft.revision + 1
+
+
+def _merged_payload(
+    conn: sqlite3.Connection,
+    owner: Owner,
+    draft: DraftRow,
+    decision: Adjudication,
+    targets: Sequence[dedup.PoolItem],
+    now: int,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    payload = dict(draft.payload)
+    fields = decision.merged_fields
+    assert fields is not None
+    for name in ("content", "type", "priority", "occurred"):
+        value = getattr(fields, name)
+        if value is not None:
+            payload[name] = list(value) if isinstance(value, tuple) else value
+    if "scene" in fields.model_fields_set:
+        payload["scene"] = fields.scene
+    statements = list(payload["statements"])
+    supersedes: list[dict[str, Any]] = []
+    merged_from: list[dict[str, Any]] = []
+    consumed: list[dict[str, Any]] = []
+    for number, target in enumerate(targets, start=1):
+        reference: dict[str, Any] = {
+            "sourceKind": target.source_kind,
+            "id": target.id,
+            "revision": target.revision,
+            "contentDigest": target.content_digest,
+        }
+        if target.source_kind == "approved":
+            approved = _approved_target(conn, owner, target)
+            reference["path"] = approved["path"]
+            if decision.action == "merge":
+                merged_from.append(
+                    {**reference, "title": approved["title"], "body": approved["body"]}
+                )
+        else:
+            source = _consume_candidate(conn, owner, target, now)
+            consumed.append(
+                {
+                    "sourceKind": "candidate",
+                    "id": target.id,
+                    "status": "discarded",
+                    "revision": target.revision + 1,
+                }
+            )
+            if decision.action == "merge":
+                copied = _copy_statements(conn, draft.candidate_id, target.id, source, number)
+                statements.extend(copied)
+                merged_from.append(
+                    {
+                        **reference,
+                        "content": source.get("content", ""),
+                        "statementIds": [s["statementId"] for s in copied],
+                    }
+                )
+        supersedes.append(reference)
+    payload["statements"] = statements
+    payload["supersedes"] = supersedes
+    if decision.action == "merge":
+        payload["mergedFrom"] = merged_from
+    return payload, consumed
+
+
+def _approved_target(
+    conn: sqlite3.Connection, owner: Owner, target: dedup.PoolItem
+) -> Mapping[str, Any]:
+    row = conn.execute(
+        "SELECT revision, path, title, body_text FROM approved_entries WHERE repository_key = ? "
+        "AND worktree_key = ? AND kind = 'entry' AND entry_id = ? AND status = 'approved'",
+        (owner.repository_key, owner.worktree_key, target.id),
+    ).fetchone()
+    if row is None or int(row[0]) != target.revision:
+        raise _CasFailed(target.id)
+    return {"path": row[1], "title": row[2], "body": row[3]}
+
+
+def _consume_candidate(
+    conn: sqlite3.Connection, owner: Owner, target: dedup.PoolItem, now: int
+) -> dict[str, Any]:
+    row = conn.execute(
+        "SELECT payload_json FROM candidates WHERE candidate_id = ? AND repository_key = ? "
+        "AND worktree_key = ?",
+        (target.id, owner.repository_key, owner.worktree_key),
+    ).fetchone()
+    cursor = conn.execute(
+        "UPDATE candidates SET status = 'discarded', adjudication = 'done', "
+        "revision = revision + 1, updated_at = ? WHERE candidate_id = ? AND revision = ? "
+        "AND status IN ('draft', 'quarantined') AND repository_key = ? AND worktree_key = ?",
+        (now, target.id, target.revision, owner.repository_key, owner.worktree_key),
+    )
+    if row is None or cursor.rowcount != 1:
+        raise _CasFailed(target.id)
+    staging.unindex_candidate(conn, target.id)
+    payload: dict[str, Any] = orjson.loads(row[0])
+    return payload
+
+
+def _copy_statements(
+    conn: sqlite3.Connection,
+    into: str,
+    source_id: str,
+    source_payload: Mapping[str, Any],
+    number: int,
+) -> list[dict[str, Any]]:
+    """The target's statements under the merged candidate, with their evidence and assessment.
+
+    Statement ids become `m<number>.<original>`; a typed fact stays typed, anything else starts
+    over as `unverified` (a person confirmed it for another candidate, not for this one).
+    """
+    copied: list[dict[str, Any]] = []
+    for statement in source_payload.get("statements", []):
+        new_id = f"m{number}.{statement['statementId']}"[:128]
+        copied.append({**statement, "statementId": new_id})
+        conn.execute(
+            "INSERT INTO evidence_refs (candidate_id, statement_id, evidence_id, pointer_digest, "
+            "session_key, turn_key, revision, payload_sha256, relation, strength, "
+            "limitations_json, task_id) SELECT ?, ?, evidence_id, pointer_digest, session_key, "
+            "turn_key, revision, payload_sha256, relation, strength, limitations_json, task_id "
+            "FROM evidence_refs WHERE candidate_id = ? AND statement_id = ?",
+            (into, new_id, source_id, statement["statementId"]),
+        )
+        conn.execute(
+            "INSERT INTO assessments (candidate_id, statement_id, citations_digest, "
+            "provenance_strength, limitations_json, claim_support, assessed_by, "
+            "statement_text_digest, revision) SELECT ?, ?, citations_digest, "
+            "provenance_strength, limitations_json, "
+            "CASE claim_support WHEN 'typed-fact' THEN 'typed-fact' ELSE 'unverified' END, "
+            "'deterministic', statement_text_digest, 1 FROM assessments "
+            "WHERE candidate_id = ? AND statement_id = ?",
+            (into, new_id, source_id, statement["statementId"]),
+        )
+    return copied
+
+
+def claim_adjudication(
+    conn: sqlite3.Connection, task_id: str, *, holder: str, lease_ms: int = tasks.DEFAULT_LEASE_MS
+) -> Claim:
+    """Runner path: lease the adjudication task before submitting with the token."""
+    return tasks.claim_task(conn, task_id, holder=holder, lease_ms=lease_ms)

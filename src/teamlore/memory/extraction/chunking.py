@@ -1,0 +1,222 @@
+"""`memory-chunker@1`: whole-turn chunks of a session, with declared coverage.
+
+- A chunk is a run of consecutive selected turns of one session. Turns are appended greedily
+  while the chunk stays within `CHUNK_BUDGET_BYTES` (an exact fit stays); a turn is never split.
+- A turn's size is the sum of its event blocks, `<<past-{role}>>\\n{text}\\n\\n` in UTF-8 bytes
+  (the `<<past-turn>>` marker line is not counted).
+- A turn larger than the budget on its own first has its tool payloads excerpted — the largest
+  `tool_call`/`tool_result` text above `EXCERPT_MIN_BYTES` first, ties by position — until it
+  fits; if it still does not fit it takes a chunk of its own. User and assistant text are never
+  shortened. An excerpt keeps the first and last `EXCERPT_BYTES` bytes and a note with the full
+  size and sha256 of the payload.
+- A payload the index itself only kept as head/tail (too large to store whole) arrives
+  pre-excerpted (`truncated=True`).
+- Every cut is declared: one `turn` coverage item per turn (`truncated` if any of its events is)
+  and one `tool-payload` item per truncated event, with the payload's original byte size.
+
+Event text reaching the chunker is already escaped for the transcript (see
+`teamlore.memory.extraction.transcript.escape_text`), so sizes are the sizes the reader sees.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from teamlore.core.canonical import digest
+from teamlore.memory.extraction.transcript import escape_text
+
+CHUNKER_VERSION = "memory-chunker@1"
+CHUNK_BUDGET_BYTES = 40_960
+EXCERPT_BYTES = 1_024
+EXCERPT_MIN_BYTES = 2 * EXCERPT_BYTES
+
+Role = Literal["user", "assistant", "tool_call", "tool_result"]
+TOOL_ROLES: frozenset[str] = frozenset({"tool_call", "tool_result"})
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    role: Role
+    text: str  # escaped transcript text
+    payload_sha256: str  # sha256 of the original payload bytes
+    payload_bytes: int  # size of the original payload in bytes
+    truncated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkTurn:
+    index: int  # the turn's ordinal in its session (shown as `index` in the transcript)
+    revision: str
+    events: tuple[Event, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    turns: tuple[ChunkTurn, ...]
+    coverage: tuple[dict[str, Any], ...]
+    chunk_digest: str
+    bytes: int
+
+    @property
+    def turn_range(self) -> dict[str, int]:
+        return {"start": self.turns[0].index, "end": self.turns[-1].index}
+
+    @property
+    def turn_revisions(self) -> list[str]:
+        return [turn.revision for turn in self.turns]
+
+    @property
+    def payload_digests(self) -> list[str]:
+        return sorted({e.payload_sha256 for t in self.turns for e in t.events})
+
+
+def event_bytes(event: Event) -> int:
+    """UTF-8 size of `<<past-{role}>>\\n{text}\\n\\n`."""
+    return len(event.text.encode("utf-8")) + len(event.role) + 12
+
+
+def turn_bytes(turn: ChunkTurn) -> int:
+    return sum(event_bytes(e) for e in turn.events)
+
+
+def excerpt_text(text: str, *, total_bytes: int, sha256: str) -> str:
+    """Head and tail `EXCERPT_BYTES` of `text` around a note naming the whole payload."""
+    data = text.encode("utf-8")
+    head = data[:EXCERPT_BYTES].decode("utf-8", "ignore")
+    tail = data[-EXCERPT_BYTES:].decode("utf-8", "ignore")
+    note = (
+        f"[[tool payload truncated by {CHUNKER_VERSION}: total {total_bytes} bytes, "
+        f"sha256={sha256}; head/tail {EXCERPT_BYTES}-byte excerpts]]"
+    )
+    return escape_text(f"{head}\n{note}\n{tail}")
+
+
+def excerpt_parts(head: str, tail: str, *, total_bytes: int, sha256: str) -> str:
+    """An excerpt built from a head and a tail kept separately (payloads stored out of line)."""
+    head_part = head.encode("utf-8")[:EXCERPT_BYTES].decode("utf-8", "ignore")
+    tail_part = tail.encode("utf-8")[-EXCERPT_BYTES:].decode("utf-8", "ignore")
+    note = (
+        f"[[tool payload truncated by {CHUNKER_VERSION}: total {total_bytes} bytes, "
+        f"sha256={sha256}; head/tail {EXCERPT_BYTES}-byte excerpts]]"
+    )
+    return escape_text(f"{head_part}\n{note}\n{tail_part}")
+
+
+def payload_event(role: Role, text: str) -> Event:
+    """An event whose text is the whole payload (escaped here)."""
+    data = text.encode("utf-8", "surrogatepass")
+    return Event(
+        role=role,
+        text=escape_text(text),
+        payload_sha256=hashlib.sha256(data).hexdigest(),
+        payload_bytes=len(data),
+    )
+
+
+def fit_turn(turn: ChunkTurn, budget: int = CHUNK_BUDGET_BYTES) -> ChunkTurn:
+    """Excerpt the turn's largest tool payloads until it fits the budget (or none is left)."""
+    if turn_bytes(turn) <= budget:
+        return turn
+    events = list(turn.events)
+    order = sorted(
+        (
+            i
+            for i, e in enumerate(events)
+            if e.role in TOOL_ROLES
+            and not e.truncated
+            and len(e.text.encode("utf-8")) > EXCERPT_MIN_BYTES
+        ),
+        key=lambda i: (-len(events[i].text.encode("utf-8")), i),
+    )
+    for i in order:
+        if sum(event_bytes(e) for e in events) <= budget:
+            break
+        event = events[i]
+        events[i] = replace(
+            event,
+            text=excerpt_text(
+                event.text, total_bytes=event.payload_bytes, sha256=event.payload_sha256
+            ),
+            truncated=True,
+        )
+    return replace(turn, events=tuple(events))
+
+
+def _coverage(turns: list[ChunkTurn]) -> tuple[dict[str, Any], ...]:
+    items: list[dict[str, Any]] = []
+    for turn in turns:
+        truncated = any(e.truncated for e in turn.events)
+        items.append(
+            {
+                "sourceKind": "turn",
+                "ref": f"turn:{turn.index}",
+                "completeness": "truncated" if truncated else "full",
+                "bytes": turn_bytes(turn),
+            }
+        )
+    for turn in turns:
+        for event in turn.events:
+            if event.truncated:
+                items.append(
+                    {
+                        "sourceKind": "tool-payload",
+                        "ref": f"payload:{event.payload_sha256}",
+                        "completeness": "truncated",
+                        "bytes": event.payload_bytes,
+                    }
+                )
+    return tuple(items)
+
+
+def _events_json(turns: list[ChunkTurn]) -> list[dict[str, Any]]:
+    return [
+        {
+            "turnIndex": turn.index,
+            "role": e.role,
+            "text": e.text,
+            "truncated": e.truncated,
+            "payloadSha256": e.payload_sha256,
+            "payloadBytes": e.payload_bytes,
+        }
+        for turn in turns
+        for e in turn.events
+    ]
+
+
+def _make_chunk(turns: list[ChunkTurn]) -> Chunk:
+    coverage = _coverage(turns)
+    turn_range = {"start": turns[0].index, "end": turns[-1].index}
+    chunk_digest = digest(
+        {
+            "chunkerVersion": CHUNKER_VERSION,
+            "turnRange": turn_range,
+            "coverage": list(coverage),
+            "events": _events_json(turns),
+        }
+    )
+    return Chunk(tuple(turns), coverage, chunk_digest, sum(turn_bytes(t) for t in turns))
+
+
+@dataclass(slots=True)
+class _Open:
+    turns: list[ChunkTurn] = field(default_factory=list)
+    size: int = 0
+
+
+def chunk_turns(turns: list[ChunkTurn], budget: int = CHUNK_BUDGET_BYTES) -> list[Chunk]:
+    """Cut the turns (in order) into greedy whole-turn chunks."""
+    chunks: list[Chunk] = []
+    current = _Open()
+    for turn in turns:
+        fitted = fit_turn(turn, budget)
+        size = turn_bytes(fitted)
+        if current.turns and current.size + size > budget:
+            chunks.append(_make_chunk(current.turns))
+            current = _Open()
+        current.turns.append(fitted)
+        current.size += size
+    if current.turns:
+        chunks.append(_make_chunk(current.turns))
+    return chunks

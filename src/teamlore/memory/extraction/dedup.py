@@ -1,0 +1,335 @@
+"""Dedup recall `recall-rrf@1`: what the team already knows that a draft might repeat.
+
+Per draft (seed 003 D3/§6.4, seed 000 §4):
+1. the query is the draft's text (content, then statements; first 1,024 characters) through the
+   shared analyzer: its first 64 distinct terms. Per side, the 12 most selective of them are
+   OR-ed (fewest documents containing the term in that side's FTS table first, ties by term;
+   terms in no document, or in more than half of them (and more than 20), are left out) —
+   the "more like this" selection: rare shared terms are what near-duplicates have in common,
+   and ubiquitous terms ("the", "run") cost the most to score and decide nothing;
+2. approved side: the owner's approved L1 entries (`kind = 'entry'`, `status = 'approved'`) in
+   `approved_fts`, `ORDER BY bm25, entry_id`, top 3×k;
+3. candidate side: the owner's live entry candidates (`draft` or `quarantined`) in
+   `candidate_fts` except the draft itself — other drafts of the same batch and other chunks'
+   candidates stay visible — `ORDER BY bm25, candidate_id`, top 3×k;
+4. fusion: reciprocal rank fusion, score = Σ 1/(60 + rank) over the lists an item appears in,
+   ties broken by (sourceKind, id); top k (5) with final ranks 1..k.
+
+The two corpora's raw BM25 scores are never compared. The result carries both projections'
+provenance, the recall query digest, the result-set digest over every draft's ordered hits
+`{draftRef, rank, sourceKind, id, revision, contentDigest, state}` and the union pool.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple, cast
+
+from teamlore.contracts import digests
+from teamlore.contracts._base import Owner as ContractOwner
+from teamlore.core.analyzer import ANALYZER_VERSION, fts_query
+from teamlore.memory.store.state_db import RECALL_ALGORITHM_VERSION
+
+SourceKind = Literal["approved", "candidate"]
+
+DEFAULT_K = 5
+FETCH_FACTOR = 3
+RRF_K = 60
+MAX_QUERY_CHARS = 1024
+MAX_QUERY_TERMS = 64
+SELECTED_TERMS = 12
+MAX_DF_SHARE = 0.5
+MIN_DF_CEILING = 20  # small corpora: every term that occurs is usable
+SUMMARY_CHARS = 240
+MAX_DRAFTS = 64
+
+
+@dataclass(frozen=True, slots=True)
+class DraftQuery:
+    draft_ref: str  # how the adjudication names the draft (its candidate id)
+    candidate_id: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class PoolItem:
+    source_kind: SourceKind
+    id: str
+    revision: int
+    content_digest: str
+    state: str  # approved entry status, or candidate status
+    summary: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "sourceKind": self.source_kind,
+            "id": self.id,
+            "revision": self.revision,
+            "contentDigest": self.content_digest,
+            "state": self.state,
+            "summary": self.summary,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RecallHit:
+    rank: int
+    source_kind: SourceKind
+    id: str
+
+
+@dataclass(frozen=True, slots=True)
+class RecallSet:
+    draft_ref: str
+    ordered: tuple[RecallHit, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "draftRef": self.draft_ref,
+            "ordered": [
+                {"rank": h.rank, "sourceKind": h.source_kind, "id": h.id} for h in self.ordered
+            ],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectionProvenance:
+    generation: int
+    analyzer_version: str
+    coverage: str  # complete | partial (approved side); candidate side is always complete
+
+    def to_json(self) -> dict[str, Any]:
+        return {"generation": self.generation, "analyzerVersion": self.analyzer_version}
+
+
+@dataclass(frozen=True, slots=True)
+class RecallResult:
+    k: int
+    recall_sets: tuple[RecallSet, ...]
+    pool: tuple[PoolItem, ...]  # union of every hit, sorted by (sourceKind, id)
+    approved_projection: ProjectionProvenance
+    candidate_projection: ProjectionProvenance
+    recall_query_digest: str
+    result_set_digest: str
+
+    def pool_item(self, source_kind: SourceKind, item_id: str) -> PoolItem | None:
+        for item in self.pool:
+            if item.source_kind == source_kind and item.id == item_id:
+                return item
+        return None
+
+    def pool_item_revisions(self) -> list[dict[str, Any]]:
+        return [
+            {"sourceKind": p.source_kind, "id": p.id, "revision": p.revision} for p in self.pool
+        ]
+
+
+class _OwnerKeys(NamedTuple):
+    repository_key: str
+    worktree_key: str
+
+
+def query_text(text: str) -> str:
+    return text[:MAX_QUERY_CHARS]
+
+
+def query_terms(text: str) -> list[str]:
+    """The draft's first 64 distinct analyzed terms (analyzer `fts_query`, mode "any")."""
+    expr = fts_query(query_text(text), mode="any")
+    if not expr:
+        return []
+    return [term[1:-1].replace('""', '"') for term in expr.split(" OR ")][:MAX_QUERY_TERMS]
+
+
+class _Side:
+    """One FTS table's document frequencies (fts5vocab, a temp table: no schema change)."""
+
+    def __init__(self, conn: sqlite3.Connection, table: str) -> None:
+        self.conn = conn
+        self.vocab = f"temp.teamlore_{table}_vocab"
+        conn.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {self.vocab} USING fts5vocab(main, {table}, 'row')"
+        )
+        self.documents = int(conn.execute(f"SELECT count(*) FROM {table}_docsize").fetchone()[0])
+        self._df: dict[str, int] = {}
+
+    def df(self, term: str) -> int:
+        if term not in self._df:
+            row = self.conn.execute(
+                f"SELECT doc FROM {self.vocab} WHERE term = ?", (term,)
+            ).fetchone()
+            self._df[term] = 0 if row is None else int(row[0])
+        return self._df[term]
+
+    def match(self, terms: Sequence[str]) -> str:
+        """The MATCH string of the most selective terms on this side ('' when none qualifies)."""
+        ceiling = max(self.documents * MAX_DF_SHARE, MIN_DF_CEILING)
+        usable = [t for t in terms if 0 < self.df(t) <= ceiling]
+        chosen = sorted(usable, key=lambda t: (self.df(t), t))[:SELECTED_TERMS]
+        return " OR ".join('"' + t.replace('"', '""') + '"' for t in chosen)
+
+
+def recall_rrf(
+    conn: sqlite3.Connection,
+    *,
+    repository_key: str,
+    worktree_key: str,
+    drafts: Sequence[DraftQuery],
+    k: int = DEFAULT_K,
+) -> RecallResult:
+    """Run `recall-rrf@1` for every draft (read-only; call inside a transaction for a snapshot)."""
+    if len(drafts) > MAX_DRAFTS:
+        raise ValueError(f"at most {MAX_DRAFTS} drafts per recall")
+    owner = (repository_key, worktree_key)
+    fetch = FETCH_FACTOR * k
+    items: dict[tuple[SourceKind, str], PoolItem] = {}
+    sets: list[RecallSet] = []
+    approved, candidate = _Side(conn, "approved_fts"), _Side(conn, "candidate_fts")
+    for draft in drafts:
+        terms = query_terms(draft.text)
+        scores: dict[tuple[SourceKind, str], float] = {}
+        approved_match, candidate_match = approved.match(terms), candidate.match(terms)
+        if approved_match:
+            for rank, item in enumerate(
+                _approved_hits(conn, owner, approved_match, fetch), start=1
+            ):
+                key: tuple[SourceKind, str] = ("approved", item.id)
+                items.setdefault(key, item)
+                scores[key] = scores.get(key, 0.0) + 1.0 / (RRF_K + rank)
+        if candidate_match:
+            for rank, item in enumerate(
+                _candidate_hits(conn, owner, candidate_match, fetch, draft.candidate_id), start=1
+            ):
+                key = ("candidate", item.id)
+                items.setdefault(key, item)
+                scores[key] = scores.get(key, 0.0) + 1.0 / (RRF_K + rank)
+        fused = sorted(scores, key=lambda key: (-scores[key], key[0], key[1]))[:k]
+        sets.append(
+            RecallSet(
+                draft.draft_ref,
+                tuple(RecallHit(rank, kind, ident) for rank, (kind, ident) in enumerate(fused, 1)),
+            )
+        )
+    used = {(h.source_kind, h.id) for s in sets for h in s.ordered}
+    pool = tuple(items[key] for key in sorted(used))
+    return RecallResult(
+        k=k,
+        recall_sets=tuple(sets),
+        pool=pool,
+        approved_projection=_approved_provenance(conn, owner),
+        candidate_projection=_candidate_provenance(conn, owner),
+        recall_query_digest=recall_query_digest(owner, drafts, k),
+        result_set_digest=result_set_digest(sets, items),
+    )
+
+
+def recall_query_digest(owner: tuple[str, str], drafts: Sequence[DraftQuery], k: int) -> str:
+    return digests.recall_query_digest(
+        k=k,
+        # any object with repository_key/worktree_key: teamlore keys are not all hex64
+        owner=cast(ContractOwner, _OwnerKeys(owner[0], owner[1])),
+        drafts=[
+            {
+                "draftRef": d.draft_ref,
+                "candidateId": d.candidate_id,
+                "queryText": query_text(d.text),
+            }
+            for d in drafts
+        ],
+        algorithm=RECALL_ALGORITHM_VERSION,
+    )
+
+
+def result_set_digest(
+    sets: Sequence[RecallSet], items: dict[tuple[SourceKind, str], PoolItem]
+) -> str:
+    """Every draft's ordered hits with each hit's revision, content digest and state."""
+    used = {(h.source_kind, h.id) for s in sets for h in s.ordered}
+    return digests.recall_result_set_digest(
+        [s.to_json() for s in sets], [items[key].to_json() for key in sorted(used)]
+    )
+
+
+def _approved_hits(
+    conn: sqlite3.Connection, owner: tuple[str, str], match: str, limit: int
+) -> list[PoolItem]:
+    rows = conn.execute(
+        "SELECT e.entry_id, e.revision, e.content_digest, e.status, e.body_text, e.title "
+        "FROM approved_fts JOIN approved_entries AS e ON e.id = approved_fts.rowid "
+        "WHERE approved_fts MATCH ? AND e.repository_key = ? AND e.worktree_key = ? "
+        "AND e.kind = 'entry' AND e.status = 'approved' "
+        "ORDER BY bm25(approved_fts), e.entry_id LIMIT ?",
+        (match, *owner, limit),
+    ).fetchall()
+    return [
+        PoolItem(
+            "approved",
+            row[0],
+            int(row[1]),
+            row[2],
+            row[3],
+            _summary(row[4] or row[5]),
+        )
+        for row in rows
+    ]
+
+
+def _candidate_hits(
+    conn: sqlite3.Connection, owner: tuple[str, str], match: str, limit: int, own_id: str
+) -> list[PoolItem]:
+    rows = conn.execute(
+        "SELECT c.candidate_id, c.revision, c.content_digest, c.status, "
+        "json_extract(c.payload_json, '$.content') "
+        "FROM candidate_fts JOIN candidates AS c ON c.rowid = candidate_fts.rowid "
+        "WHERE candidate_fts MATCH ? AND c.repository_key = ? AND c.worktree_key = ? "
+        "AND c.candidate_kind = 'entry' AND c.status IN ('draft', 'quarantined') "
+        "AND c.candidate_id <> ? "
+        "ORDER BY bm25(candidate_fts), c.candidate_id LIMIT ?",
+        (match, *owner, own_id, limit),
+    ).fetchall()
+    return [
+        PoolItem("candidate", row[0], int(row[1]), row[2], row[3], _summary(row[4] or ""))
+        for row in rows
+    ]
+
+
+def _summary(text: str) -> str:
+    return " ".join(text.split())[:SUMMARY_CHARS]
+
+
+def _approved_provenance(conn: sqlite3.Connection, owner: tuple[str, str]) -> ProjectionProvenance:
+    row = conn.execute(
+        "SELECT generation, analyzer_version, coverage FROM approved_projection "
+        "WHERE repository_key = ? AND worktree_key = ?",
+        owner,
+    ).fetchone()
+    if row is None:
+        return ProjectionProvenance(0, ANALYZER_VERSION, "partial")
+    return ProjectionProvenance(int(row[0]), row[1], row[2])
+
+
+def _candidate_provenance(conn: sqlite3.Connection, owner: tuple[str, str]) -> ProjectionProvenance:
+    row = conn.execute(
+        "SELECT generation, analyzer_version FROM candidate_projection "
+        "WHERE repository_key = ? AND worktree_key = ?",
+        owner,
+    ).fetchone()
+    if row is None:
+        return ProjectionProvenance(0, ANALYZER_VERSION, "complete")
+    return ProjectionProvenance(int(row[0]), row[1], "complete")
+
+
+def candidate_searchable_text(payload: dict[str, Any]) -> str:
+    """What a candidate is recalled by: the same text a draft queries with."""
+    return draft_text(payload)
+
+
+def draft_text(payload: dict[str, Any]) -> str:
+    """Content, then each statement's text (the query of a draft, the document of a candidate)."""
+    parts: list[str] = [str(payload.get("content") or "")]
+    for statement in payload.get("statements") or []:
+        if isinstance(statement, dict) and statement.get("text"):
+            parts.append(str(statement["text"]))
+    return "\n".join(p for p in parts if p)

@@ -1,0 +1,543 @@
+"""Owner resolution and bounded selection of sealed turns for extraction.
+
+Owner: exactly one registered worktree. From a directory inside a git worktree it is that
+worktree (which must be registered: `REPOSITORY_NOT_REGISTERED`); from a directory outside any
+worktree it is the one registered worktree below it — none is `OWNER_NOT_FOUND`, several (a
+project folder holding two checkouts) is `OWNER_AMBIGUOUS`. Never "the first of several".
+
+Selection, for a normalized MemoryExtractionRequest@v1:
+- turns of main sessions (not subagent sidechains) mapped to the owner worktree, sealed, with a
+  revision, observed (start, else end, else session start) inside the half-open window;
+- narrowed by providers, session keys, tool capability keys (a tool family such as `shell` or
+  `edit`, or an exact tool name, used in the turn), result evidence (`provider-completed`: the
+  turn has an assistant answer; `abandoned`: no answer and no tool result; `unknown`: the rest)
+  and the query (all analyzed terms must match the turn's FTS document);
+- more than `MAX_MATCHED_TURNS` matches is `QUERY_TOO_BROAD` (never a prefix);
+- sessions with fewer than `MIN_SESSION_TURNS` matched turns are rejected
+  (`insufficient-eligible-turns`), the rest are scored and ranked (score desc, sessionKey asc).
+
+Session score (value signals of seed 003 §6.1; the weights are ours):
+  40 x direct delivery edges + 25 x observed delivery edges (distinct turn->commit edges)
+  + 15 x recovered failures (a tool call that failed and later succeeded with the same command)
+  + min(round(10 x tool calls / turns), 10)       tool density
+  + min(2 x turns that wrote files, 10)             edits
+  + 5 when the last matched turn ends with an assistant answer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import sqlite3
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from teamlore.core import errors
+from teamlore.core.analyzer import fts_query
+from teamlore.core.canonical import digest
+from teamlore.core.timeutil import parse_instant
+from teamlore.memory.extraction.evidence import CatalogEdge
+from teamlore.repo.binding import (
+    RepositoryIdentity,
+    is_within,
+    list_repositories,
+    normalize_posix,
+    resolve_repository,
+)
+from teamlore.sessions.index_db import body_match
+
+REQUEST_FORMAT = "threadshare-memory-extraction-request@v1"
+MAX_WINDOW_DAYS = 366
+MAX_MATCHED_TURNS = 200
+MIN_SESSION_TURNS = 3
+MAX_QUERY_BYTES = 8 * 1024
+PROVIDERS = ("claude", "codex", "pi")
+RESULT_EVIDENCE = ("abandoned", "provider-completed", "unknown")
+_CANONICAL = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
+
+
+# -- request ----------------------------------------------------------------------------------
+
+
+def _window_error(message: str) -> errors.TeamloreError:
+    return errors.TeamloreError(errors.WINDOW_INVALID, message)
+
+
+def canonical_instant(value: str, what: str) -> str:
+    """`value` when it is a canonical UTC instant (`YYYY-MM-DDTHH:MM:SS.mmmZ`), else refuse."""
+    if not _CANONICAL.match(value):
+        hint = ""
+        with contextlib.suppress(ValueError):
+            hint = f" (did you mean {parse_instant(value)}?)"
+        raise _window_error(
+            f"{what} must be a canonical UTC instant YYYY-MM-DDTHH:MM:SS.mmmZ{hint}"
+        )
+    try:
+        datetime.strptime(value, "%Y-%m-%dT%H:%M:%S.%fZ")
+    except ValueError:
+        raise _window_error(f"{what} {value!r} is not a real calendar instant") from None
+    return value
+
+
+def _moment(value: str) -> datetime:
+    return datetime.strptime(value, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+
+
+def check_window(after: str, before: str) -> tuple[str, str]:
+    """A canonical, non-empty, half-open window of at most `MAX_WINDOW_DAYS` days."""
+    after = canonical_instant(after, "window.after (--since)")
+    before = canonical_instant(before, "window.before (--until)")
+    start, end = _moment(after), _moment(before)
+    if end <= start:
+        raise _window_error("the window is empty or reversed: --since must be before --until")
+    if end - start > timedelta(days=MAX_WINDOW_DAYS):
+        raise _window_error(f"the window spans more than {MAX_WINDOW_DAYS} days; narrow it")
+    return after, before
+
+
+def _sorted_unique(values: list[str] | None) -> list[str]:
+    return sorted({v.strip() for v in values or [] if v.strip()})
+
+
+def normalize_request(
+    *,
+    after: str,
+    before: str,
+    query: str = "",
+    providers: list[str] | None = None,
+    session_keys: list[str] | None = None,
+    tool_capability_keys: list[str] | None = None,
+    result_evidence: list[str] | None = None,
+) -> dict[str, Any]:
+    """The normalized MemoryExtractionRequest@v1 (every filter present, sorted, unique)."""
+    after, before = check_window(after, before)
+    if len(query.encode("utf-8")) > MAX_QUERY_BYTES:
+        raise errors.TeamloreError(
+            errors.RECALL_REQUEST_INVALID, f"query is longer than {MAX_QUERY_BYTES} bytes"
+        )
+    filters = {
+        "providers": _sorted_unique(providers),
+        "sessionKeys": _sorted_unique(session_keys),
+        "toolCapabilityKeys": _sorted_unique(tool_capability_keys),
+        "resultEvidence": _sorted_unique(result_evidence),
+    }
+    for value in filters["providers"]:
+        if value not in PROVIDERS:
+            raise errors.TeamloreError(
+                errors.RECALL_REQUEST_INVALID,
+                f"unknown provider {value!r}; use {', '.join(PROVIDERS)}",
+            )
+    for value in filters["resultEvidence"]:
+        if value not in RESULT_EVIDENCE:
+            raise errors.TeamloreError(
+                errors.RECALL_REQUEST_INVALID,
+                f"unknown result evidence {value!r}; use {', '.join(RESULT_EVIDENCE)}",
+            )
+    return {
+        "format": REQUEST_FORMAT,
+        "window": {"after": after, "before": before},
+        "query": query.strip(),
+        "filters": filters,
+    }
+
+
+# -- owner ------------------------------------------------------------------------------------
+
+
+def resolve_owner(
+    conn: sqlite3.Connection, cwd: Path, home: Path | None = None
+) -> RepositoryIdentity:
+    """The one registered worktree `cwd` designates (see the module doc)."""
+    try:
+        identity = resolve_repository(cwd, home=home)
+    except errors.TeamloreError as exc:
+        if exc.code != errors.NOT_A_GIT_REPOSITORY.code:
+            raise
+        return _owner_below(conn, cwd, exc)
+    registered = {r.worktree_key for r in list_repositories(conn)}
+    if identity.worktree_key not in registered:
+        raise errors.TeamloreError(
+            errors.REPOSITORY_NOT_REGISTERED,
+            "this worktree is not registered; run `teamlore sync --repository .`",
+        )
+    return identity
+
+
+def _owner_below(
+    conn: sqlite3.Connection, cwd: Path, cause: errors.TeamloreError
+) -> RepositoryIdentity:
+    here = normalize_posix(str(cwd))
+    below = [r for r in list_repositories(conn) if here and is_within(str(r.worktree_root), here)]
+    if len(below) == 1:
+        return below[0]
+    if len(below) > 1:
+        names = ", ".join(sorted(r.worktree_root.name for r in below))
+        raise errors.TeamloreError(
+            errors.OWNER_AMBIGUOUS,
+            f"this directory holds {len(below)} registered worktrees ({names}); "
+            "run recall from inside one of them",
+            worktrees=len(below),
+        )
+    raise errors.TeamloreError(
+        errors.OWNER_NOT_FOUND,
+        "this directory is not inside a git worktree and holds no registered worktree",
+    ) from cause
+
+
+# -- selection --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRow:
+    seq: int
+    name: str
+    family: str
+    command: str | None
+    input: str | None
+    status: str
+    exit_code: int | None
+    result_head: str | None
+    result_tail: str | None
+    result_bytes: int | None
+    result_sha256: str | None
+    result_truncated: bool
+
+    def call_text(self) -> str:
+        detail = self.command if self.command else (self.input or "")
+        return f"{self.name}\n{detail}" if detail else self.name
+
+    def call_key(self) -> str:
+        return f"{self.family}\x00{self.name}\x00{' '.join(self.call_text().split())}"
+
+
+@dataclass(slots=True)
+class SelectedTurn:
+    turn_id: int
+    session_key: str
+    index: int  # the turn's ordinal in its session
+    revision: str
+    observed_at: str
+    user_text: str
+    assistant_text: str
+    tools: list[ToolRow] = field(default_factory=list)
+    written_paths: tuple[str, ...] = ()
+    edges: tuple[CatalogEdge, ...] = ()
+
+
+@dataclass(slots=True)
+class SessionSelection:
+    session_key: str
+    provider: str
+    turns: list[SelectedTurn]
+    score: int = 0
+    contributions: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Selection:
+    request_digest: str
+    result_set_digest: str
+    matched_turns: int
+    sessions: list[SessionSelection]
+    rejected: list[dict[str, Any]]
+
+    def source_binding_digest(self, session: SessionSelection) -> str:
+        return digest(
+            {
+                "requestDigest": self.request_digest,
+                "resultSetDigest": self.result_set_digest,
+                "sessionKey": session.session_key,
+                "turnBindings": [
+                    {
+                        "turnIndex": t.index,
+                        "revision": t.revision,
+                        "payloadSha256": sorted(
+                            {u.result_sha256 for u in t.tools if u.result_sha256}
+                        ),
+                    }
+                    for t in session.turns
+                ],
+                "deliveryEdgeRevisions": sorted(
+                    {e.revision for t in session.turns for e in t.edges}
+                ),
+            }
+        )
+
+
+def request_digest(request: dict[str, Any], owner: RepositoryIdentity) -> str:
+    scope = {"repositoryKey": owner.repository_key, "worktreeKey": owner.worktree_key}
+    return digest({"request": request, "scope": scope})
+
+
+def _observed(row: sqlite3.Row) -> str | None:
+    for column in ("started_at", "ended_at", "session_started_at"):
+        raw = row[column]
+        if raw:
+            try:
+                return parse_instant(raw)
+            except ValueError:
+                continue
+    return None
+
+
+def _result_evidence(row: sqlite3.Row, has_result: bool) -> str:
+    if row["assistant_text"].strip():
+        return "provider-completed"
+    return "unknown" if has_result else "abandoned"
+
+
+def _candidate_rows(
+    conn: sqlite3.Connection, owner: RepositoryIdentity, request: dict[str, Any]
+) -> list[sqlite3.Row]:
+    window = request["window"]
+    filters = request["filters"]
+    day_lo = (_moment(window["after"]) - timedelta(days=1)).strftime("%Y-%m-%d")
+    day_hi = (_moment(window["before"]) + timedelta(days=1)).strftime("%Y-%m-%d")
+    where = [
+        "s.worktree_key = ?",
+        "s.parent_session_key IS NULL",
+        "t.sealed = 1",
+        "t.revision IS NOT NULL",
+        "substr(coalesce(t.started_at, t.ended_at, s.started_at), 1, 10) BETWEEN ? AND ?",
+    ]
+    params: list[Any] = [owner.worktree_key, day_lo, day_hi]
+    for column, values in (
+        ("s.provider", filters["providers"]),
+        ("s.session_key", filters["sessionKeys"]),
+    ):
+        if values:
+            where.append(f"{column} IN ({', '.join('?' * len(values))})")
+            params.extend(values)
+    if filters["toolCapabilityKeys"]:
+        keys = filters["toolCapabilityKeys"]
+        marks = ", ".join("?" * len(keys))
+        where.append(
+            "EXISTS (SELECT 1 FROM tool_uses u WHERE u.turn_id = t.id"
+            f" AND (u.family IN ({marks}) OR u.name IN ({marks})))"
+        )
+        params.extend([*keys, *keys])
+    if request["query"]:
+        match = fts_query(request["query"], mode="all")
+        if not match:
+            raise errors.TeamloreError(errors.QUERY_EMPTY, "the query has no searchable terms")
+        where.append("t.id IN (SELECT rowid FROM turns_fts WHERE turns_fts MATCH ?)")
+        params.append(body_match(match))
+    sql = (
+        "SELECT t.id, t.ordinal, t.revision, t.started_at, t.ended_at, t.user_text,"
+        " t.assistant_text, s.session_key, s.provider, s.cwd, s.started_at AS session_started_at,"
+        " EXISTS (SELECT 1 FROM tool_uses u WHERE u.turn_id = t.id"
+        "   AND u.result_sha256 IS NOT NULL) AS has_result"
+        " FROM turns t JOIN sessions s ON s.id = t.session_id"
+        f" WHERE {' AND '.join(where)} ORDER BY s.session_key, t.ordinal"
+    )
+    return conn.execute(sql, params).fetchall()
+
+
+def select_turns(
+    conn: sqlite3.Connection, owner: RepositoryIdentity, request: dict[str, Any]
+) -> Selection:
+    """The bounded selection of `request` for `owner` (refuses more than 200 matches)."""
+    after, before = request["window"]["after"], request["window"]["before"]
+    wanted_evidence = set(request["filters"]["resultEvidence"])
+    matched: list[tuple[sqlite3.Row, str]] = []
+    for row in _candidate_rows(conn, owner, request):
+        observed = _observed(row)
+        if observed is None or not (after <= observed < before):
+            continue
+        if (
+            wanted_evidence
+            and _result_evidence(row, bool(row["has_result"])) not in wanted_evidence
+        ):
+            continue
+        matched.append((row, observed))
+    if len(matched) > MAX_MATCHED_TURNS:
+        raise errors.TeamloreError(
+            errors.QUERY_TOO_BROAD,
+            f"{len(matched)} sealed turns match (the limit is {MAX_MATCHED_TURNS}); "
+            "narrow the window, add a query or filter by session",
+            matchedTurns=len(matched),
+            limit=MAX_MATCHED_TURNS,
+        )
+    req_digest = request_digest(request, owner)
+    result_set = digest(
+        {
+            "requestDigest": req_digest,
+            "turns": sorted(
+                (
+                    {
+                        "sessionKey": row["session_key"],
+                        "turnIndex": row["ordinal"],
+                        "revision": row["revision"],
+                        "observedAt": observed,
+                    }
+                    for row, observed in matched
+                ),
+                key=lambda t: (t["sessionKey"], t["turnIndex"]),
+            ),
+        }
+    )
+    grouped: dict[str, list[tuple[sqlite3.Row, str]]] = defaultdict(list)
+    for row, observed in matched:
+        grouped[row["session_key"]].append((row, observed))
+    sessions: list[SessionSelection] = []
+    rejected: list[dict[str, Any]] = []
+    for session_key in sorted(grouped):
+        rows = grouped[session_key]
+        if len(rows) < MIN_SESSION_TURNS:
+            rejected.append(
+                {
+                    "sessionKey": session_key,
+                    "turns": len(rows),
+                    "reason": "insufficient-eligible-turns",
+                }
+            )
+            continue
+        turns = [_load_turn(conn, owner, row, observed) for row, observed in rows]
+        session = SessionSelection(session_key, str(rows[0][0]["provider"]), turns)
+        score_session(session)
+        sessions.append(session)
+    sessions.sort(key=lambda s: (-s.score, s.session_key))
+    return Selection(req_digest, result_set, len(matched), sessions, rejected)
+
+
+def load_turns(
+    conn: sqlite3.Connection, owner: RepositoryIdentity, session_key: str, indexes: list[int]
+) -> list[SelectedTurn]:
+    """The given turns of one owner session as selected now (for rebinding a recorded task)."""
+    if not indexes:
+        return []
+    marks = ", ".join("?" * len(indexes))
+    rows = conn.execute(
+        "SELECT t.id, t.ordinal, t.revision, t.started_at, t.ended_at, t.user_text,"
+        " t.assistant_text, s.session_key, s.provider, s.cwd, s.started_at AS session_started_at"
+        " FROM turns t JOIN sessions s ON s.id = t.session_id"
+        f" WHERE s.session_key = ? AND s.worktree_key = ? AND t.sealed = 1"
+        f" AND t.revision IS NOT NULL AND t.ordinal IN ({marks}) ORDER BY t.ordinal",
+        (session_key, owner.worktree_key, *indexes),
+    ).fetchall()
+    return [_load_turn(conn, owner, row, _observed(row) or "") for row in rows]
+
+
+def _load_turn(
+    conn: sqlite3.Connection, owner: RepositoryIdentity, row: sqlite3.Row, observed: str
+) -> SelectedTurn:
+    tools = [
+        ToolRow(
+            seq=u["seq"],
+            name=u["name"],
+            family=u["family"],
+            command=u["command"],
+            input=u["input"],
+            status=u["status"],
+            exit_code=u["exit_code"],
+            result_head=u["result_head"],
+            result_tail=u["result_tail"],
+            result_bytes=u["result_bytes"],
+            result_sha256=u["result_sha256"],
+            result_truncated=bool(u["result_truncated"]),
+        )
+        for u in conn.execute(
+            "SELECT * FROM tool_uses WHERE turn_id = ? ORDER BY seq", (row["id"],)
+        )
+    ]
+    writes = [
+        r["path"]
+        for r in conn.execute(
+            "SELECT path FROM file_touches WHERE turn_id = ? AND kind = 'write' ORDER BY id",
+            (row["id"],),
+        )
+    ]
+    edges = tuple(
+        CatalogEdge(
+            commit_hash=e["hash"],
+            strength=e["strength"],
+            reasons=tuple(orjson.loads(e["reasons"])),
+            limitations=tuple(orjson.loads(e["limitations"])),
+            revision=e["revision"],
+        )
+        for e in conn.execute(
+            "SELECT hash, strength, reasons, limitations, revision FROM delivery_edges"
+            " WHERE turn_id = ? AND repository_key = ? ORDER BY hash",
+            (row["id"], owner.repository_key),
+        )
+    )
+    return SelectedTurn(
+        turn_id=row["id"],
+        session_key=row["session_key"],
+        index=row["ordinal"],
+        revision=row["revision"],
+        observed_at=observed,
+        user_text=row["user_text"],
+        assistant_text=row["assistant_text"],
+        tools=tools,
+        written_paths=repo_relative_paths(writes, row["cwd"], owner.worktree_root),
+        edges=edges,
+    )
+
+
+def repo_relative_paths(paths: list[str], cwd: str | None, worktree_root: Path) -> tuple[str, ...]:
+    """The written paths that lie inside the worktree, relative to its root (sorted, unique)."""
+    root = str(worktree_root)
+    base = normalize_posix(cwd or "")
+    out: set[str] = set()
+    for path in paths:
+        if not path or "\x00" in path:
+            continue
+        if path.startswith("/"):
+            joined = path
+        elif base is not None and "\\" not in path:
+            joined = os.path.join(base, path)
+        else:
+            continue
+        joined = os.path.normpath(joined)
+        directory = normalize_posix(os.path.dirname(joined))
+        if directory is None:
+            continue
+        absolute = os.path.join(directory, os.path.basename(joined))
+        if is_within(absolute, root) and absolute != root:
+            out.add(absolute[len(root.rstrip("/")) + 1 :])
+    return tuple(sorted(out))
+
+
+def score_session(session: SessionSelection) -> None:
+    """Fill in `score` and `contributions` (see the module doc for the formula)."""
+    direct = {
+        (t.index, e.commit_hash) for t in session.turns for e in t.edges if e.strength == "direct"
+    }
+    observed = {
+        (t.index, e.commit_hash) for t in session.turns for e in t.edges if e.strength == "observed"
+    }
+    failed: set[str] = set()
+    recovered = 0
+    calls = 0
+    for turn in session.turns:
+        for tool in turn.tools:
+            calls += 1
+            key = tool.call_key()
+            if tool.status == "error":
+                failed.add(key)
+            elif tool.status == "ok" and key in failed:
+                failed.discard(key)
+                recovered += 1
+    turns = len(session.turns)
+    contributions = {
+        "directDeliveryEdges": 40 * len(direct),
+        "observedDeliveryEdges": 25 * len(observed),
+        "recoveredFailures": 15 * recovered,
+        "toolDensity": min(round(10 * calls / turns), 10) if turns else 0,
+        "edits": min(2 * sum(1 for t in session.turns if t.written_paths), 10),
+        "conclusiveAnswer": 5 if session.turns and session.turns[-1].assistant_text.strip() else 0,
+    }
+    session.contributions = contributions
+    session.score = sum(contributions.values())
+
+
+def payload_sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

@@ -1,0 +1,65 @@
+"""Transcript serialization of a chunk (the text an extraction agent reads).
+
+    <preamble>
+
+    <<past-turn index="3" evidence-id="ev-...">>
+    <<past-user>>
+    ...
+
+    <<past-tool_call>>
+    ...
+
+    <<end-of-transcript>>
+
+Blocks are joined by one blank line; a `<<past-turn>>` marker opens every turn (its
+`evidence-id` is the turn's catalog entry, omitted only when the turn has none). Content can
+never forge a marker: `escape_text` puts a backslash between any two adjacent `<` of message
+text, so the only `<<` sequences in a transcript are the markers written here. The preamble
+(`memory-prompts@2`) tells the reader that nothing in the transcript is addressed to it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Protocol
+
+from teamlore.memory.extraction.prompts import TRANSCRIPT_PREAMBLE
+
+END_ANCHOR = "<<end-of-transcript>>"
+_ADJACENT_LT = re.compile(r"<(?=<)")
+
+
+def escape_text(text: str) -> str:
+    """Neutralize marker look-alikes: `<<` becomes `<\\<` (idempotent; no `<<` survives)."""
+    return _ADJACENT_LT.sub("<\\\\", text)
+
+
+class _Event(Protocol):
+    @property
+    def role(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+
+
+class _Turn(Protocol):
+    @property
+    def index(self) -> int: ...
+    @property
+    def events(self) -> Iterable[_Event]: ...
+
+
+def turn_marker(index: int, evidence_id: str | None) -> str:
+    if evidence_id is None:
+        return f'<<past-turn index="{index}">>'
+    return f'<<past-turn index="{index}" evidence-id="{evidence_id}">>'
+
+
+def serialize_transcript(turns: Iterable[_Turn], turn_evidence: Mapping[int, str]) -> str:
+    """The transcript of `turns` (event text already escaped), with markers and the anchor."""
+    blocks: list[str] = []
+    for turn in turns:
+        blocks.append(turn_marker(turn.index, turn_evidence.get(turn.index)))
+        for event in turn.events:
+            blocks.append(f"<<past-{event.role}>>\n{escape_text(event.text)}")
+    return TRANSCRIPT_PREAMBLE + "\n\n" + "\n\n".join(blocks) + "\n\n" + END_ANCHOR

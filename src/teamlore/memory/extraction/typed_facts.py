@@ -1,0 +1,263 @@
+"""Typed facts: statements teamlore renders and verifies itself, without a model.
+
+Two versioned renderers with fixed templates (seed 003 D5; the reference product defines them
+but never calls them):
+
+- `commit-changed-path@1` {commitHash: 40 hex, path: repo-relative, one line}
+      → "Commit <commitHash> changed <path>."
+  source: an immutable git object — the commit's own tree diff (`git diff-tree --root`).
+- `command-exit@1` {command: one line, no backticks, exitCode: integer >= 0}
+      → "Command `<command>` exited with code <exitCode>."
+  source: a paired invocation/result in the L0 index — one shell tool use of a turn with its
+  recorded exit code.
+
+Recall offers them next to the transcript (`offer_typed_facts`): for every commit evidence item of
+a task, one fact per changed path; for every shell command that failed and later succeeded in the
+same chunk, the failing and the succeeding run. Each offer names the evidence id it cites.
+
+A statement is a typed fact only when `verify_statement` says so at review/prepare time: its text
+parses as one of the templates and re-renders to exactly the same bytes, it cites exactly one
+evidence item of the matching kind (a commit for commit-changed-path, a turn for command-exit),
+and the immutable source confirms it (the commit changed that path; the turn — at the revision
+the citation was staged with — ran that command with that exit code). Nothing a model sends can
+set `typed-fact`: change one character of the text or add, drop or swap a citation and it is a
+plain `unverified` statement again.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from teamlore.contracts import digests
+from teamlore.core import errors
+from teamlore.core.canonical import digest
+from teamlore.repo.git import run_git
+
+COMMIT_CHANGED_PATH = "commit-changed-path@1"
+COMMAND_EXIT = "command-exit@1"
+RENDERERS = (COMMIT_CHANGED_PATH, COMMAND_EXIT)
+MAX_PATHS_PER_COMMIT = 20
+MAX_FACTS_PER_TASK = 48
+
+_HEX40 = re.compile(r"[0-9a-f]{40}")
+_COMMIT_TEXT = re.compile(r"Commit ([0-9a-f]{40}) changed (.+)\.", re.DOTALL)
+_COMMAND_TEXT = re.compile(r"Command `([^`\n]+)` exited with code (0|[1-9][0-9]{0,9})\.")
+
+
+class TypedFactError(ValueError):
+    """Parameters a renderer refuses (`typed-fact-invalid-params`)."""
+
+
+def _single_line(value: str) -> bool:
+    return bool(value) and value == value.strip() and not any(c in value for c in "\n\r\x00")
+
+
+def render_commit_changed_path(commit_hash: str, path: str) -> str:
+    if not _HEX40.fullmatch(commit_hash):
+        raise TypedFactError("commitHash must be 40 lowercase hex digits")
+    if not _single_line(path) or path.startswith("/") or ".." in path.split("/"):
+        raise TypedFactError("path must be one repo-relative line")
+    return f"Commit {commit_hash} changed {path}."
+
+
+def render_command_exit(command: str, exit_code: int) -> str:
+    if not _single_line(command) or "`" in command:
+        raise TypedFactError("command must be one line without backticks")
+    if isinstance(exit_code, bool) or not isinstance(exit_code, int) or exit_code < 0:
+        raise TypedFactError("exitCode must be an integer >= 0")
+    return f"Command `{command}` exited with code {exit_code}."
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedFact:
+    renderer: str
+    params: dict[str, Any]
+
+
+def parse_fact_text(text: str) -> ParsedFact | None:
+    """The renderer and parameters whose exact output `text` is, else None."""
+    match = _COMMIT_TEXT.fullmatch(text)
+    if match is not None:
+        params: dict[str, Any] = {"commitHash": match[1], "path": match[2]}
+        try:
+            rendered = render_commit_changed_path(match[1], match[2])
+        except TypedFactError:
+            return None
+        return ParsedFact(COMMIT_CHANGED_PATH, params) if rendered == text else None
+    match = _COMMAND_TEXT.fullmatch(text)
+    if match is not None:
+        params = {"command": match[1], "exitCode": int(match[2])}
+        try:
+            rendered = render_command_exit(match[1], int(match[2]))
+        except TypedFactError:
+            return None
+        return ParsedFact(COMMAND_EXIT, params) if rendered == text else None
+    return None
+
+
+# -- immutable sources ---------------------------------------------------------------------------
+
+
+def commit_changed_paths(worktree_root: Path, commit_hash: str) -> list[str] | None:
+    """The paths a commit changed against its first parent (all paths for a root commit);
+    None when the commit object is not in the repository."""
+    if not _HEX40.fullmatch(commit_hash):
+        return None
+    try:
+        out = run_git(
+            [
+                "diff-tree",
+                "--root",
+                "--no-commit-id",
+                "--name-only",
+                "--no-renames",
+                "--no-textconv",
+                "--no-ext-diff",
+                "-r",
+                "-z",
+                f"{commit_hash}^{{commit}}",
+            ],
+            cwd=worktree_root,
+        )
+    except errors.TeamloreError:
+        return None
+    return [p for p in out.decode("utf-8", "replace").split("\x00") if p]
+
+
+@dataclass(frozen=True, slots=True)
+class CommandRun:
+    """One shell invocation of a turn with its recorded result."""
+
+    command: str
+    exit_code: int | None
+    family: str
+
+
+def turn_command_runs(tools: Iterable[Any]) -> list[CommandRun]:
+    """Shell runs of a turn from `selection.ToolRow`-like objects (command, exit_code, family)."""
+    return [
+        CommandRun(t.command.strip(), t.exit_code, t.family)
+        for t in tools
+        if t.family == "shell" and t.command
+    ]
+
+
+# -- verification --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CitedSource:
+    """What the host resolved privately for one cited evidence id (see memory.review)."""
+
+    kind: str  # commit | turn | path | unresolved
+    commit_hash: str | None = None
+    turn_runs: tuple[CommandRun, ...] | None = None  # None: turn changed since staging
+
+
+def verify_statement(text: str, cited: Sequence[CitedSource], *, worktree_root: Path) -> str | None:
+    """The renderer that proves `text` from its citations, or None (plain statement)."""
+    parsed = parse_fact_text(text)
+    if parsed is None or len(cited) != 1:
+        return None
+    source = cited[0]
+    if parsed.renderer == COMMIT_CHANGED_PATH:
+        if source.kind != "commit" or source.commit_hash != parsed.params["commitHash"]:
+            return None
+        changed = commit_changed_paths(worktree_root, parsed.params["commitHash"])
+        return COMMIT_CHANGED_PATH if changed and parsed.params["path"] in changed else None
+    if source.kind != "turn" or source.turn_runs is None:
+        return None
+    for run in source.turn_runs:
+        if run.command == parsed.params["command"] and run.exit_code == parsed.params["exitCode"]:
+            return COMMAND_EXIT
+    return None
+
+
+# -- offers (recall) -----------------------------------------------------------------------------
+
+
+def _fact(renderer: str, params: dict[str, Any], text: str, evidence_id: str) -> dict[str, Any]:
+    return {
+        "factId": "tf-" + digest({"renderer": renderer, "params": params, "ev": evidence_id})[:16],
+        "renderer": renderer,
+        "params": params,
+        "text": text,
+        "evidenceIds": [evidence_id],
+        "statementTextDigest": digests.statement_text_digest(text),
+        "claimSupport": "typed-fact",
+    }
+
+
+def _command_facts(turns: Sequence[Any], turn_evidence: dict[int, str]) -> list[dict[str, Any]]:
+    failed: dict[str, tuple[int, CommandRun]] = {}
+    facts: list[dict[str, Any]] = []
+    for turn in turns:
+        for run in turn_command_runs(turn.tools):
+            if run.exit_code is None or "`" in run.command or "\n" in run.command:
+                continue
+            if run.exit_code != 0:
+                failed.setdefault(run.command, (turn.index, run))
+                continue
+            if run.command not in failed:
+                continue
+            fail_index, fail_run = failed.pop(run.command)
+            pair: list[dict[str, Any]] = []
+            for index, one in ((fail_index, fail_run), (turn.index, run)):
+                evidence_id = turn_evidence.get(index)
+                if evidence_id is None:
+                    break
+                params = {"command": one.command, "exitCode": one.exit_code}
+                text = render_command_exit(one.command, int(one.exit_code or 0))
+                pair.append(_fact(COMMAND_EXIT, params, text, evidence_id))
+            if len(pair) == 2:
+                pair[0]["pairedWith"] = pair[1]["factId"]
+                pair[1]["pairedWith"] = pair[0]["factId"]
+                facts.extend(pair)
+    return facts
+
+
+def _commit_facts(records: Iterable[Any], worktree_root: Path) -> list[dict[str, Any]]:
+    facts: list[dict[str, Any]] = []
+    for record in records:
+        if record.kind != "commit":
+            continue
+        commit_hash = str(record.pointer["commitHash"])
+        for path in (commit_changed_paths(worktree_root, commit_hash) or [])[:MAX_PATHS_PER_COMMIT]:
+            try:
+                text = render_commit_changed_path(commit_hash, path)
+            except TypedFactError:
+                continue
+            facts.append(
+                _fact(
+                    COMMIT_CHANGED_PATH,
+                    {"commitHash": commit_hash, "path": path},
+                    text,
+                    record.evidence_id,
+                )
+            )
+    return facts
+
+
+def offer_typed_facts(
+    index_conn: sqlite3.Connection, identity: Any, built_tasks: Iterable[Any]
+) -> list[dict[str, Any]]:
+    """Typed facts for recall's returned tasks: `[{taskId, facts: [...]}]` (tasks without facts
+    are left out). `built_tasks` are `memory.recall.BuiltTask`s; `identity` the owner."""
+    from teamlore.memory.extraction.selection import load_turns
+
+    offers: list[dict[str, Any]] = []
+    for built in built_tasks:
+        indexes = [t.index for t in built.chunk.turns]
+        turns = load_turns(index_conn, identity, built.session_key, indexes)
+        wanted = set(built.binding["turnRevisions"])
+        turns = [t for t in turns if t.revision in wanted]
+        facts = _command_facts(turns, built.catalog.turn_evidence)
+        facts += _commit_facts(built.catalog.records, Path(identity.worktree_root))
+        if facts:
+            offers.append({"taskId": built.task_id, "facts": facts[:MAX_FACTS_PER_TASK]})
+    return offers

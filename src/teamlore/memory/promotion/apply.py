@@ -1,0 +1,820 @@
+"""Promotion: apply an approved PromotionPlan@v1 to the worktree's `.threadshare/memory/` tree.
+
+Journal (`promotion_journal.status`): `generated → approved → applying → applied | voided`.
+
+- **approve** binds the plan digest: the stored canonical plan must hash to the stored digest
+  (and to the digest the caller reviewed, when given); `generated → approved`. Re-approving an
+  approved plan is a no-op.
+- **apply** runs under a cross-process file lock in the state dir (`LOCK_NAME`), so one plan is
+  applied by one process; a second promote waits for the lock and then sees `applied`.
+  1. the owner is re-resolved from the caller's directory: another repository, or another
+     worktree of the same one, is refused (`PROMOTION_OWNER_MISMATCH`; the plan stays valid for
+     its own worktree);
+  2. precheck (only from `approved`; nothing is written before it passes): every candidate is
+     still `quarantined` at the plan's revision, the assessment digest is unchanged, the plan's
+     policy version is the current lint policy and every file to write still lints clean, and
+     every target's current working-tree bytes have the plan's git blob OID (null: absent),
+     read with the no-follow reader (a symlink on the way is drift too). Any drift voids the
+     plan with a stable code and the drifted path — review again. Passing stores the original
+     bytes of every target and moves the journal to `applying` in one transaction;
+  3. mutation: writes (in plan order), then deletes, each with `teamlore.core.safe_write`
+     (no-follow traversal, same-dir temp + fsync + atomic rename, CAS on the current bytes);
+     per-file progress is recorded after each file. Per-file idempotent: a target that already
+     holds the approved bytes (or a delete target already gone) is marked done without writing.
+     A target that holds neither its original nor the approved bytes (edited mid-apply) makes
+     the apply roll back every file it installed (only where the installed bytes are still
+     there — other bytes are never overwritten) and void;
+  4. one transaction ends it: candidates `promoted` (revision + 1), removed from the candidate
+     FTS, candidate projection generation + 1, journal `applied`, original bytes cleared;
+  5. the approved projection is refreshed (outside the journal: a failure there is reported in
+     the result, and a later sync or promote repeats it).
+- The working tree only: nothing is staged, committed or pushed.
+
+Crash safety: failpoints (`FAILPOINTS`) sit between every step. After a kill, `promote` again (or
+`recover_promotions`, meant for `status`) continues deterministically: `approved` re-runs the
+precheck, `applying` re-checks candidates/assessments/policy and resumes the mutation file by
+file, `applied` replays idempotently, `voided` stays voided.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import orjson
+from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic.alias_generators import to_camel
+
+from teamlore.contracts import digests
+from teamlore.contracts.promotion import PromotionPlan
+from teamlore.core import db, errors, safe_write
+from teamlore.core.canonical import sha256_hex
+from teamlore.core.failpoints import failpoint
+from teamlore.core.lock import file_lock
+from teamlore.core.paths import resolve_home
+from teamlore.memory.consolidation import journal as consolidation_journal
+from teamlore.memory.extraction.tasks import Owner
+from teamlore.memory.store import layout
+from teamlore.memory.store import lint as lint_rules
+from teamlore.repo.binding import RepositoryIdentity
+
+__all__ = [
+    "FAILPOINTS",
+    "LOCK_NAME",
+    "FileOutcome",
+    "PromotionOutcome",
+    "StoredPlan",
+    "approve_plan",
+    "current_assessment_digest",
+    "load_plan",
+    "plans_holding_candidates",
+    "promote",
+    "recover_promotions",
+    "unfinished_plan_ids",
+]
+
+LOCK_NAME = "memory-state.sqlite3-promotion.lock"
+LOCK_WAIT_SECONDS = 30.0
+
+FAILPOINTS = (
+    "promotion.after-approve",  # approved, precheck not run
+    "promotion.after-precheck",  # applying, originals stored, nothing written
+    "promotion.before-write",  # per file: temp not yet installed
+    "promotion.after-write",  # per file: installed, progress not recorded
+    "promotion.after-mark",  # per file: progress recorded
+    "promotion.before-finish",  # every file done, closing transaction not run
+    "promotion.after-finish",  # applied, projection not refreshed
+)
+
+PlanStatus = Literal["generated", "approved", "applying", "applied", "voided"]
+FileResult = Literal["written", "deleted", "already-present", "already-applied"]
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True)
+
+
+class FileOutcome(_Wire):
+    target_path: str
+    operation: Literal["write", "delete"]
+    outcome: FileResult
+
+
+class CandidateOutcome(_Wire):
+    candidate_id: str
+    revision: int  # the promoted revision
+
+
+class ProjectionOutcome(_Wire):
+    generation: int | None = None
+    coverage: str | None = None
+    error: dict[str, Any] | None = None
+
+
+class PromotionOutcome(_Wire):
+    plan_id: str
+    plan_digest: str
+    status: Literal["applied"]
+    idempotent: bool  # the plan was already applied before this call
+    resumed: bool  # this call continued an apply interrupted earlier
+    files: list[FileOutcome]
+    candidates: list[CandidateOutcome]
+    candidate_generation: int | None
+    projection: ProjectionOutcome | None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredFile:
+    target_path: str
+    operation: Literal["write", "delete"]
+    target_blob_hash: str | None
+    content: bytes | None  # the approved bytes (None for a delete)
+    applied: bool
+
+
+@dataclass(frozen=True, slots=True)
+class StoredPlan:
+    plan: PromotionPlan
+    plan_digest: str
+    status: PlanStatus
+    repository_key: str
+    worktree_key: str
+    files: tuple[StoredFile, ...]  # writes in plan order, then deletes
+
+    @property
+    def owner(self) -> Owner:
+        return Owner(self.repository_key, self.worktree_key)
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+# --------------------------------------------------------------------------------------------
+# loading
+
+
+def _corrupt(plan_id: str, why: str) -> errors.TeamloreError:
+    return errors.TeamloreError(errors.PLAN_CORRUPT, f"plan {plan_id}: {why}", planId=plan_id)
+
+
+def load_plan(conn: sqlite3.Connection, plan_id: str) -> StoredPlan:
+    """The journaled plan with its approved bytes, verified against its digest."""
+    row = conn.execute(
+        "SELECT plan_id, repository_key, worktree_key, plan_canonical_json, plan_digest, "
+        "candidate_ids_json, assessment_digest, policy_version, status "
+        "FROM promotion_journal WHERE plan_id = ?",
+        (plan_id,),
+    ).fetchone()
+    if row is None:
+        raise errors.TeamloreError(
+            errors.PLAN_NOT_FOUND, f"no promotion plan {plan_id!r}", planId=plan_id
+        )
+    try:
+        plan = PromotionPlan.from_wire(orjson.loads(row["plan_canonical_json"]))
+    except (ValidationError, orjson.JSONDecodeError) as exc:
+        raise _corrupt(plan_id, f"the stored plan is not a PromotionPlan@v1 ({exc})") from None
+    if digests.plan_digest(plan) != row["plan_digest"]:
+        raise _corrupt(plan_id, "the stored plan does not hash to its digest")
+    if (
+        plan.plan_id != plan_id
+        or plan.owner.repository_key != row["repository_key"]
+        or plan.owner.worktree_key != row["worktree_key"]
+        or list(plan.candidate_ids) != orjson.loads(row["candidate_ids_json"])
+        or plan.assessment_digest != row["assessment_digest"]
+        or plan.policy_version != row["policy_version"]
+    ):
+        raise _corrupt(plan_id, "the journal row disagrees with the plan it stores")
+    stored = {
+        r["target_path"]: r
+        for r in conn.execute(
+            "SELECT target_path, target_blob_hash, sanitized_content, sanitized_digest, applied "
+            "FROM promotion_files WHERE plan_id = ?",
+            (plan_id,),
+        )
+    }
+    if set(stored) != {f.target_path for f in plan.per_file}:
+        raise _corrupt(plan_id, "the stored files are not the plan's files")
+    files: list[StoredFile] = []
+    for planned in plan.per_file:
+        r = stored[planned.target_path]
+        if r["target_blob_hash"] != planned.target_blob_hash:
+            raise _corrupt(plan_id, f"{planned.target_path}: stored blob OID differs from plan")
+        content: bytes | None = None
+        if planned.operation == "write":
+            content = bytes(r["sanitized_content"])
+            actual = digests.sanitized_content_digest(content)
+            if actual != planned.sanitized_content_digest or actual != r["sanitized_digest"]:
+                raise _corrupt(plan_id, f"{planned.target_path}: stored bytes differ from plan")
+        files.append(
+            StoredFile(
+                planned.target_path,
+                planned.operation,
+                planned.target_blob_hash,
+                content,
+                bool(r["applied"]),
+            )
+        )
+    files.sort(key=lambda f: f.operation == "delete")  # stable: writes first, then deletes
+    return StoredPlan(
+        plan,
+        row["plan_digest"],
+        row["status"],
+        row["repository_key"],
+        row["worktree_key"],
+        tuple(files),
+    )
+
+
+def _status(conn: sqlite3.Connection, plan_id: str) -> PlanStatus:
+    row = conn.execute(
+        "SELECT status FROM promotion_journal WHERE plan_id = ?", (plan_id,)
+    ).fetchone()
+    status: PlanStatus = row[0]
+    return status
+
+
+def _voided_error(conn: sqlite3.Connection, plan_id: str) -> errors.TeamloreError:
+    row = conn.execute(
+        "SELECT void_code, void_path, void_message FROM promotion_outcomes WHERE plan_id = ?",
+        (plan_id,),
+    ).fetchone()
+    details: dict[str, Any] = {"planId": plan_id, "status": "voided"}
+    if row is not None and row["void_code"]:
+        details["reason"] = row["void_code"]
+        if row["void_path"]:
+            details["driftedPath"] = row["void_path"]
+    return errors.TeamloreError(
+        errors.PLAN_VOIDED,
+        f"plan {plan_id} was voided ({details.get('reason', 'drift')}); review and prepare again",
+        **details,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# approval
+
+
+def approve_plan(
+    conn: sqlite3.Connection, plan_id: str, *, plan_digest: str | None = None
+) -> PlanStatus:
+    """`generated → approved`, binding the stored plan digest (and `plan_digest`, the digest
+    the person reviewed, when given). Returns the status after the call; a plan already
+    approved, applying or applied is left as it is. A voided plan is refused."""
+    stored = load_plan(conn, plan_id)
+    if plan_digest is not None and plan_digest != stored.plan_digest:
+        raise errors.TeamloreError(
+            errors.PLAN_DIGEST_MISMATCH,
+            f"plan {plan_id} has digest {stored.plan_digest[:12]}…, not the reviewed "
+            f"{plan_digest[:12]}…",
+            planId=plan_id,
+        )
+    if stored.status == "voided":
+        raise _voided_error(conn, plan_id)
+    if stored.status != "generated":
+        return stored.status
+    with db.write_tx(conn):
+        changed = conn.execute(
+            "UPDATE promotion_journal SET status = 'approved', updated_at = ? "
+            "WHERE plan_id = ? AND status = 'generated' AND plan_digest = ?",
+            (_now_ms(), plan_id, stored.plan_digest),
+        ).rowcount
+        if changed:
+            conn.execute(
+                "INSERT INTO promotion_outcomes (plan_id, approved_digest, approved_at) "
+                "VALUES (?, ?, ?) ON CONFLICT(plan_id) DO UPDATE SET "
+                "approved_digest = excluded.approved_digest, approved_at = excluded.approved_at",
+                (plan_id, stored.plan_digest, _now_ms()),
+            )
+    failpoint("promotion.after-approve")
+    return _status(conn, plan_id)
+
+
+# --------------------------------------------------------------------------------------------
+# bindings
+
+
+class _Drift(Exception):
+    def __init__(self, error: errors.ErrorCode, message: str, path: str | None = None) -> None:
+        super().__init__(message)
+        self.error = error
+        self.message = message
+        self.path = path
+
+
+def _check_owner(stored: StoredPlan, identity: RepositoryIdentity) -> None:
+    owner = stored.plan.owner
+    if identity.repository_key != owner.repository_key:
+        raise errors.TeamloreError(
+            errors.PROMOTION_OWNER_MISMATCH,
+            "this plan belongs to another repository; run promote inside the plan's worktree",
+            planId=stored.plan.plan_id,
+        )
+    if identity.worktree_key != owner.worktree_key:
+        raise errors.TeamloreError(
+            errors.PROMOTION_OWNER_MISMATCH,
+            "this plan belongs to another worktree of this repository; run promote inside the "
+            "worktree where it was prepared",
+            planId=stored.plan.plan_id,
+        )
+    info = identity.git_common_dir.stat()
+    common = owner.common_directory_identity
+    if (
+        sha256_hex(str(identity.worktree_root).encode("utf-8")) != owner.root_realpath_digest
+        or str(info.st_dev) != common.device
+        or str(info.st_ino) != common.inode
+    ):
+        raise errors.TeamloreError(
+            errors.PROMOTION_OWNER_MISMATCH,
+            "the worktree or its git directory is not the one the plan was prepared in "
+            "(moved or re-created); prepare the plan again",
+            planId=stored.plan.plan_id,
+        )
+
+
+def current_assessment_digest(conn: sqlite3.Connection, candidate_ids: Sequence[str]) -> str:
+    """The assessment digest exactly as `memory prepare` bound it (its function, one recipe)."""
+    from teamlore.memory.promotion.prepare import current_assessment_digest as prepared_recipe
+
+    return prepared_recipe(conn, candidate_ids)
+
+
+def _check_state_bindings(conn: sqlite3.Connection, stored: StoredPlan) -> None:
+    """Candidates, assessments, policy and the lint of the approved bytes (no file reads)."""
+    plan = stored.plan
+    for bound in plan.candidate_revisions:
+        row = conn.execute(
+            "SELECT status, revision FROM candidates WHERE candidate_id = ? "
+            "AND repository_key = ? AND worktree_key = ?",
+            (bound.candidate_id, stored.repository_key, stored.worktree_key),
+        ).fetchone()
+        if row is None or row["status"] != "quarantined" or row["revision"] != bound.revision:
+            now = "gone" if row is None else f"{row['status']} at revision {row['revision']}"
+            raise _Drift(
+                errors.PROMOTION_CANDIDATE_DRIFT,
+                f"candidate {bound.candidate_id} was quarantined at revision {bound.revision} "
+                f"when the plan was made and is now {now}",
+            )
+    if current_assessment_digest(conn, plan.candidate_ids) != plan.assessment_digest:
+        raise _Drift(
+            errors.PROMOTION_ASSESSMENT_DRIFT,
+            "the evidence assessments of the plan's candidates changed",
+        )
+    policy = lint_rules.LINT_POLICY_VERSION  # read at call time: a rule change bumps it
+    if plan.policy_version != policy:
+        raise _Drift(
+            errors.PROMOTION_POLICY_DRIFT,
+            f"the plan was linted under {plan.policy_version}; the current policy is {policy}",
+        )
+    for f in stored.files:
+        if f.content is None:
+            continue
+        kind = layout.document_kind(f.target_path)
+        lint_kind: lint_rules.DocumentKind = kind if kind is not None else "text"  # type: ignore[assignment]
+        blocking = [
+            finding
+            for finding in lint_rules.lint_bytes(f.content, path=f.target_path, kind=lint_kind)
+            if finding.severity == "block"
+        ]
+        if blocking:
+            raise _Drift(
+                errors.PROMOTION_POLICY_DRIFT,
+                f"{f.target_path} no longer lints clean ({blocking[0].rule})",
+                f.target_path,
+            )
+
+
+def _check_consolidation(conn: sqlite3.Connection, stored: StoredPlan, root: Path) -> None:
+    """A consolidation plan also binds the approved tree it was synthesized from."""
+    from teamlore.memory.consolidation.journal import check_plan
+
+    try:
+        check_plan(
+            conn,
+            stored.owner,
+            root,
+            stored.plan.candidate_ids,
+            {f.target_path for f in stored.files},
+        )
+    except errors.TeamloreError as exc:
+        raise _Drift(exc.error, exc.message, exc.details.get("path")) from None
+
+
+def _read_target(root: Path, path: str) -> bytes | None:
+    try:
+        return safe_write.read_file(root, path)
+    except errors.TeamloreError as exc:
+        raise _Drift(errors.UNSAFE_PATH, exc.message, path) from None
+
+
+def _oid(data: bytes | None) -> str | None:
+    return None if data is None else digests.git_blob_oid(data)
+
+
+def _check_targets(root: Path, stored: StoredPlan) -> dict[str, bytes | None]:
+    originals: dict[str, bytes | None] = {}
+    for f in stored.files:
+        current = _read_target(root, f.target_path)
+        if _oid(current) != f.target_blob_hash:
+            raise _Drift(
+                errors.PROMOTION_TARGET_DRIFT,
+                f"{f.target_path} changed after the plan was made",
+                f.target_path,
+            )
+        originals[f.target_path] = current
+    return originals
+
+
+def _check_skill_memory(conn: sqlite3.Connection, stored: StoredPlan, root: Path) -> None:
+    from teamlore.memory.skills.candidates import stale_skill_candidates
+
+    stale = stale_skill_candidates(conn, stored.plan.candidate_ids, root)
+    if stale:
+        raise _Drift(
+            errors.MEMORY_CONTEXT_DRIFT,
+            f"the team memory changed since Skill candidate {stale[0]} was drafted",
+        )
+
+
+def _void(conn: sqlite3.Connection, stored: StoredPlan, drift: _Drift) -> errors.TeamloreError:
+    plan_id = stored.plan.plan_id
+    with db.write_tx(conn):
+        conn.execute(
+            "UPDATE promotion_journal SET status = 'voided', updated_at = ? "
+            "WHERE plan_id = ? AND status IN ('generated', 'approved', 'applying')",
+            (_now_ms(), plan_id),
+        )
+        conn.execute(
+            "INSERT INTO promotion_outcomes (plan_id, finished_at, void_code, void_path, "
+            "void_message) VALUES (?, ?, ?, ?, ?) ON CONFLICT(plan_id) DO UPDATE SET "
+            "finished_at = excluded.finished_at, void_code = excluded.void_code, "
+            "void_path = excluded.void_path, void_message = excluded.void_message",
+            (plan_id, _now_ms(), drift.error.code, drift.path, drift.message),
+        )
+        conn.execute("DELETE FROM promotion_originals WHERE plan_id = ?", (plan_id,))
+        consolidation_journal.on_voided(conn, stored.plan.candidate_ids, _now_ms())
+    details: dict[str, Any] = {"planId": plan_id, "status": "voided", "next": "re-review"}
+    if drift.path:
+        details["driftedPath"] = drift.path
+    return errors.TeamloreError(
+        drift.error, f"{drift.message}; plan voided, review and prepare again", **details
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# apply
+
+
+def _precheck(conn: sqlite3.Connection, stored: StoredPlan, root: Path) -> None:
+    """`approved → applying` when every binding holds; originals stored for a rollback."""
+    _check_state_bindings(conn, stored)
+    _check_consolidation(conn, stored, root)
+    _check_skill_memory(conn, stored, root)
+    originals = _check_targets(root, stored)
+    with db.write_tx(conn):
+        changed = conn.execute(
+            "UPDATE promotion_journal SET status = 'applying', updated_at = ? "
+            "WHERE plan_id = ? AND status = 'approved'",
+            (_now_ms(), stored.plan.plan_id),
+        ).rowcount
+        if not changed:
+            raise errors.TeamloreError(
+                errors.PLAN_STATE_INVALID,
+                f"plan {stored.plan.plan_id} left the approved state during the precheck",
+            )
+        conn.executemany(
+            "INSERT OR REPLACE INTO promotion_originals (plan_id, target_path, original_content) "
+            "VALUES (?, ?, ?)",
+            [(stored.plan.plan_id, path, data) for path, data in originals.items()],
+        )
+    failpoint("promotion.after-precheck")
+
+
+def _originals(conn: sqlite3.Connection, plan_id: str) -> dict[str, bytes | None]:
+    return {
+        r["target_path"]: None if r["original_content"] is None else bytes(r["original_content"])
+        for r in conn.execute(
+            "SELECT target_path, original_content FROM promotion_originals WHERE plan_id = ?",
+            (plan_id,),
+        )
+    }
+
+
+def _mark_applied(conn: sqlite3.Connection, plan_id: str, path: str) -> None:
+    with db.write_tx(conn):
+        conn.execute(
+            "UPDATE promotion_files SET applied = 1 WHERE plan_id = ? AND target_path = ?",
+            (plan_id, path),
+        )
+
+
+def _apply_file(
+    conn: sqlite3.Connection, root: Path, stored: StoredPlan, f: StoredFile
+) -> FileResult:
+    plan_id = stored.plan.plan_id
+    if f.applied:
+        return "already-applied"
+    current = _read_target(root, f.target_path)
+    if current == f.content:  # the approved bytes (or, for a delete, the absence) already there
+        _mark_applied(conn, plan_id, f.target_path)
+        return "already-present"
+    if _oid(current) != f.target_blob_hash:
+        raise _Drift(
+            errors.PROMOTION_TARGET_DRIFT,
+            f"{f.target_path} changed while the plan was being applied",
+            f.target_path,
+        )
+
+    def still_original(now: bytes | None) -> bool:
+        return _oid(now) == f.target_blob_hash
+
+    failpoint("promotion.before-write")
+    try:
+        if f.content is None:
+            safe_write.delete_file(root, f.target_path, expect=still_original)
+        else:
+            safe_write.write_file(root, f.target_path, f.content, expect=still_original)
+    except safe_write.ExpectationFailed:
+        raise _Drift(
+            errors.PROMOTION_TARGET_DRIFT,
+            f"{f.target_path} changed while the plan was being applied",
+            f.target_path,
+        ) from None
+    except errors.TeamloreError as exc:
+        raise _Drift(exc.error, exc.message, f.target_path) from None
+    failpoint("promotion.after-write")
+    _mark_applied(conn, plan_id, f.target_path)
+    failpoint("promotion.after-mark")
+    return "written" if f.content is not None else "deleted"
+
+
+def _roll_back(conn: sqlite3.Connection, root: Path, stored: StoredPlan) -> None:
+    """Put back the original bytes of every target that still holds what this plan installed;
+    anything else (someone else's bytes) is left exactly as it is."""
+    originals = _originals(conn, stored.plan.plan_id)
+    for f in reversed(stored.files):
+        if f.target_path not in originals:
+            continue
+        original = originals[f.target_path]
+        try:
+            current = safe_write.read_file(root, f.target_path)
+        except errors.TeamloreError:
+            continue
+        if current != f.content or current == original:
+            continue
+
+        def still_ours(now: bytes | None, installed: bytes | None = f.content) -> bool:
+            return now == installed
+
+        try:
+            if original is None:
+                safe_write.delete_file(root, f.target_path, expect=still_ours)
+            else:
+                safe_write.write_file(root, f.target_path, original, expect=still_ours)
+        except (safe_write.ExpectationFailed, errors.TeamloreError) as exc:
+            raise errors.TeamloreError(
+                errors.PROMOTION_ROLLBACK_REQUIRED,
+                f"{f.target_path} changed while plan {stored.plan.plan_id} was rolled back; "
+                "check it by hand (git diff), then run promote again",
+                planId=stored.plan.plan_id,
+                path=f.target_path,
+            ) from exc
+
+
+def _finish(conn: sqlite3.Connection, stored: StoredPlan) -> tuple[list[CandidateOutcome], int]:
+    from teamlore.memory.extraction.staging import bump_candidate_generation, unindex_candidate
+
+    plan = stored.plan
+    now = _now_ms()
+    promoted: list[CandidateOutcome] = []
+    with db.write_tx(conn):
+        for bound in plan.candidate_revisions:
+            changed = conn.execute(
+                "UPDATE candidates SET status = 'promoted', revision = revision + 1, "
+                "updated_at = ? WHERE candidate_id = ? AND repository_key = ? "
+                "AND worktree_key = ? AND status = 'quarantined' AND revision = ?",
+                (
+                    now,
+                    bound.candidate_id,
+                    stored.repository_key,
+                    stored.worktree_key,
+                    bound.revision,
+                ),
+            ).rowcount
+            if changed != 1:
+                raise _Drift(
+                    errors.PROMOTION_CANDIDATE_DRIFT,
+                    f"candidate {bound.candidate_id} changed while the plan was applied",
+                )
+            unindex_candidate(conn, bound.candidate_id)
+            promoted.append(
+                CandidateOutcome(candidate_id=bound.candidate_id, revision=bound.revision + 1)
+            )
+        consolidation_journal.on_applied(conn, plan.candidate_ids, now)
+        generation = bump_candidate_generation(conn, stored.owner)
+        conn.execute(
+            "UPDATE promotion_journal SET status = 'applied', updated_at = ? "
+            "WHERE plan_id = ? AND status = 'applying'",
+            (now, plan.plan_id),
+        )
+        conn.execute(
+            "INSERT INTO promotion_outcomes (plan_id, finished_at) VALUES (?, ?) "
+            "ON CONFLICT(plan_id) DO UPDATE SET finished_at = excluded.finished_at",
+            (plan.plan_id, now),
+        )
+        conn.execute("DELETE FROM promotion_originals WHERE plan_id = ?", (plan.plan_id,))
+    failpoint("promotion.after-finish")
+    return promoted, generation
+
+
+def _mutate(
+    conn: sqlite3.Connection, root: Path, stored: StoredPlan
+) -> tuple[list[FileOutcome], list[CandidateOutcome], int]:
+    outcomes: list[FileOutcome] = []
+    try:
+        _check_state_bindings(conn, stored)
+        _check_consolidation(conn, stored, root)
+        for f in stored.files:
+            result = _apply_file(conn, root, stored, f)
+            outcomes.append(
+                FileOutcome(target_path=f.target_path, operation=f.operation, outcome=result)
+            )
+        failpoint("promotion.before-finish")
+        promoted, generation = _finish(conn, stored)
+    except _Drift as drift:
+        _roll_back(conn, root, load_plan(conn, stored.plan.plan_id))
+        raise _void(conn, stored, drift) from None
+    return outcomes, promoted, generation
+
+
+def _applied_outcome(
+    conn: sqlite3.Connection,
+    stored: StoredPlan,
+    *,
+    idempotent: bool,
+    resumed: bool,
+    files: list[FileOutcome] | None = None,
+    candidates: list[CandidateOutcome] | None = None,
+    generation: int | None = None,
+) -> PromotionOutcome:
+    if candidates is None:
+        candidates = []
+        for bound in stored.plan.candidate_revisions:
+            row = conn.execute(
+                "SELECT revision FROM candidates WHERE candidate_id = ?", (bound.candidate_id,)
+            ).fetchone()
+            candidates.append(
+                CandidateOutcome(
+                    candidate_id=bound.candidate_id,
+                    revision=int(row["revision"]) if row else bound.revision + 1,
+                )
+            )
+    return PromotionOutcome(
+        plan_id=stored.plan.plan_id,
+        plan_digest=stored.plan_digest,
+        status="applied",
+        idempotent=idempotent,
+        resumed=resumed,
+        files=files
+        if files is not None
+        else [
+            FileOutcome(target_path=f.target_path, operation=f.operation, outcome="already-applied")
+            for f in stored.files
+        ],
+        candidates=candidates,
+        candidate_generation=generation,
+        projection=None,
+    )
+
+
+def _refresh_projection(
+    conn: sqlite3.Connection, stored: StoredPlan, root: Path
+) -> ProjectionOutcome:
+    from teamlore.memory.store.projection import sync_approved_projection
+
+    try:
+        result = sync_approved_projection(
+            conn,
+            repository_key=stored.repository_key,
+            worktree_key=stored.worktree_key,
+            worktree_root=root,
+        )
+    except errors.TeamloreError as exc:
+        return ProjectionOutcome(error=exc.to_json())
+    return ProjectionOutcome(generation=result.generation, coverage=result.coverage)
+
+
+@contextmanager
+def _promotion_lock(home: Path | None) -> Iterator[None]:
+    with file_lock(
+        resolve_home(home) / LOCK_NAME, wait_seconds=LOCK_WAIT_SECONDS, what="a promotion"
+    ):
+        yield
+
+
+def _apply_locked(
+    conn: sqlite3.Connection, stored: StoredPlan, identity: RepositoryIdentity
+) -> PromotionOutcome:
+    root = identity.worktree_root
+    plan_id = stored.plan.plan_id
+    if stored.status == "applied":
+        return _applied_outcome(conn, stored, idempotent=True, resumed=False)
+    if stored.status == "voided":
+        raise _voided_error(conn, plan_id)
+    if stored.status == "generated":
+        raise errors.TeamloreError(
+            errors.PLAN_STATE_INVALID, f"plan {plan_id} is not approved", planId=plan_id
+        )
+    resumed = stored.status == "applying"
+    if stored.status == "approved":
+        try:
+            _precheck(conn, stored, root)
+        except _Drift as drift:
+            raise _void(conn, stored, drift) from None
+    files, promoted, generation = _mutate(conn, root, load_plan(conn, plan_id))
+    return _applied_outcome(
+        conn,
+        stored,
+        idempotent=False,
+        resumed=resumed,
+        files=files,
+        candidates=promoted,
+        generation=generation,
+    )
+
+
+def promote(
+    conn: sqlite3.Connection,
+    plan_id: str,
+    *,
+    identity: RepositoryIdentity,
+    home: Path | None = None,
+    plan_digest: str | None = None,
+    approve: bool = True,
+) -> PromotionOutcome:
+    """Approve (unless `approve=False`) and apply plan `plan_id` in the caller's worktree
+    `identity`, then refresh the approved projection. See the module docstring."""
+    with _promotion_lock(home):
+        stored = load_plan(conn, plan_id)
+        _check_owner(stored, identity)
+        for target in sorted({f.target_path for f in stored.files}):
+            # a promotion killed mid-write leaves its temp file behind; no writer runs now.
+            # An unsafe path is left for the checks below, which void the plan for it.
+            with contextlib.suppress(errors.TeamloreError):
+                safe_write.remove_orphan_temps(identity.worktree_root, target)
+        if approve:
+            approve_plan(conn, plan_id, plan_digest=plan_digest)
+        elif plan_digest is not None and plan_digest != stored.plan_digest:
+            raise errors.TeamloreError(errors.PLAN_DIGEST_MISMATCH, planId=plan_id)
+        outcome = _apply_locked(conn, load_plan(conn, plan_id), identity)
+        projection = _refresh_projection(conn, stored, identity.worktree_root)
+    return outcome.model_copy(update={"projection": projection})
+
+
+def recover_promotions(
+    conn: sqlite3.Connection, *, identity: RepositoryIdentity, home: Path | None = None
+) -> list[PromotionOutcome | errors.TeamloreError]:
+    """Resume every plan of this worktree interrupted in `applying` (meant for `status`): each
+    ends `applied`, or voided/refused with the error returned in its place."""
+    results: list[PromotionOutcome | errors.TeamloreError] = []
+    for plan_id in unfinished_plan_ids(conn, Owner(identity.repository_key, identity.worktree_key))[
+        "applying"
+    ]:
+        try:
+            results.append(promote(conn, plan_id, identity=identity, home=home, approve=False))
+        except errors.TeamloreError as exc:
+            results.append(exc)
+    return results
+
+
+def unfinished_plan_ids(conn: sqlite3.Connection, owner: Owner) -> dict[str, list[str]]:
+    """Plan ids of the owner that are `generated`, `approved` or `applying`."""
+    out: dict[str, list[str]] = {"generated": [], "approved": [], "applying": []}
+    for row in conn.execute(
+        "SELECT plan_id, status FROM promotion_journal WHERE repository_key = ? AND "
+        "worktree_key = ? AND status IN ('generated', 'approved', 'applying') "
+        "ORDER BY updated_at, plan_id",
+        (owner.repository_key, owner.worktree_key),
+    ):
+        out[row["status"]].append(row["plan_id"])
+    return out
+
+
+def plans_holding_candidates(conn: sqlite3.Connection, candidate_ids: Sequence[str]) -> list[str]:
+    """Ids of `approved`/`applying` plans that include any of the candidates: while such a plan
+    exists its candidates must not be confirmed, discarded or re-adjudicated."""
+    wanted = set(candidate_ids)
+    held: list[str] = []
+    for row in conn.execute(
+        "SELECT plan_id, candidate_ids_json FROM promotion_journal "
+        "WHERE status IN ('approved', 'applying') ORDER BY plan_id"
+    ):
+        if wanted & set(orjson.loads(row["candidate_ids_json"])):
+            held.append(row["plan_id"])
+    return held

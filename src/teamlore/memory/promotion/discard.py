@@ -1,0 +1,91 @@
+"""Discard: a person drops a candidate — a draft, a quarantined candidate, or a draft whose
+adjudication failed (seed 000 `discard-candidate`).
+
+One `BEGIN IMMEDIATE` transaction: the candidate must belong to the caller's worktree
+(`CANDIDATE_NOT_FOUND`), be `draft` or `quarantined` and, when the caller names one, be at the
+expected revision (`CANDIDATE_STALE`); it must not belong to an approved or applying promotion
+plan (`CANDIDATE_LOCKED`). It becomes `discarded` (revision + 1), leaves the candidate FTS (it is
+no longer in anyone's dedup pool), the candidate projection generation advances, and `generated`
+plans that include it are voided; a consolidation's run becomes `stale`. Its evidence refs and
+assessments stay for the record, with the person's reason when they gave one
+(`candidate_discards`, local only). A refusal changes nothing.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from teamlore.core import db, errors
+from teamlore.memory.consolidation.journal import mark_run_stale
+from teamlore.memory.consolidation.staging import CANDIDATE_KIND as CONSOLIDATION_KIND
+from teamlore.memory.extraction.staging import bump_candidate_generation, unindex_candidate
+from teamlore.memory.extraction.tasks import Owner, now_ms
+from teamlore.memory.promotion.prepare import refuse_if_locked, void_generated_plans
+from teamlore.memory.promotion.review import require_candidate
+from teamlore.repo.binding import RepositoryIdentity
+
+DISCARDABLE = ("draft", "quarantined")
+
+
+def discard_candidate(
+    state: sqlite3.Connection,
+    identity: RepositoryIdentity,
+    candidate_id: str,
+    *,
+    expected_revision: int | None = None,
+    reason: str | None = None,
+    now: int | None = None,
+) -> dict[str, Any]:
+    """Move one candidate to `discarded` (see the module doc)."""
+    moment = now_ms() if now is None else now
+    with db.write_tx(state):
+        row = require_candidate(state, identity, candidate_id)
+        status, adjudication, revision = str(row[2]), str(row[3]), int(row[4])
+        if status not in DISCARDABLE:
+            raise errors.TeamloreError(
+                errors.CANDIDATE_STALE,
+                f"{candidate_id} is already {status}; only drafts and quarantined candidates "
+                "can be discarded",
+                candidateId=candidate_id,
+                status=status,
+            )
+        if expected_revision is not None and expected_revision != revision:
+            raise errors.TeamloreError(
+                errors.CANDIDATE_STALE,
+                f"{candidate_id} is at revision {revision}, not {expected_revision}; review again",
+                candidateId=candidate_id,
+                revision=revision,
+            )
+        refuse_if_locked(state, identity, [candidate_id])
+        voided = void_generated_plans(state, identity, [candidate_id], moment)
+        cursor = state.execute(
+            "UPDATE candidates SET status = 'discarded', revision = revision + 1, updated_at = ? "
+            "WHERE candidate_id = ? AND revision = ? AND status = ?",
+            (moment, candidate_id, revision, status),
+        )
+        if cursor.rowcount != 1:  # pragma: no cover - guarded by the transaction
+            raise errors.TeamloreError(errors.CANDIDATE_STALE, candidateId=candidate_id)
+        unindex_candidate(state, candidate_id)
+        if row[1] == CONSOLIDATION_KIND:  # its run ends: the next synthesize is unblocked
+            mark_run_stale(state, candidate_id, moment)
+        if reason:
+            state.execute(
+                "INSERT INTO candidate_discards(candidate_id, reason, discarded_at) "
+                "VALUES (?, ?, ?)",
+                (candidate_id, reason, moment),
+            )
+        generation = bump_candidate_generation(
+            state, Owner(identity.repository_key, identity.worktree_key)
+        )
+    return {
+        "action": "discard",
+        "candidateId": candidate_id,
+        "previousStatus": status,
+        "adjudication": adjudication,
+        "status": "discarded",
+        "revision": revision + 1,
+        "candidateGeneration": generation,
+        "voidedPlanIds": voided,
+        "reason": reason or None,
+    }

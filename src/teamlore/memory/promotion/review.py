@@ -1,0 +1,598 @@
+"""Review: everything a person must see before a candidate may become team memory.
+
+For each quarantined candidate of the caller's worktree (`review_queue`): its adjudication and
+revision, every statement with its text, its statementTextDigest and citationsDigest (what a
+PrepareRequest@v1 must echo), the assessment (provenance strength, limitations, claim support,
+revision), whether a typed-fact renderer verifies it, the cited evidence resolved on this machine
+(kind, public-safe display, the full commit hash or repo-relative path, excerpt, strength,
+limitations), the entry-level provenance (weakest statement), limitations (union) and claim
+support it would get, the public evidence that would reach git, when the candidate last changed,
+and the exact files prepare would write (full preview + unified diff
+against the working tree, lint findings). One `approvalDigest` per item = digest of the item
+without that key: it binds all of the above. Drafts whose adjudication failed are listed apart
+(`failed`) for a person to discard. Read-only: nothing is written.
+
+Evidence resolution (`EvidenceResolver`): the state DB keeps only pointer digests of what a
+statement cites. Every pointer carries the task's keyed salt (`memory.evidence`), recomputable
+from the recorded chunk (owner, session key, chunk digest); the resolver rebuilds the pointers of
+the chunk's turns, of the commits linked to them and of the paths they wrote from the current
+L0 index and matches digests — so a citation resolves exactly, or not at all (`unresolved`).
+A turn cited at a revision the index no longer has keeps its identity but loses its excerpt,
+date and command runs (it changed after staging).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from teamlore.contracts import digests
+from teamlore.core import errors
+from teamlore.core.canonical import digest
+from teamlore.core.timeutil import format_instant
+from teamlore.memory.extraction.evidence import STRENGTH_RANK, pointer_digest, pointer_salt
+from teamlore.memory.extraction.typed_facts import (
+    CitedSource,
+    CommandRun,
+    turn_command_runs,
+    verify_statement,
+)
+from teamlore.memory.store.lint import LINT_POLICY_VERSION, sanitize_text
+from teamlore.repo.binding import RepositoryIdentity
+
+REVIEW_FORMAT = "threadshare-memory-review@v1"
+EXCERPT_CHARS = 280
+DELIVERY_STRENGTHS = frozenset({"direct", "observed"})
+
+
+# -- evidence ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedEvidence:
+    """One cited evidence id, resolved privately. Only `to_json` output leaves the host."""
+
+    evidence_id: str
+    pointer_digest: str
+    kind: str  # turn | commit | path | unresolved
+    strength: str | None
+    limitations: tuple[str, ...]
+    commit_hash: str | None = None
+    path: str | None = None
+    turn_index: int | None = None
+    occurred: str | None = None  # YYYY-MM-DD of a cited turn
+    excerpt: str | None = None
+    turn_runs: tuple[CommandRun, ...] | None = None  # None: not a turn, or changed since staging
+    delivered_commits: tuple[str, ...] = ()  # direct/observed commits of a cited turn
+
+    def source(self) -> CitedSource:
+        return CitedSource(self.kind, self.commit_hash, self.turn_runs)
+
+    def display(self, public_identity: str | None) -> str:
+        if self.kind == "commit":
+            return f"commit {self.commit_hash}" + (
+                f" @ {public_identity}" if public_identity else ""
+            )
+        if self.kind == "path":
+            return f"path {self.path}"
+        if self.kind == "turn":
+            when = f" @ {self.occurred}" if self.occurred else " (changed since staging)"
+            return f"turn {self.turn_index}{when}"
+        return "unresolved evidence (no longer in the local index)"
+
+    def to_json(self, public_identity: str | None) -> dict[str, Any]:
+        return {
+            "evidenceId": self.evidence_id,
+            "kind": self.kind,
+            "display": self.display(public_identity),
+            "commit": self.commit_hash if self.kind == "commit" else None,
+            "path": self.path if self.kind == "path" else None,
+            "excerpt": self.excerpt,
+            "strength": self.strength,
+            "limitations": list(self.limitations),
+        }
+
+
+@dataclass(slots=True)
+class _TaskPointers:
+    by_digest: dict[str, ResolvedEvidence] = field(default_factory=dict)
+    turns: list[Any] = field(default_factory=list)  # selection.SelectedTurn
+    salt: str = ""
+
+
+class EvidenceResolver:
+    """Resolves evidence_refs rows of one owner (cached per extraction task)."""
+
+    def __init__(
+        self,
+        state: sqlite3.Connection,
+        index: sqlite3.Connection,
+        identity: RepositoryIdentity,
+        *,
+        home: Path | None = None,
+    ) -> None:
+        self._state = state
+        self._index = index
+        self._identity = identity
+        self._home = home
+        self._tasks: dict[str, _TaskPointers] = {}
+
+    def _task(self, task_id: str) -> _TaskPointers:
+        if task_id in self._tasks:
+            return self._tasks[task_id]
+        from teamlore.memory.extraction.selection import load_turns
+
+        found = _TaskPointers()
+        self._tasks[task_id] = found
+        row = self._state.execute(
+            "SELECT c.session_key, c.turn_range, c.chunk_digest FROM tasks t "
+            "JOIN chunks c ON c.chunk_ref = t.chunk_ref WHERE t.task_id = ? "
+            "AND t.repository_key = ? AND t.worktree_key = ?",
+            (task_id, self._identity.repository_key, self._identity.worktree_key),
+        ).fetchone()
+        if row is None:
+            return found
+        owner = {
+            "repositoryKey": self._identity.repository_key,
+            "worktreeKey": self._identity.worktree_key,
+        }
+        scope = digest({"owner": owner, "sessionKey": row[0], "chunk": row[2]})
+        found.salt = pointer_salt(scope, self._home)
+        start, _, end = str(row[1]).partition("-")
+        found.turns = load_turns(
+            self._index, self._identity, row[0], list(range(int(start), int(end) + 1))
+        )
+        for turn in found.turns:
+            for edge in turn.edges:
+                pointer = {
+                    "kind": "commit",
+                    "repositoryKey": self._identity.repository_key,
+                    "commitHash": edge.commit_hash,
+                    "salt": found.salt,
+                }
+                found.by_digest.setdefault(
+                    pointer_digest(pointer),
+                    ResolvedEvidence("", "", "commit", None, (), commit_hash=edge.commit_hash),
+                )
+            for path in turn.written_paths:
+                pointer = {
+                    "kind": "path",
+                    "worktreeKey": self._identity.worktree_key,
+                    "path": path,
+                    "salt": found.salt,
+                }
+                found.by_digest.setdefault(
+                    pointer_digest(pointer), ResolvedEvidence("", "", "path", None, (), path=path)
+                )
+        return found
+
+    def _turn(
+        self, found: _TaskPointers, ref: Mapping[str, Any] | sqlite3.Row
+    ) -> ResolvedEvidence | None:
+        session_key, revision = ref["session_key"], ref["revision"]
+        if session_key is None or revision is None:
+            return None
+        for turn in found.turns:
+            pointer = {
+                "kind": "turn",
+                "sessionKey": session_key,
+                "turnIndex": turn.index,
+                "revision": revision,
+                "salt": found.salt,
+            }
+            if pointer_digest(pointer) != ref["pointer_digest"]:
+                continue
+            if turn.revision != revision:
+                return ResolvedEvidence("", "", "turn", None, (), turn_index=turn.index)
+            text = " ".join(f"{turn.user_text} — {turn.assistant_text}".split())
+            excerpt = text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 1] + "…"
+            delivered = sorted(
+                {e.commit_hash for e in turn.edges if e.strength in DELIVERY_STRENGTHS}
+            )
+            return ResolvedEvidence(
+                "",
+                "",
+                "turn",
+                None,
+                (),
+                turn_index=turn.index,
+                occurred=turn.observed_at[:10] or None,
+                excerpt=sanitize_text(excerpt, worktree_root=self._identity.worktree_root),
+                turn_runs=tuple(turn_command_runs(turn.tools)),
+                delivered_commits=tuple(delivered),
+            )
+        return None
+
+    def resolve(self, ref: Mapping[str, Any] | sqlite3.Row) -> ResolvedEvidence:
+        found = self._task(str(ref["task_id"]))
+        resolved = self._turn(found, ref) or found.by_digest.get(str(ref["pointer_digest"]))
+        limitations = tuple(orjson.loads(ref["limitations_json"] or "[]"))
+        base = resolved or ResolvedEvidence("", "", "unresolved", None, ())
+        return ResolvedEvidence(
+            evidence_id=str(ref["evidence_id"]),
+            pointer_digest=str(ref["pointer_digest"]),
+            kind=base.kind,
+            strength=ref["strength"],
+            limitations=limitations,
+            commit_hash=base.commit_hash,
+            path=base.path,
+            turn_index=base.turn_index,
+            occurred=base.occurred,
+            excerpt=base.excerpt,
+            turn_runs=base.turn_runs,
+            delivered_commits=base.delivered_commits,
+        )
+
+
+# -- candidates ----------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class StatementView:
+    statement_id: str
+    text: str
+    text_digest: str  # of the current text
+    citations: list[ResolvedEvidence]
+    citations_digest: str  # of the current evidence refs
+    assessment: dict[str, Any]  # assessment doc (digest form) as stored
+    typed_fact: str | None  # the renderer that verifies it now
+
+    @property
+    def consistent(self) -> bool:
+        """The stored assessment still describes this text and these citations."""
+        return bool(
+            self.assessment["statementTextDigest"] == self.text_digest
+            and self.assessment["citationsDigest"] == self.citations_digest
+        )
+
+    @property
+    def support(self) -> str:
+        """Claim support it has now: typed-fact, human-confirmed (valid) or unverified."""
+        if self.typed_fact is not None:
+            return "typed-fact"
+        if self.assessment["claimSupport"] == "human-confirmed" and self.consistent:
+            return "human-confirmed"
+        return "unverified"
+
+
+@dataclass(slots=True)
+class CandidateView:
+    candidate_id: str
+    kind: str
+    status: str
+    adjudication: str
+    revision: int
+    content_digest: str
+    payload: dict[str, Any]
+    statements: list[StatementView]
+
+
+def load_candidate_row(
+    conn: sqlite3.Connection, identity: RepositoryIdentity, candidate_id: str
+) -> sqlite3.Row | None:
+    row: sqlite3.Row | None = conn.execute(
+        "SELECT candidate_id, candidate_kind, status, adjudication, revision, content_digest, "
+        "payload_json FROM candidates WHERE candidate_id = ? AND repository_key = ? "
+        "AND worktree_key = ?",
+        (candidate_id, identity.repository_key, identity.worktree_key),
+    ).fetchone()
+    return row
+
+
+def assessment_docs(conn: sqlite3.Connection, candidate_id: str) -> dict[str, dict[str, Any]]:
+    """The stored assessments of a candidate, as assessment-digest docs, by statement id."""
+    docs: dict[str, dict[str, Any]] = {}
+    for row in conn.execute(
+        "SELECT statement_id, citations_digest, provenance_strength, limitations_json, "
+        "claim_support, assessed_by, statement_text_digest, revision FROM assessments "
+        "WHERE candidate_id = ?",
+        (candidate_id,),
+    ):
+        docs[row[0]] = {
+            "candidateId": candidate_id,
+            "statementId": row[0],
+            "citationsDigest": row[1],
+            "provenanceStrength": row[2],
+            "limitations": orjson.loads(row[3]),
+            "claimSupport": row[4],
+            "assessedBy": row[5],
+            "statementTextDigest": row[6],
+            "revision": int(row[7]),
+        }
+    return docs
+
+
+def candidate_view(
+    conn: sqlite3.Connection, row: sqlite3.Row, resolver: EvidenceResolver, worktree_root: Path
+) -> CandidateView:
+    candidate_id = str(row[0])
+    payload: dict[str, Any] = orjson.loads(row[6])
+    refs: dict[str, list[sqlite3.Row]] = {}
+    for ref in conn.execute(
+        "SELECT * FROM evidence_refs WHERE candidate_id = ? ORDER BY statement_id, evidence_id",
+        (candidate_id,),
+    ):
+        refs.setdefault(ref["statement_id"], []).append(ref)
+    docs = assessment_docs(conn, candidate_id)
+    statements: list[StatementView] = []
+    for statement in payload.get("statements", []):
+        statement_id = str(statement["statementId"])
+        own = refs.get(statement_id, [])
+        cited = [resolver.resolve(ref) for ref in own]
+        citations = [
+            {"evidenceId": c.evidence_id, "pointerDigest": c.pointer_digest} for c in cited
+        ]
+        text = str(statement["text"])
+        doc = docs.get(statement_id) or {
+            "candidateId": candidate_id,
+            "statementId": statement_id,
+            "citationsDigest": "",
+            "provenanceStrength": "unknown",
+            "limitations": [],
+            "claimSupport": "unverified",
+            "assessedBy": "deterministic",
+            "statementTextDigest": "",
+            "revision": 0,
+        }
+        statements.append(
+            StatementView(
+                statement_id=statement_id,
+                text=text,
+                text_digest=digests.statement_text_digest(text),
+                citations=cited,
+                citations_digest=digests.citations_digest(citations),
+                assessment=doc,
+                typed_fact=verify_statement(
+                    text, [c.source() for c in cited], worktree_root=worktree_root
+                ),
+            )
+        )
+    return CandidateView(
+        candidate_id=candidate_id,
+        kind=str(row[1]),
+        status=str(row[2]),
+        adjudication=str(row[3]),
+        revision=int(row[4]),
+        content_digest=str(row[5]),
+        payload=payload,
+        statements=statements,
+    )
+
+
+def weakest(strengths: list[str]) -> str:
+    return max(strengths, key=STRENGTH_RANK.__getitem__, default="unknown")
+
+
+def entry_claim_support(supports: list[str]) -> str:
+    """typed-fact | human-confirmed when all agree, else mixed (an unverified one: as if
+    confirmed — the preview shows what a confirmation would write)."""
+    values = {"human-confirmed" if s == "unverified" else s for s in supports}
+    return values.pop() if len(values) == 1 else "mixed"
+
+
+# -- the queue -----------------------------------------------------------------------------------
+
+
+def _statement_json(view: StatementView, public_identity: str | None) -> dict[str, Any]:
+    doc = view.assessment
+    if view.typed_fact is not None:
+        confirmation = "not-needed (typed fact)"
+    elif view.support == "human-confirmed":
+        confirmation = "confirmed"
+    else:
+        confirmation = "required"
+    return {
+        "statementId": view.statement_id,
+        "text": view.text,
+        "statementTextDigest": view.text_digest,
+        "citationsDigest": view.citations_digest,
+        "assessmentRevision": doc["revision"],
+        "assessmentConsistent": view.consistent,
+        "provenanceStrength": doc["provenanceStrength"],
+        "limitations": list(doc["limitations"]),
+        "claimSupport": view.support,
+        "typedFact": view.typed_fact,
+        "confirmation": confirmation,
+        "evidence": [c.to_json(public_identity) for c in view.citations],
+    }
+
+
+def prepare_candidate_fields(view: CandidateView) -> dict[str, Any]:
+    """The PrepareRequest@v1 `candidates[]` item for this candidate as it is now."""
+    return {
+        "candidateId": view.candidate_id,
+        "expectedRevision": view.revision,
+        "statements": [
+            {
+                "statementId": s.statement_id,
+                "statementTextDigest": s.text_digest,
+                "citationsDigest": s.citations_digest,
+            }
+            for s in view.statements
+        ],
+    }
+
+
+def review_item(
+    view: CandidateView,
+    files: dict[str, Any],
+    public_identity: str | None,
+    *,
+    updated_at: str | None = None,
+) -> dict[str, Any]:
+    """One review item; `files` is prepare's preview ({files, blocked, findings, evidence});
+    `updated_at` is when the candidate last changed (canonical UTC instant)."""
+    from teamlore.memory.promotion.prepare import wire_kind
+
+    payload = view.payload
+    item_kind = wire_kind(view.kind)
+    all_typed = bool(view.statements) and all(s.typed_fact for s in view.statements)
+    statements = [_statement_json(s, public_identity) for s in view.statements]
+    item: dict[str, Any] = {
+        "candidateId": view.candidate_id,
+        "revision": view.revision,
+        "kind": item_kind,
+        "status": view.status,
+        "adjudication": view.adjudication,
+        "updatedAt": updated_at,
+        "contentDigest": view.content_digest,
+        "content": payload.get("content", ""),
+        "type": payload.get("type"),
+        "priority": payload.get("priority"),
+        "confidence": payload.get("confidence"),
+        "scene": payload.get("scene"),
+        "supersedes": payload.get("supersedes", []),
+        "mergedFrom": [
+            {k: v for k, v in m.items() if k not in ("body",)}
+            for m in payload.get("mergedFrom", [])
+        ],
+        "statements": statements,
+        **({"skill": payload["skill"]} if "skill" in payload else {}),
+        "provenanceStrength": weakest(
+            [s.assessment["provenanceStrength"] for s in view.statements]
+        ),
+        "limitations": sorted({x for s in view.statements for x in s.assessment["limitations"]}),
+        "claimSupport": entry_claim_support([s.support for s in view.statements]),
+        "needsConfirmation": [s.statement_id for s in view.statements if s.typed_fact is None],
+        "publicEvidence": files["publicEvidence"],
+        "files": files["files"],
+        "blocked": files["blocked"],
+        "lintFindings": files["findings"],
+        "approveAll": {
+            "offered": all_typed and not files["blocked"],
+            "reason": "every statement is a verified typed fact"
+            if all_typed
+            else "generated statements must be confirmed one by one",
+        },
+        "prepareRequest": {
+            "format": "threadshare-memory-prepare-request@v1",
+            "kind": item_kind,
+            "candidates": [prepare_candidate_fields(view)],
+        }
+        if all_typed and not files["blocked"]
+        else None,
+    }
+    item["approvalDigest"] = digest(item)
+    return item
+
+
+def review_queue(
+    state: sqlite3.Connection,
+    index: sqlite3.Connection,
+    identity: RepositoryIdentity,
+    *,
+    home: Path | None = None,
+    kind: str = "entry",
+) -> dict[str, Any]:
+    """The review of every quarantined candidate of `kind` for the owner (read-only)."""
+    from teamlore.memory.promotion import prepare
+
+    public_identity = prepare.public_identity_of(identity)
+    resolver = EvidenceResolver(state, index, identity, home=home)
+    rows = state.execute(
+        "SELECT candidate_id, candidate_kind, status, adjudication, revision, content_digest, "
+        "payload_json, updated_at FROM candidates WHERE repository_key = ? AND worktree_key = ? "
+        "AND candidate_kind = ? AND (status = 'quarantined' OR "
+        "(status = 'draft' AND adjudication = 'failed')) ORDER BY updated_at, candidate_id",
+        (identity.repository_key, identity.worktree_key, prepare.candidate_kind(kind).stored),
+    ).fetchall()
+    items: list[dict[str, Any]] = []
+    failed: list[dict[str, Any]] = []
+    ctx = prepare.RenderContext.open(identity, public_identity, index)
+    for row in rows:
+        if row[2] == "draft":
+            payload = orjson.loads(row[6])
+            failed.append(
+                {
+                    "candidateId": row[0],
+                    "revision": int(row[4]),
+                    "adjudication": "failed",
+                    "content": payload.get("content", ""),
+                    "next": f"teamlore memory discard --candidate {row[0]}",
+                }
+            )
+            continue
+        view = candidate_view(state, row, resolver, identity.worktree_root)
+        preview = prepare.preview_candidate(view, ctx)
+        items.append(review_item(view, preview, public_identity, updated_at=_instant(int(row[7]))))
+    return {
+        "action": "review",
+        "format": REVIEW_FORMAT,
+        "kind": kind,
+        "owner": {
+            "repositoryKey": identity.repository_key,
+            "worktreeKey": identity.worktree_key,
+            "project": public_identity,
+        },
+        "policyVersion": LINT_POLICY_VERSION,
+        "count": len(items),
+        "items": items,
+        "failed": failed,
+        "next": _next(items, failed),
+    }
+
+
+def _instant(epoch_ms: int) -> str:
+    return format_instant(datetime.fromtimestamp(epoch_ms / 1000, UTC))
+
+
+def _next(items: list[dict[str, Any]], failed: list[dict[str, Any]]) -> str | None:
+    if items:
+        return (
+            "Show each statement with its evidence to the user; for the candidates they confirm, "
+            "send a PrepareRequest@v1 (candidateId, revision, and every statement's "
+            "statementId/statementTextDigest/citationsDigest) to memory prepare."
+        )
+    if failed:
+        return "Adjudication failed for some drafts: discard them (memory discard)."
+    return None
+
+
+def require_candidate(
+    state: sqlite3.Connection, identity: RepositoryIdentity, candidate_id: str
+) -> sqlite3.Row:
+    row = load_candidate_row(state, identity, candidate_id)
+    if row is None:
+        raise errors.TeamloreError(
+            errors.CANDIDATE_NOT_FOUND,
+            f"no candidate {candidate_id} in this worktree",
+            candidateId=candidate_id,
+        )
+    return row
+
+
+def prepare_request_from_review(
+    items: list[dict[str, Any]], candidate_ids: list[str] | None = None
+) -> dict[str, Any]:
+    """The PrepareRequest@v1 that confirms every statement of these reviewed items (all
+    unblocked ones when `candidate_ids` is None), bound to the digests the review showed."""
+    chosen = [
+        item
+        for item in items
+        if not item["blocked"] and (candidate_ids is None or item["candidateId"] in candidate_ids)
+    ]
+    return {
+        "format": "threadshare-memory-prepare-request@v1",
+        "kind": chosen[0]["kind"] if chosen else "entry",
+        "candidates": [
+            {
+                "candidateId": item["candidateId"],
+                "expectedRevision": item["revision"],
+                "statements": [
+                    {
+                        "statementId": st["statementId"],
+                        "statementTextDigest": st["statementTextDigest"],
+                        "citationsDigest": st["citationsDigest"],
+                    }
+                    for st in item["statements"]
+                ],
+            }
+            for item in chosen
+        ],
+    }

@@ -1,0 +1,181 @@
+"""Where team memory lives inside a worktree, and `memory init`.
+
+    .threadshare/memory/
+      index.json                skeleton, written once by init, never rewritten
+      doctrine.md               L3 (optional)
+      entries/<id>.md           L1
+      scenes/<name>.md          L2
+      skills/<name>/SKILL.md    Skills
+
+Paths handed to other modules are repo-relative POSIX strings. Every directory under the worktree
+root is opened with O_NOFOLLOW: a symlinked `.threadshare`, `memory`, sub-directory or `index.json`
+is refused with UNSAFE_PATH, and the message names only the repo-relative path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+from teamlore.core.errors import UNSAFE_PATH, TeamloreError
+from teamlore.memory.store.documents import dump_index
+from teamlore.memory.store.slugs import validate_slug
+
+MEMORY_ROOT = ".threadshare/memory"
+ENTRIES_DIR = f"{MEMORY_ROOT}/entries"
+SCENES_DIR = f"{MEMORY_ROOT}/scenes"
+SKILLS_DIR = f"{MEMORY_ROOT}/skills"
+DOCTRINE_FILE = f"{MEMORY_ROOT}/doctrine.md"
+INDEX_FILE = f"{MEMORY_ROOT}/index.json"
+SKILL_FILE_NAME = "SKILL.md"
+
+_ROOT_PARTS = (".threadshare", "memory")
+_SUBDIRS = ("entries", "scenes", "skills")
+_O_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def memory_root(worktree_root: str | os.PathLike[str]) -> Path:
+    return Path(worktree_root) / MEMORY_ROOT
+
+
+def entry_path(entry_id: str) -> str:
+    return f"{ENTRIES_DIR}/{validate_slug(entry_id)}.md"
+
+
+def scene_path(name: str) -> str:
+    if not name or "/" in name or "\\" in name or name.startswith(".") or "\x00" in name:
+        raise ValueError(f"scene name {name!r} is not a plain file name")
+    return f"{SCENES_DIR}/{name}.md"
+
+
+def skill_path(name: str) -> str:
+    return f"{SKILLS_DIR}/{validate_slug(name, max_length=64)}/{SKILL_FILE_NAME}"
+
+
+def document_kind(repo_relative: str) -> str | None:
+    """ "entry" | "scene" | "doctrine" | "skill" | "index" for a memory file path, else None."""
+    parts = repo_relative.split("/")
+    if parts[:2] != list(_ROOT_PARTS):
+        return None
+    rest = parts[2:]
+    if rest == ["index.json"]:
+        return "index"
+    if rest == ["doctrine.md"]:
+        return "doctrine"
+    if len(rest) == 2 and rest[0] == "entries" and rest[1].endswith(".md"):
+        return "entry"
+    if len(rest) == 2 and rest[0] == "scenes" and rest[1].endswith(".md"):
+        return "scene"
+    if len(rest) == 3 and rest[0] == "skills" and rest[2] == SKILL_FILE_NAME:
+        return "skill"
+    return None
+
+
+def _unsafe(relative: str, why: str) -> TeamloreError:
+    return TeamloreError(UNSAFE_PATH, f"{relative}: {why}", path=relative)
+
+
+def open_dir_nofollow(parent_fd: int, name: str, relative: str) -> int:
+    """Open `name` under `parent_fd` as a directory without following a symlink."""
+    try:
+        return os.open(name, _O_DIR | _O_NOFOLLOW, dir_fd=parent_fd)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EMLINK):
+            raise _unsafe(relative, "symbolic links are not allowed in the memory tree") from None
+        if exc.errno == errno.ENOTDIR:
+            try:
+                is_link = stat.S_ISLNK(
+                    os.stat(name, dir_fd=parent_fd, follow_symlinks=False).st_mode
+                )
+            except OSError:
+                is_link = False
+            why = (
+                "symbolic links are not allowed in the memory tree"
+                if is_link
+                else "not a directory"
+            )
+            raise _unsafe(relative, why) from None
+        raise
+
+
+def _ensure_dir(parent_fd: int, name: str, relative: str) -> tuple[int, bool]:
+    created = False
+    try:
+        os.mkdir(name, 0o755, dir_fd=parent_fd)
+        created = True
+    except FileExistsError:
+        pass
+    return open_dir_nofollow(parent_fd, name, relative), created
+
+
+@contextlib.contextmanager
+def open_memory_root(
+    worktree_root: str | os.PathLike[str], *, create: bool = False
+) -> Iterator[int]:
+    """A directory fd of `.threadshare/memory`, reached without following symlinks."""
+    root_fd = os.open(os.fspath(worktree_root), _O_DIR)
+    fds = [root_fd]
+    try:
+        relative = ""
+        for part in _ROOT_PARTS:
+            relative = f"{relative}/{part}".lstrip("/")
+            if create:
+                fd, _ = _ensure_dir(fds[-1], part, relative)
+            else:
+                fd = open_dir_nofollow(fds[-1], part, relative)
+            fds.append(fd)
+        yield fds[-1]
+    finally:
+        for fd in reversed(fds):
+            os.close(fd)
+
+
+def _write_index_once(memory_fd: int) -> bool:
+    """Create index.json atomically and only if absent (link(2) never replaces a file)."""
+    try:
+        existing = os.stat("index.json", dir_fd=memory_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        existing = None
+    if existing is not None:
+        if stat.S_ISLNK(existing.st_mode):
+            raise _unsafe(INDEX_FILE, "symbolic links are not allowed in the memory tree")
+        if not stat.S_ISREG(existing.st_mode):
+            raise _unsafe(INDEX_FILE, "not a regular file")
+        return False
+    temp = f".index.json.{secrets.token_hex(8)}.tmp"
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW, 0o644, dir_fd=memory_fd)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(dump_index())
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            os.link(temp, "index.json", src_dir_fd=memory_fd, dst_dir_fd=memory_fd)
+        except FileExistsError:
+            return False
+        return True
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp, dir_fd=memory_fd)
+
+
+def init_tree(worktree_root: str | os.PathLike[str]) -> list[str]:
+    """Create the memory tree; return the repo-relative paths created (entries, scenes, skills,
+    index.json order). Idempotent: a second call returns []. Refuses symlinked components."""
+    created: list[str] = []
+    with open_memory_root(worktree_root, create=True) as memory_fd:
+        for name in _SUBDIRS:
+            fd, made = _ensure_dir(memory_fd, name, f"{MEMORY_ROOT}/{name}")
+            os.close(fd)
+            if made:
+                created.append(f"{MEMORY_ROOT}/{name}")
+        if _write_index_once(memory_fd):
+            created.append(INDEX_FILE)
+        os.fsync(memory_fd)
+    return created

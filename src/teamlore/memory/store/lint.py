@@ -1,0 +1,455 @@
+"""Memory lint: what must never reach the repository, and what a reviewer should look at.
+
+`lint_text` checks one document (entry, scene, doctrine, Skill, index or plain text) and returns
+findings; `lint_tree` checks a whole `.threadshare/memory` tree; `lint_paths` checks given files.
+Content rules (secrets, provider session ids, local paths) come from `teamlore.core.secrets`;
+this module adds the document rules. Policy version: `LINT_POLICY_VERSION`.
+
+Block (promotion refused): every `secret.*`, `session.*` and `path.*` block rule of
+`core.secrets`; `format.*`, `capacity.*`, `slug.*`: the file does not follow the format (same ids
+as `MemoryFormatError.reason`), a capacity is exceeded, an id or name is not a valid slug.
+Warn (shown in review, never blocks): the warn rules of `core.secrets`, BOM/CRLF, non-canonical
+bytes, unknown limitation codes. Messages never contain the matched secret, only a redacted
+preview (`ghp_…[40 chars]`).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
+from pathlib import Path
+from typing import Literal, cast
+
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
+
+from teamlore.core import errors
+from teamlore.core.errors import MEMORY_NOT_INITIALIZED, TeamloreError
+from teamlore.core.secrets import SESSION_ID_PATTERN, Severity, redact, scan_content, scrub
+from teamlore.memory.store import documents as docs
+from teamlore.memory.store import layout
+from teamlore.memory.store.frontmatter import MemoryFormatError, decode_text, line_of
+from teamlore.memory.store.slugs import slug_problem
+
+LINT_POLICY_VERSION = "teamlore-sanitize@1"
+MAX_SCENES = 15
+SCENES_NEAR_LIMIT = 12
+MAX_ENTRIES = 4096
+MAX_SKILLS = 256
+
+DocumentKind = Literal["entry", "scene", "doctrine", "skill", "index", "text"]
+
+
+class Finding(BaseModel):
+    """One lint result. `line` is 1-based; 0 means the whole file or directory."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    rule: str
+    severity: Severity
+    file: str
+    line: int
+    message: str
+
+
+class LintReport(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True
+    )
+
+    policy_version: str = LINT_POLICY_VERSION
+    files: list[str]
+    findings: list[Finding]
+
+    @property
+    def blocked(self) -> bool:
+        return any(f.severity == "block" for f in self.findings)
+
+    @property
+    def blocking(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == "block"]
+
+    @property
+    def warnings(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == "warn"]
+
+
+def known_session_id_findings(text: str, *, path: str, known: AbstractSet[str]) -> list[Finding]:
+    """Block every UUID in `text` that is a provider session id this machine has indexed (the
+    context-word rule cannot see an id that stands alone); `known` holds lowercase UUIDs."""
+    findings = []
+    for match in SESSION_ID_PATTERN.finditer(text):
+        if match.group(0).lower() in known:
+            findings.append(
+                _finding(
+                    "session.known-session-id",
+                    "block",
+                    path,
+                    f"a provider session id from this machine: `{redact(match.group(0), 4)}`",
+                    line_of(text, match.start()),
+                )
+            )
+    return findings
+
+
+# --- documents ------------------------------------------------------------------------------
+
+
+def _format_finding(error: MemoryFormatError, path: str) -> Finding:
+    subject = f"field `{error.field}`: " if error.field else ""
+    return Finding(
+        rule=error.reason,
+        severity="block",
+        file=path,
+        line=error.line or 0,
+        message=scrub(subject + error.why),
+    )
+
+
+def _canonical_bytes(kind: DocumentKind, data: bytes, path: str) -> tuple[bytes | None, list[str]]:
+    """Load the document; return its canonical bytes and any unknown limitation codes."""
+    if kind == "entry":
+        entry = docs.load_entry(data, path)
+        unknown = [item for item in entry.limitations if item not in docs.KNOWN_LIMITATIONS]
+        return docs.dump_entry(entry), unknown
+    if kind == "scene":
+        return docs.dump_scene(docs.load_scene(data, path)), []
+    if kind == "doctrine":
+        return docs.dump_doctrine(docs.load_doctrine(data, path)), []
+    if kind == "skill":
+        return docs.dump_skill(docs.load_skill(data, path)), []
+    if kind == "index":
+        return docs.dump_index(docs.load_index(data, path)), []
+    return None, []
+
+
+def lint_bytes(data: bytes, *, path: str, kind: DocumentKind) -> list[Finding]:
+    """Lint one file's bytes; `path` is repo-relative and only used to label findings (and, for
+    entries and Skills, to check the id against the file or directory name)."""
+    findings: list[Finding] = []
+    try:
+        decoded = decode_text(data, path)
+    except MemoryFormatError as exc:
+        return [_format_finding(exc, path)]
+    text = decoded.text
+    if decoded.had_bom:
+        findings.append(
+            Finding(
+                rule="format.bom",
+                severity="warn",
+                file=path,
+                line=1,
+                message="file starts with a UTF-8 BOM",
+            )
+        )
+    if decoded.had_crlf:
+        findings.append(
+            Finding(
+                rule="format.crlf",
+                severity="warn",
+                file=path,
+                line=line_of(text, text.find("\n")),
+                message="CRLF line endings (the writer uses LF)",
+            )
+        )
+    if kind != "text":
+        try:
+            canonical, unknown = _canonical_bytes(kind, data, path)
+        except MemoryFormatError as exc:
+            findings.append(_format_finding(exc, path))
+        else:
+            if canonical is not None and canonical != text.encode("utf-8"):
+                findings.append(
+                    Finding(
+                        rule="format.non-canonical",
+                        severity="warn",
+                        file=path,
+                        line=0,
+                        message="valid, but not in canonical form (a rewrite would change it)",
+                    )
+                )
+            for code in unknown:
+                findings.append(
+                    Finding(
+                        rule="entry.unknown-limitation",
+                        severity="warn",
+                        file=path,
+                        line=0,
+                        message=scrub(f"limitation `{code}` is not in the known vocabulary"),
+                    )
+                )
+    for hit in scan_content(text):
+        findings.append(
+            Finding(
+                rule=hit.rule,
+                severity=hit.severity,
+                file=path,
+                line=line_of(text, hit.start),
+                message=hit.message,
+            )
+        )
+    return _sorted(findings)
+
+
+def lint_text(text: str, *, path: str, kind: DocumentKind = "text") -> list[Finding]:
+    """Lint one document given as text. `kind` "text" checks content only."""
+    return lint_bytes(text.encode("utf-8", "surrogatepass"), path=path, kind=kind)
+
+
+def _sorted(findings: list[Finding]) -> list[Finding]:
+    return sorted(findings, key=lambda f: (f.file, f.line, f.rule, f.message))
+
+
+# --- tree -----------------------------------------------------------------------------------
+
+
+def _finding(rule: str, severity: Severity, path: str, message: str, line: int = 0) -> Finding:
+    return Finding(rule=rule, severity=severity, file=path, line=line, message=message)
+
+
+def _read_file(dir_fd: int, name: str) -> bytes | None:
+    """Read a regular file without following a symlink; None if it is larger than allowed."""
+    fd = os.open(name, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0), dir_fd=dir_fd)
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read(docs.MAX_FILE_BYTES + 1)
+    return None if len(data) > docs.MAX_FILE_BYTES else data
+
+
+class _TreeLinter:
+    def __init__(self) -> None:
+        self.files: list[str] = []
+        self.findings: list[Finding] = []
+        self.entry_ids: set[str] = set()
+        self.superseded: list[tuple[str, str]] = []
+
+    def _kind_of(self, dir_fd: int, name: str, relative: str) -> str:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        if stat.S_ISLNK(st.st_mode):
+            self.findings.append(
+                _finding(
+                    "tree.symlink",
+                    "block",
+                    relative,
+                    "symbolic links are not allowed in the memory tree",
+                )
+            )
+            return "link"
+        if stat.S_ISDIR(st.st_mode):
+            return "dir"
+        if stat.S_ISREG(st.st_mode):
+            return "file"
+        self.findings.append(_finding("tree.not-a-file", "block", relative, "not a regular file"))
+        return "other"
+
+    def lint_file(self, dir_fd: int, name: str, relative: str, kind: DocumentKind) -> None:
+        self.files.append(relative)
+        data = _read_file(dir_fd, name)
+        if data is None:
+            self.findings.append(
+                _finding(
+                    "capacity.file-size",
+                    "block",
+                    relative,
+                    f"file is over {docs.MAX_FILE_BYTES} bytes",
+                )
+            )
+            return
+        self.findings.extend(lint_bytes(data, path=relative, kind=kind))
+        if kind == "entry":
+            try:
+                entry = docs.load_entry(data, relative)
+            except MemoryFormatError:
+                return
+            self.entry_ids.add(entry.id)
+            if entry.superseded_by is not None:
+                self.superseded.append((relative, entry.superseded_by))
+
+    def lint_documents_dir(self, parent_fd: int, name: str, kind: DocumentKind) -> int:
+        relative = f"{layout.MEMORY_ROOT}/{name}"
+        fd = layout.open_dir_nofollow(parent_fd, name, relative)
+        count = 0
+        try:
+            for child in sorted(os.listdir(fd)):
+                child_rel = f"{relative}/{child}"
+                child_kind = self._kind_of(fd, child, child_rel)
+                if child_kind != "file":
+                    if child_kind == "dir":
+                        self.findings.append(
+                            _finding(
+                                "tree.unexpected-file", "warn", child_rel, "unexpected directory"
+                            )
+                        )
+                    continue
+                if not child.endswith(".md"):
+                    self.findings.append(
+                        _finding("tree.unexpected-file", "warn", child_rel, "not a memory document")
+                    )
+                    continue
+                count += 1
+                self.lint_file(fd, child, child_rel, kind)
+        finally:
+            os.close(fd)
+        return count
+
+    def lint_skills_dir(self, parent_fd: int) -> int:
+        relative = layout.SKILLS_DIR
+        fd = layout.open_dir_nofollow(parent_fd, "skills", relative)
+        count = 0
+        try:
+            for child in sorted(os.listdir(fd)):
+                child_rel = f"{relative}/{child}"
+                if self._kind_of(fd, child, child_rel) != "dir":
+                    continue
+                count += 1
+                problem = slug_problem(child, max_length=docs.SKILL_NAME_MAX_LENGTH)
+                if problem is not None:
+                    self.findings.append(
+                        _finding(
+                            "slug.invalid",
+                            "block",
+                            child_rel,
+                            scrub(f"Skill directory name {problem}"),
+                        )
+                    )
+                skill_fd = layout.open_dir_nofollow(fd, child, child_rel)
+                try:
+                    skill_rel = f"{child_rel}/{layout.SKILL_FILE_NAME}"
+                    try:
+                        kind = self._kind_of(skill_fd, layout.SKILL_FILE_NAME, skill_rel)
+                    except FileNotFoundError:
+                        self.findings.append(
+                            _finding(
+                                "tree.missing-skill-file",
+                                "block",
+                                child_rel,
+                                "Skill directory has no SKILL.md",
+                            )
+                        )
+                        continue
+                    if kind == "file":
+                        self.lint_file(skill_fd, layout.SKILL_FILE_NAME, skill_rel, "skill")
+                finally:
+                    os.close(skill_fd)
+        finally:
+            os.close(fd)
+        return count
+
+    def capacity(self, count: int, limit: int, rule: str, path: str, what: str) -> None:
+        if count > limit:
+            self.findings.append(_finding(rule, "block", path, f"{count} {what} (at most {limit})"))
+
+
+def lint_tree(worktree_root: str | os.PathLike[str]) -> LintReport:
+    """Lint every memory file under `<worktree_root>/.threadshare/memory` without following
+    symlinks. Raises MEMORY_NOT_INITIALIZED when there is no tree, UNSAFE_PATH when its root is
+    reached through a symlink."""
+    linter = _TreeLinter()
+    try:
+        memory = layout.open_memory_root(worktree_root)
+        memory_fd = memory.__enter__()
+    except FileNotFoundError:
+        raise TeamloreError(MEMORY_NOT_INITIALIZED) from None
+    try:
+        names = sorted(os.listdir(memory_fd))
+        if "index.json" not in names:
+            linter.findings.append(
+                _finding(
+                    "tree.missing-index",
+                    "warn",
+                    layout.INDEX_FILE,
+                    "index.json is missing (run init)",
+                )
+            )
+        for name in names:
+            relative = f"{layout.MEMORY_ROOT}/{name}"
+            kind = linter._kind_of(memory_fd, name, relative)
+            if kind in ("link", "other"):
+                continue
+            if kind == "file" and name == "index.json":
+                linter.lint_file(memory_fd, name, relative, "index")
+            elif kind == "file" and name == "doctrine.md":
+                linter.lint_file(memory_fd, name, relative, "doctrine")
+            elif kind == "dir" and name == "entries":
+                entries = linter.lint_documents_dir(memory_fd, name, "entry")
+                linter.capacity(
+                    entries, MAX_ENTRIES, "capacity.entry-count", layout.ENTRIES_DIR, "entries"
+                )
+            elif kind == "dir" and name == "scenes":
+                scenes = linter.lint_documents_dir(memory_fd, name, "scene")
+                linter.capacity(
+                    scenes, MAX_SCENES, "capacity.scene-count", layout.SCENES_DIR, "scenes"
+                )
+                if SCENES_NEAR_LIMIT <= scenes <= MAX_SCENES:
+                    linter.findings.append(
+                        _finding(
+                            "capacity.scene-count-near-limit",
+                            "warn",
+                            layout.SCENES_DIR,
+                            f"{scenes} scenes: merge before creating more (limit {MAX_SCENES})",
+                        )
+                    )
+            elif kind == "dir" and name == "skills":
+                skills = linter.lint_skills_dir(memory_fd)
+                linter.capacity(
+                    skills, MAX_SKILLS, "capacity.skill-count", layout.SKILLS_DIR, "Skills"
+                )
+            else:
+                linter.findings.append(
+                    _finding(
+                        "tree.unexpected-file", "warn", relative, "not part of the memory layout"
+                    )
+                )
+    finally:
+        memory.__exit__(None, None, None)
+    for path, target in linter.superseded:
+        if target not in linter.entry_ids:
+            linter.findings.append(
+                _finding(
+                    "entry.superseded-target-missing",
+                    "warn",
+                    path,
+                    f"superseded_by names `{target}`, which is not an entry in this tree",
+                )
+            )
+    return LintReport(files=sorted(linter.files), findings=_sorted(linter.findings))
+
+
+def lint_paths(worktree_root: str | os.PathLike[str], paths: Sequence[Path]) -> LintReport:
+    """Lint the given files (absolute paths). Files inside the memory tree are checked with the
+    rules of their kind; any other file is linted as plain text (e.g. a draft before it is
+    copied into the tree). A missing file is a usage error; a symlink is never followed."""
+    root = Path(os.path.realpath(worktree_root))
+    files: list[str] = []
+    findings: list[Finding] = []
+    for path in paths:
+        absolute = Path(os.path.abspath(path))
+        try:
+            shown = absolute.relative_to(root).as_posix()
+        except ValueError:
+            shown = absolute.name
+        kind = cast(DocumentKind, layout.document_kind(shown) or "text")
+        files.append(shown)
+        if absolute.is_symlink():
+            findings.append(_finding("path.symlink", "block", shown, "file is a symlink"))
+            continue
+        if not absolute.is_file():
+            raise TeamloreError(errors.INVALID_ARGUMENT, f"{shown}: no such file")
+        dir_fd = os.open(absolute.parent, os.O_RDONLY)
+        try:
+            data = _read_file(dir_fd, absolute.name)
+        finally:
+            os.close(dir_fd)
+        if data is None:
+            findings.append(
+                _finding(
+                    "capacity.file-size",
+                    "block",
+                    shown,
+                    f"file is over {docs.MAX_FILE_BYTES} bytes",
+                )
+            )
+            continue
+        findings.extend(lint_bytes(data, path=shown, kind=kind))
+    return LintReport(files=files, findings=_sorted(findings))

@@ -1,0 +1,406 @@
+"""The team-memory state database (`memory-state.sqlite3`, seed 000 §2, adapted).
+
+Workflow state that must survive anything: repository bindings, extraction/adjudication tasks and
+their submissions, chunks, candidates (+ candidate FTS and projection), the approved projection
+(DEV-1: approved entries + approved FTS, keyed by owner), runner conformance, evidence refs,
+assessments, the promotion journal and the authorization log. Precious: never auto-deleted.
+
+Adaptations to SQLite and to teamlore (the seed was written for a Rust engine):
+- keys (`repository_key`, `worktree_key`, `session_key`) and digests are lowercase hex TEXT, the
+  form teamlore's keyed ids and digests have everywhere else; sha256 digests are hex64 and git
+  blob ids hex40, enforced by CHECKs;
+- times are INTEGER milliseconds since the epoch;
+- FTS tables are ordinary FTS5 tables holding text already run through
+  `teamlore.core.analyzer.analyze` (tokenize 'unicode61 remove_diacritics 0'); `contentless_delete`
+  needs SQLite 3.43 and the stdlib build may be older, so rows are stored and deleted by rowid;
+- `approved_entries` projects every kind of memory file (entry, scene, doctrine, skill), has an
+  integer rowid shared with `approved_fts`, and keeps the file's relative path and title;
+- `approved_projection` also records the projector version, the coverage of the last build
+  (`build_coverage`), the entry count, the diagnostics of the last build and the sync time;
+- `candidates.candidate_kind` distinguishes entry, skill and consolidation-patch candidates.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from pathlib import Path
+
+from teamlore.core import db
+from teamlore.core.paths import ensure_private_dir, state_dir
+
+STATE_DB_NAME = "memory-state.sqlite3"
+RECALL_ALGORITHM_VERSION = "recall-rrf@1"
+
+
+def _hex(column: str, length: int | None = None) -> str:
+    shape = f"{column} <> '' AND {column} NOT GLOB '*[^0-9a-f]*'"
+    return f"({shape} AND length({column}) = {length})" if length else f"({shape})"
+
+
+def _hex_or_null(column: str, length: int | None = None) -> str:
+    return f"({column} IS NULL OR {_hex(column, length)})"
+
+
+def _one_of(column: str, *values: str) -> str:
+    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+
+
+def _relative_path(column: str) -> str:
+    wrapped = f"('/' || {column} || '/')"
+    return (
+        f"({column} <> '' AND substr({column}, 1, 1) <> '/' AND {wrapped} NOT LIKE '%/../%' "
+        f"AND {wrapped} NOT LIKE '%/./%' AND {wrapped} NOT LIKE '%//%')"
+    )
+
+
+_OWNER = f"""
+  repository_key TEXT NOT NULL CHECK {_hex("repository_key")},
+  worktree_key TEXT NOT NULL CHECK {_hex("worktree_key")},"""
+
+_STRENGTHS = ("direct", "observed", "candidate", "contextual", "unknown")
+
+SCHEMA_V1 = f"""
+CREATE TABLE memory_state_meta (
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+
+CREATE TABLE repository_bindings ({_OWNER}
+  public_repository_identity TEXT,
+  root_realpath TEXT NOT NULL CHECK (substr(root_realpath, 1, 1) = '/'),  -- sensitive: local only
+  root_realpath_digest TEXT NOT NULL CHECK {_hex("root_realpath_digest", 64)},
+  common_dir_device TEXT NOT NULL CHECK (common_dir_device <> ''),
+  common_dir_inode TEXT NOT NULL CHECK (common_dir_inode <> ''),
+  memory_root TEXT NOT NULL DEFAULT '.threadshare/memory' CHECK {_relative_path("memory_root")},
+  status TEXT NOT NULL DEFAULT 'active' CHECK ({_one_of("status", "active", "inactive")}),
+  PRIMARY KEY (repository_key, worktree_key)
+);
+
+CREATE TABLE tasks (
+  task_id TEXT PRIMARY KEY CHECK (task_id <> ''),
+  kind TEXT NOT NULL
+    CHECK ({_one_of("kind", "extraction", "adjudication", "consolidation")}),{_OWNER}
+  chunk_ref TEXT,
+  draft_batch_ref TEXT,
+  binding_json TEXT NOT NULL CHECK (json_valid(binding_json)),
+  authorization_plan_digest TEXT CHECK {_hex_or_null("authorization_plan_digest", 64)},
+  lease_holder TEXT,
+  lease_epoch INTEGER NOT NULL DEFAULT 0 CHECK (lease_epoch >= 0),
+  claim_token TEXT,
+  lease_expires_at INTEGER,
+  status TEXT NOT NULL DEFAULT 'pending'
+    CHECK ({_one_of("status", "pending", "claimed", "submitted", "stale")}),
+  created_at INTEGER NOT NULL,
+  CHECK (kind <> 'extraction' OR chunk_ref IS NOT NULL),
+  CHECK (status <> 'claimed' OR
+         (lease_holder IS NOT NULL AND claim_token IS NOT NULL AND lease_expires_at IS NOT NULL))
+);
+CREATE INDEX tasks_owner_status ON tasks(repository_key, worktree_key, status);
+
+-- one accepted submission per task; an identical replay returns outcome_json
+CREATE TABLE submissions (
+  task_id TEXT PRIMARY KEY REFERENCES tasks(task_id),
+  response_digest TEXT NOT NULL CHECK {_hex("response_digest", 64)},
+  outcome_json TEXT NOT NULL CHECK (json_valid(outcome_json)),
+  received_at INTEGER NOT NULL
+);
+
+-- audit of refused submissions that carried a different digest
+CREATE TABLE submission_conflicts (
+  task_id TEXT NOT NULL REFERENCES tasks(task_id),
+  response_digest TEXT NOT NULL CHECK {_hex("response_digest", 64)},
+  received_at INTEGER NOT NULL
+);
+CREATE INDEX submission_conflicts_task ON submission_conflicts(task_id);
+
+CREATE TABLE chunks (
+  chunk_ref TEXT PRIMARY KEY CHECK (chunk_ref <> ''),  -- sessionKey:turnStart:turnEnd:chunkDigest
+  {_OWNER}
+  session_key TEXT NOT NULL CHECK {_hex("session_key")},
+  turn_range TEXT NOT NULL CHECK (turn_range GLOB '[0-9]*-[0-9]*'),
+  chunk_digest TEXT NOT NULL CHECK {_hex("chunk_digest", 64)},
+  status TEXT NOT NULL DEFAULT 'pending'
+    CHECK ({_one_of("status", "pending", "drafted", "extracted", "stale")}),
+  provenance_snapshot_seq TEXT CHECK (provenance_snapshot_seq IS NULL OR
+    (provenance_snapshot_seq <> '' AND provenance_snapshot_seq NOT GLOB '*[^0-9]*'))
+);
+CREATE INDEX chunks_owner_status ON chunks(repository_key, worktree_key, status);
+
+CREATE TABLE candidates (
+  candidate_id TEXT PRIMARY KEY CHECK (candidate_id <> ''),{_OWNER}
+  chunk_ref TEXT NOT NULL,
+  candidate_kind TEXT NOT NULL DEFAULT 'entry'
+    CHECK ({_one_of("candidate_kind", "entry", "skill", "consolidation-patch")}),
+  revision INTEGER NOT NULL DEFAULT 1 CHECK (revision >= 1),
+  content_digest TEXT NOT NULL CHECK {_hex("content_digest", 64)},
+  payload_json TEXT NOT NULL CHECK (json_valid(payload_json)),  -- unsanitized: local only
+  status TEXT NOT NULL DEFAULT 'draft'
+    CHECK ({_one_of("status", "draft", "quarantined", "promoted", "discarded")}),
+  adjudication TEXT NOT NULL DEFAULT 'pending'
+    CHECK ({_one_of("adjudication", "pending", "done", "failed")}),
+  updated_at INTEGER NOT NULL
+);
+CREATE INDEX candidates_owner_status ON candidates(repository_key, worktree_key, status);
+
+-- analyzed searchable text of active candidates; rowid = candidates.rowid, same transaction
+CREATE VIRTUAL TABLE candidate_fts USING fts5(
+  searchable_text, tokenize = 'unicode61 remove_diacritics 0'
+);
+
+CREATE TABLE candidate_projection ({_OWNER}
+  generation INTEGER NOT NULL CHECK (generation >= 0),
+  analyzer_version TEXT NOT NULL CHECK (analyzer_version <> ''),
+  recall_algorithm_version TEXT NOT NULL CHECK (recall_algorithm_version <> ''),
+  PRIMARY KEY (repository_key, worktree_key)
+);
+
+-- DEV-1: the one persistent projection of the approved memory files of a worktree
+CREATE TABLE approved_entries (
+  id INTEGER PRIMARY KEY,  -- = approved_fts rowid
+  {_OWNER}
+  kind TEXT NOT NULL CHECK ({_one_of("kind", "entry", "scene", "doctrine", "skill")}),
+  entry_id TEXT NOT NULL CHECK (entry_id <> ''),
+  path TEXT NOT NULL CHECK {_relative_path("path")},  -- relative to the memory root
+  revision INTEGER NOT NULL CHECK (revision >= 1),
+  content_digest TEXT NOT NULL CHECK {_hex("content_digest", 64)},
+  entry_type TEXT,
+  status TEXT NOT NULL CHECK ({_one_of("status", "approved", "deprecated")}),
+  superseded_by TEXT,
+  title TEXT NOT NULL,
+  frontmatter_json TEXT NOT NULL CHECK (json_valid(frontmatter_json)),
+  body_text TEXT NOT NULL,
+  UNIQUE (repository_key, worktree_key, kind, entry_id),
+  UNIQUE (repository_key, worktree_key, path),
+  CHECK (kind = 'entry' OR (status = 'approved' AND entry_type IS NULL AND superseded_by IS NULL))
+);
+
+CREATE VIRTUAL TABLE approved_fts USING fts5(
+  searchable_text, tokenize = 'unicode61 remove_diacritics 0'
+);
+
+CREATE TABLE approved_projection ({_OWNER}
+  generation INTEGER NOT NULL CHECK (generation >= 0),
+  source_tree_digest TEXT NOT NULL CHECK {_hex("source_tree_digest", 64)},
+  coverage TEXT NOT NULL DEFAULT 'complete' CHECK ({_one_of("coverage", "complete", "partial")}),
+  build_coverage TEXT NOT NULL CHECK ({_one_of("build_coverage", "complete", "partial", "none")}),
+  analyzer_version TEXT NOT NULL CHECK (analyzer_version <> ''),
+  recall_algorithm_version TEXT NOT NULL CHECK (recall_algorithm_version <> ''),
+  projector_version TEXT NOT NULL CHECK (projector_version <> ''),
+  entry_count INTEGER NOT NULL DEFAULT 0 CHECK (entry_count >= 0),
+  diagnostics_json TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(diagnostics_json)),
+  synced_at INTEGER NOT NULL,
+  CHECK (build_coverage = 'complete' OR coverage = 'partial'),
+  CHECK ((generation = 0) = (build_coverage = 'none')),
+  PRIMARY KEY (repository_key, worktree_key)
+);
+
+CREATE TABLE runner_conformance (
+  profile TEXT PRIMARY KEY CHECK (profile <> ''),
+  cli_version_fingerprint TEXT NOT NULL CHECK (cli_version_fingerprint <> ''),
+  test_version TEXT NOT NULL CHECK (test_version <> ''),
+  passed_at INTEGER NOT NULL
+);
+
+-- sensitive: evidence pointers never leave this database
+CREATE TABLE evidence_refs (
+  candidate_id TEXT NOT NULL REFERENCES candidates(candidate_id) ON DELETE CASCADE,
+  statement_id TEXT NOT NULL CHECK (statement_id <> ''),
+  evidence_id TEXT NOT NULL CHECK (evidence_id <> ''),
+  pointer_digest TEXT NOT NULL CHECK {_hex("pointer_digest", 64)},
+  session_key TEXT CHECK {_hex_or_null("session_key")},
+  turn_key TEXT CHECK {_hex_or_null("turn_key")},
+  revision TEXT CHECK {_hex_or_null("revision", 64)},
+  payload_sha256 TEXT CHECK {_hex_or_null("payload_sha256", 64)},
+  relation TEXT,
+  strength TEXT CHECK (strength IS NULL OR {_one_of("strength", *_STRENGTHS)}),
+  limitations_json TEXT CHECK (limitations_json IS NULL OR json_valid(limitations_json)),
+  task_id TEXT NOT NULL,
+  PRIMARY KEY (candidate_id, statement_id, evidence_id)
+);
+
+CREATE TABLE assessments (
+  candidate_id TEXT NOT NULL REFERENCES candidates(candidate_id) ON DELETE CASCADE,
+  statement_id TEXT NOT NULL CHECK (statement_id <> ''),
+  citations_digest TEXT NOT NULL CHECK {_hex("citations_digest", 64)},
+  provenance_strength TEXT NOT NULL CHECK ({_one_of("provenance_strength", *_STRENGTHS)}),
+  limitations_json TEXT NOT NULL CHECK (json_valid(limitations_json)),
+  claim_support TEXT NOT NULL
+    CHECK ({_one_of("claim_support", "unverified", "typed-fact", "human-confirmed")}),
+  assessed_by TEXT NOT NULL CHECK ({_one_of("assessed_by", "deterministic", "human")}),
+  statement_text_digest TEXT NOT NULL CHECK {_hex("statement_text_digest", 64)},
+  revision INTEGER NOT NULL CHECK (revision >= 1),
+  PRIMARY KEY (candidate_id, statement_id)
+);
+
+CREATE TABLE promotion_journal (
+  plan_id TEXT PRIMARY KEY CHECK (plan_id <> ''),{_OWNER}
+  plan_canonical_json TEXT NOT NULL CHECK (json_valid(plan_canonical_json)),
+  plan_digest TEXT NOT NULL CHECK {_hex("plan_digest", 64)},
+  candidate_ids_json TEXT NOT NULL CHECK (json_valid(candidate_ids_json)),
+  assessment_digest TEXT NOT NULL CHECK {_hex("assessment_digest", 64)},
+  policy_version TEXT NOT NULL CHECK (policy_version <> ''),
+  status TEXT NOT NULL DEFAULT 'generated'
+    CHECK ({_one_of("status", "generated", "approved", "applying", "applied", "voided")}),
+  updated_at INTEGER NOT NULL
+);
+CREATE INDEX promotion_journal_owner_status
+  ON promotion_journal(repository_key, worktree_key, status);
+
+-- the exact approved bytes per file, and per-file progress of an apply
+CREATE TABLE promotion_files (
+  plan_id TEXT NOT NULL REFERENCES promotion_journal(plan_id) ON DELETE CASCADE,
+  target_path TEXT NOT NULL CHECK {_relative_path("target_path")},
+  target_blob_hash TEXT CHECK {_hex_or_null("target_blob_hash", 40)},  -- null: file absent
+  sanitized_content BLOB NOT NULL,
+  sanitized_digest TEXT NOT NULL CHECK {_hex("sanitized_digest", 64)},
+  applied INTEGER NOT NULL DEFAULT 0 CHECK (applied IN (0, 1)),
+  PRIMARY KEY (plan_id, target_path)
+);
+
+CREATE TABLE authorization_log (
+  plan_digest TEXT NOT NULL CHECK {_hex("plan_digest", 64)},
+  task_id TEXT,
+  runner_input_digest TEXT CHECK {_hex_or_null("runner_input_digest", 64)},
+  input_coverage_digest TEXT CHECK {_hex_or_null("input_coverage_digest", 64)},
+  provider TEXT,
+  model TEXT,
+  endpoint TEXT,
+  bytes INTEGER CHECK (bytes IS NULL OR bytes >= 0),
+  decided_at INTEGER NOT NULL,
+  via TEXT NOT NULL CHECK ({_one_of("via", "interactive", "digest", "manifest")}),
+  manifest_digest TEXT CHECK {_hex_or_null("manifest_digest", 64)},
+  CHECK (via <> 'manifest' OR manifest_digest IS NOT NULL)
+);
+CREATE INDEX authorization_log_plan ON authorization_log(plan_digest);
+"""
+
+# promotion apply progress (memory/promotion/apply.py): the approval, the outcome of a plan, and the
+# original bytes of every target taken at precheck so a drift in the middle of an apply can be
+# rolled back (cleared when the plan ends)
+PROMOTION_PROGRESS_V2 = f"""
+CREATE TABLE promotion_outcomes (
+  plan_id TEXT PRIMARY KEY REFERENCES promotion_journal(plan_id) ON DELETE CASCADE,
+  approved_digest TEXT CHECK {_hex_or_null("approved_digest", 64)},
+  approved_at INTEGER,
+  finished_at INTEGER,
+  void_code TEXT CHECK (void_code IS NULL OR void_code <> ''),
+  void_path TEXT,
+  void_message TEXT
+);
+
+CREATE TABLE promotion_originals (
+  plan_id TEXT NOT NULL REFERENCES promotion_journal(plan_id) ON DELETE CASCADE,
+  target_path TEXT NOT NULL CHECK {_relative_path("target_path")},
+  original_content BLOB,  -- null: the file was absent
+  PRIMARY KEY (plan_id, target_path)
+);
+"""
+
+# consolidation runs (memory/consolidation): one row per staged ConsolidationPatch@v1 —
+# `pending_review` until its plan is applied (`applied`) or voided/discarded (`stale`); an empty
+# patch is a `no_op`. `no_op` and `applied` runs are the baseline of the next synthesis; each run
+# records the approved entries it consolidated (the task's entries).
+CONSOLIDATION_RUNS_V3 = f"""
+CREATE TABLE consolidation_runs (
+  run_id TEXT PRIMARY KEY CHECK (run_id <> ''),
+  task_id TEXT NOT NULL UNIQUE REFERENCES tasks(task_id),{_OWNER}
+  binding_json TEXT NOT NULL CHECK (json_valid(binding_json)),
+  entry_set_digest TEXT NOT NULL CHECK {_hex("entry_set_digest", 64)},
+  candidate_id TEXT UNIQUE REFERENCES candidates(candidate_id),
+  status TEXT NOT NULL
+    CHECK ({_one_of("status", "pending_review", "no_op", "applied", "stale")}),
+  entry_count INTEGER NOT NULL CHECK (entry_count >= 0),
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  CHECK ((status = 'no_op') = (candidate_id IS NULL))
+);
+CREATE INDEX consolidation_runs_owner_status
+  ON consolidation_runs(repository_key, worktree_key, status, updated_at, run_id);
+
+CREATE TABLE consolidation_run_entries (
+  run_id TEXT NOT NULL REFERENCES consolidation_runs(run_id) ON DELETE CASCADE,
+  entry_id TEXT NOT NULL CHECK (entry_id <> ''),
+  revision INTEGER NOT NULL CHECK (revision >= 1),
+  content_digest TEXT NOT NULL CHECK {_hex("content_digest", 64)},
+  PRIMARY KEY (run_id, entry_id)
+);
+"""
+
+# why a person discarded a candidate (memory/discard.py): private, local, for the record
+DISCARD_REASONS_V4 = """
+CREATE TABLE candidate_discards (
+  candidate_id TEXT PRIMARY KEY REFERENCES candidates(candidate_id) ON DELETE CASCADE,
+  reason TEXT NOT NULL CHECK (reason <> '' AND length(reason) <= 2000),
+  discarded_at INTEGER NOT NULL
+);
+"""
+
+MIGRATIONS: list[str] = [
+    SCHEMA_V1,
+    PROMOTION_PROGRESS_V2,
+    CONSOLIDATION_RUNS_V3,
+    DISCARD_REASONS_V4,
+]
+
+TABLES = (
+    "memory_state_meta",
+    "repository_bindings",
+    "tasks",
+    "submissions",
+    "submission_conflicts",
+    "chunks",
+    "candidates",
+    "candidate_fts",
+    "candidate_projection",
+    "approved_entries",
+    "approved_fts",
+    "approved_projection",
+    "runner_conformance",
+    "evidence_refs",
+    "assessments",
+    "promotion_journal",
+    "promotion_files",
+    "authorization_log",
+    "promotion_outcomes",
+    "promotion_originals",
+    "consolidation_runs",
+    "consolidation_run_entries",
+)
+
+
+def state_db_path(home: Path | None = None) -> Path:
+    return (ensure_private_dir(home) if home is not None else state_dir()) / STATE_DB_NAME
+
+
+def open_state_db(home: Path | None = None) -> sqlite3.Connection:
+    """Open (creating and migrating if needed) `memory-state.sqlite3` in the state dir."""
+    conn = db.connect(state_db_path(home), MIGRATIONS)
+    if memory_state_uuid_or_none(conn) is None:
+        with db.write_tx(conn):
+            conn.execute(
+                "INSERT INTO memory_state_meta(key, value) VALUES ('memory_state_uuid', ?) "
+                "ON CONFLICT(key) DO NOTHING",
+                (str(uuid.uuid4()),),
+            )
+            conn.execute(
+                "INSERT INTO memory_state_meta(key, value) VALUES ('schema_version', ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (str(db.schema_version(conn)),),
+            )
+    return conn
+
+
+def memory_state_uuid_or_none(conn: sqlite3.Connection) -> str | None:
+    row = conn.execute(
+        "SELECT value FROM memory_state_meta WHERE key = 'memory_state_uuid'"
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def memory_state_uuid(conn: sqlite3.Connection) -> str:
+    """The random id of this state database (binds tasks to the database that issued them)."""
+    value = memory_state_uuid_or_none(conn)
+    if value is None:
+        raise LookupError("memory-state database has no uuid; open it with open_state_db")
+    return value

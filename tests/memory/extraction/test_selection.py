@@ -1,0 +1,140 @@
+"""Selection: window rules, exactly one owner, sealed turns of that worktree, scoring."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from recall_world import BASE, CodexSession, commit, make_repo, sync
+
+from teamlore.core import errors
+from teamlore.memory.extraction.selection import (
+    check_window,
+    normalize_request,
+    resolve_owner,
+    select_turns,
+)
+from teamlore.sessions.index_db import open_index
+
+AFTER, BEFORE = "2026-03-01T00:00:00.000Z", "2026-03-08T00:00:00.000Z"
+
+
+@pytest.mark.parametrize(
+    ("after", "before", "fragment"),
+    [
+        ("2026-01-01T00:00:00.000Z", "2027-02-05T00:00:00.000Z", "more than 366 days"),
+        (BEFORE, AFTER, "empty or reversed"),
+        (AFTER, AFTER, "empty or reversed"),
+        ("2026-03-01", BEFORE, "did you mean 2026-03-01T00:00:00.000Z"),
+        ("2026-03-01T00:00:00Z", BEFORE, "canonical UTC instant"),
+        ("2026-03-01T08:00:00.000+08:00", BEFORE, "canonical UTC instant"),
+        (AFTER, "2026-02-30T00:00:00.000Z", "not a real calendar instant"),
+    ],
+)
+def test_bad_windows_are_refused_with_a_stable_code(after: str, before: str, fragment: str) -> None:
+    with pytest.raises(errors.TeamloreError) as refused:
+        check_window(after, before)
+    assert refused.value.code == "WINDOW_INVALID" and refused.value.exit_code == 2
+    assert fragment in refused.value.message
+
+
+def test_a_366_day_window_is_accepted_and_the_request_is_normalized() -> None:
+    assert check_window("2024-01-01T00:00:00.000Z", "2025-01-01T00:00:00.000Z")
+    request = normalize_request(
+        after=AFTER,
+        before=BEFORE,
+        query="  tag push ",
+        providers=["codex", "claude", "codex"],
+        session_keys=[" b", "a"],
+    )
+    assert request == {
+        "format": "threadshare-memory-extraction-request@v1",
+        "window": {"after": AFTER, "before": BEFORE},
+        "query": "tag push",
+        "filters": {
+            "providers": ["claude", "codex"],
+            "sessionKeys": ["a", "b"],
+            "toolCapabilityKeys": [],
+            "resultEvidence": [],
+        },
+    }
+    with pytest.raises(errors.TeamloreError, match="unknown provider"):
+        normalize_request(after=AFTER, before=BEFORE, providers=["cursor"])
+
+
+def test_owner_must_be_one_registered_worktree(tmp_path: Path, home: Path) -> None:
+    project = tmp_path / "project"
+    front, back = make_repo(project / "front"), make_repo(project / "back")
+    (tmp_path / "codex").mkdir()
+    sync(home, tmp_path / "codex", front)
+    conn = open_index(home)
+    try:
+        assert resolve_owner(conn, front, home).worktree_root == front.resolve()
+        with pytest.raises(errors.TeamloreError) as unregistered:
+            resolve_owner(conn, back, home)
+        assert unregistered.value.code == "REPOSITORY_NOT_REGISTERED"
+        assert resolve_owner(conn, project, home).worktree_root == front.resolve()  # one below
+        sync(home, tmp_path / "codex", back)
+        with pytest.raises(errors.TeamloreError) as ambiguous:
+            resolve_owner(conn, project, home)
+        assert ambiguous.value.code == "OWNER_AMBIGUOUS"
+        (tmp_path / "nowhere").mkdir()
+        with pytest.raises(errors.TeamloreError) as none:
+            resolve_owner(conn, tmp_path / "nowhere", home)
+        assert none.value.code == "OWNER_NOT_FOUND"
+    finally:
+        conn.close()
+
+
+def test_selection_takes_sealed_owner_turns_in_the_window_and_ranks_sessions(
+    tmp_path: Path, home: Path
+) -> None:
+    repo, other = make_repo(tmp_path / "shop"), make_repo(tmp_path / "other")
+    fixed = commit(repo, "src/cart.py", "x = 1\n", BASE + timedelta(seconds=30))
+    codex = tmp_path / "codex"
+    rich = CodexSession("a1", repo)
+    rich.user("fix cart").shell("pytest", "boom", exit_code=1).answer("failing")
+    rich.user("retry").patch("src/cart.py", "x = 1").shell("pytest", "ok").answer("passing")
+    rich.user("commit").shell("git commit -am fix", f"{fixed}\n").answer("done")
+    rich.write(codex)
+    plain = CodexSession("b2", repo, start=BASE + timedelta(hours=1))
+    plain.turn("q1").turn("q2").turn("q3").user("open question")  # last turn is not sealed
+    plain.write(codex)
+    CodexSession("c3", repo, start=BASE + timedelta(hours=2)).turn("short").turn("two").write(codex)
+    CodexSession("d4", repo, start=BASE - timedelta(days=30)).turn("old").turn("a").turn("b").write(
+        codex
+    )
+    CodexSession("e5", other).turn("x").turn("y").turn("z").write(codex)
+    sync(home, codex, repo)
+    sync(home, codex, other)
+    conn = open_index(home)
+    try:
+        owner = resolve_owner(conn, repo, home)
+        selection = select_turns(conn, owner, normalize_request(after=AFTER, before=BEFORE))
+        assert selection.matched_turns == 3 + 3 + 2
+        assert [len(s.turns) for s in selection.sessions] == [3, 3]
+        assert [r["reason"] for r in selection.rejected] == ["insufficient-eligible-turns"]
+        best, second = selection.sessions
+        assert best.contributions["directDeliveryEdges"] == 40
+        assert best.contributions["recoveredFailures"] == 15
+        assert best.contributions["edits"] == 2 and best.contributions["conclusiveAnswer"] == 5
+        assert best.score > second.score
+        assert best.turns[1].written_paths == ("src/cart.py",)
+        only_shell = select_turns(
+            conn,
+            owner,
+            normalize_request(after=AFTER, before=BEFORE, tool_capability_keys=["shell"]),
+        )
+        assert only_shell.matched_turns == 3
+        by_query = select_turns(
+            conn, owner, normalize_request(after=AFTER, before=BEFORE, query="q2")
+        )
+        assert by_query.matched_turns == 1 and by_query.sessions == []
+        again = select_turns(conn, owner, normalize_request(after=AFTER, before=BEFORE))
+        assert (again.request_digest, again.result_set_digest) == (
+            selection.request_digest,
+            selection.result_set_digest,
+        )
+    finally:
+        conn.close()

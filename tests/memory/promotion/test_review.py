@@ -1,0 +1,274 @@
+"""memory review: statements, resolved evidence, typed facts, exact previews, approvalDigest.
+
+The world here (`Flow`) is reused by the prepare, discard and typed-fact tests: a real git
+repository with a public origin, a real Codex session about it (a failing test run, a fix, the
+same run passing, a commit whose full hash the session printed), the real indexer, recall and
+stage — candidates come out of the same pipeline a user drives.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from recall_world import BASE, WINDOW, CodexSession, commit, git, make_repo, sync
+
+from teamlore.contracts import digests
+from teamlore.contracts.adjudication import ADJUDICATION_RESULT_FORMAT
+from teamlore.core import errors
+from teamlore.core.canonical import digest
+from teamlore.memory.store.state_db import open_state_db
+from teamlore.ops.registry import OpContext, load_operations
+
+ORIGIN = "https://github.com/acme/shop.git"
+PROJECT = "github.com/acme/shop"
+DRAFT_FORMAT = "threadshare-memory-candidate-draft-batch@v1"
+PREPARE_FORMAT = "threadshare-memory-prepare-request@v1"
+
+
+class Flow:
+    """recall → stage → adjudicate → review → prepare through the real operations."""
+
+    def __init__(self, tmp_path: Path, home: Path) -> None:
+        self.home = home
+        self.repo = make_repo(tmp_path / "shop")
+        git(self.repo, "remote", "add", "origin", ORIGIN)
+        self.fixed = commit(
+            self.repo, "src/release.py", "VERSION = 2\n", BASE + timedelta(seconds=20), "fix"
+        )
+        self.codex = tmp_path / "codex"
+        self.session = CodexSession("a1", self.repo)
+        s = self.session
+        s.user("The release script fails on tag push; fix it")
+        s.shell("pytest -q tests/test_release.py", "1 failed: test_tag_push", exit_code=1)
+        s.answer("The tag check is wrong.")
+        s.user("go ahead")
+        s.patch("src/release.py", "VERSION = 2")
+        s.shell("pytest -q tests/test_release.py", "1 passed")
+        s.answer("Tests pass now.")
+        s.user("commit it")
+        s.shell("git commit -am fix && git rev-parse HEAD", f"[main {self.fixed[:7]}] fix\n")
+        s.answer(f"Committed {self.fixed}.")
+        s.turn("thanks", "You're welcome.")
+        s.write(self.codex)
+        sync(home, self.codex, self.repo)
+        self.op("memory.init", {})
+        self._task: dict[str, Any] | None = None
+        self.recalled: dict[str, Any] = {}
+
+    def op(self, name: str, payload: dict[str, Any]) -> dict[str, Any]:
+        return load_operations().get(name).run(OpContext(cwd=self.repo, home=self.home), payload)
+
+    def refused(self, name: str, payload: dict[str, Any]) -> errors.TeamloreError:
+        with pytest.raises(errors.TeamloreError) as caught:
+            self.op(name, payload)
+        return caught.value
+
+    @property
+    def task(self) -> dict[str, Any]:
+        if self._task is None:
+            self.recalled = self.op("memory.recall", WINDOW)
+            self._task = self.recalled["sources"][0]
+        return self._task
+
+    def turn_ev(self, index: int) -> str:
+        for item in self.task["chunk"]["turnEvidence"]:
+            if item["turnIndex"] == index:
+                return str(item["evidenceId"])
+        raise KeyError(index)
+
+    def commit_ev(self) -> str:
+        return next(e["evidenceId"] for e in self.task["evidenceCatalog"] if e["kind"] == "commit")
+
+    def typed_facts(self) -> list[dict[str, Any]]:
+        _ = self.task
+        offers = {o["taskId"]: o["facts"] for o in self.recalled["typedFacts"]}
+        return list(offers.get(self.task["taskId"], []))
+
+    def stage(self, candidates: list[dict[str, Any]]) -> dict[str, Any]:
+        batch = {
+            "format": DRAFT_FORMAT,
+            "taskId": self.task["taskId"],
+            "binding": self.task["binding"],
+            "candidates": candidates,
+        }
+        return self.op("memory.stage", batch)
+
+    def adjudicate(self, staged: dict[str, Any], decisions: list[dict[str, Any]]) -> dict[str, Any]:
+        task = staged["adjudicationTask"]
+        return self.op(
+            "memory.stage",
+            {
+                "format": ADJUDICATION_RESULT_FORMAT,
+                "taskId": task["taskId"],
+                "binding": task["binding"],
+                "adjudications": decisions,
+            },
+        )
+
+    def quarantine(self, candidates: list[dict[str, Any]]) -> list[str]:
+        staged = self.stage(candidates)
+        ids = [d["candidateId"] for d in staged["adjudicationTask"]["drafts"]]
+        self.adjudicate(staged, [store(i) for i in ids])
+        return ids
+
+    def review(self) -> dict[str, Any]:
+        return self.op("memory.review", {})
+
+    def item(self, candidate_id: str) -> dict[str, Any]:
+        return next(i for i in self.review()["items"] if i["candidateId"] == candidate_id)
+
+    def state(self) -> sqlite3.Connection:
+        return open_state_db(self.home)
+
+
+def store(candidate_id: str) -> dict[str, Any]:
+    return {"draftRef": candidate_id, "action": "store", "targetIds": [], "mergedFields": None}
+
+
+def candidate(
+    content: str, statements: list[tuple[str, list[str]]], *, scene: str | None = "release"
+) -> dict[str, Any]:
+    return {
+        "content": content,
+        "type": "work_method",
+        "priority": 70,
+        "confidence": "high",
+        "scene": scene,
+        "statements": [
+            {"statementId": f"s{n}", "text": text, "evidenceIds": ids}
+            for n, (text, ids) in enumerate(statements, start=1)
+        ],
+    }
+
+
+def request_for(*items: dict[str, Any], only: list[str] | None = None) -> dict[str, Any]:
+    """The PrepareRequest@v1 a person's confirmation of these review items produces."""
+    return {
+        "format": PREPARE_FORMAT,
+        "candidates": [
+            {
+                "candidateId": item["candidateId"],
+                "expectedRevision": item["revision"],
+                "statements": [
+                    {
+                        "statementId": s["statementId"],
+                        "statementTextDigest": s["statementTextDigest"],
+                        "citationsDigest": s["citationsDigest"],
+                    }
+                    for s in item["statements"]
+                    if only is None or s["statementId"] in only
+                ],
+            }
+            for item in items
+        ],
+    }
+
+
+def dump(conn: sqlite3.Connection) -> dict[str, list[tuple[Any, ...]]]:
+    tables = [
+        r[0]
+        for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        if not r[0].startswith(("candidate_fts_", "approved_fts_", "sqlite_"))
+    ]
+    return {t: sorted(map(tuple, conn.execute(f"SELECT * FROM {t}")), key=repr) for t in tables}
+
+
+TEXT = "Release tags need a v prefix; run the release tests before pushing a tag."
+
+
+@pytest.fixture()
+def flow(tmp_path: Path, home: Path) -> Flow:
+    return Flow(tmp_path, home)
+
+
+def test_review_shows_statements_evidence_and_the_exact_file(flow: Flow) -> None:
+    (cid,) = flow.quarantine([candidate(TEXT, [(TEXT, [flow.turn_ev(1), flow.turn_ev(3)])])])
+    result = flow.review()
+    assert result["format"] == "threadshare-memory-review@v1" and result["count"] == 1
+    assert result["owner"]["project"] == PROJECT
+    item = result["items"][0]
+    assert (item["candidateId"], item["revision"], item["adjudication"]) == (cid, 2, "done")
+    (statement,) = item["statements"]
+    assert statement["statementTextDigest"] == digests.statement_text_digest(TEXT)
+    assert statement["claimSupport"] == "unverified" and statement["typedFact"] is None
+    assert statement["confirmation"] == "required" and item["needsConfirmation"] == ["s1"]
+    assert statement["provenanceStrength"] == "direct"
+    assert "source-local-only" in statement["limitations"]
+    shown = {e["evidenceId"]: e for e in statement["evidence"]}
+    first = shown[flow.turn_ev(1)]
+    assert first["kind"] == "turn" and first["display"] == "turn 1 @ 2026-03-02"
+    assert "release script fails" in first["excerpt"]
+    # the commit turn's direct delivery edge becomes public evidence, with the turn dates
+    assert item["publicEvidence"] == {
+        "repository": PROJECT,
+        "commits": [flow.fixed],
+        "paths": [],
+        "occurred": ["2026-03-02"],
+    }
+    (file,) = item["files"]
+    assert file["targetPath"].startswith(".threadshare/memory/entries/release-tags-need")
+    assert file["targetBlobHash"] is None and file["diff"].startswith("--- /dev/null")
+    preview = file["preview"]
+    assert f'"hash":"{flow.fixed}"' in preview and f'"repo":"{PROJECT}"' in preview
+    assert 'occurred: ["2026-03-02"]' in preview and "claim_support: human-confirmed" in preview
+    assert file["sanitizedContentDigest"] == digests.sanitized_content_digest(preview.encode())
+    assert item["approveAll"]["offered"] is False and item["prepareRequest"] is None
+    assert item["approvalDigest"] == digest(
+        {k: v for k, v in item.items() if k != "approvalDigest"}
+    )
+
+
+def test_review_is_read_only_and_deterministic(flow: Flow) -> None:
+    flow.quarantine([candidate(TEXT, [(TEXT, [flow.turn_ev(1)])])])
+    conn = flow.state()
+    before = dump(conn)
+    first, second = flow.review(), flow.review()
+    assert first == second
+    assert dump(conn) == before
+    conn.close()
+
+
+def test_the_approval_digest_moves_with_the_working_tree(flow: Flow) -> None:
+    (cid,) = flow.quarantine([candidate(TEXT, [(TEXT, [flow.turn_ev(1)])])])
+    before = flow.item(cid)
+    taken = flow.repo / before["files"][0]["targetPath"]
+    taken.write_bytes(b"someone else's entry\n")
+    after = flow.item(cid)
+    assert after["files"][0]["targetPath"] != before["files"][0]["targetPath"]  # never replaced
+    assert after["approvalDigest"] != before["approvalDigest"]
+
+
+def test_split_candidates_preview_one_entry_per_claim(flow: Flow) -> None:
+    one, two = "Tags need a v prefix.", "The release tests catch a wrong tag prefix."
+    (cid,) = flow.quarantine(
+        [candidate(f"{one} {two}", [(one, [flow.turn_ev(1)]), (two, [flow.commit_ev()])])]
+    )
+    item = flow.item(cid)
+    assert [f["entryId"] for f in item["files"]] == [
+        "tags-need-a-v-prefix",
+        ("the-release-tests-catch-a-wrong-tag-prefix"),
+    ]
+    assert item["provenanceStrength"] == "observed"  # the weakest statement
+    first, second = (f["preview"] for f in item["files"])
+    assert "provenance_strength: direct" in first and "source-local-only" in first
+    assert "provenance_strength: observed" in second and "source-local-only" not in second
+    assert f'"hash":"{flow.fixed}"' in second and first.endswith("Tags need a v prefix.\n")
+
+
+def test_drafts_whose_adjudication_failed_are_listed_for_discard(flow: Flow) -> None:
+    staged = flow.stage([candidate(TEXT, [(TEXT, [flow.turn_ev(1)])])])
+    (cid,) = [d["candidateId"] for d in staged["adjudicationTask"]["drafts"]]
+    for target in ("nope-1", "nope-2"):
+        with pytest.raises(errors.TeamloreError):
+            flow.adjudicate(
+                staged,
+                [{"draftRef": cid, "action": "skip", "targetIds": [target], "mergedFields": None}],
+            )
+    result = flow.review()
+    assert result["items"] == []
+    assert [f["candidateId"] for f in result["failed"]] == [cid]
+    assert result["failed"][0]["next"] == f"teamlore memory discard --candidate {cid}"

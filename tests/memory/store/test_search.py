@@ -1,0 +1,232 @@
+"""Team-memory search: BM25 over the analyzed approved projection, snippets from original text."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pydantic
+import pytest
+
+from teamlore.core import errors
+from teamlore.core.analyzer import SNIPPET_CHARS
+from teamlore.memory.store.layout import init_tree
+from teamlore.memory.store.projection import sync_approved_projection
+from teamlore.memory.store.search import SearchResult, search_memory
+from teamlore.memory.store.state_db import open_state_db
+
+REPO = "a1" * 12
+WORKTREE = "b2" * 12
+
+
+def entry_text(entry_id: str, body: str, *, status: str = "approved") -> str:
+    superseded = "null"
+    return (
+        f"---\nid: {entry_id}\ntype: work_method\nstatus: {status}\npriority: 50\n"
+        "confidence: high\nprovenance_strength: direct\nclaim_support: human-confirmed\n"
+        "limitations: []\nscope: repo\nscene: null\noccurred: []\n"
+        'evidence: {"commits":[],"paths":[]}\n'
+        f"superseded_by: {superseded}\n---\n{body}\n"
+    )
+
+
+LONG_BODY = (
+    "Background first. " * 30
+    + "The nightly job must call Flush_Queue() before the snapshot is taken. "
+    + "Trailing notes. " * 30
+)
+
+TREE = {
+    "entries/session-cookie.md": entry_text(
+        "session-cookie", "Do not refactor the session middleware; mobile clients need its cookie."
+    ),
+    "entries/cookie-cookie.md": entry_text(
+        "cookie-cookie", "Cookie cookie cookie: the cookie jar is shared by every session cookie."
+    ),
+    "entries/nightly-flush.md": entry_text("nightly-flush", LONG_BODY),
+    "entries/auth-chinese.md": entry_text(
+        "auth-chinese", "别重构旧鉴权模块的会话中间件，移动端客户端仍依赖其非标准行为。"
+    ),
+    "entries/parser.md": entry_text("parser", "Call parse_line on every record of the JSONL file."),
+    "entries/old-cookie.md": entry_text(
+        "old-cookie", "Cookie cookie cookie cookie cookie cookie.", status="deprecated"
+    ),
+    "scenes/releases.md": (
+        "-----META-START-----\ncreated: 2026-08-21\nupdated: 2026-08-21\n"
+        'summary: "Release verification"\nheat: 1\n-----META-END-----\n'
+        "## Releases\n- Run the smoke suite before tagging a release."
+    ),
+    "doctrine.md": "# Doctrine\n\n- Never tag a release without the smoke suite.\n",
+    "skills/release-checks/SKILL.md": (
+        '---\nname: "release-checks"\ndescription: "Check a release before publishing."\n---\n'
+        "Build the wheel, install it in a clean venv, run the smoke suite.\n"
+    ),
+}
+
+
+@pytest.fixture
+def conn(tmp_path: Path) -> Iterator[sqlite3.Connection]:
+    root = tmp_path / "worktree"
+    root.mkdir()
+    init_tree(root)
+    for relative, text in TREE.items():
+        path = root / ".threadshare/memory" / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    connection = open_state_db(tmp_path / "home")
+    result = sync_approved_projection(
+        connection, repository_key=REPO, worktree_key=WORKTREE, worktree_root=root
+    )
+    assert result.coverage == "complete", result.diagnostics
+    yield connection
+    connection.close()
+
+
+def search(conn: sqlite3.Connection, query: str, **options: object) -> SearchResult:
+    return search_memory(
+        conn,
+        repository_key=REPO,
+        worktree_key=WORKTREE,
+        query=query,
+        **options,  # type: ignore[arg-type]
+    )
+
+
+def ids(result: SearchResult) -> list[str]:
+    return [hit.id for hit in result.results]
+
+
+def test_results_carry_the_projection_generation_and_coverage(conn: sqlite3.Connection) -> None:
+    result = search(conn, "mobile middleware")
+    assert (result.generation, result.coverage) == (1, "complete")
+    hit = result.results[0]
+    assert (hit.id, hit.type, hit.entry_type, hit.status, hit.path) == (
+        "session-cookie",
+        "entry",
+        "work_method",
+        "approved",
+        ".threadshare/memory/entries/session-cookie.md",
+    )
+    assert hit.score > 0
+
+
+def test_bm25_ranks_the_denser_match_first(conn: sqlite3.Connection) -> None:
+    result = search(conn, "cookie")
+    assert ids(result) == ["cookie-cookie", "session-cookie"]
+    assert result.results[0].score > result.results[1].score
+
+
+def test_documents_holding_more_query_terms_rank_first(conn: sqlite3.Connection) -> None:
+    # any term matches; the one document holding all three comes first even though another
+    # says "cookie" more often
+    found = search(conn, "session cookie mobile")
+    assert ids(found) == ["session-cookie", "cookie-cookie"]
+    assert int(found.results[0].score) == 3 and int(found.results[1].score) == 2
+    assert set(ids(search(conn, "mobile wheel"))) == {"session-cookie", "release-checks"}
+
+
+def test_stopwords_stemming_and_phrases_apply_to_memory_search(conn: sqlite3.Connection) -> None:
+    assert ids(search(conn, "how do the sessions cookies work on mobile"))[0] == "session-cookie"
+    assert ids(search(conn, '"session middleware"')) == ["session-cookie"]
+    assert ids(search(conn, "middle*")) == ["session-cookie"]
+
+
+def test_short_chinese_queries_find_chinese_entries(conn: sqlite3.Connection) -> None:
+    assert ids(search(conn, "鉴权")) == ["auth-chinese"]
+    assert ids(search(conn, "鉴")) == ["auth-chinese"]
+    assert ids(search(conn, "中间件")) == ["auth-chinese"]
+
+
+def test_identifiers_meet_in_any_spelling(conn: sqlite3.Connection) -> None:
+    for query in ("parse_line", "parseLine", "parse line", "PARSE-LINE"):
+        assert ids(search(conn, query)) == ["parser"], query
+
+
+def test_scenes_doctrine_and_skills_are_searchable_with_their_type(
+    conn: sqlite3.Connection,
+) -> None:
+    result = search(conn, "smoke suite")
+    assert {(hit.id, hit.type) for hit in result.results} == {
+        ("releases", "scene"),
+        ("doctrine", "doctrine"),
+        ("release-checks", "skill"),
+    }
+    assert all(hit.entry_type is None for hit in result.results)
+
+
+def test_the_snippet_is_original_text_around_the_first_match(conn: sqlite3.Connection) -> None:
+    hit = search(conn, "flush queue").results[0]
+    assert hit.id == "nightly-flush"
+    assert "Flush_Queue()" in hit.snippet  # the original spelling, not analyzer tokens
+    assert hit.snippet.startswith("…") and hit.snippet.endswith("…")
+    assert len(hit.snippet) <= SNIPPET_CHARS + 2
+
+
+def test_a_chinese_snippet_centres_on_the_matching_characters(conn: sqlite3.Connection) -> None:
+    hit = search(conn, "客户端").results[0]
+    assert "客户端" in hit.snippet
+    assert "\n" not in hit.snippet
+
+
+def test_deprecated_entries_are_left_out_unless_asked_and_then_rank_last(
+    conn: sqlite3.Connection,
+) -> None:
+    assert "old-cookie" not in ids(search(conn, "cookie"))
+    with_deprecated = search(conn, "cookie", include_deprecated=True)
+    # the deprecated entry is the densest match, yet it comes after every approved one
+    assert ids(with_deprecated) == ["cookie-cookie", "session-cookie", "old-cookie"]
+    assert with_deprecated.results[-1].status == "deprecated"
+
+
+def test_the_limit_bounds_the_results(conn: sqlite3.Connection) -> None:
+    assert ids(search(conn, "cookie", limit=1)) == ["cookie-cookie"]
+
+
+@pytest.mark.parametrize("query", ["", "   ", "!!! ???", "--"])
+def test_a_query_without_searchable_terms_is_refused(conn: sqlite3.Connection, query: str) -> None:
+    with pytest.raises(errors.TeamloreError) as caught:
+        search(conn, query)
+    assert caught.value.code == "QUERY_EMPTY"
+
+
+@pytest.mark.parametrize("options", [{"limit": 0}, {"limit": 101}])
+def test_limits_outside_the_range_are_refused(
+    conn: sqlite3.Connection, options: dict[str, object]
+) -> None:
+    with pytest.raises(errors.TeamloreError) as caught:
+        search(conn, "cookie", **options)
+    assert caught.value.code == "INVALID_ARGUMENT"
+
+
+def test_an_overlong_query_is_refused(conn: sqlite3.Connection) -> None:
+    with pytest.raises(errors.TeamloreError) as caught:
+        search(conn, "cookie " * 200)
+    assert caught.value.code == "INVALID_ARGUMENT"
+
+
+def test_quotes_and_fts_syntax_in_a_query_are_plain_text(conn: sqlite3.Connection) -> None:
+    assert ids(search(conn, 'cookie" OR NEAR(x) *')) == ["cookie-cookie", "session-cookie"]
+
+
+def test_a_worktree_never_synced_reports_generation_zero_and_partial(
+    conn: sqlite3.Connection,
+) -> None:
+    result = search_memory(
+        conn, repository_key=REPO, worktree_key="d4" * 12, query="cookie", limit=5
+    )
+    assert (result.generation, result.coverage, result.results) == (0, "partial", [])
+
+
+def test_a_projection_from_another_analyzer_is_reported_partial(
+    conn: sqlite3.Connection,
+) -> None:
+    conn.execute("UPDATE approved_projection SET analyzer_version = 'teamlore-analyzer@0'")
+    assert search(conn, "cookie").coverage == "partial"
+
+
+def test_the_result_contract_refuses_unknown_fields() -> None:
+    with pytest.raises(pydantic.ValidationError):
+        SearchResult.model_validate(
+            {"generation": 1, "coverage": "complete", "results": [], "extra": True}
+        )
