@@ -19,6 +19,7 @@ from mcp import ClientSession, StdioServerParameters
 from support import release_repository, teamlore_cli
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory" / "skills"))
 from recall_world import WINDOW
 from test_skill_flow import SKILL_PATH, skill_candidate
 
