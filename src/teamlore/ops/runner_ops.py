@@ -484,7 +484,7 @@ def _log_authorization(conn: Any, plan: Any, via: str, manifest_digest: str | No
 
 
 def _secret_free(kind: str, document: dict[str, Any]) -> None:
-    from teamlore.memory.store.lint import scan_content
+    from teamlore.core.secrets import scan_content
 
     texts: list[str] = []
     if kind == "extraction":
