@@ -18,7 +18,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
 from teamlore.core import errors
-from teamlore.memory.promotion.review import prepare_request_from_review
+from teamlore.memory.promotion.queue import prepare_request_from_review
 from teamlore.ops.demo_consolidation import demo_consolidation
 from teamlore.ops.demo_skill import demo_skill
 from teamlore.ops.registry import OpContext, operation, run_operation

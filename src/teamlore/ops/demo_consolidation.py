@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from teamlore.memory.promotion.review import prepare_request_from_review
+from teamlore.memory.promotion.queue import prepare_request_from_review
 from teamlore.ops.registry import OpContext, run_operation
 
 Step = Callable[..., None]
