@@ -7,12 +7,14 @@ It sits above both `review` and `prepare`, so neither imports the other's caller
 from __future__ import annotations
 
 import sqlite3
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from teamlore.core.canonical import digest
+from teamlore.core.timeutil import format_instant
 from teamlore.memory.promotion import prepare
 from teamlore.memory.promotion.prepare import wire_kind
 from teamlore.memory.promotion.review import (
@@ -30,9 +32,15 @@ from teamlore.repo.binding import RepositoryIdentity
 
 
 def review_item(
-    view: CandidateView, files: dict[str, Any], public_identity: str | None
+    view: CandidateView,
+    files: dict[str, Any],
+    public_identity: str | None,
+    *,
+    updated_at: str | None = None,
 ) -> dict[str, Any]:
-    """One review item; `files` is prepare's preview ({files, blocked, findings, evidence})."""
+    """One review item; `files` is prepare's preview ({files, blocked, findings, evidence});
+    `updated_at` is when the candidate last changed (canonical UTC instant)."""
+
     payload = view.payload
     item_kind = wire_kind(view.kind)
     all_typed = bool(view.statements) and all(s.typed_fact for s in view.statements)
@@ -43,6 +51,7 @@ def review_item(
         "kind": item_kind,
         "status": view.status,
         "adjudication": view.adjudication,
+        "updatedAt": updated_at,
         "contentDigest": view.content_digest,
         "content": payload.get("content", ""),
         "type": payload.get("type"),
@@ -93,11 +102,12 @@ def review_queue(
     kind: str = "entry",
 ) -> dict[str, Any]:
     """The review of every quarantined candidate of `kind` for the owner (read-only)."""
+
     public_identity = prepare.public_identity_of(identity)
     resolver = EvidenceResolver(state, index, identity, home=home)
     rows = state.execute(
         "SELECT candidate_id, candidate_kind, status, adjudication, revision, content_digest, "
-        "payload_json FROM candidates WHERE repository_key = ? AND worktree_key = ? "
+        "payload_json, updated_at FROM candidates WHERE repository_key = ? AND worktree_key = ? "
         "AND candidate_kind = ? AND (status = 'quarantined' OR "
         "(status = 'draft' AND adjudication = 'failed')) ORDER BY updated_at, candidate_id",
         (identity.repository_key, identity.worktree_key, prepare.candidate_kind(kind).stored),
@@ -120,7 +130,7 @@ def review_queue(
             continue
         view = candidate_view(state, row, resolver, identity.worktree_root)
         preview = prepare.preview_candidate(view, ctx)
-        items.append(review_item(view, preview, public_identity))
+        items.append(review_item(view, preview, public_identity, updated_at=_instant(int(row[7]))))
     return {
         "action": "review",
         "format": REVIEW_FORMAT,
@@ -136,6 +146,10 @@ def review_queue(
         "failed": failed,
         "next": _next(items, failed),
     }
+
+
+def _instant(epoch_ms: int) -> str:
+    return format_instant(datetime.fromtimestamp(epoch_ms / 1000, UTC))
 
 
 def _next(items: list[dict[str, Any]], failed: list[dict[str, Any]]) -> str | None:

@@ -1,6 +1,7 @@
 """Review: everything a person must see before a candidate may become team memory.
 
-For each quarantined candidate of the caller's worktree (`review_queue`): its adjudication and
+For each quarantined candidate of the caller's worktree (`queue.review_queue` assembles the
+queue from these views and prepare's previews): its adjudication and
 revision, every statement with its text, its statementTextDigest and citationsDigest (what a
 PrepareRequest@v1 must echo), the assessment (provenance strength, limitations, claim support,
 revision), whether a typed-fact renderer verifies it, the cited evidence resolved on this machine
@@ -26,7 +27,6 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,7 @@ import orjson
 from teamlore.contracts import digests
 from teamlore.core import errors
 from teamlore.core.canonical import digest
-from teamlore.core.timeutil import format_instant
+from teamlore.core.secrets import sanitize_text
 from teamlore.memory.extraction.evidence import STRENGTH_RANK, pointer_digest, pointer_salt
 from teamlore.memory.extraction.typed_facts import (
     CitedSource,
@@ -43,7 +43,6 @@ from teamlore.memory.extraction.typed_facts import (
     turn_command_runs,
     verify_statement,
 )
-from teamlore.memory.store.lint import LINT_POLICY_VERSION, sanitize_text
 from teamlore.repo.binding import RepositoryIdentity
 
 REVIEW_FORMAT = "threadshare-memory-review@v1"
@@ -379,7 +378,7 @@ def entry_claim_support(supports: list[str]) -> str:
 # -- the queue -----------------------------------------------------------------------------------
 
 
-def _statement_json(view: StatementView, public_identity: str | None) -> dict[str, Any]:
+def statement_json(view: StatementView, public_identity: str | None) -> dict[str, Any]:
     doc = view.assessment
     if view.typed_fact is not None:
         confirmation = "not-needed (typed fact)"
@@ -419,141 +418,6 @@ def prepare_candidate_fields(view: CandidateView) -> dict[str, Any]:
     }
 
 
-def review_item(
-    view: CandidateView,
-    files: dict[str, Any],
-    public_identity: str | None,
-    *,
-    updated_at: str | None = None,
-) -> dict[str, Any]:
-    """One review item; `files` is prepare's preview ({files, blocked, findings, evidence});
-    `updated_at` is when the candidate last changed (canonical UTC instant)."""
-    from teamlore.memory.promotion.prepare import wire_kind
-
-    payload = view.payload
-    item_kind = wire_kind(view.kind)
-    all_typed = bool(view.statements) and all(s.typed_fact for s in view.statements)
-    statements = [_statement_json(s, public_identity) for s in view.statements]
-    item: dict[str, Any] = {
-        "candidateId": view.candidate_id,
-        "revision": view.revision,
-        "kind": item_kind,
-        "status": view.status,
-        "adjudication": view.adjudication,
-        "updatedAt": updated_at,
-        "contentDigest": view.content_digest,
-        "content": payload.get("content", ""),
-        "type": payload.get("type"),
-        "priority": payload.get("priority"),
-        "confidence": payload.get("confidence"),
-        "scene": payload.get("scene"),
-        "supersedes": payload.get("supersedes", []),
-        "mergedFrom": [
-            {k: v for k, v in m.items() if k not in ("body",)}
-            for m in payload.get("mergedFrom", [])
-        ],
-        "statements": statements,
-        **({"skill": payload["skill"]} if "skill" in payload else {}),
-        "provenanceStrength": weakest(
-            [s.assessment["provenanceStrength"] for s in view.statements]
-        ),
-        "limitations": sorted({x for s in view.statements for x in s.assessment["limitations"]}),
-        "claimSupport": entry_claim_support([s.support for s in view.statements]),
-        "needsConfirmation": [s.statement_id for s in view.statements if s.typed_fact is None],
-        "publicEvidence": files["publicEvidence"],
-        "files": files["files"],
-        "blocked": files["blocked"],
-        "lintFindings": files["findings"],
-        "approveAll": {
-            "offered": all_typed and not files["blocked"],
-            "reason": "every statement is a verified typed fact"
-            if all_typed
-            else "generated statements must be confirmed one by one",
-        },
-        "prepareRequest": {
-            "format": "threadshare-memory-prepare-request@v1",
-            "kind": item_kind,
-            "candidates": [prepare_candidate_fields(view)],
-        }
-        if all_typed and not files["blocked"]
-        else None,
-    }
-    item["approvalDigest"] = digest(item)
-    return item
-
-
-def review_queue(
-    state: sqlite3.Connection,
-    index: sqlite3.Connection,
-    identity: RepositoryIdentity,
-    *,
-    home: Path | None = None,
-    kind: str = "entry",
-) -> dict[str, Any]:
-    """The review of every quarantined candidate of `kind` for the owner (read-only)."""
-    from teamlore.memory.promotion import prepare
-
-    public_identity = prepare.public_identity_of(identity)
-    resolver = EvidenceResolver(state, index, identity, home=home)
-    rows = state.execute(
-        "SELECT candidate_id, candidate_kind, status, adjudication, revision, content_digest, "
-        "payload_json, updated_at FROM candidates WHERE repository_key = ? AND worktree_key = ? "
-        "AND candidate_kind = ? AND (status = 'quarantined' OR "
-        "(status = 'draft' AND adjudication = 'failed')) ORDER BY updated_at, candidate_id",
-        (identity.repository_key, identity.worktree_key, prepare.candidate_kind(kind).stored),
-    ).fetchall()
-    items: list[dict[str, Any]] = []
-    failed: list[dict[str, Any]] = []
-    ctx = prepare.RenderContext.open(identity, public_identity, index)
-    for row in rows:
-        if row[2] == "draft":
-            payload = orjson.loads(row[6])
-            failed.append(
-                {
-                    "candidateId": row[0],
-                    "revision": int(row[4]),
-                    "adjudication": "failed",
-                    "content": payload.get("content", ""),
-                    "next": f"teamlore memory discard --candidate {row[0]}",
-                }
-            )
-            continue
-        view = candidate_view(state, row, resolver, identity.worktree_root)
-        preview = prepare.preview_candidate(view, ctx)
-        items.append(review_item(view, preview, public_identity, updated_at=_instant(int(row[7]))))
-    return {
-        "action": "review",
-        "format": REVIEW_FORMAT,
-        "kind": kind,
-        "owner": {
-            "repositoryKey": identity.repository_key,
-            "worktreeKey": identity.worktree_key,
-            "project": public_identity,
-        },
-        "policyVersion": LINT_POLICY_VERSION,
-        "count": len(items),
-        "items": items,
-        "failed": failed,
-        "next": _next(items, failed),
-    }
-
-
-def _instant(epoch_ms: int) -> str:
-    return format_instant(datetime.fromtimestamp(epoch_ms / 1000, UTC))
-
-
-def _next(items: list[dict[str, Any]], failed: list[dict[str, Any]]) -> str | None:
-    if items:
-        return (
-            "Show each statement with its evidence to the user; for the candidates they confirm, "
-            "send a PrepareRequest@v1 (candidateId, revision, and every statement's "
-            "statementId/statementTextDigest/citationsDigest) to memory prepare."
-        )
-    if failed:
-        return "Adjudication failed for some drafts: discard them (memory discard)."
-    return None
-
-
 def require_candidate(
     state: sqlite3.Connection, identity: RepositoryIdentity, candidate_id: str
 ) -> sqlite3.Row:
@@ -565,34 +429,3 @@ def require_candidate(
             candidateId=candidate_id,
         )
     return row
-
-
-def prepare_request_from_review(
-    items: list[dict[str, Any]], candidate_ids: list[str] | None = None
-) -> dict[str, Any]:
-    """The PrepareRequest@v1 that confirms every statement of these reviewed items (all
-    unblocked ones when `candidate_ids` is None), bound to the digests the review showed."""
-    chosen = [
-        item
-        for item in items
-        if not item["blocked"] and (candidate_ids is None or item["candidateId"] in candidate_ids)
-    ]
-    return {
-        "format": "threadshare-memory-prepare-request@v1",
-        "kind": chosen[0]["kind"] if chosen else "entry",
-        "candidates": [
-            {
-                "candidateId": item["candidateId"],
-                "expectedRevision": item["revision"],
-                "statements": [
-                    {
-                        "statementId": st["statementId"],
-                        "statementTextDigest": st["statementTextDigest"],
-                        "citationsDigest": st["citationsDigest"],
-                    }
-                    for st in item["statements"]
-                ],
-            }
-            for item in chosen
-        ],
-    }
