@@ -23,11 +23,11 @@ from typing import Any
 
 import orjson
 
-from teamlore.memory import documents
 from teamlore.memory.consolidation.staging import stage_patch
 from teamlore.memory.consolidation.synthesize import synthesize
-from teamlore.memory.layout import init_tree
-from teamlore.memory.state_db import open_state_db
+from teamlore.memory.store import documents
+from teamlore.memory.store.layout import init_tree
+from teamlore.memory.store.state_db import open_state_db
 from teamlore.repo.binding import resolve_repository
 
 WORDS = [
