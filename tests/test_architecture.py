@@ -1,0 +1,180 @@
+"""Dependencies point downward (docs/architecture.md):
+
+    cli / mcp / ui  →  ops  →  memory / personal / runner / integrations  →  sessions / repo
+                    →  core / contracts / models
+
+Every `import` in src/teamlore — top-level, inside a function, or under TYPE_CHECKING — is
+mapped to the package it crosses into; an edge between two packages that is not in ALLOWED (or,
+with a reason, in EXCEPTIONS) fails this test. `memory` and `personal` never import each other.
+Inside `memory/` the pipeline stages are packages with their own table: the store knows no stage,
+extraction knows nothing of promotion.
+
+Adding an edge is a design decision: put it in the table with the change that needs it.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+MEMORY_STAGES = ("store", "extraction", "promotion", "consolidation", "skills")
+
+_BOTTOM = {"core"}
+_FOUNDATION = {"core", "contracts", "models"}
+_STORAGE = {"sessions", "repo"}
+_DOMAIN = {"memory", "personal", "runner", "integrations"}
+_STAGES = {"memory.store", "memory.extraction", "memory.promotion"}
+_MEMORY_PACKAGES = {"memory", *(f"memory.{stage}" for stage in MEMORY_STAGES)}
+
+ALLOWED: dict[str, set[str]] = {
+    "core": set(),
+    "contracts": _BOTTOM,
+    "models": _BOTTOM,
+    "sessions": _FOUNDATION,
+    "repo": _FOUNDATION | {"sessions"},  # the repository tables live in the index DB
+    "memory": _FOUNDATION | _STORAGE | _MEMORY_PACKAGES,  # status and assemble read every stage
+    "memory.store": _FOUNDATION,
+    "memory.extraction": _FOUNDATION | _STORAGE | {"memory.store"},
+    "memory.promotion": _FOUNDATION | _STORAGE | {"memory.store", "memory.extraction"},
+    # consolidation and Skills are candidate kinds built on the three stages
+    "memory.consolidation": _FOUNDATION | _STORAGE | _STAGES,
+    "memory.skills": _FOUNDATION | _STORAGE | _STAGES,
+    "personal": _FOUNDATION | _STORAGE,
+    "runner": _FOUNDATION | _STORAGE,
+    "integrations": _FOUNDATION | _STORAGE,
+    "ops": _FOUNDATION | _STORAGE | _DOMAIN | _MEMORY_PACKAGES,
+    "cli": _FOUNDATION | {"ops"},
+    "mcp": _FOUNDATION | {"ops"},
+    "ui": _FOUNDATION | {"ops"},
+}
+
+# Edges that exist today against the layering, each with its reason. Shrink this list; never grow
+# it without saying why here.
+EXCEPTIONS: dict[tuple[str, str], str] = {
+    # `teamlore mcp` and `teamlore ui` are CLI commands that start the servers (lazy imports).
+    ("cli", "mcp"): "the `teamlore mcp` command starts the MCP server",
+    ("cli", "ui"): "the `teamlore ui` command starts the review page server",
+    # Promotion dispatches on the candidate kind (prepare, apply, discard, stale checks) and calls
+    # the consolidation and Skill kinds, which in turn use promotion's render/plan helpers. A kind
+    # table that each kind registers into would remove these two edges.
+    ("memory.promotion", "memory.consolidation"): "promotion dispatches on the candidate kind",
+    ("memory.promotion", "memory.skills"): "promotion dispatches on the candidate kind",
+}
+
+
+def package_of(module: str) -> str | None:
+    """`teamlore.memory.store.layout` → `memory.store`; `teamlore.ops.registry` → `ops`."""
+    parts = module.split(".")
+    if parts[0] != "teamlore" or len(parts) < 2 or not (SRC / "teamlore" / parts[1]).is_dir():
+        return None  # not ours, or the root package itself (`from teamlore import __version__`)
+    if parts[1] == "memory" and len(parts) > 2 and parts[2] in MEMORY_STAGES:
+        return f"memory.{parts[2]}"
+    return parts[1]
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imported_modules(source: str, module: str, *, is_package: bool) -> Iterator[str]:
+    """Every module an import statement names, at any depth (function-level imports too)."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level == 0:
+                base = node.module or ""
+            else:
+                anchor = module.split(".") if is_package else module.split(".")[:-1]
+                anchor = anchor[: len(anchor) - node.level + 1]
+                base = ".".join([*anchor, *([node.module] if node.module else [])])
+            yield base
+            # `from teamlore import ops` / `from teamlore.memory import store` name packages too
+            yield from (f"{base}.{alias.name}" for alias in node.names)
+
+
+def package_edges(source: str, module: str, *, is_package: bool = False) -> set[tuple[str, str]]:
+    here = package_of(module)
+    if here is None:
+        return set()
+    edges = set()
+    for target in imported_modules(source, module, is_package=is_package):
+        there = package_of(target)
+        if there is not None and there != here:
+            edges.add((here, there))
+    return edges
+
+
+def forbidden(edges: set[tuple[str, str]]) -> set[tuple[str, str]]:
+    return {(a, b) for a, b in edges if b not in ALLOWED.get(a, set()) and (a, b) not in EXCEPTIONS}
+
+
+def source_edges() -> dict[tuple[str, str], list[str]]:
+    found: dict[tuple[str, str], list[str]] = {}
+    for path in sorted((SRC / "teamlore").rglob("*.py")):
+        module = module_name(path)
+        for edge in package_edges(
+            path.read_text(encoding="utf-8"), module, is_package=path.name == "__init__.py"
+        ):
+            found.setdefault(edge, []).append(module)
+    return found
+
+
+def test_every_import_between_packages_points_downward() -> None:
+    found = source_edges()
+    bad = {edge: found[edge] for edge in forbidden(set(found))}
+    assert bad == {}, (
+        "imports against the layering (tests/test_architecture.py ALLOWED):\n"
+        + "\n".join(f"  {a} → {b}: {', '.join(modules)}" for (a, b), modules in sorted(bad.items()))
+    )
+
+
+def test_every_package_under_src_is_in_the_table() -> None:
+    packages = {package_of(module_name(p)) for p in (SRC / "teamlore").rglob("*.py")}
+    assert packages - {None} <= set(ALLOWED)
+
+
+def test_exceptions_still_exist() -> None:
+    """An exception whose import is gone is removed from the list, so the list only shrinks."""
+    assert set(EXCEPTIONS) - set(source_edges()) == set()
+
+
+def test_memory_and_personal_never_import_each_other() -> None:
+    for a, b in (
+        ("personal", "memory.store"),
+        ("memory.promotion", "personal"),
+        ("memory", "personal"),
+    ):
+        assert forbidden({(a, b)}) == {(a, b)}
+
+
+def test_an_upward_import_fails_even_inside_a_function() -> None:
+    source = "def f():\n    from teamlore.ops.registry import OPERATIONS\n"
+    edges = package_edges(source, "teamlore.sessions.indexer")
+    assert edges == {("sessions", "ops")}
+    assert forbidden(edges) == {("sessions", "ops")}
+
+
+def test_a_sideways_import_inside_memory_fails() -> None:
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from teamlore.memory.promotion import review\n"
+        "from ..extraction.staging import x\n"
+    )
+    edges = package_edges(source, "teamlore.memory.store.layout")
+    assert edges == {("memory.store", "memory.promotion"), ("memory.store", "memory.extraction")}
+    assert forbidden(edges) == edges
+    allowed = package_edges(source.replace("promotion", "store"), "teamlore.memory.extraction.x")
+    assert forbidden(allowed) == set()
+
+
+def test_package_imports_by_name_are_seen() -> None:
+    edges = package_edges("from teamlore import ops\nimport teamlore.cli\n", "teamlore.core.paths")
+    assert forbidden(edges) == {("core", "ops"), ("core", "cli")}
