@@ -31,7 +31,9 @@ The scripted model
     `__<tool>` suffix (`mcp__<server>__<tool>` in Claude, namespace `mcp__<server>` in Codex),
     narrowed by `ToolStep.server` when two servers offer the same tool. When the tool is
     deferred behind tool search (Claude `ToolSearch`, Codex `tool_search`), it first plays the
-    search call itself. After the last step it answers `final_text`.
+    search call itself; when Claude still connects the MCP servers (user-scope servers start
+    without blocking in `-p` mode), it first calls `WaitForMcpServers`, as a model would. Neither
+    counts as a step. After the last step it answers `final_text`.
     `ToolStep.input` may be a dict or a callable `(Turn) -> dict` computed from the conversation
     so far: `turn.results` are the tool result texts in order (Codex's `Wall time ... Output:`
     prefix removed), `turn.json(i)` parses one (default: the last), `turn.body` is the request.
@@ -248,6 +250,8 @@ class LoggedRequest:
     answer: Any = None
 
 
+# Claude tools the scripted model calls on its own to reach a step's tool (not steps themselves)
+_HELPER_TOOLS = ("ToolSearch", "WaitForMcpServers")
 _CODEX_PREFIX = re.compile(r"\AWall time: [^\n]*\nOutput:\n")
 
 
@@ -302,7 +306,7 @@ class _Conversation:
             if not isinstance(content, list):
                 continue
             for block in content:
-                if block.get("type") == "tool_use" and block.get("name") == "ToolSearch":
+                if block.get("type") == "tool_use" and block.get("name") in _HELPER_TOOLS:
                     search_ids.add(block.get("id"))
                     self.searches += 1
                 elif (
@@ -400,7 +404,7 @@ class ScriptedModel:
             self.errors.append(message)
 
     def decide(self, api: str, body: dict[str, Any]) -> dict[str, Any]:
-        """What to answer: {"kind": "text"|"tool"|"search", ...}."""
+        """What to answer: {"kind": "text"|"tool"|"search"|"wait", ...}."""
         with self._lock:
             count = sum(1 for r in self.requests if r.api in ("anthropic", "responses"))
         if count >= self.scenario.max_requests:
@@ -427,6 +431,8 @@ class ScriptedModel:
             deferred = _deferred_name(api, body, step)
             if offered.search and deferred and conversation.searches < self.scenario.max_searches:
                 return {"kind": "search", "query": deferred}
+            if offered.wait and conversation.searches < self.scenario.max_searches:
+                return {"kind": "wait"}  # Claude: the MCP server is still connecting
             self._error(f"step {index}: tool {step.tool!r} not offered")
             return {"kind": "text", "text": f"SCRIPT ERROR: tool {step.tool} not offered"}
         arguments = step.input(conversation.turn()) if callable(step.input) else step.input
@@ -448,6 +454,7 @@ class _Tool:
 class _Offered:
     tools: list[_Tool]
     search: bool
+    wait: bool = False
 
     def __bool__(self) -> bool:
         return bool(self.tools) or self.search
@@ -463,7 +470,7 @@ def _offered_tools(api: str, body: dict[str, Any]) -> _Offered:
                 search = True
             elif name:
                 tools.append(_Tool(name))
-        return _Offered(tools, search)
+        return _Offered(tools, search, wait=any(t.name == "WaitForMcpServers" for t in tools))
     sources = list(body.get("tools") or [])
     for item in body.get("input", []):
         if item.get("type") == "tool_search_output":
@@ -542,6 +549,8 @@ def _anthropic_events(
         stop = "tool_use"
         if decision["kind"] == "search":
             name, arguments = "ToolSearch", {"query": f"select:{decision['query']}"}
+        elif decision["kind"] == "wait":
+            name, arguments = "WaitForMcpServers", {}
         else:
             name, arguments = decision["name"], decision["input"]
         events += [

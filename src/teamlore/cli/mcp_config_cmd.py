@@ -29,7 +29,11 @@ def render_mcp_config(result: dict[str, Any]) -> None:
         _print("# Claude Code: add the server for every project (user scope):")
         _print(claude["addCommand"])
         _print()
-        _print("# ...or share it with the project: merge into .mcp.json at the repository root:")
+        _print(
+            "# ...or share it with the project: merge into .mcp.json at the repository root"
+            + ("" if result.get("portable") else " (add --portable for the form safe to commit)")
+            + ":"
+        )
         _print(json.dumps(claude["mcpJson"], indent=2, ensure_ascii=False))
         hook = claude.get("sessionStartHook")
         if hook:
@@ -74,9 +78,16 @@ def mcp_config(
         help="Codex default_tools_approval_mode: auto, prompt, writes or approve "
         "(default: prompt when the server has write tools).",
     ),
+    portable: bool = typer.Option(
+        False,
+        "--portable",
+        help="Safe to commit: `teamlore` on PATH, no interpreter path, no TEAMLORE_HOME.",
+    ),
     fmt: OutputFormat = FormatOption,
 ) -> None:
-    """Print MCP server configuration for Codex config.toml and Claude Code."""
+    """Print MCP server configuration for Codex config.toml and Claude Code.
+
+    `teamlore install` writes the same entries into the clients' own files for you."""
     run(
         "mcp-config",
         {
@@ -90,6 +101,7 @@ def mcp_config(
             "distro": distro,
             "wsl_user": user,
             "approval_mode": approval_mode,
+            "portable": portable,
         },
         fmt,
         render_mcp_config,

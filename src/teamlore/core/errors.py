@@ -550,3 +550,23 @@ UI_PORT_UNAVAILABLE = _register(
 UI_CSRF_INVALID = _register(
     "UI_CSRF_INVALID", "the form's CSRF token is missing or wrong; reload the page and try again"
 )
+
+# agent integrations: install / uninstall / doctor (integrations/, docs/agents.md)
+CLIENT_NOT_FOUND = _register(
+    "CLIENT_NOT_FOUND", "the agent CLI (claude or codex) is not installed or not on PATH"
+)
+CLIENT_CONFIG_INVALID = _register(
+    "CLIENT_CONFIG_INVALID", "an agent config file does not parse; nothing was changed"
+)
+CLIENT_CONFIG_UNSAFE = _register(
+    "CLIENT_CONFIG_UNSAFE", "an agent config file is a symlink or not a regular file"
+)
+CLIENT_CONFIG_UNWRITABLE = _register(
+    "CLIENT_CONFIG_UNWRITABLE", "an agent config file or its folder cannot be written"
+)
+INTEGRATION_CONFLICT = _register(
+    "INTEGRATION_CONFLICT", "an entry with teamlore's name exists that teamlore did not write"
+)
+NOTHING_INSTALLED = _register(
+    "NOTHING_INSTALLED", "teamlore has no recorded installation for that client and scope"
+)

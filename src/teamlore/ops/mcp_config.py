@@ -9,6 +9,13 @@ registry, and prints
 - for Claude Code, a `.mcp.json` entry, the equivalent `claude mcp add` line and a
   `SessionStart` hook (settings.json) that injects `teamlore personal show` output.
 
+Codex entries carry `required = true` and `startup_timeout_sec`: without them `codex exec` starts
+its first turn before a slow server is ready and never offers its tools (docs/agents.md).
+
+`--portable` prints the form that is safe to commit for a team (`.mcp.json`, a project's
+`.codex/config.toml`): the command is `teamlore` on PATH, with no interpreter path, no
+`TEAMLORE_HOME` and no user name.
+
 `--wsl` wraps every command in `wsl.exe -d <distro> -u <user> -e /usr/bin/env TEAMLORE_HOME=… …`
 so a Windows-side host (Codex desktop app) can start the server inside WSL.
 
@@ -47,6 +54,8 @@ TEAM_CAPABILITIES = frozenset({"team-read", "team"})
 PERSONAL_CAPABILITIES = frozenset({"init", "read", "relay"})
 WRITE_CAPABILITIES = frozenset({"team", "init", "relay"})
 DEFAULT_CLIENT_IDS: dict[str, str] = {"codex": "codex-cli", "claude": "claude-code"}
+CODEX_STARTUP_TIMEOUT_SEC = 30
+PORTABLE_COMMAND = "teamlore"
 WSL_EXE = "wsl.exe"
 ENV_BIN = "/usr/bin/env"
 
@@ -71,6 +80,9 @@ class McpConfigRequest(BaseModel):
     distro: str | None = None
     wsl_user: str | None = None
     approval_mode: ApprovalMode | None = None
+    portable: bool = Field(
+        False, description="`teamlore` on PATH, no interpreter path or TEAMLORE_HOME (to commit)"
+    )
 
     @field_validator("capabilities")
     @classmethod
@@ -122,6 +134,12 @@ class _Plan:
         self.python = os.path.abspath(sys.executable)
         home = os.environ.get("TEAMLORE_HOME")
         self.home = os.path.abspath(os.path.expanduser(home)) if home else None
+        if request.portable:
+            self.home = None
+            if request.wsl:
+                raise errors.TeamloreError(
+                    errors.INVALID_ARGUMENT, "--portable and --wsl do not combine"
+                )
         self.workspaces = [self._workspace(w) for w in request.workspaces]
         self.notes: list[str] = []
         if request.global_context and not self.personal:
@@ -193,7 +211,8 @@ class _Plan:
     # -- the launch command -------------------------------------------------------------
 
     def mcp_args(self, client: str) -> list[str]:
-        args = ["-m", "teamlore.cli.main", "mcp"]
+        args = [] if self.request.portable else ["-m", "teamlore.cli.main"]
+        args.append("mcp")
         for capability in self.capabilities:
             args += ["--capability", capability]
         if self.team and len(self.workspaces) == 1:
@@ -208,7 +227,8 @@ class _Plan:
 
     def launch(self, client: str) -> dict[str, Any]:
         """`{command, args, env}` as the host will run it."""
-        args = [self.python, *self.mcp_args(client)]
+        command = PORTABLE_COMMAND if self.request.portable else self.python
+        args = [command, *self.mcp_args(client)]
         env = {"TEAMLORE_HOME": self.home} if self.home else {}
         if self.wsl is None:
             return {"command": args[0], "args": args[1:], "env": env}
@@ -224,6 +244,8 @@ class _Plan:
         if launch["env"]:
             table["env"] = launch["env"]
         table["enabled_tools"] = self.tools
+        table["required"] = True
+        table["startup_timeout_sec"] = CODEX_STARTUP_TIMEOUT_SEC
         if self.approval_mode:
             table["default_tools_approval_mode"] = self.approval_mode
         per_tool = self.read_tools if self.approval_mode in ("prompt", "writes") else []
@@ -236,7 +258,7 @@ class _Plan:
         lines = [
             f"# teamlore {__version__} MCP server for Codex: paste into {where}",
             f"#   capabilities: {', '.join(self.capabilities)}",
-            f"#   python: {_comment(self.python)}",
+            f"#   command: {_comment(self.launch('codex')['command'])}",
             f"#   TEAMLORE_HOME: {_comment(self.home or '(default state dir)')}",
         ]
         if self.wsl:
@@ -257,6 +279,8 @@ class _Plan:
             pairs = ", ".join(f"{k} = {_toml_string(v)}" for k, v in table["env"].items())
             lines.append(f"env = {{ {pairs} }}")
         lines.append(f"enabled_tools = {_toml_array(table['enabled_tools'])}")
+        lines.append("required = true  # codex exec waits for the server instead of skipping it")
+        lines.append(f"startup_timeout_sec = {table['startup_timeout_sec']}")
         mode = table.get("default_tools_approval_mode")
         if mode:
             lines.append(f"default_tools_approval_mode = {_toml_string(mode)}")
@@ -327,6 +351,7 @@ def mcp_config(ctx: OpContext, request: McpConfigRequest) -> dict[str, Any]:
         "python": plan.python,
         "teamloreHome": plan.home,
         "wsl": plan.wsl,
+        "portable": request.portable,
     }
     if "codex" in clients:
         result["codex"] = plan.codex()

@@ -1,0 +1,25 @@
+"""The `teamlore` console entry point.
+
+`teamlore hook session-start` runs from here without importing the full CLI (typer, rich, every
+command module): agents start it on every session and it has a sub-second budget
+(`teamlore.cli.hook_runner`). Everything else goes to `teamlore.cli.main`.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main() -> None:
+    args = sys.argv[1:]
+    if args[:2] == ["hook", "session-start"] and "--help" not in args:
+        from teamlore.cli.hook_runner import exit_now, run_from_argv
+
+        exit_now(run_from_argv(args[2:]))
+    from teamlore.cli.main import main as full_main
+
+    full_main()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,93 @@
+"""`teamlore hook session-start`: print the SessionStart brief, within a hard time budget.
+
+This module is imported by the console entry point (`teamlore.cli.entry`) *before* the rest of
+the CLI, so a hook pays only for what the brief needs. The brief is built in a worker thread; if
+it is not ready within the budget (`TEAMLORE_HOOK_BUDGET` seconds, default 0.9), or anything at
+all fails, the hook prints nothing and exits 0: a slow or broken state never blocks or breaks the
+agent's session. Output is the hook JSON both Claude Code and Codex read:
+`{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": …}}`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+BUDGET_ENV = "TEAMLORE_HOOK_BUDGET"
+DEFAULT_BUDGET_SECONDS = 0.9
+CLIENTS = ("claude", "codex")
+
+
+def _budget() -> float:
+    try:
+        return max(0.05, float(os.environ.get(BUDGET_ENV, DEFAULT_BUDGET_SECONDS)))
+    except ValueError:
+        return DEFAULT_BUDGET_SECONDS
+
+
+def _read_payload() -> dict[str, Any]:
+    if sys.stdin is None or sys.stdin.isatty():
+        return {}
+    try:
+        payload = json.loads(sys.stdin.read() or "{}")
+    except ValueError:
+        return {}
+    return payload if isinstance(payload, dict) else {}
+
+
+def _brief(client: str, out: list[str]) -> None:
+    payload = _read_payload()
+    cwd = Path(str(payload.get("cwd") or os.getcwd()))
+    from teamlore.ops.session_brief import compose_brief
+
+    out.append(compose_brief(cwd, client))
+
+
+def session_start(client: str) -> int:
+    """Print the brief for `client` and return 0, whatever happens."""
+    started = time.monotonic()
+    out: list[str] = []
+
+    def work() -> None:
+        try:
+            _brief(client, out)
+        except BaseException:
+            out.clear()
+
+    worker = threading.Thread(target=work, daemon=True)
+    worker.start()
+    worker.join(max(0.0, _budget() - (time.monotonic() - started)))
+    if worker.is_alive() or not out or not out[0]:
+        return 0
+    hook_output = {
+        "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": out[0]}
+    }
+    try:
+        sys.stdout.write(json.dumps(hook_output, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+    except OSError:
+        pass
+    return 0
+
+
+def run_from_argv(argv: list[str]) -> int:
+    """`hook session-start [--client claude|codex]`; unknown extras are ignored (exit 0)."""
+    client = "claude"
+    if "--client" in argv:
+        index = argv.index("--client")
+        if index + 1 < len(argv) and argv[index + 1] in CLIENTS:
+            client = argv[index + 1]
+    return session_start(client)
+
+
+def exit_now(code: int) -> None:
+    """Leave without waiting for a stuck worker thread or interpreter teardown."""
+    try:
+        sys.stdout.flush()
+    finally:
+        os._exit(code)

@@ -1,0 +1,104 @@
+"""`teamlore install`, `uninstall`, `doctor` and `hook session-start` (docs/agents.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+from rich.markup import escape
+
+from teamlore.cli.app import app
+from teamlore.cli.output import FormatOption, OutputFormat, run, stdout
+
+hook_app = typer.Typer(help="Entry points the agent clients call (installed by `install`).")
+app.add_typer(hook_app, name="hook")
+
+ClientOption = typer.Option(..., "--client", help="claude, codex or all.", metavar="CLIENT")
+ScopeOption = typer.Option(
+    "user",
+    "--scope",
+    help="user: your own client config; project: files in this repository, safe to commit.",
+)
+
+
+def _render_files(title: str, done: dict[str, Any]) -> None:
+    where = f" in {done['root']}" if done.get("root") else ""
+    stdout.print(f"[bold]{done['client']}[/] ({done['scope']} scope{where}): {title}")
+    for item in done["files"]:
+        stdout.print(f"  {item['action']:<10} {escape(item['path'])}", highlight=False)
+        if item.get("diff"):
+            stdout.print(item["diff"].rstrip(), markup=False, highlight=False)
+
+
+def _render_install(result: dict[str, Any]) -> None:
+    title = "would change (dry run, nothing written)" if result["dryRun"] else "installed"
+    for done in result["installed"]:
+        _render_files(title, done)
+        assemble = done.get("assemble") or {}
+        if assemble.get("ran"):
+            stdout.print("  assembled the team memory block for this client")
+    for note in result.get("notes", []):
+        stdout.print(f"[yellow]note[/] {escape(note)}", highlight=False)
+    if not result["dryRun"]:
+        stdout.print("Check it with: teamlore doctor")
+
+
+def _render_uninstall(result: dict[str, Any]) -> None:
+    title = "would change (dry run, nothing written)" if result["dryRun"] else "uninstalled"
+    for done in result["uninstalled"]:
+        _render_files(title, done)
+
+
+@app.command()
+def install(
+    client: str = ClientOption,
+    scope: str = ScopeOption,
+    team: bool = typer.Option(
+        False, "--team", help="Team tier with write tools (extraction loop) instead of team-read."
+    ),
+    personal: bool = typer.Option(
+        False, "--personal", help="Also let the agent import what it knows (memory_init)."
+    ),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show the diffs, write nothing."),
+    force: bool = typer.Option(
+        False, "--force", help="Replace a same-named entry teamlore did not write."
+    ),
+    fmt: OutputFormat = FormatOption,
+) -> None:
+    """Connect Claude Code and/or Codex: MCP servers, SessionStart hook, assembled memory."""
+    run(
+        "install",
+        {
+            "client": client,
+            "scope": scope,
+            "team": team,
+            "personal": personal,
+            "dryRun": dry_run,
+            "force": force,
+        },
+        fmt,
+        _render_install,
+    )
+
+
+@app.command()
+def uninstall(
+    client: str = ClientOption,
+    scope: str = ScopeOption,
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show the diffs, write nothing."),
+    fmt: OutputFormat = FormatOption,
+) -> None:
+    """Remove exactly what `teamlore install` added (byte for byte when untouched since)."""
+    run("uninstall", {"client": client, "scope": scope, "dryRun": dry_run}, fmt, _render_uninstall)
+
+
+@hook_app.command("session-start")
+def hook_session_start(
+    client: str = typer.Option("claude", "--client", help="claude or codex."),
+) -> None:
+    """Print the bounded SessionStart brief (personal memory, team doctrine and scenes).
+
+    Never fails and never blocks: on any error or after its time budget it prints nothing."""
+    from teamlore.cli.hook_runner import exit_now, run_from_argv
+
+    exit_now(run_from_argv(["--client", client]))

@@ -1,0 +1,276 @@
+"""A client's config file (JSON or TOML), read safely, edited in place, written atomically.
+
+Reading refuses a symlink or anything but a regular file (CLIENT_CONFIG_UNSAFE) and a file that
+does not parse (CLIENT_CONFIG_INVALID), before anything is written. TOML goes through tomlkit, so
+the user's comments, ordering and formatting survive an edit; JSON is written with two-space
+indentation, key order kept, and the original's trailing newline convention.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import tomlkit
+from tomlkit.exceptions import TOMLKitError
+from tomlkit.items import Item, Table
+
+from teamlore.core import errors, safe_write
+
+Kind = Literal["json", "toml"]
+PRIVATE_MODE = 0o600
+
+
+@dataclass
+class ConfigDocument:
+    """One config file: its bytes on disk (None when absent) and the parsed, editable doc."""
+
+    path: Path
+    kind: Kind
+    original: bytes | None
+    doc: Any  # dict for JSON, tomlkit.TOMLDocument for TOML
+
+    def render(self) -> bytes:
+        if self.kind == "toml":
+            return tomlkit.dumps(self.doc).encode("utf-8")
+        text = json.dumps(self.doc, indent=2, ensure_ascii=False)
+        if self.original is None or self.original.endswith(b"\n"):
+            text += "\n"
+        return text.encode("utf-8")
+
+    def diff(self, new: bytes | None) -> str:
+        """A unified diff from the bytes on disk to `new` (None: the file is removed)."""
+        before = (self.original or b"").decode("utf-8", "replace").splitlines(keepends=True)
+        after = (new or b"").decode("utf-8", "replace").splitlines(keepends=True)
+        return "".join(
+            difflib.unified_diff(
+                before,
+                after,
+                fromfile=str(self.path) if self.original is not None else "/dev/null",
+                tofile=str(self.path) if new is not None else "/dev/null",
+            )
+        )
+
+
+def check_regular_or_absent(path: Path) -> None:
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise errors.TeamloreError(
+            errors.CLIENT_CONFIG_UNWRITABLE, f"{path}: {exc.strerror}"
+        ) from None
+    if stat.S_ISLNK(info.st_mode):
+        raise errors.TeamloreError(
+            errors.CLIENT_CONFIG_UNSAFE,
+            f"{path} is a symlink; teamlore edits only regular files (edit the target by hand)",
+        )
+    if not stat.S_ISREG(info.st_mode):
+        raise errors.TeamloreError(errors.CLIENT_CONFIG_UNSAFE, f"{path} is not a regular file")
+
+
+def read_bytes(path: Path) -> bytes | None:
+    check_regular_or_absent(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise errors.TeamloreError(
+            errors.CLIENT_CONFIG_UNWRITABLE, f"{path}: {exc.strerror}"
+        ) from None
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read()
+
+
+def parse(path: Path, kind: Kind, data: bytes | None) -> Any:
+    if data is None or not data.strip():
+        return tomlkit.document() if kind == "toml" else {}
+    try:
+        text = data.decode("utf-8")
+        if kind == "toml":
+            return tomlkit.parse(text)
+        doc = json.loads(text)
+    except (UnicodeDecodeError, ValueError, TOMLKitError) as exc:
+        reason = str(exc).splitlines()[0][:200]
+        raise errors.TeamloreError(
+            errors.CLIENT_CONFIG_INVALID, f"{path} does not parse ({reason}); nothing was changed"
+        ) from None
+    if not isinstance(doc, dict):
+        raise errors.TeamloreError(
+            errors.CLIENT_CONFIG_INVALID, f"{path} is not a JSON object; nothing was changed"
+        )
+    return doc
+
+
+def load(path: Path, kind: Kind) -> ConfigDocument:
+    data = read_bytes(path)
+    return ConfigDocument(path, kind, data, parse(path, kind, data))
+
+
+def write_atomically(path: Path, data: bytes, *, private: bool) -> list[Path]:
+    """Replace `path` with `data` (never through a symlink, mode kept; a new file is 0600 when
+    `private`). Returns the directories it had to create, outermost first."""
+    created: list[Path] = []
+    probe = path.parent
+    while not probe.exists():
+        created.append(probe)
+        probe = probe.parent
+    created.reverse()
+    existed = path.exists()
+    try:
+        for directory in created:
+            os.mkdir(directory, 0o700 if private else 0o755)
+        safe_write.write_file(path.parent, path.name, data, create_dirs=False)
+        if not existed and private:
+            os.chmod(path, PRIVATE_MODE)
+    except OSError as exc:
+        raise errors.TeamloreError(
+            errors.CLIENT_CONFIG_UNWRITABLE, f"cannot write {path}: {exc.strerror}"
+        ) from None
+    return created
+
+
+def remove_file(path: Path) -> None:
+    check_regular_or_absent(path)
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise errors.TeamloreError(
+            errors.CLIENT_CONFIG_UNWRITABLE, f"cannot remove {path}: {exc.strerror}"
+        ) from None
+
+
+def check_writable(path: Path) -> None:
+    """Refuse early (nothing written yet) when `path` or the folder it would be created in is
+    not writable."""
+    probe = path if path.exists() else path.parent
+    while not probe.exists():
+        probe = probe.parent
+    if not os.access(probe, os.W_OK) or (path.exists() and not os.access(path.parent, os.W_OK)):
+        raise errors.TeamloreError(
+            errors.CLIENT_CONFIG_UNWRITABLE, f"{probe} is not writable; nothing was changed"
+        )
+
+
+# -- editing parsed documents ---------------------------------------------------------------
+
+
+def plain(value: Any) -> Any:
+    """A tomlkit item (or anything) as plain Python data, for comparisons and the manifest."""
+    if isinstance(value, Item | tomlkit.TOMLDocument):
+        return value.unwrap()
+    return value
+
+
+def get_key(doc: Any, key: tuple[str, ...]) -> tuple[bool, Any]:
+    node = doc
+    for part in key:
+        if not hasattr(node, "get") or part not in node:
+            return False, None
+        node = node[part]
+    return True, plain(node)
+
+
+def _toml_value(value: Any, *, inline: bool) -> Any:
+    if isinstance(value, dict):
+        table: Any = tomlkit.inline_table() if inline else tomlkit.table()
+        for key, item in value.items():
+            table[key] = _toml_value(item, inline=inline or not isinstance(item, dict))
+        return table
+    return value
+
+
+def set_key(doc: Any, key: tuple[str, ...], value: Any, kind: Kind) -> None:
+    node = doc
+    for depth, part in enumerate(key[:-1]):
+        if part not in node:
+            if kind == "toml":
+                # a parent that only holds tables renders as `[a.b]`, not `[a]` + `[a.b]`
+                node[part] = tomlkit.table(is_super_table=depth < len(key) - 2 or None)
+            else:
+                node[part] = {}
+        node = node[part]
+    if kind == "toml":
+        # nested dicts become sub-tables ([x.tools.y]); `env`-like maps of strings stay inline
+        node[key[-1]] = _toml_table(value) if isinstance(value, dict) else value
+    else:
+        node[key[-1]] = value
+
+
+def _toml_table(value: dict[str, Any]) -> Table:
+    table = tomlkit.table()
+    for name, item in value.items():
+        if isinstance(item, dict) and all(isinstance(v, dict) for v in item.values()) and item:
+            sub = tomlkit.table(is_super_table=True)
+            for child, settings in item.items():
+                sub[child] = _toml_table(settings)
+            table[name] = sub
+        else:
+            table[name] = _toml_value(item, inline=True)
+    return table
+
+
+def delete_key(doc: Any, key: tuple[str, ...]) -> None:
+    """Remove `key`, then every parent it leaves empty."""
+    chain = [doc]
+    for part in key[:-1]:
+        if part not in chain[-1]:
+            return
+        chain.append(chain[-1][part])
+    if key[-1] in chain[-1]:
+        del chain[-1][key[-1]]
+    for depth in range(len(key) - 1, 0, -1):
+        if len(chain[depth]) == 0:
+            del chain[depth - 1][key[depth - 1]]
+        else:
+            break
+
+
+def hook_groups(doc: dict[str, Any], event: str) -> list[Any]:
+    hooks = doc.get("hooks")
+    if not isinstance(hooks, dict):
+        return []
+    groups = hooks.get(event)
+    return groups if isinstance(groups, list) else []
+
+
+def group_has_command(group: Any, command: str) -> bool:
+    if not isinstance(group, dict):
+        return False
+    return any(
+        isinstance(h, dict) and h.get("command") == command for h in group.get("hooks") or []
+    )
+
+
+def add_hook(doc: dict[str, Any], event: str, group: dict[str, Any]) -> None:
+    hooks = doc.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise errors.TeamloreError(
+            errors.CLIENT_CONFIG_INVALID, "the `hooks` setting is not an object; nothing changed"
+        )
+    groups = hooks.setdefault(event, [])
+    if not isinstance(groups, list):
+        raise errors.TeamloreError(
+            errors.CLIENT_CONFIG_INVALID, f"`hooks.{event}` is not a list; nothing was changed"
+        )
+    groups.append(group)
+
+
+def remove_hook(doc: dict[str, Any], event: str, command: str) -> None:
+    hooks = doc.get("hooks")
+    if not isinstance(hooks, dict) or not isinstance(hooks.get(event), list):
+        return
+    hooks[event] = [g for g in hooks[event] if not group_has_command(g, command)]
+    if not hooks[event]:
+        del hooks[event]
+    if not hooks:
+        del doc["hooks"]

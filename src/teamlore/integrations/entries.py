@@ -1,0 +1,59 @@
+"""The entries teamlore writes into a client's config: MCP servers and hooks, as plain data.
+
+The operations layer decides what to install (which tiers, which launch command); the client
+modules (`claude`, `codex`) say in which files and under which keys; the installer applies them.
+A user-scope entry pins this interpreter (and `TEAMLORE_HOME` when set); a project-scope entry is
+safe to commit: the command is `teamlore` on PATH, with no interpreter path, state dir or user
+name in it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from teamlore.integrations.config_files import Kind
+
+TEAM_SERVER = "teamlore"
+PERSONAL_SERVER = "teamlore_personal"
+HOOK_TIMEOUT_SECONDS = 10  # the client's limit; the hook itself gives up far earlier
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    """One MCP server: the stdio launch plus the Codex-only table keys (required, tools…)."""
+
+    name: str
+    command: str
+    args: list[str]
+    env: dict[str, str]
+    codex_table: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class HookSpec:
+    event: str  # SessionStart, Stop, SessionEnd
+    command: str
+    timeout: int = HOOK_TIMEOUT_SECONDS
+
+
+@dataclass(frozen=True)
+class KeyEdit:
+    key: tuple[str, ...]
+    value: Any
+    guarded: bool = True  # an existing different value we did not write is a conflict
+
+
+@dataclass
+class FileEdits:
+    path: Path
+    kind: Kind
+    private: bool  # a new file is created 0600 (files in the user's home)
+    keys: list[KeyEdit] = field(default_factory=list)
+    hooks: list[HookSpec] = field(default_factory=list)
+
+
+def hook_group(hook: HookSpec) -> dict[str, Any]:
+    """The `{"hooks": [{type, command, timeout}]}` group both clients read."""
+    return {"hooks": [{"type": "command", "command": hook.command, "timeout": hook.timeout}]}

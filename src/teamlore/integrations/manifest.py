@@ -1,0 +1,137 @@
+"""The private install manifest: what `teamlore install` added, so `uninstall` removes exactly
+that and nothing else.
+
+It lives in the state dir (`integrations/manifest.json`, 0600, dir 0700) with a byte-exact
+backup of every file as it was before teamlore first touched it (`integrations/backups/`).
+Per installation (client, scope, project root) and file it records whether the file existed,
+the SHA-256 of the bytes install wrote, and each entry: a key (`mcpServers.teamlore`,
+`mcp_servers.teamlore`, `features.codex_hooks`) with the value it replaced, if any, or a hook
+command. Uninstall restores the backup byte for byte when the file still holds exactly what
+install wrote; when the file changed since (the client or the user edited it), it removes only
+the recorded entries and puts back what they replaced.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any, Literal
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field
+
+from teamlore.core import errors
+from teamlore.core.paths import ensure_private_dir, read_private_file, write_private_file
+
+MANIFEST_FORMAT = "teamlore-integrations@v1"
+Client = Literal["claude", "codex"]
+Scope = Literal["user", "project"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class KeyRecord(_Strict):
+    type: Literal["key"] = "key"
+    key: list[str]
+    hadPrevious: bool = False
+    previous: Any = None
+
+
+class HookRecord(_Strict):
+    type: Literal["hook"] = "hook"
+    event: str
+    command: str
+
+
+class FileRecord(_Strict):
+    path: str
+    kind: Literal["json", "toml"]
+    existed: bool
+    backup: str | None = None
+    installedSha256: str
+    createdDirs: list[str] = Field(default_factory=list)
+    entries: list[KeyRecord | HookRecord] = Field(default_factory=list)
+
+
+class Installation(_Strict):
+    client: Client
+    scope: Scope
+    root: str | None = None  # the project root for project scope
+    installedAt: str
+    options: dict[str, Any] = Field(default_factory=dict)
+    files: list[FileRecord] = Field(default_factory=list)
+
+    def matches(self, client: str, scope: str, root: str | None) -> bool:
+        return (self.client, self.scope, self.root) == (client, scope, root)
+
+    def file(self, path: Path) -> FileRecord | None:
+        return next((f for f in self.files if f.path == str(path)), None)
+
+
+class Manifest(_Strict):
+    format: Literal["teamlore-integrations@v1"] = "teamlore-integrations@v1"
+    installations: list[Installation] = Field(default_factory=list)
+
+    def find(self, client: str, scope: str, root: str | None) -> Installation | None:
+        return next((i for i in self.installations if i.matches(client, scope, root)), None)
+
+    def owner_of(self, path: Path) -> list[Installation]:
+        return [i for i in self.installations if i.file(path) is not None]
+
+
+def sha256(data: bytes | None) -> str:
+    return hashlib.sha256(data or b"").hexdigest()
+
+
+def integrations_dir(home: Path) -> Path:
+    return home / "integrations"
+
+
+def manifest_path(home: Path) -> Path:
+    return integrations_dir(home) / "manifest.json"
+
+
+def load_manifest(home: Path) -> Manifest:
+    path = manifest_path(home)
+    if not path.exists():
+        return Manifest()
+    try:
+        return Manifest.model_validate_json(read_private_file(path))
+    except ValueError as exc:
+        raise errors.TeamloreError(
+            errors.CONFIG_INVALID, f"{path} is damaged ({type(exc).__name__}); fix or remove it"
+        ) from None
+
+
+def save_manifest(home: Path, manifest: Manifest) -> None:
+    ensure_private_dir(integrations_dir(home))
+    data = orjson.dumps(manifest.model_dump(mode="json"), option=orjson.OPT_INDENT_2)
+    write_private_file(manifest_path(home), data + b"\n")
+
+
+def backup_path(home: Path, name: str) -> Path:
+    return integrations_dir(home) / "backups" / name
+
+
+def store_backup(home: Path, target: Path, data: bytes) -> str:
+    """Keep `data` (the file before teamlore touched it); returns the backup's name."""
+    name = f"{sha256(str(target).encode())[:24]}.orig"
+    ensure_private_dir(integrations_dir(home) / "backups")
+    write_private_file(backup_path(home, name), data)
+    return name
+
+
+def read_backup(home: Path, name: str) -> bytes:
+    try:
+        return read_private_file(backup_path(home, name))
+    except OSError as exc:
+        raise errors.TeamloreError(
+            errors.CONFIG_INVALID, f"the backup {name} is missing ({exc.strerror})"
+        ) from None
+
+
+def drop_backup(home: Path, name: str | None) -> None:
+    if name:
+        backup_path(home, name).unlink(missing_ok=True)

@@ -1,0 +1,254 @@
+"""`install` / `uninstall`: connect Claude Code and Codex to teamlore in one command.
+
+CLI-only housekeeping (no MCP tool, `capability=None` in the registry): they edit the user's
+own client config files, which an agent must never do through a tool call.
+
+What install writes, per client (docs/agents.md):
+- MCP server `teamlore`: team-read tier (`--team`: the team tier with the write tools the
+  agent-native extraction loop needs);
+- MCP server `teamlore_personal`: personal read tier with the global context (`--personal`:
+  also the init tier), client id `claude-code` / `codex-cli`;
+- a SessionStart hook running `teamlore hook session-start --client <client>`;
+- for Codex, `required = true` + `startup_timeout_sec` on each server and the hooks feature flag;
+- then, when the repository has team memory and `memory assemble` exists, the assembled block.
+
+User scope pins this interpreter (and `TEAMLORE_HOME` when set); project scope writes the
+portable form that is safe to commit (`teamlore` on PATH, nothing user-specific).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import sys
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from teamlore.core import errors
+from teamlore.core.paths import resolve_home, state_dir_path
+from teamlore.integrations import claude, codex, installer
+from teamlore.integrations.entries import (
+    PERSONAL_SERVER,
+    TEAM_SERVER,
+    FileEdits,
+    HookSpec,
+    ServerSpec,
+)
+from teamlore.ops.mcp_config import McpConfigRequest, _Plan
+from teamlore.ops.registry import REGISTRY, OpContext, load_operations, operation
+from teamlore.ops.session_brief import worktree_root
+
+ClientChoice = Literal["claude", "codex", "all"]
+ScopeChoice = Literal["user", "project"]
+CLIENTS: dict[str, Any] = {"claude": claude, "codex": codex}
+PORTABLE_TEAMLORE = "teamlore"
+
+
+class InstallRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    client: ClientChoice = Field(description="claude, codex, or all (the CLIs found on PATH)")
+    scope: ScopeChoice = "user"
+    team: bool = Field(False, description="team tier (write tools) instead of team-read")
+    personal: bool = Field(False, description="also the personal init tier (memory_init)")
+    dryRun: bool = False
+    force: bool = Field(
+        False, description="replace an entry teamlore did not write; skip CLI check"
+    )
+
+
+class UninstallRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    client: ClientChoice
+    scope: ScopeChoice = "user"
+    dryRun: bool = False
+
+
+def client_binary(client: str) -> str | None:
+    name: str = CLIENTS[client].CLI_NAME
+    return shutil.which(name)
+
+
+def _clients(choice: str, *, force: bool) -> tuple[list[str], list[str]]:
+    """(clients to act on, notes). An explicitly named client must be installed (unless
+    --force); `all` takes the ones found and refuses only when none is."""
+    names = list(CLIENTS) if choice == "all" else [choice]
+    found = [c for c in names if force or client_binary(c)]
+    missing = [c for c in names if c not in found]
+    if choice != "all" and missing:
+        raise errors.TeamloreError(
+            errors.CLIENT_NOT_FOUND,
+            f"`{CLIENTS[choice].CLI_NAME}` is not on PATH; install it first "
+            "(or pass --force to write its config anyway)",
+        )
+    if not found:
+        raise errors.TeamloreError(
+            errors.CLIENT_NOT_FOUND, "neither `claude` nor `codex` is on PATH; install one first"
+        )
+    return found, [f"{c}: `{CLIENTS[c].CLI_NAME}` not on PATH, skipped" for c in missing]
+
+
+def _project_root(ctx: OpContext, scope: str) -> Path | None:
+    if scope != "project":
+        return None
+    root = worktree_root(ctx.cwd.resolve())
+    if root is None:
+        raise errors.TeamloreError(
+            errors.NOT_A_GIT_REPOSITORY,
+            f"{ctx.cwd} is not inside a git worktree; --scope project writes to the repository",
+        )
+    return root
+
+
+def _server(client: str, name: str, capabilities: list[str], portable: bool) -> ServerSpec:
+    personal = any(c in ("init", "read", "relay") for c in capabilities)
+    plan = _Plan(
+        McpConfigRequest(
+            client=client,
+            capabilities=capabilities,
+            global_context=personal,
+            name=name,
+            portable=portable,
+        )
+    )
+    launch = plan.launch(client)
+    return ServerSpec(name, launch["command"], launch["args"], launch["env"], plan.codex()["table"])
+
+
+def _teamlore_command(portable: bool) -> str:
+    """How a hook starts teamlore: `teamlore` on PATH (portable), else this installation."""
+    if portable:
+        return PORTABLE_TEAMLORE
+    script = Path(sys.executable).parent / "teamlore"
+    command = (
+        shlex.quote(str(script))
+        if script.is_file()
+        else (f"{shlex.quote(sys.executable)} -m teamlore.cli.entry")
+    )
+    home = os.environ.get("TEAMLORE_HOME")
+    if home:
+        command = f"TEAMLORE_HOME={shlex.quote(os.path.abspath(home))} {command}"
+    return command
+
+
+def plan_client(client: str, request: InstallRequest, root: Path | None) -> list[FileEdits]:
+    portable = request.scope == "project"
+    personal_tiers = ["read", "init"] if request.personal else ["read"]
+    servers = [
+        _server(client, TEAM_SERVER, ["team" if request.team else "team-read"], portable),
+        _server(client, PERSONAL_SERVER, personal_tiers, portable),
+    ]
+    command = f"{_teamlore_command(portable)} hook session-start --client {client}"
+    hooks = [HookSpec("SessionStart", command)]
+    files: list[FileEdits] = CLIENTS[client].plan_files(request.scope, root, servers, hooks)
+    return files
+
+
+def _assemble(ctx: OpContext, client: str, root: Path | None) -> dict[str, Any]:
+    """Run `memory assemble` for the client when the repository has team memory."""
+    where = root or worktree_root(ctx.cwd.resolve())
+    if where is None or not (where / ".threadshare" / "memory").is_dir():
+        return {"ran": False, "reason": "no team memory in this folder"}
+    load_operations()
+    if "memory.assemble" not in REGISTRY.operations:
+        return {"ran": False, "reason": "memory assemble is not available in this teamlore"}
+    try:
+        result = REGISTRY.get("memory.assemble").run(
+            OpContext(cwd=where, home=ctx.home), {"provider": client}
+        )
+    except errors.TeamloreError as err:
+        return {"ran": False, "reason": f"{err.code}: {err.message}"}
+    return {"ran": True, "result": result}
+
+
+@operation(
+    "install",
+    input_model=InstallRequest,
+    side_effect="state-write",
+    description="Register teamlore's MCP servers and SessionStart hook in Claude Code / Codex.",
+)
+def install(ctx: OpContext, request: InstallRequest) -> dict[str, Any]:
+    """Connect Claude Code and/or Codex to teamlore (MCP servers, SessionStart hook)"""
+    clients, notes = _clients(request.client, force=request.force)
+    root = _project_root(ctx, request.scope)
+    plans = {client: plan_client(client, request, root) for client in clients}
+    home = (
+        ctx.home
+        if request.dryRun and ctx.home is not None
+        else (state_dir_path() if request.dryRun else resolve_home(ctx.home))
+    )
+    options = {"team": request.team, "personal": request.personal}
+    # dry-run every client first: a refusal for the second leaves the first untouched too
+    previews = [
+        installer.install(
+            home,
+            client=c,
+            scope=request.scope,
+            root=root,
+            files=plans[c],
+            options=options,
+            force=request.force,
+            dry_run=True,
+        )
+        for c in clients
+    ]
+    if request.dryRun:
+        return {"dryRun": True, "installed": previews, "notes": notes}
+    installed = []
+    for client in clients:
+        done = installer.install(
+            home,
+            client=client,
+            scope=request.scope,
+            root=root,
+            files=plans[client],
+            options=options,
+            force=request.force,
+        )
+        done["assemble"] = _assemble(ctx, client, root)
+        installed.append(done)
+    if "codex" in clients:
+        notes.append(
+            "codex: run `codex` once and trust teamlore's SessionStart hook in /hooks "
+            "(Codex runs a new hook only after you trusted it)"
+        )
+    if request.scope == "project":
+        notes.append(
+            "project files use `teamlore` on PATH: every teammate needs teamlore installed"
+        )
+    return {"dryRun": False, "installed": installed, "notes": notes}
+
+
+@operation(
+    "uninstall",
+    input_model=UninstallRequest,
+    side_effect="state-write",
+    description="Remove exactly what `teamlore install` added to Claude Code / Codex configs.",
+)
+def uninstall(ctx: OpContext, request: UninstallRequest) -> dict[str, Any]:
+    """Remove exactly what install added (restoring files byte for byte when untouched since)"""
+    root = _project_root(ctx, request.scope)
+    home = ctx.home if ctx.home is not None else state_dir_path()
+    names = list(CLIENTS) if request.client == "all" else [request.client]
+    from teamlore.integrations.manifest import load_manifest
+
+    manifest = load_manifest(home)
+    root_key = str(root) if root is not None else None
+    present = [c for c in names if manifest.find(c, request.scope, root_key)]
+    if not present:
+        raise errors.TeamloreError(
+            errors.NOTHING_INSTALLED,
+            f"teamlore is not installed for {request.client} ({request.scope} scope)",
+        )
+    previews = [
+        installer.uninstall(home, client=c, scope=request.scope, root=root, dry_run=True)
+        for c in present
+    ]  # every file parses and is ours to edit before any is touched
+    if request.dryRun:
+        return {"dryRun": True, "uninstalled": previews}
+    removed = [installer.uninstall(home, client=c, scope=request.scope, root=root) for c in present]
+    return {"dryRun": request.dryRun, "uninstalled": removed}

@@ -1,0 +1,155 @@
+"""`teamlore install` proven with the real clients: after install (in a private HOME), the real
+`claude -p` and `codex exec`, driven by the scripted model, call `threadshare_memory_search` and
+`memory_read` through the configs install wrote, the final answer carries the entry id and the
+profile fact, and the SessionStart brief is in the first request the CLI sent. Uninstall then
+removes exactly our entries.
+
+Codex runs a new hook only after the user trusted it in its TUI; these runs pass
+`--dangerously-bypass-hook-trust` (Codex's own switch for vetted automation) in its place."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_clis import (
+    AgentClis,
+    Scenario,
+    ScriptedModel,
+    ToolStep,
+    Turn,
+    isolated_env,
+    run_claude,
+    run_codex,
+    run_with_hard_timeout,
+)
+from support import teamlore_cli
+
+ENTRY_ID = "invoice-export-must-sort-rows-by-id-unordered-exports-made"
+PROFILE_FACT = "The user writes Rust at work and prefers answers with code first."
+PROMPT = "What does the team memory say about invoice export, and what do you know about me?"
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    target = tmp_path_factory.mktemp("install-e2e") / "demo"
+    done = teamlore_cli("demo", "--dir", str(target), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    info = dict(json.loads(done.stdout))
+    personal = Path(info["stateDir"]) / "personal"
+    personal.mkdir(mode=0o700, exist_ok=True)
+    profile = personal / "profile.md"
+    profile.write_text(f"# Profile\n\n## Work\n{PROFILE_FACT}\n")
+    profile.chmod(0o600)
+    return info
+
+
+def client_env(clis: AgentClis, home: Path, state: str) -> dict[str, str]:
+    """What a user's shell would have: the CLIs and teamlore on PATH, their state dir."""
+    path = os.pathsep.join(
+        [str(clis.codex.parent), str(Path(sys.executable).parent), os.environ.get("PATH", "")]
+    )
+    return {"PATH": path, "TEAMLORE_HOME": state, "TEAMLORE_HOOK_BUDGET": "20"}
+
+
+def teamlore_in(home: Path, env: dict[str, str], *args: str, cwd: Path) -> dict[str, Any]:
+    argv = [str(Path(sys.executable).parent / "teamlore"), *args, "--format", "json"]
+    done, _ = run_with_hard_timeout(argv, cwd, isolated_env(home, env), timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return dict(json.loads(done.stdout))
+
+
+def answer(turn: Turn) -> str:
+    entry = turn.json(0)["results"][0]["id"]
+    fact = next(line for line in turn.results[1].splitlines() if "Rust" in line)
+    return f"entry: {entry}\nprofile: {fact}"
+
+
+def scenario() -> Scenario:
+    return Scenario(
+        steps=[
+            ToolStep("threadshare_memory_search", {"query": "invoice export", "limit": 5}),
+            ToolStep("memory_read", {}),
+        ],
+        final_text=answer,
+    )
+
+
+def first_request_text(model: ScriptedModel) -> str:
+    return json.dumps(model.model_requests()[0].body, ensure_ascii=False)
+
+
+@pytest.mark.e2e
+def test_claude_after_install_calls_team_and_personal_tools_and_sees_the_brief(
+    agent_clis: AgentClis, demo: dict[str, Any], tmp_path: Path
+) -> None:
+    home, repo = tmp_path / "home", Path(demo["repository"])
+    env = client_env(agent_clis, home, demo["stateDir"])
+    installed = teamlore_in(home, env, "install", "--client", "claude", cwd=repo)
+    assert [i["client"] for i in installed["installed"]] == ["claude"]
+
+    with ScriptedModel(scenario()) as model:
+        run = run_claude(
+            agent_clis,
+            PROMPT,
+            cwd=repo,
+            home=home,
+            model=model,
+            env=env,
+            allowed_tools=("mcp__teamlore", "mcp__teamlore_personal"),
+        )
+    assert not run.is_error, run.describe()
+    assert model.errors == []
+    assert [name for name, _ in model.tool_calls()] == [
+        "mcp__teamlore__threadshare_memory_search",
+        "mcp__teamlore_personal__memory_read",
+    ]
+    assert ENTRY_ID in run.result and PROFILE_FACT in run.result
+    brief = first_request_text(model)
+    assert PROFILE_FACT in brief and "reviewed team memory (2 entries" in brief
+
+    teamlore_in(home, env, "uninstall", "--client", "claude", cwd=repo)
+    servers = json.loads((home / ".claude" / ".claude.json").read_text())
+    assert "mcpServers" not in servers and servers  # ours gone, Claude's own state kept
+    assert not (home / ".claude" / "settings.json").exists()
+
+
+@pytest.mark.e2e
+def test_codex_after_install_calls_team_and_personal_tools_and_sees_the_brief(
+    agent_clis: AgentClis, demo: dict[str, Any], tmp_path: Path
+) -> None:
+    home, repo = tmp_path / "home", Path(demo["repository"])
+    env = client_env(agent_clis, home, demo["stateDir"])
+    teamlore_in(home, env, "install", "--client", "codex", cwd=repo)
+    config = tomllib.loads((home / ".codex" / "config.toml").read_text())
+    assert config["mcp_servers"]["teamlore"]["required"] is True
+
+    with ScriptedModel(scenario()) as model:
+        run = run_codex(
+            agent_clis,
+            PROMPT,
+            cwd=repo,
+            home=home,
+            model=model,
+            env=env,
+            extra_args=["--dangerously-bypass-hook-trust"],
+        )
+    assert run.returncode == 0, run.describe()
+    assert model.errors == []
+    assert [(c["server"], c["tool"], c["status"]) for c in run.tool_calls] == [
+        ("teamlore", "threadshare_memory_search", "completed"),
+        ("teamlore_personal", "memory_read", "completed"),
+    ]
+    assert ENTRY_ID in run.last_message and PROFILE_FACT in run.last_message
+    brief = first_request_text(model)
+    assert PROFILE_FACT in brief and "reviewed team memory (2 entries" in brief
+
+    teamlore_in(home, env, "uninstall", "--client", "codex", cwd=repo)
+    assert not (home / ".codex" / "config.toml").exists()
+    assert not (home / ".codex" / "hooks.json").exists()
