@@ -206,16 +206,18 @@ def set_key(doc: Any, key: tuple[str, ...], value: Any, kind: Kind) -> None:
         node[key[-1]] = value
 
 
-def _toml_table(value: dict[str, Any]) -> Table:
+def _toml_table(value: dict[str, Any], *, top: bool = True) -> Table:
     table = tomlkit.table()
     for name, item in value.items():
         if isinstance(item, dict) and all(isinstance(v, dict) for v in item.values()) and item:
             sub = tomlkit.table(is_super_table=True)
             for child, settings in item.items():
-                sub[child] = _toml_table(settings)
+                sub[child] = _toml_table(settings, top=False)
             table[name] = sub
         else:
             table[name] = _toml_value(item, inline=True)
+    if top:
+        table.add(tomlkit.nl())  # a blank line before whatever table follows
     return table
 
 

@@ -113,7 +113,10 @@ def install(
     options: dict[str, Any],
     force: bool = False,
     dry_run: bool = False,
+    check_writable: bool = True,
 ) -> dict[str, Any]:
+    """Apply `files`; with `dry_run` only report (and, with `check_writable`, also refuse what
+    could not be written, so a caller can vet several clients before writing any)."""
     manifest = load_manifest(home)
     root_key = str(root) if root is not None else None
     existing = manifest.find(client, scope, root_key)
@@ -139,11 +142,12 @@ def install(
         "dryRun": dry_run,
         "files": [p.describe(dry_run) for _, p, _ in pending],
     }
+    if check_writable:
+        for _, item, _ in pending:
+            if item.changed:
+                cf.check_writable(item.document.path)
     if dry_run:
         return result
-    for _, item, _ in pending:
-        if item.changed:
-            cf.check_writable(item.document.path)
     created = _write_all([p for _, p, _ in pending])
     records: list[FileRecord] = []
     for edits, item, entries in pending:

@@ -193,6 +193,7 @@ def install(ctx: OpContext, request: InstallRequest) -> dict[str, Any]:
             options=options,
             force=request.force,
             dry_run=True,
+            check_writable=not request.dryRun,
         )
         for c in clients
     ]

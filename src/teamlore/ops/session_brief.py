@@ -77,11 +77,13 @@ def team_section(root: Path, client: str) -> str:
         " search it with the threadshare_memory_search tool before re-deriving project facts."
     ]
     doctrine_file = root / DOCTRINE_FILE
-    if doctrine_file.is_file():
+    if doctrine_file.is_file() and not doctrine_file.is_symlink():
         doctrine = load_doctrine(doctrine_file.read_bytes())
         lines += ["", "Doctrine:", doctrine.text.strip()]
     scenes = []
     for path in sorted((root / SCENES_DIR).glob("*.md")):
+        if path.is_symlink() or not path.is_file():
+            continue  # never block on a FIFO or follow a link out of the tree
         with contextlib.suppress(errors.TeamloreError, ValueError, OSError):
             scene = load_scene(path.read_bytes(), f"{SCENES_DIR}/{path.name}")
             scenes.append((-scene.heat, path.stem, scene.summary))

@@ -1,0 +1,105 @@
+"""`teamlore hook session-start` as the clients run it: the hook JSON on stdout, and on a slow
+or broken state nothing at all and exit 0 (it never blocks or fails a session)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from support import git
+
+PROFILE = "# Profile\n\n## Work\nThe user writes Rust at work.\n"
+
+
+def teamlore_exe() -> str:
+    found = shutil.which("teamlore", path=str(Path(sys.executable).parent))
+    assert found
+    return found
+
+
+def state_with_profile(tmp_path: Path) -> Path:
+    home = tmp_path / "state"
+    (home / "personal").mkdir(parents=True, mode=0o700)
+    (home / "personal" / "profile.md").write_text(PROFILE)
+    return home
+
+
+def run_hook(
+    home: Path, payload: str | None, *, budget: str = "20", client: str = "codex"
+) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "TEAMLORE_HOME": str(home), "TEAMLORE_HOOK_BUDGET": budget}
+    return subprocess.run(
+        [teamlore_exe(), "hook", "session-start", "--client", client],
+        input=payload,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_prints_the_hook_json_with_the_brief(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    payload = json.dumps({"hook_event_name": "SessionStart", "cwd": str(repo)})
+    done = run_hook(state_with_profile(tmp_path), payload)
+    assert done.returncode == 0 and done.stderr == ""
+    output = json.loads(done.stdout)["hookSpecificOutput"]
+    assert output["hookEventName"] == "SessionStart"
+    assert "The user writes Rust at work." in output["additionalContext"]
+
+
+def test_past_its_budget_the_hook_prints_nothing_and_exits_0(tmp_path: Path) -> None:
+    done = run_hook(state_with_profile(tmp_path), "{}", budget="0.05")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+
+
+def test_a_client_that_never_closes_stdin_does_not_block_the_hook(tmp_path: Path) -> None:
+    env = {
+        **os.environ,
+        "TEAMLORE_HOME": str(state_with_profile(tmp_path)),
+        "TEAMLORE_HOOK_BUDGET": "1",
+    }
+    read_end, write_end = os.pipe()  # we hold the write end open: the read never ends
+    try:
+        hook = subprocess.run(
+            [teamlore_exe(), "hook", "session-start", "--client", "claude"],
+            stdin=read_end,
+            capture_output=True,
+            env=env,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+    stdout, stderr = hook.stdout, hook.stderr
+    assert (hook.returncode, stdout, stderr) == (0, "", "")
+
+
+def test_a_broken_state_prints_nothing_and_exits_0(tmp_path: Path) -> None:
+    home = tmp_path / "state"
+    home.mkdir()
+    (home / "config.toml").write_text("[personal\nbroken = ")
+    (home / "personal").mkdir()
+    (home / "personal" / "profile.md").symlink_to("/etc/hostname")
+    done = run_hook(home, "not json at all")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+
+
+def test_help_goes_through_the_full_cli(tmp_path: Path) -> None:
+    started = time.monotonic()
+    done = subprocess.run(
+        [teamlore_exe(), "hook", "session-start", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0 and "never blocks" in done.stdout
+    assert time.monotonic() > started  # (no wall-clock assertion: see DESIGN.md)

@@ -1,0 +1,290 @@
+"""`teamlore install` / `uninstall` on the client config files: what is written where, that the
+user's own settings and comments survive, that uninstall restores every file byte for byte, and
+that every bad input is refused with its code and nothing changed.
+
+The client CLIs are only looked up on PATH here: `bin/claude` and `bin/codex` are empty stand-in
+executables (the e2e tests run the real ones)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import stat
+import subprocess
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from support import git, teamlore_cli
+from teamlore.core import errors
+from teamlore.ops.registry import OpContext, run_operation
+
+CODEX_CONFIG = """\
+# my Codex settings
+model = "o3"  # the one I like
+approval_policy = "on-request"
+
+[mcp_servers.other]
+command = "other-server"
+args = ["--fast"]
+
+[profiles.work]
+model = "gpt-5.5"
+"""
+CLAUDE_JSON = '{\n  "numStartups": 3,\n  "mcpServers": {\n    "other": {"command": "x"}\n  }\n}'
+CLAUDE_SETTINGS = '{\n  "theme": "dark",\n  "hooks": {\n    "Stop": []\n  }\n}\n'
+
+
+@pytest.fixture()
+def user(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private HOME with both CLIs on PATH and a private teamlore state dir."""
+    home = tmp_path / "home"
+    home.mkdir()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name in ("claude", "codex"):
+        stand_in = bin_dir / name
+        stand_in.write_text("#!/bin/sh\nexit 0\n")
+        stand_in.chmod(0o755)
+    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("TEAMLORE_HOME", str(tmp_path / "state"))
+    return home
+
+
+def op(name: str, cwd: Path, **payload: Any) -> dict[str, Any]:
+    return run_operation(name, OpContext(cwd=cwd), payload)
+
+
+def refused(name: str, cwd: Path, **payload: Any) -> errors.TeamloreError:
+    with pytest.raises(errors.TeamloreError) as caught:
+        op(name, cwd, **payload)
+    return caught.value
+
+
+def seed_user_configs(home: Path) -> dict[Path, bytes]:
+    files = {
+        home / ".codex" / "config.toml": CODEX_CONFIG.encode(),
+        home / ".claude.json": CLAUDE_JSON.encode(),
+        home / ".claude" / "settings.json": CLAUDE_SETTINGS.encode(),
+    }
+    for path, data in files.items():
+        path.parent.mkdir(exist_ok=True)
+        path.write_bytes(data)
+    return files
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def test_install_keeps_the_users_settings_and_comments_and_uninstall_restores_bytes(
+    user: Path,
+) -> None:
+    seed_user_configs(user)
+    before = tree(user)
+    op("install", user, client="all")
+
+    codex_text = (user / ".codex" / "config.toml").read_text()
+    assert codex_text.startswith(CODEX_CONFIG.split("[profiles")[0])  # comments and order kept
+    assert "\n\n[profiles.work]\nmodel" in codex_text
+    codex = tomllib.loads(codex_text)
+    team = codex["mcp_servers"]["teamlore"]
+    assert team["required"] is True and team["startup_timeout_sec"] == 30
+    assert team["args"][-2:] == ["--capability", "team-read"]
+    assert codex["mcp_servers"]["teamlore_personal"]["args"][-3:] == [
+        "--client-id", "codex-cli", "--global",
+    ]
+    assert codex["features"]["codex_hooks"] is True
+    assert codex["profiles"]["work"]["model"] == "gpt-5.5"
+    codex_hooks = json.loads((user / ".codex" / "hooks.json").read_text())
+    [group] = codex_hooks["hooks"]["SessionStart"]
+    assert group["hooks"][0]["command"].endswith("hook session-start --client codex")
+
+    claude = json.loads((user / ".claude.json").read_text())
+    assert claude["numStartups"] == 3 and set(claude["mcpServers"]) == {
+        "other", "teamlore", "teamlore_personal",
+    }
+    settings = json.loads((user / ".claude" / "settings.json").read_text())
+    assert settings["theme"] == "dark" and settings["hooks"]["Stop"] == []
+    assert "--client claude" in settings["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+
+    op("install", user, client="all")  # idempotent: nothing doubles
+    hooks = json.loads((user / ".codex" / "hooks.json").read_text())["hooks"]
+    assert len(hooks["SessionStart"]) == 1
+
+    op("uninstall", user, client="all")
+    assert tree(user) == before
+
+
+def test_uninstall_after_the_client_rewrote_the_file_removes_only_our_entries(user: Path) -> None:
+    seed_user_configs(user)
+    op("install", user, client="claude")
+    state = json.loads((user / ".claude.json").read_text())
+    state["numStartups"] = 4  # Claude Code rewrites its state file on every start
+    (user / ".claude.json").write_text(json.dumps(state, indent=2))
+    op("uninstall", user, client="claude")
+    assert json.loads((user / ".claude.json").read_text()) == {
+        "numStartups": 4, "mcpServers": {"other": {"command": "x"}},
+    }
+    assert (user / ".claude" / "settings.json").read_bytes() == CLAUDE_SETTINGS.encode()
+
+
+def test_dry_run_shows_the_diff_and_writes_nothing(user: Path) -> None:
+    seed_user_configs(user)
+    before = tree(user)
+    result = op("install", user, client="codex", dryRun=True)
+    [codex] = result["installed"]
+    diff = next(f["diff"] for f in codex["files"] if f["path"].endswith("config.toml"))
+    assert "+[mcp_servers.teamlore]" in diff and "+required = true" in diff
+    assert tree(user) == before
+    assert not (user.parent / "state" / "integrations").exists()
+
+
+def test_project_scope_is_safe_to_commit(user: Path, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / "sub").mkdir()
+    op("install", repo / "sub", client="all", scope="project")
+    written = tree(repo)
+    assert sorted(k for k in written if not k.startswith(".git/")) == [
+        ".claude/settings.json", ".codex/config.toml", ".codex/hooks.json", ".mcp.json",
+    ]
+    for name, data in written.items():
+        if name.startswith(".git/"):
+            continue
+        text = data.decode()
+        for private in (str(tmp_path), "TEAMLORE_HOME", os.environ.get("USER") or "root", "python"):
+            assert private not in text, (name, private)
+    servers = json.loads(written[".mcp.json"])["mcpServers"]
+    assert servers["teamlore"]["command"] == "teamlore"
+    assert servers["teamlore"]["args"] == ["mcp", "--capability", "team-read"]
+    codex = tomllib.loads(written[".codex/config.toml"].decode())
+    assert codex["mcp_servers"]["teamlore_personal"]["command"] == "teamlore"
+    hook = json.loads(written[".claude/settings.json"])["hooks"]["SessionStart"][0]["hooks"][0]
+    assert hook["command"] == "teamlore hook session-start --client claude"
+
+    op("uninstall", repo, client="all", scope="project")
+    assert sorted(k for k in tree(repo) if not k.startswith(".git/")) == []
+    assert not (repo / ".codex").exists() and not (repo / ".claude").exists()
+
+
+def test_team_and_personal_flags_pick_the_write_tiers(user: Path) -> None:
+    op("install", user, client="codex", team=True, personal=True)
+    codex = tomllib.loads((user / ".codex" / "config.toml").read_text())
+    team = codex["mcp_servers"]["teamlore"]
+    assert "team" in team["args"] and "threadshare_memory_stage" in team["enabled_tools"]
+    assert team["default_tools_approval_mode"] == "prompt"
+    assert "memory_init" in codex["mcp_servers"]["teamlore_personal"]["enabled_tools"]
+
+
+# -- bad input ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("relative", "content"),
+    [(".codex/config.toml", "model = \n[broken"), (".claude.json", "{not json")],
+)
+def test_a_config_file_that_does_not_parse_is_refused_and_nothing_changes(
+    user: Path, relative: str, content: str
+) -> None:
+    seed_user_configs(user)
+    (user / relative).write_text(content)
+    before = tree(user)
+    err = refused("install", user, client="all")
+    assert err.code == "CLIENT_CONFIG_INVALID" and relative.split("/")[-1] in err.message
+    assert tree(user) == before
+
+
+def test_a_symlinked_config_file_is_refused(user: Path, tmp_path: Path) -> None:
+    real = tmp_path / "dotfiles-settings.json"
+    real.write_text(CLAUDE_SETTINGS)
+    (user / ".claude").mkdir()
+    (user / ".claude" / "settings.json").symlink_to(real)
+    err = refused("install", user, client="claude")
+    assert err.code == "CLIENT_CONFIG_UNSAFE" and "symlink" in err.message
+    assert real.read_text() == CLAUDE_SETTINGS and not (user / ".claude.json").exists()
+
+
+def test_an_entry_with_our_name_that_we_did_not_write_needs_force(user: Path) -> None:
+    mine = '[mcp_servers.teamlore]\ncommand = "my-own-teamlore"\n'
+    (user / ".codex").mkdir()
+    (user / ".codex" / "config.toml").write_text(mine)
+    err = refused("install", user, client="codex")
+    assert err.code == "INTEGRATION_CONFLICT" and "--force" in err.message
+    assert (user / ".codex" / "config.toml").read_text() == mine
+
+    op("install", user, client="codex", force=True)
+    replaced = tomllib.loads((user / ".codex" / "config.toml").read_text())
+    assert replaced["mcp_servers"]["teamlore"]["required"] is True
+    op("uninstall", user, client="codex")
+    assert (user / ".codex" / "config.toml").read_text() == mine
+
+
+@contextlib.contextmanager
+def read_only(folder: Path) -> Iterator[None]:
+    """`folder` made unwritable for real: mode 0500, and for root (who ignores modes) the
+    immutable attribute; skips when neither can be had."""
+    if os.geteuid() != 0:
+        folder.chmod(stat.S_IRUSR | stat.S_IXUSR)
+        try:
+            yield
+        finally:
+            folder.chmod(0o755)
+        return
+    if shutil.which("chattr") is None or subprocess.run(
+        ["chattr", "+i", str(folder)], capture_output=True
+    ).returncode != 0:
+        pytest.skip("running as root without chattr +i: cannot make a folder read-only")
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-i", str(folder)], check=True)
+
+
+def test_a_read_only_home_is_refused_with_nothing_written(user: Path) -> None:
+    with read_only(user):
+        err = refused("install", user, client="claude")
+    assert err.code == "CLIENT_CONFIG_UNWRITABLE"
+    assert list(user.iterdir()) == []
+
+
+def test_a_read_only_config_folder_refuses_every_client_with_nothing_written(user: Path) -> None:
+    seed_user_configs(user)
+    before = tree(user)
+    with read_only(user / ".codex"):
+        err = refused("install", user, client="all")
+    assert err.code == "CLIENT_CONFIG_UNWRITABLE" and ".codex" in err.message
+    assert tree(user) == before  # claude, checked first, was not written either
+
+
+def test_a_missing_cli_is_refused_unless_forced(user: Path, tmp_path: Path) -> None:
+    (tmp_path / "bin" / "codex").unlink()
+    err = refused("install", user, client="codex")
+    assert err.code == "CLIENT_NOT_FOUND" and "codex" in err.message
+    assert not (user / ".codex").exists()
+    result = op("install", user, client="all")  # all: the clients that are there
+    assert [i["client"] for i in result["installed"]] == ["claude"]
+    assert any("codex" in note for note in result["notes"])
+
+
+def test_uninstall_without_an_installation_is_refused(user: Path) -> None:
+    assert refused("uninstall", user, client="claude").code == "NOTHING_INSTALLED"
+
+
+def test_cli_exit_codes_and_text(user: Path) -> None:
+    bad = teamlore_cli("install", "--client", "vim", "--format", "json")
+    assert bad.returncode == 2 and json.loads(bad.stdout)["error"]["code"] == "INVALID_ARGUMENT"
+    missing = teamlore_cli("uninstall", "--client", "codex")
+    assert missing.returncode == 1 and "NOTHING_INSTALLED" in missing.stderr
+    done = teamlore_cli("install", "--client", "claude")
+    assert done.returncode == 0, done.stderr
+    assert "claude (user scope): installed" in done.stdout and ".claude.json" in done.stdout
