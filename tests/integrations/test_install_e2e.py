@@ -93,6 +93,8 @@ def test_claude_after_install_calls_team_and_personal_tools_and_sees_the_brief(
     env = client_env(agent_clis, home, demo["stateDir"])
     installed = teamlore_in(home, env, "install", "--client", "claude", cwd=repo)
     assert [i["client"] for i in installed["installed"]] == ["claude"]
+    report = teamlore_in(home, env, "doctor", "--client", "claude", cwd=repo)
+    assert report["counts"] == {"ok": len(report["checks"]), "warn": 0, "fail": 0}, report
 
     with ScriptedModel(scenario()) as model:
         run = run_claude(
@@ -127,6 +129,8 @@ def test_codex_after_install_calls_team_and_personal_tools_and_sees_the_brief(
     home, repo = tmp_path / "home", Path(demo["repository"])
     env = client_env(agent_clis, home, demo["stateDir"])
     teamlore_in(home, env, "install", "--client", "codex", cwd=repo)
+    report = teamlore_in(home, env, "doctor", "--client", "codex", cwd=repo)
+    assert report["counts"] == {"ok": len(report["checks"]), "warn": 0, "fail": 0}, report
     config = tomllib.loads((home / ".codex" / "config.toml").read_text())
     assert config["mcp_servers"]["teamlore"]["required"] is True
 

@@ -102,3 +102,31 @@ def hook_session_start(
     from teamlore.cli.hook_runner import exit_now, run_from_argv
 
     exit_now(run_from_argv(["--client", client]))
+
+
+_MARKS = {"ok": "[green]ok  [/]", "warn": "[yellow]warn[/]", "fail": "[red]fail[/]"}
+
+
+def _render_doctor(result: dict[str, Any]) -> None:
+    for check in result["checks"]:
+        stdout.print(
+            f"{_MARKS[check['status']]} {check['check']:<18} {escape(check['message'])}",
+            highlight=False,
+        )
+        if check.get("fix"):
+            stdout.print(f"     {'':<18} fix: {escape(check['fix'])}", highlight=False)
+    counts = result["counts"]
+    stdout.print(f"{counts['ok']} ok, {counts['warn']} warn, {counts['fail']} fail")
+
+
+@app.command()
+def doctor(
+    client: str = typer.Option("all", "--client", help="claude, codex or all."),
+    fmt: OutputFormat = FormatOption,
+) -> None:
+    """Check CLIs, installed entries, servers, hooks, index and state; each with its fix.
+
+    Exits 1 when a check fails."""
+    result = run("doctor", {"client": client}, fmt, _render_doctor)
+    if result["counts"]["fail"]:
+        raise typer.Exit(1)

@@ -22,6 +22,9 @@ import os
 import shlex
 import shutil
 import sys
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -30,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from teamlore.core import errors
 from teamlore.core.paths import resolve_home, state_dir_path
 from teamlore.integrations import claude, codex, installer
+from teamlore.integrations import doctor as doctor_checks
 from teamlore.integrations.entries import (
     PERSONAL_SERVER,
     TEAM_SERVER,
@@ -37,6 +41,7 @@ from teamlore.integrations.entries import (
     HookSpec,
     ServerSpec,
 )
+from teamlore.integrations.manifest import HookRecord, load_manifest
 from teamlore.ops.mcp_config import McpConfigRequest, _Plan
 from teamlore.ops.registry import REGISTRY, OpContext, load_operations, operation
 from teamlore.ops.session_brief import worktree_root
@@ -235,8 +240,6 @@ def uninstall(ctx: OpContext, request: UninstallRequest) -> dict[str, Any]:
     root = _project_root(ctx, request.scope)
     home = ctx.home if ctx.home is not None else state_dir_path()
     names = list(CLIENTS) if request.client == "all" else [request.client]
-    from teamlore.integrations.manifest import load_manifest
-
     manifest = load_manifest(home)
     root_key = str(root) if root is not None else None
     present = [c for c in names if manifest.find(c, request.scope, root_key)]
@@ -253,3 +256,179 @@ def uninstall(ctx: OpContext, request: UninstallRequest) -> dict[str, Any]:
         return {"dryRun": True, "uninstalled": previews}
     removed = [installer.uninstall(home, client=c, scope=request.scope, root=root) for c in present]
     return {"dryRun": request.dryRun, "uninstalled": removed}
+
+
+# -- doctor -----------------------------------------------------------------------------------
+
+INSTALL_HINTS = {
+    "claude": "npm install -g @anthropic-ai/claude-code",
+    "codex": "npm install -g @openai/codex",
+}
+MAX_FILES_SCANNED = 20_000
+
+
+class DoctorRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    client: ClientChoice = "all"
+
+
+def _client_checks(ctx: OpContext, client: str, home: Path) -> list[doctor_checks.Check]:
+    checks = [doctor_checks.cli_check(client, CLIENTS[client].CLI_NAME, INSTALL_HINTS[client])]
+    root = worktree_root(ctx.cwd.resolve())
+    manifest = load_manifest(home) if home.is_dir() else None
+    installations = [
+        i
+        for i in (manifest.installations if manifest else [])
+        if i.client == client and (i.scope == "user" or (root and i.root == str(root)))
+    ]
+    if not installations:
+        checks.append(
+            doctor_checks.Check(
+                f"{client}.config",
+                "warn",
+                f"teamlore is not installed for {client}",
+                f"teamlore install --client {client}",
+            )
+        )
+    cwd = root or ctx.cwd
+    for installation in installations:
+        entries, servers = doctor_checks.entry_checks(installation)
+        checks += entries
+        hooks = [
+            e.command for f in installation.files for e in f.entries if isinstance(e, HookRecord)
+        ]
+        with ThreadPoolExecutor(max_workers=4) as pool:  # servers start in parallel, as in a client
+            started = [pool.submit(doctor_checks.server_check, client, s, cwd) for s in servers]
+            ran = [pool.submit(doctor_checks.hook_check, client, h, cwd) for h in hooks]
+            checks += [future.result() for future in [*started, *ran]]
+        if client == "codex" and any(
+            isinstance(e, HookRecord) for f in installation.files for e in f.entries
+        ):
+            checks.append(
+                doctor_checks.Check(
+                    "codex.hook",
+                    "ok",
+                    "hooks feature on; Codex runs the hook once you trusted it (/hooks in codex)",
+                )
+            )
+    return checks
+
+
+def _state_dir_check(home: Path) -> doctor_checks.Check:
+    if not home.exists():
+        return doctor_checks.Check(
+            "state.permissions", "warn", f"no state dir yet at {home}", "teamlore sync"
+        )
+    loose = [
+        p.name for p in [home, *home.iterdir()] if not p.is_symlink() and p.stat().st_mode & 0o077
+    ]
+    if loose:
+        return doctor_checks.Check(
+            "state.permissions",
+            "fail",
+            f"{home}: readable by others: {', '.join(sorted(loose)[:5])}",
+            f"chmod -R go-rwx {shlex.quote(str(home))}",
+        )
+    return doctor_checks.Check("state.permissions", "ok", f"{home} is private (0700/0600)")
+
+
+def _index_check(ctx: OpContext, home: Path) -> doctor_checks.Check:
+    from teamlore.ops.session_ops import SyncRequest, resolve_sources
+    from teamlore.sessions.index_db import INDEX_DB_NAME
+
+    if not (home / INDEX_DB_NAME).exists():
+        return doctor_checks.Check("index", "warn", "sessions were never indexed", "teamlore sync")
+    status = REGISTRY.get("status").run(OpContext(cwd=ctx.cwd, home=home), {})
+    last = status.get("lastSyncAt")
+    if not last:
+        return doctor_checks.Check("index", "warn", "sessions were never indexed", "teamlore sync")
+    since = datetime.fromisoformat(str(last).replace("Z", "+00:00")).timestamp()
+    behind = scanned = 0
+    for source in resolve_sources(SyncRequest(), home):
+        files = [source.root] if source.root.is_file() else source.root.rglob("*.jsonl")
+        for path in files:
+            scanned += 1
+            if scanned > MAX_FILES_SCANNED:
+                break
+            if path.is_file() and path.stat().st_mtime > since:
+                behind += 1
+    if behind:
+        return doctor_checks.Check(
+            "index",
+            "warn",
+            f"last sync {last}; {behind} session files changed since",
+            "teamlore sync",
+        )
+    return doctor_checks.Check("index", "ok", f"last sync {last}; no session file behind")
+
+
+def _repositories_check(home: Path) -> doctor_checks.Check:
+    from teamlore.ops.personal_ops import registered_projects
+
+    try:
+        projects = registered_projects(home)
+    except errors.TeamloreError as err:
+        return doctor_checks.Check("repositories", "fail", err.message, "fix config.toml")
+    gone = [path for path in projects if not Path(path).is_dir()]
+    if gone:
+        return doctor_checks.Check(
+            "repositories",
+            "warn",
+            f"{len(gone)} registered repositories no longer exist: {', '.join(gone[:3])}",
+            "remove them from config.toml, or restore the folders",
+        )
+    return doctor_checks.Check("repositories", "ok", f"{len(projects)} registered, all present")
+
+
+def _personal_check(home: Path) -> doctor_checks.Check:
+    from teamlore.models.profiles import profile_names
+    from teamlore.personal.config import load_personal_settings_readonly
+
+    try:
+        settings = load_personal_settings_readonly(home)
+        profiles = profile_names(home) if (home / "config.toml").is_file() else []
+    except errors.TeamloreError as err:
+        return doctor_checks.Check("personal", "fail", err.message, "fix [personal] in config.toml")
+    if settings.model_profile and settings.model_profile not in profiles:
+        return doctor_checks.Check(
+            "personal",
+            "fail",
+            f"[personal] model_profile = {settings.model_profile!r} has no [models.*] table",
+            f"add [models.{settings.model_profile}] to config.toml, or remove model_profile",
+        )
+    return doctor_checks.Check(
+        "personal",
+        "ok",
+        f"allowed provenance {', '.join(settings.allowed_provenance)}; "
+        f"scopes {', '.join(settings.allowed_scopes)}",
+    )
+
+
+@operation(
+    "doctor",
+    input_model=DoctorRequest,
+    side_effect="read",
+    description="Check the agent integrations and the local state, each with its fix.",
+)
+def doctor(ctx: OpContext, request: DoctorRequest) -> dict[str, Any]:
+    """Check CLIs, installed entries, servers, hooks, index freshness and the state dir"""
+    load_operations()
+    home = ctx.home if ctx.home is not None else state_dir_path()
+    names = list(CLIENTS) if request.client == "all" else [request.client]
+    checks: list[doctor_checks.Check] = []
+    for client in names:
+        checks += _client_checks(ctx, client, home)
+    state_checks: dict[str, Callable[[], doctor_checks.Check]] = {
+        "index": lambda: _index_check(ctx, home),
+        "repositories": lambda: _repositories_check(home),
+        "personal": lambda: _personal_check(home),
+        "state.permissions": lambda: _state_dir_check(home),
+    }
+    for name, check in state_checks.items():
+        try:
+            checks.append(check())
+        except Exception as exc:
+            checks.append(doctor_checks.Check(name, "fail", f"{type(exc).__name__}: {exc}"))
+    counts = {s: sum(1 for c in checks if c.status == s) for s in ("ok", "warn", "fail")}
+    return {"checks": [c.to_json() for c in checks], "counts": counts}

@@ -1,0 +1,186 @@
+"""Client-side doctor checks: the CLI, the entries install wrote, each server, each hook.
+
+Every check is one line a person reads (`ok` / `warn` / `fail`) with the fix when it is not ok.
+Servers are started for real (the official MCP client over stdio) and must list their tools
+within the client's startup timeout; hooks are run for real with a sample payload.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from teamlore.integrations import config_files as cf
+from teamlore.integrations.manifest import HookRecord, Installation, KeyRecord
+
+Status = Literal["ok", "warn", "fail"]
+SERVER_KEYS = ("mcpServers", "mcp_servers")
+CLAUDE_STARTUP_TIMEOUT = 30.0
+
+
+@dataclass
+class Check:
+    name: str
+    status: Status
+    message: str
+    fix: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"check": self.name, "status": self.status, "message": self.message}
+        if self.fix:
+            out["fix"] = self.fix
+        return out
+
+
+def cli_check(client: str, cli_name: str, install_hint: str) -> Check:
+    found = shutil.which(cli_name)
+    if found is None:
+        return Check(f"{client}.cli", "fail", f"`{cli_name}` is not on PATH", install_hint)
+    try:
+        done = subprocess.run(
+            [found, "--version"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return Check(f"{client}.cli", "fail", f"`{cli_name} --version` failed: {exc}", install_hint)
+    version = (done.stdout.strip().splitlines() or ["?"])[-1]
+    return Check(f"{client}.cli", "ok", f"{found} ({version})")
+
+
+def _resolves(command: str) -> bool:
+    if os.sep in command:
+        return os.path.isfile(command) and os.access(command, os.X_OK)
+    return shutil.which(command) is not None
+
+
+def entry_checks(installation: Installation) -> tuple[list[Check], list[dict[str, Any]]]:
+    """Each recorded entry still present; returns the checks and the servers found."""
+    label = f"{installation.client}.config"
+    where = f" ({installation.scope} scope)"
+    checks: list[Check] = []
+    servers: list[dict[str, Any]] = []
+    again = f"teamlore install --client {installation.client} --scope {installation.scope}"
+    for record in installation.files:
+        path = Path(record.path)
+        try:
+            document = cf.load(path, record.kind)
+        except Exception as exc:
+            checks.append(Check(label, "fail", f"{path}: {exc}", "fix the file, then " + again))
+            continue
+        for entry in record.entries:
+            if isinstance(entry, KeyRecord):
+                present, value = cf.get_key(document.doc, tuple(entry.key))
+                name = ".".join(entry.key)
+                if not present:
+                    checks.append(Check(label, "fail", f"{path}: {name} is missing", again))
+                    continue
+                if entry.key[0] in SERVER_KEYS and isinstance(value, dict):
+                    servers.append({"name": entry.key[1], "file": str(path), **value})
+                    command = str(value.get("command", ""))
+                    if not _resolves(command):
+                        checks.append(
+                            Check(label, "fail", f"{name}: `{command}` does not exist", again)
+                        )
+                        continue
+                checks.append(Check(label, "ok", f"{name} in {path}{where}"))
+            elif isinstance(entry, HookRecord):
+                groups = cf.hook_groups(document.doc, entry.event)
+                if any(cf.group_has_command(g, entry.command) for g in groups):
+                    checks.append(Check(label, "ok", f"{entry.event} hook in {path}{where}"))
+                else:
+                    checks.append(
+                        Check(label, "fail", f"{path}: the {entry.event} hook is missing", again)
+                    )
+    return checks, servers
+
+
+async def _list_tools(server: dict[str, Any], cwd: Path) -> list[str]:
+    from mcp.client.stdio import stdio_client
+
+    from mcp import ClientSession, StdioServerParameters
+
+    params = StdioServerParameters(
+        command=str(server["command"]),
+        args=[str(a) for a in server.get("args") or []],
+        env={**os.environ, **{str(k): str(v) for k, v in (server.get("env") or {}).items()}},
+        cwd=str(cwd),
+    )
+    with open(os.devnull, "w") as quiet:
+        async with (
+            stdio_client(params, errlog=quiet) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            return [tool.name for tool in (await session.list_tools()).tools]
+
+
+def server_check(client: str, server: dict[str, Any], cwd: Path) -> Check:
+    import anyio
+
+    timeout = float(server.get("startup_timeout_sec") or CLAUDE_STARTUP_TIMEOUT)
+    name = f"{client}.server"
+    started = time.monotonic()
+    try:
+        tools = anyio.run(_with_timeout, server, cwd, timeout)
+    except TimeoutError:
+        return Check(
+            name,
+            "fail",
+            f"{server['name']} did not list its tools within {timeout:.0f} s",
+            f"run `{server['command']} {' '.join(map(str, server.get('args') or []))}` by hand",
+        )
+    except Exception as exc:
+        return Check(
+            name,
+            "fail",
+            f"{server['name']} did not start: {type(exc).__name__}: {exc}",
+            "run `teamlore doctor` again after fixing the server command",
+        )
+    seconds = time.monotonic() - started
+    return Check(
+        name,
+        "ok",
+        f"{server['name']} starts and lists {len(tools)} tools in {seconds:.1f} s "
+        f"(limit {timeout:.0f} s)",
+    )
+
+
+async def _with_timeout(server: dict[str, Any], cwd: Path, timeout: float) -> list[str]:
+    import anyio
+
+    with anyio.fail_after(timeout):
+        return await _list_tools(server, cwd)
+
+
+def hook_check(client: str, command: str, cwd: Path, timeout: float = 10.0) -> Check:
+    name = f"{client}.hook"
+    payload = f'{{"hook_event_name": "SessionStart", "source": "startup", "cwd": "{cwd}"}}'
+    try:
+        done = subprocess.run(
+            ["/bin/sh", "-c", command],
+            input=payload,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=cwd,
+        )
+    except subprocess.TimeoutExpired:
+        return Check(name, "fail", f"the SessionStart hook ran past {timeout:.0f} s", None)
+    if done.returncode != 0:
+        tail = (done.stderr.strip().splitlines() or [""])[-1][:200]
+        return Check(
+            name,
+            "fail",
+            f"the SessionStart hook exited {done.returncode}: {tail}",
+            f"teamlore install --client {client} (the command may point at a removed install)",
+        )
+    said = "prints a brief" if done.stdout.strip() else "runs (nothing to brief here)"
+    return Check(name, "ok", f"SessionStart hook {said}")

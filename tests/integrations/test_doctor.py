@@ -1,0 +1,99 @@
+"""`teamlore doctor`: one line per check with ok / warn / fail and the fix; exit 1 on a failure.
+Servers and hooks are started for real; the client CLIs are stand-ins on PATH that print a
+version (the e2e tests run doctor next to the real ones)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from support import teamlore_cli
+
+
+@pytest.fixture()
+def user(tmp_path: Path) -> dict[str, str]:
+    home = tmp_path / "home"
+    home.mkdir()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, version in (("claude", "2.1.332 (Claude Code)"), ("codex", "codex-cli 0.171.0")):
+        stand_in = bin_dir / name
+        stand_in.write_text(f"#!/bin/sh\necho '{version}'\n")
+        stand_in.chmod(0o755)
+    state = tmp_path / "state"
+    return {
+        "HOME": str(home),
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "TEAMLORE_HOME": str(state),
+        "CLAUDE_CONFIG_DIR": str(home / ".claude"),
+        "CODEX_HOME": str(home / ".codex"),
+    }
+
+
+def doctor(env: dict[str, str], *args: str) -> tuple[int, dict[str, Any]]:
+    done = teamlore_cli("doctor", *args, "--format", "json", env=env)
+    return done.returncode, json.loads(done.stdout)
+
+
+def by_check(report: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    for check in report["checks"]:
+        out.setdefault(check["check"], []).append(check)
+    return out
+
+
+def test_after_install_every_client_check_is_ok(user: dict[str, str], tmp_path: Path) -> None:
+    assert teamlore_cli("install", "--client", "codex", env=user).returncode == 0
+    code, report = doctor(user, "--client", "codex")
+    checks = by_check(report)
+    assert code == 0 and report["counts"]["fail"] == 0
+    assert "codex-cli 0.171.0" in checks["codex.cli"][0]["message"]
+    assert [c["status"] for c in checks["codex.server"]] == ["ok", "ok"]
+    assert "lists 2 tools" in checks["codex.server"][0]["message"]
+    assert all(c["status"] == "ok" for c in checks["codex.hook"])
+    assert checks["state.permissions"][0]["status"] == "ok"
+    text = teamlore_cli("doctor", "--client", "codex", env=user)
+    assert text.returncode == 0 and "ok   codex.server" in text.stdout
+
+
+def test_a_broken_server_a_removed_hook_and_loose_permissions_fail_with_fixes(
+    user: dict[str, str],
+) -> None:
+    assert teamlore_cli("install", "--client", "claude", env=user).returncode == 0
+    servers_file = Path(user["CLAUDE_CONFIG_DIR"]) / ".claude.json"
+    config = json.loads(servers_file.read_text())
+    config["mcpServers"]["teamlore"]["args"] = [
+        "-m",
+        "teamlore.cli.main",
+        "mcp",
+        "--capability",
+        "nope",
+    ]
+    servers_file.write_text(json.dumps(config))
+    (Path(user["CLAUDE_CONFIG_DIR"]) / "settings.json").write_text("{}")
+    Path(user["TEAMLORE_HOME"]).chmod(0o755)
+
+    code, report = doctor(user, "--client", "claude")
+    checks = by_check(report)
+    assert code == 1
+    broken = next(c for c in checks["claude.server"] if "teamlore " in c["message"] + " ")
+    assert broken["status"] == "fail" and broken["fix"]
+    missing_hook = [c for c in checks["claude.config"] if "hook is missing" in c["message"]]
+    assert missing_hook and missing_hook[0]["fix"].startswith("teamlore install --client claude")
+    loose = checks["state.permissions"][0]
+    assert loose["status"] == "fail" and loose["fix"].startswith("chmod -R go-rwx")
+
+
+def test_a_missing_cli_and_no_installation_are_reported(user: dict[str, str]) -> None:
+    env = {**user, "PATH": "/usr/bin:/bin"}
+    code, report = doctor(env, "--client", "claude")
+    checks = by_check(report)
+    assert code == 1
+    assert checks["claude.cli"][0]["status"] == "fail"
+    assert "npm install -g @anthropic-ai/claude-code" in checks["claude.cli"][0]["fix"]
+    assert checks["claude.config"][0]["status"] == "warn"
+    assert checks["index"][0]["fix"] == "teamlore sync"
