@@ -1,8 +1,9 @@
 """`teamlore install` proven with the real clients: after install (in a private HOME), the real
 `claude -p` and `codex exec`, driven by the scripted model, call `threadshare_memory_search` and
 `memory_read` through the configs install wrote, the final answer carries the entry id and the
-profile fact, and the SessionStart brief is in the first request the CLI sent. Uninstall then
-removes exactly our entries.
+profile fact, and the SessionStart brief is in the first request the CLI sent, next to the
+CLAUDE.md / AGENTS.md block install assembled. Uninstall then removes exactly our entries (the
+assembled block is repository content and stays).
 
 Codex runs a new hook only after the user trusted it in its TUI; these runs pass
 `--dangerously-bypass-hook-trust` (Codex's own switch for vetted automation) in its place."""
@@ -33,6 +34,7 @@ from support import teamlore_cli
 
 ENTRY_ID = "invoice-export-must-sort-rows-by-id-unordered-exports-made"
 PROFILE_FACT = "The user writes Rust at work and prefers answers with code first."
+ASSEMBLED = "_No approved team doctrine yet._"  # the block assemble wrote (no doctrine)
 PROMPT = "What does the team memory say about invoice export, and what do you know about me?"
 
 
@@ -92,7 +94,8 @@ def test_claude_after_install_calls_team_and_personal_tools_and_sees_the_brief(
     home, repo = tmp_path / "home", Path(demo["repository"])
     env = client_env(agent_clis, home, demo["stateDir"])
     installed = teamlore_in(home, env, "install", "--client", "claude", cwd=repo)
-    assert [i["client"] for i in installed["installed"]] == ["claude"]
+    [claude] = installed["installed"]
+    assert claude["client"] == "claude" and claude["assemble"]["ran"] is True
     report = teamlore_in(home, env, "doctor", "--client", "claude", cwd=repo)
     assert report["counts"] == {"ok": len(report["checks"]), "warn": 0, "fail": 0}, report
 
@@ -113,8 +116,10 @@ def test_claude_after_install_calls_team_and_personal_tools_and_sees_the_brief(
         "mcp__teamlore_personal__memory_read",
     ]
     assert ENTRY_ID in run.result and PROFILE_FACT in run.result
-    brief = first_request_text(model)
-    assert PROFILE_FACT in brief and "reviewed team memory (2 entries" in brief
+    first = first_request_text(model)
+    assert PROFILE_FACT in first  # the SessionStart brief
+    assert ASSEMBLED in first  # install assembled CLAUDE.md, so the brief leaves team memory out
+    assert "reviewed team memory (" not in first
 
     teamlore_in(home, env, "uninstall", "--client", "claude", cwd=repo)
     servers = json.loads((home / ".claude" / ".claude.json").read_text())
@@ -128,7 +133,8 @@ def test_codex_after_install_calls_team_and_personal_tools_and_sees_the_brief(
 ) -> None:
     home, repo = tmp_path / "home", Path(demo["repository"])
     env = client_env(agent_clis, home, demo["stateDir"])
-    teamlore_in(home, env, "install", "--client", "codex", cwd=repo)
+    installed = teamlore_in(home, env, "install", "--client", "codex", cwd=repo)
+    assert installed["installed"][0]["assemble"]["ran"] is True
     report = teamlore_in(home, env, "doctor", "--client", "codex", cwd=repo)
     assert report["counts"] == {"ok": len(report["checks"]), "warn": 0, "fail": 0}, report
     config = tomllib.loads((home / ".codex" / "config.toml").read_text())
@@ -151,8 +157,8 @@ def test_codex_after_install_calls_team_and_personal_tools_and_sees_the_brief(
         ("teamlore_personal", "memory_read", "completed"),
     ]
     assert ENTRY_ID in run.last_message and PROFILE_FACT in run.last_message
-    brief = first_request_text(model)
-    assert PROFILE_FACT in brief and "reviewed team memory (2 entries" in brief
+    first = first_request_text(model)
+    assert PROFILE_FACT in first and ASSEMBLED in first  # brief + assembled AGENTS.md
 
     teamlore_in(home, env, "uninstall", "--client", "codex", cwd=repo)
     assert not (home / ".codex" / "config.toml").exists()

@@ -100,7 +100,9 @@ def test_install_keeps_the_users_settings_and_comments_and_uninstall_restores_by
     assert team["required"] is True and team["startup_timeout_sec"] == 30
     assert team["args"][-2:] == ["--capability", "team-read"]
     assert codex["mcp_servers"]["teamlore_personal"]["args"][-3:] == [
-        "--client-id", "codex-cli", "--global",
+        "--client-id",
+        "codex-cli",
+        "--global",
     ]
     assert codex["features"]["codex_hooks"] is True
     assert codex["profiles"]["work"]["model"] == "gpt-5.5"
@@ -110,7 +112,9 @@ def test_install_keeps_the_users_settings_and_comments_and_uninstall_restores_by
 
     claude = json.loads((user / ".claude.json").read_text())
     assert claude["numStartups"] == 3 and set(claude["mcpServers"]) == {
-        "other", "teamlore", "teamlore_personal",
+        "other",
+        "teamlore",
+        "teamlore_personal",
     }
     settings = json.loads((user / ".claude" / "settings.json").read_text())
     assert settings["theme"] == "dark" and settings["hooks"]["Stop"] == []
@@ -132,7 +136,8 @@ def test_uninstall_after_the_client_rewrote_the_file_removes_only_our_entries(us
     (user / ".claude.json").write_text(json.dumps(state, indent=2))
     op("uninstall", user, client="claude")
     assert json.loads((user / ".claude.json").read_text()) == {
-        "numStartups": 4, "mcpServers": {"other": {"command": "x"}},
+        "numStartups": 4,
+        "mcpServers": {"other": {"command": "x"}},
     }
     assert (user / ".claude" / "settings.json").read_bytes() == CLAUDE_SETTINGS.encode()
 
@@ -156,7 +161,10 @@ def test_project_scope_is_safe_to_commit(user: Path, tmp_path: Path) -> None:
     op("install", repo / "sub", client="all", scope="project")
     written = tree(repo)
     assert sorted(k for k in written if not k.startswith(".git/")) == [
-        ".claude/settings.json", ".codex/config.toml", ".codex/hooks.json", ".mcp.json",
+        ".claude/settings.json",
+        ".codex/config.toml",
+        ".codex/hooks.json",
+        ".mcp.json",
     ]
     for name, data in written.items():
         if name.startswith(".git/"):
@@ -240,9 +248,10 @@ def read_only(folder: Path) -> Iterator[None]:
         finally:
             folder.chmod(0o755)
         return
-    if shutil.which("chattr") is None or subprocess.run(
-        ["chattr", "+i", str(folder)], capture_output=True
-    ).returncode != 0:
+    if (
+        shutil.which("chattr") is None
+        or subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode != 0
+    ):
         pytest.skip("running as root without chattr +i: cannot make a folder read-only")
     try:
         yield

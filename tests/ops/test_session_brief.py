@@ -79,3 +79,10 @@ def test_a_fifo_scene_is_skipped_not_waited_on(tmp_path: Path) -> None:
     os.mkfifo(repo / ".threadshare" / "memory" / "scenes" / "stuck.md")
     brief = compose_brief(repo, "claude", tmp_path / "none")
     assert "- billing: billing summary" in brief and "stuck" not in brief
+
+
+def test_the_marker_is_the_one_memory_assemble_writes() -> None:
+    from teamlore.memory.assemble import BEGIN_MARKER
+    from teamlore.ops.session_brief import ASSEMBLED_MARKER
+
+    assert BEGIN_MARKER.startswith(ASSEMBLED_MARKER)
