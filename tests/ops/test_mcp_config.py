@@ -83,6 +83,23 @@ def test_default_is_a_team_read_block_that_parses_with_tomllib(
     assert "claude" not in result
 
 
+def test_codex_waits_for_the_server(clean_env: pytest.MonkeyPatch) -> None:
+    """`codex exec` skips an optional server that is still starting (docs/agents.md)."""
+    table = codex_table(run(client="codex"))
+    assert table["required"] is True and table["startup_timeout_sec"] == 30
+
+
+def test_portable_form_is_safe_to_commit(clean_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    clean_env.setenv("TEAMLORE_HOME", str(tmp_path / "state"))
+    result = run(portable=True, capabilities=["read"], global_context=True)
+    table = codex_table(result)
+    assert table["command"] == "teamlore" and "env" not in table
+    assert table["args"][:3] == ["mcp", "--capability", "read"]
+    entry = result["claude"]["mcpJson"]["mcpServers"][result["serverName"]]
+    assert (entry["command"], entry["env"]) == ("teamlore", {})
+    assert str(tmp_path) not in json.dumps(result["claude"]["mcpJson"]) + result["codex"]["toml"]
+
+
 def test_teamlore_home_is_pinned_when_set(clean_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
     clean_env.setenv("TEAMLORE_HOME", str(tmp_path / "state dir"))
     table = codex_table(run(client="codex"))
