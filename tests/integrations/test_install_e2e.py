@@ -119,7 +119,7 @@ def test_claude_after_install_calls_team_and_personal_tools_and_sees_the_brief(
     first = first_request_text(model)
     assert PROFILE_FACT in first  # the SessionStart brief
     assert ASSEMBLED in first  # install assembled CLAUDE.md, so the brief leaves team memory out
-    assert "reviewed team memory (" not in first
+    assert "This repository has reviewed team memory" not in first
 
     teamlore_in(home, env, "uninstall", "--client", "claude", cwd=repo)
     servers = json.loads((home / ".claude" / ".claude.json").read_text())
