@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import typer
-from rich.markup import escape
 
 from teamlore.cli.app import app
-from teamlore.cli.output import FormatOption, OutputFormat, run, stdout
+from teamlore.cli.output import FormatOption, OutputFormat, run, say, stdout, styled
 
 hook_app = typer.Typer(help="Entry points the agent clients call (installed by `install`).")
 app.add_typer(hook_app, name="hook")
@@ -23,11 +22,11 @@ ScopeOption = typer.Option(
 
 def _render_files(title: str, done: dict[str, Any]) -> None:
     where = f" in {done['root']}" if done.get("root") else ""
-    stdout.print(f"[bold]{done['client']}[/] ({done['scope']} scope{where}): {title}")
+    say(styled(done["client"], "bold"), f" ({done['scope']} scope{where}): {title}")
     for item in done["files"]:
-        stdout.print(f"  {item['action']:<10} {escape(item['path'])}", highlight=False)
+        say(f"  {item['action']:<10} {item['path']}")
         if item.get("diff"):
-            stdout.print(item["diff"].rstrip(), markup=False, highlight=False)
+            stdout.print(item["diff"].rstrip())
 
 
 def _render_install(result: dict[str, Any]) -> None:
@@ -36,11 +35,11 @@ def _render_install(result: dict[str, Any]) -> None:
         _render_files(title, done)
         assemble = done.get("assemble") or {}
         if assemble.get("ran"):
-            stdout.print("  assembled the team memory block for this client")
+            say("  assembled the team memory block for this client")
     for note in result.get("notes", []):
-        stdout.print(f"[yellow]note[/] {escape(note)}", highlight=False)
+        say(styled("note", "yellow"), f" {note}")
     if not result["dryRun"]:
-        stdout.print("Check it with: teamlore doctor")
+        say("Check it with: teamlore doctor")
 
 
 def _render_uninstall(result: dict[str, Any]) -> None:
@@ -104,19 +103,17 @@ def hook_session_start(
     exit_now(run_from_argv(["--client", client]))
 
 
-_MARKS = {"ok": "[green]ok  [/]", "warn": "[yellow]warn[/]", "fail": "[red]fail[/]"}
+_MARKS = {"ok": ("ok  ", "green"), "warn": ("warn", "yellow"), "fail": ("fail", "red")}
 
 
 def _render_doctor(result: dict[str, Any]) -> None:
     for check in result["checks"]:
-        stdout.print(
-            f"{_MARKS[check['status']]} {check['check']:<18} {escape(check['message'])}",
-            highlight=False,
-        )
+        mark, style = _MARKS[check["status"]]
+        say(styled(mark, style), f" {check['check']:<18} {check['message']}")
         if check.get("fix"):
-            stdout.print(f"     {'':<18} fix: {escape(check['fix'])}", highlight=False)
+            say(f"     {'':<18} fix: {check['fix']}")
     counts = result["counts"]
-    stdout.print(f"{counts['ok']} ok, {counts['warn']} warn, {counts['fail']} fail")
+    say(f"{counts['ok']} ok, {counts['warn']} warn, {counts['fail']} fail")
 
 
 @app.command()
