@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from support import git
-from teamlore.memory.documents import Doctrine, Scene, dump_doctrine, dump_scene
+from teamlore.memory.store.documents import Doctrine, Scene, dump_doctrine, dump_scene
 from teamlore.ops.session_brief import BRIEF_MAX_BYTES, compose_brief
 
 PROFILE = "# Profile\n\n## Work\nThe user writes Rust at work.\n"

@@ -60,8 +60,8 @@ def personal_section(home: Path, cwd: Path) -> str:
 
 
 def team_section(root: Path, client: str) -> str:
-    from teamlore.memory.documents import load_doctrine, load_scene
-    from teamlore.memory.layout import DOCTRINE_FILE, SCENES_DIR, memory_root
+    from teamlore.memory.store.documents import load_doctrine, load_scene
+    from teamlore.memory.store.layout import DOCTRINE_FILE, SCENES_DIR, memory_root
 
     tree = memory_root(root)
     if not tree.is_dir() or tree.is_symlink():
