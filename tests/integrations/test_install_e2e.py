@@ -34,7 +34,7 @@ from support import teamlore_cli
 
 ENTRY_ID = "invoice-export-must-sort-rows-by-id-unordered-exports-made"
 PROFILE_FACT = "The user writes Rust at work and prefers answers with code first."
-ASSEMBLED = "_No approved team doctrine yet._"  # the block assemble wrote (no doctrine)
+ASSEMBLED = "## Team memory"  # the heading of the block assemble writes
 PROMPT = "What does the team memory say about invoice export, and what do you know about me?"
 
 
