@@ -291,6 +291,15 @@ def _tool(op: Operation) -> types.Tool:
     )
 
 
+def tools_for(capabilities: Sequence[str]) -> list[types.Tool]:
+    """The tools a launch with these capabilities lists (pinned: tests/mcp/tool_contracts.json)."""
+    return [_tool(op) for op in _operations_for(capabilities).values()]
+
+
+def _operations_for(capabilities: Sequence[str]) -> dict[str | None, Operation]:
+    return {op.mcp_tool: op for op in load_operations().for_capability(*capabilities)}
+
+
 def _result(
     payload: dict[str, Any], *, is_error: bool = False, text_field: str | None = None
 ) -> types.CallToolResult:
@@ -313,12 +322,12 @@ def build_server(
         capabilities = [launch] if isinstance(launch, str) else list(launch)
         launch = plan_launch(capabilities, cwd=cwd or Path.cwd(), home=home)
     fixed = launch
-    ops = {op.mcp_tool: op for op in load_operations().for_capability(*fixed.capabilities)}
+    ops = _operations_for(fixed.capabilities)
 
     async def list_tools(
         ctx: Any, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[_tool(op) for op in ops.values()])
+        return types.ListToolsResult(tools=tools_for(fixed.capabilities))
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         op = ops.get(params.name)
