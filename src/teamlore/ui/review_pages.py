@@ -37,13 +37,24 @@ def review_kinds() -> tuple[str, ...]:
 
 
 async def load_review(state: UiState) -> dict[str, Any]:
+    """Every kind's review. A kind whose review is refused (e.g. entry review needs a registered
+    repository, consolidation review does not) is reported beside the others; when every kind
+    is refused, the first refusal is raised."""
     items: list[dict[str, Any]] = []
     failed: list[dict[str, Any]] = []
+    refused: list[tuple[str, errors.TeamloreError]] = []
     for kind in review_kinds():
-        result = await state.arun("memory.review", {"kind": kind})
+        try:
+            result = await state.arun("memory.review", {"kind": kind})
+        except errors.TeamloreError as err:
+            refused.append((kind, err))
+            continue
         items += result["items"]
         failed += [{**f, "kind": kind} for f in result["failed"]]
-    return {"items": items, "failed": failed}
+    if refused and len(refused) == len(review_kinds()):
+        raise refused[0][1]
+    notices = [{"kind": kind, **refusal(err)} for kind, err in refused]
+    return {"items": items, "failed": failed, "refused": notices}
 
 
 def _find(items: list[dict[str, Any]], candidate_id: str) -> dict[str, Any] | None:
@@ -77,6 +88,7 @@ async def queue(request: Request) -> Response:
         kind=kind,
         wanted=wanted,
         total=len(review["items"]),
+        refused=review["refused"],
     )
 
 

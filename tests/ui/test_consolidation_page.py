@@ -1,0 +1,88 @@
+"""A candidate kind the page has only a template for: a consolidation (scene update + doctrine
+create) is listed, shown operation by operation, confirmed, prepared and promoted through the
+page's forms on the real server — with no code of its own in ui/. The repository is not
+registered for sessions, so entry and Skill review are refused and said so, while consolidation
+review (which needs no session index) works."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2 as httpx
+import pytest
+
+from memory.consolidation.consolidation_world import World, update_scene_and_create_doctrine
+from teamlore.ui.server import UiServer
+
+SCENE = ".threadshare/memory/scenes/team-memory-design.md"
+DOCTRINE = ".threadshare/memory/doctrine.md"
+
+
+@pytest.fixture()
+def world(tmp_path: Path, home: Path) -> World:
+    staged = World(tmp_path, home)
+    staged.stage(update_scene_and_create_doctrine(staged.synthesize(full=True)["task"]))
+    return staged
+
+
+@pytest.fixture()
+def client(world: World) -> Iterator[httpx.Client]:
+    server = UiServer(world.root, home=world.home).start()
+    with httpx.Client(base_url=server.base_url, follow_redirects=True, timeout=60) as opened:
+        assert opened.get(server.login_url("/queue")).status_code == 200
+        yield opened
+    server.stop()
+
+
+def csrf(page: str) -> str:
+    found = re.search(r'name="csrf-token" content="([0-9a-f]+)"', page)
+    assert found
+    return found.group(1)
+
+
+def test_a_consolidation_is_reviewed_and_promoted_through_the_page(
+    world: World, client: httpx.Client
+) -> None:
+    queue = client.get("/queue", params={"kind": "consolidation"}).text
+    assert "REPOSITORY_NOT_REGISTERED" in queue  # entry and skill review need the session index
+    link = re.search(r'href="(/candidate/[^"]+)"', queue)
+    assert link and 'class="kind consolidation"' in queue
+    page = client.get(link.group(1)).text
+    assert "team-memory-design" in page and "<td>update" in page and "<td>create" in page
+    assert "UPDATE scene team-memory-design" in page and "+++ proposed" in page
+    forms = re.findall(
+        r'name="statement" value="([^"]+)">\s*<input type="hidden" name="revision" value="(\d+)">'
+        r'\s*<input type="hidden" name="statementTextDigest" value="([0-9a-f]+)">'
+        r'\s*<input type="hidden" name="citationsDigest" value="([0-9a-f]+)">',
+        page,
+    )
+    assert [f[0] for f in forms] == ["op-scene", "op-doctrine"]
+    for statement, revision, text_digest, citations in forms:
+        decided = client.post(
+            link.group(1) + "/decide",
+            data={
+                "csrf": csrf(page),
+                "statement": statement,
+                "verdict": "confirm",
+                "revision": revision,
+                "statementTextDigest": text_digest,
+                "citationsDigest": citations,
+            },
+        )
+        assert decided.status_code == 200
+    assert "ready for the plan" in decided.text
+    plan = client.post("/plan/prepare", data={"csrf": csrf(page)})
+    assert plan.status_code == 200 and SCENE in plan.text and DOCTRINE in plan.text
+    digest = re.search(r'name="planDigest" value="([0-9a-f]+)"', plan.text)
+    assert digest
+    plan_path = str(plan.url.path)
+    assert not (world.root / DOCTRINE).exists()
+    promoted = client.post(
+        f"{plan_path}/promote", data={"csrf": csrf(page), "planDigest": digest.group(1)}
+    )
+    assert promoted.status_code == 200 and "Promoted" in promoted.text
+    assert "heat: 2" in world.read(SCENE).decode()
+    assert world.read(DOCTRINE).decode().startswith("## Core principles")
+    assert "Nothing is waiting for review" in client.get("/queue").text
