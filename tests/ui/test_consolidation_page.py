@@ -13,7 +13,11 @@ from pathlib import Path
 import httpx2 as httpx
 import pytest
 
-from memory.consolidation.consolidation_world import World, update_scene_and_create_doctrine
+from memory.consolidation.consolidation_world import (
+    DOCTRINE_TEXT,
+    World,
+    update_scene_and_create_doctrine,
+)
 from teamlore.ui.server import UiServer
 
 SCENE = ".threadshare/memory/scenes/team-memory-design.md"
@@ -84,5 +88,5 @@ def test_a_consolidation_is_reviewed_and_promoted_through_the_page(
     )
     assert promoted.status_code == 200 and "Promoted" in promoted.text
     assert "heat: 2" in world.read(SCENE).decode()
-    assert world.read(DOCTRINE).decode().startswith("## Core principles")
+    assert world.read(DOCTRINE).decode() == DOCTRINE_TEXT
     assert "Nothing is waiting for review" in client.get("/queue").text
