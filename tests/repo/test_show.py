@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import git
+from support import git
 from teamlore.repo.show import MAX_PATCH_BYTES, show_commit
 
 
