@@ -37,7 +37,10 @@ data = sys.stdin.buffer.read()
 with open(HERE.with_suffix(".log"), "a") as log:
     log.write(json.dumps({"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data),
                           "argv": sys.argv[1:], "cwd": os.getcwd(),
-                          "env": sorted(os.environ)}) + "\n")
+                          "env": sorted(os.environ),
+                          "claudeCredentials": os.path.isfile(os.path.join(
+                              os.environ.get("CLAUDE_CONFIG_DIR", "/nonexistent"),
+                              ".credentials.json"))}) + "\n")
 text = data.decode()
 task = json.loads(text.split("TASK:\n", 1)[1])
 probe = task["taskId"].startswith("conformance-probe")

@@ -392,3 +392,17 @@ def test_text_output_is_a_summary_table(world: World) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "Runner results" in proc.stdout and "1 drafts staged" in proc.stdout
     assert "approve it with" in proc.stdout
+
+
+def test_a_claude_login_reaches_the_runner_and_nothing_else_of_home(world: World) -> None:
+    """Without ANTHROPIC_API_KEY the runner gets a copy of the caller's `claude login`
+    credentials file in its throw-away config dir — and nothing else of the caller's HOME."""
+    caller_home = world.tmp / "caller-home"
+    (caller_home / ".claude").mkdir(parents=True)
+    (caller_home / ".claude" / ".credentials.json").write_text("{}")
+    (caller_home / ".claude" / "settings.json").write_text('{"hooks": {}}')
+    world.env = {"HOME": str(caller_home), "ANTHROPIC_API_KEY": "", "CLAUDE_CONFIG_DIR": ""}
+    world.reverify()
+    (record,) = world.fake.sent()
+    assert record["claudeCredentials"] is True
+    assert str(caller_home) not in record["cwd"]

@@ -241,6 +241,16 @@ def _claude_argv(binary: Path, model: str | None) -> list[str]:
     return [*argv, "--model", model] if model else argv
 
 
+def _caller_claude_credentials(environ: Mapping[str, str]) -> Path | None:
+    base = environ.get("CLAUDE_CONFIG_DIR") or (
+        str(Path(environ["HOME"]) / ".claude") if environ.get("HOME") else None
+    )
+    if base is None or environ.get("ANTHROPIC_API_KEY"):
+        return None
+    found = Path(base) / ".credentials.json"
+    return found if found.is_file() else None
+
+
 def _claude_answer(stdout: bytes) -> str:
     text = _decode(stdout, "claude's output")
     try:
@@ -270,6 +280,8 @@ def claude_runner(choice: RunnerChoice, environ: Mapping[str, str], home: Path |
     passed = _passthrough(environ, (*_COMMON_ENV, "ANTHROPIC_API_KEY"))
     endpoint = choice.endpoint or CLAUDE_DEFAULT_ENDPOINT
 
+    credentials = None if choice.endpoint else _caller_claude_credentials(environ)
+
     def env_for(scratch: Path) -> dict[str, str]:
         env = {
             **passed,
@@ -289,6 +301,11 @@ def claude_runner(choice: RunnerChoice, environ: Mapping[str, str], home: Path |
         with _scratch() as scratch:
             (scratch / "home").mkdir()
             (scratch / "work").mkdir()
+            if credentials is not None:  # a `claude login` (no API key): copy only that file
+                config = scratch / "home" / ".claude"
+                config.mkdir(mode=0o700)
+                shutil.copyfile(credentials, config / ".credentials.json")
+                os.chmod(config / ".credentials.json", 0o600)
             env = env_for(scratch)
             env[RUN_MARKER_ENV] = scratch.name
             result = run_bounded(
@@ -305,8 +322,10 @@ def claude_runner(choice: RunnerChoice, environ: Mapping[str, str], home: Path |
             )
 
     template = _claude_argv(Path("claude"), choice.model)
-    env_names = (*passed, *_CLAUDE_QUIET, "HOME", "CLAUDE_CONFIG_DIR") + (
-        ("ANTHROPIC_BASE_URL",) if choice.endpoint else ()
+    env_names = (
+        (*passed, *_CLAUDE_QUIET, "HOME", "CLAUDE_CONFIG_DIR")
+        + (("ANTHROPIC_BASE_URL",) if choice.endpoint else ())
+        + (("claude-config/.credentials.json",) if credentials else ())
     )
     return Runner(
         choice=choice,
