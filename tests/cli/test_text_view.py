@@ -269,3 +269,36 @@ def test_sessions_show_keeps_the_order_of_speech_and_tool_calls(tmp_path: Path) 
         out.find(s) for s in ("First I look at [id].", "#1 Bash", "Then I fix it.")
     )
     assert 0 <= first < tool < then, out
+
+
+def test_sessions_show_takes_the_provider_session_id_and_list_shows_titles(
+    fixtures_cli: Cli,
+) -> None:
+    listed = sessions(fixtures_cli)
+    by_key = {s["sessionKey"]: s for s in listed}
+    # the UUID a Claude Code file carries is what `claude --resume` takes
+    result = fixtures_cli.json("sessions", "show", "0ccf1a04-1b4c-43b6-8aa5-79e41db43a68")
+    assert by_key[result["session"]["sessionKey"]]["provider"] == "claude"
+    assert result["session"]["parentSessionKey"] is None  # the main session, not a subagent
+    titled = [s for s in listed if s["title"]]
+    text = norm(fixtures_cli.text("sessions", "list"))
+    assert titled and all(norm(literal(s["title"]))[:20] in text for s in titled)
+
+
+def test_provider_is_checked_alike_everywhere_and_errors_name_the_flag(
+    fixtures_cli: Cli,
+) -> None:
+    for args in (["sessions", "list"], ["sessions", "search", "x"], ["sync"]):
+        done = fixtures_cli.runner.invoke(
+            app, [*args, "--provider", "nope", "-f", "json"], env=fixtures_cli.env
+        )
+        error = json.loads(done.output)["error"]
+        assert done.exit_code == 2, args
+        assert error == {
+            "code": "INVALID_ARGUMENT",
+            "message": "--provider: unknown provider 'nope' (one of: claude, codex, pi)",
+        }
+    done = fixtures_cli.runner.invoke(
+        app, ["sessions", "search", "x", "--limit", "0"], env=fixtures_cli.env
+    )
+    assert "--limit: " in done.output and "Value error" not in done.output

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -117,12 +118,27 @@ CASES: list[tuple[str, list[str], dict[str, Any]]] = [
 ]
 
 
+def _as_request_fields(payload: dict[str, Any]) -> dict[str, Any]:
+    """The CLI names a refused field by the flag the user typed (`--limit:`), MCP by the
+    request field (`limit:`); everything else must be identical."""
+    error = payload.get("error")
+    if not error:
+        return payload
+    message = re.sub(r"^--([a-z-]+):", lambda m: _camel(m.group(1)) + ":", error["message"])
+    return {"error": {**error, "message": message}}
+
+
+def _camel(flag: str) -> str:
+    head, *rest = flag.split("-")
+    return head + "".join(part.title() for part in rest)
+
+
 def test_cli_and_mcp_give_the_same_results_and_errors(repo: Path) -> None:
     _, _, results = mcp_calls(repo, [(tool, args) for tool, _, args in CASES])
     for (tool, cli_args, _), result in zip(CASES, results, strict=True):
         proc = teamlore_cli(*cli_args, "--format", "json", cwd=repo)
         cli_payload = json.loads(proc.stdout)
-        assert _mcp_payload(result) == cli_payload, (tool, cli_args)
+        assert _as_request_fields(cli_payload) == _mcp_payload(result), (tool, cli_args)
         assert (proc.returncode != 0) == ("error" in cli_payload)
 
 

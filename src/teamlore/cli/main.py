@@ -163,13 +163,18 @@ def status(
 
 
 def _render_list(result: dict[str, Any]) -> None:
-    table = Table("session", "provider", "started", "turns", "repository", "cwd", box=None)
+    if not result["sessions"]:
+        say(
+            "No sessions match. `teamlore sync` indexes your Codex, Claude Code and Pi sessions."
+        )
+        return
+    table = Table("session", "provider", "started", "turns", "repository", "title / cwd", box=None)
     table.columns[0].no_wrap = table.columns[2].no_wrap = True
     table.columns[5].overflow = "fold"
     for s in result["sessions"]:
         repo = s["repository"]["name"] if s["repository"] else ""
         started = (s["startedAt"] or "")[:16].replace("T", " ")
-        cwd = Text(literal(s["cwd"] or ""))
+        cwd = Text(literal(s.get("title") or s["cwd"] or ""))
         if not s.get("available", True):
             cwd.append(" (file gone)", style="dim")
         table.add_row(

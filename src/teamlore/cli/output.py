@@ -145,6 +145,30 @@ def progress_for(fmt: OutputFormat, label: str) -> Iterator[Callable[[int, int, 
         yield update
 
 
+def _current_context() -> Any:
+    """The running command's click context (typer vendors its own click)."""
+    from typer._click.globals import get_current_context
+
+    return get_current_context(silent=True)
+
+
+def _in_flag_terms(err: errors.TeamloreError) -> errors.TeamloreError:
+    """A refused request field (`providers: unknown provider 'x'`) named as the flag the user
+    typed (`--provider: unknown provider 'x'`)."""
+    field, sep, rest = err.message.partition(": ")
+    context = _current_context()
+    if not sep or context is None or err.code != errors.INVALID_ARGUMENT.code:
+        return err
+    snake = re.sub(r"(?<!^)(?=[A-Z])", "_", field).lower()
+    flags = {p.name: p.opts[0] for p in context.command.params if p.opts}
+    for name in (snake, snake.removesuffix("s"), snake.removesuffix("_seconds")):
+        flag = flags.get(name)
+        if flag is not None:
+            shown = flag if flag.startswith("-") else flag.upper()
+            return errors.TeamloreError(err.error, f"{shown}: {rest}", **err.details)
+    return err
+
+
 def run(
     name: str,
     payload: dict[str, Any],
@@ -160,7 +184,7 @@ def run(
             ctx = OpContext(cwd=cwd or Path.cwd(), progress=progress if progress_label else None)
             result = run_operation(name, ctx, {k: v for k, v in payload.items() if v is not None})
     except errors.TeamloreError as err:
-        fail(err, fmt)
+        fail(_in_flag_terms(err), fmt)
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
     except Exception as exc:

@@ -90,9 +90,10 @@ def parse_request(model: type[BaseModel], payload: dict[str, Any]) -> BaseModel:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ())) or "request"
-        raise errors.TeamloreError(
-            errors.INVALID_ARGUMENT, f"{where}: {first.get('msg', 'invalid value')}"
-        ) from None
+        message = str(first.get("msg", "invalid value"))
+        for prefix in ("Value error, ", "Assertion failed, "):  # pydantic's wording, not ours
+            message = message.removeprefix(prefix)
+        raise errors.TeamloreError(errors.INVALID_ARGUMENT, f"{where}: {message}") from None
 
 
 @dataclass(slots=True)

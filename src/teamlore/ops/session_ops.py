@@ -58,10 +58,14 @@ class SyncRequest(_Strict):
     @field_validator("providers")
     @classmethod
     def _known(cls, value: list[str]) -> list[str]:
-        for name in value:
-            if name not in PROVIDERS:
-                raise ValueError(f"unknown provider {name!r}")
-        return value
+        return [known_provider(name) for name in value]
+
+
+def known_provider(name: str) -> str:
+    """The one check of a provider name, for every request that takes one."""
+    if name not in PROVIDERS:
+        raise ValueError(f"unknown provider {name!r} (one of: {', '.join(sorted(PROVIDERS))})")
+    return name
 
 
 def _absolute(raw: str | Path) -> Path:
@@ -212,6 +216,8 @@ class SessionsListRequest(Window):
     repository: str | None = None
     limit: int | None = Field(None, ge=1, le=100_000)
 
+    _provider = field_validator("provider")(classmethod(lambda cls, v: v and known_provider(v)))
+
 
 @operation("sessions.list", input_model=SessionsListRequest, side_effect="read")
 def sessions_list(ctx: OpContext, request: SessionsListRequest) -> dict[str, Any]:
@@ -245,6 +251,8 @@ def sessions_show(ctx: OpContext, request: SessionsShowRequest) -> dict[str, Any
 class SessionsSearchRequest(Window):
     query: str = Field(min_length=1, max_length=4096)
     provider: str | None = None
+
+    _provider = field_validator("provider")(classmethod(lambda cls, v: v and known_provider(v)))
     repository: str | None = None
     limit: int = Field(20, ge=1, le=500)
 

@@ -97,6 +97,7 @@ def _session_json(row: sqlite3.Row) -> dict[str, Any]:
         "repository": _repository_json(row),
         "parentSessionKey": row["parent_session_key"],
         "model": row["model"],
+        "title": row["title"],
         "gitBranch": row["git_branch"],
         "clientVersion": row["client_version"],
         "available": bool(row["available"]),
@@ -107,13 +108,25 @@ MIN_KEY_PREFIX = 8
 
 
 def _session_row(conn: sqlite3.Connection, key: str) -> sqlite3.Row:
-    """The session with this key, or with this unique key prefix (>= 8 hex characters, as in
-    git), so people can type the short form `sessions list` shows."""
+    """The session with this key, with this unique key prefix (>= 8 hex characters, as in
+    git, so people can type the short form `sessions list` shows), or with this provider
+    session id (the UUID in the session's file name)."""
     select = (
         "SELECT s.*, r.worktree_root AS repo_root FROM sessions s"
         " LEFT JOIN repositories r ON r.worktree_key = s.worktree_key"
     )
     key = key.strip().lower()
+    if _UUID.fullmatch(key):
+        # the provider's own session id (a Claude Code file name, what `claude --resume` takes)
+        rows = conn.execute(
+            f"{select} WHERE lower(s.provider_session_id) = ? ORDER BY s.agent_id IS NOT NULL"
+            " LIMIT 2",
+            (key,),
+        ).fetchall()
+        if rows:
+            row = rows[0]
+            assert isinstance(row, sqlite3.Row)
+            return row
     if len(key) >= MIN_KEY_PREFIX and all(c in "0123456789abcdef" for c in key):
         rows = conn.execute(
             f"{select} WHERE s.session_key >= ? AND s.session_key < ? LIMIT 2",
