@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from records import (
@@ -215,3 +216,46 @@ def test_a_file_of_junk_lines_costs_a_bounded_number_of_index_rows(tmp_path: Pat
     counted = conn.execute("SELECT diagnostics FROM source_files").fetchone()[0]
     assert stored == MAX_DIAGNOSTICS_STORED_PER_FILE + 1  # the kept rows + one "not stored" row
     assert counted == 2 * lines
+
+
+def test_an_unreadable_sessions_folder_is_reported_not_skipped_silently() -> None:
+    """Run as an unprivileged user (root reads every folder): via `setpriv` when the tests run
+    as root, directly otherwise."""
+    import os
+    import shutil
+    import stat
+    import subprocess
+    import sys
+    import tempfile
+
+    as_user: list[str] = []
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("running as root and setpriv (util-linux) is missing")
+        as_user = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+    root = Path(tempfile.mkdtemp(prefix="teamlore-unreadable-"))
+    try:
+        os.chmod(root, 0o777)
+        codex, home = root / "codex", root / "home"
+        _codex_file(codex / "2026" / "01" / "rollout-a.jsonl", 1, [])
+        _codex_file(codex / "2026" / "02" / "rollout-b.jsonl", 2, [])
+        if as_user:
+            for path in [root, *root.rglob("*")]:
+                os.chown(path, 65534, 65534)
+        os.chmod(codex / "2026" / "02", 0)
+        exe = shutil.which("teamlore", path=str(Path(sys.executable).parent))
+        done = subprocess.run(
+            [*as_user, str(exe), "sync", "--source", f"codex={codex}", "--format", "json"],
+            env={**os.environ, "TEAMLORE_HOME": str(home)},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        out = json.loads(done.stdout)
+        assert out["totals"]["sessions"] == 1 and out["files"]["failed"] == 1
+        (problem,) = out["diagnostics"]
+        assert problem["code"] == "source-unreadable" and problem["file"].endswith("2026/02")
+    finally:
+        os.chmod(codex / "2026" / "02", stat.S_IRWXU)
+        shutil.rmtree(root)

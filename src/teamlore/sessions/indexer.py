@@ -31,7 +31,7 @@ from teamlore.core.failpoints import failpoint
 from teamlore.core.keys import session_key
 from teamlore.core.timeutil import now_instant
 from teamlore.sessions.assembler import SessionAssembler
-from teamlore.sessions.model import Adapter, Diagnostic, checked_event
+from teamlore.sessions.model import Adapter, Diagnostic, Unreadable, checked_event
 from teamlore.sessions.reader import ReadResult, read_lines
 from teamlore.sessions.reanalyze import reanalyze_if_outdated
 
@@ -153,7 +153,16 @@ def discover_files(
                 DiagnosticRecord("source-unreadable", display_path(root), None, str(exc.strerror))
             )
             continue
-        for path in sorted(found):
+        for item in found:
+            if isinstance(item, Unreadable):
+                stats.files_failed += 1
+                stats.add_diagnostic(
+                    DiagnosticRecord(
+                        "source-unreadable", display_path(item.path), None, item.reason
+                    )
+                )
+                continue
+            path = item
             key = str(path)
             if key not in seen:
                 seen.add(key)

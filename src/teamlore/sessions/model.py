@@ -87,6 +87,15 @@ class Diagnostic:
     line: int | None = None
 
 
+@dataclass(slots=True)
+class Unreadable:
+    """A folder under a session root that could not be listed: reported, never skipped
+    silently (its sessions would otherwise look deleted or never existed)."""
+
+    path: Path
+    reason: str
+
+
 Event = SessionMeta | UserTurn | AssistantText | ToolCall | ToolResult | TurnEnd | Diagnostic
 
 # A process exit status is at most 32 bits wide (Windows reports NTSTATUS values up to 2^32 - 1,
@@ -124,8 +133,9 @@ class Adapter(Protocol):
         """Where this provider keeps sessions on this machine (env vars honoured)."""
         ...
 
-    def discover(self, root: Path) -> Iterator[Path]:
-        """Every session file under `root` (a directory, or one file)."""
+    def discover(self, root: Path) -> Iterator[Path | Unreadable]:
+        """Every session file under `root` (a directory, or one file), and every folder under it
+        that could not be listed."""
         ...
 
     def new_state(self, path: Path) -> dict[str, Any]:

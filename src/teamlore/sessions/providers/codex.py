@@ -37,10 +37,11 @@ from teamlore.sessions.model import (
     ToolFamily,
     ToolResult,
     TurnEnd,
+    Unreadable,
     UserTurn,
 )
 from teamlore.sessions.providers.apply_patch import parse_apply_patch, paths_written_in
-from teamlore.sessions.providers.common import RecordParser, parse_guarded
+from teamlore.sessions.providers.common import RecordParser, jsonl_files, parse_guarded
 
 STATE_VERSION = 1
 # bounds that keep the per-file state small
@@ -170,7 +171,7 @@ class CodexAdapter:
             roots.append(archived)
         return roots
 
-    def discover(self, root: Path) -> Iterator[Path]:
+    def discover(self, root: Path) -> Iterator[Path | Unreadable]:
         if root.is_file():
             if root.name.endswith(".jsonl"):
                 yield root
@@ -179,9 +180,7 @@ class CodexAdapter:
             return
         # Codex names rollouts rollout-*.jsonl; copies and exports keep other names, so every
         # *.jsonl under a sessions root counts, except the prompt history Codex keeps beside it
-        yield from sorted(
-            p for p in root.rglob("*.jsonl") if p.is_file() and p.name != "history.jsonl"
-        )
+        yield from jsonl_files(root, skip_names=("history.jsonl",))
 
     def new_state(self, path: Path) -> dict[str, Any]:
         return {

@@ -9,14 +9,36 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import os
 import re
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
-from teamlore.sessions.model import Diagnostic, Event, SessionMeta
+from teamlore.sessions.model import Diagnostic, Event, SessionMeta, Unreadable
 
 # Every transform of transcript text is linear (docs/architecture.md, "hostile input"): tagged
 # blocks are removed by one left-to-right scan with `str.find`, never by a lazy `.*?` regex,
 # which rescans the rest of the text for every opener that has no closer.
+
+
+def jsonl_files(root: Path, *, skip_names: tuple[str, ...] = ()) -> Iterator[Path | Unreadable]:
+    """Every `*.jsonl` file under the folder `root`, sorted, and every subfolder that could not
+    be listed (pathlib's rglob skips those without a word). Symlinked folders are not entered."""
+    found: list[Path] = []
+    unreadable: list[Unreadable] = []
+
+    def note(error: OSError) -> None:
+        unreadable.append(Unreadable(Path(error.filename or root), error.strerror or str(error)))
+
+    for folder, _, names in os.walk(root, onerror=note):
+        for name in names:
+            if name.endswith(".jsonl") and name not in skip_names:
+                path = Path(folder, name)
+                if path.is_file():
+                    found.append(path)
+    yield from sorted(found)
+    yield from unreadable
 
 
 def as_dict(value: Any) -> dict[str, Any] | None:

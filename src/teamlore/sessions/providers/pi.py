@@ -31,6 +31,7 @@ from teamlore.sessions.model import (
     ToolFamily,
     ToolResult,
     TurnEnd,
+    Unreadable,
     UserTurn,
 )
 from teamlore.sessions.providers.common import (
@@ -40,6 +41,7 @@ from teamlore.sessions.providers.common import (
     as_str,
     content_pieces,
     content_text,
+    jsonl_files,
     parse_guarded,
     remember,
     remember_key,
@@ -94,13 +96,13 @@ class PiAdapter:
         base = Path(configured).expanduser() if configured else Path.home() / ".pi" / "agent"
         return [base / "sessions"]
 
-    def discover(self, root: Path) -> Iterator[Path]:
+    def discover(self, root: Path) -> Iterator[Path | Unreadable]:
         if root.is_file():
             if root.suffix == ".jsonl":
                 yield root
             return
         if root.is_dir():
-            yield from sorted(p for p in root.rglob("*.jsonl") if p.is_file())
+            yield from jsonl_files(root)
 
     def new_state(self, path: Path) -> dict[str, Any]:
         return {
