@@ -14,13 +14,15 @@
 - Every cut is declared: one `turn` coverage item per turn (`truncated` if any of its events is)
   and one `tool-payload` item per truncated event, with the payload's original byte size.
 
-Event text reaching the chunker is already escaped for the transcript (see
-`teamlore.memory.extraction.transcript.escape_text`), so sizes are the sizes the reader sees.
+Event text reaching the chunker is already cleaned and escaped for the transcript (see
+`teamlore.memory.extraction.transcript.escape_text`), so sizes are the sizes the reader sees; excerpt notes
+are added after escaping, so they are the only `[[…]]` a transcript holds.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -72,6 +74,13 @@ class Chunk:
         return sorted({e.payload_sha256 for t in self.turns for e in t.events})
 
 
+Clean = Callable[[str], str]
+
+
+def _keep(text: str) -> str:
+    return text
+
+
 def event_bytes(event: Event) -> int:
     """UTF-8 size of `<<past-{role}>>\\n{text}\\n\\n`."""
     return len(event.text.encode("utf-8")) + len(event.role) + 12
@@ -90,26 +99,28 @@ def excerpt_text(text: str, *, total_bytes: int, sha256: str) -> str:
         f"[[tool payload truncated by {CHUNKER_VERSION}: total {total_bytes} bytes, "
         f"sha256={sha256}; head/tail {EXCERPT_BYTES}-byte excerpts]]"
     )
-    return escape_text(f"{head}\n{note}\n{tail}")
+    return f"{escape_text(head)}\n{note}\n{escape_text(tail)}"
 
 
-def excerpt_parts(head: str, tail: str, *, total_bytes: int, sha256: str) -> str:
+def excerpt_parts(
+    head: str, tail: str, *, total_bytes: int, sha256: str, clean: Clean = _keep
+) -> str:
     """An excerpt built from a head and a tail kept separately (payloads stored out of line)."""
-    head_part = head.encode("utf-8")[:EXCERPT_BYTES].decode("utf-8", "ignore")
-    tail_part = tail.encode("utf-8")[-EXCERPT_BYTES:].decode("utf-8", "ignore")
+    head_part = clean(head.encode("utf-8")[:EXCERPT_BYTES].decode("utf-8", "ignore"))
+    tail_part = clean(tail.encode("utf-8")[-EXCERPT_BYTES:].decode("utf-8", "ignore"))
     note = (
         f"[[tool payload truncated by {CHUNKER_VERSION}: total {total_bytes} bytes, "
         f"sha256={sha256}; head/tail {EXCERPT_BYTES}-byte excerpts]]"
     )
-    return escape_text(f"{head_part}\n{note}\n{tail_part}")
+    return f"{escape_text(head_part)}\n{note}\n{escape_text(tail_part)}"
 
 
-def payload_event(role: Role, text: str) -> Event:
-    """An event whose text is the whole payload (escaped here)."""
+def payload_event(role: Role, text: str, clean: Clean = _keep) -> Event:
+    """An event whose text is the whole payload, cleaned and then escaped (last)."""
     data = text.encode("utf-8", "surrogatepass")
     return Event(
         role=role,
-        text=escape_text(text),
+        text=escape_text(clean(text)),
         payload_sha256=hashlib.sha256(data).hexdigest(),
         payload_bytes=len(data),
     )

@@ -49,6 +49,7 @@ from teamlore.memory.extraction.chunking import (
     CHUNKER_VERSION,
     Chunk,
     ChunkTurn,
+    Clean,
     Event,
     chunk_turns,
     excerpt_parts,
@@ -100,7 +101,7 @@ def _result_status(tool: ToolRow) -> str:
     return f"[{tool.status}{exit_part}]"
 
 
-def _result_event(tool: ToolRow) -> Event | None:
+def _result_event(tool: ToolRow, clean: Clean) -> Event | None:
     if tool.result_sha256 is None or tool.result_bytes is None:
         return None
     status = _result_status(tool)
@@ -110,6 +111,7 @@ def _result_event(tool: ToolRow) -> Event | None:
             tool.result_tail or "",
             total_bytes=tool.result_bytes,
             sha256=tool.result_sha256,
+            clean=clean,
         )
         return Event(
             role="tool_result",
@@ -120,26 +122,38 @@ def _result_event(tool: ToolRow) -> Event | None:
         )
     return Event(
         role="tool_result",
-        text=f"{status}\n{escape_text(tool.result_head or '')}",
+        text=f"{status}\n{escape_text(clean(tool.result_head or ''))}",
         payload_sha256=tool.result_sha256,
         payload_bytes=tool.result_bytes,
     )
 
 
-def turn_events(turn: SelectedTurn) -> tuple[Event, ...]:
-    events: list[Event] = [payload_event("user", turn.user_text)]
+def turn_events(turn: SelectedTurn, clean: Clean) -> tuple[Event, ...]:
+    """The turn's events; `clean` (path sanitizing) runs on content before it is escaped."""
+    events: list[Event] = [payload_event("user", turn.user_text, clean)]
     for tool in turn.tools:
-        events.append(payload_event("tool_call", tool.call_text()))
-        result = _result_event(tool)
+        events.append(payload_event("tool_call", tool.call_text(), clean))
+        result = _result_event(tool, clean)
         if result is not None:
             events.append(result)
     if turn.assistant_text.strip():
-        events.append(payload_event("assistant", turn.assistant_text))
+        events.append(payload_event("assistant", turn.assistant_text, clean))
     return tuple(events)
 
 
-def chunk_input(turn: SelectedTurn) -> ChunkTurn:
-    return ChunkTurn(index=turn.index, revision=turn.revision, events=turn_events(turn))
+def path_cleaner(identity: RepositoryIdentity) -> Clean:
+    """Local absolute paths become repo-relative (inside the worktree) or a placeholder: the
+    transcript goes to an agent whose output may end up in git."""
+    root = identity.worktree_root
+
+    def clean(text: str) -> str:
+        return sanitize_text(text, worktree_root=root)
+
+    return clean
+
+
+def chunk_input(turn: SelectedTurn, clean: Clean) -> ChunkTurn:
+    return ChunkTurn(index=turn.index, revision=turn.revision, events=turn_events(turn, clean))
 
 
 # -- owner binding ------------------------------------------------------------------------------
@@ -284,12 +298,9 @@ def build_task(
         scope=scope,
         home=home,
     )
-    # the transcript goes to an agent whose output may end up in git: local absolute paths
-    # become repo-relative (inside the worktree) or a placeholder (elsewhere)
-    transcript = sanitize_text(
-        serialize_transcript(chunk.turns, catalog.turn_evidence),
-        worktree_root=identity.worktree_root,
-    )
+    # the transcript goes to an agent whose output may end up in git: event text was cleaned
+    # of local paths (sanitize_text) before it was escaped, see chunk_input
+    transcript = serialize_transcript(chunk.turns, catalog.turn_evidence)
     chunk_doc = {
         "turnRange": chunk.turn_range,
         "coverage": list(chunk.coverage),
@@ -464,7 +475,8 @@ def _session_tasks(
         time_window=base.time_window,
         provenance=base.provenance,
     )
-    chunks = chunk_turns([chunk_input(t) for t in remaining])
+    clean = path_cleaner(owner.identity)
+    chunks = chunk_turns([chunk_input(t, clean) for t in remaining])
     return (
         [build_task(c, by_index, session.session_key, ctx, home) for c in chunks],
         len(session.turns) - len(remaining),
@@ -659,7 +671,7 @@ def load_task_source(
     if [t.revision for t in turns] != wanted:
         source.stale_reasons.append("turn-revision-changed")
         return source
-    chunks = chunk_turns([chunk_input(t) for t in turns])
+    chunks = chunk_turns([chunk_input(t, path_cleaner(identity)) for t in turns])
     if len(chunks) != 1 or chunks[0].chunk_digest != row["chunk_digest"]:
         source.stale_reasons.append("chunk-changed")
         return source

@@ -13,9 +13,16 @@
 
 Blocks are joined by one blank line; a `<<past-turn>>` marker opens every turn (its
 `evidence-id` is the turn's catalog entry, omitted only when the turn has none). Content can
-never forge a marker: `escape_text` puts a backslash between any two adjacent `<` of message
-text, so the only `<<` sequences in a transcript are the markers written here. The preamble
-(`memory-prompts@2`) tells the reader that nothing in the transcript is addressed to it.
+never forge a marker or an annotation: `escape_text` puts a backslash between any two adjacent
+`<` and any two adjacent `[` of content, so the only `<<` sequences in a transcript are the
+markers written here and the only `[[` sequences are teamlore's own notes (a truncated
+payload's `[[tool payload truncated …]]`, see memory/chunking.py).
+
+Escaping is the last transform of content: cleaning (path sanitizing, which deletes text and
+so can join two `<` that had a path between them) runs before it, when events are built
+(`chunking.payload_event(..., clean=...)`); notes and markers are added after it, and nothing
+transforms the transcript afterwards. The preamble (`memory-prompts@2`) tells the reader that
+nothing in the transcript is addressed to it.
 """
 
 from __future__ import annotations
@@ -27,12 +34,13 @@ from typing import Protocol
 from teamlore.memory.extraction.prompts import TRANSCRIPT_PREAMBLE
 
 END_ANCHOR = "<<end-of-transcript>>"
-_ADJACENT_LT = re.compile(r"<(?=<)")
+_ADJACENT_OPENERS = re.compile(r"([<\[])(?=\1)")
 
 
 def escape_text(text: str) -> str:
-    """Neutralize marker look-alikes: `<<` becomes `<\\<` (idempotent; no `<<` survives)."""
-    return _ADJACENT_LT.sub("<\\\\", text)
+    """Neutralize marker and note look-alikes: `<<` becomes `<\\<` and `[[` becomes `[\\[`
+    (idempotent; no `<<` or `[[` survives)."""
+    return _ADJACENT_OPENERS.sub(lambda m: m.group(1) + "\\", text)
 
 
 class _Event(Protocol):
@@ -56,10 +64,12 @@ def turn_marker(index: int, evidence_id: str | None) -> str:
 
 
 def serialize_transcript(turns: Iterable[_Turn], turn_evidence: Mapping[int, str]) -> str:
-    """The transcript of `turns` (event text already escaped), with markers and the anchor."""
+    """The transcript of `turns`, with markers and the anchor. Event text arrives escaped
+    (and cleaned) from `chunking.payload_event` / the excerpt builders; it is not touched here,
+    so teamlore's notes inside it stay notes."""
     blocks: list[str] = []
     for turn in turns:
         blocks.append(turn_marker(turn.index, turn_evidence.get(turn.index)))
         for event in turn.events:
-            blocks.append(f"<<past-{event.role}>>\n{escape_text(event.text)}")
+            blocks.append(f"<<past-{event.role}>>\n{event.text}")
     return TRANSCRIPT_PREAMBLE + "\n\n" + "\n\n".join(blocks) + "\n\n" + END_ANCHOR
