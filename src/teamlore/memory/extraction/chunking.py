@@ -15,8 +15,8 @@
   and one `tool-payload` item per truncated event, with the payload's original byte size.
 
 Event text reaching the chunker is already cleaned and escaped for the transcript (see
-`teamlore.memory.extraction.transcript.escape_text`), so sizes are the sizes the reader sees; excerpt notes
-are added after escaping, so they are the only `[[…]]` a transcript holds.
+`teamlore.memory.extraction.transcript.escape_text`), so sizes are the sizes the reader sees;
+excerpt notes are added after escaping, so they are the only `[[…]]` a transcript holds.
 """
 
 from __future__ import annotations
