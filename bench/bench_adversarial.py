@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from teamlore.core import secrets
 from teamlore.core.analyzer import analyze
 from teamlore.memory.extraction.transcript import escape_text
 from teamlore.memory.store import lint
@@ -43,7 +44,8 @@ TRANSFORMS: tuple[Transform, ...] = (
     Transform("codex exit code", codex.parse_exit_code),
     Transform("commit observation", lambda t: observe_commits("git commit -m x", t)),
     Transform("transcript escape", escape_text),
-    Transform("sanitize_text", lambda t: lint.sanitize_text(t, worktree_root=WORKTREE)),
+    Transform("sanitize_text", lambda t: secrets.sanitize_text(t, worktree_root=WORKTREE)),
+    Transform("secret scan (scan_content)", secrets.scan_content),
     Transform("secret scan (lint)", lambda t: lint.lint_text(t, path="entries/x.md")),
     Transform("secret scan (personal)", secret_rules),
     Transform("analyzer", analyze),

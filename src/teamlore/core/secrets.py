@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import math
 import os
 import re
@@ -101,22 +102,29 @@ def shannon_entropy(token: str) -> float:
 
 def _decodes_to_text(token: str) -> bool:
     """True when `token` is base64 (standard or URL-safe) of readable UTF-8 text."""
+    return decoded_text(token) is not None
+
+
+def decoded_text(token: str) -> str | None:
+    """The readable UTF-8 text `token` is the base64 (standard or URL-safe) of, else None."""
     core = token.rstrip("=")
     if len(core) < 16 or len(core) % 4 == 1:
-        return False
+        return None
     altchars = b"-_" if ("-" in core or "_" in core) else None
     if altchars is not None and ("+" in core or "/" in core):
-        return False
+        return None
     try:
         raw = base64.b64decode(core + "=" * (-len(core) % 4), altchars=altchars, validate=True)
         text = raw.decode("utf-8")
     except (binascii.Error, UnicodeDecodeError, ValueError):
-        return False
+        return None
     if not text:
-        return False
+        return None
     readable = sum(ch.isprintable() or ch in "\n\t" for ch in text)
     alphanumeric = sum(ch.isalnum() for ch in text)
-    return readable / len(text) >= 0.97 and alphanumeric / len(text) >= 0.3
+    if readable / len(text) >= 0.97 and alphanumeric / len(text) >= 0.3:
+        return text
+    return None
 
 
 def _is_placeholder(value: str) -> bool:
@@ -181,8 +189,14 @@ _PROVIDER_LOCAL = (
 )
 
 _PATH_TAIL = r"[^\s\"'`<>|)\]},;]*"
+# CI runners' homes are the same on every runner and say nothing about a person (docs/memory.md)
+CI_HOMES = ("runner", "circleci", "travis", "vsts", "gitlab-runner", "jenkins", "buildkite-agent")
+_NOT_CI_HOME = r"(?!(?:" + "|".join(CI_HOMES) + r")(?![A-Za-z0-9._-]))"
 _HOME_ABSOLUTE = (
-    r"(?:(?<![\w.~-])/(?:Users|home)/[A-Za-z0-9._-]+|(?<![\w.~/-])/root(?=/)|"
+    r"(?:(?<![\w.~-])(?:/var|/export)?/(?:Users|home)/" + _NOT_CI_HOME + r"[A-Za-z0-9._-]+|"
+    r"(?<![\w.~/-])/root(?=/)|"
+    # a Linux home seen from Windows through WSL's share
+    r"(?i:\\\\wsl(?:\$|\.localhost)\\[^\\\s]+\\home\\[^\\\s\"']+)|"
     # a Windows home seen from WSL, and macOS per-user temp folders: this machine only
     r"(?<![\w.~-])/mnt/[a-z]/Users/[A-Za-z0-9._ -]+|(?<![\w.~-])(?:/private)?/var/folders(?=/)|"
     r"(?i:(?<![A-Za-z])[A-Z]:(?:\\\\?|/)(?:Users|Documents and Settings)(?:\\\\?|/)[^\\/\s\"']+))"
@@ -300,7 +314,9 @@ _RULES: tuple[_PatternRule, ...] = (
     _PatternRule(
         "secret.url-credentials",
         "block",
-        re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://(?P<user>[^\s/@:]*):(?P<password>[^\s/@]+)@"),
+        re.compile(
+            r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://(?P<user>[^\s/@:]*):(?P<password>[^\s/@]+)@"
+        ),
         "credentials in a URL",
         accept=_url_password_ok,
         keep=0,
@@ -321,11 +337,29 @@ _RULES: tuple[_PatternRule, ...] = (
         "secret.assignment",
         "block",
         re.compile(
-            r"(?i)(?<![A-Za-z0-9])(?P<key>[A-Za-z0-9_.-]*?" + _SECRET_KEYWORDS + r")(?![A-Za-z0-9])"
+            # the name's prefix is bounded: an unbounded lazy prefix rescans a long run of
+            # name characters from every start (quadratic)
+            r"(?i)(?<![A-Za-z0-9])(?P<key>[A-Za-z0-9_.-]{0,48}?"
+            + _SECRET_KEYWORDS
+            + r")(?![A-Za-z0-9])"
             r"[\"']?\s*(?::=|=>|=|:)\s*"
             r"(?:(?P<quote>[\"'`])(?P<qvalue>[^\"'`\s]{6,})(?P=quote)|(?P<value>[^\s\"'`,;]{6,}))"
         ),
         "secret assigned to a credential name",
+        keep=0,
+    ),
+    _PatternRule(
+        "secret.prose",
+        "block",
+        re.compile(
+            r"(?i)(?<![A-Za-z_-])(?P<key>pass(?:word|wd|phrase)|pass phrase|pw|pwd|passwort"
+            r"|mot de passe|contrase(?:ñ|n)a)(?![A-Za-z])"
+            r"(?:\s+(?:for|of|to)\s+[^\n:=]{1,40}?)?"
+            r"(?:\s*(?:is|was|will be|lautet|est|es|:|=)\s*:?|\s)[ \t]*"
+            r"(?:(?P<quote>[\"'`])(?P<qvalue>[^\"'`\n]{6,64})(?P=quote)"
+            r"|(?P<value>[^\s\"'`,;]{6,64}(?:[ \t]+[a-z]{3,12}){0,7}))"
+        ),
+        "password or passphrase written out in prose",
         keep=0,
     ),
     _PatternRule(
@@ -417,7 +451,7 @@ _ENTROPY_TOKEN = re.compile(r"[A-Za-z0-9+/=_-]{20,}")
 
 
 def _match_span(rule: _PatternRule, match: re.Match[str]) -> tuple[int, int, str]:
-    if rule.rule == "secret.assignment":
+    if rule.rule in ("secret.assignment", "secret.prose"):
         name = "qvalue" if match.group("qvalue") is not None else "value"
         return match.start(name), match.end(name), match.group(name)
     return match.start(rule.group), match.end(rule.group), match.group(rule.group)
@@ -435,16 +469,99 @@ def _assignment_ok(match: re.Match[str]) -> bool:
     return not looks_like_words(value)
 
 
+_PASSPHRASE_WORD = re.compile(r"[a-z]{3,12}")
+_PROSE_STOPWORDS = frozenset(
+    [
+        "the",
+        "a",
+        "an",
+        "is",
+        "are",
+        "was",
+        "be",
+        "been",
+        "being",
+        "to",
+        "of",
+        "for",
+        "in",
+        "on",
+        "at",
+        "by",
+        "with",
+        "and",
+        "or",
+        "not",
+        "no",
+        "must",
+        "should",
+        "will",
+        "can",
+        "may",
+        "stored",
+        "required",
+        "wrong",
+        "changed",
+        "reset",
+        "sent",
+        "read",
+        "used",
+        "set",
+        "hashed",
+        "expired",
+        "incorrect",
+        "invalid",
+        "missing",
+        "empty",
+        "too",
+        "long",
+        "short",
+        "field",
+        "manager",
+        "policy",
+        "rotated",
+    ]
+)
+
+
+def _prose_secret_ok(match: re.Match[str]) -> bool:
+    """A written-out password: a token that mixes letters with digits or symbols, or (after
+    `passphrase`, or quoted) three or more plain words that are not a sentence about passwords."""
+    quoted = match.group("qvalue")
+    value = quoted if quoted is not None else match.group("value")
+    if _is_placeholder(value) or _CODE_REFERENCE.fullmatch(value) is not None:
+        return False
+    words = value.split()
+    first = words[0] if words else value
+    parts = first.split("-")
+    if len(parts) >= 3 and all(_PASSPHRASE_WORD.fullmatch(p) for p in parts):
+        return "phrase" in match.group("key").lower() or quoted is not None
+    has_letter = any(ch.isalpha() for ch in first)
+    has_other = any(ch.isdigit() or not ch.isalnum() for ch in first)
+    if has_letter and has_other and not first.startswith(("/", "./", "http", "$", "%", "~")):
+        return True
+    if "phrase" not in match.group("key").lower() and quoted is None:
+        return False
+    plain = [w for w in words if _PASSPHRASE_WORD.fullmatch(w)]
+    return len(plain) >= 3 and not any(w in _PROSE_STOPWORDS for w in plain)
+
+
+_ACCEPT_BY_RULE: dict[str, Callable[[re.Match[str]], bool]] = {
+    "secret.assignment": lambda m: _assignment_ok(m),
+    "secret.prose": _prose_secret_ok,
+}
+
+
 def _pattern_hits(text: str, rules: Iterable[_PatternRule]) -> list[Hit]:
     hits: list[Hit] = []
     for rule in rules:
         for match in rule.pattern.finditer(text):
-            accept = _assignment_ok if rule.rule == "secret.assignment" else rule.accept
+            accept = _ACCEPT_BY_RULE.get(rule.rule, rule.accept)
             if accept is not None and not accept(match):
                 continue
             start, end, value = _match_span(rule, match)
-            if rule.rule == "secret.assignment":
-                preview = f"{match.group('key')}=" + redact(value, 0)
+            if rule.rule in ("secret.assignment", "secret.prose"):
+                preview = f"{match.group('key')}: " + redact(value, 0)
             else:
                 preview = redact(value, rule.keep)
             hits.append(Hit(rule.rule, rule.severity, start, end, f"{rule.what}: `{preview}`"))
@@ -483,18 +600,56 @@ def _session_id_hits(text: str) -> list[Hit]:
     return hits
 
 
-_PUBLIC_MATERIAL = re.compile(
+_PUBLIC_PEM_BEGIN = re.compile(
     r"-----BEGIN (?P<label>(?:[A-Z0-9]+ )*(?:PUBLIC KEY|CERTIFICATE(?: REQUEST)?))-----"
-    r".*?-----END (?P=label)-----"
-    r"|(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-nistp[0-9]+|sk-ssh-ed25519@openssh\.com)"
-    r"\s+AAAA[A-Za-z0-9+/]+=*"
-    r"|(?<![A-Za-z0-9])sha(?:256|384|512)-[A-Za-z0-9+/]{20,}=*",
-    re.DOTALL,
 )
+_BASE58 = r"[1-9A-HJ-NP-Za-km-z]"
+_PUBLIC_MATERIAL = re.compile(
+    r"(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-nistp[0-9]+|sk-ssh-ed25519@openssh\.com)"
+    r"\s+AAAA[A-Za-z0-9+/]+=*"
+    r"|(?<![A-Za-z0-9])sha(?:256|384|512)-[A-Za-z0-9+/]{20,}=*"
+    # public identifiers: EVM addresses, IPFS CIDs (v0 base58, v1 base32)
+    r"|(?<![A-Za-z0-9])0x[0-9a-fA-F]{40}(?![0-9a-fA-F])"
+    r"|(?<![A-Za-z0-9])Qm" + _BASE58 + r"{44}(?![A-Za-z0-9])"
+    r"|(?<![A-Za-z0-9])baf[a-z2-7]{50,}(?![A-Za-z0-9])"
+)
+# a base58 account / program id (Solana and the like: 32-44 characters) next to words that say
+# it is an address; without such a word a base58 string is judged like any other token
+_BASE58_ACCOUNT = re.compile(r"(?<![A-Za-z0-9])" + _BASE58 + r"{32,44}(?![A-Za-z0-9])")
+_ACCOUNT_CONTEXT = re.compile(
+    r"program|address|pubkey|public key|mint|account|wallet|declare_id|solana|\bsol\b|signer"
+    r"|validator|devnet|mainnet|testnet|airdrop",
+    re.IGNORECASE,
+)
+
+
+def _public_spans(text: str) -> list[tuple[int, int]]:
+    """Spans of public material (certificates, public keys, integrity hashes, addresses, CIDs)
+    that the entropy rule must not flag. Linear: one scan per kind, `str.find` for PEM ends."""
+    spans = [m.span() for m in _PUBLIC_MATERIAL.finditer(text)]
+    no_end_after: dict[str, int] = {}
+    for match in _PUBLIC_PEM_BEGIN.finditer(text):
+        label = match.group("label")
+        if label in no_end_after:
+            continue
+        end = text.find(f"-----END {label}-----", match.end())
+        if end < 0:
+            no_end_after[label] = match.start()  # no later BEGIN of this label has an END
+            continue
+        spans.append((match.start(), end + len(label) + 14))
+    for match in _BASE58_ACCOUNT.finditer(text):
+        window = text[max(0, match.start() - 48) : match.end() + 48]
+        if _ACCOUNT_CONTEXT.search(window):
+            spans.append(match.span())
+    return spans
+
+
 _INTERNAL_EQUALS = re.compile(r"=(?=[^=])")
 
 
-_SLUG_HASH_SUFFIX = re.compile(rf"-[0-9a-f]{{{SLUG_HASH_SUFFIX_LENGTH}}}$")
+# teamlore's content-hash suffix, or any short hex tag (`payments-retry-7c1e`, `…-7fd2f23`)
+_SLUG_HASH_SUFFIX = re.compile(rf"-[0-9a-f]{{4,{SLUG_HASH_SUFFIX_LENGTH}}}$")
+_ID_NUMBER = re.compile(r"[0-9]+[a-z]{0,4}|[a-z]{1,3}[0-9]+[a-z]?")
 _SLUG_SHAPE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)+")
 
 
@@ -504,8 +659,10 @@ def _is_slug_of_words(token: str) -> bool:
     if _SLUG_SHAPE.fullmatch(token) is None:
         return False
     stem = _SLUG_HASH_SUFFIX.sub("", token)
+    if stem != token and len(stem) <= 4:
+        return True  # `v-1c675b6acf`: a short word and a hash suffix (ids of non-ASCII text)
     segments = stem.split("-")
-    worded = sum(len(s) for s in segments if looks_like_words(s))
+    worded = sum(len(s) for s in segments if looks_like_words(s) or _ID_NUMBER.fullmatch(s))
     if not all(len(s) <= 4 or looks_like_words(s) for s in segments):
         return False
     return worded * 2 >= len(stem) - stem.count("-")
@@ -532,7 +689,11 @@ def _is_path_like(token: str) -> bool:
     if len(segments) < 2 or not any(len(s) >= 3 and looks_like_words(s) for s in segments):
         return False
     return all(
-        len(s) < 8 or looks_like_words(s) or _HEX_OR_UUID.fullmatch(s) is not None for s in segments
+        len(s) < 8
+        or looks_like_words(s)
+        or _HEX_OR_UUID.fullmatch(s) is not None
+        or _is_slug_of_words(s)
+        for s in segments
     )
 
 
@@ -550,8 +711,34 @@ def _token_leaves(start: int, token: str) -> Iterable[tuple[int, str]]:
         offset += len(part) + 1
 
 
+def _encoded_hits(text: str) -> list[Hit]:
+    """Base64 (standard or URL-safe) tokens whose decoded text holds a credential: a token
+    encoded once is still the token (a Kubernetes secret, a Basic header, a CI variable)."""
+    hits: list[Hit] = []
+    for match in _ENTROPY_TOKEN.finditer(text):
+        token = match.group(0).strip("-_/+")
+        decoded = decoded_text(token)
+        if decoded is None:
+            continue
+        inner = [h for h in _pattern_hits(decoded, _RULES) if h.severity == "block"]
+        inner += _entropy_hits(decoded)
+        if inner:
+            start = match.start() + match.group(0).index(token)
+            what = inner[0].message.split(":")[0]
+            hits.append(
+                Hit(
+                    "secret.encoded",
+                    "block",
+                    start,
+                    start + len(token),
+                    f"base64 of a {what}: `{redact(token)}`",
+                )
+            )
+    return hits
+
+
 def _entropy_hits(text: str) -> list[Hit]:
-    exempt = [m.span() for m in _PUBLIC_MATERIAL.finditer(text)]
+    exempt = _Spans(_public_spans(text))
     hits: list[Hit] = []
     for match in _ENTROPY_TOKEN.finditer(text):
         for offset, piece in _token_leaves(match.start(), match.group(0)):
@@ -560,7 +747,7 @@ def _entropy_hits(text: str) -> list[Hit]:
                 continue
             start = offset + piece.index(token)
             end = start + len(token)
-            if any(lo <= start and end <= hi for lo, hi in exempt):
+            if exempt.covers(start, end):
                 continue
             hits.append(
                 Hit(
@@ -575,22 +762,49 @@ def _entropy_hits(text: str) -> list[Hit]:
     return hits
 
 
-def _overlaps(hit: Hit, accepted: list[Hit]) -> bool:
-    return any(hit.start < other.end and other.start < hit.end for other in accepted)
+class _Spans:
+    """Disjoint (start, end) spans kept sorted: overlap and cover checks in O(log n), so a text
+    with many hits is not scanned once per hit."""
+
+    def __init__(self, spans: Iterable[tuple[int, int]] = ()) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        for start, end in sorted(spans):
+            if self.ends and start < self.ends[-1]:
+                self.ends[-1] = max(self.ends[-1], end)  # merge overlapping spans
+            else:
+                self.starts.append(start)
+                self.ends.append(end)
+
+    def overlaps(self, start: int, end: int) -> bool:
+        index = bisect.bisect_left(self.ends, start + 1)  # first span ending after `start`
+        return index < len(self.starts) and self.starts[index] < end
+
+    def covers(self, start: int, end: int) -> bool:
+        index = bisect.bisect_right(self.starts, start) - 1
+        return index >= 0 and self.ends[index] >= end
+
+    def add(self, start: int, end: int) -> None:
+        index = bisect.bisect_left(self.starts, start)
+        self.starts.insert(index, start)
+        self.ends.insert(index, end)
 
 
 def scan_content(text: str) -> list[Hit]:
     """Every content hit in `text`; a span is reported once, by the most specific rule."""
     accepted: list[Hit] = []
+    taken = _Spans()
     for group in (
         _pattern_hits(text, _RULES),
         _session_id_hits(text),
+        _encoded_hits(text),
         _entropy_hits(text),
         _pattern_hits(text, _WARN_RULES),
     ):
         for hit in group:
-            if not _overlaps(hit, accepted):
+            if hit.end > hit.start and not taken.overlaps(hit.start, hit.end):
                 accepted.append(hit)
+                taken.add(hit.start, hit.end)
     return sorted(accepted, key=lambda h: (h.start, h.rule))
 
 
@@ -637,7 +851,7 @@ def _strip_worktree(text: str, worktree_root: str) -> str:
 
 
 _PROVIDER_TRIGGERS = (".codex", ".claude", "codex_home", "appdata")
-_HOME_TRIGGERS = ("/Users/", "/home/", "/root/", "/mnt/", "/var/folders")
+_HOME_TRIGGERS = ("/Users/", "/home/", "/root/", "/mnt/", "/var/folders", "\\home\\")
 
 
 def sanitize_text(text: str, *, worktree_root: str | os.PathLike[str] | None = None) -> str:
@@ -656,6 +870,10 @@ def sanitize_text(text: str, *, worktree_root: str | os.PathLike[str] | None = N
     ):
         text = _HOME_PATH.sub(LOCAL_PATH_PLACEHOLDER, text)
     text = _TRANSCRIPT_FILE.sub(SESSION_FILE_PLACEHOLDER, text)
-    for hit in sorted(_session_id_hits(text), key=lambda h: -h.start):
-        text = text[: hit.start] + SESSION_ID_PLACEHOLDER + text[hit.end :]
+    pieces: list[str] = []
+    position = 0
+    for hit in sorted(_session_id_hits(text), key=lambda h: h.start):
+        pieces += [text[position : hit.start], SESSION_ID_PLACEHOLDER]
+        position = hit.end
+    text = "".join(pieces) + text[position:]
     return text

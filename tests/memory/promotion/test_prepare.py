@@ -185,6 +185,11 @@ def test_nothing_local_reaches_the_rendered_files(flow: Flow) -> None:
     result = flow.op("memory.prepare", request_for(*(review[c] for c in ids)))
     written = "\n".join(f["preview"] for f in result["files"])
     assert "src/release.py decides the tag prefix" in written
+    # the id (the file name) comes from the sanitized text too: no worktree or home in it
+    first_id = result["files"][0]["entryId"]
+    assert first_id.startswith("src-release-py-decides"), first_id
+    for local in (*flow.repo.parts[1:], *Path.home().parts[1:]):
+        assert f"-{local.lower()}-" not in f"-{first_id}-" or local.lower() in "src release"
     conn = flow.state()
     refs = conn.execute(
         "SELECT evidence_id, pointer_digest, session_key, revision FROM evidence_refs"

@@ -545,6 +545,7 @@ def test_sanitize_clears_every_path_and_session_case_of_the_corpus() -> None:
     )
 )
 @example(words=["30s", "v2", "LOCK_TIMEOUT", "head"])  # a pure-ASCII id with short parts
+@example(words=["timeout", "42", "30s", "30s", "锁等待"])  # timeout-42-30s-30s-<hash>
 def test_generated_entry_ids_never_look_like_secrets(words: list[str]) -> None:
     from teamlore.memory.store.slugs import entry_slug
 
@@ -596,3 +597,101 @@ def test_sanitizing_skips_no_local_path(pieces: list[str]) -> None:
     assert not [
         f for f in lint_text(sanitize_text(text), path="x") if f.rule == "path.home-absolute"
     ]
+
+
+# --- issue 11: ids, names and fields; encoded and prose secrets; public identifiers ----------
+
+
+@pytest.mark.parametrize(
+    "entry_id",
+    [
+        "timeout-42-30s-30s-1df6a88abe",  # hypothesis found it flagged as high-entropy
+        "v-1c675b6acf",  # the id of a Chinese sentence with one ASCII letter
+        "release-2025-11-rc2-7fd2f23",
+        "payments-retry-7c1e",
+        "checkout-v2-rollout-5pct-0b9f3a2c1d",
+    ],
+)
+def test_ids_teamlore_generates_are_never_secrets(entry_id: str) -> None:
+    text = ENTRY.format(id=entry_id, body="Run the release tests before pushing tags.")
+    findings = lint_text(text, path=f"entries/{entry_id}.md", kind="entry")
+    assert [f for f in findings if f.severity == "block"] == []
+
+
+def test_a_file_name_holding_this_machines_home_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", "/home/alice")
+    entry_id = "home-alice-src-shop-fix-the-tag-check"
+    findings = lint_text(
+        ENTRY.format(id=entry_id, body="Run the release tests before pushing tags."),
+        path=f"entries/{entry_id}.md",
+        kind="entry",
+    )
+    assert "path.home-in-name" in {f.rule for f in findings if f.severity == "block"}
+    monkeypatch.setenv("HOME", "/home/runner")  # a CI runner's home is nobody's
+    assert [
+        f
+        for f in lint_text(
+            ENTRY.format(id=entry_id, body="Run the release tests before pushing tags."),
+            path=f"entries/{entry_id}.md",
+            kind="entry",
+        )
+        if f.severity == "block"
+    ] == []
+
+
+def test_secrets_in_a_file_name_block() -> None:
+    from teamlore.memory.store.lint import name_findings
+
+    token = "gh" + "p_" + "Zq8Lr2VwPn5TyKc0MbXa7Hd3Jf6Ge1Ns4Qu9"
+    assert {f.rule for f in name_findings(f"skills/{token}/SKILL.md")} == {"secret.github-token"}
+    assert name_findings("entries/release-tag-needs-v-prefix-3f9a2c81d0.md") == []
+
+
+@pytest.mark.parametrize(
+    "field_line",
+    [
+        'scene: "\\u002fhome\\u002fbob\\u002fsrc"\n',
+        'evidence: {"commits":[],"paths":["docs/\\u0067h\\u0070_'
+        'Zq8Lr2VwPn5TyKc0MbXa7Hd3Jf6Ge1N.md"]}\n',
+    ],
+)
+def test_every_frontmatter_field_is_linted_decoded(field_line: str) -> None:
+    field = field_line.split(":", 1)[0]
+    lines = ENTRY.format(id="release-tag-check", body="Run the release tests first.").splitlines(
+        keepends=True
+    )
+    text = "".join(field_line if line.startswith(f"{field}:") else line for line in lines)
+    findings = lint_text(text, path="entries/release-tag-check.md", kind="entry")
+    blocks = [f for f in findings if f.severity == "block"]
+    assert blocks, findings
+    assert all(f.line == text.splitlines().index(field_line.rstrip("\n")) + 1 for f in blocks)
+
+
+HOSTILE = {
+    "hyphen runs": "a-" * 100_000,
+    "uuid runs": "0b6e5d1c-8d0e-4f7a-9b1e-3c4d5e6f7a8b-" * 5_000,
+    "home paths": "/home/alice/" * 15_000,
+    "pem openers": "-----BEGIN PUBLIC KEY-----\n" * 7_000,
+    "url schemes": "aB3" * 60_000 + "://",
+    "assignments": "password=password=" * 10_000,
+    "base64": "Z2hwX2FiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHl6MDEyMzQ1Njc4OQ" * 3_000,
+}
+
+
+@pytest.mark.parametrize("payload", sorted(HOSTILE))
+def test_scanning_and_sanitizing_finish_on_hostile_text(payload: str) -> None:
+    """Sizes where each old quadratic shape took minutes (lazy key prefixes, a scheme match
+    tried at every letter, one overlap check per accepted hit, one line count per finding,
+    `.*?` to a missing PEM end); linear scans take a second or less. Figures at 10 MiB:
+    bench/bench_adversarial.py."""
+    text = HOSTILE[payload]
+    lint_text(text, path="x.md")
+    sanitize_text(text, worktree_root="/home/alice/src/shop")
+
+
+def test_an_encoded_token_blocks_and_encoded_prose_does_not() -> None:
+    token = "gh" + "p_" + "Zq8Lr2VwPn5TyKc0MbXa7Hd3Jf6Ge1Ns4Qu9"
+    encoded = base64.b64encode(token.encode()).decode()
+    assert "secret.encoded" in {f.rule for f in _blocks(lint_text(f"value {encoded}", path="x"))}
+    plain = base64.b64encode(b"release notes for the mobile client").decode()
+    assert _blocks(lint_text(f"value {plain}", path="x")) == []

@@ -440,7 +440,8 @@ def render_entry_candidate(view: CandidateView, ctx: RenderContext) -> list[Rend
                         "paths": sorted({*old.evidence.paths, *evidence["paths"]}),
                     }
         else:
-            entry_id = ctx.new_id(text)
+            # the id reaches git as the file name: built from the sanitized text, like the body
+            entry_id = ctx.new_id(sanitize_text(text, worktree_root=root))
             target_path = layout.entry_path(entry_id)
             current = ctx.read(target_path)
         if number == 0:

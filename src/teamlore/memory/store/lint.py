@@ -15,7 +15,9 @@ preview (`ghp_…[40 chars]`).
 
 from __future__ import annotations
 
+import bisect
 import os
+import re
 import stat
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
@@ -27,7 +29,14 @@ from pydantic.alias_generators import to_camel
 
 from teamlore.core import errors
 from teamlore.core.errors import MEMORY_NOT_INITIALIZED, TeamloreError
-from teamlore.core.secrets import SESSION_ID_PATTERN, Severity, redact, scan_content, scrub
+from teamlore.core.secrets import (
+    CI_HOMES,
+    SESSION_ID_PATTERN,
+    Severity,
+    redact,
+    scan_content,
+    scrub,
+)
 from teamlore.memory.store import documents as docs
 from teamlore.memory.store import layout
 from teamlore.memory.store.frontmatter import MemoryFormatError, decode_text, line_of
@@ -108,21 +117,111 @@ def _format_finding(error: MemoryFormatError, path: str) -> Finding:
     )
 
 
-def _canonical_bytes(kind: DocumentKind, data: bytes, path: str) -> tuple[bytes | None, list[str]]:
-    """Load the document; return its canonical bytes and any unknown limitation codes."""
+def _canonical_bytes(
+    kind: DocumentKind, data: bytes, path: str
+) -> tuple[bytes | None, list[str], BaseModel | None]:
+    """Load the document; return its canonical bytes, any unknown limitation codes and the
+    loaded document (whose decoded field values are linted too)."""
     if kind == "entry":
         entry = docs.load_entry(data, path)
         unknown = [item for item in entry.limitations if item not in docs.KNOWN_LIMITATIONS]
-        return docs.dump_entry(entry), unknown
+        return docs.dump_entry(entry), unknown, entry
     if kind == "scene":
-        return docs.dump_scene(docs.load_scene(data, path)), []
+        scene = docs.load_scene(data, path)
+        return docs.dump_scene(scene), [], scene
     if kind == "doctrine":
-        return docs.dump_doctrine(docs.load_doctrine(data, path)), []
+        return docs.dump_doctrine(docs.load_doctrine(data, path)), [], None
     if kind == "skill":
-        return docs.dump_skill(docs.load_skill(data, path)), []
+        skill = docs.load_skill(data, path)
+        return docs.dump_skill(skill), [], skill
     if kind == "index":
-        return docs.dump_index(docs.load_index(data, path)), []
-    return None, []
+        return docs.dump_index(docs.load_index(data, path)), [], None
+    return None, [], None
+
+
+def _strings(value: object, field: str) -> list[tuple[str, str]]:
+    """(top-level field, string) for every string inside a decoded field value."""
+    if isinstance(value, str):
+        return [(field, value)]
+    if isinstance(value, dict):
+        return [pair for item in value.values() for pair in _strings(item, field)]
+    if isinstance(value, list | tuple):
+        return [pair for item in value for pair in _strings(item, field)]
+    return []
+
+
+def _field_findings(document: BaseModel, text: str, path: str) -> list[Finding]:
+    """Every frontmatter field is content: its decoded value (YAML/JSON escapes resolved) is
+    scanned like the body, and a hit is reported on the line of the field."""
+    findings = []
+    for name, value in document.model_dump(mode="json").items():
+        if name == "body":
+            continue
+        for field, string in _strings(value, name):
+            at = text.find(f"\n{field}:")
+            line = line_of(text, at + 1) if at >= 0 else 1
+            for hit in scan_content(string):
+                findings.append(
+                    Finding(
+                        rule=hit.rule,
+                        severity=hit.severity,
+                        file=path,
+                        line=line,
+                        message=f"field `{field}`: {hit.message}",
+                    )
+                )
+    return findings
+
+
+def _local_home_slugs() -> tuple[str, ...]:
+    """This machine's home folder as a slug (`home-alice`, `users-bob`): a name holding it was
+    built from a local path. CI runners' shared homes say nothing about a person."""
+    home = Path.home()
+    parts = [p for p in home.parts if p not in ("/", "\\") and not p.endswith(":")]
+    if len(parts) < 2 or parts[-1] in CI_HOMES:
+        return ()
+    slug = "-".join(p.lower() for p in parts)
+    return (slug,) if slug_problem(slug) is None else ()
+
+
+def name_findings(path: str) -> list[Finding]:
+    """A file name is content too: it reaches git like the body. Its secret, session and path
+    hits, and this machine's home folder slugged into it (`entries/home-alice-src-…md`)."""
+    findings = [
+        Finding(
+            rule=hit.rule,
+            severity=hit.severity,
+            file=path,
+            line=0,
+            message=f"file name: {hit.message}",
+        )
+        for hit in scan_content(path)
+    ]
+    stem = path.rsplit("/", 1)[-1]
+    for home in _local_home_slugs():
+        if f"-{home}-" in f"-{stem}-" or stem.startswith(f"{home}-") or f"-{home}" in stem:
+            findings.append(
+                Finding(
+                    rule="path.home-in-name",
+                    severity="block",
+                    file=path,
+                    line=0,
+                    message="file name: holds this machine's home folder as a slug"
+                    " (ids must come from sanitized text)",
+                )
+            )
+            break
+    return findings
+
+
+class _LineIndex:
+    """Line numbers of offsets in one text in O(log n) each (many findings stay linear)."""
+
+    def __init__(self, text: str) -> None:
+        self.newlines = [m.start() for m in re.finditer("\n", text)]
+
+    def line_of(self, offset: int) -> int:
+        return bisect.bisect_left(self.newlines, offset) + 1
 
 
 def lint_bytes(data: bytes, *, path: str, kind: DocumentKind) -> list[Finding]:
@@ -156,10 +255,13 @@ def lint_bytes(data: bytes, *, path: str, kind: DocumentKind) -> list[Finding]:
         )
     if kind != "text":
         try:
-            canonical, unknown = _canonical_bytes(kind, data, path)
+            canonical, unknown, document = _canonical_bytes(kind, data, path)
         except MemoryFormatError as exc:
             findings.append(_format_finding(exc, path))
         else:
+            findings.extend(name_findings(path))
+            if document is not None:
+                findings.extend(_field_findings(document, text, path))
             if canonical is not None and canonical != text.encode("utf-8"):
                 findings.append(
                     Finding(
@@ -180,16 +282,20 @@ def lint_bytes(data: bytes, *, path: str, kind: DocumentKind) -> list[Finding]:
                         message=scrub(f"limitation `{code}` is not in the known vocabulary"),
                     )
                 )
-    for hit in scan_content(text):
-        findings.append(
-            Finding(
-                rule=hit.rule,
-                severity=hit.severity,
-                file=path,
-                line=line_of(text, hit.start),
-                message=hit.message,
-            )
+    lines = _LineIndex(text)
+    content = [
+        Finding(
+            rule=hit.rule,
+            severity=hit.severity,
+            file=path,
+            line=lines.line_of(hit.start),
+            message=hit.message,
         )
+        for hit in scan_content(text)
+    ]
+    # a field hit that the raw text already shows on the same line is reported once
+    seen = {(f.rule, f.line) for f in content}
+    findings = [f for f in findings if (f.rule, f.line) not in seen or f.line == 0] + content
     return _sorted(findings)
 
 
