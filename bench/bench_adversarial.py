@@ -6,7 +6,7 @@ openers without closers, runs of escapes, repeated rule prefixes, one endless to
 transform gets every payload. Prints seconds and MiB/s per pair, and with `--ratio` also the
 time at a quarter of the size, so a non-linear transform shows as a ratio far above 4.
 
-    .venv/bin/python bench/bench_adversarial.py [--mib 10] [--ratio] [--only NAME]
+    .venv/bin/python bench/bench_adversarial.py [--mib 10] [--ratio] [--only NAME] [--skip NAME]
 """
 
 from __future__ import annotations
@@ -93,6 +93,7 @@ def main() -> None:
     parser.add_argument("--mib", type=float, default=10.0)
     parser.add_argument("--ratio", action="store_true", help="also time a quarter-size payload")
     parser.add_argument("--only", help="run only transforms whose name contains this")
+    parser.add_argument("--skip", help="skip transforms whose name contains this")
     args = parser.parse_args()
     size = int(args.mib * 1024 * 1024)
     print(f"# {args.mib:g} MiB payloads, load average {os.getloadavg()[0]:.2f}")
@@ -103,6 +104,8 @@ def main() -> None:
     worst = ("", "", 0.0)
     for transform in TRANSFORMS:
         if args.only and args.only not in transform.name:
+            continue
+        if args.skip and args.skip in transform.name:
             continue
         for name, build in PAYLOADS.items():
             text = build(size)
