@@ -40,7 +40,13 @@ _ADJACENT_OPENERS = re.compile(r"([<\[])(?=\1)")
 def escape_text(text: str) -> str:
     """Neutralize marker and note look-alikes: `<<` becomes `<\\<` and `[[` becomes `[\\[`
     (idempotent; no `<<` or `[[` survives)."""
-    return _ADJACENT_OPENERS.sub(lambda m: m.group(1) + "\\", text)
+    # two `str.replace` passes per pair: the first breaks every other pair of a run, the
+    # second the pairs the first left at the joins (linear, and in C: a regex callback per
+    # match took 30 s on 10 MiB of `<`); equal to `_ADJACENT_OPENERS.sub(r"\1\\", text)`
+    for pair, broken in (("<<", "<\\<"), ("[[", "[\\[")):
+        if pair in text:
+            text = text.replace(pair, broken).replace(pair, broken)
+    return text
 
 
 class _Event(Protocol):
