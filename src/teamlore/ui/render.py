@@ -14,45 +14,10 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
+from teamlore.core.analyzer import STOPWORDS
+
 FOLD_CHARS = 600
 _WORD = re.compile(r"\w{3,}", re.UNICODE)
-_STOP = frozenset(
-    [
-        "the",
-        "and",
-        "for",
-        "with",
-        "that",
-        "this",
-        "from",
-        "are",
-        "was",
-        "were",
-        "has",
-        "have",
-        "not",
-        "but",
-        "its",
-        "into",
-        "which",
-        "then",
-        "than",
-        "when",
-        "what",
-        "your",
-        "you",
-        "they",
-        "them",
-        "their",
-        "there",
-        "been",
-        "also",
-        "only",
-        "must",
-        "should",
-        "would",
-    ]
-)
 
 
 def diff_lines(diff: str) -> list[tuple[str, str]]:
@@ -80,7 +45,7 @@ def _terms(text: str) -> frozenset[str]:
     cjk = {
         text[i : i + 2] for i in range(len(text) - 1) if _is_cjk(text[i]) and _is_cjk(text[i + 1])
     }
-    return frozenset((words - _STOP) | cjk)
+    return frozenset((words - STOPWORDS) | cjk)
 
 
 def _is_cjk(char: str) -> bool:
@@ -172,7 +137,3 @@ def environment() -> Environment:
     )
     env.globals["FOLD_CHARS"] = FOLD_CHARS
     return env
-
-
-def context_defaults() -> dict[str, Any]:
-    return {"FOLD_CHARS": FOLD_CHARS}

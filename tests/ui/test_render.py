@@ -1,0 +1,34 @@
+"""The page's text filters: highlighting escapes every piece of text and adds only <mark>."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+from markupsafe import escape
+
+from teamlore.ui.render import candidate_title, diff_lines, highlight
+
+
+def test_shared_words_and_cjk_pairs_are_marked_and_markup_is_escaped() -> None:
+    marked = highlight("The release <script>job</script> 数据库迁移超时", "release job 迁移")
+    assert str(marked) == (
+        "The <mark>release</mark> &lt;script&gt;<mark>job</mark>&lt;/script&gt; "
+        "数据库<mark>迁移</mark>超时"
+    )
+
+
+@given(st.text(max_size=200), st.text(max_size=60))
+def test_highlight_never_lets_markup_through(text: str, against: str) -> None:
+    out = str(highlight(text, against))
+    assert out.replace("<mark>", "").replace("</mark>", "") == str(escape(text))
+
+
+def test_diff_lines_are_classified() -> None:
+    diff = "--- /dev/null\n+++ b/x.md\n@@ -0,0 +1 @@\n+added\n-removed\n context"
+    assert [kind for kind, _ in diff_lines(diff)] == ["file", "file", "hunk", "add", "del", "ctx"]
+
+
+def test_a_skill_is_titled_by_name_and_description() -> None:
+    item = {"content": "## body", "skill": {"name": "release", "description": "Cut a release."}}
+    assert candidate_title(item) == "release: Cut a release."
+    assert candidate_title({"content": "first line\nsecond"}) == "first line"
