@@ -4,16 +4,13 @@ result, the same bytes on disk, the same refusal."""
 from __future__ import annotations
 
 import json
-import os
-import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from mcp.client.stdio import stdio_client
+from team_mcp import team_calls
 
-from mcp import ClientSession, StdioServerParameters
 from support import git, teamlore_cli
 
 SKILL = (
@@ -31,25 +28,6 @@ def make_repo(root: Path) -> Path:
     (skill / "SKILL.md").write_bytes(SKILL)
     (root / "CLAUDE.md").write_text("# House rules\n\nBe brief.\n")
     return root
-
-
-async def _calls(repo: Path, calls: list[tuple[str, dict[str, Any]]]) -> tuple[list, list]:
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "teamlore.cli.main", "mcp", "--capability", "team"],
-        cwd=str(repo),
-        env={**os.environ},
-    )
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
-        tools = (await session.list_tools()).tools
-        results = []
-        for name, args in calls:
-            result = await session.call_tool(name, args)
-            payload = json.loads(result.content[0].text)
-            assert result.is_error == ("error" in payload)
-            results.append(payload)
-        return tools, results
 
 
 def cli(repo: Path, *args: str) -> tuple[int, dict[str, Any]]:
@@ -75,7 +53,7 @@ def test_assemble_gives_the_same_result_and_files_over_mcp_and_cli(tmp_path: Pat
         _, second = cli(over_cli, "memory", "assemble", "--provider", provider)
         results[provider] = (first, second)
     tools, mcp_results = anyio.run(
-        _calls,
+        team_calls,
         over_mcp,
         [
             ("threadshare_memory_assemble", {"provider": "claude"}),
@@ -103,7 +81,7 @@ def test_a_bad_marker_is_the_same_refusal_over_mcp_and_cli(tmp_path: Path) -> No
     before = tree(repo)
     code, over_cli = cli(repo, "memory", "assemble", "--provider", "codex")
     _, (over_mcp, bad_provider) = anyio.run(
-        _calls,
+        team_calls,
         repo,
         [
             ("threadshare_memory_assemble", {"provider": "codex"}),

@@ -5,16 +5,13 @@ and a flow may switch transport at any step."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from mcp.client.stdio import stdio_client
-
-from mcp import ClientSession, StdioServerParameters
+from team_mcp import team_calls
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory" / "consolidation"))
 from consolidation_world import (
@@ -30,27 +27,8 @@ def world(tmp_path: Path, home: Path) -> World:
     return World(tmp_path, home)
 
 
-async def _calls(root: Path, calls: list[tuple[str, dict[str, Any]]]) -> tuple[list, list]:
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "teamlore.cli.main", "mcp", "--capability", "team"],
-        cwd=str(root),
-        env={**os.environ},
-    )
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
-        tools = (await session.list_tools()).tools
-        results = []
-        for name, args in calls:
-            result = await session.call_tool(name, args)
-            payload = json.loads(result.content[0].text)
-            assert result.is_error == ("error" in payload)
-            results.append(payload)
-        return tools, results
-
-
 def mcp(world: World, *calls: tuple[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    return anyio.run(_calls, world.root, list(calls))[1]
+    return anyio.run(team_calls, world.root, list(calls))[1]
 
 
 def cli(world: World, *args: str, stdin: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -61,7 +39,7 @@ def cli(world: World, *args: str, stdin: dict[str, Any] | None = None) -> dict[s
 
 
 def test_the_synthesize_tool_is_a_team_tool_with_camel_case_arguments(world: World) -> None:
-    tools, _ = anyio.run(_calls, world.root, [])
+    tools, _ = anyio.run(team_calls, world.root, [])
     tool = next(t for t in tools if t.name == "threadshare_memory_synthesize")
     assert set(tool.input_schema["properties"]) == {"ifDue", "full"}
     assert tool.annotations.read_only_hint is False
@@ -137,3 +115,11 @@ def test_the_whole_flow_across_mcp_and_cli_gives_identical_results(world: World)
     assert after_mcp["status"] == "nothing-new"
     assert status_mcp == cli(world, "memory", "status")
     assert status_mcp["consolidation"]["runs"]["applied"] == 1
+
+
+def test_the_team_instructions_explain_the_consolidation_workflow() -> None:
+    from teamlore.mcp.server import compose_instructions
+
+    team = compose_instructions(("team",))
+    assert "threadshare_memory_synthesize" in team and '{kind: "consolidation"}' in team
+    assert "threadshare_memory_synthesize" not in compose_instructions(("team-read",))

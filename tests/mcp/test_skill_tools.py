@@ -6,16 +6,14 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from mcp.client.stdio import stdio_client
+from team_mcp import team_calls
 
-from mcp import ClientSession, StdioServerParameters
 from support import release_repository, teamlore_cli
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
@@ -29,26 +27,8 @@ def repo(tmp_path: Path, home: Path) -> Path:
     return release_repository(tmp_path, home)
 
 
-async def _calls(repo: Path, calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "teamlore.cli.main", "mcp", "--capability", "team"],
-        cwd=str(repo),
-        env={**os.environ},
-    )
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
-        results = []
-        for name, args in calls:
-            result = await session.call_tool(name, args)
-            payload = json.loads(result.content[0].text)
-            assert result.is_error == ("error" in payload)
-            results.append(payload)
-        return results
-
-
 def mcp(repo: Path, *calls: tuple[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    return anyio.run(_calls, repo, list(calls))
+    return anyio.run(team_calls, repo, list(calls))[1]
 
 
 def cli(repo: Path, *args: str, stdin: dict[str, Any] | None = None) -> dict[str, Any]:

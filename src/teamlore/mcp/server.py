@@ -72,7 +72,13 @@ evidence ids. Review it with threadshare_memory_review {kind: "skill"}. After a 
 threadshare_memory_assemble puts memory and Skills where Claude Code and Codex read them.
 4. The user reviews and confirms (threadshare_memory_review, then `teamlore memory confirm` or \
 threadshare_memory_prepare). Call threadshare_memory_promote only with a plan id the user gave \
-you. teamlore never commits; the user does."""
+you. teamlore never commits; the user does.
+When the user asks to consolidate team memory (or threadshare_memory_status says consolidation \
+is due): threadshare_memory_synthesize returns a ConsolidationTask@v1; fold its entries into \
+scenes and the doctrine as its instructions say (heat and dates are teamlore's), agree the \
+changes with the user, send the ConsolidationPatch@v1 to threadshare_memory_stage, then \
+threadshare_memory_review {kind: "consolidation"} shows each operation as current vs proposed \
+for the user to confirm."""
 
 PERSONAL_INSTRUCTIONS = """teamlore holds this user's personal memory: their profile, \
 preferences and per-project notes, kept on this machine and shared by all their agents. Memory \

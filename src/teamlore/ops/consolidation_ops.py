@@ -53,29 +53,19 @@ class SynthesizeRequest(BaseModel):
 def memory_synthesize(ctx: OpContext, request: SynthesizeRequest) -> dict[str, Any]:
     """Build a ConsolidationTask@v1 for the agent (or say why there is none)."""
     from teamlore.memory.consolidation.synthesize import synthesize
-    from teamlore.memory.store.state_db import open_state_db
-    from teamlore.repo.binding import resolve_repository
+    from teamlore.ops.stores import worktree_state
 
-    identity = resolve_repository(ctx.cwd, home=ctx.home)
-    conn = open_state_db(ctx.home)
-    try:
+    with worktree_state(ctx) as (identity, conn):
         return synthesize(conn, identity, full=request.full, if_due=request.if_due)
-    finally:
-        conn.close()
 
 
 def stage_consolidation_patch(ctx: OpContext, document: dict[str, Any]) -> dict[str, Any]:
     """`memory.stage` for a ConsolidationPatch@v1 (see `teamlore.ops.stage_ops`)."""
     from teamlore.memory.consolidation.staging import stage_patch
-    from teamlore.memory.store.state_db import open_state_db
-    from teamlore.repo.binding import resolve_repository
+    from teamlore.ops.stores import worktree_state
 
-    identity = resolve_repository(ctx.cwd, home=ctx.home)
-    conn = open_state_db(ctx.home)
-    try:
+    with worktree_state(ctx) as (identity, conn):
         return stage_patch(conn, document, identity=identity)
-    finally:
-        conn.close()
 
 
 __all__ = ["SynthesizeRequest", "memory_synthesize", "stage_consolidation_patch"]

@@ -36,11 +36,9 @@ def owner_state(
     missing or unsafe memory tree is left for the caller to report instead of refused."""
     from teamlore.memory.store.layout import MEMORY_ROOT
     from teamlore.memory.store.projection import sync_approved_projection
-    from teamlore.memory.store.state_db import open_state_db
+    from teamlore.ops.stores import worktree_state
 
-    identity = owner(ctx)
-    conn = open_state_db(ctx.home)
-    try:
+    with worktree_state(ctx) as (identity, conn):
         tree = identity.worktree_root / MEMORY_ROOT
         if sync or (tree.is_dir() and not tree.is_symlink()):
             sync_approved_projection(
@@ -50,8 +48,6 @@ def owner_state(
                 worktree_root=identity.worktree_root,
             )
         yield identity, conn
-    finally:
-        conn.close()
 
 
 class InitRequest(_Strict):

@@ -71,15 +71,10 @@ class DiscardRequest(BaseModel):
 
 def _with_owner_state(ctx: OpContext, body: Callable[[Any, Any], T]) -> T:
     """The caller's worktree (registered for sessions or not) and the state DB."""
-    from teamlore.memory.store.state_db import open_state_db
-    from teamlore.repo.binding import resolve_repository
+    from teamlore.ops.stores import worktree_state
 
-    identity = resolve_repository(ctx.cwd, home=ctx.home)
-    state = open_state_db(ctx.home)
-    try:
+    with worktree_state(ctx) as (identity, state):
         return body(identity, state)
-    finally:
-        state.close()
 
 
 def _with_stores(ctx: OpContext, body: Callable[[Any, Any, Any], T]) -> T:

@@ -20,6 +20,21 @@ class Stores:
 
 
 @contextmanager
+def worktree_state(ctx: OpContext) -> Iterator[tuple[RepositoryIdentity, sqlite3.Connection]]:
+    """The worktree of `ctx.cwd` (registered for sessions or not) and the state DB: what an
+    operation on the memory tree alone needs (consolidation, discard, status)."""
+    from teamlore.memory.store.state_db import open_state_db
+    from teamlore.repo.binding import resolve_repository
+
+    identity = resolve_repository(ctx.cwd, home=ctx.home)
+    state = open_state_db(ctx.home)
+    try:
+        yield identity, state
+    finally:
+        state.close()
+
+
+@contextmanager
 def registered_stores(ctx: OpContext, *, sync_projection: bool = False) -> Iterator[Stores]:
     """The registered worktree of `ctx.cwd` (refused when unregistered or ambiguous) with the
     index and the state DB; with `sync_projection` the approved projection is brought up to

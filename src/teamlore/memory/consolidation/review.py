@@ -74,6 +74,10 @@ def review_text(operation: Mapping[str, Any], current: Mapping[str, bytes | None
     return "\n".join(lines)
 
 
+def _blob(data: bytes | None) -> str | None:
+    return None if data is None else digests.git_blob_oid(data)
+
+
 def file_diff(path: str, old: bytes | None, new: bytes | None) -> str:
     before = [] if old is None else old.decode("utf-8", "replace").splitlines(keepends=True)
     after = [] if new is None else new.decode("utf-8").splitlines(keepends=True)
@@ -95,11 +99,11 @@ def patch_files(payload: Mapping[str, Any]) -> tuple[list[tuple[str, bytes]], li
         if op["content"] is not None
     }
     deletes = {path for op in payload["operations"] for path in op["deletes"]}
-    order = sorted
-    return (
-        [(p, writes[p]) for p in order(writes, key=lambda p: p.encode("utf-8"))],
-        order(deletes, key=lambda p: p.encode("utf-8")),
-    )
+
+    def by_path(path: str) -> bytes:
+        return path.encode("utf-8")
+
+    return [(p, writes[p]) for p in sorted(writes, key=by_path)], sorted(deletes, key=by_path)
 
 
 def lint_findings(writes: Sequence[tuple[str, bytes]]) -> list[dict[str, Any]]:
@@ -205,9 +209,7 @@ def review_item(
             "targetPath": path,
             "operation": "write",
             "role": "new" if current.get(path) is None else "update",
-            "targetBlobHash": None
-            if current.get(path) is None
-            else digests.git_blob_oid(current[path] or b""),
+            "targetBlobHash": _blob(current.get(path)),
             "sanitizedContentDigest": digests.sanitized_content_digest(data),
             "bytes": len(data),
             "preview": data.decode("utf-8"),
@@ -219,9 +221,7 @@ def review_item(
             "targetPath": path,
             "operation": "delete",
             "role": "delete",
-            "targetBlobHash": None
-            if current.get(path) is None
-            else digests.git_blob_oid(current[path] or b""),
+            "targetBlobHash": _blob(current.get(path)),
             "sanitizedContentDigest": None,
             "bytes": 0,
             "preview": None,

@@ -83,7 +83,9 @@ def synthesize(
     if not entries:
         return _result(
             "nothing-new",
-            "no approved entries are new or changed since the last consolidation",
+            "no approved entries are new or changed since the last consolidation"
+            if source.approved_entries
+            else "there are no approved entries yet",
             mode=mode,
             **common,
         )
