@@ -297,3 +297,18 @@ def test_cli_exit_codes_and_text(user: Path) -> None:
     done = teamlore_cli("install", "--client", "claude")
     assert done.returncode == 0, done.stderr
     assert "claude (user scope): installed" in done.stdout and ".claude.json" in done.stdout
+
+
+def test_sync_on_stop_adds_a_stop_hook_for_each_client(user: Path) -> None:
+    seed_user_configs(user)
+    before = tree(user)
+    op("install", user, client="all", syncOnStop=True)
+    codex_hooks = json.loads((user / ".codex" / "hooks.json").read_text())["hooks"]
+    [group] = codex_hooks["Stop"]
+    assert group["hooks"][0]["command"].endswith("hook session-end --client codex")
+    settings = json.loads((user / ".claude" / "settings.json").read_text())
+    assert [g["hooks"][0]["command"].split()[-3:] for g in settings["hooks"]["Stop"]] == [
+        ["session-end", "--client", "claude"]
+    ]
+    op("uninstall", user, client="all")
+    assert tree(user) == before

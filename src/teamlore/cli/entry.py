@@ -1,8 +1,8 @@
 """The `teamlore` console entry point.
 
-`teamlore hook session-start` runs from here without importing the full CLI (typer, rich, every
-command module): agents start it on every session and it has a sub-second budget
-(`teamlore.cli.hook_runner`). Everything else goes to `teamlore.cli.main`.
+`teamlore hook session-start` and `hook session-end` run from here without importing the full
+CLI (typer, rich, every command module): agents start them on every session, with a sub-second
+budget (`teamlore.cli.hook_runner`). Everything else goes to `teamlore.cli.main`.
 """
 
 from __future__ import annotations
@@ -16,6 +16,10 @@ def main() -> None:
         from teamlore.cli.hook_runner import exit_now, run_from_argv
 
         exit_now(run_from_argv(args[2:]))
+    if args[:2] == ["hook", "session-end"] and "--help" not in args:
+        from teamlore.cli.hook_runner import exit_now, session_end_from_argv
+
+        exit_now(session_end_from_argv(args[2:]))
     from teamlore.cli.main import main as full_main
 
     full_main()

@@ -10,6 +10,7 @@ agent's session. Output is the hook JSON both Claude Code and Codex read:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -75,14 +76,54 @@ def session_start(client: str) -> int:
     return 0
 
 
-def run_from_argv(argv: list[str]) -> int:
-    """`hook session-start [--client claude|codex]`; unknown extras are ignored (exit 0)."""
-    client = "claude"
+def _client(argv: list[str]) -> str:
     if "--client" in argv:
         index = argv.index("--client")
         if index + 1 < len(argv) and argv[index + 1] in CLIENTS:
-            client = argv[index + 1]
-    return session_start(client)
+            return argv[index + 1]
+    return "claude"
+
+
+def run_from_argv(argv: list[str]) -> int:
+    """`hook session-start [--client claude|codex]`; unknown extras are ignored (exit 0)."""
+    return session_start(_client(argv))
+
+
+def _start_sync(client: str) -> None:
+    payload = _read_payload()
+    transcript = payload.get("transcript_path")
+    if not isinstance(transcript, str) or not os.path.isfile(transcript):
+        return
+    import subprocess
+
+    sync = ["sync", "--source", f"{client}={transcript}"]
+    subprocess.Popen(
+        [sys.executable, "-m", "teamlore.cli.entry", *sync],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        close_fds=True,
+    )
+
+
+def session_end(client: str) -> int:
+    """Start `teamlore sync --source <client>=<transcript>` for the session that just stopped,
+    detached in the background, and return 0 within the budget (whatever happens)."""
+
+    def work() -> None:
+        with contextlib.suppress(BaseException):  # a hook never fails the session
+            _start_sync(client)
+
+    worker = threading.Thread(target=work, daemon=True)
+    worker.start()
+    worker.join(_budget())
+    return 0
+
+
+def session_end_from_argv(argv: list[str]) -> int:
+    """`hook session-end [--client claude|codex]`."""
+    return session_end(_client(argv))
 
 
 def exit_now(code: int) -> None:

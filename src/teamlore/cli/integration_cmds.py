@@ -62,6 +62,9 @@ def install(
     force: bool = typer.Option(
         False, "--force", help="Replace a same-named entry teamlore did not write."
     ),
+    sync_on_stop: bool = typer.Option(
+        False, "--sync-on-stop", help="Also index each session's file when it stops (Stop hook)."
+    ),
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """Connect Claude Code and/or Codex: MCP servers, SessionStart hook, assembled memory."""
@@ -74,6 +77,7 @@ def install(
             "personal": personal,
             "dryRun": dry_run,
             "force": force,
+            "syncOnStop": sync_on_stop,
         },
         fmt,
         _render_install,
@@ -101,6 +105,19 @@ def hook_session_start(
     from teamlore.cli.hook_runner import exit_now, run_from_argv
 
     exit_now(run_from_argv(["--client", client]))
+
+
+@hook_app.command("session-end")
+def hook_session_end(
+    client: str = typer.Option("claude", "--client", help="claude or codex."),
+) -> None:
+    """Index the transcript of the session that just stopped, in the background.
+
+    Reads the hook payload's transcript_path and starts `teamlore sync --source` for that one
+    file, detached; returns at once and never fails (installed by `install --sync-on-stop`)."""
+    from teamlore.cli.hook_runner import exit_now, session_end_from_argv
+
+    exit_now(session_end_from_argv(["--client", client]))
 
 
 _MARKS = {"ok": ("ok  ", "green"), "warn": ("warn", "yellow"), "fail": ("fail", "red")}

@@ -7,6 +7,7 @@ within the client's startup timeout; hooks are run for real with a sample payloa
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -160,9 +161,11 @@ async def _with_timeout(server: dict[str, Any], cwd: Path, timeout: float) -> li
         return await _list_tools(server, cwd)
 
 
-def hook_check(client: str, command: str, cwd: Path, timeout: float = 10.0) -> Check:
+def hook_check(
+    client: str, command: str, cwd: Path, event: str = "SessionStart", timeout: float = 10.0
+) -> Check:
     name = f"{client}.hook"
-    payload = f'{{"hook_event_name": "SessionStart", "source": "startup", "cwd": "{cwd}"}}'
+    payload = json.dumps({"hook_event_name": event, "source": "startup", "cwd": str(cwd)})
     try:
         done = subprocess.run(
             ["/bin/sh", "-c", command],
@@ -173,7 +176,7 @@ def hook_check(client: str, command: str, cwd: Path, timeout: float = 10.0) -> C
             cwd=cwd,
         )
     except subprocess.TimeoutExpired:
-        return Check(name, "fail", f"the SessionStart hook ran past {timeout:.0f} s", None)
+        return Check(name, "fail", f"the {event} hook ran past {timeout:.0f} s", None)
     if done.returncode != 0:
         tail = (done.stderr.strip().splitlines() or [""])[-1][:200]
         return Check(
@@ -182,5 +185,7 @@ def hook_check(client: str, command: str, cwd: Path, timeout: float = 10.0) -> C
             f"the SessionStart hook exited {done.returncode}: {tail}",
             f"teamlore install --client {client} (the command may point at a removed install)",
         )
+    if event != "SessionStart":
+        return Check(name, "ok", f"{event} hook runs")
     said = "prints a brief" if done.stdout.strip() else "runs (nothing to brief here)"
     return Check(name, "ok", f"SessionStart hook {said}")

@@ -60,6 +60,9 @@ class InstallRequest(BaseModel):
     team: bool = Field(False, description="team tier (write tools) instead of team-read")
     personal: bool = Field(False, description="also the personal init tier (memory_init)")
     dryRun: bool = False
+    syncOnStop: bool = Field(
+        False, description="a Stop hook that indexes the session's file in the background"
+    )
     force: bool = Field(
         False, description="replace an entry teamlore did not write; skip CLI check"
     )
@@ -149,6 +152,9 @@ def plan_client(client: str, request: InstallRequest, root: Path | None) -> list
     ]
     command = f"{_teamlore_command(portable)} hook session-start --client {client}"
     hooks = [HookSpec("SessionStart", command)]
+    if request.syncOnStop:
+        teamlore = _teamlore_command(portable)
+        hooks.append(HookSpec("Stop", f"{teamlore} hook session-end --client {client}"))
     files: list[FileEdits] = CLIENTS[client].plan_files(request.scope, root, servers, hooks)
     return files
 
@@ -186,7 +192,7 @@ def install(ctx: OpContext, request: InstallRequest) -> dict[str, Any]:
         if request.dryRun and ctx.home is not None
         else (state_dir_path() if request.dryRun else resolve_home(ctx.home))
     )
-    options = {"team": request.team, "personal": request.personal}
+    options = {"team": request.team, "personal": request.personal, "syncOnStop": request.syncOnStop}
     # dry-run every client first: a refusal for the second leaves the first untouched too
     previews = [
         installer.install(
@@ -295,12 +301,13 @@ def _client_checks(ctx: OpContext, client: str, home: Path) -> list[doctor_check
     for installation in installations:
         entries, servers = doctor_checks.entry_checks(installation)
         checks += entries
-        hooks = [
-            e.command for f in installation.files for e in f.entries if isinstance(e, HookRecord)
-        ]
+        hooks = [e for f in installation.files for e in f.entries if isinstance(e, HookRecord)]
         with ThreadPoolExecutor(max_workers=4) as pool:  # servers start in parallel, as in a client
             started = [pool.submit(doctor_checks.server_check, client, s, cwd) for s in servers]
-            ran = [pool.submit(doctor_checks.hook_check, client, h, cwd) for h in hooks]
+            ran = [
+                pool.submit(doctor_checks.hook_check, client, h.command, cwd, h.event)
+                for h in hooks
+            ]
             checks += [future.result() for future in [*started, *ran]]
         if client == "codex" and any(
             isinstance(e, HookRecord) for f in installation.files for e in f.entries
