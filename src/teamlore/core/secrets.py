@@ -552,13 +552,22 @@ _ACCEPT_BY_RULE: dict[str, Callable[[re.Match[str]], bool]] = {
 }
 
 
+# a document with more hits of one rule than this is reported by its first ones: the verdict is
+# the same, and a megabyte of repeated paths does not become a million findings
+MAX_HITS_PER_RULE = 1000
+
+
 def _pattern_hits(text: str, rules: Iterable[_PatternRule]) -> list[Hit]:
     hits: list[Hit] = []
     for rule in rules:
+        found = 0
         for match in rule.pattern.finditer(text):
             accept = _ACCEPT_BY_RULE.get(rule.rule, rule.accept)
             if accept is not None and not accept(match):
                 continue
+            found += 1
+            if found > MAX_HITS_PER_RULE:
+                break
             start, end, value = _match_span(rule, match)
             if rule.rule in ("secret.assignment", "secret.prose"):
                 preview = f"{match.group('key')}: " + redact(value, 0)

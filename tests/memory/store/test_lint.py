@@ -695,3 +695,11 @@ def test_an_encoded_token_blocks_and_encoded_prose_does_not() -> None:
     assert "secret.encoded" in {f.rule for f in _blocks(lint_text(f"value {encoded}", path="x"))}
     plain = base64.b64encode(b"release notes for the mobile client").decode()
     assert _blocks(lint_text(f"value {plain}", path="x")) == []
+
+
+def test_a_document_full_of_one_finding_reports_a_bounded_number() -> None:
+    from teamlore.core.secrets import MAX_HITS_PER_RULE
+
+    findings = lint_text("see /home/alice/x\n" * (3 * MAX_HITS_PER_RULE), path="x.md")
+    homes = [f for f in findings if f.rule == "path.home-absolute"]
+    assert len(homes) == MAX_HITS_PER_RULE and all(f.severity == "block" for f in homes)
