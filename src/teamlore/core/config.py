@@ -14,10 +14,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from teamlore.core import errors
 from teamlore.core.paths import read_private_file, resolve_home, write_private_file
+from teamlore.core.strict import STRICT
 
 
 class RepositoryConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = STRICT
 
     path: str
     repository_key: str

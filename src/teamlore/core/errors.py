@@ -12,7 +12,10 @@ import os
 import re
 import sqlite3
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +127,35 @@ class TeamloreError(Exception):
         if self.details:
             out["details"] = self.details
         return out
+
+
+def first_problem(
+    exc: ValidationError, default_location: str = "request", *, plain: bool = False
+) -> tuple[str, str]:
+    """Where (dotted field path) and what (pydantic's message) of a validation error's first
+    problem; `plain` drops pydantic's own wording ("Value error, ", "Assertion failed, ")."""
+    first = exc.errors()[0]
+    where = ".".join(str(part) for part in first.get("loc", ())) or default_location
+    message = str(first.get("msg", "invalid value"))
+    if plain:
+        for prefix in ("Value error, ", "Assertion failed, "):
+            message = message.removeprefix(prefix)
+    return where, message
+
+
+def from_validation_error(
+    exc: ValidationError,
+    error: ErrorCode,
+    *,
+    prefix: str = "",
+    default_location: str = "request",
+    plain: bool = False,
+    **details: Any,
+) -> TeamloreError:
+    """The one mapping from a pydantic ValidationError to a refusal with a stable code:
+    `<prefix><location>: <message>` of the first problem."""
+    where, message = first_problem(exc, default_location, plain=plain)
+    return TeamloreError(error, f"{prefix}{where}: {message}", **details)
 
 
 _SQLITE_FULL, _SQLITE_CORRUPT, _SQLITE_NOTADB, _SQLITE_READONLY, _SQLITE_IOERR = 13, 11, 26, 8, 10

@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from teamlore.core import errors
 from teamlore.core.paths import ensure_private_dir, read_private_file, write_private_file
+from teamlore.core.strict import STRICT
 
 MANIFEST_FORMAT = "teamlore-integrations@v1"
 Client = Literal["claude", "codex"]
@@ -29,7 +30,7 @@ Scope = Literal["user", "project"]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = STRICT
 
 
 class KeyRecord(_Strict):

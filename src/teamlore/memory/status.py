@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict
-from pydantic.alias_generators import to_camel
+from pydantic import BaseModel
 
 from teamlore.core import errors
 from teamlore.core.analyzer import ANALYZER_VERSION
+from teamlore.core.strict import WIRE
 from teamlore.core.timeutil import format_instant
 from teamlore.memory.consolidation.source import status_of
 from teamlore.memory.extraction.tasks import Owner
@@ -28,7 +28,7 @@ from teamlore.memory.store.projection import Coverage, Diagnostic, ProjectionCou
 
 
 class _Counts(BaseModel):
-    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True)
+    model_config = WIRE
 
 
 class EntryCounts(_Counts):
@@ -86,7 +86,7 @@ class ConsolidationStatus(_Counts):
 
 
 class ProjectionStatus(BaseModel):
-    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True)
+    model_config = WIRE
 
     generation: int
     coverage: Coverage
@@ -99,7 +99,7 @@ class ProjectionStatus(BaseModel):
 
 
 class LintSummary(BaseModel):
-    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True)
+    model_config = WIRE
 
     policy_version: str
     files: int
@@ -109,7 +109,7 @@ class LintSummary(BaseModel):
 
 
 class MemoryStatus(BaseModel):
-    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True)
+    model_config = WIRE
 
     repository_key: str
     worktree_key: str

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from teamlore.core import errors
+from teamlore.core.strict import STRICT_FROZEN
 
 Role = Literal["system", "user", "assistant"]
 
@@ -26,7 +27,7 @@ RETRYABLE_CODES = frozenset(
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = STRICT_FROZEN
 
 
 class ChatMessage(_Strict):

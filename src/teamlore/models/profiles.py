@@ -25,10 +25,11 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
 
 from teamlore.core import errors
 from teamlore.core.config import config_path
+from teamlore.core.strict import STRICT, STRICT_FROZEN
 
 DEFAULT_PROFILE = "default"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -59,7 +60,7 @@ def normalize_base_url(value: str) -> str:
 class ModelProfileConfig(BaseModel):
     """One `[models.<name>]` table as written in config.toml."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = STRICT
 
     base_url: str | None = None
     model: str | None = None
@@ -91,7 +92,7 @@ class ModelProfileConfig(BaseModel):
 class ModelProfile(BaseModel):
     """A resolved profile: everything a client needs, the key included (as a secret)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = STRICT_FROZEN
 
     name: str
     base_url: str

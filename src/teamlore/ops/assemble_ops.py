@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
+from teamlore.core.strict import STRICT
 from teamlore.ops.registry import OpContext, operation
 
 
 class AssembleRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = STRICT
 
     provider: Literal["claude", "codex"] = Field(
         description="claude: CLAUDE.md + .claude/skills/; codex: AGENTS.md + .agents/skills/."

@@ -13,6 +13,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
 from teamlore.core import errors
+from teamlore.core.strict import STRICT
 from teamlore.ops.memory_ops import owner_state
 from teamlore.ops.registry import OpContext, operation
 
@@ -29,7 +30,7 @@ class ListRequest(BaseModel):
 
 
 class ShowRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = STRICT
 
     kind: DocumentKind
     id: str = Field(min_length=1, max_length=256)

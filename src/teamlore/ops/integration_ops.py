@@ -28,10 +28,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from teamlore.core import errors
 from teamlore.core.paths import resolve_home, state_dir_path
+from teamlore.core.strict import STRICT
 from teamlore.integrations import claude, codex, installer
 from teamlore.integrations import doctor as doctor_checks
 from teamlore.integrations.entries import (
@@ -53,7 +54,7 @@ PORTABLE_TEAMLORE = "teamlore"
 
 
 class InstallRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = STRICT
 
     client: ClientChoice = Field(description="claude, codex, or all (the CLIs found on PATH)")
     scope: ScopeChoice = "user"
@@ -69,7 +70,7 @@ class InstallRequest(BaseModel):
 
 
 class UninstallRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = STRICT
 
     client: ClientChoice
     scope: ScopeChoice = "user"
@@ -274,7 +275,7 @@ MAX_FILES_SCANNED = 20_000
 
 
 class DoctorRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = STRICT
 
     client: ClientChoice = "all"
 

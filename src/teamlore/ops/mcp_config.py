@@ -36,10 +36,11 @@ import sys
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, Field, field_validator
 
 from teamlore import __version__
 from teamlore.core import errors
+from teamlore.core.strict import STRICT
 from teamlore.ops.registry import (
     Capability,
     OpContext,
@@ -68,7 +69,7 @@ def _default_capabilities() -> list[Capability]:
 
 
 class McpConfigRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = STRICT
 
     client: ClientName | None = Field(None, description="codex, claude, or both when omitted")
     capabilities: list[Capability] = Field(default_factory=_default_capabilities, min_length=1)

@@ -12,15 +12,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from teamlore.core import errors
+from teamlore.core.strict import STRICT
 from teamlore.ops.registry import OpContext, operation
 from teamlore.repo.binding import RepositoryIdentity, resolve_repository
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = STRICT
 
 
 def owner(ctx: OpContext) -> RepositoryIdentity:

@@ -19,10 +19,11 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from teamlore.core import errors
 from teamlore.core.paths import state_dir_path
+from teamlore.core.strict import STRICT
 from teamlore.ops.registry import OpContext, operation
 from teamlore.personal import api, documents, init_import, reader
 from teamlore.personal.config import (
@@ -152,7 +153,7 @@ def _client_id(ctx: OpContext) -> str:
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = STRICT
 
 
 # -- memory_status -------------------------------------------------------------------------------

@@ -10,17 +10,17 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from pydantic.alias_generators import to_camel
+from pydantic import BaseModel, Field, ValidationError
 
 from teamlore.core import errors
+from teamlore.core.strict import STRICT, WIRE
 from teamlore.ops.registry import OpContext, operation
 
 MAX_LIMIT = 8
 
 
 class _Wire(BaseModel):
-    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True)
+    model_config = WIRE
 
 
 class _RequestWindow(_Wire):
@@ -45,7 +45,7 @@ class ExtractionRequestDocument(_Wire):
 
 
 class RecallRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = STRICT
 
     since: str | None = Field(
         None, description="Window start, inclusive, canonical UTC (2026-03-01T00:00:00.000Z)."
@@ -118,10 +118,8 @@ def _parse_document(raw: dict[str, Any]) -> ExtractionRequestDocument:
     try:
         return ExtractionRequestDocument.model_validate(raw)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ())) or "request"
-        raise errors.TeamloreError(
-            errors.RECALL_REQUEST_INVALID, f"request.{where}: {first.get('msg', 'invalid')}"
+        raise errors.from_validation_error(
+            exc, errors.RECALL_REQUEST_INVALID, prefix="request."
         ) from None
 
 

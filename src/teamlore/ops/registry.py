@@ -88,12 +88,7 @@ def parse_request(model: type[BaseModel], payload: dict[str, Any]) -> BaseModel:
     try:
         return model.model_validate(payload)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ())) or "request"
-        message = str(first.get("msg", "invalid value"))
-        for prefix in ("Value error, ", "Assertion failed, "):  # pydantic's wording, not ours
-            message = message.removeprefix(prefix)
-        raise errors.TeamloreError(errors.INVALID_ARGUMENT, f"{where}: {message}") from None
+        raise errors.from_validation_error(exc, errors.INVALID_ARGUMENT, plain=True) from None
 
 
 @dataclass(slots=True)

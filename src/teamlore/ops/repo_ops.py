@@ -7,14 +7,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from teamlore.core import errors
+from teamlore.core.strict import STRICT
 from teamlore.ops.registry import OpContext, operation
 
 
 class ShowRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = STRICT
 
     commit: str | None = Field(
         None, description="A commit hash (full or ≥ 7 digits): `git show` of it."

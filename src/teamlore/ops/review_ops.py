@@ -21,6 +21,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from teamlore.contracts.promotion import PREPARE_REQUEST_FORMAT
+from teamlore.core.strict import STRICT
 from teamlore.memory.promotion.queue import (  # re-exported for the CLI
     prepare_request_from_review as prepare_request_from_review,
 )
@@ -30,7 +31,7 @@ T = TypeVar("T")
 
 
 class ReviewRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = STRICT
 
     kind: Literal["entry", "skill", "consolidation"] = Field(
         "entry",

@@ -23,11 +23,12 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 from pydantic.alias_generators import to_camel
 
 from teamlore.core import errors
 from teamlore.core.failpoints import failpoint
+from teamlore.core.strict import WIRE
 from teamlore.ops.recall_ops import MAX_LIMIT, RecallRequest
 from teamlore.ops.registry import OpContext, operation
 
@@ -48,7 +49,7 @@ _REJECTED_STAGE_CODES = frozenset(
 
 
 class _Wire(BaseModel):
-    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True)
+    model_config = WIRE
 
 
 class RunnerOptions(_Wire):

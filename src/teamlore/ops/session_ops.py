@@ -18,6 +18,7 @@ from teamlore.core.analyzer import ANALYZER_VERSION
 from teamlore.core.config import RepositoryConfig, load_config, save_config
 from teamlore.core.lock import file_lock
 from teamlore.core.paths import resolve_home
+from teamlore.core.strict import STRICT
 from teamlore.core.timeutil import parse_instant
 from teamlore.ops.registry import OpContext, operation
 from teamlore.sessions.index_health import (
@@ -38,7 +39,7 @@ SYNC_LOCK = "sync.lock"
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = STRICT
 
 
 class SyncRequest(_Strict):

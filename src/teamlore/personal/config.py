@@ -24,10 +24,11 @@ import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from teamlore.core import errors
 from teamlore.core.config import Config, load_config, save_config
+from teamlore.core.strict import STRICT
 
 ProvenanceClass = Literal["user_explicit", "agent_observation", "document_import"]
 PROVENANCE_CLASSES: tuple[ProvenanceClass, ...] = (
@@ -44,7 +45,7 @@ _SCOPE_PATTERN = re.compile(r"^(global|project:[A-Za-z0-9_-]{1,128}|project:\*)$
 
 
 class BatchTriggers(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = STRICT
 
     turn_threshold: int = Field(default=6, ge=1, le=64)
     byte_threshold: int = Field(default=16_384, ge=1)
@@ -53,7 +54,7 @@ class BatchTriggers(BaseModel):
 
 
 class QueueSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = STRICT
 
     lease_seconds: float = Field(default=120.0, gt=0)
     max_attempts: int = Field(default=5, ge=1, le=100)
@@ -63,7 +64,7 @@ class QueueSettings(BaseModel):
 
 
 class PersonalSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = STRICT
 
     allowed_provenance: list[ProvenanceClass] = Field(
         default_factory=lambda: list[ProvenanceClass](["user_explicit"])

@@ -13,9 +13,10 @@ import json
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from teamlore.core import errors
+from teamlore.core.strict import STRICT_FROZEN
 from teamlore.personal import documents
 
 PROTOCOL_VERSION = "memory_maintenance_v2"
@@ -23,7 +24,7 @@ SCHEMA_NAME = PROTOCOL_VERSION
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = STRICT_FROZEN
 
 
 class PutSectionOp(_Strict):

@@ -17,16 +17,17 @@ import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
 from teamlore.core import db, errors, keys
+from teamlore.core.strict import STRICT_FROZEN
 from teamlore.repo.git import GitCommandError, run_git_text
 
 _WINDOWS_PATH = re.compile(r"^(?:[A-Za-z]:[\\/]|\\\\|[A-Za-z]:$)")
 
 
 class RepositoryIdentity(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = STRICT_FROZEN
 
     repository_key: str
     worktree_key: str

@@ -21,10 +21,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
 from teamlore.core import db, errors
 from teamlore.core.canonical import sha256_hex
+from teamlore.core.strict import STRICT_FROZEN
 from teamlore.repo.binding import RepositoryIdentity
 from teamlore.repo.git import run_git
 
@@ -36,7 +37,7 @@ _RECORD_START = re.compile(rb"\x1e(?=[0-9a-f]{40}(?:[0-9a-f]{24})?\x1f)")
 
 
 class ScanResult(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = STRICT_FROZEN
 
     repository_key: str
     ref_digest: str

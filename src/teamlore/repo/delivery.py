@@ -38,10 +38,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
 from teamlore.core import db, errors
 from teamlore.core.canonical import canonical_json, digest
+from teamlore.core.strict import STRICT_FROZEN
 from teamlore.repo.binding import is_windows_path, is_within, normalize_posix
 
 EDGE_FORMAT = "teamlore-delivery-edge@1"
@@ -71,7 +72,7 @@ _WEAK = (NOT_AUTHORSHIP, NOT_CAUSALITY, CANDIDATE_NOT_DEFAULT)
 
 
 class DeliveryEdge(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = STRICT_FROZEN
 
     repository_key: str
     session_id: int
@@ -86,7 +87,7 @@ class DeliveryEdge(BaseModel):
 
 
 class DeliveryResult(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = STRICT_FROZEN
 
     repository_key: str
     sessions: int

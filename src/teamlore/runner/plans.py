@@ -240,7 +240,7 @@ def load_plan(home: Path | None, plan_digest: str, owner: Owner) -> PlanFile:
         plan = RunnerExecutionPlan.from_wire(data.get("plan"))
     except ValidationError as exc:
         raise _invalid(
-            f"{path.name}: the plan does not verify ({exc.errors()[0].get('msg', 'invalid')})"
+            f"{path.name}: the plan does not verify ({errors.first_problem(exc)[1]})"
         ) from None
     if plan.plan_digest != plan_digest:
         raise _invalid(f"{path.name} holds a plan with another digest")
@@ -273,7 +273,7 @@ def load_manifest(home: Path | None, manifest_digest: str, owner: Owner) -> Auth
         manifest = AuthorizationManifest.from_wire(data.get("manifest"))
     except ValidationError as exc:
         raise _invalid(
-            f"{path.name}: the manifest does not verify ({exc.errors()[0].get('msg', 'invalid')})"
+            f"{path.name}: the manifest does not verify ({errors.first_problem(exc)[1]})"
         ) from None
     if manifest.manifest_digest != manifest_digest:
         raise _invalid(f"{path.name} holds a manifest with another digest")

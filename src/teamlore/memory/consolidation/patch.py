@@ -88,9 +88,8 @@ def parse_patch(document: Any) -> ConsolidationPatch:
     try:
         return ConsolidationPatch.from_wire(document)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ())) or "document"
-        message = str(first.get("msg", "invalid value")).removeprefix("Value error, ")
+        where, message = errors.first_problem(exc, "document")
+        message = message.removeprefix("Value error, ")
         found = _REASON.match(message)
         if found:
             raise invalid(found[1], f"{where}: {message[found.end() :]}", location=where) from None

@@ -102,11 +102,12 @@ def parse_draft_batch(document: Any) -> CandidateDraftBatch:
 
 
 def contract_error(exc: ValidationError, contract: str) -> errors.TeamloreError:
-    first = exc.errors()[0]
-    where = ".".join(str(p) for p in first.get("loc", ())) or "document"
-    return errors.TeamloreError(
+    where, _ = errors.first_problem(exc, "document")
+    return errors.from_validation_error(
+        exc,
         errors.STAGE_REQUEST_INVALID,
-        f"{contract}: {where}: {first.get('msg', 'invalid value')}",
+        prefix=f"{contract}: ",
+        default_location="document",
         contract=contract,
         location=where,
         problems=exc.error_count(),

@@ -48,8 +48,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, ValidationError
-from pydantic.alias_generators import to_camel
+from pydantic import BaseModel, ValidationError
 
 from teamlore.contracts import digests
 from teamlore.contracts.promotion import PromotionPlan
@@ -58,6 +57,7 @@ from teamlore.core.canonical import sha256_hex
 from teamlore.core.failpoints import failpoint
 from teamlore.core.lock import file_lock
 from teamlore.core.paths import resolve_home
+from teamlore.core.strict import WIRE
 from teamlore.memory.consolidation import journal as consolidation_journal
 from teamlore.memory.extraction.tasks import Owner
 from teamlore.memory.store import layout
@@ -97,7 +97,7 @@ FileResult = Literal["written", "deleted", "already-present", "already-applied"]
 
 
 class _Wire(BaseModel):
-    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True)
+    model_config = WIRE
 
 
 class FileOutcome(_Wire):

@@ -24,8 +24,7 @@ from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Literal, cast
 
-from pydantic import BaseModel, ConfigDict
-from pydantic.alias_generators import to_camel
+from pydantic import BaseModel
 
 from teamlore.core import errors
 from teamlore.core.errors import MEMORY_NOT_INITIALIZED, TeamloreError
@@ -37,6 +36,7 @@ from teamlore.core.secrets import (
     scan_content,
     scrub,
 )
+from teamlore.core.strict import STRICT_FROZEN, WIRE_FROZEN
 from teamlore.memory.store import documents as docs
 from teamlore.memory.store import layout
 from teamlore.memory.store.frontmatter import MemoryFormatError, decode_text, line_of
@@ -54,7 +54,7 @@ DocumentKind = Literal["entry", "scene", "doctrine", "skill", "index", "text"]
 class Finding(BaseModel):
     """One lint result. `line` is 1-based; 0 means the whole file or directory."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = STRICT_FROZEN
 
     rule: str
     severity: Severity
@@ -64,9 +64,7 @@ class Finding(BaseModel):
 
 
 class LintReport(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True
-    )
+    model_config = WIRE_FROZEN
 
     policy_version: str = LINT_POLICY_VERSION
     files: list[str]

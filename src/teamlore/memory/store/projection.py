@@ -28,13 +28,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict
-from pydantic.alias_generators import to_camel
+from pydantic import BaseModel
 
 from teamlore.core import db, errors
 from teamlore.core.analyzer import ANALYZER_VERSION, analyze
 from teamlore.core.canonical import canonical_json, digest, sha256_hex
 from teamlore.core.failpoints import failpoint
+from teamlore.core.strict import WIRE, WIRE_FROZEN
 from teamlore.memory.store import documents
 from teamlore.memory.store.frontmatter import MemoryFormatError, decode_text
 from teamlore.memory.store.layout import MEMORY_ROOT
@@ -70,9 +70,7 @@ _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 class Diagnostic(BaseModel):
     """Why one file is not (or not reliably) in the projection, located as precisely as known."""
 
-    model_config = ConfigDict(
-        extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True
-    )
+    model_config = WIRE_FROZEN
 
     code: str
     file: str  # repository-relative
@@ -82,7 +80,7 @@ class Diagnostic(BaseModel):
 
 
 class ProjectionCounts(BaseModel):
-    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True)
+    model_config = WIRE
 
     entries: int = 0
     deprecated: int = 0  # entries whose status is deprecated (included in `entries`)
@@ -92,7 +90,7 @@ class ProjectionCounts(BaseModel):
 
 
 class ProjectionResult(BaseModel):
-    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True)
+    model_config = WIRE
 
     repository_key: str
     worktree_key: str

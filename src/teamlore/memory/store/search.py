@@ -18,11 +18,11 @@ from __future__ import annotations
 import sqlite3
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-from pydantic.alias_generators import to_camel
+from pydantic import BaseModel
 
 from teamlore.core import errors
 from teamlore.core.analyzer import ANALYZER_VERSION, parse_query, readable_score, snippet
+from teamlore.core.strict import WIRE
 from teamlore.memory.store.layout import MEMORY_ROOT
 from teamlore.memory.store.projection import Coverage, Kind
 
@@ -31,7 +31,7 @@ MAX_LIMIT = 100
 
 
 class SearchHit(BaseModel):
-    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True)
+    model_config = WIRE
 
     id: str
     type: Kind  # entry | scene | doctrine | skill
@@ -43,7 +43,7 @@ class SearchHit(BaseModel):
 
 
 class SearchResult(BaseModel):
-    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True)
+    model_config = WIRE
 
     generation: int
     coverage: Coverage
