@@ -331,3 +331,29 @@ def test_a_written_symlink_counts_at_its_own_repository_path(
     edge = list_edges(conn, story.repository_key, turn_id=story.turns[3])
     assert [e.strength for e in edge if e.hash == link_commit] == ["observed"]
     assert result.paths_outside_worktree == 0
+
+
+def test_sessions_show_lists_a_turns_edges_with_strength_reasons_and_limitations(
+    conn: sqlite3.Connection, story: Story, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    from teamlore.cli import main, output
+    from teamlore.sessions.queries import show_session
+
+    build_delivery_edges(conn, story.repository_key)
+    key = "abcdef0123456789"  # a key of the form sync writes (hex), so show can find it
+    conn.execute("UPDATE sessions SET session_key = ? WHERE id = ?", (key, story.session))
+    shown = show_session(conn, key, turn=1)
+    [turn] = shown["turns"]
+    edges = {e["hash"]: e for e in turn["deliveryEdges"]}
+    direct = edges[story.commits["c1"]]
+    assert direct["strength"] == "direct" and "full-hash-in-commit-output" in direct["reasons"]
+    assert direct["limitations"] == ["not-exclusive-line-attribution"]
+    assert turn["deliveryEdges"][0]["strength"] == "direct"  # strongest first
+    buffer = io.StringIO()
+    monkeypatch.setattr(output, "stdout", output.LiteralConsole(file=buffer))
+    main._render_show(shown)
+    text = buffer.getvalue()
+    assert f"delivered {story.commits['c1'][:12]} direct reasons: " in text
+    assert "limitations: not-exclusive-line-attribution" in text

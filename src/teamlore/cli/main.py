@@ -164,9 +164,7 @@ def status(
 
 def _render_list(result: dict[str, Any]) -> None:
     if not result["sessions"]:
-        say(
-            "No sessions match. `teamlore sync` indexes your Codex, Claude Code and Pi sessions."
-        )
+        say("No sessions match. `teamlore sync` indexes your Codex, Claude Code and Pi sessions.")
         return
     table = Table("session", "provider", "started", "turns", "repository", "title / cwd", box=None)
     table.columns[0].no_wrap = table.columns[2].no_wrap = True
@@ -232,6 +230,12 @@ def _render_show(result: dict[str, Any]) -> None:
                 say(styled("assistant", "bold"), " ", clip(item))
             else:
                 _render_tool(item)
+        for edge in t.get("deliveryEdges", []):
+            say(
+                styled(f"  delivered {edge['hash'][:12]} {edge['strength']}", "green"),
+                f" reasons: {', '.join(edge['reasons']) or '-'};"
+                f" limitations: {', '.join(edge['limitations']) or '-'}",
+            )
 
 
 def speech_and_tools(turn: dict[str, Any]) -> list[tuple[str, Any]]:

@@ -200,6 +200,7 @@ def _turn_json(conn: sqlite3.Connection, t: sqlite3.Row) -> dict[str, Any]:
         )
     return {
         "ordinal": t["ordinal"],
+        "deliveryEdges": _delivery_edges(conn, t["id"]),
         "sealed": bool(t["sealed"]),
         "revision": t["revision"],
         "startedAt": t["started_at"],
@@ -208,6 +209,28 @@ def _turn_json(conn: sqlite3.Connection, t: sqlite3.Row) -> dict[str, Any]:
         "assistant": t["assistant_text"],
         "tools": tools,
     }
+
+
+_STRENGTH_ORDER = (
+    "CASE strength WHEN 'direct' THEN 0 WHEN 'observed' THEN 1 WHEN 'candidate' THEN 2 ELSE 3 END"
+)
+
+
+def _delivery_edges(conn: sqlite3.Connection, turn_id: int) -> list[dict[str, Any]]:
+    """The turn's commit edges (docs/sessions.md, delivery trace), strongest first."""
+    return [
+        {
+            "hash": r["hash"],
+            "strength": r["strength"],
+            "reasons": orjson.loads(r["reasons"]),
+            "limitations": orjson.loads(r["limitations"]),
+        }
+        for r in conn.execute(
+            "SELECT hash, strength, reasons, limitations FROM delivery_edges WHERE turn_id = ?"
+            f" ORDER BY {_STRENGTH_ORDER}, hash",
+            (turn_id,),
+        )
+    ]
 
 
 def _maybe_json(text: str | None) -> Any:
