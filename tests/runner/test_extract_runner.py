@@ -34,6 +34,7 @@ def test_a_plan_sends_nothing_is_private_and_shows_what_would_be_sent(world: Wor
     preview = world.plan()
     assert world.fake.sent() == []
     assert preview["sent"] is False and len(preview["plans"]) == 1
+    assert preview["deferredAdjudications"] == 0
     plan = preview["plans"][0]
     assert plan["taskKind"] == "extraction" and plan["bytesToSend"] > 0
     assert plan["disclosure"]["turns"] == 3 and plan["disclosure"]["sessions"] == 1

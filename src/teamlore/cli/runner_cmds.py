@@ -57,6 +57,8 @@ def _render_preview(result: dict[str, Any]) -> None:
         f"total; provider retention: {plans[0]['providerRetention']}.",
         highlight=False,
     )
+    if result.get("deferredAdjudications"):
+        stdout.print(escape(result["note"]), highlight=False)
     if result.get("manifest"):
         stdout.print(f"Manifest digest: [bold]{result['manifest']['manifestDigest']}[/]")
     stdout.print(f"To approve: [bold]{escape(result['approve'])}[/]", highlight=False)

@@ -293,7 +293,7 @@ def _manifest(ctx: OpContext, owner: Any, summaries: list[dict[str, Any]]) -> di
 
     if len(summaries) < 2:
         return None
-    listed = summaries[:MAX_PLANS_PER_MANIFEST]
+    listed = summaries[:MAX_PLANS_PER_MANIFEST]  # the caller plans no more than that
     manifest = build_manifest(listed)
     write_manifest(ctx.home, manifest, owner)
     return {
@@ -356,6 +356,7 @@ def memory_extract_preview(ctx: OpContext, request: ExtractPreviewRequest) -> di
     from teamlore.memory.extraction.recall import recall
     from teamlore.memory.extraction.staging import awaiting_adjudication, live_adjudication_task
     from teamlore.ops.stores import registered_stores
+    from teamlore.runner.plans import MAX_PLANS_PER_MANIFEST
     from teamlore.runner.profiles import resolve_runner
 
     normalized = request.recall_request().normalized()
@@ -381,9 +382,10 @@ def memory_extract_preview(ctx: OpContext, request: ExtractPreviewRequest) -> di
             )
             for task in recalled["sources"]
         ]
-        for extraction_task_id in awaiting_adjudication(
-            stores.state, _memory_owner(stores.identity)
-        )[:MAX_LIMIT]:
+        # one manifest lists at most 8 plans: adjudications beyond that wait for the next plan
+        waiting = awaiting_adjudication(stores.state, _memory_owner(stores.identity))
+        room = max(0, MAX_PLANS_PER_MANIFEST - len(plans))
+        for extraction_task_id in waiting[:room]:
             task = live_adjudication_task(
                 stores.state, _memory_owner(stores.identity), extraction_task_id, reissue=True
             )
@@ -392,9 +394,14 @@ def memory_extract_preview(ctx: OpContext, request: ExtractPreviewRequest) -> di
                 plans.append(_write_plan(ctx, owner, runner, "adjudication", task, source))
         manifest = _manifest(ctx, owner, plans)
     note = recalled["note"]
+    deferred = max(0, len(waiting) - room)
+    if deferred:
+        note = f"{note} {deferred} more draft batches await adjudication; plan again after these."
     if not plans:
         note = f"{note} Nothing to plan."
-    return _preview_result(runner, plans, manifest, note)
+    result = _preview_result(runner, plans, manifest, note)
+    result["deferredAdjudications"] = deferred
+    return result
 
 
 # -- approve and run ----------------------------------------------------------------------------
