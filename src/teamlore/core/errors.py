@@ -59,6 +59,10 @@ DISK_FULL = _register(
 STATE_READ_ONLY = _register(
     "STATE_READ_ONLY", "the state directory is read-only and this command needs to write to it"
 )
+PERMISSION_DENIED = _register(
+    "PERMISSION_DENIED",
+    "a file or folder teamlore needs cannot be read or written: check its owner and permissions",
+)
 REBUILD_LOSES_HISTORY = _register(
     "REBUILD_LOSES_HISTORY",
     "the damaged index holds history a rebuild cannot recreate; confirm with --discard-history",
@@ -227,6 +231,8 @@ def refusal_for(exc: BaseException) -> TeamloreError:
     if isinstance(exc, TeamloreError):
         return exc
     code = storage_error(exc)
+    if code is None and isinstance(exc, PermissionError):
+        code = PERMISSION_DENIED  # not a storage failure: nothing is damaged, nothing is set aside
     if code is not None:
         detail = redact_paths(str(exc))
         return TeamloreError(code, f"{code.summary} ({detail})" if detail else code.summary)

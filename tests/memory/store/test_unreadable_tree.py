@@ -1,0 +1,98 @@
+"""A memory tree teamlore cannot read says so with a stable code and changes nothing.
+
+Root reads every folder, so when the tests run as root the CLI runs as an unprivileged user
+through `setpriv` (util-linux); otherwise directly."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+UNPRIVILEGED = 65534
+
+
+@pytest.fixture()
+def as_user() -> list[str]:
+    if os.geteuid() != 0:
+        return []
+    if shutil.which("setpriv") is None:
+        pytest.skip("running as root and setpriv (util-linux) is missing")
+    return ["setpriv", f"--reuid={UNPRIVILEGED}", f"--regid={UNPRIVILEGED}", "--clear-groups", "--"]
+
+
+@pytest.fixture()
+def world(as_user: list[str]) -> Iterator[Path]:
+    # not under pytest's temp base: that is private to root, and the user must reach the repo
+    root = Path(tempfile.mkdtemp(prefix="teamlore-unreadable-tree-"))
+    os.chmod(root, 0o755)
+    repo = root / "repo"
+    repo.mkdir()
+    git = ["git", "-c", "init.defaultBranch=main", "-C", str(repo)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "teamlore.cli.main",
+            "memory",
+            "init",
+            "--repository",
+            str(repo),
+            "--format",
+            "json",
+        ],
+        check=True,
+        capture_output=True,
+        env={**os.environ, "TEAMLORE_HOME": str(root / "state")},
+    )
+    entries = repo / ".threadshare" / "memory" / "entries"
+    if as_user:
+        for path in [root, *root.rglob("*")]:
+            os.chown(path, UNPRIVILEGED, UNPRIVILEGED, follow_symlinks=False)
+    os.chmod(entries, 0)
+    try:
+        yield root
+    finally:
+        os.chmod(entries, stat.S_IRWXU)
+        shutil.rmtree(root)
+
+
+@pytest.mark.parametrize("command", [["memory", "lint"], ["memory", "status"]])
+def test_an_unreadable_entries_folder_is_permission_denied_not_internal(
+    world: Path, as_user: list[str], command: list[str]
+) -> None:
+    repo = world / "repo"
+    before = sorted(p.name for p in (repo / ".threadshare" / "memory").iterdir())
+    env = {**os.environ, "TEAMLORE_HOME": str(world / "state"), "HOME": str(world)}
+    done = subprocess.run(
+        [
+            *as_user,
+            sys.executable,
+            "-m",
+            "teamlore.cli.main",
+            *command,
+            "--repository",
+            str(repo),
+            "--format",
+            "json",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    error = json.loads(done.stdout)["error"]
+    assert error["code"] == "PERMISSION_DENIED"
+    assert str(world) not in error["message"]  # the folder is named by its last part only
+    assert "entries" in error["message"]
+    assert sorted(p.name for p in (repo / ".threadshare" / "memory").iterdir()) == before
