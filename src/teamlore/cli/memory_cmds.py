@@ -194,9 +194,9 @@ def recall(
         "until": _instant(until, fmt),
         "query": query or None,
         "providers": providers,
-        "session_keys": session_keys,
-        "tool_capability_keys": tool_capability_keys,
-        "result_evidence": result_evidence,
+        "sessionKeys": session_keys,
+        "toolCapabilityKeys": tool_capability_keys,
+        "resultEvidence": result_evidence,
         "limit": limit,
     }
     if request is not None:

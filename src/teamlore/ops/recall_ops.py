@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from teamlore.core import errors
-from teamlore.core.strict import STRICT, WIRE
+from teamlore.core.strict import REQUEST, WIRE
 from teamlore.ops.registry import OpContext, operation
 
 MAX_LIMIT = 8
@@ -45,7 +45,7 @@ class ExtractionRequestDocument(_Wire):
 
 
 class RecallRequest(BaseModel):
-    model_config = STRICT
+    model_config = REQUEST
 
     since: str | None = Field(
         None, description="Window start, inclusive, canonical UTC (2026-03-01T00:00:00.000Z)."

@@ -83,16 +83,18 @@ class ExtractPreviewRequest(RunnerOptions):
     limit: int = Field(MAX_LIMIT, ge=1, le=MAX_LIMIT, description="Tasks to plan (1..8).")
 
     def recall_request(self) -> RecallRequest:
-        return RecallRequest(
-            since=self.since,
-            until=self.until,
-            query=self.query,
-            providers=self.providers,
-            session_keys=self.session_keys,
-            tool_capability_keys=self.tool_capability_keys,
-            result_evidence=self.result_evidence,
-            request=self.request,
-            limit=self.limit,
+        return RecallRequest.model_validate(
+            {
+                "since": self.since,
+                "until": self.until,
+                "query": self.query,
+                "providers": self.providers,
+                "sessionKeys": self.session_keys,
+                "toolCapabilityKeys": self.tool_capability_keys,
+                "resultEvidence": self.result_evidence,
+                "request": self.request,
+                "limit": self.limit,
+            }
         )
 
 
