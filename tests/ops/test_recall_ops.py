@@ -66,7 +66,7 @@ def test_parameters_and_request_document_give_the_same_tasks(repo: Path, home: P
             "RECALL_REQUEST_INVALID",
         ),
         ({"request": {**DOC, "format": "other@v1"}}, "RECALL_REQUEST_INVALID"),
-        ({**WINDOW, "result_evidence": ["maybe"]}, "RECALL_REQUEST_INVALID"),
+        ({**WINDOW, "resultEvidence": ["maybe"]}, "RECALL_REQUEST_INVALID"),
         ({**WINDOW, "repository": "/elsewhere"}, "INVALID_ARGUMENT"),
         ({**WINDOW, "limit": 9}, "INVALID_ARGUMENT"),
     ],
