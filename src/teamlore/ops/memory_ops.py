@@ -33,7 +33,7 @@ def owner_state(
     ctx: OpContext, *, sync: bool = True
 ) -> Iterator[tuple[RepositoryIdentity, sqlite3.Connection]]:
     """The caller's worktree and the state DB, with the approved projection brought up to date
-    first (DEV-1: every search and recall reads a current projection). With `sync=False` a
+    first (glossary: projection). With `sync=False` a
     missing or unsafe memory tree is left for the caller to report instead of refused."""
     from teamlore.memory.store.layout import MEMORY_ROOT
     from teamlore.memory.store.projection import sync_approved_projection

@@ -8,7 +8,7 @@ by prepare, so a different plan under that id is refused (`PLAN_DIGEST_MISMATCH`
 
 Over MCP (`threadshare_memory_promote`, capability `team`) an agent may only pass a plan id the
 person gave it after reviewing that plan's diff — never one it prepared and decided on by itself.
-teamlore cannot tell the two apart (it does not authenticate the person, seed 003 D2); the tool
+teamlore cannot tell the two apart (it does not authenticate the person; glossary: plan); the tool
 description says so to the agent, and the plan's digest CAS guarantees that what is written is
 exactly what was shown.
 

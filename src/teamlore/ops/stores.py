@@ -38,7 +38,7 @@ def worktree_state(ctx: OpContext) -> Iterator[tuple[RepositoryIdentity, sqlite3
 def registered_stores(ctx: OpContext, *, sync_projection: bool = False) -> Iterator[Stores]:
     """The registered worktree of `ctx.cwd` (refused when unregistered or ambiguous) with the
     index and the state DB; with `sync_projection` the approved projection is brought up to
-    date first, as every recall, stage and search requires (DEV-1)."""
+    date first, as every recall, stage and search requires (glossary: projection)."""
     from teamlore.memory.extraction.selection import resolve_owner
     from teamlore.memory.store.projection import sync_approved_projection
     from teamlore.memory.store.state_db import open_state_db

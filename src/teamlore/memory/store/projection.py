@@ -1,4 +1,4 @@
-"""The approved projection (DEV-1): `.threadshare/memory/**` of one worktree → approved rows + FTS.
+"""The approved projection (glossary): `.threadshare/memory/**` of one worktree → rows + FTS.
 
 `sync_approved_projection` reads the memory tree safely (directory fds, no symlink followed, a
 size cap per file, a re-stat after reading), computes the canonical source-tree digest, and then

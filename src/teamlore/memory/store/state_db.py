@@ -2,7 +2,7 @@
 
 Workflow state that must survive anything: repository bindings, extraction/adjudication tasks and
 their submissions, chunks, candidates (+ candidate FTS and projection), the approved projection
-(DEV-1: approved entries + approved FTS, keyed by owner), runner conformance, evidence refs,
+(glossary: approved entries + approved FTS, keyed by owner), runner conformance, evidence refs,
 assessments, the promotion journal and the authorization log. Precious: never auto-deleted.
 
 Adaptations to SQLite and to teamlore (the seed was written for a Rust engine):
@@ -155,7 +155,7 @@ CREATE TABLE candidate_projection ({_OWNER}
   PRIMARY KEY (repository_key, worktree_key)
 );
 
--- DEV-1: the one persistent projection of the approved memory files of a worktree
+-- the one persistent projection (docs/glossary.md) of the approved memory files of a worktree
 CREATE TABLE approved_entries (
   id INTEGER PRIMARY KEY,  -- = approved_fts rowid
   {_OWNER}
