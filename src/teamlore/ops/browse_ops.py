@@ -42,6 +42,23 @@ def _memory_path(path: str) -> str:
     return f"{MEMORY_ROOT}/{path}"
 
 
+# the columns every listed or shown document starts with, in the order _document reads them
+_DOCUMENT_COLUMNS = "kind, entry_id, entry_type, status, superseded_by, path, title"
+
+
+def _document(row: Any) -> dict[str, Any]:
+    """One document's summary from a row that starts with _DOCUMENT_COLUMNS."""
+    return {
+        "id": row[1],
+        "type": row[0],
+        "entryType": row[2],
+        "status": row[3],
+        "supersededBy": row[4],
+        "path": _memory_path(row[5]),
+        "title": row[6],
+    }
+
+
 @operation("memory.list", input_model=ListRequest, side_effect="read")
 def memory_list(ctx: OpContext, request: ListRequest) -> dict[str, Any]:
     """List the reviewed memory documents of this worktree (doctrine, scenes, skills, entries)."""
@@ -52,7 +69,7 @@ def memory_list(ctx: OpContext, request: ListRequest) -> dict[str, Any]:
             (identity.repository_key, identity.worktree_key),
         ).fetchone()
         rows = conn.execute(
-            "SELECT kind, entry_id, entry_type, status, superseded_by, path, title "
+            f"SELECT {_DOCUMENT_COLUMNS} "
             "FROM approved_entries WHERE repository_key = ? AND worktree_key = ? "
             "AND (? IS NULL OR kind = ?) AND (? OR status = 'approved') "
             f"ORDER BY {KIND_ORDER}, status = 'deprecated', entry_id",
@@ -64,18 +81,7 @@ def memory_list(ctx: OpContext, request: ListRequest) -> dict[str, Any]:
                 int(request.include_deprecated),
             ),
         ).fetchall()
-    documents = [
-        {
-            "id": row[1],
-            "type": row[0],
-            "entryType": row[2],
-            "status": row[3],
-            "supersededBy": row[4],
-            "path": _memory_path(row[5]),
-            "title": row[6],
-        }
-        for row in rows
-    ]
+    documents = [_document(row) for row in rows]
     counts: dict[str, int] = {}
     for document in documents:
         counts[document["type"]] = counts.get(document["type"], 0) + 1
@@ -92,7 +98,7 @@ def memory_show(ctx: OpContext, request: ShowRequest) -> dict[str, Any]:
     """Show one reviewed memory document: its front matter and body."""
     with owner_state(ctx) as (identity, conn):
         row = conn.execute(
-            "SELECT kind, entry_id, entry_type, status, superseded_by, path, title, "
+            f"SELECT {_DOCUMENT_COLUMNS}, "
             "frontmatter_json, body_text FROM approved_entries WHERE repository_key = ? "
             "AND worktree_key = ? AND kind = ? AND entry_id = ?",
             (identity.repository_key, identity.worktree_key, request.kind, request.id),
@@ -103,13 +109,7 @@ def memory_show(ctx: OpContext, request: ShowRequest) -> dict[str, Any]:
             f"no reviewed {request.kind} {request.id} in this worktree",
         )
     return {
-        "id": row[1],
-        "type": row[0],
-        "entryType": row[2],
-        "status": row[3],
-        "supersededBy": row[4],
-        "path": _memory_path(row[5]),
-        "title": row[6],
+        **_document(row),
         "frontmatter": orjson.loads(row[7]),
         "body": row[8],
     }
