@@ -60,13 +60,14 @@ def stage_patch(
     patch = parse_patch(document)
     owner = Owner(identity.repository_key, identity.worktree_key)
     moment = tasks.now_ms() if now is None else now
-    task = tasks.load_task(conn, patch.task_id, owner=owner, kind="consolidation")
-    if digest(patch.binding.to_wire()) != digest(task.binding):
-        raise errors.TeamloreError(
-            errors.BINDING_MISMATCH,
-            "the patch's binding is not the binding synthesize issued with this task",
-            taskId=task.task_id,
-        )
+    task = tasks.load_bound_task(
+        conn,
+        patch.task_id,
+        patch.binding.to_wire(),
+        owner=owner,
+        kind="consolidation",
+        mismatch="the patch's binding is not the binding synthesize issued with this task",
+    )
     response_digest = digests.response_digest(document)
     sync_and_read(conn, owner, identity.worktree_root)  # the projection is current below
     with tasks.write_tx_committing_refusal(conn):

@@ -40,7 +40,7 @@ from teamlore.contracts.adjudication import (
     check_adjudication_result,
 )
 from teamlore.core import errors
-from teamlore.core.canonical import canonical_json, digest
+from teamlore.core.canonical import canonical_json
 from teamlore.core.failpoints import failpoint
 from teamlore.memory.extraction import dedup, staging, tasks
 from teamlore.memory.extraction.staging import DraftRow
@@ -71,13 +71,14 @@ def submit_adjudication(
     result = _parse_or_count(
         conn, document, owner=owner, response_digest=response_digest, now=moment
     )
-    task = tasks.load_task(conn, result.task_id, owner=owner, kind="adjudication")
-    if digest(result.binding.to_wire()) != digest(task.binding):
-        raise errors.TeamloreError(
-            errors.BINDING_MISMATCH,
-            "the result's binding is not the binding issued with this adjudication task",
-            taskId=task.task_id,
-        )
+    task = tasks.load_bound_task(
+        conn,
+        result.task_id,
+        result.binding.to_wire(),
+        owner=owner,
+        kind="adjudication",
+        mismatch="the result's binding is not the binding issued with this adjudication task",
+    )
     assert task.draft_batch_ref is not None
     with tasks.write_tx_committing_refusal(conn):
         tasks.check_token(conn, task.task_id, claim_token)

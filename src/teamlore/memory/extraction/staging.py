@@ -491,13 +491,14 @@ def stage_draft_batch(
     batch = parse_draft_batch(document)
     response_digest = digests.response_digest(document)
     moment = tasks.now_ms() if now is None else now
-    task = tasks.load_task(conn, batch.task_id, owner=owner, kind="extraction")
-    if digest(batch.binding.to_wire()) != digest(task.binding):
-        raise errors.TeamloreError(
-            errors.BINDING_MISMATCH,
-            "the batch's binding is not the binding recall issued with this task",
-            taskId=task.task_id,
-        )
+    task = tasks.load_bound_task(
+        conn,
+        batch.task_id,
+        batch.binding.to_wire(),
+        owner=owner,
+        kind="extraction",
+        mismatch="the batch's binding is not the binding recall issued with this task",
+    )
     with tasks.write_tx_committing_refusal(conn):
         tasks.check_token(conn, task.task_id, claim_token)
         replay = tasks.check_replay(conn, task.task_id, response_digest, now=moment)

@@ -31,7 +31,7 @@ from typing import Any, Literal
 import orjson
 
 from teamlore.core import errors
-from teamlore.core.canonical import canonical_json
+from teamlore.core.canonical import canonical_json, digest
 
 DEFAULT_LEASE_MS = 300_000  # 5 minutes, the agent path's lease
 MAX_LEASE_MS = 86_400_000
@@ -143,6 +143,23 @@ def load_task(
             f"no {kind or ''} task {task_id!r} exists for this repository".replace("  ", " "),
             taskId=task_id,
         )
+    return task
+
+
+def load_bound_task(
+    conn: sqlite3.Connection,
+    task_id: str,
+    binding: dict[str, Any],
+    *,
+    owner: Owner,
+    kind: TaskKind,
+    mismatch: str,
+) -> Task:
+    """`load_task`, then refuse (`BINDING_MISMATCH`, message `mismatch`) a submission whose
+    binding is not the one issued with the task."""
+    task = load_task(conn, task_id, owner=owner, kind=kind)
+    if digest(binding) != digest(task.binding):
+        raise errors.TeamloreError(errors.BINDING_MISMATCH, mismatch, taskId=task.task_id)
     return task
 
 

@@ -31,7 +31,6 @@ from pydantic import ValidationError
 from teamlore.contracts import digests
 from teamlore.contracts.skill import SKILL_CANDIDATE_FORMAT, SkillCandidate
 from teamlore.core import errors
-from teamlore.core.canonical import digest
 from teamlore.memory.extraction import tasks
 from teamlore.memory.extraction.staging import (
     STAGE_FORMAT,
@@ -131,13 +130,14 @@ def stage_skill_candidate(
     candidate = parse_skill_candidate(document)
     response_digest = digests.response_digest(document)
     moment = tasks.now_ms() if now is None else now
-    task = tasks.load_task(conn, candidate.task_id, owner=owner, kind="extraction")
-    if digest(candidate.binding.to_wire()) != digest(task.binding):
-        raise errors.TeamloreError(
-            errors.BINDING_MISMATCH,
-            "the candidate's binding is not the binding recall issued with this task",
-            taskId=task.task_id,
-        )
+    task = tasks.load_bound_task(
+        conn,
+        candidate.task_id,
+        candidate.binding.to_wire(),
+        owner=owner,
+        kind="extraction",
+        mismatch="the candidate's binding is not the binding recall issued with this task",
+    )
     with tasks.write_tx_committing_refusal(conn):
         tasks.check_token(conn, task.task_id, claim_token)
         replay = tasks.check_replay(conn, task.task_id, response_digest, now=moment)
