@@ -109,6 +109,19 @@ def _exit_if_failed(result: dict[str, Any], fmt: OutputFormat) -> None:
     raise typer.Exit(1)
 
 
+def _run_approved(payload: dict[str, Any], fmt: OutputFormat, repository: str | None) -> None:
+    """Run an approved plan or manifest (`memory.run_plan`); exit 1 if part of it failed."""
+    result = run(
+        "memory.run_plan",
+        payload,
+        fmt,
+        _render_run,
+        progress_label="runner",
+        cwd=_cwd(repository),
+    )
+    _exit_if_failed(result, fmt)
+
+
 @memory_app.command("extract")
 def extract(
     runner: str | None = RunnerOption,
@@ -165,15 +178,7 @@ def extract(
             "approveManifest": approve_manifest,
             "runner": runner,
         }
-        result = run(
-            "memory.run_plan",
-            payload,
-            fmt,
-            _render_run,
-            progress_label="runner",
-            cwd=_cwd(repository),
-        )
-        _exit_if_failed(result, fmt)
+        _run_approved(payload, fmt, repository)
         return
     if runner is None:
         fail(errors.TeamloreError(errors.USAGE, "--runner is required to make a plan"), fmt)
@@ -280,15 +285,7 @@ def consolidate(
                 ),
                 fmt,
             )
-        result = run(
-            "memory.run_plan",
-            {"approvePlan": approve_plan, "runner": runner},
-            fmt,
-            _render_run,
-            progress_label="runner",
-            cwd=_cwd(repository),
-        )
-        _exit_if_failed(result, fmt)
+        _run_approved({"approvePlan": approve_plan, "runner": runner}, fmt, repository)
         return
     if runner is None:
         fail(errors.TeamloreError(errors.USAGE, "--runner is required to make a plan"), fmt)
