@@ -333,14 +333,16 @@ def conflict_count(conn: sqlite3.Connection, task_id: str) -> int:
     )
 
 
-def _replay_or_conflict(
+def check_replay(
     conn: sqlite3.Connection, task_id: str, response_digest: str, *, now: int
 ) -> Replay | None:
+    """Inside the submit transaction: the recorded outcome of an identical submission, None
+    if the task has none yet; a different submission is audited and refused (committed)."""
     recorded = recorded_submission(conn, task_id)
     if recorded is None:
         return None
-    digest, outcome = recorded
-    if digest == response_digest:
+    accepted, outcome = recorded
+    if accepted == response_digest:
         return Replay(outcome)
     audit_conflict(conn, task_id, response_digest, now=now)
     raise CommitThenRaise(
@@ -348,18 +350,10 @@ def _replay_or_conflict(
             errors.SUBMISSION_CONFLICT,
             f"task {task_id} was already submitted with different content",
             taskId=task_id,
-            acceptedDigest=digest,
+            acceptedDigest=accepted,
             refusedDigest=response_digest,
         )
     )
-
-
-def check_replay(
-    conn: sqlite3.Connection, task_id: str, response_digest: str, *, now: int
-) -> Replay | None:
-    """Inside the submit transaction: the recorded outcome of an identical submission, None
-    if the task has none yet; a different submission is audited and refused (committed)."""
-    return _replay_or_conflict(conn, task_id, response_digest, now=now)
 
 
 def acquire(
