@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 
 
@@ -24,3 +25,8 @@ def parse_instant(text: str) -> str:
 
 def now_instant() -> str:
     return format_instant(datetime.now(UTC))
+
+
+def now_ms() -> int:
+    """Milliseconds since the epoch, the unit the state database stores times in."""
+    return time.time_ns() // 1_000_000

@@ -44,7 +44,7 @@ import orjson
 from teamlore.core import db, errors
 from teamlore.core.canonical import canonical_json, digest, sha256_hex
 from teamlore.core.secrets import sanitize_text
-from teamlore.core.timeutil import now_instant
+from teamlore.core.timeutil import now_instant, now_ms
 from teamlore.memory.extraction.chunking import (
     CHUNKER_VERSION,
     Chunk,
@@ -365,12 +365,6 @@ def build_task(
 # -- recording --------------------------------------------------------------------------------
 
 
-def _now_ms() -> int:
-    from time import time
-
-    return int(time() * 1000)
-
-
 def _done_ranges(
     conn: sqlite3.Connection, identity: RepositoryIdentity
 ) -> dict[str, list[tuple[int, int]]]:
@@ -389,7 +383,7 @@ def _record(
     conn: sqlite3.Connection, built: list[BuiltTask], owner: OwnerBinding, snapshot_seq: str
 ) -> dict[str, sqlite3.Row]:
     identity = owner.identity
-    now = _now_ms()
+    now = now_ms()
     with db.write_tx(conn):
         upsert_repository_binding(conn, owner)
         for item in built:
@@ -529,7 +523,7 @@ def recall(
             }
         )
     rows = _record(state_conn, built, owner, snapshot_seq) if built else {}
-    now_ms = _now_ms()
+    now = now_ms()
     sources: list[dict[str, Any]] = []
     deferred: list[dict[str, Any]] = []
     unavailable: list[dict[str, Any]] = []
@@ -540,7 +534,7 @@ def recall(
             "sessionKey": item.session_key,
             "turnRange": item.chunk.turn_range,
         }
-        if not _claimable(row, now_ms):
+        if not _claimable(row, now):
             unavailable.append(
                 {**summary, "status": row["status"], "chunkStatus": row["chunk_status"]}
             )

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import secrets
 import sqlite3
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ import orjson
 
 from teamlore.core import errors
 from teamlore.core.canonical import canonical_json, digest
+from teamlore.core.timeutil import now_ms as now_ms
 
 DEFAULT_LEASE_MS = 300_000  # 5 minutes, the agent path's lease
 MAX_LEASE_MS = 86_400_000
@@ -39,10 +39,6 @@ AGENT_HOLDER = "teamlore-agent"
 
 TaskKind = Literal["extraction", "adjudication", "consolidation"]
 TaskStatus = Literal["pending", "claimed", "submitted", "stale"]
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -58,6 +57,7 @@ from teamlore.core.failpoints import failpoint
 from teamlore.core.lock import file_lock
 from teamlore.core.paths import resolve_home
 from teamlore.core.strict import WIRE
+from teamlore.core.timeutil import now_ms
 from teamlore.memory.consolidation import journal as consolidation_journal
 from teamlore.memory.extraction.tasks import Owner
 from teamlore.memory.store import layout
@@ -150,10 +150,6 @@ class StoredPlan:
     @property
     def owner(self) -> Owner:
         return Owner(self.repository_key, self.worktree_key)
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 # --------------------------------------------------------------------------------------------
@@ -283,14 +279,14 @@ def approve_plan(
         changed = conn.execute(
             "UPDATE promotion_journal SET status = 'approved', updated_at = ? "
             "WHERE plan_id = ? AND status = 'generated' AND plan_digest = ?",
-            (_now_ms(), plan_id, stored.plan_digest),
+            (now_ms(), plan_id, stored.plan_digest),
         ).rowcount
         if changed:
             conn.execute(
                 "INSERT INTO promotion_outcomes (plan_id, approved_digest, approved_at) "
                 "VALUES (?, ?, ?) ON CONFLICT(plan_id) DO UPDATE SET "
                 "approved_digest = excluded.approved_digest, approved_at = excluded.approved_at",
-                (plan_id, stored.plan_digest, _now_ms()),
+                (plan_id, stored.plan_digest, now_ms()),
             )
     failpoint("promotion.after-approve")
     return _status(conn, plan_id)
@@ -448,17 +444,17 @@ def _void(conn: sqlite3.Connection, stored: StoredPlan, drift: _Drift) -> errors
         conn.execute(
             "UPDATE promotion_journal SET status = 'voided', updated_at = ? "
             "WHERE plan_id = ? AND status IN ('generated', 'approved', 'applying')",
-            (_now_ms(), plan_id),
+            (now_ms(), plan_id),
         )
         conn.execute(
             "INSERT INTO promotion_outcomes (plan_id, finished_at, void_code, void_path, "
             "void_message) VALUES (?, ?, ?, ?, ?) ON CONFLICT(plan_id) DO UPDATE SET "
             "finished_at = excluded.finished_at, void_code = excluded.void_code, "
             "void_path = excluded.void_path, void_message = excluded.void_message",
-            (plan_id, _now_ms(), drift.error.code, drift.path, drift.message),
+            (plan_id, now_ms(), drift.error.code, drift.path, drift.message),
         )
         conn.execute("DELETE FROM promotion_originals WHERE plan_id = ?", (plan_id,))
-        consolidation_journal.on_voided(conn, stored.plan.candidate_ids, _now_ms())
+        consolidation_journal.on_voided(conn, stored.plan.candidate_ids, now_ms())
     details: dict[str, Any] = {"planId": plan_id, "status": "voided", "next": "re-review"}
     if drift.path:
         details["driftedPath"] = drift.path
@@ -481,7 +477,7 @@ def _precheck(conn: sqlite3.Connection, stored: StoredPlan, root: Path) -> None:
         changed = conn.execute(
             "UPDATE promotion_journal SET status = 'applying', updated_at = ? "
             "WHERE plan_id = ? AND status = 'approved'",
-            (_now_ms(), stored.plan.plan_id),
+            (now_ms(), stored.plan.plan_id),
         ).rowcount
         if not changed:
             raise errors.TeamloreError(
@@ -591,7 +587,7 @@ def _finish(conn: sqlite3.Connection, stored: StoredPlan) -> tuple[list[Candidat
     from teamlore.memory.extraction.staging import bump_candidate_generation, unindex_candidate
 
     plan = stored.plan
-    now = _now_ms()
+    now = now_ms()
     promoted: list[CandidateOutcome] = []
     with db.write_tx(conn):
         for bound in plan.candidate_revisions:

@@ -20,7 +20,6 @@ import errno
 import os
 import sqlite3
 import stat
-import time
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -35,6 +34,7 @@ from teamlore.core.analyzer import ANALYZER_VERSION, analyze
 from teamlore.core.canonical import canonical_json, digest, sha256_hex
 from teamlore.core.failpoints import failpoint
 from teamlore.core.strict import WIRE, WIRE_FROZEN
+from teamlore.core.timeutil import now_ms
 from teamlore.memory.store import documents
 from teamlore.memory.store.frontmatter import MemoryFormatError, decode_text
 from teamlore.memory.store.layout import MEMORY_ROOT
@@ -656,10 +656,6 @@ def _counts_of(rows: list[_Row]) -> ProjectionCounts:
     return counts
 
 
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
-
-
 def _diagnostics_json(diagnostics: list[Diagnostic]) -> str:
     return canonical_json([d.model_dump() for d in diagnostics]).decode("utf-8")
 
@@ -739,7 +735,7 @@ def _replace_owner_rows(
             PROJECTOR_VERSION,
             len(rows),
             _diagnostics_json(diagnostics),
-            _now_ms(),
+            now_ms(),
         ),
     )
 
@@ -762,7 +758,7 @@ def _mark_drifted(
                 ANALYZER_VERSION,
                 RECALL_ALGORITHM_VERSION,
                 PROJECTOR_VERSION,
-                _now_ms(),
+                now_ms(),
             ),
         )
     return _stored(conn, repository_key, worktree_key)
