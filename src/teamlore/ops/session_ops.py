@@ -21,6 +21,7 @@ from teamlore.core.paths import resolve_home
 from teamlore.core.strict import STRICT
 from teamlore.core.timeutil import parse_instant
 from teamlore.ops.registry import OpContext, operation
+from teamlore.repo import tables
 from teamlore.sessions.index_health import (
     index_errors,
     open_index_for_read,
@@ -333,9 +334,7 @@ def status(ctx: OpContext, request: StatusRequest) -> dict[str, Any]:
             "sealedTurns": one("SELECT count(*) FROM turns WHERE sealed = 1"),
             "toolUses": one("SELECT count(*) FROM tool_uses"),
             "providers": by_provider,
-            "repositories": one("SELECT count(*) FROM repositories"),
-            "commits": one("SELECT count(*) FROM commits"),
-            "deliveryEdges": one("SELECT count(*) FROM delivery_edges"),
+            **tables.table_counts(conn),
             "diagnostics": {"count": one("SELECT count(*) FROM diagnostics"), "recent": recent},
         }
         if request.check:

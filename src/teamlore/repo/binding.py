@@ -21,6 +21,7 @@ from pydantic import BaseModel
 
 from teamlore.core import db, errors, keys
 from teamlore.core.strict import STRICT_FROZEN
+from teamlore.repo import tables
 from teamlore.repo.git import GitCommandError, run_git_text
 
 _WINDOWS_PATH = re.compile(r"^(?:[A-Za-z]:[\\/]|\\\\|[A-Za-z]:$)")
@@ -120,45 +121,28 @@ def register_repository(
 ) -> RepositoryIdentity:
     """Resolve `path` and upsert its worktree into `repositories` (idempotent)."""
     identity = resolve_repository(path, home=home)
-    with db.write_tx(conn):
-        conn.execute(
-            "INSERT INTO repositories"
-            " (repository_key, worktree_key, worktree_root, git_common_dir, registered_at)"
-            " VALUES (?, ?, ?, ?, ?)"
-            " ON CONFLICT(worktree_key) DO UPDATE SET"
-            "   repository_key = excluded.repository_key,"
-            "   worktree_root = excluded.worktree_root,"
-            "   git_common_dir = excluded.git_common_dir"
-            " WHERE repository_key IS NOT excluded.repository_key"
-            "    OR worktree_root IS NOT excluded.worktree_root"
-            "    OR git_common_dir IS NOT excluded.git_common_dir",
-            (
-                identity.repository_key,
-                identity.worktree_key,
-                str(identity.worktree_root),
-                str(identity.git_common_dir),
-                _now(),
-            ),
-        )
-    return identity
-
-
-def _identity(row: sqlite3.Row) -> RepositoryIdentity:
-    return RepositoryIdentity(
-        repository_key=row["repository_key"],
-        worktree_key=row["worktree_key"],
-        worktree_root=Path(row["worktree_root"]),
-        git_common_dir=Path(row["git_common_dir"]),
+    row = tables.WorktreeRow(
+        identity.repository_key,
+        identity.worktree_key,
+        str(identity.worktree_root),
+        str(identity.git_common_dir),
     )
+    with db.write_tx(conn):
+        tables.upsert_worktree(conn, row, _now())
+    return identity
 
 
 def list_repositories(conn: sqlite3.Connection) -> list[RepositoryIdentity]:
     """Every registered worktree, ordered by worktree root."""
-    rows = conn.execute(
-        "SELECT repository_key, worktree_key, worktree_root, git_common_dir FROM repositories"
-        " ORDER BY worktree_root, worktree_key"
-    ).fetchall()
-    return [_identity(row) for row in rows]
+    return [
+        RepositoryIdentity(
+            repository_key=row.repository_key,
+            worktree_key=row.worktree_key,
+            worktree_root=Path(row.worktree_root),
+            git_common_dir=Path(row.git_common_dir),
+        )
+        for row in tables.list_worktrees(conn)
+    ]
 
 
 def find_owner(conn: sqlite3.Connection, path: Path) -> RepositoryIdentity | None:

@@ -26,6 +26,7 @@ from pydantic import BaseModel
 from teamlore.core import db, errors
 from teamlore.core.canonical import sha256_hex
 from teamlore.core.strict import STRICT_FROZEN
+from teamlore.repo import tables
 from teamlore.repo.binding import RepositoryIdentity
 from teamlore.repo.git import run_git
 
@@ -143,11 +144,9 @@ def stored_heads(conn: sqlite3.Connection, repository_key: str) -> list[str]:
     """
     hashes: set[str] = set()
     parents: set[str] = set()
-    for row in conn.execute(
-        "SELECT hash, parents FROM commits WHERE repository_key = ?", (repository_key,)
-    ):
-        hashes.add(row["hash"])
-        parents.update(row["parents"].split())
+    for hash_, parent_list in tables.commit_parents(conn, repository_key):
+        hashes.add(hash_)
+        parents.update(parent_list.split())
     return sorted(hashes - parents)
 
 
@@ -186,13 +185,9 @@ def scan_commits(
     """
     if max_commits < 1:
         raise errors.TeamloreError(errors.INVALID_ARGUMENT, "max_commits must be at least 1")
-    row = conn.execute(
-        "SELECT ref_digest FROM repositories WHERE worktree_key = ?", (identity.worktree_key,)
-    ).fetchone()
-    if row is None:
-        raise errors.TeamloreError(errors.REPOSITORY_NOT_REGISTERED)
+    stored_digest = tables.stored_ref_digest(conn, identity.worktree_key)
     state = read_ref_state(identity.worktree_root)
-    if row["ref_digest"] == state.digest and not full:
+    if stored_digest == state.digest and not full:
         return ScanResult(
             repository_key=identity.repository_key,
             ref_digest=state.digest,
@@ -232,32 +227,20 @@ def scan_commits(
     inserted = files = 0
     with db.write_tx(conn):
         for commit in records:
-            cursor = conn.execute(
-                "INSERT OR IGNORE INTO commits"
-                " (repository_key, hash, parents, author_time, committer_time, subject)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    identity.repository_key,
-                    commit.hash,
-                    " ".join(commit.parents),
-                    commit.author_time,
-                    commit.committer_time,
-                    commit.subject,
-                ),
+            added = tables.insert_commit(
+                conn,
+                identity.repository_key,
+                commit.hash,
+                parents=commit.parents,
+                author_time=commit.author_time,
+                committer_time=commit.committer_time,
+                subject=commit.subject,
+                files=commit.files,
             )
-            if cursor.rowcount != 1:
-                continue
-            inserted += 1
-            for path, change in commit.files:
-                files += conn.execute(
-                    "INSERT OR IGNORE INTO commit_files (repository_key, hash, path, change)"
-                    " VALUES (?, ?, ?, ?)",
-                    (identity.repository_key, commit.hash, path, change),
-                ).rowcount
-        conn.execute(
-            "UPDATE repositories SET ref_digest = ?, scanned_at = ? WHERE repository_key = ?",
-            (state.digest, _now(), identity.repository_key),
-        )
+            if added is not None:
+                inserted += 1
+                files += added
+        tables.mark_scanned(conn, identity.repository_key, state.digest, _now())
     return ScanResult(
         repository_key=identity.repository_key,
         ref_digest=state.digest,

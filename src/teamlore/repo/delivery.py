@@ -41,8 +41,9 @@ from typing import Literal
 from pydantic import BaseModel
 
 from teamlore.core import db, errors
-from teamlore.core.canonical import canonical_json, digest
+from teamlore.core.canonical import digest
 from teamlore.core.strict import STRICT_FROZEN
+from teamlore.repo import tables
 from teamlore.repo.binding import is_windows_path, is_within, normalize_posix
 
 EDGE_FORMAT = "teamlore-delivery-edge@1"
@@ -153,20 +154,14 @@ class _RepoView:
 
     def files(self, hash_: str) -> frozenset[str]:
         if hash_ not in self._files:
-            rows = self.conn.execute(
-                "SELECT path FROM commit_files WHERE repository_key = ? AND hash = ?",
-                (self.repository_key, hash_),
-            ).fetchall()
-            self._files[hash_] = frozenset(row["path"] for row in rows)
+            paths = tables.commit_paths(self.conn, self.repository_key, hash_)
+            self._files[hash_] = frozenset(paths)
         return self._files[hash_]
 
     def commits_changing(self, path: str) -> list[str]:
         if path not in self._by_path:
-            rows = self.conn.execute(
-                "SELECT hash FROM commit_files WHERE repository_key = ? AND path = ? ORDER BY hash",
-                (self.repository_key, path),
-            ).fetchall()
-            self._by_path[path] = [row["hash"] for row in rows if row["hash"] in self.commits]
+            hashes = tables.commits_changing(self.conn, self.repository_key, path)
+            self._by_path[path] = [hash_ for hash_ in hashes if hash_ in self.commits]
         return self._by_path[path]
 
     def repo_relative(self, absolute: str) -> str | None:
@@ -190,25 +185,15 @@ def parse_time(value: str | None) -> datetime | None:
 
 
 def _load_repository(conn: sqlite3.Connection, repository_key: str) -> _RepoView:
-    roots = [
-        row["worktree_root"]
-        for row in conn.execute(
-            "SELECT worktree_root FROM repositories WHERE repository_key = ?", (repository_key,)
-        )
-    ]
+    roots = tables.worktree_roots(conn, repository_key)
     if not roots:
         raise errors.TeamloreError(errors.REPOSITORY_NOT_REGISTERED, repository_key=repository_key)
     commits: dict[str, _Commit] = {}
     timeline: list[tuple[datetime, str]] = []
-    for row in conn.execute(
-        "SELECT hash, author_time, committer_time FROM commits WHERE repository_key = ?",
-        (repository_key,),
-    ):
-        times = tuple(
-            {t for t in (parse_time(row["author_time"]), parse_time(row["committer_time"])) if t}
-        )
-        commits[row["hash"]] = _Commit(row["hash"], times)
-        timeline.extend((t, row["hash"]) for t in times)
+    for hash_, author_time, committer_time in tables.commit_times(conn, repository_key):
+        times = tuple({t for t in (parse_time(author_time), parse_time(committer_time)) if t})
+        commits[hash_] = _Commit(hash_, times)
+        timeline.extend((t, hash_) for t in times)
     timeline.sort()
     return _RepoView(conn, repository_key, roots, commits, sorted(commits), timeline)
 
@@ -434,12 +419,7 @@ def _repo_relative_paths(
 def build_delivery_edges(conn: sqlite3.Connection, repository_key: str) -> DeliveryResult:
     """Recompute the delivery edges of one repository and store them (idempotent, by diff)."""
     view = _load_repository(conn, repository_key)
-    sessions = conn.execute(
-        "SELECT s.id, s.session_key, s.cwd, s.started_at, s.ended_at FROM sessions s"
-        " JOIN repositories r ON r.worktree_key = s.worktree_key"
-        " WHERE r.repository_key = ? ORDER BY s.id",
-        (repository_key,),
-    ).fetchall()
+    sessions = tables.mapped_sessions(conn, repository_key)
     counters = _Counters()
     edges: list[DeliveryEdge] = []
     turn_count = 0
@@ -448,7 +428,8 @@ def build_delivery_edges(conn: sqlite3.Connection, repository_key: str) -> Deliv
         edges += session_edges
         turn_count += turns
 
-    inserted, updated, deleted, unchanged = _store(conn, repository_key, sessions, edges)
+    with db.write_tx(conn):
+        changes = tables.replace_edges(conn, repository_key, [s["id"] for s in sessions], edges)
     counts = {strength: 0 for strength in STRENGTH_RANK}
     for edge in edges:
         counts[edge.strength] += 1
@@ -457,78 +438,15 @@ def build_delivery_edges(conn: sqlite3.Connection, repository_key: str) -> Deliv
         sessions=len(sessions),
         turns=turn_count,
         edges=counts,
-        inserted=inserted,
-        updated=updated,
-        deleted=deleted,
-        unchanged=unchanged,
+        inserted=changes.inserted,
+        updated=changes.updated,
+        deleted=changes.deleted,
+        unchanged=changes.unchanged,
         ambiguous_short_hashes=counters.ambiguous,
         unmatched_hashes=counters.unmatched,
         paths_outside_worktree=counters.outside,
         contextual_omitted=counters.contextual_omitted,
     )
-
-
-def _json(value: list[str]) -> str:
-    return canonical_json(value).decode("utf-8")
-
-
-def _store(
-    conn: sqlite3.Connection,
-    repository_key: str,
-    sessions: list[sqlite3.Row],
-    edges: list[DeliveryEdge],
-) -> tuple[int, int, int, int]:
-    inserted = updated = deleted = unchanged = 0
-    wanted = {(e.session_id, e.turn_id, e.hash): e for e in edges}
-    with db.write_tx(conn):
-        # a session belongs to one worktree: its edges under another repository are stale
-        for session in sessions:
-            deleted += conn.execute(
-                "DELETE FROM delivery_edges WHERE session_id = ? AND repository_key != ?",
-                (session["id"], repository_key),
-            ).rowcount
-        existing = conn.execute(
-            "SELECT id, session_id, turn_id, hash, revision FROM delivery_edges"
-            " WHERE repository_key = ?",
-            (repository_key,),
-        ).fetchall()
-        for row in existing:
-            edge = wanted.pop((row["session_id"], row["turn_id"], row["hash"]), None)
-            if edge is None:
-                conn.execute("DELETE FROM delivery_edges WHERE id = ?", (row["id"],))
-                deleted += 1
-            elif edge.revision == row["revision"]:
-                unchanged += 1
-            else:
-                conn.execute(
-                    "UPDATE delivery_edges SET strength = ?, reasons = ?, limitations = ?,"
-                    " revision = ? WHERE id = ?",
-                    (
-                        edge.strength,
-                        _json(edge.reasons),
-                        _json(edge.limitations),
-                        edge.revision,
-                        row["id"],
-                    ),
-                )
-                updated += 1
-        for edge in wanted.values():
-            conn.execute(
-                "INSERT INTO delivery_edges (repository_key, session_id, turn_id, hash, strength,"
-                " reasons, limitations, revision) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    repository_key,
-                    edge.session_id,
-                    edge.turn_id,
-                    edge.hash,
-                    edge.strength,
-                    _json(edge.reasons),
-                    _json(edge.limitations),
-                    edge.revision,
-                ),
-            )
-            inserted += 1
-    return inserted, updated, deleted, unchanged
 
 
 def list_edges(
@@ -539,20 +457,6 @@ def list_edges(
     turn_id: int | None = None,
 ) -> list[DeliveryEdge]:
     """Stored edges of a repository (optionally of one session or turn), in a stable order."""
-    sql = (
-        "SELECT e.repository_key, e.session_id, s.session_key, e.turn_id, t.ordinal,"
-        " e.hash, e.strength, e.reasons, e.limitations, e.revision FROM delivery_edges e"
-        " JOIN sessions s ON s.id = e.session_id JOIN turns t ON t.id = e.turn_id"
-        " WHERE e.repository_key = ?"
-    )
-    params: list[object] = [repository_key]
-    if session_id is not None:
-        sql += " AND e.session_id = ?"
-        params.append(session_id)
-    if turn_id is not None:
-        sql += " AND e.turn_id = ?"
-        params.append(turn_id)
-    sql += " ORDER BY e.session_id, t.ordinal, e.hash"
     return [
         DeliveryEdge(
             repository_key=row[0],
@@ -566,5 +470,5 @@ def list_edges(
             limitations=json.loads(row[8]),
             revision=row[9],
         )
-        for row in conn.execute(sql, params)
+        for row in tables.edge_rows(conn, repository_key, session_id=session_id, turn_id=turn_id)
     ]

@@ -37,13 +37,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from teamlore.core import errors
 from teamlore.core.analyzer import fts_query
 from teamlore.core.canonical import digest
 from teamlore.core.timeutil import parse_instant
 from teamlore.memory.extraction.evidence import CatalogEdge
+from teamlore.repo import tables
 from teamlore.repo.binding import (
     RepositoryIdentity,
     is_within,
@@ -454,19 +453,16 @@ def _load_turn(
             (row["id"],),
         )
     ]
+    stored = tables.turn_edges(conn, row["id"], repository_key=owner.repository_key)
     edges = tuple(
         CatalogEdge(
-            commit_hash=e["hash"],
-            strength=e["strength"],
-            reasons=tuple(orjson.loads(e["reasons"])),
-            limitations=tuple(orjson.loads(e["limitations"])),
-            revision=e["revision"],
+            commit_hash=e.hash,
+            strength=e.strength,
+            reasons=e.reasons,
+            limitations=e.limitations,
+            revision=e.revision,
         )
-        for e in conn.execute(
-            "SELECT hash, strength, reasons, limitations, revision FROM delivery_edges"
-            " WHERE turn_id = ? AND repository_key = ? ORDER BY hash",
-            (row["id"], owner.repository_key),
-        )
+        for e in sorted(stored, key=lambda e: e.hash)
     )
     return SelectedTurn(
         turn_id=row["id"],
