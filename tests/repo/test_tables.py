@@ -43,6 +43,7 @@ def test_registered_worktrees_are_listed_by_root(repo, conn, home: Path, tmp_pat
 def test_turn_edges_and_counts_come_from_the_stored_rows(repo, conn, home: Path, rows) -> None:
     repository_key, turn = _delivered(repo, conn, home, rows)
     (edge,) = tables.turn_edges(conn, turn)
+    assert tables.turn_edges(conn, turn, repository_key=repository_key) == [edge]
     assert edge.strength == "direct"
     assert edge.reasons == ("full-hash-in-commit-output",)
     assert tables.turn_edges(conn, turn, repository_key="elsewhere") == []
