@@ -1,0 +1,239 @@
+"""Team-memory retrieval on hard queries: R@1, R@5 and MRR of lexical, vector and hybrid search,
+per query kind, in one run.
+
+    .venv/bin/python bench/bench_hybrid_quality.py [--tree DIR] [--queries FILE]
+        [--show-misses] [--allow-overlap]
+
+The memory tree (`../shared/fixtures/threadshare-memory` by default: 17 real entries, 6 of them
+in Chinese, and one scene) is copied into a throwaway worktree and projected into a throwaway
+state database exactly as `teamlore memory search` sees it. `hybrid_queries.json` holds the
+queries, each with the one document that answers it, in five kinds: paraphrase, situational
+("I'm about to do X, what must I check?"), near-miss (the query shares words with a similar
+entry, the `distractor`, and none with the answer), cross-lingual (Chinese query → English
+entry, English query → Chinese entry) and an easy keyword set. A query is found at k when its
+answer is among the first k results.
+
+Before anything is measured, every query that is not of kind `keyword` is checked against its
+answer with the project's analyzer: the query's search terms (`parse_query`: stopwords dropped,
+identifiers split, words stemmed, Chinese as bigrams) must not occur in the answer's indexed
+text (id, title, type, scene and body, as analyzed into the FTS table). A violation is printed
+with the shared terms and the run refuses to go on (exit 1) unless `--allow-overlap` is given.
+Prints figures, asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sqlite3
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from teamlore.core.analyzer import parse_query
+from teamlore.memory.store.layout import MEMORY_ROOT
+from teamlore.memory.store.projection import sync_approved_projection
+from teamlore.memory.store.search import search_memory
+from teamlore.memory.store.state_db import open_state_db
+
+BENCH_DIR = Path(__file__).resolve().parent
+DEFAULT_TREE = BENCH_DIR.parent.parent.parent / "shared" / "fixtures" / "threadshare-memory"
+DEFAULT_QUERIES = BENCH_DIR / "hybrid_queries.json"
+KINDS = ("paraphrase", "situational", "near-miss", "cross-lingual", "keyword")
+UNCHECKED_KINDS = frozenset({"keyword"})  # keyword queries are meant to share words
+DEPTH = 10
+REPO = "a1" * 12
+WORKTREE = "b2" * 12
+
+Ranker = Callable[[str], list[str]]
+
+
+@dataclass(frozen=True, slots=True)
+class HardQuery:
+    kind: str
+    query: str
+    answer: str
+    distractor: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Overlap:
+    query: HardQuery
+    shared: tuple[str, ...]  # the query's search terms found in the answer's indexed text
+
+
+@dataclass(slots=True)
+class Scores:
+    found_at_1: int = 0
+    found_at_5: int = 0
+    reciprocal_ranks: float = 0.0
+    count: int = 0
+
+    def add(self, ranked: Sequence[str], answer: str) -> None:
+        self.count += 1
+        if answer in ranked:
+            position = ranked.index(answer) + 1
+            self.found_at_1 += position == 1
+            self.found_at_5 += position <= 5
+            self.reciprocal_ranks += 1.0 / position
+
+    def figures(self) -> tuple[float, float, float]:
+        n = max(self.count, 1)
+        return self.found_at_1 / n, self.found_at_5 / n, self.reciprocal_ranks / n
+
+
+def load_queries(path: Path) -> list[HardQuery]:
+    data = orjson.loads(path.read_bytes())
+    queries = [HardQuery(**item) for item in data["queries"]]
+    unknown = sorted({q.kind for q in queries} - set(KINDS))
+    if unknown:
+        raise SystemExit(f"{path.name}: unknown query kinds {unknown}")
+    return queries
+
+
+def project_tree(tree: Path, home: Path) -> sqlite3.Connection:
+    """Copy `tree` as a worktree's memory tree and project it into a state DB under `home`."""
+    worktree = home / "worktree"
+    shutil.copytree(tree, worktree / MEMORY_ROOT)
+    conn = open_state_db(home)
+    sync_approved_projection(
+        conn, repository_key=REPO, worktree_key=WORKTREE, worktree_root=worktree
+    )
+    return conn
+
+
+def indexed_texts(conn: sqlite3.Connection) -> dict[str, str]:
+    """Document id → its analyzed text, exactly as the FTS table holds it."""
+    rows = conn.execute(
+        "SELECT e.entry_id, approved_fts.searchable_text FROM approved_fts "
+        "JOIN approved_entries AS e ON e.id = approved_fts.rowid "
+        "WHERE e.repository_key = ? AND e.worktree_key = ?",
+        (REPO, WORKTREE),
+    )
+    return {str(entry_id): str(text) for entry_id, text in rows}
+
+
+def shared_terms(query: str, analyzed: str) -> tuple[str, ...]:
+    """The query's search terms that occur in an analyzed text (what lexical search matches)."""
+    padded = f" {analyzed} "
+    return tuple(
+        term.whole or " ".join(term.parts)
+        for term in parse_query(query).terms
+        if term.found_in(padded)
+    )
+
+
+def overlaps(queries: Iterable[HardQuery], texts: dict[str, str]) -> list[Overlap]:
+    """Every checked query that shares a search term with its answer."""
+    found: list[Overlap] = []
+    for q in queries:
+        if q.kind in UNCHECKED_KINDS:
+            continue
+        if q.answer not in texts:
+            raise SystemExit(f"answer {q.answer!r} is not a document of the tree")
+        shared = shared_terms(q.query, texts[q.answer])
+        if shared:
+            found.append(Overlap(q, shared))
+    return found
+
+
+def lexical_ranker(conn: sqlite3.Connection) -> Ranker:
+    def rank(query: str) -> list[str]:
+        if not parse_query(query).terms:
+            return []
+        result = search_memory(
+            conn, repository_key=REPO, worktree_key=WORKTREE, query=query, limit=DEPTH
+        )
+        return [hit.id for hit in result.results]
+
+    return rank
+
+
+@dataclass(slots=True)
+class Evaluation:
+    scores: dict[tuple[str, str], Scores]  # (method, kind) → figures
+    misses: dict[str, list[tuple[HardQuery, list[str]]]]  # method → queries not in its top 5
+    seconds: dict[str, float]  # method → time spent on all queries
+
+
+def evaluate(queries: Sequence[HardQuery], rankers: dict[str, Ranker]) -> Evaluation:
+    out = Evaluation({}, {name: [] for name in rankers}, {})
+    for name, rank in rankers.items():
+        started = time.perf_counter()
+        for q in queries:
+            ranked = rank(q.query)[:DEPTH]
+            for kind in (q.kind, "all hard", "all"):
+                if kind == "all hard" and q.kind in UNCHECKED_KINDS:
+                    continue
+                out.scores.setdefault((name, kind), Scores()).add(ranked, q.answer)
+            if q.answer not in ranked[:5]:
+                out.misses[name].append((q, ranked[:5]))
+        out.seconds[name] = time.perf_counter() - started
+    return out
+
+
+def print_table(scores: dict[tuple[str, str], Scores], methods: Sequence[str]) -> None:
+    head = f"{'kind':<14}{'n':>4}  " + "  ".join(f"{m + ' R@1/R@5/MRR':<24}" for m in methods)
+    print(head)
+    print("-" * len(head))
+    for kind in (*KINDS, "all hard", "all"):
+        first = scores.get((methods[0], kind))
+        if first is None:
+            continue
+        cells = []
+        for method in methods:
+            r1, r5, mrr = scores[(method, kind)].figures()
+            cells.append(f"{r1:.2f} / {r5:.2f} / {mrr:.2f}".ljust(24))
+        print(f"{kind:<14}{first.count:>4}  " + "  ".join(cells))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tree", type=Path, default=DEFAULT_TREE)
+    parser.add_argument("--queries", type=Path, default=DEFAULT_QUERIES)
+    parser.add_argument("--show-misses", action="store_true")
+    parser.add_argument(
+        "--allow-overlap", action="store_true", help="measure even when a query shares terms"
+    )
+    args = parser.parse_args(argv)
+    queries = load_queries(args.queries)
+    with tempfile.TemporaryDirectory(prefix="teamlore-hybrid-") as tmp:
+        conn = project_tree(args.tree, Path(tmp))
+        texts = indexed_texts(conn)
+        found = overlaps(queries, texts)
+        checked = sum(q.kind not in UNCHECKED_KINDS for q in queries)
+        print(
+            f"tree: {len(texts)} documents; queries: {len(queries)} "
+            f"({checked} checked for shared terms with their answer: {len(found)} violations)"
+        )
+        for o in found:
+            print(f"  SHARES {', '.join(o.shared)!s:<28} {o.query.kind}: {o.query.query}")
+        if found and not args.allow_overlap:
+            print("refusing to measure: reword these queries (or pass --allow-overlap)")
+            return 1
+        for q in queries:
+            if q.distractor and not shared_terms(q.query, texts[q.distractor]):
+                print(f"  note: near-miss shares nothing with its distractor: {q.query}")
+        rankers: dict[str, Ranker] = {"lexical": lexical_ranker(conn)}
+        result = evaluate(queries, rankers)
+        print()
+        print_table(result.scores, list(rankers))
+        print()
+        for name, spent in result.seconds.items():
+            print(f"{name}: {spent * 1000 / len(queries):.2f} ms per query")
+        if args.show_misses:
+            for name, missed in result.misses.items():
+                print(f"\n{name}: not in the top 5")
+                for q, top in missed:
+                    print(f"  [{q.kind}] {q.query}\n      want {q.answer}\n      got  {top[:3]}")
+        conn.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
