@@ -77,6 +77,17 @@ def test_sessions_list_show_and_search(home: Path, sources: Path) -> None:
     }
 
 
+def test_an_unquoted_multi_word_search_is_one_query(home: Path, sources: Path) -> None:
+    sync_json(sources)
+    unquoted = teamlore_cli("sessions", "search", "cart", "rounding", "--format", "json")
+    assert unquoted.returncode == 0, unquoted.stderr
+    quoted = teamlore_cli("sessions", "search", "cart rounding", "--format", "json")
+    assert json.loads(unquoted.stdout) == json.loads(quoted.stdout)
+    assert json.loads(unquoted.stdout)["hits"]
+    text = teamlore_cli("sessions", "search", "cart", "rounding")
+    assert text.returncode == 0 and "score" in text.stdout
+
+
 @pytest.mark.parametrize(
     ("args", "code", "exit_code"),
     [

@@ -120,6 +120,18 @@ def test_search_and_status_report_generation_and_coverage(repo: Path) -> None:
     assert partial["coverage"] == "partial" and partial["results"]
 
 
+def test_an_unquoted_multi_word_query_is_one_query(repo: Path) -> None:
+    cli_json("memory", "init", cwd=repo)
+    (repo / ".threadshare/memory/entries/export-order-must-be-stable.md").write_text(CLEAN_ENTRY)
+    code, unquoted = cli_json("memory", "search", "sort", "invoice", "rows", cwd=repo)
+    assert code == 0
+    assert unquoted == cli_json("memory", "search", "sort invoice rows", cwd=repo)[1]
+    assert int(unquoted["results"][0]["score"]) == 3
+    text = teamlore_cli("memory", "search", "sort", "invoice", "rows", cwd=repo)
+    assert text.returncode == 0 and "export-order-must-be-stable" in text.stdout
+    assert teamlore_cli("memory", "search", cwd=repo).returncode == 2  # no query at all
+
+
 def test_search_without_a_memory_tree_is_a_clear_refusal(repo: Path) -> None:
     code, result = cli_json("memory", "search", "anything", cwd=repo)
     assert (code, result["error"]["code"]) == (1, "MEMORY_NOT_INITIALIZED")

@@ -19,9 +19,11 @@ from teamlore.cli.mcp_config_cmd import mcp_config
 from teamlore.cli.output import (
     FormatOption,
     OutputFormat,
+    QueryArgument,
     clip,
     fail,
     literal,
+    query_text,
     run,
     say,
     stdout,
@@ -302,7 +304,7 @@ def _render_search(result: dict[str, Any]) -> None:
 
 @sessions_app.command("search")
 def sessions_search(
-    query: str = typer.Argument(..., help="Words, identifiers or Chinese text."),
+    query: list[str] = QueryArgument,
     provider: str | None = typer.Option(None, "--provider", "-p"),
     repository: str | None = typer.Option(None, "--repository", "-r"),
     since: str | None = typer.Option(None, "--since"),
@@ -314,7 +316,7 @@ def sessions_search(
     run(
         "sessions.search",
         {
-            "query": query,
+            "query": query_text(query),
             "provider": provider,
             "repository": repository,
             "since": since,

@@ -10,7 +10,17 @@ import orjson
 import typer
 
 from teamlore.cli.app import memory_app
-from teamlore.cli.output import FormatOption, OutputFormat, fail, run, say, stdout, styled
+from teamlore.cli.output import (
+    FormatOption,
+    OutputFormat,
+    QueryArgument,
+    fail,
+    query_text,
+    run,
+    say,
+    stdout,
+    styled,
+)
 from teamlore.core import errors
 from teamlore.core.timeutil import parse_instant
 
@@ -92,14 +102,18 @@ def _render_search(result: dict[str, Any]) -> None:
 
 @memory_app.command("search")
 def search(
-    query: str = typer.Argument(..., help="Words, identifiers or Chinese text."),
+    query: list[str] = QueryArgument,
     limit: int = typer.Option(10, "--limit", "-n"),
     repository: str | None = RepositoryOption,
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """Search the reviewed team memory (BM25)."""
     run(
-        "memory.search", {"query": query, "limit": limit}, fmt, _render_search, cwd=_cwd(repository)
+        "memory.search",
+        {"query": query_text(query), "limit": limit},
+        fmt,
+        _render_search,
+        cwd=_cwd(repository),
     )
 
 

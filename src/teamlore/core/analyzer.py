@@ -358,6 +358,17 @@ def readable_score(terms_matched: int, bm25: float) -> float:
     return round(terms_matched + strength / (1.0 + strength), 2)
 
 
+def relative_score(terms_matched: int, bm25: float, best_bm25: float) -> float:
+    """Like `readable_score`, for a small collection (a team's memory: tens of documents): there
+    BM25's IDF is about zero for any word most documents share (SQLite floors it at 1e-6), so the
+    absolute strength would read `.00` for every hit. The strength relative to the best
+    candidate holding as many terms still tells the hits apart: terms held + 0.99 × BM25 / best
+    BM25 (`1.99` = one term, the strongest of those). Ordered exactly like the results."""
+    if best_bm25 <= 0:
+        return float(terms_matched)
+    return round(terms_matched + 0.99 * max(bm25, 0.0) / best_bm25, 2)
+
+
 # -- snippets -----------------------------------------------------------------------------------
 
 SNIPPET_CHARS = 160

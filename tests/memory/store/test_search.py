@@ -117,6 +117,37 @@ def test_bm25_ranks_the_denser_match_first(conn: sqlite3.Connection) -> None:
     assert result.results[0].score > result.results[1].score
 
 
+def test_one_term_matches_in_a_small_memory_get_scores_that_tell_them_apart(
+    tmp_path: Path,
+) -> None:
+    # four entries, three share the word: BM25's IDF is about zero here (SQLite floors it at
+    # 1e-6), which used to print "score 1.00" for every hit
+    root = tmp_path / "small"
+    root.mkdir()
+    init_tree(root)
+    bodies = {
+        "dense": "The release job failed on the export test; release notes; release again.",
+        "short": "The release job deploys.",
+        "long": "The release job failed on the export test and deploys through CI nightly.",
+        "other": "Unrelated deploy notes.",
+    }
+    for name, body in bodies.items():
+        (root / f".threadshare/memory/entries/{name}.md").write_text(entry_text(name, body))
+    connection = open_state_db(tmp_path / "home")
+    sync_approved_projection(
+        connection, repository_key=REPO, worktree_key=WORKTREE, worktree_root=root
+    )
+    found = search(connection, "release")
+    scores = [hit.score for hit in found.results]
+    assert ids(found)[0] == "dense" and scores[0] == 1.99  # one term, the strongest match
+    assert len(set(scores)) == len(scores) and scores == sorted(scores, reverse=True)
+    assert all(1 <= s < 2 for s in scores)
+    two = search(connection, "release notes")
+    assert [hit.score for hit in two.results][:2] == [2.99, 1.99]  # per number of terms held
+    assert ids(two)[0] == "dense"
+    connection.close()
+
+
 def test_documents_holding_more_query_terms_rank_first(conn: sqlite3.Connection) -> None:
     # any term matches; the one document holding all three comes first even though another
     # says "cookie" more often

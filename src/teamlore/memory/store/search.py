@@ -21,7 +21,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from teamlore.core import errors
-from teamlore.core.analyzer import ANALYZER_VERSION, parse_query, readable_score, snippet
+from teamlore.core.analyzer import ANALYZER_VERSION, parse_query, relative_score, snippet
 from teamlore.core.strict import WIRE
 from teamlore.memory.store.layout import MEMORY_ROOT
 from teamlore.memory.store.projection import Coverage, Kind
@@ -37,7 +37,7 @@ class SearchHit(BaseModel):
     type: Kind  # entry | scene | doctrine | skill
     entry_type: str | None  # work_fact | work_task | work_method | work_artifact, entries only
     status: Literal["approved", "deprecated"]
-    score: float  # higher is better: query terms held + BM25 strength in [0, 1)
+    score: float  # higher is better: query terms held + BM25 relative to the best, in [0, 1)
     snippet: str
     path: str  # repository-relative
 
@@ -83,13 +83,16 @@ def search_memory(
         ),
     )[:limit]
     highlight = parsed.highlight_tokens()
+    best: dict[int, float] = {}  # per number of terms held
+    for covered, strength, _ in ranked:
+        best[covered] = max(best.get(covered, 0.0), strength)
     results = [
         SearchHit(
             id=row["entry_id"],
             type=row["kind"],
             entry_type=row["entry_type"],
             status=row["status"],
-            score=readable_score(covered, strength),
+            score=relative_score(covered, strength, best[covered]),
             snippet=snippet(row["body_text"] or row["title"], highlight),
             path=f"{MEMORY_ROOT}/{row['path']}",
         )
