@@ -16,8 +16,10 @@ Each incoming request takes the next `Scripted` response from the queue (first i
 when the queue is empty the server answers 500 with `{"error": "script exhausted"}` and counts it
 in `unexpected` — unless `respond_with(fn)` set a responder, which then answers from the request.
 A response may wait `delay` seconds before answering (to provoke client
-timeouts) and may carry a raw `body` (to send invalid JSON). `Scripted.chat(text)` and
-`Scripted.responses(text)` build well-formed Chat Completions and Responses API answers.
+timeouts) and may carry a raw `body` (to send invalid JSON). `Scripted.chat(text)`,
+`Scripted.responses(text)` and `Scripted.embeddings(vectors)` build well-formed Chat Completions,
+Responses API and `/v1/embeddings` answers; `embeddings_responder(fn)` answers every embeddings
+request from its `input` (a scripted embedding model: `fn(text) -> vector`).
 
 The server runs in a daemon thread (ThreadingHTTPServer, one thread per connection) and binds
 port 0, so tests never collide on a port. Timestamps in `RecordedRequest.at` come from
@@ -123,6 +125,24 @@ class Scripted:
                     "output_tokens": usage[1],
                     "total_tokens": usage[0] + usage[1],
                 },
+            },
+            delay=delay,
+        )
+
+    @classmethod
+    def embeddings(
+        cls, vectors: list[list[float]], *, model: str = "scripted-embedder", delay: float = 0.0
+    ) -> Scripted:
+        """An `/v1/embeddings` answer with one `data` item per vector, in order."""
+        return cls.json(
+            {
+                "object": "list",
+                "model": model,
+                "data": [
+                    {"object": "embedding", "index": i, "embedding": vector}
+                    for i, vector in enumerate(vectors)
+                ],
+                "usage": {"prompt_tokens": len(vectors), "total_tokens": len(vectors)},
             },
             delay=delay,
         )
@@ -255,3 +275,17 @@ class ScriptedServer:
                 pass  # keep test output clean
 
         return Handler
+
+
+def embeddings_responder(
+    embed: Callable[[str], list[float]], *, model: str = "scripted-embedder"
+) -> Callable[[RecordedRequest], Scripted]:
+    """A responder (`ScriptedServer.respond_with`) that embeds each `input` text with `embed`."""
+
+    def respond(request: RecordedRequest) -> Scripted:
+        body = request.json()
+        inputs = body.get("input")
+        texts = [inputs] if isinstance(inputs, str) else list(inputs or [])
+        return Scripted.embeddings([embed(text) for text in texts], model=model)
+
+    return respond

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -25,11 +25,22 @@ class RepositoryConfig(BaseModel):
     worktree_key: str
 
 
+class EmbeddingsConfig(BaseModel):
+    """`[embeddings]`: which model embeds memory for hybrid search (models/embeddings.py)."""
+
+    model_config = STRICT
+
+    backend: Literal["bundled", "endpoint", "off"] = "bundled"
+    profile: str | None = None  # a [models.<name>] profile, for backend = "endpoint"
+    dimensions: int | None = Field(None, ge=8, le=8192)
+
+
 class Config(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     sources: dict[str, list[str]] = Field(default_factory=dict)
     repositories: list[RepositoryConfig] = Field(default_factory=list)
+    embeddings: EmbeddingsConfig = Field(default_factory=EmbeddingsConfig)
 
 
 def config_path(home: Path | None = None) -> Path:
@@ -49,7 +60,10 @@ def load_config(home: Path | None = None) -> Config:
 
 
 def save_config(config: Config, home: Path | None = None) -> None:
-    write_private_file(config_path(home), dumps_toml(config.model_dump()).encode("utf-8"))
+    data = config.model_dump()
+    if config.embeddings == EmbeddingsConfig():  # the default is not written out
+        del data["embeddings"]
+    write_private_file(config_path(home), dumps_toml(data).encode("utf-8"))
 
 
 def _toml_value(value: Any) -> str:

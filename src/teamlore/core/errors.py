@@ -262,6 +262,9 @@ MODEL_BAD_RESPONSE = _register(
 MODEL_REQUEST_REJECTED = _register(
     "MODEL_REQUEST_REJECTED", "the model endpoint rejected the request (HTTP 4xx)"
 )
+EMBEDDINGS_UNAVAILABLE = _register(
+    "EMBEDDINGS_UNAVAILABLE", "the embedding model cannot be loaded; lexical search still works"
+)
 
 # team memory: tasks, stage, dedup recall, adjudication (memory/tasks, staging, adjudication)
 TASK_NOT_FOUND = _register("TASK_NOT_FOUND", "no task with that id exists for this repository")

@@ -23,7 +23,7 @@ import json
 import logging
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -172,14 +172,39 @@ class OpenAICompatClient:
         )
 
     def complete(self, request: ModelRequest) -> ModelResponse:
-        body = json.dumps(self.request_body(request), ensure_ascii=False).encode("utf-8")
+        payload, attempts = self._exchange(self.endpoint(), self.request_body(request))
+        return self._parse(request, payload, attempts)
+
+    def embed(self, texts: Sequence[str], *, dimensions: int | None = None) -> EmbeddingResponse:
+        """`POST {base_url}/embeddings` for `texts` (one request): one vector per text, in order.
+
+        Same retries and error codes as `complete`; a body without exactly one numeric vector
+        of one common length per input is MODEL_BAD_RESPONSE.
+        """
+        body: dict[str, Any] = {"model": self._model, "input": list(texts)}
+        if dimensions is not None:
+            body["dimensions"] = dimensions
+        payload, attempts = self._exchange(f"{self.base_url}/embeddings", body)
+        try:
+            vectors, reported = _parse_embeddings(payload, len(texts))
+        except _Unusable as exc:
+            raise model_error(
+                errors.MODEL_BAD_RESPONSE,
+                f"{self.base_url}: {exc.message}",
+                reason=exc.reason,
+                attempts=attempts,
+            ) from None
+        return EmbeddingResponse(vectors, reported or self._model, attempts)
+
+    def _exchange(self, url: str, request_body: dict[str, Any]) -> tuple[bytes, int]:
+        """POST one JSON body with the retry policy; the 2xx payload and the attempts made."""
+        body = json.dumps(request_body, ensure_ascii=False).encode("utf-8")
         headers = {
             "Authorization": f"Bearer {self._key.get_secret_value()}",
             "Content-Type": "application/json",
             "Accept": "application/json",
             "User-Agent": f"teamlore/{__version__}",
         }
-        url = self.endpoint()
         attempts_allowed = self.retry.max_retries + 1
         for attempt in range(1, attempts_allowed + 1):
             last_try = attempt == attempts_allowed
@@ -204,7 +229,7 @@ class OpenAICompatClient:
                     attempts=attempt,
                 ) from None
             if 200 <= status < 300:
-                return self._parse(request, payload, attempt)
+                return payload, attempt
             error_code = _error_code(payload)
             if status in (401, 403):
                 raise model_error(
@@ -383,6 +408,43 @@ def _responses_body(model: str, request: ModelRequest) -> dict[str, Any]:
             }
         }
     return body
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddingResponse:
+    vectors: list[list[float]]  # one per input, in input order
+    model: str  # the model id the endpoint reports (else the one requested)
+    attempts: int
+
+
+def _parse_embeddings(payload: bytes, expected: int) -> tuple[list[list[float]], str | None]:
+    """The `data[*].embedding` lists of an embeddings answer, ordered by `index`."""
+    try:
+        data = json.loads(payload)
+    except (ValueError, UnicodeDecodeError):
+        raise _Unusable("invalid_json", "the response body is not JSON") from None
+    items = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(items, list) or len(items) != expected:
+        raise _Unusable("wrong_count", f"the response does not hold {expected} embeddings")
+    by_index: dict[int, list[float]] = {}
+    for position, item in enumerate(items):
+        vector = item.get("embedding") if isinstance(item, dict) else None
+        index = _int(item.get("index")) if isinstance(item, dict) else None
+        index = position if index is None else index
+        if (
+            not isinstance(vector, list)
+            or not vector
+            or not all(isinstance(x, int | float) and not isinstance(x, bool) for x in vector)
+        ):
+            raise _Unusable("no_embedding", "an embedding is missing or not a list of numbers")
+        by_index[index] = [float(x) for x in vector]
+    if sorted(by_index) != list(range(expected)):
+        raise _Unusable("wrong_count", "the embeddings' indexes do not match the inputs")
+    vectors = [by_index[i] for i in range(expected)]
+    if len({len(v) for v in vectors}) != 1:
+        raise _Unusable("ragged", "the embeddings do not all have the same length")
+    reported = data.get("model")
+    return vectors, reported if isinstance(reported, str) and reported else None
 
 
 class _Unusable(Exception):

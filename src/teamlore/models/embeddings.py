@@ -1,0 +1,231 @@
+"""Text embeddings: one interface, two backends (docs/hybrid-search.md).
+
+    embedder = configured_embedder(home)        # None when embeddings are off in config.toml
+    vectors = embedder.embed(["first text", "second text"])   # float32 (2, dim), unit rows
+    embedder.space.key                           # "bundled:wordllama-l2_supercat-256@0.4.0.post1"
+
+Backends:
+- **bundled** (the default): WordLlama's 256-dimensional static model, whose weights and
+  tokenizer ship inside the `wordllama` wheel. A text is tokenized, its token vectors are
+  averaged and the mean is scaled to unit length — exactly what `WordLlamaInference.embed(...,
+  norm=True)` does — but the files are opened here, from the installed package's own folder, and
+  nothing else is imported: WordLlama's own loader looks for the tokenizer under `tokenizer/`
+  while the wheel has it under `tokenizers/`, and then downloads it; importing the `wordllama`
+  package also reconfigures the root logger. Loading never touches the network.
+- **endpoint** (configured): an OpenAI-compatible `POST /v1/embeddings`, named by a model profile
+  (`[models.<name>]`, models/profiles.py) in `[embeddings]`:
+
+      [embeddings]
+      backend = "endpoint"      # bundled (default) | endpoint | off
+      profile = "embeddings"    # the [models.embeddings] profile: base_url, model, api_key_env
+      dimensions = 512          # optional: asked of models that can shorten their vectors
+
+Every vector belongs to an `EmbeddingSpace` (backend + model id); callers store `space.key`
+with each vector and compare only vectors of one space. A failure to load or to call a backend
+is `EMBEDDINGS_UNAVAILABLE` (bundled) or one of the `MODEL_*` codes (endpoint).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from teamlore.core import errors
+from teamlore.core.config import load_config
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
+
+    from teamlore.models.openai_compat import OpenAICompatClient
+
+Backend = Literal["bundled", "endpoint"]
+Vectors = NDArray[np.float32]
+
+BUNDLED_PACKAGE = "wordllama"
+BUNDLED_CONFIG = "l2_supercat"
+BUNDLED_DIMENSIONS = 256
+BUNDLED_WEIGHTS = f"weights/{BUNDLED_CONFIG}_{BUNDLED_DIMENSIONS}.safetensors"
+BUNDLED_TOKENIZER = f"tokenizers/{BUNDLED_CONFIG}_tokenizer_config.json"
+BUNDLED_TENSOR = "embedding.weight"
+
+# a text's first 16 KiB carry its meaning for a mean of token vectors; the cap bounds the work
+MAX_EMBED_CHARS = 16 * 1024
+ENDPOINT_BATCH = 64  # inputs per /embeddings request
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddingSpace:
+    """Which model made a vector. Vectors of two spaces are never compared."""
+
+    backend: Backend
+    model: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.backend}:{self.model}"
+
+
+class Embedder(Protocol):
+    """What every backend offers."""
+
+    @property
+    def space(self) -> EmbeddingSpace: ...
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """One unit-length float32 row per text, in order (a zero row for a text with no
+        token the model knows). Raises `TeamloreError` when the backend fails."""
+        ...
+
+
+def normalize_rows(matrix: NDArray[np.floating]) -> Vectors:
+    """Scale each row to unit length (zero rows stay zero)."""
+    rows = np.asarray(matrix, dtype=np.float32)
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    out = np.zeros_like(rows)
+    np.divide(rows, norms, out=out, where=norms > 0)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# bundled: WordLlama from the installed wheel
+
+
+def bundled_files() -> tuple[Path, Path]:
+    """The weights and tokenizer files inside the installed `wordllama` package.
+
+    `find_spec` locates the package without importing it (its `__init__` would configure the
+    root logger and import its downloader).
+    """
+    spec = importlib.util.find_spec(BUNDLED_PACKAGE)
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    for location in locations:
+        root = Path(location)
+        weights, tokenizer = root / BUNDLED_WEIGHTS, root / BUNDLED_TOKENIZER
+        if weights.is_file() and tokenizer.is_file():
+            return weights, tokenizer
+    raise errors.TeamloreError(
+        errors.EMBEDDINGS_UNAVAILABLE,
+        f"the bundled embedding model is not installed (package {BUNDLED_PACKAGE!r} with "
+        f"{BUNDLED_WEIGHTS} and {BUNDLED_TOKENIZER}); reinstall teamlore or use --lexical",
+    )
+
+
+class BundledEmbedder:
+    """WordLlama l2_supercat, 256 dimensions: mean of token vectors, unit length."""
+
+    def __init__(self, weights_path: Path, tokenizer_path: Path, version: str) -> None:
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+
+        try:
+            tokenizer = Tokenizer.from_file(str(tokenizer_path))
+            table = load_file(str(weights_path))[BUNDLED_TENSOR]
+        except Exception as exc:  # a damaged install: say so, never crash the search
+            raise errors.TeamloreError(
+                errors.EMBEDDINGS_UNAVAILABLE,
+                f"the bundled embedding model cannot be loaded ({type(exc).__name__})",
+            ) from exc
+        tokenizer.no_padding()
+        tokenizer.no_truncation()
+        self._tokenizer: Tokenizer = tokenizer
+        self._table: Vectors = np.ascontiguousarray(table, dtype=np.float32)
+        self._space = EmbeddingSpace(
+            "bundled", f"wordllama-{BUNDLED_CONFIG}-{BUNDLED_DIMENSIONS}@{version}"
+        )
+
+    @property
+    def space(self) -> EmbeddingSpace:
+        return self._space
+
+    @property
+    def dimensions(self) -> int:
+        return int(self._table.shape[1])
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        encodings = self._tokenizer.encode_batch(
+            [t[:MAX_EMBED_CHARS] for t in texts], add_special_tokens=False
+        )
+        last = self._table.shape[0] - 1
+        for row, encoding in enumerate(encodings):
+            if encoding.ids:
+                ids = np.clip(np.asarray(encoding.ids, dtype=np.int64), 0, last)
+                out[row] = self._table[ids].mean(axis=0)
+        return normalize_rows(out)
+
+
+_bundled: BundledEmbedder | None = None
+_bundled_lock = threading.Lock()
+
+
+def bundled_embedder() -> BundledEmbedder:
+    """The bundled model, loaded once per process (about 0.1 s and 32 MiB)."""
+    global _bundled
+    with _bundled_lock:
+        if _bundled is None:
+            weights, tokenizer = bundled_files()
+            _bundled = BundledEmbedder(
+                weights, tokenizer, importlib.metadata.version(BUNDLED_PACKAGE)
+            )
+        return _bundled
+
+
+# --------------------------------------------------------------------------------------------
+# endpoint: an OpenAI-compatible /v1/embeddings
+
+
+class EndpointEmbedder:
+    """Embeddings from an OpenAI-compatible endpoint, `ENDPOINT_BATCH` texts per request."""
+
+    def __init__(self, client: OpenAICompatClient, dimensions: int | None = None) -> None:
+        self._client = client
+        self._dimensions = dimensions
+        model = client.model if dimensions is None else f"{client.model}@{dimensions}d"
+        self._space = EmbeddingSpace("endpoint", model)
+
+    @property
+    def space(self) -> EmbeddingSpace:
+        return self._space
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        rows: list[list[float]] = []
+        for start in range(0, len(texts), ENDPOINT_BATCH):
+            batch = [t[:MAX_EMBED_CHARS] or " " for t in texts[start : start + ENDPOINT_BATCH]]
+            rows.extend(self._client.embed(batch, dimensions=self._dimensions).vectors)
+        if not rows:
+            return np.zeros((0, self._dimensions or 1), dtype=np.float32)
+        if len({len(r) for r in rows}) != 1:
+            raise errors.TeamloreError(
+                errors.MODEL_BAD_RESPONSE, "the endpoint's embeddings changed length between calls"
+            )
+        return normalize_rows(np.asarray(rows, dtype=np.float32))
+
+
+# --------------------------------------------------------------------------------------------
+# choosing from config.toml
+
+
+def configured_embedder(home: Path | None = None) -> Embedder | None:
+    """The embedder `[embeddings]` in config.toml names; None when `backend = "off"`.
+
+    Raises `EMBEDDINGS_UNAVAILABLE` (bundled model missing), `MODEL_NOT_CONFIGURED` or
+    `CONFIG_INVALID` (endpoint profile incomplete); callers fall back to lexical search.
+    """
+    settings = load_config(home).embeddings
+    if settings.backend == "off":
+        return None
+    if settings.backend == "bundled":
+        return bundled_embedder()
+    from teamlore.models.openai_compat import OpenAICompatClient
+    from teamlore.models.profiles import load_profile
+
+    profile = load_profile(settings.profile, home=home)
+    return EndpointEmbedder(OpenAICompatClient.from_profile(profile), settings.dimensions)

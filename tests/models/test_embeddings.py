@@ -1,0 +1,264 @@
+"""The embedding layer: the bundled WordLlama model (offline) and an OpenAI-compatible endpoint."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from models.scripted_server import Scripted, ScriptedServer, embeddings_responder
+from teamlore.core.errors import TeamloreError
+from teamlore.models.embeddings import (
+    BundledEmbedder,
+    EndpointEmbedder,
+    bundled_embedder,
+    bundled_files,
+    configured_embedder,
+)
+from teamlore.models.openai_compat import OpenAICompatClient
+
+KEY = "sk-embed-SECRET-7"
+
+
+def write_config(home: Path, text: str) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text(text, encoding="utf-8")
+
+
+# -- bundled ---------------------------------------------------------------------------------
+
+
+def test_bundled_vectors_are_wordllamas_own_normalized_means() -> None:
+    from safetensors import safe_open
+    from tokenizers import Tokenizer
+    from wordllama.inference import WordLlamaInference
+
+    weights, tokenizer = bundled_files()
+    with safe_open(str(weights), framework="np") as f:
+        table = f.get_tensor("embedding.weight")
+    reference = WordLlamaInference(table, Tokenizer.from_file(str(tokenizer)))
+    texts = ["Run the migrations before deploying", "迁移数据库之前先备份", "rebase_onto main"]
+
+    ours = bundled_embedder().embed(texts)
+
+    assert ours.shape == (3, 256) and ours.dtype == np.float32
+    np.testing.assert_allclose(ours, reference.embed(texts, norm=True), atol=1e-5)
+    np.testing.assert_allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
+
+
+def test_bundled_model_ranks_a_paraphrase_above_an_unrelated_text() -> None:
+    embedder = bundled_embedder()
+    query, paraphrase, unrelated = embedder.embed(
+        [
+            "apply the database schema changes before shipping a release",
+            "run the migrations prior to deploying",
+            "the office coffee machine is broken again",
+        ]
+    )
+    assert float(query @ paraphrase) > float(query @ unrelated)
+
+
+def test_bundled_space_names_model_and_version_and_empty_text_is_a_zero_row() -> None:
+    embedder = bundled_embedder()
+    assert embedder.space.key.startswith("bundled:wordllama-l2_supercat-256@0.4.")
+    vectors = embedder.embed(["", "text"])
+    assert not vectors[0].any() and vectors[1].any()
+    assert embedder.embed([]).shape == (0, 256)
+
+
+def test_wordllamas_own_loader_cannot_find_its_tokenizer_offline(tmp_path: Path) -> None:
+    """Why teamlore opens the files itself: WordLlama 0.4.0 looks for the tokenizer under
+    `tokenizer/`, the wheel has it under `tokenizers/`, so without a download it fails."""
+    from wordllama import WordLlama
+
+    with pytest.raises(FileNotFoundError, match="Tokenizer file"):
+        WordLlama.load(cache_dir=tmp_path, disable_download=True)
+
+
+OFFLINE_PROBE = textwrap.dedent(
+    """
+    import json, socket
+
+    attempts = []
+
+    def refuse(*args, **kwargs):
+        attempts.append(repr(args[1:] if args else kwargs))
+        raise OSError("network disabled for this test")
+
+    socket.socket.connect = refuse
+    socket.socket.connect_ex = refuse
+    socket.create_connection = refuse
+    socket.getaddrinfo = refuse
+
+    from teamlore.models.embeddings import configured_embedder
+
+    embedder = configured_embedder()
+    vectors = embedder.embed(["offline please", "no network at all"])
+    print(json.dumps({"space": embedder.space.key, "shape": list(vectors.shape),
+                      "attempts": attempts}))
+    """
+)
+
+
+def test_bundled_model_loads_and_embeds_with_the_network_unreachable(tmp_path: Path) -> None:
+    """In a fresh interpreter every socket connect and name lookup raises, and proxies point at
+    a closed port on 127.0.0.1; HOME is empty (no WordLlama cache)."""
+    env = {
+        **os.environ,
+        "HOME": str(tmp_path / "home"),
+        "TEAMLORE_HOME": str(tmp_path / "state"),
+        "HTTP_PROXY": "http://127.0.0.1:9",
+        "HTTPS_PROXY": "http://127.0.0.1:9",
+        "ALL_PROXY": "http://127.0.0.1:9",
+    }
+    env.pop("HF_HUB_OFFLINE", None)
+    done = subprocess.run(
+        [sys.executable, "-c", OFFLINE_PROBE],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["space"].startswith("bundled:wordllama")
+    assert report["shape"] == [2, 256]
+    assert report["attempts"] == []
+    assert not (tmp_path / "home" / ".cache").exists()
+
+
+def test_a_missing_bundled_model_is_embeddings_unavailable(tmp_path: Path) -> None:
+    with pytest.raises(TeamloreError) as info:
+        BundledEmbedder(tmp_path / "none.safetensors", tmp_path / "none.json", "0")
+    assert info.value.code == "EMBEDDINGS_UNAVAILABLE"
+
+
+# -- config ----------------------------------------------------------------------------------
+
+
+def test_default_config_is_the_bundled_model_and_off_is_none(home: Path) -> None:
+    default = configured_embedder(home)
+    assert default is not None and default.space.backend == "bundled"
+    write_config(home, '[embeddings]\nbackend = "off"\n')
+    assert configured_embedder(home) is None
+
+
+def test_an_unknown_backend_is_config_invalid(home: Path) -> None:
+    write_config(home, '[embeddings]\nbackend = "magic"\n')
+    with pytest.raises(TeamloreError) as info:
+        configured_embedder(home)
+    assert info.value.code == "CONFIG_INVALID"
+
+
+def test_an_endpoint_without_a_profile_is_model_not_configured(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_MODEL", raising=False)
+    write_config(home, '[embeddings]\nbackend = "endpoint"\nprofile = "embed"\n')
+    with pytest.raises(TeamloreError) as info:
+        configured_embedder(home)
+    assert info.value.code == "MODEL_NOT_CONFIGURED"
+
+
+# -- endpoint --------------------------------------------------------------------------------
+
+
+def letters(text: str) -> list[float]:
+    """A scripted 'model': counts of a, e, o and everything else."""
+    lower = text.lower()
+    return [float(lower.count(c)) for c in "aeo"] + [float(len(lower)) + 1.0]
+
+
+def test_configured_endpoint_embeds_in_batches_with_the_profiles_key(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EMBED_KEY", KEY)
+    with ScriptedServer() as server:
+        server.respond_with(embeddings_responder(letters))
+        write_config(
+            home,
+            f'[embeddings]\nbackend = "endpoint"\nprofile = "embed"\ndimensions = 64\n\n'
+            f'[models.embed]\nbase_url = "{server.base_url}"\nmodel = "multi-embed"\n'
+            'api_key_env = "EMBED_KEY"\nmax_retries = 0\n',
+        )
+        embedder = configured_embedder(home)
+        assert isinstance(embedder, EndpointEmbedder)
+        texts = [f"text {'a' * i}" for i in range(70)]
+        vectors = embedder.embed(texts)
+
+    assert embedder.space.key == "endpoint:multi-embed@64d"
+    assert vectors.shape == (70, 4)
+    expected = np.asarray([letters(t) for t in texts], dtype=np.float32)
+    expected /= np.linalg.norm(expected, axis=1, keepdims=True)
+    np.testing.assert_allclose(vectors, expected, rtol=1e-6)
+    assert [len(r.json()["input"]) for r in server.requests] == [64, 6]
+    first = server.requests[0]
+    assert first.path == "/v1/embeddings"
+    assert first.headers["authorization"] == f"Bearer {KEY}"
+    assert first.json()["model"] == "multi-embed" and first.json()["dimensions"] == 64
+
+
+def client(server: ScriptedServer) -> OpenAICompatClient:
+    return OpenAICompatClient(
+        base_url=server.base_url, model="m", api_key=KEY, sleep=lambda _s: None
+    )
+
+
+def test_embeddings_are_put_back_in_input_order() -> None:
+    with ScriptedServer() as server:
+        server.enqueue(
+            Scripted.json(
+                {
+                    "data": [
+                        {"index": 1, "embedding": [0.0, 1.0]},
+                        {"index": 0, "embedding": [1.0, 0.0]},
+                    ],
+                    "model": "reported-model",
+                }
+            )
+        )
+        response = client(server).embed(["first", "second"])
+    assert response.vectors == [[1.0, 0.0], [0.0, 1.0]]
+    assert response.model == "reported-model"
+
+
+@pytest.mark.parametrize(
+    ("payload", "reason"),
+    [
+        ({"data": [{"index": 0, "embedding": [1.0]}]}, "wrong_count"),
+        (
+            {"data": [{"index": 0, "embedding": "x"}, {"index": 1, "embedding": [1]}]},
+            "no_embedding",
+        ),
+        ({"data": [{"index": 0, "embedding": [1.0]}, {"index": 1, "embedding": [1, 2]}]}, "ragged"),
+        (
+            {"data": [{"index": 0, "embedding": [1.0]}, {"index": 0, "embedding": [2.0]}]},
+            "wrong_count",
+        ),
+    ],
+)
+def test_an_unusable_embeddings_answer_is_model_bad_response(
+    payload: dict[str, object], reason: str
+) -> None:
+    with ScriptedServer() as server:
+        server.enqueue(Scripted.json(payload))
+        with pytest.raises(TeamloreError) as info:
+            client(server).embed(["a", "b"])
+    assert info.value.code == "MODEL_BAD_RESPONSE"
+    assert info.value.details["reason"] == reason
+
+
+def test_embedding_errors_keep_the_clients_codes_and_never_the_key() -> None:
+    with ScriptedServer() as server:
+        server.enqueue(Scripted.error(401, "invalid_api_key"))
+        with pytest.raises(TeamloreError) as info:
+            client(server).embed(["a"])
+    assert info.value.code == "MODEL_AUTH_FAILED"
+    assert KEY not in str(info.value) and KEY not in repr(info.value.details)
