@@ -25,8 +25,21 @@ def _plain(text: str) -> None:
 
 
 def _render_config(result: dict[str, Any]) -> None:
+    changes = result["changes"]
+    for key, label in (("allowedProvenance", "allowed provenance"), ("allowedScopes", "scopes")):
+        if key in changes:
+            edit = changes[key]
+            moves = [f"+ {v}" for v in edit["added"]] + [f"- {v}" for v in edit["removed"]]
+            _plain(f"changed {label}: {', '.join(moves)}")
+    if "modelProfile" in changes:
+        edit = changes["modelProfile"]
+        _plain(f"changed model profile: {edit['from'] or '(none)'} -> {edit['to'] or '(none)'}")
     if result["changed"]:
         stdout.print("Saved.")
+    elif result["requested"]:
+        stdout.print("Nothing changed: the settings already say that.")
+    for warning in result["warnings"]:
+        stderr.print(f"warning: {literal(warning)}")
     _plain(f"config              {result['configPath']}")
     _plain(f"personal memory     {result['personalDir']}")
     _plain(f"allowed provenance  {', '.join(result['allowedProvenance']) or '(none)'}")
@@ -41,25 +54,36 @@ def personal_config(
     allow: list[str] = typer.Option(
         [],
         "--allow",
-        help="Allowed provenance classes (repeatable; replaces the list): user_explicit, "
+        help="Allow a provenance class (repeatable; added to the list): user_explicit, "
         "agent_observation (memory_init), document_import (personal import).",
+    ),
+    deny: list[str] = typer.Option(
+        [], "--deny", help="Take a provenance class off the allowed list (repeatable)."
     ),
     scope: list[str] = typer.Option(
         [],
         "--scope",
-        help="Allowed scopes (repeatable; replaces the list): global, project:<id>, project:*.",
+        help="Allow a scope (repeatable; added to the list): global, project:<id>, project:*.",
+    ),
+    remove_scope: list[str] = typer.Option(
+        [], "--remove-scope", help="Take a scope off the allowed list (repeatable)."
     ),
     model_profile: str | None = typer.Option(
         None, "--model-profile", help="The [models.<name>] profile the Writer uses ('' clears)."
     ),
     fmt: OutputFormat = FormatOption,
 ) -> None:
-    """Show or change personal-memory settings: who may write, what may be read, which model."""
+    """Show or change personal-memory settings: who may write, what may be read, which model.
+
+    Each change is said (`+ agent_observation`); a profile without its [models.<name>] table
+    is kept with a warning (the Writer runs once the table exists)."""
     run(
         "personal.config",
         {
             "allowProvenance": allow or None,
+            "denyProvenance": deny or None,
             "allowScopes": scope or None,
+            "removeScopes": remove_scope or None,
             "modelProfile": model_profile,
         },
         fmt,

@@ -399,10 +399,11 @@ def _personal_check(home: Path) -> doctor_checks.Check:
     except errors.TeamloreError as err:
         return doctor_checks.Check("personal", "fail", err.message, "fix [personal] in config.toml")
     if settings.model_profile and settings.model_profile not in profiles:
-        return doctor_checks.Check(
+        return doctor_checks.Check(  # queued input waits safely: a warning, not a failure
             "personal",
-            "fail",
-            f"[personal] model_profile = {settings.model_profile!r} has no [models.*] table",
+            "warn",
+            f"[personal] model_profile = {settings.model_profile!r} has no [models.*] table"
+            " (the Writer does not run until it exists)",
             f"add [models.{settings.model_profile}] to config.toml, or remove model_profile",
         )
     return doctor_checks.Check(

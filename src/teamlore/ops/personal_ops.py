@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import re
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -524,43 +525,98 @@ _SCOPE = re.compile(r"^(global|project:[A-Za-z0-9_-]{1,128}|project:\*)$")
 
 
 class ConfigRequest(_Strict):
+    """Changes to `[personal]`: the lists are edited, never replaced (`allow*` add, `deny*` /
+    `remove*` take away)."""
+
     allowProvenance: list[str] | None = None
+    denyProvenance: list[str] | None = None
     allowScopes: list[str] | None = None
+    removeScopes: list[str] | None = None
     modelProfile: str | None = None
+
+
+def _checked(
+    values: list[str] | None, flag: str, known: Callable[[str], object], what: str
+) -> list[str]:
+    """`values` deduplicated, each one `known(value)`; INVALID_ARGUMENT naming the CLI flag."""
+    for value in values or []:
+        if not known(value):
+            raise errors.TeamloreError(errors.INVALID_ARGUMENT, f"{flag}: {value!r} is not {what}")
+    return list(dict.fromkeys(values or []))
+
+
+def _edit_list(
+    current: list[str], add: list[str], remove: list[str], flags: str
+) -> tuple[list[str], dict[str, list[str]]]:
+    """`current` plus `add` minus `remove` (order kept) and what really changed."""
+    both = sorted(set(add) & set(remove))
+    if both:
+        raise errors.TeamloreError(
+            errors.INVALID_ARGUMENT, f"{flags} both name {both[0]!r}: pick one"
+        )
+    added = [v for v in add if v not in current]
+    removed = [v for v in remove if v in current]
+    kept = [v for v in current if v not in removed] + added
+    return kept, {"added": added, "removed": removed}
+
+
+def _profile_warnings(home: Path, profile: str | None) -> list[str]:
+    """A named model profile without a `[models.<name>]` table is allowed (add it later) but
+    said: until it exists the Writer does not run."""
+    from teamlore.models.profiles import profile_names
+
+    if profile is None or profile in profile_names(home):
+        return []
+    return [
+        f"model profile {profile!r} has no [models.{profile}] table in config.toml yet: "
+        "the Writer does not run until you add it (docs/agents.md)"
+    ]
 
 
 @operation("personal.config", input_model=ConfigRequest, side_effect="state-write")
 def personal_config(ctx: OpContext, request: ConfigRequest) -> dict[str, Any]:
     """Show or change the [personal] settings (provenance classes, scopes, model profile)"""
     home = state_home(ctx)
-    changes = request.model_dump(exclude_none=True)
-    if changes:
+    provenance_class = f"one of {', '.join(PROVENANCE_CLASSES)}"
+    scope_form = "global, project:<id> or project:*"
+    allow = _checked(
+        request.allowProvenance, "--allow", PROVENANCE_CLASSES.__contains__, provenance_class
+    )
+    deny = _checked(
+        request.denyProvenance, "--deny", PROVENANCE_CLASSES.__contains__, provenance_class
+    )
+    scopes = _checked(request.allowScopes, "--scope", _SCOPE.match, scope_form)
+    unscopes = _checked(request.removeScopes, "--remove-scope", _SCOPE.match, scope_form)
+    changes: dict[str, Any] = {}
+    if request.model_dump(exclude_none=True):
         settings = load_personal_settings(home)
         data = settings.model_dump()
-        if request.allowProvenance is not None:
-            unknown = [p for p in request.allowProvenance if p not in PROVENANCE_CLASSES]
-            if unknown:
-                raise errors.TeamloreError(
-                    errors.INVALID_ARGUMENT,
-                    f"{unknown[0]!r} is not one of {', '.join(PROVENANCE_CLASSES)}",
-                )
-            data["allowed_provenance"] = list(dict.fromkeys(request.allowProvenance))
-        if request.allowScopes is not None:
-            bad = [s for s in request.allowScopes if not _SCOPE.match(s)]
-            if bad:
-                raise errors.TeamloreError(
-                    errors.INVALID_ARGUMENT, f"{bad[0]!r} is not global, project:<id> or project:*"
-                )
-            data["allowed_scopes"] = list(dict.fromkeys(request.allowScopes))
+        data["allowed_provenance"], changes["allowedProvenance"] = _edit_list(
+            list(settings.allowed_provenance), allow, deny, "--allow and --deny"
+        )
+        data["allowed_scopes"], changes["allowedScopes"] = _edit_list(
+            settings.allowed_scopes, scopes, unscopes, "--scope and --remove-scope"
+        )
+        wanted = settings.model_profile
         if request.modelProfile is not None:
-            data["model_profile"] = request.modelProfile or None
-        save_personal_settings(PersonalSettings.model_validate(data), home)
+            wanted = request.modelProfile or None
+        if wanted != settings.model_profile:
+            changes["modelProfile"] = {"from": settings.model_profile, "to": wanted}
+        data["model_profile"] = wanted
+        changes = {
+            k: v for k, v in changes.items() if v.get("added") or v.get("removed") or "from" in v
+        }
+        if changes:
+            save_personal_settings(PersonalSettings.model_validate(data), home)
     settings = load_personal_settings_readonly(home)
     projects = registered_projects(home)
     return {
         "configPath": str(home / "config.toml"),
         "personalDir": str(documents.personal_root(home)),
+        "requested": bool(request.model_dump(exclude_none=True)),
         "changed": bool(changes),
+        "changes": changes,
+        "warnings": _profile_warnings(home, settings.model_profile),
         "allowedProvenance": list(settings.allowed_provenance),
         "allowedScopes": list(settings.allowed_scopes),
         "modelProfile": settings.model_profile,

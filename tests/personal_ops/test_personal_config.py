@@ -1,0 +1,80 @@
+"""`teamlore personal config`: the allowed lists are edited, never replaced; every change is
+said (text and JSON); a model profile without its `[models.<name>]` table is a warning."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from support import teamlore_cli
+
+
+def config(*args: str) -> tuple[int, dict[str, Any]]:
+    proc = teamlore_cli("personal", "config", *args, "--format", "json")
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def test_allow_adds_to_the_list_and_says_what_changed(home: Path) -> None:
+    code, first = config("--allow", "agent_observation")
+    assert code == 0 and first["changed"] is True
+    assert first["allowedProvenance"] == ["user_explicit", "agent_observation"]
+    assert first["changes"] == {
+        "allowedProvenance": {"added": ["agent_observation"], "removed": []}
+    }
+    code, second = config("--allow", "document_import", "--scope", "project:*")
+    assert second["allowedProvenance"] == ["user_explicit", "agent_observation", "document_import"]
+    assert second["allowedScopes"] == ["global", "project:*"]
+    text = teamlore_cli("personal", "config", "--deny", "user_explicit", "--remove-scope", "global")
+    assert text.returncode == 0
+    assert "changed allowed provenance: - user_explicit" in text.stdout
+    assert "changed scopes: - global" in text.stdout and "Saved." in text.stdout
+    code, shown = config()
+    assert shown["allowedProvenance"] == ["agent_observation", "document_import"]
+    assert shown["allowedScopes"] == ["project:*"] and shown["changed"] is False
+
+
+def test_repeating_a_setting_changes_nothing_and_says_so(home: Path) -> None:
+    config("--allow", "agent_observation")
+    code, again = config("--allow", "agent_observation", "--deny", "document_import")
+    assert (code, again["changed"], again["changes"]) == (0, False, {})
+    text = teamlore_cli("personal", "config", "--allow", "agent_observation")
+    assert "Nothing changed" in text.stdout and "Saved." not in text.stdout
+
+
+def test_a_missing_model_profile_is_kept_with_a_warning(home: Path) -> None:
+    code, result = config("--model-profile", "nightly")
+    assert code == 0 and result["modelProfile"] == "nightly"
+    assert result["changes"] == {"modelProfile": {"from": None, "to": "nightly"}}
+    assert len(result["warnings"]) == 1 and "[models.nightly]" in result["warnings"][0]
+    text = teamlore_cli("personal", "config")
+    assert text.returncode == 0 and "warning:" in text.stderr and "[models.nightly]" in text.stderr
+    with (home / "config.toml").open("a") as toml:
+        toml.write('\n[models.nightly]\nmodel = "m"\n')
+    assert config()[1]["warnings"] == []
+    doctor = json.loads(teamlore_cli("doctor", "--format", "json").stdout)
+    personal = next(c for c in doctor["checks"] if c["check"] == "personal")
+    assert personal["status"] == "ok"
+
+
+def test_the_doctor_warns_rather_than_fails_on_a_missing_profile(home: Path) -> None:
+    config("--model-profile", "nightly")
+    doctor = json.loads(teamlore_cli("doctor", "--format", "json").stdout)
+    personal = next(c for c in doctor["checks"] if c["check"] == "personal")
+    assert personal["status"] == "warn" and "nightly" in personal["message"]
+
+
+def test_bad_values_name_the_flag_and_change_nothing(home: Path) -> None:
+    config("--allow", "agent_observation")
+    before = (home / "config.toml").read_bytes()
+    for args, flag in [
+        (["--allow", "everything"], "--allow"),
+        (["--deny", "nope"], "--deny"),
+        (["--scope", "project:../x"], "--scope"),
+        (["--remove-scope", "all"], "--remove-scope"),
+        (["--allow", "document_import", "--deny", "document_import"], "--allow and --deny"),
+    ]:
+        code, refused = config(*args)
+        assert code == 2 and refused["error"]["code"] == "INVALID_ARGUMENT", args
+        assert refused["error"]["message"].startswith(flag), refused
+    assert (home / "config.toml").read_bytes() == before
