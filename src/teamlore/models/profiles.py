@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
+from pydantic import BaseModel, Field, SecretStr, field_validator
 
 from teamlore.core import errors
-from teamlore.core.config import config_path
+from teamlore.core.config import load_config, load_table
 from teamlore.core.strict import STRICT, STRICT_FROZEN
 
 DEFAULT_PROFILE = "default"
@@ -136,25 +136,9 @@ def read_env_file(path: Path) -> dict[str, str]:
     return values
 
 
-def _profile_tables(home: Path | None) -> dict[str, object]:
-    path = config_path(home)
-    if not path.exists():
-        return {}
-    import tomllib
-
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise errors.TeamloreError(errors.CONFIG_INVALID, f"{path}: {exc}") from exc
-    models = data.get("models", {})
-    if not isinstance(models, dict):
-        raise errors.TeamloreError(errors.CONFIG_INVALID, f"{path}: [models] must be a table")
-    return models
-
-
 def profile_names(home: Path | None = None) -> list[str]:
     """The `[models.<name>]` profiles defined in config.toml."""
-    return sorted(_profile_tables(home))
+    return sorted(load_config(home).models)
 
 
 def load_profile(
@@ -173,22 +157,14 @@ def load_profile(
 
     state = resolve_home(home)
     chosen = name or DEFAULT_PROFILE
-    tables = _profile_tables(state)
-    raw = tables.get(chosen)
-    if raw is None and chosen != DEFAULT_PROFILE:
+    tables = load_config(state).models
+    if chosen not in tables and chosen != DEFAULT_PROFILE:
         known = ", ".join(sorted(tables)) or "none"
         raise errors.TeamloreError(
             errors.MODEL_NOT_CONFIGURED,
             f"no [models.{chosen}] profile in config.toml (defined: {known})",
         )
-    try:
-        config = ModelProfileConfig.model_validate(raw or {})
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ())) or "profile"
-        raise errors.TeamloreError(
-            errors.CONFIG_INVALID, f"[models.{chosen}] {where}: {first.get('msg', 'invalid')}"
-        ) from None
+    config = load_table(f"models.{chosen}", ModelProfileConfig, state)
 
     env_file = read_env_file(state / ENV_FILE_NAME)
     process_env = os.environ if environ is None else environ

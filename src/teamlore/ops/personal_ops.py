@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from teamlore.core import errors
+from teamlore.core.config import load_config
 from teamlore.core.paths import state_dir_path
 from teamlore.core.strict import STRICT
 from teamlore.ops.registry import OpContext, operation
@@ -60,18 +60,7 @@ def state_home(ctx: OpContext) -> Path:
 
 def registered_projects(home: Path) -> dict[str, str]:
     """Registered worktree roots (real paths) → repository_key, read without creating anything."""
-    path = home / "config.toml"
-    if not path.is_file():
-        return {}
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise errors.TeamloreError(errors.CONFIG_INVALID, f"config.toml: {exc}") from None
-    out: dict[str, str] = {}
-    for repo in data.get("repositories", []):
-        if isinstance(repo, dict) and repo.get("path") and repo.get("repository_key"):
-            out[os.path.realpath(str(repo["path"]))] = str(repo["repository_key"])
-    return out
+    return load_config(home, readonly=True).registered_roots()
 
 
 def workspace_context(home: Path, workspace: str) -> str:

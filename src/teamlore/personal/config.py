@@ -20,14 +20,12 @@ Registering a project grants nothing by itself: a `project:<id>` scope must be a
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, field_validator
 
-from teamlore.core import errors
-from teamlore.core.config import Config, load_config, save_config
+from teamlore.core.config import load_config, load_table, save_table
 from teamlore.core.strict import STRICT
 
 ProvenanceClass = Literal["user_explicit", "agent_observation", "document_import"]
@@ -94,22 +92,12 @@ class PersonalSettings(BaseModel):
 
 def load_personal_settings(home: Path | None = None) -> PersonalSettings:
     """The `[personal]` table, or defaults when it is absent."""
-    config = load_config(home)
-    raw = (config.model_extra or {}).get("personal", {})
-    try:
-        return PersonalSettings.model_validate(raw)
-    except ValidationError as exc:
-        first = str(exc).splitlines()
-        detail = "; ".join(first[:3])
-        raise errors.TeamloreError(errors.CONFIG_INVALID, f"[personal]: {detail}") from exc
+    return load_table("personal", PersonalSettings, home)
 
 
 def save_personal_settings(settings: PersonalSettings, home: Path | None = None) -> None:
     """Write the `[personal]` table, keeping every other part of config.toml."""
-    config = load_config(home)
-    data = config.model_dump()
-    data["personal"] = settings.model_dump(exclude_none=True)
-    save_config(Config.model_validate(data), home)
+    save_table("personal", settings, home)
 
 
 def registered_project_ids(home: Path | None = None) -> frozenset[str]:
@@ -119,12 +107,4 @@ def registered_project_ids(home: Path | None = None) -> frozenset[str]:
 
 def load_personal_settings_readonly(home: Path) -> PersonalSettings:
     """Like `load_personal_settings`, but never creates the state dir (for read-only callers)."""
-    path = home / "config.toml"
-    if not path.is_file():
-        return PersonalSettings()
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8")).get("personal", {})
-        return PersonalSettings.model_validate(raw)
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError, ValidationError) as exc:
-        first = str(exc).splitlines()[0]
-        raise errors.TeamloreError(errors.CONFIG_INVALID, f"[personal]: {first}") from exc
+    return load_table("personal", PersonalSettings, home, readonly=True)

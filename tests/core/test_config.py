@@ -1,0 +1,133 @@
+"""`config.toml` has one reader: `teamlore.core.config` (whole file, one table, save)."""
+
+from __future__ import annotations
+
+import ast
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel, Field
+
+from teamlore.core import errors
+from teamlore.core.config import (
+    Config,
+    load_config,
+    load_table,
+    save_config,
+    save_table,
+)
+from teamlore.core.strict import STRICT
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "teamlore"
+
+
+class Limits(BaseModel):
+    model_config = STRICT
+
+    turns: int = Field(default=6, ge=1)
+    name: str = "x"
+
+
+def write(home: Path, text: str) -> Path:
+    home.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path = home / "config.toml"
+    path.write_text(text)
+    os.chmod(path, 0o600)
+    return path
+
+
+def refusal(call: object) -> errors.TeamloreError:
+    with pytest.raises(errors.TeamloreError) as caught:
+        call()  # type: ignore[operator]
+    assert caught.value.code == "CONFIG_INVALID"
+    return caught.value
+
+
+def test_a_missing_file_is_an_empty_config_and_a_table_its_defaults(home: Path) -> None:
+    assert load_config(home) == Config()
+    assert load_table("limits", Limits, home) == Limits()
+
+
+def test_a_table_is_validated_by_its_owners_schema(home: Path) -> None:
+    write(home, '[limits]\nturns = 3\n\n[models.fast]\nmodel = "m"\n')
+    assert load_table("limits", Limits, home).turns == 3
+    assert load_config(home).models == {"fast": {"model": "m"}}
+
+
+def test_a_toml_syntax_error_names_the_file_and_line(home: Path) -> None:
+    path = write(home, '[limits]\nturns = 3\nname = "unclosed\n')
+    err = refusal(lambda: load_config(home))
+    assert err.message.startswith(f"{path} line 3: ")
+    assert "(at line" not in err.message
+
+
+def test_a_refused_value_names_the_file_line_table_and_field(home: Path) -> None:
+    path = write(home, '# limits\n\n[limits]\nname = "a"\nturns = 0\n')
+    err = refusal(lambda: load_table("limits", Limits, home))
+    assert err.message == (
+        f"{path} line 5: [limits] turns: Input should be greater than or equal to 1"
+    )
+    write(home, "[limits]\nsurprise = 1\n")
+    assert "line 2: [limits] surprise: Extra inputs" in refusal(
+        lambda: load_table("limits", Limits, home)
+    ).message
+
+
+def test_a_wrong_shape_for_a_known_table_is_refused_with_its_line(home: Path) -> None:
+    path = write(home, 'sources = {}\nmodels = 3\n')
+    err = refusal(lambda: load_config(home))
+    assert err.message.startswith(f"{path} line 2: [models]: ")
+
+
+def test_saving_a_table_keeps_every_other_part(home: Path) -> None:
+    write(home, '[sources]\ncodex = ["/x"]\n\n[future]\nkey = "kept"\n')
+    save_table("limits", Limits(turns=9), home)
+    config = load_config(home)
+    assert config.sources == {"codex": ["/x"]}
+    assert (config.model_extra or {})["future"] == {"key": "kept"}
+    assert load_table("limits", Limits, home).turns == 9
+    assert "[models]" not in (home / "config.toml").read_text()  # empty tables stay unwritten
+
+
+def test_readonly_reading_creates_and_tightens_nothing(tmp_path: Path) -> None:
+    missing = tmp_path / "never"
+    assert load_config(missing, readonly=True) == Config()
+    assert load_table("limits", Limits, missing, readonly=True) == Limits()
+    assert not missing.exists()
+    loose = tmp_path / "loose"
+    loose.mkdir()
+    (loose / "config.toml").write_text("[limits]\nturns = 2\n")
+    os.chmod(loose / "config.toml", 0o644)
+    assert load_table("limits", Limits, loose, readonly=True).turns == 2
+    assert stat.S_IMODE(os.stat(loose / "config.toml").st_mode) == 0o644
+
+
+def test_a_symlinked_config_is_refused_even_when_reading_readonly(tmp_path: Path) -> None:
+    (tmp_path / "elsewhere.toml").write_text("")
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "config.toml").symlink_to(tmp_path / "elsewhere.toml")
+    refusal(lambda: load_config(state, readonly=True))
+
+
+def test_save_then_load_round_trips(home: Path) -> None:
+    config = Config(sources={"claude": ["/a"]}, models={"default": {"model": "m"}})
+    save_config(config, home)
+    assert load_config(home) == config
+
+
+def test_only_core_config_parses_toml() -> None:
+    """Every reader of config.toml goes through `teamlore.core.config`."""
+    readers = set()
+    for path in SRC.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = (
+                [a.name for a in node.names] if isinstance(node, ast.Import)
+                else [node.module or ""] if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            if "tomllib" in names:
+                readers.add(path.relative_to(SRC).as_posix())
+    assert readers == {"core/config.py"}
