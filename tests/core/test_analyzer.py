@@ -164,3 +164,15 @@ def test_ascii_fast_path_matches_the_general_path(text: str) -> None:
     # the same ASCII text seen through the non-ASCII path (a trailing non-ASCII line break
     # character forces it) must give the same tokens
     assert tokens(text.replace("\n", " ") + " é") == [*tokens(text.replace("\n", " ")), "é"]
+
+
+_PIECES = [*"abcXYZ019_-./ \n\t", "Parse", "line", "ÉTÉ", "ﬁle", "中文", "测试"]
+_PIECES += ["か", "한", "→", "😀"]
+_ALPHABET = st.sampled_from(_PIECES)
+
+
+@given(st.lists(_ALPHABET, max_size=60).map("".join))
+def test_analyze_is_exactly_the_tokens_joined(text: str) -> None:
+    # analyze() takes a faster route (cached per-word output, no per-token Python loop) than
+    # tokens(); the FTS index depends on both giving the same document form
+    assert analyze(text) == " ".join(tokens(text))

@@ -335,20 +335,17 @@ CRASH_SCRIPT = textwrap.dedent("""
     from teamlore.sessions.indexer import Indexer, Source
     home = Path({home!r})
     indexer = Indexer(open_index(home), {{"mini": MiniAdapter()}}, home=home)
+    indexer.batch_bytes = {batch_bytes}
     indexer.sync([Source("mini", Path({src!r}))])
 """)
 
 
-@pytest.mark.parametrize("point", ["sync.mid-file", "sync.before-commit", "sync.after-file"])
-def test_a_crash_mid_sync_leaves_a_consistent_index(home: Path, src: Path, point: str) -> None:
-    for name in ("a", "b", "c"):
-        session_file(
-            src / f"{name}.jsonl",
-            {"t": "user", "text": f"work {name}"},
-            {"t": "say", "text": "done"},
-        )
+def crash_sync(home: Path, src: Path, point: str, *, batch_bytes: int = 64 << 20) -> None:
+    """Run a sync in a child process that SIGKILLs itself at failpoint `point`."""
     home.mkdir(parents=True, exist_ok=True)
-    script = CRASH_SCRIPT.format(tests=str(Path(__file__).parents[1]), home=str(home), src=str(src))
+    script = CRASH_SCRIPT.format(
+        tests=str(Path(__file__).parents[1]), home=str(home), src=str(src), batch_bytes=batch_bytes
+    )
     proc = subprocess.run(
         [sys.executable, "-c", script],
         capture_output=True,
@@ -356,6 +353,23 @@ def test_a_crash_mid_sync_leaves_a_consistent_index(home: Path, src: Path, point
         env={**os.environ, "TEAMLORE_FAILPOINT": point},
     )
     assert proc.returncode == -9, proc.stderr
+
+
+POINTS = ["sync.mid-file", "sync.before-release", "sync.after-file", "sync.before-commit"]
+
+
+@pytest.mark.parametrize("batch_bytes", [1, 64 << 20], ids=["commit-per-file", "one-batch"])
+@pytest.mark.parametrize("point", [*POINTS, "sync.after-commit"])
+def test_a_crash_mid_sync_leaves_a_consistent_index(
+    home: Path, src: Path, point: str, batch_bytes: int
+) -> None:
+    for name in ("a", "b", "c"):
+        session_file(
+            src / f"{name}.jsonl",
+            {"t": "user", "text": f"work {name}"},
+            {"t": "say", "text": "done"},
+        )
+    crash_sync(home, src, point, batch_bytes=batch_bytes)
     recovered = Indexer(open_index(home), {"mini": MiniAdapter()}, home=home)
     assert recovered.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     sync(recovered, src)
@@ -365,6 +379,42 @@ def test_a_crash_mid_sync_leaves_a_consistent_index(home: Path, src: Path, point
         (1, "work c", "done", 0),
     ]
     assert recovered.conn.execute("SELECT count(*) FROM turns_fts").fetchone()[0] == 3
+
+
+def test_files_committed_before_a_crash_are_not_read_again(home: Path, src: Path) -> None:
+    """Batched commits keep the per-file resume guarantee: a file is either wholly indexed at
+    its new offset or not at all, and the next sync reads only what was not committed."""
+    for name in ("a", "b", "c"):
+        session_file(src / f"{name}.jsonl", {"t": "user", "text": f"work {name}"})
+    crash_sync(home, src, "sync.after-commit", batch_bytes=1)  # commit after each file
+    recovered = Indexer(open_index(home), {"mini": MiniAdapter()}, home=home)
+    assert [r[0] for r in recovered.conn.execute("SELECT user_text FROM turns")] == ["work a"]
+    stats = sync(recovered, src)
+    assert (stats.files_changed, stats.turns) == (2, 2)
+    assert [h["turn"] for h in search_turns(recovered.conn, "work").hits] == [1, 1, 1]
+
+
+def test_a_failing_file_rolls_back_alone_inside_a_batch(indexer: Indexer, src: Path) -> None:
+    session_file(src / "a.jsonl", {"t": "user", "text": "first file"})
+    session_file(src / "b.jsonl", {"t": "user", "text": "second file"})
+    session_file(src / "c.jsonl", {"t": "user", "text": "third file"})
+
+    class Exploding(MiniAdapter):
+        def new_state(self, path: Path) -> dict[str, Any]:
+            # a state that cannot be saved: the file fails after its rows were written
+            return {"records": 0, "unsaveable": {path.name}} if path.stem == "b" else {"records": 0}
+
+    indexer.adapters["mini"] = Exploding()
+    stats = sync(indexer, src)
+    assert stats.files_failed == 1
+    assert [
+        r[0] for r in indexer.conn.execute("SELECT status FROM source_files ORDER BY path")
+    ] == [
+        "ok",
+        "failed",
+        "ok",
+    ]
+    assert [t[1] for t in turns(indexer)] == ["first file", "third file"]
 
 
 def test_the_start_and_end_of_long_tool_output_are_searchable(indexer: Indexer, src: Path) -> None:
@@ -378,3 +428,16 @@ def test_the_start_and_end_of_long_tool_output_are_searchable(indexer: Indexer, 
     sync(indexer, src)
     assert [h["turn"] for h in search_turns(indexer.conn, "ZeroDivisionError").hits] == [1]
     assert [h["turn"] for h in search_turns(indexer.conn, "collected items").hits] == [1]
+
+
+@pytest.mark.parametrize("exit_code", [None, 0, 2, -1])
+def test_a_turn_revision_is_the_canonical_digest_of_its_value(exit_code: int | None) -> None:
+    from teamlore.core.canonical import digest
+    from teamlore.sessions.assembler import ToolRecord, TurnRecord
+
+    turn = TurnRecord(3, "Cafe\u0301 中文 \u212b", "2026-01-01T00:00:00Z", 1)
+    turn.assistant_parts += ["done", "e\u0301"]
+    tool = ToolRecord("c1", "Ba\u0301sh", "shell", '{"cmd": "ls"}', "ls", [], [], None)
+    tool.exit_code, tool.result_sha256, tool.status = exit_code, "ab" * 32, "ok"
+    turn.tools += [tool, ToolRecord("c2", "Read", "read", None, None, [], [], None)]
+    assert turn.revision() == digest(turn._revision_value())

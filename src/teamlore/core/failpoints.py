@@ -12,6 +12,12 @@ import signal
 ENV = "TEAMLORE_FAILPOINT"
 
 
+def armed(name: str) -> bool:
+    """Whether `failpoint(name)` would kill the process (for checks hoisted out of hot loops)."""
+    value = os.environ.get(ENV)
+    return value is not None and name in value.split(",")
+
+
 def failpoint(name: str) -> None:
     armed = os.environ.get(ENV)
     if armed and name in armed.split(","):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 import orjson
 
 from teamlore.core.analyzer import analyze
-from teamlore.core.canonical import digest
+from teamlore.core.canonical import MAX_SAFE_INTEGER, digest, sha256_hex
 from teamlore.sessions.commits import ObservedCommit, observe_commits
 from teamlore.sessions.index_db import fts_scope
 from teamlore.sessions.model import (
@@ -111,23 +112,47 @@ class TurnRecord:
         return "\n\n".join(self.assistant_parts)
 
     def revision(self) -> str:
-        return digest(
-            {
-                "ordinal": self.ordinal,
-                "user": self.user_text,
-                "assistant": self.assistant_text,
-                "tools": [
-                    {
-                        "name": t.name,
-                        "input": hashlib.sha256((t.input or "").encode()).hexdigest(),
-                        "result": t.result_sha256,
-                        "exit": t.exit_code,
-                        "status": t.status,
-                    }
-                    for t in self.tools
-                ],
-            }
-        )
+        """The turn's revision digest: `canonical.digest` of its ordinal, texts and tools (name,
+        input digest, result digest, exit code, status), built here directly in canonical form
+        (keys already in JCS order, strings NFC) because it runs once per turn written."""
+        tools = []
+        for t in self.tools:
+            if t.exit_code is not None and abs(t.exit_code) > MAX_SAFE_INTEGER:
+                return digest(self._revision_value())  # refuses the value, as it always did
+            tools.append(
+                {
+                    "exit": t.exit_code,
+                    "input": hashlib.sha256((t.input or "").encode()).hexdigest(),
+                    "name": _nfc(t.name),
+                    "result": t.result_sha256,
+                    "status": t.status,
+                }
+            )
+        value = {
+            "assistant": _nfc(self.assistant_text),
+            "ordinal": self.ordinal,
+            "tools": tools,
+            "user": _nfc(self.user_text),
+        }
+        return sha256_hex(orjson.dumps(value))
+
+    def _revision_value(self) -> dict[str, Any]:
+        """The revision's value in plain form (what `revision` digests)."""
+        return {
+            "ordinal": self.ordinal,
+            "user": self.user_text,
+            "assistant": self.assistant_text,
+            "tools": [
+                {
+                    "name": t.name,
+                    "input": hashlib.sha256((t.input or "").encode()).hexdigest(),
+                    "result": t.result_sha256,
+                    "exit": t.exit_code,
+                    "status": t.status,
+                }
+                for t in self.tools
+            ],
+        }
 
     def search_text(self) -> str:
         """The turn's searchable text: what it said, its tool calls, paths written and the
@@ -141,6 +166,10 @@ class TurnRecord:
 
     def search_body(self) -> str:
         return analyze(self.search_text())
+
+
+def _nfc(text: str) -> str:
+    return unicodedata.normalize("NFC", text)
 
 
 def _cap(text: str) -> str:
@@ -182,6 +211,9 @@ class SessionAssembler:
         self.turn: TurnRecord | None = None
         self.turns_written = 0
         self._scope_tokens: str | None = None
+        # analyzed FTS bodies by turn id, inserted together when the file's batch ends: FTS5
+        # then builds one segment per file instead of flushing a tiny one per turn
+        self._fts_pending: dict[int, str] = {}
 
     def state(self) -> dict[str, Any]:
         return {
@@ -230,8 +262,15 @@ class SessionAssembler:
             self._close_turn(sealed=True)
 
     def flush(self) -> None:
-        """Write the open turn (unsealed) and the session's metadata."""
+        """Write the open turn (unsealed), the turns' FTS rows and the session's metadata."""
         self._close_turn(sealed=False)
+        if self._fts_pending:
+            scope = self._scope()
+            self.conn.executemany(
+                "INSERT INTO turns_fts(rowid, body, scope) VALUES (?, ?, ?)",
+                [(turn_id, body, scope) for turn_id, body in self._fts_pending.items()],
+            )
+            self._fts_pending.clear()
         if self.session_db_id is not None:
             self._write_meta()
 
@@ -431,13 +470,11 @@ class SessionAssembler:
                 (*values, turn.db_id),
             )
             conn.execute("DELETE FROM tool_uses WHERE turn_id = ?", (turn.db_id,))
-            conn.execute("DELETE FROM turns_fts WHERE rowid = ?", (turn.db_id,))
+            if turn.db_id not in self._fts_pending:  # written by an earlier sync
+                conn.execute("DELETE FROM turns_fts WHERE rowid = ?", (turn.db_id,))
         for seq, tool in enumerate(turn.tools):
             self._write_tool(turn.db_id, seq, tool)
-        conn.execute(
-            "INSERT INTO turns_fts(rowid, body, scope) VALUES (?, ?, ?)",
-            (turn.db_id, turn.search_body(), self._scope()),
-        )
+        self._fts_pending[turn.db_id] = turn.search_body()
         self.turns_written += 1
 
     def _write_tool(self, turn_id: int, seq: int, tool: ToolRecord) -> None:

@@ -9,9 +9,11 @@ first bytes, the byte offset after the last complete line and the adapter's pars
 - marks a file that disappeared `unavailable` and keeps its history (Claude Code deletes old
   transcripts; the index is where that history survives).
 
-Each file is committed in its own transaction together with its new offset and parser state, so a
-crash between files, or in the middle of one, leaves a consistent index that the next sync
-continues from.
+Each file's rows are written inside a savepoint together with its new offset and parser state,
+and files are committed in batches (a commit per `BATCH_BYTES` read or `BATCH_SECONDS`, and at
+the end): a crash between files, or in the middle of one, leaves a consistent index in which
+every file is either wholly at its new offset or wholly at its old one, and the next sync
+continues from there. A file that fails rolls back to its savepoint alone.
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+import time
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,7 +31,7 @@ from typing import Any
 import orjson
 
 from teamlore.core import db, errors
-from teamlore.core.failpoints import failpoint
+from teamlore.core.failpoints import armed, failpoint
 from teamlore.core.keys import session_key
 from teamlore.core.timeutil import now_instant
 from teamlore.sessions.assembler import SessionAssembler
@@ -38,6 +42,10 @@ from teamlore.sessions.reanalyze import reanalyze_if_outdated
 HEAD_BYTES = 4096
 MAX_DIAGNOSTICS_REPORTED = 200
 MAX_DIAGNOSTICS_STORED_PER_FILE = 100  # rows kept per file; the count (source_files) is exact
+# Files are committed together until this much was read or this long has passed: one commit (and
+# fsync) per file made a cold sync of many small files wait on the disk.
+BATCH_BYTES = 64 << 20
+BATCH_SECONDS = 1.0
 
 
 @dataclass(slots=True)
@@ -182,6 +190,10 @@ class Indexer:
         self.adapters = adapters
         self.home = home
         self.progress = progress
+        self.batch_bytes = BATCH_BYTES
+        self.batch_seconds = BATCH_SECONDS
+        self._batch_read = 0
+        self._batch_started = 0.0
 
     def sync(self, sources: list[Source], *, rebuild: bool = False) -> SyncStats:
         stats = SyncStats()
@@ -189,12 +201,16 @@ class Indexer:
         known = _load_file_rows(self.conn)
         files = list(discover_files(sources, self.adapters, stats))
         seen_paths: set[str] = set()
-        for number, (source, path) in enumerate(files, 1):
-            seen_paths.add(str(path))
-            stats.files_seen += 1
-            if self.progress:
-                self.progress(number, len(files), path.name)
-            self._sync_file(source.provider, path, known.get(str(path)), stats, rebuild=rebuild)
+        try:
+            for number, (source, path) in enumerate(files, 1):
+                seen_paths.add(str(path))
+                stats.files_seen += 1
+                if self.progress:
+                    self.progress(number, len(files), path.name)
+                self._sync_file(source.provider, path, known.get(str(path)), stats, rebuild=rebuild)
+                self._commit_batch_if_due()
+        finally:
+            self._end_batch()  # keep the files completed so far, whatever stopped the loop
         self._mark_missing(sources, known, seen_paths, stats)
         with db.write_tx(self.conn):
             self.conn.execute(
@@ -203,6 +219,44 @@ class Indexer:
                 (_now(),),
             )
         return stats
+
+    # -- batches of files ------------------------------------------------------------------
+
+    @contextmanager
+    def _file_tx(self) -> Iterator[None]:
+        """One file's writes: a savepoint inside the open batch (starting one if needed)."""
+        conn = self.conn
+        if not conn.in_transaction:
+            conn.execute("BEGIN IMMEDIATE")
+            self._batch_read, self._batch_started = 0, time.monotonic()
+        conn.execute("SAVEPOINT sync_file")
+        try:
+            yield
+        except BaseException:
+            if conn.in_transaction:  # SQLite may have rolled back the whole batch already
+                conn.execute("ROLLBACK TO sync_file")
+                conn.execute("RELEASE sync_file")
+            raise
+        conn.execute("RELEASE sync_file")
+
+    def _commit_batch_if_due(self) -> None:
+        if self.conn.in_transaction and (
+            self._batch_read >= self.batch_bytes
+            or time.monotonic() - self._batch_started >= self.batch_seconds
+        ):
+            self._end_batch()
+
+    def _end_batch(self) -> None:
+        if not self.conn.in_transaction:
+            return
+        failpoint("sync.before-commit")
+        try:
+            self.conn.execute("COMMIT")
+        except sqlite3.Error:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            raise
+        failpoint("sync.after-commit")
 
     # -- one file -------------------------------------------------------------------------
 
@@ -263,7 +317,8 @@ class Indexer:
         )
         stats.files_changed += 1
         conn = self.conn
-        with db.write_tx(conn):
+        crash_mid_file = armed("sync.mid-file")  # checked once per file, not once per line
+        with self._file_tx():
             if row is None:
                 cur = conn.execute(
                     "INSERT INTO source_files(provider, path) VALUES (?, ?)", (provider, str(path))
@@ -325,7 +380,8 @@ class Indexer:
                             )
                     if not isinstance(event, Diagnostic):
                         assembler.apply(event, line.number)
-                failpoint("sync.mid-file")
+                if crash_mid_file:
+                    failpoint("sync.mid-file")
             if diagnostics > stored and room > 0:
                 conn.execute(
                     "INSERT INTO diagnostics(source_file_id, code, line, message, at)"
@@ -341,6 +397,7 @@ class Indexer:
                 )
             assembler.flush()
             stats.bytes_read += result.bytes_read
+            self._batch_read += result.bytes_read
             stats.turns += assembler.turns_written
             if assembler.session_db_id is not None:
                 stats.sessions += 1
@@ -369,7 +426,7 @@ class Indexer:
                 conn.execute(
                     "UPDATE sessions SET available = 1 WHERE id = ?", (assembler.session_db_id,)
                 )
-            failpoint("sync.before-commit")
+            failpoint("sync.before-release")
         failpoint("sync.after-file")
 
     def _mark_failed(
@@ -379,7 +436,7 @@ class Indexer:
         `failed` (so `status` says so and the next sync retries it) and say why."""
         stats.files_failed += 1
         message = f"{type(exc).__name__}: {exc}"[:500]
-        with db.write_tx(self.conn):
+        with self._file_tx():
             if row is None:
                 cur = self.conn.execute(
                     "INSERT INTO source_files(provider, path, status) VALUES (?, ?, 'failed')",
