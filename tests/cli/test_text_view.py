@@ -75,7 +75,8 @@ def test_sessions_show_prints_every_fixture_turn_as_json_holds_it(fixtures_cli: 
         text = norm(fixtures_cli.text("sessions", "show", key))
         position = 0
         for turn in result["turns"]:
-            expected = [f"── turn {turn['ordinal']}"]
+            marks = [("aborted", "(aborted)"), ("rolledBack", "(rolled back)")]
+            expected = [f"── turn {turn['ordinal']}", *(m for k, m in marks if turn[k])]
             if turn["user"]:
                 expected.append("user " + shown(turn["user"]))
             for kind, item in speech_and_tools(turn):
@@ -85,6 +86,7 @@ def test_sessions_show_prints_every_fixture_turn_as_json_holds_it(fixtures_cli: 
                     what = item["command"] or ", ".join(item["pathsWritten"] or item["pathsRead"])
                     expected.append(f"#{item['seq']} {norm(literal(item['name']))}")
                     expected.append(shown(what or "", 300))
+            expected += [f"{n['kind']} {shown(n['text'])}" for n in turn["notices"]]
             for piece in expected:  # in order: speech and tool calls as they happened
                 found = text.find(piece, position)
                 assert found >= 0, (key, turn["ordinal"], piece[:200])

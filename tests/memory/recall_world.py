@@ -159,6 +159,17 @@ class CodexSession:
     def turn(self, text: str, answer: str = "Done.") -> CodexSession:
         return self.user(text).answer(answer)
 
+    def interrupted(self, text: str) -> CodexSession:
+        """A turn the user interrupted: Codex ends it with `turn_aborted`."""
+        self.user(text)._add("event_msg", {"type": "agent_message", "message": "Working on it"})
+        self._add("event_msg", {"type": "turn_aborted", "reason": "interrupted"})
+        return self
+
+    def roll_back(self, turns: int) -> CodexSession:
+        """The user undoes the last `turns` turns (`thread_rolled_back`)."""
+        self._add("event_msg", {"type": "thread_rolled_back", "num_turns": turns})
+        return self
+
     def write(self, root: Path) -> Path:
         day = self.start.strftime("%Y/%m/%d")
         path = (

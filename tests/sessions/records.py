@@ -79,6 +79,14 @@ def codex_event(kind: str, at: str = AT, **fields: Any) -> dict[str, Any]:
     return codex_record("event_msg", {"type": kind, **fields}, at)
 
 
+def codex_turn_aborted(at: str = AT, reason: str = "interrupted") -> dict[str, Any]:
+    return codex_event("turn_aborted", at, turn_id="t-aborted", reason=reason)
+
+
+def codex_rolled_back(num_turns: int, at: str = AT) -> dict[str, Any]:
+    return codex_event("thread_rolled_back", at, num_turns=num_turns)
+
+
 # -- Claude Code ------------------------------------------------------------------------------
 
 
@@ -95,3 +103,36 @@ def claude_record(
         "message": {"role": role, "content": content},
         **extra,
     }
+
+
+def claude_assistant(
+    text: str,
+    *,
+    session_id: str,
+    uuid: str,
+    model: str = "claude-sonnet-4-5",
+    message_id: str | None = None,
+    at: str = AT,
+    **extra: Any,
+) -> dict[str, Any]:
+    """An assistant text record; `model="<synthetic>"` and `isApiErrorMessage=True` make the
+    records Claude Code writes itself (placeholders, API errors)."""
+    record = claude_record(
+        "assistant", [{"type": "text", "text": text}], session_id=session_id, uuid=uuid, at=at
+    )
+    record["message"].update({"model": model, "id": message_id or f"msg_{uuid}", "type": "message"})
+    record.update(extra)
+    return record
+
+
+def claude_api_error(text: str, *, session_id: str, uuid: str, at: str = AT) -> dict[str, Any]:
+    """What Claude Code 2.1.x writes when the API call failed for good."""
+    return claude_assistant(
+        text,
+        session_id=session_id,
+        uuid=uuid,
+        model="<synthetic>",
+        at=at,
+        isApiErrorMessage=True,
+        error="unknown",
+    )

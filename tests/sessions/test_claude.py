@@ -11,13 +11,14 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from records import claude_record, write_jsonl
+from records import claude_api_error, claude_assistant, claude_record, write_jsonl
 
 from support import SHARED_FIXTURES
 from teamlore.sessions.model import (
     AssistantText,
     Diagnostic,
     Event,
+    ProviderNotice,
     SessionMeta,
     ToolCall,
     ToolResult,
@@ -595,3 +596,20 @@ def test_bookkeeping_records_of_current_versions_are_skipped_without_a_diagnosti
     evs = events(write_jsonl(tmp_path / "s.jsonl", records))
     assert of(evs, Diagnostic) == []
     assert [e.text for e in of(evs, UserTurn)] == ["hello"]
+
+
+def test_messages_the_client_writes_itself_are_notices_not_assistant_text(tmp_path: Path) -> None:
+    ids = {"session_id": "4f1c2d3e-0000-4000-8000-000000000004"}
+    records = [
+        claude_record("user", "hello", uuid="u1", **ids),
+        claude_api_error("API Error: 529 Overloaded", uuid="a1", **ids),
+        claude_assistant("No response requested.", uuid="a2", model="<synthetic>", **ids),
+        claude_assistant("Real words.", uuid="a3", **ids),
+    ]
+    evs = events(write_jsonl(tmp_path / "s.jsonl", records))
+    assert [(e.kind, e.text) for e in of(evs, ProviderNotice)] == [
+        ("api-error", "API Error: 529 Overloaded"),
+        ("synthetic", "No response requested."),
+    ]
+    assert [e.text for e in of(evs, AssistantText)] == ["Real words."]
+    assert [e.model for e in of(evs, SessionMeta) if e.model] == ["claude-sonnet-4-5"]

@@ -11,7 +11,15 @@ import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from records import codex_event, codex_meta, codex_record, codex_user_message, write_jsonl
+from records import (
+    codex_event,
+    codex_meta,
+    codex_record,
+    codex_rolled_back,
+    codex_turn_aborted,
+    codex_user_message,
+    write_jsonl,
+)
 
 from support import SHARED_FIXTURES
 from teamlore.sessions.model import (
@@ -21,6 +29,7 @@ from teamlore.sessions.model import (
     ToolCall,
     ToolResult,
     TurnEnd,
+    TurnsRolledBack,
     UserTurn,
 )
 from teamlore.sessions.providers import get_adapter
@@ -761,3 +770,26 @@ def test_token_usage_records_are_skipped_without_a_diagnostic(tmp_path: Path) ->
     evs = events(write_jsonl(tmp_path / "r.jsonl", records))
     assert of(Diagnostic, evs) == []
     assert [e.text for e in of(UserTurn, evs)] == ["hello"]
+
+
+def test_an_aborted_turn_ends_marked_aborted_and_a_rollback_says_how_many_turns(
+    tmp_path: Path,
+) -> None:
+    records = [
+        codex_meta("019a0000-0000-7000-8000-000000000172"),
+        codex_user_message("first"),
+        codex_event("task_complete"),
+        codex_user_message("second"),
+        codex_turn_aborted(),
+        codex_rolled_back(2),
+    ]
+    evs = events(write_jsonl(tmp_path / "r.jsonl", records))
+    assert of(Diagnostic, evs) == []
+    assert [e.aborted for e in of(TurnEnd, evs)] == [False, True]
+    assert [e.count for e in of(TurnsRolledBack, evs)] == [2]
+
+
+def test_the_real_interrupted_turns_are_marked_aborted() -> None:
+    for name, aborted in (("edgerunner-0.144.1.jsonl", 1), ("rtchess-0.60.1.jsonl", 1)):
+        ends = of(TurnEnd, events(REAL / name))
+        assert sum(e.aborted for e in ends) == aborted, name

@@ -223,6 +223,8 @@ def _render_show(result: dict[str, Any]) -> None:
         say(
             styled(f"── turn {t['ordinal']}", "bold cyan"),
             styled(" (open)", "yellow") if not t["sealed"] else "",
+            styled(" (aborted)", "yellow") if t.get("aborted") else "",
+            styled(" (rolled back)", "yellow") if t.get("rolledBack") else "",
             f" {t['startedAt'] or ''}",
         )
         if t["user"]:
@@ -232,6 +234,8 @@ def _render_show(result: dict[str, Any]) -> None:
                 say(styled("assistant", "bold"), " ", clip(item))
             else:
                 _render_tool(item)
+        for notice in t.get("notices", []):
+            say(styled(notice["kind"], "bold red"), " ", clip(notice["text"]))
         for edge in t.get("deliveryEdges", []):
             say(
                 styled(f"  delivered {edge['hash'][:12]} {edge['strength']}", "green"),

@@ -24,12 +24,15 @@ from teamlore.sessions.index_db import fts_scope
 from teamlore.sessions.model import (
     AssistantText,
     Event,
+    ProviderNotice,
     SessionMeta,
     ToolCall,
     ToolResult,
     TurnEnd,
+    TurnsRolledBack,
     UserTurn,
 )
+from teamlore.sessions.utf16 import decode_utf16_runs
 
 # Tool payloads up to this size are stored whole; larger ones keep a head and a tail excerpt
 # plus the sha256 and byte size of the whole payload.
@@ -73,11 +76,12 @@ class ToolRecord:
         return whole[:FTS_RESULT_EDGE_CHARS] + "\n" + end[-FTS_RESULT_EDGE_CHARS:]
 
     def set_result(self, result: ToolResult) -> None:
-        data = result.output.encode("utf-8", "surrogatepass")
+        output = decode_utf16_runs(result.output)
+        data = output.encode("utf-8", "surrogatepass")
         self.result_bytes = len(data)
         self.result_sha256 = hashlib.sha256(data).hexdigest()
         if len(data) <= RESULT_FULL_MAX:
-            self.result_head, self.result_tail, self.result_truncated = result.output, None, False
+            self.result_head, self.result_tail, self.result_truncated = output, None, False
         else:
             self.result_head = data[:RESULT_EXCERPT].decode("utf-8", "ignore")
             self.result_tail = data[-RESULT_EXCERPT:].decode("utf-8", "ignore")
@@ -91,7 +95,7 @@ class ToolRecord:
             self.status = "unknown"
         self.ended_at = result.at or self.ended_at
         if self.family == "shell":
-            self.commits = observe_commits(self.command, result.output)
+            self.commits = observe_commits(self.command, output)
 
 
 @dataclass(slots=True)
@@ -106,15 +110,20 @@ class TurnRecord:
     ended_at: str | None = None
     last_line: int = 0
     sealed: bool = False
+    # the provider cut the turn short (docs/sessions.md, "turns as the provider meant them")
+    aborted: bool = False
+    # messages the client wrote in the assistant's place: [{"kind", "text"}]
+    notices: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def assistant_text(self) -> str:
         return "\n\n".join(self.assistant_parts)
 
     def revision(self) -> str:
-        """The turn's revision digest: `canonical.digest` of its ordinal, texts and tools (name,
-        input digest, result digest, exit code, status), built here directly in canonical form
-        (keys already in JCS order, strings NFC) because it runs once per turn written."""
+        """The turn's revision digest: `canonical.digest` of its markings, ordinal, texts and
+        tools (name, input digest, result digest, exit code, status), built here directly in
+        canonical form (keys already in JCS order, strings NFC) because it runs once per turn
+        written."""
         tools = []
         for t in self.tools:
             if t.exit_code is not None and abs(t.exit_code) > MAX_SAFE_INTEGER:
@@ -128,17 +137,21 @@ class TurnRecord:
                     "status": t.status,
                 }
             )
-        value = {
-            "assistant": _nfc(self.assistant_text),
-            "ordinal": self.ordinal,
-            "tools": tools,
-            "user": _nfc(self.user_text),
-        }
+        value: dict[str, Any] = {"aborted": True} if self.aborted else {}
+        value["assistant"] = _nfc(self.assistant_text)
+        if self.notices:
+            value["notices"] = [{"kind": n["kind"], "text": _nfc(n["text"])} for n in self.notices]
+        value.update({"ordinal": self.ordinal, "tools": tools, "user": _nfc(self.user_text)})
         return sha256_hex(orjson.dumps(value))
 
     def _revision_value(self) -> dict[str, Any]:
-        """The revision's value in plain form (what `revision` digests)."""
+        """The revision's value in plain form (what `revision` digests). The markings join it
+        only when present: unmarked turns keep the revision they always had."""
+        marks: dict[str, Any] = {"aborted": True} if self.aborted else {}
+        if self.notices:
+            marks["notices"] = self.notices
         return {
+            **marks,
             "ordinal": self.ordinal,
             "user": self.user_text,
             "assistant": self.assistant_text,
@@ -157,7 +170,7 @@ class TurnRecord:
     def search_text(self) -> str:
         """The turn's searchable text: what it said, its tool calls, paths written and the
         edges of each tool result."""
-        parts = [self.user_text, self.assistant_text]
+        parts = [self.user_text, self.assistant_text, *(n["text"] for n in self.notices)]
         for tool in self.tools:
             parts.append(tool.command or (tool.input or "")[:FTS_TOOL_CHARS])
             parts.extend(tool.paths_written)
@@ -258,8 +271,15 @@ class SessionAssembler:
             self.turn is not None or self.open_turn_db_id is not None
         ):
             turn = self._current_turn(event.at, line)
+            turn.aborted = turn.aborted or event.aborted
             self._touch(turn, event.at, line)
             self._close_turn(sealed=True)
+        elif isinstance(event, ProviderNotice):
+            turn = self._current_turn(event.at, line)
+            turn.notices.append({"kind": event.kind, "text": _cap(event.text)})
+            self._touch(turn, event.at, line)
+        elif isinstance(event, TurnsRolledBack):
+            self._roll_back(event.count)
 
     def flush(self) -> None:
         """Write the open turn (unsealed), the turns' FTS rows and the session's metadata."""
@@ -413,6 +433,20 @@ class SessionAssembler:
         self._write_turn(earlier)
         return True
 
+    def _roll_back(self, count: int) -> None:
+        """Mark the last `count` prompted turns not yet rolled back: the provider drops them from
+        the conversation (turns rolled back before are gone already and do not count)."""
+        self._close_turn(sealed=True)
+        self._seal_written_open_turn()
+        if self.session_db_id is None or count <= 0:
+            return
+        self.conn.execute(
+            "UPDATE turns SET rolled_back = 1 WHERE id IN (SELECT id FROM turns"
+            " WHERE session_id = ? AND rolled_back = 0 AND user_text != ''"
+            " ORDER BY ordinal DESC LIMIT ?)",
+            (self.session_db_id, count),
+        )
+
     def _seal_written_open_turn(self) -> None:
         """The turn left open by the previous sync is complete now that a new one starts."""
         if self.turn is None and self.open_turn_db_id is not None:
@@ -453,20 +487,22 @@ class SessionAssembler:
             turn.revision(),
             turn.first_line,
             turn.last_line,
+            int(turn.aborted),
+            orjson.dumps(turn.notices).decode() if turn.notices else None,
         )
         if turn.db_id is None:
             cur = conn.execute(
                 "INSERT INTO turns(user_text, assistant_text, started_at, ended_at, sealed,"
-                " revision, first_line, last_line, session_id, ordinal)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?)",
+                " revision, first_line, last_line, aborted, notices, session_id, ordinal)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 (*values, session_id, turn.ordinal),
             )
             turn.db_id = int(cur.lastrowid or 0)
         else:
             conn.execute(
                 "UPDATE turns SET user_text = ?, assistant_text = ?, started_at = ?,"
-                " ended_at = ?, sealed = ?, revision = ?, first_line = ?, last_line = ?"
-                " WHERE id = ?",
+                " ended_at = ?, sealed = ?, revision = ?, first_line = ?, last_line = ?,"
+                " aborted = ?, notices = ? WHERE id = ?",
                 (*values, turn.db_id),
             )
             conn.execute("DELETE FROM tool_uses WHERE turn_id = ?", (turn.db_id,))
@@ -535,6 +571,8 @@ def load_turn(conn: sqlite3.Connection, turn_id: int) -> TurnRecord | None:
         db_id=row["id"],
         ended_at=row["ended_at"],
         last_line=row["last_line"] or 0,
+        aborted=bool(row["aborted"]),
+        notices=orjson.loads(row["notices"]) if row["notices"] else [],
     )
     if row["assistant_text"]:
         turn.assistant_parts.append(row["assistant_text"])

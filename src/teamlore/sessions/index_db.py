@@ -199,7 +199,18 @@ INSERT INTO turns_fts(turns_fts, rank) VALUES ('rank', 'bm25(1.0, 0.0)');
 # `sessions show` prints speech and tool calls in the order they happened
 TOOL_ORDER = "ALTER TABLE tool_uses ADD COLUMN assistant_offset INTEGER;"
 
-MIGRATIONS: list[str] = [SESSIONS_SCHEMA, REPOSITORY_SCHEMA, SCOPED_FTS, TOOL_ORDER]
+# turns as the provider meant them (docs/sessions.md): aborted and rolled-back turns, and the
+# messages a client wrote in the assistant's place. Codex and Claude Code files are read again by
+# the next sync (their saved parser state is dropped), so an upgraded index holds the markings.
+TURN_MARKINGS = """
+ALTER TABLE turns ADD COLUMN aborted INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE turns ADD COLUMN rolled_back INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE turns ADD COLUMN notices TEXT;
+UPDATE source_files SET parser_state = NULL, mtime_ns = NULL
+  WHERE provider IN ('codex', 'claude') AND status != 'unavailable';
+"""
+
+MIGRATIONS: list[str] = [SESSIONS_SCHEMA, REPOSITORY_SCHEMA, SCOPED_FTS, TOOL_ORDER, TURN_MARKINGS]
 
 
 def fts_scope(provider: str, worktree_key: str | None) -> str:

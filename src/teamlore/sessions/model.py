@@ -75,8 +75,32 @@ class ToolResult:
 
 @dataclass(slots=True)
 class TurnEnd:
-    """The provider recorded that the current turn is complete: it becomes sealed."""
+    """The provider recorded that the current turn is complete: it becomes sealed. `aborted`:
+    the provider says the turn was cut short (Codex `turn_aborted`, docs/sessions.md)."""
 
+    at: str | None = None
+    aborted: bool = False
+
+
+@dataclass(slots=True)
+class TurnsRolledBack:
+    """The user undid the last `count` turns (Codex `thread_rolled_back`): they stay in the file
+    and in the index, marked rolled back, and are never offered to recall."""
+
+    count: int
+    at: str | None = None
+
+
+NoticeKind = Literal["api-error", "synthetic"]
+
+
+@dataclass(slots=True)
+class ProviderNotice:
+    """A message the client wrote itself in the assistant's place (Claude Code `<synthetic>`
+    placeholders, `isApiErrorMessage` API errors): kept with the turn, never as assistant prose."""
+
+    kind: NoticeKind
+    text: str
     at: str | None = None
 
 
@@ -96,7 +120,17 @@ class Unreadable:
     reason: str
 
 
-Event = SessionMeta | UserTurn | AssistantText | ToolCall | ToolResult | TurnEnd | Diagnostic
+Event = (
+    SessionMeta
+    | UserTurn
+    | AssistantText
+    | ToolCall
+    | ToolResult
+    | TurnEnd
+    | TurnsRolledBack
+    | ProviderNotice
+    | Diagnostic
+)
 
 # A process exit status is at most 32 bits wide (Windows reports NTSTATUS values up to 2^32 - 1,
 # POSIX shells and Codex report negative values for signals); anything else in a transcript is

@@ -202,11 +202,14 @@ def _turn_json(conn: sqlite3.Connection, t: sqlite3.Row) -> dict[str, Any]:
         "ordinal": t["ordinal"],
         "deliveryEdges": _delivery_edges(conn, t["id"]),
         "sealed": bool(t["sealed"]),
+        "aborted": bool(t["aborted"]),
+        "rolledBack": bool(t["rolled_back"]),
         "revision": t["revision"],
         "startedAt": t["started_at"],
         "endedAt": t["ended_at"],
         "user": t["user_text"],
         "assistant": t["assistant_text"],
+        "notices": orjson.loads(t["notices"]) if t["notices"] else [],
         "tools": tools,
     }
 
@@ -370,7 +373,8 @@ def _ranked_turns(
         return conn.execute(
             "WITH ranked AS (SELECT rowid AS id, rank FROM turns_fts WHERE turns_fts MATCH ?"
             f"{window} ORDER BY rank{cap})"
-            " SELECT t.id, t.ordinal, t.user_text, t.assistant_text, s.session_key, s.provider,"
+            " SELECT t.id, t.ordinal, t.user_text, t.assistant_text, t.notices, s.session_key,"
+            " s.provider,"
             f" ranked.rank AS rank{body} FROM ranked JOIN turns t ON t.id = ranked.id"
             f" JOIN sessions s ON s.id = t.session_id WHERE {where}"
             " ORDER BY ranked.rank, t.id LIMIT ?",
@@ -423,6 +427,8 @@ def _turn_fields(
         yield "user", row["user_text"]
     if row["assistant_text"]:
         yield "assistant", row["assistant_text"]
+    for notice in orjson.loads(row["notices"]) if row["notices"] else []:
+        yield notice["kind"], notice["text"]  # the client's own messages (api-error, synthetic)
     # the parts of each tool use that the index holds (`TurnRecord.search_text`)
     for tool in conn.execute(
         "SELECT seq, name, exit_code, substr(coalesce(command, input, ''), 1, ?) AS call,"

@@ -11,6 +11,7 @@ from recall_world import BASE, CodexSession, commit, make_repo, sync
 from teamlore.core import errors
 from teamlore.memory.extraction.selection import (
     check_window,
+    load_turns,
     normalize_request,
     resolve_owner,
     select_turns,
@@ -136,5 +137,23 @@ def test_selection_takes_sealed_owner_turns_in_the_window_and_ranks_sessions(
             selection.request_digest,
             selection.result_set_digest,
         )
+    finally:
+        conn.close()
+
+
+def test_aborted_and_rolled_back_turns_are_never_offered(tmp_path: Path, home: Path) -> None:
+    repo = make_repo(tmp_path / "shop")
+    codex = tmp_path / "codex"
+    session = CodexSession("f6", repo).turn("q1").interrupted("q2").turn("q3").turn("q4")
+    session.roll_back(1).turn("q5").write(codex)
+    sync(home, codex, repo)
+    conn = open_index(home)
+    try:
+        owner = resolve_owner(conn, repo, home)
+        selection = select_turns(conn, owner, normalize_request(after=AFTER, before=BEFORE))
+        assert selection.matched_turns == 3
+        [chosen] = selection.sessions
+        assert [t.user_text for t in chosen.turns] == ["q1", "q3", "q5"]
+        assert load_turns(conn, owner, chosen.session_key, [1, 2, 3, 4, 5]) == chosen.turns
     finally:
         conn.close()

@@ -7,7 +7,8 @@ project folder holding two checkouts) is `OWNER_AMBIGUOUS`. Never "the first of 
 
 Selection, for a normalized MemoryExtractionRequest@v1:
 - turns of main sessions (not subagent sidechains) mapped to the owner worktree, sealed, with a
-  revision, observed (start, else end, else session start) inside the half-open window;
+  revision, neither aborted nor rolled back by the provider (docs/sessions.md), observed (start,
+  else end, else session start) inside the half-open window;
 - narrowed by providers, session keys, tool capability keys (a tool family such as `shell` or
   `edit`, or an exact tool name, used in the turn), result evidence (`provider-completed`: the
   turn has an assistant answer; `abandoned`: no answer and no tool result; `unknown`: the rest)
@@ -57,6 +58,8 @@ MAX_WINDOW_DAYS = 366
 MAX_MATCHED_TURNS = 200
 MIN_SESSION_TURNS = 3
 MAX_QUERY_BYTES = 8 * 1024
+# turns the provider cut short or the user undid are never offered to recall
+ELIGIBLE_TURN = "t.aborted = 0 AND t.rolled_back = 0"
 PROVIDERS = ("claude", "codex", "pi")
 RESULT_EVIDENCE = ("abandoned", "provider-completed", "unknown")
 _CANONICAL = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
@@ -304,6 +307,7 @@ def _candidate_rows(
         "s.parent_session_key IS NULL",
         "t.sealed = 1",
         "t.revision IS NOT NULL",
+        ELIGIBLE_TURN,
         "substr(coalesce(t.started_at, t.ended_at, s.started_at), 1, 10) BETWEEN ? AND ?",
     ]
     params: list[Any] = [owner.worktree_key, day_lo, day_hi]
@@ -418,7 +422,8 @@ def load_turns(
         " t.assistant_text, s.session_key, s.provider, s.cwd, s.started_at AS session_started_at"
         " FROM turns t JOIN sessions s ON s.id = t.session_id"
         f" WHERE s.session_key = ? AND s.worktree_key = ? AND t.sealed = 1"
-        f" AND t.revision IS NOT NULL AND t.ordinal IN ({marks}) ORDER BY t.ordinal",
+        f" AND t.revision IS NOT NULL AND {ELIGIBLE_TURN} AND t.ordinal IN ({marks})"
+        " ORDER BY t.ordinal",
         (session_key, owner.worktree_key, *indexes),
     ).fetchall()
     return [_load_turn(conn, owner, row, _observed(row) or "") for row in rows]

@@ -19,6 +19,8 @@ Format: research/session-formats.md §1. What this adapter decides:
   `<sessionId>/agent-<id>`, with the main sessionId as parent. The compaction summariser's file
   (`agent-acompact-*`) only yields its session facts: it restates the main session.
 - `isSidechain` records inside a main file belong to a subagent and are skipped there.
+- Assistant records the client wrote itself (model `<synthetic>`: "No response requested.", and
+  `isApiErrorMessage` API errors) are notices of the turn, not assistant prose.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from teamlore.sessions.model import (
     AssistantText,
     Diagnostic,
     Event,
+    NoticeKind,
+    ProviderNotice,
     ToolCall,
     ToolFamily,
     ToolResult,
@@ -346,6 +350,7 @@ class _Parser(RecordParser):
         model = as_nonempty_str(message.get("model"))
         if model is not None and model != "<synthetic>":
             self.meta(model=model)
+        notice = _notice_kind(rec, model)
         msg_id = as_nonempty_str(message.get("id"))
         if msg_id is None or msg_id != self.st["last_msg_id"]:
             self.st["last_msg_id"] = msg_id
@@ -369,7 +374,10 @@ class _Parser(RecordParser):
                 if key in seen:
                     continue
                 seen.append(key)
-                self.out.append(AssistantText(text=text, at=at))
+                if notice is None:
+                    self.out.append(AssistantText(text=text, at=at))
+                else:
+                    self.out.append(ProviderNotice(kind=notice, text=text, at=at))
             elif kind == "tool_use":
                 self.st["last_msg_visible"] = True
                 call = self.tool_call(block, at)
@@ -459,6 +467,13 @@ def _bash_exit_code(text: str, structured: Any, is_error: bool | None) -> int | 
     if details.get("returnCodeInterpretation"):
         return None  # e.g. grep's exit 1 reported as "No matches found"
     return 0
+
+
+def _notice_kind(rec: dict[str, Any], model: str | None) -> NoticeKind | None:
+    """Whether an assistant record is the client's own message, and which kind."""
+    if rec.get("isApiErrorMessage") is True:
+        return "api-error"
+    return "synthetic" if model == "<synthetic>" else None
 
 
 def _strip_ide(piece: str) -> str:

@@ -15,6 +15,9 @@ or error flag, e.g. `exec_command_end`) arriving after an inconclusive one (`Pro
 session ID …`) is emitted as a second `ToolResult` for the same call id: it supersedes the first.
 Orphan `exec_command_end` / `patch_apply_end` / `web_search_end` events (no call seen, e.g.
 code-mode `exec-…` ids) get a synthetic `ToolCall`.
+
+Turns as the provider meant them: `task_complete` ends a turn, `turn_aborted` ends it marked
+aborted, `thread_rolled_back{num_turns}` marks the last turns rolled back (the user undid them).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from teamlore.sessions.model import (
     ToolFamily,
     ToolResult,
     TurnEnd,
+    TurnsRolledBack,
     Unreadable,
     UserTurn,
 )
@@ -92,7 +96,6 @@ IGNORED_EVENTS = frozenset(
         "mcp_list_tools_response",
         "view_image_tool_call",
         "context_compacted",
-        "thread_rolled_back",
         "thread_settings_applied",
         "item_started",
         "item_completed",
@@ -445,8 +448,15 @@ class _Parser(RecordParser):
                 return
             self.st["asst_from_event"] = min(self.st.get("asst_from_event", 0) + 1, MAX_PENDING)
             self.out.append(AssistantText(message, at))
-        elif kind in ("task_complete", "turn_complete", "turn_aborted"):
+        elif kind in ("task_complete", "turn_complete"):
             self.out.append(TurnEnd(at))
+        elif kind == "turn_aborted":
+            self.out.append(TurnEnd(at, aborted=True))
+        elif kind == "thread_rolled_back":
+            count = payload.get("num_turns")
+            if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+                raise BadRecord("thread_rolled_back without a positive num_turns")
+            self.out.append(TurnsRolledBack(count, at))
         elif kind == "exec_command_end":
             self.exec_command_end(payload, at)
         elif kind == "patch_apply_end":

@@ -1,0 +1,195 @@
+"""Turns as the provider meant them: aborted and rolled-back Codex turns, the messages Claude Code
+writes in the assistant's place, and Windows tool output, as `sync` indexes them and
+`sessions show` / `sessions search` present them (text and JSON)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from records import (
+    claude_api_error,
+    claude_assistant,
+    claude_record,
+    codex_event,
+    codex_function_call,
+    codex_function_output,
+    codex_meta,
+    codex_rolled_back,
+    codex_turn_aborted,
+    codex_user_message,
+    write_jsonl,
+)
+from typer.testing import CliRunner
+
+from teamlore.cli.main import app
+from teamlore.sessions.index_db import MIGRATIONS, index_db_path
+
+CODEX_ID = "019a0000-0000-7000-8000-0000000000c1"
+CLAUDE_ID = "4f1c2d3e-0000-4000-8000-0000000000c2"
+
+
+class Cli:
+    def __init__(self, home: Path) -> None:
+        self.env = {"TEAMLORE_HOME": str(home)}
+
+    def text(self, *args: str) -> str:
+        done = CliRunner().invoke(app, list(args), env=self.env)
+        assert done.exit_code == 0, done.output
+        return done.output
+
+    def json(self, *args: str) -> dict[str, Any]:
+        result: dict[str, Any] = json.loads(self.text(*args, "--format", "json"))
+        return result
+
+    def sync(self, provider: str, root: Path) -> dict[str, Any]:
+        return self.json("sync", "--source", f"{provider}={root}")
+
+    def show(self, provider_session_id: str) -> dict[str, Any]:
+        return self.json("sessions", "show", provider_session_id)
+
+
+def codex_turn(n: int, *, end: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    at = f"2026-01-01T00:0{n}:00Z"
+    return [
+        codex_user_message(f"prompt {n}", at),
+        codex_event("agent_message", at, message=f"answer {n}"),
+        end if end is not None else codex_event("task_complete", at),
+    ]
+
+
+def codex_file(root: Path, *records: dict[str, Any]) -> Path:
+    return write_jsonl(root / "2026" / "01" / "01" / f"rollout-{CODEX_ID}.jsonl", list(records))
+
+
+def marks(turns: list[dict[str, Any]]) -> list[tuple[int, bool, bool]]:
+    return [(t["ordinal"], t["aborted"], t["rolledBack"]) for t in turns]
+
+
+def test_an_aborted_codex_turn_is_marked_and_shown_as_such(tmp_path: Path) -> None:
+    cli = Cli(tmp_path / "state")
+    codex_file(
+        tmp_path / "codex",
+        codex_meta(CODEX_ID),
+        *codex_turn(1),
+        *codex_turn(2, end=codex_turn_aborted("2026-01-01T00:02:30Z")),
+        *codex_turn(3),
+    )
+    result = cli.sync("codex", tmp_path / "codex")
+    assert result["diagnostics"] == []
+    turns = cli.show(CODEX_ID)["turns"]
+    assert marks(turns) == [(1, False, False), (2, True, False), (3, False, False)]
+    assert all(t["sealed"] for t in turns)
+    text = cli.text("sessions", "show", CODEX_ID)
+    assert "── turn 2 (aborted)" in text and "turn 1 (aborted)" not in text
+
+
+def test_a_rollback_marks_the_last_turns_also_when_it_arrives_in_a_later_sync(
+    tmp_path: Path,
+) -> None:
+    cli = Cli(tmp_path / "state")
+    root = tmp_path / "codex"
+    path = codex_file(root, codex_meta(CODEX_ID), *codex_turn(1), *codex_turn(2), *codex_turn(3))
+    cli.sync("codex", root)
+    with path.open("a") as handle:  # the user undoes two turns, then asks again
+        for record in (codex_rolled_back(2), *codex_turn(4), codex_rolled_back(1)):
+            handle.write(json.dumps(record) + "\n")
+    assert cli.sync("codex", root)["diagnostics"] == []
+    turns = cli.show(CODEX_ID)["turns"]
+    # turn 4 is undone by the second rollback; turns rolled back before do not count again
+    assert marks(turns) == [(1, False, False), (2, False, True), (3, False, True), (4, False, True)]
+    text = cli.text("sessions", "show", CODEX_ID)
+    assert "── turn 3 (rolled back)" in text and "── turn 1 (rolled back)" not in text
+
+
+def test_a_rollback_without_a_count_is_a_bad_record(tmp_path: Path) -> None:
+    cli = Cli(tmp_path / "state")
+    codex_file(
+        tmp_path / "codex",
+        codex_meta(CODEX_ID),
+        *codex_turn(1),
+        codex_event("thread_rolled_back", num_turns=0),
+    )
+    result = cli.sync("codex", tmp_path / "codex")
+    assert [d["code"] for d in result["diagnostics"]] == ["bad-record"]
+    assert marks(cli.show(CODEX_ID)["turns"]) == [(1, False, False)]
+
+
+def test_claude_api_errors_and_placeholders_are_notices_not_assistant_prose(
+    tmp_path: Path,
+) -> None:
+    cli = Cli(tmp_path / "state")
+    ids = {"session_id": CLAUDE_ID}
+    error = 'API Error: 400 {"type":"error","error":{"type":"invalid_request_error"}}'
+    write_jsonl(
+        tmp_path / "claude" / "p" / f"{CLAUDE_ID}.jsonl",
+        [
+            claude_record("user", "explain the flaky export test", uuid="u1", **ids),
+            claude_assistant("It races the clock.", uuid="a1", **ids),
+            claude_record("user", "and now?", uuid="u2", **ids),
+            claude_api_error(error, uuid="a2", **ids),
+            claude_record("user", "continue", uuid="u3", **ids),
+            claude_assistant("No response requested.", uuid="a3", model="<synthetic>", **ids),
+        ],
+    )
+    assert cli.sync("claude", tmp_path / "claude")["diagnostics"] == []
+    shown = cli.show(CLAUDE_ID)
+    assert shown["session"]["model"] == "claude-sonnet-4-5"  # never `<synthetic>`
+    turns = shown["turns"]
+    assert [t["assistant"] for t in turns] == ["It races the clock.", "", ""]
+    assert [t["notices"] for t in turns] == [
+        [],
+        [{"kind": "api-error", "text": error}],
+        [{"kind": "synthetic", "text": "No response requested."}],
+    ]
+    text = " ".join(cli.text("sessions", "show", CLAUDE_ID).split())
+    assert "assistant API Error" not in text and f"api-error {error}" in text
+    assert "synthetic No response requested." in text
+    hits = cli.json("sessions", "search", "invalid_request_error")["hits"]
+    assert [(h["turn"], h["snippet"].split(":")[0]) for h in hits] == [(2, "api-error")]
+
+
+def test_utf16_tool_output_is_decoded_and_searchable(tmp_path: Path) -> None:
+    cli = Cli(tmp_path / "state")
+    output = "Exit code: 1\nOutput:\n" + "Zugriff verweigert: Set-Content\r\n".encode(
+        "utf-16-le"
+    ).decode("utf-8", "replace")
+    codex_file(
+        tmp_path / "codex",
+        codex_meta(CODEX_ID, cwd="C:\\repo"),
+        codex_user_message("write the config"),
+        codex_function_call("c1", "shell_command", {"command": "Set-Content cfg.txt x"}),
+        codex_function_output("c1", output),
+        codex_event("task_complete"),
+    )
+    cli.sync("codex", tmp_path / "codex")
+    [tool] = cli.show(CODEX_ID)["turns"][0]["tools"]
+    assert tool["result"]["head"] == "Exit code: 1\nOutput:\nZugriff verweigert: Set-Content\r\n"
+    assert tool["exitCode"] == 1
+    [hit] = cli.json("sessions", "search", "verweigert")["hits"]
+    assert "Zugriff" in hit["snippet"]
+
+
+def test_an_index_of_the_previous_schema_upgrades_and_gains_the_markings(tmp_path: Path) -> None:
+    home = tmp_path / "state"
+    cli = Cli(home)
+    root = tmp_path / "codex"
+    codex_file(
+        root, codex_meta(CODEX_ID), *codex_turn(1, end=codex_turn_aborted()), codex_rolled_back(1)
+    )
+    cli.sync("codex", root)
+    # the same index as the version before the markings left it: schema 4, the file up to date
+    conn = sqlite3.connect(index_db_path(home), isolation_level=None)
+    for column in ("aborted", "rolled_back", "notices"):
+        conn.execute(f"ALTER TABLE turns DROP COLUMN {column}")
+    conn.execute("PRAGMA user_version = 4")
+    conn.close()
+    upgraded = cli.sync("codex", root)  # migrates, then reads the unchanged file again
+    assert upgraded["files"]["changed"] == 1
+    conn = sqlite3.connect(index_db_path(home))
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+    conn.close()
+    assert marks(cli.show(CODEX_ID)["turns"]) == [(1, True, True)]
+    assert cli.sync("codex", root)["files"]["changed"] == 0
