@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -48,6 +51,37 @@ def test_sync_json_reports_files_sessions_turns_bytes_and_diagnostics(
         assert set(diagnostic) == {"code", "file", "line", "message"}
     code, again = sync_json(sources)
     assert (code, again["files"]["changed"], again["bytesRead"]) == (0, 0, 0)
+
+
+def _imported_by(*args: str) -> tuple[str, set[str]]:
+    """Run `teamlore ARGS` through the console entry; its stdout and the modules it imported."""
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "teamlore.cli.entry", *args],
+        capture_output=True,
+        text=True,
+        env=os.environ,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("import time:")]
+    return proc.stdout, {line.rsplit("|", 1)[-1].strip() for line in lines}
+
+
+def test_sync_and_search_processes_import_only_the_session_commands(
+    home: Path, sources: Path
+) -> None:
+    # a sync process then a search process is how a person checks a finished turn is findable:
+    # neither imports the other command modules or memory operations (docs/cli.md)
+    for args in (
+        ("sync", "--source", f"claude={sources / 'claude'}", "--format", "json"),
+        ("sessions", "search", "fixture", "--format", "json"),
+        ("status",),
+    ):
+        out, modules = _imported_by(*args)
+        assert out and "teamlore.ops.session_ops" in modules
+        assert not [m for m in modules if m.endswith("_cmds") or m.startswith("teamlore.memory")]
+    _, modules = _imported_by("sync", "--help")  # the help lists every command
+    assert "teamlore.cli.memory_cmds" in modules
 
 
 def test_sessions_list_show_and_search(home: Path, sources: Path) -> None:

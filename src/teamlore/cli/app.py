@@ -5,6 +5,30 @@ from __future__ import annotations
 
 import typer
 
+# Commands a `teamlore` process can run with only `teamlore.cli.main`'s own commands and the
+# session operations imported (see `lean_command`): a sync then a search is how a person checks
+# that a turn they just finished is findable, and importing every command module and operation
+# was most of that wait.
+LEAN_COMMANDS = (
+    ("sync",),
+    ("status",),
+    ("sessions", "list"),
+    ("sessions", "show"),
+    ("sessions", "search"),
+)
+lean = False  # set by cli/entry.py before importing cli/main for a lean command
+
+
+def lean_command(args: list[str]) -> bool:
+    """Whether `teamlore ARGS` is a lean command (its --help is not: the help lists every
+    command)."""
+    return (
+        any(tuple(args[: len(c)]) == c for c in LEAN_COMMANDS)
+        and "--help" not in args
+        and "-h" not in args
+    )
+
+
 app = typer.Typer(
     name="teamlore",
     help="Local-first memory for coding agents: index your Codex and Claude Code sessions, "

@@ -2,7 +2,8 @@
 
 `teamlore hook session-start` and `hook session-end` run from here without importing the full
 CLI (typer, rich, every command module): agents start them on every session, with a sub-second
-budget (`teamlore.cli.hook_runner`). Everything else goes to `teamlore.cli.main`.
+budget (`teamlore.cli.hook_runner`). Everything else goes to `teamlore.cli.main`; `sync`,
+`status` and `sessions list|show|search` without the other command modules (`cli.app.lean`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ def main() -> None:
         from teamlore.cli.hook_runner import exit_now, session_end_from_argv
 
         exit_now(session_end_from_argv(args[2:]))
+    from teamlore.cli import app
+
+    app.lean = app.lean_command(args)
     from teamlore.cli.main import main as full_main
 
     full_main()

@@ -14,8 +14,8 @@ from rich.table import Table
 from rich.text import Text
 
 from teamlore import __version__
+from teamlore.cli import app as cli_app
 from teamlore.cli.app import app, sessions_app
-from teamlore.cli.mcp_config_cmd import mcp_config
 from teamlore.cli.output import (
     FormatOption,
     OutputFormat,
@@ -442,18 +442,20 @@ def mcp(
         fail(err, OutputFormat.text)
 
 
-app.command("mcp-config")(mcp_config)
-
-
 def _load_command_modules() -> None:
     import teamlore.cli as package
+    from teamlore.cli.mcp_config_cmd import mcp_config
 
+    app.command("mcp-config")(mcp_config)
     for module in pkgutil.iter_modules(package.__path__):
         if module.name.endswith("_cmds"):
             importlib.import_module(f"{package.__name__}.{module.name}")
 
 
-_load_command_modules()
+if cli_app.lean:
+    import teamlore.ops.session_ops  # noqa: F401  (registers the session operations alone)
+else:
+    _load_command_modules()
 
 
 def main() -> None:

@@ -158,7 +158,8 @@ def operation(
 
 
 def run_operation(name: str, ctx: OpContext, payload: dict[str, Any]) -> dict[str, Any]:
-    load_operations()
+    if name not in REGISTRY.operations:  # a lean CLI process imported just its command's module
+        load_operations()
     return REGISTRY.get(name).run(ctx, payload)
 
 
