@@ -168,3 +168,18 @@ def test_each_tool_use_records_where_it_came_in_the_assistant_text(
         (1, len("First I look.")),
         (2, len("First I look.\n\nNow I fix it.")),
     ]
+
+
+def test_a_search_reads_the_matches_once_for_window_and_ranking(home: Path, tmp_path: Path) -> None:
+    # the MATCH of an identifier reads long position lists: finding the rank window and
+    # ranking it are one pass (bench/bench_sync.py phase 4 measures what that saves)
+    src = tmp_path / "s"
+    session_file(src / "a.jsonl", *({"t": "user", "text": f"parse_line {i}"} for i in range(5)))
+    indexer = Indexer(open_index(home), {"mini": MiniAdapter()}, home=home)
+    indexer.sync([Source("mini", src)])
+    statements: list[str] = []
+    indexer.conn.set_trace_callback(statements.append)
+    for provider in (None, "mini"):
+        statements.clear()
+        assert len(queries.search_turns(indexer.conn, "parse_line", provider=provider).hits) == 5
+        assert sum("MATCH" in s for s in statements) == 1, statements

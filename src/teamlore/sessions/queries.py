@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import re
 import sqlite3
 from collections.abc import Iterator
@@ -343,15 +344,6 @@ FILTER_OVERFETCH = 20
 RANK_WINDOW = 10_000
 
 
-def _window_floor(conn: sqlite3.Connection, match: str) -> int | None:
-    """The smallest rowid among the newest RANK_WINDOW matches, or None if fewer match."""
-    row = conn.execute(
-        "SELECT rowid FROM turns_fts WHERE turns_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
-        (match, RANK_WINDOW),
-    ).fetchone()
-    return None if row is None else int(row[0]) + 1
-
-
 def _ranked_turns(
     conn: sqlite3.Connection,
     match: str,
@@ -363,35 +355,59 @@ def _ranked_turns(
 ) -> tuple[list[sqlite3.Row], bool]:
     """Rank inside the FTS table first and join turn rows only for the best hits: fetching
     and joining every match of a common word is what makes naive ranking slow. `with_body`
-    adds each hit's analyzed text (to count the query terms it holds)."""
-    body = ", (SELECT body FROM turns_fts WHERE rowid = t.id) AS body" if with_body else ""
-    where = " AND ".join(["1 = 1", *clauses])
+    adds each hit's analyzed text (to count the query terms it holds).
 
-    def run(candidates: int | None, floor: int | None) -> list[sqlite3.Row]:
-        cap = "" if candidates is None else f" LIMIT {candidates}"
-        window = "" if floor is None else f" AND rowid >= {int(floor)}"
-        return conn.execute(
-            "WITH ranked AS (SELECT rowid AS id, rank FROM turns_fts WHERE turns_fts MATCH ?"
-            f"{window} ORDER BY rank{cap})"
-            " SELECT t.id, t.ordinal, t.user_text, t.assistant_text, t.notices, s.session_key,"
-            " s.provider,"
-            f" ranked.rank AS rank{body} FROM ranked JOIN turns t ON t.id = ranked.id"
-            f" JOIN sessions s ON s.id = t.session_id WHERE {where}"
-            " ORDER BY ranked.rank, t.id LIMIT ?",
-            (match, *filter_params, limit),
-        ).fetchall()
-
-    floor = _window_floor(conn, match)
-    if not clauses:
-        return run(limit, floor), floor is None
-    candidates = limit * FILTER_OVERFETCH
-    rows = run(candidates, floor)
-    if len(rows) < limit:
+    One pass over the matches, newest first, yields each one's BM25 (at most RANK_WINDOW + 1
+    of them): that pass both finds the rank window and scores it, so the MATCH (which for an
+    identifier or a phrase reads long position lists) is evaluated once, not once for the window
+    and again for the ranking; the best are picked here and only they are joined."""
+    newest = conn.execute(
+        "SELECT rowid, bm25(turns_fts, 1.0, 0.0) FROM turns_fts WHERE turns_fts MATCH ?"
+        " ORDER BY rowid DESC LIMIT ?",
+        (match, RANK_WINDOW + 1),
+    ).fetchall()
+    ranked_all = len(newest) <= RANK_WINDOW
+    window = newest[:RANK_WINDOW]
+    wanted = limit if not clauses else limit * FILTER_OVERFETCH
+    best = heapq.nsmallest(wanted, window, key=lambda row: (row[1], row[0]))
+    candidates = (
+        "SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?)",
+        orjson.dumps([list(row) for row in best]).decode(),
+    )
+    rows = _turn_rows(conn, candidates, clauses, filter_params, limit, with_body)
+    if clauses and len(rows) < limit and (len(best) < len(window) or not ranked_all):
         # the filter may keep turns outside the best candidates, or older than the window:
         # rank every match rather than return a short list
-        floor = None
-        rows = run(None, None)
-    return rows, floor is None
+        every_match = (
+            "SELECT rowid, bm25(turns_fts, 1.0, 0.0) FROM turns_fts WHERE turns_fts MATCH ?",
+            match,
+        )
+        rows = _turn_rows(conn, every_match, clauses, filter_params, limit, with_body)
+        ranked_all = True
+    return rows, ranked_all
+
+
+def _turn_rows(
+    conn: sqlite3.Connection,
+    candidates: tuple[str, str],
+    clauses: list[str],
+    filter_params: list[Any],
+    limit: int,
+    with_body: bool,
+) -> list[sqlite3.Row]:
+    """The turn rows of the `(id, bm25)` candidates (a SELECT and its one parameter) that pass
+    the filters, best first."""
+    select, param = candidates
+    body = ", (SELECT body FROM turns_fts WHERE rowid = t.id) AS body" if with_body else ""
+    where = " AND ".join(["1 = 1", *clauses])
+    return conn.execute(
+        f"WITH ranked(id, rank) AS ({select})"
+        " SELECT t.id, t.ordinal, t.user_text, t.assistant_text, t.notices, s.session_key,"
+        f" s.provider, ranked.rank AS rank{body} FROM ranked JOIN turns t ON t.id = ranked.id"
+        f" JOIN sessions s ON s.id = t.session_id WHERE {where}"
+        " ORDER BY ranked.rank, t.id LIMIT ?",
+        (param, *filter_params, limit),
+    ).fetchall()
 
 
 # -- snippets: from the field that matched ----------------------------------------------------
