@@ -37,9 +37,9 @@ def memory_assemble(ctx: OpContext, request: AssembleRequest) -> dict[str, Any]:
     """Write the team memory block into CLAUDE.md/AGENTS.md and project the team's Skills."""
     from teamlore.core.paths import resolve_home
     from teamlore.memory.assemble import assemble
-    from teamlore.ops.memory_ops import owner
+    from teamlore.ops.owner import resolve_owner
 
-    identity = owner(ctx)
+    identity = resolve_owner(ctx)
     return assemble(
         identity.worktree_root,
         request.provider,

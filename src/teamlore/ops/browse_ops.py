@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from teamlore.core import errors
 from teamlore.core.strict import STRICT
-from teamlore.ops.memory_ops import owner_state
+from teamlore.ops.owner import open_owner
 from teamlore.ops.registry import OpContext, operation
 
 DocumentKind = Literal["entry", "scene", "doctrine", "skill"]
@@ -62,7 +62,9 @@ def _document(row: Any) -> dict[str, Any]:
 @operation("memory.list", input_model=ListRequest, side_effect="read")
 def memory_list(ctx: OpContext, request: ListRequest) -> dict[str, Any]:
     """List the reviewed memory documents of this worktree (doctrine, scenes, skills, entries)."""
-    with owner_state(ctx) as (identity, conn):
+    with open_owner(ctx) as owner:
+        owner.sync_projection()
+        identity, conn = owner.identity, owner.state
         generation = conn.execute(
             "SELECT generation, coverage FROM approved_projection "
             "WHERE repository_key = ? AND worktree_key = ?",
@@ -96,7 +98,9 @@ def memory_list(ctx: OpContext, request: ListRequest) -> dict[str, Any]:
 @operation("memory.show", input_model=ShowRequest, side_effect="read")
 def memory_show(ctx: OpContext, request: ShowRequest) -> dict[str, Any]:
     """Show one reviewed memory document: its front matter and body."""
-    with owner_state(ctx) as (identity, conn):
+    with open_owner(ctx) as owner:
+        owner.sync_projection()
+        identity, conn = owner.identity, owner.state
         row = conn.execute(
             f"SELECT {_DOCUMENT_COLUMNS}, "
             "frontmatter_json, body_text FROM approved_entries WHERE repository_key = ? "

@@ -53,19 +53,19 @@ class SynthesizeRequest(BaseModel):
 def memory_synthesize(ctx: OpContext, request: SynthesizeRequest) -> dict[str, Any]:
     """Build a ConsolidationTask@v1 for the agent (or say why there is none)."""
     from teamlore.memory.consolidation.synthesize import synthesize
-    from teamlore.ops.stores import worktree_state
+    from teamlore.ops.owner import open_owner
 
-    with worktree_state(ctx) as (identity, conn):
-        return synthesize(conn, identity, full=request.full, if_due=request.if_due)
+    with open_owner(ctx) as owner:
+        return synthesize(owner.state, owner.identity, full=request.full, if_due=request.if_due)
 
 
 def stage_consolidation_patch(ctx: OpContext, document: dict[str, Any]) -> dict[str, Any]:
     """`memory.stage` for a ConsolidationPatch@v1 (see `teamlore.ops.stage_ops`)."""
     from teamlore.memory.consolidation.staging import stage_patch
-    from teamlore.ops.stores import worktree_state
+    from teamlore.ops.owner import open_owner
 
-    with worktree_state(ctx) as (identity, conn):
-        return stage_patch(conn, document, identity=identity)
+    with open_owner(ctx) as owner:
+        return stage_patch(owner.state, document, identity=owner.identity)
 
 
 __all__ = ["SynthesizeRequest", "memory_synthesize", "stage_consolidation_patch"]

@@ -6,9 +6,7 @@ The owner (repository + worktree) comes from the caller's context — the CLI's 
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
+import os
 from pathlib import Path
 from typing import Any
 
@@ -16,39 +14,12 @@ from pydantic import BaseModel, Field
 
 from teamlore.core import errors
 from teamlore.core.strict import STRICT
+from teamlore.ops.owner import open_owner, resolve_owner
 from teamlore.ops.registry import OpContext, operation
-from teamlore.repo.binding import RepositoryIdentity, resolve_repository
 
 
 class _Strict(BaseModel):
     model_config = STRICT
-
-
-def owner(ctx: OpContext) -> RepositoryIdentity:
-    return resolve_repository(ctx.cwd, home=ctx.home)
-
-
-@contextmanager
-def owner_state(
-    ctx: OpContext, *, sync: bool = True
-) -> Iterator[tuple[RepositoryIdentity, sqlite3.Connection]]:
-    """The caller's worktree and the state DB, with the approved projection brought up to date
-    first (glossary: projection). With `sync=False` a
-    missing or unsafe memory tree is left for the caller to report instead of refused."""
-    from teamlore.memory.store.layout import MEMORY_ROOT
-    from teamlore.memory.store.projection import sync_approved_projection
-    from teamlore.ops.stores import worktree_state
-
-    with worktree_state(ctx) as (identity, conn):
-        tree = identity.worktree_root / MEMORY_ROOT
-        if sync or (tree.is_dir() and not tree.is_symlink()):
-            sync_approved_projection(
-                conn,
-                repository_key=identity.repository_key,
-                worktree_key=identity.worktree_key,
-                worktree_root=identity.worktree_root,
-            )
-        yield identity, conn
 
 
 class InitRequest(_Strict):
@@ -60,7 +31,7 @@ def memory_init(ctx: OpContext, request: InitRequest) -> dict[str, Any]:
     """Create the .threadshare/memory skeleton in this worktree (idempotent)."""
     from teamlore.memory.store.layout import init_tree
 
-    identity = owner(ctx)
+    identity = resolve_owner(ctx)
     created = init_tree(identity.worktree_root)
     return {
         "worktree": identity.worktree_root.name,
@@ -95,12 +66,13 @@ def memory_status(ctx: OpContext, request: StatusRequest) -> dict[str, Any]:
     """Show the team memory's owner, projection generation/coverage, counts and lint summary."""
     from teamlore.memory.status import memory_status as compute
 
-    with owner_state(ctx, sync=False) as (identity, conn):
+    with open_owner(ctx) as owner:
+        owner.sync_projection(only_if_present=True)
         result = compute(
-            conn,
-            repository_key=identity.repository_key,
-            worktree_key=identity.worktree_key,
-            worktree_root=identity.worktree_root,
+            owner.state,
+            repository_key=owner.repository_key,
+            worktree_key=owner.worktree_key,
+            worktree_root=owner.worktree_root,
         )
     return result.model_dump(mode="json", by_alias=True)
 
@@ -123,11 +95,12 @@ def memory_search(ctx: OpContext, request: SearchRequest) -> dict[str, Any]:
     """Search the reviewed team memory of this worktree."""
     from teamlore.memory.store.search import search_memory
 
-    with owner_state(ctx) as (identity, conn):
+    with open_owner(ctx) as owner:
+        owner.sync_projection()
         result = search_memory(
-            conn,
-            repository_key=identity.repository_key,
-            worktree_key=identity.worktree_key,
+            owner.state,
+            repository_key=owner.repository_key,
+            worktree_key=owner.worktree_key,
             query=request.query,
             limit=request.limit,
         )
@@ -139,14 +112,18 @@ class LintRequest(_Strict):
 
 
 def _lint_root(ctx: OpContext) -> Path:
-    """Where linted files are shown relative to: their worktree, or the current directory when
-    they are not in a git repository (a draft anywhere can be linted before it is copied in)."""
+    """Where linted files are shown relative to: the owner's worktree when the current directory
+    is inside it, else the current directory (a draft anywhere can be linted before it is
+    copied in)."""
+    from teamlore.repo.binding import is_within
+
     try:
-        return owner(ctx).worktree_root
+        root = resolve_owner(ctx).worktree_root
     except errors.TeamloreError as err:
         if err.code not in (errors.NOT_A_GIT_REPOSITORY.code, errors.BARE_REPOSITORY.code):
             raise
         return ctx.cwd
+    return root if is_within(os.path.realpath(ctx.cwd), str(root)) else ctx.cwd
 
 
 @operation("memory.lint", input_model=LintRequest, side_effect="read")
@@ -158,7 +135,7 @@ def memory_lint(ctx: OpContext, request: LintRequest) -> dict[str, Any]:
         paths = [p if p.is_absolute() else ctx.cwd / p for p in map(Path, request.paths)]
         report = lint_paths(_lint_root(ctx), paths)
     else:
-        report = lint_tree(owner(ctx).worktree_root)
+        report = lint_tree(resolve_owner(ctx).worktree_root)
     result: dict[str, Any] = report.model_dump(mode="json", by_alias=True)
     result["blocked"] = report.blocked
     return result

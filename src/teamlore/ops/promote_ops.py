@@ -65,21 +65,16 @@ class PromoteRequest(BaseModel):
 def memory_promote(ctx: OpContext, request: PromoteRequest) -> dict[str, Any]:
     """Approve and apply a promotion plan to this worktree (idempotent once applied)."""
     from teamlore.memory.promotion.apply import promote
-    from teamlore.memory.store.state_db import open_state_db
-    from teamlore.repo.binding import resolve_repository
+    from teamlore.ops.owner import open_owner
 
-    identity = resolve_repository(ctx.cwd, home=ctx.home)
-    conn = open_state_db(ctx.home)
-    try:
+    with open_owner(ctx) as owner:
         outcome = promote(
-            conn,
+            owner.state,
             request.plan_id,
-            identity=identity,
+            identity=owner.identity,
             home=ctx.home,
             plan_digest=request.plan_digest,
         )
-    finally:
-        conn.close()
     result: dict[str, Any] = outcome.model_dump(mode="json", by_alias=True)
     result["git"] = GIT_NOTE
     return result

@@ -141,10 +141,10 @@ def memory_recall(ctx: OpContext, request: RecallRequest) -> dict[str, Any]:
     """Select sealed turns of this worktree and return bounded extraction tasks."""
     from teamlore.memory.extraction.recall import recall
     from teamlore.memory.skills.context import recall_contexts
-    from teamlore.ops.stores import registered_stores
+    from teamlore.ops.owner import open_owner
 
     normalized = request.normalized()
-    with registered_stores(ctx) as stores:
+    with open_owner(ctx, sessions=True) as stores:
         result = recall(
             stores.index,
             stores.state,

@@ -34,10 +34,10 @@ class ShowRequest(BaseModel):
 @operation("repo.show", input_model=ShowRequest, side_effect="read")
 def repo_show(ctx: OpContext, request: ShowRequest) -> dict[str, Any]:
     """Show a commit (git show) or the recent history of a path in this worktree."""
-    from teamlore.repo.binding import resolve_repository
+    from teamlore.ops.owner import resolve_owner
     from teamlore.repo.show import path_history, show_commit
 
-    root = resolve_repository(ctx.cwd, home=ctx.home).worktree_root
+    root = resolve_owner(ctx).worktree_root
     if request.commit is not None:
         return show_commit(root, request.commit)
     if request.path is None:  # pragma: no cover - the validator guarantees one of them

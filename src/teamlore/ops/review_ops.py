@@ -15,8 +15,7 @@ The owner is always the worktree of the caller's directory, never a request fiel
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -25,9 +24,8 @@ from teamlore.core.strict import STRICT
 from teamlore.memory.promotion.queue import (  # re-exported for the CLI
     prepare_request_from_review as prepare_request_from_review,
 )
+from teamlore.ops.owner import open_owner
 from teamlore.ops.registry import OpContext, operation
-
-T = TypeVar("T")
 
 
 class ReviewRequest(BaseModel):
@@ -70,21 +68,6 @@ class DiscardRequest(BaseModel):
         return (" ".join(value.split()) or None) if value is not None else None
 
 
-def _with_owner_state(ctx: OpContext, body: Callable[[Any, Any], T]) -> T:
-    """The caller's worktree (registered for sessions or not) and the state DB."""
-    from teamlore.ops.stores import worktree_state
-
-    with worktree_state(ctx) as (identity, state):
-        return body(identity, state)
-
-
-def _with_stores(ctx: OpContext, body: Callable[[Any, Any, Any], T]) -> T:
-    from teamlore.ops.stores import registered_stores
-
-    with registered_stores(ctx) as stores:
-        return body(stores.identity, stores.index, stores.state)
-
-
 @operation(
     "memory.review",
     input_model=ReviewRequest,
@@ -104,12 +87,10 @@ def memory_review(ctx: OpContext, request: ReviewRequest) -> dict[str, Any]:
     if request.kind == "consolidation":
         return _review_consolidations(ctx)
 
-    return _with_stores(
-        ctx,
-        lambda identity, index, state: review_queue(
-            state, index, identity, home=ctx.home, kind=request.kind
-        ),
-    )
+    with open_owner(ctx, sessions=True) as owner:
+        return review_queue(
+            owner.state, owner.index, owner.identity, home=ctx.home, kind=request.kind
+        )
 
 
 @operation(
@@ -130,13 +111,10 @@ def memory_prepare(ctx: OpContext, request: PrepareRequestDocument) -> dict[str,
 
     document = request.model_dump(mode="json")
     if document.get("kind") == "consolidation":  # reads the memory tree only, not sessions
-        return _with_owner_state(
-            ctx, lambda identity, state: prepare(state, None, identity, document, home=ctx.home)
-        )
-    return _with_stores(
-        ctx,
-        lambda identity, index, state: prepare(state, index, identity, document, home=ctx.home),
-    )
+        with open_owner(ctx) as owner:
+            return prepare(owner.state, None, owner.identity, document, home=ctx.home)
+    with open_owner(ctx, sessions=True) as owner:
+        return prepare(owner.state, owner.index, owner.identity, document, home=ctx.home)
 
 
 @operation(
@@ -153,16 +131,14 @@ def memory_discard(ctx: OpContext, request: DiscardRequest) -> dict[str, Any]:
     """Discard one candidate."""
     from teamlore.memory.promotion.discard import discard_candidate
 
-    return _with_owner_state(
-        ctx,
-        lambda identity, state: discard_candidate(
-            state,
-            identity,
+    with open_owner(ctx) as owner:
+        return discard_candidate(
+            owner.state,
+            owner.identity,
             request.candidate_id,
             expected_revision=request.expected_revision,
             reason=request.reason,
-        ),
-    )
+        )
 
 
 def _review_consolidations(ctx: OpContext) -> dict[str, Any]:
@@ -171,9 +147,8 @@ def _review_consolidations(ctx: OpContext) -> dict[str, Any]:
     from teamlore.memory.promotion.review import REVIEW_FORMAT
     from teamlore.memory.store.lint import LINT_POLICY_VERSION
 
-    identity, items = _with_owner_state(
-        ctx, lambda identity, state: (identity, review_consolidations(state, identity))
-    )
+    with open_owner(ctx) as owner:
+        identity, items = owner.identity, review_consolidations(owner.state, owner.identity)
     return {
         "action": "review",
         "format": REVIEW_FORMAT,

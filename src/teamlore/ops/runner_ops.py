@@ -357,13 +357,14 @@ def memory_extract_preview(ctx: OpContext, request: ExtractPreviewRequest) -> di
     """Plan a batch extraction: pending plans and the digest to approve; nothing is sent."""
     from teamlore.memory.extraction.recall import recall
     from teamlore.memory.extraction.staging import awaiting_adjudication, live_adjudication_task
-    from teamlore.ops.stores import registered_stores
+    from teamlore.ops.owner import open_owner
     from teamlore.runner.plans import MAX_PLANS_PER_MANIFEST
     from teamlore.runner.profiles import resolve_runner
 
     normalized = request.recall_request().normalized()
     runner = resolve_runner(_choice(request), home=ctx.home)
-    with registered_stores(ctx, sync_projection=True) as stores:
+    with open_owner(ctx, sessions=True) as stores:
+        stores.sync_projection()
         owner = _plan_owner(stores.identity)
         recalled = recall(
             stores.index,
@@ -625,20 +626,13 @@ def _stores_for(ctx: OpContext, kind: str | None) -> Iterator[Any]:
     """What a plan's task is derived from: the registered worktree with its session index
     (extraction, adjudication), or the worktree and state DB alone (consolidation reads the
     approved tree, like `memory synthesize`)."""
-    from teamlore.memory.store.state_db import open_state_db
-    from teamlore.ops.stores import Stores, registered_stores
-    from teamlore.repo.binding import resolve_repository
+    from teamlore.ops.owner import open_owner
 
-    if kind != "consolidation":
-        with registered_stores(ctx, sync_projection=True) as stores:
-            yield stores
-        return
-    identity = resolve_repository(ctx.cwd, home=ctx.home)
-    state = open_state_db(ctx.home)
-    try:
-        yield Stores(identity, None, state)  # type: ignore[arg-type]
-    finally:
-        state.close()
+    sessions = kind != "consolidation"
+    with open_owner(ctx, sessions=sessions) as owner:
+        if sessions:
+            owner.sync_projection()
+        yield owner
 
 
 def _run_one(
@@ -730,7 +724,7 @@ def _failed(plan_digest: str, err: errors.TeamloreError) -> dict[str, Any]:
 @operation("memory.run_plan", input_model=ExtractRunRequest, side_effect="state-write")
 def memory_run_plan(ctx: OpContext, request: ExtractRunRequest) -> dict[str, Any]:
     """Approve a pending plan (or manifest) by digest, run it, stage the runner's answer."""
-    from teamlore.ops.stores import registered_stores
+    from teamlore.ops.owner import open_owner
     from teamlore.runner import plans as plan_store
 
     if (request.approve_plan is None) == (request.approve_manifest is None):
@@ -747,7 +741,7 @@ def memory_run_plan(ctx: OpContext, request: ExtractRunRequest) -> dict[str, Any
         progress(1, 1, digest_[:12])
         return _run_result([result], manifest=None)
     manifest_digest = plan_store.check_digest_argument(str(request.approve_manifest))
-    with registered_stores(ctx) as stores:
+    with open_owner(ctx, sessions=True) as stores:
         manifest = plan_store.load_manifest(ctx.home, manifest_digest, _plan_owner(stores.identity))
     results: list[dict[str, Any]] = []
     total = len(manifest.plans)

@@ -83,10 +83,11 @@ def _stage_drafts(ctx: OpContext, document: dict[str, Any]) -> dict[str, Any]:
     from teamlore.core.paths import resolve_home
     from teamlore.memory.extraction.staging import RecallTaskSources, stage_draft_batch
     from teamlore.memory.extraction.tasks import Owner
+    from teamlore.ops.owner import open_owner
     from teamlore.ops.session_ops import SYNC_LOCK
-    from teamlore.ops.stores import registered_stores
 
-    with registered_stores(ctx, sync_projection=True) as stores:
+    with open_owner(ctx, sessions=True) as stores:
+        stores.sync_projection()
         identity = stores.identity
         lock = resolve_home(ctx.home) / SYNC_LOCK
         with file_lock(lock, wait_seconds=SYNC_LOCK_WAIT_SECONDS, what="a sync"):
@@ -101,9 +102,10 @@ def _stage_drafts(ctx: OpContext, document: dict[str, Any]) -> dict[str, Any]:
 def _stage_adjudication(ctx: OpContext, document: dict[str, Any]) -> dict[str, Any]:
     from teamlore.memory.extraction.adjudication import submit_adjudication
     from teamlore.memory.extraction.tasks import Owner
-    from teamlore.ops.stores import registered_stores
+    from teamlore.ops.owner import open_owner
 
-    with registered_stores(ctx, sync_projection=True) as stores:
+    with open_owner(ctx, sessions=True) as stores:
+        stores.sync_projection()
         owner = Owner(stores.identity.repository_key, stores.identity.worktree_key)
         return submit_adjudication(stores.state, document, owner=owner)
 
@@ -120,11 +122,12 @@ def _stage_skill(ctx: OpContext, document: dict[str, Any]) -> dict[str, Any]:
     from teamlore.memory.extraction.staging import RecallTaskSources
     from teamlore.memory.extraction.tasks import Owner
     from teamlore.memory.skills.staging import stage_skill_candidate
+    from teamlore.ops.owner import open_owner
     from teamlore.ops.session_ops import SYNC_LOCK
-    from teamlore.ops.stores import registered_stores
     from teamlore.sessions.queries import provider_session_uuids
 
-    with registered_stores(ctx, sync_projection=True) as stores:
+    with open_owner(ctx, sessions=True) as stores:
+        stores.sync_projection()
         identity = stores.identity
         lock = resolve_home(ctx.home) / SYNC_LOCK
         with file_lock(lock, wait_seconds=SYNC_LOCK_WAIT_SECONDS, what="a sync"):

@@ -16,9 +16,9 @@ from teamlore.core import errors
 from teamlore.core.canonical import sha256_hex
 from teamlore.memory.extraction.prompts import TRANSCRIPT_PREAMBLE
 from teamlore.memory.extraction.recall import load_task_source
-from teamlore.memory.extraction.selection import resolve_owner
 from teamlore.memory.store.state_db import open_state_db
 from teamlore.ops.registry import REGISTRY, OpContext
+from teamlore.repo.binding import resolve_repository
 from teamlore.sessions.index_db import open_index
 
 
@@ -121,7 +121,7 @@ def test_unrelated_sync_keeps_the_task_and_a_rewritten_turn_makes_it_stale(
     assert [t["taskId"] for t in again["sources"]] == task_ids
     index, state = open_index(home), open_state_db(home)
     try:
-        owner = resolve_owner(index, world["repo"], home)
+        owner = resolve_repository(world["repo"], home=home)
         source = load_task_source(index, state, owner, task_ids[0], home=home)
         assert not source.stale and source.public_catalog == first["sources"][0]["evidenceCatalog"]
         assert set(source.evidence) == {

@@ -1,4 +1,4 @@
-"""Selection: window rules, exactly one owner, sealed turns of that worktree, scoring."""
+"""Selection: window rules, sealed turns of that worktree, scoring."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from teamlore.memory.extraction.selection import (
     check_window,
     load_turns,
     normalize_request,
-    resolve_owner,
     select_turns,
 )
+from teamlore.repo.binding import resolve_repository
 from teamlore.sessions.index_db import open_index
 
 AFTER, BEFORE = "2026-03-01T00:00:00.000Z", "2026-03-08T00:00:00.000Z"
@@ -64,30 +64,6 @@ def test_a_366_day_window_is_accepted_and_the_request_is_normalized() -> None:
         normalize_request(after=AFTER, before=BEFORE, providers=["cursor"])
 
 
-def test_owner_must_be_one_registered_worktree(tmp_path: Path, home: Path) -> None:
-    project = tmp_path / "project"
-    front, back = make_repo(project / "front"), make_repo(project / "back")
-    (tmp_path / "codex").mkdir()
-    sync(home, tmp_path / "codex", front)
-    conn = open_index(home)
-    try:
-        assert resolve_owner(conn, front, home).worktree_root == front.resolve()
-        with pytest.raises(errors.TeamloreError) as unregistered:
-            resolve_owner(conn, back, home)
-        assert unregistered.value.code == "REPOSITORY_NOT_REGISTERED"
-        assert resolve_owner(conn, project, home).worktree_root == front.resolve()  # one below
-        sync(home, tmp_path / "codex", back)
-        with pytest.raises(errors.TeamloreError) as ambiguous:
-            resolve_owner(conn, project, home)
-        assert ambiguous.value.code == "OWNER_AMBIGUOUS"
-        (tmp_path / "nowhere").mkdir()
-        with pytest.raises(errors.TeamloreError) as none:
-            resolve_owner(conn, tmp_path / "nowhere", home)
-        assert none.value.code == "OWNER_NOT_FOUND"
-    finally:
-        conn.close()
-
-
 def test_selection_takes_sealed_owner_turns_in_the_window_and_ranks_sessions(
     tmp_path: Path, home: Path
 ) -> None:
@@ -111,7 +87,7 @@ def test_selection_takes_sealed_owner_turns_in_the_window_and_ranks_sessions(
     sync(home, codex, other)
     conn = open_index(home)
     try:
-        owner = resolve_owner(conn, repo, home)
+        owner = resolve_repository(repo, home=home)
         selection = select_turns(conn, owner, normalize_request(after=AFTER, before=BEFORE))
         assert selection.matched_turns == 3 + 3 + 2
         assert [len(s.turns) for s in selection.sessions] == [3, 3]

@@ -1,9 +1,5 @@
-"""Owner resolution and bounded selection of sealed turns for extraction.
-
-Owner: exactly one registered worktree. From a directory inside a git worktree it is that
-worktree (which must be registered: `REPOSITORY_NOT_REGISTERED`); from a directory outside any
-worktree it is the one registered worktree below it — none is `OWNER_NOT_FOUND`, several (a
-project folder holding two checkouts) is `OWNER_AMBIGUOUS`. Never "the first of several".
+"""Bounded selection of sealed turns of the owner (glossary: owner; found by
+`teamlore.ops.owner`) for extraction.
 
 Selection, for a normalized MemoryExtractionRequest@v1:
 - turns of main sessions (not subagent sidechains) mapped to the owner worktree, sealed, with a
@@ -47,9 +43,7 @@ from teamlore.repo import tables
 from teamlore.repo.binding import (
     RepositoryIdentity,
     is_within,
-    list_repositories,
     normalize_posix,
-    resolve_repository,
 )
 from teamlore.sessions.index_db import body_match
 
@@ -148,49 +142,6 @@ def normalize_request(
         "query": query.strip(),
         "filters": filters,
     }
-
-
-# -- owner ------------------------------------------------------------------------------------
-
-
-def resolve_owner(
-    conn: sqlite3.Connection, cwd: Path, home: Path | None = None
-) -> RepositoryIdentity:
-    """The one registered worktree `cwd` designates (see the module doc)."""
-    try:
-        identity = resolve_repository(cwd, home=home)
-    except errors.TeamloreError as exc:
-        if exc.code != errors.NOT_A_GIT_REPOSITORY.code:
-            raise
-        return _owner_below(conn, cwd, exc)
-    registered = {r.worktree_key for r in list_repositories(conn)}
-    if identity.worktree_key not in registered:
-        raise errors.TeamloreError(
-            errors.REPOSITORY_NOT_REGISTERED,
-            "this worktree is not registered; run `teamlore sync --repository .`",
-        )
-    return identity
-
-
-def _owner_below(
-    conn: sqlite3.Connection, cwd: Path, cause: errors.TeamloreError
-) -> RepositoryIdentity:
-    here = normalize_posix(str(cwd))
-    below = [r for r in list_repositories(conn) if here and is_within(str(r.worktree_root), here)]
-    if len(below) == 1:
-        return below[0]
-    if len(below) > 1:
-        names = ", ".join(sorted(r.worktree_root.name for r in below))
-        raise errors.TeamloreError(
-            errors.OWNER_AMBIGUOUS,
-            f"this directory holds {len(below)} registered worktrees ({names}); "
-            "run recall from inside one of them",
-            worktrees=len(below),
-        )
-    raise errors.TeamloreError(
-        errors.OWNER_NOT_FOUND,
-        "this directory is not inside a git worktree and holds no registered worktree",
-    ) from cause
 
 
 # -- selection --------------------------------------------------------------------------------
