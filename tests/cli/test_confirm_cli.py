@@ -109,3 +109,27 @@ def test_sessions_search_filters_by_repository_after_mapping(repo: Path, tmp_pat
         ).stdout
     )
     assert elsewhere["hits"] == []
+
+
+def test_an_unexpected_failure_is_internal_not_a_traceback(
+    quarantined: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug cannot be provoked honestly, so one is planted (review raises RuntimeError); the
+    command runs in-process through the real typer app to see what a person would."""
+    from typer.testing import CliRunner
+
+    import teamlore.memory.promotion.queue as queue
+    from teamlore.cli.main import app
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("planted bug")
+
+    monkeypatch.setattr(queue, "review_queue", broken)
+    monkeypatch.chdir(quarantined)
+    monkeypatch.delenv("TEAMLORE_DEBUG", raising=False)
+    text = CliRunner().invoke(app, ["memory", "confirm", "--yes"])
+    assert text.exit_code == 1 and "Traceback" not in text.output
+    assert "error INTERNAL:" in text.output and "TEAMLORE_DEBUG=1" in text.output
+    as_json = CliRunner().invoke(app, ["memory", "confirm", "--yes", "--format", "json"])
+    assert as_json.exit_code == 1
+    assert json.loads(as_json.stdout)["error"]["code"] == "INTERNAL"

@@ -10,11 +10,13 @@ from typing import Any
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory" / "promotion"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from test_review import TEXT, Flow, candidate, request_for
 
 from support import teamlore_cli
-from teamlore.ops.registry import load_operations
+from teamlore.core.errors import TeamloreError
+from teamlore.ops.registry import OpContext, load_operations
 
 
 @pytest.fixture()
@@ -74,3 +76,42 @@ def test_review_text_output_shows_the_statement_and_diff(flow: Flow) -> None:
     done = teamlore_cli("memory", "review", cwd=flow.repo, env={"TEAMLORE_HOME": str(flow.home)})
     assert done.returncode == 0
     assert "needs your confirmation" in done.stdout and "+++ b/.threadshare" in done.stdout
+
+
+def confirm(flow: Flow, payload: dict[str, Any], answer: Any = None) -> dict[str, Any]:
+    ctx = OpContext(cwd=flow.repo, home=flow.home, confirm=answer)
+    return load_operations().get("memory.confirm").run(ctx, payload)
+
+
+def test_confirm_is_cli_only_and_asks_about_each_candidate(flow: Flow) -> None:
+    op = load_operations().get("memory.confirm")
+    assert (op.capability, op.mcp_tool, op.side_effect) == (None, None, "state-write")
+    other = "Run the release tests before pushing any tag to origin."
+    evidence = [flow.turn_ev(1)]
+    keep, drop = flow.quarantine(
+        [candidate(TEXT, [(TEXT, evidence)]), candidate(other, [(other, evidence)])]
+    )
+    asked: list[str] = []
+
+    def person(item: dict[str, Any]) -> bool:
+        asked.append(item["candidateId"])
+        return item["candidateId"] == keep
+
+    assert confirm(flow, {}, lambda item: False) == {"status": "nothing-confirmed", "planId": None}
+    plan = confirm(flow, {}, person)
+    assert sorted(asked) == sorted([keep, drop]) and plan["status"] == "generated"
+    assert [c["candidateId"] for c in plan["confirmed"]] == [keep]  # the declined one is left
+
+
+def test_confirm_refuses_before_asking_anything(flow: Flow) -> None:
+    flow.quarantine([candidate(TEXT, [(TEXT, [flow.turn_ev(1)])])])
+
+    def never(item: dict[str, Any]) -> bool:
+        raise AssertionError("asked although the request is refused")
+
+    with pytest.raises(TeamloreError) as unknown:
+        confirm(flow, {"candidateIds": ["nope"]}, never)
+    assert unknown.value.code == "CANDIDATE_NOT_FOUND"
+    with pytest.raises(TeamloreError) as bad_kind:
+        confirm(flow, {"kind": "scene"}, never)
+    assert bad_kind.value.code == "INVALID_ARGUMENT"

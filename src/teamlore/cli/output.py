@@ -17,7 +17,7 @@ import os
 import re
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, NoReturn
@@ -190,11 +190,19 @@ def run(
     *,
     progress_label: str | None = None,
     cwd: Path | None = None,
+    confirm: Callable[[dict[str, Any]], bool] | None = None,
 ) -> dict[str, Any]:
-    """Run one registered operation and print its result (or its error)."""
+    """Run one registered operation and print its result (or its error); `confirm` asks the
+    person at the terminal (see `OpContext.confirm`)."""
     try:
-        with progress_for(fmt, progress_label or name) as progress:
-            ctx = OpContext(cwd=cwd or Path.cwd(), progress=progress if progress_label else None)
+        # no live display while the person answers questions on the same terminal
+        showing = nullcontext(None) if confirm else progress_for(fmt, progress_label or name)
+        with showing as progress:
+            ctx = OpContext(
+                cwd=cwd or Path.cwd(),
+                progress=progress if progress_label else None,
+                confirm=confirm,
+            )
             result = run_operation(name, ctx, {k: v for k, v in payload.items() if v is not None})
     except errors.TeamloreError as err:
         fail(_in_flag_terms(err), fmt)

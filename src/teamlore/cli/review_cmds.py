@@ -18,15 +18,12 @@ from teamlore.cli.output import (
     OutputFormat,
     fail,
     literal,
-    print_json,
     run,
     say,
     stdout,
     styled,
 )
 from teamlore.core import errors
-from teamlore.ops.registry import OpContext, run_operation
-from teamlore.ops.review_ops import prepare_request_from_review
 
 
 def _render_statement(statement: dict[str, Any]) -> None:
@@ -149,74 +146,32 @@ def confirm(
 
     Nothing is confirmed if a chosen candidate is blocked by lint (discard or re-stage it) or
     unknown."""
-    cwd = _cwd(repository)
-    try:
-        reviewed = run_operation("memory.review", OpContext(cwd=cwd), {"kind": kind})
-    except errors.TeamloreError as err:
-        fail(err, fmt)
-    items = [i for i in reviewed["items"] if not candidates or i["candidateId"] in candidates]
-    missing = sorted(set(candidates) - {i["candidateId"] for i in items})
-    if missing:
-        fail(
-            errors.TeamloreError(
-                errors.CANDIDATE_NOT_FOUND, f"no reviewable candidate {', '.join(missing)}"
-            ),
-            fmt,
-        )
-    drifted = [i for i in items if i.get("drift")]
-    if drifted:
-        fail(
-            errors.TeamloreError(
-                errors.CONSOLIDATION_DRIFT,
-                f"{drifted[0]['drift']['message']}; discard {drifted[0]['candidateId']} and "
-                "synthesize again",
-                candidateId=drifted[0]["candidateId"],
-            ),
-            fmt,
-        )
-    blocked = [i for i in items if i["blocked"]]
-    if blocked:
-        fail(
-            errors.TeamloreError(
-                errors.LINT_BLOCKED,
-                f"{len(blocked)} candidate(s) would write blocked content; discard them or confirm "
-                "the others with --candidate",
-                candidates=[
-                    {"candidateId": i["candidateId"], "findings": i["lintFindings"]}
-                    for i in blocked
-                ],
-            ),
-            fmt,
-        )
-    if not items:
-        run_result = {"status": "nothing-to-confirm", "planId": None}
-        if fmt is OutputFormat.json:
-            print_json(run_result)
-        else:
-            stdout.print("No candidates are awaiting review.")
-        return
-    if not yes and (fmt is OutputFormat.json or not sys.stdin.isatty()):
-        fail(errors.TeamloreError(errors.USAGE, "confirming without a terminal needs --yes"), fmt)
-    confirmed: list[str] = []
-    for item in items:
-        if not yes:
-            stdout.print(
-                Panel(
-                    Text(literal(item["content"])),
-                    title=Text(literal(item["candidateId"])),
-                    expand=False,
-                )
-            )
-            for statement in item["statements"]:
-                _render_statement(statement)
-            if not typer.confirm("Is every statement above true?", default=False):
-                continue
-        confirmed.append(item["candidateId"])
-    if not confirmed:
+    interactive = not yes and fmt is OutputFormat.text and sys.stdin.isatty()
+    payload = {"kind": kind, "candidateIds": candidates}
+    ask = None if yes else _ask if interactive else _needs_yes
+    run("memory.confirm", payload, fmt, _render_confirm, cwd=_cwd(repository), confirm=ask)
+
+
+def _ask(item: dict[str, Any]) -> bool:
+    """Show one reviewed candidate and ask the person whether every statement is true."""
+    title = Text(literal(item["candidateId"]))
+    stdout.print(Panel(Text(literal(item["content"])), title=title, expand=False))
+    for statement in item["statements"]:
+        _render_statement(statement)
+    return typer.confirm("Is every statement above true?", default=False)
+
+
+def _needs_yes(item: dict[str, Any]) -> bool:
+    raise errors.TeamloreError(errors.USAGE, "confirming without a terminal needs --yes")
+
+
+def _render_confirm(result: dict[str, Any]) -> None:
+    if result.get("status") == "nothing-to-confirm":
+        stdout.print("No candidates are awaiting review.")
+    elif result.get("status") == "nothing-confirmed":
         stdout.print("Nothing confirmed; no plan recorded.")
-        return
-    request = prepare_request_from_review(reviewed["items"], confirmed)
-    run("memory.prepare", request, fmt, _render_prepare, cwd=cwd)
+    else:
+        _render_prepare(result)
 
 
 def _announce(url: str, review: dict[str, Any]) -> None:

@@ -48,6 +48,8 @@ class OpContext:
     `contexts` (personal-memory contexts frozen at launch: `global`, `project:<id>`),
     `capabilities` (the launch tiers) and `accept_user_turns` (the relay opt-in flag).
     `request_flush` asks a background Writer, when the process has one, to run now.
+    `confirm` asks the person at the terminal to confirm one item (CLI-only operations such as
+    `memory.confirm`; None means "confirmed": the CLI's `--yes`).
     """
 
     cwd: Path
@@ -58,6 +60,7 @@ class OpContext:
     capabilities: frozenset[str] = frozenset()
     accept_user_turns: bool = False
     request_flush: Callable[[], None] | None = None
+    confirm: Callable[[dict[str, Any]], bool] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from teamlore.contracts.promotion import PREPARE_REQUEST_FORMAT
+from teamlore.core import errors
 from teamlore.core.strict import STRICT
 from teamlore.memory.promotion.queue import (  # re-exported for the CLI
     prepare_request_from_review as prepare_request_from_review,
@@ -169,3 +170,66 @@ def _review_consolidations(ctx: OpContext) -> dict[str, Any]:
         if items
         else None,
     }
+
+
+class ConfirmRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    kind: Literal["entry", "skill", "consolidation"] = Field(
+        "entry", description="Candidate kind to confirm: entry, skill or consolidation."
+    )
+    candidate_ids: list[str] = Field(
+        default_factory=list,
+        alias="candidateIds",
+        description="Candidates to confirm (default: every one reviewed).",
+    )
+
+
+@operation("memory.confirm", input_model=ConfirmRequest, side_effect="state-write")
+def memory_confirm(ctx: OpContext, request: ConfirmRequest) -> dict[str, Any]:
+    """Review, let the person confirm each candidate, then prepare a plan (CLI only).
+
+    The person at the terminal answers through `ctx.confirm` (one call per candidate, shown the
+    review item); without it every reviewed candidate is confirmed (`--yes`). Nothing is
+    confirmed when a chosen candidate is unknown, drifted or blocked by lint."""
+    reviewed = memory_review(ctx, ReviewRequest(kind=request.kind))
+    items = _confirmable(reviewed["items"], request.candidate_ids)
+    if not items:
+        return {"status": "nothing-to-confirm", "planId": None}
+    confirmed = [
+        item["candidateId"] for item in items if ctx.confirm is None or ctx.confirm(item)
+    ]
+    if not confirmed:
+        return {"status": "nothing-confirmed", "planId": None}
+    document = prepare_request_from_review(reviewed["items"], confirmed)
+    return memory_prepare(ctx, PrepareRequestDocument.model_validate(document))
+
+
+def _confirmable(items: list[dict[str, Any]], chosen: list[str]) -> list[dict[str, Any]]:
+    """The reviewed items to ask about: every one, or those chosen (all of them must exist);
+    refused when one has drifted or would write content lint blocks."""
+    items = [i for i in items if not chosen or i["candidateId"] in chosen]
+    missing = sorted(set(chosen) - {i["candidateId"] for i in items})
+    if missing:
+        raise errors.TeamloreError(
+            errors.CANDIDATE_NOT_FOUND, f"no reviewable candidate {', '.join(missing)}"
+        )
+    drifted = [i for i in items if i.get("drift")]
+    if drifted:
+        raise errors.TeamloreError(
+            errors.CONSOLIDATION_DRIFT,
+            f"{drifted[0]['drift']['message']}; discard {drifted[0]['candidateId']} and "
+            "synthesize again",
+            candidateId=drifted[0]["candidateId"],
+        )
+    blocked = [i for i in items if i["blocked"]]
+    if blocked:
+        raise errors.TeamloreError(
+            errors.LINT_BLOCKED,
+            f"{len(blocked)} candidate(s) would write blocked content; discard them or confirm "
+            "the others with --candidate",
+            candidates=[
+                {"candidateId": i["candidateId"], "findings": i["lintFindings"]} for i in blocked
+            ],
+        )
+    return items
