@@ -178,3 +178,18 @@ def test_a_sideways_import_inside_memory_fails() -> None:
 def test_package_imports_by_name_are_seen() -> None:
     edges = package_edges("from teamlore import ops\nimport teamlore.cli\n", "teamlore.core.paths")
     assert forbidden(edges) == {("core", "ops"), ("core", "cli")}
+
+
+def test_comments_cite_the_glossary_or_docs_not_the_seeds() -> None:
+    """The seeds are outside the repository: a code comment names a glossary term or a `docs/`
+    page instead of "seed 003 §4" or "DEV-1"."""
+    import re
+
+    citation = re.compile(r"\b[Ss]eed \d{3}\b|\bDEV-\d+\b")
+    found = [
+        f"{path.relative_to(SRC)}:{number}"
+        for path in sorted(SRC.rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if citation.search(line)
+    ]
+    assert found == []

@@ -18,8 +18,8 @@ WIRE = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=Tru
 """STRICT, camelCase on the wire (snake_case attributes; both names accepted on input)."""
 
 REQUEST = ConfigDict(extra="forbid", alias_generator=to_camel)
-"""An operation request (CLI JSON and MCP arguments): camelCase field names only, as the seed
-contracts spell them (snake_case attributes in Python)."""
+"""An operation request (CLI JSON and MCP arguments): camelCase field names only, as the
+threadshare contracts spell them (snake_case attributes in Python)."""
 
 WIRE_FROZEN = ConfigDict(
     extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True

@@ -9,9 +9,9 @@
   re-derives each approved plan from the current inputs and refuses on any byte change
   (RUNNER_PLAN_MISMATCH), checks the runner's conformance record, logs the authorization, runs
   the runner, validates and stages its answer. An extraction plan's drafts get an adjudication
-  plan of their own, which needs its own approval (the seed's rule: extraction and adjudication
-  are separate deliveries); an adjudication plan's answer quarantines the kept candidates for
-  the normal review.
+  plan of their own, which needs its own approval (docs/runner.md "Plans and approval":
+  extraction and adjudication are separate deliveries); an adjudication plan's answer
+  quarantines the kept candidates for the normal review.
 - `memory.reverify_runner` (CLI only): the conformance probe.
 """
 

@@ -1,7 +1,7 @@
 """Markdown import: file checks, structural chunking and the `document_import` envelopes.
 
 Only reading, checking, splitting and wrapping happen here; judging what is worth remembering is
-the Writer's job. Rules (seed 004 §9.2):
+the Writer's job. Rules (docs/personal.md; glossary: provenance class `document_import`):
 - a regular `.md`/`.markdown` file (no symlink), at most 256 KiB, strict UTF-8 without NUL; a BOM
   is dropped and CRLF becomes LF; blank content is refused;
 - a file within 32 KiB is one part; otherwise it is split at headings and blank lines into parts

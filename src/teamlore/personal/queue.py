@@ -1,6 +1,6 @@
 """The durable observation queue: enqueue, claim with a lease, backoff, dead letter, retry.
 
-Rules (seed 004 §4.2/§4.7, DESIGN.md "Personal memory"):
+Rules (docs/personal.md; glossary: provenance class, Writer):
 - Idempotency: `(namespace, key)` is unique. The same key with the same digest, scope and source
   is a duplicate (`duplicate: true`, nothing queued); anything else is `SUBMISSION_CONFLICT`.
 - Provenance is assigned by the host from `source`, never from the text. A source with no

@@ -1,7 +1,8 @@
 """The delivery trace: session/turn -> commit edges with a strength, reasons and limitations.
 
 An edge says how a turn is *linked* to a commit, never that the turn's claims are true nor that
-the session wrote the commit's lines (seed 003 F5). Evidence, per turn of every session mapped to
+the session wrote the commit's lines (glossary: delivery edge; docs/sessions.md
+"Repositories and delivery evidence"). Evidence, per turn of every session mapped to
 a worktree of the repository:
 
 - `direct`     a full hash of a stored commit in the result of a commit command

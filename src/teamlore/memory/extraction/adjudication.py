@@ -1,6 +1,7 @@
 """Stage, second call: an AdjudicationResult@v1 → kept drafts quarantined (tx 2).
 
-Everything happens in one `BEGIN IMMEDIATE` transaction (seed 000 tx-adjudication-submit):
+Everything happens in one `BEGIN IMMEDIATE` transaction (glossary: adjudication;
+docs/extraction.md "stage"):
 1. the submission gate (identical replay → recorded outcome; different → audited
    `SUBMISSION_CONFLICT`);
 2. the drafts must still be live drafts awaiting adjudication, and the same `recall-rrf@1` is run

@@ -1,6 +1,6 @@
 """Dedup recall `recall-rrf@1`: what the team already knows that a draft might repeat.
 
-Per draft (seed 003 D3/§6.4, seed 000 §4):
+Per draft (docs/extraction.md "stage: drafts, dedup, adjudication"):
 1. the query is the draft's text (content, then statements; first 1,024 characters) through the
    shared analyzer: its first 64 distinct terms. Per side, the 12 most selective of them are
    OR-ed (fewest documents containing the term in that side's FTS table first, ties by term;

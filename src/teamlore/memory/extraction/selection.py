@@ -13,7 +13,8 @@ Selection, for a normalized MemoryExtractionRequest@v1:
 - sessions with fewer than `MIN_SESSION_TURNS` matched turns are rejected
   (`insufficient-eligible-turns`), the rest are scored and ranked (score desc, sessionKey asc).
 
-Session score (value signals of seed 003 §6.1; the weights are ours):
+Session score (the reference product's value signals, docs/extraction.md "recall"; the
+weights are ours):
   40 x direct delivery edges + 25 x observed delivery edges (distinct turn->commit edges)
   + 15 x recovered failures (a tool call that failed and later succeeded with the same command)
   + min(round(10 x tool calls / turns), 10)       tool density

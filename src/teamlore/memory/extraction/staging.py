@@ -1,6 +1,6 @@
 """Stage, first call: an agent's CandidateDraftBatch@v1 → drafts in the state DB + AdjudicationTask.
 
-One `BEGIN IMMEDIATE` transaction (tx 1, seed 000 tx-extraction-submit, extended):
+One `BEGIN IMMEDIATE` transaction (tx 1; docs/extraction.md "stage"):
 1. the submission gate: an identical batch for this task returns the recorded outcome; a
    different one is audited and refused (`SUBMISSION_CONFLICT`);
 2. related-input CAS: the task is stale only if one of *its* bound inputs changed (turn

@@ -1,6 +1,6 @@
 """Extraction and adjudication tasks in the state DB: claim, lease, submission, audit.
 
-Seed 000 §2 (tx-claim, tx-submit):
+Claim and submission (glossary: recall / task; docs/extraction.md "recall"):
 - **claim** takes a `pending` task, or a `claimed` one whose lease has expired, in one
   `UPDATE … WHERE`: the database decides races between processes (CLI vs a running MCP server).
   Each claim bumps `lease_epoch` and mints a fresh random `claim_token`. `submitted` and `stale`

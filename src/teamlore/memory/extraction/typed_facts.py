@@ -1,7 +1,7 @@
 """Typed facts: statements teamlore renders and verifies itself, without a model.
 
-Two versioned renderers with fixed templates (seed 003 D5; the reference product defines them
-but never calls them):
+Two versioned renderers with fixed templates (glossary: typed fact; the reference product
+defines them but never calls them):
 
 - `commit-changed-path@1` {commitHash: 40 hex, path: repo-relative, one line}
       → "Commit <commitHash> changed <path>."

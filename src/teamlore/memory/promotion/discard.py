@@ -1,5 +1,5 @@
 """Discard: a person drops a candidate — a draft, a quarantined candidate, or a draft whose
-adjudication failed (seed 000 `discard-candidate`).
+adjudication failed (glossary: candidate).
 
 One `BEGIN IMMEDIATE` transaction: the candidate must belong to the caller's worktree
 (`CANDIDATE_NOT_FOUND`), be `draft` or `quarantined` and, when the caller names one, be at the

@@ -1,6 +1,6 @@
 """Confirm and prepare: a PrepareRequest@v1 → confirmed statements → PromotionPlan@v1 (journal).
 
-Row contract with `promote` (memory-state.sqlite3, seed 000 §2; written here in ONE
+Row contract with `promote` (memory-state.sqlite3, glossary: plan; written here in ONE
 `BEGIN IMMEDIATE` transaction, read by promote):
 
 promotion_journal — one row per plan, `status = 'generated'`:

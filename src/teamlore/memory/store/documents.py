@@ -1,10 +1,10 @@
 """Typed memory documents: L1 entries, L2 scenes, L3 doctrine, Skills and the index skeleton.
 
-Field names and allowed values are the reference product's (seed 003 §5.1-§5.4, digest §3), so a
-`.threadshare/memory` tree it wrote reads as-is and writes back byte for byte. Every `load_*`
-takes the file bytes and its repo-relative path and raises `MemoryFormatError` (code
-MEMORY_FILE_INVALID) with `.file`, `.line`, `.field`, `.why` and a stable `.reason`; every
-`dump_*` returns the canonical bytes.
+Field names and allowed values are the reference product's (glossary: threadshare;
+docs/memory.md "The file dialect"), so a `.threadshare/memory` tree it wrote reads as-is and
+writes back byte for byte. Every `load_*` takes the file bytes and its repo-relative path and
+raises `MemoryFormatError` (code MEMORY_FILE_INVALID) with `.file`, `.line`, `.field`, `.why`
+and a stable `.reason`; every `dump_*` returns the canonical bytes.
 
 Beyond the reference: evidence paths must be repo-relative and the repository identity may not
 carry credentials, a query or a fragment (public evidence only); `superseded_by` requires

@@ -1,11 +1,12 @@
-"""The team-memory state database (`memory-state.sqlite3`, seed 000 §2, adapted).
+"""The team-memory state database (`memory-state.sqlite3`; docs/architecture.md "State").
 
 Workflow state that must survive anything: repository bindings, extraction/adjudication tasks and
 their submissions, chunks, candidates (+ candidate FTS and projection), the approved projection
 (glossary: approved entries + approved FTS, keyed by owner), runner conformance, evidence refs,
 assessments, the promotion journal and the authorization log. Precious: never auto-deleted.
 
-Adaptations to SQLite and to teamlore (the seed was written for a Rust engine):
+Adaptations to SQLite and to teamlore (the reference product's schema was written for a Rust
+engine):
 - keys (`repository_key`, `worktree_key`, `session_key`) and digests are lowercase hex TEXT, the
   form teamlore's keyed ids and digests have everywhere else; sha256 digests are hex64 and git
   blob ids hex40, enforced by CHECKs;
