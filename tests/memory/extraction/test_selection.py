@@ -125,7 +125,7 @@ def test_aborted_and_rolled_back_turns_are_never_offered(tmp_path: Path, home: P
     sync(home, codex, repo)
     conn = open_index(home)
     try:
-        owner = resolve_owner(conn, repo, home)
+        owner = resolve_repository(repo, home=home)
         selection = select_turns(conn, owner, normalize_request(after=AFTER, before=BEFORE))
         assert selection.matched_turns == 3
         [chosen] = selection.sessions
