@@ -238,6 +238,9 @@ class Scenario:
     answer_without_tools: bool = False
     max_searches: int = 3
     max_requests: int = 40
+    # answer every model request with this HTTP error status (an API outage; the CLI records
+    # its own error message in the transcript)
+    fail_status: int | None = None
 
 
 @dataclass
@@ -687,6 +690,15 @@ def _handler_for(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
                 model._error(f"unexpected request {self.path}")
                 self._plain(404, b'{"error":"not scripted"}')
                 return
+            if model.scenario.fail_status is not None:
+                entry.answer = {"kind": "http-error", "status": model.scenario.fail_status}
+                model._log(entry)
+                error = {"type": "api_error", "message": "scripted outage"}
+                self._plain(
+                    model.scenario.fail_status,
+                    json.dumps({"type": "error", "error": error}).encode(),
+                )
+                return
             decision = model.decide(api, body)
             entry.answer = decision
             model._log(entry)
@@ -812,8 +824,10 @@ def run_claude(
     extra_args: Sequence[str] = (),
     env: Mapping[str, str] | None = None,
     timeout: float = 90.0,
+    persist: bool = False,
 ) -> ClaudeRun:
-    """`claude -p PROMPT --output-format json` in an isolated HOME against `model`."""
+    """`claude -p PROMPT --output-format json` in an isolated HOME against `model`; `persist`
+    keeps the session transcript (under `home/.claude/projects/`)."""
     run_env = isolated_env(
         home,
         {
@@ -829,7 +843,9 @@ def run_claude(
             **(env or {}),
         },
     )
-    argv = [str(clis.claude), "-p", prompt, "--output-format", "json", "--no-session-persistence"]
+    argv = [str(clis.claude), "-p", prompt, "--output-format", "json"]
+    if not persist:
+        argv.append("--no-session-persistence")
     if mcp_config is not None:
         if not isinstance(mcp_config, Path):
             path = home / f"mcp-{time.monotonic_ns()}.json"
@@ -905,8 +921,10 @@ def run_codex(
     extra_args: Sequence[str] = (),
     env: Mapping[str, str] | None = None,
     timeout: float = 90.0,
+    persist: bool = False,
 ) -> CodexRun:
-    """`codex exec --json -o last.txt PROMPT` in an isolated HOME against `model`."""
+    """`codex exec --json -o last.txt PROMPT` in an isolated HOME against `model`; `persist`
+    keeps the session rollout (under `home/.codex/sessions/`)."""
     run_env = isolated_env(home, {"SCRIPTED_MODEL_API_KEY": "scripted-test-key", **(env or {})})
     codex_home = Path(run_env["CODEX_HOME"])
     if config_toml is not None:
@@ -916,7 +934,7 @@ def run_codex(
         str(clis.codex),
         "exec",
         "--skip-git-repo-check",
-        "--ephemeral",
+        *(() if persist else ("--ephemeral",)),
         "--json",
         "-o",
         str(last),

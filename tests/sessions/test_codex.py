@@ -25,6 +25,7 @@ from support import SHARED_FIXTURES
 from teamlore.sessions.model import (
     AssistantText,
     Diagnostic,
+    HistoryCut,
     SessionMeta,
     ToolCall,
     ToolResult,
@@ -793,3 +794,36 @@ def test_the_real_interrupted_turns_are_marked_aborted() -> None:
     for name, aborted in (("edgerunner-0.144.1.jsonl", 1), ("rtchess-0.60.1.jsonl", 1)):
         ends = of(TurnEnd, events(REAL / name))
         assert sum(e.aborted for e in ends) == aborted, name
+
+
+def test_a_prompt_recorded_only_as_a_completed_user_message_item_opens_a_turn(
+    tmp_path: Path,
+) -> None:
+    """Codex 0.171 writes no `user_message` event: the prompt is an `item_completed` UserMessage
+    (with its twin, if a version writes both, skipped)."""
+
+    def item(text: str) -> dict[str, Any]:
+        content = [{"type": "text", "text": text, "text_elements": []}]
+        return codex_event("item_completed", item={"type": "UserMessage", "content": content})
+
+    records = [
+        codex_meta("019a0000-0000-7000-8000-000000000173"),
+        item("first"),
+        codex_event("task_complete"),
+        codex_user_message("second"),
+        item("second"),
+        codex_event("task_complete"),
+        item("third"),
+        codex_user_message("third"),
+        codex_user_message("third"),  # typed again in the same turn: a prompt of its own
+    ]
+    evs = events(write_jsonl(tmp_path / "r.jsonl", records))
+    assert of(Diagnostic, evs) == []
+    assert [e.text for e in of(UserTurn, evs)] == ["first", "second", "third", "third"]
+
+
+def test_a_file_that_continues_a_thread_from_an_earlier_record_says_so(tmp_path: Path) -> None:
+    thread = "019a0000-0000-7000-8000-000000000174"
+    base = {"thread_id": thread, "end_ordinal_exclusive": 14, "end_byte_offset": 35411}
+    evs = events(write_jsonl(tmp_path / "r.jsonl", [codex_meta(thread, history_base=base)]))
+    assert [(e.provider_session_id, e.ordinal) for e in of(HistoryCut, evs)] == [(thread, 14)]

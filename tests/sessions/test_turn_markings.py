@@ -104,6 +104,34 @@ def test_a_rollback_marks_the_last_turns_also_when_it_arrives_in_a_later_sync(
     assert "── turn 3 (rolled back)" in text and "── turn 1 (rolled back)" not in text
 
 
+def test_a_reverted_thread_marks_the_undone_turns_of_its_first_file(tmp_path: Path) -> None:
+    """Codex 0.171 `thread/revert`: the thread goes on in a new file whose `history_base` ends
+    the first file's history before record 4 (line 5); turns from there on were undone."""
+    cli = Cli(tmp_path / "state")
+    root = tmp_path / "codex"
+    first = [codex_meta(CODEX_ID), *codex_turn(1), *codex_turn(2), *codex_turn(3)]
+    for ordinal, record in enumerate(first):
+        record["ordinal"] = ordinal
+    codex_file(root, *first)
+    base = {"thread_id": CODEX_ID, "end_ordinal_exclusive": 4, "end_byte_offset": 999}
+    write_jsonl(
+        root
+        / "2026"
+        / "01"
+        / "01"
+        / f"rollout-{CODEX_ID}_019a0000-0000-7000-8000-0000000000c3.jsonl",
+        [codex_meta(CODEX_ID, history_base=base), *codex_turn(4)],
+    )
+    assert cli.sync("codex", root)["diagnostics"] == []
+    assert marks(cli.show(CODEX_ID)["turns"]) == [
+        (1, False, False),
+        (2, False, True),
+        (3, False, True),
+    ]
+    continued = [s for s in cli.json("sessions", "list")["sessions"] if s["turns"] == 1]
+    assert len(continued) == 1
+
+
 def test_a_rollback_without_a_count_is_a_bad_record(tmp_path: Path) -> None:
     cli = Cli(tmp_path / "state")
     codex_file(

@@ -24,6 +24,7 @@ from teamlore.sessions.index_db import fts_scope
 from teamlore.sessions.model import (
     AssistantText,
     Event,
+    HistoryCut,
     ProviderNotice,
     SessionMeta,
     ToolCall,
@@ -280,6 +281,8 @@ class SessionAssembler:
             self._touch(turn, event.at, line)
         elif isinstance(event, TurnsRolledBack):
             self._roll_back(event.count)
+        elif isinstance(event, HistoryCut):
+            self._cut_history(event)
 
     def flush(self) -> None:
         """Write the open turn (unsealed), the turns' FTS rows and the session's metadata."""
@@ -445,6 +448,16 @@ class SessionAssembler:
             " WHERE session_id = ? AND rolled_back = 0 AND user_text != ''"
             " ORDER BY ordinal DESC LIMIT ?)",
             (self.session_db_id, count),
+        )
+
+    def _cut_history(self, cut: HistoryCut) -> None:
+        """Mark the turns of the thread's first file from record `cut.ordinal` on rolled back.
+        That file numbers its records from 0 on line 1, so record N is line N + 1."""
+        self.conn.execute(
+            "UPDATE turns SET rolled_back = 1 WHERE first_line > ? AND session_id IN"
+            " (SELECT id FROM sessions WHERE provider = ? AND provider_session_id = ?"
+            " AND id IS NOT ?)",
+            (cut.ordinal, self.provider, cut.provider_session_id, self.session_db_id),
         )
 
     def _seal_written_open_turn(self) -> None:

@@ -91,6 +91,17 @@ class TurnsRolledBack:
     at: str | None = None
 
 
+@dataclass(slots=True)
+class HistoryCut:
+    """This file continues the thread `provider_session_id` from the thread's record `ordinal`
+    (Codex 0.171 `thread/revert` writes such a file, `session_meta.history_base`): the turns the
+    thread's first file holds from that record on were undone, and are marked rolled back."""
+
+    provider_session_id: str
+    ordinal: int
+    at: str | None = None
+
+
 NoticeKind = Literal["api-error", "synthetic"]
 
 
@@ -128,6 +139,7 @@ Event = (
     | ToolResult
     | TurnEnd
     | TurnsRolledBack
+    | HistoryCut
     | ProviderNotice
     | Diagnostic
 )

@@ -8,16 +8,20 @@ Two file generations are read (research/session-formats.md §2.2):
   `response_item`, `event_msg`, `compacted`, `world_state` (and an `ordinal` from 0.149).
 
 Duplication rules (§2.7): in envelope files the human prompt is taken from `event_msg/user_message`
-only (the `response_item` user messages also carry injected context); assistant text is taken from
-whichever of `event_msg/agent_message` and `response_item/message role=assistant` comes first and
-its twin is skipped; the first result of a call wins, except that a conclusive result (exit code
-or error flag, e.g. `exec_command_end`) arriving after an inconclusive one (`Process running with
-session ID …`) is emitted as a second `ToolResult` for the same call id: it supersedes the first.
-Orphan `exec_command_end` / `patch_apply_end` / `web_search_end` events (no call seen, e.g.
-code-mode `exec-…` ids) get a synthetic `ToolCall`.
+or `event_msg/item_completed{item: UserMessage}` (0.171 writes only that one; a twin of the same
+text in the same turn is skipped), never from `response_item` user messages (they also carry
+injected context); assistant text is taken from whichever of `event_msg/agent_message` and
+`response_item/message role=assistant` comes first and its twin is skipped; the first result of a
+call wins, except that a conclusive result (exit code or error flag, e.g. `exec_command_end`)
+arriving after an inconclusive one (`Process running with session ID …`) is emitted as a second
+`ToolResult` for the same call id: it supersedes the first. Orphan `exec_command_end` /
+`patch_apply_end` / `web_search_end` events (no call seen, e.g. code-mode `exec-…` ids) get a
+synthetic `ToolCall`.
 
 Turns as the provider meant them: `task_complete` ends a turn, `turn_aborted` ends it marked
-aborted, `thread_rolled_back{num_turns}` marks the last turns rolled back (the user undid them).
+aborted, `thread_rolled_back{num_turns}` marks the last turns rolled back (the user undid them);
+a file whose `session_meta.history_base` continues a thread from an earlier record (0.171
+`thread/revert`) marks the turns the thread's first file holds from that record on rolled back.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from teamlore.sessions.model import (
     AssistantText,
     Diagnostic,
     Event,
+    HistoryCut,
     SessionMeta,
     ToolCall,
     ToolFamily,
@@ -98,7 +103,6 @@ IGNORED_EVENTS = frozenset(
         "context_compacted",
         "thread_settings_applied",
         "item_started",
-        "item_completed",
         "plan_update",
         "turn_diff",
         "background_event",
@@ -193,6 +197,7 @@ class CodexAdapter:
             "cwd": None,
             "asst_from_event": 0,  # agent_message events emitted, their item twin not yet seen
             "asst_from_item": 0,  # assistant items emitted, their event twin not yet seen
+            "prompt_twin": None,  # [source, digest] of the prompt whose twin may follow
             "web_pending": [],  # digests of web_search_end actions whose item twin is pending
             "calls": {},  # call_id -> 1 for calls seen (bounded, oldest dropped)
             "results": {},  # call_id -> 1 if its result was conclusive (exit code or error flag)
@@ -306,6 +311,11 @@ class _Parser(RecordParser):
                 parent_session_id=_parent_session(payload),
             )
         )
+        base = payload.get("history_base")
+        if isinstance(base, dict):
+            thread, end = _str(base.get("thread_id")), base.get("end_ordinal_exclusive")
+            if thread and isinstance(end, int) and not isinstance(end, bool) and end >= 0:
+                self.out.append(HistoryCut(thread, end, at))
 
     def legacy_header(self, record: dict[str, Any]) -> None:
         if self.st.get("session_id") is not None:
@@ -380,6 +390,17 @@ class _Parser(RecordParser):
             self.user_turn(text, at)
         # envelope role=user items (event_msg/user_message is the authority), developer, system
 
+    def prompt(self, text: str, at: str | None, source: str) -> None:
+        """A human prompt from `source` ("event" or "item"), unless it is the twin of the prompt
+        the other source just gave."""
+        twin = self.st.get("prompt_twin")
+        key = _digest(text)
+        if twin is not None and twin[0] != source and twin[1] == key:
+            self.st["prompt_twin"] = None
+            return
+        self.user_turn(text, at)
+        self.st["prompt_twin"] = [source, key]
+
     def user_turn(self, text: str, at: str | None) -> None:
         self.st["asst_from_event"] = 0
         self.st["asst_from_item"] = 0
@@ -436,7 +457,13 @@ class _Parser(RecordParser):
             for image in _list(payload.get("local_images")):
                 parts.append(_image_placeholder(image))
             if parts:
-                self.user_turn("\n".join(parts), at)
+                self.prompt("\n".join(parts), at, "event")
+        elif kind == "item_completed":
+            item = payload.get("item")
+            if isinstance(item, dict) and item.get("type") == "UserMessage":
+                text = _content_text(item.get("content"))
+                if text:
+                    self.prompt(text, at, "item")
         elif kind == "agent_message":
             message = payload.get("message")
             if not isinstance(message, str):
@@ -449,8 +476,10 @@ class _Parser(RecordParser):
             self.st["asst_from_event"] = min(self.st.get("asst_from_event", 0) + 1, MAX_PENDING)
             self.out.append(AssistantText(message, at))
         elif kind in ("task_complete", "turn_complete"):
+            self.st["prompt_twin"] = None
             self.out.append(TurnEnd(at))
         elif kind == "turn_aborted":
+            self.st["prompt_twin"] = None
             self.out.append(TurnEnd(at, aborted=True))
         elif kind == "thread_rolled_back":
             count = payload.get("num_turns")
@@ -759,8 +788,9 @@ def _content_text(content: Any) -> str:
             text = piece.get("text")
             if isinstance(text, str):
                 parts.append(text)
-        elif kind in ("input_image", "image", "output_image"):
-            parts.append(_image_placeholder(piece.get("image_url") or piece.get("url")))
+        elif kind in ("input_image", "image", "output_image", "local_image"):
+            source = piece.get("image_url") or piece.get("url") or piece.get("path")
+            parts.append(_image_placeholder(source))
         else:
             parts.append(f"[{kind}]")
     return _join(parts)
