@@ -126,7 +126,9 @@ def test_an_unquoted_multi_word_query_is_one_query(repo: Path) -> None:
     code, unquoted = cli_json("memory", "search", "sort", "invoice", "rows", cwd=repo)
     assert code == 0
     assert unquoted == cli_json("memory", "search", "sort invoice rows", cwd=repo)[1]
-    assert int(unquoted["results"][0]["score"]) == 3
+    assert unquoted["results"][0]["id"] == "export-order-must-be-stable"
+    code, lexical = cli_json("memory", "search", "--lexical", "sort", "invoice", "rows", cwd=repo)
+    assert lexical["paths"] == ["lexical"] and int(lexical["results"][0]["score"]) == 3
     text = teamlore_cli("memory", "search", "sort", "invoice", "rows", cwd=repo)
     assert text.returncode == 0 and "export-order-must-be-stable" in text.stdout
     assert teamlore_cli("memory", "search", cwd=repo).returncode == 2  # no query at all

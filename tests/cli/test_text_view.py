@@ -122,8 +122,13 @@ def test_memory_search_prints_every_hit_as_json_holds_it(fixtures_cli: Cli, tmp_
         result = fixtures_cli.json("memory", "search", query, "-r", str(repo), "-n", "50")
         text = norm(fixtures_cli.text("memory", "search", query, "-r", str(repo), "-n", "50"))
         for hit in result["results"]:
-            assert f"{hit['id']} ({hit['type']}, {hit['path']}, score {hit['score']:.2f})" in text
+            by = " + ".join({"lexical": "words", "vector": "meaning"}[p] for p in hit["matchedBy"])
+            assert (
+                f"{hit['id']} ({hit['type']}, {hit['path']}, score {hit['score']:.2f}, by {by})"
+                in text
+            )
             assert shown(hit["snippet"]) in text, (query, hit["snippet"])
+        assert ("words + meaning" in text) == ("vector" in result["paths"])
 
 
 def entry(entry_id: str, body: str) -> str:

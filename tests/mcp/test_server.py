@@ -143,17 +143,24 @@ def test_cli_and_mcp_give_the_same_results_and_errors(repo: Path) -> None:
 
 
 def test_search_finds_english_and_chinese_entries(repo: Path) -> None:
-    _, _, (english, chinese) = mcp_calls(
+    _, _, (english, chinese, lexical) = mcp_calls(
         repo,
         [
             ("threadshare_memory_search", {"query": "flaky export"}),
             ("threadshare_memory_search", {"query": "迁移"}),
+            ("threadshare_memory_search", {"query": "迁移", "lexical": True}),
         ],
     )
-    assert [r["id"] for r in _mcp_payload(english)["results"]] == [
+    assert [r["id"] for r in _mcp_payload(english)["results"]][0] == (
         "release-needs-stable-export-order"
-    ]
-    assert [r["id"] for r in _mcp_payload(chinese)["results"]] == ["migration-lock-timeout-3f9a2c"]
+    )
+    hybrid = _mcp_payload(chinese)
+    assert hybrid["paths"] == ["lexical", "vector"]
+    assert hybrid["results"][0]["id"] == "migration-lock-timeout-3f9a2c"
+    assert hybrid["results"][0]["matchedBy"] == ["lexical", "vector"]
+    words_only = _mcp_payload(lexical)
+    assert words_only["paths"] == ["lexical"] and words_only["vector"]["ran"] is False
+    assert [r["id"] for r in words_only["results"]] == ["migration-lock-timeout-3f9a2c"]
     assert _mcp_payload(english)["coverage"] == "complete"
 
 

@@ -89,28 +89,43 @@ def status(repository: str | None = RepositoryOption, fmt: OutputFormat = Format
 def _render_search(result: dict[str, Any]) -> None:
     coverage = result.get("coverage")
     note = "" if coverage == "complete" else styled(f" (coverage {coverage})", "yellow")
-    say(f"generation {result.get('generation')}", note)
+    say(f"generation {result.get('generation')}, {_paths_line(result)}", note)
     if not result["results"]:
         say("No matching memory. Reviewed entries appear here after `teamlore memory promote`.")
     for hit in result["results"]:
         say(
             styled(hit["id"], "bold"),
-            f" ({hit['type']}, {hit['path']}, score {hit['score']:.2f})",
+            f" ({hit['type']}, {hit['path']}, score {hit['score']:.2f}, "
+            f"by {' + '.join(_BY[p] for p in hit['matchedBy'])})",
         )
         say(f"  {hit['snippet']}")
+
+
+_BY = {"lexical": "words", "vector": "meaning"}
+
+
+def _paths_line(result: dict[str, Any]) -> str:
+    vector = result["vector"]
+    if vector["ran"]:
+        return f"words + meaning ({vector['space']})"
+    why = f"{vector['code']}: {vector['reason']}" if vector.get("code") else vector["reason"]
+    return f"words only ({why})"
 
 
 @memory_app.command("search")
 def search(
     query: list[str] = QueryArgument,
     limit: int = typer.Option(10, "--limit", "-n"),
+    lexical: bool = typer.Option(
+        False, "--lexical", help="Rank by words alone (BM25); skip the embedding model."
+    ),
     repository: str | None = RepositoryOption,
     fmt: OutputFormat = FormatOption,
 ) -> None:
-    """Search the reviewed team memory (BM25)."""
+    """Search the reviewed team memory by words and by meaning (docs/hybrid-search.md)."""
     run(
         "memory.search",
-        {"query": query_text(query), "limit": limit},
+        {"query": query_text(query), "limit": limit, "lexical": lexical},
         fmt,
         _render_search,
         cwd=_cwd(repository),

@@ -78,8 +78,13 @@ def memory_status(ctx: OpContext, request: StatusRequest) -> dict[str, Any]:
 
 
 class SearchRequest(_Strict):
-    query: str = Field(min_length=1, max_length=4096, description="Words, identifiers or Chinese.")
+    query: str = Field(
+        min_length=1, max_length=4096, description="Words, identifiers, a situation, or Chinese."
+    )
     limit: int = Field(10, ge=1, le=100)
+    lexical: bool = Field(
+        False, description="Rank by words alone (BM25); skip the embedding ranking."
+    )
 
 
 @operation(
@@ -89,20 +94,26 @@ class SearchRequest(_Strict):
     capability="team-read",
     mcp_tool="threadshare_memory_search",
     description="Search this repository's reviewed team memory (entries, scenes, doctrine, "
-    "skills) with BM25. Returns generation and coverage with the results.",
+    "skills) by words (BM25) and by meaning (embeddings), fused by reciprocal rank; a question "
+    "or a description of the situation works as well as keywords. Returns generation, "
+    "coverage and which rankings ran (paths) with the results.",
 )
 def memory_search(ctx: OpContext, request: SearchRequest) -> dict[str, Any]:
     """Search the reviewed team memory of this worktree."""
     from teamlore.memory.store.search import search_memory
+    from teamlore.ops.vectors import memory_vectors
 
     with open_owner(ctx) as owner:
         owner.sync_projection()
+        embedder, vector_path = memory_vectors(ctx, owner, lexical=request.lexical)
         result = search_memory(
             owner.state,
             repository_key=owner.repository_key,
             worktree_key=owner.worktree_key,
             query=request.query,
             limit=request.limit,
+            embedder=embedder,
+            skipped=vector_path,
         )
     return result.model_dump(mode="json", by_alias=True)
 

@@ -424,14 +424,24 @@ class _Row:
         return int(self.content_digest[:13], 16) + 1
 
     def searchable_text(self) -> str:
-        parts = [self.entry_id.replace("-", " "), self.title]
-        if self.entry_type:
-            parts.append(self.entry_type)
-        scene = self.frontmatter.get("scene")
-        if isinstance(scene, str):
-            parts.append(scene)
-        parts.append(self.body)
-        return analyze("\n".join(p for p in parts if p))
+        return analyze(
+            document_text(self.entry_id, self.title, self.entry_type, self.frontmatter, self.body)
+        )
+
+
+def document_text(
+    entry_id: str, title: str, entry_type: str | None, frontmatter: dict[str, Any], body: str
+) -> str:
+    """What a projected document is found by, before analysis: its id as words, title, type,
+    scene and body (the FTS row is this text analyzed; the embedding is of this text)."""
+    parts = [entry_id.replace("-", " "), title]
+    if entry_type:
+        parts.append(entry_type)
+    scene = frontmatter.get("scene")
+    if isinstance(scene, str):
+        parts.append(scene)
+    parts.append(body)
+    return "\n".join(p for p in parts if p)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,9 +1,17 @@
-"""Team-memory search: BM25 over the approved projection of one worktree.
+"""Team-memory search: BM25 over the approved projection of one worktree, fused with an
+embedding ranking (docs/hybrid-search.md).
 
 The query goes through the same analyzer as the indexed text (`parse_query`): documents holding
 any of its terms match; those holding more of the terms come first, then BM25 decides, exactly as
 in turn search (docs/search.md). Snippets are cut from the original text around the first
 matching term, never from the analyzed tokens.
+
+With an embedder (mode `hybrid`, the default of `teamlore memory search`), the query is embedded
+too and the owner's stored vectors are ranked by cosine similarity (memory/store/vectors.py);
+the two rankings are fused by reciprocal rank: score = Σ weight / (RRF_K + rank) over the
+rankings a document appears in. The result says which paths ran (`paths`) and, when the vector
+path did not, why (`vector.reason`); each hit says which rankings found it (`matchedBy`). An
+embedder that fails at query time leaves the lexical path alone, never an error.
 
 Deprecated entries are excluded by default: a superseded claim is not what an agent should act
 on. `include_deprecated=True` returns them too, always ranked after every approved document, with
@@ -21,13 +29,35 @@ from typing import Literal
 from pydantic import BaseModel
 
 from teamlore.core import errors
-from teamlore.core.analyzer import ANALYZER_VERSION, parse_query, relative_score, snippet
+from teamlore.core.analyzer import (
+    ANALYZER_VERSION,
+    Query,
+    parse_query,
+    relative_score,
+    snippet,
+)
 from teamlore.core.strict import WIRE
 from teamlore.memory.store.layout import MEMORY_ROOT
 from teamlore.memory.store.projection import Coverage, Kind
+from teamlore.memory.store.vectors import rank_approved
+from teamlore.models.embeddings import Embedder
 
 MAX_QUERY_CHARS = 1024
 MAX_LIMIT = 100
+
+SearchMode = Literal["hybrid", "lexical", "vector"]
+SearchPath = Literal["lexical", "vector"]
+
+# Fusion (docs/hybrid-search.md): reciprocal rank with k = 20 and equal weights; a lexical hit
+# counts in proportion to the square of the share of the query's terms it holds (one word of
+# twelve is weak evidence, every word is strong). The vector ranking offers its best
+# VECTOR_DEPTH documents at cosine >= MIN_SIMILARITY (below that a static model's neighbours are
+# unrelated text). Tuned on bench/bench_hybrid_quality.py.
+RRF_K = 20
+LEXICAL_WEIGHT = 1.0
+VECTOR_WEIGHT = 1.0
+VECTOR_DEPTH = 100
+MIN_SIMILARITY = 0.1
 
 
 class SearchHit(BaseModel):
@@ -37,9 +67,24 @@ class SearchHit(BaseModel):
     type: Kind  # entry | scene | doctrine | skill
     entry_type: str | None  # work_fact | work_task | work_method | work_artifact, entries only
     status: Literal["approved", "deprecated"]
-    score: float  # higher is better: query terms held + BM25 relative to the best, in [0, 1)
+    # higher is better. lexical: query terms held + BM25 strength in [0, 1); hybrid and vector:
+    # the fused reciprocal-rank score as a share of the best possible one, in (0, 1]
+    score: float
     snippet: str
     path: str  # repository-relative
+    matched_by: list[SearchPath]
+
+
+class VectorPath(BaseModel):
+    """Whether the embedding ranking ran, in which space, and if not, why."""
+
+    model_config = WIRE
+
+    ran: bool
+    space: str | None = None
+    documents: int = 0  # documents with a vector in `space`
+    reason: str | None = None  # why it did not run
+    code: str | None = None  # the error code, when a failure stopped it
 
 
 class SearchResult(BaseModel):
@@ -47,7 +92,12 @@ class SearchResult(BaseModel):
 
     generation: int
     coverage: Coverage
+    paths: list[SearchPath]
+    vector: VectorPath
     results: list[SearchHit]
+
+
+NO_EMBEDDER = VectorPath(ran=False, reason="no embedding model was given")
 
 
 def search_memory(
@@ -58,7 +108,12 @@ def search_memory(
     query: str,
     limit: int = 10,
     include_deprecated: bool = False,
+    embedder: Embedder | None = None,
+    mode: SearchMode = "hybrid",
+    skipped: VectorPath = NO_EMBEDDER,
 ) -> SearchResult:
+    """Search the owner's approved projection. Without `embedder` (or with mode `lexical`) only
+    BM25 runs and `skipped` says why; mode `vector` ranks by embedding alone (benchmarks)."""
     if not 1 <= limit <= MAX_LIMIT:
         raise errors.TeamloreError(
             errors.INVALID_ARGUMENT, f"limit must be between 1 and {MAX_LIMIT}", limit=limit
@@ -68,10 +123,45 @@ def search_memory(
             errors.INVALID_ARGUMENT, f"the query is longer than {MAX_QUERY_CHARS} characters"
         )
     parsed = parse_query(query)
-    if not parsed.terms:
+    if not parsed.terms and mode != "vector":
         raise errors.TeamloreError(errors.QUERY_EMPTY)
     generation, coverage = _projection_state(conn, repository_key, worktree_key)
-    rows = _run(conn, repository_key, worktree_key, parsed.match_any(), include_deprecated)
+    owner = (repository_key, worktree_key)
+    vector_path, vector_ranking = (
+        _vector_ranking(conn, owner, query, embedder, include_deprecated)
+        if embedder is not None and mode != "lexical"
+        else (skipped, [])
+    )
+    if mode == "vector" and not vector_path.ran:
+        raise errors.TeamloreError(
+            errors.EMBEDDINGS_UNAVAILABLE, vector_path.reason or "no embedding model"
+        )
+    lexical = (
+        _lexical(conn, owner, parsed, include_deprecated, limit if not vector_path.ran else None)
+        if mode != "vector"
+        else []
+    )
+    paths: list[SearchPath] = [] if mode == "vector" else ["lexical"]
+    if vector_path.ran:
+        paths.append("vector")
+    if vector_path.ran:
+        results = _fused(conn, parsed, lexical, vector_ranking, limit)
+    else:
+        results = _lexical_hits(parsed, lexical)
+    return SearchResult(
+        generation=generation, coverage=coverage, paths=paths, vector=vector_path, results=results
+    )
+
+
+def _lexical(
+    conn: sqlite3.Connection,
+    owner: tuple[str, str],
+    parsed: Query,
+    include_deprecated: bool,
+    limit: int | None,
+) -> list[tuple[int, float, sqlite3.Row]]:
+    """(terms held, BM25 strength, row) best first: the lexical ranking (all of it, or `limit`)."""
+    rows = _run(conn, *owner, parsed.match_any(), include_deprecated)
     ranked = sorted(
         ((parsed.coverage(row["searchable_text"]), -float(row["rank"]), row) for row in rows),
         key=lambda item: (
@@ -81,24 +171,113 @@ def search_memory(
             item[2]["kind"],
             item[2]["entry_id"],
         ),
-    )[:limit]
-    highlight = parsed.highlight_tokens()
+    )
+    return ranked if limit is None else ranked[:limit]
+
+
+def _hit(row: sqlite3.Row, score: float, parsed: Query, by: list[SearchPath]) -> SearchHit:
+    return SearchHit(
+        id=row["entry_id"],
+        type=row["kind"],
+        entry_type=row["entry_type"],
+        status=row["status"],
+        score=score,
+        snippet=snippet(row["body_text"] or row["title"], parsed.highlight_tokens()),
+        path=f"{MEMORY_ROOT}/{row['path']}",
+        matched_by=by,
+    )
+
+
+def _lexical_hits(parsed: Query, ranked: list[tuple[int, float, sqlite3.Row]]) -> list[SearchHit]:
     best: dict[int, float] = {}  # per number of terms held
     for covered, strength, _ in ranked:
         best[covered] = max(best.get(covered, 0.0), strength)
-    results = [
-        SearchHit(
-            id=row["entry_id"],
-            type=row["kind"],
-            entry_type=row["entry_type"],
-            status=row["status"],
-            score=relative_score(covered, strength, best[covered]),
-            snippet=snippet(row["body_text"] or row["title"], highlight),
-            path=f"{MEMORY_ROOT}/{row['path']}",
-        )
+    return [
+        _hit(row, relative_score(covered, strength, best[covered]), parsed, ["lexical"])
         for covered, strength, row in ranked
     ]
-    return SearchResult(generation=generation, coverage=coverage, results=results)
+
+
+def _vector_ranking(
+    conn: sqlite3.Connection,
+    owner: tuple[str, str],
+    query: str,
+    embedder: Embedder,
+    include_deprecated: bool,
+) -> tuple[VectorPath, list[tuple[int, float]]]:
+    space = embedder.space.key
+    try:
+        query_vector = embedder.embed([query])[0]
+    except errors.TeamloreError as exc:
+        return VectorPath(ran=False, space=space, reason=exc.message, code=exc.code), []
+    documents = int(
+        conn.execute(
+            "SELECT count(*) FROM approved_vectors WHERE repository_key = ? AND worktree_key = ? "
+            "AND space = ?",
+            (*owner, space),
+        ).fetchone()[0]
+    )
+    if documents == 0:
+        return VectorPath(ran=False, space=space, reason="no document has a vector yet"), []
+    ranking = rank_approved(
+        conn,
+        repository_key=owner[0],
+        worktree_key=owner[1],
+        space=space,
+        query=query_vector,
+        limit=VECTOR_DEPTH,
+        min_similarity=MIN_SIMILARITY,
+        include_deprecated=include_deprecated,
+    )
+    return VectorPath(ran=True, space=space, documents=documents), ranking
+
+
+def _fused(
+    conn: sqlite3.Connection,
+    parsed: Query,
+    lexical: list[tuple[int, float, sqlite3.Row]],
+    vector: list[tuple[int, float]],
+    limit: int,
+) -> list[SearchHit]:
+    scores: dict[int, float] = {}
+    found: dict[int, list[SearchPath]] = {}
+    terms = max(len(parsed.terms), 1)
+    for rank, (held, _, row) in enumerate(lexical, start=1):
+        scores[row["id"]] = LEXICAL_WEIGHT * (held / terms) ** 2 / (RRF_K + rank)
+        found[row["id"]] = ["lexical"]
+    for rank, (row_id, _) in enumerate(vector, start=1):
+        scores[row_id] = scores.get(row_id, 0.0) + VECTOR_WEIGHT / (RRF_K + rank)
+        found.setdefault(row_id, []).append("vector")
+    rows = {row["id"]: row for _, _, row in lexical}
+    missing = [row_id for row_id in scores if row_id not in rows]
+    rows.update(_rows_by_id(conn, missing))
+    best_possible = (LEXICAL_WEIGHT if lexical else 0.0) + VECTOR_WEIGHT
+    order = sorted(
+        scores,
+        key=lambda i: (
+            rows[i]["status"] == "deprecated",
+            -scores[i],
+            rows[i]["kind"],
+            rows[i]["entry_id"],
+        ),
+    )[:limit]
+    return [
+        _hit(rows[i], round(scores[i] * (RRF_K + 1) / best_possible, 4), parsed, found[i])
+        for i in order
+    ]
+
+
+_COLUMNS = "e.id, e.kind, e.entry_id, e.entry_type, e.status, e.path, e.title, e.body_text"
+
+
+def _rows_by_id(conn: sqlite3.Connection, ids: list[int]) -> dict[int, sqlite3.Row]:
+    if not ids:
+        return {}
+    marks = ", ".join("?" * len(ids))
+    rows = conn.execute(
+        f"SELECT {_COLUMNS} FROM approved_entries AS e WHERE e.id IN ({marks})", ids
+    ).fetchall()
+    return {row["id"]: row for row in rows}
 
 
 # BM25 over any term picks at most this many documents before they are ordered by how many terms
@@ -129,8 +308,7 @@ def _run(
 ) -> list[sqlite3.Row]:
     status_filter = "" if include_deprecated else " AND e.status = 'approved'"
     return conn.execute(
-        "SELECT e.kind, e.entry_id, e.entry_type, e.status, e.path, e.title, e.body_text, "
-        "approved_fts.searchable_text, bm25(approved_fts) AS rank "
+        f"SELECT {_COLUMNS}, approved_fts.searchable_text, bm25(approved_fts) AS rank "
         "FROM approved_fts JOIN approved_entries AS e ON e.id = approved_fts.rowid "
         "WHERE approved_fts MATCH ? AND e.repository_key = ? AND e.worktree_key = ?"
         f"{status_filter} ORDER BY e.status = 'deprecated', rank, e.kind, e.entry_id LIMIT ?",

@@ -337,11 +337,34 @@ CREATE TABLE candidate_discards (
 );
 """
 
+# embedding vectors for hybrid search (memory/store/vectors.py, docs/hybrid-search.md): one per
+# approved document, keyed like the document and bound to its content digest, so a rebuilt
+# projection keeps them; one per live entry candidate. `space` names the backend and model;
+# `vector` is little-endian float16, unit length. Derived: deleting a row only re-embeds it.
+VECTORS_V5 = f"""
+CREATE TABLE approved_vectors ({_OWNER}
+  kind TEXT NOT NULL,
+  entry_id TEXT NOT NULL,
+  content_digest TEXT NOT NULL CHECK {_hex("content_digest", 64)},
+  space TEXT NOT NULL CHECK (space <> ''),
+  vector BLOB NOT NULL CHECK (length(vector) > 0 AND length(vector) % 2 = 0),
+  PRIMARY KEY (repository_key, worktree_key, kind, entry_id)
+);
+
+CREATE TABLE candidate_vectors (
+  candidate_id TEXT PRIMARY KEY REFERENCES candidates(candidate_id) ON DELETE CASCADE,
+  content_digest TEXT NOT NULL CHECK {_hex("content_digest", 64)},
+  space TEXT NOT NULL CHECK (space <> ''),
+  vector BLOB NOT NULL CHECK (length(vector) > 0 AND length(vector) % 2 = 0)
+);
+"""
+
 MIGRATIONS: list[str] = [
     SCHEMA_V1,
     PROMOTION_PROGRESS_V2,
     CONSOLIDATION_RUNS_V3,
     DISCARD_REASONS_V4,
+    VECTORS_V5,
 ]
 
 TABLES = (
@@ -367,6 +390,8 @@ TABLES = (
     "promotion_originals",
     "consolidation_runs",
     "consolidation_run_entries",
+    "approved_vectors",
+    "candidate_vectors",
 )
 
 

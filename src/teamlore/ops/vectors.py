@@ -1,0 +1,46 @@
+"""The embedding side of a hybrid memory operation (docs/hybrid-search.md): which embedder runs,
+with the owner's vectors brought up to date first, or why none does."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from teamlore.core import errors
+from teamlore.memory.store.search import VectorPath
+from teamlore.memory.store.vectors import sync_approved_vectors
+from teamlore.models.embeddings import Embedder, configured_embedder
+from teamlore.ops.owner import OwnerContext
+from teamlore.ops.registry import OpContext
+
+LEXICAL_ASKED = "lexical search only was asked for"
+
+
+def memory_vectors(
+    ctx: OpContext, owner: OwnerContext, *, lexical: bool = False
+) -> tuple[Embedder | None, VectorPath]:
+    """The configured embedder with the owner's approved vectors up to date (call after
+    `owner.sync_projection()`); or None and why the vector path will not run: lexical was asked
+    for, embeddings are off, or the model cannot be loaded or reached (lexical alone then runs)."""
+    if lexical:
+        return None, VectorPath(ran=False, reason=LEXICAL_ASKED)
+    try:
+        embedder = configured_embedder(ctx.home)
+        if embedder is None:
+            return None, VectorPath(ran=False, reason='[embeddings] backend = "off" in config.toml')
+        sync_approved_vectors(
+            owner.state,
+            repository_key=owner.repository_key,
+            worktree_key=owner.worktree_key,
+            embedder=embedder,
+            progress=_embedding_progress(ctx),
+        )
+    except errors.TeamloreError as exc:
+        return None, VectorPath(ran=False, reason=exc.message, code=exc.code)
+    return embedder, VectorPath(ran=True, space=embedder.space.key)
+
+
+def _embedding_progress(ctx: OpContext) -> Callable[[int, int], None] | None:
+    report = ctx.progress
+    if report is None:
+        return None
+    return lambda done, total: report(done, total, "embedding memory")

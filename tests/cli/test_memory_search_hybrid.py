@@ -1,0 +1,130 @@
+"""`teamlore memory search` by words and by meaning, as a user runs it: the bundled model by
+default, `--lexical`, embeddings off, and a configured OpenAI-compatible embeddings endpoint."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from models.scripted_server import Scripted, ScriptedServer, embeddings_responder
+from support import git, teamlore_cli
+
+
+def entry(entry_id: str, body: str) -> str:
+    return (
+        f"---\nid: {entry_id}\ntype: work_method\nstatus: approved\npriority: 50\n"
+        "confidence: high\nprovenance_strength: direct\nclaim_support: human-confirmed\n"
+        "limitations: []\nscope: repo\nscene: null\noccurred: []\n"
+        'evidence: {"commits":[],"paths":[]}\nsuperseded_by: null\n---\n'
+        f"{body}\n"
+    )
+
+
+ENTRIES = {
+    "deploy-migrations": "Run the database migrations before deploying a new release to production.",
+    "office-coffee": "The office coffee machine needs descaling every month.",
+    "button-styles": "Use the shared button styles from the design system, not inline colors.",
+}
+PARAPHRASE = "apply schema changes prior to shipping"
+
+
+@pytest.fixture()
+def repo(tmp_path: Path, home: Path) -> Path:
+    root = tmp_path / "acme"
+    root.mkdir()
+    git(root, "init", "-q")
+    assert teamlore_cli("memory", "init", cwd=root).returncode == 0
+    for entry_id, body in ENTRIES.items():
+        (root / f".threadshare/memory/entries/{entry_id}.md").write_text(entry(entry_id, body))
+    return root
+
+
+def search(repo: Path, *args: str) -> dict:
+    proc = teamlore_cli("memory", "search", *args, "--format", "json", cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_default_search_uses_the_bundled_model_and_finds_a_paraphrase(repo: Path) -> None:
+    found = search(repo, PARAPHRASE)
+    assert found["paths"] == ["lexical", "vector"]
+    assert found["vector"]["space"].startswith("bundled:wordllama-l2_supercat-256@")
+    assert found["results"][0]["id"] == "deploy-migrations"
+    assert found["results"][0]["matchedBy"] == ["vector"]
+
+    text = teamlore_cli("memory", "search", PARAPHRASE, cwd=repo).stdout
+    assert "words + meaning (bundled:wordllama" in text
+    assert "deploy-migrations (entry" in text and "by meaning)" in text
+
+
+def test_lexical_flag_runs_words_alone_and_says_so(repo: Path) -> None:
+    found = search(repo, "--lexical", PARAPHRASE)
+    assert found["paths"] == ["lexical"]
+    assert found["vector"] == {
+        "ran": False,
+        "space": None,
+        "documents": 0,
+        "reason": "lexical search only was asked for",
+        "code": None,
+    }
+    assert "deploy-migrations" not in [r["id"] for r in found["results"]]
+    text = teamlore_cli("memory", "search", "--lexical", "coffee", cwd=repo).stdout
+    assert "words only (lexical search only was asked for)" in text
+    assert "office-coffee (entry" in text and "by words)" in text
+
+
+def test_embeddings_off_in_config_means_words_only(repo: Path, home: Path) -> None:
+    (home / "config.toml").write_text('[embeddings]\nbackend = "off"\n')
+    found = search(repo, "coffee")
+    assert found["paths"] == ["lexical"]
+    assert found["vector"]["reason"] == '[embeddings] backend = "off" in config.toml'
+
+
+def test_an_unreachable_endpoint_falls_back_to_words_with_its_code(
+    repo: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EMBED_KEY", "sk-embed")
+    with ScriptedServer() as server:
+        server.respond_with(lambda _request: Scripted.error(401, "invalid_api_key"))
+        (home / "config.toml").write_text(
+            '[embeddings]\nbackend = "endpoint"\nprofile = "embed"\n\n'
+            f'[models.embed]\nbase_url = "{server.base_url}"\nmodel = "m"\n'
+            'api_key_env = "EMBED_KEY"\nmax_retries = 0\n'
+        )
+        found = search(repo, "coffee")
+    assert found["paths"] == ["lexical"]
+    assert found["vector"]["code"] == "MODEL_AUTH_FAILED"
+    assert [r["id"] for r in found["results"]] == ["office-coffee"]
+    assert "sk-embed" not in json.dumps(found)
+
+
+def vowels(text: str) -> list[float]:
+    """A scripted embedding model: vowel counts (so 'coffee' is near the coffee entry)."""
+    lower = text.lower()
+    return [float(lower.count(c)) + 0.1 for c in "aeiou"] + [float(lower.count("f"))]
+
+
+def test_a_configured_endpoint_embeds_memory_and_queries(
+    repo: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EMBED_KEY", "sk-embed")
+    with ScriptedServer() as server:
+        server.respond_with(embeddings_responder(vowels, model="vowels"))
+        (home / "config.toml").write_text(
+            '[embeddings]\nbackend = "endpoint"\nprofile = "embed"\n\n'
+            f'[models.embed]\nbase_url = "{server.base_url}"\nmodel = "vowels"\n'
+            'api_key_env = "EMBED_KEY"\n'
+        )
+        first = search(repo, "coffee")
+        second = search(repo, "coffee")
+        inputs = [r.json()["input"] for r in server.requests]
+    assert first["paths"] == ["lexical", "vector"]
+    assert first["vector"]["space"] == "endpoint:vowels"
+    assert first["results"][0]["id"] == "office-coffee"
+    assert first["results"][0]["matchedBy"] == ["lexical", "vector"]
+    assert second["results"] == first["results"]
+    # three documents embedded once, then one query per search
+    assert [len(batch) for batch in inputs] == [3, 1, 1]
+    assert all(r.headers["authorization"] == "Bearer sk-embed" for r in server.requests)

@@ -1,0 +1,237 @@
+"""Vectors of the approved projection and hybrid (lexical + embedding) memory search."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from models.scripted_server import Scripted, ScriptedServer, embeddings_responder
+from teamlore.core import errors
+from teamlore.core.analyzer import analyze, parse_query
+from teamlore.memory.store.layout import init_tree
+from teamlore.memory.store.projection import sync_approved_projection
+from teamlore.memory.store.search import SearchResult, VectorPath, search_memory
+from teamlore.memory.store.state_db import open_state_db
+from teamlore.memory.store.vectors import rank_approved, sync_approved_vectors
+from teamlore.models.embeddings import EndpointEmbedder, bundled_embedder
+from teamlore.models.openai_compat import OpenAICompatClient
+
+REPO = "a1" * 12
+WORKTREE = "b2" * 12
+
+
+def entry(entry_id: str, body: str, *, status: str = "approved") -> str:
+    return (
+        f"---\nid: {entry_id}\ntype: work_method\nstatus: {status}\npriority: 50\n"
+        "confidence: high\nprovenance_strength: direct\nclaim_support: human-confirmed\n"
+        "limitations: []\nscope: repo\nscene: null\noccurred: []\n"
+        'evidence: {"commits":[],"paths":[]}\nsuperseded_by: null\n---\n'
+        f"{body}\n"
+    )
+
+
+TREE = {
+    "deploy-migrations": "Run the database migrations before deploying a new release to production.",
+    "office-coffee": "The office coffee machine needs descaling every month.",
+    "button-styles": "Use the shared button styles from the design system, not inline colors.",
+    "nightly-backup": "The nightly backup job copies the uploads bucket to cold storage.",
+}
+PARAPHRASE = "apply schema changes prior to shipping"  # no word in common with deploy-migrations
+
+
+class Worktree:
+    def __init__(self, root: Path, conn: sqlite3.Connection) -> None:
+        self.root, self.conn = root, conn
+
+    def write(self, entry_id: str, body: str) -> None:
+        (self.root / f".threadshare/memory/entries/{entry_id}.md").write_text(entry(entry_id, body))
+
+    def project(self) -> None:
+        sync_approved_projection(
+            self.conn, repository_key=REPO, worktree_key=WORKTREE, worktree_root=self.root
+        )
+
+    def embed(self, embedder: object = None) -> tuple[int, int]:
+        done = sync_approved_vectors(
+            self.conn,
+            repository_key=REPO,
+            worktree_key=WORKTREE,
+            embedder=embedder or bundled_embedder(),  # type: ignore[arg-type]
+        )
+        return done.embedded, done.total
+
+    def search(self, query: str, **options: object) -> SearchResult:
+        return search_memory(
+            self.conn,
+            repository_key=REPO,
+            worktree_key=WORKTREE,
+            query=query,
+            **options,  # type: ignore[arg-type]
+        )
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Iterator[Worktree]:
+    root = tmp_path / "worktree"
+    root.mkdir()
+    init_tree(root)
+    conn = open_state_db(tmp_path / "home")
+    worktree = Worktree(root, conn)
+    for entry_id, body in TREE.items():
+        worktree.write(entry_id, body)
+    worktree.project()
+    yield worktree
+    conn.close()
+
+
+def test_the_paraphrase_shares_no_search_term_with_its_answer() -> None:
+    indexed = f" {analyze('deploy migrations ' + TREE['deploy-migrations'])} "
+    assert not [t for t in parse_query(PARAPHRASE).terms if t.found_in(indexed)]
+
+
+def test_every_document_is_embedded_once_and_rebuilds_keep_unchanged_vectors(
+    tree: Worktree,
+) -> None:
+    assert tree.embed() == (4, 4)
+    assert tree.embed() == (0, 4)
+    tree.write("office-coffee", "The office coffee machine is descaled by facilities now.")
+    tree.write("release-notes", "Every release gets a changelog entry.")
+    tree.project()  # a rebuild: new row ids for every document
+    assert tree.embed() == (2, 5)
+    (tree.root / ".threadshare/memory/entries/nightly-backup.md").unlink()
+    tree.project()
+    assert tree.embed() == (0, 4)
+    assert tree.conn.execute("SELECT count(*) FROM approved_vectors").fetchone()[0] == 4
+
+
+def test_vectors_are_unit_float16_blobs_tagged_with_their_space(tree: Worktree) -> None:
+    tree.embed()
+    rows = tree.conn.execute("SELECT space, vector FROM approved_vectors").fetchall()
+    assert {row[0] for row in rows} == {bundled_embedder().space.key}
+    for _, blob in rows:
+        assert len(blob) == 256 * 2
+        vector = np.frombuffer(blob, dtype="<f2").astype(np.float32)
+        assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-2
+
+
+def test_hybrid_search_finds_a_paraphrase_that_lexical_search_misses(tree: Worktree) -> None:
+    tree.embed()
+    lexical = tree.search(PARAPHRASE)
+    assert "deploy-migrations" not in [h.id for h in lexical.results]
+    assert lexical.paths == ["lexical"] and not lexical.vector.ran
+
+    hybrid = tree.search(PARAPHRASE, embedder=bundled_embedder())
+    assert hybrid.paths == ["lexical", "vector"]
+    assert hybrid.vector.ran and hybrid.vector.documents == 4
+    assert hybrid.vector.space == bundled_embedder().space.key
+    first = hybrid.results[0]
+    assert (first.id, first.matched_by) == ("deploy-migrations", ["vector"])
+    assert 0 < first.score <= 1
+
+
+def test_a_document_found_both_ways_outranks_one_found_one_way(tree: Worktree) -> None:
+    tree.embed()
+    result = tree.search("database migrations for a release", embedder=bundled_embedder())
+    assert result.results[0].id == "deploy-migrations"
+    assert result.results[0].matched_by == ["lexical", "vector"]
+    scores = [h.score for h in result.results]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_vector_mode_ranks_by_embedding_alone_and_needs_an_embedder(tree: Worktree) -> None:
+    tree.embed()
+    result = tree.search(PARAPHRASE, embedder=bundled_embedder(), mode="vector")
+    assert result.paths == ["vector"] and result.results[0].id == "deploy-migrations"
+    assert all(h.matched_by == ["vector"] for h in result.results)
+    with pytest.raises(errors.TeamloreError) as info:
+        tree.search(PARAPHRASE, mode="vector")
+    assert info.value.code == "EMBEDDINGS_UNAVAILABLE"
+
+
+def test_lexical_mode_and_a_missing_embedder_say_why_the_vector_path_did_not_run(
+    tree: Worktree,
+) -> None:
+    tree.embed()
+    asked = VectorPath(ran=False, reason="lexical search only was asked for")
+    result = tree.search("coffee", embedder=bundled_embedder(), mode="lexical", skipped=asked)
+    assert result.paths == ["lexical"] and result.vector == asked
+    assert [h.id for h in result.results] == ["office-coffee"]
+
+
+def test_no_vectors_yet_means_lexical_alone(tree: Worktree) -> None:
+    result = tree.search("coffee", embedder=bundled_embedder())
+    assert result.paths == ["lexical"]
+    assert result.vector.reason == "no document has a vector yet"
+
+
+def letters(text: str) -> list[float]:
+    lower = text.lower()
+    return [float(lower.count(c)) + 0.5 for c in "aeiou"]
+
+
+def test_a_new_model_replaces_every_vector_and_spaces_never_mix(tree: Worktree) -> None:
+    tree.embed()
+    with ScriptedServer() as server:
+        server.respond_with(embeddings_responder(letters))
+        client = OpenAICompatClient(base_url=server.base_url, model="letters", api_key="k")
+        endpoint = EndpointEmbedder(client)
+        assert tree.embed(endpoint) == (4, 4)
+        spaces = {r[0] for r in tree.conn.execute("SELECT space FROM approved_vectors")}
+        assert spaces == {"endpoint:letters"}
+        hybrid = tree.search("coffee machine", embedder=endpoint)
+        assert hybrid.paths == ["lexical", "vector"] and hybrid.vector.space == "endpoint:letters"
+
+    # the bundled model's space has no vector left: nothing of the other space is compared
+    assert (
+        rank_approved(
+            tree.conn,
+            repository_key=REPO,
+            worktree_key=WORKTREE,
+            space=bundled_embedder().space.key,
+            query=bundled_embedder().embed(["coffee"])[0],
+            limit=10,
+            min_similarity=-1.0,
+        )
+        == []
+    )
+    assert tree.search("coffee", embedder=bundled_embedder()).paths == ["lexical"]
+
+
+def test_an_embedder_failing_at_query_time_leaves_lexical_search_working(tree: Worktree) -> None:
+    with ScriptedServer() as server:
+        server.respond_with(embeddings_responder(letters))
+        client = OpenAICompatClient(
+            base_url=server.base_url, model="letters", api_key="k", sleep=lambda _s: None
+        )
+        endpoint = EndpointEmbedder(client)
+        tree.embed(endpoint)
+        server.respond_with(lambda _request: Scripted.error(503))
+        result = tree.search("coffee", embedder=endpoint)
+    assert result.paths == ["lexical"] and [h.id for h in result.results] == ["office-coffee"]
+    assert result.vector.code == "MODEL_UNAVAILABLE" and not result.vector.ran
+
+
+def test_a_failed_embedding_sync_writes_nothing(tree: Worktree) -> None:
+    with ScriptedServer() as server:
+        server.enqueue(Scripted.error(401, "invalid_api_key"))
+        client = OpenAICompatClient(base_url=server.base_url, model="m", api_key="k")
+        with pytest.raises(errors.TeamloreError) as info:
+            tree.embed(EndpointEmbedder(client))
+    assert info.value.code == "MODEL_AUTH_FAILED"
+    assert tree.conn.execute("SELECT count(*) FROM approved_vectors").fetchone()[0] == 0
+
+
+def test_deprecated_entries_stay_out_of_the_vector_ranking_unless_asked(tree: Worktree) -> None:
+    (tree.root / ".threadshare/memory/entries/old-migrations.md").write_text(
+        entry("old-migrations", "Migrate the database after deploying.", status="deprecated")
+    )
+    tree.project()
+    tree.embed()
+    default = tree.search(PARAPHRASE, embedder=bundled_embedder())
+    assert "old-migrations" not in [h.id for h in default.results]
+    everything = tree.search(PARAPHRASE, embedder=bundled_embedder(), include_deprecated=True)
+    assert everything.results[-1].id == "old-migrations"
