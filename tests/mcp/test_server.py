@@ -151,9 +151,7 @@ def test_search_finds_english_and_chinese_entries(repo: Path) -> None:
             ("threadshare_memory_search", {"query": "迁移", "lexical": True}),
         ],
     )
-    assert [r["id"] for r in _mcp_payload(english)["results"]][0] == (
-        "release-needs-stable-export-order"
-    )
+    assert _mcp_payload(english)["results"][0]["id"] == "release-needs-stable-export-order"
     hybrid = _mcp_payload(chinese)
     assert hybrid["paths"] == ["lexical", "vector"]
     assert hybrid["results"][0]["id"] == "migration-lock-timeout-3f9a2c"

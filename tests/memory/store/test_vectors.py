@@ -35,7 +35,7 @@ def entry(entry_id: str, body: str, *, status: str = "approved") -> str:
 
 
 TREE = {
-    "deploy-migrations": "Run the database migrations before deploying a new release to production.",
+    "deploy-migrations": "Run the database migrations before deploying a release to production.",
     "office-coffee": "The office coffee machine needs descaling every month.",
     "button-styles": "Use the shared button styles from the design system, not inline colors.",
     "nightly-backup": "The nightly backup job copies the uploads bucket to cold storage.",
