@@ -157,6 +157,24 @@ def test_legacy_apply_patch_through_a_shell_heredoc_is_an_edit() -> None:
     assert edit[0].paths_written == ["docs/notes.md", "src/app.ts"]
 
 
+def test_legacy_header_gives_the_recorded_repository_and_commit() -> None:
+    (meta, *_) = of(SessionMeta, events(DATA / "legacy.jsonl"))
+    assert (meta.git_remote, meta.git_commit) == ("git@example.com:x.git", "a" * 40)
+
+
+def test_session_meta_git_keeps_no_credentials_and_only_full_hashes(tmp_path: Path) -> None:
+    git = {
+        "commit_hash": "ABCDEF0",  # not a full hash: left out
+        "branch": "main",
+        "repository_url": "https://ci-bot:ghp_secret@github.com/Me/Proj.git",
+    }
+    path = write_jsonl(tmp_path / "rollout.jsonl", [codex_meta("s-1", cwd="C:\\w", git=git)])
+    (meta,) = of(SessionMeta, events(path))
+    assert (meta.git_remote, meta.git_commit) == ("https://github.com/Me/Proj.git", None)
+    windows = of(SessionMeta, events(DATA / "windows-0.125.jsonl"))[0]  # `git: {}`
+    assert (windows.git_remote, windows.git_commit, windows.git_branch) == (None, None, None)
+
+
 # ---- 0.58: envelope with JSON outputs ---------------------------------------------------------
 
 
@@ -173,6 +191,8 @@ def test_058_session_meta_and_model_from_turn_context() -> None:
         provider_session_id="019a93b9-0000-7000-8000-000000000058",
         cwd="/home/user/projects/chatbot",
         git_branch="main",
+        git_remote="git@example.com:c.git",
+        git_commit="b" * 40,
         client_version="0.58.0",
         started_at="2025-11-17T21:30:28.608Z",
     )

@@ -51,6 +51,12 @@ personal_app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode=None,
 )
+repo_app = typer.Typer(
+    help="The git repositories this machine's index links sessions to.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
 app.add_typer(sessions_app, name="sessions")
+app.add_typer(repo_app, name="repo")
 app.add_typer(memory_app, name="memory")
 app.add_typer(personal_app, name="personal")

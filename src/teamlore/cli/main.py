@@ -69,11 +69,7 @@ def _render_sync(result: dict[str, Any]) -> None:
         say("Registered repository ", styled(repo["name"], "bold"), f" ({repo['worktreeKey']}).")
     delivery = result.get("delivery") or {}
     if delivery.get("repositories"):
-        stdout.print(
-            f"{delivery['repositories']} repositories: "
-            f"{delivery['sessionsMapped']} sessions mapped, "
-            f"{delivery['commitsAdded']} new commits, {delivery['deliveryEdges']} delivery edges."
-        )
+        _render_delivery(delivery)
     if result["diagnosticCount"]:
         say(styled(f"{result['diagnosticCount']} diagnostics", "yellow"), " (first ones below):")
         for d in result["diagnostics"][:10]:
@@ -81,6 +77,38 @@ def _render_sync(result: dict[str, Any]) -> None:
             stdout.print(f"  {d['code']}  {where}  {d['message']}")
     if files["failed"]:
         say(styled(f"{files['failed']} files could not be read.", "red"))
+
+
+def _render_delivery(delivery: dict[str, Any]) -> None:
+    by = delivery["mappedBy"]
+    foreign = [f"{by[k]} by {label}" for k, label in _MAPPED_BY if by.get(k)]
+    stdout.print(
+        f"{delivery['repositories']} repositories: "
+        f"{delivery['sessionsMapped']} sessions mapped"
+        + (f" ({', '.join(foreign)})" if foreign else "")
+        + f", {delivery['commitsAdded']} new commits, {delivery['deliveryEdges']} delivery edges."
+    )
+    for gone in delivery["repositoriesSkipped"]:
+        say(
+            styled(f"skipped {gone['path']}", "yellow"),
+            f": {_SKIP_REASONS.get(gone['reason'], gone['reason'])}"
+            " (`teamlore repo forget PATH` drops it).",
+        )
+    if delivery["sessionsUnmapped"]:
+        unmapped = delivery["sessionsUnmapped"]
+        say(
+            f"{unmapped} {'session' if unmapped == 1 else 'sessions'} could not be mapped to a"
+            " registered repository; `teamlore sessions list --unmapped` shows their folders."
+        )
+
+
+_MAPPED_BY = (("gitRemote", "git remote"), ("pathAlias", "path alias"))
+_SKIP_REASONS = {
+    "missing": "the folder is gone (deleted or moved)",
+    "not-a-repository": "the folder is no longer a git worktree",
+    "replaced": "the folder now holds another repository",
+    "unreadable": "git could not read its history",
+}
 
 
 @app.command()
@@ -164,17 +192,22 @@ def status(
 # -- sessions ---------------------------------------------------------------------------------
 
 
-def _render_list(result: dict[str, Any]) -> None:
+def _render_list(result: dict[str, Any], *, unmapped: bool = False) -> None:
     if not result["sessions"]:
+        if unmapped:
+            say("Every indexed session is mapped to a registered repository.")
+            return
         say("No sessions match. `teamlore sync` indexes your Codex, Claude Code and Pi sessions.")
         return
-    table = Table("session", "provider", "started", "turns", "repository", "title / cwd", box=None)
+    last = "cwd" if unmapped else "title / cwd"
+    table = Table("session", "provider", "started", "turns", "repository", last, box=None)
     table.columns[0].no_wrap = table.columns[2].no_wrap = True
     table.columns[5].overflow = "fold"
     for s in result["sessions"]:
         repo = s["repository"]["name"] if s["repository"] else ""
         started = (s["startedAt"] or "")[:16].replace("T", " ")
-        cwd = Text(literal(s.get("title") or s["cwd"] or ""))
+        shown = s["cwd"] if unmapped else s.get("title") or s["cwd"]
+        cwd = Text(literal(shown or ""))
         if not s.get("available", True):
             cwd.append(" (file gone)", style="dim")
         table.add_row(
@@ -195,6 +228,12 @@ def sessions_list(
     since: str | None = typer.Option(None, "--since", help="ISO date/instant, inclusive."),
     until: str | None = typer.Option(None, "--until", help="ISO date/instant, exclusive."),
     limit: int | None = typer.Option(None, "--limit", "-n"),
+    unmapped: bool = typer.Option(
+        False,
+        "--unmapped",
+        help="Only sessions no registered repository owns, with the folder each was started in"
+        " (map them with `teamlore sync --repository PATH` or [paths] aliases in config.toml).",
+    ),
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """List indexed sessions, newest first."""
@@ -206,9 +245,10 @@ def sessions_list(
             "since": since,
             "until": until,
             "limit": limit,
+            "unmapped": unmapped,
         },
         fmt,
-        _render_list,
+        lambda result: _render_list(result, unmapped=unmapped),
     )
 
 

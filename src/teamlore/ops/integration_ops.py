@@ -384,7 +384,7 @@ def _repositories_check(home: Path) -> doctor_checks.Check:
             "repositories",
             "warn",
             f"{len(gone)} registered repositories no longer exist: {', '.join(gone[:3])}",
-            "remove them from config.toml, or restore the folders",
+            "teamlore repo forget PATH, or restore the folders",
         )
     return doctor_checks.Check("repositories", "ok", f"{len(projects)} registered, all present")
 

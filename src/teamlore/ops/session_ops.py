@@ -11,7 +11,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from teamlore.core import db, errors
 from teamlore.core.analyzer import ANALYZER_VERSION
@@ -120,24 +120,55 @@ def _register_repository(conn: sqlite3.Connection, raw: str, home: Path | None) 
     }
 
 
-def _update_delivery(conn: sqlite3.Connection) -> dict[str, Any]:
-    from teamlore.repo.binding import list_repositories
+def path_aliases(home: Path | None) -> dict[str, str]:
+    """The `[paths] aliases` of config.toml (docs/sessions.md, sessions from other machines)."""
+    from teamlore.repo.worktrees import PathSettings
+
+    raw = load_config(home).model_dump().get("paths") or {}
+    try:
+        return PathSettings.model_validate(raw).aliases
+    except ValidationError as exc:
+        raise errors.from_validation_error(
+            exc, errors.CONFIG_INVALID, prefix="config.toml [paths] ", plain=True
+        ) from None
+
+
+def _update_delivery(conn: sqlite3.Connection, home: Path | None) -> dict[str, Any]:
+    """Map sessions to worktrees, scan commits, rebuild delivery edges. A registered worktree
+    that is gone or unreadable is reported by path and skipped; the rest of the sync goes on."""
+    from teamlore.repo.binding import WorktreeProblem, list_repositories, worktree_problem
     from teamlore.repo.commits import scan_commits
     from teamlore.repo.delivery import build_delivery_edges
     from teamlore.repo.worktrees import map_sessions
 
-    mapped = map_sessions(conn)
+    aliases = path_aliases(home)
     repos = list_repositories(conn)
+    skipped: dict[str, tuple[Path, str]] = {}
     commits_added = 0
-    edges: dict[str, int] = {}
     for identity in repos:
-        commits_added += scan_commits(conn, identity).commits_inserted
-    for repository_key in sorted({r.repository_key for r in repos}):
+        problem: WorktreeProblem | None = worktree_problem(identity, home)
+        if problem is None:
+            try:
+                commits_added += scan_commits(conn, identity).commits_inserted
+            except errors.TeamloreError:
+                problem = "unreadable"
+        if problem is not None:
+            skipped[identity.worktree_key] = (identity.worktree_root, problem)
+    mapping = map_sessions(conn, aliases=aliases, skip=skipped)
+    edges: dict[str, int] = {}
+    present = {r.repository_key for r in repos if r.worktree_key not in skipped}
+    for repository_key in sorted(present):
         for strength, count in build_delivery_edges(conn, repository_key).edges.items():
             edges[strength] = edges.get(strength, 0) + count
     return {
         "repositories": len(repos),
-        "sessionsMapped": mapped,
+        "repositoriesSkipped": [
+            {"path": display_path(root), "name": root.name, "reason": reason}
+            for root, reason in skipped.values()
+        ],
+        "sessionsMapped": mapping.mapped,
+        "sessionsUnmapped": mapping.unmapped,
+        "mappedBy": mapping.by,
         "commitsAdded": commits_added,
         "deliveryEdges": sum(edges.values()),
         "edgesByStrength": edges,
@@ -161,7 +192,7 @@ def sync(ctx: OpContext, request: SyncRequest) -> dict[str, Any]:
             stats = Indexer(conn, adapters, home=home, progress=ctx.progress).sync(
                 sources, rebuild=request.rebuild
             )
-            delivery = _update_delivery(conn)
+            delivery = _update_delivery(conn, home)
             totals = conn.execute(
                 "SELECT (SELECT count(*) FROM sessions) AS s, (SELECT count(*) FROM turns) AS t"
             ).fetchone()
@@ -217,8 +248,15 @@ class SessionsListRequest(Window):
     provider: str | None = None
     repository: str | None = None
     limit: int | None = Field(None, ge=1, le=100_000)
+    unmapped: bool = Field(False, description="only sessions no registered worktree owns")
 
     _provider = field_validator("provider")(classmethod(lambda cls, v: v and known_provider(v)))
+
+    @model_validator(mode="after")
+    def _one_filter(self) -> SessionsListRequest:
+        if self.unmapped and self.repository is not None:
+            raise ValueError("unmapped sessions belong to no repository: give one, not both")
+        return self
 
 
 @operation("sessions.list", input_model=SessionsListRequest, side_effect="read")
@@ -234,6 +272,7 @@ def sessions_list(ctx: OpContext, request: SessionsListRequest) -> dict[str, Any
                 since=request.since,
                 until=request.until,
                 limit=request.limit,
+                unmapped=request.unmapped,
             )
         }
 

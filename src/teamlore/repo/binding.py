@@ -16,6 +16,7 @@ import re
 import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel
 
@@ -143,6 +144,33 @@ def list_repositories(conn: sqlite3.Connection) -> list[RepositoryIdentity]:
         )
         for row in tables.list_worktrees(conn)
     ]
+
+
+# why a registered worktree is skipped; `unreadable`: git failed reading its history
+WorktreeProblem = Literal["missing", "not-a-repository", "replaced", "unreadable"]
+
+
+def worktree_problem(
+    identity: RepositoryIdentity, home: Path | None = None
+) -> WorktreeProblem | None:
+    """Why a registered worktree can no longer be used, or None when it still can.
+
+    `missing`: its folder is gone (deleted or moved away); `not-a-repository`: the folder is there
+    but git finds no worktree in it; `replaced`: the folder now belongs to another worktree or
+    repository (its root or git directory changed)."""
+    root = identity.worktree_root
+    if not root.is_dir():
+        return "missing"
+    try:
+        found = resolve_repository(root, home=home)
+    except errors.TeamloreError:
+        return "not-a-repository"
+    if (found.worktree_key, found.repository_key) != (
+        identity.worktree_key,
+        identity.repository_key,
+    ):
+        return "replaced"
+    return None
 
 
 def find_owner(conn: sqlite3.Connection, path: Path) -> RepositoryIdentity | None:

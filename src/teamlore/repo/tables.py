@@ -123,6 +123,25 @@ def worktree_roots(conn: sqlite3.Connection, repository_key: str) -> list[str]:
     ]
 
 
+@dataclass(frozen=True, slots=True)
+class WorktreeStats:
+    sessions: int  # sessions mapped to this worktree
+    commits: int  # commits stored for its repository
+    scanned_at: str | None
+
+
+def worktree_stats(conn: sqlite3.Connection, worktree_key: str) -> WorktreeStats:
+    row = conn.execute(
+        "SELECT (SELECT count(*) FROM sessions s WHERE s.worktree_key = r.worktree_key),"
+        " (SELECT count(*) FROM commits c WHERE c.repository_key = r.repository_key),"
+        " r.scanned_at FROM repositories r WHERE r.worktree_key = ?",
+        (worktree_key,),
+    ).fetchone()
+    if row is None:
+        raise errors.TeamloreError(errors.REPOSITORY_NOT_REGISTERED)
+    return WorktreeStats(int(row[0]), int(row[1]), row[2])
+
+
 def stored_ref_digest(conn: sqlite3.Connection, worktree_key: str) -> str | None:
     """The ref digest of the worktree's last commit scan (None: never scanned).
 
@@ -215,6 +234,14 @@ def insert_commit(
             (repository_key, hash_, path, change),
         ).rowcount
     return inserted
+
+
+def has_commit(conn: sqlite3.Connection, repository_key: str, hash_: str) -> bool:
+    """True when the commit scan stored this commit for the repository."""
+    row = conn.execute(
+        "SELECT 1 FROM commits WHERE repository_key = ? AND hash = ?", (repository_key, hash_)
+    ).fetchone()
+    return row is not None
 
 
 def commit_paths(conn: sqlite3.Connection, repository_key: str, hash_: str) -> list[str]:

@@ -1,48 +1,234 @@
-"""Session -> worktree mapping by the session's recorded cwd.
+"""Session -> worktree mapping (docs/sessions.md, "Which repository a session belongs to").
 
-A session belongs to the registered worktree whose root is its real cwd or an ancestor of it:
-sessions started in a subdirectory belong to the worktree, and when worktrees nest the deepest
-root wins. The cwd is normalized with `binding.normalize_posix` (symlinks resolved as far as the
-path exists), so a directory deleted since the session still maps by its path prefix. A
-Windows-style or relative cwd never matches a POSIX worktree.
+A session belongs to a registered worktree, decided in this order:
 
+1. **cwd**: the deepest registered root that is the session's real cwd or an ancestor of it
+   (sessions started in a subdirectory belong to the worktree; nested worktrees: deepest wins).
+   The cwd is normalized with `binding.normalize_posix` (symlinks resolved as far as the path
+   exists), so a directory deleted since the session still maps by its path prefix. A cwd that
+   is an existing directory on this machine outside every registered worktree stays unmapped:
+   it is a local folder nobody registered, not another machine's.
+2. **git remote**: the repository the provider recorded at session start (Codex
+   `session_meta.git`), compared with every registered worktree's remote URLs by
+   `remotes.remote_key`. When several worktrees match, those whose repository holds the
+   recorded commit are kept; one left is the owner.
+3. **path alias**: the cwd rewritten by the `[paths] aliases` of `config.toml` (a foreign prefix
+   → a local prefix, longest first), then by the built-in WSL forms (`C:\\x` → `/mnt/c/x`,
+   `\\\\wsl$\\Distro\\x` and `\\\\wsl.localhost\\Distro\\x` → `/x`), mapped by rule 1.
+4. Several worktrees matched by remote and none chosen by 2 or 3: the one whose folder name is
+   the cwd's last component, if exactly one is.
+
+Windows paths compare case-insensitively with `\\` and `/` alike; POSIX paths compare exactly.
 The mapping is recomputed from scratch each time: a session whose worktree was unregistered
 loses its `worktree_key`.
 """
 
 from __future__ import annotations
 
+import os
+import re
 import sqlite3
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, field_validator
 
 from teamlore.core import db
-from teamlore.repo.binding import is_within, list_repositories, normalize_posix
+from teamlore.core.strict import STRICT
+from teamlore.repo import tables
+from teamlore.repo.binding import is_windows_path, is_within, normalize_posix
+from teamlore.repo.remotes import remote_key, worktree_remote_keys
 from teamlore.sessions.index_db import fts_scope
 
+MappedBy = Literal["cwd", "gitRemote", "pathAlias"]
+_DRIVE = re.compile(r"^([A-Za-z]):(?:[\\/]|$)")
+_WSL_SHARE = re.compile(r"^[\\/]{2}(?:wsl\$|wsl\.localhost)[\\/][^\\/]+(.*)$", re.IGNORECASE)
 
-def owning_worktree(cwd: str | None, roots: list[tuple[str, str]]) -> str | None:
-    """The worktree_key of the deepest root in `roots` ((root, worktree_key)) containing cwd."""
-    if cwd is None:
+
+class PathSettings(BaseModel):
+    """The `[paths]` table of config.toml (read with `core.config.load_table("paths", …)`).
+
+    `aliases` maps a path prefix as sessions recorded it on another machine or OS to the same
+    folder here: `{"C:\\\\Users\\\\me\\\\src" = "/home/me/src", "/Users/me/src" = "~/src"}`."""
+
+    model_config = STRICT
+
+    aliases: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("aliases")
+    @classmethod
+    def _absolute(cls, value: dict[str, str]) -> dict[str, str]:
+        for foreign, local in value.items():
+            if not foreign.strip():
+                raise ValueError("an alias needs a non-empty path prefix")
+            if not os.path.expanduser(local).startswith("/"):
+                raise ValueError(f"alias {foreign!r}: {local!r} is not an absolute path here")
+        return value
+
+
+@dataclass(frozen=True, slots=True)
+class Worktree:
+    """What mapping knows of a registered worktree."""
+
+    worktree_key: str
+    repository_key: str
+    root: str
+    remotes: frozenset[str] = frozenset()
+
+
+@dataclass(slots=True)
+class MappingResult:
+    mapped: int = 0
+    unmapped: int = 0
+    by: dict[str, int] = field(default_factory=lambda: {"cwd": 0, "gitRemote": 0, "pathAlias": 0})
+
+
+def _comparable(path: str) -> tuple[bool, list[str]]:
+    """(is Windows, components) of a path: Windows components lowercased, `\\` as `/`."""
+    windows = is_windows_path(path)
+    text = path.replace("\\", "/") if windows else path
+    parts = [p for p in text.split("/") if p]
+    return windows, [p.lower() for p in parts] if windows else parts
+
+
+def _alias_targets(cwd: str, aliases: Mapping[str, str]) -> Iterator[str]:
+    """The cwd rewritten by each alias whose prefix it starts with (longest prefix first)."""
+    windows, parts = _comparable(cwd)
+    original = [p for p in (cwd.replace("\\", "/") if windows else cwd).split("/") if p]
+    ranked = sorted(aliases.items(), key=lambda item: -len(_comparable(item[0])[1]))
+    for foreign, local in ranked:
+        alias_windows, prefix = _comparable(foreign)
+        if alias_windows != windows or not prefix or parts[: len(prefix)] != prefix:
+            continue
+        rest = original[len(prefix) :]
+        yield os.path.join(os.path.expanduser(local), *rest)
+
+
+def _wsl_targets(cwd: str) -> Iterator[str]:
+    """The built-in forms: a Windows drive path as WSL mounts it, a `\\\\wsl$` share as inside."""
+    share = _WSL_SHARE.match(cwd)
+    if share:
+        yield "/" + share.group(1).replace("\\", "/").strip("/")
+        return
+    drive = _DRIVE.match(cwd)
+    if drive:
+        rest = cwd[2:].replace("\\", "/").strip("/")
+        yield f"/mnt/{drive.group(1).lower()}" + (f"/{rest}" if rest else "")
+
+
+def _last_component(cwd: str | None) -> str | None:
+    if not cwd:
         return None
-    normalized = normalize_posix(cwd)
-    if normalized is None:
+    windows, parts = _comparable(cwd)
+    if not parts:
         return None
-    best: tuple[str, str] | None = None
-    for root, key in roots:
-        if is_within(normalized, root) and (best is None or len(root) > len(best[0])):
-            best = (root, key)
-    return best[1] if best else None
+    return parts[-1] if not windows else parts[-1].lower()
 
 
-def map_sessions(conn: sqlite3.Connection) -> int:
-    """Set `sessions.worktree_key` for every session; return how many sessions are mapped."""
-    roots = [(str(r.worktree_root), r.worktree_key) for r in list_repositories(conn)]
-    rows = conn.execute("SELECT id, cwd, worktree_key, provider FROM sessions").fetchall()
+class SessionMapper:
+    """Decides the owning worktree of one session (see the module docstring for the rules)."""
+
+    def __init__(
+        self,
+        worktrees: list[Worktree],
+        *,
+        aliases: Mapping[str, str] | None = None,
+        has_commit: Callable[[str, str], bool] = lambda repository_key, commit: False,
+    ) -> None:
+        self.worktrees = worktrees
+        self.aliases = dict(aliases or {})
+        self.has_commit = has_commit
+
+    def _deepest(self, path: str | None) -> Worktree | None:
+        if path is None:
+            return None
+        best: Worktree | None = None
+        for worktree in self.worktrees:
+            if is_within(path, worktree.root) and (
+                best is None or len(worktree.root) > len(best.root)
+            ):
+                best = worktree
+        return best
+
+    def _by_remote(self, remote: str | None, commit: str | None) -> list[Worktree]:
+        key = remote_key(remote)
+        if key is None:
+            return []
+        found = [w for w in self.worktrees if key in w.remotes]
+        if len(found) > 1 and commit:
+            holding = [w for w in found if self.has_commit(w.repository_key, commit)]
+            found = holding or found
+        return found
+
+    def owner(
+        self, cwd: str | None, remote: str | None = None, commit: str | None = None
+    ) -> tuple[Worktree | None, MappedBy | None]:
+        local = normalize_posix(cwd) if cwd else None
+        hit = self._deepest(local)
+        if hit is not None:
+            return hit, "cwd"
+        if local is not None and os.path.isdir(local):
+            return None, None  # a folder on this machine that no registered worktree contains
+        by_remote = self._by_remote(remote, commit)
+        if len(by_remote) == 1:
+            return by_remote[0], "gitRemote"
+        if cwd:
+            for target in (*_alias_targets(cwd, self.aliases), *_wsl_targets(cwd)):
+                hit = self._deepest(normalize_posix(target))
+                if hit is not None:
+                    return hit, "pathAlias"
+        name = _last_component(cwd)
+        named = [w for w in by_remote if name and Path(w.root).name.lower() == name.lower()]
+        if len(named) == 1:
+            return named[0], "gitRemote"
+        return None, None
+
+
+def registered_worktrees(conn: sqlite3.Connection, *, skip: Iterable[str] = ()) -> list[Worktree]:
+    """Every registered worktree with its remote keys (read from git; none for those in `skip`,
+    worktree keys of repositories that are gone)."""
+    skipped = set(skip)
+    return [
+        Worktree(
+            row.worktree_key,
+            row.repository_key,
+            row.worktree_root,
+            frozenset()
+            if row.worktree_key in skipped
+            else worktree_remote_keys(Path(row.worktree_root)),
+        )
+        for row in tables.list_worktrees(conn)
+    ]
+
+
+def map_sessions(
+    conn: sqlite3.Connection,
+    *,
+    aliases: Mapping[str, str] | None = None,
+    skip: Iterable[str] = (),
+) -> MappingResult:
+    """Set `sessions.worktree_key` for every session; say how many were mapped, and how."""
+    mapper = SessionMapper(
+        registered_worktrees(conn, skip=skip),
+        aliases=aliases,
+        has_commit=lambda repository_key, commit: tables.has_commit(conn, repository_key, commit),
+    )
+    rows = conn.execute(
+        "SELECT id, cwd, git_remote, git_commit, worktree_key, provider FROM sessions"
+    ).fetchall()
     updates: list[tuple[str | None, int]] = []
     scopes: list[tuple[str, int]] = []
-    mapped = 0
+    result = MappingResult()
     for row in rows:
-        key = owning_worktree(row["cwd"], roots)
-        mapped += key is not None
+        owner, how = mapper.owner(row["cwd"], row["git_remote"], row["git_commit"])
+        key = owner.worktree_key if owner else None
+        if how is None:
+            result.unmapped += 1
+        else:
+            result.mapped += 1
+            result.by[how] += 1
         if key != row["worktree_key"]:
             updates.append((key, row["id"]))
             scopes.append((fts_scope(row["provider"], key), row["id"]))
@@ -55,4 +241,4 @@ def map_sessions(conn: sqlite3.Connection) -> int:
                 " WHERE rowid IN (SELECT id FROM turns WHERE session_id = ?)",
                 scopes,
             )
-    return mapped
+    return result

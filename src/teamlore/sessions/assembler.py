@@ -348,6 +348,7 @@ class SessionAssembler:
             " cwd = COALESCE(cwd, ?), git_branch = COALESCE(git_branch, ?),"
             " model = COALESCE(model, ?), client_version = COALESCE(client_version, ?),"
             " title = COALESCE(title, ?), agent_id = COALESCE(agent_id, ?),"
+            " git_remote = COALESCE(git_remote, ?), git_commit = COALESCE(git_commit, ?),"
             " parent_session_key = COALESCE(parent_session_key, ?),"
             " started_at = COALESCE(started_at, ?, (SELECT min(started_at) FROM turns"
             "   WHERE session_id = ?)),"
@@ -362,6 +363,8 @@ class SessionAssembler:
                 meta.client_version,
                 meta.title,
                 meta.agent_id,
+                meta.git_remote,
+                meta.git_commit,
                 parent_key,
                 meta.started_at,
                 self.session_db_id,

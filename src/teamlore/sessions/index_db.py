@@ -210,7 +210,23 @@ UPDATE source_files SET parser_state = NULL, mtime_ns = NULL
   WHERE provider IN ('codex', 'claude') AND status != 'unavailable';
 """
 
-MIGRATIONS: list[str] = [SESSIONS_SCHEMA, REPOSITORY_SCHEMA, SCOPED_FTS, TOOL_ORDER, TURN_MARKINGS]
+# sessions from anywhere (docs/sessions.md, mapping sessions to worktrees): the repository the
+# provider recorded at session start. Codex files are read again by the next sync to fill them.
+SESSION_GIT = """
+ALTER TABLE sessions ADD COLUMN git_remote TEXT;
+ALTER TABLE sessions ADD COLUMN git_commit TEXT;
+UPDATE source_files SET parser_state = NULL, mtime_ns = NULL
+  WHERE provider = 'codex' AND status != 'unavailable';
+"""
+
+MIGRATIONS: list[str] = [
+    SESSIONS_SCHEMA,
+    REPOSITORY_SCHEMA,
+    SCOPED_FTS,
+    TOOL_ORDER,
+    TURN_MARKINGS,
+    SESSION_GIT,
+]
 
 
 def fts_scope(provider: str, worktree_key: str | None) -> str:

@@ -33,6 +33,10 @@ class SessionMeta:
     parent_session_id: str | None = None
     agent_id: str | None = None
     title: str | None = None
+    # the repository the provider recorded at session start (Codex `session_meta.git`):
+    # remote URL without credentials, and the commit checked out
+    git_remote: str | None = None
+    git_commit: str | None = None
 
 
 @dataclass(slots=True)

@@ -60,7 +60,9 @@ def list_sessions(
     since: str | None = None,
     until: str | None = None,
     limit: int | None = None,
+    unmapped: bool = False,
 ) -> list[dict[str, Any]]:
+    """Sessions newest first; `unmapped`: only those no registered worktree owns."""
     clauses, params = _filters(
         provider=provider,
         worktree_key=worktree_key,
@@ -69,7 +71,7 @@ def list_sessions(
         start="s.started_at",
         end="s.ended_at",
     )
-    where = ["1 = 1", *clauses]
+    where = ["1 = 1", *clauses, *(["s.worktree_key IS NULL"] if unmapped else [])]
     sql = (
         "SELECT s.*, r.worktree_root AS repo_root FROM sessions s"
         " LEFT JOIN repositories r ON r.worktree_key = s.worktree_key"

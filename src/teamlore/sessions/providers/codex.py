@@ -299,13 +299,14 @@ class _Parser(RecordParser):
         self.st["session_id"] = session_id
         cwd = _str(payload.get("cwd"))
         self.st["cwd"] = cwd
-        git = payload.get("git")
-        branch = _str(git.get("branch")) if isinstance(git, dict) else None
+        git = _git_facts(payload.get("git"))
         self.out.append(
             SessionMeta(
                 provider_session_id=session_id,
                 cwd=cwd,
-                git_branch=branch or None,
+                git_branch=git.get("branch"),
+                git_remote=git.get("remote"),
+                git_commit=git.get("commit"),
                 client_version=_str(payload.get("cli_version")),
                 started_at=_str(payload.get("timestamp")) or at,
                 parent_session_id=_parent_session(payload),
@@ -321,12 +322,13 @@ class _Parser(RecordParser):
         if self.st.get("session_id") is not None:
             return
         self.st["session_id"] = record["id"]
-        git = record.get("git")
-        branch = _str(git.get("branch")) if isinstance(git, dict) else None
+        git = _git_facts(record.get("git"))
         self.out.append(
             SessionMeta(
                 provider_session_id=record["id"],
-                git_branch=branch or None,
+                git_branch=git.get("branch"),
+                git_remote=git.get("remote"),
+                git_commit=git.get("commit"),
                 started_at=_str(record.get("timestamp")),
             )
         )
@@ -683,6 +685,29 @@ def _program(path: str) -> str:
     name = PureWindowsPath(path).name if "\\" in path else path.rsplit("/", 1)[-1]
     lowered = name.lower()
     return lowered[:-4] if lowered.endswith(".exe") else lowered
+
+
+_URL_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/@]*@")
+_COMMIT_HASH = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
+
+
+def _git_facts(git: Any) -> dict[str, str]:
+    """`session_meta.git` (`{commit_hash, branch, repository_url}`, `{}` outside a repository):
+    the branch, the remote URL without user or password (`https://user:token@host/…` keeps
+    only the host and path), and the full commit hash. Absent or malformed fields are left out."""
+    if not isinstance(git, dict):
+        return {}
+    facts: dict[str, str] = {}
+    branch = _str(git.get("branch"))
+    if branch:
+        facts["branch"] = branch
+    url = (_str(git.get("repository_url")) or "").strip()
+    if url and "\x00" not in url:
+        facts["remote"] = _URL_USERINFO.sub(r"\1", url)
+    commit = (_str(git.get("commit_hash")) or "").strip().lower()
+    if _COMMIT_HASH.match(commit):
+        facts["commit"] = commit
+    return facts
 
 
 def _parent_session(payload: dict[str, Any]) -> str | None:

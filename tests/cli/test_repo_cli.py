@@ -1,0 +1,221 @@
+"""Sessions from anywhere and repositories that come and go, through the real `teamlore`
+executable: `sync` maps sessions recorded on Windows or another machine and says how many it
+could not map, skips a registered repository that is gone, `sessions list --unmapped` shows the
+folders, `repo list` and `repo forget PATH` (docs/sessions.md)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sessions.records import (
+    codex_agent_message,
+    codex_event,
+    codex_meta,
+    codex_user_message,
+    write_jsonl,
+)
+from support import git, teamlore_cli
+
+REMOTE = "git@github.com:team/shop.git"
+
+
+def _repo(path: Path, remote: str | None = REMOTE) -> Path:
+    path.mkdir(parents=True)
+    git(path, "init", "-q", "-b", "main")
+    git(path, "commit", "-q", "--allow-empty", "-m", "first")
+    if remote:
+        git(path, "remote", "add", "origin", remote)
+    return path
+
+
+def _session(root: Path, name: str, cwd: str, git_meta: dict[str, str] | None = None) -> None:
+    session_id = f"0199{name:0>4}"[:8] + "-0000-7000-8000-000000000001"
+    write_jsonl(
+        root / f"rollout-2026-01-01T00-00-00-{session_id}.jsonl",
+        [
+            codex_meta(session_id, cwd=cwd, git=git_meta or {}),
+            codex_user_message(f"work on {name}"),
+            codex_agent_message("done"),
+            codex_event("task_complete"),
+        ],
+    )
+
+
+def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return teamlore_cli(*args, cwd=cwd)
+
+
+def _json(*args: str) -> dict[str, Any]:
+    proc = _cli(*args, "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)  # type: ignore[no-any-return]
+
+
+@pytest.fixture()
+def world(home: Path, tmp_path: Path) -> dict[str, Path]:
+    """A registered repository `shop` with a remote, and three Codex sessions recorded elsewhere:
+    on Windows in a clone of `shop` (Codex recorded its remote), on Windows in a folder with no
+    repository, and on another machine's home."""
+    shop = _repo(tmp_path / "src" / "shop")
+    sessions = tmp_path / "codex"
+    commit = git(shop, "rev-parse", "HEAD")
+    _session(
+        sessions,
+        "a",
+        "C:\\Users\\me\\src\\shop",
+        {"repository_url": "https://github.com/Team/Shop", "commit_hash": commit},
+    )
+    _session(sessions, "b", "C:\\Users\\me\\src\\tools\\[id]")
+    _session(sessions, "c", "/Users/me/code/shop/web")
+    _json("sync", "--source", f"codex={sessions}", "--repository", str(shop))
+    return {"shop": shop, "sessions": sessions}
+
+
+def _sync(world: dict[str, Path]) -> dict[str, Any]:
+    return _json("sync", "--source", f"codex={world['sessions']}")
+
+
+def test_sync_maps_a_windows_session_by_its_recorded_remote_and_counts_the_rest(world) -> None:
+    delivery = _sync(world)["delivery"]
+    assert delivery["sessionsMapped"] == 1 and delivery["sessionsUnmapped"] == 2
+    assert delivery["mappedBy"] == {"cwd": 0, "gitRemote": 1, "pathAlias": 0}
+    text = _cli("sync", "--source", f"codex={world['sessions']}").stdout
+    assert "1 sessions mapped (1 by git remote)" in text
+    assert (
+        "2 sessions could not be mapped to a registered repository;"
+        " `teamlore sessions list --unmapped` shows their folders." in " ".join(text.split())
+    )
+
+
+def test_sessions_list_unmapped_shows_the_recorded_folders_literally(world) -> None:
+    listed = _json("sessions", "list", "--unmapped")["sessions"]
+    assert sorted(s["cwd"] for s in listed) == [
+        "/Users/me/code/shop/web",
+        "C:\\Users\\me\\src\\tools\\[id]",
+    ]
+    assert all(s["repository"] is None for s in listed)
+    everything = _json("sessions", "list")["sessions"]
+    assert len(everything) == 3
+    text = _cli("sessions", "list", "--unmapped").stdout
+    assert "cwd" in text.splitlines()[0]
+    folded = "".join(text.split())  # the table may fold long cells
+    assert "C:\\Users\\me\\src\\tools\\[id]" in folded and "/Users/me/code/shop/web" in folded
+
+
+def test_path_aliases_in_config_toml_map_the_other_machines_sessions(world, home: Path) -> None:
+    src = world["shop"].parent
+    config = home / "config.toml"
+    aliases = f'"/Users/me/code" = "{src}", "C:\\\\Users\\\\me\\\\src" = "{src}"'
+    config.write_text(config.read_text() + f"\n[paths]\naliases = {{ {aliases} }}\n")
+    delivery = _sync(world)["delivery"]
+    assert delivery["mappedBy"] == {"cwd": 0, "gitRemote": 1, "pathAlias": 1}
+    assert delivery["sessionsUnmapped"] == 1  # tools/[id] does not exist under src
+    listed = _json("sessions", "list")["sessions"]
+    mapped = {s["cwd"]: s["repository"] for s in listed}
+    assert mapped["/Users/me/code/shop/web"]["name"] == "shop"
+
+
+def test_an_alias_that_is_not_an_absolute_local_path_is_refused(world, home: Path) -> None:
+    config = home / "config.toml"
+    config.write_text(config.read_text() + '\n[paths]\naliases = { "C:\\\\src" = "src" }\n')
+    before = _json("sessions", "list")
+    proc = _cli("sync", "--source", f"codex={world['sessions']}", "--format", "json")
+    assert proc.returncode == 1
+    error = json.loads(proc.stdout)["error"]
+    assert error["code"] == "CONFIG_INVALID" and "[paths]" in error["message"]
+    assert _json("sessions", "list") == before
+
+
+def test_unmapped_and_repository_together_are_a_usage_error(world) -> None:
+    proc = _cli("sessions", "list", "--unmapped", "--repository", str(world["shop"]))
+    assert proc.returncode == 2
+    assert "INVALID_ARGUMENT" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def _config_paths(home: Path) -> list[str]:
+    return [line for line in (home / "config.toml").read_text().splitlines() if "path =" in line]
+
+
+@pytest.mark.parametrize("how", ["deleted", "moved", "replaced", "not-a-repository"])
+def test_a_registered_repository_that_is_gone_is_reported_and_skipped(
+    world, home: Path, tmp_path: Path, how: str
+) -> None:
+    other = _repo(tmp_path / "other", remote=None)
+    _json("sync", "--source", f"codex={world['sessions']}", "--repository", str(other))
+    shop = world["shop"]
+    if how == "deleted":
+        shutil.rmtree(shop)
+    elif how == "moved":
+        shop.rename(tmp_path / "shop-moved")
+    elif how == "replaced":  # the folder is now a worktree of another repository
+        shutil.rmtree(shop)
+        git(other, "worktree", "add", "-q", "-b", "feature", str(shop))
+    else:
+        shutil.rmtree(shop / ".git")
+    git(other, "commit", "-q", "--allow-empty", "-m", "second")
+
+    result = _sync(world)
+    expected = "missing" if how in ("deleted", "moved") else how
+    delivery = result["delivery"]
+    assert delivery["repositoriesSkipped"] == [
+        {"path": str(shop), "name": "shop", "reason": expected}
+    ]
+    assert delivery["commitsAdded"] == 1  # the other repository was still scanned
+    text = _cli("sync", "--source", f"codex={world['sessions']}")
+    assert text.returncode == 0
+    assert f"skipped {shop}:" in text.stdout
+    statuses = {r["name"]: r["status"] for r in _json("repo", "list")["repositories"]}
+    assert statuses == {"shop": expected, "other": "ok"}
+
+
+def test_repo_forget_keeps_the_sessions_and_drops_the_mapping(world, home: Path) -> None:
+    shop = world["shop"]
+    _sync(world)
+    assert len(_config_paths(home)) == 1
+    shutil.rmtree(shop)  # a repository deleted from disk can still be forgotten
+    result = _json("repo", "forget", str(shop))
+    assert result["forgotten"]["name"] == "shop" and result["sessionsKept"] == 1
+    assert result["repositoryHistoryKept"] is False
+    assert _json("repo", "list") == {"repositories": []}
+    assert _config_paths(home) == []
+    listed = _json("sessions", "list")["sessions"]
+    assert len(listed) == 3 and all(s["repository"] is None for s in listed)
+    assert _json("sessions", "search", "work on a")["hits"]
+    status = _json("status")
+    assert (status["repositories"], status["commits"], status["deliveryEdges"]) == (0, 0, 0)
+    assert len(_json("sessions", "list", "--unmapped")["sessions"]) == 3
+
+
+def test_repo_forget_refuses_what_is_not_registered_and_changes_nothing(
+    world, home: Path, tmp_path: Path
+) -> None:
+    config_before = (home / "config.toml").read_bytes()
+    listed_before = _json("repo", "list")
+    proc = _cli("repo", "forget", str(tmp_path / "never-registered"), "--format", "json")
+    assert proc.returncode == 1
+    assert json.loads(proc.stdout)["error"]["code"] == "REPOSITORY_NOT_REGISTERED"
+    text = _cli("repo", "forget", str(tmp_path))
+    assert text.returncode == 1
+    assert text.stderr.startswith("error REPOSITORY_NOT_REGISTERED:")
+    assert "`teamlore repo list` shows them" in text.stderr
+    assert (home / "config.toml").read_bytes() == config_before
+    assert _json("repo", "list") == listed_before
+    assert _cli("repo", "forget").returncode == 2  # PATH is required
+
+
+def test_repo_list_text_and_forget_from_inside_the_worktree(world, tmp_path: Path) -> None:
+    text = _cli("repo", "list").stdout
+    assert "shop" in text and "ok" in text and str(world["shop"]) in "".join(text.split())
+    (world["shop"] / "sub").mkdir()
+    proc = _cli("repo", "forget", "../", cwd=world["shop"] / "sub")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("Forgot shop (")
+    assert "1 session that belonged to it stays indexed and searchable." in proc.stdout
+    empty = _cli("repo", "list").stdout
+    assert "No repository is registered. `teamlore sync --repository PATH` registers one." in empty
