@@ -3,7 +3,7 @@
 Every other module reads its part through here, never with `tomllib` itself:
 
 - `load_config(home)` — the whole file as a `Config` (`sources`, `repositories`, `models`,
-  `personal`, and any other table kept as is so a save never drops it);
+  `personal`, `paths`, and any other table kept as is so a save never drops it);
 - `load_table("personal", PersonalSettings, home)` — one table (a dotted name like
   `"models.runner"` reaches into nested tables) validated by the schema its owning package
   defines; an absent table gives the schema's defaults;
@@ -59,7 +59,7 @@ class EmbeddingsConfig(BaseModel):
 class Config(BaseModel):
     """The whole file. Tables other packages own stay raw here and are validated by
     `load_table` with their owner's schema (`teamlore.personal.config.PersonalSettings`,
-    `teamlore.models.profiles.ModelProfileConfig`)."""
+    `teamlore.models.profiles.ModelProfileConfig`, `teamlore.repo.worktrees.PathSettings`)."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -68,6 +68,7 @@ class Config(BaseModel):
     embeddings: EmbeddingsConfig = Field(default_factory=EmbeddingsConfig)
     models: dict[str, dict[str, Any]] = Field(default_factory=dict)
     personal: dict[str, Any] = Field(default_factory=dict)
+    paths: dict[str, Any] = Field(default_factory=dict)  # path aliases (docs/sessions.md)
 
     def registered_roots(self) -> dict[str, str]:
         """Registered worktree roots (real paths) → repository key."""
@@ -113,7 +114,7 @@ def save_config(config: Config, home: Path | None = None) -> None:
     data = config.model_dump()
     if config.embeddings == EmbeddingsConfig():  # the default is not written out
         del data["embeddings"]
-    for table in ("models", "personal"):  # written only when they hold something
+    for table in ("models", "personal", "paths"):  # written only when they hold something
         if not data.get(table):
             data.pop(table, None)
     write_private_file(config_path(home), dumps_toml(data).encode("utf-8"))

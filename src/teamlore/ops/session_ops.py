@@ -11,11 +11,11 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from teamlore.core import db, errors
 from teamlore.core.analyzer import ANALYZER_VERSION
-from teamlore.core.config import RepositoryConfig, load_config, save_config
+from teamlore.core.config import RepositoryConfig, load_config, load_table, save_config
 from teamlore.core.lock import file_lock
 from teamlore.core.paths import resolve_home
 from teamlore.core.strict import STRICT
@@ -124,13 +124,7 @@ def path_aliases(home: Path | None) -> dict[str, str]:
     """The `[paths] aliases` of config.toml (docs/sessions.md, sessions from other machines)."""
     from teamlore.repo.worktrees import PathSettings
 
-    raw = load_config(home).model_dump().get("paths") or {}
-    try:
-        return PathSettings.model_validate(raw).aliases
-    except ValidationError as exc:
-        raise errors.from_validation_error(
-            exc, errors.CONFIG_INVALID, prefix="config.toml [paths] ", plain=True
-        ) from None
+    return load_table("paths", PathSettings, home).aliases
 
 
 def _update_delivery(conn: sqlite3.Connection, home: Path | None) -> dict[str, Any]:
