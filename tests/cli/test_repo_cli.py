@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from sessions.records import (
     write_jsonl,
 )
 from support import git, teamlore_cli
+from teamlore.sessions.index_db import MIGRATIONS, index_db_path
 
 REMOTE = "git@github.com:team/shop.git"
 
@@ -219,3 +221,15 @@ def test_repo_list_text_and_forget_from_inside_the_worktree(world, tmp_path: Pat
     assert "1 session that belonged to it stays indexed and searchable." in proc.stdout
     empty = _cli("repo", "list").stdout
     assert "No repository is registered. `teamlore sync --repository PATH` registers one." in empty
+
+
+def test_an_index_from_before_the_recorded_remote_reads_codex_files_again(world, home) -> None:
+    conn = sqlite3.connect(index_db_path(home), isolation_level=None)
+    for column in ("git_remote", "git_commit"):
+        conn.execute(f"ALTER TABLE sessions DROP COLUMN {column}")
+    conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
+    conn.close()
+    upgraded = _sync(world)
+    assert upgraded["files"]["changed"] == 3  # read again, for session_meta.git
+    assert upgraded["delivery"]["mappedBy"]["gitRemote"] == 1
+    assert _sync(world)["files"]["changed"] == 0

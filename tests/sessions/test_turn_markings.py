@@ -212,6 +212,8 @@ def test_an_index_of_the_previous_schema_upgrades_and_gains_the_markings(tmp_pat
     conn = sqlite3.connect(index_db_path(home), isolation_level=None)
     for column in ("aborted", "rolled_back", "notices"):
         conn.execute(f"ALTER TABLE turns DROP COLUMN {column}")
+    for column in ("git_remote", "git_commit"):  # added by a later migration
+        conn.execute(f"ALTER TABLE sessions DROP COLUMN {column}")
     conn.execute("PRAGMA user_version = 4")
     conn.close()
     upgraded = cli.sync("codex", root)  # migrates, then reads the unchanged file again
