@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 import sqlite3
 
 import pytest
@@ -176,3 +177,18 @@ def test_analyze_is_exactly_the_tokens_joined(text: str) -> None:
     # analyze() takes a faster route (cached per-word output, no per-token Python loop) than
     # tokens(); the FTS index depends on both giving the same document form
     assert analyze(text) == " ".join(tokens(text))
+
+
+_CJK_OR_NOT = st.text(
+    alphabet=st.sampled_from([*"aZ9_-./ é\n", "中", "文", "か", "한", "ㄱ", "\u3400", "\U00020001"])
+)
+
+
+@given(_CJK_OR_NOT)
+def test_the_token_pattern_is_the_lookahead_form_it_replaced(text: str) -> None:
+    from teamlore.core import analyzer
+
+    cjk = analyzer._CJK
+    letter = rf"(?:(?![{cjk}])[^\W_])"
+    reference = re.compile(rf"[{cjk}]+|{letter}+(?:[_\-./]{letter}+)*")
+    assert analyzer._TOKEN.findall(text) == reference.findall(text)

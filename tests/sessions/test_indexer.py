@@ -441,3 +441,14 @@ def test_a_turn_revision_is_the_canonical_digest_of_its_value(exit_code: int | N
     tool.exit_code, tool.result_sha256, tool.status = exit_code, "ab" * 32, "ok"
     turn.tools += [tool, ToolRecord("c2", "Read", "read", None, None, [], [], None)]
     assert turn.revision() == digest(turn._revision_value())
+
+
+def test_a_new_index_has_8_kib_pages_and_an_old_one_keeps_its_own(home: Path) -> None:
+    import sqlite3
+
+    home.mkdir(parents=True, exist_ok=True)
+    assert open_index(home).execute("PRAGMA page_size").fetchone()[0] == 8192
+    old = home / "old"
+    old.mkdir()
+    sqlite3.connect(old / "index.sqlite3").execute("CREATE TABLE t(x)").connection.close()
+    assert open_index(old).execute("PRAGMA page_size").fetchone()[0] == 4096

@@ -34,9 +34,12 @@ _CJK = (
     "\U00020000-\U0003134f"
 )
 _CJK_RUN = re.compile(f"[{_CJK}]+")
-# a word: letters/digits (no CJK), optionally joined by identifier separators
-_WORD = re.compile(rf"(?:(?![{_CJK}])[^\W_])+(?:[_\-./](?:(?![{_CJK}])[^\W_])+)*")
-_TOKEN = re.compile(rf"[{_CJK}]+|(?:(?![{_CJK}])[^\W_])+(?:[_\-./](?:(?![{_CJK}])[^\W_])+)*")
+# a word: letters/digits (no CJK), optionally joined by identifier separators. `[^\W_<CJK>]` is
+# a word character that is neither `_` nor CJK, in one class (a lookahead per character made
+# this pattern the slowest part of analyzing non-ASCII text)
+_LETTER = rf"[^\W_{_CJK}]"
+_WORD = re.compile(rf"{_LETTER}+(?:[_\-./]{_LETTER}+)*")
+_TOKEN = re.compile(rf"[{_CJK}]+|{_LETTER}+(?:[_\-./]{_LETTER}+)*")
 _SEPARATORS = re.compile(r"[_\-./]+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_a-zA-Z]+")
 
@@ -200,10 +203,8 @@ def _words_text(words: list[str]) -> str:
     return " ".join(filter(None, map(_word_text, words)))
 
 
-def _line_text(line: str) -> str:
-    """The analyzed form of one line (the general path of `tokens`, same output)."""
-    if line.isascii():
-        return _words_text(_ASCII_TOKEN.findall(line))
+def _general_line_text(line: str) -> str:
+    """The analyzed form of one line holding a non-ASCII character (as `tokens` does it)."""
     out: list[str] = []
     for raw in _TOKEN.findall(unicodedata.normalize("NFKC", line)):
         if raw[0] >= "\u1100" and _CJK_RUN.fullmatch(raw):
@@ -213,11 +214,27 @@ def _line_text(line: str) -> str:
     return " ".join(out)
 
 
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
 def analyze(text: str) -> str:
     """The FTS document form of `text`: `" ".join(tokens(text))`, built faster."""
     if text.isascii():
         return _words_text(_ASCII_TOKEN.findall(text))
-    return " ".join(filter(None, map(_line_text, text.split("\n"))))
+    # Like `tokens`, but every ASCII stretch between lines holding a non-ASCII character goes
+    # through the fast pattern in one call, however many lines it spans (tokens never span a
+    # newline, so this is the same as going line by line).
+    out: list[str] = []
+    position = 0
+    while (found := _NON_ASCII.search(text, position)) is not None:
+        start = text.rfind("\n", position, found.start()) + 1  # 0 only when position is 0
+        end = text.find("\n", found.end())
+        end = len(text) if end < 0 else end
+        out.append(_words_text(_ASCII_TOKEN.findall(text, position, start)))
+        out.append(_general_line_text(text[start:end]))
+        position = end
+    out.append(_words_text(_ASCII_TOKEN.findall(text, position)))
+    return " ".join(filter(None, out))
 
 
 # -- queries ------------------------------------------------------------------------------------

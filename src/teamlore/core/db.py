@@ -20,9 +20,14 @@ Migration = str  # one SQL script; its position in the list is its number (1-bas
 
 
 def connect(
-    path: Path, migrations: Sequence[Migration], *, readonly: bool = False
+    path: Path,
+    migrations: Sequence[Migration],
+    *,
+    readonly: bool = False,
+    new_page_size: int | None = None,
 ) -> sqlite3.Connection:
-    """Open (creating if needed) a database and bring its schema up to date."""
+    """Open (creating if needed) a database and bring its schema up to date. `new_page_size`
+    applies to a database created now (SQLite ignores it for an existing one in WAL mode)."""
     if not readonly:
         ensure_private_file(path)
         for suffix in ("-wal", "-shm"):
@@ -35,6 +40,8 @@ def connect(
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys = ON")
     if not readonly:
+        if new_page_size is not None:
+            conn.execute(f"PRAGMA page_size = {int(new_page_size)}")
         mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         if mode != "wal":
             raise errors.TeamloreError(errors.DB_CORRUPT, f"{path.name}: cannot enable WAL")

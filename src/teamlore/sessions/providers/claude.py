@@ -176,6 +176,10 @@ class ClaudeAdapter:
         return parse_guarded(_Parser, record, line, state)
 
 
+# session facts every conversation record repeats (SessionMeta field names)
+ENVELOPE_FACTS = frozenset({"cwd", "git_branch", "client_version", "started_at"})
+
+
 class _Parser(RecordParser):
     def handle(self, record: Any) -> None:
         rec = as_dict(record)
@@ -235,12 +239,13 @@ class _Parser(RecordParser):
                 )
             else:
                 self.meta(provider_session_id=session_id)
-        self.meta(
-            cwd=as_nonempty_str(rec.get("cwd")),
-            git_branch=as_nonempty_str(rec.get("gitBranch")),
-            client_version=as_nonempty_str(rec.get("version")),
-            started_at=at,
-        )
+        if not ENVELOPE_FACTS.issubset(self.st["sent"]):  # once all are sent, nothing to read
+            self.meta(
+                cwd=as_nonempty_str(rec.get("cwd")),
+                git_branch=as_nonempty_str(rec.get("gitBranch")),
+                client_version=as_nonempty_str(rec.get("version")),
+                started_at=at,
+            )
         return not (self.st["kind"] == "agent" and (agent_id or "").startswith("acompact"))
 
     def flush_pending(self, rec: dict[str, Any], kind: str, at: str | None) -> None:
