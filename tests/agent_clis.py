@@ -787,6 +787,42 @@ def run_with_hard_timeout(
     return subprocess.CompletedProcess(argv, process.returncode, stdout, stderr), elapsed
 
 
+def run_until_interrupted(
+    argv: list[str], cwd: Path, env: dict[str, str], when: Callable[[], bool], timeout: float
+) -> tuple[subprocess.CompletedProcess[str], float]:
+    """Run `argv` and press Ctrl-C (SIGINT to the CLI) once `when()` holds; then wait for it to
+    exit (the hard timeout and the group kill as in `run_with_hard_timeout`)."""
+    started = time.monotonic()
+    process = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        while not when() and process.poll() is None:
+            if time.monotonic() - started > timeout:
+                raise CliTimeout(f"{Path(argv[0]).name}: the moment to interrupt never came")
+            time.sleep(0.1)
+        with contextlib.suppress(ProcessLookupError):
+            process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        raise CliTimeout(f"{Path(argv[0]).name} did not exit after Ctrl-C") from None
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+    elapsed = time.monotonic() - started
+    return subprocess.CompletedProcess(argv, process.returncode, stdout, stderr), elapsed
+
+
 @dataclass
 class ClaudeRun:
     returncode: int
@@ -922,9 +958,11 @@ def run_codex(
     env: Mapping[str, str] | None = None,
     timeout: float = 90.0,
     persist: bool = False,
+    interrupt_when: Callable[[], bool] | None = None,
 ) -> CodexRun:
     """`codex exec --json -o last.txt PROMPT` in an isolated HOME against `model`; `persist`
-    keeps the session rollout (under `home/.codex/sessions/`)."""
+    keeps the session rollout (under `home/.codex/sessions/`); `interrupt_when` presses Ctrl-C
+    once it holds (Codex then ends the turn as aborted)."""
     run_env = isolated_env(home, {"SCRIPTED_MODEL_API_KEY": "scripted-test-key", **(env or {})})
     codex_home = Path(run_env["CODEX_HOME"])
     if config_toml is not None:
@@ -942,7 +980,10 @@ def run_codex(
         *extra_args,
         prompt,
     ]
-    done, elapsed = run_with_hard_timeout(argv, cwd, run_env, timeout)
+    if interrupt_when is None:
+        done, elapsed = run_with_hard_timeout(argv, cwd, run_env, timeout)
+    else:
+        done, elapsed = run_until_interrupted(argv, cwd, run_env, interrupt_when, timeout)
     events = []
     for line in done.stdout.splitlines():
         with contextlib.suppress(ValueError):
@@ -951,3 +992,102 @@ def run_codex(
                 events.append(event)
     message = last.read_text() if last.exists() else ""
     return CodexRun(done.returncode, done.stdout, done.stderr, elapsed, message, events)
+
+
+class CodexAppServer:
+    """`codex app-server` (JSON-RPC over stdio) in an isolated HOME against `model`: for what
+    `codex exec` cannot do, such as `thread/revert`.
+
+        with CodexAppServer(clis, cwd=repo, home=home, model=model) as server:
+            thread = server.request("thread/start", {"cwd": str(repo)})["thread"]["id"]
+            turn = server.turn(thread, "hello")  # waits for turn/completed; returns the turn id
+    """
+
+    def __init__(
+        self, clis: AgentClis, *, cwd: Path, home: Path, model: ScriptedModel, timeout: float = 60
+    ) -> None:
+        env = isolated_env(home, {"SCRIPTED_MODEL_API_KEY": "scripted-test-key"})
+        self.timeout = timeout
+        self.process = subprocess.Popen(
+            [str(clis.codex), "app-server", *codex_overrides(model)],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        self.messages: list[dict[str, Any]] = []
+        self._next = 0
+        self._ready = threading.Condition()
+        threading.Thread(target=self._read, daemon=True).start()
+        self.request("initialize", {"clientInfo": {"name": "teamlore-tests", "version": "0"}})
+        self._send({"jsonrpc": "2.0", "method": "initialized"})
+
+    def __enter__(self) -> CodexAppServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            if self.process.stdin:
+                self.process.stdin.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=10)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            with contextlib.suppress(ValueError):
+                message = json.loads(line)
+                with self._ready:
+                    self.messages.append(message)
+                    self._ready.notify_all()
+
+    def _send(self, message: dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(message) + "\n")
+        self.process.stdin.flush()
+
+    def _wait(self, match: Callable[[dict[str, Any]], bool], what: str) -> dict[str, Any]:
+        deadline = time.monotonic() + self.timeout
+        with self._ready:
+            while True:
+                found = next((m for m in self.messages if match(m)), None)
+                if found is not None:
+                    self.messages.remove(found)
+                    return found
+                left = deadline - time.monotonic()
+                if left <= 0 or self.process.poll() is not None:
+                    raise CliTimeout(f"codex app-server: no {what}")
+                self._ready.wait(left)
+
+    def request(self, method: str, params: dict[str, Any]) -> Any:
+        self._next += 1
+        ident = self._next
+        self._send({"jsonrpc": "2.0", "id": ident, "method": method, "params": params})
+        reply = self._wait(lambda m: m.get("id") == ident and "method" not in m, method)
+        if "error" in reply:
+            raise AssertionError(f"codex app-server {method}: {reply['error']}")
+        return reply.get("result")
+
+    def turn(self, thread_id: str, text: str) -> str:
+        """Start a turn with `text` and wait until it completes; its turn id."""
+        started = self.request(
+            "turn/start", {"threadId": thread_id, "input": [{"type": "text", "text": text}]}
+        )
+        turn_id = str(started["turn"]["id"])
+        self._wait(
+            lambda m: (
+                m.get("method") == "turn/completed"
+                and m.get("params", {}).get("turn", {}).get("id") == turn_id
+            ),
+            f"turn/completed for {turn_id}",
+        )
+        return turn_id

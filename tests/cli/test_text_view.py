@@ -25,6 +25,7 @@ from teamlore.cli.main import app, speech_and_tools
 from teamlore.cli.output import CLIP_CHARS, LiteralConsole, clip, literal, say, styled
 
 PROVIDERS = ("claude", "codex", "pi")
+CURRENT = Path(__file__).resolve().parents[1] / "fixtures" / "sessions"
 
 
 def norm(text: str) -> str:
@@ -58,6 +59,8 @@ def fixtures_cli(tmp_path_factory: pytest.TempPathFactory) -> Cli:
     root = shared_fixtures("sessions")
     cli = Cli(tmp_path_factory.mktemp("state"))
     sources = [arg for p in PROVIDERS for arg in ("--source", f"{p}={root / p}")]
+    # and the sessions the current CLIs wrote (aborted, rolled back, API-error notices)
+    sources += [arg for p in ("claude", "codex") for arg in ("--source", f"{p}={CURRENT / p}")]
     cli.json("sync", *sources)
     return cli
 

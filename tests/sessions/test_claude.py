@@ -589,6 +589,7 @@ def test_bookkeeping_records_of_current_versions_are_skipped_without_a_diagnosti
                 "api-request-blob",
                 "tools-used",
                 "cost-state",
+                "mode",
             )
         ),
         claude_record("assistant", [{"type": "text", "text": "hi"}], uuid="a1", **ids),

@@ -79,6 +79,11 @@ SIDE_TYPES = frozenset(
         "atis-latch",
         "tools-used",
         "cost-state",
+        "mode",
+        "relocated",
+        "worktree-state",
+        "file-history-delta",
+        "pr-link",
     }
 )
 SIDE_PREFIXES = ("api-request",)  # api-request, api-request-shape, api-request-blob
