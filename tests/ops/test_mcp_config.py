@@ -146,6 +146,20 @@ def test_personal_tiers_are_picked_up_from_the_registry(
     ]  # fmt: skip
 
 
+def test_relay_says_it_needs_the_opt_in_and_can_add_it(clean_env: pytest.MonkeyPatch) -> None:
+    bare = run(client="codex", capabilities=["relay"], global_context=True)
+    assert "--accept-client-reported-user-turns" not in codex_table(bare)["args"]
+    [note] = [n for n in bare["notes"] if "relay" in n]
+    assert "--accept-client-reported-user-turns" in note and "SUBMISSION_DISABLED" in note
+    opted = run(client="claude", capabilities=["relay"], global_context=True, acceptUserTurns=True)
+    entry = opted["claude"]["mcpJson"]["mcpServers"][opted["serverName"]]
+    assert entry["args"][-1] == "--accept-client-reported-user-turns"
+    assert opted["claude"]["addArgv"][-1] == "--accept-client-reported-user-turns"
+    assert not [n for n in opted["notes"] if "relay" in n]
+    wrong = refused(capabilities=["read"], global_context=True, acceptUserTurns=True)
+    assert wrong.code == "INVALID_ARGUMENT" and "--capability relay" in wrong.message
+
+
 def test_approval_mode_can_be_chosen(clean_env: pytest.MonkeyPatch) -> None:
     table = codex_table(run(client="codex", capabilities=["team"], approval_mode="writes"))
     assert table["default_tools_approval_mode"] == "writes"

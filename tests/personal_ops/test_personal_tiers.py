@@ -3,6 +3,8 @@ the relay opt-in, read-only processes that leave no trace, and launches that are
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ from personal_ops_world import (
     write_config,
 )
 
+from mcp import StdioServerParameters
 from support import teamlore_cli
 from teamlore.ops.registry import load_operations
 
@@ -178,6 +181,41 @@ def test_relay_needs_its_launch_flag(home: Path, tmp_path: Path) -> None:
     assert code(bad_id) == "INVALID_SUBMISSION_ID"
     assert payload(lookup)["submission"]["state"] == "pending"  # waits for the batch triggers
     assert code(wrong_tier) == "STATUS_UNAVAILABLE"
+
+
+def test_mcp_config_for_relay_prints_the_opt_in_a_working_relay_needs(
+    home: Path, tmp_path: Path
+) -> None:
+    """`mcp-config -c relay` says the opt-in is needed; with the flag it prints the launch that
+    accepts turns. Both launches are started exactly as printed and tried."""
+    write_config(home)
+    turn = {"submissionId": "t1", "contextId": "global", "text": "I prefer tabs."}
+    launches = []
+    for extra in ([], ["--accept-client-reported-user-turns"]):
+        printed = teamlore_cli(
+            "mcp-config", "-c", "relay", "--global", "--client", "codex", *extra, "--format", "json"
+        )
+        assert printed.returncode == 0, printed.stderr
+        launches.append(json.loads(printed.stdout))
+    without, with_flag = launches
+    assert any("--accept-client-reported-user-turns" in n for n in without["notes"])
+    assert not any("accept-client" in n for n in with_flag["notes"])
+
+    def exact(result: dict[str, Any]) -> StdioServerParameters:
+        table = result["codex"]["table"]
+        return StdioServerParameters(
+            command=table["command"],
+            args=table["args"],
+            cwd=str(tmp_path),
+            env={**os.environ, **table.get("env", {})},
+        )
+
+    async def body(sessions: list[Any], _: list[Any]) -> list[Any]:
+        return [await s.call_tool("memory_submit_user_turn", turn) for s in sessions]
+
+    refused, accepted = with_sessions([exact(without), exact(with_flag)], body)
+    assert code(refused) == "SUBMISSION_DISABLED"
+    assert payload(accepted)["accepted"] is True
 
 
 def test_a_read_only_process_leaves_no_trace(home: Path, tmp_path: Path) -> None:

@@ -83,6 +83,12 @@ def mcp_config(
         "--portable",
         help="Safe to commit: `teamlore` on PATH, no interpreter path, no TEAMLORE_HOME.",
     ),
+    accept_user_turns: bool = typer.Option(
+        False,
+        "--accept-client-reported-user-turns",
+        help="Relay tier: launch with the opt-in that lets the server accept the user turns "
+        "this host reports (without it relay refuses every turn).",
+    ),
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """Print MCP server configuration for Codex config.toml and Claude Code.
@@ -102,6 +108,7 @@ def mcp_config(
             "wsl_user": user,
             "approval_mode": approval_mode,
             "portable": portable,
+            "acceptUserTurns": accept_user_turns,
         },
         fmt,
         render_mcp_config,

@@ -59,6 +59,7 @@ CODEX_STARTUP_TIMEOUT_SEC = 30
 PORTABLE_COMMAND = "teamlore"
 WSL_EXE = "wsl.exe"
 ENV_BIN = "/usr/bin/env"
+ACCEPT_USER_TURNS_FLAG = "--accept-client-reported-user-turns"  # `teamlore mcp`'s relay opt-in
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _CLIENT_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")  # as `teamlore mcp --client-id` accepts
@@ -83,6 +84,10 @@ class McpConfigRequest(BaseModel):
     approval_mode: ApprovalMode | None = None
     portable: bool = Field(
         False, description="`teamlore` on PATH, no interpreter path or TEAMLORE_HOME (to commit)"
+    )
+    acceptUserTurns: bool = Field(
+        False,
+        description="relay tier: launch with --accept-client-reported-user-turns (host opt-in)",
     )
 
     @field_validator("capabilities")
@@ -162,6 +167,7 @@ class _Plan:
                 "team tools act on the server's working directory; with several workspaces "
                 "no --repository is pinned"
             )
+        self._relay_opt_in()
         self.tools, self.write_tools = self._tools()
         if not self.tools:
             self.notes.append(
@@ -172,6 +178,22 @@ class _Plan:
         self.approval_mode: str | None = request.approval_mode or ("prompt" if writes else None)
         self.read_tools = [t for t in self.tools if t not in self.write_tools]
         self.wsl = self._wsl() if request.wsl else None
+
+    def _relay_opt_in(self) -> None:
+        """The relay tier accepts user turns only when the launch opts in (docs/personal.md);
+        say so when it is asked for without the opt-in, refuse the opt-in without relay."""
+        relay = "relay" in self.capabilities
+        if self.request.acceptUserTurns and not relay:
+            raise errors.TeamloreError(
+                errors.INVALID_ARGUMENT,
+                f"{ACCEPT_USER_TURNS_FLAG} applies to --capability relay",
+            )
+        if relay and not self.request.acceptUserTurns:
+            self.notes.append(
+                f"relay needs {ACCEPT_USER_TURNS_FLAG}: without it memory_submit_user_turn "
+                "refuses every turn (SUBMISSION_DISABLED); add the flag if this host reports "
+                "the user's own messages verbatim"
+            )
 
     @staticmethod
     def _workspace(raw: str) -> str:
@@ -224,6 +246,8 @@ class _Plan:
                 args.append("--global")
             for workspace in self.workspaces:
                 args += ["--workspace", workspace]
+        if self.request.acceptUserTurns:
+            args.append(ACCEPT_USER_TURNS_FLAG)
         return args
 
     def launch(self, client: str) -> dict[str, Any]:
