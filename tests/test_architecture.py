@@ -57,11 +57,6 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
     # `teamlore mcp` and `teamlore ui` are CLI commands that start the servers (lazy imports).
     ("cli", "mcp"): "the `teamlore mcp` command starts the MCP server",
     ("cli", "ui"): "the `teamlore ui` command starts the review page server",
-    # Promotion dispatches on the candidate kind (prepare, apply, discard, stale checks) and calls
-    # the consolidation and Skill kinds, which in turn use promotion's render/plan helpers. A kind
-    # table that each kind registers into would remove these two edges.
-    ("memory.promotion", "memory.consolidation"): "promotion dispatches on the candidate kind",
-    ("memory.promotion", "memory.skills"): "promotion dispatches on the candidate kind",
 }
 
 

@@ -29,6 +29,14 @@ from teamlore.ops.owner import open_owner
 from teamlore.ops.registry import OpContext, operation
 
 
+def load_candidate_kinds() -> None:
+    """Register the Skill and consolidation candidate kinds with promotion (they register on
+    import; see `teamlore.memory.promotion.kinds`). Every operation that reviews, prepares,
+    promotes or discards candidates calls it first."""
+    import teamlore.memory.consolidation
+    import teamlore.memory.skills  # noqa: F401
+
+
 class ReviewRequest(BaseModel):
     model_config = STRICT
 
@@ -85,6 +93,7 @@ def memory_review(ctx: OpContext, request: ReviewRequest) -> dict[str, Any]:
     """Review the quarantined candidates of this worktree (read-only)."""
     from teamlore.memory.promotion.queue import review_queue
 
+    load_candidate_kinds()
     if request.kind == "consolidation":
         return _review_consolidations(ctx)
 
@@ -110,6 +119,7 @@ def memory_prepare(ctx: OpContext, request: PrepareRequestDocument) -> dict[str,
     """Confirm statements and record a PromotionPlan@v1."""
     from teamlore.memory.promotion.prepare import prepare
 
+    load_candidate_kinds()
     document = request.model_dump(mode="json")
     if document.get("kind") == "consolidation":  # reads the memory tree only, not sessions
         with open_owner(ctx) as owner:
@@ -132,6 +142,7 @@ def memory_discard(ctx: OpContext, request: DiscardRequest) -> dict[str, Any]:
     """Discard one candidate."""
     from teamlore.memory.promotion.discard import discard_candidate
 
+    load_candidate_kinds()
     with open_owner(ctx) as owner:
         return discard_candidate(
             owner.state,

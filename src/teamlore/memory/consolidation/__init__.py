@@ -12,3 +12,7 @@ current vs proposed; prepare and promote write all of the patch's files in one p
 - `synthesize`, `staging`, `review`, `prepare`: the operations;
 - `journal`: what a promotion of a consolidation re-checks and records.
 """
+
+from teamlore.memory.consolidation import (
+    kind as kind,  # registers the candidate kind with promotion
+)

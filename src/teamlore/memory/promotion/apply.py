@@ -58,8 +58,8 @@ from teamlore.core.lock import file_lock
 from teamlore.core.paths import resolve_home
 from teamlore.core.strict import WIRE
 from teamlore.core.timeutil import now_ms
-from teamlore.memory.consolidation import journal as consolidation_journal
 from teamlore.memory.extraction.tasks import Owner
+from teamlore.memory.promotion import kinds
 from teamlore.memory.store import layout
 from teamlore.memory.store import lint as lint_rules
 from teamlore.repo.binding import RepositoryIdentity
@@ -386,20 +386,18 @@ def _check_state_bindings(conn: sqlite3.Connection, stored: StoredPlan) -> None:
             )
 
 
-def _check_consolidation(conn: sqlite3.Connection, stored: StoredPlan, root: Path) -> None:
-    """A consolidation plan also binds the approved tree it was synthesized from."""
-    from teamlore.memory.consolidation.journal import check_plan
-
-    try:
-        check_plan(
-            conn,
-            stored.owner,
-            root,
-            stored.plan.candidate_ids,
-            {f.target_path for f in stored.files},
-        )
-    except errors.TeamloreError as exc:
-        raise _Drift(exc.error, exc.message, exc.details.get("path")) from None
+def _check_kinds(conn: sqlite3.Connection, stored: StoredPlan, root: Path, *, before: bool) -> None:
+    """What the plan's candidate kinds bind beyond their files (a consolidation: the approved
+    tree it was synthesized from; a Skill, before applying: the memory it was drafted against)."""
+    ids, targets = stored.plan.candidate_ids, {f.target_path for f in stored.files}
+    for hooks in kinds.kinds_of(conn, ids):
+        for check in (hooks.check_plan, hooks.check_before_apply if before else None):
+            if check is None:
+                continue
+            try:
+                check(conn, stored.owner, root, ids, targets)
+            except errors.TeamloreError as exc:
+                raise _Drift(exc.error, exc.message, exc.details.get("path")) from None
 
 
 def _read_target(root: Path, path: str) -> bytes | None:
@@ -427,17 +425,6 @@ def _check_targets(root: Path, stored: StoredPlan) -> dict[str, bytes | None]:
     return originals
 
 
-def _check_skill_memory(conn: sqlite3.Connection, stored: StoredPlan, root: Path) -> None:
-    from teamlore.memory.skills.candidates import stale_skill_candidates
-
-    stale = stale_skill_candidates(conn, stored.plan.candidate_ids, root)
-    if stale:
-        raise _Drift(
-            errors.MEMORY_CONTEXT_DRIFT,
-            f"the team memory changed since Skill candidate {stale[0]} was drafted",
-        )
-
-
 def _void(conn: sqlite3.Connection, stored: StoredPlan, drift: _Drift) -> errors.TeamloreError:
     plan_id = stored.plan.plan_id
     with db.write_tx(conn):
@@ -454,7 +441,9 @@ def _void(conn: sqlite3.Connection, stored: StoredPlan, drift: _Drift) -> errors
             (plan_id, now_ms(), drift.error.code, drift.path, drift.message),
         )
         conn.execute("DELETE FROM promotion_originals WHERE plan_id = ?", (plan_id,))
-        consolidation_journal.on_voided(conn, stored.plan.candidate_ids, now_ms())
+        for hooks in kinds.kinds_of(conn, stored.plan.candidate_ids):
+            if hooks.on_voided is not None:
+                hooks.on_voided(conn, stored.plan.candidate_ids, now_ms())
     details: dict[str, Any] = {"planId": plan_id, "status": "voided", "next": "re-review"}
     if drift.path:
         details["driftedPath"] = drift.path
@@ -470,8 +459,7 @@ def _void(conn: sqlite3.Connection, stored: StoredPlan, drift: _Drift) -> errors
 def _precheck(conn: sqlite3.Connection, stored: StoredPlan, root: Path) -> None:
     """`approved → applying` when every binding holds; originals stored for a rollback."""
     _check_state_bindings(conn, stored)
-    _check_consolidation(conn, stored, root)
-    _check_skill_memory(conn, stored, root)
+    _check_kinds(conn, stored, root, before=True)
     originals = _check_targets(root, stored)
     with db.write_tx(conn):
         changed = conn.execute(
@@ -612,7 +600,9 @@ def _finish(conn: sqlite3.Connection, stored: StoredPlan) -> tuple[list[Candidat
             promoted.append(
                 CandidateOutcome(candidate_id=bound.candidate_id, revision=bound.revision + 1)
             )
-        consolidation_journal.on_applied(conn, plan.candidate_ids, now)
+        for hooks in kinds.kinds_of(conn, plan.candidate_ids):
+            if hooks.on_applied is not None:
+                hooks.on_applied(conn, plan.candidate_ids, now)
         generation = bump_candidate_generation(conn, stored.owner)
         conn.execute(
             "UPDATE promotion_journal SET status = 'applied', updated_at = ? "
@@ -635,7 +625,7 @@ def _mutate(
     outcomes: list[FileOutcome] = []
     try:
         _check_state_bindings(conn, stored)
-        _check_consolidation(conn, stored, root)
+        _check_kinds(conn, stored, root, before=False)
         for f in stored.files:
             result = _apply_file(conn, root, stored, f)
             outcomes.append(

@@ -17,10 +17,9 @@ import sqlite3
 from typing import Any
 
 from teamlore.core import db, errors
-from teamlore.memory.consolidation.journal import mark_run_stale
-from teamlore.memory.consolidation.staging import CANDIDATE_KIND as CONSOLIDATION_KIND
 from teamlore.memory.extraction.staging import bump_candidate_generation, unindex_candidate
 from teamlore.memory.extraction.tasks import Owner, now_ms
+from teamlore.memory.promotion import kinds
 from teamlore.memory.promotion.prepare import refuse_if_locked, void_generated_plans
 from teamlore.memory.promotion.review import require_candidate
 from teamlore.repo.binding import RepositoryIdentity
@@ -67,8 +66,9 @@ def discard_candidate(
         if cursor.rowcount != 1:  # pragma: no cover - guarded by the transaction
             raise errors.TeamloreError(errors.CANDIDATE_STALE, candidateId=candidate_id)
         unindex_candidate(state, candidate_id)
-        if row[1] == CONSOLIDATION_KIND:  # its run ends: the next synthesize is unblocked
-            mark_run_stale(state, candidate_id, moment)
+        hooks = None if row[1] == kinds.ENTRY else kinds.require(row[1])
+        if hooks is not None and hooks.on_discarded is not None:
+            hooks.on_discarded(state, candidate_id, moment)  # e.g. a consolidation's run ends
         if reason:
             state.execute(
                 "INSERT INTO candidate_discards(candidate_id, reason, discarded_at) "

@@ -512,9 +512,12 @@ def render_entry_candidate(view: CandidateView, ctx: RenderContext) -> list[Rend
 
 
 def _render_skill(view: CandidateView, ctx: RenderContext) -> list[RenderedFile]:
-    from teamlore.memory.skills.candidates import render_skill_candidate
+    from teamlore.memory.promotion.kinds import require
 
-    return render_skill_candidate(view, ctx)
+    render = require("skill").render
+    if render is None:  # pragma: no cover - the skills package registers one
+        raise RuntimeError("the skill kind has no renderer")
+    return render(view, ctx)
 
 
 @dataclass(frozen=True, slots=True)
@@ -794,9 +797,12 @@ def prepare(
     request = parse_prepare_request(document)
     moment = now_ms() if now is None else now
     if request.kind == "consolidation":
-        from teamlore.memory.consolidation.prepare import prepare_consolidation
+        from teamlore.memory.promotion.kinds import require
 
-        return prepare_consolidation(state, identity, request, now=moment)
+        prepare_kind = require("consolidation-patch").prepare
+        if prepare_kind is None:  # pragma: no cover - the consolidation package registers one
+            raise RuntimeError("the consolidation kind has no prepare")
+        return prepare_kind(state, identity, request, moment)
     if index is None:
         raise errors.TeamloreError(errors.REPOSITORY_NOT_REGISTERED)
     public_identity = public_identity_of(identity)
