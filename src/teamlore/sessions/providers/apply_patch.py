@@ -102,6 +102,10 @@ def parse_apply_patch(text: str) -> ParsedPatch:
         if stripped.strip() == END_MARKER:
             ended = True
             break
+        if not stripped.startswith("*"):  # a content line (most of a patch): not a header
+            if current is None and stripped and not stripped.startswith("@@"):
+                problems.append("content-outside-file")
+            continue
         header = _header(stripped)
         if header is not None:
             kind, path = header
