@@ -21,7 +21,7 @@ from sessions.records import (
     codex_user_message,
     write_jsonl,
 )
-from support import git, teamlore_cli
+from support import git, shared_fixtures, teamlore_cli
 from teamlore.sessions.index_db import MIGRATIONS, index_db_path
 
 REMOTE = "git@github.com:team/shop.git"
@@ -233,3 +233,27 @@ def test_an_index_from_before_the_recorded_remote_reads_codex_files_again(world,
     assert upgraded["files"]["changed"] == 3  # read again, for session_meta.git
     assert upgraded["delivery"]["mappedBy"]["gitRemote"] == 1
     assert _sync(world)["files"]["changed"] == 0
+
+
+def test_real_windows_and_mac_codex_sessions_map_to_clones_registered_here(
+    home: Path, tmp_path: Path
+) -> None:
+    """Real Codex files: `battle-cities` was recorded on Windows (`C:\\repos\\BattleCity`) with
+    its https remote; `gildore-arena` on Linux in another user's home with an ssh remote. Clones
+    registered here with those remotes (spelled differently) own them."""
+    real = shared_fixtures("sessions", "codex")
+    sources = tmp_path / "codex"
+    sources.mkdir()
+    for name in ("battle-cities-0.142.4.jsonl", "gildore-arena-0.130.0.jsonl"):
+        shutil.copy(real / name, sources / name)
+    battle = _repo(tmp_path / "BattleCity", remote="git@github.com:cryptosodi/battle-cities")
+    gildore = _repo(tmp_path / "arena", remote="https://github.com/inspi-writer001/gildore-arena")
+    for root in (battle, gildore):
+        _json("sync", "--source", f"codex={sources}", "--repository", str(root))
+    delivery = _json("sync", "--source", f"codex={sources}")["delivery"]
+    assert delivery["mappedBy"]["gitRemote"] == 2 and delivery["sessionsUnmapped"] == 0
+    names = {s["cwd"]: s["repository"]["name"] for s in _json("sessions", "list")["sessions"]}
+    assert names == {
+        "C:\\repos\\BattleCity": "BattleCity",
+        "/home/inspiration-gx/Documents/gildore-project/gildore-arena": "arena",
+    }
