@@ -339,12 +339,13 @@ def test_sessions_show_lists_a_turns_edges_with_strength_reasons_and_limitations
     import io
 
     from teamlore.cli import main, output
+    from teamlore.repo.tables import session_facts
     from teamlore.sessions.queries import show_session
 
     build_delivery_edges(conn, story.repository_key)
     key = "abcdef0123456789"  # a key of the form sync writes (hex), so show can find it
     conn.execute("UPDATE sessions SET session_key = ? WHERE id = ?", (key, story.session))
-    shown = show_session(conn, key, turn=1)
+    shown = show_session(conn, key, turn=1, repositories=session_facts(conn))
     [turn] = shown["turns"]
     edges = {e["hash"]: e for e in turn["deliveryEdges"]}
     direct = edges[story.commits["c1"]]

@@ -54,6 +54,7 @@ def query_text(words: list[str]) -> str:
     """The words of a `QueryArgument`, as the one query they are."""
     return " ".join(words)
 
+
 # C0 controls but tab and newline, DEL, C1 controls, and the bidirectional marks, overrides and
 # isolates (text that reorders itself on screen)
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")

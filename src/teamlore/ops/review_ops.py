@@ -207,9 +207,7 @@ def memory_confirm(ctx: OpContext, request: ConfirmRequest) -> dict[str, Any]:
     items = _confirmable(reviewed["items"], request.candidate_ids)
     if not items:
         return {"status": "nothing-to-confirm", "planId": None}
-    confirmed = [
-        item["candidateId"] for item in items if ctx.confirm is None or ctx.confirm(item)
-    ]
+    confirmed = [item["candidateId"] for item in items if ctx.confirm is None or ctx.confirm(item)]
     if not confirmed:
         return {"status": "nothing-confirmed", "planId": None}
     document = prepare_request_from_review(reviewed["items"], confirmed)

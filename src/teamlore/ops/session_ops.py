@@ -267,6 +267,7 @@ def sessions_list(ctx: OpContext, request: SessionsListRequest) -> dict[str, Any
                 until=request.until,
                 limit=request.limit,
                 unmapped=request.unmapped,
+                repositories=tables.session_facts(conn),
             )
         }
 
@@ -280,7 +281,12 @@ class SessionsShowRequest(_Strict):
 def sessions_show(ctx: OpContext, request: SessionsShowRequest) -> dict[str, Any]:
     """Show one session's normalized turns, tool uses, exit codes, paths and commits."""
     with index_errors(_read_index(ctx.home)) as conn:
-        return show_session(conn, request.session_key, turn=request.turn)
+        return show_session(
+            conn,
+            request.session_key,
+            turn=request.turn,
+            repositories=tables.session_facts(conn),
+        )
 
 
 class SessionsSearchRequest(Window):

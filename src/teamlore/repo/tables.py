@@ -20,6 +20,7 @@ import orjson
 
 from teamlore.core import errors
 from teamlore.core.canonical import canonical_json
+from teamlore.sessions.queries import RepositoryFacts
 
 
 @dataclass(frozen=True, slots=True)
@@ -390,6 +391,27 @@ def turn_edges(
         )
         for row in conn.execute(sql, params)
     ]
+
+
+def session_facts(conn: sqlite3.Connection) -> RepositoryFacts:
+    """What `sessions list/show` show of these tables: worktree folder names, turn edges."""
+    names = {
+        row.worktree_key: row.worktree_root.rstrip("/").rsplit("/", 1)[-1]
+        for row in list_worktrees(conn)
+    }
+
+    def edges(turn_id: int) -> list[dict[str, object]]:
+        return [
+            {
+                "hash": e.hash,
+                "strength": e.strength,
+                "reasons": list(e.reasons),
+                "limitations": list(e.limitations),
+            }
+            for e in turn_edges(conn, turn_id)
+        ]
+
+    return RepositoryFacts(names=names, turn_edges=edges)
 
 
 def table_counts(conn: sqlite3.Connection) -> dict[str, int]:

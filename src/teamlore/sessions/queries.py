@@ -5,8 +5,8 @@ from __future__ import annotations
 import heapq
 import re
 import sqlite3
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -52,9 +52,23 @@ def _filters(
     return clauses, params
 
 
+@dataclass(frozen=True, slots=True)
+class RepositoryFacts:
+    """What the session views show of the repository tables: folder names of registered
+    worktrees and a turn's delivery edges. Their owner (`repo.tables.session_facts`) supplies
+    them; this package sits below `repo` and never queries those tables itself."""
+
+    names: Mapping[str, str] = field(default_factory=dict)  # worktree_key → folder name
+    turn_edges: Callable[[int], list[dict[str, Any]]] = lambda turn_id: []
+
+
+NO_REPOSITORIES = RepositoryFacts()
+
+
 def list_sessions(
     conn: sqlite3.Connection,
     *,
+    repositories: RepositoryFacts = NO_REPOSITORIES,
     provider: str | None = None,
     worktree_key: str | None = None,
     since: str | None = None,
@@ -73,23 +87,22 @@ def list_sessions(
     )
     where = ["1 = 1", *clauses, *(["s.worktree_key IS NULL"] if unmapped else [])]
     sql = (
-        "SELECT s.*, r.worktree_root AS repo_root FROM sessions s"
-        " LEFT JOIN repositories r ON r.worktree_key = s.worktree_key"
-        f" WHERE {' AND '.join(where)} ORDER BY s.started_at DESC, s.id DESC"
+        f"SELECT s.* FROM sessions s WHERE {' AND '.join(where)}"
+        " ORDER BY s.started_at DESC, s.id DESC"
     )
     if limit:
         sql += f" LIMIT {int(limit)}"
-    return [_session_json(row) for row in conn.execute(sql, params)]
+    return [_session_json(row, repositories) for row in conn.execute(sql, params)]
 
 
-def _repository_json(row: sqlite3.Row) -> dict[str, Any] | None:
+def _repository_json(row: sqlite3.Row, repositories: RepositoryFacts) -> dict[str, Any] | None:
     if not row["worktree_key"]:
         return None
-    root = row["repo_root"] or ""
-    return {"name": root.rstrip("/").rsplit("/", 1)[-1], "worktreeKey": row["worktree_key"]}
+    name = repositories.names.get(row["worktree_key"], "")
+    return {"name": name, "worktreeKey": row["worktree_key"]}
 
 
-def _session_json(row: sqlite3.Row) -> dict[str, Any]:
+def _session_json(row: sqlite3.Row, repositories: RepositoryFacts) -> dict[str, Any]:
     return {
         "provider": row["provider"],
         "sessionKey": row["session_key"],
@@ -97,7 +110,7 @@ def _session_json(row: sqlite3.Row) -> dict[str, Any]:
         "startedAt": row["started_at"],
         "endedAt": row["ended_at"],
         "turns": row["turn_count"],
-        "repository": _repository_json(row),
+        "repository": _repository_json(row, repositories),
         "parentSessionKey": row["parent_session_key"],
         "model": row["model"],
         "title": row["title"],
@@ -114,10 +127,7 @@ def _session_row(conn: sqlite3.Connection, key: str) -> sqlite3.Row:
     """The session with this key, with this unique key prefix (>= 8 hex characters, as in
     git, so people can type the short form `sessions list` shows), or with this provider
     session id (the UUID in the session's file name)."""
-    select = (
-        "SELECT s.*, r.worktree_root AS repo_root FROM sessions s"
-        " LEFT JOIN repositories r ON r.worktree_key = s.worktree_key"
-    )
+    select = "SELECT s.* FROM sessions s"
     key = key.strip().lower()
     if _UUID.fullmatch(key):
         # the provider's own session id (a Claude Code file name, what `claude --resume` takes)
@@ -148,20 +158,30 @@ def _session_row(conn: sqlite3.Connection, key: str) -> sqlite3.Row:
     return row
 
 
-def show_session(conn: sqlite3.Connection, key: str, *, turn: int | None = None) -> dict[str, Any]:
+def show_session(
+    conn: sqlite3.Connection,
+    key: str,
+    *,
+    turn: int | None = None,
+    repositories: RepositoryFacts = NO_REPOSITORIES,
+) -> dict[str, Any]:
     row = _session_row(conn, key)
     sql = "SELECT * FROM turns WHERE session_id = ?"
     params: list[Any] = [row["id"]]
     if turn is not None:
         sql += " AND ordinal = ?"
         params.append(turn)
-    turns = [_turn_json(conn, t) for t in conn.execute(sql + " ORDER BY ordinal", params)]
+    turns = [
+        _turn_json(conn, t, repositories) for t in conn.execute(sql + " ORDER BY ordinal", params)
+    ]
     if turn is not None and not turns:
         raise errors.TeamloreError(errors.TURN_NOT_FOUND, f"session {key} has no turn {turn}")
-    return {"session": _session_json(row), "turns": turns}
+    return {"session": _session_json(row, repositories), "turns": turns}
 
 
-def _turn_json(conn: sqlite3.Connection, t: sqlite3.Row) -> dict[str, Any]:
+def _turn_json(
+    conn: sqlite3.Connection, t: sqlite3.Row, repositories: RepositoryFacts
+) -> dict[str, Any]:
     tools = []
     for u in conn.execute("SELECT * FROM tool_uses WHERE turn_id = ? ORDER BY seq", (t["id"],)):
         touches = conn.execute(
@@ -203,7 +223,7 @@ def _turn_json(conn: sqlite3.Connection, t: sqlite3.Row) -> dict[str, Any]:
         )
     return {
         "ordinal": t["ordinal"],
-        "deliveryEdges": _delivery_edges(conn, t["id"]),
+        "deliveryEdges": repositories.turn_edges(t["id"]),
         "sealed": bool(t["sealed"]),
         "aborted": bool(t["aborted"]),
         "rolledBack": bool(t["rolled_back"]),
@@ -215,28 +235,6 @@ def _turn_json(conn: sqlite3.Connection, t: sqlite3.Row) -> dict[str, Any]:
         "notices": orjson.loads(t["notices"]) if t["notices"] else [],
         "tools": tools,
     }
-
-
-_STRENGTH_ORDER = (
-    "CASE strength WHEN 'direct' THEN 0 WHEN 'observed' THEN 1 WHEN 'candidate' THEN 2 ELSE 3 END"
-)
-
-
-def _delivery_edges(conn: sqlite3.Connection, turn_id: int) -> list[dict[str, Any]]:
-    """The turn's commit edges (docs/sessions.md, delivery trace), strongest first."""
-    return [
-        {
-            "hash": r["hash"],
-            "strength": r["strength"],
-            "reasons": orjson.loads(r["reasons"]),
-            "limitations": orjson.loads(r["limitations"]),
-        }
-        for r in conn.execute(
-            "SELECT hash, strength, reasons, limitations FROM delivery_edges WHERE turn_id = ?"
-            f" ORDER BY {_STRENGTH_ORDER}, hash",
-            (turn_id,),
-        )
-    ]
 
 
 def _maybe_json(text: str | None) -> Any:
