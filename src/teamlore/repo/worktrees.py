@@ -221,8 +221,12 @@ def map_sessions(
     updates: list[tuple[str | None, int]] = []
     scopes: list[tuple[str, int]] = []
     result = MappingResult()
+    decided: dict[tuple[str | None, ...], tuple[Worktree | None, MappedBy | None]] = {}
     for row in rows:
-        owner, how = mapper.owner(row["cwd"], row["git_remote"], row["git_commit"])
+        facts = (row["cwd"], row["git_remote"], row["git_commit"])
+        if facts not in decided:  # many sessions share a folder: resolve each one once
+            decided[facts] = mapper.owner(*facts)
+        owner, how = decided[facts]
         key = owner.worktree_key if owner else None
         if how is None:
             result.unmapped += 1
