@@ -13,6 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from records import (
     codex_event,
+    codex_function_call,
+    codex_function_output,
     codex_meta,
     codex_record,
     codex_rolled_back,
@@ -847,3 +849,14 @@ def test_a_file_that_continues_a_thread_from_an_earlier_record_says_so(tmp_path:
     base = {"thread_id": thread, "end_ordinal_exclusive": 14, "end_byte_offset": 35411}
     evs = events(write_jsonl(tmp_path / "r.jsonl", [codex_meta(thread, history_base=base)]))
     assert [(e.provider_session_id, e.ordinal) for e in of(HistoryCut, evs)] == [(thread, 14)]
+
+
+def test_a_command_interrupted_by_the_user_is_an_error(tmp_path: Path) -> None:
+    records = [
+        codex_meta("019a0000-0000-7000-8000-000000000175"),
+        codex_user_message("wait"),
+        codex_function_call("c1", "exec_command", {"cmd": "sleep 60"}),
+        codex_function_output("c1", "Wall time: 3.0 seconds\naborted by user"),
+    ]
+    evs = events(write_jsonl(tmp_path / "r.jsonl", records))
+    assert [(e.is_error, e.exit_code) for e in of(ToolResult, evs)] == [(True, None)]

@@ -73,6 +73,8 @@ def check_sessions(written: Written, state: Path) -> None:
     assert marks(shown["codex: wait for the build"]["turns"]) == [
         ("wait for the build", True, False)
     ]
+    [interrupted] = shown["codex: wait for the build"]["turns"][0]["tools"]
+    assert (interrupted["command"], interrupted["status"]) == ("sleep 60", "error")
     assert marks(shown["codex: first question"]["turns"]) == [
         ("first question", False, False),
         ("second question", False, True),

@@ -768,6 +768,8 @@ def _read_output(output: Any) -> tuple[str, int | None, bool | None]:
     if success is not None:
         return text, None, not success
     lowered = text[:_HEADER_WINDOW].lstrip().lower()
+    if lowered.startswith("wall time:"):  # 0.171: `Wall time: 3.0 seconds\naborted by user`
+        lowered = lowered.partition("\n")[2].lstrip()
     if lowered.startswith(_ERROR_PREFIXES):
         return text, None, True
     if lowered.startswith(_OK_PREFIXES):
