@@ -80,7 +80,7 @@ def test_a_session_id_from_this_machine_never_reaches_the_tree(repo: Path, home:
     rules = {f["rule"] for c in error["details"]["candidates"] for f in c["findings"]}
     assert "session.known-session-id" in rules
     assert session_id not in proc.stdout
-    assert not list((repo / ".threadshare" / "memory" / "entries").iterdir())
+    assert not list((repo / ".threadshare" / "memory" / "entries").glob("*.md"))
 
 
 def test_confirm_refuses_an_unknown_candidate_and_reports_nothing_to_do(repo: Path) -> None:

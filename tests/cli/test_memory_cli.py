@@ -47,14 +47,36 @@ def test_init_creates_the_skeleton_once(repo: Path) -> None:
     assert code == 0
     assert first["created"] == [
         ".threadshare/memory/entries",
+        ".threadshare/memory/entries/.gitkeep",
         ".threadshare/memory/scenes",
+        ".threadshare/memory/scenes/.gitkeep",
         ".threadshare/memory/skills",
+        ".threadshare/memory/skills/.gitkeep",
         ".threadshare/memory/index.json",
     ]
     index = json.loads((repo / ".threadshare/memory/index.json").read_text())
     assert index == {"format": "threadshare-memory-index@v1", "entries": [], "scenes": []}
     code, second = cli_json("memory", "init", cwd=repo)
     assert (code, second["created"]) == (0, [])
+
+
+def test_init_leaves_every_folder_trackable_by_git(repo: Path) -> None:
+    # git tracks files, not folders: without a file in them the empty folders would vanish
+    # from the commit and a teammate's clone would lack them
+    assert cli_json("memory", "init", cwd=repo)[0] == 0
+    git(repo, "add", "-A")
+    tracked = git(repo, "ls-files").split()
+    for folder in ("entries", "scenes", "skills"):
+        assert f".threadshare/memory/{folder}/.gitkeep" in tracked
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "memory")
+    clone = repo.parent / "clone"
+    subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True)
+    for folder in ("entries", "scenes", "skills"):
+        assert (clone / ".threadshare/memory" / folder).is_dir()
+    code, lint = cli_json("memory", "lint", cwd=clone)
+    assert code == 0 and lint["findings"] == []  # .gitkeep is not a memory document
+    code, status = cli_json("memory", "status", cwd=clone)
+    assert code == 0 and status["projection"]["coverage"] == "complete", status
 
 
 def test_init_works_from_a_subdirectory_and_refuses_outside_git(repo: Path, tmp_path: Path) -> None:

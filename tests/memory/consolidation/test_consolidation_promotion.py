@@ -224,7 +224,7 @@ def test_a_merge_writes_the_target_and_deletes_the_other_sources_in_one_plan(
     plan_id = world.op("memory.prepare", confirm_all(item))["planId"]
     world.op("memory.promote", {"planId": plan_id})
     assert "\nheat: 8\n" in world.read(SCENE).decode()  # 1 + 1 + 3 + 3
-    assert sorted(p.name for p in (world.root / MEMORY / "scenes").iterdir()) == [
+    assert sorted(p.name for p in (world.root / MEMORY / "scenes").glob("*.md")) == [
         "team-memory-design.md"
     ]
 
@@ -246,7 +246,7 @@ def test_a_kill_at_any_apply_failpoint_never_leaves_a_partial_consolidation(
     assert code == 0, result
     assert result["status"] == "applied"
     assert "\nheat: 8\n" in world.read(SCENE).decode()
-    assert sorted(p.name for p in (world.root / MEMORY / "scenes").iterdir()) == [
+    assert sorted(p.name for p in (world.root / MEMORY / "scenes").glob("*.md")) == [
         "team-memory-design.md"
     ]
     status = world.op("memory.status", {})["consolidation"]

@@ -14,16 +14,21 @@ from teamlore.memory.store import layout
 
 CREATED = [
     ".threadshare/memory/entries",
+    ".threadshare/memory/entries/.gitkeep",
     ".threadshare/memory/scenes",
+    ".threadshare/memory/scenes/.gitkeep",
     ".threadshare/memory/skills",
+    ".threadshare/memory/skills/.gitkeep",
     ".threadshare/memory/index.json",
 ]
+FOLDERS = CREATED[0:6:2]
 
 
 def test_init_creates_the_tree_and_the_index_skeleton(tmp_path: Path) -> None:
     assert layout.init_tree(tmp_path) == CREATED
-    for relative in CREATED[:3]:
+    for relative in FOLDERS:
         assert (tmp_path / relative).is_dir()
+        assert (tmp_path / relative / ".gitkeep").read_bytes() == b""
     index = tmp_path / layout.INDEX_FILE
     assert index.read_text() == (
         '{\n  "format": "threadshare-memory-index@v1",\n  "entries": [],\n  "scenes": []\n}\n'
@@ -45,6 +50,10 @@ def test_init_is_idempotent_and_never_rewrites_the_index(tmp_path: Path) -> None
 def test_init_fills_in_what_is_missing(tmp_path: Path) -> None:
     (tmp_path / layout.ENTRIES_DIR).mkdir(parents=True)
     assert layout.init_tree(tmp_path) == CREATED[1:]
+    # a tree made before .gitkeep existed gets them from the next init
+    for keep in CREATED[1:6:2]:
+        (tmp_path / keep).unlink()
+    assert layout.init_tree(tmp_path) == CREATED[1:6:2]
 
 
 @pytest.mark.parametrize("component", [".threadshare", ".threadshare/memory", layout.SCENES_DIR])

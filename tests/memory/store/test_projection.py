@@ -7,6 +7,7 @@ good projection); none crashes the sync or leaves a silently wrong index.
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -365,7 +366,7 @@ def test_a_symlinked_entries_folder_is_not_followed(
     outside.mkdir()
     (outside / "secret.md").write_text(entry_text("secret", "Outside the repository."))
     entries = worktree / ".threadshare/memory/entries"
-    entries.rmdir()
+    shutil.rmtree(entries)
     entries.symlink_to(outside, target_is_directory=True)
     result = sync(conn, worktree)
     assert only_diagnostic(result) == ("symlink", ".threadshare/memory/entries", None, None)

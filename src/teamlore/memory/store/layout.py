@@ -165,17 +165,40 @@ def _write_index_once(memory_fd: int) -> bool:
             os.unlink(temp, dir_fd=memory_fd)
 
 
+# An empty file that keeps an empty folder in git (git tracks files, not folders). Dot-named,
+# so the projection and lint never read it as a memory document; a README.md would be one.
+KEEP_FILE = ".gitkeep"
+
+
 def init_tree(worktree_root: str | os.PathLike[str]) -> list[str]:
-    """Create the memory tree; return the repo-relative paths created (entries, scenes, skills,
-    index.json order). Idempotent: a second call returns []. Refuses symlinked components."""
+    """Create the memory tree; return the repo-relative paths created (each folder, then its
+    `.gitkeep`, then index.json). Idempotent: a second call returns []. A tree made before
+    `.gitkeep` existed gets them. Refuses symlinked components."""
     created: list[str] = []
     with open_memory_root(worktree_root, create=True) as memory_fd:
         for name in _SUBDIRS:
             fd, made = _ensure_dir(memory_fd, name, f"{MEMORY_ROOT}/{name}")
-            os.close(fd)
-            if made:
-                created.append(f"{MEMORY_ROOT}/{name}")
+            try:
+                if made:
+                    created.append(f"{MEMORY_ROOT}/{name}")
+                if _write_keep_file(fd):
+                    created.append(f"{MEMORY_ROOT}/{name}/{KEEP_FILE}")
+            finally:
+                os.close(fd)
         if _write_index_once(memory_fd):
             created.append(INDEX_FILE)
         os.fsync(memory_fd)
     return created
+
+
+def _write_keep_file(dir_fd: int) -> bool:
+    """Create an empty `.gitkeep` in the folder unless one is there (never follows a link)."""
+    try:
+        fd = os.open(
+            KEEP_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW, 0o644, dir_fd=dir_fd
+        )
+    except FileExistsError:
+        return False
+    os.fsync(fd)
+    os.close(fd)
+    return True

@@ -309,6 +309,10 @@ def _sorted(findings: list[Finding]) -> list[Finding]:
 # --- tree -----------------------------------------------------------------------------------
 
 
+def _is_empty(dir_fd: int, name: str) -> bool:
+    return os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_size == 0
+
+
 def _finding(rule: str, severity: Severity, path: str, message: str, line: int = 0) -> Finding:
     return Finding(rule=rule, severity=severity, file=path, line=line, message=message)
 
@@ -386,6 +390,8 @@ class _TreeLinter:
                             )
                         )
                     continue
+                if child == layout.KEEP_FILE and _is_empty(fd, child):
+                    continue  # keeps the folder in git (`memory init`)
                 if not child.endswith(".md"):
                     self.findings.append(
                         _finding("tree.unexpected-file", "warn", child_rel, "not a memory document")
