@@ -97,3 +97,18 @@ def test_a_missing_cli_and_no_installation_are_reported(user: dict[str, str]) ->
     assert "npm install -g @anthropic-ai/claude-code" in checks["claude.cli"][0]["fix"]
     assert checks["claude.config"][0]["status"] == "warn"
     assert checks["index"][0]["fix"] == "teamlore sync"
+
+
+def test_a_personal_document_broken_by_hand_is_named_with_its_line(
+    user: dict[str, str], tmp_path: Path
+) -> None:
+    personal = tmp_path / "state" / "personal"
+    personal.mkdir(parents=True, mode=0o700)
+    (personal / "preferences.md").write_text("# Preferences\n\nTabs, not spaces.\n")
+    code, report = doctor(user)
+    [check] = by_check(report)["personal"]
+    assert check["status"] == "fail"
+    assert check["message"].startswith("PERSONAL_DOCUMENT_INVALID: preferences.md:3: ")
+    assert "outside any section" in check["message"] and "## <title>" in check["message"]
+    (personal / "preferences.md").write_text("# Preferences\n\n## Editor\nTabs, not spaces.\n")
+    assert by_check(doctor(user)[1])["personal"][0]["status"] == "ok"

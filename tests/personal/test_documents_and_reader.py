@@ -40,20 +40,38 @@ def test_replacing_one_section_keeps_every_other_byte() -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "why"),
+    ("text", "line", "found", "fix"),
     [
-        ("# Profile\n\nloose text\n", "content outside sections"),
-        ("# Wrong\n\n## A\nx\n", "first line"),
-        ("# Profile\n\n## A\n# Other\n", "H1/H2"),
-        ("# Profile\n\n## A\nTitle\n===\n", "setext"),
-        ("# Profile\n\n## A\n```\nopen\n", "unclosed"),
-        ("# Profile\n\n## A\nx\n## A\ny\n", "unique"),
+        ("# Profile\n\nloose text\n", 3, "'loose text' is outside any section", "## <title>"),
+        ("# Wrong\n\n## A\nx\n", 1, "the first line is '# Wrong'", "'# Profile'"),
+        ("", 1, "the file is empty", "'# Profile'"),
+        ("# Profile\n\n## A\n# Other\n", 4, "'# Other' is a level-1 heading", "`###`"),
+        ("# Profile\n\n## A\nTitle\n===\n", 5, "makes that line a heading", "blank line"),
+        ("# Profile\n\n## A\n```sh\nopen\n", 4, "'```sh' is never closed", "closing ```"),
+        ("# Profile\n\n## A\nx\n## A\ny\n", 5, "already used on line 3", "unique"),
+        ("# Profile\n\n## Pets \nx\n", 3, "'Pets ' has spaces around it", "`## Pets`"),
+        ("# Profile\n\n## A\nx\n## \n", 5, "without a title", "give it a title"),
     ],
 )
-def test_malformed_documents_are_refused(text: str, why: str) -> None:
+def test_a_hand_edit_that_breaks_the_format_says_where_what_and_how_to_fix(
+    text: str, line: int, found: str, fix: str
+) -> None:
     with pytest.raises(errors.TeamloreError) as refused:
         _doc(text)
-    assert refused.value.code == "PERSONAL_DOCUMENT_INVALID" and why in refused.value.message
+    error = refused.value
+    assert error.code == "PERSONAL_DOCUMENT_INVALID"
+    assert error.details == {"file": "profile.md", "line": line}
+    assert error.message.startswith(f"profile.md:{line}: ")
+    assert found in error.message and fix in error.message, error.message
+    assert "\n" not in error.message
+
+
+def test_a_file_that_is_not_utf8_names_the_line_of_the_bad_byte() -> None:
+    with pytest.raises(errors.TeamloreError) as refused:
+        documents.parse_document("project:app", b"# Project\n\n## A\nok\ncaf\xe9\n")
+    assert refused.value.message == (
+        "projects/app.md:5: the file is not UTF-8 text; save it as UTF-8"
+    )
 
 
 def test_the_16_kib_limit_refuses_and_never_truncates() -> None:

@@ -307,6 +307,28 @@ def test_a_file_edited_between_batches_is_protected_from_imports(
     assert "Coffee, not tea." in _profile(home)
 
 
+def test_a_broken_hand_edit_fails_the_job_with_the_file_and_line_to_fix(
+    home: Path, personal: PersonalSettings
+) -> None:
+    root = documents.personal_root(home)
+    root.mkdir(parents=True, mode=0o700, exist_ok=True)
+    (root / "profile.md").write_text("# Profile\n\n## Pets\nA cat.\n# Work\nRust.\n")
+    _user_turn(home, "I also have a dog.", "s1", personal)
+    model = ScriptedModel(ignore_all())
+    outcome = run_writer(home, model, personal, force=True, now=T0)
+    assert (outcome.outcome, outcome.code, outcome.model_calls) == (
+        "failed",
+        "PERSONAL_DOCUMENT_INVALID",
+        0,
+    )  # the model is never asked to edit a file it cannot parse
+    assert outcome.message is not None and outcome.message.startswith("profile.md:5: ")
+    assert outcome.to_json()["message"] == outcome.message
+    assert "## <title>" in outcome.message and "###" in outcome.message
+    (root / "profile.md").write_text("# Profile\n\n## Pets\nA cat.\n### Work\nRust.\n")
+    api.retry(home, outcome.job_id or "", now=T0)
+    assert run_writer(home, model, personal, force=True, now=T0).outcome == "ignored"
+
+
 def test_validation_codes(home: Path, personal: PersonalSettings) -> None:
     cases = {
         "INVALID_REQUEST_REFERENCE": lambda r: json.dumps(

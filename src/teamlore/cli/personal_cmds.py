@@ -192,7 +192,8 @@ def _render_import(result: dict[str, Any]) -> None:
     flush = result["flush"] or {}
     for run_ in flush.get("runs", []):
         if run_["code"]:
-            _plain(f"writer: job {run_['jobId']} {run_['outcome']} ({run_['code']})")
+            why = f": {run_['message']}" if run_.get("message") else ""
+            _plain(f"writer: job {run_['jobId']} {run_['outcome']} ({run_['code']}){why}")
     if "error" in flush:
         _plain(f"writer: not run ({flush['error']['code']}: {flush['error']['message']})")
     for part in result["parts"]:
@@ -251,7 +252,8 @@ def _render_flush(result: dict[str, Any]) -> None:
     for run_ in result["runs"]:
         code = f" ({run_['code']})" if run_["code"] else ""
         job = f" job {run_['jobId']}" if run_["jobId"] else ""
-        _plain(f"{run_['outcome']}{job}{code}")
+        why = f": {run_['message']}" if run_.get("message") else ""
+        _plain(f"{run_['outcome']}{job}{code}{why}")
     _plain("complete" if result["complete"] else "incomplete: see `teamlore personal status`")
 
 

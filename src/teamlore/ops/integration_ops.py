@@ -406,12 +406,38 @@ def _personal_check(home: Path) -> doctor_checks.Check:
             " (the Writer does not run until it exists)",
             f"add [models.{settings.model_profile}] to config.toml, or remove model_profile",
         )
+    broken = _broken_personal_document(home)
+    if broken is not None:
+        return doctor_checks.Check(
+            "personal",
+            "fail",
+            broken,
+            "edit the file as the message says; the Writer retries the job after its backoff "
+            "(or `teamlore personal retry JOB`)",
+        )
     return doctor_checks.Check(
         "personal",
         "ok",
         f"allowed provenance {', '.join(settings.allowed_provenance)}; "
         f"scopes {', '.join(settings.allowed_scopes)}",
     )
+
+
+def _broken_personal_document(home: Path) -> str | None:
+    """Why the first personal document that breaks the section format does (file:line), if any:
+    the Writer refuses to edit such a file until it is fixed."""
+    from teamlore.personal import documents
+
+    root = documents.personal_root(home)
+    projects = root / "projects"
+    names = sorted(p.stem for p in projects.glob("*.md")) if projects.is_dir() else []
+    targets = [*documents.GLOBAL_TARGETS, *(f"project:{n}" for n in names)]
+    for target in targets:
+        try:
+            documents.parse_document(target, documents.read_document_bytes(root, target))
+        except errors.TeamloreError as err:
+            return f"{err.code}: {err.message}"
+    return None
 
 
 @operation(

@@ -161,6 +161,24 @@ def _invalid(target: str, why: str) -> errors.TeamloreError:
     return errors.TeamloreError(errors.PERSONAL_DOCUMENT_INVALID, f"{target}: {why}")
 
 
+def _broken_file(target: str, line: int, found: str, fix: str) -> errors.TeamloreError:
+    """A document file that breaks the format (a hand edit, usually): which file and line, what
+    is there, and how to fix it (docs/personal.md "Editing by hand")."""
+    where = f"{relative_path(target)}:{line}"
+    return errors.TeamloreError(
+        errors.PERSONAL_DOCUMENT_INVALID,
+        f"{where}: {found}; {fix}",
+        file=relative_path(target),
+        line=line,
+    )
+
+
+def _shown(line: str) -> str:
+    """A line of the file quoted in a message (short, one line)."""
+    text = line.rstrip("\n")
+    return repr(text if len(text) <= 60 else text[:57] + "...")
+
+
 class _FenceTracker:
     """CommonMark-ish fence state, line by line."""
 
@@ -211,18 +229,22 @@ def check_body_lines(lines: list[str], where: str) -> None:
 
 
 def parse_document(target: str, data: bytes | None) -> Document:
-    """Parse a document file (None = missing: an empty document)."""
+    """Parse a document file (None = missing: an empty document). A file that breaks the format
+    is refused with PERSONAL_DOCUMENT_INVALID naming its file and line, what was found there and
+    how to fix it."""
     validate_target(target)
     if data is None:
         return Document(target, empty_document(target), ())
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise _invalid(target, "not UTF-8") from exc
+        bad = data[: exc.start].count(b"\n") + 1
+        raise _broken_file(target, bad, "the file is not UTF-8 text", "save it as UTF-8") from exc
     expected = empty_document(target).split("\n", 1)[0]
     lines = text.splitlines(keepends=True)
     if not lines or lines[0].rstrip("\n") != expected:
-        raise _invalid(target, f"the first line must be {expected!r}")
+        found = f"the first line is {_shown(lines[0])}" if lines else "the file is empty"
+        raise _broken_file(target, 1, found, f"the first line must be {expected!r}")
     preamble = lines[0]
     index = 1
     while index < len(lines) and not lines[index].strip():
@@ -231,35 +253,82 @@ def parse_document(target: str, data: bytes | None) -> Document:
     sections: list[Section] = []
     current: list[str] = []
     fences = _FenceTracker()
-    titles: set[str] = set()
+    fence_line = 0
+    titles: dict[str, int] = {}
     previous_blank = True
-    for line in lines[index:]:
+    for number, line in enumerate(lines[index:], index + 1):
         bare = line.rstrip("\n")
+        was_open = fences.open
         in_fence = fences.feed(bare)
+        if fences.open and not was_open:
+            fence_line = number
         if not in_fence and bare.startswith("## "):
             if current:
                 sections.append(_section(target, len(sections) + 1, current))
-            title = bare[3:]
-            if not title or title != title.strip() or title in titles:
-                raise _invalid(target, "section titles must be unique and trimmed")
-            titles.add(title)
+            _check_heading(target, number, bare[3:], titles)
+            titles[bare[3:]] = number
             current = [line]
             previous_blank = False
             continue
         if not in_fence:
-            if _LOW_HEADING.match(bare):
-                raise _invalid(target, "H1/H2 headings must be `## <title>` sections")
-            if _SETEXT.match(bare) and not previous_blank:
-                raise _invalid(target, "setext headings are not supported")
-            if not current and bare.strip():
-                raise _invalid(target, "content outside sections")
+            _check_body_line(target, number, bare, previous_blank, bool(current))
         previous_blank = not bare.strip()
         current.append(line)
     if fences.open:
-        raise _invalid(target, "unclosed code fence")
+        raise _broken_file(
+            target,
+            fence_line,
+            f"the code fence {_shown(lines[fence_line - 1])} is never closed",
+            f"add a closing {fences.char * fences.length} line after the code",
+        )
     if current:
         sections.append(_section(target, len(sections) + 1, current))
     return Document(target, preamble, tuple(sections))
+
+
+def _check_heading(target: str, number: int, title: str, titles: dict[str, int]) -> None:
+    if not title.strip():
+        raise _broken_file(target, number, "a `## ` heading without a title", "give it a title")
+    if title != title.strip():
+        raise _broken_file(
+            target,
+            number,
+            f"the section title {title!r} has spaces around it",
+            f"write it as `## {title.strip()}`",
+        )
+    if title in titles:
+        raise _broken_file(
+            target,
+            number,
+            f"the section title {title!r} is already used on line {titles[title]}",
+            "section titles must be unique: rename one, or merge the two sections",
+        )
+
+
+def _check_body_line(
+    target: str, number: int, bare: str, previous_blank: bool, in_section: bool
+) -> None:
+    if _LOW_HEADING.match(bare):
+        raise _broken_file(
+            target,
+            number,
+            f"{_shown(bare)} is a level-1 heading or a `##` without a space",
+            "start a section with `## <title>`, or use `###` for a heading inside one",
+        )
+    if _SETEXT.match(bare) and not previous_blank:
+        raise _broken_file(
+            target,
+            number,
+            f"{_shown(bare)} under a line makes that line a heading",
+            "use `## <title>` or `###`, or put a blank line above it",
+        )
+    if not in_section and bare.strip():
+        raise _broken_file(
+            target,
+            number,
+            f"{_shown(bare)} is outside any section",
+            "put a `## <title>` heading above it (text belongs to a section)",
+        )
 
 
 def _section(target: str, number: int, lines: list[str]) -> Section:

@@ -83,6 +83,7 @@ class RunOutcome:
     job_state: str | None = None
     model_calls: int = 0
     recovered: list[str] = field(default_factory=list)
+    message: str | None = None  # why it failed, for a person (e.g. the file and line to fix)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -92,6 +93,7 @@ class RunOutcome:
             "jobState": self.job_state,
             "modelCalls": self.model_calls,
             "recovered": self.recovered,
+            "message": self.message,
         }
 
 
@@ -193,7 +195,7 @@ class _Run:
             outcome: Outcome = "committed" if new_docs else "ignored"
             return RunOutcome(outcome, job.id, None, "done", calls, recovered)
         except errors.TeamloreError as exc:
-            return self._failed(job, exc.code, calls, recovered)
+            return self._failed(job, exc.code, calls, recovered, exc.message)
         except Exception:  # an adapter bug must not lose the batch: it is retried
             return self._failed(job, errors.MODEL_CALL_FAILED.code, calls, recovered)
 
@@ -455,12 +457,19 @@ class _Run:
             failpoint("personal.writer.after_files")
             commit.apply_receipt(self.conn, receipt, now=self.now())
 
-    def _failed(self, job: queue.Job, code: str, calls: int, recovered: list[str]) -> RunOutcome:
+    def _failed(
+        self,
+        job: queue.Job,
+        code: str,
+        calls: int,
+        recovered: list[str],
+        message: str | None = None,
+    ) -> RunOutcome:
         # a receipt may exist if the files were published before the DB failed: finish it
         try:
             done = commit.recover_receipts(self.root, self.conn, now=self.now())
         except errors.TeamloreError as exc:
-            code, done = exc.code, []
+            code, message, done = exc.code, exc.message, []
         if job.id in done:
             return RunOutcome("committed", job.id, None, "done", calls, recovered + done)
         state = queue.fail(
@@ -471,7 +480,7 @@ class _Run:
             now=self.now(),
             permanent=code in PERMANENT_MODEL_CODES,
         )
-        return RunOutcome("failed", job.id, code, state, calls, recovered)
+        return RunOutcome("failed", job.id, code, state, calls, recovered, message)
 
 
 def _guard_imports(
