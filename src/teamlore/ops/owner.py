@@ -67,11 +67,15 @@ class OwnerContext:
         return self.identity.worktree_key
 
     def sync_projection(self, *, only_if_present: bool = False) -> None:
-        """Bring the approved projection up to date (glossary: projection). With
-        `only_if_present` a missing or symlinked memory tree is left for the caller to report
-        instead of refused."""
+        """Bring the approved projection up to date (glossary: projection), and the candidate
+        FTS to the current analyzer. With `only_if_present` a missing or symlinked memory tree
+        is left for the caller to report instead of refused."""
+        from teamlore.memory.extraction.staging import reanalyze_candidates
+        from teamlore.memory.extraction.tasks import Owner
         from teamlore.memory.store.layout import MEMORY_ROOT
         from teamlore.memory.store.projection import sync_approved_projection
+
+        reanalyze_candidates(self.state, Owner(self.repository_key, self.worktree_key))
 
         tree = self.worktree_root / MEMORY_ROOT
         if only_if_present and (not tree.is_dir() or tree.is_symlink()):

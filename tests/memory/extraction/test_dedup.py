@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from test_staging import OWNER, World, draft
 
-from teamlore.memory.extraction import dedup
+from teamlore.core.analyzer import ANALYZER_VERSION
+from teamlore.memory.extraction import dedup, staging
 from teamlore.memory.store.state_db import open_state_db
 
 
@@ -90,3 +91,28 @@ def test_other_owners_and_deprecated_entries_are_not_recalled(world: World) -> N
         drafts=[q("d", "squash fixup commits")],
     )
     assert other.recall_sets[0].ordered == ()
+
+
+def test_candidates_analyzed_by_an_older_analyzer_are_re_analyzed(world: World) -> None:
+    # dedup recall tokenizes drafts with the current analyzer; candidate documents written by an
+    # older one (here: no stemming) would never meet them until re-analyzed
+    task_id, ev = world.task("old")
+    world.stage(task_id, [draft("the exports failed on retries", [ev[0]])])
+    candidate = f"{task_id}-c1"
+    conn = world.conn
+    conn.execute(
+        "UPDATE candidate_fts SET searchable_text = 'the exports failed on retries' WHERE rowid = "
+        "(SELECT rowid FROM candidates WHERE candidate_id = ?)",
+        (candidate,),
+    )
+    conn.execute("UPDATE candidate_projection SET analyzer_version = 'teamlore-analyzer@1'")
+    generation = conn.execute("SELECT generation FROM candidate_projection").fetchone()[0]
+    probe = q("probe", "export failing retry")
+    assert recall(world, probe).recall_sets[0].ordered == ()  # old tokens: no match
+
+    assert staging.reanalyze_candidates(conn, OWNER) == 1
+    row = conn.execute("SELECT generation, analyzer_version FROM candidate_projection").fetchone()
+    assert tuple(row) == (generation + 1, ANALYZER_VERSION)
+    assert [h.id for h in recall(world, probe).recall_sets[0].ordered] == [candidate]
+    assert staging.reanalyze_candidates(conn, OWNER) == 0  # current: nothing to do
+    assert conn.execute("SELECT generation FROM candidate_projection").fetchone()[0] == row[0]

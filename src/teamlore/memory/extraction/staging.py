@@ -41,7 +41,7 @@ from teamlore.contracts.adjudication import (
 from teamlore.contracts.evidence import EVIDENCE_ASSESSMENT_FORMAT
 from teamlore.contracts.extraction import MAX_CANDIDATES_PER_BATCH, CandidateDraftBatch
 from teamlore.core import db, errors
-from teamlore.core.analyzer import analyze
+from teamlore.core.analyzer import ANALYZER_VERSION, analyze
 from teamlore.core.canonical import canonical_json, digest
 from teamlore.core.failpoints import failpoint
 from teamlore.memory.extraction import dedup, tasks
@@ -350,9 +350,39 @@ def insert_assessment(
     )
 
 
-def bump_candidate_generation(conn: sqlite3.Connection, owner: Owner) -> int:
-    from teamlore.core.analyzer import ANALYZER_VERSION
+def reanalyze_candidates(conn: sqlite3.Connection, owner: Owner) -> int:
+    """Re-analyze the owner's candidate FTS documents when another analyzer version wrote them
+    (`candidate_projection.analyzer_version`), as sync does for turns and the projection does
+    for approved memory: dedup recall tokenizes its queries with the current analyzer, so
+    old tokens would miss. Bumps the candidate generation (recall results may change).
+    Returns how many documents were re-analyzed; 0 and no write when they are current."""
+    where = "repository_key = ? AND worktree_key = ?"
+    key = (owner.repository_key, owner.worktree_key)
 
+    def stored() -> str | None:
+        row = conn.execute(
+            f"SELECT analyzer_version FROM candidate_projection WHERE {where}", key
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    if stored() in (None, ANALYZER_VERSION):
+        return 0
+    with db.write_tx(conn):
+        if stored() in (None, ANALYZER_VERSION):
+            return 0  # another process did it first
+        indexed = conn.execute(
+            "SELECT c.candidate_id, c.payload_json FROM candidates AS c"
+            " JOIN candidate_fts AS f ON f.rowid = c.rowid"
+            " WHERE c.repository_key = ? AND c.worktree_key = ? ORDER BY c.rowid",
+            key,
+        ).fetchall()
+        for candidate_id, payload_json in indexed:
+            index_candidate(conn, candidate_id, orjson.loads(payload_json))
+        bump_candidate_generation(conn, owner)
+    return len(indexed)
+
+
+def bump_candidate_generation(conn: sqlite3.Connection, owner: Owner) -> int:
     conn.execute(
         "INSERT INTO candidate_projection (repository_key, worktree_key, generation, "
         "analyzer_version, recall_algorithm_version) VALUES (?, ?, 1, ?, ?) "
