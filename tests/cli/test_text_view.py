@@ -98,13 +98,15 @@ def test_sessions_show_prints_every_fixture_turn_as_json_holds_it(fixtures_cli: 
 
 def test_sessions_search_prints_every_hit_as_json_holds_it(fixtures_cli: Cli) -> None:
     queries = {"release", "test", "theme", "image", "commit", "refactor", "存活率", "[id]", "grant"}
-    for session in [s for s in sessions(fixtures_cli) if s["turns"]][:12]:
+    for session in [s for s in sessions(fixtures_cli) if s["turns"]]:  # every fixture session
         first = fixtures_cli.json("sessions", "show", session["sessionKey"], "--turn", "1")
-        words = first["turns"][0]["user"].split()[:6] if first["turns"] else []
+        turn = first["turns"][0] if first["turns"] else {"user": "", "assistant": ""}
+        words = (turn["user"] or turn["assistant"]).split()[:6]
         queries.add(" ".join(words))
     for query in sorted(q for q in queries if q.strip()):
         result = fixtures_cli.json("sessions", "search", query)
         text = norm(fixtures_cli.text("sessions", "search", query))
+        assert text.count(" turn ") >= len(result["hits"])  # one line per hit, none dropped
         for hit in result["hits"]:
             assert f"turn {hit['turn']} ({hit['provider']}, score {hit['score']:.2f})" in text
             assert shown(hit["snippet"]) in text, (query, hit["snippet"])
@@ -121,9 +123,11 @@ def test_memory_search_prints_every_hit_as_json_holds_it(fixtures_cli: Cli, tmp_
         turns = fixtures_cli.json("sessions", "show", session["sessionKey"])["turns"]
         body = "\n".join(t["user"] + "\n" + t["assistant"] for t in turns[:2])[:1500]
         (entries / f"fixture-{number}.md").write_text(entry(f"fixture-{number}", body))
+    every = fixtures_cli.json("memory", "search", "fixture", "-r", str(repo), "-n", "100")
+    assert len(every["results"]) == len(sessions(fixtures_cli))  # every fixture's entry is shown
     for query in ("fixture", "image", "theme", "test", "commit", "[id]", "[bold]x[/]"):
-        result = fixtures_cli.json("memory", "search", query, "-r", str(repo), "-n", "50")
-        text = norm(fixtures_cli.text("memory", "search", query, "-r", str(repo), "-n", "50"))
+        result = fixtures_cli.json("memory", "search", query, "-r", str(repo), "-n", "100")
+        text = norm(fixtures_cli.text("memory", "search", query, "-r", str(repo), "-n", "100"))
         for hit in result["results"]:
             by = " + ".join({"lexical": "words", "vector": "meaning"}[p] for p in hit["matchedBy"])
             assert (
