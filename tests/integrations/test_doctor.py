@@ -105,7 +105,7 @@ def test_a_personal_document_broken_by_hand_is_named_with_its_line(
     personal = tmp_path / "state" / "personal"
     personal.mkdir(parents=True, mode=0o700)
     (personal / "preferences.md").write_text("# Preferences\n\nTabs, not spaces.\n")
-    code, report = doctor(user)
+    _, report = doctor(user)
     [check] = by_check(report)["personal"]
     assert check["status"] == "fail"
     assert check["message"].startswith("PERSONAL_DOCUMENT_INVALID: preferences.md:3: ")
