@@ -8,10 +8,15 @@ budget (`teamlore.cli.hook_runner`). Everything else goes to `teamlore.cli.main`
 
 from __future__ import annotations
 
+import os
 import sys
 
 
 def main() -> None:
+    # hybrid search multiplies one query vector by the memory's vectors (docs/hybrid-search.md):
+    # too small a product for BLAS worker threads, whose spinning after the work slows what
+    # follows on a busy machine; a user's own setting wins
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     args = sys.argv[1:]
     if args[:2] == ["hook", "session-start"] and "--help" not in args:
         from teamlore.cli.hook_runner import exit_now, run_from_argv

@@ -59,6 +59,7 @@ BUNDLED_TENSOR = "embedding.weight"
 # a text's first 16 KiB carry its meaning for a mean of token vectors; the cap bounds the work
 MAX_EMBED_CHARS = 16 * 1024
 ENDPOINT_BATCH = 64  # inputs per /embeddings request
+SMALL_BATCH = 16  # texts tokenized on the calling thread
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,8 +152,13 @@ class BundledEmbedder:
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
-        encodings = self._tokenizer.encode_batch(
-            [t[:MAX_EMBED_CHARS] for t in texts], add_special_tokens=False
+        cut = [t[:MAX_EMBED_CHARS] for t in texts]
+        # a few texts (a query) are encoded on this thread: the batch encoder's worker threads
+        # keep spinning after their work and slow the matrix product that follows
+        encodings = (
+            [self._tokenizer.encode(t, add_special_tokens=False) for t in cut]
+            if len(cut) <= SMALL_BATCH
+            else self._tokenizer.encode_batch(cut, add_special_tokens=False)
         )
         last = self._table.shape[0] - 1
         for row, encoding in enumerate(encodings):

@@ -528,10 +528,12 @@ def _stage(stores: Any, ctx: OpContext, kind: str, document: dict[str, Any]) -> 
     from teamlore.memory.extraction.staging import RecallTaskSources, stage_draft_batch
     from teamlore.ops.session_ops import SYNC_LOCK
     from teamlore.ops.stage_ops import SYNC_LOCK_WAIT_SECONDS
+    from teamlore.ops.vectors import recall_embedder
 
     owner = _memory_owner(stores.identity)
     try:
         if kind == "extraction":
+            embedder = recall_embedder(ctx, stores)
             lock = resolve_home(ctx.home) / SYNC_LOCK
             with file_lock(lock, wait_seconds=SYNC_LOCK_WAIT_SECONDS, what="a sync"):
                 return stage_draft_batch(
@@ -541,6 +543,7 @@ def _stage(stores: Any, ctx: OpContext, kind: str, document: dict[str, Any]) -> 
                     sources=RecallTaskSources(
                         stores.index, stores.state, stores.identity, home=ctx.home
                     ),
+                    embedder=embedder,
                 )
         if kind == "consolidation":
             from teamlore.memory.consolidation.staging import stage_patch

@@ -85,9 +85,11 @@ def _stage_drafts(ctx: OpContext, document: dict[str, Any]) -> dict[str, Any]:
     from teamlore.memory.extraction.tasks import Owner
     from teamlore.ops.owner import open_owner
     from teamlore.ops.session_ops import SYNC_LOCK
+    from teamlore.ops.vectors import recall_embedder
 
     with open_owner(ctx, sessions=True) as stores:
         stores.sync_projection()
+        embedder = recall_embedder(ctx, stores)
         identity = stores.identity
         lock = resolve_home(ctx.home) / SYNC_LOCK
         with file_lock(lock, wait_seconds=SYNC_LOCK_WAIT_SECONDS, what="a sync"):
@@ -96,6 +98,7 @@ def _stage_drafts(ctx: OpContext, document: dict[str, Any]) -> dict[str, Any]:
                 document,
                 owner=Owner(identity.repository_key, identity.worktree_key),
                 sources=RecallTaskSources(stores.index, stores.state, identity, home=ctx.home),
+                embedder=embedder,
             )
 
 

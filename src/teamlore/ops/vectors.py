@@ -44,3 +44,24 @@ def _embedding_progress(ctx: OpContext) -> Callable[[int, int], None] | None:
     if report is None:
         return None
     return lambda done, total: report(done, total, "embedding memory")
+
+
+def recall_embedder(ctx: OpContext, owner: OwnerContext) -> Embedder | None:
+    """The embedder for staging drafts (dedup recall `recall-hybrid-rrf@1`), with the owner's
+    approved and live candidate vectors up to date; None when embeddings are off or fail (the
+    recall is then `recall-rrf@1`, lexical)."""
+    from teamlore.memory.extraction.dedup import sync_candidate_vectors
+
+    embedder, _ = memory_vectors(ctx, owner)
+    if embedder is None:
+        return None
+    try:
+        sync_candidate_vectors(
+            owner.state,
+            repository_key=owner.repository_key,
+            worktree_key=owner.worktree_key,
+            embedder=embedder,
+        )
+    except errors.TeamloreError:
+        return None
+    return embedder

@@ -16,8 +16,13 @@ from teamlore.memory.store.layout import init_tree
 from teamlore.memory.store.projection import sync_approved_projection
 from teamlore.memory.store.search import SearchResult, VectorPath, search_memory
 from teamlore.memory.store.state_db import open_state_db
-from teamlore.memory.store.vectors import rank_approved, sync_approved_vectors
-from teamlore.models.embeddings import EndpointEmbedder, bundled_embedder
+from teamlore.memory.store.vectors import (
+    from_blobs,
+    rank_approved,
+    sync_approved_vectors,
+    to_blobs,
+)
+from teamlore.models.embeddings import EndpointEmbedder, bundled_embedder, normalize_rows
 from teamlore.models.openai_compat import OpenAICompatClient
 
 REPO = "a1" * 12
@@ -108,14 +113,38 @@ def test_every_document_is_embedded_once_and_rebuilds_keep_unchanged_vectors(
     assert tree.conn.execute("SELECT count(*) FROM approved_vectors").fetchone()[0] == 4
 
 
-def test_vectors_are_unit_float16_blobs_tagged_with_their_space(tree: Worktree) -> None:
+def test_vectors_are_quantized_blobs_tagged_with_their_space(tree: Worktree) -> None:
     tree.embed()
     rows = tree.conn.execute("SELECT space, vector FROM approved_vectors").fetchall()
     assert {row[0] for row in rows} == {bundled_embedder().space.key}
-    for _, blob in rows:
-        assert len(blob) == 256 * 2
-        vector = np.frombuffer(blob, dtype="<f2").astype(np.float32)
-        assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-2
+    assert {len(row[1]) for row in rows} == {4 + 256}  # float32 scale + int8 per dimension
+    rng = np.random.default_rng(7)
+    vectors = normalize_rows(rng.standard_normal((50, 256)))
+    restored = from_blobs(to_blobs(vectors))
+    assert float(np.abs(restored - vectors).max()) < 0.002
+    assert float(np.abs((restored * vectors).sum(axis=1) - 1.0).max()) < 2e-3
+
+
+def test_a_search_reads_the_pack_or_the_rows_with_the_same_ranking(tree: Worktree) -> None:
+    tree.embed()
+    query = bundled_embedder().embed([PARAPHRASE])[0]
+
+    def ranking() -> list[tuple[int, float]]:
+        return rank_approved(
+            tree.conn,
+            repository_key=REPO,
+            worktree_key=WORKTREE,
+            space=bundled_embedder().space.key,
+            query=query,
+            limit=10,
+            min_similarity=-1.0,
+        )
+
+    from_pack = ranking()
+    packs = tree.conn.execute("SELECT generation, dimensions FROM approved_vector_packs").fetchall()
+    assert [tuple(p) for p in packs] == [(1, 256)]
+    tree.conn.execute("DELETE FROM approved_vector_packs")
+    assert ranking() == from_pack and len(from_pack) == 4
 
 
 def test_hybrid_search_finds_a_paraphrase_that_lexical_search_misses(tree: Worktree) -> None:

@@ -46,7 +46,6 @@ from teamlore.core.failpoints import failpoint
 from teamlore.memory.extraction import dedup, staging, tasks
 from teamlore.memory.extraction.staging import DraftRow
 from teamlore.memory.extraction.tasks import Claim, Owner, Task
-from teamlore.memory.store.state_db import RECALL_ALGORITHM_VERSION
 
 MAX_INVALID_ATTEMPTS = 2  # one retry, then `adjudication: failed`
 _SAVEPOINT = "adjudication_apply"
@@ -329,7 +328,7 @@ def _apply(
         "consumed": consumed,
         "candidateGeneration": generation,
         "recallComparison": {
-            "recallAlgorithmVersion": RECALL_ALGORITHM_VERSION,
+            "recallAlgorithmVersion": recall.algorithm,
             "resultSetDigest": recall.result_set_digest,
         },
         "next": "Review the quarantined candidates with the user (memory review)."

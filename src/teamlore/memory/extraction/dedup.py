@@ -15,9 +15,18 @@ Per draft (docs/extraction.md "stage: drafts, dedup, adjudication"):
 4. fusion: reciprocal rank fusion, score = Σ 1/(60 + rank) over the lists an item appears in,
    ties broken by (sourceKind, id); top k (5) with final ranks 1..k.
 
-The two corpora's raw BM25 scores are never compared. The result carries both projections'
-provenance, the recall query digest, the result-set digest over every draft's ordered hits
-`{draftRef, rank, sourceKind, id, revision, contentDigest, state}` and the union pool.
+`recall-hybrid-rrf@1` (docs/hybrid-search.md) adds two embedding rankings per draft when every
+draft has a stored vector (`candidate_vectors`, written when it was staged) of one space: the
+owner's approved entries (`approved_vectors`) and the other live entry candidates with a vector
+in that space, each by cosine similarity to the draft's vector, top 3×k at cosine ≥ 0.1; all
+four lists are fused by the same RRF. A draft that says the same thing in other words is then
+recalled although it shares no selective term. The recall reads stored vectors only, so the
+rerun at submit time gives the same result set on the same database; without vectors (lexical
+search asked for, embeddings off or unavailable) it is `recall-rrf@1` exactly.
+
+The corpora's raw BM25 scores and similarities are never compared. The result carries both
+projections' provenance, the recall query digest, the result-set digest over every draft's
+ordered hits `{draftRef, rank, sourceKind, id, revision, contentDigest, state}` and the pool.
 """
 
 from __future__ import annotations
@@ -27,10 +36,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, cast
 
+import numpy as np
+import orjson
+
 from teamlore.contracts import digests
 from teamlore.contracts._base import Owner as ContractOwner
+from teamlore.core import db, errors
 from teamlore.core.analyzer import ANALYZER_VERSION, fts_query
+from teamlore.memory.store.search import MIN_SIMILARITY
 from teamlore.memory.store.state_db import RECALL_ALGORITHM_VERSION
+from teamlore.memory.store.vectors import best, embed_in_batches, from_blobs, rank_approved
+from teamlore.models.embeddings import Embedder
+
+RECALL_HYBRID_VERSION = "recall-hybrid-rrf@1"
 
 SourceKind = Literal["approved", "candidate"]
 
@@ -106,6 +124,7 @@ class ProjectionProvenance:
 
 @dataclass(frozen=True, slots=True)
 class RecallResult:
+    algorithm: str  # recall-rrf@1 (lexical) | recall-hybrid-rrf@1 (lexical + vectors)
     k: int
     recall_sets: tuple[RecallSet, ...]
     pool: tuple[PoolItem, ...]  # union of every hit, sorted by (sourceKind, id)
@@ -187,9 +206,17 @@ def recall_rrf(
     items: dict[tuple[SourceKind, str], PoolItem] = {}
     sets: list[RecallSet] = []
     approved, candidate = _Side(conn, "approved_fts"), _Side(conn, "candidate_fts")
+    vectors = _DraftVectors.load(conn, owner, drafts)
+    algorithm = RECALL_ALGORITHM_VERSION if vectors is None else RECALL_HYBRID_VERSION
     for draft in drafts:
         terms = query_terms(draft.text)
         scores: dict[tuple[SourceKind, str], float] = {}
+        if vectors is not None:
+            for hits in vectors.rankings(conn, owner, draft.candidate_id, fetch):
+                for rank, item in enumerate(hits, start=1):
+                    key_: tuple[SourceKind, str] = (item.source_kind, item.id)
+                    items.setdefault(key_, item)
+                    scores[key_] = scores.get(key_, 0.0) + 1.0 / (RRF_K + rank)
         approved_match, candidate_match = approved.match(terms), candidate.match(terms)
         if approved_match:
             for rank, item in enumerate(
@@ -215,17 +242,23 @@ def recall_rrf(
     used = {(h.source_kind, h.id) for s in sets for h in s.ordered}
     pool = tuple(items[key] for key in sorted(used))
     return RecallResult(
+        algorithm=algorithm,
         k=k,
         recall_sets=tuple(sets),
         pool=pool,
         approved_projection=_approved_provenance(conn, owner),
         candidate_projection=_candidate_provenance(conn, owner),
-        recall_query_digest=recall_query_digest(owner, drafts, k),
+        recall_query_digest=recall_query_digest(owner, drafts, k, algorithm),
         result_set_digest=result_set_digest(sets, items),
     )
 
 
-def recall_query_digest(owner: tuple[str, str], drafts: Sequence[DraftQuery], k: int) -> str:
+def recall_query_digest(
+    owner: tuple[str, str],
+    drafts: Sequence[DraftQuery],
+    k: int,
+    algorithm: str = RECALL_ALGORITHM_VERSION,
+) -> str:
     return digests.recall_query_digest(
         k=k,
         # any object with repository_key/worktree_key: teamlore keys are not all hex64
@@ -238,7 +271,7 @@ def recall_query_digest(owner: tuple[str, str], drafts: Sequence[DraftQuery], k:
             }
             for d in drafts
         ],
-        algorithm=RECALL_ALGORITHM_VERSION,
+        algorithm=algorithm,
     )
 
 
@@ -252,47 +285,206 @@ def result_set_digest(
     )
 
 
+_APPROVED_ITEM = "e.entry_id, e.revision, e.content_digest, e.status, e.body_text, e.title"
+_CANDIDATE_ITEM = (
+    "c.candidate_id, c.revision, c.content_digest, c.status, "
+    "json_extract(c.payload_json, '$.content')"
+)
+_LIVE_ENTRY_CANDIDATES = (
+    "c.repository_key = ? AND c.worktree_key = ? "
+    "AND c.candidate_kind = 'entry' AND c.status IN ('draft', 'quarantined')"
+)
+
+
+def _approved_item(row: Sequence[Any]) -> PoolItem:
+    return PoolItem("approved", row[0], int(row[1]), row[2], row[3], _summary(row[4] or row[5]))
+
+
+def _candidate_item(row: Sequence[Any]) -> PoolItem:
+    return PoolItem("candidate", row[0], int(row[1]), row[2], row[3], _summary(row[4] or ""))
+
+
 def _approved_hits(
     conn: sqlite3.Connection, owner: tuple[str, str], match: str, limit: int
 ) -> list[PoolItem]:
     rows = conn.execute(
-        "SELECT e.entry_id, e.revision, e.content_digest, e.status, e.body_text, e.title "
+        f"SELECT {_APPROVED_ITEM} "
         "FROM approved_fts JOIN approved_entries AS e ON e.id = approved_fts.rowid "
         "WHERE approved_fts MATCH ? AND e.repository_key = ? AND e.worktree_key = ? "
         "AND e.kind = 'entry' AND e.status = 'approved' "
         "ORDER BY bm25(approved_fts), e.entry_id LIMIT ?",
         (match, *owner, limit),
     ).fetchall()
-    return [
-        PoolItem(
-            "approved",
-            row[0],
-            int(row[1]),
-            row[2],
-            row[3],
-            _summary(row[4] or row[5]),
-        )
-        for row in rows
-    ]
+    return [_approved_item(row) for row in rows]
 
 
 def _candidate_hits(
     conn: sqlite3.Connection, owner: tuple[str, str], match: str, limit: int, own_id: str
 ) -> list[PoolItem]:
     rows = conn.execute(
-        "SELECT c.candidate_id, c.revision, c.content_digest, c.status, "
-        "json_extract(c.payload_json, '$.content') "
+        f"SELECT {_CANDIDATE_ITEM} "
         "FROM candidate_fts JOIN candidates AS c ON c.rowid = candidate_fts.rowid "
-        "WHERE candidate_fts MATCH ? AND c.repository_key = ? AND c.worktree_key = ? "
-        "AND c.candidate_kind = 'entry' AND c.status IN ('draft', 'quarantined') "
-        "AND c.candidate_id <> ? "
+        f"WHERE candidate_fts MATCH ? AND {_LIVE_ENTRY_CANDIDATES} AND c.candidate_id <> ? "
         "ORDER BY bm25(candidate_fts), c.candidate_id LIMIT ?",
         (match, *owner, own_id, limit),
     ).fetchall()
-    return [
-        PoolItem("candidate", row[0], int(row[1]), row[2], row[3], _summary(row[4] or ""))
-        for row in rows
-    ]
+    return [_candidate_item(row) for row in rows]
+
+
+# --------------------------------------------------------------------------------------------
+# the embedding side (recall-hybrid-rrf@1)
+
+
+class _DraftVectors:
+    """The drafts' stored vectors (one space) and the live candidates' vectors in that space."""
+
+    def __init__(self, space: str, drafts: dict[str, np.ndarray], candidates: list[Any]) -> None:
+        self.space = space
+        self.drafts = drafts
+        self.candidate_ids = [row[0] for row in candidates]
+        self.candidate_matrix = from_blobs([row[1] for row in candidates])
+
+    @classmethod
+    def load(
+        cls, conn: sqlite3.Connection, owner: tuple[str, str], drafts: Sequence[DraftQuery]
+    ) -> _DraftVectors | None:
+        """None unless every draft has a current vector and all are of one space."""
+        if not drafts:
+            return None
+        marks = ", ".join("?" * len(drafts))
+        rows = conn.execute(
+            "SELECT v.candidate_id, v.space, v.vector FROM candidate_vectors AS v "
+            "JOIN candidates AS c ON c.candidate_id = v.candidate_id "
+            f"WHERE v.content_digest = c.content_digest AND v.candidate_id IN ({marks})",
+            [d.candidate_id for d in drafts],
+        ).fetchall()
+        spaces = {row[1] for row in rows}
+        if len(rows) != len({d.candidate_id for d in drafts}) or len(spaces) != 1:
+            return None
+        space = spaces.pop()
+        candidates = conn.execute(
+            "SELECT v.candidate_id, v.vector FROM candidate_vectors AS v "
+            "JOIN candidates AS c ON c.candidate_id = v.candidate_id "
+            f"WHERE {_LIVE_ENTRY_CANDIDATES} AND v.space = ? "
+            "AND v.content_digest = c.content_digest ORDER BY v.candidate_id",
+            (*owner, space),
+        ).fetchall()
+        vectors = dict(zip([r[0] for r in rows], from_blobs([r[2] for r in rows]), strict=True))
+        return cls(space, vectors, candidates)
+
+    def rankings(
+        self, conn: sqlite3.Connection, owner: tuple[str, str], own_id: str, limit: int
+    ) -> tuple[list[PoolItem], list[PoolItem]]:
+        """The approved and the candidate embedding rankings of one draft."""
+        query = self.drafts[own_id]
+        approved = rank_approved(
+            conn,
+            repository_key=owner[0],
+            worktree_key=owner[1],
+            space=self.space,
+            query=query,
+            limit=limit,
+            min_similarity=MIN_SIMILARITY,
+            entries_only=True,
+            include_deprecated=False,
+        )
+        others = np.asarray(
+            [i for i, cid in enumerate(self.candidate_ids) if cid != own_id], dtype=np.int64
+        )
+        scores = self.candidate_matrix[others] @ query if len(others) else np.zeros(0)
+        similar = best(others, scores, limit, MIN_SIMILARITY)
+        return (
+            _items_by_id(conn, "approved", [i for i, _ in approved]),
+            _items_by_id(conn, "candidate", [self.candidate_ids[i] for i, _ in similar]),
+        )
+
+
+def _items_by_id(conn: sqlite3.Connection, kind: SourceKind, keys: Sequence[Any]) -> list[PoolItem]:
+    """Pool items for approved rows (by approved_entries.id) or candidates (by id), in order."""
+    if not keys:
+        return []
+    marks = ", ".join("?" * len(keys))
+    if kind == "approved":
+        rows = conn.execute(
+            f"SELECT e.id, {_APPROVED_ITEM} FROM approved_entries AS e WHERE e.id IN ({marks})",
+            list(keys),
+        ).fetchall()
+        found = {row[0]: _approved_item(row[1:]) for row in rows}
+    else:
+        rows = conn.execute(
+            f"SELECT {_CANDIDATE_ITEM} FROM candidates AS c WHERE c.candidate_id IN ({marks})",
+            list(keys),
+        ).fetchall()
+        found = {row[0]: _candidate_item(row) for row in rows}
+    return [found[key] for key in keys]
+
+
+def embed_candidates(
+    conn: sqlite3.Connection, candidate_ids: Sequence[str], embedder: Embedder
+) -> int:
+    """Store the vectors of these entry candidates (their draft text) in the embedder's space,
+    in the caller's transaction. Raises what the embedder raises."""
+    marks = ", ".join("?" * len(candidate_ids))
+    rows = conn.execute(
+        "SELECT candidate_id, content_digest, payload_json FROM candidates "
+        f"WHERE candidate_kind = 'entry' AND candidate_id IN ({marks}) ORDER BY candidate_id",
+        list(candidate_ids),
+    ).fetchall()
+    blobs = embed_in_batches(embedder, [draft_text(orjson.loads(row[2])) for row in rows])
+    _store_candidate_vectors(conn, rows, blobs, embedder.space.key)
+    return len(rows)
+
+
+def sync_candidate_vectors(
+    conn: sqlite3.Connection, *, repository_key: str, worktree_key: str, embedder: Embedder
+) -> int:
+    """Embed the owner's live entry candidates that have no current vector in the embedder's
+    space (an edited or merged candidate, or a change of model). Embeds outside a transaction;
+    writes only candidates whose content is still the embedded one. Raises what the embedder
+    raises (nothing is written then)."""
+    space = embedder.space.key
+    rows = conn.execute(
+        "SELECT c.candidate_id, c.content_digest, c.payload_json FROM candidates AS c "
+        "LEFT JOIN candidate_vectors AS v ON v.candidate_id = c.candidate_id "
+        "AND v.content_digest = c.content_digest AND v.space = ? "
+        f"WHERE {_LIVE_ENTRY_CANDIDATES} AND v.candidate_id IS NULL ORDER BY c.candidate_id",
+        (space, repository_key, worktree_key),
+    ).fetchall()
+    if not rows:
+        return 0
+    blobs = embed_in_batches(embedder, [draft_text(orjson.loads(row[2])) for row in rows])
+    with db.write_tx(conn):
+        _store_candidate_vectors(conn, rows, blobs, space)
+    return len(rows)
+
+
+def _store_candidate_vectors(
+    conn: sqlite3.Connection, rows: Sequence[Any], blobs: Sequence[bytes], space: str
+) -> None:
+    conn.executemany(
+        "INSERT INTO candidate_vectors (candidate_id, content_digest, space, vector) "
+        "SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM candidates "
+        "WHERE candidate_id = ? AND content_digest = ?) "
+        "ON CONFLICT (candidate_id) DO UPDATE SET content_digest = excluded.content_digest, "
+        "space = excluded.space, vector = excluded.vector",
+        (
+            (row[0], row[1], space, blob, row[0], row[1])
+            for row, blob in zip(rows, blobs, strict=True)
+        ),
+    )
+
+
+def try_embed_candidates(
+    conn: sqlite3.Connection, candidate_ids: Sequence[str], embedder: Embedder | None
+) -> None:
+    """`embed_candidates`, or nothing when there is no embedder or it fails (recall is then
+    lexical: `recall-rrf@1`)."""
+    if embedder is None or not candidate_ids:
+        return
+    try:
+        embed_candidates(conn, candidate_ids, embedder)
+    except errors.TeamloreError:
+        return
 
 
 def _summary(text: str) -> str:

@@ -48,6 +48,7 @@ from teamlore.memory.extraction import dedup, tasks
 from teamlore.memory.extraction.prompts.adjudication import ADJUDICATION_PROMPT
 from teamlore.memory.extraction.tasks import Owner, Task
 from teamlore.memory.store.state_db import RECALL_ALGORITHM_VERSION, memory_state_uuid
+from teamlore.models.embeddings import Embedder
 
 STAGE_FORMAT = "threadshare-memory-agent-stage@v1"
 STRENGTHS = ("direct", "observed", "candidate", "contextual", "unknown")  # strongest first
@@ -426,7 +427,7 @@ def adjudication_binding(
         "draftBatchDigest": digests.draft_batch_digest([d.as_adjudication_draft() for d in drafts]),
         "approvedProjection": recall.approved_projection.to_json(),
         "candidateProjection": recall.candidate_projection.to_json(),
-        "recallAlgorithmVersion": RECALL_ALGORITHM_VERSION,
+        "recallAlgorithmVersion": recall.algorithm,
         "recallQueryDigest": recall.recall_query_digest,
         "resultSetDigest": recall.result_set_digest,
         "poolItemRevisions": recall.pool_item_revisions(),
@@ -496,7 +497,7 @@ def issue_adjudication_task(
 
 def recall_comparison(recall: dedup.RecallResult) -> dict[str, Any]:
     return {
-        "recallAlgorithmVersion": RECALL_ALGORITHM_VERSION,
+        "recallAlgorithmVersion": recall.algorithm,
         "recallSets": [s.to_json() for s in recall.recall_sets],
         "pool": [p.to_json() for p in recall.pool],
         "resultSetDigest": recall.result_set_digest,
@@ -516,8 +517,10 @@ def stage_draft_batch(
     sources: TaskSources,
     claim_token: str | None = None,
     now: int | None = None,
+    embedder: Embedder | None = None,
 ) -> dict[str, Any]:
-    """Stage, first call. Returns the stage response (see module doc)."""
+    """Stage, first call. Returns the stage response (see module doc). With `embedder` the
+    drafts are embedded as they are written, so their dedup recall is `recall-hybrid-rrf@1`."""
     batch = parse_draft_batch(document)
     response_digest = digests.response_digest(document)
     moment = tasks.now_ms() if now is None else now
@@ -553,7 +556,7 @@ def stage_draft_batch(
         index = sources.evidence_index(task)
         check_citations(batch, index)
         claim = tasks.acquire(conn, task.task_id, claim_token=claim_token, now=moment)
-        outcome = _write_drafts(conn, owner, task, batch, index, response_digest, moment)
+        outcome = _write_drafts(conn, owner, task, batch, index, response_digest, moment, embedder)
         failpoint("memory.stage.before-commit")
         tasks.record_submission(conn, claim, response_digest, outcome, now=moment)
     return {**outcome, "idempotent": False}
@@ -567,6 +570,7 @@ def _write_drafts(
     index: Mapping[str, EvidenceRecord],
     response_digest: str,
     now: int,
+    embedder: Embedder | None = None,
 ) -> dict[str, Any]:
     assert task.chunk_ref is not None
     assessments: list[dict[str, Any]] = []
@@ -600,6 +604,7 @@ def _write_drafts(
     bump_candidate_generation(conn, owner)
     conn.execute("UPDATE chunks SET status = 'drafted' WHERE chunk_ref = ?", (task.chunk_ref,))
     drafts = load_drafts(conn, task.task_id)
+    dedup.try_embed_candidates(conn, [d.candidate_id for d in drafts], embedder)
     adjudication_task, recall = issue_adjudication_task(
         conn,
         owner=owner,

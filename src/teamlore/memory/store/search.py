@@ -39,7 +39,7 @@ from teamlore.core.analyzer import (
 from teamlore.core.strict import WIRE
 from teamlore.memory.store.layout import MEMORY_ROOT
 from teamlore.memory.store.projection import Coverage, Kind
-from teamlore.memory.store.vectors import rank_approved
+from teamlore.memory.store.vectors import load_approved
 from teamlore.models.embeddings import Embedder
 
 MAX_QUERY_CHARS = 1024
@@ -210,26 +210,16 @@ def _vector_ranking(
         query_vector = embedder.embed([query])[0]
     except errors.TeamloreError as exc:
         return VectorPath(ran=False, space=space, reason=exc.message, code=exc.code), []
-    documents = int(
-        conn.execute(
-            "SELECT count(*) FROM approved_vectors WHERE repository_key = ? AND worktree_key = ? "
-            "AND space = ?",
-            (*owner, space),
-        ).fetchone()[0]
-    )
-    if documents == 0:
+    stored = load_approved(conn, owner, space)
+    if stored.count == 0:
         return VectorPath(ran=False, space=space, reason="no document has a vector yet"), []
-    ranking = rank_approved(
-        conn,
-        repository_key=owner[0],
-        worktree_key=owner[1],
-        space=space,
-        query=query_vector,
+    ranking = stored.rank(
+        query_vector,
         limit=VECTOR_DEPTH,
         min_similarity=MIN_SIMILARITY,
         include_deprecated=include_deprecated,
     )
-    return VectorPath(ran=True, space=space, documents=documents), ranking
+    return VectorPath(ran=True, space=space, documents=stored.count), ranking
 
 
 def _fused(

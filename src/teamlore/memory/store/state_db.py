@@ -340,7 +340,7 @@ CREATE TABLE candidate_discards (
 # embedding vectors for hybrid search (memory/store/vectors.py, docs/hybrid-search.md): one per
 # approved document, keyed like the document and bound to its content digest, so a rebuilt
 # projection keeps them; one per live entry candidate. `space` names the backend and model;
-# `vector` is little-endian float16, unit length. Derived: deleting a row only re-embeds it.
+# `vector` was little-endian float16 (replaced in V6). Derived: deleting a row only re-embeds it.
 VECTORS_V5 = f"""
 CREATE TABLE approved_vectors ({_OWNER}
   kind TEXT NOT NULL,
@@ -359,12 +359,48 @@ CREATE TABLE candidate_vectors (
 );
 """
 
+# vectors are stored quantized (a float32 scale + one int8 per dimension) and each owner's
+# current vectors also as one pack (memory/store/vectors.py): the float16 tables of V5 are
+# derived data, dropped and re-embedded on the next search
+VECTOR_PACKS_V6 = f"""
+DROP TABLE approved_vectors;
+DROP TABLE candidate_vectors;
+
+CREATE TABLE approved_vectors ({_OWNER}
+  kind TEXT NOT NULL,
+  entry_id TEXT NOT NULL,
+  content_digest TEXT NOT NULL CHECK {_hex("content_digest", 64)},
+  space TEXT NOT NULL CHECK (space <> ''),
+  vector BLOB NOT NULL CHECK (length(vector) > 4),
+  PRIMARY KEY (repository_key, worktree_key, kind, entry_id)
+);
+
+CREATE TABLE candidate_vectors (
+  candidate_id TEXT PRIMARY KEY REFERENCES candidates(candidate_id) ON DELETE CASCADE,
+  content_digest TEXT NOT NULL CHECK {_hex("content_digest", 64)},
+  space TEXT NOT NULL CHECK (space <> ''),
+  vector BLOB NOT NULL CHECK (length(vector) > 4)
+);
+
+CREATE TABLE approved_vector_packs ({_OWNER}
+  space TEXT NOT NULL CHECK (space <> ''),
+  generation INTEGER NOT NULL CHECK (generation >= 0),
+  dimensions INTEGER NOT NULL CHECK (dimensions >= 0),
+  ids BLOB NOT NULL,      -- approved_entries.id, int64 little-endian, ascending
+  flags BLOB NOT NULL,    -- one byte per row: 1 = entry, 2 = deprecated
+  scales BLOB NOT NULL,   -- float32 little-endian per row
+  vectors BLOB NOT NULL,  -- int8, rows x dimensions
+  PRIMARY KEY (repository_key, worktree_key)
+);
+"""
+
 MIGRATIONS: list[str] = [
     SCHEMA_V1,
     PROMOTION_PROGRESS_V2,
     CONSOLIDATION_RUNS_V3,
     DISCARD_REASONS_V4,
     VECTORS_V5,
+    VECTOR_PACKS_V6,
 ]
 
 TABLES = (
@@ -392,6 +428,7 @@ TABLES = (
     "consolidation_run_entries",
     "approved_vectors",
     "candidate_vectors",
+    "approved_vector_packs",
 )
 
 

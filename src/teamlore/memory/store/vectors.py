@@ -8,9 +8,12 @@ model changed) is replaced, never compared. Embedding runs outside any transacti
 may be slow); the write transaction then stores only vectors whose document is still projected
 with the same digest.
 
-`rank_approved` is a brute-force cosine scan in numpy: the owner's vectors are read as one
-float16 matrix and multiplied by the query vector. At 10k documents this is a few milliseconds
-(bench/bench_embeddings.py), well below what an index would save.
+A vector is stored quantized: a float32 scale, then one int8 per dimension (`value / scale *
+127`, rounded) — 260 bytes for the bundled model's 256 dimensions; cosine similarities move by
+about 0.002. Besides one row per document, the sync keeps one *pack* per owner: the current
+projection generation's vectors as one int8 matrix with their row ids, kinds and scales, so a
+search reads one row and scans it with one matrix product (bench/bench_embeddings.py). When the
+pack is missing or of another generation, the rows are read instead: same vectors, same ranking.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import orjson
@@ -27,8 +31,9 @@ from teamlore.core import db
 from teamlore.memory.store.projection import document_text
 from teamlore.models.embeddings import Embedder, Vectors
 
-VECTOR_DTYPE = np.dtype("<f2")  # little-endian float16: 512 bytes for 256 dimensions
 EMBED_BATCH = 256  # documents per embed call (bounds memory; progress is reported per batch)
+_SCALE = np.dtype("<f4")
+_ENTRY, _DEPRECATED = 1, 2  # pack flags
 
 Progress = Callable[[int, int], None]  # (documents embedded so far, documents to embed)
 
@@ -40,16 +45,40 @@ class VectorSync:
     total: int  # approved documents of the owner with a vector in `space` afterwards
 
 
-def to_blob(vector: NDArray[np.floating]) -> bytes:
-    return np.asarray(vector, dtype=VECTOR_DTYPE).tobytes()
+# --------------------------------------------------------------------------------------------
+# the stored form
+
+
+def quantize(vectors: NDArray[np.floating]) -> tuple[NDArray[np.float32], NDArray[np.int8]]:
+    """Per row: the largest magnitude as scale, and the row as int8 in [-127, 127]."""
+    rows = np.asarray(vectors, dtype=np.float32)
+    scales = np.abs(rows).max(axis=1) if rows.size else np.zeros(len(rows), dtype=np.float32)
+    safe = np.where(scales > 0, scales, 1.0).astype(np.float32)
+    values = np.rint(rows / safe[:, None] * 127).astype(np.int8)
+    return scales.astype(np.float32), values
+
+
+def to_blobs(vectors: NDArray[np.floating]) -> list[bytes]:
+    scales, values = quantize(vectors)
+    return [
+        scale.astype(_SCALE).tobytes() + row.tobytes()
+        for scale, row in zip(scales, values, strict=True)
+    ]
+
+
+def split_blobs(blobs: Sequence[bytes]) -> tuple[NDArray[np.float32], NDArray[np.int8]]:
+    """Stored vectors of one space (so one length) → their scales and int8 rows."""
+    if not blobs:
+        return np.zeros(0, dtype=np.float32), np.zeros((0, 0), dtype=np.int8)
+    raw = np.frombuffer(b"".join(blobs), dtype=np.uint8).reshape(len(blobs), -1)
+    scales = raw[:, :4].copy().view(_SCALE).reshape(-1).astype(np.float32)
+    return scales, np.ascontiguousarray(raw[:, 4:]).view(np.int8)
 
 
 def from_blobs(blobs: Sequence[bytes]) -> Vectors:
-    """Stored vectors (one space, so one length) → a float32 matrix, one row per blob."""
-    if not blobs:
-        return np.zeros((0, 0), dtype=np.float32)
-    flat = np.frombuffer(b"".join(blobs), dtype=VECTOR_DTYPE)
-    return flat.reshape(len(blobs), -1).astype(np.float32)
+    """Stored vectors → a float32 matrix, one row per blob."""
+    scales, values = split_blobs(blobs)
+    return values.astype(np.float32) * (scales / np.float32(127))[:, None]
 
 
 def embed_in_batches(
@@ -57,11 +86,14 @@ def embed_in_batches(
 ) -> list[bytes]:
     blobs: list[bytes] = []
     for start in range(0, len(texts), EMBED_BATCH):
-        vectors = embedder.embed(texts[start : start + EMBED_BATCH])
-        blobs.extend(to_blob(row) for row in vectors)
+        blobs.extend(to_blobs(embedder.embed(texts[start : start + EMBED_BATCH])))
         if progress is not None:
             progress(len(blobs), len(texts))
     return blobs
+
+
+# --------------------------------------------------------------------------------------------
+# sync
 
 
 _MISSING = (
@@ -74,6 +106,14 @@ _MISSING = (
     "ORDER BY e.kind, e.entry_id"
 )
 
+_CURRENT = (
+    "SELECT e.id, e.kind, e.status, v.vector FROM approved_entries AS e "
+    "JOIN approved_vectors AS v ON v.repository_key = e.repository_key "
+    "AND v.worktree_key = e.worktree_key AND v.kind = e.kind AND v.entry_id = e.entry_id "
+    "AND v.content_digest = e.content_digest "
+    "WHERE e.repository_key = ? AND e.worktree_key = ? AND v.space = ? ORDER BY e.id"
+)
+
 
 def sync_approved_vectors(
     conn: sqlite3.Connection,
@@ -83,14 +123,14 @@ def sync_approved_vectors(
     embedder: Embedder,
     progress: Progress | None = None,
 ) -> VectorSync:
-    """Embed the owner's projected documents that have no vector in the embedder's space.
-
-    Raises what the embedder raises (nothing is written then)."""
+    """Embed the owner's projected documents that have no vector in the embedder's space, and
+    refresh the owner's pack. Raises what the embedder raises (nothing is written then)."""
     owner = (repository_key, worktree_key)
     space = embedder.space.key
     missing = conn.execute(_MISSING, (space, *owner)).fetchall()
     texts = [document_text(row[1], row[3], row[4], orjson.loads(row[5]), row[6]) for row in missing]
     blobs = embed_in_batches(embedder, texts, progress)
+    generation = _generation(conn, owner)
     with db.write_tx(conn):
         conn.executemany(
             "INSERT INTO approved_vectors (repository_key, worktree_key, kind, entry_id, "
@@ -105,19 +145,134 @@ def sync_approved_vectors(
                 for row, blob in zip(missing, blobs, strict=True)
             ),
         )
-        conn.execute(
+        removed = conn.execute(
             "DELETE FROM approved_vectors AS v WHERE repository_key = ? AND worktree_key = ? "
             "AND NOT EXISTS (SELECT 1 FROM approved_entries AS e WHERE "
             "e.repository_key = v.repository_key AND e.worktree_key = v.worktree_key "
             "AND e.kind = v.kind AND e.entry_id = v.entry_id)",
             owner,
-        )
+        ).rowcount
+        pack = conn.execute(
+            "SELECT space, generation FROM approved_vector_packs "
+            "WHERE repository_key = ? AND worktree_key = ?",
+            owner,
+        ).fetchone()
+        if missing or removed or pack is None or tuple(pack) != (space, generation):
+            _write_pack(conn, owner, space, generation)
         total = conn.execute(
             "SELECT count(*) FROM approved_vectors WHERE repository_key = ? "
             "AND worktree_key = ? AND space = ?",
             (*owner, space),
         ).fetchone()[0]
     return VectorSync(space=space, embedded=len(missing), total=int(total))
+
+
+def _generation(conn: sqlite3.Connection, owner: tuple[str, str]) -> int:
+    row = conn.execute(
+        "SELECT generation FROM approved_projection WHERE repository_key = ? AND worktree_key = ?",
+        owner,
+    ).fetchone()
+    return 0 if row is None else int(row[0])
+
+
+def _write_pack(
+    conn: sqlite3.Connection, owner: tuple[str, str], space: str, generation: int
+) -> None:
+    rows = conn.execute(_CURRENT, (*owner, space)).fetchall()
+    scales, values = split_blobs([row[3] for row in rows])
+    flags = _flags(rows)
+    ids = np.fromiter((row[0] for row in rows), dtype="<i8", count=len(rows))
+    conn.execute(
+        "INSERT INTO approved_vector_packs (repository_key, worktree_key, space, generation, "
+        "dimensions, ids, flags, scales, vectors) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (repository_key, worktree_key) DO UPDATE SET space = excluded.space, "
+        "generation = excluded.generation, dimensions = excluded.dimensions, ids = excluded.ids, "
+        "flags = excluded.flags, scales = excluded.scales, vectors = excluded.vectors",
+        (
+            *owner,
+            space,
+            generation,
+            int(values.shape[1]) if len(rows) else 0,
+            ids.tobytes(),
+            flags.tobytes(),
+            scales.astype(_SCALE).tobytes(),
+            values.tobytes(),
+        ),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# ranking
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovedVectors:
+    """The owner's vectors in one space for the current projection (`load_approved`)."""
+
+    ids: NDArray[np.int64]  # approved_entries.id, ascending
+    flags: NDArray[np.uint8]
+    scales: NDArray[np.float32]
+    values: NDArray[np.int8]
+
+    @property
+    def count(self) -> int:
+        return len(self.ids)
+
+    def rank(
+        self,
+        query: NDArray[np.float32],
+        *,
+        limit: int,
+        min_similarity: float,
+        entries_only: bool = False,
+        include_deprecated: bool = True,
+    ) -> list[tuple[int, float]]:
+        """(approved_entries.id, cosine) of the documents most similar to the unit-length
+        `query`, best first (ties by id), at most `limit`, none below `min_similarity`."""
+        if self.count == 0 or self.values.shape[1] != query.shape[0]:
+            return []  # nothing stored, or stored by a model with another length: never compared
+        keep = np.ones(self.count, dtype=bool)
+        if entries_only:
+            keep &= (self.flags & _ENTRY) > 0
+        if not include_deprecated:
+            keep &= (self.flags & _DEPRECATED) == 0
+        scores = (self.values @ query.astype(np.float32)) * (self.scales / np.float32(127))
+        return best(self.ids[keep], scores[keep], limit, min_similarity)
+
+
+def load_approved(conn: sqlite3.Connection, owner: tuple[str, str], space: str) -> ApprovedVectors:
+    """The owner's vectors in `space` for the current projection: the pack when it is current,
+    else the rows (the same vectors)."""
+    pack = conn.execute(
+        "SELECT generation, dimensions, ids, flags, scales, vectors FROM approved_vector_packs "
+        "WHERE repository_key = ? AND worktree_key = ? AND space = ?",
+        (*owner, space),
+    ).fetchone()
+    if pack is not None and pack[0] == _generation(conn, owner):
+        ids = np.frombuffer(pack[2], dtype="<i8").astype(np.int64)
+        values = np.frombuffer(pack[5], dtype=np.int8).reshape(len(ids), max(pack[1], 1))
+        return ApprovedVectors(
+            ids,
+            np.frombuffer(pack[3], dtype=np.uint8),
+            np.frombuffer(pack[4], dtype=_SCALE).astype(np.float32),
+            values,
+        )
+    rows = conn.execute(_CURRENT, (*owner, space)).fetchall()
+    scales, values = split_blobs([row[3] for row in rows])
+    ids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+    return ApprovedVectors(ids, _flags(rows), scales, values)
+
+
+def _flags(rows: Sequence[Any]) -> NDArray[np.uint8]:
+    """Pack flags of (id, kind, status, …) rows."""
+    return np.fromiter(
+        (
+            (_ENTRY if row[1] == "entry" else 0) | (_DEPRECATED if row[2] == "deprecated" else 0)
+            for row in rows
+        ),
+        dtype=np.uint8,
+        count=len(rows),
+    )
 
 
 def rank_approved(
@@ -132,35 +287,20 @@ def rank_approved(
     entries_only: bool = False,
     include_deprecated: bool = True,
 ) -> list[tuple[int, float]]:
-    """(approved_entries.id, cosine) of the owner's documents most similar to the unit-length
-    `query`, best first (ties by id), at most `limit`, none below `min_similarity`."""
-    filters = ""
-    if entries_only:
-        filters += " AND e.kind = 'entry'"
-    if not include_deprecated:
-        filters += " AND e.status = 'approved'"
-    rows = conn.execute(
-        "SELECT e.id, v.vector FROM approved_entries AS e JOIN approved_vectors AS v "
-        "ON v.repository_key = e.repository_key AND v.worktree_key = e.worktree_key "
-        "AND v.kind = e.kind AND v.entry_id = e.entry_id AND v.content_digest = e.content_digest "
-        f"WHERE e.repository_key = ? AND e.worktree_key = ? AND v.space = ?{filters}",
-        (repository_key, worktree_key, space),
-    ).fetchall()
-    ids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
-    return top_similar(ids, from_blobs([row[1] for row in rows]), query, limit, min_similarity)
+    """`load_approved(...).rank(...)` in one call."""
+    return load_approved(conn, (repository_key, worktree_key), space).rank(
+        query,
+        limit=limit,
+        min_similarity=min_similarity,
+        entries_only=entries_only,
+        include_deprecated=include_deprecated,
+    )
 
 
-def top_similar(
-    ids: NDArray[np.int64],
-    matrix: Vectors,
-    query: NDArray[np.float32],
-    limit: int,
-    min_similarity: float,
+def best(
+    ids: NDArray[np.int64], scores: NDArray[np.floating], limit: int, min_similarity: float
 ) -> list[tuple[int, float]]:
-    """The `limit` rows of `matrix` most similar to `query` (ties by id), above the floor."""
-    if len(ids) == 0 or matrix.shape[1] != query.shape[0]:
-        return []  # nothing stored, or stored by a model with another length: never compared
-    scores = matrix @ query
+    """The `limit` highest scores at or above the floor, best first, ties by id."""
     keep = np.flatnonzero(scores >= min_similarity)
     if keep.size > limit:
         keep = keep[np.argpartition(-scores[keep], limit - 1)[:limit]]

@@ -1,0 +1,163 @@
+"""Benchmark: the embedding side of hybrid memory search (docs/hybrid-search.md).
+
+Over a synthetic memory tree of 10,000 entry files (the corpus of bench_memory_projection.py),
+projected into a throwaway state database, prints:
+
+- the bundled model's load time and the process RSS it adds;
+- embedding throughput: a cold `sync_approved_vectors` (entries/s), and an unchanged re-sync;
+- the added cost of embeddings to a cold projection (projection alone vs projection + vectors);
+- `memory search` p50/p95 over 200 queries (keywords and sentences), lexical and hybrid, against
+  the target (hybrid p95 <= 15 ms at 10k entries);
+- storage per 1,000 rows: `approved_vectors` bytes on disk (database pages before/after) and the
+  float32 matrix a query scans in memory.
+
+A script, not a test (nothing is asserted):
+
+    .venv/bin/python bench/bench_embeddings.py [--entries 10000] [--queries 200]
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the `teamlore` entry point does
+
+import argparse
+import random
+import resource
+import sqlite3
+import tempfile
+import time
+from pathlib import Path
+
+from bench_memory_projection import Corpus, make_queries, make_tree, percentile
+from teamlore.memory.store.projection import sync_approved_projection
+from teamlore.memory.store.search import search_memory
+from teamlore.memory.store.state_db import open_state_db
+from teamlore.memory.store.vectors import from_blobs, sync_approved_vectors
+from teamlore.models.embeddings import bundled_embedder
+
+REPO = "a1" * 12
+WORKTREE = "b2" * 12
+TARGET_SEARCH_P95_MS = 15.0
+
+SENTENCES = [
+    "what must I check before {a} the {b}?",
+    "how do we {a} a {b} safely",
+    "I'm about to {a} the {b}; anything to know first",
+    "why did the {b} fail after {a}",
+]
+
+
+def rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def database_bytes(conn: sqlite3.Connection) -> int:
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    free = conn.execute("PRAGMA freelist_count").fetchone()[0]
+    size = conn.execute("PRAGMA page_size").fetchone()[0]
+    return int((pages - free) * size)
+
+
+def sentence_queries(count: int, corpus: Corpus) -> list[str]:
+    rng = corpus.rng
+    return [
+        rng.choice(SENTENCES).format(a=corpus.content_words(1)[0], b=corpus.content_words(1)[0])
+        for _ in range(count)
+    ]
+
+
+def timed_searches(conn: sqlite3.Connection, queries: list[str], **options: object) -> list[float]:
+    times = []
+    for query in queries:
+        start = time.perf_counter()
+        search_memory(
+            conn,
+            repository_key=REPO,
+            worktree_key=WORKTREE,
+            query=query,
+            limit=10,
+            **options,  # type: ignore[arg-type]
+        )
+        times.append((time.perf_counter() - start) * 1000)
+    return times
+
+
+def row(label: str, times: list[float]) -> str:
+    p50, p95 = percentile(times, 0.5), percentile(times, 0.95)
+    return f"  {label:<28} p50 {p50:6.2f} ms   p95 {p95:6.2f} ms"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--entries", type=int, default=10_000)
+    parser.add_argument("--queries", type=int, default=200)
+    args = parser.parse_args()
+    corpus = Corpus(random.Random(20261201), dense=False)
+
+    before_model = rss_mib()
+    start = time.perf_counter()
+    embedder = bundled_embedder()
+    load_s = time.perf_counter() - start
+    print(f"model {embedder.space.key}")
+    print(f"  load {load_s:.2f} s, RSS +{rss_mib() - before_model:.0f} MiB (max RSS so far)")
+
+    with tempfile.TemporaryDirectory(prefix="teamlore-embed-bench-") as tmp:
+        root = Path(tmp) / "worktree"
+        root.mkdir()
+        make_tree(root, args.entries, corpus)
+        conn = open_state_db(Path(tmp) / "home")
+        owner = {"repository_key": REPO, "worktree_key": WORKTREE}
+
+        start = time.perf_counter()
+        sync_approved_projection(conn, worktree_root=root, **owner)
+        projection_s = time.perf_counter() - start
+        size_before = database_bytes(conn)
+
+        start = time.perf_counter()
+        cold = sync_approved_vectors(conn, embedder=embedder, **owner)
+        embed_s = time.perf_counter() - start
+        start = time.perf_counter()
+        sync_approved_vectors(conn, embedder=embedder, **owner)
+        unchanged_s = time.perf_counter() - start
+        size_after = database_bytes(conn)
+
+        print(f"embedding {cold.embedded} entries ({args.entries} files)")
+        print(f"  cold      {embed_s:.2f} s = {cold.embedded / embed_s:,.0f} entries/s")
+        print(f"  unchanged {unchanged_s * 1000:.1f} ms")
+        print(
+            f"  cold projection {projection_s:.2f} s alone, {projection_s + embed_s:.2f} s with "
+            f"vectors (+{100 * embed_s / projection_s:.0f} %)"
+        )
+
+        blobs = [r[0] for r in conn.execute("SELECT vector FROM approved_vectors")]
+        matrix = from_blobs(blobs)
+        per_k = 1000 / max(len(blobs), 1)
+        print("storage per 1,000 rows")
+        on_disk = (size_after - size_before) * per_k / 1024
+        print(f"  on disk   {on_disk:,.0f} KiB (approved_vectors rows + pack)")
+        print(f"  in memory {matrix.nbytes / 4 * per_k / 1024:,.0f} KiB (int8 matrix of a scan)")
+
+        keywords = make_queries(args.queries // 2, corpus)
+        sentences = sentence_queries(args.queries - len(keywords), corpus)
+        queries = keywords + sentences
+        timed_searches(conn, queries[:10], embedder=embedder)  # warm caches
+        lexical = timed_searches(conn, queries, mode="lexical")
+        hybrid = timed_searches(conn, queries, embedder=embedder)
+        vector = timed_searches(conn, queries, embedder=embedder, mode="vector")
+        print(f"memory search over {args.entries} entries, {len(queries)} queries")
+        print(row("lexical (--lexical)", lexical))
+        print(row("vector only", vector))
+        print(row("hybrid (default)", hybrid))
+        print(row("hybrid, keyword queries", hybrid[: len(keywords)]))
+        print(row("hybrid, sentence queries", hybrid[len(keywords) :]))
+        verdict = "meets" if percentile(hybrid, 0.95) <= TARGET_SEARCH_P95_MS else "MISSES"
+        print(f"  target hybrid p95 <= {TARGET_SEARCH_P95_MS:.0f} ms: {verdict}")
+        print(f"max RSS {rss_mib():.0f} MiB")
+        conn.close()
+
+
+if __name__ == "__main__":
+    main()
