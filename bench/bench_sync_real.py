@@ -441,6 +441,16 @@ def child_stages(root: Path, profile: int) -> int:
 # -- append → searchable, as a user sees it ------------------------------------------------------
 
 
+def _first_line_is_json(path: Path) -> bool:
+    """corpus.append_turn reads the first line to tell the provider (one fixture starts with
+    a comment line)."""
+    with open(path, "rb") as handle:
+        try:
+            return isinstance(orjson.loads(handle.readline()), dict)
+        except orjson.JSONDecodeError:
+            return False
+
+
 def bench_append(args: argparse.Namespace, work: Path) -> None:
     root, sizes = corpus_root(work, "mixed", 5)
     state = work / "real-append-state"
@@ -448,8 +458,10 @@ def bench_append(args: argparse.Namespace, work: Path) -> None:
     env = {**os.environ, "TEAMLORE_HOME": str(state)}
     source_args = [a for p, r in sources(root, sizes) for a in ("--source", f"{p}={r}")]
     run_measured([*teamlore_exe(), "sync", *source_args], env)
-    files = sorted((root / "claude" / "projects").glob("*/*.jsonl"))[:5]
-    files += sorted((root / "codex" / "sessions").rglob("*.jsonl"))[:5]
+    claude = sorted((root / "claude" / "projects").glob("*/*.jsonl"))
+    codex = sorted((root / "codex" / "sessions").rglob("*.jsonl"))
+    files = [f for f in claude if _first_line_is_json(f)][:5]
+    files += [f for f in codex if _first_line_is_json(f)][:5]
     totals, syncs, misses = [], [], 0
     for rep in range(args.append):
         token = f"appendprobe{rep}x{os.getpid()}"

@@ -120,6 +120,12 @@ class TurnRecord:
     def assistant_text(self) -> str:
         return "\n\n".join(self.assistant_parts)
 
+    def assistant_length(self) -> int:
+        """`len(self.assistant_text)` without joining the parts (a long agentic turn asks once
+        per tool call)."""
+        parts = self.assistant_parts
+        return sum(map(len, parts)) + 2 * max(len(parts) - 1, 0)
+
     def revision(self) -> str:
         """The turn's revision digest: `canonical.digest` of its markings, ordinal, texts and
         tools (name, input digest, result digest, exit code, status), built here directly in
@@ -262,7 +268,7 @@ class SessionAssembler:
                     paths_written=list(event.paths_written),
                     paths_read=list(event.paths_read),
                     started_at=event.at,
-                    assistant_offset=len(turn.assistant_text),
+                    assistant_offset=turn.assistant_length(),
                 )
             )
             self._touch(turn, event.at, line)
