@@ -97,9 +97,8 @@ def parse_apply_patch(text: str) -> ParsedPatch:
     current: FileOperation | None = None
     ended = False
     for raw in lines[start:]:
-        line = raw.rstrip("\r")
-        stripped = line.rstrip()
-        if stripped.strip() == END_MARKER:
+        stripped = raw.rstrip()  # also drops a CRLF's \r
+        if END_MARKER in stripped and stripped.strip() == END_MARKER:
             ended = True
             break
         if not stripped.startswith("*"):  # a content line (most of a patch): not a header
@@ -146,11 +145,17 @@ def find_patches(text: str) -> list[ParsedPatch]:
     if BEGIN_MARKER not in text:
         return found
     lines = text.split("\n")
-    begins = [index for index, line in enumerate(lines) if line.strip() == BEGIN_MARKER]
+    begins = [
+        index
+        for index, line in enumerate(lines)
+        if BEGIN_MARKER in line and line.strip() == BEGIN_MARKER  # `in` first: cheap per line
+    ]
     # an envelope ends at its End line or where the next one begins: every line is parsed once
     for number, index in enumerate(begins):
         stop = begins[number + 1] if number + 1 < len(begins) else len(lines)
         found.append(parse_apply_patch("\n".join(lines[index:stop])))
+    if "\\" not in text:
+        return found  # a literal holds an envelope only with escaped newlines: none here
     for match in _STRING_LITERAL.finditer(text):
         if not match.group(2) or BEGIN_MARKER not in match.group(1):
             continue
