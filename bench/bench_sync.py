@@ -473,6 +473,7 @@ def run_peer(work: Path, home: Path) -> dict[str, Any]:
         conn.close()
     return {
         "seconds": seconds,
+        "cpu_seconds": usage.ru_utime + usage.ru_stime,
         "peak_rss_mib": usage.ru_maxrss / 1024,
         "exit": proc.returncode,
         "counts": counts,
