@@ -22,7 +22,7 @@ from sessions.records import (
     write_jsonl,
 )
 from support import git, shared_fixtures, teamlore_cli
-from teamlore.sessions.index_db import MIGRATIONS, index_db_path
+from teamlore.sessions.index_db import MIGRATIONS, SESSION_GIT, index_db_path
 
 REMOTE = "git@github.com:team/shop.git"
 
@@ -227,7 +227,9 @@ def test_an_index_from_before_the_recorded_remote_reads_codex_files_again(world,
     conn = sqlite3.connect(index_db_path(home), isolation_level=None)
     for column in ("git_remote", "git_commit"):
         conn.execute(f"ALTER TABLE sessions DROP COLUMN {column}")
-    conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
+    for table in ("turn_vectors", "turn_vector_blocks", "vector_spaces"):  # a later migration
+        conn.execute(f"DROP TABLE {table}")
+    conn.execute(f"PRAGMA user_version = {MIGRATIONS.index(SESSION_GIT)}")
     conn.close()
     upgraded = _sync(world)
     assert upgraded["files"]["changed"] == 3  # read again, for session_meta.git

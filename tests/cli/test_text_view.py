@@ -108,7 +108,9 @@ def test_sessions_search_prints_every_hit_as_json_holds_it(fixtures_cli: Cli) ->
         text = norm(fixtures_cli.text("sessions", "search", query))
         assert text.count(" turn ") >= len(result["hits"])  # one line per hit, none dropped
         for hit in result["hits"]:
-            assert f"turn {hit['turn']} ({hit['provider']}, score {hit['score']:.2f})" in text
+            by = " + ".join({"lexical": "words", "vector": "meaning"}[p] for p in hit["matchedBy"])
+            line = f"turn {hit['turn']} ({hit['provider']}, score {hit['score']:.2f}, by {by})"
+            assert line in text
             assert shown(hit["snippet"]) in text, (query, hit["snippet"])
             assert 0 < hit["score"] < 100 and "e-" not in str(hit["score"])
 

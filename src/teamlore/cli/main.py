@@ -18,11 +18,14 @@ from teamlore.cli import app as cli_app
 from teamlore.cli.app import app, sessions_app
 from teamlore.cli.output import (
     FormatOption,
+    LexicalOption,
     OutputFormat,
     QueryArgument,
     clip,
     fail,
     literal,
+    matched_by,
+    paths_line,
     query_text,
     run,
     say,
@@ -70,6 +73,7 @@ def _render_sync(result: dict[str, Any]) -> None:
     delivery = result.get("delivery") or {}
     if delivery.get("repositories"):
         _render_delivery(delivery)
+    _render_vectors(result.get("vectors") or {})
     if result["diagnosticCount"]:
         say(styled(f"{result['diagnosticCount']} diagnostics", "yellow"), " (first ones below):")
         for d in result["diagnostics"][:10]:
@@ -109,6 +113,22 @@ _SKIP_REASONS = {
     "replaced": "the folder now holds another repository",
     "unreadable": "git could not read its history",
 }
+
+
+def _render_vectors(vectors: dict[str, Any]) -> None:
+    """What the embedding step of a sync did (docs/hybrid-search.md, "Session search")."""
+    if vectors.get("status") == "done":
+        dropped = vectors["droppedVectors"]
+        stdout.print(
+            f"Embedded {vectors['embeddedTurns']} turns for hybrid search"
+            + (f" (model changed: {dropped} old vectors dropped)" if dropped else "")
+            + f"; {vectors['turnsWithVector']} of {vectors['turns']} turns have a vector."
+        )
+    elif vectors.get("status") == "unavailable":
+        say(
+            styled(f"Turns not embedded ({vectors['code']}: {vectors['message']});", "yellow"),
+            " search uses words only until a sync can embed them.",
+        )
 
 
 @app.command()
@@ -338,10 +358,11 @@ def _render_search(result: dict[str, Any]) -> None:
                 "dim",
             )
         )
+    say(styled(paths_line(result), "dim"))
     for h in result["hits"]:
         say(
             styled(h["sessionKey"][:12], "bold"),
-            f" turn {h['turn']} ({h['provider']}, score {h['score']:.2f})",
+            f" turn {h['turn']} ({h['provider']}, score {h['score']:.2f}, {matched_by(h)})",
         )
         say(f"  {h['snippet']}")
 
@@ -354,9 +375,11 @@ def sessions_search(
     since: str | None = typer.Option(None, "--since"),
     until: str | None = typer.Option(None, "--until"),
     limit: int = typer.Option(20, "--limit", "-n"),
+    lexical: bool = LexicalOption,
     fmt: OutputFormat = FormatOption,
 ) -> None:
-    """Search past turns (BM25 over user, assistant and tool text)."""
+    """Search past turns: words (BM25 over user, assistant and tool text) fused with meaning
+    (embeddings of each turn's prompt and answer); --lexical for words only."""
     run(
         "sessions.search",
         {
@@ -366,6 +389,7 @@ def sessions_search(
             "since": since,
             "until": until,
             "limit": limit,
+            "lexical": lexical,
         },
         fmt,
         _render_search,

@@ -12,9 +12,12 @@ import typer
 from teamlore.cli.app import memory_app
 from teamlore.cli.output import (
     FormatOption,
+    LexicalOption,
     OutputFormat,
     QueryArgument,
     fail,
+    matched_by,
+    paths_line,
     query_text,
     run,
     say,
@@ -89,36 +92,22 @@ def status(repository: str | None = RepositoryOption, fmt: OutputFormat = Format
 def _render_search(result: dict[str, Any]) -> None:
     coverage = result.get("coverage")
     note = "" if coverage == "complete" else styled(f" (coverage {coverage})", "yellow")
-    say(f"generation {result.get('generation')}, {_paths_line(result)}", note)
+    say(f"generation {result.get('generation')}, {paths_line(result)}", note)
     if not result["results"]:
         say("No matching memory. Reviewed entries appear here after `teamlore memory promote`.")
     for hit in result["results"]:
         say(
             styled(hit["id"], "bold"),
-            f" ({hit['type']}, {hit['path']}, score {hit['score']:.2f}, "
-            f"by {' + '.join(_BY[p] for p in hit['matchedBy'])})",
+            f" ({hit['type']}, {hit['path']}, score {hit['score']:.2f}, {matched_by(hit)})",
         )
         say(f"  {hit['snippet']}")
-
-
-_BY = {"lexical": "words", "vector": "meaning"}
-
-
-def _paths_line(result: dict[str, Any]) -> str:
-    vector = result["vector"]
-    if vector["ran"]:
-        return f"words + meaning ({vector['space']})"
-    why = f"{vector['code']}: {vector['reason']}" if vector.get("code") else vector["reason"]
-    return f"words only ({why})"
 
 
 @memory_app.command("search")
 def search(
     query: list[str] = QueryArgument,
     limit: int = typer.Option(10, "--limit", "-n"),
-    lexical: bool = typer.Option(
-        False, "--lexical", help="Rank by words alone (BM25); skip the embedding model."
-    ),
+    lexical: bool = LexicalOption,
     repository: str | None = RepositoryOption,
     fmt: OutputFormat = FormatOption,
 ) -> None:

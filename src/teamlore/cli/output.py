@@ -49,6 +49,27 @@ QueryArgument = typer.Argument(
     help='Words, identifiers or Chinese text; no quotes needed ("a phrase" in quotes).',
 )
 
+# Hybrid search (docs/hybrid-search.md) fuses words and meaning; this leaves meaning out.
+LexicalOption = typer.Option(
+    False, "--lexical", help="Rank by words alone (BM25); skip the embedding model."
+)
+
+_BY = {"lexical": "words", "vector": "meaning"}
+
+
+def paths_line(result: dict[str, Any]) -> str:
+    """Which rankings a search ran: `words + meaning (<space>)` or `words only (<why>)`."""
+    vector = result["vector"]
+    if vector["ran"]:
+        return f"words + meaning ({vector['space']})"
+    why = f"{vector['code']}: {vector['reason']}" if vector.get("code") else vector["reason"]
+    return f"words only ({why})"
+
+
+def matched_by(hit: dict[str, Any]) -> str:
+    """`by words`, `by meaning` or `by words + meaning`."""
+    return "by " + " + ".join(_BY[p] for p in hit["matchedBy"])
+
 
 def query_text(words: list[str]) -> str:
     """The words of a `QueryArgument`, as the one query they are."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sqlite3
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -20,7 +20,8 @@ from teamlore.core.lock import file_lock
 from teamlore.core.paths import resolve_home
 from teamlore.core.strict import STRICT
 from teamlore.core.timeutil import parse_instant
-from teamlore.ops.registry import OpContext, operation
+from teamlore.ops.registry import OpContext, ProgressCallback, operation
+from teamlore.ops.vectors import EMBEDDINGS_OFF, LEXICAL_ASKED
 from teamlore.repo import tables
 from teamlore.sessions.index_health import (
     index_errors,
@@ -34,7 +35,11 @@ from teamlore.sessions.queries import (
     list_sessions,
     search_turns,
     show_session,
+    vector_skipped,
 )
+
+if TYPE_CHECKING:
+    from teamlore.models.embeddings import Embedder
 
 SYNC_LOCK = "sync.lock"
 
@@ -187,6 +192,7 @@ def sync(ctx: OpContext, request: SyncRequest) -> dict[str, Any]:
                 sources, rebuild=request.rebuild
             )
             delivery = _update_delivery(conn, home)
+            vectors = _embed_turns(conn, home, ctx.progress)
             totals = conn.execute(
                 "SELECT (SELECT count(*) FROM sessions) AS s, (SELECT count(*) FROM turns) AS t"
             ).fetchone()
@@ -208,9 +214,33 @@ def sync(ctx: OpContext, request: SyncRequest) -> dict[str, Any]:
         ],
         "repository": registered,
         "delivery": delivery,
+        "vectors": vectors,
         "diagnostics": [d.to_json() for d in stats.diagnostics],
         "diagnosticCount": stats.diagnostic_count,
     }
+
+
+def _embed_turns(
+    conn: sqlite3.Connection, home: Path, progress: ProgressCallback | None
+) -> dict[str, Any]:
+    """Give new and changed turns a vector for hybrid search (docs/hybrid-search.md). Off in
+    config: nothing happens. A model that cannot be loaded or called never fails the sync: the
+    turns stay lexical-only and the next sync tries again."""
+    from teamlore.models.embeddings import configured_embedder
+    from teamlore.sessions.turn_vectors import embed_pending_turns
+
+    try:
+        embedder = configured_embedder(home)
+        if embedder is None:
+            return {"status": "off"}
+        stats = embed_pending_turns(
+            conn,
+            embedder,
+            progress=None if progress is None else (lambda n, of: progress(n, of, "embeddings")),
+        )
+    except errors.TeamloreError as exc:
+        return {"status": "unavailable", "code": exc.code, "message": exc.message}
+    return {"status": "done", **stats.to_json()}
 
 
 def _read_index(home: Path | None) -> sqlite3.Connection:
@@ -296,13 +326,20 @@ class SessionsSearchRequest(Window):
     _provider = field_validator("provider")(classmethod(lambda cls, v: v and known_provider(v)))
     repository: str | None = None
     limit: int = Field(20, ge=1, le=500)
+    lexical: bool = Field(False, description="words only: leave the vector path out")
 
 
 @operation("sessions.search", input_model=SessionsSearchRequest, side_effect="read")
 def sessions_search(ctx: OpContext, request: SessionsSearchRequest) -> dict[str, Any]:
-    """Search past turns (BM25; English, code identifiers and Chinese)."""
+    """Search past turns: BM25 (English, code identifiers, Chinese) fused with vector
+    similarity of their meaning (docs/hybrid-search.md); `lexical` for words only."""
     with index_errors(_read_index(ctx.home)) as conn:
         worktree = _worktree_filter(ctx, request.repository)
+        embedder, skipped = (
+            (None, vector_skipped(LEXICAL_ASKED))
+            if request.lexical
+            else _search_embedder(ctx.home)
+        )
         found = search_turns(
             conn,
             request.query,
@@ -311,9 +348,28 @@ def sessions_search(ctx: OpContext, request: SessionsSearchRequest) -> dict[str,
             since=request.since,
             until=request.until,
             limit=request.limit,
+            embedder=embedder,
         )
-        ranking = {"rankedAll": found.ranked_all, "window": RANK_WINDOW}
-        return {"query": request.query, "hits": found.hits, "ranking": ranking}
+        return {
+            "query": request.query,
+            "hits": found.hits,
+            "ranking": {"rankedAll": found.ranked_all, "window": RANK_WINDOW},
+            "paths": found.paths,
+            "vector": skipped or found.vector,
+        }
+
+
+def _search_embedder(home: Path | None) -> tuple[Embedder | None, dict[str, Any] | None]:
+    """The configured embedder, or None and why the vector path will not run."""
+    from teamlore.models.embeddings import configured_embedder
+
+    try:
+        embedder = configured_embedder(home)
+    except errors.TeamloreError as exc:
+        return None, vector_skipped(exc.message, exc.code)
+    if embedder is None:
+        return None, vector_skipped(EMBEDDINGS_OFF)
+    return embedder, None
 
 
 class StatusRequest(_Strict):

@@ -13,6 +13,7 @@ from teamlore.ops.owner import OwnerContext
 from teamlore.ops.registry import OpContext
 
 LEXICAL_ASKED = "lexical search only was asked for"
+EMBEDDINGS_OFF = '[embeddings] backend = "off" in config.toml'
 
 
 def memory_vectors(
@@ -26,7 +27,7 @@ def memory_vectors(
     try:
         embedder = configured_embedder(ctx.home)
         if embedder is None:
-            return None, VectorPath(ran=False, reason='[embeddings] backend = "off" in config.toml')
+            return None, VectorPath(ran=False, reason=EMBEDDINGS_OFF)
         sync_approved_vectors(
             owner.state,
             repository_key=owner.repository_key,

@@ -219,6 +219,33 @@ UPDATE source_files SET parser_state = NULL, mtime_ns = NULL
   WHERE provider = 'codex' AND status != 'unavailable';
 """
 
+# hybrid session search: quantized turn vectors (sessions/turn_vectors.py)
+TURN_VECTORS = """
+CREATE TABLE vector_spaces (
+  id INTEGER PRIMARY KEY,
+  key TEXT NOT NULL UNIQUE,
+  dimensions INTEGER NOT NULL
+);
+
+CREATE TABLE turn_vector_blocks (
+  id INTEGER PRIMARY KEY,
+  space_id INTEGER NOT NULL REFERENCES vector_spaces(id) ON DELETE CASCADE,
+  size INTEGER NOT NULL,
+  turn_ids BLOB NOT NULL,
+  bits BLOB NOT NULL
+);
+CREATE INDEX turn_vector_blocks_space ON turn_vector_blocks(space_id);
+
+CREATE TABLE turn_vectors (
+  turn_id INTEGER PRIMARY KEY REFERENCES turns(id) ON DELETE CASCADE,
+  space_id INTEGER NOT NULL REFERENCES vector_spaces(id) ON DELETE CASCADE,
+  revision TEXT,
+  block_id INTEGER,
+  slot INTEGER,
+  vector BLOB
+);
+"""
+
 MIGRATIONS: list[str] = [
     SESSIONS_SCHEMA,
     REPOSITORY_SCHEMA,
@@ -226,6 +253,7 @@ MIGRATIONS: list[str] = [
     TOOL_ORDER,
     TURN_MARKINGS,
     SESSION_GIT,
+    TURN_VECTORS,
 ]
 
 

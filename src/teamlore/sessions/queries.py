@@ -7,7 +7,7 @@ import re
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -20,8 +20,12 @@ from teamlore.core.analyzer import (
     readable_score,
     snippet,
 )
+from teamlore.core.fusion import fuse
 from teamlore.sessions.assembler import FTS_RESULT_EDGE_CHARS, FTS_TOOL_CHARS
 from teamlore.sessions.index_db import body_match, scope_match
+
+if TYPE_CHECKING:
+    from teamlore.models.embeddings import Embedder
 
 
 def _filters(
@@ -252,12 +256,22 @@ class TurnSearch:
     # False when more turns matched than RANK_WINDOW: only the newest RANK_WINDOW of them were
     # ranked (declared to the caller, never silent)
     ranked_all: bool
+    # which rankings ran (docs/hybrid-search.md, "Session search"), and the vector path's
+    # space and coverage, or why it did not run: the shape memory search reports too
+    paths: list[str] = field(default_factory=lambda: ["lexical"])
+    vector: dict[str, Any] = field(default_factory=lambda: vector_skipped(None))
+
+
+def vector_skipped(reason: str | None, code: str | None = None) -> dict[str, Any]:
+    return {"ran": False, "space": None, "turns": 0, "reason": reason, "code": code}
 
 
 # BM25 over any of the terms picks this many candidates per requested hit (at least
 # MIN_CANDIDATES); they are then ordered by how many query terms they hold (docs/search.md).
 CANDIDATES_PER_HIT = 5
 MIN_CANDIDATES = 50
+
+Scored = tuple[int, float, sqlite3.Row]  # (query terms held, BM25 strength, turn row)
 
 
 def search_turns(
@@ -269,15 +283,57 @@ def search_turns(
     since: str | None = None,
     until: str | None = None,
     limit: int = 20,
+    embedder: Embedder | None = None,
 ) -> TurnSearch:
     """Turns matching any term of `query`: those holding more of its terms first, then by BM25
     (docs/search.md). Provider and worktree filter inside the FTS index (its scope column), so
     the rank window and BM25 see only turns the search can return; the time window filters rows.
+
+    With an `embedder`, the turns nearest the query's meaning (turn_vectors) are ranked too and
+    the two rankings are fused (docs/hybrid-search.md, "Session search").
     """
     ensure_current_analyzer(conn)
     parsed = parse_query(query)
     if not parsed.terms:
         raise errors.TeamloreError(errors.QUERY_EMPTY, f"{query!r} has no searchable terms")
+    filters = (provider, worktree_key, since, until)
+    depth = int(limit) if embedder is None else max(int(limit), FUSION_DEPTH)
+    scored, ranked_all = _lexical(conn, parsed, filters, depth)
+    if embedder is None:
+        hits = [
+            _hit(conn, r, parsed, covered, readable_score(covered, strength), ("lexical",))
+            for covered, strength, r in scored[: int(limit)]
+        ]
+        return TurnSearch(hits, ranked_all)
+    return _hybrid(conn, query, parsed, filters, scored, ranked_all, int(limit), embedder)
+
+
+def _hit(
+    conn: sqlite3.Connection,
+    row: sqlite3.Row,
+    parsed: Query,
+    covered: int,
+    score: float,
+    matched_by: tuple[str, ...],
+) -> dict[str, Any]:
+    return {
+        "sessionKey": row["session_key"],
+        "turn": row["ordinal"],
+        "provider": row["provider"],
+        "snippet": _snippet(conn, row, parsed, covered),
+        "score": score,
+        "matchedBy": list(matched_by),
+    }
+
+
+def _lexical(
+    conn: sqlite3.Connection,
+    parsed: Query,
+    filters: tuple[str | None, str | None, str | None, str | None],
+    limit: int,
+) -> tuple[list[Scored], bool]:
+    """The best `limit` lexical matches, best first, and whether every match was ranked."""
+    provider, worktree_key, since, until = filters
     scope = scope_match(provider=provider, worktree_key=worktree_key)
 
     def scoped(expr: str) -> str:
@@ -294,12 +350,12 @@ def search_turns(
     # Turns holding every term come first (docs/search.md), so when there are enough of them
     # they are the answer; BM25 gives the same score under AND and OR of the same terms.
     rows, ranked_all = _ranked_turns(
-        conn, scoped(parsed.match_all()), clauses, filter_params, int(limit)
+        conn, scoped(parsed.match_all()), clauses, filter_params, limit
     )
     every_term = len(parsed.terms)
-    scored = [(every_term, -float(r["rank"]), r) for r in rows]
+    scored: list[Scored] = [(every_term, -float(r["rank"]), r) for r in rows]
     if every_term > 1 and len(rows) < limit:
-        wanted = max(MIN_CANDIDATES, int(limit) * CANDIDATES_PER_HIT)
+        wanted = max(MIN_CANDIDATES, limit * CANDIDATES_PER_HIT)
         partial, ranked_all = _ranked_turns(
             conn, scoped(parsed.match_any()), clauses, filter_params, wanted, with_body=True
         )
@@ -309,18 +365,106 @@ def search_turns(
             for r in partial
             if r["id"] not in known
         ]
-    scored = sorted(scored, key=lambda item: (-item[0], -item[1], item[2]["id"]))[: int(limit)]
+    scored = sorted(scored, key=lambda item: (-item[0], -item[1], item[2]["id"]))[:limit]
+    return scored, ranked_all
+
+
+# -- hybrid: lexical + vector, fused (docs/hybrid-search.md, "Session search") -----------------
+
+# each path contributes its best FUSION_DEPTH turns to the fusion
+FUSION_DEPTH = 50
+# turns rescored by cosine after the sign-bit scan; more when filters may drop most of them
+VECTOR_CANDIDATES = 1000
+VECTOR_CANDIDATES_FILTERED = 4000
+# a turn less similar than this (cosine) is not "near" the query: with the bundled model,
+# unrelated texts score below 0.1 and paraphrases 0.25-0.5, so an identifier that one turn
+# holds does not drag twenty unrelated turns in behind it
+MIN_SIMILARITY = 0.2
+
+
+def _hybrid(
+    conn: sqlite3.Connection,
+    query: str,
+    parsed: Query,
+    filters: tuple[str | None, str | None, str | None, str | None],
+    scored: list[Scored],
+    ranked_all: bool,
+    limit: int,
+    embedder: Embedder,
+) -> TurnSearch:
+    # numpy and the vector tables only when a vector path runs (CLI start-up stays light)
+    from teamlore.sessions.turn_vectors import rank_turns, vector_space_counts
+
+    provider, worktree_key, since, until = filters
+    clauses, params = _filters(
+        provider=provider,
+        worktree_key=worktree_key,
+        since=since,
+        until=until,
+        start="t.started_at",
+        end="t.ended_at",
+    )
+    space = embedder.space.key
+    with_vector, turns = vector_space_counts(conn, space)
+    if not with_vector:
+        why = f"no turn has a vector of {space} yet (`teamlore sync` embeds them)"
+        return _lexical_only(conn, parsed, scored, ranked_all, limit, vector_skipped(why))
+    try:
+        query_vector = embedder.embed([query])[0]
+    except errors.TeamloreError as exc:  # an endpoint down: words still answer
+        failed = vector_skipped(exc.message, exc.code)
+        return _lexical_only(conn, parsed, scored, ranked_all, limit, failed)
+    ranking = rank_turns(
+        conn,
+        query_vector,
+        space,
+        depth=FUSION_DEPTH,
+        candidates=VECTOR_CANDIDATES_FILTERED if clauses else VECTOR_CANDIDATES,
+        row_filter=(" AND ".join(clauses), params),
+    )
+    terms = len(parsed.terms)
+    similar = zip(ranking.turn_ids, ranking.similarities, strict=True)
+    near = [turn for turn, similarity in similar if similarity >= MIN_SIMILARITY]
+    fused = fuse([(int(r["id"]), covered / terms) for covered, _s, r in scored], near)[:limit]
+    lexical_rows = {int(r["id"]): (covered, r) for covered, _s, r in scored}
+    other_rows = _rows_by_turn_id(conn, [f.key for f in fused if f.key not in lexical_rows])
+    hits = []
+    for item in fused:
+        covered, row = lexical_rows.get(item.key, (0, other_rows.get(item.key)))
+        if row is None:
+            continue  # the turn went between the two queries
+        hits.append(_hit(conn, row, parsed, covered, item.score, item.matched_by))
+    vector = {"ran": True, "space": space, "turns": with_vector, "reason": None, "code": None}
+    if with_vector < turns:
+        vector["reason"] = f"{turns - with_vector} of {turns} turns have no vector yet"
+    return TurnSearch(hits, ranked_all, ["lexical", "vector"], vector)
+
+
+def _lexical_only(
+    conn: sqlite3.Connection,
+    parsed: Query,
+    scored: list[Scored],
+    ranked_all: bool,
+    limit: int,
+    skipped: dict[str, Any],
+) -> TurnSearch:
     hits = [
-        {
-            "sessionKey": r["session_key"],
-            "turn": r["ordinal"],
-            "provider": r["provider"],
-            "snippet": _snippet(conn, r, parsed, covered),
-            "score": readable_score(covered, strength),
-        }
-        for covered, strength, r in scored
+        _hit(conn, r, parsed, covered, readable_score(covered, strength), ("lexical",))
+        for covered, strength, r in scored[:limit]
     ]
-    return TurnSearch(hits, ranked_all)
+    return TurnSearch(hits, ranked_all, ["lexical"], skipped)
+
+
+def _rows_by_turn_id(conn: sqlite3.Connection, ids: list[int]) -> dict[int, sqlite3.Row]:
+    if not ids:
+        return {}
+    rows = conn.execute(
+        "SELECT t.id, t.ordinal, t.user_text, t.assistant_text, s.session_key, s.provider"
+        " FROM turns t JOIN sessions s ON s.id = t.session_id"
+        " WHERE t.id IN (SELECT value FROM json_each(?))",
+        ("[" + ",".join(str(i) for i in ids) + "]",),
+    )
+    return {int(r["id"]): r for r in rows}
 
 
 def ensure_current_analyzer(conn: sqlite3.Connection) -> None:

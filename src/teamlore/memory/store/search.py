@@ -8,8 +8,8 @@ matching term, never from the analyzed tokens.
 
 With an embedder (mode `hybrid`, the default of `teamlore memory search`), the query is embedded
 too and the owner's stored vectors are ranked by cosine similarity (memory/store/vectors.py);
-the two rankings are fused by reciprocal rank: score = Σ weight / (RRF_K + rank) over the
-rankings a document appears in. The result says which paths ran (`paths`) and, when the vector
+the two rankings are fused by weighted reciprocal rank (`core.fusion.fuse`, shared with session
+search). The result says which paths ran (`paths`) and, when the vector
 path did not, why (`vector.reason`); each hit says which rankings found it (`matchedBy`). An
 embedder that fails at query time leaves the lexical path alone, never an error.
 
@@ -36,6 +36,7 @@ from teamlore.core.analyzer import (
     relative_score,
     snippet,
 )
+from teamlore.core.fusion import fuse
 from teamlore.core.strict import WIRE
 from teamlore.memory.store.layout import MEMORY_ROOT
 from teamlore.memory.store.projection import Coverage, Kind
@@ -48,14 +49,9 @@ MAX_LIMIT = 100
 SearchMode = Literal["hybrid", "lexical", "vector"]
 SearchPath = Literal["lexical", "vector"]
 
-# Fusion (docs/hybrid-search.md): reciprocal rank with k = 20 and equal weights; a lexical hit
-# counts in proportion to the square of the share of the query's terms it holds (one word of
-# twelve is weak evidence, every word is strong). The vector ranking offers its best
-# VECTOR_DEPTH documents at cosine >= MIN_SIMILARITY (below that a static model's neighbours are
-# unrelated text). Tuned on bench/bench_hybrid_quality.py.
-RRF_K = 20
-LEXICAL_WEIGHT = 1.0
-VECTOR_WEIGHT = 1.0
+# Fusion: core.fusion (docs/hybrid-search.md). The vector ranking offers its best VECTOR_DEPTH
+# documents at cosine >= MIN_SIMILARITY (below that a static model's neighbours are unrelated
+# text). Tuned on bench/bench_hybrid_quality.py.
 VECTOR_DEPTH = 100
 MIN_SIMILARITY = 0.1
 
@@ -229,32 +225,25 @@ def _fused(
     vector: list[tuple[int, float]],
     limit: int,
 ) -> list[SearchHit]:
-    scores: dict[int, float] = {}
-    found: dict[int, list[SearchPath]] = {}
     terms = max(len(parsed.terms), 1)
-    for rank, (held, _, row) in enumerate(lexical, start=1):
-        scores[row["id"]] = LEXICAL_WEIGHT * (held / terms) ** 2 / (RRF_K + rank)
-        found[row["id"]] = ["lexical"]
-    for rank, (row_id, _) in enumerate(vector, start=1):
-        scores[row_id] = scores.get(row_id, 0.0) + VECTOR_WEIGHT / (RRF_K + rank)
-        found.setdefault(row_id, []).append("vector")
+    fused = {
+        f.key: f
+        for f in fuse(
+            [(row["id"], held / terms) for held, _, row in lexical], [i for i, _ in vector]
+        )
+    }
     rows = {row["id"]: row for _, _, row in lexical}
-    missing = [row_id for row_id in scores if row_id not in rows]
-    rows.update(_rows_by_id(conn, missing))
-    best_possible = (LEXICAL_WEIGHT if lexical else 0.0) + VECTOR_WEIGHT
+    rows.update(_rows_by_id(conn, [row_id for row_id in fused if row_id not in rows]))
     order = sorted(
-        scores,
+        fused,
         key=lambda i: (
             rows[i]["status"] == "deprecated",
-            -scores[i],
+            -fused[i].score,
             rows[i]["kind"],
             rows[i]["entry_id"],
         ),
     )[:limit]
-    return [
-        _hit(rows[i], round(scores[i] * (RRF_K + 1) / best_possible, 4), parsed, found[i])
-        for i in order
-    ]
+    return [_hit(rows[i], fused[i].score, parsed, list(fused[i].matched_by)) for i in order]
 
 
 _COLUMNS = "e.id, e.kind, e.entry_id, e.entry_type, e.status, e.path, e.title, e.body_text"

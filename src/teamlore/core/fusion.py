@@ -1,0 +1,58 @@
+"""Hybrid ranking: reciprocal-rank fusion of a lexical and a vector ranking, the one fusion of
+memory search and session search (docs/hybrid-search.md, "Fusion").
+
+    score(d) = LEXICAL_WEIGHT * share(d)**2 / (RRF_K + lexical rank of d)
+             + VECTOR_WEIGHT / (RRF_K + vector rank of d)
+
+over the rankings `d` appears in, where `share` is the share of the query's search terms `d`
+holds: a document holding one word of a twelve-word description is weak lexical evidence, one
+holding every word is strong. Scores are scaled so that first in both rankings with every term
+held is 1.0. Ties keep the lexical order, then the vector order. The constants were chosen on
+bench/bench_hybrid_quality.py (k = 60 flattens a memory of tens of documents; unweighted lexical
+hits let entries that share words with the query push the answer down).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, Literal, TypeVar
+
+Key = TypeVar("Key", bound=Hashable)
+Path = Literal["lexical", "vector"]
+
+RRF_K = 20
+LEXICAL_WEIGHT = 1.0
+VECTOR_WEIGHT = 1.0
+
+FUSION_INFO: dict[str, Any] = {
+    "method": "rrf",
+    "k": RRF_K,
+    "lexicalWeight": LEXICAL_WEIGHT,
+    "vectorWeight": VECTOR_WEIGHT,
+    "lexicalShare": "squared share of the query's terms held",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Fused(Generic[Key]):
+    key: Key
+    score: float  # 1.0 = first in both rankings, every query term held
+    matched_by: tuple[Path, ...]
+
+
+def fuse(lexical: Sequence[tuple[Key, float]], vector: Sequence[Key]) -> list[Fused[Key]]:
+    """`lexical`: (key, share of the query's terms held, 0..1), best first; `vector`: keys,
+    best first. Every key of either ranking, best fused score first."""
+    scores: dict[Key, float] = {}
+    found: dict[Key, list[Path]] = {}
+    for rank, (key, share) in enumerate(lexical, start=1):
+        scores[key] = LEXICAL_WEIGHT * min(max(share, 0.0), 1.0) ** 2 / (RRF_K + rank)
+        found[key] = ["lexical"]
+    for rank, key in enumerate(vector, start=1):
+        scores[key] = scores.get(key, 0.0) + VECTOR_WEIGHT / (RRF_K + rank)
+        found.setdefault(key, []).append("vector")
+    # the vector path ran (else there is nothing to fuse), even when it found nothing near
+    best = ((LEXICAL_WEIGHT if lexical else 0.0) + VECTOR_WEIGHT) / (RRF_K + 1)
+    order = sorted(scores, key=lambda key: -scores[key])  # stable: lexical order, then vector
+    return [Fused(key, round(scores[key] / best, 4), tuple(found[key])) for key in order]

@@ -1,0 +1,353 @@
+"""Turn vectors: the embedding side of session search (docs/search.md, "Hybrid retrieval").
+
+Each turn gets one vector of its text (`turn_text`: the head of the user's prompt and the tail
+of the assistant's answer), made by the configured embedder (models/embeddings.py) and stored
+quantized next to the FTS row:
+
+- `turn_vectors`: one row per embedded turn: the turn revision it was made from, its space, the
+  int8 vector (rescoring) and where its sign bits sit (`block_id`, `slot`). The row goes when its
+  turn goes (foreign key, cascade).
+- `turn_vector_blocks`: the sign bits of up to `BLOCK_TURNS` turns in one BLOB, with their turn
+  ids. A search reads a few hundred KB of bits in a handful of rows (not 250k rows), ranks every
+  turn by Hamming distance, then rescores the best `candidates` with their int8 vectors
+  (cosine) — a brute-force quantized scan, no ANN index, no server. Python's `sqlite3` here
+  cannot load extensions, so sqlite-vec is not an option.
+
+`embed_pending_turns` runs after the indexer (in `teamlore sync`): it embeds turns without a
+vector of the current space or whose revision changed, `BATCH_TURNS` per transaction, so a crash
+loses at most the batch in flight and the next sync resumes. A change of model (space) drops
+every vector of the other space first: spaces are never mixed. Re-embedded and deleted turns
+leave dead slots in their old block; a search skips them (the slot must still be the turn's),
+and `_compact` rewrites the blocks when dead slots or small blocks pile up.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from teamlore.core import db
+from teamlore.core.failpoints import failpoint
+from teamlore.models.embeddings import Embedder, Vectors
+
+# what of a turn is embedded: the situation (the prompt's head) and the outcome (the answer's
+# tail, where agents summarize what they did); tool payloads are left to lexical search
+USER_CHARS = 1024
+ASSISTANT_CHARS = 1024
+BATCH_TURNS = 2048  # turns embedded per transaction
+BLOCK_TURNS = 4096  # sign bits of at most this many turns per block row
+MAX_SMALL_BLOCKS = 8  # more blocks below BLOCK_TURNS than this → merge them
+MAX_DEAD_SHARE = 0.25  # more dead slots than this share of all slots → rewrite every block
+
+
+def turn_text(user_text: str, assistant_text: str) -> str:
+    return f"{user_text[:USER_CHARS]}\n{assistant_text[-ASSISTANT_CHARS:]}".strip()
+
+
+def quantize(vectors: Vectors) -> tuple[NDArray[np.int8], NDArray[np.uint8]]:
+    """Unit float rows → int8 rows (each scaled to its own largest component) and sign bits
+    (packed, padded to whole 64-bit words)."""
+    peak = np.abs(vectors).max(axis=1, keepdims=True)
+    scale = np.divide(127.0, peak, out=np.zeros_like(peak), where=peak > 0)
+    int8 = np.clip(np.rint(vectors * scale), -127, 127).astype(np.int8)
+    bits = np.packbits(vectors > 0, axis=1)
+    pad = (-bits.shape[1]) % 8
+    if pad:
+        bits = np.pad(bits, ((0, 0), (0, pad)))
+    return int8, bits
+
+
+@dataclass(slots=True)
+class EmbedStats:
+    space: str
+    embedded: int = 0  # turns (re-)embedded by this run
+    dropped: int = 0  # vectors of another space dropped (a model change)
+    vectors: int = 0  # turns holding a vector of this space afterwards
+    turns: int = 0  # turns in the index
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "space": self.space,
+            "embeddedTurns": self.embedded,
+            "droppedVectors": self.dropped,
+            "turnsWithVector": self.vectors,
+            "turns": self.turns,
+        }
+
+
+def _space_id(conn: sqlite3.Connection, key: str, dimensions: int) -> int:
+    row = conn.execute("SELECT id, dimensions FROM vector_spaces WHERE key = ?", (key,)).fetchone()
+    if row is not None and int(row[1]) == dimensions:
+        return int(row[0])
+    if row is not None:  # same name, other shape: a different space after all
+        conn.execute("DELETE FROM vector_spaces WHERE id = ?", (row[0],))
+    cur = conn.execute(
+        "INSERT INTO vector_spaces(key, dimensions) VALUES (?, ?)", (key, dimensions)
+    )
+    return int(cur.lastrowid or 0)
+
+
+def _drop_other_spaces(conn: sqlite3.Connection, key: str) -> int:
+    """Forget every vector not of space `key` (blocks and rows go with their space)."""
+    dropped = conn.execute(
+        "SELECT count(*) FROM turn_vectors WHERE space_id IN"
+        " (SELECT id FROM vector_spaces WHERE key != ?)",
+        (key,),
+    ).fetchone()[0]
+    conn.execute("DELETE FROM vector_spaces WHERE key != ?", (key,))
+    return int(dropped)
+
+
+def _pending(conn: sqlite3.Connection, space_id: int) -> list[int]:
+    """Turns without a vector of this space made from their current revision."""
+    return [
+        int(r[0])
+        for r in conn.execute(
+            "SELECT t.id FROM turns t LEFT JOIN turn_vectors v ON v.turn_id = t.id"
+            " WHERE v.turn_id IS NULL OR v.space_id != ? OR v.revision IS NOT t.revision"
+            " ORDER BY t.id",
+            (space_id,),
+        )
+    ]
+
+
+def embed_pending_turns(
+    conn: sqlite3.Connection,
+    embedder: Embedder,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+) -> EmbedStats:
+    """Give every turn a vector of `embedder`'s space (see the module docstring)."""
+    import time
+
+    started = time.perf_counter()
+    key = embedder.space.key
+    stats = EmbedStats(space=key)
+    with db.write_tx(conn):
+        stats.dropped = _drop_other_spaces(conn, key)
+    known = conn.execute("SELECT id FROM vector_spaces WHERE key = ?", (key,)).fetchone()
+    pending = _pending(conn, int(known[0]) if known else -1)
+    for start in range(0, len(pending), BATCH_TURNS):
+        batch = pending[start : start + BATCH_TURNS]
+        stats.embedded += _embed_batch(conn, embedder, batch)
+        if progress is not None:
+            progress(min(start + BATCH_TURNS, len(pending)), len(pending))
+    _compact(conn, key)
+    stats.turns = int(conn.execute("SELECT count(*) FROM turns").fetchone()[0])
+    stats.vectors = int(
+        conn.execute(
+            "SELECT count(*) FROM turn_vectors v JOIN vector_spaces s ON s.id = v.space_id"
+            " WHERE s.key = ?",
+            (key,),
+        ).fetchone()[0]
+    )
+    stats.seconds = time.perf_counter() - started
+    return stats
+
+
+def _embed_batch(conn: sqlite3.Connection, embedder: Embedder, turn_ids: Sequence[int]) -> int:
+    """Embed these turns (outside any transaction: an endpoint may be slow), then store the
+    vectors of those still holding the revision that was embedded."""
+    rows = conn.execute(
+        "SELECT id, revision, user_text, assistant_text FROM turns"
+        " WHERE id IN (SELECT value FROM json_each(?))",
+        (_json_ids(turn_ids),),
+    ).fetchall()
+    if not rows:
+        return 0
+    vectors = embedder.embed([turn_text(r["user_text"], r["assistant_text"]) for r in rows])
+    int8, bits = quantize(vectors)
+    known = np.abs(vectors).max(axis=1) > 0  # False: a text with no token the model knows
+    with db.write_tx(conn):
+        current = dict(
+            conn.execute(
+                "SELECT id, revision FROM turns WHERE id IN (SELECT value FROM json_each(?))",
+                (_json_ids([r["id"] for r in rows]),),
+            ).fetchall()
+        )
+        keep = [i for i, r in enumerate(rows) if r["id"] in current and current[r["id"]] == r[1]]
+        space_id = _space_id(conn, embedder.space.key, int(vectors.shape[1]))
+        slotted = [i for i in keep if known[i]]
+        slotted_ids = [int(rows[i]["id"]) for i in slotted]
+        block_id = _write_block(conn, space_id, slotted_ids, bits[slotted])
+        slot_of = {i: n for n, i in enumerate(slotted)}
+        conn.executemany(
+            "INSERT OR REPLACE INTO turn_vectors(turn_id, space_id, revision, block_id, slot,"
+            " vector) VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    rows[i]["id"],
+                    space_id,
+                    rows[i]["revision"],
+                    block_id if i in slot_of else None,
+                    slot_of.get(i),
+                    int8[i].tobytes() if i in slot_of else None,
+                )
+                for i in keep
+            ],
+        )
+        failpoint("embed.before-commit")
+    failpoint("embed.after-batch")
+    return len(keep)
+
+
+def _write_block(
+    conn: sqlite3.Connection, space_id: int, turn_ids: list[int], bits: NDArray[np.uint8]
+) -> int | None:
+    if not turn_ids:
+        return None
+    cur = conn.execute(
+        "INSERT INTO turn_vector_blocks(space_id, size, turn_ids, bits) VALUES (?, ?, ?, ?)",
+        (
+            space_id,
+            len(turn_ids),
+            np.asarray(turn_ids, dtype="<i8").tobytes(),
+            np.ascontiguousarray(bits).tobytes(),
+        ),
+    )
+    return int(cur.lastrowid or 0)
+
+
+def _json_ids(ids: Sequence[int]) -> str:
+    return "[" + ",".join(str(int(i)) for i in ids) + "]"
+
+
+# -- block upkeep -----------------------------------------------------------------------------
+
+
+def _compact(conn: sqlite3.Connection, key: str) -> None:
+    """Merge small blocks, or rewrite all of them when too many slots are dead."""
+    with db.write_tx(conn):
+        space = conn.execute("SELECT id FROM vector_spaces WHERE key = ?", (key,)).fetchone()
+        if space is None:
+            return
+        space_id = int(space[0])
+        sizes = conn.execute(
+            "SELECT id, size FROM turn_vector_blocks WHERE space_id = ?", (space_id,)
+        ).fetchall()
+        slots = sum(int(r[1]) for r in sizes)
+        live = int(
+            conn.execute(
+                "SELECT count(*) FROM turn_vectors WHERE space_id = ? AND block_id IS NOT NULL",
+                (space_id,),
+            ).fetchone()[0]
+        )
+        small = [int(r[0]) for r in sizes if int(r[1]) < BLOCK_TURNS]
+        if slots and (slots - live) / slots > MAX_DEAD_SHARE:
+            _rewrite(conn, space_id, [int(r[0]) for r in sizes])
+        elif len(small) > MAX_SMALL_BLOCKS:
+            _rewrite(conn, space_id, small)
+
+
+def _rewrite(conn: sqlite3.Connection, space_id: int, block_ids: list[int]) -> None:
+    """Repack the live slots of `block_ids` into full blocks (inside the caller's transaction)."""
+    blocks = {int(b): _load_block(conn, b) for b in block_ids}
+    live = conn.execute(
+        "SELECT turn_id, block_id, slot FROM turn_vectors WHERE space_id = ? AND block_id IN"
+        " (SELECT value FROM json_each(?)) ORDER BY turn_id",
+        (space_id, _json_ids(block_ids)),
+    ).fetchall()
+    conn.execute(
+        "DELETE FROM turn_vector_blocks WHERE id IN (SELECT value FROM json_each(?))",
+        (_json_ids(block_ids),),
+    )
+    for start in range(0, len(live), BLOCK_TURNS):
+        chunk = live[start : start + BLOCK_TURNS]
+        bits = np.stack([blocks[int(r[1])][1][int(r[2])] for r in chunk])
+        block_id = _write_block(conn, space_id, [int(r[0]) for r in chunk], bits)
+        conn.executemany(
+            "UPDATE turn_vectors SET block_id = ?, slot = ? WHERE turn_id = ?",
+            [(block_id, n, int(r[0])) for n, r in enumerate(chunk)],
+        )
+
+
+def _load_block(
+    conn: sqlite3.Connection, block_id: int
+) -> tuple[NDArray[np.int64], NDArray[np.uint8]]:
+    row = conn.execute(
+        "SELECT size, turn_ids, bits FROM turn_vector_blocks WHERE id = ?", (block_id,)
+    ).fetchone()
+    size = int(row[0])
+    ids = np.frombuffer(row[1], dtype="<i8")
+    bits = np.frombuffer(row[2], dtype=np.uint8).reshape(size, -1)
+    return ids, bits
+
+
+# -- search -----------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class VectorRanking:
+    turn_ids: list[int] = field(default_factory=list)  # best first
+    similarities: list[float] = field(default_factory=list)  # cosine, same order
+    vectors: int = 0  # turns of the index searchable by vector (this space)
+    turns: int = 0  # turns in the index
+
+
+def vector_space_counts(conn: sqlite3.Connection, key: str) -> tuple[int, int]:
+    """(turns holding a vector of space `key`, turns in the index)."""
+    row = conn.execute(
+        "SELECT (SELECT count(*) FROM turn_vectors v JOIN vector_spaces s ON s.id = v.space_id"
+        " WHERE s.key = ? AND v.block_id IS NOT NULL), (SELECT count(*) FROM turns)",
+        (key,),
+    ).fetchone()
+    return int(row[0]), int(row[1])
+
+
+def rank_turns(
+    conn: sqlite3.Connection,
+    query_vector: Vectors,
+    key: str,
+    *,
+    depth: int,
+    candidates: int,
+    row_filter: tuple[str, list[Any]] = ("", []),
+) -> VectorRanking:
+    """The `depth` turns nearest `query_vector` (one unit row) in space `key`: Hamming distance
+    of sign bits over every turn, then cosine of the int8 vectors of the best `candidates`.
+    `row_filter` is an SQL condition over `t` (turns) and `s` (sessions) with its parameters."""
+    out = VectorRanking()
+    space = conn.execute("SELECT id FROM vector_spaces WHERE key = ?", (key,)).fetchone()
+    if space is None or not np.abs(query_vector).max() > 0:
+        return out
+    blocks = conn.execute(
+        "SELECT id, size, turn_ids, bits FROM turn_vector_blocks WHERE space_id = ? ORDER BY id",
+        (int(space[0]),),
+    ).fetchall()
+    if not blocks:
+        return out
+    ids = np.frombuffer(b"".join(r[2] for r in blocks), dtype="<i8")
+    words = np.frombuffer(b"".join(r[3] for r in blocks), dtype=np.uint64).reshape(len(ids), -1)
+    _int8, query_bits = quantize(query_vector.reshape(1, -1))
+    distances = np.bitwise_count(words ^ query_bits.view(np.uint64)).sum(axis=1, dtype=np.int32)
+    take = min(candidates, len(ids))
+    nearest = np.argpartition(distances, take - 1)[:take] if take < len(ids) else np.arange(take)
+    block_of = np.repeat(np.asarray([int(r[0]) for r in blocks]), [int(r[1]) for r in blocks])
+    starts = np.cumsum([0] + [int(r[1]) for r in blocks])[:-1]
+    slot_of = np.arange(len(ids)) - np.repeat(starts, [int(r[1]) for r in blocks])
+    wanted = {int(ids[i]): (int(block_of[i]), int(slot_of[i])) for i in nearest}
+    condition, params = row_filter
+    rows = conn.execute(
+        "SELECT v.turn_id, v.block_id, v.slot, v.vector FROM turn_vectors v"
+        " JOIN turns t ON t.id = v.turn_id JOIN sessions s ON s.id = t.session_id"
+        " WHERE v.turn_id IN (SELECT value FROM json_each(?))"
+        f"{' AND ' + condition if condition else ''}",
+        (_json_ids(list(wanted)), *params),
+    ).fetchall()
+    rows = [r for r in rows if wanted.get(int(r[0])) == (r[1], r[2])]  # dead slots are skipped
+    if rows:
+        matrix = np.frombuffer(b"".join(r[3] for r in rows), dtype=np.int8).reshape(len(rows), -1)
+        matrix = matrix.astype(np.float32)
+        norms = np.linalg.norm(matrix, axis=1)
+        cosine = (matrix @ query_vector.reshape(-1).astype(np.float32)) / np.maximum(norms, 1e-9)
+        order = sorted(range(len(rows)), key=lambda i: (-float(cosine[i]), int(rows[i][0])))
+        order = order[:depth]
+        out.turn_ids = [int(rows[i][0]) for i in order]
+        out.similarities = [round(float(cosine[i]), 4) for i in order]
+    return out

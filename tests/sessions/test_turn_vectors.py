@@ -1,0 +1,431 @@
+"""Hybrid session search: every turn gets a quantized vector during `teamlore sync`, and
+`sessions search` fuses the words (BM25) with the meaning (nearest vectors). Real index files,
+the real bundled model (offline), the real CLI, a real scripted embeddings server for the
+configured endpoint, real SIGKILLs for crash safety."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+import pytest
+from test_indexer import MiniAdapter, session_file
+
+from models.scripted_server import ScriptedServer, embeddings_responder
+from support import teamlore_cli
+from teamlore.models.embeddings import bundled_embedder
+from teamlore.sessions import turn_vectors
+from teamlore.sessions.index_db import index_db_path, open_index
+from teamlore.sessions.indexer import Indexer, Source
+from teamlore.sessions.queries import search_turns
+
+# what people asked and what the agent answered, one turn each
+TURNS = [
+    (
+        "The nightly build keeps failing because the database schema migration times out",
+        "Raised the lock timeout for the migration and it now completes on staging.",
+    ),
+    (
+        "Rename the CSS classes in the header component to follow BEM",
+        "Renamed header classes to header__logo and header__nav.",
+    ),
+    (
+        "Add pagination to the invoices API endpoint",
+        "The invoices endpoint now takes page and per_page parameters.",
+    ),
+    (
+        "Write a haiku about autumn leaves",
+        "Red leaves drift down / the garden sleeps in the cold / wind hums a last song",
+    ),
+    (
+        "Why is the Docker image so big?",
+        "Switched to a slim base image and a multi-stage build: 1.2 GB down to 180 MB.",
+    ),
+    (
+        "The login page shows a blank screen on Safari",
+        "A polyfill for structuredClone was missing; added it.",
+    ),
+]
+# queries sharing no word with the turn they mean (checked below with the analyzer)
+PARAPHRASES = {"container too large, how to shrink it": 5, "poem about fall foliage": 4}
+
+
+def claude_session(path: Path, turns: list[tuple[str, str]], session_id: str) -> Path:
+    """A Claude Code transcript (2.1 shape): one user prompt and one text answer per turn."""
+    records: list[dict[str, Any]] = []
+    common = {"isSidechain": False, "userType": "external", "cwd": "/home/dev/shop"}
+    for n, (prompt, answer) in enumerate(turns):
+        at = f"2026-03-01T10:{n:02d}:00.000Z"
+        records.append(
+            {
+                **common,
+                "sessionId": session_id,
+                "version": "2.1.112",
+                "type": "user",
+                "uuid": f"u-{n}",
+                "timestamp": at,
+                "message": {"role": "user", "content": prompt},
+            }
+        )
+        records.append(
+            {
+                **common,
+                "sessionId": session_id,
+                "version": "2.1.112",
+                "type": "assistant",
+                "uuid": f"a-{n}",
+                "parentUuid": f"u-{n}",
+                "timestamp": at.replace(":00.000Z", ":05.000Z"),
+                "message": {
+                    "model": "claude-opus-4-7",
+                    "id": f"msg_{n}",
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": answer}],
+                    "stop_reason": "end_turn",
+                },
+            }
+        )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+    return path
+
+
+@pytest.fixture()
+def claude_root(tmp_path: Path) -> Path:
+    root = tmp_path / "claude"
+    claude_session(
+        root / "-home-dev-shop" / "0d7c1b5e-2f4a-4c3b-9e8d-7a6b5c4d3e2f.jsonl",
+        TURNS,
+        "0d7c1b5e-2f4a-4c3b-9e8d-7a6b5c4d3e2f",
+    )
+    return root
+
+
+def cli_json(*args: str) -> dict[str, Any]:
+    proc = teamlore_cli(*args, "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def sync(root: Path) -> dict[str, Any]:
+    return cli_json("sync", "--source", f"claude={root}")
+
+
+def write_config(home: Path, text: str) -> None:
+    home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    (home / "config.toml").write_text(text)
+    os.chmod(home / "config.toml", 0o600)
+
+
+def index(home: Path) -> sqlite3.Connection:
+    return sqlite3.connect(index_db_path(home))
+
+
+# -- the user's view: sync embeds, search fuses ------------------------------------------------
+
+
+def test_the_paraphrases_share_no_search_term_with_their_turns() -> None:
+    from teamlore.core.analyzer import analyze, parse_query
+
+    for query, turn in PARAPHRASES.items():
+        prompt, answer = TURNS[turn - 1]
+        assert parse_query(query).coverage(analyze(f"{prompt} {answer}")) == 0, query
+
+
+def test_sync_embeds_every_turn_and_search_finds_a_turn_by_its_meaning(
+    home: Path, claude_root: Path
+) -> None:
+    synced = sync(claude_root)
+    vectors = synced["vectors"]
+    assert vectors["status"] == "done"
+    assert vectors["space"] == bundled_embedder().space.key
+    assert vectors["embeddedTurns"] == vectors["turnsWithVector"] == vectors["turns"] == 6
+    again = teamlore_cli("sync", "--source", f"claude={claude_root}")  # nothing new to embed
+    assert "Embedded 0 turns for hybrid search; 6 of 6 turns have a vector." in again.stdout
+
+    for query, turn in PARAPHRASES.items():
+        hybrid = cli_json("sessions", "search", query)
+        assert hybrid["paths"] == ["lexical", "vector"]
+        assert hybrid["vector"] == {
+            "ran": True,
+            "space": bundled_embedder().space.key,
+            "turns": 6,
+            "reason": None,
+            "code": None,
+        }
+        first = hybrid["hits"][0]
+        assert (first["turn"], first["matchedBy"]) == (turn, ["vector"]), query
+
+        words = cli_json("sessions", "search", query, "--lexical")
+        assert words["paths"] == ["lexical"]
+        assert words["vector"]["ran"] is False
+        assert words["vector"]["reason"] == "lexical search only was asked for"
+        assert turn not in [h["turn"] for h in words["hits"]]
+
+    text = teamlore_cli("sessions", "search", "poem about fall foliage")
+    assert text.returncode == 0
+    assert f"words + meaning ({bundled_embedder().space.key})" in text.stdout
+    assert "turn 4 (claude, score" in text.stdout and "by meaning)" in text.stdout
+    lexical_text = teamlore_cli("sessions", "search", "poem about fall foliage", "--lexical")
+    assert "words only (lexical search only was asked for)" in lexical_text.stdout
+
+
+def test_a_word_match_still_leads_and_says_both_paths_found_it(
+    home: Path, claude_root: Path
+) -> None:
+    sync(claude_root)
+    hits = cli_json("sessions", "search", "structuredClone polyfill Safari")["hits"]
+    assert hits[0]["turn"] == 6 and hits[0]["matchedBy"] == ["lexical", "vector"]
+
+
+def test_embeddings_off_keeps_sync_and_search_lexical(home: Path, claude_root: Path) -> None:
+    write_config(home, '[embeddings]\nbackend = "off"\n')
+    assert sync(claude_root)["vectors"] == {"status": "off"}
+    found = cli_json("sessions", "search", "poem about fall foliage")
+    assert found["paths"] == ["lexical"]
+    assert found["vector"]["reason"] == '[embeddings] backend = "off" in config.toml'
+    assert not index(home).execute("SELECT count(*) FROM turn_vectors").fetchone()[0]
+
+
+def test_an_index_without_vectors_of_the_model_searches_by_words_and_says_why(
+    home: Path, claude_root: Path
+) -> None:
+    write_config(home, '[embeddings]\nbackend = "off"\n')
+    sync(claude_root)
+    write_config(home, "")  # back to the bundled default, but no sync since
+    found = cli_json("sessions", "search", "poem about fall foliage")
+    assert found["paths"] == ["lexical"]
+    assert "no turn has a vector of bundled:" in found["vector"]["reason"]
+    assert "teamlore sync" in found["vector"]["reason"]
+
+
+# -- the configured endpoint, and a change of model ---------------------------------------------
+
+
+def letters(text: str) -> list[float]:
+    """A scripted 'model': counts of a few letters (enough to tell texts apart)."""
+    lower = text.lower()
+    return [float(lower.count(c)) + 0.5 for c in "aeioustrnl"] + [float(len(lower) % 7)]
+
+
+def endpoint_config(base_url: str) -> str:
+    return (
+        '[embeddings]\nbackend = "endpoint"\nprofile = "embed"\n\n'
+        f'[models.embed]\nbase_url = "{base_url}"\nmodel = "scripted-embedder"\n'
+        'api_key_env = "EMBED_KEY"\nmax_retries = 0\n'
+    )
+
+
+def test_a_change_of_model_re_embeds_every_turn_and_never_mixes_spaces(
+    home: Path, claude_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert sync(claude_root)["vectors"]["turnsWithVector"] == 6  # bundled first
+    monkeypatch.setenv("EMBED_KEY", "sk-test-embed")
+    with ScriptedServer() as server:
+        server.respond_with(embeddings_responder(letters))
+        write_config(home, endpoint_config(server.base_url))
+        vectors = sync(claude_root)["vectors"]
+        assert vectors["space"] == "endpoint:scripted-embedder"
+        assert (vectors["droppedVectors"], vectors["embeddedTurns"]) == (6, 6)
+        found = cli_json("sessions", "search", "poem about fall foliage")
+        assert found["vector"]["space"] == "endpoint:scripted-embedder"
+        assert [r.path for r in server.requests] == ["/v1/embeddings"] * 2  # turns, then query
+    down = cli_json("sessions", "search", "poem about fall foliage")  # the server is gone
+    assert down["paths"] == ["lexical"] and down["vector"]["code"].startswith("MODEL_")
+    conn = index(home)
+    assert conn.execute("SELECT key FROM vector_spaces").fetchall() == [
+        ("endpoint:scripted-embedder",)
+    ]
+    dimensions = {len(row[0]) for row in conn.execute("SELECT vector FROM turn_vectors")}
+    assert dimensions == {len(letters("x"))}
+
+
+def test_an_endpoint_that_is_down_never_fails_sync_or_search(
+    home: Path, claude_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EMBED_KEY", "sk-test-embed")
+    with ScriptedServer() as server:
+        down = server.base_url
+    write_config(home, endpoint_config(down))
+    synced = sync(claude_root)
+    assert synced["turns"] == 6
+    assert synced["vectors"]["status"] == "unavailable"
+    assert synced["vectors"]["code"].startswith("MODEL_")
+    text = teamlore_cli("sync", "--source", f"claude={claude_root}")
+    assert text.returncode == 0 and "Turns not embedded (MODEL_" in text.stdout
+    found = cli_json("sessions", "search", "Docker image")
+    assert found["paths"] == ["lexical"] and found["hits"][0]["turn"] == 5
+    assert "no turn has a vector of endpoint:scripted-embedder" in found["vector"]["reason"]
+
+
+# -- what the index keeps ------------------------------------------------------------------------
+
+
+def mini_sync(home: Path, src: Path) -> sqlite3.Connection:
+    indexer = Indexer(open_index(home), {"mini": MiniAdapter()}, home=home)
+    indexer.sync([Source("mini", src)])
+    return indexer.conn
+
+
+def one(conn: sqlite3.Connection, sql: str) -> tuple[Any, ...]:
+    return tuple(conn.execute(sql).fetchone())
+
+
+def mini_turns(src: Path, name: str, texts: list[str]) -> Path:
+    return session_file(src / f"{name}.jsonl", *({"t": "user", "text": t} for t in texts))
+
+
+def test_a_changed_turn_is_re_embedded_and_its_old_slot_is_never_returned(
+    home: Path, tmp_path: Path
+) -> None:
+    src = tmp_path / "s"
+    mini_turns(src, "a", [prompt for prompt, _answer in TURNS])
+    conn = mini_sync(home, src)
+    embedder = bundled_embedder()
+    assert turn_vectors.embed_pending_turns(conn, embedder).embedded == 6
+    conn.execute(
+        "UPDATE turns SET user_text = 'Write a limerick about a cat', revision = 'changed'"
+        " WHERE ordinal = 4"
+    )
+    again = turn_vectors.embed_pending_turns(conn, embedder)
+    assert (again.embedded, again.vectors) == (1, 6)
+    query = embedder.embed(["a funny rhyme about a pet"])[0]
+    ranked = turn_vectors.rank_turns(conn, query, embedder.space.key, depth=10, candidates=10)
+    assert len(ranked.turn_ids) == len(set(ranked.turn_ids)) == 6  # turn 4's old slot: skipped
+    limerick = one(conn, "SELECT id FROM turns WHERE ordinal = 4")[0]
+    assert ranked.turn_ids[0] == limerick
+    blocks = conn.execute("SELECT sum(size) FROM turn_vector_blocks").fetchone()[0]
+    assert blocks == 7  # 6 live slots and the dead one, until compaction
+
+
+def test_deleted_turns_lose_their_vectors_and_compaction_repacks_the_blocks(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(turn_vectors, "BATCH_TURNS", 3)
+    monkeypatch.setattr(turn_vectors, "MAX_SMALL_BLOCKS", 2)
+    src = tmp_path / "s"
+    for n in range(4):
+        mini_turns(src, f"f{n}", [f"{prompt} (take {n})" for prompt, _a in TURNS[:3]])
+    conn = mini_sync(home, src)
+    embedder = bundled_embedder()
+    assert turn_vectors.embed_pending_turns(conn, embedder).vectors == 12
+    # 4 batches of 3 made 4 small blocks: more than 2, so they were merged into one
+    assert one(conn, "SELECT count(*), sum(size) FROM turn_vector_blocks") == (1, 12)
+    first_session = conn.execute("SELECT min(session_id) FROM turns").fetchone()[0]
+    gone = {
+        r[0] for r in conn.execute("SELECT id FROM turns WHERE session_id = ?", (first_session,))
+    }
+    with conn:
+        conn.execute("DELETE FROM turns WHERE session_id = ?", (first_session,))
+    assert conn.execute("SELECT count(*) FROM turn_vectors").fetchone()[0] == 9  # cascade
+    query = embedder.embed(["database migration timeout"])[0]
+    ranked = turn_vectors.rank_turns(conn, query, embedder.space.key, depth=50, candidates=50)
+    assert len(ranked.turn_ids) == 9 and not gone & set(ranked.turn_ids)
+    turn_vectors.embed_pending_turns(conn, embedder)  # 3 of 12 slots dead: 25 %, kept
+    assert conn.execute("SELECT sum(size) FROM turn_vector_blocks").fetchone()[0] == 12
+    second = conn.execute("SELECT min(session_id) FROM turns").fetchone()[0]
+    with conn:
+        conn.execute("DELETE FROM turns WHERE session_id = ?", (second,))
+    turn_vectors.embed_pending_turns(conn, embedder)  # 6 of 12 dead: rewritten
+    assert one(conn, "SELECT count(*), sum(size) FROM turn_vector_blocks") == (1, 6)
+    live = conn.execute("SELECT turn_id, block_id, slot FROM turn_vectors ORDER BY turn_id")
+    block = conn.execute("SELECT id, turn_ids FROM turn_vector_blocks").fetchone()
+    ids = np.frombuffer(block[1], dtype="<i8").tolist()
+    for turn_id, block_id, slot in live:
+        assert (block_id, ids[slot]) == (block[0], turn_id)
+
+
+def test_a_turn_with_no_known_token_is_done_without_a_slot(home: Path, tmp_path: Path) -> None:
+    src = tmp_path / "s"
+    mini_turns(src, "a", ["   ", "Speed up the unit tests"])
+    conn = mini_sync(home, src)
+    stats = turn_vectors.embed_pending_turns(conn, bundled_embedder())
+    assert (stats.embedded, stats.vectors) == (2, 2)
+    assert one(conn, "SELECT count(*) FROM turn_vectors WHERE block_id IS NULL") == (1,)
+    assert turn_vectors.embed_pending_turns(conn, bundled_embedder()).embedded == 0
+
+
+def test_the_quantized_scan_ranks_like_exact_cosine(home: Path, tmp_path: Path) -> None:
+    src = tmp_path / "s"
+    subjects = ["cache", "deploy", "parser", "invoice", "login", "docker", "schema", "theme"]
+    verbs = ["fix", "speed up", "document", "refactor", "test", "remove", "rename", "review"]
+    texts = [f"{v} the {s} module, step {n}" for v in verbs for s in subjects for n in range(5)]
+    mini_turns(src, "a", texts)
+    conn = mini_sync(home, src)
+    embedder = bundled_embedder()
+    turn_vectors.embed_pending_turns(conn, embedder)
+    ids = [r[0] for r in conn.execute("SELECT id FROM turns ORDER BY ordinal")]
+    exact = embedder.embed(texts)
+    agree = []
+    for query in ["make the caching layer faster", "write docs for the billing code"]:
+        vector = embedder.embed([query])[0]
+        truth = [ids[i] for i in np.argsort(-(exact @ vector), kind="stable")[:10]]
+        got = turn_vectors.rank_turns(
+            conn, vector, embedder.space.key, depth=10, candidates=100
+        ).turn_ids
+        agree.append(len(set(truth) & set(got)))
+    assert min(agree) >= 8, agree
+
+
+def test_vector_hits_obey_the_provider_filter(home: Path, tmp_path: Path) -> None:
+    class OtherAdapter(MiniAdapter):
+        provider = "other"
+
+    mini, other = tmp_path / "mini", tmp_path / "other"
+    mini_turns(mini, "m", [prompt for prompt, _answer in TURNS])
+    mini_turns(other, "o", ["Compose a short verse about the sea"])
+    indexer = Indexer(open_index(home), {"mini": MiniAdapter(), "other": OtherAdapter()}, home=home)
+    indexer.sync([Source("mini", mini), Source("other", other)])
+    embedder = bundled_embedder()
+    turn_vectors.embed_pending_turns(indexer.conn, embedder)
+    hits = search_turns(
+        indexer.conn, "poem about fall foliage", provider="other", embedder=embedder
+    ).hits
+    assert [h["provider"] for h in hits] == ["other"]
+
+
+# -- crash safety ------------------------------------------------------------------------------
+
+CRASHING_SYNC = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from teamlore.ops.registry import OpContext, run_operation
+    from teamlore.sessions import turn_vectors
+    turn_vectors.BATCH_TURNS = 4
+    context = OpContext(home=Path(sys.argv[2]), cwd=Path.cwd())
+    run_operation("sync", context, {"sources": [f"claude={sys.argv[1]}"]})
+    """
+)
+
+
+@pytest.mark.parametrize(
+    ("failpoint", "kept"), [("embed.before-commit", 0), ("embed.after-batch", 4)]
+)
+def test_a_crash_while_embedding_loses_at_most_the_batch_in_flight(
+    home: Path, claude_root: Path, failpoint: str, kept: int
+) -> None:
+    crashed = subprocess.run(
+        [sys.executable, "-c", CRASHING_SYNC, str(claude_root), str(home)],
+        env={**os.environ, "TEAMLORE_FAILPOINT": failpoint},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert crashed.returncode == -9, crashed.stderr
+    conn = index(home)
+    assert one(conn, "PRAGMA integrity_check") == ("ok",)
+    assert one(conn, "SELECT count(*) FROM turns") == (6,)  # the indexing had committed
+    assert one(conn, "SELECT count(*) FROM turn_vectors") == (kept,)
+    assert one(conn, "SELECT coalesce(sum(size), 0) FROM turn_vector_blocks") == (kept,)
+    vectors = sync(claude_root)["vectors"]
+    assert (vectors["embeddedTurns"], vectors["turnsWithVector"]) == (6 - kept, 6)
