@@ -40,6 +40,8 @@ from teamlore.memory.store.layout import MEMORY_ROOT
 from teamlore.memory.store.projection import sync_approved_projection
 from teamlore.memory.store.search import search_memory
 from teamlore.memory.store.state_db import open_state_db
+from teamlore.memory.store.vectors import sync_approved_vectors
+from teamlore.models.embeddings import Embedder, bundled_embedder
 
 BENCH_DIR = Path(__file__).resolve().parent
 DEFAULT_TREE = BENCH_DIR.parent.parent.parent / "shared" / "fixtures" / "threadshare-memory"
@@ -142,16 +144,31 @@ def overlaps(queries: Iterable[HardQuery], texts: dict[str, str]) -> list[Overla
     return found
 
 
-def lexical_ranker(conn: sqlite3.Connection) -> Ranker:
+def memory_ranker(conn: sqlite3.Connection, mode: str, embedder: Embedder | None) -> Ranker:
+    """`teamlore memory search` in one mode: lexical, vector or hybrid (the CLI's default)."""
+
     def rank(query: str) -> list[str]:
-        if not parse_query(query).terms:
+        if mode == "lexical" and not parse_query(query).terms:
             return []
         result = search_memory(
-            conn, repository_key=REPO, worktree_key=WORKTREE, query=query, limit=DEPTH
+            conn,
+            repository_key=REPO,
+            worktree_key=WORKTREE,
+            query=query,
+            limit=DEPTH,
+            embedder=embedder,
+            mode=mode,  # type: ignore[arg-type]
         )
         return [hit.id for hit in result.results]
 
     return rank
+
+
+def embed_tree(conn: sqlite3.Connection) -> Embedder:
+    """The bundled model, with every projected document embedded (as `memory search` does)."""
+    embedder = bundled_embedder()
+    sync_approved_vectors(conn, repository_key=REPO, worktree_key=WORKTREE, embedder=embedder)
+    return embedder
 
 
 @dataclass(slots=True)
@@ -219,11 +236,14 @@ def main(argv: list[str] | None = None) -> int:
         for q in queries:
             if q.distractor and not shared_terms(q.query, texts[q.distractor]):
                 print(f"  note: near-miss shares nothing with its distractor: {q.query}")
-        rankers: dict[str, Ranker] = {"lexical": lexical_ranker(conn)}
+        embedder = embed_tree(conn)
+        rankers: dict[str, Ranker] = {
+            mode: memory_ranker(conn, mode, embedder) for mode in ("lexical", "vector", "hybrid")
+        }
         result = evaluate(queries, rankers)
         print()
         print_table(result.scores, list(rankers))
-        print()
+        print(f"vector space: {embedder.space.key}")
         for name, spent in result.seconds.items():
             print(f"{name}: {spent * 1000 / len(queries):.2f} ms per query")
         if args.show_misses:

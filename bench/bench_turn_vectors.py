@@ -1,0 +1,248 @@
+"""Hybrid session search: what turn vectors cost and how fast search stays.
+
+    .venv/bin/python bench/bench_turn_vectors.py [--mib 50] [--search-index PATH]
+        [--search-turns 250000] [--queries 200] [--seed 1] [--phases cold,search]
+
+1. cold: a `--mib` corpus (bench/corpus.py, both providers) is indexed into a fresh state dir
+   (`open_index` + `Indexer.sync`, as bench_sync.py's cold phase), then every turn is embedded
+   with the bundled model (`embed_pending_turns`, what `teamlore sync` adds). Prints both times,
+   the added cost of embedding as a share of the cold sync, embedding throughput (turns/s,
+   MiB/s of embedded text), and the index bytes the vectors add per 1,000 turns.
+2. search: an index of `--search-turns` turns (bench_sync.py's lean search corpus; pass
+   `--search-index` to copy an already built `index.sqlite3`, else it is generated and indexed
+   here, which takes minutes), every turn embedded (timed), then `--queries` queries
+   (`corpus.search_queries`) through `search_turns` three ways: words only (`--lexical`),
+   hybrid, and hybrid with a provider filter. p50/p95/max per way, in-process with the model
+   loaded once (a `teamlore` process adds its start-up and about 0.1 s to load the model).
+
+Each phase runs in its own interpreter (peak RSS is per phase). Prints figures, asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO = BENCH_DIR.parent
+sys.path.insert(0, str(BENCH_DIR))
+import corpus  # noqa: E402
+from bench_sync import _index_sync, _ms  # noqa: E402
+
+
+def _rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _db_bytes(state: Path) -> int:
+    conn = sqlite3.connect(state / "index.sqlite3")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    page_size, pages, free = (
+        conn.execute(f"PRAGMA {p}").fetchone()[0]
+        for p in ("page_size", "page_count", "freelist_count")
+    )
+    conn.close()
+    return int(page_size) * (int(pages) - int(free))
+
+
+def _embed(state: Path) -> dict[str, Any]:
+    from teamlore.models.embeddings import bundled_embedder
+    from teamlore.sessions.index_db import open_index
+    from teamlore.sessions.turn_vectors import ASSISTANT_CHARS, USER_CHARS, embed_pending_turns
+
+    started = time.perf_counter()
+    embedder = bundled_embedder()
+    loaded = time.perf_counter() - started
+    conn = open_index(state)
+    text_bytes = int(
+        conn.execute(
+            f"SELECT sum(min(length(user_text), {USER_CHARS}) +"
+            f" min(length(assistant_text), {ASSISTANT_CHARS})) FROM turns"
+        ).fetchone()[0]
+        or 0
+    )
+    started = time.perf_counter()
+    stats = embed_pending_turns(conn, embedder)
+    seconds = time.perf_counter() - started
+    conn.close()
+    return {
+        "model_load_s": loaded,
+        "embed_s": seconds,
+        "embedded": stats.embedded,
+        "turns": stats.turns,
+        "text_bytes": text_bytes,
+        "space": stats.space,
+    }
+
+
+def child_cold(args: dict[str, Any]) -> dict[str, Any]:
+    root, state = Path(args["root"]), Path(args["state"])
+    shutil.rmtree(state, ignore_errors=True)
+    synced = _index_sync(root, state, ["codex", "claude"])
+    before = _db_bytes(state)
+    embedded = _embed(state)
+    after = _db_bytes(state)
+    return {**synced, **embedded, "db_before": before, "db_after": after, "rss": _rss_mib()}
+
+
+def child_embed(args: dict[str, Any]) -> dict[str, Any]:
+    state = Path(args["state"])
+    before = _db_bytes(state)
+    embedded = _embed(state)
+    return {**embedded, "db_before": before, "db_after": _db_bytes(state), "rss": _rss_mib()}
+
+
+def child_search(args: dict[str, Any]) -> dict[str, Any]:
+    from teamlore.models.embeddings import bundled_embedder
+    from teamlore.sessions.index_db import open_index
+    from teamlore.sessions.queries import search_turns
+
+    conn = open_index(Path(args["state"]))
+    embedder = bundled_embedder()
+    queries = corpus.search_queries(int(args["queries"]), seed=int(args["seed"]))
+    for _, text in queries[:10]:  # warm the page cache a little
+        search_turns(conn, text, embedder=embedder)
+    timings: dict[str, list[float]] = {"lexical": [], "hybrid": [], "hybrid+provider": []}
+    vector_hits = 0
+    for number, (_kind, text) in enumerate(queries):
+        for way, kwargs in (
+            ("lexical", {}),
+            ("hybrid", {"embedder": embedder}),
+            (
+                "hybrid+provider",
+                {"embedder": embedder, "provider": ("codex", "claude")[number % 2]},
+            ),
+        ):
+            started = time.perf_counter()
+            found = search_turns(conn, text, **kwargs)  # type: ignore[arg-type]
+            timings[way].append(time.perf_counter() - started)
+            if way == "hybrid":
+                vector_hits += sum("vector" in h["matchedBy"] for h in found.hits)
+    turns = int(conn.execute("SELECT count(*) FROM turns").fetchone()[0])
+    conn.close()
+    return {
+        "turns": turns,
+        "queries": len(queries),
+        "ms": {way: _ms(values) for way, values in timings.items()},
+        "vector_hits_per_query": vector_hits / max(len(queries), 1),
+        "rss": _rss_mib(),
+    }
+
+
+CHILDREN = {"cold": child_cold, "embed": child_embed, "search": child_search}
+
+
+def run_child(phase: str, **args: Any) -> dict[str, Any]:
+    proc = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--child", phase],
+        input=orjson.dumps(args),
+        capture_output=True,
+        cwd=REPO,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"phase {phase} failed:\n{proc.stderr.decode()[-3000:]}")
+    result: dict[str, Any] = orjson.loads(proc.stdout.splitlines()[-1])
+    return result
+
+
+def mib(n: float) -> float:
+    return n / (1 << 20)
+
+
+def phase_cold(args: argparse.Namespace, work: Path) -> None:
+    root = work / f"tv-cold-{args.mib:g}mib-s{args.seed}"
+    if not (root / ".complete").exists():
+        shutil.rmtree(root, ignore_errors=True)
+        corpus.generate(root / "home", seed=args.seed, mib=args.mib)
+        (root / ".complete").write_text("ok\n")
+    r = run_child("cold", root=str(root / "home"), state=str(root / "state"))
+    added = r["embed_s"] / r["seconds"]
+    per_1k = (r["db_after"] - r["db_before"]) / max(r["turns"], 1) * 1000
+    print(
+        f"[cold] {mib(r['bytes_read']):.1f} MiB, {r['turns']} turns: cold sync {r['seconds']:.2f} s"
+        f" ({mib(r['bytes_read']) / r['seconds']:.1f} MiB/s); embedding {r['embedded']} turns"
+        f" {r['embed_s']:.2f} s = +{added * 100:.1f} % of the cold sync"
+        f" (model load {r['model_load_s']:.2f} s, once per process)"
+    )
+    print(
+        f"       embedding throughput {r['embedded'] / r['embed_s']:.0f} turns/s,"
+        f" {mib(r['text_bytes']) / r['embed_s']:.2f} MiB/s of embedded text"
+        f" ({r['text_bytes'] / max(r['turns'], 1):.0f} chars per turn);"
+        f" vectors add {per_1k / 1024:.0f} KiB per 1k turns"
+        f" (index {mib(r['db_before']):.1f} → {mib(r['db_after']):.1f} MiB); peak RSS"
+        f" {r['rss']:.0f} MiB"
+    )
+
+
+def phase_search(args: argparse.Namespace, work: Path) -> None:
+    state = work / f"tv-search-{args.search_turns}-s{args.seed}"
+    if not (state / ".complete").exists():
+        shutil.rmtree(state, ignore_errors=True)
+        state.mkdir(parents=True)
+        if args.search_index:
+            shutil.copyfile(args.search_index, state / "index.sqlite3")
+        else:
+            home = work / f"tv-search-corpus-{args.search_turns}-s{args.seed}"
+            shutil.rmtree(home, ignore_errors=True)
+            corpus.generate(home, seed=args.seed, turns=args.search_turns, profile="lean")
+            _index_sync(home, state, ["codex", "claude"])
+        r = run_child("embed", state=str(state))
+        (state / ".complete").write_text("ok\n")
+        per_1k = (r["db_after"] - r["db_before"]) / max(r["turns"], 1) * 1000
+        print(
+            f"[embed] {r['embedded']} of {r['turns']} turns in {r['embed_s']:.0f} s"
+            f" ({r['embedded'] / r['embed_s']:.0f} turns/s); vectors add {per_1k / 1024:.0f} KiB"
+            f" per 1k turns (index {mib(r['db_before']):.0f} → {mib(r['db_after']):.0f} MiB);"
+            f" peak RSS {r['rss']:.0f} MiB"
+        )
+    r = run_child("search", state=str(state), queries=args.queries, seed=args.seed)
+    print(f"[search] {r['turns']} turns, {r['queries']} queries each way (in-process):")
+    for way, ms in r["ms"].items():
+        print(
+            f"    {way:16} p50 {ms['p50']:6.1f} ms  p95 {ms['p95']:6.1f} ms"
+            f"  max {ms['max']:6.1f} ms"
+        )
+    print(
+        f"    vector-found hits per hybrid query: {r['vector_hits_per_query']:.1f};"
+        f" peak RSS {r['rss']:.0f} MiB"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--child")
+    parser.add_argument("--mib", type=float, default=50)
+    parser.add_argument("--search-turns", type=int, default=250_000)
+    parser.add_argument("--search-index", type=Path)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--phases", default="cold,search")
+    parser.add_argument("--workdir", type=Path, default=REPO / ".bench")
+    args = parser.parse_args(argv)
+    if args.child:
+        result = CHILDREN[args.child](orjson.loads(sys.stdin.buffer.read()))
+        sys.stdout.buffer.write(orjson.dumps(result) + b"\n")
+        return 0
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    load = Path("/proc/loadavg").read_text().split()[0] if Path("/proc/loadavg").exists() else "?"
+    print(f"turn vectors benchmark: load average {load} (a loaded machine lowers every figure)")
+    phases = args.phases.split(",")
+    if "cold" in phases:
+        phase_cold(args, args.workdir)
+    if "search" in phases:
+        phase_search(args, args.workdir)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
