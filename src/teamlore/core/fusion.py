@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypeVar
+from typing import Generic, Literal, TypeVar
 
 Key = TypeVar("Key", bound=Hashable)
 Path = Literal["lexical", "vector"]
@@ -25,13 +25,9 @@ RRF_K = 20
 LEXICAL_WEIGHT = 1.0
 VECTOR_WEIGHT = 1.0
 
-FUSION_INFO: dict[str, Any] = {
-    "method": "rrf",
-    "k": RRF_K,
-    "lexicalWeight": LEXICAL_WEIGHT,
-    "vectorWeight": VECTOR_WEIGHT,
-    "lexicalShare": "squared share of the query's terms held",
-}
+# why a search ran words alone, in the words every search result uses (`vector.reason`)
+LEXICAL_ASKED = "lexical search only was asked for"
+EMBEDDINGS_OFF = '[embeddings] backend = "off" in config.toml'
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,12 +16,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from teamlore.core import db, errors
 from teamlore.core.analyzer import ANALYZER_VERSION
 from teamlore.core.config import RepositoryConfig, load_config, load_table, save_config
+from teamlore.core.fusion import EMBEDDINGS_OFF, LEXICAL_ASKED
 from teamlore.core.lock import file_lock
 from teamlore.core.paths import resolve_home
 from teamlore.core.strict import STRICT
 from teamlore.core.timeutil import parse_instant
 from teamlore.ops.registry import OpContext, ProgressCallback, operation
-from teamlore.ops.vectors import EMBEDDINGS_OFF, LEXICAL_ASKED
 from teamlore.repo import tables
 from teamlore.sessions.index_health import (
     index_errors,

@@ -6,14 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from teamlore.core import errors
+from teamlore.core.fusion import EMBEDDINGS_OFF, LEXICAL_ASKED
 from teamlore.memory.store.search import VectorPath
 from teamlore.memory.store.vectors import sync_approved_vectors
 from teamlore.models.embeddings import Embedder, configured_embedder
 from teamlore.ops.owner import OwnerContext
 from teamlore.ops.registry import OpContext
-
-LEXICAL_ASKED = "lexical search only was asked for"
-EMBEDDINGS_OFF = '[embeddings] backend = "off" in config.toml'
 
 
 def memory_vectors(
