@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from io import BufferedIOBase
+from typing import Any
 
 import orjson
 
@@ -37,7 +38,7 @@ class ReadResult:
 
 
 def read_lines(
-    handle: BinaryIO,
+    handle: BufferedIOBase,
     *,
     start_offset: int = 0,
     start_line: int = 0,
