@@ -192,3 +192,11 @@ def test_the_token_pattern_is_the_lookahead_form_it_replaced(text: str) -> None:
     letter = rf"(?:(?![{cjk}])[^\W_])"
     reference = re.compile(rf"[{cjk}]+|{letter}+(?:[_\-./]{letter}+)*")
     assert analyzer._TOKEN.findall(text) == reference.findall(text)
+
+
+def test_adjacent_non_ascii_lines_are_analyzed_as_one_run() -> None:
+    # analyze() sends a run of adjacent lines holding non-ASCII characters through NFKC and the
+    # general pattern at once; NFKC never joins or splits across a newline, so it is the same
+    text = "plain start\nÉTÉ ﬁle\n中文 parse_line\n😀 done\nascii_only again\nmore é\nend"
+    assert analyze(text) == " ".join(tokens(text))
+    assert analyze("ﬁle\nﬁle") == analyze("file file")

@@ -203,18 +203,36 @@ def _words_text(words: list[str]) -> str:
     return " ".join(filter(None, map(_word_text, words)))
 
 
-def _general_line_text(line: str) -> str:
-    """The analyzed form of one line holding a non-ASCII character (as `tokens` does it)."""
-    out: list[str] = []
-    for raw in _TOKEN.findall(unicodedata.normalize("NFKC", line)):
-        if raw[0] >= "\u1100" and _CJK_RUN.fullmatch(raw):
-            out.extend(_cjk_tokens(raw.casefold()))
-        elif text := _word_text(raw):
-            out.append(text)
-    return " ".join(out)
+@lru_cache(maxsize=1 << 16)
+def _token_text(raw: str) -> str:
+    """The analyzed form of one `_TOKEN` match: a CJK run's unigrams and bigrams, or
+    `_word_text` (cached like it, so `map` serves a line's tokens without a Python loop)."""
+    if raw[0] >= "\u1100" and _CJK_RUN.fullmatch(raw):
+        return " ".join(_cjk_tokens(raw.casefold()))
+    return _word_text(raw)
+
+
+def _general_lines_text(lines: str) -> str:
+    """The analyzed form of lines holding non-ASCII characters (as `tokens` does it line by
+    line: NFKC never joins or splits across a newline, and no token spans one)."""
+    found = _TOKEN.findall(unicodedata.normalize("NFKC", lines))
+    return " ".join(filter(None, map(_token_text, found)))
 
 
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+def _next_ascii_line(text: str, end: int) -> int:
+    """Where the run of lines holding non-ASCII characters that ends at `end` (a newline or the
+    text's end) really ends: the following lines join it while they hold non-ASCII too."""
+    size = len(text)
+    while end < size:
+        following = text.find("\n", end + 1)
+        following = size if following < 0 else following
+        if _NON_ASCII.search(text, end + 1, following) is None:
+            break
+        end = following
+    return end
 
 
 def analyze(text: str) -> str:
@@ -222,16 +240,17 @@ def analyze(text: str) -> str:
     if text.isascii():
         return _words_text(_ASCII_TOKEN.findall(text))
     # Like `tokens`, but every ASCII stretch between lines holding a non-ASCII character goes
-    # through the fast pattern in one call, however many lines it spans (tokens never span a
-    # newline, so this is the same as going line by line).
+    # through the fast pattern in one call, however many lines it spans, and so does every run
+    # of adjacent non-ASCII lines through the general one (tokens never span a newline, so this
+    # is the same as going line by line).
     out: list[str] = []
     position = 0
     while (found := _NON_ASCII.search(text, position)) is not None:
         start = text.rfind("\n", position, found.start()) + 1  # 0 only when position is 0
         end = text.find("\n", found.end())
-        end = len(text) if end < 0 else end
+        end = _next_ascii_line(text, len(text) if end < 0 else end)
         out.append(_words_text(_ASCII_TOKEN.findall(text, position, start)))
-        out.append(_general_line_text(text[start:end]))
+        out.append(_general_lines_text(text[start:end]))
         position = end
     out.append(_words_text(_ASCII_TOKEN.findall(text, position)))
     return " ".join(filter(None, out))
