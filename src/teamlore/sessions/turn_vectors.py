@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import orjson
 from numpy.typing import NDArray
 
 from teamlore.core import db
@@ -37,8 +38,8 @@ from teamlore.models.embeddings import Embedder, Vectors
 
 # what of a turn is embedded: the situation (the prompt's head) and the outcome (the answer's
 # tail, where agents summarize what they did); tool payloads are left to lexical search
-USER_CHARS = 1024
-ASSISTANT_CHARS = 1024
+USER_CHARS = 512
+ASSISTANT_CHARS = 512
 BATCH_TURNS = 2048  # turns embedded per transaction
 BLOCK_TURNS = 4096  # sign bits of at most this many turns per block row
 MAX_SMALL_BLOCKS = 8  # more blocks below BLOCK_TURNS than this → merge them
@@ -147,6 +148,12 @@ def embed_pending_turns(
             (key,),
         ).fetchone()[0]
     )
+    with db.write_tx(conn):  # what a search reports without counting 250k rows (`vector_counts`)
+        conn.execute(
+            "INSERT INTO meta(key, value) VALUES ('turn_vectors', ?)"
+            " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (orjson.dumps({"space": key, "vectors": stats.vectors}).decode(),),
+        )
     stats.seconds = time.perf_counter() - started
     return stats
 
@@ -291,13 +298,11 @@ class VectorRanking:
 
 
 def vector_space_counts(conn: sqlite3.Connection, key: str) -> tuple[int, int]:
-    """(turns holding a vector of space `key`, turns in the index)."""
-    row = conn.execute(
-        "SELECT (SELECT count(*) FROM turn_vectors v JOIN vector_spaces s ON s.id = v.space_id"
-        " WHERE s.key = ? AND v.block_id IS NOT NULL), (SELECT count(*) FROM turns)",
-        (key,),
-    ).fetchone()
-    return int(row[0]), int(row[1])
+    """(turns holding a vector of space `key` when the last sync embedded, turns in the index)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'turn_vectors'").fetchone()
+    recorded = orjson.loads(row[0]) if row else {}
+    vectors = int(recorded.get("vectors", 0)) if recorded.get("space") == key else 0
+    return vectors, int(conn.execute("SELECT count(*) FROM turns").fetchone()[0])
 
 
 def rank_turns(
