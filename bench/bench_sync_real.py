@@ -194,9 +194,18 @@ def run_timed(command: list[str], env: dict[str, str]) -> tuple[float, float, fl
     return seconds, cpu, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), out
 
 
-def cold_sync(work: Path, root: Path, sizes: dict[str, int]) -> dict[str, Any]:
-    state = work / "real-state"
+def fresh_home(state: Path, embeddings: str) -> None:
+    """An empty TEAMLORE_HOME; `--embeddings off` turns the turn vectors off in its config
+    (docs/hybrid-search.md), to see what embedding adds to a sync."""
     shutil.rmtree(state, ignore_errors=True)
+    if embeddings == "off":
+        state.mkdir(parents=True)
+        (state / "config.toml").write_text('[embeddings]\nbackend = "off"\n')
+
+
+def cold_sync(work: Path, root: Path, sizes: dict[str, int], embeddings: str) -> dict[str, Any]:
+    state = work / "real-state"
+    fresh_home(state, embeddings)
     args = [a for p, r in sources(root, sizes) for a in ("--source", f"{p}={r}")]
     env = {**os.environ, "TEAMLORE_HOME": str(state)}
     seconds, cpu, rss, code, out = run_timed(
@@ -243,7 +252,7 @@ def bench_corpus(args: argparse.Namespace, work: Path, kind: str) -> dict[str, A
     peers: list[dict[str, Any]] = []
     peer_note = ""
     for number in range(1, args.rounds + 1):
-        ours.append(cold_sync(work, root, sizes))
+        ours.append(cold_sync(work, root, sizes, args.embeddings))
         line = (
             f"  round {number}: teamlore {ours[-1]['mib_s']:6.1f} MiB/s "
             f"(CPU {ours[-1]['cpu_mib_s']:5.1f}; {ours[-1]['seconds']:.2f} s, "
@@ -479,7 +488,7 @@ def _first_line_is_json(path: Path) -> bool:
 def bench_append(args: argparse.Namespace, work: Path) -> None:
     root, sizes = corpus_root(work, "mixed", 5)
     state = work / "real-append-state"
-    shutil.rmtree(state, ignore_errors=True)
+    fresh_home(state, args.embeddings)
     env = {**os.environ, "TEAMLORE_HOME": str(state)}
     source_args = [a for p, r in sources(root, sizes) for a in ("--source", f"{p}={r}")]
     run_measured([*teamlore_exe(), "sync", *source_args], env)
@@ -529,6 +538,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-peer", action="store_true", help="skip claude-mem")
     parser.add_argument("--profile", type=int, default=0, help="cProfile the sync; print N rows")
     parser.add_argument("--append", type=int, default=0, help="append→searchable repetitions")
+    parser.add_argument(
+        "--embeddings",
+        choices=("default", "off"),
+        default="default",
+        help="off: turn vectors off in the synced home's config (what they cost shows apart)",
+    )
     parser.add_argument("--workdir", type=Path, default=REPO / ".bench")
     parser.add_argument("--child-stages", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -537,7 +552,8 @@ def main(argv: list[str] | None = None) -> int:
     work: Path = args.workdir.resolve()
     work.mkdir(parents=True, exist_ok=True)
     say(
-        f"teamlore cold sync over real files: --mib {args.mib:g} --rounds {args.rounds}; "
+        f"teamlore cold sync over real files: --mib {args.mib:g} --rounds {args.rounds}"
+        f" --embeddings {args.embeddings}; "
         f"{os.cpu_count()} CPUs; Python {sys.version.split()[0]}; SQLite {sqlite3.sqlite_version};"
         f" load average {os.getloadavg()[0]:.2f} (other work on the machine skews every figure;"
         f" the ratio measured in the same run is the one that counts)"
