@@ -149,6 +149,8 @@ def main() -> None:
         vector = timed_searches(conn, queries, embedder=embedder, mode="vector")
         print(f"memory search over {args.entries} entries, {len(queries)} queries")
         print(row("lexical (--lexical)", lexical))
+        print(row("lexical, keyword queries", lexical[: len(keywords)]))
+        print(row("lexical, sentence queries", lexical[len(keywords) :]))
         print(row("vector only", vector))
         print(row("hybrid (default)", hybrid))
         print(row("hybrid, keyword queries", hybrid[: len(keywords)]))

@@ -127,6 +127,9 @@ def sync_approved_vectors(
     refresh the owner's pack. Raises what the embedder raises (nothing is written then)."""
     owner = (repository_key, worktree_key)
     space = embedder.space.key
+    current = _pack_is_current(conn, owner, space)
+    if current is not None:
+        return VectorSync(space=space, embedded=0, total=current)
     missing = conn.execute(_MISSING, (space, *owner)).fetchall()
     texts = [document_text(row[1], row[3], row[4], orjson.loads(row[5]), row[6]) for row in missing]
     blobs = embed_in_batches(embedder, texts, progress)
@@ -165,6 +168,19 @@ def sync_approved_vectors(
             (*owner, space),
         ).fetchone()[0]
     return VectorSync(space=space, embedded=len(missing), total=int(total))
+
+
+def _pack_is_current(conn: sqlite3.Connection, owner: tuple[str, str], space: str) -> int | None:
+    """The pack's row count when it holds a vector of `space` for every document of the current
+    generation (then there is nothing to embed or remove: the cheap path of every search)."""
+    row = conn.execute(
+        "SELECT length(p.ids) / 8 FROM approved_vector_packs AS p JOIN approved_projection AS a "
+        "ON a.repository_key = p.repository_key AND a.worktree_key = p.worktree_key "
+        "WHERE p.repository_key = ? AND p.worktree_key = ? AND p.space = ? "
+        "AND p.generation = a.generation AND length(p.ids) / 8 = a.entry_count",
+        (*owner, space),
+    ).fetchone()
+    return None if row is None else int(row[0])
 
 
 def _generation(conn: sqlite3.Connection, owner: tuple[str, str]) -> int:
