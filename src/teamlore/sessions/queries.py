@@ -375,7 +375,7 @@ def _lexical(
 FUSION_DEPTH = 30
 # turns rescored by cosine after the sign-bit scan; more when filters may drop most of them
 VECTOR_CANDIDATES = 400
-VECTOR_CANDIDATES_FILTERED = 2000
+VECTOR_CANDIDATES_FILTERED = 800
 # a turn less similar than this (cosine) is not "near" the query: with the bundled model,
 # unrelated texts score below 0.1 and paraphrases 0.25-0.5, so an identifier that one turn
 # holds does not drag twenty unrelated turns in behind it
