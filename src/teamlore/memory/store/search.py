@@ -143,7 +143,7 @@ def search_memory(
     if vector_path.ran:
         results = _fused(conn, parsed, lexical, vector_ranking, limit)
     else:
-        results = _lexical_hits(parsed, lexical)
+        results = _lexical_hits(conn, parsed, lexical)
     return SearchResult(
         generation=generation, coverage=coverage, paths=paths, vector=vector_path, results=results
     )
@@ -156,10 +156,12 @@ def _lexical(
     include_deprecated: bool,
     limit: int | None,
 ) -> list[tuple[int, float, sqlite3.Row]]:
-    """(terms held, BM25 strength, row) best first: the lexical ranking (all of it, or `limit`)."""
+    """(terms held, BM25 strength, slim row) best first: the lexical ranking (all of it, or
+    `limit`). Rows carry only the ordering columns; `_full_rows` fetches what a hit shows."""
     rows = _run(conn, *owner, parsed.match_any(), include_deprecated)
+    held = _terms_held(conn, parsed, {row["id"] for row in rows})
     ranked = sorted(
-        ((parsed.coverage(row["searchable_text"]), -float(row["rank"]), row) for row in rows),
+        ((held.get(row["id"], 1), -float(row["rank"]), row) for row in rows),
         key=lambda item: (
             item[2]["status"] == "deprecated",
             -item[0],
@@ -169,6 +171,21 @@ def _lexical(
         ),
     )
     return ranked if limit is None else ranked[:limit]
+
+
+def _terms_held(conn: sqlite3.Connection, parsed: Query, ids: set[int]) -> dict[int, int]:
+    """How many query terms each candidate holds, asked of the FTS index one term at a time (the
+    same MATCH that found the candidates; cheaper than re-reading and scanning their text)."""
+    if len(parsed.terms) < 2:
+        return {}
+    held = dict.fromkeys(ids, 0)
+    for term in parsed.terms:
+        for (rowid,) in conn.execute(
+            "SELECT rowid FROM approved_fts WHERE approved_fts MATCH ?", (term.expr(),)
+        ):
+            if rowid in held:
+                held[rowid] += 1
+    return held
 
 
 def _hit(row: sqlite3.Row, score: float, parsed: Query, by: list[SearchPath]) -> SearchHit:
@@ -184,12 +201,15 @@ def _hit(row: sqlite3.Row, score: float, parsed: Query, by: list[SearchPath]) ->
     )
 
 
-def _lexical_hits(parsed: Query, ranked: list[tuple[int, float, sqlite3.Row]]) -> list[SearchHit]:
+def _lexical_hits(
+    conn: sqlite3.Connection, parsed: Query, ranked: list[tuple[int, float, sqlite3.Row]]
+) -> list[SearchHit]:
     best: dict[int, float] = {}  # per number of terms held
     for covered, strength, _ in ranked:
         best[covered] = max(best.get(covered, 0.0), strength)
+    full = _full_rows(conn, [row["id"] for _, _, row in ranked])
     return [
-        _hit(row, relative_score(covered, strength, best[covered]), parsed, ["lexical"])
+        _hit(full[row["id"]], relative_score(covered, strength, best[covered]), parsed, ["lexical"])
         for covered, strength, row in ranked
     ]
 
@@ -233,7 +253,7 @@ def _fused(
         )
     }
     rows = {row["id"]: row for _, _, row in lexical}
-    rows.update(_rows_by_id(conn, [row_id for row_id in fused if row_id not in rows]))
+    rows.update(_full_rows(conn, [row_id for row_id in fused if row_id not in rows]))
     order = sorted(
         fused,
         key=lambda i: (
@@ -243,13 +263,15 @@ def _fused(
             rows[i]["entry_id"],
         ),
     )[:limit]
-    return [_hit(rows[i], fused[i].score, parsed, list(fused[i].matched_by)) for i in order]
+    full = _full_rows(conn, order)
+    return [_hit(full[i], fused[i].score, parsed, list(fused[i].matched_by)) for i in order]
 
 
-_COLUMNS = "e.id, e.kind, e.entry_id, e.entry_type, e.status, e.path, e.title, e.body_text"
+_ORDER_COLUMNS = "e.id, e.kind, e.entry_id, e.status"
+_COLUMNS = f"{_ORDER_COLUMNS}, e.entry_type, e.path, e.title, e.body_text"
 
 
-def _rows_by_id(conn: sqlite3.Connection, ids: list[int]) -> dict[int, sqlite3.Row]:
+def _full_rows(conn: sqlite3.Connection, ids: list[int]) -> dict[int, sqlite3.Row]:
     if not ids:
         return {}
     marks = ", ".join("?" * len(ids))
@@ -287,7 +309,7 @@ def _run(
 ) -> list[sqlite3.Row]:
     status_filter = "" if include_deprecated else " AND e.status = 'approved'"
     return conn.execute(
-        f"SELECT {_COLUMNS}, approved_fts.searchable_text, bm25(approved_fts) AS rank "
+        f"SELECT {_ORDER_COLUMNS}, bm25(approved_fts) AS rank "
         "FROM approved_fts JOIN approved_entries AS e ON e.id = approved_fts.rowid "
         "WHERE approved_fts MATCH ? AND e.repository_key = ? AND e.worktree_key = ?"
         f"{status_filter} ORDER BY e.status = 'deprecated', rank, e.kind, e.entry_id LIMIT ?",
