@@ -262,3 +262,17 @@ def test_embedding_errors_keep_the_clients_codes_and_never_the_key() -> None:
             client(server).embed(["a"])
     assert info.value.code == "MODEL_AUTH_FAILED"
     assert KEY not in str(info.value) and KEY not in repr(info.value.details)
+
+
+def test_the_bundled_model_names_its_space_without_loading_and_a_damaged_one_fails_at_embed(
+    tmp_path: Path,
+) -> None:
+    weights, tokenizer = tmp_path / "w.safetensors", tmp_path / "t.json"
+    weights.write_bytes(b"not a safetensors file")
+    tokenizer.write_text("{}")
+    damaged = BundledEmbedder(weights, tokenizer, "9.9")  # nothing read yet
+    assert damaged.space.key == f"bundled:wordllama-l2_supercat-256@9.9"
+    with pytest.raises(TeamloreError) as info:
+        damaged.embed(["a query"])
+    assert info.value.code == "EMBEDDINGS_UNAVAILABLE"
+    assert "cannot be loaded" in info.value.message

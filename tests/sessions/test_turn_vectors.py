@@ -429,3 +429,25 @@ def test_a_crash_while_embedding_loses_at_most_the_batch_in_flight(
     assert one(conn, "SELECT coalesce(sum(size), 0) FROM turn_vector_blocks") == (kept,)
     vectors = sync(claude_root)["vectors"]
     assert (vectors["embeddedTurns"], vectors["turnsWithVector"]) == (6 - kept, 6)
+
+
+def test_a_damaged_bundled_model_never_fails_sync_or_search_and_says_why(
+    home: Path, claude_root: Path, tmp_path: Path
+) -> None:
+    # a `wordllama` package earlier on the path whose files are unreadable: the space is still
+    # known (package metadata), loading fails at the first embed
+    shadow = tmp_path / "shadow" / "wordllama"
+    (shadow / "weights").mkdir(parents=True)
+    (shadow / "tokenizers").mkdir()
+    (shadow / "__init__.py").write_text("")
+    (shadow / "weights" / "l2_supercat_256.safetensors").write_bytes(b"damaged")
+    (shadow / "tokenizers" / "l2_supercat_tokenizer_config.json").write_text("{}")
+    env = {"PYTHONPATH": str(tmp_path / "shadow")}
+    text = teamlore_cli("sync", "--source", f"claude={claude_root}", "--format", "json", env=env)
+    assert text.returncode == 0, text.stderr
+    vectors = json.loads(text.stdout)["vectors"]
+    assert vectors["status"] == "unavailable" and vectors["code"] == "EMBEDDINGS_UNAVAILABLE"
+    assert "cannot be loaded" in vectors["message"]
+    found = teamlore_cli("sessions", "search", "Docker image", "--format", "json", env=env)
+    assert found.returncode == 0, found.stderr
+    assert json.loads(found.stdout)["paths"] == ["lexical"]

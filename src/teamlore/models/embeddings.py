@@ -33,7 +33,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -120,24 +120,20 @@ def bundled_files() -> tuple[Path, Path]:
 
 
 class BundledEmbedder:
-    """WordLlama l2_supercat, 256 dimensions: mean of token vectors, unit length."""
+    """WordLlama l2_supercat, 256 dimensions: mean of token vectors, unit length.
+
+    Constructing it only names its space (the model id and the package version, from package
+    metadata): the tokenizer and weights load on the first `embed`, so a sync with no turn to
+    embed and a search with no vector to compare never pay for them. A model that cannot load
+    raises `EMBEDDINGS_UNAVAILABLE` there, which every caller of `embed` already handles.
+    """
 
     def __init__(self, weights_path: Path, tokenizer_path: Path, version: str) -> None:
-        from safetensors.numpy import load_file
-        from tokenizers import Tokenizer
-
-        try:
-            tokenizer = Tokenizer.from_file(str(tokenizer_path))
-            table = load_file(str(weights_path))[BUNDLED_TENSOR]
-        except Exception as exc:  # a damaged install: say so, never crash the search
-            raise errors.TeamloreError(
-                errors.EMBEDDINGS_UNAVAILABLE,
-                f"the bundled embedding model cannot be loaded ({type(exc).__name__})",
-            ) from exc
-        tokenizer.no_padding()
-        tokenizer.no_truncation()
-        self._tokenizer: Tokenizer = tokenizer
-        self._table: Vectors = np.ascontiguousarray(table, dtype=np.float32)
+        if not (weights_path.is_file() and tokenizer_path.is_file()):
+            raise _unavailable("is not installed")
+        self._paths = (weights_path, tokenizer_path)
+        self._loaded: tuple[Tokenizer, NDArray[np.floating]] | None = None
+        self._lock = threading.Lock()
         self._space = EmbeddingSpace(
             "bundled", f"wordllama-{BUNDLED_CONFIG}-{BUNDLED_DIMENSIONS}@{version}"
         )
@@ -146,27 +142,55 @@ class BundledEmbedder:
     def space(self) -> EmbeddingSpace:
         return self._space
 
-    @property
-    def dimensions(self) -> int:
-        return int(self._table.shape[1])
+    def _model(self) -> tuple[Tokenizer, NDArray[np.floating]]:
+        with self._lock:
+            if self._loaded is None:
+                self._loaded = _load_bundled(*self._paths)
+            return self._loaded
 
     def embed(self, texts: Sequence[str]) -> Vectors:
-        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        tokenizer, table = self._model()
+        out = np.zeros((len(texts), table.shape[1]), dtype=np.float32)
         cut = [t[:MAX_EMBED_CHARS] for t in texts]
         # a few texts (a query) are encoded on this thread: the batch encoder's worker threads
         # keep spinning after their work and slow the matrix product that follows
         encodings = (
-            [self._tokenizer.encode(t, add_special_tokens=False) for t in cut]
+            [tokenizer.encode(t, add_special_tokens=False) for t in cut]
             if len(cut) <= SMALL_BATCH
             # no character offsets (only the ids are used): 2.3x faster than encode_batch
-            else self._tokenizer.encode_batch_fast(cut, add_special_tokens=False)
+            else tokenizer.encode_batch_fast(cut, add_special_tokens=False)
         )
-        last = self._table.shape[0] - 1
+        last = table.shape[0] - 1
         for row, encoding in enumerate(encodings):
             if encoding.ids:
                 ids = np.clip(np.asarray(encoding.ids, dtype=np.int64), 0, last)
-                out[row] = self._table[ids].mean(axis=0)
+                # the table stays in its stored precision (float16: 16 MiB, not a 32 MiB
+                # float32 copy); the rows picked widen exactly to float32 before the mean
+                out[row] = table[ids].astype(np.float32).mean(axis=0)
         return normalize_rows(out)
+
+
+def _unavailable(why: str) -> errors.TeamloreError:
+    return errors.TeamloreError(
+        errors.EMBEDDINGS_UNAVAILABLE,
+        f"the bundled embedding model {why}; reinstall teamlore or use --lexical",
+    )
+
+
+def _load_bundled(weights_path: Path, tokenizer_path: Path) -> tuple[Tokenizer, NDArray[Any]]:
+    try:
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+
+        tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        table = load_file(str(weights_path))[BUNDLED_TENSOR]
+    except Exception as exc:  # a damaged install: say so, never crash the sync or search
+        raise _unavailable(f"cannot be loaded ({type(exc).__name__})") from exc
+    if table.ndim != 2 or table.dtype.kind != "f":
+        raise _unavailable(f"cannot be loaded (table {table.dtype} {table.shape})")
+    tokenizer.no_padding()
+    tokenizer.no_truncation()
+    return tokenizer, np.ascontiguousarray(table)
 
 
 _bundled: BundledEmbedder | None = None
@@ -174,7 +198,8 @@ _bundled_lock = threading.Lock()
 
 
 def bundled_embedder() -> BundledEmbedder:
-    """The bundled model, loaded once per process (about 0.1 s and 32 MiB)."""
+    """The bundled model, one per process; its files load on the first `embed` (about 0.06 s
+    and 16 MiB)."""
     global _bundled
     with _bundled_lock:
         if _bundled is None:
