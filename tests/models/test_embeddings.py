@@ -271,7 +271,7 @@ def test_the_bundled_model_names_its_space_without_loading_and_a_damaged_one_fai
     weights.write_bytes(b"not a safetensors file")
     tokenizer.write_text("{}")
     damaged = BundledEmbedder(weights, tokenizer, "9.9")  # nothing read yet
-    assert damaged.space.key == f"bundled:wordllama-l2_supercat-256@9.9"
+    assert damaged.space.key == "bundled:wordllama-l2_supercat-256@9.9"
     with pytest.raises(TeamloreError) as info:
         damaged.embed(["a query"])
     assert info.value.code == "EMBEDDINGS_UNAVAILABLE"
