@@ -11,6 +11,7 @@ import pytest
 
 from teamlore.core import errors
 from teamlore.core.analyzer import SNIPPET_CHARS
+from teamlore.memory.store import search as search_module
 from teamlore.memory.store.layout import init_tree
 from teamlore.memory.store.projection import sync_approved_projection
 from teamlore.memory.store.search import SearchResult, search_memory
@@ -208,6 +209,20 @@ def test_deprecated_entries_are_left_out_unless_asked_and_then_rank_last(
     # the deprecated entry is the densest match, yet it comes after every approved one
     assert ids(with_deprecated) == ["cookie-cookie", "session-cookie", "old-cookie"]
     assert with_deprecated.results[-1].status == "deprecated"
+
+
+def test_the_candidate_window_holds_this_owners_approved_best(
+    conn: sqlite3.Connection, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # BM25 picks a window of candidates from the index shared by every owner: documents of
+    # another worktree, or deprecated ones, that rank higher must not crowd this owner's out
+    monkeypatch.setattr(search_module, "MAX_CANDIDATES", 2)
+    sync_approved_projection(
+        conn, repository_key=REPO, worktree_key="c3" * 12, worktree_root=tmp_path / "worktree"
+    )
+    assert ids(search(conn, "cookie")) == ["cookie-cookie", "session-cookie"]
+    with_deprecated = search(conn, "cookie", include_deprecated=True)
+    assert ids(with_deprecated) == ["cookie-cookie", "session-cookie"]
 
 
 def test_the_limit_bounds_the_results(conn: sqlite3.Connection) -> None:

@@ -158,7 +158,7 @@ def _lexical(
 ) -> list[tuple[int, float, sqlite3.Row]]:
     """(terms held, BM25 strength, slim row) best first: the lexical ranking (all of it, or
     `limit`). Rows carry only the ordering columns; `_full_rows` fetches what a hit shows."""
-    rows = _run(conn, *owner, parsed.match_any(), include_deprecated)
+    rows = _run(conn, *owner, parsed.match_any(), include_deprecated, MAX_CANDIDATES)
     held = _terms_held(conn, parsed, {row["id"] for row in rows})
     ranked = sorted(
         ((held.get(row["id"], 1), -float(row["rank"]), row) for row in rows),
@@ -306,12 +306,29 @@ def _run(
     worktree_key: str,
     match: str,
     include_deprecated: bool,
+    window: int,
 ) -> list[sqlite3.Row]:
+    """This owner's `window` best matching documents by BM25, ordering columns only. The FTS
+    index is asked alone for its best `window` (no join per match); when some of those belong
+    to another owner or are deprecated (left out, or ranked after every approved one), the
+    filtered query over every match runs instead, so the window always holds this owner's best."""
     status_filter = "" if include_deprecated else " AND e.status = 'approved'"
+    order = "ORDER BY e.status = 'deprecated', rank, e.kind, e.entry_id"
+    rows = conn.execute(
+        "WITH best AS (SELECT rowid AS id, bm25(approved_fts) AS rank FROM approved_fts "
+        "WHERE approved_fts MATCH ? ORDER BY rank LIMIT ?) "
+        f"SELECT {_ORDER_COLUMNS}, best.rank AS rank, (SELECT count(*) FROM best) AS found "
+        "FROM best JOIN approved_entries AS e ON e.id = best.id "
+        f"WHERE e.repository_key = ? AND e.worktree_key = ?{status_filter} {order}",
+        (match, window, repository_key, worktree_key),
+    ).fetchall()
+    every_match = bool(rows) and rows[0]["found"] < window
+    if every_match or (len(rows) == window and rows[-1]["status"] == "approved"):
+        return rows
     return conn.execute(
         f"SELECT {_ORDER_COLUMNS}, bm25(approved_fts) AS rank "
         "FROM approved_fts JOIN approved_entries AS e ON e.id = approved_fts.rowid "
         "WHERE approved_fts MATCH ? AND e.repository_key = ? AND e.worktree_key = ?"
-        f"{status_filter} ORDER BY e.status = 'deprecated', rank, e.kind, e.entry_id LIMIT ?",
-        (match, repository_key, worktree_key, MAX_CANDIDATES),
+        f"{status_filter} {order} LIMIT ?",
+        (match, repository_key, worktree_key, window),
     ).fetchall()
