@@ -33,21 +33,22 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
-
-import numpy as np
-from numpy.typing import NDArray
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
 from teamlore.core import errors
 from teamlore.core.config import load_config
 
 if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
     from tokenizers import Tokenizer
 
     from teamlore.models.openai_compat import OpenAICompatClient
 
 Backend = Literal["bundled", "endpoint"]
-Vectors = NDArray[np.float32]
+# float32 rows; numpy is imported by what embeds or compares, never by a sync with nothing
+# to embed (an import costs ~40 ms of a CLI process)
+Vectors: TypeAlias = "NDArray[np.float32]"
 
 BUNDLED_PACKAGE = "wordllama"
 BUNDLED_CONFIG = "l2_supercat"
@@ -88,6 +89,8 @@ class Embedder(Protocol):
 
 def normalize_rows(matrix: NDArray[np.floating]) -> Vectors:
     """Scale each row to unit length (zero rows stay zero)."""
+    import numpy as np
+
     rows = np.asarray(matrix, dtype=np.float32)
     norms = np.linalg.norm(rows, axis=1, keepdims=True)
     out = np.zeros_like(rows)
@@ -149,6 +152,8 @@ class BundledEmbedder:
             return self._loaded
 
     def embed(self, texts: Sequence[str]) -> Vectors:
+        import numpy as np
+
         tokenizer, table = self._model()
         out = np.zeros((len(texts), table.shape[1]), dtype=np.float32)
         cut = [t[:MAX_EMBED_CHARS] for t in texts]
@@ -178,6 +183,8 @@ def _unavailable(why: str) -> errors.TeamloreError:
 
 
 def _load_bundled(weights_path: Path, tokenizer_path: Path) -> tuple[Tokenizer, NDArray[Any]]:
+    import numpy as np
+
     try:
         from safetensors.numpy import load_file
         from tokenizers import Tokenizer
@@ -228,6 +235,8 @@ class EndpointEmbedder:
         return self._space
 
     def embed(self, texts: Sequence[str]) -> Vectors:
+        import numpy as np
+
         rows: list[list[float]] = []
         for start in range(0, len(texts), ENDPOINT_BATCH):
             batch = [t[:MAX_EMBED_CHARS] or " " for t in texts[start : start + ENDPOINT_BATCH]]

@@ -26,15 +26,18 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import orjson
-from numpy.typing import NDArray
 
 from teamlore.core import db
 from teamlore.core.failpoints import failpoint
-from teamlore.models.embeddings import Embedder, Vectors
+
+if TYPE_CHECKING:  # numpy loads only when there is something to embed or compare
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from teamlore.models.embeddings import Embedder, Vectors
 
 # what of a turn is embedded: the situation (the prompt's head) and the outcome (the answer's
 # tail, where agents summarize what they did); tool payloads are left to lexical search
@@ -53,6 +56,8 @@ def turn_text(user_text: str, assistant_text: str) -> str:
 def quantize(vectors: Vectors) -> tuple[NDArray[np.int8], NDArray[np.uint8]]:
     """Unit float rows → int8 rows (each scaled to its own largest component) and sign bits
     (packed, padded to whole 64-bit words)."""
+    import numpy as np
+
     peak = np.abs(vectors).max(axis=1, keepdims=True)
     scale = np.divide(127.0, peak, out=np.zeros_like(peak), where=peak > 0)
     int8 = np.clip(np.rint(vectors * scale), -127, 127).astype(np.int8)
@@ -161,6 +166,8 @@ def embed_pending_turns(
 def _embed_batch(conn: sqlite3.Connection, embedder: Embedder, turn_ids: Sequence[int]) -> int:
     """Embed these turns (outside any transaction: an endpoint may be slow), then store the
     vectors of those still holding the revision that was embedded."""
+    import numpy as np
+
     rows = conn.execute(
         "SELECT id, revision, user_text, assistant_text FROM turns"
         " WHERE id IN (SELECT value FROM json_each(?))",
@@ -207,6 +214,8 @@ def _embed_batch(conn: sqlite3.Connection, embedder: Embedder, turn_ids: Sequenc
 def _write_block(
     conn: sqlite3.Connection, space_id: int, turn_ids: list[int], bits: NDArray[np.uint8]
 ) -> int | None:
+    import numpy as np
+
     if not turn_ids:
         return None
     cur = conn.execute(
@@ -254,6 +263,8 @@ def _compact(conn: sqlite3.Connection, key: str) -> None:
 
 def _rewrite(conn: sqlite3.Connection, space_id: int, block_ids: list[int]) -> None:
     """Repack the live slots of `block_ids` into full blocks (inside the caller's transaction)."""
+    import numpy as np
+
     blocks = {int(b): _load_block(conn, b) for b in block_ids}
     live = conn.execute(
         "SELECT turn_id, block_id, slot FROM turn_vectors WHERE space_id = ? AND block_id IN"
@@ -277,6 +288,8 @@ def _rewrite(conn: sqlite3.Connection, space_id: int, block_ids: list[int]) -> N
 def _load_block(
     conn: sqlite3.Connection, block_id: int
 ) -> tuple[NDArray[np.int64], NDArray[np.uint8]]:
+    import numpy as np
+
     row = conn.execute(
         "SELECT size, turn_ids, bits FROM turn_vector_blocks WHERE id = ?", (block_id,)
     ).fetchone()
@@ -317,6 +330,8 @@ def rank_turns(
     """The `depth` turns nearest `query_vector` (one unit row) in space `key`: Hamming distance
     of sign bits over every turn, then cosine of the int8 vectors of the best `candidates`.
     `row_filter` is an SQL condition over `t` (turns) and `s` (sessions) with its parameters."""
+    import numpy as np
+
     out = VectorRanking()
     space = conn.execute("SELECT id FROM vector_spaces WHERE key = ?", (key,)).fetchone()
     if space is None or not np.abs(query_vector).max() > 0:
