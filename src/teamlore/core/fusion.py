@@ -37,12 +37,18 @@ class Fused(Generic[Key]):
     matched_by: tuple[Path, ...]
 
 
-def fuse(lexical: Sequence[tuple[Key, float]], vector: Sequence[Key]) -> list[Fused[Key]]:
+def fuse(
+    lexical: Sequence[tuple[Key, float]],
+    vector: Sequence[Key],
+    lexical_ranks: Sequence[int] | None = None,
+) -> list[Fused[Key]]:
     """`lexical`: (key, share of the query's terms held, 0..1), best first; `vector`: keys,
-    best first. Every key of either ranking, best fused score first."""
+    best first. Every key of either ranking, best fused score first. When `lexical` is a
+    selection from a longer ranking, `lexical_ranks` gives each key's rank in that ranking."""
     scores: dict[Key, float] = {}
     found: dict[Key, list[Path]] = {}
-    for rank, (key, share) in enumerate(lexical, start=1):
+    ranks = lexical_ranks if lexical_ranks is not None else range(1, len(lexical) + 1)
+    for rank, (key, share) in zip(ranks, lexical, strict=True):
         scores[key] = LEXICAL_WEIGHT * min(max(share, 0.0), 1.0) ** 2 / (RRF_K + rank)
         found[key] = ["lexical"]
     for rank, key in enumerate(vector, start=1):
@@ -52,3 +58,10 @@ def fuse(lexical: Sequence[tuple[Key, float]], vector: Sequence[Key]) -> list[Fu
     best = ((LEXICAL_WEIGHT if lexical else 0.0) + VECTOR_WEIGHT) / (RRF_K + 1)
     order = sorted(scores, key=lambda key: -scores[key])  # stable: lexical order, then vector
     return [Fused(key, round(scores[key] / best, 4), tuple(found[key])) for key in order]
+
+
+def words_only_ceiling(rank: int) -> float:
+    """The highest score `fuse` can give a key found only by the lexical ranking, at `rank` or
+    further down (every query term held)."""
+    best = (LEXICAL_WEIGHT + VECTOR_WEIGHT) / (RRF_K + 1)
+    return round(LEXICAL_WEIGHT / (RRF_K + rank) / best, 4)

@@ -12,6 +12,7 @@ import pytest
 from models.scripted_server import Scripted, ScriptedServer, embeddings_responder
 from teamlore.core import errors
 from teamlore.core.analyzer import analyze, parse_query
+from teamlore.memory.store import search as search_module
 from teamlore.memory.store.layout import init_tree
 from teamlore.memory.store.projection import sync_approved_projection
 from teamlore.memory.store.search import SearchResult, VectorPath, search_memory
@@ -264,3 +265,24 @@ def test_deprecated_entries_stay_out_of_the_vector_ranking_unless_asked(tree: Wo
     assert "old-migrations" not in [h.id for h in default.results]
     everything = tree.search(PARAPHRASE, embedder=bundled_embedder(), include_deprecated=True)
     assert everything.results[-1].id == "old-migrations"
+
+
+def test_fusion_takes_the_words_ranking_as_deep_as_the_page_needs(
+    tree: Worktree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # fusion reads the lexical ranking only to a depth (and below it the documents the vector
+    # ranking found too); when a document left out could reach the page, it fuses all of it
+    for n in range(6):
+        tree.write(f"release-{n}", f"Release note {n}: " + "release " * n + "the uploads.")
+    tree.project()
+    tree.embed()
+
+    def page() -> list[tuple[str, float, list[str]]]:
+        result = tree.search("release uploads", embedder=bundled_embedder(), limit=10)
+        return [(h.id, h.score, list(h.matched_by)) for h in result.results]
+
+    monkeypatch.setattr(search_module, "MIN_SIMILARITY", 1.1)  # the vector path finds nothing
+    whole = page()
+    assert len(whole) > 6 and all(by == ["lexical"] for _, _, by in whole)
+    monkeypatch.setattr(search_module, "FUSED_LEXICAL_DEPTH", 1)
+    assert page() == whole

@@ -36,7 +36,7 @@ from teamlore.core.analyzer import (
     relative_score,
     snippet,
 )
-from teamlore.core.fusion import fuse
+from teamlore.core.fusion import Fused, fuse, words_only_ceiling
 from teamlore.core.strict import WIRE
 from teamlore.memory.store.layout import MEMORY_ROOT
 from teamlore.memory.store.projection import Coverage, Kind
@@ -245,11 +245,32 @@ def _fused(
     vector: list[tuple[int, float]],
     limit: int,
 ) -> list[SearchHit]:
+    near = [i for i, _ in vector]
+    ranks, shown = _fusable(lexical, set(near))
+    fused, order = _fused_page(conn, parsed, ranks, shown, near, limit)
+    if len(shown) < len(lexical) and (
+        len(order) < limit or fused[order[-1]].score <= words_only_ceiling(FUSED_LEXICAL_DEPTH)
+    ):  # a document left out on words alone could tie or reach the page: fuse all of it
+        ranks = list(range(1, len(lexical) + 1))
+        fused, order = _fused_page(conn, parsed, ranks, lexical, near, limit)
+    full = _full_rows(conn, order)
+    return [_hit(full[i], fused[i].score, parsed, list(fused[i].matched_by)) for i in order]
+
+
+def _fused_page(
+    conn: sqlite3.Connection,
+    parsed: Query,
+    ranks: list[int],
+    lexical: list[tuple[int, float, sqlite3.Row]],
+    near: list[int],
+    limit: int,
+) -> tuple[dict[int, Fused[int]], list[int]]:
+    """The fused scores, and the ids of the page in order."""
     terms = max(len(parsed.terms), 1)
     fused = {
         f.key: f
         for f in fuse(
-            [(row["id"], held / terms) for held, _, row in lexical], [i for i, _ in vector]
+            [(row["id"], held / terms) for held, _, row in lexical], near, lexical_ranks=ranks
         )
     }
     rows = {row["id"]: row for _, _, row in lexical}
@@ -263,8 +284,30 @@ def _fused(
             rows[i]["entry_id"],
         ),
     )[:limit]
-    full = _full_rows(conn, order)
-    return [_hit(full[i], fused[i].score, parsed, list(fused[i].matched_by)) for i in order]
+    return fused, order
+
+
+# Fusion takes the lexical ranking to this depth, and below it only the documents the vector
+# ranking found too (with their true ranks): a document further down on words alone scores below
+# every vector-ranked one (RRF rank > VECTOR_DEPTH, core/fusion.py) and every one ranked before
+# it. When the page's last score does not clear that ceiling, all of the ranking is fused.
+FUSED_LEXICAL_DEPTH = max(VECTOR_DEPTH, MAX_LIMIT)
+
+
+def _fusable(
+    lexical: list[tuple[int, float, sqlite3.Row]], near: set[int]
+) -> tuple[list[int], list[tuple[int, float, sqlite3.Row]]]:
+    """The lexical ranking as fusion needs it: its first FUSED_LEXICAL_DEPTH documents and,
+    further down, only those the vector ranking found too, each with its rank. With deprecated
+    documents (ranked after every approved one whatever their score) all of it."""
+    if not lexical or lexical[-1][2]["status"] == "deprecated":
+        return list(range(1, len(lexical) + 1)), lexical
+    kept = [
+        (rank, item)
+        for rank, item in enumerate(lexical, start=1)
+        if rank <= FUSED_LEXICAL_DEPTH or item[2]["id"] in near
+    ]
+    return [rank for rank, _ in kept], [item for _, item in kept]
 
 
 _ORDER_COLUMNS = "e.id, e.kind, e.entry_id, e.status"
