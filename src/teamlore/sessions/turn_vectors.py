@@ -169,9 +169,12 @@ def _embed_batch(conn: sqlite3.Connection, embedder: Embedder, turn_ids: Sequenc
     import numpy as np
 
     rows = conn.execute(
-        "SELECT id, revision, user_text, assistant_text FROM turns"
+        # only the parts `turn_text` keeps leave SQLite (characters, like Python slices): a
+        # batch holds ~1 KiB per turn, not whole answers and tool output
+        "SELECT id, revision, substr(user_text, 1, ?) AS user_text,"
+        " substr(assistant_text, -?) AS assistant_text FROM turns"
         " WHERE id IN (SELECT value FROM json_each(?))",
-        (_json_ids(turn_ids),),
+        (USER_CHARS, ASSISTANT_CHARS, _json_ids(turn_ids)),
     ).fetchall()
     if not rows:
         return 0
