@@ -41,7 +41,7 @@ from teamlore.core.config import load_config
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
-    from tokenizers import Tokenizer
+    from tokenizers import Encoding, Tokenizer
 
     from teamlore.models.openai_compat import OpenAICompatClient
 
@@ -61,6 +61,8 @@ BUNDLED_TENSOR = "embedding.weight"
 MAX_EMBED_CHARS = 16 * 1024
 ENDPOINT_BATCH = 64  # inputs per /embeddings request
 SMALL_BATCH = 16  # texts tokenized on the calling thread
+# texts tokenized at once: the encodings of 2,048 turns held ~48 MiB, of 256 ~12 MiB
+ENCODE_CHUNK = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,23 +158,25 @@ class BundledEmbedder:
 
         tokenizer, table = self._model()
         out = np.zeros((len(texts), table.shape[1]), dtype=np.float32)
-        cut = [t[:MAX_EMBED_CHARS] for t in texts]
-        # a few texts (a query) are encoded on this thread: the batch encoder's worker threads
-        # keep spinning after their work and slow the matrix product that follows
-        encodings = (
-            [tokenizer.encode(t, add_special_tokens=False) for t in cut]
-            if len(cut) <= SMALL_BATCH
-            # no character offsets (only the ids are used): 2.3x faster than encode_batch
-            else tokenizer.encode_batch_fast(cut, add_special_tokens=False)
-        )
         last = table.shape[0] - 1
-        for row, encoding in enumerate(encodings):
-            if encoding.ids:
-                ids = np.clip(np.asarray(encoding.ids, dtype=np.int64), 0, last)
-                # the table stays in its stored precision (float16: 16 MiB, not a 32 MiB
-                # float32 copy); the rows picked widen exactly to float32 before the mean
-                out[row] = table[ids].astype(np.float32).mean(axis=0)
+        for start in range(0, len(texts), ENCODE_CHUNK):
+            cut = [t[:MAX_EMBED_CHARS] for t in texts[start : start + ENCODE_CHUNK]]
+            for row, encoding in enumerate(_encode(tokenizer, cut), start):
+                if encoding.ids:
+                    ids = np.clip(np.asarray(encoding.ids, dtype=np.int64), 0, last)
+                    # the table stays in its stored precision (float16: 16 MiB, not a 32 MiB
+                    # float32 copy); the rows picked widen exactly to float32 before the mean
+                    out[row] = table[ids].astype(np.float32).mean(axis=0)
         return normalize_rows(out)
+
+
+def _encode(tokenizer: Tokenizer, texts: list[str]) -> list[Encoding]:
+    # a few texts (a query) are encoded on this thread: the batch encoder's worker threads
+    # keep spinning after their work and slow the matrix product that follows
+    if len(texts) <= SMALL_BATCH:
+        return [tokenizer.encode(t, add_special_tokens=False) for t in texts]
+    # no character offsets (only the ids are used): 2.3x faster than encode_batch
+    return tokenizer.encode_batch_fast(texts, add_special_tokens=False)
 
 
 def _unavailable(why: str) -> errors.TeamloreError:
