@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,6 +39,26 @@ def teamlore_cli(
         input=input,
         timeout=120,
     )
+
+
+class Cli:
+    """The `teamlore` app in-process (typer's CliRunner) with TEAMLORE_HOME at `home`."""
+
+    def __init__(self, home: Path) -> None:
+        self.env = {"TEAMLORE_HOME": str(home)}
+
+    def text(self, *args: str) -> str:
+        from typer.testing import CliRunner
+
+        from teamlore.cli.main import app
+
+        done = CliRunner().invoke(app, list(args), env=self.env)
+        assert done.exit_code == 0, done.output
+        return done.output
+
+    def json(self, *args: str) -> dict[str, Any]:
+        result: dict[str, Any] = json.loads(self.text(*args, "--format", "json"))
+        return result
 
 
 def git(repo: Path, *args: str) -> str:

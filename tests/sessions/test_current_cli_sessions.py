@@ -8,32 +8,16 @@ real CLIs write the same sessions afresh, so a CLI upgrade that changes the form
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from current_clis import FIXTURES, Written, write_sessions
-from typer.testing import CliRunner
 
 from agent_clis import CLAUDE_CODE_VERSION, CODEX_VERSION, AgentClis
-from teamlore.cli.main import app
+from support import Cli
 
 DECODED = "Zugriff verweigert: config.toml"
-
-
-class Cli:
-    def __init__(self, home: Path) -> None:
-        self.env = {"TEAMLORE_HOME": str(home)}
-
-    def text(self, *args: str) -> str:
-        done = CliRunner().invoke(app, list(args), env=self.env)
-        assert done.exit_code == 0, done.output
-        return done.output
-
-    def json(self, *args: str) -> dict[str, Any]:
-        result: dict[str, Any] = json.loads(self.text(*args, "--format", "json"))
-        return result
 
 
 def marks(turns: list[dict[str, Any]]) -> list[tuple[str, bool, bool]]:

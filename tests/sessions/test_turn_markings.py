@@ -22,27 +22,16 @@ from records import (
     codex_user_message,
     write_jsonl,
 )
-from typer.testing import CliRunner
 
-from teamlore.cli.main import app
+import support
 from teamlore.sessions.index_db import MIGRATIONS, index_db_path
 
 CODEX_ID = "019a0000-0000-7000-8000-0000000000c1"
 CLAUDE_ID = "4f1c2d3e-0000-4000-8000-0000000000c2"
 
 
-class Cli:
-    def __init__(self, home: Path) -> None:
-        self.env = {"TEAMLORE_HOME": str(home)}
-
-    def text(self, *args: str) -> str:
-        done = CliRunner().invoke(app, list(args), env=self.env)
-        assert done.exit_code == 0, done.output
-        return done.output
-
-    def json(self, *args: str) -> dict[str, Any]:
-        result: dict[str, Any] = json.loads(self.text(*args, "--format", "json"))
-        return result
+class Cli(support.Cli):
+    """`support.Cli` with the two commands these tests run."""
 
     def sync(self, provider: str, root: Path) -> dict[str, Any]:
         return self.json("sync", "--source", f"{provider}={root}")
