@@ -45,7 +45,13 @@ from teamlore.core import db, errors
 from teamlore.core.analyzer import ANALYZER_VERSION, fts_query
 from teamlore.memory.store.search import MIN_SIMILARITY
 from teamlore.memory.store.state_db import RECALL_ALGORITHM_VERSION
-from teamlore.memory.store.vectors import best, embed_in_batches, from_blobs, rank_approved
+from teamlore.memory.store.vectors import (
+    ApprovedVectors,
+    best,
+    embed_in_batches,
+    from_blobs,
+    load_approved,
+)
 from teamlore.models.embeddings import Embedder
 
 RECALL_HYBRID_VERSION = "recall-hybrid-rrf@1"
@@ -212,7 +218,7 @@ def recall_rrf(
         terms = query_terms(draft.text)
         scores: dict[tuple[SourceKind, str], float] = {}
         if vectors is not None:
-            for hits in vectors.rankings(conn, owner, draft.candidate_id, fetch):
+            for hits in vectors.rankings(conn, draft.candidate_id, fetch):
                 for rank, item in enumerate(hits, start=1):
                     key_: tuple[SourceKind, str] = (item.source_kind, item.id)
                     items.setdefault(key_, item)
@@ -336,10 +342,16 @@ def _candidate_hits(
 
 
 class _DraftVectors:
-    """The drafts' stored vectors (one space) and the live candidates' vectors in that space."""
+    """The drafts' stored vectors (one space), and the approved and the live candidates' vectors
+    in that space (read once for all the drafts)."""
 
-    def __init__(self, space: str, drafts: dict[str, np.ndarray], candidates: list[Any]) -> None:
-        self.space = space
+    def __init__(
+        self,
+        approved: ApprovedVectors,
+        drafts: dict[str, np.ndarray],
+        candidates: list[Any],
+    ) -> None:
+        self.approved = approved
         self.drafts = drafts
         self.candidate_ids = [row[0] for row in candidates]
         self.candidate_matrix = from_blobs([row[1] for row in candidates])
@@ -370,19 +382,15 @@ class _DraftVectors:
             (*owner, space),
         ).fetchall()
         vectors = dict(zip([r[0] for r in rows], from_blobs([r[2] for r in rows]), strict=True))
-        return cls(space, vectors, candidates)
+        return cls(load_approved(conn, owner, space), vectors, candidates)
 
     def rankings(
-        self, conn: sqlite3.Connection, owner: tuple[str, str], own_id: str, limit: int
+        self, conn: sqlite3.Connection, own_id: str, limit: int
     ) -> tuple[list[PoolItem], list[PoolItem]]:
         """The approved and the candidate embedding rankings of one draft."""
         query = self.drafts[own_id]
-        approved = rank_approved(
-            conn,
-            repository_key=owner[0],
-            worktree_key=owner[1],
-            space=self.space,
-            query=query,
+        approved = self.approved.rank(
+            query,
             limit=limit,
             min_similarity=MIN_SIMILARITY,
             entries_only=True,
