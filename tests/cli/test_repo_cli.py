@@ -88,7 +88,7 @@ def test_sync_maps_a_windows_session_by_its_recorded_remote_and_counts_the_rest(
     assert delivery["sessionsMapped"] == 1 and delivery["sessionsUnmapped"] == 2
     assert delivery["mappedBy"] == {"cwd": 0, "gitRemote": 1, "pathAlias": 0}
     text = _cli("sync", "--source", f"codex={world['sessions']}").stdout
-    assert "1 sessions mapped (1 by git remote)" in text
+    assert "1 repository: 1 session mapped (1 by git remote)" in text
     assert (
         "2 sessions could not be mapped to a registered repository;"
         " `teamlore sessions list --unmapped` shows their folders." in " ".join(text.split())

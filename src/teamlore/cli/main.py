@@ -22,6 +22,7 @@ from teamlore.cli.output import (
     OutputFormat,
     QueryArgument,
     clip,
+    counted,
     fail,
     literal,
     matched_by,
@@ -87,10 +88,11 @@ def _render_delivery(delivery: dict[str, Any]) -> None:
     by = delivery["mappedBy"]
     foreign = [f"{by[k]} by {label}" for k, label in _MAPPED_BY if by.get(k)]
     stdout.print(
-        f"{delivery['repositories']} repositories: "
-        f"{delivery['sessionsMapped']} sessions mapped"
+        f"{counted(delivery['repositories'], 'repository', 'repositories')}: "
+        f"{counted(delivery['sessionsMapped'], 'session')} mapped"
         + (f" ({', '.join(foreign)})" if foreign else "")
-        + f", {delivery['commitsAdded']} new commits, {delivery['deliveryEdges']} delivery edges."
+        + f", {counted(delivery['commitsAdded'], 'new commit')},"
+        f" {counted(delivery['deliveryEdges'], 'delivery edge')}."
     )
     for gone in delivery["repositoriesSkipped"]:
         say(
@@ -101,7 +103,7 @@ def _render_delivery(delivery: dict[str, Any]) -> None:
     if delivery["sessionsUnmapped"]:
         unmapped = delivery["sessionsUnmapped"]
         say(
-            f"{unmapped} {'session' if unmapped == 1 else 'sessions'} could not be mapped to a"
+            f"{counted(unmapped, 'session')} could not be mapped to a"
             " registered repository; `teamlore sessions list --unmapped` shows their folders."
         )
 

@@ -103,6 +103,11 @@ def styled(value: object, style: str) -> Text:
 CLIP_CHARS = 2000
 
 
+def counted(n: int, singular: str, plural: str | None = None) -> str:
+    """`1 repository`, `3 repositories`: a count with its noun in the right number."""
+    return f"{n} {singular if n == 1 else plural or singular + 's'}"
+
+
 def clip(value: object, limit: int = CLIP_CHARS) -> str:
     """`value` cut to `limit` characters with a visible `… N more characters (use --format
     json)` marker: the declared truncation of text output."""

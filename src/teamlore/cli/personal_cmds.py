@@ -11,7 +11,7 @@ from typing import Any
 import typer
 
 from teamlore.cli.app import personal_app
-from teamlore.cli.output import FormatOption, OutputFormat, literal, run, stderr, stdout
+from teamlore.cli.output import FormatOption, OutputFormat, counted, literal, run, stderr, stdout
 
 
 def _plain(text: str) -> None:
@@ -171,14 +171,10 @@ def personal_show(
 # -- import -----------------------------------------------------------------------------------
 
 
-def _plural(n: int) -> str:
-    return f"{n} part{'s' if n != 1 else ''}"
-
-
 def _render_import(result: dict[str, Any]) -> None:
     imp = result["import"]
     _plain(
-        f"file: {imp['fileName']} ({imp['bytes']} bytes, {_plural(imp['parts'])}); "
+        f"file: {imp['fileName']} ({imp['bytes']} bytes, {counted(imp['parts'], 'part')}); "
         f"label: {imp['label']}; declared author: {imp['declaredAuthor']}; "
         f"context: {imp['contextId']}"
     )
@@ -186,7 +182,7 @@ def _render_import(result: dict[str, Any]) -> None:
         _plain(f"duplicate: this exact content was already imported as {imp['importId']}")
     else:
         _plain(
-            f"accepted: queued as {imp['importId']} ({_plural(imp['parts'])}); "
+            f"accepted: queued as {imp['importId']} ({counted(imp['parts'], 'part')}); "
             "accepted means durably queued, not remembered"
         )
     flush = result["flush"] or {}
