@@ -2,7 +2,7 @@
 per query kind, in one run.
 
     .venv/bin/python bench/bench_hybrid_quality.py [--tree DIR] [--queries FILE]
-        [--show-misses] [--allow-overlap]
+        [--show-misses] [--allow-overlap] [--check-only]
 
 The memory tree (`../shared/fixtures/threadshare-memory` by default: 17 real entries, 6 of them
 in Chinese, and one scene) is copied into a throwaway worktree and projected into a throwaway
@@ -12,6 +12,14 @@ queries, each with the one document that answers it, in five kinds: paraphrase, 
 entry, the `distractor`, and none with the answer), cross-lingual (Chinese query → English
 entry, English query → Chinese entry) and an easy keyword set. A query is found at k when its
 answer is among the first k results.
+
+`hybrid_queries_heldout.json` (`--queries bench/hybrid_queries_heldout.json`) is a held-out set
+of the same kinds, written independently: retrieval is tuned on `hybrid_queries.json` only, and
+the held-out set is run once, to report whether a gain generalizes (bench/README.md).
+`--check-only` validates a query file — every answer and distractor is a document of the tree,
+every kind is known, no query is asked twice, every near-miss has a distractor it shares a term
+with, every keyword query's terms all occur in its answer, and the no-shared-term rule below —
+without embedding anything or running any search.
 
 Before anything is measured, every query that is not of kind `keyword` is checked against its
 answer with the project's analyzer: the query's search terms (`parse_query`: stopwords dropped,
@@ -30,6 +38,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,7 +54,8 @@ from teamlore.models.embeddings import Embedder, bundled_embedder
 
 BENCH_DIR = Path(__file__).resolve().parent
 DEFAULT_TREE = BENCH_DIR.parent.parent.parent / "shared" / "fixtures" / "threadshare-memory"
-DEFAULT_QUERIES = BENCH_DIR / "hybrid_queries.json"
+DEFAULT_QUERIES = BENCH_DIR / "hybrid_queries.json"  # the set retrieval is tuned on
+HELDOUT_QUERIES = BENCH_DIR / "hybrid_queries_heldout.json"  # reported once, never tuned on
 KINDS = ("paraphrase", "situational", "near-miss", "cross-lingual", "keyword")
 UNCHECKED_KINDS = frozenset({"keyword"})  # keyword queries are meant to share words
 DEPTH = 10
@@ -130,6 +140,33 @@ def shared_terms(query: str, analyzed: str) -> tuple[str, ...]:
     )
 
 
+def structure_problems(queries: Iterable[HardQuery], texts: dict[str, str]) -> list[str]:
+    """What makes a query unusable apart from shared terms: a query asked twice, an answer or
+    distractor that is not a document of the tree, a near-miss without a distractor it shares a
+    search term with, a keyword query whose answer lacks one of its terms."""
+    problems: list[str] = []
+    seen: set[str] = set()
+    for q in queries:
+        if q.query in seen:
+            problems.append(f"asked twice: {q.query}")
+        seen.add(q.query)
+        if q.answer not in texts:
+            problems.append(f"answer {q.answer!r} is not a document of the tree: {q.query}")
+        elif q.kind in UNCHECKED_KINDS and len(shared_terms(q.query, texts[q.answer])) < len(
+            parse_query(q.query).terms
+        ):
+            problems.append(f"keyword query with a term its answer lacks: {q.query}")
+        if q.distractor is not None and q.distractor not in texts:
+            problems.append(f"distractor {q.distractor!r} is not a document of the tree: {q.query}")
+        elif q.distractor is not None and q.distractor == q.answer:
+            problems.append(f"distractor is the answer: {q.query}")
+        elif q.kind == "near-miss" and q.distractor is None:
+            problems.append(f"near-miss without a distractor: {q.query}")
+        elif q.distractor is not None and not shared_terms(q.query, texts[q.distractor]):
+            problems.append(f"shares no search term with its distractor: {q.query}")
+    return problems
+
+
 def overlaps(queries: Iterable[HardQuery], texts: dict[str, str]) -> list[Overlap]:
     """Every checked query that shares a search term with its answer."""
     found: list[Overlap] = []
@@ -209,6 +246,23 @@ def print_table(scores: dict[tuple[str, str], Scores], methods: Sequence[str]) -
         print(f"{kind:<14}{first.count:>4}  " + "  ".join(cells))
 
 
+def check_only(path: Path, queries: Sequence[HardQuery], texts: dict[str, str]) -> int:
+    """Print what is wrong with a query file (nothing is embedded or searched); 0 when valid."""
+    problems = structure_problems(queries, texts)
+    found = [] if problems else overlaps(queries, texts)
+    counts = ", ".join(f"{kind} {sum(q.kind == kind for q in queries)}" for kind in KINDS)
+    print(f"{path.name}: {len(queries)} queries ({counts}) over {len(texts)} documents")
+    for problem in problems:
+        print(f"  {problem}")
+    for o in found:
+        print(f"  SHARES {', '.join(o.shared)!s:<28} {o.query.kind}: {o.query.query}")
+    if problems or found:
+        print(f"invalid: {len(problems) + len(found)} problems")
+        return 1
+    print("valid: no retrieval was run")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tree", type=Path, default=DEFAULT_TREE)
@@ -217,11 +271,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--allow-overlap", action="store_true", help="measure even when a query shares terms"
     )
+    parser.add_argument(
+        "--check-only",
+        action="store_true",
+        help="validate the query file against the tree and exit; runs no retrieval",
+    )
     args = parser.parse_args(argv)
     queries = load_queries(args.queries)
-    with tempfile.TemporaryDirectory(prefix="teamlore-hybrid-") as tmp:
-        conn = project_tree(args.tree, Path(tmp))
+    with (
+        tempfile.TemporaryDirectory(prefix="teamlore-hybrid-") as tmp,
+        closing(project_tree(args.tree, Path(tmp))) as conn,
+    ):
         texts = indexed_texts(conn)
+        if args.check_only:
+            return check_only(args.queries, queries, texts)
+        problems = structure_problems(queries, texts)
+        for problem in problems:
+            print(f"  {problem}")
+        if problems:
+            print("refusing to measure: fix these queries (see --check-only)")
+            return 1
         found = overlaps(queries, texts)
         checked = sum(q.kind not in UNCHECKED_KINDS for q in queries)
         print(
@@ -233,9 +302,8 @@ def main(argv: list[str] | None = None) -> int:
         if found and not args.allow_overlap:
             print("refusing to measure: reword these queries (or pass --allow-overlap)")
             return 1
-        for q in queries:
-            if q.distractor and not shared_terms(q.query, texts[q.distractor]):
-                print(f"  note: near-miss shares nothing with its distractor: {q.query}")
+        if args.queries.resolve() == HELDOUT_QUERIES:
+            print("held-out set: report these figures; never tune on them (bench/README.md)")
         embedder = embed_tree(conn)
         rankers: dict[str, Ranker] = {
             mode: memory_ranker(conn, mode, embedder) for mode in ("lexical", "vector", "hybrid")
@@ -251,7 +319,6 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"\n{name}: not in the top 5")
                 for q, top in missed:
                     print(f"  [{q.kind}] {q.query}\n      want {q.answer}\n      got  {top[:3]}")
-        conn.close()
     return 0
 
 
