@@ -156,6 +156,20 @@ _markers = st.sampled_from(
     ]
 )
 
+# lines only the header reader of `paths_written_in` treats apart: indented or trailing End
+# markers, bare stars, a header without a path, a literal patch after other text on its line
+_more_markers = st.sampled_from(
+    [
+        "  *** End Patch ",
+        "x *** End Patch",
+        "*",
+        "***",
+        "*** Add File: ",
+        'x = "*** Begin Patch\\n*** Update File: r\\n*** End Patch"; "',
+        "\\",
+    ]
+)
+
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.one_of(_markers, st.text(max_size=20)), max_size=30))
@@ -163,6 +177,27 @@ def test_parsing_shuffled_patch_fragments_never_raises(fragments: list[str]) -> 
     text = "\n".join(fragments)
     parse_apply_patch(text)
     paths_written_in(text)
+
+
+def _paths_of_every_patch(text: str) -> list[str]:
+    return list(dict.fromkeys(p for patch in find_patches(text) for p in patch.paths_written()))
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(st.one_of(_markers, _more_markers, st.text(max_size=20)), max_size=30),
+    st.sampled_from(["\n", "\r\n"]),
+)
+def test_paths_written_in_reads_headers_only_and_finds_what_the_full_parse_finds(
+    fragments: list[str], newline: str
+) -> None:
+    text = newline.join(fragments)
+    assert paths_written_in(text) == _paths_of_every_patch(text)
+
+
+def test_an_indented_end_line_ends_the_patch_for_the_header_reader_too() -> None:
+    text = "*** Begin Patch\n*** Add File: a.txt\n+x\n  *** End Patch \n*** Add File: b.txt\n"
+    assert paths_written_in(text) == ["a.txt"] == _paths_of_every_patch(text)
 
 
 _path = (

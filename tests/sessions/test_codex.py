@@ -35,7 +35,7 @@ from teamlore.sessions.model import (
     TurnsRolledBack,
     UserTurn,
 )
-from teamlore.sessions.providers import get_adapter
+from teamlore.sessions.providers import codex, get_adapter
 from teamlore.sessions.providers.codex import CodexAdapter, parse_exit_code, unknown_counts
 from teamlore.sessions.reader import ReadResult, iter_file_events, read_lines
 
@@ -331,6 +331,14 @@ def test_code_mode_exec_cells_are_classified_by_the_tools_they_call() -> None:
     assert results["call_js1"].is_error is None  # still running
     assert results["call_wait"].output.endswith("test result: ok. 3 passed\n")
     assert results["call_js3"].is_error is True  # Script failed
+
+
+def test_code_mode_tool_calls_need_a_word_boundary_before_tools() -> None:
+    assert codex._code_mode('mytools.exec_command({cmd: "ls"})')[0] == "other"
+    assert codex._code_mode('x.tools.exec_command({cmd: "ls"})')[:2] == ("shell", "ls")
+    assert codex._code_mode('étools.exec_command({"cmd": "ls"})')[0] == "other"
+    source = 'await tools.exec_command({"cmd": "a"}); tools.exec_command({ cmd : "b\\"c" })'
+    assert codex._code_mode(source)[:2] == ("shell", 'a\nb"c')
 
 
 def test_orphan_patch_apply_end_becomes_a_synthetic_edit_call() -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -93,10 +94,23 @@ def parse_apply_patch(text: str) -> ParsedPatch:
         start = 0
     else:
         start += 1
+    operations, ended = _read_operations(lines[start:], problems)
+    if not ended:
+        problems.append("missing-end")
+    complete = "missing-begin" not in problems and ended
+    return ParsedPatch(operations, complete, tuple(dict.fromkeys(problems)))
+
+
+def _read_operations(
+    lines: Iterable[str], problems: list[str]
+) -> tuple[tuple[FileOperation, ...], bool]:
+    """The file operations of an envelope's lines after its Begin line, and whether its End line
+    was reached. Only the lines starting with `*` and the End line change the operations; the
+    other (content) lines can only add a problem."""
     operations: list[FileOperation] = []
     current: FileOperation | None = None
     ended = False
-    for raw in lines[start:]:
+    for raw in lines:
         stripped = raw.rstrip()  # also drops a CRLF's \r
         if END_MARKER in stripped and stripped.strip() == END_MARKER:
             ended = True
@@ -132,46 +146,90 @@ def parse_apply_patch(text: str) -> ParsedPatch:
             problems.append("content-outside-file")
     if current is not None:
         operations.append(current)
-    if not ended:
-        problems.append("missing-end")
-    complete = "missing-begin" not in problems and ended
-    return ParsedPatch(tuple(operations), complete, tuple(dict.fromkeys(problems)))
+    return tuple(operations), ended
 
 
 def find_patches(text: str) -> list[ParsedPatch]:
     """Every patch envelope inside `text`: raw ones (each `*** Begin Patch` line starts one) and
     ones held in double-quoted string literals with escaped newlines. Never raises."""
-    found: list[ParsedPatch] = []
-    if BEGIN_MARKER not in text:
-        return found
-    lines = text.split("\n")
-    begins = [
-        index
-        for index, line in enumerate(lines)
-        if BEGIN_MARKER in line and line.strip() == BEGIN_MARKER  # `in` first: cheap per line
-    ]
-    # an envelope ends at its End line or where the next one begins: every line is parsed once
-    for number, index in enumerate(begins):
-        stop = begins[number + 1] if number + 1 < len(begins) else len(lines)
-        found.append(parse_apply_patch("\n".join(lines[index:stop])))
-    if "\\" not in text:
-        return found  # a literal holds an envelope only with escaped newlines: none here
-    for match in _STRING_LITERAL.finditer(text):
-        if not match.group(2) or BEGIN_MARKER not in match.group(1):
-            continue
-        decoded = _decode_literal(match.group(1))
-        if decoded is not None and "\n" in decoded:
-            found.extend(p for p in find_patches(decoded) if p.operations)
-    return found
+    return _find(text, parse_apply_patch)
 
 
 def paths_written_in(text: str) -> list[str]:
-    """Paths written by every patch found in `text` (see `find_patches`), without duplicates."""
+    """Paths written by every patch found in `text` (see `find_patches`), without duplicates.
+    Only each envelope's header lines are read (its content lines cannot change its
+    operations): the paths `find_patches` gives, without a Python step per patch line."""
     seen: dict[str, None] = {}
-    for patch in find_patches(text):
+    for patch in _find(text, _envelope_operations):
         for path in patch.paths_written():
             seen.setdefault(path, None)
     return list(seen)
+
+
+def _find(text: str, parse: Callable[[str], ParsedPatch]) -> list[ParsedPatch]:
+    """`find_patches` with the envelope parser `parse` (given text that starts with its Begin
+    line). Linear: every search moves forward through `text`."""
+    found: list[ParsedPatch] = []
+    if BEGIN_MARKER not in text:
+        return found
+    begins: list[int] = []  # where each Begin line starts
+    quoted: list[tuple[int, int]] = []  # (start, end) of the other lines holding the marker
+    for start, end in _lines_holding(text, BEGIN_MARKER):
+        if text[start:end].strip() == BEGIN_MARKER:
+            begins.append(start)
+        else:
+            quoted.append((start, end))
+    # an envelope ends at its End line or where the next one begins: every line is parsed once
+    for number, start in enumerate(begins):
+        stop = begins[number + 1] - 1 if number + 1 < len(begins) else len(text)
+        found.append(parse(text[start:stop]))
+    if "\\" not in text:
+        return found  # a literal holds an envelope only with escaped newlines: none here
+    # a literal never spans a newline, so each line's literals are found on their own: only
+    # the lines holding the marker are tokenized
+    for start, end in quoted:
+        for match in _STRING_LITERAL.finditer(text, start, end):
+            if not match.group(2) or BEGIN_MARKER not in match.group(1):
+                continue
+            decoded = _decode_literal(match.group(1))
+            if decoded is not None and "\n" in decoded:
+                found.extend(p for p in _find(decoded, parse) if p.operations)
+    return found
+
+
+def _lines_holding(text: str, needle: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of every line of `text` holding `needle`, in order, each once."""
+    at = text.find(needle)
+    while at >= 0:
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at + len(needle))
+        end = len(text) if end < 0 else end
+        yield start, end
+        at = text.find(needle, end)
+
+
+def _envelope_operations(envelope: str) -> ParsedPatch:
+    """The operations of one envelope (text starting with its Begin line), read from the lines
+    that can change them (`_marked_lines`); `complete` and `problems` are not worked out."""
+    operations, _ = _read_operations(_marked_lines(envelope), [])
+    return ParsedPatch(operations)
+
+
+def _marked_lines(text: str) -> Iterator[str]:
+    """After the first line of `text`, in order: every line that starts with `*` or holds the
+    End marker. Both searches only move forward, so this is linear however the lines fall."""
+    pos = text.find("\n")
+    star = end = -2  # -2: not searched yet, -1: none left
+    while pos >= 0:
+        if star != -1 and star < pos:
+            star = text.find("\n*", pos)
+        if end != -1 and end <= pos:
+            end = text.find(END_MARKER, pos)
+        if star < 0 and end < 0:
+            return
+        start = star + 1 if end < 0 or 0 <= star < end else text.rfind("\n", 0, end) + 1
+        pos = text.find("\n", start)
+        yield text[start:] if pos < 0 else text[start:pos]
 
 
 def _find_begin(lines: list[str]) -> int | None:

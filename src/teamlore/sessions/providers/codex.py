@@ -144,8 +144,11 @@ _EXIT_CODE = re.compile(r"^Exit code: (-?\d+)[ \t]*\r?$", re.M)
 _PROCESS_EXITED = re.compile(r"^Process exited with code (-?\d+)[ \t]*\r?$", re.M)
 _OUTPUT_LINE = re.compile(r"^Output:", re.M)
 _SANDBOX_EXIT = re.compile(r"\bexit code: (-?\d+)")
-_JS_TOOL = re.compile(r"\btools\.([A-Za-z_][\w]*)\s*\(")
-_JS_CMD = re.compile(r'"?cmd"?\s*:\s*("(?:[^"\\\n]|\\.)*")')
+# `tools.NAME(` in a code-mode cell (`_code_mode` checks the word boundary before `tools`) and
+# `cmd: "…"` / `"cmd": "…"`. Both start with a literal, so the regex engine jumps from one
+# occurrence to the next (a leading `\b` or `"?` made it try every position of the cell).
+_JS_TOOL = re.compile(r"tools\.([A-Za-z_]\w*)\s*\(")
+_JS_CMD = re.compile(r'cmd"?\s*:\s*("(?:[^"\\\n]|\\.)*")')
 _ERROR_PREFIXES = (
     "execution error:",
     "failed in sandbox",
@@ -651,7 +654,11 @@ def _tag_content(text: str, name: str) -> str | None:
 
 def _code_mode(source: str) -> tuple[ToolFamily, str | None, list[str]]:
     """0.144 code mode: a JavaScript cell calling `tools.<name>(…)`."""
-    tools = set(_JS_TOOL.findall(source))
+    tools = {
+        match.group(1)
+        for match in _JS_TOOL.finditer(source)
+        if not _word_char_before(source, match.start())
+    }
     written = paths_written_in(source) if "apply_patch" in tools or "Begin Patch" in source else []
     commands: list[str] = []
     if "exec_command" in tools:
@@ -667,6 +674,11 @@ def _code_mode(source: str) -> tuple[ToolFamily, str | None, list[str]]:
     if tools & WEB_TOOLS:
         return "web", None, written
     return "other", command, written
+
+
+def _word_char_before(text: str, at: int) -> bool:
+    """Whether `text[at - 1]` is a regex word character (so no `\\b` precedes `text[at]`)."""
+    return at > 0 and (text[at - 1].isalnum() or text[at - 1] == "_")
 
 
 def _command_line(value: Any) -> str | None:
