@@ -30,13 +30,16 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
+import orjson
+
 from teamlore.core import errors
 from teamlore.core.config import load_config
+from teamlore.core.paths import state_dir_path
 
 if TYPE_CHECKING:
     import numpy as np
@@ -44,6 +47,7 @@ if TYPE_CHECKING:
     from tokenizers import Encoding, Tokenizer
 
     from teamlore.models.openai_compat import OpenAICompatClient
+    from teamlore.models.tokenizer_subsets import TokenizerSubsets
 
 Backend = Literal["bundled", "endpoint"]
 # float32 rows; numpy is imported by what embeds or compares, never by a sync with nothing
@@ -61,6 +65,11 @@ BUNDLED_TENSOR = "embedding.weight"
 MAX_EMBED_CHARS = 16 * 1024
 ENDPOINT_BATCH = 64  # inputs per /embeddings request
 SMALL_BATCH = 16  # texts tokenized on the calling thread
+# texts up to this many characters in all (a query; one turn's embedded text is at most ~1 KiB)
+# are tokenized by a tokenizer built for them (models/tokenizer_subsets.py)
+SUBSET_CHARS = 4096
+MODEL_CACHE_DIR = "models"  # in the state dir: what is derived once from the bundled model
+SAFETENSORS_DTYPES = {"F16": "<f2", "F32": "<f4"}
 # texts tokenized at once: the encodings of 2,048 turns held ~48 MiB, of 256 ~12 MiB
 ENCODE_CHUNK = 256
 
@@ -131,14 +140,21 @@ class BundledEmbedder:
     metadata): the tokenizer and weights load on the first `embed`, so a sync with no turn to
     embed and a search with no vector to compare never pay for them. A model that cannot load
     raises `EMBEDDINGS_UNAVAILABLE` there, which every caller of `embed` already handles.
+
+    The weights are memory-mapped (a query touches the pages of its own tokens' rows, not all
+    16 MiB). A few short texts — a query, the turns one sync appended — are tokenized by a
+    tokenizer holding only the merges they can use (models/tokenizer_subsets.py), whose
+    grouped merges are kept in `cache_dir`; without a `cache_dir`, or for more text, the full
+    tokenizer loads. Both give the same ids.
     """
 
-    def __init__(self, weights_path: Path, tokenizer_path: Path, version: str) -> None:
+    def __init__(
+        self, weights_path: Path, tokenizer_path: Path, version: str, cache_dir: Path | None = None
+    ) -> None:
         if not (weights_path.is_file() and tokenizer_path.is_file()):
             raise _unavailable("is not installed")
         self._paths = (weights_path, tokenizer_path)
-        self._loaded: tuple[Tokenizer, NDArray[np.floating]] | None = None
-        self._lock = threading.Lock()
+        self._cache_dir = cache_dir
         self._space = EmbeddingSpace(
             "bundled", f"wordllama-{BUNDLED_CONFIG}-{BUNDLED_DIMENSIONS}@{version}"
         )
@@ -147,27 +163,36 @@ class BundledEmbedder:
     def space(self) -> EmbeddingSpace:
         return self._space
 
-    def _model(self) -> tuple[Tokenizer, NDArray[np.floating]]:
-        with self._lock:
-            if self._loaded is None:
-                self._loaded = _load_bundled(*self._paths)
-            return self._loaded
-
     def embed(self, texts: Sequence[str]) -> Vectors:
         import numpy as np
 
-        tokenizer, table = self._model()
+        table = _shared(("table", self._paths[0]), lambda: _load_table(self._paths[0]))
         out = np.zeros((len(texts), table.shape[1]), dtype=np.float32)
         last = table.shape[0] - 1
         for start in range(0, len(texts), ENCODE_CHUNK):
             cut = [t[:MAX_EMBED_CHARS] for t in texts[start : start + ENCODE_CHUNK]]
-            for row, encoding in enumerate(_encode(tokenizer, cut), start):
+            for row, encoding in enumerate(_encode(self._tokenizer_for(cut), cut), start):
                 if encoding.ids:
                     ids = np.clip(np.asarray(encoding.ids, dtype=np.int64), 0, last)
                     # the table stays in its stored precision (float16: 16 MiB, not a 32 MiB
                     # float32 copy); the rows picked widen exactly to float32 before the mean
                     out[row] = table[ids].astype(np.float32).mean(axis=0)
         return normalize_rows(out)
+
+    def _tokenizer_for(self, texts: list[str]) -> Tokenizer:
+        path = self._paths[1]
+        if (
+            self._cache_dir is not None
+            and len(texts) <= SMALL_BATCH
+            and sum(map(len, texts)) <= SUBSET_CHARS
+        ):
+            subsets: TokenizerSubsets | None = _shared(
+                ("subsets", path), lambda: _load_subsets(path, self._cache_dir)
+            )
+            if subsets is not None:
+                return subsets.tokenizer_for(texts)
+        tokenizer: Tokenizer = _shared(("tokenizer", path), lambda: _load_tokenizer(path))
+        return tokenizer
 
 
 def _encode(tokenizer: Tokenizer, texts: list[str]) -> list[Encoding]:
@@ -186,39 +211,80 @@ def _unavailable(why: str) -> errors.TeamloreError:
     )
 
 
-def _load_bundled(weights_path: Path, tokenizer_path: Path) -> tuple[Tokenizer, NDArray[Any]]:
+_loaded: dict[tuple[str, Path], Any] = {}
+_loaded_lock = threading.Lock()
+
+
+def _shared(key: tuple[str, Path], load: Callable[[], Any]) -> Any:
+    """One copy per process of what a model file loads into (tables, tokenizers)."""
+    with _loaded_lock:
+        if key not in _loaded:
+            _loaded[key] = load()
+        return _loaded[key]
+
+
+def _load_tokenizer(path: Path) -> Tokenizer:
+    try:
+        from tokenizers import Tokenizer
+
+        tokenizer = Tokenizer.from_file(str(path))
+    except Exception as exc:  # a damaged install: say so, never crash the sync or search
+        raise _unavailable(f"cannot be loaded ({type(exc).__name__})") from exc
+    tokenizer.no_padding()
+    tokenizer.no_truncation()
+    return tokenizer
+
+
+def _load_subsets(path: Path, cache_dir: Path | None) -> TokenizerSubsets | None:
+    from teamlore.models.tokenizer_subsets import TokenizerSubsets
+
+    if cache_dir is None:
+        return None
+    try:
+        return TokenizerSubsets.load_or_derive(path, cache_dir)
+    except OSError:
+        return None  # the full tokenizer says what is wrong with the file
+
+
+def _load_table(path: Path) -> NDArray[Any]:
+    """The embedding table of a safetensors file, memory-mapped (format: an 8-byte
+    little-endian header length, a JSON header naming each tensor's dtype, shape and byte
+    range, then the data)."""
+    import mmap
+
     import numpy as np
 
     try:
-        from safetensors.numpy import load_file
-        from tokenizers import Tokenizer
-
-        tokenizer = Tokenizer.from_file(str(tokenizer_path))
-        table = load_file(str(weights_path))[BUNDLED_TENSOR]
+        with open(path, "rb") as handle:
+            header_length = int.from_bytes(handle.read(8), "little")
+            header = orjson.loads(handle.read(header_length))
+            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        entry = header[BUNDLED_TENSOR]
+        dtype = np.dtype(SAFETENSORS_DTYPES[entry["dtype"]])
+        rows, columns = (int(n) for n in entry["shape"])
+        begin, end = (8 + header_length + int(n) for n in entry["data_offsets"])
+        if end - begin != rows * columns * dtype.itemsize or end > len(mapped):
+            raise ValueError("tensor bytes do not match its shape")
+        table = np.frombuffer(mapped, dtype=dtype, count=rows * columns, offset=begin)
     except Exception as exc:  # a damaged install: say so, never crash the sync or search
         raise _unavailable(f"cannot be loaded ({type(exc).__name__})") from exc
-    if table.ndim != 2 or table.dtype.kind != "f":
-        raise _unavailable(f"cannot be loaded (table {table.dtype} {table.shape})")
-    tokenizer.no_padding()
-    tokenizer.no_truncation()
-    return tokenizer, np.ascontiguousarray(table)
+    return table.reshape(rows, columns)
 
 
-_bundled: BundledEmbedder | None = None
+_bundled: dict[Path | None, BundledEmbedder] = {}
 _bundled_lock = threading.Lock()
 
 
-def bundled_embedder() -> BundledEmbedder:
-    """The bundled model, one per process; its files load on the first `embed` (about 0.06 s
-    and 16 MiB)."""
-    global _bundled
+def bundled_embedder(cache_dir: Path | None = None) -> BundledEmbedder:
+    """The bundled model (one per process and `cache_dir`, sharing what they load); its files
+    load on the first `embed`."""
     with _bundled_lock:
-        if _bundled is None:
+        if cache_dir not in _bundled:
             weights, tokenizer = bundled_files()
-            _bundled = BundledEmbedder(
-                weights, tokenizer, importlib.metadata.version(BUNDLED_PACKAGE)
+            _bundled[cache_dir] = BundledEmbedder(
+                weights, tokenizer, importlib.metadata.version(BUNDLED_PACKAGE), cache_dir
             )
-        return _bundled
+        return _bundled[cache_dir]
 
 
 # --------------------------------------------------------------------------------------------
@@ -268,7 +334,7 @@ def configured_embedder(home: Path | None = None) -> Embedder | None:
     if settings.backend == "off":
         return None
     if settings.backend == "bundled":
-        return bundled_embedder()
+        return bundled_embedder(cache_dir=(home or state_dir_path()) / MODEL_CACHE_DIR)
     from teamlore.models.openai_compat import OpenAICompatClient
     from teamlore.models.profiles import load_profile
 

@@ -1,0 +1,208 @@
+"""Tokenizer subsets: a tokenizer built for a few texts gives exactly the full tokenizer's ids."""
+
+from __future__ import annotations
+
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tokenizers import Tokenizer
+
+from teamlore.models import tokenizer_subsets
+from teamlore.models.embeddings import BundledEmbedder, bundled_files
+from teamlore.models.tokenizer_subsets import TokenizerSubsets
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sessions"
+WEIGHTS, TOKENIZER_FILE = bundled_files()
+FULL = Tokenizer.from_file(str(TOKENIZER_FILE))
+
+
+@pytest.fixture(scope="module")
+def subsets(tmp_path_factory: pytest.TempPathFactory) -> TokenizerSubsets:
+    derived = TokenizerSubsets.load_or_derive(
+        TOKENIZER_FILE, tmp_path_factory.mktemp("state") / "models"
+    )
+    assert derived is not None
+    return derived
+
+
+def ids(tokenizer: Tokenizer, text: str) -> list[int]:
+    return tokenizer.encode(text, add_special_tokens=False).ids
+
+
+def strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from strings(item)
+
+
+def fixture_texts() -> list[str]:
+    """Every string of the real session fixtures (prompts, answers, tool output, paths, CJK),
+    cut to the ~1 KiB a turn's embedded text holds."""
+    texts = set()
+    for path in sorted(FIXTURES.rglob("*.jsonl")):
+        for line in path.read_bytes().splitlines():
+            try:
+                record = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            texts.update(s[:1024] for s in strings(record) if s.strip())
+    return sorted(texts)
+
+
+def test_every_real_session_text_gets_the_full_tokenizers_ids(subsets: TokenizerSubsets) -> None:
+    texts = fixture_texts()
+    assert len(texts) > 300
+    for text in texts:
+        assert ids(subsets.tokenizer_for([text]), text) == ids(FULL, text), text[:200]
+
+
+def test_a_tokenizer_for_several_texts_tokenizes_each_as_the_full_one(
+    subsets: TokenizerSubsets,
+) -> None:
+    texts = fixture_texts()[:12]
+    tokenizer = subsets.tokenizer_for(texts)
+    assert [ids(tokenizer, t) for t in texts] == [ids(FULL, t) for t in texts]
+
+
+TRICKY = [
+    "",
+    " ",
+    "  two  spaces  ",
+    "a<s>b</s>c<unk>d",
+    "<s>",
+    "</s></s><s>",
+    "x <s> y",
+    "迁移数据库之前先备份 schema 变更",
+    "😀🙈 emoji and \x00 nul \t tab\r\n\nnewlines",
+    "ǅ ﬁ Å Å — unnormalized unicode",
+    "rebase_onto(main) && git push --force-with-lease",
+    "\u2581already\u2581marked",
+]
+
+
+@pytest.mark.parametrize("text", TRICKY)
+def test_special_tokens_spaces_and_unusual_characters(subsets: TokenizerSubsets, text: str) -> None:
+    assert ids(subsets.tokenizer_for([text]), text) == ids(FULL, text)
+
+
+PARTS = st.one_of(
+    st.text(alphabet=st.characters(codec="utf-8"), max_size=8),
+    st.sampled_from([" ", "<s>", "</s>", "<unk>", "\u2581", "\n", "ing", "the", "_", "迁移"]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(PARTS, max_size=30).map("".join))
+def test_random_text_gets_the_full_tokenizers_ids(text: str) -> None:
+    subsets = TokenizerSubsets(derived_from_bundled())
+    assert ids(subsets.tokenizer_for([text]), text) == ids(FULL, text)
+
+
+_derived: dict[str, Any] = {}
+
+
+def derived_from_bundled() -> dict[str, Any]:
+    if not _derived:
+        data = tokenizer_subsets.derive(TOKENIZER_FILE.read_bytes())
+        assert data is not None
+        _derived.update(data)
+    return _derived
+
+
+# -- the cache in the state dir -------------------------------------------------------------
+
+
+def test_derived_once_then_read_from_the_private_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "models"
+    TokenizerSubsets.load_or_derive(TOKENIZER_FILE, cache)
+    (stored,) = cache.iterdir()
+    assert stat.S_IMODE(stored.stat().st_mode) == 0o600
+    assert stat.S_IMODE(cache.stat().st_mode) == 0o700
+
+    def no_derive(source: bytes) -> None:
+        raise AssertionError("derived again although the cache was current")
+
+    monkeypatch.setattr(tokenizer_subsets, "derive", no_derive)
+    again = TokenizerSubsets.load_or_derive(TOKENIZER_FILE, cache)
+    assert again is not None
+    assert ids(again.tokenizer_for(["cache hit"]), "cache hit") == ids(FULL, "cache hit")
+
+
+def test_a_damaged_cache_is_derived_again(tmp_path: Path) -> None:
+    cache = tmp_path / "models"
+    TokenizerSubsets.load_or_derive(TOKENIZER_FILE, cache)
+    (stored,) = cache.iterdir()
+    stored.write_bytes(stored.read_bytes()[:1000])
+    again = TokenizerSubsets.load_or_derive(TOKENIZER_FILE, cache)
+    assert again is not None and ids(again.tokenizer_for(["x y"]), "x y") == ids(FULL, "x y")
+    assert len(stored.read_bytes()) > 1000
+
+
+def test_another_tokenizer_file_has_its_own_cache_entry(tmp_path: Path) -> None:
+    cache = tmp_path / "models"
+    TokenizerSubsets.load_or_derive(TOKENIZER_FILE, cache)
+    config = orjson.loads(TOKENIZER_FILE.read_bytes())
+    config["model"]["merges"] = config["model"]["merges"][:-1]  # one merge fewer
+    other = tmp_path / "other.json"
+    other.write_bytes(orjson.dumps(config))
+    TokenizerSubsets.load_or_derive(other, cache)
+    assert len(list(cache.iterdir())) == 2
+
+
+def test_without_a_state_dir_nothing_is_written(tmp_path: Path) -> None:
+    missing_home = tmp_path / "no-such-home"
+    subsets = TokenizerSubsets.load_or_derive(TOKENIZER_FILE, missing_home / "models")
+    assert subsets is not None and not missing_home.exists()
+
+
+def test_a_tokenizer_of_another_shape_is_not_derived(tmp_path: Path) -> None:
+    config = orjson.loads(TOKENIZER_FILE.read_bytes())
+    config["pre_tokenizer"] = {"type": "Whitespace"}
+    assert tokenizer_subsets.derive(orjson.dumps(config)) is None
+    assert tokenizer_subsets.derive(b"{}") is None
+    assert tokenizer_subsets.derive(b"not json") is None
+
+
+# -- through the embedder ---------------------------------------------------------------------
+
+
+def test_the_embedder_gives_the_same_vectors_with_and_without_subsets(tmp_path: Path) -> None:
+    """A cache dir lets a few short texts use a subset tokenizer; without one (or for long or
+    many texts) the full tokenizer runs: the vectors are byte-identical."""
+    version = "test"
+    with_subsets = BundledEmbedder(WEIGHTS, TOKENIZER_FILE, version, tmp_path / "models")
+    full_only = BundledEmbedder(WEIGHTS, TOKENIZER_FILE, version, None)
+    texts = fixture_texts()
+    for batch in ([texts[0]], texts[1:4], TRICKY, texts[:40]):
+        assert with_subsets.embed(batch).tobytes() == full_only.embed(batch).tobytes()
+    assert any((tmp_path / "models").iterdir())
+
+
+def test_a_shape_the_subsets_cannot_reproduce_falls_back_to_the_full_tokenizer(
+    tmp_path: Path,
+) -> None:
+    config = orjson.loads(TOKENIZER_FILE.read_bytes())
+    config["pre_tokenizer"] = {"type": "Whitespace"}
+    other = tmp_path / "whitespace.json"
+    other.write_bytes(orjson.dumps(config))
+    text = "split on whitespace first"
+    assert ids(Tokenizer.from_file(str(other)), text) != ids(FULL, text)  # the shape matters
+
+    vector = BundledEmbedder(WEIGHTS, other, "test", tmp_path / "models").embed([text])
+
+    same_file_full = BundledEmbedder(WEIGHTS, other, "test", None).embed([text])
+    assert vector.tobytes() == same_file_full.tobytes()
+    assert not (tmp_path / "models").exists()
