@@ -37,8 +37,10 @@ _MOVE_PREFIX = "*** Move to: "
 _END_OF_FILE = "*** End of File"
 # a double-quoted string literal (JSON / JavaScript) that holds an escaped patch envelope
 # One double-quoted literal (JSON/JS escapes), closed or cut by a newline. Possessive and with
-# exclusive alternatives, so `finditer` tokenizes a line left to right in linear time.
-_STRING_LITERAL = re.compile(r'"((?:[^"\\\n]|\\.)*+)("?)')
+# exclusive alternatives, so `finditer` tokenizes a line left to right in linear time; written
+# as runs of plain characters between escapes, which the regex engine matches in a tight loop
+# (an alternation per character was 4x slower).
+_STRING_LITERAL = re.compile(r'"([^"\\\n]*+(?:\\.[^"\\\n]*+)*+)("?)')
 
 
 @dataclass(frozen=True, slots=True)
