@@ -179,6 +179,18 @@ def test_analyze_is_exactly_the_tokens_joined(text: str) -> None:
     assert analyze(text) == " ".join(tokens(text))
 
 
+@given(
+    st.text(
+        alphabet=st.one_of(st.characters(max_codepoint=127), st.sampled_from(["é", "中", "→"])),
+        max_size=120,
+    )
+)
+def test_analyze_splits_ascii_at_every_non_token_character_as_the_pattern_does(text: str) -> None:
+    # analyze() cuts ASCII stretches into chunks at every character outside [A-Za-z0-9_-./]
+    # (translate + split) instead of running the token pattern over them
+    assert analyze(text) == " ".join(tokens(text))
+
+
 _CJK_OR_NOT = st.text(
     alphabet=st.sampled_from([*"aZ9_-./ é\n", "中", "文", "か", "한", "ㄱ", "\u3400", "\U00020001"])
 )

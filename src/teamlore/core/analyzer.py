@@ -203,6 +203,26 @@ def _words_text(words: list[str]) -> str:
     return " ".join(filter(None, map(_word_text, words)))
 
 
+# every ASCII character that cannot be part of an `_ASCII_TOKEN` match, mapped to a space
+_ASCII_GAPS = str.maketrans(
+    {chr(c): " " for c in range(128) if not (chr(c).isalnum() or chr(c) in "_-./")}
+)
+
+
+@lru_cache(maxsize=1 << 16)
+def _chunk_text(chunk: str) -> str:
+    """The analyzed form of a run of ASCII token characters (`_ascii_text`)."""
+    return _words_text(_ASCII_TOKEN.findall(chunk))
+
+
+def _ascii_text(text: str) -> str:
+    """`_words_text(_ASCII_TOKEN.findall(text))` of an ASCII text, without running the pattern
+    over all of it: no match spans a character outside `[A-Za-z0-9_\\-./]`, so the text splits
+    there into chunks (C-level `translate` and `split`), and each distinct chunk is analyzed
+    once (cached: code and prose repeat their words and paths)."""
+    return " ".join(filter(None, map(_chunk_text, text.translate(_ASCII_GAPS).split())))
+
+
 @lru_cache(maxsize=1 << 16)
 def _token_text(raw: str) -> str:
     """The analyzed form of one `_TOKEN` match: a CJK run's unigrams and bigrams, or
@@ -238,7 +258,7 @@ def _next_ascii_line(text: str, end: int) -> int:
 def analyze(text: str) -> str:
     """The FTS document form of `text`: `" ".join(tokens(text))`, built faster."""
     if text.isascii():
-        return _words_text(_ASCII_TOKEN.findall(text))
+        return _ascii_text(text)
     # Like `tokens`, but every ASCII stretch between lines holding a non-ASCII character goes
     # through the fast pattern in one call, however many lines it spans, and so does every run
     # of adjacent non-ASCII lines through the general one (tokens never span a newline, so this
@@ -249,10 +269,10 @@ def analyze(text: str) -> str:
         start = text.rfind("\n", position, found.start()) + 1  # 0 only when position is 0
         end = text.find("\n", found.end())
         end = _next_ascii_line(text, len(text) if end < 0 else end)
-        out.append(_words_text(_ASCII_TOKEN.findall(text, position, start)))
+        out.append(_ascii_text(text[position:start]))
         out.append(_general_lines_text(text[start:end]))
         position = end
-    out.append(_words_text(_ASCII_TOKEN.findall(text, position)))
+    out.append(_ascii_text(text[position:]))
     return " ".join(filter(None, out))
 
 
