@@ -225,6 +225,20 @@ def test_the_candidate_window_holds_this_owners_approved_best(
     assert ids(with_deprecated) == ["cookie-cookie", "session-cookie"]
 
 
+def test_terms_held_order_the_window_when_another_owner_shares_the_index(
+    conn: sqlite3.Connection, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the window then comes from the owner-filtered query; a document holding both words still
+    # comes before a denser match of one of them
+    monkeypatch.setattr(search_module, "MAX_CANDIDATES", 2)
+    sync_approved_projection(
+        conn, repository_key=REPO, worktree_key="c3" * 12, worktree_root=tmp_path / "worktree"
+    )
+    found = search(conn, "mobile cookie")
+    assert ids(found) == ["session-cookie", "cookie-cookie"]
+    assert [int(hit.score) for hit in found.results] == [2, 1]  # terms held
+
+
 def test_the_limit_bounds_the_results(conn: sqlite3.Connection) -> None:
     assert ids(search(conn, "cookie", limit=1)) == ["cookie-cookie"]
 
