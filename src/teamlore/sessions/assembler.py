@@ -19,6 +19,7 @@ import orjson
 
 from teamlore.core.analyzer import analyze
 from teamlore.core.canonical import MAX_SAFE_INTEGER, digest, sha256_hex
+from teamlore.sessions.analysis_helper import SearchRows
 from teamlore.sessions.commits import ObservedCommit, observe_commits
 from teamlore.sessions.index_db import fts_scope
 from teamlore.sessions.model import (
@@ -217,8 +218,11 @@ class SessionAssembler:
         fallback_session_id: str,
         key_for: Callable[[str], str],
         state: dict[str, Any] | None,
+        search_rows: SearchRows | None = None,
     ) -> None:
         self.conn = conn
+        # where the turns' FTS rows go: analyzed here or by the analysis helper
+        self.search_rows = search_rows or SearchRows(conn)
         self.provider = provider
         self.file_id = file_id
         self.fallback_session_id = fallback_session_id
@@ -231,7 +235,7 @@ class SessionAssembler:
         self.turn: TurnRecord | None = None
         self.turns_written = 0
         self._scope_tokens: str | None = None
-        # analyzed FTS bodies by turn id, inserted together when the file's batch ends: FTS5
+        # search texts by turn id, analyzed and inserted together when the file ends: FTS5
         # then builds one segment per file instead of flushing a tiny one per turn
         self._fts_pending: dict[int, str] = {}
 
@@ -295,9 +299,8 @@ class SessionAssembler:
         self._close_turn(sealed=False)
         if self._fts_pending:
             scope = self._scope()
-            self.conn.executemany(
-                "INSERT INTO turns_fts(rowid, body, scope) VALUES (?, ?, ?)",
-                [(turn_id, body, scope) for turn_id, body in self._fts_pending.items()],
+            self.search_rows.write_file_rows(
+                [(turn_id, text, scope) for turn_id, text in self._fts_pending.items()]
             )
             self._fts_pending.clear()
         if self.session_db_id is not None:
@@ -532,7 +535,7 @@ class SessionAssembler:
                 conn.execute("DELETE FROM turns_fts WHERE rowid = ?", (turn.db_id,))
         for seq, tool in enumerate(turn.tools):
             self._write_tool(turn.db_id, seq, tool)
-        self._fts_pending[turn.db_id] = turn.search_body()
+        self._fts_pending[turn.db_id] = turn.search_text()
         self.turns_written += 1
 
     def _write_tool(self, turn_id: int, seq: int, tool: ToolRecord) -> None:

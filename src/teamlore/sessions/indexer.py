@@ -34,6 +34,7 @@ from teamlore.core import db, errors
 from teamlore.core.failpoints import armed, failpoint
 from teamlore.core.keys import session_key
 from teamlore.core.timeutil import now_instant
+from teamlore.sessions.analysis_helper import Mode, SearchRows, configured_mode
 from teamlore.sessions.assembler import SessionAssembler
 from teamlore.sessions.model import Adapter, Diagnostic, Unreadable, checked_event
 from teamlore.sessions.reader import ReadResult, read_lines
@@ -185,11 +186,16 @@ class Indexer:
         *,
         home: Path | None = None,
         progress: ProgressCallback | None = None,
+        analysis: Mode | None = None,
     ) -> None:
         self.conn = conn
         self.adapters = adapters
         self.home = home
         self.progress = progress
+        # the analysis helper (analysis_helper.py): auto, on or off; the environment decides
+        # when not given
+        self.analysis: Mode = analysis or configured_mode()
+        self.search_rows = SearchRows(conn)
         self.batch_bytes = BATCH_BYTES
         self.batch_seconds = BATCH_SECONDS
         self._batch_read = 0
@@ -201,6 +207,7 @@ class Indexer:
         known = _load_file_rows(self.conn)
         files = list(discover_files(sources, self.adapters, stats))
         seen_paths: set[str] = set()
+        self.search_rows = SearchRows(self.conn, self.analysis)
         try:
             for number, (source, path) in enumerate(files, 1):
                 seen_paths.add(str(path))
@@ -210,7 +217,10 @@ class Indexer:
                 self._sync_file(source.provider, path, known.get(str(path)), stats, rebuild=rebuild)
                 self._commit_batch_if_due()
         finally:
-            self._end_batch()  # keep the files completed so far, whatever stopped the loop
+            try:
+                self._end_batch()  # keep the files completed so far, whatever stopped the loop
+            finally:
+                self.search_rows.close()
         self._mark_missing(sources, known, seen_paths, stats)
         with db.write_tx(self.conn):
             self.conn.execute(
@@ -223,7 +233,7 @@ class Indexer:
     # -- batches of files ------------------------------------------------------------------
 
     @contextmanager
-    def _file_tx(self) -> Iterator[None]:
+    def _file_tx(self, bytes_read: Callable[[], int] = lambda: 0) -> Iterator[None]:
         """One file's writes: a savepoint inside the open batch (starting one if needed)."""
         conn = self.conn
         if not conn.in_transaction:
@@ -233,11 +243,13 @@ class Indexer:
         try:
             yield
         except BaseException:
+            self.search_rows.file_rolled_back()
             if conn.in_transaction:  # SQLite may have rolled back the whole batch already
                 conn.execute("ROLLBACK TO sync_file")
                 conn.execute("RELEASE sync_file")
             raise
         conn.execute("RELEASE sync_file")
+        self.search_rows.file_released(bytes_read())
 
     def _commit_batch_if_due(self) -> None:
         if self.conn.in_transaction and (
@@ -249,8 +261,9 @@ class Indexer:
     def _end_batch(self) -> None:
         if not self.conn.in_transaction:
             return
-        failpoint("sync.before-commit")
         try:
+            self.search_rows.settle()  # no turn is committed without its FTS row
+            failpoint("sync.before-commit")
             self.conn.execute("COMMIT")
         except sqlite3.Error:
             if self.conn.in_transaction:
@@ -318,7 +331,9 @@ class Indexer:
         stats.files_changed += 1
         conn = self.conn
         crash_mid_file = armed("sync.mid-file")  # checked once per file, not once per line
-        with self._file_tx():
+        if row is not None:  # it may rewrite turns whose FTS rows are still with the helper
+            self.search_rows.settle()
+        with self._file_tx(lambda: result.bytes_read):
             if row is None:
                 cur = conn.execute(
                     "INSERT INTO source_files(provider, path) VALUES (?, ?)", (provider, str(path))
@@ -343,6 +358,7 @@ class Indexer:
                 fallback_session_id=path.stem,
                 key_for=lambda pid: session_key(provider, pid, self.home),
                 state=asm_state,
+                search_rows=self.search_rows,
             )
             result = ReadResult(start_offset, start_line, 0, False)
             diagnostics = stored = 0

@@ -1,0 +1,171 @@
+"""The analysis helper (sessions/analysis_helper.py, docs/sessions.md "The analysis helper"):
+turn texts analyzed in a second process during a bulk sync store exactly the rows the
+in-process path stores, a failing file still leaves nothing, a crash while rows are with the
+helper resumes to the same index, and a helper that dies or hangs never stalls or fails the
+sync (its work is done in-process)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from sessions.index_snapshot import GOLDEN, PROVIDERS, build, snapshot
+from sessions.test_indexer import MiniAdapter, session_file
+from support import shared_fixtures
+from teamlore.sessions import analysis_helper
+from teamlore.sessions.analysis_helper import DIE_POINT, HANG_POINT, MODE_ENV, Mode
+from teamlore.sessions.index_db import open_index
+from teamlore.sessions.indexer import Indexer, Source
+from teamlore.sessions.providers import get_adapter
+
+
+def sync_fixtures(home: Path, mode: Mode, *, batch_bytes: int = 1 << 20) -> Indexer:
+    """The real fixture files synced in-process, several commits (each waits for the helper)."""
+    fixtures = shared_fixtures("sessions")
+    home.mkdir(parents=True, exist_ok=True)
+    indexer = Indexer(
+        open_index(home), {p: get_adapter(p) for p in PROVIDERS}, home=home, analysis=mode
+    )
+    indexer.batch_bytes = batch_bytes
+    indexer.sync([Source(p, fixtures / p) for p in PROVIDERS])
+    return indexer
+
+
+def rows_of(indexer: Indexer) -> dict[str, Any]:
+    return snapshot(indexer.conn, shared_fixtures("sessions"))
+
+
+@pytest.fixture()
+def helper_processes(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every helper a sync starts, to check that none is left running."""
+    started: list[Any] = []
+
+    class Recorded(analysis_helper._Helper):
+        def __init__(self) -> None:
+            super().__init__()
+            started.append(self.proc)
+
+    monkeypatch.setattr(analysis_helper, "_Helper", Recorded)
+    return started
+
+
+def test_the_helper_writes_the_rows_the_in_process_path_writes(
+    tmp_path: Path, helper_processes: list[Any]
+) -> None:
+    helped = sync_fixtures(tmp_path / "helped", "on")
+    alone = sync_fixtures(tmp_path / "alone", "off")
+    assert helped.search_rows.fallback is None
+    assert helped.search_rows.helper_rows > 0  # the helper did analyze, not the fallback
+    assert rows_of(helped) == rows_of(alone)
+    assert [p.returncode for p in helper_processes] == [0]  # stopped at the end of the sync
+
+
+def test_a_sync_with_the_helper_stores_the_golden_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(MODE_ENV, "on")  # as `teamlore sync` runs it, from the first file
+    assert build(shared_fixtures("sessions")) == orjson.loads(GOLDEN.read_bytes())
+
+
+def test_small_syncs_do_not_start_the_helper(tmp_path: Path, helper_processes: list[Any]) -> None:
+    src = tmp_path / "sessions"
+    session_file(src / "a.jsonl", {"t": "user", "text": "a small sync"})
+    home = tmp_path / "state"
+    home.mkdir()
+    indexer = Indexer(open_index(home), {"mini": MiniAdapter()}, home=home, analysis="auto")
+    indexer.sync([Source("mini", src)])
+    assert helper_processes == []
+    assert indexer.conn.execute("SELECT count(*) FROM turns_fts").fetchone()[0] == 1
+
+
+@pytest.mark.parametrize("point", [DIE_POINT, HANG_POINT], ids=["dies", "hangs"])
+def test_a_dead_or_hung_helper_leaves_the_work_to_the_sync(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, helper_processes: list[Any], point: str
+) -> None:
+    monkeypatch.setenv("TEAMLORE_FAILPOINT", point)  # read by the helper process only
+    monkeypatch.setattr(analysis_helper, "TIMEOUT_SECONDS", 0.5)
+    broken = sync_fixtures(tmp_path / "broken", "on")
+    monkeypatch.delenv("TEAMLORE_FAILPOINT")
+    alone = sync_fixtures(tmp_path / "alone", "off")
+    assert broken.search_rows.fallback is not None
+    assert broken.search_rows.helper_rows == 0
+    assert rows_of(broken) == rows_of(alone)
+    assert len(helper_processes) == 1 and helper_processes[0].returncode is not None
+
+
+def test_a_file_failing_with_the_helper_on_leaves_no_rows(tmp_path: Path) -> None:
+    src = tmp_path / "sessions"
+    for name in ("a", "b", "c"):
+        session_file(src / f"{name}.jsonl", {"t": "user", "text": f"work on file {name}"})
+
+    class Exploding(MiniAdapter):
+        def new_state(self, path: Path) -> dict[str, Any]:
+            # a state that cannot be saved: the file fails after its turn was written
+            return {"records": 0, "unsaveable": {path.name}} if path.stem == "b" else {"records": 0}
+
+    home = tmp_path / "state"
+    home.mkdir()
+    indexer = Indexer(open_index(home), {"mini": Exploding()}, home=home, analysis="on")
+    stats = indexer.sync([Source("mini", src)])
+    assert stats.files_failed == 1
+    conn = indexer.conn
+    assert [r[0] for r in conn.execute("SELECT status FROM source_files ORDER BY path")] == [
+        "ok",
+        "failed",
+        "ok",
+    ]
+    assert [r[0] for r in conn.execute("SELECT user_text FROM turns ORDER BY id")] == [
+        "work on file a",
+        "work on file c",
+    ]
+    assert indexer.search_rows.helper_rows == 2  # the failed file sent nothing
+    assert (
+        conn.execute(
+            "SELECT count(*) FROM turns_fts WHERE rowid NOT IN (SELECT id FROM turns)"
+        ).fetchone()[0]
+        == 0
+    )
+    assert conn.execute("SELECT count(*) FROM turns_fts").fetchone()[0] == 2
+
+
+CRASH_SCRIPT = textwrap.dedent("""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, {tests!r})
+    from sessions.test_analysis_helper import sync_fixtures
+    sync_fixtures(Path({home!r}), "on", batch_bytes={batch_bytes})
+""")
+
+
+@pytest.mark.parametrize(
+    ("point", "batch_bytes"),
+    [
+        ("sync.after-file", 64 << 20),  # the first file's rows are with the helper
+        ("sync.before-commit", 1 << 20),  # settled, not committed
+        ("sync.after-commit", 1 << 20),  # one batch committed, the rest to resume
+    ],
+)
+def test_a_crash_while_rows_are_with_the_helper_resumes_to_the_same_index(
+    tmp_path: Path, point: str, batch_bytes: int
+) -> None:
+    home = tmp_path / "state"
+    home.mkdir()
+    script = CRASH_SCRIPT.format(
+        tests=str(Path(__file__).parents[1]), home=str(home), batch_bytes=batch_bytes
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TEAMLORE_FAILPOINT": point},
+        timeout=120,
+    )
+    assert proc.returncode == -9, proc.stderr
+    resumed = sync_fixtures(home, "on")
+    assert resumed.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert rows_of(resumed) == rows_of(sync_fixtures(tmp_path / "alone", "off"))
