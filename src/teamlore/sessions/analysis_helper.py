@@ -72,6 +72,7 @@ class SearchRows:
         self.timeout_seconds = TIMEOUT_SECONDS
         self.helper_rows = 0  # rows the helper analyzed (what a test checks)
         self.fallback: str | None = None  # why the helper was given up, if it was
+        self.settle_seconds = 0.0  # time the sync waited for the helper (bench/bench_sync_real)
         self._bytes_read = 0
         self._helper: _Helper | None = None
         self._file: list[Row] = []  # the open file's rows, while the helper runs
@@ -105,8 +106,10 @@ class SearchRows:
     def settle(self) -> None:
         """Write every FTS row still with the helper (before a commit; before a file that may
         rewrite turns of earlier files)."""
+        started = time.monotonic()
         while self._unsent or self._in_flight:
             self._pump(block=True)
+        self.settle_seconds += time.monotonic() - started
 
     def close(self) -> None:
         """Stop the helper (rows not settled are dropped: the batch holding them rolls back)."""
