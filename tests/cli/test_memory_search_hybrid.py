@@ -59,6 +59,15 @@ def test_default_search_uses_the_bundled_model_and_finds_a_paraphrase(repo: Path
     assert "deploy-migrations (entry" in text and "by meaning)" in text
 
 
+def test_a_chinese_query_finds_an_english_entry_by_meaning(repo: Path) -> None:
+    """The bundled model reads the query's Chinese words as their CC-CEDICT glosses."""
+    found = search(repo, "发布之前先运行数据库迁移")  # run the database migration before release
+    assert found["paths"] == ["lexical", "vector"]
+    assert found["results"][0]["id"] == "deploy-migrations"
+    assert found["results"][0]["matchedBy"] == ["vector"]
+    assert search(repo, "--lexical", "咖啡机多久清洗一次")["results"] == []  # words alone: none
+
+
 def test_lexical_flag_runs_words_alone_and_says_so(repo: Path) -> None:
     found = search(repo, "--lexical", PARAPHRASE)
     assert found["paths"] == ["lexical"]

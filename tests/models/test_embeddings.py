@@ -100,7 +100,10 @@ OFFLINE_PROBE = textwrap.dedent(
 
     embedder = configured_embedder()
     vectors = embedder.embed(["offline please", "no network at all"])
+    from teamlore.models.glosses import dictionary_version
+    chinese = embedder.embed_query("数据库迁移")  # the CC-CEDICT glosses load offline too
     print(json.dumps({"space": embedder.space.key, "shape": list(vectors.shape),
+                      "chinese": list(chinese.shape), "dictionary": dictionary_version(),
                       "attempts": attempts}))
     """
 )
@@ -130,6 +133,7 @@ def test_bundled_model_loads_and_embeds_with_the_network_unreachable(tmp_path: P
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["space"].startswith("bundled:wordllama")
     assert report["shape"] == [2, 256]
+    assert report["chinese"] == [1, 256] and report["dictionary"] == "2023-11-07"
     assert report["attempts"] == []
     assert not (tmp_path / "home" / ".cache").exists()
 

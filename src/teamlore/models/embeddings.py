@@ -97,6 +97,12 @@ class Embedder(Protocol):
         token the model knows). Raises `TeamloreError` when the backend fails."""
         ...
 
+    def embed_query(self, query: str) -> Vectors:
+        """A search query's row (shape (1, dim)), comparable with `embed`'s rows of documents.
+        A backend may read a query differently from a document (the bundled model reads
+        Chinese words as their English glosses)."""
+        ...
+
 
 def normalize_rows(matrix: NDArray[np.floating]) -> Vectors:
     """Scale each row to unit length (zero rows stay zero)."""
@@ -193,6 +199,14 @@ class BundledEmbedder:
                 return subsets.tokenizer_for(texts)
         tokenizer: Tokenizer = _shared(("tokenizer", path), lambda: _load_tokenizer(path))
         return tokenizer
+
+    def embed_query(self, query: str) -> Vectors:
+        """The model has English word vectors only: Chinese words are embedded as their
+        English glosses (models/glosses.py), so a Chinese query finds English documents by
+        meaning. Documents are embedded as written; Chinese ones are found by words."""
+        from teamlore.models.glosses import gloss
+
+        return self.embed([gloss(query)])
 
 
 def _encode(tokenizer: Tokenizer, texts: list[str]) -> list[Encoding]:
@@ -318,6 +332,9 @@ class EndpointEmbedder:
                 errors.MODEL_BAD_RESPONSE, "the endpoint's embeddings changed length between calls"
             )
         return normalize_rows(np.asarray(rows, dtype=np.float32))
+
+    def embed_query(self, query: str) -> Vectors:
+        return self.embed([query])  # a configured model may be multilingual: as written
 
 
 # --------------------------------------------------------------------------------------------

