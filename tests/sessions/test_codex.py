@@ -333,6 +333,27 @@ def test_code_mode_exec_cells_are_classified_by_the_tools_they_call() -> None:
     assert results["call_js3"].is_error is True  # Script failed
 
 
+def test_records_with_nothing_to_index_give_nothing_and_leave_the_state_alone() -> None:
+    adapter = CodexAdapter()
+    state = adapter.new_state(Path("r.jsonl"))
+    before = orjson.dumps(state)
+    passed_over = [
+        codex_event("token_count", info={"total_token_usage": {"input_tokens": 3}}),
+        codex_event("agent_reasoning", text="thinking"),
+        codex_record("response_item", {"type": "reasoning", "summary": []}),
+        codex_record("response_item", {"type": "ghost_snapshot"}),
+    ]
+    for number, record in enumerate(passed_over, 1):
+        assert adapter.parse(record, number, state) == []
+    assert orjson.dumps(state) == before
+    # settings are still read from the event that carries them
+    settings = codex_event("thread_settings_applied", thread_settings={"model": "gpt-x"})
+    assert [m.model for m in of(SessionMeta, adapter.parse(settings, 5, state))] == ["gpt-x"]
+    # a malformed type is still a bad record, never passed over
+    bad = codex_record("event_msg", {"type": ["token_count"]})
+    assert [d.code for d in of(Diagnostic, adapter.parse(bad, 6, state))] == ["bad-record"]
+
+
 def test_code_mode_tool_calls_need_a_word_boundary_before_tools() -> None:
     assert codex._code_mode('mytools.exec_command({cmd: "ls"})')[0] == "other"
     assert codex._code_mode('x.tools.exec_command({cmd: "ls"})')[:2] == ("shell", "ls")

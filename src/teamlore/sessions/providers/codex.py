@@ -78,6 +78,9 @@ ITEM_TYPES = frozenset(
         "compaction_summary",
     }
 )
+# response items that carry nothing to index: reasoning (not assistant text), ghost snapshots,
+# compactions
+UNINDEXED_ITEMS = frozenset({"reasoning", "ghost_snapshot", "compaction", "compaction_summary"})
 # event_msg types that carry nothing the index needs (or duplicate a response item)
 IGNORED_EVENTS = frozenset(
     {
@@ -101,7 +104,6 @@ IGNORED_EVENTS = frozenset(
         "mcp_list_tools_response",
         "view_image_tool_call",
         "context_compacted",
-        "thread_settings_applied",
         "item_started",
         "plan_update",
         "turn_diff",
@@ -208,7 +210,25 @@ class CodexAdapter:
         }
 
     def parse(self, record: Any, line: int, state: dict[str, Any]) -> list[Event]:
+        if _nothing_to_index(record):
+            return []
         return parse_guarded(_Parser, record, line, state)
+
+
+def _nothing_to_index(record: Any) -> bool:
+    """An envelope record the parser would pass over without a trace (token counts, reasoning,
+    deltas: about a third of a rollout's lines), told apart before a parser is built for it."""
+    if not isinstance(record, dict):
+        return False
+    payload = record.get("payload")
+    if not isinstance(payload, dict):
+        return False
+    kind, payload_type = record.get("type"), payload.get("type")
+    if not isinstance(payload_type, str):
+        return False
+    if kind == "event_msg":
+        return payload_type in IGNORED_EVENTS
+    return kind == "response_item" and payload_type in UNINDEXED_ITEMS
 
 
 def unknown_counts(state: dict[str, Any]) -> dict[str, int]:
@@ -261,11 +281,8 @@ class _Parser(RecordParser):
             return
         if not isinstance(payload, dict):
             raise BadRecord(f"{kind} payload is {type(payload).__name__}, not an object")
-        if kind == "session_meta":
-            self.session_meta(payload, at)
-        elif kind == "turn_context":
-            self.settings(payload.get("model"), payload.get("cwd"))
-        elif kind == "response_item":
+        # most frequent kinds first (each test compares two strings)
+        if kind == "response_item":
             item_type = payload.get("type")
             if not isinstance(item_type, str):
                 raise BadRecord("response_item without a type")
@@ -278,6 +295,10 @@ class _Parser(RecordParser):
             if not isinstance(event_type, str):
                 raise BadRecord("event_msg without a type")
             self.event(event_type, payload, at)
+        elif kind == "turn_context":
+            self.settings(payload.get("model"), payload.get("cwd"))
+        elif kind == "session_meta":
+            self.session_meta(payload, at)
         # compacted (replacement_history re-lists old items) and world_state: nothing to index
 
     def unknown(self, kind: str) -> None:
@@ -355,6 +376,8 @@ class _Parser(RecordParser):
     # ---- response items -----------------------------------------------------------------------
 
     def item(self, kind: str, item: dict[str, Any], at: str | None, legacy: bool) -> None:
+        if kind in UNINDEXED_ITEMS:
+            return
         if kind == "message":
             self.message(item, at, legacy)
         elif kind in ("function_call", "custom_tool_call"):
@@ -367,7 +390,6 @@ class _Parser(RecordParser):
             self.local_shell_call(item, at)
         elif kind == "web_search_call":
             self.web_search_item(item, at)
-        # reasoning (not assistant text), ghost_snapshot, compaction: nothing to index
 
     def message(self, item: dict[str, Any], at: str | None, legacy: bool) -> None:
         role = item.get("role")
@@ -452,6 +474,8 @@ class _Parser(RecordParser):
     # ---- events -------------------------------------------------------------------------------
 
     def event(self, kind: str, payload: dict[str, Any], at: str | None) -> None:
+        if kind in IGNORED_EVENTS:  # most events: one set lookup, not a test per handled kind
+            return
         if kind == "user_message":
             message = payload.get("message")
             if message is not None and not isinstance(message, str):
@@ -505,7 +529,7 @@ class _Parser(RecordParser):
             title = _str(payload.get("thread_name")) or _str(payload.get("name"))
             if title:
                 self.out.append(SessionMeta(title=title))
-        elif kind not in IGNORED_EVENTS and kind not in SKIPPED_TYPES:
+        elif kind not in SKIPPED_TYPES:
             self.unknown(f"event_msg:{kind}")
 
     def exec_command_end(self, payload: dict[str, Any], at: str | None) -> None:
