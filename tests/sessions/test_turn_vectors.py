@@ -451,3 +451,17 @@ def test_a_damaged_bundled_model_never_fails_sync_or_search_and_says_why(
     found = teamlore_cli("sessions", "search", "Docker image", "--format", "json", env=env)
     assert found.returncode == 0, found.stderr
     assert json.loads(found.stdout)["paths"] == ["lexical"]
+
+
+def test_the_hamming_scan_counts_every_differing_sign_bit_across_blocks() -> None:
+    rng = np.random.default_rng(7)
+    sizes = [5, 1, 12]
+    bits = [rng.integers(0, 256, size=(n, 32), dtype=np.uint8) for n in sizes]
+    ids = [np.arange(sum(sizes[:i]), sum(sizes[: i + 1]), dtype="<i8") + 100 for i in range(3)]
+    blocks = [(i + 1, n, ids[i].tobytes(), bits[i].tobytes()) for i, n in enumerate(sizes)]
+    query = rng.integers(0, 256, size=(1, 32), dtype=np.uint8)
+    scanned_ids, distances = turn_vectors._hamming_scan(blocks, query)
+    every = np.concatenate(bits)
+    expected = [sum(bin(int(b)).count("1") for b in row ^ query[0]) for row in every]
+    assert scanned_ids.tolist() == list(range(100, 100 + sum(sizes)))
+    assert distances.tolist() == expected
