@@ -84,6 +84,14 @@ def test_sync_and_search_processes_import_only_the_session_commands(
     out, modules = _imported_by("sync", "--source", f"claude={sources / 'claude'}")
     assert "Embedded" not in out or " 0 turns" in out
     assert not modules & {"numpy", "tokenizers", "safetensors"}
+    # a query is embedded from memory-mapped weights by a tokenizer of only its merges, derived
+    # once into the state dir ("Embedding a query in a fresh process"); JSON output and no
+    # terminal: no progress bar or table code either
+    out, modules = _imported_by("sessions", "search", "fixture", "--format", "json")
+    assert json.loads(out)["paths"] == ["lexical", "vector"]
+    assert {"numpy", "tokenizers", "teamlore.models.tokenizer_subsets"} <= modules
+    assert not modules & {"safetensors", "rich.progress", "rich.table"}
+    assert list((home / "models").glob("tokenizer-subsets-*.marshal"))
     _, modules = _imported_by("sync", "--help")  # the help lists every command
     assert "teamlore.cli.memory_cmds" in modules
 

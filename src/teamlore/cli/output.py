@@ -25,7 +25,6 @@ from typing import Any, NoReturn
 import orjson
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
 from teamlore.core import errors
@@ -166,6 +165,9 @@ def progress_for(fmt: OutputFormat, label: str) -> Iterator[Callable[[int, int, 
     if fmt is OutputFormat.json or not sys.stderr.isatty():
         yield None
         return
+    # only a terminal shows progress: a scripted or JSON run never imports it
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     with Progress(
         TextColumn(
             literal(label).replace("{", "{{").replace("}", "}}"), style="bold", markup=False

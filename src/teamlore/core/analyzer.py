@@ -38,7 +38,6 @@ _CJK_RUN = re.compile(f"[{_CJK}]+")
 # a word character that is neither `_` nor CJK, in one class (a lookahead per character made
 # this pattern the slowest part of analyzing non-ASCII text)
 _LETTER = rf"[^\W_{_CJK}]"
-_WORD = re.compile(rf"{_LETTER}+(?:[_\-./]{_LETTER}+)*")
 _TOKEN = re.compile(rf"[{_CJK}]+|{_LETTER}+(?:[_\-./]{_LETTER}+)*")
 _SEPARATORS = re.compile(r"[_\-./]+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_a-zA-Z]+")
@@ -321,7 +320,13 @@ class QueryTerm:
 
 
 _PHRASE = re.compile(r'"([^"]*)"')
-_PREFIX_WORD = re.compile(rf"({_TOKEN.pattern})\*")
+
+
+@lru_cache(maxsize=1)
+def _prefix_word() -> re.Pattern[str]:
+    """`word*`, a prefix term: compiled only for a query that holds a `*` (compiling the
+    Unicode classes costs ~3 ms of every CLI process otherwise)."""
+    return re.compile(rf"({_TOKEN.pattern})\*")
 
 
 def _terms(text: str) -> list[QueryTerm]:
@@ -342,7 +347,7 @@ def _terms(text: str) -> list[QueryTerm]:
 
 def _plain_terms(text: str) -> list[QueryTerm]:
     out: list[QueryTerm] = []
-    prefixes = {m.start(1) for m in _PREFIX_WORD.finditer(text)}
+    prefixes = {m.start(1) for m in _prefix_word().finditer(text)} if "*" in text else set()
     for match in _TOKEN.finditer(text):
         raw = match.group()
         if _CJK_RUN.fullmatch(raw):
@@ -456,11 +461,10 @@ def relative_score(terms_matched: int, bm25: float, best_bm25: float) -> float:
 
 SNIPPET_CHARS = 160
 _SNIPPET_LEAD = 48  # characters shown before the matching term
-_CJK_CHAR = re.compile(f"[{_CJK}]")
 
 
 def _first_match(text: str, highlight: frozenset[str]) -> int | None:
-    cjk_terms = [t for t in highlight if _CJK_CHAR.search(t)]
+    cjk_terms = [t for t in highlight if _CJK_RUN.search(t)]
     for match in _TOKEN.finditer(text):
         word = match.group()
         if highlight.isdisjoint(tokens(word)):
