@@ -487,12 +487,31 @@ def test_parse_never_raises_on_arbitrary_records(records: list[Any]) -> None:
         ("Chunk ID: 8b\nWall time: 1.0 s\nProcess running with session ID 24629\nOutput:\n", None),
         ("failed in sandbox LinuxSeccomp with execution error: denied, exit code: 2, stdout: ", 2),
         ("Output:\nExit code: 3\n", None),  # program output is not the header
+        ("Wall time: 1 s\nOutput:\nProcess exited with code 4\n", None),  # nor here
+        ("Wall time: 1 s\r\nProcess exited with code 5\r\nOutput:\r\n", 5),
         ("plain text mentioning exit code: 9", None),
         ("", None),
     ],
 )
 def test_parse_exit_code_by_generation(text: str, code: int | None) -> None:
     assert parse_exit_code(text) == code
+
+
+@pytest.mark.parametrize(
+    ("metadata", "code"),
+    [
+        ('{"exit_code": 2, "duration_seconds": 0.1}', 2),
+        ('{"exit_code": 1.0}', None),  # not an integer
+        # beyond 64 bits: the index keeps it as stated (the indexer then refuses the value)
+        ('{"exit_code": 123456789012345678901234567890}', 123456789012345678901234567890),
+        ('{"exit_code": 2, "exit_code": 7}', 7),  # a repeated key: the last one, as json reads it
+        ('{"exit_code": NaN}', None),
+    ],
+)
+def test_wrapped_outputs_read_their_metadata_exit_code(metadata: str, code: int | None) -> None:
+    output = '{"output": "caf\\u00e9\\n", "metadata": ' + metadata + "}"
+    text, exit_code, _ = codex._read_output(output)
+    assert (text, exit_code) == ("café\n", code)
 
 
 # ---- resumability -----------------------------------------------------------------------------
