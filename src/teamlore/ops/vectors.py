@@ -46,7 +46,7 @@ def _embedding_progress(ctx: OpContext) -> Callable[[int, int], None] | None:
 
 
 def recall_embedder(ctx: OpContext, owner: OwnerContext) -> Embedder | None:
-    """The embedder for staging drafts (dedup recall `recall-hybrid-rrf@1`), with the owner's
+    """The embedder for staging drafts (dedup recall `recall-hybrid-rrf@2`), with the owner's
     approved and live candidate vectors up to date; None when embeddings are off or fail (the
     recall is then `recall-rrf@1`, lexical)."""
     from teamlore.memory.extraction.dedup import sync_candidate_vectors

@@ -1,4 +1,4 @@
-"""recall-hybrid-rrf@1: dedup recall that also ranks by embedding (docs/hybrid-search.md)."""
+"""recall-hybrid-rrf@2: dedup recall that also ranks by embedding (docs/hybrid-search.md)."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def test_hybrid_recall_catches_a_paraphrased_duplicate_that_lexical_recall_misse
     staged = hybrid.stage(task_id, [draft(PARAPHRASE, [ev[0]])], embedder=bundled_embedder())
     assert recalled(staged)[0] == "deploy-migrations"
     binding = staged["adjudicationTask"]["binding"]
-    assert binding["recallAlgorithmVersion"] == "recall-hybrid-rrf@1"
+    assert binding["recallAlgorithmVersion"] == "recall-hybrid-rrf@2"
     pool = {p["id"]: p for p in staged["adjudicationTask"]["pool"]}
     assert pool["deploy-migrations"]["sourceKind"] == "approved"
 
@@ -80,14 +80,14 @@ def test_the_submit_reruns_the_same_hybrid_recall_and_applies_the_decision(home:
     staged = world.stage(task_id, [draft(PARAPHRASE, [ev[0]])], embedder=bundled_embedder())
     drafts = staging.load_drafts(world.conn, task_id)
     rerun = staging.run_recall(world.conn, OWNER, drafts)
-    assert rerun.algorithm == "recall-hybrid-rrf@1"
+    assert rerun.algorithm == "recall-hybrid-rrf@2"
     assert rerun.result_set_digest == staged["adjudicationTask"]["binding"]["resultSetDigest"]
 
     decision = decide(f"{task_id}-c1", "skip", ["deploy-migrations"])
     outcome = submit(world, result(staged, [decision]))
     assert outcome["status"] == "staged"
     assert outcome["candidates"][0]["candidateStatus"] == "discarded"
-    assert outcome["recallComparison"]["recallAlgorithmVersion"] == "recall-hybrid-rrf@1"
+    assert outcome["recallComparison"]["recallAlgorithmVersion"] == "recall-hybrid-rrf@2"
 
 
 def test_a_draft_without_a_vector_makes_the_recall_lexical(home: Path) -> None:
@@ -104,7 +104,7 @@ def test_a_draft_without_a_vector_makes_the_recall_lexical(home: Path) -> None:
         embedder=bundled_embedder(),
     )
     assert embedded == 1
-    assert staging.run_recall(world.conn, OWNER, drafts).algorithm == "recall-hybrid-rrf@1"
+    assert staging.run_recall(world.conn, OWNER, drafts).algorithm == "recall-hybrid-rrf@2"
 
 
 @pytest.mark.parametrize("space", ["bundled:other-model", None])

@@ -15,14 +15,20 @@ Per draft (docs/extraction.md "stage: drafts, dedup, adjudication"):
 4. fusion: reciprocal rank fusion, score = Σ 1/(60 + rank) over the lists an item appears in,
    ties broken by (sourceKind, id); top k (5) with final ranks 1..k.
 
-`recall-hybrid-rrf@1` (docs/hybrid-search.md) adds two embedding rankings per draft when every
+`recall-hybrid-rrf@2` (docs/hybrid-search.md) adds two embedding rankings per draft when every
 draft has a stored vector (`candidate_vectors`, written when it was staged) of one space: the
 owner's approved entries (`approved_vectors`) and the other live entry candidates with a vector
-in that space, each by cosine similarity to the draft's vector, top 3×k at cosine ≥ 0.1; all
-four lists are fused by the same RRF. A draft that says the same thing in other words is then
-recalled although it shares no selective term. The recall reads stored vectors only, so the
-rerun at submit time gives the same result set on the same database; without vectors (lexical
-search asked for, embeddings off or unavailable) it is `recall-rrf@1` exactly.
+in that space, each by cosine similarity to the draft's vector, top 3×k at cosine ≥ 0.1. The
+four lists are fused as memory search fuses its two (`core.fusion`, docs/hybrid-search.md
+"Fusion"): a vector hit adds `VECTOR_WEIGHT / (RRF_K + rank)`, a BM25 hit adds
+`LEXICAL_WEIGHT · share² / (RRF_K + rank)`, where `share` is the part of the draft's query terms
+the hit's indexed text holds. A draft that says the same thing in other words is then recalled
+although it shares no selective term, and entries that share two incidental words of a long
+draft do not push it out (`recall-hybrid-rrf@1` fused all four lists unweighted at k = 60, so
+any entry in both a BM25 and an embedding list outranked the nearest embedding alone). The
+recall reads stored vectors only, so the rerun at submit time gives the same result set on the
+same database; without vectors (lexical search asked for, embeddings off or unavailable) it is
+`recall-rrf@1` exactly.
 
 The corpora's raw BM25 scores and similarities are never compared. The result carries both
 projections' provenance, the recall query digest, the result-set digest over every draft's
@@ -43,6 +49,8 @@ from teamlore.contracts import digests
 from teamlore.contracts._base import Owner as ContractOwner
 from teamlore.core import db, errors
 from teamlore.core.analyzer import ANALYZER_VERSION, fts_query
+from teamlore.core.fusion import LEXICAL_WEIGHT, VECTOR_WEIGHT
+from teamlore.core.fusion import RRF_K as FUSION_K
 from teamlore.memory.store.search import MIN_SIMILARITY
 from teamlore.memory.store.state_db import RECALL_ALGORITHM_VERSION
 from teamlore.memory.store.vectors import (
@@ -54,7 +62,7 @@ from teamlore.memory.store.vectors import (
 )
 from teamlore.models.embeddings import Embedder
 
-RECALL_HYBRID_VERSION = "recall-hybrid-rrf@1"
+RECALL_HYBRID_VERSION = "recall-hybrid-rrf@2"
 
 SourceKind = Literal["approved", "candidate"]
 
@@ -130,7 +138,7 @@ class ProjectionProvenance:
 
 @dataclass(frozen=True, slots=True)
 class RecallResult:
-    algorithm: str  # recall-rrf@1 (lexical) | recall-hybrid-rrf@1 (lexical + vectors)
+    algorithm: str  # recall-rrf@1 (lexical) | recall-hybrid-rrf@2 (lexical + vectors)
     k: int
     recall_sets: tuple[RecallSet, ...]
     pool: tuple[PoolItem, ...]  # union of every hit, sorted by (sourceKind, id)
@@ -166,6 +174,23 @@ def query_terms(text: str) -> list[str]:
     if not expr:
         return []
     return [term[1:-1].replace('""', '"') for term in expr.split(" OR ")][:MAX_QUERY_TERMS]
+
+
+class _LexicalScore:
+    """What a BM25 hit at `rank` adds to its fused score: `1 / (60 + rank)` in `recall-rrf@1`;
+    in `recall-hybrid-rrf@2` the lexical term of `core.fusion`, weighted by the square of the
+    share of the draft's query terms the hit's indexed text holds."""
+
+    def __init__(self, terms: Sequence[str], *, hybrid: bool) -> None:
+        self.terms = terms
+        self.hybrid = hybrid
+
+    def __call__(self, rank: int, analyzed: str) -> float:
+        if not self.hybrid:
+            return 1.0 / (RRF_K + rank)
+        padded = f" {analyzed} "
+        share = sum(f" {term} " in padded for term in self.terms) / max(len(self.terms), 1)
+        return LEXICAL_WEIGHT * share**2 / (FUSION_K + rank)
 
 
 class _Side:
@@ -204,7 +229,8 @@ def recall_rrf(
     drafts: Sequence[DraftQuery],
     k: int = DEFAULT_K,
 ) -> RecallResult:
-    """Run `recall-rrf@1` for every draft (read-only; call inside a transaction for a snapshot)."""
+    """Run `recall-rrf@1` for every draft, or `recall-hybrid-rrf@2` when every draft has a
+    vector of one space (read-only; call inside a transaction for a snapshot)."""
     if len(drafts) > MAX_DRAFTS:
         raise ValueError(f"at most {MAX_DRAFTS} drafts per recall")
     owner = (repository_key, worktree_key)
@@ -216,28 +242,29 @@ def recall_rrf(
     algorithm = RECALL_ALGORITHM_VERSION if vectors is None else RECALL_HYBRID_VERSION
     for draft in drafts:
         terms = query_terms(draft.text)
+        lexical = _LexicalScore(terms, hybrid=vectors is not None)
         scores: dict[tuple[SourceKind, str], float] = {}
         if vectors is not None:
             for hits in vectors.rankings(conn, draft.candidate_id, fetch):
                 for rank, item in enumerate(hits, start=1):
                     key_: tuple[SourceKind, str] = (item.source_kind, item.id)
                     items.setdefault(key_, item)
-                    scores[key_] = scores.get(key_, 0.0) + 1.0 / (RRF_K + rank)
+                    scores[key_] = scores.get(key_, 0.0) + VECTOR_WEIGHT / (FUSION_K + rank)
         approved_match, candidate_match = approved.match(terms), candidate.match(terms)
         if approved_match:
-            for rank, item in enumerate(
+            for rank, (item, text) in enumerate(
                 _approved_hits(conn, owner, approved_match, fetch), start=1
             ):
                 key: tuple[SourceKind, str] = ("approved", item.id)
                 items.setdefault(key, item)
-                scores[key] = scores.get(key, 0.0) + 1.0 / (RRF_K + rank)
+                scores[key] = scores.get(key, 0.0) + lexical(rank, text)
         if candidate_match:
-            for rank, item in enumerate(
+            for rank, (item, text) in enumerate(
                 _candidate_hits(conn, owner, candidate_match, fetch, draft.candidate_id), start=1
             ):
                 key = ("candidate", item.id)
                 items.setdefault(key, item)
-                scores[key] = scores.get(key, 0.0) + 1.0 / (RRF_K + rank)
+                scores[key] = scores.get(key, 0.0) + lexical(rank, text)
         fused = sorted(scores, key=lambda key: (-scores[key], key[0], key[1]))[:k]
         sets.append(
             RecallSet(
@@ -312,33 +339,35 @@ def _candidate_item(row: Sequence[Any]) -> PoolItem:
 
 def _approved_hits(
     conn: sqlite3.Connection, owner: tuple[str, str], match: str, limit: int
-) -> list[PoolItem]:
+) -> list[tuple[PoolItem, str]]:
+    """BM25 hits, best first, each with its analyzed indexed text."""
     rows = conn.execute(
-        f"SELECT {_APPROVED_ITEM} "
+        f"SELECT {_APPROVED_ITEM}, approved_fts.searchable_text "
         "FROM approved_fts JOIN approved_entries AS e ON e.id = approved_fts.rowid "
         "WHERE approved_fts MATCH ? AND e.repository_key = ? AND e.worktree_key = ? "
         "AND e.kind = 'entry' AND e.status = 'approved' "
         "ORDER BY bm25(approved_fts), e.entry_id LIMIT ?",
         (match, *owner, limit),
     ).fetchall()
-    return [_approved_item(row) for row in rows]
+    return [(_approved_item(row), str(row[-1])) for row in rows]
 
 
 def _candidate_hits(
     conn: sqlite3.Connection, owner: tuple[str, str], match: str, limit: int, own_id: str
-) -> list[PoolItem]:
+) -> list[tuple[PoolItem, str]]:
+    """BM25 hits, best first, each with its analyzed indexed text."""
     rows = conn.execute(
-        f"SELECT {_CANDIDATE_ITEM} "
+        f"SELECT {_CANDIDATE_ITEM}, candidate_fts.searchable_text "
         "FROM candidate_fts JOIN candidates AS c ON c.rowid = candidate_fts.rowid "
         f"WHERE candidate_fts MATCH ? AND {_LIVE_ENTRY_CANDIDATES} AND c.candidate_id <> ? "
         "ORDER BY bm25(candidate_fts), c.candidate_id LIMIT ?",
         (match, *owner, own_id, limit),
     ).fetchall()
-    return [_candidate_item(row) for row in rows]
+    return [(_candidate_item(row), str(row[-1])) for row in rows]
 
 
 # --------------------------------------------------------------------------------------------
-# the embedding side (recall-hybrid-rrf@1)
+# the embedding side (recall-hybrid-rrf@2)
 
 
 class _DraftVectors:

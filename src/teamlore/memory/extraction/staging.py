@@ -520,7 +520,7 @@ def stage_draft_batch(
     embedder: Embedder | None = None,
 ) -> dict[str, Any]:
     """Stage, first call. Returns the stage response (see module doc). With `embedder` the
-    drafts are embedded as they are written, so their dedup recall is `recall-hybrid-rrf@1`."""
+    drafts are embedded as they are written, so their dedup recall is `recall-hybrid-rrf@2`."""
     batch = parse_draft_batch(document)
     response_digest = digests.response_digest(document)
     moment = tasks.now_ms() if now is None else now

@@ -1,0 +1,79 @@
+"""`teamlore memory stage` recalls approved entries that say what a new draft says in other words
+(`recall-hybrid-rrf@2`, docs/hybrid-search.md), on the real fixture memory tree: an agent
+drafts a second wording of a real entry, and the adjudication task it gets back holds that
+entry for its dedup decision — which words-only recall (`recall-rrf@1`) cannot do."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from support import draft_batch, release_repository, shared_fixtures, teamlore_cli
+from teamlore.core.analyzer import analyze, parse_query
+
+REAL_ENTRY = "threadshare-team-memory-extraction-uses-a-two-stage-pipeline"
+# The lesson of REAL_ENTRY as another session might put it: not one search term in common.
+SECOND_WORDING = (
+    "Summarizing happens in phases: a sandboxed agent proposes notes, we look up similar "
+    "existing notes on this machine with keyword scoring, and a second LLM call decides whether "
+    "to fold them together or drop them, before anything is held for review."
+)
+WINDOW = ("--since", "2026-03-01T00:00:00.000Z", "--until", "2026-03-08T00:00:00.000Z")
+
+
+@pytest.fixture()
+def repo(tmp_path: Path, home: Path) -> Path:
+    """The release repository (one indexed session) with the real fixture memory tree."""
+    root = release_repository(tmp_path, home)
+    tree = shared_fixtures("threadshare-memory")
+    memory = root / ".threadshare" / "memory"
+    for folder in ("entries", "scenes"):
+        for path in (tree / folder).glob("*.md"):
+            shutil.copy(path, memory / folder / path.name)
+    return root
+
+
+def memory_cli(repo: Path, *args: str, request: dict | None = None) -> str:
+    proc = teamlore_cli(
+        "memory", *args, cwd=repo, input=None if request is None else json.dumps(request)
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
+def cli_json(repo: Path, *args: str, request: dict | None = None) -> dict:
+    return json.loads(memory_cli(repo, *args, "--format", "json", request=request))
+
+
+def second_wording_batch(repo: Path) -> dict:
+    task = cli_json(repo, "recall", *WINDOW)["sources"][0]
+    return draft_batch(task, SECOND_WORDING)
+
+
+def recalled(staged: dict) -> list[str]:
+    return [hit["id"] for hit in staged["adjudicationTask"]["recallSets"][0]["ordered"]]
+
+
+def test_the_second_wording_shares_no_search_term_with_the_real_entry(repo: Path) -> None:
+    entry = (repo / ".threadshare/memory/entries" / f"{REAL_ENTRY}.md").read_text()
+    assert parse_query(SECOND_WORDING).coverage(analyze(f"{REAL_ENTRY} {entry}")) == 0
+    found = cli_json(repo, "search", "--lexical", SECOND_WORDING)
+    assert REAL_ENTRY not in [r["id"] for r in found["results"]]
+
+
+def test_staging_recalls_the_real_entry_a_draft_rewords(repo: Path) -> None:
+    staged = cli_json(repo, "stage", "--request", "-", request=second_wording_batch(repo))
+    assert staged["adjudicationTask"]["binding"]["recallAlgorithmVersion"] == "recall-hybrid-rrf@2"
+    assert recalled(staged)[0] == REAL_ENTRY
+    pool = {p["id"]: p for p in staged["adjudicationTask"]["pool"]}
+    assert pool[REAL_ENTRY]["sourceKind"] == "approved"
+
+
+def test_with_embeddings_off_words_only_recall_misses_it(repo: Path, home: Path) -> None:
+    (home / "config.toml").write_text('[embeddings]\nbackend = "off"\n')
+    staged = cli_json(repo, "stage", "--request", "-", request=second_wording_batch(repo))
+    assert staged["adjudicationTask"]["binding"]["recallAlgorithmVersion"] == "recall-rrf@1"
+    assert REAL_ENTRY not in recalled(staged)
