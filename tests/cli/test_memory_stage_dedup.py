@@ -72,6 +72,33 @@ def test_staging_recalls_the_real_entry_a_draft_rewords(repo: Path) -> None:
     assert pool[REAL_ENTRY]["sourceKind"] == "approved"
 
 
+def test_a_person_sees_the_real_entry_first_and_the_agent_skips_the_duplicate(repo: Path) -> None:
+    batch = second_wording_batch(repo)
+    lines = memory_cli(repo, "stage", "--request", "-", request=batch).splitlines()
+    assert lines[0].startswith("adjudication-required: task extract-")
+    assert lines[1].startswith("  draft extract-")
+    assert lines[1].endswith("(draft, provenance direct)")
+    assert lines[2] == "    closest known memory (recall-hybrid-rrf@2):"
+    assert lines[3].startswith(f"      1. approved {REAL_ENTRY}: Threadshare team-memory extr")
+    assert len([line for line in lines if line.startswith("      ")]) == 5
+
+    # staging the same batch again answers with the same adjudication task
+    task = cli_json(repo, "stage", "--request", "-", request=batch)["adjudicationTask"]
+    draft = task["drafts"][0]["candidateId"]
+    skip = {
+        "format": "threadshare-memory-adjudication-result@v1",
+        "taskId": task["taskId"],
+        "binding": task["binding"],
+        "adjudications": [
+            {"draftRef": draft, "action": "skip", "targetIds": [REAL_ENTRY], "mergedFields": None}
+        ],
+    }
+    done = memory_cli(repo, "stage", "--request", "-", request=skip).splitlines()
+    assert done[0].startswith("staged: task adjudicate-")
+    assert done[1] == f"  {draft}: skip {REAL_ENTRY} -> discarded"
+    assert cli_json(repo, "review")["count"] == 0  # the duplicate never reaches a reviewer
+
+
 def test_with_embeddings_off_words_only_recall_misses_it(repo: Path, home: Path) -> None:
     (home / "config.toml").write_text('[embeddings]\nbackend = "off"\n')
     staged = cli_json(repo, "stage", "--request", "-", request=second_wording_batch(repo))

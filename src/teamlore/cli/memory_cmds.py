@@ -15,6 +15,7 @@ from teamlore.cli.output import (
     LexicalOption,
     OutputFormat,
     QueryArgument,
+    clip,
     fail,
     matched_by,
     paths_line,
@@ -229,11 +230,49 @@ def recall(
 
 
 def _render_stage(result: dict[str, Any]) -> None:
+    """Drafts: each with the known memory its dedup recall found closest (what the adjudication
+    compares it with). Adjudication: what became of each draft."""
     stdout.print(f"{result.get('status')}: task {result.get('taskId')}")
+    task = result.get("adjudicationTask") or {}
+    recalled = {s["draftRef"]: s["ordered"] for s in task.get("recallSets", [])}
+    summaries = {(p["sourceKind"], p["id"]): p["summary"] for p in task.get("pool", [])}
+    algorithm = task.get("binding", {}).get("recallAlgorithmVersion")
     for candidate in result.get("candidates", []):
-        stdout.print(f"  {candidate}")
+        stdout.print(f"  {_stage_line(candidate)}")
+        hits = recalled.get(candidate["candidateId"])
+        if hits is None:
+            continue
+        if not hits:
+            stdout.print("    nothing similar in the team memory")
+            continue
+        stdout.print(f"    closest known memory ({algorithm}):")
+        for hit in hits:
+            summary = summaries.get((hit["sourceKind"], hit["id"]), "")
+            stdout.print(
+                f"      {hit['rank']}. {hit['sourceKind']} {hit['id']}: {clip(summary, 80)}"
+            )
     if result.get("next"):
         stdout.print(f"next: {result['next']}")
+
+
+def _stage_line(candidate: dict[str, Any]) -> str:
+    """One staged candidate: a draft, an adjudicated draft, or (other candidate kinds) its
+    scalar fields."""
+    ident = candidate.get("candidateId")
+    if "candidateStatus" in candidate and "action" in candidate:
+        targets = ", ".join(candidate.get("targetIds") or [])
+        action = f"{candidate['action']} {targets}".strip()
+        return f"{ident}: {action} -> {candidate['candidateStatus']}"
+    if "provenanceStrength" in candidate and "status" in candidate:
+        kind = candidate.get("kind", "draft")  # entry drafts carry no kind; a Skill does
+        provenance = candidate["provenanceStrength"]
+        target = f" for {candidate['targetPath']}" if candidate.get("targetPath") else ""
+        return f"{kind} {ident}{target} ({candidate['status']}, provenance {provenance})"
+    return ", ".join(
+        f"{key} {value}"
+        for key, value in candidate.items()
+        if isinstance(value, str | int | float) and not isinstance(value, bool)
+    )
 
 
 @memory_app.command("stage")
