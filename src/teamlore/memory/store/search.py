@@ -26,6 +26,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Literal
 
+import orjson
 from pydantic import BaseModel
 
 from teamlore.core import errors
@@ -158,9 +159,32 @@ def _lexical(
 ) -> list[tuple[int, float, sqlite3.Row]]:
     """(terms held, BM25 strength, slim row) best first: the lexical ranking (all of it, or
     `limit`). Rows carry only the ordering columns; `_full_rows` fetches what a hit shows."""
-    rows = _run(conn, *owner, parsed, include_deprecated, MAX_CANDIDATES)
-    ranked = [(int(row["held"]), -float(row["rank"]), row) for row in rows]
+    rows = _run(conn, *owner, parsed.match_any(), include_deprecated, MAX_CANDIDATES)
+    held = _terms_held(conn, parsed, [row["id"] for row in rows])
+    # the rows come in BM25 order (deprecated last); a stable sort by terms held keeps it
+    # within each count (docs/search.md)
+    ranked = sorted(
+        ((held.get(row["id"], 1), -float(row["rank"]), row) for row in rows),
+        key=lambda item: (item[2]["status"] == "deprecated", -item[0]),
+    )
     return ranked if limit is None else ranked[:limit]
+
+
+def _terms_held(conn: sqlite3.Connection, parsed: Query, ids: list[int]) -> dict[int, int]:
+    """How many query terms each candidate holds, asked of the FTS index one term at a time
+    (the same MATCH that found the candidates): each term's matches come back as one JSON array
+    (no Python step per matching row), counted for the candidates only."""
+    if len(parsed.terms) < 2:
+        return {}
+    held = dict.fromkeys(ids, 0)
+    for term in parsed.terms:
+        (found,) = conn.execute(
+            "SELECT json_group_array(rowid) FROM approved_fts WHERE approved_fts MATCH ?",
+            (term.expr(),),
+        ).fetchone()
+        for rowid in held.keys() & orjson.loads(found):
+            held[rowid] += 1
+    return held
 
 
 def _hit(row: sqlite3.Row, score: float, parsed: Query, by: list[SearchPath]) -> SearchHit:
@@ -322,73 +346,31 @@ def _run(
     conn: sqlite3.Connection,
     repository_key: str,
     worktree_key: str,
-    parsed: Query,
+    match: str,
     include_deprecated: bool,
     window: int,
 ) -> list[sqlite3.Row]:
-    """This owner's `window` best matching documents by BM25 (ordering columns only), each with
-    how many query terms it holds (`held`), in the order of the lexical ranking. The FTS index
-    is asked alone for its best `window` (no join per match); when some of those belong to
-    another owner or are deprecated (left out, or ranked after every approved one), the filtered
-    query over every match runs instead, so the window always holds this owner's best."""
+    """This owner's `window` best matching documents by BM25, ordering columns only. The FTS
+    index is asked alone for its best `window` (no join per match); when some of those belong
+    to another owner or are deprecated (left out, or ranked after every approved one), the
+    filtered query over every match runs instead, so the window always holds this owner's best."""
     status_filter = "" if include_deprecated else " AND e.status = 'approved'"
-    owner = "e.repository_key = ? AND e.worktree_key = ?"
+    order = "ORDER BY e.status = 'deprecated', rank, e.kind, e.entry_id"
     rows = conn.execute(
-        *_held_ranking(
-            "SELECT rowid AS id, bm25(approved_fts) AS rank FROM approved_fts "
-            "WHERE approved_fts MATCH ? ORDER BY rank LIMIT ?",
-            f"{owner}{status_filter}",
-            parsed,
-            (parsed.match_any(), window),
-            (repository_key, worktree_key),
-        )
+        "WITH best AS (SELECT rowid AS id, bm25(approved_fts) AS rank FROM approved_fts "
+        "WHERE approved_fts MATCH ? ORDER BY rank LIMIT ?) "
+        f"SELECT {_ORDER_COLUMNS}, best.rank AS rank, (SELECT count(*) FROM best) AS found "
+        "FROM best JOIN approved_entries AS e ON e.id = best.id "
+        f"WHERE e.repository_key = ? AND e.worktree_key = ?{status_filter} {order}",
+        (match, window, repository_key, worktree_key),
     ).fetchall()
     every_match = bool(rows) and rows[0]["found"] < window
-    if every_match or (len(rows) == window and all(r["status"] == "approved" for r in rows)):
+    if every_match or (len(rows) == window and rows[-1]["status"] == "approved"):
         return rows
     return conn.execute(
-        *_held_ranking(
-            "SELECT e.id AS id, bm25(approved_fts) AS rank "
-            "FROM approved_fts JOIN approved_entries AS e ON e.id = approved_fts.rowid "
-            f"WHERE approved_fts MATCH ? AND {owner}{status_filter} "
-            "ORDER BY e.status = 'deprecated', rank, e.kind, e.entry_id LIMIT ?",
-            "1 = 1",
-            parsed,
-            (parsed.match_any(), repository_key, worktree_key, window),
-            (),
-        )
+        f"SELECT {_ORDER_COLUMNS}, bm25(approved_fts) AS rank "
+        "FROM approved_fts JOIN approved_entries AS e ON e.id = approved_fts.rowid "
+        "WHERE approved_fts MATCH ? AND e.repository_key = ? AND e.worktree_key = ?"
+        f"{status_filter} {order} LIMIT ?",
+        (match, repository_key, worktree_key, window),
     ).fetchall()
-
-
-def _held_ranking(
-    window: str,
-    where: str,
-    parsed: Query,
-    window_params: tuple[object, ...],
-    where_params: tuple[object, ...],
-) -> tuple[str, tuple[object, ...]]:
-    """The SQL of the lexical ranking over the documents `window` selects (id, rank): how many
-    query terms each holds is asked of the FTS index one MATCH per term, counted for the window's
-    documents only, and the ranking orders by it, then BM25 (docs/search.md)."""
-    held_params: tuple[str, ...] = ()
-    if len(parsed.terms) < 2:  # every match holds the one term
-        held, held_join, held_count = "", "", "1"
-    else:
-        per_term = " UNION ALL ".join(
-            "SELECT rowid AS id FROM approved_fts WHERE approved_fts MATCH ?" for _ in parsed.terms
-        )
-        held = (
-            f", held AS (SELECT id, count(*) AS n FROM ({per_term}) "
-            "WHERE id IN (SELECT id FROM best) GROUP BY id)"
-        )
-        held_join = " LEFT JOIN held ON held.id = best.id"
-        held_params = tuple(term.expr() for term in parsed.terms)
-        held_count = "coalesce(held.n, 0)"
-    sql = (
-        f"WITH best AS MATERIALIZED ({window}){held} "
-        f"SELECT {_ORDER_COLUMNS}, best.rank AS rank, {held_count} AS held, "
-        "(SELECT count(*) FROM best) AS found "
-        f"FROM best JOIN approved_entries AS e ON e.id = best.id{held_join} WHERE {where} "
-        "ORDER BY e.status = 'deprecated', held DESC, best.rank, e.kind, e.entry_id"
-    )
-    return sql, (*window_params, *held_params, *where_params)
