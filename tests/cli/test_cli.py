@@ -91,6 +91,13 @@ def test_sync_and_search_processes_import_only_the_session_commands(
     assert json.loads(out)["paths"] == ["lexical", "vector"]
     assert {"numpy", "tokenizers", "teamlore.models.tokenizer_subsets"} <= modules
     assert not modules & {"safetensors", "rich.progress", "rich.table"}
+    # nor the indexer, the turn assembler or the repository tables: they serve sync and listing
+    assert not modules & {
+        "teamlore.sessions.indexer",
+        "teamlore.sessions.assembler",
+        "teamlore.sessions.model",
+        "teamlore.repo.tables",
+    }
     assert list((home / "models").glob("tokenizer-subsets-*.marshal"))
     _, modules = _imported_by("sync", "--help")  # the help lists every command
     assert "teamlore.cli.memory_cmds" in modules

@@ -22,13 +22,11 @@ from teamlore.core.paths import resolve_home
 from teamlore.core.strict import STRICT
 from teamlore.core.timeutil import parse_instant
 from teamlore.ops.registry import OpContext, ProgressCallback, operation
-from teamlore.repo import tables
 from teamlore.sessions.index_health import (
     index_errors,
     open_index_for_read,
     open_index_for_sync,
 )
-from teamlore.sessions.indexer import Indexer, Source, display_path
 from teamlore.sessions.providers import PROVIDERS, get_adapter
 from teamlore.sessions.queries import (
     RANK_WINDOW,
@@ -40,6 +38,7 @@ from teamlore.sessions.queries import (
 
 if TYPE_CHECKING:
     from teamlore.models.embeddings import Embedder
+    from teamlore.sessions.indexer import Source
 
 SYNC_LOCK = "sync.lock"
 
@@ -80,6 +79,8 @@ def _absolute(raw: str | Path) -> Path:
 
 
 def resolve_sources(request: SyncRequest, home: Path | None) -> list[Source]:
+    from teamlore.sessions.indexer import Source
+
     chosen = request.providers or list(PROVIDERS)
     if request.sources:
         sources = []
@@ -139,6 +140,7 @@ def _update_delivery(conn: sqlite3.Connection, home: Path | None) -> dict[str, A
     from teamlore.repo.commits import scan_commits
     from teamlore.repo.delivery import build_delivery_edges
     from teamlore.repo.worktrees import map_sessions
+    from teamlore.sessions.indexer import display_path
 
     aliases = path_aliases(home)
     repos = list_repositories(conn)
@@ -177,6 +179,9 @@ def _update_delivery(conn: sqlite3.Connection, home: Path | None) -> dict[str, A
 @operation("sync", input_model=SyncRequest, side_effect="state-write")
 def sync(ctx: OpContext, request: SyncRequest) -> dict[str, Any]:
     """Index new and changed session files, register a repository, link sessions to commits."""
+    # the indexer and repository tables load in the commands that use them: a search
+    # process never needs them (docs/cli.md, lean commands)
+    from teamlore.sessions.indexer import Indexer, display_path
     home = resolve_home(ctx.home)
     sources = resolve_sources(request, home)
     with file_lock(home / SYNC_LOCK, wait_seconds=request.wait_seconds, what="a sync"):
@@ -286,6 +291,8 @@ class SessionsListRequest(Window):
 @operation("sessions.list", input_model=SessionsListRequest, side_effect="read")
 def sessions_list(ctx: OpContext, request: SessionsListRequest) -> dict[str, Any]:
     """List indexed sessions, newest first."""
+    from teamlore.repo import tables
+
     with index_errors(_read_index(ctx.home)) as conn:
         worktree = _worktree_filter(ctx, request.repository)
         return {
@@ -310,6 +317,8 @@ class SessionsShowRequest(_Strict):
 @operation("sessions.show", input_model=SessionsShowRequest, side_effect="read")
 def sessions_show(ctx: OpContext, request: SessionsShowRequest) -> dict[str, Any]:
     """Show one session's normalized turns, tool uses, exit codes, paths and commits."""
+    from teamlore.repo import tables
+
     with index_errors(_read_index(ctx.home)) as conn:
         return show_session(
             conn,
@@ -379,6 +388,9 @@ class StatusRequest(_Strict):
 @operation("status", input_model=StatusRequest, side_effect="read")
 def status(ctx: OpContext, request: StatusRequest) -> dict[str, Any]:
     """Index health: sources, counts, last sync, diagnostics, schema version."""
+    from teamlore.repo import tables
+    from teamlore.sessions.indexer import display_path
+
     home = resolve_home(ctx.home)
     with index_errors(_read_index(home)) as conn:
 

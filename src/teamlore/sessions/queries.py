@@ -21,7 +21,6 @@ from teamlore.core.analyzer import (
     snippet,
 )
 from teamlore.core.fusion import fuse
-from teamlore.sessions.assembler import FTS_RESULT_EDGE_CHARS, FTS_TOOL_CHARS
 from teamlore.sessions.index_db import body_match, scope_match
 
 if TYPE_CHECKING:
@@ -589,7 +588,10 @@ def _turn_fields(
         yield "assistant", row["assistant_text"]
     for notice in orjson.loads(row["notices"]) if row["notices"] else []:
         yield notice["kind"], notice["text"]  # the client's own messages (api-error, synthetic)
-    # the parts of each tool use that the index holds (`TurnRecord.search_text`)
+    # the parts of each tool use that the index holds (`TurnRecord.search_text`); the assembler
+    # loads only when a snippet needs them (a search process does not import it otherwise)
+    from teamlore.sessions.assembler import FTS_RESULT_EDGE_CHARS, FTS_TOOL_CHARS
+
     for tool in conn.execute(
         "SELECT seq, name, exit_code, substr(coalesce(command, input, ''), 1, ?) AS call,"
         " CASE WHEN result_truncated = 0 AND length(result_head) <= ? THEN result_head"

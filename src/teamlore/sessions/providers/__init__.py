@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
 from teamlore.core import errors
-from teamlore.sessions.model import Adapter
+
+if TYPE_CHECKING:  # the session model loads with an adapter, not with the provider list
+    from teamlore.sessions.model import Adapter
 
 PROVIDERS: dict[str, str] = {
     "codex": "teamlore.sessions.providers.codex:CodexAdapter",
