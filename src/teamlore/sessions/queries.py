@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import heapq
 import re
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping
@@ -503,22 +502,26 @@ def _ranked_turns(
     One pass over the matches, newest first, yields each one's BM25 (at most RANK_WINDOW + 1
     of them): that pass both finds the rank window and scores it, so the MATCH (which for an
     identifier or a phrase reads long position lists) is evaluated once, not once for the window
-    and again for the ranking; the best are picked here and only they are joined."""
-    newest = conn.execute(
-        "SELECT rowid, bm25(turns_fts, 1.0, 0.0) FROM turns_fts WHERE turns_fts MATCH ?"
-        " ORDER BY rowid DESC LIMIT ?",
-        (match, RANK_WINDOW + 1),
-    ).fetchall()
-    ranked_all = len(newest) <= RANK_WINDOW
-    window = newest[:RANK_WINDOW]
+    and again for the ranking; the best are picked in the same statement and only they are
+    joined."""
     wanted = limit if not clauses else limit * FILTER_OVERFETCH
-    best = heapq.nsmallest(wanted, window, key=lambda row: (row[1], row[0]))
+    # the best `wanted` of the window, picked in SQL (not 10,000 rows through Python)
+    best = conn.execute(
+        "WITH newest AS MATERIALIZED (SELECT rowid AS id, bm25(turns_fts, 1.0, 0.0) AS rank"
+        " FROM turns_fts WHERE turns_fts MATCH ? ORDER BY rowid DESC LIMIT ?),"
+        " recent AS (SELECT id, rank FROM newest ORDER BY id DESC LIMIT ?)"
+        " SELECT id, rank, (SELECT count(*) FROM newest) AS found FROM recent"
+        " ORDER BY rank, id LIMIT ?",
+        (match, RANK_WINDOW + 1, RANK_WINDOW, wanted),
+    ).fetchall()
+    found = int(best[0][2]) if best else 0
+    ranked_all = found <= RANK_WINDOW
     candidates = (
         "SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?)",
-        orjson.dumps([list(row) for row in best]).decode(),
+        orjson.dumps([[row[0], row[1]] for row in best]).decode(),
     )
     rows = _turn_rows(conn, candidates, clauses, filter_params, limit, with_body)
-    if clauses and len(rows) < limit and (len(best) < len(window) or not ranked_all):
+    if clauses and len(rows) < limit and (len(best) < min(found, RANK_WINDOW) or not ranked_all):
         # the filter may keep turns outside the best candidates, or older than the window:
         # rank every match rather than return a short list
         every_match = (
