@@ -193,7 +193,8 @@ class BundledEmbedder:
             and sum(map(len, texts)) <= SUBSET_CHARS
         ):
             subsets: TokenizerSubsets | None = _shared(
-                ("subsets", path), lambda: _load_subsets(path, self._cache_dir)
+                (f"subsets in {self._cache_dir}", path),  # one set per cache dir
+                lambda: _load_subsets(path, self._cache_dir),
             )
             if subsets is not None:
                 return subsets.tokenizer_for(texts)
