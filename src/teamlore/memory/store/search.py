@@ -43,6 +43,7 @@ from teamlore.memory.store.layout import MEMORY_ROOT
 from teamlore.memory.store.projection import Coverage, Kind
 from teamlore.memory.store.vectors import load_approved
 from teamlore.models.embeddings import Embedder
+from teamlore.models.glosses import gloss, has_chinese
 
 MAX_QUERY_CHARS = 1024
 MAX_LIMIT = 100
@@ -119,7 +120,7 @@ def search_memory(
         raise errors.TeamloreError(
             errors.INVALID_ARGUMENT, f"the query is longer than {MAX_QUERY_CHARS} characters"
         )
-    parsed = parse_query(query)
+    parsed = with_translation(parse_query(query), query)
     if not parsed.terms and mode != "vector":
         raise errors.TeamloreError(errors.QUERY_EMPTY)
     generation, coverage = _projection_state(conn, repository_key, worktree_key)
@@ -148,6 +149,16 @@ def search_memory(
     return SearchResult(
         generation=generation, coverage=coverage, paths=paths, vector=vector_path, results=results
     )
+
+
+def with_translation(parsed: Query, query: str) -> Query:
+    """`parsed` and, for a query with Chinese words, the terms of their English glosses
+    (models/glosses.py): dictionary-based query translation lets words find English documents
+    for a Chinese query. Chinese documents still match the query's own terms."""
+    if not has_chinese(query):
+        return parsed
+    translated = [t for t in parse_query(gloss(query)).terms if t not in parsed.terms]
+    return Query((*parsed.terms, *translated))
 
 
 def _lexical(
