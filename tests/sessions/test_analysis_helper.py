@@ -169,3 +169,51 @@ def test_a_crash_while_rows_are_with_the_helper_resumes_to_the_same_index(
     resumed = sync_fixtures(home, "on")
     assert resumed.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert rows_of(resumed) == rows_of(sync_fixtures(tmp_path / "alone", "off"))
+
+
+def vectors_of(home: Path) -> list[tuple[Any, ...]]:
+    conn = open_index(home)
+    try:
+        rows = conn.execute(
+            "SELECT t.revision, v.vector, v.slot, b.bits FROM turn_vectors v"
+            " JOIN turns t ON t.id = v.turn_id LEFT JOIN turn_vector_blocks b ON b.id = v.block_id"
+            " ORDER BY t.id"
+        ).fetchall()
+        return [tuple(r) for r in rows]
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("helper", ["works", "dies"])
+def test_the_helper_embeds_the_turns_with_the_vectors_the_sync_would_make(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, helper: str
+) -> None:
+    from teamlore.models.embeddings import BundledEmbedder
+    from teamlore.ops.registry import OpContext, run_operation
+
+    embedded_here: list[str] = []
+    embed = BundledEmbedder.embed
+
+    def counting(self: BundledEmbedder, texts: Any) -> Any:
+        embedded_here.extend(texts)
+        return embed(self, texts)
+
+    monkeypatch.setattr(BundledEmbedder, "embed", counting)
+    fixtures = shared_fixtures("sessions")
+    if helper == "dies":
+        monkeypatch.setenv("TEAMLORE_FAILPOINT", DIE_POINT)
+    homes = {}
+    for mode in ("on", "off"):
+        monkeypatch.setenv(MODE_ENV, mode)
+        homes[mode] = home = tmp_path / mode
+        home.mkdir()
+        ctx = OpContext(cwd=tmp_path, home=home)
+        result = run_operation("sync", ctx, {"sources": [f"{p}={fixtures / p}" for p in PROVIDERS]})
+        assert result["vectors"]["status"] == "done"
+        if mode == "on" and helper == "works":
+            assert embedded_here == []  # every vector came from the helper
+        if mode == "on" and helper == "dies":
+            assert len(embedded_here) == result["vectors"]["embeddedTurns"]  # made here instead
+            monkeypatch.delenv("TEAMLORE_FAILPOINT")
+    assert 0 < result["vectors"]["embeddedTurns"] <= len(embedded_here)
+    assert vectors_of(homes["on"]) == vectors_of(homes["off"])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -193,11 +194,12 @@ def sync(ctx: OpContext, request: SyncRequest) -> dict[str, Any]:
                 _register_repository(conn, request.repository, home) if request.repository else None
             )
             adapters = {s.provider: get_adapter(s.provider) for s in sources}
-            stats = Indexer(conn, adapters, home=home, progress=ctx.progress).sync(
-                sources, rebuild=request.rebuild
+            indexer = Indexer(
+                conn, adapters, home=home, progress=ctx.progress, embed_space=_bundled_space(home)
             )
+            stats = indexer.sync(sources, rebuild=request.rebuild)
             delivery = _update_delivery(conn, home)
-            vectors = _embed_turns(conn, home, ctx.progress)
+            vectors = _embed_turns(conn, home, ctx.progress, indexer.search_rows.vectors)
             totals = conn.execute(
                 "SELECT (SELECT count(*) FROM sessions) AS s, (SELECT count(*) FROM turns) AS t"
             ).fetchone()
@@ -225,8 +227,23 @@ def sync(ctx: OpContext, request: SyncRequest) -> dict[str, Any]:
     }
 
 
+def _bundled_space(home: Path) -> str | None:
+    """The bundled model's space when turns get vectors from it: the analysis helper of a bulk
+    sync then embeds them beside the indexing (sessions/analysis_helper.py)."""
+    from teamlore.models.embeddings import BundledEmbedder, configured_embedder
+
+    try:
+        embedder = configured_embedder(home)
+    except errors.TeamloreError:
+        return None  # `_embed_turns` says why
+    return embedder.space.key if isinstance(embedder, BundledEmbedder) else None
+
+
 def _embed_turns(
-    conn: sqlite3.Connection, home: Path, progress: ProgressCallback | None
+    conn: sqlite3.Connection,
+    home: Path,
+    progress: ProgressCallback | None,
+    made: Mapping[int, tuple[int, bytes]] | None = None,
 ) -> dict[str, Any]:
     """Give new and changed turns a vector for hybrid search (docs/hybrid-search.md). Off in
     config: nothing happens. A model that cannot be loaded or called never fails the sync: the
@@ -242,6 +259,7 @@ def _embed_turns(
             conn,
             embedder,
             progress=None if progress is None else (lambda n, of: progress(n, of, "embeddings")),
+            made=made,
         )
     except errors.TeamloreError as exc:
         return {"status": "unavailable", "code": exc.code, "message": exc.message}

@@ -4,7 +4,11 @@ Analyzing turn texts for the FTS index is about a sixth of a cold sync's CPU. Du
 sync, an *analysis helper* (this module run as a child process by the same interpreter) analyzes
 the texts of each file while the sync parses the next one, so that work runs on the second core.
 The helper runs the same `analyze` on the same texts: the rows are the ones the in-process path
-writes.
+writes. When turns get vectors from the bundled model, it embeds each turn's text too, in
+batches of `EMBED_BATCH` while no request waits, sent back with later answers (`Vectors`), on
+one thread (the tokenizer's own threads would compete with the sync); the sync's embedding step
+(turn_vectors.py) then stores those instead of computing them, and computes whatever they do not
+cover — vectors are written where and when they always were.
 
 Where a file's FTS rows go:
 
@@ -32,8 +36,9 @@ import struct
 import subprocess
 import sys
 import time
+from collections import deque
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, BinaryIO, Literal, cast
 
 from teamlore.core.analyzer import ANALYZER_VERSION, analyze
 from teamlore.core.failpoints import armed, failpoint
@@ -46,12 +51,17 @@ Mode = Literal["auto", "on", "off"]
 HELPER_AFTER_BYTES = 8 << 20  # a sync this large so far starts the helper
 TIMEOUT_SECONDS = 10.0  # the helper's answer is late after this, plus a second per MiB sent
 UNSENT_MAX_CHARS = 16 << 20  # texts waiting for the helper before the sync waits for it
+VECTORS_MAX = 32768  # turns whose vector the sync holds (1 KiB each) before it stops asking
+EMBED_BATCH = 64  # texts the helper embeds at once, between two requests of the sync
 # failpoints of the helper process itself (tests): it SIGKILLs itself, or stops answering
 DIE_POINT = "analysis-helper.die"
 HANG_POINT = "analysis-helper.hang"
 
 _HEADER = struct.Struct("<Q")
-Row = tuple[int, str, str]  # turn id, search text (analyzed into the body), scope tokens
+# turn id, search text (analyzed into the body), scope tokens, the text a vector is made of
+Row = tuple[int, str, str, str]
+# turn id → (hash of the text embedded, float32 vector as little-endian bytes)
+Vectors = dict[int, tuple[int, bytes]]
 
 
 class HelperFailed(Exception):
@@ -66,9 +76,14 @@ def configured_mode() -> Mode:
 class SearchRows:
     """The FTS rows of the turns a sync writes, analyzed in-process or by the helper."""
 
-    def __init__(self, conn: sqlite3.Connection, mode: Mode = "off") -> None:
+    def __init__(
+        self, conn: sqlite3.Connection, mode: Mode = "off", embed_space: str | None = None
+    ) -> None:
         self.conn = conn
         self.mode: Mode = mode
+        self.embed_space = embed_space  # the bundled model's space, when turns get vectors
+        self.vectors: Vectors = {}  # what the helper embedded, for turn_vectors.py
+        self._embedding: deque[tuple[int, int]] = deque()  # (turn id, text hash) sent to embed
         self.timeout_seconds = TIMEOUT_SECONDS
         self.helper_rows = 0  # rows the helper analyzed (what a test checks)
         self.fallback: str | None = None  # why the helper was given up, if it was
@@ -86,7 +101,7 @@ class SearchRows:
     def write_file_rows(self, rows: list[Row]) -> None:
         """The FTS rows of the file being synced (called inside its savepoint)."""
         if self._helper is None:
-            self._insert(rows, [analyze(text) for _, text, _ in rows])
+            self._insert(rows, [analyze(row[1]) for row in rows])
         else:
             self._file.extend(rows)
 
@@ -115,6 +130,7 @@ class SearchRows:
         """Stop the helper (rows not settled are dropped: the batch holding them rolls back)."""
         helper, self._helper = self._helper, None
         self._unsent, self._in_flight, self._file = [], [], []
+        self._embedding.clear()
         if helper is not None:
             helper.stop()
 
@@ -134,20 +150,65 @@ class SearchRows:
             return
         try:
             if self._in_flight and (block or helper.ready()):
-                bodies = helper.receive(len(self._in_flight), self._deadline(self._in_flight))
+                bodies, vectors = helper.receive(
+                    len(self._in_flight), self._deadline(self._in_flight)
+                )
                 rows, self._in_flight = self._in_flight, []
                 self._insert(rows, bodies)
                 self.helper_rows += len(rows)
+                self._keep_vectors(vectors)
             if not self._in_flight and self._unsent and (block or helper.greeted or helper.ready()):
                 deadline = self._deadline(self._unsent)
                 helper.greet(deadline)
-                helper.send([text for _, text, _ in self._unsent], deadline)
+                embed = self.embed_space is not None and (
+                    len(self.vectors) + len(self._embedding) < VECTORS_MAX
+                )
+                helper.send(
+                    [row[1] for row in self._unsent],
+                    [row[3] for row in self._unsent] if embed else None,
+                    self.embed_space,
+                    deadline,
+                )
+                if embed:
+                    self._embedding.extend((row[0], hash(row[3])) for row in self._unsent)
                 self._in_flight, self._unsent = self._unsent, []
         except HelperFailed as exc:
             self.fallback = str(exc)
             self._helper = None
+            self._embedding.clear()
             helper.stop()
             self._insert_in_process()
+
+    def _keep_vectors(self, vectors: tuple[int, bytes] | None) -> None:
+        """Vectors of the oldest texts sent to embed, in the order sent; None: the helper
+        embeds no more (the embedding step makes the rest)."""
+        size = 4 * vectors[0] if vectors is not None else 0
+        count, rest = divmod(len(vectors[1]), size) if vectors is not None and size > 0 else (0, 0)
+        if vectors is None or rest or count > len(self._embedding):
+            self.embed_space = None
+            self._embedding.clear()
+            return
+        for n in range(count):
+            turn_id, text_hash = self._embedding.popleft()
+            self.vectors[turn_id] = (text_hash, vectors[1][n * size : (n + 1) * size])
+
+    def finish(self) -> None:
+        """The sync indexed every file: collect the vectors of the texts the helper still holds
+        (a last, short batch), so the embedding step has nothing left to compute."""
+        self.settle()
+        helper = self._helper
+        if helper is None or not self._embedding:
+            return
+        started = time.monotonic()
+        try:
+            deadline = time.monotonic() + self.timeout_seconds
+            helper.send([], None, self.embed_space, deadline)
+            self._keep_vectors(helper.receive(0, deadline)[1])
+        except HelperFailed as exc:
+            self.fallback = str(exc)
+            self._helper = None
+            helper.stop()
+        self.settle_seconds += time.monotonic() - started
 
     def _deadline(self, rows: list[Row]) -> float:
         chars = sum(len(r[1]) for r in rows)
@@ -156,7 +217,7 @@ class SearchRows:
     def _insert_in_process(self) -> None:
         rows = self._in_flight + self._unsent
         self._in_flight, self._unsent = [], []
-        self._insert(rows, [analyze(text) for _, text, _ in rows])
+        self._insert(rows, [analyze(row[1]) for row in rows])
 
     def _insert(self, rows: list[Row], bodies: list[str]) -> None:
         if rows:
@@ -178,7 +239,12 @@ class _Helper:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, path]))},
+            env={
+                **os.environ,
+                "PYTHONPATH": os.pathsep.join(filter(None, [package_root, path])),
+                "TOKENIZERS_PARALLELISM": "false",  # one core: the sync has the other
+                "RAYON_NUM_THREADS": "1",
+            },
         )
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self._in = self.proc.stdin.fileno()
@@ -198,8 +264,10 @@ class _Helper:
                 raise HelperFailed(f"helper analyzer {version!r} is not {ANALYZER_VERSION!r}")
             self.greeted = True
 
-    def send(self, texts: list[str], deadline: float) -> None:
-        data = pickle.dumps(texts, protocol=5)
+    def send(
+        self, texts: list[str], embed_texts: list[str] | None, space: str | None, deadline: float
+    ) -> None:
+        data = pickle.dumps((texts, embed_texts, space), protocol=5)
         view = memoryview(_HEADER.pack(len(data)) + data)
         while view:
             if not select.select([], [self._in], [], _left(deadline))[1]:
@@ -209,16 +277,26 @@ class _Helper:
             except OSError as exc:  # BrokenPipeError: it died
                 raise HelperFailed(f"helper gone ({type(exc).__name__})") from exc
 
-    def receive(self, count: int, deadline: float) -> list[str]:
+    def receive(self, count: int, deadline: float) -> tuple[list[str], tuple[int, bytes] | None]:
+        """The bodies of the texts sent, and their vectors (dimensions, float32 bytes) if it
+        made them."""
         self.greet(deadline)
-        bodies = self._read_frame(deadline)
+        answer = self._read_frame(deadline)
+        bodies, vectors = answer if isinstance(answer, tuple) and len(answer) == 2 else (None, None)
         if (
             not isinstance(bodies, list)
             or len(bodies) != count
             or not all(type(b) is str for b in bodies)
         ):
             raise HelperFailed("helper answered something else than the bodies asked for")
-        return bodies
+        if not (
+            isinstance(vectors, tuple)
+            and len(vectors) == 2
+            and type(vectors[0]) is int
+            and type(vectors[1]) is bytes
+        ):
+            vectors = None
+        return bodies, vectors
 
     def _read_frame(self, deadline: float) -> object:
         (size,) = _HEADER.unpack(self._read(_HEADER.size, deadline))
@@ -258,8 +336,10 @@ def _left(deadline: float) -> float:
 # -- the helper process ---------------------------------------------------------------------
 
 
-def serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
-    """Answer each frame of texts with a frame of their analyzed bodies, until end of input."""
+def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
+    """Answer each frame of texts with a frame of their analyzed bodies and the vectors made
+    since the last answer; embed queued texts while no request waits. Until end of input."""
+    embeds = _Embeds()
 
     def write(value: object) -> None:
         data = pickle.dumps(value, protocol=5)
@@ -267,17 +347,78 @@ def serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
         stdout.write(data)
         stdout.flush()
 
+    def read(size: int) -> bytes | None:
+        parts: list[bytes] = []
+        while size:
+            chunk = stdin.read(size)
+            if not chunk:
+                return None
+            parts.append(chunk)
+            size -= len(chunk)
+        return b"".join(parts)
+
     write(ANALYZER_VERSION)
     while True:
-        header = stdin.read(_HEADER.size)
-        if len(header) < _HEADER.size:
+        while embeds.queue and not select.select([stdin], [], [], 0)[0]:
+            embeds.embed(EMBED_BATCH)  # the sync is busy parsing: use the time
+        header = read(_HEADER.size)
+        frame = read(_HEADER.unpack(header)[0]) if header else None
+        if frame is None:
             return
-        texts = pickle.loads(stdin.read(_HEADER.unpack(header)[0]))
+        texts, embed_texts, space = pickle.loads(frame)
         failpoint(DIE_POINT)
         if armed(HANG_POINT):
             time.sleep(3600)
-        write([analyze(text) for text in texts])
+        bodies = [analyze(text) for text in texts]
+        embeds.add(embed_texts or [], space)
+        if not texts:  # a frame without texts asks for the vectors of every text queued
+            embeds.embed(len(embeds.queue))
+        write((bodies, embeds.take()))
+
+
+class _Embeds:
+    """The helper's bundled model, loaded on the first turn to embed, its queue of texts and
+    the vectors made and not yet sent. The vectors are made exactly as in the sync (same model,
+    same texts, each text alone). A model that is another space or cannot load makes none (the
+    answers say None from then on), and the sync's embedding step does the work."""
+
+    def __init__(self) -> None:
+        self.usable = True
+        self.space: str | None = None
+        self.queue: list[str] = []
+        self.made: list[bytes] = []
+        self.dimensions = 0
+
+    def add(self, texts: list[str], space: str | None) -> None:
+        if self.usable and texts:
+            self.queue.extend(texts)
+            self.space = space
+
+    def embed(self, count: int) -> None:
+        batch, self.queue = self.queue[:count], self.queue[count:]
+        if not (self.usable and batch):
+            return
+        try:
+            from teamlore.models.embeddings import bundled_embedder
+
+            embedder = bundled_embedder()
+            if embedder.space.key != self.space:
+                raise ValueError("another embedding space")
+            vectors = embedder.embed(batch)
+        except Exception:  # unavailable here: the sync's embedding step reports it
+            self.usable = False
+            self.queue, self.made = [], []
+            return
+        self.dimensions = int(vectors.shape[1])
+        self.made.append(vectors.astype("<f4").tobytes())
+
+    def take(self) -> tuple[int, bytes] | None:
+        if not self.usable:
+            return None
+        made, self.made = b"".join(self.made), []
+        return self.dimensions, made
 
 
 if __name__ == "__main__":
-    serve(sys.stdin.buffer, sys.stdout.buffer)
+    # unbuffered input: `select` then sees every request waiting
+    serve(cast(BinaryIO, os.fdopen(sys.stdin.fileno(), "rb", buffering=0)), sys.stdout.buffer)

@@ -34,6 +34,7 @@ from teamlore.sessions.model import (
     TurnsRolledBack,
     UserTurn,
 )
+from teamlore.sessions.turn_vectors import turn_text
 from teamlore.sessions.utf16 import decode_utf16_runs
 
 # Tool payloads up to this size are stored whole; larger ones keep a head and a tail excerpt
@@ -235,9 +236,10 @@ class SessionAssembler:
         self.turn: TurnRecord | None = None
         self.turns_written = 0
         self._scope_tokens: str | None = None
-        # search texts by turn id, analyzed and inserted together when the file ends: FTS5
-        # then builds one segment per file instead of flushing a tiny one per turn
-        self._fts_pending: dict[int, str] = {}
+        # search texts (and the text a vector is made of) by turn id, analyzed and inserted
+        # together when the file ends: FTS5 then builds one segment per file instead of
+        # flushing a tiny one per turn
+        self._fts_pending: dict[int, tuple[str, str]] = {}
 
     def state(self) -> dict[str, Any]:
         return {
@@ -298,9 +300,9 @@ class SessionAssembler:
         """Write the open turn (unsealed), the turns' FTS rows and the session's metadata."""
         self._close_turn(sealed=False)
         if self._fts_pending:
-            scope = self._scope()
+            scope, pending = self._scope(), self._fts_pending
             self.search_rows.write_file_rows(
-                [(turn_id, text, scope) for turn_id, text in self._fts_pending.items()]
+                [(turn_id, text, scope, embed) for turn_id, (text, embed) in pending.items()]
             )
             self._fts_pending.clear()
         if self.session_db_id is not None:
@@ -535,7 +537,10 @@ class SessionAssembler:
                 conn.execute("DELETE FROM turns_fts WHERE rowid = ?", (turn.db_id,))
         for seq, tool in enumerate(turn.tools):
             self._write_tool(turn.db_id, seq, tool)
-        self._fts_pending[turn.db_id] = turn.search_text()
+        self._fts_pending[turn.db_id] = (
+            turn.search_text(),
+            turn_text(turn.user_text, turn.assistant_text),
+        )
         self.turns_written += 1
 
     def _write_tool(self, turn_id: int, seq: int, tool: ToolRecord) -> None:

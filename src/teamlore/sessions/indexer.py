@@ -187,6 +187,7 @@ class Indexer:
         home: Path | None = None,
         progress: ProgressCallback | None = None,
         analysis: Mode | None = None,
+        embed_space: str | None = None,
     ) -> None:
         self.conn = conn
         self.adapters = adapters
@@ -195,6 +196,7 @@ class Indexer:
         # the analysis helper (analysis_helper.py): auto, on or off; the environment decides
         # when not given
         self.analysis: Mode = analysis or configured_mode()
+        self.embed_space = embed_space  # the bundled model's space: the helper embeds turns too
         self.search_rows = SearchRows(conn)
         self.batch_bytes = BATCH_BYTES
         self.batch_seconds = BATCH_SECONDS
@@ -207,7 +209,7 @@ class Indexer:
         known = _load_file_rows(self.conn)
         files = list(discover_files(sources, self.adapters, stats))
         seen_paths: set[str] = set()
-        self.search_rows = SearchRows(self.conn, self.analysis)
+        self.search_rows = SearchRows(self.conn, self.analysis, self.embed_space)
         try:
             for number, (source, path) in enumerate(files, 1):
                 seen_paths.add(str(path))
@@ -216,6 +218,7 @@ class Indexer:
                     self.progress(number, len(files), path.name)
                 self._sync_file(source.provider, path, known.get(str(path)), stats, rebuild=rebuild)
                 self._commit_batch_if_due()
+            self.search_rows.finish()
         finally:
             try:
                 self._end_batch()  # keep the files completed so far, whatever stopped the loop

@@ -24,7 +24,7 @@ and `_compact` rewrites the blocks when dead slots or small blocks pile up.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -128,8 +128,11 @@ def embed_pending_turns(
     embedder: Embedder,
     *,
     progress: Callable[[int, int], None] | None = None,
+    made: Mapping[int, tuple[int, bytes]] | None = None,
 ) -> EmbedStats:
-    """Give every turn a vector of `embedder`'s space (see the module docstring)."""
+    """Give every turn a vector of `embedder`'s space (see the module docstring). `made`: vectors
+    the analysis helper already made during the sync (turn id → hash of the text embedded, float32
+    bytes); a turn whose text is still that one takes it instead of embedding again."""
     import time
 
     started = time.perf_counter()
@@ -141,7 +144,7 @@ def embed_pending_turns(
     pending = _pending(conn, int(known[0]) if known else -1)
     for start in range(0, len(pending), BATCH_TURNS):
         batch = pending[start : start + BATCH_TURNS]
-        stats.embedded += _embed_batch(conn, embedder, batch)
+        stats.embedded += _embed_batch(conn, embedder, batch, made or {})
         if progress is not None:
             progress(min(start + BATCH_TURNS, len(pending)), len(pending))
     _compact(conn, key)
@@ -163,7 +166,12 @@ def embed_pending_turns(
     return stats
 
 
-def _embed_batch(conn: sqlite3.Connection, embedder: Embedder, turn_ids: Sequence[int]) -> int:
+def _embed_batch(
+    conn: sqlite3.Connection,
+    embedder: Embedder,
+    turn_ids: Sequence[int],
+    made: Mapping[int, tuple[int, bytes]],
+) -> int:
     """Embed these turns (outside any transaction: an endpoint may be slow), then store the
     vectors of those still holding the revision that was embedded."""
     import numpy as np
@@ -178,7 +186,9 @@ def _embed_batch(conn: sqlite3.Connection, embedder: Embedder, turn_ids: Sequenc
     ).fetchall()
     if not rows:
         return 0
-    vectors = embedder.embed([turn_text(r["user_text"], r["assistant_text"]) for r in rows])
+    vectors = _vectors(
+        embedder, [r["id"] for r in rows], [turn_text(r[2], r[3]) for r in rows], made
+    )
     int8, bits = quantize(vectors)
     known = np.abs(vectors).max(axis=1) > 0  # False: a text with no token the model knows
     with db.write_tx(conn):
@@ -212,6 +222,34 @@ def _embed_batch(conn: sqlite3.Connection, embedder: Embedder, turn_ids: Sequenc
         failpoint("embed.before-commit")
     failpoint("embed.after-batch")
     return len(keep)
+
+
+def _vectors(
+    embedder: Embedder, turn_ids: list[int], texts: list[str], made: Mapping[int, tuple[int, bytes]]
+) -> Vectors:
+    """The vectors of `texts`: those the helper made of the very same text, the rest embedded
+    here (the bundled model embeds each text alone: the same vector either way)."""
+    import numpy as np
+
+    reused: dict[int, NDArray[np.float32]] = {}
+    for i, (turn_id, text) in enumerate(zip(turn_ids, texts, strict=True)):
+        found = made.get(turn_id)
+        if found is not None and found[0] == hash(text):
+            reused[i] = np.frombuffer(found[1], dtype="<f4")
+    if not reused:
+        return embedder.embed(texts)
+    missing = [i for i in range(len(texts)) if i not in reused]
+    computed = embedder.embed([texts[i] for i in missing]) if missing else None
+    widths = {len(row) for row in reused.values()}
+    if computed is not None:
+        widths.add(int(computed.shape[1]))
+    if len(widths) != 1:
+        return embedder.embed(texts)  # not this model's vectors after all
+    out = np.empty((len(texts), widths.pop()), dtype=np.float32)
+    out[list(reused)] = np.stack(list(reused.values()))
+    if computed is not None:
+        out[missing] = computed
+    return out
 
 
 def _write_block(
