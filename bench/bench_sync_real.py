@@ -19,6 +19,11 @@ each, the median over rounds and the ratio of the medians.
 read only; + JSON decode; + provider parsing; + turn assembly and analyzer (no SQLite); + SQLite
 rows with a plain table in place of FTS5; + FTS5 (the real sync).
 
+`--helper both` runs each round twice, with the analysis helper (docs/sessions.md, "The analysis
+helper"; `auto`, as users run it) and without (`off`), back to back. Every round prints the CPU
+seconds of the sync process apart from the helper's: the sync process is the critical path when
+a core is free, the sum is what the sync costs when none is.
+
 `--append N` measures append → searchable as a user sees it: append a turn to a synced file,
 then a `teamlore sync` process, then a `teamlore sessions search` process; p50/p95 over N.
 
@@ -216,25 +221,60 @@ def fresh_home(state: Path, embeddings: str) -> None:
         (state / "config.toml").write_text('[embeddings]\nbackend = "off"\n')
 
 
-def cold_sync(work: Path, root: Path, sizes: dict[str, int], embeddings: str) -> dict[str, Any]:
+# the `teamlore` console script, plus the CPU seconds of the process itself and of the
+# children it waited for (the analysis helper) written to a file as it exits
+_CLI_WITH_USAGE = """
+import atexit, os, resource, sys
+def _usage():
+    s, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    with open(os.environ["BENCH_USAGE_FILE"], "w") as f:
+        f.write(f"{s.ru_utime + s.ru_stime} {c.ru_utime + c.ru_stime} {c.ru_maxrss / 1024}")
+atexit.register(_usage)
+from teamlore.cli.entry import main
+sys.argv[0] = "teamlore"
+sys.exit(main())
+"""
+
+
+def cold_sync(
+    work: Path, root: Path, sizes: dict[str, int], embeddings: str, helper: str = "auto"
+) -> dict[str, Any]:
     state = work / "real-state"
     fresh_home(state, embeddings)
     args = [a for p, r in sources(root, sizes) for a in ("--source", f"{p}={r}")]
-    env = process_env(state)
+    usage_file = work / "real-usage"
+    usage_file.unlink(missing_ok=True)
+    env = {
+        **process_env(state),
+        "TEAMLORE_ANALYSIS_HELPER": helper,
+        "BENCH_USAGE_FILE": str(usage_file),
+    }
     seconds, cpu, rss, code, out = run_timed(
-        [*teamlore_exe(), "sync", *args, "--format", "json"], env
+        [sys.executable, "-c", _CLI_WITH_USAGE, "sync", *args, "--format", "json"], env
     )
     if code != 0:
         raise SystemExit(f"teamlore sync exited {code}: {out.decode()[-2000:]}")
     result = orjson.loads(out[out.index(b"{") :])
+    own, children, child_rss = (float(v) for v in usage_file.read_text().split())
     return {
         "seconds": seconds,
         "rss": rss,
         "mib_s": mib(result["bytesRead"]) / seconds,
         "cpu_mib_s": mib(result["bytesRead"]) / cpu,
+        "own_cpu": own,  # the sync process alone
+        "helper_cpu": children,  # the analysis helper, if it ran
+        "helper_rss": child_rss,
         "turns": result["turns"],
         "failed": result["files"]["failed"],
     }
+
+
+def _sync_line(label: str, r: dict[str, Any]) -> str:
+    return (
+        f"{label} {r['mib_s']:6.1f} MiB/s (CPU {r['cpu_mib_s']:5.1f}; {r['seconds']:.2f} s; "
+        f"CPU s: sync {r['own_cpu']:.2f} + helper {r['helper_cpu']:.2f}; {r['turns']} turns, "
+        f"RSS {r['rss']:.0f} MiB, helper {r['helper_rss']:.0f} MiB, failed files {r['failed']})"
+    )
 
 
 def peer_sync(work: Path, root: Path) -> dict[str, Any]:
@@ -262,16 +302,16 @@ def bench_corpus(args: argparse.Namespace, work: Path, kind: str) -> dict[str, A
         f"codex {mib(sizes['codex']):.1f}); load average {os.getloadavg()[0]:.2f}"
     )
     ours: list[dict[str, Any]] = []
+    alone: list[dict[str, Any]] = []  # --helper both: the same sync without the helper
     peers: list[dict[str, Any]] = []
     peer_note = ""
     for number in range(1, args.rounds + 1):
-        ours.append(cold_sync(work, root, sizes, args.embeddings))
-        line = (
-            f"  round {number}: teamlore {ours[-1]['mib_s']:6.1f} MiB/s "
-            f"(CPU {ours[-1]['cpu_mib_s']:5.1f}; {ours[-1]['seconds']:.2f} s, "
-            f"{ours[-1]['turns']} turns, "
-            f"RSS {ours[-1]['rss']:.0f} MiB, failed files {ours[-1]['failed']})"
-        )
+        helper = "auto" if args.helper == "both" else args.helper
+        ours.append(cold_sync(work, root, sizes, args.embeddings, helper))
+        line = _sync_line(f"  round {number}: teamlore", ours[-1])
+        if args.helper == "both":
+            alone.append(cold_sync(work, root, sizes, args.embeddings, "off"))
+            say(_sync_line("      helper off: teamlore", alone[-1]))
         if kind == "claude" and not args.no_peer and not peer_note:
             peer = peer_sync(work, root)
             if "error" in peer:
@@ -292,8 +332,17 @@ def bench_corpus(args: argparse.Namespace, work: Path, kind: str) -> dict[str, A
     }
     say(
         f"  median teamlore {result['teamlore_mib_s']:.1f} MiB/s whole process "
-        f"(per CPU second {result['teamlore_cpu_mib_s']:.1f})"
+        f"(per CPU second {result['teamlore_cpu_mib_s']:.1f}; CPU s of the sync process "
+        f"{median([r['own_cpu'] for r in ours]):.2f}, helper "
+        f"{median([r['helper_cpu'] for r in ours]):.2f})"
     )
+    if alone:
+        result["alone_mib_s"] = median([r["mib_s"] for r in alone])
+        say(
+            f"  median without the helper {result['alone_mib_s']:.1f} MiB/s (per CPU second "
+            f"{median([r['cpu_mib_s'] for r in alone]):.1f}; CPU s of the sync process "
+            f"{median([r['own_cpu'] for r in alone]):.2f})"
+        )
     if peer_note:
         say(f"  claude-mem not measured: {peer_note}")
     if peers:
@@ -557,6 +606,12 @@ def main(argv: list[str] | None = None) -> int:
         default="default",
         help="off: turn vectors off in the synced home's config (what they cost shows apart)",
     )
+    parser.add_argument(
+        "--helper",
+        choices=("auto", "off", "on", "both"),
+        default="auto",
+        help="the analysis helper (TEAMLORE_ANALYSIS_HELPER); both: each round with and without",
+    )
     parser.add_argument("--workdir", type=Path, default=REPO / ".bench")
     parser.add_argument("--child-stages", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -566,7 +621,7 @@ def main(argv: list[str] | None = None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     say(
         f"teamlore cold sync over real files: --mib {args.mib:g} --rounds {args.rounds}"
-        f" --embeddings {args.embeddings}; "
+        f" --embeddings {args.embeddings} --helper {args.helper}; "
         f"{os.cpu_count()} CPUs; Python {sys.version.split()[0]}; SQLite {sqlite3.sqlite_version};"
         f" load average {os.getloadavg()[0]:.2f} (other work on the machine skews every figure;"
         f" the ratio measured in the same run is the one that counts)"

@@ -48,8 +48,8 @@ def helper_processes(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     started: list[Any] = []
 
     class Recorded(analysis_helper._Helper):
-        def __init__(self) -> None:
-            super().__init__()
+        def __init__(self, *args: Any) -> None:
+            super().__init__(*args)
             started.append(self.proc)
 
     monkeypatch.setattr(analysis_helper, "_Helper", Recorded)

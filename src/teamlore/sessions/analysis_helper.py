@@ -21,9 +21,10 @@ Where a file's FTS rows go:
 
 A helper that dies, answers something else than the bodies asked for, or takes longer than its
 timeout is killed; the texts it held are analyzed in-process and the rest of the sync runs
-in-process. It never stalls or fails a sync. `TEAMLORE_ANALYSIS_HELPER=off` turns it off, `on`
-starts it with the first file (tests); by default a sync starts it once it has read
-`HELPER_AFTER_BYTES`, so small syncs never pay for a process start.
+in-process. It never stalls or fails a sync. Until the helper says it is ready (it loads what it
+needs first), the sync analyzes in-process. `TEAMLORE_ANALYSIS_HELPER=off` turns it off, `on`
+starts it for any sync and waits until it is ready (tests); by default a sync starts it when it
+will read at least `HELPER_MIN_BYTES`, so small syncs never pay for a process start.
 """
 
 from __future__ import annotations
@@ -48,7 +49,9 @@ if TYPE_CHECKING:
 
 MODE_ENV = "TEAMLORE_ANALYSIS_HELPER"
 Mode = Literal["auto", "on", "off"]
-HELPER_AFTER_BYTES = 8 << 20  # a sync this large so far starts the helper
+# a sync that will read this much starts the helper; a smaller one would spend more starting
+# it (~0.1-0.3 CPU s: Python, the analyzer, numpy and the model) than it moves off the sync
+HELPER_MIN_BYTES = 32 << 20
 TIMEOUT_SECONDS = 10.0  # the helper's answer is late after this, plus a second per MiB sent
 UNSENT_MAX_CHARS = 16 << 20  # texts waiting for the helper before the sync waits for it
 VECTORS_MAX = 32768  # turns whose vector the sync holds (1 KiB each) before it stops asking
@@ -77,7 +80,11 @@ class SearchRows:
     """The FTS rows of the turns a sync writes, analyzed in-process or by the helper."""
 
     def __init__(
-        self, conn: sqlite3.Connection, mode: Mode = "off", embed_space: str | None = None
+        self,
+        conn: sqlite3.Connection,
+        mode: Mode = "off",
+        embed_space: str | None = None,
+        bytes_to_read: int = 0,
     ) -> None:
         self.conn = conn
         self.mode: Mode = mode
@@ -88,31 +95,28 @@ class SearchRows:
         self.helper_rows = 0  # rows the helper analyzed (what a test checks)
         self.fallback: str | None = None  # why the helper was given up, if it was
         self.settle_seconds = 0.0  # time the sync waited for the helper (bench/bench_sync_real)
-        self._bytes_read = 0
         self._helper: _Helper | None = None
         self._file: list[Row] = []  # the open file's rows, while the helper runs
         self._unsent: list[Row] = []
         self._in_flight: list[Row] = []
-        if mode == "on":
-            self._start()
+        if mode == "on" or (mode == "auto" and bytes_to_read >= HELPER_MIN_BYTES):
+            self._start(wait=mode == "on")
 
     # -- what the indexer and the assembler call ----------------------------------------------
 
     def write_file_rows(self, rows: list[Row]) -> None:
-        """The FTS rows of the file being synced (called inside its savepoint)."""
-        if self._helper is None:
+        """The FTS rows of the file being synced (called inside its savepoint). Until the
+        helper said it is ready (it loads what it needs first), the sync analyzes them."""
+        if self._helper is None or not self._helper.greeted:
             self._insert(rows, [analyze(row[1]) for row in rows])
         else:
             self._file.extend(rows)
 
-    def file_released(self, bytes_read: int) -> None:
+    def file_released(self) -> None:
         """The file's savepoint was released: its rows belong to the batch now."""
         self._unsent.extend(self._file)
         self._file = []
-        self._bytes_read += bytes_read
-        if self._helper is None and self.mode == "auto" and self._bytes_read >= HELPER_AFTER_BYTES:
-            self._start()
-        if self._helper is not None:
+        if self._helper is not None and (self._helper.greeted or self._helper.ready()):
             self._pump(block=sum(len(r[1]) for r in self._unsent) > UNSENT_MAX_CHARS)
 
     def file_rolled_back(self) -> None:
@@ -136,12 +140,15 @@ class SearchRows:
 
     # -- the helper ---------------------------------------------------------------------------
 
-    def _start(self) -> None:
-        self.mode = "off"  # one helper per sync at most
+    def _start(self, *, wait: bool) -> None:
+        """Start the helper; `wait`: until it is ready (`on`, so that even a tiny sync uses it)."""
         try:
-            self._helper = _Helper()
-        except OSError as exc:
+            self._helper = _Helper(self.embed_space)
+            if wait:
+                self._helper.greet(time.monotonic() + self.timeout_seconds)
+        except (OSError, HelperFailed) as exc:
             self.fallback = f"cannot start: {exc}"
+            self.close()
 
     def _pump(self, *, block: bool) -> None:
         helper = self._helper
@@ -157,9 +164,9 @@ class SearchRows:
                 self._insert(rows, bodies)
                 self.helper_rows += len(rows)
                 self._keep_vectors(vectors)
-            if not self._in_flight and self._unsent and (block or helper.greeted or helper.ready()):
+            helper.greet(time.monotonic() + self.timeout_seconds)  # it is ready: it said so
+            if not self._in_flight and self._unsent:
                 deadline = self._deadline(self._unsent)
-                helper.greet(deadline)
                 embed = self.embed_space is not None and (
                     len(self.vectors) + len(self._embedding) < VECTORS_MAX
                 )
@@ -230,12 +237,12 @@ class SearchRows:
 class _Helper:
     """The helper process and its two pipes: frames of an 8-byte length and a pickle."""
 
-    def __init__(self) -> None:
+    def __init__(self, embed_space: str | None) -> None:
         # the helper imports this very package, wherever the sync found it
         package_root = str(Path(__file__).resolve().parents[2])
         path = os.environ.get("PYTHONPATH")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", __name__],
+            [sys.executable, "-m", __name__, embed_space or ""],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -257,7 +264,8 @@ class _Helper:
         return bool(select.select([self._out], [], [], 0)[0])
 
     def greet(self, deadline: float) -> None:
-        """The helper's first frame names its analyzer: it must be ours."""
+        """The helper's first frame, sent once it is ready, names its analyzer: it must be
+        ours."""
         if not self.greeted:
             version = self._read_frame(deadline)
             if version != ANALYZER_VERSION:
@@ -336,10 +344,15 @@ def _left(deadline: float) -> float:
 # -- the helper process ---------------------------------------------------------------------
 
 
-def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
-    """Answer each frame of texts with a frame of their analyzed bodies and the vectors made
-    since the last answer; embed queued texts while no request waits. Until end of input."""
+def serve(stdin: BinaryIO, stdout: BinaryIO, embed_space: str = "") -> None:
+    """Load the model of `embed_space` (if any), say ready; then answer each frame of texts
+    with a frame of their analyzed bodies and the vectors made since the last answer, and embed
+    queued texts while no request waits. Until end of input."""
     embeds = _Embeds()
+    if embed_space:
+        embeds.add(["ready"], embed_space)
+        embeds.embed(1)  # loads the tokenizer and the table before the sync counts on us
+        embeds.made = []
 
     def write(value: object) -> None:
         data = pickle.dumps(value, protocol=5)
@@ -421,4 +434,8 @@ class _Embeds:
 
 if __name__ == "__main__":
     # unbuffered input: `select` then sees every request waiting
-    serve(cast(BinaryIO, os.fdopen(sys.stdin.fileno(), "rb", buffering=0)), sys.stdout.buffer)
+    serve(
+        cast(BinaryIO, os.fdopen(sys.stdin.fileno(), "rb", buffering=0)),
+        sys.stdout.buffer,
+        sys.argv[1] if len(sys.argv) > 1 else "",
+    )

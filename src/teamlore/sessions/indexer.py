@@ -34,7 +34,12 @@ from teamlore.core import db, errors
 from teamlore.core.failpoints import armed, failpoint
 from teamlore.core.keys import session_key
 from teamlore.core.timeutil import now_instant
-from teamlore.sessions.analysis_helper import Mode, SearchRows, configured_mode
+from teamlore.sessions.analysis_helper import (
+    HELPER_MIN_BYTES,
+    Mode,
+    SearchRows,
+    configured_mode,
+)
 from teamlore.sessions.assembler import SessionAssembler
 from teamlore.sessions.model import Adapter, Diagnostic, Unreadable, checked_event
 from teamlore.sessions.reader import ReadResult, read_lines
@@ -209,7 +214,14 @@ class Indexer:
         known = _load_file_rows(self.conn)
         files = list(discover_files(sources, self.adapters, stats))
         seen_paths: set[str] = set()
-        self.search_rows = SearchRows(self.conn, self.analysis, self.embed_space)
+        self.search_rows = SearchRows(
+            self.conn,
+            self.analysis,
+            self.embed_space,
+            _bytes_to_read(files, known, rebuild=rebuild, enough=HELPER_MIN_BYTES)
+            if self.analysis == "auto"
+            else 0,
+        )
         try:
             for number, (source, path) in enumerate(files, 1):
                 seen_paths.add(str(path))
@@ -236,7 +248,7 @@ class Indexer:
     # -- batches of files ------------------------------------------------------------------
 
     @contextmanager
-    def _file_tx(self, bytes_read: Callable[[], int] = lambda: 0) -> Iterator[None]:
+    def _file_tx(self) -> Iterator[None]:
         """One file's writes: a savepoint inside the open batch (starting one if needed)."""
         conn = self.conn
         if not conn.in_transaction:
@@ -252,7 +264,7 @@ class Indexer:
                 conn.execute("RELEASE sync_file")
             raise
         conn.execute("RELEASE sync_file")
-        self.search_rows.file_released(bytes_read())
+        self.search_rows.file_released()
 
     def _commit_batch_if_due(self) -> None:
         if self.conn.in_transaction and (
@@ -336,7 +348,7 @@ class Indexer:
         crash_mid_file = armed("sync.mid-file")  # checked once per file, not once per line
         if row is not None:  # it may rewrite turns whose FTS rows are still with the helper
             self.search_rows.settle()
-        with self._file_tx(lambda: result.bytes_read):
+        with self._file_tx():
             if row is None:
                 cur = conn.execute(
                     "INSERT INTO source_files(provider, path) VALUES (?, ?)", (provider, str(path))
@@ -523,6 +535,30 @@ class Indexer:
                     (file_id,),
                 )
         stats.files_unavailable += len(missing)
+
+
+def _bytes_to_read(
+    files: list[tuple[Source, Path]], known: dict[str, _FileRow], *, rebuild: bool, enough: int
+) -> int:
+    """About how much this sync will read (new files whole, grown ones from their offset),
+    counted until `enough`: one `stat` per file."""
+    total = 0
+    for _, path in files:
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        row = known.get(str(path))
+        grown = (
+            row is not None
+            and not rebuild
+            and row.inode == st.st_ino
+            and st.st_size >= row.resume_offset
+        )
+        total += st.st_size - (row.resume_offset if grown and row is not None else 0)
+        if total >= enough:
+            break
+    return total
 
 
 def _index_in_trouble(exc: Exception) -> bool:
