@@ -83,6 +83,20 @@ def test_small_syncs_do_not_start_the_helper(tmp_path: Path, helper_processes: l
     assert indexer.conn.execute("SELECT count(*) FROM turns_fts").fetchone()[0] == 1
 
 
+@pytest.mark.parametrize(("load", "started"), [(0.2, True), (1.9, False)])
+def test_a_bulk_sync_starts_the_helper_only_with_a_core_to_spare(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, load: float, started: bool
+) -> None:
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
+    conn = open_index(tmp_path)
+    rows = analysis_helper.SearchRows(conn, "auto", None, analysis_helper.HELPER_MIN_BYTES)
+    assert (rows._helper is not None) == started
+    rows.close()
+    small = analysis_helper.SearchRows(conn, "auto", None, analysis_helper.HELPER_MIN_BYTES - 1)
+    assert small._helper is None
+
+
 @pytest.mark.parametrize("point", [DIE_POINT, HANG_POINT], ids=["dies", "hangs"])
 def test_a_dead_or_hung_helper_leaves_the_work_to_the_sync(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, helper_processes: list[Any], point: str

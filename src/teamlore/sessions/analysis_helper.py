@@ -24,7 +24,8 @@ timeout is killed; the texts it held are analyzed in-process and the rest of the
 in-process. It never stalls or fails a sync. Until the helper says it is ready (it loads what it
 needs first), the sync analyzes in-process. `TEAMLORE_ANALYSIS_HELPER=off` turns it off, `on`
 starts it for any sync and waits until it is ready (tests); by default a sync starts it when it
-will read at least `HELPER_MIN_BYTES`, so small syncs never pay for a process start.
+will read at least `HELPER_MIN_BYTES` and a core looks free (`_core_to_spare`), so small syncs
+and busy machines never pay for a process start.
 """
 
 from __future__ import annotations
@@ -99,7 +100,13 @@ class SearchRows:
         self._file: list[Row] = []  # the open file's rows, while the helper runs
         self._unsent: list[Row] = []
         self._in_flight: list[Row] = []
-        if mode == "on" or (mode == "auto" and bytes_to_read >= HELPER_MIN_BYTES):
+        # (turn id, text to embed) of rows analyzed here while the helper started: it embeds
+        # them all the same (the open file's, then the batch's, sent with the next frame)
+        self._file_embeds: list[tuple[int, str]] = []
+        self._to_embed: list[tuple[int, str]] = []
+        if mode == "on" or (
+            mode == "auto" and bytes_to_read >= HELPER_MIN_BYTES and _core_to_spare()
+        ):
             self._start(wait=mode == "on")
 
     # -- what the indexer and the assembler call ----------------------------------------------
@@ -109,18 +116,21 @@ class SearchRows:
         helper said it is ready (it loads what it needs first), the sync analyzes them."""
         if self._helper is None or not self._helper.greeted:
             self._insert(rows, [analyze(row[1]) for row in rows])
+            if self._helper is not None:
+                self._file_embeds.extend((row[0], row[3]) for row in rows)
         else:
             self._file.extend(rows)
 
     def file_released(self) -> None:
         """The file's savepoint was released: its rows belong to the batch now."""
         self._unsent.extend(self._file)
-        self._file = []
+        self._to_embed.extend(self._file_embeds)
+        self._file, self._file_embeds = [], []
         if self._helper is not None and (self._helper.greeted or self._helper.ready()):
             self._pump(block=sum(len(r[1]) for r in self._unsent) > UNSENT_MAX_CHARS)
 
     def file_rolled_back(self) -> None:
-        self._file = []
+        self._file, self._file_embeds = [], []
 
     def settle(self) -> None:
         """Write every FTS row still with the helper (before a commit; before a file that may
@@ -134,6 +144,7 @@ class SearchRows:
         """Stop the helper (rows not settled are dropped: the batch holding them rolls back)."""
         helper, self._helper = self._helper, None
         self._unsent, self._in_flight, self._file = [], [], []
+        self._file_embeds, self._to_embed = [], []
         self._embedding.clear()
         if helper is not None:
             helper.stop()
@@ -167,17 +178,13 @@ class SearchRows:
             helper.greet(time.monotonic() + self.timeout_seconds)  # it is ready: it said so
             if not self._in_flight and self._unsent:
                 deadline = self._deadline(self._unsent)
-                embed = self.embed_space is not None and (
-                    len(self.vectors) + len(self._embedding) < VECTORS_MAX
-                )
+                self._to_embed.extend((row[0], row[3]) for row in self._unsent)
                 helper.send(
                     [row[1] for row in self._unsent],
-                    [row[3] for row in self._unsent] if embed else None,
+                    self._embed_texts(),
                     self.embed_space,
                     deadline,
                 )
-                if embed:
-                    self._embedding.extend((row[0], hash(row[3])) for row in self._unsent)
                 self._in_flight, self._unsent = self._unsent, []
         except HelperFailed as exc:
             self.fallback = str(exc)
@@ -185,6 +192,14 @@ class SearchRows:
             self._embedding.clear()
             helper.stop()
             self._insert_in_process()
+
+    def _embed_texts(self) -> list[str] | None:
+        """The texts to embed sent with the next frame (and remembered, in order)."""
+        pending, self._to_embed = self._to_embed, []
+        if self.embed_space is None or len(self.vectors) + len(self._embedding) >= VECTORS_MAX:
+            return None
+        self._embedding.extend((turn_id, hash(text)) for turn_id, text in pending)
+        return [text for _, text in pending]
 
     def _keep_vectors(self, vectors: tuple[int, bytes] | None) -> None:
         """Vectors of the oldest texts sent to embed, in the order sent; None: the helper
@@ -204,12 +219,15 @@ class SearchRows:
         (a last, short batch), so the embedding step has nothing left to compute."""
         self.settle()
         helper = self._helper
-        if helper is None or not self._embedding:
+        if helper is None or not (self._embedding or self._to_embed):
             return
+        if not (helper.greeted or helper.ready()):
+            return  # never got ready: the embedding step makes them
         started = time.monotonic()
         try:
             deadline = time.monotonic() + self.timeout_seconds
-            helper.send([], None, self.embed_space, deadline)
+            helper.greet(deadline)
+            helper.send([], self._embed_texts(), self.embed_space, deadline)
             self._keep_vectors(helper.receive(0, deadline)[1])
         except HelperFailed as exc:
             self.fallback = str(exc)
@@ -335,6 +353,16 @@ class _Helper:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+
+
+def _core_to_spare() -> bool:
+    """Whether a core looks free (load average below the cores less one): on a machine whose
+    cores are all busy the helper only moves work and adds its own start (measured: the sync
+    ~17 % more CPU, slower)."""
+    try:
+        return os.getloadavg()[0] <= (os.cpu_count() or 1) - 1
+    except OSError:
+        return False
 
 
 def _left(deadline: float) -> float:
