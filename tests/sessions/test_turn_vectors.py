@@ -465,3 +465,11 @@ def test_the_hamming_scan_counts_every_differing_sign_bit_across_blocks() -> Non
     expected = [sum(bin(int(b)).count("1") for b in row ^ query[0]) for row in every]
     assert scanned_ids.tolist() == list(range(100, 100 + sum(sizes)))
     assert distances.tolist() == expected
+
+
+def test_a_chinese_query_finds_an_english_turn_by_meaning(home: Path, claude_root: Path) -> None:
+    """The bundled model reads the query's Chinese words as their CC-CEDICT glosses."""
+    sync(claude_root)
+    for query, turn in {"写一首关于秋天落叶的诗": 4, "容器镜像太大，怎么缩小？": 5}.items():
+        hits = cli_json("sessions", "search", query)["hits"]
+        assert (hits[0]["turn"], hits[0]["matchedBy"]) == (turn, ["vector"]), query
