@@ -55,6 +55,9 @@ _BYTE_TOKEN = re.compile(r"<0x[0-9A-F]{2}>")
 Merge = tuple[str, int, str, str, int, int, int]
 
 
+_derived: dict[str, dict[str, Any] | None] = {}  # by the tokenizer file's SHA-256
+
+
 class TokenizerSubsets:
     """The merges of one tokenizer file, grouped so a text loads only those it can use."""
 
@@ -82,7 +85,9 @@ class TokenizerSubsets:
                 return cls(data)
         except (OSError, ValueError, EOFError, TypeError, KeyError):
             pass  # missing or damaged: derive again
-        derived = derive(source)
+        if digest not in _derived:  # another state dir of this process may have derived it
+            _derived[digest] = derive(source)
+        derived = _derived[digest]
         if derived is None:
             return None
         derived["stamp"] = stamp
