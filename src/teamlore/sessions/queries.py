@@ -20,6 +20,7 @@ from teamlore.core.analyzer import (
     snippet,
 )
 from teamlore.core.fusion import fuse
+from teamlore.models.glosses import with_translation
 from teamlore.sessions.index_db import body_match, scope_match
 
 if TYPE_CHECKING:
@@ -294,6 +295,7 @@ def search_turns(
     parsed = parse_query(query)
     if not parsed.terms:
         raise errors.TeamloreError(errors.QUERY_EMPTY, f"{query!r} has no searchable terms")
+    parsed = with_translation(parsed, query)
     filters = (provider, worktree_key, since, until)
     depth = int(limit) if embedder is None else max(int(limit), FUSION_DEPTH)
     scored, ranked_all = _lexical(conn, parsed, filters, depth)

@@ -43,7 +43,7 @@ from teamlore.memory.store.layout import MEMORY_ROOT
 from teamlore.memory.store.projection import Coverage, Kind
 from teamlore.memory.store.vectors import load_approved
 from teamlore.models.embeddings import Embedder
-from teamlore.models.glosses import gloss, has_chinese
+from teamlore.models.glosses import with_translation
 
 MAX_QUERY_CHARS = 1024
 MAX_LIMIT = 100
@@ -149,16 +149,6 @@ def search_memory(
     return SearchResult(
         generation=generation, coverage=coverage, paths=paths, vector=vector_path, results=results
     )
-
-
-def with_translation(parsed: Query, query: str) -> Query:
-    """`parsed` and, for a query with Chinese words, the terms of their English glosses
-    (models/glosses.py): dictionary-based query translation lets words find English documents
-    for a Chinese query. Chinese documents still match the query's own terms."""
-    if not has_chinese(query):
-        return parsed
-    translated = [t for t in parse_query(gloss(query)).terms if t not in parsed.terms]
-    return Query((*parsed.terms, *translated))
 
 
 def _lexical(
