@@ -119,6 +119,19 @@ def normalize_rows(matrix: NDArray[np.floating]) -> Vectors:
 # bundled: WordLlama from the installed wheel
 
 
+def quantize_rows(vectors: NDArray[np.floating]) -> tuple[NDArray[np.float32], NDArray[np.int8]]:
+    """How vectors are stored (memory entries and session turns alike): per row its largest
+    magnitude as the scale, and the row as int8 in [-127, 127] (`value / scale * 127`,
+    rounded); a zero row stays zero."""
+    import numpy as np
+
+    rows = np.asarray(vectors, dtype=np.float32)
+    scales = np.abs(rows).max(axis=1) if rows.size else np.zeros(len(rows), dtype=np.float32)
+    safe = np.where(scales > 0, scales, 1.0).astype(np.float32)
+    values = np.rint(rows / safe[:, None] * 127).astype(np.int8)
+    return scales.astype(np.float32), values
+
+
 def bundled_files() -> tuple[Path, Path]:
     """The weights and tokenizer files inside the installed `wordllama` package.
 

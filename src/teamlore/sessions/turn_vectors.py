@@ -58,9 +58,9 @@ def quantize(vectors: Vectors) -> tuple[NDArray[np.int8], NDArray[np.uint8]]:
     (packed, padded to whole 64-bit words)."""
     import numpy as np
 
-    peak = np.abs(vectors).max(axis=1, keepdims=True)
-    scale = np.divide(127.0, peak, out=np.zeros_like(peak), where=peak > 0)
-    int8 = np.clip(np.rint(vectors * scale), -127, 127).astype(np.int8)
+    from teamlore.models.embeddings import quantize_rows
+
+    _, int8 = quantize_rows(vectors)  # the one stored form; the scale cancels in a cosine
     bits = np.packbits(vectors > 0, axis=1)
     pad = (-bits.shape[1]) % 8
     if pad:

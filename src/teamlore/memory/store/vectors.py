@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 
 from teamlore.core import db
 from teamlore.memory.store.projection import document_text
-from teamlore.models.embeddings import Embedder, Vectors
+from teamlore.models.embeddings import Embedder, Vectors, quantize_rows
 
 EMBED_BATCH = 256  # documents per embed call (bounds memory; progress is reported per batch)
 _SCALE = np.dtype("<f4")
@@ -49,17 +49,8 @@ class VectorSync:
 # the stored form
 
 
-def quantize(vectors: NDArray[np.floating]) -> tuple[NDArray[np.float32], NDArray[np.int8]]:
-    """Per row: the largest magnitude as scale, and the row as int8 in [-127, 127]."""
-    rows = np.asarray(vectors, dtype=np.float32)
-    scales = np.abs(rows).max(axis=1) if rows.size else np.zeros(len(rows), dtype=np.float32)
-    safe = np.where(scales > 0, scales, 1.0).astype(np.float32)
-    values = np.rint(rows / safe[:, None] * 127).astype(np.int8)
-    return scales.astype(np.float32), values
-
-
 def to_blobs(vectors: NDArray[np.floating]) -> list[bytes]:
-    scales, values = quantize(vectors)
+    scales, values = quantize_rows(vectors)
     return [
         scale.astype(_SCALE).tobytes() + row.tobytes()
         for scale, row in zip(scales, values, strict=True)
@@ -288,28 +279,6 @@ def _flags(rows: Sequence[Any]) -> NDArray[np.uint8]:
         ),
         dtype=np.uint8,
         count=len(rows),
-    )
-
-
-def rank_approved(
-    conn: sqlite3.Connection,
-    *,
-    repository_key: str,
-    worktree_key: str,
-    space: str,
-    query: NDArray[np.float32],
-    limit: int,
-    min_similarity: float,
-    entries_only: bool = False,
-    include_deprecated: bool = True,
-) -> list[tuple[int, float]]:
-    """`load_approved(...).rank(...)` in one call."""
-    return load_approved(conn, (repository_key, worktree_key), space).rank(
-        query,
-        limit=limit,
-        min_similarity=min_similarity,
-        entries_only=entries_only,
-        include_deprecated=include_deprecated,
     )
 
 
