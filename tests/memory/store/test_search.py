@@ -212,30 +212,35 @@ def test_deprecated_entries_are_left_out_unless_asked_and_then_rank_last(
     assert with_deprecated.results[-1].status == "deprecated"
 
 
-def test_the_candidate_window_holds_this_owners_approved_best(
+@pytest.fixture
+def shared_index(
     conn: sqlite3.Connection, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # BM25 picks a window of candidates from the index shared by every owner: documents of
-    # another worktree, or deprecated ones, that rank higher must not crowd this owner's out
+) -> sqlite3.Connection:
+    """The same tree projected for another worktree too, and a BM25 window of 2 candidates."""
     monkeypatch.setattr(search_module, "MAX_CANDIDATES", 2)
     sync_approved_projection(
         conn, repository_key=REPO, worktree_key="c3" * 12, worktree_root=tmp_path / "worktree"
     )
+    return conn
+
+
+def test_the_candidate_window_holds_this_owners_approved_best(
+    shared_index: sqlite3.Connection,
+) -> None:
+    # BM25 picks a window of candidates from the index shared by every owner: documents of
+    # another worktree, or deprecated ones, that rank higher must not crowd this owner's out
+    conn = shared_index
     assert ids(search(conn, "cookie")) == ["cookie-cookie", "session-cookie"]
     with_deprecated = search(conn, "cookie", include_deprecated=True)
     assert ids(with_deprecated) == ["cookie-cookie", "session-cookie"]
 
 
 def test_terms_held_order_the_window_when_another_owner_shares_the_index(
-    conn: sqlite3.Connection, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    shared_index: sqlite3.Connection,
 ) -> None:
     # the window then comes from the owner-filtered query; a document holding both words still
     # comes before a denser match of one of them
-    monkeypatch.setattr(search_module, "MAX_CANDIDATES", 2)
-    sync_approved_projection(
-        conn, repository_key=REPO, worktree_key="c3" * 12, worktree_root=tmp_path / "worktree"
-    )
-    found = search(conn, "mobile cookie")
+    found = search(shared_index, "mobile cookie")
     assert ids(found) == ["session-cookie", "cookie-cookie"]
     assert [int(hit.score) for hit in found.results] == [2, 1]  # terms held
 

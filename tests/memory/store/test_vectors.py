@@ -19,7 +19,7 @@ from teamlore.memory.store.search import SearchResult, VectorPath, search_memory
 from teamlore.memory.store.state_db import open_state_db
 from teamlore.memory.store.vectors import (
     from_blobs,
-    rank_approved,
+    load_approved,
     sync_approved_vectors,
     to_blobs,
 )
@@ -131,15 +131,8 @@ def test_a_search_reads_the_pack_or_the_rows_with_the_same_ranking(tree: Worktre
     query = bundled_embedder().embed([PARAPHRASE])[0]
 
     def ranking() -> list[tuple[int, float]]:
-        return rank_approved(
-            tree.conn,
-            repository_key=REPO,
-            worktree_key=WORKTREE,
-            space=bundled_embedder().space.key,
-            query=query,
-            limit=10,
-            min_similarity=-1.0,
-        )
+        stored = load_approved(tree.conn, (REPO, WORKTREE), bundled_embedder().space.key)
+        return stored.rank(query, limit=10, min_similarity=-1.0)
 
     from_pack = ranking()
     packs = tree.conn.execute("SELECT generation, dimensions FROM approved_vector_packs").fetchall()
@@ -217,14 +210,8 @@ def test_a_new_model_replaces_every_vector_and_spaces_never_mix(tree: Worktree) 
 
     # the bundled model's space has no vector left: nothing of the other space is compared
     assert (
-        rank_approved(
-            tree.conn,
-            repository_key=REPO,
-            worktree_key=WORKTREE,
-            space=bundled_embedder().space.key,
-            query=bundled_embedder().embed(["coffee"])[0],
-            limit=10,
-            min_similarity=-1.0,
+        load_approved(tree.conn, (REPO, WORKTREE), bundled_embedder().space.key).rank(
+            bundled_embedder().embed(["coffee"])[0], limit=10, min_similarity=-1.0
         )
         == []
     )
