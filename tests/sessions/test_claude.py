@@ -11,7 +11,7 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from records import claude_api_error, claude_assistant, claude_record, write_jsonl
+from records import AT, claude_api_error, claude_assistant, claude_record, write_jsonl
 
 from support import SHARED_FIXTURES
 from teamlore.sessions.model import (
@@ -26,7 +26,8 @@ from teamlore.sessions.model import (
     UserTurn,
 )
 from teamlore.sessions.providers import get_adapter
-from teamlore.sessions.providers.claude import ClaudeAdapter
+from teamlore.sessions.providers.claude import ClaudeAdapter, _Parser
+from teamlore.sessions.providers.common import parse_guarded
 from teamlore.sessions.reader import ReadResult, iter_file_events, read_lines
 
 REPO = Path(__file__).resolve().parents[2]
@@ -381,6 +382,77 @@ def test_parse_never_raises_and_state_stays_json(stream: list[Any]) -> None:
         out = list(adapter.parse(record, number, state))
         assert not [e for e in out if isinstance(e, Diagnostic) and e.code == "adapter-error"]
         state = json.loads(json.dumps(state))
+
+
+# -- property: records told apart early are those the parser passes over -------------------
+
+# a record that sends every session fact a conversation record repeats
+ENVELOPE = claude_record(
+    "progress", None, session_id=SID, uuid="u0", gitBranch="main", version="2.1.0", data={}
+)
+quiet_records = st.fixed_dictionaries(
+    {
+        "type": st.sampled_from(
+            [
+                *("progress", "attachment", "queue-operation", "file-history-snapshot"),
+                *("last-prompt", "summary", "ai-title", "api-request"),
+            ]
+        )
+    },
+    optional={
+        "isSidechain": st.booleans(),
+        "sessionId": json_values,
+        "timestamp": st.sampled_from(["2026-01-01T00:00:00.000Z"]) | json_values,
+        "summary": json_values,
+    },
+)
+
+
+# records that leave a prompt or a turn end waiting for the next record, and what follows them
+IMAGE = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}}
+turn_records = st.sampled_from(
+    [
+        claude_record("user", "a prompt", session_id=SID, uuid="p1"),
+        claude_record("user", [IMAGE], session_id=SID, uuid="p2"),
+        {**claude_record("user", [IMAGE], session_id=SID, uuid="p3"), "timestamp": None},
+        {"type": "system", "subtype": "turn_duration", "sessionId": SID, "timestamp": AT},
+        claude_record(
+            "assistant", [{"type": "thinking", "thinking": "hm"}], session_id=SID, uuid="a1"
+        ),
+        claude_assistant("an answer", session_id=SID, uuid="a2", message_id="m1"),
+    ]
+)
+
+
+def _same_as_the_parser(stream: list[Any], path: Path) -> None:
+    adapter = ClaudeAdapter()
+    fast, general = adapter.new_state(path), adapter.new_state(path)
+    for number, record in enumerate(stream, 1):
+        expected = parse_guarded(_Parser, record, number, general)
+        assert adapter.parse(record, number, fast) == expected, f"record {number}"
+        assert fast == general, f"state after record {number}"
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.one_of(records, turn_records, quiet_records, quiet_records), max_size=12),
+    st.sampled_from([MAIN, SUBAGENT, COMPACT_AGENT]),
+    st.booleans(),
+)
+def test_records_told_apart_early_yield_what_the_parser_yields(
+    stream: list[Any], path: Path, enveloped: bool
+) -> None:
+    _same_as_the_parser([ENVELOPE, *stream] if enveloped else stream, path)
+
+
+@pytest.mark.parametrize(
+    "path", [MAIN, SUBAGENT, COMPACT_AGENT, *sorted(REAL.glob("*.jsonl"))], ids=lambda p: p.name
+)
+def test_fixtures_told_apart_early_yield_what_the_parser_yields(path: Path) -> None:
+    with open(path, "rb") as handle:
+        _same_as_the_parser(
+            [line.record for line in read_lines(handle) if line.error is None], path
+        )
 
 
 # -- the real transcripts -----------------------------------------------------------------

@@ -178,19 +178,44 @@ class ClaudeAdapter:
         }
 
     def parse(self, record: Any, line: int, state: dict[str, Any]) -> list[Event]:
+        if isinstance(record, dict) and _nothing_to_index(record, state):
+            return []
         return parse_guarded(_Parser, record, line, state)
 
 
 # session facts every conversation record repeats (SessionMeta field names)
 ENVELOPE_FACTS = frozenset({"cwd", "git_branch", "client_version", "started_at"})
+SESSION_FACTS = ENVELOPE_FACTS | {"provider_session_id"}
+# records that never yield an event of their own (summary and ai-title carry the title)
+QUIET_CONVERSATION_TYPES = frozenset({"progress", "attachment"})
+QUIET_SIDE_TYPES = SIDE_TYPES - {"summary", "ai-title"}
+
+
+def _nothing_to_index(record: dict[str, Any], state: dict[str, Any]) -> bool:
+    """A record the parser would pass over without a trace, told apart before a parser is built
+    for it (progress, attachment and side records: about half of a transcript's lines). That
+    holds while no prompt or turn end waits for the next record and, for a conversation record,
+    once the file's kind is known and every session fact it repeats has been sent."""
+    kind = record.get("type")
+    if not isinstance(kind, str):
+        return False
+    if state["pending_prompt"] is not None or state["end_pending"] is not None:
+        return False
+    if kind in QUIET_SIDE_TYPES:
+        return True
+    return (
+        kind in QUIET_CONVERSATION_TYPES
+        and state["kind"] is not None
+        and SESSION_FACTS.issubset(state["sent"])
+    )
 
 
 class _Parser(RecordParser):
     def handle(self, record: Any) -> None:
-        rec = as_dict(record)
-        if rec is None:
+        if not isinstance(record, dict):
             self.bad("record is not a JSON object")
             return
+        rec: dict[str, Any] = record
         kind = rec.get("type")
         if not isinstance(kind, str):
             self.bad("record has no string 'type'")
@@ -198,11 +223,13 @@ class _Parser(RecordParser):
         at = timestamp_of(rec)
         if kind in CONVERSATION_TYPES and not self.conversation_envelope(rec, at):
             return
-        self.flush_pending(rec, kind, at)
-        if kind == "user":
-            self.user(rec, at)
-        elif kind == "assistant":
+        if self.st["pending_prompt"] is not None or self.st["end_pending"] is not None:
+            self.flush_pending(rec, kind, at)
+        # the frequent kinds first
+        if kind == "assistant":
             self.assistant(rec, at)
+        elif kind == "user":
+            self.user(rec, at)
         elif kind == "system":
             if as_str(rec.get("subtype")) in END_SUBTYPES:
                 self.end_marker(at)
@@ -224,19 +251,34 @@ class _Parser(RecordParser):
 
     def conversation_envelope(self, rec: dict[str, Any], at: str | None) -> bool:
         """Session facts from a conversation record. False when the record is to be skipped."""
+        st = self.st
         sidechain = rec.get("isSidechain") is True
-        record_agent = as_nonempty_str(rec.get("agentId"))
-        if self.st["kind"] is None:
-            self.st["kind"] = "agent" if sidechain and record_agent else "main"
-            if self.st["kind"] == "agent":
-                self.st["agent_id"] = record_agent
-        if self.st["kind"] == "main" and sidechain:
+        file_kind = st["kind"]
+        if file_kind is None:
+            record_agent = as_nonempty_str(rec.get("agentId"))
+            file_kind = st["kind"] = "agent" if sidechain and record_agent else "main"
+            if file_kind == "agent":
+                st["agent_id"] = record_agent
+        if file_kind == "main" and sidechain:
             return False  # an inline sidechain record belongs to a subagent, not this session
+        agent_id: str | None = st["agent_id"]
+        sent: list[str] = st["sent"]
+        if not SESSION_FACTS.issubset(sent):  # once all are sent, nothing to read
+            self.session_facts(rec, at, file_kind, agent_id, sent)
+        return not (file_kind == "agent" and (agent_id or "").startswith("acompact"))
+
+    def session_facts(
+        self,
+        rec: dict[str, Any],
+        at: str | None,
+        file_kind: str,
+        agent_id: str | None,
+        sent: list[str],
+    ) -> None:
         session_id = as_nonempty_str(rec.get("sessionId"))
-        agent_id: str | None = self.st["agent_id"]
-        if session_id is not None and "provider_session_id" not in self.st["sent"]:
+        if session_id is not None and "provider_session_id" not in sent:
             self.st["session_id"] = session_id
-            if self.st["kind"] == "agent" and agent_id:
+            if file_kind == "agent" and agent_id:
                 self.meta(
                     provider_session_id=f"{session_id}/agent-{agent_id}",
                     parent_session_id=session_id,
@@ -244,14 +286,13 @@ class _Parser(RecordParser):
                 )
             else:
                 self.meta(provider_session_id=session_id)
-        if not ENVELOPE_FACTS.issubset(self.st["sent"]):  # once all are sent, nothing to read
+        if not ENVELOPE_FACTS.issubset(sent):
             self.meta(
                 cwd=as_nonempty_str(rec.get("cwd")),
                 git_branch=as_nonempty_str(rec.get("gitBranch")),
                 client_version=as_nonempty_str(rec.get("version")),
                 started_at=at,
             )
-        return not (self.st["kind"] == "agent" and (agent_id or "").startswith("acompact"))
 
     def flush_pending(self, rec: dict[str, Any], kind: str, at: str | None) -> None:
         pending = self.st["pending_prompt"]
@@ -304,9 +345,7 @@ class _Parser(RecordParser):
         if not isinstance(content, (str, list)):
             self.bad("user message content is neither a string nor a list")
             return
-        if isinstance(content, list) and any(
-            isinstance(b, dict) and b.get("type") == "tool_result" for b in content
-        ):
+        if isinstance(content, list) and _has_tool_result(content):
             self.tool_results(rec, content, at)
             return
         if rec.get("isMeta") is True or rec.get("isCompactSummary") is True:
@@ -358,7 +397,7 @@ class _Parser(RecordParser):
             self.bad("assistant message content is not a list")
             return
         model = as_nonempty_str(message.get("model"))
-        if model is not None and model != "<synthetic>":
+        if model is not None and model != "<synthetic>" and "model" not in self.st["sent"]:
             self.meta(model=model)
         notice = _notice_kind(rec, model)
         msg_id = as_nonempty_str(message.get("id"))
@@ -434,6 +473,13 @@ class _Parser(RecordParser):
             remember(self.st["results"], call_id, RECENT_RESULTS)
             name = self.st["calls"].pop(call_id, None)
             self.out.append(_tool_result(call_id, name, block, structured, at))
+
+
+def _has_tool_result(content: list[Any]) -> bool:
+    first = content[0] if content else None  # a tool-result carrier usually holds one block
+    if isinstance(first, dict) and first.get("type") == "tool_result":
+        return True
+    return any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
 
 
 def _tool_result(
