@@ -231,3 +231,38 @@ def test_the_helper_embeds_the_turns_with_the_vectors_the_sync_would_make(
             monkeypatch.delenv("TEAMLORE_FAILPOINT")
     assert 0 < result["vectors"]["embeddedTurns"] <= len(embedded_here)
     assert vectors_of(homes["on"]) == vectors_of(homes["off"])
+
+
+def test_the_helper_is_ready_before_its_model_loads_and_loads_it_between_requests() -> None:
+    # ready as soon as it can analyze; the model loads in steps while no request waits, with
+    # only what the bundled model needs: not config.toml's models (pydantic) or the CLI
+    from teamlore.models.embeddings import bundled_embedder
+
+    space = bundled_embedder().space.key
+    code = textwrap.dedent(
+        f"""
+        from teamlore.sessions.analysis_helper import _Embeds
+        embeds = _Embeds({space!r})
+        assert embeds.has_work() and not embeds.loaded
+        steps = 0
+        while embeds.has_work():
+            embeds.work()
+            steps += 1
+        assert embeds.loaded and embeds.usable and steps == 2, steps
+        embeds.add(["a turn about rounding a cart total"], {space!r})
+        embeds.work()
+        dimensions, made = embeds.take()
+        assert dimensions == 256 and len(made) == 4 * 256
+        """
+    )
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    modules = {
+        line.rsplit("|", 1)[-1].strip()
+        for line in proc.stderr.splitlines()
+        if line.startswith("import time:")
+    }
+    assert {"numpy", "tokenizers", "teamlore.models.embeddings"} <= modules
+    assert not modules & {"pydantic", "teamlore.core.config", "typer", "rich"}

@@ -38,8 +38,6 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 import orjson
 
 from teamlore.core import errors
-from teamlore.core.config import load_config
-from teamlore.core.paths import state_dir_path
 
 if TYPE_CHECKING:
     import numpy as np
@@ -361,6 +359,11 @@ def configured_embedder(home: Path | None = None) -> Embedder | None:
     Raises `EMBEDDINGS_UNAVAILABLE` (bundled model missing), `MODEL_NOT_CONFIGURED` or
     `CONFIG_INVALID` (endpoint profile incomplete); callers fall back to lexical search.
     """
+    # config.toml's models (pydantic) load here, not with the module: the analysis helper
+    # loads the bundled model without them (sessions/analysis_helper.py)
+    from teamlore.core.config import load_config
+    from teamlore.core.paths import state_dir_path
+
     settings = load_config(home).embeddings
     if settings.backend == "off":
         return None

@@ -21,11 +21,12 @@ Where a file's FTS rows go:
 
 A helper that dies, answers something else than the bodies asked for, or takes longer than its
 timeout is killed; the texts it held are analyzed in-process and the rest of the sync runs
-in-process. It never stalls or fails a sync. Until the helper says it is ready (it loads what it
-needs first), the sync analyzes in-process. `TEAMLORE_ANALYSIS_HELPER=off` turns it off, `on`
-starts it for any sync and waits until it is ready (tests); by default a sync starts it when it
-will read at least `HELPER_MIN_BYTES` and a core looks free (`_core_to_spare`), so small syncs
-and busy machines never pay for a process start.
+in-process. It never stalls or fails a sync. Until the helper says it is ready (once it can
+analyze; the model loads afterwards, between requests), the sync analyzes in-process.
+`TEAMLORE_ANALYSIS_HELPER=off` turns it off, `on` starts it for any sync and waits until it is
+ready (tests); by default a sync starts it when it will read at least `HELPER_MIN_BYTES` and a
+core looks free (`_core_to_spare`), so small syncs and busy machines never pay for a process
+start.
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ from teamlore.core.failpoints import armed, failpoint
 
 if TYPE_CHECKING:
     import sqlite3
+
+    from teamlore.models.embeddings import BundledEmbedder
 
 MODE_ENV = "TEAMLORE_ANALYSIS_HELPER"
 Mode = Literal["auto", "on", "off"]
@@ -113,7 +116,7 @@ class SearchRows:
 
     def write_file_rows(self, rows: list[Row]) -> None:
         """The FTS rows of the file being synced (called inside its savepoint). Until the
-        helper said it is ready (it loads what it needs first), the sync analyzes them."""
+        helper said it is ready, the sync analyzes them."""
         if self._helper is None or not self._helper.greeted:
             self._insert(rows, [analyze(row[1]) for row in rows])
             if self._helper is not None:
@@ -373,14 +376,10 @@ def _left(deadline: float) -> float:
 
 
 def serve(stdin: BinaryIO, stdout: BinaryIO, embed_space: str = "") -> None:
-    """Load the model of `embed_space` (if any), say ready; then answer each frame of texts
-    with a frame of their analyzed bodies and the vectors made since the last answer, and embed
-    queued texts while no request waits. Until end of input."""
-    embeds = _Embeds()
-    if embed_space:
-        embeds.add(["ready"], embed_space)
-        embeds.embed(1)  # loads the tokenizer and the table before the sync counts on us
-        embeds.made = []
+    """Say ready (the analyzer is loaded); then answer each frame of texts with a frame of their
+    analyzed bodies and the vectors made since the last answer. While no request waits, load
+    the model of `embed_space` (if any) and embed queued texts. Until end of input."""
+    embeds = _Embeds(embed_space or None)
 
     def write(value: object) -> None:
         data = pickle.dumps(value, protocol=5)
@@ -398,10 +397,12 @@ def serve(stdin: BinaryIO, stdout: BinaryIO, embed_space: str = "") -> None:
             size -= len(chunk)
         return b"".join(parts)
 
+    # ready as soon as it can analyze: the sync sends work from here on, and the model (~0.2 s
+    # of imports and files) loads in the gaps between requests, not before the first one
     write(ANALYZER_VERSION)
     while True:
-        while embeds.queue and not select.select([stdin], [], [], 0)[0]:
-            embeds.embed(EMBED_BATCH)  # the sync is busy parsing: use the time
+        while embeds.has_work() and not select.select([stdin], [], [], 0)[0]:
+            embeds.work()  # the sync is busy parsing: use the time
         header = read(_HEADER.size)
         frame = read(_HEADER.unpack(header)[0]) if header else None
         if frame is None:
@@ -418,17 +419,30 @@ def serve(stdin: BinaryIO, stdout: BinaryIO, embed_space: str = "") -> None:
 
 
 class _Embeds:
-    """The helper's bundled model, loaded on the first turn to embed, its queue of texts and
+    """The helper's bundled model, loaded while no request waits, its queue of texts and
     the vectors made and not yet sent. The vectors are made exactly as in the sync (same model,
     same texts, each text alone). A model that is another space or cannot load makes none (the
     answers say None from then on), and the sync's embedding step does the work."""
 
-    def __init__(self) -> None:
+    def __init__(self, space: str | None = None) -> None:
         self.usable = True
-        self.space: str | None = None
+        self.space = space
+        self.loaded = space is None  # nothing to load until there is a space to embed in
+        self._embedder: BundledEmbedder | None = None
         self.queue: list[str] = []
         self.made: list[bytes] = []
         self.dimensions = 0
+
+    def has_work(self) -> bool:
+        return self.usable and (bool(self.queue) or not self.loaded)
+
+    def work(self) -> None:
+        """One step of what is left (each ~0.05-0.1 s, so a request waits at most that long):
+        import the model's code, load its files, then embed a batch of the queue."""
+        if self._embedder is None:
+            self._model()
+        else:
+            self.embed(EMBED_BATCH if self.loaded else 0)
 
     def add(self, texts: list[str], space: str | None) -> None:
         if self.usable and texts:
@@ -436,22 +450,43 @@ class _Embeds:
             self.space = space
 
     def embed(self, count: int) -> None:
+        """Embed the first `count` texts queued (the model loads first if it has not)."""
         batch, self.queue = self.queue[:count], self.queue[count:]
-        if not (self.usable and batch):
+        embedder = self._model() if self.usable and (batch or not self.loaded) else None
+        if embedder is None:
             return
         try:
-            from teamlore.models.embeddings import bundled_embedder
-
-            embedder = bundled_embedder()
-            if embedder.space.key != self.space:
-                raise ValueError("another embedding space")
+            if not self.loaded:
+                embedder.embed(["ready"])  # loads the tokenizer and the table
+                self.loaded = True
+            if not batch:
+                return
             vectors = embedder.embed(batch)
         except Exception:  # unavailable here: the sync's embedding step reports it
-            self.usable = False
-            self.queue, self.made = [], []
+            self._unusable()
             return
         self.dimensions = int(vectors.shape[1])
         self.made.append(vectors.astype("<f4").tobytes())
+
+    def _model(self) -> BundledEmbedder | None:
+        """The bundled model of our space (its code imported, its files not yet read)."""
+        if self._embedder is None and self.usable:
+            try:
+                import numpy  # noqa: F401  (here: the files load in the next step)
+
+                from teamlore.models.embeddings import bundled_embedder
+
+                embedder = bundled_embedder()
+                if embedder.space.key != self.space:
+                    raise ValueError("another embedding space")
+                self._embedder = embedder
+            except Exception:  # unavailable here: the sync's embedding step reports it
+                self._unusable()
+        return self._embedder
+
+    def _unusable(self) -> None:
+        self.usable = False
+        self.queue, self.made = [], []
 
     def take(self) -> tuple[int, bytes] | None:
         if not self.usable:
