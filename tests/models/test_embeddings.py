@@ -11,15 +11,21 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from models.scripted_server import Scripted, ScriptedServer, embeddings_responder
+from support import shared_fixtures
 from teamlore.core.errors import TeamloreError
 from teamlore.models.embeddings import (
+    MAX_EMBED_CHARS,
     BundledEmbedder,
     EndpointEmbedder,
     bundled_embedder,
     bundled_files,
     configured_embedder,
+    mean_token_rows,
+    normalize_rows,
 )
 from teamlore.models.openai_compat import OpenAICompatClient
 
@@ -280,3 +286,54 @@ def test_the_bundled_model_names_its_space_without_loading_and_a_damaged_one_fai
         damaged.embed(["a query"])
     assert info.value.code == "EMBEDDINGS_UNAVAILABLE"
     assert "cannot be loaded" in info.value.message
+
+
+def _mean_per_text(table: np.ndarray, id_lists: list[list[int]]) -> np.ndarray:
+    """The mean as it was computed before `mean_token_rows`: one text at a time."""
+    out = np.zeros((len(id_lists), table.shape[1]), dtype=np.float32)
+    for row, ids in enumerate(id_lists):
+        if ids:
+            picked = np.clip(np.asarray(ids, dtype=np.int64), 0, table.shape[0] - 1)
+            out[row] = table[picked].astype(np.float32).mean(axis=0)
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.lists(st.integers(min_value=-3, max_value=70), max_size=300), max_size=20),
+    st.integers(min_value=0, max_value=2**32 - 1),
+)
+def test_batched_token_means_are_the_per_text_means_bit_for_bit(
+    id_lists: list[list[int]], seed: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    # float16 bit patterns of every kind but NaN/inf: normals, subnormals, both zeros
+    bits = rng.integers(0, 0x7C00, size=(64, 8), dtype=np.uint16)
+    bits |= rng.integers(0, 2, size=bits.shape, dtype=np.uint16) << 15
+    table = bits.view(np.float16)
+    out = np.zeros((len(id_lists), 8), dtype=np.float32)
+
+    mean_token_rows(table, id_lists, out)
+
+    assert out.tobytes() == _mean_per_text(table, id_lists).tobytes()
+
+
+def test_bundled_vectors_of_real_session_lines_are_the_per_text_means_bit_for_bit() -> None:
+    from safetensors import safe_open
+    from tokenizers import Tokenizer
+
+    weights, tokenizer_path = bundled_files()
+    with safe_open(str(weights), framework="np") as f:
+        table = f.get_tensor("embedding.weight")
+    tokenizer = Tokenizer.from_file(str(tokenizer_path))
+    texts = [
+        line[:MAX_EMBED_CHARS]
+        for path in sorted(shared_fixtures("sessions").rglob("*.jsonl"))[:30]
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines()[:40]
+    ] + ["", "迁移数据库之前先备份"]
+    id_lists = [e.ids for e in tokenizer.encode_batch(texts, add_special_tokens=False)]
+
+    ours = bundled_embedder().embed(texts)
+
+    assert len(texts) > 300
+    assert ours.tobytes() == normalize_rows(_mean_per_text(table, id_lists)).tobytes()

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import itertools
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -185,15 +186,10 @@ class BundledEmbedder:
 
         table = _shared(("table", self._paths[0]), lambda: _load_table(self._paths[0]))
         out = np.zeros((len(texts), table.shape[1]), dtype=np.float32)
-        last = table.shape[0] - 1
         for start in range(0, len(texts), ENCODE_CHUNK):
             cut = [t[:MAX_EMBED_CHARS] for t in texts[start : start + ENCODE_CHUNK]]
-            for row, encoding in enumerate(_encode(self._tokenizer_for(cut), cut), start):
-                if encoding.ids:
-                    ids = np.clip(np.asarray(encoding.ids, dtype=np.int64), 0, last)
-                    # the table stays in its stored precision (float16: 16 MiB, not a 32 MiB
-                    # float32 copy); the rows picked widen exactly to float32 before the mean
-                    out[row] = table[ids].astype(np.float32).mean(axis=0)
+            encodings = _encode(self._tokenizer_for(cut), cut)
+            mean_token_rows(table, [e.ids for e in encodings], out[start : start + len(cut)])
         return normalize_rows(out)
 
     def _tokenizer_for(self, texts: list[str]) -> Tokenizer:
@@ -219,6 +215,30 @@ class BundledEmbedder:
         from teamlore.models.glosses import gloss
 
         return self.embed([gloss(query)])
+
+
+def mean_token_rows(table: NDArray[Any], id_lists: list[list[int]], out: Vectors) -> None:
+    """Row i of `out`: the float32 mean of `table`'s rows for the token ids `id_lists[i]`
+    (ids clipped to the table; a text without tokens leaves its row as it is).
+
+    Exactly `table[ids].astype(np.float32).mean(axis=0)` per text (the same float32 additions
+    in the same order), but each distinct token of the batch is widened from the table's
+    float16 once: the widening was most of the work (~70 of ~90 µs for a 1 KiB turn). The
+    table stays in its stored precision (16 MiB, not a 32 MiB float32 copy)."""
+    import numpy as np
+
+    total = sum(map(len, id_lists))
+    if not total:
+        return
+    flat = np.fromiter(itertools.chain.from_iterable(id_lists), dtype=np.int64, count=total)
+    np.clip(flat, 0, table.shape[0] - 1, out=flat)
+    distinct, position = np.unique(flat, return_inverse=True)
+    rows = table[distinct].astype(np.float32)
+    end = 0
+    for row, ids in enumerate(id_lists):
+        if ids:
+            start, end = end, end + len(ids)
+            out[row] = rows[position[start:end]].mean(axis=0)
 
 
 def _encode(tokenizer: Tokenizer, texts: list[str]) -> list[Encoding]:
