@@ -245,6 +245,39 @@ def test_terms_held_order_the_window_when_another_owner_shares_the_index(
     assert [int(hit.score) for hit in found.results] == [2, 1]  # terms held
 
 
+def test_a_word_most_documents_hold_brings_no_candidates_past_the_window(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # "session" is in 5 of 6 documents, more than the window (3) holds: BM25 gives it no weight
+    # (IDF floored at 1e-6), so documents holding only it no longer fill the window; documents
+    # the weighted word brings still count it as held
+    monkeypatch.setattr(search_module, "MAX_CANDIDATES", 3)
+    root = tmp_path / "large"
+    root.mkdir()
+    init_tree(root)
+    bodies = {
+        "flush-session": "Flush the queue before the session ends.",
+        "flush-only": "Flush flush flush the queue.",
+        "session-dense": "Session session session session.",
+        "session-a": "The session cookie is shared.",
+        "session-b": "A session token expires.",
+        "session-c": "Every session is logged.",
+    }
+    for name, body in bodies.items():
+        (root / f".threadshare/memory/entries/{name}.md").write_text(entry_text(name, body))
+    connection = open_state_db(tmp_path / "home")
+    sync_approved_projection(
+        connection, repository_key=REPO, worktree_key=WORKTREE, worktree_root=root
+    )
+    found = search(connection, "session flush")
+    assert ids(found) == ["flush-session", "flush-only"]
+    assert [int(hit.score) for hit in found.results] == [2, 1]  # "session" still counts as held
+    # a query whose only weighted word is found nowhere, or of such words only: as before
+    assert ids(search(connection, "session zyxwvut"))[0] == "session-dense"
+    assert ids(search(connection, "session"))[0] == "session-dense"
+    connection.close()
+
+
 def test_the_limit_bounds_the_results(conn: sqlite3.Connection) -> None:
     assert ids(search(conn, "cookie", limit=1)) == ["cookie-cookie"]
 

@@ -160,8 +160,11 @@ def _lexical(
 ) -> list[tuple[int, float, sqlite3.Row]]:
     """(terms held, BM25 strength, slim row) best first: the lexical ranking (all of it, or
     `limit`). Rows carry only the ordering columns; `_full_rows` fetches what a hit shows."""
-    rows = _run(conn, *owner, parsed.match_any(), include_deprecated, MAX_CANDIDATES)
-    held = _terms_held(conn, parsed, [row["id"] for row in rows])
+    matches = _term_matches(conn, parsed)
+    rows = _run(
+        conn, *owner, _candidates(conn, parsed, matches), include_deprecated, MAX_CANDIDATES
+    )
+    held = _terms_held(matches, [row["id"] for row in rows])
     # the rows come in BM25 order (deprecated last); a stable sort by terms held keeps it
     # within each count (docs/search.md)
     ranked = sorted(
@@ -171,21 +174,50 @@ def _lexical(
     return ranked if limit is None else ranked[:limit]
 
 
-def _terms_held(conn: sqlite3.Connection, parsed: Query, ids: list[int]) -> dict[int, int]:
-    """How many query terms each candidate holds, asked of the FTS index one term at a time
-    (the same MATCH that found the candidates): each term's matches come back as one JSON array
-    (no Python step per matching row), counted for the candidates only."""
+def _term_matches(conn: sqlite3.Connection, parsed: Query) -> list[list[int]]:
+    """The rowids each query term matches, asked of the FTS index one term at a time (the same
+    MATCH that finds the candidates), each as one JSON array: no Python step per matching row.
+    None for a one-term query: it needs neither terms held nor `_candidates`' choice."""
     if len(parsed.terms) < 2:
+        return []
+    return [
+        orjson.loads(
+            conn.execute(
+                "SELECT json_group_array(rowid) FROM approved_fts WHERE approved_fts MATCH ?",
+                (term.expr(),),
+            ).fetchone()[0]
+        )
+        for term in parsed.terms
+    ]
+
+
+def _terms_held(matches: list[list[int]], ids: list[int]) -> dict[int, int]:
+    """How many query terms each candidate holds (nothing for a one-term query)."""
+    if not matches:
         return {}
     held = dict.fromkeys(ids, 0)
-    for term in parsed.terms:
-        (found,) = conn.execute(
-            "SELECT json_group_array(rowid) FROM approved_fts WHERE approved_fts MATCH ?",
-            (term.expr(),),
-        ).fetchone()
-        for rowid in held.keys() & orjson.loads(found):
+    for found in matches:
+        for rowid in held.keys() & found:
             held[rowid] += 1
     return held
+
+
+# A term that alone matches more documents than the window holds, and at least half of all
+# documents, has no BM25 weight: FTS5 floors its IDF, log((N - n + 0.5) / (n + 0.5)) <= 0, at
+# 1e-6. It brings no candidates and stays out of BM25 when the query has other terms; it still
+# counts as held. (Before, such a term filled the window places the other terms left with
+# documents holding only such words, chosen by that 1e-6 weight.) docs/memory.md, "Search"
+def _candidates(conn: sqlite3.Connection, parsed: Query, matches: list[list[int]]) -> str:
+    """The MATCH expression that finds the candidates: any term BM25 weighs that is found."""
+    crowded = [i for i, found in enumerate(matches) if len(found) > MAX_CANDIDATES]
+    if not crowded:
+        return parsed.match_any()
+    (documents,) = conn.execute("SELECT count(*) FROM approved_entries").fetchone()
+    unweighted = {i for i in crowded if 2 * len(matches[i]) >= documents}
+    weighted = [i for i, found in enumerate(matches) if found and i not in unweighted]
+    if not weighted:  # no term BM25 weighs is found: every term brings candidates
+        return parsed.match_any()
+    return Query(tuple(parsed.terms[i] for i in weighted)).match_any()
 
 
 def _hit(row: sqlite3.Row, score: float, parsed: Query, by: list[SearchPath]) -> SearchHit:
