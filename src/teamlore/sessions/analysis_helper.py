@@ -32,12 +32,15 @@ start.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import pickle
+import queue
 import select
 import struct
 import subprocess
 import sys
+import threading
 import time
 from collections import deque
 from pathlib import Path
@@ -65,6 +68,7 @@ DIE_POINT = "analysis-helper.die"
 HANG_POINT = "analysis-helper.hang"
 
 _HEADER = struct.Struct("<Q")
+PIPE_BYTES = 1 << 20  # what each pipe to the helper holds (Linux lets a process ask for 1 MiB)
 # turn id, search text (analyzed into the body), scope tokens, the text a vector is made of
 Row = tuple[int, str, str, str]
 # turn id → (hash of the text embedded, float32 vector as little-endian bytes)
@@ -256,7 +260,10 @@ class SearchRows:
 
 
 class _Helper:
-    """The helper process and its two pipes: frames of an 8-byte length and a pickle."""
+    """The helper process and its two pipes: frames of an 8-byte length and a pickle. A thread
+    writes the frames the sync sends and another reads the helper's answers, so that the sync
+    never waits on a pipe while the helper is busy (a file's texts are often MiBs, a pipe holds
+    64 KiB); the sync waits only for an answer it needs (`receive`)."""
 
     def __init__(self, embed_space: str | None) -> None:
         # the helper imports this very package, wherever the sync found it
@@ -275,20 +282,26 @@ class _Helper:
             },
         )
         assert self.proc.stdin is not None and self.proc.stdout is not None
-        self._in = self.proc.stdin.fileno()
-        self._out = self.proc.stdout.fileno()
-        os.set_blocking(self._in, False)
-        os.set_blocking(self._out, False)
         self.greeted = False
+        self._outbox: queue.SimpleQueue[tuple[bytes, float] | None] = queue.SimpleQueue()
+        self._answers: queue.SimpleQueue[bytes | HelperFailed] = queue.SimpleQueue()
+        self._failed: HelperFailed | None = None  # what the writer ran into
+        self._threads = [
+            threading.Thread(target=self._write_frames, args=(self.proc.stdin,), daemon=True),
+            threading.Thread(target=self._read_frames, args=(self.proc.stdout,), daemon=True),
+        ]
+        for thread in self._threads:
+            thread.start()
 
     def ready(self) -> bool:
-        return bool(select.select([self._out], [], [], 0)[0])
+        """Whether an answer (or the news that the helper failed) waits to be received."""
+        return not self._answers.empty()
 
     def greet(self, deadline: float) -> None:
         """The helper's first frame, sent once it is ready, names its analyzer: it must be
         ours."""
         if not self.greeted:
-            version = self._read_frame(deadline)
+            version = self._next_frame(deadline)
             if version != ANALYZER_VERSION:
                 raise HelperFailed(f"helper analyzer {version!r} is not {ANALYZER_VERSION!r}")
             self.greeted = True
@@ -296,21 +309,17 @@ class _Helper:
     def send(
         self, texts: list[str], embed_texts: list[str] | None, space: str | None, deadline: float
     ) -> None:
+        """Queue a frame for the writer thread (it must be written by `deadline`)."""
+        if self._failed is not None:
+            raise self._failed
         data = pickle.dumps((texts, embed_texts, space), protocol=5)
-        view = memoryview(_HEADER.pack(len(data)) + data)
-        while view:
-            if not select.select([], [self._in], [], _left(deadline))[1]:
-                raise HelperFailed("helper stopped reading")
-            try:
-                view = view[os.write(self._in, view) :]
-            except OSError as exc:  # BrokenPipeError: it died
-                raise HelperFailed(f"helper gone ({type(exc).__name__})") from exc
+        self._outbox.put((_HEADER.pack(len(data)) + data, deadline))
 
     def receive(self, count: int, deadline: float) -> tuple[list[str], tuple[int, bytes] | None]:
         """The bodies of the texts sent, and their vectors (dimensions, float32 bytes) if it
         made them."""
         self.greet(deadline)
-        answer = self._read_frame(deadline)
+        answer = self._next_frame(deadline)
         bodies, vectors = answer if isinstance(answer, tuple) and len(answer) == 2 else (None, None)
         if (
             not isinstance(bodies, list)
@@ -327,35 +336,92 @@ class _Helper:
             vectors = None
         return bodies, vectors
 
-    def _read_frame(self, deadline: float) -> object:
-        (size,) = _HEADER.unpack(self._read(_HEADER.size, deadline))
+    def _next_frame(self, deadline: float) -> object:
         try:
-            return pickle.loads(self._read(size, deadline))
+            frame = self._answers.get(timeout=_left(deadline))
+        except queue.Empty:
+            raise HelperFailed("helper timed out") from None
+        if isinstance(frame, HelperFailed):
+            self._answers.put(frame)  # it stays failed
+            raise frame
+        try:
+            return pickle.loads(frame)
         except Exception as exc:  # a torn or foreign frame
             raise HelperFailed(f"helper answer unreadable ({type(exc).__name__})") from exc
 
-    def _read(self, size: int, deadline: float) -> bytes:
-        parts: list[bytes] = []
-        while size:
-            if not select.select([self._out], [], [], _left(deadline))[0]:
-                raise HelperFailed("helper timed out")
-            chunk = os.read(self._out, min(size, 1 << 20))
-            if not chunk:
-                raise HelperFailed(f"helper exited ({self.proc.poll()})")
-            parts.append(chunk)
-            size -= len(chunk)
-        return b"".join(parts)
+    def _write_frames(self, pipe: BinaryIO) -> None:
+        """The writer thread: each queued frame, written whole by its deadline; None closes the
+        helper's input (it exits on end of input)."""
+        fd = pipe.fileno()
+        _widen(fd)
+        os.set_blocking(fd, False)
+        try:
+            while (item := self._outbox.get()) is not None:
+                frame, deadline = item
+                view = memoryview(frame)
+                while view:
+                    if not select.select([], [fd], [], _left(deadline))[1]:
+                        raise HelperFailed("helper stopped reading")
+                    try:
+                        view = view[os.write(fd, view) :]
+                    except BlockingIOError:
+                        continue
+                    except OSError as exc:  # BrokenPipeError: it died
+                        raise HelperFailed(f"helper gone ({type(exc).__name__})") from exc
+        except HelperFailed as exc:
+            self._failed = exc
+            self._answers.put(exc)
+        finally:
+            with contextlib.suppress(OSError):
+                pipe.close()
+
+    def _read_frames(self, pipe: BinaryIO) -> None:
+        """The reader thread: every frame the helper writes, until it exits."""
+        fd = pipe.fileno()
+        _widen(fd)
+        try:
+            while True:
+                header = _read_exactly(fd, _HEADER.size)
+                if header is None:
+                    break
+                frame = _read_exactly(fd, _HEADER.unpack(header)[0])
+                if frame is None:
+                    break
+                self._answers.put(frame)
+        except OSError:
+            pass
+        self._answers.put(HelperFailed(f"helper exited ({self.proc.poll()})"))
 
     def stop(self) -> None:
-        for pipe in (self.proc.stdin, self.proc.stdout):
-            if pipe is not None:
-                with contextlib.suppress(OSError):
-                    pipe.close()
+        self._outbox.put(None)  # the writer closes its input once the frames before are out
         try:
             self.proc.wait(timeout=0.5)  # it exits on end of input
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        for thread in self._threads:  # the helper is gone: both pipes end
+            thread.join(timeout=1.0)
+        if self.proc.stdout is not None:
+            with contextlib.suppress(OSError):
+                self.proc.stdout.close()
+
+
+def _read_exactly(fd: int, size: int) -> bytes | None:
+    """`size` bytes from `fd` (blocking), or None at its end."""
+    parts: list[bytes] = []
+    while size:
+        chunk = os.read(fd, min(size, 1 << 20))
+        if not chunk:
+            return None
+        parts.append(chunk)
+        size -= len(chunk)
+    return b"".join(parts)
+
+
+def _widen(fd: int) -> None:
+    """Let the pipe hold 1 MiB (Linux; 64 KiB otherwise): fewer wake-ups per frame."""
+    with contextlib.suppress(OSError, AttributeError):
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
 
 
 def _core_to_spare() -> bool:
