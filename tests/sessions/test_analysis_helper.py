@@ -72,6 +72,22 @@ def test_a_sync_with_the_helper_stores_the_golden_rows(monkeypatch: pytest.Monke
     assert build(shared_fixtures("sessions")) == orjson.loads(GOLDEN.read_bytes())
 
 
+@pytest.mark.parametrize("mode", ["on", "off"])
+def test_a_batch_reaches_the_search_index_as_one_segment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: Mode
+) -> None:
+    """FTS5 flushes its pending terms at every savepoint and whenever they outgrow `hashsize`:
+    the rows are written together before the commit, with `hashsize` raised meanwhile (here
+    the default is made tiny, so that the fixtures outgrow it) and restored after."""
+    monkeypatch.setattr(analysis_helper, "FTS_HASH_BYTES", 4096)
+    indexer = sync_fixtures(tmp_path, mode, batch_bytes=64 << 20)
+    conn = indexer.conn
+    assert conn.execute("SELECT count(*) FROM turns").fetchone()[0] > 100
+    assert conn.execute("SELECT count(DISTINCT segid) FROM turns_fts_idx").fetchone()[0] == 1
+    hashsize = conn.execute("SELECT v FROM turns_fts_config WHERE k = 'hashsize'").fetchone()
+    assert hashsize[0] == 4096
+
+
 def test_small_syncs_do_not_start_the_helper(tmp_path: Path, helper_processes: list[Any]) -> None:
     src = tmp_path / "sessions"
     session_file(src / "a.jsonl", {"t": "user", "text": "a small sync"})

@@ -10,14 +10,14 @@ one thread (the tokenizer's own threads would compete with the sync); the sync's
 (turn_vectors.py) then stores those instead of computing them, and computes whatever they do not
 cover — vectors are written where and when they always were.
 
-Where a file's FTS rows go:
-
-- in-process (small syncs, no helper, or after a fallback): analyzed as the file ends and
-  written inside the file's savepoint, as they always were;
-- with the helper: the texts are sent once the file's savepoint is released, and the bodies
-  written when they come back (after a later file, outside any file's savepoint) and always
-  before the batch commits (`settle`). A commit never holds a turn without its FTS row, a file
-  that fails sends nothing, and a crash loses only the uncommitted batch, as before.
+Where a file's FTS rows go: analyzed in-process as the file ends, or by the helper (its texts are
+sent once the file's savepoint is released; a writer thread sends them and a reader thread
+collects the answers, so the sync never waits on a pipe), they are all written together just
+before the batch commits (`settle`; also before a file that may rewrite turns of earlier files),
+outside any file's savepoint. FTS5 flushes its pending terms at every savepoint, so rows
+written per file made a segment per file, and merges; written per batch (with FTS5's
+`hashsize` raised meanwhile) they make one. A commit never holds a turn without its FTS row, a
+file that fails leaves none, and a crash loses only the uncommitted batch, as before.
 
 A helper that dies, answers something else than the bodies asked for, or takes longer than its
 timeout is killed; the texts it held are analyzed in-process and the rest of the sync runs
@@ -62,6 +62,10 @@ HELPER_MIN_BYTES = 32 << 20
 TIMEOUT_SECONDS = 10.0  # the helper's answer is late after this, plus a second per MiB sent
 UNSENT_MAX_CHARS = 16 << 20  # texts waiting for the helper before the sync waits for it
 VECTORS_MAX = 32768  # turns whose vector the sync holds (1 KiB each) before it stops asking
+# FTS5's `hashsize`: the index never sets it, so it is FTS5's default. `settle` raises it to
+# `PENDING_TERMS_MAX` while it writes a batch's rows, so that they reach the disk as one segment
+FTS_HASH_BYTES = 1 << 20
+PENDING_TERMS_MAX = 16 << 20
 EMBED_BATCH = 64  # texts the helper embeds at once, between two requests of the sync
 # failpoints of the helper process itself (tests): it SIGKILLs itself, or stops answering
 DIE_POINT = "analysis-helper.die"
@@ -71,6 +75,8 @@ _HEADER = struct.Struct("<Q")
 PIPE_BYTES = 1 << 20  # what each pipe to the helper holds (Linux lets a process ask for 1 MiB)
 # turn id, search text (analyzed into the body), scope tokens, the text a vector is made of
 Row = tuple[int, str, str, str]
+# an FTS row to write: turn id, analyzed body, scope tokens
+Body = tuple[int, str, str]
 # turn id → (hash of the text embedded, float32 vector as little-endian bytes)
 Vectors = dict[int, tuple[int, bytes]]
 
@@ -105,6 +111,9 @@ class SearchRows:
         self.settle_seconds = 0.0  # time the sync waited for the helper (bench/bench_sync_real)
         self._helper: _Helper | None = None
         self._file: list[Row] = []  # the open file's rows, while the helper runs
+        self._file_bodies: list[Body] = []  # the open file's rows analyzed here
+        self._bodies: list[Body] = []  # rows of released files analyzed, written by `settle`
+        self._discard_in_flight = False  # the rows with the helper were rolled back
         self._unsent: list[Row] = []
         self._in_flight: list[Row] = []
         # (turn id, text to embed) of rows analyzed here while the helper started: it embeds
@@ -122,7 +131,7 @@ class SearchRows:
         """The FTS rows of the file being synced (called inside its savepoint). Until the
         helper said it is ready, the sync analyzes them."""
         if self._helper is None or not self._helper.greeted:
-            self._insert(rows, [analyze(row[1]) for row in rows])
+            self._file_bodies.extend((row[0], analyze(row[1]), row[2]) for row in rows)
             if self._helper is not None:
                 self._file_embeds.extend((row[0], row[3]) for row in rows)
         else:
@@ -131,26 +140,56 @@ class SearchRows:
     def file_released(self) -> None:
         """The file's savepoint was released: its rows belong to the batch now."""
         self._unsent.extend(self._file)
+        self._bodies.extend(self._file_bodies)
         self._to_embed.extend(self._file_embeds)
-        self._file, self._file_embeds = [], []
+        self._file, self._file_bodies, self._file_embeds = [], [], []
         if self._helper is not None and (self._helper.greeted or self._helper.ready()):
             self._pump(block=sum(len(r[1]) for r in self._unsent) > UNSENT_MAX_CHARS)
 
     def file_rolled_back(self) -> None:
-        self._file, self._file_embeds = [], []
+        self._file, self._file_bodies, self._file_embeds = [], [], []
+
+    def batch_rolled_back(self) -> None:
+        """SQLite rolled the whole batch back: its rows are for turns that no longer exist."""
+        self.file_rolled_back()
+        self._bodies, self._unsent = [], []
+        self._discard_in_flight = bool(self._in_flight)
 
     def settle(self) -> None:
-        """Write every FTS row still with the helper (before a commit; before a file that may
-        rewrite turns of earlier files)."""
+        """Write the FTS rows of every released file, waiting for those still with the helper
+        (before a commit; before a file that may rewrite turns of earlier files). They are
+        written together, outside any file's savepoint: FTS5 flushes its pending terms at each
+        savepoint, so rows written between files would make a segment per file (and merges)."""
         started = time.monotonic()
         while self._unsent or self._in_flight:
             self._pump(block=True)
         self.settle_seconds += time.monotonic() - started
+        bodies, self._bodies = self._bodies, []
+        if sum(len(body[1]) for body in bodies) < FTS_HASH_BYTES:
+            self._write(bodies)
+            return
+        # FTS5 also flushes whenever its pending terms outgrow `hashsize` (1 MiB by default):
+        # raised for this insert and restored before the commit, one segment per batch
+        self._set_hashsize(PENDING_TERMS_MAX)
+        try:
+            self._write(bodies)
+        finally:
+            self._set_hashsize(FTS_HASH_BYTES)
+
+    def _write(self, bodies: list[Body]) -> None:
+        if bodies:
+            self.conn.executemany(
+                "INSERT INTO turns_fts(rowid, body, scope) VALUES (?, ?, ?)", bodies
+            )
+
+    def _set_hashsize(self, size: int) -> None:
+        self.conn.execute("INSERT INTO turns_fts(turns_fts, rank) VALUES ('hashsize', ?)", (size,))
 
     def close(self) -> None:
         """Stop the helper (rows not settled are dropped: the batch holding them rolls back)."""
         helper, self._helper = self._helper, None
         self._unsent, self._in_flight, self._file = [], [], []
+        self._file_bodies, self._bodies = [], []
         self._file_embeds, self._to_embed = [], []
         self._embedding.clear()
         if helper is not None:
@@ -171,7 +210,7 @@ class SearchRows:
     def _pump(self, *, block: bool) -> None:
         helper = self._helper
         if helper is None:
-            self._insert_in_process()
+            self._analyze_in_process()
             return
         try:
             if self._in_flight and (block or helper.ready()):
@@ -179,8 +218,10 @@ class SearchRows:
                     len(self._in_flight), self._deadline(self._in_flight)
                 )
                 rows, self._in_flight = self._in_flight, []
-                self._insert(rows, bodies)
-                self.helper_rows += len(rows)
+                if not self._discard_in_flight:
+                    self._keep_bodies(rows, bodies)
+                    self.helper_rows += len(rows)
+                self._discard_in_flight = False
                 self._keep_vectors(vectors)
             helper.greet(time.monotonic() + self.timeout_seconds)  # it is ready: it said so
             if not self._in_flight and self._unsent:
@@ -198,7 +239,7 @@ class SearchRows:
             self._helper = None
             self._embedding.clear()
             helper.stop()
-            self._insert_in_process()
+            self._analyze_in_process()
 
     def _embed_texts(self) -> list[str] | None:
         """The texts to embed sent with the next frame (and remembered, in order)."""
@@ -246,17 +287,14 @@ class SearchRows:
         chars = sum(len(r[1]) for r in rows)
         return time.monotonic() + self.timeout_seconds + chars / (1 << 20)
 
-    def _insert_in_process(self) -> None:
-        rows = self._in_flight + self._unsent
+    def _analyze_in_process(self) -> None:
+        rows = self._unsent if self._discard_in_flight else self._in_flight + self._unsent
+        self._discard_in_flight = False
         self._in_flight, self._unsent = [], []
-        self._insert(rows, [analyze(row[1]) for row in rows])
+        self._keep_bodies(rows, [analyze(row[1]) for row in rows])
 
-    def _insert(self, rows: list[Row], bodies: list[str]) -> None:
-        if rows:
-            self.conn.executemany(
-                "INSERT INTO turns_fts(rowid, body, scope) VALUES (?, ?, ?)",
-                [(row[0], body, row[2]) for row, body in zip(rows, bodies, strict=True)],
-            )
+    def _keep_bodies(self, rows: list[Row], bodies: list[str]) -> None:
+        self._bodies.extend((row[0], body, row[2]) for row, body in zip(rows, bodies, strict=True))
 
 
 class _Helper:

@@ -9,8 +9,9 @@ first bytes, the byte offset after the last complete line and the adapter's pars
 - marks a file that disappeared `unavailable` and keeps its history (Claude Code deletes old
   transcripts; the index is where that history survives).
 
-Each file's rows are written inside a savepoint together with its new offset and parser state,
-and files are committed in batches (a commit per `BATCH_BYTES` read or `BATCH_SECONDS`, and at
+Each file's rows are written inside a savepoint together with its new offset and parser state
+(its search rows, all the batch's together, just before the commit: analysis_helper.py), and
+files are committed in batches (a commit per `BATCH_BYTES` read or `BATCH_SECONDS`, and at
 the end): a crash between files, or in the middle of one, leaves a consistent index in which
 every file is either wholly at its new offset or wholly at its old one, and the next sync
 continues from there. A file that fails rolls back to its savepoint alone.
@@ -262,6 +263,8 @@ class Indexer:
             if conn.in_transaction:  # SQLite may have rolled back the whole batch already
                 conn.execute("ROLLBACK TO sync_file")
                 conn.execute("RELEASE sync_file")
+            else:
+                self.search_rows.batch_rolled_back()
             raise
         conn.execute("RELEASE sync_file")
         self.search_rows.file_released()
