@@ -103,6 +103,20 @@ def test_sync_and_search_processes_import_only_the_session_commands(
     assert "teamlore.cli.memory_cmds" in modules
 
 
+def test_a_sync_whose_turns_the_helper_embedded_loads_no_numpy(
+    home: Path, sources: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the analysis helper embeds and quantizes every turn of a bulk sync; the sync process only
+    # stores the rows it sends: neither numpy nor the model loads there (docs/sessions.md)
+    monkeypatch.setenv("TEAMLORE_ANALYSIS_HELPER", "on")
+    args = ("sync", "--source", f"claude={sources / 'claude'}", "--format", "json")
+    out, modules = _imported_by(*args)
+    vectors = json.loads(out)["vectors"]
+    assert vectors["status"] == "done" and vectors["embeddedTurns"] > 0
+    assert vectors["turnsWithVector"] == vectors["turns"]
+    assert not modules & {"numpy", "tokenizers", "safetensors"}
+
+
 def test_sessions_list_show_and_search(home: Path, sources: Path) -> None:
     sync_json(sources)
     listed = json.loads(teamlore_cli("sessions", "list", "--format", "json").stdout)["sessions"]

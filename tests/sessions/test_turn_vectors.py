@@ -483,3 +483,38 @@ def test_a_chinese_query_finds_an_english_turn_by_words(home: Path, claude_root:
     assert [(h["turn"], h["matchedBy"]) for h in found["hits"]] == [(5, ["lexical"])]
     assert "image" in found["hits"][0]["snippet"].lower()
     assert cli_json("sessions", "search", "秋天", "--lexical")["hits"][0]["turn"] == 4  # autumn
+
+
+def test_vectors_made_by_the_helper_are_stored_byte_for_byte_as_the_sync_stores_its_own(
+    tmp_path: Path,
+) -> None:
+    # the analysis helper sends rows as stored (int8, then sign bits); mixed with rows made
+    # here (turns it did not cover, a turn whose text changed since) the index is the same
+    src = tmp_path / "s"
+    mini_turns(src, "a", [prompt for prompt, _answer in TURNS])
+    embedder = bundled_embedder()
+    size = turn_vectors.stored_size(256)
+    stored = {}
+    for name in ("alone", "helped"):
+        (tmp_path / name).mkdir()
+        conn = mini_sync(tmp_path / name, src)
+        rows = conn.execute(
+            "SELECT id, user_text, assistant_text FROM turns ORDER BY id"
+        ).fetchall()
+        texts = [turn_vectors.turn_text(r[1], r[2]) for r in rows]
+        made: dict[int, turn_vectors.MadeVector] = {}
+        if name == "helped":
+            blob = turn_vectors.stored_rows(embedder.embed(texts))
+            assert len(blob) == len(texts) * size == len(texts) * (256 + 32)
+            for n in range(0, len(rows), 2):  # every other turn
+                made[rows[n][0]] = (hash(texts[n]), 256, blob[n * size : (n + 1) * size])
+            older = turn_vectors.stored_rows(embedder.embed(["an older text of the turn"]))
+            made[rows[0][0]] = (hash("an older text of the turn"), 256, older)  # not taken
+        turn_vectors.embed_pending_turns(conn, embedder, made=made)
+        stored[name] = conn.execute(
+            "SELECT t.revision, v.vector, v.slot, b.size, b.turn_ids, b.bits FROM turn_vectors v"
+            " JOIN turns t ON t.id = v.turn_id JOIN turn_vector_blocks b ON b.id = v.block_id"
+            " ORDER BY t.id"
+        ).fetchall()
+    assert len(stored["alone"]) == len(TURNS)
+    assert [tuple(r) for r in stored["helped"]] == [tuple(r) for r in stored["alone"]]

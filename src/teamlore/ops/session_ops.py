@@ -40,6 +40,7 @@ from teamlore.sessions.queries import (
 if TYPE_CHECKING:
     from teamlore.models.embeddings import Embedder
     from teamlore.sessions.indexer import Source
+    from teamlore.sessions.turn_vectors import MadeVector
 
 SYNC_LOCK = "sync.lock"
 
@@ -243,7 +244,7 @@ def _embed_turns(
     conn: sqlite3.Connection,
     home: Path,
     progress: ProgressCallback | None,
-    made: Mapping[int, tuple[int, bytes]] | None = None,
+    made: Mapping[int, MadeVector] | None = None,
 ) -> dict[str, Any]:
     """Give new and changed turns a vector for hybrid search (docs/hybrid-search.md). Off in
     config: nothing happens. A model that cannot be loaded or called never fails the sync: the

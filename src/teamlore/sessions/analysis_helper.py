@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     import sqlite3
 
     from teamlore.models.embeddings import BundledEmbedder
+    from teamlore.sessions.turn_vectors import MadeVector
 
 MODE_ENV = "TEAMLORE_ANALYSIS_HELPER"
 Mode = Literal["auto", "on", "off"]
@@ -61,7 +62,7 @@ Mode = Literal["auto", "on", "off"]
 HELPER_MIN_BYTES = 32 << 20
 TIMEOUT_SECONDS = 10.0  # the helper's answer is late after this, plus a second per MiB sent
 UNSENT_MAX_CHARS = 16 << 20  # texts waiting for the helper before the sync waits for it
-VECTORS_MAX = 32768  # turns whose vector the sync holds (1 KiB each) before it stops asking
+VECTORS_MAX = 32768  # turns whose vector the sync holds (~300 bytes each) before it stops asking
 # FTS5's `hashsize`: the index never sets it, so it is FTS5's default. `settle` raises it to
 # `PENDING_TERMS_MAX` while it writes a batch's rows, so that they reach the disk as one segment
 FTS_HASH_BYTES = 1 << 20
@@ -77,8 +78,8 @@ PIPE_BYTES = 1 << 20  # what each pipe to the helper holds (Linux lets a process
 Row = tuple[int, str, str, str]
 # an FTS row to write: turn id, analyzed body, scope tokens
 Body = tuple[int, str, str]
-# turn id → (hash of the text embedded, float32 vector as little-endian bytes)
-Vectors = dict[int, tuple[int, bytes]]
+# turn id → (hash of the text embedded, dimensions, the row as stored: turn_vectors.stored_rows)
+Vectors = dict[int, "MadeVector"]
 
 
 class HelperFailed(Exception):
@@ -250,9 +251,13 @@ class SearchRows:
         return [text for _, text in pending]
 
     def _keep_vectors(self, vectors: tuple[int, bytes] | None) -> None:
-        """Vectors of the oldest texts sent to embed, in the order sent; None: the helper
-        embeds no more (the embedding step makes the rest)."""
-        size = 4 * vectors[0] if vectors is not None else 0
+        """Vectors of the oldest texts sent to embed, in the order sent, as stored (int8 and
+        sign bits: the sync needs no numpy to store them); None: the helper embeds no more (the
+        embedding step makes the rest)."""
+        from teamlore.sessions.turn_vectors import stored_size
+
+        dimensions = vectors[0] if vectors is not None else 0
+        size = stored_size(dimensions) if dimensions > 0 else 0
         count, rest = divmod(len(vectors[1]), size) if vectors is not None and size > 0 else (0, 0)
         if vectors is None or rest or count > len(self._embedding):
             self.embed_space = None
@@ -260,7 +265,7 @@ class SearchRows:
             return
         for n in range(count):
             turn_id, text_hash = self._embedding.popleft()
-            self.vectors[turn_id] = (text_hash, vectors[1][n * size : (n + 1) * size])
+            self.vectors[turn_id] = (text_hash, dimensions, vectors[1][n * size : (n + 1) * size])
 
     def finish(self) -> None:
         """The sync indexed every file: collect the vectors of the texts the helper still holds
@@ -354,7 +359,7 @@ class _Helper:
         self._outbox.put((_HEADER.pack(len(data)) + data, deadline))
 
     def receive(self, count: int, deadline: float) -> tuple[list[str], tuple[int, bytes] | None]:
-        """The bodies of the texts sent, and their vectors (dimensions, float32 bytes) if it
+        """The bodies of the texts sent, and their vectors (dimensions, rows as stored) if it
         made them."""
         self.greet(deadline)
         answer = self._next_frame(deadline)
@@ -569,8 +574,10 @@ class _Embeds:
         except Exception:  # unavailable here: the sync's embedding step reports it
             self._unusable()
             return
+        from teamlore.sessions.turn_vectors import stored_rows
+
         self.dimensions = int(vectors.shape[1])
-        self.made.append(vectors.astype("<f4").tobytes())
+        self.made.append(stored_rows(vectors))
 
     def _model(self) -> BundledEmbedder | None:
         """The bundled model of our space (its code imported, its files not yet read)."""

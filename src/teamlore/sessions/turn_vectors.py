@@ -24,6 +24,7 @@ and `_compact` rewrites the blocks when dead slots or small blocks pile up.
 from __future__ import annotations
 
 import sqlite3
+import struct
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -38,6 +39,10 @@ if TYPE_CHECKING:  # numpy loads only when there is something to embed or compar
     from numpy.typing import NDArray
 
     from teamlore.models.embeddings import Embedder, Vectors
+
+# a vector the analysis helper made (sessions/analysis_helper.py): the hash of the text it
+# embedded, its dimensions, and the row as stored (`stored_rows`)
+MadeVector = tuple[int, int, bytes]
 
 # what of a turn is embedded: the situation (the prompt's head) and the outcome (the answer's
 # tail, where agents summarize what they did); tool payloads are left to lexical search
@@ -66,6 +71,23 @@ def quantize(vectors: Vectors) -> tuple[NDArray[np.int8], NDArray[np.uint8]]:
     if pad:
         bits = np.pad(bits, ((0, 0), (0, pad)))
     return int8, bits
+
+
+def stored_size(dimensions: int) -> int:
+    """Bytes of one stored row (`stored_rows`): the int8 vector, then its sign bits padded to
+    whole 64-bit words."""
+    return dimensions + -(-dimensions // 64) * 8
+
+
+def stored_rows(vectors: Vectors) -> bytes:
+    """The rows of `quantize(vectors)` as stored, one after the other: each row's int8 vector
+    then its sign bits (`stored_size` bytes a row; a zero row, a text with no token the model
+    knows, is all zeros). The analysis helper sends these, so the sync stores its vectors
+    without loading numpy; a row is quantized alone, so the bytes are the same either way."""
+    import numpy as np
+
+    int8, bits = quantize(vectors)
+    return np.concatenate([int8.view(np.uint8), bits], axis=1).tobytes()
 
 
 @dataclass(slots=True)
@@ -128,11 +150,12 @@ def embed_pending_turns(
     embedder: Embedder,
     *,
     progress: Callable[[int, int], None] | None = None,
-    made: Mapping[int, tuple[int, bytes]] | None = None,
+    made: Mapping[int, MadeVector] | None = None,
 ) -> EmbedStats:
     """Give every turn a vector of `embedder`'s space (see the module docstring). `made`: vectors
-    the analysis helper already made during the sync (turn id → hash of the text embedded, float32
-    bytes); a turn whose text is still that one takes it instead of embedding again."""
+    the analysis helper already made during the sync (turn id → hash of the text embedded,
+    dimensions, the row as stored); a turn whose text is still that one takes it instead of
+    embedding again. When they cover every turn, numpy is not even imported."""
     import time
 
     started = time.perf_counter()
@@ -170,12 +193,10 @@ def _embed_batch(
     conn: sqlite3.Connection,
     embedder: Embedder,
     turn_ids: Sequence[int],
-    made: Mapping[int, tuple[int, bytes]],
+    made: Mapping[int, MadeVector],
 ) -> int:
     """Embed these turns (outside any transaction: an endpoint may be slow), then store the
     vectors of those still holding the revision that was embedded."""
-    import numpy as np
-
     rows = conn.execute(
         # only the parts `turn_text` keeps leave SQLite (characters, like Python slices): a
         # batch holds ~1 KiB per turn, not whole answers and tool output
@@ -186,11 +207,11 @@ def _embed_batch(
     ).fetchall()
     if not rows:
         return 0
-    vectors = _vectors(
+    dimensions, stored = _stored(
         embedder, [r["id"] for r in rows], [turn_text(r[2], r[3]) for r in rows], made
     )
-    int8, bits = quantize(vectors)
-    known = np.abs(vectors).max(axis=1) > 0  # False: a text with no token the model knows
+    zero = bytes(dimensions)
+    known = [row[:dimensions] != zero for row in stored]  # a text with no token the model knows
     with db.write_tx(conn):
         current = dict(
             conn.execute(
@@ -199,10 +220,11 @@ def _embed_batch(
             ).fetchall()
         )
         keep = [i for i, r in enumerate(rows) if r["id"] in current and current[r["id"]] == r[1]]
-        space_id = _space_id(conn, embedder.space.key, int(vectors.shape[1]))
+        space_id = _space_id(conn, embedder.space.key, dimensions)
         slotted = [i for i in keep if known[i]]
         slotted_ids = [int(rows[i]["id"]) for i in slotted]
-        block_id = _write_block(conn, space_id, slotted_ids, bits[slotted])
+        bits = b"".join(stored[i][dimensions:] for i in slotted)
+        block_id = _write_block(conn, space_id, slotted_ids, bits)
         slot_of = {i: n for n, i in enumerate(slotted)}
         conn.executemany(
             "INSERT OR REPLACE INTO turn_vectors(turn_id, space_id, revision, block_id, slot,"
@@ -214,7 +236,7 @@ def _embed_batch(
                     rows[i]["revision"],
                     block_id if i in slot_of else None,
                     slot_of.get(i),
-                    int8[i].tobytes() if i in slot_of else None,
+                    stored[i][:dimensions] if i in slot_of else None,
                 )
                 for i in keep
             ],
@@ -224,49 +246,45 @@ def _embed_batch(
     return len(keep)
 
 
-def _vectors(
-    embedder: Embedder, turn_ids: list[int], texts: list[str], made: Mapping[int, tuple[int, bytes]]
-) -> Vectors:
-    """The vectors of `texts`: those the helper made of the very same text, the rest embedded
-    here (the bundled model embeds each text alone: the same vector either way)."""
-    import numpy as np
-
-    reused: dict[int, NDArray[np.float32]] = {}
+def _stored(
+    embedder: Embedder, turn_ids: list[int], texts: list[str], made: Mapping[int, MadeVector]
+) -> tuple[int, list[bytes]]:
+    """The dimensions and the stored rows (`stored_rows`) of `texts`: those the helper made of
+    the very same text, the rest embedded here (the bundled model embeds each text alone: the
+    same vector either way)."""
+    reused: dict[int, MadeVector] = {}
     for i, (turn_id, text) in enumerate(zip(turn_ids, texts, strict=True)):
         found = made.get(turn_id)
         if found is not None and found[0] == hash(text):
-            reused[i] = np.frombuffer(found[1], dtype="<f4")
-    if not reused:
-        return embedder.embed(texts)
+            reused[i] = found
     missing = [i for i in range(len(texts)) if i not in reused]
-    computed = embedder.embed([texts[i] for i in missing]) if missing else None
-    widths = {len(row) for row in reused.values()}
-    if computed is not None:
-        widths.add(int(computed.shape[1]))
-    if len(widths) != 1:
-        return embedder.embed(texts)  # not this model's vectors after all
-    out = np.empty((len(texts), widths.pop()), dtype=np.float32)
-    out[list(reused)] = np.stack(list(reused.values()))
-    if computed is not None:
-        out[missing] = computed
-    return out
+    widths = {(found[1], len(found[2])) for found in reused.values()}
+    if missing:
+        computed = embedder.embed([texts[i] for i in missing])
+        widths.add((int(computed.shape[1]), stored_size(int(computed.shape[1]))))
+    if len(widths) != 1 or any(size != stored_size(d) for d, size in widths):
+        computed, missing = embedder.embed(texts), list(range(len(texts)))  # not this model's
+        widths = {(int(computed.shape[1]), stored_size(int(computed.shape[1])))}
+    dimensions, size = widths.pop()
+    out = [b""] * len(texts)
+    for i, found in reused.items():
+        out[i] = found[2]
+    if missing:
+        blob = stored_rows(computed)
+        for n, i in enumerate(missing):
+            out[i] = blob[n * size : (n + 1) * size]
+    return dimensions, out
 
 
 def _write_block(
-    conn: sqlite3.Connection, space_id: int, turn_ids: list[int], bits: NDArray[np.uint8]
+    conn: sqlite3.Connection, space_id: int, turn_ids: list[int], bits: bytes
 ) -> int | None:
-    import numpy as np
-
+    """A block row: the turn ids (little-endian int64) and their sign bits, row after row."""
     if not turn_ids:
         return None
     cur = conn.execute(
         "INSERT INTO turn_vector_blocks(space_id, size, turn_ids, bits) VALUES (?, ?, ?, ?)",
-        (
-            space_id,
-            len(turn_ids),
-            np.asarray(turn_ids, dtype="<i8").tobytes(),
-            np.ascontiguousarray(bits).tobytes(),
-        ),
+        (space_id, len(turn_ids), struct.pack(f"<{len(turn_ids)}q", *turn_ids), bits),
     )
     return int(cur.lastrowid or 0)
 
@@ -328,7 +346,7 @@ def _rewrite(conn: sqlite3.Connection, space_id: int, block_ids: list[int]) -> N
         turn_ids = chunk["turn"].tolist()
         slots = zip(chunk["block"].tolist(), chunk["slot"].tolist(), strict=True)
         bits = np.stack([blocks[block][1][slot] for block, slot in slots])
-        block_id = _write_block(conn, space_id, turn_ids, bits)
+        block_id = _write_block(conn, space_id, turn_ids, bits.tobytes())
         conn.executemany(
             "UPDATE turn_vectors SET block_id = ?, slot = ? WHERE turn_id = ?",
             ((block_id, n, turn_id) for n, turn_id in enumerate(turn_ids)),
