@@ -248,7 +248,7 @@ def test_terms_held_order_the_window_when_another_owner_shares_the_index(
 def test_a_word_most_documents_hold_brings_no_candidates_past_the_window(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # "session" is in 5 of 6 documents, more than the window (3) holds: BM25 gives it no weight
+    # "session" is in 6 of 7 documents, more than the window (3) holds: BM25 gives it no weight
     # (IDF floored at 1e-6), so documents holding only it no longer fill the window; documents
     # the weighted word brings still count it as held
     monkeypatch.setattr(search_module, "MAX_CANDIDATES", 3)
@@ -265,6 +265,8 @@ def test_a_word_most_documents_hold_brings_no_candidates_past_the_window(
     }
     for name, body in bodies.items():
         (root / f".threadshare/memory/entries/{name}.md").write_text(entry_text(name, body))
+    retired = entry_text("retired", "The zebra session.", status="deprecated")
+    (root / ".threadshare/memory/entries/retired.md").write_text(retired)
     connection = open_state_db(tmp_path / "home")
     sync_approved_projection(
         connection, repository_key=REPO, worktree_key=WORKTREE, worktree_root=root
@@ -275,6 +277,8 @@ def test_a_word_most_documents_hold_brings_no_candidates_past_the_window(
     # a query whose only weighted word is found nowhere, or of such words only: as before
     assert ids(search(connection, "session zyxwvut"))[0] == "session-dense"
     assert ids(search(connection, "session"))[0] == "session-dense"
+    # ... or found only in files the search leaves out (here a deprecated one): as before
+    assert ids(search(connection, "session zebra"))[0] == "session-dense"
     connection.close()
 
 

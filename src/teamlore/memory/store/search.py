@@ -161,9 +161,10 @@ def _lexical(
     """(terms held, BM25 strength, slim row) best first: the lexical ranking (all of it, or
     `limit`). Rows carry only the ordering columns; `_full_rows` fetches what a hit shows."""
     matches = _term_matches(conn, parsed)
-    rows = _run(
-        conn, *owner, _candidates(conn, parsed, matches), include_deprecated, MAX_CANDIDATES
-    )
+    match = _candidates(conn, parsed, matches)
+    rows = _run(conn, *owner, match, include_deprecated, MAX_CANDIDATES)
+    if not rows and match != parsed.match_any():  # the weighted terms are only in other files
+        rows = _run(conn, *owner, parsed.match_any(), include_deprecated, MAX_CANDIDATES)
     held = _terms_held(matches, [row["id"] for row in rows])
     # the rows come in BM25 order (deprecated last); a stable sort by terms held keeps it
     # within each count (docs/search.md)
