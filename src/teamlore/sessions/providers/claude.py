@@ -56,6 +56,7 @@ from teamlore.sessions.providers.common import (
     remember,
     remember_key,
     short_digest,
+    strip_system_reminders,
     strip_tagged_families,
     timestamp_of,
 )
@@ -386,8 +387,8 @@ class _Parser(RecordParser):
     # -- assistant ----------------------------------------------------------------------------
 
     def assistant(self, rec: dict[str, Any], at: str | None) -> None:
-        message = as_dict(rec.get("message"))
-        if message is None:
+        message = rec.get("message")
+        if not isinstance(message, dict):
             self.bad("assistant record without a message object")
             return
         content = message.get("content")
@@ -396,29 +397,44 @@ class _Parser(RecordParser):
         if not isinstance(content, list):
             self.bad("assistant message content is not a list")
             return
-        model = as_nonempty_str(message.get("model"))
-        if model is not None and model != "<synthetic>" and "model" not in self.st["sent"]:
+        st = self.st
+        model = message.get("model")
+        if not isinstance(model, str) or not model:
+            model = None
+        elif model != "<synthetic>" and "model" not in st["sent"]:
             self.meta(model=model)
         notice = _notice_kind(rec, model)
-        msg_id = as_nonempty_str(message.get("id"))
-        if msg_id is None or msg_id != self.st["last_msg_id"]:
-            self.st["last_msg_id"] = msg_id
-            self.st["last_msg_visible"] = False
+        msg_id = message.get("id")
+        if not isinstance(msg_id, str) or not msg_id:
+            msg_id = None
+        if msg_id is None or msg_id != st["last_msg_id"]:
+            st["last_msg_id"] = msg_id
+            st["last_msg_visible"] = False
         seen: list[str] = []
         if msg_id is not None:
-            messages: dict[str, list[str]] = self.st["messages"]
+            messages: dict[str, list[str]] = st["messages"]
             seen = list(messages.get(msg_id) or [])
-        self.st["turn_open"] = True
-        for raw in content:
-            block = as_dict(raw)
-            if block is None:
+        st["turn_open"] = True
+        for block in content:
+            if not isinstance(block, dict):
                 continue
             kind = block.get("type")
-            if kind == "text":
-                text = as_str(block.get("text"))
-                if not text or not text.strip():
+            if kind == "tool_use":
+                st["last_msg_visible"] = True
+                call = self.tool_call(block, at)
+                if call is None:
                     continue
-                self.st["last_msg_visible"] = True
+                key = f"call:{call.call_id}"
+                if key in seen:
+                    continue
+                seen.append(key)
+                remember_key(st["calls"], call.call_id, call.name, OPEN_CALLS)
+                self.out.append(call)
+            elif kind == "text":
+                text = block.get("text")
+                if not isinstance(text, str) or not text or text.isspace():
+                    continue
+                st["last_msg_visible"] = True
                 key = short_digest(text)
                 if key in seen:
                     continue
@@ -427,35 +443,30 @@ class _Parser(RecordParser):
                     self.out.append(AssistantText(text=text, at=at))
                 else:
                     self.out.append(ProviderNotice(kind=notice, text=text, at=at))
-            elif kind == "tool_use":
-                self.st["last_msg_visible"] = True
-                call = self.tool_call(block, at)
-                if call is None or f"call:{call.call_id}" in seen:
-                    continue
-                seen.append(f"call:{call.call_id}")
-                remember_key(self.st["calls"], call.call_id, call.name, OPEN_CALLS)
-                self.out.append(call)
         if msg_id is not None:
-            remember_key(self.st["messages"], msg_id, seen, RECENT_MESSAGES)
-        if self.st["end_pending"] is not None and self.st["last_msg_visible"]:
-            self.end_turn(self.st["end_pending"][0])
+            remember_key(st["messages"], msg_id, seen, RECENT_MESSAGES)
+        if st["end_pending"] is not None and st["last_msg_visible"]:
+            self.end_turn(st["end_pending"][0])
 
     def tool_call(self, block: dict[str, Any], at: str | None) -> ToolCall | None:
-        call_id = as_nonempty_str(block.get("id"))
-        name = as_nonempty_str(block.get("name"))
-        if call_id is None or name is None:
+        call_id = block.get("id")
+        name = block.get("name")
+        if not (isinstance(call_id, str) and call_id and isinstance(name, str) and name):
             self.bad("tool_use block without id or name")
             return None
         tool_input = block.get("input")
-        family = tool_family(name)
+        family = _FAMILIES.get(name, "other") if not name.startswith("mcp__") else "mcp"
         call = ToolCall(call_id=call_id, name=name, family=family, input=tool_input, at=at)
-        path = _input_path(tool_input)
-        if family == "edit" and path:
-            call.paths_written = [path]
-        elif family == "read" and path:
-            call.paths_read = [path]
-        elif family == "shell":
-            call.command = as_str((as_dict(tool_input) or {}).get("command"))
+        if family in ("edit", "read", "shell") and isinstance(tool_input, dict):
+            if family == "shell":
+                command = tool_input.get("command")
+                call.command = command if isinstance(command, str) else None
+            else:
+                path = _input_path(tool_input)
+                if path and family == "edit":
+                    call.paths_written = [path]
+                elif path:
+                    call.paths_read = [path]
         return call
 
     # -- tool results -----------------------------------------------------------------------
@@ -463,14 +474,15 @@ class _Parser(RecordParser):
     def tool_results(self, rec: dict[str, Any], content: list[Any], at: str | None) -> None:
         blocks = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
         structured = rec.get("toolUseResult") if len(blocks) == 1 else None
+        results: list[str] = self.st["results"]
         for block in blocks:
-            call_id = as_nonempty_str(block.get("tool_use_id"))
-            if call_id is None:
+            call_id = block.get("tool_use_id")
+            if not isinstance(call_id, str) or not call_id:
                 self.bad("tool_result block without tool_use_id")
                 continue
-            if call_id in self.st["results"]:
+            if call_id in results:
                 continue
-            remember(self.st["results"], call_id, RECENT_RESULTS)
+            remember(results, call_id, RECENT_RESULTS)
             name = self.st["calls"].pop(call_id, None)
             self.out.append(_tool_result(call_id, name, block, structured, at))
 
@@ -485,7 +497,9 @@ def _has_tool_result(content: list[Any]) -> bool:
 def _tool_result(
     call_id: str, name: str | None, block: dict[str, Any], structured: Any, at: str | None
 ) -> ToolResult:
-    text = content_text(block.get("content"))
+    content = block.get("content")
+    # a string is the one piece content_text would make of it
+    text = strip_system_reminders(content) if isinstance(content, str) else content_text(content)
     flag = block.get("is_error")
     # §1.5/§1.6: a result with `is_error` false or absent is a success
     is_error = flag is True
