@@ -48,14 +48,38 @@ def read_lines(
     handle.seek(start_offset)
     offset = start_offset
     number = start_line
+    # one reused read buffer: lines held whole in it are decoded from a view of it, without
+    # copying (a fresh 1 MiB `bytes` per read and a copy per line were a visible cost)
+    chunk = _take_buffer()
+    try:
+        yield from _lines(handle, offset, number, chunk, result)
+    finally:
+        if len(_SPARE_BUFFERS) < MAX_SPARE_BUFFERS:
+            _SPARE_BUFFERS.append(chunk)
+
+
+# Read buffers of finished reads, reused by the next: a new one is zero-filled and faulted in
+# page by page, 1 MiB for every file although most session files are far smaller.
+_SPARE_BUFFERS: list[bytearray] = []
+MAX_SPARE_BUFFERS = 4
+
+
+def _take_buffer() -> bytearray:
+    while _SPARE_BUFFERS:
+        spare = _SPARE_BUFFERS.pop()
+        if len(spare) == READ_SIZE:
+            return spare
+    return bytearray(READ_SIZE)
+
+
+def _lines(
+    handle: BufferedIOBase, offset: int, number: int, chunk: bytearray, result: ReadResult | None
+) -> Iterator[Line]:
     buffer = bytearray()
     line_start = offset
     skipping = False  # inside an oversized line
     skipped = 0
     bytes_read = 0
-    # one reused read buffer: lines held whole in it are decoded from a view of it, without
-    # copying (a fresh 1 MiB `bytes` per read and a copy per line were a visible cost)
-    chunk = bytearray(READ_SIZE)
     view = memoryview(chunk)
     while True:
         size = handle.readinto(chunk)
