@@ -1,5 +1,6 @@
 """Team-memory retrieval on hard queries: R@1, R@5 and MRR of lexical, vector and hybrid search,
-per query kind, in one run.
+per query kind, in one run (and `meaning`: the vector path's two rankings, whole text and
+headline, fused without words — so what words add to hybrid shows).
 
     .venv/bin/python bench/bench_hybrid_quality.py [--tree DIR] [--queries FILE]
         [--show-misses] [--allow-overlap] [--check-only]
@@ -306,7 +307,8 @@ def main(argv: list[str] | None = None) -> int:
             print("held-out set: report these figures; never tune on them (bench/README.md)")
         embedder = embed_tree(conn)
         rankers: dict[str, Ranker] = {
-            mode: memory_ranker(conn, mode, embedder) for mode in ("lexical", "vector", "hybrid")
+            mode: memory_ranker(conn, mode, embedder)
+            for mode in ("lexical", "vector", "hybrid", "meaning")
         }
         result = evaluate(queries, rankers)
         print()

@@ -144,6 +144,6 @@ def test_a_configured_endpoint_embeds_memory_and_queries(
     assert first["results"][0]["id"] == "office-coffee"
     assert first["results"][0]["matchedBy"] == ["lexical", "vector"]
     assert second["results"] == first["results"]
-    # three documents embedded once, then one query per search
-    assert [len(batch) for batch in inputs] == [3, 1, 1]
+    # three documents, then their three headlines, embedded once; then one query per search
+    assert [len(batch) for batch in inputs] == [3, 3, 1, 1]
     assert all(r.headers["authorization"] == "Bearer sk-embed" for r in server.requests)

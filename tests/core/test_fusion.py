@@ -35,3 +35,20 @@ def test_ties_keep_the_lexical_order_then_the_vector_order() -> None:
     assert [f.key for f in fused] == ["m", "n"]
     assert [f.key for f in fuse([], ["z", "y"])] == ["z", "y"]
     assert fuse([], []) == []
+
+
+def test_a_headline_ranking_counts_like_the_vector_ranking() -> None:
+    # "b" is second by its whole text and first by its headline: it passes "a", first by text only
+    fused = fuse([], ["a", "b"], headline=["b", "c"])
+    assert [(f.key, f.matched_by) for f in fused] == [
+        ("b", ("vector",)),
+        ("a", ("vector",)),
+        ("c", ("vector",)),
+    ]
+    best = 2 / (RRF_K + 1)
+    assert fused[0].score == round((1 / (RRF_K + 2) + 1 / (RRF_K + 1)) / best, 4)
+    # first in all three rankings with every term held is still 1.0
+    assert fuse([("a", 1.0)], ["a"], headline=["a"])[0].score == 1.0
+    # an empty headline ranking ran (it still counts in the best score); None means it did not
+    assert fuse([], ["a"], headline=[])[0].score == 0.5
+    assert fuse([], ["a"])[0].score == 1.0

@@ -3,11 +3,15 @@ memory search and session search (docs/hybrid-search.md, "Fusion").
 
     score(d) = LEXICAL_WEIGHT * share(d)**2 / (RRF_K + lexical rank of d)
              + VECTOR_WEIGHT / (RRF_K + vector rank of d)
+             + VECTOR_WEIGHT / (RRF_K + headline rank of d)      (memory search only)
 
 over the rankings `d` appears in, where `share` is the share of the query's search terms `d`
 holds: a document holding one word of a twelve-word description is weak lexical evidence, one
-holding every word is strong. Scores are scaled so that first in both rankings with every term
-held is 1.0. Ties keep the lexical order, then the vector order. The constants were chosen on
+holding every word is strong. The headline ranking (the query's embedding against each
+document's headline embedded alone, docs/hybrid-search.md "Fusion") is a second ranking of the
+vector path with the vector weight: every embedding ranking counts the same. Scores are scaled
+so that first in every ranking with every term held is 1.0. Ties keep the lexical order, then
+the vector order, then the headline order. The constants were chosen on
 bench/bench_hybrid_quality.py (k = 60 flattens a memory of tens of documents; unweighted lexical
 hits let entries that share words with the query push the answer down).
 """
@@ -41,10 +45,12 @@ def fuse(
     lexical: Sequence[tuple[Key, float]],
     vector: Sequence[Key],
     lexical_ranks: Sequence[int] | None = None,
+    headline: Sequence[Key] | None = None,
 ) -> list[Fused[Key]]:
     """`lexical`: (key, share of the query's terms held, 0..1), best first; `vector`: keys,
-    best first. Every key of either ranking, best fused score first. When `lexical` is a
-    selection from a longer ranking, `lexical_ranks` gives each key's rank in that ranking."""
+    best first; `headline`: keys by their headline's similarity, best first (None: no
+    headline ranking ran). Every key of any ranking, best fused score first. When `lexical` is
+    a selection from a longer ranking, `lexical_ranks` gives each key's rank in that ranking."""
     scores: dict[Key, float] = {}
     found: dict[Key, list[Path]] = {}
     ranks = lexical_ranks if lexical_ranks is not None else range(1, len(lexical) + 1)
@@ -54,14 +60,22 @@ def fuse(
     for rank, key in enumerate(vector, start=1):
         scores[key] = scores.get(key, 0.0) + VECTOR_WEIGHT / (RRF_K + rank)
         found.setdefault(key, []).append("vector")
+    for rank, key in enumerate(headline or (), start=1):
+        scores[key] = scores.get(key, 0.0) + VECTOR_WEIGHT / (RRF_K + rank)
+        if "vector" not in found.setdefault(key, []):
+            found[key].append("vector")
     # the vector path ran (else there is nothing to fuse), even when it found nothing near
-    best = ((LEXICAL_WEIGHT if lexical else 0.0) + VECTOR_WEIGHT) / (RRF_K + 1)
+    best = _best(bool(lexical), vector_rankings=1 if headline is None else 2)
     order = sorted(scores, key=lambda key: -scores[key])  # stable: lexical order, then vector
     return [Fused(key, round(scores[key] / best, 4), tuple(found[key])) for key in order]
 
 
-def words_only_ceiling(rank: int) -> float:
+def _best(lexical: bool, vector_rankings: int) -> float:
+    """The highest unscaled score: first in every ranking, every query term held."""
+    return ((LEXICAL_WEIGHT if lexical else 0.0) + VECTOR_WEIGHT * vector_rankings) / (RRF_K + 1)
+
+
+def words_only_ceiling(rank: int, vector_rankings: int = 1) -> float:
     """The highest score `fuse` can give a key found only by the lexical ranking, at `rank` or
-    further down (every query term held)."""
-    best = (LEXICAL_WEIGHT + VECTOR_WEIGHT) / (RRF_K + 1)
-    return round(LEXICAL_WEIGHT / (RRF_K + rank) / best, 4)
+    further down (every query term held), beside `vector_rankings` embedding rankings."""
+    return round(LEXICAL_WEIGHT / (RRF_K + rank) / _best(True, vector_rankings), 4)

@@ -102,6 +102,11 @@ class Embedder(Protocol):
         Chinese words as their English glosses)."""
         ...
 
+    def reads(self, text: str) -> bool:
+        """Whether the model has word vectors for the language of `text` (the bundled model
+        has none for Chinese: its Chinese tokens say little more than "this is Chinese")."""
+        ...
+
 
 def normalize_rows(matrix: NDArray[np.floating]) -> Vectors:
     """Scale each row to unit length (zero rows stay zero)."""
@@ -215,6 +220,11 @@ class BundledEmbedder:
         from teamlore.models.glosses import gloss
 
         return self.embed([gloss(query)])
+
+    def reads(self, text: str) -> bool:
+        from teamlore.models.glosses import has_chinese
+
+        return not has_chinese(text)
 
 
 def mean_token_rows(table: NDArray[Any], id_lists: list[list[int]], out: Vectors) -> None:
@@ -367,6 +377,9 @@ class EndpointEmbedder:
 
     def embed_query(self, query: str) -> Vectors:
         return self.embed([query])  # a configured model may be multilingual: as written
+
+    def reads(self, text: str) -> bool:
+        return True  # a configured model may be multilingual: what it reads is its business
 
 
 # --------------------------------------------------------------------------------------------

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import builtins
+import io
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +16,7 @@ from teamlore.core import errors
 from teamlore.core.analyzer import analyze, parse_query
 from teamlore.memory.store import search as search_module
 from teamlore.memory.store.layout import init_tree
-from teamlore.memory.store.projection import sync_approved_projection
+from teamlore.memory.store.projection import headline, sync_approved_projection
 from teamlore.memory.store.search import SearchResult, VectorPath, search_memory
 from teamlore.memory.store.state_db import open_state_db
 from teamlore.memory.store.vectors import (
@@ -273,3 +275,85 @@ def test_fusion_takes_the_words_ranking_as_deep_as_the_page_needs(
     assert len(whole) > 6 and all(by == ["lexical"] for _, _, by in whole)
     monkeypatch.setattr(search_module, "FUSED_LEXICAL_DEPTH", 1)
     assert page() == whole
+
+
+def test_a_headline_is_the_title_else_the_first_sentence() -> None:
+    assert headline("Threadshare memory pipeline", "## Team memory design\n- Mine…") == (
+        "Threadshare memory pipeline"
+    )
+    assert headline("", " Run the migrations first. Then deploy.\nMore. ") == (
+        "Run the migrations first."
+    )
+    assert headline("", "迁移要先跑。然后再部署。") == "迁移要先跑。"
+    assert headline("", "no full stop") == "no full stop"
+    assert headline("  ", "") == ""
+
+
+def test_every_document_also_has_a_vector_of_its_headline(tree: Worktree) -> None:
+    tree.write("deploy-migrations", "Migrations run before a deploy. Rollbacks are manual.")
+    tree.project()
+    tree.embed()
+    embedder = bundled_embedder()
+    (blob,) = tree.conn.execute(
+        "SELECT headline_vector FROM approved_vectors WHERE entry_id = 'deploy-migrations'"
+    ).fetchone()
+    alone = embedder.embed(["Migrations run before a deploy."])[0]
+    assert float(from_blobs([blob])[0] @ alone) > 0.998  # the first sentence, embedded alone
+    query = embedder.embed([PARAPHRASE])[0]
+
+    def ranking() -> list[tuple[int, float]]:
+        stored = load_approved(tree.conn, (REPO, WORKTREE), embedder.space.key)
+        return stored.rank(query, limit=10, min_similarity=-1.0, by_headline=True)
+
+    from_pack = ranking()
+    tree.conn.execute("DELETE FROM approved_vector_packs")
+    assert ranking() == from_pack and len(from_pack) == 4
+
+
+def test_a_document_without_a_headline_is_left_out_of_the_headline_ranking(
+    tree: Worktree,
+) -> None:
+    tree.embed()
+    tree.conn.execute("UPDATE approved_vectors SET headline_vector = NULL")
+    tree.conn.execute("DELETE FROM approved_vector_packs")
+    stored = load_approved(tree.conn, (REPO, WORKTREE), bundled_embedder().space.key)
+    query = bundled_embedder().embed([PARAPHRASE])[0]
+    assert stored.rank(query, limit=10, min_similarity=-1.0, by_headline=True) == []
+    assert len(stored.rank(query, limit=10, min_similarity=-1.0)) == 4
+
+
+def test_search_never_reads_the_benchmark_query_files(
+    tree: Worktree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The retrieval is tuned on bench/hybrid_queries.json, never built from it: no vocabulary,
+    constant or list of the search path may come from a query file (docs/hybrid-search.md)."""
+    opened: list[str] = []
+    real_open = builtins.open
+
+    def watched_open(file: object, *args: object, **kwargs: object) -> object:
+        opened.append(str(file))
+        return real_open(file, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(builtins, "open", watched_open)
+    monkeypatch.setattr(io, "open", watched_open)
+    tuning = Path(__file__).parents[3] / "bench" / "hybrid_queries.json"
+    assert tuning.read_bytes() and opened == [str(tuning)]  # the guard sees such a read
+    opened.clear()
+    tree.embed()
+    for mode in ("hybrid", "lexical", "vector"):
+        tree.search(PARAPHRASE, embedder=bundled_embedder(), mode=mode)
+    tree.search("迁移", embedder=bundled_embedder())
+    assert not [name for name in opened if "hybrid_queries" in name]
+
+
+def test_a_headline_the_model_cannot_read_stands_for_its_document(tree: Worktree) -> None:
+    # the bundled model has no word vectors for Chinese: the entry is ranked by its whole text
+    tree.write("release-freeze", "发布前一周冻结代码。只修阻断问题。")
+    tree.project()
+    tree.embed()
+    vector, headline_vector = tree.conn.execute(
+        "SELECT vector, headline_vector FROM approved_vectors WHERE entry_id = 'release-freeze'"
+    ).fetchone()
+    assert headline_vector == vector
+    assert not bundled_embedder().reads("发布前一周冻结代码。")
+    assert bundled_embedder().reads("Freeze the code a week before a release.")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import sqlite3
 import stat
 from collections.abc import Callable
@@ -442,6 +443,18 @@ def document_text(
         parts.append(scene)
     parts.append(body)
     return "\n".join(p for p in parts if p)
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s|(?<=[。！？])")
+
+
+def headline(title: str, body: str) -> str:
+    """What a document says it is about, in one line: its title (a scene's summary, a Skill's
+    description), else its body's first sentence (an entry states its claim first). Embedded
+    alone for memory search's headline ranking (docs/hybrid-search.md "Fusion")."""
+    if title.strip():
+        return title.strip()
+    return _SENTENCE_END.split(body.strip(), maxsplit=1)[0].strip()
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,11 +7,14 @@ in turn search (docs/search.md). Snippets are cut from the original text around 
 matching term, never from the analyzed tokens.
 
 With an embedder (mode `hybrid`, the default of `teamlore memory search`), the query is embedded
-too and the owner's stored vectors are ranked by cosine similarity (memory/store/vectors.py);
-the two rankings are fused by weighted reciprocal rank (`core.fusion.fuse`, shared with session
-search). The result says which paths ran (`paths`) and, when the vector
-path did not, why (`vector.reason`); each hit says which rankings found it (`matchedBy`). An
-embedder that fails at query time leaves the lexical path alone, never an error.
+too and the owner's stored vectors are ranked by cosine similarity (memory/store/vectors.py),
+twice: by each document's whole text and by its headline alone (`projection.headline`: its
+title, else its body's first sentence — field weighting: the headline states what the document
+is about, undiluted by its details and metadata). The rankings are fused by weighted reciprocal
+rank (`core.fusion.fuse`, shared with session search). The result says which paths ran
+(`paths`) and, when the vector path did not, why (`vector.reason`); each hit says which paths
+found it (`matchedBy`: a headline match is a `vector` match). An embedder that fails at query
+time leaves the lexical path alone, never an error.
 
 Deprecated entries are excluded by default: a superseded claim is not what an agent should act
 on. `include_deprecated=True` returns them too, always ranked after every approved document, with
@@ -48,7 +51,9 @@ from teamlore.models.glosses import with_translation
 MAX_QUERY_CHARS = 1024
 MAX_LIMIT = 100
 
-SearchMode = Literal["hybrid", "lexical", "vector"]
+# `vector`: the whole-text ranking alone; `meaning`: the vector path alone (whole text and
+# headline); both for benchmarks (bench/bench_hybrid_quality.py)
+SearchMode = Literal["hybrid", "lexical", "vector", "meaning"]
 SearchPath = Literal["lexical", "vector"]
 
 # Fusion: core.fusion (docs/hybrid-search.md). The vector ranking offers its best VECTOR_DEPTH
@@ -111,7 +116,9 @@ def search_memory(
     skipped: VectorPath = NO_EMBEDDER,
 ) -> SearchResult:
     """Search the owner's approved projection. Without `embedder` (or with mode `lexical`) only
-    BM25 runs and `skipped` says why; mode `vector` ranks by embedding alone (benchmarks)."""
+    BM25 runs and `skipped` says why; modes `vector` and `meaning` rank by embedding alone
+    (benchmarks)."""
+    by_words = mode in ("hybrid", "lexical")
     if not 1 <= limit <= MAX_LIMIT:
         raise errors.TeamloreError(
             errors.INVALID_ARGUMENT, f"limit must be between 1 and {MAX_LIMIT}", limit=limit
@@ -121,29 +128,30 @@ def search_memory(
             errors.INVALID_ARGUMENT, f"the query is longer than {MAX_QUERY_CHARS} characters"
         )
     parsed = with_translation(parse_query(query), query)
-    if not parsed.terms and mode != "vector":
+    if not parsed.terms and by_words:
         raise errors.TeamloreError(errors.QUERY_EMPTY)
     generation, coverage = _projection_state(conn, repository_key, worktree_key)
     owner = (repository_key, worktree_key)
-    vector_path, vector_ranking = (
+    vector_path, vector_ranking, headline_ranking = (
         _vector_ranking(conn, owner, query, embedder, include_deprecated)
         if embedder is not None and mode != "lexical"
-        else (skipped, [])
+        else (skipped, [], [])
     )
-    if mode == "vector" and not vector_path.ran:
+    if not by_words and not vector_path.ran:
         raise errors.TeamloreError(
             errors.EMBEDDINGS_UNAVAILABLE, vector_path.reason or "no embedding model"
         )
     lexical = (
         _lexical(conn, owner, parsed, include_deprecated, limit if not vector_path.ran else None)
-        if mode != "vector"
+        if by_words
         else []
     )
-    paths: list[SearchPath] = [] if mode == "vector" else ["lexical"]
+    paths: list[SearchPath] = ["lexical"] if by_words else []
     if vector_path.ran:
         paths.append("vector")
     if vector_path.ran:
-        results = _fused(conn, parsed, lexical, vector_ranking, limit)
+        headlines = None if mode == "vector" else headline_ranking
+        results = _fused(conn, parsed, lexical, vector_ranking, headlines, limit)
     else:
         results = _lexical_hits(conn, parsed, lexical)
     return SearchResult(
@@ -253,22 +261,27 @@ def _vector_ranking(
     query: str,
     embedder: Embedder,
     include_deprecated: bool,
-) -> tuple[VectorPath, list[tuple[int, float]]]:
+) -> tuple[VectorPath, list[tuple[int, float]], list[tuple[int, float]]]:
+    """Whether the vector path ran; the documents ranked by their whole text, and by headline."""
     space = embedder.space.key
     try:
         query_vector = embedder.embed_query(query)[0]
     except errors.TeamloreError as exc:
-        return VectorPath(ran=False, space=space, reason=exc.message, code=exc.code), []
+        return VectorPath(ran=False, space=space, reason=exc.message, code=exc.code), [], []
     stored = load_approved(conn, owner, space)
     if stored.count == 0:
-        return VectorPath(ran=False, space=space, reason="no document has a vector yet"), []
-    ranking = stored.rank(
-        query_vector,
-        limit=VECTOR_DEPTH,
-        min_similarity=MIN_SIMILARITY,
-        include_deprecated=include_deprecated,
-    )
-    return VectorPath(ran=True, space=space, documents=stored.count), ranking
+        return VectorPath(ran=False, space=space, reason="no document has a vector yet"), [], []
+    rankings = [
+        stored.rank(
+            query_vector,
+            limit=VECTOR_DEPTH,
+            min_similarity=MIN_SIMILARITY,
+            include_deprecated=include_deprecated,
+            by_headline=by_headline,
+        )
+        for by_headline in (False, True)
+    ]
+    return VectorPath(ran=True, space=space, documents=stored.count), rankings[0], rankings[1]
 
 
 def _fused(
@@ -276,16 +289,18 @@ def _fused(
     parsed: Query,
     lexical: list[tuple[int, float, sqlite3.Row]],
     vector: list[tuple[int, float]],
+    headline: list[tuple[int, float]] | None,
     limit: int,
 ) -> list[SearchHit]:
     near = [i for i, _ in vector]
-    ranks, shown = _fusable(lexical, set(near))
-    fused, order = _fused_page(conn, parsed, ranks, shown, near, limit)
-    if len(shown) < len(lexical) and (
-        len(order) < limit or fused[order[-1]].score <= words_only_ceiling(FUSED_LEXICAL_DEPTH)
-    ):  # a document left out on words alone could tie or reach the page: fuse all of it
+    headlined = None if headline is None else [i for i, _ in headline]
+    ranks, shown = _fusable(lexical, {*near, *(headlined or ())})
+    fused, order = _fused_page(conn, parsed, ranks, shown, (near, headlined), limit)
+    ceiling = words_only_ceiling(FUSED_LEXICAL_DEPTH, vector_rankings=1 if headline is None else 2)
+    if len(shown) < len(lexical) and (len(order) < limit or fused[order[-1]].score <= ceiling):
+        # a document left out on words alone could tie or reach the page: fuse all of it
         ranks = list(range(1, len(lexical) + 1))
-        fused, order = _fused_page(conn, parsed, ranks, lexical, near, limit)
+        fused, order = _fused_page(conn, parsed, ranks, lexical, (near, headlined), limit)
     full = _full_rows(conn, order)
     return [_hit(full[i], fused[i].score, parsed, list(fused[i].matched_by)) for i in order]
 
@@ -295,17 +310,14 @@ def _fused_page(
     parsed: Query,
     ranks: list[int],
     lexical: list[tuple[int, float, sqlite3.Row]],
-    near: list[int],
+    near: tuple[list[int], list[int] | None],
     limit: int,
 ) -> tuple[dict[int, Fused[int]], list[int]]:
-    """The fused scores, and the ids of the page in order."""
+    """The fused scores, and the ids of the page in order. `near`: the vector ranking and the
+    headline ranking (None when it did not run)."""
     terms = max(len(parsed.terms), 1)
-    fused = {
-        f.key: f
-        for f in fuse(
-            [(row["id"], held / terms) for held, _, row in lexical], near, lexical_ranks=ranks
-        )
-    }
+    lexical_shares = [(row["id"], held / terms) for held, _, row in lexical]
+    fused = {f.key: f for f in fuse(lexical_shares, near[0], lexical_ranks=ranks, headline=near[1])}
     rows = {row["id"]: row for _, _, row in lexical}
     rows.update(_full_rows(conn, [row_id for row_id in fused if row_id not in rows]))
     order = sorted(
@@ -320,7 +332,7 @@ def _fused_page(
     return fused, order
 
 
-# Fusion takes the lexical ranking to this depth, and below it only the documents the vector
+# Fusion takes the lexical ranking to this depth, and below it only the documents a vector
 # ranking found too (with their true ranks): a document further down on words alone scores below
 # every vector-ranked one (RRF rank > VECTOR_DEPTH, core/fusion.py) and every one ranked before
 # it. When the page's last score does not clear that ceiling, all of the ranking is fused.

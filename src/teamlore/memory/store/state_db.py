@@ -394,6 +394,19 @@ CREATE TABLE approved_vector_packs ({_OWNER}
 );
 """
 
+# each approved document also gets a vector of its headline alone (its title, else its body's
+# first sentence), memory search's second vector ranking (docs/hybrid-search.md "Fusion");
+# NULL: the document has no headline.
+# The vectors of V6 have none: derived data, dropped and re-embedded on the next search
+HEADLINE_VECTORS_V7 = """
+DELETE FROM approved_vector_packs;
+DELETE FROM approved_vectors;
+ALTER TABLE approved_vectors ADD COLUMN headline_vector BLOB
+  CHECK (headline_vector IS NULL OR length(headline_vector) > 4);
+ALTER TABLE approved_vector_packs ADD COLUMN headline_scales BLOB NOT NULL DEFAULT x'';
+ALTER TABLE approved_vector_packs ADD COLUMN headline_vectors BLOB NOT NULL DEFAULT x'';
+"""
+
 MIGRATIONS: list[str] = [
     SCHEMA_V1,
     PROMOTION_PROGRESS_V2,
@@ -401,6 +414,7 @@ MIGRATIONS: list[str] = [
     DISCARD_REASONS_V4,
     VECTORS_V5,
     VECTOR_PACKS_V6,
+    HEADLINE_VECTORS_V7,
 ]
 
 TABLES = (

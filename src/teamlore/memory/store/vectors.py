@@ -1,9 +1,12 @@
 """Embedding vectors of the approved projection, next to its FTS rows (docs/hybrid-search.md).
 
 `sync_approved_vectors` brings the owner's vectors up to date with its projection: every
-approved document (entry, scene, doctrine, Skill) gets one vector in the embedder's space, keyed
-by (kind, id) and bound to the file's content digest, so a rebuilt projection keeps the vectors of
-unchanged files and only new or edited documents are embedded. A vector of another space (the
+approved document (entry, scene, doctrine, Skill) gets one vector in the embedder's space, and
+one of its headline alone (`projection.headline`: its title, else its body's first sentence;
+memory search's headline ranking, docs/hybrid-search.md "Fusion"; a document whose headline the
+model cannot read stands for itself there, by its whole-text vector), keyed by (kind, id) and
+bound to the file's content digest, so a rebuilt projection keeps the vectors of unchanged files
+and only new or edited documents are embedded. A vector of another space (the
 model changed) is replaced, never compared. Embedding runs outside any transaction (an endpoint
 may be slow); the write transaction then stores only vectors whose document is still projected
 with the same digest.
@@ -12,8 +15,9 @@ A vector is stored quantized: a float32 scale, then one int8 per dimension (`val
 127`, rounded) — 260 bytes for the bundled model's 256 dimensions; cosine similarities move by
 about 0.002. Besides one row per document, the sync keeps one *pack* per owner: the current
 projection generation's vectors as one int8 matrix with their row ids, kinds and scales, so a
-search reads one row and scans it with one matrix product (bench/bench_embeddings.py). When the
-pack is missing or of another generation, the rows are read instead: same vectors, same ranking.
+search reads one row and scans it with one matrix product per ranking
+(bench/bench_embeddings.py). When the pack is missing or of another generation, the rows are
+read instead: same vectors, same ranking.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ import orjson
 from numpy.typing import NDArray
 
 from teamlore.core import db
-from teamlore.memory.store.projection import document_text
+from teamlore.memory.store.projection import document_text, headline
 from teamlore.models.embeddings import Embedder, Vectors, quantize_rows
 
 EMBED_BATCH = 256  # documents per embed call (bounds memory; progress is reported per batch)
@@ -98,7 +102,7 @@ _MISSING = (
 )
 
 _CURRENT = (
-    "SELECT e.id, e.kind, e.status, v.vector FROM approved_entries AS e "
+    "SELECT e.id, e.kind, e.status, v.vector, v.headline_vector FROM approved_entries AS e "
     "JOIN approved_vectors AS v ON v.repository_key = e.repository_key "
     "AND v.worktree_key = e.worktree_key AND v.kind = e.kind AND v.entry_id = e.entry_id "
     "AND v.content_digest = e.content_digest "
@@ -124,19 +128,21 @@ def sync_approved_vectors(
     missing = conn.execute(_MISSING, (space, *owner)).fetchall()
     texts = [document_text(row[1], row[3], row[4], orjson.loads(row[5]), row[6]) for row in missing]
     blobs = embed_in_batches(embedder, texts, progress)
+    headline_blobs = _headline_blobs(embedder, missing, blobs)
     generation = _generation(conn, owner)
     with db.write_tx(conn):
         conn.executemany(
             "INSERT INTO approved_vectors (repository_key, worktree_key, kind, entry_id, "
-            "content_digest, space, vector) SELECT ?, ?, ?, ?, ?, ?, ? WHERE EXISTS ("
+            "content_digest, space, vector, headline_vector) SELECT ?, ?, ?, ?, ?, ?, ?, ? "
+            "WHERE EXISTS ("
             "SELECT 1 FROM approved_entries WHERE repository_key = ? AND worktree_key = ? "
             "AND kind = ? AND entry_id = ? AND content_digest = ?) "
             "ON CONFLICT (repository_key, worktree_key, kind, entry_id) DO UPDATE SET "
             "content_digest = excluded.content_digest, space = excluded.space, "
-            "vector = excluded.vector",
+            "vector = excluded.vector, headline_vector = excluded.headline_vector",
             (
-                (*owner, row[0], row[1], row[2], space, blob, *owner, row[0], row[1], row[2])
-                for row, blob in zip(missing, blobs, strict=True)
+                (*owner, *row[:3], space, blob, line, *owner, *row[:3])
+                for row, blob, line in zip(missing, blobs, headline_blobs, strict=True)
             ),
         )
         removed = conn.execute(
@@ -159,6 +165,19 @@ def sync_approved_vectors(
             (*owner, space),
         ).fetchone()[0]
     return VectorSync(space=space, embedded=len(missing), total=int(total))
+
+
+def _headline_blobs(embedder: Embedder, rows: Sequence[Any], blobs: list[bytes]) -> list[bytes]:
+    """The headline vector of each (kind, entry_id, digest, title, …, body) row: its headline
+    embedded alone; a document without a headline the model can read (none, or one in a
+    language it has no word vectors for) stands for itself, by its whole-text vector `blobs`,
+    so it is never ranked lower for lacking one."""
+    headlines = [headline(row[3], row[6]) for row in rows]
+    own = [i for i, text in enumerate(headlines) if text and embedder.reads(text)]
+    out = list(blobs)
+    for i, blob in zip(own, embed_in_batches(embedder, [headlines[i] for i in own]), strict=True):
+        out[i] = blob
+    return out
 
 
 def _pack_is_current(conn: sqlite3.Connection, owner: tuple[str, str], space: str) -> int | None:
@@ -187,14 +206,17 @@ def _write_pack(
 ) -> None:
     rows = conn.execute(_CURRENT, (*owner, space)).fetchall()
     scales, values = split_blobs([row[3] for row in rows])
+    headline_scales, headline_values = _headline_matrix(rows, values.shape[1])
     flags = _flags(rows)
     ids = np.fromiter((row[0] for row in rows), dtype="<i8", count=len(rows))
     conn.execute(
         "INSERT INTO approved_vector_packs (repository_key, worktree_key, space, generation, "
-        "dimensions, ids, flags, scales, vectors) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "dimensions, ids, flags, scales, vectors, headline_scales, headline_vectors) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (repository_key, worktree_key) DO UPDATE SET space = excluded.space, "
         "generation = excluded.generation, dimensions = excluded.dimensions, ids = excluded.ids, "
-        "flags = excluded.flags, scales = excluded.scales, vectors = excluded.vectors",
+        "flags = excluded.flags, scales = excluded.scales, vectors = excluded.vectors, "
+        "headline_scales = excluded.headline_scales, headline_vectors = excluded.headline_vectors",
         (
             *owner,
             space,
@@ -204,8 +226,24 @@ def _write_pack(
             flags.tobytes(),
             scales.astype(_SCALE).tobytes(),
             values.tobytes(),
+            headline_scales.astype(_SCALE).tobytes(),
+            headline_values.tobytes(),
         ),
     )
+
+
+def _headline_matrix(
+    rows: Sequence[Any], dimensions: int
+) -> tuple[NDArray[np.float32], NDArray[np.int8]]:
+    """The headline vectors of (id, kind, status, vector, headline_vector) rows, one per row: a
+    document without a headline gets scale 0 (never ranked by headline)."""
+    scales = np.zeros(len(rows), dtype=np.float32)
+    values = np.zeros((len(rows), dimensions), dtype=np.int8)
+    headlined = [i for i, row in enumerate(rows) if row[4] is not None]
+    found_scales, found_values = split_blobs([rows[i][4] for i in headlined])
+    if headlined and found_values.shape[1] == dimensions:
+        scales[headlined], values[headlined] = found_scales, found_values
+    return scales, values
 
 
 # --------------------------------------------------------------------------------------------
@@ -220,6 +258,8 @@ class ApprovedVectors:
     flags: NDArray[np.uint8]
     scales: NDArray[np.float32]
     values: NDArray[np.int8]
+    headline_scales: NDArray[np.float32]  # 0 where a document has no headline vector
+    headline_values: NDArray[np.int8]
 
     @property
     def count(self) -> int:
@@ -233,17 +273,25 @@ class ApprovedVectors:
         min_similarity: float,
         entries_only: bool = False,
         include_deprecated: bool = True,
+        by_headline: bool = False,
     ) -> list[tuple[int, float]]:
         """(approved_entries.id, cosine) of the documents most similar to the unit-length
-        `query`, best first (ties by id), at most `limit`, none below `min_similarity`."""
-        if self.count == 0 or self.values.shape[1] != query.shape[0]:
+        `query`, best first (ties by id), at most `limit`, none below `min_similarity`. With
+        `by_headline`, each document's headline vector stands for it (documents without one
+        are left out)."""
+        scales, values = (
+            (self.headline_scales, self.headline_values)
+            if by_headline
+            else (self.scales, self.values)
+        )
+        if self.count == 0 or values.shape[1] != query.shape[0]:
             return []  # nothing stored, or stored by a model with another length: never compared
-        keep = np.ones(self.count, dtype=bool)
+        keep = scales > 0 if by_headline else np.ones(self.count, dtype=bool)
         if entries_only:
             keep &= (self.flags & _ENTRY) > 0
         if not include_deprecated:
             keep &= (self.flags & _DEPRECATED) == 0
-        scores = (self.values @ query.astype(np.float32)) * (self.scales / np.float32(127))
+        scores = (values @ query.astype(np.float32)) * (scales / np.float32(127))
         return best(self.ids[keep], scores[keep], limit, min_similarity)
 
 
@@ -251,23 +299,27 @@ def load_approved(conn: sqlite3.Connection, owner: tuple[str, str], space: str) 
     """The owner's vectors in `space` for the current projection: the pack when it is current,
     else the rows (the same vectors)."""
     pack = conn.execute(
-        "SELECT generation, dimensions, ids, flags, scales, vectors FROM approved_vector_packs "
+        "SELECT generation, dimensions, ids, flags, scales, vectors, headline_scales, "
+        "headline_vectors FROM approved_vector_packs "
         "WHERE repository_key = ? AND worktree_key = ? AND space = ?",
         (*owner, space),
     ).fetchone()
     if pack is not None and pack[0] == _generation(conn, owner):
         ids = np.frombuffer(pack[2], dtype="<i8").astype(np.int64)
-        values = np.frombuffer(pack[5], dtype=np.int8).reshape(len(ids), max(pack[1], 1))
+        shape = (len(ids), max(pack[1], 1))
         return ApprovedVectors(
             ids,
             np.frombuffer(pack[3], dtype=np.uint8),
             np.frombuffer(pack[4], dtype=_SCALE).astype(np.float32),
-            values,
+            np.frombuffer(pack[5], dtype=np.int8).reshape(shape),
+            np.frombuffer(pack[6], dtype=_SCALE).astype(np.float32),
+            np.frombuffer(pack[7], dtype=np.int8).reshape(shape),
         )
     rows = conn.execute(_CURRENT, (*owner, space)).fetchall()
     scales, values = split_blobs([row[3] for row in rows])
     ids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
-    return ApprovedVectors(ids, _flags(rows), scales, values)
+    headlines = _headline_matrix(rows, values.shape[1])
+    return ApprovedVectors(ids, _flags(rows), scales, values, *headlines)
 
 
 def _flags(rows: Sequence[Any]) -> NDArray[np.uint8]:
