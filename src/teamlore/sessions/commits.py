@@ -32,7 +32,7 @@ def is_commit_command(command: str | None) -> bool:
 
 
 def observe_commits(command: str | None, output: str) -> list[ObservedCommit]:
-    if not command or not _GIT.search(" " + command):
+    if not command or not _runs_git(command):
         return []
     committing = is_commit_command(command)
     found: dict[str, ObservedCommit] = {}
@@ -43,3 +43,13 @@ def observe_commits(command: str | None, output: str) -> list[ObservedCommit]:
         value = match.group(1)
         found.setdefault(value, ObservedCommit(value, True, committing))
     return list(found.values())
+
+
+def _runs_git(command: str) -> bool:
+    """Whether `_GIT` matches the command. The regex is tried only when the lowered command
+    holds `git` as `_GIT` can match it (its `i` also matches `İ` and `ı`): tried alone, it starts
+    at every position of a long command."""
+    lowered = command.lower()
+    if "git" not in lowered and "gi\u0307t" not in lowered and "g\u0131t" not in lowered:
+        return False
+    return _GIT.search(" " + command) is not None
