@@ -251,35 +251,36 @@ class SessionAssembler:
     # -- events ---------------------------------------------------------------------------
 
     def apply(self, event: Event, line: int) -> None:
-        if isinstance(event, SessionMeta):
-            self._apply_meta(event)
-        elif isinstance(event, UserTurn):
-            self._close_turn(sealed=True)
-            self._seal_written_open_turn()
-            self._open_turn(event.text, event.at, line)
+        # the most frequent events first (an agentic turn is mostly tool calls and results)
+        if isinstance(event, ToolResult):
+            self._apply_result(event, line)
+        elif isinstance(event, ToolCall):
+            turn = self._current_turn(event.at, line)
+            turn.tools.append(
+                ToolRecord(
+                    event.call_id,
+                    event.name,
+                    event.family,
+                    _json_text(event.input),
+                    event.command,
+                    list(event.paths_written),
+                    list(event.paths_read),
+                    event.at,
+                    assistant_offset=turn.assistant_length(),
+                )
+            )
+            self._touch(turn, event.at, line)
         elif isinstance(event, AssistantText):
             turn = self._current_turn(event.at, line)
             if event.text:
                 turn.assistant_parts.append(_cap(event.text))
             self._touch(turn, event.at, line)
-        elif isinstance(event, ToolCall):
-            turn = self._current_turn(event.at, line)
-            turn.tools.append(
-                ToolRecord(
-                    call_id=event.call_id,
-                    name=event.name,
-                    family=event.family,
-                    input=_json_text(event.input),
-                    command=event.command,
-                    paths_written=list(event.paths_written),
-                    paths_read=list(event.paths_read),
-                    started_at=event.at,
-                    assistant_offset=turn.assistant_length(),
-                )
-            )
-            self._touch(turn, event.at, line)
-        elif isinstance(event, ToolResult):
-            self._apply_result(event, line)
+        elif isinstance(event, UserTurn):
+            self._close_turn(sealed=True)
+            self._seal_written_open_turn()
+            self._open_turn(event.text, event.at, line)
+        elif isinstance(event, SessionMeta):
+            self._apply_meta(event)
         elif isinstance(event, TurnEnd) and (
             self.turn is not None or self.open_turn_db_id is not None
         ):
