@@ -84,6 +84,8 @@ def test_sync_and_search_processes_import_only_the_session_commands(
     out, modules = _imported_by("sync", "--source", f"claude={sources / 'claude'}")
     assert "Embedded" not in out or " 0 turns" in out
     assert not modules & {"numpy", "tokenizers", "safetensors"}
+    # no repository registered: no commit scan or delivery edges to load either
+    assert not modules & {"teamlore.repo.commits", "teamlore.repo.delivery"}
     # a query is embedded from memory-mapped weights by a tokenizer of only its merges, derived
     # once into the state dir ("Embedding a query in a fresh process"); JSON output and no
     # terminal: no progress bar or table code either

@@ -139,13 +139,14 @@ def _update_delivery(conn: sqlite3.Connection, home: Path | None) -> dict[str, A
     """Map sessions to worktrees, scan commits, rebuild delivery edges. A registered worktree
     that is gone or unreadable is reported by path and skipped; the rest of the sync goes on."""
     from teamlore.repo.binding import WorktreeProblem, list_repositories, worktree_problem
-    from teamlore.repo.commits import scan_commits
-    from teamlore.repo.delivery import build_delivery_edges
     from teamlore.repo.worktrees import map_sessions
     from teamlore.sessions.indexer import display_path
 
     aliases = path_aliases(home)
     repos = list_repositories(conn)
+    if repos:  # the commit scan and the delivery edges load only with a repository to serve
+        from teamlore.repo.commits import scan_commits
+        from teamlore.repo.delivery import build_delivery_edges
     skipped: dict[str, tuple[Path, str]] = {}
     commits_added = 0
     for identity in repos:
