@@ -56,9 +56,12 @@ def helper_processes(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     return started
 
 
+@pytest.mark.parametrize("in_flight", ["pipelined", "one file at a time"])
 def test_the_helper_writes_the_rows_the_in_process_path_writes(
-    tmp_path: Path, helper_processes: list[Any]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, helper_processes: list[Any], in_flight: str
 ) -> None:
+    if in_flight == "one file at a time":  # the sync waits for each answer before going on
+        monkeypatch.setattr(analysis_helper, "IN_FLIGHT_MAX_CHARS", 0)
     helped = sync_fixtures(tmp_path / "helped", "on")
     alone = sync_fixtures(tmp_path / "alone", "off")
     assert helped.search_rows.fallback is None
@@ -161,6 +164,26 @@ def test_a_file_failing_with_the_helper_on_leaves_no_rows(tmp_path: Path) -> Non
         == 0
     )
     assert conn.execute("SELECT count(*) FROM turns_fts").fetchone()[0] == 2
+
+
+@pytest.mark.parametrize("mode", ["on", "off"])
+def test_rows_of_a_batch_sqlite_rolled_back_are_never_written(tmp_path: Path, mode: Mode) -> None:
+    """A batch SQLite rolled back whole (its turns are gone): the search rows of its files,
+    analyzed or still with the helper, are dropped; the next batch's are written."""
+    conn = open_index(tmp_path)
+    rows = analysis_helper.SearchRows(conn, mode)
+    conn.execute("BEGIN IMMEDIATE")
+    rows.write_file_rows([(1, "lost turn", "providermini", "lost turn")])
+    rows.file_released()
+    rows.write_file_rows([(2, "open file", "providermini", "open file")])
+    rows.batch_rolled_back()
+    rows.write_file_rows([(3, "kept turn", "providermini", "kept turn")])
+    rows.file_released()
+    rows.settle()
+    conn.execute("COMMIT")
+    rows.close()
+    assert [tuple(r) for r in conn.execute("SELECT rowid FROM turns_fts")] == [(3,)]
+    assert rows.fallback is None
 
 
 CRASH_SCRIPT = textwrap.dedent("""

@@ -61,7 +61,7 @@ Mode = Literal["auto", "on", "off"]
 # it (~0.1-0.3 CPU s: Python, the analyzer, numpy and the model) than it moves off the sync
 HELPER_MIN_BYTES = 32 << 20
 TIMEOUT_SECONDS = 10.0  # the helper's answer is late after this, plus a second per MiB sent
-UNSENT_MAX_CHARS = 16 << 20  # texts waiting for the helper before the sync waits for it
+IN_FLIGHT_MAX_CHARS = 16 << 20  # texts with the helper before the sync waits for it
 VECTORS_MAX = 32768  # turns whose vector the sync holds (~300 bytes each) before it stops asking
 # FTS5's `hashsize`: the index never sets it, so it is FTS5's default. `settle` raises it to
 # `PENDING_TERMS_MAX` while it writes a batch's rows, so that they reach the disk as one segment
@@ -114,9 +114,11 @@ class SearchRows:
         self._file: list[Row] = []  # the open file's rows, while the helper runs
         self._file_bodies: list[Body] = []  # the open file's rows analyzed here
         self._bodies: list[Body] = []  # rows of released files analyzed, written by `settle`
-        self._discard_in_flight = False  # the rows with the helper were rolled back
         self._unsent: list[Row] = []
-        self._in_flight: list[Row] = []
+        # the frames sent, oldest first (the helper answers them in order), and their texts' size
+        self._in_flight: deque[tuple[list[Row], int]] = deque()
+        self._in_flight_chars = 0
+        self._discard = 0  # the oldest frames in flight hold rows that were rolled back
         # (turn id, text to embed) of rows analyzed here while the helper started: it embeds
         # them all the same (the open file's, then the batch's, sent with the next frame)
         self._file_embeds: list[tuple[int, str]] = []
@@ -145,7 +147,7 @@ class SearchRows:
         self._to_embed.extend(self._file_embeds)
         self._file, self._file_bodies, self._file_embeds = [], [], []
         if self._helper is not None and (self._helper.greeted or self._helper.ready()):
-            self._pump(block=sum(len(r[1]) for r in self._unsent) > UNSENT_MAX_CHARS)
+            self._pump()
 
     def file_rolled_back(self) -> None:
         self._file, self._file_bodies, self._file_embeds = [], [], []
@@ -154,7 +156,7 @@ class SearchRows:
         """SQLite rolled the whole batch back: its rows are for turns that no longer exist."""
         self.file_rolled_back()
         self._bodies, self._unsent = [], []
-        self._discard_in_flight = bool(self._in_flight)
+        self._discard = len(self._in_flight)
 
     def settle(self) -> None:
         """Write the FTS rows of every released file, waiting for those still with the helper
@@ -163,7 +165,7 @@ class SearchRows:
         savepoint, so rows written between files would make a segment per file (and merges)."""
         started = time.monotonic()
         while self._unsent or self._in_flight:
-            self._pump(block=True)
+            self._pump(settle=True)
         self.settle_seconds += time.monotonic() - started
         bodies, self._bodies = self._bodies, []
         if sum(len(body[1]) for body in bodies) < FTS_HASH_BYTES:
@@ -189,7 +191,9 @@ class SearchRows:
     def close(self) -> None:
         """Stop the helper (rows not settled are dropped: the batch holding them rolls back)."""
         helper, self._helper = self._helper, None
-        self._unsent, self._in_flight, self._file = [], [], []
+        self._unsent, self._file = [], []
+        self._in_flight.clear()
+        self._in_flight_chars = self._discard = 0
         self._file_bodies, self._bodies = [], []
         self._file_embeds, self._to_embed = [], []
         self._embedding.clear()
@@ -208,39 +212,53 @@ class SearchRows:
             self.fallback = f"cannot start: {exc}"
             self.close()
 
-    def _pump(self, *, block: bool) -> None:
+    def _pump(self, *, settle: bool = False) -> None:
+        """Send the released files' texts as one frame, and keep the answers that arrived;
+        `settle`: wait for every answer. The helper works through the frames in order while
+        the sync parses the next files; the sync waits only when they hold more than
+        `IN_FLIGHT_MAX_CHARS` of text, or to settle."""
         helper = self._helper
         if helper is None:
             self._analyze_in_process()
             return
         try:
-            if self._in_flight and (block or helper.ready()):
-                bodies, vectors = helper.receive(
-                    len(self._in_flight), self._deadline(self._in_flight)
-                )
-                rows, self._in_flight = self._in_flight, []
-                if not self._discard_in_flight:
-                    self._keep_bodies(rows, bodies)
-                    self.helper_rows += len(rows)
-                self._discard_in_flight = False
-                self._keep_vectors(vectors)
             helper.greet(time.monotonic() + self.timeout_seconds)  # it is ready: it said so
-            if not self._in_flight and self._unsent:
-                deadline = self._deadline(self._unsent)
-                self._to_embed.extend((row[0], row[3]) for row in self._unsent)
-                helper.send(
-                    [row[1] for row in self._unsent],
-                    self._embed_texts(),
-                    self.embed_space,
-                    deadline,
-                )
-                self._in_flight, self._unsent = self._unsent, []
+            if self._unsent:
+                self._send(helper)
+            while self._in_flight and (
+                settle or helper.ready() or self._in_flight_chars > IN_FLIGHT_MAX_CHARS
+            ):
+                self._receive(helper)
         except HelperFailed as exc:
             self.fallback = str(exc)
             self._helper = None
             self._embedding.clear()
             helper.stop()
             self._analyze_in_process()
+
+    def _send(self, helper: _Helper) -> None:
+        rows = self._unsent
+        chars = sum(len(row[1]) for row in rows)
+        self._to_embed.extend((row[0], row[3]) for row in rows)
+        helper.send(
+            [row[1] for row in rows], self._embed_texts(), self.embed_space, self._deadline(chars)
+        )
+        self._unsent = []  # only now: a helper found failed leaves them to the fallback
+        self._in_flight.append((rows, chars))
+        self._in_flight_chars += chars
+
+    def _receive(self, helper: _Helper) -> None:
+        """The answer to the oldest frame in flight."""
+        rows, chars = self._in_flight[0]
+        bodies, vectors = helper.receive(len(rows), self._deadline(chars))
+        self._in_flight.popleft()
+        self._in_flight_chars -= chars
+        if self._discard:
+            self._discard -= 1
+        else:
+            self._keep_bodies(rows, bodies)
+            self.helper_rows += len(rows)
+        self._keep_vectors(vectors)
 
     def _embed_texts(self) -> list[str] | None:
         """The texts to embed sent with the next frame (and remembered, in order)."""
@@ -288,14 +306,15 @@ class SearchRows:
             helper.stop()
         self.settle_seconds += time.monotonic() - started
 
-    def _deadline(self, rows: list[Row]) -> float:
-        chars = sum(len(r[1]) for r in rows)
+    def _deadline(self, chars: int) -> float:
         return time.monotonic() + self.timeout_seconds + chars / (1 << 20)
 
     def _analyze_in_process(self) -> None:
-        rows = self._unsent if self._discard_in_flight else self._in_flight + self._unsent
-        self._discard_in_flight = False
-        self._in_flight, self._unsent = [], []
+        frames = list(self._in_flight)[self._discard :]
+        rows = [row for frame, _ in frames for row in frame] + self._unsent
+        self._in_flight.clear()
+        self._in_flight_chars = self._discard = 0
+        self._unsent = []
         self._keep_bodies(rows, [analyze(row[1]) for row in rows])
 
     def _keep_bodies(self, rows: list[Row], bodies: list[str]) -> None:
