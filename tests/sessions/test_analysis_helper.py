@@ -20,6 +20,7 @@ from sessions.index_snapshot import GOLDEN, PROVIDERS, build, snapshot
 from sessions.test_indexer import MiniAdapter, session_file
 from support import shared_fixtures
 from teamlore.sessions import analysis_helper
+from teamlore.sessions import indexer as indexer_module
 from teamlore.sessions.analysis_helper import DIE_POINT, HANG_POINT, MODE_ENV, Mode
 from teamlore.sessions.index_db import open_index
 from teamlore.sessions.indexer import Indexer, Source
@@ -83,6 +84,8 @@ def test_a_batch_reaches_the_search_index_as_one_segment(
     the rows are written together before the commit, with `hashsize` raised meanwhile (here
     the default is made tiny, so that the fixtures outgrow it) and restored after."""
     monkeypatch.setattr(analysis_helper, "FTS_HASH_BYTES", 4096)
+    # one batch: a busy machine must not reach the batch's time limit (a second commit)
+    monkeypatch.setattr(indexer_module, "BATCH_SECONDS", 3600.0)
     indexer = sync_fixtures(tmp_path, mode, batch_bytes=64 << 20)
     conn = indexer.conn
     assert conn.execute("SELECT count(*) FROM turns").fetchone()[0] > 100
