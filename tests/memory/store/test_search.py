@@ -282,6 +282,42 @@ def test_a_word_most_documents_hold_brings_no_candidates_past_the_window(
     connection.close()
 
 
+def test_a_query_of_words_most_documents_hold_takes_the_documents_holding_all_of_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # "alpha" (7 of 10 documents) and "beta" (6 of 10) both match more documents than the
+    # window (3) holds and half of them: with 4 documents holding both, the window is their best
+    # by BM25, not a short "alpha alpha alpha alpha" that holds one
+    monkeypatch.setattr(search_module, "MAX_CANDIDATES", 3)
+    root = tmp_path / "large"
+    root.mkdir()
+    init_tree(root)
+    bodies = {
+        "dense-alpha": "Alpha alpha alpha alpha.",
+        "both-1": "Alpha and beta meet here in a longer sentence about other things entirely.",
+        "both-2": "Beta then alpha, again in a long sentence with many more words in it.",
+        "both-3": "Alpha beta.",
+        "both-4": "Some alpha words, some beta words, and a few more words besides those.",
+        "alpha-1": "Alpha stands alone in this one.",
+        "alpha-2": "Alpha again, alone.",
+        "beta-1": "Beta by itself.",
+        "beta-2": "Only beta here.",
+        "neither": "Nothing relevant here.",
+    }
+    for name, body in bodies.items():
+        (root / f".threadshare/memory/entries/{name}.md").write_text(entry_text(name, body))
+    connection = open_state_db(tmp_path / "home")
+    sync_approved_projection(
+        connection, repository_key=REPO, worktree_key=WORKTREE, worktree_root=root
+    )
+    found = search(connection, "alpha beta")
+    assert len(found.results) == 3 and ids(found)[0] == "both-3"
+    assert {int(hit.score) for hit in found.results} == {2}  # every hit holds both words
+    monkeypatch.setattr(search_module, "MAX_CANDIDATES", 5)  # fewer than 5 hold both: any word
+    assert "dense-alpha" in ids(search(connection, "alpha beta"))
+    connection.close()
+
+
 def test_the_limit_bounds_the_results(conn: sqlite3.Connection) -> None:
     assert ids(search(conn, "cookie", limit=1)) == ["cookie-cookie"]
 

@@ -215,18 +215,34 @@ def _terms_held(matches: list[list[int]], ids: list[int]) -> dict[int, int]:
 # documents, has no BM25 weight: FTS5 floors its IDF, log((N - n + 0.5) / (n + 0.5)) <= 0, at
 # 1e-6. It brings no candidates and stays out of BM25 when the query has other terms; it still
 # counts as held. (Before, such a term filled the window places the other terms left with
-# documents holding only such words, chosen by that 1e-6 weight.) docs/memory.md, "Search"
+# documents holding only such words, chosen by that 1e-6 weight.) A query of such terms only
+# takes the documents holding all of them when a window's worth do. docs/memory.md
 def _candidates(conn: sqlite3.Connection, parsed: Query, matches: list[list[int]]) -> str:
-    """The MATCH expression that finds the candidates: any term BM25 weighs that is found."""
+    """The MATCH expression that finds the candidates: any term BM25 weighs that is found (a
+    query without one: `_holding_every_term`)."""
     crowded = [i for i, found in enumerate(matches) if len(found) > MAX_CANDIDATES]
     if not crowded:
         return parsed.match_any()
     (documents,) = conn.execute("SELECT count(*) FROM approved_entries").fetchone()
     unweighted = {i for i in crowded if 2 * len(matches[i]) >= documents}
     weighted = [i for i, found in enumerate(matches) if found and i not in unweighted]
-    if not weighted:  # no term BM25 weighs is found: every term brings candidates
-        return parsed.match_any()
+    if not weighted:
+        return _holding_every_term(conn, parsed, matches)
     return Query(tuple(parsed.terms[i] for i in weighted)).match_any()
+
+
+def _holding_every_term(conn: sqlite3.Connection, parsed: Query, matches: list[list[int]]) -> str:
+    """For a query of unweighted terms only: the documents holding every term found, when at
+    least a window's worth do; else any term's. The ranking puts the documents holding the most
+    terms first, so the old window's best of them by BM25 stay the ranking's top, in order."""
+    found = Query(tuple(t for t, hits in zip(parsed.terms, matches, strict=True) if hits))
+    if len(found.terms) < 2:
+        return parsed.match_any()
+    every = found.match_all()
+    (holding,) = conn.execute(
+        "SELECT count(*) FROM approved_fts WHERE approved_fts MATCH ?", (every,)
+    ).fetchone()
+    return every if holding >= MAX_CANDIDATES else parsed.match_any()
 
 
 def _hit(row: sqlite3.Row, score: float, parsed: Query, by: list[SearchPath]) -> SearchHit:
