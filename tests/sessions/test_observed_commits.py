@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -30,3 +32,26 @@ def test_output_of_commands_that_run_no_git_observes_nothing() -> None:
 @given(st.text(alphabet="gitGIT\u0130\u0131\u0307 \t\n;&|(.exe-x", max_size=40))
 def test_the_git_precheck_agrees_with_the_regex_alone(command: str) -> None:
     assert commits._runs_git(command) == (commits._GIT.search(" " + command) is not None)
+
+
+# the plain pattern full hashes were found with: 40 lowercase hex digits, no hex digit next to them
+PLAIN_FULL = re.compile(r"(?<![0-9a-fA-F])([0-9a-f]{40})(?![0-9a-fA-F])")
+hexish = st.lists(
+    st.sampled_from([FULL, FULL.upper(), FULL[:39], "7" * 40, "a", "F", "0", " ", "\n", "-", "é"]),
+    max_size=6,
+).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(hexish)
+def test_full_hashes_are_found_as_the_plain_pattern_finds_them(output: str) -> None:
+    expected = list(dict.fromkeys(m.group(1) for m in PLAIN_FULL.finditer(output)))
+    assert [c.hash for c in observe_commits("git log", output) if c.is_full] == expected
+
+
+def test_a_hash_with_a_hex_digit_next_to_it_is_no_full_hash() -> None:
+    output = f"{FULL}\nnot {FULL}0 nor A{FULL} nor {FULL.upper()}\n{'1' * 40}\n"
+    assert observe_commits("git log", output) == [
+        ObservedCommit(FULL, True, False),
+        ObservedCommit("1" * 40, True, False),
+    ]

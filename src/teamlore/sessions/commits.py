@@ -11,7 +11,9 @@ import re
 from dataclasses import dataclass
 
 _SUMMARY = re.compile(r"^\[[^\]\n]*?\b([0-9a-f]{7,40})\]", re.MULTILINE)
-_FULL = re.compile(r"(?<![0-9a-fA-F])([0-9a-f]{40})(?![0-9a-fA-F])")
+# a full hash: a run of exactly 40 lowercase hex digits with no hex digit (of either case) next
+# to it, i.e. a maximal run of hex digits that is 40 long and has no uppercase letter
+_HEX_RUN = re.compile(r"[0-9a-fA-F]{40,}")
 _GIT = re.compile(r"(?:^|[\s;&|(])git(?:\.exe)?\s", re.IGNORECASE)
 _COMMIT_COMMAND = re.compile(
     r"(?:^|[\s;&|(])git(?:\.exe)?\s+(?:-\S+\s+(?:\S+\s+)?)*"
@@ -39,9 +41,10 @@ def observe_commits(command: str | None, output: str) -> list[ObservedCommit]:
     for match in _SUMMARY.finditer(output):
         value = match.group(1)
         found[value] = ObservedCommit(value, len(value) == 40, committing)
-    for match in _FULL.finditer(output):
-        value = match.group(1)
-        found.setdefault(value, ObservedCommit(value, True, committing))
+    for match in _HEX_RUN.finditer(output):
+        value = match.group()
+        if len(value) == 40 and value == value.lower():
+            found.setdefault(value, ObservedCommit(value, True, committing))
     return list(found.values())
 
 
