@@ -11,8 +11,8 @@ one thread (the tokenizer's own threads would compete with the sync); the sync's
 cover — vectors are written where and when they always were.
 
 Where a file's FTS rows go: analyzed in-process as the file ends, or by the helper (its texts are
-sent once the file's savepoint is released; a writer thread sends them and a reader thread
-collects the answers, so the sync never waits on a pipe), they are all written together just
+sent once the file's savepoint is released, through non-blocking pipes, so the sync never
+waits on a pipe), they are all written together just
 before the batch commits (`settle`; also before a file that may rewrite turns of earlier files),
 outside any file's savepoint. FTS5 flushes its pending terms at every savepoint, so rows
 written per file made a segment per file, and merges; written per batch (with FTS5's
@@ -35,12 +35,10 @@ import contextlib
 import fcntl
 import os
 import pickle
-import queue
 import select
 import struct
 import subprocess
 import sys
-import threading
 import time
 from collections import deque
 from pathlib import Path
@@ -322,10 +320,12 @@ class SearchRows:
 
 
 class _Helper:
-    """The helper process and its two pipes: frames of an 8-byte length and a pickle. A thread
-    writes the frames the sync sends and another reads the helper's answers, so that the sync
-    never waits on a pipe while the helper is busy (a file's texts are often MiBs, a pipe holds
-    64 KiB); the sync waits only for an answer it needs (`receive`)."""
+    """The helper process and its two pipes: frames of an 8-byte length and a pickle. Both
+    pipes are non-blocking and each hold 1 MiB: a frame sent is written as far as the pipe takes
+    it and the rest whenever the sync comes back (each file it finishes), and answers are read
+    as they arrive, so that the sync never waits on a pipe while the helper is busy (a file's
+    texts are often MiBs); it waits only for an answer it needs (`receive`), and keeps writing
+    what the helper still has to read meanwhile."""
 
     def __init__(self, embed_space: str | None) -> None:
         # the helper imports this very package, wherever the sync found it
@@ -344,20 +344,22 @@ class _Helper:
             },
         )
         assert self.proc.stdin is not None and self.proc.stdout is not None
+        self._in = self.proc.stdin.fileno()
+        self._out = self.proc.stdout.fileno()
+        for fd in (self._in, self._out):
+            os.set_blocking(fd, False)
+            with contextlib.suppress(OSError, AttributeError):  # Linux only; 64 KiB elsewhere
+                fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
         self.greeted = False
-        self._outbox: queue.SimpleQueue[tuple[bytes, float] | None] = queue.SimpleQueue()
-        self._answers: queue.SimpleQueue[bytes | HelperFailed] = queue.SimpleQueue()
-        self._failed: HelperFailed | None = None  # what the writer ran into
-        self._threads = [
-            threading.Thread(target=self._write_frames, args=(self.proc.stdin,), daemon=True),
-            threading.Thread(target=self._read_frames, args=(self.proc.stdout,), daemon=True),
-        ]
-        for thread in self._threads:
-            thread.start()
+        self._outgoing: deque[tuple[memoryview, float]] = deque()  # (what is left, deadline)
+        self._incoming = bytearray()
+        self._answers: deque[bytes] = deque()
+        self._failed: HelperFailed | None = None
 
     def ready(self) -> bool:
         """Whether an answer (or the news that the helper failed) waits to be received."""
-        return not self._answers.empty()
+        self._move()
+        return bool(self._answers) or self._failed is not None
 
     def greet(self, deadline: float) -> None:
         """The helper's first frame, sent once it is ready, names its analyzer: it must be
@@ -371,11 +373,12 @@ class _Helper:
     def send(
         self, texts: list[str], embed_texts: list[str] | None, space: str | None, deadline: float
     ) -> None:
-        """Queue a frame for the writer thread (it must be written by `deadline`)."""
+        """Queue a frame (it must be written by `deadline`) and write what the pipe takes."""
+        data = pickle.dumps((texts, embed_texts, space), protocol=5)
+        self._outgoing.append((memoryview(_HEADER.pack(len(data)) + data), deadline))
+        self._move()
         if self._failed is not None:
             raise self._failed
-        data = pickle.dumps((texts, embed_texts, space), protocol=5)
-        self._outbox.put((_HEADER.pack(len(data)) + data, deadline))
 
     def receive(self, count: int, deadline: float) -> tuple[list[str], tuple[int, bytes] | None]:
         """The bodies of the texts sent, and their vectors (dimensions, rows as stored) if it
@@ -399,91 +402,92 @@ class _Helper:
         return bodies, vectors
 
     def _next_frame(self, deadline: float) -> object:
-        try:
-            frame = self._answers.get(timeout=_left(deadline))
-        except queue.Empty:
-            raise HelperFailed("helper timed out") from None
-        if isinstance(frame, HelperFailed):
-            self._answers.put(frame)  # it stays failed
-            raise frame
+        """The oldest answer, waiting for it until `deadline` (writing what is still to send:
+        the helper may be reading it first)."""
+        while not self._answers:
+            self._move()
+            if self._answers:
+                break
+            if self._failed is not None:
+                raise self._failed
+            writing = [self._in] if self._outgoing else []
+            if not any(select.select([self._out], writing, [], _left(deadline))[:2]):
+                raise HelperFailed("helper timed out")
+        frame = self._answers.popleft()
         try:
             return pickle.loads(frame)
         except Exception as exc:  # a torn or foreign frame
             raise HelperFailed(f"helper answer unreadable ({type(exc).__name__})") from exc
 
-    def _write_frames(self, pipe: BinaryIO) -> None:
-        """The writer thread: each queued frame, written whole by its deadline; None closes the
-        helper's input (it exits on end of input)."""
-        fd = pipe.fileno()
-        _widen(fd)
-        os.set_blocking(fd, False)
-        try:
-            while (item := self._outbox.get()) is not None:
-                frame, deadline = item
-                view = memoryview(frame)
-                while view:
-                    if not select.select([], [fd], [], _left(deadline))[1]:
-                        raise HelperFailed("helper stopped reading")
-                    try:
-                        view = view[os.write(fd, view) :]
-                    except BlockingIOError:
-                        continue
-                    except OSError as exc:  # BrokenPipeError: it died
-                        raise HelperFailed(f"helper gone ({type(exc).__name__})") from exc
-        except HelperFailed as exc:
-            self._failed = exc
-            self._answers.put(exc)
-        finally:
-            with contextlib.suppress(OSError):
-                pipe.close()
+    def _move(self) -> None:
+        """Write what the pipe to the helper takes, read what it answered; never waits."""
+        if self._failed is None:
+            try:
+                self._write()
+                self._read()
+            except HelperFailed as exc:
+                self._failed = exc
 
-    def _read_frames(self, pipe: BinaryIO) -> None:
-        """The reader thread: every frame the helper writes, until it exits."""
-        fd = pipe.fileno()
-        _widen(fd)
-        try:
-            while True:
-                header = _read_exactly(fd, _HEADER.size)
-                if header is None:
-                    break
-                frame = _read_exactly(fd, _HEADER.unpack(header)[0])
-                if frame is None:
-                    break
-                self._answers.put(frame)
-        except OSError:
-            pass
-        self._answers.put(HelperFailed(f"helper exited ({self.proc.poll()})"))
+    def _write(self) -> None:
+        while self._outgoing:
+            view, deadline = self._outgoing[0]
+            try:
+                written = os.write(self._in, view)
+            except BlockingIOError:
+                written = 0
+            except OSError as exc:  # BrokenPipeError: it died
+                raise HelperFailed(f"helper gone ({type(exc).__name__})") from exc
+            if written < len(view):
+                if time.monotonic() > deadline:
+                    raise HelperFailed("helper stopped reading")
+                self._outgoing[0] = (view[written:], deadline)
+                return
+            self._outgoing.popleft()
+
+    def _read(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self._out, PIPE_BYTES)
+            except BlockingIOError:
+                break
+            except OSError as exc:
+                raise HelperFailed(f"helper gone ({type(exc).__name__})") from exc
+            if not chunk:
+                raise HelperFailed(f"helper exited ({self.proc.poll()})")
+            self._incoming += chunk
+        while len(self._incoming) >= _HEADER.size:
+            (size,) = _HEADER.unpack_from(self._incoming)
+            end = _HEADER.size + size
+            if len(self._incoming) < end:
+                break
+            self._answers.append(bytes(self._incoming[_HEADER.size : end]))
+            del self._incoming[:end]
 
     def stop(self) -> None:
-        self._outbox.put(None)  # the writer closes its input once the frames before are out
-        try:
-            self.proc.wait(timeout=0.5)  # it exits on end of input
-        except subprocess.TimeoutExpired:
+        """End its input; it exits (its output ends) at once, or is killed after 0.5 s."""
+        if self.proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.proc.stdin.close()
+        if not _ends(self._out, time.monotonic() + 0.5):
             self.proc.kill()
-            self.proc.wait()
-        for thread in self._threads:  # the helper is gone: both pipes end
-            thread.join(timeout=1.0)
+        self.proc.wait()
         if self.proc.stdout is not None:
             with contextlib.suppress(OSError):
                 self.proc.stdout.close()
 
 
-def _read_exactly(fd: int, size: int) -> bytes | None:
-    """`size` bytes from `fd` (blocking), or None at its end."""
-    parts: list[bytes] = []
-    while size:
-        chunk = os.read(fd, min(size, 1 << 20))
-        if not chunk:
-            return None
-        parts.append(chunk)
-        size -= len(chunk)
-    return b"".join(parts)
-
-
-def _widen(fd: int) -> None:
-    """Let the pipe hold 1 MiB (Linux; 64 KiB otherwise): fewer wake-ups per frame."""
-    with contextlib.suppress(OSError, AttributeError):
-        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+def _ends(fd: int, deadline: float) -> bool:
+    """Whether the non-blocking pipe `fd` ends before `deadline` (what is left unread is
+    dropped)."""
+    while select.select([fd], [], [], _left(deadline))[0]:
+        try:
+            if not os.read(fd, PIPE_BYTES):
+                return True
+        except BlockingIOError:
+            continue
+        except OSError:
+            return True
+    return False
 
 
 def _core_to_spare() -> bool:
@@ -632,3 +636,4 @@ if __name__ == "__main__":
         sys.stdout.buffer,
         sys.argv[1] if len(sys.argv) > 1 else "",
     )
+    os._exit(0)  # its answers are written: skip the interpreter's teardown, the sync waits for it
