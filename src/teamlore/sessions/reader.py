@@ -37,6 +37,20 @@ class ReadResult:
     pending_partial: bool  # a final line is still being written
 
 
+# Read buffers of finished reads, reused by the next: a new one is zero-filled and faulted in
+# page by page, 1 MiB for every file although most session files are far smaller.
+_SPARE_BUFFERS: list[bytearray] = []
+MAX_SPARE_BUFFERS = 4
+
+
+def _take_buffer() -> bytearray:
+    while _SPARE_BUFFERS:
+        spare = _SPARE_BUFFERS.pop()
+        if len(spare) == READ_SIZE:
+            return spare
+    return bytearray(READ_SIZE)
+
+
 def read_lines(
     handle: BufferedIOBase,
     *,
@@ -52,89 +66,74 @@ def read_lines(
     # copying (a fresh 1 MiB `bytes` per read and a copy per line were a visible cost)
     chunk = _take_buffer()
     try:
-        yield from _lines(handle, offset, number, chunk, result)
+        buffer = bytearray()
+        line_start = offset
+        skipping = False  # inside an oversized line
+        skipped = 0
+        bytes_read = 0
+        view = memoryview(chunk)
+        while True:
+            size = handle.readinto(chunk)
+            if not size:
+                break
+            bytes_read += size
+            pos = 0
+            while pos < size:
+                nl = chunk.find(b"\n", pos, size)
+                if nl < 0:
+                    piece = view[pos:size]
+                    if skipping:
+                        skipped += len(piece)
+                    else:
+                        buffer += piece
+                        if len(buffer) > MAX_LINE_BYTES:
+                            skipping, skipped = True, len(buffer)
+                            buffer = bytearray()
+                    offset += len(piece)
+                    break
+                piece = view[pos:nl]
+                offset += nl - pos + 1
+                pos = nl + 1
+                number += 1
+                if not skipping and not buffer:
+                    try:  # the usual line, decoded here; `_decode` handles the rest
+                        record = orjson.loads(piece)
+                    except orjson.JSONDecodeError:
+                        yield _decode(number, line_start, offset, piece)
+                    else:
+                        yield Line(number, line_start, offset, record, None, len(piece))
+                elif skipping:
+                    size_skipped = skipped + len(piece)
+                    skipping, skipped = False, 0
+                    yield Line(number, line_start, offset, None, "too-large", size_skipped)
+                elif buffer:
+                    buffer += piece
+                    if len(buffer) > MAX_LINE_BYTES:
+                        yield Line(number, line_start, offset, None, "too-large", len(buffer))
+                    else:
+                        yield _decode(number, line_start, offset, buffer)
+                    buffer = bytearray()
+                line_start = offset
+        resume_offset, resume_line, pending = offset, number, False
+        if skipping or buffer:
+            # a final line with no newline: complete only if it decodes
+            if not skipping and buffer.strip():
+                line = _decode(number + 1, line_start, offset, buffer)
+                if line.error is None:
+                    resume_line = number + 1
+                    yield line
+                else:
+                    resume_offset, pending = line_start, True
+            elif skipping:
+                resume_offset, pending = line_start, True
+        if result is not None:
+            result.resume_offset = resume_offset
+            result.resume_line = resume_line
+            result.bytes_read = bytes_read
+            result.pending_partial = pending
     finally:
         if len(_SPARE_BUFFERS) < MAX_SPARE_BUFFERS:
             _SPARE_BUFFERS.append(chunk)
-
-
-# Read buffers of finished reads, reused by the next: a new one is zero-filled and faulted in
-# page by page, 1 MiB for every file although most session files are far smaller.
-_SPARE_BUFFERS: list[bytearray] = []
-MAX_SPARE_BUFFERS = 4
-
-
-def _take_buffer() -> bytearray:
-    while _SPARE_BUFFERS:
-        spare = _SPARE_BUFFERS.pop()
-        if len(spare) == READ_SIZE:
-            return spare
-    return bytearray(READ_SIZE)
-
-
-def _lines(
-    handle: BufferedIOBase, offset: int, number: int, chunk: bytearray, result: ReadResult | None
-) -> Iterator[Line]:
-    buffer = bytearray()
-    line_start = offset
-    skipping = False  # inside an oversized line
-    skipped = 0
-    bytes_read = 0
-    view = memoryview(chunk)
-    while True:
-        size = handle.readinto(chunk)
-        if not size:
-            break
-        bytes_read += size
-        pos = 0
-        while pos < size:
-            nl = chunk.find(b"\n", pos, size)
-            if nl < 0:
-                piece = view[pos:size]
-                if skipping:
-                    skipped += len(piece)
-                else:
-                    buffer += piece
-                    if len(buffer) > MAX_LINE_BYTES:
-                        skipping, skipped = True, len(buffer)
-                        buffer = bytearray()
-                offset += len(piece)
-                break
-            piece = view[pos:nl]
-            offset += len(piece) + 1
-            pos = nl + 1
-            number += 1
-            if skipping:
-                size_skipped = skipped + len(piece)
-                skipping, skipped = False, 0
-                yield Line(number, line_start, offset, None, "too-large", size_skipped)
-            elif buffer:
-                buffer += piece
-                if len(buffer) > MAX_LINE_BYTES:
-                    yield Line(number, line_start, offset, None, "too-large", len(buffer))
-                else:
-                    yield _decode(number, line_start, offset, buffer)
-                buffer = bytearray()
-            else:
-                yield _decode(number, line_start, offset, piece)
-            line_start = offset
-    resume_offset, resume_line, pending = offset, number, False
-    if skipping or buffer:
-        # a final line with no newline: complete only if it decodes
-        if not skipping and buffer.strip():
-            line = _decode(number + 1, line_start, offset, buffer)
-            if line.error is None:
-                resume_line = number + 1
-                yield line
-            else:
-                resume_offset, pending = line_start, True
-        elif skipping:
-            resume_offset, pending = line_start, True
-    if result is not None:
-        result.resume_offset = resume_offset
-        result.resume_line = resume_line
-        result.bytes_read = bytes_read
-        result.pending_partial = pending
 
 
 UTF8_BOM = b"\xef\xbb\xbf"
