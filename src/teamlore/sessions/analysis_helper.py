@@ -160,22 +160,31 @@ class SearchRows:
         """Write the FTS rows of every released file, waiting for those still with the helper
         (before a commit; before a file that may rewrite turns of earlier files). They are
         written together, outside any file's savepoint: FTS5 flushes its pending terms at each
-        savepoint, so rows written between files would make a segment per file (and merges)."""
-        started = time.monotonic()
-        while self._unsent or self._in_flight:
-            self._pump(settle=True)
-        self.settle_seconds += time.monotonic() - started
-        bodies, self._bodies = self._bodies, []
-        if sum(len(body[1]) for body in bodies) < FTS_HASH_BYTES:
-            self._write(bodies)
-            return
+        savepoint, so rows written between files would make a segment per file (and merges).
+        The rows already analyzed are written while the helper analyzes the last ones."""
+        if self._helper is not None and self._helper.greeted and self._unsent:
+            self._pump()  # the last files' texts: the helper works while the sync writes
+        chars = sum(len(body[1]) for body in self._bodies) + self._in_flight_chars
+        chars += sum(len(row[1]) for row in self._unsent)
         # FTS5 also flushes whenever its pending terms outgrow `hashsize` (1 MiB by default):
-        # raised for this insert and restored before the commit, one segment per batch
-        self._set_hashsize(PENDING_TERMS_MAX)
+        # raised for these inserts and restored before the commit, one segment per batch
+        raised = chars >= FTS_HASH_BYTES
+        if raised:
+            self._set_hashsize(PENDING_TERMS_MAX)
         try:
-            self._write(bodies)
+            self._write_bodies()
+            started = time.monotonic()
+            while self._unsent or self._in_flight:
+                self._pump(settle=True)
+            self.settle_seconds += time.monotonic() - started
+            self._write_bodies()
         finally:
-            self._set_hashsize(FTS_HASH_BYTES)
+            if raised:
+                self._set_hashsize(FTS_HASH_BYTES)
+
+    def _write_bodies(self) -> None:
+        bodies, self._bodies = self._bodies, []
+        self._write(bodies)
 
     def _write(self, bodies: list[Body]) -> None:
         if bodies:
