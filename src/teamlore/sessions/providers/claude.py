@@ -212,6 +212,8 @@ def _nothing_to_index(record: dict[str, Any], state: dict[str, Any]) -> bool:
 
 
 class _Parser(RecordParser):
+    __slots__ = ()
+
     def handle(self, record: Any) -> None:
         if not isinstance(record, dict):
             self.bad("record is not a JSON object")

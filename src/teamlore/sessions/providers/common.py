@@ -206,6 +206,8 @@ class RecordParser:
     """Plumbing shared by the per-record parsers of the JSONL providers: one instance handles
     one record, appending events to `out` and keeping its memory in the JSON `state`."""
 
+    __slots__ = ("line", "out", "st")  # one instance per record: no attribute dict to build
+
     def __init__(self, state: dict[str, Any], line: int, out: list[Event]) -> None:
         self.st = state
         self.line = line
