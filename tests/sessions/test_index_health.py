@@ -207,7 +207,7 @@ def test_a_full_disk_is_disk_full_and_changes_nothing(tmp_path: Path) -> None:
         _codex(later / f"rollout-{number}.jsonl", number, "x" * 3000)
     sync = _teamlore(home, "sync", "--source", f"codex={codex}")
     steps: list[Any] = [
-        ["sh", f"mount -t tmpfs -o size=4m tmpfs {mnt}"],
+        ["sh", f"mount -t tmpfs -o size=8m tmpfs {mnt}"],  # an empty index is ~1.5 MiB
         sync,
         ["sh", f"cp {later}/* {codex}/ && (dd if=/dev/zero of={mnt}/filler bs=4k || true)"],
         sync,

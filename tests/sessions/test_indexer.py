@@ -443,11 +443,11 @@ def test_a_turn_revision_is_the_canonical_digest_of_its_value(exit_code: int | N
     assert turn.revision() == digest(turn._revision_value())
 
 
-def test_a_new_index_has_8_kib_pages_and_an_old_one_keeps_its_own(home: Path) -> None:
+def test_a_new_index_has_32_kib_pages_and_an_old_one_keeps_its_own(home: Path) -> None:
     import sqlite3
 
     home.mkdir(parents=True, exist_ok=True)
-    assert open_index(home).execute("PRAGMA page_size").fetchone()[0] == 8192
+    assert open_index(home).execute("PRAGMA page_size").fetchone()[0] == 32768
     old = home / "old"
     old.mkdir()
     sqlite3.connect(old / "index.sqlite3").execute("CREATE TABLE t(x)").connection.close()

