@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 
 from models.scripted_server import Scripted, ScriptedServer, embeddings_responder
-from teamlore.core import errors
+from teamlore.core import db, errors
 from teamlore.core.analyzer import analyze, parse_query
 from teamlore.memory.store import search as search_module
 from teamlore.memory.store.layout import init_tree
 from teamlore.memory.store.projection import headline, sync_approved_projection
 from teamlore.memory.store.search import SearchResult, VectorPath, search_memory
-from teamlore.memory.store.state_db import open_state_db
+from teamlore.memory.store.state_db import MIGRATIONS, open_state_db, state_db_path
 from teamlore.memory.store.vectors import (
     from_blobs,
     load_approved,
@@ -357,3 +357,28 @@ def test_a_headline_the_model_cannot_read_stands_for_its_document(tree: Worktree
     assert headline_vector == vector
     assert not bundled_embedder().reads("发布前一周冻结代码。")
     assert bundled_embedder().reads("Freeze the code a week before a release.")
+
+
+def test_vectors_made_before_headlines_are_dropped_and_embedded_again(tmp_path: Path) -> None:
+    root = tmp_path / "worktree"
+    root.mkdir()
+    init_tree(root)
+    home = tmp_path / "home"
+    old = db.connect(state_db_path(home), MIGRATIONS[:6])  # schema 6: no headline vectors
+    old.execute(
+        "INSERT INTO approved_vectors (repository_key, worktree_key, kind, entry_id, "
+        "content_digest, space, vector) VALUES (?, ?, 'entry', 'x', ?, 's', x'0000803f01')",
+        (REPO, WORKTREE, "0" * 64),
+    )
+    old.close()
+    conn = open_state_db(home)
+    try:
+        assert conn.execute("SELECT count(*) FROM approved_vectors").fetchone()[0] == 0
+        tree = Worktree(root, conn)
+        tree.write("deploy-migrations", TREE["deploy-migrations"])
+        tree.project()
+        assert tree.embed() == (1, 1)
+        (headline_vector,) = conn.execute("SELECT headline_vector FROM approved_vectors").fetchone()
+        assert len(headline_vector) == 4 + 256
+    finally:
+        conn.close()
