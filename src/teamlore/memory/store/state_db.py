@@ -395,8 +395,9 @@ CREATE TABLE approved_vector_packs ({_OWNER}
 """
 
 # each approved document also gets a vector of its headline alone (its title, else its body's
-# first sentence), memory search's second vector ranking (docs/hybrid-search.md "Fusion");
-# NULL: the document has no headline.
+# first sentence), memory search's second vector ranking (docs/hybrid-search.md "Fusion"); a
+# document without a headline the model can read stores its whole-text vector there. NULL (never
+# written by the sync) leaves the document out of that ranking.
 # The vectors of V6 have none: derived data, dropped and re-embedded on the next search
 HEADLINE_VECTORS_V7 = """
 DELETE FROM approved_vector_packs;
