@@ -235,6 +235,20 @@ def test_the_candidate_window_holds_this_owners_approved_best(
     assert ids(with_deprecated) == ["cookie-cookie", "session-cookie"]
 
 
+def test_deprecated_documents_among_the_best_cost_no_second_bm25_pass(
+    conn: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the densest "cookie" document is deprecated: the window (2) is asked for one more
+    # document up front, instead of a second BM25 pass over every match
+    monkeypatch.setattr(search_module, "MAX_CANDIDATES", 2)
+    passes: list[str] = []
+    conn.set_trace_callback(lambda sql: passes.append(sql) if "bm25(" in sql else None)
+    found = search(conn, "cookie")
+    conn.set_trace_callback(None)
+    assert ids(found) == ["cookie-cookie", "session-cookie"]
+    assert len(passes) == 1
+
+
 def test_terms_held_order_the_window_when_another_owner_shares_the_index(
     shared_index: sqlite3.Connection,
 ) -> None:

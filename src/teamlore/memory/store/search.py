@@ -413,22 +413,26 @@ def _run(
     window: int,
 ) -> list[sqlite3.Row]:
     """This owner's `window` best matching documents by BM25, ordering columns only. The FTS
-    index is asked alone for its best `window` (no join per match); when some of those belong
-    to another owner or are deprecated (left out, or ranked after every approved one), the
-    filtered query over every match runs instead, so the window always holds this owner's best."""
+    index is asked alone for its best (no join per match): `window` of them plus as many as it
+    holds documents of other owners or deprecated ones (left out, or ranked after every approved
+    one), so one BM25 pass finds this owner's best `window` approved documents. When those are
+    more than `window`, or the counts changed meanwhile, the filtered query over every match
+    runs instead (also one BM25 pass, but a join per match)."""
     status_filter = "" if include_deprecated else " AND e.status = 'approved'"
     order = "ORDER BY e.status = 'deprecated', rank, e.kind, e.entry_id"
-    rows = conn.execute(
-        "WITH best AS (SELECT rowid AS id, bm25(approved_fts) AS rank FROM approved_fts "
-        "WHERE approved_fts MATCH ? ORDER BY rank LIMIT ?) "
-        f"SELECT {_ORDER_COLUMNS}, best.rank AS rank, (SELECT count(*) FROM best) AS found "
-        "FROM best JOIN approved_entries AS e ON e.id = best.id "
-        f"WHERE e.repository_key = ? AND e.worktree_key = ?{status_filter} {order}",
-        (match, window, repository_key, worktree_key),
-    ).fetchall()
-    every_match = bool(rows) and rows[0]["found"] < window
-    if every_match or (len(rows) == window and rows[-1]["status"] == "approved"):
-        return rows
+    prefix = window + _skipped(conn, repository_key, worktree_key)
+    if prefix <= 2 * window:  # else most of the index is skipped: the filtered query at once
+        rows = conn.execute(
+            "WITH best AS (SELECT rowid AS id, bm25(approved_fts) AS rank FROM approved_fts "
+            "WHERE approved_fts MATCH ? ORDER BY rank LIMIT ?) "
+            f"SELECT {_ORDER_COLUMNS}, best.rank AS rank, (SELECT count(*) FROM best) AS found "
+            "FROM best JOIN approved_entries AS e ON e.id = best.id "
+            f"WHERE e.repository_key = ? AND e.worktree_key = ?{status_filter} {order}",
+            (match, prefix, repository_key, worktree_key),
+        ).fetchall()
+        every_match = bool(rows) and rows[0]["found"] < prefix
+        if every_match or (len(rows) >= window and rows[window - 1]["status"] == "approved"):
+            return rows[:window]
     return conn.execute(
         f"SELECT {_ORDER_COLUMNS}, bm25(approved_fts) AS rank "
         "FROM approved_fts JOIN approved_entries AS e ON e.id = approved_fts.rowid "
@@ -436,3 +440,16 @@ def _run(
         f"{status_filter} {order} LIMIT ?",
         (match, repository_key, worktree_key, window),
     ).fetchall()
+
+
+def _skipped(conn: sqlite3.Connection, repository_key: str, worktree_key: str) -> int:
+    """How many documents of the index are not this owner's approved ones: other owners' and
+    this owner's deprecated documents (0 when the owner was never projected)."""
+    row = conn.execute(
+        "SELECT (SELECT count(*) FROM approved_entries) - p.entry_count + ("
+        "SELECT count(*) FROM approved_entries AS e WHERE e.repository_key = p.repository_key "
+        "AND e.worktree_key = p.worktree_key AND e.status = 'deprecated') "
+        "FROM approved_projection AS p WHERE p.repository_key = ? AND p.worktree_key = ?",
+        (repository_key, worktree_key),
+    ).fetchone()
+    return 0 if row is None else max(int(row[0]), 0)

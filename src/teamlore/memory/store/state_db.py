@@ -408,6 +408,12 @@ ALTER TABLE approved_vector_packs ADD COLUMN headline_scales BLOB NOT NULL DEFAU
 ALTER TABLE approved_vector_packs ADD COLUMN headline_vectors BLOB NOT NULL DEFAULT x'';
 """
 
+# memory search sizes its BM25 window by the documents it must skip (memory/store/search.py)
+DEPRECATED_INDEX_V8 = """
+CREATE INDEX approved_entries_deprecated ON approved_entries (repository_key, worktree_key)
+  WHERE status = 'deprecated';
+"""
+
 MIGRATIONS: list[str] = [
     SCHEMA_V1,
     PROMOTION_PROGRESS_V2,
@@ -416,6 +422,7 @@ MIGRATIONS: list[str] = [
     VECTORS_V5,
     VECTOR_PACKS_V6,
     HEADLINE_VECTORS_V7,
+    DEPRECATED_INDEX_V8,
 ]
 
 TABLES = (
