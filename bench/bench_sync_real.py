@@ -466,7 +466,13 @@ def _real_sync(root: Path, sizes: dict[str, int], state: Path, *, fts: bool) -> 
     conn = open_index(state)
     if not fts:  # the same rows in a plain table: what FTS5's own indexing costs shows apart
         conn.execute("DROP TABLE turns_fts")
-        conn.execute("CREATE TABLE turns_fts(body, scope)")
+        # the sync also sets FTS5's hashsize through the table (`turns_fts, rank`): here such
+        # a command row is deleted as soon as it is written
+        conn.execute("CREATE TABLE turns_fts(body, scope, turns_fts, rank)")
+        conn.execute(
+            "CREATE TRIGGER fts_command AFTER INSERT ON turns_fts WHEN new.turns_fts IS NOT NULL"
+            " BEGIN DELETE FROM turns_fts WHERE rowid = new.rowid; END"
+        )
     Indexer(conn, {p: get_adapter(p) for p in ("claude", "codex")}, home=state).sync(
         [Source(p, r) for p, r in sources(root, sizes)]
     )
