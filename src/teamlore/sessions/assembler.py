@@ -410,7 +410,8 @@ class SessionAssembler:
             turn.ended_at = at
         if turn.started_at is None and at:
             turn.started_at = at
-        turn.last_line = max(turn.last_line, line)
+        if line > turn.last_line:
+            turn.last_line = line
 
     def _apply_result(self, result: ToolResult, line: int) -> None:
         turn = self._current_turn(result.at, line)
