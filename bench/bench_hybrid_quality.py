@@ -54,7 +54,7 @@ from teamlore.memory.store.vectors import sync_approved_vectors
 from teamlore.models.embeddings import Embedder, bundled_embedder
 
 BENCH_DIR = Path(__file__).resolve().parent
-DEFAULT_TREE = BENCH_DIR.parent.parent.parent / "shared" / "fixtures" / "threadshare-memory"
+DEFAULT_TREE = BENCH_DIR.parent.parent / "shared" / "fixtures" / "threadshare-memory"
 DEFAULT_QUERIES = BENCH_DIR / "hybrid_queries.json"  # the set retrieval is tuned on
 HELDOUT_QUERIES = BENCH_DIR / "hybrid_queries_heldout.json"  # reported once, never tuned on
 KINDS = ("paraphrase", "situational", "near-miss", "cross-lingual", "keyword")

@@ -23,7 +23,7 @@ from typing import Any
 import orjson
 
 BENCH_DIR = Path(__file__).resolve().parent
-DEFAULT_FIXTURES = BENCH_DIR.parent.parent.parent / "shared" / "fixtures" / "sessions"
+DEFAULT_FIXTURES = BENCH_DIR.parent.parent / "shared" / "fixtures" / "sessions"
 PROVIDERS = ("claude", "codex", "pi")
 DEPTH = 10
 
