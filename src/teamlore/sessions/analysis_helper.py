@@ -237,11 +237,16 @@ class SearchRows:
             ):
                 self._receive(helper)
         except HelperFailed as exc:
-            self.fallback = str(exc)
-            self._helper = None
-            self._embedding.clear()
-            helper.stop()
-            self._analyze_in_process()
+            self._give_up(helper, exc)
+
+    def _give_up(self, helper: _Helper, exc: HelperFailed) -> None:
+        """Stop a helper found failed: the texts it held are analyzed here, and the embedding
+        step makes the vectors it did not send."""
+        self.fallback = str(exc)
+        self._helper = None
+        self._embedding.clear()
+        helper.stop()
+        self._analyze_in_process()
 
     def _send(self, helper: _Helper) -> None:
         rows = self._unsent
@@ -308,9 +313,7 @@ class SearchRows:
             helper.send([], self._embed_texts(), self.embed_space, deadline)
             self._keep_vectors(helper.receive(0, deadline)[1])
         except HelperFailed as exc:
-            self.fallback = str(exc)
-            self._helper = None
-            helper.stop()
+            self._give_up(helper, exc)
         self.settle_seconds += time.monotonic() - started
 
     def _deadline(self, chars: int) -> float:
