@@ -186,7 +186,8 @@ def _lexical(
 def _term_matches(conn: sqlite3.Connection, parsed: Query) -> list[list[int]]:
     """The rowids each query term matches, asked of the FTS index one term at a time (the same
     MATCH that finds the candidates), each as one JSON array: no Python step per matching row.
-    None for a one-term query: it needs neither terms held nor `_candidates`' choice."""
+    Nothing (an empty list) for a one-term query: it needs neither terms held nor
+    `_candidates`' choice."""
     if len(parsed.terms) < 2:
         return []
     return [
