@@ -6,10 +6,12 @@ sync (its work is done in-process)."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
@@ -187,6 +189,32 @@ def test_rows_of_a_batch_sqlite_rolled_back_are_never_written(tmp_path: Path, mo
     rows.close()
     assert [tuple(r) for r in conn.execute("SELECT rowid FROM turns_fts")] == [(3,)]
     assert rows.fallback is None
+
+
+def test_a_sync_busy_past_the_timeout_between_two_files_keeps_its_helper(tmp_path: Path) -> None:
+    """The helper read all the pipe held while the sync parsed a long file (here: slept past the
+    timeout); the rest of the frame is written when the sync comes back. The helper is not late:
+    only a helper that does not answer in time is given up."""
+    conn = open_index(tmp_path)
+    rows = analysis_helper.SearchRows(conn, "on")
+    helper = rows._helper
+    assert helper is not None and helper.greeted
+    fcntl.fcntl(helper._in, fcntl.F_SETPIPE_SZ, 4096)  # a frame larger than the pipe holds
+    conn.execute("BEGIN IMMEDIATE")
+    rows.timeout_seconds = 0.05
+    long_text = "rounding the cart total " * 4096  # ~96 KiB
+    rows.write_file_rows([(1, long_text, "providermini", long_text)])
+    rows.file_released()  # the frame is written as far as the pipe takes it
+    time.sleep(0.5)  # the sync parses the next file, longer than the timeout
+    rows.timeout_seconds = 30.0
+    rows.write_file_rows([(2, "a short turn", "providermini", "a short turn")])
+    rows.file_released()
+    rows.settle()
+    conn.execute("COMMIT")
+    rows.close()
+    assert rows.fallback is None
+    assert rows.helper_rows == 2
+    assert conn.execute("SELECT count(*) FROM turns_fts").fetchone()[0] == 2
 
 
 CRASH_SCRIPT = textwrap.dedent("""

@@ -252,9 +252,7 @@ class SearchRows:
         rows = self._unsent
         chars = sum(len(row[1]) for row in rows)
         self._to_embed.extend((row[0], row[3]) for row in rows)
-        helper.send(
-            [row[1] for row in rows], self._embed_texts(), self.embed_space, self._deadline(chars)
-        )
+        helper.send([row[1] for row in rows], self._embed_texts(), self.embed_space)
         self._unsent = []  # only now: a helper found failed leaves them to the fallback
         self._in_flight.append((rows, chars))
         self._in_flight_chars += chars
@@ -310,7 +308,7 @@ class SearchRows:
         try:
             deadline = time.monotonic() + self.timeout_seconds
             helper.greet(deadline)
-            helper.send([], self._embed_texts(), self.embed_space, deadline)
+            helper.send([], self._embed_texts(), self.embed_space)
             self._keep_vectors(helper.receive(0, deadline)[1])
         except HelperFailed as exc:
             self._give_up(helper, exc)
@@ -363,7 +361,7 @@ class _Helper:
             with contextlib.suppress(OSError, AttributeError):  # Linux only; 64 KiB elsewhere
                 fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
         self.greeted = False
-        self._outgoing: deque[tuple[memoryview, float]] = deque()  # (what is left, deadline)
+        self._outgoing: deque[memoryview] = deque()  # what is left to write of each frame
         self._incoming = bytearray()
         self._answers: deque[bytes] = deque()
         self._failed: HelperFailed | None = None
@@ -382,12 +380,12 @@ class _Helper:
                 raise HelperFailed(f"helper analyzer {version!r} is not {ANALYZER_VERSION!r}")
             self.greeted = True
 
-    def send(
-        self, texts: list[str], embed_texts: list[str] | None, space: str | None, deadline: float
-    ) -> None:
-        """Queue a frame (it must be written by `deadline`) and write what the pipe takes."""
+    def send(self, texts: list[str], embed_texts: list[str] | None, space: str | None) -> None:
+        """Queue a frame and write what the pipe takes. No deadline here: the sync may be away
+        parsing a long file while the helper has read all the pipe held; a helper that stops
+        reading is found by the deadline of the answer the sync waits for (`receive`)."""
         data = pickle.dumps((texts, embed_texts, space), protocol=5)
-        self._outgoing.append((memoryview(_HEADER.pack(len(data)) + data), deadline))
+        self._outgoing.append(memoryview(_HEADER.pack(len(data)) + data))
         self._move()
         if self._failed is not None:
             raise self._failed
@@ -442,7 +440,7 @@ class _Helper:
 
     def _write(self) -> None:
         while self._outgoing:
-            view, deadline = self._outgoing[0]
+            view = self._outgoing[0]
             try:
                 written = os.write(self._in, view)
             except BlockingIOError:
@@ -450,9 +448,7 @@ class _Helper:
             except OSError as exc:  # BrokenPipeError: it died
                 raise HelperFailed(f"helper gone ({type(exc).__name__})") from exc
             if written < len(view):
-                if time.monotonic() > deadline:
-                    raise HelperFailed("helper stopped reading")
-                self._outgoing[0] = (view[written:], deadline)
+                self._outgoing[0] = view[written:]
                 return
             self._outgoing.popleft()
 
