@@ -300,8 +300,8 @@ class SearchRows:
         (a last, short batch), so the embedding step has nothing left to compute."""
         self.settle()
         helper = self._helper
-        if helper is None or not (self._embedding or self._to_embed):
-            return
+        if helper is None or self.embed_space is None or not (self._embedding or self._to_embed):
+            return  # nothing to collect (turns get no vectors, or the helper stopped embedding)
         if not (helper.greeted or helper.ready()):
             return  # never got ready: the embedding step makes them
         started = time.monotonic()
