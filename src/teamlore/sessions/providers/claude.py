@@ -457,7 +457,7 @@ class _Parser(RecordParser):
             self.bad("tool_use block without id or name")
             return None
         tool_input = block.get("input")
-        family = _FAMILIES.get(name, "other") if not name.startswith("mcp__") else "mcp"
+        family = tool_family(name)
         call = ToolCall(call_id=call_id, name=name, family=family, input=tool_input, at=at)
         if family in ("edit", "read", "shell") and isinstance(tool_input, dict):
             if family == "shell":
