@@ -68,7 +68,6 @@ def test_a_chinese_query_finds_an_english_entry_by_meaning_and_words(repo: Path)
     assert found["results"][0]["matchedBy"] == ["lexical", "vector"]  # glosses: release, migrate
 
 
-
 def test_a_chinese_query_finds_an_english_entry_by_its_translated_words(repo: Path) -> None:
     """Words alone: the query's Chinese words become their English glosses as extra terms."""
     # how often is the coffee machine cleaned?

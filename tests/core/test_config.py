@@ -70,13 +70,14 @@ def test_a_refused_value_names_the_file_line_table_and_field(home: Path) -> None
         f"{path} line 5: [limits] turns: Input should be greater than or equal to 1"
     )
     write(home, "[limits]\nsurprise = 1\n")
-    assert "line 2: [limits] surprise: Extra inputs" in refusal(
-        lambda: load_table("limits", Limits, home)
-    ).message
+    assert (
+        "line 2: [limits] surprise: Extra inputs"
+        in refusal(lambda: load_table("limits", Limits, home)).message
+    )
 
 
 def test_a_wrong_shape_for_a_known_table_is_refused_with_its_line(home: Path) -> None:
-    path = write(home, 'sources = {}\nmodels = 3\n')
+    path = write(home, "sources = {}\nmodels = 3\n")
     err = refusal(lambda: load_config(home))
     assert err.message.startswith(f"{path} line 2: [models]: ")
 
@@ -124,8 +125,10 @@ def test_only_core_config_parses_toml() -> None:
     for path in SRC.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             names = (
-                [a.name for a in node.names] if isinstance(node, ast.Import)
-                else [node.module or ""] if isinstance(node, ast.ImportFrom)
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
                 else []
             )
             if "tomllib" in names:

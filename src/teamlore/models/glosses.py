@@ -93,9 +93,7 @@ def _gloss_run(run: str, definitions: dict[str, str]) -> list[str]:
         return first_sense(definitions[word]) if word in definitions else None
 
     forward, backward = _longest_match(run, known, False), _longest_match(run, known, True)
-    best = min(
-        (backward, forward), key=lambda cut: (len(cut), sum(sense is None for sense in cut))
-    )
+    best = min((backward, forward), key=lambda cut: (len(cut), sum(sense is None for sense in cut)))
     return [sense for sense in best if sense is not None]
 
 

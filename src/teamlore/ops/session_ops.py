@@ -185,6 +185,7 @@ def sync(ctx: OpContext, request: SyncRequest) -> dict[str, Any]:
     # the indexer and repository tables load in the commands that use them: a search
     # process never needs them (docs/cli.md, lean commands)
     from teamlore.sessions.indexer import Indexer, display_path
+
     home = resolve_home(ctx.home)
     sources = resolve_sources(request, home)
     with file_lock(home / SYNC_LOCK, wait_seconds=request.wait_seconds, what="a sync"):
@@ -365,9 +366,7 @@ def sessions_search(ctx: OpContext, request: SessionsSearchRequest) -> dict[str,
     with index_errors(_read_index(ctx.home)) as conn:
         worktree = _worktree_filter(ctx, request.repository)
         embedder, skipped = (
-            (None, vector_skipped(LEXICAL_ASKED))
-            if request.lexical
-            else _search_embedder(ctx.home)
+            (None, vector_skipped(LEXICAL_ASKED)) if request.lexical else _search_embedder(ctx.home)
         )
         found = search_turns(
             conn,

@@ -9,9 +9,11 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
+import stat
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -21,6 +23,7 @@ from support import SHARED_FIXTURES
 from teamlore.core import errors
 from teamlore.core.analyzer import ANALYZER_VERSION
 from teamlore.core.canonical import digest, sha256_hex
+from teamlore.memory.store import projection
 from teamlore.memory.store.layout import init_tree
 from teamlore.memory.store.projection import (
     MAX_FILE_BYTES,
@@ -610,3 +613,219 @@ def test_the_reference_tree_projects_completely(conn: sqlite3.Connection, tmp_pa
     assert "threadshare-memory-promotion-should-be-based-on-a-promotionp" in found(
         conn, "PromotionPlan blob hashes"
     )
+
+
+# -- the unchanged-tree fast path -------------------------------------------------------------
+# A sync records what a consistent scan saw (listings, each file's device/inode/size/mtime/ctime);
+# the next sync trusts that record, without opening a file, only if every recorded file was
+# already RACY_WINDOW_NS older than the recording scan. `settled_clock` puts the scans' clock
+# 10 s after the files were written, as on a real machine where the tree was edited a while ago.
+
+
+@pytest.fixture
+def settled_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(projection, "_now_ns", lambda: time.time_ns() + 10 * 10**9)
+
+
+class Reads(list[str]):
+    """The files a sync opened and read (the module's after_read seam)."""
+
+    def __call__(self, path: str) -> None:
+        self.append(path)
+
+
+def a_settled_tree(conn: sqlite3.Connection, worktree: Path) -> ProjectionResult:
+    write(worktree, "entries/auth-cookie.md", entry_text("auth-cookie", "Keep the cookie."))
+    write(worktree, "entries/deploys.md", entry_text("deploys", "Deploy from main only."))
+    write(worktree, "scenes/releases.md", SCENE)
+    write(worktree, "doctrine.md", "# Doctrine\n\n- Verify before you claim.\n")
+    write(worktree, "skills/release-checks/SKILL.md", SKILL)
+    first = sync(conn, worktree)
+    assert (first.outcome, first.coverage) == ("rebuilt", "complete")
+    return first
+
+
+def test_an_unchanged_settled_tree_is_answered_without_reading_a_file(
+    conn: sqlite3.Connection, worktree: Path, settled_clock: None
+) -> None:
+    first = a_settled_tree(conn, worktree)
+    changes = conn.total_changes
+    reads = Reads()
+    again = sync(conn, worktree, after_read=reads)
+    assert reads == []
+    assert again == first.model_copy(update={"outcome": "unchanged"})
+    assert conn.total_changes == changes
+
+
+def test_the_fast_path_keeps_partial_coverage_and_its_diagnostics(
+    conn: sqlite3.Connection, tmp_path: Path, worktree: Path, settled_clock: None
+) -> None:
+    write(worktree, "entries/good.md", entry_text("good"))
+    write(worktree, "entries/broken.md", "no front matter at all\n")
+    target = tmp_path / "elsewhere.md"
+    target.write_text(entry_text("linked"))
+    (worktree / ".threadshare/memory/entries/linked.md").symlink_to(target)
+    first = sync(conn, worktree)
+    assert first.coverage == "partial" and len(first.diagnostics) == 2
+    reads = Reads()
+    again = sync(conn, worktree, after_read=reads)
+    assert reads == []
+    assert again == first.model_copy(update={"outcome": "unchanged"})
+
+
+def test_a_same_size_edit_that_keeps_the_mtime_is_seen(
+    conn: sqlite3.Connection, worktree: Path, settled_clock: None
+) -> None:
+    a_settled_tree(conn, worktree)
+    path = worktree / ".threadshare/memory/entries/deploys.md"
+    before = path.stat()
+    path.write_text(entry_text("deploys", "Deploy from next only."))  # same length
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # as `cp -p` or a careful editor
+    assert path.stat().st_size == before.st_size
+    reads = Reads()
+    result = sync(conn, worktree, after_read=reads)
+    assert result.outcome == "rebuilt"
+    assert len(reads) == 5
+    assert "Deploy from next only." in projected(conn)["entry:deploys"]
+
+
+def test_a_file_touched_within_the_racy_window_is_read_again(
+    conn: sqlite3.Connection, worktree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scan_clock = time.time_ns() + 10 * 10**9
+    monkeypatch.setattr(projection, "_now_ns", lambda: scan_clock)
+    write(worktree, "entries/deploys.md", entry_text("deploys", "Deploy from main only."))
+    path = write(worktree, "scenes/releases.md", SCENE)
+    # touched less than RACY_WINDOW_NS before the scan that records it: a same-size write in the
+    # same timestamp tick could leave the very same identity, so the record is never trusted
+    racy = scan_clock - projection.RACY_WINDOW_NS // 2
+    os.utime(path, ns=(racy, racy))
+    assert sync(conn, worktree).outcome == "rebuilt"
+    changes = conn.total_changes
+    reads = Reads()
+    assert sync(conn, worktree, after_read=reads).outcome == "unchanged"
+    assert sorted(reads) == [
+        ".threadshare/memory/entries/deploys.md",
+        ".threadshare/memory/scenes/releases.md",
+    ]
+    assert conn.total_changes == changes  # still racy: a new record would not help
+    # once the clock has moved on, the full read renews the record once, then nothing is read
+    scan_clock += projection.RACY_WINDOW_NS
+    assert sync(conn, worktree).outcome == "unchanged"
+    assert conn.total_changes > changes
+    reads = Reads()
+    assert sync(conn, worktree, after_read=reads).outcome == "unchanged"
+    assert reads == []
+
+
+def test_files_just_written_are_read_on_every_sync_until_they_settle(
+    conn: sqlite3.Connection, worktree: Path
+) -> None:
+    a_settled_tree(conn, worktree)  # the real clock: the files are milliseconds old
+    changes = conn.total_changes
+    reads = Reads()
+    assert sync(conn, worktree, after_read=reads).outcome == "unchanged"
+    assert len(reads) == 5
+    assert conn.total_changes == changes  # a racy record is not worth writing
+
+
+def rename_scene(memory: Path) -> None:
+    (memory / "scenes/releases.md").rename(memory / "scenes/shipping.md")
+
+
+def add_entry(memory: Path) -> None:
+    (memory / "entries/new.md").write_text(entry_text("new"))
+
+
+def remove_entry(memory: Path) -> None:
+    (memory / "entries/deploys.md").unlink()
+
+
+def swap_in_a_symlink(memory: Path) -> None:
+    path = memory / "entries/deploys.md"
+    copy = memory.parent.parent.parent / "deploys-copy.md"
+    copy.write_bytes(path.read_bytes())
+    path.unlink()
+    path.symlink_to(copy)
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (add_entry, {"entry:new"}),
+        (remove_entry, set()),
+        (rename_scene, {"scene:shipping"}),
+        (swap_in_a_symlink, set()),
+    ],
+)
+def test_a_changed_listing_is_read_again(
+    conn: sqlite3.Connection,
+    worktree: Path,
+    settled_clock: None,
+    change: Callable[[Path], None],
+    expected: set[str],
+) -> None:
+    first = a_settled_tree(conn, worktree)
+    change(worktree / ".threadshare/memory")
+    reads = Reads()
+    result = sync(conn, worktree, after_read=reads)
+    assert result.outcome == "rebuilt"
+    assert result.generation == first.generation + 1
+    assert reads
+    kept = {"doctrine:doctrine", "entry:auth-cookie", "skill:release-checks"}
+    assert set(projected(conn)) - kept == expected | (
+        {"entry:deploys"} if change in (add_entry, rename_scene) else set()
+    ) | ({"scene:releases"} if change is not rename_scene else set())
+    if change is swap_in_a_symlink:
+        assert result.coverage == "partial"
+        assert [d.code for d in result.diagnostics] == ["symlink"]
+
+
+def test_a_memory_root_swapped_for_a_symlink_is_still_refused(
+    conn: sqlite3.Connection, tmp_path: Path, worktree: Path, settled_clock: None
+) -> None:
+    a_settled_tree(conn, worktree)
+    memory = worktree / ".threadshare/memory"
+    moved = tmp_path / "moved-memory"
+    memory.rename(moved)
+    memory.symlink_to(moved, target_is_directory=True)
+    with pytest.raises(errors.TeamloreError) as caught:
+        sync(conn, worktree)
+    assert caught.value.code == "UNSAFE_PATH"
+
+
+@pytest.mark.parametrize(
+    "stale",
+    [
+        "UPDATE approved_projection SET analyzer_version = 'analyzer@0'",
+        "UPDATE approved_projection SET projector_version = 'teamlore-approved-projection@0'",
+        "UPDATE approved_projection SET coverage = 'partial'",  # what a drifted sync leaves
+        "UPDATE approved_source_stats SET source_tree_digest = '" + "e5" * 32 + "'",
+        "DELETE FROM approved_source_stats",
+    ],
+)
+def test_a_stale_projection_or_record_forces_a_full_read(
+    conn: sqlite3.Connection, worktree: Path, settled_clock: None, stale: str
+) -> None:
+    first = a_settled_tree(conn, worktree)
+    conn.execute(stale)
+    reads = Reads()
+    result = sync(conn, worktree, after_read=reads)
+    assert len(reads) == 5
+    if "approved_source_stats" in stale:
+        assert (result.outcome, result.generation) == ("unchanged", first.generation)
+        reads = Reads()
+        assert sync(conn, worktree, after_read=reads).outcome == "unchanged"
+        assert reads == []  # the full read recorded the tree again
+    else:
+        assert (result.outcome, result.generation) == ("rebuilt", first.generation + 1)
+
+
+def test_the_recorded_identities_stay_in_the_private_state_db(
+    conn: sqlite3.Connection, tmp_path: Path, worktree: Path, settled_clock: None
+) -> None:
+    a_settled_tree(conn, worktree)
+    assert conn.execute("SELECT count(*) FROM approved_source_stats").fetchone()[0] == 1
+    for path in (tmp_path / "home").iterdir():
+        if path.name.startswith("memory-state.sqlite3"):
+            assert stat.S_IMODE(path.stat().st_mode) == 0o600, path

@@ -317,3 +317,44 @@ def test_fts_tables_hold_analyzed_text_so_short_chinese_queries_match(
             "SELECT rowid FROM approved_fts WHERE approved_fts MATCH ?", (fts_query(query),)
         ).fetchall()
         assert [h[0] for h in hits] == [1], query
+
+
+def test_a_schema_8_database_gains_an_empty_source_stats_table_and_stays_private(
+    tmp_path: Path,
+) -> None:
+    # schema 8 had no record of file identities: the migration adds an empty table, so the first
+    # sync after it reads the whole memory tree once and records it
+    path = state_db_path(tmp_path)
+    old = db.connect(path, MIGRATIONS[:8])
+    old.execute(
+        "INSERT INTO approved_projection (repository_key, worktree_key, generation, "
+        "source_tree_digest, coverage, build_coverage, analyzer_version, "
+        "recall_algorithm_version, projector_version, entry_count, diagnostics_json, synced_at) "
+        "VALUES (?, ?, 3, ?, 'complete', 'complete', 'a', 'r', 'p', 0, '[]', 0)",
+        (REPO, WORKTREE, HEX64),
+    )
+    old.close()
+    conn = open_state_db(tmp_path)
+    assert db.schema_version(conn) == len(MIGRATIONS) == 9
+    assert conn.execute("SELECT count(*) FROM approved_source_stats").fetchone()[0] == 0
+    assert conn.execute("SELECT generation FROM approved_projection").fetchone()[0] == 3
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    conn.close()
+
+
+def test_source_stats_refuse_a_malformed_record(conn: sqlite3.Connection) -> None:
+    insert = (
+        "INSERT INTO approved_source_stats (repository_key, worktree_key, source_tree_digest, "
+        "stats_digest, newest_ns, recorded_ns) VALUES (?, ?, ?, ?, ?, ?)"
+    )
+    for tree_digest, stats_digest, newest_ns, recorded_ns in (
+        ("not-hex", HEX64, 0, 1),
+        (HEX64, "e5" * 20, 0, 1),
+        (HEX64, HEX64, -1, 1),
+        (HEX64, HEX64, 0, 0),
+    ):
+        with pytest.raises(sqlite3.IntegrityError):
+            conn.execute(
+                insert, (REPO, WORKTREE, tree_digest, stats_digest, newest_ns, recorded_ns)
+            )
+    conn.execute(insert, (REPO, WORKTREE, HEX64, HEX64, 0, 1))

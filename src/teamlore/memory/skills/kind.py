@@ -30,7 +30,5 @@ def _memory_unchanged(
 
 
 SKILL = register(
-    CandidateKindHooks(
-        "skill", render=render_skill_candidate, check_before_apply=_memory_unchanged
-    )
+    CandidateKindHooks("skill", render=render_skill_candidate, check_before_apply=_memory_unchanged)
 )

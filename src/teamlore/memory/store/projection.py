@@ -2,7 +2,8 @@
 
 `sync_approved_projection` reads the memory tree safely (directory fds, no symlink followed, a
 size cap per file, a re-stat after reading), computes the canonical source-tree digest, and then
-either does nothing (same digest, same analyzer and projector: no write at all) or replaces the
+either does nothing (same digest, same analyzer and projector: no write, except recording the
+tree's file identities once they have settled, see below) or replaces the
 owner's rows and FTS documents in one `BEGIN IMMEDIATE` transaction with generation + 1.
 
 Coverage is declared, never guessed:
@@ -12,6 +13,19 @@ Coverage is declared, never guessed:
 - a file that changes while it is read (size, mtime or inode drift, or a directory listing that
   changes) makes the scan inconsistent: it is retried once, and if it drifts again the projection
   keeps its generation and rows and is marked `partial` until a consistent sync.
+
+Unchanged-tree fast path: a consistent scan records what it saw (`approved_source_stats`): every
+directory listing with each name's type, every skip marker, and each file's identity (device,
+inode, size, mtime_ns, ctime_ns), bound to the tree digest of those bytes. The next sync lists the
+same directories and lstat()s the same files, through the same directory fds and with the same
+refusals, without opening a file; if everything equals the record and the projection is current
+(same digest, analyzer, projector, coverage not marked partial), it is `unchanged` with its
+generation and diagnostics, and no file is read. ctime is in the identity because no user call
+can set it back (a same-size edit that restores mtime, a chmod, an inode reuse all move it). A
+file whose mtime or ctime is not at least `RACY_WINDOW_NS` older than the start of the recording
+scan is "racily clean" (git's term: a later same-size write within the file system's timestamp
+granularity could leave the same identity), so such a record never takes the fast path: the tree
+is read in full and the record renewed. Anything else that differs means a full read, as before.
 """
 
 from __future__ import annotations
@@ -21,11 +35,12 @@ import os
 import re
 import sqlite3
 import stat
+import time
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import orjson
 from pydantic import BaseModel
@@ -59,6 +74,10 @@ PROJECTOR_VERSION = "teamlore-approved-projection@1"
 MAX_FILE_BYTES = 256 * 1024
 MAX_FILES = 50_000
 SCAN_ATTEMPTS = 2  # one retry after a drifted scan
+# a recorded file identity is trusted only if the file's mtime and ctime are at least this much
+# older than the start of the scan that recorded it: covers coarse timestamp granularity (2 s on
+# FAT, 1 s on ext3/HFS+) and the kernel's coarse clock lagging time.time_ns()
+RACY_WINDOW_NS = 2_000_000_000
 
 Coverage = Literal["complete", "partial"]
 Kind = Literal["entry", "scene", "doctrine", "skill"]
@@ -108,16 +127,19 @@ class ProjectionResult(BaseModel):
 # reading the tree
 
 
-@dataclass(frozen=True, slots=True)
-class _Identity:
+class _Identity(NamedTuple):
+    """What tells one version of a file from another without reading it (a tuple: the fast
+    path builds 10,000 of them per sync)."""
+
     device: int
     inode: int
     size: int
     mtime_ns: int
+    ctime_ns: int
 
     @classmethod
     def of(cls, st: os.stat_result) -> _Identity:
-        return cls(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        return cls(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 @dataclass(slots=True)
@@ -138,6 +160,23 @@ class _TreeScan:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     listings: dict[str, tuple[str, ...]] = field(default_factory=dict)
     drift: list[Diagnostic] = field(default_factory=list)
+    # what the unchanged-tree fast path compares: each listed name's type, each file's identity
+    listed_types: dict[str, dict[str, str]] = field(default_factory=dict)
+    identities: dict[str, _Identity] = field(default_factory=dict)
+    started_ns: int = 0
+
+    def stats_digest(self) -> str:
+        """What the fast path compares: one digest of every listing (names in byte order, with
+        their types), skip marker and file identity, in the order the tree was walked."""
+        files = [[path, *identity] for path, identity in self.identities.items()]
+        return sha256_hex(orjson.dumps([self.listed_types, self.skipped, files]))
+
+    def newest_ns(self) -> int:
+        """The latest mtime or ctime of any file read (0 for none): the racy-clean test."""
+        return max(
+            (max(i.mtime_ns, i.ctime_ns) for i in self.identities.values()),
+            default=0,
+        )
 
     def source_tree_digest(self) -> str:
         pairs = [[f.path, sha256_hex(f.data)] for f in self.files]
@@ -157,9 +196,15 @@ def _join(dir_path: str, name: str) -> str:
 class _TreeReader:
     """Reads the memory tree through directory fds; nothing below the memory root is followed."""
 
-    def __init__(self, stack: ExitStack, after_read: Callable[[str], None] | None) -> None:
+    def __init__(
+        self,
+        stack: ExitStack,
+        after_read: Callable[[str], None] | None,
+        stat_only: bool = False,
+    ) -> None:
         self._stack = stack
         self._after_read = after_read
+        self._stat_only = stat_only  # the fast path: lstat files, never open them
         self._dir_fds: dict[str, int] = {}
         self._types: dict[str, dict[str, str]] = {}
         self.scan = _TreeScan()
@@ -210,6 +255,7 @@ class _TreeReader:
                     types[item.name] = "other"
         names = sorted(types)
         self._types[dir_path] = types
+        self.scan.listed_types[dir_path] = {name: types[name] for name in names}
         self.scan.listings[dir_path] = tuple(names)
         return names
 
@@ -262,8 +308,11 @@ class _TreeReader:
         if listed_as != "file":
             self._skip(path, "not-a-file", "not-a-file", "expected a regular file")
             return
-        if len(self.scan.files) >= MAX_FILES:
+        if len(self.scan.identities) >= MAX_FILES:
             self._skip(path, "over-file-limit", "too-many-files", f"more than {MAX_FILES} files")
+            return
+        if self._stat_only:
+            self._stat_file(dir_path, name, path)
             return
         try:
             fd = os.open(name, _FILE_FLAGS, dir_fd=self._dir_fds[dir_path])
@@ -290,8 +339,21 @@ class _TreeReader:
             self._drifted(path, "its size changed while it was read")
             return
         self.scan.files.append(_SourceFile(path, kind, data, identity, dir_path, name))
+        self.scan.identities[path] = identity
         if self._after_read is not None:
             self._after_read(_repo_path(path))
+
+    def _stat_file(self, dir_path: str, name: str, path: str) -> None:
+        """The fast path's view of a file: what the full read would fstat, without opening."""
+        st = self._lstat(dir_path, name)
+        if st is None:
+            return
+        if not stat.S_ISREG(st.st_mode):
+            self._drifted(path, "replaced while the tree was read")
+        elif st.st_size > MAX_FILE_BYTES:
+            self._too_large(path, st.st_size)
+        else:
+            self.scan.identities[path] = _Identity.of(st)
 
     def _too_large(self, path: str, size: int) -> None:
         self._skip(
@@ -364,12 +426,20 @@ class _TreeReader:
                 self._drifted(dir_path, "its listing changed while the tree was read")
 
 
-def _scan_tree(worktree_root: Path, after_read: Callable[[str], None] | None) -> _TreeScan:
+def _now_ns() -> int:
+    return time.time_ns()
+
+
+def _scan_tree(
+    worktree_root: Path, after_read: Callable[[str], None] | None, *, stat_only: bool = False
+) -> _TreeScan:
     with ExitStack() as stack:
-        reader = _TreeReader(stack, after_read)
+        reader = _TreeReader(stack, after_read, stat_only)
+        reader.scan.started_ns = _now_ns()
         reader.open_root(worktree_root)
         scan = reader.read_tree()
-        reader.recheck()
+        if not stat_only:
+            reader.recheck()
         return scan
 
 
@@ -763,6 +833,109 @@ def _replace_owner_rows(
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _RecordedStats:
+    source_tree_digest: str
+    stats_digest: str
+    newest_ns: int  # latest mtime or ctime of a file the recording scan read
+    recorded_ns: int  # when the recording scan started
+
+    @classmethod
+    def of(cls, tree_digest: str, scan: _TreeScan) -> _RecordedStats:
+        return cls(tree_digest, scan.stats_digest(), scan.newest_ns(), scan.started_ns)
+
+    def settled(self) -> bool:
+        """No recorded file is racily clean (see the module docstring)."""
+        return self.newest_ns < self.recorded_ns - RACY_WINDOW_NS
+
+
+def _recorded_stats(
+    conn: sqlite3.Connection, repository_key: str, worktree_key: str
+) -> _RecordedStats | None:
+    row = conn.execute(
+        "SELECT source_tree_digest, stats_digest, newest_ns, recorded_ns "
+        "FROM approved_source_stats WHERE repository_key = ? AND worktree_key = ?",
+        (repository_key, worktree_key),
+    ).fetchone()
+    return None if row is None else _RecordedStats(row[0], row[1], row[2], row[3])
+
+
+def _record_stats(
+    conn: sqlite3.Connection, repository_key: str, worktree_key: str, record: _RecordedStats
+) -> None:
+    """Record what a consistent scan saw (inside the caller's write transaction)."""
+    conn.execute(
+        "INSERT INTO approved_source_stats (repository_key, worktree_key, source_tree_digest, "
+        "stats_digest, newest_ns, recorded_ns) VALUES (?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (repository_key, worktree_key) DO UPDATE SET "
+        "source_tree_digest = excluded.source_tree_digest, "
+        "stats_digest = excluded.stats_digest, newest_ns = excluded.newest_ns, "
+        "recorded_ns = excluded.recorded_ns",
+        (
+            repository_key,
+            worktree_key,
+            record.source_tree_digest,
+            record.stats_digest,
+            record.newest_ns,
+            record.recorded_ns,
+        ),
+    )
+
+
+def _unchanged_by_stats(
+    conn: sqlite3.Connection,
+    repository_key: str,
+    worktree_key: str,
+    worktree_root: Path,
+    stored: _Stored | None,
+) -> bool:
+    """The fast path: the projection is current and the tree's listings and file identities
+    equal the settled record of the scan that produced its digest (no file is opened)."""
+    if stored is None or not _is_current(stored, stored.source_tree_digest):
+        return False
+    recorded = _recorded_stats(conn, repository_key, worktree_key)
+    if (
+        recorded is None
+        or recorded.source_tree_digest != stored.source_tree_digest
+        or not recorded.settled()
+    ):
+        return False
+    scan = _scan_tree(worktree_root, None, stat_only=True)
+    return not scan.drift and scan.stats_digest() == recorded.stats_digest
+
+
+def _renew_stats(
+    conn: sqlite3.Connection,
+    repository_key: str,
+    worktree_key: str,
+    stored: _Stored,
+    tree_digest: str,
+    scan: _TreeScan,
+) -> None:
+    """After a full read found the tree unchanged: record what it saw, but only when that record
+    is settled (else the fast path could not use it) and differs from the stored one, so an
+    unchanged tree writes at most once after its files settle."""
+    fresh = _RecordedStats.of(tree_digest, scan)
+    if not fresh.settled():
+        return
+    recorded = _recorded_stats(conn, repository_key, worktree_key)
+    if (
+        recorded is not None
+        and recorded.source_tree_digest == tree_digest
+        and recorded.settled()
+        and recorded.stats_digest == fresh.stats_digest
+    ):
+        return
+    with db.write_tx(conn):
+        now = _stored(conn, repository_key, worktree_key)
+        if (
+            now is not None
+            and now.generation == stored.generation
+            and now.source_tree_digest == tree_digest
+        ):
+            _record_stats(conn, repository_key, worktree_key, fresh)
+
+
 def _mark_drifted(
     conn: sqlite3.Connection, repository_key: str, worktree_key: str, tree_digest: str
 ) -> _Stored | None:
@@ -806,6 +979,12 @@ def sync_approved_projection(
     """
     drift: list[Diagnostic] = []
     tree_digest = ""
+    stored = _stored(conn, repository_key, worktree_key)
+    if _unchanged_by_stats(conn, repository_key, worktree_key, worktree_root, stored):
+        assert stored is not None
+        return _result(
+            conn, repository_key, worktree_key, "unchanged", stored, stored.source_tree_digest
+        )
     for _attempt in range(SCAN_ATTEMPTS):
         before = _stored(conn, repository_key, worktree_key)
         scan = _scan_tree(worktree_root, after_read)
@@ -815,6 +994,7 @@ def sync_approved_projection(
             continue
         if _is_current(before, tree_digest):
             assert before is not None
+            _renew_stats(conn, repository_key, worktree_key, before, tree_digest, scan)
             return _result(conn, repository_key, worktree_key, "unchanged", before, tree_digest)
         rows = _rows_from(scan)
         coverage: Coverage = "partial" if scan.diagnostics else "complete"
@@ -836,6 +1016,9 @@ def sync_approved_projection(
                     coverage,
                     tree_digest,
                     scan.diagnostics,
+                )
+                _record_stats(
+                    conn, repository_key, worktree_key, _RecordedStats.of(tree_digest, scan)
                 )
         if conflict:
             continue

@@ -414,6 +414,21 @@ CREATE INDEX approved_entries_deprecated ON approved_entries (repository_key, wo
   WHERE status = 'deprecated';
 """
 
+# what the last consistent scan of an owner's memory tree saw (memory/store/projection.py,
+# "unchanged-tree fast path"): the tree digest of the bytes it read, one digest of its directory
+# listings, skip markers and file identities (device, inode, size, mtime_ns, ctime_ns), the
+# newest mtime/ctime among those files and when the scan started (the racily-clean test).
+# Derived: deleting a row only costs one full read of the tree.
+SOURCE_STATS_V9 = f"""
+CREATE TABLE approved_source_stats ({_OWNER}
+  source_tree_digest TEXT NOT NULL CHECK {_hex("source_tree_digest", 64)},
+  stats_digest TEXT NOT NULL CHECK {_hex("stats_digest", 64)},
+  newest_ns INTEGER NOT NULL CHECK (newest_ns >= 0),
+  recorded_ns INTEGER NOT NULL CHECK (recorded_ns > 0),
+  PRIMARY KEY (repository_key, worktree_key)
+);
+"""
+
 MIGRATIONS: list[str] = [
     SCHEMA_V1,
     PROMOTION_PROGRESS_V2,
@@ -423,6 +438,7 @@ MIGRATIONS: list[str] = [
     VECTOR_PACKS_V6,
     HEADLINE_VECTORS_V7,
     DEPRECATED_INDEX_V8,
+    SOURCE_STATS_V9,
 ]
 
 TABLES = (
@@ -451,6 +467,7 @@ TABLES = (
     "approved_vectors",
     "candidate_vectors",
     "approved_vector_packs",
+    "approved_source_stats",
 )
 
 
