@@ -259,6 +259,21 @@ def test_terms_held_order_the_window_when_another_owner_shares_the_index(
     assert [int(hit.score) for hit in found.results] == [2, 1]  # terms held
 
 
+def projected_entries(tmp_path: Path, files: dict[str, str]) -> sqlite3.Connection:
+    """A worktree holding these entry files (entry id → file text), projected into a new state
+    DB."""
+    root = tmp_path / "large"
+    root.mkdir()
+    init_tree(root)
+    for name, text in files.items():
+        (root / f".threadshare/memory/entries/{name}.md").write_text(text)
+    connection = open_state_db(tmp_path / "home")
+    sync_approved_projection(
+        connection, repository_key=REPO, worktree_key=WORKTREE, worktree_root=root
+    )
+    return connection
+
+
 def test_a_word_most_documents_hold_brings_no_candidates_past_the_window(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -266,9 +281,6 @@ def test_a_word_most_documents_hold_brings_no_candidates_past_the_window(
     # (IDF floored at 1e-6), so documents holding only it no longer fill the window; documents
     # the weighted word brings still count it as held
     monkeypatch.setattr(search_module, "MAX_CANDIDATES", 3)
-    root = tmp_path / "large"
-    root.mkdir()
-    init_tree(root)
     bodies = {
         "flush-session": "Flush the queue before the session ends.",
         "flush-only": "Flush flush flush the queue.",
@@ -277,14 +289,9 @@ def test_a_word_most_documents_hold_brings_no_candidates_past_the_window(
         "session-b": "A session token expires.",
         "session-c": "Every session is logged.",
     }
-    for name, body in bodies.items():
-        (root / f".threadshare/memory/entries/{name}.md").write_text(entry_text(name, body))
-    retired = entry_text("retired", "The zebra session.", status="deprecated")
-    (root / ".threadshare/memory/entries/retired.md").write_text(retired)
-    connection = open_state_db(tmp_path / "home")
-    sync_approved_projection(
-        connection, repository_key=REPO, worktree_key=WORKTREE, worktree_root=root
-    )
+    files = {name: entry_text(name, body) for name, body in bodies.items()}
+    files["retired"] = entry_text("retired", "The zebra session.", status="deprecated")
+    connection = projected_entries(tmp_path, files)
     found = search(connection, "session flush")
     assert ids(found) == ["flush-session", "flush-only"]
     assert [int(hit.score) for hit in found.results] == [2, 1]  # "session" still counts as held
@@ -303,9 +310,6 @@ def test_a_query_of_words_most_documents_hold_takes_the_documents_holding_all_of
     # window (3) holds and half of them: with 4 documents holding both, the window is their best
     # by BM25, not a short "alpha alpha alpha alpha" that holds one
     monkeypatch.setattr(search_module, "MAX_CANDIDATES", 3)
-    root = tmp_path / "large"
-    root.mkdir()
-    init_tree(root)
     bodies = {
         "dense-alpha": "Alpha alpha alpha alpha.",
         "both-1": "Alpha and beta meet here in a longer sentence about other things entirely.",
@@ -318,11 +322,8 @@ def test_a_query_of_words_most_documents_hold_takes_the_documents_holding_all_of
         "beta-2": "Only beta here.",
         "neither": "Nothing relevant here.",
     }
-    for name, body in bodies.items():
-        (root / f".threadshare/memory/entries/{name}.md").write_text(entry_text(name, body))
-    connection = open_state_db(tmp_path / "home")
-    sync_approved_projection(
-        connection, repository_key=REPO, worktree_key=WORKTREE, worktree_root=root
+    connection = projected_entries(
+        tmp_path, {name: entry_text(name, body) for name, body in bodies.items()}
     )
     found = search(connection, "alpha beta")
     assert len(found.results) == 3 and ids(found)[0] == "both-3"
