@@ -107,7 +107,6 @@ class SearchRows:
         self.timeout_seconds = TIMEOUT_SECONDS
         self.helper_rows = 0  # rows the helper analyzed (what a test checks)
         self.fallback: str | None = None  # why the helper was given up, if it was
-        self.settle_seconds = 0.0  # time the sync waited for the helper (bench/bench_sync_real)
         self._helper: _Helper | None = None
         self._file: list[Row] = []  # the open file's rows, while the helper runs
         self._file_bodies: list[Body] = []  # the open file's rows analyzed here
@@ -173,10 +172,8 @@ class SearchRows:
             self._set_hashsize(PENDING_TERMS_MAX)
         try:
             self._write_bodies()
-            started = time.monotonic()
             while self._unsent or self._in_flight:
                 self._pump(settle=True)
-            self.settle_seconds += time.monotonic() - started
             self._write_bodies()
         finally:
             if raised:
@@ -304,7 +301,6 @@ class SearchRows:
             return  # nothing to collect (turns get no vectors, or the helper stopped embedding)
         if not (helper.greeted or helper.ready()):
             return  # never got ready: the embedding step makes them
-        started = time.monotonic()
         try:
             deadline = time.monotonic() + self.timeout_seconds
             helper.greet(deadline)
@@ -312,7 +308,6 @@ class SearchRows:
             self._keep_vectors(helper.receive(0, deadline)[1])
         except HelperFailed as exc:
             self._give_up(helper, exc)
-        self.settle_seconds += time.monotonic() - started
 
     def _deadline(self, chars: int) -> float:
         return time.monotonic() + self.timeout_seconds + chars / (1 << 20)
