@@ -191,6 +191,28 @@ def test_rows_of_a_batch_sqlite_rolled_back_are_never_written(tmp_path: Path, mo
     assert rows.fallback is None
 
 
+def test_settling_outside_a_batch_leaves_the_search_index_settings_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After SQLite rolled a batch back whole, the next file may settle before a batch begins,
+    with rows of the lost batch still with the helper: there is nothing to write, so FTS5's
+    `hashsize` is not raised and restored in two commits of their own (a crash between them
+    would leave it raised)."""
+    monkeypatch.setattr(analysis_helper, "FTS_HASH_BYTES", 4)
+    conn = open_index(tmp_path)
+    rows = analysis_helper.SearchRows(conn, "on")
+    conn.execute("BEGIN IMMEDIATE")
+    rows.write_file_rows([(1, "lost turn", "providermini", "lost turn")])
+    rows.file_released()
+    conn.execute("ROLLBACK")
+    rows.batch_rolled_back()
+    rows.settle()
+    rows.close()
+    assert rows.fallback is None
+    assert conn.execute("SELECT count(*) FROM turns_fts").fetchone()[0] == 0
+    assert conn.execute("SELECT v FROM turns_fts_config WHERE k = 'hashsize'").fetchone() is None
+
+
 def test_a_sync_busy_past_the_timeout_between_two_files_keeps_its_helper(tmp_path: Path) -> None:
     """The helper read all the pipe held while the sync parsed a long file (here: slept past the
     timeout); the rest of the frame is written when the sync comes back. The helper is not late:

@@ -166,8 +166,10 @@ class SearchRows:
         chars = sum(len(body[1]) for body in self._bodies) + self._in_flight_chars
         chars += sum(len(row[1]) for row in self._unsent)
         # FTS5 also flushes whenever its pending terms outgrow `hashsize` (1 MiB by default):
-        # raised for these inserts and restored before the commit, one segment per batch
-        raised = chars >= FTS_HASH_BYTES
+        # raised for these inserts and restored before the commit, one segment per batch. Outside
+        # a batch (SQLite rolled the last one back) there is nothing to write: each change of the
+        # setting would be a commit of its own, and a crash between the two would keep it raised
+        raised = chars >= FTS_HASH_BYTES and self.conn.in_transaction
         if raised:
             self._set_hashsize(PENDING_TERMS_MAX)
         try:
