@@ -286,6 +286,10 @@ def test_a_headline_is_the_title_else_the_first_sentence() -> None:
     )
     assert headline("", "迁移要先跑。然后再部署。") == "迁移要先跑。"
     assert headline("", "no full stop") == "no full stop"
+    # a list number or an abbreviation before the first word does not end the sentence
+    assert headline("", "1. Run the tests. 2. Tag the release.") == "1. Run the tests."
+    assert headline("", "e.g. a cold sync. Then more.") == "e.g. a cold sync."
+    assert headline("", "2) 3.") == "2) 3."
     assert headline("  ", "") == ""
 
 
@@ -380,5 +384,26 @@ def test_vectors_made_before_headlines_are_dropped_and_embedded_again(tmp_path: 
         assert tree.embed() == (1, 1)
         (headline_vector,) = conn.execute("SELECT headline_vector FROM approved_vectors").fetchone()
         assert len(headline_vector) == 4 + 256
+    finally:
+        conn.close()
+
+
+def test_vectors_made_with_the_first_headline_rule_are_dropped_and_embedded_again(
+    tmp_path: Path,
+) -> None:
+    # schema 9's headline of "1. Run…" was "1.": the migration drops the derived vectors
+    home = tmp_path / "home"
+    old = db.connect(state_db_path(home), MIGRATIONS[:9])
+    old.execute(
+        "INSERT INTO approved_vectors (repository_key, worktree_key, kind, entry_id, "
+        "content_digest, space, vector, headline_vector) "
+        "VALUES (?, ?, 'entry', 'x', ?, 's', x'0000803f01', x'0000803f01')",
+        (REPO, WORKTREE, "0" * 64),
+    )
+    old.close()
+    conn = open_state_db(home)
+    try:
+        assert db.schema_version(conn) == len(MIGRATIONS)
+        assert conn.execute("SELECT count(*) FROM approved_vectors").fetchone()[0] == 0
     finally:
         conn.close()

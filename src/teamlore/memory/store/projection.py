@@ -516,6 +516,7 @@ def document_text(
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s|(?<=[。！？])")
+_WORD = re.compile(r"[^\W\d_]{2}")  # two letters in a row: a word, not a list number or "e.g."
 
 
 def headline(title: str, body: str) -> str:
@@ -524,7 +525,12 @@ def headline(title: str, body: str) -> str:
     alone for memory search's headline ranking (docs/hybrid-search.md "Fusion")."""
     if title.strip():
         return title.strip()
-    return _SENTENCE_END.split(body.strip(), maxsplit=1)[0].strip()
+    text = body.strip()
+    for end in _SENTENCE_END.finditer(text):
+        sentence = text[: end.start()]
+        if _WORD.search(sentence):  # "1." or "e.g." before any word is not a sentence yet
+            return sentence.strip()
+    return text
 
 
 @dataclass(frozen=True, slots=True)

@@ -429,6 +429,14 @@ CREATE TABLE approved_source_stats ({_OWNER}
 );
 """
 
+# a headline's first sentence ends only once it holds a word (projection.headline): with V9's
+# rule a body opening "1. Run…" or "e.g. …" had the headline "1." or "e.g.". Vectors are derived:
+# dropped and re-embedded on the next search
+HEADLINE_RULE_V10 = """
+DELETE FROM approved_vector_packs;
+DELETE FROM approved_vectors;
+"""
+
 MIGRATIONS: list[str] = [
     SCHEMA_V1,
     PROMOTION_PROGRESS_V2,
@@ -439,6 +447,7 @@ MIGRATIONS: list[str] = [
     HEADLINE_VECTORS_V7,
     DEPRECATED_INDEX_V8,
     SOURCE_STATS_V9,
+    HEADLINE_RULE_V10,
 ]
 
 TABLES = (
