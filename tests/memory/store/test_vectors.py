@@ -6,6 +6,7 @@ import builtins
 import io
 import sqlite3
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +21,7 @@ from teamlore.memory.store.projection import headline, sync_approved_projection
 from teamlore.memory.store.search import SearchResult, VectorPath, search_memory
 from teamlore.memory.store.state_db import MIGRATIONS, open_state_db, state_db_path
 from teamlore.memory.store.vectors import (
+    PACKS,
     from_blobs,
     load_approved,
     sync_approved_vectors,
@@ -405,5 +407,151 @@ def test_vectors_made_with_the_first_headline_rule_are_dropped_and_embedded_agai
     try:
         assert db.schema_version(conn) == len(MIGRATIONS)
         assert conn.execute("SELECT count(*) FROM approved_vectors").fetchone()[0] == 0
+    finally:
+        conn.close()
+
+
+# --------------------------------------------------------------------------------------------
+# the decoded pack kept by a long-lived process (docs/hybrid-search.md "Cost")
+
+
+def pack_reads(conn: sqlite3.Connection) -> list[str]:
+    """Every statement of `conn` that reads the pack's matrices or the vector rows, from now."""
+    seen: list[str] = []
+    conn.set_trace_callback(
+        lambda sql: (
+            seen.append(sql)
+            if "headline_vectors FROM approved_vector_packs" in sql
+            or "JOIN approved_vectors" in sql
+            else None
+        )
+    )
+    return seen
+
+
+def test_a_second_search_does_not_read_the_unchanged_pack_again(tree: Worktree) -> None:
+    tree.embed()
+    PACKS.clear()
+    reads = pack_reads(tree.conn)
+    first = tree.search(PARAPHRASE, embedder=bundled_embedder())
+    assert len(reads) == 1
+    second = tree.search(PARAPHRASE, embedder=bundled_embedder())
+    assert len(reads) == 1  # only the pack's generation and token were asked
+    assert second == first
+
+
+def test_a_pack_rewritten_by_another_connection_is_seen_by_the_next_search(
+    tree: Worktree, tmp_path: Path
+) -> None:
+    tree.embed()
+    PACKS.clear()
+    tree.search(PARAPHRASE, embedder=bundled_embedder())
+    reads = pack_reads(tree.conn)
+    other = open_state_db(tmp_path / "home")
+    writer = Worktree(tree.root, other)
+    writer.write("release-notes", "Every release gets a changelog entry.")
+    writer.project()
+    writer.embed()
+    other.close()
+    found = tree.search("changelog", embedder=bundled_embedder(), mode="vector")
+    assert len(reads) == 1
+    assert found.results[0].id == "release-notes"
+
+
+def test_a_pack_rewritten_at_the_same_generation_is_read_again(tree: Worktree) -> None:
+    tree.embed()
+    PACKS.clear()
+    tree.search(PARAPHRASE, embedder=bundled_embedder())
+    tree.conn.execute("DELETE FROM approved_vector_packs")
+    tree.embed()  # a new pack of the same projection generation and space
+    reads = pack_reads(tree.conn)
+    tree.search(PARAPHRASE, embedder=bundled_embedder())
+    assert len(reads) == 1
+
+
+def test_another_state_db_is_never_served_the_first_ones_pack(tmp_path: Path) -> None:
+    bodies = {"one": "The lighthouse keeper logs the tides.", "two": TREE["office-coffee"]}
+    trees = {}
+    for name, body in bodies.items():
+        root = tmp_path / name / "worktree"
+        root.mkdir(parents=True)
+        init_tree(root)
+        worktree = Worktree(root, open_state_db(tmp_path / name / "home"))
+        worktree.write("the-entry", body)  # same owner, id, generation and space in both
+        worktree.project()
+        worktree.embed()
+        trees[name] = worktree
+
+    query = bundled_embedder().embed(["coffee machine"])[0]
+
+    def score(name: str) -> float:  # the cosine of its one document
+        stored = load_approved(trees[name].conn, (REPO, WORKTREE), bundled_embedder().space.key)
+        return stored.rank(query, limit=1, min_similarity=-1.0)[0][1]
+
+    PACKS.clear()
+    alone = {name: score(name) for name in trees}  # each decoded with nothing kept before
+    PACKS.clear()
+    for _ in range(2):  # both kept in turn
+        assert {name: score(name) for name in trees} == alone
+    assert alone["one"] != alone["two"]
+    for worktree in trees.values():
+        worktree.conn.close()
+
+
+def test_results_are_the_same_with_and_without_the_kept_pack(tree: Worktree) -> None:
+    tree.embed()
+    queries = [PARAPHRASE, "coffee", "backup storage", "button colors"]
+    PACKS.clear()
+    kept = [tree.search(query, embedder=bundled_embedder()) for query in queries]
+    fresh = []
+    for query in queries:
+        PACKS.clear()
+        fresh.append(tree.search(query, embedder=bundled_embedder()))
+    assert kept == fresh
+
+
+def test_threads_searching_at_once_share_the_kept_pack(tree: Worktree, tmp_path: Path) -> None:
+    tree.embed()
+    PACKS.clear()
+    expected = tree.search(PARAPHRASE, embedder=bundled_embedder())
+
+    def search_a_few() -> list[SearchResult]:
+        own = Worktree(tree.root, open_state_db(tmp_path / "home"))
+        try:
+            return [own.search(PARAPHRASE, embedder=bundled_embedder()) for _ in range(5)]
+        finally:
+            own.conn.close()
+
+    PACKS.clear()
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        found = [
+            result for results in pool.map(lambda _: search_a_few(), range(4)) for result in results
+        ]
+    assert found == [expected] * 20
+
+
+def test_packs_made_before_tokens_are_dropped_and_written_again(tmp_path: Path) -> None:
+    root = tmp_path / "worktree"
+    root.mkdir()
+    init_tree(root)
+    home = tmp_path / "home"
+    old = db.connect(state_db_path(home), MIGRATIONS[:10])  # schema 10: packs without a token
+    old.execute(
+        "INSERT INTO approved_vector_packs (repository_key, worktree_key, space, generation, "
+        "dimensions, ids, flags, scales, vectors) VALUES (?, ?, 's', 1, 0, x'', x'', x'', x'')",
+        (REPO, WORKTREE),
+    )
+    old.close()
+    conn = open_state_db(home)
+    try:
+        assert conn.execute("SELECT count(*) FROM approved_vector_packs").fetchone()[0] == 0
+        tree = Worktree(root, conn)
+        tree.write("deploy-migrations", TREE["deploy-migrations"])
+        tree.project()
+        tree.embed()
+        PACKS.clear()
+        reads = pack_reads(conn)
+        assert tree.search(PARAPHRASE, embedder=bundled_embedder(), mode="vector").results
+        assert len(reads) == 1 and "approved_vector_packs" in reads[0]  # the pack, not the rows
     finally:
         conn.close()

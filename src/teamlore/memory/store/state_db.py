@@ -437,6 +437,28 @@ DELETE FROM approved_vector_packs;
 DELETE FROM approved_vectors;
 """
 
+# each write of a pack draws a fresh random token, so a process that keeps a decoded pack
+# (memory/store/vectors.py, `PackCache`) sees with one small query whether the stored pack is
+# still the one it decoded, whatever connection or process rewrote it (docs/hybrid-search.md).
+# The token sits before the matrices: a column after them is reached only by walking their
+# overflow pages (0.7 ms at 10,000 entries). Packs are derived: the next search writes them again
+PACK_TOKENS_V11 = f"""
+DROP TABLE approved_vector_packs;
+CREATE TABLE approved_vector_packs ({_OWNER}
+  space TEXT NOT NULL CHECK (space <> ''),
+  generation INTEGER NOT NULL CHECK (generation >= 0),
+  token INTEGER NOT NULL,  -- random, new with every write of the pack
+  dimensions INTEGER NOT NULL CHECK (dimensions >= 0),
+  ids BLOB NOT NULL,      -- approved_entries.id, int64 little-endian, ascending
+  flags BLOB NOT NULL,    -- one byte per row: 1 = entry, 2 = deprecated
+  scales BLOB NOT NULL,   -- float32 little-endian per row
+  vectors BLOB NOT NULL,  -- int8, rows x dimensions
+  headline_scales BLOB NOT NULL,   -- as scales, of the headline vectors (0: none)
+  headline_vectors BLOB NOT NULL,  -- as vectors
+  PRIMARY KEY (repository_key, worktree_key)
+);
+"""
+
 MIGRATIONS: list[str] = [
     SCHEMA_V1,
     PROMOTION_PROGRESS_V2,
@@ -448,6 +470,7 @@ MIGRATIONS: list[str] = [
     DEPRECATED_INDEX_V8,
     SOURCE_STATS_V9,
     HEADLINE_RULE_V10,
+    PACK_TOKENS_V11,
 ]
 
 TABLES = (

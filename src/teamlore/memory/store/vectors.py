@@ -16,13 +16,16 @@ A vector is stored quantized: a float32 scale, then one int8 per dimension (`val
 about 0.002. Besides one row per document, the sync keeps one *pack* per owner: the current
 projection generation's vectors as one int8 matrix with their row ids, kinds and scales, so a
 search reads one row and scans it with one matrix product per ranking
-(bench/bench_embeddings.py). When the pack is missing or of another generation, the rows are
+(bench/bench_embeddings.py); a long-lived process decodes that row once while its random token
+stays the same (`PACKS`). When the pack is missing or of another generation, the rows are
 read instead: same vectors, same ranking.
 """
 
 from __future__ import annotations
 
 import sqlite3
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -211,12 +214,13 @@ def _write_pack(
     ids = np.fromiter((row[0] for row in rows), dtype="<i8", count=len(rows))
     conn.execute(
         "INSERT INTO approved_vector_packs (repository_key, worktree_key, space, generation, "
-        "dimensions, ids, flags, scales, vectors, headline_scales, headline_vectors) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "dimensions, ids, flags, scales, vectors, headline_scales, headline_vectors, token) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, random()) "
         "ON CONFLICT (repository_key, worktree_key) DO UPDATE SET space = excluded.space, "
         "generation = excluded.generation, dimensions = excluded.dimensions, ids = excluded.ids, "
         "flags = excluded.flags, scales = excluded.scales, vectors = excluded.vectors, "
-        "headline_scales = excluded.headline_scales, headline_vectors = excluded.headline_vectors",
+        "headline_scales = excluded.headline_scales, headline_vectors = excluded.headline_vectors, "
+        "token = excluded.token",
         (
             *owner,
             space,
@@ -296,30 +300,97 @@ class ApprovedVectors:
 
 
 def load_approved(conn: sqlite3.Connection, owner: tuple[str, str], space: str) -> ApprovedVectors:
-    """The owner's vectors in `space` for the current projection: the pack when it is current,
-    else the rows (the same vectors)."""
+    """The owner's vectors in `space` for the current projection: the pack when it is current
+    (decoded once per process while it stays so, `PACKS`), else the rows (the same vectors)."""
+    stamp = conn.execute(_PACK_STAMP, (*owner, space)).fetchone()
+    if stamp is None or stamp[0] != stamp[2]:
+        return _from_rows(conn, owner, space)
+    key: PackKey = (stamp[3], owner, space, stamp[0], stamp[1])
+    cached = PACKS.get(key)
+    if cached is not None:
+        return cached
     pack = conn.execute(
-        "SELECT generation, dimensions, ids, flags, scales, vectors, headline_scales, "
-        "headline_vectors FROM approved_vector_packs "
-        "WHERE repository_key = ? AND worktree_key = ? AND space = ?",
-        (*owner, space),
+        "SELECT dimensions, ids, flags, scales, vectors, headline_scales, headline_vectors "
+        "FROM approved_vector_packs WHERE repository_key = ? AND worktree_key = ? AND space = ? "
+        "AND generation = ? AND token = ?",
+        (*owner, space, stamp[0], stamp[1]),
     ).fetchone()
-    if pack is not None and pack[0] == _generation(conn, owner):
-        ids = np.frombuffer(pack[2], dtype="<i8").astype(np.int64)
-        shape = (len(ids), max(pack[1], 1))
-        return ApprovedVectors(
-            ids,
-            np.frombuffer(pack[3], dtype=np.uint8),
-            np.frombuffer(pack[4], dtype=_SCALE).astype(np.float32),
-            np.frombuffer(pack[5], dtype=np.int8).reshape(shape),
-            np.frombuffer(pack[6], dtype=_SCALE).astype(np.float32),
-            np.frombuffer(pack[7], dtype=np.int8).reshape(shape),
-        )
+    if pack is None:  # rewritten between the two queries: the next search decodes the new one
+        return _from_rows(conn, owner, space)
+    return PACKS.put(key, _decoded(pack))
+
+
+# which pack is stored now, without reading its matrices: its generation and token, the
+# projection's generation (a pack of an older one is not used) and the state DB's random id
+_PACK_STAMP = (
+    "SELECT p.generation, p.token, coalesce(a.generation, 0) AS projected, "
+    "(SELECT value FROM memory_state_meta WHERE key = 'memory_state_uuid') AS state "
+    "FROM approved_vector_packs AS p LEFT JOIN approved_projection AS a "
+    "ON a.repository_key = p.repository_key AND a.worktree_key = p.worktree_key "
+    "WHERE p.repository_key = ? AND p.worktree_key = ? AND p.space = ?"
+)
+
+
+def _decoded(pack: Any) -> ApprovedVectors:
+    ids = np.frombuffer(pack[1], dtype="<i8").astype(np.int64)
+    shape = (len(ids), max(pack[0], 1))
+    arrays = (
+        ids,
+        np.frombuffer(pack[2], dtype=np.uint8),
+        np.frombuffer(pack[3], dtype=_SCALE).astype(np.float32),
+        np.frombuffer(pack[4], dtype=np.int8).reshape(shape),
+        np.frombuffer(pack[5], dtype=_SCALE).astype(np.float32),
+        np.frombuffer(pack[6], dtype=np.int8).reshape(shape),
+    )
+    for array in arrays:
+        array.flags.writeable = False  # shared by every search of the process
+    return ApprovedVectors(*arrays)
+
+
+def _from_rows(conn: sqlite3.Connection, owner: tuple[str, str], space: str) -> ApprovedVectors:
     rows = conn.execute(_CURRENT, (*owner, space)).fetchall()
     scales, values = split_blobs([row[3] for row in rows])
     ids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
     headlines = _headline_matrix(rows, values.shape[1])
     return ApprovedVectors(ids, _flags(rows), scales, values, *headlines)
+
+
+PackKey = tuple[object, tuple[str, str], str, int, int]  # (state DB id, owner, space, gen, token)
+
+
+class PackCache:
+    """The last decoded packs of this process, keyed by (state DB id, owner, space, generation,
+    token). A key names one write of one pack (each write draws a new random token), so an entry
+    is never stale: `load_approved` asks the stored pack's key first, and a pack rewritten by
+    any connection or process has another. Bounded to `size` packs (least recently used out);
+    safe across threads (the MCP server)."""
+
+    def __init__(self, size: int = 2) -> None:
+        self._size = size
+        self._packs: OrderedDict[PackKey, ApprovedVectors] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: PackKey) -> ApprovedVectors | None:
+        with self._lock:
+            found = self._packs.get(key)
+            if found is not None:
+                self._packs.move_to_end(key)
+            return found
+
+    def put(self, key: PackKey, vectors: ApprovedVectors) -> ApprovedVectors:
+        with self._lock:
+            self._packs[key] = vectors
+            self._packs.move_to_end(key)
+            while len(self._packs) > self._size:
+                self._packs.popitem(last=False)
+        return vectors
+
+    def clear(self) -> None:
+        with self._lock:
+            self._packs.clear()
+
+
+PACKS = PackCache()
 
 
 def _flags(rows: Sequence[Any]) -> NDArray[np.uint8]:
