@@ -365,19 +365,28 @@ def test_a_headline_the_model_cannot_read_stands_for_its_document(tree: Worktree
     assert bundled_embedder().reads("Freeze the code a week before a release.")
 
 
+def opened_after_migrating(
+    home: Path, schema: int, sql: str, params: tuple[str, ...]
+) -> sqlite3.Connection:
+    """The state DB under `home`, written at `schema` with one row (`sql`), then opened at the
+    current schema (every later migration applied)."""
+    old = db.connect(state_db_path(home), MIGRATIONS[:schema])
+    old.execute(sql, params)
+    old.close()
+    return open_state_db(home)
+
+
 def test_vectors_made_before_headlines_are_dropped_and_embedded_again(tmp_path: Path) -> None:
     root = tmp_path / "worktree"
     root.mkdir()
     init_tree(root)
-    home = tmp_path / "home"
-    old = db.connect(state_db_path(home), MIGRATIONS[:6])  # schema 6: no headline vectors
-    old.execute(
+    conn = opened_after_migrating(  # schema 6: no headline vectors
+        tmp_path / "home",
+        6,
         "INSERT INTO approved_vectors (repository_key, worktree_key, kind, entry_id, "
         "content_digest, space, vector) VALUES (?, ?, 'entry', 'x', ?, 's', x'0000803f01')",
         (REPO, WORKTREE, "0" * 64),
     )
-    old.close()
-    conn = open_state_db(home)
     try:
         assert conn.execute("SELECT count(*) FROM approved_vectors").fetchone()[0] == 0
         tree = Worktree(root, conn)
@@ -394,16 +403,14 @@ def test_vectors_made_with_the_first_headline_rule_are_dropped_and_embedded_agai
     tmp_path: Path,
 ) -> None:
     # schema 9's headline of "1. Run…" was "1.": the migration drops the derived vectors
-    home = tmp_path / "home"
-    old = db.connect(state_db_path(home), MIGRATIONS[:9])
-    old.execute(
+    conn = opened_after_migrating(
+        tmp_path / "home",
+        9,
         "INSERT INTO approved_vectors (repository_key, worktree_key, kind, entry_id, "
         "content_digest, space, vector, headline_vector) "
         "VALUES (?, ?, 'entry', 'x', ?, 's', x'0000803f01', x'0000803f01')",
         (REPO, WORKTREE, "0" * 64),
     )
-    old.close()
-    conn = open_state_db(home)
     try:
         assert db.schema_version(conn) == len(MIGRATIONS)
         assert conn.execute("SELECT count(*) FROM approved_vectors").fetchone()[0] == 0
@@ -534,15 +541,13 @@ def test_packs_made_before_tokens_are_dropped_and_written_again(tmp_path: Path) 
     root = tmp_path / "worktree"
     root.mkdir()
     init_tree(root)
-    home = tmp_path / "home"
-    old = db.connect(state_db_path(home), MIGRATIONS[:10])  # schema 10: packs without a token
-    old.execute(
+    conn = opened_after_migrating(  # schema 10: packs without a token
+        tmp_path / "home",
+        10,
         "INSERT INTO approved_vector_packs (repository_key, worktree_key, space, generation, "
         "dimensions, ids, flags, scales, vectors) VALUES (?, ?, 's', 1, 0, x'', x'', x'', x'')",
         (REPO, WORKTREE),
     )
-    old.close()
-    conn = open_state_db(home)
     try:
         assert conn.execute("SELECT count(*) FROM approved_vector_packs").fetchone()[0] == 0
         tree = Worktree(root, conn)
