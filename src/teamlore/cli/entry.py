@@ -8,6 +8,7 @@ budget (`teamlore.cli.hook_runner`). Everything else goes to `teamlore.cli.main`
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 
@@ -26,11 +27,17 @@ def main() -> None:
         from teamlore.cli.hook_runner import exit_now, session_end_from_argv
 
         exit_now(session_end_from_argv(args[2:]))
+    # importing the CLI creates only long-lived objects (modules, classes, pydantic schemas):
+    # collecting while it runs finds nothing, and moving them to the permanent generation
+    # afterwards keeps every later collection, and the one at exit, from walking them again
+    gc.disable()
     from teamlore.cli import app
 
     app.lean = app.lean_command(args)
     from teamlore.cli.main import main as full_main
 
+    gc.freeze()
+    gc.enable()
     full_main()
 
 
