@@ -87,12 +87,13 @@ def test_sync_and_search_processes_import_only_the_session_commands(
     # no repository registered: no commit scan or delivery edges to load either
     assert not modules & {"teamlore.repo.commits", "teamlore.repo.delivery"}
     # a query is embedded from memory-mapped weights by a tokenizer of only its merges, derived
-    # once into the state dir ("Embedding a query in a fresh process"); JSON output and no
-    # terminal: no progress bar or table code either
+    # once into the state dir ("Embedding a query in a fresh process"); JSON output: no rich at
+    # all (no console, progress bar or table code)
     out, modules = _imported_by("sessions", "search", "fixture", "--format", "json")
     assert json.loads(out)["paths"] == ["lexical", "vector"]
     assert {"numpy", "tokenizers", "teamlore.models.tokenizer_subsets"} <= modules
-    assert not modules & {"safetensors", "rich.progress", "rich.table"}
+    assert "safetensors" not in modules
+    assert not [m for m in modules if m.split(".")[0] == "rich"]
     # nor the indexer, the turn assembler or the repository tables: they serve sync and listing
     assert not modules & {
         "teamlore.sessions.indexer",

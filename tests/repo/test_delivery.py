@@ -339,6 +339,7 @@ def test_sessions_show_lists_a_turns_edges_with_strength_reasons_and_limitations
     import io
 
     from teamlore.cli import main, output
+    from teamlore.cli.literal_console import LiteralConsole
     from teamlore.repo.tables import session_facts
     from teamlore.sessions.queries import show_session
 
@@ -353,7 +354,7 @@ def test_sessions_show_lists_a_turns_edges_with_strength_reasons_and_limitations
     assert direct["limitations"] == ["not-exclusive-line-attribution"]
     assert turn["deliveryEdges"][0]["strength"] == "direct"  # strongest first
     buffer = io.StringIO()
-    monkeypatch.setattr(output, "stdout", output.LiteralConsole(file=buffer))
+    monkeypatch.setattr(output, "stdout", LiteralConsole(file=buffer))
     main._render_show(shown)
     text = buffer.getvalue()
     assert f"delivered {story.commits['c1'][:12]} direct reasons: " in text

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.text import Text
 
 from teamlore import __version__
 from teamlore.cli import app as cli_app
@@ -221,7 +220,8 @@ def _render_list(result: dict[str, Any], *, unmapped: bool = False) -> None:
         say("No sessions match. `teamlore sync` indexes your Codex, Claude Code and Pi sessions.")
         return
     last = "cwd" if unmapped else "title / cwd"
-    from rich.table import Table  # a text listing only: `--format json` never imports it
+    from rich.table import Table  # a text listing only: `--format json` never imports rich
+    from rich.text import Text
 
     table = Table("session", "provider", "started", "turns", "repository", last, box=None)
     table.columns[0].no_wrap = table.columns[2].no_wrap = True

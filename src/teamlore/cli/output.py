@@ -20,15 +20,17 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 import orjson
 import typer
-from rich.console import Console
-from rich.text import Text
 
 from teamlore.core import errors
 from teamlore.ops.registry import OpContext, run_operation
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.text import Text
 
 
 class OutputFormat(StrEnum):
@@ -95,6 +97,8 @@ def literal(value: object) -> str:
 
 def styled(value: object, style: str) -> Text:
     """A styled piece of a `say` line, printed literally."""
+    from rich.text import Text
+
     return Text(literal(value), style=style)
 
 
@@ -116,31 +120,31 @@ def clip(value: object, limit: int = CLIP_CHARS) -> str:
     return f"{text[:limit]}… {len(text) - limit} more characters (use --format json)"
 
 
-class LiteralConsole(Console):
-    """A Rich console that prints what it is given: no markup, no emoji codes, no
-    highlighting, control characters made visible (`literal`)."""
+class _ConsoleOnFirstUse:
+    """A `LiteralConsole` (`teamlore.cli.literal_console`) made when something first prints
+    through it: a `--format json` run never imports rich."""
 
     def __init__(self, **options: Any) -> None:
-        super().__init__(markup=False, emoji=False, highlight=False, soft_wrap=True, **options)
+        self._options = options
+        self._console: Console | None = None
 
-    def print(self, *objects: Any, **options: Any) -> None:
-        options.pop("markup", None)
-        options.pop("highlight", None)
-        super().print(
-            *(literal(o) if isinstance(o, str) else o for o in objects),
-            markup=False,
-            highlight=False,
-            **options,
-        )
+    def __getattr__(self, name: str) -> Any:
+        if self._console is None:
+            from teamlore.cli.literal_console import LiteralConsole
+
+            self._console = LiteralConsole(**self._options)
+        return getattr(self._console, name)
 
 
-stdout = LiteralConsole()
-stderr = LiteralConsole(stderr=True)
+stdout = cast("Console", _ConsoleOnFirstUse())
+stderr = cast("Console", _ConsoleOnFirstUse(stderr=True))
 
 
 def say(*parts: object, console: Console | None = None) -> None:
     """Print one line made of `parts`: plain values literally, `styled` pieces with their
     style."""
+    from rich.text import Text
+
     line = Text()
     for part in parts:
         line.append(part if isinstance(part, Text) else Text(literal(part)))
