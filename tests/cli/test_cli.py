@@ -67,6 +67,37 @@ def _imported_by(*args: str) -> tuple[str, set[str]]:
     return proc.stdout, {line.rsplit("|", 1)[-1].strip() for line in lines}
 
 
+def _append_claude_turn(path: Path, text: str) -> None:
+    envelope = {"sessionId": "99999999-2222-4333-8444-555555555555", "cwd": "/home/dev/shop"}
+    lines = [
+        {
+            "type": "user",
+            "uuid": "p-0",
+            "parentUuid": None,
+            "message": {"role": "user", "content": text},
+            "timestamp": "2026-03-02T10:00:00.000Z",
+            **envelope,
+        },
+        {
+            "type": "assistant",
+            "uuid": "p-1",
+            "parentUuid": "p-0",
+            "message": {
+                "role": "assistant",
+                "model": "claude-sonnet-4-5",
+                "id": "msg_P1",
+                "type": "message",
+                "content": [{"type": "text", "text": "Done."}],
+                "stop_reason": "end_turn",
+            },
+            "timestamp": "2026-03-02T10:00:01.000Z",
+            **envelope,
+        },
+    ]
+    with path.open("a", encoding="utf-8") as handle:
+        handle.writelines(json.dumps(line) + "\n" for line in lines)
+
+
 def test_sync_and_search_processes_import_only_the_session_commands(
     home: Path, sources: Path
 ) -> None:
@@ -86,6 +117,13 @@ def test_sync_and_search_processes_import_only_the_session_commands(
     assert not modules & {"numpy", "tokenizers", "safetensors"}
     # no repository registered: no commit scan or delivery edges to load either
     assert not modules & {"teamlore.repo.commits", "teamlore.repo.delivery"}
+    # one new turn: embedded without numpy (models/plain_rows.py)
+    _append_claude_turn(sources / "claude" / "appended.jsonl", "a turn appended just now")
+    out, modules = _imported_by(
+        "sync", "--source", f"claude={sources / 'claude'}", "--format", "json"
+    )
+    assert json.loads(out)["vectors"]["embeddedTurns"] == 1
+    assert "tokenizers" in modules and not modules & {"numpy", "safetensors"}
     # a query is embedded from memory-mapped weights by a tokenizer of only its merges, derived
     # once into the state dir ("Embedding a query in a fresh process"); JSON output: no rich at
     # all (no console, progress bar or table code)

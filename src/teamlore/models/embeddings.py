@@ -31,6 +31,7 @@ import importlib.metadata
 import importlib.util
 import itertools
 import threading
+from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from tokenizers import Encoding, Tokenizer
 
     from teamlore.models.openai_compat import OpenAICompatClient
+    from teamlore.models.plain_rows import TableFile
     from teamlore.models.tokenizer_subsets import TokenizerSubsets
 
 Backend = Literal["bundled", "endpoint"]
@@ -197,13 +199,23 @@ class BundledEmbedder:
             mean_token_rows(table, [e.ids for e in encodings], out[start : start + len(cut)])
         return normalize_rows(out)
 
+    def embed_few(self, texts: Sequence[str]) -> list[array[float]] | None:
+        """`embed`'s rows as float32 arrays, computed without numpy (models/plain_rows.py), for
+        a few short texts (a sync that appended a turn or two); None for more or longer texts,
+        which `embed` does faster."""
+        from teamlore.models.plain_rows import unit_row
+
+        cut = [t[:MAX_EMBED_CHARS] for t in texts]
+        if not _few(cut):
+            return None
+        weights = self._paths[0]
+        table: TableFile = _shared(("table file", weights), lambda: _table_file(weights))
+        encodings = _encode(self._tokenizer_for(cut), cut)
+        return [unit_row(table, encoding.ids) for encoding in encodings]
+
     def _tokenizer_for(self, texts: list[str]) -> Tokenizer:
         path = self._paths[1]
-        if (
-            self._cache_dir is not None
-            and len(texts) <= SMALL_BATCH
-            and sum(map(len, texts)) <= SUBSET_CHARS
-        ):
+        if self._cache_dir is not None and _few(texts):
             subsets: TokenizerSubsets | None = _shared(
                 (f"subsets in {self._cache_dir}", path),  # one set per cache dir
                 lambda: _load_subsets(path, self._cache_dir),
@@ -251,6 +263,11 @@ def mean_token_rows(table: NDArray[Any], id_lists: list[list[int]], out: Vectors
             out[row] = rows[position[start:end]].mean(axis=0)
 
 
+def _few(texts: Sequence[str]) -> bool:
+    """A batch small enough for a tokenizer built for it (and for plain-Python rows)."""
+    return len(texts) <= SMALL_BATCH and sum(map(len, texts)) <= SUBSET_CHARS
+
+
 def _encode(tokenizer: Tokenizer, texts: list[str]) -> list[Encoding]:
     # a few texts (a query) are encoded on this thread: the batch encoder's worker threads
     # keep spinning after their work and slow the matrix product that follows
@@ -268,7 +285,7 @@ def _unavailable(why: str) -> errors.TeamloreError:
 
 
 _loaded: dict[tuple[str, Path], Any] = {}
-_loaded_lock = threading.Lock()
+_loaded_lock = threading.RLock()  # a load may need another (the table needs its file)
 
 
 def _shared(key: tuple[str, Path], load: Callable[[], Any]) -> Any:
@@ -302,13 +319,13 @@ def _load_subsets(path: Path, cache_dir: Path | None) -> TokenizerSubsets | None
         return None  # the full tokenizer says what is wrong with the file
 
 
-def _load_table(path: Path) -> NDArray[Any]:
-    """The embedding table of a safetensors file, memory-mapped (format: an 8-byte
+def _table_file(path: Path) -> TableFile:
+    """Where the embedding table sits in a safetensors file, memory-mapped (format: an 8-byte
     little-endian header length, a JSON header naming each tensor's dtype, shape and byte
     range, then the data)."""
     import mmap
 
-    import numpy as np
+    from teamlore.models.plain_rows import STRUCT_CODES, TableFile
 
     try:
         with open(path, "rb") as handle:
@@ -316,15 +333,26 @@ def _load_table(path: Path) -> NDArray[Any]:
             header = orjson.loads(handle.read(header_length))
             mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
         entry = header[BUNDLED_TENSOR]
-        dtype = np.dtype(SAFETENSORS_DTYPES[entry["dtype"]])
+        itemsize = {"e": 2, "f": 4}[STRUCT_CODES[entry["dtype"]]]
         rows, columns = (int(n) for n in entry["shape"])
         begin, end = (8 + header_length + int(n) for n in entry["data_offsets"])
-        if end - begin != rows * columns * dtype.itemsize or end > len(mapped):
+        if end - begin != rows * columns * itemsize or end > len(mapped):
             raise ValueError("tensor bytes do not match its shape")
-        table = np.frombuffer(mapped, dtype=dtype, count=rows * columns, offset=begin)
     except Exception as exc:  # a damaged install: say so, never crash the sync or search
         raise _unavailable(f"cannot be loaded ({type(exc).__name__})") from exc
-    return table.reshape(rows, columns)
+    return TableFile(mapped, entry["dtype"], rows, columns, begin)
+
+
+def _load_table(path: Path) -> NDArray[Any]:
+    """The embedding table as a numpy array over the memory-mapped file."""
+    import numpy as np
+
+    found: TableFile = _shared(("table file", path), lambda: _table_file(path))
+    dtype = np.dtype(SAFETENSORS_DTYPES[found.dtype])
+    table = np.frombuffer(
+        found.mapped, dtype=dtype, count=found.rows * found.columns, offset=found.begin
+    )
+    return table.reshape(found.rows, found.columns)
 
 
 _bundled: dict[Path | None, BundledEmbedder] = {}

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import sqlite3
 import struct
+from array import array
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -260,20 +261,33 @@ def _stored(
     missing = [i for i in range(len(texts)) if i not in reused]
     widths = {(found[1], len(found[2])) for found in reused.values()}
     if missing:
-        computed = embedder.embed([texts[i] for i in missing])
-        widths.add((int(computed.shape[1]), stored_size(int(computed.shape[1]))))
+        computed = _embed_stored(embedder, [texts[i] for i in missing])
+        widths.add((computed[0], stored_size(computed[0])))
     if len(widths) != 1 or any(size != stored_size(d) for d, size in widths):
-        computed, missing = embedder.embed(texts), list(range(len(texts)))  # not this model's
-        widths = {(int(computed.shape[1]), stored_size(int(computed.shape[1])))}
+        # not this model's rows: embed every text here
+        computed, missing = _embed_stored(embedder, texts), list(range(len(texts)))
+        widths = {(computed[0], stored_size(computed[0]))}
     dimensions, size = widths.pop()
     out = [b""] * len(texts)
     for i, found in reused.items():
         out[i] = found[2]
-    if missing:
-        blob = stored_rows(computed)
-        for n, i in enumerate(missing):
-            out[i] = blob[n * size : (n + 1) * size]
+    for n, i in enumerate(missing):
+        out[i] = computed[1][n * size : (n + 1) * size]
     return dimensions, out
+
+
+def _embed_stored(embedder: Embedder, texts: list[str]) -> tuple[int, bytes]:
+    """The dimensions and stored rows (`stored_rows`) of `texts`, embedded here: a few short
+    texts by the bundled model without numpy (models/plain_rows.py; the same bytes)."""
+    from teamlore.models.embeddings import BundledEmbedder
+
+    few = embedder.embed_few(texts) if isinstance(embedder, BundledEmbedder) else None
+    if few:
+        from teamlore.models.plain_rows import quantized_row, sign_bits
+
+        return len(few[0]), b"".join(quantized_row(row) + sign_bits(row) for row in few)
+    computed = embedder.embed(texts)
+    return int(computed.shape[1]), stored_rows(computed)
 
 
 def _write_block(
@@ -321,50 +335,50 @@ def _compact(conn: sqlite3.Connection, key: str) -> None:
 
 
 def _rewrite(conn: sqlite3.Connection, space_id: int, block_ids: list[int]) -> None:
-    """Repack the live slots of `block_ids` into full blocks (inside the caller's transaction)."""
-    import numpy as np
-
+    """Repack the live slots of `block_ids` into full blocks (inside the caller's transaction).
+    Plain Python, no numpy: a sync that appended a turn merges small blocks every few runs."""
     blocks = {int(b): _load_block(conn, b) for b in block_ids}
-    # the live slots as one numpy record per slot (24 bytes), not a Python row each: at 250k
-    # turns this list was the largest thing a cold sync held
+    # the live slots as three int64 arrays (24 bytes a slot), not a Python row each: at 250k
+    # turns that list was the largest thing a cold sync held
+    turns, block_of, slot_of = array("q"), array("q"), array("q")
     cursor = conn.cursor()
     cursor.row_factory = None
-    live = np.fromiter(
-        cursor.execute(
-            "SELECT turn_id, block_id, slot FROM turn_vectors WHERE space_id = ? AND block_id IN"
-            " (SELECT value FROM json_each(?)) ORDER BY turn_id",
-            (space_id, _json_ids(block_ids)),
-        ),
-        dtype=[("turn", "<i8"), ("block", "<i8"), ("slot", "<i8")],
-    )
+    for turn_id, block_id, slot in cursor.execute(
+        "SELECT turn_id, block_id, slot FROM turn_vectors WHERE space_id = ? AND block_id IN"
+        " (SELECT value FROM json_each(?)) ORDER BY turn_id",
+        (space_id, _json_ids(block_ids)),
+    ):
+        turns.append(turn_id)
+        block_of.append(block_id)
+        slot_of.append(slot)
     conn.execute(
         "DELETE FROM turn_vector_blocks WHERE id IN (SELECT value FROM json_each(?))",
         (_json_ids(block_ids),),
     )
-    for start in range(0, len(live), BLOCK_TURNS):
-        chunk = live[start : start + BLOCK_TURNS]
-        turn_ids = chunk["turn"].tolist()
-        slots = zip(chunk["block"].tolist(), chunk["slot"].tolist(), strict=True)
-        bits = np.stack([blocks[block][1][slot] for block, slot in slots])
-        block_id = _write_block(conn, space_id, turn_ids, bits.tobytes())
+    for start in range(0, len(turns), BLOCK_TURNS):
+        chunk = slice(start, start + BLOCK_TURNS)
+        turn_ids = turns[chunk].tolist()
+        slots = zip(block_of[chunk], slot_of[chunk], strict=True)
+        bits = b"".join(_slot_bits(blocks[block], slot) for block, slot in slots)
+        block_id = _write_block(conn, space_id, turn_ids, bits)
         conn.executemany(
             "UPDATE turn_vectors SET block_id = ?, slot = ? WHERE turn_id = ?",
             ((block_id, n, turn_id) for n, turn_id in enumerate(turn_ids)),
         )
 
 
-def _load_block(
-    conn: sqlite3.Connection, block_id: int
-) -> tuple[NDArray[np.int64], NDArray[np.uint8]]:
-    import numpy as np
-
+def _load_block(conn: sqlite3.Connection, block_id: int) -> tuple[int, bytes]:
+    """A block's size and its sign bits, row after row."""
     row = conn.execute(
-        "SELECT size, turn_ids, bits FROM turn_vector_blocks WHERE id = ?", (block_id,)
+        "SELECT size, bits FROM turn_vector_blocks WHERE id = ?", (block_id,)
     ).fetchone()
-    size = int(row[0])
-    ids = np.frombuffer(row[1], dtype="<i8")
-    bits = np.frombuffer(row[2], dtype=np.uint8).reshape(size, -1)
-    return ids, bits
+    return int(row[0]), bytes(row[1])
+
+
+def _slot_bits(block: tuple[int, bytes], slot: int) -> bytes:
+    size, bits = block
+    width = len(bits) // size
+    return bits[slot * width : (slot + 1) * width]
 
 
 # -- search -----------------------------------------------------------------------------------
