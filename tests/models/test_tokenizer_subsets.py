@@ -162,6 +162,25 @@ def test_another_tokenizer_file_has_its_own_cache_entry(tmp_path: Path) -> None:
     assert len(list(cache.iterdir())) == 2
 
 
+def test_a_tokenizer_file_rewritten_in_place_is_derived_again(tmp_path: Path) -> None:
+    cache = tmp_path / "models"
+    text = "the cat sat on the mat"
+    config = orjson.loads(TOKENIZER_FILE.read_bytes())
+    other = tmp_path / "other.json"
+    other.write_bytes(orjson.dumps(config))
+    first = TokenizerSubsets.load_or_derive(other, cache)
+    assert first is not None and ids(first.tokenizer_for([text]), text) == ids(FULL, text)
+    merges = config["model"]["merges"]
+    config["model"]["merges"] = [m for m in merges if m.replace(" ", "") != "\u2581the"]
+    other.write_bytes(orjson.dumps(config))  # a reinstall: same path, other content
+
+    again = TokenizerSubsets.load_or_derive(other, cache)
+
+    assert again is not None
+    changed = Tokenizer.from_file(str(other))
+    assert ids(again.tokenizer_for([text]), text) == ids(changed, text) != ids(FULL, text)
+
+
 def test_without_a_state_dir_nothing_is_written(tmp_path: Path) -> None:
     missing_home = tmp_path / "no-such-home"
     subsets = TokenizerSubsets.load_or_derive(TOKENIZER_FILE, missing_home / "models")

@@ -244,3 +244,16 @@ def test_a_read_only_state_dir_serves_read_only_commands(tmp_path: Path) -> None
     assert listed["rc"] == 0 and len(_json(listed)["sessions"]) == 3, listed
     assert found["rc"] == 0 and _json(found)["hits"], found
     assert sync["rc"] == 1 and _code(_json(sync)) == "STATE_READ_ONLY", sync
+
+
+def test_the_expected_tables_are_those_the_migrations_create() -> None:
+    from teamlore.core import db
+    from teamlore.sessions.index_db import INDEX_DB_NAME, MIGRATIONS
+    from teamlore.sessions.index_health import EXPECTED_TABLES
+
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    db.migrate(conn, MIGRATIONS, name=INDEX_DB_NAME)
+    created = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    conn.close()
+    # a new migration that creates or drops a table: name it in EXPECTED_TABLES
+    assert created == EXPECTED_TABLES

@@ -13,7 +13,6 @@ See docs/sessions.md, "When storage fails":
 
 from __future__ import annotations
 
-import functools
 import os
 import sqlite3
 import time
@@ -29,15 +28,33 @@ def _tables(conn: sqlite3.Connection) -> set[str]:
     return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
 
-@functools.cache
-def expected_tables() -> frozenset[str]:
-    """Every table the current schema creates (FTS shadow tables included)."""
-    conn = sqlite3.connect(":memory:", isolation_level=None)
-    try:
-        db.migrate(conn, MIGRATIONS, name=INDEX_DB_NAME)
-        return frozenset(_tables(conn))
-    finally:
-        conn.close()
+# every table the current schema creates, FTS shadow tables included (a test migrates an empty
+# database and compares): naming them here spares each process ~6 ms of migrating one in memory
+EXPECTED_TABLES = frozenset(
+    {
+        "commit_files",
+        "commits",
+        "delivery_edges",
+        "diagnostics",
+        "file_touches",
+        "meta",
+        "observed_commits",
+        "repositories",
+        "sessions",
+        "source_files",
+        "tool_uses",
+        "turn_vector_blocks",
+        "turn_vectors",
+        "turns",
+        "turns_fts",
+        "turns_fts_config",
+        "turns_fts_content",
+        "turns_fts_data",
+        "turns_fts_docsize",
+        "turns_fts_idx",
+        "vector_spaces",
+    }
+)
 
 
 def _missing_tables(conn: sqlite3.Connection) -> list[str]:
@@ -45,7 +62,7 @@ def _missing_tables(conn: sqlite3.Connection) -> list[str]:
     if db.schema_version(conn) != len(MIGRATIONS):
         return []
     present = _tables(conn)
-    return [f"table {name} is missing" for name in sorted(expected_tables() - present)]
+    return [f"table {name} is missing" for name in sorted(EXPECTED_TABLES - present)]
 
 
 def _damaged(detail: str) -> errors.TeamloreError:
