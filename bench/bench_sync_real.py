@@ -403,7 +403,7 @@ def _events(files: list[tuple[str, Path]]) -> Any:
         state = adapter.new_state(path)
         yield path, None
         with open(path, "rb") as handle:
-            for line in read_lines(handle):
+            for line in read_lines(handle, unread=adapter.unread_lines):
                 if line.error is not None:
                     continue
                 for raw in adapter.parse(line.record, line.number, state):

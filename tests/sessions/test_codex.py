@@ -354,6 +354,45 @@ def test_records_with_nothing_to_index_give_nothing_and_leave_the_state_alone() 
     assert [d.code for d in of(Diagnostic, adapter.parse(bad, 6, state))] == ["bad-record"]
 
 
+def test_lines_passed_over_unread_are_lines_the_adapter_would_pass_over() -> None:
+    """The reader skips undecoded what `CodexAdapter.unread_lines` matches (docs/sessions.md,
+    "Lines passed over unread"): on every real and test rollout, each such line is one the
+    adapter gives nothing for and that leaves its state alone, and they are a good share."""
+    adapter = CodexAdapter()
+    assert adapter.unread_lines is not None
+    matched = total = 0
+    for path in sorted([*REAL.glob("*.jsonl"), *DATA.glob("*.jsonl")]):
+        state = adapter.new_state(path)
+        for number, raw in enumerate(path.read_bytes().splitlines(), 1):
+            total += 1
+            if adapter.unread_lines.match(raw) is None:
+                continue
+            matched += 1
+            before = orjson.dumps(state)
+            assert adapter.parse(orjson.loads(raw), number, state) == [], (path.name, number)
+            assert orjson.dumps(state) == before
+    assert matched > total // 4
+
+
+def test_a_malformed_line_is_reported_unless_it_names_a_kind_with_nothing_to_index(
+    tmp_path: Path,
+) -> None:
+    """The price of not decoding: a broken token count is not reported (nothing would be read
+    from it); a broken line of any kind the index uses still is, and numbering goes on."""
+    event = b'{"timestamp":"2026-01-02T03:04:05.000Z","type":"event_msg","payload":{"type":'
+    path = tmp_path / "rollout.jsonl"
+    lines = [
+        orjson.dumps(codex_meta("s1")),
+        event + b'"token_count","info":',  # cut short
+        event + b'"user_message","mess',  # cut short
+        orjson.dumps(codex_user_message("after the broken lines")),
+    ]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    evs = events(path)
+    assert [(d.code, d.line) for d in of(Diagnostic, evs)] == [("bad-json", 3)]
+    assert [u.text for u in of(UserTurn, evs)] == ["after the broken lines"]
+
+
 def test_code_mode_tool_calls_need_a_word_boundary_before_tools() -> None:
     assert codex._code_mode('mytools.exec_command({cmd: "ls"})')[0] == "other"
     assert codex._code_mode('x.tools.exec_command({cmd: "ls"})')[:2] == ("shell", "ls")

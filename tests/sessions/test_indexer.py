@@ -35,6 +35,7 @@ from teamlore.sessions.queries import search_turns, show_session
 
 class MiniAdapter:
     provider: ClassVar[str] = "mini"
+    unread_lines = None
 
     def default_roots(self) -> list[Path]:
         return []

@@ -148,6 +148,7 @@ class ChokingAdapter:
     on it, which stands for any bug a hostile record could trigger past the adapter."""
 
     provider = "mini"
+    unread_lines = None
 
     def default_roots(self) -> list[Path]:
         return []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 
 import pytest
 
@@ -40,3 +41,12 @@ def test_a_changed_read_size_is_honoured(monkeypatch: pytest.MonkeyPatch) -> Non
     lines = list(read_lines(io.BytesIO(_jsonl("y", 4))))
     assert [line.record["n"] for line in lines] == [0, 1, 2, 3]
     assert all(len(spare) in (16, 1 << 20) for spare in reader._SPARE_BUFFERS)
+
+
+def test_lines_the_unread_pattern_matches_are_counted_but_not_decoded() -> None:
+    data = b'{"keep": 1}\n{"skip": [not json\n{"keep": 2}\n{"skip": 3}\n'
+    done = reader.ReadResult(0, 0, 0, False)
+    lines = list(read_lines(io.BytesIO(data), result=done, unread=re.compile(rb'\{"skip"')))
+    assert [(line.number, line.record) for line in lines] == [(1, {"keep": 1}), (3, {"keep": 2})]
+    assert lines[1].start == data.index(b'{"keep": 2}')
+    assert (done.resume_offset, done.resume_line) == (len(data), 4)

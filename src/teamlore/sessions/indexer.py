@@ -387,7 +387,11 @@ class Indexer:
                 ).fetchone()[0]
             )
             for line in read_lines(
-                handle, start_offset=start_offset, start_line=start_line, result=result
+                handle,
+                start_offset=start_offset,
+                start_line=start_line,
+                result=result,
+                unread=adapter.unread_lines,
             ):
                 if line.error == "blank":
                     continue

@@ -9,6 +9,7 @@ so an appended line is parsed alone.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -178,6 +179,10 @@ class Adapter(Protocol):
     registering it in `teamlore.sessions.providers`."""
 
     provider: ClassVar[str]
+    # lines whose start this matches hold records `parse` would pass over without a trace; the
+    # reader skips them undecoded (docs/sessions.md, "Lines passed over unread"). None: every
+    # line is decoded
+    unread_lines: ClassVar[re.Pattern[bytes] | None]
 
     def default_roots(self) -> list[Path]:
         """Where this provider keeps sessions on this machine (env vars honoured)."""

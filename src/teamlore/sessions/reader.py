@@ -8,6 +8,7 @@ resume offset stays before it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from io import BufferedIOBase
@@ -57,8 +58,12 @@ def read_lines(
     start_offset: int = 0,
     start_line: int = 0,
     result: ReadResult | None = None,
+    unread: re.Pattern[bytes] | None = None,
 ) -> Iterator[Line]:
-    """Yield every complete line from `start_offset`. Fills `result` when exhausted."""
+    """Yield every complete line from `start_offset`. Fills `result` when exhausted.
+
+    A line whose start `unread` matches is passed over without being decoded (an adapter's
+    `unread_lines`: records it would pass over without a trace); it is still counted."""
     handle.seek(start_offset)
     offset = start_offset
     number = start_line
@@ -96,12 +101,13 @@ def read_lines(
                 pos = nl + 1
                 number += 1
                 if not skipping and not buffer:
-                    try:  # the usual line, decoded here; `_decode` handles the rest
-                        record = orjson.loads(piece)
-                    except orjson.JSONDecodeError:
-                        yield _decode(number, line_start, offset, piece)
-                    else:
-                        yield Line(number, line_start, offset, record, None, len(piece))
+                    if unread is None or unread.match(piece) is None:
+                        try:  # the usual line, decoded here; `_decode` handles the rest
+                            record = orjson.loads(piece)
+                        except orjson.JSONDecodeError:
+                            yield _decode(number, line_start, offset, piece)
+                        else:
+                            yield Line(number, line_start, offset, record, None, len(piece))
                 elif skipping:
                     size_skipped = skipped + len(piece)
                     skipping, skipped = False, 0
@@ -162,7 +168,7 @@ def iter_file_events(adapter: Any, path: Any) -> Iterator[Any]:
 
     state = adapter.new_state(path)
     with open(path, "rb") as handle:
-        for line in read_lines(handle):
+        for line in read_lines(handle, unread=adapter.unread_lines):
             if line.error == "blank":
                 continue
             if line.error is not None:

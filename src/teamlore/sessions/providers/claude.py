@@ -142,6 +142,7 @@ def _input_path(tool_input: Any) -> str | None:
 
 class ClaudeAdapter:
     provider: ClassVar[str] = "claude"
+    unread_lines: ClassVar[re.Pattern[bytes] | None] = None
 
     def default_roots(self) -> list[Path]:
         configured = os.environ.get("CLAUDE_CONFIG_DIR")

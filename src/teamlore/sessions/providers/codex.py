@@ -133,6 +133,29 @@ INJECTED_USER_PREFIXES = (
     "<skill>",
 )
 
+
+def _unread_lines() -> re.Pattern[bytes]:
+    """The start of a line that holds an ignored event, an unindexed response item (envelope or
+    legacy), or a legacy `{"record_type":"state"}` marker, as Codex writes them (compact JSON,
+    `timestamp` first): about a third of a rollout's lines, and most of its reasoning bytes,
+    which the reader then never decodes (docs/sessions.md, "Lines passed over unread")."""
+
+    def one_of(names: frozenset[str]) -> str:
+        return "|".join(re.escape(name) for name in sorted(names))
+
+    events, items = one_of(IGNORED_EVENTS), one_of(UNINDEXED_ITEMS)
+    envelope = r'\{"timestamp":"[^"\\]*","type":"'
+    starts = (
+        envelope + rf'event_msg","payload":\{{"type":"(?:{events})"',
+        envelope + rf'response_item","payload":\{{"type":"(?:{items})"',
+        rf'\{{"type":"(?:{items})",',  # a legacy item
+        r'\{"record_type":"state"\}\r?\Z',  # the whole line
+    )
+    return re.compile("|".join(starts).encode())
+
+
+UNREAD_LINES = _unread_lines()
+
 SHELL_TOOLS = frozenset({"shell", "container.exec", "local_shell", "shell_command", "exec_command"})
 SHELL_WRAPPERS = frozenset({"bash", "sh", "zsh", "dash", "fish", "powershell", "pwsh", "cmd"})
 WRAPPER_FLAGS = frozenset({"-lc", "-c", "-ic", "-Command", "-command", "/c", "/C"})
@@ -175,6 +198,7 @@ class BadRecord(Exception):
 
 class CodexAdapter:
     provider: ClassVar[str] = "codex"
+    unread_lines: ClassVar[re.Pattern[bytes] | None] = UNREAD_LINES
 
     def default_roots(self) -> list[Path]:
         home = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex").expanduser()

@@ -90,6 +90,7 @@ def tool_family(name: str) -> ToolFamily:
 
 class PiAdapter:
     provider: ClassVar[str] = "pi"
+    unread_lines: ClassVar[re.Pattern[bytes] | None] = None
 
     def default_roots(self) -> list[Path]:
         configured = os.environ.get("PI_CODING_AGENT_DIR")
