@@ -117,20 +117,21 @@ def test_sync_and_search_processes_import_only_the_session_commands(
     assert not modules & {"numpy", "tokenizers", "safetensors"}
     # no repository registered: no commit scan or delivery edges to load either
     assert not modules & {"teamlore.repo.commits", "teamlore.repo.delivery"}
-    # one new turn: embedded without numpy (models/plain_rows.py)
+    # one new turn: tokenized and embedded without `tokenizers` or numpy (models/plain_rows.py)
     _append_claude_turn(sources / "claude" / "appended.jsonl", "a turn appended just now")
     out, modules = _imported_by(
         "sync", "--source", f"claude={sources / 'claude'}", "--format", "json"
     )
     assert json.loads(out)["vectors"]["embeddedTurns"] == 1
-    assert "tokenizers" in modules and not modules & {"numpy", "safetensors"}
-    # a query is embedded from memory-mapped weights by a tokenizer of only its merges, derived
+    assert "teamlore.models.tokenizer_subsets" in modules
+    assert not modules & {"numpy", "tokenizers", "safetensors"}
+    # a query is embedded from memory-mapped weights, tokenized by only its merges, derived
     # once into the state dir ("Embedding a query in a fresh process"); JSON output: no rich at
     # all (no console, progress bar or table code)
     out, modules = _imported_by("sessions", "search", "fixture", "--format", "json")
     assert json.loads(out)["paths"] == ["lexical", "vector"]
-    assert {"numpy", "tokenizers", "teamlore.models.tokenizer_subsets"} <= modules
-    assert "safetensors" not in modules
+    assert {"numpy", "teamlore.models.tokenizer_subsets"} <= modules
+    assert not modules & {"tokenizers", "safetensors"}
     assert not [m for m in modules if m.split(".")[0] == "rich"]
     # nor the indexer, the turn assembler or the repository tables: they serve sync and listing
     assert not modules & {

@@ -67,7 +67,7 @@ MAX_EMBED_CHARS = 16 * 1024
 ENDPOINT_BATCH = 64  # inputs per /embeddings request
 SMALL_BATCH = 16  # texts tokenized on the calling thread
 # texts up to this many characters in all (a query; one turn's embedded text is at most ~1 KiB)
-# are tokenized by a tokenizer built for them (models/tokenizer_subsets.py)
+# are tokenized in plain Python by only the merges they can use (models/tokenizer_subsets.py)
 SUBSET_CHARS = 4096
 MODEL_CACHE_DIR = "models"  # in the state dir: what is derived once from the bundled model
 SAFETENSORS_DTYPES = {"F16": "<f2", "F32": "<f4"}
@@ -167,10 +167,10 @@ class BundledEmbedder:
     raises `EMBEDDINGS_UNAVAILABLE` there, which every caller of `embed` already handles.
 
     The weights are memory-mapped (a query touches the pages of its own tokens' rows, not all
-    16 MiB). A few short texts — a query, the turns one sync appended — are tokenized by a
-    tokenizer holding only the merges they can use (models/tokenizer_subsets.py), whose
-    grouped merges are kept in `cache_dir`; without a `cache_dir`, or for more text, the full
-    tokenizer loads. Both give the same ids.
+    16 MiB). A few short texts — a query, the turns one sync appended — are tokenized in plain
+    Python by only the merges they can use (models/tokenizer_subsets.py), whose grouped merges
+    are kept in `cache_dir`; without a `cache_dir`, or for more text, the full tokenizer
+    loads. Both give the same ids.
     """
 
     def __init__(
@@ -195,8 +195,7 @@ class BundledEmbedder:
         out = np.zeros((len(texts), table.shape[1]), dtype=np.float32)
         for start in range(0, len(texts), ENCODE_CHUNK):
             cut = [t[:MAX_EMBED_CHARS] for t in texts[start : start + ENCODE_CHUNK]]
-            encodings = _encode(self._tokenizer_for(cut), cut)
-            mean_token_rows(table, [e.ids for e in encodings], out[start : start + len(cut)])
+            mean_token_rows(table, self._token_ids(cut), out[start : start + len(cut)])
         return normalize_rows(out)
 
     def embed_few(self, texts: Sequence[str]) -> list[array[float]] | None:
@@ -210,10 +209,11 @@ class BundledEmbedder:
             return None
         weights = self._paths[0]
         table: TableFile = _shared(("table file", weights), lambda: _table_file(weights))
-        encodings = _encode(self._tokenizer_for(cut), cut)
-        return [unit_row(table, encoding.ids) for encoding in encodings]
+        return [unit_row(table, ids) for ids in self._token_ids(cut)]
 
-    def _tokenizer_for(self, texts: list[str]) -> Tokenizer:
+    def _token_ids(self, texts: list[str]) -> list[list[int]]:
+        """Each text's token ids: a few short texts tokenized in plain Python by only the
+        merges they can use (models/tokenizer_subsets.py), more by the full tokenizer."""
         path = self._paths[1]
         if self._cache_dir is not None and _few(texts):
             subsets: TokenizerSubsets | None = _shared(
@@ -221,9 +221,9 @@ class BundledEmbedder:
                 lambda: _load_subsets(path, self._cache_dir),
             )
             if subsets is not None:
-                return subsets.tokenizer_for(texts)
+                return subsets.encode(texts)
         tokenizer: Tokenizer = _shared(("tokenizer", path), lambda: _load_tokenizer(path))
-        return tokenizer
+        return [encoding.ids for encoding in _encode(tokenizer, texts)]
 
     def embed_query(self, query: str) -> Vectors:
         """The model has English word vectors only: Chinese words are embedded as their
@@ -264,7 +264,7 @@ def mean_token_rows(table: NDArray[Any], id_lists: list[list[int]], out: Vectors
 
 
 def _few(texts: Sequence[str]) -> bool:
-    """A batch small enough for a tokenizer built for it (and for plain-Python rows)."""
+    """A batch small enough to tokenize and average in plain Python."""
     return len(texts) <= SMALL_BATCH and sum(map(len, texts)) <= SUBSET_CHARS
 
 

@@ -1,22 +1,25 @@
 """Tokenizing a few short texts without loading the whole BPE tokenizer (docs/hybrid-search.md,
 "Embedding a query in a fresh process").
 
-Loading the bundled model's tokenizer (32,000 tokens, 61,249 merges) costs 40-80 ms of CPU, most
-of what embedding a query or one new turn costs a CLI process. A BPE merge can only fire inside
-a text whose normalized form contains the string the merge makes, so for a handful of texts a
-tokenizer holding just those merges — in their original order, with their original token ids,
-and every other setting of the original file — yields exactly the ids the full one does:
+Loading the bundled model's tokenizer (32,000 tokens, 61,249 merges) costs 40-80 ms of CPU, and
+importing `tokenizers` ~5 ms more, most of what embedding a query or one new turn costs a CLI
+process. A BPE merge can only fire inside a text whose normalized form contains the string the
+merge makes, so for a handful of texts the merges that string-match them — in their original
+order, with their original token ids — yield exactly the ids the full tokenizer gives. They are
+applied here in plain Python, as the `tokenizers` BPE model applies them (lowest rank first,
+leftmost first among equals; characters outside the vocabulary as byte tokens, else as one
+fused unknown token):
 
     subsets = TokenizerSubsets.load_or_derive(tokenizer_file, cache_dir)   # None: not this shape
-    tokenizer = subsets.tokenizer_for(["a query"])    # a `tokenizers.Tokenizer`, ~1 ms
+    subsets.encode(["a query"])    # [[ids of "a query"]], a few ms for a 1 KiB turn
 
 The merges are grouped by the first three characters of the string they make (two for a
 two-character result) and stored once per state dir (`models/`, marshal, stamped with the source
 file's path, size, modification time and inode — hashing its 1.8 MB cost each process ~5 ms —
-and the Python version); a text loads the groups of its own character trigrams and
-bigrams only. The shape this relies on is checked when deriving — a BPE model whose normalizer
-only prepends "▁" to each piece and turns spaces into "▁", no pre-tokenizer, no subword
-prefix/suffix or dropout, special tokens matched before normalization, and no merge involving a
+and the Python version); a text loads the groups of its own character trigrams and bigrams only.
+The shape this relies on is checked when deriving — a BPE model whose normalizer only prepends
+"▁" to each piece and turns spaces into "▁", no pre-tokenizer, no subword prefix/suffix, dropout
+or `ignore_merges`, special tokens matched before normalization, and no merge involving a
 byte-fallback token — and any other tokenizer file is simply not derived (the caller loads the
 full tokenizer). Tests compare the ids with the full tokenizer's over real turn texts and random
 text (tests/models/test_tokenizer_subsets.py).
@@ -26,23 +29,22 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import heapq
+import itertools
 import marshal
 import re
 import sys
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
 from teamlore.core import errors
 from teamlore.core.paths import ensure_private_dir, read_private_file, write_private_file
 
-if TYPE_CHECKING:
-    from tokenizers import Tokenizer
-
-FORMAT = 1
+FORMAT = 2  # 2: no tokenizer skeleton; the unknown token and byte fallback
 SPACE = "\u2581"  # "▁", SentencePiece's word boundary
 _NORMALIZER = {
     "type": "Sequence",
@@ -52,8 +54,8 @@ _NORMALIZER = {
     ],
 }
 _BYTE_TOKEN = re.compile(r"<0x[0-9A-F]{2}>")
-# (made string, rank, left, right, left id, right id, made id)
-Merge = tuple[str, int, str, str, int, int, int]
+# a group of merges: (left id, right id) → (rank, made id)
+Merges = dict[tuple[int, int], tuple[int, int]]
 
 
 _derived: dict[str, dict[str, Any] | None] = {}  # by the tokenizer file's identity
@@ -63,11 +65,13 @@ class TokenizerSubsets:
     """The merges of one tokenizer file, grouped so a text loads only those it can use."""
 
     def __init__(self, data: dict[str, Any]) -> None:
-        self._skeleton: bytes = data["skeleton"]  # the file without vocab and merges
         self._fixed: dict[str, int] = data["fixed"]  # special and byte-fallback tokens
         self._chars: dict[str, int] = data["chars"]  # one-character tokens
-        self._groups: dict[str, bytes] = data["groups"]  # key → marshal of its merges
-        self._special = re.compile(data["special"]) if data["special"] else None
+        self._groups: dict[str, bytes] = data["groups"]  # key → marshal of its `Merges`
+        self._special = re.compile(f"({data['special']})") if data["special"] else None
+        self._unknown: int | None = data["unknown"]  # the unknown token's id
+        self._fuse_unknown: bool = data["fuse_unknown"]
+        self._byte_fallback: bool = data["byte_fallback"]
 
     # -- deriving and caching -------------------------------------------------------------
 
@@ -102,42 +106,104 @@ class TokenizerSubsets:
                 )
         return cls(derived)
 
-    # -- a tokenizer for some texts -------------------------------------------------------
+    # -- tokenizing some texts ------------------------------------------------------------
 
-    def tokenizer_for(self, texts: Sequence[str]) -> Tokenizer:
-        """A tokenizer that gives each of `texts` the ids the full tokenizer gives it."""
-        from tokenizers import Tokenizer
+    def encode(self, texts: Sequence[str]) -> list[list[int]]:
+        """Each text's token ids, as the full tokenizer gives them (no special tokens added)."""
+        split = [self._split(text) for text in texts]
+        merges = self._merges_in("\x00".join(p for parts in split for p in parts[::2]))
+        out = []
+        for parts in split:
+            ids: list[int] = []
+            for index, part in enumerate(parts):
+                if index % 2:  # a special token, matched before normalization
+                    ids.append(self._fixed[part])
+                elif part:
+                    ids.extend(_merge(self._symbols(part), merges))
+            out.append(ids)
+        return out
 
-        made_in = "\x00".join(self._pieces(texts))
+    def _split(self, text: str) -> list[str]:
+        """Normalized pieces at even positions, the special tokens between them at odd ones."""
+        parts = self._special.split(text) if self._special else [text]
+        for index in range(0, len(parts), 2):
+            if parts[index]:
+                parts[index] = SPACE + parts[index].replace(" ", SPACE)
+        return parts
+
+    def _merges_in(self, made_in: str) -> Merges:
+        """(left id, right id) → (rank, made id) of the merges whose result starts with a
+        character trigram or bigram of `made_in`: every merge that can fire there (a merge
+        fires only where the text holds what it makes; the others are never looked up)."""
         keys = {made_in[i : i + 3] for i in range(len(made_in) - 1)}
         keys.update(made_in[i : i + 2] for i in range(len(made_in) - 1))
-        vocab = dict(self._fixed)
-        chars = self._chars
-        vocab.update((c, chars[c]) for c in set(made_in) if c in chars)
-        merges: list[tuple[int, str, str]] = []
+        merges: Merges = {}
         groups = self._groups
         for key in keys:
             group = groups.get(key)
-            if group is None:
-                continue
-            for made, rank, left, right, left_id, right_id, made_id in marshal.loads(group):
-                if made in made_in:
-                    merges.append((rank, left, right))
-                    vocab[left], vocab[right], vocab[made] = left_id, right_id, made_id
-        merges.sort()
-        config = orjson.loads(self._skeleton)
-        config["model"]["vocab"] = vocab
-        config["model"]["merges"] = [[left, right] for _, left, right in merges]
-        return Tokenizer.from_str(orjson.dumps(config).decode())
+            if group is not None:
+                merges.update(marshal.loads(group))
+        return merges
 
-    def _pieces(self, texts: Sequence[str]) -> list[str]:
-        """Each text as the BPE model sees it: split at special tokens, each piece normalized."""
-        out = []
-        for text in texts:
-            for piece in self._special.split(text) if self._special else (text,):
-                if piece:
-                    out.append(SPACE + piece.replace(" ", SPACE))
-        return out
+    def _symbols(self, piece: str) -> list[int]:
+        """The piece's characters as token ids before any merge: a character outside the
+        vocabulary as its UTF-8 byte tokens, else as the unknown token (consecutive unknown
+        characters fused into one), in the order the tokenizer adds them."""
+        symbols: list[int] = []
+        pending_unknown = False
+        for char in piece:
+            token = self._chars.get(char)
+            if token is not None:
+                if pending_unknown:
+                    symbols.append(self._unknown)  # type: ignore[arg-type]
+                    pending_unknown = False
+                symbols.append(token)
+                continue
+            if self._byte_fallback:
+                tokens = [self._fixed.get(f"<0x{byte:02X}>") for byte in char.encode()]
+                if None not in tokens:
+                    symbols.extend(tokens)  # type: ignore[arg-type]
+                    continue
+            if self._unknown is not None:
+                if pending_unknown and not self._fuse_unknown:
+                    symbols.append(self._unknown)
+                pending_unknown = True
+        if pending_unknown:
+            symbols.append(self._unknown)  # type: ignore[arg-type]
+        return symbols
+
+
+def _merge(symbols: list[int], merges: Merges) -> list[int]:
+    """Apply `merges` to a piece's symbols: always the pair of lowest rank, the leftmost of
+    equal ones (a queue of candidate pairs; an entry whose pair has changed since is skipped)."""
+    count = len(symbols)
+    after = list(range(1, count + 1))  # the next live symbol (count: none)
+    before = list(range(-1, count - 1))
+    alive = [True] * count
+    queue = [
+        (merges[pair][0], at, merges[pair][1])
+        for at, pair in enumerate(itertools.pairwise(symbols))
+        if pair in merges
+    ]
+    heapq.heapify(queue)
+    while queue:
+        rank, at, made = heapq.heappop(queue)
+        right = after[at]
+        if not alive[at] or right >= count:
+            continue
+        if merges.get((symbols[at], symbols[right])) != (rank, made):
+            continue  # stale: a symbol of this pair took part in another merge since
+        symbols[at] = made
+        alive[right] = False
+        after[at] = after[right]
+        if after[at] < count:
+            before[after[at]] = at
+        for left in (before[at], at):  # the pairs the merged symbol now forms
+            if left >= 0 and after[left] < count:
+                merge = merges.get((symbols[left], symbols[after[left]]))
+                if merge is not None:
+                    heapq.heappush(queue, (merge[0], left, merge[1]))
+    return [symbol for symbol, live in zip(symbols, alive, strict=True) if live]
 
 
 def derive(source: bytes) -> dict[str, Any] | None:
@@ -151,13 +217,15 @@ def derive(source: bytes) -> dict[str, Any] | None:
         if not _reproducible(config, model, added):
             return None
         pairs = [m.split(" ") if isinstance(m, str) else m for m in model["merges"]]
-        groups: defaultdict[str, list[Merge]] = defaultdict(list)
+        if len({(left, right) for left, right in pairs}) != len(pairs):
+            return None  # a pair merged twice: the tokenizer keeps the later rank
+        groups: defaultdict[str, Merges] = defaultdict(dict)
         for rank, (left, right) in enumerate(pairs):
             if _BYTE_TOKEN.fullmatch(left) or _BYTE_TOKEN.fullmatch(right):
                 return None  # a merge of byte tokens makes no substring of the text
             made = left + right
             ids = (vocab[left], vocab[right], vocab[made])
-            groups[made[:3]].append((made, rank, left, right, *ids))
+            groups[made[:3]][ids[0], ids[1]] = (rank, ids[2])
     except (ValueError, KeyError, TypeError, AttributeError):
         return None
     specials = sorted((t["content"] for t in added), key=len, reverse=True)
@@ -165,9 +233,10 @@ def derive(source: bytes) -> dict[str, Any] | None:
     fixed.update((token, i) for token, i in vocab.items() if _BYTE_TOKEN.fullmatch(token))
     if model.get("unk_token") in vocab:
         fixed[model["unk_token"]] = vocab[model["unk_token"]]
-    skeleton = {**config, "model": {**model, "vocab": {}, "merges": []}}
     return {
-        "skeleton": orjson.dumps(skeleton),
+        "unknown": fixed.get(model.get("unk_token") or ""),
+        "fuse_unknown": bool(model.get("fuse_unk")),
+        "byte_fallback": bool(model.get("byte_fallback")),
         "fixed": fixed,
         "chars": {token: i for token, i in vocab.items() if len(token) == 1},
         "groups": {key: marshal.dumps(merges) for key, merges in groups.items()},
@@ -180,6 +249,7 @@ def _reproducible(config: dict[str, Any], model: dict[str, Any], added: list[Any
     return (
         model.get("type") == "BPE"
         and model.get("dropout") is None
+        and not model.get("ignore_merges")
         and not model.get("continuing_subword_prefix")
         and not model.get("end_of_word_suffix")
         and config.get("pre_tokenizer") is None
