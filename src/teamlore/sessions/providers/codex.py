@@ -235,25 +235,7 @@ class CodexAdapter:
         }
 
     def parse(self, record: Any, line: int, state: dict[str, Any]) -> list[Event]:
-        if _nothing_to_index(record):
-            return []
         return parse_guarded(_Parser, record, line, state)
-
-
-def _nothing_to_index(record: Any) -> bool:
-    """An envelope record the parser would pass over without a trace (token counts, reasoning,
-    deltas: about a third of a rollout's lines), told apart before a parser is built for it."""
-    if not isinstance(record, dict):
-        return False
-    payload = record.get("payload")
-    if not isinstance(payload, dict):
-        return False
-    kind, payload_type = record.get("type"), payload.get("type")
-    if not isinstance(payload_type, str):
-        return False
-    if kind == "event_msg":
-        return payload_type in IGNORED_EVENTS
-    return kind == "response_item" and payload_type in UNINDEXED_ITEMS
 
 
 def unknown_counts(state: dict[str, Any]) -> dict[str, int]:
