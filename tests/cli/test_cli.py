@@ -111,6 +111,10 @@ def test_sync_and_search_processes_import_only_the_session_commands(
         out, modules = _imported_by(*args)
         assert out and "teamlore.ops.session_ops" in modules
         assert not [m for m in modules if m.endswith("_cmds") or m.startswith("teamlore.memory")]
+        # their plain arguments are parsed without typer (cli/params.py); JSON needs no rich
+        assert not [m for m in modules if m.split(".")[0] in {"typer", "click"}]
+        if "json" in args:
+            assert not [m for m in modules if m.split(".")[0] == "rich"]
     # nothing new to embed: the embedding model and numpy stay unloaded (docs/hybrid-search.md)
     out, modules = _imported_by("sync", "--source", f"claude={sources / 'claude'}")
     assert "Embedded" not in out or " 0 turns" in out

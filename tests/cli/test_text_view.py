@@ -22,8 +22,9 @@ from typer.testing import CliRunner
 
 from support import git, shared_fixtures
 from teamlore.cli.literal_console import LiteralConsole
-from teamlore.cli.main import app, speech_and_tools
+from teamlore.cli.main import app
 from teamlore.cli.output import CLIP_CHARS, clip, literal, say, styled
+from teamlore.cli.session_commands import speech_and_tools
 
 PROVIDERS = ("claude", "codex", "pi")
 CURRENT = Path(__file__).resolve().parents[1] / "fixtures" / "sessions"

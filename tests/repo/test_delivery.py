@@ -338,7 +338,7 @@ def test_sessions_show_lists_a_turns_edges_with_strength_reasons_and_limitations
 ) -> None:
     import io
 
-    from teamlore.cli import main, output
+    from teamlore.cli import output, session_commands
     from teamlore.cli.literal_console import LiteralConsole
     from teamlore.repo.tables import session_facts
     from teamlore.sessions.queries import show_session
@@ -355,7 +355,7 @@ def test_sessions_show_lists_a_turns_edges_with_strength_reasons_and_limitations
     assert turn["deliveryEdges"][0]["strength"] == "direct"  # strongest first
     buffer = io.StringIO()
     monkeypatch.setattr(output, "stdout", LiteralConsole(file=buffer))
-    main._render_show(shown)
+    session_commands._render_show(shown)
     text = buffer.getvalue()
     assert f"delivered {story.commits['c1'][:12]} direct reasons: " in text
     assert "limitations: not-exclusive-line-attribution" in text

@@ -3,33 +3,33 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import typer
 
-# Commands a `teamlore` process can run with only `teamlore.cli.main`'s own commands and the
-# session operations imported (see `lean_command`): a sync then a search is how a person checks
-# that a turn they just finished is findable, and importing every command module and operation
-# was most of that wait.
-LEAN_COMMANDS = (
-    ("sync",),
-    ("status",),
-    ("sessions", "list"),
-    ("sessions", "show"),
-    ("sessions", "search"),
-)
-lean = False  # set by cli/entry.py before importing cli/main for a lean command
+from teamlore.cli.params import with_typer_params
+
+# set by cli/entry.py before importing cli/main when typer parses a lean command
+# (`teamlore.cli.session_commands.LEAN_COMMANDS`): only those commands are registered then
+lean = False
 
 
-def lean_command(args: list[str]) -> bool:
-    """Whether `teamlore ARGS` is a lean command (its --help is not: the help lists every
-    command)."""
-    return (
-        any(tuple(args[: len(c)]) == c for c in LEAN_COMMANDS)
-        and "--help" not in args
-        and "-h" not in args
-    )
+class App(typer.Typer):
+    """A typer app whose commands may declare options with `teamlore.cli.params` (typer-free
+    declarations the lean commands parse without typer)."""
+
+    def command(self, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:
+        register = super().command(*args, **kwargs)
+
+        def decorator(command: Any) -> Any:
+            register(with_typer_params(command))
+            return command
+
+        return decorator
 
 
-app = typer.Typer(
+app = App(
     name="teamlore",
     help="Local-first memory for coding agents: index your Codex and Claude Code sessions, "
     "turn past work into reviewed team memory, and serve it to agents over MCP.",
@@ -38,20 +38,20 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,  # help texts print literally: `[models.<name>]` stays (cli/output.py)
 )
-sessions_app = typer.Typer(
+sessions_app = App(
     help="Browse and search indexed agent sessions.", no_args_is_help=True, rich_markup_mode=None
 )
-memory_app = typer.Typer(
+memory_app = App(
     help="Team memory: the reviewed .threadshare/memory tree of a repository.",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
-personal_app = typer.Typer(
+personal_app = App(
     help="Personal memory: your profile, preferences and project notes, kept for every agent.",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
-repo_app = typer.Typer(
+repo_app = App(
     help="The git repositories this machine's index links sessions to.",
     no_args_is_help=True,
     rich_markup_mode=None,

@@ -2,8 +2,10 @@
 
 `teamlore hook session-start` and `hook session-end` run from here without importing the full
 CLI (typer, rich, every command module): agents start them on every session, with a sub-second
-budget (`teamlore.cli.hook_runner`). Everything else goes to `teamlore.cli.main`; `sync`,
-`status` and `sessions list|show|search` without the other command modules (`cli.app.lean`).
+budget (`teamlore.cli.hook_runner`). `sync`, `status` and `sessions list|show|search` run from
+`teamlore.cli.session_commands` without typer when their arguments are in plain form
+(`teamlore.cli.params`); otherwise typer parses them with only those commands loaded
+(`cli.app.lean`). Everything else goes to `teamlore.cli.main`.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
+from collections.abc import Callable
 
 
 def main() -> None:
@@ -31,14 +34,34 @@ def main() -> None:
     # collecting while it runs finds nothing, and moving them to the permanent generation
     # afterwards keeps every later collection, and the one at exit, from walking them again
     gc.disable()
+    from teamlore.cli.session_commands import lean_command, lean_invocation
+
+    invocation = lean_invocation(args)
+    if invocation is not None:  # typer is not even imported (cli/params.py)
+        gc.freeze()
+        gc.enable()
+        _run_lean(invocation)
+        return
     from teamlore.cli import app
 
-    app.lean = app.lean_command(args)
+    app.lean = lean_command(args) is not None
     from teamlore.cli.main import main as full_main
 
     gc.freeze()
     gc.enable()
     full_main()
+
+
+def _run_lean(invocation: Callable[[], None]) -> None:
+    """Exit as a typer command does: 0 when it returns, its code when it exits, 1 quietly when
+    the reader of its output went away."""
+    try:
+        invocation()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)  # no second error flushing stdout at exit
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(1)
+    sys.exit(0)
 
 
 if __name__ == "__main__":

@@ -6,10 +6,10 @@ from typing import Any
 
 import typer
 
-from teamlore.cli.app import app
+from teamlore.cli.app import App, app
 from teamlore.cli.output import FormatOption, OutputFormat, run, say, stdout, styled
 
-hook_app = typer.Typer(help="Entry points the agent clients call (installed by `install`).")
+hook_app = App(help="Entry points the agent clients call (installed by `install`).")
 app.add_typer(hook_app, name="hook")
 
 ClientOption = typer.Option(..., "--client", help="claude, codex or all.", metavar="CLIENT")

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 import orjson
-import typer
 
+from teamlore.cli.params import RUNNING_FLAGS, Argument, Option
 from teamlore.core import errors
 from teamlore.ops.registry import OpContext, run_operation
 
@@ -38,20 +38,20 @@ class OutputFormat(StrEnum):
     json = "json"
 
 
-FormatOption = typer.Option(
+FormatOption = Option(
     OutputFormat.text, "--format", "-f", help="Output format: text for people, json for programs."
 )
 
 # A search query typed without quotes arrives as several arguments: they are one query
 # (`teamlore sessions search release job failed`); quote a "phrase" to match it as a phrase.
-QueryArgument = typer.Argument(
+QueryArgument = Argument(
     ...,
     metavar="QUERY",
     help='Words, identifiers or Chinese text; no quotes needed ("a phrase" in quotes).',
 )
 
 # Hybrid search (docs/hybrid-search.md) fuses words and meaning; this leaves meaning out.
-LexicalOption = typer.Option(
+LexicalOption = Option(
     False, "--lexical", help="Rank by words alone (BM25); skip the embedding model."
 )
 
@@ -161,7 +161,7 @@ def fail(err: errors.TeamloreError, fmt: OutputFormat) -> NoReturn:
         print_json({"error": err.to_json()})
     else:
         say(styled("error", "bold red"), f" {err.code}: {err.message}", console=stderr)
-    raise typer.Exit(err.exit_code)
+    raise SystemExit(err.exit_code)
 
 
 @contextmanager
@@ -191,22 +191,30 @@ def progress_for(fmt: OutputFormat, label: str) -> Iterator[Callable[[int, int, 
         yield update
 
 
-def _current_context() -> Any:
-    """The running command's click context (typer vendors its own click)."""
-    from typer._click.globals import get_current_context
+def _command_flags() -> dict[str, str] | None:
+    """The running command's first flag per parameter (an argument: its name): from the lean
+    parse (`params.RUNNING_FLAGS`), else from typer's click context."""
+    flags = RUNNING_FLAGS.get()
+    if flags is not None:
+        return flags
+    from typer._click.globals import get_current_context  # typer vendors its own click
 
-    return get_current_context(silent=True)
+    context = get_current_context(silent=True)
+    if context is None:
+        return None
+    return {p.name: p.opts[0] for p in context.command.params if p.opts}
 
 
 def _in_flag_terms(err: errors.TeamloreError) -> errors.TeamloreError:
     """A refused request field (`providers: unknown provider 'x'`) named as the flag the user
     typed (`--provider: unknown provider 'x'`)."""
     field, sep, rest = err.message.partition(": ")
-    context = _current_context()
-    if not sep or context is None or err.code != errors.INVALID_ARGUMENT.code:
+    if not sep or err.code != errors.INVALID_ARGUMENT.code:
+        return err
+    flags = _command_flags()
+    if flags is None:
         return err
     snake = re.sub(r"(?<!^)(?=[A-Z])", "_", field).lower()
-    flags = {p.name: p.opts[0] for p in context.command.params if p.opts}
     for name in (snake, snake.removesuffix("s"), snake.removesuffix("_seconds")):
         flag = flags.get(name)
         if flag is not None:
@@ -240,7 +248,7 @@ def run(
     except errors.TeamloreError as err:
         fail(_in_flag_terms(err), fmt)
     except KeyboardInterrupt:
-        raise typer.Exit(130) from None
+        raise SystemExit(130) from None
     except Exception as exc:
         if os.environ.get("TEAMLORE_DEBUG"):
             raise

@@ -1,0 +1,187 @@
+"""Command options declared without importing typer, for the lean commands (`LEAN_COMMANDS` in
+`teamlore.cli.session_commands`): a `teamlore sync` or `teamlore sessions search` process parses
+its arguments before typer is loaded, or without loading it at all (docs/architecture.md,
+"A short CLI process").
+
+`Option(...)` and `Argument(...)` take exactly what `typer.Option` / `typer.Argument` take and
+record it. The typer app (`teamlore.cli.app.App`) turns each record into the typer object when it
+registers a command, so `--help` and docs/cli.md come from the same declaration as the fast
+parse. `parse_argv` reads the records to parse the plain forms (`--flag`, `--opt VALUE`,
+`--opt=VALUE`, `-o VALUE`, positional words) into the keyword arguments typer would pass;
+anything else (an unknown or repeated option, `--`, a value that is not plainly a number or a
+choice, a missing argument, `--help`) returns None, and the full typer path parses it, with its
+usage errors and exit code 2.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import re
+import typing
+from collections.abc import Callable
+from contextvars import ContextVar
+from dataclasses import dataclass
+from enum import Enum
+from types import NoneType, UnionType
+from typing import Any
+
+# the typer keyword arguments the fast parse understands: they change help text only
+_PLAIN = frozenset({"help", "metavar"})
+_INTEGER = re.compile(r"[0-9]+")
+_DECIMAL = re.compile(r"[0-9]+(?:\.[0-9]+)?")
+
+# the first flag of each parameter of the command `call` runs (an argument: its name), for
+# naming a refused request field as the flag the user typed (`cli.output`); typer's click
+# context tells the same for a command typer runs
+RUNNING_FLAGS: ContextVar[dict[str, str] | None] = ContextVar("RUNNING_FLAGS", default=None)
+
+
+@dataclass(frozen=True)
+class Param:
+    """One `Option(...)` or `Argument(...)` call, as typer would have received it."""
+
+    kind: str  # "option" | "argument"
+    default: Any
+    decls: tuple[str, ...]
+    options: dict[str, Any]
+
+    def to_typer(self) -> Any:
+        import typer
+
+        make: Any = typer.Option if self.kind == "option" else typer.Argument
+        return make(self.default, *self.decls, **self.options)
+
+
+def Option(default: Any, *decls: str, **options: Any) -> Any:
+    """`typer.Option(default, *decls, **options)`, declared without importing typer."""
+    return Param("option", default, decls, options)
+
+
+def Argument(default: Any, *decls: str, **options: Any) -> Any:
+    """`typer.Argument(default, *decls, **options)`, declared without importing typer."""
+    return Param("argument", default, decls, options)
+
+
+def with_typer_params(command: Callable[..., Any]) -> Callable[..., Any]:
+    """`command` as typer registers it: the same function with a signature whose `Param`
+    defaults are the typer objects they declare (`command` itself keeps its records)."""
+    signature = inspect.signature(command)
+    if not any(isinstance(p.default, Param) for p in signature.parameters.values()):
+        return command
+
+    @functools.wraps(command)
+    def typed(*args: Any, **kwargs: Any) -> Any:
+        return command(*args, **kwargs)
+
+    typed.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[
+            p.replace(default=p.default.to_typer()) if isinstance(p.default, Param) else p
+            for p in signature.parameters.values()
+        ]
+    )
+    return typed
+
+
+def call(command: Callable[..., Any], kwargs: dict[str, Any]) -> None:
+    """Run `command` with the keyword arguments `parse_argv` gave."""
+    flags = {
+        name: p.default.decls[0] if p.default.kind == "option" else name
+        for name, p in inspect.signature(command).parameters.items()
+    }
+    token = RUNNING_FLAGS.set(flags)
+    try:
+        command(**kwargs)
+    finally:
+        RUNNING_FLAGS.reset(token)
+
+
+def parse_argv(command: Callable[..., Any], argv: list[str]) -> dict[str, Any] | None:
+    """The keyword arguments typer would call `command` with for `argv`, or None when `argv`
+    is not in the plain forms this parse handles (typer then parses it)."""
+    params = inspect.signature(command).parameters
+    hints = typing.get_type_hints(command)
+    if not all(_plain(p.default) for p in params.values()):
+        return None
+    by_decl = {
+        d: name for name, p in params.items() if p.default.kind == "option" for d in p.default.decls
+    }
+    given: dict[str, list[str]] = {}
+    words: list[str] = []
+    tokens = iter(argv)
+    for token in tokens:
+        if not token.startswith("-"):
+            words.append(token)
+            continue
+        decl, eq, inline = token.partition("=") if token.startswith("--") else (token, "", "")
+        name = by_decl.get(decl)
+        if name is None or (hints[name] is bool and eq):
+            return None
+        value = "" if hints[name] is bool else inline if eq else next(tokens, "-")
+        if not eq and value.startswith("-") and hints[name] is not bool:
+            return None
+        given.setdefault(name, []).append(value)
+    kwargs: dict[str, Any] = {}
+    for name, param in params.items():
+        record: Param = param.default
+        if record.kind == "argument":
+            values, words = (words, []) if _is_list(hints[name]) else (words[:1], words[1:])
+        else:
+            values = given.get(name, [])
+        value = _convert(record, hints[name], values)
+        if value is _REFUSED:
+            return None
+        kwargs[name] = value
+    return None if words else kwargs
+
+
+_REFUSED = object()
+
+
+def _plain(default: Any) -> bool:
+    return (
+        isinstance(default, Param)
+        and not set(default.options) - _PLAIN
+        and all(d.startswith("-") and "/" not in d for d in default.decls)
+        and (default.kind == "option") == bool(default.decls)
+    )
+
+
+def _is_list(hint: Any) -> bool:
+    return typing.get_origin(hint) is list
+
+
+def _convert(record: Param, hint: Any, values: list[str]) -> Any:
+    if not values:
+        if record.default is ...:
+            return _REFUSED  # typer reports the missing value
+        return list(record.default) if _is_list(hint) else record.default
+    if _is_list(hint):
+        return list(values)
+    if len(values) > 1:
+        return _REFUSED  # typer keeps the last; say nothing about it here
+    if hint is bool:
+        return True
+    return _scalar(_optional(hint), values[0])
+
+
+def _optional(hint: Any) -> Any:
+    """`X` of `X | None`."""
+    if isinstance(hint, UnionType):
+        others = [a for a in typing.get_args(hint) if a is not NoneType]
+        return others[0] if len(others) == 1 else None
+    return hint
+
+
+def _scalar(kind: Any, text: str) -> Any:
+    if kind is str:
+        return text
+    if kind is int and _INTEGER.fullmatch(text):
+        return int(text)
+    if kind is float and _DECIMAL.fullmatch(text):
+        return float(text)
+    if isinstance(kind, type) and issubclass(kind, Enum):
+        for member in kind:
+            if member.value == text:
+                return member
+    return _REFUSED

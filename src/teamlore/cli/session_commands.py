@@ -1,0 +1,407 @@
+"""The lean commands: `sync`, `status` and `sessions list|show|search`.
+
+A sync then a search is how a person checks that a turn they just finished is findable, so these
+run without typer or any other command module (`lean_invocation`, run by the console entry
+`teamlore.cli.entry`): their options are declared with `teamlore.cli.params`, parsed from the
+same declarations, and typer parses only what that parse leaves to it (usage errors, `--help`).
+`teamlore.cli.main` registers them on the typer app in this order (docs/architecture.md, "A
+short CLI process").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from teamlore.cli.output import (
+    FormatOption,
+    LexicalOption,
+    OutputFormat,
+    QueryArgument,
+    clip,
+    counted,
+    literal,
+    matched_by,
+    paths_line,
+    query_text,
+    run,
+    say,
+    stdout,
+    styled,
+)
+from teamlore.cli.params import Argument, Option, call, parse_argv
+from teamlore.ops import session_ops  # noqa: F401  (registers the session operations alone)
+
+# -- sync / status ----------------------------------------------------------------------------
+
+
+def _render_sync(result: dict[str, Any]) -> None:
+    files = result["files"]
+    stdout.print(
+        f"Indexed {files['changed']} changed of {files['seen']} files "
+        f"({result['bytesRead'] / 1048576:.1f} MiB read): {result['sessions']} sessions, "
+        f"{result['turns']} turns written. Index holds {result['totals']['sessions']} sessions, "
+        f"{result['totals']['turns']} turns."
+    )
+    if files["unavailable"]:
+        stdout.print(f"{files['unavailable']} files disappeared; their history is kept.")
+    if result.get("reanalyzedTurns"):
+        stdout.print(f"Re-analyzed {result['reanalyzedTurns']} turns for the new search analyzer.")
+    for source in result["sources"]:
+        if not source["exists"]:
+            say(styled(f"no {source['provider']} sessions at {source['path']}", "dim"))
+    if result.get("repository"):
+        repo = result["repository"]
+        say("Registered repository ", styled(repo["name"], "bold"), f" ({repo['worktreeKey']}).")
+    delivery = result.get("delivery") or {}
+    if delivery.get("repositories"):
+        _render_delivery(delivery)
+    _render_vectors(result.get("vectors") or {})
+    if result["diagnosticCount"]:
+        say(styled(f"{result['diagnosticCount']} diagnostics", "yellow"), " (first ones below):")
+        for d in result["diagnostics"][:10]:
+            where = f"{d['file']}:{d['line']}" if d["line"] else d["file"]
+            stdout.print(f"  {d['code']}  {where}  {d['message']}")
+    if files["failed"]:
+        say(styled(f"{files['failed']} files could not be read.", "red"))
+
+
+def _render_delivery(delivery: dict[str, Any]) -> None:
+    by = delivery["mappedBy"]
+    foreign = [f"{by[k]} by {label}" for k, label in _MAPPED_BY if by.get(k)]
+    stdout.print(
+        f"{counted(delivery['repositories'], 'repository', 'repositories')}: "
+        f"{counted(delivery['sessionsMapped'], 'session')} mapped"
+        + (f" ({', '.join(foreign)})" if foreign else "")
+        + f", {counted(delivery['commitsAdded'], 'new commit')},"
+        f" {counted(delivery['deliveryEdges'], 'delivery edge')}."
+    )
+    for gone in delivery["repositoriesSkipped"]:
+        say(
+            styled(f"skipped {gone['path']}", "yellow"),
+            f": {_SKIP_REASONS.get(gone['reason'], gone['reason'])}"
+            " (`teamlore repo forget PATH` drops it).",
+        )
+    if delivery["sessionsUnmapped"]:
+        unmapped = delivery["sessionsUnmapped"]
+        say(
+            f"{counted(unmapped, 'session')} could not be mapped to a"
+            " registered repository; `teamlore sessions list --unmapped` shows their folders."
+        )
+
+
+_MAPPED_BY = (("gitRemote", "git remote"), ("pathAlias", "path alias"))
+_SKIP_REASONS = {
+    "missing": "the folder is gone (deleted or moved)",
+    "not-a-repository": "the folder is no longer a git worktree",
+    "replaced": "the folder now holds another repository",
+    "unreadable": "git could not read its history",
+}
+
+
+def _render_vectors(vectors: dict[str, Any]) -> None:
+    """What the embedding step of a sync did (docs/hybrid-search.md, "Session search")."""
+    if vectors.get("status") == "done":
+        dropped = vectors["droppedVectors"]
+        stdout.print(
+            f"Embedded {vectors['embeddedTurns']} turns for hybrid search"
+            + (f" (model changed: {dropped} old vectors dropped)" if dropped else "")
+            + f"; {vectors['turnsWithVector']} of {vectors['turns']} turns have a vector."
+        )
+    elif vectors.get("status") == "unavailable":
+        say(
+            styled(f"Turns not embedded ({vectors['code']}: {vectors['message']});", "yellow"),
+            " search uses words only until a sync can embed them.",
+        )
+
+
+def sync(
+    source: list[str] = Option(
+        [],
+        "--source",
+        "-s",
+        metavar="PROVIDER=PATH",
+        help="Session folder or file to index (replaces the default locations; repeatable).",
+    ),
+    provider: list[str] = Option(
+        [], "--provider", "-p", help="Only this provider (codex, claude, pi; repeatable)."
+    ),
+    repository: str | None = Option(
+        None, "--repository", "-r", help="Register this git worktree and link sessions to commits."
+    ),
+    rebuild: bool = Option(False, "--rebuild", help="Reparse every session file from scratch."),
+    discard_history: bool = Option(
+        False,
+        "--discard-history",
+        help="With --rebuild: confirm setting aside a damaged index that holds the history of"
+        " deleted transcripts.",
+    ),
+    wait: float = Option(60.0, "--wait", help="Seconds to wait for another running sync."),
+    fmt: OutputFormat = FormatOption,
+) -> None:
+    """Index new and changed session files (Codex, Claude Code, Pi) incrementally."""
+    run(
+        "sync",
+        {
+            "sources": source,
+            "providers": provider,
+            "repository": repository,
+            "rebuild": rebuild,
+            "discardHistory": discard_history or None,
+            "wait_seconds": wait,
+        },
+        fmt,
+        _render_sync,
+        progress_label="Indexing sessions",
+    )
+
+
+def _render_status(result: dict[str, Any]) -> None:
+    stdout.print(
+        f"State dir   {result['stateDir']}  (schema {result['schemaVersion']}, "
+        f"{result['analyzerVersion']})"
+    )
+    stdout.print(f"Last sync   {result['lastSyncAt'] or 'never'}")
+    stdout.print(
+        f"Sessions    {result['sessions']}  turns {result['turns']} "
+        f"(sealed {result['sealedTurns']})  tool uses {result['toolUses']}"
+    )
+    files = result["files"]
+    stdout.print(f"Files       {files['ok']} ok, {files['unavailable']} unavailable (history kept)")
+    stdout.print(
+        f"Repos       {result['repositories']}  commits {result['commits']}  "
+        f"delivery edges {result['deliveryEdges']}"
+    )
+    for s in result["sources"]:
+        mark = "✓" if s["exists"] else "✗"
+        stdout.print(f"Source      {mark} {s['provider']:<7} {s['path']}")
+    diag = result["diagnostics"]
+    stdout.print(f"Diagnostics {diag['count']}")
+    if "integrity" in result:
+        stdout.print(f"Integrity   {result['integrity']}")
+
+
+def status(
+    check: bool = Option(False, "--check", help="Also run the SQLite integrity check."),
+    fmt: OutputFormat = FormatOption,
+) -> None:
+    """Show the health of the session index."""
+    run("status", {"check": check}, fmt, _render_status)
+
+
+# -- sessions ---------------------------------------------------------------------------------
+
+
+def _render_list(result: dict[str, Any], *, unmapped: bool = False) -> None:
+    if not result["sessions"]:
+        if unmapped:
+            say("Every indexed session is mapped to a registered repository.")
+            return
+        say("No sessions match. `teamlore sync` indexes your Codex, Claude Code and Pi sessions.")
+        return
+    last = "cwd" if unmapped else "title / cwd"
+    from rich.table import Table  # a text listing only: `--format json` never imports rich
+    from rich.text import Text
+
+    table = Table("session", "provider", "started", "turns", "repository", last, box=None)
+    table.columns[0].no_wrap = table.columns[2].no_wrap = True
+    table.columns[5].overflow = "fold"
+    for s in result["sessions"]:
+        repo = s["repository"]["name"] if s["repository"] else ""
+        started = (s["startedAt"] or "")[:16].replace("T", " ")
+        shown = s["cwd"] if unmapped else s.get("title") or s["cwd"]
+        cwd = Text(literal(shown or ""))
+        if not s.get("available", True):
+            cwd.append(" (file gone)", style="dim")
+        table.add_row(
+            *(Text(literal(v)) for v in (s["sessionKey"][:12], s["provider"], started)),
+            str(s["turns"]),
+            Text(literal(repo)),
+            cwd,
+        )
+    stdout.print(table)
+
+
+def sessions_list(
+    provider: str | None = Option(None, "--provider", "-p"),
+    repository: str | None = Option(
+        None, "--repository", "-r", help="Only sessions of this git worktree."
+    ),
+    since: str | None = Option(None, "--since", help="ISO date/instant, inclusive."),
+    until: str | None = Option(None, "--until", help="ISO date/instant, exclusive."),
+    limit: int | None = Option(None, "--limit", "-n"),
+    unmapped: bool = Option(
+        False,
+        "--unmapped",
+        help="Only sessions no registered repository owns, with the folder each was started in"
+        " (map them with `teamlore sync --repository PATH` or [paths] aliases in config.toml).",
+    ),
+    fmt: OutputFormat = FormatOption,
+) -> None:
+    """List indexed sessions, newest first."""
+    run(
+        "sessions.list",
+        {
+            "provider": provider,
+            "repository": repository,
+            "since": since,
+            "until": until,
+            "limit": limit,
+            "unmapped": unmapped,
+        },
+        fmt,
+        lambda result: _render_list(result, unmapped=unmapped),
+    )
+
+
+def _render_show(result: dict[str, Any]) -> None:
+    s = result["session"]
+    say(
+        styled(s["sessionKey"][:12], "bold"),
+        f" {s['provider']} {s['cwd'] or ''} {s['startedAt'] or ''} → {s['endedAt'] or ''}",
+    )
+    for t in result["turns"]:
+        say()
+        say(
+            styled(f"── turn {t['ordinal']}", "bold cyan"),
+            styled(" (open)", "yellow") if not t["sealed"] else "",
+            styled(" (aborted)", "yellow") if t.get("aborted") else "",
+            styled(" (rolled back)", "yellow") if t.get("rolledBack") else "",
+            f" {t['startedAt'] or ''}",
+        )
+        if t["user"]:
+            say(styled("user", "bold"), " ", clip(t["user"]))
+        for kind, item in speech_and_tools(t):
+            if kind == "assistant":
+                say(styled("assistant", "bold"), " ", clip(item))
+            else:
+                _render_tool(item)
+        for notice in t.get("notices", []):
+            say(styled(notice["kind"], "bold red"), " ", clip(notice["text"]))
+        for edge in t.get("deliveryEdges", []):
+            say(
+                styled(f"  delivered {edge['hash'][:12]} {edge['strength']}", "green"),
+                f" reasons: {', '.join(edge['reasons']) or '-'};"
+                f" limitations: {', '.join(edge['limitations']) or '-'}",
+            )
+
+
+def speech_and_tools(turn: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The turn's assistant prose and tool uses in the order they happened: each tool use
+    records how much assistant text preceded it (`assistantOffset`); without one (an index
+    written by an older version) the tools come before the prose."""
+    text, items, cut = turn["assistant"], [], 0
+    for tool in turn["tools"]:
+        offset = tool.get("assistantOffset")
+        if offset is not None and offset > cut:
+            if piece := text[cut:offset].strip("\n"):
+                items.append(("assistant", piece))
+            cut = offset
+        items.append(("tool", tool))
+    if rest := text[cut:].strip("\n"):
+        items.append(("assistant", rest))
+    return items
+
+
+def _render_tool(tool: dict[str, Any]) -> None:
+    exit_code = "" if tool["exitCode"] is None else f" exit {tool['exitCode']}"
+    what = tool["command"] or ", ".join(tool["pathsWritten"]) or ", ".join(tool["pathsRead"]) or ""
+    say(
+        f"  #{tool['seq']} ",
+        styled(tool["name"], "magenta"),
+        f" ({tool['family']}, {tool['status']}{exit_code}) {clip(what, TOOL_CLIP_CHARS)}",
+    )
+    for c in tool["commits"]:
+        say(f"    commit {c['hash']}")
+
+
+TOOL_CLIP_CHARS = 300
+
+
+def sessions_show(
+    session_key: str = Argument(..., help="A sessionKey from `teamlore sessions list`."),
+    turn: int | None = Option(None, "--turn", "-t", help="Only this turn (1-based)."),
+    fmt: OutputFormat = FormatOption,
+) -> None:
+    """Show a session's turns, tool uses, exit codes, paths written and commits."""
+    run("sessions.show", {"session_key": session_key, "turn": turn}, fmt, _render_show)
+
+
+def _render_search(result: dict[str, Any]) -> None:
+    if not result["hits"]:
+        say("No matching turns. Run `teamlore sync` to index new sessions, or try other words.")
+    ranking = result.get("ranking") or {}
+    if ranking and not ranking["rankedAll"]:
+        say(
+            styled(
+                f"More than {ranking['window']} turns match: the newest {ranking['window']}"
+                " were ranked. Add words or filters to search them all.",
+                "dim",
+            )
+        )
+    say(styled(paths_line(result), "dim"))
+    for h in result["hits"]:
+        say(
+            styled(h["sessionKey"][:12], "bold"),
+            f" turn {h['turn']} ({h['provider']}, score {h['score']:.2f}, {matched_by(h)})",
+        )
+        say(f"  {h['snippet']}")
+
+
+def sessions_search(
+    query: list[str] = QueryArgument,
+    provider: str | None = Option(None, "--provider", "-p"),
+    repository: str | None = Option(None, "--repository", "-r"),
+    since: str | None = Option(None, "--since"),
+    until: str | None = Option(None, "--until"),
+    limit: int = Option(20, "--limit", "-n"),
+    lexical: bool = LexicalOption,
+    fmt: OutputFormat = FormatOption,
+) -> None:
+    """Search past turns: words (BM25 over user, assistant and tool text) fused with meaning
+    (embeddings of each turn's prompt and answer); --lexical for words only."""
+    run(
+        "sessions.search",
+        {
+            "query": query_text(query),
+            "provider": provider,
+            "repository": repository,
+            "since": since,
+            "until": until,
+            "limit": limit,
+            "lexical": lexical,
+        },
+        fmt,
+        _render_search,
+    )
+
+
+# the commands a process runs with only this module and the session operations imported; a
+# command's --help is not lean (the help lists every command)
+LEAN_COMMANDS: dict[tuple[str, ...], Callable[..., None]] = {
+    ("sync",): sync,
+    ("status",): status,
+    ("sessions", "list"): sessions_list,
+    ("sessions", "show"): sessions_show,
+    ("sessions", "search"): sessions_search,
+}
+
+
+def lean_command(args: list[str]) -> tuple[str, ...] | None:
+    """The lean command `teamlore ARGS` runs, if it is one."""
+    if "--help" in args or "-h" in args:
+        return None
+    return next((path for path in LEAN_COMMANDS if tuple(args[: len(path)]) == path), None)
+
+
+def lean_invocation(args: list[str]) -> Callable[[], None] | None:
+    """`teamlore ARGS` ready to run here, when it is a lean command in the plain form
+    `params.parse_argv` reads; None when typer has to parse it."""
+    path = lean_command(args)
+    if path is None:
+        return None
+    command = LEAN_COMMANDS[path]
+    kwargs = parse_argv(command, args[len(path) :])
+    if kwargs is None:
+        return None
+    return lambda: call(command, kwargs)
