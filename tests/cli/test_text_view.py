@@ -12,6 +12,7 @@ import io
 import json
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -320,3 +321,23 @@ def test_provider_is_checked_alike_everywhere_and_errors_name_the_flag(
         app, ["sessions", "search", "x", "--limit", "0"], env=fixtures_cli.env
     )
     assert "--limit: " in done.output and "Value error" not in done.output
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_terminal_sees_the_progress_bar_of_a_long_command(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the consoles are made on first use (a JSON run never loads rich); a live progress display
+    # takes the console itself, on the terminal stderr is
+    from teamlore.cli.output import OutputFormat, progress_for
+
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    with progress_for(OutputFormat.text, "Indexing sessions") as update:
+        assert update is not None
+        update(1, 2, "one.jsonl")
+    assert terminal.getvalue().startswith("\x1b[?25l")  # the live display took the terminal

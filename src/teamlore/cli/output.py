@@ -129,15 +129,21 @@ class _ConsoleOnFirstUse:
         self._console: Console | None = None
 
     def __getattr__(self, name: str) -> Any:
+        return getattr(self.made(), name)
+
+    def made(self) -> Console:
+        """The console itself, for what takes a console rather than printing through one
+        (a rich live display enters it as a context manager)."""
         if self._console is None:
             from teamlore.cli.literal_console import LiteralConsole
 
             self._console = LiteralConsole(**self._options)
-        return getattr(self._console, name)
+        return self._console
 
 
+_stderr = _ConsoleOnFirstUse(stderr=True)
 stdout = cast("Console", _ConsoleOnFirstUse())
-stderr = cast("Console", _ConsoleOnFirstUse(stderr=True))
+stderr = cast("Console", _stderr)
 
 
 def say(*parts: object, console: Console | None = None) -> None:
@@ -180,7 +186,7 @@ def progress_for(fmt: OutputFormat, label: str) -> Iterator[Callable[[int, int, 
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         TextColumn("{task.description}", markup=False),
-        console=stderr,
+        console=_stderr.made(),
         transient=True,
     ) as progress:
         task = progress.add_task("", total=None)
