@@ -78,6 +78,23 @@ def test_bundled_space_names_model_and_version_and_empty_text_is_a_zero_row() ->
     assert embedder.embed([]).shape == (0, 256)
 
 
+def test_the_bundled_version_is_read_from_the_metadata_beside_the_package(tmp_path: Path) -> None:
+    import importlib.metadata
+
+    from teamlore.models.embeddings import bundled_version
+
+    weights, _ = bundled_files()
+    assert bundled_version(weights.parents[1]) == importlib.metadata.version("wordllama")
+    package = tmp_path / "wordllama"
+    package.mkdir()
+    info = tmp_path / "wordllama-9.9.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.4\nName: wordllama\nVersion: 9.9.post2\n")
+    assert bundled_version(package) == "9.9.post2"
+    (tmp_path / "wordllama-1.0.dist-info").mkdir()  # two installs: ask importlib.metadata
+    assert bundled_version(package) == importlib.metadata.version("wordllama")
+
+
 def test_wordllamas_own_loader_cannot_find_its_tokenizer_offline(tmp_path: Path) -> None:
     """Why teamlore opens the files itself: WordLlama 0.4.0 looks for the tokenizer under
     `tokenizer/`, the wheel has it under `tokenizers/`, so without a download it fails."""

@@ -27,7 +27,7 @@ is `EMBEDDINGS_UNAVAILABLE` (bundled) or one of the `MODEL_*` codes (endpoint).
 
 from __future__ import annotations
 
-import importlib.metadata
+import contextlib
 import importlib.util
 import itertools
 import threading
@@ -365,10 +365,27 @@ def bundled_embedder(cache_dir: Path | None = None) -> BundledEmbedder:
     with _bundled_lock:
         if cache_dir not in _bundled:
             weights, tokenizer = bundled_files()
-            _bundled[cache_dir] = BundledEmbedder(
-                weights, tokenizer, importlib.metadata.version(BUNDLED_PACKAGE), cache_dir
-            )
+            package_dir = weights.parents[len(Path(BUNDLED_WEIGHTS).parts) - 1]
+            version = bundled_version(package_dir)
+            _bundled[cache_dir] = BundledEmbedder(weights, tokenizer, version, cache_dir)
         return _bundled[cache_dir]
+
+
+def bundled_version(package_dir: Path) -> str:
+    """The installed `wordllama`'s version: the `Version:` line of the one METADATA beside its
+    folder (`wordllama-<version>.dist-info`, where installers put it), else what
+    `importlib.metadata` finds; importing that costs a CLI process ~10 ms."""
+    infos = list(package_dir.parent.glob(f"{BUNDLED_PACKAGE}-*.dist-info"))
+    for info in infos if len(infos) == 1 else []:
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            for line in (info / "METADATA").read_text(encoding="utf-8").splitlines():
+                if line.startswith("Version:"):
+                    return line.removeprefix("Version:").strip()
+                if not line:
+                    break  # the headers end at the first blank line
+    import importlib.metadata
+
+    return importlib.metadata.version(BUNDLED_PACKAGE)
 
 
 # --------------------------------------------------------------------------------------------
