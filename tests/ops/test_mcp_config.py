@@ -22,6 +22,7 @@ import pytest
 from typer import Typer
 from typer.testing import CliRunner
 
+from teamlore.cli.app import App
 from teamlore.cli.mcp_config_cmd import mcp_config as mcp_config_command
 from teamlore.core.errors import TeamloreError
 from teamlore.ops import mcp_config  # noqa: F401  (registers the operation)
@@ -257,7 +258,7 @@ def test_bad_requests_are_refused(clean_env: pytest.MonkeyPatch, payload: dict[s
 
 @pytest.fixture()
 def cli() -> Typer:
-    app = Typer()
+    app = App()  # teamlore's typer app: its commands may declare options with cli/params.py
     app.command("mcp-config")(mcp_config_command)
     app.command("other")(lambda: None)  # a multi-command app, like teamlore's
     return app
