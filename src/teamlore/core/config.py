@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -147,6 +146,8 @@ _AT_LINE = re.compile(r"\s*\(at line (\d+), column \d+\)$")
 
 
 def _parse(path: Path, text: str) -> dict[str, Any]:
+    import tomllib  # only a process that has a config file to read pays for the parser
+
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -29,13 +29,6 @@ from teamlore.sessions.index_health import (
     open_index_for_sync,
 )
 from teamlore.sessions.providers import PROVIDERS, get_adapter
-from teamlore.sessions.queries import (
-    RANK_WINDOW,
-    list_sessions,
-    search_turns,
-    show_session,
-    vector_skipped,
-)
 
 if TYPE_CHECKING:
     from teamlore.models.embeddings import Embedder
@@ -313,6 +306,7 @@ class SessionsListRequest(Window):
 def sessions_list(ctx: OpContext, request: SessionsListRequest) -> dict[str, Any]:
     """List indexed sessions, newest first."""
     from teamlore.repo import tables
+    from teamlore.sessions.queries import list_sessions
 
     with index_errors(_read_index(ctx.home)) as conn:
         worktree = _worktree_filter(ctx, request.repository)
@@ -339,6 +333,7 @@ class SessionsShowRequest(_Strict):
 def sessions_show(ctx: OpContext, request: SessionsShowRequest) -> dict[str, Any]:
     """Show one session's normalized turns, tool uses, exit codes, paths and commits."""
     from teamlore.repo import tables
+    from teamlore.sessions.queries import show_session
 
     with index_errors(_read_index(ctx.home)) as conn:
         return show_session(
@@ -363,6 +358,8 @@ class SessionsSearchRequest(Window):
 def sessions_search(ctx: OpContext, request: SessionsSearchRequest) -> dict[str, Any]:
     """Search past turns: BM25 (English, code identifiers, Chinese) fused with vector
     similarity of their meaning (docs/hybrid-search.md); `lexical` for words only."""
+    from teamlore.sessions.queries import RANK_WINDOW, search_turns, vector_skipped
+
     with index_errors(_read_index(ctx.home)) as conn:
         worktree = _worktree_filter(ctx, request.repository)
         embedder, skipped = (
@@ -390,6 +387,7 @@ def sessions_search(ctx: OpContext, request: SessionsSearchRequest) -> dict[str,
 def _search_embedder(home: Path | None) -> tuple[Embedder | None, dict[str, Any] | None]:
     """The configured embedder, or None and why the vector path will not run."""
     from teamlore.models.embeddings import configured_embedder
+    from teamlore.sessions.queries import vector_skipped
 
     try:
         embedder = configured_embedder(home)

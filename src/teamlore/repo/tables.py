@@ -14,13 +14,15 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import orjson
 
 from teamlore.core import errors
 from teamlore.core.canonical import canonical_json
-from teamlore.sessions.queries import RepositoryFacts
+
+if TYPE_CHECKING:  # a sync writes these tables without importing the session queries
+    from teamlore.sessions.queries import RepositoryFacts
 
 
 @dataclass(frozen=True, slots=True)
@@ -395,6 +397,8 @@ def turn_edges(
 
 def session_facts(conn: sqlite3.Connection) -> RepositoryFacts:
     """What `sessions list/show` show of these tables: worktree folder names, turn edges."""
+    from teamlore.sessions.queries import RepositoryFacts
+
     names = {
         row.worktree_key: row.worktree_root.rstrip("/").rsplit("/", 1)[-1]
         for row in list_worktrees(conn)
