@@ -9,7 +9,8 @@ float32 values numpy computes in `BundledEmbedder.embed` (`mean_token_rows`, the
 - each float32 sum, product, quotient and square root is done in double precision and rounded
   to float32 (`array("f")`); for these operations that rounding gives exactly the correctly
   rounded float32 result numpy computes (a double carries more than 2 x 24 + 2 bits);
-- the mean adds a text's token rows one after the other, as numpy reduces along the first axis;
+- the mean adds a text's token rows one after the other to +0.0, as numpy reduces along the
+  first axis;
 - the squared norm is numpy's pairwise sum along a row (`pairwise_sum`).
 
 Tests compare the bytes with numpy's on real texts and random token lists
@@ -54,13 +55,13 @@ def unit_row(table: TableFile, ids: Sequence[int]) -> array[float]:
     if not ids:
         return array("f", bytes(4 * table.columns))
     rows: dict[int, tuple[float, ...]] = {}
-    total: array[float] | None = None
+    # numpy's sum starts from +0.0, not from the first row: a -0.0 there becomes +0.0
+    total = array("f", bytes(4 * table.columns))
     for token in ids:
         row = rows.get(token)
         if row is None:
             row = rows[token] = table.row(token)
-        total = array("f", row) if total is None else array("f", map(operator.add, total, row))
-    assert total is not None
+        total = array("f", map(operator.add, total, row))
     count = len(ids)
     mean = array("f", (value / count for value in total))
     norm = _f32(math.sqrt(pairwise_sum(array("f", map(operator.mul, mean, mean)))))
