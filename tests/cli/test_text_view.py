@@ -341,3 +341,17 @@ def test_a_terminal_sees_the_progress_bar_of_a_long_command(
         assert update is not None
         update(1, 2, "one.jsonl")
     assert terminal.getvalue().startswith("\x1b[?25l")  # the live display took the terminal
+
+
+def test_a_command_that_reports_no_progress_shows_no_bar_on_a_terminal(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # a bar that can never move (`status 0/?`) is only noise before the answer
+    from teamlore.cli.output import OutputFormat, run
+
+    monkeypatch.setenv("TEAMLORE_HOME", str(tmp_path / "state"))
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    shown: list[dict[str, object]] = []
+    run("status", {}, OutputFormat.text, shown.append, cwd=tmp_path)
+    assert shown and terminal.getvalue() == ""

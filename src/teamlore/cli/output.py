@@ -242,14 +242,16 @@ def run(
     """Run one registered operation and print its result (or its error); `confirm` asks the
     person at the terminal (see `OpContext.confirm`)."""
     try:
-        # no live display while the person answers questions on the same terminal
-        showing = nullcontext(None) if confirm else progress_for(fmt, progress_label or name)
+        # a live display only for work that reports its progress (an operation that does not
+        # would show a bar that never moves), and none while the person answers questions on
+        # the same terminal
+        showing = (
+            progress_for(fmt, progress_label)
+            if progress_label is not None and confirm is None
+            else nullcontext(None)
+        )
         with showing as progress:
-            ctx = OpContext(
-                cwd=cwd or Path.cwd(),
-                progress=progress if progress_label else None,
-                confirm=confirm,
-            )
+            ctx = OpContext(cwd=cwd or Path.cwd(), progress=progress, confirm=confirm)
             result = run_operation(name, ctx, {k: v for k, v in payload.items() if v is not None})
     except errors.TeamloreError as err:
         fail(_in_flag_terms(err), fmt)
