@@ -42,7 +42,7 @@ from teamlore.sessions.analysis_helper import (
     configured_mode,
 )
 from teamlore.sessions.assembler import SessionAssembler
-from teamlore.sessions.model import Adapter, Diagnostic, Unreadable, checked_event
+from teamlore.sessions.model import Adapter, Diagnostic, ToolResult, Unreadable, checked_event
 from teamlore.sessions.reader import ReadResult, read_lines
 from teamlore.sessions.reanalyze import reanalyze_if_outdated
 
@@ -403,20 +403,27 @@ class Indexer:
                     ]
                 else:
                     try:
-                        events = list(adapter.parse(line.record, line.number, adapter_state))
+                        events = adapter.parse(line.record, line.number, adapter_state)
+                        if type(events) is not list:  # the built-in adapters give lists
+                            events = list(events)
                     except Exception as exc:  # an adapter bug must not lose the rest of the file
                         events = [
                             Diagnostic("adapter-error", f"{type(exc).__name__}: {exc}", line.number)
                         ]
-                for raw_event in events:
-                    event, problem = checked_event(raw_event, line.number)
-                    for found in (problem, event):
-                        if isinstance(found, Diagnostic):
+                for event in events:
+                    if isinstance(event, ToolResult) and event.exit_code is not None:
+                        event, problem = checked_event(event, line.number)
+                        if problem is not None:  # recorded before the event, as it always was
                             diagnostics += 1
                             stored += self._record_diagnostic(
-                                file_id, path, found, stats, store=stored < room
+                                file_id, path, problem, stats, store=stored < room
                             )
-                    if not isinstance(event, Diagnostic):
+                    if isinstance(event, Diagnostic):
+                        diagnostics += 1
+                        stored += self._record_diagnostic(
+                            file_id, path, event, stats, store=stored < room
+                        )
+                    else:
                         assembler.apply(event, line.number)
                 if crash_mid_file:
                     failpoint("sync.mid-file")
