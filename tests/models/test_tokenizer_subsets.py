@@ -3,6 +3,7 @@ tokenizer's ids."""
 
 from __future__ import annotations
 
+import marshal
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -174,6 +175,33 @@ def test_another_tokenizer_file_has_its_own_cache_entry(tmp_path: Path) -> None:
     other.write_bytes(orjson.dumps(config))
     TokenizerSubsets.load_or_derive(other, cache)
     assert len(list(cache.iterdir())) == 2
+
+
+def test_deriving_removes_copies_no_process_can_use_again(tmp_path: Path) -> None:
+    # an upgrade leaves the copy of the old format or of the old tokenizer file behind
+    cache = tmp_path / "models"
+    config = orjson.loads(TOKENIZER_FILE.read_bytes())
+    gone = tmp_path / "gone.json"
+    gone.write_bytes(orjson.dumps(config))
+    TokenizerSubsets.load_or_derive(gone, cache)
+    (of_gone,) = cache.iterdir()
+    gone.unlink()
+    older_format = cache / "tokenizer-subsets-0123456789abcdef.marshal"
+    older_format.write_bytes(marshal.dumps({"stamp": [1, "0" * 64, [3, 11]]}))
+    older_format.chmod(0o600)
+    unreadable = cache / "tokenizer-subsets-fedcba9876543210.marshal"
+    unreadable.write_bytes(b"not marshal")
+    unreadable.chmod(0o600)
+
+    TokenizerSubsets.load_or_derive(TOKENIZER_FILE, cache)
+    (kept,) = cache.iterdir()
+    assert kept != of_gone
+
+    config["model"]["merges"] = config["model"]["merges"][:-1]
+    other = tmp_path / "other.json"
+    other.write_bytes(orjson.dumps(config))
+    TokenizerSubsets.load_or_derive(other, cache)
+    assert kept in set(cache.iterdir()) and len(list(cache.iterdir())) == 2  # still in use
 
 
 def test_a_tokenizer_file_rewritten_in_place_is_derived_again(tmp_path: Path) -> None:

@@ -111,6 +111,7 @@ class TokenizerSubsets:
                 write_private_file(
                     ensure_private_dir(cache_dir) / cached.name, marshal.dumps(derived)
                 )
+                _remove_stale_copies(cache_dir, keep=cached.name)
         return cls(derived)
 
     # -- tokenizing some texts ------------------------------------------------------------
@@ -283,3 +284,24 @@ def _reproducible(config: dict[str, Any], model: dict[str, Any], added: list[Any
             for t in added
         )
     )
+
+
+def _remove_stale_copies(cache_dir: Path, keep: str) -> None:
+    """Deleted from `cache_dir`: copies no process can use again, made in an older format or
+    from a tokenizer file that is gone or has changed since (an upgrade leaves one behind; each
+    is a few MB). Copies of other tokenizer files that are still there stay."""
+    for path in cache_dir.glob("tokenizer-subsets-*.marshal"):
+        if path.name != keep and not _still_usable(path):
+            with contextlib.suppress(OSError):
+                path.unlink()
+
+
+def _still_usable(path: Path) -> bool:
+    try:
+        stamp = marshal.loads(read_private_file(path))["stamp"]
+        source, size, mtime_ns, inode = stamp[1].rsplit("|", 3)
+        info = Path(source).stat()
+    except (OSError, ValueError, EOFError, LookupError, TypeError, errors.TeamloreError):
+        return False
+    now = (str(info.st_size), str(info.st_mtime_ns), str(info.st_ino))
+    return bool(stamp[0] == FORMAT and (size, mtime_ns, inode) == now)
