@@ -144,14 +144,19 @@ def _unread_lines() -> re.Pattern[bytes]:
         return "|".join(re.escape(name) for name in sorted(names))
 
     events, items = one_of(IGNORED_EVENTS), one_of(UNINDEXED_ITEMS)
-    envelope = r'\{"timestamp":"[^"\\]*","type":"'
-    starts = (
-        envelope + rf'event_msg","payload":\{{"type":"(?:{events})"',
-        envelope + rf'response_item","payload":\{{"type":"(?:{items})"',
-        rf'\{{"type":"(?:{items})",',  # a legacy item
-        r'\{"record_type":"state"\}\r?\Z',  # the whole line
+    # shared starts are written once: the regex engine tries alternatives one after the other,
+    # so an envelope's timestamp is scanned once per line, not once per kind of envelope
+    envelope = (
+        r'timestamp":"[^"\\]*","type":"(?:'
+        rf'event_msg","payload":\{{"type":"(?:{events})"'
+        rf'|response_item","payload":\{{"type":"(?:{items})")'
     )
-    return re.compile("|".join(starts).encode())
+    starts = (
+        envelope,
+        rf'type":"(?:{items})",',  # a legacy item
+        r'record_type":"state"\}\r?\Z',  # the whole line
+    )
+    return re.compile((r'\{"(?:' + "|".join(starts) + ")").encode())  # every start is `{"`
 
 
 UNREAD_LINES = _unread_lines()
