@@ -107,3 +107,12 @@ def test_a_refused_field_is_named_by_the_flag_typed_on_either_path(
     assert exited.value.code == result.exit_code == 2
     assert lean == result.stdout
     assert '"--provider: unknown provider' in lean
+
+
+def test_a_number_too_long_to_convert_is_typers_usage_error() -> None:
+    # more digits than Python's int() converts (sys.get_int_max_str_digits): a ValueError in the
+    # fast parse was a traceback and exit 1 instead of typer's usage error
+    argv = ["sessions", "list", "--limit", "9" * 5000]
+    assert session_commands.lean_invocation(argv) is None
+    result = CliRunner().invoke(app, argv)
+    assert result.exit_code == 2 and "--limit" in result.output

@@ -177,7 +177,10 @@ def _scalar(kind: Any, text: str) -> Any:
     if kind is str:
         return text
     if kind is int and _INTEGER.fullmatch(text):
-        return int(text)
+        try:
+            return int(text)
+        except ValueError:  # more digits than Python converts (sys.get_int_max_str_digits)
+            return _REFUSED
     if kind is float and _DECIMAL.fullmatch(text):
         return float(text)
     if isinstance(kind, type) and issubclass(kind, Enum):
