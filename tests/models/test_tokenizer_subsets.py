@@ -240,6 +240,40 @@ def test_a_tokenizer_of_another_shape_is_not_derived(tmp_path: Path) -> None:
     assert tokenizer_subsets.derive(b"not json") is None
 
 
+@pytest.mark.parametrize(
+    "setting",
+    [
+        {
+            "truncation": {
+                "direction": "Right",
+                "max_length": 4,
+                "strategy": "LongestFirst",
+                "stride": 0,
+            }
+        },
+        {
+            "padding": {
+                "strategy": {"Fixed": 64},
+                "direction": "Right",
+                "pad_to_multiple_of": None,
+                "pad_id": 0,
+                "pad_type_id": 0,
+                "pad_token": "<unk>",
+            }
+        },
+    ],
+    ids=["truncation", "padding"],
+)
+def test_a_tokenizer_that_truncates_or_pads_is_not_derived(setting: dict[str, Any]) -> None:
+    # the full tokenizer applies them to every text it encodes: its ids differ from the merges'
+    config = orjson.loads(TOKENIZER_FILE.read_bytes())
+    config.update(setting)
+    source = orjson.dumps(config)
+    text = "a query of more than four tokens"
+    assert ids(Tokenizer.from_str(source.decode()), text) != ids(FULL, text)
+    assert tokenizer_subsets.derive(source) is None
+
+
 # -- through the embedder ---------------------------------------------------------------------
 
 

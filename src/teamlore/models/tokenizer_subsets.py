@@ -18,11 +18,11 @@ two-character result) and stored once per state dir (`models/`, marshal, stamped
 file's path, size, modification time and inode — hashing its 1.8 MB cost each process ~5 ms —
 and the Python version); a text loads the groups of its own character trigrams and bigrams only.
 The shape this relies on is checked when deriving — a BPE model whose normalizer only prepends
-"▁" to each piece and turns spaces into "▁", no pre-tokenizer, no subword prefix/suffix, dropout
-or `ignore_merges`, special tokens matched before normalization, and no merge involving a
-byte-fallback token — and any other tokenizer file is simply not derived (the caller loads the
-full tokenizer). Tests compare the ids with the full tokenizer's over real turn texts and random
-text (tests/models/test_tokenizer_subsets.py).
+"▁" to each piece and turns spaces into "▁", no pre-tokenizer, truncation or padding, no subword
+prefix/suffix, dropout or `ignore_merges`, special tokens matched before normalization, and no
+merge involving a byte-fallback token — and any other tokenizer file is simply not derived (the
+caller loads the full tokenizer). Tests compare the ids with the full tokenizer's over real turn
+texts and random text (tests/models/test_tokenizer_subsets.py).
 """
 
 from __future__ import annotations
@@ -275,6 +275,8 @@ def _reproducible(config: dict[str, Any], model: dict[str, Any], added: list[Any
         and not model.get("continuing_subword_prefix")
         and not model.get("end_of_word_suffix")
         and config.get("pre_tokenizer") is None
+        and config.get("truncation") is None  # applied to every text the full one encodes
+        and config.get("padding") is None
         and config.get("normalizer") == _NORMALIZER
         and all(
             t.get("special")
