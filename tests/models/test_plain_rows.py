@@ -54,6 +54,14 @@ def test_unit_rows_are_numpys_bit_for_bit_at_every_width(
     assert plain.tobytes() == _numpy_unit_rows(table, [ids]).tobytes()
 
 
+def test_a_row_too_small_to_normalize_is_zero_as_numpy_leaves_it() -> None:
+    # a float32 table: squares of 1e-30 underflow to 0, so the norm is 0 and numpy's row stays 0
+    table = np.full((2, 4), 1e-30, dtype=np.float32)
+    plain = unit_row(TableFile(table.tobytes(), "F32", 2, 4, 0), [0, 1])
+
+    assert plain.tobytes() == _numpy_unit_rows(table, [[0, 1]]).tobytes() == bytes(16)
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.integers(min_value=0, max_value=2**32 - 1), st.booleans())
 def test_the_stored_form_of_a_row_is_numpys(seed: int, zero: bool) -> None:

@@ -65,8 +65,8 @@ def unit_row(table: TableFile, ids: Sequence[int]) -> array[float]:
     count = len(ids)
     mean = array("f", (value / count for value in total))
     norm = _f32(math.sqrt(pairwise_sum(array("f", map(operator.mul, mean, mean)))))
-    if not norm > 0:
-        return mean  # zero row stays zero (`normalize_rows`)
+    if not norm > 0:  # `normalize_rows` leaves the row zero: a zero mean, or one so small
+        return array("f", bytes(4 * table.columns))  # that its squares underflow (float32)
     return array("f", (value / norm for value in mean))
 
 
