@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from pathlib import Path
@@ -391,6 +392,44 @@ def test_a_malformed_line_is_reported_unless_it_names_a_kind_with_nothing_to_ind
     evs = events(path)
     assert [(d.code, d.line) for d in of(Diagnostic, evs)] == [("bad-json", 3)]
     assert [u.text for u in of(UserTurn, evs)] == ["after the broken lines"]
+
+
+class _DecodesEveryLine(CodexAdapter):
+    unread_lines = None
+
+
+def test_lines_of_used_kinds_are_never_passed_over_unread(tmp_path: Path) -> None:
+    """Only the start of a line, as Codex writes it, can mark it unread: a used record whose
+    text holds such a start, whose kind merely begins like an ignored one, or whose keys come
+    in another order is read; an ignored one written with spaces is decoded and passed over.
+    The events are those of decoding every line."""
+    token_count = orjson.dumps(codex_event("token_count", info=None)).decode()
+    reordered = {"type": "event_msg", "payload": {"type": "user_message", "message": "keys"}}
+    lines = [
+        orjson.dumps(codex_meta("s1")),
+        # a used line quoting an ignored one, as text and as an object
+        orjson.dumps(
+            codex_event("user_message", message=token_count, quoted=orjson.loads(token_count))
+        ),
+        orjson.dumps(codex_event("token_count_v2", info=None)),  # not an ignored kind
+        orjson.dumps({**reordered, "timestamp": "2026-01-02T03:04:05.000Z"}),
+        orjson.dumps({"type": "reasoning_v2", "id": "r"}),  # a legacy kind unknown, not unread
+        json.dumps(codex_event("token_count", info=None)).encode(),  # spaces: decoded
+        token_count.encode(),
+        orjson.dumps(codex_user_message("last")),
+    ]
+    path = tmp_path / "rollout.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    unread = CodexAdapter.unread_lines
+    assert unread is not None
+    assert [unread.match(line) is not None for line in lines] == [*[False] * 6, True, False]
+
+    evs = events(path)
+
+    assert [u.text for u in of(UserTurn, evs)] == [token_count, "keys", "last"]
+    unknown = [d.line for d in of(Diagnostic, evs) if d.code == "unknown-record"]
+    assert unknown == [3, 5]
+    assert evs == list(iter_file_events(_DecodesEveryLine(), path))
 
 
 def test_code_mode_tool_calls_need_a_word_boundary_before_tools() -> None:
