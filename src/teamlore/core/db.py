@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from teamlore.core import errors
@@ -42,12 +42,24 @@ def connect(
     if not readonly:
         if new_page_size is not None:
             conn.execute(f"PRAGMA page_size = {int(new_page_size)}")
-        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-        if mode != "wal":
+        if not _wal_unless_first_build(conn):
             raise errors.TeamloreError(errors.DB_CORRUPT, f"{path.name}: cannot enable WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
         migrate(conn, migrations, name=path.name)
     return conn
+
+
+def _wal_unless_first_build(conn: sqlite3.Connection) -> bool:
+    """Switch to WAL mode; False if the database cannot have it. While another process writes
+    a new database's first build without it (`first_build_without_wal`) SQLite refuses the
+    switch: this connection then works with the rollback journal (its reads wait for that
+    process's commits, a batch at most) and a later connection switches."""
+    try:
+        return bool(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0] == "wal")
+    except sqlite3.OperationalError as exc:
+        if "locked" not in str(exc):
+            raise
+        return True
 
 
 def schema_version(conn: sqlite3.Connection) -> int:
@@ -102,3 +114,28 @@ def write_tx(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
 def integrity_check(conn: sqlite3.Connection) -> list[str]:
     rows = [r[0] for r in conn.execute("PRAGMA integrity_check").fetchall()]
     return [] if rows == ["ok"] else rows
+
+
+@contextmanager
+def first_build_without_wal(conn: sqlite3.Connection) -> Iterator[bool]:
+    """The first bulk write of a new database with a rollback journal instead of the WAL
+    (docs/sessions.md, "A first sync"): in WAL mode every page is written twice, to the WAL and
+    again by the checkpoint; pages a transaction adds to the end of the file need no journal
+    at all. Commits stay atomic and a crash is rolled back from the journal, with `synchronous
+    = FULL` meanwhile. Yields whether the switch was made (it is not when another connection
+    has the database open); WAL and `synchronous = NORMAL` are back when the block ends, or at
+    the next `connect` when the block ends inside a transaction or another connection opened
+    the database meanwhile."""
+    try:
+        switched = conn.execute("PRAGMA journal_mode = DELETE").fetchone()[0] == "delete"
+    except sqlite3.OperationalError:
+        switched = False
+    if switched:
+        conn.execute("PRAGMA synchronous = FULL")
+    try:
+        yield switched
+    finally:
+        if switched and not conn.in_transaction:
+            conn.execute("PRAGMA synchronous = NORMAL")
+            with suppress(sqlite3.OperationalError):  # another connection has it open
+                conn.execute("PRAGMA journal_mode = WAL")

@@ -24,7 +24,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,6 +53,9 @@ MAX_DIAGNOSTICS_STORED_PER_FILE = 100  # rows kept per file; the count (source_f
 # fsync) per file made a cold sync of many small files wait on the disk.
 BATCH_BYTES = 64 << 20
 BATCH_SECONDS = 1.0
+# A new index's first sync that reads at least this much is written without the WAL
+# (db.first_build_without_wal; docs/sessions.md, "A first sync").
+FIRST_BUILD_MIN_BYTES = 32 << 20
 
 
 @dataclass(slots=True)
@@ -206,6 +209,8 @@ class Indexer:
         self.search_rows = SearchRows(conn)
         self.batch_bytes = BATCH_BYTES
         self.batch_seconds = BATCH_SECONDS
+        self.first_build_bytes = FIRST_BUILD_MIN_BYTES
+        self.built_without_wal = False  # what a test checks
         self._batch_read = 0
         self._batch_started = 0.0
 
@@ -223,6 +228,31 @@ class Indexer:
             if self.analysis == "auto"
             else 0,
         )
+        first_build = not known and (
+            _bytes_to_read(files, known, rebuild=rebuild, enough=self.first_build_bytes)
+            >= self.first_build_bytes
+        )
+        journal = db.first_build_without_wal(self.conn) if first_build else nullcontext(False)
+        with journal as self.built_without_wal:
+            self._sync_files(files, known, seen_paths, stats, rebuild=rebuild)
+        self._mark_missing(sources, known, seen_paths, stats)
+        with db.write_tx(self.conn):
+            self.conn.execute(
+                "INSERT INTO meta(key, value) VALUES ('last_sync_at', ?)"
+                " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (_now(),),
+            )
+        return stats
+
+    def _sync_files(
+        self,
+        files: list[tuple[Source, Path]],
+        known: dict[str, _FileRow],
+        seen_paths: set[str],
+        stats: SyncStats,
+        *,
+        rebuild: bool,
+    ) -> None:
         try:
             for number, (source, path) in enumerate(files, 1):
                 seen_paths.add(str(path))
@@ -237,14 +267,6 @@ class Indexer:
                 self._end_batch()  # keep the files completed so far, whatever stopped the loop
             finally:
                 self.search_rows.close()
-        self._mark_missing(sources, known, seen_paths, stats)
-        with db.write_tx(self.conn):
-            self.conn.execute(
-                "INSERT INTO meta(key, value) VALUES ('last_sync_at', ?)"
-                " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                (_now(),),
-            )
-        return stats
 
     # -- batches of files ------------------------------------------------------------------
 

@@ -1,0 +1,138 @@
+"""A new index's first bulk sync is written with a rollback journal instead of the WAL
+(`db.first_build_without_wal`, docs/sessions.md "A first sync"): it stores the same rows, the
+index is in WAL mode afterwards, a crash in the middle resumes to the same index, and another
+connection to the index is never refused (the switch is skipped, or that connection works with
+the rollback journal until the switch back)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from sessions.index_snapshot import GOLDEN, PROVIDERS, build, snapshot
+from support import shared_fixtures
+from teamlore.core import db
+from teamlore.sessions import indexer as indexer_module
+from teamlore.sessions.index_db import open_index
+from teamlore.sessions.indexer import Indexer, Source
+from teamlore.sessions.providers import get_adapter
+
+
+def sync_fixtures(home: Path, *, first_build_bytes: int = 1, batch_bytes: int = 1 << 20) -> Indexer:
+    """The real fixture files (19 MiB) synced in-process in several batches; by default as a
+    first build whatever their size."""
+    home.mkdir(parents=True, exist_ok=True)
+    indexer = Indexer(
+        open_index(home), {p: get_adapter(p) for p in PROVIDERS}, home=home, analysis="off"
+    )
+    indexer.first_build_bytes = first_build_bytes
+    indexer.batch_bytes = batch_bytes
+    indexer.sync([Source(p, shared_fixtures("sessions") / p) for p in PROVIDERS])
+    return indexer
+
+
+def rows_of(indexer: Indexer) -> dict[str, Any]:
+    return snapshot(indexer.conn, shared_fixtures("sessions"))
+
+
+def journal_mode(conn: sqlite3.Connection) -> str:
+    return str(conn.execute("PRAGMA journal_mode").fetchone()[0])
+
+
+def test_a_first_bulk_sync_stores_the_golden_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(indexer_module, "FIRST_BUILD_MIN_BYTES", 1)  # the fixtures are 19 MiB
+    assert build(shared_fixtures("sessions")) == orjson.loads(GOLDEN.read_bytes())
+
+
+def test_the_first_sync_is_written_without_the_wal_and_leaves_the_index_in_wal_mode(
+    tmp_path: Path,
+) -> None:
+    first = sync_fixtures(tmp_path / "first")
+    with_wal = sync_fixtures(tmp_path / "wal", first_build_bytes=1 << 40)
+
+    assert first.built_without_wal and not with_wal.built_without_wal
+    assert rows_of(first) == rows_of(with_wal)
+    assert journal_mode(first.conn) == "wal"
+    assert first.conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL, as connect sets
+    assert not (tmp_path / "first" / "index.sqlite3-journal").exists()
+    again = Indexer(first.conn, {p: get_adapter(p) for p in PROVIDERS}, analysis="off")
+    again.first_build_bytes = 1
+    again.sync([Source(p, shared_fixtures("sessions") / p) for p in PROVIDERS])
+    assert not again.built_without_wal  # the index holds files: not a first build
+
+
+def test_a_small_first_sync_keeps_the_wal(tmp_path: Path) -> None:
+    assert not sync_fixtures(tmp_path, first_build_bytes=1 << 40).built_without_wal
+
+
+def test_another_open_connection_keeps_the_wal(tmp_path: Path) -> None:
+    home = tmp_path / "state"
+    home.mkdir()
+    other = open_index(home)  # e.g. the MCP server's
+    indexer = sync_fixtures(home)
+    assert not indexer.built_without_wal
+    assert journal_mode(other) == "wal"
+    assert other.execute("SELECT count(*) FROM turns").fetchone()[0] > 100
+
+
+def test_a_connection_opened_during_a_first_build_waits_for_the_batch_and_is_not_refused(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "state"
+    home.mkdir()
+    writer = open_index(home)
+    opened: list[sqlite3.Connection] = []
+    with db.first_build_without_wal(writer) as switched:
+        assert switched
+        writer.execute("BEGIN IMMEDIATE")  # the first build holds its write lock
+        writer.execute("INSERT INTO meta(key, value) VALUES ('probe', 'x')")
+        # status or search from another terminal: it waits for the batch, it is not refused
+        reader = threading.Thread(target=lambda: opened.append(open_index(home)))
+        reader.start()
+        time.sleep(0.3)
+        writer.execute("COMMIT")
+        reader.join()
+    (other,) = opened
+    assert other.execute("SELECT value FROM meta WHERE key = 'probe'").fetchone()[0] == "x"
+    assert journal_mode(writer) == "wal"  # switched back with the other connection open
+    assert journal_mode(other) == "wal"
+    other.execute("INSERT INTO meta(key, value) VALUES ('after', 'y')")
+    assert writer.execute("SELECT value FROM meta WHERE key = 'after'").fetchone()[0] == "y"
+
+
+CRASH_SCRIPT = textwrap.dedent("""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, {tests!r})
+    from sessions.test_first_build import sync_fixtures
+    sync_fixtures(Path({home!r}))
+""")
+
+
+@pytest.mark.parametrize("point", ["sync.before-commit", "sync.after-commit"])
+def test_a_crash_during_a_first_build_resumes_to_the_same_index(tmp_path: Path, point: str) -> None:
+    home = tmp_path / "state"
+    home.mkdir()
+    script = CRASH_SCRIPT.format(tests=str(Path(__file__).parents[1]), home=str(home))
+    proc = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TEAMLORE_FAILPOINT": point},
+        timeout=120,
+    )
+    assert proc.returncode == -9, proc.stderr
+    resumed = sync_fixtures(home)
+    assert resumed.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert journal_mode(resumed.conn) == "wal"
+    assert rows_of(resumed) == rows_of(sync_fixtures(tmp_path / "alone", first_build_bytes=1 << 40))
