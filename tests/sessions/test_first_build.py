@@ -23,7 +23,7 @@ from sessions.index_snapshot import GOLDEN, PROVIDERS, build, snapshot
 from support import shared_fixtures
 from teamlore.core import db
 from teamlore.sessions import indexer as indexer_module
-from teamlore.sessions.index_db import open_index
+from teamlore.sessions.index_db import MIGRATIONS, index_db_path, open_index
 from teamlore.sessions.indexer import Indexer, Source
 from teamlore.sessions.providers import get_adapter
 
@@ -108,6 +108,23 @@ def test_a_connection_opened_during_a_first_build_waits_for_the_batch_and_is_not
     assert journal_mode(other) == "wal"
     other.execute("INSERT INTO meta(key, value) VALUES ('after', 'y')")
     assert writer.execute("SELECT value FROM meta WHERE key = 'after'").fetchone()[0] == "y"
+
+
+def test_a_connection_left_with_the_rollback_journal_syncs_fully(tmp_path: Path) -> None:
+    """`synchronous = NORMAL` is power-loss safe only in WAL mode: a connection that opened
+    during a first build and works with the rollback journal commits with FULL, as the build."""
+    home = tmp_path / "state"
+    home.mkdir()
+    writer = open_index(home)
+    with db.first_build_without_wal(writer) as switched:
+        assert switched
+        writer.execute("BEGIN IMMEDIATE")
+        writer.execute("INSERT INTO meta(key, value) VALUES ('probe', 'x')")
+        other = db.connect(index_db_path(home), MIGRATIONS)
+        assert other.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+        writer.execute("COMMIT")
+        assert journal_mode(other) == "delete"
+    assert writer.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL again, in WAL mode
 
 
 CRASH_SCRIPT = textwrap.dedent("""

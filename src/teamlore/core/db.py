@@ -42,24 +42,28 @@ def connect(
     if not readonly:
         if new_page_size is not None:
             conn.execute(f"PRAGMA page_size = {int(new_page_size)}")
-        if not _wal_unless_first_build(conn):
+        mode = _wal_unless_first_build(conn)
+        if mode not in ("wal", "locked"):
             raise errors.TeamloreError(errors.DB_CORRUPT, f"{path.name}: cannot enable WAL")
-        conn.execute("PRAGMA synchronous = NORMAL")
+        # NORMAL is power-loss safe only in WAL mode; with the rollback journal it is FULL, as
+        # the first build itself has (docs/sessions.md, "A first sync")
+        conn.execute(f"PRAGMA synchronous = {'NORMAL' if mode == 'wal' else 'FULL'}")
         migrate(conn, migrations, name=path.name)
     return conn
 
 
-def _wal_unless_first_build(conn: sqlite3.Connection) -> bool:
-    """Switch to WAL mode; False if the database cannot have it. While another process writes
-    a new database's first build without it (`first_build_without_wal`) SQLite refuses the
-    switch: this connection then works with the rollback journal (its reads wait for that
-    process's commits, a batch at most) and a later connection switches."""
+def _wal_unless_first_build(conn: sqlite3.Connection) -> str:
+    """Switch to WAL mode: "wal", the mode SQLite kept if the database cannot have it, or
+    "locked". While another process writes a new database's first build without it
+    (`first_build_without_wal`) SQLite refuses the switch: this connection then works with the
+    rollback journal (its reads wait for that process's commits, a batch at most) and a later
+    connection switches."""
     try:
-        return bool(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0] == "wal")
+        return str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
     except sqlite3.OperationalError as exc:
         if "locked" not in str(exc):
             raise
-        return True
+        return "locked"
 
 
 def schema_version(conn: sqlite3.Connection) -> int:
