@@ -7,6 +7,7 @@ the rollback journal until the switch back)."""
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -21,9 +22,11 @@ import pytest
 
 from sessions.index_snapshot import GOLDEN, PROVIDERS, build, snapshot
 from support import shared_fixtures
-from teamlore.core import db
+from teamlore.core import db, errors
+from teamlore.core.errors import TeamloreError
 from teamlore.sessions import indexer as indexer_module
 from teamlore.sessions.index_db import MIGRATIONS, index_db_path, open_index
+from teamlore.sessions.index_health import _open_read_only
 from teamlore.sessions.indexer import Indexer, Source
 from teamlore.sessions.providers import get_adapter
 
@@ -153,3 +156,37 @@ def test_a_crash_during_a_first_build_resumes_to_the_same_index(tmp_path: Path, 
     assert resumed.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert journal_mode(resumed.conn) == "wal"
     assert rows_of(resumed) == rows_of(sync_fixtures(tmp_path / "alone", first_build_bytes=1 << 40))
+
+
+def test_a_read_only_opener_refuses_an_interrupted_batch_rather_than_reading_around_it(
+    tmp_path: Path,
+) -> None:
+    """After a crash mid-batch the index has a hot rollback journal; a read-only connection
+    cannot roll it back (SQLITE_READONLY_ROLLBACK), and an immutable one would read the torn
+    batch: a read-only state dir says STATE_READ_ONLY until a writer opens the index."""
+    home, crashed = tmp_path / "state", tmp_path / "crashed"
+    home.mkdir()
+    crashed.mkdir()
+    writer = open_index(home)
+    with db.first_build_without_wal(writer) as switched:
+        assert switched
+        writer.execute("PRAGMA cache_size = 8")  # the batch spills pages into the file
+        writer.execute("BEGIN IMMEDIATE")
+        writer.executemany(
+            "INSERT INTO meta(key, value) VALUES (?, ?)", [(f"k{n}", "v" * 500) for n in range(400)]
+        )
+        for name in (
+            "index.sqlite3",
+            "index.sqlite3-journal",
+        ):  # the files as a SIGKILL leaves them
+            shutil.copyfile(home / name, crashed / name)
+        writer.execute("ROLLBACK")
+    with pytest.raises(TeamloreError) as refused:
+        _open_read_only(index_db_path(crashed))
+    assert refused.value.error == errors.STATE_READ_ONLY
+    resumed = open_index(crashed)  # a writer rolls the batch back
+    assert resumed.execute("SELECT count(*) FROM meta WHERE key LIKE 'k%'").fetchone()[0] == 0
+    assert journal_mode(resumed) == "wal"
+    assert (
+        _open_read_only(index_db_path(crashed)).execute("PRAGMA quick_check").fetchone()[0] == "ok"
+    )

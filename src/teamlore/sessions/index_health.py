@@ -195,6 +195,14 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
         conn = db.connect(path, MIGRATIONS, readonly=True)
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.Error:
+        if path.with_name(path.name + "-journal").exists():
+            # a first build killed mid-batch (docs/sessions.md, "A first sync"): only a writer
+            # can roll the journal back, and reading around it would show the torn batch
+            raise errors.TeamloreError(
+                errors.STATE_READ_ONLY,
+                f"{INDEX_DB_NAME} holds an interrupted sync's batch to roll back and the state"
+                " directory is read-only; run `teamlore sync` where it is writable",
+            ) from None
         # a WAL database in a directory nobody may write: nothing can change it under us
         conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
         conn.row_factory = sqlite3.Row
