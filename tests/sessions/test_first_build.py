@@ -152,6 +152,11 @@ def test_a_crash_during_a_first_build_resumes_to_the_same_index(tmp_path: Path, 
         timeout=120,
     )
     assert proc.returncode == -9, proc.stderr
+    # the kill met the first build without the WAL: a hot journal mid-batch, a database in
+    # rollback mode (file format bytes 18-19 are 1, 2 in WAL mode) after a commit
+    index = home / "index.sqlite3"
+    assert index.read_bytes()[18:20] == b"\x01\x01"
+    assert (home / "index.sqlite3-journal").exists() == (point == "sync.before-commit")
     resumed = sync_fixtures(home)
     assert resumed.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert journal_mode(resumed.conn) == "wal"
