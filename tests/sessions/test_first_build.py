@@ -195,3 +195,25 @@ def test_a_read_only_opener_refuses_an_interrupted_batch_rather_than_reading_aro
     assert (
         _open_read_only(index_db_path(crashed)).execute("PRAGMA quick_check").fetchone()[0] == "ok"
     )
+
+
+def test_a_build_that_cannot_switch_back_yet_keeps_syncing_fully(tmp_path: Path) -> None:
+    """A reader opened during the build holds the index at its end: the switch back to WAL
+    waits for it and gives up, and the writes after the build still use the rollback journal,
+    so they keep `synchronous = FULL` (NORMAL only with the WAL) until the next `connect`."""
+    home = tmp_path / "state"
+    home.mkdir()
+    writer = open_index(home)
+    with db.first_build_without_wal(writer) as switched:
+        assert switched
+        writer.execute("INSERT INTO meta(key, value) VALUES ('probe', 'x')")
+        writer.execute("BEGIN IMMEDIATE")
+        reader = db.connect(index_db_path(home), MIGRATIONS)  # the switch to WAL is refused
+        writer.execute("COMMIT")
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM meta").fetchone()  # a read in progress
+        writer.execute("PRAGMA busy_timeout = 50")
+    assert journal_mode(writer) == "delete"
+    assert writer.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+    reader.execute("COMMIT")
+    assert journal_mode(open_index(home)) == "wal"  # the next connect switches

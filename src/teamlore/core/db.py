@@ -140,6 +140,6 @@ def first_build_without_wal(conn: sqlite3.Connection) -> Iterator[bool]:
         yield switched
     finally:
         if switched and not conn.in_transaction:
-            conn.execute("PRAGMA synchronous = NORMAL")
-            with suppress(sqlite3.OperationalError):  # another connection has it open
-                conn.execute("PRAGMA journal_mode = WAL")
+            with suppress(sqlite3.OperationalError):  # another connection is reading it
+                if conn.execute("PRAGMA journal_mode = WAL").fetchone()[0] == "wal":
+                    conn.execute("PRAGMA synchronous = NORMAL")  # FULL with the journal
