@@ -14,6 +14,8 @@ import sys
 import textwrap
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +56,18 @@ def journal_mode(conn: sqlite3.Connection) -> str:
 
 def test_a_first_bulk_sync_stores_the_golden_rows(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(indexer_module, "FIRST_BUILD_MIN_BYTES", 1)  # the fixtures are 19 MiB
+    switched: list[bool] = []
+    real = db.first_build_without_wal
+
+    @contextmanager
+    def recorded(conn: sqlite3.Connection) -> Iterator[bool]:
+        with real(conn) as made:
+            switched.append(made)
+            yield made
+
+    monkeypatch.setattr(db, "first_build_without_wal", recorded)
     assert build(shared_fixtures("sessions")) == orjson.loads(GOLDEN.read_bytes())
+    assert switched == [True]  # the rows above were written without the WAL
 
 
 def test_the_first_sync_is_written_without_the_wal_and_leaves_the_index_in_wal_mode(
