@@ -16,6 +16,19 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_FIXTURES = (REPO_ROOT / ".." / "shared" / "fixtures").resolve()
 
 
+def run_killed_at(point: str, script: str, *args: str) -> None:
+    """Run `python -c script args...` in a child that SIGKILLs itself at failpoint `point`
+    (core/failpoints.py): the test fails unless it was killed there."""
+    proc = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TEAMLORE_FAILPOINT": point},
+        timeout=120,
+    )
+    assert proc.returncode == -9, proc.stderr
+
+
 def shared_fixtures(*parts: str) -> Path:
     path = SHARED_FIXTURES.joinpath(*parts)
     if not path.exists():

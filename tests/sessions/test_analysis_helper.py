@@ -20,7 +20,7 @@ import pytest
 
 from sessions.index_snapshot import GOLDEN, PROVIDERS, build, snapshot
 from sessions.test_indexer import MiniAdapter, session_file
-from support import shared_fixtures
+from support import run_killed_at, shared_fixtures
 from teamlore.sessions import analysis_helper
 from teamlore.sessions import indexer as indexer_module
 from teamlore.sessions.analysis_helper import DIE_POINT, HANG_POINT, MODE_ENV, Mode
@@ -264,14 +264,7 @@ def test_a_crash_while_rows_are_with_the_helper_resumes_to_the_same_index(
     script = CRASH_SCRIPT.format(
         tests=str(Path(__file__).parents[1]), home=str(home), batch_bytes=batch_bytes
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "TEAMLORE_FAILPOINT": point},
-        timeout=120,
-    )
-    assert proc.returncode == -9, proc.stderr
+    run_killed_at(point, script)
     resumed = sync_fixtures(home, "on")
     assert resumed.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert rows_of(resumed) == rows_of(sync_fixtures(tmp_path / "alone", "off"))

@@ -6,11 +6,8 @@ the rollback journal until the switch back)."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import sqlite3
-import subprocess
-import sys
 import textwrap
 import threading
 import time
@@ -23,7 +20,7 @@ import orjson
 import pytest
 
 from sessions.index_snapshot import GOLDEN, PROVIDERS, build, snapshot
-from support import shared_fixtures
+from support import run_killed_at, shared_fixtures
 from teamlore.core import db, errors
 from teamlore.core.errors import TeamloreError
 from teamlore.sessions import indexer as indexer_module
@@ -156,15 +153,7 @@ CRASH_SCRIPT = textwrap.dedent("""
 def test_a_crash_during_a_first_build_resumes_to_the_same_index(tmp_path: Path, point: str) -> None:
     home = tmp_path / "state"
     home.mkdir()
-    script = CRASH_SCRIPT.format(tests=str(Path(__file__).parents[1]), home=str(home))
-    proc = subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "TEAMLORE_FAILPOINT": point},
-        timeout=120,
-    )
-    assert proc.returncode == -9, proc.stderr
+    run_killed_at(point, CRASH_SCRIPT.format(tests=str(Path(__file__).parents[1]), home=str(home)))
     # the kill met the first build without the WAL: a hot journal mid-batch, a database in
     # rollback mode (file format bytes 18-19 are 1, 2 in WAL mode) after a commit
     index = home / "index.sqlite3"

@@ -7,9 +7,6 @@ covered by tests/sessions/test_sync_real_files.py.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +15,7 @@ from typing import Any, ClassVar
 import orjson
 import pytest
 
+from support import run_killed_at
 from teamlore.sessions.index_db import open_index
 from teamlore.sessions.indexer import Indexer, Source, SyncStats
 from teamlore.sessions.model import (
@@ -347,13 +345,7 @@ def crash_sync(home: Path, src: Path, point: str, *, batch_bytes: int = 64 << 20
     script = CRASH_SCRIPT.format(
         tests=str(Path(__file__).parents[1]), home=str(home), src=str(src), batch_bytes=batch_bytes
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "TEAMLORE_FAILPOINT": point},
-    )
-    assert proc.returncode == -9, proc.stderr
+    run_killed_at(point, script)
 
 
 POINTS = ["sync.mid-file", "sync.before-release", "sync.after-file", "sync.before-commit"]

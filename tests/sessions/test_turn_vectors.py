@@ -8,8 +8,6 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -20,7 +18,7 @@ import pytest
 from test_indexer import MiniAdapter, session_file
 
 from models.scripted_server import ScriptedServer, embeddings_responder
-from support import teamlore_cli
+from support import run_killed_at, teamlore_cli
 from teamlore.models.embeddings import bundled_embedder
 from teamlore.sessions import turn_vectors
 from teamlore.sessions.index_db import index_db_path, open_index
@@ -414,14 +412,7 @@ CRASHING_SYNC = textwrap.dedent(
 def test_a_crash_while_embedding_loses_at_most_the_batch_in_flight(
     home: Path, claude_root: Path, failpoint: str, kept: int
 ) -> None:
-    crashed = subprocess.run(
-        [sys.executable, "-c", CRASHING_SYNC, str(claude_root), str(home)],
-        env={**os.environ, "TEAMLORE_FAILPOINT": failpoint},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert crashed.returncode == -9, crashed.stderr
+    run_killed_at(failpoint, CRASHING_SYNC, str(claude_root), str(home))
     conn = index(home)
     assert one(conn, "PRAGMA integrity_check") == ("ok",)
     assert one(conn, "SELECT count(*) FROM turns") == (6,)  # the indexing had committed
