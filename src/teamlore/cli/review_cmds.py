@@ -7,8 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.panel import Panel
-from rich.syntax import Syntax
+from rich.padding import Padding
 from rich.text import Text
 
 from teamlore.cli.app import app, memory_app
@@ -25,6 +24,19 @@ from teamlore.cli.output import (
 )
 from teamlore.core import errors
 
+# A diff longer than this many lines is cut in the text view, saying how many lines follow and
+# how to see them whole (`--full-diff`, `--format json`, the page).
+DIFF_LINES = 60
+
+_DIFF_STYLES = {"+": "green", "-": "red", "@": "cyan"}
+
+
+def _block(text: Text | str, indent: int) -> None:
+    """`text` wrapped at the terminal's width under an indent: every byte on screen, none cut
+    (docs/memory.md, "Review")."""
+    body = text if isinstance(text, Text) else Text(literal(text))
+    stdout.print(Padding(body, (0, 0, 0, indent), expand=False), soft_wrap=False)
+
 
 def _render_statement(statement: dict[str, Any]) -> None:
     marker = {
@@ -32,27 +44,62 @@ def _render_statement(statement: dict[str, Any]) -> None:
         "confirmed": styled("confirmed", "green"),
     }.get(statement["confirmation"], styled("needs your confirmation", "yellow"))
     say("  ", styled(statement["statementId"], "bold"), " ", marker)
-    for line in statement["text"].split("\n"):  # a consolidation operation spans lines
-        say(f"    {line}")
-    stdout.print(
-        f"    provenance {statement['provenanceStrength']}, claim support "
-        f"{statement['claimSupport']}, limitations {', '.join(statement['limitations']) or '-'}"
+    _block(statement["text"], 4)  # a consolidation operation spans lines: kept
+    _block(
+        f"provenance {statement['provenanceStrength']}, claim support "
+        f"{statement['claimSupport']}, limitations {', '.join(statement['limitations']) or '-'}",
+        4,
     )
     for evidence in statement["evidence"]:
-        say(f"    · {evidence['display']}")
+        _block(f"· {evidence['display']}", 4)
         if evidence.get("excerpt"):
-            say("      ", styled(evidence["excerpt"], "dim"))
+            _block(styled(evidence["excerpt"], "dim"), 6)
+        if evidence.get("open"):
+            _block(f"open it: {evidence['open']}", 6)
 
 
-def _render_review(result: dict[str, Any]) -> None:
+def _diff_text(lines: list[str]) -> Text:
+    diff = Text()
+    for line in lines:
+        diff.append(literal(line) + "\n", style=_DIFF_STYLES.get(line[:1], ""))
+    diff.rstrip()
+    return diff
+
+
+def _render_diff(file: dict[str, Any], full: bool) -> None:
+    say("  ", styled(file["targetPath"], "bold"), f" ({file['role']})")
+    lines = file["diff"].splitlines()
+    shown = lines if full else lines[:DIFF_LINES]
+    _block(_diff_text(shown), 2)
+    if len(shown) < len(lines):
+        _block(
+            styled(
+                f"… {len(lines) - len(shown)} more lines of this diff; see them all with "
+                "`teamlore memory review --full-diff` (or `--format json`, or `teamlore ui`)",
+                "yellow",
+            ),
+            2,
+        )
+
+
+def _render_candidate(item: dict[str, Any]) -> None:
+    say(styled(f"Candidate {item['candidateId']}", "bold"), f" (revision {item['revision']})")
+    _block(Text(literal(item["content"]), style="bold"), 2)
+
+
+def _review_renderer(full_diff: bool) -> Any:
+    def render(result: dict[str, Any]) -> None:
+        _render_review(result, full_diff=full_diff)
+
+    return render
+
+
+def _render_review(result: dict[str, Any], *, full_diff: bool = False) -> None:
     if not result["items"] and not result["failed"]:
         stdout.print("No candidates are awaiting review.")
         return
     for item in result["items"]:
-        title = f"{item['candidateId']} (revision {item['revision']})"
-        stdout.print(
-            Panel(Text(literal(item["content"])), title=Text(literal(title)), expand=False)
-        )
+        _render_candidate(item)
         if item.get("skill"):
             skill = item["skill"]
             say(
@@ -60,9 +107,10 @@ def _render_review(result: dict[str, Any]) -> None:
                 styled(skill["name"], "bold"),
                 f" ({skill['action']}): {skill['description']}",
             )
-        stdout.print(
-            f"  {item['kind']}: provenance {item['provenanceStrength']}, claim support "
-            f"{item['claimSupport']}, limitations {', '.join(item['limitations']) or '-'}"
+        _block(
+            f"{item['kind']}: provenance {item['provenanceStrength']}, claim support "
+            f"{item['claimSupport']}, limitations {', '.join(item['limitations']) or '-'}",
+            2,
         )
         for statement in item["statements"]:
             _render_statement(statement)
@@ -73,10 +121,10 @@ def _render_review(result: dict[str, Any]) -> None:
                 say("  ", styled("blocked", "red"), f" {finding['rule']}: {finding['message']}")
             stdout.print(f"  discard it: teamlore memory discard --candidate {item['candidateId']}")
         for file in item["files"]:
-            say("  ", styled(file["targetPath"], "bold"), f" ({file['role']})")
-            stdout.print(Syntax(literal(file["diff"]), "diff", word_wrap=True))
+            _render_diff(file, full_diff)
         offer = "approve all offered" if item["approveAll"]["offered"] else "confirm one by one"
         stdout.print(f"  {offer}; approvalDigest {item['approvalDigest']}")
+        stdout.print()
     for failed in result["failed"]:
         say(styled("adjudication failed", "yellow"), f" {failed['candidateId']}: {failed['next']}")
 
@@ -86,11 +134,20 @@ def review(
     kind: str = typer.Option(
         "entry", "--kind", help="Candidate kind to review: entry, skill or consolidation."
     ),
+    full_diff: bool = typer.Option(
+        False,
+        "--full-diff",
+        help=f"Print every line of each diff (the text view shows the first {DIFF_LINES}).",
+    ),
     repository: str | None = RepositoryOption,
     fmt: OutputFormat = FormatOption,
 ) -> None:
-    """Show quarantined candidates: statements, evidence, assessments and the exact file diff."""
-    run("memory.review", {"kind": kind}, fmt, _render_review, cwd=_cwd(repository))
+    """Show quarantined candidates: statements, evidence, assessments and the exact file diff.
+
+    The text view wraps every line at the terminal's width (nothing is cut); a diff longer
+    than 60 lines says how many lines follow and how to see them."""
+    render = _review_renderer(full_diff)
+    run("memory.review", {"kind": kind}, fmt, render, cwd=_cwd(repository))
 
 
 def _render_prepare(result: dict[str, Any]) -> None:
@@ -154,8 +211,7 @@ def confirm(
 
 def _ask(item: dict[str, Any]) -> bool:
     """Show one reviewed candidate and ask the person whether every statement is true."""
-    title = Text(literal(item["candidateId"]))
-    stdout.print(Panel(Text(literal(item["content"])), title=title, expand=False))
+    _render_candidate(item)
     for statement in item["statements"]:
         _render_statement(statement)
     return typer.confirm("Is every statement above true?", default=False)
