@@ -58,10 +58,15 @@ def _render_statement(statement: dict[str, Any]) -> None:
             _block(f"open it: {evidence['open']}", 6)
 
 
-def _diff_text(lines: list[str]) -> Text:
+def _diff_text(lines: list[str], width: int) -> Text:
+    """Diff lines folded at `width` cells (a long path or JSON line goes on in the next line
+    rather than off the screen), each kept whole in one piece."""
+    from rich.cells import chop_cells
+
     diff = Text()
     for line in lines:
-        diff.append(literal(line) + "\n", style=_DIFF_STYLES.get(line[:1], ""))
+        for piece in chop_cells(literal(line), max(width, 20)) or [""]:
+            diff.append(piece + "\n", style=_DIFF_STYLES.get(line[:1], ""))
     diff.rstrip()
     return diff
 
@@ -70,7 +75,7 @@ def _render_diff(file: dict[str, Any], full: bool) -> None:
     say("  ", styled(file["targetPath"], "bold"), f" ({file['role']})")
     lines = file["diff"].splitlines()
     shown = lines if full else lines[:DIFF_LINES]
-    _block(_diff_text(shown), 2)
+    _block(_diff_text(shown, stdout.width - 2), 2)
     if len(shown) < len(lines):
         _block(
             styled(

@@ -76,6 +76,7 @@ SOURCE_UNREADABLE = _register("SOURCE_UNREADABLE", "a session source cannot be r
 UNKNOWN_PROVIDER = _register("UNKNOWN_PROVIDER", "no adapter exists for that provider", 2)
 SESSION_NOT_FOUND = _register("SESSION_NOT_FOUND", "no indexed session has that key")
 TURN_NOT_FOUND = _register("TURN_NOT_FOUND", "the session has no turn with that ordinal")
+TOOL_NOT_FOUND = _register("TOOL_NOT_FOUND", "the turn has no tool call with that number")
 
 # repositories
 NOT_A_GIT_REPOSITORY = _register("NOT_A_GIT_REPOSITORY", "the path is not inside a git worktree")

@@ -84,7 +84,10 @@ class DiscardRequest(BaseModel):
     capability="team",
     mcp_tool="threadshare_memory_review",
     description="Review quarantined team-memory candidates: per statement its text, "
-    "statementTextDigest, citationsDigest, evidence (excerpts, public commits/paths), "
+    "statementTextDigest, citationsDigest, evidence (for a cited turn the passage that best "
+    "supports the statement — user text, assistant text or a tool call with its output — with "
+    "its place `session KEY · turn N · tool #M` and the `teamlore sessions show` command that "
+    "opens it; public commits/paths), "
     "provenance strength, limitations, claim support and typed-fact status; per candidate its "
     "revision, the exact entry files and diff a promotion would write, lint findings and an "
     "approvalDigest. Read-only. Show it to the user before calling memory prepare.",

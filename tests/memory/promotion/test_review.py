@@ -200,8 +200,12 @@ def test_review_shows_statements_evidence_and_the_exact_file(flow: Flow) -> None
     assert "source-local-only" in statement["limitations"]
     shown = {e["evidenceId"]: e for e in statement["evidence"]}
     first = shown[flow.turn_ev(1)]
-    assert first["kind"] == "turn" and first["display"] == "turn 1 @ 2026-03-02"
-    assert "release script fails" in first["excerpt"]
+    # the passage of turn 1 that best supports the statement: the failing release test run
+    key = first["passage"]["sessionKey"][:12]
+    assert first["kind"] == "turn"
+    assert first["display"] == f"session {key} · turn 1 · tool #1 @ 2026-03-02"
+    assert "pytest -q tests/test_release.py" in first["excerpt"]
+    assert "1 failed: test_tag_push" in first["excerpt"]
     # the commit turn's direct delivery edge becomes public evidence, with the turn dates
     assert item["publicEvidence"] == {
         "repository": PROJECT,
