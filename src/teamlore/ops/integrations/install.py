@@ -44,8 +44,8 @@ from teamlore.integrations.entries import (
 )
 from teamlore.integrations.manifest import HookRecord, load_manifest
 from teamlore.ops.integrations.mcp_config import McpConfigRequest, _Plan
-from teamlore.ops.registry import REGISTRY, OpContext, load_operations, operation
 from teamlore.ops.integrations.session_brief import worktree_root
+from teamlore.ops.registry import REGISTRY, OpContext, load_operations, operation
 
 ClientChoice = Literal["claude", "codex", "all"]
 ScopeChoice = Literal["user", "project"]

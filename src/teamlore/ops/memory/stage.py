@@ -83,9 +83,9 @@ def _stage_drafts(ctx: OpContext, document: dict[str, Any]) -> dict[str, Any]:
     from teamlore.core.paths import resolve_home
     from teamlore.memory.extraction.staging import RecallTaskSources, stage_draft_batch
     from teamlore.memory.extraction.tasks import Owner
+    from teamlore.ops.memory.vectors import recall_embedder
     from teamlore.ops.owner import open_owner
     from teamlore.ops.sessions.index import SYNC_LOCK
-    from teamlore.ops.memory.vectors import recall_embedder
 
     with open_owner(ctx, sessions=True) as stores:
         stores.sync_projection()

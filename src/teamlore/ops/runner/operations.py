@@ -526,9 +526,9 @@ def _stage(stores: Any, ctx: OpContext, kind: str, document: dict[str, Any]) -> 
     from teamlore.core.paths import resolve_home
     from teamlore.memory.extraction.adjudication import submit_adjudication
     from teamlore.memory.extraction.staging import RecallTaskSources, stage_draft_batch
-    from teamlore.ops.sessions.index import SYNC_LOCK
     from teamlore.ops.memory.stage import SYNC_LOCK_WAIT_SECONDS
     from teamlore.ops.memory.vectors import recall_embedder
+    from teamlore.ops.sessions.index import SYNC_LOCK
 
     owner = _memory_owner(stores.identity)
     try:
