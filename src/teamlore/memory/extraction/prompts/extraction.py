@@ -42,7 +42,9 @@ Rules:
 not a team fact unless the session shows it was confirmed (a test passed, a command succeeded, \
 the user agreed).
 3. One candidate is one idea that stands on its own; merge repeats of the same idea inside the \
-chunk. Prefer fewer, better candidates; an empty candidates list is a valid answer.
+chunk. Prefer fewer, better candidates; an empty candidates list is a valid answer. A candidate \
+becomes one entry in git: its content is the lesson as the team will read it, and when its \
+statements cite different turns each statement is listed under the content with its evidence.
 4. Every candidate is made of atomic statements. A statement says one checkable thing and \
 cites the evidence that supports it by evidenceIds only, chosen from this task's \
 evidenceCatalog. For something said or done in a turn, cite that turn's evidence id (the \
