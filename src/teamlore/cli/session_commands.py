@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from teamlore.cli.literal import literal
 from teamlore.cli.output import (
     FormatOption,
     LexicalOption,
@@ -23,7 +24,6 @@ from teamlore.cli.output import (
     QueryArgument,
     clip,
     counted,
-    literal,
     matched_by,
     paths_line,
     query_text,
