@@ -212,3 +212,49 @@ def rave_era_repository(tmp_path: Path, home: Path) -> Path:
     staged = run_operation("memory.stage", ctx, batch)
     run_operation("memory.stage", ctx, store_all(staged["adjudicationTask"]))
     return repo
+
+
+def teamlore_in_pty(
+    *args: str, answers: list[str], cwd: Path, env: dict[str, str] | None = None
+) -> tuple[int, str]:
+    """Run the real `teamlore` with a pseudo-terminal as stdin/stdout (a person at a terminal):
+    each of `answers` is typed after the next prompt ending in `]: ` appears. (exit code,
+    everything it printed)."""
+    import pty
+    import select
+
+    exe = shutil.which("teamlore", path=str(Path(sys.executable).parent))
+    cmd = [exe] if exe else [sys.executable, "-m", "teamlore.cli.main"]
+    primary, secondary = pty.openpty()
+    proc = subprocess.Popen(
+        [*cmd, *args],
+        cwd=cwd,
+        env={**os.environ, "COLUMNS": "80", **(env or {})},
+        stdin=secondary,
+        stdout=secondary,
+        stderr=secondary,
+        close_fds=True,
+    )
+    os.close(secondary)
+    printed, pending = b"", list(answers)
+    seen = 0
+    try:
+        while True:
+            ready, _, _ = select.select([primary], [], [], 120)
+            if not ready:
+                raise AssertionError(f"no output for 120 s: {printed.decode(errors='replace')}")
+            try:
+                chunk = os.read(primary, 4096)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            printed += chunk
+            prompts = printed.count(b"]: ")
+            while pending and prompts > seen:
+                os.write(primary, pending.pop(0).encode() + b"\n")
+                seen += 1
+    finally:
+        os.close(primary)
+        code = proc.wait(timeout=120)
+    return code, printed.decode("utf-8", "replace").replace("\r\n", "\n")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,16 @@ from rich.text import Text
 from teamlore.cli.app import app, memory_app
 from teamlore.cli.literal import literal
 from teamlore.cli.memory_cmds import RepositoryOption, _cwd, read_request
-from teamlore.cli.output import FormatOption, OutputFormat, fail, run, say, stdout, styled
+from teamlore.cli.output import (
+    FormatOption,
+    OutputFormat,
+    fail,
+    run,
+    say,
+    stderr,
+    stdout,
+    styled,
+)
 from teamlore.core import errors
 
 # A diff longer than this many lines is cut in the text view, saying how many lines follow and
@@ -25,7 +35,7 @@ _DIFF_STYLES = {"+": "green", "-": "red", "@": "cyan"}
 
 def _block(text: Text | str, indent: int) -> None:
     """`text` wrapped at the terminal's width under an indent: every byte on screen, none cut
-    (docs/memory.md, "Review")."""
+    (docs/extraction.md, "What a reviewer sees")."""
     body = text if isinstance(text, Text) else Text(literal(text))
     stdout.print(Padding(body, (0, 0, 0, indent), expand=False), soft_wrap=False)
 
@@ -189,33 +199,100 @@ def confirm(
     candidates: list[str] = typer.Option(
         [], "--candidate", help="Candidate to confirm (repeatable; default: every one reviewed)."
     ),
-    yes: bool = typer.Option(False, "--yes", help="Confirm without asking (you read the review)."),
+    yes: bool = typer.Option(
+        False,
+        "--yes",
+        help="Confirm without asking, only candidates whose every statement is a typed fact "
+        "teamlore verified (the others stay in quarantine).",
+    ),
     kind: str = typer.Option(
         "entry", "--kind", help="Candidate kind to confirm: entry, skill or consolidation."
     ),
     repository: str | None = RepositoryOption,
     fmt: OutputFormat = FormatOption,
 ) -> None:
-    """Confirm reviewed statements one by one, then record a promotion plan (runs prepare).
+    """Confirm reviewed statements, then record a promotion plan (runs prepare).
 
-    Nothing is confirmed if a chosen candidate is blocked by lint (discard or re-stage it) or
-    unknown."""
+    On a terminal each statement that needs a person is shown with its evidence and asked
+    about: y (it is true), d (discard the whole candidate) or N (not now: the candidate stays
+    in quarantine). A candidate enters the plan when every statement is confirmed or a typed
+    fact. Without a terminal, --yes confirms only candidates made entirely of typed facts; use
+    the page (`teamlore ui`) or `memory prepare` for the rest. Nothing is confirmed if a chosen
+    candidate is blocked by lint (discard or re-stage it) or unknown."""
     interactive = not yes and fmt is OutputFormat.text and sys.stdin.isatty()
     payload = {"kind": kind, "candidateIds": candidates}
-    ask = None if yes else _ask if interactive else _needs_yes
+    discards: list[str] = []
+    ask = _typed_facts_only if yes else _asker(discards) if interactive else _needs_yes
     run("memory.confirm", payload, fmt, _render_confirm, cwd=_cwd(repository), confirm=ask)
+    for candidate_id in discards:
+        run(
+            "memory.discard",
+            {"candidateId": candidate_id, "reason": "discarded at memory confirm"},
+            fmt,
+            _render_discard,
+            cwd=_cwd(repository),
+        )
 
 
-def _ask(item: dict[str, Any]) -> bool:
-    """Show one reviewed candidate and ask the person whether every statement is true."""
+# what a person may answer about one statement: y = true, d = discard the candidate, n = not now
+ANSWERS = ("y", "d", "n")
+
+
+def _asker(discards: list[str]) -> Callable[[dict[str, Any]], bool]:
+    def ask(item: dict[str, Any]) -> bool:
+        return _ask(item, discards)
+
+    return ask
+
+
+def _ask(item: dict[str, Any], discards: list[str]) -> bool:
+    """Show one reviewed candidate and ask about each statement that needs a person."""
     _render_candidate(item)
+    for file in item["files"]:
+        _render_diff(file, False)
     for statement in item["statements"]:
         _render_statement(statement)
-    return typer.confirm("Is every statement above true?", default=False)
+        if statement["confirmation"] != "required":
+            continue
+        answer = _answer(f"Is statement {statement['statementId']} true? [y/d/N]")
+        if answer == "d":
+            discards.append(item["candidateId"])
+            return False
+        if answer != "y":
+            say("  ", styled("not confirmed", "yellow"), "; the candidate stays in quarantine")
+            return False
+    return True
+
+
+def _answer(question: str) -> str:
+    while True:
+        typed = str(typer.prompt(question, default="n", show_default=False))
+        answer = typed.strip().casefold()[:1]
+        if answer in ANSWERS:
+            return answer
+        say("answer y (true), d (discard the candidate) or n (not now)")
+
+
+def _typed_facts_only(item: dict[str, Any]) -> bool:
+    """`--yes`: only a candidate whose statements need no person (typed facts teamlore
+    verified, or statements a person already confirmed)."""
+    waiting = [s["statementId"] for s in item["statements"] if s["confirmation"] == "required"]
+    if waiting:
+        say(
+            styled("skipped", "yellow"),
+            f" {item['candidateId']}: statement(s) {', '.join(waiting)} need a person; "
+            "run `teamlore memory confirm` on a terminal or use `teamlore ui`",
+            console=stderr,
+        )
+    return not waiting
 
 
 def _needs_yes(item: dict[str, Any]) -> bool:
-    raise errors.TeamloreError(errors.USAGE, "confirming without a terminal needs --yes")
+    raise errors.TeamloreError(
+        errors.USAGE,
+        "confirming needs a terminal (each statement is asked about); --yes confirms only "
+        "candidates made of typed facts",
+    )
 
 
 def _render_confirm(result: dict[str, Any]) -> None:

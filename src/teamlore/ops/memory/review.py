@@ -236,10 +236,14 @@ def _confirmable(items: list[dict[str, Any]], chosen: list[str]) -> list[dict[st
         )
     blocked = [i for i in items if i["blocked"]]
     if blocked:
+        named = ", ".join(
+            f"{i['candidateId']} ({', '.join(sorted({f['rule'] for f in i['lintFindings']}))})"
+            for i in blocked
+        )
         raise errors.TeamloreError(
             errors.LINT_BLOCKED,
-            f"{len(blocked)} candidate(s) would write blocked content; discard them or confirm "
-            "the others with --candidate",
+            f"blocked by lint: {named}; discard it (`teamlore memory discard --candidate ID`) "
+            "or confirm the others with --candidate",
             candidates=[
                 {"candidateId": i["candidateId"], "findings": i["lintFindings"]} for i in blocked
             ],
