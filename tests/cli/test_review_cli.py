@@ -77,7 +77,8 @@ def test_a_long_diff_says_how_many_lines_follow_and_how_to_see_them(
 ) -> None:
     from rich.console import Console
 
-    from teamlore.cli import output, review_cmds
+    from teamlore.cli import output
+    from teamlore.cli.commands import review as review_cmds
 
     repo, home = rave_era
     proc = teamlore_cli(
