@@ -32,6 +32,10 @@ MIN_SIMILARITY = 0.2
 FUSION_DEPTH = 30
 
 
+# the passage vectors of the last turn ranked (one review ranks every statement citing a turn)
+_EMBEDDED: dict[tuple[str, tuple[str, ...]], Any] = {}
+
+
 @dataclass(frozen=True, slots=True)
 class Passage:
     """One window of a turn: `part` is user | assistant | tool; `tool` the call's number in
@@ -140,8 +144,13 @@ def _vector(statement: str, passages: Sequence[Passage], home: Path | None) -> l
         return []
     if not isinstance(embedder, BundledEmbedder) or not embedder.reads(statement):
         return []
+    texts = tuple(p.shown() for p in passages)
     try:
-        matrix = embedder.embed([p.shown() for p in passages])
+        matrix = _EMBEDDED.get((embedder.space.key, texts))
+        if matrix is None:  # statements citing one turn embed its passages once
+            matrix = embedder.embed(list(texts))
+            _EMBEDDED.clear()
+            _EMBEDDED[(embedder.space.key, texts)] = matrix
         query = embedder.embed_query(statement).reshape(-1)
     except errors.TeamloreError:
         return []
