@@ -63,8 +63,12 @@ __all__ = [
     "Kind",
     "MemoryFile",
     "MemoryFiles",
+    "ParsedDocument",
     "ProjectionCounts",
     "ProjectionResult",
+    "document_text",
+    "headline",
+    "parse_document",
     "read_memory_files",
     "stored_counts",
     "sync_approved_projection",
@@ -534,7 +538,7 @@ def headline(title: str, body: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class _Parsed:
+class ParsedDocument:
     entry_id: str
     entry_type: str | None
     status: str
@@ -544,11 +548,11 @@ class _Parsed:
     body: str
 
 
-def _parse(kind: Kind, data: bytes, repo_path: str) -> _Parsed:
+def parse_document(kind: Kind, data: bytes, repo_path: str) -> ParsedDocument:
     """One memory file → what the projection keeps of it (raises MemoryFormatError)."""
     if kind == "entry":
         entry = documents.load_entry(data, repo_path)
-        return _Parsed(
+        return ParsedDocument(
             entry_id=entry.id,
             entry_type=entry.type,
             status=entry.status,
@@ -559,7 +563,7 @@ def _parse(kind: Kind, data: bytes, repo_path: str) -> _Parsed:
         )
     if kind == "scene":
         scene = documents.load_scene(data, repo_path)
-        return _Parsed(
+        return ParsedDocument(
             entry_id=scene.name,
             entry_type=None,
             status="approved",
@@ -570,7 +574,7 @@ def _parse(kind: Kind, data: bytes, repo_path: str) -> _Parsed:
         )
     if kind == "skill":
         skill = documents.load_skill(data, repo_path)
-        return _Parsed(
+        return ParsedDocument(
             entry_id=skill.name,
             entry_type=None,
             status="approved",
@@ -582,7 +586,7 @@ def _parse(kind: Kind, data: bytes, repo_path: str) -> _Parsed:
             body=skill.body,
         )
     doctrine = documents.load_doctrine(data, repo_path)
-    return _Parsed("doctrine", None, "approved", None, "", {}, doctrine.text)
+    return ParsedDocument("doctrine", None, "approved", None, "", {}, doctrine.text)
 
 
 def _declared_id(data: bytes, repo_path: str, line: int | None) -> str | None:
@@ -610,12 +614,12 @@ def _declared_id(data: bytes, repo_path: str, line: int | None) -> str | None:
 def _rows_from(scan: _TreeScan) -> list[_Row]:
     rows: list[_Row] = []
     owners: dict[tuple[str, str], str] = {}  # (kind, id) -> repository-relative path
-    parsed_files: list[tuple[_SourceFile, _Parsed]] = []
+    parsed_files: list[tuple[_SourceFile, ParsedDocument]] = []
     mismatches: list[tuple[_SourceFile, MemoryFormatError]] = []
     for source in sorted(scan.files, key=lambda f: f.path.encode("utf-8")):
         repo_path = _repo_path(source.path)
         try:
-            parsed = _parse(source.kind, source.data, repo_path)
+            parsed = parse_document(source.kind, source.data, repo_path)
         except MemoryFormatError as exc:
             if exc.reason in ("slug.id-mismatch", "slug.name-mismatch"):
                 mismatches.append((source, exc))
