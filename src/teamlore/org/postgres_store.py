@@ -26,6 +26,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
+from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from teamlore.core import errors
@@ -121,9 +122,10 @@ def unavailable(database: str, exc: BaseException) -> errors.TeamloreError:
 
 def _password(database: str) -> str | None:
     try:
-        return conninfo_to_dict(database).get("password") or None
+        password = conninfo_to_dict(database).get("password")
     except psycopg.ProgrammingError:
         return None
+    return str(password) if password else None
 
 
 @dataclass
@@ -195,7 +197,19 @@ class PostgresStore:
                 "synced_at, problem, findings FROM org_repositories ORDER BY name"
             ).fetchall()
         return [
-            Repository(*row[:9], findings=list(row[9]), documents=int(counts.get(row[0], 0)))
+            Repository(
+                name=row[0],
+                path=row[1],
+                remote=row[2],
+                added_at=row[3],
+                state=row[4],
+                commit=row[5],
+                tree=row[6],
+                synced_at=row[7],
+                problem=row[8],
+                findings=list(row[9]),
+                documents=int(counts.get(row[0], 0)),
+            )
             for row in rows
         ]
 
@@ -259,9 +273,7 @@ class PostgresStore:
         with self._conn() as conn:
             conn.autocommit = True
             deadline = time.monotonic() + wait_seconds
-            while not conn.execute("SELECT pg_try_advisory_lock(%s)", (SYNC_LOCK_KEY,)).fetchone()[
-                0
-            ]:
+            while not _try_lock(conn):
                 if time.monotonic() >= deadline:
                     row = conn.execute(
                         "SELECT value FROM org_meta WHERE key = 'sync_holder'"
@@ -386,6 +398,11 @@ def _cause(database: str, exc: BaseException) -> BaseException:
     return exc
 
 
+def _try_lock(conn: psycopg.Connection[Any]) -> bool:
+    row = conn.execute("SELECT pg_try_advisory_lock(%s)", (SYNC_LOCK_KEY,)).fetchone()
+    return bool(row and row[0])
+
+
 def _migrate(conn: psycopg.Connection[Any]) -> None:
     conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
     conn.execute("CREATE TABLE IF NOT EXISTS org_schema (version integer NOT NULL)")
@@ -410,16 +427,14 @@ def _record(conn: psycopg.Connection[Any], repository: Repository) -> None:
             repository.tree,
             repository.synced_at,
             repository.problem,
-            psycopg.types.json.Jsonb(repository.findings),
+            Jsonb(repository.findings),
             repository.name,
         ),
     )
 
 
 def _bump(conn: psycopg.Connection[Any]) -> None:
-    conn.execute(
-        "UPDATE org_meta SET value = (value::bigint + 1)::text WHERE key = 'generation'"
-    )
+    conn.execute("UPDATE org_meta SET value = (value::bigint + 1)::text WHERE key = 'generation'")
 
 
 def _filter_sql(where: SearchFilter) -> tuple[str, list[Any]]:

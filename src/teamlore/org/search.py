@@ -171,7 +171,9 @@ class DecodedVectors:
         self, query: NDArray[np.float32], mask: NDArray[np.bool_], *, by_headline: bool
     ) -> list[int]:
         scales, values = (
-            (self.headline_scales, self.headline_values) if by_headline else (self.scales, self.values)
+            (self.headline_scales, self.headline_values)
+            if by_headline
+            else (self.scales, self.values)
         )
         if len(self.docs) == 0 or values.shape[1] != query.shape[0]:
             return []

@@ -6,8 +6,6 @@ file lock next to the database, so two `org sync` on one machine take turns.
 
 from __future__ import annotations
 
-import os
-import socket
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -293,9 +291,7 @@ class SqliteStore:
 
     def add_token(self, name: str, digest: str, created_at: str) -> None:
         with db.write_tx(self.conn):
-            taken = self.conn.execute(
-                "SELECT 1 FROM org_tokens WHERE name = ?", (name,)
-            ).fetchone()
+            taken = self.conn.execute("SELECT 1 FROM org_tokens WHERE name = ?", (name,)).fetchone()
             if taken is not None:
                 raise errors.TeamloreError(
                     errors.INVALID_ARGUMENT, f"a token named {name!r} already exists"
@@ -337,8 +333,3 @@ def _filter_sql(where: SearchFilter) -> tuple[str, list[Any]]:
     if not where.include_deprecated:
         sql += " AND d.status = 'approved'"
     return sql, params
-
-
-def lock_holder() -> str:
-    """Who runs this sync, for a second one to say: host and process id."""
-    return f"{socket.gethostname()} pid {os.getpid()}"

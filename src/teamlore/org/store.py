@@ -12,6 +12,8 @@ store's sync lock (a file lock, or a PostgreSQL advisory lock).
 
 from __future__ import annotations
 
+import os
+import socket
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -157,3 +159,8 @@ def open_store(database: str | None, home: Path) -> OrgStore:
 def chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
+
+
+def lock_holder() -> str:
+    """Who runs this sync, for a second one to be told: host and process id."""
+    return f"{socket.gethostname()} pid {os.getpid()}"

@@ -135,7 +135,9 @@ def _read(
             readable.append(file)
         else:
             findings.append(
-                Finding(rule="org.unreadable", severity="block", file=file.path, line=0, message=why)
+                Finding(
+                    rule="org.unreadable", severity="block", file=file.path, line=0, message=why
+                )
             )
     contents = reader.read_blobs(clone, [f.blob for f in readable])
     documents = []
@@ -146,8 +148,13 @@ def _read(
             parsed = parse_document(cast(Kind, file.kind), data, file.path)
         except MemoryFormatError as exc:
             findings.append(
-                Finding(rule=exc.reason, severity="block", file=file.path, line=exc.line or 0,
-                        message=exc.why)
+                Finding(
+                    rule=exc.reason,
+                    severity="block",
+                    file=file.path,
+                    line=exc.line or 0,
+                    message=exc.why,
+                )
             )
             continue
         text = document_text(
@@ -169,6 +176,10 @@ def _read(
             )
         )
     return documents, texts, findings
+
+
+def _finding(rule: str, path: str, line: int, message: str) -> Finding:
+    return Finding(rule=rule, severity="block", file=path, line=line, message=message)
 
 
 def _embed(documents: list[Document], texts: list[str], embedder: Embedder | None) -> bool:
