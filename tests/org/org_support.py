@@ -1,0 +1,91 @@
+"""Real parts for the org index's tests: real git clones holding committed memory trees, and a
+throwaway PostgreSQL cluster (the fixtures are in conftest.py).
+
+The cluster is Debian's `postgresql` server (`.ci/run` installs it): `initdb` and `pg_ctl` run
+as the `postgres` system user when the tests run as root (root cannot run initdb), in a temp
+dir that user owns, listening on a free port of 127.0.0.1 only, and the cluster is stopped and
+removed after the module. Without the server binaries the PostgreSQL tests skip, saying why.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+
+from support import git
+
+
+def entry_text(entry_id: str, body: str, *, status: str = "approved") -> str:
+    return (
+        f"---\nid: {entry_id}\ntype: work_method\nstatus: {status}\npriority: 50\n"
+        "confidence: high\nprovenance_strength: direct\nclaim_support: human-confirmed\n"
+        "limitations: []\nscope: repo\nscene: null\noccurred: []\n"
+        'evidence: {"commits":[],"paths":[]}\n'
+        "superseded_by: null\n---\n"
+        f"{body}\n"
+    )
+
+
+def commit_memory(clone: Path, entries: dict[str, str | None], message: str = "memory") -> None:
+    """Write (or, for None, delete) entries in the clone's memory tree and commit them."""
+    folder = clone / ".threadshare/memory/entries"
+    folder.mkdir(parents=True, exist_ok=True)
+    for entry_id, body in entries.items():
+        path = folder / f"{entry_id}.md"
+        if body is None:
+            path.unlink()
+        else:
+            path.write_text(entry_text(entry_id, body), encoding="utf-8")
+    git(clone, "add", "-A")
+    git(clone, "commit", "-qm", message)
+
+
+def make_clone(root: Path, name: str, entries: dict[str, str | None]) -> Path:
+    clone = root / name
+    clone.mkdir(parents=True)
+    git(clone, "init", "-q")
+    git(clone, "remote", "add", "origin", f"https://github.com/acme/{name}.git")
+    commit_memory(clone, entries)
+    return clone
+
+
+# --------------------------------------------------------------------------------------------
+# PostgreSQL
+
+
+def server_binaries() -> Path | None:
+    found = shutil.which("initdb")
+    if found:
+        return Path(os.path.realpath(found)).parent
+    versions = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    return Path(versions[-1]).parent if versions else None
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@dataclass(frozen=True)
+class Cluster:
+    port: int
+
+    def url(self, database: str = "postgres") -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
+
+    def admin(self, statement: str) -> None:
+        import psycopg
+
+        with psycopg.connect(self.url(), autocommit=True) as conn:
+            conn.execute(statement)  # type: ignore[arg-type]
+
+
+def as_server_user(command: list[str]) -> list[str]:
+    if os.geteuid() != 0:
+        return command
+    return ["runuser", "-u", "postgres", "--", *command]
