@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from org_support import Cluster, commit_memory, make_clone
 from typer.testing import CliRunner
 
+from org_support import Cluster, commit_memory, make_clone
 from support import git
 from teamlore.cli.main import app
 

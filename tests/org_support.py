@@ -1,5 +1,6 @@
 """Real parts for the org index's tests: real git clones holding committed memory trees, and a
-throwaway PostgreSQL cluster (the fixtures are in conftest.py).
+throwaway PostgreSQL cluster per test module with a fresh database per test (fixtures: import
+`postgres_cluster` and `postgres_database` into a test module or conftest).
 
 The cluster is Debian's `postgresql` server (`.ci/run` installs it): `initdb` and `pg_ctl` run
 as the `postgres` system user when the tests run as root (root cannot run initdb), in a temp
@@ -9,14 +10,22 @@ removed after the module. Without the server binaries the PostgreSQL tests skip,
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import shutil
 import socket
+import subprocess
+import tempfile
+import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 from support import git
+from teamlore.ops.org.stores import close_stores
 
 
 def entry_text(entry_id: str, body: str, *, status: str = "approved") -> str:
@@ -89,3 +98,82 @@ def as_server_user(command: list[str]) -> list[str]:
     if os.geteuid() != 0:
         return command
     return ["runuser", "-u", "postgres", "--", *command]
+
+
+@pytest.fixture(scope="module")
+def postgres_cluster() -> Iterator[Cluster]:
+    binaries = server_binaries()
+    if binaries is None:
+        pytest.skip(
+            "PostgreSQL server binaries (initdb, pg_ctl) are not installed: "
+            "apt-get install postgresql (.ci/run does)"
+        )
+    if os.geteuid() == 0 and shutil.which("runuser") is None:
+        pytest.skip("running as root without runuser: cannot start initdb as postgres")
+    work = Path(tempfile.mkdtemp(prefix="teamlore-pg-"))
+    if os.geteuid() == 0:
+        shutil.chown(work, user="postgres", group="postgres")
+    data, port = work / "data", free_port()
+    subprocess.run(
+        as_server_user(
+            [
+                str(binaries / "initdb"),
+                "-D",
+                str(data),
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "-E",
+                "UTF8",
+                "--locale=C.UTF-8",
+                "--no-sync",
+            ]
+        ),
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    options = f"-p {port} -k {work} -c listen_addresses=127.0.0.1 -c fsync=off"
+    subprocess.run(
+        as_server_user(
+            [
+                str(binaries / "pg_ctl"),
+                "-D",
+                str(data),
+                "-l",
+                str(work / "log"),
+                "-o",
+                options,
+                "-w",
+                "-t",
+                "60",
+                "start",
+            ]
+        ),
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    try:
+        yield Cluster(port)
+    finally:
+        close_stores()
+        subprocess.run(
+            as_server_user([str(binaries / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"]),
+            capture_output=True,
+            timeout=120,
+        )
+        shutil.rmtree(work, ignore_errors=True)
+
+
+@pytest.fixture()
+def postgres_database(postgres_cluster: Cluster) -> Iterator[str]:
+    """A fresh database of the module's cluster, dropped after the test."""
+    name = f"org_{uuid.uuid4().hex[:12]}"
+    postgres_cluster.admin(f"CREATE DATABASE {name}")
+    try:
+        yield postgres_cluster.url(name)
+    finally:
+        close_stores()
+        with contextlib.suppress(Exception):
+            postgres_cluster.admin(f"DROP DATABASE {name} WITH (FORCE)")
