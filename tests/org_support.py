@@ -100,70 +100,51 @@ def as_server_user(command: list[str]) -> list[str]:
     return ["runuser", "-u", "postgres", "--", *command]
 
 
-@pytest.fixture(scope="module")
-def postgres_cluster() -> Iterator[Cluster]:
+class ClusterUnavailable(Exception):
+    """Why no throwaway cluster can be started here."""
+
+
+@contextlib.contextmanager
+def throwaway_cluster(*, fsync: bool = False) -> Iterator[Cluster]:
+    """initdb + pg_ctl (as `postgres` when root) in a temp dir, on a free port of 127.0.0.1;
+    stopped and removed on exit. Raises ClusterUnavailable without the server binaries."""
     binaries = server_binaries()
     if binaries is None:
-        pytest.skip(
+        raise ClusterUnavailable(
             "PostgreSQL server binaries (initdb, pg_ctl) are not installed: "
             "apt-get install postgresql (.ci/run does)"
         )
     if os.geteuid() == 0 and shutil.which("runuser") is None:
-        pytest.skip("running as root without runuser: cannot start initdb as postgres")
+        raise ClusterUnavailable("running as root without runuser: cannot run initdb as postgres")
     work = Path(tempfile.mkdtemp(prefix="teamlore-pg-"))
     if os.geteuid() == 0:
         shutil.chown(work, user="postgres", group="postgres")
     data, port = work / "data", free_port()
-    subprocess.run(
-        as_server_user(
-            [
-                str(binaries / "initdb"),
-                "-D",
-                str(data),
-                "-U",
-                "postgres",
-                "--auth=trust",
-                "-E",
-                "UTF8",
-                "--locale=C.UTF-8",
-                "--no-sync",
-            ]
-        ),
-        check=True,
-        capture_output=True,
-        timeout=120,
+    initdb = [str(binaries / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust"]
+    initdb += ["-E", "UTF8", "--locale=C.UTF-8", "--no-sync"]
+    subprocess.run(as_server_user(initdb), check=True, capture_output=True, timeout=120)
+    options = (
+        f"-p {port} -k {work} -c listen_addresses=127.0.0.1 -c fsync={'on' if fsync else 'off'}"
     )
-    options = f"-p {port} -k {work} -c listen_addresses=127.0.0.1 -c fsync=off"
-    subprocess.run(
-        as_server_user(
-            [
-                str(binaries / "pg_ctl"),
-                "-D",
-                str(data),
-                "-l",
-                str(work / "log"),
-                "-o",
-                options,
-                "-w",
-                "-t",
-                "60",
-                "start",
-            ]
-        ),
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
+    pg_ctl = str(binaries / "pg_ctl")
+    start = [pg_ctl, "-D", str(data), "-l", str(work / "log"), "-o", options, "-w", "-t", "60"]
+    subprocess.run(as_server_user([*start, "start"]), check=True, capture_output=True, timeout=120)
     try:
         yield Cluster(port)
     finally:
         close_stores()
-        subprocess.run(
-            as_server_user([str(binaries / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"]),
-            capture_output=True,
-            timeout=120,
-        )
+        stop = [pg_ctl, "-D", str(data), "-m", "immediate", "stop"]
+        subprocess.run(as_server_user(stop), capture_output=True, timeout=120)
         shutil.rmtree(work, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def postgres_cluster() -> Iterator[Cluster]:
+    try:
+        with throwaway_cluster() as cluster:
+            yield cluster
+    except ClusterUnavailable as why:
+        pytest.skip(str(why))
 
 
 @pytest.fixture()

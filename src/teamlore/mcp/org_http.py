@@ -13,9 +13,11 @@ request stands alone. In front of it (docs/org.md "Serving"):
 from __future__ import annotations
 
 import sys
+import threading
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +32,6 @@ from teamlore.core import errors
 from teamlore.mcp.server import build_server
 from teamlore.ops.org.tokens import authenticate
 from teamlore.ops.registry import OpContext
-from teamlore.org.tokens import RateLimiter
 
 LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
 DEFAULT_RATE = 120  # requests per minute and token
@@ -49,6 +50,27 @@ class ServeOptions:
     database: str | None = None
     rate: int = DEFAULT_RATE
     allow_remote: bool = False
+
+
+@dataclass
+class RateLimiter:
+    """Per-token buckets of `per_minute` requests (one minute's worth), refilled continuously;
+    they live in the serving process."""
+
+    per_minute: int
+    _buckets: dict[str, tuple[float, float]] = field(default_factory=dict)  # tokens, last time
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def allow(self, name: str, now: float | None = None) -> bool:
+        moment = time.monotonic() if now is None else now
+        with self._lock:
+            level, last = self._buckets.get(name, (float(self.per_minute), moment))
+            level = min(float(self.per_minute), level + (moment - last) * self.per_minute / 60.0)
+            if level < 1.0:
+                self._buckets[name] = (level, moment)
+                return False
+            self._buckets[name] = (level - 1.0, moment)
+            return True
 
 
 def check_host(options: ServeOptions) -> None:

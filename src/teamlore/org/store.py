@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from teamlore.core import errors
 from teamlore.core.analyzer import Query
 
 Backend = Literal["sqlite", "postgresql"]
@@ -148,8 +149,13 @@ class OrgStore(Protocol):
 def open_store(database: str | None, home: Path) -> OrgStore:
     """The PostgreSQL store `database` names, else the embedded one under `home`."""
     if database:
-        from teamlore.org.postgres_store import PostgresStore
-
+        try:
+            from teamlore.org.postgres_store import PostgresStore
+        except ImportError:
+            raise errors.TeamloreError(
+                errors.ORG_DATABASE_UNAVAILABLE,
+                "a PostgreSQL org index needs psycopg: pip install 'teamlore[org]'",
+            ) from None
         return PostgresStore.open(database)
     from teamlore.org.sqlite_store import SqliteStore
 

@@ -2,8 +2,7 @@
 
 A token is 32 random bytes, URL-safe, shown once by `org token create`; the store keeps only its
 SHA-256 (a token has full entropy, so a plain hash is enough: there is nothing to brute-force a
-salt against). Each live token may make `rate` requests per minute (a token bucket holding one
-minute's worth); the bucket lives in the serving process.
+salt against).
 """
 
 from __future__ import annotations
@@ -11,9 +10,6 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
-import threading
-import time
-from dataclasses import dataclass, field
 
 PREFIX = "tlorg_"
 TOKEN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -37,23 +33,3 @@ def bearer(header: str | None) -> str | None:
     if scheme.lower() != "bearer" or not value or len(value) > MAX_TOKEN_CHARS:
         return None
     return value
-
-
-@dataclass
-class RateLimiter:
-    """Per-token buckets: `per_minute` requests, refilled continuously."""
-
-    per_minute: int
-    _buckets: dict[str, tuple[float, float]] = field(default_factory=dict)  # tokens, last time
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def allow(self, name: str, now: float | None = None) -> bool:
-        moment = time.monotonic() if now is None else now
-        with self._lock:
-            level, last = self._buckets.get(name, (float(self.per_minute), moment))
-            level = min(float(self.per_minute), level + (moment - last) * self.per_minute / 60.0)
-            if level < 1.0:
-                self._buckets[name] = (level, moment)
-                return False
-            self._buckets[name] = (level - 1.0, moment)
-            return True

@@ -9,7 +9,7 @@ public remote identities and repository-relative paths, never a clone's path on 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -158,7 +158,7 @@ class SearchRequest(_Strict):
         description="Words, identifiers, a question or a situation; Chinese works too.",
     )
     limit: int = Field(10, ge=1, le=MAX_LIMIT)
-    repository: list[str] = Field(
+    repository: list[Annotated[str, Field(max_length=100)]] = Field(
         default_factory=list, max_length=100, description="Only these repositories."
     )
     kind: list[Kind] = Field(default_factory=list, max_length=4, description="Only these kinds.")
