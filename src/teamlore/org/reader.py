@@ -16,7 +16,7 @@ from pathlib import Path
 
 from teamlore.core import errors
 from teamlore.memory.store.layout import MEMORY_ROOT, document_kind
-from teamlore.memory.store.projection import MAX_FILE_BYTES
+from teamlore.memory.store.tree_reader import MAX_FILE_BYTES
 from teamlore.repo.git import GitCommandError, run_git, run_git_text
 
 MAX_FILES = 50_000  # files of one memory tree (the projection's bound)

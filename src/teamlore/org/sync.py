@@ -26,7 +26,8 @@ from teamlore.core.analyzer import analyze
 from teamlore.core.timeutil import now_instant
 from teamlore.memory.store.frontmatter import MemoryFormatError
 from teamlore.memory.store.lint import DocumentKind, Finding, lint_bytes
-from teamlore.memory.store.projection import Kind, document_text, headline, parse_document
+from teamlore.memory.store.projection_rows import document_text, headline, parse_document
+from teamlore.memory.store.tree_reader import Kind
 from teamlore.memory.store.vectors import embed_in_batches
 from teamlore.models.embeddings import Embedder
 from teamlore.org import reader
