@@ -294,3 +294,33 @@ def test_an_unavailable_database_names_host_and_port_never_the_password(
     assert code == 1 and error["code"] == "ORG_DATABASE_UNAVAILABLE"
     assert f"127.0.0.1:{postgres_cluster.port + 1}" in error["message"]
     assert "hunter2secret" not in output and "reader" not in output
+
+
+def test_a_clone_git_cannot_read_is_skipped_and_the_others_are_synced(
+    home: Path, database: str | None, clones: dict[str, Path]
+) -> None:
+    added(home, database, clones)
+    entries_tree = git(clones["web"], "rev-parse", "HEAD:.threadshare/memory/entries")
+    (clones["web"] / ".git/objects" / entries_tree[:2] / entries_tree[2:]).unlink()
+    synced = {
+        r["repository"]: r for r in org_json(home, database, "sync", "--lexical")["repositories"]
+    }
+    assert synced["billing"]["outcome"] == "synced"
+    assert synced["web"]["outcome"] == "skipped" and "git" in synced["web"]["problem"]
+
+
+def test_two_indexes_in_one_process_never_share_decoded_vectors(tmp_path: Path) -> None:
+    # the serving process decodes vectors once per index state; two embedded indexes at the
+    # same generation (one sync each) must not be mistaken for one another
+    first, second = tmp_path / "first", tmp_path / "second"
+    three = make_clone(
+        tmp_path / "a", "three", {f"e{i}": f"Note {i} on deploys." for i in range(3)}
+    )
+    one = make_clone(tmp_path / "b", "one", {"only": "Stylesheets use CSS modules."})
+    for state, clone in ((first, three), (second, one)):
+        org_json(state, None, "add", str(clone))
+        org_json(state, None, "sync")
+        result = org_json(state, None, "search", "qqq unrelated words")
+        assert result["vector"]["ran"] and result["generation"] == 1
+    assert result["vector"]["documents"] == 1
+    assert {hit["repository"] for hit in result["results"]} <= {"one"}

@@ -55,6 +55,7 @@ MIGRATIONS = [
     """
 CREATE TABLE org_meta (key text PRIMARY KEY, value text NOT NULL);
 INSERT INTO org_meta VALUES ('generation', '0');
+INSERT INTO org_meta VALUES ('index_id', md5(random()::text || clock_timestamp()::text));
 CREATE TABLE org_repositories (
   name text PRIMARY KEY,
   path text NOT NULL,
@@ -265,6 +266,11 @@ class PostgresStore:
         with self._conn() as conn:
             row = conn.execute("SELECT value FROM org_meta WHERE key = 'generation'").fetchone()
         return int(row[0]) if row else 0
+
+    def stamp(self) -> tuple[str, int]:
+        with self._conn() as conn:
+            rows = dict(conn.execute("SELECT key, value FROM org_meta").fetchall())
+        return str(rows["index_id"]), int(rows["generation"])
 
     @contextmanager
     def sync_lock(self, wait_seconds: float, holder: str) -> Iterator[None]:

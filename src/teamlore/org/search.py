@@ -88,12 +88,13 @@ def search_org(
     parsed = with_translation(parse_query(query), query)
     if not parsed.terms:
         raise errors.TeamloreError(errors.QUERY_EMPTY)
-    generation = store.generation()
+    stamp = store.stamp()
+    generation = stamp[1]
     lexical = sorted(
         store.lexical(parsed, where, MAX_CANDIDATES), key=lambda h: (-h.held, -h.strength)
     )
     vector_path, near, headlined = (
-        _vector_rankings(store, generation, query, embedder, where)
+        _vector_rankings(store, stamp, query, embedder, where)
         if embedder is not None
         else (skipped, [], [])
     )
@@ -183,15 +184,16 @@ class DecodedVectors:
 
 
 class VectorCache:
-    """The decoded vectors of the last (store, generation, space) asked for, per process."""
+    """The decoded vectors of the last (index id, generation, space) asked for, per process: a
+    key names one state of one index, so a cached entry is never stale."""
 
     def __init__(self) -> None:
         self._key: tuple[str, int, str] | None = None
         self._value: DecodedVectors | None = None
         self._lock = threading.Lock()
 
-    def get(self, store: OrgStore, generation: int, space: str) -> DecodedVectors:
-        key = (store.where, generation, space)
+    def get(self, store: OrgStore, stamp: tuple[str, int], space: str) -> DecodedVectors:
+        key = (*stamp, space)
         with self._lock:
             if self._key == key and self._value is not None:
                 return self._value
@@ -226,14 +228,14 @@ def decode(store: OrgStore, space: str) -> DecodedVectors:
 
 
 def _vector_rankings(
-    store: OrgStore, generation: int, query: str, embedder: Embedder, where: SearchFilter
+    store: OrgStore, stamp: tuple[str, int], query: str, embedder: Embedder, where: SearchFilter
 ) -> tuple[VectorPath, list[int], list[int]]:
     space = embedder.space.key
     try:
         query_vector = embedder.embed_query(query)[0]
     except errors.TeamloreError as exc:
         return VectorPath(ran=False, space=space, reason=exc.message, code=exc.code), [], []
-    vectors = VECTORS.get(store, generation, space)
+    vectors = VECTORS.get(store, stamp, space)
     if len(vectors.docs) == 0:
         return VectorPath(ran=False, space=space, reason="no document has a vector yet"), [], []
     mask = vectors.keep(where)

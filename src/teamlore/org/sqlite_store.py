@@ -34,6 +34,7 @@ MIGRATIONS = [
     """
 CREATE TABLE org_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 INSERT INTO org_meta VALUES ('generation', '0');
+INSERT INTO org_meta VALUES ('index_id', lower(hex(randomblob(16))));
 CREATE TABLE org_repositories (
   name TEXT PRIMARY KEY,
   path TEXT NOT NULL,
@@ -225,6 +226,10 @@ class SqliteStore:
     def generation(self) -> int:
         row = self.conn.execute("SELECT value FROM org_meta WHERE key = 'generation'").fetchone()
         return int(row[0])
+
+    def stamp(self) -> tuple[str, int]:
+        rows = dict(self.conn.execute("SELECT key, value FROM org_meta").fetchall())
+        return str(rows["index_id"]), int(rows["generation"])
 
     @contextmanager
     def sync_lock(self, wait_seconds: float, holder: str) -> Iterator[None]:

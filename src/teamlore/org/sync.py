@@ -88,10 +88,17 @@ def sync_repository(
             repository.name, "unchanged", documents=repository.documents, commit=commit
         )
     stored = store.stored_blobs(repository.name)
-    files = reader.list_tree(clone, commit) if tree is not None else []
-    changed = [f for f in files if stored.get(f.path) != f.blob]
+    try:
+        files = reader.list_tree(clone, commit) if tree is not None else []
+        changed = [f for f in files if stored.get(f.path) != f.blob]
+        documents, texts, findings = _read(clone, repository.name, changed)
+    except errors.TeamloreError as failure:  # git cannot read it: this repository only
+        repository.state, repository.problem = "skipped", failure.message
+        store.record(repository)
+        return RepositorySync(
+            repository.name, "skipped", documents=repository.documents, problem=failure.message
+        )
     deleted = sorted(stored.keys() - {f.path for f in files})
-    documents, texts, findings = _read(clone, repository.name, changed)
     blocking = [f for f in findings if f.severity == "block"]
     if blocking:
         repository.state = "skipped"
