@@ -324,3 +324,17 @@ def test_two_indexes_in_one_process_never_share_decoded_vectors(tmp_path: Path) 
         assert result["vector"]["ran"] and result["generation"] == 1
     assert result["vector"]["documents"] == 1
     assert {hit["repository"] for hit in result["results"]} <= {"one"}
+
+
+def test_the_text_view_names_each_hits_repository_and_path_within_80_columns(
+    home: Path, clones: dict[str, Path]
+) -> None:
+    added(home, None, clones)
+    org_json(home, None, "sync", "--lexical")
+    code, text = org(home, None, "search", "payroll", "--lexical")
+    lines = text.splitlines()
+    assert code == 0 and lines[1:3] == [
+        "billing: deploy-billing  entry, score 1.99, by words",
+        "  .threadshare/memory/entries/deploy-billing.md",
+    ]
+    assert all(len(line) <= 80 for line in lines)

@@ -153,10 +153,12 @@ def _render_search(result: dict[str, Any]) -> None:
     if not result["results"]:
         say("No matching memory in the org index.")
     for hit in result["results"]:
+        # three short lines a hit, so the text view reads at 80 columns
         say(
             styled(f"{hit['repository']}: {hit['id']}", "bold"),
-            f" ({hit['kind']}, {hit['path']}, score {hit['score']:.2f}, {matched_by(hit)})",
+            f"  {hit['kind']}, score {hit['score']:.2f}, {matched_by(hit)}",
         )
+        say(f"  {hit['path']}")
         say(f"  {hit['snippet']}")
 
 
