@@ -18,6 +18,8 @@ import orjson
 from teamlore.core import db, errors
 from teamlore.core.analyzer import Query
 from teamlore.core.lock import file_lock
+from teamlore.core.paths import write_private_file
+from teamlore.core.timeutil import now_instant
 from teamlore.org.store import (
     Backend,
     Document,
@@ -233,9 +235,21 @@ class SqliteStore:
 
     @contextmanager
     def sync_lock(self, wait_seconds: float, holder: str) -> Iterator[None]:
+        """A file lock next to the database; the holder is written beside it, so a second sync
+        that gives up can say who holds it."""
         lock = self.path.with_name(self.path.name + ".sync-lock")
-        with file_lock(lock, wait_seconds=wait_seconds, what="org sync on this machine"):
-            yield
+        named = self.path.with_name(self.path.name + ".sync-holder")
+        try:
+            with file_lock(lock, wait_seconds=wait_seconds, what="org sync"):
+                write_private_file(named, f"{holder}, since {now_instant()}".encode())
+                yield
+        except errors.TeamloreError as busy:
+            if busy.code != errors.LOCK_BUSY.code:
+                raise
+            who = named.read_text(errors="replace") if named.exists() else "holder unknown"
+            raise errors.TeamloreError(
+                errors.LOCK_BUSY, f"another org sync is running ({who})"
+            ) from None
 
     # ---------------------------------------------------------------------------------- search
 
