@@ -48,18 +48,20 @@ class RepositoryGone(Exception):
 
 
 def head_state(clone: Path) -> tuple[str, str | None]:
-    """(HEAD commit, memory tree id or None). Raises RepositoryGone."""
+    """(HEAD commit, memory tree id or None), asked of one `git cat-file --batch-check` (the
+    no-op sync of many repositories is one git process each). Raises RepositoryGone."""
     if not clone.is_dir():
         raise RepositoryGone("the clone's directory no longer exists")
     try:
-        commit = run_git_text(["rev-parse", "--verify", "HEAD^{commit}"], cwd=clone).strip()
+        out = run_git(
+            ["cat-file", "--batch-check"], cwd=clone, stdin=f"HEAD\nHEAD:{MEMORY_ROOT}\n".encode()
+        ).decode("utf-8", "replace")
     except GitCommandError:
         raise RepositoryGone("not a git repository with a commit") from None
-    try:
-        tree = run_git_text(["rev-parse", "--verify", f"{commit}:{MEMORY_ROOT}"], cwd=clone).strip()
-    except GitCommandError:
-        return commit, None
-    return commit, tree
+    head, memory = (line.split() for line in out.splitlines()[:2])
+    if len(head) != 3 or head[1] != "commit":
+        raise RepositoryGone("not a git repository with a commit")
+    return head[0], memory[0] if len(memory) == 3 and memory[1] == "tree" else None
 
 
 def list_tree(clone: Path, commit: str) -> list[TreeFile]:
