@@ -254,25 +254,39 @@ class SqliteStore:
     # ---------------------------------------------------------------------------------- search
 
     def lexical(self, query: Query, where: SearchFilter, window: int) -> list[LexicalHit]:
+        """The `window` best matches by BM25 with the terms each holds. Unfiltered, FTS5 is asked
+        alone for its best (no join per match; the few deprecated documents among them are then
+        left out); with a repository or kind filter, the filtered join over every match."""
         conditions, params = _filter_sql(where)
-        rows = self.conn.execute(
-            "SELECT d.id, bm25(org_fts) AS rank FROM org_fts JOIN org_documents AS d "
-            f"ON d.id = org_fts.rowid WHERE org_fts MATCH ?{conditions} ORDER BY rank LIMIT ?",
-            (query.match_any(), *params, window),
-        ).fetchall()
+        if not where.repositories and not where.kinds:
+            rows = self.conn.execute(
+                "WITH best AS (SELECT rowid AS id, bm25(org_fts) AS rank FROM org_fts "
+                "WHERE org_fts MATCH ? ORDER BY rank LIMIT ?) "
+                f"SELECT best.id, best.rank FROM best JOIN org_documents AS d ON d.id = best.id "
+                f"WHERE 1{conditions} ORDER BY best.rank",
+                (query.match_any(), window, *params),
+            ).fetchall()
+        else:
+            rows = self.conn.execute(
+                "SELECT d.id, bm25(org_fts) AS rank FROM org_fts JOIN org_documents AS d "
+                f"ON d.id = org_fts.rowid WHERE org_fts MATCH ?{conditions} ORDER BY rank LIMIT ?",
+                (query.match_any(), *params, window),
+            ).fetchall()
         held = self._terms_held(query, [row[0] for row in rows])
         return [LexicalHit(row[0], held.get(row[0], 1), -float(row[1])) for row in rows]
 
     def _terms_held(self, query: Query, docs: list[int]) -> dict[int, int]:
+        """How many query terms each candidate holds: each term's matches asked of FTS5 alone,
+        as one JSON array (memory search's way: no join and no Python step per match)."""
         if len(query.terms) < 2 or not docs:
             return {}
         held = dict.fromkeys(docs, 0)
-        marks = ", ".join("?" * len(docs))
         for term in query.terms:
-            for (doc,) in self.conn.execute(
-                f"SELECT rowid FROM org_fts WHERE org_fts MATCH ? AND rowid IN ({marks})",
-                (term.expr(), *docs),
-            ):
+            (found,) = self.conn.execute(
+                "SELECT json_group_array(rowid) FROM org_fts WHERE org_fts MATCH ?",
+                (term.expr(),),
+            ).fetchone()
+            for doc in held.keys() & orjson.loads(found):
                 held[doc] += 1
         return held
 

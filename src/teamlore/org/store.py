@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
 from teamlore.core import errors
 from teamlore.core.analyzer import Query
@@ -64,8 +64,7 @@ class Repository:
     documents: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class LexicalHit:
+class LexicalHit(NamedTuple):  # a tuple: a search builds up to a thousand of them
     doc: int  # the document's row id
     held: int  # query terms it holds
     strength: float  # BM25 (SQLite) or ts_rank (PostgreSQL): higher is better
