@@ -210,6 +210,10 @@ def test_an_over_long_query_or_limit_is_refused_and_changes_nothing(
     assert code == 1 and json.loads(output)["error"]["code"] == "ORG_REPOSITORY_UNKNOWN"
     code, output = org(home, database, "add", str(clones["web"]), "--format", "json")
     assert code == 1 and json.loads(output)["error"]["code"] == "ORG_REPOSITORY_EXISTS"
+    code, output = org(home, database, "add", str(clones["web"]), "--name", "w2", "-f", "json")
+    assert code == 1 and json.loads(output)["error"]["message"].endswith("for this clone (web)")
+    code, output = org(home, database, "add", str(clones["web"].parent), "--format", "json")
+    assert code == 1 and json.loads(output)["error"]["code"] == "NOT_A_GIT_REPOSITORY"
     assert [r["state"] for r in org_json(home, database, "status")["repositories"]] == [
         "new",
         "new",

@@ -58,10 +58,12 @@ def org_add(ctx: OpContext, request: AddRequest) -> dict[str, Any]:
             errors.INVALID_ARGUMENT, f"{name!r} cannot name a repository; give --name"
         )
     store = org_store(ctx)
-    if any(r.name == name for r in store.repositories()):
-        raise errors.TeamloreError(
-            errors.ORG_REPOSITORY_EXISTS, f"the org index already has a repository named {name}"
-        )
+    for known in store.repositories():
+        if known.name == name or known.path == str(clone):
+            what = f"named {name}" if known.name == name else f"for this clone ({known.name})"
+            raise errors.TeamloreError(
+                errors.ORG_REPOSITORY_EXISTS, f"the org index already has a repository {what}"
+            )
     remote = public_repository_identity(remote_url(clone))
     store.add_repository(Repository(name, str(clone), remote, now_instant()))
     return {"repository": name, "remote": remote, "index": store.where}
