@@ -341,3 +341,18 @@ def test_the_text_view_names_each_hits_repository_and_path_within_80_columns(
         "  .threadshare/memory/entries/deploy-billing.md",
     ]
     assert all(len(line) <= 80 for line in lines)
+
+
+def test_quotes_percent_signs_and_backslashes_in_a_query_are_only_text(
+    home: Path, database: str | None, clones: dict[str, Path]
+) -> None:
+    commit_memory(clones["billing"], {"odd": "It's 100% o'reilly: C:\\\\temp and %s are text."})
+    added(home, database, clones)
+    org_json(home, database, "sync", "--lexical")
+    for query in ("o'reilly", "100%", "%s", "C:\\\\temp", "'; DROP TABLE org_documents; --"):
+        result = org_json(home, database, "search", query, "--lexical")
+        assert all(hit["repository"] in ("billing", "web") for hit in result["results"])
+    assert found(org_json(home, database, "search", "o'reilly", "--lexical")) == [
+        ("billing", "odd")
+    ]
+    assert org_json(home, database, "status")["documents"] == 5

@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import psycopg
-from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool, PoolTimeout
@@ -303,19 +302,20 @@ class PostgresStore:
     # ---------------------------------------------------------------------------------- search
 
     def lexical(self, query: Query, where: SearchFilter, window: int) -> list[LexicalHit]:
-        any_term = " | ".join(f"({tsquery_text(term)})" for term in query.terms)
-        held = sql.SQL(" + ").join(
-            sql.SQL("(lexemes @@ {}::tsquery)::int").format(sql.Literal(tsquery_text(term)))
-            for term in query.terms
-        )
+        """The `window` documents holding the most query terms, then the strongest by
+        `ts_rank_cd`: the GIN index finds the documents holding any term. Every tsquery is a
+        parameter (never text in the statement)."""
+        terms = [tsquery_text(term) for term in query.terms]
+        held = " + ".join("(lexemes @@ %s::tsquery)::int" for _ in terms)
         conditions, params = _filter_sql(where)
-        statement = sql.SQL(
-            "SELECT id, {held} AS held, ts_rank_cd(lexemes, q) AS strength "
+        statement = (
+            f"SELECT id, {held} AS held, ts_rank_cd(lexemes, q) AS strength "
             "FROM org_documents, CAST(%s AS tsquery) AS q "
-            "WHERE lexemes @@ q{conditions} ORDER BY held DESC, strength DESC, id LIMIT %s"
-        ).format(held=held, conditions=sql.SQL(conditions))
+            f"WHERE lexemes @@ q{conditions} ORDER BY held DESC, strength DESC, id LIMIT %s"
+        )
+        any_term = " | ".join(f"({term})" for term in terms)
         with self._conn() as conn:
-            rows = conn.execute(statement, (any_term, *params, window)).fetchall()
+            rows = conn.execute(statement, (*terms, any_term, *params, window)).fetchall()
         return [LexicalHit(int(row[0]), int(row[1]), float(row[2])) for row in rows]
 
     def hits(self, docs: list[int]) -> dict[int, StoredHit]:
