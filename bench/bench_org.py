@@ -45,13 +45,13 @@ from teamlore.core.analyzer import parse_query
 from teamlore.core.paths import ensure_private_dir
 from teamlore.memory.store.search import VectorPath
 from teamlore.models.embeddings import bundled_embedder
+from teamlore.org.backends import open_store
 from teamlore.org.search import VECTORS, decode, search_org
 from teamlore.org.store import (
     OrgStore,
     Repository,
     SearchFilter,
     lock_holder,
-    open_store,
 )
 from teamlore.org.sync import sync_org
 

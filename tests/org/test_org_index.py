@@ -275,7 +275,7 @@ def test_a_second_sync_that_will_not_wait_says_who_holds_the_lock(
 ) -> None:
     added(home, database, clones)
     from teamlore.core.paths import resolve_home
-    from teamlore.org.store import open_store
+    from teamlore.org.backends import open_store
 
     store = open_store(database, resolve_home(home))
     try:

@@ -17,10 +17,8 @@ import socket
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal, NamedTuple, Protocol
 
-from teamlore.core import errors
 from teamlore.core.analyzer import Query
 
 Backend = Literal["sqlite", "postgresql"]
@@ -147,22 +145,6 @@ class OrgStore(Protocol):
     def revoke_token(self, name: str, revoked_at: str) -> bool: ...
     def token_named(self, digest: str) -> str | None: ...
     def tokens(self) -> list[Token]: ...
-
-
-def open_store(database: str | None, home: Path) -> OrgStore:
-    """The PostgreSQL store `database` names, else the embedded one under `home`."""
-    if database:
-        try:
-            from teamlore.org.postgres_store import PostgresStore
-        except ImportError:
-            raise errors.TeamloreError(
-                errors.ORG_DATABASE_UNAVAILABLE,
-                "a PostgreSQL org index needs psycopg: pip install 'teamlore[org]'",
-            ) from None
-        return PostgresStore.open(database)
-    from teamlore.org.sqlite_store import SqliteStore
-
-    return SqliteStore.open(home / "org.sqlite3")
 
 
 def chunks(items: list[Any], size: int) -> Iterator[list[Any]]:

@@ -13,7 +13,8 @@ import threading
 
 from teamlore.core.paths import resolve_home
 from teamlore.ops.registry import OpContext
-from teamlore.org.store import OrgStore, open_store
+from teamlore.org.backends import open_store
+from teamlore.org.store import OrgStore
 
 DATABASE_VARIABLE = "TEAMLORE_ORG_DATABASE"
 
