@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import shutil
 import sqlite3
 import sys
@@ -44,6 +45,8 @@ from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the `teamlore` entry point does
+
 import orjson
 
 from teamlore.core.analyzer import parse_query
@@ -53,6 +56,7 @@ from teamlore.memory.store.search import search_memory
 from teamlore.memory.store.state_db import open_state_db
 from teamlore.memory.store.vectors import sync_approved_vectors
 from teamlore.models.embeddings import Embedder, bundled_embedder
+from teamlore.models.multilingual import multilingual_embedder
 
 BENCH_DIR = Path(__file__).resolve().parent
 DEFAULT_TREE = BENCH_DIR.parent.parent / "shared" / "fixtures" / "threadshare-memory"
@@ -226,9 +230,10 @@ def memory_ranker(conn: sqlite3.Connection, mode: str, embedder: Embedder | None
     return rank
 
 
-def embed_tree(conn: sqlite3.Connection) -> Embedder:
-    """The bundled model, with every projected document embedded (as `memory search` does)."""
-    embedder = bundled_embedder()
+def embed_tree(conn: sqlite3.Connection, model: str = "multilingual") -> Embedder:
+    """Memory's model (`multilingual`, the default of `memory search`) or the static one
+    (`static`, what sessions use), with every projected document embedded."""
+    embedder = (multilingual_embedder() if model == "multilingual" else None) or bundled_embedder()
     sync_approved_vectors(conn, repository_key=REPO, worktree_key=WORKTREE, embedder=embedder)
     return embedder
 
@@ -304,6 +309,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--show-misses", action="store_true")
     parser.add_argument(
+        "--model", choices=("multilingual", "static"), default="multilingual", help="memory's model"
+    )
+    parser.add_argument(
         "--allow-overlap", action="store_true", help="measure even when a query shares terms"
     )
     parser.add_argument(
@@ -337,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
         if found and not args.allow_overlap:
             print("refusing to measure: reword these queries (or pass --allow-overlap)")
             return 1
-        embedder = embed_tree(conn)
+        embedder = embed_tree(conn, args.model)
         rankers: dict[str, Ranker] = {
             mode: memory_ranker(conn, mode, embedder)
             for mode in ("lexical", "vector", "hybrid", "meaning")

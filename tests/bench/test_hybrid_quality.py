@@ -86,7 +86,13 @@ def test_check_only_validates_a_set_without_embedding_or_searching(
     def never(*args: object, **kwargs: object) -> None:
         raise AssertionError("--check-only ran retrieval")
 
-    for name in ("embed_tree", "memory_ranker", "search_memory", "bundled_embedder"):
+    for name in (
+        "embed_tree",
+        "memory_ranker",
+        "search_memory",
+        "bundled_embedder",
+        "multilingual_embedder",
+    ):
         monkeypatch.setattr(bench, name, never)
     tree = shared_fixtures("threadshare-memory")
     args = ["--tree", str(tree), "--queries", str(bench.HELDOUT_QUERIES), "--check-only"]
