@@ -214,7 +214,7 @@ def memory_embedder(home: Path | None = None) -> Embedder | None:
     """The embedder of memory search, stage and recall: with `[embeddings] backend = "bundled"`
     (the default) the multilingual model when its package is installed, else the static one;
     otherwise what config.toml configures (`configured_embedder`)."""
-    from teamlore.core.paths import state_dir_path
+    from teamlore.core.locations import state_dir_path
 
     configured = configured_embedder(home)
     if isinstance(configured, BundledEmbedder):
