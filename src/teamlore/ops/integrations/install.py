@@ -9,8 +9,14 @@ What install writes, per client (docs/agents.md):
 - MCP server `teamlore_personal`: personal read tier with the global context (`--personal`:
   also the init tier), client id `claude-code` / `codex-cli`;
 - a SessionStart hook running `teamlore hook session-start --client <client>`;
-- for Codex, `required = true` + `startup_timeout_sec` on each server and the hooks feature flag;
-- then, when the repository has team memory and `memory assemble` exists, the assembled block.
+- for Codex, `startup_timeout_sec` on each server and the hooks feature flag; `required = true`
+  in user scope only (a committed project entry with `required = true` stops Codex in that
+  repository for every teammate without teamlore on PATH);
+- then, for project scope or with `--assemble`, when the repository has team memory and
+  `memory assemble` exists, the assembled block (recorded, so uninstall takes it back out).
+
+Every change to a client file is a transaction (integrations/transaction.py): an interrupted
+install or uninstall is completed by the next install or uninstall; doctor reports it.
 
 User scope pins this interpreter (and `TEAMLORE_HOME` when set); project scope writes the
 portable form that is safe to commit (`teamlore` on PATH, nothing user-specific).
@@ -33,7 +39,7 @@ from pydantic import BaseModel, Field
 from teamlore.core import errors
 from teamlore.core.paths import resolve_home, state_dir_path
 from teamlore.core.strict import STRICT
-from teamlore.integrations import claude, codex, installer
+from teamlore.integrations import claude, codex, installer, transaction
 from teamlore.integrations import doctor as doctor_checks
 from teamlore.integrations.entries import (
     PERSONAL_SERVER,
@@ -42,7 +48,7 @@ from teamlore.integrations.entries import (
     HookSpec,
     ServerSpec,
 )
-from teamlore.integrations.manifest import HookRecord, load_manifest
+from teamlore.integrations.manifest import HookRecord, Manifest, load_manifest
 from teamlore.ops.integrations.mcp_config import McpConfigRequest, _Plan
 from teamlore.ops.integrations.session_brief import worktree_root
 from teamlore.ops.registry import REGISTRY, OpContext, load_operations, operation
@@ -66,6 +72,11 @@ class InstallRequest(BaseModel):
     )
     force: bool = Field(
         False, description="replace an entry teamlore did not write; skip CLI check"
+    )
+    assemble: bool = Field(
+        False,
+        description="user scope: also write the team memory block into this repository's "
+        "CLAUDE.md / AGENTS.md (project scope always does)",
     )
 
 
@@ -125,7 +136,9 @@ def _server(client: str, name: str, capabilities: list[str], portable: bool) -> 
         )
     )
     launch = plan.launch(client)
-    return ServerSpec(name, launch["command"], launch["args"], launch["env"], plan.codex()["table"])
+    # a committed entry must not stop Codex for a teammate without teamlore (docs/agents.md)
+    table = {**plan.codex()["table"], "required": not portable}
+    return ServerSpec(name, launch["command"], launch["args"], launch["env"], table)
 
 
 def _teamlore_command(portable: bool) -> str:
@@ -160,21 +173,70 @@ def plan_client(client: str, request: InstallRequest, root: Path | None) -> list
     return files
 
 
-def _assemble(ctx: OpContext, client: str, root: Path | None) -> dict[str, Any]:
-    """Run `memory assemble` for the client when the repository has team memory."""
+ASSEMBLED = {"claude": ("CLAUDE.md", ".claude/skills"), "codex": ("AGENTS.md", ".agents/skills")}
+
+
+def _assemble(
+    ctx: OpContext, client: str, scope: str, root: Path | None, home: Path
+) -> dict[str, Any]:
+    """Run `memory assemble` for the client when the repository has team memory, and record
+    the files it wrote in the installation, so uninstall takes them back out."""
     where = root or worktree_root(ctx.cwd.resolve())
     if where is None or not (where / ".threadshare" / "memory").is_dir():
         return {"ran": False, "reason": "no team memory in this folder"}
     load_operations()
     if "memory.assemble" not in REGISTRY.operations:
         return {"ran": False, "reason": "memory assemble is not available in this teamlore"}
+    instructions, skills = ASSEMBLED[client]
+    before = installer.snapshot(where, [instructions], skills)
     try:
         result = REGISTRY.get("memory.assemble").run(
             OpContext(cwd=where, home=ctx.home), {"provider": client}
         )
     except errors.TeamloreError as err:
         return {"ran": False, "reason": f"{err.code}: {err.message}"}
+    installer.record_written(
+        home,
+        client=client,
+        scope=scope,
+        root=root,
+        top=where,
+        files=[instructions],
+        folder=skills,
+        before=before,
+    )
     return {"ran": True, "result": result}
+
+
+def _previews(
+    home: Path,
+    request: InstallRequest,
+    root: Path | None,
+    plans: dict[str, list[FileEdits]],
+    options: dict[str, Any],
+) -> list[dict[str, Any]]:
+    return [
+        installer.install(
+            home,
+            client=c,
+            scope=request.scope,
+            root=root,
+            files=plans[c],
+            options=options,
+            force=request.force,
+            dry_run=True,
+            check_writable=not request.dryRun,
+        )
+        for c in plans
+    ]
+
+
+def _pending_note(home: Path) -> list[str]:
+    """A dry run only says what the real run would finish first."""
+    intent = transaction.pending(home) if home.is_dir() else None
+    if intent is None:
+        return []
+    return [f"an interrupted {intent.describe()} will be completed first"]
 
 
 @operation(
@@ -194,36 +256,32 @@ def install(ctx: OpContext, request: InstallRequest) -> dict[str, Any]:
         else (state_dir_path() if request.dryRun else resolve_home(ctx.home))
     )
     options = {"team": request.team, "personal": request.personal, "syncOnStop": request.syncOnStop}
-    # dry-run every client first: a refusal for the second leaves the first untouched too
-    previews = [
-        installer.install(
-            home,
-            client=c,
-            scope=request.scope,
-            root=root,
-            files=plans[c],
-            options=options,
-            force=request.force,
-            dry_run=True,
-            check_writable=not request.dryRun,
-        )
-        for c in clients
-    ]
     if request.dryRun:
-        return {"dryRun": True, "installed": previews, "notes": notes}
+        return {
+            "dryRun": True,
+            "installed": _previews(home, request, root, plans, options),
+            "notes": [*notes, *_pending_note(home)],
+        }
     installed = []
-    for client in clients:
-        done = installer.install(
-            home,
-            client=client,
-            scope=request.scope,
-            root=root,
-            files=plans[client],
-            options=options,
-            force=request.force,
-        )
-        done["assemble"] = _assemble(ctx, client, root)
-        installed.append(done)
+    with transaction.locked(home):
+        completed = transaction.complete(home)
+        if completed:
+            notes.append(completed)
+        # dry-run every client first: a refusal for the second leaves the first untouched too
+        _previews(home, request, root, plans, options)
+        for client in clients:
+            done = installer.install(
+                home,
+                client=client,
+                scope=request.scope,
+                root=root,
+                files=plans[client],
+                options=options,
+                force=request.force,
+            )
+            if request.scope == "project" or request.assemble:
+                done["assemble"] = _assemble(ctx, client, request.scope, root, home)
+            installed.append(done)
     if "codex" in clients:
         notes.append(
             "codex: run `codex` once and trust teamlore's SessionStart hook in /hooks "
@@ -246,8 +304,27 @@ def uninstall(ctx: OpContext, request: UninstallRequest) -> dict[str, Any]:
     """Remove exactly what install added (restoring files byte for byte when untouched since)"""
     root = _project_root(ctx, request.scope)
     home = ctx.home if ctx.home is not None else state_dir_path()
-    names = list(CLIENTS) if request.client == "all" else [request.client]
-    manifest = load_manifest(home)
+    names: list[str] = list(CLIENTS) if request.client == "all" else [request.client]
+    if request.dryRun:
+        return {"dryRun": True, "uninstalled": _uninstall_all(home, request, root, names, True)}
+    with transaction.locked(home):
+        completed = transaction.complete(home)
+        try:
+            removed = _uninstall_all(home, request, root, names, False)
+        except errors.TeamloreError as err:
+            if completed is None or err.code != errors.NOTHING_INSTALLED.code:
+                raise
+            removed = []
+    out: dict[str, Any] = {"dryRun": False, "uninstalled": removed}
+    if completed:
+        out["notes"] = [completed]
+    return out
+
+
+def _uninstall_all(
+    home: Path, request: UninstallRequest, root: Path | None, names: list[str], dry_run: bool
+) -> list[dict[str, Any]]:
+    manifest = load_manifest(home) if home.is_dir() else Manifest()
     root_key = str(root) if root is not None else None
     present = [c for c in names if manifest.find(c, request.scope, root_key)]
     if not present:
@@ -259,10 +336,9 @@ def uninstall(ctx: OpContext, request: UninstallRequest) -> dict[str, Any]:
         installer.uninstall(home, client=c, scope=request.scope, root=root, dry_run=True)
         for c in present
     ]  # every file parses and is ours to edit before any is touched
-    if request.dryRun:
-        return {"dryRun": True, "uninstalled": previews}
-    removed = [installer.uninstall(home, client=c, scope=request.scope, root=root) for c in present]
-    return {"dryRun": request.dryRun, "uninstalled": removed}
+    if dry_run:
+        return previews
+    return [installer.uninstall(home, client=c, scope=request.scope, root=root) for c in present]
 
 
 # -- doctor -----------------------------------------------------------------------------------
