@@ -16,73 +16,18 @@ import subprocess
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
+from install_world import (
+    CLAUDE_SETTINGS,
+    CODEX_CONFIG,
+    op,
+    refused,
+    seed_user_configs,
+    tree,
+)
 
 from support import git, teamlore_cli
-from teamlore.core import errors
-from teamlore.ops.registry import OpContext, run_operation
-
-CODEX_CONFIG = """\
-# my Codex settings
-model = "o3"  # the one I like
-approval_policy = "on-request"
-
-[mcp_servers.other]
-command = "other-server"
-args = ["--fast"]
-
-[profiles.work]
-model = "gpt-5.5"
-"""
-CLAUDE_JSON = '{\n  "numStartups": 3,\n  "mcpServers": {\n    "other": {"command": "x"}\n  }\n}'
-CLAUDE_SETTINGS = '{\n  "theme": "dark",\n  "hooks": {\n    "Stop": []\n  }\n}\n'
-
-
-@pytest.fixture()
-def user(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A private HOME with both CLIs on PATH and a private teamlore state dir."""
-    home = tmp_path / "home"
-    home.mkdir()
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    for name in ("claude", "codex"):
-        stand_in = bin_dir / name
-        stand_in.write_text("#!/bin/sh\nexit 0\n")
-        stand_in.chmod(0o755)
-    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setenv("TEAMLORE_HOME", str(tmp_path / "state"))
-    return home
-
-
-def op(name: str, cwd: Path, **payload: Any) -> dict[str, Any]:
-    return run_operation(name, OpContext(cwd=cwd), payload)
-
-
-def refused(name: str, cwd: Path, **payload: Any) -> errors.TeamloreError:
-    with pytest.raises(errors.TeamloreError) as caught:
-        op(name, cwd, **payload)
-    return caught.value
-
-
-def seed_user_configs(home: Path) -> dict[Path, bytes]:
-    files = {
-        home / ".codex" / "config.toml": CODEX_CONFIG.encode(),
-        home / ".claude.json": CLAUDE_JSON.encode(),
-        home / ".claude" / "settings.json": CLAUDE_SETTINGS.encode(),
-    }
-    for path, data in files.items():
-        path.parent.mkdir(exist_ok=True)
-        path.write_bytes(data)
-    return files
-
-
-def tree(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
 
 def test_install_keeps_the_users_settings_and_comments_and_uninstall_restores_bytes(

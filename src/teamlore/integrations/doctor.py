@@ -89,9 +89,7 @@ def entry_checks(installation: Installation) -> tuple[list[Check], list[dict[str
                     servers.append({"name": entry.key[1], "file": str(path), **value})
                     command = str(value.get("command", ""))
                     if not _resolves(command):
-                        checks.append(
-                            Check(label, "fail", f"{name}: `{command}` does not exist", again)
-                        )
+                        checks.append(_missing_command(installation, label, name, command, again))
                         continue
                 checks.append(Check(label, "ok", f"{name} in {path}{where}"))
             elif isinstance(entry, HookRecord):
@@ -103,6 +101,43 @@ def entry_checks(installation: Installation) -> tuple[list[Check], list[dict[str
                         Check(label, "fail", f"{path}: the {entry.event} hook is missing", again)
                     )
     return checks, servers
+
+
+def _missing_command(
+    installation: Installation, label: str, name: str, command: str, again: str
+) -> Check:
+    """A user-scope command that is gone is broken; a project-scope entry names `teamlore` on
+    PATH, which this person may simply not have yet (the entry is `required = false` for Codex,
+    so the client starts without it: docs/agents.md)."""
+    if installation.scope != "project":
+        return Check(label, "fail", f"{name}: `{command}` does not exist", again)
+    return Check(
+        label,
+        "warn",
+        f"{name}: `{command}` is not on PATH, so {installation.client} starts this repository's "
+        "sessions without teamlore's tools",
+        "install teamlore (e.g. `pipx install teamlore`) or put its bin folder on PATH",
+    )
+
+
+def interrupted_check(
+    operation: str, client: str, scope: str, root: str | None, when: str
+) -> Check:
+    """An install or uninstall that was killed part-way; doctor only reports it (it is a
+    read-only command): the next install or uninstall finishes it from its intent record."""
+    flags = f"--client {client}" + (" --scope project" if scope == "project" else "")
+    where = f"in {root}: " if root else ""
+    finish = f"teamlore {operation} {flags}"
+    fix = f"{where}{finish} (finishes it)"
+    if operation == "install":
+        fix = f"{where}teamlore uninstall {flags} (takes it back out) or {finish} (finishes it)"
+    return Check(
+        "integrations.interrupted",
+        "fail",
+        f"an {operation} of {client} ({scope} scope) was interrupted at {when}; its client "
+        "files are each as before or as intended",
+        fix,
+    )
 
 
 async def _list_tools(server: dict[str, Any], cwd: Path) -> list[str]:

@@ -192,7 +192,10 @@ def _install_intent(
         backup = before.backup if before else None
         existed = before.existed if before else original is not None
         if before is None and original is not None:
-            backup = store_backup(home, edits.path, original)
+            try:
+                backup = store_backup(home, edits.path, original)
+            except OSError as exc:
+                raise tx.state_error(exc, "the install") from None
         elif before is not None and sha256(original) != before.installedSha256:
             # changed since our last write: the old backup no longer describes "before
             # teamlore", so uninstall will remove our entries instead of restoring bytes

@@ -127,7 +127,7 @@ def file_intent(
 # -- the state-dir side: lock, intent record ------------------------------------------------
 
 
-def _state_error(exc: OSError, what: str) -> errors.TeamloreError:
+def state_error(exc: OSError, what: str) -> errors.TeamloreError:
     code = errors.storage_error(exc) or errors.STATE_DIR_UNSAFE
     if code is errors.DISK_FULL:
         message = (
@@ -148,7 +148,7 @@ def locked(home: Path) -> Iterator[None]:
         lock = file_lock(folder / LOCK_NAME, wait_seconds=LOCK_WAIT_SECONDS, what="an install")
         lock.__enter__()
     except OSError as exc:
-        raise _state_error(exc, "the install") from None
+        raise state_error(exc, "the install") from None
     try:
         yield
     finally:
@@ -172,11 +172,12 @@ def load_intent(home: Path) -> Intent | None:
 
 
 def record_intent(home: Path, intent: Intent) -> None:
+    failpoint(f"{intent.operation}.planned")
     try:
         write_state_file(home, INTENT_NAME, intent.model_dump_json(indent=1).encode())
         failpoint(f"{intent.operation}.intent-written")
     except OSError as exc:
-        raise _state_error(exc, f"the {intent.operation}") from None
+        raise state_error(exc, f"the {intent.operation}") from None
 
 
 def clear_intent(home: Path) -> None:
@@ -322,7 +323,7 @@ def commit(home: Path, intent: Intent) -> None:
         for name in intent.dropBackups:
             drop_backup(home, name)
     except OSError as exc:
-        raise _state_error(exc, f"the {intent.operation}") from None
+        raise state_error(exc, f"the {intent.operation}") from None
     emptied = {d for item in intent.files if item.intended is None for d in item.removeDirs}
     for directory in sorted(emptied, key=lambda d: d.count(os.sep), reverse=True):
         with contextlib.suppress(OSError):  # deepest first; one still in use stays

@@ -528,6 +528,13 @@ def doctor(ctx: OpContext, request: DoctorRequest) -> dict[str, Any]:
     home = ctx.home if ctx.home is not None else state_dir_path()
     names = list(CLIENTS) if request.client == "all" else [request.client]
     checks: list[doctor_checks.Check] = []
+    intent = transaction.pending(home) if home.is_dir() else None
+    if intent is not None:
+        checks.append(
+            doctor_checks.interrupted_check(
+                intent.operation, intent.client, intent.scope, intent.root, intent.startedAt
+            )
+        )
     for client in names:
         checks += _client_checks(ctx, client, home)
     state_checks: dict[str, Callable[[], doctor_checks.Check]] = {
