@@ -257,3 +257,57 @@ def test_sync_on_stop_adds_a_stop_hook_for_each_client(user: Path) -> None:
     ]
     op("uninstall", user, client="all")
     assert tree(user) == before
+
+
+# -- the repository you stand in ------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def team_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A repository with reviewed team memory (the demo's), never assembled."""
+    target = tmp_path_factory.mktemp("team") / "demo"
+    done = teamlore_cli(
+        "demo", "--dir", str(target), "--format", "json", env={"TEAMLORE_HOME": str(target)}
+    )
+    assert done.returncode == 0, done.stderr
+    repo = Path(json.loads(done.stdout)["repository"])
+    for name in ("CLAUDE.md", "AGENTS.md"):
+        (repo / name).unlink()
+    for name in (".claude", ".agents"):
+        shutil.rmtree(repo / name)
+    return repo
+
+
+def test_a_user_scope_install_writes_into_the_repository_only_when_asked_and_uninstall_takes_it_out(
+    user: Path, team_repo: Path, tmp_path: Path
+) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(team_repo, repo, symlinks=True)
+    before = tree(repo)
+    result = op("install", repo, client="all")
+    assert all("assemble" not in done for done in result["installed"])
+    assert tree(repo) == before
+    op("uninstall", repo, client="all")
+
+    result = op("install", repo, client="all", assemble=True)
+    assert [done["assemble"]["ran"] for done in result["installed"]] == [True, True]
+    assert "## Team memory" in (repo / "CLAUDE.md").read_text()
+    assert "## Team memory" in (repo / "AGENTS.md").read_text()
+    assert (repo / ".claude" / "skills").is_dir()
+    op("uninstall", repo, client="all")
+    assert tree(repo) == before
+    assert not (repo / ".claude").exists() and not (repo / ".agents").exists()
+
+
+def test_an_assembled_file_edited_since_install_is_kept_by_uninstall(
+    user: Path, team_repo: Path, tmp_path: Path
+) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(team_repo, repo, symlinks=True)
+    op("install", repo, client="claude", assemble=True)
+    edited = (repo / "CLAUDE.md").read_text() + "\nMy own note.\n"
+    (repo / "CLAUDE.md").write_text(edited)
+    result = op("uninstall", repo, client="claude")
+    assert (repo / "CLAUDE.md").read_text() == edited
+    actions = {Path(f["path"]).name: f["action"] for f in result["uninstalled"][0]["files"]}
+    assert actions["CLAUDE.md"] == "kept (changed since install)"

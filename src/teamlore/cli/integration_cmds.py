@@ -46,6 +46,8 @@ def _render_uninstall(result: dict[str, Any]) -> None:
     title = "would change (dry run, nothing written)" if result["dryRun"] else "uninstalled"
     for done in result["uninstalled"]:
         _render_files(title, done)
+    for note in result.get("notes", []):
+        say(styled("note", "yellow"), f" {note}")
 
 
 @app.command()
@@ -65,6 +67,12 @@ def install(
     sync_on_stop: bool = typer.Option(
         False, "--sync-on-stop", help="Also index each session's file when it stops (Stop hook)."
     ),
+    assemble: bool = typer.Option(
+        False,
+        "--assemble",
+        help="User scope: also write the team memory block into this repository's "
+        "CLAUDE.md / AGENTS.md (project scope always does).",
+    ),
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """Connect Claude Code and/or Codex: MCP servers, SessionStart hook, assembled memory."""
@@ -78,6 +86,7 @@ def install(
             "dryRun": dry_run,
             "force": force,
             "syncOnStop": sync_on_stop,
+            "assemble": assemble,
         },
         fmt,
         _render_install,
