@@ -279,3 +279,18 @@ def test_project_scope_codex_servers_are_not_required(user: Path, tmp_path: Path
     servers = tomllib.loads((repo / ".codex" / "config.toml").read_text())["mcp_servers"]
     assert servers["teamlore"]["required"] is False
     assert servers["teamlore_personal"]["required"] is False
+
+
+def test_doctor_warns_when_a_project_entry_names_a_teamlore_that_is_not_on_path(
+    user: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    op("install", repo, client="codex", scope="project")
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}/usr/bin{os.pathsep}/bin")
+    checks = op("doctor", repo, client="codex")["checks"]
+    project = [c for c in checks if "not on PATH" in c["message"]]
+    assert {c["status"] for c in project} == {"warn"} and len(project) == 3  # 2 servers, 1 hook
+    assert all("teamlore" in c["fix"] for c in project)
+    assert not [c for c in checks if c["status"] == "fail" and c["check"].startswith("codex.")]

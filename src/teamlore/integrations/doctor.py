@@ -86,11 +86,11 @@ def entry_checks(installation: Installation) -> tuple[list[Check], list[dict[str
                     checks.append(Check(label, "fail", f"{path}: {name} is missing", again))
                     continue
                 if entry.key[0] in SERVER_KEYS and isinstance(value, dict):
-                    servers.append({"name": entry.key[1], "file": str(path), **value})
                     command = str(value.get("command", ""))
-                    if not _resolves(command):
+                    if not _resolves(command):  # nothing to start
                         checks.append(_missing_command(installation, label, name, command, again))
                         continue
+                    servers.append({"name": entry.key[1], "file": str(path), **value})
                 checks.append(Check(label, "ok", f"{name} in {path}{where}"))
             elif isinstance(entry, HookRecord):
                 groups = cf.hook_groups(document.doc, entry.event)
@@ -199,9 +199,23 @@ async def _with_timeout(server: dict[str, Any], cwd: Path, timeout: float) -> li
 
 
 def hook_check(
-    client: str, command: str, cwd: Path, event: str = "SessionStart", timeout: float = 10.0
+    client: str,
+    command: str,
+    cwd: Path,
+    event: str = "SessionStart",
+    timeout: float = 10.0,
+    *,
+    portable: bool = False,
 ) -> Check:
     name = f"{client}.hook"
+    program = command.split(" ", 1)[0]
+    if portable and not _resolves(program):  # a project hook needs teamlore on this PATH
+        return Check(
+            name,
+            "warn",
+            f"the {event} hook runs `{program}`, which is not on PATH here",
+            "install teamlore (e.g. `pipx install teamlore`) or put its bin folder on PATH",
+        )
     payload = json.dumps({"hook_event_name": event, "source": "startup", "cwd": str(cwd)})
     try:
         done = subprocess.run(

@@ -382,7 +382,14 @@ def _client_checks(ctx: OpContext, client: str, home: Path) -> list[doctor_check
         with ThreadPoolExecutor(max_workers=4) as pool:  # servers start in parallel, as in a client
             started = [pool.submit(doctor_checks.server_check, client, s, cwd) for s in servers]
             ran = [
-                pool.submit(doctor_checks.hook_check, client, h.command, cwd, h.event)
+                pool.submit(
+                    doctor_checks.hook_check,
+                    client,
+                    h.command,
+                    cwd,
+                    h.event,
+                    portable=installation.scope == "project",
+                )
                 for h in hooks
             ]
             checks += [future.result() for future in [*started, *ran]]
