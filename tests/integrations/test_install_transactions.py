@@ -86,7 +86,7 @@ def test_a_kill_at_any_step_of_install_is_undone_byte_for_byte_by_uninstall(
 def test_a_kill_at_any_step_of_install_is_completed_by_the_next_install(
     user: Path, step: str
 ) -> None:
-    seed(user)
+    before = seed(user)
     op("install", user, client="claude")
     intended = tree(user)
     op("uninstall", user, client="claude")
@@ -94,6 +94,8 @@ def test_a_kill_at_any_step_of_install_is_completed_by_the_next_install(
     run_killed_at(f"install.{step}", RUN, "install", str(user), "claude")
     op("install", user, client="claude")
     assert tree(user) == intended
+    op("uninstall", user, client="claude")  # the re-install's server does not stay behind
+    assert tree(user) == before
 
 
 @pytest.mark.parametrize("client", ["claude", "codex"])

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from teamlore.core import errors
 
-MAX_DEPTH = 256
+MAX_DEPTH = 200
 DEFAULT_UNIT = "  "
 _WS = re.compile(r"[ \t\n\r]*")
 _STRING = re.compile(r'"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*"')
@@ -39,6 +39,7 @@ class Node:
     end: int = 0
     members: list[Member] = field(default_factory=list)
     items: list[Node] = field(default_factory=list)
+    expanded: bool = True  # False: children not located yet (`JsonText.open`)
 
 
 @dataclass
@@ -49,6 +50,9 @@ class Member:
 
 
 class _Parser:
+    """The strict reader that names the line of what is wrong. It runs only when the fast path
+    (the C `json` module) refuses a file or when the file has surrogate escapes to check."""
+
     def __init__(self, text: str, path: Path) -> None:
         self.text = text
         self.path = path
@@ -153,23 +157,84 @@ def invalid(path: Path, text: str, pos: int, why: str) -> errors.TeamloreError:
     )
 
 
+_DECODER = json.JSONDecoder()
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def validate(text: str, path: Path) -> None:
+    """Refuse what is not a strict JSON object, naming the line (the C reader does the common
+    case; the strict Python reader explains a refusal and checks surrogate escapes)."""
+    try:
+        parsed = json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
+        _Parser(text, path).document()
+        raise invalid(path, text, 0, "not strict JSON") from None
+    if not isinstance(parsed, dict):
+        raise invalid(path, text, 0, "the file is not a JSON object")
+    if _SURROGATE_ESCAPE.search(text):
+        _Parser(text, path).document()
+
+
+def _kind(char: str) -> Literal["object", "array", "scalar"]:
+    return "object" if char == "{" else "array" if char == "[" else "scalar"
+
+
 class JsonText:
-    """A JSON object file held as text, edited in place."""
+    """A JSON object file held as text, edited in place. Children are located on demand, so an
+    edit costs a few passes of the C decoder over the file, not a Python walk of every value."""
 
     def __init__(self, text: str, path: Path) -> None:
         self.path = path
         self.text = text if text.strip() else "{}\n"
-        self.root = _Parser(self.text, path).document()
+        validate(self.text, path)
+        self.root = self._locate_root()
+
+    def _skip_ws(self, pos: int) -> int:
+        match = _WS.match(self.text, pos)
+        assert match is not None
+        return match.end()
+
+    def _locate_root(self) -> Node:
+        return self.open(Node("object", self._skip_ws(0), expanded=False))
+
+    def open(self, node: Node) -> Node:
+        """`node` with its direct children located (their spans; theirs in turn on demand)."""
+        if node.expanded or node.kind == "scalar":
+            return node
+        text, close = self.text, "}" if node.kind == "object" else "]"
+        pos = self._skip_ws(node.start + 1)
+        while text[pos] != close:
+            start = pos
+            if node.kind == "object":
+                key, pos = _DECODER.raw_decode(text, pos)
+                pos = self._skip_ws(self._skip_ws(pos) + 1)  # past the colon
+            end = _DECODER.raw_decode(text, pos)[1]
+            child = Node(_kind(text[pos]), pos, end, expanded=False)
+            if node.kind == "object":
+                node.members.append(Member(key, start, child))
+            else:
+                node.items.append(child)
+            pos = self._skip_ws(end)
+            if text[pos] == ",":
+                pos = self._skip_ws(pos + 1)
+        node.end = pos + 1
+        node.expanded = True
+        return node
 
     def _splice(self, start: int, end: int, new: str) -> None:
+        """Replace [start, end) with `new` (valid JSON by construction), then locate again."""
         self.text = self.text[:start] + new + self.text[end:]
-        self.root = _Parser(self.text, self.path).document()
+        self.root = self._locate_root()
 
     # -- reading --------------------------------------------------------------------------------
 
     def member(self, node: Node, key: str) -> Member | None:
         """The member `key` of `node`; a key given twice is refused (which one would we edit?)."""
-        found = [m for m in node.members if m.key == key]
+        found = [m for m in self.open(node).members if m.key == key]
         if len(found) > 1:
             raise invalid(
                 self.path,
@@ -215,6 +280,7 @@ class JsonText:
 
     def _one_line(self, node: Node) -> bool:
         """Whether `node`'s children sit on its own line (`{"a": 1}`) rather than below it."""
+        self.open(node)
         children = [m.start for m in node.members] or [i.start for i in node.items]
         if children:
             return "\n" not in self.text[node.start : children[0]]
@@ -259,6 +325,7 @@ class JsonText:
 
     def _insert(self, node: Node, key: str | None, value: Any) -> None:
         """Add a member (object) or an item (array, `key` None) at the end of `node`."""
+        self.open(node)
         children: list[tuple[int, int]] = (
             [(m.start, m.value.end) for m in node.members]
             if node.kind == "object"
@@ -318,7 +385,7 @@ class JsonText:
             index = parent.members.index(found)
             self._remove_child(parent, [(m.start, m.value.end) for m in parent.members], index)
             emptied = self.find(key[: depth - 1])
-            if depth == 1 or emptied is None or emptied.members:
+            if depth == 1 or emptied is None or self.open(emptied).members:
                 return
 
     def remove_items(self, key: tuple[str, ...], drop: list[int]) -> None:
@@ -326,6 +393,7 @@ class JsonText:
         for index in sorted(drop, reverse=True):
             node = self.find(key)
             assert node is not None and node.kind == "array"
+            self.open(node)
             self._remove_child(node, [(i.start, i.end) for i in node.items], index)
 
     def _remove_child(self, node: Node, spans: list[tuple[int, int]], index: int) -> None:
@@ -342,7 +410,7 @@ class JsonText:
         node = self.find(key)
         if node is None or node.kind != "array":
             return []
-        return [self.value_of(item) for item in node.items]
+        return [self.value_of(item) for item in self.open(node).items]
 
     def render(self) -> bytes:
         return self.text.encode("utf-8")
