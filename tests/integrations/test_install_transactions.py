@@ -53,6 +53,16 @@ def seed(home: Path) -> dict[str, bytes]:
     return tree(home)
 
 
+def installed_and_removed(user: Path, client: str) -> tuple[dict[str, bytes], dict[str, bytes]]:
+    """The seeded files before install and as a clean install leaves them (then uninstalled)."""
+    before = seed(user)
+    op("install", user, client=client)
+    intended = tree(user)
+    op("uninstall", user, client=client)
+    assert tree(user) == before
+    return before, intended
+
+
 def each_file_as_before_or_as_intended(
     now: dict[str, bytes], before: dict[str, bytes], intended: dict[str, bytes]
 ) -> None:
@@ -65,12 +75,7 @@ def each_file_as_before_or_as_intended(
 def test_a_kill_at_any_step_of_install_is_undone_byte_for_byte_by_uninstall(
     user: Path, client: str, step: str
 ) -> None:
-    before = seed(user)
-    op("install", user, client=client)
-    intended = tree(user)
-    op("uninstall", user, client=client)
-    assert tree(user) == before
-
+    before, intended = installed_and_removed(user, client)
     run_killed_at(f"install.{step}", RUN, "install", str(user), client)
     each_file_as_before_or_as_intended(tree(user), before, intended)
     if step == "planned":  # killed before its intent record: nothing was touched or recorded
@@ -86,11 +91,7 @@ def test_a_kill_at_any_step_of_install_is_undone_byte_for_byte_by_uninstall(
 def test_a_kill_at_any_step_of_install_is_completed_by_the_next_install(
     user: Path, step: str
 ) -> None:
-    before = seed(user)
-    op("install", user, client="claude")
-    intended = tree(user)
-    op("uninstall", user, client="claude")
-
+    before, intended = installed_and_removed(user, "claude")
     run_killed_at(f"install.{step}", RUN, "install", str(user), "claude")
     op("install", user, client="claude")
     assert tree(user) == intended

@@ -181,18 +181,8 @@ def record_intent(home: Path, intent: Intent) -> None:
 
 
 def clear_intent(home: Path) -> None:
-    folder = integrations_dir(home)
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(folder / INTENT_NAME)
-    _fsync_dir(folder)
-
-
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    """Mark the transaction done: unlink the record, fsync its folder."""
+    safe_write.delete_file(integrations_dir(home), INTENT_NAME)
 
 
 # -- the client side: compare-and-swap ------------------------------------------------------

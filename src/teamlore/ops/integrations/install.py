@@ -208,27 +208,27 @@ def _assemble(
     return {"ran": True, "result": result}
 
 
-def _previews(
+def _install_one(
     home: Path,
     request: InstallRequest,
     root: Path | None,
-    plans: dict[str, list[FileEdits]],
-    options: dict[str, Any],
-) -> list[dict[str, Any]]:
-    return [
-        installer.install(
-            home,
-            client=c,
-            scope=request.scope,
-            root=root,
-            files=plans[c],
-            options=options,
-            force=request.force,
-            dry_run=True,
-            check_writable=not request.dryRun,
-        )
-        for c in plans
-    ]
+    edits: list[FileEdits],
+    client: str,
+    *,
+    preview: bool,
+) -> dict[str, Any]:
+    options = {"team": request.team, "personal": request.personal, "syncOnStop": request.syncOnStop}
+    return installer.install(
+        home,
+        client=client,
+        scope=request.scope,
+        root=root,
+        files=edits,
+        options=options,
+        force=request.force,
+        dry_run=preview,
+        check_writable=not request.dryRun,
+    )
 
 
 def _pending_note(home: Path) -> list[str]:
@@ -255,30 +255,19 @@ def install(ctx: OpContext, request: InstallRequest) -> dict[str, Any]:
         if request.dryRun and ctx.home is not None
         else (state_dir_path() if request.dryRun else resolve_home(ctx.home))
     )
-    options = {"team": request.team, "personal": request.personal, "syncOnStop": request.syncOnStop}
     if request.dryRun:
-        return {
-            "dryRun": True,
-            "installed": _previews(home, request, root, plans, options),
-            "notes": [*notes, *_pending_note(home)],
-        }
+        previews = [_install_one(home, request, root, plans[c], c, preview=True) for c in plans]
+        return {"dryRun": True, "installed": previews, "notes": [*notes, *_pending_note(home)]}
     installed = []
     with transaction.locked(home):
         completed = transaction.complete(home)
         if completed:
             notes.append(completed)
         # dry-run every client first: a refusal for the second leaves the first untouched too
-        _previews(home, request, root, plans, options)
         for client in clients:
-            done = installer.install(
-                home,
-                client=client,
-                scope=request.scope,
-                root=root,
-                files=plans[client],
-                options=options,
-                force=request.force,
-            )
+            _install_one(home, request, root, plans[client], client, preview=True)
+        for client in clients:
+            done = _install_one(home, request, root, plans[client], client, preview=False)
             if request.scope == "project" or request.assemble:
                 done["assemble"] = _assemble(ctx, client, request.scope, root, home)
             installed.append(done)
