@@ -27,7 +27,7 @@ from install_world import (
     tree,
 )
 
-from support import git, teamlore_cli
+from support import git, run_killed_at, teamlore_cli
 
 
 def test_install_keeps_the_users_settings_and_comments_and_uninstall_restores_bytes(
@@ -266,9 +266,8 @@ def test_sync_on_stop_adds_a_stop_hook_for_each_client(user: Path) -> None:
 def team_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A repository with reviewed team memory (the demo's), never assembled."""
     target = tmp_path_factory.mktemp("team") / "demo"
-    done = teamlore_cli(
-        "demo", "--dir", str(target), "--format", "json", env={"TEAMLORE_HOME": str(target)}
-    )
+    env = {"TEAMLORE_HOME": str(target), "HOME": str(target / "home")}  # never the real HOME
+    done = teamlore_cli("demo", "--dir", str(target), "--format", "json", env=env)
     assert done.returncode == 0, done.stderr
     repo = Path(json.loads(done.stdout)["repository"])
     for name in ("CLAUDE.md", "AGENTS.md"):
@@ -311,3 +310,35 @@ def test_an_assembled_file_edited_since_install_is_kept_by_uninstall(
     assert (repo / "CLAUDE.md").read_text() == edited
     actions = {Path(f["path"]).name: f["action"] for f in result["uninstalled"][0]["files"]}
     assert actions["CLAUDE.md"] == "kept (changed since install)"
+
+
+@pytest.mark.parametrize("step", ["assemble.intent-written", "assemble.written"])
+def test_a_kill_around_assemble_is_recorded_by_the_next_uninstall(
+    user: Path, team_repo: Path, tmp_path: Path, step: str
+) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(team_repo, repo, symlinks=True)
+    (repo / "CLAUDE.md").write_text("# Our project\n\nRun make test.\n")
+    before = tree(repo)
+    script = (
+        "import sys\nfrom pathlib import Path\n"
+        "from teamlore.ops.registry import OpContext, run_operation\n"
+        "run_operation('install', OpContext(cwd=Path(sys.argv[1])),"
+        " {'client': 'claude', 'assemble': True})\n"
+    )
+    run_killed_at(step, script, str(repo))
+    op("uninstall", repo, client="claude")
+    assert tree(repo) == before
+
+
+def test_a_second_assembling_install_keeps_the_first_backup(
+    user: Path, team_repo: Path, tmp_path: Path
+) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(team_repo, repo, symlinks=True)
+    (repo / "CLAUDE.md").write_text("# Our project\n")
+    before = tree(repo)
+    op("install", repo, client="claude", assemble=True)
+    op("install", repo, client="claude", assemble=True)
+    op("uninstall", repo, client="claude")
+    assert tree(repo) == before

@@ -26,7 +26,6 @@ from teamlore.integrations.manifest import (
     KeyRecord,
     load_manifest,
     read_backup,
-    save_manifest,
     sha256,
     store_backup,
 )
@@ -245,73 +244,6 @@ def _run(home: Path, intent: tx.Intent, pending: list[_Pending]) -> None:
     tx.record_intent(home, intent)
     befores = {str(p.document.path): p.document.original for p in pending}
     tx.apply(home, intent, befores)
-
-
-# -- files written by `memory assemble` for install ------------------------------------------
-
-
-def snapshot(top: Path, files: list[str], folder: str) -> dict[str, bytes | None]:
-    """The bytes of `files` and of every file below `folder` (relative to `top`), and None for
-    each folder on the way that does not exist yet (to tell what a later write created)."""
-    seen: dict[str, bytes | None] = {}
-    for name in files:
-        data = cf.read_bytes(top / name)
-        if data is not None:
-            seen[name] = data
-    base = top / folder
-    for path in sorted(base.rglob("*")) if base.is_dir() else []:
-        if path.is_file() and not path.is_symlink():
-            seen[path.relative_to(top).as_posix()] = path.read_bytes()
-        elif path.is_dir():
-            seen[path.relative_to(top).as_posix() + "/"] = None
-    for parent in Path(folder).parents:
-        if str(parent) != "." and (top / parent).is_dir():
-            seen[parent.as_posix() + "/"] = None
-    return seen
-
-
-def record_written(
-    home: Path,
-    *,
-    client: str,
-    scope: str,
-    root: Path | None,
-    top: Path,
-    files: list[str],
-    folder: str,
-    before: dict[str, bytes | None],
-) -> None:
-    """Add the files below `top` that changed since `before` (a `snapshot`) to the client's
-    installation, with a backup of each one that existed, so uninstall can take them out."""
-    after = snapshot(top, files, folder)
-    manifest = load_manifest(home)
-    installation = manifest.find(client, scope, str(root) if root is not None else None)
-    if installation is None:
-        return
-    for name, data in after.items():
-        if name.endswith("/") or data is None or before.get(name) == data:
-            continue
-        path = top / name
-        old = installation.file(path)
-        original = before.get(name)
-        backup = old.backup if old else None
-        if old is None and original is not None:
-            backup = store_backup(home, path, original)
-        created = [
-            str(top / p)
-            for p in reversed(Path(name).parents)
-            if str(p) != "." and f"{p.as_posix()}/" not in before
-        ]
-        record = FileRecord(
-            path=str(path),
-            kind="text",
-            existed=old.existed if old else original is not None,
-            backup=backup,
-            installedSha256=sha256(data),
-            createdDirs=old.createdDirs if old else created,
-        )
-        installation.files = [f for f in installation.files if f.path != str(path)] + [record]
-    save_manifest(home, manifest)
 
 
 # -- uninstall --------------------------------------------------------------------------------

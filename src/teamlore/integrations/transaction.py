@@ -39,6 +39,7 @@ from teamlore.core.failpoints import failpoint
 from teamlore.core.lock import file_lock
 from teamlore.core.paths import ensure_private_dir, read_private_file
 from teamlore.core.strict import STRICT
+from teamlore.integrations import assembled
 from teamlore.integrations import config_files as cf
 from teamlore.integrations.manifest import (
     Installation,
@@ -47,6 +48,7 @@ from teamlore.integrations.manifest import (
     load_manifest,
     save_manifest,
     sha256,
+    store_backup,
     write_state_file,
 )
 
@@ -80,7 +82,7 @@ class Intent(BaseModel):
     model_config = STRICT
 
     format: Literal["teamlore-integrations-intent@v1"] = "teamlore-integrations-intent@v1"
-    operation: Literal["install", "uninstall"]
+    operation: Literal["install", "uninstall", "assemble"]
     client: str
     scope: str
     root: str | None = None
@@ -88,6 +90,12 @@ class Intent(BaseModel):
     files: list[FileIntent] = Field(default_factory=list)
     installation: Installation | None = None  # the manifest record once done (None: removed)
     dropBackups: list[str] = Field(default_factory=list)
+    # assemble only (integrations/assembled.py): the worktree, the files and folder it may
+    # write (the folder last), their digests before (None: a folder), the backups stored
+    top: str | None = None
+    watch: list[str] = Field(default_factory=list)
+    seen: dict[str, str | None] = Field(default_factory=dict)
+    backups: dict[str, str] = Field(default_factory=dict)
 
     def describe(self) -> str:
         where = f" for {self.root}" if self.root else ""
@@ -327,6 +335,9 @@ def complete(home: Path) -> str | None:
     intent = load_intent(home)
     if intent is None:
         return None
+    if intent.operation == "assemble":
+        finish_assemble(home, intent)
+        return f"recorded the files of the interrupted {intent.describe()}"
     left: list[str] = []
     for item in intent.files:
         current = _current_sha(item.path)
@@ -352,3 +363,57 @@ def pending(home: Path) -> Intent | None:
     if not (integrations_dir(home) / INTENT_NAME).is_file():
         return None
     return load_intent(home)
+
+
+# -- `memory assemble` for install -----------------------------------------------------------
+
+
+def begin_assemble(
+    home: Path, *, client: str, scope: str, root: str | None, top: Path, watch: list[str]
+) -> Intent:
+    """Before install runs `memory assemble`: back up the instructions file and record what
+    every watched file holds now, so what assemble writes can be told and taken out later."""
+    seen = assembled.scan(top, watch[:-1], watch[-1])
+    installation = load_manifest(home).find(client, scope, root)
+    backups: dict[str, str] = {}
+    try:
+        for name in watch[:-1]:
+            data = seen.get(name)
+            recorded = installation.file(top / name) if installation else None
+            if data is not None and recorded is None:  # a recorded one keeps its first backup
+                backups[name] = store_backup(home, top / name, data)
+    except OSError as exc:
+        raise state_error(exc, "the assemble") from None
+    intent = Intent(
+        operation="assemble",
+        client=client,
+        scope=scope,
+        root=root,
+        startedAt=now(),
+        top=str(top),
+        watch=watch,
+        seen=assembled.digests(seen),
+        backups=backups,
+    )
+    record_intent(home, intent)
+    return intent
+
+
+def finish_assemble(home: Path, intent: Intent) -> None:
+    """After assemble (or after a kill during it): record what it wrote, mark the intent done."""
+    assert intent.top is not None
+    failpoint("assemble.written")
+    try:
+        assembled.record(
+            home,
+            client=intent.client,
+            scope=intent.scope,
+            root=intent.root,
+            top=Path(intent.top),
+            watch=intent.watch,
+            before=intent.seen,
+            backups=dict(intent.backups),
+        )
+    except OSError as exc:
+        raise state_error(exc, "the assemble") from None
+    clear_intent(home)

@@ -188,23 +188,22 @@ def _assemble(
     if "memory.assemble" not in REGISTRY.operations:
         return {"ran": False, "reason": "memory assemble is not available in this teamlore"}
     instructions, skills = ASSEMBLED[client]
-    before = installer.snapshot(where, [instructions], skills)
+    intent = transaction.begin_assemble(
+        home,
+        client=client,
+        scope=scope,
+        root=str(root) if root is not None else None,
+        top=where,
+        watch=[instructions, skills],
+    )
     try:
         result = REGISTRY.get("memory.assemble").run(
             OpContext(cwd=where, home=ctx.home), {"provider": client}
         )
     except errors.TeamloreError as err:
         return {"ran": False, "reason": f"{err.code}: {err.message}"}
-    installer.record_written(
-        home,
-        client=client,
-        scope=scope,
-        root=root,
-        top=where,
-        files=[instructions],
-        folder=skills,
-        before=before,
-    )
+    finally:
+        transaction.finish_assemble(home, intent)
     return {"ran": True, "result": result}
 
 
