@@ -123,6 +123,8 @@ def test_doctor_reports_an_interrupted_install_with_the_command_that_finishes_it
     checks = op("doctor", user, client="claude")["checks"]
     [check] = [c for c in checks if c["check"] == "integrations.interrupted"]
     assert check["status"] == "fail" and "install of claude (user scope)" in check["message"]
+    preview = op("uninstall", user, client="claude", dryRun=True)
+    assert "will be completed first" in preview["notes"][0]
     assert "teamlore uninstall --client claude" in check["fix"]
     assert "teamlore install --client claude" in check["fix"]
 

@@ -127,15 +127,15 @@ def interrupted_check(
     read-only command): the next install or uninstall finishes it from its intent record."""
     flags = f"--client {client}" + (" --scope project" if scope == "project" else "")
     where = f"in {root}: " if root else ""
-    finish = f"teamlore {operation} {flags}"
+    finish = f"teamlore {'uninstall' if operation == 'uninstall' else 'install'} {flags}"
     fix = f"{where}{finish} (finishes it)"
-    if operation == "install":
+    if operation != "uninstall":  # an install, or the assemble step of one
         fix = f"{where}teamlore uninstall {flags} (takes it back out) or {finish} (finishes it)"
     return Check(
         "integrations.interrupted",
         "fail",
-        f"an {operation} of {client} ({scope} scope) was interrupted at {when}; its client "
-        "files are each as before or as intended",
+        f"{operation} of {client} ({scope} scope) interrupted at {when}: each file is as "
+        "before or as intended",
         fix,
     )
 

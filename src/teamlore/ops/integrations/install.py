@@ -294,7 +294,14 @@ def uninstall(ctx: OpContext, request: UninstallRequest) -> dict[str, Any]:
     home = ctx.home if ctx.home is not None else state_dir_path()
     names: list[str] = list(CLIENTS) if request.client == "all" else [request.client]
     if request.dryRun:
-        return {"dryRun": True, "uninstalled": _uninstall_all(home, request, root, names, True)}
+        notes = _pending_note(home)
+        try:
+            previews = _uninstall_all(home, request, root, names, True)
+        except errors.TeamloreError as err:
+            if not notes or err.code != errors.NOTHING_INSTALLED.code:
+                raise
+            previews = []  # the interrupted install is all there is: completed, then removed
+        return {"dryRun": True, "uninstalled": previews, "notes": notes}
     with transaction.locked(home):
         completed = transaction.complete(home)
         try:
