@@ -70,7 +70,7 @@ class OwnerContext:
         """Bring the approved projection up to date (glossary: projection), and the candidate
         FTS to the current analyzer. With `only_if_present` a missing or symlinked memory tree
         is left for the caller to report instead of refused."""
-        from teamlore.memory.extraction.staging import reanalyze_candidates
+        from teamlore.memory.extraction.drafts import reanalyze_candidates
         from teamlore.memory.extraction.tasks import Owner
         from teamlore.memory.store.layout import MEMORY_ROOT
         from teamlore.memory.store.projection import sync_approved_projection
