@@ -217,7 +217,7 @@ def test_a_file_changed_again_on_the_retry_is_refused_with_nothing_of_ours_left(
 
 
 @contextlib.contextmanager
-def full_tmpfs(folder: Path) -> Iterator[None]:
+def full_tmpfs(folder: Path, *, used_before: bool) -> Iterator[None]:
     """`folder` as a 256 KiB tmpfs filled to the last byte (we are root in CI; else skip)."""
     folder.mkdir(parents=True, exist_ok=True)
     mounted = subprocess.run(
@@ -227,7 +227,8 @@ def full_tmpfs(folder: Path) -> Iterator[None]:
     if mounted.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
     try:
-        (folder / "integrations").mkdir(mode=0o700)
+        if used_before:  # teamlore's folder is there already; otherwise it cannot be made
+            (folder / "integrations").mkdir(mode=0o700)
         fd = os.open(folder / "filler", os.O_WRONLY | os.O_CREAT, 0o600)
         with contextlib.suppress(OSError):
             while True:
@@ -244,7 +245,7 @@ def test_a_full_state_dir_refuses_before_any_client_file_is_touched(
 ) -> None:
     before = seed(user) if seeded else tree(user)
     state = user.parent / "state"
-    with full_tmpfs(state):
+    with full_tmpfs(state, used_before=seeded):
         err = refused("install", user, client="all")
         assert err.code == "DISK_FULL" and "no client file was changed" in err.message
         assert tree(user) == before

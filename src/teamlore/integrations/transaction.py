@@ -151,7 +151,12 @@ def state_error(exc: OSError, what: str) -> errors.TeamloreError:
 @contextlib.contextmanager
 def locked(home: Path) -> Iterator[None]:
     """Hold the integrations lock: one install/uninstall at a time per state dir."""
-    folder = ensure_private_dir(integrations_dir(home))
+    try:
+        folder = ensure_private_dir(integrations_dir(home))
+    except errors.TeamloreError as err:
+        if isinstance(err.__cause__, OSError):  # a full disk cannot even take the folder
+            raise state_error(err.__cause__, "the install") from None
+        raise
     try:
         lock = file_lock(folder / LOCK_NAME, wait_seconds=LOCK_WAIT_SECONDS, what="an install")
         lock.__enter__()
