@@ -300,3 +300,14 @@ def test_doctor_warns_when_a_project_entry_names_a_teamlore_that_is_not_on_path(
     assert {c["status"] for c in project} == {"warn"} and len(project) == 3  # 2 servers, 1 hook
     assert all("teamlore" in c["fix"] for c in project)
     assert not [c for c in checks if c["status"] == "fail" and c["check"].startswith("codex.")]
+
+
+def test_toml_comments_survive_an_uninstall_after_the_user_edited_the_file(user: Path) -> None:
+    config = user / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text(CODEX_CONFIG)
+    op("install", user, client="codex")
+    edited = config.read_text().replace('model = "o3"', 'model = "o4"')
+    config.write_text(edited)  # changed since install: uninstall edits instead of restoring
+    op("uninstall", user, client="codex")
+    assert config.read_text() == CODEX_CONFIG.replace('model = "o3"', 'model = "o4"')

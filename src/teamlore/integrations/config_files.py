@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import tomlkit
 from tomlkit.exceptions import TOMLKitError
-from tomlkit.items import Item, Table
+from tomlkit.items import Item, Null, Table, Whitespace
 
 from teamlore.core import errors, safe_write
 from teamlore.integrations.json_text import JsonText
@@ -223,6 +223,7 @@ def delete_key(doc: Any, key: tuple[str, ...]) -> None:
     if isinstance(doc, JsonText):
         doc.delete(key)
         return
+    was_last = bool(doc) and list(doc.keys())[-1] == key[0]
     chain = [doc]
     for part in key[:-1]:
         if part not in chain[-1]:
@@ -235,6 +236,23 @@ def delete_key(doc: Any, key: tuple[str, ...]) -> None:
             del chain[depth - 1][key[depth - 1]]
         else:
             break
+    if was_last and key[0] not in doc:
+        _trim_blank_lines_at_end(doc)
+
+
+def _trim_blank_lines_at_end(doc: Any) -> None:
+    """Appending a table put a blank line after the table before it; once that appended table
+    is gone again, the blank line would stay at the end of the file: drop it."""
+    body = doc.body
+    while True:  # `[a.b]` is a table inside table `a`; a deleted item leaves a Null behind
+        items = [item for _, item in body if not isinstance(item, Null)]
+        if not items or not isinstance(items[-1], Table):
+            break
+        body = items[-1].value.body
+    if body is doc.body:
+        return  # the file ends in plain keys: nothing of ours to trim
+    while body and body[-1][0] is None and isinstance(body[-1][1], Whitespace):
+        body.pop()
 
 
 def hook_groups(doc: JsonText, event: str) -> list[Any]:
