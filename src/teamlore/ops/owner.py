@@ -164,7 +164,7 @@ def _registered(ctx: OpContext, index: sqlite3.Connection | None) -> list[Reposi
     """Registered worktrees, from the open index or (never creating one) the index on disk."""
     if index is not None:
         return list_repositories(index)
-    from teamlore.core.paths import state_dir_path
+    from teamlore.core.locations import state_dir_path
     from teamlore.sessions.index_db import INDEX_DB_NAME, open_index
 
     home = ctx.home if ctx.home is not None else state_dir_path()
