@@ -311,3 +311,23 @@ def test_toml_comments_survive_an_uninstall_after_the_user_edited_the_file(user:
     config.write_text(edited)  # changed since install: uninstall edits instead of restoring
     op("uninstall", user, client="codex")
     assert config.read_text() == CODEX_CONFIG.replace('model = "o3"', 'model = "o4"')
+
+
+def test_when_a_written_file_changes_too_the_record_stays_and_uninstall_removes_our_entries(
+    user: Path,
+) -> None:
+    seed(user)
+    with paused_at("install.file-written-1", user, "claude") as (proc, flag):
+        wait_for(flag, proc)  # .claude.json holds our entries now; Claude rewrites it, and the
+        claude_rewrites(user, 7)  # user edits settings.json before install gets to it
+        (user / ".claude" / "settings.json").write_text(SETTINGS.replace("dark", "light"))
+        flag.unlink()
+    assert proc.returncode == 1 and "CLIENT_CONFIG_CHANGED" in stderr_of(proc)
+    assert (user.parent / "state" / "integrations" / "intent.json").exists()
+    assert "teamlore" in json.loads((user / ".claude.json").read_text())["mcpServers"]
+
+    op("uninstall", user, client="claude")
+    assert (user / ".claude.json").read_text() == re.sub(
+        r'"numStartups": \d+', '"numStartups": 7', HOSTILE_CLAUDE_JSON
+    )
+    assert (user / ".claude" / "settings.json").read_text() == SETTINGS.replace("dark", "light")

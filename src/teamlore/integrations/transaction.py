@@ -288,10 +288,17 @@ def apply(home: Path, intent: Intent, befores: dict[str, bytes | None]) -> None:
             swap(item.path, item.beforeSha256, item.data, private=item.private)
             written.append(_Written(item, befores[item.path]))
             failpoint(f"{intent.operation}.file-written-{index}")
-    except (FileChanged, errors.TeamloreError):
+    except (FileChanged, errors.TeamloreError) as failure:
         if _put_back(written):
             clear_intent(home)
-        raise
+            raise
+        where = failure.path if isinstance(failure, FileChanged) else "a client file"
+        raise errors.TeamloreError(  # the record stays: never planned over (no retry)
+            errors.CLIENT_CONFIG_CHANGED,
+            f"{where} changed while teamlore was writing it, and so did a file it had already "
+            f"written; their changes were kept; run `teamlore {intent.operation}` again to "
+            "finish (`teamlore doctor` shows it)",
+        ) from None
     commit(home, intent)
 
 
