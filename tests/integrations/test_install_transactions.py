@@ -331,3 +331,20 @@ def test_when_a_written_file_changes_too_the_record_stays_and_uninstall_removes_
         r'"numStartups": \d+', '"numStartups": 7', HOSTILE_CLAUDE_JSON
     )
     assert (user / ".claude" / "settings.json").read_text() == SETTINGS.replace("dark", "light")
+
+
+def test_an_entry_replaced_with_force_comes_back_byte_for_byte_after_the_file_changed(
+    user: Path,
+) -> None:
+    mine = (
+        '{\n  "numStartups": 3,\n  "mcpServers": {\n'
+        '    "teamlore": {"command": "mine", "n": 1e400}\n  }\n}\n'
+    )
+    (user / ".claude.json").write_text(mine)
+    assert refused("install", user, client="claude").code == "INTEGRATION_CONFLICT"
+    op("install", user, client="claude", force=True)
+    claude_rewrites(user, 4)
+    op("uninstall", user, client="claude")
+    assert (user / ".claude.json").read_text() == mine.replace(
+        '"numStartups": 3', '"numStartups": 4'
+    )

@@ -189,9 +189,16 @@ def _toml_value(value: Any, *, inline: bool) -> Any:
     return value
 
 
-def set_key(doc: Any, key: tuple[str, ...], value: Any, kind: Kind) -> None:
+def raw_value(doc: Any, key: tuple[str, ...]) -> str | None:
+    """JSON: the exact text of the value at `key` (None for TOML, or when absent)."""
+    return doc.raw(key) if isinstance(doc, JsonText) else None
+
+
+def set_key(
+    doc: Any, key: tuple[str, ...], value: Any, kind: Kind, *, raw: str | None = None
+) -> None:
     if isinstance(doc, JsonText):
-        doc.set(key, value)
+        doc.set(key, value, raw=raw)
         return
     node = doc
     for depth, part in enumerate(key[:-1]):

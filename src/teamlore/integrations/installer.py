@@ -75,7 +75,12 @@ def _apply_keys(
                 " rename or remove it, or pass --force to replace it (uninstall puts it back)",
             )
         else:
-            record = KeyRecord(key=list(edit.key), hadPrevious=present, previous=current)
+            record = KeyRecord(
+                key=list(edit.key),
+                hadPrevious=present,
+                previous=current,
+                previousText=cf.raw_value(document.doc, edit.key) if present else None,
+            )
         if not present or current != edit.value:
             cf.set_key(document.doc, edit.key, edit.value, document.kind)
         records.append(record)
@@ -252,7 +257,7 @@ def _run(home: Path, intent: tx.Intent, pending: list[_Pending]) -> None:
 def _restore_key(document: cf.ConfigDocument, record: KeyRecord) -> None:
     key = tuple(record.key)
     if record.hadPrevious:
-        cf.set_key(document.doc, key, record.previous, document.kind)
+        cf.set_key(document.doc, key, record.previous, document.kind, raw=record.previousText)
     else:
         cf.delete_key(document.doc, key)
 

@@ -303,9 +303,15 @@ class JsonText:
 
     # -- editing --------------------------------------------------------------------------------
 
-    def set(self, key: tuple[str, ...], value: Any) -> None:
-        """Make `key` hold `value`: replace the value's span, or add the member (and any missing
-        parent objects) after the last sibling."""
+    def raw(self, key: tuple[str, ...]) -> str | None:
+        """The text of the value at `key`, exactly as in the file (None: absent)."""
+        node = self.find(key)
+        return None if node is None else self.text[node.start : node.end]
+
+    def set(self, key: tuple[str, ...], value: Any, *, raw: str | None = None) -> None:
+        """Make `key` hold `value`: replace the value's span (with `raw`, the exact text a
+        `raw()` gave, when there is one), or add the member (and any missing parent objects)
+        after the last sibling."""
         node = self.root
         for depth, part in enumerate(key):
             if node.kind != "object":
@@ -319,9 +325,10 @@ class JsonText:
                 self._insert(node, part, rest)
                 return
             node = found.value
-        one_line = self._minified()
-        indent = self._line_indent(node.start)
-        self._splice(node.start, node.end, self._render(value, indent, one_line=one_line))
+        if raw is None:
+            indent = self._line_indent(node.start)
+            raw = self._render(value, indent, one_line=self._minified())
+        self._splice(node.start, node.end, raw)
 
     def _insert(self, node: Node, key: str | None, value: Any) -> None:
         """Add a member (object) or an item (array, `key` None) at the end of `node`."""

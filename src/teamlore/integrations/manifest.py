@@ -38,6 +38,7 @@ class KeyRecord(_Strict):
     key: list[str]
     hadPrevious: bool = False
     previous: Any = None
+    previousText: str | None = None  # JSON: the replaced value's exact text (e.g. keeps 1e400)
 
 
 class HookRecord(_Strict):
