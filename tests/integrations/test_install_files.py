@@ -232,6 +232,7 @@ def test_a_missing_cli_is_refused_unless_forced(user: Path, tmp_path: Path) -> N
 
 def test_uninstall_without_an_installation_is_refused(user: Path) -> None:
     assert refused("uninstall", user, client="claude").code == "NOTHING_INSTALLED"
+    assert not (user.parent / "state").exists()  # a refusal leaves no trace
 
 
 def test_cli_exit_codes_and_text(user: Path) -> None:

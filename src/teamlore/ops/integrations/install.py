@@ -49,7 +49,7 @@ from teamlore.integrations.entries import (
     HookSpec,
     ServerSpec,
 )
-from teamlore.integrations.manifest import HookRecord, Manifest, load_manifest
+from teamlore.integrations.manifest import HookRecord, Manifest, load_manifest, manifest_path
 from teamlore.ops.integrations.mcp_config import McpConfigRequest, _Plan
 from teamlore.ops.integrations.session_brief import worktree_root
 from teamlore.ops.registry import REGISTRY, OpContext, load_operations, operation
@@ -303,6 +303,8 @@ def uninstall(ctx: OpContext, request: UninstallRequest) -> dict[str, Any]:
                 raise
             previews = []  # the interrupted install is all there is: completed, then removed
         return {"dryRun": True, "uninstalled": previews, "notes": notes}
+    if not (manifest_path(home).is_file() or transaction.pending(home)):
+        _uninstall_all(home, request, root, names, True)  # NOTHING_INSTALLED, no trace left
     with transaction.locked(home):
         completed = transaction.complete(home)
         try:
