@@ -618,6 +618,10 @@ CLIENT_CONFIG_UNSAFE = _register(
 CLIENT_CONFIG_UNWRITABLE = _register(
     "CLIENT_CONFIG_UNWRITABLE", "an agent config file or its folder cannot be written"
 )
+CLIENT_CONFIG_CHANGED = _register(
+    "CLIENT_CONFIG_CHANGED",
+    "another program changed an agent config file while teamlore was writing it; nothing changed",
+)
 INTEGRATION_CONFLICT = _register(
     "INTEGRATION_CONFLICT", "an entry with teamlore's name exists that teamlore did not write"
 )
