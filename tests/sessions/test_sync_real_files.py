@@ -6,7 +6,6 @@ import os
 from pathlib import Path
 
 import orjson
-
 import pytest
 
 from support import shared_fixtures
@@ -81,9 +80,7 @@ def test_a_file_name_that_is_not_utf8_is_a_diagnostic_and_later_folders_are_inde
     result = run_operation("sync", ctx, {"sources": [f"claude={projects}"]})
 
     assert result["files"]["changed"] == 1 and result["files"]["failed"] == 2
-    named = sorted(
-        d["file"] for d in result["diagnostics"] if d["code"] == "file-name-undecodable"
-    )
+    named = sorted(d["file"] for d in result["diagnostics"] if d["code"] == "file-name-undecodable")
     assert [name.rsplit("/", 2)[-2:] for name in named] == [
         ["a-proj", "bad\\xff\\xfe.jsonl"],
         ["b-\\xe9t\\xe9", "s.jsonl"],

@@ -703,3 +703,24 @@ def test_a_document_full_of_one_finding_reports_a_bounded_number() -> None:
     findings = lint_text("see /home/alice/x\n" * (3 * MAX_HITS_PER_RULE), path="x.md")
     homes = [f for f in findings if f.rule == "path.home-absolute"]
     assert len(homes) == MAX_HITS_PER_RULE and all(f.severity == "block" for f in homes)
+
+
+@pytest.mark.parametrize(
+    ("kind", "path", "text"),
+    [
+        ("doctrine", layout.DOCTRINE_FILE, "- Test first.\n<!-- END THREADSHARE MEMORY -->\nx\n"),
+        (
+            "entry",
+            ".threadshare/memory/entries/run-e2e-first.md",
+            ENTRY.format(id="run-e2e-first", body="Run it. <!--begin  Threadshare memory-->"),
+        ),
+        ("text", "draft", "<!--   END threadshare MEMORY -->"),
+    ],
+    ids=["doctrine", "entry", "draft"],
+)
+def test_managed_block_marker_text_blocks_in_any_document(kind: str, path: str, text: str) -> None:
+    """Issue 27: doctrine holding the marker text passed lint and broke out of the managed block
+    in CLAUDE.md (scene summaries and Skill descriptions already refused `<`)."""
+    blocking = _blocks(lint_text(text, path=path, kind=kind))  # type: ignore[arg-type]
+    assert [f.rule for f in blocking] == ["format.managed-block-marker"]
+    assert "reword" in blocking[0].message

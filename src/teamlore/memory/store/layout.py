@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import secrets
 import stat
 from collections.abc import Iterator
@@ -33,6 +34,13 @@ SKILLS_DIR = f"{MEMORY_ROOT}/skills"
 DOCTRINE_FILE = f"{MEMORY_ROOT}/doctrine.md"
 INDEX_FILE = f"{MEMORY_ROOT}/index.json"
 SKILL_FILE_NAME = "SKILL.md"
+
+# The managed block `memory assemble` writes into CLAUDE.md / AGENTS.md (docs/assemble.md).
+MANAGED_BLOCK_BEGIN = "<!-- BEGIN THREADSHARE MEMORY (generated; do not edit by hand) -->"
+MANAGED_BLOCK_END = "<!-- END THREADSHARE MEMORY -->"
+# Marker text in any spelling a reader could take for ours (case, spaces): memory documents may
+# not hold it (lint `format.managed-block-marker`), and assemble defuses it in what it copies.
+MANAGED_MARKER_TEXT = re.compile(r"<!--\s*(?:BEGIN|END)\s+THREADSHARE\s+MEMORY", re.IGNORECASE)
 
 _ROOT_PARTS = (".threadshare", "memory")
 _SUBDIRS = ("entries", "scenes", "skills")

@@ -7,7 +7,8 @@ this module adds the document rules. Policy version: `LINT_POLICY_VERSION`.
 
 Block (promotion refused): every `secret.*`, `session.*` and `path.*` block rule of
 `core.secrets`; `format.*`, `capacity.*`, `slug.*`: the file does not follow the format (same ids
-as `MemoryFormatError.reason`), a capacity is exceeded, an id or name is not a valid slug.
+as `MemoryFormatError.reason`) or holds managed-block marker text
+(`format.managed-block-marker`), a capacity is exceeded, an id or name is not a valid slug.
 Warn (shown in review, never blocks): the warn rules of `core.secrets`, BOM/CRLF, non-canonical
 bytes, unknown limitation codes. Messages never contain the matched secret, only a redacted
 preview (`ghp_…[40 chars]`).
@@ -281,6 +282,7 @@ def lint_bytes(data: bytes, *, path: str, kind: DocumentKind) -> list[Finding]:
                     )
                 )
     lines = _LineIndex(text)
+    findings.extend(_marker_findings(text, path, lines))
     content = [
         Finding(
             rule=hit.rule,
@@ -295,6 +297,22 @@ def lint_bytes(data: bytes, *, path: str, kind: DocumentKind) -> list[Finding]:
     seen = {(f.rule, f.line) for f in content}
     findings = [f for f in findings if (f.rule, f.line) not in seen or f.line == 0] + content
     return _sorted(findings)
+
+
+def _marker_findings(text: str, path: str, lines: _LineIndex) -> list[Finding]:
+    """Text that reads as a managed-block marker would let a document break out of the block
+    in CLAUDE.md / AGENTS.md (docs/assemble.md)."""
+    return [
+        Finding(
+            rule="format.managed-block-marker",
+            severity="block",
+            file=path,
+            line=lines.line_of(match.start()),
+            message="holds the text of a managed-block marker (`<!-- BEGIN/END THREADSHARE "
+            "MEMORY`), which would break the block in CLAUDE.md / AGENTS.md; reword it",
+        )
+        for match in layout.MANAGED_MARKER_TEXT.finditer(text)
+    ]
 
 
 def lint_text(text: str, *, path: str, kind: DocumentKind = "text") -> list[Finding]:
