@@ -19,7 +19,7 @@ from teamlore.memory.extraction.tasks import Owner
 
 if TYPE_CHECKING:
     from teamlore.contracts.promotion import PrepareRequest
-    from teamlore.memory.promotion.prepare import RenderContext, RenderedFile
+    from teamlore.memory.promotion.rendered import RenderContext, RenderedFile
     from teamlore.memory.promotion.review import CandidateView
     from teamlore.repo.binding import RepositoryIdentity
 
