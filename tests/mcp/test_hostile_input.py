@@ -89,6 +89,45 @@ def test_malformed_frames_are_answered_and_the_session_goes_on(repo: Path) -> No
     assert {t["name"] for t in listed["result"]["tools"]} >= {"threadshare_memory_search"}
 
 
+SEARCH = '"method":"tools/call","params":{"name":"threadshare_memory_search","arguments":'
+
+
+@pytest.mark.parametrize(
+    ("frame", "answer"),
+    [
+        (b'{"jsonrpc":"2.0","id":2,"method":"tools/list","params":[1,2]}', (2, -32602)),
+        (b'{"jsonrpc":"1.0","id":3,"method":"tools/list"}', (3, -32600)),
+        (b'{"jsonrpc":"2.0","id":4,' + SEARCH.encode() + b'{"query":"\\ud800"}}}', (4, -32602)),
+        (b'{"jsonrpc":"2.0","id":"\\udc00","method":"tools/list"}', (None, -32602)),
+        (b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":"x"}', (5, -32602)),
+        (b'{"jsonrpc":"2.0","id":6,"params":{}}', (6, -32600)),
+        (b'{"jsonrpc":"2.0","id":7,"method":"tools/list"', (None, -32700)),
+        (b"\xff\xfe{}", (None, -32700)),
+    ],
+    ids=[
+        "params-array",
+        "jsonrpc-1.0",
+        "lone-surrogate",
+        "surrogate-id",
+        "params-string",
+        "no-method",
+        "invalid-json",
+        "invalid-utf8",
+    ],
+)
+def test_each_malformed_request_gets_its_json_rpc_error_and_its_id(
+    repo: Path, frame: bytes, answer: tuple[int | None, int]
+) -> None:
+    """Issue 27: params as an array, `"jsonrpc": "1.0"` and a lone surrogate got no answer
+    (the client waited forever); each gets a JSON-RPC 2.0 error carrying the frame's id when it
+    can be read, and the session goes on."""
+    replies = _raw_session(repo, [frame])
+    [error] = [r for r in replies if "error" in r]
+    assert error["jsonrpc"] == "2.0"
+    assert (error["id"], error["error"]["code"]) == answer
+    assert any(r.get("id") == 99 and "result" in r for r in replies)
+
+
 def _call(repo: Path, env: dict[str, str], tool: str, args: dict[str, Any]) -> dict[str, Any]:
     params = {"name": tool, "arguments": args}
     call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}
