@@ -268,3 +268,35 @@ def test_sessions_show_accepts_a_unique_key_prefix(home: Path, sources: Path) ->
     assert shown["session"]["sessionKey"] == key
     short = json.loads(teamlore_cli("sessions", "show", key[:5], "--format", "json").stdout)
     assert short["error"]["code"] == "SESSION_NOT_FOUND"
+
+
+@pytest.mark.parametrize(
+    ("state_file", "command"),
+    [
+        ("index.sqlite3", ("status",)),
+        ("index.sqlite3", ("sync",)),
+        ("index.sqlite3", ("sessions", "search", "release")),
+        ("memory-state.sqlite3", ("memory", "status")),
+        ("memory-state.sqlite3", ("memory", "search", "release")),
+    ],
+    ids=lambda value: value if isinstance(value, str) else " ".join(value),
+)
+def test_a_state_file_that_is_a_folder_is_state_invalid_not_internal(
+    home: Path, tmp_path: Path, state_file: str, command: tuple[str, ...]
+) -> None:
+    """Issue 27: the index file being a directory gave `INTERNAL: IsADirectoryError`."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    assert teamlore_cli("memory", "init", cwd=repo).returncode == 0
+    for name in ("index.sqlite3", "memory-state.sqlite3"):
+        (home / name).unlink(missing_ok=True)
+    (home / state_file).mkdir()
+    result = teamlore_cli(*command, "--format", "json", cwd=repo, env={"HOME": str(tmp_path)})
+    assert result.returncode == 1
+    error = json.loads(result.stdout)["error"]
+    assert error["code"] == "STATE_INVALID"
+    assert f"{state_file} in the state directory is a folder" in error["message"]
+    assert (home / state_file).is_dir() and not list((home / state_file).iterdir())
+    text = teamlore_cli(*command, cwd=repo, env={"HOME": str(tmp_path)})
+    assert text.returncode == 1 and "move it aside" in text.stderr

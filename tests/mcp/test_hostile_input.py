@@ -182,3 +182,60 @@ def test_redaction_keeps_only_the_last_part_of_any_absolute_path(
 
 def test_the_server_module_answers_frames_through_one_helper() -> None:
     assert callable(mcp_server.answer_malformed_frames)
+
+
+def _sample_arguments(schema: dict[str, Any]) -> dict[str, Any]:
+    """Values of the right JSON type for every required field (what they mean does not matter:
+    the call must end in a refusal with a stable code, never INTERNAL)."""
+    samples = {"string": "release", "integer": 1, "number": 1, "boolean": False, "array": []}
+    properties = schema.get("properties", {})
+    arguments: dict[str, Any] = {}
+    for name in schema.get("required", []):
+        spec = properties.get(name, {})
+        kinds = [spec.get("type")] + [o.get("type") for o in spec.get("anyOf", [])]
+        kind = next((k for k in kinds if k in samples), "object")
+        enum = spec.get("enum")
+        arguments[name] = enum[0] if enum else samples.get(kind, {})
+    return arguments
+
+
+async def _every_tool(root: Path, capabilities: list[str]) -> dict[str, dict[str, Any]]:
+    from mcp.client.stdio import stdio_client
+
+    from mcp import ClientSession, StdioServerParameters
+
+    flags = [arg for c in capabilities for arg in ("--capability", c)]
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "teamlore.cli.main", "mcp", *flags, "--client-id", "hostile", "--global"],
+        cwd=str(root),
+        env={**os.environ},
+    )
+    answers: dict[str, dict[str, Any]] = {}
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        for tool in (await session.list_tools()).tools:
+            result = await session.call_tool(tool.name, _sample_arguments(tool.input_schema))
+            text = result.content[0].text
+            # a tool with a text field answers plain text on success
+            answers[tool.name] = json.loads(text) if result.is_error else {"text": text}
+    return answers
+
+
+def test_state_files_that_are_folders_never_give_internal_from_any_mcp_tool(
+    repo: Path, home: Path
+) -> None:
+    """Issue 27: the index file being a directory gave `INTERNAL: IsADirectoryError` from
+    every MCP tool. Each tool now answers normally or with a stable code."""
+    import anyio
+
+    for name in ("index.sqlite3", "memory-state.sqlite3"):
+        for stale in home.glob(f"{name}*"):
+            stale.unlink()
+        (home / name).mkdir()
+    answers = anyio.run(_every_tool, repo, ["team", "read", "init", "relay"])
+    assert len(answers) >= 10
+    codes = {tool: a.get("error", {}).get("code") for tool, a in answers.items()}
+    assert "INTERNAL" not in codes.values(), codes
+    assert codes["threadshare_memory_status"] == "STATE_INVALID"
+    assert codes["threadshare_memory_search"] == "STATE_INVALID"

@@ -12,7 +12,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from teamlore.core import errors
-from teamlore.core.paths import ensure_private_file
+from teamlore.core.paths import ensure_private_file, refuse_wrong_type
 
 BUSY_TIMEOUT_MS = 10_000
 
@@ -28,6 +28,7 @@ def connect(
 ) -> sqlite3.Connection:
     """Open (creating if needed) a database and bring its schema up to date. `new_page_size`
     applies to a database created now (SQLite ignores it for an existing one in WAL mode)."""
+    refuse_wrong_type(path)
     if not readonly:
         ensure_private_file(path)
         for suffix in ("-wal", "-shm"):

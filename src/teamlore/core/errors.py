@@ -67,6 +67,11 @@ REBUILD_LOSES_HISTORY = _register(
     "REBUILD_LOSES_HISTORY",
     "the damaged index holds history a rebuild cannot recreate; confirm with --discard-history",
 )
+STATE_INVALID = _register(
+    "STATE_INVALID",
+    "a file teamlore keeps has the wrong type (a folder where a file belongs, or the reverse); "
+    "move it aside and retry",
+)
 SECRET_DAMAGED = _register(
     "SECRET_DAMAGED", "the origin secret exists but is damaged; it is never replaced silently"
 )
@@ -233,6 +238,8 @@ def refusal_for(exc: BaseException) -> TeamloreError:
     code = storage_error(exc)
     if code is None and isinstance(exc, PermissionError):
         code = PERMISSION_DENIED  # not a storage failure: nothing is damaged, nothing is set aside
+    if code is None and isinstance(exc, IsADirectoryError | NotADirectoryError):
+        code = STATE_INVALID  # a folder where a file belongs, or the reverse
     if code is not None:
         detail = redact_paths(str(exc))
         return TeamloreError(code, f"{code.summary} ({detail})" if detail else code.summary)
