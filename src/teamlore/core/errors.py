@@ -304,6 +304,11 @@ ADJUDICATION_FAILED = _register(
     "ADJUDICATION_FAILED",
     "the adjudication was invalid twice; the drafts are marked failed for human handling",
 )
+APPROVED_PROJECTION_PARTIAL = _register(
+    "APPROVED_PROJECTION_PARTIAL",
+    "the approved projection is partial (a memory file could not be read); no adjudication "
+    "is decided against it until a complete sync",
+)
 
 
 # personal memory (documents, observation queue, Writer, imports, reader)

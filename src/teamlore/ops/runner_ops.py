@@ -646,6 +646,7 @@ def _run_one(
     manifest_digest: str | None,
     runner_name: str | None,
 ) -> dict[str, Any]:
+    from teamlore.memory.extraction.adjudication import require_complete_approved_projection
     from teamlore.runner import plans as plan_store
     from teamlore.runner.conformance import require_conformant
     from teamlore.runner.process import kill_leftover
@@ -693,6 +694,8 @@ def _run_one(
             rebuilt, stdin = _plan_for(kind, task, runner)
             if rebuilt.plan_digest != plan_digest:
                 raise _mismatch(plan_file.plan, rebuilt, "the bytes to send changed")
+            if kind == "adjudication":  # refused before anything is sent, not after
+                require_complete_approved_projection(stores.state, _memory_owner(stores.identity))
             _log_authorization(stores.state, rebuilt, via, manifest_digest)
             started = {"state": "running", "startedAt": _now(), "via": via}
             plan_store.write_run_record(home, plan_digest, started)
