@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 from runner_world import World, make_world, rewrite_first_message
 
-from support import teamlore_cli
+from support import run_killed_at, teamlore_cli
+from teamlore.runner.conformance import VIOLATION_KINDS, stray_processes
 
 
 @pytest.fixture()
@@ -228,7 +229,7 @@ def test_a_misbehaving_runner_stages_nothing_and_the_log_tells_what_was_sent(
 
 
 def test_the_probe_fails_a_runner_that_leaves_processes_or_files_behind(world: World) -> None:
-    for mode, failure in (("linger", "processes-left-running"), ("write", "files-written")):
+    for mode, failure in (("linger", "background-process"), ("write", "in-task-write")):
         world.fake.mode(mode)
         script = world.fake.path
         assert script is not None
@@ -242,6 +243,33 @@ def test_the_probe_fails_a_runner_that_leaves_processes_or_files_behind(world: W
     assert code == 1 and out["error"]["code"] == "RUNNER_CONFORMANCE_FAILED"
     plan = world.plan()["plans"][0]
     assert world.approve(plan["planDigest"])[1]["error"]["code"] == "RUNNER_NOT_CONFORMANT"
+
+
+@pytest.mark.parametrize("kind", VIOLATION_KINDS)
+def test_the_probe_detects_each_of_the_seeds_nine_violation_kinds(world: World, kind: str) -> None:
+    """conformance-test@2 (seed 000 §7): the fake does what the probe's injected instruction
+    asks for one kind — shell, reading or writing in or outside its working directory, MCP,
+    HTTP, TCP, a background process — and the probe names exactly that kind."""
+    world.fake.mode(f"probe-{kind}")
+    code, out = world.op("memory.reverify_runner", {"runner": "claude"})
+    assert code == 1 and out["error"]["code"] == "RUNNER_CONFORMANCE_FAILED", out
+    assert out["error"]["details"]["failures"] == [kind]
+    if kind == "background-process":  # the probe killed what the runner left behind
+        assert stray_processes("TEAMLORE-BG-") == []
+
+
+def test_a_record_of_the_older_probe_no_longer_counts(world: World) -> None:
+    """A pass of conformance-test@1 (four kinds) is invalid: reverify is required."""
+    assert world.reverify()["testVersion"] == "conformance-test@2"
+    with world.state() as conn:
+        conn.execute("UPDATE runner_conformance SET test_version = 'conformance-test@1'")
+        conn.commit()
+    plan = world.plan()["plans"][0]
+    code, out = world.approve(plan["planDigest"])
+    assert code == 1 and out["error"]["code"] == "RUNNER_NOT_CONFORMANT"
+    assert "reverify-runner" in out["error"]["message"]
+    world.reverify()
+    assert world.approve(plan["planDigest"])[0] == 0
 
 
 def test_a_missing_binary_is_a_stable_refusal(world: World) -> None:
@@ -304,7 +332,13 @@ def test_two_approvals_of_one_plan_at_once_run_it_once(world: World) -> None:
     assert len(world.authorizations()) == 1
 
 
-def test_sigkill_mid_run_kills_the_runner_and_the_plan_runs_again(world: World) -> None:
+def test_sigkill_mid_send_makes_the_plan_indeterminate_and_a_new_plan_is_needed(
+    world: World,
+) -> None:
+    """Seed 003 R16: teamlore killed while the runner had the bytes (the provider may have
+    received them) — the runner dies with it, the approval is never sent again
+    (RUNNER_PLAN_INDETERMINATE, nothing sent), and planning again gives a new plan that
+    supersedes it, with its own digest and its own approval."""
     world.reverify()
     plan = world.plan()["plans"][0]
     world.fake.mode("hang")
@@ -326,10 +360,57 @@ def test_sigkill_mid_run_kills_the_runner_and_the_plan_runs_again(world: World) 
     assert json.loads(record.read_text())["state"] == "running"
     assert world.candidates() == []
     world.fake.mode("good")
-    code, out = world.approve(plan["planDigest"])
-    assert code == 0 and out["results"][0]["candidates"] == 1
-    assert len(world.candidates()) == 1
+    sent = len(world.fake.sent())
+    for _ in range(2):  # refused, and refused again: the old approval stays dead
+        code, out = world.approve(plan["planDigest"])
+        assert code == 1 and out["error"]["code"] == "RUNNER_PLAN_INDETERMINATE", out
+        assert len(world.fake.sent()) == sent and world.candidates() == []
+    assert json.loads(record.read_text())["state"] == "indeterminate"
+    assert len(world.authorizations()) == 1
+    code, out_text, err_text = world.text("memory", "extract", "--approve-plan", plan["planDigest"])
+    text = " ".join((out_text + err_text).split())
+    assert code == 1 and "never sent again" in text and "make a new plan" in text, text
+    fresh = world.plan()["plans"][0]
+    assert fresh["planDigest"] != plan["planDigest"]
+    assert fresh["runnerInputDigest"] == plan["runnerInputDigest"]  # the same bytes, re-approved
+    stored = json.loads(_plan_path(world, fresh["planDigest"]).read_text())
+    assert stored["plan"]["supersedesPlanDigest"] == plan["planDigest"]
+    assert world.plan()["plans"][0]["planDigest"] == fresh["planDigest"]  # stable from now on
+    code, out = world.approve(fresh["planDigest"])
+    assert code == 0 and out["results"][0]["candidates"] == 1, out
+    assert len(world.candidates()) == 1 and len(world.fake.sent()) == sent + 1
     assert [r[3] for r in world.authorizations()] == ["digest", "digest"]
+
+
+CRASHING_APPROVAL = """
+import os, sys
+os.chdir(sys.argv[1])
+sys.argv = ["teamlore", "memory", "extract", "--approve-plan", sys.argv[2], "--format", "json"]
+from teamlore.cli.entry import main
+main()
+"""
+
+
+def test_killed_after_the_runner_answered_the_bytes_are_never_sent_again(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGKILL at the failpoint right after the runner answered (the provider certainly has the
+    bytes) and before anything was staged: the answer is lost, and the plan is
+    indeterminate rather than re-sent (seed 003 R16)."""
+    world.reverify()
+    plan = world.plan()["plans"][0]
+    for name, value in {**world.fake.env(), **world.env}.items():
+        monkeypatch.setenv(name, value)
+    sent = len(world.fake.sent())
+    run_killed_at("runner.answered", CRASHING_APPROVAL, str(world.repo), plan["planDigest"])
+    assert len(world.fake.sent()) == sent + 1 and world.candidates() == []
+    code, out = world.approve(plan["planDigest"])
+    assert code == 1 and out["error"]["code"] == "RUNNER_PLAN_INDETERMINATE", out
+    assert len(world.fake.sent()) == sent + 1 and world.candidates() == []
+    fresh = world.plan()["plans"][0]
+    assert fresh["planDigest"] != plan["planDigest"]
+    code, out = world.approve(fresh["planDigest"])
+    assert code == 0 and out["results"][0]["candidates"] == 1, out
 
 
 def test_sigkill_after_staging_finishes_without_staging_twice(world: World) -> None:

@@ -581,6 +581,11 @@ RUNNER_PLAN_BUSY = _register(
 RUNNER_PLAN_ALREADY_RUN = _register(
     "RUNNER_PLAN_ALREADY_RUN", "this plan already ran; its result is staged"
 )
+RUNNER_PLAN_INDETERMINATE = _register(
+    "RUNNER_PLAN_INDETERMINATE",
+    "teamlore stopped while this plan was being sent, so the provider may have received it; "
+    "it is never sent again: make a new plan and approve that",
+)
 
 # the local review page (ui/): refusals of requests that did not come from the person's browser
 UI_TOKEN_REQUIRED = _register(

@@ -216,15 +216,36 @@ _COVERAGE = {
 }
 
 
-def _plan_for(kind: str, task: dict[str, Any], runner: Any) -> tuple[Any, bytes]:
+def _plan_for(
+    kind: str, task: dict[str, Any], runner: Any, *, supersedes: str | None = None
+) -> tuple[Any, bytes]:
     from teamlore.runner.plans import build_plan
     from teamlore.runner.prompt import runner_input
 
     stdin = runner_input(kind, task)  # type: ignore[arg-type]
     coverage = _COVERAGE[kind](task, stdin)
     plan = build_plan(
-        task_kind=kind, task_id=task["taskId"], stdin=stdin, coverage=coverage, runner=runner
+        task_kind=kind,
+        task_id=task["taskId"],
+        stdin=stdin,
+        coverage=coverage,
+        runner=runner,
+        supersedes=supersedes,
     )
+    return plan, stdin
+
+
+def _new_plan_for(
+    ctx: OpContext, kind: str, task: dict[str, Any], runner: Any
+) -> tuple[Any, bytes]:
+    """The plan for `task`; when the same bytes were planned before and their delivery became
+    indeterminate, a new plan that supersedes it (another digest, so it needs its own
+    approval: seed 003 R16, docs/runner.md "Limits and failures")."""
+    from teamlore.runner.plans import is_indeterminate
+
+    plan, stdin = _plan_for(kind, task, runner)
+    while is_indeterminate(ctx.home, plan.plan_digest):
+        plan, stdin = _plan_for(kind, task, runner, supersedes=plan.plan_digest)
     return plan, stdin
 
 
@@ -263,7 +284,7 @@ def _write_plan(
 ) -> dict[str, Any]:
     from teamlore.runner.plans import PlanFile, write_plan
 
-    plan, stdin = _plan_for(kind, task, runner)
+    plan, stdin = _new_plan_for(ctx, kind, task, runner)
     disclosure = _disclosure(kind, task, stdin)
     write_plan(
         ctx.home,
@@ -673,6 +694,8 @@ def _run_one(
                 )
             if record.get("state") == "running" and isinstance(record.get("pgid"), int):
                 kill_leftover(record["pgid"])  # a teamlore killed mid-run left its runner
+            if record.get("state") == "indeterminate":
+                raise _indeterminate(plan_digest)
             kind = plan_file.plan.task_kind
             raw = plan_file.runner
             if raw.get("name") not in RUNNER_NAMES:
@@ -688,10 +711,20 @@ def _run_one(
                     home, plan_digest, {"state": "done", "finishedAt": _now(), "recovered": True}
                 )
                 return {**summary, "recovered": True}
+            if record.get("state") == "running":
+                # teamlore died while the bytes were out: the provider may have them
+                plan_store.write_run_record(
+                    home,
+                    plan_digest,
+                    {"state": "indeterminate", "startedAt": record.get("startedAt")},
+                )
+                raise _indeterminate(plan_digest)
             task = _rederive(stores, ctx, plan_file)
             if task is None:
                 raise _mismatch(plan_file.plan, None, "its task is gone or was replaced")
-            rebuilt, stdin = _plan_for(kind, task, runner)
+            rebuilt, stdin = _plan_for(
+                kind, task, runner, supersedes=plan_file.plan.supersedes_plan_digest
+            )
             if rebuilt.plan_digest != plan_digest:
                 raise _mismatch(plan_file.plan, rebuilt, "the bytes to send changed")
             if kind == "adjudication":  # refused before anything is sent, not after
@@ -705,6 +738,7 @@ def _run_one(
 
             try:
                 output = runner.run(stdin, on_start)
+                failpoint("runner.answered")  # the provider had the bytes; nothing staged yet
                 document = parse_answer(kind, output.text, task)
                 _secret_free(kind, document)
                 outcome = _stage(stores, ctx, kind, document)
@@ -721,6 +755,16 @@ def _run_one(
                 home, plan_digest, {"state": "done", "finishedAt": _now(), "via": via}
             )
             return summary
+
+
+def _indeterminate(plan_digest: str) -> errors.TeamloreError:
+    return errors.TeamloreError(
+        errors.RUNNER_PLAN_INDETERMINATE,
+        f"plan {plan_digest[:12]}… was being sent when teamlore stopped, so the provider may "
+        "have received it; it is never sent again: make a new plan with `teamlore memory "
+        "extract --runner …` (or `consolidate --runner …`) and approve that",
+        planDigest=plan_digest,
+    )
 
 
 def _failed(plan_digest: str, err: errors.TeamloreError) -> dict[str, Any]:
