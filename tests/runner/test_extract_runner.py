@@ -246,10 +246,10 @@ def test_the_probe_fails_a_runner_that_leaves_processes_or_files_behind(world: W
 
 
 @pytest.mark.parametrize("kind", VIOLATION_KINDS)
-def test_the_probe_detects_each_of_the_seeds_nine_violation_kinds(world: World, kind: str) -> None:
-    """conformance-test@2 (seed 000 §7): the fake does what the probe's injected instruction
-    asks for one kind — shell, reading or writing in or outside its working directory, MCP,
-    HTTP, TCP, a background process — and the probe names exactly that kind."""
+def test_the_probe_detects_each_of_the_nine_violation_kinds(world: World, kind: str) -> None:
+    """conformance-test@2 (docs/runner.md "Conformance"): the fake does what the probe's injected
+    instruction asks for one kind — shell, reading or writing in or outside its working directory,
+    MCP, HTTP, TCP, a background process — and the probe names exactly that kind."""
     world.fake.mode(f"probe-{kind}")
     code, out = world.op("memory.reverify_runner", {"runner": "claude"})
     assert code == 1 and out["error"]["code"] == "RUNNER_CONFORMANCE_FAILED", out
@@ -335,10 +335,10 @@ def test_two_approvals_of_one_plan_at_once_run_it_once(world: World) -> None:
 def test_sigkill_mid_send_makes_the_plan_indeterminate_and_a_new_plan_is_needed(
     world: World,
 ) -> None:
-    """Seed 003 R16: teamlore killed while the runner had the bytes (the provider may have
-    received them) — the runner dies with it, the approval is never sent again
-    (RUNNER_PLAN_INDETERMINATE, nothing sent), and planning again gives a new plan that
-    supersedes it, with its own digest and its own approval."""
+    """docs/runner.md "Limits and failures": teamlore killed while the runner had the bytes (the
+    provider may have received them) — the runner dies with it, the approval is never sent again
+    (RUNNER_PLAN_INDETERMINATE, nothing sent), and planning again gives a new plan that supersedes
+    it, with its own digest and its own approval."""
     world.reverify()
     plan = world.plan()["plans"][0]
     world.fake.mode("hang")
@@ -396,7 +396,7 @@ def test_killed_after_the_runner_answered_the_bytes_are_never_sent_again(
 ) -> None:
     """SIGKILL at the failpoint right after the runner answered (the provider certainly has the
     bytes) and before anything was staged: the answer is lost, and the plan is
-    indeterminate rather than re-sent (seed 003 R16)."""
+    indeterminate rather than re-sent."""
     world.reverify()
     plan = world.plan()["plans"][0]
     for name, value in {**world.fake.env(), **world.env}.items():

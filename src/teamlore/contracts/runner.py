@@ -66,8 +66,9 @@ class RunnerExecutionPlan(ContractModel):
     local_session_persistence: Literal["none"]
     provider_retention: Literal["unknown", "no-retention", "provider-policy"]
     authorization: Authorization
-    # teamlore's optional addition (omitted when null, so a seed plan's digest is unchanged):
-    # the plan whose delivery became indeterminate and that this one replaces (seed 003 R16)
+    # teamlore's optional addition (omitted when null, so other plans' digests are unchanged):
+    # the plan whose delivery became indeterminate and that this one replaces (docs/runner.md
+    # "Limits and failures")
     supersedes_plan_digest: Hex64 | None = None
 
     _omit_when_none: ClassVar[frozenset[str]] = frozenset({"supersedes_plan_digest"})

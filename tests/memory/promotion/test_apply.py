@@ -654,7 +654,7 @@ def test_status_recovery_resumes_an_interrupted_apply(world: World) -> None:
 
 
 def test_memory_status_finishes_a_promotion_a_crash_interrupted(world: World) -> None:
-    """Seed 000 §2: after a crash mid-apply, `memory status` resumes the journal. Over MCP
+    """docs/memory.md: after a crash mid-apply, `memory status` resumes the journal. Over MCP
     the read-only tier (`team-read`) changes nothing and says which command finishes it."""
     from teamlore.ops.registry import OpContext, run_operation
 

@@ -57,6 +57,7 @@ class _CasFailed(Exception):
         self.target = target
 
 
+@tasks.releases_claim_after_invalid_result
 def submit_adjudication(
     conn: sqlite3.Connection,
     document: Any,

@@ -509,6 +509,7 @@ def recall_comparison(recall: dedup.RecallResult) -> dict[str, Any]:
 # the operation
 
 
+@tasks.releases_claim_after_invalid_result
 def stage_draft_batch(
     conn: sqlite3.Connection,
     document: Any,

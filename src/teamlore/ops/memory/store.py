@@ -82,7 +82,7 @@ def memory_status(ctx: OpContext, request: StatusRequest) -> dict[str, Any]:
 
 
 def _recover_promotions(ctx: OpContext, owner: OwnerContext) -> dict[str, Any]:
-    """Seed 000 §2 (tx-promotion): after a crash, status resumes a plan left `applying` from
+    """docs/memory.md (promotion journal): after a crash, status resumes a plan left `applying` from
     its journal, file by file and idempotently; the person approved those exact bytes already.
     An MCP client without the `team` tier (`team-read` is read-only) gets the plan ids and the
     command that finishes them instead."""

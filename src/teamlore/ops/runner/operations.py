@@ -240,7 +240,7 @@ def _new_plan_for(
 ) -> tuple[Any, bytes]:
     """The plan for `task`; when the same bytes were planned before and their delivery became
     indeterminate, a new plan that supersedes it (another digest, so it needs its own
-    approval: seed 003 R16, docs/runner.md "Limits and failures")."""
+    approval: docs/runner.md "Limits and failures")."""
     from teamlore.runner.plans import is_indeterminate
 
     plan, stdin = _plan_for(kind, task, runner)
