@@ -460,6 +460,41 @@ def test_a_manifest_approves_each_plan_on_its_own(tmp_path: Path, home: Path) ->
     assert len(world.candidates()) == 1
 
 
+def test_a_manifests_extractions_share_one_adjudication(tmp_path: Path, home: Path) -> None:
+    """One adjudication per runner run (at most 8 chunks x 8 drafts = 64), not one per chunk:
+    deciding chunk by chunk would let each decision make its siblings' tasks stale."""
+    world = make_world(tmp_path, home, sessions=2)
+    world.reverify()
+    preview = world.plan()
+    code, out = world.approve(preview["manifest"]["manifestDigest"], "--approve-manifest")
+    assert code == 0, out
+    assert [r["candidates"] for r in out["results"]] == [1, 1]
+    assert [r["adjudicationPlan"] for r in out["results"]] == [None, None]
+    shared = out["adjudicationPlan"]
+    assert shared["taskKind"] == "adjudication" and shared["disclosure"]["drafts"] == 2
+    assert out["next"] == f"teamlore memory extract --approve-plan {shared['planDigest']}"
+    code, done = world.approve(shared["planDigest"])
+    assert code == 0, done
+    assert done["results"][0]["quarantined"] == 2
+    assert sorted(status for _, status in world.candidates()) == ["quarantined", "quarantined"]
+    # nothing is left to adjudicate, so a new plan holds no adjudication
+    assert all(p["taskKind"] != "adjudication" for p in world.plan()["plans"])
+
+
+def test_drafts_waiting_from_several_runs_are_planned_as_one_adjudication(
+    tmp_path: Path, home: Path
+) -> None:
+    world = make_world(tmp_path, home, sessions=2)
+    world.reverify()
+    for plan in world.plan()["plans"]:  # each extraction approved alone, adjudication left
+        assert world.approve(plan["planDigest"])[0] == 0
+    preview = world.plan()
+    (adjudication,) = [p for p in preview["plans"] if p["taskKind"] == "adjudication"]
+    assert adjudication["disclosure"]["drafts"] == 2 and preview["deferredAdjudications"] == 0
+    code, done = world.approve(adjudication["planDigest"])
+    assert code == 0 and done["results"][0]["quarantined"] == 2, done
+
+
 def test_text_output_is_a_summary_table(world: World) -> None:
     world.reverify()
     plan = world.plan()["plans"][0]

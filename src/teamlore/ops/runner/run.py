@@ -23,6 +23,7 @@ from teamlore.ops.runner.plans import (
     _plan_owner,
     _stores_for,
     _write_plan,
+    adjudicated_task_ids,
 )
 
 # -- approve and run ----------------------------------------------------------------------------
@@ -70,7 +71,7 @@ def _rederive(stores: Any, ctx: OpContext, plan_file: Any) -> dict[str, Any] | N
         return rederived.task
     if source.get("kind") == "adjudication":
         return live_adjudication_task(
-            stores.state, _memory_owner(stores.identity), str(source.get("extractionTaskId"))
+            stores.state, _memory_owner(stores.identity), adjudicated_task_ids(source)
         )
     if source.get("kind") == "consolidation":
         from teamlore.memory.consolidation.synthesize import synthesize
@@ -199,8 +200,11 @@ def _finish(
     runner: Any,
     plan_file: Any,
     outcome: dict[str, Any],
+    *,
+    adjudicate: bool = True,
 ) -> dict[str, Any]:
-    """What a finished plan reports (and, after an extraction, the adjudication plan)."""
+    """What a finished plan reports (and, after an extraction approved alone, the adjudication
+    plan; a manifest's extractions share one, written after the last of them)."""
     from teamlore.memory.extraction.staging import live_adjudication_task
 
     kind = plan_file.plan.task_kind
@@ -214,7 +218,7 @@ def _finish(
         summary["candidates"] = len(outcome.get("candidates") or [])
         summary["noOp"] = bool(outcome.get("noOp"))
         adjudication = None
-        if not outcome.get("noOp"):
+        if adjudicate and not outcome.get("noOp"):
             task = live_adjudication_task(
                 stores.state,
                 _memory_owner(stores.identity),
@@ -249,6 +253,7 @@ def _run_one(
     via: str,
     manifest_digest: str | None,
     runner_name: str | None,
+    adjudicate: bool = True,
 ) -> dict[str, Any]:
     from teamlore.memory.extraction.adjudication import require_complete_approved_projection
     from teamlore.runner import plans as plan_store
@@ -289,7 +294,7 @@ def _run_one(
             recorded = _recorded_outcome(stores.state, plan_file.plan.task_id)
             if recorded is not None and record.get("state") == "running":
                 # the run staged its answer and teamlore died before it could say so
-                summary = _finish(ctx, stores, runner, plan_file, recorded)
+                summary = _finish(ctx, stores, runner, plan_file, recorded, adjudicate=adjudicate)
                 plan_store.write_run_record(
                     home, plan_digest, {"state": "done", "finishedAt": _now(), "recovered": True}
                 )
@@ -333,7 +338,7 @@ def _run_one(
                     {"state": "failed", "finishedAt": _now(), "code": err.code},
                 )
                 raise
-            summary = _finish(ctx, stores, runner, plan_file, outcome)
+            summary = _finish(ctx, stores, runner, plan_file, outcome, adjudicate=adjudicate)
             plan_store.write_run_record(
                 home, plan_digest, {"state": "done", "finishedAt": _now(), "via": via}
             )
@@ -388,19 +393,62 @@ def memory_run_plan(ctx: OpContext, request: ExtractRunRequest) -> dict[str, Any
                     via="manifest",
                     manifest_digest=manifest_digest,
                     runner_name=request.runner,
+                    adjudicate=False,
                 )
             )
         except errors.TeamloreError as err:
             # each plan of a manifest takes effect, or fails, on its own
             results.append(_failed(listed.plan_digest, err))
+    shared = _shared_adjudication_plan(ctx, results)
     progress(total, total, "done")
-    return _run_result(results, manifest=manifest_digest)
+    return _run_result(results, manifest=manifest_digest, adjudication=shared)
 
 
-def _run_result(results: list[dict[str, Any]], *, manifest: str | None) -> dict[str, Any]:
+def _shared_adjudication_plan(
+    ctx: OpContext, results: list[dict[str, Any]]
+) -> dict[str, Any] | None:
+    """One adjudication plan over the drafts of every extraction the manifest ran (at most
+    8 x 8 = 64 drafts): adjudicating chunk by chunk would let each decision make its siblings'
+    tasks stale (docs/runner.md "Two approvals")."""
+    from teamlore.memory.extraction.staging import live_adjudication_task
+    from teamlore.runner import plans as plan_store
+    from teamlore.runner.profiles import RunnerChoice, resolve_runner
+
+    drafted = [
+        r
+        for r in results
+        if r.get("taskKind") == "extraction" and r.get("status") == "done" and not r.get("noOp")
+    ]
+    if not drafted:
+        return None
+    ids = [str(r["taskId"]) for r in drafted]
+    with _stores_for(ctx, "adjudication") as stores:
+        owner = _plan_owner(stores.identity)
+        first = plan_store.load_plan(ctx.home, drafted[0]["planDigest"], owner)
+        raw = first.runner
+        runner = resolve_runner(
+            RunnerChoice(raw["name"], raw.get("model"), raw.get("endpoint")), home=ctx.home
+        )
+        task = live_adjudication_task(
+            stores.state, _memory_owner(stores.identity), ids, reissue=True
+        )
+        if task is None:
+            return None
+        source = {"kind": "adjudication", "extractionTaskIds": ids}
+        return _write_plan(ctx, owner, runner, "adjudication", task, source)
+
+
+def _run_result(
+    results: list[dict[str, Any]],
+    *,
+    manifest: str | None,
+    adjudication: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     adjudication_plans = [
         r["adjudicationPlan"] for r in results if isinstance(r.get("adjudicationPlan"), dict)
     ]
+    if adjudication is not None:
+        adjudication_plans.append(adjudication)
     next_step = None
     if len(adjudication_plans) == 1:
         next_step = "teamlore memory extract --approve-plan " + adjudication_plans[0]["planDigest"]
@@ -417,6 +465,7 @@ def _run_result(results: list[dict[str, Any]], *, manifest: str | None) -> dict[
         "manifestDigest": manifest,
         "results": results,
         "failed": len(failed),
+        "adjudicationPlan": adjudication,
         "next": next_step,
     }
     if failed:
