@@ -523,3 +523,36 @@ def test_a_claude_login_reaches_the_runner_and_nothing_else_of_home(world: World
     (record,) = world.fake.sent()
     assert record["claudeCredentials"] is True
     assert str(caller_home) not in record["cwd"]
+
+
+def test_an_excluded_session_is_never_selected_and_show_says_so(tmp_path: Path, home: Path) -> None:
+    """`sessions exclude KEY` keeps a session out of recall, the runner and its previews (a
+    plan made before refuses at approval); `sessions show` says so; `include` takes it back."""
+    world = make_world(tmp_path, home, sessions=2)
+    world.reverify()
+    before = world.plan()["plans"]
+    assert len(before) == 2
+    code, listed = world.cli("sessions", "list")
+    assert code == 0, listed
+    keys = sorted(s["sessionKey"] for s in listed["sessions"])
+    code, out = world.cli("sessions", "exclude", keys[0][:12])
+    assert code == 0 and out["sessionKey"] == keys[0] and out["changed"] is True, out
+    assert world.cli("sessions", "exclude", keys[0])[1]["changed"] is False
+    assert len(world.plan()["plans"]) == 1
+    window = {"since": "2026-03-01T00:00:00.000Z", "until": "2026-03-08T00:00:00.000Z"}
+    code, recalled = world.op("memory.recall", {**window, "limit": 8})
+    assert code == 0 and len(recalled["sources"]) == 1, recalled
+    # of the two plans made before, the excluded session's refuses and sends nothing
+    outcomes = []
+    for plan in before:
+        sent = len(world.fake.sent())
+        code, run = world.approve(plan["planDigest"])
+        outcomes.append((code, run.get("error", {}).get("code"), len(world.fake.sent()) - sent))
+    assert (1, "RUNNER_PLAN_MISMATCH", 0) in outcomes, outcomes
+    code, shown = world.cli("sessions", "show", keys[0])
+    assert code == 0 and shown["session"]["excludedFromExtraction"] is True
+    code, text, _ = world.text("sessions", "show", keys[0][:12])
+    assert code == 0 and "excluded from extraction" in text
+    code, back = world.cli("sessions", "include", keys[0])
+    assert code == 0 and back["changed"] is True
+    assert world.cli("sessions", "show", keys[0])[1]["session"]["excludedFromExtraction"] is False

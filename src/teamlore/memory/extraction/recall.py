@@ -56,6 +56,7 @@ from teamlore.memory.extraction.chunking import (
     payload_event,
 )
 from teamlore.memory.extraction.evidence import Catalog, CatalogTurn, EvidenceRecord, build_catalog
+from teamlore.memory.extraction.exclusions import excluded_keys
 from teamlore.memory.extraction.prompts import EXTRACTION_PROMPT, EXTRACTION_PROMPT_VERSION
 from teamlore.memory.extraction.selection import (
     SelectedTurn,
@@ -492,7 +493,7 @@ def recall(
         raise errors.TeamloreError(
             errors.RECALL_REQUEST_INVALID, f"limit must be 1..{MAX_CHUNKS_PER_RUN}"
         )
-    selection = select_turns(index_conn, identity, request)
+    selection = select_turns(index_conn, identity, request, excluded_keys(state_conn))
     owner = owner_binding(identity)
     snapshot_seq = _snapshot_seq(index_conn)
     base = TaskContext(
@@ -643,7 +644,7 @@ def load_task_source(
 
     Stale when a bound input changed: a turn of the chunk (revision), an event payload digest, a
     `direct`/`observed` delivery edge of its turns, the owner, the database or a
-    prompt/schema/chunker version. `evidence`
+    prompt/schema/chunker version — or when the session was excluded since. `evidence`
     (evidence id -> host-side record) is what stage validates citations against; it is filled
     only when the task is not stale. Raises TASK_NOT_FOUND for an unknown or foreign task."""
     row = state_conn.execute(
@@ -656,6 +657,9 @@ def load_task_source(
         raise errors.TeamloreError(errors.TASK_NOT_FOUND, taskId=task_id)
     binding = orjson.loads(row["binding_json"])
     source = TaskSource(task_id, binding)
+    if row["session_key"] in excluded_keys(state_conn):
+        source.stale_reasons.append("session-excluded")
+        return source
     start, _, end = row["turn_range"].partition("-")
     wanted = list(binding["turnRevisions"])
     candidates = load_turns(

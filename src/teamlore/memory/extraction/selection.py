@@ -248,7 +248,10 @@ def _result_evidence(row: sqlite3.Row, has_result: bool) -> str:
 
 
 def _candidate_rows(
-    conn: sqlite3.Connection, owner: RepositoryIdentity, request: dict[str, Any]
+    conn: sqlite3.Connection,
+    owner: RepositoryIdentity,
+    request: dict[str, Any],
+    excluded: frozenset[str],
 ) -> list[sqlite3.Row]:
     window = request["window"]
     filters = request["filters"]
@@ -270,6 +273,9 @@ def _candidate_rows(
         if values:
             where.append(f"{column} IN ({', '.join('?' * len(values))})")
             params.extend(values)
+    if excluded:  # sessions kept out of extraction (memory/extraction/exclusions.py)
+        where.append(f"s.session_key NOT IN ({', '.join('?' * len(excluded))})")
+        params.extend(sorted(excluded))
     if filters["toolCapabilityKeys"]:
         keys = filters["toolCapabilityKeys"]
         marks = ", ".join("?" * len(keys))
@@ -296,13 +302,17 @@ def _candidate_rows(
 
 
 def select_turns(
-    conn: sqlite3.Connection, owner: RepositoryIdentity, request: dict[str, Any]
+    conn: sqlite3.Connection,
+    owner: RepositoryIdentity,
+    request: dict[str, Any],
+    excluded: frozenset[str] = frozenset(),
 ) -> Selection:
-    """The bounded selection of `request` for `owner` (refuses more than 200 matches)."""
+    """The bounded selection of `request` for `owner` (refuses more than 200 matches), never
+    a turn of an `excluded` session."""
     after, before = request["window"]["after"], request["window"]["before"]
     wanted_evidence = set(request["filters"]["resultEvidence"])
     matched: list[tuple[sqlite3.Row, str]] = []
-    for row in _candidate_rows(conn, owner, request):
+    for row in _candidate_rows(conn, owner, request, excluded):
         observed = _observed(row)
         if observed is None or not (after <= observed < before):
             continue
