@@ -58,6 +58,7 @@ from teamlore.memory.extraction.chunking import (
 from teamlore.memory.extraction.evidence import Catalog, CatalogTurn, EvidenceRecord, build_catalog
 from teamlore.memory.extraction.exclusions import excluded_keys
 from teamlore.memory.extraction.prompts import EXTRACTION_PROMPT, EXTRACTION_PROMPT_VERSION
+from teamlore.memory.extraction.scene_index import scene_index_summary
 from teamlore.memory.extraction.selection import (
     SelectedTurn,
     Selection,
@@ -239,6 +240,7 @@ class TaskContext:
     selection: dict[str, str]  # requestDigest, resultSetDigest, sourceBindingDigest
     time_window: dict[str, str] | None
     provenance: dict[str, str]  # snapshotSeq, evaluatedAt
+    scene_index_summary: str | None = None  # memory/extraction/scene_index.py
 
 
 def source_input_digest(
@@ -311,7 +313,7 @@ def build_task(
         ],
         "transcript": transcript,
     }
-    context = {"sceneIndexSummary": None}
+    context = {"sceneIndexSummary": ctx.scene_index_summary}
     session_public = {
         "project": ctx.owner.public_identity,
         "repositoryKey": identity.repository_key,
@@ -469,6 +471,7 @@ def _session_tasks(
         },
         time_window=base.time_window,
         provenance=base.provenance,
+        scene_index_summary=base.scene_index_summary,
     )
     clean = path_cleaner(owner.identity)
     chunks = chunk_turns([chunk_input(t, clean) for t in remaining])
@@ -502,6 +505,7 @@ def recall(
         selection={},
         time_window={"start": request["window"]["after"], "end": request["window"]["before"]},
         provenance={"snapshotSeq": snapshot_seq, "evaluatedAt": evaluated_at or now_instant()},
+        scene_index_summary=scene_index_summary(state_conn, identity),
     )
     done = _done_ranges(state_conn, identity)
     built: list[BuiltTask] = []
@@ -679,6 +683,7 @@ def load_task_source(
         selection=binding["selection"],
         time_window=time_window,
         provenance=binding["provenance"],
+        scene_index_summary=scene_index_summary(state_conn, identity),
     )
     built = build_task(chunks[0], {t.index: t for t in turns}, row["session_key"], ctx, home)
     for name in BOUND_BINDING_FIELDS:
