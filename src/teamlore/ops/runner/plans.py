@@ -205,7 +205,7 @@ def _adjudication_groups(conn: Any, waiting: list[str]) -> list[list[str]]:
     """The extraction tasks whose drafts await adjudication, in runs of at most 64 drafts: one
     adjudication task (and plan) per run, never one per chunk (docs/runner.md "Two approvals")."""
     from teamlore.contracts.adjudication import MAX_DRAFTS_PER_ADJUDICATION
-    from teamlore.memory.extraction.staging import load_drafts
+    from teamlore.memory.extraction.drafts import load_drafts
 
     groups: list[list[str]] = []
     drafts_in_last = 0
@@ -388,8 +388,11 @@ def _preview_result(
 )
 def memory_extract_preview(ctx: OpContext, request: ExtractPreviewRequest) -> dict[str, Any]:
     """Plan a batch extraction: pending plans and the digest to approve; nothing is sent."""
+    from teamlore.memory.extraction.adjudication_tasks import (
+        awaiting_adjudication,
+        live_adjudication_task,
+    )
     from teamlore.memory.extraction.recall import recall
-    from teamlore.memory.extraction.staging import awaiting_adjudication, live_adjudication_task
     from teamlore.ops.owner import open_owner
     from teamlore.runner.plans import MAX_PLANS_PER_MANIFEST
     from teamlore.runner.profiles import resolve_runner

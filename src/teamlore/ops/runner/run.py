@@ -48,8 +48,8 @@ def _rederive(stores: Any, ctx: OpContext, plan_file: Any) -> dict[str, Any] | N
     """The task the plan would send now; None when it is no longer there to send (already
     submitted, stale, or an input bound to it changed — the related-input CAS of recall: a
     change to another session leaves it alone)."""
+    from teamlore.memory.extraction.adjudication_tasks import live_adjudication_task
     from teamlore.memory.extraction.recall import load_task_source
-    from teamlore.memory.extraction.staging import live_adjudication_task
 
     source = plan_file.source
     if source.get("kind") == "extraction":
@@ -205,7 +205,7 @@ def _finish(
 ) -> dict[str, Any]:
     """What a finished plan reports (and, after an extraction approved alone, the adjudication
     plan; a manifest's extractions share one, written after the last of them)."""
-    from teamlore.memory.extraction.staging import live_adjudication_task
+    from teamlore.memory.extraction.adjudication_tasks import live_adjudication_task
 
     kind = plan_file.plan.task_kind
     summary: dict[str, Any] = {
@@ -410,7 +410,7 @@ def _shared_adjudication_plan(
     """One adjudication plan over the drafts of every extraction the manifest ran (at most
     8 x 8 = 64 drafts): adjudicating chunk by chunk would let each decision make its siblings'
     tasks stale (docs/runner.md "Two approvals")."""
-    from teamlore.memory.extraction.staging import live_adjudication_task
+    from teamlore.memory.extraction.adjudication_tasks import live_adjudication_task
     from teamlore.runner import plans as plan_store
     from teamlore.runner.profiles import RunnerChoice, resolve_runner
 
