@@ -103,3 +103,9 @@ def test_tasks_carry_the_scene_index_summary(repo: Path, home: Path) -> None:
     assert task["context"]["sceneIndexSummary"] == (
         "- db: Local database setup\n- release: Release verification"
     )
+
+
+def test_the_session_scoring_recipe_is_named_and_versioned(repo: Path, home: Path) -> None:
+    selection = run(repo, home, {**WINDOW, "limit": 1})["selection"]
+    assert selection["recipe"] == "extraction-candidates@1"
+    assert selection["sessions"] and all("score" in s for s in selection["sessions"])

@@ -60,6 +60,7 @@ from teamlore.memory.extraction.exclusions import excluded_keys
 from teamlore.memory.extraction.prompts import EXTRACTION_PROMPT, EXTRACTION_PROMPT_VERSION
 from teamlore.memory.extraction.scene_index import scene_index_summary
 from teamlore.memory.extraction.selection import (
+    SCORING_RECIPE,
     SelectedTurn,
     Selection,
     SessionSelection,
@@ -561,6 +562,7 @@ def recall(
         "format": RECALL_FORMAT,
         "owner": {**owner.owner, "project": owner.public_identity},
         "selection": {
+            "recipe": SCORING_RECIPE,
             "requestDigest": selection.request_digest,
             "resultSetDigest": selection.result_set_digest,
             "window": request["window"],

@@ -13,8 +13,9 @@ Selection, for a normalized MemoryExtractionRequest@v1:
 - sessions with fewer than `MIN_SESSION_TURNS` matched turns are rejected
   (`insufficient-eligible-turns`), the rest are scored and ranked (score desc, sessionKey asc).
 
-Session score (the reference product's value signals, docs/extraction.md "recall"; the
-weights are ours):
+Session score — the recipe `extraction-candidates@1` (`SCORING_RECIPE`; recall reports it in
+`selection.recipe`; a change to a weight or a signal is a new version). The reference
+product's value signals, docs/extraction.md "recall"; the weights are ours:
   40 x direct delivery edges + 25 x observed delivery edges (distinct turn->commit edges)
   + 15 x recovered failures (a tool call that failed and later succeeded with the same command)
   + min(round(10 x tool calls / turns), 10)       tool density
@@ -51,6 +52,7 @@ from teamlore.sessions.index_db import body_match
 REQUEST_FORMAT = "threadshare-memory-extraction-request@v1"
 MAX_WINDOW_DAYS = 366
 MAX_MATCHED_TURNS = 200
+SCORING_RECIPE = "extraction-candidates@1"
 MIN_SESSION_TURNS = 3
 MAX_QUERY_BYTES = 8 * 1024
 # turns the provider cut short or the user undid are never offered to recall
