@@ -5,7 +5,7 @@ that returns a JSON-ready result, a side-effect class and the MCP capability tha
 (None: CLI-only local housekeeping). The CLI and the MCP server are thin adapters over this
 registry, so the same request gives the same result and the same errors on both.
 
-An operation may be exposed at more than one tier (`also_in`, e.g. `personal_memory_status` exists
+An operation may be exposed at more than one tier (`also_in`, e.g. `memory_status` exists
 for every personal tier). A server launched with several capabilities registers the union of their
 tools (`Registry.for_capability(*capabilities)`).
 """
