@@ -247,8 +247,7 @@ def memory_status(ctx: OpContext, request: StatusRequest) -> dict[str, Any]:
 class ReadRequest(_Strict):
     contextId: str | None = Field(
         None,
-        description="one context id from memory_status "
-        "(omit to read every granted context)",
+        description="one context id from memory_status (omit to read every granted context)",
         json_schema_extra=CONTEXT_SCHEMA,
     )
 
