@@ -30,7 +30,7 @@ from teamlore.cli.output import (
     styled,
 )
 from teamlore.cli.params import Argument, Option, call, parse_argv
-from teamlore.ops import session_ops  # noqa: F401  (registers the session operations alone)
+from teamlore.ops.sessions import index  # noqa: F401  (registers the session operations alone)
 
 # -- sync / status ----------------------------------------------------------------------------
 
