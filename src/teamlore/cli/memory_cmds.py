@@ -197,8 +197,16 @@ def recall(
     tool_capability_keys: list[str] = typer.Option(
         [], "--tool-capability-keys", help="Only turns that used these tools (family or name)."
     ),
+    skill_capability_keys: list[str] = typer.Option(
+        [], "--skill-capability-keys", help="Only turns that invoked these Skills (by name)."
+    ),
     result_evidence: list[str] = typer.Option(
         [], "--result-evidence", help="provider-completed, abandoned, unknown."
+    ),
+    capability_terminal_states: list[str] = typer.Option(
+        [],
+        "--capability-terminal-states",
+        help="With tool or Skill keys: completed, failed, pending, unknown, cancelled.",
     ),
     request: str | None = typer.Option(
         None, "--request", help="A MemoryExtractionRequest@v1 JSON file, or - for stdin."
@@ -215,7 +223,9 @@ def recall(
         "providers": providers,
         "sessionKeys": session_keys,
         "toolCapabilityKeys": tool_capability_keys,
+        "skillCapabilityKeys": skill_capability_keys,
         "resultEvidence": result_evidence,
+        "capabilityTerminalStates": capability_terminal_states,
         "limit": limit,
     }
     if request is not None:

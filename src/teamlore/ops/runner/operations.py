@@ -74,8 +74,14 @@ class ExtractPreviewRequest(RunnerOptions):
     tool_capability_keys: list[str] = Field(
         default_factory=list, description="Only turns that used one of these tools."
     )
+    skill_capability_keys: list[str] = Field(
+        default_factory=list, description="Only turns that invoked one of these Skills."
+    )
     result_evidence: list[str] = Field(
         default_factory=list, description="provider-completed, abandoned, unknown"
+    )
+    capability_terminal_states: list[str] = Field(
+        default_factory=list, description="With tool or Skill keys: how the invocation ended."
     )
     request: dict[str, Any] | None = Field(
         None, description="A whole MemoryExtractionRequest@v1 document instead of the parameters."
@@ -91,7 +97,9 @@ class ExtractPreviewRequest(RunnerOptions):
                 "providers": self.providers,
                 "sessionKeys": self.session_keys,
                 "toolCapabilityKeys": self.tool_capability_keys,
+                "skillCapabilityKeys": self.skill_capability_keys,
                 "resultEvidence": self.result_evidence,
+                "capabilityTerminalStates": self.capability_terminal_states,
                 "request": self.request,
                 "limit": self.limit,
             }
