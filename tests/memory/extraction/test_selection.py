@@ -10,13 +10,13 @@ import pytest
 from recall_world import BASE, CodexSession, commit, make_repo, sync
 
 from teamlore.core import errors
-from teamlore.ops.registry import OpContext, run_operation
 from teamlore.memory.extraction.selection import (
     check_window,
     load_turns,
     normalize_request,
     select_turns,
 )
+from teamlore.ops.registry import OpContext, run_operation
 from teamlore.repo.binding import resolve_repository
 from teamlore.sessions.index_db import open_index
 
