@@ -7,8 +7,8 @@ come only from `styled` pieces; `literal` shows terminal control characters (esc
 carriage returns, bidi overrides) as visible `\xNN` / `\uNNNN` escapes, so transcript text can
 neither restyle the terminal nor hide text. Long text is cut with a visible marker (`clip`).
 
-Errors: `{"error": {"code", "message"}}` on stdout in JSON mode, one line on stderr otherwise;
-exit 1 for refusals and failures, 2 for usage errors.
+Errors: `{"error": {"code", "message", "problem", "next"}}` (core/errors.py) on stdout in JSON
+mode, one line on stderr otherwise; exit 1 for refusals and failures, 2 for usage errors.
 """
 
 from __future__ import annotations

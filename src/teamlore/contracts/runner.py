@@ -19,9 +19,11 @@ from teamlore.contracts._base import (
     Identifier,
     NonEmptyText,
     NonNegativeInt,
+    PositiveInt,
     unique_items,
 )
 
+RESTRICTED_RUNNER_FORMAT = "threadshare-memory-restricted-extraction-runner@v1"
 RUNNER_EXECUTION_PLAN_FORMAT = "threadshare-memory-runner-execution-plan@v1"
 AUTHORIZATION_MANIFEST_FORMAT = "threadshare-memory-authorization-manifest@v1"
 
@@ -101,3 +103,29 @@ class AuthorizationManifest(ContractModel):
         ):
             raise ValueError("manifestDigest does not match the manifest content")
         return self
+
+
+class RunnerConformance(ContractModel):
+    """The conformance record a profile passed: probe version, when, and the CLI fingerprint."""
+
+    test_version: NonEmptyText
+    passed_at: NonEmptyText
+    cli_version_fingerprint: NonEmptyText
+
+
+class RestrictedExtractionRunner(ContractModel):
+    """RestrictedExtractionRunner@v1 — a local agent CLI profile fit to read one task: no tools,
+    the model endpoint as its only network, no session kept; `argvTemplate` is the exact argument
+    list (the binary by name, never a path). `conformance` null: no passing probe recorded for
+    this binary and profile, so the profile may not run (docs/runner.md)."""
+
+    format: Literal["threadshare-memory-restricted-extraction-runner@v1"]
+    adapter: Literal["claude-cli", "codex-cli"]
+    version: NonEmptyText
+    argv_template: tuple[str, ...] = Field(min_length=1)
+    tool_policy: Literal["none"]
+    network: Literal["model-only"]
+    ephemeral: Literal["required"]
+    timeout_ms: PositiveInt
+    max_output_bytes: PositiveInt
+    conformance: RunnerConformance | None

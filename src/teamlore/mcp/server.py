@@ -16,7 +16,8 @@ or context:
 
 Tool results carry the operation's JSON both as structured content and as text (`memory_read`'s
 text is the rendered memory); refusals are tool results with `isError` and the same
-`{"error": {"code", "message"}}` the CLI prints. stdout belongs to MCP; logs go to stderr.
+`{"error": {"code", "message", "problem", "next"}}` the CLI prints. stdout belongs to MCP; logs
+go to stderr.
 """
 
 from __future__ import annotations
