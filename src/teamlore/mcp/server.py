@@ -281,10 +281,12 @@ def start_writer(launch: Launch) -> BackgroundWriter | None:
 
 
 def _tool(op: Operation) -> types.Tool:
+    """A tool with the seed's hints (read-only tools `readOnlyHint`; promote destructive and
+    idempotent; every hint said, never left to the client's default) and the registry's
+    metadata under `_meta` (`teamlore/...`: stability, side effect, approval, response schema)."""
     schema = op.input_model.model_json_schema()
     schema.pop("title", None)
     read_only = op.side_effect == "read"
-    idempotent = read_only or op.idempotent
     return types.Tool(
         name=op.mcp_tool or op.name,
         description=op.description,
@@ -292,10 +294,11 @@ def _tool(op: Operation) -> types.Tool:
         annotations=types.ToolAnnotations(
             title=op.summary,
             read_only_hint=read_only,
-            destructive_hint=False if read_only or op.idempotent else None,
-            idempotent_hint=idempotent or None,
+            destructive_hint=op.destructive and not read_only,
+            idempotent_hint=read_only or op.idempotent,
             open_world_hint=False,
         ),
+        meta={f"teamlore/{key}": value for key, value in op.metadata().items()},
     )
 
 

@@ -146,6 +146,8 @@ def _parse_document(raw: dict[str, Any]) -> ExtractionRequestDocument:
     side_effect="state-write",
     capability="team",
     mcp_tool="threadshare_memory_recall",
+    idempotent=True,  # the same window again returns the same tasks
+    response="threadshare-memory-agent-recall@v1",
     description="Read back this repository's past sessions for extraction. Give a window "
     "(since/until, canonical UTC, at most 366 days) and optionally a query; returns up to 8 "
     "ExtractionTask@v1 sources, each a bounded transcript chunk with an opaque evidence "

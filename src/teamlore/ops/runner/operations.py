@@ -355,6 +355,10 @@ def _preview_result(
     side_effect="state-write",
     capability="team",
     mcp_tool="threadshare_memory_extract_preview",
+    stability="legacy-debt",  # the batch path; agents use recall (docs/runner.md)
+    approval_policy="history-read",
+    idempotent=True,
+    response="threadshare-memory-extraction-preview@v1",
     description="Plan an unattended batch extraction (runner claude, codex or openai) over this "
     "repository's past sessions: writes pending RunnerExecutionPlan@v1 files (0600) and returns "
     "their digests with what each would disclose (bytes, turns, provider, endpoint). Never "
@@ -732,7 +736,13 @@ def _failed(plan_digest: str, err: errors.TeamloreError) -> dict[str, Any]:
     return {"planDigest": plan_digest, "status": "failed", "error": err.to_json()}
 
 
-@operation("memory.run_plan", input_model=ExtractRunRequest, side_effect="state-write")
+@operation(
+    "memory.run_plan",
+    input_model=ExtractRunRequest,
+    side_effect="state-write",
+    stability="legacy-debt",
+    approval_policy="history-read",
+)
 def memory_run_plan(ctx: OpContext, request: ExtractRunRequest) -> dict[str, Any]:
     """Approve a pending plan (or manifest) by digest, run it, stage the runner's answer."""
     from teamlore.ops.owner import open_owner
@@ -812,6 +822,10 @@ def _run_result(results: list[dict[str, Any]], *, manifest: str | None) -> dict[
     side_effect="state-write",
     capability="team",
     mcp_tool="threadshare_memory_consolidate_preview",
+    stability="legacy-debt",
+    approval_policy="history-read",
+    idempotent=True,
+    response="threadshare-memory-consolidation-preview@v1",
     description="Plan an unattended L2/L3 consolidation (runner claude, codex or openai): "
     "runs synthesize and writes a pending RunnerExecutionPlan@v1 (0600) for its task; returns "
     "the digest and what it would disclose (entries, scenes, bytes, provider, endpoint). Never "
