@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from teamlore.cli.literal import literal
 from teamlore.cli.output import (
     FormatOption,
     LexicalOption,
@@ -20,7 +21,6 @@ from teamlore.cli.output import (
     QueryArgument,
     clip,
     counted,
-    literal,
     matched_by,
     paths_line,
     query_text,

@@ -70,7 +70,7 @@ class OwnerContext:
         """Bring the approved projection up to date (glossary: projection), and the candidate
         FTS to the current analyzer. With `only_if_present` a missing or symlinked memory tree
         is left for the caller to report instead of refused."""
-        from teamlore.memory.extraction.staging import reanalyze_candidates
+        from teamlore.memory.extraction.drafts import reanalyze_candidates
         from teamlore.memory.extraction.tasks import Owner
         from teamlore.memory.store.layout import MEMORY_ROOT
         from teamlore.memory.store.projection import sync_approved_projection
@@ -164,7 +164,7 @@ def _registered(ctx: OpContext, index: sqlite3.Connection | None) -> list[Reposi
     """Registered worktrees, from the open index or (never creating one) the index on disk."""
     if index is not None:
         return list_repositories(index)
-    from teamlore.core.paths import state_dir_path
+    from teamlore.core.locations import state_dir_path
     from teamlore.sessions.index_db import INDEX_DB_NAME, open_index
 
     home = ctx.home if ctx.home is not None else state_dir_path()
