@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from teamlore.contracts import digests
 from teamlore.contracts._base import (
@@ -179,7 +179,11 @@ class ConsolidationOperation(ContractModel):
     a patch without them is read with `operationId` = `op-<position>` (1-based) and an empty
     rationale."""
 
-    operation_id: Identifier
+    model_config = ConfigDict(
+        **ContractModel.model_config, json_schema_extra=lambda s: _not_required(s, "operationId")
+    )
+
+    operation_id: Identifier  # always there once read: the patch numbers the unnamed ones
     op: Literal["create", "update", "merge", "delete"]
     target: Literal["scene", "doctrine"]
     name: Slug
@@ -235,6 +239,13 @@ class ConsolidationPatch(ContractModel):
             "conflicting-file-operation: target",
         )
         return self
+
+
+def _not_required(schema: dict[str, Any], name: str) -> None:
+    """The published schema lets a client leave `name` out (the host derives it)."""
+    required = schema.get("required")
+    if isinstance(required, list) and name in required:
+        required.remove(name)
 
 
 def with_positional_operation_ids(document: Any) -> Any:
