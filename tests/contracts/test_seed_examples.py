@@ -90,7 +90,8 @@ SENT: dict[str, dict[str, Any]] = {
         "binding": EXTRACTION_BINDING,
         "candidates": [
             {
-                "content": "别重构旧鉴权模块的 session 中间件，移动端 v2.3 之前的客户端仍依赖其非标准 cookie 行为。",
+                "content": "别重构旧鉴权模块的 session 中间件，"
+                "移动端 v2.3 之前的客户端仍依赖其非标准 cookie 行为。",
                 "type": "work_method",
                 "priority": 85,
                 "confidence": "high",
@@ -192,7 +193,7 @@ PERSONAL_CALLS = [
             "basis": "mixed",
             "understanding": "prefers fish",
         },
-    ),  # fmt: skip
+    ),
     ("memory_status", {"importId": "chatgpt-2026-09-07"}),
     ("memory_status", {}),
     ("memory_read", {"contextId": "global"}),
@@ -218,8 +219,13 @@ def test_a_seed_shaped_consolidation_patch_validates(tmp_path: Path) -> None:
     for op in SEED_OPERATIONS:
         jsonschema.validate(op, {**operation, "$defs": patch_schema["$defs"]})
     assert set(operation["required"]) <= {
-        "op", "target", "name", "newContent", "basedOnEntryIds", "mergeSources",
-    }  # fmt: skip
+        "op",
+        "target",
+        "name",
+        "newContent",
+        "basedOnEntryIds",
+        "mergeSources",
+    }
 
 
 @pytest.mark.parametrize(("tool", "arguments"), PERSONAL_CALLS)
@@ -267,7 +273,7 @@ WRITTEN: dict[str, dict[str, Any]] = {
             for i, kind in enumerate(
                 ["transcript", "draft", "candidate-pool", "scene-index", "prompt"]
             )
-        ],  # fmt: skip
+        ],
         "runnerProfile": "codex",
         "provider": "openai",
         "model": "gpt-5",
@@ -288,7 +294,7 @@ WRITTEN: dict[str, dict[str, Any]] = {
                 "taskId": "extract-" + H["c"],
                 "bytesToSend": 500,
             }
-        ],  # fmt: skip
+        ],
         "totalBytes": 500,
         "authorization": "pending",
     },
@@ -323,7 +329,7 @@ WRITTEN: dict[str, dict[str, Any]] = {
                 "pointerDigest": H["a"],
                 "display": "7fd2f23a1b04c9e8d2f6a35b7c01d94e8f123456",
             }
-        ],  # fmt: skip
+        ],
         "chunk": {
             "turnRange": {"start": 0, "end": 2},
             "coverage": [
@@ -355,7 +361,7 @@ WRITTEN: dict[str, dict[str, Any]] = {
                     {"statementId": "s1", "text": "t", "evidenceIds": ["ev-1-aaaaaaaaaaaa"]}
                 ],
             }
-        ],  # fmt: skip
+        ],
         "recallSets": [
             {
                 "draftRef": "extract-" + H["c"] + "-c1",
@@ -363,7 +369,7 @@ WRITTEN: dict[str, dict[str, Any]] = {
                     {"rank": 1, "sourceKind": "approved", "id": "auth-module-do-not-refactor"}
                 ],
             }
-        ],  # fmt: skip
+        ],
         "pool": [
             {
                 "sourceKind": "approved",
@@ -373,7 +379,7 @@ WRITTEN: dict[str, dict[str, Any]] = {
                 "state": "approved",
                 "summary": "别重构旧鉴权模块",
             }
-        ],  # fmt: skip
+        ],
         "contract": {
             "resultSchema": "threadshare-memory-adjudication-result@v1",
             "prompts": {"promptVersion": "memory-adjudication@2", "adjudication": "Decide."},
@@ -400,7 +406,7 @@ WRITTEN: dict[str, dict[str, Any]] = {
                 "targetBlobHash": None,
                 "sanitizedContentDigest": H["e"],
             }
-        ],  # fmt: skip
+        ],
         "policyVersion": "memory-lint@1",
         "diff": "+别重构旧鉴权模块\n",
     },
