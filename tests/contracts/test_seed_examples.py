@@ -423,3 +423,14 @@ def test_what_teamlore_writes_holds_every_field_the_seed_names(name: str) -> Non
     assert added == SUPERSET.get(name, set()), name
     if not added:
         jsonschema.validate(document, published)
+
+
+def test_our_extra_source_kinds_are_runner_execution_plan_v2_only() -> None:
+    """The seed's v1 enum stays exact; approved-entry, scene and doctrine need @v2."""
+    plan = json.loads(json.dumps(WRITTEN["runner-execution-plan"]))
+    plan["inputCoverage"][0]["sourceKind"] = "scene"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(plan, schema("runner-execution-plan"))
+    plan["format"] = "threadshare-memory-runner-execution-plan@v2"
+    v2 = json.loads((SCHEMAS / "threadshare-memory-runner-execution-plan@v2.json").read_text())
+    jsonschema.validate(plan, v2)

@@ -30,6 +30,7 @@ from teamlore.contracts.runner import (
     AuthorizationManifest,
     RestrictedExtractionRunner,
     RunnerExecutionPlan,
+    RunnerExecutionPlanV2,
 )
 from teamlore.contracts.search import MemorySearchRequest
 from teamlore.contracts.skill import SkillCandidate
@@ -52,6 +53,7 @@ CONTRACTS: tuple[type[ContractModel], ...] = (
     ConsolidationPatch,
     RestrictedExtractionRunner,
     RunnerExecutionPlan,
+    RunnerExecutionPlanV2,
     AuthorizationManifest,
 )
 

@@ -30,9 +30,10 @@ from pydantic import ValidationError
 from teamlore.contracts import digests
 from teamlore.contracts.runner import (
     AUTHORIZATION_MANIFEST_FORMAT,
-    RUNNER_EXECUTION_PLAN_FORMAT,
     AuthorizationManifest,
-    RunnerExecutionPlan,
+    ExecutionPlan,
+    parse_execution_plan,
+    plan_format,
 )
 from teamlore.core import errors
 from teamlore.core.canonical import canonical_json, digest, sha256_hex
@@ -101,9 +102,9 @@ def build_plan(
     stdin: bytes,
     coverage: list[dict[str, Any]],
     runner: Runner,
-) -> RunnerExecutionPlan:
+) -> ExecutionPlan:
     body: dict[str, Any] = {
-        "format": RUNNER_EXECUTION_PLAN_FORMAT,
+        "format": plan_format(coverage),
         "planDigest": None,
         "taskKind": task_kind,
         "taskId": task_id,
@@ -120,7 +121,7 @@ def build_plan(
         "authorization": "pending",
     }
     body["planDigest"] = digests.plan_digest(body)
-    return RunnerExecutionPlan.from_wire(body)
+    return parse_execution_plan(body)
 
 
 def build_manifest(listed: list[dict[str, Any]]) -> AuthorizationManifest:
@@ -144,7 +145,7 @@ def build_manifest(listed: list[dict[str, Any]]) -> AuthorizationManifest:
 
 @dataclass(frozen=True, slots=True)
 class PlanFile:
-    plan: RunnerExecutionPlan
+    plan: ExecutionPlan
     owner: Owner
     runner: dict[str, Any]
     profile: dict[str, Any]
@@ -237,7 +238,7 @@ def load_plan(home: Path | None, plan_digest: str, owner: Owner) -> PlanFile:
     if data.get("format") != PLAN_FILE_FORMAT:
         raise _invalid(f"{path.name} is not a {PLAN_FILE_FORMAT} file")
     try:
-        plan = RunnerExecutionPlan.from_wire(data.get("plan"))
+        plan = parse_execution_plan(data.get("plan"))
     except ValidationError as exc:
         raise _invalid(
             f"{path.name}: the plan does not verify ({errors.first_problem(exc)[1]})"
