@@ -1,4 +1,4 @@
-"""The typer applications. Command modules (`teamlore.cli.*_cmds`) add their commands to these;
+"""The typer applications. Command modules (`teamlore.cli.commands.*`) add their commands to these;
 `teamlore.cli.main` imports every such module, so a new command group needs no central list."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import typer
 from teamlore.cli.params import with_typer_params
 
 # set by cli/entry.py before importing cli/main when typer parses a lean command
-# (`teamlore.cli.session_commands.LEAN_COMMANDS`): only those commands are registered then
+# (`teamlore.cli.commands.sessions.LEAN_COMMANDS`): only those commands are registered then
 lean = False
 
 

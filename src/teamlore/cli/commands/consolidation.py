@@ -7,7 +7,7 @@ from typing import Any
 import typer
 
 from teamlore.cli.app import memory_app
-from teamlore.cli.memory_cmds import RepositoryOption, _cwd
+from teamlore.cli.commands.memory import RepositoryOption, _cwd
 from teamlore.cli.output import FormatOption, OutputFormat, fail, run, stdout
 from teamlore.core import errors
 

@@ -12,8 +12,8 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 from teamlore.cli.app import app, memory_app
+from teamlore.cli.commands.memory import RepositoryOption, _cwd, read_request
 from teamlore.cli.literal import literal
-from teamlore.cli.memory_cmds import RepositoryOption, _cwd, read_request
 from teamlore.cli.output import FormatOption, OutputFormat, fail, run, say, stdout, styled
 from teamlore.core import errors
 
