@@ -217,13 +217,21 @@ def recall_digest(repo: Path, home: Path) -> str:
     return read_team_memory(repo).binding_digest()
 
 
+OLD_SKILL = '---\nname: "shop-release"\ndescription: "Old release notes."\n---\n1. Tag it.\n'
+
+
+def existing_skill(repo: Path) -> tuple[Path, str]:
+    """The Skill shop-release as it is before an update: its folder and SKILL.md text."""
+    folder = repo / ".threadshare/memory/skills/shop-release"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(OLD_SKILL)
+    return folder, OLD_SKILL
+
+
 def test_a_skill_update_changes_the_file_and_a_target_edit_voids_the_plan(
     repo: Path, home: Path
 ) -> None:
-    folder = repo / ".threadshare/memory/skills/shop-release"
-    folder.mkdir(parents=True)
-    old = '---\nname: "shop-release"\ndescription: "Old release notes."\n---\n1. Tag it.\n'
-    (folder / "SKILL.md").write_text(old)
+    folder, old = existing_skill(repo)
     recalled = recall(repo, home)
     digest = recalled["skillContext"]["skills"][0]["contentDigest"]
     op(repo, home, "memory.stage", skill_candidate(recalled, action="update", expected=digest))
@@ -278,10 +286,7 @@ def test_a_seed_shaped_skill_candidate_creates_a_skill_bound_to_the_memory_at_st
 def test_a_seed_shaped_skill_candidate_updates_the_skill_of_that_name(
     repo: Path, home: Path
 ) -> None:
-    folder = repo / ".threadshare/memory/skills/shop-release"
-    folder.mkdir(parents=True)
-    old = '---\nname: "shop-release"\ndescription: "Old release notes."\n---\n1. Tag it.\n'
-    (folder / "SKILL.md").write_text(old)
+    _, old = existing_skill(repo)
     staged = op(repo, home, "memory.stage", seed_shaped(skill_candidate(recall(repo, home))))
 
     assert staged["candidates"][0]["action"] == "update"
