@@ -1,6 +1,6 @@
 """Dependencies point downward (docs/architecture.md):
 
-    cli / mcp / ui  →  ops  →  memory / personal / runner / integrations  →  sessions / repo
+    cli / mcp / ui  →  ops  →  memory / personal / runner / integrations / org  →  sessions / repo
                     →  core / contracts / models
 
 Every `import` in src/teamlore — top-level, inside a function, or under TYPE_CHECKING — is
@@ -25,7 +25,7 @@ MEMORY_STAGES = ("store", "extraction", "promotion", "consolidation", "skills")
 _BOTTOM = {"core"}
 _FOUNDATION = {"core", "contracts", "models"}
 _STORAGE = {"sessions", "repo"}
-_DOMAIN = {"memory", "personal", "runner", "integrations"}
+_DOMAIN = {"memory", "personal", "runner", "integrations", "org"}
 _STAGES = {"memory.store", "memory.extraction", "memory.promotion"}
 _MEMORY_PACKAGES = {"memory", *(f"memory.{stage}" for stage in MEMORY_STAGES)}
 
@@ -45,6 +45,8 @@ ALLOWED: dict[str, set[str]] = {
     "personal": _FOUNDATION | _STORAGE,
     "runner": _FOUNDATION | _STORAGE,
     "integrations": _FOUNDATION | _STORAGE,
+    # the org index reads repositories (git) and reuses the memory store's parser, lint, ranking
+    "org": _FOUNDATION | _STORAGE | {"memory.store"},
     "ops": _FOUNDATION | _STORAGE | _DOMAIN | _MEMORY_PACKAGES,
     "cli": _FOUNDATION | {"ops"},
     "mcp": _FOUNDATION | {"ops"},

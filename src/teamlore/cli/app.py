@@ -56,7 +56,17 @@ repo_app = App(
     no_args_is_help=True,
     rich_markup_mode=None,
 )
+org_app = App(
+    help="An organisation's memory: many repositories in one index, served over HTTP.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+org_token_app = App(
+    help="Bearer tokens of `teamlore org serve`.", no_args_is_help=True, rich_markup_mode=None
+)
+org_app.add_typer(org_token_app, name="token")
 app.add_typer(sessions_app, name="sessions")
 app.add_typer(repo_app, name="repo")
 app.add_typer(memory_app, name="memory")
 app.add_typer(personal_app, name="personal")
+app.add_typer(org_app, name="org")

@@ -113,7 +113,8 @@ def mcp(
         [],
         "--capability",
         "-c",
-        help="Which tools exist (repeatable): team-read (default), team, init, read, relay.",
+        help="Which tools exist (repeatable): team-read (default), team, init, read, relay, "
+        "org (the org index's read-only tools, local).",
     ),
     repository: str | None = typer.Option(
         None, "--repository", "-r", help="Worktree the team tools act on (default: cwd)."
