@@ -98,12 +98,28 @@ ProgressCallback = Callable[[int, int, str], None]
 
 
 def display_path(path: Path) -> str:
-    """A path as shown to the person: their home folder as `~`."""
-    home = str(Path.home())
-    text = str(path)
+    """A path as shown to the person: their home folder as `~`, bytes that are not UTF-8
+    escaped (`\\xff`), so a hostile file name can be printed and stored."""
+    home = escaped_path(Path.home())
+    text = escaped_path(path)
     if home not in ("", "/") and (text == home or text.startswith(home + os.sep)):
         return "~" + text[len(home) :]
     return text
+
+
+def escaped_path(path: Path) -> str:
+    """`path` as text that encodes to UTF-8: a byte the file system holds that is not UTF-8
+    (a name Python decoded with surrogate escapes) shows as `\\xNN`."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def has_undecodable_name(path: Path) -> bool:
+    """Whether the path holds bytes that are not UTF-8 (it cannot be stored or printed as is)."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _now() -> str:
@@ -181,6 +197,17 @@ def discover_files(
                 )
                 continue
             path = item
+            if has_undecodable_name(path):
+                stats.files_failed += 1
+                stats.add_diagnostic(
+                    DiagnosticRecord(
+                        "file-name-undecodable",
+                        display_path(path),
+                        None,
+                        "the file name is not valid UTF-8; rename the file to index it",
+                    )
+                )
+                continue
             key = str(path)
             if key not in seen:
                 seen.add(key)
