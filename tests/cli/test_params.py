@@ -27,6 +27,8 @@ PLAIN = [
     ["sessions", "search", "release", "job", "failed", "-n", "3", "--lexical"],
     ["sessions", "search", '"a phrase"', "迁移", "--provider", "claude", "--until=2026-03-01"],
     ["sessions", "search", "x", "--repository", "r", "--since", "s", "--limit", "20"],
+    ["memory", "search", "x"],
+    ["memory", "search", "release", "job", "-n", "3", "--lexical", "-r", "repo dir", "-f", "json"],
 ]
 
 LEFT_TO_TYPER = [
@@ -53,7 +55,9 @@ LEFT_TO_TYPER = [
     ["sessions", "search", "x", "-h"],
     ["sessions", "searchx", "x"],
     ["sessions"],
-    ["memory", "search", "x"],
+    ["memory", "search"],
+    ["memory", "search", "x", "--limit", "many"],
+    ["memory", "status"],  # not a lean command
 ]
 
 

@@ -14,7 +14,7 @@ import typer
 from teamlore import __version__
 from teamlore.cli import app as cli_app
 from teamlore.cli import session_commands
-from teamlore.cli.app import app, sessions_app
+from teamlore.cli.app import app, memory_app, sessions_app
 from teamlore.cli.output import FormatOption, OutputFormat, fail, run, say, stdout, styled
 
 
@@ -154,6 +154,7 @@ def mcp(
 
 def _load_command_modules() -> None:
     import teamlore.cli as package
+    from teamlore.cli import memory_cmds  # noqa: F401  (the memory group lists its own first)
     from teamlore.cli.mcp_config_cmd import mcp_config
 
     app.command("mcp-config")(mcp_config)
@@ -164,6 +165,8 @@ def _load_command_modules() -> None:
 
 if not cli_app.lean:  # the lean commands need only their own operations (session_commands)
     _load_command_modules()
+else:  # in the command modules' order, the lean one of the memory group (memory_cmds)
+    memory_app.command("search")(session_commands.memory_search)
 
 
 def main() -> None:

@@ -12,10 +12,12 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 from teamlore.cli.app import app, memory_app
-from teamlore.cli.memory_cmds import RepositoryOption, _cwd, read_request
+from teamlore.cli.memory_cmds import read_request
 from teamlore.cli.output import (
     FormatOption,
     OutputFormat,
+    RepositoryOption,
+    cwd_of,
     fail,
     literal,
     run,
@@ -90,7 +92,7 @@ def review(
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """Show quarantined candidates: statements, evidence, assessments and the exact file diff."""
-    run("memory.review", {"kind": kind}, fmt, _render_review, cwd=_cwd(repository))
+    run("memory.review", {"kind": kind}, fmt, _render_review, cwd=cwd_of(repository))
 
 
 def _render_prepare(result: dict[str, Any]) -> None:
@@ -108,7 +110,7 @@ def prepare(
 ) -> None:
     """Confirm reviewed statements and record a promotion plan (PrepareRequest@v1)."""
     document = read_request(request, fmt)
-    run("memory.prepare", document, fmt, _render_prepare, cwd=_cwd(repository))
+    run("memory.prepare", document, fmt, _render_prepare, cwd=cwd_of(repository))
 
 
 def _render_discard(result: dict[str, Any]) -> None:
@@ -127,7 +129,7 @@ def discard(
 ) -> None:
     """Discard a draft, quarantined or adjudication-failed candidate."""
     payload = {"candidateId": candidate, "expectedRevision": revision, "reason": reason}
-    run("memory.discard", payload, fmt, _render_discard, cwd=_cwd(repository))
+    run("memory.discard", payload, fmt, _render_discard, cwd=cwd_of(repository))
 
 
 @memory_app.command("confirm")
@@ -149,7 +151,7 @@ def confirm(
     interactive = not yes and fmt is OutputFormat.text and sys.stdin.isatty()
     payload = {"kind": kind, "candidateIds": candidates}
     ask = None if yes else _ask if interactive else _needs_yes
-    run("memory.confirm", payload, fmt, _render_confirm, cwd=_cwd(repository), confirm=ask)
+    run("memory.confirm", payload, fmt, _render_confirm, cwd=cwd_of(repository), confirm=ask)
 
 
 def _ask(item: dict[str, Any]) -> bool:
@@ -190,7 +192,7 @@ def ui(
 ) -> None:
     """Review, confirm, prepare and promote team memory in your browser (a local page on
     127.0.0.1, opened with a one-time link)."""
-    serve_ui(_cwd(repository), home=None, port=port, open_browser=not no_open)
+    serve_ui(cwd_of(repository), home=None, port=port, open_browser=not no_open)
 
 
 def serve_ui(repository: Path, *, home: Path | None, port: int, open_browser: bool) -> None:

@@ -1,4 +1,4 @@
-"""The lean commands: `sync`, `status` and `sessions list|show|search`.
+"""The lean commands: `sync`, `status`, `sessions list|show|search` and `memory search`.
 
 A sync then a search is how a person checks that a turn they just finished is findable, so these
 run without typer or any other command module (`lean_invocation`, run by the console entry
@@ -18,8 +18,10 @@ from teamlore.cli.output import (
     LexicalOption,
     OutputFormat,
     QueryArgument,
+    RepositoryOption,
     clip,
     counted,
+    cwd_of,
     literal,
     matched_by,
     paths_line,
@@ -376,6 +378,43 @@ def sessions_search(
     )
 
 
+# -- memory search ----------------------------------------------------------------------------
+
+
+def _render_memory_search(result: dict[str, Any]) -> None:
+    coverage = result.get("coverage")
+    note = "" if coverage == "complete" else styled(f" (coverage {coverage})", "yellow")
+    say(f"generation {result.get('generation')}, {paths_line(result)}", note)
+    if not result["results"]:
+        say("No matching memory. Reviewed entries appear here after `teamlore memory promote`.")
+    for hit in result["results"]:
+        say(
+            styled(hit["id"], "bold"),
+            f" ({hit['type']}, {hit['path']}, score {hit['score']:.2f}, {matched_by(hit)})",
+        )
+        say(f"  {hit['snippet']}")
+
+
+def memory_search(
+    query: list[str] = QueryArgument,
+    limit: int = Option(10, "--limit", "-n"),
+    lexical: bool = LexicalOption,
+    repository: str | None = RepositoryOption,
+    fmt: OutputFormat = FormatOption,
+) -> None:
+    """Search the reviewed team memory by words and by meaning (docs/hybrid-search.md)."""
+    # the team-memory operations load with the one command that uses them here
+    from teamlore.ops import memory_ops  # noqa: F401
+
+    run(
+        "memory.search",
+        {"query": query_text(query), "limit": limit, "lexical": lexical},
+        fmt,
+        _render_memory_search,
+        cwd=cwd_of(repository),
+    )
+
+
 # the commands a process runs with only this module and the session operations imported; a
 # command's --help is not lean (the help lists every command)
 LEAN_COMMANDS: dict[tuple[str, ...], Callable[..., None]] = {
@@ -384,6 +423,7 @@ LEAN_COMMANDS: dict[tuple[str, ...], Callable[..., None]] = {
     ("sessions", "list"): sessions_list,
     ("sessions", "show"): sessions_show,
     ("sessions", "search"): sessions_search,
+    ("memory", "search"): memory_search,
 }
 
 
