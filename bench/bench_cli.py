@@ -61,12 +61,12 @@ def teamlore_exe() -> str:
     return str(exe)
 
 
-def child_env(state: Path, home: Path, work: Path) -> dict[str, str]:
+def child_env(state: Path, home: Path, work: Path, src: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env.update(
         TEAMLORE_HOME=str(state),
         HOME=str(home),
-        PYTHONPATH=str(REPO / "src"),
+        PYTHONPATH=str(src),
         PYTHONPYCACHEPREFIX=str(work / "pycache"),
     )
     return env
@@ -176,12 +176,18 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         help="another checkout's src/ (e.g. ../main/src): its commands run interleaved with ours",
     )
+    parser.add_argument(
+        "--src",
+        type=Path,
+        default=REPO / "src",
+        help="the checkout's src/ to measure (default: ours)",
+    )
     parser.add_argument("--work", type=Path, default=REPO / ".bench")
     args = parser.parse_args(argv)
     work: Path = args.work.resolve()
     state, home = work / f"cli-state-{args.turns}", work / "cli-home"
     home.mkdir(parents=True, exist_ok=True)
-    env = child_env(state, home, work)
+    env = child_env(state, home, work, args.src.resolve())
     load = os.getloadavg()
     say(
         f"bench_cli: {args.turns} turns, {args.rounds} rounds, load {load[0]:.2f} "

@@ -32,7 +32,7 @@ from teamlore.cli.output import (
     styled,
 )
 from teamlore.cli.params import Argument, Option, call, parse_argv
-from teamlore.ops import session_ops  # noqa: F401  (registers the session operations alone)
+from teamlore.ops import session_ops  # registers the session operations alone
 
 # -- sync / status ----------------------------------------------------------------------------
 
@@ -286,6 +286,18 @@ def _render_show(result: dict[str, Any]) -> None:
                 f" reasons: {', '.join(edge['reasons']) or '-'};"
                 f" limitations: {', '.join(edge['limitations']) or '-'}",
             )
+    page = result.get("page")
+    if page and page["next"] is not None:
+        say()
+        say(
+            styled(
+                f"Turns {page['from']}–{result['turns'][-1]['ordinal']} shown. Next page:"
+                f" `teamlore sessions show {s['sessionKey'][:12]} --from {page['next']}`.",
+                "dim",
+            )
+        )
+    elif page and not result["turns"]:
+        say(styled(f"No turns from turn {page['from']} on.", "dim"))
 
 
 def speech_and_tools(turn: dict[str, Any]) -> list[tuple[str, Any]]:
@@ -323,10 +335,18 @@ TOOL_CLIP_CHARS = 300
 def sessions_show(
     session_key: str = Argument(..., help="A sessionKey from `teamlore sessions list`."),
     turn: int | None = Option(None, "--turn", "-t", help="Only this turn (1-based)."),
+    start: int = Option(1, "--from", help="First turn of the page (1-based)."),
+    limit: int = Option(session_ops.SHOW_PAGE_TURNS, "--limit", "-n", help="Turns per page."),
     fmt: OutputFormat = FormatOption,
 ) -> None:
-    """Show a session's turns, tool uses, exit codes, paths written and commits."""
-    run("sessions.show", {"session_key": session_key, "turn": turn}, fmt, _render_show)
+    """Show a session's turns, tool uses, exit codes, paths written and commits, a page of
+    turns at a time."""
+    run(
+        "sessions.show",
+        {"session_key": session_key, "turn": turn, "start": start, "limit": limit},
+        fmt,
+        _render_show,
+    )
 
 
 def _render_search(result: dict[str, Any]) -> None:

@@ -324,9 +324,15 @@ def sessions_list(ctx: OpContext, request: SessionsListRequest) -> dict[str, Any
         }
 
 
+# turns per page of `sessions show` without --turn (docs/sessions.md, "Showing a session")
+SHOW_PAGE_TURNS = 100
+
+
 class SessionsShowRequest(_Strict):
     session_key: str = Field(min_length=1)
-    turn: int | None = Field(None, ge=1)
+    turn: int | None = Field(None, ge=1, description="only this turn (the page fields are unused)")
+    start: int = Field(1, ge=1, description="first turn ordinal of the page")
+    limit: int = Field(SHOW_PAGE_TURNS, ge=1, le=10_000, description="turns per page")
 
 
 @operation("sessions.show", input_model=SessionsShowRequest, side_effect="read")
@@ -340,6 +346,8 @@ def sessions_show(ctx: OpContext, request: SessionsShowRequest) -> dict[str, Any
             conn,
             request.session_key,
             turn=request.turn,
+            start=request.start,
+            limit=request.limit,
             repositories=tables.session_facts(conn),
         )
 
