@@ -23,7 +23,7 @@ from teamlore.memory.extraction.transcript import escape_text
 from teamlore.memory.store import lint
 from teamlore.personal.safety import secret_rules
 from teamlore.sessions.commits import observe_commits
-from teamlore.sessions.providers import apply_patch, claude, codex
+from teamlore.sessions.providers import apply_patch, claude, codex_records
 from teamlore.sessions.providers.common import strip_system_reminders
 
 WORKTREE = "/home/alice/src/shop"
@@ -38,10 +38,10 @@ class Transform:
 TRANSFORMS: tuple[Transform, ...] = (
     Transform("system-reminder strip", strip_system_reminders),
     Transform("ide-context strip", claude._strip_ide),
-    Transform("codex <cwd> read", lambda t: codex._tag_content(t, "cwd")),
+    Transform("codex <cwd> read", lambda t: codex_records._tag_content(t, "cwd")),
     Transform("apply_patch find", apply_patch.find_patches),
-    Transform("codex code-mode", codex._code_mode),
-    Transform("codex exit code", codex.parse_exit_code),
+    Transform("codex code-mode", codex_records._code_mode),
+    Transform("codex exit code", codex_records.parse_exit_code),
     Transform("commit observation", lambda t: observe_commits("git commit -m x", t)),
     Transform("transcript escape", escape_text),
     Transform("sanitize_text", lambda t: secrets.sanitize_text(t, worktree_root=WORKTREE)),

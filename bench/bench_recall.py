@@ -25,7 +25,7 @@ from typing import Any
 from teamlore.memory.extraction.recall import load_task_source
 from teamlore.memory.extraction.selection import resolve_owner
 from teamlore.memory.store.state_db import open_state_db
-from teamlore.ops.recall_ops import RecallRequest, memory_recall
+from teamlore.ops.memory.recall import RecallRequest, memory_recall
 from teamlore.ops.registry import OpContext, run_operation
 from teamlore.sessions.index_db import open_index
 

@@ -109,7 +109,7 @@ def test_sync_and_search_processes_import_only_the_session_commands(
         ("status",),
     ):
         out, modules = _imported_by(*args)
-        assert out and "teamlore.ops.session_ops" in modules
+        assert out and "teamlore.ops.sessions.index" in modules
         assert not [m for m in modules if m.endswith("_cmds") or m.startswith("teamlore.memory")]
         # their plain arguments are parsed without typer (cli/params.py); JSON needs no rich
         assert not [m for m in modules if m.split(".")[0] in {"typer", "click"}]

@@ -25,7 +25,7 @@ from typer.testing import CliRunner
 from teamlore.cli.app import App
 from teamlore.cli.mcp_config_cmd import mcp_config as mcp_config_command
 from teamlore.core.errors import TeamloreError
-from teamlore.ops import mcp_config  # noqa: F401  (registers the operation)
+from teamlore.ops.integrations import mcp_config  # noqa: F401  (registers the operation)
 from teamlore.ops.registry import REGISTRY, OpContext, load_operations
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

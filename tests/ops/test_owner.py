@@ -14,7 +14,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
 from recall_world import make_repo, sync
 
-import teamlore.ops.memory_ops  # noqa: F401
+import teamlore.ops.memory.store  # noqa: F401
 from teamlore.core import errors
 from teamlore.ops.owner import open_owner, resolve_owner
 from teamlore.ops.registry import REGISTRY, OpContext

@@ -11,7 +11,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
 from recall_world import WINDOW, CodexSession, make_repo, sync
 
-import teamlore.ops.recall_ops  # noqa: F401
+import teamlore.ops.memory.recall  # noqa: F401
 from teamlore.core import errors
 from teamlore.ops.registry import REGISTRY, OpContext
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from support import git
 from teamlore.memory.store.documents import Doctrine, Scene, dump_doctrine, dump_scene
-from teamlore.ops.session_brief import BRIEF_MAX_BYTES, compose_brief
+from teamlore.ops.integrations.session_brief import BRIEF_MAX_BYTES, compose_brief
 
 PROFILE = "# Profile\n\n## Work\nThe user writes Rust at work.\n"
 
@@ -83,6 +83,6 @@ def test_a_fifo_scene_is_skipped_not_waited_on(tmp_path: Path) -> None:
 
 def test_the_marker_is_the_one_memory_assemble_writes() -> None:
     from teamlore.memory.assemble import BEGIN_MARKER
-    from teamlore.ops.session_brief import ASSEMBLED_MARKER
+    from teamlore.ops.integrations.session_brief import ASSEMBLED_MARKER
 
     assert BEGIN_MARKER.startswith(ASSEMBLED_MARKER)

@@ -12,9 +12,6 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
 from recall_world import BASE, WINDOW, CodexSession, make_repo, sync
 
-import teamlore.ops.memory_ops
-import teamlore.ops.recall_ops
-import teamlore.ops.stage_ops  # noqa: F401
 from teamlore.contracts.adjudication import ADJUDICATION_RESULT_FORMAT
 from teamlore.core import errors
 from teamlore.ops.registry import REGISTRY, OpContext

@@ -36,8 +36,9 @@ from teamlore.sessions.model import (
     TurnsRolledBack,
     UserTurn,
 )
-from teamlore.sessions.providers import codex, get_adapter
-from teamlore.sessions.providers.codex import CodexAdapter, parse_exit_code, unknown_counts
+from teamlore.sessions.providers import codex_records, get_adapter
+from teamlore.sessions.providers.codex import CodexAdapter, unknown_counts
+from teamlore.sessions.providers.codex_records import parse_exit_code
 from teamlore.sessions.reader import ReadResult, iter_file_events, read_lines
 
 DATA = Path(__file__).parent / "data" / "codex"
@@ -433,11 +434,11 @@ def test_lines_of_used_kinds_are_never_passed_over_unread(tmp_path: Path) -> Non
 
 
 def test_code_mode_tool_calls_need_a_word_boundary_before_tools() -> None:
-    assert codex._code_mode('mytools.exec_command({cmd: "ls"})')[0] == "other"
-    assert codex._code_mode('x.tools.exec_command({cmd: "ls"})')[:2] == ("shell", "ls")
-    assert codex._code_mode('étools.exec_command({"cmd": "ls"})')[0] == "other"
+    assert codex_records._code_mode('mytools.exec_command({cmd: "ls"})')[0] == "other"
+    assert codex_records._code_mode('x.tools.exec_command({cmd: "ls"})')[:2] == ("shell", "ls")
+    assert codex_records._code_mode('étools.exec_command({"cmd": "ls"})')[0] == "other"
     source = 'await tools.exec_command({"cmd": "a"}); tools.exec_command({ cmd : "b\\"c" })'
-    assert codex._code_mode(source)[:2] == ("shell", 'a\nb"c')
+    assert codex_records._code_mode(source)[:2] == ("shell", 'a\nb"c')
 
 
 def test_orphan_patch_apply_end_becomes_a_synthetic_edit_call() -> None:
@@ -588,7 +589,7 @@ def test_parse_exit_code_by_generation(text: str, code: int | None) -> None:
 )
 def test_wrapped_outputs_read_their_metadata_exit_code(metadata: str, code: int | None) -> None:
     output = '{"output": "caf\\u00e9\\n", "metadata": ' + metadata + "}"
-    text, exit_code, _ = codex._read_output(output)
+    text, exit_code, _ = codex_records._read_output(output)
     assert (text, exit_code) == ("café\n", code)
 
 

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from teamlore.sessions.providers import apply_patch, claude, codex
+from teamlore.sessions.providers import apply_patch, claude, codex_records
 from teamlore.sessions.providers.common import (
     strip_system_reminders,
     strip_tagged_blocks,
@@ -61,7 +61,7 @@ def test_tag_block_scanners_equal_their_regex_definitions(text: str) -> None:
     assert strip_tagged_blocks(text, "system-reminder") == _REMINDER_REGEX.sub("", text)
     assert strip_tagged_families(text, "ide_") == _IDE_REGEX.sub("", text)
     match = _CWD_REGEX.search(text)
-    assert codex._tag_content(text, "cwd") == (match.group(1) if match else None)
+    assert codex_records._tag_content(text, "cwd") == (match.group(1) if match else None)
 
 
 SIZE = 300_000
@@ -81,9 +81,9 @@ def test_cleaners_finish_on_adversarial_payloads(payload: str) -> None:
     text = ADVERSARIAL[payload]
     assert strip_system_reminders(text) is not None
     assert claude._strip_ide(text) is not None
-    codex._tag_content(text, "cwd")
+    codex_records._tag_content(text, "cwd")
     patches = apply_patch.find_patches(text)
-    codex._code_mode("tools.apply_patch(" + text[:SIZE] + ")")
+    codex_records._code_mode("tools.apply_patch(" + text[:SIZE] + ")")
     if payload == "begin-patch lines":
         # every envelope is parsed once: one patch per Begin line, each with its own file
         assert len(patches) == SIZE // 34

@@ -44,7 +44,7 @@ def _read_payload() -> dict[str, Any]:
 def _brief(client: str, out: list[str]) -> None:
     payload = _read_payload()
     cwd = Path(str(payload.get("cwd") or os.getcwd()))
-    from teamlore.ops.session_brief import compose_brief
+    from teamlore.ops.integrations.session_brief import compose_brief
 
     out.append(compose_brief(cwd, client))
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import typer
 
-import teamlore.ops.mcp_config  # noqa: F401  (registers the operation)
+import teamlore.ops.integrations.mcp_config  # noqa: F401  (registers the operation)
 from teamlore.cli.output import FormatOption, OutputFormat, literal, run
 
 

@@ -32,7 +32,7 @@ from teamlore.cli.output import (
     styled,
 )
 from teamlore.cli.params import Argument, Option, call, parse_argv
-from teamlore.ops import session_ops  # registers the session operations alone
+from teamlore.ops.sessions import index  # registers the session operations alone
 
 # -- sync / status ----------------------------------------------------------------------------
 
@@ -336,7 +336,7 @@ def sessions_show(
     session_key: str = Argument(..., help="A sessionKey from `teamlore sessions list`."),
     turn: int | None = Option(None, "--turn", "-t", help="Only this turn (1-based)."),
     start: int = Option(1, "--from", help="First turn of the page (1-based)."),
-    limit: int = Option(session_ops.SHOW_PAGE_TURNS, "--limit", "-n", help="Turns per page."),
+    limit: int = Option(index.SHOW_PAGE_TURNS, "--limit", "-n", help="Turns per page."),
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """Show a session's turns, tool uses, exit codes, paths written and commits, a page of
@@ -424,7 +424,7 @@ def memory_search(
 ) -> None:
     """Search the reviewed team memory by words and by meaning (docs/hybrid-search.md)."""
     # the team-memory operations load with the one command that uses them here
-    from teamlore.ops import memory_ops  # noqa: F401
+    from teamlore.ops.memory import store  # noqa: F401
 
     run(
         "memory.search",

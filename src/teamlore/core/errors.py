@@ -399,7 +399,7 @@ RECALL_REQUEST_INVALID = _register(
     "RECALL_REQUEST_INVALID", "the recall request does not follow MemoryExtractionRequest@v1", 2
 )
 
-# team memory: promotion (memory/promotion, ops/promote_ops)
+# team memory: promotion (memory/promotion, ops/memory/promote)
 PLAN_NOT_FOUND = _register("PLAN_NOT_FOUND", "no promotion plan with that id exists")
 PLAN_DIGEST_MISMATCH = _register(
     "PLAN_DIGEST_MISMATCH", "the plan digest is not the digest of the plan that was reviewed"
@@ -483,7 +483,7 @@ CONSOLIDATION_DRIFT = _register(
     "synthesize again",
 )
 
-# personal memory: MCP launch and tools (ops/personal_ops.py)
+# personal memory: MCP launch and tools (ops/personal/memory.py)
 UNREGISTERED_WORKSPACE = _register(
     "UNREGISTERED_WORKSPACE", "the workspace is not inside a registered repository"
 )

@@ -166,7 +166,7 @@ def plan_launch(
 ) -> Launch:
     """Check the launch flags and freeze the contexts; refuse anything inconsistent. Creates
     nothing (workspaces resolve against config.toml's registered repositories)."""
-    from teamlore.ops import personal_ops
+    from teamlore.ops.personal import memory as personal_ops
 
     caps = tuple(dict.fromkeys(capabilities or ["team-read"]))
     for capability in caps:
@@ -245,7 +245,7 @@ class BackgroundWriter:
             self._wake.clear()
 
     def _drain(self, force: bool) -> None:
-        from teamlore.ops.personal_ops import run_writer_once
+        from teamlore.ops.personal.memory import run_writer_once
 
         for _ in range(64):
             if self._stop.is_set():
@@ -267,7 +267,7 @@ class BackgroundWriter:
 
 def start_writer(launch: Launch) -> BackgroundWriter | None:
     """The init/relay process's Writer, when a model profile is configured (else log once)."""
-    from teamlore.ops import personal_ops
+    from teamlore.ops.personal import memory as personal_ops
 
     home = personal_ops.state_home(OpContext(cwd=launch.cwd, home=launch.home))
     model, reason = personal_ops.launch_writer_model(home)

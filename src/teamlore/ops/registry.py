@@ -167,11 +167,11 @@ def run_operation(name: str, ctx: OpContext, payload: dict[str, Any]) -> dict[st
 
 
 def load_operations() -> Registry:
-    """Import every module of `teamlore.ops` (each registers its operations; idempotent).
-    A new operations module needs no registration anywhere else."""
+    """Import every module of `teamlore.ops` and its area sub-packages (each registers its
+    operations; idempotent). A new operations module needs no registration anywhere else."""
     import teamlore.ops as package
 
-    for module in pkgutil.iter_modules(package.__path__):
-        if module.name != "registry":
-            importlib.import_module(f"{package.__name__}.{module.name}")
+    for module in pkgutil.walk_packages(package.__path__, prefix=f"{package.__name__}."):
+        if module.name != __name__:
+            importlib.import_module(module.name)
     return REGISTRY

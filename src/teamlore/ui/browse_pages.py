@@ -12,7 +12,7 @@ from starlette.routing import Route
 
 from teamlore.core import errors
 from teamlore.ops.registry import load_operations
-from teamlore.ops.session_ops import SHOW_PAGE_TURNS
+from teamlore.ops.sessions.index import SHOW_PAGE_TURNS
 from teamlore.ui.app import error_page, page, refusal, ui_state
 
 MEMORY_KINDS = ("doctrine", "scene", "skill", "entry")

@@ -15,7 +15,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from teamlore.core import errors
-from teamlore.ops.review_ops import ReviewRequest, prepare_request_from_review
+from teamlore.ops.memory.review import ReviewRequest, prepare_request_from_review
 from teamlore.ui.app import (
     UiState,
     checked_form,

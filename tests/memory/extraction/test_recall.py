@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from recall_world import BASE, WINDOW, CodexSession, commit, make_repo, sync
 
-import teamlore.ops.recall_ops  # noqa: F401  (registers memory.recall)
+import teamlore.ops.memory.recall  # noqa: F401  (registers memory.recall)
 from teamlore.core import errors
 from teamlore.core.canonical import sha256_hex
 from teamlore.memory.extraction.prompts import TRANSCRIPT_PREAMBLE

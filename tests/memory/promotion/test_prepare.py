@@ -15,7 +15,7 @@ from test_review import TEXT, Flow, candidate, dump, request_for
 
 from teamlore.contracts import digests
 from teamlore.contracts.promotion import PromotionPlan
-from teamlore.memory.promotion.prepare import current_assessment_digest
+from teamlore.memory.promotion.journal import current_assessment_digest
 from teamlore.memory.store.lint import LINT_POLICY_VERSION
 
 

@@ -586,7 +586,7 @@ PATH_PIECES = [
 @example(pieces=["~", "/Users/dana/x"])  # `~/…` stays a home-relative warning
 def test_sanitizing_skips_no_local_path(pieces: list[str]) -> None:
     """The substring pre-checks in sanitize_text only skip texts the path patterns cannot match."""
-    from teamlore.core import secrets as lint
+    from teamlore.core.secrets import sanitize as lint
 
     text = "".join(pieces)
     unfiltered = lint._HOME_PATH.sub(

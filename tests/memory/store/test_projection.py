@@ -23,15 +23,15 @@ from support import SHARED_FIXTURES
 from teamlore.core import errors
 from teamlore.core.analyzer import ANALYZER_VERSION
 from teamlore.core.canonical import digest, sha256_hex
-from teamlore.memory.store import projection
+from teamlore.memory.store import projection, tree_reader
 from teamlore.memory.store.layout import init_tree
 from teamlore.memory.store.projection import (
-    MAX_FILE_BYTES,
     ProjectionResult,
     sync_approved_projection,
 )
 from teamlore.memory.store.search import search_memory
 from teamlore.memory.store.state_db import open_state_db
+from teamlore.memory.store.tree_reader import MAX_FILE_BYTES
 
 REPO = "a1" * 12
 WORKTREE = "b2" * 12
@@ -624,7 +624,7 @@ def test_the_reference_tree_projects_completely(conn: sqlite3.Connection, tmp_pa
 
 @pytest.fixture
 def settled_clock(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(projection, "_now_ns", lambda: time.time_ns() + 10 * 10**9)
+    monkeypatch.setattr(tree_reader, "_now_ns", lambda: time.time_ns() + 10 * 10**9)
 
 
 class Reads(list[str]):
@@ -693,7 +693,7 @@ def test_a_file_touched_within_the_racy_window_is_read_again(
     conn: sqlite3.Connection, worktree: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     scan_clock = time.time_ns() + 10 * 10**9
-    monkeypatch.setattr(projection, "_now_ns", lambda: scan_clock)
+    monkeypatch.setattr(tree_reader, "_now_ns", lambda: scan_clock)
     write(worktree, "entries/deploys.md", entry_text("deploys", "Deploy from main only."))
     path = write(worktree, "scenes/releases.md", SCENE)
     # touched less than RACY_WINDOW_NS before the scan that records it: a same-size write in the

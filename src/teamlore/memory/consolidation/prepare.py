@@ -136,17 +136,16 @@ def prepare_consolidation(
     *,
     now: int,
 ) -> dict[str, Any]:
+    from teamlore.memory.promotion import journal, targets
     from teamlore.memory.promotion import prepare as entry_prepare
 
     owner = Owner(identity.repository_key, identity.worktree_key)
-    binding_owner = entry_prepare.repository_binding(
-        identity, entry_prepare.public_identity_of(identity)
-    )
+    binding_owner = targets.repository_binding(identity, targets.public_identity_of(identity))
     sync_and_read(state, owner, identity.worktree_root)
     with db.write_tx(state):
         row, payload = _candidate(state, identity, request)
         candidate_id = str(row[0])
-        entry_prepare.refuse_if_locked(state, identity, [candidate_id])
+        journal.refuse_if_locked(state, identity, [candidate_id])
         source = read_source(state, owner, identity.worktree_root)
         check_unchanged(payload["binding"], source, load_baseline(state, owner))
         writes, deletes = patch_files(payload)
@@ -161,13 +160,13 @@ def prepare_consolidation(
             )
         files: list[PlannedBytes] = []
         for path, data in writes:
-            current = entry_prepare.read_memory_file(identity.worktree_root, path)
+            current = targets.read_memory_file(identity.worktree_root, path)
             files.append(_planned(path, "write", current, data))
         for path in deletes:
-            current = entry_prepare.read_memory_file(identity.worktree_root, path)
+            current = targets.read_memory_file(identity.worktree_root, path)
             files.append(_planned(path, "delete", current, None))
         confirmed = _confirm(state, candidate_id, request, payload)
-        voided = entry_prepare.void_generated_plans(state, identity, [candidate_id], now)
+        voided = journal.void_generated_plans(state, identity, [candidate_id], now)
         plan = entry_prepare.build_plan(state, binding_owner, [(candidate_id, int(row[4]))], files)
         failpoint("consolidation.prepare.before-journal")
         entry_prepare.journal_plan(state, identity, plan, files, now)

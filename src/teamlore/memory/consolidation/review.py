@@ -171,8 +171,8 @@ def review_item(
     drift: errors.TeamloreError | None,
     worktree_root: Path,
 ) -> dict[str, Any]:
-    from teamlore.memory.promotion.prepare import read_memory_file
     from teamlore.memory.promotion.review import assessment_docs
+    from teamlore.memory.promotion.targets import read_memory_file
 
     payload: dict[str, Any] = orjson.loads(row[6])
     writes, deletes = patch_files(payload)

@@ -123,7 +123,7 @@ def read_source(conn: sqlite3.Connection, owner: Owner, worktree_root: Path) -> 
     """The approved tree of `owner` from its (freshly synced) projection; scene and doctrine
     bytes from the files. A partial projection or a file that changed since the sync is refused
     (`COVERAGE_INCOMPLETE`): a consolidation never works from part of the memory."""
-    from teamlore.memory.promotion.prepare import read_memory_file
+    from teamlore.memory.promotion.targets import read_memory_file
 
     row = conn.execute(
         "SELECT generation, coverage, analyzer_version FROM approved_projection "

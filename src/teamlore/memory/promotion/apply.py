@@ -336,7 +336,7 @@ def _check_owner(stored: StoredPlan, identity: RepositoryIdentity) -> None:
 
 def current_assessment_digest(conn: sqlite3.Connection, candidate_ids: Sequence[str]) -> str:
     """The assessment digest exactly as `memory prepare` bound it (its function, one recipe)."""
-    from teamlore.memory.promotion.prepare import current_assessment_digest as prepared_recipe
+    from teamlore.memory.promotion.journal import current_assessment_digest as prepared_recipe
 
     return prepared_recipe(conn, candidate_ids)
 

@@ -20,7 +20,7 @@ from teamlore.core import db, errors
 from teamlore.memory.extraction.staging import bump_candidate_generation, unindex_candidate
 from teamlore.memory.extraction.tasks import Owner, now_ms
 from teamlore.memory.promotion import kinds
-from teamlore.memory.promotion.prepare import refuse_if_locked, void_generated_plans
+from teamlore.memory.promotion.journal import refuse_if_locked, void_generated_plans
 from teamlore.memory.promotion.review import require_candidate
 from teamlore.repo.binding import RepositoryIdentity
 

@@ -3,7 +3,7 @@
 Promotion's own kind is `entry`. A package that adds a kind of candidate registers its hooks here
 when it is imported — `teamlore.memory.skills` registers `skill`, `teamlore.memory.consolidation`
 registers `consolidation-patch` — so promotion never imports the packages built on it. The
-operations load both (`teamlore.ops.review_ops.load_candidate_kinds`). A candidate whose stored
+operations load both (`teamlore.ops.memory.review.load_candidate_kinds`). A candidate whose stored
 kind has no hooks is refused loudly (`require`), never promoted or discarded without them.
 """
 
@@ -19,7 +19,7 @@ from teamlore.memory.extraction.tasks import Owner
 
 if TYPE_CHECKING:
     from teamlore.contracts.promotion import PrepareRequest
-    from teamlore.memory.promotion.prepare import RenderContext, RenderedFile
+    from teamlore.memory.promotion.rendered import RenderContext, RenderedFile
     from teamlore.memory.promotion.review import CandidateView
     from teamlore.repo.binding import RepositoryIdentity
 

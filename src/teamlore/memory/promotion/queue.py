@@ -1,5 +1,5 @@
 """The review queue: every quarantined candidate's view (`review`) with the exact files prepare
-would write (`prepare.preview_candidate`), bound by one `approvalDigest` per item. Read-only.
+would write (`rendering.preview_candidate`), bound by one `approvalDigest` per item. Read-only.
 
 It sits above both `review` and `prepare`, so neither imports the other's caller.
 """
@@ -15,8 +15,8 @@ import orjson
 
 from teamlore.core.canonical import digest
 from teamlore.core.timeutil import format_instant
-from teamlore.memory.promotion import prepare
-from teamlore.memory.promotion.prepare import wire_kind
+from teamlore.memory.promotion.rendered import RenderContext
+from teamlore.memory.promotion.rendering import candidate_kind, preview_candidate, wire_kind
 from teamlore.memory.promotion.review import (
     REVIEW_FORMAT,
     CandidateView,
@@ -27,6 +27,7 @@ from teamlore.memory.promotion.review import (
     statement_json,
     weakest,
 )
+from teamlore.memory.promotion.targets import public_identity_of
 from teamlore.memory.store.lint import LINT_POLICY_VERSION
 from teamlore.repo.binding import RepositoryIdentity
 
@@ -103,18 +104,18 @@ def review_queue(
 ) -> dict[str, Any]:
     """The review of every quarantined candidate of `kind` for the owner (read-only)."""
 
-    public_identity = prepare.public_identity_of(identity)
+    public_identity = public_identity_of(identity)
     resolver = EvidenceResolver(state, index, identity, home=home)
     rows = state.execute(
         "SELECT candidate_id, candidate_kind, status, adjudication, revision, content_digest, "
         "payload_json, updated_at FROM candidates WHERE repository_key = ? AND worktree_key = ? "
         "AND candidate_kind = ? AND (status = 'quarantined' OR "
         "(status = 'draft' AND adjudication = 'failed')) ORDER BY updated_at, candidate_id",
-        (identity.repository_key, identity.worktree_key, prepare.candidate_kind(kind).stored),
+        (identity.repository_key, identity.worktree_key, candidate_kind(kind).stored),
     ).fetchall()
     items: list[dict[str, Any]] = []
     failed: list[dict[str, Any]] = []
-    ctx = prepare.RenderContext.open(identity, public_identity, index)
+    ctx = RenderContext.open(identity, public_identity, index)
     for row in rows:
         if row[2] == "draft":
             payload = orjson.loads(row[6])
@@ -129,7 +130,7 @@ def review_queue(
             )
             continue
         view = candidate_view(state, row, resolver, identity.worktree_root)
-        preview = prepare.preview_candidate(view, ctx)
+        preview = preview_candidate(view, ctx)
         items.append(review_item(view, preview, public_identity, updated_at=_instant(int(row[7]))))
     return {
         "action": "review",

@@ -17,14 +17,14 @@ from teamlore.memory.store.documents import Skill, dump_skill
 from teamlore.memory.store.layout import skill_path
 
 if TYPE_CHECKING:
-    from teamlore.memory.promotion.prepare import RenderContext, RenderedFile
+    from teamlore.memory.promotion.rendered import RenderContext, RenderedFile
     from teamlore.memory.promotion.review import CandidateView
 
 
 def render_skill_candidate(view: CandidateView, ctx: RenderContext) -> list[RenderedFile]:
     """The one file promoting a Skill candidate writes (MEMORY_CONTEXT_DRIFT when the team
     memory changed since the recall, SKILL_TARGET_DRIFT when the target did, LINT_BLOCKED)."""
-    from teamlore.memory.promotion.prepare import RenderedFile
+    from teamlore.memory.promotion.rendered import RenderedFile
 
     payload = view.payload
     draft = payload["skill"]

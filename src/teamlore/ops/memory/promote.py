@@ -65,8 +65,8 @@ class PromoteRequest(BaseModel):
 def memory_promote(ctx: OpContext, request: PromoteRequest) -> dict[str, Any]:
     """Approve and apply a promotion plan to this worktree (idempotent once applied)."""
     from teamlore.memory.promotion.apply import promote
+    from teamlore.ops.memory.review import load_candidate_kinds
     from teamlore.ops.owner import open_owner
-    from teamlore.ops.review_ops import load_candidate_kinds
 
     load_candidate_kinds()
     with open_owner(ctx) as owner:

@@ -19,8 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from teamlore.core import errors
 from teamlore.memory.promotion.queue import prepare_request_from_review
-from teamlore.ops.demo_consolidation import demo_consolidation
-from teamlore.ops.demo_skill import demo_skill
+from teamlore.ops.demo.consolidation import demo_consolidation
+from teamlore.ops.demo.skill import demo_skill
 from teamlore.ops.registry import OpContext, operation, run_operation
 
 CODEX_SESSION_ID = "019a8d2e-5b1c-7e40-9a6f-3c2d1e0f9a01"

@@ -47,7 +47,7 @@ def worktree_root(start: Path) -> Path | None:
 
 
 def personal_section(home: Path, cwd: Path) -> str:
-    from teamlore.ops.personal_ops import show_contexts
+    from teamlore.ops.personal.memory import show_contexts
     from teamlore.personal import reader
 
     if not home.is_dir():

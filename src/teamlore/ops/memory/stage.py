@@ -83,9 +83,9 @@ def _stage_drafts(ctx: OpContext, document: dict[str, Any]) -> dict[str, Any]:
     from teamlore.core.paths import resolve_home
     from teamlore.memory.extraction.staging import RecallTaskSources, stage_draft_batch
     from teamlore.memory.extraction.tasks import Owner
+    from teamlore.ops.memory.vectors import recall_embedder
     from teamlore.ops.owner import open_owner
-    from teamlore.ops.session_ops import SYNC_LOCK
-    from teamlore.ops.vectors import recall_embedder
+    from teamlore.ops.sessions.index import SYNC_LOCK
 
     with open_owner(ctx, sessions=True) as stores:
         stores.sync_projection()
@@ -114,7 +114,7 @@ def _stage_adjudication(ctx: OpContext, document: dict[str, Any]) -> dict[str, A
 
 
 def _stage_consolidation_patch(ctx: OpContext, document: dict[str, Any]) -> dict[str, Any]:
-    from teamlore.ops.consolidation_ops import stage_consolidation_patch
+    from teamlore.ops.memory.consolidation import stage_consolidation_patch
 
     return stage_consolidation_patch(ctx, document)
 
@@ -126,7 +126,7 @@ def _stage_skill(ctx: OpContext, document: dict[str, Any]) -> dict[str, Any]:
     from teamlore.memory.extraction.tasks import Owner
     from teamlore.memory.skills.staging import stage_skill_candidate
     from teamlore.ops.owner import open_owner
-    from teamlore.ops.session_ops import SYNC_LOCK
+    from teamlore.ops.sessions.index import SYNC_LOCK
     from teamlore.sessions.queries import provider_session_uuids
 
     with open_owner(ctx, sessions=True) as stores:

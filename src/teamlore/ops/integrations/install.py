@@ -43,9 +43,9 @@ from teamlore.integrations.entries import (
     ServerSpec,
 )
 from teamlore.integrations.manifest import HookRecord, load_manifest
-from teamlore.ops.mcp_config import McpConfigRequest, _Plan
+from teamlore.ops.integrations.mcp_config import McpConfigRequest, _Plan
+from teamlore.ops.integrations.session_brief import worktree_root
 from teamlore.ops.registry import REGISTRY, OpContext, load_operations, operation
-from teamlore.ops.session_brief import worktree_root
 
 ClientChoice = Literal["claude", "codex", "all"]
 ScopeChoice = Literal["user", "project"]
@@ -342,7 +342,7 @@ def _state_dir_check(home: Path) -> doctor_checks.Check:
 
 
 def _index_check(ctx: OpContext, home: Path) -> doctor_checks.Check:
-    from teamlore.ops.session_ops import SyncRequest, resolve_sources
+    from teamlore.ops.sessions.index import SyncRequest, resolve_sources
     from teamlore.sessions.index_db import INDEX_DB_NAME
 
     if not (home / INDEX_DB_NAME).exists():
@@ -372,7 +372,7 @@ def _index_check(ctx: OpContext, home: Path) -> doctor_checks.Check:
 
 
 def _repositories_check(home: Path) -> doctor_checks.Check:
-    from teamlore.ops.personal_ops import registered_projects
+    from teamlore.ops.personal.memory import registered_projects
 
     try:
         projects = registered_projects(home)

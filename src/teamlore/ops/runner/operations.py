@@ -29,7 +29,7 @@ from pydantic.alias_generators import to_camel
 from teamlore.core import errors
 from teamlore.core.failpoints import failpoint
 from teamlore.core.strict import WIRE
-from teamlore.ops.recall_ops import MAX_LIMIT, RecallRequest
+from teamlore.ops.memory.recall import MAX_LIMIT, RecallRequest
 from teamlore.ops.registry import OpContext, operation
 
 RunnerField = Literal["claude", "codex", "openai"]
@@ -526,9 +526,9 @@ def _stage(stores: Any, ctx: OpContext, kind: str, document: dict[str, Any]) -> 
     from teamlore.core.paths import resolve_home
     from teamlore.memory.extraction.adjudication import submit_adjudication
     from teamlore.memory.extraction.staging import RecallTaskSources, stage_draft_batch
-    from teamlore.ops.session_ops import SYNC_LOCK
-    from teamlore.ops.stage_ops import SYNC_LOCK_WAIT_SECONDS
-    from teamlore.ops.vectors import recall_embedder
+    from teamlore.ops.memory.stage import SYNC_LOCK_WAIT_SECONDS
+    from teamlore.ops.memory.vectors import recall_embedder
+    from teamlore.ops.sessions.index import SYNC_LOCK
 
     owner = _memory_owner(stores.identity)
     try:

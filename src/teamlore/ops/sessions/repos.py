@@ -128,7 +128,7 @@ def repo_forget(ctx: OpContext, request: ForgetRequest) -> dict[str, Any]:
     searchable, they only lose the mapping; commits and delivery edges go with the
     repository's last worktree. The repository itself is never touched."""
     from teamlore.core.config import load_config, save_config
-    from teamlore.ops.session_ops import SYNC_LOCK, path_aliases
+    from teamlore.ops.sessions.index import SYNC_LOCK, path_aliases
     from teamlore.repo.binding import list_repositories
     from teamlore.repo.delivery import build_delivery_edges
     from teamlore.repo.worktrees import map_sessions

@@ -101,7 +101,7 @@ class SearchRequest(_Strict):
 def memory_search(ctx: OpContext, request: SearchRequest) -> dict[str, Any]:
     """Search the reviewed team memory of this worktree."""
     from teamlore.memory.store.search import search_memory
-    from teamlore.ops.vectors import memory_vectors
+    from teamlore.ops.memory.vectors import memory_vectors
 
     with open_owner(ctx) as owner:
         owner.sync_projection()

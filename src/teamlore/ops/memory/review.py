@@ -155,8 +155,8 @@ def memory_discard(ctx: OpContext, request: DiscardRequest) -> dict[str, Any]:
 
 def _review_consolidations(ctx: OpContext) -> dict[str, Any]:
     from teamlore.memory.consolidation.review import review_consolidations
-    from teamlore.memory.promotion.prepare import public_identity_of
     from teamlore.memory.promotion.review import REVIEW_FORMAT
+    from teamlore.memory.promotion.targets import public_identity_of
     from teamlore.memory.store.lint import LINT_POLICY_VERSION
 
     with open_owner(ctx) as owner:

@@ -60,7 +60,7 @@ def memory_synthesize(ctx: OpContext, request: SynthesizeRequest) -> dict[str, A
 
 
 def stage_consolidation_patch(ctx: OpContext, document: dict[str, Any]) -> dict[str, Any]:
-    """`memory.stage` for a ConsolidationPatch@v1 (see `teamlore.ops.stage_ops`)."""
+    """`memory.stage` for a ConsolidationPatch@v1 (see `teamlore.ops.memory.stage`)."""
     from teamlore.memory.consolidation.staging import stage_patch
     from teamlore.ops.owner import open_owner
 

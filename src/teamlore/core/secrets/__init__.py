@@ -1,0 +1,77 @@
+"""Secret and sensitive-text scanning, shared by team memory lint and personal memory.
+
+`scan_content` finds credential shapes, high-entropy tokens, provider session ids and local paths
+in any text and reports each span once, by its most specific rule (`Hit`, with a redacted preview
+that never contains the secret). `sanitize_text` strips local references (absolute and home paths,
+provider-local paths, transcript file names, provider session ids) before text is shared. Rules
+and severities are described in docs/memory.md ("Lint").
+
+Rule families (block unless noted):
+- `secret.*`: known credential shapes (AWS, GitHub incl. fine-grained, GitLab, npm, PyPI, Google,
+  Slack, OpenAI/Anthropic `sk-`, Stripe, SendGrid, Hugging Face, Telegram, private key blocks,
+  JWTs, credentials in URLs, Authorization headers, `password=`/`api_key=`-style assignments with a
+  literal value) and high-entropy tokens (>= 4.0 bits/char over >= 20 chars of the base64/hex
+  alphabet that are not words, identifiers, paths, UUIDs, hex digests or base64 of plain text).
+- `session.*`: provider session ids (a UUID of any version next to session/agent/... words) and
+  transcript file names (`rollout-<time>-<uuid>.jsonl`, `<uuid>.jsonl`).
+- `path.provider-local` (`~/.codex`, `~/.claude`, `.codex/sessions`, `.claude/projects`, ...) and
+  `path.home-absolute` (`/Users/x`, `/home/x`, `/root`, `C:\\Users\\x`).
+Warn: long hex runs other than 40-hex commit hashes, e-mail addresses, ip:port, home-relative
+paths, other UUIDs. Full 40-hex commit hashes and repo-relative paths are public evidence.
+"""
+
+from __future__ import annotations
+
+from teamlore.core.secrets.heuristics import (
+    ENTROPY_MIN_BITS,
+    ENTROPY_MIN_LENGTH,
+    SESSION_CONTEXT_WINDOW,
+    SLUG_HASH_SUFFIX_LENGTH,
+    Severity,
+    decoded_text,
+    looks_like_words,
+    redact,
+    shannon_entropy,
+)
+from teamlore.core.secrets.rules import (
+    CI_HOMES,
+    SESSION_ID_PATTERN,
+    Hit,
+)
+from teamlore.core.secrets.sanitize import (
+    LOCAL_PATH_PLACEHOLDER,
+    PROVIDER_PATH_PLACEHOLDER,
+    SESSION_FILE_PLACEHOLDER,
+    SESSION_ID_PLACEHOLDER,
+    sanitize_text,
+)
+from teamlore.core.secrets.scan import (
+    MAX_HITS_PER_RULE,
+    is_high_entropy_secret,
+    scan_content,
+    scrub,
+)
+
+__all__ = [
+    "CI_HOMES",
+    "ENTROPY_MIN_BITS",
+    "ENTROPY_MIN_LENGTH",
+    "LOCAL_PATH_PLACEHOLDER",
+    "MAX_HITS_PER_RULE",
+    "PROVIDER_PATH_PLACEHOLDER",
+    "SESSION_CONTEXT_WINDOW",
+    "SESSION_FILE_PLACEHOLDER",
+    "SESSION_ID_PATTERN",
+    "SESSION_ID_PLACEHOLDER",
+    "SLUG_HASH_SUFFIX_LENGTH",
+    "Hit",
+    "Severity",
+    "decoded_text",
+    "is_high_entropy_secret",
+    "looks_like_words",
+    "redact",
+    "sanitize_text",
+    "scan_content",
+    "scrub",
+    "shannon_entropy",
+]

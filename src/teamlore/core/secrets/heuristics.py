@@ -1,0 +1,112 @@
+"""The judgement calls of secret scanning: redaction previews, Shannon entropy, and the tests
+that tell words, identifiers, placeholders and encoded plain text from random tokens."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+import re
+from collections import Counter
+from typing import Literal
+
+ENTROPY_MIN_BITS = 4.0
+ENTROPY_MIN_LENGTH = 20
+SESSION_CONTEXT_WINDOW = 48
+# the length of the content-hash suffix of teamlore's slugs (`memory/store/slugs.py`; a test
+# keeps the two equal): a slug of words plus such a suffix is an id, not a secret
+SLUG_HASH_SUFFIX_LENGTH = 10
+
+Severity = Literal["block", "warn"]
+
+# --- redaction ------------------------------------------------------------------------------
+
+
+def redact(secret: str, keep: int = 4) -> str:
+    """A preview that never reveals the secret: a short head and the length."""
+    shown = secret[: min(keep, len(secret) // 4)]
+    return f"{shown}…[{len(secret)} chars]"
+
+
+# --- heuristics -----------------------------------------------------------------------------
+
+_SUBWORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+_VOWELS = frozenset("aeiouyAEIOUY")
+_CONSONANT_RUN = re.compile(r"[b-df-hj-np-tv-xzB-DF-HJ-NP-TV-XZ]{5,}")
+_HEX_OR_UUID = re.compile(r"[0-9a-fA-F-]+")
+_PLACEHOLDER = re.compile(
+    r"(?:<[^>]*>|\$\{[^}]*\}|\{\{.*\}\}|\$[A-Za-z_][A-Za-z0-9_]*|%[A-Za-z_(]\S*|\*+|[xX]{3,}|"
+    r"\.{3,}|…|null|none|nil|true|false|undefined|redacted|\[redacted\]|"
+    r".*(?:your[_-]?|example|placeholder|dummy|changeme|redacted|\{\{.*\}\}).*)",
+    re.IGNORECASE,
+)
+_CODE_REFERENCE = re.compile(
+    r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+(?:\(.*)?|"  # settings.API_KEY, a.b()
+    r"[A-Z][A-Z0-9_]*|"  # API_KEY (a variable name)
+    r".*[(\[].*"  # calls, subscripts, generic types
+)
+
+
+def _wordish(subword: str) -> bool:
+    if subword.isdigit():
+        return len(subword) <= 4
+    if subword.isupper():
+        return len(subword) <= 5
+    if len(subword) <= 3:
+        return True
+    vowels = sum(ch in _VOWELS for ch in subword)
+    return vowels / len(subword) >= 0.2 and _CONSONANT_RUN.search(subword) is None
+
+
+def looks_like_words(token: str) -> bool:
+    """Identifiers, slugs and paths made of words (`lastUsedAt`, `src/memory/lint`), as opposed
+    to random strings (`Zq8Lr2VwPn5TyKc0MbXa7Hd`)."""
+    subwords = _SUBWORD.findall(token)
+    if not subwords:
+        return False
+    average = sum(map(len, subwords)) / len(subwords)
+    short = sum(1 for s in subwords if len(s) <= 2) / len(subwords)
+    wordish_chars = sum(len(s) for s in subwords if _wordish(s))
+    total_chars = sum(map(len, subwords))
+    return average >= 3.0 and short <= 0.4 and wordish_chars >= 0.8 * total_chars
+
+
+def shannon_entropy(token: str) -> float:
+    counts = Counter(token)
+    size = len(token)
+    return -sum(n / size * math.log2(n / size) for n in counts.values())
+
+
+def _decodes_to_text(token: str) -> bool:
+    """True when `token` is base64 (standard or URL-safe) of readable UTF-8 text."""
+    return decoded_text(token) is not None
+
+
+def decoded_text(token: str) -> str | None:
+    """The readable UTF-8 text `token` is the base64 (standard or URL-safe) of, else None."""
+    core = token.rstrip("=")
+    if len(core) < 16 or len(core) % 4 == 1:
+        return None
+    altchars = b"-_" if ("-" in core or "_" in core) else None
+    if altchars is not None and ("+" in core or "/" in core):
+        return None
+    try:
+        raw = base64.b64decode(core + "=" * (-len(core) % 4), altchars=altchars, validate=True)
+        text = raw.decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return None
+    if not text:
+        return None
+    readable = sum(ch.isprintable() or ch in "\n\t" for ch in text)
+    alphanumeric = sum(ch.isalnum() for ch in text)
+    if readable / len(text) >= 0.97 and alphanumeric / len(text) >= 0.3:
+        return text
+    return None
+
+
+def _is_placeholder(value: str) -> bool:
+    return _PLACEHOLDER.fullmatch(value) is not None
+
+
+def _random_enough(value: str) -> bool:
+    return not looks_like_words(value) and not _is_placeholder(value)

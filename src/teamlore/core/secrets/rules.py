@@ -1,0 +1,329 @@
+"""The pattern rules of secret scanning: credential shapes (block), sensitive-but-shareable
+shapes (warn), provider session ids and local paths, as compiled regular expressions."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from teamlore.core.secrets.heuristics import (
+    Severity,
+    _is_placeholder,
+    _random_enough,
+    looks_like_words,
+)
+
+# --- content rules --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    rule: str
+    severity: Severity
+    start: int
+    end: int
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class _PatternRule:
+    rule: str
+    severity: Severity
+    pattern: re.Pattern[str]
+    what: str
+    group: int | str = 0
+    accept: Callable[[re.Match[str]], bool] | None = None
+    keep: int = 4
+
+
+def _value_group_ok(match: re.Match[str]) -> bool:
+    return _random_enough(match.group("value"))
+
+
+def _url_password_ok(match: re.Match[str]) -> bool:
+    password = match.group("password")
+    return not _is_placeholder(password) and not _is_placeholder(match.group("user"))
+
+
+def _sk_key_ok(match: re.Match[str]) -> bool:
+    body = match.group(0)[3:]
+    return any(ch.isdigit() for ch in body) and not looks_like_words(body)
+
+
+_UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[1-8][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}"
+_SECRET_KEYWORDS = (
+    r"(?:pass(?:word|wd|phrase)|secret(?:[_-]?key)?|token|api[_-]?key|apikey|access[_-]?key|"
+    r"private[_-]?key|"
+    r"auth[_-]?key|credentials?)"
+)
+
+_HOME_PREFIX = r"(?:~|\$HOME|\$\{HOME\}|%USERPROFILE%|%APPDATA%)"
+_PROVIDER_LOCAL = (
+    r"(?i:" + _HOME_PREFIX + r"[/\\]+\.(?:codex|claude)(?![A-Za-z0-9])"
+    r"|\.codex[/\\]+(?:sessions|archived_sessions|history\.jsonl)"
+    r"|\.claude[/\\]+(?:projects|todos|history\.jsonl)"
+    r"|\$\{?CODEX_HOME\}?[/\\]+sessions"
+    r"|AppData[/\\]+(?:Roaming|Local)[/\\]+(?:Claude|codex)(?![A-Za-z0-9]))"
+)
+
+_PATH_TAIL = r"[^\s\"'`<>|)\]},;]*"
+# CI runners' homes are the same on every runner and say nothing about a person (docs/memory.md)
+CI_HOMES = ("runner", "circleci", "travis", "vsts", "gitlab-runner", "jenkins", "buildkite-agent")
+_NOT_CI_HOME = r"(?!(?:" + "|".join(CI_HOMES) + r")(?![A-Za-z0-9._-]))"
+_HOME_ABSOLUTE = (
+    r"(?:(?<![\w.~-])(?:/var|/export)?/(?:Users|home)/" + _NOT_CI_HOME + r"[A-Za-z0-9._-]+|"
+    r"(?<![\w.~/-])/root(?=/)|"
+    # a Linux home seen from Windows through WSL's share
+    r"(?i:\\\\wsl(?:\$|\.localhost)\\[^\\\s]+\\home\\[^\\\s\"']+)|"
+    # a Windows home seen from WSL, and macOS per-user temp folders: this machine only
+    r"(?<![\w.~-])/mnt/[a-z]/Users/[A-Za-z0-9._ -]+|(?<![\w.~-])(?:/private)?/var/folders(?=/)|"
+    r"(?i:(?<![A-Za-z])[A-Z]:(?:\\\\?|/)(?:Users|Documents and Settings)(?:\\\\?|/)[^\\/\s\"']+))"
+)
+
+_RULES: tuple[_PatternRule, ...] = (
+    _PatternRule(
+        "secret.private-key",
+        "block",
+        re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
+        "private key block",
+        keep=11,
+    ),
+    _PatternRule(
+        "secret.aws-access-key",
+        "block",
+        re.compile(
+            r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA)"
+            r"[A-Z0-9]{16}(?![A-Za-z0-9])"
+        ),
+        "AWS access key id",
+    ),
+    _PatternRule(
+        "secret.github-token",
+        "block",
+        re.compile(r"(?<![A-Za-z0-9_])(?:gh[oprsu]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{22,})"),
+        "GitHub token",
+    ),
+    _PatternRule(
+        "secret.gitlab-token",
+        "block",
+        re.compile(r"(?<![A-Za-z0-9])gl(?:pat|dt|rt|ptt|cbt)-[A-Za-z0-9_-]{20,}"),
+        "GitLab token",
+    ),
+    _PatternRule(
+        "secret.npm-token",
+        "block",
+        re.compile(r"(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
+        "npm token",
+    ),
+    _PatternRule(
+        "secret.pypi-token",
+        "block",
+        re.compile(r"(?<![A-Za-z0-9])pypi-AgE[A-Za-z0-9_-]{50,}"),
+        "PyPI token",
+    ),
+    _PatternRule(
+        "secret.google-api-key",
+        "block",
+        re.compile(r"(?<![A-Za-z0-9])AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
+        "Google API key",
+    ),
+    _PatternRule(
+        "secret.google-oauth",
+        "block",
+        re.compile(r"(?<![A-Za-z0-9])(?:ya29\.[0-9A-Za-z_-]{20,}|GOCSPX-[0-9A-Za-z_-]{20,})"),
+        "Google OAuth token or client secret",
+    ),
+    _PatternRule(
+        "secret.slack-webhook",
+        "block",
+        re.compile(
+            r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{20,}"
+        ),
+        "Slack webhook URL",
+        keep=23,
+    ),
+    _PatternRule(
+        "secret.slack-token",
+        "block",
+        re.compile(
+            r"(?<![A-Za-z0-9])(?:xox[abposr]-[A-Za-z0-9-]{10,}|xapp-[0-9]-[A-Za-z0-9-]{10,})"
+        ),
+        "Slack token",
+    ),
+    _PatternRule(
+        "secret.stripe-key",
+        "block",
+        re.compile(
+            r"(?<![A-Za-z0-9])(?:(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}|whsec_[A-Za-z0-9]{24,})"
+        ),
+        "Stripe secret key",
+    ),
+    _PatternRule(
+        "secret.model-api-key",
+        "block",
+        re.compile(r"(?<![A-Za-z0-9_-])sk-[A-Za-z0-9_-]{20,}"),
+        "model provider API key (OpenAI/Anthropic `sk-`)",
+        accept=_sk_key_ok,
+    ),
+    _PatternRule(
+        "secret.sendgrid-key",
+        "block",
+        re.compile(r"(?<![A-Za-z0-9])SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"),
+        "SendGrid API key",
+    ),
+    _PatternRule(
+        "secret.huggingface-token",
+        "block",
+        re.compile(r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{30,}"),
+        "Hugging Face token",
+    ),
+    _PatternRule(
+        "secret.telegram-bot-token",
+        "block",
+        re.compile(r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}"),
+        "Telegram bot token",
+    ),
+    _PatternRule(
+        "secret.jwt",
+        "block",
+        re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+        "JSON Web Token",
+    ),
+    _PatternRule(
+        "secret.url-credentials",
+        "block",
+        re.compile(
+            r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://(?P<user>[^\s/@:]*):(?P<password>[^\s/@]+)@"
+        ),
+        "credentials in a URL",
+        accept=_url_password_ok,
+        keep=0,
+    ),
+    _PatternRule(
+        "secret.authorization-header",
+        "block",
+        re.compile(
+            r"(?i)(?:\bauthorization\s*[:=]\s*[\"']?(?:bearer|basic|token)|\bbearer)\s+"
+            r"(?P<value>[A-Za-z0-9._~+/-]{16,}=*)"
+        ),
+        "credential in an Authorization header",
+        group="value",
+        accept=_value_group_ok,
+        keep=0,
+    ),
+    _PatternRule(
+        "secret.assignment",
+        "block",
+        re.compile(
+            # the name's prefix is bounded: an unbounded lazy prefix rescans a long run of
+            # name characters from every start (quadratic)
+            r"(?i)(?<![A-Za-z0-9])(?P<key>[A-Za-z0-9_.-]{0,48}?"
+            + _SECRET_KEYWORDS
+            + r")(?![A-Za-z0-9])"
+            r"[\"']?\s*(?::=|=>|=|:)\s*"
+            r"(?:(?P<quote>[\"'`])(?P<qvalue>[^\"'`\s]{6,})(?P=quote)|(?P<value>[^\s\"'`,;]{6,}))"
+        ),
+        "secret assigned to a credential name",
+        keep=0,
+    ),
+    _PatternRule(
+        "secret.prose",
+        "block",
+        re.compile(
+            r"(?i)(?<![A-Za-z_-])(?P<key>pass(?:word|wd|phrase)|pass phrase|pw|pwd|passwort"
+            r"|mot de passe|contrase(?:ñ|n)a)(?![A-Za-z])"
+            r"(?:\s+(?:for|of|to)\s+[^\n:=]{1,40}?)?"
+            r"(?:\s*(?:is|was|will be|lautet|est|es|:|=)\s*:?|\s)[ \t]*"
+            r"(?:(?P<quote>[\"'`])(?P<qvalue>[^\"'`\n]{6,64})(?P=quote)"
+            r"|(?P<value>[^\s\"'`,;]{6,64}(?:[ \t]+[a-z]{3,12}){0,7}))"
+        ),
+        "password or passphrase written out in prose",
+        keep=0,
+    ),
+    _PatternRule(
+        "secret.cli-flag",
+        "block",
+        re.compile(
+            r"(?i)--(?:password|passwd|token|api-key|secret|client-secret)[= ]"
+            r"(?P<value>[^\s\"'`]{6,})"
+        ),
+        "credential passed as a command-line flag",
+        group="value",
+        accept=_value_group_ok,
+        keep=0,
+    ),
+    _PatternRule(
+        "session.transcript-file",
+        "block",
+        re.compile(
+            r"(?:rollout-[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}[-:][0-9]{2}[-:][0-9]{2}-"
+            + _UUID
+            + r"(?:\.jsonl)?|(?<![0-9A-Za-z-])"
+            + _UUID
+            + r"\.jsonl)"
+        ),
+        "provider transcript file name",
+    ),
+    _PatternRule(
+        "path.provider-local",
+        "block",
+        re.compile(_PROVIDER_LOCAL),
+        "provider-local path (session store)",
+        keep=8,
+    ),
+    _PatternRule(
+        "path.home-absolute",
+        "block",
+        re.compile(_HOME_ABSOLUTE),
+        "absolute home path (use a repo-relative path)",
+        keep=6,
+    ),
+)
+
+_WARN_RULES: tuple[_PatternRule, ...] = (
+    _PatternRule(
+        "path.local-absolute",
+        "warn",
+        re.compile(r"(?<![\w.~-])(?:/private)?/tmp/[^\s\"'`<>|)\]},;]+|(?<![\w.~-])/mnt/[a-z]/\S+"),
+        "absolute path on this machine (a temp or mounted drive path: is it meant for the team?)",
+        keep=5,
+    ),
+    _PatternRule(
+        "secret.long-hex",
+        "warn",
+        re.compile(r"(?<![0-9a-fA-F])[0-9a-fA-F]{32,}(?![0-9a-fA-F])"),
+        "long hex value (a digest or an encoded secret?)",
+        accept=lambda m: len(m.group(0)) != 40,
+    ),
+    _PatternRule(
+        "pii.email",
+        "warn",
+        re.compile(
+            r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"
+        ),
+        "e-mail address",
+        keep=2,
+    ),
+    _PatternRule(
+        "net.ip-port",
+        "warn",
+        re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}:\d{1,5}(?!\d)"),
+        "ip:port address",
+        keep=0,
+    ),
+    _PatternRule(
+        "path.home-relative",
+        "warn",
+        re.compile(r"(?<![\w/])~/[^\s\"'`)\]]+"),
+        "home-relative path",
+        keep=2,
+    ),
+)
+
+SESSION_ID_PATTERN = re.compile(r"(?<![0-9A-Za-z-])" + _UUID + r"(?![0-9A-Za-z-])")
+_SESSION_CONTEXT = re.compile(
+    r"session|agent|conversation|thread|rollout|transcript|resume|codex|claude|chat",
+    re.IGNORECASE,
+)
+_ENTROPY_TOKEN = re.compile(r"[A-Za-z0-9+/=_-]{20,}")

@@ -1,0 +1,409 @@
+"""Scanning text for secrets: `scan_content` reports each span once, by its most specific rule
+(pattern rules first, then session ids, encoded and high-entropy tokens); `scrub` redacts them."""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Callable, Iterable
+
+from teamlore.core.secrets.heuristics import (
+    _CODE_REFERENCE,
+    _HEX_OR_UUID,
+    ENTROPY_MIN_BITS,
+    ENTROPY_MIN_LENGTH,
+    SESSION_CONTEXT_WINDOW,
+    SLUG_HASH_SUFFIX_LENGTH,
+    _decodes_to_text,
+    _is_placeholder,
+    decoded_text,
+    looks_like_words,
+    redact,
+    shannon_entropy,
+)
+from teamlore.core.secrets.rules import (
+    _ENTROPY_TOKEN,
+    _RULES,
+    _SESSION_CONTEXT,
+    _WARN_RULES,
+    SESSION_ID_PATTERN,
+    Hit,
+    _PatternRule,
+)
+
+
+def _match_span(rule: _PatternRule, match: re.Match[str]) -> tuple[int, int, str]:
+    if rule.rule in ("secret.assignment", "secret.prose"):
+        name = "qvalue" if match.group("qvalue") is not None else "value"
+        return match.start(name), match.end(name), match.group(name)
+    return match.start(rule.group), match.end(rule.group), match.group(rule.group)
+
+
+def _assignment_ok(match: re.Match[str]) -> bool:
+    quoted = match.group("qvalue")
+    if quoted is not None:
+        return not _is_placeholder(quoted) and _CODE_REFERENCE.fullmatch(quoted) is None
+    value = match.group("value")
+    if _is_placeholder(value) or _CODE_REFERENCE.fullmatch(value) is not None:
+        return False
+    if value.startswith(("/", "./", "~", "http:", "https:")):
+        return False  # a path or URL, judged by the path and URL rules
+    return not looks_like_words(value)
+
+
+_PASSPHRASE_WORD = re.compile(r"[a-z]{3,12}")
+_PROSE_STOPWORDS = frozenset(
+    [
+        "the",
+        "a",
+        "an",
+        "is",
+        "are",
+        "was",
+        "be",
+        "been",
+        "being",
+        "to",
+        "of",
+        "for",
+        "in",
+        "on",
+        "at",
+        "by",
+        "with",
+        "and",
+        "or",
+        "not",
+        "no",
+        "must",
+        "should",
+        "will",
+        "can",
+        "may",
+        "stored",
+        "required",
+        "wrong",
+        "changed",
+        "reset",
+        "sent",
+        "read",
+        "used",
+        "set",
+        "hashed",
+        "expired",
+        "incorrect",
+        "invalid",
+        "missing",
+        "empty",
+        "too",
+        "long",
+        "short",
+        "field",
+        "manager",
+        "policy",
+        "rotated",
+    ]
+)
+
+
+def _prose_secret_ok(match: re.Match[str]) -> bool:
+    """A written-out password: a token that mixes letters with digits or symbols, or (after
+    `passphrase`, or quoted) three or more plain words that are not a sentence about passwords."""
+    quoted = match.group("qvalue")
+    value = quoted if quoted is not None else match.group("value")
+    if _is_placeholder(value) or _CODE_REFERENCE.fullmatch(value) is not None:
+        return False
+    words = value.split()
+    first = words[0] if words else value
+    parts = first.split("-")
+    if len(parts) >= 3 and all(_PASSPHRASE_WORD.fullmatch(p) for p in parts):
+        return "phrase" in match.group("key").lower() or quoted is not None
+    has_letter = any(ch.isalpha() for ch in first)
+    has_other = any(ch.isdigit() or not ch.isalnum() for ch in first)
+    if has_letter and has_other and not first.startswith(("/", "./", "http", "$", "%", "~")):
+        return True
+    if "phrase" not in match.group("key").lower() and quoted is None:
+        return False
+    plain = [w for w in words if _PASSPHRASE_WORD.fullmatch(w)]
+    return len(plain) >= 3 and not any(w in _PROSE_STOPWORDS for w in plain)
+
+
+_ACCEPT_BY_RULE: dict[str, Callable[[re.Match[str]], bool]] = {
+    "secret.assignment": lambda m: _assignment_ok(m),
+    "secret.prose": _prose_secret_ok,
+}
+
+
+# a document with more hits of one rule than this is reported by its first ones: the verdict is
+# the same, and a megabyte of repeated paths does not become a million findings
+MAX_HITS_PER_RULE = 1000
+
+
+def _pattern_hits(text: str, rules: Iterable[_PatternRule]) -> list[Hit]:
+    hits: list[Hit] = []
+    for rule in rules:
+        found = 0
+        for match in rule.pattern.finditer(text):
+            accept = _ACCEPT_BY_RULE.get(rule.rule, rule.accept)
+            if accept is not None and not accept(match):
+                continue
+            found += 1
+            if found > MAX_HITS_PER_RULE:
+                break
+            start, end, value = _match_span(rule, match)
+            if rule.rule in ("secret.assignment", "secret.prose"):
+                preview = f"{match.group('key')}: " + redact(value, 0)
+            else:
+                preview = redact(value, rule.keep)
+            hits.append(Hit(rule.rule, rule.severity, start, end, f"{rule.what}: `{preview}`"))
+    return hits
+
+
+def _session_id_hits(text: str) -> list[Hit]:
+    """A UUID next to session words blocks; any other UUID warns (a reviewer should know it
+    may name a session; prepare also blocks the ids this machine has indexed)."""
+    hits: list[Hit] = []
+    for match in SESSION_ID_PATTERN.finditer(text):
+        window = text[
+            max(0, match.start() - SESSION_CONTEXT_WINDOW) : match.end() + SESSION_CONTEXT_WINDOW
+        ]
+        preview = redact(match.group(0), 4)
+        if _SESSION_CONTEXT.search(window):
+            hits.append(
+                Hit(
+                    "session.provider-session-id",
+                    "block",
+                    match.start(),
+                    match.end(),
+                    f"provider session id: `{preview}`",
+                )
+            )
+        else:
+            hits.append(
+                Hit(
+                    "session.uuid",
+                    "warn",
+                    match.start(),
+                    match.end(),
+                    f"a UUID (if it names a session or conversation, remove it): `{preview}`",
+                )
+            )
+    return hits
+
+
+_PUBLIC_PEM_BEGIN = re.compile(
+    r"-----BEGIN (?P<label>(?:[A-Z0-9]+ )*(?:PUBLIC KEY|CERTIFICATE(?: REQUEST)?))-----"
+)
+_BASE58 = r"[1-9A-HJ-NP-Za-km-z]"
+_PUBLIC_MATERIAL = re.compile(
+    r"(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-nistp[0-9]+|sk-ssh-ed25519@openssh\.com)"
+    r"\s+AAAA[A-Za-z0-9+/]+=*"
+    r"|(?<![A-Za-z0-9])sha(?:256|384|512)-[A-Za-z0-9+/]{20,}=*"
+    # public identifiers: EVM addresses, IPFS CIDs (v0 base58, v1 base32)
+    r"|(?<![A-Za-z0-9])0x[0-9a-fA-F]{40}(?![0-9a-fA-F])"
+    r"|(?<![A-Za-z0-9])Qm" + _BASE58 + r"{44}(?![A-Za-z0-9])"
+    r"|(?<![A-Za-z0-9])baf[a-z2-7]{50,}(?![A-Za-z0-9])"
+)
+# a base58 account / program id (Solana and the like: 32-44 characters) next to words that say
+# it is an address; without such a word a base58 string is judged like any other token
+_BASE58_ACCOUNT = re.compile(r"(?<![A-Za-z0-9])" + _BASE58 + r"{32,44}(?![A-Za-z0-9])")
+_ACCOUNT_CONTEXT = re.compile(
+    r"program|address|pubkey|public key|mint|account|wallet|declare_id|solana|\bsol\b|signer"
+    r"|validator|devnet|mainnet|testnet|airdrop",
+    re.IGNORECASE,
+)
+
+
+def _public_spans(text: str) -> list[tuple[int, int]]:
+    """Spans of public material (certificates, public keys, integrity hashes, addresses, CIDs)
+    that the entropy rule must not flag. Linear: one scan per kind, `str.find` for PEM ends."""
+    spans = [m.span() for m in _PUBLIC_MATERIAL.finditer(text)]
+    no_end_after: dict[str, int] = {}
+    for match in _PUBLIC_PEM_BEGIN.finditer(text):
+        label = match.group("label")
+        if label in no_end_after:
+            continue
+        end = text.find(f"-----END {label}-----", match.end())
+        if end < 0:
+            no_end_after[label] = match.start()  # no later BEGIN of this label has an END
+            continue
+        spans.append((match.start(), end + len(label) + 14))
+    for match in _BASE58_ACCOUNT.finditer(text):
+        window = text[max(0, match.start() - 48) : match.end() + 48]
+        if _ACCOUNT_CONTEXT.search(window):
+            spans.append(match.span())
+    return spans
+
+
+_INTERNAL_EQUALS = re.compile(r"=(?=[^=])")
+
+
+# teamlore's content-hash suffix, or any short hex tag (`payments-retry-7c1e`, `…-7fd2f23`)
+_SLUG_HASH_SUFFIX = re.compile(rf"-[0-9a-f]{{4,{SLUG_HASH_SUFFIX_LENGTH}}}$")
+_ID_NUMBER = re.compile(r"[0-9]+[a-z]{0,4}|[a-z]{1,3}[0-9]+[a-z]?")
+_SLUG_SHAPE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)+")
+
+
+def _is_slug_of_words(token: str) -> bool:
+    """A lowercase slug made mostly of words (with short parts like `v2`, `30s` and possibly
+    teamlore's content-hash suffix), as entry ids are; random keys have no word parts."""
+    if _SLUG_SHAPE.fullmatch(token) is None:
+        return False
+    stem = _SLUG_HASH_SUFFIX.sub("", token)
+    if stem != token and len(stem) <= 4:
+        return True  # `v-1c675b6acf`: a short word and a hash suffix (ids of non-ASCII text)
+    segments = stem.split("-")
+    worded = sum(len(s) for s in segments if looks_like_words(s) or _ID_NUMBER.fullmatch(s))
+    if not all(len(s) <= 4 or looks_like_words(s) for s in segments):
+        return False
+    return worded * 2 >= len(stem) - stem.count("-")
+
+
+def is_high_entropy_secret(token: str) -> bool:
+    """The entropy rule on one token (see module doc for what is exempt)."""
+    if len(token) < ENTROPY_MIN_LENGTH:
+        return False
+    if _is_slug_of_words(token):
+        return False  # an entry id: words, short parts such as `v2`, maybe a hash suffix
+    if _HEX_OR_UUID.fullmatch(token) is not None:
+        return False  # hex digests and UUIDs: long-hex warning / session-id rule
+    if shannon_entropy(token) < ENTROPY_MIN_BITS:
+        return False
+    if looks_like_words(token):
+        return False
+    return not _decodes_to_text(token)
+
+
+def _is_path_like(token: str) -> bool:
+    """`com/team-harness/app/commit/<hash>`: segments that are words, hex or short."""
+    segments = [s for s in token.split("/") if s]
+    if len(segments) < 2 or not any(len(s) >= 3 and looks_like_words(s) for s in segments):
+        return False
+    return all(
+        len(s) < 8
+        or looks_like_words(s)
+        or _HEX_OR_UUID.fullmatch(s) is not None
+        or _is_slug_of_words(s)
+        for s in segments
+    )
+
+
+def _token_leaves(start: int, token: str) -> Iterable[tuple[int, str]]:
+    """Split `key=value` at internal `=` and path-like tokens at `/`; yield (offset, piece)."""
+    offset = 0
+    for part in _INTERNAL_EQUALS.split(token):
+        if "/" in part.strip("/") and _is_path_like(part):
+            inner = 0
+            for segment in part.split("/"):
+                yield start + offset + inner, segment
+                inner += len(segment) + 1
+        else:
+            yield start + offset, part
+        offset += len(part) + 1
+
+
+def _encoded_hits(text: str) -> list[Hit]:
+    """Base64 (standard or URL-safe) tokens whose decoded text holds a credential: a token
+    encoded once is still the token (a Kubernetes secret, a Basic header, a CI variable)."""
+    hits: list[Hit] = []
+    for match in _ENTROPY_TOKEN.finditer(text):
+        token = match.group(0).strip("-_/+")
+        decoded = decoded_text(token)
+        if decoded is None:
+            continue
+        inner = [h for h in _pattern_hits(decoded, _RULES) if h.severity == "block"]
+        inner += _entropy_hits(decoded)
+        if inner:
+            start = match.start() + match.group(0).index(token)
+            what = inner[0].message.split(":")[0]
+            hits.append(
+                Hit(
+                    "secret.encoded",
+                    "block",
+                    start,
+                    start + len(token),
+                    f"base64 of a {what}: `{redact(token)}`",
+                )
+            )
+    return hits
+
+
+def _entropy_hits(text: str) -> list[Hit]:
+    exempt = _Spans(_public_spans(text))
+    hits: list[Hit] = []
+    for match in _ENTROPY_TOKEN.finditer(text):
+        for offset, piece in _token_leaves(match.start(), match.group(0)):
+            token = piece.strip("-_/+=")
+            if not token or not is_high_entropy_secret(token):
+                continue
+            start = offset + piece.index(token)
+            end = start + len(token)
+            if exempt.covers(start, end):
+                continue
+            hits.append(
+                Hit(
+                    "secret.high-entropy",
+                    "block",
+                    start,
+                    end,
+                    f"high-entropy token ({shannon_entropy(token):.2f} bits/char): "
+                    f"`{redact(token)}`",
+                )
+            )
+    return hits
+
+
+class _Spans:
+    """Disjoint (start, end) spans kept sorted: overlap and cover checks in O(log n), so a text
+    with many hits is not scanned once per hit."""
+
+    def __init__(self, spans: Iterable[tuple[int, int]] = ()) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        for start, end in sorted(spans):
+            if self.ends and start < self.ends[-1]:
+                self.ends[-1] = max(self.ends[-1], end)  # merge overlapping spans
+            else:
+                self.starts.append(start)
+                self.ends.append(end)
+
+    def overlaps(self, start: int, end: int) -> bool:
+        index = bisect.bisect_left(self.ends, start + 1)  # first span ending after `start`
+        return index < len(self.starts) and self.starts[index] < end
+
+    def covers(self, start: int, end: int) -> bool:
+        index = bisect.bisect_right(self.starts, start) - 1
+        return index >= 0 and self.ends[index] >= end
+
+    def add(self, start: int, end: int) -> None:
+        index = bisect.bisect_left(self.starts, start)
+        self.starts.insert(index, start)
+        self.ends.insert(index, end)
+
+
+def scan_content(text: str) -> list[Hit]:
+    """Every content hit in `text`; a span is reported once, by the most specific rule."""
+    accepted: list[Hit] = []
+    taken = _Spans()
+    for group in (
+        _pattern_hits(text, _RULES),
+        _session_id_hits(text),
+        _encoded_hits(text),
+        _entropy_hits(text),
+        _pattern_hits(text, _WARN_RULES),
+    ):
+        for hit in group:
+            if hit.end > hit.start and not taken.overlaps(hit.start, hit.end):
+                accepted.append(hit)
+                taken.add(hit.start, hit.end)
+    return sorted(accepted, key=lambda h: (h.start, h.rule))
+
+
+def scrub(message: str) -> str:
+    """Replace anything secret-shaped inside a message by its preview."""
+    for hit in sorted(scan_content(message), key=lambda h: -h.start):
+        if hit.severity == "block":
+            message = (
+                message[: hit.start] + redact(message[hit.start : hit.end]) + message[hit.end :]
+            )
+    return message

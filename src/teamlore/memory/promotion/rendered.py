@@ -1,0 +1,108 @@
+"""`RenderContext` (what rendering needs from the working tree) and `RenderedFile` (one file a
+candidate would write: bytes, lint findings, evidence)."""
+
+from __future__ import annotations
+
+import difflib
+import re
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from teamlore.contracts import digests
+from teamlore.memory.promotion.targets import existing_entry_ids, read_memory_file
+from teamlore.memory.store.lint import (
+    Finding,
+)
+from teamlore.memory.store.slugs import unique_entry_slug
+from teamlore.repo.binding import RepositoryIdentity
+from teamlore.sessions.queries import provider_session_uuids
+
+_LONG_HEX = re.compile(r"(?<![0-9A-Za-z])[0-9a-fA-F]{16,}(?![0-9A-Za-z])")
+# -- rendering -----------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class RenderContext:
+    """What rendering needs from the working tree; `assigned` grows as ids are handed out."""
+
+    worktree_root: Path
+    public_identity: str | None
+    existing_ids: set[str]
+    # provider session ids this machine has indexed: rendered text carrying one is blocked
+    known_session_ids: frozenset[str] = frozenset()
+    assigned: set[str] = field(default_factory=set)
+
+    @classmethod
+    def open(
+        cls, identity: RepositoryIdentity, public_identity: str | None, index: sqlite3.Connection
+    ) -> RenderContext:
+        root = Path(identity.worktree_root)
+        return cls(root, public_identity, existing_entry_ids(root), provider_session_uuids(index))
+
+    def fresh(self) -> RenderContext:
+        return RenderContext(
+            self.worktree_root,
+            self.public_identity,
+            set(self.existing_ids),
+            self.known_session_ids,
+        )
+
+    def read(self, target_path: str) -> bytes | None:
+        return read_memory_file(self.worktree_root, target_path)
+
+    def new_id(self, text: str) -> str:
+        """A fresh slug; long hex runs (commit hashes) shortened so the id stays readable and
+        never looks like a high-entropy token."""
+        text = _LONG_HEX.sub(lambda m: m[0][:7], text)
+        slug = unique_entry_slug(text, self.existing_ids | self.assigned)
+        self.assigned.add(slug)
+        return slug
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedFile:
+    target_path: str
+    entry_id: str
+    role: str  # new | update | deprecate
+    candidate_id: str
+    content: bytes
+    current: bytes | None
+    warnings: tuple[Finding, ...] = ()
+
+    @property
+    def target_blob_hash(self) -> str | None:
+        return None if self.current is None else digests.git_blob_oid(self.current)
+
+    @property
+    def sanitized_digest(self) -> str:
+        return digests.sanitized_content_digest(self.content)
+
+    def diff(self) -> str:
+        old = [] if self.current is None else self.current.decode("utf-8", "replace")
+        before = old.splitlines(keepends=True) if isinstance(old, str) else []
+        after = self.content.decode("utf-8").splitlines(keepends=True)
+        return "".join(
+            difflib.unified_diff(
+                before,
+                after,
+                fromfile="/dev/null" if self.current is None else f"a/{self.target_path}",
+                tofile=f"b/{self.target_path}",
+            )
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "targetPath": self.target_path,
+            "entryId": self.entry_id,
+            "role": self.role,
+            "candidateId": self.candidate_id,
+            "operation": "write",
+            "targetBlobHash": self.target_blob_hash,
+            "sanitizedContentDigest": self.sanitized_digest,
+            "bytes": len(self.content),
+            "preview": self.content.decode("utf-8"),
+            "diff": self.diff(),
+            "warnings": [w.model_dump() for w in self.warnings],
+        }

@@ -1,0 +1,363 @@
+"""Rendering candidates into the files promotion writes: atomic claim units, per-statement support
+and evidence, the entry file itself, and the table of candidate kinds (entry, skill, …) with the
+review preview of each."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from teamlore.core import errors
+from teamlore.core.canonical import sha256_hex
+from teamlore.core.secrets import sanitize_text
+from teamlore.memory.extraction.typed_facts import COMMIT_CHANGED_PATH, parse_fact_text
+from teamlore.memory.promotion.rendered import RenderContext, RenderedFile
+from teamlore.memory.promotion.review import (
+    CandidateView,
+    StatementView,
+    entry_claim_support,
+    weakest,
+)
+from teamlore.memory.store import layout
+from teamlore.memory.store.documents import (
+    Entry,
+    dump_entry,
+    load_entry,
+    repo_relative_path_problem,
+)
+from teamlore.memory.store.frontmatter import MemoryFormatError
+from teamlore.memory.store.lint import (
+    Finding,
+    known_session_id_findings,
+    lint_bytes,
+)
+
+RAW_BLOCK_RULES = ("secret.", "session.", "path.provider-local")
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def claim_units(statements: Sequence[StatementView]) -> list[list[StatementView]]:
+    """Atomic claim units: statements resting on the same citation set form one unit (a claim
+    and its restatements); a statement whose citations are all cited by another unit (a typed
+    fact supporting a claim, say) joins that unit rather than become an entry of its own."""
+    groups: dict[frozenset[str], list[StatementView]] = {}
+    for statement in statements:
+        key = frozenset(c.evidence_id for c in statement.citations)
+        groups.setdefault(key, []).append(statement)
+    keys = sorted(groups, key=len, reverse=True)
+    units: dict[frozenset[str], list[StatementView]] = {}
+    for key in keys:
+        home = next((k for k in units if key <= k), None)
+        units.setdefault(home if home is not None else key, []).extend(groups[key])
+    order = {id(s): i for i, s in enumerate(statements)}
+    return sorted(
+        (sorted(u, key=lambda s: order[id(s)]) for u in units.values()),
+        key=lambda u: order[id(u[0])],
+    )
+
+
+def statement_support(statement: StatementView) -> str:
+    """The support a statement has once prepared: its typed fact, else the confirmation."""
+    return "typed-fact" if statement.typed_fact is not None else "human-confirmed"
+
+
+def unit_evidence(
+    statements: Iterable[StatementView], public_identity: str | None
+) -> tuple[dict[str, Any], list[str]]:
+    """Public evidence (commits + repo-relative paths) and `occurred` dates of a claim unit."""
+    commits: set[str] = set()
+    paths: set[str] = set()
+    occurred: set[str] = set()
+    for statement in statements:
+        for cited in statement.citations:
+            if cited.kind == "commit" and cited.commit_hash:
+                commits.add(cited.commit_hash)
+            elif cited.kind == "path" and cited.path:
+                paths.add(cited.path)
+            elif cited.kind == "turn":
+                commits.update(cited.delivered_commits)
+                if cited.occurred and _DATE.fullmatch(cited.occurred):
+                    occurred.add(cited.occurred)
+        if statement.typed_fact == COMMIT_CHANGED_PATH:
+            parsed = parse_fact_text(statement.text)
+            if parsed is not None:
+                paths.add(str(parsed.params["path"]))
+    evidence = {
+        "commits": [{"repo": public_identity, "hash": h} for h in sorted(commits)]
+        if public_identity
+        else [],
+        "paths": sorted(p for p in paths if repo_relative_path_problem(p) is None),
+    }
+    return evidence, sorted(occurred)
+
+
+def _one_line(value: Any) -> str | None:
+    if not isinstance(value, str):
+        return None
+    text = " ".join(value.split())
+    return text or None
+
+
+def _body(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n").strip() + "\n"
+
+
+def _lint_entry(
+    raw: bytes, sanitized: bytes, target_path: str, known_session_ids: frozenset[str]
+) -> tuple[list[Finding], tuple[Finding, ...]]:
+    """(blocking findings, warnings): raw text blocks on secrets/session ids/provider paths
+    (sanitizing must not hide them), the sanitized bytes block on anything."""
+    blocking = [
+        f
+        for f in lint_bytes(raw, path=target_path, kind="entry")
+        if f.severity == "block" and f.rule.startswith(RAW_BLOCK_RULES)
+    ]
+    blocking += known_session_id_findings(
+        raw.decode("utf-8", "replace"), path=target_path, known=known_session_ids
+    )
+    final = lint_bytes(sanitized, path=target_path, kind="entry")
+    seen = {(f.rule, f.line) for f in blocking}
+    blocking += [f for f in final if f.severity == "block" and (f.rule, f.line) not in seen]
+    return blocking, tuple(f for f in final if f.severity == "warn")
+
+
+def _entry_bytes(fields: dict[str, Any], target_path: str) -> bytes:
+    try:
+        return dump_entry(Entry.model_validate(fields))
+    except (ValidationError, MemoryFormatError, ValueError) as exc:
+        raise errors.TeamloreError(
+            errors.LINT_BLOCKED,
+            f"{target_path}: the entry would not follow the format ({exc.__class__.__name__})",
+            findings=[
+                {
+                    "rule": "format.invalid-field",
+                    "severity": "block",
+                    "file": target_path,
+                    "line": 0,
+                    "message": str(exc).splitlines()[0][:200],
+                }
+            ],
+        ) from None
+
+
+def _approved_targets(
+    view: CandidateView, ctx: RenderContext
+) -> list[tuple[dict[str, Any], bytes]]:
+    """The approved entries the candidate updates/merges, with their current bytes, after
+    checking they are exactly what adjudication saw (`TARGET_DRIFT` otherwise)."""
+    found: list[tuple[dict[str, Any], bytes]] = []
+    for reference in view.payload.get("supersedes", []):
+        if reference.get("sourceKind") != "approved":
+            continue
+        target_path = f"{layout.MEMORY_ROOT}/{reference['path']}"
+        current = ctx.read(target_path)
+        if current is None or sha256_hex(current) != reference.get("contentDigest"):
+            raise errors.TeamloreError(
+                errors.TARGET_DRIFT,
+                f"entry {reference['id']} changed since the candidate was adjudicated; "
+                "discard the candidate and extract again",
+                candidateId=view.candidate_id,
+                entryId=reference["id"],
+            )
+        found.append(({**reference, "targetPath": target_path}, current))
+    return found
+
+
+def render_entry_candidate(view: CandidateView, ctx: RenderContext) -> list[RenderedFile]:
+    """The exact entry files promoting `view` writes (raises LINT_BLOCKED / TARGET_DRIFT)."""
+    payload = view.payload
+    units = claim_units(view.statements)
+    targets = _approved_targets(view, ctx)
+    merge = bool(payload.get("mergedFrom"))
+    files: list[RenderedFile] = []
+    blocking: list[Finding] = []
+    root = str(ctx.worktree_root)
+    scene_raw = _one_line(payload.get("scene"))
+    primary_id: str | None = None
+    for number, unit in enumerate(units):
+        text = payload.get("content", "") if len(units) == 1 else "\n\n".join(s.text for s in unit)
+        evidence, occurred = unit_evidence(unit, ctx.public_identity)
+        role = "new"
+        current: bytes | None = None
+        if number == 0 and targets:
+            reference, current = targets[0]
+            entry_id, role = str(reference["id"]), "update"
+            target_path = reference["targetPath"]
+            try:
+                old = load_entry(current, target_path)
+            except MemoryFormatError:
+                old = None
+            if old is not None:
+                occurred = sorted({*occurred, *old.occurred})
+                if merge:
+                    commits = {c.hash: c.repo for c in old.evidence.commits}
+                    commits.update({c["hash"]: c["repo"] for c in evidence["commits"]})
+                    evidence = {
+                        "commits": [{"repo": commits[h], "hash": h} for h in sorted(commits)],
+                        "paths": sorted({*old.evidence.paths, *evidence["paths"]}),
+                    }
+        else:
+            # the id reaches git as the file name: built from the sanitized text, like the body
+            entry_id = ctx.new_id(sanitize_text(text, worktree_root=root))
+            target_path = layout.entry_path(entry_id)
+            current = ctx.read(target_path)
+        if number == 0:
+            occurred = sorted(
+                {*occurred, *(d for d in payload.get("occurred") or [] if _DATE.fullmatch(str(d)))}
+            )
+            primary_id = entry_id
+        fields = {
+            "id": entry_id,
+            "type": payload.get("type", "work_fact"),
+            "status": "approved",
+            "priority": int(payload.get("priority", 50)),
+            "confidence": payload.get("confidence", "medium"),
+            "provenance_strength": weakest([s.assessment["provenanceStrength"] for s in unit]),
+            "claim_support": entry_claim_support([statement_support(s) for s in unit]),
+            "limitations": sorted({x for s in unit for x in s.assessment["limitations"]}),
+            "scope": "repo",
+            "scene": scene_raw,
+            "occurred": occurred,
+            "evidence": evidence,
+            "superseded_by": None,
+        }
+        raw = _entry_bytes({**fields, "body": _body(text)}, target_path)
+        scene = _one_line(sanitize_text(scene_raw, worktree_root=root)) if scene_raw else None
+        sanitized = _entry_bytes(
+            {**fields, "scene": scene, "body": _body(sanitize_text(text, worktree_root=root))},
+            target_path,
+        )
+        unit_blocking, warnings = _lint_entry(raw, sanitized, target_path, ctx.known_session_ids)
+        blocking += unit_blocking
+        files.append(
+            RenderedFile(
+                target_path, entry_id, role, view.candidate_id, sanitized, current, warnings
+            )
+        )
+    for reference, current in targets[1:]:
+        target_path = reference["targetPath"]
+        try:
+            old = load_entry(current, target_path)
+        except MemoryFormatError as exc:
+            raise errors.TeamloreError(
+                errors.TARGET_DRIFT,
+                f"entry {reference['id']} no longer parses ({exc.reason}); it cannot be deprecated",
+                entryId=reference["id"],
+            ) from None
+        deprecated = dump_entry(
+            old.model_copy(update={"status": "deprecated", "superseded_by": primary_id})
+        )
+        files.append(
+            RenderedFile(
+                target_path,
+                str(reference["id"]),
+                "deprecate",
+                view.candidate_id,
+                deprecated,
+                current,
+            )
+        )
+    if blocking:
+        raise errors.TeamloreError(
+            errors.LINT_BLOCKED,
+            f"candidate {view.candidate_id}: {len(blocking)} blocking lint finding(s) "
+            f"({', '.join(sorted({f.rule for f in blocking}))}); discard it",
+            candidateId=view.candidate_id,
+            findings=[f.model_dump() for f in blocking],
+        )
+    return files
+
+
+def _render_skill(view: CandidateView, ctx: RenderContext) -> list[RenderedFile]:
+    from teamlore.memory.promotion.kinds import require
+
+    render = require("skill").render
+    if render is None:  # pragma: no cover - the skills package registers one
+        raise RuntimeError("the skill kind has no renderer")
+    return render(view, ctx)
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateKind:
+    """A kind of candidate that review shows and prepare plans: the `candidate_kind` it is
+    stored under, and the renderer of the exact files promoting it writes. A new kind of
+    candidate is one entry in `CANDIDATE_KINDS` (keyed by the PrepareRequest@v1 `kind`)."""
+
+    stored: str
+    render: Callable[[CandidateView, RenderContext], list[RenderedFile]]
+
+
+CANDIDATE_KINDS: dict[str, CandidateKind] = {
+    "entry": CandidateKind("entry", render_entry_candidate),
+    "skill": CandidateKind("skill", _render_skill),
+}
+# a renderer refuses with one of these when the candidate cannot be promoted as it is: review
+# shows it blocked (with the reason) instead of failing
+BLOCKING_CODES = frozenset(
+    code.code
+    for code in (
+        errors.LINT_BLOCKED,
+        errors.TARGET_DRIFT,
+        errors.SKILL_TARGET_DRIFT,
+        errors.MEMORY_CONTEXT_DRIFT,
+    )
+)
+
+
+def candidate_kind(wire_kind: str) -> CandidateKind:
+    kind = CANDIDATE_KINDS.get(wire_kind)
+    if kind is None:
+        raise errors.TeamloreError(
+            errors.PREPARE_REQUEST_INVALID,
+            f"kind {wire_kind!r} is not one of {', '.join(CANDIDATE_KINDS)}",
+        )
+    return kind
+
+
+def wire_kind(stored: str) -> str:
+    return next(wire for wire, kind in CANDIDATE_KINDS.items() if kind.stored == stored)
+
+
+def render_candidate(view: CandidateView, ctx: RenderContext) -> list[RenderedFile]:
+    """The exact files promoting `view` writes, by its kind."""
+    return CANDIDATE_KINDS[wire_kind(view.kind)].render(view, ctx)
+
+
+def preview_candidate(view: CandidateView, ctx: RenderContext) -> dict[str, Any]:
+    """Review's view of `render_candidate` on a fresh id space (what a prepare of this
+    candidate alone writes): files, or the blocking findings."""
+    files: list[RenderedFile] = []
+    findings: list[dict[str, Any]] = []
+    blocked = False
+    try:
+        files = render_candidate(view, ctx.fresh())
+    except errors.TeamloreError as exc:
+        if exc.code not in BLOCKING_CODES:
+            raise
+        blocked = True
+        findings = list(exc.details.get("findings", [])) or [
+            {"rule": exc.code, "severity": "block", "file": "", "line": 0, "message": exc.message}
+        ]
+    evidence: dict[str, Any] = {
+        "repository": ctx.public_identity,
+        "commits": [],
+        "paths": [],
+        "occurred": [],
+    }
+    for unit in claim_units(view.statements):
+        unit_public, occurred = unit_evidence(unit, ctx.public_identity)
+        evidence["commits"] = sorted(
+            {*evidence["commits"], *(c["hash"] for c in unit_public["commits"])}
+        )
+        evidence["paths"] = sorted({*evidence["paths"], *unit_public["paths"]})
+        evidence["occurred"] = sorted({*evidence["occurred"], *occurred})
+    return {
+        "files": [f.to_json() for f in files],
+        "blocked": blocked,
+        "findings": findings,
+        "publicEvidence": evidence,
+    }

@@ -1,0 +1,392 @@
+"""Reading `.threadshare/memory/**` safely for the approved projection: directory fds, no symlink
+followed, a size cap per file, a re-stat after reading; every file that cannot be read is a
+located `Diagnostic`, and a tree that changes while it is read is reported as drift."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import time
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, NamedTuple
+
+import orjson
+from pydantic import BaseModel
+
+from teamlore.core import errors
+from teamlore.core.canonical import digest, sha256_hex
+from teamlore.core.strict import WIRE_FROZEN
+from teamlore.memory.store.layout import MEMORY_ROOT
+
+MAX_FILE_BYTES = 256 * 1024
+MAX_FILES = 50_000
+Coverage = Literal["complete", "partial"]
+Kind = Literal["entry", "scene", "doctrine", "skill"]
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+class Diagnostic(BaseModel):
+    """Why one file is not (or not reliably) in the projection, located as precisely as known."""
+
+    model_config = WIRE_FROZEN
+
+    code: str
+    file: str  # repository-relative
+    line: int | None = None
+    field: str | None = None
+    why: str
+
+
+# --------------------------------------------------------------------------------------------
+# reading the tree
+
+
+class _Identity(NamedTuple):
+    """What tells one version of a file from another without reading it (a tuple: the fast
+    path builds 10,000 of them per sync)."""
+
+    device: int
+    inode: int
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+
+    @classmethod
+    def of(cls, st: os.stat_result) -> _Identity:
+        return cls(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+@dataclass(slots=True)
+class _SourceFile:
+    path: str  # relative to the memory root
+    kind: Kind
+    data: bytes
+    identity: _Identity
+    dir_path: str
+    name: str
+
+
+@dataclass(slots=True)
+class _TreeScan:
+    files: list[_SourceFile] = field(default_factory=list)
+    # files that exist but were not read, with the marker that stands for them in the digest
+    skipped: dict[str, str] = field(default_factory=dict)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    listings: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    drift: list[Diagnostic] = field(default_factory=list)
+    # what the unchanged-tree fast path compares: each listed name's type, each file's identity
+    listed_types: dict[str, dict[str, str]] = field(default_factory=dict)
+    identities: dict[str, _Identity] = field(default_factory=dict)
+    started_ns: int = 0
+
+    def stats_digest(self) -> str:
+        """What the fast path compares: one digest of every listing (names in byte order, with
+        their types), skip marker and file identity, in the order the tree was walked."""
+        files = [[path, *identity] for path, identity in self.identities.items()]
+        return sha256_hex(orjson.dumps([self.listed_types, self.skipped, files]))
+
+    def newest_ns(self) -> int:
+        """The latest mtime or ctime of any file read (0 for none): the racy-clean test."""
+        return max(
+            (max(i.mtime_ns, i.ctime_ns) for i in self.identities.values()),
+            default=0,
+        )
+
+    def source_tree_digest(self) -> str:
+        pairs = [[f.path, sha256_hex(f.data)] for f in self.files]
+        pairs.extend([path, marker] for path, marker in self.skipped.items())
+        pairs.sort(key=lambda pair: pair[0].encode("utf-8"))
+        return digest(pairs)
+
+
+def _repo_path(path: str) -> str:
+    return f"{MEMORY_ROOT}/{path}" if path else MEMORY_ROOT
+
+
+def _join(dir_path: str, name: str) -> str:
+    return f"{dir_path}/{name}" if dir_path else name
+
+
+class _TreeReader:
+    """Reads the memory tree through directory fds; nothing below the memory root is followed."""
+
+    def __init__(
+        self,
+        stack: ExitStack,
+        after_read: Callable[[str], None] | None,
+        stat_only: bool = False,
+    ) -> None:
+        self._stack = stack
+        self._after_read = after_read
+        self._stat_only = stat_only  # the fast path: lstat files, never open them
+        self._dir_fds: dict[str, int] = {}
+        self._types: dict[str, dict[str, str]] = {}
+        self.scan = _TreeScan()
+
+    # -- fds -----------------------------------------------------------------------------
+
+    def _hold(self, fd: int) -> int:
+        self._stack.callback(os.close, fd)
+        return fd
+
+    def open_root(self, worktree_root: Path) -> None:
+        try:
+            # the worktree root itself may be reached through a symlink (macOS /tmp); everything
+            # from `.threadshare` down must not be one
+            root_fd = self._hold(os.open(worktree_root, os.O_RDONLY | os.O_DIRECTORY))
+        except OSError as exc:
+            raise errors.TeamloreError(
+                errors.MEMORY_NOT_INITIALIZED, f"worktree cannot be opened: {exc.strerror}"
+            ) from exc
+        fd = root_fd
+        for part in MEMORY_ROOT.split("/"):
+            try:
+                fd = self._hold(os.open(part, _DIR_FLAGS, dir_fd=fd))
+            except FileNotFoundError as exc:
+                raise errors.TeamloreError(errors.MEMORY_NOT_INITIALIZED) from exc
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise errors.TeamloreError(
+                        errors.UNSAFE_PATH,
+                        f"{MEMORY_ROOT} must be a real directory (no symbolic link)",
+                        path=MEMORY_ROOT,
+                    ) from exc
+                raise errors.TeamloreError(
+                    errors.MEMORY_NOT_INITIALIZED, f"{MEMORY_ROOT}: {exc.strerror}"
+                ) from exc
+        self._dir_fds[""] = fd
+
+    def _list(self, dir_path: str) -> list[str]:
+        """Sorted names of a directory; their types (from the listing, no stat) are kept."""
+        types: dict[str, str] = {}
+        with os.scandir(self._dir_fds[dir_path]) as listing:
+            for item in listing:
+                if item.is_symlink():
+                    types[item.name] = "link"
+                elif item.is_file(follow_symlinks=False):
+                    types[item.name] = "file"
+                else:
+                    types[item.name] = "other"
+        names = sorted(types)
+        self._types[dir_path] = types
+        self.scan.listed_types[dir_path] = {name: types[name] for name in names}
+        self.scan.listings[dir_path] = tuple(names)
+        return names
+
+    def _skip(self, path: str, marker: str, code: str, why: str) -> None:
+        self.scan.skipped[path] = marker
+        self.scan.diagnostics.append(Diagnostic(code=code, file=_repo_path(path), why=why))
+
+    def _lstat(self, dir_path: str, name: str) -> os.stat_result | None:
+        try:
+            return os.stat(name, dir_fd=self._dir_fds[dir_path], follow_symlinks=False)
+        except FileNotFoundError:
+            self._drifted(_join(dir_path, name), "vanished while the tree was read")
+            return None
+
+    def _drifted(self, path: str, why: str) -> None:
+        self.scan.drift.append(Diagnostic(code="source-drift", file=_repo_path(path), why=why))
+
+    def _open_dir(self, dir_path: str, name: str) -> str | None:
+        """Open a sub-directory; a symlink or a non-directory is a diagnostic."""
+        path = _join(dir_path, name)
+        st = self._lstat(dir_path, name)
+        if st is None:
+            return None
+        if stat.S_ISLNK(st.st_mode):
+            self._skip(path, "symlink", "symlink", "a symbolic link is never followed")
+            return None
+        if not stat.S_ISDIR(st.st_mode):
+            self._skip(path, "not-a-directory", "not-a-directory", "expected a directory")
+            return None
+        try:
+            fd = self._hold(os.open(name, _DIR_FLAGS, dir_fd=self._dir_fds[dir_path]))
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.ENOENT):
+                self._drifted(path, "replaced while the tree was read")
+                return None
+            self._skip(path, "unreadable", "unreadable", exc.strerror or "cannot be opened")
+            return None
+        if _Identity.of(os.fstat(fd)).inode != st.st_ino:
+            self._drifted(path, "replaced while the tree was read")
+            return None
+        self._dir_fds[path] = fd
+        return path
+
+    def _read_file(self, dir_path: str, name: str, kind: Kind) -> None:
+        path = _join(dir_path, name)
+        listed_as = self._types[dir_path].get(name)
+        if listed_as == "link":
+            self._skip(path, "symlink", "symlink", "a symbolic link is never followed")
+            return
+        if listed_as != "file":
+            self._skip(path, "not-a-file", "not-a-file", "expected a regular file")
+            return
+        if len(self.scan.identities) >= MAX_FILES:
+            self._skip(path, "over-file-limit", "too-many-files", f"more than {MAX_FILES} files")
+            return
+        if self._stat_only:
+            self._stat_file(dir_path, name, path)
+            return
+        try:
+            fd = os.open(name, _FILE_FLAGS, dir_fd=self._dir_fds[dir_path])
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOENT):
+                self._drifted(path, "replaced while the tree was read")
+            else:
+                self._skip(path, "unreadable", "unreadable", exc.strerror or "cannot be opened")
+            return
+        try:
+            opened = os.fstat(fd)
+            if not stat.S_ISREG(opened.st_mode):
+                self._drifted(path, "replaced while the tree was read")
+                return
+            if opened.st_size > MAX_FILE_BYTES:
+                self._too_large(path, opened.st_size)
+                return
+            # one read of size + 1 bytes: a regular file returns all of it, and more means growth
+            data = os.read(fd, opened.st_size + 1)
+        finally:
+            os.close(fd)
+        identity = _Identity.of(opened)
+        if len(data) != identity.size:
+            self._drifted(path, "its size changed while it was read")
+            return
+        self.scan.files.append(_SourceFile(path, kind, data, identity, dir_path, name))
+        self.scan.identities[path] = identity
+        if self._after_read is not None:
+            self._after_read(_repo_path(path))
+
+    def _stat_file(self, dir_path: str, name: str, path: str) -> None:
+        """The fast path's view of a file: what the full read would fstat, without opening."""
+        st = self._lstat(dir_path, name)
+        if st is None:
+            return
+        if not stat.S_ISREG(st.st_mode):
+            self._drifted(path, "replaced while the tree was read")
+        elif st.st_size > MAX_FILE_BYTES:
+            self._too_large(path, st.st_size)
+        else:
+            self.scan.identities[path] = _Identity.of(st)
+
+    def _too_large(self, path: str, size: int) -> None:
+        self._skip(
+            path,
+            f"too-large:{size}",
+            "file-too-large",
+            f"{size} bytes is over the {MAX_FILE_BYTES}-byte limit for a memory file",
+        )
+
+    def _unexpected(self, path: str, why: str) -> None:
+        self._skip(path, "unexpected", "unexpected-file", why)
+
+    # -- the layout ------------------------------------------------------------------------
+
+    def read_tree(self) -> _TreeScan:
+        for name in self._list(""):
+            if name == "entries" or name == "scenes":
+                dir_path = self._open_dir("", name)
+                if dir_path is not None:
+                    self._read_documents(dir_path, "entry" if name == "entries" else "scene")
+            elif name == "skills":
+                dir_path = self._open_dir("", name)
+                if dir_path is not None:
+                    self._read_skills(dir_path)
+            elif name == "doctrine.md":
+                self._read_file("", name, "doctrine")
+            # anything else at the root (index.json, README, ...) is not a memory document
+        return self.scan
+
+    def _read_documents(self, dir_path: str, kind: Kind) -> None:
+        for name in self._list(dir_path):
+            if name.startswith("."):
+                continue  # .gitkeep, editor swap files
+            if not name.endswith(".md"):
+                self._unexpected(
+                    _join(dir_path, name), f"only <name>.md files belong in {dir_path}/"
+                )
+                continue
+            self._read_file(dir_path, name, kind)
+
+    def _read_skills(self, dir_path: str) -> None:
+        for name in self._list(dir_path):
+            if name.startswith("."):
+                continue
+            skill_dir = self._open_dir(dir_path, name)
+            if skill_dir is None:
+                continue
+            names = self._list(skill_dir)
+            if "SKILL.md" not in names:
+                self._unexpected(skill_dir, "a skill folder must hold SKILL.md")
+                continue
+            self._read_file(skill_dir, "SKILL.md", "skill")
+
+    # -- consistency -----------------------------------------------------------------------
+
+    def recheck(self) -> None:
+        """Re-stat every file read and re-list every directory: any change is drift."""
+        for source in self.scan.files:
+            try:
+                st = os.stat(
+                    source.name, dir_fd=self._dir_fds[source.dir_path], follow_symlinks=False
+                )
+            except FileNotFoundError:
+                self._drifted(source.path, "vanished while the tree was read")
+                continue
+            if _Identity.of(st) != source.identity:
+                self._drifted(source.path, "changed while the tree was read (size/mtime/inode)")
+        for dir_path, names in self.scan.listings.items():
+            if tuple(sorted(os.listdir(self._dir_fds[dir_path]))) != names:
+                self._drifted(dir_path, "its listing changed while the tree was read")
+
+
+def _now_ns() -> int:
+    return time.time_ns()
+
+
+def _scan_tree(
+    worktree_root: Path, after_read: Callable[[str], None] | None, *, stat_only: bool = False
+) -> _TreeScan:
+    with ExitStack() as stack:
+        reader = _TreeReader(stack, after_read, stat_only)
+        reader.scan.started_ns = _now_ns()
+        reader.open_root(worktree_root)
+        scan = reader.read_tree()
+        if not stat_only:
+            reader.recheck()
+        return scan
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryFile:
+    """One memory document as read from the tree: repo-relative path, kind, exact bytes."""
+
+    path: str
+    kind: Kind
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryFiles:
+    """A consistent read of the memory tree (see `read_memory_files`)."""
+
+    files: tuple[MemoryFile, ...]
+    problems: tuple[Diagnostic, ...]  # files that exist but could not be read, and drift
+
+    def of_kind(self, kind: Kind) -> list[MemoryFile]:
+        return [f for f in self.files if f.kind == kind]
+
+
+def read_memory_files(worktree_root: Path) -> MemoryFiles:
+    """Read every memory document the way the projection does (no symlink followed, size cap,
+    re-checked for drift), without touching the state DB. Callers that must not act on a
+    partial view refuse when `problems` concern the kinds they use."""
+    scan = _scan_tree(worktree_root, None)
+    files = tuple(MemoryFile(_repo_path(f.path), f.kind, f.data) for f in scan.files)
+    return MemoryFiles(files, (*scan.diagnostics, *scan.drift))
