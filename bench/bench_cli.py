@@ -123,6 +123,12 @@ def prepare(work: Path, turns: int, env: dict[str, str]) -> tuple[Path, str, lis
     return repo, key, sources, files
 
 
+def found(token: str, out: bytes) -> bool:
+    """Whether a search's JSON output holds a hit with `token` (the output echoes the query)."""
+    hits = json.loads(out).get("hits", [])
+    return any(token in json.dumps(hit) for hit in hits)
+
+
 def say(text: str = "") -> None:
     print(text, flush=True)
 
@@ -223,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
             seconds, rss, out = run_once(argv, c.cwd, c.env)
             c.seconds.append(total + seconds)
             c.rss_mib = max(c.rss_mib, peak, rss)
-            if "TOKEN" in c.argv and token.encode() not in out:
+            if "TOKEN" in c.argv and not found(token, out):
                 c.misses += 1
     report(commands, exe)
     return 0

@@ -219,22 +219,25 @@ class Indexer:
         stats.turns_reanalyzed = reanalyze_if_outdated(self.conn, self.progress)
         known = _load_file_rows(self.conn)
         files = list(discover_files(sources, self.adapters, stats))
+        # one stat per file for the whole sync: what it will read, then whether each changed
+        # (a no-op resync is that stat and nothing else per file; docs/sessions.md)
+        identities = _stat_files(files)
         seen_paths: set[str] = set()
         self.search_rows = SearchRows(
             self.conn,
             self.analysis,
             self.embed_space,
-            _bytes_to_read(files, known, rebuild=rebuild, enough=HELPER_MIN_BYTES)
+            _bytes_to_read(identities, known, rebuild=rebuild, enough=HELPER_MIN_BYTES)
             if self.analysis == "auto"
             else 0,
         )
         first_build = not known and (
-            _bytes_to_read(files, known, rebuild=rebuild, enough=self.first_build_bytes)
+            _bytes_to_read(identities, known, rebuild=rebuild, enough=self.first_build_bytes)
             >= self.first_build_bytes
         )
         journal = db.first_build_without_wal(self.conn) if first_build else nullcontext(False)
         with journal as self.built_without_wal:
-            self._sync_files(files, known, seen_paths, stats, rebuild=rebuild)
+            self._sync_files(files, identities, known, seen_paths, stats, rebuild=rebuild)
         self._mark_missing(sources, known, seen_paths, stats)
         with db.write_tx(self.conn):
             self.conn.execute(
@@ -247,6 +250,7 @@ class Indexer:
     def _sync_files(
         self,
         files: list[tuple[Source, Path]],
+        identities: dict[str, os.stat_result | OSError],
         known: dict[str, _FileRow],
         seen_paths: set[str],
         stats: SyncStats,
@@ -255,11 +259,14 @@ class Indexer:
     ) -> None:
         try:
             for number, (source, path) in enumerate(files, 1):
-                seen_paths.add(str(path))
+                key = str(path)
+                seen_paths.add(key)
                 stats.files_seen += 1
                 if self.progress:
                     self.progress(number, len(files), path.name)
-                self._sync_file(source.provider, path, known.get(str(path)), stats, rebuild=rebuild)
+                self._sync_file(
+                    source.provider, path, identities[key], known.get(key), stats, rebuild=rebuild
+                )
                 self._commit_batch_if_due()
             self.search_rows.finish()
         finally:
@@ -314,14 +321,19 @@ class Indexer:
     # -- one file -------------------------------------------------------------------------
 
     def _sync_file(
-        self, provider: str, path: Path, row: _FileRow | None, stats: SyncStats, *, rebuild: bool
+        self,
+        provider: str,
+        path: Path,
+        st: os.stat_result | OSError,
+        row: _FileRow | None,
+        stats: SyncStats,
+        *,
+        rebuild: bool,
     ) -> None:
-        try:
-            st = os.stat(path)
-        except OSError as exc:
+        if isinstance(st, OSError):
             stats.files_failed += 1
             stats.add_diagnostic(
-                DiagnosticRecord("file-unreadable", display_path(path), None, str(exc.strerror))
+                DiagnosticRecord("file-unreadable", display_path(path), None, str(st.strerror))
             )
             return
         identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
@@ -573,18 +585,32 @@ class Indexer:
         stats.files_unavailable += len(missing)
 
 
+def _stat_files(files: list[tuple[Source, Path]]) -> dict[str, os.stat_result | OSError]:
+    """Each discovered file's `stat`, or why it failed, by path."""
+    identities: dict[str, os.stat_result | OSError] = {}
+    for _, path in files:
+        key = str(path)
+        try:
+            identities[key] = os.stat(key)
+        except OSError as exc:
+            identities[key] = exc
+    return identities
+
+
 def _bytes_to_read(
-    files: list[tuple[Source, Path]], known: dict[str, _FileRow], *, rebuild: bool, enough: int
+    identities: dict[str, os.stat_result | OSError],
+    known: dict[str, _FileRow],
+    *,
+    rebuild: bool,
+    enough: int,
 ) -> int:
     """About how much this sync will read (new files whole, grown ones from their offset),
-    counted until `enough`: one `stat` per file."""
+    counted until `enough`."""
     total = 0
-    for _, path in files:
-        try:
-            st = os.stat(path)
-        except OSError:
+    for key, st in identities.items():
+        if isinstance(st, OSError):
             continue
-        row = known.get(str(path))
+        row = known.get(key)
         grown = (
             row is not None
             and not rebuild
