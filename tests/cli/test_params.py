@@ -28,6 +28,7 @@ PLAIN = [
     ["sessions", "search", "release", "job", "failed", "-n", "3", "--lexical"],
     ["sessions", "search", '"a phrase"', "迁移", "--provider", "claude", "--until=2026-03-01"],
     ["sessions", "search", "x", "--repository", "r", "--since", "s", "--limit", "20"],
+    ["sessions", "search", "x", "--no-sync", "--lexical"],
     ["memory", "search", "x"],
     ["memory", "search", "release", "job", "-n", "3", "--lexical", "-r", "repo dir", "-f", "json"],
 ]

@@ -350,6 +350,23 @@ def sessions_show(
 
 
 def _render_search(result: dict[str, Any]) -> None:
+    refreshed = result.get("refreshed") or {}
+    if refreshed.get("turns"):
+        say(
+            styled(
+                f"Indexed {counted(refreshed['turns'], 'new turn')} from"
+                f" {counted(refreshed['files'], 'grown file')} first.",
+                "dim",
+            )
+        )
+    if refreshed.get("skipped"):
+        say(
+            styled(
+                f"Searched the index as it is ({refreshed['skipped']});"
+                " `teamlore sync` brings it up to date.",
+                "dim",
+            )
+        )
     if not result["hits"]:
         say("No matching turns. Run `teamlore sync` to index new sessions, or try other words.")
     ranking = result.get("ranking") or {}
@@ -378,10 +395,17 @@ def sessions_search(
     until: str | None = Option(None, "--until"),
     limit: int = Option(20, "--limit", "-n"),
     lexical: bool = LexicalOption,
+    no_sync: bool = Option(
+        False,
+        "--no-sync",
+        help="Search the index as it is; by default the grown files of recent sessions are"
+        " indexed first.",
+    ),
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """Search past turns: words (BM25 over user, assistant and tool text) fused with meaning
-    (embeddings of each turn's prompt and answer); --lexical for words only."""
+    (embeddings of each turn's prompt and answer); --lexical for words only. Turns appended
+    to recent sessions since the last sync are indexed first (docs/sessions.md)."""
     run(
         "sessions.search",
         {
@@ -392,6 +416,7 @@ def sessions_search(
             "until": until,
             "limit": limit,
             "lexical": lexical,
+            "sync_first": not no_sync,
         },
         fmt,
         _render_search,

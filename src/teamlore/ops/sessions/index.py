@@ -360,6 +360,9 @@ class SessionsSearchRequest(Window):
     repository: str | None = None
     limit: int = Field(20, ge=1, le=500)
     lexical: bool = Field(False, description="words only: leave the vector path out")
+    sync_first: bool = Field(
+        True, description="first index the grown files of recent sessions (bounded, no wait)"
+    )
 
 
 @operation("sessions.search", input_model=SessionsSearchRequest, side_effect="read")
@@ -368,6 +371,7 @@ def sessions_search(ctx: OpContext, request: SessionsSearchRequest) -> dict[str,
     similarity of their meaning (docs/hybrid-search.md); `lexical` for words only."""
     from teamlore.sessions.queries import RANK_WINDOW, search_turns, vector_skipped
 
+    refreshed = _index_stale_files(ctx.home) if request.sync_first else None
     with index_errors(_read_index(ctx.home)) as conn:
         worktree = _worktree_filter(ctx, request.repository)
         embedder, skipped = (
@@ -389,7 +393,47 @@ def sessions_search(ctx: OpContext, request: SessionsSearchRequest) -> dict[str,
             "ranking": {"rankedAll": found.ranked_all, "window": RANK_WINDOW},
             "paths": found.paths,
             "vector": skipped or found.vector,
+            "refreshed": refreshed,
         }
+
+
+# what a search indexes itself before it runs (docs/sessions.md, "Searching what was just
+# said"); more is left to `teamlore sync`
+REFRESH_MAX_FILES = 20
+REFRESH_MAX_BYTES = 8 << 20
+
+
+def _index_stale_files(home: Path | None) -> dict[str, Any]:
+    """Index the grown session files the index already knows, bounded, so a turn appended a
+    moment ago is found without a sync process first. Never waits: with a sync running, a
+    read-only state dir or too much to read, the search runs on the index as it is and says
+    why."""
+    import time
+
+    from teamlore.sessions.index_db import stale_files
+
+    home = resolve_home(home)
+    with index_errors(_read_index(home)) as conn:
+        stale = stale_files(conn, now_ns=time.time_ns())
+    done = {"files": 0, "turns": 0, "skipped": None}
+    if not stale:
+        return done
+    if len(stale) > REFRESH_MAX_FILES or sum(n for *_, n in stale) > REFRESH_MAX_BYTES:
+        return {**done, "skipped": f"{len(stale)} changed files: more than a search indexes"}
+    from teamlore.sessions.indexer import Indexer, Source
+
+    try:
+        with file_lock(home / SYNC_LOCK, wait_seconds=0, what="a sync"):
+            conn = open_index_for_sync(home, rebuild=False)
+            with index_errors(conn):
+                sources = [Source(provider, path) for provider, path, _ in stale]
+                adapters = {s.provider: get_adapter(s.provider) for s in sources}
+                stats = Indexer(conn, adapters, home=home, analysis="off").sync(sources)
+    except errors.TeamloreError as exc:
+        if exc.code not in (errors.LOCK_BUSY.code, errors.STATE_READ_ONLY.code):
+            raise
+        return {**done, "skipped": exc.message}
+    return {**done, "files": stats.files_changed, "turns": stats.turns}
 
 
 def _search_embedder(home: Path | None) -> tuple[Embedder | None, dict[str, Any] | None]:
