@@ -42,7 +42,15 @@ from teamlore.sessions.analysis_helper import (
     configured_mode,
 )
 from teamlore.sessions.assembler import SessionAssembler
-from teamlore.sessions.model import Adapter, Diagnostic, ToolResult, Unreadable, checked_event
+from teamlore.sessions.model import (
+    Adapter,
+    Diagnostic,
+    Source,
+    ToolResult,
+    Unreadable,
+    checked_event,
+    display_path,
+)
 from teamlore.sessions.reader import ReadResult, read_lines
 from teamlore.sessions.reanalyze import reanalyze_if_outdated
 
@@ -56,12 +64,6 @@ BATCH_SECONDS = 1.0
 # A new index's first sync that reads at least this much is written without the WAL
 # (db.first_build_without_wal; docs/sessions.md, "A first sync").
 FIRST_BUILD_MIN_BYTES = 32 << 20
-
-
-@dataclass(slots=True)
-class Source:
-    provider: str
-    root: Path
 
 
 @dataclass(slots=True)
@@ -95,15 +97,6 @@ class SyncStats:
 
 
 ProgressCallback = Callable[[int, int, str], None]
-
-
-def display_path(path: Path) -> str:
-    """A path as shown to the person: their home folder as `~`."""
-    home = str(Path.home())
-    text = str(path)
-    if home not in ("", "/") and (text == home or text.startswith(home + os.sep)):
-        return "~" + text[len(home) :]
-    return text
 
 
 def _now() -> str:

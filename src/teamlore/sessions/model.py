@@ -9,6 +9,7 @@ so an appended line is parsed alone.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -201,3 +202,18 @@ class Adapter(Protocol):
         """Events for one decoded JSONL record (line numbers are 1-based). May update `state`,
         which must stay JSON-serializable and small (no whole payloads)."""
         ...
+
+
+@dataclass(slots=True)
+class Source:
+    provider: str
+    root: Path
+
+
+def display_path(path: Path) -> str:
+    """A path as shown to the person: their home folder as `~`."""
+    home = str(Path.home())
+    text = str(path)
+    if home not in ("", "/") and (text == home or text.startswith(home + os.sep)):
+        return "~" + text[len(home) :]
+    return text

@@ -8,7 +8,6 @@ from collections.abc import Callable
 from teamlore.core import errors
 from teamlore.core.fusion import EMBEDDINGS_OFF, LEXICAL_ASKED
 from teamlore.memory.store.search import VectorPath
-from teamlore.memory.store.vectors import sync_approved_vectors
 from teamlore.models.embeddings import Embedder, configured_embedder
 from teamlore.ops.owner import OwnerContext
 from teamlore.ops.registry import OpContext
@@ -22,6 +21,8 @@ def memory_vectors(
     for, embeddings are off, or the model cannot be loaded or reached (lexical alone then runs)."""
     if lexical:
         return None, VectorPath(ran=False, reason=LEXICAL_ASKED)
+    from teamlore.memory.store.vectors import sync_approved_vectors  # numpy: the vector side
+
     try:
         embedder = configured_embedder(ctx.home)
         if embedder is None:

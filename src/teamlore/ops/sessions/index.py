@@ -32,7 +32,7 @@ from teamlore.sessions.providers import PROVIDERS, get_adapter
 
 if TYPE_CHECKING:
     from teamlore.models.embeddings import Embedder
-    from teamlore.sessions.indexer import Source
+    from teamlore.sessions.model import Source
     from teamlore.sessions.turn_vectors import MadeVector
 
 SYNC_LOCK = "sync.lock"
@@ -74,7 +74,7 @@ def _absolute(raw: str | Path) -> Path:
 
 
 def resolve_sources(request: SyncRequest, home: Path | None) -> list[Source]:
-    from teamlore.sessions.indexer import Source
+    from teamlore.sessions.model import Source
 
     chosen = request.providers or list(PROVIDERS)
     if request.sources:
@@ -133,7 +133,7 @@ def _update_delivery(conn: sqlite3.Connection, home: Path | None) -> dict[str, A
     that is gone or unreadable is reported by path and skipped; the rest of the sync goes on."""
     from teamlore.repo.binding import WorktreeProblem, list_repositories, worktree_problem
     from teamlore.repo.worktrees import map_sessions
-    from teamlore.sessions.indexer import display_path
+    from teamlore.sessions.model import display_path
 
     aliases = path_aliases(home)
     repos = list_repositories(conn)
@@ -177,7 +177,8 @@ def sync(ctx: OpContext, request: SyncRequest) -> dict[str, Any]:
     """Index new and changed session files, register a repository, link sessions to commits."""
     # the indexer and repository tables load in the commands that use them: a search
     # process never needs them (docs/cli.md, lean commands)
-    from teamlore.sessions.indexer import Indexer, display_path
+    from teamlore.sessions.indexer import Indexer
+    from teamlore.sessions.model import display_path
 
     home = resolve_home(ctx.home)
     sources = resolve_sources(request, home)
@@ -420,7 +421,8 @@ def _index_stale_files(home: Path | None) -> dict[str, Any]:
         return done
     if len(stale) > REFRESH_MAX_FILES or sum(n for *_, n in stale) > REFRESH_MAX_BYTES:
         return {**done, "skipped": f"{len(stale)} changed files: more than a search indexes"}
-    from teamlore.sessions.indexer import Indexer, Source
+    from teamlore.sessions.indexer import Indexer
+    from teamlore.sessions.model import Source
 
     try:
         with file_lock(home / SYNC_LOCK, wait_seconds=0, what="a sync"):
@@ -458,7 +460,7 @@ class StatusRequest(_Strict):
 def status(ctx: OpContext, request: StatusRequest) -> dict[str, Any]:
     """Index health: sources, counts, last sync, diagnostics, schema version."""
     from teamlore.repo import tables
-    from teamlore.sessions.indexer import display_path
+    from teamlore.sessions.model import display_path
 
     home = resolve_home(ctx.home)
     with index_errors(_read_index(home)) as conn:
