@@ -1,0 +1,447 @@
+"""Runner plans: the request models shared by the runner operations, what a plan discloses
+(coverage, disclosure summary), writing RunnerExecutionPlan@v1 files and an
+AuthorizationManifest@v1, and the two preview operations (`memory.extract_preview`,
+`memory.consolidate_preview`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from teamlore.core import errors
+from teamlore.core.strict import WIRE
+from teamlore.ops.memory.recall import MAX_LIMIT, RecallRequest
+from teamlore.ops.registry import OpContext, operation
+
+RunnerField = Literal["claude", "codex", "openai"]
+PREVIEW_FORMAT = "threadshare-memory-extraction-preview@v1"
+RUN_FORMAT = "teamlore-runner-run@1"
+REVERIFY_FORMAT = "teamlore-runner-conformance@1"
+
+_REJECTED_STAGE_CODES = frozenset(
+    {
+        "EVIDENCE_NOT_IN_TASK",
+        "STATEMENT_UNCITED",
+        "STAGE_REQUEST_INVALID",
+        "BINDING_MISMATCH",
+        "CONSOLIDATION_INVALID",
+    }
+)
+
+
+class _Wire(BaseModel):
+    model_config = WIRE
+
+
+class RunnerOptions(_Wire):
+    runner: RunnerField = Field(description="claude, codex or openai.")
+    runner_model: str | None = Field(
+        None, min_length=1, max_length=200, description="Model the runner asks for."
+    )
+    runner_endpoint: str | None = Field(
+        None,
+        min_length=1,
+        max_length=2048,
+        description="Model endpoint (API root); default: the runner's own.",
+    )
+
+
+class ExtractPreviewRequest(RunnerOptions):
+    since: str | None = Field(None, description="Window start, canonical UTC.")
+    until: str | None = Field(None, description="Window end, exclusive, canonical UTC.")
+    query: str = Field("", max_length=8192, description="Only turns matching all these terms.")
+    providers: list[str] = Field(default_factory=list, description="claude, codex, pi")
+    session_keys: list[str] = Field(default_factory=list, description="Only these sessions.")
+    tool_capability_keys: list[str] = Field(
+        default_factory=list, description="Only turns that used one of these tools."
+    )
+    result_evidence: list[str] = Field(
+        default_factory=list, description="provider-completed, abandoned, unknown"
+    )
+    request: dict[str, Any] | None = Field(
+        None, description="A whole MemoryExtractionRequest@v1 document instead of the parameters."
+    )
+    limit: int = Field(MAX_LIMIT, ge=1, le=MAX_LIMIT, description="Tasks to plan (1..8).")
+
+    def recall_request(self) -> RecallRequest:
+        return RecallRequest.model_validate(
+            {
+                "since": self.since,
+                "until": self.until,
+                "query": self.query,
+                "providers": self.providers,
+                "sessionKeys": self.session_keys,
+                "toolCapabilityKeys": self.tool_capability_keys,
+                "resultEvidence": self.result_evidence,
+                "request": self.request,
+                "limit": self.limit,
+            }
+        )
+
+
+class ExtractRunRequest(_Wire):
+    approve_plan: str | None = Field(None, description="Digest of the plan to approve and run.")
+    approve_manifest: str | None = Field(
+        None, description="Digest of the manifest whose plans to approve and run."
+    )
+    runner: RunnerField | None = Field(None, description="Must match the plan's runner if given.")
+
+
+class ReverifyRequest(RunnerOptions):
+    pass
+
+
+class ConsolidatePreviewRequest(RunnerOptions):
+    if_due: bool = Field(
+        False, description="Plan nothing unless at least 20 approved entries are new or changed."
+    )
+    full: bool = Field(False, description="Carry every approved entry, not only the new ones.")
+
+
+# -- shared helpers -----------------------------------------------------------------------------
+
+
+def _choice(options: RunnerOptions) -> Any:
+    from teamlore.runner.profiles import RunnerChoice
+
+    return RunnerChoice(options.runner, options.runner_model, options.runner_endpoint)
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def _plan_owner(identity: Any) -> Any:
+    from teamlore.runner.plans import Owner
+
+    return Owner(identity.repository_key, identity.worktree_key)
+
+
+def _memory_owner(identity: Any) -> Any:
+    from teamlore.memory.extraction.tasks import Owner
+
+    return Owner(identity.repository_key, identity.worktree_key)
+
+
+def _extraction_coverage(task: dict[str, Any], stdin: bytes) -> list[dict[str, Any]]:
+    from teamlore.core.canonical import canonical_json
+    from teamlore.runner.plans import coverage_item
+
+    chunk = task["chunk"]
+    turns = chunk["turnRange"]
+    truncated = any(c["completeness"] == "truncated" for c in chunk["coverage"])
+    session_key = _session_of(task)
+    return [
+        coverage_item(
+            "transcript",
+            f"{session_key}:{turns['start']}-{turns['end']}",
+            chunk["transcript"].encode("utf-8"),
+            truncated=truncated,
+        ),
+        coverage_item(
+            "prompt",
+            str(task["contract"]["prompts"]["promptVersion"]),
+            canonical_json(task["contract"]),
+        ),
+        coverage_item("prompt", "runner-input", stdin),
+    ]
+
+
+def _session_of(task: dict[str, Any]) -> str:
+    """An opaque, stable id of the chunk's turns (meaningless outside this machine)."""
+    from teamlore.core.canonical import digest
+
+    return digest(task["binding"]["turnRevisions"])[:16]
+
+
+def _adjudication_coverage(task: dict[str, Any], stdin: bytes) -> list[dict[str, Any]]:
+    from teamlore.core.canonical import canonical_json
+    from teamlore.runner.plans import coverage_item
+
+    items = [coverage_item("draft", d["candidateId"], canonical_json(d)) for d in task["drafts"]]
+    for pool_item in task["pool"]:
+        kind = "approved-entry" if pool_item.get("sourceKind") == "approved" else "candidate-pool"
+        items.append(
+            coverage_item(
+                kind,
+                str(pool_item.get("id")),
+                canonical_json(pool_item),
+                revision=pool_item.get("revision")
+                if isinstance(pool_item.get("revision"), int)
+                else None,
+            )
+        )
+    items.append(coverage_item("prompt", "runner-input", stdin))
+    return items
+
+
+def _consolidation_coverage(task: dict[str, Any], stdin: bytes) -> list[dict[str, Any]]:
+    from teamlore.core.canonical import canonical_json
+    from teamlore.runner.plans import coverage_item
+
+    items = [
+        coverage_item("approved-entry", str(e.get("entryId")), canonical_json(e))
+        for e in task["entries"]
+    ]
+    items += [coverage_item("scene", str(s.get("name")), canonical_json(s)) for s in task["scenes"]]
+    if task.get("doctrine") is not None:
+        items.append(coverage_item("doctrine", "doctrine", canonical_json(task["doctrine"])))
+    items.append(coverage_item("prompt", "runner-input", stdin))
+    return items
+
+
+_COVERAGE = {
+    "extraction": _extraction_coverage,
+    "adjudication": _adjudication_coverage,
+    "consolidation": _consolidation_coverage,
+}
+
+
+def _plan_for(kind: str, task: dict[str, Any], runner: Any) -> tuple[Any, bytes]:
+    from teamlore.runner.plans import build_plan
+    from teamlore.runner.prompt import runner_input
+
+    stdin = runner_input(kind, task)  # type: ignore[arg-type]
+    coverage = _COVERAGE[kind](task, stdin)
+    plan = build_plan(
+        task_kind=kind, task_id=task["taskId"], stdin=stdin, coverage=coverage, runner=runner
+    )
+    return plan, stdin
+
+
+def _disclosure(kind: str, task: dict[str, Any], stdin: bytes) -> dict[str, Any]:
+    if kind == "extraction":
+        turns = task["chunk"]["turnRange"]
+        return {
+            "sessions": 1,
+            "turns": turns["end"] - turns["start"] + 1,
+            "turnRange": turns,
+            "transcriptBytes": len(task["chunk"]["transcript"].encode("utf-8")),
+            "evidenceItems": len(task["evidenceCatalog"]),
+            "bytes": len(stdin),
+        }
+    if kind == "consolidation":
+        return {
+            "entries": len(task["entries"]),
+            "scenes": len(task["scenes"]),
+            "doctrine": task.get("doctrine") is not None,
+            "bytes": len(stdin),
+        }
+    return {
+        "drafts": len(task["drafts"]),
+        "poolItems": len(task["pool"]),
+        "bytes": len(stdin),
+    }
+
+
+def _write_plan(
+    ctx: OpContext,
+    owner: Any,
+    runner: Any,
+    kind: str,
+    task: dict[str, Any],
+    source: dict[str, Any],
+) -> dict[str, Any]:
+    from teamlore.runner.plans import PlanFile, write_plan
+
+    plan, stdin = _plan_for(kind, task, runner)
+    disclosure = _disclosure(kind, task, stdin)
+    write_plan(
+        ctx.home,
+        PlanFile(
+            plan, owner, runner.choice.to_json(), runner.describe(), source, disclosure, _now()
+        ),
+    )
+    return _plan_summary(plan, disclosure)
+
+
+def _plan_summary(plan: Any, disclosure: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "planDigest": plan.plan_digest,
+        "taskKind": plan.task_kind,
+        "taskId": plan.task_id,
+        "runnerProfile": plan.runner_profile,
+        "provider": plan.provider,
+        "model": plan.model,
+        "endpoint": plan.endpoint,
+        "bytesToSend": plan.bytes_to_send,
+        "runnerInputDigest": plan.runner_input_digest,
+        "providerRetention": plan.provider_retention,
+        "disclosure": disclosure,
+    }
+
+
+def _manifest(ctx: OpContext, owner: Any, summaries: list[dict[str, Any]]) -> dict[str, Any] | None:
+    from teamlore.runner.plans import MAX_PLANS_PER_MANIFEST, build_manifest, write_manifest
+
+    if len(summaries) < 2:
+        return None
+    listed = summaries[:MAX_PLANS_PER_MANIFEST]  # the caller plans no more than that
+    manifest = build_manifest(listed)
+    write_manifest(ctx.home, manifest, owner)
+    return {
+        "manifestDigest": manifest.manifest_digest,
+        "plans": len(listed),
+        "totalBytes": manifest.total_bytes,
+    }
+
+
+def _preview_result(
+    runner: Any,
+    plans: list[dict[str, Any]],
+    manifest: dict[str, Any] | None,
+    note: str,
+    *,
+    command: str = "extract",
+    fmt: str = PREVIEW_FORMAT,
+) -> dict[str, Any]:
+    approve = None
+    if manifest is not None:
+        approve = f"teamlore memory {command} --approve-manifest {manifest['manifestDigest']}"
+    elif plans:
+        approve = f"teamlore memory {command} --approve-plan {plans[0]['planDigest']}"
+    return {
+        "action": f"{command}-preview",
+        "format": fmt,
+        "runner": {
+            **runner.choice.to_json(),
+            "provider": runner.provider,
+            "model": runner.model,
+            "endpoint": runner.endpoint,
+            "binary": runner.binary.to_json(),
+        },
+        "plans": plans,
+        "manifest": manifest,
+        "totalBytes": sum(p["bytesToSend"] for p in plans),
+        "sent": False,
+        "approve": approve,
+        "note": note,
+    }
+
+
+# -- plan ---------------------------------------------------------------------------------------
+
+
+@operation(
+    "memory.extract_preview",
+    input_model=ExtractPreviewRequest,
+    side_effect="state-write",
+    capability="team",
+    mcp_tool="threadshare_memory_extract_preview",
+    description="Plan an unattended batch extraction (runner claude, codex or openai) over this "
+    "repository's past sessions: writes pending RunnerExecutionPlan@v1 files (0600) and returns "
+    "their digests with what each would disclose (bytes, turns, provider, endpoint). Never "
+    "sends or runs anything and never returns transcript text; the user approves with "
+    "`teamlore memory extract --approve-plan DIGEST` on the command line.",
+)
+def memory_extract_preview(ctx: OpContext, request: ExtractPreviewRequest) -> dict[str, Any]:
+    """Plan a batch extraction: pending plans and the digest to approve; nothing is sent."""
+    from teamlore.memory.extraction.recall import recall
+    from teamlore.memory.extraction.staging import awaiting_adjudication, live_adjudication_task
+    from teamlore.ops.owner import open_owner
+    from teamlore.runner.plans import MAX_PLANS_PER_MANIFEST
+    from teamlore.runner.profiles import resolve_runner
+
+    normalized = request.recall_request().normalized()
+    runner = resolve_runner(_choice(request), home=ctx.home)
+    with open_owner(ctx, sessions=True) as stores:
+        stores.sync_projection()
+        owner = _plan_owner(stores.identity)
+        recalled = recall(
+            stores.index,
+            stores.state,
+            stores.identity,
+            normalized,
+            home=ctx.home,
+            limit=request.limit,
+        )
+        plans = [
+            _write_plan(
+                ctx,
+                owner,
+                runner,
+                "extraction",
+                task,
+                {"kind": "extraction", "request": normalized, "taskId": task["taskId"]},
+            )
+            for task in recalled["sources"]
+        ]
+        # one manifest lists at most 8 plans: adjudications beyond that wait for the next plan
+        waiting = awaiting_adjudication(stores.state, _memory_owner(stores.identity))
+        room = max(0, MAX_PLANS_PER_MANIFEST - len(plans))
+        for extraction_task_id in waiting[:room]:
+            task = live_adjudication_task(
+                stores.state, _memory_owner(stores.identity), extraction_task_id, reissue=True
+            )
+            if task is not None:
+                source = {"kind": "adjudication", "extractionTaskId": extraction_task_id}
+                plans.append(_write_plan(ctx, owner, runner, "adjudication", task, source))
+        manifest = _manifest(ctx, owner, plans)
+    note = recalled["note"]
+    deferred = max(0, len(waiting) - room)
+    if deferred:
+        note = f"{note} {deferred} more draft batches await adjudication; plan again after these."
+    if not plans:
+        note = f"{note} Nothing to plan."
+    result = _preview_result(runner, plans, manifest, note)
+    result["deferredAdjudications"] = deferred
+    return result
+
+
+@contextmanager
+def _stores_for(ctx: OpContext, kind: str | None) -> Iterator[Any]:
+    """What a plan's task is derived from: the registered worktree with its session index
+    (extraction, adjudication), or the worktree and state DB alone (consolidation reads the
+    approved tree, like `memory synthesize`)."""
+    from teamlore.ops.owner import open_owner
+
+    sessions = kind != "consolidation"
+    with open_owner(ctx, sessions=sessions) as owner:
+        if sessions:
+            owner.sync_projection()
+        yield owner
+
+
+@operation(
+    "memory.consolidate_preview",
+    input_model=ConsolidatePreviewRequest,
+    side_effect="state-write",
+    capability="team",
+    mcp_tool="threadshare_memory_consolidate_preview",
+    description="Plan an unattended L2/L3 consolidation (runner claude, codex or openai): "
+    "runs synthesize and writes a pending RunnerExecutionPlan@v1 (0600) for its task; returns "
+    "the digest and what it would disclose (entries, scenes, bytes, provider, endpoint). Never "
+    "sends or runs anything; the user approves with `teamlore memory consolidate "
+    "--approve-plan DIGEST`.",
+)
+def memory_consolidate_preview(
+    ctx: OpContext, request: ConsolidatePreviewRequest
+) -> dict[str, Any]:
+    """Plan a batch consolidation: a pending plan and the digest to approve; nothing is sent."""
+    from teamlore.memory.consolidation.synthesize import synthesize
+    from teamlore.runner.profiles import resolve_runner
+
+    if request.if_due and request.full:
+        raise errors.TeamloreError(errors.USAGE, "ifDue and full cannot be combined")
+    runner = resolve_runner(_choice(request), home=ctx.home)
+    with _stores_for(ctx, "consolidation") as stores:
+        result = synthesize(stores.state, stores.identity, full=request.full, if_due=request.if_due)
+        plans: list[dict[str, Any]] = []
+        task = result.get("task")
+        if isinstance(task, dict):
+            source = {"kind": "consolidation", "full": request.full}
+            owner = _plan_owner(stores.identity)
+            plans.append(_write_plan(ctx, owner, runner, "consolidation", task, source))
+    note = str(result.get("note") or "")
+    return _preview_result(
+        runner,
+        plans,
+        None,
+        note if plans else f"{note}. Nothing to plan.",
+        command="consolidate",
+        fmt="threadshare-memory-consolidation-preview@v1",
+    )

@@ -1,0 +1,44 @@
+"""`memory.reverify_runner`: the runner conformance probe (docs/runner.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from teamlore.core import errors
+from teamlore.ops.registry import OpContext, operation
+from teamlore.ops.runner.plans import REVERIFY_FORMAT, ReverifyRequest, _choice
+
+# -- reverify -----------------------------------------------------------------------------------
+
+
+@operation("memory.reverify_runner", input_model=ReverifyRequest, side_effect="state-write")
+def memory_reverify_runner(ctx: OpContext, request: ReverifyRequest) -> dict[str, Any]:
+    """Run the runner's conformance probe and record the verdict for this binary and version."""
+    from teamlore.memory.store.state_db import open_state_db
+    from teamlore.runner.conformance import CONFORMANCE_TEST_VERSION, record_verdict, run_probe
+    from teamlore.runner.profiles import resolve_runner
+
+    runner = resolve_runner(_choice(request), home=ctx.home)
+    verdict = run_probe(runner)
+    state = open_state_db(ctx.home)
+    try:
+        record_verdict(state, runner, verdict)
+    finally:
+        state.close()
+    result = {
+        "action": "reverify-runner",
+        "format": REVERIFY_FORMAT,
+        "runner": request.runner,
+        "binary": runner.binary.to_json(),
+        "model": runner.model,
+        "endpoint": runner.endpoint,
+        "testVersion": CONFORMANCE_TEST_VERSION,
+        **verdict.to_json(),
+    }
+    if not verdict.passed:
+        raise errors.TeamloreError(
+            errors.RUNNER_CONFORMANCE_FAILED,
+            f"{request.runner} failed the conformance probe: {', '.join(verdict.failures)}",
+            failures=list(verdict.failures),
+        )
+    return result

@@ -1,0 +1,402 @@
+"""`memory.run_plan`: approve by digest, re-derive each plan from the current inputs, check the
+runner's conformance record, log the authorization, run the runner,
+validate and stage its answer."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+from pydantic.alias_generators import to_camel
+
+from teamlore.core import errors
+from teamlore.core.failpoints import failpoint
+from teamlore.ops.registry import OpContext, operation
+from teamlore.ops.runner.plans import (
+    _REJECTED_STAGE_CODES,
+    RUN_FORMAT,
+    ExtractRunRequest,
+    _memory_owner,
+    _now,
+    _plan_for,
+    _plan_owner,
+    _stores_for,
+    _write_plan,
+)
+
+# -- approve and run ----------------------------------------------------------------------------
+
+
+def _mismatch(plan: Any, rebuilt: Any | None, why: str) -> errors.TeamloreError:
+    changed: list[str] = []
+    if rebuilt is not None:
+        for name in ("runner_input_digest", "input_coverage_digest", "runner_profile", "task_id"):
+            if getattr(plan, name) != getattr(rebuilt, name):
+                changed.append(to_camel(name))
+    return errors.TeamloreError(
+        errors.RUNNER_PLAN_MISMATCH,
+        f"plan {plan.plan_digest[:12]}… no longer matches its inputs ({why}); make a new plan "
+        "with `teamlore memory extract --runner …` and approve that",
+        planDigest=plan.plan_digest,
+        changed=changed,
+    )
+
+
+def _rederive(stores: Any, ctx: OpContext, plan_file: Any) -> dict[str, Any] | None:
+    """The task the plan would send now; None when it is no longer there to send (already
+    submitted, stale, or an input bound to it changed — the related-input CAS of recall: a
+    change to another session leaves it alone)."""
+    from teamlore.memory.extraction.recall import load_task_source
+    from teamlore.memory.extraction.staging import live_adjudication_task
+
+    source = plan_file.source
+    if source.get("kind") == "extraction":
+        task_id = plan_file.plan.task_id
+        row = stores.state.execute(
+            "SELECT status FROM tasks WHERE task_id = ?", (task_id,)
+        ).fetchone()
+        if row is None or row[0] not in ("pending", "claimed"):
+            return None
+        window = source.get("request", {}).get("window", {})
+        rederived = load_task_source(
+            stores.index,
+            stores.state,
+            stores.identity,
+            task_id,
+            home=ctx.home,
+            time_window={"start": window.get("after"), "end": window.get("before")},
+        )
+        return rederived.task
+    if source.get("kind") == "adjudication":
+        return live_adjudication_task(
+            stores.state, _memory_owner(stores.identity), str(source.get("extractionTaskId"))
+        )
+    if source.get("kind") == "consolidation":
+        from teamlore.memory.consolidation.synthesize import synthesize
+
+        result = synthesize(stores.state, stores.identity, full=bool(source.get("full")))
+        task = result.get("task")
+        if isinstance(task, dict) and task.get("taskId") == plan_file.plan.task_id:
+            return task
+        return None
+    raise errors.TeamloreError(errors.RUNNER_PLAN_INVALID, "the plan names no known source")
+
+
+def _log_authorization(conn: Any, plan: Any, via: str, manifest_digest: str | None) -> None:
+    from teamlore.core import db
+    from teamlore.memory.extraction.tasks import now_ms
+
+    with db.write_tx(conn):
+        conn.execute(
+            "INSERT INTO authorization_log(plan_digest, task_id, runner_input_digest, "
+            "input_coverage_digest, provider, model, endpoint, bytes, decided_at, via, "
+            "manifest_digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                plan.plan_digest,
+                plan.task_id,
+                plan.runner_input_digest,
+                plan.input_coverage_digest,
+                plan.provider,
+                plan.model,
+                plan.endpoint,
+                plan.bytes_to_send,
+                now_ms(),
+                via,
+                manifest_digest,
+            ),
+        )
+        conn.execute(
+            "UPDATE tasks SET authorization_plan_digest = ? WHERE task_id = ?",
+            (plan.plan_digest, plan.task_id),
+        )
+
+
+def _secret_free(kind: str, document: dict[str, Any]) -> None:
+    from teamlore.core.secrets import scan_content
+
+    texts: list[str] = []
+    if kind == "extraction":
+        for candidate in document.get("candidates") or []:
+            if isinstance(candidate, dict):
+                texts.append(str(candidate.get("content", "")))
+                texts.extend(
+                    str(s.get("text", ""))
+                    for s in candidate.get("statements") or []
+                    if isinstance(s, dict)
+                )
+    else:
+        for decision in document.get("adjudications") or []:
+            if isinstance(decision, dict) and isinstance(decision.get("mergedFields"), dict):
+                texts.append(str(decision["mergedFields"].get("content", "")))
+    for text in texts:
+        blocking = [hit for hit in scan_content(text) if hit.severity == "block"]
+        if blocking:
+            raise errors.TeamloreError(
+                errors.RUNNER_OUTPUT_SECRET,
+                f"the runner's answer contains a {blocking[0].rule} finding; nothing was staged",
+                rule=blocking[0].rule,
+            )
+
+
+def _stage(stores: Any, ctx: OpContext, kind: str, document: dict[str, Any]) -> dict[str, Any]:
+    from teamlore.core.lock import file_lock
+    from teamlore.core.paths import resolve_home
+    from teamlore.memory.extraction.adjudication import submit_adjudication
+    from teamlore.memory.extraction.staging import RecallTaskSources, stage_draft_batch
+    from teamlore.ops.memory.stage import SYNC_LOCK_WAIT_SECONDS
+    from teamlore.ops.memory.vectors import recall_embedder
+    from teamlore.ops.sessions.index import SYNC_LOCK
+
+    owner = _memory_owner(stores.identity)
+    try:
+        if kind == "extraction":
+            embedder = recall_embedder(ctx, stores)
+            lock = resolve_home(ctx.home) / SYNC_LOCK
+            with file_lock(lock, wait_seconds=SYNC_LOCK_WAIT_SECONDS, what="a sync"):
+                return stage_draft_batch(
+                    stores.state,
+                    document,
+                    owner=owner,
+                    sources=RecallTaskSources(
+                        stores.index, stores.state, stores.identity, home=ctx.home
+                    ),
+                    embedder=embedder,
+                )
+        if kind == "consolidation":
+            from teamlore.memory.consolidation.staging import stage_patch
+
+            return stage_patch(stores.state, document, identity=stores.identity)
+        return submit_adjudication(stores.state, document, owner=owner)
+    except errors.TeamloreError as err:
+        if err.code in _REJECTED_STAGE_CODES:
+            code = (
+                errors.RUNNER_OUTPUT_REJECTED
+                if err.code in ("EVIDENCE_NOT_IN_TASK", "STATEMENT_UNCITED")
+                else errors.RUNNER_OUTPUT_INVALID
+            )
+            raise errors.TeamloreError(
+                code, f"the runner's answer was refused: {err.message}", cause=err.code
+            ) from None
+        raise
+
+
+def _recorded_outcome(conn: Any, task_id: str) -> dict[str, Any] | None:
+    row = conn.execute(
+        "SELECT t.status, s.outcome_json FROM tasks t LEFT JOIN submissions s "
+        "ON s.task_id = t.task_id WHERE t.task_id = ?",
+        (task_id,),
+    ).fetchone()
+    if row is None or row[0] != "submitted" or row[1] is None:
+        return None
+    outcome: dict[str, Any] = orjson.loads(row[1])
+    return outcome
+
+
+def _finish(
+    ctx: OpContext,
+    stores: Any,
+    runner: Any,
+    plan_file: Any,
+    outcome: dict[str, Any],
+) -> dict[str, Any]:
+    """What a finished plan reports (and, after an extraction, the adjudication plan)."""
+    from teamlore.memory.extraction.staging import live_adjudication_task
+
+    kind = plan_file.plan.task_kind
+    summary: dict[str, Any] = {
+        "planDigest": plan_file.digest,
+        "taskKind": kind,
+        "taskId": plan_file.plan.task_id,
+        "status": "done",
+    }
+    if kind == "extraction":
+        summary["candidates"] = len(outcome.get("candidates") or [])
+        summary["noOp"] = bool(outcome.get("noOp"))
+        adjudication = None
+        if not outcome.get("noOp"):
+            task = live_adjudication_task(
+                stores.state,
+                _memory_owner(stores.identity),
+                plan_file.plan.task_id,
+                reissue=True,
+            )
+            if task is not None:
+                source = {"kind": "adjudication", "extractionTaskId": plan_file.plan.task_id}
+                adjudication = _write_plan(
+                    ctx, plan_file.owner, runner, "adjudication", task, source
+                )
+        summary["adjudicationPlan"] = adjudication
+    elif kind == "consolidation":
+        summary["noOp"] = bool(outcome.get("noOp"))
+        summary["candidateId"] = outcome.get("candidateId")
+        summary["quarantined"] = 0 if outcome.get("noOp") else 1
+    else:
+        decisions = [c for c in outcome.get("candidates") or [] if isinstance(c, dict)]
+        summary["decisions"] = [
+            {k: c.get(k) for k in ("candidateId", "action", "candidateStatus")} for c in decisions
+        ]
+        summary["quarantined"] = sum(
+            1 for c in decisions if c.get("candidateStatus") == "quarantined"
+        )
+    return summary
+
+
+def _run_one(
+    ctx: OpContext,
+    plan_digest: str,
+    *,
+    via: str,
+    manifest_digest: str | None,
+    runner_name: str | None,
+) -> dict[str, Any]:
+    from teamlore.runner import plans as plan_store
+    from teamlore.runner.conformance import require_conformant
+    from teamlore.runner.process import kill_leftover
+    from teamlore.runner.profiles import RUNNER_NAMES, RunnerChoice, resolve_runner
+    from teamlore.runner.prompt import parse_answer
+
+    home = ctx.home
+    peek = plan_store.plan_kind(home, plan_digest)
+    with _stores_for(ctx, peek) as stores:
+        plan_file = plan_store.load_plan(home, plan_digest, _plan_owner(stores.identity))
+        if runner_name is not None and runner_name != plan_file.runner.get("name"):
+            raise errors.TeamloreError(
+                errors.INVALID_ARGUMENT,
+                f"plan {plan_digest[:12]}… is for runner {plan_file.runner.get('name')}, "
+                f"not {runner_name}",
+            )
+        with plan_store.plan_lock(home, plan_digest):
+            record = plan_store.read_run_record(home, plan_digest) or {}
+            if record.get("state") == "done":
+                raise errors.TeamloreError(
+                    errors.RUNNER_PLAN_ALREADY_RUN,
+                    f"plan {plan_digest[:12]}… already ran at {record.get('finishedAt')}",
+                    planDigest=plan_digest,
+                )
+            if record.get("state") == "running" and isinstance(record.get("pgid"), int):
+                kill_leftover(record["pgid"])  # a teamlore killed mid-run left its runner
+            kind = plan_file.plan.task_kind
+            raw = plan_file.runner
+            if raw.get("name") not in RUNNER_NAMES:
+                raise errors.TeamloreError(errors.RUNNER_PLAN_INVALID, "the plan names no runner")
+            choice = RunnerChoice(raw["name"], raw.get("model"), raw.get("endpoint"))
+            runner = resolve_runner(choice, home=home)
+            require_conformant(stores.state, runner)
+            recorded = _recorded_outcome(stores.state, plan_file.plan.task_id)
+            if recorded is not None and record.get("state") == "running":
+                # the run staged its answer and teamlore died before it could say so
+                summary = _finish(ctx, stores, runner, plan_file, recorded)
+                plan_store.write_run_record(
+                    home, plan_digest, {"state": "done", "finishedAt": _now(), "recovered": True}
+                )
+                return {**summary, "recovered": True}
+            task = _rederive(stores, ctx, plan_file)
+            if task is None:
+                raise _mismatch(plan_file.plan, None, "its task is gone or was replaced")
+            rebuilt, stdin = _plan_for(kind, task, runner)
+            if rebuilt.plan_digest != plan_digest:
+                raise _mismatch(plan_file.plan, rebuilt, "the bytes to send changed")
+            _log_authorization(stores.state, rebuilt, via, manifest_digest)
+            started = {"state": "running", "startedAt": _now(), "via": via}
+            plan_store.write_run_record(home, plan_digest, started)
+
+            def on_start(pgid: int) -> None:
+                plan_store.write_run_record(home, plan_digest, {**started, "pgid": pgid})
+
+            try:
+                output = runner.run(stdin, on_start)
+                document = parse_answer(kind, output.text, task)
+                _secret_free(kind, document)
+                outcome = _stage(stores, ctx, kind, document)
+                failpoint("runner.staged")
+            except errors.TeamloreError as err:
+                plan_store.write_run_record(
+                    home,
+                    plan_digest,
+                    {"state": "failed", "finishedAt": _now(), "code": err.code},
+                )
+                raise
+            summary = _finish(ctx, stores, runner, plan_file, outcome)
+            plan_store.write_run_record(
+                home, plan_digest, {"state": "done", "finishedAt": _now(), "via": via}
+            )
+            return summary
+
+
+def _failed(plan_digest: str, err: errors.TeamloreError) -> dict[str, Any]:
+    return {"planDigest": plan_digest, "status": "failed", "error": err.to_json()}
+
+
+@operation("memory.run_plan", input_model=ExtractRunRequest, side_effect="state-write")
+def memory_run_plan(ctx: OpContext, request: ExtractRunRequest) -> dict[str, Any]:
+    """Approve a pending plan (or manifest) by digest, run it, stage the runner's answer."""
+    from teamlore.ops.owner import open_owner
+    from teamlore.runner import plans as plan_store
+
+    if (request.approve_plan is None) == (request.approve_manifest is None):
+        raise errors.TeamloreError(
+            errors.USAGE, "give exactly one of --approve-plan and --approve-manifest"
+        )
+    progress: Callable[[int, int, str], None] = ctx.progress or (lambda *_: None)
+    if request.approve_plan is not None:
+        digest_ = plan_store.check_digest_argument(request.approve_plan)
+        progress(0, 1, digest_[:12])
+        result = _run_one(
+            ctx, digest_, via="digest", manifest_digest=None, runner_name=request.runner
+        )
+        progress(1, 1, digest_[:12])
+        return _run_result([result], manifest=None)
+    manifest_digest = plan_store.check_digest_argument(str(request.approve_manifest))
+    with open_owner(ctx, sessions=True) as stores:
+        manifest = plan_store.load_manifest(ctx.home, manifest_digest, _plan_owner(stores.identity))
+    results: list[dict[str, Any]] = []
+    total = len(manifest.plans)
+    for number, listed in enumerate(manifest.plans):
+        progress(number, total, listed.plan_digest[:12])
+        try:
+            results.append(
+                _run_one(
+                    ctx,
+                    listed.plan_digest,
+                    via="manifest",
+                    manifest_digest=manifest_digest,
+                    runner_name=request.runner,
+                )
+            )
+        except errors.TeamloreError as err:
+            # each plan of a manifest takes effect, or fails, on its own
+            results.append(_failed(listed.plan_digest, err))
+    progress(total, total, "done")
+    return _run_result(results, manifest=manifest_digest)
+
+
+def _run_result(results: list[dict[str, Any]], *, manifest: str | None) -> dict[str, Any]:
+    adjudication_plans = [
+        r["adjudicationPlan"] for r in results if isinstance(r.get("adjudicationPlan"), dict)
+    ]
+    next_step = None
+    if len(adjudication_plans) == 1:
+        next_step = "teamlore memory extract --approve-plan " + adjudication_plans[0]["planDigest"]
+    elif adjudication_plans:
+        next_step = "teamlore memory extract --runner … (plans the adjudications together)"
+    elif any(r.get("taskKind") == "adjudication" and r.get("status") == "done" for r in results):
+        next_step = "teamlore memory review"
+    elif any(r.get("taskKind") == "consolidation" and r.get("status") == "done" for r in results):
+        next_step = "teamlore memory review --kind consolidation"
+    failed = [r for r in results if r.get("status") == "failed"]
+    out: dict[str, Any] = {
+        "action": "run-plan",
+        "format": RUN_FORMAT,
+        "manifestDigest": manifest,
+        "results": results,
+        "failed": len(failed),
+        "next": next_step,
+    }
+    if failed:
+        # exit 1 with the first failure's code, like every refusal; the results say the rest
+        out["error"] = {
+            "code": failed[0]["error"]["code"],
+            "message": f"{len(failed)} of {len(results)} plans failed",
+        }
+    return out
