@@ -300,21 +300,22 @@ def open_index(home: Path | None = None) -> sqlite3.Connection:
 
 
 # a file written this recently is one a session may still be appending to (docs/sessions.md,
-# "Searching what was just said"); older files wait for the next sync
+# "Searching what was just said"), the most recent of them first; the others wait for a sync
 RECENT_FILE_NS = 7 * 86_400 * 1_000_000_000
+RECENT_FILES = 200
 
 
 def stale_files(conn: sqlite3.Connection, *, now_ns: int) -> list[tuple[str, Path, int]]:
-    """Indexed session files written in the last week that changed since their last sync:
-    (provider, path, bytes to read). One `stat` per such file; files the index never saw are
-    not looked for (that is a sync's discovery)."""
+    """Indexed session files among the `RECENT_FILES` last written in the last week that
+    changed since their last sync: (provider, path, bytes to read). One `stat` per such file;
+    files the index never saw are not looked for (that is a sync's discovery)."""
     import os
 
     stale: list[tuple[str, Path, int]] = []
     rows = conn.execute(
         "SELECT provider, path, dev, inode, size, mtime_ns FROM source_files"
-        " WHERE status = 'ok' AND mtime_ns >= ?",
-        (now_ns - RECENT_FILE_NS,),
+        " WHERE status = 'ok' AND mtime_ns >= ? ORDER BY mtime_ns DESC LIMIT ?",
+        (now_ns - RECENT_FILE_NS, RECENT_FILES),
     )
     for provider, path, dev, inode, size, mtime_ns in rows:
         try:
