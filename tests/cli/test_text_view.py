@@ -22,9 +22,10 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from support import git, shared_fixtures
+from teamlore.cli.literal import literal
 from teamlore.cli.literal_console import LiteralConsole
 from teamlore.cli.main import app
-from teamlore.cli.output import CLIP_CHARS, clip, literal, say, styled
+from teamlore.cli.output import CLIP_CHARS, clip, say, styled
 from teamlore.cli.session_commands import speech_and_tools
 
 PROVIDERS = ("claude", "codex", "pi")

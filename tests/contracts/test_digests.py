@@ -79,6 +79,7 @@ def test_draft_batch_digest_covers_only_the_drafts() -> None:
 
 def test_source_input_digest_excludes_lease_provenance_owner_and_database() -> None:
     from teamlore.contracts import ExtractionTask
+    from teamlore.contracts.extraction import source_input_digest_of_task
 
     task = ExtractionTask.from_wire(ex.extraction_task())
     moved = ex.extraction_task()
@@ -89,7 +90,7 @@ def test_source_input_digest_excludes_lease_provenance_owner_and_database() -> N
     }
     moved["binding"]["owner"] = dict(OTHER_OWNER.to_wire())
     moved["binding"]["databaseUuid"] = "another-db"
-    assert digests.source_input_digest_of_task(ExtractionTask.from_wire(moved)) == (
+    assert source_input_digest_of_task(ExtractionTask.from_wire(moved)) == (
         task.binding.source_input_digest
     )
     assert task.task_id == digests.extraction_task_id(task.binding.source_input_digest)

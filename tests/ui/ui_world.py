@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from support import REPO_ROOT
-from teamlore.ops.demo.chain import _CodexWriter
+from teamlore.ops.demo.world import _CodexWriter
 from teamlore.ops.registry import OpContext, run_operation
 from teamlore.ui.server import UiServer
 

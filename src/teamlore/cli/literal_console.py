@@ -8,7 +8,7 @@ from typing import Any
 
 from rich.console import Console
 
-from teamlore.cli.output import literal
+from teamlore.cli.literal import literal
 
 
 class LiteralConsole(Console):

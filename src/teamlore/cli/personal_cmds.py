@@ -11,7 +11,8 @@ from typing import Any
 import typer
 
 from teamlore.cli.app import personal_app
-from teamlore.cli.output import FormatOption, OutputFormat, counted, literal, run, stderr, stdout
+from teamlore.cli.literal import literal
+from teamlore.cli.output import FormatOption, OutputFormat, counted, run, stderr, stdout
 
 
 def _plain(text: str) -> None:

@@ -9,7 +9,8 @@ from rich.table import Table
 from rich.text import Text
 
 from teamlore.cli.app import repo_app
-from teamlore.cli.output import FormatOption, OutputFormat, literal, run, say, stdout, styled
+from teamlore.cli.literal import literal
+from teamlore.cli.output import FormatOption, OutputFormat, run, say, stdout, styled
 
 _STATUS_WORDS = {
     "ok": "ok",

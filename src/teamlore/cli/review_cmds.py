@@ -12,6 +12,7 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 from teamlore.cli.app import app, memory_app
+from teamlore.cli.literal import literal
 from teamlore.cli.memory_cmds import read_request
 from teamlore.cli.output import (
     FormatOption,
@@ -19,7 +20,6 @@ from teamlore.cli.output import (
     RepositoryOption,
     cwd_of,
     fail,
-    literal,
     run,
     say,
     stdout,

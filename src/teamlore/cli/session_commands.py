@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from teamlore.cli.literal import literal
 from teamlore.cli.output import (
     FormatOption,
     LexicalOption,
@@ -22,7 +23,6 @@ from teamlore.cli.output import (
     clip,
     counted,
     cwd_of,
-    literal,
     matched_by,
     paths_line,
     query_text,

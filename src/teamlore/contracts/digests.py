@@ -9,22 +9,19 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from teamlore.core.canonical import digest, sha256_hex
 
 if TYPE_CHECKING:
     from teamlore.contracts._base import ContractModel, Owner
-    from teamlore.contracts.extraction import (
-        CandidateDraft,
-        EvidenceCatalogItem,
-        ExtractionChunk,
-        ExtractionContext,
-        ExtractionSession,
-        ExtractionTask,
-        MemoryExtractionRequest,
-        SelectionBinding,
-    )
+
+
+class _Normalizes(Protocol):
+    """A request that normalizes itself (MemoryExtractionRequest@v1)."""
+
+    def normalize(self) -> ContractModel: ...
+
 
 __all__ = [
     "agent_adjudication_task_id",
@@ -50,7 +47,6 @@ __all__ = [
     "scene_index_digest",
     "selection_result_set_digest",
     "source_input_digest",
-    "source_input_digest_of_task",
     "statement_text_digest",
 ]
 
@@ -67,7 +63,7 @@ def _wires(values: Iterable[ContractModel | Mapping[str, Any]]) -> list[Any]:
 # --- selection and extraction --------------------------------------------------------------------
 
 
-def request_digest(request: MemoryExtractionRequest, owner: Owner) -> str:
+def request_digest(request: _Normalizes, owner: Owner) -> str:
     """digest({request: <normalized request>, scope: {repositoryKey, worktreeKey}}).
 
     The request is normalized first (so `{}` filters and absent filters hash alike). The scope is
@@ -112,11 +108,11 @@ def evidence_id(position: int, pointer_digest_hex: str) -> str:
 
 def source_input_digest(
     *,
-    chunk: ExtractionChunk,
-    evidence_catalog: Sequence[EvidenceCatalogItem],
-    session: ExtractionSession,
-    context: ExtractionContext,
-    selection: SelectionBinding,
+    chunk: ContractModel,
+    evidence_catalog: Sequence[ContractModel],
+    session: ContractModel,
+    context: ContractModel,
+    selection: ContractModel,
     turn_revisions: Sequence[str],
     payload_digests: Sequence[str],
     delivery_edge_revisions: Sequence[str],
@@ -149,24 +145,6 @@ def source_input_digest(
     )
 
 
-def source_input_digest_of_task(task: ExtractionTask) -> str:
-    """`source_input_digest` recomputed from a task's own content (same exclusions)."""
-    binding = task.binding
-    return source_input_digest(
-        chunk=task.chunk,
-        evidence_catalog=task.evidence_catalog,
-        session=task.session,
-        context=task.context,
-        selection=binding.selection,
-        turn_revisions=binding.turn_revisions,
-        payload_digests=binding.payload_digests,
-        delivery_edge_revisions=binding.delivery_edge_revisions,
-        prompt_version=binding.prompt_version,
-        schema_version=binding.schema_version,
-        chunker_version=binding.chunker_version,
-    )
-
-
 def extraction_task_id(source_input_digest_hex: str) -> str:
     """`extract-<sourceInputDigest>`."""
     return "extract-" + source_input_digest_hex
@@ -195,7 +173,7 @@ def citations_digest(citations: Iterable[Mapping[str, Any] | ContractModel]) -> 
     return digest([unique[key] for key in sorted(unique)])
 
 
-def draft_batch_digest(candidates: Sequence[CandidateDraft | Mapping[str, Any]]) -> str:
+def draft_batch_digest(candidates: Sequence[ContractModel | Mapping[str, Any]]) -> str:
     """digest({candidates: drafts}) — the drafts in batch order, wire form.
 
     Excludes the batch's format, taskId and binding (the adjudication task binds those apart).

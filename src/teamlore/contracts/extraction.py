@@ -325,7 +325,7 @@ class ExtractionTask(ContractModel):
             raise ValueError("contract.prompts.promptVersion must equal binding.promptVersion")
         if self.task_id != "extract-" + self.binding.source_input_digest:
             raise ValueError("taskId must be 'extract-' + binding.sourceInputDigest")
-        expected = digests.source_input_digest_of_task(self)
+        expected = source_input_digest_of_task(self)
         if self.binding.source_input_digest != expected:
             raise ValueError("binding.sourceInputDigest does not match the task content")
         return self
@@ -362,3 +362,21 @@ class CandidateDraftBatch(ContractModel):
     task_id: Identifier
     binding: ExtractionBinding
     candidates: tuple[CandidateDraft, ...] = Field(max_length=MAX_CANDIDATES_PER_BATCH)
+
+
+def source_input_digest_of_task(task: ExtractionTask) -> str:
+    """`source_input_digest` recomputed from a task's own content (same exclusions)."""
+    binding = task.binding
+    return digests.source_input_digest(
+        chunk=task.chunk,
+        evidence_catalog=task.evidence_catalog,
+        session=task.session,
+        context=task.context,
+        selection=binding.selection,
+        turn_revisions=binding.turn_revisions,
+        payload_digests=binding.payload_digests,
+        delivery_edge_revisions=binding.delivery_edge_revisions,
+        prompt_version=binding.prompt_version,
+        schema_version=binding.schema_version,
+        chunker_version=binding.chunker_version,
+    )

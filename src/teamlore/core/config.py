@@ -27,7 +27,8 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from teamlore.core import errors
-from teamlore.core.paths import read_private_file, resolve_home, state_dir_path, write_private_file
+from teamlore.core.locations import state_dir_path
+from teamlore.core.paths import read_private_file, resolve_home, write_private_file
 from teamlore.core.strict import STRICT
 
 CONFIG_FILE = "config.toml"

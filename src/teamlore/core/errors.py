@@ -168,7 +168,7 @@ NEARLY_FULL_BYTES = 1024 * 1024
 
 def _state_disk_nearly_full() -> bool:
     """Whether the file system of the state dir has less than 1 MiB left."""
-    from teamlore.core.paths import state_dir_path
+    from teamlore.core.locations import state_dir_path
 
     try:
         stats = os.statvfs(state_dir_path())

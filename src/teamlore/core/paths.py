@@ -11,20 +11,11 @@ import errno
 import os
 from pathlib import Path
 
-import platformdirs
-
 from teamlore.core import errors
+from teamlore.core.locations import state_dir_path
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
-
-
-def state_dir_path() -> Path:
-    """Where the state dir is (`$TEAMLORE_HOME`, else the platform's), without creating it:
-    read-only processes must leave no trace."""
-    env = os.environ.get("TEAMLORE_HOME")
-    base = Path(env) if env else Path(platformdirs.user_state_dir("teamlore", appauthor=False))
-    return base.expanduser()
 
 
 def state_dir() -> Path:

@@ -440,7 +440,7 @@ def configured_embedder(home: Path | None = None) -> Embedder | None:
     # config.toml's models (pydantic) load here, not with the module: the analysis helper
     # loads the bundled model without them (sessions/analysis_helper.py)
     from teamlore.core.config import load_config
-    from teamlore.core.paths import state_dir_path
+    from teamlore.core.locations import state_dir_path
 
     settings = load_config(home).embeddings
     if settings.backend == "off":

@@ -78,7 +78,7 @@ class OwnerContext:
         owner = Owner(self.repository_key, self.worktree_key)
         if candidate_analyzer_version(self.state, owner) not in (None, ANALYZER_VERSION):
             # the staging code loads only when there is something to re-analyze
-            from teamlore.memory.extraction.staging import reanalyze_candidates
+            from teamlore.memory.extraction.drafts import reanalyze_candidates
 
             reanalyze_candidates(self.state, owner)
 
@@ -169,7 +169,7 @@ def _registered(ctx: OpContext, index: sqlite3.Connection | None) -> list[Reposi
     """Registered worktrees, from the open index or (never creating one) the index on disk."""
     if index is not None:
         return list_repositories(index)
-    from teamlore.core.paths import state_dir_path
+    from teamlore.core.locations import state_dir_path
     from teamlore.sessions.index_db import INDEX_DB_NAME, open_index
 
     home = ctx.home if ctx.home is not None else state_dir_path()

@@ -28,6 +28,9 @@ from typing import IO
 
 from teamlore.core import errors
 
+# set in a runner's environment: marks the processes of one run (leftovers are found by it)
+RUN_MARKER_ENV = "TEAMLORE_RUNNER_RUN"
+
 STDERR_TAIL_BYTES = 8192
 _READ_CHUNK = 65536
 _PR_SET_PDEATHSIG = 1
@@ -200,8 +203,6 @@ def run_bounded(
 def kill_leftover(pgid: int) -> bool:
     """Kill the group of a runner a SIGKILLed teamlore left behind — only if its leader still
     carries the runner marker in its environment (a reused pid is never touched)."""
-    from teamlore.runner.profiles import RUN_MARKER_ENV
-
     try:
         environ = Path(f"/proc/{pgid}/environ").read_bytes()
     except OSError:

@@ -37,7 +37,7 @@ import orjson
 from teamlore.core import errors
 from teamlore.core.canonical import digest
 from teamlore.runner.binaries import BinaryIdentity, identify, resolve_binary
-from teamlore.runner.process import Limits, run_bounded
+from teamlore.runner.process import RUN_MARKER_ENV, Limits, run_bounded
 
 RunnerName = Literal["claude", "codex", "openai"]
 RUNNER_NAMES: tuple[RunnerName, ...] = ("claude", "codex", "openai")
@@ -47,7 +47,6 @@ DEFAULT_TIMEOUT_S = 600.0
 DEFAULT_MAX_OUTPUT_BYTES = 4 * 1024 * 1024
 TIMEOUT_ENV = "TEAMLORE_RUNNER_TIMEOUT_S"
 MAX_OUTPUT_ENV = "TEAMLORE_RUNNER_MAX_OUTPUT_BYTES"
-RUN_MARKER_ENV = "TEAMLORE_RUNNER_RUN"
 
 # passed through to every CLI runner when set: locale, proxies, certificates
 _COMMON_ENV = (

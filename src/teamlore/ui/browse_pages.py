@@ -13,7 +13,7 @@ from starlette.routing import Route
 from teamlore.core import errors
 from teamlore.ops.registry import load_operations
 from teamlore.ops.sessions.index import SHOW_PAGE_TURNS
-from teamlore.ui.app import error_page, page, refusal, ui_state
+from teamlore.ui.pages import error_page, page, refusal, ui_state
 
 MEMORY_KINDS = ("doctrine", "scene", "skill", "entry")
 SEARCH_LIMIT = 50

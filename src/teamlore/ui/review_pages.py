@@ -16,7 +16,7 @@ from starlette.routing import Route
 
 from teamlore.core import errors
 from teamlore.ops.memory.review import ReviewRequest, prepare_request_from_review
-from teamlore.ui.app import (
+from teamlore.ui.pages import (
     UiState,
     checked_form,
     error_page,

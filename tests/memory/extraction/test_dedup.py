@@ -8,7 +8,8 @@ import pytest
 from test_staging import OWNER, World, draft
 
 from teamlore.core.analyzer import ANALYZER_VERSION
-from teamlore.memory.extraction import dedup, staging
+from teamlore.memory.extraction import dedup
+from teamlore.memory.extraction.drafts import reanalyze_candidates
 from teamlore.memory.store.state_db import open_state_db
 
 
@@ -110,9 +111,9 @@ def test_candidates_analyzed_by_an_older_analyzer_are_re_analyzed(world: World) 
     probe = q("probe", "export failing retry")
     assert recall(world, probe).recall_sets[0].ordered == ()  # old tokens: no match
 
-    assert staging.reanalyze_candidates(conn, OWNER) == 1
+    assert reanalyze_candidates(conn, OWNER) == 1
     row = conn.execute("SELECT generation, analyzer_version FROM candidate_projection").fetchone()
     assert tuple(row) == (generation + 1, ANALYZER_VERSION)
     assert [h.id for h in recall(world, probe).recall_sets[0].ordered] == [candidate]
-    assert staging.reanalyze_candidates(conn, OWNER) == 0  # current: nothing to do
+    assert reanalyze_candidates(conn, OWNER) == 0  # current: nothing to do
     assert conn.execute("SELECT generation FROM candidate_projection").fetchone()[0] == row[0]

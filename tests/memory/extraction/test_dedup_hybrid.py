@@ -10,7 +10,9 @@ from test_adjudication import decide, result, submit
 from test_staging import OWNER, World, draft
 
 from teamlore.core.analyzer import analyze, parse_query
-from teamlore.memory.extraction import dedup, staging
+from teamlore.memory.extraction import dedup
+from teamlore.memory.extraction.adjudication_tasks import run_recall
+from teamlore.memory.extraction.drafts import load_drafts
 from teamlore.memory.store.state_db import open_state_db
 from teamlore.memory.store.vectors import sync_approved_vectors
 from teamlore.models.embeddings import bundled_embedder
@@ -78,8 +80,8 @@ def test_the_submit_reruns_the_same_hybrid_recall_and_applies_the_decision(home:
     world = world_with_known_entry(home, embed=True)
     task_id, ev = world.task("submit")
     staged = world.stage(task_id, [draft(PARAPHRASE, [ev[0]])], embedder=bundled_embedder())
-    drafts = staging.load_drafts(world.conn, task_id)
-    rerun = staging.run_recall(world.conn, OWNER, drafts)
+    drafts = load_drafts(world.conn, task_id)
+    rerun = run_recall(world.conn, OWNER, drafts)
     assert rerun.algorithm == "recall-hybrid-rrf@2"
     assert rerun.result_set_digest == staged["adjudicationTask"]["binding"]["resultSetDigest"]
 
@@ -95,8 +97,8 @@ def test_a_draft_without_a_vector_makes_the_recall_lexical(home: Path) -> None:
     task_id, ev = world.task("partial")
     world.stage(task_id, [draft(PARAPHRASE, [ev[0]])], embedder=bundled_embedder())
     world.conn.execute("DELETE FROM candidate_vectors")
-    drafts = staging.load_drafts(world.conn, task_id)
-    assert staging.run_recall(world.conn, OWNER, drafts).algorithm == "recall-rrf@1"
+    drafts = load_drafts(world.conn, task_id)
+    assert run_recall(world.conn, OWNER, drafts).algorithm == "recall-rrf@1"
     embedded = dedup.sync_candidate_vectors(
         world.conn,
         repository_key=OWNER.repository_key,
@@ -104,7 +106,7 @@ def test_a_draft_without_a_vector_makes_the_recall_lexical(home: Path) -> None:
         embedder=bundled_embedder(),
     )
     assert embedded == 1
-    assert staging.run_recall(world.conn, OWNER, drafts).algorithm == "recall-hybrid-rrf@2"
+    assert run_recall(world.conn, OWNER, drafts).algorithm == "recall-hybrid-rrf@2"
 
 
 @pytest.mark.parametrize("space", ["bundled:other-model", None])
@@ -115,7 +117,7 @@ def test_vectors_of_another_space_are_never_compared(home: Path, space: str | No
     if space is not None:  # the approved side was re-embedded by another model
         world.conn.execute("UPDATE approved_vectors SET space = ?", (space,))
         world.conn.execute("UPDATE approved_vector_packs SET space = ?", (space,))
-    drafts = staging.load_drafts(world.conn, task_id)
-    recall = staging.run_recall(world.conn, OWNER, drafts)
+    drafts = load_drafts(world.conn, task_id)
+    recall = run_recall(world.conn, OWNER, drafts)
     ids = [h.id for h in recall.recall_sets[0].ordered]
     assert ("deploy-migrations" in ids) == (space is None)

@@ -21,7 +21,7 @@ from teamlore.contracts.extraction import DRAFT_BATCH_FORMAT
 from teamlore.core import errors
 from teamlore.core.analyzer import ANALYZER_VERSION, analyze
 from teamlore.memory.extraction import staging, tasks
-from teamlore.memory.extraction.staging import EvidenceRecord
+from teamlore.memory.extraction.drafts import EvidenceRecord
 from teamlore.memory.extraction.tasks import Owner, Task
 from teamlore.memory.store.state_db import (
     RECALL_ALGORITHM_VERSION,

@@ -28,6 +28,7 @@ from teamlore.core.analyzer import analyze
 from teamlore.core.canonical import canonical_json, sha256_hex
 from teamlore.memory.extraction.tasks import Owner
 from teamlore.memory.promotion import apply as promotion
+from teamlore.memory.promotion import bindings, stored_plan
 from teamlore.memory.store import documents, lint
 from teamlore.memory.store.layout import init_tree
 from teamlore.memory.store.state_db import open_state_db
@@ -157,7 +158,7 @@ class World:
             "owner": self.owner_binding(),
             "candidateIds": list(candidates),
             "candidateRevisions": [{"candidateId": c, "revision": 1} for c in candidates],
-            "assessmentDigest": promotion.current_assessment_digest(self.conn, candidates),
+            "assessmentDigest": bindings.current_assessment_digest(self.conn, candidates),
             "perFile": per_file,
             "policyVersion": policy_version or lint.LINT_POLICY_VERSION,
             "diff": "".join(f"+++ {path}\n" for path in files),
@@ -422,7 +423,7 @@ def test_a_symlinked_directory_after_approval_voids_and_writes_nothing_behind_it
     world: World, tmp_path: Path, component: str
 ) -> None:
     plan_id, _ = two_new_entries(world)
-    promotion.approve_plan(world.conn, plan_id)
+    stored_plan.approve_plan(world.conn, plan_id)
     real = world.root / component
     elsewhere = tmp_path / "elsewhere"
     real.rename(elsewhere)  # the same tree, now reached through a symlink
@@ -442,7 +443,7 @@ def test_a_symlinked_target_file_voids_and_the_file_it_points_to_is_untouched(
     world: World, tmp_path: Path
 ) -> None:
     plan_id, _ = two_new_entries(world)
-    promotion.approve_plan(world.conn, plan_id)
+    stored_plan.approve_plan(world.conn, plan_id)
     victim = tmp_path / "victim.md"
     victim.write_bytes(b"not yours\n")
     (world.root / A).symlink_to(victim)
@@ -482,7 +483,7 @@ def test_a_plan_run_from_another_worktree_of_the_repository_is_refused(
 def test_a_hand_edit_after_approval_voids_and_keeps_the_hand_edit(world: World) -> None:
     (world.root / A).write_bytes(entry_bytes("release-smoke-suite", "An older wording."))
     plan_id = world.plan({A: entry_bytes("release-smoke-suite"), B: entry_bytes("tag-after-ci")})
-    promotion.approve_plan(world.conn, plan_id)
+    stored_plan.approve_plan(world.conn, plan_id)
     hand = entry_bytes("release-smoke-suite", "Edited by hand after the review.")
     (world.root / A).write_bytes(hand)
 
@@ -506,7 +507,7 @@ def test_a_hand_edit_after_approval_voids_and_keeps_the_hand_edit(world: World) 
 
 def test_a_git_pull_that_changes_a_target_voids_the_plan(world: World, tmp_path: Path) -> None:
     plan_id, _ = two_new_entries(world)
-    promotion.approve_plan(world.conn, plan_id)
+    stored_plan.approve_plan(world.conn, plan_id)
     colleague = tmp_path / "colleague"
     git(tmp_path, "clone", "-q", str(world.root), str(colleague))
     theirs = entry_bytes("tag-after-ci", "A colleague promoted this first.")
@@ -527,7 +528,7 @@ def test_a_git_pull_that_changes_a_target_voids_the_plan(world: World, tmp_path:
 
 def test_a_lint_policy_bump_after_approval_voids_the_plan(world: World) -> None:
     plan_id, _ = two_new_entries(world)
-    promotion.approve_plan(world.conn, plan_id)
+    stored_plan.approve_plan(world.conn, plan_id)
     bumped = (
         "import sys\n"
         "import teamlore.memory.store.lint as rules\n"
@@ -560,7 +561,7 @@ def test_the_contract_policy_constant_is_not_the_lint_policy(world: World) -> No
 
 def test_a_candidate_revision_change_after_approval_voids_the_plan(world: World) -> None:
     plan_id, _ = two_new_entries(world)
-    promotion.approve_plan(world.conn, plan_id)
+    stored_plan.approve_plan(world.conn, plan_id)
     world.conn.execute("UPDATE candidates SET revision = 2 WHERE candidate_id = 'cand-2'")
 
     with pytest.raises(errors.TeamloreError) as refused:
@@ -573,7 +574,7 @@ def test_a_candidate_revision_change_after_approval_voids_the_plan(world: World)
 
 def test_an_assessment_change_after_approval_voids_the_plan(world: World) -> None:
     plan_id, _ = two_new_entries(world)
-    promotion.approve_plan(world.conn, plan_id)
+    stored_plan.approve_plan(world.conn, plan_id)
     world.conn.execute(
         "UPDATE assessments SET claim_support = 'unverified', assessed_by = 'deterministic' "
         "WHERE candidate_id = 'cand-1'"

@@ -27,6 +27,9 @@ from teamlore.core.canonical import digest, sha256_hex
 from teamlore.memory.extraction.tasks import Owner
 from teamlore.memory.store.layout import MEMORY_ROOT, scene_path
 
+# a synthesis is due once this many approved entries are new or changed since the last one
+DUE_ENTRY_COUNT = 20
+
 SOURCE_TREE_FORMAT = "threadshare-memory-source-tree@v1"
 _SLUG = re.compile(SLUG_PATTERN)
 
@@ -266,8 +269,6 @@ def status_of(conn: sqlite3.Connection, owner: Owner) -> dict[str, Any]:
     """The consolidation part of `memory status` (read-only, from the last synced projection):
     the baseline, the run awaiting review, how many approved entries are new or changed since
     the baseline, whether synthesis is due, and the runs by status."""
-    from teamlore.memory.consolidation.task import DUE_ENTRY_COUNT
-
     baseline = load_baseline(conn, owner)
     keys = (owner.repository_key, owner.worktree_key)
     new = sum(

@@ -14,8 +14,8 @@ from typing import Any
 
 from teamlore.core import db
 from teamlore.memory.consolidation.drift import sync_and_read
+from teamlore.memory.consolidation.source import DUE_ENTRY_COUNT
 from teamlore.memory.consolidation.task import (
-    DUE_ENTRY_COUNT,
     Mode,
     binding_of,
     task_document,

@@ -22,7 +22,12 @@ from teamlore.contracts.consolidation import (
 )
 from teamlore.core.canonical import digest
 from teamlore.memory.consolidation.prompt import CONSOLIDATION_PROMPT, CONSOLIDATION_PROMPT_VERSION
-from teamlore.memory.consolidation.source import ApprovedEntry, ApprovedSource, Baseline
+from teamlore.memory.consolidation.source import (
+    DUE_ENTRY_COUNT,
+    ApprovedEntry,
+    ApprovedSource,
+    Baseline,
+)
 from teamlore.memory.extraction import tasks
 from teamlore.memory.extraction.tasks import Owner
 from teamlore.memory.store.state_db import memory_state_uuid
@@ -32,7 +37,6 @@ Mode = Literal["incremental", "full"]
 MAX_SCENES = 15
 MERGE_PREFERRED_AT = 12
 CREATE_FORBIDDEN_AT = 14
-DUE_ENTRY_COUNT = 20
 HEAT_ALGORITHM = "scene-heat@1"
 POLICY = {
     "maxScenes": MAX_SCENES,

@@ -44,7 +44,15 @@ from teamlore.core import errors
 from teamlore.core.canonical import canonical_json
 from teamlore.core.failpoints import failpoint
 from teamlore.memory.extraction import dedup, staging, tasks
-from teamlore.memory.extraction.staging import DraftRow
+from teamlore.memory.extraction.adjudication_tasks import adjudication_task_document, run_recall
+from teamlore.memory.extraction.drafts import (
+    DraftRow,
+    bump_candidate_generation,
+    contract_error,
+    index_candidate,
+    load_drafts,
+    unindex_candidate,
+)
 from teamlore.memory.extraction.tasks import Claim, Owner, Task
 
 MAX_INVALID_ATTEMPTS = 2  # one retry, then `adjudication: failed`
@@ -89,11 +97,11 @@ def submit_adjudication(
         assert fresh is not None
         if fresh.status == "stale":
             raise _stale(fresh, "task-stale")
-        drafts = staging.load_drafts(conn, task.draft_batch_ref)
+        drafts = load_drafts(conn, task.draft_batch_ref)
         if not drafts or any(d.status != "draft" or d.adjudication != "pending" for d in drafts):
             tasks.mark_stale(conn, fresh.task_id, lease_epoch=fresh.lease_epoch)
             raise tasks.CommitThenRaise(_stale(fresh, "drafts-changed"))
-        recall = staging.run_recall(conn, owner, drafts)
+        recall = run_recall(conn, owner, drafts)
         if recall.result_set_digest != task.binding["resultSetDigest"]:
             tasks.mark_stale(conn, fresh.task_id, lease_epoch=fresh.lease_epoch)
             raise tasks.CommitThenRaise(
@@ -105,7 +113,7 @@ def submit_adjudication(
                 )
             )
         task_document = AdjudicationTask.from_wire(
-            staging.adjudication_task_document(task.task_id, task.binding, drafts, recall)
+            adjudication_task_document(task.task_id, task.binding, drafts, recall)
         )
         issues = check_adjudication_result(task_document, result)
         if issues:
@@ -177,7 +185,7 @@ def _parse_or_count(
     try:
         return AdjudicationResult.from_wire(document)
     except ValidationError as exc:
-        error = staging.contract_error(exc, "AdjudicationResult@v1")
+        error = contract_error(exc, "AdjudicationResult@v1")
         task_id = document.get("taskId") if isinstance(document, dict) else None
         task = tasks.find_task(conn, task_id) if isinstance(task_id, str) else None
         if (
@@ -191,7 +199,7 @@ def _parse_or_count(
         with tasks.write_tx_committing_refusal(conn):
             if tasks.recorded_submission(conn, task.task_id) is not None:
                 raise error from None
-            drafts = staging.load_drafts(conn, task.draft_batch_ref)
+            drafts = load_drafts(conn, task.draft_batch_ref)
             _refuse_invalid(
                 conn,
                 task,
@@ -247,7 +255,7 @@ def _refuse_invalid(
                 (now, draft.candidate_id, draft.revision),
             )
             failed.append({"candidateId": draft.candidate_id, "revision": draft.revision + 1})
-    staging.bump_candidate_generation(conn, task.owner)
+    bump_candidate_generation(conn, task.owner)
     outcome = {
         "action": "stage",
         "format": staging.STAGE_FORMAT,
@@ -293,13 +301,13 @@ def _apply(
             revision = _move(conn, draft, status="quarantined", now=now)
         elif decision.action == "skip":
             revision = _move(conn, draft, status="discarded", now=now)
-            staging.unindex_candidate(conn, draft.candidate_id)
+            unindex_candidate(conn, draft.candidate_id)
         else:
             targets = [pool[t] for t in decision.target_ids]
             payload, taken = _merged_payload(conn, owner, draft, decision, targets, now)
             consumed.extend(taken)
             revision = _move(conn, draft, status="quarantined", payload=payload, now=now)
-            staging.index_candidate(conn, draft.candidate_id, payload)
+            index_candidate(conn, draft.candidate_id, payload)
         status = "discarded" if decision.action == "skip" else "quarantined"
         outcomes.append(
             {
@@ -315,7 +323,7 @@ def _apply(
     conn.executemany(
         "UPDATE chunks SET status = 'extracted' WHERE chunk_ref = ?", [(c,) for c in chunk_refs]
     )
-    generation = staging.bump_candidate_generation(conn, owner)
+    generation = bump_candidate_generation(conn, owner)
     kept = [o for o in outcomes if o["candidateStatus"] == "quarantined"]
     return {
         "action": "stage",
@@ -463,7 +471,7 @@ def _consume_candidate(
     )
     if row is None or cursor.rowcount != 1:
         raise _CasFailed(target.id)
-    staging.unindex_candidate(conn, target.id)
+    unindex_candidate(conn, target.id)
     payload: dict[str, Any] = orjson.loads(row[0])
     return payload
 

@@ -42,17 +42,13 @@ import contextlib
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import orjson
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from teamlore.contracts import digests
-from teamlore.contracts.promotion import PromotionPlan
 from teamlore.core import db, errors, safe_write
-from teamlore.core.canonical import sha256_hex
 from teamlore.core.failpoints import failpoint
 from teamlore.core.lock import file_lock
 from teamlore.core.paths import resolve_home
@@ -60,8 +56,23 @@ from teamlore.core.strict import WIRE
 from teamlore.core.timeutil import now_ms
 from teamlore.memory.extraction.tasks import Owner
 from teamlore.memory.promotion import kinds
-from teamlore.memory.store import layout
-from teamlore.memory.store import lint as lint_rules
+from teamlore.memory.promotion.bindings import (
+    _check_kinds,
+    _check_owner,
+    _check_state_bindings,
+    _check_targets,
+    _Drift,
+    _oid,
+    _read_target,
+    _void,
+)
+from teamlore.memory.promotion.stored_plan import (
+    StoredFile,
+    StoredPlan,
+    _voided_error,
+    approve_plan,
+    load_plan,
+)
 from teamlore.repo.binding import RepositoryIdentity
 
 __all__ = [
@@ -69,10 +80,6 @@ __all__ = [
     "LOCK_NAME",
     "FileOutcome",
     "PromotionOutcome",
-    "StoredPlan",
-    "approve_plan",
-    "current_assessment_digest",
-    "load_plan",
     "plans_holding_candidates",
     "promote",
     "recover_promotions",
@@ -92,7 +99,6 @@ FAILPOINTS = (
     "promotion.after-finish",  # applied, projection not refreshed
 )
 
-PlanStatus = Literal["generated", "approved", "applying", "applied", "voided"]
 FileResult = Literal["written", "deleted", "already-present", "already-applied"]
 
 
@@ -127,329 +133,6 @@ class PromotionOutcome(_Wire):
     candidates: list[CandidateOutcome]
     candidate_generation: int | None
     projection: ProjectionOutcome | None
-
-
-@dataclass(frozen=True, slots=True)
-class StoredFile:
-    target_path: str
-    operation: Literal["write", "delete"]
-    target_blob_hash: str | None
-    content: bytes | None  # the approved bytes (None for a delete)
-    applied: bool
-
-
-@dataclass(frozen=True, slots=True)
-class StoredPlan:
-    plan: PromotionPlan
-    plan_digest: str
-    status: PlanStatus
-    repository_key: str
-    worktree_key: str
-    files: tuple[StoredFile, ...]  # writes in plan order, then deletes
-
-    @property
-    def owner(self) -> Owner:
-        return Owner(self.repository_key, self.worktree_key)
-
-
-# --------------------------------------------------------------------------------------------
-# loading
-
-
-def _corrupt(plan_id: str, why: str) -> errors.TeamloreError:
-    return errors.TeamloreError(errors.PLAN_CORRUPT, f"plan {plan_id}: {why}", planId=plan_id)
-
-
-def load_plan(conn: sqlite3.Connection, plan_id: str) -> StoredPlan:
-    """The journaled plan with its approved bytes, verified against its digest."""
-    row = conn.execute(
-        "SELECT plan_id, repository_key, worktree_key, plan_canonical_json, plan_digest, "
-        "candidate_ids_json, assessment_digest, policy_version, status "
-        "FROM promotion_journal WHERE plan_id = ?",
-        (plan_id,),
-    ).fetchone()
-    if row is None:
-        raise errors.TeamloreError(
-            errors.PLAN_NOT_FOUND, f"no promotion plan {plan_id!r}", planId=plan_id
-        )
-    try:
-        plan = PromotionPlan.from_wire(orjson.loads(row["plan_canonical_json"]))
-    except (ValidationError, orjson.JSONDecodeError) as exc:
-        raise _corrupt(plan_id, f"the stored plan is not a PromotionPlan@v1 ({exc})") from None
-    if digests.plan_digest(plan) != row["plan_digest"]:
-        raise _corrupt(plan_id, "the stored plan does not hash to its digest")
-    if (
-        plan.plan_id != plan_id
-        or plan.owner.repository_key != row["repository_key"]
-        or plan.owner.worktree_key != row["worktree_key"]
-        or list(plan.candidate_ids) != orjson.loads(row["candidate_ids_json"])
-        or plan.assessment_digest != row["assessment_digest"]
-        or plan.policy_version != row["policy_version"]
-    ):
-        raise _corrupt(plan_id, "the journal row disagrees with the plan it stores")
-    stored = {
-        r["target_path"]: r
-        for r in conn.execute(
-            "SELECT target_path, target_blob_hash, sanitized_content, sanitized_digest, applied "
-            "FROM promotion_files WHERE plan_id = ?",
-            (plan_id,),
-        )
-    }
-    if set(stored) != {f.target_path for f in plan.per_file}:
-        raise _corrupt(plan_id, "the stored files are not the plan's files")
-    files: list[StoredFile] = []
-    for planned in plan.per_file:
-        r = stored[planned.target_path]
-        if r["target_blob_hash"] != planned.target_blob_hash:
-            raise _corrupt(plan_id, f"{planned.target_path}: stored blob OID differs from plan")
-        content: bytes | None = None
-        if planned.operation == "write":
-            content = bytes(r["sanitized_content"])
-            actual = digests.sanitized_content_digest(content)
-            if actual != planned.sanitized_content_digest or actual != r["sanitized_digest"]:
-                raise _corrupt(plan_id, f"{planned.target_path}: stored bytes differ from plan")
-        files.append(
-            StoredFile(
-                planned.target_path,
-                planned.operation,
-                planned.target_blob_hash,
-                content,
-                bool(r["applied"]),
-            )
-        )
-    files.sort(key=lambda f: f.operation == "delete")  # stable: writes first, then deletes
-    return StoredPlan(
-        plan,
-        row["plan_digest"],
-        row["status"],
-        row["repository_key"],
-        row["worktree_key"],
-        tuple(files),
-    )
-
-
-def _status(conn: sqlite3.Connection, plan_id: str) -> PlanStatus:
-    row = conn.execute(
-        "SELECT status FROM promotion_journal WHERE plan_id = ?", (plan_id,)
-    ).fetchone()
-    status: PlanStatus = row[0]
-    return status
-
-
-def _voided_error(conn: sqlite3.Connection, plan_id: str) -> errors.TeamloreError:
-    row = conn.execute(
-        "SELECT void_code, void_path, void_message FROM promotion_outcomes WHERE plan_id = ?",
-        (plan_id,),
-    ).fetchone()
-    details: dict[str, Any] = {"planId": plan_id, "status": "voided"}
-    if row is not None and row["void_code"]:
-        details["reason"] = row["void_code"]
-        if row["void_path"]:
-            details["driftedPath"] = row["void_path"]
-    return errors.TeamloreError(
-        errors.PLAN_VOIDED,
-        f"plan {plan_id} was voided ({details.get('reason', 'drift')}); review and prepare again",
-        **details,
-    )
-
-
-# --------------------------------------------------------------------------------------------
-# approval
-
-
-def approve_plan(
-    conn: sqlite3.Connection, plan_id: str, *, plan_digest: str | None = None
-) -> PlanStatus:
-    """`generated → approved`, binding the stored plan digest (and `plan_digest`, the digest
-    the person reviewed, when given). Returns the status after the call; a plan already
-    approved, applying or applied is left as it is. A voided plan is refused."""
-    stored = load_plan(conn, plan_id)
-    if plan_digest is not None and plan_digest != stored.plan_digest:
-        raise errors.TeamloreError(
-            errors.PLAN_DIGEST_MISMATCH,
-            f"plan {plan_id} has digest {stored.plan_digest[:12]}…, not the reviewed "
-            f"{plan_digest[:12]}…",
-            planId=plan_id,
-        )
-    if stored.status == "voided":
-        raise _voided_error(conn, plan_id)
-    if stored.status != "generated":
-        return stored.status
-    with db.write_tx(conn):
-        changed = conn.execute(
-            "UPDATE promotion_journal SET status = 'approved', updated_at = ? "
-            "WHERE plan_id = ? AND status = 'generated' AND plan_digest = ?",
-            (now_ms(), plan_id, stored.plan_digest),
-        ).rowcount
-        if changed:
-            conn.execute(
-                "INSERT INTO promotion_outcomes (plan_id, approved_digest, approved_at) "
-                "VALUES (?, ?, ?) ON CONFLICT(plan_id) DO UPDATE SET "
-                "approved_digest = excluded.approved_digest, approved_at = excluded.approved_at",
-                (plan_id, stored.plan_digest, now_ms()),
-            )
-    failpoint("promotion.after-approve")
-    return _status(conn, plan_id)
-
-
-# --------------------------------------------------------------------------------------------
-# bindings
-
-
-class _Drift(Exception):
-    def __init__(self, error: errors.ErrorCode, message: str, path: str | None = None) -> None:
-        super().__init__(message)
-        self.error = error
-        self.message = message
-        self.path = path
-
-
-def _check_owner(stored: StoredPlan, identity: RepositoryIdentity) -> None:
-    owner = stored.plan.owner
-    if identity.repository_key != owner.repository_key:
-        raise errors.TeamloreError(
-            errors.PROMOTION_OWNER_MISMATCH,
-            "this plan belongs to another repository; run promote inside the plan's worktree",
-            planId=stored.plan.plan_id,
-        )
-    if identity.worktree_key != owner.worktree_key:
-        raise errors.TeamloreError(
-            errors.PROMOTION_OWNER_MISMATCH,
-            "this plan belongs to another worktree of this repository; run promote inside the "
-            "worktree where it was prepared",
-            planId=stored.plan.plan_id,
-        )
-    info = identity.git_common_dir.stat()
-    common = owner.common_directory_identity
-    if (
-        sha256_hex(str(identity.worktree_root).encode("utf-8")) != owner.root_realpath_digest
-        or str(info.st_dev) != common.device
-        or str(info.st_ino) != common.inode
-    ):
-        raise errors.TeamloreError(
-            errors.PROMOTION_OWNER_MISMATCH,
-            "the worktree or its git directory is not the one the plan was prepared in "
-            "(moved or re-created); prepare the plan again",
-            planId=stored.plan.plan_id,
-        )
-
-
-def current_assessment_digest(conn: sqlite3.Connection, candidate_ids: Sequence[str]) -> str:
-    """The assessment digest exactly as `memory prepare` bound it (its function, one recipe)."""
-    from teamlore.memory.promotion.journal import current_assessment_digest as prepared_recipe
-
-    return prepared_recipe(conn, candidate_ids)
-
-
-def _check_state_bindings(conn: sqlite3.Connection, stored: StoredPlan) -> None:
-    """Candidates, assessments, policy and the lint of the approved bytes (no file reads)."""
-    plan = stored.plan
-    for bound in plan.candidate_revisions:
-        row = conn.execute(
-            "SELECT status, revision FROM candidates WHERE candidate_id = ? "
-            "AND repository_key = ? AND worktree_key = ?",
-            (bound.candidate_id, stored.repository_key, stored.worktree_key),
-        ).fetchone()
-        if row is None or row["status"] != "quarantined" or row["revision"] != bound.revision:
-            now = "gone" if row is None else f"{row['status']} at revision {row['revision']}"
-            raise _Drift(
-                errors.PROMOTION_CANDIDATE_DRIFT,
-                f"candidate {bound.candidate_id} was quarantined at revision {bound.revision} "
-                f"when the plan was made and is now {now}",
-            )
-    if current_assessment_digest(conn, plan.candidate_ids) != plan.assessment_digest:
-        raise _Drift(
-            errors.PROMOTION_ASSESSMENT_DRIFT,
-            "the evidence assessments of the plan's candidates changed",
-        )
-    policy = lint_rules.LINT_POLICY_VERSION  # read at call time: a rule change bumps it
-    if plan.policy_version != policy:
-        raise _Drift(
-            errors.PROMOTION_POLICY_DRIFT,
-            f"the plan was linted under {plan.policy_version}; the current policy is {policy}",
-        )
-    for f in stored.files:
-        if f.content is None:
-            continue
-        kind = layout.document_kind(f.target_path)
-        lint_kind: lint_rules.DocumentKind = kind if kind is not None else "text"  # type: ignore[assignment]
-        blocking = [
-            finding
-            for finding in lint_rules.lint_bytes(f.content, path=f.target_path, kind=lint_kind)
-            if finding.severity == "block"
-        ]
-        if blocking:
-            raise _Drift(
-                errors.PROMOTION_POLICY_DRIFT,
-                f"{f.target_path} no longer lints clean ({blocking[0].rule})",
-                f.target_path,
-            )
-
-
-def _check_kinds(conn: sqlite3.Connection, stored: StoredPlan, root: Path, *, before: bool) -> None:
-    """What the plan's candidate kinds bind beyond their files (a consolidation: the approved
-    tree it was synthesized from; a Skill, before applying: the memory it was drafted against)."""
-    ids, targets = stored.plan.candidate_ids, {f.target_path for f in stored.files}
-    for hooks in kinds.kinds_of(conn, ids):
-        for check in (hooks.check_plan, hooks.check_before_apply if before else None):
-            if check is None:
-                continue
-            try:
-                check(conn, stored.owner, root, ids, targets)
-            except errors.TeamloreError as exc:
-                raise _Drift(exc.error, exc.message, exc.details.get("path")) from None
-
-
-def _read_target(root: Path, path: str) -> bytes | None:
-    try:
-        return safe_write.read_file(root, path)
-    except errors.TeamloreError as exc:
-        raise _Drift(errors.UNSAFE_PATH, exc.message, path) from None
-
-
-def _oid(data: bytes | None) -> str | None:
-    return None if data is None else digests.git_blob_oid(data)
-
-
-def _check_targets(root: Path, stored: StoredPlan) -> dict[str, bytes | None]:
-    originals: dict[str, bytes | None] = {}
-    for f in stored.files:
-        current = _read_target(root, f.target_path)
-        if _oid(current) != f.target_blob_hash:
-            raise _Drift(
-                errors.PROMOTION_TARGET_DRIFT,
-                f"{f.target_path} changed after the plan was made",
-                f.target_path,
-            )
-        originals[f.target_path] = current
-    return originals
-
-
-def _void(conn: sqlite3.Connection, stored: StoredPlan, drift: _Drift) -> errors.TeamloreError:
-    plan_id = stored.plan.plan_id
-    with db.write_tx(conn):
-        conn.execute(
-            "UPDATE promotion_journal SET status = 'voided', updated_at = ? "
-            "WHERE plan_id = ? AND status IN ('generated', 'approved', 'applying')",
-            (now_ms(), plan_id),
-        )
-        conn.execute(
-            "INSERT INTO promotion_outcomes (plan_id, finished_at, void_code, void_path, "
-            "void_message) VALUES (?, ?, ?, ?, ?) ON CONFLICT(plan_id) DO UPDATE SET "
-            "finished_at = excluded.finished_at, void_code = excluded.void_code, "
-            "void_path = excluded.void_path, void_message = excluded.void_message",
-            (plan_id, now_ms(), drift.error.code, drift.path, drift.message),
-        )
-        conn.execute("DELETE FROM promotion_originals WHERE plan_id = ?", (plan_id,))
-        for hooks in kinds.kinds_of(conn, stored.plan.candidate_ids):
-            if hooks.on_voided is not None:
-                hooks.on_voided(conn, stored.plan.candidate_ids, now_ms())
-    details: dict[str, Any] = {"planId": plan_id, "status": "voided", "next": "re-review"}
-    if drift.path:
-        details["driftedPath"] = drift.path
-    return errors.TeamloreError(
-        drift.error, f"{drift.message}; plan voided, review and prepare again", **details
-    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -572,7 +255,7 @@ def _roll_back(conn: sqlite3.Connection, root: Path, stored: StoredPlan) -> None
 
 
 def _finish(conn: sqlite3.Connection, stored: StoredPlan) -> tuple[list[CandidateOutcome], int]:
-    from teamlore.memory.extraction.staging import bump_candidate_generation, unindex_candidate
+    from teamlore.memory.extraction.drafts import bump_candidate_generation, unindex_candidate
 
     plan = stored.plan
     now = now_ms()

@@ -17,7 +17,7 @@ import sqlite3
 from typing import Any
 
 from teamlore.core import db, errors
-from teamlore.memory.extraction.staging import bump_candidate_generation, unindex_candidate
+from teamlore.memory.extraction.drafts import bump_candidate_generation, unindex_candidate
 from teamlore.memory.extraction.tasks import Owner, now_ms
 from teamlore.memory.promotion import kinds
 from teamlore.memory.promotion.journal import refuse_if_locked, void_generated_plans

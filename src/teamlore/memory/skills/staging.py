@@ -32,8 +32,7 @@ from teamlore.contracts import digests
 from teamlore.contracts.skill import SKILL_CANDIDATE_FORMAT, SkillCandidate
 from teamlore.core import errors
 from teamlore.memory.extraction import tasks
-from teamlore.memory.extraction.staging import (
-    STAGE_FORMAT,
+from teamlore.memory.extraction.drafts import (
     TaskSources,
     assess_statement,
     bump_candidate_generation,
@@ -44,6 +43,7 @@ from teamlore.memory.extraction.staging import (
     insert_candidate,
     weakest,
 )
+from teamlore.memory.extraction.staging import STAGE_FORMAT
 from teamlore.memory.extraction.tasks import Owner
 from teamlore.memory.skills.context import TeamMemory, read_team_memory
 from teamlore.memory.skills.source import require_lint_clean

@@ -30,7 +30,7 @@ Step = Callable[..., None]
 
 def write_release_session(root: Path, repo: Path) -> Path:
     """A Codex session in which the team cut a release (the procedure the Skill captures)."""
-    from teamlore.ops.demo.chain import _CodexWriter
+    from teamlore.ops.demo.world import _CodexWriter
 
     path = root / "codex" / "sessions" / "2026" / "11" / "25"
     path = path / f"rollout-2026-11-25T09-00-00-{RELEASE_SESSION_ID}.jsonl"

@@ -31,7 +31,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from teamlore.core import errors
-from teamlore.core.paths import resolve_home, state_dir_path
+from teamlore.core.locations import state_dir_path
+from teamlore.core.paths import resolve_home
 from teamlore.core.strict import STRICT
 from teamlore.integrations import claude, codex, installer
 from teamlore.integrations import doctor as doctor_checks

@@ -19,7 +19,7 @@ import contextlib
 from pathlib import Path
 
 from teamlore.core import errors
-from teamlore.core.paths import state_dir_path
+from teamlore.core.locations import state_dir_path
 
 BRIEF_MAX_BYTES = 6000
 TEAM_MAX_BYTES = 2500

@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 
 from teamlore.core import errors
 from teamlore.core.config import load_config
-from teamlore.core.paths import state_dir_path
+from teamlore.core.locations import state_dir_path
 from teamlore.core.strict import STRICT
 from teamlore.ops.registry import OpContext, operation
 from teamlore.personal import api, documents, init_import, reader

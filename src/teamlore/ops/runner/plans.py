@@ -340,8 +340,11 @@ def _preview_result(
 )
 def memory_extract_preview(ctx: OpContext, request: ExtractPreviewRequest) -> dict[str, Any]:
     """Plan a batch extraction: pending plans and the digest to approve; nothing is sent."""
+    from teamlore.memory.extraction.adjudication_tasks import (
+        awaiting_adjudication,
+        live_adjudication_task,
+    )
     from teamlore.memory.extraction.recall import recall
-    from teamlore.memory.extraction.staging import awaiting_adjudication, live_adjudication_task
     from teamlore.ops.owner import open_owner
     from teamlore.runner.plans import MAX_PLANS_PER_MANIFEST
     from teamlore.runner.profiles import resolve_runner

@@ -47,8 +47,8 @@ def _rederive(stores: Any, ctx: OpContext, plan_file: Any) -> dict[str, Any] | N
     """The task the plan would send now; None when it is no longer there to send (already
     submitted, stale, or an input bound to it changed — the related-input CAS of recall: a
     change to another session leaves it alone)."""
+    from teamlore.memory.extraction.adjudication_tasks import live_adjudication_task
     from teamlore.memory.extraction.recall import load_task_source
-    from teamlore.memory.extraction.staging import live_adjudication_task
 
     source = plan_file.source
     if source.get("kind") == "extraction":
@@ -201,7 +201,7 @@ def _finish(
     outcome: dict[str, Any],
 ) -> dict[str, Any]:
     """What a finished plan reports (and, after an extraction, the adjudication plan)."""
-    from teamlore.memory.extraction.staging import live_adjudication_task
+    from teamlore.memory.extraction.adjudication_tasks import live_adjudication_task
 
     kind = plan_file.plan.task_kind
     summary: dict[str, Any] = {

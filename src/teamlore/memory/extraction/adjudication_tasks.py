@@ -1,0 +1,196 @@
+"""The adjudication task a stage issues: the dedup recall over approved and candidate memory, the
+binding of its result set, the AdjudicationTask@v1 document, and the batch runner's view of which
+extraction tasks still await adjudication."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from teamlore.contracts import digests
+from teamlore.contracts.adjudication import (
+    ADJUDICATION_PROMPT_VERSION,
+    ADJUDICATION_RESULT_FORMAT,
+    ADJUDICATION_TASK_FORMAT,
+    AdjudicationTask,
+)
+from teamlore.core import db
+from teamlore.core.canonical import digest
+from teamlore.memory.extraction import dedup, tasks
+from teamlore.memory.extraction.drafts import DraftRow, load_drafts
+from teamlore.memory.extraction.prompts.adjudication import ADJUDICATION_PROMPT
+from teamlore.memory.extraction.tasks import Owner, Task
+from teamlore.memory.store.state_db import memory_state_uuid
+
+# --------------------------------------------------------------------------------------------
+# the adjudication task
+
+
+def run_recall(
+    conn: sqlite3.Connection, owner: Owner, drafts: Sequence[DraftRow]
+) -> dedup.RecallResult:
+    return dedup.recall_rrf(
+        conn,
+        repository_key=owner.repository_key,
+        worktree_key=owner.worktree_key,
+        drafts=[d.query() for d in drafts],
+    )
+
+
+def adjudication_binding(
+    conn: sqlite3.Connection, owner: Owner, drafts: Sequence[DraftRow], recall: dedup.RecallResult
+) -> dict[str, Any]:
+    uuid = memory_state_uuid(conn)
+    return {
+        "databaseUuid": uuid,
+        "memoryStateUuid": uuid,
+        "owner": {"repositoryKey": owner.repository_key, "worktreeKey": owner.worktree_key},
+        "draftBatchDigest": digests.draft_batch_digest([d.as_adjudication_draft() for d in drafts]),
+        "approvedProjection": recall.approved_projection.to_json(),
+        "candidateProjection": recall.candidate_projection.to_json(),
+        "recallAlgorithmVersion": recall.algorithm,
+        "recallQueryDigest": recall.recall_query_digest,
+        "resultSetDigest": recall.result_set_digest,
+        "poolItemRevisions": recall.pool_item_revisions(),
+        "promptVersion": ADJUDICATION_PROMPT_VERSION,
+        "schemaVersion": ADJUDICATION_RESULT_FORMAT,
+    }
+
+
+def adjudication_task_document(
+    task_id: str,
+    binding: Mapping[str, Any],
+    drafts: Sequence[DraftRow],
+    recall: dedup.RecallResult,
+) -> dict[str, Any]:
+    """AdjudicationTask@v1 (validated against the contract before it leaves teamlore)."""
+    document = {
+        "format": ADJUDICATION_TASK_FORMAT,
+        "taskId": task_id,
+        "lease": {"holder": tasks.AGENT_HOLDER, "expiresAt": 0},
+        "binding": dict(binding),
+        "drafts": [d.as_adjudication_draft() for d in drafts],
+        "recallSets": [s.to_json() for s in recall.recall_sets],
+        "pool": [p.to_json() for p in recall.pool],
+        "contract": {
+            "resultSchema": ADJUDICATION_RESULT_FORMAT,
+            "prompts": {
+                "promptVersion": ADJUDICATION_PROMPT_VERSION,
+                "adjudication": ADJUDICATION_PROMPT,
+            },
+        },
+    }
+    return AdjudicationTask.from_wire(document).to_wire()
+
+
+def issue_adjudication_task(
+    conn: sqlite3.Connection,
+    *,
+    owner: Owner,
+    extraction_task_id: str,
+    response_digest: str,
+    drafts: Sequence[DraftRow],
+    now: int,
+) -> tuple[dict[str, Any], dedup.RecallResult]:
+    """Recall over the drafts and record a pending adjudication task bound to the result set."""
+    recall = run_recall(conn, owner, drafts)
+    binding = adjudication_binding(conn, owner, drafts, recall)
+    task_id = digests.agent_adjudication_task_id(
+        extraction_task_id, response_digest, recall.result_set_digest
+    )
+    issue = 0
+    while not tasks.create_task(
+        conn,
+        task_id=task_id,
+        kind="adjudication",
+        owner=owner,
+        binding=binding,
+        draft_batch_ref=extraction_task_id,
+        now=now,
+    ):
+        # the pool came back to a result set whose task already ended: a new id, same binding
+        issue += 1
+        task_id = digests.agent_adjudication_task_id(
+            extraction_task_id, response_digest, digest([recall.result_set_digest, issue])
+        )
+    return adjudication_task_document(task_id, binding, drafts, recall), recall
+
+
+def recall_comparison(recall: dedup.RecallResult) -> dict[str, Any]:
+    return {
+        "recallAlgorithmVersion": recall.algorithm,
+        "recallSets": [s.to_json() for s in recall.recall_sets],
+        "pool": [p.to_json() for p in recall.pool],
+        "resultSetDigest": recall.result_set_digest,
+        "approvedCoverage": recall.approved_projection.coverage,
+    }
+
+
+def _latest_adjudication_task(conn: sqlite3.Connection, extraction_task_id: str) -> Task | None:
+    row = conn.execute(
+        "SELECT * FROM tasks WHERE kind = 'adjudication' AND draft_batch_ref = ? "
+        "ORDER BY created_at DESC, rowid DESC LIMIT 1",
+        (extraction_task_id,),
+    ).fetchone()
+    return None if row is None else Task.from_row(row)
+
+
+# --------------------------------------------------------------------------------------------
+# the batch runner's view of adjudication (teamlore.runner, docs/runner.md)
+
+
+def awaiting_adjudication(conn: sqlite3.Connection, owner: Owner) -> list[str]:
+    """Extraction tasks of `owner` whose staged drafts still await their adjudication."""
+    rows = conn.execute(
+        "SELECT t.task_id FROM tasks t JOIN submissions s ON s.task_id = t.task_id "
+        "WHERE t.kind = 'extraction' AND t.status = 'submitted' "
+        "AND t.repository_key = ? AND t.worktree_key = ? ORDER BY s.received_at, t.task_id",
+        (owner.repository_key, owner.worktree_key),
+    ).fetchall()
+    waiting: list[str] = []
+    for (task_id,) in rows:
+        drafts = load_drafts(conn, task_id)
+        if drafts and all(d.status == "draft" and d.adjudication == "pending" for d in drafts):
+            waiting.append(task_id)
+    return waiting
+
+
+def live_adjudication_task(
+    conn: sqlite3.Connection, owner: Owner, extraction_task_id: str, *, reissue: bool = False
+) -> dict[str, Any] | None:
+    """The AdjudicationTask@v1 the drafts of `extraction_task_id` await right now.
+
+    The recorded task when its recall result set still holds. Otherwise, with `reissue`, the
+    old task is marked stale and a fresh one recorded (what a new runner plan needs); without
+    it, None (read-only: an approval must not change state before it runs). None as well when
+    the drafts no longer await adjudication."""
+    drafts = load_drafts(conn, extraction_task_id)
+    if not drafts or any(d.status != "draft" or d.adjudication != "pending" for d in drafts):
+        return None
+    current = _latest_adjudication_task(conn, extraction_task_id)
+    recall = run_recall(conn, owner, drafts)
+    live = current is not None and current.status in ("pending", "claimed")
+    if (
+        live
+        and current is not None
+        and (recall.result_set_digest == current.binding["resultSetDigest"])
+    ):
+        return adjudication_task_document(current.task_id, current.binding, drafts, recall)
+    submission = conn.execute(
+        "SELECT response_digest FROM submissions WHERE task_id = ?", (extraction_task_id,)
+    ).fetchone()
+    if not reissue or submission is None:
+        return None
+    with db.write_tx(conn):
+        if live and current is not None:
+            tasks.mark_stale(conn, current.task_id, lease_epoch=current.lease_epoch)
+        document, _ = issue_adjudication_task(
+            conn,
+            owner=owner,
+            extraction_task_id=extraction_task_id,
+            response_digest=str(submission[0]),
+            drafts=load_drafts(conn, extraction_task_id),
+            now=tasks.now_ms(),
+        )
+    return document

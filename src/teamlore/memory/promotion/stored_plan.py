@@ -1,0 +1,183 @@
+"""A promotion plan as the journal stores it (`StoredPlan`, its files), loading it with its
+integrity checks, and approval: `generated → approved`, bound to the plan digest."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import orjson
+from pydantic import ValidationError
+
+from teamlore.contracts import digests
+from teamlore.contracts.promotion import PromotionPlan
+from teamlore.core import db, errors
+from teamlore.core.failpoints import failpoint
+from teamlore.core.timeutil import now_ms
+from teamlore.memory.extraction.tasks import Owner
+
+PlanStatus = Literal["generated", "approved", "applying", "applied", "voided"]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredFile:
+    target_path: str
+    operation: Literal["write", "delete"]
+    target_blob_hash: str | None
+    content: bytes | None  # the approved bytes (None for a delete)
+    applied: bool
+
+
+@dataclass(frozen=True, slots=True)
+class StoredPlan:
+    plan: PromotionPlan
+    plan_digest: str
+    status: PlanStatus
+    repository_key: str
+    worktree_key: str
+    files: tuple[StoredFile, ...]  # writes in plan order, then deletes
+
+    @property
+    def owner(self) -> Owner:
+        return Owner(self.repository_key, self.worktree_key)
+
+
+# --------------------------------------------------------------------------------------------
+# loading
+
+
+def _corrupt(plan_id: str, why: str) -> errors.TeamloreError:
+    return errors.TeamloreError(errors.PLAN_CORRUPT, f"plan {plan_id}: {why}", planId=plan_id)
+
+
+def load_plan(conn: sqlite3.Connection, plan_id: str) -> StoredPlan:
+    """The journaled plan with its approved bytes, verified against its digest."""
+    row = conn.execute(
+        "SELECT plan_id, repository_key, worktree_key, plan_canonical_json, plan_digest, "
+        "candidate_ids_json, assessment_digest, policy_version, status "
+        "FROM promotion_journal WHERE plan_id = ?",
+        (plan_id,),
+    ).fetchone()
+    if row is None:
+        raise errors.TeamloreError(
+            errors.PLAN_NOT_FOUND, f"no promotion plan {plan_id!r}", planId=plan_id
+        )
+    try:
+        plan = PromotionPlan.from_wire(orjson.loads(row["plan_canonical_json"]))
+    except (ValidationError, orjson.JSONDecodeError) as exc:
+        raise _corrupt(plan_id, f"the stored plan is not a PromotionPlan@v1 ({exc})") from None
+    if digests.plan_digest(plan) != row["plan_digest"]:
+        raise _corrupt(plan_id, "the stored plan does not hash to its digest")
+    if (
+        plan.plan_id != plan_id
+        or plan.owner.repository_key != row["repository_key"]
+        or plan.owner.worktree_key != row["worktree_key"]
+        or list(plan.candidate_ids) != orjson.loads(row["candidate_ids_json"])
+        or plan.assessment_digest != row["assessment_digest"]
+        or plan.policy_version != row["policy_version"]
+    ):
+        raise _corrupt(plan_id, "the journal row disagrees with the plan it stores")
+    stored = {
+        r["target_path"]: r
+        for r in conn.execute(
+            "SELECT target_path, target_blob_hash, sanitized_content, sanitized_digest, applied "
+            "FROM promotion_files WHERE plan_id = ?",
+            (plan_id,),
+        )
+    }
+    if set(stored) != {f.target_path for f in plan.per_file}:
+        raise _corrupt(plan_id, "the stored files are not the plan's files")
+    files: list[StoredFile] = []
+    for planned in plan.per_file:
+        r = stored[planned.target_path]
+        if r["target_blob_hash"] != planned.target_blob_hash:
+            raise _corrupt(plan_id, f"{planned.target_path}: stored blob OID differs from plan")
+        content: bytes | None = None
+        if planned.operation == "write":
+            content = bytes(r["sanitized_content"])
+            actual = digests.sanitized_content_digest(content)
+            if actual != planned.sanitized_content_digest or actual != r["sanitized_digest"]:
+                raise _corrupt(plan_id, f"{planned.target_path}: stored bytes differ from plan")
+        files.append(
+            StoredFile(
+                planned.target_path,
+                planned.operation,
+                planned.target_blob_hash,
+                content,
+                bool(r["applied"]),
+            )
+        )
+    files.sort(key=lambda f: f.operation == "delete")  # stable: writes first, then deletes
+    return StoredPlan(
+        plan,
+        row["plan_digest"],
+        row["status"],
+        row["repository_key"],
+        row["worktree_key"],
+        tuple(files),
+    )
+
+
+def _status(conn: sqlite3.Connection, plan_id: str) -> PlanStatus:
+    row = conn.execute(
+        "SELECT status FROM promotion_journal WHERE plan_id = ?", (plan_id,)
+    ).fetchone()
+    status: PlanStatus = row[0]
+    return status
+
+
+def _voided_error(conn: sqlite3.Connection, plan_id: str) -> errors.TeamloreError:
+    row = conn.execute(
+        "SELECT void_code, void_path, void_message FROM promotion_outcomes WHERE plan_id = ?",
+        (plan_id,),
+    ).fetchone()
+    details: dict[str, Any] = {"planId": plan_id, "status": "voided"}
+    if row is not None and row["void_code"]:
+        details["reason"] = row["void_code"]
+        if row["void_path"]:
+            details["driftedPath"] = row["void_path"]
+    return errors.TeamloreError(
+        errors.PLAN_VOIDED,
+        f"plan {plan_id} was voided ({details.get('reason', 'drift')}); review and prepare again",
+        **details,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# approval
+
+
+def approve_plan(
+    conn: sqlite3.Connection, plan_id: str, *, plan_digest: str | None = None
+) -> PlanStatus:
+    """`generated → approved`, binding the stored plan digest (and `plan_digest`, the digest
+    the person reviewed, when given). Returns the status after the call; a plan already
+    approved, applying or applied is left as it is. A voided plan is refused."""
+    stored = load_plan(conn, plan_id)
+    if plan_digest is not None and plan_digest != stored.plan_digest:
+        raise errors.TeamloreError(
+            errors.PLAN_DIGEST_MISMATCH,
+            f"plan {plan_id} has digest {stored.plan_digest[:12]}…, not the reviewed "
+            f"{plan_digest[:12]}…",
+            planId=plan_id,
+        )
+    if stored.status == "voided":
+        raise _voided_error(conn, plan_id)
+    if stored.status != "generated":
+        return stored.status
+    with db.write_tx(conn):
+        changed = conn.execute(
+            "UPDATE promotion_journal SET status = 'approved', updated_at = ? "
+            "WHERE plan_id = ? AND status = 'generated' AND plan_digest = ?",
+            (now_ms(), plan_id, stored.plan_digest),
+        ).rowcount
+        if changed:
+            conn.execute(
+                "INSERT INTO promotion_outcomes (plan_id, approved_digest, approved_at) "
+                "VALUES (?, ?, ?) ON CONFLICT(plan_id) DO UPDATE SET "
+                "approved_digest = excluded.approved_digest, approved_at = excluded.approved_at",
+                (plan_id, stored.plan_digest, now_ms()),
+            )
+    failpoint("promotion.after-approve")
+    return _status(conn, plan_id)
