@@ -188,6 +188,12 @@ def main(argv: list[str] | None = None) -> int:
         default=REPO / "src",
         help="the checkout's src/ to measure (default: ours)",
     )
+    parser.add_argument(
+        "--show-turns",
+        type=int,
+        default=0,
+        help="also time `sessions show` of one session this long (e.g. 100000), whole process",
+    )
     parser.add_argument("--work", type=Path, default=REPO / ".bench")
     args = parser.parse_args(argv)
     work: Path = args.work.resolve()
@@ -199,6 +205,8 @@ def main(argv: list[str] | None = None) -> int:
         f"bench_cli: {args.turns} turns, {args.rounds} rounds, load {load[0]:.2f} "
         f"{load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs, python {sys.version.split()[0]}"
     )
+    if args.show_turns:
+        show_long_session(work, args.show_turns, env, args.versus)
     repo, key, sources, files = prepare(work, args.turns, env)
     exe = teamlore_exe()
     table = command_table(exe, key, sources)
@@ -233,6 +241,37 @@ def main(argv: list[str] | None = None) -> int:
                 c.misses += 1
     report(commands, exe)
     return 0
+
+
+def show_long_session(work: Path, turns: int, env: dict[str, str], versus: Path | None) -> None:
+    """`sessions show` of one generated session of `turns` turns (its first page), whole
+    process, ours then `--versus` (which may print every turn)."""
+    base = work / f"show-{turns}-g{corpus.GENERATOR_VERSION}"
+    home, state = base / "corpus", base / "state"
+    env = {**env, "TEAMLORE_HOME": str(state)}
+    exe = teamlore_exe()
+    if not (base / ".complete").exists():
+        shutil.rmtree(base, ignore_errors=True)
+        corpus.generate(home, turns=turns, profile="lean", turns_per_session=(turns, turns))
+        roots = corpus.source_roots(home)
+        sync = [exe, "sync", *[a for p, r in roots.items() for a in ("--source", f"{p}={r}")]]
+        subprocess.run([*sync, "--format", "json"], env=env, check=True, stdout=subprocess.DEVNULL)
+        (base / ".complete").write_text("ok\n")
+    listed = subprocess.run(
+        [exe, "sessions", "list", "--format", "json"], env=env, check=True, capture_output=True
+    )
+    key = json.loads(listed.stdout)["sessions"][0]["sessionKey"]
+    show = [exe, "sessions", "show", key, "--format", "json"]
+    for label, tree_env in [("", env), (" [versus]", {**env, "PYTHONPATH": str(versus)})][
+        : 2 if versus else 1
+    ]:
+        seconds, rss, out = run_once(show, base, tree_env)
+        shown = len(json.loads(out)["turns"])
+        say(
+            f"  sessions show of a {turns}-turn session{label}: {seconds:.2f} s whole process,"
+            f" {shown} turns printed, {len(out) / 1048576:.1f} MiB of JSON, peak RSS {rss:.0f} MiB"
+            f"  (target <= 5 s)"
+        )
 
 
 def report(commands: list[Command], exe: str) -> None:
