@@ -252,7 +252,12 @@ def show_long_session(work: Path, turns: int, env: dict[str, str], versus: Path 
     exe = teamlore_exe()
     if not (base / ".complete").exists():
         shutil.rmtree(base, ignore_errors=True)
-        corpus.generate(home, turns=turns, profile="lean", turns_per_session=(turns, turns))
+        # in a child: a child's ru_maxrss starts at its parent's RSS (bench/README.md)
+        make = (
+            f"import corpus; from pathlib import Path; corpus.generate(Path({str(home)!r}),"
+            f" turns={turns}, profile='lean', turns_per_session=({turns}, {turns}))"
+        )
+        subprocess.run([sys.executable, "-c", make], cwd=BENCH_DIR, check=True)
         roots = corpus.source_roots(home)
         sync = [exe, "sync", *[a for p, r in roots.items() for a in ("--source", f"{p}={r}")]]
         subprocess.run([*sync, "--format", "json"], env=env, check=True, stdout=subprocess.DEVNULL)
