@@ -302,7 +302,7 @@ def open_index(home: Path | None = None) -> sqlite3.Connection:
 # a file written this recently is one a session may still be appending to (docs/sessions.md,
 # "Searching what was just said"), the most recent of them first; the others wait for a sync
 RECENT_FILE_NS = 7 * 86_400 * 1_000_000_000
-RECENT_FILES = 200
+RECENT_FILES = 1000
 
 
 def stale_files(conn: sqlite3.Connection, *, now_ns: int) -> list[tuple[str, Path, int]]:
