@@ -1,6 +1,6 @@
 """Dependencies point downward (docs/architecture.md):
 
-    cli / mcp / ui  →  ops  →  memory / personal / runner / integrations  →  sessions / repo
+    cli / mcp / ui  →  ops  →  memory / personal / runner / integrations / org  →  sessions / repo
                     →  core / contracts / models
 
 Every `import` in src/teamlore — top-level, inside a function, or under TYPE_CHECKING — is
@@ -25,7 +25,7 @@ MEMORY_STAGES = ("store", "extraction", "promotion", "consolidation", "skills")
 _BOTTOM = {"core"}
 _FOUNDATION = {"core", "contracts", "models"}
 _STORAGE = {"sessions", "repo"}
-_DOMAIN = {"memory", "personal", "runner", "integrations"}
+_DOMAIN = {"memory", "personal", "runner", "integrations", "org"}
 _STAGES = {"memory.store", "memory.extraction", "memory.promotion"}
 _MEMORY_PACKAGES = {"memory", *(f"memory.{stage}" for stage in MEMORY_STAGES)}
 
@@ -45,6 +45,8 @@ ALLOWED: dict[str, set[str]] = {
     "personal": _FOUNDATION | _STORAGE,
     "runner": _FOUNDATION | _STORAGE,
     "integrations": _FOUNDATION | _STORAGE,
+    # the org index reads repositories (git) and reuses the memory store's parser, lint, ranking
+    "org": _FOUNDATION | _STORAGE | {"memory.store"},
     "ops": _FOUNDATION | _STORAGE | _DOMAIN | _MEMORY_PACKAGES,
     "cli": _FOUNDATION | {"ops"},
     "mcp": _FOUNDATION | {"ops"},
@@ -188,3 +190,106 @@ def test_comments_cite_the_glossary_or_docs_not_the_seeds() -> None:
         if citation.search(line)
     ]
     assert found == []
+
+
+# --- the shape of the house (docs/architecture.md "Packages and their direction") ---------------
+
+MAX_MODULE_LINES = 800
+MAX_PACKAGE_MODULES = 15
+
+
+def module_graph(sources: dict[str, tuple[str, bool]]) -> dict[str, set[str]]:
+    """module → the modules of `sources` it imports (top level, inside a function, or under
+    TYPE_CHECKING). `sources` maps a module name to (source, is_package). An import of a name
+    inside a module counts as an import of that module; importing one's own package does not."""
+    graph: dict[str, set[str]] = {}
+    for module, (source, is_package) in sources.items():
+        targets = set()
+        for name in imported_modules(source, module, is_package=is_package):
+            parts = name.split(".")
+            while parts and ".".join(parts) not in sources:
+                parts.pop()
+            target = ".".join(parts)
+            if target and target != module and not module.startswith(target + "."):
+                targets.add(target)
+        graph[module] = targets
+    return graph
+
+
+def import_loops(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every group of modules that import each other, directly or around a circle (the strongly
+    connected components of more than one module, Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    loops: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for target in sorted(graph[module]):
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == module:
+                    break
+            if len(component) > 1:
+                loops.append(sorted(component))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return sorted(loops)
+
+
+def source_modules() -> dict[str, tuple[str, bool]]:
+    return {
+        module_name(path): (path.read_text(encoding="utf-8"), path.name == "__init__.py")
+        for path in sorted((SRC / "teamlore").rglob("*.py"))
+    }
+
+
+def test_no_modules_import_each_other_not_even_inside_a_function() -> None:
+    assert import_loops(module_graph(source_modules())) == []
+
+
+def test_a_function_level_import_loop_is_found() -> None:
+    sources = {
+        "teamlore.core.a": ("from teamlore.core.b import helper\n", False),
+        "teamlore.core.b": ("def helper():\n    from teamlore.core import a\n", False),
+        "teamlore.core.c": ("from teamlore.core.a import x\n", False),
+        "teamlore.core": ("", True),
+    }
+    assert import_loops(module_graph(sources)) == [["teamlore.core.a", "teamlore.core.b"]]
+    three = dict(sources)
+    three["teamlore.core.b"] = ("import teamlore.core.c\n", False)
+    assert import_loops(module_graph(three)) == [
+        ["teamlore.core.a", "teamlore.core.b", "teamlore.core.c"]
+    ]
+
+
+def test_no_module_is_over_800_lines() -> None:
+    long = {
+        str(path.relative_to(SRC)): n
+        for path in (SRC / "teamlore").rglob("*.py")
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert long == {}, "split these along a seam a reader can name"
+
+
+def test_no_package_holds_more_than_15_modules() -> None:
+    crowded = {
+        str(folder.relative_to(SRC)): n
+        for folder in (SRC / "teamlore").rglob("*")
+        if folder.is_dir()
+        and (n := len([p for p in folder.glob("*.py") if p.name != "__init__.py"]))
+        > MAX_PACKAGE_MODULES
+    }
+    assert crowded == {}, "give these packages sub-packages by what their modules touch"

@@ -110,7 +110,12 @@ def test_sync_and_search_processes_import_only_the_session_commands(
     ):
         out, modules = _imported_by(*args)
         assert out and "teamlore.ops.sessions.index" in modules
-        assert not [m for m in modules if m.endswith("_cmds") or m.startswith("teamlore.memory")]
+        assert not [
+            m
+            for m in modules
+            if (m.startswith("teamlore.cli.commands.") and m != "teamlore.cli.commands.sessions")
+            or m.startswith("teamlore.memory")
+        ]
         # their plain arguments are parsed without typer (cli/params.py); JSON needs no rich
         assert not [m for m in modules if m.split(".")[0] in {"typer", "click"}]
         if "json" in args:
@@ -146,7 +151,7 @@ def test_sync_and_search_processes_import_only_the_session_commands(
     }
     assert list((home / "models").glob("tokenizer-subsets-*.marshal"))
     _, modules = _imported_by("sync", "--help")  # the help lists every command
-    assert "teamlore.cli.memory_cmds" in modules
+    assert "teamlore.cli.commands.memory" in modules
 
 
 def test_a_sync_whose_turns_the_helper_embedded_loads_no_numpy(

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from teamlore.cli import session_commands
+from teamlore.cli.commands import sessions as session_commands
 from teamlore.cli.main import app
 from teamlore.core import errors
 

@@ -22,11 +22,11 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from support import git, shared_fixtures
+from teamlore.cli.commands.sessions import speech_and_tools
 from teamlore.cli.literal import literal
 from teamlore.cli.literal_console import LiteralConsole
 from teamlore.cli.main import app
 from teamlore.cli.output import CLIP_CHARS, clip, say, styled
-from teamlore.cli.session_commands import speech_and_tools
 
 PROVIDERS = ("claude", "codex", "pi")
 CURRENT = Path(__file__).resolve().parents[1] / "fixtures" / "sessions"

@@ -23,7 +23,7 @@ from typer import Typer
 from typer.testing import CliRunner
 
 from teamlore.cli.app import App
-from teamlore.cli.mcp_config_cmd import mcp_config as mcp_config_command
+from teamlore.cli.commands.mcp_config import mcp_config as mcp_config_command
 from teamlore.core.errors import TeamloreError
 from teamlore.ops.integrations import mcp_config  # noqa: F401  (registers the operation)
 from teamlore.ops.registry import REGISTRY, OpContext, load_operations

@@ -338,7 +338,8 @@ def test_sessions_show_lists_a_turns_edges_with_strength_reasons_and_limitations
 ) -> None:
     import io
 
-    from teamlore.cli import output, session_commands
+    from teamlore.cli import output
+    from teamlore.cli.commands import sessions as session_commands
     from teamlore.cli.literal_console import LiteralConsole
     from teamlore.repo.tables import session_facts
     from teamlore.sessions.queries import show_session

@@ -151,6 +151,7 @@ CRASH_SCRIPT = textwrap.dedent("""
 
 @pytest.mark.parametrize("point", ["sync.before-commit", "sync.after-commit"])
 def test_a_crash_during_a_first_build_resumes_to_the_same_index(tmp_path: Path, point: str) -> None:
+    shared_fixtures("sessions")  # skip here: in the child a skip would be a traceback
     home = tmp_path / "state"
     home.mkdir()
     run_killed_at(point, CRASH_SCRIPT.format(tests=str(Path(__file__).parents[1]), home=str(home)))

@@ -1,4 +1,4 @@
-"""The typer applications. Command modules (`teamlore.cli.*_cmds`) add their commands to these;
+"""The typer applications. Command modules (`teamlore.cli.commands.*`) add their commands to these;
 `teamlore.cli.main` imports every such module, so a new command group needs no central list."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import typer
 from teamlore.cli.params import with_typer_params
 
 # set by cli/entry.py before importing cli/main when typer parses a lean command
-# (`teamlore.cli.session_commands.LEAN_COMMANDS`): only those commands are registered then
+# (`teamlore.cli.commands.sessions.LEAN_COMMANDS`): only those commands are registered then
 lean = False
 
 
@@ -56,7 +56,17 @@ repo_app = App(
     no_args_is_help=True,
     rich_markup_mode=None,
 )
+org_app = App(
+    help="An organisation's memory: many repositories in one index, served over HTTP.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+org_token_app = App(
+    help="Bearer tokens of `teamlore org serve`.", no_args_is_help=True, rich_markup_mode=None
+)
+org_app.add_typer(org_token_app, name="token")
 app.add_typer(sessions_app, name="sessions")
 app.add_typer(repo_app, name="repo")
 app.add_typer(memory_app, name="memory")
 app.add_typer(personal_app, name="personal")
+app.add_typer(org_app, name="org")

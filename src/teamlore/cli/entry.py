@@ -3,7 +3,7 @@
 `teamlore hook session-start` and `hook session-end` run from here without importing the full
 CLI (typer, rich, every command module): agents start them on every session, with a sub-second
 budget (`teamlore.cli.hook_runner`). `sync`, `status` and `sessions list|show|search` run from
-`teamlore.cli.session_commands` without typer when their arguments are in plain form
+`teamlore.cli.commands.sessions` without typer when their arguments are in plain form
 (`teamlore.cli.params`); otherwise typer parses them with only those commands loaded
 (`cli.app.lean`). Everything else goes to `teamlore.cli.main`.
 """
@@ -34,7 +34,7 @@ def main() -> None:
     # collecting while it runs finds nothing, and moving them to the permanent generation
     # afterwards keeps every later collection, and the one at exit, from walking them again
     gc.disable()
-    from teamlore.cli.session_commands import lean_command, lean_invocation
+    from teamlore.cli.commands.sessions import lean_command, lean_invocation
 
     invocation = lean_invocation(args)
     if invocation is not None:  # typer is not even imported (cli/params.py)

@@ -13,8 +13,8 @@ import typer
 
 from teamlore import __version__
 from teamlore.cli import app as cli_app
-from teamlore.cli import session_commands
 from teamlore.cli.app import app, memory_app, sessions_app
+from teamlore.cli.commands import sessions as session_commands
 from teamlore.cli.output import FormatOption, OutputFormat, fail, run, say, stdout, styled
 
 
@@ -33,7 +33,7 @@ def _root(
     """teamlore."""
 
 
-# sync, status and sessions list|show|search (`cli/session_commands.py`: they also run without
+# sync, status and sessions list|show|search (`cli/commands/sessions.py`: they also run without
 # typer); the help lists them first, in this order
 app.command()(session_commands.sync)
 app.command()(session_commands.status)
@@ -101,7 +101,7 @@ def demo(
     payload = {"directory": target, "reviewInBrowser": ui}
     result = run("demo", payload, fmt, _render_demo, progress_label="Demo")
     if ui:
-        from teamlore.cli.review_cmds import serve_ui
+        from teamlore.cli.commands.review import serve_ui
 
         home = Path(result["stateDir"])
         serve_ui(Path(result["repository"]), home=home, port=0, open_browser=not no_open)
@@ -113,7 +113,8 @@ def mcp(
         [],
         "--capability",
         "-c",
-        help="Which tools exist (repeatable): team-read (default), team, init, read, relay.",
+        help="Which tools exist (repeatable): team-read (default), team, init, read, relay, "
+        "org (the org index's read-only tools, local).",
     ),
     repository: str | None = typer.Option(
         None, "--repository", "-r", help="Worktree the team tools act on (default: cwd)."
@@ -153,19 +154,19 @@ def mcp(
 
 
 def _load_command_modules() -> None:
-    import teamlore.cli as package
-    from teamlore.cli import memory_cmds  # noqa: F401  (the memory group lists its own first)
-    from teamlore.cli.mcp_config_cmd import mcp_config
+    """Import every module of `teamlore.cli.commands` (each adds its commands to the apps)."""
+    import teamlore.cli.commands as package
+    from teamlore.cli.commands import memory  # noqa: F401  (the memory group lists its own first)
+    from teamlore.cli.commands.mcp_config import mcp_config
 
     app.command("mcp-config")(mcp_config)
     for module in pkgutil.iter_modules(package.__path__):
-        if module.name.endswith("_cmds"):
-            importlib.import_module(f"{package.__name__}.{module.name}")
+        importlib.import_module(f"{package.__name__}.{module.name}")
 
 
-if not cli_app.lean:  # the lean commands need only their own operations (session_commands)
+if not cli_app.lean:  # the lean commands need only their own operations (commands/sessions)
     _load_command_modules()
-else:  # in the command modules' order, the lean one of the memory group (memory_cmds)
+else:  # the lean command of the memory group (commands/memory registers it otherwise)
     memory_app.command("search")(session_commands.memory_search)
 
 

@@ -232,9 +232,10 @@ def run(
     progress_label: str | None = None,
     cwd: Path | None = None,
     confirm: Callable[[dict[str, Any]], bool] | None = None,
+    org_database: str | None = None,
 ) -> dict[str, Any]:
     """Run one registered operation and print its result (or its error); `confirm` asks the
-    person at the terminal (see `OpContext.confirm`)."""
+    person at the terminal (see `OpContext.confirm`); `org_database`: `teamlore org --database`."""
     try:
         # a live display only for work that reports its progress (an operation that does not
         # would show a bar that never moves), and none while the person answers questions on
@@ -245,7 +246,12 @@ def run(
             else nullcontext(None)
         )
         with showing as progress:
-            ctx = OpContext(cwd=cwd or Path.cwd(), progress=progress, confirm=confirm)
+            ctx = OpContext(
+                cwd=cwd or Path.cwd(),
+                progress=progress,
+                confirm=confirm,
+                org_database=org_database,
+            )
             result = run_operation(name, ctx, {k: v for k, v in payload.items() if v is not None})
     except errors.TeamloreError as err:
         fail(_in_flag_terms(err), fmt)

@@ -1,5 +1,5 @@
 """Command options declared without importing typer, for the lean commands (`LEAN_COMMANDS` in
-`teamlore.cli.session_commands`): a `teamlore sync` or `teamlore sessions search` process parses
+`teamlore.cli.commands.sessions`): a `teamlore sync` or `teamlore sessions search` process parses
 its arguments before typer is loaded, or without loading it at all (docs/architecture.md,
 "A short CLI process").
 

@@ -242,6 +242,19 @@ def refusal_for(exc: BaseException) -> TeamloreError:
     )
 
 
+# org index (docs/org.md)
+ORG_DATABASE_UNAVAILABLE = _register(
+    "ORG_DATABASE_UNAVAILABLE", "the org database cannot be reached or refused the connection"
+)
+ORG_REPOSITORY_UNKNOWN = _register(
+    "ORG_REPOSITORY_UNKNOWN", "no repository of the org index has that name"
+)
+ORG_REPOSITORY_EXISTS = _register(
+    "ORG_REPOSITORY_EXISTS", "the org index already has a repository of that name"
+)
+ORG_TOKEN_UNKNOWN = _register("ORG_TOKEN_UNKNOWN", "no live token of `org serve` has that name")
+
+
 # models (model adapters: OpenAI-compatible HTTP)
 MODEL_NOT_CONFIGURED = _register(
     "MODEL_NOT_CONFIGURED", "no usable model profile: base URL, model or API key is missing"

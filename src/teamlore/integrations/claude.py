@@ -12,7 +12,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from teamlore.integrations.entries import FileEdits, HookSpec, KeyEdit, ServerSpec
+from teamlore.integrations.entries import FileEdits, HookSpec, KeyEdit, RemoteServerSpec, ServerSpec
 
 CLI_NAME = "claude"
 
@@ -52,3 +52,12 @@ def plan_files(
     if hooks:
         files.append(FileEdits(settings_path, "json", private, hooks=hooks))
     return files
+
+
+def remote_key(server: RemoteServerSpec) -> KeyEdit:
+    """An HTTP server whose Authorization header Claude Code expands from the environment
+    (`${VAR}`, its documented expansion), so the file holds the variable's name only."""
+    headers = {"Authorization": f"Bearer ${{{server.token_variable}}}"}
+    return KeyEdit(
+        ("mcpServers", server.name), {"type": "http", "url": server.url, "headers": headers}
+    )

@@ -16,7 +16,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from teamlore.integrations.entries import FileEdits, HookSpec, KeyEdit, ServerSpec
+from teamlore.integrations.entries import FileEdits, HookSpec, KeyEdit, RemoteServerSpec, ServerSpec
 
 CLI_NAME = "codex"
 HOOKS_FEATURE = ("features", "codex_hooks")
@@ -46,3 +46,9 @@ def plan_files(
     if hooks:
         files.append(FileEdits(hooks_path, "json", private, hooks=hooks))
     return files
+
+
+def remote_key(server: RemoteServerSpec) -> KeyEdit:
+    """A Streamable HTTP server whose bearer token Codex reads from `bearer_token_env_var`."""
+    table = {"url": server.url, "bearer_token_env_var": server.token_variable}
+    return KeyEdit(("mcp_servers", server.name), table)

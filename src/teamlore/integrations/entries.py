@@ -17,6 +17,7 @@ from teamlore.integrations.config_files import Kind
 
 TEAM_SERVER = "teamlore"
 PERSONAL_SERVER = "teamlore_personal"
+ORG_SERVER = "teamlore_org"  # a remote `teamlore org serve` (docs/org.md)
 HOOK_TIMEOUT_SECONDS = 10  # the client's limit; the hook itself gives up far earlier
 
 
@@ -29,6 +30,16 @@ class ServerSpec:
     args: list[str]
     env: dict[str, str]
     codex_table: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class RemoteServerSpec:
+    """A remote MCP server over Streamable HTTP whose bearer token the client reads from an
+    environment variable at launch: the token is never written into a config file."""
+
+    name: str
+    url: str
+    token_variable: str
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ValidationError
 from teamlore.core import errors
 
 SideEffect = Literal["read", "state-write", "repo-write"]
-Capability = Literal["team-read", "team", "init", "read", "relay"]
+Capability = Literal["team-read", "team", "init", "read", "relay", "org"]
 
 # which tiers each MCP launch capability grants. An init or relay launch does not imply read:
 # personal memory is read only by processes launched with `read`.
@@ -34,6 +34,8 @@ CAPABILITY_TIERS: dict[str, frozenset[str]] = {
     "init": frozenset({"init"}),
     "read": frozenset({"read"}),
     "relay": frozenset({"relay"}),
+    # the org index's read-only tools (`teamlore org serve`, docs/org.md)
+    "org": frozenset({"org"}),
 }
 PERSONAL_CAPABILITIES = frozenset({"init", "read", "relay"})
 
@@ -50,6 +52,8 @@ class OpContext:
     `request_flush` asks a background Writer, when the process has one, to run now.
     `confirm` asks the person at the terminal to confirm one item (CLI-only operations such as
     `memory.confirm`; None means "confirmed": the CLI's `--yes`).
+    `org_database` names the org index's PostgreSQL server (docs/org.md); None: the
+    `TEAMLORE_ORG_DATABASE` variable, else the embedded index.
     """
 
     cwd: Path
@@ -61,6 +65,7 @@ class OpContext:
     accept_user_turns: bool = False
     request_flush: Callable[[], None] | None = None
     confirm: Callable[[dict[str, Any]], bool] | None = None
+    org_database: str | None = None  # `--database` / `org serve`'s; else TEAMLORE_ORG_DATABASE
 
 
 @dataclass(frozen=True, slots=True)

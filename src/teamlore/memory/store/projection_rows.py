@@ -78,7 +78,7 @@ def headline(title: str, body: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class _Parsed:
+class ParsedDocument:
     entry_id: str
     entry_type: str | None
     status: str
@@ -88,11 +88,11 @@ class _Parsed:
     body: str
 
 
-def _parse(kind: Kind, data: bytes, repo_path: str) -> _Parsed:
+def parse_document(kind: Kind, data: bytes, repo_path: str) -> ParsedDocument:
     """One memory file → what the projection keeps of it (raises MemoryFormatError)."""
     if kind == "entry":
         entry = documents.load_entry(data, repo_path)
-        return _Parsed(
+        return ParsedDocument(
             entry_id=entry.id,
             entry_type=entry.type,
             status=entry.status,
@@ -103,7 +103,7 @@ def _parse(kind: Kind, data: bytes, repo_path: str) -> _Parsed:
         )
     if kind == "scene":
         scene = documents.load_scene(data, repo_path)
-        return _Parsed(
+        return ParsedDocument(
             entry_id=scene.name,
             entry_type=None,
             status="approved",
@@ -114,7 +114,7 @@ def _parse(kind: Kind, data: bytes, repo_path: str) -> _Parsed:
         )
     if kind == "skill":
         skill = documents.load_skill(data, repo_path)
-        return _Parsed(
+        return ParsedDocument(
             entry_id=skill.name,
             entry_type=None,
             status="approved",
@@ -126,7 +126,7 @@ def _parse(kind: Kind, data: bytes, repo_path: str) -> _Parsed:
             body=skill.body,
         )
     doctrine = documents.load_doctrine(data, repo_path)
-    return _Parsed("doctrine", None, "approved", None, "", {}, doctrine.text)
+    return ParsedDocument("doctrine", None, "approved", None, "", {}, doctrine.text)
 
 
 def _declared_id(data: bytes, repo_path: str, line: int | None) -> str | None:
@@ -154,12 +154,12 @@ def _declared_id(data: bytes, repo_path: str, line: int | None) -> str | None:
 def _rows_from(scan: _TreeScan) -> list[_Row]:
     rows: list[_Row] = []
     owners: dict[tuple[str, str], str] = {}  # (kind, id) -> repository-relative path
-    parsed_files: list[tuple[_SourceFile, _Parsed]] = []
+    parsed_files: list[tuple[_SourceFile, ParsedDocument]] = []
     mismatches: list[tuple[_SourceFile, MemoryFormatError]] = []
     for source in sorted(scan.files, key=lambda f: f.path.encode("utf-8")):
         repo_path = _repo_path(source.path)
         try:
-            parsed = _parse(source.kind, source.data, repo_path)
+            parsed = parse_document(source.kind, source.data, repo_path)
         except MemoryFormatError as exc:
             if exc.reason in ("slug.id-mismatch", "slug.name-mismatch"):
                 mismatches.append((source, exc))

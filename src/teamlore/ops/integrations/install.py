@@ -37,10 +37,12 @@ from teamlore.core.strict import STRICT
 from teamlore.integrations import claude, codex, installer
 from teamlore.integrations import doctor as doctor_checks
 from teamlore.integrations.entries import (
+    ORG_SERVER,
     PERSONAL_SERVER,
     TEAM_SERVER,
     FileEdits,
     HookSpec,
+    RemoteServerSpec,
     ServerSpec,
 )
 from teamlore.integrations.manifest import HookRecord, load_manifest
@@ -67,6 +69,17 @@ class InstallRequest(BaseModel):
     )
     force: bool = Field(
         False, description="replace an entry teamlore did not write; skip CLI check"
+    )
+    orgUrl: str | None = Field(
+        None,
+        max_length=2048,
+        pattern=r"^https?://[^\s]+$",
+        description="a remote `teamlore org serve` endpoint (…/mcp) to add as `teamlore_org`",
+    )
+    orgTokenVariable: str = Field(
+        "TEAMLORE_ORG_TOKEN",
+        pattern=r"^[A-Z_][A-Z0-9_]{0,63}$",
+        description="the environment variable the client reads the org token from",
     )
 
 
@@ -158,6 +171,9 @@ def plan_client(client: str, request: InstallRequest, root: Path | None) -> list
         teamlore = _teamlore_command(portable)
         hooks.append(HookSpec("Stop", f"{teamlore} hook session-end --client {client}"))
     files: list[FileEdits] = CLIENTS[client].plan_files(request.scope, root, servers, hooks)
+    if request.orgUrl:  # the servers file comes first for both clients
+        remote = RemoteServerSpec(ORG_SERVER, request.orgUrl, request.orgTokenVariable)
+        files[0].keys.append(CLIENTS[client].remote_key(remote))
     return files
 
 
@@ -194,7 +210,12 @@ def install(ctx: OpContext, request: InstallRequest) -> dict[str, Any]:
         if request.dryRun and ctx.home is not None
         else (state_dir_path() if request.dryRun else resolve_home(ctx.home))
     )
-    options = {"team": request.team, "personal": request.personal, "syncOnStop": request.syncOnStop}
+    options = {
+        "team": request.team,
+        "personal": request.personal,
+        "syncOnStop": request.syncOnStop,
+        "orgUrl": request.orgUrl,
+    }
     # dry-run every client first: a refusal for the second leaves the first untouched too
     previews = [
         installer.install(

@@ -19,14 +19,12 @@ def memory_vectors(
     """The configured embedder with the owner's approved vectors up to date (call after
     `owner.sync_projection()`); or None and why the vector path will not run: lexical was asked
     for, embeddings are off, or the model cannot be loaded or reached (lexical alone then runs)."""
-    if lexical:
-        return None, VectorPath(ran=False, reason=LEXICAL_ASKED)
+    embedder, path = configured_vectors(ctx, lexical=lexical)
+    if embedder is None:
+        return None, path
     from teamlore.memory.store.vectors import sync_approved_vectors  # numpy: the vector side
 
     try:
-        embedder = configured_embedder(ctx.home)
-        if embedder is None:
-            return None, VectorPath(ran=False, reason=EMBEDDINGS_OFF)
         sync_approved_vectors(
             owner.state,
             repository_key=owner.repository_key,
@@ -36,6 +34,22 @@ def memory_vectors(
         )
     except errors.TeamloreError as exc:
         return None, VectorPath(ran=False, reason=exc.message, code=exc.code)
+    return embedder, VectorPath(ran=True, space=embedder.space.key)
+
+
+def configured_vectors(
+    ctx: OpContext, *, lexical: bool = False
+) -> tuple[Embedder | None, VectorPath]:
+    """The embedder config.toml names, or None and why the vector path will not run: lexical was
+    asked for, embeddings are off, or the model cannot be loaded (lexical alone then runs)."""
+    if lexical:
+        return None, VectorPath(ran=False, reason=LEXICAL_ASKED)
+    try:
+        embedder = configured_embedder(ctx.home)
+    except errors.TeamloreError as exc:
+        return None, VectorPath(ran=False, reason=exc.message, code=exc.code)
+    if embedder is None:
+        return None, VectorPath(ran=False, reason=EMBEDDINGS_OFF)
     return embedder, VectorPath(ran=True, space=embedder.space.key)
 
 

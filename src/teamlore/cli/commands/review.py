@@ -12,8 +12,8 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 from teamlore.cli.app import app, memory_app
+from teamlore.cli.commands.memory import read_request
 from teamlore.cli.literal import literal
-from teamlore.cli.memory_cmds import read_request
 from teamlore.cli.output import (
     FormatOption,
     OutputFormat,

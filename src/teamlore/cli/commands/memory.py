@@ -9,8 +9,8 @@ from typing import Any
 import orjson
 import typer
 
-from teamlore.cli import session_commands
 from teamlore.cli.app import memory_app
+from teamlore.cli.commands import sessions as session_commands
 from teamlore.cli.output import (
     FormatOption,
     OutputFormat,
@@ -80,7 +80,7 @@ def status(repository: str | None = RepositoryOption, fmt: OutputFormat = Format
     run("memory.status", {}, fmt, _render_status, cwd=cwd_of(repository))
 
 
-# `memory search` runs without typer (a lean command, cli/session_commands.py)
+# `memory search` runs without typer (a lean command, cli/commands/sessions.py)
 memory_app.command("search")(session_commands.memory_search)
 
 

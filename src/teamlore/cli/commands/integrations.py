@@ -65,6 +65,16 @@ def install(
     sync_on_stop: bool = typer.Option(
         False, "--sync-on-stop", help="Also index each session's file when it stops (Stop hook)."
     ),
+    org_url: str | None = typer.Option(
+        None,
+        "--org-url",
+        help="Also add a remote `teamlore org serve` endpoint (https://…/mcp) as teamlore_org.",
+    ),
+    org_token_variable: str = typer.Option(
+        "TEAMLORE_ORG_TOKEN",
+        "--org-token-env",
+        help="Environment variable the client reads the org token from (never written to a file).",
+    ),
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """Connect Claude Code and/or Codex: MCP servers, SessionStart hook, assembled memory."""
@@ -78,6 +88,8 @@ def install(
             "dryRun": dry_run,
             "force": force,
             "syncOnStop": sync_on_stop,
+            "orgUrl": org_url,
+            "orgTokenVariable": org_token_variable,
         },
         fmt,
         _render_install,

@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from teamlore.cli.app import memory_app
-from teamlore.cli.memory_cmds import _instant, read_request
+from teamlore.cli.commands.memory import _instant, read_request
 from teamlore.cli.output import (
     FormatOption,
     OutputFormat,

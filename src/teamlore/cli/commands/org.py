@@ -1,0 +1,268 @@
+"""`teamlore org …`: an organisation's memory across repositories (docs/org.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from teamlore.cli.app import org_app, org_token_app
+from teamlore.cli.output import (
+    FormatOption,
+    LexicalOption,
+    OutputFormat,
+    QueryArgument,
+    fail,
+    matched_by,
+    paths_line,
+    query_text,
+    run,
+    say,
+    stdout,
+    styled,
+)
+from teamlore.core import errors
+
+DatabaseOption = typer.Option(
+    None,
+    "--database",
+    "-d",
+    envvar="TEAMLORE_ORG_DATABASE",
+    show_envvar=True,
+    help="postgresql://… of a team server (default: the embedded index in the state dir).",
+)
+
+
+def _run(
+    name: str,
+    payload: dict[str, Any],
+    fmt: OutputFormat,
+    render: Any,
+    database: str | None,
+    progress: str | None = None,
+) -> dict[str, Any]:
+    return run(name, payload, fmt, render, org_database=database, progress_label=progress)
+
+
+def _render_add(result: dict[str, Any]) -> None:
+    remote = f" ({result['remote']})" if result["remote"] else ""
+    say(f"Added {result['repository']}{remote} to the org index, {result['index']}.")
+    say("Run `teamlore org sync` to index its committed memory.")
+
+
+@org_app.command("add")
+def add(
+    path: str = typer.Argument(..., help="A clone whose committed .threadshare/memory is indexed."),
+    name: str | None = typer.Option(None, "--name", help="Name in the index (default: folder's)."),
+    database: str | None = DatabaseOption,
+    fmt: OutputFormat = FormatOption,
+) -> None:
+    """Add a repository's clone to the org index."""
+    _run("org.add", {"path": path, "name": name}, fmt, _render_add, database)
+
+
+@org_app.command("remove")
+def remove(
+    name: str = typer.Argument(..., help="The repository's name in the index."),
+    database: str | None = DatabaseOption,
+    fmt: OutputFormat = FormatOption,
+) -> None:
+    """Remove a repository and its documents from the org index."""
+
+    def render(result: dict[str, Any]) -> None:
+        say(f"Removed {result['repository']} ({result['documentsRemoved']} documents).")
+
+    _run("org.remove", {"name": name}, fmt, render, database)
+
+
+def _repository_line(repo: dict[str, Any]) -> None:
+    state = repo["state"]
+    style = {"ok": "green", "missing": "yellow", "skipped": "red"}.get(state, "")
+    commit = (repo.get("commit") or "")[:12]
+    say(
+        styled(repo["name"], "bold"),
+        "  ",
+        styled(state, style) if style else state,
+        f"  {repo['documents']} documents",
+        f"  at {commit}" if commit else "",
+        f"  {repo['remote']}" if repo.get("remote") else "",
+    )
+    if repo.get("problem"):
+        say(f"    {repo['problem']}")
+    for finding in repo.get("findings", [])[:5]:
+        where = f"{finding['file']}:{finding['line']}" if finding.get("line") else finding["file"]
+        say(styled(f"    {where} {finding['rule']} {finding['message']}", "red"))
+
+
+@org_app.command("list")
+def list_repositories(
+    database: str | None = DatabaseOption, fmt: OutputFormat = FormatOption
+) -> None:
+    """List the org index's repositories, their clones and sync states."""
+
+    def render(result: dict[str, Any]) -> None:
+        say(f"Org index: {result['index']}")
+        if not result["repositories"]:
+            say("No repositories yet: `teamlore org add PATH`.")
+        for repo in result["repositories"]:
+            _repository_line(repo)
+            say(f"    {repo['path']}")
+
+    _run("org.list", {}, fmt, render, database)
+
+
+def _render_sync(result: dict[str, Any]) -> None:
+    for repo in result["repositories"]:
+        outcome = repo["outcome"]
+        style = {"synced": "green", "missing": "yellow", "skipped": "red"}.get(outcome, "")
+        counts = (
+            f" +{repo['added']} ~{repo['changed']} -{repo['deleted']}"
+            if outcome == "synced"
+            else ""
+        )
+        say(
+            styled(repo["repository"], "bold"),
+            "  ",
+            styled(outcome, style) if style else outcome,
+            counts,
+            f"  {repo['documents']} documents",
+        )
+        if repo.get("problem"):
+            say(f"    {repo['problem']}")
+        for finding in repo.get("findings", [])[:5]:
+            say(styled(f"    {finding['file']} {finding['rule']} {finding['message']}", "red"))
+    say(f"Index generation {result['generation']}, {result['index']}.")
+
+
+@org_app.command("sync")
+def sync(
+    wait: float = typer.Option(
+        120.0, "--wait", help="Seconds to wait while another org sync holds the index."
+    ),
+    lexical: bool = typer.Option(False, "--lexical", help="Store no embeddings."),
+    database: str | None = DatabaseOption,
+    fmt: OutputFormat = FormatOption,
+) -> None:
+    """Index each repository's committed memory: new, changed and deleted documents."""
+    _run("org.sync", {"wait": wait, "lexical": lexical}, fmt, _render_sync, database, "org sync")
+
+
+def _render_search(result: dict[str, Any]) -> None:
+    say(f"generation {result['generation']}, {paths_line(result)}")
+    if not result["results"]:
+        say("No matching memory in the org index.")
+    for hit in result["results"]:
+        # three short lines a hit, so the text view reads at 80 columns
+        say(
+            styled(f"{hit['repository']}: {hit['id']}", "bold"),
+            f"  {hit['kind']}, score {hit['score']:.2f}, {matched_by(hit)}",
+        )
+        say(f"  {hit['path']}")
+        say(f"  {hit['snippet']}")
+
+
+@org_app.command("search")
+def search(
+    query: list[str] = QueryArgument,
+    limit: int = typer.Option(10, "--limit", "-n"),
+    repository: list[str] = typer.Option(
+        [], "--repository", "-r", help="Only this repository (repeatable)."
+    ),
+    kind: list[str] = typer.Option(
+        [], "--kind", "-k", help="Only this kind: entry, scene, doctrine, skill (repeatable)."
+    ),
+    lexical: bool = LexicalOption,
+    database: str | None = DatabaseOption,
+    fmt: OutputFormat = FormatOption,
+) -> None:
+    """Search every repository's reviewed memory; results name their repository."""
+    payload = {
+        "query": query_text(query),
+        "limit": limit,
+        "repository": repository,
+        "kind": kind,
+        "lexical": lexical,
+    }
+    _run("org.search", payload, fmt, _render_search, database)
+
+
+@org_app.command("status")
+def status(database: str | None = DatabaseOption, fmt: OutputFormat = FormatOption) -> None:
+    """Show the org index: where it is, its repositories and document counts."""
+
+    def render(result: dict[str, Any]) -> None:
+        say(f"Org index   {result['index']}, generation {result['generation']}")
+        say(f"Documents   {result['documents']} ({result['embedded']} with embeddings)")
+        for repo in result["repositories"]:
+            _repository_line(repo)
+
+    _run("org.status", {}, fmt, render, database)
+
+
+@org_app.command("serve")
+def serve(
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (loopback)."),
+    port: int = typer.Option(8765, "--port", help="Port to listen on."),
+    allow_remote: bool = typer.Option(
+        False, "--allow-remote", help="Listen beyond loopback (put a TLS reverse proxy in front)."
+    ),
+    rate: int = typer.Option(120, "--rate", min=1, help="Requests per minute each token may make."),
+    database: str | None = DatabaseOption,
+) -> None:
+    """Serve the org index's read-only MCP tools over Streamable HTTP at /mcp (bearer tokens)."""
+    from teamlore.mcp.org_http import ServeOptions
+    from teamlore.mcp.org_http import serve as serve_http
+
+    try:
+        serve_http(
+            ServeOptions(
+                host=host,
+                port=port,
+                cwd=Path.cwd(),
+                database=database,
+                rate=rate,
+                allow_remote=allow_remote,
+            )
+        )
+    except errors.TeamloreError as err:
+        fail(err, OutputFormat.text)
+
+
+@org_token_app.command("create")
+def token_create(
+    name: str = typer.Argument(..., help="Who or what the token is for."),
+    database: str | None = DatabaseOption,
+    fmt: OutputFormat = FormatOption,
+) -> None:
+    """Create a bearer token for org serve; it is shown once, only its hash is kept."""
+
+    def render(result: dict[str, Any]) -> None:
+        stdout.print(result["token"], markup=False, highlight=False, soft_wrap=True)
+        say(styled("Shown once: store it now (teamlore keeps only its hash).", "yellow"))
+
+    _run("org.token_create", {"name": name}, fmt, render, database)
+
+
+@org_token_app.command("revoke")
+def token_revoke(
+    name: str = typer.Argument(..., help="The token's name."),
+    database: str | None = DatabaseOption,
+    fmt: OutputFormat = FormatOption,
+) -> None:
+    """Revoke a token: its next request to org serve gets 401."""
+    _run("org.token_revoke", {"name": name}, fmt, lambda r: say(f"Revoked {r['name']}."), database)
+
+
+@org_token_app.command("list")
+def token_list(database: str | None = DatabaseOption, fmt: OutputFormat = FormatOption) -> None:
+    """List the tokens of org serve (names and dates, never a token)."""
+
+    def render(result: dict[str, Any]) -> None:
+        if not result["tokens"]:
+            say("No tokens: `teamlore org token create NAME`.")
+        for token in result["tokens"]:
+            revoked = f", revoked {token['revokedAt']}" if token["revokedAt"] else ""
+            say(f"{token['name']}  created {token['createdAt']}{revoked}")
+
+    _run("org.token_list", {}, fmt, render, database)

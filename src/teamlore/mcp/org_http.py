@@ -1,0 +1,162 @@
+"""`teamlore org serve`: the org index's read-only MCP tools over Streamable HTTP at `/mcp`.
+
+The MCP server is the stdio server's (`build_server` with capability `org`: the same tools,
+results and errors); the SDK's Streamable HTTP session manager carries it, stateless, so every
+request stands alone. In front of it (docs/org.md "Serving"):
+- every request needs `Authorization: Bearer TOKEN` of a live token (`org token create`); a
+  missing, wrong or revoked token gets 401 with no detail and no body;
+- each token may make `rate` requests a minute (429 with `Retry-After` beyond);
+- anything but loopback needs `allow_remote` (the CLI's `--allow-remote`), and a warning says
+  that TLS is a reverse proxy's job; on loopback the SDK's DNS-rebinding check holds the Host.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from teamlore.core import errors
+from teamlore.mcp.server import build_server
+from teamlore.ops.org.tokens import authenticate
+from teamlore.ops.registry import OpContext
+
+LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
+DEFAULT_RATE = 120  # requests per minute and token
+REMOTE_WARNING = (
+    "warning: org serve listens on {host}, beyond this machine. Every request needs a token, "
+    "but this is plain HTTP: put a reverse proxy that terminates TLS in front (docs/org.md)."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ServeOptions:
+    host: str
+    port: int
+    cwd: Path
+    home: Path | None = None
+    database: str | None = None
+    rate: int = DEFAULT_RATE
+    allow_remote: bool = False
+
+
+@dataclass
+class RateLimiter:
+    """Per-token buckets of `per_minute` requests (one minute's worth), refilled continuously;
+    they live in the serving process."""
+
+    per_minute: int
+    _buckets: dict[str, tuple[float, float]] = field(default_factory=dict)  # tokens, last time
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def allow(self, name: str, now: float | None = None) -> bool:
+        moment = time.monotonic() if now is None else now
+        with self._lock:
+            level, last = self._buckets.get(name, (float(self.per_minute), moment))
+            level = min(float(self.per_minute), level + (moment - last) * self.per_minute / 60.0)
+            if level < 1.0:
+                self._buckets[name] = (level, moment)
+                return False
+            self._buckets[name] = (level - 1.0, moment)
+            return True
+
+
+def check_host(options: ServeOptions) -> None:
+    if options.host not in LOOPBACK and not options.allow_remote:
+        raise errors.TeamloreError(
+            errors.INVALID_ARGUMENT,
+            f"org serve binds to loopback only; to listen on {options.host} give --allow-remote "
+            "(and put a TLS reverse proxy in front)",
+        )
+
+
+class _Guarded:
+    """The /mcp endpoint: token, then rate limit, then the SDK's transport."""
+
+    def __init__(self, manager: StreamableHTTPSessionManager, options: ServeOptions) -> None:
+        self.manager = manager
+        self.context = OpContext(cwd=options.cwd, home=options.home, org_database=options.database)
+        self.limiter = RateLimiter(options.rate)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        header = _header(scope, b"authorization")
+        name = await anyio.to_thread.run_sync(authenticate, self.context, header)
+        if name is None:
+            await _refuse(send, 401, [(b"www-authenticate", b"Bearer")])
+            return
+        if not self.limiter.allow(name):
+            await _refuse(send, 429, [(b"retry-after", b"1")])
+            return
+        await self.manager.handle_request(scope, receive, send)
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", []):
+        if key.lower() == name:
+            return bytes(value).decode("latin-1")
+    return None
+
+
+async def _refuse(send: Send, status: int, headers: list[tuple[bytes, bytes]]) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-length", b"0"), *headers],
+        }
+    )
+    await send({"type": "http.response.body", "body": b""})
+
+
+def org_app(options: ServeOptions) -> Starlette:
+    server = build_server(
+        ["org"], cwd=options.cwd, home=options.home, org_database=options.database
+    )
+    loopback = options.host in LOOPBACK
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=loopback,
+        allowed_hosts=[f"{h}:*" for h in ("127.0.0.1", "localhost", "[::1]")],
+        allowed_origins=[f"http://{h}:*" for h in ("127.0.0.1", "localhost", "[::1]")],
+    )
+    manager = StreamableHTTPSessionManager(app=server, stateless=True, security_settings=security)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with manager.run():
+            yield
+
+    guarded: Any = _Guarded(manager, options)
+    return Starlette(
+        routes=[Route("/mcp", endpoint=guarded, methods=["GET", "POST", "DELETE"])],
+        lifespan=lifespan,
+    )
+
+
+def serve(options: ServeOptions) -> None:
+    """Run until interrupted (stderr says where it listens)."""
+    import uvicorn
+
+    check_host(options)
+    if options.host not in LOOPBACK:
+        print(REMOTE_WARNING.format(host=options.host), file=sys.stderr)
+    app = org_app(options)
+    print(
+        f"teamlore org serve: MCP at http://{options.host}:{options.port}/mcp "
+        f"(bearer tokens: teamlore org token create NAME)",
+        file=sys.stderr,
+    )
+    uvicorn.Server(
+        uvicorn.Config(app, host=options.host, port=options.port, log_level="warning")
+    ).run()

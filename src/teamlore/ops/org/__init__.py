@@ -1,0 +1,1 @@
+"""Operations on the org index (docs/org.md): repositories, sync, search, status, tokens."""

@@ -1,0 +1,218 @@
+"""The org index's operations (docs/org.md).
+
+`org.add`, `org.remove`, `org.list` and `org.sync` are local housekeeping of whoever runs the
+index (CLI-only: they name clones by absolute path). `org.search` and `org.status` are the
+read-only tools `org serve` exposes (capability `org`); what they return names repositories,
+public remote identities and repository-relative paths, never a clone's path on disk.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field
+
+from teamlore.core import errors
+from teamlore.core.strict import STRICT
+from teamlore.core.timeutil import now_instant
+from teamlore.memory.store.search import MAX_LIMIT, MAX_QUERY_CHARS
+from teamlore.ops.memory.vectors import configured_vectors
+from teamlore.ops.org.stores import org_store
+from teamlore.ops.registry import OpContext, operation
+from teamlore.org.store import SCHEMA_VERSION, Repository, SearchFilter
+
+REPOSITORY_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$"
+SYNC_WAIT_SECONDS = 120.0
+
+
+class _Strict(BaseModel):
+    model_config = STRICT
+
+
+class AddRequest(_Strict):
+    path: str = Field(min_length=1, max_length=4096, description="A clone of the repository.")
+    name: str | None = Field(
+        None, pattern=REPOSITORY_NAME, description="Name in the index (default: the folder's)."
+    )
+
+
+@operation("org.add", input_model=AddRequest, side_effect="state-write")
+def org_add(ctx: OpContext, request: AddRequest) -> dict[str, Any]:
+    """Add a clone to the org index (its committed .threadshare/memory is indexed by org sync)."""
+    import re
+
+    from teamlore.org.reader import RepositoryGone, head_state, remote_url
+    from teamlore.repo.public_identity import public_repository_identity
+
+    clone = (ctx.cwd / Path(request.path).expanduser()).resolve()
+    try:
+        head_state(clone)
+    except RepositoryGone as gone:
+        raise errors.TeamloreError(
+            errors.NOT_A_GIT_REPOSITORY, f"{request.path}: {gone.why}"
+        ) from None
+    name = request.name or clone.name
+    if not re.match(REPOSITORY_NAME, name):
+        raise errors.TeamloreError(
+            errors.INVALID_ARGUMENT, f"{name!r} cannot name a repository; give --name"
+        )
+    store = org_store(ctx)
+    for known in store.repositories():
+        if known.name == name or known.path == str(clone):
+            what = f"named {name}" if known.name == name else f"for this clone ({known.name})"
+            raise errors.TeamloreError(
+                errors.ORG_REPOSITORY_EXISTS, f"the org index already has a repository {what}"
+            )
+    remote = public_repository_identity(remote_url(clone))
+    store.add_repository(Repository(name, str(clone), remote, now_instant()))
+    return {"repository": name, "remote": remote, "index": store.where}
+
+
+class NameRequest(_Strict):
+    name: str = Field(pattern=REPOSITORY_NAME, description="The repository's name in the index.")
+
+
+@operation("org.remove", input_model=NameRequest, side_effect="state-write", idempotent=False)
+def org_remove(ctx: OpContext, request: NameRequest) -> dict[str, Any]:
+    """Remove a repository and its documents from the org index (the clone is not touched)."""
+    store = org_store(ctx)
+    known = {r.name: r for r in store.repositories()}
+    if request.name not in known:
+        raise errors.TeamloreError(
+            errors.ORG_REPOSITORY_UNKNOWN, f"the org index has no repository named {request.name}"
+        )
+    store.remove_repository(request.name)
+    return {"repository": request.name, "documentsRemoved": known[request.name].documents}
+
+
+class EmptyRequest(_Strict):
+    pass
+
+
+@operation("org.list", input_model=EmptyRequest, side_effect="read")
+def org_list(ctx: OpContext, request: EmptyRequest) -> dict[str, Any]:
+    """List the org index's repositories with their clones, states and document counts."""
+    store = org_store(ctx)
+    return {
+        "index": store.where,
+        "repositories": [{**_public(r), "path": r.path} for r in store.repositories()],
+    }
+
+
+def _public(repository: Repository) -> dict[str, Any]:
+    """What anyone may see of a repository: no path on disk."""
+    return {
+        "name": repository.name,
+        "remote": repository.remote,
+        "state": repository.state,
+        "commit": repository.commit,
+        "syncedAt": repository.synced_at,
+        "documents": repository.documents,
+        "problem": repository.problem,
+        "findings": repository.findings,
+    }
+
+
+class SyncRequest(_Strict):
+    wait: float = Field(
+        SYNC_WAIT_SECONDS,
+        ge=0,
+        le=3600,
+        description="Seconds to wait while another org sync holds the index.",
+    )
+    lexical: bool = Field(False, description="Store no embeddings (words-only search).")
+
+
+@operation("org.sync", input_model=SyncRequest, side_effect="state-write")
+def org_sync(ctx: OpContext, request: SyncRequest) -> dict[str, Any]:
+    """Index each repository's committed memory tree: new, changed and deleted documents."""
+    from dataclasses import asdict
+
+    from teamlore.org.store import lock_holder
+    from teamlore.org.sync import sync_org
+
+    store = org_store(ctx)
+    embedder, vector = configured_vectors(ctx, lexical=request.lexical)
+    results = sync_org(
+        store, embedder, holder=lock_holder(), wait_seconds=request.wait, progress=ctx.progress
+    )
+    return {
+        "index": store.where,
+        "generation": store.generation(),
+        "vector": vector.model_dump(mode="json", by_alias=True, exclude_none=True),
+        "repositories": [{_camel(k): v for k, v in asdict(result).items()} for result in results],
+    }
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+Kind = Literal["entry", "scene", "doctrine", "skill"]
+
+
+class SearchRequest(_Strict):
+    query: str = Field(
+        min_length=1,
+        max_length=MAX_QUERY_CHARS,
+        description="Words, identifiers, a question or a situation; Chinese works too.",
+    )
+    limit: int = Field(10, ge=1, le=MAX_LIMIT)
+    repository: list[Annotated[str, Field(max_length=100)]] = Field(
+        default_factory=list, max_length=100, description="Only these repositories."
+    )
+    kind: list[Kind] = Field(default_factory=list, max_length=4, description="Only these kinds.")
+    lexical: bool = Field(False, description="Rank by words alone; skip the embedding ranking.")
+
+
+@operation(
+    "org.search",
+    input_model=SearchRequest,
+    side_effect="read",
+    capability="org",
+    mcp_tool="threadshare_org_search",
+    description="Search the reviewed team memory of every repository in this organisation's "
+    "index by words and by meaning (the ranking of threadshare_memory_search); each result "
+    "names its repository and its path inside it. Filter by repository names and kinds.",
+)
+def org_search(ctx: OpContext, request: SearchRequest) -> dict[str, Any]:
+    """Search the reviewed memory of every repository in the org index."""
+    from teamlore.org.search import search_org
+
+    store = org_store(ctx)
+    embedder, vector = configured_vectors(ctx, lexical=request.lexical)
+    result = search_org(
+        store,
+        request.query,
+        limit=request.limit,
+        where=SearchFilter(tuple(request.repository), tuple(request.kind)),
+        embedder=embedder,
+        skipped=vector,
+    )
+    return result.model_dump(mode="json", by_alias=True)
+
+
+@operation(
+    "org.status",
+    input_model=EmptyRequest,
+    side_effect="read",
+    capability="org",
+    mcp_tool="threadshare_org_status",
+    description="The organisation's memory index: its repositories (name, public remote, "
+    "state, commit synced, document count, why one was not indexed), document counts and "
+    "where the index lives.",
+)
+def org_status(ctx: OpContext, request: EmptyRequest) -> dict[str, Any]:
+    """Show the org index: repositories, their sync state and document counts."""
+    store = org_store(ctx)
+    repositories = store.repositories()
+    return {
+        "backend": store.backend,
+        "index": store.where,
+        "schemaVersion": SCHEMA_VERSION,
+        "generation": store.generation(),
+        **store.counts(),
+        "repositories": [_public(r) for r in repositories],
+    }

@@ -1,0 +1,47 @@
+"""Which org store an operation uses, opened once per process (docs/org.md "Storage").
+
+`ctx.org_database` (the CLI's `--database`, `org serve`'s launch), else `TEAMLORE_ORG_DATABASE`,
+names a PostgreSQL server; nothing names the embedded index under the state dir. A store stays
+open for the process (a pool of connections for `org serve`), and is closed at exit.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+
+from teamlore.core.paths import resolve_home
+from teamlore.ops.registry import OpContext
+from teamlore.org.backends import open_store
+from teamlore.org.store import OrgStore
+
+DATABASE_VARIABLE = "TEAMLORE_ORG_DATABASE"
+
+_OPEN: dict[tuple[str, str], OrgStore] = {}
+_LOCK = threading.Lock()
+
+
+def database_of(ctx: OpContext) -> str | None:
+    return ctx.org_database or os.environ.get(DATABASE_VARIABLE) or None
+
+
+def org_store(ctx: OpContext) -> OrgStore:
+    database = database_of(ctx)
+    home = resolve_home(ctx.home)
+    key = (database or "", str(home))
+    with _LOCK:
+        store = _OPEN.get(key)
+        if store is None:
+            store = _OPEN[key] = open_store(database, home)
+        return store
+
+
+def close_stores() -> None:
+    with _LOCK:
+        for store in _OPEN.values():
+            store.close()
+        _OPEN.clear()
+
+
+atexit.register(close_stores)

@@ -1,0 +1,491 @@
+"""The PostgreSQL org store (docs/org.md "A team server"): psycopg 3 with a connection pool.
+
+Words: each document's analyzed text (`core.analyzer`: CJK runs as unigrams + bigrams,
+identifiers split and kept whole) becomes a tsvector built lexeme by lexeme, with positions, so
+PostgreSQL's own parser and dictionaries never re-split it: Chinese is found by the same bigrams
+as in SQLite, and one- or two-character queries work. A GIN index answers the match; `ts_rank_cd`
+orders the candidates after the number of query terms each holds (the rule of memory search).
+
+Meaning: vectors are stored as memory search stores them (a float32 scale + int8 per dimension,
+`bytea`) and ranked in the serving process (docs/org.md "Vectors" has the figures that chose this
+over ranking a `float4[]` column in SQL; Debian bookworm's server has no pgvector).
+
+`org sync` holds a session advisory lock for its whole run and writes who holds it into
+`org_meta`, so a second sync waits, then says who holds it. Schema migrations run under a
+transaction-scoped advisory lock, numbered in `org_schema`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+from psycopg.conninfo import conninfo_to_dict
+from psycopg.types.json import Jsonb
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from teamlore.core import errors
+from teamlore.core.analyzer import Query, QueryTerm
+from teamlore.core.timeutil import now_instant
+from teamlore.org.store import (
+    SCHEMA_VERSION,
+    SYNC_LOCK_KEY,
+    Backend,
+    Document,
+    LexicalHit,
+    Repository,
+    SearchFilter,
+    StoredHit,
+    StoredVectors,
+    Token,
+)
+
+CONNECT_TIMEOUT_S = 5
+POOL_MAX = 4
+_MIGRATION_LOCK = SYNC_LOCK_KEY + 1
+MAX_POSITION = 16383  # tsvector positions (PostgreSQL clamps beyond)
+MAX_POSITIONS = 255  # per lexeme
+
+MIGRATIONS = [
+    """
+CREATE TABLE org_meta (key text PRIMARY KEY, value text NOT NULL);
+INSERT INTO org_meta VALUES ('generation', '0');
+INSERT INTO org_meta VALUES ('index_id', md5(random()::text || clock_timestamp()::text));
+CREATE TABLE org_repositories (
+  name text PRIMARY KEY,
+  path text NOT NULL,
+  remote text,
+  added_at text NOT NULL,
+  state text NOT NULL,
+  head_commit text,
+  memory_tree text,
+  synced_at text,
+  problem text,
+  findings jsonb NOT NULL DEFAULT '[]'
+);
+CREATE TABLE org_documents (
+  id bigserial PRIMARY KEY,
+  repository text NOT NULL REFERENCES org_repositories(name) ON DELETE CASCADE,
+  path text NOT NULL,
+  kind text NOT NULL,
+  doc_id text NOT NULL,
+  blob text NOT NULL,
+  entry_type text,
+  status text NOT NULL,
+  title text NOT NULL,
+  body text NOT NULL,
+  lexemes tsvector NOT NULL,
+  space text,
+  vector bytea,
+  headline_vector bytea,
+  UNIQUE (repository, path)
+);
+CREATE INDEX org_documents_lexemes ON org_documents USING gin (lexemes);
+CREATE TABLE org_tokens (
+  name text PRIMARY KEY,
+  digest text NOT NULL UNIQUE,
+  created_at text NOT NULL,
+  revoked_at text
+);
+"""
+]
+
+_HIT_COLUMNS = "id, repository, kind, doc_id, path, entry_type, status, title, body"
+
+
+def server_address(database: str) -> str:
+    """`host:port/dbname` of a connection string, without user or password."""
+    try:
+        parts = conninfo_to_dict(database)
+    except psycopg.ProgrammingError:
+        return "an unparsable connection string"
+    host = parts.get("host") or parts.get("hostaddr") or "localhost"
+    return f"{host}:{parts.get('port') or 5432}/{parts.get('dbname') or ''}".rstrip("/")
+
+
+def unavailable(database: str, exc: BaseException) -> errors.TeamloreError:
+    """ORG_DATABASE_UNAVAILABLE naming host and port, never the password."""
+    reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+    password = _password(database)
+    if password:
+        reason = reason.replace(password, "***")
+    return errors.TeamloreError(
+        errors.ORG_DATABASE_UNAVAILABLE,
+        f"cannot use the org database at {server_address(database)}: {reason}",
+        server=server_address(database),
+    )
+
+
+def _password(database: str) -> str | None:
+    try:
+        password = conninfo_to_dict(database).get("password")
+    except psycopg.ProgrammingError:
+        return None
+    return str(password) if password else None
+
+
+@dataclass
+class PostgresStore:
+    pool: ConnectionPool[psycopg.Connection[Any]]
+    database: str
+    backend: Backend = "postgresql"
+
+    @classmethod
+    def open(cls, database: str) -> PostgresStore:
+        try:
+            pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
+                database,
+                min_size=1,
+                max_size=POOL_MAX,
+                kwargs={"connect_timeout": CONNECT_TIMEOUT_S, "application_name": "teamlore"},
+                open=False,
+            )
+            pool.open(wait=True, timeout=CONNECT_TIMEOUT_S + 1)
+        except (psycopg.Error, PoolTimeout) as exc:
+            raise unavailable(database, _cause(database, exc)) from None
+        store = cls(pool, database)
+        with store._conn() as conn:
+            _migrate(conn)
+        return store
+
+    @property
+    def where(self) -> str:
+        return f"postgresql ({server_address(self.database)})"
+
+    def close(self) -> None:
+        self.pool.close()
+
+    @contextmanager
+    def _conn(self) -> Iterator[psycopg.Connection[Any]]:
+        """A pooled connection; its transaction commits when the block ends."""
+        try:
+            with self.pool.connection(timeout=CONNECT_TIMEOUT_S * 2) as conn:
+                yield conn
+        except (psycopg.OperationalError, PoolTimeout) as exc:
+            raise unavailable(self.database, exc) from None
+
+    # ---------------------------------------------------------------------------- repositories
+
+    def add_repository(self, repository: Repository) -> None:
+        with self._conn() as conn:
+            conn.execute(
+                "INSERT INTO org_repositories (name, path, remote, added_at, state) "
+                "VALUES (%s, %s, %s, %s, 'new')",
+                (repository.name, repository.path, repository.remote, repository.added_at),
+            )
+
+    def remove_repository(self, name: str) -> int:
+        with self._conn() as conn:
+            conn.execute("DELETE FROM org_documents WHERE repository = %s", (name,))
+            removed = conn.execute("DELETE FROM org_repositories WHERE name = %s", (name,))
+            _bump(conn)
+            return removed.rowcount
+
+    def repositories(self) -> list[Repository]:
+        with self._conn() as conn:
+            counts = dict(
+                conn.execute(
+                    "SELECT repository, count(*) FROM org_documents GROUP BY repository"
+                ).fetchall()
+            )
+            rows = conn.execute(
+                "SELECT name, path, remote, added_at, state, head_commit, memory_tree, "
+                "synced_at, problem, findings FROM org_repositories ORDER BY name"
+            ).fetchall()
+        return [
+            Repository(
+                name=row[0],
+                path=row[1],
+                remote=row[2],
+                added_at=row[3],
+                state=row[4],
+                commit=row[5],
+                tree=row[6],
+                synced_at=row[7],
+                problem=row[8],
+                findings=list(row[9]),
+                documents=int(counts.get(row[0], 0)),
+            )
+            for row in rows
+        ]
+
+    def record(self, repository: Repository) -> None:
+        with self._conn() as conn:
+            _record(conn, repository)
+
+    # ------------------------------------------------------------------------------- documents
+
+    def stored_blobs(self, repository: str) -> dict[str, str]:
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT path, blob FROM org_documents WHERE repository = %s", (repository,)
+            ).fetchall()
+        return {row[0]: row[1] for row in rows}
+
+    def apply(self, repository: Repository, upserts: list[Document], deletes: list[str]) -> None:
+        with self._conn() as conn:
+            paths = [*deletes, *(d.path for d in upserts)]
+            conn.execute(
+                "DELETE FROM org_documents WHERE repository = %s AND path = ANY(%s)",
+                (repository.name, paths),
+            )
+            with conn.cursor() as cursor:
+                cursor.executemany(
+                    "INSERT INTO org_documents (repository, path, kind, doc_id, blob, entry_type, "
+                    "status, title, body, lexemes, space, vector, headline_vector) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::tsvector, %s, %s, %s)",
+                    [
+                        (
+                            d.repository,
+                            d.path,
+                            d.kind,
+                            d.doc_id,
+                            d.blob,
+                            d.entry_type,
+                            d.status,
+                            d.title,
+                            d.body,
+                            tsvector_text(d.analyzed),
+                            d.space,
+                            d.vector,
+                            d.headline_vector,
+                        )
+                        for d in upserts
+                    ],
+                )
+            _record(conn, repository)
+            if upserts or deletes:
+                _bump(conn)
+
+    def generation(self) -> int:
+        with self._conn() as conn:
+            row = conn.execute("SELECT value FROM org_meta WHERE key = 'generation'").fetchone()
+        return int(row[0]) if row else 0
+
+    def stamp(self) -> tuple[str, int]:
+        with self._conn() as conn:
+            rows = dict(conn.execute("SELECT key, value FROM org_meta").fetchall())
+        return str(rows["index_id"]), int(rows["generation"])
+
+    @contextmanager
+    def sync_lock(self, wait_seconds: float, holder: str) -> Iterator[None]:
+        """A session advisory lock on a connection of its own for the whole sync; while another
+        process holds it, poll until `wait_seconds`, then LOCK_BUSY naming the holder."""
+        with self._conn() as conn:
+            conn.autocommit = True
+            deadline = time.monotonic() + wait_seconds
+            while not _try_lock(conn):
+                if time.monotonic() >= deadline:
+                    row = conn.execute(
+                        "SELECT value FROM org_meta WHERE key = 'sync_holder'"
+                    ).fetchone()
+                    raise errors.TeamloreError(
+                        errors.LOCK_BUSY,
+                        f"another org sync is running ({row[0] if row else 'holder unknown'})",
+                    )
+                time.sleep(0.1)
+            try:
+                conn.execute(
+                    "INSERT INTO org_meta VALUES ('sync_holder', %s) "
+                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    (f"{holder}, since {now_instant()}",),
+                )
+                yield
+            finally:
+                conn.execute("SELECT pg_advisory_unlock(%s)", (SYNC_LOCK_KEY,))
+                conn.autocommit = False
+
+    # ---------------------------------------------------------------------------------- search
+
+    def lexical(self, query: Query, where: SearchFilter, window: int) -> list[LexicalHit]:
+        """The `window` documents holding the most query terms, then the strongest by
+        `ts_rank_cd`: the GIN index finds the documents holding any term. Every tsquery is a
+        parameter (never text in the statement)."""
+        terms = [tsquery_text(term) for term in query.terms]
+        held = " + ".join("(lexemes @@ %s::tsquery)::int" for _ in terms)
+        conditions, params = _filter_sql(where)
+        statement = (
+            f"SELECT id, {held} AS held, ts_rank_cd(lexemes, q) AS strength "
+            "FROM org_documents, CAST(%s AS tsquery) AS q "
+            f"WHERE lexemes @@ q{conditions} ORDER BY held DESC, strength DESC, id LIMIT %s"
+        )
+        any_term = " | ".join(f"({term})" for term in terms)
+        with self._conn() as conn:
+            rows = conn.execute(statement, (*terms, any_term, *params, window)).fetchall()
+        return [LexicalHit(int(row[0]), int(row[1]), float(row[2])) for row in rows]
+
+    def hits(self, docs: list[int]) -> dict[int, StoredHit]:
+        with self._conn() as conn:
+            rows = conn.execute(
+                f"SELECT {_HIT_COLUMNS} FROM org_documents WHERE id = ANY(%s)", (docs,)
+            ).fetchall()
+        return {int(row[0]): StoredHit(*row) for row in rows}
+
+    def vectors(self, space: str) -> StoredVectors:
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT id, vector, headline_vector, repository, kind, status FROM org_documents "
+                "WHERE space = %s AND vector IS NOT NULL ORDER BY id",
+                (space,),
+            ).fetchall()
+        return StoredVectors(
+            [int(row[0]) for row in rows],
+            [bytes(row[1]) for row in rows],
+            [None if row[2] is None else bytes(row[2]) for row in rows],
+            [(row[3], row[4], row[5]) for row in rows],
+        )
+
+    def counts(self) -> dict[str, Any]:
+        with self._conn() as conn:
+            documents, embedded = conn.execute(
+                "SELECT count(*), count(vector) FROM org_documents"
+            ).fetchone() or (0, 0)
+            pgvector = conn.execute(
+                "SELECT count(*) FROM pg_available_extensions WHERE name = 'vector'"
+            ).fetchone()
+            version = conn.execute("SHOW server_version").fetchone()
+        return {
+            "documents": int(documents),
+            "embedded": int(embedded),
+            "vectorStorage": "bytea, ranked in the serving process",
+            "pgvectorAvailable": bool(pgvector and pgvector[0]),
+            "serverVersion": version[0] if version else None,
+        }
+
+    # ---------------------------------------------------------------------------------- tokens
+
+    def add_token(self, name: str, digest: str, created_at: str) -> None:
+        with self._conn() as conn:
+            inserted = conn.execute(
+                "INSERT INTO org_tokens (name, digest, created_at) VALUES (%s, %s, %s) "
+                "ON CONFLICT (name) DO NOTHING",
+                (name, digest, created_at),
+            ).rowcount
+        if not inserted:
+            raise errors.TeamloreError(
+                errors.INVALID_ARGUMENT, f"a token named {name!r} already exists"
+            )
+
+    def revoke_token(self, name: str, revoked_at: str) -> bool:
+        with self._conn() as conn:
+            changed = conn.execute(
+                "UPDATE org_tokens SET revoked_at = %s WHERE name = %s AND revoked_at IS NULL",
+                (revoked_at, name),
+            ).rowcount
+        return bool(changed)
+
+    def token_named(self, digest: str) -> str | None:
+        with self._conn() as conn:
+            row = conn.execute(
+                "SELECT name FROM org_tokens WHERE digest = %s AND revoked_at IS NULL", (digest,)
+            ).fetchone()
+        return None if row is None else str(row[0])
+
+    def tokens(self) -> list[Token]:
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT name, created_at, revoked_at FROM org_tokens ORDER BY name"
+            ).fetchall()
+        return [Token(*row) for row in rows]
+
+
+def _cause(database: str, exc: BaseException) -> BaseException:
+    """A pool that could not open says only that it timed out: ask once directly for why."""
+    if not isinstance(exc, PoolTimeout):
+        return exc
+    try:
+        psycopg.connect(database, connect_timeout=CONNECT_TIMEOUT_S).close()
+    except psycopg.Error as direct:
+        return direct
+    return exc
+
+
+def _try_lock(conn: psycopg.Connection[Any]) -> bool:
+    row = conn.execute("SELECT pg_try_advisory_lock(%s)", (SYNC_LOCK_KEY,)).fetchone()
+    return bool(row and row[0])
+
+
+def _migrate(conn: psycopg.Connection[Any]) -> None:
+    conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+    conn.execute("CREATE TABLE IF NOT EXISTS org_schema (version integer NOT NULL)")
+    row = conn.execute("SELECT max(version) FROM org_schema").fetchone()
+    current = int(row[0]) if row and row[0] is not None else 0
+    if current > SCHEMA_VERSION:
+        raise errors.TeamloreError(
+            errors.DB_SCHEMA_TOO_NEW, f"the org database has schema {current}, newer than ours"
+        )
+    for number, script in enumerate(MIGRATIONS[current:], start=current + 1):
+        conn.execute(script)  # no parameters: psycopg sends the script as one simple query
+        conn.execute("INSERT INTO org_schema VALUES (%s)", (number,))
+
+
+def _record(conn: psycopg.Connection[Any], repository: Repository) -> None:
+    conn.execute(
+        "UPDATE org_repositories SET state = %s, head_commit = %s, memory_tree = %s, "
+        "synced_at = %s, problem = %s, findings = %s WHERE name = %s",
+        (
+            repository.state,
+            repository.commit,
+            repository.tree,
+            repository.synced_at,
+            repository.problem,
+            Jsonb(repository.findings),
+            repository.name,
+        ),
+    )
+
+
+def _bump(conn: psycopg.Connection[Any]) -> None:
+    conn.execute("UPDATE org_meta SET value = (value::bigint + 1)::text WHERE key = 'generation'")
+
+
+def _filter_sql(where: SearchFilter) -> tuple[str, list[Any]]:
+    text, params = "", []
+    if where.repositories:
+        text += " AND repository = ANY(%s)"
+        params.append(list(where.repositories))
+    if where.kinds:
+        text += " AND kind = ANY(%s)"
+        params.append(list(where.kinds))
+    if not where.include_deprecated:
+        text += " AND status = 'approved'"
+    return text, params
+
+
+# --------------------------------------------------------------------------------------------
+# the analyzer's tokens as tsvector / tsquery text (docs/org.md "Chinese on PostgreSQL")
+
+
+def _lexeme(token: str) -> str:
+    return "'" + token.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def tsvector_text(analyzed: str) -> str:
+    """The analyzed text as tsvector input: every token a lexeme, with its positions."""
+    positions: dict[str, list[int]] = {}
+    for position, token in enumerate(analyzed.split(), start=1):
+        kept = positions.setdefault(token, [])
+        if len(kept) < MAX_POSITIONS:
+            kept.append(min(position, MAX_POSITION))
+    return " ".join(
+        f"{_lexeme(token)}:{','.join(map(str, sorted(set(found))))}"
+        for token, found in positions.items()
+    )
+
+
+def tsquery_text(term: QueryTerm) -> str:
+    """One query term as tsquery input (the FTS5 expression `QueryTerm.expr` builds, in
+    PostgreSQL's syntax: a phrase's tokens follow each other, a prefix ends in `:*`)."""
+    if term.kind == "phrase":
+        return " <-> ".join(_lexeme(p) for p in term.parts)
+    star = ":*" if term.kind == "prefix" else ""
+    parts = " & ".join(
+        _lexeme(p) + (star if i == len(term.parts) - 1 else "") for i, p in enumerate(term.parts)
+    )
+    if term.whole and len(term.parts) > 1:
+        return f"{_lexeme(term.whole)}{star} | ({parts})"
+    return parts

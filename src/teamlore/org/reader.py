@@ -1,0 +1,127 @@
+"""What `org sync` reads of one clone: the memory tree of its HEAD commit, from git.
+
+Only what was committed is reviewed memory (docs/org.md): the working tree's uncommitted edits,
+sessions and anything under the state dir are never read. The tree is read with git plumbing
+(`rev-parse`, `ls-tree`, `cat-file --batch`) through `repo.git.run_git` (no hooks, no pager, no
+textconv), so a clone's checkout state does not matter and a symlink is never followed.
+
+Incremental by git object ids: the memory tree's id decides whether anything changed at all;
+each file's blob id decides which files are read again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from teamlore.core import errors
+from teamlore.memory.store.layout import MEMORY_ROOT, document_kind
+from teamlore.memory.store.tree_reader import MAX_FILE_BYTES
+from teamlore.repo.git import GitCommandError, run_git, run_git_text
+
+MAX_FILES = 50_000  # files of one memory tree (the projection's bound)
+_REGULAR_MODES = ("100644", "100755")
+
+
+@dataclass(frozen=True, slots=True)
+class TreeFile:
+    path: str  # repository-relative: .threadshare/memory/entries/x.md
+    kind: str  # entry | scene | doctrine | skill
+    blob: str  # git blob id
+    mode: str
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryTree:
+    commit: str  # full hash of HEAD
+    tree: str | None  # id of HEAD's .threadshare/memory tree; None when HEAD has none
+    files: tuple[TreeFile, ...]
+
+
+class RepositoryGone(Exception):
+    """The clone is not there any more, or is no longer a git repository with a HEAD."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
+
+
+def head_state(clone: Path) -> tuple[str, str | None]:
+    """(HEAD commit, memory tree id or None), asked of one `git cat-file --batch-check` (the
+    no-op sync of many repositories is one git process each). Raises RepositoryGone."""
+    if not clone.is_dir():
+        raise RepositoryGone("the clone's directory no longer exists")
+    try:
+        out = run_git(
+            ["cat-file", "--batch-check"], cwd=clone, stdin=f"HEAD\nHEAD:{MEMORY_ROOT}\n".encode()
+        ).decode("utf-8", "replace")
+    except GitCommandError:
+        raise RepositoryGone("not a git repository with a commit") from None
+    head, memory = (line.split() for line in out.splitlines()[:2])
+    if len(head) != 3 or head[1] != "commit":
+        raise RepositoryGone("not a git repository with a commit")
+    return head[0], memory[0] if len(memory) == 3 and memory[1] == "tree" else None
+
+
+def list_tree(clone: Path, commit: str) -> list[TreeFile]:
+    """Every memory document of the commit's memory tree (index.json and other files are not
+    documents; symlinks and submodules are listed with their mode so the caller can refuse)."""
+    raw = run_git(["ls-tree", "-r", "-z", "--long", commit, "--", f"{MEMORY_ROOT}/"], cwd=clone)
+    files: list[TreeFile] = []
+    for record in raw.split(b"\0"):
+        if not record:
+            continue
+        meta, _, name = record.partition(b"\t")
+        mode, _type, blob, size = meta.decode().split()
+        path = name.decode("utf-8", "replace")
+        kind = document_kind(path)
+        if kind is None or kind == "index":
+            continue
+        files.append(TreeFile(path, kind, blob, mode, int(size) if size.isdigit() else -1))
+        if len(files) > MAX_FILES:
+            raise errors.TeamloreError(
+                errors.INVALID_ARGUMENT, f"the memory tree holds more than {MAX_FILES} documents"
+            )
+    return files
+
+
+def refusal(file: TreeFile) -> str | None:
+    """Why a listed file is not read (the projection's refusals), or None."""
+    if file.mode not in _REGULAR_MODES:
+        return "not a regular file (a symlink or a submodule)"
+    if file.size > MAX_FILE_BYTES:
+        return f"larger than {MAX_FILE_BYTES} bytes"
+    return None
+
+
+def read_blobs(clone: Path, blobs: list[str]) -> dict[str, bytes]:
+    """The contents of these blobs, in one `git cat-file --batch`."""
+    if not blobs:
+        return {}
+    wanted = list(dict.fromkeys(blobs))
+    out = run_git(
+        ["cat-file", "--batch"],
+        cwd=clone,
+        stdin=("\n".join(wanted) + "\n").encode(),
+        max_output_bytes=len(wanted) * (MAX_FILE_BYTES + 128),
+    )
+    found: dict[str, bytes] = {}
+    position = 0
+    for blob in wanted:
+        end = out.index(b"\n", position)
+        header = out[position:end].split()
+        if len(header) != 3:  # `<oid> missing`
+            raise errors.TeamloreError(errors.GIT_FAILED, f"git cannot read blob {blob}")
+        size = int(header[2])
+        found[blob] = out[end + 1 : end + 1 + size]
+        position = end + 1 + size + 1
+    return found
+
+
+def remote_url(clone: Path) -> str | None:
+    try:
+        url = run_git_text(["config", "--get", "remote.origin.url"], cwd=clone).strip()
+    except (GitCommandError, errors.TeamloreError):
+        return None
+    return url or None

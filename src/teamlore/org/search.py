@@ -1,0 +1,246 @@
+"""`org search`: memory search's ranking over every repository of the org index (docs/org.md).
+
+The rules are memory search's (docs/hybrid-search.md), over the store's documents: the query
+goes through the same analyzer (with the same Chinese glosses); documents holding more of its
+terms come first, then the engine's strength (BM25 in SQLite, `ts_rank_cd` in PostgreSQL); the
+embedding rankings (whole text and headline) rank the same documents by meaning; the rankings
+are fused by `core.fusion.fuse`. Deprecated entries are left out. Every hit names its
+repository and its path inside it.
+
+Vectors are decoded once per process and index generation (`VectorCache`): a long-running
+`org serve` scans one int8 matrix per ranking, like memory search's packs.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from numpy.typing import NDArray
+from pydantic import BaseModel
+
+from teamlore.core import errors
+from teamlore.core.analyzer import Query, parse_query, relative_score, snippet
+from teamlore.core.fusion import fuse
+from teamlore.core.strict import WIRE
+from teamlore.memory.store.search import (
+    MAX_CANDIDATES,
+    MAX_LIMIT,
+    MAX_QUERY_CHARS,
+    MIN_SIMILARITY,
+    VECTOR_DEPTH,
+    VectorPath,
+)
+from teamlore.memory.store.vectors import best, split_blobs
+from teamlore.models.embeddings import Embedder
+from teamlore.models.glosses import with_translation
+from teamlore.org.store import LexicalHit, OrgStore, SearchFilter, StoredHit
+
+SearchPath = Literal["lexical", "vector"]
+
+
+class OrgHit(BaseModel):
+    model_config = WIRE
+
+    id: str
+    kind: str  # entry | scene | doctrine | skill
+    entry_type: str | None
+    status: Literal["approved", "deprecated"]
+    repository: str
+    path: str  # inside the repository
+    score: float
+    snippet: str
+    matched_by: list[SearchPath]
+
+
+class OrgSearchResult(BaseModel):
+    model_config = WIRE
+
+    generation: int
+    paths: list[SearchPath]
+    vector: VectorPath
+    results: list[OrgHit]
+
+
+def check_limits(query: str, limit: int) -> None:
+    if not 1 <= limit <= MAX_LIMIT:
+        raise errors.TeamloreError(
+            errors.INVALID_ARGUMENT, f"limit must be between 1 and {MAX_LIMIT}", limit=limit
+        )
+    if len(query) > MAX_QUERY_CHARS:
+        raise errors.TeamloreError(
+            errors.INVALID_ARGUMENT, f"the query is longer than {MAX_QUERY_CHARS} characters"
+        )
+
+
+def search_org(
+    store: OrgStore,
+    query: str,
+    *,
+    limit: int = 10,
+    where: SearchFilter = SearchFilter(),
+    embedder: Embedder | None = None,
+    skipped: VectorPath,
+) -> OrgSearchResult:
+    check_limits(query, limit)
+    parsed = with_translation(parse_query(query), query)
+    if not parsed.terms:
+        raise errors.TeamloreError(errors.QUERY_EMPTY)
+    stamp = store.stamp()
+    generation = stamp[1]
+    lexical = sorted(
+        store.lexical(parsed, where, MAX_CANDIDATES), key=lambda h: (-h.held, -h.strength)
+    )
+    vector_path, near, headlined = (
+        _vector_rankings(store, stamp, query, embedder, where)
+        if embedder is not None
+        else (skipped, [], [])
+    )
+    paths: list[SearchPath] = ["lexical", "vector"] if vector_path.ran else ["lexical"]
+    if vector_path.ran:
+        terms = max(len(parsed.terms), 1)
+        fused = fuse([(h.doc, h.held / terms) for h in lexical], near, headline=headlined)
+        page = fused[:limit]
+        rows = store.hits([f.key for f in page])
+        results = [
+            _hit(rows[f.key], f.score, parsed, list(f.matched_by)) for f in page if f.key in rows
+        ]
+    else:
+        results = _lexical_hits(store, parsed, lexical[:limit])
+    return OrgSearchResult(generation=generation, paths=paths, vector=vector_path, results=results)
+
+
+def _lexical_hits(store: OrgStore, parsed: Query, ranked: list[LexicalHit]) -> list[OrgHit]:
+    best_strength: dict[int, float] = {}
+    for hit in ranked:
+        best_strength[hit.held] = max(best_strength.get(hit.held, 0.0), hit.strength)
+    rows = store.hits([h.doc for h in ranked])
+    return [
+        _hit(
+            rows[h.doc],
+            relative_score(h.held, h.strength, best_strength[h.held]),
+            parsed,
+            ["lexical"],
+        )
+        for h in ranked
+        if h.doc in rows
+    ]
+
+
+def _hit(row: StoredHit, score: float, parsed: Query, by: list[SearchPath]) -> OrgHit:
+    return OrgHit(
+        id=row.doc_id,
+        kind=row.kind,
+        entry_type=row.entry_type,
+        status="deprecated" if row.status == "deprecated" else "approved",
+        repository=row.repository,
+        path=row.path,
+        score=score,
+        snippet=snippet(row.body or row.title, parsed.highlight_tokens()),
+        matched_by=by,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# vectors
+
+
+@dataclass(frozen=True, slots=True)
+class DecodedVectors:
+    docs: NDArray[np.int64]
+    scales: NDArray[np.float32]
+    values: NDArray[np.int8]
+    headline_scales: NDArray[np.float32]  # 0: no headline vector
+    headline_values: NDArray[np.int8]
+    repositories: NDArray[np.object_]
+    kinds: NDArray[np.object_]
+    approved: NDArray[np.bool_]
+
+    def keep(self, where: SearchFilter) -> NDArray[np.bool_]:
+        mask = np.ones(len(self.docs), dtype=bool)
+        if where.repositories:
+            mask &= np.isin(self.repositories, list(where.repositories))
+        if where.kinds:
+            mask &= np.isin(self.kinds, list(where.kinds))
+        if not where.include_deprecated:
+            mask &= self.approved
+        return mask
+
+    def rank(
+        self, query: NDArray[np.float32], mask: NDArray[np.bool_], *, by_headline: bool
+    ) -> list[int]:
+        scales, values = (
+            (self.headline_scales, self.headline_values)
+            if by_headline
+            else (self.scales, self.values)
+        )
+        if len(self.docs) == 0 or values.shape[1] != query.shape[0]:
+            return []
+        keep = mask & (scales > 0) if by_headline else mask
+        scores = (values @ query.astype(np.float32)) * (scales / np.float32(127))
+        return [doc for doc, _ in best(self.docs[keep], scores[keep], VECTOR_DEPTH, MIN_SIMILARITY)]
+
+
+class VectorCache:
+    """The decoded vectors of the last (index id, generation, space) asked for, per process: a
+    key names one state of one index, so a cached entry is never stale."""
+
+    def __init__(self) -> None:
+        self._key: tuple[str, int, str] | None = None
+        self._value: DecodedVectors | None = None
+        self._lock = threading.Lock()
+
+    def get(self, store: OrgStore, stamp: tuple[str, int], space: str) -> DecodedVectors:
+        key = (*stamp, space)
+        with self._lock:
+            if self._key == key and self._value is not None:
+                return self._value
+        decoded = decode(store, space)
+        with self._lock:
+            self._key, self._value = key, decoded
+        return decoded
+
+
+VECTORS = VectorCache()
+
+
+def decode(store: OrgStore, space: str) -> DecodedVectors:
+    stored = store.vectors(space)
+    scales, values = split_blobs(stored.vectors)
+    headline_scales = np.zeros(len(stored.docs), dtype=np.float32)
+    headline_values = np.zeros_like(values)
+    present = [i for i, blob in enumerate(stored.headline_vectors) if blob is not None]
+    found_scales, found_values = split_blobs([stored.headline_vectors[i] or b"" for i in present])
+    if present and found_values.shape[1] == values.shape[1]:
+        headline_scales[present], headline_values[present] = found_scales, found_values
+    return DecodedVectors(
+        np.asarray(stored.docs, dtype=np.int64),
+        scales,
+        values,
+        headline_scales,
+        headline_values,
+        np.asarray([f[0] for f in stored.flags], dtype=object),
+        np.asarray([f[1] for f in stored.flags], dtype=object),
+        np.asarray([f[2] == "approved" for f in stored.flags], dtype=bool),
+    )
+
+
+def _vector_rankings(
+    store: OrgStore, stamp: tuple[str, int], query: str, embedder: Embedder, where: SearchFilter
+) -> tuple[VectorPath, list[int], list[int]]:
+    space = embedder.space.key
+    try:
+        query_vector = embedder.embed_query(query)[0]
+    except errors.TeamloreError as exc:
+        return VectorPath(ran=False, space=space, reason=exc.message, code=exc.code), [], []
+    vectors = VECTORS.get(store, stamp, space)
+    if len(vectors.docs) == 0:
+        return VectorPath(ran=False, space=space, reason="no document has a vector yet"), [], []
+    mask = vectors.keep(where)
+    return (
+        VectorPath(ran=True, space=space, documents=len(vectors.docs)),
+        vectors.rank(query_vector, mask, by_headline=False),
+        vectors.rank(query_vector, mask, by_headline=True),
+    )

@@ -1,0 +1,157 @@
+"""The org index's storage, behind one small interface (docs/org.md "Storage").
+
+Two backends hold the same tables: embedded SQLite (`org.sqlite3` under the state dir, the
+default: one machine needs nothing) and PostgreSQL >= 15 (`--database postgresql://…` or
+`TEAMLORE_ORG_DATABASE`: a team server the people who run it already back up). Both store the
+documents' text already analyzed by `core.analyzer` (so Chinese is found by the same unigrams and
+bigrams everywhere), their embedding vectors quantized as memory search stores them, the
+repositories with the git ids they were synced at, and the hashes of the bearer tokens of
+`org serve`. Each `apply` of one repository is one transaction; a whole `org sync` holds the
+store's sync lock (a file lock, or a PostgreSQL advisory lock).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Any, Literal, NamedTuple, Protocol
+
+from teamlore.core.analyzer import Query
+
+Backend = Literal["sqlite", "postgresql"]
+RepositoryState = Literal["new", "ok", "missing", "skipped"]
+
+SCHEMA_VERSION = 1
+SYNC_LOCK_KEY = 0x7E4A_0F6C  # pg advisory lock id of `org sync` (one per database)
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """One memory document of one repository, as stored."""
+
+    repository: str
+    path: str  # repository-relative
+    kind: str  # entry | scene | doctrine | skill
+    doc_id: str
+    blob: str  # git blob id of the file
+    entry_type: str | None
+    status: str  # approved | deprecated
+    title: str
+    body: str
+    analyzed: str  # core.analyzer.analyze(document_text(...))
+    space: str | None = None  # embedding space of the vectors, None when not embedded
+    vector: bytes | None = None  # memory.store.vectors.to_blobs form
+    headline_vector: bytes | None = None
+
+
+@dataclass(slots=True)
+class Repository:
+    name: str
+    path: str  # the clone, absolute: local to the machine that syncs, never served
+    remote: str | None  # for display
+    added_at: str
+    state: RepositoryState = "new"
+    commit: str | None = None  # HEAD synced last
+    tree: str | None = None  # its memory tree id
+    synced_at: str | None = None
+    problem: str | None = None  # why the last sync did not index it
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    documents: int = 0
+
+
+class LexicalHit(NamedTuple):  # a tuple: a search builds up to a thousand of them
+    doc: int  # the document's row id
+    held: int  # query terms it holds
+    strength: float  # BM25 (SQLite) or ts_rank (PostgreSQL): higher is better
+
+
+@dataclass(frozen=True, slots=True)
+class StoredHit:
+    doc: int
+    repository: str
+    kind: str
+    doc_id: str
+    path: str
+    entry_type: str | None
+    status: str
+    title: str
+    body: str
+
+
+@dataclass(frozen=True, slots=True)
+class StoredVectors:
+    """Every document's vectors in one space, in row-id order (rows without one are absent)."""
+
+    docs: list[int]
+    vectors: list[bytes]
+    headline_vectors: list[bytes | None]
+    flags: list[tuple[str, str, str]]  # (repository, kind, status) per row
+
+
+@dataclass(frozen=True, slots=True)
+class SearchFilter:
+    repositories: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
+    include_deprecated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    name: str
+    created_at: str
+    revoked_at: str | None
+
+
+class OrgStore(Protocol):
+    backend: Backend
+
+    @property
+    def where(self) -> str:
+        """Where the index is, for people: a file name, or `host:port/database` (never a
+        password or a user)."""
+        ...
+
+    def close(self) -> None: ...
+
+    # repositories
+    def add_repository(self, repository: Repository) -> None: ...
+    def remove_repository(self, name: str) -> int: ...
+    def repositories(self) -> list[Repository]: ...
+    def record(self, repository: Repository) -> None: ...
+
+    # documents
+    def stored_blobs(self, repository: str) -> dict[str, str]: ...
+    def apply(
+        self, repository: Repository, upserts: list[Document], deletes: list[str]
+    ) -> None: ...
+    def generation(self) -> int: ...
+    def stamp(self) -> tuple[str, int]:
+        """(the index's random id, its generation): names one state of one index."""
+        ...
+
+    def sync_lock(self, wait_seconds: float, holder: str) -> AbstractContextManager[None]: ...
+
+    # search
+    def lexical(self, query: Query, where: SearchFilter, window: int) -> list[LexicalHit]: ...
+    def hits(self, docs: list[int]) -> dict[int, StoredHit]: ...
+    def vectors(self, space: str) -> StoredVectors: ...
+    def counts(self) -> dict[str, Any]: ...
+
+    # tokens of `org serve`
+    def add_token(self, name: str, digest: str, created_at: str) -> None: ...
+    def revoke_token(self, name: str, revoked_at: str) -> bool: ...
+    def token_named(self, digest: str) -> str | None: ...
+    def tokens(self) -> list[Token]: ...
+
+
+def chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def lock_holder() -> str:
+    """Who runs this sync, for a second one to be told: host and process id."""
+    return f"{socket.gethostname()} pid {os.getpid()}"

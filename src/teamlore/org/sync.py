@@ -1,0 +1,212 @@
+"""`org sync`: bring the org index up to date with each repository's committed memory tree.
+
+Per repository (docs/org.md "Sync"):
+- HEAD's memory tree id equal to the one synced last → nothing is read (`unchanged`);
+- else the files whose blob id changed are read, linted (`memory.store.lint`, the rules every
+  promotion passes) and parsed (`projection.parse_document`, the projection's parser); files gone
+  from the tree are deleted. All of it is one transaction of the store;
+- a file lint blocks (a secret, a session id, a local path, a broken format) skips the whole
+  repository with its findings: the index keeps what it had of it, nothing of the new tree;
+- a clone that vanished (directory gone, no longer a git repository) is reported `missing`,
+  keeps its indexed documents, and does not stop the others.
+
+The whole run holds the store's sync lock, so two syncs (two processes, two machines) take
+turns and the index is always some sync's complete result per repository.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal, cast
+
+from teamlore.core import errors
+from teamlore.core.analyzer import analyze
+from teamlore.core.timeutil import now_instant
+from teamlore.memory.store.frontmatter import MemoryFormatError
+from teamlore.memory.store.lint import DocumentKind, Finding, lint_bytes
+from teamlore.memory.store.projection_rows import document_text, headline, parse_document
+from teamlore.memory.store.tree_reader import Kind
+from teamlore.memory.store.vectors import embed_in_batches
+from teamlore.models.embeddings import Embedder
+from teamlore.org import reader
+from teamlore.org.store import Document, OrgStore, Repository
+
+Outcome = Literal["unchanged", "synced", "missing", "skipped"]
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass(slots=True)
+class RepositorySync:
+    repository: str
+    outcome: Outcome
+    added: int = 0
+    changed: int = 0
+    deleted: int = 0
+    documents: int = 0
+    commit: str | None = None
+    problem: str | None = None
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    embedded: bool = True  # False: the embedder failed; the words path still finds them
+
+
+def sync_org(
+    store: OrgStore,
+    embedder: Embedder | None,
+    *,
+    holder: str,
+    wait_seconds: float,
+    progress: Progress | None = None,
+) -> list[RepositorySync]:
+    with store.sync_lock(wait_seconds, holder):
+        repositories = store.repositories()
+        results = []
+        for done, repository in enumerate(repositories):
+            if progress is not None:
+                progress(done, len(repositories), repository.name)
+            results.append(sync_repository(store, repository, embedder))
+        if progress is not None:
+            progress(len(repositories), len(repositories), "done")
+        return results
+
+
+def sync_repository(
+    store: OrgStore, repository: Repository, embedder: Embedder | None
+) -> RepositorySync:
+    clone = Path(repository.path)
+    try:
+        commit, tree = reader.head_state(clone)
+    except reader.RepositoryGone as gone:
+        repository.state, repository.problem = "missing", gone.why
+        store.record(repository)
+        return RepositorySync(
+            repository.name, "missing", documents=repository.documents, problem=gone.why
+        )
+    if tree == repository.tree and repository.state == "ok":
+        return RepositorySync(
+            repository.name, "unchanged", documents=repository.documents, commit=commit
+        )
+    stored = store.stored_blobs(repository.name)
+    try:
+        files = reader.list_tree(clone, commit) if tree is not None else []
+        changed = [f for f in files if stored.get(f.path) != f.blob]
+        documents, texts, findings = _read(clone, repository.name, changed)
+    except errors.TeamloreError as failure:  # git cannot read it: this repository only
+        repository.state, repository.problem = "skipped", failure.message
+        store.record(repository)
+        return RepositorySync(
+            repository.name, "skipped", documents=repository.documents, problem=failure.message
+        )
+    deleted = sorted(stored.keys() - {f.path for f in files})
+    blocking = [f for f in findings if f.severity == "block"]
+    if blocking:
+        repository.state = "skipped"
+        repository.problem = f"lint blocks {len({f.file for f in blocking})} file(s)"
+        repository.findings = [f.model_dump(mode="json") for f in blocking]
+        store.record(repository)
+        return RepositorySync(
+            repository.name,
+            "skipped",
+            documents=repository.documents,
+            commit=commit,
+            problem=repository.problem,
+            findings=repository.findings,
+        )
+    embedded = _embed(documents, texts, embedder)
+    repository.state, repository.problem, repository.findings = "ok", None, []
+    repository.commit, repository.tree, repository.synced_at = commit, tree, now_instant()
+    store.apply(repository, documents, deleted)
+    added = sum(1 for d in documents if d.path not in stored)
+    return RepositorySync(
+        repository.name,
+        "synced",
+        added=added,
+        changed=len(documents) - added,
+        deleted=len(deleted),
+        documents=len(files),
+        commit=commit,
+        embedded=embedded,
+    )
+
+
+def _read(
+    clone: Path, name: str, files: list[reader.TreeFile]
+) -> tuple[list[Document], list[str], list[Finding]]:
+    """The documents of these files, the text each is embedded by, and the lint findings."""
+    findings: list[Finding] = []
+    texts: list[str] = []
+    readable = []
+    for file in files:
+        why = reader.refusal(file)
+        if why is None:
+            readable.append(file)
+        else:
+            findings.append(
+                Finding(
+                    rule="org.unreadable", severity="block", file=file.path, line=0, message=why
+                )
+            )
+    contents = reader.read_blobs(clone, [f.blob for f in readable])
+    documents = []
+    for file in readable:
+        data = contents[file.blob]
+        findings += lint_bytes(data, path=file.path, kind=cast(DocumentKind, file.kind))
+        try:
+            parsed = parse_document(cast(Kind, file.kind), data, file.path)
+        except MemoryFormatError as exc:
+            findings.append(
+                Finding(
+                    rule=exc.reason,
+                    severity="block",
+                    file=file.path,
+                    line=exc.line or 0,
+                    message=exc.why,
+                )
+            )
+            continue
+        text = document_text(
+            parsed.entry_id, parsed.title, parsed.entry_type, parsed.frontmatter, parsed.body
+        )
+        texts.append(text)
+        documents.append(
+            Document(
+                repository=name,
+                path=file.path,
+                kind=file.kind,
+                doc_id=parsed.entry_id,
+                blob=file.blob,
+                entry_type=parsed.entry_type,
+                status=parsed.status,
+                title=parsed.title,
+                body=parsed.body,
+                analyzed=analyze(text),
+            )
+        )
+    return documents, texts, findings
+
+
+def _finding(rule: str, path: str, line: int, message: str) -> Finding:
+    return Finding(rule=rule, severity="block", file=path, line=line, message=message)
+
+
+def _embed(documents: list[Document], texts: list[str], embedder: Embedder | None) -> bool:
+    """Give each document its vectors (whole text and headline, as memory search embeds them);
+    False when the embedder failed (the documents are then stored without)."""
+    if embedder is None or not documents:
+        return embedder is not None
+    lines = [headline(d.title, d.body) for d in documents]
+    try:
+        vectors = embed_in_batches(embedder, texts)
+        own = [i for i, line in enumerate(lines) if line and embedder.reads(line)]
+        headline_vectors = list(vectors)
+        for i, blob in zip(own, embed_in_batches(embedder, [lines[i] for i in own]), strict=True):
+            headline_vectors[i] = blob
+    except errors.TeamloreError:
+        return False
+    space = embedder.space.key
+    for i, doc in enumerate(documents):
+        documents[i] = replace(
+            doc, space=space, vector=vectors[i], headline_vector=headline_vectors[i]
+        )
+    return True

@@ -1,0 +1,169 @@
+"""`teamlore org serve` (docs/org.md "Serving"): the real server process on 127.0.0.1 over a
+real PostgreSQL index, driven by the MCP SDK's Streamable HTTP client with and without a token."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from mcp.client.streamable_http import streamable_http_client
+from typer.testing import CliRunner
+
+from mcp import ClientSession
+from org_support import free_port, make_clone, postgres_cluster, postgres_database
+from teamlore.cli.main import app
+
+__all__ = ["postgres_cluster", "postgres_database"]  # fixtures
+
+
+def org(home: Path, database: str, *args: str) -> dict[str, Any]:
+    env = {"TEAMLORE_HOME": str(home), "TEAMLORE_ORG_DATABASE": database}
+    done = CliRunner().invoke(app, ["org", *args, "--format", "json"], env=env)
+    assert done.exit_code == 0, done.output
+    result: dict[str, Any] = json.loads(done.output)
+    return result
+
+
+def start_server(home: Path, database: str, *args: str) -> tuple[subprocess.Popen[str], str]:
+    port = free_port()
+    env = {
+        **os.environ,
+        "TEAMLORE_HOME": str(home),
+        "TEAMLORE_ORG_DATABASE": database,
+        "PYTHONPATH": os.pathsep.join(sys.path),
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "teamlore.cli.main", "org", "serve", "--port", str(port), *args],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            httpx2.post(url, timeout=1)
+            return process, url
+        except httpx2.TransportError:
+            if process.poll() is not None:
+                break
+            time.sleep(0.1)
+    process.kill()
+    raise AssertionError(f"org serve did not start: {process.communicate()[1]}")
+
+
+@pytest.fixture()
+def indexed(home: Path, postgres_database: str, tmp_path: Path) -> str:
+    for name, body in (
+        ("billing", "Deploy billing with the blue-green script; never during payroll runs."),
+        ("web", "Use CSS modules for components, never global class names."),
+    ):
+        org(home, postgres_database, "add", str(make_clone(tmp_path, name, {f"{name}-rule": body})))
+    org(home, postgres_database, "sync", "--lexical")
+    return postgres_database
+
+
+@pytest.fixture()
+def server(home: Path, indexed: str) -> Iterator[str]:
+    process, url = start_server(home, indexed)
+    try:
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+async def call_tools(url: str, token: str, calls: list[tuple[str, dict[str, Any]]]) -> Any:
+    headers = {"Authorization": f"Bearer {token}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=60) as http,
+        streamable_http_client(url, http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+        results = [(await session.call_tool(name, args)).structured_content for name, args in calls]
+        return tools, results
+
+
+def test_a_request_without_a_live_token_gets_401_and_no_detail(
+    home: Path, indexed: str, server: str
+) -> None:
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    token = org(home, indexed, "token", "create", "ci")["token"]
+    for headers in (
+        {},
+        {"Authorization": "Bearer tlorg_wrong"},
+        {"Authorization": f"Basic {token}"},
+    ):
+        refused = httpx2.post(server, json=hello, headers=headers, timeout=10)
+        assert (refused.status_code, refused.content) == (401, b"")
+        assert refused.headers["www-authenticate"] == "Bearer"
+    with pytest.raises(Exception):  # noqa: B017 - the SDK client fails on the 401
+        anyio.run(call_tools, server, "tlorg_wrong", [])
+
+
+def test_a_client_with_a_token_searches_through_the_sdk_with_cli_parity(
+    home: Path, indexed: str, server: str
+) -> None:
+    token = org(home, indexed, "token", "create", "ci")["token"]
+    calls = [
+        ("threadshare_org_search", {"query": "payroll deploy", "lexical": True}),
+        ("threadshare_org_status", {}),
+        ("threadshare_org_search", {"query": "x" * 2000}),
+    ]
+    tools, (search, status, too_long) = anyio.run(call_tools, server, token, calls)
+    assert sorted(tools) == ["threadshare_org_search", "threadshare_org_status"]
+    assert all(tool.annotations.read_only_hint for tool in tools.values())
+    assert [(h["repository"], h["id"]) for h in search["results"]] == [("billing", "billing-rule")]
+    assert search == org(home, indexed, "search", "payroll", "deploy", "--lexical")
+    assert status == org(home, indexed, "status")
+    assert too_long["error"]["code"] == "INVALID_ARGUMENT"
+    assert str(home) not in json.dumps(status) and "/clones" not in json.dumps(status)
+
+
+def test_a_revoked_token_gets_401(home: Path, indexed: str, server: str) -> None:
+    token = org(home, indexed, "token", "create", "laptop")["token"]
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"}
+    assert httpx2.post(server, json=ping, headers=headers, timeout=10).status_code != 401
+    org(home, indexed, "token", "revoke", "laptop")
+    assert httpx2.post(server, json=ping, headers=headers, timeout=10).status_code == 401
+    listed = org(home, indexed, "token", "list")["tokens"]
+    assert [(t["name"], t["revokedAt"] is not None) for t in listed] == [("laptop", True)]
+    assert token not in json.dumps(listed)
+
+
+def test_each_token_is_rate_limited(home: Path, indexed: str) -> None:
+    process, url = start_server(home, indexed, "--rate", "3")
+    try:
+        token = org(home, indexed, "token", "create", "busy")["token"]
+        headers = {
+            "Authorization": f"Bearer {token}",
+            "Accept": "application/json, text/event-stream",
+        }
+        ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        codes = [
+            httpx2.post(url, json=ping, headers=headers, timeout=10).status_code for _ in range(5)
+        ]
+        assert codes[-1] == 429 and 429 not in codes[:3]
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_listening_beyond_loopback_needs_a_flag(home: Path, indexed: str) -> None:
+    env = {"TEAMLORE_HOME": str(home), "TEAMLORE_ORG_DATABASE": indexed}
+    done = CliRunner().invoke(app, ["org", "serve", "--host", "0.0.0.0"], env=env)
+    assert done.exit_code == 2
+    assert "--allow-remote" in done.output

@@ -1,0 +1,358 @@
+"""The org index (docs/org.md), on the embedded SQLite store and on a real PostgreSQL server:
+every test runs once per backend through the real `teamlore org` commands."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from org_support import Cluster, commit_memory, make_clone
+from support import git
+from teamlore.cli.main import app
+
+BILLING = {
+    "deploy-billing": "Deploy billing with the blue-green script; never during payroll runs.",
+    "cache-keys": "Cache keys carry the tenant id so tenants never share an entry.",
+}
+WEB = {
+    "deploy-web": "部署前端时先清空 CDN 缓存，否则旧的脚本会被继续下发。",
+    "css-modules": "Use CSS modules for components, never global class names.",
+}
+
+
+def org(home: Path, database: str | None, *args: str) -> tuple[int, str]:
+    env = {"TEAMLORE_HOME": str(home), "TEAMLORE_ORG_DATABASE": database or ""}
+    done = CliRunner().invoke(app, ["org", *args], env=env)
+    return done.exit_code, done.output
+
+
+def org_json(home: Path, database: str | None, *args: str) -> dict[str, Any]:
+    code, output = org(home, database, *args, "--format", "json")
+    assert code == 0, output
+    result: dict[str, Any] = json.loads(output)
+    return result
+
+
+@pytest.fixture()
+def clones(tmp_path: Path) -> dict[str, Path]:
+    return {
+        "billing": make_clone(tmp_path / "clones", "billing", dict(BILLING)),
+        "web": make_clone(tmp_path / "clones", "web", dict(WEB)),
+    }
+
+
+def added(home: Path, database: str | None, clones: dict[str, Path]) -> None:
+    for clone in clones.values():
+        org_json(home, database, "add", str(clone))
+
+
+def found(result: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(hit["repository"], hit["id"]) for hit in result["results"]]
+
+
+def test_two_repositories_are_synced_and_searched_with_attribution(
+    home: Path, database: str | None, clones: dict[str, Path]
+) -> None:
+    added(home, database, clones)
+    synced = org_json(home, database, "sync")
+    assert [(r["repository"], r["outcome"], r["added"]) for r in synced["repositories"]] == [
+        ("billing", "synced", 2),
+        ("web", "synced", 2),
+    ]
+    result = org_json(home, database, "search", "deploy", "--lexical")
+    assert sorted(found(result)) == [("billing", "deploy-billing"), ("web", "deploy-web")]
+    result = org_json(home, database, "search", "payroll", "--lexical")
+    assert found(result) == [("billing", "deploy-billing")]
+    hit = result["results"][0]
+    assert hit["path"] == ".threadshare/memory/entries/deploy-billing.md"
+    assert hit["kind"] == "entry" and hit["matchedBy"] == ["lexical"] and hit["score"] > 0
+    # Chinese on both backends: the analyzer's bigrams, one- and two-character queries
+    # (the query's English glosses find English documents too: 缓存 → cache)
+    chinese = found(org_json(home, database, "search", "缓存", "--lexical"))
+    assert sorted(chinese) == [("billing", "cache-keys"), ("web", "deploy-web")]
+    assert ("web", "deploy-web") in found(org_json(home, database, "search", "前", "--lexical"))
+    assert ("web", "deploy-web") in found(org_json(home, database, "search", "部署"))
+    only_web = org_json(home, database, "search", "deploy", "-r", "web")
+    assert found(only_web)[0] == ("web", "deploy-web")
+    assert {repository for repository, _ in found(only_web)} == {"web"}
+    # meaning finds what no word matches, attributed too
+    meaning = org_json(home, database, "search", "stylesheet conventions for components")
+    assert meaning["paths"] == ["lexical", "vector"]
+    assert found(meaning)[0] == ("web", "css-modules")
+
+
+def test_status_names_repositories_never_their_clones(
+    home: Path, database: str | None, clones: dict[str, Path]
+) -> None:
+    added(home, database, clones)
+    org_json(home, database, "sync", "--lexical")
+    status = org_json(home, database, "status")
+    assert status["backend"] == ("postgresql" if database else "sqlite")
+    assert status["documents"] == 4
+    assert [
+        (r["name"], r["remote"], r["state"], r["documents"]) for r in status["repositories"]
+    ] == [
+        ("billing", "github.com/acme/billing", "ok", 2),
+        ("web", "github.com/acme/web", "ok", 2),
+    ]
+    text = json.dumps(status)
+    assert str(clones["billing"].parent) not in text and str(home) not in text
+    if database:
+        assert "postgres@" not in text and "127.0.0.1" in status["index"]
+
+
+def test_the_next_sync_applies_new_changed_and_deleted_entries_only(
+    home: Path, database: str | None, clones: dict[str, Path]
+) -> None:
+    added(home, database, clones)
+    org_json(home, database, "sync", "--lexical")
+    commit_memory(
+        clones["billing"],
+        {"cache-keys": None, "deploy-billing": "Deploy billing on Tuesdays.", "new-one": "Rotate."},
+    )
+    synced = {
+        r["repository"]: r for r in org_json(home, database, "sync", "--lexical")["repositories"]
+    }
+    assert (
+        synced["billing"]["added"],
+        synced["billing"]["changed"],
+        synced["billing"]["deleted"],
+    ) == (1, 1, 1)
+    assert synced["web"]["outcome"] == "unchanged"
+    assert found(org_json(home, database, "search", "tenant", "--lexical")) == []
+    assert found(org_json(home, database, "search", "Tuesdays", "--lexical")) == [
+        ("billing", "deploy-billing")
+    ]
+    assert found(org_json(home, database, "search", "payroll", "--lexical")) == []
+
+
+def test_only_committed_memory_is_indexed(
+    home: Path, database: str | None, clones: dict[str, Path]
+) -> None:
+    from org_support import entry_text
+
+    memory = clones["web"] / ".threadshare/memory/entries"
+    (memory / "draft.md").write_text(entry_text("draft", "An uncommitted draft."))
+    (memory / "css-modules.md").write_text(entry_text("css-modules", "An uncommitted edit."))
+    added(home, database, clones)
+    org_json(home, database, "sync", "--lexical")
+    assert found(org_json(home, database, "search", "modules", "--lexical")) == [
+        ("web", "css-modules")
+    ]
+    assert found(org_json(home, database, "search", "uncommitted", "--lexical")) == []
+
+
+def test_a_vanished_repository_is_reported_and_the_others_are_synced(
+    home: Path, database: str | None, clones: dict[str, Path]
+) -> None:
+    added(home, database, clones)
+    org_json(home, database, "sync", "--lexical")
+    clones["billing"].rename(clones["billing"].with_name("moved"))
+    commit_memory(clones["web"], {"deploy-web": None})
+    synced = {
+        r["repository"]: r for r in org_json(home, database, "sync", "--lexical")["repositories"]
+    }
+    assert synced["billing"]["outcome"] == "missing"
+    assert synced["billing"]["problem"] == "the clone's directory no longer exists"
+    assert (synced["web"]["outcome"], synced["web"]["deleted"]) == ("synced", 1)
+    # what was indexed of the vanished one is still found, and status says it is missing
+    assert found(org_json(home, database, "search", "payroll", "--lexical")) == [
+        ("billing", "deploy-billing")
+    ]
+    code, text = org(home, database, "status")
+    assert code == 0 and "billing  missing  2 documents" in text
+
+
+def test_a_repository_with_a_broken_memory_tree_is_skipped_with_its_lint_findings(
+    home: Path, database: str | None, clones: dict[str, Path]
+) -> None:
+    added(home, database, clones)
+    org_json(home, database, "sync", "--lexical")
+    key = "AKIA" + "Q3EXAMPLE7WXYZ2ABCD"
+    commit_memory(clones["billing"], {"cache-keys": f"Use the key {key} for the cache."})
+    broken = clones["web"] / ".threadshare/memory/entries/css-modules.md"
+    broken.write_text("---\nid: css-modules\n---\nno front matter to speak of\n")
+    git(clones["web"], "commit", "-qam", "broken")
+    synced = {
+        r["repository"]: r for r in org_json(home, database, "sync", "--lexical")["repositories"]
+    }
+    assert synced["billing"]["outcome"] == synced["web"]["outcome"] == "skipped"
+    rules = {f["rule"] for f in synced["billing"]["findings"]}
+    assert any("secret" in rule or "aws" in rule for rule in rules), rules
+    assert key not in json.dumps(synced)
+    assert synced["web"]["findings"][0]["file"] == ".threadshare/memory/entries/css-modules.md"
+    # the index keeps what it had of them: never the secret
+    assert found(org_json(home, database, "search", "tenant", "--lexical")) == [
+        ("billing", "cache-keys")
+    ]
+    assert found(org_json(home, database, "search", key, "--lexical")) == []
+    commit_memory(clones["billing"], {"cache-keys": "Cache keys carry the region."})
+    again = org_json(home, database, "sync", "--lexical")["repositories"]
+    assert [r["outcome"] for r in again] == ["synced", "skipped"]
+
+
+def test_an_over_long_query_or_limit_is_refused_and_changes_nothing(
+    home: Path, database: str | None, clones: dict[str, Path]
+) -> None:
+    added(home, database, clones)
+    code, output = org(home, database, "search", "x" * 1025, "--format", "json")
+    assert code == 2 and json.loads(output)["error"]["code"] == "INVALID_ARGUMENT"
+    code, output = org(home, database, "search", "deploy", "--limit", "101", "--format", "json")
+    assert code == 2 and json.loads(output)["error"]["code"] == "INVALID_ARGUMENT"
+    code, output = org(home, database, "remove", "nobody", "--format", "json")
+    assert code == 1 and json.loads(output)["error"]["code"] == "ORG_REPOSITORY_UNKNOWN"
+    code, output = org(home, database, "add", str(clones["web"]), "--format", "json")
+    assert code == 1 and json.loads(output)["error"]["code"] == "ORG_REPOSITORY_EXISTS"
+    code, output = org(home, database, "add", str(clones["web"]), "--name", "w2", "-f", "json")
+    assert code == 1 and json.loads(output)["error"]["message"].endswith("for this clone (web)")
+    code, output = org(home, database, "add", str(clones["web"].parent), "--format", "json")
+    assert code == 1 and json.loads(output)["error"]["code"] == "NOT_A_GIT_REPOSITORY"
+    assert [r["state"] for r in org_json(home, database, "status")["repositories"]] == [
+        "new",
+        "new",
+    ]
+
+
+def test_remove_drops_a_repository_and_its_documents(
+    home: Path, database: str | None, clones: dict[str, Path]
+) -> None:
+    added(home, database, clones)
+    org_json(home, database, "sync", "--lexical")
+    assert org_json(home, database, "remove", "billing")["documentsRemoved"] == 2
+    assert found(org_json(home, database, "search", "deploy", "--lexical")) == [
+        ("web", "deploy-web")
+    ]
+    assert [r["name"] for r in org_json(home, database, "list")["repositories"]] == ["web"]
+
+
+def sync_process(home: Path, database: str | None) -> subprocess.Popen[str]:
+    env = {
+        **os.environ,
+        "TEAMLORE_HOME": str(home),
+        "TEAMLORE_ORG_DATABASE": database or "",
+        "PYTHONPATH": os.pathsep.join(sys.path),
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "teamlore.cli.main", "org", "sync", "--lexical", "--format", "json"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_two_concurrent_syncs_leave_one_consistent_index(
+    home: Path, database: str | None, tmp_path: Path
+) -> None:
+    clones = {
+        f"repo{i}": make_clone(
+            tmp_path / "many", f"repo{i}", {f"e{j}": f"note {i} {j}" for j in range(30)}
+        )
+        for i in range(4)
+    }
+    added(home, database, clones)
+    first, second = sync_process(home, database), sync_process(home, database)
+    outputs = [process.communicate(timeout=240) for process in (first, second)]
+    assert [first.returncode, second.returncode] == [0, 0], outputs
+    runs = [json.loads(out) for out, _ in outputs]
+    # one of them indexed everything; the other waited and found nothing left to do
+    outcomes = sorted(tuple(r["outcome"] for r in run["repositories"]) for run in runs)
+    assert outcomes == [("synced",) * 4, ("unchanged",) * 4]
+    status = org_json(home, database, "status")
+    assert status["documents"] == 120
+    assert all(r["documents"] == 30 for r in status["repositories"])
+
+
+def test_a_second_sync_that_will_not_wait_says_who_holds_the_lock(
+    home: Path, database: str | None, clones: dict[str, Path]
+) -> None:
+    added(home, database, clones)
+    from teamlore.core.paths import resolve_home
+    from teamlore.org.backends import open_store
+
+    store = open_store(database, resolve_home(home))
+    try:
+        with store.sync_lock(0, "build-7 pid 42"):
+            code, output = org(home, database, "sync", "--wait", "0", "--format", "json")
+    finally:
+        store.close()
+    error = json.loads(output)["error"]
+    assert code == 1 and error["code"] == "LOCK_BUSY"
+    assert "build-7 pid 42" in error["message"]
+
+
+def test_an_unavailable_database_names_host_and_port_never_the_password(
+    home: Path, postgres_cluster: Cluster
+) -> None:
+    closed = f"postgresql://reader:hunter2secret@127.0.0.1:{postgres_cluster.port + 1}/org"
+    code, output = org(home, closed, "status", "--format", "json")
+    error = json.loads(output)["error"]
+    assert code == 1 and error["code"] == "ORG_DATABASE_UNAVAILABLE"
+    assert f"127.0.0.1:{postgres_cluster.port + 1}" in error["message"]
+    assert "hunter2secret" not in output and "reader" not in output
+
+
+def test_a_clone_git_cannot_read_is_skipped_and_the_others_are_synced(
+    home: Path, database: str | None, clones: dict[str, Path]
+) -> None:
+    added(home, database, clones)
+    entries_tree = git(clones["web"], "rev-parse", "HEAD:.threadshare/memory/entries")
+    (clones["web"] / ".git/objects" / entries_tree[:2] / entries_tree[2:]).unlink()
+    synced = {
+        r["repository"]: r for r in org_json(home, database, "sync", "--lexical")["repositories"]
+    }
+    assert synced["billing"]["outcome"] == "synced"
+    assert synced["web"]["outcome"] == "skipped" and "git" in synced["web"]["problem"]
+
+
+def test_two_indexes_in_one_process_never_share_decoded_vectors(tmp_path: Path) -> None:
+    # the serving process decodes vectors once per index state; two embedded indexes at the
+    # same generation (one sync each) must not be mistaken for one another
+    first, second = tmp_path / "first", tmp_path / "second"
+    three = make_clone(
+        tmp_path / "a", "three", {f"e{i}": f"Note {i} on deploys." for i in range(3)}
+    )
+    one = make_clone(tmp_path / "b", "one", {"only": "Stylesheets use CSS modules."})
+    for state, clone in ((first, three), (second, one)):
+        org_json(state, None, "add", str(clone))
+        org_json(state, None, "sync")
+        result = org_json(state, None, "search", "qqq unrelated words")
+        assert result["vector"]["ran"] and result["generation"] == 1
+    assert result["vector"]["documents"] == 1
+    assert {hit["repository"] for hit in result["results"]} <= {"one"}
+
+
+def test_the_text_view_names_each_hits_repository_and_path_within_80_columns(
+    home: Path, clones: dict[str, Path]
+) -> None:
+    added(home, None, clones)
+    org_json(home, None, "sync", "--lexical")
+    code, text = org(home, None, "search", "payroll", "--lexical")
+    lines = text.splitlines()
+    assert code == 0 and lines[1:3] == [
+        "billing: deploy-billing  entry, score 1.99, by words",
+        "  .threadshare/memory/entries/deploy-billing.md",
+    ]
+    assert all(len(line) <= 80 for line in lines)
+
+
+def test_quotes_percent_signs_and_backslashes_in_a_query_are_only_text(
+    home: Path, database: str | None, clones: dict[str, Path]
+) -> None:
+    commit_memory(clones["billing"], {"odd": "It's 100% o'reilly: C:\\\\temp and %s are text."})
+    added(home, database, clones)
+    org_json(home, database, "sync", "--lexical")
+    for query in ("o'reilly", "100%", "%s", "C:\\\\temp", "'; DROP TABLE org_documents; --"):
+        result = org_json(home, database, "search", query, "--lexical")
+        assert all(hit["repository"] in ("billing", "web") for hit in result["results"])
+    assert found(org_json(home, database, "search", "o'reilly", "--lexical")) == [
+        ("billing", "odd")
+    ]
+    assert org_json(home, database, "status")["documents"] == 5
