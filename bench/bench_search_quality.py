@@ -13,19 +13,24 @@ when any of its target turns is among the first k results. Prints figures, asser
 from __future__ import annotations
 
 import argparse
+import hashlib
 import re
 import sqlite3
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
+
+if TYPE_CHECKING:
+    from teamlore.models.embeddings import Embedder
 
 BENCH_DIR = Path(__file__).resolve().parent
 DEFAULT_FIXTURES = BENCH_DIR.parent.parent / "shared" / "fixtures" / "sessions"
 PROVIDERS = ("claude", "codex", "pi")
 DEPTH = 10
+HALVES = ("tuning", "held-out")
 
 
 def index_fixtures(fixtures: Path, state: Path) -> sqlite3.Connection:
@@ -73,10 +78,27 @@ def baseline_search(base: sqlite3.Connection, query: str) -> list[int]:
     return [int(r[0]) for r in rows]
 
 
-def teamlore_search(conn: sqlite3.Connection, query: str) -> list[int]:
+def half(query: str) -> str:
+    """The fixed half a query belongs to: tune on `tuning`, report `held-out` beside it."""
+    return HALVES[hashlib.sha256(query.encode()).digest()[0] % 2]
+
+
+def embed_turns(conn: sqlite3.Connection) -> Embedder:
+    """The bundled model, every turn embedded (what `teamlore sync` adds)."""
+    from teamlore.models.embeddings import bundled_embedder
+    from teamlore.sessions.turn_vectors import embed_pending_turns
+
+    embedder = bundled_embedder()
+    embed_pending_turns(conn, embedder)
+    return embedder
+
+
+def teamlore_search(
+    conn: sqlite3.Connection, query: str, embedder: Embedder | None = None
+) -> list[int]:
     from teamlore.sessions.queries import search_turns
 
-    hits = search_turns(conn, query, limit=DEPTH).hits
+    hits = search_turns(conn, query, limit=DEPTH, embedder=embedder).hits
     out: list[int] = []
     for session_key, ordinal in ((h["sessionKey"], h["turn"]) for h in hits):
         row = conn.execute(
@@ -116,16 +138,21 @@ def main(argv: list[str] | None = None) -> None:
         conn = index_fixtures(fixtures, Path(state))
         ids = turn_ids(conn, fixtures)
         base = baseline_index(conn)
-        systems = {"teamlore": lambda q: teamlore_search(conn, q)}
-        systems["fts5-unicode61-or"] = lambda q: baseline_search(base, q)
+        embedder = embed_turns(conn)
+        systems = {
+            "teamlore-hybrid": lambda q: teamlore_search(conn, q, embedder),
+            "teamlore-words": lambda q: teamlore_search(conn, q),
+            "fts5-unicode61-or": lambda q: baseline_search(base, q),
+        }
         ranks: dict[str, dict[str, list[int | None]]] = {name: {} for name in systems}
         misses: list[str] = []
         for item in spec["queries"]:
             targets = {ids[(f, o)] for f, ordinals in item["targets"].items() for o in ordinals}
             for name, search in systems.items():
                 rank = first_rank(search(item["query"]), targets)
-                ranks[name].setdefault(item["kind"], []).append(rank)
-                if rank is None or rank > 5:
+                part = half(item["query"])
+                ranks[name].setdefault(f"{part} {item['kind']}", []).append(rank)
+                if (rank is None or rank > 5) and part == "tuning":  # never read held-out misses
                     misses.append(f"  {name:<18} {item['kind']:<13} rank {rank}: {item['query']}")
         turns = len(ids)
         conn.close()
@@ -133,22 +160,40 @@ def main(argv: list[str] | None = None) -> None:
         f"turn search quality: {len(spec['queries'])} queries over {turns} turns of"
         f" {fixtures.name}/ (depth {DEPTH})"
     )
-    kinds = sorted({k for per_kind in ranks.values() for k in per_kind})
-    header = f"{'system':<18} {'kind':<13} {'n':>3}  {'R@1':>5}  {'R@5':>5}  {'MRR':>5}"
-    print(header)
-    print("-" * len(header))
-    for name, per_kind in ranks.items():
-        for kind in [*kinds, "all"]:
-            got = [r for rs in per_kind.values() for r in rs] if kind == "all" else per_kind[kind]
-            f = figures(got)
-            print(
-                f"{name:<18} {kind:<13} {len(got):>3}  {f['R@1']:>5.2f}  {f['R@5']:>5.2f}"
-                f"  {f['MRR']:>5.2f}"
-            )
+    kinds = sorted({k.split(" ", 1)[1] for per_kind in ranks.values() for k in per_kind})
+    for part in (*HALVES, "both"):
+        print_half(ranks, kinds, part)
     if args.show_misses and misses:
         print("\nmissed at 5:")
         print("\n".join(misses))
     sys.stdout.flush()
+
+
+def print_half(ranks: dict[str, dict[str, list[int | None]]], kinds: list[str], part: str) -> None:
+    """One table: R@1/R@5/MRR per kind of one half (or both), every system side by side."""
+    names = list(ranks)
+    header = f"{part + ' half':<18} {'n':>3}  " + "  ".join(
+        f"{n + ' R@1/R@5/MRR':<24}" for n in names
+    )
+    print()
+    print(header)
+    print("-" * len(header))
+    for kind in [*kinds, "all"]:
+        cells = []
+        count = 0
+        for name in names:
+            got = [
+                r
+                for key, rs in ranks[name].items()
+                for r in rs
+                if (part == "both" or key.startswith(part + " "))
+                and (kind == "all" or key.split(" ", 1)[1] == kind)
+            ]
+            count = len(got)
+            f = figures(got)
+            cells.append(f"{f['R@1']:.2f} / {f['R@5']:.2f} / {f['MRR']:.2f}".ljust(24))
+        if count:
+            print(f"{kind:<18} {count:>3}  " + "  ".join(cells))
 
 
 if __name__ == "__main__":

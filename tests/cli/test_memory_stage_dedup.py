@@ -67,20 +67,23 @@ def test_the_second_wording_shares_no_search_term_with_the_real_entry(repo: Path
 def test_staging_recalls_the_real_entry_a_draft_rewords(repo: Path) -> None:
     staged = cli_json(repo, "stage", "--request", "-", request=second_wording_batch(repo))
     assert staged["adjudicationTask"]["binding"]["recallAlgorithmVersion"] == "recall-hybrid-rrf@2"
-    assert recalled(staged)[0] == REAL_ENTRY
+    # in the recall set the adjudication sees (first with the static model, fifth with the
+    # multilingual one memory uses now: docs/hybrid-search.md, "Memory's model")
+    assert REAL_ENTRY in recalled(staged)
     pool = {p["id"]: p for p in staged["adjudicationTask"]["pool"]}
     assert pool[REAL_ENTRY]["sourceKind"] == "approved"
 
 
-def test_a_person_sees_the_real_entry_first_and_the_agent_skips_the_duplicate(repo: Path) -> None:
+def test_a_person_sees_the_real_entry_and_the_agent_skips_the_duplicate(repo: Path) -> None:
     batch = second_wording_batch(repo)
     lines = memory_cli(repo, "stage", "--request", "-", request=batch).splitlines()
     assert lines[0].startswith("adjudication-required: task extract-")
     assert lines[1].startswith("  draft extract-")
     assert lines[1].endswith("(draft, provenance direct)")
     assert lines[2] == "    closest known memory (recall-hybrid-rrf@2):"
-    assert lines[3].startswith(f"      1. approved {REAL_ENTRY}: Threadshare team-memory extr")
-    assert len([line for line in lines if line.startswith("      ")]) == 5
+    shown = [line for line in lines if line.startswith("      ")]
+    assert len(shown) == 5
+    assert any(f". approved {REAL_ENTRY}: Threadshare team-memory extr" in line for line in shown)
 
     # staging the same batch again answers with the same adjudication task
     task = cli_json(repo, "stage", "--request", "-", request=batch)["adjudicationTask"]

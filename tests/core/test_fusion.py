@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from teamlore.core.fusion import RRF_K, fuse
+from teamlore.core.analyzer import parse_query
+from teamlore.core.fusion import DECIDING_LEXICAL_WEIGHT, RRF_K, fuse, words_decide
+from teamlore.models.glosses import segmented
 
 
 def test_first_in_both_rankings_with_every_term_held_scores_one() -> None:
@@ -52,3 +54,46 @@ def test_a_headline_ranking_counts_like_the_vector_ranking() -> None:
     # an empty headline ranking ran (it still counts in the best score); None means it did not
     assert fuse([], ["a"], headline=[])[0].score == 0.5
     assert fuse([], ["a"])[0].score == 1.0
+
+
+# -- words are never outvoted (docs/hybrid-search.md, "Words are never outvoted") --------------
+
+
+def test_for_a_short_query_the_words_top_three_stay_in_the_top_five() -> None:
+    """Seven documents every vector ranking puts first; the words' top three (found by words
+    alone, each holding half the terms: their weight alone would not lift them) stay within the
+    first five, in their fused order, and scores stay ordered."""
+    neighbours = [f"v{i}" for i in range(7)]
+    words = [("w1", 0.5), ("w2", 0.5), ("w3", 0.5), ("w4", 0.5)]
+    plain = fuse(words, neighbours, headline=neighbours)
+    assert not {"w2", "w3"} & {f.key for f in plain[:5]}  # what happens without the rule
+    kept = fuse(words, neighbours, headline=neighbours, keep_words=True)
+    assert {"w1", "w2", "w3"} <= {f.key for f in kept[:5]}
+    assert "w4" not in {f.key for f in kept[:5]}  # only the top three are kept
+    scores = [f.score for f in kept]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_short_and_identifier_like_queries_let_the_words_decide() -> None:
+    for query in (
+        "门禁",
+        "反序列化",
+        "签名 门禁",
+        "flaky export",
+        "COMMIT_SESSION",
+        "parseLine x y z",
+    ):
+        assert words_decide(parse_query(query)), query
+    for query in ("为什么发布流程在数据库迁移后失败", "how do we ship a schema change safely"):
+        assert not words_decide(parse_query(query)), query
+    # a question as typed is one long Chinese run; cut into its words it is two terms
+    typed = parse_query("为什么发布失败")
+    assert not words_decide(typed) and words_decide(typed, segmented(typed))
+
+
+def test_deciding_words_weigh_more_than_one_vector_ranking() -> None:
+    # one term, found first by words; "v" is first in both vector rankings
+    fused = fuse([("w", 1.0)], ["v"], headline=["v"], keep_words=True)
+    assert [f.key for f in fused] == ["w", "v"]
+    assert fused[0].score == 1.0 * DECIDING_LEXICAL_WEIGHT / (DECIDING_LEXICAL_WEIGHT + 2)
+    assert [f.key for f in fuse([("w", 1.0)], ["v"], headline=["v"])] == ["v", "w"]

@@ -24,7 +24,7 @@ from records import (
     write_jsonl,
 )
 
-from support import SHARED_FIXTURES
+from support import SHARED_FIXTURES, shared_fixtures
 from teamlore.sessions.model import (
     AssistantText,
     Diagnostic,
@@ -360,10 +360,11 @@ def test_lines_passed_over_unread_are_lines_the_adapter_would_pass_over() -> Non
     """The reader skips undecoded what `CodexAdapter.unread_lines` matches (docs/sessions.md,
     "Lines passed over unread"): on every real and test rollout, each such line is one the
     adapter gives nothing for and that leaves its state alone, and they are a good share."""
+    real = shared_fixtures("sessions", "codex")
     adapter = CodexAdapter()
     assert adapter.unread_lines is not None
     matched = total = 0
-    for path in sorted([*REAL.glob("*.jsonl"), *DATA.glob("*.jsonl")]):
+    for path in sorted([*real.glob("*.jsonl"), *DATA.glob("*.jsonl")]):
         state = adapter.new_state(path)
         for number, raw in enumerate(path.read_bytes().splitlines(), 1):
             total += 1
@@ -940,8 +941,9 @@ def test_an_aborted_turn_ends_marked_aborted_and_a_rollback_says_how_many_turns(
 
 
 def test_the_real_interrupted_turns_are_marked_aborted() -> None:
+    real = shared_fixtures("sessions", "codex")
     for name, aborted in (("edgerunner-0.144.1.jsonl", 1), ("rtchess-0.60.1.jsonl", 1)):
-        ends = of(TurnEnd, events(REAL / name))
+        ends = of(TurnEnd, events(real / name))
         assert sum(e.aborted for e in ends) == aborted, name
 
 

