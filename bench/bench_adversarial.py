@@ -79,6 +79,13 @@ PAYLOADS: dict[str, Callable[[int], str]] = {
     "uuid runs": lambda n: _fill("0b6e5d1c-8d0e-4f7a-9b1e-3c4d5e6f7a8b-", n),
     "hyphen runs": lambda n: _fill("a-", n),
     "cjk": lambda n: _fill("发布构建部署缓存", n // 3),
+    # the normalized view secret rules see (core/secrets/normalize.py)
+    "zero-width splits": lambda n: _fill("AKIA\u200b", n // 2),
+    "homoglyph token": lambda n: _fill("\u0410KIA", n // 2),
+    "full-width": lambda n: _fill("\uff21\uff2b\uff29\uff21", n // 3),
+    "cyrillic prose": lambda n: _fill("Ответ на вопрос ", n // 2),
+    "grafana paths": lambda n: _fill("/d/aB3cD4eF5g", n),
+    "uid runs": lambda n: _fill("uid aB3cD4eF5gH6iJ7kL8m ", n),
 }
 
 

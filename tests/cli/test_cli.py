@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -308,3 +309,104 @@ def test_a_turn_appended_since_the_last_sync_is_found_by_the_next_search(
     assert busy["hits"] == [] and "another teamlore process" in busy["refreshed"]["skipped"]
     text = teamlore_cli("sessions", "search", "zqlater", "--lexical").stdout
     assert "Indexed 1 new turn from 1 grown file first." in text and "zqlater" in text
+
+
+@pytest.mark.parametrize(
+    ("state_file", "command"),
+    [
+        ("index.sqlite3", ("status",)),
+        ("index.sqlite3", ("sync",)),
+        ("index.sqlite3", ("sessions", "search", "release")),
+        ("memory-state.sqlite3", ("memory", "status")),
+        ("memory-state.sqlite3", ("memory", "search", "release")),
+    ],
+    ids=lambda value: value if isinstance(value, str) else " ".join(value),
+)
+def test_a_state_file_that_is_a_folder_is_state_invalid_not_internal(
+    home: Path, tmp_path: Path, state_file: str, command: tuple[str, ...]
+) -> None:
+    """Issue 27: the index file being a directory gave `INTERNAL: IsADirectoryError`."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    assert teamlore_cli("memory", "init", cwd=repo).returncode == 0
+    for name in ("index.sqlite3", "memory-state.sqlite3"):
+        (home / name).unlink(missing_ok=True)
+    (home / state_file).mkdir()
+    result = teamlore_cli(*command, "--format", "json", cwd=repo, env={"HOME": str(tmp_path)})
+    assert result.returncode == 1
+    error = json.loads(result.stdout)["error"]
+    assert error["code"] == "STATE_INVALID"
+    assert f"{state_file} in the state directory is a folder" in error["message"]
+    assert (home / state_file).is_dir() and not list((home / state_file).iterdir())
+    text = teamlore_cli(*command, cwd=repo, env={"HOME": str(tmp_path)})
+    assert text.returncode == 1 and "move it aside" in text.stderr
+
+
+ENTRY = (
+    "---\nid: tag-before-push\ntype: work_method\nstatus: approved\npriority: 50\n"
+    "confidence: high\nprovenance_strength: direct\nclaim_support: human-confirmed\n"
+    'limitations: []\nscope: repo\nscene: null\noccurred: []\nevidence: {"commits":[],'
+    '"paths":[]}\nsuperseded_by: null\n---\nTag the release before pushing it.\n'
+)
+
+
+@pytest.fixture()
+def full_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 4 MiB tmpfs for the state dir (real ENOSPC, not a mock); skipped where mounting is not
+    permitted."""
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=4m,mode=0700", "tmpfs", str(state)],
+        capture_output=True,
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+    try:
+        yield state
+    finally:
+        subprocess.run(["umount", "-l", str(state)], check=False)
+
+
+def _fill(folder: Path) -> None:
+    with open(folder / "filler", "wb") as handle:
+        try:
+            while True:
+                handle.write(b"\0" * 65536)
+                handle.flush()
+        except OSError:
+            pass
+
+
+def test_read_only_commands_work_on_a_full_disk_and_writes_say_what_frees_space(
+    full_disk: Path, tmp_path: Path
+) -> None:
+    """Issue 27: `memory search`, `memory status`, `memory lint` refused with DISK_FULL."""
+    env = {"TEAMLORE_HOME": str(full_disk), "HOME": str(tmp_path)}
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    assert teamlore_cli("memory", "init", cwd=repo, env=env).returncode == 0
+    (repo / ".threadshare/memory/entries/tag-before-push.md").write_text(ENTRY)
+    assert teamlore_cli("sync", "--repository", ".", cwd=repo, env=env).returncode == 0
+    assert teamlore_cli("memory", "search", "tag", cwd=repo, env=env).returncode == 0
+    _fill(full_disk)
+
+    for command in [
+        ("memory", "search", "tag release"),
+        ("memory", "status"),
+        ("memory", "lint"),
+        ("sessions", "search", "release"),
+        ("status",),
+    ]:
+        result = teamlore_cli(*command, "--format", "json", cwd=repo, env=env)
+        assert result.returncode == 0, (command, result.stdout, result.stderr)
+    found = teamlore_cli("memory", "search", "tag", "--format", "json", cwd=repo, env=env)
+    assert "tag-before-push" in found.stdout
+
+    write = teamlore_cli("sync", "--repository", ".", cwd=repo, env=env)
+    assert write.returncode == 1
+    assert "DISK_FULL" in write.stderr and "to free space" in write.stderr
+    assert "filler" in write.stderr  # the biggest thing in the state dir is named
+    assert str(full_disk) not in write.stderr

@@ -2,8 +2,9 @@
 `claude -p` and `codex exec`, driven by the scripted model, call `threadshare_memory_search` and
 `memory_read` through the configs install wrote, the final answer carries the entry id and the
 profile fact, and the SessionStart brief is in the first request the CLI sent, next to the
-CLAUDE.md / AGENTS.md block install assembled. Uninstall then removes exactly our entries (the
-assembled block is repository content and stays).
+CLAUDE.md / AGENTS.md block (a user-scope install assembles only when asked: `--assemble`).
+Uninstall then removes exactly our entries (the demo had assembled the block already, so it was
+not install's to take out).
 
 Codex runs a new hook only after the user trusted it in its TUI; these runs pass
 `--dangerously-bypass-hook-trust` (Codex's own switch for vetted automation) in its place."""
@@ -93,7 +94,7 @@ def test_claude_after_install_calls_team_and_personal_tools_and_sees_the_brief(
 ) -> None:
     home, repo = tmp_path / "home", Path(demo["repository"])
     env = client_env(agent_clis, home, demo["stateDir"])
-    installed = teamlore_in(home, env, "install", "--client", "claude", cwd=repo)
+    installed = teamlore_in(home, env, "install", "--client", "claude", "--assemble", cwd=repo)
     [claude] = installed["installed"]
     assert claude["client"] == "claude" and claude["assemble"]["ran"] is True
     report = teamlore_in(home, env, "doctor", "--client", "claude", cwd=repo)
@@ -133,7 +134,7 @@ def test_codex_after_install_calls_team_and_personal_tools_and_sees_the_brief(
 ) -> None:
     home, repo = tmp_path / "home", Path(demo["repository"])
     env = client_env(agent_clis, home, demo["stateDir"])
-    installed = teamlore_in(home, env, "install", "--client", "codex", cwd=repo)
+    installed = teamlore_in(home, env, "install", "--client", "codex", "--assemble", cwd=repo)
     assert installed["installed"][0]["assemble"]["ran"] is True
     report = teamlore_in(home, env, "doctor", "--client", "codex", cwd=repo)
     assert report["counts"] == {"ok": len(report["checks"]), "warn": 0, "fail": 0}, report

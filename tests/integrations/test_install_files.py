@@ -16,73 +16,18 @@ import subprocess
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
+from install_world import (
+    CLAUDE_SETTINGS,
+    CODEX_CONFIG,
+    op,
+    refused,
+    seed_user_configs,
+    tree,
+)
 
-from support import git, teamlore_cli
-from teamlore.core import errors
-from teamlore.ops.registry import OpContext, run_operation
-
-CODEX_CONFIG = """\
-# my Codex settings
-model = "o3"  # the one I like
-approval_policy = "on-request"
-
-[mcp_servers.other]
-command = "other-server"
-args = ["--fast"]
-
-[profiles.work]
-model = "gpt-5.5"
-"""
-CLAUDE_JSON = '{\n  "numStartups": 3,\n  "mcpServers": {\n    "other": {"command": "x"}\n  }\n}'
-CLAUDE_SETTINGS = '{\n  "theme": "dark",\n  "hooks": {\n    "Stop": []\n  }\n}\n'
-
-
-@pytest.fixture()
-def user(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A private HOME with both CLIs on PATH and a private teamlore state dir."""
-    home = tmp_path / "home"
-    home.mkdir()
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    for name in ("claude", "codex"):
-        stand_in = bin_dir / name
-        stand_in.write_text("#!/bin/sh\nexit 0\n")
-        stand_in.chmod(0o755)
-    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setenv("TEAMLORE_HOME", str(tmp_path / "state"))
-    return home
-
-
-def op(name: str, cwd: Path, **payload: Any) -> dict[str, Any]:
-    return run_operation(name, OpContext(cwd=cwd), payload)
-
-
-def refused(name: str, cwd: Path, **payload: Any) -> errors.TeamloreError:
-    with pytest.raises(errors.TeamloreError) as caught:
-        op(name, cwd, **payload)
-    return caught.value
-
-
-def seed_user_configs(home: Path) -> dict[Path, bytes]:
-    files = {
-        home / ".codex" / "config.toml": CODEX_CONFIG.encode(),
-        home / ".claude.json": CLAUDE_JSON.encode(),
-        home / ".claude" / "settings.json": CLAUDE_SETTINGS.encode(),
-    }
-    for path, data in files.items():
-        path.parent.mkdir(exist_ok=True)
-        path.write_bytes(data)
-    return files
-
-
-def tree(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+from support import git, run_killed_at, teamlore_cli
 
 
 def test_install_keeps_the_users_settings_and_comments_and_uninstall_restores_bytes(
@@ -287,6 +232,7 @@ def test_a_missing_cli_is_refused_unless_forced(user: Path, tmp_path: Path) -> N
 
 def test_uninstall_without_an_installation_is_refused(user: Path) -> None:
     assert refused("uninstall", user, client="claude").code == "NOTHING_INSTALLED"
+    assert not (user.parent / "state").exists()  # a refusal leaves no trace
 
 
 def test_cli_exit_codes_and_text(user: Path) -> None:
@@ -312,3 +258,88 @@ def test_sync_on_stop_adds_a_stop_hook_for_each_client(user: Path) -> None:
     ]
     op("uninstall", user, client="all")
     assert tree(user) == before
+
+
+# -- the repository you stand in ------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def team_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A repository with reviewed team memory (the demo's), never assembled."""
+    target = tmp_path_factory.mktemp("team") / "demo"
+    env = {"TEAMLORE_HOME": str(target), "HOME": str(target / "home")}  # never the real HOME
+    done = teamlore_cli("demo", "--dir", str(target), "--format", "json", env=env)
+    assert done.returncode == 0, done.stderr
+    repo = Path(json.loads(done.stdout)["repository"])
+    for name in ("CLAUDE.md", "AGENTS.md"):
+        (repo / name).unlink()
+    for name in (".claude", ".agents"):
+        shutil.rmtree(repo / name)
+    return repo
+
+
+def test_a_user_scope_install_writes_into_the_repository_only_when_asked_and_uninstall_takes_it_out(
+    user: Path, team_repo: Path, tmp_path: Path
+) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(team_repo, repo, symlinks=True)
+    before = tree(repo)
+    result = op("install", repo, client="all")
+    assert all("assemble" not in done for done in result["installed"])
+    assert tree(repo) == before
+    op("uninstall", repo, client="all")
+
+    result = op("install", repo, client="all", assemble=True)
+    assert [done["assemble"]["ran"] for done in result["installed"]] == [True, True]
+    assert "## Team memory" in (repo / "CLAUDE.md").read_text()
+    assert "## Team memory" in (repo / "AGENTS.md").read_text()
+    assert (repo / ".claude" / "skills").is_dir()
+    op("uninstall", repo, client="all")
+    assert tree(repo) == before
+    assert not (repo / ".claude").exists() and not (repo / ".agents").exists()
+
+
+def test_an_assembled_file_edited_since_install_is_kept_by_uninstall(
+    user: Path, team_repo: Path, tmp_path: Path
+) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(team_repo, repo, symlinks=True)
+    op("install", repo, client="claude", assemble=True)
+    edited = (repo / "CLAUDE.md").read_text() + "\nMy own note.\n"
+    (repo / "CLAUDE.md").write_text(edited)
+    result = op("uninstall", repo, client="claude")
+    assert (repo / "CLAUDE.md").read_text() == edited
+    actions = {Path(f["path"]).name: f["action"] for f in result["uninstalled"][0]["files"]}
+    assert actions["CLAUDE.md"] == "kept (changed since install)"
+
+
+@pytest.mark.parametrize("step", ["assemble.intent-written", "assemble.written"])
+def test_a_kill_around_assemble_is_recorded_by_the_next_uninstall(
+    user: Path, team_repo: Path, tmp_path: Path, step: str
+) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(team_repo, repo, symlinks=True)
+    (repo / "CLAUDE.md").write_text("# Our project\n\nRun make test.\n")
+    before = tree(repo)
+    script = (
+        "import sys\nfrom pathlib import Path\n"
+        "from teamlore.ops.registry import OpContext, run_operation\n"
+        "run_operation('install', OpContext(cwd=Path(sys.argv[1])),"
+        " {'client': 'claude', 'assemble': True})\n"
+    )
+    run_killed_at(step, script, str(repo))
+    op("uninstall", repo, client="claude")
+    assert tree(repo) == before
+
+
+def test_a_second_assembling_install_keeps_the_first_backup(
+    user: Path, team_repo: Path, tmp_path: Path
+) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(team_repo, repo, symlinks=True)
+    (repo / "CLAUDE.md").write_text("# Our project\n")
+    before = tree(repo)
+    op("install", repo, client="claude", assemble=True)
+    op("install", repo, client="claude", assemble=True)
+    op("uninstall", repo, client="claude")
+    assert tree(repo) == before

@@ -89,6 +89,45 @@ def test_malformed_frames_are_answered_and_the_session_goes_on(repo: Path) -> No
     assert {t["name"] for t in listed["result"]["tools"]} >= {"threadshare_memory_search"}
 
 
+SEARCH = '"method":"tools/call","params":{"name":"threadshare_memory_search","arguments":'
+
+
+@pytest.mark.parametrize(
+    ("frame", "answer"),
+    [
+        (b'{"jsonrpc":"2.0","id":2,"method":"tools/list","params":[1,2]}', (2, -32602)),
+        (b'{"jsonrpc":"1.0","id":3,"method":"tools/list"}', (3, -32600)),
+        (b'{"jsonrpc":"2.0","id":4,' + SEARCH.encode() + b'{"query":"\\ud800"}}}', (4, -32602)),
+        (b'{"jsonrpc":"2.0","id":"\\udc00","method":"tools/list"}', (None, -32602)),
+        (b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":"x"}', (5, -32602)),
+        (b'{"jsonrpc":"2.0","id":6,"params":{}}', (6, -32600)),
+        (b'{"jsonrpc":"2.0","id":7,"method":"tools/list"', (None, -32700)),
+        (b"\xff\xfe{}", (None, -32700)),
+    ],
+    ids=[
+        "params-array",
+        "jsonrpc-1.0",
+        "lone-surrogate",
+        "surrogate-id",
+        "params-string",
+        "no-method",
+        "invalid-json",
+        "invalid-utf8",
+    ],
+)
+def test_each_malformed_request_gets_its_json_rpc_error_and_its_id(
+    repo: Path, frame: bytes, answer: tuple[int | None, int]
+) -> None:
+    """Issue 27: params as an array, `"jsonrpc": "1.0"` and a lone surrogate got no answer
+    (the client waited forever); each gets a JSON-RPC 2.0 error carrying the frame's id when it
+    can be read, and the session goes on."""
+    replies = _raw_session(repo, [frame])
+    [error] = [r for r in replies if "error" in r]
+    assert error["jsonrpc"] == "2.0"
+    assert (error["id"], error["error"]["code"]) == answer
+    assert any(r.get("id") == 99 and "result" in r for r in replies)
+
+
 def _call(repo: Path, env: dict[str, str], tool: str, args: dict[str, Any]) -> dict[str, Any]:
     params = {"name": tool, "arguments": args}
     call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}
@@ -143,3 +182,60 @@ def test_redaction_keeps_only_the_last_part_of_any_absolute_path(
 
 def test_the_server_module_answers_frames_through_one_helper() -> None:
     assert callable(mcp_server.answer_malformed_frames)
+
+
+def _sample_arguments(schema: dict[str, Any]) -> dict[str, Any]:
+    """Values of the right JSON type for every required field (what they mean does not matter:
+    the call must end in a refusal with a stable code, never INTERNAL)."""
+    samples = {"string": "release", "integer": 1, "number": 1, "boolean": False, "array": []}
+    properties = schema.get("properties", {})
+    arguments: dict[str, Any] = {}
+    for name in schema.get("required", []):
+        spec = properties.get(name, {})
+        kinds = [spec.get("type")] + [o.get("type") for o in spec.get("anyOf", [])]
+        kind = next((k for k in kinds if k in samples), "object")
+        enum = spec.get("enum")
+        arguments[name] = enum[0] if enum else samples.get(kind, {})
+    return arguments
+
+
+async def _every_tool(root: Path, capabilities: list[str]) -> dict[str, dict[str, Any]]:
+    from mcp.client.stdio import stdio_client
+
+    from mcp import ClientSession, StdioServerParameters
+
+    flags = [arg for c in capabilities for arg in ("--capability", c)]
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "teamlore.cli.main", "mcp", *flags, "--client-id", "hostile", "--global"],
+        cwd=str(root),
+        env={**os.environ},
+    )
+    answers: dict[str, dict[str, Any]] = {}
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        for tool in (await session.list_tools()).tools:
+            result = await session.call_tool(tool.name, _sample_arguments(tool.input_schema))
+            text = result.content[0].text
+            # a tool with a text field answers plain text on success
+            answers[tool.name] = json.loads(text) if result.is_error else {"text": text}
+    return answers
+
+
+def test_state_files_that_are_folders_never_give_internal_from_any_mcp_tool(
+    repo: Path, home: Path
+) -> None:
+    """Issue 27: the index file being a directory gave `INTERNAL: IsADirectoryError` from
+    every MCP tool. Each tool now answers normally or with a stable code."""
+    import anyio
+
+    for name in ("index.sqlite3", "memory-state.sqlite3"):
+        for stale in home.glob(f"{name}*"):
+            stale.unlink()
+        (home / name).mkdir()
+    answers = anyio.run(_every_tool, repo, ["team", "read", "init", "relay"])
+    assert len(answers) >= 10
+    codes = {tool: a.get("error", {}).get("code") for tool, a in answers.items()}
+    assert "INTERNAL" not in codes.values(), codes
+    assert codes["threadshare_memory_status"] == "STATE_INVALID"
+    assert codes["threadshare_memory_search"] == "STATE_INVALID"

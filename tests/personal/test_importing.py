@@ -117,6 +117,10 @@ def test_parts_always_concatenate_to_the_file(pieces: list[str]) -> None:
         ("nul.md", b"hello\x00world", "INVALID_ENCODING"),
         ("big.md", "x" * 262_145, "DOCUMENT_TOO_LARGE"),
         ("secret.md", "password: hunter2hunter2", "SENSITIVE_CONTENT_REJECTED"),
+        # issue 27: a key spelled with a Cyrillic А, or split by a zero-width space
+        ("homoglyph.md", "aws: \u0410KIAIOSFODNN7ABCDEFG", "SENSITIVE_CONTENT_REJECTED"),
+        ("zero-width.md", "aws: AKIAIOSF\u200bODNN7ABCDEFG", "SENSITIVE_CONTENT_REJECTED"),
+        ("fullwidth.md", "gh: \uff47\uff48\uff50_" + "Zq8" * 12, "SENSITIVE_CONTENT_REJECTED"),
     ],
 )
 def test_bad_files_are_refused_and_nothing_is_created(

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+import orjson
 import pytest
 
 from support import shared_fixtures
@@ -49,3 +51,39 @@ def test_a_second_sync_reads_nothing(synced: tuple[dict, Path]) -> None:
     ctx = OpContext(cwd=Path.cwd(), home=home)
     again = run_operation("sync", ctx, {"sources": [f"{p}={root / p}" for p in PROVIDERS]})
     assert (again["files"]["changed"], again["bytesRead"]) == (0, 0)
+
+
+def test_a_file_name_that_is_not_utf8_is_a_diagnostic_and_later_folders_are_indexed(
+    tmp_path: Path,
+) -> None:
+    """Issue 27: one session file named with bytes that are not UTF-8 made every sync fail
+    with INTERNAL (UnicodeEncodeError) and the folders after it were never indexed."""
+    real = b"".join(
+        orjson.dumps(record) + b"\n"
+        for record in (
+            {"type": "user", "sessionId": "s-1", "cwd": "/w", "message": {"content": "hello"}},
+            {"type": "assistant", "sessionId": "s-1", "message": {"content": "hi"}},
+        )
+    )
+    projects = tmp_path / "projects"
+    for folder in ("a-proj", "z-proj"):
+        (projects / folder).mkdir(parents=True)
+    bad_file = os.fsencode(projects / "a-proj") + b"/bad\xff\xfe.jsonl"
+    bad_folder = os.fsencode(projects) + b"/b-\xe9t\xe9"
+    os.mkdir(bad_folder)
+    for name in (bad_file, bad_folder + b"/s.jsonl"):
+        with open(name, "wb") as handle:
+            handle.write(real)
+    (projects / "z-proj" / "good.jsonl").write_bytes(real)
+    ctx = OpContext(cwd=Path.cwd(), home=tmp_path / "state")
+
+    result = run_operation("sync", ctx, {"sources": [f"claude={projects}"]})
+
+    assert result["files"]["changed"] == 1 and result["files"]["failed"] == 2
+    named = sorted(d["file"] for d in result["diagnostics"] if d["code"] == "file-name-undecodable")
+    assert [name.rsplit("/", 2)[-2:] for name in named] == [
+        ["a-proj", "bad\\xff\\xfe.jsonl"],
+        ["b-\\xe9t\\xe9", "s.jsonl"],
+    ]
+    assert orjson.dumps(result)  # the report itself can be printed and stored
+    assert result["totals"]["sessions"] == 1

@@ -90,6 +90,50 @@ def test_the_login_redirect_stays_on_this_server(server: UiServer) -> None:
     assert sneaky.status_code == 303 and sneaky.headers["location"] == "/evil.example/x"
 
 
+@pytest.mark.parametrize(
+    ("sent", "location"),
+    [
+        ("/%5Cevil.example", "/%5Cevil.example"),
+        ("/%5C%5Cevil.example/x", "/%5C%5Cevil.example/x"),
+        ("/%2F%2Fevil.example", "/evil.example"),
+        ("/%09/evil.example", "/%09/evil.example"),
+        ("/%0A%0D//evil.example", "/%0A%0D//evil.example"),
+        ("/https:%2F%2Fevil.example", "/https://evil.example"),
+        ("/%E2%80%AE/evil", "/%E2%80%AE/evil"),
+    ],
+)
+def test_a_login_redirect_a_browser_could_read_as_another_site_stays_here(
+    server: UiServer, sent: str, location: str
+) -> None:
+    """Issue 27: `/%5Cevil.example` was redirected to `Location: /\\evil.example`, which
+    browsers open as `//evil.example`. Every byte that could make a scheme, a host or a separator
+    is percent-encoded, and the answer is always a path on this server."""
+    token = server.login_url("/").rsplit("token=", 1)[1]
+    answer = httpx.get(f"{server.base_url}{sent}?token={token}", follow_redirects=False)
+    assert answer.status_code == 303
+    got = answer.headers["location"]
+    assert got == location
+    assert got.startswith("/") and not got.startswith("//")
+    assert not any(c == "\\" or ord(c) < 0x21 or ord(c) > 0x7E for c in got)
+
+
+def test_a_refused_request_carrying_the_login_token_does_not_spend_it(server: UiServer) -> None:
+    """Issue 27: any request carrying the one-time token burnt it, even a refused POST, and the
+    person's own login link stopped working. Only a successful login spends it."""
+    url = server.login_url("/queue")
+    posted = httpx.post(url, data={"x": "1"}, follow_redirects=False)
+    assert posted.status_code == 401 and posted.headers["x-teamlore-error"] == "UI_TOKEN_REQUIRED"
+    head = httpx.head(url, follow_redirects=False)
+    assert head.status_code == 401
+    foreign = httpx.get(url, headers={"Host": "evil.example"}, follow_redirects=False)
+    assert foreign.status_code == 403
+    cross = httpx.get(url, headers={"Origin": "http://evil.example"}, follow_redirects=False)
+    assert cross.status_code == 403
+    login = httpx.get(url, follow_redirects=False)
+    assert login.status_code == 303 and login.headers["location"] == "/queue"
+    assert httpx.get(url, follow_redirects=False).status_code == 401  # then it is spent
+
+
 @pytest.mark.parametrize("path", ["/queue", "/plan", "/memory", "/sessions", "/static/ui.css"])
 def test_without_the_session_nothing_is_shown(server: UiServer, path: str) -> None:
     answer = httpx.get(server.base_url + path)

@@ -12,7 +12,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from teamlore.core import errors
-from teamlore.core.paths import ensure_private_file
+from teamlore.core.paths import ensure_private_file, refuse_wrong_type
 
 BUSY_TIMEOUT_MS = 10_000
 
@@ -28,6 +28,7 @@ def connect(
 ) -> sqlite3.Connection:
     """Open (creating if needed) a database and bring its schema up to date. `new_page_size`
     applies to a database created now (SQLite ignores it for an existing one in WAL mode)."""
+    refuse_wrong_type(path)
     if not readonly:
         ensure_private_file(path)
         for suffix in ("-wal", "-shm"):
@@ -50,6 +51,51 @@ def connect(
         conn.execute(f"PRAGMA synchronous = {'NORMAL' if mode == 'wal' else 'FULL'}")
         migrate(conn, migrations, name=path.name)
     return conn
+
+
+def connect_for_read(path: Path, migrations: Sequence[Migration]) -> sqlite3.Connection:
+    """`connect`, or, when the disk is full, the same database opened read-only for a command
+    that only reads (docs/sessions.md, "When storage fails"): a full disk must not stop
+    `memory search` or `memory status`. The fallback connection is `query_only`
+    (`is_read_only`); it needs the schema already current, else the DISK_FULL stands."""
+    try:
+        return connect(path, migrations)
+    except (sqlite3.Error, OSError) as exc:
+        if errors.storage_error(exc) is not errors.DISK_FULL or not path.is_file():
+            raise
+        conn = open_read_only(path)
+        if conn is None:
+            raise
+        if schema_version(conn) != len(migrations):
+            conn.close()
+            raise
+        return conn
+
+
+def open_read_only(path: Path) -> sqlite3.Connection | None:
+    """`path` read-only without writing a byte, or None when it cannot be read that way: first
+    as usual (`mode=ro`, through its WAL), else — when SQLite cannot create the -shm (a full
+    disk, a read-only folder) — as an immutable file. A hot rollback journal (a first build
+    killed mid-batch, docs/sessions.md) is None: only a writer can roll it back, and reading
+    around it would show the torn batch. The connection is `query_only` (`is_read_only`)."""
+    for uri in (f"file:{path}?mode=ro", f"file:{path}?mode=ro&immutable=1"):
+        if uri.endswith("immutable=1") and path.with_name(path.name + "-journal").exists():
+            return None
+        try:
+            conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+            conn.row_factory = sqlite3.Row
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA query_only = ON")
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.Error:
+            continue
+        return conn
+    return None
+
+
+def is_read_only(conn: sqlite3.Connection) -> bool:
+    """Whether `conn` is the read-only fallback of `connect_for_read`."""
+    return bool(conn.execute("PRAGMA query_only").fetchone()[0])
 
 
 def _wal_unless_first_build(conn: sqlite3.Connection) -> str:

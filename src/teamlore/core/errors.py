@@ -67,6 +67,11 @@ REBUILD_LOSES_HISTORY = _register(
     "REBUILD_LOSES_HISTORY",
     "the damaged index holds history a rebuild cannot recreate; confirm with --discard-history",
 )
+STATE_INVALID = _register(
+    "STATE_INVALID",
+    "a file teamlore keeps has the wrong type (a folder where a file belongs, or the reverse); "
+    "move it aside and retry",
+)
 SECRET_DAMAGED = _register(
     "SECRET_DAMAGED", "the origin secret exists but is damaged; it is never replaced silently"
 )
@@ -177,6 +182,47 @@ def _state_disk_nearly_full() -> bool:
     return stats.f_bavail * stats.f_frsize < NEARLY_FULL_BYTES
 
 
+def _size_of(entry: os.DirEntry[str]) -> int:
+    try:
+        if not entry.is_dir(follow_symlinks=False):
+            return entry.stat(follow_symlinks=False).st_size
+        return sum(
+            os.lstat(os.path.join(folder, name)).st_size
+            for folder, _, names in os.walk(entry.path)
+            for name in names
+        )
+    except OSError:
+        return 0
+
+
+def _readable_size(size: int) -> str:
+    value = float(size)
+    for unit in ("B", "KiB", "MiB"):
+        if value < 1024:
+            return f"{value:.0f} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GiB"
+
+
+def disk_full_advice() -> str:
+    """What would free space, for a write refused by a full disk: the largest things in the
+    state dir (names only, never the path) and where else to look (docs/sessions.md)."""
+    from teamlore.core.locations import state_dir_path
+
+    try:
+        with os.scandir(state_dir_path()) as listing:
+            sizes = sorted(((_size_of(e), e.name) for e in listing), reverse=True)[:3]
+    except OSError:
+        sizes = []
+    held = ", ".join(f"{name} {_readable_size(size)}" for size, name in sizes)
+    ours = f" (teamlore's state dir holds {held})" if held else ""
+    return (
+        f"to free space, delete other files on that disk{ours}, or move the state dir to a "
+        "bigger disk and point TEAMLORE_HOME at it; read-only commands (search, status, lint) "
+        "keep working meanwhile"
+    )
+
+
 def storage_error(exc: BaseException) -> ErrorCode | None:
     """The stable code for a storage failure (disk full, damaged database, read-only state), or
     None when `exc` is something else. SQLite reports these as primary result codes; the OS as
@@ -233,9 +279,14 @@ def refusal_for(exc: BaseException) -> TeamloreError:
     code = storage_error(exc)
     if code is None and isinstance(exc, PermissionError):
         code = PERMISSION_DENIED  # not a storage failure: nothing is damaged, nothing is set aside
+    if code is None and isinstance(exc, IsADirectoryError | NotADirectoryError):
+        code = STATE_INVALID  # a folder where a file belongs, or the reverse
     if code is not None:
         detail = redact_paths(str(exc))
-        return TeamloreError(code, f"{code.summary} ({detail})" if detail else code.summary)
+        message = f"{code.summary} ({detail})" if detail else code.summary
+        if code is DISK_FULL:
+            message += f"; {disk_full_advice()}"
+        return TeamloreError(code, message)
     detail = redact_paths(str(exc))
     return TeamloreError(
         INTERNAL, f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
@@ -617,6 +668,10 @@ CLIENT_CONFIG_UNSAFE = _register(
 )
 CLIENT_CONFIG_UNWRITABLE = _register(
     "CLIENT_CONFIG_UNWRITABLE", "an agent config file or its folder cannot be written"
+)
+CLIENT_CONFIG_CHANGED = _register(
+    "CLIENT_CONFIG_CHANGED",
+    "another program changed an agent config file while teamlore was writing it; nothing changed",
 )
 INTEGRATION_CONFLICT = _register(
     "INTEGRATION_CONFLICT", "an entry with teamlore's name exists that teamlore did not write"

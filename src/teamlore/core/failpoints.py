@@ -2,14 +2,21 @@
 
 `TEAMLORE_FAILPOINT=name` (or a comma-separated list) makes `failpoint("name")` kill the current
 process with SIGKILL, which skips every finally block and atexit hook, like a power cut would.
+
+`TEAMLORE_PAUSEPOINT=name=FLAG` makes `failpoint("name")` create the file FLAG and wait until it
+is removed (at most PAUSE_SECONDS), each time the point is reached: a test acts as a concurrent
+writer while the process stands still at a known step.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import time
 
 ENV = "TEAMLORE_FAILPOINT"
+PAUSE_ENV = "TEAMLORE_PAUSEPOINT"
+PAUSE_SECONDS = 60.0
 
 
 def armed(name: str) -> bool:
@@ -22,3 +29,14 @@ def failpoint(name: str) -> None:
     armed = os.environ.get(ENV)
     if armed and name in armed.split(","):
         os.kill(os.getpid(), signal.SIGKILL)
+    pause = os.environ.get(PAUSE_ENV)
+    if pause and pause.partition("=")[0] == name:
+        _pause(pause.partition("=")[2])
+
+
+def _pause(flag: str) -> None:
+    with open(flag, "w"):
+        pass
+    deadline = time.monotonic() + PAUSE_SECONDS
+    while os.path.exists(flag) and time.monotonic() < deadline:
+        time.sleep(0.01)

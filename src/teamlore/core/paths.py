@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import stat
 from pathlib import Path
 
 from teamlore.core import errors
@@ -49,6 +50,24 @@ def ensure_private_dir(path: Path) -> Path:
             if exc.errno != errno.EROFS:
                 raise
     return path
+
+
+def refuse_wrong_type(path: Path) -> None:
+    """STATE_INVALID when a state file exists as something else than a regular file (a folder,
+    a socket, …); a symlink is left to the no-follow opens, which refuse it themselves."""
+    try:
+        mode = os.lstat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    if stat.S_ISREG(mode) or stat.S_ISLNK(mode):
+        return
+    kind = "a folder" if stat.S_ISDIR(mode) else "not a regular file"
+    raise errors.TeamloreError(
+        errors.STATE_INVALID,
+        f"{path.name} in the state directory is {kind} where a file belongs; move it aside "
+        "and retry",
+        path=path.name,
+    )
 
 
 def ensure_private_file(path: Path) -> None:

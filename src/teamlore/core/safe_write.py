@@ -194,13 +194,15 @@ def write_file(
     *,
     expect: Expectation | None = None,
     create_dirs: bool = True,
+    new_file_mode: int = DEFAULT_FILE_MODE,
 ) -> None:
     """Atomically make `root/relative` hold exactly `data`.
 
     `expect(current)` is evaluated on the current bytes just before the swap; False raises
     ExpectationFailed and leaves the target untouched. When the target is absent at that point,
     it is created with `linkat`, so a file that appears concurrently is never overwritten (that
-    also raises ExpectationFailed). A replaced file keeps its permission bits.
+    also raises ExpectationFailed). A replaced file keeps its permission bits; a new one gets
+    `new_file_mode` (less the umask) from the start, never a looser mode first.
     """
     parts = check_relative_path(relative)
     name = parts[-1]
@@ -211,7 +213,7 @@ def write_file(
         fd = os.open(
             temp,
             os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-            DEFAULT_FILE_MODE,
+            new_file_mode,
             dir_fd=dir_fd,
         )
         try:

@@ -1,15 +1,14 @@
 """A client's config file (JSON or TOML), read safely, edited in place, written atomically.
 
 Reading refuses a symlink or anything but a regular file (CLIENT_CONFIG_UNSAFE) and a file that
-does not parse (CLIENT_CONFIG_INVALID), before anything is written. TOML goes through tomlkit, so
-the user's comments, ordering and formatting survive an edit; JSON is written with two-space
-indentation, key order kept, and the original's trailing newline convention.
+does not parse (CLIENT_CONFIG_INVALID, naming the line), before anything is written. TOML goes
+through tomlkit, so the user's comments, ordering and formatting survive an edit; JSON is edited
+as text (`json_text`), so every byte teamlore did not change stays as it was.
 """
 
 from __future__ import annotations
 
 import difflib
-import json
 import os
 import stat
 from dataclasses import dataclass
@@ -18,9 +17,10 @@ from typing import Any, Literal
 
 import tomlkit
 from tomlkit.exceptions import TOMLKitError
-from tomlkit.items import Item, Table
+from tomlkit.items import Item, Null, Table, Whitespace
 
 from teamlore.core import errors, safe_write
+from teamlore.integrations.json_text import JsonText
 
 Kind = Literal["json", "toml"]
 PRIVATE_MODE = 0o600
@@ -33,15 +33,13 @@ class ConfigDocument:
     path: Path
     kind: Kind
     original: bytes | None
-    doc: Any  # dict for JSON, tomlkit.TOMLDocument for TOML
+    doc: Any  # JsonText for JSON, tomlkit.TOMLDocument for TOML
 
     def render(self) -> bytes:
         if self.kind == "toml":
             return tomlkit.dumps(self.doc).encode("utf-8")
-        text = json.dumps(self.doc, indent=2, ensure_ascii=False)
-        if self.original is None or self.original.endswith(b"\n"):
-            text += "\n"
-        return text.encode("utf-8")
+        rendered: bytes = self.doc.render()
+        return rendered
 
     def diff(self, new: bytes | None) -> str:
         """A unified diff from the bytes on disk to `new` (None: the file is removed)."""
@@ -90,23 +88,23 @@ def read_bytes(path: Path) -> bytes | None:
 
 
 def parse(path: Path, kind: Kind, data: bytes | None) -> Any:
-    if data is None or not data.strip():
-        return tomlkit.document() if kind == "toml" else {}
     try:
-        text = data.decode("utf-8")
-        if kind == "toml":
-            return tomlkit.parse(text)
-        doc = json.loads(text)
-    except (UnicodeDecodeError, ValueError, TOMLKitError) as exc:
+        text = (data or b"").decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = (data or b"")[: exc.start].count(b"\n") + 1
+        raise errors.TeamloreError(
+            errors.CLIENT_CONFIG_INVALID,
+            f"{path}: line {line}: not UTF-8 text; nothing was changed",
+        ) from None
+    if kind == "json":
+        return JsonText(text, path)
+    try:
+        return tomlkit.parse(text)
+    except TOMLKitError as exc:
         reason = str(exc).splitlines()[0][:200]
         raise errors.TeamloreError(
             errors.CLIENT_CONFIG_INVALID, f"{path} does not parse ({reason}); nothing was changed"
         ) from None
-    if not isinstance(doc, dict):
-        raise errors.TeamloreError(
-            errors.CLIENT_CONFIG_INVALID, f"{path} is not a JSON object; nothing was changed"
-        )
-    return doc
 
 
 def load(path: Path, kind: Kind) -> ConfigDocument:
@@ -172,6 +170,8 @@ def plain(value: Any) -> Any:
 
 
 def get_key(doc: Any, key: tuple[str, ...]) -> tuple[bool, Any]:
+    if isinstance(doc, JsonText):
+        return doc.get(key)
     node = doc
     for part in key:
         if not hasattr(node, "get") or part not in node:
@@ -189,21 +189,25 @@ def _toml_value(value: Any, *, inline: bool) -> Any:
     return value
 
 
-def set_key(doc: Any, key: tuple[str, ...], value: Any, kind: Kind) -> None:
+def raw_value(doc: Any, key: tuple[str, ...]) -> str | None:
+    """JSON: the exact text of the value at `key` (None for TOML, or when absent)."""
+    return doc.raw(key) if isinstance(doc, JsonText) else None
+
+
+def set_key(
+    doc: Any, key: tuple[str, ...], value: Any, kind: Kind, *, raw: str | None = None
+) -> None:
+    if isinstance(doc, JsonText):
+        doc.set(key, value, raw=raw)
+        return
     node = doc
     for depth, part in enumerate(key[:-1]):
         if part not in node:
-            if kind == "toml":
-                # a parent that only holds tables renders as `[a.b]`, not `[a]` + `[a.b]`
-                node[part] = tomlkit.table(is_super_table=depth < len(key) - 2 or None)
-            else:
-                node[part] = {}
+            # a parent that only holds tables renders as `[a.b]`, not `[a]` + `[a.b]`
+            node[part] = tomlkit.table(is_super_table=depth < len(key) - 2 or None)
         node = node[part]
-    if kind == "toml":
-        # nested dicts become sub-tables ([x.tools.y]); `env`-like maps of strings stay inline
-        node[key[-1]] = _toml_table(value) if isinstance(value, dict) else value
-    else:
-        node[key[-1]] = value
+    # nested dicts become sub-tables ([x.tools.y]); `env`-like maps of strings stay inline
+    node[key[-1]] = _toml_table(value) if isinstance(value, dict) else value
 
 
 def _toml_table(value: dict[str, Any], *, top: bool = True) -> Table:
@@ -223,6 +227,10 @@ def _toml_table(value: dict[str, Any], *, top: bool = True) -> Table:
 
 def delete_key(doc: Any, key: tuple[str, ...]) -> None:
     """Remove `key`, then every parent it leaves empty."""
+    if isinstance(doc, JsonText):
+        doc.delete(key)
+        return
+    was_last = bool(doc) and list(doc.keys())[-1] == key[0]
     chain = [doc]
     for part in key[:-1]:
         if part not in chain[-1]:
@@ -235,14 +243,30 @@ def delete_key(doc: Any, key: tuple[str, ...]) -> None:
             del chain[depth - 1][key[depth - 1]]
         else:
             break
+    if was_last and key[0] not in doc:
+        _trim_blank_lines_at_end(doc)
 
 
-def hook_groups(doc: dict[str, Any], event: str) -> list[Any]:
-    hooks = doc.get("hooks")
-    if not isinstance(hooks, dict):
+def _trim_blank_lines_at_end(doc: Any) -> None:
+    """Appending a table put a blank line after the table before it; once that appended table
+    is gone again, the blank line would stay at the end of the file: drop it."""
+    body = doc.body
+    while True:  # `[a.b]` is a table inside table `a`; a deleted item leaves a Null behind
+        items = [item for _, item in body if not isinstance(item, Null)]
+        if not items or not isinstance(items[-1], Table):
+            break
+        body = items[-1].value.body
+    if body is doc.body:
+        return  # the file ends in plain keys: nothing of ours to trim
+    while body and body[-1][0] is None and isinstance(body[-1][1], Whitespace):
+        body.pop()
+
+
+def hook_groups(doc: JsonText, event: str) -> list[Any]:
+    hooks = doc.find(("hooks",))
+    if hooks is None or hooks.kind != "object":
         return []
-    groups = hooks.get(event)
-    return groups if isinstance(groups, list) else []
+    return doc.items(("hooks", event))
 
 
 def group_has_command(group: Any, command: str) -> bool:
@@ -253,26 +277,18 @@ def group_has_command(group: Any, command: str) -> bool:
     )
 
 
-def add_hook(doc: dict[str, Any], event: str, group: dict[str, Any]) -> None:
-    hooks = doc.setdefault("hooks", {})
-    if not isinstance(hooks, dict):
-        raise errors.TeamloreError(
-            errors.CLIENT_CONFIG_INVALID, "the `hooks` setting is not an object; nothing changed"
-        )
-    groups = hooks.setdefault(event, [])
-    if not isinstance(groups, list):
-        raise errors.TeamloreError(
-            errors.CLIENT_CONFIG_INVALID, f"`hooks.{event}` is not a list; nothing was changed"
-        )
-    groups.append(group)
+def add_hook(doc: JsonText, event: str, group: dict[str, Any]) -> None:
+    """Append `group` to `hooks.<event>` (CLIENT_CONFIG_INVALID when either is of another
+    type: nothing changed)."""
+    doc.append(("hooks", event), group)
 
 
-def remove_hook(doc: dict[str, Any], event: str, command: str) -> None:
-    hooks = doc.get("hooks")
-    if not isinstance(hooks, dict) or not isinstance(hooks.get(event), list):
+def remove_hook(doc: JsonText, event: str, command: str) -> None:
+    """Remove every group of `hooks.<event>` that runs `command`, then what that leaves empty."""
+    groups = hook_groups(doc, event)
+    drop = [i for i, group in enumerate(groups) if group_has_command(group, command)]
+    if not drop:
         return
-    hooks[event] = [g for g in hooks[event] if not group_has_command(g, command)]
-    if not hooks[event]:
-        del hooks[event]
-    if not hooks:
-        del doc["hooks"]
+    doc.remove_items(("hooks", event), drop)
+    if len(drop) == len(groups):
+        doc.delete(("hooks", event))

@@ -71,6 +71,8 @@ def entry_checks(installation: Installation) -> tuple[list[Check], list[dict[str
     again = f"teamlore install --client {installation.client} --scope {installation.scope}"
     for record in installation.files:
         path = Path(record.path)
+        if record.kind == "text":
+            continue  # a file `memory assemble` wrote: no entries of ours to check
         try:
             document = cf.load(path, record.kind)
         except Exception as exc:
@@ -84,13 +86,11 @@ def entry_checks(installation: Installation) -> tuple[list[Check], list[dict[str
                     checks.append(Check(label, "fail", f"{path}: {name} is missing", again))
                     continue
                 if entry.key[0] in SERVER_KEYS and isinstance(value, dict):
-                    servers.append({"name": entry.key[1], "file": str(path), **value})
                     command = str(value.get("command", ""))
-                    if not _resolves(command):
-                        checks.append(
-                            Check(label, "fail", f"{name}: `{command}` does not exist", again)
-                        )
+                    if not _resolves(command):  # nothing to start
+                        checks.append(_missing_command(installation, label, name, command, again))
                         continue
+                    servers.append({"name": entry.key[1], "file": str(path), **value})
                 checks.append(Check(label, "ok", f"{name} in {path}{where}"))
             elif isinstance(entry, HookRecord):
                 groups = cf.hook_groups(document.doc, entry.event)
@@ -101,6 +101,43 @@ def entry_checks(installation: Installation) -> tuple[list[Check], list[dict[str
                         Check(label, "fail", f"{path}: the {entry.event} hook is missing", again)
                     )
     return checks, servers
+
+
+def _missing_command(
+    installation: Installation, label: str, name: str, command: str, again: str
+) -> Check:
+    """A user-scope command that is gone is broken; a project-scope entry names `teamlore` on
+    PATH, which this person may simply not have yet (the entry is `required = false` for Codex,
+    so the client starts without it: docs/agents.md)."""
+    if installation.scope != "project":
+        return Check(label, "fail", f"{name}: `{command}` does not exist", again)
+    return Check(
+        label,
+        "warn",
+        f"{name}: `{command}` is not on PATH, so {installation.client} starts this repository's "
+        "sessions without teamlore's tools",
+        "install teamlore (e.g. `pipx install teamlore`) or put its bin folder on PATH",
+    )
+
+
+def interrupted_check(
+    operation: str, client: str, scope: str, root: str | None, when: str
+) -> Check:
+    """An install or uninstall that was killed part-way; doctor only reports it (it is a
+    read-only command): the next install or uninstall finishes it from its intent record."""
+    flags = f"--client {client}" + (" --scope project" if scope == "project" else "")
+    where = f"in {root}: " if root else ""
+    finish = f"teamlore {'uninstall' if operation == 'uninstall' else 'install'} {flags}"
+    fix = f"{where}{finish} (finishes it)"
+    if operation != "uninstall":  # an install, or the assemble step of one
+        fix = f"{where}teamlore uninstall {flags} (takes it back out) or {finish} (finishes it)"
+    return Check(
+        "integrations.interrupted",
+        "fail",
+        f"{operation} of {client} ({scope} scope) interrupted at {when}: each file is as "
+        "before or as intended",
+        fix,
+    )
 
 
 async def _list_tools(server: dict[str, Any], cwd: Path) -> list[str]:
@@ -162,9 +199,23 @@ async def _with_timeout(server: dict[str, Any], cwd: Path, timeout: float) -> li
 
 
 def hook_check(
-    client: str, command: str, cwd: Path, event: str = "SessionStart", timeout: float = 10.0
+    client: str,
+    command: str,
+    cwd: Path,
+    event: str = "SessionStart",
+    timeout: float = 10.0,
+    *,
+    portable: bool = False,
 ) -> Check:
     name = f"{client}.hook"
+    program = command.split(" ", 1)[0]
+    if portable and not _resolves(program):  # a project hook needs teamlore on this PATH
+        return Check(
+            name,
+            "warn",
+            f"the {event} hook runs `{program}`, which is not on PATH here",
+            "install teamlore (e.g. `pipx install teamlore`) or put its bin folder on PATH",
+        )
     payload = json.dumps({"hook_event_name": event, "source": "startup", "cwd": str(cwd)})
     try:
         done = subprocess.run(

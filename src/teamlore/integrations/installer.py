@@ -2,31 +2,30 @@
 
 Both run in two phases: every file is read, parsed and edited in memory first (a file that does
 not parse, a symlink, a conflicting entry or an unwritable folder refuses the whole request with
-nothing written); only then are files written, each atomically, and a failure part-way puts the
-files already written back. `dry_run` stops after the first phase and returns the diffs.
+nothing written); then the change runs as one transaction (`transaction`): the intent record is
+written first, each file by compare-and-swap, then the manifest. A file another program wrote
+between our read and our write is never overwritten: the plan is made again from the new bytes
+once, and a second change refuses with CLIENT_CONFIG_CHANGED. `dry_run` stops after the first
+phase and returns the diffs.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from teamlore.core import errors
 from teamlore.integrations import config_files as cf
+from teamlore.integrations import transaction as tx
 from teamlore.integrations.entries import FileEdits, hook_group
 from teamlore.integrations.manifest import (
     FileRecord,
     HookRecord,
     Installation,
     KeyRecord,
-    drop_backup,
     load_manifest,
     read_backup,
-    save_manifest,
     sha256,
     store_backup,
 )
@@ -53,10 +52,6 @@ class _Pending:
         return out
 
 
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 # -- install ----------------------------------------------------------------------------------
 
 
@@ -80,7 +75,12 @@ def _apply_keys(
                 " rename or remove it, or pass --force to replace it (uninstall puts it back)",
             )
         else:
-            record = KeyRecord(key=list(edit.key), hadPrevious=present, previous=current)
+            record = KeyRecord(
+                key=list(edit.key),
+                hadPrevious=present,
+                previous=current,
+                previousText=cf.raw_value(document.doc, edit.key) if present else None,
+            )
         if not present or current != edit.value:
             cf.set_key(document.doc, edit.key, edit.value, document.kind)
         records.append(record)
@@ -103,23 +103,12 @@ def _apply_hooks(
     return records
 
 
-def install(
+def _plan_install(
     home: Path,
-    *,
-    client: str,
-    scope: str,
-    root: Path | None,
+    existing: Installation | None,
     files: list[FileEdits],
-    options: dict[str, Any],
-    force: bool = False,
-    dry_run: bool = False,
-    check_writable: bool = True,
-) -> dict[str, Any]:
-    """Apply `files`; with `dry_run` only report (and, with `check_writable`, also refuse what
-    could not be written, so a caller can vet several clients before writing any)."""
-    manifest = load_manifest(home)
-    root_key = str(root) if root is not None else None
-    existing = manifest.find(client, scope, root_key)
+    force: bool,
+) -> list[tuple[FileEdits, _Pending, list[KeyRecord | HookRecord]]]:
     pending: list[tuple[FileEdits, _Pending, list[KeyRecord | HookRecord]]] = []
     for edits in files:
         document = cf.load(edits.path, edits.kind)
@@ -135,33 +124,92 @@ def install(
             else ("updated" if document.original is not None else "created")
         )
         pending.append((edits, _Pending(document, new, previous, action, edits.private), entries))
-    result: dict[str, Any] = {
-        "client": client,
-        "scope": scope,
-        "root": root_key,
-        "dryRun": dry_run,
-        "files": [p.describe(dry_run) for _, p, _ in pending],
-    }
-    if check_writable:
-        for _, item, _ in pending:
-            if item.changed:
-                cf.check_writable(item.document.path)
-    if dry_run:
-        return result
-    created = _write_all([p for _, p, _ in pending])
+    return pending
+
+
+def install(
+    home: Path,
+    *,
+    client: str,
+    scope: str,
+    root: Path | None,
+    files: list[FileEdits],
+    options: dict[str, Any],
+    force: bool = False,
+    dry_run: bool = False,
+    check_writable: bool = True,
+) -> dict[str, Any]:
+    """Apply `files`; with `dry_run` only report (and, with `check_writable`, also refuse what
+    could not be written, so a caller can vet several clients before writing any). The caller
+    holds `transaction.locked(home)` and has completed any interrupted transaction."""
+    root_key = str(root) if root is not None else None
+    for attempt in (1, 2):
+        existing = load_manifest(home).find(client, scope, root_key)
+        pending = _plan_install(home, existing, files, force)
+        result: dict[str, Any] = {
+            "client": client,
+            "scope": scope,
+            "root": root_key,
+            "dryRun": dry_run,
+            "files": [p.describe(dry_run) for _, p, _ in pending],
+        }
+        if check_writable:
+            for _, item, _ in pending:
+                if item.changed:
+                    cf.check_writable(item.document.path)
+        if dry_run:
+            return result
+        intent = _install_intent(home, client, scope, root_key, options, existing, pending)
+        try:
+            _run(home, intent, [p for _, p, _ in pending])
+            return result
+        except tx.FileChanged as changed:
+            if attempt == 2:
+                raise _changed_meanwhile(changed.path) from None
+    raise AssertionError("unreachable")
+
+
+def _changed_meanwhile(path: str) -> errors.TeamloreError:
+    return errors.TeamloreError(
+        errors.CLIENT_CONFIG_CHANGED,
+        f"{path} changed while teamlore was writing it (another program, such as the client "
+        "itself, wrote it); its change was kept and nothing was changed; run the command again",
+    )
+
+
+def _install_intent(
+    home: Path,
+    client: str,
+    scope: str,
+    root_key: str | None,
+    options: dict[str, Any],
+    existing: Installation | None,
+    pending: list[tuple[FileEdits, _Pending, list[KeyRecord | HookRecord]]],
+) -> tx.Intent:
+    """The intent record and, stored first, the backups it refers to."""
     records: list[FileRecord] = []
+    intents: list[tx.FileIntent] = []
+    drop: list[str] = []
     for edits, item, entries in pending:
         before = item.record
         original = item.document.original
         backup = before.backup if before else None
         existed = before.existed if before else original is not None
         if before is None and original is not None:
-            backup = store_backup(home, edits.path, original)
+            try:
+                backup = store_backup(home, edits.path, original)
+            except OSError as exc:
+                raise tx.state_error(exc, "the install") from None
         elif before is not None and sha256(original) != before.installedSha256:
             # changed since our last write: the old backup no longer describes "before
             # teamlore", so uninstall will remove our entries instead of restoring bytes
-            drop_backup(home, backup)
+            if backup:
+                drop.append(backup)
             backup, existed = None, original is not None or existed
+        planned = tx.file_intent(
+            edits.path, private=edits.private, before=original, intended=item.new
+        )
+        intents.append(planned)
         records.append(
             FileRecord(
                 path=str(edits.path),
@@ -169,7 +217,7 @@ def install(
                 existed=existed,
                 backup=backup,
                 installedSha256=sha256(item.new),
-                createdDirs=[*(before.createdDirs if before else []), *created.get(edits.path, [])],
+                createdDirs=[*(before.createdDirs if before else []), *planned.createDirs],
                 entries=entries,
             )
         )
@@ -180,49 +228,27 @@ def install(
         client=client,
         scope=scope,
         root=root_key,
-        installedAt=_now(),
+        installedAt=tx.now(),
         options=options,
         files=[*kept, *records],
     )
-    manifest.installations = [
-        i for i in manifest.installations if not i.matches(client, scope, root_key)
-    ] + [installation]
-    save_manifest(home, manifest)
-    return result
+    return tx.Intent(
+        operation="install",
+        client=client,
+        scope=scope,
+        root=root_key,
+        startedAt=installation.installedAt,
+        files=intents,
+        installation=installation,
+        dropBackups=drop,
+    )
 
 
-def _write_all(items: list[_Pending]) -> dict[Path, list[str]]:
-    """Write every changed file; on a failure, put back the ones already written."""
-    done: list[_Pending] = []
-    created: dict[Path, list[str]] = {}
-    try:
-        for item in items:
-            if not item.changed:
-                continue
-            path = item.document.path
-            if item.new is None:
-                cf.remove_file(path)
-            else:
-                dirs = cf.write_atomically(path, item.new, private=item.private)
-                created[path] = [str(d) for d in dirs]
-            done.append(item)
-    except errors.TeamloreError:
-        for item in reversed(done):
-            path = item.document.path
-            with contextlib.suppress(errors.TeamloreError, OSError):
-                if item.document.original is None:
-                    cf.remove_file(path)
-                    _remove_empty_dirs(created.get(path, []))
-                else:
-                    cf.write_atomically(path, item.document.original, private=item.private)
-        raise
-    return created
-
-
-def _remove_empty_dirs(dirs: list[str]) -> None:
-    for directory in reversed(dirs):
-        with contextlib.suppress(OSError):
-            os.rmdir(directory)
+def _run(home: Path, intent: tx.Intent, pending: list[_Pending]) -> None:
+    """Record `intent` (a full disk refuses here, with no client file touched), then apply."""
+    tx.record_intent(home, intent)
+    befores = {str(p.document.path): p.document.original for p in pending}
+    tx.apply(home, intent, befores)
 
 
 # -- uninstall --------------------------------------------------------------------------------
@@ -231,7 +257,7 @@ def _remove_empty_dirs(dirs: list[str]) -> None:
 def _restore_key(document: cf.ConfigDocument, record: KeyRecord) -> None:
     key = tuple(record.key)
     if record.hadPrevious:
-        cf.set_key(document.doc, key, record.previous, document.kind)
+        cf.set_key(document.doc, key, record.previous, document.kind, raw=record.previousText)
     else:
         cf.delete_key(document.doc, key)
 
@@ -239,7 +265,7 @@ def _restore_key(document: cf.ConfigDocument, record: KeyRecord) -> None:
 def _undo(home: Path, record: FileRecord) -> _Pending:
     path = Path(record.path)
     data = cf.read_bytes(path)
-    document = cf.ConfigDocument(path, record.kind, data, None)
+    document = cf.ConfigDocument(path, "json" if record.kind == "text" else record.kind, data, None)
     if data is None:
         return _Pending(document, None, record, "already-gone")
     if sha256(data) == record.installedSha256:
@@ -247,6 +273,8 @@ def _undo(home: Path, record: FileRecord) -> _Pending:
             return _Pending(document, None, record, "removed")
         if record.backup:
             return _Pending(document, read_backup(home, record.backup), record, "restored")
+    if record.kind == "text":  # changed since install: the user's now (docs/agents.md)
+        return _Pending(document, data, record, "kept (changed since install)")
     document.doc = cf.parse(path, record.kind, data)
     for entry in record.entries:
         if isinstance(entry, KeyRecord):
@@ -259,33 +287,64 @@ def _undo(home: Path, record: FileRecord) -> _Pending:
 def uninstall(
     home: Path, *, client: str, scope: str, root: Path | None, dry_run: bool = False
 ) -> dict[str, Any]:
-    manifest = load_manifest(home)
+    """Remove what install wrote (the caller holds the lock and completed any interrupted
+    transaction); a file changed meanwhile is re-planned once, then CLIENT_CONFIG_CHANGED."""
     root_key = str(root) if root is not None else None
-    installation = manifest.find(client, scope, root_key)
-    if installation is None:
-        where = f" for {root_key}" if root_key else ""
-        raise errors.TeamloreError(
-            errors.NOTHING_INSTALLED, f"teamlore is not installed for {client} ({scope}{where})"
-        )
-    pending = [_undo(home, record) for record in installation.files]
-    result: dict[str, Any] = {
-        "client": client,
-        "scope": scope,
-        "root": root_key,
-        "dryRun": dry_run,
-        "files": [p.describe(dry_run) for p in pending],
-    }
-    if dry_run:
-        return result
-    for item in pending:
-        if item.changed:
-            cf.check_writable(item.document.path)
-    _write_all(pending)
+    for attempt in (1, 2):
+        installation = load_manifest(home).find(client, scope, root_key)
+        if installation is None:
+            where = f" for {root_key}" if root_key else ""
+            raise errors.TeamloreError(
+                errors.NOTHING_INSTALLED, f"teamlore is not installed for {client} ({scope}{where})"
+            )
+        pending = [_undo(home, record) for record in installation.files]
+        result: dict[str, Any] = {
+            "client": client,
+            "scope": scope,
+            "root": root_key,
+            "dryRun": dry_run,
+            "files": [p.describe(dry_run) for p in pending],
+        }
+        if dry_run:
+            return result
+        for item in pending:
+            if item.changed:
+                cf.check_writable(item.document.path)
+        try:
+            _run(home, _uninstall_intent(client, scope, root_key, installation, pending), pending)
+            return result
+        except tx.FileChanged as changed:
+            if attempt == 2:
+                raise _changed_meanwhile(changed.path) from None
+    raise AssertionError("unreachable")
+
+
+def _uninstall_intent(
+    client: str,
+    scope: str,
+    root_key: str | None,
+    installation: Installation,
+    pending: list[_Pending],
+) -> tx.Intent:
+    files = []
     for item in pending:
         assert item.record is not None
-        if item.action == "removed":
-            _remove_empty_dirs(item.record.createdDirs)
-        drop_backup(home, item.record.backup)
-    manifest.installations = [i for i in manifest.installations if i is not installation]
-    save_manifest(home, manifest)
-    return result
+        files.append(
+            tx.file_intent(
+                item.document.path,
+                private=True,
+                before=item.document.original,
+                intended=item.new,
+                remove_dirs=item.record.createdDirs if item.action == "removed" else [],
+            )
+        )
+    return tx.Intent(
+        operation="uninstall",
+        client=client,
+        scope=scope,
+        root=root_key,
+        startedAt=tx.now(),
+        files=files,
+        installation=None,
+        dropBackups=[f.backup for f in installation.files if f.backup],
+    )

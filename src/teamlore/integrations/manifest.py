@@ -20,8 +20,8 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, Field
 
-from teamlore.core import errors
-from teamlore.core.paths import ensure_private_dir, read_private_file, write_private_file
+from teamlore.core import errors, safe_write
+from teamlore.core.paths import FILE_MODE, ensure_private_dir, read_private_file
 from teamlore.core.strict import STRICT
 
 MANIFEST_FORMAT = "teamlore-integrations@v1"
@@ -38,6 +38,7 @@ class KeyRecord(_Strict):
     key: list[str]
     hadPrevious: bool = False
     previous: Any = None
+    previousText: str | None = None  # JSON: the replaced value's exact text (e.g. keeps 1e400)
 
 
 class HookRecord(_Strict):
@@ -48,7 +49,7 @@ class HookRecord(_Strict):
 
 class FileRecord(_Strict):
     path: str
-    kind: Literal["json", "toml"]
+    kind: Literal["json", "toml", "text"]  # text: a file `memory assemble` wrote for install
     existed: bool
     backup: str | None = None
     installedSha256: str
@@ -106,10 +107,18 @@ def load_manifest(home: Path) -> Manifest:
         ) from None
 
 
+def write_state_file(home: Path, relative: str, data: bytes) -> None:
+    """Durably replace `integrations/<relative>` (0600): temp file, fsync, rename, fsync of the
+    folder (the intent record, the manifest and the backups all go through here)."""
+    folder = ensure_private_dir(integrations_dir(home))
+    if "/" in relative:
+        ensure_private_dir(folder / relative.rsplit("/", 1)[0])
+    safe_write.write_file(folder, relative, data, create_dirs=False, new_file_mode=FILE_MODE)
+
+
 def save_manifest(home: Path, manifest: Manifest) -> None:
-    ensure_private_dir(integrations_dir(home))
     data = orjson.dumps(manifest.model_dump(mode="json"), option=orjson.OPT_INDENT_2)
-    write_private_file(manifest_path(home), data + b"\n")
+    write_state_file(home, "manifest.json", data + b"\n")
 
 
 def backup_path(home: Path, name: str) -> Path:
@@ -118,10 +127,13 @@ def backup_path(home: Path, name: str) -> Path:
 
 def store_backup(home: Path, target: Path, data: bytes) -> str:
     """Keep `data` (the file before teamlore touched it); returns the backup's name."""
-    name = f"{sha256(str(target).encode())[:24]}.orig"
-    ensure_private_dir(integrations_dir(home) / "backups")
-    write_private_file(backup_path(home, name), data)
+    name = backup_name(target)
+    write_state_file(home, f"backups/{name}", data)
     return name
+
+
+def backup_name(target: Path) -> str:
+    return f"{sha256(str(target).encode())[:24]}.orig"
 
 
 def read_backup(home: Path, name: str) -> bytes:

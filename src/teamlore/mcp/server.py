@@ -21,6 +21,7 @@ text is the rendered memory); refusals are tool results with `isError` and the s
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 from collections.abc import Sequence
@@ -383,29 +384,68 @@ def build_server(
 
 
 async def answer_malformed_frames(source: Any, sink: Any, replies: Any) -> None:
-    """Forward well-formed frames to the server; answer each malformed one with a JSON-RPC error
-    (id null: the frame's own id cannot be trusted): -32700 for text that is not JSON, -32600
-    for JSON that is not a JSON-RPC message. The SDK's stdio reader hands such frames on as
-    exceptions, and its dispatcher only logs them, so without this the client hears nothing."""
+    """Forward well-formed frames to the server; answer each malformed one with a JSON-RPC 2.0
+    error (`malformed_frame_error`). The SDK's stdio reader hands such frames on as exceptions,
+    and its dispatcher only logs them, so without this the client hears nothing."""
     async with sink:
         async for item in source:
             if not isinstance(item, Exception):
                 await sink.send(item)
                 continue
-            not_json = any(e.get("type") == "json_invalid" for e in _validation_errors(item))
-            error = (
-                types.ErrorData(
-                    code=types.PARSE_ERROR, message="Parse error: the frame is not JSON"
-                )
-                if not_json
-                else types.ErrorData(
-                    code=types.INVALID_REQUEST,
-                    message="Invalid Request: the frame is not a JSON-RPC 2.0 message",
-                )
-            )
-            await replies.send(
-                SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=None, error=error))
-            )
+            await replies.send(SessionMessage(malformed_frame_error(item)))
+
+
+def malformed_frame_error(exc: Exception) -> types.JSONRPCError:
+    """The answer to a frame the SDK could not read: -32700 for text that is not JSON, -32600
+    for JSON that is not a JSON-RPC 2.0 request (`"jsonrpc": "1.0"`, no method), -32602 for a
+    request whose params are not an object of Unicode text (an array, a lone surrogate escape).
+    The frame's id is echoed when it is a usable string or integer, else null."""
+    problems = _validation_errors(exc)
+    raw = next((p.get("input") for p in problems if p.get("type") == "json_invalid"), None)
+    frame: Any = next((p["input"] for p in problems if isinstance(p.get("input"), dict)), None)
+    if isinstance(raw, str):
+        try:
+            frame = json.loads(raw)  # accepts lone surrogate escapes, which the SDK refuses
+        except ValueError:
+            return _jsonrpc_error(None, types.PARSE_ERROR, "Parse error: the frame is not JSON")
+    if not isinstance(frame, dict):
+        return _jsonrpc_error(None, types.INVALID_REQUEST, _NOT_JSONRPC)
+    request_id = _usable_id(frame.get("id"))
+    if frame.get("jsonrpc") != "2.0" or not _is_text(frame.get("method")):
+        return _jsonrpc_error(request_id, types.INVALID_REQUEST, _NOT_JSONRPC)
+    return _jsonrpc_error(
+        request_id,
+        types.INVALID_PARAMS,
+        "Invalid params: params must be an object, and its text valid Unicode "
+        "(no lone surrogate escapes)",
+    )
+
+
+_NOT_JSONRPC = "Invalid Request: the frame is not a JSON-RPC 2.0 request"
+
+
+def _is_text(value: Any) -> bool:
+    """A string that is valid Unicode (no lone surrogates): it can be echoed in UTF-8."""
+    if not isinstance(value, str):
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _usable_id(value: Any) -> str | int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return int(value)
+    return str(value) if _is_text(value) else None
+
+
+def _jsonrpc_error(request_id: str | int | None, code: int, message: str) -> types.JSONRPCError:
+    error = types.ErrorData(code=code, message=message)
+    return types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
 
 
 def _validation_errors(exc: Exception) -> list[dict[str, Any]]:

@@ -12,12 +12,17 @@ Two outputs per provider (docs/assemble.md):
 
 Splice rules: no marker → the block is appended after one blank line; exactly one BEGIN before
 exactly one END → the bytes from BEGIN through END are replaced and everything else is kept byte
-for byte; anything else is refused with the file untouched. A file is written only when its
+for byte; anything else (a block damaged by hand) is refused with the file untouched and a message
+naming the marker lines and the fix, `--repair`: each BEGIN with the last END before the next
+BEGIN is an old block and is replaced, a stray marker is removed, every other byte is kept.
+Marker text inside a memory document (lint `format.managed-block-marker`) is defused on the way
+in (`<!--` → `&lt;!--`), so no document can close the block early. A file is written only when its
 bytes change (atomically, no symlink followed, its mode kept). Nothing is staged or committed.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -34,13 +39,20 @@ from teamlore.memory.skills.source import (
     source_skills,
 )
 from teamlore.memory.store.documents import load_doctrine, load_scene
-from teamlore.memory.store.layout import DOCTRINE_FILE, SCENES_DIR, SKILL_FILE_NAME
+from teamlore.memory.store.layout import (
+    DOCTRINE_FILE,
+    MANAGED_BLOCK_BEGIN,
+    MANAGED_BLOCK_END,
+    MANAGED_MARKER_TEXT,
+    SCENES_DIR,
+    SKILL_FILE_NAME,
+)
 from teamlore.memory.store.projection import MemoryFiles, read_memory_files
 
 Provider = Literal["claude", "codex"]
 
-BEGIN_MARKER = "<!-- BEGIN THREADSHARE MEMORY (generated; do not edit by hand) -->"
-END_MARKER = "<!-- END THREADSHARE MEMORY -->"
+BEGIN_MARKER = MANAGED_BLOCK_BEGIN
+END_MARKER = MANAGED_BLOCK_END
 NO_DOCTRINE = "_No approved team doctrine yet._"
 MAX_LISTED_SCENES = 15
 MANIFEST_FORMAT = "teamlore-skill-assembly@v1"
@@ -72,6 +84,12 @@ class SceneLine:
 # --- the block ------------------------------------------------------------------------------
 
 
+def defuse_markers(text: str) -> str:
+    """`text` with every managed-marker look-alike made inert (`<!--` → `&lt;!--`): what a
+    memory document says can never open or close the block."""
+    return MANAGED_MARKER_TEXT.sub(lambda m: "&lt;" + m.group(0)[1:], text)
+
+
 def render_block(
     layout: ProviderLayout,
     doctrine: str | None,
@@ -79,12 +97,13 @@ def render_block(
     skills: list[SourceSkill],
 ) -> str:
     """The managed block (markers included, no trailing newline)."""
-    lines = [BEGIN_MARKER, "", "## Team memory", "", doctrine.strip() if doctrine else NO_DOCTRINE]
+    body = defuse_markers(doctrine.strip()) if doctrine else NO_DOCTRINE
+    lines = [BEGIN_MARKER, "", "## Team memory", "", body]
     if scenes:
         ordered = sorted(scenes, key=lambda s: (-s.heat, s.name))
         lines += ["", "### Scenes", ""]
         lines += [
-            f"- {SCENES_DIR}/{s.name}.md (heat {s.heat}) \u2014 {s.summary}"
+            f"- {SCENES_DIR}/{s.name}.md (heat {s.heat}) \u2014 {defuse_markers(s.summary)}"
             for s in ordered[:MAX_LISTED_SCENES]
         ]
         if len(ordered) > MAX_LISTED_SCENES:
@@ -92,16 +111,48 @@ def render_block(
     if skills:
         lines += ["", "### Skills", ""]
         lines += [
-            f"- {layout.skill_path(s.name)} \u2014 {s.skill.description.strip()}" for s in skills
+            f"- {layout.skill_path(s.name)} \u2014 {defuse_markers(s.skill.description.strip())}"
+            for s in skills
         ]
     lines += ["", END_MARKER]
     return "\n".join(lines)
 
 
-def splice(existing: str, block: str, *, file_name: str) -> str:
-    """`existing` with the managed block replaced (or appended when it has no markers)."""
-    begins, ends = existing.count(BEGIN_MARKER), existing.count(END_MARKER)
-    if begins == 0 and ends == 0:
+def block_content(block: str) -> str:
+    """The block without its two markers (what lint judges: the markers themselves are ours)."""
+    return block.removeprefix(BEGIN_MARKER).removesuffix(END_MARKER)
+
+
+@dataclass(frozen=True, slots=True)
+class _Marker:
+    start: int
+    end: int
+    begins: bool
+
+
+def _markers(text: str) -> list[_Marker]:
+    found = [
+        _Marker(m.start(), m.end(), marker == BEGIN_MARKER)
+        for marker in (BEGIN_MARKER, END_MARKER)
+        for m in re.finditer(re.escape(marker), text)
+    ]
+    return sorted(found, key=lambda m: m.start)
+
+
+def _intact(markers: list[_Marker]) -> bool:
+    """No block yet, or exactly one BEGIN before exactly one END."""
+    return not markers or (len(markers) == 2 and markers[0].begins and not markers[1].begins)
+
+
+def _line_numbers(text: str, markers: list[_Marker]) -> list[int]:
+    return [text.count("\n", 0, m.start) + 1 for m in markers]
+
+
+def splice(existing: str, block: str, *, file_name: str, repair: bool = False) -> str:
+    """`existing` with the managed block replaced (or appended when it has no markers); a
+    damaged block is refused with the fix in the message, or repaired when `repair`."""
+    markers = _markers(existing)
+    if not markers:
         if existing == "" or existing.endswith("\n\n"):
             separator = ""
         elif existing.endswith("\n"):
@@ -109,16 +160,66 @@ def splice(existing: str, block: str, *, file_name: str) -> str:
         else:
             separator = "\n\n"
         return f"{existing}{separator}{block}\n"
-    start, end = existing.find(BEGIN_MARKER), existing.find(END_MARKER)
-    if begins != 1 or ends != 1 or end < start:
-        found = f"{begins} BEGIN and {ends} END marker(s)"
-        order = " (END before BEGIN)" if begins == ends == 1 else ""
-        raise errors.TeamloreError(
-            errors.ASSEMBLY_MARKERS_INVALID,
-            f"{file_name} has {found}{order}; it was not changed",
-            file=file_name,
-        )
-    return existing[:start] + block + existing[end + len(END_MARKER) :]
+    if _intact(markers):
+        return existing[: markers[0].start] + block + existing[markers[1].end :]
+    if repair:
+        return _repaired(existing, block, markers)
+    begins = sum(m.begins for m in markers)
+    found = f"{begins} BEGIN and {len(markers) - begins} END marker(s)"
+    order = " (END before BEGIN)" if begins == len(markers) - begins == 1 else ""
+    lines = ", ".join(str(n) for n in _line_numbers(existing, markers))
+    raise errors.TeamloreError(
+        errors.ASSEMBLY_MARKERS_INVALID,
+        f"{file_name} has {found}{order} on lines {lines}; it was not changed. Run "
+        "`teamlore memory assemble --repair` to replace the old block(s) and drop the stray "
+        "markers (text outside them is kept), or fix those lines by hand",
+        file=file_name,
+        lines=_line_numbers(existing, markers),
+    )
+
+
+def _damaged_regions(text: str, markers: list[_Marker]) -> list[tuple[int, int]]:
+    """What `--repair` removes: each BEGIN through the last END before the next BEGIN (an old
+    block: its text was generated), and each stray marker alone (its line when it stands alone)."""
+    regions: list[tuple[int, int]] = []
+    index = 0
+    while index < len(markers):
+        marker = markers[index]
+        following = index + 1
+        while following < len(markers) and not markers[following].begins:
+            following += 1
+        ends = markers[index + 1 : following] if marker.begins else []
+        if ends:
+            regions.append((marker.start, ends[-1].end))
+            index = following
+            continue
+        regions.append(_whole_line_if_alone(text, marker))
+        index += 1
+    return regions
+
+
+def _whole_line_if_alone(text: str, marker: _Marker) -> tuple[int, int]:
+    line_start = text.rfind("\n", 0, marker.start) + 1
+    line_end = text.find("\n", marker.end)
+    line_end = len(text) if line_end < 0 else line_end + 1
+    if text[line_start:line_end].strip() == text[marker.start : marker.end]:
+        return line_start, line_end
+    return marker.start, marker.end
+
+
+def _repaired(text: str, block: str, markers: list[_Marker]) -> str:
+    """One block where the first damaged region was; every byte outside the regions kept."""
+    regions = _damaged_regions(text, markers)
+    pieces, cursor = [], 0
+    for number, (start, end) in enumerate(regions):
+        pieces.append(text[cursor:start])
+        if number == 0:
+            pieces.append(block + ("\n" if text[start:end].endswith("\n") else ""))
+        elif text.startswith("\n", end) and (start == 0 or text[start - 1] == "\n"):
+            end += 1  # a removed old block leaves no empty line behind
+        cursor = end
+    pieces.append(text[cursor:])
+    return "".join(pieces)
 
 
 # --- reading the tree -----------------------------------------------------------------------
@@ -257,17 +358,27 @@ def _plan_projection(
 
 
 def assemble(
-    worktree_root: Path, provider: str, *, home: Path, worktree_key: str
+    worktree_root: Path,
+    provider: str,
+    *,
+    home: Path,
+    worktree_key: str,
+    repair: bool = False,
 ) -> dict[str, Any]:
     """Write the managed block and the Skill projection for `provider`; the JSON result."""
     layout = PROVIDERS[provider]
     tree = read_memory_files(worktree_root)
     skills = source_skills(tree)
     block = render_block(layout, _doctrine(tree), _scenes(tree), skills)
-    require_lint_clean(block.encode("utf-8"), path=layout.instructions_file, kind="text")
+    require_lint_clean(
+        block_content(block).encode("utf-8"), path=layout.instructions_file, kind="text"
+    )
 
     original, text = _read_instructions(worktree_root, layout.instructions_file)
-    updated = splice(text, block, file_name=layout.instructions_file).encode("utf-8")
+    markers = _markers(text)
+    repaired = _line_numbers(text, markers) if repair and not _intact(markers) else []
+    updated = splice(text, block, file_name=layout.instructions_file, repair=repair)
+    updated_bytes = updated.encode("utf-8")
     record = manifest_path(home, worktree_key, provider)
     manifest = _load_manifest(record, provider)
     plan = _plan_projection(worktree_root, layout, skills, manifest)
@@ -275,14 +386,15 @@ def assemble(
     for item in plan:
         if item.needs_write:
             _write_if_unchanged(worktree_root, item.path, item.skill.data, item.current)
-    changed = updated != original
+    changed = updated_bytes != original
     if changed:
-        _write_if_unchanged(worktree_root, layout.instructions_file, updated, original)
+        _write_if_unchanged(worktree_root, layout.instructions_file, updated_bytes, original)
     _save_manifest(record, provider, {s.name: s.content_digest for s in skills})
     return {
         "provider": provider,
         "target": layout.instructions_file,
         "changed": changed,
+        "repairedMarkerLines": repaired,
         "block": block,
         "skills": [
             {

@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from teamlore.core import errors
+from teamlore.core import db, errors
 from teamlore.ops.registry import OpContext
 from teamlore.repo.binding import (
     RepositoryIdentity,
@@ -75,6 +75,8 @@ class OwnerContext:
         from teamlore.memory.store.layout import MEMORY_ROOT
         from teamlore.memory.store.projection import sync_approved_projection
 
+        if db.is_read_only(self.state):
+            return  # a full disk: the projection as last synced (docs/sessions.md)
         owner = Owner(self.repository_key, self.worktree_key)
         if candidate_analyzer_version(self.state, owner) not in (None, ANALYZER_VERSION):
             # the staging code loads only when there is something to re-analyze
@@ -113,16 +115,19 @@ def resolve_owner(
 
 
 @contextmanager
-def open_owner(ctx: OpContext, *, sessions: bool = False) -> Iterator[OwnerContext]:
+def open_owner(
+    ctx: OpContext, *, sessions: bool = False, for_read: bool = False
+) -> Iterator[OwnerContext]:
     """The owner with the state DB — and, with `sessions`, the session index (the owner must
-    then be registered)."""
+    then be registered). `for_read`: the operation only reads, so a full disk gives the state
+    DB read-only and the projection as last synced (`db.connect_for_read`)."""
     from teamlore.memory.store.state_db import open_state_db
     from teamlore.sessions.index_db import open_index
 
     index = open_index(ctx.home) if sessions else None
     try:
         identity = resolve_owner(ctx, registered=sessions, index=index)
-        state = open_state_db(ctx.home)
+        state = open_state_db(ctx.home, for_read=for_read)
         try:
             yield OwnerContext(identity, state, index)
         finally:

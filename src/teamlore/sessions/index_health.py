@@ -80,7 +80,7 @@ def _classified(exc: BaseException) -> errors.TeamloreError | None:
     if code is errors.DB_CORRUPT:
         return _damaged(str(exc))
     if code is not None:
-        return errors.TeamloreError(code)
+        return errors.refusal_for(exc)  # DISK_FULL says what would free space
     return None
 
 
@@ -191,21 +191,16 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
             f"the state directory is read-only and holds no {INDEX_DB_NAME} yet; run"
             " `teamlore sync` where it is writable",
         )
-    try:
-        conn = db.connect(path, MIGRATIONS, readonly=True)
-        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    except sqlite3.Error:
-        if path.with_name(path.name + "-journal").exists():
-            # a first build killed mid-batch (docs/sessions.md, "A first sync"): only a writer
-            # can roll the journal back, and reading around it would show the torn batch
-            raise errors.TeamloreError(
-                errors.STATE_READ_ONLY,
-                f"{INDEX_DB_NAME} holds an interrupted sync's batch to roll back and the state"
-                " directory is read-only; run `teamlore sync` where it is writable",
-            ) from None
-        # a WAL database in a directory nobody may write: nothing can change it under us
-        conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
-        conn.row_factory = sqlite3.Row
+    opened = db.open_read_only(path)
+    if opened is None:
+        # a first build killed mid-batch (docs/sessions.md, "A first sync"): only a writer can
+        # roll the journal back, and reading around it would show the torn batch
+        raise errors.TeamloreError(
+            errors.STATE_READ_ONLY,
+            f"{INDEX_DB_NAME} holds an interrupted sync's batch to roll back and the state"
+            " directory is read-only; run `teamlore sync` where it is writable",
+        )
+    conn = opened
     if db.schema_version(conn) < len(MIGRATIONS):
         conn.close()
         raise errors.TeamloreError(

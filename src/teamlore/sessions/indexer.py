@@ -50,6 +50,7 @@ from teamlore.sessions.model import (
     Unreadable,
     checked_event,
     display_path,
+    has_undecodable_name,
 )
 from teamlore.sessions.reader import ReadResult, read_lines
 from teamlore.sessions.reanalyze import reanalyze_if_outdated
@@ -174,6 +175,17 @@ def discover_files(
                 )
                 continue
             path = item
+            if has_undecodable_name(path):
+                stats.files_failed += 1
+                stats.add_diagnostic(
+                    DiagnosticRecord(
+                        "file-name-undecodable",
+                        display_path(path),
+                        None,
+                        "the file name is not valid UTF-8; rename the file to index it",
+                    )
+                )
+                continue
             key = str(path)
             if key not in seen:
                 seen.add(key)

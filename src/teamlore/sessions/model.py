@@ -211,9 +211,25 @@ class Source:
 
 
 def display_path(path: Path) -> str:
-    """A path as shown to the person: their home folder as `~`."""
-    home = str(Path.home())
-    text = str(path)
+    """A path as shown to the person: their home folder as `~`, bytes that are not UTF-8
+    escaped (`\\xff`), so a hostile file name can be printed and stored."""
+    home = escaped_path(Path.home())
+    text = escaped_path(path)
     if home not in ("", "/") and (text == home or text.startswith(home + os.sep)):
         return "~" + text[len(home) :]
     return text
+
+
+def escaped_path(path: Path) -> str:
+    """`path` as text that encodes to UTF-8: a byte the file system holds that is not UTF-8
+    (a name Python decoded with surrogate escapes) shows as `\\xNN`."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def has_undecodable_name(path: Path) -> bool:
+    """Whether the path holds bytes that are not UTF-8 (it cannot be stored or printed as is)."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False

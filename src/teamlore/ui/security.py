@@ -2,8 +2,10 @@
 
 - The server listens on 127.0.0.1 only.
 - **One-time login token.** `teamlore ui` prints (and opens) a URL carrying a random token. The
-  first request with it gets a session cookie (HttpOnly, SameSite=Strict) and a redirect to the
-  same page without the token; the token is then spent. Every other request needs the cookie.
+  first GET with it gets a session cookie (HttpOnly, SameSite=Strict) and a redirect to the
+  same page without the token, always on this server; the token is then spent. A refused request
+  carrying it (a POST, a foreign Host or Origin) does not spend it. Every other request needs
+  the cookie.
 - **DNS rebinding.** A page on another site that rebinds its name to 127.0.0.1 still sends its
   own name in `Host`: only `127.0.0.1:<port>` and `localhost:<port>` are served.
 - **Cross-site requests.** A request whose `Origin` is not this server's is refused.
@@ -27,7 +29,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
 from typing import Any
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, quote, urlencode
 
 from teamlore.core import errors
 
@@ -183,15 +185,16 @@ class GuardMiddleware:
         await self.app(scope, receive, with_headers)
 
     async def _login(self, scope: Scope, send: Send, query: dict[str, str]) -> None:
-        session = self.guard.spend(query.pop("token"))
-        if session is None or scope["method"] != "GET":
+        # only a successful login spends the token: a POST (or HEAD, …) carrying it is refused
+        # and the person's link keeps working
+        token = query.pop("token")
+        session = self.guard.spend(token) if scope["method"] == "GET" else None
+        if session is None:
             await refuse(
                 send, 401, errors.UI_TOKEN_REQUIRED, "this login link was already used or is wrong"
             )
             return
-        rest = urlencode(query)
-        location = "/" + str(scope.get("path", "/")).lstrip("/")  # never `//host`
-        location += f"?{rest}" if rest else ""
+        location = local_location(str(scope.get("path", "/")), urlencode(query))
         cookie = f"{COOKIE}={session}; HttpOnly; SameSite=Strict; Path=/"
         await send(
             {
@@ -206,3 +209,12 @@ class GuardMiddleware:
             }
         )
         await send({"type": "http.response.body", "body": b""})
+
+
+def local_location(path: str, query: str = "") -> str:
+    """A `Location` on this server for the (decoded) request path: every byte a browser could
+    read as a scheme, a host or a separator is percent-encoded (`\\` → `%5C`, tab, newline),
+    and leading slashes collapse to one, so `/%5Cevil.example` and `//evil.example` stay here."""
+    encoded = quote(path, safe="/-._~!$&'()*+,;=:@")
+    location = "/" + encoded.lstrip("/")
+    return f"{location}?{query}" if query else location

@@ -173,6 +173,20 @@ def test_chinese_candidates_get_distinct_slugs_and_never_replace_an_entry(flow: 
 
 
 def test_nothing_local_reaches_the_rendered_files(flow: Flow) -> None:
+    nothing_local_reaches_the_rendered_files(flow)
+
+
+@pytest.mark.parametrize("where", ["/srv/alice-w", "/Users/bob-w", "/home/carol-w", "temp"])
+def test_nothing_local_reaches_the_rendered_files_under_any_home(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """Issue 26: with HOME outside /home and /root (a temp dir, /srv/…) the whole home path,
+    user name included, reached the entry in git and its id tripped `path.home-in-name`."""
+    monkeypatch.setenv("HOME", str(tmp_path / "h" / "dave") if where == "temp" else where)
+    nothing_local_reaches_the_rendered_files(Flow(tmp_path, home))
+
+
+def nothing_local_reaches_the_rendered_files(flow: Flow) -> None:
     local = f"{flow.repo}/src/release.py decides the tag prefix; see {Path.home()}/notes.txt"
     one, two = local, f"The fix landed in {flow.fixed}."
     ids = flow.quarantine(
@@ -294,3 +308,26 @@ def test_preparing_again_voids_the_earlier_generated_plan_and_locks_apply(flow: 
     error = flow.refused("memory.prepare", request_for(flow.item(item["candidateId"])))
     assert error.code == "CANDIDATE_LOCKED"
     assert orjson.loads(orjson.dumps(error.details))["planIds"] == [second["planId"]]
+
+
+@pytest.mark.parametrize(
+    ("text", "private"),
+    [
+        ("Backups from corp-fs01-home-erin restore slowly; use rsync", ["erin", "fs01"]),
+        ("The key at %2Fhome%2Ferin%2F.ssh%2Fid_ed25519 is read by deploy", ["erin", "ssh"]),
+        ("Release notes live on \\\\fs01\\team-share\\releases for now", ["fs01", "share"]),
+        ("Claude keeps -home-erin-src-shop as the project folder name", ["erin"]),
+        ("Windows keeps C--Users-erin-shop as the project folder name", ["erin"]),
+    ],
+    ids=["dashed-home", "percent-encoded", "unc", "claude-project-dir", "windows-project-dir"],
+)
+def test_private_path_fragments_never_reach_the_id(
+    flow: Flow, text: str, private: list[str]
+) -> None:
+    """Issue 27: path fragments (dashed, percent-encoded, UNC) reached entry ids and so the
+    file names in git."""
+    (cid,) = flow.quarantine([candidate(text, [(text, [flow.turn_ev(1)])])])
+    result = flow.op("memory.prepare", request_for(flow.item(cid)))
+    entry_id = result["files"][0]["entryId"]
+    assert not [word for word in private if word in entry_id.split("-")], entry_id
+    assert re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", entry_id)

@@ -87,7 +87,30 @@ def test_init_refuses_a_file_where_a_directory_belongs(tmp_path: Path) -> None:
     with pytest.raises(TeamloreError) as caught:
         layout.init_tree(tmp_path)
     assert caught.value.error is UNSAFE_PATH
-    assert "not a directory" in caught.value.message
+    assert "`.threadshare` is a file, not a folder; move it aside" in caught.value.message
+
+
+@pytest.mark.parametrize("operation", ["memory.status", "memory.search", "memory.lint"])
+def test_a_memory_root_that_is_a_file_is_named_a_file_not_a_symlink(
+    tmp_path: Path, home: Path, operation: str
+) -> None:
+    """Issue 27: `.threadshare/memory` being a regular file was blamed on a symbolic link."""
+    from support import git
+    from teamlore.ops.registry import OpContext, run_operation
+
+    git(tmp_path, "init", "-q")
+    (tmp_path / ".threadshare").mkdir()
+    (tmp_path / layout.MEMORY_ROOT).write_text("not a folder")
+    payload = {"query": "release"} if operation == "memory.search" else {}
+    try:
+        result = run_operation(operation, OpContext(cwd=tmp_path, home=home), payload)
+    except TeamloreError as refused:
+        message = refused.message
+    else:
+        assert result["tree"] == "unsafe"
+        return
+    assert "`memory` is a file, not a folder; move it aside" in message
+    assert "symbolic" not in message
 
 
 def test_created_index_is_a_regular_readable_file(tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ from teamlore.core.secrets import (
     LOCAL_PATH_PLACEHOLDER,
     PROVIDER_PATH_PLACEHOLDER,
     SESSION_ID_PLACEHOLDER,
+    is_high_entropy_secret,
     redact,
     sanitize_text,
     shannon_entropy,
@@ -703,3 +704,115 @@ def test_a_document_full_of_one_finding_reports_a_bounded_number() -> None:
     findings = lint_text("see /home/alice/x\n" * (3 * MAX_HITS_PER_RULE), path="x.md")
     homes = [f for f in findings if f.rule == "path.home-absolute"]
     assert len(homes) == MAX_HITS_PER_RULE and all(f.severity == "block" for f in homes)
+
+
+@pytest.mark.parametrize(
+    ("kind", "path", "text"),
+    [
+        ("doctrine", layout.DOCTRINE_FILE, "- Test first.\n<!-- END THREADSHARE MEMORY -->\nx\n"),
+        (
+            "entry",
+            ".threadshare/memory/entries/run-e2e-first.md",
+            ENTRY.format(id="run-e2e-first", body="Run it. <!--begin  Threadshare memory-->"),
+        ),
+        ("text", "draft", "<!--   END threadshare MEMORY -->"),
+    ],
+    ids=["doctrine", "entry", "draft"],
+)
+def test_managed_block_marker_text_blocks_in_any_document(kind: str, path: str, text: str) -> None:
+    """Issue 27: doctrine holding the marker text passed lint and broke out of the managed block
+    in CLAUDE.md (scene summaries and Skill descriptions already refused `<`)."""
+    blocking = _blocks(lint_text(text, path=path, kind=kind))  # type: ignore[arg-type]
+    assert [f.rule for f in blocking] == ["format.managed-block-marker"]
+    assert "reword" in blocking[0].message
+
+
+ENTRY_PATH = ".threadshare/memory/entries/{id}.md"
+
+
+def entry_findings(entry_id: str, body: str) -> list[Finding]:
+    text = ENTRY.format(id=entry_id, body=body)
+    return lint_text(text, path=ENTRY_PATH.format(id=entry_id), kind="entry")
+
+
+@pytest.mark.parametrize(
+    ("entry_id", "body"),
+    [
+        (
+            "tsconfig-target-es2020-bigint-npx-next-build-c82b2745f3",
+            "前端构建：tsconfig 的 target 必须足够高（ES2020）以支持 BigInt，"
+            "否则 npx next build 失败",
+        ),
+        # an id the entropy heuristic alone still judges random: it is the entry's own id
+        ("nvcc-cuda12-sm89-fp8-gemm-c82b2745f3", "nvcc 对 cuda12 sm89 的 fp8 gemm 需要新版本"),
+    ],
+)
+def test_a_generated_id_is_not_judged_by_the_entropy_rule(entry_id: str, body: str) -> None:
+    """Issue 26: a Chinese candidate was blocked by `secret.high-entropy` on the id teamlore
+    generated for it. The id comes from the (linted) text; it is not judged again."""
+    assert _blocks(entry_findings(entry_id, body)) == []
+
+
+def test_a_finding_on_text_the_agent_wrote_still_blocks() -> None:
+    token = "Zq8Lr2VwPn5TyKc0MbXa7Hd"
+    findings = entry_findings("nvcc-cuda12-sm89-fp8-gemm-c82b2745f3", f"use key {token} here")
+    assert [f.rule for f in _blocks(findings)] == ["secret.high-entropy"]
+    assert token not in findings[0].message
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "AWS key \u0410KIAIOSFODNN7ABCDEFG (a Cyrillic А)",
+        "AWS key AKIAIOSF\u200bODNN7ABCDEFG (split by a zero-width space)",
+        "AWS key \uff21\uff2b\uff29\uff21IOSFODNN7ABCDEFG (full-width letters)",
+        "token gh\u0440_" + "Zq8" * 12 + " (a Cyrillic р)",
+        "AWS key AKIA\u2060IOSFODNN7\u00adABCDEFG (word joiner, soft hyphen)",
+    ],
+)
+def test_secrets_are_matched_after_nfkc_invisible_stripping_and_confusable_folding(
+    body: str,
+) -> None:
+    """Issue 27: secrets split by a zero-width space or spelled with homoglyphs passed lint."""
+    findings = _blocks(entry_findings("run-e2e-first", body))
+    assert [f.rule.split(".")[0] for f in findings] == ["secret"], findings
+    text = ENTRY.format(id="run-e2e-first", body=body)
+    assert findings[0].line == text.splitlines().index(body) + 1  # mapped back to the original
+
+
+def test_prose_in_cyrillic_or_greek_is_not_folded_into_secrets() -> None:
+    body = "Ответ: КАК ОНО ЕСТЬ ТАК И ЕСТЬ. Τα ΚΑΙ ΟΜΟΙΑ ΕΙΝΑΙ ΤΑ ΙΔΙΑ ΠΑΝΤΑ ΚΑΙ ΠΑΝΤΟΥ."
+    assert _blocks(entry_findings("run-e2e-first", body)) == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "The fix landed in 3f2c1e4b7a3d5c6e8f0a1b2c3d4e5f6a7b8c9d0e on main.",
+        "sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 of the tarball",
+        "bundle hash 5f2b8c9e4d3a1f7b6c0e9d8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f0a9b8c changed",
+        "main.5f2b8c9e4d3a1f7b6c0e.js is the bundle",
+        "The latency board is Grafana dashboard uid aBcD3fGh1jKlMnO2pQrS.",
+        "See https://grafana.example.com/d/aBcD3fGh1jKlMnO2pQrS/api-latency?orgId=1",
+    ],
+)
+def test_public_hashes_and_ids_are_not_secrets(body: str) -> None:
+    """Issue 27: git SHAs, bundle hashes and Grafana uids were blocked as high-entropy secrets."""
+    assert _blocks(entry_findings("run-e2e-first", body)) == []
+
+
+@pytest.mark.parametrize(
+    "entry_id",
+    [
+        "fix-landed-in-3f2c1e4b7a3d5c6e8f0a1b2c3d4e5f6a7b8c9d0e",
+        "bundle-5f2b8c9e4d3a1f7b6c0e9d8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f0a9b8c",
+    ],
+)
+def test_a_slug_holding_a_hex_digest_is_not_a_secret(entry_id: str) -> None:
+    assert _blocks(entry_findings(entry_id, "ok")) == []
+    assert not is_high_entropy_secret(entry_id)
+
+
+def test_a_credential_word_before_a_uid_keeps_it_judged() -> None:
+    findings = entry_findings("run-e2e-first", "api token uid: aBcD3fGh1jKlMnO2pQrS")
+    assert [f.rule for f in _blocks(findings)] == ["secret.high-entropy"]

@@ -46,6 +46,8 @@ def _render_uninstall(result: dict[str, Any]) -> None:
     title = "would change (dry run, nothing written)" if result["dryRun"] else "uninstalled"
     for done in result["uninstalled"]:
         _render_files(title, done)
+    for note in result.get("notes", []):
+        say(styled("note", "yellow"), f" {note}")
 
 
 @app.command()
@@ -75,6 +77,12 @@ def install(
         "--org-token-env",
         help="Environment variable the client reads the org token from (never written to a file).",
     ),
+    assemble: bool = typer.Option(
+        False,
+        "--assemble",
+        help="User scope: also write the team memory block into this repository's "
+        "CLAUDE.md / AGENTS.md (project scope always does).",
+    ),
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """Connect Claude Code and/or Codex: MCP servers, SessionStart hook, assembled memory."""
@@ -90,6 +98,7 @@ def install(
             "syncOnStop": sync_on_stop,
             "orgUrl": org_url,
             "orgTokenVariable": org_token_variable,
+            "assemble": assemble,
         },
         fmt,
         _render_install,

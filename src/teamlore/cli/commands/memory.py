@@ -252,6 +252,9 @@ def stage(
 def _render_assemble(result: dict[str, Any]) -> None:
     verb = "Updated" if result["changed"] else "Unchanged:"
     stdout.print(f"{verb} {result['target']} (managed team memory block)")
+    if result["repairedMarkerLines"]:
+        lines = ", ".join(str(n) for n in result["repairedMarkerLines"])
+        stdout.print(f"Repaired the damaged markers (were on lines {lines}).")
     stdout.print(result["block"])
     for skill in result["skills"]:
         state = "written" if skill["changed"] else "unchanged"
@@ -269,8 +272,15 @@ def assemble(
         "-p",
         help="claude: CLAUDE.md + .claude/skills/; codex: AGENTS.md + .agents/skills/.",
     ),
+    repair: bool = typer.Option(
+        False,
+        "--repair",
+        help="The BEGIN/END markers were damaged by hand: replace each old block, drop stray "
+        "markers, keep every other byte.",
+    ),
     repository: str | None = RepositoryOption,
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """Write reviewed team memory into CLAUDE.md/AGENTS.md and project the team's Skills."""
-    run("memory.assemble", {"provider": provider}, fmt, _render_assemble, cwd=cwd_of(repository))
+    payload = {"provider": provider, "repair": repair}
+    run("memory.assemble", payload, fmt, _render_assemble, cwd=cwd_of(repository))

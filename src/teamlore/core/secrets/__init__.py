@@ -43,6 +43,8 @@ from teamlore.core.secrets.sanitize import (
     PROVIDER_PATH_PLACEHOLDER,
     SESSION_FILE_PLACEHOLDER,
     SESSION_ID_PLACEHOLDER,
+    current_homes,
+    sanitize_for_name,
     sanitize_text,
 )
 from teamlore.core.secrets.scan import (
@@ -66,10 +68,12 @@ __all__ = [
     "SLUG_HASH_SUFFIX_LENGTH",
     "Hit",
     "Severity",
+    "current_homes",
     "decoded_text",
     "is_high_entropy_secret",
     "looks_like_words",
     "redact",
+    "sanitize_for_name",
     "sanitize_text",
     "scan_content",
     "scrub",

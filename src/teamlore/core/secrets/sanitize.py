@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import os
 import re
+from pathlib import Path
+from urllib.parse import unquote
 
-from teamlore.core.secrets.rules import _HOME_ABSOLUTE, _PATH_TAIL, _PROVIDER_LOCAL, _UUID
+from teamlore.core.secrets.rules import _HOME_ABSOLUTE, _PATH_TAIL, _PROVIDER_LOCAL, _UUID, CI_HOMES
 from teamlore.core.secrets.scan import _session_id_hits
 
 # --- sanitizer ------------------------------------------------------------------------------
@@ -41,6 +43,25 @@ def _strip_worktree(text: str, worktree_root: str) -> str:
     return text
 
 
+def current_homes() -> list[str]:
+    """This machine's home folder as spelled in text (`$HOME` and its real path), wherever it is
+    (`/srv/alice`, a temp dir); none when it is `/` or a CI runner's shared home."""
+    homes: list[str] = []
+    for home in (str(Path.home()), os.path.realpath(Path.home())):
+        trimmed = home.rstrip("/\\")
+        if trimmed and trimmed not in homes and Path(trimmed).name not in ("", *CI_HOMES):
+            homes.append(trimmed)
+    return sorted(homes, key=len, reverse=True)
+
+
+def _strip_current_home(text: str) -> str:
+    for home in current_homes():
+        if home in text:
+            pattern = r"(?<![\w.~/-])" + re.escape(home) + r"(?![\w.-])" + _PATH_TAIL
+            text = re.sub(pattern, LOCAL_PATH_PLACEHOLDER, text)
+    return text
+
+
 _PROVIDER_TRIGGERS = (".codex", ".claude", "codex_home", "appdata")
 _HOME_TRIGGERS = ("/Users/", "/home/", "/root/", "/mnt/", "/var/folders", "\\home\\")
 
@@ -48,7 +69,8 @@ _HOME_TRIGGERS = ("/Users/", "/home/", "/root/", "/mnt/", "/var/folders", "\\hom
 def sanitize_text(text: str, *, worktree_root: str | os.PathLike[str] | None = None) -> str:
     """Strip local references for promotion: paths under `worktree_root` become repo-relative,
     provider-local paths, other home paths, transcript file names and provider session ids become
-    placeholders. Idempotent; its output has no `path.*` or `session.*` lint findings."""
+    placeholders; this machine's home folder is a local path wherever it is. Idempotent; its
+    output has no `path.*` or `session.*` lint findings."""
     if worktree_root is not None:
         text = _strip_worktree(text, os.fspath(worktree_root))
     # the path patterns are slow on long texts (they try every position); a substring check
@@ -60,6 +82,7 @@ def sanitize_text(text: str, *, worktree_root: str | os.PathLike[str] | None = N
         (":\\" in text or ":/" in text) and ("users" in folded or "documents and" in folded)
     ):
         text = _HOME_PATH.sub(LOCAL_PATH_PLACEHOLDER, text)
+    text = _strip_current_home(text)  # wherever it is: `/srv/alice`, a temp dir
     text = _TRANSCRIPT_FILE.sub(SESSION_FILE_PLACEHOLDER, text)
     pieces: list[str] = []
     position = 0
@@ -68,3 +91,68 @@ def sanitize_text(text: str, *, worktree_root: str | os.PathLike[str] | None = N
         position = hit.end
     text = "".join(pieces) + text[position:]
     return text
+
+
+# --- names ----------------------------------------------------------------------------------
+
+_PERCENT_SEPARATOR = re.compile(r"%(?:2f|5c)", re.IGNORECASE)
+# `\\server\share\…`: a Windows network path
+_UNC_PATH = re.compile(r"(?<![\w\\])\\\\[^\\\s]+\\[^\s\"'`<>|]*")
+_NAME_TOKEN = re.compile(r"[\w.-]+")
+_DASHED_ROOTS = frozenset(
+    [
+        "home",
+        "users",
+        "root",
+        "tmp",
+        "var",
+        "srv",
+        "mnt",
+        "opt",
+        "private",
+        "workspace",
+        "workspaces",
+        "data",
+        "volumes",
+    ]
+)
+_DASHED_HOMES = frozenset({"home", "users"})
+
+
+def _is_dashed_path(token: str, home_slugs: tuple[str, ...]) -> bool:
+    """A local path spelled with dashes: Claude Code's project folder names (`-home-alice-src`,
+    `C--Users-bob`), a home on another machine (`corp-fs01-home-alice`), this home as a slug."""
+    lowered = token.lower()
+    if any(slug in lowered for slug in home_slugs):
+        return True
+    parts = lowered.split("-")
+    if len(parts) < 3:
+        return False
+    if parts[0] == "" and parts[1] in _DASHED_ROOTS:
+        return True
+    if len(parts[0]) == 1 and parts[1] == "" and parts[2] in _DASHED_HOMES:
+        return True
+    return any(p in _DASHED_HOMES and 0 < i < len(parts) - 1 for i, p in enumerate(parts))
+
+
+def _home_slugs() -> tuple[str, ...]:
+    slugs = []
+    for home in current_homes():
+        parts = [p.lower() for p in re.split(r"[/\\]+", home) if p and not p.endswith(":")]
+        if parts:
+            slugs.append("-".join(parts))
+    return tuple(slugs)
+
+
+def sanitize_for_name(text: str, *, worktree_root: str | os.PathLike[str] | None = None) -> str:
+    """The text an id or file name may be built from: `sanitize_text` after percent-decoding
+    (`%2Fhome%2Falice%2F.ssh`), without network paths (`\\\\server\\share`) or local paths
+    spelled with dashes (`corp-fs01-home-alice`, `-home-alice-src`, this home as a slug)."""
+    if _PERCENT_SEPARATOR.search(text):
+        text = unquote(text)
+    text = sanitize_text(text, worktree_root=worktree_root)
+    text = _UNC_PATH.sub(LOCAL_PATH_PLACEHOLDER, text)
+    home_slugs = _home_slugs()
+    return _NAME_TOKEN.sub(
+        lambda m: " " if _is_dashed_path(m.group(0), home_slugs) else m.group(0), text
+    )

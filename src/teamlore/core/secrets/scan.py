@@ -6,6 +6,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 
 from teamlore.core.secrets.heuristics import (
     _CODE_REFERENCE,
@@ -21,6 +22,7 @@ from teamlore.core.secrets.heuristics import (
     redact,
     shannon_entropy,
 )
+from teamlore.core.secrets.normalize import normalized_view
 from teamlore.core.secrets.rules import (
     _ENTROPY_TOKEN,
     _RULES,
@@ -214,6 +216,26 @@ _ACCOUNT_CONTEXT = re.compile(
 )
 
 
+# an id named as public by the words just before it: Grafana's `dashboard uid …`, `uid: …`,
+# `/d/<uid>/` URLs; never when a credential word is near (`token`, `secret`, `key`, …). Hex
+# digests (git SHAs, bundle and content hashes) are never judged by the entropy rule at all.
+_PUBLIC_ID_CONTEXT = re.compile(
+    r"(?i)(?:\b(?:dashboard|panel|folder|datasource)?[ _-]?uid[\s:=#'\"`]{0,4}|/d/)$"
+)
+_PUBLIC_ID_LOOKBEHIND = 32
+_GRAFANA_PATH = re.compile(r"(?:^|/)d/[A-Za-z0-9]{7,64}(?:/|$)")
+_CREDENTIAL_WORD = re.compile(r"(?i)token|secret|passw|api[_-]?key|credential|auth|private")
+_PUBLIC_ID = re.compile(r"[A-Za-z0-9]{7,64}")
+
+
+def _named_public_id(text: str, start: int, token: str) -> bool:
+    """A token the text names as a public id (a Grafana uid) rather than a credential."""
+    if _PUBLIC_ID.fullmatch(token) is None:
+        return False
+    before = text[max(0, start - _PUBLIC_ID_LOOKBEHIND) : start]
+    return bool(_PUBLIC_ID_CONTEXT.search(before)) and not _CREDENTIAL_WORD.search(before)
+
+
 def _public_spans(text: str) -> list[tuple[int, int]]:
     """Spans of public material (certificates, public keys, integrity hashes, addresses, CIDs)
     that the entropy rule must not flag. Linear: one scan per kind, `str.find` for PEM ends."""
@@ -244,19 +266,27 @@ _ID_NUMBER = re.compile(r"[0-9]+[a-z]{0,4}|[a-z]{1,3}[0-9]+[a-z]?")
 _SLUG_SHAPE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)+")
 
 
+# a hex digest inside an id: a short or full git SHA, a content or bundle hash (`-3f2c1e4`)
+_HEX_PART = re.compile(r"[0-9a-f]{7,64}")
+
+
 def _is_slug_of_words(token: str) -> bool:
-    """A lowercase slug made mostly of words (with short parts like `v2`, `30s` and possibly
-    teamlore's content-hash suffix), as entry ids are; random keys have no word parts."""
+    """A lowercase slug made mostly of words (with short parts like `v2`, `es2020`, `30s`, hex
+    digests such as git SHAs, and possibly teamlore's content-hash suffix), as entry ids are;
+    random keys have no word parts."""
     if _SLUG_SHAPE.fullmatch(token) is None:
         return False
     stem = _SLUG_HASH_SUFFIX.sub("", token)
     if stem != token and len(stem) <= 4:
         return True  # `v-1c675b6acf`: a short word and a hash suffix (ids of non-ASCII text)
-    segments = stem.split("-")
-    worded = sum(len(s) for s in segments if looks_like_words(s) or _ID_NUMBER.fullmatch(s))
-    if not all(len(s) <= 4 or looks_like_words(s) for s in segments):
+    segments = [s for s in stem.split("-") if _HEX_PART.fullmatch(s) is None or s.isalpha()]
+    if not segments:
         return False
-    return worded * 2 >= len(stem) - stem.count("-")
+    numbered = [s for s in segments if looks_like_words(s) or _ID_NUMBER.fullmatch(s)]
+    if not all(len(s) <= 4 or s in numbered for s in segments):
+        return False
+    worded = sum(len(s) for s in numbered)
+    return worded * 2 >= sum(len(s) for s in segments)
 
 
 def is_high_entropy_secret(token: str) -> bool:
@@ -292,7 +322,7 @@ def _token_leaves(start: int, token: str) -> Iterable[tuple[int, str]]:
     """Split `key=value` at internal `=` and path-like tokens at `/`; yield (offset, piece)."""
     offset = 0
     for part in _INTERNAL_EQUALS.split(token):
-        if "/" in part.strip("/") and _is_path_like(part):
+        if "/" in part.strip("/") and (_is_path_like(part) or _GRAFANA_PATH.search(part)):
             inner = 0
             for segment in part.split("/"):
                 yield start + offset + inner, segment
@@ -338,7 +368,7 @@ def _entropy_hits(text: str) -> list[Hit]:
                 continue
             start = offset + piece.index(token)
             end = start + len(token)
-            if exempt.covers(start, end):
+            if exempt.covers(start, end) or _named_public_id(text, start, token):
                 continue
             hits.append(
                 Hit(
@@ -382,7 +412,20 @@ class _Spans:
 
 
 def scan_content(text: str) -> list[Hit]:
-    """Every content hit in `text`; a span is reported once, by the most specific rule."""
+    """Every content hit in `text`; a span is reported once, by the most specific rule. The
+    rules see the normalized text (NFKC, no invisible characters, look-alike letters folded:
+    `normalize.py`); each hit names its span in `text`."""
+    view = normalized_view(text)
+    if view is None:
+        return _scan(text)
+    hits = []
+    for hit in _scan(view.text):
+        start, end = view.span(hit.start, hit.end)
+        hits.append(replace(hit, start=start, end=end))
+    return hits
+
+
+def _scan(text: str) -> list[Hit]:
     accepted: list[Hit] = []
     taken = _Spans()
     for group in (

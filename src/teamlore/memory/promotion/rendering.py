@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from teamlore.core import errors
 from teamlore.core.canonical import sha256_hex
-from teamlore.core.secrets import sanitize_text
+from teamlore.core.secrets import sanitize_for_name, sanitize_text
 from teamlore.memory.extraction.typed_facts import COMMIT_CHANGED_PATH, parse_fact_text
 from teamlore.memory.promotion.rendered import RenderContext, RenderedFile
 from teamlore.memory.promotion.review import (
@@ -202,7 +202,7 @@ def render_entry_candidate(view: CandidateView, ctx: RenderContext) -> list[Rend
                     }
         else:
             # the id reaches git as the file name: built from the sanitized text, like the body
-            entry_id = ctx.new_id(sanitize_text(text, worktree_root=root))
+            entry_id = ctx.new_id(sanitize_for_name(text, worktree_root=root))
             target_path = layout.entry_path(entry_id)
             current = ctx.read(target_path)
         if number == 0:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import secrets
 import stat
 from collections.abc import Iterator
@@ -33,6 +34,13 @@ SKILLS_DIR = f"{MEMORY_ROOT}/skills"
 DOCTRINE_FILE = f"{MEMORY_ROOT}/doctrine.md"
 INDEX_FILE = f"{MEMORY_ROOT}/index.json"
 SKILL_FILE_NAME = "SKILL.md"
+
+# The managed block `memory assemble` writes into CLAUDE.md / AGENTS.md (docs/assemble.md).
+MANAGED_BLOCK_BEGIN = "<!-- BEGIN THREADSHARE MEMORY (generated; do not edit by hand) -->"
+MANAGED_BLOCK_END = "<!-- END THREADSHARE MEMORY -->"
+# Marker text in any spelling a reader could take for ours (case, spaces): memory documents may
+# not hold it (lint `format.managed-block-marker`), and assemble defuses it in what it copies.
+MANAGED_MARKER_TEXT = re.compile(r"<!--\s*(?:BEGIN|END)\s+THREADSHARE\s+MEMORY", re.IGNORECASE)
 
 _ROOT_PARTS = (".threadshare", "memory")
 _SUBDIRS = ("entries", "scenes", "skills")
@@ -89,19 +97,21 @@ def open_dir_nofollow(parent_fd: int, name: str, relative: str) -> int:
         if exc.errno in (errno.ELOOP, errno.EMLINK):
             raise _unsafe(relative, "symbolic links are not allowed in the memory tree") from None
         if exc.errno == errno.ENOTDIR:
-            try:
-                is_link = stat.S_ISLNK(
-                    os.stat(name, dir_fd=parent_fd, follow_symlinks=False).st_mode
-                )
-            except OSError:
-                is_link = False
-            why = (
-                "symbolic links are not allowed in the memory tree"
-                if is_link
-                else "not a directory"
-            )
-            raise _unsafe(relative, why) from None
+            raise _unsafe(relative, what_stands_there(parent_fd, name)) from None
         raise
+
+
+def what_stands_there(parent_fd: int, name: str) -> str:
+    """What stands where a folder of the memory tree belongs, said so a person can fix it."""
+    try:
+        mode = os.stat(name, dir_fd=parent_fd, follow_symlinks=False).st_mode
+    except OSError:
+        return "not a directory"
+    if stat.S_ISLNK(mode):
+        return "symbolic links are not allowed in the memory tree"
+    if stat.S_ISREG(mode):
+        return f"`{name}` is a file, not a folder; move it aside, then run `teamlore memory init`"
+    return f"`{name}` is not a folder"
 
 
 def _ensure_dir(parent_fd: int, name: str, relative: str) -> tuple[int, bool]:

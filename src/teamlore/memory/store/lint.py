@@ -7,7 +7,8 @@ this module adds the document rules. Policy version: `LINT_POLICY_VERSION`.
 
 Block (promotion refused): every `secret.*`, `session.*` and `path.*` block rule of
 `core.secrets`; `format.*`, `capacity.*`, `slug.*`: the file does not follow the format (same ids
-as `MemoryFormatError.reason`), a capacity is exceeded, an id or name is not a valid slug.
+as `MemoryFormatError.reason`) or holds managed-block marker text
+(`format.managed-block-marker`), a capacity is exceeded, an id or name is not a valid slug.
 Warn (shown in review, never blocks): the warn rules of `core.secrets`, BOM/CRLF, non-canonical
 bytes, unknown limitation codes. Messages never contain the matched secret, only a redacted
 preview (`ghp_…[40 chars]`).
@@ -31,6 +32,7 @@ from teamlore.core.errors import MEMORY_NOT_INITIALIZED, TeamloreError
 from teamlore.core.secrets import (
     CI_HOMES,
     SESSION_ID_PATTERN,
+    Hit,
     Severity,
     redact,
     scan_content,
@@ -159,6 +161,8 @@ def _field_findings(document: BaseModel, text: str, path: str) -> list[Finding]:
             at = text.find(f"\n{field}:")
             line = line_of(text, at + 1) if at >= 0 else 1
             for hit in scan_content(string):
+                if field == "id" and _is_own_id_hit(hit, string, {string}):
+                    continue
                 findings.append(
                     Finding(
                         rule=hit.rule,
@@ -169,6 +173,26 @@ def _field_findings(document: BaseModel, text: str, path: str) -> list[Finding]:
                     )
                 )
     return findings
+
+
+def _is_own_id_hit(hit: Hit, text: str, own_ids: AbstractSet[str]) -> bool:
+    """An entropy hit on the document's own id or file name: ids are generated from the
+    document's text (sanitized), which is judged itself, so the id is not judged again (a Chinese
+    entry's `tsconfig-target-es2020-…-c82b2745f3` is not a secret)."""
+    return (
+        hit.rule == "secret.high-entropy"
+        and text[hit.start : hit.end] in own_ids
+        and slug_problem(text[hit.start : hit.end]) is None
+    )
+
+
+def _own_ids(path: str, document: BaseModel | None) -> set[str]:
+    name = path.rsplit("/", 1)[-1]
+    ids = {name, name.removesuffix(".md")}
+    entry_id = getattr(document, "id", None)
+    if isinstance(entry_id, str):
+        ids.add(entry_id)
+    return ids
 
 
 def _local_home_slugs() -> tuple[str, ...]:
@@ -185,6 +209,10 @@ def _local_home_slugs() -> tuple[str, ...]:
 def name_findings(path: str) -> list[Finding]:
     """A file name is content too: it reaches git like the body. Its secret, session and path
     hits, and this machine's home folder slugged into it (`entries/home-alice-src-…md`)."""
+    folder, _, name = path.rpartition("/")
+    own = _own_ids(path, None)
+    hits = [*scan_content(folder)] if folder else []
+    hits += [h for h in scan_content(name) if not _is_own_id_hit(h, name, own)]
     findings = [
         Finding(
             rule=hit.rule,
@@ -193,7 +221,7 @@ def name_findings(path: str) -> list[Finding]:
             line=0,
             message=f"file name: {hit.message}",
         )
-        for hit in scan_content(path)
+        for hit in hits
     ]
     stem = path.rsplit("/", 1)[-1]
     for home in _local_home_slugs():
@@ -251,6 +279,7 @@ def lint_bytes(data: bytes, *, path: str, kind: DocumentKind) -> list[Finding]:
                 message="CRLF line endings (the writer uses LF)",
             )
         )
+    own_ids: set[str] = set()
     if kind != "text":
         try:
             canonical, unknown, document = _canonical_bytes(kind, data, path)
@@ -258,6 +287,7 @@ def lint_bytes(data: bytes, *, path: str, kind: DocumentKind) -> list[Finding]:
             findings.append(_format_finding(exc, path))
         else:
             findings.extend(name_findings(path))
+            own_ids = _own_ids(path, document)
             if document is not None:
                 findings.extend(_field_findings(document, text, path))
             if canonical is not None and canonical != text.encode("utf-8"):
@@ -281,6 +311,7 @@ def lint_bytes(data: bytes, *, path: str, kind: DocumentKind) -> list[Finding]:
                     )
                 )
     lines = _LineIndex(text)
+    findings.extend(_marker_findings(text, path, lines))
     content = [
         Finding(
             rule=hit.rule,
@@ -290,11 +321,28 @@ def lint_bytes(data: bytes, *, path: str, kind: DocumentKind) -> list[Finding]:
             message=hit.message,
         )
         for hit in scan_content(text)
+        if not _is_own_id_hit(hit, text, own_ids)
     ]
     # a field hit that the raw text already shows on the same line is reported once
     seen = {(f.rule, f.line) for f in content}
     findings = [f for f in findings if (f.rule, f.line) not in seen or f.line == 0] + content
     return _sorted(findings)
+
+
+def _marker_findings(text: str, path: str, lines: _LineIndex) -> list[Finding]:
+    """Text that reads as a managed-block marker would let a document break out of the block
+    in CLAUDE.md / AGENTS.md (docs/assemble.md)."""
+    return [
+        Finding(
+            rule="format.managed-block-marker",
+            severity="block",
+            file=path,
+            line=lines.line_of(match.start()),
+            message="holds the text of a managed-block marker (`<!-- BEGIN/END THREADSHARE "
+            "MEMORY`), which would break the block in CLAUDE.md / AGENTS.md; reword it",
+        )
+        for match in layout.MANAGED_MARKER_TEXT.finditer(text)
+    ]
 
 
 def lint_text(text: str, *, path: str, kind: DocumentKind = "text") -> list[Finding]:

@@ -27,7 +27,7 @@ import sqlite3
 import uuid
 from pathlib import Path
 
-from teamlore.core import db
+from teamlore.core import db, errors
 from teamlore.core.paths import ensure_private_dir, state_dir
 
 STATE_DB_NAME = "memory-state.sqlite3"
@@ -507,9 +507,16 @@ def state_db_path(home: Path | None = None) -> Path:
     return (ensure_private_dir(home) if home is not None else state_dir()) / STATE_DB_NAME
 
 
-def open_state_db(home: Path | None = None) -> sqlite3.Connection:
-    """Open (creating and migrating if needed) `memory-state.sqlite3` in the state dir."""
-    conn = db.connect(state_db_path(home), MIGRATIONS)
+def open_state_db(home: Path | None = None, *, for_read: bool = False) -> sqlite3.Connection:
+    """Open (creating and migrating if needed) `memory-state.sqlite3` in the state dir. With
+    `for_read`, a full disk gives the existing database read-only (`db.connect_for_read`)."""
+    path = state_db_path(home)
+    conn = db.connect_for_read(path, MIGRATIONS) if for_read else db.connect(path, MIGRATIONS)
+    if db.is_read_only(conn):
+        if memory_state_uuid_or_none(conn) is None:
+            conn.close()
+            raise errors.TeamloreError(errors.DISK_FULL)
+        return conn
     if memory_state_uuid_or_none(conn) is None:
         with db.write_tx(conn):
             conn.execute(

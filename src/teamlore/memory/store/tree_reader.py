@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from teamlore.core import errors
 from teamlore.core.canonical import digest, sha256_hex
 from teamlore.core.strict import WIRE_FROZEN
-from teamlore.memory.store.layout import MEMORY_ROOT
+from teamlore.memory.store.layout import MEMORY_ROOT, what_stands_there
 
 MAX_FILE_BYTES = 256 * 1024
 MAX_FILES = 50_000
@@ -154,7 +154,7 @@ class _TreeReader:
                 if exc.errno in (errno.ELOOP, errno.ENOTDIR):
                     raise errors.TeamloreError(
                         errors.UNSAFE_PATH,
-                        f"{MEMORY_ROOT} must be a real directory (no symbolic link)",
+                        f"{MEMORY_ROOT} must be a real directory: {what_stands_there(fd, part)}",
                         path=MEMORY_ROOT,
                     ) from exc
                 raise errors.TeamloreError(

@@ -9,8 +9,14 @@ What install writes, per client (docs/agents.md):
 - MCP server `teamlore_personal`: personal read tier with the global context (`--personal`:
   also the init tier), client id `claude-code` / `codex-cli`;
 - a SessionStart hook running `teamlore hook session-start --client <client>`;
-- for Codex, `required = true` + `startup_timeout_sec` on each server and the hooks feature flag;
-- then, when the repository has team memory and `memory assemble` exists, the assembled block.
+- for Codex, `startup_timeout_sec` on each server and the hooks feature flag; `required = true`
+  in user scope only (a committed project entry with `required = true` stops Codex in that
+  repository for every teammate without teamlore on PATH);
+- then, for project scope or with `--assemble`, when the repository has team memory and
+  `memory assemble` exists, the assembled block (recorded, so uninstall takes it back out).
+
+Every change to a client file is a transaction (integrations/transaction.py): an interrupted
+install or uninstall is completed by the next install or uninstall; doctor reports it.
 
 User scope pins this interpreter (and `TEAMLORE_HOME` when set); project scope writes the
 portable form that is safe to commit (`teamlore` on PATH, nothing user-specific).
@@ -34,7 +40,7 @@ from teamlore.core import errors
 from teamlore.core.locations import state_dir_path
 from teamlore.core.paths import resolve_home
 from teamlore.core.strict import STRICT
-from teamlore.integrations import claude, codex, installer
+from teamlore.integrations import claude, codex, installer, transaction
 from teamlore.integrations import doctor as doctor_checks
 from teamlore.integrations.entries import (
     ORG_SERVER,
@@ -45,7 +51,7 @@ from teamlore.integrations.entries import (
     RemoteServerSpec,
     ServerSpec,
 )
-from teamlore.integrations.manifest import HookRecord, load_manifest
+from teamlore.integrations.manifest import HookRecord, Manifest, load_manifest, manifest_path
 from teamlore.ops.integrations.mcp_config import McpConfigRequest, _Plan
 from teamlore.ops.integrations.session_brief import worktree_root
 from teamlore.ops.registry import REGISTRY, OpContext, load_operations, operation
@@ -80,6 +86,11 @@ class InstallRequest(BaseModel):
         "TEAMLORE_ORG_TOKEN",
         pattern=r"^[A-Z_][A-Z0-9_]{0,63}$",
         description="the environment variable the client reads the org token from",
+    )
+    assemble: bool = Field(
+        False,
+        description="user scope: also write the team memory block into this repository's "
+        "CLAUDE.md / AGENTS.md (project scope always does)",
     )
 
 
@@ -139,7 +150,9 @@ def _server(client: str, name: str, capabilities: list[str], portable: bool) -> 
         )
     )
     launch = plan.launch(client)
-    return ServerSpec(name, launch["command"], launch["args"], launch["env"], plan.codex()["table"])
+    # a committed entry must not stop Codex for a teammate without teamlore (docs/agents.md)
+    table = {**plan.codex()["table"], "required": not portable}
+    return ServerSpec(name, launch["command"], launch["args"], launch["env"], table)
 
 
 def _teamlore_command(portable: bool) -> str:
@@ -177,21 +190,74 @@ def plan_client(client: str, request: InstallRequest, root: Path | None) -> list
     return files
 
 
-def _assemble(ctx: OpContext, client: str, root: Path | None) -> dict[str, Any]:
-    """Run `memory assemble` for the client when the repository has team memory."""
+ASSEMBLED = {"claude": ("CLAUDE.md", ".claude/skills"), "codex": ("AGENTS.md", ".agents/skills")}
+
+
+def _assemble(
+    ctx: OpContext, client: str, scope: str, root: Path | None, home: Path
+) -> dict[str, Any]:
+    """Run `memory assemble` for the client when the repository has team memory, and record
+    the files it wrote in the installation, so uninstall takes them back out."""
     where = root or worktree_root(ctx.cwd.resolve())
     if where is None or not (where / ".threadshare" / "memory").is_dir():
         return {"ran": False, "reason": "no team memory in this folder"}
     load_operations()
     if "memory.assemble" not in REGISTRY.operations:
         return {"ran": False, "reason": "memory assemble is not available in this teamlore"}
+    instructions, skills = ASSEMBLED[client]
+    intent = transaction.begin_assemble(
+        home,
+        client=client,
+        scope=scope,
+        root=str(root) if root is not None else None,
+        top=where,
+        watch=[instructions, skills],
+    )
     try:
         result = REGISTRY.get("memory.assemble").run(
             OpContext(cwd=where, home=ctx.home), {"provider": client}
         )
     except errors.TeamloreError as err:
         return {"ran": False, "reason": f"{err.code}: {err.message}"}
+    finally:
+        transaction.finish_assemble(home, intent)
     return {"ran": True, "result": result}
+
+
+def _install_one(
+    home: Path,
+    request: InstallRequest,
+    root: Path | None,
+    edits: list[FileEdits],
+    client: str,
+    *,
+    preview: bool,
+) -> dict[str, Any]:
+    options = {
+        "team": request.team,
+        "personal": request.personal,
+        "syncOnStop": request.syncOnStop,
+        "orgUrl": request.orgUrl,
+    }
+    return installer.install(
+        home,
+        client=client,
+        scope=request.scope,
+        root=root,
+        files=edits,
+        options=options,
+        force=request.force,
+        dry_run=preview,
+        check_writable=not request.dryRun,
+    )
+
+
+def _pending_note(home: Path) -> list[str]:
+    """A dry run only says what the real run would finish first."""
+    intent = transaction.pending(home) if home.is_dir() else None
+    if intent is None:
+        return []
+    return [f"an interrupted {intent.describe()} will be completed first"]
 
 
 @operation(
@@ -210,42 +276,22 @@ def install(ctx: OpContext, request: InstallRequest) -> dict[str, Any]:
         if request.dryRun and ctx.home is not None
         else (state_dir_path() if request.dryRun else resolve_home(ctx.home))
     )
-    options = {
-        "team": request.team,
-        "personal": request.personal,
-        "syncOnStop": request.syncOnStop,
-        "orgUrl": request.orgUrl,
-    }
-    # dry-run every client first: a refusal for the second leaves the first untouched too
-    previews = [
-        installer.install(
-            home,
-            client=c,
-            scope=request.scope,
-            root=root,
-            files=plans[c],
-            options=options,
-            force=request.force,
-            dry_run=True,
-            check_writable=not request.dryRun,
-        )
-        for c in clients
-    ]
     if request.dryRun:
-        return {"dryRun": True, "installed": previews, "notes": notes}
+        previews = [_install_one(home, request, root, plans[c], c, preview=True) for c in plans]
+        return {"dryRun": True, "installed": previews, "notes": [*notes, *_pending_note(home)]}
     installed = []
-    for client in clients:
-        done = installer.install(
-            home,
-            client=client,
-            scope=request.scope,
-            root=root,
-            files=plans[client],
-            options=options,
-            force=request.force,
-        )
-        done["assemble"] = _assemble(ctx, client, root)
-        installed.append(done)
+    with transaction.locked(home):
+        completed = transaction.complete(home)
+        if completed:
+            notes.append(completed)
+        # dry-run every client first: a refusal for the second leaves the first untouched too
+        for client in clients:
+            _install_one(home, request, root, plans[client], client, preview=True)
+        for client in clients:
+            done = _install_one(home, request, root, plans[client], client, preview=False)
+            if request.scope == "project" or request.assemble:
+                done["assemble"] = _assemble(ctx, client, request.scope, root, home)
+            installed.append(done)
     if "codex" in clients:
         notes.append(
             "codex: run `codex` once and trust teamlore's SessionStart hook in /hooks "
@@ -268,8 +314,36 @@ def uninstall(ctx: OpContext, request: UninstallRequest) -> dict[str, Any]:
     """Remove exactly what install added (restoring files byte for byte when untouched since)"""
     root = _project_root(ctx, request.scope)
     home = ctx.home if ctx.home is not None else state_dir_path()
-    names = list(CLIENTS) if request.client == "all" else [request.client]
-    manifest = load_manifest(home)
+    names: list[str] = list(CLIENTS) if request.client == "all" else [request.client]
+    if request.dryRun:
+        notes = _pending_note(home)
+        try:
+            previews = _uninstall_all(home, request, root, names, True)
+        except errors.TeamloreError as err:
+            if not notes or err.code != errors.NOTHING_INSTALLED.code:
+                raise
+            previews = []  # the interrupted install is all there is: completed, then removed
+        return {"dryRun": True, "uninstalled": previews, "notes": notes}
+    if not (manifest_path(home).is_file() or transaction.pending(home)):
+        _uninstall_all(home, request, root, names, True)  # NOTHING_INSTALLED, no trace left
+    with transaction.locked(home):
+        completed = transaction.complete(home)
+        try:
+            removed = _uninstall_all(home, request, root, names, False)
+        except errors.TeamloreError as err:
+            if completed is None or err.code != errors.NOTHING_INSTALLED.code:
+                raise
+            removed = []
+    out: dict[str, Any] = {"dryRun": False, "uninstalled": removed}
+    if completed:
+        out["notes"] = [completed]
+    return out
+
+
+def _uninstall_all(
+    home: Path, request: UninstallRequest, root: Path | None, names: list[str], dry_run: bool
+) -> list[dict[str, Any]]:
+    manifest = load_manifest(home) if home.is_dir() else Manifest()
     root_key = str(root) if root is not None else None
     present = [c for c in names if manifest.find(c, request.scope, root_key)]
     if not present:
@@ -281,10 +355,9 @@ def uninstall(ctx: OpContext, request: UninstallRequest) -> dict[str, Any]:
         installer.uninstall(home, client=c, scope=request.scope, root=root, dry_run=True)
         for c in present
     ]  # every file parses and is ours to edit before any is touched
-    if request.dryRun:
-        return {"dryRun": True, "uninstalled": previews}
-    removed = [installer.uninstall(home, client=c, scope=request.scope, root=root) for c in present]
-    return {"dryRun": request.dryRun, "uninstalled": removed}
+    if dry_run:
+        return previews
+    return [installer.uninstall(home, client=c, scope=request.scope, root=root) for c in present]
 
 
 # -- doctor -----------------------------------------------------------------------------------
@@ -328,7 +401,14 @@ def _client_checks(ctx: OpContext, client: str, home: Path) -> list[doctor_check
         with ThreadPoolExecutor(max_workers=4) as pool:  # servers start in parallel, as in a client
             started = [pool.submit(doctor_checks.server_check, client, s, cwd) for s in servers]
             ran = [
-                pool.submit(doctor_checks.hook_check, client, h.command, cwd, h.event)
+                pool.submit(
+                    doctor_checks.hook_check,
+                    client,
+                    h.command,
+                    cwd,
+                    h.event,
+                    portable=installation.scope == "project",
+                )
                 for h in hooks
             ]
             checks += [future.result() for future in [*started, *ran]]
@@ -474,6 +554,13 @@ def doctor(ctx: OpContext, request: DoctorRequest) -> dict[str, Any]:
     home = ctx.home if ctx.home is not None else state_dir_path()
     names = list(CLIENTS) if request.client == "all" else [request.client]
     checks: list[doctor_checks.Check] = []
+    intent = transaction.pending(home) if home.is_dir() else None
+    if intent is not None:
+        checks.append(
+            doctor_checks.interrupted_check(
+                intent.operation, intent.client, intent.scope, intent.root, intent.startedAt
+            )
+        )
     for client in names:
         checks += _client_checks(ctx, client, home)
     state_checks: dict[str, Callable[[], doctor_checks.Check]] = {

@@ -18,6 +18,12 @@ class AssembleRequest(BaseModel):
     provider: Literal["claude", "codex"] = Field(
         description="claude: CLAUDE.md + .claude/skills/; codex: AGENTS.md + .agents/skills/."
     )
+    repair: bool = Field(
+        default=False,
+        description="When the file's BEGIN/END markers were damaged by hand "
+        "(ASSEMBLY_MARKERS_INVALID): replace each old block, drop stray markers, keep every "
+        "other byte, and write one block.",
+    )
 
 
 @operation(
@@ -31,7 +37,9 @@ class AssembleRequest(BaseModel):
     "the managed block (doctrine, scene index, Skill index) in CLAUDE.md (claude) or AGENTS.md "
     "(codex) at the worktree root, and every team Skill copied to .claude/skills/ or "
     ".agents/skills/. Text outside the block is kept byte for byte; a re-run with nothing new "
-    "reports changed: false. Never stages or commits.",
+    "reports changed: false. A block whose markers were damaged by hand is refused "
+    "(ASSEMBLY_MARKERS_INVALID, naming the lines) until re-run with repair: true. Never stages "
+    "or commits.",
 )
 def memory_assemble(ctx: OpContext, request: AssembleRequest) -> dict[str, Any]:
     """Write the team memory block into CLAUDE.md/AGENTS.md and project the team's Skills."""
@@ -45,4 +53,5 @@ def memory_assemble(ctx: OpContext, request: AssembleRequest) -> dict[str, Any]:
         request.provider,
         home=resolve_home(ctx.home),
         worktree_key=identity.worktree_key,
+        repair=request.repair,
     )

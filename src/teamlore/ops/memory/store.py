@@ -66,7 +66,7 @@ def memory_status(ctx: OpContext, request: StatusRequest) -> dict[str, Any]:
     """Show the team memory's owner, projection generation/coverage, counts and lint summary."""
     from teamlore.memory.status import memory_status as compute
 
-    with open_owner(ctx) as owner:
+    with open_owner(ctx, for_read=True) as owner:
         owner.sync_projection(only_if_present=True)
         result = compute(
             owner.state,
@@ -103,7 +103,7 @@ def memory_search(ctx: OpContext, request: SearchRequest) -> dict[str, Any]:
     from teamlore.memory.store.search import search_memory
     from teamlore.ops.memory.vectors import memory_vectors
 
-    with open_owner(ctx) as owner:
+    with open_owner(ctx, for_read=True) as owner:
         owner.sync_projection()
         embedder, vector_path = memory_vectors(ctx, owner, lexical=request.lexical)
         result = search_memory(
