@@ -13,7 +13,15 @@ from typing import Any
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-SHARED_FIXTURES = (REPO_ROOT / ".." / "shared" / "fixtures").resolve()
+# beside the main checkout (../shared), or beside the folder of worktrees (../../shared)
+SHARED_FIXTURES = next(
+    (
+        path
+        for path in ((REPO_ROOT / up / "shared" / "fixtures").resolve() for up in ("..", "../.."))
+        if path.exists()
+    ),
+    (REPO_ROOT / ".." / "shared" / "fixtures").resolve(),
+)
 
 
 def run_killed_at(point: str, script: str, *args: str) -> None:
@@ -145,3 +153,108 @@ def store_all(adjudication_task: dict) -> dict:
             for d in adjudication_task["drafts"]
         ],
     }
+
+
+# A real Codex session nobody here wrote (fixtures/sessions/SOURCES.md): its first turn pastes a
+# 5 KB spec and makes 94 tool calls; #79 (`npm.cmd run build`) fails on a type error.
+RAVE_ERA = ("sessions", "codex", "rave-era-0.125.0.jsonl")
+RAVE_ERA_CWD = "C:\\Users\\YAROSLAV\\RAVE-ERA"
+RAVE_ERA_WINDOW = {"since": "2026-04-26T00:00:00.000Z", "until": "2026-04-27T00:00:00.000Z"}
+RAVE_ERA_CONTENT = (
+    "Before finishing a change in the Rave'era web app, run `npm run build`: Next.js type-checks "
+    "during the build and catches missing imports such as useEffect in "
+    "components/events/event-card.tsx that the dev server lets through; re-read a file before "
+    "patching it, because apply_patch refuses lines that differ, e.g. the mis-encoded title in "
+    "app/layout.tsx."
+)
+RAVE_ERA_STATEMENTS = {
+    "build": (
+        'Run npm run build before finishing: next build type-checks and failed with "Cannot '
+        "find name 'useEffect'\" in components/events/event-card.tsx when the hook was not "
+        "imported."
+    ),
+    "patch": (
+        "apply_patch verification fails when the expected lines in app/layout.tsx differ (the "
+        "metadata title holds a mis-encoded middle dot); re-read the file before patching it."
+    ),
+}
+
+
+def rave_era_repository(tmp_path: Path, home: Path) -> Path:
+    """A registered git repository owning the real rave-era session (its Windows cwd rewritten
+    to the repository) with one quarantined candidate whose statements cite its first turn."""
+    fixture = shared_fixtures(*RAVE_ERA)
+    repo = tmp_path / "rave-era"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / "README.md").write_text("rave\n", encoding="utf-8")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "init")
+    escaped = json.dumps(RAVE_ERA_CWD)[1:-1]
+    day = tmp_path / "codex" / "sessions" / "2026" / "04" / "26"
+    day.mkdir(parents=True)
+    text = fixture.read_text(encoding="utf-8").replace(escaped, json.dumps(str(repo))[1:-1])
+    (day / "rollout-2026-04-26T19-20-18-rave-era.jsonl").write_text(text, encoding="utf-8")
+    from teamlore.ops.registry import OpContext, run_operation
+
+    ctx = OpContext(cwd=repo, home=home)
+    sources = [f"codex={tmp_path / 'codex' / 'sessions'}"]
+    run_operation("sync", ctx, {"sources": sources, "repository": str(repo)})
+    run_operation("memory.init", ctx, {})
+    task = run_operation("memory.recall", ctx, dict(RAVE_ERA_WINDOW))["sources"][0]
+    first = task["chunk"]["turnEvidence"][0]["evidenceId"]
+    statements = [
+        {"statementId": sid, "text": text, "evidenceIds": [first]}
+        for sid, text in RAVE_ERA_STATEMENTS.items()
+    ]
+    batch = draft_batch(task, RAVE_ERA_CONTENT)
+    batch["candidates"][0]["statements"] = statements
+    staged = run_operation("memory.stage", ctx, batch)
+    run_operation("memory.stage", ctx, store_all(staged["adjudicationTask"]))
+    return repo
+
+
+def teamlore_in_pty(
+    *args: str, answers: list[str], cwd: Path, env: dict[str, str] | None = None
+) -> tuple[int, str]:
+    """Run the real `teamlore` with a pseudo-terminal as stdin/stdout (a person at a terminal):
+    each of `answers` is typed after the next prompt ending in `]: ` appears. (exit code,
+    everything it printed)."""
+    import pty
+    import select
+
+    exe = shutil.which("teamlore", path=str(Path(sys.executable).parent))
+    cmd = [exe] if exe else [sys.executable, "-m", "teamlore.cli.main"]
+    primary, secondary = pty.openpty()
+    proc = subprocess.Popen(
+        [*cmd, *args],
+        cwd=cwd,
+        env={**os.environ, "COLUMNS": "80", **(env or {})},
+        stdin=secondary,
+        stdout=secondary,
+        stderr=secondary,
+        close_fds=True,
+    )
+    os.close(secondary)
+    printed, pending = b"", list(answers)
+    seen = 0
+    try:
+        while True:
+            ready, _, _ = select.select([primary], [], [], 120)
+            if not ready:
+                raise AssertionError(f"no output for 120 s: {printed.decode(errors='replace')}")
+            try:
+                chunk = os.read(primary, 4096)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            printed += chunk
+            prompts = printed.count(b"]: ")
+            while pending and prompts > seen:
+                os.write(primary, pending.pop(0).encode() + b"\n")
+                seen += 1
+    finally:
+        os.close(primary)
+        code = proc.wait(timeout=120)
+    return code, printed.decode("utf-8", "replace").replace("\r\n", "\n")

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from support import draft_batch, git, release_repository, store_all, teamlore_cli
+from support import draft_batch, git, release_repository, store_all, teamlore_cli, teamlore_in_pty
 from teamlore.ops.registry import OpContext, load_operations
 
 
@@ -38,10 +39,33 @@ def test_confirm_needs_a_terminal_or_yes(quarantined: Path) -> None:
     assert json.loads(proc.stdout)["error"]["code"] == "USAGE"
 
 
+def test_yes_confirms_only_candidates_made_of_typed_facts(quarantined: Path) -> None:
+    proc = teamlore_cli("memory", "confirm", "--yes", cwd=quarantined)
+    assert proc.returncode == 0, proc.stderr
+    assert "Nothing confirmed" in proc.stdout
+    assert "statement(s) s1 need a person" in " ".join(proc.stderr.split())
+
+
+def test_a_person_answers_each_statement_on_a_terminal(quarantined: Path) -> None:
+    code, printed = teamlore_in_pty("memory", "confirm", answers=["n"], cwd=quarantined)
+    assert code == 0, printed
+    assert "Is statement s1 true? [y/d/N]" in printed
+    assert "Nothing confirmed" in printed and "stays in quarantine" in printed
+    code, printed = teamlore_in_pty("memory", "confirm", answers=["y"], cwd=quarantined)
+    assert code == 0 and "Plan " in printed, printed
+
+
+def test_d_discards_the_candidate(quarantined: Path) -> None:
+    code, printed = teamlore_in_pty("memory", "confirm", answers=["d"], cwd=quarantined)
+    assert code == 0 and "Discarded extract-" in printed, printed
+    proc = teamlore_cli("memory", "review", "--format", "json", cwd=quarantined)
+    assert json.loads(proc.stdout)["items"] == []
+
+
 def test_confirm_then_promote_writes_the_entry(quarantined: Path) -> None:
-    proc = teamlore_cli("memory", "confirm", "--yes", "--format", "json", cwd=quarantined)
-    assert proc.returncode == 0, proc.stdout
-    plan = json.loads(proc.stdout)
+    code, printed = teamlore_in_pty("memory", "confirm", answers=["y"], cwd=quarantined)
+    assert code == 0, printed
+    plan = {"planId": re.search(r"Plan (\S+) generated", printed).group(1)}  # type: ignore[union-attr]
     promoted = teamlore_cli(
         "memory", "promote", "--plan", plan["planId"], "--format", "json", cwd=quarantined
     )
@@ -79,6 +103,8 @@ def test_a_session_id_from_this_machine_never_reaches_the_tree(repo: Path, home:
     assert error["code"] == "LINT_BLOCKED"
     rules = {f["rule"] for c in error["details"]["candidates"] for f in c["findings"]}
     assert "session.known-session-id" in rules
+    blocked = error["details"]["candidates"][0]["candidateId"]
+    assert error["message"].startswith(f"blocked by lint: {blocked} (")  # names the candidate
     assert session_id not in proc.stdout
     assert not list((repo / ".threadshare" / "memory" / "entries").glob("*.md"))
 

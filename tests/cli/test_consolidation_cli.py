@@ -12,6 +12,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory" / "consolidation"))
 from consolidation_world import SCENE, World, update_scene_and_create_doctrine
 
+from support import teamlore_in_pty
+
 
 @pytest.fixture()
 def world(tmp_path: Path, home: Path) -> World:
@@ -36,10 +38,12 @@ def test_review_confirm_and_status_read_as_a_person_expects(world: World) -> Non
     status = world.cli("memory", "status").stdout
     assert "awaiting review" in status
 
-    confirmed = world.cli("memory", "confirm", "--kind", "consolidation", "--yes")
-    assert confirmed.returncode == 0, confirmed.stderr
-    assert "Plan " in confirmed.stdout and "doctrine.md (new)" in confirmed.stdout
-    plan_id = confirmed.stdout.split("Plan ", 1)[1].split()[0]
+    code, confirmed = teamlore_in_pty(
+        "memory", "confirm", "--kind", "consolidation", answers=["y"] * 4, cwd=world.root
+    )
+    assert code == 0, confirmed
+    assert "Plan " in confirmed and "doctrine.md (new)" in confirmed
+    plan_id = confirmed.split(" generated (", 1)[0].rsplit("Plan ", 1)[1]
     promoted = world.cli("memory", "promote", "--plan", plan_id)
     assert promoted.returncode == 0, promoted.stderr
     assert "\nheat: 2\n" in world.read(SCENE).decode()

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from support import git, shared_fixtures
-from teamlore.cli.commands.sessions import speech_and_tools
+from teamlore.cli.commands.sessions import main_argument, speech_and_tools
 from teamlore.cli.literal import literal
 from teamlore.cli.literal_console import LiteralConsole
 from teamlore.cli.main import app
@@ -90,7 +90,7 @@ def test_sessions_show_prints_every_fixture_turn_as_json_holds_it(fixtures_cli: 
                 if kind == "assistant":
                     expected.append("assistant " + shown(item))
                 else:
-                    what = item["command"] or ", ".join(item["pathsWritten"] or item["pathsRead"])
+                    what = main_argument(item)
                     expected.append(f"#{item['seq']} {norm(literal(item['name']))}")
                     expected.append(shown(what or "", 300))
             expected += [f"{n['kind']} {shown(n['text'])}" for n in turn["notices"]]
@@ -98,6 +98,58 @@ def test_sessions_show_prints_every_fixture_turn_as_json_holds_it(fixtures_cli: 
                 found = text.find(piece, position)
                 assert found >= 0, (key, turn["ordinal"], piece[:200])
                 position = found + len(piece)
+
+
+def _session_with(cli: Cli, tool_name: str) -> tuple[str, dict[str, Any]]:
+    """The first fixture session and turn holding a call of `tool_name`."""
+    for session in sessions(cli):
+        result = cli.json("sessions", "show", session["sessionKey"])
+        for turn in result["turns"]:
+            if any(t["name"] == tool_name for t in turn["tools"]):
+                return session["sessionKey"], turn
+    raise AssertionError(f"no fixture session calls {tool_name}")
+
+
+@pytest.mark.parametrize(("tool_name", "field"), [("Glob", "pattern"), ("WebFetch", "url")])
+def test_every_tool_row_shows_its_main_argument(
+    fixtures_cli: Cli, tool_name: str, field: str
+) -> None:
+    key, turn = _session_with(fixtures_cli, tool_name)
+    text = norm(fixtures_cli.text("sessions", "show", key, "--turn", str(turn["ordinal"])))
+    for tool in (t for t in turn["tools"] if t["name"] == tool_name):
+        assert f"#{tool['seq']} {tool_name}" in text
+        assert norm(f"{field}={tool['input'][field]}") in text
+
+
+def test_a_failed_call_shows_the_lines_of_its_error(fixtures_cli: Cli) -> None:
+    key = next(
+        s["sessionKey"] for s in sessions(fixtures_cli) if "rave" in (s.get("cwd") or "").casefold()
+    )
+    text = fixtures_cli.text("sessions", "show", key, "--turn", "1")
+    build = text[text.index("#79 shell_command") :]
+    build = build[: build.index("#80 ")]
+    assert "npm.cmd run build" in build
+    assert "Type error: Cannot find name 'useEffect'." in build
+    assert "more lines: --tool 79 prints them" in norm(build)
+
+
+def test_one_tool_call_prints_whole(fixtures_cli: Cli) -> None:
+    key = next(
+        s["sessionKey"] for s in sessions(fixtures_cli) if "rave" in (s.get("cwd") or "").casefold()
+    )
+    whole = fixtures_cli.json("sessions", "show", key, "--turn", "1", "--tool", "79")
+    [tool] = whole["turns"][0]["tools"]
+    assert tool["seq"] == 79
+    text = fixtures_cli.text("sessions", "show", key, "--turn", "1", "--tool", "79")
+    assert norm(literal(tool["result"]["head"])) in norm(text)
+    assert "#78 " not in text and "#80 " not in text
+    runner = CliRunner()
+    missing = runner.invoke(
+        app, ["sessions", "show", key, "--turn", "1", "--tool", "999"], env=fixtures_cli.env
+    )
+    assert missing.exit_code == 1 and "TOOL_NOT_FOUND" in missing.output
+    alone = runner.invoke(app, ["sessions", "show", key, "--tool", "3"], env=fixtures_cli.env)
+    assert alone.exit_code == 2 and "--turn" in alone.output
 
 
 def test_sessions_search_prints_every_hit_as_json_holds_it(fixtures_cli: Cli) -> None:

@@ -15,6 +15,7 @@ import pytest
 from team_mcp import team_calls
 
 from support import release_repository, teamlore_cli
+from teamlore.memory.promotion.queue import prepare_request_from_review
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory" / "skills"))
@@ -68,7 +69,9 @@ def test_the_skill_flow_gives_identical_results_over_mcp_and_cli(repo: Path) -> 
     assert reviewed == cli(repo, "memory", "review", "--kind", "skill")
     assert reviewed["items"][0]["files"][0]["targetPath"] == SKILL_PATH
 
-    planned = cli(repo, "memory", "confirm", "--kind", "skill", "--yes")
+    # the person confirmed every statement (`memory confirm --yes` takes typed facts only)
+    request = prepare_request_from_review(reviewed["items"])
+    planned = cli(repo, "memory", "prepare", "--request", "-", stdin=request)
     assert [f["targetPath"] for f in planned["files"]] == [SKILL_PATH]
     promoted, assembled = mcp(
         repo,

@@ -19,13 +19,22 @@ BEGIN = "<!-- BEGIN THREADSHARE MEMORY (generated; do not edit by hand) -->"
 END = "<!-- END THREADSHARE MEMORY -->"
 
 # The block the reference product committed to its own AGENTS.md for this exact tree
-# (entries + one scene, no doctrine, no Skills).
+# (entries + one scene, no doctrine, no Skills), with the search hint of the seed's assembled
+# block that the reference lacks: how many approved entries exist and how to search them.
+SEARCH_HINT = (
+    "The team has {n} approved memory entries in .threadshare/memory/entries/. When a task "
+    "touches something the team may already know, search them with the "
+    "threadshare_memory_search tool (or `teamlore memory search QUERY`): at most 3 calls per "
+    "turn."
+)
 REFERENCE_BLOCK = (
     "<!-- BEGIN THREADSHARE MEMORY (generated; do not edit by hand) -->\n"
     "\n"
     "## Team memory\n"
     "\n"
     "_No approved team doctrine yet._\n"
+    "\n"
+    f"{SEARCH_HINT.format(n=17)}\n"
     "\n"
     "### Scenes\n"
     "\n"
@@ -113,6 +122,17 @@ def test_codex_block_on_the_reference_tree_is_byte_identical_and_rerun_is_unchan
     assert not (reference_repo / "CLAUDE.md").exists()
     again = assemble(reference_repo, home, "codex")
     assert again["changed"] is False and again["block"] == REFERENCE_BLOCK
+
+
+def test_the_block_counts_approved_entries_and_says_how_to_search_them(
+    reference_repo: Path, home: Path
+) -> None:
+    entries = reference_repo / ".threadshare" / "memory" / "entries"
+    first = next(iter(sorted(entries.glob("*.md"))))
+    first.write_text(first.read_text().replace("status: approved", "status: deprecated", 1))
+    result = assemble(reference_repo, home, "codex")
+    assert SEARCH_HINT.format(n=16) in result["block"]
+    assert result["approvedEntries"] == 16 and result["hasDoctrine"] is False
 
 
 def test_claude_writes_claude_md_and_never_touches_agents_md(
@@ -408,3 +428,16 @@ def test_a_symlinked_skill_directory_is_refused(repo: Path, home: Path, tmp_path
     os.symlink(outside, repo / ".threadshare/memory/skills/release")
     assert refused(repo, home, "codex").code == "UNSAFE_PATH"
     assert not (repo / "AGENTS.md").exists()
+
+
+def test_the_command_says_how_entries_reach_agents_and_how_doctrine_is_made(
+    reference_repo: Path, home: Path
+) -> None:
+    from support import teamlore_cli
+
+    proc = teamlore_cli("memory", "assemble", "--provider", "codex", cwd=reference_repo)
+    assert proc.returncode == 0, proc.stderr
+    printed = " ".join(proc.stdout.split())
+    assert "17 approved entries: agents search them with threadshare_memory_search" in printed
+    assert "Doctrine and scenes are made by consolidation: `teamlore memory synthesize`" in printed
+    assert "`git status` and `git diff`" in printed

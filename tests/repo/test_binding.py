@@ -69,10 +69,12 @@ def test_a_directory_outside_any_repository_is_refused(tmp_path: Path, home: Pat
     assert caught.value.code == errors.NOT_A_GIT_REPOSITORY.code
 
 
-def test_a_missing_path_is_refused(tmp_path: Path, home: Path) -> None:
+def test_a_missing_path_is_refused_as_missing(tmp_path: Path, home: Path) -> None:
+    """issue 26: `--repository ~/missing` said NOT_A_GIT_REPOSITORY: the path does not exist."""
     with pytest.raises(errors.TeamloreError) as caught:
         resolve_repository(tmp_path / "missing", home=home)
-    assert caught.value.code == errors.NOT_A_GIT_REPOSITORY.code
+    assert caught.value.code == errors.PATH_NOT_FOUND.code
+    assert caught.value.message == "missing does not exist; give the folder of a git repository"
 
 
 def test_a_bare_repository_is_refused(make_repo, tmp_path: Path, home: Path) -> None:

@@ -81,6 +81,7 @@ SOURCE_UNREADABLE = _register("SOURCE_UNREADABLE", "a session source cannot be r
 UNKNOWN_PROVIDER = _register("UNKNOWN_PROVIDER", "no adapter exists for that provider", 2)
 SESSION_NOT_FOUND = _register("SESSION_NOT_FOUND", "no indexed session has that key")
 TURN_NOT_FOUND = _register("TURN_NOT_FOUND", "the session has no turn with that ordinal")
+TOOL_NOT_FOUND = _register("TOOL_NOT_FOUND", "the turn has no tool call with that number")
 
 # repositories
 NOT_A_GIT_REPOSITORY = _register("NOT_A_GIT_REPOSITORY", "the path is not inside a git worktree")
@@ -393,6 +394,7 @@ UNSUPPORTED_FILE_TYPE = _register(
     "UNSUPPORTED_FILE_TYPE", "only regular .md/.markdown files (no symlinks) can be imported"
 )
 FILE_NOT_FOUND = _register("FILE_NOT_FOUND", "the file does not exist")
+PATH_NOT_FOUND = _register("PATH_NOT_FOUND", "the path given does not exist")
 INVALID_ENCODING = _register("INVALID_ENCODING", "the file is not valid UTF-8 or contains NUL")
 EMPTY_DOCUMENT = _register("EMPTY_DOCUMENT", "the file has no content")
 DOCUMENT_TOO_LARGE = _register("DOCUMENT_TOO_LARGE", "the file exceeds 256 KiB")

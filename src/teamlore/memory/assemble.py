@@ -38,7 +38,8 @@ from teamlore.memory.skills.source import (
     require_lint_clean,
     source_skills,
 )
-from teamlore.memory.store.documents import load_doctrine, load_scene
+from teamlore.memory.store.documents import load_doctrine, load_entry, load_scene
+from teamlore.memory.store.frontmatter import MemoryFormatError
 from teamlore.memory.store.layout import (
     DOCTRINE_FILE,
     MANAGED_BLOCK_BEGIN,
@@ -54,6 +55,8 @@ Provider = Literal["claude", "codex"]
 BEGIN_MARKER = MANAGED_BLOCK_BEGIN
 END_MARKER = MANAGED_BLOCK_END
 NO_DOCTRINE = "_No approved team doctrine yet._"
+# the search hint of the managed block (docs/assemble.md, "The managed block")
+SEARCH_CALLS_PER_TURN = 3
 MAX_LISTED_SCENES = 15
 MANIFEST_FORMAT = "teamlore-skill-assembly@v1"
 MANIFEST_DIR = "skill-assembly"
@@ -84,6 +87,17 @@ class SceneLine:
 # --- the block ------------------------------------------------------------------------------
 
 
+def search_hint(entries: int) -> str:
+    """How approved entries reach the agent: it searches them (they are not in the block)."""
+    noun = "entry" if entries == 1 else "entries"
+    return (
+        f"The team has {entries} approved memory {noun} in .threadshare/memory/entries/. "
+        "When a task touches something the team may already know, search them with the "
+        "threadshare_memory_search tool (or `teamlore memory search QUERY`): at most "
+        f"{SEARCH_CALLS_PER_TURN} calls per turn."
+    )
+
+
 def defuse_markers(text: str) -> str:
     """`text` with every managed-marker look-alike made inert (`<!--` → `&lt;!--`): what a
     memory document says can never open or close the block."""
@@ -95,10 +109,12 @@ def render_block(
     doctrine: str | None,
     scenes: list[SceneLine],
     skills: list[SourceSkill],
+    entries: int = 0,
 ) -> str:
     """The managed block (markers included, no trailing newline)."""
     body = defuse_markers(doctrine.strip()) if doctrine else NO_DOCTRINE
     lines = [BEGIN_MARKER, "", "## Team memory", "", body]
+    lines += ["", search_hint(entries)]
     if scenes:
         ordered = sorted(scenes, key=lambda s: (-s.heat, s.name))
         lines += ["", "### Scenes", ""]
@@ -232,6 +248,17 @@ def _scenes(tree: MemoryFiles) -> list[SceneLine]:
         scene = load_scene(file.data, file.path)
         lines.append(SceneLine(scene.name, scene.heat, scene.summary))
     return lines
+
+
+def _approved_entries(tree: MemoryFiles) -> int:
+    """How many entries of the tree are approved (an unreadable one is not counted)."""
+    count = 0
+    for file in tree.of_kind("entry"):
+        try:
+            count += load_entry(file.data, file.path).status == "approved"
+        except MemoryFormatError:
+            continue
+    return count
 
 
 def _doctrine(tree: MemoryFiles) -> str | None:
@@ -369,7 +396,8 @@ def assemble(
     layout = PROVIDERS[provider]
     tree = read_memory_files(worktree_root)
     skills = source_skills(tree)
-    block = render_block(layout, _doctrine(tree), _scenes(tree), skills)
+    doctrine, scenes, entries = _doctrine(tree), _scenes(tree), _approved_entries(tree)
+    block = render_block(layout, doctrine, scenes, skills, entries)
     require_lint_clean(
         block_content(block).encode("utf-8"), path=layout.instructions_file, kind="text"
     )
@@ -406,4 +434,7 @@ def assemble(
             for item in plan
         ],
         "skillsChanged": sum(1 for item in plan if item.needs_write),
+        "approvedEntries": entries,
+        "hasDoctrine": doctrine is not None,
+        "scenes": len(scenes),
     }

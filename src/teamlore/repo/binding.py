@@ -64,7 +64,9 @@ def _real_directory(path: Path) -> Path:
         real = Path(os.path.realpath(path.expanduser(), strict=True))
     except OSError as exc:
         raise errors.TeamloreError(
-            errors.NOT_A_GIT_REPOSITORY, "the path does not exist", folder=path.name
+            errors.PATH_NOT_FOUND,
+            f"{path.name or path} does not exist; give the folder of a git repository",
+            folder=path.name,
         ) from exc
     return real if real.is_dir() else real.parent
 

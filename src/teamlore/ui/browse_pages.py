@@ -114,12 +114,14 @@ async def session_detail(request: Request) -> Response:
         )
     except errors.TeamloreError as err:
         return error_page(request, err, "Session")
+    tool = request.query_params.get("tool", "")
     return page(
         request,
         "session.html",
         title=f"Session {shown['session']['sessionKey'][:12]}",
         shown=shown,
         focus_turn=int(turn) if turn.isdigit() else None,
+        focus_tool=int(tool) if tool.isdigit() else None,
     )
 
 

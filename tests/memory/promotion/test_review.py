@@ -200,8 +200,12 @@ def test_review_shows_statements_evidence_and_the_exact_file(flow: Flow) -> None
     assert "source-local-only" in statement["limitations"]
     shown = {e["evidenceId"]: e for e in statement["evidence"]}
     first = shown[flow.turn_ev(1)]
-    assert first["kind"] == "turn" and first["display"] == "turn 1 @ 2026-03-02"
-    assert "release script fails" in first["excerpt"]
+    # the passage of turn 1 that best supports the statement: the failing release test run
+    key = first["passage"]["sessionKey"][:12]
+    assert first["kind"] == "turn"
+    assert first["display"] == f"session {key} · turn 1 · tool #1 @ 2026-03-02"
+    assert "pytest -q tests/test_release.py" in first["excerpt"]
+    assert "1 failed: test_tag_push" in first["excerpt"]
     # the commit turn's direct delivery edge becomes public evidence, with the turn dates
     assert item["publicEvidence"] == {
         "repository": PROJECT,
@@ -242,21 +246,23 @@ def test_the_approval_digest_moves_with_the_working_tree(flow: Flow) -> None:
     assert after["approvalDigest"] != before["approvalDigest"]
 
 
-def test_split_candidates_preview_one_entry_per_claim(flow: Flow) -> None:
+def test_statements_on_different_evidence_preview_one_entry_keeping_the_content(
+    flow: Flow,
+) -> None:
     one, two = "Tags need a v prefix.", "The release tests catch a wrong tag prefix."
+    lesson = "Tag releases with a v prefix; the release tests check it."
     (cid,) = flow.quarantine(
-        [candidate(f"{one} {two}", [(one, [flow.turn_ev(1)]), (two, [flow.commit_ev()])])]
+        [candidate(lesson, [(one, [flow.turn_ev(1)]), (two, [flow.commit_ev()])])]
     )
     item = flow.item(cid)
-    assert [f["entryId"] for f in item["files"]] == [
-        "tags-need-a-v-prefix",
-        ("the-release-tests-catch-a-wrong-tag-prefix"),
-    ]
+    [file] = item["files"]
     assert item["provenanceStrength"] == "observed"  # the weakest statement
-    first, second = (f["preview"] for f in item["files"])
-    assert "provenance_strength: direct" in first and "source-local-only" in first
-    assert "provenance_strength: observed" in second and "source-local-only" not in second
-    assert f'"hash":"{flow.fixed}"' in second and first.endswith("Tags need a v prefix.\n")
+    preview = file["preview"]
+    assert "provenance_strength: observed" in preview and "source-local-only" in preview
+    body = preview.split("---\n", 2)[2]
+    assert body.startswith(lesson + "\n\nStatements:\n")
+    assert f"- {one} (evidence: turn of 2026-03-02" in body
+    assert f"- {two} (evidence: commit {flow.fixed}" in body
 
 
 def test_drafts_whose_adjudication_failed_are_listed_for_discard(flow: Flow) -> None:

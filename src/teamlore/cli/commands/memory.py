@@ -16,6 +16,7 @@ from teamlore.cli.output import (
     OutputFormat,
     RepositoryOption,
     clip,
+    counted,
     cwd_of,
     fail,
     run,
@@ -132,7 +133,7 @@ def _instant(value: str | None, fmt: OutputFormat) -> str | None:
 
 def _render_recall(result: dict[str, Any]) -> None:
     tasks = result.get("sources") or []
-    stdout.print(f"{len(tasks)} extraction tasks")
+    stdout.print(counted(len(tasks), "extraction task"))
     for source in tasks:
         task = source.get("task", source)
         chunk = task.get("chunk", {})
@@ -141,12 +142,29 @@ def _render_recall(result: dict[str, Any]) -> None:
             "  ",
             styled(task["taskId"][:24], "bold"),
             f" turns {turns.get('start')}–{turns.get('end')},"
-            f" {len(task.get('evidenceCatalog', []))} evidence items",
+            f" {counted(len(task.get('evidenceCatalog', [])), 'evidence item')}",
         )
     for key in ("coverage", "note", "next"):
         if result.get(key):
-            stdout.print(f"{key}: {result[key]}")
+            _render_field(key, result[key])
     stdout.print("Use --format json to get the tasks for an agent.")
+
+
+def _render_field(key: str, value: Any) -> None:
+    """`key: value` for people: a mapping one `  name: value` line per item, lists and
+    nested values as JSON (never a Python repr)."""
+    if not isinstance(value, dict):
+        say(f"{key}: {value if isinstance(value, str) else _json_text(value)}")
+        return
+    say(f"{key}:")
+    for name, item in value.items():
+        say(f"  {name}: {item if isinstance(item, str) else _json_text(item)}")
+
+
+def _json_text(value: Any) -> str:
+    import orjson
+
+    return orjson.dumps(value).decode()
 
 
 @memory_app.command("recall")
@@ -261,7 +279,20 @@ def _render_assemble(result: dict[str, Any]) -> None:
         stdout.print(f"  {skill['path']} ({state})")
     if not result["skills"]:
         stdout.print("No team Skills to project.")
-    stdout.print("Nothing was staged or committed; review the diff with `git diff`.")
+    entries = result.get("approvedEntries", 0)
+    stdout.print(
+        f"{counted(entries, 'approved entry', 'approved entries')}: agents search them with "
+        "threadshare_memory_search (the block says so); they are not copied into it."
+    )
+    if not result.get("hasDoctrine") or not result.get("scenes"):
+        stdout.print(
+            "Doctrine and scenes are made by consolidation: `teamlore memory synthesize` gives "
+            "your agent the task, it stages a ConsolidationPatch@v1, you review and promote it "
+            "(`teamlore memory review --kind consolidation`; docs/memory.md)."
+        )
+    stdout.print(
+        "Nothing was staged or committed; see the changes with `git status` and `git diff`."
+    )
 
 
 @memory_app.command("assemble")

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import typer
-from rich.panel import Panel
-from rich.syntax import Syntax
+from rich.padding import Padding
 from rich.text import Text
 
 from teamlore.cli.app import app, memory_app
@@ -22,10 +22,24 @@ from teamlore.cli.output import (
     fail,
     run,
     say,
+    stderr,
     stdout,
     styled,
 )
 from teamlore.core import errors
+
+# A diff longer than this many lines is cut in the text view, saying how many lines follow and
+# how to see them whole (`--full-diff`, `--format json`, the page).
+DIFF_LINES = 60
+
+_DIFF_STYLES = {"+": "green", "-": "red", "@": "cyan"}
+
+
+def _block(text: Text | str, indent: int) -> None:
+    """`text` wrapped at the terminal's width under an indent: every byte on screen, none cut
+    (docs/extraction.md, "What a reviewer sees")."""
+    body = text if isinstance(text, Text) else Text(literal(text))
+    stdout.print(Padding(body, (0, 0, 0, indent), expand=False), soft_wrap=False)
 
 
 def _render_statement(statement: dict[str, Any]) -> None:
@@ -34,27 +48,67 @@ def _render_statement(statement: dict[str, Any]) -> None:
         "confirmed": styled("confirmed", "green"),
     }.get(statement["confirmation"], styled("needs your confirmation", "yellow"))
     say("  ", styled(statement["statementId"], "bold"), " ", marker)
-    for line in statement["text"].split("\n"):  # a consolidation operation spans lines
-        say(f"    {line}")
-    stdout.print(
-        f"    provenance {statement['provenanceStrength']}, claim support "
-        f"{statement['claimSupport']}, limitations {', '.join(statement['limitations']) or '-'}"
+    _block(statement["text"], 4)  # a consolidation operation spans lines: kept
+    _block(
+        f"provenance {statement['provenanceStrength']}, claim support "
+        f"{statement['claimSupport']}, limitations {', '.join(statement['limitations']) or '-'}",
+        4,
     )
     for evidence in statement["evidence"]:
-        say(f"    · {evidence['display']}")
+        _block(f"· {evidence['display']}", 4)
         if evidence.get("excerpt"):
-            say("      ", styled(evidence["excerpt"], "dim"))
+            _block(styled(evidence["excerpt"], "dim"), 6)
+        if evidence.get("open"):
+            _block(f"open it: {evidence['open']}", 6)
 
 
-def _render_review(result: dict[str, Any]) -> None:
+def _diff_text(lines: list[str], width: int) -> Text:
+    """Diff lines folded at `width` cells (a long path or JSON line goes on in the next line
+    rather than off the screen), each kept whole in one piece."""
+    from rich.cells import chop_cells
+
+    diff = Text()
+    for line in lines:
+        for piece in chop_cells(literal(line), max(width, 20)) or [""]:
+            diff.append(piece + "\n", style=_DIFF_STYLES.get(line[:1], ""))
+    diff.rstrip()
+    return diff
+
+
+def _render_diff(file: dict[str, Any], full: bool) -> None:
+    say("  ", styled(file["targetPath"], "bold"), f" ({file['role']})")
+    lines = file["diff"].splitlines()
+    shown = lines if full else lines[:DIFF_LINES]
+    _block(_diff_text(shown, stdout.width - 2), 2)
+    if len(shown) < len(lines):
+        _block(
+            styled(
+                f"… {len(lines) - len(shown)} more lines of this diff; see them all with "
+                "`teamlore memory review --full-diff` (or `--format json`, or `teamlore ui`)",
+                "yellow",
+            ),
+            2,
+        )
+
+
+def _render_candidate(item: dict[str, Any]) -> None:
+    say(styled(f"Candidate {item['candidateId']}", "bold"), f" (revision {item['revision']})")
+    _block(Text(literal(item["content"]), style="bold"), 2)
+
+
+def _review_renderer(full_diff: bool) -> Any:
+    def render(result: dict[str, Any]) -> None:
+        _render_review(result, full_diff=full_diff)
+
+    return render
+
+
+def _render_review(result: dict[str, Any], *, full_diff: bool = False) -> None:
     if not result["items"] and not result["failed"]:
         stdout.print("No candidates are awaiting review.")
         return
     for item in result["items"]:
-        title = f"{item['candidateId']} (revision {item['revision']})"
-        stdout.print(
-            Panel(Text(literal(item["content"])), title=Text(literal(title)), expand=False)
-        )
+        _render_candidate(item)
         if item.get("skill"):
             skill = item["skill"]
             say(
@@ -62,9 +116,10 @@ def _render_review(result: dict[str, Any]) -> None:
                 styled(skill["name"], "bold"),
                 f" ({skill['action']}): {skill['description']}",
             )
-        stdout.print(
-            f"  {item['kind']}: provenance {item['provenanceStrength']}, claim support "
-            f"{item['claimSupport']}, limitations {', '.join(item['limitations']) or '-'}"
+        _block(
+            f"{item['kind']}: provenance {item['provenanceStrength']}, claim support "
+            f"{item['claimSupport']}, limitations {', '.join(item['limitations']) or '-'}",
+            2,
         )
         for statement in item["statements"]:
             _render_statement(statement)
@@ -75,10 +130,10 @@ def _render_review(result: dict[str, Any]) -> None:
                 say("  ", styled("blocked", "red"), f" {finding['rule']}: {finding['message']}")
             stdout.print(f"  discard it: teamlore memory discard --candidate {item['candidateId']}")
         for file in item["files"]:
-            say("  ", styled(file["targetPath"], "bold"), f" ({file['role']})")
-            stdout.print(Syntax(literal(file["diff"]), "diff", word_wrap=True))
+            _render_diff(file, full_diff)
         offer = "approve all offered" if item["approveAll"]["offered"] else "confirm one by one"
         stdout.print(f"  {offer}; approvalDigest {item['approvalDigest']}")
+        stdout.print()
     for failed in result["failed"]:
         say(styled("adjudication failed", "yellow"), f" {failed['candidateId']}: {failed['next']}")
 
@@ -88,11 +143,20 @@ def review(
     kind: str = typer.Option(
         "entry", "--kind", help="Candidate kind to review: entry, skill or consolidation."
     ),
+    full_diff: bool = typer.Option(
+        False,
+        "--full-diff",
+        help=f"Print every line of each diff (the text view shows the first {DIFF_LINES}).",
+    ),
     repository: str | None = RepositoryOption,
     fmt: OutputFormat = FormatOption,
 ) -> None:
-    """Show quarantined candidates: statements, evidence, assessments and the exact file diff."""
-    run("memory.review", {"kind": kind}, fmt, _render_review, cwd=cwd_of(repository))
+    """Show quarantined candidates: statements, evidence, assessments and the exact file diff.
+
+    The text view wraps every line at the terminal's width (nothing is cut); a diff longer
+    than 60 lines says how many lines follow and how to see them."""
+    render = _review_renderer(full_diff)
+    run("memory.review", {"kind": kind}, fmt, render, cwd=cwd_of(repository))
 
 
 def _render_prepare(result: dict[str, Any]) -> None:
@@ -137,34 +201,100 @@ def confirm(
     candidates: list[str] = typer.Option(
         [], "--candidate", help="Candidate to confirm (repeatable; default: every one reviewed)."
     ),
-    yes: bool = typer.Option(False, "--yes", help="Confirm without asking (you read the review)."),
+    yes: bool = typer.Option(
+        False,
+        "--yes",
+        help="Confirm without asking, only candidates whose every statement is a typed fact "
+        "teamlore verified (the others stay in quarantine).",
+    ),
     kind: str = typer.Option(
         "entry", "--kind", help="Candidate kind to confirm: entry, skill or consolidation."
     ),
     repository: str | None = RepositoryOption,
     fmt: OutputFormat = FormatOption,
 ) -> None:
-    """Confirm reviewed statements one by one, then record a promotion plan (runs prepare).
+    """Confirm reviewed statements, then record a promotion plan (runs prepare).
 
-    Nothing is confirmed if a chosen candidate is blocked by lint (discard or re-stage it) or
-    unknown."""
+    On a terminal each statement that needs a person is shown with its evidence and asked
+    about: y (it is true), d (discard the whole candidate) or N (not now: the candidate stays
+    in quarantine). A candidate enters the plan when every statement is confirmed or a typed
+    fact. Without a terminal, --yes confirms only candidates made entirely of typed facts; use
+    the page (`teamlore ui`) or `memory prepare` for the rest. Nothing is confirmed if a chosen
+    candidate is blocked by lint (discard or re-stage it) or unknown."""
     interactive = not yes and fmt is OutputFormat.text and sys.stdin.isatty()
     payload = {"kind": kind, "candidateIds": candidates}
-    ask = None if yes else _ask if interactive else _needs_yes
+    discards: list[str] = []
+    ask = _typed_facts_only if yes else _asker(discards) if interactive else _needs_yes
     run("memory.confirm", payload, fmt, _render_confirm, cwd=cwd_of(repository), confirm=ask)
+    for candidate_id in discards:
+        run(
+            "memory.discard",
+            {"candidateId": candidate_id, "reason": "discarded at memory confirm"},
+            fmt,
+            _render_discard,
+            cwd=cwd_of(repository),
+        )
 
 
-def _ask(item: dict[str, Any]) -> bool:
-    """Show one reviewed candidate and ask the person whether every statement is true."""
-    title = Text(literal(item["candidateId"]))
-    stdout.print(Panel(Text(literal(item["content"])), title=title, expand=False))
+# what a person may answer about one statement: y = true, d = discard the candidate, n = not now
+ANSWERS = ("y", "d", "n")
+
+
+def _asker(discards: list[str]) -> Callable[[dict[str, Any]], bool]:
+    def ask(item: dict[str, Any]) -> bool:
+        return _ask(item, discards)
+
+    return ask
+
+
+def _ask(item: dict[str, Any], discards: list[str]) -> bool:
+    """Show one reviewed candidate and ask about each statement that needs a person."""
+    _render_candidate(item)
+    for file in item["files"]:
+        _render_diff(file, False)
     for statement in item["statements"]:
         _render_statement(statement)
-    return typer.confirm("Is every statement above true?", default=False)
+        if statement["confirmation"] != "required":
+            continue
+        answer = _answer(f"Is statement {statement['statementId']} true? [y/d/N]")
+        if answer == "d":
+            discards.append(item["candidateId"])
+            return False
+        if answer != "y":
+            say("  ", styled("not confirmed", "yellow"), "; the candidate stays in quarantine")
+            return False
+    return True
+
+
+def _answer(question: str) -> str:
+    while True:
+        typed = str(typer.prompt(question, default="n", show_default=False))
+        answer = typed.strip().casefold()[:1]
+        if answer in ANSWERS:
+            return answer
+        say("answer y (true), d (discard the candidate) or n (not now)")
+
+
+def _typed_facts_only(item: dict[str, Any]) -> bool:
+    """`--yes`: only a candidate whose statements need no person (typed facts teamlore
+    verified, or statements a person already confirmed)."""
+    waiting = [s["statementId"] for s in item["statements"] if s["confirmation"] == "required"]
+    if waiting:
+        say(
+            styled("skipped", "yellow"),
+            f" {item['candidateId']}: statement(s) {', '.join(waiting)} need a person; "
+            "run `teamlore memory confirm` on a terminal or use `teamlore ui`",
+            console=stderr,
+        )
+    return not waiting
 
 
 def _needs_yes(item: dict[str, Any]) -> bool:
-    raise errors.TeamloreError(errors.USAGE, "confirming without a terminal needs --yes")
+    raise errors.TeamloreError(
+        errors.USAGE,
+        "confirming needs a terminal (each statement is asked about); --yes confirms only "
+        "candidates made of typed facts",
+    )
 
 
 def _render_confirm(result: dict[str, Any]) -> None:

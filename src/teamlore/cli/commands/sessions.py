@@ -10,8 +10,11 @@ short CLI process").
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
+
+import orjson
 
 from teamlore.cli.literal import literal
 from teamlore.cli.output import (
@@ -256,7 +259,7 @@ def sessions_list(
     )
 
 
-def _render_show(result: dict[str, Any]) -> None:
+def _render_show(result: dict[str, Any], *, whole_tool: bool = False) -> None:
     s = result["session"]
     say(
         styled(s["sessionKey"][:12], "bold"),
@@ -271,6 +274,10 @@ def _render_show(result: dict[str, Any]) -> None:
             styled(" (rolled back)", "yellow") if t.get("rolledBack") else "",
             f" {t['startedAt'] or ''}",
         )
+        if whole_tool:
+            for tool in t["tools"]:
+                _render_whole_tool(tool)
+            continue
         if t["user"]:
             say(styled("user", "bold"), " ", clip(t["user"]))
         for kind, item in speech_and_tools(t):
@@ -317,16 +324,95 @@ def speech_and_tools(turn: dict[str, Any]) -> list[tuple[str, Any]]:
     return items
 
 
+# the input field that says what a tool call was about, for tools without a command
+# (Glob/Grep: pattern, WebFetch: url, WebSearch: query, Read/Edit/Write: file_path, …)
+MAIN_ARGUMENTS = ("pattern", "url", "query", "file_path", "path", "notebook_path", "description")
+
+
+def main_argument(tool: dict[str, Any]) -> str:
+    """What the call was about: its command, else its main input field (with the path a
+    search ran in), else the paths it wrote or read."""
+    if tool["command"]:
+        return str(tool["command"])
+    given = tool.get("input")
+    if isinstance(given, dict):
+        found = [f"{key}={given[key]}" for key in MAIN_ARGUMENTS if given.get(key)]
+        if found:
+            return " ".join(found[:2])
+    elif isinstance(given, str) and given.strip():
+        return given
+    return ", ".join(tool["pathsWritten"]) or ", ".join(tool["pathsRead"]) or ""
+
+
+# a failed call shows this many first lines of its output (the error) in the turn view
+ERROR_LINES = 6
+
+
 def _render_tool(tool: dict[str, Any]) -> None:
     exit_code = "" if tool["exitCode"] is None else f" exit {tool['exitCode']}"
-    what = tool["command"] or ", ".join(tool["pathsWritten"]) or ", ".join(tool["pathsRead"]) or ""
     say(
         f"  #{tool['seq']} ",
         styled(tool["name"], "magenta"),
-        f" ({tool['family']}, {tool['status']}{exit_code}) {clip(what, TOOL_CLIP_CHARS)}",
+        f" ({tool['family']}, {tool['status']}{exit_code}) "
+        f"{clip(main_argument(tool), TOOL_CLIP_CHARS)}",
     )
+    if tool["status"] == "error":
+        _render_error(tool)
     for c in tool["commits"]:
         say(f"    commit {c['hash']}")
+
+
+# where an error message starts in a failed call's output (a build prints its banner first)
+_ERROR_LINE = re.compile(
+    r"error|fail|fatal|exception|traceback|panic|cannot|denied|not found|no such", re.IGNORECASE
+)
+
+
+def _render_error(tool: dict[str, Any]) -> None:
+    """The first lines of a failed call's output from where its error starts."""
+    output = "\n".join(p for p in (tool["result"].get("head"), tool["result"].get("tail")) if p)
+    lines = [line for line in output.splitlines() if line.strip()]
+    start = next((i for i, line in enumerate(lines) if _ERROR_LINE.search(line)), 0)
+    shown = lines[start : start + ERROR_LINES]
+    for line in shown:
+        say("    ", styled(clip(line, TOOL_CLIP_CHARS), "red"))
+    if len(shown) < len(lines):
+        rest = len(lines) - len(shown)
+        say("    ", styled(f"… {rest} more lines: --tool {tool['seq']} prints them", "dim"))
+
+
+def _render_whole_tool(tool: dict[str, Any]) -> None:
+    """One tool call as the index holds it: its whole input and output (an output longer
+    than the index keeps is its head and tail, and says so)."""
+    exit_code = "" if tool["exitCode"] is None else f" exit {tool['exitCode']}"
+    say(
+        f"#{tool['seq']} ",
+        styled(tool["name"], "magenta"),
+        f" ({tool['family']}, {tool['status']}{exit_code})",
+    )
+    given = tool.get("input")
+    if given is None or isinstance(given, str):
+        shown = given or tool["command"] or ""
+    else:
+        shown = orjson.dumps(given, option=orjson.OPT_INDENT_2).decode()
+    say(styled("input", "bold"))
+    say(shown)
+    result = tool["result"]
+    say(styled("output", "bold"), f" ({result.get('bytes') or 0} bytes)")
+    say(result.get("head") or "")
+    if result.get("truncated"):
+        say(
+            styled(
+                f"… the index keeps the head and tail of this output (sha256 {result['sha256']})",
+                "yellow",
+            )
+        )
+    if result.get("tail"):
+        say(result["tail"])
+    for path in tool["pathsWritten"]:
+        say(f"wrote {path}")
+    for c in tool["commits"]:
+        say(f"commit {c['hash']}")
 
 
 TOOL_CLIP_CHARS = 300
@@ -335,17 +421,20 @@ TOOL_CLIP_CHARS = 300
 def sessions_show(
     session_key: str = Argument(..., help="A sessionKey from `teamlore sessions list`."),
     turn: int | None = Option(None, "--turn", "-t", help="Only this turn (1-based)."),
+    tool: int | None = Option(
+        None, "--tool", help="Only this tool call of the turn (its #number), printed whole."
+    ),
     start: int = Option(1, "--from", help="First turn of the page (1-based)."),
     limit: int = Option(index.SHOW_PAGE_TURNS, "--limit", "-n", help="Turns per page."),
     fmt: OutputFormat = FormatOption,
 ) -> None:
-    """Show a session's turns, tool uses, exit codes, paths written and commits, a page of
-    turns at a time."""
+    """Show a session's turns, tool uses (with the error of each failed one), exit codes,
+    paths written and commits, a page of turns at a time."""
     run(
         "sessions.show",
-        {"session_key": session_key, "turn": turn, "start": start, "limit": limit},
+        {"session_key": session_key, "turn": turn, "tool": tool, "start": start, "limit": limit},
         fmt,
-        _render_show,
+        lambda result: _render_show(result, whole_tool=tool is not None),
     )
 
 

@@ -97,8 +97,11 @@ GUIDANCE_RULES = (
 
 
 def _result_status(tool: ToolRow) -> str:
+    """teamlore's note on a tool result: `[[result: error, exit code 1]]`. A note is the only
+    `[[` a transcript holds (content is escaped, transcript.escape_text), so a payload that
+    prints `[ok, exit code 0]` or `[[result: ok]]` cannot pass for it."""
     exit_part = f", exit code {tool.exit_code}" if tool.exit_code is not None else ""
-    return f"[{tool.status}{exit_part}]"
+    return f"[[result: {tool.status}{exit_part}]]"
 
 
 def _result_event(tool: ToolRow, clean: Clean) -> Event | None:

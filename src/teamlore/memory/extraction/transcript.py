@@ -15,8 +15,10 @@ Blocks are joined by one blank line; a `<<past-turn>>` marker opens every turn (
 `evidence-id` is the turn's catalog entry, omitted only when the turn has none). Content can
 never forge a marker or an annotation: `escape_text` puts a backslash between any two adjacent
 `<` and any two adjacent `[` of content, so the only `<<` sequences in a transcript are the
-markers written here and the only `[[` sequences are teamlore's own notes (a truncated
-payload's `[[tool payload truncated …]]`, see memory/chunking.py).
+markers written here and the only `[[` sequences are teamlore's own notes (a tool result's
+status `[[result: error, exit code 1]]`, see recall.py; a truncated payload's
+`[[tool payload truncated …]]`, see chunking.py). So a payload that prints a status line
+cannot pass for ours (issue 27's forged `[ok, exit code 0]`).
 
 Escaping is the last transform of content: cleaning (path sanitizing, which deletes text and
 so can join two `<` that had a path between them) runs before it, when events are built

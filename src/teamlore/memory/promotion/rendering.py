@@ -60,6 +60,26 @@ def claim_units(statements: Sequence[StatementView]) -> list[list[StatementView]
     )
 
 
+def entry_text(
+    content: str, statements: Sequence[StatementView], public_identity: str | None
+) -> str:
+    """The body of a candidate's entry: its content, the lesson. When its statements rest on
+    different evidence (several claim units: statements citing different turns), the body
+    also lists each statement with its public evidence, so the lesson and what supports each
+    part of it reach git together (docs/extraction.md, "One candidate, one entry")."""
+    if len(claim_units(statements)) <= 1:
+        return content
+    lines = [content.strip(), "", "Statements:"]
+    for statement in statements:
+        evidence, occurred = unit_evidence([statement], public_identity)
+        cited = [f"turn of {day}" for day in occurred]
+        cited += [f"commit {c['hash']}" for c in evidence["commits"]]
+        cited += [f"path {p}" for p in evidence["paths"]]
+        text = " ".join(statement.text.split())
+        lines.append(f"- {text}" + (f" (evidence: {'; '.join(cited)})" if cited else ""))
+    return "\n".join(lines)
+
+
 def statement_support(statement: StatementView) -> str:
     """The support a statement has once prepared: its typed fact, else the confirmation."""
     return "typed-fact" if statement.typed_fact is not None else "human-confirmed"
@@ -170,7 +190,8 @@ def _approved_targets(
 def render_entry_candidate(view: CandidateView, ctx: RenderContext) -> list[RenderedFile]:
     """The exact entry files promoting `view` writes (raises LINT_BLOCKED / TARGET_DRIFT)."""
     payload = view.payload
-    units = claim_units(view.statements)
+    # one entry per candidate: its content is the lesson and is never dropped
+    units = [list(view.statements)]
     targets = _approved_targets(view, ctx)
     merge = bool(payload.get("mergedFrom"))
     files: list[RenderedFile] = []
@@ -179,7 +200,7 @@ def render_entry_candidate(view: CandidateView, ctx: RenderContext) -> list[Rend
     scene_raw = _one_line(payload.get("scene"))
     primary_id: str | None = None
     for number, unit in enumerate(units):
-        text = payload.get("content", "") if len(units) == 1 else "\n\n".join(s.text for s in unit)
+        text = entry_text(payload.get("content", ""), unit, ctx.public_identity)
         evidence, occurred = unit_evidence(unit, ctx.public_identity)
         role = "new"
         current: bytes | None = None

@@ -43,10 +43,12 @@ from teamlore.memory.extraction.typed_facts import (
     turn_command_runs,
     verify_statement,
 )
+from teamlore.memory.promotion.passages import best_support
 from teamlore.repo.binding import RepositoryIdentity
 
 REVIEW_FORMAT = "threadshare-memory-review@v1"
 EXCERPT_CHARS = 280
+SHOWN_KEY = 12  # characters of a session key in a pointer (`sessions show` takes a prefix)
 DELIVERY_STRENGTHS = frozenset({"direct", "observed"})
 
 
@@ -67,6 +69,10 @@ class ResolvedEvidence:
     turn_index: int | None = None
     occurred: str | None = None  # YYYY-MM-DD of a cited turn
     excerpt: str | None = None
+    session_key: str | None = None  # of a cited turn
+    tool: int | None = None  # the tool call (`sessions show` numbering) the excerpt is from
+    part: str | None = None  # user | assistant | tool: where in the turn the excerpt is
+    matched_by: tuple[str, ...] = ()  # lexical / vector: how the excerpt was found
     turn_runs: tuple[CommandRun, ...] | None = None  # None: not a turn, or changed since staging
     delivered_commits: tuple[str, ...] = ()  # direct/observed commits of a cited turn
 
@@ -82,8 +88,30 @@ class ResolvedEvidence:
             return f"path {self.path}"
         if self.kind == "turn":
             when = f" @ {self.occurred}" if self.occurred else " (changed since staging)"
-            return f"turn {self.turn_index}{when}"
+            where = f"session {self.session_key[:SHOWN_KEY]} · " if self.session_key else ""
+            tool = f" · tool #{self.tool}" if self.tool is not None else ""
+            return f"{where}turn {self.turn_index}{tool}{when}"
         return "unresolved evidence (no longer in the local index)"
+
+    def open_command(self) -> str | None:
+        """The command that prints the excerpt's place in the transcript."""
+        if self.kind != "turn" or not self.session_key or self.excerpt is None:
+            return None
+        tool = f" --tool {self.tool}" if self.tool is not None else ""
+        return (
+            f"teamlore sessions show {self.session_key[:SHOWN_KEY]} --turn {self.turn_index}{tool}"
+        )
+
+    def passage_json(self) -> dict[str, Any] | None:
+        if self.kind != "turn" or self.session_key is None or self.excerpt is None:
+            return None
+        return {
+            "sessionKey": self.session_key,
+            "turn": self.turn_index,
+            "part": self.part,
+            "tool": self.tool,
+            "matchedBy": list(self.matched_by),
+        }
 
     def to_json(self, public_identity: str | None) -> dict[str, Any]:
         return {
@@ -93,6 +121,8 @@ class ResolvedEvidence:
             "commit": self.commit_hash if self.kind == "commit" else None,
             "path": self.path if self.kind == "path" else None,
             "excerpt": self.excerpt,
+            "passage": self.passage_json(),
+            "open": self.open_command(),
             "strength": self.strength,
             "limitations": list(self.limitations),
         }
@@ -172,7 +202,7 @@ class EvidenceResolver:
         return found
 
     def _turn(
-        self, found: _TaskPointers, ref: Mapping[str, Any] | sqlite3.Row
+        self, found: _TaskPointers, ref: Mapping[str, Any] | sqlite3.Row, statement: str
     ) -> ResolvedEvidence | None:
         session_key, revision = ref["session_key"], ref["revision"]
         if session_key is None or revision is None:
@@ -189,8 +219,12 @@ class EvidenceResolver:
                 continue
             if turn.revision != revision:
                 return ResolvedEvidence("", "", "turn", None, (), turn_index=turn.index)
-            text = " ".join(f"{turn.user_text} — {turn.assistant_text}".split())
-            excerpt = text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 1] + "…"
+            support = best_support(statement, turn, self._home) if statement else None
+            if support is None:
+                text = " ".join(f"{turn.user_text} — {turn.assistant_text}".split())
+                excerpt = text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 1] + "…"
+            else:
+                excerpt = support.passage.shown()
             delivered = sorted(
                 {e.commit_hash for e in turn.edges if e.strength in DELIVERY_STRENGTHS}
             )
@@ -203,14 +237,24 @@ class EvidenceResolver:
                 turn_index=turn.index,
                 occurred=turn.observed_at[:10] or None,
                 excerpt=sanitize_text(excerpt, worktree_root=self._identity.worktree_root),
+                session_key=str(session_key),
+                tool=support.passage.tool if support else None,
+                part=support.passage.part if support else None,
+                matched_by=support.matched_by if support else (),
                 turn_runs=tuple(turn_command_runs(turn.tools)),
                 delivered_commits=tuple(delivered),
             )
         return None
 
-    def resolve(self, ref: Mapping[str, Any] | sqlite3.Row) -> ResolvedEvidence:
+    def resolve(
+        self, ref: Mapping[str, Any] | sqlite3.Row, statement: str = ""
+    ) -> ResolvedEvidence:
+        """One citation of `statement`: a cited turn's excerpt is its passage that best
+        supports the statement (`passages.best_support`)."""
         found = self._task(str(ref["task_id"]))
-        resolved = self._turn(found, ref) or found.by_digest.get(str(ref["pointer_digest"]))
+        resolved = self._turn(found, ref, statement) or found.by_digest.get(
+            str(ref["pointer_digest"])
+        )
         limitations = tuple(orjson.loads(ref["limitations_json"] or "[]"))
         base = resolved or ResolvedEvidence("", "", "unresolved", None, ())
         return ResolvedEvidence(
@@ -224,6 +268,10 @@ class EvidenceResolver:
             turn_index=base.turn_index,
             occurred=base.occurred,
             excerpt=base.excerpt,
+            session_key=base.session_key,
+            tool=base.tool,
+            part=base.part,
+            matched_by=base.matched_by,
             turn_runs=base.turn_runs,
             delivered_commits=base.delivered_commits,
         )
@@ -323,7 +371,7 @@ def candidate_view(
     for statement in payload.get("statements", []):
         statement_id = str(statement["statementId"])
         own = refs.get(statement_id, [])
-        cited = [resolver.resolve(ref) for ref in own]
+        cited = [resolver.resolve(ref, str(statement["text"])) for ref in own]
         citations = [
             {"evidenceId": c.evidence_id, "pointerDigest": c.pointer_digest} for c in cited
         ]

@@ -84,7 +84,10 @@ class DiscardRequest(BaseModel):
     capability="team",
     mcp_tool="threadshare_memory_review",
     description="Review quarantined team-memory candidates: per statement its text, "
-    "statementTextDigest, citationsDigest, evidence (excerpts, public commits/paths), "
+    "statementTextDigest, citationsDigest, evidence (for a cited turn the passage that best "
+    "supports the statement — user text, assistant text or a tool call with its output — with "
+    "its place `session KEY · turn N · tool #M` and the `teamlore sessions show` command that "
+    "opens it; public commits/paths), "
     "provenance strength, limitations, claim support and typed-fact status; per candidate its "
     "revision, the exact entry files and diff a promotion would write, lint findings and an "
     "approvalDigest. Read-only. Show it to the user before calling memory prepare.",
@@ -233,10 +236,14 @@ def _confirmable(items: list[dict[str, Any]], chosen: list[str]) -> list[dict[st
         )
     blocked = [i for i in items if i["blocked"]]
     if blocked:
+        named = ", ".join(
+            f"{i['candidateId']} ({', '.join(sorted({f['rule'] for f in i['lintFindings']}))})"
+            for i in blocked
+        )
         raise errors.TeamloreError(
             errors.LINT_BLOCKED,
-            f"{len(blocked)} candidate(s) would write blocked content; discard them or confirm "
-            "the others with --candidate",
+            f"blocked by lint: {named}; discard it (`teamlore memory discard --candidate ID`) "
+            "or confirm the others with --candidate",
             candidates=[
                 {"candidateId": i["candidateId"], "findings": i["lintFindings"]} for i in blocked
             ],

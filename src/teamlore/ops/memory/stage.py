@@ -63,7 +63,9 @@ class StageRequest(BaseModel):
     "(the answer to memory synthesize) -> one consolidation candidate quarantined for review, "
     "or a no-op when it has no operations. A SkillCandidate@v1 (a repeatable procedure as a "
     "Skill, echoing recall's memoryContext.bindingDigest) -> quarantined as a `skill` "
-    "candidate for review.",
+    "candidate for review. A draft becomes one entry: its content is the lesson written to git; "
+    "when its statements cite different turns, each statement is listed under the content with "
+    "its evidence (nothing is split off or dropped).",
 )
 def memory_stage(ctx: OpContext, request: StageRequest) -> dict[str, Any]:
     """Stage candidate drafts (first call) or their adjudication (second call), or a Skill."""

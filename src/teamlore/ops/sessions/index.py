@@ -334,6 +334,15 @@ class SessionsShowRequest(_Strict):
     turn: int | None = Field(None, ge=1, description="only this turn (the page fields are unused)")
     start: int = Field(1, ge=1, description="first turn ordinal of the page")
     limit: int = Field(SHOW_PAGE_TURNS, ge=1, le=10_000, description="turns per page")
+    tool: int | None = Field(
+        None, ge=1, description="only this tool call of the turn (its #number); needs turn"
+    )
+
+    @model_validator(mode="after")
+    def _tool_needs_turn(self) -> SessionsShowRequest:
+        if self.tool is not None and self.turn is None:
+            raise ValueError("tool: give the turn too (--turn N --tool M)")
+        return self
 
 
 @operation("sessions.show", input_model=SessionsShowRequest, side_effect="read")
@@ -343,7 +352,7 @@ def sessions_show(ctx: OpContext, request: SessionsShowRequest) -> dict[str, Any
     from teamlore.sessions.queries import show_session
 
     with index_errors(_read_index(ctx.home)) as conn:
-        return show_session(
+        shown = show_session(
             conn,
             request.session_key,
             turn=request.turn,
@@ -351,6 +360,20 @@ def sessions_show(ctx: OpContext, request: SessionsShowRequest) -> dict[str, Any
             limit=request.limit,
             repositories=tables.session_facts(conn),
         )
+    return shown if request.tool is None else _one_tool(shown, request.tool)
+
+
+def _one_tool(shown: dict[str, Any], number: int) -> dict[str, Any]:
+    """The shown turn with only its tool call #`number` (docs/sessions.md, "Reading a
+    session")."""
+    turn = shown["turns"][0]
+    tools = [t for t in turn["tools"] if t["seq"] == number]
+    if not tools:
+        raise errors.TeamloreError(
+            errors.TOOL_NOT_FOUND,
+            f"turn {turn['ordinal']} has {len(turn['tools'])} tool calls; there is no #{number}",
+        )
+    return {**shown, "turns": [{**turn, "tools": tools}]}
 
 
 class SessionsSearchRequest(Window):

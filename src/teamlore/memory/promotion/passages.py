@@ -1,0 +1,170 @@
+"""The passage of a cited turn that best supports a statement (docs/memory.md, "Evidence a
+reviewer sees").
+
+A turn is cut into passages: windows of the person's text, of the agent's text, and of each
+tool call (its name and main argument, then windows of its output). The statement is the query;
+the passages are ranked the way every search here ranks (docs/hybrid-search.md): BM25 over the
+analyzed text (`core.analyzer`, an in-memory FTS5 table) with the share of the statement's
+terms each passage holds, fused by `core.fusion.fuse` with the bundled embedding model's
+similarity when it reads the statement's language. No scoring of its own.
+
+The best passage is the excerpt a reviewer sees, with where it is: `turn N` and, for a tool
+call, `tool #M` as `teamlore sessions show` numbers them.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from teamlore.core.analyzer import analyze, fts_query, parse_query
+from teamlore.core.fusion import fuse
+
+# a passage is at most this many characters: short enough to read as an excerpt
+PASSAGE_CHARS = 480
+# a passage less similar than this (cosine) is not "near" the statement (the bundled model's
+# floor of sessions search, sessions/queries.py MIN_SIMILARITY)
+MIN_SIMILARITY = 0.2
+# each ranking contributes this many passages to the fusion
+FUSION_DEPTH = 30
+
+
+# the passage vectors of the last turn ranked (one review ranks every statement citing a turn)
+_EMBEDDED: dict[tuple[str, tuple[str, ...]], Any] = {}
+
+
+@dataclass(frozen=True, slots=True)
+class Passage:
+    """One window of a turn: `part` is user | assistant | tool; `tool` the call's number in
+    `teamlore sessions show` (1-based), for a tool passage."""
+
+    part: str
+    text: str
+    tool: int | None = None
+    header: str = ""  # a tool call's name and main argument, shown above its output window
+
+    def shown(self) -> str:
+        return f"{self.header}\n{self.text}".strip() if self.header else self.text
+
+
+@dataclass(frozen=True, slots=True)
+class Support:
+    passage: Passage
+    matched_by: tuple[str, ...]  # lexical / vector; () when nothing matched (the turn's opening)
+
+
+def windows(text: str, limit: int = PASSAGE_CHARS) -> list[str]:
+    """`text` as consecutive windows of whole lines (a line longer than `limit`: cut at
+    spaces), each at most `limit` characters; blank lines separate windows early."""
+    out: list[str] = []
+    current: list[str] = []
+    size = 0
+    for line in _short_lines(text, limit):
+        if current and (size + len(line) + 1 > limit or not line.strip()):
+            out.append("\n".join(current).strip("\n"))
+            current, size = [], 0
+        if line.strip():
+            current.append(line)
+            size += len(line) + 1
+    if current:
+        out.append("\n".join(current).strip("\n"))
+    return [w for w in out if w.strip()]
+
+
+def _short_lines(text: str, limit: int) -> list[str]:
+    lines: list[str] = []
+    for line in text.splitlines():
+        while len(line) > limit:
+            cut = line.rfind(" ", 0, limit)
+            cut = cut if cut > limit // 2 else limit
+            lines.append(line[:cut])
+            line = line[cut:].lstrip()
+        lines.append(line)
+    return lines
+
+
+def tool_header(tool: Any) -> str:
+    """`#M name main-argument (status, exit N)` for a selection.ToolRow."""
+    detail = " ".join((tool.command or tool.input or "").split())
+    if len(detail) > 160:
+        detail = detail[:159] + "…"
+    exit_code = "" if tool.exit_code is None else f", exit {tool.exit_code}"
+    return f"#{tool.seq + 1} {tool.name} {detail} ({tool.status}{exit_code})".replace("  ", " ")
+
+
+def turn_passages(turn: Any) -> list[Passage]:
+    """Every passage of a selection.SelectedTurn, in the order of the turn."""
+    passages = [Passage("user", w) for w in windows(turn.user_text)]
+    passages += [Passage("assistant", w) for w in windows(turn.assistant_text)]
+    for tool in turn.tools:
+        header = tool_header(tool)
+        output = "\n".join(p for p in (tool.result_head, tool.result_tail) if p)
+        parts = windows(output) or [""]
+        passages += [Passage("tool", w, tool=tool.seq + 1, header=header) for w in parts]
+    return passages
+
+
+def _lexical(statement: str, passages: Sequence[Passage]) -> list[tuple[int, float]]:
+    """(passage index, share of the statement's terms held), best BM25 first."""
+    match = fts_query(statement, mode="any")
+    query = parse_query(statement)
+    if not match or not query.terms:
+        return []
+    analyzed = [analyze(p.shown()) for p in passages]
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute("CREATE VIRTUAL TABLE passages USING fts5(body)")
+        conn.executemany(
+            "INSERT INTO passages(rowid, body) VALUES (?, ?)",
+            ((i + 1, body) for i, body in enumerate(analyzed)),
+        )
+        rows = conn.execute(
+            "SELECT rowid FROM passages WHERE passages MATCH ? ORDER BY bm25(passages), rowid"
+            " LIMIT ?",
+            (match, FUSION_DEPTH),
+        ).fetchall()
+    finally:
+        conn.close()
+    terms = len(query.terms)
+    return [(int(r[0]) - 1, query.coverage(analyzed[int(r[0]) - 1]) / terms) for r in rows]
+
+
+def _vector(statement: str, passages: Sequence[Passage], home: Path | None) -> list[int]:
+    """Passage indexes nearest the statement by meaning (the bundled model only: a passage
+    of a private transcript is never sent to an endpoint for this); [] when it cannot run."""
+    from teamlore.core import errors
+    from teamlore.models.embeddings import BundledEmbedder, configured_embedder
+
+    try:
+        embedder = configured_embedder(home)
+    except errors.TeamloreError:
+        return []
+    if not isinstance(embedder, BundledEmbedder) or not embedder.reads(statement):
+        return []
+    texts = tuple(p.shown() for p in passages)
+    try:
+        matrix = _EMBEDDED.get((embedder.space.key, texts))
+        if matrix is None:  # statements citing one turn embed its passages once
+            matrix = embedder.embed(list(texts))
+            _EMBEDDED.clear()
+            _EMBEDDED[(embedder.space.key, texts)] = matrix
+        query = embedder.embed_query(statement).reshape(-1)
+    except errors.TeamloreError:
+        return []
+    similarity = matrix @ query
+    order = sorted(range(len(passages)), key=lambda i: (-float(similarity[i]), i))
+    return [i for i in order[:FUSION_DEPTH] if float(similarity[i]) >= MIN_SIMILARITY]
+
+
+def best_support(statement: str, turn: Any, home: Path | None = None) -> Support | None:
+    """The passage of `turn` that best supports `statement` (None: the turn is empty)."""
+    passages = turn_passages(turn)
+    if not passages:
+        return None
+    fused = fuse(_lexical(statement, passages), _vector(statement, passages, home))
+    if not fused:
+        return Support(passages[0], ())
+    return Support(passages[fused[0].key], fused[0].matched_by)

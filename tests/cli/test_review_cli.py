@@ -1,0 +1,103 @@
+"""`teamlore memory review` in the text view: a person approves only what is on the screen, so
+every byte of a candidate (content, statements, the diff of what promotion writes) is there,
+wrapped at the terminal's width and never cut, on a real session nobody here wrote."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from support import (
+    RAVE_ERA_CONTENT,
+    RAVE_ERA_STATEMENTS,
+    rave_era_repository,
+    teamlore_cli,
+)
+
+
+@pytest.fixture(scope="module")
+def rave_era(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("rave")
+    home = root / "state"
+    return rave_era_repository(root, home), home
+
+
+def review(world: tuple[Path, Path], *args: str, columns: int = 80) -> str:
+    repo, home = world
+    env = {"TEAMLORE_HOME": str(home), "COLUMNS": str(columns)}
+    proc = teamlore_cli("memory", "review", *args, cwd=repo, env=env)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def words(text: str) -> str:
+    """The printed text as one line of words: wrapping only moves words to the next line."""
+    return " ".join(text.split())
+
+
+def unbroken(text: str) -> str:
+    """The printed text without any white space: a word longer than the screen is folded."""
+    return re.sub(r"\s+", "", text)
+
+
+@pytest.mark.parametrize("columns", [80, 100])
+def test_every_word_of_the_candidate_is_on_screen(
+    rave_era: tuple[Path, Path], columns: int
+) -> None:
+    printed = review(rave_era, columns=columns)
+    assert words(RAVE_ERA_CONTENT) in words(printed)
+    for statement in RAVE_ERA_STATEMENTS.values():
+        assert words(statement) in words(printed)
+
+
+def _diff(world: tuple[Path, Path]) -> str:
+    repo, home = world
+    env = {"TEAMLORE_HOME": str(home)}
+    proc = teamlore_cli("memory", "review", "--format", "json", cwd=repo, env=env)
+    item: dict[str, Any] = json.loads(proc.stdout)["items"][0]
+    return str(item["files"][0]["diff"])
+
+
+@pytest.mark.parametrize("columns", [80, 100])
+def test_every_line_of_the_diff_promotion_writes_is_on_screen(
+    rave_era: tuple[Path, Path], columns: int
+) -> None:
+    printed = unbroken(review(rave_era, columns=columns))
+    for line in _diff(rave_era).splitlines():
+        assert unbroken(line) in printed
+
+
+def test_a_long_diff_says_how_many_lines_follow_and_how_to_see_them(
+    rave_era: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rich.console import Console
+
+    from teamlore.cli import output
+    from teamlore.cli.commands import review as review_cmds
+
+    repo, home = rave_era
+    proc = teamlore_cli(
+        "memory", "review", "--format", "json", cwd=repo, env={"TEAMLORE_HOME": str(home)}
+    )
+    result = json.loads(proc.stdout)
+    lines = result["items"][0]["files"][0]["diff"].splitlines()
+    monkeypatch.setattr(review_cmds, "DIFF_LINES", 5)
+
+    def render(full_diff: bool) -> str:
+        screen = io.StringIO()
+        console = Console(file=screen, width=80, markup=False, highlight=False)
+        monkeypatch.setattr(review_cmds, "stdout", console)
+        monkeypatch.setattr(output, "stdout", console)
+        review_cmds._render_review(result, full_diff=full_diff)
+        return screen.getvalue()
+
+    shown = render(full_diff=False)
+    assert f"… {len(lines) - 5} more lines of this diff" in words(shown)
+    assert "teamlore memory review --full-diff" in words(shown)
+    whole = unbroken(render(full_diff=True))
+    assert all(unbroken(line) in whole for line in lines)

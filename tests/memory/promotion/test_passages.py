@@ -1,0 +1,106 @@
+"""The evidence a reviewer sees for a statement is the passage of the cited turn that supports
+it (the person's text, the agent's text or a tool call with its output), with where it is and
+the command that opens it — in the review operation (CLI, MCP) and on the page. Tried on a real
+first turn of 94 tool calls whose pasted 5 KB spec would otherwise be every excerpt."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2 as httpx
+import pytest
+
+from support import rave_era_repository, teamlore_cli
+from teamlore.memory.promotion.passages import windows
+from teamlore.ops.registry import OpContext, run_operation
+from teamlore.ui.server import UiServer
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("rave-passages")
+    home = root / "state"
+    return rave_era_repository(root, home), home
+
+
+def evidence(world: tuple[Path, Path]) -> dict[str, dict[str, Any]]:
+    repo, home = world
+    review = run_operation("memory.review", OpContext(cwd=repo, home=home), {"kind": "entry"})
+    return {s["statementId"]: s["evidence"][0] for s in review["items"][0]["statements"]}
+
+
+def test_the_excerpt_is_the_tool_call_that_supports_the_statement(
+    world: tuple[Path, Path],
+) -> None:
+    cited = evidence(world)
+    build = cited["build"]
+    assert "Type error: Cannot find name 'useEffect'." in build["excerpt"]
+    assert build["excerpt"].startswith("#79 shell_command npm.cmd run build (error, exit 1)")
+    assert build["passage"]["part"] == "tool" and build["passage"]["tool"] == 79
+    assert build["passage"]["turn"] == 1
+    assert "apply_patch verification failed" in cited["patch"]["excerpt"]
+    assert "full product-quality audit" not in build["excerpt"] + cited["patch"]["excerpt"]
+
+
+def test_the_pointer_names_session_turn_and_tool_and_the_command_opens_it(
+    world: tuple[Path, Path],
+) -> None:
+    repo, home = world
+    build = evidence(world)["build"]
+    key = build["passage"]["sessionKey"]
+    assert build["display"].startswith(f"session {key[:12]} · turn 1 · tool #79")
+    assert build["open"] == f"teamlore sessions show {key[:12]} --turn 1 --tool 79"
+    opened = teamlore_cli(*build["open"].split()[1:], cwd=repo, env={"TEAMLORE_HOME": str(home)})
+    assert opened.returncode == 0, opened.stderr
+    assert "Cannot find name 'useEffect'" in opened.stdout
+
+
+def test_the_cli_review_shows_the_passage_and_the_command(world: tuple[Path, Path]) -> None:
+    repo, home = world
+    proc = teamlore_cli(
+        "memory", "review", cwd=repo, env={"TEAMLORE_HOME": str(home), "COLUMNS": "80"}
+    )
+    printed = " ".join(proc.stdout.split())
+    assert "Type error: Cannot find name 'useEffect'." in printed
+    assert "turn 1 · tool #79" in printed
+    assert re.search(r"open it: teamlore sessions show [0-9a-f]{12} --turn 1 --tool 79", printed)
+
+
+@pytest.fixture(scope="module")
+def server(world: tuple[Path, Path]) -> Iterator[UiServer]:
+    repo, home = world
+    running = UiServer(repo, home=home).start()
+    yield running
+    running.stop()
+
+
+def test_the_page_links_to_the_transcript_scrolled_to_the_passage(
+    world: tuple[Path, Path], server: UiServer
+) -> None:
+    repo, home = world
+    review = run_operation("memory.review", OpContext(cwd=repo, home=home), {"kind": "entry"})
+    candidate = review["items"][0]["candidateId"]
+    client = httpx.Client(base_url=server.base_url, follow_redirects=True, timeout=30)
+    assert client.get(server.login_url("/queue")).status_code == 200
+    page = client.get(f"/candidate/{candidate}").text
+    assert "Cannot find name" in page
+    links = re.findall(r'href="(/sessions/[^"]+)" class="ev-link">open in the transcript', page)
+    assert links, "every cited turn links to its transcript"
+    link = links[0].replace("&amp;", "&")
+    assert link.endswith("#turn-1-tool-79")
+    transcript = client.get(link.split("#")[0]).text
+    row = re.search(r'<tr class="error focus" id="turn-1-tool-79">(.*?)</tr>', transcript, re.S)
+    assert row is not None, "the cited tool call is the focused row"
+    assert "Cannot find name" in row.group(1) and "<details open>" in row.group(1)
+
+
+def test_a_turn_is_cut_into_windows_of_whole_lines() -> None:
+    text = "first paragraph line\nsecond line\n\nnext paragraph\n" + "word " * 200
+    parts = windows(text, limit=100)
+    assert parts[0] == "first paragraph line\nsecond line"
+    assert parts[1].startswith("next paragraph")
+    assert all(len(p) <= 100 for p in parts)
+    assert " ".join(" ".join(parts).split()) == " ".join(text.split())
