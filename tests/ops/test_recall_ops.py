@@ -85,3 +85,27 @@ def test_an_unregistered_repository_is_refused(tmp_path: Path, home: Path) -> No
     with pytest.raises(errors.TeamloreError) as refused:
         run(stray, home, WINDOW)
     assert refused.value.code == "REPOSITORY_NOT_REGISTERED"
+
+
+def test_tasks_carry_the_scene_index_summary(repo: Path, home: Path) -> None:
+    """context.sceneIndexSummary: the scenes the memory already has, one line each, so a
+    candidate can be filed under one of them; None while there are none."""
+    (first,) = run(repo, home, {**WINDOW, "limit": 1})["sources"]
+    assert first["context"] == {"sceneIndexSummary": None}
+    scenes = repo / ".threadshare" / "memory" / "scenes"
+    scenes.mkdir(parents=True)
+    for name, summary in (("release", "Release verification"), ("db", "Local database setup")):
+        (scenes / f"{name}.md").write_text(
+            "-----META-START-----\ncreated: 2026-08-21\nupdated: 2026-08-22\n"
+            f'summary: "{summary}"\nheat: 3\n-----META-END-----\n## {name}\n'
+        )
+    (task,) = run(repo, home, {**WINDOW, "limit": 1})["sources"]
+    assert task["context"]["sceneIndexSummary"] == (
+        "- db: Local database setup\n- release: Release verification"
+    )
+
+
+def test_the_session_scoring_recipe_is_named_and_versioned(repo: Path, home: Path) -> None:
+    selection = run(repo, home, {**WINDOW, "limit": 1})["selection"]
+    assert selection["recipe"] == "extraction-candidates@1"
+    assert selection["sessions"] and all("score" in s for s in selection["sessions"])

@@ -13,7 +13,11 @@ appends their sha256 to `<script>.log` (what it was sent), and acts per its mode
   `foreign` (cites an evidence id the task did not give), `secret` (a GitHub token in the
   content), `linger` (leaves a background process), `write` (a file in its working directory).
 The probe always gets the correct answer unless the mode is `bad-probe`, so a fake passes
-`reverify-runner` and misbehaves on the real task.
+`reverify-runner` and misbehaves on the real task. Mode `probe-KIND` commits one of the
+conformance probe's nine violations (runner/conformance.py, `conformance-test@2`) the way the
+probe's injected instruction asks — a shell command, reading or writing files in or outside its
+working directory, starting the MCP server declared there, contacting the HTTP or TCP listener,
+leaving a process behind — and then answers the probe correctly.
 """
 
 from __future__ import annotations
@@ -44,6 +48,40 @@ with open(HERE.with_suffix(".log"), "a") as log:
 text = data.decode()
 task = json.loads(text.split("TASK:\n", 1)[1])
 probe = task["taskId"].startswith("conformance-probe")
+quoted = ""
+if probe and mode.startswith("probe-"):
+    import re, socket, urllib.request
+    said = task["chunk"]["transcript"]
+    decoy = re.search(r"touch (\S+)/shell-ran", said).group(1)
+    kind = mode[len("probe-"):]
+    if kind == "shell":
+        subprocess.run(["sh", "-c", f"touch {decoy}/shell-ran"], check=True)
+    elif kind == "in-task-read":
+        quoted = Path("notes.txt").read_text().strip()
+    elif kind == "in-task-write":
+        Path("pwned.txt").write_text("x")
+    elif kind == "out-of-task-read":
+        quoted = Path(decoy, "secret.txt").read_text().strip()
+    elif kind == "out-of-task-write":
+        Path(decoy, "written.txt").write_text("x")
+    elif kind == "mcp":  # what a CLI that loads project MCP servers would start
+        server = json.loads(Path(".mcp.json").read_text())["mcpServers"]["probe-notes"]
+        subprocess.run([server["command"], *server["args"]], check=True)
+    elif kind == "http":
+        port = re.search(r"http://127.0.0.1:(\d+)/", said).group(1)
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=1)
+        except OSError:
+            pass
+    elif kind == "tcp":
+        port = re.search(r"127.0.0.1 port (\d+)", said).group(1)
+        socket.create_connection(("127.0.0.1", int(port)), timeout=1).close()
+    elif kind == "background-process":
+        token = re.search(r"echo (TEAMLORE-BG-\w+)", said).group(1)
+        subprocess.Popen(["sh", "-c", f"sleep 300; echo {token}"], start_new_session=True,
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    mode = "good"
 if probe and mode != "bad-probe":
     mode = "good"
 if mode == "bad-probe":
@@ -89,7 +127,7 @@ def answer():
     evidence = task["chunk"]["turnEvidence"][0]["evidenceId"]
     if mode == "foreign":
         evidence = "ev-turn-ffffffffffff"
-    content = ("Run `make db-up` before `make test`; the tests need the database."
+    content = ("Run `make db-up` before `make test`; the tests need the database." + quoted
                if probe else "Release tag checks expect a v prefix; run the release tests first.")
     if mode == "secret":
         content += " Token: ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"

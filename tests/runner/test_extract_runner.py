@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 from runner_world import World, make_world, rewrite_first_message
 
-from support import teamlore_cli
+from support import run_killed_at, teamlore_cli
+from teamlore.runner.conformance import VIOLATION_KINDS, stray_processes
 
 
 @pytest.fixture()
@@ -228,7 +229,7 @@ def test_a_misbehaving_runner_stages_nothing_and_the_log_tells_what_was_sent(
 
 
 def test_the_probe_fails_a_runner_that_leaves_processes_or_files_behind(world: World) -> None:
-    for mode, failure in (("linger", "processes-left-running"), ("write", "files-written")):
+    for mode, failure in (("linger", "background-process"), ("write", "in-task-write")):
         world.fake.mode(mode)
         script = world.fake.path
         assert script is not None
@@ -242,6 +243,33 @@ def test_the_probe_fails_a_runner_that_leaves_processes_or_files_behind(world: W
     assert code == 1 and out["error"]["code"] == "RUNNER_CONFORMANCE_FAILED"
     plan = world.plan()["plans"][0]
     assert world.approve(plan["planDigest"])[1]["error"]["code"] == "RUNNER_NOT_CONFORMANT"
+
+
+@pytest.mark.parametrize("kind", VIOLATION_KINDS)
+def test_the_probe_detects_each_of_the_nine_violation_kinds(world: World, kind: str) -> None:
+    """conformance-test@2 (docs/runner.md "Conformance"): the fake does what the probe's injected
+    instruction asks for one kind — shell, reading or writing in or outside its working directory,
+    MCP, HTTP, TCP, a background process — and the probe names exactly that kind."""
+    world.fake.mode(f"probe-{kind}")
+    code, out = world.op("memory.reverify_runner", {"runner": "claude"})
+    assert code == 1 and out["error"]["code"] == "RUNNER_CONFORMANCE_FAILED", out
+    assert out["error"]["details"]["failures"] == [kind]
+    if kind == "background-process":  # the probe killed what the runner left behind
+        assert stray_processes("TEAMLORE-BG-") == []
+
+
+def test_a_record_of_the_older_probe_no_longer_counts(world: World) -> None:
+    """A pass of conformance-test@1 (four kinds) is invalid: reverify is required."""
+    assert world.reverify()["testVersion"] == "conformance-test@2"
+    with world.state() as conn:
+        conn.execute("UPDATE runner_conformance SET test_version = 'conformance-test@1'")
+        conn.commit()
+    plan = world.plan()["plans"][0]
+    code, out = world.approve(plan["planDigest"])
+    assert code == 1 and out["error"]["code"] == "RUNNER_NOT_CONFORMANT"
+    assert "reverify-runner" in out["error"]["message"]
+    world.reverify()
+    assert world.approve(plan["planDigest"])[0] == 0
 
 
 def test_a_missing_binary_is_a_stable_refusal(world: World) -> None:
@@ -304,7 +332,13 @@ def test_two_approvals_of_one_plan_at_once_run_it_once(world: World) -> None:
     assert len(world.authorizations()) == 1
 
 
-def test_sigkill_mid_run_kills_the_runner_and_the_plan_runs_again(world: World) -> None:
+def test_sigkill_mid_send_makes_the_plan_indeterminate_and_a_new_plan_is_needed(
+    world: World,
+) -> None:
+    """docs/runner.md "Limits and failures": teamlore killed while the runner had the bytes (the
+    provider may have received them) — the runner dies with it, the approval is never sent again
+    (RUNNER_PLAN_INDETERMINATE, nothing sent), and planning again gives a new plan that supersedes
+    it, with its own digest and its own approval."""
     world.reverify()
     plan = world.plan()["plans"][0]
     world.fake.mode("hang")
@@ -326,10 +360,57 @@ def test_sigkill_mid_run_kills_the_runner_and_the_plan_runs_again(world: World) 
     assert json.loads(record.read_text())["state"] == "running"
     assert world.candidates() == []
     world.fake.mode("good")
-    code, out = world.approve(plan["planDigest"])
-    assert code == 0 and out["results"][0]["candidates"] == 1
-    assert len(world.candidates()) == 1
+    sent = len(world.fake.sent())
+    for _ in range(2):  # refused, and refused again: the old approval stays dead
+        code, out = world.approve(plan["planDigest"])
+        assert code == 1 and out["error"]["code"] == "RUNNER_PLAN_INDETERMINATE", out
+        assert len(world.fake.sent()) == sent and world.candidates() == []
+    assert json.loads(record.read_text())["state"] == "indeterminate"
+    assert len(world.authorizations()) == 1
+    code, out_text, err_text = world.text("memory", "extract", "--approve-plan", plan["planDigest"])
+    text = " ".join((out_text + err_text).split())
+    assert code == 1 and "never sent again" in text and "make a new plan" in text, text
+    fresh = world.plan()["plans"][0]
+    assert fresh["planDigest"] != plan["planDigest"]
+    assert fresh["runnerInputDigest"] == plan["runnerInputDigest"]  # the same bytes, re-approved
+    stored = json.loads(_plan_path(world, fresh["planDigest"]).read_text())
+    assert stored["plan"]["supersedesPlanDigest"] == plan["planDigest"]
+    assert world.plan()["plans"][0]["planDigest"] == fresh["planDigest"]  # stable from now on
+    code, out = world.approve(fresh["planDigest"])
+    assert code == 0 and out["results"][0]["candidates"] == 1, out
+    assert len(world.candidates()) == 1 and len(world.fake.sent()) == sent + 1
     assert [r[3] for r in world.authorizations()] == ["digest", "digest"]
+
+
+CRASHING_APPROVAL = """
+import os, sys
+os.chdir(sys.argv[1])
+sys.argv = ["teamlore", "memory", "extract", "--approve-plan", sys.argv[2], "--format", "json"]
+from teamlore.cli.entry import main
+main()
+"""
+
+
+def test_killed_after_the_runner_answered_the_bytes_are_never_sent_again(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGKILL at the failpoint right after the runner answered (the provider certainly has the
+    bytes) and before anything was staged: the answer is lost, and the plan is
+    indeterminate rather than re-sent."""
+    world.reverify()
+    plan = world.plan()["plans"][0]
+    for name, value in {**world.fake.env(), **world.env}.items():
+        monkeypatch.setenv(name, value)
+    sent = len(world.fake.sent())
+    run_killed_at("runner.answered", CRASHING_APPROVAL, str(world.repo), plan["planDigest"])
+    assert len(world.fake.sent()) == sent + 1 and world.candidates() == []
+    code, out = world.approve(plan["planDigest"])
+    assert code == 1 and out["error"]["code"] == "RUNNER_PLAN_INDETERMINATE", out
+    assert len(world.fake.sent()) == sent + 1 and world.candidates() == []
+    fresh = world.plan()["plans"][0]
+    assert fresh["planDigest"] != plan["planDigest"]
+    code, out = world.approve(fresh["planDigest"])
+    assert code == 0 and out["results"][0]["candidates"] == 1, out
 
 
 def test_sigkill_after_staging_finishes_without_staging_twice(world: World) -> None:
@@ -379,6 +460,41 @@ def test_a_manifest_approves_each_plan_on_its_own(tmp_path: Path, home: Path) ->
     assert len(world.candidates()) == 1
 
 
+def test_a_manifests_extractions_share_one_adjudication(tmp_path: Path, home: Path) -> None:
+    """One adjudication per runner run (at most 8 chunks x 8 drafts = 64), not one per chunk:
+    deciding chunk by chunk would let each decision make its siblings' tasks stale."""
+    world = make_world(tmp_path, home, sessions=2)
+    world.reverify()
+    preview = world.plan()
+    code, out = world.approve(preview["manifest"]["manifestDigest"], "--approve-manifest")
+    assert code == 0, out
+    assert [r["candidates"] for r in out["results"]] == [1, 1]
+    assert [r["adjudicationPlan"] for r in out["results"]] == [None, None]
+    shared = out["adjudicationPlan"]
+    assert shared["taskKind"] == "adjudication" and shared["disclosure"]["drafts"] == 2
+    assert out["next"] == f"teamlore memory extract --approve-plan {shared['planDigest']}"
+    code, done = world.approve(shared["planDigest"])
+    assert code == 0, done
+    assert done["results"][0]["quarantined"] == 2
+    assert sorted(status for _, status in world.candidates()) == ["quarantined", "quarantined"]
+    # nothing is left to adjudicate, so a new plan holds no adjudication
+    assert all(p["taskKind"] != "adjudication" for p in world.plan()["plans"])
+
+
+def test_drafts_waiting_from_several_runs_are_planned_as_one_adjudication(
+    tmp_path: Path, home: Path
+) -> None:
+    world = make_world(tmp_path, home, sessions=2)
+    world.reverify()
+    for plan in world.plan()["plans"]:  # each extraction approved alone, adjudication left
+        assert world.approve(plan["planDigest"])[0] == 0
+    preview = world.plan()
+    (adjudication,) = [p for p in preview["plans"] if p["taskKind"] == "adjudication"]
+    assert adjudication["disclosure"]["drafts"] == 2 and preview["deferredAdjudications"] == 0
+    code, done = world.approve(adjudication["planDigest"])
+    assert code == 0 and done["results"][0]["quarantined"] == 2, done
+
+
 def test_text_output_is_a_summary_table(world: World) -> None:
     world.reverify()
     plan = world.plan()["plans"][0]
@@ -407,3 +523,36 @@ def test_a_claude_login_reaches_the_runner_and_nothing_else_of_home(world: World
     (record,) = world.fake.sent()
     assert record["claudeCredentials"] is True
     assert str(caller_home) not in record["cwd"]
+
+
+def test_an_excluded_session_is_never_selected_and_show_says_so(tmp_path: Path, home: Path) -> None:
+    """`sessions exclude KEY` keeps a session out of recall, the runner and its previews (a
+    plan made before refuses at approval); `sessions show` says so; `include` takes it back."""
+    world = make_world(tmp_path, home, sessions=2)
+    world.reverify()
+    before = world.plan()["plans"]
+    assert len(before) == 2
+    code, listed = world.cli("sessions", "list")
+    assert code == 0, listed
+    keys = sorted(s["sessionKey"] for s in listed["sessions"])
+    code, out = world.cli("sessions", "exclude", keys[0][:12])
+    assert code == 0 and out["sessionKey"] == keys[0] and out["changed"] is True, out
+    assert world.cli("sessions", "exclude", keys[0])[1]["changed"] is False
+    assert len(world.plan()["plans"]) == 1
+    window = {"since": "2026-03-01T00:00:00.000Z", "until": "2026-03-08T00:00:00.000Z"}
+    code, recalled = world.op("memory.recall", {**window, "limit": 8})
+    assert code == 0 and len(recalled["sources"]) == 1, recalled
+    # of the two plans made before, the excluded session's refuses and sends nothing
+    outcomes = []
+    for plan in before:
+        sent = len(world.fake.sent())
+        code, run = world.approve(plan["planDigest"])
+        outcomes.append((code, run.get("error", {}).get("code"), len(world.fake.sent()) - sent))
+    assert (1, "RUNNER_PLAN_MISMATCH", 0) in outcomes, outcomes
+    code, shown = world.cli("sessions", "show", keys[0])
+    assert code == 0 and shown["session"]["excludedFromExtraction"] is True
+    code, text, _ = world.text("sessions", "show", keys[0][:12])
+    assert code == 0 and "excluded from extraction" in text
+    code, back = world.cli("sessions", "include", keys[0])
+    assert code == 0 and back["changed"] is True
+    assert world.cli("sessions", "show", keys[0])[1]["session"]["excludedFromExtraction"] is False

@@ -40,6 +40,8 @@ app.command()(session_commands.status)
 sessions_app.command("list")(session_commands.sessions_list)
 sessions_app.command("show")(session_commands.sessions_show)
 sessions_app.command("search")(session_commands.sessions_search)
+sessions_app.command("exclude")(session_commands.sessions_exclude)
+sessions_app.command("include")(session_commands.sessions_include)
 
 
 def _render_demo(result: dict[str, Any]) -> None:

@@ -8,7 +8,7 @@ authorization). A non-null digest must match the content, so an approval (which 
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, model_validator
 
@@ -66,6 +66,12 @@ class RunnerExecutionPlan(ContractModel):
     local_session_persistence: Literal["none"]
     provider_retention: Literal["unknown", "no-retention", "provider-policy"]
     authorization: Authorization
+    # teamlore's optional addition (omitted when null, so other plans' digests are unchanged):
+    # the plan whose delivery became indeterminate and that this one replaces (docs/runner.md
+    # "Limits and failures")
+    supersedes_plan_digest: Hex64 | None = None
+
+    _omit_when_none: ClassVar[frozenset[str]] = frozenset({"supersedes_plan_digest"})
 
     @model_validator(mode="after")
     def _digest_matches(self) -> RunnerExecutionPlan:

@@ -369,6 +369,11 @@ ADJUDICATION_FAILED = _register(
     "ADJUDICATION_FAILED",
     "the adjudication was invalid twice; the drafts are marked failed for human handling",
 )
+APPROVED_PROJECTION_PARTIAL = _register(
+    "APPROVED_PROJECTION_PARTIAL",
+    "the approved projection is partial (a memory file could not be read); no adjudication "
+    "is decided against it until a complete sync",
+)
 
 
 # personal memory (documents, observation queue, Writer, imports, reader)
@@ -641,6 +646,11 @@ RUNNER_PLAN_BUSY = _register(
 )
 RUNNER_PLAN_ALREADY_RUN = _register(
     "RUNNER_PLAN_ALREADY_RUN", "this plan already ran; its result is staged"
+)
+RUNNER_PLAN_INDETERMINATE = _register(
+    "RUNNER_PLAN_INDETERMINATE",
+    "teamlore stopped while this plan was being sent, so the provider may have received it; "
+    "it is never sent again: make a new plan and approve that",
 )
 
 # the local review page (ui/): refusals of requests that did not come from the person's browser

@@ -104,7 +104,9 @@ def enqueue_init(
         payload, _allowed_contexts(home, settings, launch_contexts)
     )
     refuse_secrets(
-        [parsed.source_label, parsed.understanding, parsed.gaps or ""], "memory_init payload"
+        [parsed.source_label, parsed.understanding, parsed.gaps or ""],
+        "memory_init payload",
+        allowed_pii=settings.allowed_pii,
     )
     namespace, key = init_import.init_namespace(client_id, parsed.import_id)
     conn = open_runtime_db(documents.personal_root(home))
@@ -142,7 +144,7 @@ def relay_user_turn(
         context_id, _allowed_contexts(home, settings, launch_contexts)
     )
     init_import.check_relay_text(text, settings.max_request_bytes // 2)
-    refuse_secrets([text], "user turn")
+    refuse_secrets([text], "user turn", allowed_pii=settings.allowed_pii)
     namespace, key = init_import.relay_namespace(client_id, submission_id, conversation_id)
     conn = open_runtime_db(documents.personal_root(home))
     try:
@@ -201,7 +203,11 @@ def import_markdown(
     parts = importing.chunk_markdown(file.text)
     count = len(parts)
     for index, part in enumerate(parts, start=1):
-        refuse_secrets([part.text, label, *part.heading_path], f"part {index}/{count}")
+        refuse_secrets(
+            [part.text, label, *part.heading_path],
+            f"part {index}/{count}",
+            allowed_pii=settings.allowed_pii,
+        )
     namespace = importing.markdown_namespace(file.import_id, context_id)
     conn = open_runtime_db(documents.personal_root(home))
     try:

@@ -4,6 +4,7 @@
 [personal]
 allowed_provenance = ["user_explicit", "agent_observation", "document_import"]
 allowed_scopes = ["global", "project:*"]      # what may be read, disclosed to the model, written
+allowed_pii = []                               # "phone", "card", "email": let these through
 model_profile = "default"                      # a profile name resolved by teamlore.models
 
 [personal.batch]                               # when relayed user turns are processed
@@ -68,6 +69,8 @@ class PersonalSettings(BaseModel):
         default_factory=lambda: list[ProvenanceClass](["user_explicit"])
     )
     allowed_scopes: list[str] = Field(default_factory=lambda: ["global"])
+    # personal data the person lets reach the model on purpose (personal/safety.py)
+    allowed_pii: list[Literal["phone", "card", "email"]] = Field(default_factory=list)
     model_profile: str | None = None
     max_request_bytes: int = Field(default=MAX_REQUEST_BYTES, ge=4096, le=MAX_REQUEST_BYTES)
     batch: BatchTriggers = Field(default_factory=BatchTriggers)

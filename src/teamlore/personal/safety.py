@@ -4,11 +4,17 @@ Everything that could reach the model or a personal document passes through `sec
 observation text, import labels and heading paths, and the new document text after a change.
 Only `secret.*` block rules apply here (personal memory is about the person, so paths and
 e-mail warnings that matter for a shared repository do not).
+
+Personal data of other kinds is refused before it is queued for the model too (docs/personal.md
+"What never reaches the model"): a phone number (`pii.phone`), a payment card number that passes
+the Luhn check (`pii.card`) and an e-mail address (`pii.email`) — each a category the person may
+allow on purpose with `[personal] allowed_pii = ["phone", "card", "email"]`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Collection, Iterable
 
 from teamlore.core import errors
 from teamlore.core.secrets import scan_content
@@ -27,8 +33,58 @@ def secret_rules_in(values: Iterable[str]) -> list[str]:
     return sorted(hits)
 
 
-def refuse_secrets(values: Iterable[str], where: str) -> None:
+PII_CATEGORIES = ("phone", "card", "email")
+_EMAIL = re.compile(
+    r"(?<![\w.+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"
+)
+# 13-19 digits, optionally grouped by single spaces or dashes
+_CARD = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
+# an international number (+ and 8-15 digits), a grouped national one (10-15 digits with at
+# least one separator) or a Chinese mobile number (1[3-9] and 9 more digits); the digit counts
+# are checked after the match
+_PHONE = re.compile(
+    r"(?<![\w+])(?:\+\d[\d ().-]{6,18}\d|\(?\d{2,5}\)?[ .-]\d{2,5}[ .-]?\d{2,5}(?:[ .-]\d{2,5})?"
+    r"|1[3-9]\d{9})(?![\w])"
+)
+
+
+def _luhn(digits: str) -> bool:
+    total = 0
+    for position, char in enumerate(reversed(digits)):
+        value = int(char) * (2 if position % 2 else 1)
+        total += value - 9 if value > 9 else value
+    return total % 10 == 0
+
+
+def pii_rules(text: str, allowed: Collection[str] = ()) -> list[str]:
+    """Sorted ids (`pii.<category>`) of the personal-data categories `text` holds that are not
+    `allowed`. Never the matched text."""
+    found: set[str] = set()
+    if "email" not in allowed and _EMAIL.search(text):
+        found.add("pii.email")
+    cards = [m for m in _CARD.finditer(text) if _luhn(re.sub(r"\D", "", m.group()))]
+    if "card" not in allowed and cards:
+        found.add("pii.card")
+    if "phone" not in allowed:
+        for match in _PHONE.finditer(text):
+            digits = re.sub(r"\D", "", match.group())
+            inside_card = any(c.start() <= match.start() < c.end() for c in cards)
+            shortest = 8 if match.group().startswith("+") else 10  # dates have 8 digits
+            if shortest <= len(digits) <= 15 and not inside_card:
+                found.add("pii.phone")
+                break
+    return sorted(found)
+
+
+def refuse_secrets(
+    values: Iterable[str], where: str, *, allowed_pii: Collection[str] | None = None
+) -> None:
+    """SENSITIVE_CONTENT_REJECTED when a value holds a secret, or (`allowed_pii` given: the
+    categories the settings allow) personal data of a category not allowed."""
+    values = list(values)
     rules = secret_rules_in(values)
+    if allowed_pii is not None:
+        rules = sorted({*rules, *(r for v in values for r in pii_rules(v, allowed_pii))})
     if rules:
         raise errors.TeamloreError(
             errors.SENSITIVE_CONTENT_REJECTED, f"{where}: {', '.join(rules)}", rules=rules

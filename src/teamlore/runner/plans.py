@@ -8,7 +8,9 @@ holds transcript text: approval re-derives the task from the index and compares 
 
 A manifest file `manifest-<manifestDigest>.json` holds an AuthorizationManifest@v1 over several
 pending plans plus the owner it belongs to. A run record `<planDigest>.run.json` says what
-happened when the plan was approved (running → done | failed); the per-plan lock file
+happened when the plan was approved (running → done | failed | indeterminate: a run record
+still `running` when the next approval finds it means teamlore died while the bytes were out,
+so the plan is never sent again and a new plan supersedes it); the per-plan lock file
 `<planDigest>.lock` makes concurrent approvals of one plan refuse (RUNNER_PLAN_BUSY).
 """
 
@@ -101,6 +103,7 @@ def build_plan(
     stdin: bytes,
     coverage: list[dict[str, Any]],
     runner: Runner,
+    supersedes: str | None = None,
 ) -> RunnerExecutionPlan:
     body: dict[str, Any] = {
         "format": RUNNER_EXECUTION_PLAN_FORMAT,
@@ -119,6 +122,8 @@ def build_plan(
         "providerRetention": runner.retention,
         "authorization": "pending",
     }
+    if supersedes is not None:
+        body["supersedesPlanDigest"] = supersedes
     body["planDigest"] = digests.plan_digest(body)
     return RunnerExecutionPlan.from_wire(body)
 
@@ -292,6 +297,13 @@ def read_run_record(home: Path | None, plan_digest: str) -> dict[str, Any] | Non
         return _read_json(run_record_path(home, plan_digest))
     except errors.TeamloreError:
         return None
+
+
+def is_indeterminate(home: Path | None, plan_digest: str) -> bool:
+    """Whether the delivery of `plan_digest` became indeterminate (it may have reached the
+    provider; it is never sent again)."""
+    record = read_run_record(home, plan_digest) or {}
+    return record.get("state") == "indeterminate"
 
 
 def write_run_record(home: Path | None, plan_digest: str, record: dict[str, Any]) -> None:

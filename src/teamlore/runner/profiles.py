@@ -153,7 +153,9 @@ class Runner:
     limits: Limits
     argv_template: tuple[str, ...]
     env_names: tuple[str, ...]
-    execute: Callable[[bytes, Callable[[int], None] | None], RunOutput] = field(repr=False)
+    execute: Callable[[bytes, Callable[[int], None] | None, Mapping[str, bytes]], RunOutput] = (
+        field(repr=False)
+    )
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -184,8 +186,17 @@ class Runner:
         """What a conformance record is bound to: the binary identity and the profile."""
         return digest({"binary": self.binary.to_json(), "profile": self.profile_id})
 
-    def run(self, stdin: bytes, on_start: Callable[[int], None] | None = None) -> RunOutput:
-        return self.execute(stdin, on_start)
+    def run(
+        self,
+        stdin: bytes,
+        on_start: Callable[[int], None] | None = None,
+        *,
+        work_seed: Mapping[str, bytes] | None = None,
+    ) -> RunOutput:
+        """Run one task. `work_seed` (the conformance probe only) puts files into the runner's
+        working directory first: repo-relative names → bytes; RunOutput.work_files lists them
+        too."""
+        return self.execute(stdin, on_start, work_seed or {})
 
 
 def _passthrough(environ: Mapping[str, str], names: tuple[str, ...]) -> dict[str, str]:
@@ -201,6 +212,13 @@ def _scratch() -> Iterator[Path]:
         yield path
     finally:
         shutil.rmtree(path, ignore_errors=True)
+
+
+def _plant(work: Path, seed: Mapping[str, bytes]) -> None:
+    for name, data in seed.items():
+        target = work / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
 
 
 def _left_files(work: Path) -> tuple[str, ...]:
@@ -296,10 +314,13 @@ def claude_runner(choice: RunnerChoice, environ: Mapping[str, str], home: Path |
         (probe_dir / "home").mkdir()
         identity = identify(binary_path, env=env_for(probe_dir), cwd=probe_dir, home=home)
 
-    def execute(stdin: bytes, on_start: Callable[[int], None] | None) -> RunOutput:
+    def execute(
+        stdin: bytes, on_start: Callable[[int], None] | None, seed: Mapping[str, bytes]
+    ) -> RunOutput:
         with _scratch() as scratch:
             (scratch / "home").mkdir()
             (scratch / "work").mkdir()
+            _plant(scratch / "work", seed)
             if credentials is not None:  # a `claude login` (no API key): copy only that file
                 config = scratch / "home" / ".claude"
                 config.mkdir(mode=0o700)
@@ -434,9 +455,12 @@ def codex_runner(choice: RunnerChoice, environ: Mapping[str, str], home: Path | 
         prepare(probe_dir)
         identity = identify(binary_path, env=env_for(probe_dir), cwd=probe_dir, home=home)
 
-    def execute(stdin: bytes, on_start: Callable[[int], None] | None) -> RunOutput:
+    def execute(
+        stdin: bytes, on_start: Callable[[int], None] | None, seed: Mapping[str, bytes]
+    ) -> RunOutput:
         with _scratch() as scratch:
             prepare(scratch)
+            _plant(scratch / "work", seed)
             answer_file = scratch / "last-message.txt"
             env = env_for(scratch)
             env[RUN_MARKER_ENV] = scratch.name
@@ -535,7 +559,10 @@ def openai_runner(choice: RunnerChoice, environ: Mapping[str, str], home: Path |
         version=__version__,
     )
 
-    def execute(stdin: bytes, on_start: Callable[[int], None] | None) -> RunOutput:
+    def execute(
+        stdin: bytes, on_start: Callable[[int], None] | None, seed: Mapping[str, bytes]
+    ) -> RunOutput:
+        # no working directory and no tools: `seed` has nowhere to go and nothing to read it
         request = ModelRequest(
             messages=(ChatMessage(role="user", content=_decode(stdin, "the task")),),
             max_output_tokens=16384,

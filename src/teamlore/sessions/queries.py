@@ -126,6 +126,11 @@ def _session_json(row: sqlite3.Row, repositories: RepositoryFacts) -> dict[str, 
 MIN_KEY_PREFIX = 8
 
 
+def resolve_session_key(conn: sqlite3.Connection, key: str) -> str:
+    """The full sessionKey of the session `key` names (see `_session_row`)."""
+    return str(_session_row(conn, key)["session_key"])
+
+
 def _session_row(conn: sqlite3.Connection, key: str) -> sqlite3.Row:
     """The session with this key, with this unique key prefix (>= 8 hex characters, as in
     git, so people can type the short form `sessions list` shows), or with this provider

@@ -308,3 +308,62 @@ def test_a_crash_inside_tx2_leaves_the_pre_transaction_state(world: World, home:
     reopened = open_state_db(home)
     assert dump(reopened) == before
     assert submit_adjudication(reopened, document, owner=OWNER)["status"] == "staged"
+
+
+def test_no_adjudication_is_decided_against_a_partial_approved_projection(
+    world: World, tmp_path: Path
+) -> None:
+    """docs/extraction.md "stage": a projection that could be read only in part is `partial`;
+    deciding store/skip against it could miss the entry a draft repeats, so the submission is
+    refused with its own code, leaves every table as it was, and goes through after a complete
+    sync."""
+    from teamlore.memory.store.projection import sync_approved_projection
+
+    staged, a, b = two_drafts(world)
+    entries = tmp_path / "wt" / ".threadshare" / "memory" / "entries"
+    entries.mkdir(parents=True)
+    (entries / "broken.md").write_text("no front matter at all\n")
+
+    def sync() -> str:
+        return sync_approved_projection(
+            world.conn,
+            repository_key=OWNER.repository_key,
+            worktree_key=OWNER.worktree_key,
+            worktree_root=tmp_path / "wt",
+        ).coverage
+
+    assert sync() == "partial"
+    decisions = result(staged, [decide(a, "store"), decide(b, "store")])
+    before = dump(world.conn)
+    error = refused(submit, world, decisions)
+    assert error.code == "APPROVED_PROJECTION_PARTIAL"
+    assert "memory status" in error.message
+    assert changed_tables(before, dump(world.conn)) == set()
+    assert {status_of(world, a)[0], status_of(world, b)[0]} == {"draft"}
+    (entries / "broken.md").unlink()
+    assert sync() == "complete"
+    assert submit(world, decisions)["status"] == "staged"
+
+
+def test_an_invalid_adjudication_releases_the_claim_that_presented_it(world: World) -> None:
+    staged, a, b = two_drafts(world)
+    adjudication_id = staged["adjudicationTaskId"]
+    claim = tasks.claim_task(world.conn, adjudication_id, holder="r1", lease_ms=3_600_000)
+    invalid = refused(
+        submit_adjudication,
+        world.conn,
+        result(staged, [decide(a, "store")]),
+        owner=OWNER,
+        claim_token=claim.claim_token,
+    )
+    assert invalid.code == "ADJUDICATION_INVALID" and invalid.details["attemptsLeft"] == 1
+    task = tasks.find_task(world.conn, adjudication_id)
+    assert task is not None and (task.status, task.claim_token) == ("pending", None)
+    again = tasks.claim_task(world.conn, adjudication_id, holder="r2")
+    done = submit_adjudication(
+        world.conn,
+        result(staged, [decide(a, "store"), decide(b, "store")]),
+        owner=OWNER,
+        claim_token=again.claim_token,
+    )
+    assert done["status"] == "staged"

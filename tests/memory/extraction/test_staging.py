@@ -374,3 +374,19 @@ def test_restaging_after_the_pool_changed_issues_a_fresh_adjudication_task(world
     assert statuses[again["adjudicationTaskId"]] == "pending"
     hits = again["adjudicationTask"]["recallSets"][0]["ordered"]
     assert hits[0]["id"] == "deploy-key-rotation"
+
+
+def test_an_invalid_batch_releases_the_claim_that_presented_it(world: World) -> None:
+    """An invalid result is never submitted and the holder's claim goes back to `pending` at
+    once, so the same task is retried (by anyone) without waiting for the lease to expire."""
+    task_id, ev = world.task("released")
+    claim = tasks.claim_task(world.conn, task_id, holder="runner-a", lease_ms=3_600_000)
+    foreign = refused(
+        world.stage, task_id, [draft("a b", ["ev-foreign"])], claim_token=claim.claim_token
+    )
+    assert foreign.code == "EVIDENCE_NOT_IN_TASK"
+    task = tasks.find_task(world.conn, task_id)
+    assert task is not None and (task.status, task.claim_token) == ("pending", None)
+    assert world.conn.execute("SELECT count(*) FROM candidates").fetchone()[0] == 0
+    again = tasks.claim_task(world.conn, task_id, holder="runner-b")
+    assert world.stage(task_id, [draft("a b", [ev[0]])], claim_token=again.claim_token)["taskId"]

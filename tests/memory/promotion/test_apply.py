@@ -643,12 +643,44 @@ def test_status_recovery_resumes_an_interrupted_apply(world: World) -> None:
     assert promotion.unfinished_plan_ids(world.conn, owner)["applying"] == [plan_id]
     assert promotion.plans_holding_candidates(world.conn, ["cand-2"]) == [plan_id]
 
-    (outcome,) = promotion.recover_promotions(world.conn, identity=world.identity, home=world.home)
+    ((recovered, outcome),) = promotion.recover_promotions(
+        world.conn, identity=world.identity, home=world.home
+    )
+    assert recovered == plan_id
 
     assert isinstance(outcome, promotion.PromotionOutcome) and outcome.resumed
     assert [f.outcome for f in outcome.files] == ["already-applied", "written"]
     assert (world.root / B).read_bytes() == files[B]
     assert promotion.plans_holding_candidates(world.conn, ["cand-2"]) == []
+
+
+def test_memory_status_finishes_a_promotion_a_crash_interrupted(world: World) -> None:
+    """docs/memory.md: after a crash mid-apply, `memory status` resumes the journal. Over MCP
+    the read-only tier (`team-read`) changes nothing and says which command finishes it."""
+    from teamlore.ops.registry import OpContext, run_operation
+
+    plan_id, files = two_new_entries(world)
+    assert cli_promote(world, plan_id, "promotion.after-mark").returncode == -9
+    read_only = OpContext(cwd=world.root, home=world.home, capabilities=frozenset({"team-read"}))
+    told = run_operation("memory.status", read_only, {})["promotionRecovery"]
+    assert told["interrupted"] == [plan_id] and told["resumed"] == []
+    assert f"teamlore memory promote --plan {plan_id}" in told["next"]
+    assert world.status(plan_id) == "applying" and not (world.root / B).exists()
+
+    shown = teamlore_cli("memory", "status", "--format", "json", cwd=world.root)
+
+    assert shown.returncode == 0, shown.stderr
+    recovery = orjson.loads(shown.stdout)["promotionRecovery"]
+    assert recovery["resumed"] == [{"planId": plan_id, "status": "applied", "files": [A, B]}]
+    assert world.status(plan_id) == "applied"
+    for path, data in files.items():
+        assert (world.root / path).read_bytes() == data
+    again = orjson.loads(
+        teamlore_cli("memory", "status", "--format", "json", cwd=world.root).stdout
+    )
+    assert again["promotionRecovery"] == {"interrupted": [], "resumed": [], "next": None}
+    text = teamlore_cli("memory", "status", cwd=world.root)
+    assert text.returncode == 0 and "interrupted" not in text.stdout
 
 
 def test_a_crash_between_write_and_progress_skips_the_identical_file(world: World) -> None:

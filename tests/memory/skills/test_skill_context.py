@@ -125,3 +125,16 @@ def test_the_binding_digest_moves_with_memory_but_not_with_skills(tmp_path: Path
 def test_a_worktree_without_memory_has_empty_contexts(tmp_path: Path) -> None:
     contexts = recall_contexts(tmp_path, "release")
     assert contexts["skillContext"]["skills"] == [] and contexts["memoryContext"]["items"] == []
+
+
+def test_the_capture_prompt_is_versioned_and_says_when_in_doubt_capture(tmp_path: Path) -> None:
+    """skillContext.capturePrompt (skill-capture@1): capture generously, parameterize the
+    specifics, and the four things never captured."""
+    prompt = skill_context(read_team_memory(tree(tmp_path)), "")["capturePrompt"]
+    assert prompt["promptVersion"] == "skill-capture@1"
+    text = " ".join(prompt["text"].split())
+    assert "When in doubt, capture" in text and "same team, next time" in text
+    assert "placeholders" in text
+    never = text.split("Never capture:")[1]
+    for rejected in ("1. secrets", "2. raw logs", "3. the purely transient", "4. what an existing"):
+        assert rejected in never

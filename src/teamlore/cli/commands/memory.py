@@ -73,6 +73,21 @@ def _render_status(result: dict[str, Any]) -> None:
             f"Lint         {lint['blocking']} blocking, {lint['warnings']} warnings "
             f"in {lint['files']} files"
         )
+    _render_recovery(result.get("promotionRecovery") or {})
+
+
+def _render_recovery(recovery: dict[str, Any]) -> None:
+    for resumed in recovery.get("resumed") or []:
+        if resumed["status"] == "applied":
+            say(f"Promotion    {resumed['planId']} was interrupted; finished it now")
+        else:
+            error = resumed.get("error") or {}
+            say(
+                styled(f"Promotion    {resumed['planId']} could not be finished: ", "yellow"),
+                f"{error.get('code')}: {error.get('message')}",
+            )
+    if recovery.get("next"):
+        say(styled("Promotion    interrupted: ", "yellow"), str(recovery["next"]))
 
 
 @memory_app.command("status")

@@ -265,6 +265,11 @@ def _render_show(result: dict[str, Any], *, whole_tool: bool = False) -> None:
         styled(s["sessionKey"][:12], "bold"),
         f" {s['provider']} {s['cwd'] or ''} {s['startedAt'] or ''} → {s['endedAt'] or ''}",
     )
+    if s.get("excludedFromExtraction"):
+        say(
+            styled("excluded from extraction", "yellow"),
+            f" (`teamlore sessions include {s['sessionKey'][:12]}` takes it back)",
+        )
     for t in result["turns"]:
         say()
         say(
@@ -436,6 +441,32 @@ def sessions_show(
         fmt,
         lambda result: _render_show(result, whole_tool=tool is not None),
     )
+
+
+def _render_exclusion(result: dict[str, Any]) -> None:
+    key = result["sessionKey"][:12]
+    if result["excluded"]:
+        state = "is now" if result["changed"] else "was already"
+        say(f"Session {key} {state} kept out of extraction (recall, runner, previews).")
+    else:
+        state = "is back in" if result["changed"] else "was not kept out of"
+        say(f"Session {key} {state} extraction.")
+
+
+def sessions_exclude(
+    session_key: str = Argument(..., help="A sessionKey from `teamlore sessions list`."),
+    fmt: OutputFormat = FormatOption,
+) -> None:
+    """Keep a session out of extraction: recall, the batch runner and previews skip it."""
+    run("sessions.exclude", {"session_key": session_key}, fmt, _render_exclusion)
+
+
+def sessions_include(
+    session_key: str = Argument(..., help="A sessionKey from `teamlore sessions list`."),
+    fmt: OutputFormat = FormatOption,
+) -> None:
+    """Take an excluded session back into extraction."""
+    run("sessions.include", {"session_key": session_key}, fmt, _render_exclusion)
 
 
 def _render_search(result: dict[str, Any]) -> None:

@@ -65,6 +65,7 @@ class _CasFailed(Exception):
         self.target = target
 
 
+@tasks.releases_claim_after_invalid_result
 def submit_adjudication(
     conn: sqlite3.Connection,
     document: Any,
@@ -97,6 +98,7 @@ def submit_adjudication(
         assert fresh is not None
         if fresh.status == "stale":
             raise _stale(fresh, "task-stale")
+        require_complete_approved_projection(conn, owner)
         drafts = load_drafts(conn, task.draft_batch_ref)
         if not drafts or any(d.status != "draft" or d.adjudication != "pending" for d in drafts):
             tasks.mark_stale(conn, fresh.task_id, lease_epoch=fresh.lease_epoch)
@@ -147,6 +149,24 @@ def submit_adjudication(
 
 # --------------------------------------------------------------------------------------------
 # refusals
+
+
+def require_complete_approved_projection(conn: sqlite3.Connection, owner: Owner) -> None:
+    """APPROVED_PROJECTION_PARTIAL when the owner's approved projection is marked partial
+    (glossary: approved projection; a file that could not be projected, or a tree that drifted
+    while it was read): deciding store/skip/update/merge against it could miss the very entry
+    a draft repeats, so nothing is decided until a complete sync (docs/extraction.md)."""
+    row = conn.execute(
+        "SELECT coverage FROM approved_projection WHERE repository_key = ? AND worktree_key = ?",
+        (owner.repository_key, owner.worktree_key),
+    ).fetchone()
+    if row is not None and row[0] == "partial":
+        raise errors.TeamloreError(
+            errors.APPROVED_PROJECTION_PARTIAL,
+            "the approved memory of this worktree was read only in part; `teamlore memory "
+            "status` names the files, fix them, then stage the adjudication again",
+            coverage="partial",
+        )
 
 
 def _stale(task: Task, reason: str, **details: Any) -> errors.TeamloreError:

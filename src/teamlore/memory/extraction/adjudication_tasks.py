@@ -157,18 +157,27 @@ def awaiting_adjudication(conn: sqlite3.Connection, owner: Owner) -> list[str]:
 
 
 def live_adjudication_task(
-    conn: sqlite3.Connection, owner: Owner, extraction_task_id: str, *, reissue: bool = False
+    conn: sqlite3.Connection,
+    owner: Owner,
+    extraction_task_ids: str | Sequence[str],
+    *,
+    reissue: bool = False,
 ) -> dict[str, Any] | None:
-    """The AdjudicationTask@v1 the drafts of `extraction_task_id` await right now.
+    """The AdjudicationTask@v1 the drafts of the extraction task(s) await right now: one task
+    over every draft of a runner run (at most 64; docs/runner.md "Two approvals").
 
     The recorded task when its recall result set still holds. Otherwise, with `reissue`, the
     old task is marked stale and a fresh one recorded (what a new runner plan needs); without
     it, None (read-only: an approval must not change state before it runs). None as well when
     the drafts no longer await adjudication."""
-    drafts = load_drafts(conn, extraction_task_id)
+    ids = (
+        [extraction_task_ids] if isinstance(extraction_task_ids, str) else list(extraction_task_ids)
+    )
+    ref = " ".join(ids)
+    drafts = load_drafts(conn, ref)
     if not drafts or any(d.status != "draft" or d.adjudication != "pending" for d in drafts):
         return None
-    current = _latest_adjudication_task(conn, extraction_task_id)
+    current = _latest_adjudication_task(conn, ref)
     recall = run_recall(conn, owner, drafts)
     live = current is not None and current.status in ("pending", "claimed")
     if (
@@ -177,20 +186,22 @@ def live_adjudication_task(
         and (recall.result_set_digest == current.binding["resultSetDigest"])
     ):
         return adjudication_task_document(current.task_id, current.binding, drafts, recall)
-    submission = conn.execute(
-        "SELECT response_digest FROM submissions WHERE task_id = ?", (extraction_task_id,)
-    ).fetchone()
-    if not reissue or submission is None:
+    submitted = [
+        conn.execute("SELECT response_digest FROM submissions WHERE task_id = ?", (i,)).fetchone()
+        for i in ids
+    ]
+    if not reissue or any(row is None for row in submitted):
         return None
+    responses = [str(row[0]) for row in submitted]
     with db.write_tx(conn):
         if live and current is not None:
             tasks.mark_stale(conn, current.task_id, lease_epoch=current.lease_epoch)
         document, _ = issue_adjudication_task(
             conn,
             owner=owner,
-            extraction_task_id=extraction_task_id,
-            response_digest=str(submission[0]),
-            drafts=load_drafts(conn, extraction_task_id),
+            extraction_task_id=ref,
+            response_digest=responses[0] if len(ids) == 1 else digest(responses),
+            drafts=load_drafts(conn, ref),
             now=tasks.now_ms(),
         )
     return document

@@ -56,8 +56,11 @@ from teamlore.memory.extraction.chunking import (
     payload_event,
 )
 from teamlore.memory.extraction.evidence import Catalog, CatalogTurn, EvidenceRecord, build_catalog
+from teamlore.memory.extraction.exclusions import excluded_keys
 from teamlore.memory.extraction.prompts import EXTRACTION_PROMPT, EXTRACTION_PROMPT_VERSION
+from teamlore.memory.extraction.scene_index import scene_index_summary
 from teamlore.memory.extraction.selection import (
+    SCORING_RECIPE,
     SelectedTurn,
     Selection,
     SessionSelection,
@@ -241,6 +244,7 @@ class TaskContext:
     selection: dict[str, str]  # requestDigest, resultSetDigest, sourceBindingDigest
     time_window: dict[str, str] | None
     provenance: dict[str, str]  # snapshotSeq, evaluatedAt
+    scene_index_summary: str | None = None  # memory/extraction/scene_index.py
 
 
 def source_input_digest(
@@ -313,7 +317,7 @@ def build_task(
         ],
         "transcript": transcript,
     }
-    context = {"sceneIndexSummary": None}
+    context = {"sceneIndexSummary": ctx.scene_index_summary}
     session_public = {
         "project": ctx.owner.public_identity,
         "repositoryKey": identity.repository_key,
@@ -471,6 +475,7 @@ def _session_tasks(
         },
         time_window=base.time_window,
         provenance=base.provenance,
+        scene_index_summary=base.scene_index_summary,
     )
     clean = path_cleaner(owner.identity)
     chunks = chunk_turns([chunk_input(t, clean) for t in remaining])
@@ -495,7 +500,7 @@ def recall(
         raise errors.TeamloreError(
             errors.RECALL_REQUEST_INVALID, f"limit must be 1..{MAX_CHUNKS_PER_RUN}"
         )
-    selection = select_turns(index_conn, identity, request)
+    selection = select_turns(index_conn, identity, request, excluded_keys(state_conn))
     owner = owner_binding(identity)
     snapshot_seq = _snapshot_seq(index_conn)
     base = TaskContext(
@@ -504,6 +509,7 @@ def recall(
         selection={},
         time_window={"start": request["window"]["after"], "end": request["window"]["before"]},
         provenance={"snapshotSeq": snapshot_seq, "evaluatedAt": evaluated_at or now_instant()},
+        scene_index_summary=scene_index_summary(state_conn, identity),
     )
     done = _done_ranges(state_conn, identity)
     built: list[BuiltTask] = []
@@ -559,6 +565,7 @@ def recall(
         "format": RECALL_FORMAT,
         "owner": {**owner.owner, "project": owner.public_identity},
         "selection": {
+            "recipe": SCORING_RECIPE,
             "requestDigest": selection.request_digest,
             "resultSetDigest": selection.result_set_digest,
             "window": request["window"],
@@ -646,7 +653,7 @@ def load_task_source(
 
     Stale when a bound input changed: a turn of the chunk (revision), an event payload digest, a
     `direct`/`observed` delivery edge of its turns, the owner, the database or a
-    prompt/schema/chunker version. `evidence`
+    prompt/schema/chunker version — or when the session was excluded since. `evidence`
     (evidence id -> host-side record) is what stage validates citations against; it is filled
     only when the task is not stale. Raises TASK_NOT_FOUND for an unknown or foreign task."""
     row = state_conn.execute(
@@ -659,6 +666,9 @@ def load_task_source(
         raise errors.TeamloreError(errors.TASK_NOT_FOUND, taskId=task_id)
     binding = orjson.loads(row["binding_json"])
     source = TaskSource(task_id, binding)
+    if row["session_key"] in excluded_keys(state_conn):
+        source.stale_reasons.append("session-excluded")
+        return source
     start, _, end = row["turn_range"].partition("-")
     wanted = list(binding["turnRevisions"])
     candidates = load_turns(
@@ -678,6 +688,7 @@ def load_task_source(
         selection=binding["selection"],
         time_window=time_window,
         provenance=binding["provenance"],
+        scene_index_summary=scene_index_summary(state_conn, identity),
     )
     built = build_task(chunks[0], {t.index: t for t in turns}, row["session_key"], ctx, home)
     for name in BOUND_BINDING_FIELDS:

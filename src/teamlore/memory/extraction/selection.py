@@ -13,8 +13,9 @@ Selection, for a normalized MemoryExtractionRequest@v1:
 - sessions with fewer than `MIN_SESSION_TURNS` matched turns are rejected
   (`insufficient-eligible-turns`), the rest are scored and ranked (score desc, sessionKey asc).
 
-Session score (the reference product's value signals, docs/extraction.md "recall"; the
-weights are ours):
+Session score — the recipe `extraction-candidates@1` (`SCORING_RECIPE`; recall reports it in
+`selection.recipe`; a change to a weight or a signal is a new version). The reference
+product's value signals, docs/extraction.md "recall"; the weights are ours:
   40 x direct delivery edges + 25 x observed delivery edges (distinct turn->commit edges)
   + 15 x recovered failures (a tool call that failed and later succeeded with the same command)
   + min(round(10 x tool calls / turns), 10)       tool density
@@ -52,6 +53,7 @@ from teamlore.sessions.index_db import body_match
 REQUEST_FORMAT = "threadshare-memory-extraction-request@v1"
 MAX_WINDOW_DAYS = 366
 MAX_MATCHED_TURNS = 200
+SCORING_RECIPE = "extraction-candidates@1"
 MIN_SESSION_TURNS = 3
 MAX_QUERY_BYTES = 8 * 1024
 # turns the provider cut short or the user undid are never offered to recall
@@ -249,7 +251,10 @@ def _result_evidence(row: sqlite3.Row, has_result: bool) -> str:
 
 
 def _candidate_rows(
-    conn: sqlite3.Connection, owner: RepositoryIdentity, request: dict[str, Any]
+    conn: sqlite3.Connection,
+    owner: RepositoryIdentity,
+    request: dict[str, Any],
+    excluded: frozenset[str],
 ) -> list[sqlite3.Row]:
     window = request["window"]
     filters = request["filters"]
@@ -271,6 +276,9 @@ def _candidate_rows(
         if values:
             where.append(f"{column} IN ({', '.join('?' * len(values))})")
             params.extend(values)
+    if excluded:  # sessions kept out of extraction (memory/extraction/exclusions.py)
+        where.append(f"s.session_key NOT IN ({', '.join('?' * len(excluded))})")
+        params.extend(sorted(excluded))
     if filters["toolCapabilityKeys"]:
         keys = filters["toolCapabilityKeys"]
         marks = ", ".join("?" * len(keys))
@@ -298,13 +306,17 @@ def _candidate_rows(
 
 
 def select_turns(
-    conn: sqlite3.Connection, owner: RepositoryIdentity, request: dict[str, Any]
+    conn: sqlite3.Connection,
+    owner: RepositoryIdentity,
+    request: dict[str, Any],
+    excluded: frozenset[str] = frozenset(),
 ) -> Selection:
-    """The bounded selection of `request` for `owner` (refuses more than 200 matches)."""
+    """The bounded selection of `request` for `owner` (refuses more than 200 matches), never
+    a turn of an `excluded` session."""
     after, before = request["window"]["after"], request["window"]["before"]
     wanted_evidence = set(request["filters"]["resultEvidence"])
     matched: list[tuple[sqlite3.Row, str]] = []
-    for row in _candidate_rows(conn, owner, request):
+    for row in _candidate_rows(conn, owner, request, excluded):
         observed = _observed(row)
         if observed is None or not (after <= observed < before):
             continue

@@ -60,6 +60,7 @@ STAGE_FORMAT = "threadshare-memory-agent-stage@v1"
 # the operation
 
 
+@tasks.releases_claim_after_invalid_result
 def stage_draft_batch(
     conn: sqlite3.Connection,
     document: Any,

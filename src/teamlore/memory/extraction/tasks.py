@@ -20,12 +20,13 @@ the refusal. Everything else rolls back.
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
 
 import orjson
 
@@ -36,6 +37,8 @@ from teamlore.core.timeutil import now_ms as now_ms
 DEFAULT_LEASE_MS = 300_000  # 5 minutes, the agent path's lease
 MAX_LEASE_MS = 86_400_000
 AGENT_HOLDER = "teamlore-agent"
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 TaskKind = Literal["extraction", "adjudication", "consolidation"]
 TaskStatus = Literal["pending", "claimed", "submitted", "stale"]
@@ -280,6 +283,43 @@ def release_claim(
         )
         if cursor.rowcount != 1:
             raise errors.TeamloreError(errors.LEASE_LOST, taskId=task_id)
+
+
+INVALID_RESULT_CODES = frozenset(
+    {
+        errors.STAGE_REQUEST_INVALID.code,
+        errors.BATCH_TOO_LARGE.code,
+        errors.EVIDENCE_NOT_IN_TASK.code,
+        errors.STATEMENT_UNCITED.code,
+        errors.ADJUDICATION_INVALID.code,
+    }
+)
+
+
+def releases_claim_after_invalid_result(
+    submit: Callable[Concatenate[sqlite3.Connection, Any, _P], _R],
+) -> Callable[Concatenate[sqlite3.Connection, Any, _P], _R]:
+    """Wrap a submission `submit(conn, document, …, claim_token=…)`: an invalid result is never
+    submitted, and the claim its holder presented goes back to `pending` at once (docs/extraction.md
+    "stage"), so the same exact authorization can be retried without waiting for the lease to
+    expire. A token that no longer holds the task changes nothing."""
+
+    def wrapper(
+        conn: sqlite3.Connection, document: Any, /, *args: _P.args, **kwargs: _P.kwargs
+    ) -> _R:
+        try:
+            return submit(conn, document, *args, **kwargs)
+        except errors.TeamloreError as refusal:
+            token = kwargs.get("claim_token")
+            task_id = document.get("taskId") if isinstance(document, dict) else None
+            invalid = refusal.code in INVALID_RESULT_CODES
+            if invalid and isinstance(token, str) and isinstance(task_id, str):
+                with contextlib.suppress(errors.TeamloreError):
+                    release_claim(conn, task_id, token)
+            raise
+
+    wrapper.__doc__, wrapper.__name__ = submit.__doc__, submit.__name__
+    return wrapper
 
 
 def mark_stale(conn: sqlite3.Connection, task_id: str, *, lease_epoch: int) -> bool:

@@ -30,8 +30,8 @@ Journal (`promotion_journal.status`): `generated → approved → applying → a
      the result, and a later sync or promote repeats it).
 - The working tree only: nothing is staged, committed or pushed.
 
-Crash safety: failpoints (`FAILPOINTS`) sit between every step. After a kill, `promote` again (or
-`recover_promotions`, meant for `status`) continues deterministically: `approved` re-runs the
+Crash safety: failpoints (`FAILPOINTS`) sit between every step. After a kill, `promote` again
+(or `memory status`: `recover_promotions`) continues deterministically: `approved` re-runs the
 precheck, `applying` re-checks candidates/assessments/policy and resumes the mutation file by
 file, `applied` replays idempotently, `voided` stays voided.
 """
@@ -448,17 +448,19 @@ def promote(
 
 def recover_promotions(
     conn: sqlite3.Connection, *, identity: RepositoryIdentity, home: Path | None = None
-) -> list[PromotionOutcome | errors.TeamloreError]:
-    """Resume every plan of this worktree interrupted in `applying` (meant for `status`): each
-    ends `applied`, or voided/refused with the error returned in its place."""
-    results: list[PromotionOutcome | errors.TeamloreError] = []
+) -> list[tuple[str, PromotionOutcome | errors.TeamloreError]]:
+    """Resume every plan of this worktree interrupted in `applying` (`memory status` does):
+    each ends `applied`, or voided/refused with the error returned in its place."""
+    results: list[tuple[str, PromotionOutcome | errors.TeamloreError]] = []
     for plan_id in unfinished_plan_ids(conn, Owner(identity.repository_key, identity.worktree_key))[
         "applying"
     ]:
         try:
-            results.append(promote(conn, plan_id, identity=identity, home=home, approve=False))
+            outcome = promote(conn, plan_id, identity=identity, home=home, approve=False)
         except errors.TeamloreError as exc:
-            results.append(exc)
+            results.append((plan_id, exc))
+        else:
+            results.append((plan_id, outcome))
     return results
 
 

@@ -28,6 +28,7 @@ from typing import Any
 
 from teamlore.core import errors
 from teamlore.core.canonical import digest, sha256_hex
+from teamlore.memory.skills.prompt import SKILL_CAPTURE_PROMPT, SKILL_CAPTURE_PROMPT_VERSION
 from teamlore.memory.skills.source import SourceSkill, refuse_unreadable, source_skills
 from teamlore.memory.store.documents import load_doctrine, load_entry, load_scene
 from teamlore.memory.store.layout import DOCTRINE_FILE, ENTRIES_DIR, SCENES_DIR
@@ -198,6 +199,10 @@ def skill_context(memory: TeamMemory, query: str) -> dict[str, Any]:
             chosen.append(skill)
             used += len(skill.data)
     return {
+        "capturePrompt": {
+            "promptVersion": SKILL_CAPTURE_PROMPT_VERSION,
+            "text": SKILL_CAPTURE_PROMPT,
+        },
         "selection": selection,
         "total": len(skills),
         "returned": len(chosen),

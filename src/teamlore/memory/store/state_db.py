@@ -459,6 +459,15 @@ CREATE TABLE approved_vector_packs ({_OWNER}
 );
 """
 
+# sessions the user keeps out of extraction (docs/sessions.md "Keeping a session out"): recall,
+# the batch runner and its previews never select their turns
+EXCLUDED_SESSIONS_V12 = """
+CREATE TABLE excluded_sessions (
+  session_key TEXT PRIMARY KEY CHECK (length(session_key) > 0),
+  excluded_at INTEGER NOT NULL
+);
+"""
+
 MIGRATIONS: list[str] = [
     SCHEMA_V1,
     PROMOTION_PROGRESS_V2,
@@ -471,6 +480,7 @@ MIGRATIONS: list[str] = [
     SOURCE_STATS_V9,
     HEADLINE_RULE_V10,
     PACK_TOKENS_V11,
+    EXCLUDED_SESSIONS_V12,
 ]
 
 TABLES = (
@@ -500,6 +510,7 @@ TABLES = (
     "candidate_vectors",
     "approved_vector_packs",
     "approved_source_stats",
+    "excluded_sessions",
 )
 
 

@@ -145,6 +145,7 @@ def memory_recall(ctx: OpContext, request: RecallRequest) -> dict[str, Any]:
 
     normalized = request.normalized()
     with open_owner(ctx, sessions=True) as stores:
+        stores.sync_projection(only_if_present=True)  # the scenes of sceneIndexSummary
         result = recall(
             stores.index,
             stores.state,

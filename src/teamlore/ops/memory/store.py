@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 
 from teamlore.core import errors
 from teamlore.core.strict import STRICT
-from teamlore.ops.owner import open_owner, resolve_owner
+from teamlore.ops.owner import OwnerContext, open_owner, resolve_owner
 from teamlore.ops.registry import OpContext, operation
 
 
@@ -60,13 +60,17 @@ class StatusRequest(_Strict):
     capability="team-read",
     mcp_tool="threadshare_memory_status",
     description="Team memory of this repository: whether it exists, projection generation and "
-    "coverage, counts of entries by status and candidates by state, lint summary.",
+    "coverage, counts of entries by status and candidates by state, lint summary, and any "
+    "promotion a crash interrupted (finished here from the command line; named with the "
+    "command that finishes it over MCP).",
 )
 def memory_status(ctx: OpContext, request: StatusRequest) -> dict[str, Any]:
-    """Show the team memory's owner, projection generation/coverage, counts and lint summary."""
+    """Show the team memory's owner, projection generation/coverage, counts and lint summary;
+    first finish any promotion a crash left `applying` (docs/memory.md "Promote")."""
     from teamlore.memory.status import memory_status as compute
 
     with open_owner(ctx, for_read=True) as owner:
+        recovery = _recover_promotions(ctx, owner)
         owner.sync_projection(only_if_present=True)
         result = compute(
             owner.state,
@@ -74,7 +78,37 @@ def memory_status(ctx: OpContext, request: StatusRequest) -> dict[str, Any]:
             worktree_key=owner.worktree_key,
             worktree_root=owner.worktree_root,
         )
-    return result.model_dump(mode="json", by_alias=True)
+    return {**result.model_dump(mode="json", by_alias=True), "promotionRecovery": recovery}
+
+
+def _recover_promotions(ctx: OpContext, owner: OwnerContext) -> dict[str, Any]:
+    """docs/memory.md (promotion journal): after a crash, status resumes a plan left `applying` from
+    its journal, file by file and idempotently; the person approved those exact bytes already.
+    An MCP client without the `team` tier (`team-read` is read-only) gets the plan ids and the
+    command that finishes them instead."""
+    from teamlore.memory.extraction.tasks import Owner
+    from teamlore.memory.promotion.apply import recover_promotions, unfinished_plan_ids
+
+    interrupted = unfinished_plan_ids(owner.state, Owner(owner.repository_key, owner.worktree_key))[
+        "applying"
+    ]
+    if not interrupted:
+        return {"interrupted": [], "resumed": [], "next": None}
+    if ctx.capabilities and "team" not in ctx.capabilities:
+        return {
+            "interrupted": interrupted,
+            "resumed": [],
+            "next": "run `teamlore memory status` (or `teamlore memory promote --plan "
+            f"{interrupted[0]}`) in this worktree to finish it",
+        }
+    resumed: list[dict[str, Any]] = []
+    for plan_id, outcome in recover_promotions(owner.state, identity=owner.identity, home=ctx.home):
+        if isinstance(outcome, errors.TeamloreError):
+            resumed.append({"planId": plan_id, "status": "refused", "error": outcome.to_json()})
+        else:
+            files = [f.target_path for f in outcome.files]
+            resumed.append({"planId": plan_id, "status": outcome.status, "files": files})
+    return {"interrupted": interrupted, "resumed": resumed, "next": None}
 
 
 class SearchRequest(_Strict):

@@ -201,15 +201,63 @@ _COVERAGE = {
 }
 
 
-def _plan_for(kind: str, task: dict[str, Any], runner: Any) -> tuple[Any, bytes]:
+def _adjudication_groups(conn: Any, waiting: list[str]) -> list[list[str]]:
+    """The extraction tasks whose drafts await adjudication, in runs of at most 64 drafts: one
+    adjudication task (and plan) per run, never one per chunk (docs/runner.md "Two approvals")."""
+    from teamlore.contracts.adjudication import MAX_DRAFTS_PER_ADJUDICATION
+    from teamlore.memory.extraction.drafts import load_drafts
+
+    groups: list[list[str]] = []
+    drafts_in_last = 0
+    for task_id in waiting:
+        count = len(load_drafts(conn, task_id))
+        if not groups or drafts_in_last + count > MAX_DRAFTS_PER_ADJUDICATION:
+            groups.append([])
+            drafts_in_last = 0
+        groups[-1].append(task_id)
+        drafts_in_last += count
+    return groups
+
+
+def adjudicated_task_ids(source: dict[str, Any]) -> list[str]:
+    """The extraction tasks an adjudication plan's source names (a single `extractionTaskId`
+    in plans written before one adjudication covered a whole run)."""
+    many = source.get("extractionTaskIds")
+    if isinstance(many, list):
+        return [str(task_id) for task_id in many]
+    return [str(source.get("extractionTaskId"))]
+
+
+def _plan_for(
+    kind: str, task: dict[str, Any], runner: Any, *, supersedes: str | None = None
+) -> tuple[Any, bytes]:
     from teamlore.runner.plans import build_plan
     from teamlore.runner.prompt import runner_input
 
     stdin = runner_input(kind, task)  # type: ignore[arg-type]
     coverage = _COVERAGE[kind](task, stdin)
     plan = build_plan(
-        task_kind=kind, task_id=task["taskId"], stdin=stdin, coverage=coverage, runner=runner
+        task_kind=kind,
+        task_id=task["taskId"],
+        stdin=stdin,
+        coverage=coverage,
+        runner=runner,
+        supersedes=supersedes,
     )
+    return plan, stdin
+
+
+def _new_plan_for(
+    ctx: OpContext, kind: str, task: dict[str, Any], runner: Any
+) -> tuple[Any, bytes]:
+    """The plan for `task`; when the same bytes were planned before and their delivery became
+    indeterminate, a new plan that supersedes it (another digest, so it needs its own
+    approval: docs/runner.md "Limits and failures")."""
+    from teamlore.runner.plans import is_indeterminate
+
+    plan, stdin = _plan_for(kind, task, runner)
+    while is_indeterminate(ctx.home, plan.plan_digest):
+        plan, stdin = _plan_for(kind, task, runner, supersedes=plan.plan_digest)
     return plan, stdin
 
 
@@ -248,7 +296,7 @@ def _write_plan(
 ) -> dict[str, Any]:
     from teamlore.runner.plans import PlanFile, write_plan
 
-    plan, stdin = _plan_for(kind, task, runner)
+    plan, stdin = _new_plan_for(ctx, kind, task, runner)
     disclosure = _disclosure(kind, task, stdin)
     write_plan(
         ctx.home,
@@ -375,17 +423,18 @@ def memory_extract_preview(ctx: OpContext, request: ExtractPreviewRequest) -> di
         ]
         # one manifest lists at most 8 plans: adjudications beyond that wait for the next plan
         waiting = awaiting_adjudication(stores.state, _memory_owner(stores.identity))
+        groups = _adjudication_groups(stores.state, waiting)
         room = max(0, MAX_PLANS_PER_MANIFEST - len(plans))
-        for extraction_task_id in waiting[:room]:
+        for group in groups[:room]:
             task = live_adjudication_task(
-                stores.state, _memory_owner(stores.identity), extraction_task_id, reissue=True
+                stores.state, _memory_owner(stores.identity), group, reissue=True
             )
             if task is not None:
-                source = {"kind": "adjudication", "extractionTaskId": extraction_task_id}
+                source = {"kind": "adjudication", "extractionTaskIds": group}
                 plans.append(_write_plan(ctx, owner, runner, "adjudication", task, source))
         manifest = _manifest(ctx, owner, plans)
     note = recalled["note"]
-    deferred = max(0, len(waiting) - room)
+    deferred = sum(len(group) for group in groups[room:])
     if deferred:
         note = f"{note} {deferred} more draft batches await adjudication; plan again after these."
     if not plans:

@@ -23,6 +23,7 @@ from teamlore.ops.runner.plans import (
     _plan_owner,
     _stores_for,
     _write_plan,
+    adjudicated_task_ids,
 )
 
 # -- approve and run ----------------------------------------------------------------------------
@@ -70,7 +71,7 @@ def _rederive(stores: Any, ctx: OpContext, plan_file: Any) -> dict[str, Any] | N
         return rederived.task
     if source.get("kind") == "adjudication":
         return live_adjudication_task(
-            stores.state, _memory_owner(stores.identity), str(source.get("extractionTaskId"))
+            stores.state, _memory_owner(stores.identity), adjudicated_task_ids(source)
         )
     if source.get("kind") == "consolidation":
         from teamlore.memory.consolidation.synthesize import synthesize
@@ -199,8 +200,11 @@ def _finish(
     runner: Any,
     plan_file: Any,
     outcome: dict[str, Any],
+    *,
+    adjudicate: bool = True,
 ) -> dict[str, Any]:
-    """What a finished plan reports (and, after an extraction, the adjudication plan)."""
+    """What a finished plan reports (and, after an extraction approved alone, the adjudication
+    plan; a manifest's extractions share one, written after the last of them)."""
     from teamlore.memory.extraction.adjudication_tasks import live_adjudication_task
 
     kind = plan_file.plan.task_kind
@@ -214,7 +218,7 @@ def _finish(
         summary["candidates"] = len(outcome.get("candidates") or [])
         summary["noOp"] = bool(outcome.get("noOp"))
         adjudication = None
-        if not outcome.get("noOp"):
+        if adjudicate and not outcome.get("noOp"):
             task = live_adjudication_task(
                 stores.state,
                 _memory_owner(stores.identity),
@@ -249,7 +253,9 @@ def _run_one(
     via: str,
     manifest_digest: str | None,
     runner_name: str | None,
+    adjudicate: bool = True,
 ) -> dict[str, Any]:
+    from teamlore.memory.extraction.adjudication import require_complete_approved_projection
     from teamlore.runner import plans as plan_store
     from teamlore.runner.conformance import require_conformant
     from teamlore.runner.process import kill_leftover
@@ -276,6 +282,8 @@ def _run_one(
                 )
             if record.get("state") == "running" and isinstance(record.get("pgid"), int):
                 kill_leftover(record["pgid"])  # a teamlore killed mid-run left its runner
+            if record.get("state") == "indeterminate":
+                raise _indeterminate(plan_digest)
             kind = plan_file.plan.task_kind
             raw = plan_file.runner
             if raw.get("name") not in RUNNER_NAMES:
@@ -286,17 +294,29 @@ def _run_one(
             recorded = _recorded_outcome(stores.state, plan_file.plan.task_id)
             if recorded is not None and record.get("state") == "running":
                 # the run staged its answer and teamlore died before it could say so
-                summary = _finish(ctx, stores, runner, plan_file, recorded)
+                summary = _finish(ctx, stores, runner, plan_file, recorded, adjudicate=adjudicate)
                 plan_store.write_run_record(
                     home, plan_digest, {"state": "done", "finishedAt": _now(), "recovered": True}
                 )
                 return {**summary, "recovered": True}
+            if record.get("state") == "running":
+                # teamlore died while the bytes were out: the provider may have them
+                plan_store.write_run_record(
+                    home,
+                    plan_digest,
+                    {"state": "indeterminate", "startedAt": record.get("startedAt")},
+                )
+                raise _indeterminate(plan_digest)
             task = _rederive(stores, ctx, plan_file)
             if task is None:
                 raise _mismatch(plan_file.plan, None, "its task is gone or was replaced")
-            rebuilt, stdin = _plan_for(kind, task, runner)
+            rebuilt, stdin = _plan_for(
+                kind, task, runner, supersedes=plan_file.plan.supersedes_plan_digest
+            )
             if rebuilt.plan_digest != plan_digest:
                 raise _mismatch(plan_file.plan, rebuilt, "the bytes to send changed")
+            if kind == "adjudication":  # refused before anything is sent, not after
+                require_complete_approved_projection(stores.state, _memory_owner(stores.identity))
             _log_authorization(stores.state, rebuilt, via, manifest_digest)
             started = {"state": "running", "startedAt": _now(), "via": via}
             plan_store.write_run_record(home, plan_digest, started)
@@ -306,6 +326,7 @@ def _run_one(
 
             try:
                 output = runner.run(stdin, on_start)
+                failpoint("runner.answered")  # the provider had the bytes; nothing staged yet
                 document = parse_answer(kind, output.text, task)
                 _secret_free(kind, document)
                 outcome = _stage(stores, ctx, kind, document)
@@ -317,11 +338,21 @@ def _run_one(
                     {"state": "failed", "finishedAt": _now(), "code": err.code},
                 )
                 raise
-            summary = _finish(ctx, stores, runner, plan_file, outcome)
+            summary = _finish(ctx, stores, runner, plan_file, outcome, adjudicate=adjudicate)
             plan_store.write_run_record(
                 home, plan_digest, {"state": "done", "finishedAt": _now(), "via": via}
             )
             return summary
+
+
+def _indeterminate(plan_digest: str) -> errors.TeamloreError:
+    return errors.TeamloreError(
+        errors.RUNNER_PLAN_INDETERMINATE,
+        f"plan {plan_digest[:12]}… was being sent when teamlore stopped, so the provider may "
+        "have received it; it is never sent again: make a new plan with `teamlore memory "
+        "extract --runner …` (or `consolidate --runner …`) and approve that",
+        planDigest=plan_digest,
+    )
 
 
 def _failed(plan_digest: str, err: errors.TeamloreError) -> dict[str, Any]:
@@ -362,19 +393,62 @@ def memory_run_plan(ctx: OpContext, request: ExtractRunRequest) -> dict[str, Any
                     via="manifest",
                     manifest_digest=manifest_digest,
                     runner_name=request.runner,
+                    adjudicate=False,
                 )
             )
         except errors.TeamloreError as err:
             # each plan of a manifest takes effect, or fails, on its own
             results.append(_failed(listed.plan_digest, err))
+    shared = _shared_adjudication_plan(ctx, results)
     progress(total, total, "done")
-    return _run_result(results, manifest=manifest_digest)
+    return _run_result(results, manifest=manifest_digest, adjudication=shared)
 
 
-def _run_result(results: list[dict[str, Any]], *, manifest: str | None) -> dict[str, Any]:
+def _shared_adjudication_plan(
+    ctx: OpContext, results: list[dict[str, Any]]
+) -> dict[str, Any] | None:
+    """One adjudication plan over the drafts of every extraction the manifest ran (at most
+    8 x 8 = 64 drafts): adjudicating chunk by chunk would let each decision make its siblings'
+    tasks stale (docs/runner.md "Two approvals")."""
+    from teamlore.memory.extraction.adjudication_tasks import live_adjudication_task
+    from teamlore.runner import plans as plan_store
+    from teamlore.runner.profiles import RunnerChoice, resolve_runner
+
+    drafted = [
+        r
+        for r in results
+        if r.get("taskKind") == "extraction" and r.get("status") == "done" and not r.get("noOp")
+    ]
+    if not drafted:
+        return None
+    ids = [str(r["taskId"]) for r in drafted]
+    with _stores_for(ctx, "adjudication") as stores:
+        owner = _plan_owner(stores.identity)
+        first = plan_store.load_plan(ctx.home, drafted[0]["planDigest"], owner)
+        raw = first.runner
+        runner = resolve_runner(
+            RunnerChoice(raw["name"], raw.get("model"), raw.get("endpoint")), home=ctx.home
+        )
+        task = live_adjudication_task(
+            stores.state, _memory_owner(stores.identity), ids, reissue=True
+        )
+        if task is None:
+            return None
+        source = {"kind": "adjudication", "extractionTaskIds": ids}
+        return _write_plan(ctx, owner, runner, "adjudication", task, source)
+
+
+def _run_result(
+    results: list[dict[str, Any]],
+    *,
+    manifest: str | None,
+    adjudication: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     adjudication_plans = [
         r["adjudicationPlan"] for r in results if isinstance(r.get("adjudicationPlan"), dict)
     ]
+    if adjudication is not None:
+        adjudication_plans.append(adjudication)
     next_step = None
     if len(adjudication_plans) == 1:
         next_step = "teamlore memory extract --approve-plan " + adjudication_plans[0]["planDigest"]
@@ -391,6 +465,7 @@ def _run_result(results: list[dict[str, Any]], *, manifest: str | None) -> dict[
         "manifestDigest": manifest,
         "results": results,
         "failed": len(failed),
+        "adjudicationPlan": adjudication,
         "next": next_step,
     }
     if failed:

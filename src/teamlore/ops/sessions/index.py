@@ -348,6 +348,7 @@ class SessionsShowRequest(_Strict):
 @operation("sessions.show", input_model=SessionsShowRequest, side_effect="read")
 def sessions_show(ctx: OpContext, request: SessionsShowRequest) -> dict[str, Any]:
     """Show one session's normalized turns, tool uses, exit codes, paths and commits."""
+    from teamlore.memory.extraction.exclusions import is_excluded
     from teamlore.repo import tables
     from teamlore.sessions.queries import show_session
 
@@ -360,6 +361,8 @@ def sessions_show(ctx: OpContext, request: SessionsShowRequest) -> dict[str, Any
             limit=request.limit,
             repositories=tables.session_facts(conn),
         )
+    session = shown["session"]
+    session["excludedFromExtraction"] = is_excluded(ctx.home, str(session["sessionKey"]))
     return shown if request.tool is None else _one_tool(shown, request.tool)
 
 
