@@ -27,7 +27,7 @@ BUDGETS: list[tuple[tuple[str, ...], int, bool]] = [
     (("sessions", "search", "fixture", "--lexical", "--format", "json"), 266, False),
     (("sessions", "search", "fixture", "--format", "json"), 372, True),
     (("sessions", "list", "--format", "json"), 268, False),
-    (("sessions", "show", "SESSION", "--format", "json"), 268, False),
+    (("sessions", "show", "SESSION", "--format", "json"), 276, False),
     (("status", "--format", "json"), 270, False),
     (("sync", "--format", "json"), 298, False),
     (("memory", "search", "invoice", "--lexical", "--format", "json"), 295, False),
