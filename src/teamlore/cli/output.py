@@ -51,6 +51,17 @@ QueryArgument = Argument(
     help='Words, identifiers or Chinese text; no quotes needed ("a phrase" in quotes).',
 )
 
+# The worktree a team-memory command acts on: the owner of the operation (docs/architecture.md)
+RepositoryOption = Option(
+    None, "--repository", "-r", help="Worktree to act on (default: the current directory)."
+)
+
+
+def cwd_of(repository: str | None) -> Path:
+    """The directory a command given `--repository` (or not) runs its operation from."""
+    return Path(repository).expanduser().absolute() if repository else Path.cwd()
+
+
 # Hybrid search (docs/hybrid-search.md) fuses words and meaning; this leaves meaning out.
 LexicalOption = Option(
     False, "--lexical", help="Rank by words alone (BM25); skip the embedding model."

@@ -46,7 +46,6 @@ from teamlore.core.fusion import Fused, fuse, words_decide, words_only_ceiling
 from teamlore.core.strict import WIRE
 from teamlore.memory.store.layout import MEMORY_ROOT
 from teamlore.memory.store.projection import Coverage, Kind
-from teamlore.memory.store.vectors import load_approved
 from teamlore.models.embeddings import Embedder
 from teamlore.models.glosses import segmented
 
@@ -328,6 +327,9 @@ def _vector_ranking(
         query_vector = embedder.embed_query(query)[0]
     except errors.TeamloreError as exc:
         return VectorPath(ran=False, space=space, reason=exc.message, code=exc.code), [], []
+    # the vector side (numpy) loads only for a search whose vector path runs
+    from teamlore.memory.store.vectors import load_approved
+
     stored = load_approved(conn, owner, space)
     if stored.count == 0:
         return VectorPath(ran=False, space=space, reason="no document has a vector yet"), [], []
