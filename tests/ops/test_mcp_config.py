@@ -151,12 +151,12 @@ def test_personal_tiers_are_picked_up_from_the_registry(
     )
     table = codex_table(result)
     enabled = sorted(table["enabled_tools"])
-    assert enabled == ["memory_init", "memory_read", "personal_memory_status"]
+    assert enabled == ["memory_init", "memory_read", "memory_status"]
     assert table["enabled_tools"] == registered_tools("read", "init")
     assert result["writeTools"] == ["memory_init"]
     assert table["default_tools_approval_mode"] == "prompt"
     assert table["tools"] == {
-        "personal_memory_status": {"approval_mode": "auto"},
+        "memory_status": {"approval_mode": "auto"},
         "memory_read": {"approval_mode": "auto"},
     }
     assert table["args"][3:] == [
