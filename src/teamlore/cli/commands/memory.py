@@ -123,7 +123,7 @@ def _render_search(result: dict[str, Any]) -> None:
 @memory_app.command("search")
 def search(
     query: list[str] = QueryArgument,
-    limit: int = typer.Option(10, "--limit", "-n"),
+    limit: int = typer.Option(10, "--limit", "-n", help="Results to return (1..100)."),
     lexical: bool = LexicalOption,
     repository: str | None = RepositoryOption,
     fmt: OutputFormat = FormatOption,

@@ -131,8 +131,12 @@ def _outcome_line(outcome: dict[str, Any]) -> str:
 def personal_status(
     client_id: str | None = typer.Option(None, "--client-id", help="The MCP client's id."),
     import_id: str | None = typer.Option(None, "--import-id", help="A memory_init importId."),
-    submission_id: str | None = typer.Option(None, "--submission-id"),
-    conversation_id: str | None = typer.Option(None, "--conversation-id"),
+    submission_id: str | None = typer.Option(
+        None, "--submission-id", help="A relayed turn's submissionId: show its outcome."
+    ),
+    conversation_id: str | None = typer.Option(
+        None, "--conversation-id", help="The conversationId sent with that turn, if any."
+    ),
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """Show the Writer queue and settings (never bodies), or one submission's outcome."""
