@@ -41,6 +41,11 @@ sys.path.insert(0, str(BENCH_DIR))
 import corpus  # noqa: E402
 
 PEER_PACKAGE = "claude-mem==1.0.3"
+# the peer is a PyPI package, not the Claude Code plugin that shares its name
+PEER_NOTE = (
+    "claude-mem = the PyPI package `claude-mem` 1.0.3 (module `session_recall`), not the Claude"
+    " Code plugin of the same name (which has no offline indexer)"
+)
 TARGETS = {
     "cold_mib_s": (">=", 60.0, "cold sync throughput (MiB/s)"),
     "noop_s": ("<=", 2.0, "no-op resync of {files} files (s)"),
@@ -375,6 +380,7 @@ def phase_cold(args: argparse.Namespace, work: Path, figures: dict[str, Any]) ->
 
 
 def phase_peer(args: argparse.Namespace, work: Path, figures: dict[str, Any]) -> None:
+    say(f"    ({PEER_NOTE})")
     home: Path = figures["cold_home"]
     stats: dict[str, Any] = figures["cold_stats"]
     claude_bytes = stats["claudeBytes"]

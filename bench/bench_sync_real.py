@@ -61,7 +61,7 @@ sys.path.insert(0, str(BENCH_DIR))
 sys.path.insert(0, str(REPO / "src"))
 
 import corpus  # noqa: E402
-from bench_sync import run_peer  # noqa: E402
+from bench_sync import PEER_NOTE, run_peer  # noqa: E402
 
 CORPORA = ("claude", "codex", "mixed", "generated")
 CORPUS_VERSION = 1  # bump when the way a corpus is built changes
@@ -306,6 +306,8 @@ def bench_corpus(args: argparse.Namespace, work: Path, kind: str) -> dict[str, A
     alone: list[dict[str, Any]] = []  # --helper both: the same sync without the helper
     peers: list[dict[str, Any]] = []
     peer_note = ""
+    if kind == "claude" and not args.no_peer:
+        say(f"  ({PEER_NOTE})")
     for number in range(1, args.rounds + 1):
         # both: with the helper whatever the machine's load (`on`), then without
         helper = "on" if args.helper == "both" else args.helper

@@ -276,6 +276,41 @@ def test_sessions_show_accepts_a_unique_key_prefix(home: Path, sources: Path) ->
     assert short["error"]["code"] == "SESSION_NOT_FOUND"
 
 
+def test_a_turn_appended_since_the_last_sync_is_found_by_the_next_search(
+    home: Path, sources: Path
+) -> None:
+    # append -> searchable in one process (docs/sessions.md, "Searching what was just said")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    import corpus
+
+    sync_json(sources)
+
+    def search(*extra: str) -> dict:
+        proc = teamlore_cli("sessions", "search", token, "--lexical", "--format", "json", *extra)
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout)
+
+    for n, name in enumerate(("claude/synthetic-main.jsonl", "codex/envelope-0.60.jsonl")):
+        token = f"zqfresh{n}"
+        corpus.append_turn(sources / name, token, at_ms=1_780_000_000_000 + n)
+        unsynced = search("--no-sync")
+        assert unsynced["hits"] == [] and unsynced["refreshed"] is None
+        found = search()
+        assert found["refreshed"] == {"files": 1, "turns": 1, "skipped": None}
+        assert [token in h["snippet"] for h in found["hits"]] == [True]
+        assert search()["refreshed"] == {"files": 0, "turns": 0, "skipped": None}
+    # a sync running: the search does not wait for it, and says it searched the index as it is
+    corpus.append_turn(
+        sources / "codex" / "envelope-0.60.jsonl", "zqlater", at_ms=1_790_000_000_000
+    )
+    token = "zqlater"
+    with file_lock(home / "sync.lock"):
+        busy = search()
+    assert busy["hits"] == [] and "another teamlore process" in busy["refreshed"]["skipped"]
+    text = teamlore_cli("sessions", "search", "zqlater", "--lexical").stdout
+    assert "Indexed 1 new turn from 1 grown file first." in text and "zqlater" in text
+
+
 @pytest.mark.parametrize(
     ("state_file", "command"),
     [

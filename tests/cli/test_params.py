@@ -24,9 +24,13 @@ PLAIN = [
     ["sessions", "list", "--limit", "3", "--unmapped", "-r", "", "-f", "json"],
     ["sessions", "show", "abc123", "--turn", "2", "-f", "json"],
     ["sessions", "show", "-t", "1", "abc123"],
+    ["sessions", "show", "abc123", "--from", "101", "-n", "50"],
     ["sessions", "search", "release", "job", "failed", "-n", "3", "--lexical"],
     ["sessions", "search", '"a phrase"', "迁移", "--provider", "claude", "--until=2026-03-01"],
     ["sessions", "search", "x", "--repository", "r", "--since", "s", "--limit", "20"],
+    ["sessions", "search", "x", "--no-sync", "--lexical"],
+    ["memory", "search", "x"],
+    ["memory", "search", "release", "job", "-n", "3", "--lexical", "-r", "repo dir", "-f", "json"],
 ]
 
 LEFT_TO_TYPER = [
@@ -53,7 +57,9 @@ LEFT_TO_TYPER = [
     ["sessions", "search", "x", "-h"],
     ["sessions", "searchx", "x"],
     ["sessions"],
-    ["memory", "search", "x"],
+    ["memory", "search"],
+    ["memory", "search", "x", "--limit", "many"],
+    ["memory", "status"],  # not a lean command
 ]
 
 

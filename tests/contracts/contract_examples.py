@@ -492,6 +492,40 @@ def runner_execution_plan(with_digest: bool = True) -> dict[str, Any]:
     return plan
 
 
+def runner_execution_plan_v2(with_digest: bool = True) -> dict[str, Any]:
+    """A consolidation plan: it discloses an approved entry, a scene and the doctrine."""
+    plan = runner_execution_plan(with_digest=False)
+    plan["format"] = "threadshare-memory-runner-execution-plan@v2"
+    plan["taskKind"] = "consolidation"
+    plan["inputCoverage"] = [
+        {**plan["inputCoverage"][0], "sourceKind": kind, "opaqueSourceId": name}
+        for kind, name in (("approved-entry", "lock-timeout"), ("scene", "release"),
+                           ("doctrine", "doctrine"), ("prompt", "runner-input"))
+    ]  # fmt: skip
+    if with_digest:
+        plan["planDigest"] = digests.plan_digest(plan)
+    return plan
+
+
+def restricted_extraction_runner() -> dict[str, Any]:
+    return {
+        "format": "threadshare-memory-restricted-extraction-runner@v1",
+        "adapter": "claude-cli",
+        "version": "2.1.222 (Claude Code)",
+        "argvTemplate": ["claude", "-p", "--tools", "", "--no-session-persistence"],
+        "toolPolicy": "none",
+        "network": "model-only",
+        "ephemeral": "required",
+        "timeoutMs": 600_000,
+        "maxOutputBytes": 4_194_304,
+        "conformance": {
+            "testVersion": "conformance-test@1",
+            "passedAt": "2026-08-21T10:00:00.000Z",
+            "cliVersionFingerprint": H["t1"],
+        },
+    }
+
+
 def authorization_manifest(with_digest: bool = True) -> dict[str, Any]:
     manifest: dict[str, Any] = {
         "format": "threadshare-memory-authorization-manifest@v1",

@@ -585,7 +585,7 @@ CONSOLIDATION: list[Case] = [
         at("operations.1.name", "databases"),
         "conflicting",
     ),
-    (ConsolidationPatch, ex.consolidation_patch, at("operations.0.rationale", ""), "rationale"),
+    (ConsolidationPatch, ex.consolidation_patch, at("operations.0.rationale", None), "rationale"),
     (ConsolidationPatch, ex.consolidation_patch, at("operations.0.name", "-x-"), "name"),
 ]
 

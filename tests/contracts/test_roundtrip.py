@@ -30,6 +30,7 @@ from teamlore.contracts import (
 )
 from teamlore.contracts._base import ContractModel
 from teamlore.contracts.export import CONTRACTS, contract_schema
+from teamlore.contracts.runner import RestrictedExtractionRunner, RunnerExecutionPlanV2
 from teamlore.core.canonical import digest
 
 EXAMPLES: list[tuple[type[ContractModel], Callable[[], dict[str, Any]]]] = [
@@ -48,6 +49,8 @@ EXAMPLES: list[tuple[type[ContractModel], Callable[[], dict[str, Any]]]] = [
     (ConsolidationPatch, ex.consolidation_patch),
     (RunnerExecutionPlan, ex.runner_execution_plan),
     (AuthorizationManifest, ex.authorization_manifest),
+    (RunnerExecutionPlanV2, ex.runner_execution_plan_v2),
+    (RestrictedExtractionRunner, ex.restricted_extraction_runner),
 ]
 IDS = [model.__name__ for model, _ in EXAMPLES]
 

@@ -125,7 +125,7 @@ def _as_request_fields(payload: dict[str, Any]) -> dict[str, Any]:
     if not error:
         return payload
     message = re.sub(r"^--([a-z-]+):", lambda m: _camel(m.group(1)) + ":", error["message"])
-    return {"error": {**error, "message": message}}
+    return {"error": {**error, "message": message, "problem": message}}
 
 
 def _camel(flag: str) -> str:

@@ -60,10 +60,27 @@ def registered_tools(*capabilities: str) -> list[str]:
 
 
 @pytest.fixture()
-def clean_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pytest.MonkeyPatch:
     for name in ("TEAMLORE_HOME", "WSL_DISTRO_NAME"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "no-codex-config"))  # the user's is not read
     return monkeypatch
+
+
+def registered_repository(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """A real git worktree registered the way a user does it (`teamlore sync --repository`), in
+    a private state dir that `TEAMLORE_HOME` points at."""
+    state = tmp_path / "state"
+    monkeypatch.setenv("TEAMLORE_HOME", str(state))
+    project = tmp_path / "project"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    empty = tmp_path / "no-sessions"
+    empty.mkdir()
+    REGISTRY.get("sync").run(
+        OpContext(cwd=project), {"repository": str(project), "sources": [f"codex={empty}"]}
+    )
+    return project
 
 
 # -- Codex --------------------------------------------------------------------------------
@@ -124,26 +141,27 @@ def test_write_tier_asks_before_writes_and_lets_reads_through(
 def test_personal_tiers_are_picked_up_from_the_registry(
     clean_env: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    project = registered_repository(clean_env, tmp_path)
     result = run(
         client="codex",
         capabilities=["read", "init"],
         client_id="chatgpt-desktop",
         global_context=True,
-        workspaces=[str(tmp_path)],
+        workspaces=[str(project)],
     )
     table = codex_table(result)
     enabled = sorted(table["enabled_tools"])
-    assert enabled == ["memory_init", "memory_read", "personal_memory_status"]
+    assert enabled == ["memory_init", "memory_read", "memory_status"]
     assert table["enabled_tools"] == registered_tools("read", "init")
     assert result["writeTools"] == ["memory_init"]
     assert table["default_tools_approval_mode"] == "prompt"
     assert table["tools"] == {
-        "personal_memory_status": {"approval_mode": "auto"},
+        "memory_status": {"approval_mode": "auto"},
         "memory_read": {"approval_mode": "auto"},
     }
     assert table["args"][3:] == [
         "--capability", "read", "--capability", "init",
-        "--client-id", "chatgpt-desktop", "--global", "--workspace", str(tmp_path),
+        "--client-id", "chatgpt-desktop", "--global", "--workspace", str(project),
     ]  # fmt: skip
 
 
@@ -164,6 +182,79 @@ def test_relay_says_it_needs_the_opt_in_and_can_add_it(clean_env: pytest.MonkeyP
 def test_approval_mode_can_be_chosen(clean_env: pytest.MonkeyPatch) -> None:
     table = codex_table(run(client="codex", capabilities=["team"], approval_mode="writes"))
     assert table["default_tools_approval_mode"] == "writes"
+
+
+# -- what is already there --------------------------------------------------------------------
+
+
+def test_a_workspace_outside_every_registered_repository_is_refused_at_config_time(
+    clean_env: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    state = tmp_path / "state"
+    clean_env.setenv("TEAMLORE_HOME", str(state))
+    err = refused(capabilities=["read"], workspaces=[str(tmp_path)])
+    assert err.code == "UNREGISTERED_WORKSPACE"  # `teamlore mcp` would refuse it at launch
+    assert not state.exists()  # a read-only command leaves no state behind
+
+
+def test_a_registered_project_the_scopes_do_not_allow_gets_a_note(
+    clean_env: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    project = registered_repository(clean_env, tmp_path)
+    result = run(client="codex", capabilities=["read"], workspaces=[str(project)])
+    [note] = [n for n in result["notes"] if "allowed_scopes" in n]
+    assert "project:" in note and "personal config --scope" in note
+    assert str(project) not in note
+
+
+def write_codex_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, text: str) -> None:
+    codex_home = tmp_path / "codex-home"
+    codex_home.mkdir(exist_ok=True)
+    (codex_home / "config.toml").write_text(text, encoding="utf-8")
+    monkeypatch.setenv("CODEX_HOME", str(codex_home))
+
+
+def test_notes_read_the_users_codex_config(clean_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    write_codex_config(
+        clean_env,
+        tmp_path,
+        "[mcp_servers.teamlore]\n"
+        'command = "teamlore"\n'
+        'enabled_tools = ["search", "not_a_teamlore_tool"]\n'
+        "[mcp_servers.node_repl]\n"
+        'command = "node"\n'
+        "required = true\n",
+    )
+    notes = run(client="codex")["notes"]
+    assert any("already has [mcp_servers.teamlore]" in n and "replace" in n for n in notes)
+    [unknown] = [n for n in notes if "not_a_teamlore_tool" in n]
+    assert "does not register" in unknown
+    [left_out] = [n for n in notes if "leaves out" in n]
+    assert all(t in left_out for t in registered_tools("team-read") if t != "search")
+    [required] = [n for n in notes if "required = true" in n]
+    assert "node_repl" in required and "$CODEX_HOME/config.toml" in required
+    assert str(tmp_path) not in " ".join(notes)  # no absolute paths in what may be pasted
+
+
+def test_no_notes_for_a_config_without_clashes_and_one_for_a_broken_file(
+    clean_env: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    write_codex_config(clean_env, tmp_path, '[mcp_servers.other]\ncommand = "x"\n')
+    assert run(client="codex")["notes"] == []
+    assert run(client="claude")["notes"] == []  # Claude Code does not read config.toml
+    write_codex_config(clean_env, tmp_path, "[mcp_servers.other\n")
+    [broken] = run(client="codex")["notes"]
+    assert "cannot be read" in broken and "TOMLDecodeError" in broken
+
+
+def test_the_text_view_shows_the_notes_after_the_block(
+    cli: Typer, clean_env: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    write_codex_config(clean_env, tmp_path, '[mcp_servers.teamlore]\ncommand = "x"\n')
+    out = CliRunner().invoke(cli, ["mcp-config", "--client", "codex"])
+    assert out.exit_code == 0, out.output
+    assert "# NOTE: $CODEX_HOME/config.toml already has [mcp_servers.teamlore]" in out.stdout
+    tomllib.loads(out.stdout)  # the notes are comments: the output still pastes
 
 
 # -- WSL ----------------------------------------------------------------------------------

@@ -210,16 +210,16 @@ def code(result: Any) -> str:
 async def poll_status(
     session: ClientSession, arguments: dict[str, Any], *, until: set[str], tries: int = 300
 ) -> dict[str, Any]:
-    """Poll personal_memory_status (bounded: `tries` × 0.1 s) until the outcome's state is in
+    """Poll memory_status (bounded: `tries` × 0.1 s) until the outcome's state is in
     `until`."""
     outcome: dict[str, Any] | None = None
     for _ in range(tries):
-        data = payload(await session.call_tool("personal_memory_status", arguments))
+        data = payload(await session.call_tool("memory_status", arguments))
         outcome = data.get("import", data.get("submission"))
         if outcome is not None and outcome["state"] in until:
             return outcome
         await anyio.sleep(0.1)
-    raise AssertionError(f"personal_memory_status {arguments} never reached {until}: {outcome}")
+    raise AssertionError(f"memory_status {arguments} never reached {until}: {outcome}")
 
 
 def tree(root: Path) -> dict[str, tuple[int, int]]:

@@ -162,7 +162,7 @@ def test_cli_and_mcp_agree_on_read_and_status(home: Path, tmp_path: Path) -> Non
         )
         out = [await reader.call_tool("memory_read", {})]
         for arguments, _ in lookups:
-            out.append(await writer.call_tool("personal_memory_status", arguments))
+            out.append(await writer.call_tool("memory_status", arguments))
         return out
 
     read, *statuses = with_sessions(

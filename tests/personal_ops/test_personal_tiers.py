@@ -53,13 +53,13 @@ def tools_of(cwd: Path, *flags: str) -> tuple[dict[str, Any], str]:
 @pytest.mark.parametrize(
     ("flags", "expected"),
     [
-        (["-c", "read"], {"memory_read", "personal_memory_status"}),
-        (["-c", "init"], {"memory_init", "personal_memory_status"}),
-        (["-c", "relay"], {"memory_submit_user_turn", "personal_memory_status"}),
-        (["-c", "read", "-c", "init"], {"memory_read", "memory_init", "personal_memory_status"}),
+        (["-c", "read"], {"memory_read", "memory_status"}),
+        (["-c", "init"], {"memory_init", "memory_status"}),
+        (["-c", "relay"], {"memory_submit_user_turn", "memory_status"}),
+        (["-c", "read", "-c", "init"], {"memory_read", "memory_init", "memory_status"}),
         (
             ["-c", "team-read", "-c", "read"],
-            {"memory_read", "personal_memory_status", *TEAM_READ_TOOLS},
+            {"memory_read", "memory_status", *TEAM_READ_TOOLS},
         ),
     ],
 )
@@ -83,7 +83,7 @@ def test_only_the_granted_tools_exist(
         assert tools["memory_init"].input_schema["required"] == [
             "importId", "contextId", "sourceLabel", "basis", "understanding",
         ]  # fmt: skip
-    assert tools["personal_memory_status"].annotations.read_only_hint is True
+    assert tools["memory_status"].annotations.read_only_hint is True
     assert not (home / "personal").exists()  # listing tools writes nothing
 
 
@@ -95,13 +95,13 @@ def test_contexts_are_frozen_at_launch_and_arguments_never_widen_them(
     async def body(sessions: list[Any], _: list[Any]) -> list[Any]:
         reader, writer = sessions
         return [
-            await reader.call_tool("personal_memory_status", {}),
+            await reader.call_tool("memory_status", {}),
             await reader.call_tool("memory_read", {"contextId": PROJECT}),
             await reader.call_tool("memory_read", {"contextId": "global"}),
             await reader.call_tool("memory_read", {"workspace": str(project)}),
             await writer.call_tool("memory_init", {**INIT, "contextId": PROJECT}),
             await writer.call_tool("memory_init", {**INIT, "contextId": "project:other"}),
-            await writer.call_tool("personal_memory_status", {}),
+            await writer.call_tool("memory_status", {}),
         ]
 
     read_global = server_params(tmp_path, "-c", "read", "--client-id", "codex-cli", "--global")
@@ -155,13 +155,13 @@ def test_relay_needs_its_launch_flag(home: Path, tmp_path: Path) -> None:
         without, with_flag = sessions
         return [
             await without.call_tool("memory_submit_user_turn", turn),
-            await without.call_tool("personal_memory_status", {}),
+            await without.call_tool("memory_status", {}),
             await with_flag.call_tool("memory_submit_user_turn", turn),
             await with_flag.call_tool("memory_submit_user_turn", turn),
             await with_flag.call_tool("memory_submit_user_turn", {**turn, "text": "spaces"}),
             await with_flag.call_tool("memory_submit_user_turn", {**turn, "submissionId": "a b"}),
-            await with_flag.call_tool("personal_memory_status", {"submissionId": "t1"}),
-            await with_flag.call_tool("personal_memory_status", {"importId": "x"}),
+            await with_flag.call_tool("memory_status", {"submissionId": "t1"}),
+            await with_flag.call_tool("memory_status", {"importId": "x"}),
         ]
 
     flags = ["-c", "relay", "--client-id", "pi", "--global"]
@@ -221,7 +221,7 @@ def test_mcp_config_for_relay_prints_the_opt_in_a_working_relay_needs(
 def test_a_read_only_process_leaves_no_trace(home: Path, tmp_path: Path) -> None:
     async def body(sessions: list[Any], _: list[Any]) -> list[Any]:
         return [
-            await sessions[0].call_tool("personal_memory_status", {}),
+            await sessions[0].call_tool("memory_status", {}),
             await sessions[0].call_tool("memory_read", {}),
         ]
 

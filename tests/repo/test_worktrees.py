@@ -4,6 +4,7 @@ and by the WSL forms of Windows paths (docs/sessions.md)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
 from pathlib import Path
@@ -204,3 +205,26 @@ def test_path_aliases_must_point_at_absolute_local_paths() -> None:
     with pytest.raises(ValidationError):
         PathSettings.model_validate({"aliases": {"C:\\src": 3}})
     assert PathSettings.model_validate({"aliases": {"C:\\src": "~/src"}}).aliases
+
+
+def test_sessions_sharing_a_folder_resolve_it_on_disk_once(
+    repo, conn: sqlite3.Connection, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a no-op resync maps every session again: a realpath per session (each with its own
+    # commit) was a third of it (bench/bench_sync.py, no-op resync)
+    repo.commit("first", {"a.txt": "a"})
+    identity = register_repository(conn, repo.root, home)
+    sessions = [_foreign(conn, str(repo.root / "src"), None, f"c{n}") for n in range(5)]
+    elsewhere = [_foreign(conn, "/nowhere/proj", "git@host:o/r.git", f"c{n}") for n in range(5)]
+    resolved: list[str] = []
+    real = os.path.realpath
+
+    def counted(path: str, *args: object, **kwargs: object) -> str:
+        resolved.append(str(path))
+        return real(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os.path, "realpath", counted)
+    assert map_sessions(conn).mapped == 5
+    assert [_key(conn, s) for s in sessions] == [identity.worktree_key] * 5
+    assert [_key(conn, s) for s in elsewhere] == [None] * 5
+    assert sorted(resolved) == sorted({str(repo.root / "src"), "/nowhere/proj"})

@@ -451,7 +451,8 @@ def test_a_manifest_approves_each_plan_on_its_own(tmp_path: Path, home: Path) ->
     rewrite_first_message(world.sessions[1])
     world.resync()
     _, out = world.approve(manifest, "--approve-manifest")
-    assert out["error"] == {"code": "RUNNER_PLAN_MISMATCH", "message": "1 of 2 plans failed"}
+    error = out["error"]
+    assert (error["code"], error["message"]) == ("RUNNER_PLAN_MISMATCH", "1 of 2 plans failed")
     statuses = sorted(r["status"] for r in out["results"])
     assert statuses == ["done", "failed"] and out["failed"] == 1
     failed = next(r for r in out["results"] if r["status"] == "failed")

@@ -7,6 +7,7 @@ covered by tests/sessions/test_sync_real_files.py.
 
 from __future__ import annotations
 
+import os
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -445,3 +446,27 @@ def test_a_new_index_has_32_kib_pages_and_an_old_one_keeps_its_own(home: Path) -
     old.mkdir()
     sqlite3.connect(old / "index.sqlite3").execute("CREATE TABLE t(x)").connection.close()
     assert open_index(old).execute("PRAGMA page_size").fetchone()[0] == 4096
+
+
+def test_a_no_op_resync_stats_each_file_once(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # discovery reads file types from the folder listing; the indexer stats each file once for
+    # what it will read and whether the file changed (three stats per file before)
+    src = tmp_path / "s"
+    for n in range(4):
+        session_file(src / f"d{n % 2}" / f"{n}.jsonl", {"t": "user", "text": f"turn {n}"})
+    indexer = Indexer(open_index(home), {"mini": MiniAdapter()}, home=home, analysis="auto")
+    assert indexer.sync([Source("mini", src)]).files_changed == 4
+    statted: list[str] = []
+    real = os.stat
+
+    def counted(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        statted.append(str(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", counted)
+    again = indexer.sync([Source("mini", src)])
+    assert (again.files_seen, again.files_changed) == (4, 0)
+    per_file = [statted.count(str(p)) for p in sorted(src.rglob("*.jsonl"))]
+    assert per_file == [1, 1, 1, 1]

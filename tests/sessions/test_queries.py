@@ -185,6 +185,62 @@ def test_a_search_reads_the_matches_once_for_window_and_ranking(home: Path, tmp_
         assert sum("MATCH" in s for s in statements) == 1, statements
 
 
+def _long_session(home: Path, tmp_path: Path, turns: int) -> tuple[Indexer, str]:
+    """A session of `turns` turns, each running one tool that writes its own file."""
+    records: list[dict[str, object]] = []
+    for n in range(1, turns + 1):
+        records += [
+            {"t": "user", "text": f"step {n}"},
+            {"t": "run", "id": f"c{n}", "cmd": f"touch f{n}.py", "writes": [f"f{n}.py"]},
+            {"t": "out", "id": f"c{n}", "out": "", "exit": 0},
+        ]
+    indexer = _synced(home, tmp_path, *records)
+    [session] = queries.list_sessions(indexer.conn)
+    return indexer, session["sessionKey"]
+
+
+def test_a_session_is_shown_a_page_of_turns_at_a_time(home: Path, tmp_path: Path) -> None:
+    # a 100k-turn session printed whole took minutes (docs/sessions.md, "Showing a session")
+    indexer, key = _long_session(home, tmp_path, 7)
+    first = queries.show_session(indexer.conn, key, limit=3)
+    assert [t["ordinal"] for t in first["turns"]] == [1, 2, 3]
+    assert first["page"] == {"from": 1, "turns": 3, "next": 4}
+    assert [t["tools"][0]["pathsWritten"] for t in first["turns"]] == [
+        ["f1.py"],
+        ["f2.py"],
+        ["f3.py"],
+    ]
+    last = queries.show_session(indexer.conn, key, start=7, limit=3)
+    assert [t["ordinal"] for t in last["turns"]] == [7]
+    assert last["page"] == {"from": 7, "turns": 1, "next": None}
+    beyond = queries.show_session(indexer.conn, key, start=8, limit=3)
+    assert beyond["turns"] == [] and beyond["page"]["next"] is None
+    # one turn: no page, and a turn past the end is still refused
+    one = queries.show_session(indexer.conn, key, turn=5)
+    assert [t["ordinal"] for t in one["turns"]] == [5] and "page" not in one
+    with pytest.raises(errors.TeamloreError) as refused:
+        queries.show_session(indexer.conn, key, turn=8)
+    assert refused.value.code == errors.TURN_NOT_FOUND.code
+
+
+def test_showing_a_session_reads_every_table_through_an_index(home: Path, tmp_path: Path) -> None:
+    # a query per tool use over file_touches by tool_use_id (no index) scanned the table once
+    # per tool use: quadratic in the session's length
+    indexer, key = _long_session(home, tmp_path, 3)
+    statements: list[str] = []
+    indexer.conn.set_trace_callback(statements.append)
+    queries.show_session(indexer.conn, key)
+    indexer.conn.set_trace_callback(None)
+    scans = set()
+    for sql in statements:
+        if sql.lstrip().upper().startswith("SELECT") and "?" not in sql:
+            for row in indexer.conn.execute(f"EXPLAIN QUERY PLAN {sql}"):
+                detail = row[-1]
+                if detail.startswith("SCAN") and "USING" not in detail:
+                    scans.add(detail)
+    assert not {s for s in scans if "file_touches" in s or "tool_uses" in s}, scans
+
+
 # -- Chinese without spaces, and words never outvoted (docs/hybrid-search.md) ------------------
 
 DEMO_TURNS = (  # the Chinese turn of `teamlore demo`, an English one saying the same, and others

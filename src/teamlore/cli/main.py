@@ -13,7 +13,7 @@ import typer
 
 from teamlore import __version__
 from teamlore.cli import app as cli_app
-from teamlore.cli.app import app, sessions_app
+from teamlore.cli.app import app, memory_app, sessions_app
 from teamlore.cli.commands import sessions as session_commands
 from teamlore.cli.output import FormatOption, OutputFormat, fail, run, say, stdout, styled
 
@@ -158,6 +158,7 @@ def mcp(
 def _load_command_modules() -> None:
     """Import every module of `teamlore.cli.commands` (each adds its commands to the apps)."""
     import teamlore.cli.commands as package
+    from teamlore.cli.commands import memory  # noqa: F401  (the memory group lists its own first)
     from teamlore.cli.commands.mcp_config import mcp_config
 
     app.command("mcp-config")(mcp_config)
@@ -167,6 +168,8 @@ def _load_command_modules() -> None:
 
 if not cli_app.lean:  # the lean commands need only their own operations (commands/sessions)
     _load_command_modules()
+else:  # the lean command of the memory group (commands/memory registers it otherwise)
+    memory_app.command("search")(session_commands.memory_search)
 
 
 def main() -> None:

@@ -7,8 +7,8 @@ come only from `styled` pieces; `literal` shows terminal control characters (esc
 carriage returns, bidi overrides) as visible `\xNN` / `\uNNNN` escapes, so transcript text can
 neither restyle the terminal nor hide text. Long text is cut with a visible marker (`clip`).
 
-Errors: `{"error": {"code", "message"}}` on stdout in JSON mode, one line on stderr otherwise;
-exit 1 for refusals and failures, 2 for usage errors.
+Errors: `{"error": {"code", "message", "problem", "next"}}` (core/errors.py) on stdout in JSON
+mode, one line on stderr otherwise; exit 1 for refusals and failures, 2 for usage errors.
 """
 
 from __future__ import annotations
@@ -50,6 +50,17 @@ QueryArgument = Argument(
     metavar="QUERY",
     help='Words, identifiers or Chinese text; no quotes needed ("a phrase" in quotes).',
 )
+
+# The worktree a team-memory command acts on: the owner of the operation (docs/architecture.md)
+RepositoryOption = Option(
+    None, "--repository", "-r", help="Worktree to act on (default: the current directory)."
+)
+
+
+def cwd_of(repository: str | None) -> Path:
+    """The directory a command given `--repository` (or not) runs its operation from."""
+    return Path(repository).expanduser().absolute() if repository else Path.cwd()
+
 
 # Hybrid search (docs/hybrid-search.md) fuses words and meaning; this leaves meaning out.
 LexicalOption = Option(

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from teamlore.contracts import digests
 from teamlore.contracts._base import (
@@ -172,16 +172,25 @@ class ConsolidationOperation(ContractModel):
     """One scene/doctrine change. Intrinsic rules: create/update/merge carry newContent and
     ≥ 1 basedOnEntryId, delete has newContent null; basedOnEntryIds unique; doctrine is named
     `doctrine` and never merges; mergeSources only on a scene merge (≥ 2, unique).
-    Rules that need the task (existing scenes, capacity, heat) are checked by the host."""
+    Rules that need the task (existing scenes, capacity, heat) are checked by the host.
 
-    operation_id: Identifier
+    `operationId` and `rationale` are ours, beyond the seed's operation shape
+    (`{op, target, name, newContent, basedOnEntryIds, mergeSources}`, docs/seed-conformance.md):
+    a patch without them is read with `operationId` = `op-<position>` (1-based) and an empty
+    rationale."""
+
+    model_config = ConfigDict(
+        **ContractModel.model_config, json_schema_extra=lambda s: _not_required(s, "operationId")
+    )
+
+    operation_id: Identifier  # always there once read: the patch numbers the unnamed ones
     op: Literal["create", "update", "merge", "delete"]
     target: Literal["scene", "doctrine"]
     name: Slug
     new_content: str | None
     based_on_entry_ids: tuple[Identifier, ...]
     merge_sources: tuple[Slug, ...]
-    rationale: NonEmptyText
+    rationale: Annotated[str, Field(max_length=4096)] = ""
 
     @model_validator(mode="after")
     def _shape(self) -> ConsolidationOperation:
@@ -216,6 +225,12 @@ class ConsolidationPatch(ContractModel):
     binding: ConsolidationBinding
     operations: tuple[ConsolidationOperation, ...] = Field(max_length=64)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _number_unnamed_operations(cls, data: Any) -> Any:
+        """A seed-shaped operation has no operationId: it is `op-<position>` (1-based)."""
+        return with_positional_operation_ids(data)
+
     @model_validator(mode="after")
     def _batch_rules(self) -> ConsolidationPatch:
         unique_items((o.operation_id for o in self.operations), "operations operationId")
@@ -224,3 +239,25 @@ class ConsolidationPatch(ContractModel):
             "conflicting-file-operation: target",
         )
         return self
+
+
+def _not_required(schema: dict[str, Any], name: str) -> None:
+    """The published schema lets a client leave `name` out (the host derives it)."""
+    required = schema.get("required")
+    if isinstance(required, list) and name in required:
+        required.remove(name)
+
+
+def with_positional_operation_ids(document: Any) -> Any:
+    """`document` with `operationId` = `op-<position>` (1-based) on each operation that has
+    none (under either wire or Python name); anything else is returned as it is."""
+    operations = document.get("operations") if isinstance(document, dict) else None
+    if not isinstance(operations, list):
+        return document
+    numbered = [
+        {**op, "operationId": f"op-{position}"}
+        if isinstance(op, dict) and "operationId" not in op and "operation_id" not in op
+        else op
+        for position, op in enumerate(operations, start=1)
+    ]
+    return {**document, "operations": numbered}

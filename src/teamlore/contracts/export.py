@@ -26,7 +26,12 @@ from teamlore.contracts.extraction import (
 )
 from teamlore.contracts.promotion import PrepareRequest, PromotionPlan
 from teamlore.contracts.repository import RepositoryBinding
-from teamlore.contracts.runner import AuthorizationManifest, RunnerExecutionPlan
+from teamlore.contracts.runner import (
+    AuthorizationManifest,
+    RestrictedExtractionRunner,
+    RunnerExecutionPlan,
+    RunnerExecutionPlanV2,
+)
 from teamlore.contracts.search import MemorySearchRequest
 from teamlore.contracts.skill import SkillCandidate
 
@@ -46,7 +51,9 @@ CONTRACTS: tuple[type[ContractModel], ...] = (
     SkillCandidate,
     ConsolidationTask,
     ConsolidationPatch,
+    RestrictedExtractionRunner,
     RunnerExecutionPlan,
+    RunnerExecutionPlanV2,
     AuthorizationManifest,
 )
 

@@ -3,6 +3,12 @@
 Every refusal teamlore makes carries one of these codes, a one-line message a person understands,
 and an exit code (1 for refusals and failures, 2 for usage errors). The codes are part of the
 public contract: CLI JSON output and MCP tool errors both carry them, so they never change meaning.
+
+On the wire a refusal is `{"error": {"code", "message", "problem", "next"}}` (+ `details`):
+`code` and `message` are ours and stay; `problem` (the same one line) and `next` (what to do
+about it) are the seed's diagnostic fields, so a client written from the seed reads ours
+(docs/seed-conformance.md). `next` is the remedy a code's summary names after its last "; "
+(`...; run teamlore memory init`), else one for its kind of refusal.
 """
 
 from __future__ import annotations
@@ -133,10 +139,35 @@ class TeamloreError(Exception):
         return self.error.exit_code
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"code": self.code, "message": self.message}
+        out: dict[str, Any] = {
+            "code": self.code,
+            "message": self.message,
+            "problem": self.message,
+            "next": next_step(self.error),
+        }
         if self.details:
             out["details"] = self.details
         return out
+
+
+_REMEDY = re.compile(
+    r"; ((?:run|recall|review|narrow|confirm|free|retry|stage|sync|use|give|check|remove|"
+    r"pass|add|choose|wait|update|fix|register|allow|set|ask|start|install|re-run)\b.*)$"
+)
+USAGE_NEXT = "Check the arguments (`--help` lists them) and try again."
+INTERNAL_NEXT = "Report this as a teamlore bug with the command you ran; then try again."
+REFUSAL_NEXT = "Fix what the problem says, then try again."
+
+
+def next_step(error: ErrorCode) -> str:
+    """What a person (or an agent) does about a refusal with this code (the seed's `next`)."""
+    remedy = _REMEDY.search(error.summary)
+    if remedy:
+        text = remedy[1]
+        return text[0].upper() + text[1:] + ("" if text.endswith(".") else ".")
+    if error.code == "INTERNAL":
+        return INTERNAL_NEXT
+    return USAGE_NEXT if error.exit_code == 2 else REFUSAL_NEXT
 
 
 def first_problem(
@@ -601,6 +632,10 @@ SKILL_TARGET_DRIFT = _register(
 # team memory: the batch runner (runner/, docs/runner.md)
 RUNNER_BINARY_NOT_FOUND = _register(
     "RUNNER_BINARY_NOT_FOUND", "the runner's CLI is not installed or not executable"
+)
+RUNNER_PROFILE_INVALID = _register(
+    "RUNNER_PROFILE_INVALID",
+    "a runner profile does not follow RestrictedExtractionRunner@v1 and may not run",
 )
 RUNNER_SPAWN_FAILED = _register("RUNNER_SPAWN_FAILED", "the runner process could not be started")
 RUNNER_VERSION_PROBE_FAILED = _register(

@@ -13,8 +13,10 @@ Codex runs a new or changed hook only after the user trusted it once (`/hooks` i
 from __future__ import annotations
 
 import os
+import tomllib
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from teamlore.integrations.entries import FileEdits, HookSpec, KeyEdit, RemoteServerSpec, ServerSpec
 
@@ -52,3 +54,70 @@ def remote_key(server: RemoteServerSpec) -> KeyEdit:
     """A Streamable HTTP server whose bearer token Codex reads from `bearer_token_env_var`."""
     table = {"url": server.url, "bearer_token_env_var": server.token_variable}
     return KeyEdit(("mcp_servers", server.name), table)
+
+
+def read_user_config(env: Mapping[str, str] | None = None) -> dict[str, Any] | str:
+    """The user's `$CODEX_HOME/config.toml` parsed, `{}` when absent, or why it cannot be read."""
+    path = codex_home(env) / "config.toml"
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".rstrip(": ")
+
+
+def config_notes(name: str, tools: list[str], env: Mapping[str, str] | None = None) -> list[str]:
+    """What the user's Codex config.toml means for pasting `[mcp_servers.<name>]` (docs/agents.md):
+    an entry of the same name to replace, `enabled_tools` there that this tier does not register
+    (or misses), and other servers marked `required = true` that can stop `codex exec`."""
+    where = (
+        "$CODEX_HOME/config.toml"
+        if (env or os.environ).get("CODEX_HOME")
+        else ("~/.codex/config.toml")
+    )
+    config = read_user_config(env)
+    if isinstance(config, str):
+        return [f"{where} cannot be read ({config}); fix it before pasting, Codex refuses it too"]
+    servers = config.get("mcp_servers")
+    if not isinstance(servers, dict):
+        return []
+    notes: list[str] = []
+    existing = servers.get(name)
+    if isinstance(existing, dict):
+        notes.append(
+            f"{where} already has [mcp_servers.{name}]: replace that table (a second one with "
+            "the same name makes the whole file invalid), or pick another --name"
+        )
+        notes += _enabled_tools_notes(name, existing.get("enabled_tools"), tools)
+    required = sorted(
+        other
+        for other, table in servers.items()
+        if other != name and isinstance(table, dict) and table.get("required") is True
+    )
+    if required:
+        notes.append(
+            f"{where} marks {', '.join(required)} required = true: codex exec stops when "
+            f"{'that server does' if len(required) == 1 else 'any of them does'} not start, "
+            "whatever teamlore does"
+        )
+    return notes
+
+
+def _enabled_tools_notes(name: str, enabled: object, tools: list[str]) -> list[str]:
+    if not isinstance(enabled, list):
+        return []
+    unknown = [str(t) for t in enabled if t not in tools]
+    missing = [t for t in tools if t not in enabled]
+    notes: list[str] = []
+    if unknown:
+        notes.append(
+            f"[mcp_servers.{name}] enables {', '.join(unknown)}, which this tier does not "
+            "register: Codex silently offers nothing for them"
+        )
+    if missing:
+        notes.append(
+            f"[mcp_servers.{name}] enabled_tools leaves out {', '.join(missing)}; the block "
+            "below enables them"
+        )
+    return notes

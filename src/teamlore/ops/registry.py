@@ -5,7 +5,7 @@ that returns a JSON-ready result, a side-effect class and the MCP capability tha
 (None: CLI-only local housekeeping). The CLI and the MCP server are thin adapters over this
 registry, so the same request gives the same result and the same errors on both.
 
-An operation may be exposed at more than one tier (`also_in`, e.g. `personal_memory_status` exists
+An operation may be exposed at more than one tier (`also_in`, e.g. `memory_status` exists
 for every personal tier). A server launched with several capabilities registers the union of their
 tools (`Registry.for_capability(*capabilities)`).
 """
@@ -24,6 +24,12 @@ from pydantic import BaseModel, ValidationError
 from teamlore.core import errors
 
 SideEffect = Literal["read", "state-write", "repo-write"]
+# the seed's registry metadata (docs/seed-conformance.md, "Operation registry"): how settled an
+# operation is, and what approval its effect needs (`canonical-write`: it writes reviewed memory
+# only from a person's confirmation; `history-read`: it discloses past sessions to a model only
+# on an approved plan)
+Stability = Literal["stable", "experimental", "legacy-debt"]
+ApprovalPolicy = Literal["none", "history-read", "canonical-write"]
 Capability = Literal["team-read", "team", "init", "read", "relay", "org"]
 
 # which tiers each MCP launch capability grants. An init or relay launch does not imply read:
@@ -82,6 +88,33 @@ class Operation:
     also_in: frozenset[str] = frozenset()  # further tiers that expose the same tool
     idempotent: bool = False  # a write whose repetition with the same arguments changes nothing
     text_field: str | None = None  # MCP text content: this result field instead of the JSON
+    stability: Stability = "stable"
+    approval_policy: ApprovalPolicy = "none"
+    destructive: bool = False  # it may end or overwrite something (MCP destructiveHint)
+    response: str | None = None  # the response schema id; None: derived (`response_schema`)
+
+    @property
+    def response_schema(self) -> str:
+        """The id of the response's schema: given, else `threadshare-memory-<verb>@v<version>`
+        for a `threadshare_memory_<verb>` tool, `teamlore-<name>@v<version>` for the rest."""
+        if self.response:
+            return self.response
+        tool = self.mcp_tool or ""
+        if tool.startswith("threadshare_memory_"):
+            verb = tool.removeprefix("threadshare_memory_").replace("_", "-")
+            return f"threadshare-memory-{verb}@v{self.version}"
+        return f"teamlore-{self.name.replace('.', '-').replace('_', '-')}@v{self.version}"
+
+    def metadata(self) -> dict[str, Any]:
+        """What the registry says about the operation beside its input schema."""
+        return {
+            "operation": self.name,
+            "version": self.version,
+            "stability": self.stability,
+            "sideEffect": self.side_effect,
+            "approvalPolicy": self.approval_policy,
+            "responseSchema": self.response_schema,
+        }
 
     @property
     def tiers(self) -> frozenset[str]:
@@ -135,6 +168,10 @@ def operation(
     also_in: tuple[Capability, ...] = (),
     idempotent: bool = False,
     text_field: str | None = None,
+    stability: Stability = "stable",
+    approval_policy: ApprovalPolicy = "none",
+    destructive: bool = False,
+    response: str | None = None,
 ) -> Callable[
     [Callable[[OpContext, Any], dict[str, Any]]], Callable[[OpContext, Any], dict[str, Any]]
 ]:
@@ -158,6 +195,10 @@ def operation(
                 frozenset(also_in),
                 idempotent,
                 text_field,
+                stability,
+                approval_policy,
+                destructive,
+                response,
             )
         )
         return handler

@@ -260,7 +260,7 @@ def _lookup(home: Path, namespace: str, key: str) -> dict[str, Any] | None:
 
 
 def init_status(home: Path, *, client_id: str, import_id: str) -> dict[str, Any] | None:
-    """`personal_memory_status {importId}`: state, issue and `retainedIn`, or None (not in
+    """`memory_status {importId}`: state, issue and `retainedIn`, or None (not in
     namespace)."""
     namespace, key = init_import.init_namespace(client_id, import_id)
     return _lookup(home, namespace, key)

@@ -140,6 +140,18 @@ class SessionMapper:
         self.worktrees = worktrees
         self.aliases = dict(aliases or {})
         self.has_commit = has_commit
+        # many sessions share a folder and a remote: each is resolved on disk (realpath, isdir)
+        # and parsed once per mapping (a realpath per session was a third of a no-op resync)
+        self._local: dict[str, tuple[str | None, bool]] = {}
+        self._remote_keys: dict[str, str | None] = {}
+
+    def _local_folder(self, cwd: str) -> tuple[str | None, bool]:
+        """`cwd` as a real path on this machine, and whether it is a folder here."""
+        known = self._local.get(cwd)
+        if known is None:
+            local = normalize_posix(cwd)
+            known = self._local[cwd] = (local, local is not None and os.path.isdir(local))
+        return known
 
     def _deepest(self, path: str | None) -> Worktree | None:
         if path is None:
@@ -153,7 +165,10 @@ class SessionMapper:
         return best
 
     def _by_remote(self, remote: str | None, commit: str | None) -> list[Worktree]:
-        key = remote_key(remote)
+        text = remote or ""
+        if text not in self._remote_keys:
+            self._remote_keys[text] = remote_key(text)
+        key = self._remote_keys[text]
         if key is None:
             return []
         found = [w for w in self.worktrees if key in w.remotes]
@@ -165,11 +180,11 @@ class SessionMapper:
     def owner(
         self, cwd: str | None, remote: str | None = None, commit: str | None = None
     ) -> tuple[Worktree | None, MappedBy | None]:
-        local = normalize_posix(cwd) if cwd else None
+        local, is_folder = self._local_folder(cwd) if cwd else (None, False)
         hit = self._deepest(local)
         if hit is not None:
             return hit, "cwd"
-        if local is not None and os.path.isdir(local):
+        if is_folder:
             return None, None  # a folder on this machine that no registered worktree contains
         by_remote = self._by_remote(remote, commit)
         if len(by_remote) == 1:

@@ -32,9 +32,10 @@ from pydantic import ValidationError
 from teamlore.contracts import digests
 from teamlore.contracts.runner import (
     AUTHORIZATION_MANIFEST_FORMAT,
-    RUNNER_EXECUTION_PLAN_FORMAT,
     AuthorizationManifest,
-    RunnerExecutionPlan,
+    ExecutionPlan,
+    parse_execution_plan,
+    plan_format,
 )
 from teamlore.core import errors
 from teamlore.core.canonical import canonical_json, digest, sha256_hex
@@ -104,9 +105,9 @@ def build_plan(
     coverage: list[dict[str, Any]],
     runner: Runner,
     supersedes: str | None = None,
-) -> RunnerExecutionPlan:
+) -> ExecutionPlan:
     body: dict[str, Any] = {
-        "format": RUNNER_EXECUTION_PLAN_FORMAT,
+        "format": plan_format(coverage),
         "planDigest": None,
         "taskKind": task_kind,
         "taskId": task_id,
@@ -125,7 +126,7 @@ def build_plan(
     if supersedes is not None:
         body["supersedesPlanDigest"] = supersedes
     body["planDigest"] = digests.plan_digest(body)
-    return RunnerExecutionPlan.from_wire(body)
+    return parse_execution_plan(body)
 
 
 def build_manifest(listed: list[dict[str, Any]]) -> AuthorizationManifest:
@@ -149,7 +150,7 @@ def build_manifest(listed: list[dict[str, Any]]) -> AuthorizationManifest:
 
 @dataclass(frozen=True, slots=True)
 class PlanFile:
-    plan: RunnerExecutionPlan
+    plan: ExecutionPlan
     owner: Owner
     runner: dict[str, Any]
     profile: dict[str, Any]
@@ -242,7 +243,7 @@ def load_plan(home: Path | None, plan_digest: str, owner: Owner) -> PlanFile:
     if data.get("format") != PLAN_FILE_FORMAT:
         raise _invalid(f"{path.name} is not a {PLAN_FILE_FORMAT} file")
     try:
-        plan = RunnerExecutionPlan.from_wire(data.get("plan"))
+        plan = parse_execution_plan(data.get("plan"))
     except ValidationError as exc:
         raise _invalid(
             f"{path.name}: the plan does not verify ({errors.first_problem(exc)[1]})"

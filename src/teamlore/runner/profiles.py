@@ -19,6 +19,11 @@ credential variable of that CLI): nothing of the caller's agent session (CLAUDEC
 NODE_OPTIONS, LD_*, other secrets) leaks in. `describe()` is the profile document whose digest is
 part of every plan (`runnerProfile`) — argv template, environment names, limits, binary identity —
 so changing any of them voids pending plans.
+
+The two CLI profiles are also RestrictedExtractionRunner@v1 documents (`restricted_profile`),
+checked against that contract whenever a profile loads: a profile that would not be one (a tool,
+a network or a session allowed; no argument template) refuses with `RUNNER_PROFILE_INVALID`
+before anything runs. The `openai` runner starts no process and is not such a profile.
 """
 
 from __future__ import annotations
@@ -33,7 +38,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 import orjson
+from pydantic import ValidationError
 
+from teamlore.contracts.runner import (
+    RESTRICTED_RUNNER_FORMAT,
+    RestrictedExtractionRunner,
+    RunnerConformance,
+)
 from teamlore.core import errors
 from teamlore.core.canonical import digest
 from teamlore.runner.binaries import BinaryIdentity, identify, resolve_binary
@@ -199,6 +210,40 @@ class Runner:
         return self.execute(stdin, on_start, work_seed or {})
 
 
+CLI_ADAPTERS = {"claude": "claude-cli", "codex": "codex-cli"}
+
+
+def restricted_profile(
+    runner: Runner, conformance: RunnerConformance | None = None
+) -> RestrictedExtractionRunner:
+    """The RestrictedExtractionRunner@v1 document of a CLI runner (RUNNER_PROFILE_INVALID when
+    it would not be one)."""
+    document = {
+        "format": RESTRICTED_RUNNER_FORMAT,
+        "adapter": CLI_ADAPTERS.get(runner.choice.name, runner.choice.name),
+        "version": runner.binary.version,
+        "argvTemplate": list(runner.argv_template),
+        "toolPolicy": "none",
+        "network": "model-only",
+        "ephemeral": "required",
+        "timeoutMs": round(runner.limits.timeout_s * 1000),
+        "maxOutputBytes": runner.limits.max_output_bytes,
+        "conformance": None if conformance is None else conformance.to_wire(),
+    }
+    try:
+        return RestrictedExtractionRunner.from_wire(document)
+    except ValidationError as exc:
+        raise errors.from_validation_error(
+            exc, errors.RUNNER_PROFILE_INVALID, prefix=f"{runner.choice.name} profile: "
+        ) from None
+
+
+def checked(runner: Runner) -> Runner:
+    """`runner`, once its profile is a valid RestrictedExtractionRunner@v1."""
+    restricted_profile(runner)
+    return runner
+
+
 def _passthrough(environ: Mapping[str, str], names: tuple[str, ...]) -> dict[str, str]:
     return {name: environ[name] for name in names if environ.get(name)}
 
@@ -347,17 +392,19 @@ def claude_runner(choice: RunnerChoice, environ: Mapping[str, str], home: Path |
         + (("ANTHROPIC_BASE_URL",) if choice.endpoint else ())
         + (("claude-config/.credentials.json",) if credentials else ())
     )
-    return Runner(
-        choice=choice,
-        provider="anthropic" if not choice.endpoint else "anthropic-compatible",
-        model=choice.model or "cli-default",
-        endpoint=endpoint,
-        retention="provider-policy",
-        binary=identity,
-        limits=limits,
-        argv_template=tuple(template),
-        env_names=tuple(env_names),
-        execute=execute,
+    return checked(
+        Runner(
+            choice=choice,
+            provider="anthropic" if not choice.endpoint else "anthropic-compatible",
+            model=choice.model or "cli-default",
+            endpoint=endpoint,
+            retention="provider-policy",
+            binary=identity,
+            limits=limits,
+            argv_template=tuple(template),
+            env_names=tuple(env_names),
+            execute=execute,
+        )
     )
 
 
@@ -482,17 +529,19 @@ def codex_runner(choice: RunnerChoice, environ: Mapping[str, str], home: Path | 
     env_names = (*passed, "HOME", "CODEX_HOME") + (
         ((CODEX_KEY_ENV if choice.endpoint else "OPENAI_API_KEY"),) if key else ()
     )
-    return Runner(
-        choice=choice,
-        provider="openai" if not choice.endpoint else "openai-compatible",
-        model=choice.model or "cli-default",
-        endpoint=choice.endpoint or CODEX_DEFAULT_ENDPOINT,
-        retention="provider-policy",
-        binary=identity,
-        limits=limits,
-        argv_template=(*_codex_argv(Path("codex"), Path("<answer-file>")),),
-        env_names=tuple(env_names) + (("codex-home/auth.json",) if auth_file else ()),
-        execute=execute,
+    return checked(
+        Runner(
+            choice=choice,
+            provider="openai" if not choice.endpoint else "openai-compatible",
+            model=choice.model or "cli-default",
+            endpoint=choice.endpoint or CODEX_DEFAULT_ENDPOINT,
+            retention="provider-policy",
+            binary=identity,
+            limits=limits,
+            argv_template=(*_codex_argv(Path("codex"), Path("<answer-file>")),),
+            env_names=tuple(env_names) + (("codex-home/auth.json",) if auth_file else ()),
+            execute=execute,
+        )
     )
 
 

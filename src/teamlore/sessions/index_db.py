@@ -297,3 +297,32 @@ def open_index(home: Path | None = None) -> sqlite3.Connection:
             (ANALYZER_VERSION,),
         )
     return conn
+
+
+# a file written this recently is one a session may still be appending to (docs/sessions.md,
+# "Searching what was just said"), the most recent of them first; the others wait for a sync
+RECENT_FILE_NS = 7 * 86_400 * 1_000_000_000
+RECENT_FILES = 1000
+
+
+def stale_files(conn: sqlite3.Connection, *, now_ns: int) -> list[tuple[str, Path, int]]:
+    """Indexed session files among the `RECENT_FILES` last written in the last week that
+    changed since their last sync: (provider, path, bytes to read). One `stat` per such file;
+    files the index never saw are not looked for (that is a sync's discovery)."""
+    import os
+
+    stale: list[tuple[str, Path, int]] = []
+    rows = conn.execute(
+        "SELECT provider, path, dev, inode, size, mtime_ns FROM source_files"
+        " WHERE status = 'ok' AND mtime_ns >= ? ORDER BY mtime_ns DESC LIMIT ?",
+        (now_ns - RECENT_FILE_NS, RECENT_FILES),
+    )
+    for provider, path, dev, inode, size, mtime_ns in rows:
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue  # gone: a sync marks it unavailable
+        if (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) != (dev, inode, size, mtime_ns):
+            grown = st.st_ino == inode and st.st_size >= size
+            stale.append((provider, Path(path), st.st_size - size if grown else st.st_size))
+    return stale

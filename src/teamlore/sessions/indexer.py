@@ -42,7 +42,16 @@ from teamlore.sessions.analysis_helper import (
     configured_mode,
 )
 from teamlore.sessions.assembler import SessionAssembler
-from teamlore.sessions.model import Adapter, Diagnostic, ToolResult, Unreadable, checked_event
+from teamlore.sessions.model import (
+    Adapter,
+    Diagnostic,
+    Source,
+    ToolResult,
+    Unreadable,
+    checked_event,
+    display_path,
+    has_undecodable_name,
+)
 from teamlore.sessions.reader import ReadResult, read_lines
 from teamlore.sessions.reanalyze import reanalyze_if_outdated
 
@@ -56,12 +65,6 @@ BATCH_SECONDS = 1.0
 # A new index's first sync that reads at least this much is written without the WAL
 # (db.first_build_without_wal; docs/sessions.md, "A first sync").
 FIRST_BUILD_MIN_BYTES = 32 << 20
-
-
-@dataclass(slots=True)
-class Source:
-    provider: str
-    root: Path
 
 
 @dataclass(slots=True)
@@ -95,31 +98,6 @@ class SyncStats:
 
 
 ProgressCallback = Callable[[int, int, str], None]
-
-
-def display_path(path: Path) -> str:
-    """A path as shown to the person: their home folder as `~`, bytes that are not UTF-8
-    escaped (`\\xff`), so a hostile file name can be printed and stored."""
-    home = escaped_path(Path.home())
-    text = escaped_path(path)
-    if home not in ("", "/") and (text == home or text.startswith(home + os.sep)):
-        return "~" + text[len(home) :]
-    return text
-
-
-def escaped_path(path: Path) -> str:
-    """`path` as text that encodes to UTF-8: a byte the file system holds that is not UTF-8
-    (a name Python decoded with surrogate escapes) shows as `\\xNN`."""
-    return os.fsencode(path).decode("utf-8", "backslashreplace")
-
-
-def has_undecodable_name(path: Path) -> bool:
-    """Whether the path holds bytes that are not UTF-8 (it cannot be stored or printed as is)."""
-    try:
-        str(path).encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
 
 
 def _now() -> str:
@@ -246,22 +224,25 @@ class Indexer:
         stats.turns_reanalyzed = reanalyze_if_outdated(self.conn, self.progress)
         known = _load_file_rows(self.conn)
         files = list(discover_files(sources, self.adapters, stats))
+        # one stat per file for the whole sync: what it will read, then whether each changed
+        # (a no-op resync is that stat and nothing else per file; docs/sessions.md)
+        identities = _stat_files(files)
         seen_paths: set[str] = set()
         self.search_rows = SearchRows(
             self.conn,
             self.analysis,
             self.embed_space,
-            _bytes_to_read(files, known, rebuild=rebuild, enough=HELPER_MIN_BYTES)
+            _bytes_to_read(identities, known, rebuild=rebuild, enough=HELPER_MIN_BYTES)
             if self.analysis == "auto"
             else 0,
         )
         first_build = not known and (
-            _bytes_to_read(files, known, rebuild=rebuild, enough=self.first_build_bytes)
+            _bytes_to_read(identities, known, rebuild=rebuild, enough=self.first_build_bytes)
             >= self.first_build_bytes
         )
         journal = db.first_build_without_wal(self.conn) if first_build else nullcontext(False)
         with journal as self.built_without_wal:
-            self._sync_files(files, known, seen_paths, stats, rebuild=rebuild)
+            self._sync_files(files, identities, known, seen_paths, stats, rebuild=rebuild)
         self._mark_missing(sources, known, seen_paths, stats)
         with db.write_tx(self.conn):
             self.conn.execute(
@@ -274,6 +255,7 @@ class Indexer:
     def _sync_files(
         self,
         files: list[tuple[Source, Path]],
+        identities: dict[str, os.stat_result | OSError],
         known: dict[str, _FileRow],
         seen_paths: set[str],
         stats: SyncStats,
@@ -282,11 +264,14 @@ class Indexer:
     ) -> None:
         try:
             for number, (source, path) in enumerate(files, 1):
-                seen_paths.add(str(path))
+                key = str(path)
+                seen_paths.add(key)
                 stats.files_seen += 1
                 if self.progress:
                     self.progress(number, len(files), path.name)
-                self._sync_file(source.provider, path, known.get(str(path)), stats, rebuild=rebuild)
+                self._sync_file(
+                    source.provider, path, identities[key], known.get(key), stats, rebuild=rebuild
+                )
                 self._commit_batch_if_due()
             self.search_rows.finish()
         finally:
@@ -341,14 +326,19 @@ class Indexer:
     # -- one file -------------------------------------------------------------------------
 
     def _sync_file(
-        self, provider: str, path: Path, row: _FileRow | None, stats: SyncStats, *, rebuild: bool
+        self,
+        provider: str,
+        path: Path,
+        st: os.stat_result | OSError,
+        row: _FileRow | None,
+        stats: SyncStats,
+        *,
+        rebuild: bool,
     ) -> None:
-        try:
-            st = os.stat(path)
-        except OSError as exc:
+        if isinstance(st, OSError):
             stats.files_failed += 1
             stats.add_diagnostic(
-                DiagnosticRecord("file-unreadable", display_path(path), None, str(exc.strerror))
+                DiagnosticRecord("file-unreadable", display_path(path), None, str(st.strerror))
             )
             return
         identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
@@ -600,18 +590,32 @@ class Indexer:
         stats.files_unavailable += len(missing)
 
 
+def _stat_files(files: list[tuple[Source, Path]]) -> dict[str, os.stat_result | OSError]:
+    """Each discovered file's `stat`, or why it failed, by path."""
+    identities: dict[str, os.stat_result | OSError] = {}
+    for _, path in files:
+        key = str(path)
+        try:
+            identities[key] = os.stat(key)
+        except OSError as exc:
+            identities[key] = exc
+    return identities
+
+
 def _bytes_to_read(
-    files: list[tuple[Source, Path]], known: dict[str, _FileRow], *, rebuild: bool, enough: int
+    identities: dict[str, os.stat_result | OSError],
+    known: dict[str, _FileRow],
+    *,
+    rebuild: bool,
+    enough: int,
 ) -> int:
     """About how much this sync will read (new files whole, grown ones from their offset),
-    counted until `enough`: one `stat` per file."""
+    counted until `enough`."""
     total = 0
-    for _, path in files:
-        try:
-            st = os.stat(path)
-        except OSError:
+    for key, st in identities.items():
+        if isinstance(st, OSError):
             continue
-        row = known.get(str(path))
+        row = known.get(key)
         grown = (
             row is not None
             and not rebuild

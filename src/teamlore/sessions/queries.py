@@ -171,30 +171,47 @@ def show_session(
     key: str,
     *,
     turn: int | None = None,
+    start: int = 1,
+    limit: int | None = None,
     repositories: RepositoryFacts = NO_REPOSITORIES,
 ) -> dict[str, Any]:
+    """One session and its turns: the one `turn`, else at most `limit` turns from ordinal
+    `start` on, with the page they make (`page.next`: the first ordinal after it, None at the
+    end; docs/sessions.md, "Showing a session")."""
     row = _session_row(conn, key)
-    sql = "SELECT * FROM turns WHERE session_id = ?"
-    params: list[Any] = [row["id"]]
     if turn is not None:
-        sql += " AND ordinal = ?"
-        params.append(turn)
-    turns = [
-        _turn_json(conn, t, repositories) for t in conn.execute(sql + " ORDER BY ordinal", params)
-    ]
-    if turn is not None and not turns:
+        start, limit = turn, 1
+    rows = conn.execute(
+        "SELECT * FROM turns WHERE session_id = ? AND ordinal >= ? ORDER BY ordinal LIMIT ?",
+        (row["id"], start, -1 if limit is None else limit + 1),
+    ).fetchall()
+    if turn is not None and (not rows or rows[0]["ordinal"] != turn):
         raise errors.TeamloreError(errors.TURN_NOT_FOUND, f"session {key} has no turn {turn}")
-    return {"session": _session_json(row, repositories), "turns": turns}
+    shown = rows if limit is None else rows[:limit]
+    after = rows[limit]["ordinal"] if limit is not None and len(rows) > limit else None
+    result = {
+        "session": _session_json(row, repositories),
+        "turns": [_turn_json(conn, t, repositories) for t in shown],
+    }
+    if turn is None:
+        result["page"] = {"from": start, "turns": len(shown), "next": after}
+    return result
 
 
 def _turn_json(
     conn: sqlite3.Connection, t: sqlite3.Row, repositories: RepositoryFacts
 ) -> dict[str, Any]:
+    # a turn's file touches by turn (indexed), grouped by tool use: one query per turn, where a
+    # query per tool use scanned the whole table each time (150 s for a 100k-turn session)
+    touches: dict[int, list[sqlite3.Row]] = {}
+    for r in conn.execute(
+        "SELECT tool_use_id, path, kind FROM file_touches WHERE turn_id = ? ORDER BY id",
+        (t["id"],),
+    ):
+        touches.setdefault(r["tool_use_id"], []).append(r)
     tools = []
     for u in conn.execute("SELECT * FROM tool_uses WHERE turn_id = ? ORDER BY seq", (t["id"],)):
-        touches = conn.execute(
-            "SELECT path, kind FROM file_touches WHERE tool_use_id = ? ORDER BY id", (u["id"],)
-        ).fetchall()
+        used = touches.get(u["id"], [])
         commits = conn.execute(
             "SELECT hash, is_full, from_commit_command FROM observed_commits"
             " WHERE tool_use_id = ? ORDER BY id",
@@ -217,8 +234,8 @@ def _turn_json(
                     "tail": u["result_tail"],
                 },
                 "assistantOffset": u["assistant_offset"],
-                "pathsWritten": [r["path"] for r in touches if r["kind"] == "write"],
-                "pathsRead": [r["path"] for r in touches if r["kind"] == "read"],
+                "pathsWritten": [r["path"] for r in used if r["kind"] == "write"],
+                "pathsRead": [r["path"] for r in used if r["kind"] == "read"],
                 "commits": [
                     {
                         "hash": c["hash"],

@@ -12,6 +12,7 @@ from starlette.routing import Route
 
 from teamlore.core import errors
 from teamlore.ops.registry import load_operations
+from teamlore.ops.sessions.index import SHOW_PAGE_TURNS
 from teamlore.ui.pages import error_page, page, refusal, ui_state
 
 MEMORY_KINDS = ("doctrine", "scene", "skill", "entry")
@@ -97,11 +98,22 @@ async def sessions(request: Request) -> Response:
 async def session_detail(request: Request) -> Response:
     state = ui_state(request)
     key = wire_name("sessions.show", "session_key")
+    turn = request.query_params.get("turn", "")
+    start = request.query_params.get("from", "")
+    # a page of turns (docs/sessions.md, "Showing a session"): the one `?from=` asks for, else
+    # the page holding the focused turn
+    size = SHOW_PAGE_TURNS
+    if start.isdigit():
+        first = int(start)
+    else:
+        first = (int(turn) - 1) // size * size + 1 if turn.isdigit() else 1
     try:
-        shown = await state.arun("sessions.show", {key: request.path_params["session_key"]})
+        shown = await state.arun(
+            "sessions.show",
+            {key: request.path_params["session_key"], "start": max(first, 1), "limit": size},
+        )
     except errors.TeamloreError as err:
         return error_page(request, err, "Session")
-    turn = request.query_params.get("turn", "")
     tool = request.query_params.get("tool", "")
     return page(
         request,

@@ -66,6 +66,22 @@ def test_a_valid_patch_becomes_one_quarantined_candidate_with_an_assessment_per_
     assert world.read(SCENE).startswith(b"-----META-START-----\ncreated: 2026-08-21\n")  # untouched
 
 
+def test_a_seed_shaped_patch_is_accepted_with_operation_ids_from_positions(
+    world: World, task: dict[str, Any]
+) -> None:
+    """The seed's operation has no operationId and no rationale (docs/seed-conformance.md)."""
+    seed_shaped = update_scene_and_create_doctrine(task)
+    for op in seed_shaped["operations"]:
+        del op["operationId"], op["rationale"]
+
+    staged = world.stage(seed_shaped)
+
+    assert [o["operationId"] for o in staged["operations"]] == ["op-1", "op-2"]
+    assert staged["status"] == "staged"
+    review = world.op("memory.review", {"kind": "consolidation"})
+    assert "Rationale: none given" in orjson.dumps(review).decode()
+
+
 def test_restaging_the_same_patch_replays_and_another_patch_conflicts(
     world: World, task: dict[str, Any]
 ) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from teamlore.memory.extraction.selection import (
     normalize_request,
     select_turns,
 )
+from teamlore.ops.registry import OpContext, run_operation
 from teamlore.repo.binding import resolve_repository
 from teamlore.sessions.index_db import open_index
 
@@ -57,7 +59,9 @@ def test_a_366_day_window_is_accepted_and_the_request_is_normalized() -> None:
             "providers": ["claude", "codex"],
             "sessionKeys": ["a", "b"],
             "toolCapabilityKeys": [],
+            "skillCapabilityKeys": [],
             "resultEvidence": [],
+            "capabilityTerminalStates": [],
         },
     }
     with pytest.raises(errors.TeamloreError, match="unknown provider"):
@@ -133,3 +137,140 @@ def test_aborted_and_rolled_back_turns_are_never_offered(tmp_path: Path, home: P
         assert load_turns(conn, owner, chosen.session_key, [1, 2, 3, 4, 5]) == chosen.turns
     finally:
         conn.close()
+
+
+def _claude_skill_session(projects: Path, repo: Path) -> None:
+    """A Claude Code transcript (2.1 shape) in `repo`: the Skill release-check succeeds in turn
+    1 and fails in turn 2; turn 3 runs a plain Bash command."""
+    session_id = "5f0c6a1e-7d2b-4e9a-8c3f-1a2b3c4d5e6f"
+    common = {"isSidechain": False, "userType": "external", "cwd": str(repo), "version": "2.1.112"}
+    steps = [
+        ("Skill", {"skill": "release-check", "args": "v1.2"}, "checked: all green", False),
+        ("Skill", {"skill": "release-check", "args": "v1.3"}, "tag v1.3 is missing", True),
+        ("Bash", {"command": "git status"}, "clean", False),
+    ]
+    records: list[dict[str, object]] = []
+    for n, (tool, tool_input, output, failed) in enumerate(steps):
+        at = f"2026-03-02T10:{n:02d}:0"
+        records += [
+            {
+                **common,
+                "sessionId": session_id,
+                "type": "user",
+                "uuid": f"u-{n}",
+                "timestamp": f"{at}0.000Z",
+                "message": {"role": "user", "content": f"step {n}"},
+            },
+            {
+                **common,
+                "sessionId": session_id,
+                "type": "assistant",
+                "uuid": f"a-{n}",
+                "timestamp": f"{at}1.000Z",
+                "message": {
+                    "model": "claude-opus-4-7",
+                    "id": f"msg_{n}",
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [
+                        {"type": "tool_use", "id": f"toolu_{n}", "name": tool, "input": tool_input}
+                    ],
+                },
+            },
+            {
+                **common,
+                "sessionId": session_id,
+                "type": "user",
+                "uuid": f"r-{n}",
+                "timestamp": f"{at}2.000Z",
+                "message": {
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": f"toolu_{n}",
+                            "content": output,
+                            "is_error": failed,
+                        }
+                    ],
+                },
+            },
+            {
+                **common,
+                "sessionId": session_id,
+                "type": "assistant",
+                "uuid": f"b-{n}",
+                "timestamp": f"{at}3.000Z",
+                "message": {
+                    "model": "claude-opus-4-7",
+                    "id": f"msg_b{n}",
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": f"done {n}"}],
+                    "stop_reason": "end_turn",
+                },
+            },
+        ]
+    records.append(  # the next prompt seals turn 3
+        {
+            **common,
+            "sessionId": session_id,
+            "type": "user",
+            "uuid": "u-last",
+            "timestamp": "2026-03-02T11:00:00.000Z",
+            "message": {"role": "user", "content": "thanks"},
+        }
+    )
+    folder = projects / "-shop"
+    folder.mkdir(parents=True)
+    lines = "".join(json.dumps(r) + "\n" for r in records)
+    (folder / f"{session_id}.jsonl").write_text(lines)
+
+
+def test_skill_keys_and_terminal_states_narrow_to_the_invocations_that_ended_so(
+    tmp_path: Path, home: Path
+) -> None:
+    """The seed's filters skillCapabilityKeys and capabilityTerminalStates (docs/extraction.md
+    "Filters"): a Skill is matched by name; a state applies to the matching invocation."""
+    repo = make_repo(tmp_path / "shop")
+    projects = tmp_path / "claude" / "projects"
+    _claude_skill_session(projects, repo)
+    run_operation(
+        "sync",
+        OpContext(cwd=tmp_path, home=home),
+        {"sources": [f"claude={projects}"], "repository": str(repo)},
+    )
+    conn = open_index(home)
+    try:
+        owner = resolve_repository(repo, home=home)
+
+        def matched(**filters: list[str]) -> int:
+            request = normalize_request(after=AFTER, before=BEFORE, **filters)
+            return select_turns(conn, owner, request).matched_turns
+
+        assert matched() == 3
+        assert matched(skill_capability_keys=["release-check"]) == 2
+        assert matched(skill_capability_keys=["other-skill"]) == 0
+        done = ["completed"]
+        assert (
+            matched(skill_capability_keys=["release-check"], capability_terminal_states=done) == 1
+        )
+        failed = ["failed"]
+        assert (
+            matched(skill_capability_keys=["release-check"], capability_terminal_states=failed) == 1
+        )
+        assert matched(tool_capability_keys=["shell"], capability_terminal_states=done) == 1
+        assert (
+            matched(tool_capability_keys=["shell"], capability_terminal_states=["cancelled"]) == 0
+        )
+        both = {"tool_capability_keys": ["shell"], "skill_capability_keys": ["release-check"]}
+        assert matched(**both) == 0  # every filter narrows
+    finally:
+        conn.close()
+    with pytest.raises(errors.TeamloreError, match="needs toolCapabilityKeys"):
+        normalize_request(after=AFTER, before=BEFORE, capability_terminal_states=["failed"])
+    with pytest.raises(errors.TeamloreError, match="unknown capability terminal state"):
+        normalize_request(
+            after=AFTER, before=BEFORE, tool_capability_keys=["shell"],
+            capability_terminal_states=["done"],
+        )  # fmt: skip

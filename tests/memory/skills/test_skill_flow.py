@@ -5,6 +5,7 @@ promote → assemble, and every refusal on the way leaves files and state unchan
 from __future__ import annotations
 
 import copy
+import json
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -218,13 +219,21 @@ def recall_digest(repo: Path, home: Path) -> str:
     return read_team_memory(repo).binding_digest()
 
 
+OLD_SKILL = '---\nname: "shop-release"\ndescription: "Old release notes."\n---\n1. Tag it.\n'
+
+
+def existing_skill(repo: Path) -> tuple[Path, str]:
+    """The Skill shop-release as it is before an update: its folder and SKILL.md text."""
+    folder = repo / ".threadshare/memory/skills/shop-release"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(OLD_SKILL)
+    return folder, OLD_SKILL
+
+
 def test_a_skill_update_changes_the_file_and_a_target_edit_voids_the_plan(
     repo: Path, home: Path
 ) -> None:
-    folder = repo / ".threadshare/memory/skills/shop-release"
-    folder.mkdir(parents=True)
-    old = '---\nname: "shop-release"\ndescription: "Old release notes."\n---\n1. Tag it.\n'
-    (folder / "SKILL.md").write_text(old)
+    folder, old = existing_skill(repo)
     recalled = recall(repo, home)
     digest = recalled["skillContext"]["skills"][0]["contentDigest"]
     op(repo, home, "memory.stage", skill_candidate(recalled, action="update", expected=digest))
@@ -251,6 +260,42 @@ def test_a_skill_update_changes_the_file_and_a_target_edit_voids_the_plan(
     err = refusal(repo, home, "memory.promote", {"planId": plan["planId"]})
     assert err.code in ("PROMOTION_TARGET_DRIFT", "PLAN_VOIDED")
     assert (folder / "SKILL.md").read_text().endswith("after review.\n")
+
+
+def seed_shaped(candidate: dict[str, Any]) -> dict[str, Any]:
+    """The candidate without the fields the seed's Skill candidate does not name."""
+    shaped = copy.deepcopy(candidate)
+    del shaped["memoryContextDigest"], shaped["skill"]["action"]
+    del shaped["skill"]["expectedContentDigest"]
+    return shaped
+
+
+def test_a_seed_shaped_skill_candidate_creates_a_skill_bound_to_the_memory_at_stage(
+    repo: Path, home: Path
+) -> None:
+    recalled = recall(repo, home)
+    staged = op(repo, home, "memory.stage", seed_shaped(skill_candidate(recalled)))
+
+    assert staged["candidates"][0]["action"] == "create"
+    conn = sqlite3.connect(home / "memory-state.sqlite3")
+    (payload,) = conn.execute("SELECT payload_json FROM candidates").fetchone()
+    conn.close()
+    assert json.loads(payload)["memoryContextDigest"] == recalled["memoryContext"]["bindingDigest"]
+    assert promote_skill(repo, home)["status"] == "applied"
+    assert (repo / SKILL_PATH).read_bytes().endswith(SKILL_BODY.encode())
+
+
+def test_a_seed_shaped_skill_candidate_updates_the_skill_of_that_name(
+    repo: Path, home: Path
+) -> None:
+    _, old = existing_skill(repo)
+    staged = op(repo, home, "memory.stage", seed_shaped(skill_candidate(recall(repo, home))))
+
+    assert staged["candidates"][0]["action"] == "update"
+    (item,) = op(repo, home, "memory.review", {"kind": "skill"})["items"]
+    assert item["skill"]["expectedContentDigest"] == sha256_hex(old.encode())
+    (file,) = item["files"]
+    assert file["role"] == "update" and "-1. Tag it." in file["diff"]
 
 
 @pytest.mark.parametrize(

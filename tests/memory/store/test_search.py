@@ -115,6 +115,25 @@ def test_results_carry_the_projection_generation_and_coverage(conn: sqlite3.Conn
     assert hit.score > 0
 
 
+def test_results_carry_the_seeds_items_with_rank_entry_id_and_revision(
+    conn: sqlite3.Connection,
+) -> None:
+    """The seed's search result `items[{rank, entryId, revision, ...}]`, beside ours."""
+    wire = search(conn, "cookie").model_dump(mode="json", by_alias=True)
+    assert [(i["rank"], i["entryId"]) for i in wire["items"]] == [
+        (1, "cookie-cookie"),
+        (2, "session-cookie"),
+    ]
+    row = conn.execute(
+        "SELECT revision, content_digest, body_text FROM approved_entries WHERE entry_id = ?",
+        ("session-cookie",),
+    ).fetchone()
+    second = wire["items"][1]
+    assert (second["revision"], second["contentDigest"]) == (row[0], row[1])
+    assert second["status"] == "approved" and second["summary"] == row[2][:240]
+    assert "summary" not in wire["results"][1]
+
+
 def test_bm25_ranks_the_denser_match_first(conn: sqlite3.Connection) -> None:
     result = search(conn, "cookie")
     assert ids(result) == ["cookie-cookie", "session-cookie"]

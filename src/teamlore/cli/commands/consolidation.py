@@ -7,8 +7,15 @@ from typing import Any
 import typer
 
 from teamlore.cli.app import memory_app
-from teamlore.cli.commands.memory import RepositoryOption, _cwd
-from teamlore.cli.output import FormatOption, OutputFormat, fail, run, stdout
+from teamlore.cli.output import (
+    FormatOption,
+    OutputFormat,
+    RepositoryOption,
+    cwd_of,
+    fail,
+    run,
+    stdout,
+)
 from teamlore.core import errors
 
 
@@ -51,5 +58,5 @@ def synthesize(
         {"ifDue": if_due, "full": full},
         fmt,
         _render_synthesize,
-        cwd=_cwd(repository),
+        cwd=cwd_of(repository),
     )

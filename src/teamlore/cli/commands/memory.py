@@ -10,17 +10,15 @@ import orjson
 import typer
 
 from teamlore.cli.app import memory_app
+from teamlore.cli.commands import sessions as session_commands
 from teamlore.cli.output import (
     FormatOption,
-    LexicalOption,
     OutputFormat,
-    QueryArgument,
+    RepositoryOption,
     clip,
     counted,
+    cwd_of,
     fail,
-    matched_by,
-    paths_line,
-    query_text,
     run,
     say,
     stdout,
@@ -28,14 +26,6 @@ from teamlore.cli.output import (
 )
 from teamlore.core import errors
 from teamlore.core.timeutil import parse_instant
-
-RepositoryOption = typer.Option(
-    None, "--repository", "-r", help="Worktree to act on (default: the current directory)."
-)
-
-
-def _cwd(repository: str | None) -> Path:
-    return Path(repository).expanduser().absolute() if repository else Path.cwd()
 
 
 def _render_init(result: dict[str, Any]) -> None:
@@ -50,7 +40,7 @@ def _render_init(result: dict[str, Any]) -> None:
 @memory_app.command("init")
 def init(repository: str | None = RepositoryOption, fmt: OutputFormat = FormatOption) -> None:
     """Create .threadshare/memory in this git worktree (idempotent)."""
-    run("memory.init", {}, fmt, _render_init, cwd=_cwd(repository))
+    run("memory.init", {}, fmt, _render_init, cwd=cwd_of(repository))
 
 
 def _render_status(result: dict[str, Any]) -> None:
@@ -103,39 +93,11 @@ def _render_recovery(recovery: dict[str, Any]) -> None:
 @memory_app.command("status")
 def status(repository: str | None = RepositoryOption, fmt: OutputFormat = FormatOption) -> None:
     """Show the team memory's projection generation, coverage, counts and lint summary."""
-    run("memory.status", {}, fmt, _render_status, cwd=_cwd(repository))
+    run("memory.status", {}, fmt, _render_status, cwd=cwd_of(repository))
 
 
-def _render_search(result: dict[str, Any]) -> None:
-    coverage = result.get("coverage")
-    note = "" if coverage == "complete" else styled(f" (coverage {coverage})", "yellow")
-    say(f"generation {result.get('generation')}, {paths_line(result)}", note)
-    if not result["results"]:
-        say("No matching memory. Reviewed entries appear here after `teamlore memory promote`.")
-    for hit in result["results"]:
-        say(
-            styled(hit["id"], "bold"),
-            f" ({hit['type']}, {hit['path']}, score {hit['score']:.2f}, {matched_by(hit)})",
-        )
-        say(f"  {hit['snippet']}")
-
-
-@memory_app.command("search")
-def search(
-    query: list[str] = QueryArgument,
-    limit: int = typer.Option(10, "--limit", "-n", help="Results to return (1..100)."),
-    lexical: bool = LexicalOption,
-    repository: str | None = RepositoryOption,
-    fmt: OutputFormat = FormatOption,
-) -> None:
-    """Search the reviewed team memory by words and by meaning (docs/hybrid-search.md)."""
-    run(
-        "memory.search",
-        {"query": query_text(query), "limit": limit, "lexical": lexical},
-        fmt,
-        _render_search,
-        cwd=_cwd(repository),
-    )
+# `memory search` runs without typer (a lean command, cli/commands/sessions.py)
+memory_app.command("search")(session_commands.memory_search)
 
 
 def _render_lint(result: dict[str, Any]) -> None:
@@ -155,7 +117,7 @@ def lint(
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """Lint memory files for secrets, session ids, local paths, capacity and format."""
-    result = run("memory.lint", {"paths": paths or []}, fmt, _render_lint, cwd=_cwd(repository))
+    result = run("memory.lint", {"paths": paths or []}, fmt, _render_lint, cwd=cwd_of(repository))
     if any(f["severity"] == "block" for f in result.get("findings", [])):
         raise typer.Exit(1)
 
@@ -230,8 +192,16 @@ def recall(
     tool_capability_keys: list[str] = typer.Option(
         [], "--tool-capability-keys", help="Only turns that used these tools (family or name)."
     ),
+    skill_capability_keys: list[str] = typer.Option(
+        [], "--skill-capability-keys", help="Only turns that invoked these Skills (by name)."
+    ),
     result_evidence: list[str] = typer.Option(
         [], "--result-evidence", help="provider-completed, abandoned, unknown."
+    ),
+    capability_terminal_states: list[str] = typer.Option(
+        [],
+        "--capability-terminal-states",
+        help="With tool or Skill keys: completed, failed, pending, unknown, cancelled.",
     ),
     request: str | None = typer.Option(
         None, "--request", help="A MemoryExtractionRequest@v1 JSON file, or - for stdin."
@@ -248,7 +218,9 @@ def recall(
         "providers": providers,
         "sessionKeys": session_keys,
         "toolCapabilityKeys": tool_capability_keys,
+        "skillCapabilityKeys": skill_capability_keys,
         "resultEvidence": result_evidence,
+        "capabilityTerminalStates": capability_terminal_states,
         "limit": limit,
     }
     if request is not None:
@@ -258,7 +230,7 @@ def recall(
         {k: v for k, v in payload.items() if v not in (None, [])},
         fmt,
         _render_recall,
-        cwd=_cwd(repository),
+        cwd=cwd_of(repository),
     )
 
 
@@ -317,7 +289,7 @@ def stage(
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """Stage an agent's candidate drafts, then its adjudication (quarantines kept candidates)."""
-    run("memory.stage", read_request(request, fmt), fmt, _render_stage, cwd=_cwd(repository))
+    run("memory.stage", read_request(request, fmt), fmt, _render_stage, cwd=cwd_of(repository))
 
 
 def _render_assemble(result: dict[str, Any]) -> None:
@@ -367,4 +339,4 @@ def assemble(
 ) -> None:
     """Write reviewed team memory into CLAUDE.md/AGENTS.md and project the team's Skills."""
     payload = {"provider": provider, "repair": repair}
-    run("memory.assemble", payload, fmt, _render_assemble, cwd=_cwd(repository))
+    run("memory.assemble", payload, fmt, _render_assemble, cwd=cwd_of(repository))

@@ -12,11 +12,13 @@ from rich.padding import Padding
 from rich.text import Text
 
 from teamlore.cli.app import app, memory_app
-from teamlore.cli.commands.memory import RepositoryOption, _cwd, read_request
+from teamlore.cli.commands.memory import read_request
 from teamlore.cli.literal import literal
 from teamlore.cli.output import (
     FormatOption,
     OutputFormat,
+    RepositoryOption,
+    cwd_of,
     fail,
     run,
     say,
@@ -154,7 +156,7 @@ def review(
     The text view wraps every line at the terminal's width (nothing is cut); a diff longer
     than 60 lines says how many lines follow and how to see them."""
     render = _review_renderer(full_diff)
-    run("memory.review", {"kind": kind}, fmt, render, cwd=_cwd(repository))
+    run("memory.review", {"kind": kind}, fmt, render, cwd=cwd_of(repository))
 
 
 def _render_prepare(result: dict[str, Any]) -> None:
@@ -172,7 +174,7 @@ def prepare(
 ) -> None:
     """Confirm reviewed statements and record a promotion plan (PrepareRequest@v1)."""
     document = read_request(request, fmt)
-    run("memory.prepare", document, fmt, _render_prepare, cwd=_cwd(repository))
+    run("memory.prepare", document, fmt, _render_prepare, cwd=cwd_of(repository))
 
 
 def _render_discard(result: dict[str, Any]) -> None:
@@ -191,7 +193,7 @@ def discard(
 ) -> None:
     """Discard a draft, quarantined or adjudication-failed candidate."""
     payload = {"candidateId": candidate, "expectedRevision": revision, "reason": reason}
-    run("memory.discard", payload, fmt, _render_discard, cwd=_cwd(repository))
+    run("memory.discard", payload, fmt, _render_discard, cwd=cwd_of(repository))
 
 
 @memory_app.command("confirm")
@@ -223,14 +225,14 @@ def confirm(
     payload = {"kind": kind, "candidateIds": candidates}
     discards: list[str] = []
     ask = _typed_facts_only if yes else _asker(discards) if interactive else _needs_yes
-    run("memory.confirm", payload, fmt, _render_confirm, cwd=_cwd(repository), confirm=ask)
+    run("memory.confirm", payload, fmt, _render_confirm, cwd=cwd_of(repository), confirm=ask)
     for candidate_id in discards:
         run(
             "memory.discard",
             {"candidateId": candidate_id, "reason": "discarded at memory confirm"},
             fmt,
             _render_discard,
-            cwd=_cwd(repository),
+            cwd=cwd_of(repository),
         )
 
 
@@ -320,7 +322,7 @@ def ui(
 ) -> None:
     """Review, confirm, prepare and promote team memory in your browser (a local page on
     127.0.0.1, opened with a one-time link)."""
-    serve_ui(_cwd(repository), home=None, port=port, open_browser=not no_open)
+    serve_ui(cwd_of(repository), home=None, port=port, open_browser=not no_open)
 
 
 def serve_ui(repository: Path, *, home: Path | None, port: int, open_browser: bool) -> None:

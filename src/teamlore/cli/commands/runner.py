@@ -9,11 +9,13 @@ from rich.table import Table
 from rich.text import Text
 
 from teamlore.cli.app import memory_app
-from teamlore.cli.commands.memory import RepositoryOption, _cwd, _instant, read_request
+from teamlore.cli.commands.memory import _instant, read_request
 from teamlore.cli.literal import literal
 from teamlore.cli.output import (
     FormatOption,
     OutputFormat,
+    RepositoryOption,
+    cwd_of,
     fail,
     run,
     say,
@@ -124,7 +126,7 @@ def _run_approved(payload: dict[str, Any], fmt: OutputFormat, repository: str | 
         fmt,
         _render_run,
         progress_label="runner",
-        cwd=_cwd(repository),
+        cwd=cwd_of(repository),
     )
     _exit_if_failed(result, fmt)
 
@@ -230,7 +232,7 @@ def extract(
         {k: v for k, v in plan_payload.items() if v not in (None, [])},
         fmt,
         _render_preview,
-        cwd=_cwd(repository),
+        cwd=cwd_of(repository),
     )
 
 
@@ -260,7 +262,7 @@ def reverify_runner(
         fmt,
         _render_reverify,
         progress_label="probe",
-        cwd=_cwd(repository),
+        cwd=cwd_of(repository),
     )
 
 
@@ -309,5 +311,5 @@ def consolidate(
         {k: v for k, v in payload.items() if v is not None},
         fmt,
         _render_preview,
-        cwd=_cwd(repository),
+        cwd=cwd_of(repository),
     )

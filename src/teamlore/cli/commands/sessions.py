@@ -1,4 +1,4 @@
-"""The lean commands: `sync`, `status` and `sessions list|show|search`.
+"""The lean commands: `sync`, `status`, `sessions list|show|search` and `memory search`.
 
 A sync then a search is how a person checks that a turn they just finished is findable, so these
 run without typer or any other command module (`lean_invocation`, run by the console entry
@@ -22,8 +22,10 @@ from teamlore.cli.output import (
     LexicalOption,
     OutputFormat,
     QueryArgument,
+    RepositoryOption,
     clip,
     counted,
+    cwd_of,
     matched_by,
     paths_line,
     query_text,
@@ -33,7 +35,7 @@ from teamlore.cli.output import (
     styled,
 )
 from teamlore.cli.params import Argument, Option, call, parse_argv
-from teamlore.ops.sessions import index  # noqa: F401  (registers the session operations alone)
+from teamlore.ops.sessions import index  # registers the session operations alone
 
 # -- sync / status ----------------------------------------------------------------------------
 
@@ -298,6 +300,18 @@ def _render_show(result: dict[str, Any], *, whole_tool: bool = False) -> None:
                 f" reasons: {', '.join(edge['reasons']) or '-'};"
                 f" limitations: {', '.join(edge['limitations']) or '-'}",
             )
+    page = result.get("page")
+    if page and page["next"] is not None:
+        say()
+        say(
+            styled(
+                f"Turns {page['from']}–{result['turns'][-1]['ordinal']} shown. Next page:"
+                f" `teamlore sessions show {s['sessionKey'][:12]} --from {page['next']}`.",
+                "dim",
+            )
+        )
+    elif page and not result["turns"]:
+        say(styled(f"No turns from turn {page['from']} on.", "dim"))
 
 
 def speech_and_tools(turn: dict[str, Any]) -> list[tuple[str, Any]]:
@@ -417,13 +431,15 @@ def sessions_show(
     tool: int | None = Option(
         None, "--tool", help="Only this tool call of the turn (its #number), printed whole."
     ),
+    start: int = Option(1, "--from", help="First turn of the page (1-based)."),
+    limit: int = Option(index.SHOW_PAGE_TURNS, "--limit", "-n", help="Turns per page."),
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """Show a session's turns, tool uses (with the error of each failed one), exit codes,
-    paths written and commits."""
+    paths written and commits, a page of turns at a time."""
     run(
         "sessions.show",
-        {"session_key": session_key, "turn": turn, "tool": tool},
+        {"session_key": session_key, "turn": turn, "tool": tool, "start": start, "limit": limit},
         fmt,
         lambda result: _render_show(result, whole_tool=tool is not None),
     )
@@ -456,6 +472,23 @@ def sessions_include(
 
 
 def _render_search(result: dict[str, Any]) -> None:
+    refreshed = result.get("refreshed") or {}
+    if refreshed.get("turns"):
+        say(
+            styled(
+                f"Indexed {counted(refreshed['turns'], 'new turn')} from"
+                f" {counted(refreshed['files'], 'grown file')} first.",
+                "dim",
+            )
+        )
+    if refreshed.get("skipped"):
+        say(
+            styled(
+                f"Searched the index as it is ({refreshed['skipped']});"
+                " `teamlore sync` brings it up to date.",
+                "dim",
+            )
+        )
     if not result["hits"]:
         say("No matching turns. Run `teamlore sync` to index new sessions, or try other words.")
     ranking = result.get("ranking") or {}
@@ -488,10 +521,17 @@ def sessions_search(
     until: str | None = Option(None, "--until", help="ISO date/instant, exclusive."),
     limit: int = Option(20, "--limit", "-n", help="Turns to return (1..500)."),
     lexical: bool = LexicalOption,
+    no_sync: bool = Option(
+        False,
+        "--no-sync",
+        help="Search the index as it is; by default the grown files of recent sessions are"
+        " indexed first.",
+    ),
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """Search past turns: words (BM25 over user, assistant and tool text) fused with meaning
-    (embeddings of each turn's prompt and answer); --lexical for words only."""
+    (embeddings of each turn's prompt and answer); --lexical for words only. Turns appended
+    to recent sessions since the last sync are indexed first (docs/sessions.md)."""
     run(
         "sessions.search",
         {
@@ -502,9 +542,47 @@ def sessions_search(
             "until": until,
             "limit": limit,
             "lexical": lexical,
+            "sync_first": not no_sync,
         },
         fmt,
         _render_search,
+    )
+
+
+# -- memory search ----------------------------------------------------------------------------
+
+
+def _render_memory_search(result: dict[str, Any]) -> None:
+    coverage = result.get("coverage")
+    note = "" if coverage == "complete" else styled(f" (coverage {coverage})", "yellow")
+    say(f"generation {result.get('generation')}, {paths_line(result)}", note)
+    if not result["results"]:
+        say("No matching memory. Reviewed entries appear here after `teamlore memory promote`.")
+    for hit in result["results"]:
+        say(
+            styled(hit["id"], "bold"),
+            f" ({hit['type']}, {hit['path']}, score {hit['score']:.2f}, {matched_by(hit)})",
+        )
+        say(f"  {hit['snippet']}")
+
+
+def memory_search(
+    query: list[str] = QueryArgument,
+    limit: int = Option(10, "--limit", "-n", help="Results to return (1..100)."),
+    lexical: bool = LexicalOption,
+    repository: str | None = RepositoryOption,
+    fmt: OutputFormat = FormatOption,
+) -> None:
+    """Search the reviewed team memory by words and by meaning (docs/hybrid-search.md)."""
+    # the team-memory operations load with the one command that uses them here
+    from teamlore.ops.memory import store  # noqa: F401
+
+    run(
+        "memory.search",
+        {"query": query_text(query), "limit": limit, "lexical": lexical},
+        fmt,
+        _render_memory_search,
+        cwd=cwd_of(repository),
     )
 
 
@@ -516,6 +594,7 @@ LEAN_COMMANDS: dict[tuple[str, ...], Callable[..., None]] = {
     ("sessions", "list"): sessions_list,
     ("sessions", "show"): sessions_show,
     ("sessions", "search"): sessions_search,
+    ("memory", "search"): memory_search,
 }
 
 

@@ -33,7 +33,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from teamlore.contracts.consolidation import MAX_HEAT, ConsolidationOperation, ConsolidationPatch
+from teamlore.contracts.consolidation import (
+    MAX_HEAT,
+    ConsolidationOperation,
+    ConsolidationPatch,
+    with_positional_operation_ids,
+)
 from teamlore.core import errors
 from teamlore.core.canonical import digest
 from teamlore.memory.consolidation.source import ApprovedEntry, ApprovedSource
@@ -62,7 +67,9 @@ def invalid(reason: str, message: str, **details: Any) -> errors.TeamloreError:
 
 
 def parse_patch(document: Any) -> ConsolidationPatch:
-    """The contract, with the batch rules reported under their reasons."""
+    """The contract, with the batch rules reported under their reasons (operations without an
+    operationId are numbered by position first, as the contract does)."""
+    document = with_positional_operation_ids(document)
     operations = document.get("operations") if isinstance(document, dict) else None
     if isinstance(operations, list):
         seen_ids: set[Any] = set()

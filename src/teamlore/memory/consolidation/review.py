@@ -55,7 +55,7 @@ def review_text(operation: Mapping[str, Any], current: Mapping[str, bytes | None
         f"{op['op'].upper()} {op['target']} {op['name']}",
         f"Target: {op['targetPath']}",
         f"Merge sources: {', '.join(op['mergeSources']) or 'none'}",
-        f"Rationale: {op['rationale']}",
+        f"Rationale: {op['rationale'] or 'none given'}",
         "--- current",
         _text(current.get(op["targetPath"])),
         "+++ proposed",

@@ -19,7 +19,7 @@ from teamlore.core import db, errors
 from teamlore.core.analyzer import ANALYZER_VERSION, analyze
 from teamlore.core.canonical import canonical_json
 from teamlore.memory.extraction import dedup
-from teamlore.memory.extraction.tasks import Owner, Task
+from teamlore.memory.extraction.tasks import Owner, Task, candidate_analyzer_version
 from teamlore.memory.store.state_db import RECALL_ALGORITHM_VERSION
 
 STRENGTHS = ("direct", "observed", "candidate", "contextual", "unknown")  # strongest first
@@ -328,25 +328,16 @@ def reanalyze_candidates(conn: sqlite3.Connection, owner: Owner) -> int:
     for approved memory: dedup recall tokenizes its queries with the current analyzer, so
     old tokens would miss. Bumps the candidate generation (recall results may change).
     Returns how many documents were re-analyzed; 0 and no write when they are current."""
-    where = "repository_key = ? AND worktree_key = ?"
-    key = (owner.repository_key, owner.worktree_key)
-
-    def stored() -> str | None:
-        row = conn.execute(
-            f"SELECT analyzer_version FROM candidate_projection WHERE {where}", key
-        ).fetchone()
-        return None if row is None else str(row[0])
-
-    if stored() in (None, ANALYZER_VERSION):
+    if candidate_analyzer_version(conn, owner) in (None, ANALYZER_VERSION):
         return 0
     with db.write_tx(conn):
-        if stored() in (None, ANALYZER_VERSION):
+        if candidate_analyzer_version(conn, owner) in (None, ANALYZER_VERSION):
             return 0  # another process did it first
         indexed = conn.execute(
             "SELECT c.candidate_id, c.payload_json FROM candidates AS c"
             " JOIN candidate_fts AS f ON f.rowid = c.rowid"
             " WHERE c.repository_key = ? AND c.worktree_key = ? ORDER BY c.rowid",
-            key,
+            (owner.repository_key, owner.worktree_key),
         ).fetchall()
         for candidate_id, payload_json in indexed:
             index_candidate(conn, candidate_id, orjson.loads(payload_json))

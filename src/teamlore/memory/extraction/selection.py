@@ -6,9 +6,16 @@ Selection, for a normalized MemoryExtractionRequest@v1:
   revision, neither aborted nor rolled back by the provider (docs/sessions.md), observed (start,
   else end, else session start) inside the half-open window;
 - narrowed by providers, session keys, tool capability keys (a tool family such as `shell` or
-  `edit`, or an exact tool name, used in the turn), result evidence (`provider-completed`: the
-  turn has an assistant answer; `abandoned`: no answer and no tool result; `unknown`: the rest)
-  and the query (all analyzed terms must match the turn's FTS document);
+  `edit`, or an exact tool name, used in the turn), skill capability keys (a Skill the turn
+  invoked: Claude Code's `Skill` tool with that `skill` name), capability terminal states (how a
+  matching tool or Skill invocation ended: `completed` = it succeeded, `failed` = it returned an
+  error, `pending` = no result was recorded, `unknown` = the provider did not say; `cancelled`
+  matches nothing, since an interrupted turn is never selected), result evidence
+  (`provider-completed`: the turn has an assistant answer; `abandoned`: no answer and no tool
+  result; `unknown`: the rest) and the query (all analyzed terms must match the turn's FTS
+  document). Every filter narrows: a turn must pass each one given, and one item of a list is
+  enough; terminal states apply to the invocations the tool and Skill keys match
+  (docs/extraction.md, "Filters");
 - more than `MAX_MATCHED_TURNS` matches is `QUERY_TOO_BROAD` (never a prefix);
 - sessions with fewer than `MIN_SESSION_TURNS` matched turns are rejected
   (`insufficient-eligible-turns`), the rest are scored and ranked (score desc, sessionKey asc).
@@ -60,6 +67,15 @@ MAX_QUERY_BYTES = 8 * 1024
 ELIGIBLE_TURN = "t.aborted = 0 AND t.rolled_back = 0"
 PROVIDERS = ("claude", "codex", "pi")
 RESULT_EVIDENCE = ("abandoned", "provider-completed", "unknown")
+# a capability terminal state → the tool_uses statuses that mean it (none is recorded cancelled)
+TERMINAL_STATES: dict[str, tuple[str, ...]] = {
+    "cancelled": (),
+    "completed": ("ok",),
+    "failed": ("error",),
+    "pending": ("pending",),
+    "unknown": ("unknown",),
+}
+SKILL_TOOL = "Skill"  # Claude Code invokes a Skill through this tool, input {"skill": name}
 _CANONICAL = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
 
 
@@ -114,7 +130,9 @@ def normalize_request(
     providers: list[str] | None = None,
     session_keys: list[str] | None = None,
     tool_capability_keys: list[str] | None = None,
+    skill_capability_keys: list[str] | None = None,
     result_evidence: list[str] | None = None,
+    capability_terminal_states: list[str] | None = None,
 ) -> dict[str, Any]:
     """The normalized MemoryExtractionRequest@v1 (every filter present, sorted, unique)."""
     after, before = check_window(after, before)
@@ -126,8 +144,11 @@ def normalize_request(
         "providers": _sorted_unique(providers),
         "sessionKeys": _sorted_unique(session_keys),
         "toolCapabilityKeys": _sorted_unique(tool_capability_keys),
+        "skillCapabilityKeys": _sorted_unique(skill_capability_keys),
         "resultEvidence": _sorted_unique(result_evidence),
+        "capabilityTerminalStates": _sorted_unique(capability_terminal_states),
     }
+    _check_capability_filters(filters)
     for value in filters["providers"]:
         if value not in PROVIDERS:
             raise errors.TeamloreError(
@@ -146,6 +167,55 @@ def normalize_request(
         "query": query.strip(),
         "filters": filters,
     }
+
+
+def _check_capability_filters(filters: dict[str, list[str]]) -> None:
+    for value in filters["capabilityTerminalStates"]:
+        if value not in TERMINAL_STATES:
+            raise errors.TeamloreError(
+                errors.RECALL_REQUEST_INVALID,
+                f"unknown capability terminal state {value!r}; use {', '.join(TERMINAL_STATES)}",
+            )
+    keyed = filters["toolCapabilityKeys"] or filters["skillCapabilityKeys"]
+    if filters["capabilityTerminalStates"] and not keyed:
+        raise errors.TeamloreError(
+            errors.RECALL_REQUEST_INVALID,
+            "capabilityTerminalStates needs toolCapabilityKeys or skillCapabilityKeys: "
+            "it says how the invocations of those tools or Skills ended",
+        )
+
+
+def _capability_conditions(filters: dict[str, list[str]]) -> list[tuple[str, list[Any]]]:
+    """One SQL condition per capability filter given: the turn invoked one of those tools
+    (family or name) or Skills, and, when terminal states are given, that invocation ended in
+    one of them."""
+    states = [s for state in filters["capabilityTerminalStates"] for s in TERMINAL_STATES[state]]
+    ended = ""
+    if filters["capabilityTerminalStates"]:
+        ended = f" AND u.status IN ({', '.join('?' * len(states))})" if states else " AND 0"
+    conditions: list[tuple[str, list[Any]]] = []
+    tools = filters["toolCapabilityKeys"]
+    if tools:
+        marks = ", ".join("?" * len(tools))
+        conditions.append(
+            (
+                "EXISTS (SELECT 1 FROM tool_uses u WHERE u.turn_id = t.id"
+                f" AND (u.family IN ({marks}) OR u.name IN ({marks})){ended})",
+                [*tools, *tools, *states],
+            )
+        )
+    skills = filters["skillCapabilityKeys"]
+    if skills:
+        marks = ", ".join("?" * len(skills))
+        conditions.append(
+            (
+                "EXISTS (SELECT 1 FROM tool_uses u WHERE u.turn_id = t.id AND u.name = ?"
+                " AND json_valid(u.input)"
+                f" AND json_extract(u.input, '$.skill') IN ({marks}){ended})",
+                [SKILL_TOOL, *skills, *states],
+            )
+        )
+    return conditions
 
 
 # -- selection --------------------------------------------------------------------------------
@@ -279,14 +349,9 @@ def _candidate_rows(
     if excluded:  # sessions kept out of extraction (memory/extraction/exclusions.py)
         where.append(f"s.session_key NOT IN ({', '.join('?' * len(excluded))})")
         params.extend(sorted(excluded))
-    if filters["toolCapabilityKeys"]:
-        keys = filters["toolCapabilityKeys"]
-        marks = ", ".join("?" * len(keys))
-        where.append(
-            "EXISTS (SELECT 1 FROM tool_uses u WHERE u.turn_id = t.id"
-            f" AND (u.family IN ({marks}) OR u.name IN ({marks})))"
-        )
-        params.extend([*keys, *keys])
+    for condition, values in _capability_conditions(filters):
+        where.append(condition)
+        params.extend(values)
     if request["query"]:
         # a spaceless Chinese query as its words, like every search (docs/hybrid-search.md)
         match = segmented(parse_query(request["query"])).match_all()

@@ -7,6 +7,9 @@ Checks, in order, each refusing with nothing written:
    (`MEMORY_CONTEXT_DRIFT`: entries, scenes or doctrine changed since the recall);
 3. the target: `create` needs no Skill of that name, `update` needs the current SKILL.md's
    sha256 to equal `expectedContentDigest` (`SKILL_TARGET_DRIFT`);
+   a seed-shaped candidate that leaves out `memoryContextDigest`, `action` or
+   `expectedContentDigest` gets them from the team memory as it is now (`resolve_target`), so
+   checks 2 and 3 bind it to what stage read rather than to what recall showed;
 4. the SKILL.md it would write passes the Skill lint gate, including the provider session ids
    this machine indexed (`LINT_BLOCKED`);
 5. in one transaction (as for entry drafts): identical replays return the recorded outcome, a
@@ -65,7 +68,22 @@ def skill_bytes(candidate: SkillCandidate) -> bytes:
     return dump_skill(skill)
 
 
-def check_memory_context(memory: TeamMemory, expected: str) -> None:
+def resolve_target(candidate: SkillCandidate, memory: TeamMemory) -> SkillCandidate:
+    """`candidate` with the fields a seed-shaped one may leave out taken from `memory` now:
+    memoryContextDigest, action (update when the Skill exists, else create) and, for an update,
+    expectedContentDigest (the current SKILL.md's sha256)."""
+    draft = candidate.skill
+    if draft.derives_target:
+        existing = memory.skill(draft.name)
+        action = draft.action or ("create" if existing is None else "update")
+        current = None if existing is None else existing.content_digest
+        expected = current if action == "update" else draft.expected_content_digest
+        draft = draft.model_copy(update={"action": action, "expected_content_digest": expected})
+    context = candidate.memory_context_digest or memory.binding_digest()
+    return candidate.model_copy(update={"skill": draft, "memory_context_digest": context})
+
+
+def check_memory_context(memory: TeamMemory, expected: str | None) -> None:
     current = memory.binding_digest()
     if expected != current:
         raise errors.TeamloreError(
@@ -144,9 +162,10 @@ def stage_skill_candidate(
         if replay is not None:
             return {**replay.outcome, "idempotent": True}
         memory = read_team_memory(worktree_root)
+        candidate = resolve_target(candidate, memory)
         check_memory_context(memory, candidate.memory_context_digest)
         draft = candidate.skill
-        check_skill_target(memory, draft.name, draft.action, draft.expected_content_digest)
+        check_skill_target(memory, draft.name, str(draft.action), draft.expected_content_digest)
         target = skill_path(draft.name)
         require_lint_clean(
             skill_bytes(candidate),

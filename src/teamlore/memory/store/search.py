@@ -22,6 +22,8 @@ their `status` so the caller can tell.
 
 The response carries the projection's generation and coverage; a projection built with another
 analyzer version (or never built) reports `partial`, since its index may not answer faithfully.
+Beside our `results` it carries the seed's `items` (`{rank, entryId, revision, contentDigest,
+status, summary}`, the same hits in the same order; docs/seed-conformance.md).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import sqlite3
 from typing import Literal
 
 import orjson
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from teamlore.core import errors
 from teamlore.core.analyzer import (
@@ -44,7 +46,6 @@ from teamlore.core.fusion import Fused, fuse, words_decide, words_only_ceiling
 from teamlore.core.strict import WIRE
 from teamlore.memory.store.layout import MEMORY_ROOT
 from teamlore.memory.store.projection import Coverage, Kind
-from teamlore.memory.store.vectors import load_approved
 from teamlore.models.embeddings import Embedder
 from teamlore.models.glosses import segmented
 
@@ -76,6 +77,22 @@ class SearchHit(BaseModel):
     snippet: str
     path: str  # repository-relative
     matched_by: list[SearchPath]
+    revision: int
+    content_digest: str
+    summary: str = Field("", exclude=True)  # the seed's item summary: the body's first 240 chars
+
+
+class SeedItem(BaseModel):
+    """One hit as the seed's search result names it."""
+
+    model_config = WIRE
+
+    rank: int
+    entry_id: str
+    revision: int
+    content_digest: str
+    status: Literal["approved", "deprecated"]
+    summary: str
 
 
 class VectorPath(BaseModel):
@@ -98,6 +115,7 @@ class SearchResult(BaseModel):
     paths: list[SearchPath]
     vector: VectorPath
     results: list[SearchHit]
+    items: list[SeedItem]
 
 
 NO_EMBEDDER = VectorPath(ran=False, reason="no embedding model was given")
@@ -157,8 +175,27 @@ def search_memory(
     else:
         results = _lexical_hits(conn, parsed, lexical)
     return SearchResult(
-        generation=generation, coverage=coverage, paths=paths, vector=vector_path, results=results
+        generation=generation,
+        coverage=coverage,
+        paths=paths,
+        vector=vector_path,
+        results=results,
+        items=seed_items(results),
     )
+
+
+def seed_items(results: list[SearchHit]) -> list[SeedItem]:
+    return [
+        SeedItem(
+            rank=rank,
+            entry_id=hit.id,
+            revision=hit.revision,
+            content_digest=hit.content_digest,
+            status=hit.status,
+            summary=hit.summary,
+        )
+        for rank, hit in enumerate(results, start=1)
+    ]
 
 
 def _lexical(
@@ -258,6 +295,9 @@ def _hit(row: sqlite3.Row, score: float, parsed: Query, by: list[SearchPath]) ->
         snippet=snippet(row["body_text"] or row["title"], parsed.highlight_tokens()),
         path=f"{MEMORY_ROOT}/{row['path']}",
         matched_by=by,
+        revision=row["revision"],
+        content_digest=row["content_digest"],
+        summary=(row["body_text"] or row["title"])[:SUMMARY_CHARS],
     )
 
 
@@ -287,6 +327,9 @@ def _vector_ranking(
         query_vector = embedder.embed_query(query)[0]
     except errors.TeamloreError as exc:
         return VectorPath(ran=False, space=space, reason=exc.message, code=exc.code), [], []
+    # the vector side (numpy) loads only for a search whose vector path runs
+    from teamlore.memory.store.vectors import load_approved
+
     stored = load_approved(conn, owner, space)
     if stored.count == 0:
         return VectorPath(ran=False, space=space, reason="no document has a vector yet"), [], []
@@ -405,7 +448,10 @@ def _fusable(
 
 
 _ORDER_COLUMNS = "e.id, e.kind, e.entry_id, e.status"
-_COLUMNS = f"{_ORDER_COLUMNS}, e.entry_type, e.path, e.title, e.body_text"
+_COLUMNS = (
+    f"{_ORDER_COLUMNS}, e.entry_type, e.path, e.title, e.body_text, e.revision, e.content_digest"
+)
+SUMMARY_CHARS = 240
 
 
 def _full_rows(conn: sqlite3.Connection, ids: list[int]) -> dict[int, sqlite3.Row]:

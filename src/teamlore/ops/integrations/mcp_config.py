@@ -40,13 +40,17 @@ from pydantic import BaseModel, Field, field_validator
 
 from teamlore import __version__
 from teamlore.core import errors
+from teamlore.core.locations import state_dir_path
 from teamlore.core.strict import STRICT
+from teamlore.integrations import codex as codex_files
+from teamlore.ops.personal.memory import launch_contexts
 from teamlore.ops.registry import (
     Capability,
     OpContext,
     load_operations,
     operation,
 )
+from teamlore.personal.config import load_personal_settings_readonly
 
 ClientName = Literal["codex", "claude"]
 ApprovalMode = Literal["auto", "prompt", "writes", "approve"]
@@ -131,8 +135,9 @@ def _comment(value: str) -> str:
 class _Plan:
     """Everything derived from the request once; each client renders from it."""
 
-    def __init__(self, request: McpConfigRequest) -> None:
+    def __init__(self, request: McpConfigRequest, state_home: Path | None = None) -> None:
         self.request = request
+        self.state_home = state_home if state_home is not None else state_dir_path()
         self.capabilities: list[str] = list(request.capabilities)
         self.personal = [c for c in self.capabilities if c in PERSONAL_CAPABILITIES]
         self.team = [c for c in self.capabilities if c in TEAM_CAPABILITIES]
@@ -168,6 +173,7 @@ class _Plan:
                 "no --repository is pinned"
             )
         self._relay_opt_in()
+        self._personal_contexts()
         self.tools, self.write_tools = self._tools()
         if not self.tools:
             self.notes.append(
@@ -193,6 +199,25 @@ class _Plan:
                 f"relay needs {ACCEPT_USER_TURNS_FLAG}: without it memory_submit_user_turn "
                 "refuses every turn (SUBMISSION_DISABLED); add the flag if this host reports "
                 "the user's own messages verbatim"
+            )
+
+    def _personal_contexts(self) -> None:
+        """Refuse at config time what `teamlore mcp` would refuse at launch: a workspace outside
+        every registered repository (`UNREGISTERED_WORKSPACE`, docs/personal.md); say which
+        granted contexts `[personal] allowed_scopes` does not allow (the tools would refuse)."""
+        if not self.personal:
+            return
+        contexts = launch_contexts(
+            self.state_home,
+            global_context=self.request.global_context,
+            workspaces=self.workspaces,
+        )
+        settings = load_personal_settings_readonly(self.state_home)
+        blocked = [c for c in contexts if not settings.scope_allowed(c)]
+        if blocked:
+            self.notes.append(
+                f"[personal] allowed_scopes does not allow {', '.join(blocked)}: the personal "
+                "tools refuse that context until `teamlore personal config --scope` allows it"
             )
 
     @staticmethod
@@ -365,7 +390,7 @@ class _Plan:
 )
 def mcp_config(ctx: OpContext, request: McpConfigRequest) -> dict[str, Any]:
     """Print ready-to-paste MCP configuration for Codex and Claude Code."""
-    plan = _Plan(request)
+    plan = _Plan(request, ctx.home)
     clients: list[str] = [request.client] if request.client else ["codex", "claude"]
     result: dict[str, Any] = {
         "serverName": plan.name,
@@ -380,6 +405,8 @@ def mcp_config(ctx: OpContext, request: McpConfigRequest) -> dict[str, Any]:
     }
     if "codex" in clients:
         result["codex"] = plan.codex()
+        if not (request.wsl or request.portable):  # those go to another config.toml
+            plan.notes += codex_files.config_notes(plan.name, plan.tools)
     if "claude" in clients:
         result["claude"] = plan.claude()
     result["notes"] = plan.notes

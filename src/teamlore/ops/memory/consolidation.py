@@ -42,6 +42,7 @@ class SynthesizeRequest(BaseModel):
     side_effect="state-write",
     capability="team",
     mcp_tool="threadshare_memory_synthesize",
+    response="threadshare-memory-synthesis@v1",
     description="Start an L2/L3 consolidation: returns a ConsolidationTask@v1 with the approved "
     "team-memory entries new or changed since the last consolidation (all with full=true), "
     "every scene and the doctrine, plus instructions. Consolidate them with the user, then send "

@@ -59,6 +59,9 @@ class PromoteRequest(BaseModel):
     side_effect="repo-write",
     capability="team",
     mcp_tool="threadshare_memory_promote",
+    approval_policy="canonical-write",
+    destructive=True,  # it overwrites reviewed memory files (the seed's hint)
+    idempotent=True,
     description="Approve and apply a prepared team-memory PromotionPlan@v1 to this worktree's "
     ".threadshare/memory (working tree only: no stage, commit or push). Call it ONLY with a "
     "plan id the user gave you after reviewing that plan's diff; never promote a plan on your "

@@ -32,7 +32,9 @@ class _RequestFilters(_Wire):
     providers: list[str] = Field(default_factory=list, max_length=3)
     session_keys: list[str] = Field(default_factory=list, max_length=64)
     tool_capability_keys: list[str] = Field(default_factory=list, max_length=64)
+    skill_capability_keys: list[str] = Field(default_factory=list, max_length=64)
     result_evidence: list[str] = Field(default_factory=list, max_length=3)
+    capability_terminal_states: list[str] = Field(default_factory=list, max_length=5)
 
 
 class ExtractionRequestDocument(_Wire):
@@ -59,8 +61,17 @@ class RecallRequest(BaseModel):
         description="Only turns that used one of these tools (a family such as shell or edit, "
         "or an exact tool name).",
     )
+    skill_capability_keys: list[str] = Field(
+        default_factory=list,
+        description="Only turns that invoked one of these Skills (by name, e.g. release-check).",
+    )
     result_evidence: list[str] = Field(
         default_factory=list, description="provider-completed, abandoned, unknown"
+    )
+    capability_terminal_states: list[str] = Field(
+        default_factory=list,
+        description="With tool or Skill keys: only invocations that ended so (completed, "
+        "failed, pending, unknown, cancelled).",
     )
     request: dict[str, Any] | None = Field(
         None, description="A whole MemoryExtractionRequest@v1 document instead of the parameters."
@@ -77,7 +88,9 @@ class RecallRequest(BaseModel):
             self.providers,
             self.session_keys,
             self.tool_capability_keys,
+            self.skill_capability_keys,
             self.result_evidence,
+            self.capability_terminal_states,
         )
         if self.request is not None:
             if any(params):
@@ -93,7 +106,9 @@ class RecallRequest(BaseModel):
                 providers=document.filters.providers,
                 session_keys=document.filters.session_keys,
                 tool_capability_keys=document.filters.tool_capability_keys,
+                skill_capability_keys=document.filters.skill_capability_keys,
                 result_evidence=document.filters.result_evidence,
+                capability_terminal_states=document.filters.capability_terminal_states,
             )
         if not self.since or not self.until:
             raise errors.TeamloreError(
@@ -106,7 +121,9 @@ class RecallRequest(BaseModel):
             providers=_split(self.providers),
             session_keys=_split(self.session_keys),
             tool_capability_keys=_split(self.tool_capability_keys),
+            skill_capability_keys=_split(self.skill_capability_keys),
             result_evidence=_split(self.result_evidence),
+            capability_terminal_states=_split(self.capability_terminal_states),
         )
 
 
@@ -129,6 +146,8 @@ def _parse_document(raw: dict[str, Any]) -> ExtractionRequestDocument:
     side_effect="state-write",
     capability="team",
     mcp_tool="threadshare_memory_recall",
+    idempotent=True,  # the same window again returns the same tasks
+    response="threadshare-memory-agent-recall@v1",
     description="Read back this repository's past sessions for extraction. Give a window "
     "(since/until, canonical UTC, at most 366 days) and optionally a query; returns up to 8 "
     "ExtractionTask@v1 sources, each a bounded transcript chunk with an opaque evidence "

@@ -112,6 +112,7 @@ def memory_review(ctx: OpContext, request: ReviewRequest) -> dict[str, Any]:
     side_effect="state-write",
     capability="team",
     mcp_tool="threadshare_memory_prepare",
+    approval_policy="canonical-write",
     description="Confirm reviewed statements and prepare a promotion: a PrepareRequest@v1 "
     "listing, per candidate, its revision and every statement's statementId, "
     "statementTextDigest and citationsDigest exactly as memory review returned them. Call it "
@@ -137,6 +138,8 @@ def memory_prepare(ctx: OpContext, request: PrepareRequestDocument) -> dict[str,
     side_effect="state-write",
     capability="team",
     mcp_tool="threadshare_memory_discard",
+    destructive=True,  # a discarded candidate never comes back
+    idempotent=True,
     description="Discard a team-memory candidate (a draft, a quarantined candidate or one "
     "whose adjudication failed) the user does not want; optional expectedRevision guards "
     "against discarding something that changed since review.",

@@ -55,6 +55,8 @@ class StageRequest(BaseModel):
     side_effect="state-write",
     capability="team",
     mcp_tool="threadshare_memory_stage",
+    idempotent=True,  # the same document again replays the recorded outcome
+    response="threadshare-memory-agent-stage@v1",
     description="Stage team-memory candidates. First call: a CandidateDraftBatch@v1 (<= 8 "
     "drafts for one recall task, every statement citing that task's evidence ids) -> the drafts "
     "with evidence assessments and an AdjudicationTask@v1 comparing them with what the team "

@@ -8,7 +8,6 @@ from collections.abc import Callable
 from teamlore.core import errors
 from teamlore.core.fusion import EMBEDDINGS_OFF, LEXICAL_ASKED
 from teamlore.memory.store.search import VectorPath
-from teamlore.memory.store.vectors import sync_approved_vectors
 from teamlore.models.embeddings import Embedder
 from teamlore.models.multilingual import memory_embedder
 from teamlore.ops.owner import OwnerContext
@@ -25,6 +24,8 @@ def memory_vectors(
     embedder, path = configured_vectors(ctx, lexical=lexical)
     if embedder is None:
         return None, path
+    from teamlore.memory.store.vectors import sync_approved_vectors  # numpy: the vector side
+
     try:
         sync_approved_vectors(
             owner.state,

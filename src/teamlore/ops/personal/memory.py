@@ -1,12 +1,12 @@
 """Personal-memory operations: the MCP tools `memory_init`, `memory_submit_user_turn`,
-`memory_read`, `personal_memory_status`, and the CLI-only `teamlore personal …` housekeeping.
+`memory_read`, `memory_status`, and the CLI-only `teamlore personal …` housekeeping.
 
 Who may do what comes from the launch (`OpContext.client_id`, `.contexts`, `.capabilities`,
 `.accept_user_turns`), never from tool arguments: a `contextId` can pick one of the launch
 contexts, never add one (`CONTEXT_UNAVAILABLE`). The usable contexts are recomputed on every
 call: launch contexts ∩ `[personal] allowed_scopes`, minus projects no longer registered.
 
-The read side (`memory_read`, `personal_memory_status {}`, `personal show`, `personal status`)
+The read side (`memory_read`, `memory_status {}`, `personal show`, `personal status`)
 creates nothing: it never creates the state dir, opens no queue, takes no lock and needs no model
 key.
 The CLI commands act for the owner of the state dir, so they take the workspace from arguments.
@@ -147,7 +147,7 @@ class _Strict(BaseModel):
     model_config = STRICT
 
 
-# -- personal_memory_status ----------------------------------------------------------------------
+# -- memory_status ----------------------------------------------------------------------
 
 
 class StatusRequest(_Strict):
@@ -167,7 +167,7 @@ class StatusRequest(_Strict):
 
 
 def enabled_flags(ctx: OpContext, home: Path) -> dict[str, Any]:
-    """`personal_memory_status {}`: what this process may do right now, and with which contexts."""
+    """`memory_status {}`: what this process may do right now, and with which contexts."""
     contexts = available_contexts(home, ctx.contexts)
     settings = load_personal_settings_readonly(home)
     caps = ctx.capabilities
@@ -219,8 +219,9 @@ def lookup_status(
     side_effect="read",
     capability="read",
     also_in=("init", "relay"),
-    mcp_tool="personal_memory_status",
-    description="Personal memory status. `{}`: this connection's capabilities, whether init, "
+    mcp_tool="memory_status",
+    description="Personal memory status (this user's personal memory; the team memory's is "
+    "threadshare_memory_status). `{}`: this connection's capabilities, whether init, "
     "relay and read are enabled, and the exact context ids to use. `{importId}` (init) or "
     "`{submissionId[, conversationId]}` (relay): the outcome of that submission: state "
     "(pending, claimed, processed, quarantined, dead), issue code and retainedIn (the documents "
@@ -246,8 +247,7 @@ def memory_status(ctx: OpContext, request: StatusRequest) -> dict[str, Any]:
 class ReadRequest(_Strict):
     contextId: str | None = Field(
         None,
-        description="one context id from personal_memory_status "
-        "(omit to read every granted context)",
+        description="one context id from memory_status (omit to read every granted context)",
         json_schema_extra=CONTEXT_SCHEMA,
     )
 
@@ -314,7 +314,7 @@ class InitRequest(_Strict):
         json_schema_extra=ID_SCHEMA,
     )
     contextId: str = Field(
-        description="one context id from personal_memory_status (global or project:<id>)",
+        description="one context id from memory_status (global or project:<id>)",
         json_schema_extra=CONTEXT_SCHEMA,
     )
     sourceLabel: str = Field(
@@ -343,7 +343,7 @@ class InitRequest(_Strict):
     idempotent=True,
     description="Import what you already know about the user into their local personal memory, "
     "only when the user asks for an import or migration. Accepted means durably queued, not "
-    "remembered: poll personal_memory_status with the same importId. Your report is stored as "
+    "remembered: poll memory_status with the same importId. Your report is stored as "
     "another agent's account, never as the user's own words.",
 )
 def memory_init(ctx: OpContext, request: InitRequest) -> dict[str, Any]:
@@ -367,7 +367,7 @@ class RelayRequest(_Strict):
         None, description="the conversation it belongs to", json_schema_extra=ID_SCHEMA
     )
     contextId: str = Field(
-        description="one context id from personal_memory_status", json_schema_extra=CONTEXT_SCHEMA
+        description="one context id from memory_status", json_schema_extra=CONTEXT_SCHEMA
     )
     text: str = Field(description="one complete user message, verbatim; never a summary")
 

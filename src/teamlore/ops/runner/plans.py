@@ -59,8 +59,14 @@ class ExtractPreviewRequest(RunnerOptions):
     tool_capability_keys: list[str] = Field(
         default_factory=list, description="Only turns that used one of these tools."
     )
+    skill_capability_keys: list[str] = Field(
+        default_factory=list, description="Only turns that invoked one of these Skills."
+    )
     result_evidence: list[str] = Field(
         default_factory=list, description="provider-completed, abandoned, unknown"
+    )
+    capability_terminal_states: list[str] = Field(
+        default_factory=list, description="With tool or Skill keys: how the invocation ended."
     )
     request: dict[str, Any] | None = Field(
         None, description="A whole MemoryExtractionRequest@v1 document instead of the parameters."
@@ -76,7 +82,9 @@ class ExtractPreviewRequest(RunnerOptions):
                 "providers": self.providers,
                 "sessionKeys": self.session_keys,
                 "toolCapabilityKeys": self.tool_capability_keys,
+                "skillCapabilityKeys": self.skill_capability_keys,
                 "resultEvidence": self.result_evidence,
+                "capabilityTerminalStates": self.capability_terminal_states,
                 "request": self.request,
                 "limit": self.limit,
             }
@@ -380,6 +388,10 @@ def _preview_result(
     side_effect="state-write",
     capability="team",
     mcp_tool="threadshare_memory_extract_preview",
+    stability="legacy-debt",  # the batch path; agents use recall (docs/runner.md)
+    approval_policy="history-read",
+    idempotent=True,
+    response="threadshare-memory-extraction-preview@v1",
     description="Plan an unattended batch extraction (runner claude, codex or openai) over this "
     "repository's past sessions: writes pending RunnerExecutionPlan@v1 files (0600) and returns "
     "their digests with what each would disclose (bytes, turns, provider, endpoint). Never "
@@ -464,6 +476,10 @@ def _stores_for(ctx: OpContext, kind: str | None) -> Iterator[Any]:
     side_effect="state-write",
     capability="team",
     mcp_tool="threadshare_memory_consolidate_preview",
+    stability="legacy-debt",
+    approval_policy="history-read",
+    idempotent=True,
+    response="threadshare-memory-consolidation-preview@v1",
     description="Plan an unattended L2/L3 consolidation (runner claude, codex or openai): "
     "runs synthesize and writes a pending RunnerExecutionPlan@v1 (0600) for its task; returns "
     "the digest and what it would disclose (entries, scenes, bytes, provider, endpoint). Never "

@@ -359,7 +359,13 @@ def _failed(plan_digest: str, err: errors.TeamloreError) -> dict[str, Any]:
     return {"planDigest": plan_digest, "status": "failed", "error": err.to_json()}
 
 
-@operation("memory.run_plan", input_model=ExtractRunRequest, side_effect="state-write")
+@operation(
+    "memory.run_plan",
+    input_model=ExtractRunRequest,
+    side_effect="state-write",
+    stability="legacy-debt",
+    approval_policy="history-read",
+)
 def memory_run_plan(ctx: OpContext, request: ExtractRunRequest) -> dict[str, Any]:
     """Approve a pending plan (or manifest) by digest, run it, stage the runner's answer."""
     from teamlore.ops.owner import open_owner

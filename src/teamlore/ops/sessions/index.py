@@ -32,7 +32,7 @@ from teamlore.sessions.providers import PROVIDERS, get_adapter
 
 if TYPE_CHECKING:
     from teamlore.models.embeddings import Embedder
-    from teamlore.sessions.indexer import Source
+    from teamlore.sessions.model import Source
     from teamlore.sessions.turn_vectors import MadeVector
 
 SYNC_LOCK = "sync.lock"
@@ -74,7 +74,7 @@ def _absolute(raw: str | Path) -> Path:
 
 
 def resolve_sources(request: SyncRequest, home: Path | None) -> list[Source]:
-    from teamlore.sessions.indexer import Source
+    from teamlore.sessions.model import Source
 
     chosen = request.providers or list(PROVIDERS)
     if request.sources:
@@ -133,7 +133,7 @@ def _update_delivery(conn: sqlite3.Connection, home: Path | None) -> dict[str, A
     that is gone or unreadable is reported by path and skipped; the rest of the sync goes on."""
     from teamlore.repo.binding import WorktreeProblem, list_repositories, worktree_problem
     from teamlore.repo.worktrees import map_sessions
-    from teamlore.sessions.indexer import display_path
+    from teamlore.sessions.model import display_path
 
     aliases = path_aliases(home)
     repos = list_repositories(conn)
@@ -177,7 +177,8 @@ def sync(ctx: OpContext, request: SyncRequest) -> dict[str, Any]:
     """Index new and changed session files, register a repository, link sessions to commits."""
     # the indexer and repository tables load in the commands that use them: a search
     # process never needs them (docs/cli.md, lean commands)
-    from teamlore.sessions.indexer import Indexer, display_path
+    from teamlore.sessions.indexer import Indexer
+    from teamlore.sessions.model import display_path
 
     home = resolve_home(ctx.home)
     sources = resolve_sources(request, home)
@@ -324,9 +325,15 @@ def sessions_list(ctx: OpContext, request: SessionsListRequest) -> dict[str, Any
         }
 
 
+# turns per page of `sessions show` without --turn (docs/sessions.md, "Showing a session")
+SHOW_PAGE_TURNS = 100
+
+
 class SessionsShowRequest(_Strict):
     session_key: str = Field(min_length=1)
-    turn: int | None = Field(None, ge=1)
+    turn: int | None = Field(None, ge=1, description="only this turn (the page fields are unused)")
+    start: int = Field(1, ge=1, description="first turn ordinal of the page")
+    limit: int = Field(SHOW_PAGE_TURNS, ge=1, le=10_000, description="turns per page")
     tool: int | None = Field(
         None, ge=1, description="only this tool call of the turn (its #number); needs turn"
     )
@@ -350,6 +357,8 @@ def sessions_show(ctx: OpContext, request: SessionsShowRequest) -> dict[str, Any
             conn,
             request.session_key,
             turn=request.turn,
+            start=request.start,
+            limit=request.limit,
             repositories=tables.session_facts(conn),
         )
     session = shown["session"]
@@ -378,6 +387,9 @@ class SessionsSearchRequest(Window):
     repository: str | None = None
     limit: int = Field(20, ge=1, le=500)
     lexical: bool = Field(False, description="words only: leave the vector path out")
+    sync_first: bool = Field(
+        True, description="first index the grown files of recent sessions (bounded, no wait)"
+    )
 
 
 @operation("sessions.search", input_model=SessionsSearchRequest, side_effect="read")
@@ -386,6 +398,7 @@ def sessions_search(ctx: OpContext, request: SessionsSearchRequest) -> dict[str,
     similarity of their meaning (docs/hybrid-search.md); `lexical` for words only."""
     from teamlore.sessions.queries import RANK_WINDOW, search_turns, vector_skipped
 
+    refreshed = _index_stale_files(ctx.home) if request.sync_first else None
     with index_errors(_read_index(ctx.home)) as conn:
         worktree = _worktree_filter(ctx, request.repository)
         embedder, skipped = (
@@ -407,7 +420,48 @@ def sessions_search(ctx: OpContext, request: SessionsSearchRequest) -> dict[str,
             "ranking": {"rankedAll": found.ranked_all, "window": RANK_WINDOW},
             "paths": found.paths,
             "vector": skipped or found.vector,
+            "refreshed": refreshed,
         }
+
+
+# what a search indexes itself before it runs (docs/sessions.md, "Searching what was just
+# said"); more is left to `teamlore sync`
+REFRESH_MAX_FILES = 20
+REFRESH_MAX_BYTES = 8 << 20
+
+
+def _index_stale_files(home: Path | None) -> dict[str, Any]:
+    """Index the grown session files the index already knows, bounded, so a turn appended a
+    moment ago is found without a sync process first. Never waits: with a sync running, a
+    read-only state dir or too much to read, the search runs on the index as it is and says
+    why."""
+    import time
+
+    from teamlore.sessions.index_db import stale_files
+
+    home = resolve_home(home)
+    with index_errors(_read_index(home)) as conn:
+        stale = stale_files(conn, now_ns=time.time_ns())
+    done = {"files": 0, "turns": 0, "skipped": None}
+    if not stale:
+        return done
+    if len(stale) > REFRESH_MAX_FILES or sum(n for *_, n in stale) > REFRESH_MAX_BYTES:
+        return {**done, "skipped": f"{len(stale)} changed files: more than a search indexes"}
+    from teamlore.sessions.indexer import Indexer
+    from teamlore.sessions.model import Source
+
+    try:
+        with file_lock(home / SYNC_LOCK, wait_seconds=0, what="a sync"):
+            conn = open_index_for_sync(home, rebuild=False)
+            with index_errors(conn):
+                sources = [Source(provider, path) for provider, path, _ in stale]
+                adapters = {s.provider: get_adapter(s.provider) for s in sources}
+                stats = Indexer(conn, adapters, home=home, analysis="off").sync(sources)
+    except errors.TeamloreError as exc:
+        if exc.code not in (errors.LOCK_BUSY.code, errors.STATE_READ_ONLY.code):
+            raise
+        return {**done, "skipped": exc.message}
+    return {**done, "files": stats.files_changed, "turns": stats.turns}
 
 
 def _search_embedder(home: Path | None) -> tuple[Embedder | None, dict[str, Any] | None]:
@@ -432,7 +486,7 @@ class StatusRequest(_Strict):
 def status(ctx: OpContext, request: StatusRequest) -> dict[str, Any]:
     """Index health: sources, counts, last sync, diagnostics, schema version."""
     from teamlore.repo import tables
-    from teamlore.sessions.indexer import display_path
+    from teamlore.sessions.model import display_path
 
     home = resolve_home(ctx.home)
     with index_errors(_read_index(home)) as conn:

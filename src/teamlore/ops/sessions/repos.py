@@ -25,7 +25,7 @@ from teamlore.ops.registry import OpContext, operation
 from teamlore.repo import tables
 from teamlore.repo.binding import RepositoryIdentity
 from teamlore.sessions.index_health import index_errors, open_index_for_read, open_index_for_sync
-from teamlore.sessions.indexer import display_path
+from teamlore.sessions.model import display_path
 
 
 class ShowRequest(BaseModel):

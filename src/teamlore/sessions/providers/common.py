@@ -24,21 +24,49 @@ from teamlore.sessions.model import Diagnostic, Event, SessionMeta, Unreadable
 
 def jsonl_files(root: Path, *, skip_names: tuple[str, ...] = ()) -> Iterator[Path | Unreadable]:
     """Every `*.jsonl` file under the folder `root`, sorted, and every subfolder that could not
-    be listed (pathlib's rglob skips those without a word). Symlinked folders are not entered."""
-    found: list[Path] = []
+    be listed (pathlib's rglob skips those without a word). Symlinked folders are not entered.
+
+    The folder listings' entry types decide what is a file: no `stat` per file (a no-op resync
+    stats each file once, in the indexer); only a symlink is followed to see what it names."""
+    found: list[tuple[list[str], Path, str]] = []  # (sort key, folder, name)
     unreadable: list[Unreadable] = []
-
-    def note(error: OSError) -> None:
-        unreadable.append(Unreadable(Path(error.filename or root), error.strerror or str(error)))
-
-    for folder, _, names in os.walk(root, onerror=note):
-        for name in names:
-            if name.endswith(".jsonl") and name not in skip_names:
-                path = Path(folder, name)
-                if path.is_file():
-                    found.append(path)
-    yield from sorted(found)
+    folders = [root]
+    while folders:
+        folder = folders.pop()
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if _is_folder(entry):
+                        folders.append(folder / entry.name)
+                    elif _wanted(entry, skip_names):
+                        # the order of `sorted(Path)`: component by component
+                        found.append((entry.path.split("/"), folder, entry.name))
+        except OSError as error:
+            unreadable.append(
+                Unreadable(Path(error.filename or folder), error.strerror or str(error))
+            )
+    found.sort(key=lambda item: item[0])
+    yield from (folder / name for _, folder, name in found)  # a child path: cheaper than a parse
     yield from unreadable
+
+
+def _is_folder(entry: os.DirEntry[str]) -> bool:
+    """A folder to enter (not a symlink to one); an entry that cannot be asked is not (as in
+    `os.walk`)."""
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
+
+
+def _wanted(entry: os.DirEntry[str], skip_names: tuple[str, ...]) -> bool:
+    """A `*.jsonl` file (or a symlink to one) not named in `skip_names`."""
+    if not entry.name.endswith(".jsonl") or entry.name in skip_names:
+        return False
+    try:
+        return entry.is_file()
+    except OSError:
+        return False
 
 
 def as_dict(value: Any) -> dict[str, Any] | None:

@@ -1,0 +1,309 @@
+"""Whole-process times of the short commands, as ratios to the interpreter floor.
+
+    .venv/bin/python bench/bench_cli.py [--turns 10000] [--rounds 15] [--commands a,b,...]
+
+Every round runs every command once, in the same order, each as a fresh `teamlore` process
+(the console script of this interpreter's environment, running this checkout's code): the floor
+(`python -c "import sqlite3, json"`) and the commands see the same load, so the ratios of one run
+are the figures to quote on a shared machine. Prints p50/p95 per command, p50 and p95 over the
+floor's p50, and peak RSS (`ru_maxrss` of the child). Byte code is cached under `.bench/pycache`
+(an installed package has its `.pyc` files; `PYTHONDONTWRITEBYTECODE` would make every process
+compile the package again). See bench/README.md, "Short commands".
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO = BENCH_DIR.parent
+sys.path.insert(0, str(BENCH_DIR))
+
+import corpus  # noqa: E402
+
+FIXTURES = REPO.parent.parent / "shared" / "fixtures"
+# the issue's targets, as p50 over the floor's p50 (docs/architecture.md, "A short CLI process")
+TARGETS = {
+    "sessions search": 5.0,
+    "sessions search --lexical": 5.0,
+    "memory search": 5.0,
+    "status": 4.0,
+    "append -> searchable": 10.0,
+    "append -> sync + search": 10.0,
+}
+
+
+@dataclass
+class Command:
+    name: str
+    argv: list[str]
+    cwd: Path
+    env: dict[str, str]
+    before: list[list[str]] = field(default_factory=list)  # run first, timed with the command
+    seconds: list[float] = field(default_factory=list)
+    rss_mib: float = 0.0
+    misses: int = 0
+
+
+def teamlore_exe() -> str:
+    exe = Path(sys.executable).parent / "teamlore"
+    if not exe.exists():
+        raise SystemExit(f"no teamlore console script next to {sys.executable}")
+    return str(exe)
+
+
+def child_env(state: Path, home: Path, work: Path, src: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env.update(
+        TEAMLORE_HOME=str(state),
+        HOME=str(home),
+        PYTHONPATH=str(src),
+        PYTHONPYCACHEPREFIX=str(work / "pycache"),
+    )
+    return env
+
+
+def run_once(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, bytes]:
+    """Wall seconds, peak RSS (MiB) and stdout of one process."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE)
+    out = proc.stdout.read() if proc.stdout else b""
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - started
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"{' '.join(argv[1:])} exited {os.waitstatus_to_exitcode(status)}")
+    return seconds, usage.ru_maxrss / 1024, out
+
+
+def prepare(work: Path, turns: int, env: dict[str, str]) -> tuple[Path, str, list[str], list[Path]]:
+    """The generated corpus (cached), its index, a git worktree holding the team-memory fixture,
+    one session key and the session files."""
+    base = work / f"cli-{turns}-g{corpus.GENERATOR_VERSION}"
+    home, marker = base / "corpus", base / ".complete"
+    if not marker.exists():
+        shutil.rmtree(base, ignore_errors=True)
+        corpus.generate(home, turns=turns, profile="lean")
+        marker.write_text("ok\n")
+    roots = corpus.source_roots(home)
+    sources = [arg for p, r in roots.items() for arg in ("--source", f"{p}={r}")]
+    repo = base / "repo"
+    if not (repo / ".git").exists():
+        repo.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["git", "init", "-q", str(repo)], check=True)
+        shutil.copytree(FIXTURES / "threadshare-memory", repo / ".threadshare" / "memory")
+        (repo / ".threadshare" / "memory" / "SOURCE.md").unlink()
+    exe = teamlore_exe()
+    started = time.perf_counter()
+    subprocess.run(
+        [exe, "sync", *sources, "--format", "json"],
+        env=env,
+        check=True,
+        cwd=repo,
+        stdout=subprocess.DEVNULL,
+    )
+    say(f"  setup: sync of {turns} turns took {time.perf_counter() - started:.1f} s")
+    listed = subprocess.run(
+        [exe, "sessions", "list", "--limit", "1", "--format", "json"],
+        env=env,
+        check=True,
+        cwd=repo,
+        capture_output=True,
+    )
+    key = json.loads(listed.stdout)["sessions"][0]["sessionKey"]
+    files = sorted(p for r in roots.values() for p in r.rglob("*.jsonl"))
+    return repo, key, sources, files
+
+
+def found(token: str, out: bytes) -> bool:
+    """Whether a search's JSON output holds a hit with `token` (the output echoes the query)."""
+    hits = json.loads(out).get("hits", [])
+    return any(token in json.dumps(hit) for hit in hits)
+
+
+def say(text: str = "") -> None:
+    print(text, flush=True)
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    if len(ordered) == 1:
+        return ordered[0]
+    return statistics.quantiles(ordered, n=100, method="inclusive")[int(q) - 1]
+
+
+def command_table(
+    exe: str, key: str, sources: list[str]
+) -> list[tuple[str, list[str], list[list[str]]]]:
+    """(name, argv, argv of the processes run before it and timed with it) per command."""
+    search = [exe, "sessions", "search"]
+    sync = [exe, "sync", *sources, "--format", "json"]
+    return [
+        ("sessions search", [*search, "release", "job", "--format", "json"], []),
+        (
+            "sessions search --lexical",
+            [*search, "release", "job", "--lexical", "--format", "json"],
+            [],
+        ),
+        ("sessions search (text)", [*search, "release", "job"], []),
+        ("memory search", [exe, "memory", "search", "extraction", "--format", "json"], []),
+        (
+            "memory search --lexical",
+            [exe, "memory", "search", "extraction", "--lexical", "--format", "json"],
+            [],
+        ),
+        ("status", [exe, "status", "--format", "json"], []),
+        ("status (text)", [exe, "status"], []),
+        ("sessions list", [exe, "sessions", "list", "-n", "20", "--format", "json"], []),
+        ("sessions show", [exe, "sessions", "show", key, "--format", "json"], []),
+        ("sync (no-op)", sync, []),
+        # the turn's file is appended to, then a sync process and a search process run
+        ("append -> sync + search", [*search, "TOKEN", "--format", "json"], [sync]),
+        # ... or the search process alone: it indexes the stale file itself (docs/sessions.md)
+        ("append -> searchable", [*search, "TOKEN", "--format", "json"], []),
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=10_000)
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--commands", default="", help="comma-separated names (default: all)")
+    parser.add_argument(
+        "--versus",
+        type=Path,
+        help="another checkout's src/ (e.g. ../main/src): its commands run interleaved with ours",
+    )
+    parser.add_argument(
+        "--src",
+        type=Path,
+        default=REPO / "src",
+        help="the checkout's src/ to measure (default: ours)",
+    )
+    parser.add_argument(
+        "--show-turns",
+        type=int,
+        default=0,
+        help="also time `sessions show` of one session this long (e.g. 100000), whole process",
+    )
+    parser.add_argument("--work", type=Path, default=REPO / ".bench")
+    args = parser.parse_args(argv)
+    work: Path = args.work.resolve()
+    state, home = work / f"cli-state-{args.turns}", work / "cli-home"
+    home.mkdir(parents=True, exist_ok=True)
+    env = child_env(state, home, work, args.src.resolve())
+    load = os.getloadavg()
+    say(
+        f"bench_cli: {args.turns} turns, {args.rounds} rounds, load {load[0]:.2f} "
+        f"{load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs, python {sys.version.split()[0]}"
+    )
+    if args.show_turns:
+        show_long_session(work, args.show_turns, env, args.versus)
+    repo, key, sources, files = prepare(work, args.turns, env)
+    exe = teamlore_exe()
+    table = command_table(exe, key, sources)
+    if args.commands:
+        table = [row for row in table if row[0] in args.commands.split(",")]
+    trees = [("", env)]
+    if args.versus:
+        trees.append((" [versus]", {**env, "PYTHONPATH": str(args.versus.resolve())}))
+    commands = [Command("floor", [sys.executable, "-c", "import sqlite3, json"], repo, env)]
+    for name, command, before in table:
+        for suffix, tree_env in trees:
+            commands.append(Command(name + suffix, command, repo, tree_env, before))
+    for c in commands:  # warm the byte-code cache and the page cache
+        run_once([a if a != "TOKEN" else "x" for a in c.argv], c.cwd, c.env)
+    at_ms = corpus.BASE_EPOCH_MS + 10 * 365 * 86_400_000
+    for round_no in range(args.rounds):
+        for n, c in enumerate(commands):
+            argv = c.argv
+            if "TOKEN" in argv:
+                token = f"zqappend{round_no}x{n}x{os.getpid()}"
+                at_ms += 60_000
+                corpus.append_turn(files[(round_no * 7 + n) % len(files)], token, at_ms=at_ms)
+                argv = [token if a == "TOKEN" else a for a in argv]
+            total, peak = 0.0, 0.0
+            for step in c.before:
+                seconds, rss, _ = run_once(step, c.cwd, c.env)
+                total, peak = total + seconds, max(peak, rss)
+            seconds, rss, out = run_once(argv, c.cwd, c.env)
+            c.seconds.append(total + seconds)
+            c.rss_mib = max(c.rss_mib, peak, rss)
+            if "TOKEN" in c.argv and not found(token, out):
+                c.misses += 1
+    report(commands, exe)
+    return 0
+
+
+def show_long_session(work: Path, turns: int, env: dict[str, str], versus: Path | None) -> None:
+    """`sessions show` of one generated session of `turns` turns (its first page), whole
+    process, ours then `--versus` (which may print every turn)."""
+    base = work / f"show-{turns}-g{corpus.GENERATOR_VERSION}"
+    home, state = base / "corpus", base / "state"
+    env = {**env, "TEAMLORE_HOME": str(state)}
+    exe = teamlore_exe()
+    if not (base / ".complete").exists():
+        shutil.rmtree(base, ignore_errors=True)
+        # in a child: a child's ru_maxrss starts at its parent's RSS (bench/README.md)
+        make = (
+            f"import corpus; from pathlib import Path; corpus.generate(Path({str(home)!r}),"
+            f" turns={turns}, profile='lean', turns_per_session=({turns}, {turns}))"
+        )
+        subprocess.run([sys.executable, "-c", make], cwd=BENCH_DIR, check=True)
+        roots = corpus.source_roots(home)
+        sync = [exe, "sync", *[a for p, r in roots.items() for a in ("--source", f"{p}={r}")]]
+        subprocess.run([*sync, "--format", "json"], env=env, check=True, stdout=subprocess.DEVNULL)
+        (base / ".complete").write_text("ok\n")
+    listed = subprocess.run(
+        [exe, "sessions", "list", "--format", "json"], env=env, check=True, capture_output=True
+    )
+    key = json.loads(listed.stdout)["sessions"][0]["sessionKey"]
+    show = [exe, "sessions", "show", key, "--format", "json"]
+    for label, tree_env in [("", env), (" [versus]", {**env, "PYTHONPATH": str(versus)})][
+        : 2 if versus else 1
+    ]:
+        seconds, rss, out = run_once(show, base, tree_env)
+        shown = len(json.loads(out)["turns"])
+        say(
+            f"  sessions show of a {turns}-turn session{label}: {seconds:.2f} s whole process,"
+            f" {shown} turns printed, {len(out) / 1048576:.1f} MiB of JSON, peak RSS {rss:.0f} MiB"
+            f"  (target <= 5 s)"
+        )
+
+
+def report(commands: list[Command], exe: str) -> None:
+    floor = statistics.median(commands[0].seconds)
+    say(
+        f"  {'command':<37}{'p50 ms':>7}{'p95 ms':>7}{'p50/floor':>10}{'p95/floor':>10}"
+        f"{'RSS MiB':>8}  target (p50)"
+    )
+    for c in commands:
+        p50, p95 = statistics.median(c.seconds), pct(c.seconds, 95)
+        target = TARGETS.get(c.name)
+        verdict = "" if target is None else f"<= {target:g}x"
+        if target is not None:
+            verdict += " met" if p50 / floor <= target else " NOT met"
+        if c.misses:
+            verdict += f"  ({c.misses} of {len(c.seconds)} did not find the new turn)"
+        say(
+            f"  {c.name:<37}{p50 * 1000:7.0f}{p95 * 1000:7.0f}{p50 / floor:10.1f}"
+            f"{p95 / floor:10.1f}{c.rss_mib:8.0f}  {verdict}"
+        )
+    say("  each command, as run (teamlore = this environment's console script):")
+    for c in commands:
+        if c.name.endswith("[versus]"):
+            continue
+        shown = [" ".join("teamlore" if a == exe else a for a in b) for b in [*c.before, c.argv]]
+        say(f"    {c.name}: " + " && ".join(shown))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,47 @@
+"""The registry's metadata per operation (stability, side effect, approval policy, response
+schema) and the MCP hints the seed gives its tools (docs/seed-conformance.md)."""
+
+from __future__ import annotations
+
+import re
+
+from teamlore.mcp.server import tools_for
+from teamlore.ops.registry import CAPABILITY_TIERS, load_operations
+
+SCHEMA_ID = re.compile(r"^[a-z0-9-]+@v[0-9]+$")
+
+
+def test_every_operation_says_its_stability_approval_and_response_schema() -> None:
+    for op in load_operations().operations.values():
+        meta = op.metadata()
+        assert meta["stability"] in ("stable", "experimental", "legacy-debt"), op.name
+        assert meta["approvalPolicy"] in ("none", "history-read", "canonical-write"), op.name
+        assert SCHEMA_ID.match(meta["responseSchema"]), op.name
+    registry = load_operations()
+    assert registry.get("memory.search").response_schema == "threadshare-memory-search@v1"
+    assert registry.get("memory.prepare").approval_policy == "canonical-write"
+    assert registry.get("memory.promote").approval_policy == "canonical-write"
+    assert registry.get("memory.extract_preview").stability == "legacy-debt"
+
+
+def test_mcp_hints_are_the_seeds() -> None:
+    tools = {t.name: t for tier in CAPABILITY_TIERS for t in tools_for([tier])}
+    hints = {
+        name: (
+            tool.annotations.read_only_hint,
+            tool.annotations.destructive_hint,
+            tool.annotations.idempotent_hint,
+        )
+        for name, tool in tools.items()
+        if tool.annotations is not None
+    }
+    assert hints["threadshare_memory_promote"] == (False, True, True)
+    assert hints["threadshare_memory_prepare"] == (False, False, False)
+    for read_only in ("search", "status", "review"):
+        assert hints[f"threadshare_memory_{read_only}"] == (True, False, True)
+    for other in ("recall", "synthesize", "stage", "assemble", "extract_preview"):
+        assert hints[f"threadshare_memory_{other}"] == (False, False, True), other
+    assert hints["memory_read"][0] is True and hints["memory_status"][0] is True
+    meta = tools["threadshare_memory_promote"].meta or {}
+    assert meta["teamlore/approvalPolicy"] == "canonical-write"
+    assert meta["teamlore/responseSchema"] == "threadshare-memory-promote@v1"
