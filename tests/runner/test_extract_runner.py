@@ -579,3 +579,21 @@ def test_nothing_to_plan_names_each_session_and_why(tmp_path: Path, home: Path) 
     assert f"{keys[0]} (excluded from extraction)" in said
     assert f"{keys[1]} (every matching turn already extracted)" in said
     assert str(world.repo) not in said and str(home) not in said
+
+
+@pytest.mark.parametrize("kind", ["codex", "claude"])
+def test_a_runner_that_is_not_logged_in_says_how_to_log_in(world: World, kind: str) -> None:
+    """A failed probe shows the end of the runner's stderr (sanitized, bounded) and the login
+    command, not only an exit status."""
+    world.fake.install(kind, "logged-out")
+    proc = teamlore_cli(
+        "memory", "reverify-runner", "--runner", kind, cwd=world.repo,
+        env={**world.fake.env(), **world.env, "COLUMNS": "80"},
+    )  # fmt: skip
+    said = " ".join(proc.stderr.split())
+    assert proc.returncode == 1, proc.stdout
+    assert f"RUNNER_EXIT_NONZERO: {kind} exited with status 1; stderr ends:" in said
+    assert "Not logged in" in said and said.count("starting session") <= 2
+    login = "run `codex login`" if kind == "codex" else "run `claude` once and log in"
+    assert login in said
+    assert "/tmp" not in said and str(world.home) not in said, said
