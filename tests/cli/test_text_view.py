@@ -366,10 +366,12 @@ def test_provider_is_checked_alike_everywhere_and_errors_name_the_flag(
         )
         error = json.loads(done.output)["error"]
         assert done.exit_code == 2, args
-        assert error == {
-            "code": "INVALID_ARGUMENT",
-            "message": "--provider: unknown provider 'nope' (one of: claude, codex, pi)",
-        }
+        message = "--provider: unknown provider 'nope' (one of: claude, codex, pi)"
+        assert (error["code"], error["message"], error["problem"]) == (
+            "INVALID_ARGUMENT",
+            message,
+            message,
+        )
     done = fixtures_cli.runner.invoke(
         app, ["sessions", "search", "x", "--limit", "0"], env=fixtures_cli.env
     )
