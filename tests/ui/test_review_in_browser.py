@@ -208,7 +208,8 @@ def test_keyboard_help_toggles(page: Any, server: UiServer) -> None:
     assert help_box.is_hidden()
 
 
-def test_screenshots_were_saved() -> None:
+def test_screenshots_were_saved(browser: Any) -> None:
+    """After the page tests above (skipped with them when no browser can be had)."""
     names = {p.stem for p in (ARTIFACTS / "ui").glob("*.png")}
     assert {"queue", "candidate", "plan", "plan-detail", "memory", "sessions"} <= names
     assert all(p.stat().st_size > 10_000 for p in (ARTIFACTS / "ui").glob("*.png"))
