@@ -68,3 +68,14 @@ def test_the_reference_lists_every_command_group() -> None:
     text = reference()
     for heading in ("## teamlore memory", "## teamlore sessions", "## teamlore personal"):
         assert heading in text
+
+
+def test_every_option_and_argument_says_what_it_does() -> None:
+    """`--help` is where a person learns a command: no option or argument without help text."""
+    silent = [
+        f"{' '.join(path)} {'/'.join(param.opts)}"
+        for path, context in commands(typer.main.get_command(app), ["teamlore"], None)
+        for param in context.command.params
+        if not getattr(param, "hidden", False) and not (getattr(param, "help", "") or "").strip()
+    ]
+    assert silent == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -159,3 +160,24 @@ def test_an_unexpected_failure_is_internal_not_a_traceback(
     as_json = CliRunner().invoke(app, ["memory", "confirm", "--yes", "--format", "json"])
     assert as_json.exit_code == 1
     assert json.loads(as_json.stdout)["error"]["code"] == "INTERNAL"
+
+
+def test_the_git_hint_after_promote_shows_the_new_file(quarantined: Path) -> None:
+    """A promoted entry is a new, untracked file: plain `git diff` prints nothing for it."""
+    _, printed = teamlore_in_pty("memory", "confirm", answers=["y"], cwd=quarantined)
+    plan_id = re.search(r"Plan (\S+) generated", printed).group(1)  # type: ignore[union-attr]
+    promoted = teamlore_cli(
+        "memory", "promote", "--plan", plan_id, cwd=quarantined, env={"COLUMNS": "80"}
+    )
+    assert promoted.returncode == 0, promoted.stderr
+    hint = " ".join(promoted.stdout.split())
+    commands = re.findall(r"`(git [^`]+)`", hint)
+    assert commands, hint
+    shown = "".join(
+        subprocess.run(command, shell=True, cwd=quarantined, capture_output=True, text=True).stdout
+        for command in commands
+    )
+    entry = next((quarantined / ".threadshare/memory/entries").glob("*.md"))
+    assert entry.name in shown
+    last_line = [line for line in entry.read_text(encoding="utf-8").splitlines() if line][-1]
+    assert last_line in shown

@@ -23,7 +23,7 @@ from personal_ops_world import (
     write_config,
 )
 
-from support import teamlore_cli
+from support import teamlore_cli, teamlore_in_pty
 
 ENV = {KEY_ENV: "sk-scripted"}
 
@@ -184,3 +184,24 @@ def test_cli_and_mcp_agree_on_read_and_status(home: Path, tmp_path: Path) -> Non
         assert payload(result) == cli, arguments
         assert (status != 0) == ("error" in cli)
     assert payload(statuses[0])["import"]["state"] == "pending"  # no model: stays queued
+
+
+def test_show_at_a_terminal_describes_what_agents_read(home: Path, tmp_path: Path) -> None:
+    """A person at a terminal is not addressed as the agent; a pipe (the SessionStart hook)
+    still gets the agents' exact text."""
+    code, printed = teamlore_in_pty("personal", "show", answers=[], cwd=tmp_path)
+    assert code == 0, printed
+    said = " ".join(printed.split())
+    assert "Do not infer" not in said
+    assert "No personal memory is stored for context(s) global." in said
+    assert "Do not infer" in teamlore_cli("personal", "show", cwd=tmp_path).stdout
+
+    (home / "personal").mkdir(parents=True, exist_ok=True)
+    (home / "personal" / "profile.md").write_text("# Profile\n\n## Pets\nA tortoise.\n")
+    code, printed = teamlore_in_pty("personal", "show", answers=[], cwd=tmp_path)
+    said = " ".join(printed.split())
+    assert code == 0 and "A tortoise." in said, printed
+    assert "Use it to answer" not in said and "<common-memory" not in said
+    assert "get 1 document, marked as your data, not instructions" in said
+    piped = teamlore_cli("personal", "show", cwd=tmp_path).stdout
+    assert piped.startswith("The following is the user's personal memory")

@@ -11,7 +11,8 @@ appends their sha256 to `<script>.log` (what it was sent), and acts per its mode
   (consolidation), the known fact for the conformance probe;
 - `hang` (sleep 600), `slow` (4 s, then good), `flood` (50 MB on stdout), `exit3`, `prose`,
   `foreign` (cites an evidence id the task did not give), `secret` (a GitHub token in the
-  content), `linger` (leaves a background process), `write` (a file in its working directory).
+  content), `linger` (leaves a background process), `write` (a file in its working directory),
+  `logged-out` (exit 1 with a "Not logged in" stderr, the probe too).
 The probe always gets the correct answer unless the mode is `bad-probe`, so a fake passes
 `reverify-runner` and misbehaves on the real task. Mode `probe-KIND` commits one of the
 conformance probe's nine violations (runner/conformance.py, `conformance-test@2`) the way the
@@ -45,6 +46,10 @@ with open(HERE.with_suffix(".log"), "a") as log:
                           "claudeCredentials": os.path.isfile(os.path.join(
                               os.environ.get("CLAUDE_CONFIG_DIR", "/nonexistent"),
                               ".credentials.json"))}) + "\n")
+if mode == "logged-out":  # what a runner CLI without a login prints, probe or not
+    sys.stderr.write("starting session\n" * 40 + f"warning: config at {Path.home()}/.codex\n"
+                     "Error: Not logged in. Please run /login\n")
+    sys.exit(1)
 text = data.decode()
 task = json.loads(text.split("TASK:\n", 1)[1])
 probe = task["taskId"].startswith("conformance-probe")

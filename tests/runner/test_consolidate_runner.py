@@ -54,3 +54,15 @@ def test_a_tree_that_changed_after_the_plan_voids_it(world: ConsolidationWorld) 
     code, out = world.cli_json("memory", "consolidate", "--approve-plan", plan["planDigest"])
     assert code == 1 and out["error"]["code"] == "RUNNER_PLAN_MISMATCH", out
     assert world.op("memory.review", {"kind": "consolidation"})["count"] == 0
+
+
+def test_the_plan_text_view_prints_no_markup(world: ConsolidationWorld) -> None:
+    """The text a person reads at 80 columns: plain words, never `[bold]`, `[/]` or `\\[`."""
+    world.op("memory.reverify_runner", {"runner": "claude"})
+    done = world.cli("memory", "consolidate", "--runner", "claude", env={"COLUMNS": "80"})
+    assert done.returncode == 0, done.stderr
+    printed = done.stdout
+    assert "To approve:" in printed and "Nothing was sent." in printed
+    assert "teamlore memory consolidate --approve-plan" in " ".join(printed.split())
+    for markup in ("[bold]", "[/]", "\\["):
+        assert markup not in printed

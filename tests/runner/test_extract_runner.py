@@ -557,3 +557,43 @@ def test_an_excluded_session_is_never_selected_and_show_says_so(tmp_path: Path, 
     code, back = world.cli("sessions", "include", keys[0])
     assert code == 0 and back["changed"] is True
     assert world.cli("sessions", "show", keys[0])[1]["session"]["excludedFromExtraction"] is False
+
+
+def test_nothing_to_plan_names_each_session_and_why(tmp_path: Path, home: Path) -> None:
+    """With nothing left to extract, the text view names the sessions considered by key and
+    says why each gave nothing (excluded, already extracted); never a path."""
+    world = make_world(tmp_path, home, sessions=2)
+    world.reverify()
+    code, listed = world.cli("sessions", "list")
+    keys = sorted(s["sessionKey"] for s in listed["sessions"])
+    world.cli("sessions", "exclude", keys[0])
+    (plan,) = world.plan()["plans"]
+    assert world.approve(plan["planDigest"])[0] == 0
+    (adjudication,) = world.plan()["plans"]  # the drafts' adjudication is planned next
+    assert world.approve(adjudication["planDigest"])[0] == 0
+    code, out, _ = world.text(
+        "memory", "extract", "--runner", "claude", "--since", "2026-03-01", "--until", "2026-03-08"
+    )
+    said = " ".join(out.split())
+    assert code == 0 and "Nothing to plan" in said, out
+    assert f"{keys[0]} (excluded from extraction)" in said
+    assert f"{keys[1]} (every matching turn already extracted)" in said
+    assert str(world.repo) not in said and str(home) not in said
+
+
+@pytest.mark.parametrize("kind", ["codex", "claude"])
+def test_a_runner_that_is_not_logged_in_says_how_to_log_in(world: World, kind: str) -> None:
+    """A failed probe shows the end of the runner's stderr (sanitized, bounded) and the login
+    command, not only an exit status."""
+    world.fake.install(kind, "logged-out")
+    proc = teamlore_cli(
+        "memory", "reverify-runner", "--runner", kind, cwd=world.repo,
+        env={**world.fake.env(), **world.env, "COLUMNS": "80"},
+    )  # fmt: skip
+    said = " ".join(proc.stderr.split())
+    assert proc.returncode == 1, proc.stdout
+    assert f"RUNNER_EXIT_NONZERO: {kind} exited with status 1; stderr ends:" in said
+    assert "Not logged in" in said and said.count("starting session") <= 2
+    login = "run `codex login`" if kind == "codex" else "run `claude` once and log in"
+    assert login in said
+    assert "/tmp" not in said and str(world.home) not in said, said

@@ -4,8 +4,9 @@
 writes the task bytes to its stdin and closes it, reads stdout and stderr concurrently and:
 - kills the group when the wall-clock limit passes → RUNNER_TIMEOUT;
 - kills the group as soon as stdout or stderr passes the output cap → RUNNER_OUTPUT_TOO_LARGE;
-- reports a non-zero exit → RUNNER_EXIT_NONZERO (the message never carries the child's output:
-  it may echo transcript text);
+- reports a non-zero exit → RUNNER_EXIT_NONZERO with the last few lines of the child's stderr,
+  sanitized (local paths, session ids and secret-shaped tokens removed) and bounded, and the
+  login command to run when they say the runner is not logged in (`stderr_summary`);
 - a missing or non-executable binary → RUNNER_BINARY_NOT_FOUND.
 After the leader exits, anything left in its process group is killed too (`lingering` says so).
 On Linux the child also gets SIGKILL when teamlore itself dies (PR_SET_PDEATHSIG), and its pgid
@@ -17,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -27,11 +29,24 @@ from pathlib import Path
 from typing import IO
 
 from teamlore.core import errors
+from teamlore.core.secrets import sanitize_text, scan_content
 
 # set in a runner's environment: marks the processes of one run (leftovers are found by it)
 RUN_MARKER_ENV = "TEAMLORE_RUNNER_RUN"
 
 STDERR_TAIL_BYTES = 8192
+# what an error message shows of a failed runner's stderr: its last lines, each and all bounded
+SHOWN_STDERR_LINES = 3
+SHOWN_STDERR_LINE_CHARS = 160
+_NOT_LOGGED_IN = re.compile(
+    r"not (?:logged|signed) in|please (?:run \S+ )?(?:log ?in|sign ?in)|/login\b|"
+    r"unauthori[sz]ed|invalid api key|authentication (?:failed|required)",
+    re.IGNORECASE,
+)
+_LOGIN_COMMANDS = {
+    "codex": "run `codex login` (or set OPENAI_API_KEY)",
+    "claude": "run `claude` once and log in with /login (or set ANTHROPIC_API_KEY)",
+}
 _READ_CHUNK = 65536
 _PR_SET_PDEATHSIG = 1
 
@@ -194,10 +209,36 @@ def run_bounded(
     if proc.returncode != 0:
         raise errors.TeamloreError(
             errors.RUNNER_EXIT_NONZERO,
-            f"{what} exited with status {proc.returncode}",
+            f"{what} exited with status {proc.returncode}"
+            + stderr_summary(what, bytes(err.data), scratch=cwd.parent),
             exitCode=proc.returncode,
         )
     return ProcessResult(bytes(out.data), bytes(err.data), proc.returncode, lingering)
+
+
+def _shown_line(line: str, scratch: Path) -> str:
+    """One stderr line as an error message may show it: no local reference (the run's scratch
+    folder included), no secret."""
+    clean = sanitize_text(line.replace(str(scratch), "<scratch>"))
+    for hit in sorted(scan_content(clean), key=lambda h: h.start, reverse=True):
+        if hit.severity == "block":
+            clean = f"{clean[: hit.start]}[redacted]{clean[hit.end :]}"
+    if len(clean) > SHOWN_STDERR_LINE_CHARS:
+        clean = clean[: SHOWN_STDERR_LINE_CHARS - 1] + "…"
+    return clean
+
+
+def stderr_summary(what: str, tail: bytes, *, scratch: Path) -> str:
+    """`; stderr ends: "…" | "…"; run `codex login`` — what a person needs from a failed run's
+    stderr (empty when it printed nothing); `scratch`: the run's temporary folder."""
+    lines = [line.strip() for line in tail.decode("utf-8", "replace").splitlines()]
+    last = [_shown_line(line, scratch) for line in lines if line][-SHOWN_STDERR_LINES:]
+    if not last:
+        return ""
+    summary = "; stderr ends: " + " | ".join(f'"{line}"' for line in last)
+    if _NOT_LOGGED_IN.search(" ".join(lines[-20:])):
+        summary += f"; it is not logged in: {_LOGIN_COMMANDS.get(what, 'log the runner in')}"
+    return summary
 
 
 def kill_leftover(pgid: int) -> bool:

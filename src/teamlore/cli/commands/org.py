@@ -165,7 +165,7 @@ def _render_search(result: dict[str, Any]) -> None:
 @org_app.command("search")
 def search(
     query: list[str] = QueryArgument,
-    limit: int = typer.Option(10, "--limit", "-n"),
+    limit: int = typer.Option(10, "--limit", "-n", help="Results to return (1..100)."),
     repository: list[str] = typer.Option(
         [], "--repository", "-r", help="Only this repository (repeatable)."
     ),

@@ -1,7 +1,7 @@
 """`teamlore personal …`: config, status, show, import, flush, retry (thin adapters over the
-`personal.*` operations). `show` prints exactly what an agent reading the memory gets; it is what
-a Claude Code `SessionStart` hook runs. `import` and `flush` exit 1 unless everything queued was
-processed."""
+`personal.*` operations). `show` prints exactly what an agent reading the memory gets when piped
+(what a Claude Code `SessionStart` hook runs) and describes it to a person at a terminal.
+`import` and `flush` exit 1 unless everything queued was processed."""
 
 from __future__ import annotations
 
@@ -131,8 +131,12 @@ def _outcome_line(outcome: dict[str, Any]) -> str:
 def personal_status(
     client_id: str | None = typer.Option(None, "--client-id", help="The MCP client's id."),
     import_id: str | None = typer.Option(None, "--import-id", help="A memory_init importId."),
-    submission_id: str | None = typer.Option(None, "--submission-id"),
-    conversation_id: str | None = typer.Option(None, "--conversation-id"),
+    submission_id: str | None = typer.Option(
+        None, "--submission-id", help="A relayed turn's submissionId: show its outcome."
+    ),
+    conversation_id: str | None = typer.Option(
+        None, "--conversation-id", help="The conversationId sent with that turn, if any."
+    ),
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """Show the Writer queue and settings (never bodies), or one submission's outcome."""
@@ -155,7 +159,32 @@ def personal_status(
 def _render_show(result: dict[str, Any]) -> None:
     if "note" in result:
         stderr.print(f"note: {result['note']}; showing the global context only")
-    _plain(result["text"])
+    if sys.stdout.isatty():
+        _describe_for_a_person(result)
+    else:
+        _plain(result["text"])
+
+
+def _describe_for_a_person(result: dict[str, Any]) -> None:
+    """At a terminal a person reads the memory: say what agents get, without the words
+    addressed to agents (docs/personal.md, "CLI"). Piped, as the SessionStart hook runs it,
+    `show` prints the agents' text exactly."""
+    contexts = ", ".join(result["contexts"]) or "none"
+    stored = [doc for doc in result["documents"] if not doc["empty"]]
+    if not stored:
+        stdout.print(
+            f"No personal memory is stored for context(s) {contexts}. Agents reading it are "
+            "told there is none and not to guess facts about you."
+        )
+        return
+    stdout.print(
+        f"Agents reading personal memory for context(s) {contexts} get "
+        f"{counted(len(stored), 'document')}, marked as your data, not instructions "
+        "(`--format json` or a pipe shows their exact text):"
+    )
+    for doc in stored:
+        stdout.print(f"\n── {doc['target']} ──")
+        _plain(doc["content"].rstrip())
 
 
 @personal_app.command("show")
@@ -165,7 +194,8 @@ def personal_show(
     ),
     fmt: OutputFormat = FormatOption,
 ) -> None:
-    """Print the personal memory exactly as agents receive it (reads files only)."""
+    """Show the personal memory agents receive (reads files only): exactly their text when
+    piped, as a session-start hook runs it; described for a person at a terminal."""
     run("personal.show", {"workspace": workspace}, fmt, _render_show)
 
 

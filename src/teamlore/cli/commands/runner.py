@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import typer
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from teamlore.cli.app import memory_app
 from teamlore.cli.commands.memory import _instant, read_request
+from teamlore.cli.literal import literal
 from teamlore.cli.output import (
     FormatOption,
     OutputFormat,
@@ -17,8 +18,10 @@ from teamlore.cli.output import (
     cwd_of,
     fail,
     run,
+    say,
     stderr,
     stdout,
+    styled,
 )
 from teamlore.core import errors
 
@@ -47,13 +50,12 @@ def _render_preview(result: dict[str, Any]) -> None:
     runner = result["runner"]
     binary = runner["binary"]
     stdout.print(
-        f"Runner {runner['name']} ({escape(binary['version'])}) → {runner['provider']} "
-        f"model {escape(runner['model'])} at {escape(runner['endpoint'])}",
-        highlight=False,
+        f"Runner {runner['name']} ({binary['version']}) → {runner['provider']} "
+        f"model {runner['model']} at {runner['endpoint']}"
     )
     plans = result["plans"]
     if not plans:
-        stdout.print(escape(result["note"]), highlight=False)
+        stdout.print(result["note"])
         return
     table = Table("plan digest", "kind", "what", "bytes to send", title="Would send")
     for plan in plans:
@@ -63,14 +65,13 @@ def _render_preview(result: dict[str, Any]) -> None:
     stdout.print(table)
     stdout.print(
         f"Nothing was sent. {len(plans)} pending plan(s), {_kib(result['totalBytes'])} in "
-        f"total; provider retention: {plans[0]['providerRetention']}.",
-        highlight=False,
+        f"total; provider retention: {plans[0]['providerRetention']}."
     )
     if result.get("deferredAdjudications"):
-        stdout.print(escape(result["note"]), highlight=False)
+        stdout.print(result["note"])
     if result.get("manifest"):
-        stdout.print(f"Manifest digest: [bold]{result['manifest']['manifestDigest']}[/]")
-    stdout.print(f"To approve: [bold]{escape(result['approve'])}[/]", highlight=False)
+        say("Manifest digest: ", styled(result["manifest"]["manifestDigest"], "bold"))
+    say("To approve: ", styled(result["approve"], "bold"))
 
 
 def _render_run(result: dict[str, Any]) -> None:
@@ -91,21 +92,20 @@ def _render_run(result: dict[str, Any]) -> None:
             item["planDigest"][:12] + "…",
             item.get("taskKind", "?"),
             item.get("status", "?"),
-            escape(outcome),
+            Text(literal(outcome)),
         )
     stdout.print(table)
     for item in result["results"]:
         plan = item.get("adjudicationPlan")
         if plan:
-            stdout.print(
+            say(
                 f"The adjudication sends {_kib(plan['bytesToSend'])} ("
                 f"{plan['disclosure']['drafts']} drafts, {plan['disclosure']['poolItems']} pool "
-                f"items) to {escape(plan['provider'])}; approve it with: [bold]teamlore memory "
-                f"extract --approve-plan {plan['planDigest']}[/]",
-                highlight=False,
+                f"items) to {plan['provider']}; approve it with: ",
+                styled(f"teamlore memory extract --approve-plan {plan['planDigest']}", "bold"),
             )
     if result.get("next") and not any(i.get("adjudicationPlan") for i in result["results"]):
-        stdout.print(f"next: {escape(result['next'])}", highlight=False)
+        stdout.print(f"next: {result['next']}")
 
 
 def _exit_if_failed(result: dict[str, Any], fmt: OutputFormat) -> None:
@@ -114,7 +114,7 @@ def _exit_if_failed(result: dict[str, Any], fmt: OutputFormat) -> None:
     if not error:
         return
     if fmt is not OutputFormat.json:
-        stderr.print(f"[bold red]error[/] {error['code']}: {escape(error['message'])}")
+        say(styled("error", "bold red"), f" {error['code']}: {error['message']}", console=stderr)
     raise typer.Exit(1)
 
 
@@ -239,10 +239,9 @@ def extract(
 def _render_reverify(result: dict[str, Any]) -> None:
     binary = result["binary"]
     stdout.print(
-        f"{result['runner']} {escape(binary['version'])} passed {result['testVersion']} "
+        f"{result['runner']} {binary['version']} passed {result['testVersion']} "
         f"({result['candidates']} candidate(s), only the given evidence cited, no canary, no "
-        "side effects). Approvals may run it until the binary or its version changes.",
-        highlight=False,
+        "side effects). Approvals may run it until the binary or its version changes."
     )
 
 

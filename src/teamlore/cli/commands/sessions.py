@@ -228,13 +228,15 @@ def _render_list(result: dict[str, Any], *, unmapped: bool = False) -> None:
 
 
 def sessions_list(
-    provider: str | None = Option(None, "--provider", "-p"),
+    provider: str | None = Option(
+        None, "--provider", "-p", help="Only this provider's sessions (codex, claude, pi)."
+    ),
     repository: str | None = Option(
         None, "--repository", "-r", help="Only sessions of this git worktree."
     ),
     since: str | None = Option(None, "--since", help="ISO date/instant, inclusive."),
     until: str | None = Option(None, "--until", help="ISO date/instant, exclusive."),
-    limit: int | None = Option(None, "--limit", "-n"),
+    limit: int | None = Option(None, "--limit", "-n", help="At most this many sessions."),
     unmapped: bool = Option(
         False,
         "--unmapped",
@@ -509,11 +511,15 @@ def _render_search(result: dict[str, Any]) -> None:
 
 def sessions_search(
     query: list[str] = QueryArgument,
-    provider: str | None = Option(None, "--provider", "-p"),
-    repository: str | None = Option(None, "--repository", "-r"),
-    since: str | None = Option(None, "--since"),
-    until: str | None = Option(None, "--until"),
-    limit: int = Option(20, "--limit", "-n"),
+    provider: str | None = Option(
+        None, "--provider", "-p", help="Only this provider's turns (codex, claude, pi)."
+    ),
+    repository: str | None = Option(
+        None, "--repository", "-r", help="Only turns of sessions in this git worktree."
+    ),
+    since: str | None = Option(None, "--since", help="ISO date/instant, inclusive."),
+    until: str | None = Option(None, "--until", help="ISO date/instant, exclusive."),
+    limit: int = Option(20, "--limit", "-n", help="Turns to return (1..500)."),
     lexical: bool = LexicalOption,
     no_sync: bool = Option(
         False,
@@ -562,7 +568,7 @@ def _render_memory_search(result: dict[str, Any]) -> None:
 
 def memory_search(
     query: list[str] = QueryArgument,
-    limit: int = Option(10, "--limit", "-n"),
+    limit: int = Option(10, "--limit", "-n", help="Results to return (1..100)."),
     lexical: bool = LexicalOption,
     repository: str | None = RepositoryOption,
     fmt: OutputFormat = FormatOption,

@@ -60,11 +60,13 @@ from teamlore.memory.extraction.exclusions import excluded_keys
 from teamlore.memory.extraction.prompts import EXTRACTION_PROMPT, EXTRACTION_PROMPT_VERSION
 from teamlore.memory.extraction.scene_index import scene_index_summary
 from teamlore.memory.extraction.selection import (
+    MIN_SESSION_TURNS,
     SCORING_RECIPE,
     SelectedTurn,
     Selection,
     SessionSelection,
     ToolRow,
+    excluded_matches,
     load_turns,
     select_turns,
 )
@@ -500,7 +502,8 @@ def recall(
         raise errors.TeamloreError(
             errors.RECALL_REQUEST_INVALID, f"limit must be 1..{MAX_CHUNKS_PER_RUN}"
         )
-    selection = select_turns(index_conn, identity, request, excluded_keys(state_conn))
+    excluded = excluded_keys(state_conn)
+    selection = select_turns(index_conn, identity, request, excluded)
     owner = owner_binding(identity)
     snapshot_seq = _snapshot_seq(index_conn)
     base = TaskContext(
@@ -590,7 +593,16 @@ def recall(
             "requestFormat": DRAFT_SCHEMA,
             "rules": list(GUIDANCE_RULES),
         },
-        "note": _note(selection, len(built), len(sources), len(deferred)),
+        "note": _note(selection, len(built), len(sources), len(deferred))
+        + (
+            ""
+            if built
+            else _why_nothing(
+                selection,
+                sessions_json,
+                excluded_matches(index_conn, identity, request, excluded),
+            )
+        ),
     }
 
 
@@ -604,6 +616,32 @@ def _note(selection: Selection, chunks: int, returned: int, deferred: int) -> st
         )
     extra = f"; {deferred} more come back after these are staged" if deferred else ""
     return f"{returned} of {chunks} chunks returned{extra}."
+
+
+# Sessions named when nothing was extracted: enough to see why, bounded for a terminal
+MAX_SESSIONS_NAMED = 10
+
+
+def _why_nothing(
+    selection: Selection, sessions_json: list[dict[str, Any]], excluded: list[str]
+) -> str:
+    """` Sessions considered: KEY (why), …`: each session the request reached and why it gave
+    no chunk, by session key only (docs/extraction.md)."""
+    reasons = [
+        (r["sessionKey"], f"{r['turns']} matching turns, fewer than {MIN_SESSION_TURNS}")
+        for r in selection.rejected
+    ]
+    reasons += [
+        (s["sessionKey"], "every matching turn already extracted")
+        for s in sessions_json
+        if s["chunks"] == 0
+    ]
+    reasons += [(key, "excluded from extraction") for key in excluded]
+    if not reasons:
+        return ""
+    named = "; ".join(f"{key} ({why})" for key, why in sorted(reasons)[:MAX_SESSIONS_NAMED])
+    more = len(reasons) - MAX_SESSIONS_NAMED
+    return f" Sessions considered: {named}" + (f"; and {more} more." if more > 0 else ".")
 
 
 # -- rebinding (for stage) --------------------------------------------------------------------

@@ -320,12 +320,9 @@ def _result_evidence(row: sqlite3.Row, has_result: bool) -> str:
     return "unknown" if has_result else "abandoned"
 
 
-def _candidate_rows(
-    conn: sqlite3.Connection,
-    owner: RepositoryIdentity,
-    request: dict[str, Any],
-    excluded: frozenset[str],
-) -> list[sqlite3.Row]:
+def _conditions(
+    owner: RepositoryIdentity, request: dict[str, Any], excluded: frozenset[str]
+) -> tuple[list[str], list[Any]]:
     window = request["window"]
     filters = request["filters"]
     day_lo = (_moment(window["after"]) - timedelta(days=1)).strftime("%Y-%m-%d")
@@ -359,6 +356,16 @@ def _candidate_rows(
             raise errors.TeamloreError(errors.QUERY_EMPTY, "the query has no searchable terms")
         where.append("t.id IN (SELECT rowid FROM turns_fts WHERE turns_fts MATCH ?)")
         params.append(body_match(match))
+    return where, params
+
+
+def _candidate_rows(
+    conn: sqlite3.Connection,
+    owner: RepositoryIdentity,
+    request: dict[str, Any],
+    excluded: frozenset[str],
+) -> list[sqlite3.Row]:
+    where, params = _conditions(owner, request, excluded)
     sql = (
         "SELECT t.id, t.ordinal, t.revision, t.started_at, t.ended_at, t.user_text,"
         " t.assistant_text, s.session_key, s.provider, s.cwd, s.started_at AS session_started_at,"
@@ -368,6 +375,26 @@ def _candidate_rows(
         f" WHERE {' AND '.join(where)} ORDER BY s.session_key, t.ordinal"
     )
     return conn.execute(sql, params).fetchall()
+
+
+def excluded_matches(
+    conn: sqlite3.Connection,
+    owner: RepositoryIdentity,
+    request: dict[str, Any],
+    excluded: frozenset[str],
+) -> list[str]:
+    """The `excluded` sessions that would otherwise have had eligible turns on the request's
+    days (to say why nothing was extracted; docs/extraction.md)."""
+    if not excluded:
+        return []
+    where, params = _conditions(owner, request, frozenset())
+    where.append(f"s.session_key IN ({', '.join('?' * len(excluded))})")
+    params.extend(sorted(excluded))
+    sql = (
+        "SELECT DISTINCT s.session_key FROM turns t JOIN sessions s ON s.id = t.session_id"
+        f" WHERE {' AND '.join(where)} ORDER BY s.session_key"
+    )
+    return [str(row[0]) for row in conn.execute(sql, params)]
 
 
 def select_turns(

@@ -248,7 +248,7 @@ def _roll_back(conn: sqlite3.Connection, root: Path, stored: StoredPlan) -> None
             raise errors.TeamloreError(
                 errors.PROMOTION_ROLLBACK_REQUIRED,
                 f"{f.target_path} changed while plan {stored.plan.plan_id} was rolled back; "
-                "check it by hand (git diff), then run promote again",
+                "check it by hand (`git status`, `git diff`), then run promote again",
                 planId=stored.plan.plan_id,
                 path=f.target_path,
             ) from exc

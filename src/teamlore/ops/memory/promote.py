@@ -27,9 +27,12 @@ from teamlore.contracts._base import HEX64_PATTERN
 from teamlore.contracts.promotion import UUID4_PATTERN
 from teamlore.ops.registry import OpContext, operation
 
+# New files are untracked, so plain `git diff` prints nothing for them: the note names
+# commands that show new files too (docs/memory.md).
 GIT_NOTE = (
-    "working tree only: nothing was staged, committed or pushed; review with `git diff`, "
-    "then commit through your usual review"
+    "working tree only: nothing was staged, committed or pushed; `git status` lists the "
+    "changed and new files, and `git add --intent-to-add .threadshare/memory && git diff` "
+    "shows every line (new files too); then commit through your usual review"
 )
 
 

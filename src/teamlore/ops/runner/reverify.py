@@ -19,7 +19,11 @@ def memory_reverify_runner(ctx: OpContext, request: ReverifyRequest) -> dict[str
     from teamlore.runner.profiles import resolve_runner
 
     runner = resolve_runner(_choice(request), home=ctx.home)
+    if ctx.progress is not None:  # a real runner takes tens of seconds: say what we wait for
+        ctx.progress(0, 1, f"waiting for {request.runner} to answer the probe")
     verdict = run_probe(runner)
+    if ctx.progress is not None:
+        ctx.progress(1, 1, "recording the verdict")
     state = open_state_db(ctx.home)
     try:
         record_verdict(state, runner, verdict)
