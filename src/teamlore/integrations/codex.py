@@ -13,10 +13,12 @@ Codex runs a new or changed hook only after the user trusted it once (`/hooks` i
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+import tomlkit
+from tomlkit.exceptions import TOMLKitError
 
 from teamlore.integrations.entries import FileEdits, HookSpec, KeyEdit, RemoteServerSpec, ServerSpec
 
@@ -57,13 +59,16 @@ def remote_key(server: RemoteServerSpec) -> KeyEdit:
 
 
 def read_user_config(env: Mapping[str, str] | None = None) -> dict[str, Any] | str:
-    """The user's `$CODEX_HOME/config.toml` parsed, `{}` when absent, or why it cannot be read."""
+    """The user's `$CODEX_HOME/config.toml` parsed, `{}` when absent, or why it cannot be read.
+    Parsed with tomlkit, as every edit of it is (`tomllib` is for teamlore's own config.toml, which
+    only `core.config` reads)."""
     path = codex_home(env) / "config.toml"
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        parsed: dict[str, Any] = tomlkit.parse(path.read_text(encoding="utf-8")).unwrap()
+        return parsed
     except FileNotFoundError:
         return {}
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, TOMLKitError) as exc:
         return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".rstrip(": ")
 
 
