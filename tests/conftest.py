@@ -1,10 +1,46 @@
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from agent_clis import AgentClis, CliUnavailable, install_agent_clis
+from teamlore.models.embeddings import MODEL_CACHE_ENV
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """A run over folders (`python -m pytest`, `pytest tests/memory`) spreads its tests over
+    every core (pytest-xdist, `-n auto`); a run of single files or tests stays in one process
+    (starting workers costs seconds). `-n N` always wins; with xdist absent or turned off
+    (`-p no:xdist`) everything runs in this process. Set here, not in addopts, where `-n` would
+    be an unknown option under `-p no:xdist`."""
+    if hasattr(config, "workerinput") or not config.pluginmanager.hasplugin("xdist"):
+        return
+    if config.option.numprocesses is None and any(_is_folder(arg) for arg in config.args):
+        config.option.numprocesses = "auto"
+        if config.option.dist == "no":  # a module's tests share its fixtures (a PostgreSQL
+            config.option.dist = "loadfile"  # cluster, a synced world): one worker per module
+
+
+def _is_folder(arg: str) -> bool:
+    return Path(arg.split("::", 1)[0]).is_dir()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_model_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One folder of what is derived from the bundled models (~80 MB, seconds of CPU to
+    derive; docs/hybrid-search.md, "Derived once") for every test state dir of this run, shared
+    by the xdist workers: `TEAMLORE_MODEL_CACHE` for this process and its subprocesses. Tests
+    of where the derived copy goes without it unset the variable."""
+    run_root = tmp_path_factory.getbasetemp()
+    if run_root.name.startswith("popen-gw"):  # an xdist worker's folder inside the run's
+        run_root = run_root.parent
+    cache = run_root / "shared-model-cache"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(MODEL_CACHE_ENV, str(cache))
+        yield cache
 
 
 @pytest.fixture()

@@ -14,6 +14,7 @@ import pytest
 
 from support import teamlore_cli
 from teamlore.core.lock import file_lock
+from teamlore.models.embeddings import MODEL_CACHE_ENV
 
 DATA = Path(__file__).resolve().parents[1] / "sessions" / "data"
 
@@ -100,8 +101,9 @@ def _append_claude_turn(path: Path, text: str) -> None:
 
 
 def test_sync_and_search_processes_import_only_the_session_commands(
-    home: Path, sources: Path
+    home: Path, sources: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.delenv(MODEL_CACHE_ENV)  # the tokenizer's subsets are derived into the state dir
     # a sync process then a search process is how a person checks a finished turn is findable:
     # neither imports the other command modules or memory operations (docs/cli.md)
     for args in (
@@ -380,9 +382,10 @@ def _fill(folder: Path) -> None:
 
 
 def test_read_only_commands_work_on_a_full_disk_and_writes_say_what_frees_space(
-    full_disk: Path, tmp_path: Path
+    full_disk: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Issue 27: `memory search`, `memory status`, `memory lint` refused with DISK_FULL."""
+    monkeypatch.delenv(MODEL_CACHE_ENV)  # the models are derived into (and fail on) this disk
     env = {"TEAMLORE_HOME": str(full_disk), "HOME": str(tmp_path)}
     repo = tmp_path / "repo"
     repo.mkdir()

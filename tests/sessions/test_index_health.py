@@ -24,6 +24,14 @@ import pytest
 from records import codex_meta, codex_user_message, write_jsonl
 
 from support import teamlore_cli
+from teamlore.models.embeddings import MODEL_CACHE_ENV
+
+
+@pytest.fixture(autouse=True)
+def models_derived_into_the_state_dir(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The full and the read-only state dirs below also hold (or fail to hold) what is derived
+    from the bundled models, as a user's does: not the suite's shared copy."""
+    monkeypatch.delenv(MODEL_CACHE_ENV)
 
 
 def _codex(path: Path, number: int, text: str = "hello") -> None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import itertools
+import os
 import threading
 from array import array
 from collections.abc import Callable, Sequence
@@ -70,6 +71,8 @@ SMALL_BATCH = 16  # texts tokenized on the calling thread
 # are tokenized in plain Python by only the merges they can use (models/tokenizer_subsets.py)
 SUBSET_CHARS = 4096
 MODEL_CACHE_DIR = "models"  # in the state dir: what is derived once from the bundled model
+# a folder used instead, shared by state dirs (docs/hybrid-search.md, "Derived once")
+MODEL_CACHE_ENV = "TEAMLORE_MODEL_CACHE"
 SAFETENSORS_DTYPES = {"F16": "<f2", "F32": "<f4"}
 # texts tokenized at once: the encodings of 2,048 turns held ~48 MiB, of 256 ~12 MiB
 ENCODE_CHUNK = 256
@@ -371,6 +374,13 @@ def bundled_embedder(cache_dir: Path | None = None) -> BundledEmbedder:
         return _bundled[cache_dir]
 
 
+def model_cache_dir(state_dir: Path) -> Path:
+    """Where what is derived from the bundled models is kept: `$TEAMLORE_MODEL_CACHE` when set
+    (one copy for many state dirs), else the state dir's `models/`."""
+    shared = os.environ.get(MODEL_CACHE_ENV)
+    return Path(shared).expanduser() if shared else state_dir / MODEL_CACHE_DIR
+
+
 def bundled_version(package_dir: Path) -> str:
     """The installed `wordllama`'s version: the `Version:` line of the one METADATA beside its
     folder (`wordllama-<version>.dist-info`, where installers put it), else what
@@ -446,7 +456,7 @@ def configured_embedder(home: Path | None = None) -> Embedder | None:
     if settings.backend == "off":
         return None
     if settings.backend == "bundled":
-        return bundled_embedder(cache_dir=(home or state_dir_path()) / MODEL_CACHE_DIR)
+        return bundled_embedder(cache_dir=model_cache_dir(home or state_dir_path()))
     from teamlore.models.openai_compat import OpenAICompatClient
     from teamlore.models.profiles import load_profile
 
