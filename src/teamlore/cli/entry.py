@@ -1,9 +1,9 @@
 """The `teamlore` console entry point.
 
-`teamlore hook session-start`, `hook session-end` and `hook user-turn` run from here without importing the full
-CLI (typer, rich, every command module): agents start them on every session, with a sub-second
-budget (`teamlore.cli.hook_runner`). `sync`, `status` and `sessions list|show|search` run from
-`teamlore.cli.commands.sessions` without typer when their arguments are in plain form
+`teamlore hook session-start`, `hook session-end` and `hook user-turn` run from here without
+importing the full CLI (typer, rich, every command module): agents start them on every session, with
+a sub-second budget (`teamlore.cli.hook_runner`). `sync`, `status` and `sessions list|show|search`
+run from `teamlore.cli.commands.sessions` without typer when their arguments are in plain form
 (`teamlore.cli.params`); otherwise typer parses them with only those commands loaded
 (`cli.app.lean`). Everything else goes to `teamlore.cli.main`.
 """

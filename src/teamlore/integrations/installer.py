@@ -120,14 +120,14 @@ def _plan_whole_file(
 ) -> tuple[cf.ConfigDocument, bytes]:
     assert edits.content is not None
     original = cf.read_bytes(edits.path)
-    if original is not None and original != edits.content and not _owned(original, previous):
-        if not force:
-            edited = " was edited since teamlore wrote it" if previous else " is not teamlore's"
-            raise errors.TeamloreError(
-                errors.INTEGRATION_CONFLICT,
-                f"{edits.path}{edited}; move it away, or pass --force to replace it "
-                "(uninstall puts it back)",
-            )
+    mine = original is None or original == edits.content or _owned(original, previous)
+    if not mine and not force:
+        edited = " was edited since teamlore wrote it" if previous else " is not teamlore's"
+        raise errors.TeamloreError(
+            errors.INTEGRATION_CONFLICT,
+            f"{edits.path}{edited}; move it away, or pass --force to replace it "
+            "(uninstall puts it back)",
+        )
     return cf.ConfigDocument(edits.path, "json", original, None), edits.content
 
 

@@ -91,7 +91,8 @@ export default function (pi) {
   });
 
   pi.on("before_agent_start", async (event, ctx) => {
-    const brief = teamlore(["hook", "session-start", "--client", "pi"], { cwd: ctx.cwd }, __BRIEF_MS__);
+    const args = ["hook", "session-start", "--client", "pi"];
+    const brief = teamlore(args, { cwd: ctx.cwd }, __BRIEF_MS__);
     const [result] = await Promise.all([brief, capturing]);
     const text = result?.hookSpecificOutput?.additionalContext;
     if (typeof text !== "string" || !text) return undefined;

@@ -178,7 +178,9 @@ def _render_doctor(result: dict[str, Any]) -> None:
 
 @app.command()
 def doctor(
-    client: str = typer.Option("all", "--client", help="claude, codex, pi or all (pi only when installed)."),
+    client: str = typer.Option(
+        "all", "--client", help="claude, codex, pi or all (pi only when installed)."
+    ),
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """Check CLIs, installed entries, servers, hooks, index and state; each with its fix.
