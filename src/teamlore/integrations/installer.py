@@ -303,7 +303,7 @@ def _restore_key(document: cf.ConfigDocument, record: KeyRecord) -> None:
 def _undo(home: Path, record: FileRecord) -> _Pending:
     path = Path(record.path)
     data = cf.read_bytes(path)
-    kind: cf.Kind = "json" if record.kind in ("text", "file") else record.kind
+    kind: cf.Kind = record.kind if record.kind in ("json", "toml") else "json"
     document = cf.ConfigDocument(path, kind, data, None)
     if data is None:
         return _Pending(document, None, record, "already-gone")
@@ -314,7 +314,7 @@ def _undo(home: Path, record: FileRecord) -> _Pending:
             return _Pending(document, None, record, "removed")
     if record.kind in ("text", "file"):  # changed since install: the user's now (docs/agents.md)
         return _Pending(document, data, record, "kept (changed since install)")
-    document.doc = cf.parse(path, record.kind, data)
+    document.doc = cf.parse(path, kind, data)
     for entry in record.entries:
         if isinstance(entry, KeyRecord):
             _restore_key(document, entry)
