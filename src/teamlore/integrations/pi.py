@@ -45,9 +45,11 @@ function teamlore(args, payload, timeoutMs) {
   return new Promise((resolve) => {
     let out = "";
     let child;
+    // the hook's own time budget, just inside ours (a busy machine still gets the brief)
+    const budget = { TEAMLORE_HOOK_BUDGET: String((timeoutMs - 500) / 1000) };
     try {
       child = spawn(TEAMLORE[0], [...TEAMLORE.slice(1), ...args], {
-        env: { ...process.env, ...TEAMLORE_ENV },
+        env: { ...budget, ...process.env, ...TEAMLORE_ENV },
         stdio: ["pipe", "pipe", "ignore"],
       });
     } catch {
