@@ -115,7 +115,12 @@ def install(
 
 @app.command()
 def uninstall(
-    client: str = ClientOption,
+    client: str = typer.Option(
+        ...,
+        "--client",
+        help="claude, codex, pi or all (all: every client teamlore is installed in).",
+        metavar="CLIENT",
+    ),
     scope: str = ScopeOption,
     dry_run: bool = typer.Option(False, "--dry-run", help="Show the diffs, write nothing."),
     fmt: OutputFormat = FormatOption,
