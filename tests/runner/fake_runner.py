@@ -9,7 +9,8 @@ appends their sha256 to `<script>.log` (what it was sent), and acts per its mode
 - `good`: a correct answer: one candidate citing the task's first turn evidence (extraction),
   `store` for every draft (adjudication), a doctrine based on two of the task's entries
   (consolidation), the known fact for the conformance probe;
-- `hang` (sleep 600), `slow` (waits until the test calls `release()`, at most 120 s, then good), `flood` (50 MB on stdout), `exit3`, `prose`,
+- `hang` (sleep 600), `slow` (waits until the test calls `release()`, at most 120 s, then
+  good), `flood` (50 MB on stdout), `exit3`, `prose`,
   `foreign` (cites an evidence id the task did not give), `secret` (a GitHub token in the
   content), `linger` (leaves a background process), `write` (a file in its working directory),
   `logged-out` (exit 1 with a "Not logged in" stderr, the probe too).
