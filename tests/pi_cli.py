@@ -15,12 +15,9 @@ extension), a `models.json` there defining the provider `scripted` (Anthropic Me
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import platform
-import shutil
-import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,8 +25,8 @@ from pathlib import Path
 from agent_clis import (
     CliUnavailable,
     ScriptedModel,
-    _npm,
     cache_root,
+    install_cached,
     isolated_env,
     run_with_hard_timeout,
 )
@@ -37,7 +34,6 @@ from agent_clis import (
 PI_VERSION = "1.6.0"
 NODE_VERSION = "22.23.5"  # Pi 1.6.0 needs node >= 22.19.0
 PI_PACKAGE = f"@earendil-works/pi-coding-agent@{PI_VERSION}"
-INSTALL_TIMEOUT = 900.0
 
 
 @dataclass(frozen=True)
@@ -59,54 +55,28 @@ def _node_package() -> str:
 
 
 def _locate(prefix: Path) -> PiCli | None:
+    """Pi and its Node in `prefix`, with a `bin/pi` launcher (written here when missing)."""
     modules = prefix / "node_modules"
     cli = modules / "@earendil-works" / "pi-coding-agent" / "dist" / "bundle" / "cli.js"
     nodes = sorted(modules.glob("node-linux-*/bin/node"))
-    if cli.is_file() and nodes and os.access(nodes[0], os.X_OK):
-        return PiCli(node=nodes[0], cli=cli)
-    return None
-
-
-def _write_launcher(found: PiCli) -> None:
-    found.bin_dir.mkdir(exist_ok=True)
+    if not (cli.is_file() and nodes and os.access(nodes[0], os.X_OK)):
+        return None
+    found = PiCli(node=nodes[0], cli=cli)
     launcher = found.bin_dir / "pi"
-    launcher.write_text(f'#!/bin/sh\nexec "{found.node}" "{found.cli}" "$@"\n')
-    launcher.chmod(0o755)
+    if not launcher.exists():
+        found.bin_dir.mkdir(exist_ok=True)
+        staged = found.bin_dir / f".pi-{os.getpid()}"
+        staged.write_text(f'#!/bin/sh\nexec "{found.node}" "{found.cli}" "$@"\n')
+        staged.chmod(0o755)
+        staged.rename(launcher)
+    return found
 
 
 def install_pi_cli() -> PiCli:
+    """The pinned Pi and Node from the cache, installing them first when needed."""
     target = cache_root() / f"pi-{PI_VERSION}-node-{NODE_VERSION}"
-    marker = target / ".complete"
-    if marker.exists() and (found := _locate(target)) and (found.bin_dir / "pi").exists():
-        return found
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target.parent / f"{target.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if marker.exists() and (found := _locate(target)):
-            _write_launcher(found)
-            return found
-        staging = target.parent / f"{target.name}.partial-{os.getpid()}"
-        shutil.rmtree(staging, ignore_errors=True)
-        staging.mkdir()
-        args = ["install", "--prefix", str(staging), "--no-audit", "--no-save"]
-        try:
-            done = _npm([*args, _node_package(), PI_PACKAGE], timeout=INSTALL_TIMEOUT)
-        except subprocess.TimeoutExpired as exc:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise CliUnavailable(f"npm install timed out after {INSTALL_TIMEOUT:.0f}s") from exc
-        if done.returncode != 0 or _locate(staging) is None:
-            shutil.rmtree(staging, ignore_errors=True)
-            tail = (done.stderr or done.stdout).strip()[-1500:]
-            raise CliUnavailable(f"npm install of Pi failed (registry unreachable?): {tail}")
-        shutil.rmtree(target, ignore_errors=True)
-        staging.rename(target)
-        found = _locate(target)
-        assert found is not None
-        _write_launcher(found)
-        marker.write_text(json.dumps({"pi": PI_VERSION, "node": NODE_VERSION}))
-    found = _locate(target)
-    assert found is not None
-    return found
+    marker = {"pi": PI_VERSION, "node": NODE_VERSION}
+    return install_cached(target, [_node_package(), PI_PACKAGE], _locate, marker)
 
 
 @dataclass

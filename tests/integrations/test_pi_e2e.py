@@ -7,7 +7,6 @@ extension off or uninstalled neither happens."""
 from __future__ import annotations
 
 import os
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +14,7 @@ import pytest
 
 from agent_clis import Scenario, ScriptedModel
 from pi_cli import PiCli, pi_env, run_pi
-from support import teamlore_cli
-from teamlore.personal.runtime_db import RUNTIME_DB_NAME
+from support import queued_observations, teamlore_cli
 
 pytestmark = pytest.mark.e2e
 
@@ -43,12 +41,7 @@ def teamlore_as_user(pi_cli: PiCli, world: dict[str, Path], *args: str) -> str:
 
 
 def queued(state: Path) -> list[dict[str, Any]]:
-    path = state / "personal" / RUNTIME_DB_NAME
-    if not path.exists():
-        return []
-    with sqlite3.connect(path) as conn:
-        conn.row_factory = sqlite3.Row
-        return [dict(r) for r in conn.execute("SELECT text, source, state FROM observations")]
+    return [{k: r[k] for k in ("text", "source", "state")} for r in queued_observations(state)]
 
 
 def system_prompts(model: ScriptedModel) -> list[str]:

@@ -8,17 +8,15 @@ itself always exits 0 and prints one JSON line."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from support import teamlore_cli
+from support import queued_observations, teamlore_cli
 from teamlore.core.config import Config, RepositoryConfig, load_config, save_config
 from teamlore.ops.integrations.user_turn import capture
 from teamlore.personal.config import PersonalSettings, save_personal_settings
-from teamlore.personal.runtime_db import RUNTIME_DB_NAME
 
 SESSION = "01a234d0-aa89-76de-905c-4811eb41b468"
 PROJECT_KEY = "0123456789abcdef01234567"
@@ -43,16 +41,10 @@ def turn(text: str, cwd: Path, turn_id: str = "t1", source: str = "interactive")
 
 
 def queued(home: Path) -> list[dict[str, Any]]:
-    path = home / "personal" / RUNTIME_DB_NAME
-    if not path.exists():
-        return []
-    with sqlite3.connect(path) as conn:
-        conn.row_factory = sqlite3.Row
-        rows = conn.execute(
-            "SELECT namespace, key, text, scope, source, provenance, state FROM "
-            "observations ORDER BY id"
-        )
-        return [dict(r) for r in rows]
+    return [
+        {k: row[k] for k in ("namespace", "key", "text", "scope", "source", "provenance")}
+        for row in queued_observations(home)
+    ]
 
 
 def test_a_typed_prompt_is_queued_as_the_users_own_words(home: Path, tmp_path: Path) -> None:
