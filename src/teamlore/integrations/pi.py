@@ -9,7 +9,8 @@ loaded once the user trusted the project). teamlore writes one whole file there,
   `{cwd, text, source, sessionId, turnId}` to `teamlore hook user-turn --client pi`, which queues
   the turn for the personal-memory Writer (glossary: Writer); a refusal (a secret or personal data
   the PII check stops, SENSITIVE_CONTENT_REJECTED) is shown as a notice, never sent anywhere;
-- on `before_agent_start` (every prompt, after `input`) pipes `{cwd}` to
+- on `before_agent_start` (every prompt, after `input`; the capture runs on meanwhile and Pi's
+  `session_shutdown` waits for it) pipes `{cwd}` to
   `teamlore hook session-start --client pi` and appends the brief it prints (the same one the
   Claude Code / Codex SessionStart hook injects, ops/integrations/session_brief.py) to the system
   prompt, so the newest memory is what the model sees.
@@ -28,7 +29,7 @@ from teamlore.integrations.entries import FileEdits
 
 CLI_NAME = "pi"
 EXTENSION_NAME = "teamlore.js"
-BRIEF_TIMEOUT_MS = 3000
+BRIEF_TIMEOUT_MS = 5000  # the hook gets 4.5 s of it: ~2 s measured at load 12 on 2 cores
 TURN_TIMEOUT_MS = 10000
 
 _SOURCE = """\
@@ -94,15 +95,14 @@ export default function (pi) {
 
   pi.on("before_agent_start", async (event, ctx) => {
     const args = ["hook", "session-start", "--client", "pi"];
-    const brief = teamlore(args, { cwd: ctx.cwd }, __BRIEF_MS__);
-    const [result] = await Promise.all([brief, capturing]);
+    const result = await teamlore(args, { cwd: ctx.cwd }, __BRIEF_MS__);
     const text = result?.hookSpecificOutput?.additionalContext;
     if (typeof text !== "string" || !text) return undefined;
     return { systemPrompt: `${event.systemPrompt}\\n\\n${text}` };
   });
 
   pi.on("session_shutdown", async () => {
-    await capturing;
+    await capturing; // the model never waits for the capture; Pi's exit does
   });
 }
 """
