@@ -69,6 +69,14 @@ function teamlore(args, payload, timeoutMs) {
   });
 }
 
+function sessionOf(ctx) {
+  try {
+    return String(ctx.sessionManager.getSessionId() || "none");
+  } catch {
+    return "none";
+  }
+}
+
 export default function (pi) {
   let capturing = Promise.resolve();
 
@@ -80,7 +88,7 @@ export default function (pi) {
       cwd: ctx.cwd,
       text: event.text,
       source: event.source,
-      sessionId: ctx.sessionManager.getSessionId(),
+      sessionId: sessionOf(ctx),
       turnId: randomUUID(),
     };
     capturing = teamlore(["hook", "user-turn", "--client", "pi"], payload, __TURN_MS__)
