@@ -193,3 +193,16 @@ def test_a_kill_at_any_step_of_uninstall_is_completed_by_the_next_uninstall(
     op("uninstall", user, client="pi")
     assert tree(user) == before
     assert refused("uninstall", user, client="pi").code == "NOTHING_INSTALLED"
+
+
+def test_a_file_deleted_by_the_user_and_installed_again_is_removed_not_resurrected(
+    user: Path,
+) -> None:
+    path = user / EXTENSION
+    path.parent.mkdir(parents=True)
+    path.write_text("// the user's old one\n")
+    op("install", user, client="pi", force=True)
+    path.unlink()  # the user threw both away
+    op("install", user, client="pi")
+    assert op("uninstall", user, client="pi")["uninstalled"][0]["files"][0]["action"] == "removed"
+    assert not path.exists()
