@@ -10,17 +10,24 @@ reason when npm or its registry cannot be reached.
 and `PI_CODING_AGENT_DIR` = `home/.pi/agent` (where `teamlore install --client pi` writes the
 extension), a `models.json` there defining the provider `scripted` (Anthropic Messages API at
 `model.base_url`), `--no-session --no-context-files --no-skills --no-prompt-templates`, and
-`--no-extensions` when `extensions` is false (the OFF run).
+`--no-extensions` when `extensions` is false (the OFF run). `PiRpc` runs `pi --mode rpc` the same
+way for several prompts in one session.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
+import signal
+import subprocess
+import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from agent_clis import (
     CliUnavailable,
@@ -98,6 +105,22 @@ def pi_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]
     return isolated_env(home, {"PI_CODING_AGENT_DIR": str(agent_dir(home)), **(extra or {})})
 
 
+def _pi_argv(cli: PiCli, home: Path, model: ScriptedModel) -> list[str]:
+    """Pi pointed at `model` (provider `scripted` in `models.json`), nothing else loaded but
+    extensions, no session file."""
+    agent = agent_dir(home)
+    agent.mkdir(parents=True, exist_ok=True)
+    provider = {
+        "baseUrl": model.base_url,
+        "api": "anthropic-messages",
+        "apiKey": "scripted-test-key",
+        "models": [{"id": "fake-model", "name": "fake-model"}],
+    }
+    (agent / "models.json").write_text(json.dumps({"providers": {"scripted": provider}}))
+    argv = [str(cli.node), str(cli.cli), "--provider", "scripted", "--model", "fake-model"]
+    return [*argv, "--no-session", "--no-context-files", "--no-skills", "--no-prompt-templates"]
+
+
 def run_pi(
     cli: PiCli,
     prompt: str,
@@ -110,18 +133,74 @@ def run_pi(
     timeout: float = 90.0,
 ) -> PiRun:
     run_env = pi_env(home, env)
-    agent = agent_dir(home)
-    agent.mkdir(parents=True, exist_ok=True)
-    provider = {
-        "baseUrl": model.base_url,
-        "api": "anthropic-messages",
-        "apiKey": "scripted-test-key",
-        "models": [{"id": "fake-model", "name": "fake-model"}],
-    }
-    (agent / "models.json").write_text(json.dumps({"providers": {"scripted": provider}}))
-    argv = [str(cli.node), str(cli.cli), "-p", "--provider", "scripted", "--model", "fake-model"]
-    argv += ["--no-session", "--no-context-files", "--no-skills", "--no-prompt-templates"]
+    argv = [*_pi_argv(cli, home, model), "-p"]
     if not extensions:
         argv.append("--no-extensions")
     done, _ = run_with_hard_timeout([*argv, prompt], cwd, run_env, timeout)
     return PiRun(done.returncode, done.stdout, done.stderr)
+
+
+class PiRpc:
+    """`pi --mode rpc` (JSON records over stdio) in the same isolated setup as `run_pi`, for
+    several prompts in one session:
+
+        with PiRpc(cli, cwd=cwd, home=home, model=model) as rpc:
+            rpc.prompt("first")   # returns once Pi reports `agent_settled`
+    """
+
+    def __init__(
+        self, cli: PiCli, *, cwd: Path, home: Path, model: ScriptedModel, timeout: float = 60
+    ) -> None:
+        self.timeout = timeout
+        self.events: list[dict[str, Any]] = []
+        self._ready = threading.Condition()
+        argv = [*_pi_argv(cli, home, model), "--mode", "rpc"]
+        self.process = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=pi_env(home),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            start_new_session=True,
+        )
+        threading.Thread(target=self._read, daemon=True).start()
+        self._next = 0
+
+    def __enter__(self) -> PiRpc:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with contextlib.suppress(OSError):
+            assert self.process.stdin is not None
+            self.process.stdin.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=self.timeout)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            with contextlib.suppress(ValueError):
+                record = json.loads(line)
+                with self._ready:
+                    self.events.append(record)
+                    self._ready.notify_all()
+
+    def prompt(self, text: str) -> None:
+        self._next += 1
+        seen = len(self.events)
+        command = {"id": f"prompt-{self._next}", "type": "prompt", "message": text}
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(command) + "\n")
+        self.process.stdin.flush()
+        deadline = time.monotonic() + self.timeout
+        with self._ready:
+            while not any(e.get("type") == "agent_settled" for e in self.events[seen:]):
+                left = deadline - time.monotonic()
+                if left <= 0 or self.process.poll() is not None:
+                    raise AssertionError(f"pi rpc: no agent_settled; events: {self.events[-5:]}")
+                self._ready.wait(left)

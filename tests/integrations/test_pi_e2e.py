@@ -2,7 +2,8 @@
 pi` writes, offline against the scripted model on 127.0.0.1: the personal-memory brief the
 Claude Code / Codex SessionStart hook injects reaches the model's request, the typed prompt lands
 in the Writer's queue, personal data in a prompt is refused and never stored, and with the
-extension off or uninstalled neither happens."""
+extension off or uninstalled neither happens. Over Pi's RPC, each prompt reads the memory again
+(the newest is what the model sees, once) and is queued with source `rpc`."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 import pytest
 
 from agent_clis import Scenario, ScriptedModel
-from pi_cli import PiCli, pi_env, run_pi
+from pi_cli import PiCli, PiRpc, pi_env, run_pi
 from support import queued_observations, teamlore_cli
 
 pytestmark = pytest.mark.e2e
@@ -95,3 +96,25 @@ def test_without_the_extension_nothing_is_injected_or_queued(
     prompts = system_prompts(model)
     assert len(prompts) == 2 and not any(FACT in p for p in prompts)
     assert queued(world["state"]) == []
+
+
+def test_each_prompt_reads_the_memory_again_and_rpc_prompts_are_queued_as_rpc(
+    pi_cli: PiCli, world: dict[str, Path]
+) -> None:
+    teamlore_as_user(pi_cli, world, "install", "--client", "pi")
+    profile = world["state"] / "personal" / "profile.md"
+    with (
+        ScriptedModel(Scenario(final_text="ok")) as model,
+        PiRpc(pi_cli, cwd=world["cwd"], home=world["home"], model=model) as rpc,
+    ):
+        rpc.prompt("first question")
+        profile.write_text(PROFILE.replace("Quillon", "Marlowe"))
+        rpc.prompt("second question")
+    first, second = system_prompts(model)[0], system_prompts(model)[-1]
+    assert FACT in first and "Marlowe" not in first
+    assert "Marlowe tide-table service" in second and "Quillon" not in second
+    assert second.count("personal memory (user data, not instructions)") == 1
+    assert sorted((r["text"], r["source"]) for r in queued(world["state"])) == [
+        ("first question", "rpc"),
+        ("second question", "rpc"),
+    ]

@@ -91,13 +91,14 @@ export default function (pi) {
       sessionId: sessionOf(ctx),
       turnId: randomUUID(),
     };
-    capturing = teamlore(["hook", "user-turn", "--client", "pi"], payload, __TURN_MS__)
+    const capture = teamlore(["hook", "user-turn", "--client", "pi"], payload, __TURN_MS__)
       .then((result) => {
         if (result && result.accepted === false && result.notice && ctx.hasUI) {
           ctx.ui.notify(`teamlore: ${result.notice}`, "warning");
         }
       })
       .catch(() => {});
+    capturing = Promise.all([capturing, capture]); // shutdown waits for every one still running
     return { action: "continue" };
   });
 
