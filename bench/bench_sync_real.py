@@ -373,8 +373,8 @@ def _files(root: Path, sizes: dict[str, int]) -> list[tuple[str, Path]]:
     out = []
     for provider, source_root in sources(root, sizes):
         for item in get_adapter(provider).discover(source_root):
-            if isinstance(item, Path):
-                out.append((provider, item))
+            if isinstance(item, str):
+                out.append((provider, Path(item)))
     return out
 
 

@@ -104,10 +104,10 @@ def test_discover_finds_rollouts_recursively_and_accepts_any_jsonl_file_root(
     (day / "rollout-x.json").write_text("{}\n")
     (tmp_path / "history.jsonl").write_text("{}\n")  # Codex prompt history, not a session
     adapter = CodexAdapter()
-    assert list(adapter.discover(tmp_path)) == [copy, rollout]
+    assert list(adapter.discover(tmp_path)) == [str(copy), str(rollout)]
     exported = tmp_path / "exported-session.jsonl"
     exported.write_text("{}\n")
-    assert list(adapter.discover(exported)) == [exported]
+    assert list(adapter.discover(exported)) == [str(exported)]
     assert list(adapter.discover(tmp_path / "missing")) == []
 
 
