@@ -28,7 +28,9 @@ def jsonl_files(root: Path, *, skip_names: tuple[str, ...] = ()) -> Iterator[str
 
     The folder listings' entry types decide what is a file: no `stat` per file (a no-op resync
     stats each file once, in the indexer); only a symlink is followed to see what it names."""
-    found: list[tuple[list[str], str]] = []  # (sort key, path)
+    # each path with "/" as NUL (no path holds one): sorted as strings, that is the order of
+    # `sorted(Path)`, component by component, without a list of components per file
+    found: list[str] = []
     unreadable: list[Unreadable] = []
     folders = [str(root)]
     while folders:
@@ -36,17 +38,16 @@ def jsonl_files(root: Path, *, skip_names: tuple[str, ...] = ()) -> Iterator[str
         try:
             with os.scandir(folder) as entries:
                 for entry in entries:
-                    if _is_folder(entry):
+                    if _wanted(entry, skip_names):
+                        found.append(entry.path.replace("/", "\0"))
+                    elif _is_folder(entry):
                         folders.append(entry.path)
-                    elif _wanted(entry, skip_names):
-                        # the order of `sorted(Path)`: component by component
-                        found.append((entry.path.split("/"), entry.path))
         except OSError as error:
             unreadable.append(
                 Unreadable(Path(error.filename or folder), error.strerror or str(error))
             )
-    found.sort(key=lambda item: item[0])
-    yield from (path for _, path in found)
+    found.sort()
+    yield from (key.replace("\0", "/") for key in found)
     yield from unreadable
 
 
