@@ -119,7 +119,7 @@ def _load_secret(home: Path, identity: tuple[int, int] | None = None) -> bytes:
 def origin_secret(home: Path | None = None) -> bytes:
     resolved = resolve_home(home).resolve()
     try:
-        stat = _secret_path(resolved).stat()
+        stat = os.stat(f"{resolved}/secret")
     except FileNotFoundError:
         return _load_secret(resolved)
     return _load_secret(resolved, (stat.st_ino, stat.st_mtime_ns))

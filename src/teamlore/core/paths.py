@@ -123,10 +123,10 @@ _SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
 
 def finish_state_switch(home: Path) -> Path:
     """Roll a committed switch forward (idempotent; one `stat` when there is none); `home`."""
+    if not os.path.exists(f"{home}/{SWITCH_DIR}/{SWITCH_FILE}"):  # the common case, kept cheap
+        return home
     staging = home / SWITCH_DIR
     journal = staging / SWITCH_FILE
-    if not journal.exists():
-        return home
     fd = os.open(home / f"{SWITCH_DIR}.lock", os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW, FILE_MODE)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # another process may be finishing it: wait for it
