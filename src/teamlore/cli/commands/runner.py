@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from teamlore.cli.app import memory_app
-from teamlore.cli.commands.memory import _instant, read_request
+from teamlore.cli.commands.memory import _instant, read_request, selection_filters
 from teamlore.cli.literal import literal
 from teamlore.cli.output import (
     FormatOption,
@@ -170,14 +170,14 @@ def extract(
 ) -> None:
     """Unattended extraction: plan what a runner would be sent (nothing is sent), then approve
     a plan by its digest to run it, stage its drafts and plan their adjudication."""
-    filters = {
-        "providers": providers,
-        "sessionKeys": session_keys,
-        "toolCapabilityKeys": tool_capability_keys,
-        "skillCapabilityKeys": skill_capability_keys,
-        "resultEvidence": result_evidence,
-        "capabilityTerminalStates": capability_terminal_states,
-    }
+    filters = selection_filters(
+        providers,
+        session_keys,
+        tool_capability_keys,
+        skill_capability_keys,
+        result_evidence,
+        capability_terminal_states,
+    )
     filters_given = any([since, until, query, *filters.values()])
     selection_given = filters_given or (request is not None)
     if approve_plan or approve_manifest:

@@ -37,9 +37,8 @@ from teamlore.core.paths import (
 )
 from teamlore.core.strict import STRICT
 from teamlore.ops.registry import OpContext, operation
+from teamlore.ops.sessions.index import SYNC_LOCK
 
-SYNC_LOCK = "sync.lock"  # the lock every writer of keyed state takes (ops/sessions/index.py)
-WRITER_LOCK = Path("personal") / "writer.lock"  # the personal Writer's (personal/writer.py)
 _KEY = re.compile(r"(?<![0-9a-f])[0-9a-f]{64}(?![0-9a-f])")
 _SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
 _PROJECT_DOCUMENT = re.compile(r"^([0-9a-f]{64})\.md$")
@@ -92,7 +91,10 @@ def regenerate_secret(ctx: OpContext, request: RegenerateRequest) -> dict[str, A
 def _writer_lock(home: Path) -> AbstractContextManager[None]:
     if not (home / "personal").is_dir():
         return nullcontext()
-    return file_lock(home / WRITER_LOCK, wait_seconds=0, what="the personal Writer")
+    from teamlore.personal.writer import writer_lock_path
+
+    lock = writer_lock_path(home / "personal")
+    return file_lock(lock, wait_seconds=0, what="the personal Writer")
 
 
 def _stage_everything(home: Path, staging: Path) -> _Migration:
