@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -170,6 +173,36 @@ def test_a_kill_after_the_switch_is_rolled_forward_by_the_next_process(
     assert not (world.home / SWITCH_DIR).exists()
     assert "v prefix" in _project_memory(world)
     assert (world.home / "personal" / "projects" / f"{after_keys['repositoryKey']}.md").exists()
+
+
+def test_a_write_during_the_staging_refuses_the_switch_and_keeps_the_write(
+    world: World, tmp_path: Path
+) -> None:
+    """A hand edit (or another process's write) while the copies are made would be lost by
+    the switch: the regeneration refuses instead, and nothing changes."""
+    before_keys = _keys(world)
+    flag = tmp_path / "paused"
+    env = {**world.env, "TEAMLORE_PAUSEPOINT": f"secret.staged={flag}"}
+    args = [sys.executable, "-m", "teamlore.cli.main", "sync", "--regenerate-secret"]
+    proc = subprocess.Popen(
+        [*args, "--format", "json"],
+        cwd=world.repo,
+        env={**os.environ, "TEAMLORE_HOME": str(world.home), **env},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    for _ in range(3000):
+        if flag.exists() or proc.poll() is not None:
+            break
+        time.sleep(0.01)
+    assert flag.exists(), "the regeneration never reached its pause point"
+    document = world.home / "personal" / "projects" / f"{before_keys['repositoryKey']}.md"
+    document.write_text(NOTE + "\n## Later\nAdded by hand meanwhile.\n")
+    flag.unlink()
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 1 and json.loads(out)["error"]["code"] == "LOCK_BUSY"
+    assert _keys(world) == before_keys and "Added by hand" in document.read_text()
+    assert not (world.home / SWITCH_DIR).exists()
 
 
 def test_it_takes_no_other_sync_option(world: World) -> None:

@@ -14,6 +14,7 @@ or a crash before the switch leaves the old secret and all state exactly as they
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shutil
 import sqlite3
@@ -25,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from teamlore.core import keys
+from teamlore.core import errors, keys
 from teamlore.core.config import CONFIG_FILE
 from teamlore.core.failpoints import failpoint
 from teamlore.core.lock import file_lock
@@ -72,13 +73,20 @@ def regenerate_secret(ctx: OpContext, request: RegenerateRequest) -> dict[str, A
         _writer_lock(home),
     ):
         keys.origin_secret(home)  # the old secret must be sound: never re-key from a damaged one
+        before = _fingerprint(home)
         staging = keys.stage_new_secret(home)
         try:
             migration = _stage_everything(home, staging)
+            failpoint("secret.staged")
+            if _fingerprint(home) != before:
+                raise errors.TeamloreError(
+                    errors.LOCK_BUSY,
+                    "another teamlore process (or an editor) changed the state while the new"
+                    " secret was being prepared; nothing was changed, run it again",
+                )
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
-        failpoint("secret.staged")
         keys.switch_to_staged(home, ["secret", *sorted(migration.migrated)])
     return {
         "regenerated": True,
@@ -86,6 +94,24 @@ def regenerate_secret(ctx: OpContext, request: RegenerateRequest) -> dict[str, A
         "migrated": [{"what": k, "changed": v} for k, v in sorted(migration.migrated.items())],
         "notMigrated": migration.not_migrated,
     }
+
+
+def _fingerprint(home: Path) -> dict[str, tuple[int, int]]:
+    """Size and change time of every file a regeneration re-keys (databases with their WAL):
+    a write that lands while the copies are made must not be lost by the switch."""
+    files = [home / CONFIG_FILE, home / "secret", *home.glob("*.sqlite3*")]
+    if (home / "personal").is_dir():
+        files += [p for p in (home / "personal").rglob("*") if not p.name.endswith(".lock")]
+    out: dict[str, tuple[int, int]] = {}
+    for path in files:
+        if path.name.endswith("-shm"):  # SQLite's shared memory changes on every read
+            continue
+        with contextlib.suppress(FileNotFoundError):
+            stat = path.lstat()
+            empty_wal = path.name.endswith("-wal") and stat.st_size == 0  # a reader made it
+            if not path.is_dir() and not empty_wal:
+                out[str(path.relative_to(home))] = (stat.st_size, stat.st_mtime_ns)
+    return out
 
 
 def _writer_lock(home: Path) -> AbstractContextManager[None]:
