@@ -63,6 +63,18 @@ class Held:
     passage: int
     whole: int
 
+    @property
+    def weight(self) -> float:
+        """What the turn's words weigh in its ranking: each term of the best passage counts
+        one, each other term the turn holds elsewhere `ELSEWHERE` (docs/sessions.md,
+        "Passages")."""
+        return self.best + ELSEWHERE * (self.whole - self.best)
+
+
+# what a query term found in the turn but outside its best passage counts (chosen on the
+# tuning half of bench/search_queries.json)
+ELSEWHERE = 0.5
+
 
 def held(query: Query, body: str, starts: bytes | None) -> Held:
     """Count the query terms of each passage of an analyzed `body` (no analysis: the body is
@@ -110,11 +122,13 @@ TOOL_LABEL_CHARS = 60
 def _tool_text(conn: sqlite3.Connection, turn_id: int, seq: int) -> tuple[str, list[str]]:
     """A tool use's passage as the index holds it (`ToolRecord` search parts)."""
     tool = conn.execute(
-        "SELECT id, seq, name, exit_code, substr(coalesce(command, input, ''), 1, ?) AS call,"
+        "SELECT seq, name, exit_code, substr(coalesce(command, input, ''), 1, ?) AS call,"
         " CASE WHEN result_truncated = 0 AND length(result_head) <= ? THEN result_head"
         " ELSE substr(result_head, 1, ?) || char(10) ||"
-        " substr(coalesce(result_tail, result_head), -?) END AS result"
-        " FROM tool_uses WHERE turn_id = ? AND seq = ?",
+        " substr(coalesce(result_tail, result_head), -?) END AS result,"
+        " (SELECT group_concat(path, char(10)) FROM file_touches f"
+        "  WHERE f.turn_id = u.turn_id AND f.tool_use_id = u.id AND f.kind = 'write') AS paths"
+        " FROM tool_uses u WHERE turn_id = ? AND seq = ?",
         (
             FTS_TOOL_CHARS,
             2 * FTS_RESULT_EDGE_CHARS,
@@ -126,17 +140,10 @@ def _tool_text(conn: sqlite3.Connection, turn_id: int, seq: int) -> tuple[str, l
     ).fetchone()
     if tool is None:
         return "", []
-    paths = [
-        str(r[0])
-        for r in conn.execute(
-            "SELECT path FROM file_touches WHERE tool_use_id = ? AND kind = 'write' ORDER BY id",
-            (tool["id"],),
-        )
-    ]
     call = " ".join(str(tool["call"]).split())
     label = f"tool #{tool['seq'] + 1} {tool['name']} {call[:TOOL_LABEL_CHARS]}".rstrip()
     if len(call) > TOOL_LABEL_CHARS:
         label += "…"
     if tool["exit_code"] is not None:
         label += f", exit {tool['exit_code']}"
-    return label, [p for p in (call, *paths, str(tool["result"] or "")) if p]
+    return label, [p for p in (call, str(tool["paths"] or ""), str(tool["result"] or "")) if p]

@@ -374,22 +374,28 @@ def _lexical(
     )
     # A turn ranks by its best passage (docs/sessions.md, "Passages"): the passage holding most
     # query terms, then BM25. Turns holding every term are the likeliest to hold them in one
-    # passage, so the best of them are candidates, and so are the best of those holding any.
-    wanted = max(MIN_CANDIDATES, limit * CANDIDATES_PER_HIT) if len(parsed.terms) > 1 else limit
+    # passage: the best of them are candidates, and so are the best of those holding any term,
+    # unless `limit` turns already hold every term in one passage (none of those can outrank
+    # them).
+    terms = len(parsed.terms)
+    wanted = max(MIN_CANDIDATES, limit * CANDIDATES_PER_HIT) if terms > 1 else limit
     rows, ranked_all = _ranked_turns(
         conn, scoped(parsed.match_all()), clauses, filter_params, wanted, with_body=True
     )
-    if len(parsed.terms) > 1:
-        partial, ranked_any = _ranked_turns(
-            conn, scoped(parsed.match_any()), clauses, filter_params, wanted, with_body=True
-        )
-        known = {r["id"] for r in rows}
-        rows += [r for r in partial if r["id"] not in known]
-        ranked_all = ranked_all and ranked_any
     scored: list[Scored] = [
         (held(parsed, r["body"], r["starts"]), -float(r["rank"]), r) for r in rows
     ]
-    scored.sort(key=lambda item: (-item[0].best, -item[1], item[2]["id"]))
+    if terms > 1 and sum(1 for found, _s, _r in scored if found.best == terms) < limit:
+        partial, ranked_all = _ranked_turns(
+            conn, scoped(parsed.match_any()), clauses, filter_params, wanted, with_body=True
+        )
+        known = {r["id"] for r in rows}
+        scored += [
+            (held(parsed, r["body"], r["starts"]), -float(r["rank"]), r)
+            for r in partial
+            if r["id"] not in known
+        ]
+    scored.sort(key=lambda item: (-item[0].weight, -item[1], item[2]["id"]))
     return scored[:limit], ranked_all
 
 
@@ -456,7 +462,7 @@ def _hybrid(
     # a turn the model cannot read (its language) gets no vote, not a noise vote
     # (docs/hybrid-search.md, "Words are never outvoted")
     near = [turn for turn in near if turn in near_rows and _reads(embedder, near_rows[turn])]
-    lexical = [(int(r["id"]), held.best / terms) for held, _s, r in scored]
+    lexical = [(int(r["id"]), held.weight / terms) for held, _s, r in scored]
     fused = fuse(lexical, near, keep_words=keep_words)[:limit]
     lexical_rows = {int(r["id"]): (held, r) for held, _s, r in scored}
     hits = []
