@@ -9,7 +9,8 @@ appends their sha256 to `<script>.log` (what it was sent), and acts per its mode
 - `good`: a correct answer: one candidate citing the task's first turn evidence (extraction),
   `store` for every draft (adjudication), a doctrine based on two of the task's entries
   (consolidation), the known fact for the conformance probe;
-- `hang` (sleep 600), `slow` (4 s, then good), `flood` (50 MB on stdout), `exit3`, `prose`,
+- `hang` (sleep 600), `slow` (waits until the test calls `release()`, at most 120 s, then
+  good), `flood` (50 MB on stdout), `exit3`, `prose`,
   `foreign` (cites an evidence id the task did not give), `secret` (a GitHub token in the
   content), `linger` (leaves a background process), `write` (a file in its working directory),
   `logged-out` (exit 1 with a "Not logged in" stderr, the probe too).
@@ -94,7 +95,10 @@ if mode == "bad-probe":
 if mode == "hang":
     time.sleep(600)
 if mode == "slow":
-    time.sleep(4)
+    gate = HERE.with_suffix(".gate")
+    deadline = time.monotonic() + 120
+    while not gate.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
 if mode == "flood":
     chunk = b"x" * 1048576
     for _ in range(50):
@@ -178,6 +182,11 @@ class FakeRunner:
     def mode(self, mode: str) -> None:
         assert self.path is not None
         self.path.with_suffix(".mode").write_text(mode)
+
+    def release(self) -> None:
+        """Let a `slow` run answer (it waits for this, so the test decides when, not a timer)."""
+        assert self.path is not None
+        self.path.with_suffix(".gate").write_text("go")
 
     def sent(self) -> list[dict[str, object]]:
         """What the fake received, one record per run (sha256, bytes, argv, env names)."""

@@ -326,6 +326,7 @@ def test_two_approvals_of_one_plan_at_once_run_it_once(world: World) -> None:
     _wait_until_sent(world, before + 1)
     code, second = world.approve(plan["planDigest"])
     assert code == 1 and second["error"]["code"] == "RUNNER_PLAN_BUSY"
+    world.fake.release()
     out, _ = first.communicate(timeout=120)
     assert first.returncode == 0 and json.loads(out)["results"][0]["candidates"] == 1
     assert len(world.fake.sent()) == before + 1 and len(world.candidates()) == 1
