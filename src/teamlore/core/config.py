@@ -65,7 +65,7 @@ class EmbeddingsConfig:
 class Config:
     """The whole file. Tables other packages own stay raw here and are validated by
     `load_table` with their owner's schema (`teamlore.personal.config.PersonalSettings`,
-    `teamlore.models.profiles.ModelProfileConfig`, `teamlore.repo.worktrees.PathSettings`);
+    `teamlore.models.profiles.ModelProfileConfig`, `teamlore.repo.path_settings.PathSettings`);
     `extra` keeps every other table as it is, so a save never drops it."""
 
     sources: dict[str, list[str]] = field(default_factory=dict)

@@ -122,8 +122,11 @@ def _register_repository(conn: sqlite3.Connection, raw: str, home: Path | None) 
 
 def path_aliases(home: Path | None) -> dict[str, str]:
     """The `[paths] aliases` of config.toml (docs/sessions.md, sessions from other machines)."""
-    from teamlore.core.config import load_table
-    from teamlore.repo.worktrees import PathSettings
+    from teamlore.core.config import load_config, load_table
+
+    if not load_config(home).paths:  # the schema (pydantic) loads only with a table to check
+        return {}
+    from teamlore.repo.path_settings import PathSettings
 
     return load_table("paths", PathSettings, home).aliases
 
