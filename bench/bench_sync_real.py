@@ -333,6 +333,8 @@ def bench_corpus(args: argparse.Namespace, work: Path, kind: str) -> dict[str, A
         "mib": mib(total),
         "teamlore_mib_s": median([r["mib_s"] for r in ours]),
         "teamlore_cpu_mib_s": median([r["cpu_mib_s"] for r in ours]),
+        "rss_mib": max(r["rss"] for r in ours + alone),
+        "turns_per_mib": ours[0]["turns"] / mib(total),
     }
     say(
         f"  median teamlore {result['teamlore_mib_s']:.1f} MiB/s whole process "
@@ -356,8 +358,8 @@ def bench_corpus(args: argparse.Namespace, work: Path, kind: str) -> dict[str, A
         result["cpu_ratio"] = result["teamlore_cpu_mib_s"] / median([p["cpu_mib_s"] for p in peers])
         say(
             f"  median claude-mem {result['peer_mib_s']:.1f} MiB/s; ratio teamlore/claude-mem "
-            f"{result['ratio']:.2f}x wall (target >= 0.45), {result['cpu_ratio']:.2f}x per CPU "
-            f"second (less distorted by other load)"
+            f"{result['ratio']:.2f}x wall (target >= 0.60), {result['cpu_ratio']:.2f}x per CPU "
+            f"second (target >= 0.45; less distorted by other load)"
         )
     if args.stages:
         result["stages"] = run_stages(root, sizes, args.profile)
@@ -373,8 +375,8 @@ def _files(root: Path, sizes: dict[str, int]) -> list[tuple[str, Path]]:
     out = []
     for provider, source_root in sources(root, sizes):
         for item in get_adapter(provider).discover(source_root):
-            if isinstance(item, Path):
-                out.append((provider, item))
+            if isinstance(item, str):
+                out.append((provider, Path(item)))
     return out
 
 
@@ -659,9 +661,28 @@ def main(argv: list[str] | None = None) -> int:
         )
         say(
             f"  {r['corpus']:10} {r['mib']:6.1f} MiB  teamlore {r['teamlore_mib_s']:6.1f}"
-            f" (CPU {r['teamlore_cpu_mib_s']:6.1f}){extra}"
+            f" (CPU {r['teamlore_cpu_mib_s']:6.1f}){extra}; peak RSS {r['rss_mib']:.0f} MiB"
+            f" (target <= 80)"
         )
+    _codex_parity(results)
+    say(f"  (command: python bench/bench_sync_real.py {' '.join(sys.argv[1:])})")
     return 0
+
+
+def _codex_parity(results: list[dict[str, Any]]) -> None:
+    """Codex MiB/s over Claude Code's in the same run (issue 29: >= 0.9x), wall and per CPU
+    second. The two formats carry different amounts of content per MiB (docs/sessions.md), so
+    the turns per MiB are printed beside it."""
+    by_kind = {r["corpus"]: r for r in results}
+    if "claude" not in by_kind or "codex" not in by_kind:
+        return
+    claude, codex = by_kind["claude"], by_kind["codex"]
+    say(
+        f"  codex/claude: {codex['teamlore_mib_s'] / claude['teamlore_mib_s']:.2f}x wall, "
+        f"{codex['teamlore_cpu_mib_s'] / claude['teamlore_cpu_mib_s']:.2f}x per CPU second"
+        f" (target >= 0.9); turns per MiB: codex {codex['turns_per_mib']:.1f}, claude "
+        f"{claude['turns_per_mib']:.1f}"
+    )
 
 
 if __name__ == "__main__":

@@ -235,8 +235,8 @@ def test_prompt_split_over_records_with_one_timestamp_is_one_turn(tmp_path: Path
 def test_discover_finds_main_and_subagent_transcripts(tmp_path: Path) -> None:
     adapter = ClaudeAdapter()
     found = list(adapter.discover(DATA))
-    assert found == [SUBAGENT, COMPACT_AGENT, MAIN]
-    assert list(adapter.discover(MAIN)) == [MAIN]
+    assert found == [str(SUBAGENT), str(COMPACT_AGENT), str(MAIN)]
+    assert list(adapter.discover(MAIN)) == [str(MAIN)]
     assert list(adapter.discover(tmp_path / "missing")) == []
 
 

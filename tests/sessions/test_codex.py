@@ -104,11 +104,21 @@ def test_discover_finds_rollouts_recursively_and_accepts_any_jsonl_file_root(
     (day / "rollout-x.json").write_text("{}\n")
     (tmp_path / "history.jsonl").write_text("{}\n")  # Codex prompt history, not a session
     adapter = CodexAdapter()
-    assert list(adapter.discover(tmp_path)) == [copy, rollout]
+    assert list(adapter.discover(tmp_path)) == [str(copy), str(rollout)]
     exported = tmp_path / "exported-session.jsonl"
     exported.write_text("{}\n")
-    assert list(adapter.discover(exported)) == [exported]
+    assert list(adapter.discover(exported)) == [str(exported)]
     assert list(adapter.discover(tmp_path / "missing")) == []
+
+
+def test_discover_lists_files_in_the_order_of_sorted_paths(tmp_path: Path) -> None:
+    # component by component: `a/z` before `a-b/c` although "-" sorts before "/" as a character
+    names = ["a/z.jsonl", "a-b/c.jsonl", "a.b/c.jsonl", "a/b/y.jsonl", "a/b.jsonl", "A/x.jsonl"]
+    for name in names:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("{}\n")
+    expected = [str(p) for p in sorted(tmp_path / name for name in names)]
+    assert list(CodexAdapter().discover(tmp_path)) == expected
 
 
 # ---- legacy (pre-envelope) --------------------------------------------------------------------

@@ -39,8 +39,8 @@ class MiniAdapter:
     def default_roots(self) -> list[Path]:
         return []
 
-    def discover(self, root: Path) -> Iterator[Path]:
-        return iter(sorted(root.rglob("*.jsonl")) if root.is_dir() else [root])
+    def discover(self, root: Path) -> Iterator[str]:
+        return iter(str(p) for p in (sorted(root.rglob("*.jsonl")) if root.is_dir() else [root]))
 
     def new_state(self, path: Path) -> dict[str, Any]:
         return {"records": 0}

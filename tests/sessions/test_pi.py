@@ -155,8 +155,8 @@ def test_default_root_and_discovery(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     session = folder / "2025-11-20T10-00-00-000Z_9f0e8d7c.jsonl"
     session.write_bytes(SYNTHETIC.read_bytes())
     (folder / "notes.txt").write_text("not a session")
-    assert list(PiAdapter().discover(tmp_path / "sessions")) == [session]
-    assert list(PiAdapter().discover(session)) == [session]
+    assert list(PiAdapter().discover(tmp_path / "sessions")) == [str(session)]
+    assert list(PiAdapter().discover(session)) == [str(session)]
 
 
 @pytest.mark.parametrize(

@@ -154,7 +154,7 @@ class ChokingAdapter:
         return []
 
     def discover(self, root: Path) -> Any:
-        return iter(sorted(root.glob("*.jsonl")))
+        return iter(sorted(str(p) for p in root.glob("*.jsonl")))
 
     def new_state(self, path: Path) -> dict[str, Any]:
         return {}

@@ -496,9 +496,10 @@ def _ends(fd: int, deadline: float) -> bool:
 
 
 def _core_to_spare() -> bool:
-    """Whether a core looks free (load average below the cores less one): on a machine whose
+    """Whether a core looks free (load average at most the cores less one): on a machine whose
     cores are all busy the helper only moves work and adds its own start (measured: the sync
-    ~17 % more CPU, slower)."""
+    ~17 % more CPU, slower). The bound, also on 2 cores, is derived in docs/sessions.md
+    ("The analysis helper")."""
     try:
         return os.getloadavg()[0] <= (os.cpu_count() or 1) - 1
     except OSError:

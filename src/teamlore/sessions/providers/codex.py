@@ -184,10 +184,10 @@ class CodexAdapter:
             roots.append(archived)
         return roots
 
-    def discover(self, root: Path) -> Iterator[Path | Unreadable]:
+    def discover(self, root: Path) -> Iterator[str | Unreadable]:
         if root.is_file():
             if root.name.endswith(".jsonl"):
-                yield root
+                yield str(root)
             return
         if not root.is_dir():
             return

@@ -22,31 +22,32 @@ from teamlore.sessions.model import Diagnostic, Event, SessionMeta, Unreadable
 # which rescans the rest of the text for every opener that has no closer.
 
 
-def jsonl_files(root: Path, *, skip_names: tuple[str, ...] = ()) -> Iterator[Path | Unreadable]:
+def jsonl_files(root: Path, *, skip_names: tuple[str, ...] = ()) -> Iterator[str | Unreadable]:
     """Every `*.jsonl` file under the folder `root`, sorted, and every subfolder that could not
     be listed (pathlib's rglob skips those without a word). Symlinked folders are not entered.
 
     The folder listings' entry types decide what is a file: no `stat` per file (a no-op resync
     stats each file once, in the indexer); only a symlink is followed to see what it names."""
-    found: list[tuple[list[str], Path, str]] = []  # (sort key, folder, name)
+    # each path with "/" as NUL (no path holds one): sorted as strings, that is the order of
+    # `sorted(Path)`, component by component, without a list of components per file
+    found: list[str] = []
     unreadable: list[Unreadable] = []
-    folders = [root]
+    folders = [str(root)]
     while folders:
         folder = folders.pop()
         try:
             with os.scandir(folder) as entries:
                 for entry in entries:
-                    if _is_folder(entry):
-                        folders.append(folder / entry.name)
-                    elif _wanted(entry, skip_names):
-                        # the order of `sorted(Path)`: component by component
-                        found.append((entry.path.split("/"), folder, entry.name))
+                    if _wanted(entry, skip_names):
+                        found.append(entry.path.replace("/", "\0"))
+                    elif _is_folder(entry):
+                        folders.append(entry.path)
         except OSError as error:
             unreadable.append(
                 Unreadable(Path(error.filename or folder), error.strerror or str(error))
             )
-    found.sort(key=lambda item: item[0])
-    yield from (folder / name for _, folder, name in found)  # a child path: cheaper than a parse
+    found.sort()
+    yield from (key.replace("\0", "/") for key in found)
     yield from unreadable
 
 

@@ -97,10 +97,10 @@ class PiAdapter:
         base = Path(configured).expanduser() if configured else Path.home() / ".pi" / "agent"
         return [base / "sessions"]
 
-    def discover(self, root: Path) -> Iterator[Path | Unreadable]:
+    def discover(self, root: Path) -> Iterator[str | Unreadable]:
         if root.is_file():
             if root.suffix == ".jsonl":
-                yield root
+                yield str(root)
             return
         if root.is_dir():
             yield from jsonl_files(root)
