@@ -83,13 +83,14 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 CLAUDE_CODE_VERSION = "2.1.332"
 CODEX_VERSION = "0.171.0"
 CLAUDE_PACKAGE = f"@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}"
 CODEX_PACKAGE = f"@openai/codex@{CODEX_VERSION}"
 INSTALL_TIMEOUT = 900.0
+T = TypeVar("T")
 
 
 # -- installing the CLIs ----------------------------------------------------------------------
@@ -152,48 +153,47 @@ def _registry_reachable() -> bool:
     return done.returncode == 0 and CODEX_VERSION in done.stdout
 
 
-def install_agent_clis() -> AgentClis:
-    """The pinned CLIs from the cache, installing them first when needed (under a file lock)."""
-    target = _install_dir()
-    marker = target / ".complete"
-    if marker.exists() and (found := _locate(target)):
+def install_cached(
+    target: Path, packages: list[str], locate: Callable[[Path], T | None], marker: dict[str, str]
+) -> T:
+    """`npm install` `packages` into the cache folder `target` once (under a file lock, through
+    a staging folder renamed into place), and what `locate` finds there. CliUnavailable when npm
+    or its registry cannot be had; RuntimeError for any other install failure."""
+    done_marker = target / ".complete"
+    if done_marker.exists() and (found := locate(target)):
         return found
     target.parent.mkdir(parents=True, exist_ok=True)
     with open(target.parent / f"{target.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # another pytest process may be installing
-        if marker.exists() and (found := _locate(target)):
+        if done_marker.exists() and (found := locate(target)):
             return found
         staging = target.parent / f"{target.name}.partial-{os.getpid()}"
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir()
+        args = ["install", "--prefix", str(staging), "--no-audit", "--no-save", *packages]
         try:
-            done = _npm(
-                [
-                    "install",
-                    "--prefix",
-                    str(staging),
-                    "--no-audit",
-                    "--no-save",
-                    CLAUDE_PACKAGE,
-                    CODEX_PACKAGE,
-                ],
-                timeout=INSTALL_TIMEOUT,
-            )
+            done = _npm(args, timeout=INSTALL_TIMEOUT)
         except subprocess.TimeoutExpired as exc:
             shutil.rmtree(staging, ignore_errors=True)
             raise CliUnavailable(f"npm install timed out after {INSTALL_TIMEOUT:.0f}s") from exc
-        if done.returncode != 0 or _locate(staging) is None:
+        if done.returncode != 0 or locate(staging) is None:
             shutil.rmtree(staging, ignore_errors=True)
             tail = (done.stderr or done.stdout).strip()[-1500:]
             if not _registry_reachable():
                 raise CliUnavailable(f"the npm registry is unreachable: {tail}")
-            raise RuntimeError(f"npm install of the agent CLIs failed:\n{tail}")
+            raise RuntimeError(f"npm install of {' '.join(packages)} failed:\n{tail}")
         shutil.rmtree(target, ignore_errors=True)
         staging.rename(target)
-        marker.write_text(json.dumps({"claude": CLAUDE_CODE_VERSION, "codex": CODEX_VERSION}))
-    found = _locate(target)
+        done_marker.write_text(json.dumps(marker))
+    found = locate(target)
     assert found is not None
     return found
+
+
+def install_agent_clis() -> AgentClis:
+    """The pinned CLIs from the cache, installing them first when needed (under a file lock)."""
+    marker = {"claude": CLAUDE_CODE_VERSION, "codex": CODEX_VERSION}
+    return install_cached(_install_dir(), [CLAUDE_PACKAGE, CODEX_PACKAGE], _locate, marker)
 
 
 # -- the scripted model -----------------------------------------------------------------------

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from agent_clis import AgentClis, CliUnavailable, install_agent_clis
+from pi_cli import PiCli, install_pi_cli
 
 
 @pytest.fixture()
@@ -23,3 +24,13 @@ def agent_clis() -> AgentClis:
         return install_agent_clis()
     except CliUnavailable as exc:
         pytest.skip(f"real agent CLIs unavailable: {exc}")
+
+
+@pytest.fixture(scope="session")
+def pi_cli() -> PiCli:
+    """The pinned real Pi CLI and the Node it needs (installed from npm once, cached; see
+    tests/pi_cli.py). Skips with the reason when npm or its registry cannot be reached."""
+    try:
+        return install_pi_cli()
+    except CliUnavailable as exc:
+        pytest.skip(f"real Pi CLI unavailable: {exc}")

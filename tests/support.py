@@ -258,3 +258,19 @@ def teamlore_in_pty(
         os.close(primary)
         code = proc.wait(timeout=120)
     return code, printed.decode("utf-8", "replace").replace("\r\n", "\n")
+
+
+def queued_observations(state: Path) -> list[dict[str, Any]]:
+    """Every personal-memory observation in the state dir's real runtime SQLite file, in order
+    (empty when there is none yet)."""
+    import sqlite3
+
+    from teamlore.personal.runtime_db import RUNTIME_DB_NAME
+
+    path = state / "personal" / RUNTIME_DB_NAME
+    if not path.exists():
+        return []
+    with sqlite3.connect(path) as conn:
+        conn.row_factory = sqlite3.Row
+        rows = conn.execute("SELECT * FROM observations ORDER BY id").fetchall()
+        return [dict(row) for row in rows]

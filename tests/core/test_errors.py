@@ -17,7 +17,7 @@ def test_every_code_has_a_one_line_next_step() -> None:
     for error in errors.registered_codes().values():
         step = errors.next_step(error)
         assert step and "\n" not in step and step[0].isupper() and step.endswith("."), error.code
-    assert errors.next_step(errors.USAGE) == errors.USAGE_NEXT
+    assert "`--help`" in errors.next_step(errors.USAGE)
     assert errors.next_step(errors.INTERNAL) == errors.INTERNAL_NEXT
     assert errors.next_step(errors.TASK_STALE) == "Recall again."
 

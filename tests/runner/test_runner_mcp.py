@@ -80,3 +80,49 @@ def test_extract_preview_matches_the_cli_and_discloses_no_transcript(world: Worl
 def test_the_read_only_tier_has_no_previews(world: World) -> None:
     names, _ = anyio.run(_call, world, "team-read", [])
     assert not {n for n in names if n.endswith("_preview")}
+
+
+def _cli_plan(world: World, *flags: str) -> tuple[int, dict[str, Any]]:
+    window = ("--since", WINDOW["since"], "--until", WINDOW["until"])
+    return world.cli("memory", "extract", "--runner", "claude", *window, *flags)
+
+
+def test_extract_takes_the_seeds_skill_and_terminal_state_filters_as_flat_flags(
+    world: World,
+) -> None:
+    """`memory extract --skill-capability-keys` / `--capability-terminal-states` are the
+    seed's `skillCapabilityKeys` / `capabilityTerminalStates`, as in `memory recall`: the CLI
+    and the MCP preview answer the same, refusals included."""
+    skill = {"skillCapabilityKeys": ["release-check"], "capabilityTerminalStates": ["failed"]}
+    shell = {"toolCapabilityKeys": ["shell"], "capabilityTerminalStates": ["failed"]}
+    _, results = anyio.run(
+        _call,
+        world,
+        "team",
+        [
+            ("threadshare_memory_extract_preview", {"runner": "claude", **WINDOW, **skill}),
+            ("threadshare_memory_extract_preview", {"runner": "claude", **WINDOW, **shell}),
+            (
+                "threadshare_memory_extract_preview",
+                {"runner": "claude", **WINDOW, "capabilityTerminalStates": ["failed"]},
+            ),
+        ],
+    )
+    (_, by_skill), (_, by_shell), (refused, alone) = results
+    skill_flags = ("--skill-capability-keys", "release-check")
+    states_flag = ("--capability-terminal-states", "failed")
+    assert _cli_plan(world, *skill_flags, *states_flag) == (0, by_skill)
+    shell_flags = ("--tool-capability-keys", "shell", *states_flag)
+    assert _cli_plan(world, *shell_flags) == (0, by_shell)
+    # the failed pytest run matches (too few turns to plan); no turn invoked a Skill
+    assert "1 turns match" in by_shell["note"] and "1 turns match" not in by_skill["note"]
+    code, cli_alone = _cli_plan(world, *states_flag)
+    assert refused and code == 2 and cli_alone == alone
+    assert alone["error"]["code"] == "RECALL_REQUEST_INVALID"
+
+
+def test_extract_refuses_the_new_filters_beside_a_request_document(world: World) -> None:
+    code, out = world.cli(
+        "memory", "extract", "--runner", "claude", "--request", "-", "--skill-capability-keys", "x"
+    )
+    assert code == 2 and out["error"]["code"] == "USAGE"

@@ -1,9 +1,9 @@
 """The `teamlore` console entry point.
 
-`teamlore hook session-start` and `hook session-end` run from here without importing the full
-CLI (typer, rich, every command module): agents start them on every session, with a sub-second
-budget (`teamlore.cli.hook_runner`). `sync`, `status` and `sessions list|show|search` run from
-`teamlore.cli.commands.sessions` without typer when their arguments are in plain form
+`teamlore hook session-start`, `hook session-end` and `hook user-turn` run from here without
+importing the full CLI (typer, rich, every command module): agents start them on every session, with
+a sub-second budget (`teamlore.cli.hook_runner`). `sync`, `status` and `sessions list|show|search`
+run from `teamlore.cli.commands.sessions` without typer when their arguments are in plain form
 (`teamlore.cli.params`); otherwise typer parses them with only those commands loaded
 (`cli.app.lean`). Everything else goes to `teamlore.cli.main`.
 """
@@ -30,6 +30,10 @@ def main() -> None:
         from teamlore.cli.hook_runner import exit_now, session_end_from_argv
 
         exit_now(session_end_from_argv(args[2:]))
+    if args[:2] == ["hook", "user-turn"] and "--help" not in args:
+        from teamlore.cli.hook_runner import exit_now, user_turn_from_argv
+
+        exit_now(user_turn_from_argv(args[2:]))
     # importing the CLI creates only long-lived objects (modules, classes, pydantic schemas):
     # collecting while it runs finds nothing, and moving them to the permanent generation
     # afterwards keeps every later collection, and the one at exit, from walking them again

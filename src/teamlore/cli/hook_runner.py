@@ -21,7 +21,8 @@ from typing import Any
 
 BUDGET_ENV = "TEAMLORE_HOOK_BUDGET"
 DEFAULT_BUDGET_SECONDS = 0.9
-CLIENTS = ("claude", "codex")
+USER_TURN_BUDGET_SECONDS = 5.0  # the host waits for it once, before the model request
+CLIENTS = ("claude", "codex", "pi")
 
 
 def _budget() -> float:
@@ -85,7 +86,7 @@ def _client(argv: list[str]) -> str:
 
 
 def run_from_argv(argv: list[str]) -> int:
-    """`hook session-start [--client claude|codex]`; unknown extras are ignored (exit 0)."""
+    """`hook session-start [--client claude|codex|pi]`; unknown extras are ignored (exit 0)."""
     return session_start(_client(argv))
 
 
@@ -119,6 +120,37 @@ def session_end(client: str) -> int:
     worker.start()
     worker.join(_budget())
     return 0
+
+
+def user_turn(client: str) -> int:
+    """`hook user-turn`: queue the prompt on stdin for personal memory (ops/integrations/
+    user_turn.py) and print the outcome as one JSON line; returns 0 whatever happens (a host's
+    prompt never fails because of teamlore)."""
+    out: list[dict[str, Any]] = []
+
+    def work() -> None:
+        try:
+            from teamlore.core.locations import state_dir_path
+            from teamlore.ops.integrations.user_turn import capture
+
+            out.append(capture(state_dir_path(), client, _read_payload()))
+        except BaseException as exc:
+            out.append({"accepted": False, "code": "INTERNAL", "message": type(exc).__name__})
+
+    worker = threading.Thread(target=work, daemon=True)
+    worker.start()
+    worker.join(USER_TURN_BUDGET_SECONDS)
+    if worker.is_alive() or not out:
+        return 0
+    with contextlib.suppress(OSError):
+        sys.stdout.write(json.dumps(out[0], ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+    return 0
+
+
+def user_turn_from_argv(argv: list[str]) -> int:
+    """`hook user-turn [--client pi]`."""
+    return user_turn(_client(argv) if "--client" in argv else "pi")
 
 
 def session_end_from_argv(argv: list[str]) -> int:

@@ -7,8 +7,8 @@ public contract: CLI JSON output and MCP tool errors both carry them, so they ne
 On the wire a refusal is `{"error": {"code", "message", "problem", "next"}}` (+ `details`):
 `code` and `message` are ours and stay; `problem` (the same one line) and `next` (what to do
 about it) are the seed's diagnostic fields, so a client written from the seed reads ours
-(docs/seed-conformance.md). `next` is the remedy a code's summary names after its last "; "
-(`...; run teamlore memory init`), else one for its kind of refusal.
+(docs/seed-conformance.md). `next` is the code's line in core/remedies.py, else the remedy its
+summary names after its last "; " (`...; run teamlore memory init`).
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ import re
 import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from teamlore.core.remedies import NEXT
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -160,7 +162,10 @@ REFUSAL_NEXT = "Fix what the problem says, then try again."
 
 
 def next_step(error: ErrorCode) -> str:
-    """What a person (or an agent) does about a refusal with this code (the seed's `next`)."""
+    """What a person (or an agent) does about a refusal with this code (the seed's `next`):
+    its line in core/remedies.py, else the remedy its summary ends with."""
+    if error.code in NEXT:
+        return NEXT[error.code]
     remedy = _REMEDY.search(error.summary)
     if remedy:
         text = remedy[1]

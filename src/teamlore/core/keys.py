@@ -10,13 +10,25 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import hmac
+import json
 import os
 import secrets
+import shutil
 from functools import lru_cache
 from pathlib import Path
 
 from teamlore.core import errors
-from teamlore.core.paths import FILE_MODE, read_private_file, resolve_home, write_private_file
+from teamlore.core.failpoints import failpoint
+from teamlore.core.paths import (
+    FILE_MODE,
+    SWITCH_DIR,
+    SWITCH_FILE,
+    ensure_private_dir,
+    finish_state_switch,
+    read_private_file,
+    resolve_home,
+    write_private_file,
+)
 
 SECRET_BYTES = 32
 KEY_HEX_CHARS = 64  # the whole HMAC-SHA256, as the contracts (hex64 keys) require
@@ -85,7 +97,9 @@ def _create(path: Path) -> bytes | None:
 
 
 @lru_cache(maxsize=8)
-def _load_secret(home: Path) -> bytes:
+def _load_secret(home: Path, identity: tuple[int, int] | None = None) -> bytes:
+    """The secret of `home`; `identity` (the file's inode and mtime) keys the cache, so a
+    process that outlives a regeneration reads the new secret."""
     path = _secret_path(home)
     for _ in range(3):
         try:
@@ -103,7 +117,12 @@ def _load_secret(home: Path) -> bytes:
 
 
 def origin_secret(home: Path | None = None) -> bytes:
-    return _load_secret(resolve_home(home).resolve())
+    resolved = resolve_home(home).resolve()
+    try:
+        stat = os.stat(f"{resolved}/secret")
+    except FileNotFoundError:
+        return _load_secret(resolved)
+    return _load_secret(resolved, (stat.st_ino, stat.st_mtime_ns))
 
 
 def keyed_id(domain: str, value: str, home: Path | None = None) -> str:
@@ -122,3 +141,28 @@ def repository_key(git_common_dir: str, home: Path | None = None) -> str:
 
 def worktree_key(worktree_root: str, home: Path | None = None) -> str:
     return keyed_id("worktree", worktree_root, home)
+
+
+# Regenerating the secret (docs/sessions.md, "A new origin secret"): staged in SWITCH_DIR, committed
+# by SWITCH_FILE and rolled forward by core/paths.finish_state_switch.
+
+
+def stage_new_secret(home: Path) -> Path:
+    """A fresh staging folder holding a new secret; a previous, never switched staging is
+    discarded (it never replaced anything)."""
+    staging = home / SWITCH_DIR
+    if staging.exists() and not (staging / SWITCH_FILE).exists():
+        shutil.rmtree(staging)
+    ensure_private_dir(staging)
+    if _create(_secret_path(staging)) is None:  # pragma: no cover - the folder is new
+        raise _damaged(_secret_path(staging), "another regeneration is writing it")
+    return staging
+
+
+def switch_to_staged(home: Path, names: list[str]) -> None:
+    """Commit: record which staged state files (the secret included) replace the old ones, then
+    move them into place."""
+    staging = home / SWITCH_DIR
+    write_private_file(staging / SWITCH_FILE, json.dumps({"replace": names}).encode("utf-8"))
+    failpoint("secret.after-switch-file")
+    finish_state_switch(home)

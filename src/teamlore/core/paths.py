@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
+import json
 import os
+import shutil
 import stat
 from pathlib import Path
 
@@ -21,7 +24,7 @@ FILE_MODE = 0o600
 
 def state_dir() -> Path:
     """The state dir, created private (0700) if missing."""
-    return ensure_private_dir(state_dir_path())
+    return finish_state_switch(ensure_private_dir(state_dir_path()))
 
 
 def ensure_private_dir(path: Path) -> Path:
@@ -106,4 +109,46 @@ def write_private_file(path: Path, data: bytes) -> None:
 
 def resolve_home(home: Path | None = None) -> Path:
     """The state dir to use: `home` when given (created private if needed), else the default."""
-    return ensure_private_dir(home) if home is not None else state_dir()
+    return finish_state_switch(ensure_private_dir(home)) if home is not None else state_dir()
+
+
+# A new origin secret (docs/sessions.md, "A new origin secret"): the secret and every re-keyed
+# state file are staged in SWITCH_DIR, then SWITCH_FILE (the commit point) lists them and they
+# replace the old ones. A crash before SWITCH_FILE leaves the old state untouched; after it, the
+# next process that resolves the state dir rolls the switch forward before it reads anything.
+SWITCH_DIR = ".regenerate-secret"
+SWITCH_FILE = "switch.json"
+_SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
+def finish_state_switch(home: Path) -> Path:
+    """Roll a committed switch forward (idempotent; one `stat` when there is none); `home`."""
+    if not os.path.exists(f"{home}/{SWITCH_DIR}/{SWITCH_FILE}"):  # the common case, kept cheap
+        return home
+    staging = home / SWITCH_DIR
+    journal = staging / SWITCH_FILE
+    fd = os.open(home / f"{SWITCH_DIR}.lock", os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW, FILE_MODE)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # another process may be finishing it: wait for it
+        if journal.exists():
+            old = ensure_private_dir(staging / "old")
+            for name in json.loads(journal.read_text("utf-8"))["replace"]:
+                _replace_with_staged(home, staging, old, name)
+            shutil.rmtree(staging)
+    finally:
+        os.close(fd)
+    return home
+
+
+def _replace_with_staged(home: Path, staging: Path, old: Path, name: str) -> None:
+    from teamlore.core.failpoints import failpoint
+
+    staged = staging / name
+    if not staged.exists():
+        return  # already in place
+    for suffix in ("", *_SQLITE_SIDE_FILES):  # a database's old WAL must never meet the new file
+        current = home / (name + suffix)
+        if current.exists():
+            current.rename(old / (name + suffix))
+    failpoint("secret.mid-switch")
+    staged.rename(home / name)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from teamlore.integrations import config_files as cf
-from teamlore.integrations.manifest import HookRecord, Installation, KeyRecord
+from teamlore.integrations.manifest import FileRecord, HookRecord, Installation, KeyRecord, sha256
 
 Status = Literal["ok", "warn", "fail"]
 SERVER_KEYS = ("mcpServers", "mcp_servers")
@@ -62,6 +62,24 @@ def _resolves(command: str) -> bool:
     return shutil.which(command) is not None
 
 
+def _whole_file_check(record: FileRecord, label: str, where: str, again: str) -> Check:
+    """A whole file install owns (the Pi extension): present and as teamlore wrote it."""
+    try:
+        data = cf.read_bytes(Path(record.path))
+    except Exception as exc:
+        return Check(label, "fail", f"{record.path}: {exc}", again)
+    if data is None:
+        return Check(label, "fail", f"{record.path} is missing", again)
+    if sha256(data) != record.installedSha256:
+        return Check(
+            label,
+            "warn",
+            f"{record.path} was edited since install (teamlore leaves it alone)",
+            f"{again} --force (replaces it with teamlore's version)",
+        )
+    return Check(label, "ok", f"{record.path}{where}")
+
+
 def entry_checks(installation: Installation) -> tuple[list[Check], list[dict[str, Any]]]:
     """Each recorded entry still present; returns the checks and the servers found."""
     label = f"{installation.client}.config"
@@ -73,6 +91,9 @@ def entry_checks(installation: Installation) -> tuple[list[Check], list[dict[str
         path = Path(record.path)
         if record.kind == "text":
             continue  # a file `memory assemble` wrote: no entries of ours to check
+        if record.kind == "file":
+            checks.append(_whole_file_check(record, label, where, again))
+            continue
         try:
             document = cf.load(path, record.kind)
         except Exception as exc:

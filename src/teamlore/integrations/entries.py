@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from teamlore.integrations.config_files import Kind
 
@@ -58,11 +58,15 @@ class KeyEdit:
 
 @dataclass
 class FileEdits:
+    """Edits of one file: keys and hooks inside a JSON/TOML config, or (`kind="file"`, with
+    `content`) the whole file, which teamlore then owns (installer.py, "whole files")."""
+
     path: Path
-    kind: Kind
+    kind: Kind | Literal["file"]
     private: bool  # a new file is created 0600 (files in the user's home)
     keys: list[KeyEdit] = field(default_factory=list)
     hooks: list[HookSpec] = field(default_factory=list)
+    content: bytes | None = None
 
 
 def hook_group(hook: HookSpec) -> dict[str, Any]:

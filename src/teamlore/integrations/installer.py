@@ -7,6 +7,13 @@ written first, each file by compare-and-swap, then the manifest. A file another 
 between our read and our write is never overwritten: the plan is made again from the new bytes
 once, and a second change refuses with CLIENT_CONFIG_CHANGED. `dry_run` stops after the first
 phase and returns the diffs.
+
+Whole files (`FileEdits.kind == "file"`, the Pi extension): teamlore owns the file it wrote.
+Install creates it, or replaces it while it still holds exactly the bytes install wrote; a file
+that exists but is not ours (never written by teamlore, or edited since) is refused with
+INTEGRATION_CONFLICT, or with `--force` backed up and replaced (uninstall puts it back).
+Uninstall removes the file, or restores that backup, while it holds our bytes, and keeps it
+when it was edited since (it is the user's now).
 """
 
 from __future__ import annotations
@@ -103,6 +110,27 @@ def _apply_hooks(
     return records
 
 
+def _owned(original: bytes | None, previous: FileRecord | None) -> bool:
+    """A whole file is teamlore's while it holds exactly what install last wrote."""
+    return previous is not None and sha256(original) == previous.installedSha256
+
+
+def _plan_whole_file(
+    edits: FileEdits, previous: FileRecord | None, force: bool
+) -> tuple[cf.ConfigDocument, bytes]:
+    assert edits.content is not None
+    original = cf.read_bytes(edits.path)
+    mine = original is None or original == edits.content or _owned(original, previous)
+    if not mine and not force:
+        edited = " was edited since teamlore wrote it" if previous else " is not teamlore's"
+        raise errors.TeamloreError(
+            errors.INTEGRATION_CONFLICT,
+            f"{edits.path}{edited}; move it away, or pass --force to replace it "
+            "(uninstall puts it back)",
+        )
+    return cf.ConfigDocument(edits.path, "json", original, None), edits.content
+
+
 def _plan_install(
     home: Path,
     existing: Installation | None,
@@ -111,13 +139,17 @@ def _plan_install(
 ) -> list[tuple[FileEdits, _Pending, list[KeyRecord | HookRecord]]]:
     pending: list[tuple[FileEdits, _Pending, list[KeyRecord | HookRecord]]] = []
     for edits in files:
-        document = cf.load(edits.path, edits.kind)
         previous = existing.file(edits.path) if existing else None
-        entries: list[KeyRecord | HookRecord] = [
-            *_apply_keys(edits, document, previous, force),
-            *_apply_hooks(edits, document, previous),
-        ]
-        new = document.render()
+        entries: list[KeyRecord | HookRecord] = []
+        if edits.kind == "file":
+            document, new = _plan_whole_file(edits, previous, force)
+        else:
+            document = cf.load(edits.path, edits.kind)
+            entries = [
+                *_apply_keys(edits, document, previous, force),
+                *_apply_hooks(edits, document, previous),
+            ]
+            new = document.render()
         action = (
             "unchanged"
             if new == document.original
@@ -195,11 +227,17 @@ def _install_intent(
         original = item.document.original
         backup = before.backup if before else None
         existed = before.existed if before else original is not None
-        if before is None and original is not None:
+        replaced = edits.kind == "file" and original not in (None, item.new)
+        if original is not None and (before is None or (replaced and not _owned(original, before))):
+            # the bytes before teamlore (or, for a whole file replaced with --force, the
+            # user's file it replaces) are what uninstall puts back
+            if backup:
+                drop.append(backup)
             try:
                 backup = store_backup(home, edits.path, original)
             except OSError as exc:
                 raise tx.state_error(exc, "the install") from None
+            existed = True
         elif before is not None and sha256(original) != before.installedSha256:
             # changed since our last write: the old backup no longer describes "before
             # teamlore", so uninstall will remove our entries instead of restoring bytes
@@ -265,17 +303,18 @@ def _restore_key(document: cf.ConfigDocument, record: KeyRecord) -> None:
 def _undo(home: Path, record: FileRecord) -> _Pending:
     path = Path(record.path)
     data = cf.read_bytes(path)
-    document = cf.ConfigDocument(path, "json" if record.kind == "text" else record.kind, data, None)
+    kind: cf.Kind = record.kind if record.kind in ("json", "toml") else "json"
+    document = cf.ConfigDocument(path, kind, data, None)
     if data is None:
         return _Pending(document, None, record, "already-gone")
     if sha256(data) == record.installedSha256:
-        if not record.existed:
-            return _Pending(document, None, record, "removed")
-        if record.backup:
+        if record.existed and record.backup:
             return _Pending(document, read_backup(home, record.backup), record, "restored")
-    if record.kind == "text":  # changed since install: the user's now (docs/agents.md)
+        if not record.existed or record.kind == "file":  # a whole file holding only our bytes
+            return _Pending(document, None, record, "removed")
+    if record.kind in ("text", "file"):  # changed since install: the user's now (docs/agents.md)
         return _Pending(document, data, record, "kept (changed since install)")
-    document.doc = cf.parse(path, record.kind, data)
+    document.doc = cf.parse(path, kind, data)
     for entry in record.entries:
         if isinstance(entry, KeyRecord):
             _restore_key(document, entry)

@@ -25,7 +25,7 @@ from teamlore.core.paths import FILE_MODE, ensure_private_dir, read_private_file
 from teamlore.core.strict import STRICT
 
 MANIFEST_FORMAT = "teamlore-integrations@v1"
-Client = Literal["claude", "codex"]
+Client = Literal["claude", "codex", "pi"]
 Scope = Literal["user", "project"]
 
 
@@ -49,7 +49,9 @@ class HookRecord(_Strict):
 
 class FileRecord(_Strict):
     path: str
-    kind: Literal["json", "toml", "text"]  # text: a file `memory assemble` wrote for install
+    # text: a file `memory assemble` wrote for install; file: a whole file install owns (the Pi
+    # extension): replaced only while it holds what install wrote, removed by uninstall
+    kind: Literal["json", "toml", "text", "file"]
     existed: bool
     backup: str | None = None
     installedSha256: str

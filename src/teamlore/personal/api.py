@@ -133,8 +133,11 @@ def relay_user_turn(
     conversation_id: str | None = None,
     settings: PersonalSettings | None = None,
     now: float | None = None,
+    source: str = "mcp_user_submission",
 ) -> SubmitResult:
-    """`memory_submit_user_turn`: one verbatim user expression; waits for the batch triggers."""
+    """`memory_submit_user_turn`: one verbatim user expression; waits for the batch triggers.
+    `source` is the host's own capture when it saw the user type (`interactive`) or received the
+    prompt over its RPC (`rpc`): the Pi extension (queue.SOURCE_PROVENANCE)."""
     settings = _settings(home, settings)
     init_import.check_client_id(client_id)
     init_import.check_relay_ids(submission_id, conversation_id)
@@ -148,7 +151,7 @@ def relay_user_turn(
     namespace, key = init_import.relay_namespace(client_id, submission_id, conversation_id)
     conn = open_runtime_db(documents.personal_root(home))
     try:
-        item = queue.EnqueueItem(namespace, key, text, context, "mcp_user_submission")
+        item = queue.EnqueueItem(namespace, key, text, context, source)
         result = queue.enqueue(conn, item, now=_now(now))
     finally:
         conn.close()

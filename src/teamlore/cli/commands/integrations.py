@@ -12,7 +12,12 @@ from teamlore.cli.output import FormatOption, OutputFormat, run, say, stdout, st
 hook_app = App(help="Entry points the agent clients call (installed by `install`).")
 app.add_typer(hook_app, name="hook")
 
-ClientOption = typer.Option(..., "--client", help="claude, codex or all.", metavar="CLIENT")
+ClientOption = typer.Option(
+    ...,
+    "--client",
+    help="claude, codex, pi or all (all: claude and codex; pi only when named).",
+    metavar="CLIENT",
+)
 ScopeOption = typer.Option(
     "user",
     "--scope",
@@ -85,7 +90,10 @@ def install(
     ),
     fmt: OutputFormat = FormatOption,
 ) -> None:
-    """Connect Claude Code and/or Codex: MCP servers, SessionStart hook, assembled memory."""
+    """Connect Claude Code and/or Codex: MCP servers, SessionStart hook, assembled memory.
+
+    `--client pi` (opt-in, never part of `all`) writes one Pi extension instead: it adds the
+    same memory brief to every prompt and queues each prompt you type for personal memory."""
     run(
         "install",
         {
@@ -107,7 +115,12 @@ def install(
 
 @app.command()
 def uninstall(
-    client: str = ClientOption,
+    client: str = typer.Option(
+        ...,
+        "--client",
+        help="claude, codex, pi or all (all: every client teamlore is installed in).",
+        metavar="CLIENT",
+    ),
     scope: str = ScopeOption,
     dry_run: bool = typer.Option(False, "--dry-run", help="Show the diffs, write nothing."),
     fmt: OutputFormat = FormatOption,
@@ -118,7 +131,7 @@ def uninstall(
 
 @hook_app.command("session-start")
 def hook_session_start(
-    client: str = typer.Option("claude", "--client", help="claude or codex."),
+    client: str = typer.Option("claude", "--client", help="claude, codex or pi."),
 ) -> None:
     """Print the bounded SessionStart brief (personal memory, team doctrine and scenes).
 
@@ -141,6 +154,20 @@ def hook_session_end(
     exit_now(session_end_from_argv(["--client", client]))
 
 
+@hook_app.command("user-turn")
+def hook_user_turn(
+    client: str = typer.Option("pi", "--client", help="pi (the host whose extension calls it)."),
+) -> None:
+    """Queue the prompt the user typed (JSON on stdin) for personal memory.
+
+    The Pi extension `install --client pi` writes runs it for every typed prompt. Prints the
+    outcome as JSON ({accepted, state, contextId} or {accepted: false, code, notice}); a secret
+    or personal data is refused (SENSITIVE_CONTENT_REJECTED) and never stored. Always exits 0."""
+    from teamlore.cli.hook_runner import exit_now, user_turn_from_argv
+
+    exit_now(user_turn_from_argv(["--client", client]))
+
+
 _MARKS = {"ok": ("ok  ", "green"), "warn": ("warn", "yellow"), "fail": ("fail", "red")}
 
 
@@ -156,7 +183,9 @@ def _render_doctor(result: dict[str, Any]) -> None:
 
 @app.command()
 def doctor(
-    client: str = typer.Option("all", "--client", help="claude, codex or all."),
+    client: str = typer.Option(
+        "all", "--client", help="claude, codex, pi or all (pi only when installed)."
+    ),
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """Check CLIs, installed entries, servers, hooks, index and state; each with its fix.

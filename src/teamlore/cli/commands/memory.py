@@ -182,6 +182,25 @@ def _json_text(value: Any) -> str:
     return orjson.dumps(value).decode()
 
 
+def selection_filters(
+    providers: list[str],
+    session_keys: list[str],
+    tool_capability_keys: list[str],
+    skill_capability_keys: list[str],
+    result_evidence: list[str],
+    capability_terminal_states: list[str],
+) -> dict[str, list[str]]:
+    """The MemoryExtractionRequest@v1 filters of `memory recall` / `memory extract` flags."""
+    return {
+        "providers": providers,
+        "sessionKeys": session_keys,
+        "toolCapabilityKeys": tool_capability_keys,
+        "skillCapabilityKeys": skill_capability_keys,
+        "resultEvidence": result_evidence,
+        "capabilityTerminalStates": capability_terminal_states,
+    }
+
+
 @memory_app.command("recall")
 def recall(
     since: str | None = typer.Option(None, "--since", help="Window start (ISO date/time, UTC)."),
@@ -215,12 +234,14 @@ def recall(
         "since": _instant(since, fmt),
         "until": _instant(until, fmt),
         "query": query or None,
-        "providers": providers,
-        "sessionKeys": session_keys,
-        "toolCapabilityKeys": tool_capability_keys,
-        "skillCapabilityKeys": skill_capability_keys,
-        "resultEvidence": result_evidence,
-        "capabilityTerminalStates": capability_terminal_states,
+        **selection_filters(
+            providers,
+            session_keys,
+            tool_capability_keys,
+            skill_capability_keys,
+            result_evidence,
+            capability_terminal_states,
+        ),
         "limit": limit,
     }
     if request is not None:

@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from teamlore.cli.app import memory_app
-from teamlore.cli.commands.memory import _instant, read_request
+from teamlore.cli.commands.memory import _instant, read_request, selection_filters
 from teamlore.cli.literal import literal
 from teamlore.cli.output import (
     FormatOption,
@@ -142,10 +142,18 @@ def extract(
     providers: list[str] = typer.Option([], "--providers", help="claude, codex, pi."),
     session_keys: list[str] = typer.Option([], "--session-keys", help="Only these sessions."),
     tool_capability_keys: list[str] = typer.Option(
-        [], "--tool-capability-keys", help="Only turns that used these tools."
+        [], "--tool-capability-keys", help="Only turns that used these tools (family or name)."
+    ),
+    skill_capability_keys: list[str] = typer.Option(
+        [], "--skill-capability-keys", help="Only turns that invoked these Skills (by name)."
     ),
     result_evidence: list[str] = typer.Option(
         [], "--result-evidence", help="provider-completed, abandoned, unknown."
+    ),
+    capability_terminal_states: list[str] = typer.Option(
+        [],
+        "--capability-terminal-states",
+        help="With tool or Skill keys: completed, failed, pending, unknown, cancelled.",
     ),
     request: str | None = typer.Option(
         None, "--request", help="A MemoryExtractionRequest@v1 JSON file, or - for stdin."
@@ -162,9 +170,16 @@ def extract(
 ) -> None:
     """Unattended extraction: plan what a runner would be sent (nothing is sent), then approve
     a plan by its digest to run it, stage its drafts and plan their adjudication."""
-    selection_given = any(
-        [since, until, query, providers, session_keys, tool_capability_keys, result_evidence]
-    ) or (request is not None)
+    filters = selection_filters(
+        providers,
+        session_keys,
+        tool_capability_keys,
+        skill_capability_keys,
+        result_evidence,
+        capability_terminal_states,
+    )
+    filters_given = any([since, until, query, *filters.values()])
+    selection_given = filters_given or (request is not None)
     if approve_plan or approve_manifest:
         if approve_plan and approve_manifest:
             fail(
@@ -205,9 +220,7 @@ def extract(
         "limit": limit,
     }
     if request is not None:
-        if any(
-            [since, until, query, providers, session_keys, tool_capability_keys, result_evidence]
-        ):
+        if filters_given:
             fail(
                 errors.TeamloreError(
                     errors.USAGE, "--request cannot be combined with the filter options"
@@ -221,10 +234,7 @@ def extract(
                 "since": _instant(since, fmt),
                 "until": _instant(until, fmt),
                 "query": query or None,
-                "providers": providers,
-                "sessionKeys": session_keys,
-                "toolCapabilityKeys": tool_capability_keys,
-                "resultEvidence": result_evidence,
+                **filters,
             }
         )
     run(

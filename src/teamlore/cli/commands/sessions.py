@@ -26,6 +26,7 @@ from teamlore.cli.output import (
     clip,
     counted,
     cwd_of,
+    fail,
     matched_by,
     paths_line,
     query_text,
@@ -142,9 +143,24 @@ def sync(
         " deleted transcripts.",
     ),
     wait: float = Option(60.0, "--wait", help="Seconds to wait for another running sync."),
+    regenerate_secret: bool = Option(
+        False,
+        "--regenerate-secret",
+        help="Make a new origin secret and re-key config, index, team-memory state and personal"
+        " memory under it (nothing else is indexed).",
+    ),
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """Index new and changed session files (Codex, Claude Code, Pi) incrementally."""
+    if regenerate_secret:
+        if source or provider or repository or rebuild or discard_history:
+            from teamlore.core import errors
+
+            fail(
+                errors.TeamloreError(errors.USAGE, "--regenerate-secret takes no other option"), fmt
+            )
+        run("secret.regenerate", {}, fmt, _render_regenerated)
+        return
     run(
         "sync",
         {
@@ -159,6 +175,16 @@ def sync(
         _render_sync,
         progress_label="Indexing sessions",
     )
+
+
+def _render_regenerated(result: dict[str, Any]) -> None:
+    """What the new secret re-keyed, and what it could not (docs/sessions.md)."""
+    stdout.print(f"New origin secret: {counted(result['keysMapped'], 'key')} re-derived under it.")
+    for item in result["migrated"]:
+        stdout.print(f"  re-keyed {item['what']}: {counted(item['changed'], 'change')}")
+    for item in result["notMigrated"]:
+        say(styled(f"  left as it was: {item['what']} ({item['count']})", "yellow"))
+        stdout.print(f"    {item['why']}")
 
 
 def _render_status(result: dict[str, Any]) -> None:

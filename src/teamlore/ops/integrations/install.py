@@ -1,4 +1,4 @@
-"""`install` / `uninstall`: connect Claude Code and Codex to teamlore in one command.
+"""`install` / `uninstall`: connect Claude Code, Codex and (opt-in) Pi to teamlore in one command.
 
 CLI-only housekeeping (no MCP tool, `capability=None` in the registry): they edit the user's
 own client config files, which an agent must never do through a tool call.
@@ -14,6 +14,10 @@ What install writes, per client (docs/agents.md):
   repository for every teammate without teamlore on PATH);
 - then, for project scope or with `--assemble`, when the repository has team memory and
   `memory assemble` exists, the assembled block (recorded, so uninstall takes it back out).
+
+Pi (`--client pi` only; `all` never includes it, because it captures the prompts the user types):
+one extension file teamlore owns (integrations/pi.py) that injects the same brief and queues
+each typed prompt for the personal-memory Writer.
 
 Every change to a client file is a transaction (integrations/transaction.py): an interrupted
 install or uninstall is completed by the next install or uninstall; doctor reports it.
@@ -40,7 +44,7 @@ from teamlore.core import errors
 from teamlore.core.locations import state_dir_path
 from teamlore.core.paths import resolve_home
 from teamlore.core.strict import STRICT
-from teamlore.integrations import claude, codex, installer, transaction
+from teamlore.integrations import claude, codex, installer, pi, transaction
 from teamlore.integrations import doctor as doctor_checks
 from teamlore.integrations.entries import (
     ORG_SERVER,
@@ -56,16 +60,25 @@ from teamlore.ops.integrations.mcp_config import McpConfigRequest, _Plan
 from teamlore.ops.integrations.session_brief import worktree_root
 from teamlore.ops.registry import REGISTRY, OpContext, load_operations, operation
 
-ClientChoice = Literal["claude", "codex", "all"]
+ClientChoice = Literal["claude", "codex", "pi", "all"]
 ScopeChoice = Literal["user", "project"]
-CLIENTS: dict[str, Any] = {"claude": claude, "codex": codex}
+CLIENTS: dict[str, Any] = {"claude": claude, "codex": codex, "pi": pi}
+ALL_CLIENTS = ("claude", "codex")  # `--client all`; Pi captures typed prompts: only when named
+MCP_ONLY_OPTIONS = {
+    "team": "--team",
+    "personal": "--personal",
+    "syncOnStop": "--sync-on-stop",
+    "orgUrl": "--org-url",
+}
 PORTABLE_TEAMLORE = "teamlore"
 
 
 class InstallRequest(BaseModel):
     model_config = STRICT
 
-    client: ClientChoice = Field(description="claude, codex, or all (the CLIs found on PATH)")
+    client: ClientChoice = Field(
+        description="claude, codex, pi, or all (claude and codex, those found on PATH)"
+    )
     scope: ScopeChoice = "user"
     team: bool = Field(False, description="team tier (write tools) instead of team-read")
     personal: bool = Field(False, description="also the personal init tier (memory_init)")
@@ -110,14 +123,14 @@ def client_binary(client: str) -> str | None:
 def _clients(choice: str, *, force: bool) -> tuple[list[str], list[str]]:
     """(clients to act on, notes). An explicitly named client must be installed (unless
     --force); `all` takes the ones found and refuses only when none is."""
-    names = list(CLIENTS) if choice == "all" else [choice]
+    names = list(ALL_CLIENTS) if choice == "all" else [choice]
     found = [c for c in names if force or client_binary(c)]
     missing = [c for c in names if c not in found]
     if choice != "all" and missing:
         raise errors.TeamloreError(
             errors.CLIENT_NOT_FOUND,
             f"`{CLIENTS[choice].CLI_NAME}` is not on PATH; install it first "
-            "(or pass --force to write its config anyway)",
+            f"(`{INSTALL_HINTS[choice]}`), or pass --force to write its config anyway",
         )
     if not found:
         raise errors.TeamloreError(
@@ -155,24 +168,28 @@ def _server(client: str, name: str, capabilities: list[str], portable: bool) -> 
     return ServerSpec(name, launch["command"], launch["args"], launch["env"], table)
 
 
-def _teamlore_command(portable: bool) -> str:
-    """How a hook starts teamlore: `teamlore` on PATH (portable), else this installation."""
+def _teamlore_launch(portable: bool) -> tuple[list[str], dict[str, str]]:
+    """How a hook starts teamlore (argv, environment to add): `teamlore` on PATH (portable),
+    else this installation, with `TEAMLORE_HOME` when set."""
     if portable:
-        return PORTABLE_TEAMLORE
+        return [PORTABLE_TEAMLORE], {}
     script = Path(sys.executable).parent / "teamlore"
-    command = (
-        shlex.quote(str(script))
-        if script.is_file()
-        else (f"{shlex.quote(sys.executable)} -m teamlore.cli.entry")
-    )
+    argv = [str(script)] if script.is_file() else [sys.executable, "-m", "teamlore.cli.entry"]
     home = os.environ.get("TEAMLORE_HOME")
-    if home:
-        command = f"TEAMLORE_HOME={shlex.quote(os.path.abspath(home))} {command}"
-    return command
+    return argv, ({"TEAMLORE_HOME": os.path.abspath(home)} if home else {})
+
+
+def _teamlore_command(portable: bool) -> str:
+    """`_teamlore_launch` as a shell command line (what a client's hook entry runs)."""
+    argv, env = _teamlore_launch(portable)
+    assignments = [f"{name}={shlex.quote(value)}" for name, value in env.items()]
+    return " ".join([*assignments, *(shlex.quote(part) for part in argv)])
 
 
 def plan_client(client: str, request: InstallRequest, root: Path | None) -> list[FileEdits]:
     portable = request.scope == "project"
+    if client == "pi":
+        return pi.plan_files(request.scope, root, *_teamlore_launch(portable))
     personal_tiers = ["read", "init"] if request.personal else ["read"]
     servers = [
         _server(client, TEAM_SERVER, ["team" if request.team else "team-read"], portable),
@@ -267,7 +284,8 @@ def _pending_note(home: Path) -> list[str]:
     description="Register teamlore's MCP servers and SessionStart hook in Claude Code / Codex.",
 )
 def install(ctx: OpContext, request: InstallRequest) -> dict[str, Any]:
-    """Connect Claude Code and/or Codex to teamlore (MCP servers, SessionStart hook)"""
+    """Connect Claude Code and/or Codex to teamlore (MCP servers, SessionStart hook), or Pi"""
+    _refuse_mcp_options_for_pi(request)
     clients, notes = _clients(request.client, force=request.force)
     root = _project_root(ctx, request.scope)
     plans = {client: plan_client(client, request, root) for client in clients}
@@ -297,11 +315,33 @@ def install(ctx: OpContext, request: InstallRequest) -> dict[str, Any]:
             "codex: run `codex` once and trust teamlore's SessionStart hook in /hooks "
             "(Codex runs a new hook only after you trusted it)"
         )
+    if "pi" in clients:
+        notes.append(PI_NOTE)
     if request.scope == "project":
         notes.append(
             "project files use `teamlore` on PATH: every teammate needs teamlore installed"
         )
     return {"dryRun": False, "installed": installed, "notes": notes}
+
+
+PI_NOTE = (
+    "pi: every prompt you type is now queued for your personal memory (a secret or personal "
+    "data is refused, never stored) and the memory brief is added to each prompt; "
+    "`teamlore uninstall --client pi` turns both off"
+)
+
+
+def _refuse_mcp_options_for_pi(request: InstallRequest) -> None:
+    """Pi gets the extension only: the MCP-server options would be silently ignored."""
+    if request.client != "pi":
+        return
+    given = [flag for name, flag in MCP_ONLY_OPTIONS.items() if getattr(request, name)]
+    if given:
+        raise errors.TeamloreError(
+            errors.INVALID_ARGUMENT,
+            f"{', '.join(given)}: only for claude and codex (MCP server settings); in Pi "
+            "teamlore installs one extension, so leave it out for --client pi",
+        )
 
 
 @operation(
@@ -365,6 +405,7 @@ def _uninstall_all(
 INSTALL_HINTS = {
     "claude": "npm install -g @anthropic-ai/claude-code",
     "codex": "npm install -g @openai/codex",
+    "pi": "npm install -g @earendil-works/pi-coding-agent",
 }
 MAX_FILES_SCANNED = 20_000
 
@@ -542,6 +583,13 @@ def _broken_personal_document(home: Path) -> str | None:
     return None
 
 
+def _doctor_clients(home: Path) -> list[str]:
+    """`doctor --client all`: Claude Code and Codex, and Pi when teamlore is installed in it."""
+    manifest = load_manifest(home) if home.is_dir() else None
+    has_pi = any(i.client == "pi" for i in (manifest.installations if manifest else []))
+    return [*ALL_CLIENTS, *(["pi"] if has_pi else [])]
+
+
 @operation(
     "doctor",
     input_model=DoctorRequest,
@@ -552,7 +600,7 @@ def doctor(ctx: OpContext, request: DoctorRequest) -> dict[str, Any]:
     """Check CLIs, installed entries, servers, hooks, index freshness and the state dir"""
     load_operations()
     home = ctx.home if ctx.home is not None else state_dir_path()
-    names = list(CLIENTS) if request.client == "all" else [request.client]
+    names = [request.client] if request.client != "all" else _doctor_clients(home)
     checks: list[doctor_checks.Check] = []
     intent = transaction.pending(home) if home.is_dir() else None
     if intent is not None:

@@ -25,7 +25,7 @@ BRIEF_MAX_BYTES = 6000
 TEAM_MAX_BYTES = 2500
 MAX_SCENES = 15
 ASSEMBLED_MARKER = "<!-- BEGIN THREADSHARE MEMORY"  # the block `memory assemble` writes
-INSTRUCTIONS_FILE = {"claude": "CLAUDE.md", "codex": "AGENTS.md"}
+INSTRUCTIONS_FILE = {"claude": "CLAUDE.md", "codex": "AGENTS.md", "pi": "AGENTS.md"}
 TRUNCATED = "\n[teamlore: brief truncated; use the memory tools for more]"
 
 

@@ -1,0 +1,84 @@
+"""Every refusal says what to do next (the seed's `next`, core/remedies.py): a line of its own
+for every code, short, and where it names a `teamlore` command, a real command with real flags
+(checked against the CLI reference, docs/cli.md)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from teamlore.core import errors
+from teamlore.core.remedies import NEXT
+
+CLI_REFERENCE = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
+GENERIC = {errors.USAGE_NEXT, errors.REFUSAL_NEXT}
+MAX_CHARS = 80
+
+
+def _commands() -> dict[str, set[str]]:
+    """`teamlore memory recall` → its flags, from the generated CLI reference."""
+    sections = re.split(r"^## ", CLI_REFERENCE.read_text(encoding="utf-8"), flags=re.M)[1:]
+    out: dict[str, set[str]] = {}
+    for section in sections:
+        heading, _, body = section.partition("\n")
+        out[heading.strip()] = set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", body))
+    return out
+
+
+def _named_commands(step: str) -> list[str]:
+    return [span for span in re.findall(r"`([^`]+)`", step) if span.startswith("teamlore ")]
+
+
+def test_every_code_has_a_specific_short_next() -> None:
+    generic = [
+        code
+        for code, error in errors.registered_codes().items()
+        if errors.next_step(error) in GENERIC
+        or (errors.next_step(error) == errors.INTERNAL_NEXT and code != "INTERNAL")
+    ]
+    assert generic == []
+    too_long = {
+        code: step
+        for code, error in errors.registered_codes().items()
+        if len(step := errors.next_step(error)) > MAX_CHARS
+    }
+    assert too_long == {}
+
+
+def test_no_line_is_kept_for_a_code_that_does_not_exist() -> None:
+    assert set(NEXT) - set(errors.registered_codes()) == set()
+
+
+def _command_of(span: str) -> str:
+    """`teamlore sessions show KEY --turn N` → `teamlore sessions show`: the words before the
+    first flag, without placeholders (KEY, PATH, N)."""
+    words = span.split("--")[0].split()
+    return " ".join(w for w in words if not w.isupper() and not w.isdigit())
+
+
+def _wrong_commands(steps: dict[str, str]) -> dict[str, str]:
+    commands = _commands()
+    wrong: dict[str, str] = {}
+    for code, step in steps.items():
+        for span in _named_commands(step):
+            name = _command_of(span)
+            flags = set(re.findall(r"--[a-z][a-z0-9-]*", span))
+            if name not in commands or not flags <= commands[name] | {"--help", "--format"}:
+                wrong[code] = span
+    return wrong
+
+
+def test_a_command_a_next_names_exists_with_the_flags_it_names() -> None:
+    steps = {code: errors.next_step(e) for code, e in errors.registered_codes().items()}
+    assert _wrong_commands(steps) == {}
+
+
+def test_the_reference_check_would_catch_a_made_up_command_or_flag() -> None:
+    assert _wrong_commands(
+        {
+            "A": "Run `teamlore sync --bogus`.",
+            "B": "Run `teamlore frobnicate`.",
+            "C": "See `teamlore sessions show KEY --turn N` or `git status`.",
+            "D": "Plan less: `teamlore memory extract --runner NAME --limit 1`.",
+        }
+    ) == {"A": "teamlore sync --bogus", "B": "teamlore frobnicate"}
