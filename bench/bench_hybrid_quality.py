@@ -56,7 +56,7 @@ from teamlore.memory.store.search import search_memory
 from teamlore.memory.store.state_db import open_state_db
 from teamlore.memory.store.vectors import sync_approved_vectors
 from teamlore.models.embeddings import Embedder, bundled_embedder
-from teamlore.models.multilingual import multilingual_embedder
+from teamlore.models.multilingual import PairedEmbedder, multilingual_embedder
 
 BENCH_DIR = Path(__file__).resolve().parent
 DEFAULT_TREE = BENCH_DIR.parent.parent / "shared" / "fixtures" / "threadshare-memory"
@@ -230,12 +230,25 @@ def memory_ranker(conn: sqlite3.Connection, mode: str, embedder: Embedder | None
     return rank
 
 
-def embed_tree(conn: sqlite3.Connection, model: str = "multilingual") -> Embedder:
-    """Memory's model (`multilingual`, the default of `memory search`) or the static one
+def embed_tree(conn: sqlite3.Connection, model: str = "paired") -> Embedder:
+    """Memory's model (`paired`: the multilingual and the static one side by side, what
+    `memory search` runs), the multilingual one alone (`multilingual`) or the static one alone
     (`static`, what sessions use), with every projected document embedded."""
-    embedder = (multilingual_embedder() if model == "multilingual" else None) or bundled_embedder()
+    embedder = model_named(model)
     sync_approved_vectors(conn, repository_key=REPO, worktree_key=WORKTREE, embedder=embedder)
     return embedder
+
+
+MODELS = ("paired", "multilingual", "static")
+
+
+def model_named(model: str) -> Embedder:
+    """One of MODELS (the static one when the multilingual package is missing)."""
+    static = bundled_embedder()
+    multilingual = multilingual_embedder() if model != "static" else None
+    if multilingual is None:
+        return static
+    return PairedEmbedder(multilingual, static) if model == "paired" else multilingual
 
 
 @dataclass(slots=True)
@@ -308,9 +321,7 @@ def main(argv: list[str] | None = None) -> int:
         "--queries", type=Path, nargs="+", default=list(DEFAULT_QUERIES), help="query files"
     )
     parser.add_argument("--show-misses", action="store_true")
-    parser.add_argument(
-        "--model", choices=("multilingual", "static"), default="multilingual", help="memory's model"
-    )
+    parser.add_argument("--model", choices=MODELS, default="paired", help="memory's model")
     parser.add_argument(
         "--allow-overlap", action="store_true", help="measure even when a query shares terms"
     )

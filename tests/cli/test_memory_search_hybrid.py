@@ -50,12 +50,12 @@ def search(repo: Path, *args: str) -> dict:
 def test_default_search_uses_the_bundled_model_and_finds_a_paraphrase(repo: Path) -> None:
     found = search(repo, PARAPHRASE)
     assert found["paths"] == ["lexical", "vector"]
-    assert found["vector"]["space"].startswith("bundled:use-multilingual-v3-512@")
+    assert found["vector"]["space"].startswith("bundled:use-m3-wordllama-768@")  # memory's pair
     assert found["results"][0]["id"] == "deploy-migrations"
     assert found["results"][0]["matchedBy"] == ["vector"]
 
     text = teamlore_cli("memory", "search", PARAPHRASE, cwd=repo).stdout
-    assert "words + meaning (bundled:use-multilingual-v3-512" in text
+    assert "words + meaning (bundled:use-m3-wordllama-768" in text
     assert "deploy-migrations (entry" in text and "by meaning)" in text
 
 

