@@ -252,8 +252,20 @@ def _append_via_operation(root: Path, state: Path, files: list[Path], reps: int)
 
 
 def child_search(args: dict[str, Any]) -> dict[str, Any]:
+    from teamlore.sessions import queries as session_queries
     from teamlore.sessions.index_db import open_index
     from teamlore.sessions.queries import search_turns
+
+    # the time the unfiltered searches spend cutting snippets (docs/sessions.md, "Passages")
+    snippet_seconds = [0.0]
+    cut_snippet = session_queries._snippet
+
+    def timed_snippet(*args: Any, **kwargs: Any) -> str:
+        started = time.process_time()
+        try:
+            return cut_snippet(*args, **kwargs)
+        finally:
+            snippet_seconds[0] += time.process_time() - started
 
     state = Path(args["state"])
     conn = open_index(state)
@@ -264,9 +276,12 @@ def child_search(args: dict[str, Any]) -> dict[str, Any]:
     filtered: list[float] = []
     by_kind: dict[str, list[float]] = {}
     hit_counts: dict[str, list[int]] = {}
+    cpu_started = time.process_time()
     for number, (kind, text) in enumerate(queries):
         started = time.perf_counter()
+        session_queries._snippet = timed_snippet  # type: ignore[assignment]
         hits = search_turns(conn, text).hits
+        session_queries._snippet = cut_snippet  # type: ignore[assignment]
         elapsed = time.perf_counter() - started
         plain.append(elapsed)
         by_kind.setdefault(kind, []).append(elapsed)
@@ -291,6 +306,8 @@ def child_search(args: dict[str, Any]) -> dict[str, Any]:
             for kind, values in by_kind.items()
         },
         "peak_rss_mib": _peak_rss_mib(),
+        "cpu_seconds": time.process_time() - cpu_started,
+        "snippet_cpu_seconds": snippet_seconds[0],
     }
 
 
@@ -645,6 +662,10 @@ def phase_search(args: argparse.Namespace, work: Path, figures: dict[str, Any]) 
         f"no filter p50 {plain['p50']:.1f} / p95 {plain['p95']:.1f} / max {plain['max']:.0f} ms; "
         f"provider filter p50 {filtered['p50']:.1f} / p95 {filtered['p95']:.1f} / max "
         f"{filtered['max']:.0f} ms; peak RSS {result['peak_rss_mib']:.0f} MiB"
+    )
+    say(
+        f"    CPU of all searches {result['cpu_seconds']:.2f} s, of which snippets of the"
+        f" unfiltered ones {result['snippet_cpu_seconds']:.2f} s"
     )
     for kind, row in result["by_kind"].items():
         say(

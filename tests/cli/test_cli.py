@@ -370,7 +370,9 @@ def full_disk(tmp_path: Path) -> Iterator[Path]:
 
 
 def _fill(folder: Path) -> None:
-    with open(folder / "filler", "wb") as handle:
+    # unbuffered: a write the disk takes only in part leaves nothing for `close` to flush (a
+    # buffered file raised ENOSPC again on close, depending on how full the disk already was)
+    with open(folder / "filler", "wb", buffering=0) as handle:
         try:
             while True:
                 handle.write(b"\0" * 65536)

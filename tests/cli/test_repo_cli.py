@@ -227,7 +227,8 @@ def test_an_index_from_before_the_recorded_remote_reads_codex_files_again(world,
     conn = sqlite3.connect(index_db_path(home), isolation_level=None)
     for column in ("git_remote", "git_commit"):
         conn.execute(f"ALTER TABLE sessions DROP COLUMN {column}")
-    for table in ("turn_vectors", "turn_vector_blocks", "vector_spaces"):  # a later migration
+    # tables of later migrations
+    for table in ("turn_vectors", "turn_vector_blocks", "vector_spaces", "turn_passages"):
         conn.execute(f"DROP TABLE {table}")
     conn.execute(f"PRAGMA user_version = {MIGRATIONS.index(SESSION_GIT)}")
     conn.close()

@@ -7,7 +7,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from teamlore.core.analyzer import STOPWORDS, analyze, fts_query, parse_query, stem, tokens
+from teamlore.core import analyzer
+from teamlore.core.analyzer import (
+    STOPWORDS,
+    analyze,
+    fts_query,
+    parse_query,
+    snippet,
+    stem,
+    tokens,
+)
 
 
 def test_identifiers_are_split_and_kept_whole() -> None:
@@ -212,3 +221,28 @@ def test_adjacent_non_ascii_lines_are_analyzed_as_one_run() -> None:
     text = "plain start\nÉTÉ ﬁle\n中文 parse_line\n😀 done\nascii_only again\nmore é\nend"
     assert analyze(text) == " ".join(tokens(text))
     assert analyze("ﬁle\nﬁle") == analyze("file file")
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["parselines", "parse_lines", "copies", "failed tests", "ERR_MODULE", "zebra"],
+)
+def test_a_long_tool_output_snippet_is_the_one_the_word_by_word_scan_cuts(
+    query: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long ASCII text is searched for its first match from where the query tokens' first
+    letters occur (docs/sessions.md, "Passages"); it finds the word the slow scan finds: stems
+    (`copies` → `copy`), an identifier's whole typed as one word, parts, and nothing at all."""
+    filler = "checked the layout and formatted files; " * 12
+    text = (
+        filler
+        + "called parse_lines from the reader, copied copies, ERR_MODULE_NOT_FOUND then 3 failed"
+        + " tests\n"
+        + filler
+        + "parseLines again"
+    )
+    highlight = parse_query(query).highlight_tokens()
+    fast = snippet(text, highlight)
+    monkeypatch.setattr(analyzer, "_SCAN_CHARS", len(text))  # word by word
+    assert fast == snippet(text, highlight)
+    assert fast.startswith("checked") == (query == "zebra")  # no match: the text's start

@@ -17,6 +17,7 @@ import hashlib
 import sqlite3
 import sys
 import tempfile
+from array import array
 from pathlib import Path
 from typing import Any
 
@@ -160,6 +161,12 @@ def snapshot(conn: sqlite3.Connection, fixtures: Path) -> dict[str, dict[str, st
     out["fts"] = {
         turn_name.get(r[0], f"?{r[0]}"): _h([r[1], r[2]])
         for r in conn.execute("SELECT rowid, body, scope FROM turns_fts ORDER BY rowid")
+    }
+    # where each passage of a turn starts in its FTS body (sessions/passages.py), added with
+    # the passages (issue 25); every other table is as it was
+    out["passages"] = {
+        turn_name.get(r[0], f"?{r[0]}"): _h(array("I", r[1]).tolist())
+        for r in conn.execute("SELECT turn_id, starts FROM turn_passages ORDER BY turn_id")
     }
     out["searches"] = _searches(conn, turn_name)
     return out

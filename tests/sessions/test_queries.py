@@ -9,7 +9,7 @@ from test_indexer import MiniAdapter, session_file
 
 from teamlore.core import errors
 from teamlore.sessions import queries
-from teamlore.sessions.index_db import open_index
+from teamlore.sessions.index_db import MIGRATIONS, open_index
 from teamlore.sessions.indexer import Indexer, Source
 
 
@@ -127,6 +127,96 @@ def test_the_snippet_comes_from_the_field_that_matched_and_names_the_tool_call(
     assert queries.search_turns(conn, "contracts").hits[0]["snippet"] == (
         "user: compile the contracts please"
     )
+
+
+def _big_turn(prompt: str, tools: int, outputs: dict[int, str]) -> list[dict[str, object]]:
+    """A turn of `tools` shell calls (a few lines of output each), some with the given outputs:
+    the ~40 KB agentic turn with many tool calls of real sessions."""
+    records: list[dict[str, object]] = [{"t": "user", "text": prompt}]
+    for n in range(tools):
+        filler = f"step {n}: checked module_{n} layout, linted and formatted the files\n" * 8
+        records.append({"t": "run", "id": f"c{n}", "cmd": f"make step{n}"})
+        records.append({"t": "out", "id": f"c{n}", "out": outputs.get(n, filler), "exit": 0})
+    records.append({"t": "say", "text": "All steps ran."})
+    return records
+
+
+def test_a_big_turn_holding_the_words_apart_does_not_outrank_a_small_turn_holding_them_together(
+    home: Path, tmp_path: Path
+) -> None:
+    """A turn is ranked by its best passage (docs/sessions.md, "Passages"): a 40 KB turn of 80
+    tool calls holds every query word somewhere, but never two of them in one call, so the
+    small turn holding the rare word and another together comes first."""
+    big = _big_turn(
+        "tidy the monorepo",
+        80,
+        {7: "hardhat config loaded", 31: "tsc: compile done", 62: "lint error: unused import"},
+    )
+    small = {"t": "user", "text": "why does hardhat compile hang on the contracts?"}
+    indexer = _synced(home, tmp_path, *big, small)
+    conn = indexer.conn
+    size = conn.execute("SELECT count(*), sum(result_bytes) FROM tool_uses").fetchone()
+    assert size[0] == 80 and size[1] > 40_000
+    hits = queries.search_turns(conn, "hardhat compile error").hits
+    assert [h["turn"] for h in hits] == [2, 1]
+    assert hits[0]["snippet"] == "user: why does hardhat compile hang on the contracts?"
+
+
+def test_the_snippet_is_the_passage_that_matched_with_its_tool_number(
+    home: Path, tmp_path: Path
+) -> None:
+    """The snippet is cut from the best passage the index points to: tool 42 of 80, never the
+    turn's opening or a tool that holds fewer of the words."""
+    big = _big_turn(
+        "tidy the monorepo",
+        80,
+        {
+            12: "warning: flaky retry budget exhausted",
+            41: "FAIL src/cart.test.ts: flaky retry budget exhausted after 3 attempts",
+        },
+    )
+    long_answer = (
+        "I read every module and compared their layouts. " * 60 + "The quota was the cause."
+    )
+    indexer = _synced(
+        home, tmp_path, *big, {"t": "user", "text": "why?"}, {"t": "say", "text": long_answer}
+    )
+    [hit] = queries.search_turns(indexer.conn, "flaky budget attempts").hits
+    assert hit["snippet"] == (
+        "tool #42 sh make step41, exit 0: FAIL src/cart.test.ts: flaky retry budget exhausted"
+        " after 3 attempts"
+    )
+    # a match 3 KB into a passage: the passage is found by its place in the index, whatever
+    # its length
+    [answer] = queries.search_turns(indexer.conn, "quota").hits
+    assert (
+        answer["snippet"].startswith("assistant: …")
+        and "The quota was the cause." in answer["snippet"]
+    )
+
+
+def test_an_index_from_before_passages_finds_them_at_the_next_sync(
+    home: Path, tmp_path: Path
+) -> None:
+    """The migration adds the passage table to an index that holds turns; until the next sync
+    fills it from the index's own rows (no session file is read again), each turn is one
+    passage and searches still answer."""
+    indexer = _synced(home, tmp_path, *_big_turn("tidy", 3, {2: "npm ERR! missing script"}))
+    conn = indexer.conn
+    conn.execute("DROP TABLE turn_passages")
+    conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
+    conn.commit()
+    conn.close()
+    conn = open_index(home)  # migrates
+    assert conn.execute("SELECT value FROM meta WHERE key = 'passages'").fetchone()[0] == "pending"
+    [before] = queries.search_turns(conn, "missing script").hits
+    assert before["snippet"] == "user: tidy"
+    indexer = Indexer(conn, {"mini": MiniAdapter()}, home=home)
+    assert indexer.sync([Source("mini", tmp_path / "s")]).turns_reanalyzed == 1
+    [after] = queries.search_turns(conn, "missing script").hits
+    assert after["snippet"] == "tool #3 sh make step2, exit 0: npm ERR! missing script"
+    assert conn.execute("SELECT count(*) FROM meta WHERE key = 'passages'").fetchone()[0] == 0
+    assert indexer.sync([Source("mini", tmp_path / "s")]).turns_reanalyzed == 0
 
 
 def test_an_index_from_an_older_analyzer_is_refused_until_sync_reanalyzes_it(

@@ -203,7 +203,8 @@ def test_an_index_of_the_previous_schema_upgrades_and_gains_the_markings(tmp_pat
         conn.execute(f"ALTER TABLE turns DROP COLUMN {column}")
     for column in ("git_remote", "git_commit"):  # added by a later migration
         conn.execute(f"ALTER TABLE sessions DROP COLUMN {column}")
-    for table in ("turn_vectors", "turn_vector_blocks", "vector_spaces"):  # a later migration
+    # tables of later migrations
+    for table in ("turn_vectors", "turn_vector_blocks", "vector_spaces", "turn_passages"):
         conn.execute(f"DROP TABLE {table}")
     conn.execute("PRAGMA user_version = 4")
     conn.close()

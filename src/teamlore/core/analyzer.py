@@ -20,6 +20,7 @@ built with and is rebuilt when it differs.
 
 from __future__ import annotations
 
+import heapq
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -464,6 +465,10 @@ _SNIPPET_LEAD = 48  # characters shown before the matching term
 
 
 def _first_match(text: str, highlight: frozenset[str]) -> int | None:
+    if len(text) > _SCAN_CHARS and text.isascii():
+        found = _first_ascii_match(text, highlight)
+        if found is not None:
+            return found
     cjk_terms = [t for t in highlight if _CJK_RUN.search(t)]
     for match in _TOKEN.finditer(text):
         word = match.group()
@@ -473,6 +478,35 @@ def _first_match(text: str, highlight: frozenset[str]) -> int | None:
         offsets = [i for i in (folded.find(t) for t in cjk_terms) if i >= 0]
         # casefolding keeps CJK offsets; for other words the match starts at the word
         return match.start() + (min(offsets) if offsets and len(folded) == len(word) else 0)
+    return None
+
+
+# a longer ASCII text is not analyzed word by word to find the first match (a tool's output)
+_SCAN_CHARS = 256
+
+
+def _first_ascii_match(text: str, highlight: frozenset[str]) -> int | None:
+    """Where `_first_match` finds the first word of an ASCII `text` whose tokens include one of
+    `highlight`, found without analyzing every word: every token of a word begins with three
+    letters the lowercased word holds (a stem keeps its word's start; an identifier's whole
+    begins with its first part), so only the words around those places are analyzed. None when
+    no word is found this way (the caller then scans word by word)."""
+    folded = text.lower()
+    places = [(folded.find(t[:3]), t[:3]) for t in highlight if t.isascii()]
+    heap = [place for place in places if place[0] >= 0]
+    heapq.heapify(heap)
+    while heap:
+        at, start = heapq.heappop(heap)
+        # the word holding `at`: from the whitespace before it (tokens never span whitespace)
+        begin = max(text.rfind(" ", 0, at), text.rfind("\n", 0, at), text.rfind("\t", 0, at)) + 1
+        for match in _ASCII_TOKEN.finditer(text, begin):
+            if match.start() > at:
+                break
+            if not highlight.isdisjoint(tokens(match.group())):
+                return match.start()
+        following = folded.find(start, at + 1)
+        if following >= 0:
+            heapq.heappush(heap, (following, start))
     return None
 
 

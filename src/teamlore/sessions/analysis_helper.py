@@ -44,8 +44,9 @@ from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Literal, cast
 
-from teamlore.core.analyzer import ANALYZER_VERSION, analyze
+from teamlore.core.analyzer import ANALYZER_VERSION
 from teamlore.core.failpoints import armed, failpoint
+from teamlore.sessions.passages import analyze_passages
 
 if TYPE_CHECKING:
     import sqlite3
@@ -74,8 +75,10 @@ _HEADER = struct.Struct("<Q")
 PIPE_BYTES = 1 << 20  # what each pipe to the helper holds (Linux lets a process ask for 1 MiB)
 # turn id, search text (analyzed into the body), scope tokens, the text a vector is made of
 Row = tuple[int, str, str, str]
-# an FTS row to write: turn id, analyzed body, scope tokens
-Body = tuple[int, str, str]
+# an analyzed text: its body and where its passages start (sessions/passages.py)
+Analyzed = tuple[str, bytes]
+# an FTS row to write: turn id, analyzed body, scope tokens, and its passages' starts
+Body = tuple[int, str, str, bytes]
 # turn id → (hash of the text embedded, dimensions, the row as stored: turn_vectors.stored_rows)
 Vectors = dict[int, "MadeVector"]
 
@@ -131,7 +134,9 @@ class SearchRows:
         """The FTS rows of the file being synced (called inside its savepoint). Until the
         helper said it is ready, the sync analyzes them."""
         if self._helper is None or not self._helper.greeted:
-            self._file_bodies.extend((row[0], analyze(row[1]), row[2]) for row in rows)
+            for row in rows:
+                body, starts = analyze_passages(row[1])
+                self._file_bodies.append((row[0], body, row[2], starts))
             if self._helper is not None:
                 self._file_embeds.extend((row[0], row[3]) for row in rows)
         else:
@@ -188,7 +193,12 @@ class SearchRows:
     def _write(self, bodies: list[Body]) -> None:
         if bodies:
             self.conn.executemany(
-                "INSERT INTO turns_fts(rowid, body, scope) VALUES (?, ?, ?)", bodies
+                "INSERT INTO turns_fts(rowid, body, scope) VALUES (?, ?, ?)",
+                [body[:3] for body in bodies],
+            )
+            self.conn.executemany(
+                "INSERT INTO turn_passages(turn_id, starts) VALUES (?, ?)",
+                [(body[0], body[3]) for body in bodies],
             )
 
     def _set_hashsize(self, size: int) -> None:
@@ -320,10 +330,12 @@ class SearchRows:
         self._in_flight.clear()
         self._in_flight_chars = self._discard = 0
         self._unsent = []
-        self._keep_bodies(rows, [analyze(row[1]) for row in rows])
+        self._keep_bodies(rows, [analyze_passages(row[1]) for row in rows])
 
-    def _keep_bodies(self, rows: list[Row], bodies: list[str]) -> None:
-        self._bodies.extend((row[0], body, row[2]) for row, body in zip(rows, bodies, strict=True))
+    def _keep_bodies(self, rows: list[Row], bodies: list[Analyzed]) -> None:
+        self._bodies.extend(
+            (row[0], body, row[2], starts) for row, (body, starts) in zip(rows, bodies, strict=True)
+        )
 
 
 class _Helper:
@@ -387,7 +399,9 @@ class _Helper:
         if self._failed is not None:
             raise self._failed
 
-    def receive(self, count: int, deadline: float) -> tuple[list[str], tuple[int, bytes] | None]:
+    def receive(
+        self, count: int, deadline: float
+    ) -> tuple[list[Analyzed], tuple[int, bytes] | None]:
         """The bodies of the texts sent, and their vectors (dimensions, rows as stored) if it
         made them."""
         self.greet(deadline)
@@ -396,7 +410,10 @@ class _Helper:
         if (
             not isinstance(bodies, list)
             or len(bodies) != count
-            or not all(type(b) is str for b in bodies)
+            or not all(
+                type(b) is tuple and len(b) == 2 and type(b[0]) is str and type(b[1]) is bytes
+                for b in bodies
+            )
         ):
             raise HelperFailed("helper answered something else than the bodies asked for")
         if not (
@@ -549,7 +566,7 @@ def serve(stdin: BinaryIO, stdout: BinaryIO, embed_space: str = "") -> None:
         failpoint(DIE_POINT)
         if armed(HANG_POINT):
             time.sleep(3600)
-        bodies = [analyze(text) for text in texts]
+        bodies = [analyze_passages(text) for text in texts]
         embeds.add(embed_texts or [], space)
         if not texts:  # a frame without texts asks for the vectors of every text queued
             embeds.embed(len(embeds.queue))

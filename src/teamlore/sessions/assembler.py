@@ -17,7 +17,6 @@ from typing import Any
 
 import orjson
 
-from teamlore.core.analyzer import analyze
 from teamlore.core.canonical import MAX_SAFE_INTEGER, digest, sha256_hex
 from teamlore.sessions.analysis_helper import SearchRows
 from teamlore.sessions.commits import ObservedCommit, observe_commits
@@ -34,6 +33,12 @@ from teamlore.sessions.model import (
     TurnsRolledBack,
     UserTurn,
 )
+from teamlore.sessions.passages import (
+    FTS_RESULT_EDGE_CHARS,
+    FTS_TOOL_CHARS,
+    analyze_passages,
+    passage_text,
+)
 from teamlore.sessions.turn_vectors import turn_text
 from teamlore.sessions.utf16 import decode_utf16_runs
 
@@ -41,10 +46,6 @@ from teamlore.sessions.utf16 import decode_utf16_runs
 # plus the sha256 and byte size of the whole payload.
 RESULT_FULL_MAX = 64 * 1024
 RESULT_EXCERPT = 16 * 1024
-# How much of each tool input, and of each tool result's start and end (where errors and test
-# summaries are), goes into the search index.
-FTS_TOOL_CHARS = 1024
-FTS_RESULT_EDGE_CHARS = 512
 MAX_TEXT_CHARS = 1 << 20
 
 
@@ -178,16 +179,18 @@ class TurnRecord:
 
     def search_text(self) -> str:
         """The turn's searchable text: what it said, its tool calls, paths written and the
-        edges of each tool result."""
-        parts = [self.user_text, self.assistant_text, *(n["text"] for n in self.notices)]
+        edges of each tool result, as passages (sessions/passages.py: the prompt, the answer,
+        each notice, each tool use)."""
+        pieces = [self.user_text, self.assistant_text, *(n["text"] for n in self.notices)]
         for tool in self.tools:
-            parts.append(tool.command or (tool.input or "")[:FTS_TOOL_CHARS])
-            parts.extend(tool.paths_written)
-            parts.append(tool.search_excerpt())
-        return "\n".join(p for p in parts if p)
+            call = tool.command or (tool.input or "")[:FTS_TOOL_CHARS]
+            parts = (call, *tool.paths_written, tool.search_excerpt())
+            pieces.append("\n".join(p for p in parts if p))
+        return passage_text(pieces)
 
-    def search_body(self) -> str:
-        return analyze(self.search_text())
+    def search_body(self) -> tuple[str, bytes]:
+        """The analyzed body and where its passages start (`passages.analyze_passages`)."""
+        return analyze_passages(self.search_text())
 
 
 def _nfc(text: str) -> str:
@@ -537,6 +540,7 @@ class SessionAssembler:
             conn.execute("DELETE FROM tool_uses WHERE turn_id = ?", (turn.db_id,))
             if turn.db_id not in self._fts_pending:  # written by an earlier sync
                 conn.execute("DELETE FROM turns_fts WHERE rowid = ?", (turn.db_id,))
+                conn.execute("DELETE FROM turn_passages WHERE turn_id = ?", (turn.db_id,))
         for seq, tool in enumerate(turn.tools):
             self._write_tool(turn.db_id, seq, tool)
         self._fts_pending[turn.db_id] = (

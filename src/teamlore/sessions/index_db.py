@@ -246,6 +246,19 @@ CREATE TABLE turn_vectors (
 );
 """
 
+# a turn's passages (sessions/passages.py): where each starts in its turns_fts body, written and
+# deleted with that row (no foreign key, like turns_fts: a REPLACE checked against one would
+# open a statement journal, at which FTS5 flushes its pending terms). An index that already
+# holds turns gets them from its own rows at the next sync (reanalyze.py), once; until then its
+# turns rank as one passage each.
+TURN_PASSAGES = """
+CREATE TABLE turn_passages (
+  turn_id INTEGER PRIMARY KEY,
+  starts BLOB NOT NULL
+);
+INSERT INTO meta(key, value) SELECT 'passages', 'pending' WHERE EXISTS (SELECT 1 FROM turns);
+"""
+
 MIGRATIONS: list[str] = [
     SESSIONS_SCHEMA,
     REPOSITORY_SCHEMA,
@@ -254,6 +267,7 @@ MIGRATIONS: list[str] = [
     TURN_MARKINGS,
     SESSION_GIT,
     TURN_VECTORS,
+    TURN_PASSAGES,
 ]
 
 

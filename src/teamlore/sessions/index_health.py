@@ -43,6 +43,7 @@ EXPECTED_TABLES = frozenset(
         "sessions",
         "source_files",
         "tool_uses",
+        "turn_passages",
         "turn_vector_blocks",
         "turn_vectors",
         "turns",

@@ -539,6 +539,9 @@ class Indexer:
             )
         ]
         self.conn.executemany("DELETE FROM turns_fts WHERE rowid = ?", [(t,) for t in turn_ids])
+        self.conn.executemany(
+            "DELETE FROM turn_passages WHERE turn_id = ?", [(t,) for t in turn_ids]
+        )
         self.conn.execute("DELETE FROM turns WHERE session_id = ?", (session_db_id,))
         self.conn.execute("UPDATE sessions SET turn_count = 0 WHERE id = ?", (session_db_id,))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -14,7 +14,6 @@ from teamlore.core import errors
 from teamlore.core.analyzer import (
     ANALYZER_VERSION,
     Query,
-    analyze,
     parse_query,
     readable_score,
     snippet,
@@ -22,6 +21,7 @@ from teamlore.core.analyzer import (
 from teamlore.core.fusion import fuse, words_decide
 from teamlore.models.glosses import segmented
 from teamlore.sessions.index_db import body_match, scope_match
+from teamlore.sessions.passages import Held, held, labeled_text
 
 if TYPE_CHECKING:
     from teamlore.models.embeddings import Embedder
@@ -292,7 +292,8 @@ def vector_skipped(reason: str | None, code: str | None = None) -> dict[str, Any
 CANDIDATES_PER_HIT = 5
 MIN_CANDIDATES = 50
 
-Scored = tuple[int, float, sqlite3.Row]  # (query terms held, BM25 strength, turn row)
+NOTHING_HELD = Held(0, 0, 0)
+Scored = tuple[Held, float, sqlite3.Row]  # (query terms held, BM25 strength, turn row)
 
 
 def search_turns(
@@ -324,8 +325,8 @@ def search_turns(
     scored, ranked_all = _lexical(conn, parsed, filters, depth)
     if embedder is None:
         hits = [
-            _hit(conn, r, parsed, covered, readable_score(covered, strength), ("lexical",))
-            for covered, strength, r in scored[: int(limit)]
+            _hit(conn, r, parsed, found, readable_score(found.best, strength), ("lexical",))
+            for found, strength, r in scored[: int(limit)]
         ]
         return TurnSearch(hits, ranked_all)
     found = (scored, ranked_all)
@@ -336,7 +337,7 @@ def _hit(
     conn: sqlite3.Connection,
     row: sqlite3.Row,
     parsed: Query,
-    covered: int,
+    found: Held,
     score: float,
     matched_by: tuple[str, ...],
 ) -> dict[str, Any]:
@@ -344,7 +345,7 @@ def _hit(
         "sessionKey": row["session_key"],
         "turn": row["ordinal"],
         "provider": row["provider"],
-        "snippet": _snippet(conn, row, parsed, covered),
+        "snippet": _snippet(conn, row, parsed, found),
         "score": score,
         "matchedBy": list(matched_by),
     }
@@ -371,26 +372,31 @@ def _lexical(
         start="t.started_at",
         end="t.ended_at",
     )
-    # Turns holding every term come first (docs/search.md), so when there are enough of them
-    # they are the answer; BM25 gives the same score under AND and OR of the same terms.
+    # A turn ranks by its best passage (docs/sessions.md, "Passages"): the passage holding most
+    # query terms, then BM25. Turns holding every term are the likeliest to hold them in one
+    # passage: the best of them are candidates, and so are the best of those holding any term,
+    # unless `limit` turns already hold every term in one passage (none of those can outrank
+    # them).
+    terms = len(parsed.terms)
+    wanted = max(MIN_CANDIDATES, limit * CANDIDATES_PER_HIT) if terms > 1 else limit
     rows, ranked_all = _ranked_turns(
-        conn, scoped(parsed.match_all()), clauses, filter_params, limit
+        conn, scoped(parsed.match_all()), clauses, filter_params, wanted, with_body=True
     )
-    every_term = len(parsed.terms)
-    scored: list[Scored] = [(every_term, -float(r["rank"]), r) for r in rows]
-    if every_term > 1 and len(rows) < limit:
-        wanted = max(MIN_CANDIDATES, limit * CANDIDATES_PER_HIT)
+    scored: list[Scored] = [
+        (held(parsed, r["body"], r["starts"]), -float(r["rank"]), r) for r in rows
+    ]
+    if terms > 1 and sum(1 for found, _s, _r in scored if found.best == terms) < limit:
         partial, ranked_all = _ranked_turns(
             conn, scoped(parsed.match_any()), clauses, filter_params, wanted, with_body=True
         )
         known = {r["id"] for r in rows}
         scored += [
-            (parsed.coverage(r["body"]), -float(r["rank"]), r)
+            (held(parsed, r["body"], r["starts"]), -float(r["rank"]), r)
             for r in partial
             if r["id"] not in known
         ]
-    scored = sorted(scored, key=lambda item: (-item[0], -item[1], item[2]["id"]))[:limit]
-    return scored, ranked_all
+    scored.sort(key=lambda item: (-item[0].weight, -item[1], item[2]["id"]))
+    return scored[:limit], ranked_all
 
 
 # -- hybrid: lexical + vector, fused (docs/hybrid-search.md, "Session search") -----------------
@@ -456,16 +462,15 @@ def _hybrid(
     # a turn the model cannot read (its language) gets no vote, not a noise vote
     # (docs/hybrid-search.md, "Words are never outvoted")
     near = [turn for turn in near if turn in near_rows and _reads(embedder, near_rows[turn])]
-    lexical = [(int(r["id"]), covered / terms) for covered, _s, r in scored]
+    lexical = [(int(r["id"]), held.weight / terms) for held, _s, r in scored]
     fused = fuse(lexical, near, keep_words=keep_words)[:limit]
-    lexical_rows = {int(r["id"]): (covered, r) for covered, _s, r in scored}
-    other_rows = {key: near_rows[key] for key in near if key not in lexical_rows}
+    lexical_rows = {int(r["id"]): (held, r) for held, _s, r in scored}
     hits = []
     for item in fused:
-        covered, row = lexical_rows.get(item.key, (0, other_rows.get(item.key)))
+        what, row = lexical_rows.get(item.key, (NOTHING_HELD, near_rows.get(item.key)))
         if row is None:
             continue  # the turn went between the two queries
-        hits.append(_hit(conn, row, parsed, covered, item.score, item.matched_by))
+        hits.append(_hit(conn, row, parsed, what, item.score, item.matched_by))
     vector = {"ran": True, "space": space, "turns": with_vector, "reason": None, "code": None}
     if with_vector < turns:
         vector["reason"] = f"{turns - with_vector} of {turns} turns have no vector yet"
@@ -488,8 +493,8 @@ def _lexical_only(
     skipped: dict[str, Any],
 ) -> TurnSearch:
     hits = [
-        _hit(conn, r, parsed, covered, readable_score(covered, strength), ("lexical",))
-        for covered, strength, r in scored[:limit]
+        _hit(conn, r, parsed, found, readable_score(found.best, strength), ("lexical",))
+        for found, strength, r in scored[:limit]
     ]
     return TurnSearch(hits, ranked_all, ["lexical"], skipped)
 
@@ -498,7 +503,8 @@ def _rows_by_turn_id(conn: sqlite3.Connection, ids: list[int]) -> dict[int, sqli
     if not ids:
         return {}
     rows = conn.execute(
-        "SELECT t.id, t.ordinal, t.user_text, t.assistant_text, s.session_key, s.provider"
+        "SELECT t.id, t.ordinal, t.user_text, t.assistant_text, t.notices, s.session_key,"
+        " s.provider"
         " FROM turns t JOIN sessions s ON s.id = t.session_id"
         " WHERE t.id IN (SELECT value FROM json_each(?))",
         ("[" + ",".join(str(i) for i in ids) + "]",),
@@ -585,7 +591,12 @@ def _turn_rows(
     """The turn rows of the `(id, bm25)` candidates (a SELECT and its one parameter) that pass
     the filters, best first."""
     select, param = candidates
-    body = ", (SELECT body FROM turns_fts WHERE rowid = t.id) AS body" if with_body else ""
+    body = (
+        ", (SELECT body FROM turns_fts WHERE rowid = t.id) AS body,"
+        " (SELECT starts FROM turn_passages WHERE turn_id = t.id) AS starts"
+        if with_body
+        else ""
+    )
     where = " AND ".join(["1 = 1", *clauses])
     return conn.execute(
         f"WITH ranked(id, rank) AS ({select})"
@@ -597,71 +608,22 @@ def _turn_rows(
     ).fetchall()
 
 
-# -- snippets: from the field that matched ----------------------------------------------------
+# -- snippets: from the passage that matched ---------------------------------------------------
 
 
 def _snippet(
-    conn: sqlite3.Connection, row: sqlite3.Row | dict[str, Any], query: Query, covered: int
+    conn: sqlite3.Connection, row: sqlite3.Row | dict[str, Any], query: Query, found: Held
 ) -> str:
-    """Original text around the first match, cut from the field holding most query terms:
-    `user: …`, `assistant: …` or `tool #3 Bash npm test, exit 1: …`."""
-    best: tuple[int, str, str] = (-1, "", "")
-    for label, text in _turn_fields(conn, row):
-        head = text[:FIELD_SCAN_CHARS]
-        if query.coverage_bound(head) <= best[0]:
-            continue
-        held = query.coverage(analyze(head))
-        if held > best[0]:
-            best = (held, label, text)
-        if held >= covered:
-            break
-    _, label, text = best
-    return f"{label}: {snippet(text, query.highlight_tokens())}" if label else ""
-
-
-# the head of each field that is scanned to choose the snippet's field
-FIELD_SCAN_CHARS = 2_048
-
-
-def _turn_fields(
-    conn: sqlite3.Connection, row: sqlite3.Row | dict[str, Any]
-) -> Iterator[tuple[str, str]]:
-    if row["user_text"]:
-        yield "user", row["user_text"]
-    if row["assistant_text"]:
-        yield "assistant", row["assistant_text"]
-    for notice in orjson.loads(row["notices"]) if row["notices"] else []:
-        yield notice["kind"], notice["text"]  # the client's own messages (api-error, synthetic)
-    # the parts of each tool use that the index holds (`TurnRecord.search_text`); the assembler
-    # loads only when a snippet needs them (a search process does not import it otherwise)
-    from teamlore.sessions.assembler import FTS_RESULT_EDGE_CHARS, FTS_TOOL_CHARS
-
-    for tool in conn.execute(
-        "SELECT seq, name, exit_code, substr(coalesce(command, input, ''), 1, ?) AS call,"
-        " CASE WHEN result_truncated = 0 AND length(result_head) <= ? THEN result_head"
-        " ELSE substr(result_head, 1, ?) || char(10) ||"
-        " substr(coalesce(result_tail, result_head), -?) END AS result"
-        " FROM tool_uses WHERE turn_id = ? ORDER BY seq",
-        (
-            FTS_TOOL_CHARS,
-            2 * FTS_RESULT_EDGE_CHARS,
-            FTS_RESULT_EDGE_CHARS,
-            FTS_RESULT_EDGE_CHARS,
-            row["id"],
-        ),
-    ):
-        call = " ".join(tool["call"].split())
-        label = f"tool #{tool['seq'] + 1} {tool['name']} {call[:TOOL_LABEL_CHARS]}".rstrip()
-        if len(call) > TOOL_LABEL_CHARS:
-            label += "…"
-        if tool["exit_code"] is not None:
-            label += f", exit {tool['exit_code']}"
-        yield label, call
-        if tool["result"]:
-            yield label, tool["result"]
-
-
-TOOL_LABEL_CHARS = 60
+    """Original text around the first match in the turn's best passage: `user: …`,
+    `assistant: …` or `tool #3 Bash npm test, exit 1: …` (a turn found by meaning alone: its
+    prompt)."""
+    label, texts = labeled_text(conn, row, found.passage)
+    if not label:
+        return ""
+    # the part of the passage (a tool's call, a path it wrote, its result) that may hold most
+    # query terms; the label already shows the call
+    best = max(texts, key=query.coverage_bound, default="")
+    return f"{label}: {snippet(best, query.highlight_tokens())}"
 
 
 _UUID = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")

@@ -1,4 +1,5 @@
-"""Re-analyze the turn search index when the text analyzer changes (`ANALYZER_VERSION`).
+"""Re-analyze the turn search index when the text analyzer changes (`ANALYZER_VERSION`), and
+find the passages of turns indexed before passages existed.
 
 Every turn's searchable body is rebuilt from the turn rows already in the index, so sessions
 whose files are gone keep being searchable and no session file is read again.
@@ -25,9 +26,14 @@ def reanalyze_if_outdated(
     conn: sqlite3.Connection, progress: Callable[[int, int, str], None] | None = None
 ) -> int:
     """Rebuild every turn's FTS body with the current analyzer when the index was built with
-    another one; returns how many turns were re-analyzed (0 when it was current)."""
-    if stored_analyzer_version(conn) in (None, ANALYZER_VERSION):
+    another one, and find every turn's passages when the index has none yet (its turns were
+    written before passages existed: `index_db.TURN_PASSAGES`); returns how many turns were
+    re-analyzed (0 when it was current)."""
+    outdated = stored_analyzer_version(conn) not in (None, ANALYZER_VERSION)
+    pending = conn.execute("SELECT 1 FROM meta WHERE key = 'passages'").fetchone() is not None
+    if not (outdated or pending):
         return 0
+    what = "re-analyzing turns" if outdated else "finding the passages of turns"
     turn_ids = [int(r[0]) for r in conn.execute("SELECT id FROM turns ORDER BY id")]
     for start in range(0, len(turn_ids), BATCH):
         with db.write_tx(conn):
@@ -35,14 +41,19 @@ def reanalyze_if_outdated(
                 turn = load_turn(conn, turn_id)
                 if turn is None:
                     continue
+                body, starts = turn.search_body()
+                if outdated:
+                    conn.execute("UPDATE turns_fts SET body = ? WHERE rowid = ?", (body, turn_id))
                 conn.execute(
-                    "UPDATE turns_fts SET body = ? WHERE rowid = ?", (turn.search_body(), turn_id)
+                    "INSERT OR REPLACE INTO turn_passages(turn_id, starts) VALUES (?, ?)",
+                    (turn_id, starts),
                 )
         if progress:
             done = min(start + BATCH, len(turn_ids))
-            progress(done, len(turn_ids), "re-analyzing turns")
+            progress(done, len(turn_ids), what)
     with db.write_tx(conn):
         conn.execute(
             "UPDATE meta SET value = ? WHERE key = 'analyzer_version'", (ANALYZER_VERSION,)
         )
+        conn.execute("DELETE FROM meta WHERE key = 'passages'")
     return len(turn_ids)

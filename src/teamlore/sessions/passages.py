@@ -1,0 +1,149 @@
+"""A turn's passages: what it said, each notice, each tool call with its output
+(docs/sessions.md, "Passages").
+
+A turn's searchable text (`TurnRecord.search_text`) is its passages joined by `SEPARATOR`, in a
+fixed order: the user's prompt, the assistant's text, each notice, each tool use (its call,
+the paths it wrote and the edges of its result). The separator is a gap to the analyzer, so the
+analyzed body in `turns_fts` is the same as before passages existed; what the index adds is
+where each passage starts in that body (`turn_passages.starts`). A search then counts the query
+terms each passage holds without analyzing anything again, ranks a turn by its best passage, and
+cuts the snippet from that passage alone.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from array import array
+from dataclasses import dataclass
+
+from teamlore.core.analyzer import Query, analyze
+
+# ASCII "record separator": a gap to the analyzer (never part of a token)
+SEPARATOR = "\x1e"
+
+USER, ASSISTANT = 0, 1  # passage numbers; notices follow, then tool uses
+# How much of each tool input, and of each tool result's start and end (where errors and test
+# summaries are), goes into the search index.
+FTS_TOOL_CHARS = 1024
+FTS_RESULT_EDGE_CHARS = 512
+
+
+def passage_text(pieces: list[str]) -> str:
+    """One text of the passages, in order, empty ones kept (their number is their identity)."""
+    return SEPARATOR.join(p.replace(SEPARATOR, " ") if SEPARATOR in p else p for p in pieces)
+
+
+def analyze_passages(text: str) -> tuple[str, bytes]:
+    """The analyzed body of a `passage_text` (the same as `analyze(text)`: tokens never span a
+    gap) and where each passage starts in it, packed as unsigned 32-bit offsets."""
+    starts = array("I")
+    parts: list[str] = []
+    at = 0
+    for piece in text.split(SEPARATOR):
+        body = analyze(piece) if piece else ""
+        if body and parts:
+            at += 1  # the space that joins it to the previous passage
+        starts.append(at)
+        if body:
+            parts.append(body)
+            at += len(body)
+    return " ".join(parts), starts.tobytes()
+
+
+def unpack(starts: bytes | None) -> list[int]:
+    return array("I", starts).tolist() if starts else [0]
+
+
+@dataclass(frozen=True, slots=True)
+class Held:
+    """What a turn holds of a query: the terms of its best passage (the first one holding
+    the most), which passage that is, and the terms of the whole turn."""
+
+    best: int
+    passage: int
+    whole: int
+
+    @property
+    def weight(self) -> float:
+        """What the turn's words weigh in its ranking: each term of the best passage counts
+        one, each other term the turn holds elsewhere `ELSEWHERE` (docs/sessions.md,
+        "Passages")."""
+        return self.best + ELSEWHERE * (self.whole - self.best)
+
+
+# what a query term found in the turn but outside its best passage counts (chosen on the
+# tuning half of bench/search_queries.json)
+ELSEWHERE = 0.5
+
+
+def held(query: Query, body: str, starts: bytes | None) -> Held:
+    """Count the query terms of each passage of an analyzed `body` (no analysis: the body is
+    cut at the stored offsets). A turn without stored offsets is one passage."""
+    whole = query.coverage(body)
+    offsets = unpack(starts)
+    if len(offsets) == 1 or whole == 0:
+        return Held(whole, 0, whole)
+    best, where = 0, 0
+    ends = [*offsets[1:], len(body)]
+    for number, (start, end) in enumerate(zip(offsets, ends, strict=True)):
+        if end - start <= best:  # too short to hold more terms than the best so far
+            continue
+        count = query.coverage(body[start:end])
+        if count > best:
+            best, where = count, number
+            if best == whole:
+                break
+    return Held(best, where, whole)
+
+
+def labeled_text(
+    conn: sqlite3.Connection, row: sqlite3.Row | dict[str, object], passage: int
+) -> tuple[str, list[str]]:
+    """The label and the original texts of passage number `passage` of a turn row (which
+    holds `id`, `user_text`, `assistant_text` and `notices`): `user`, `assistant`, a notice's
+    kind, or `tool #12 Bash npm test, exit 1` with that call, the paths it wrote and the
+    result's edges the index holds."""
+    import orjson
+
+    if passage == USER:
+        return "user", [str(row["user_text"] or "")]
+    if passage == ASSISTANT:
+        return "assistant", [str(row["assistant_text"] or "")]
+    notices = orjson.loads(str(row["notices"])) if row["notices"] else []
+    if passage - 2 < len(notices):
+        notice = notices[passage - 2]
+        return str(notice["kind"]), [str(notice["text"])]
+    return _tool_text(conn, int(str(row["id"])), passage - 2 - len(notices))
+
+
+TOOL_LABEL_CHARS = 60
+
+
+def _tool_text(conn: sqlite3.Connection, turn_id: int, seq: int) -> tuple[str, list[str]]:
+    """A tool use's passage as the index holds it (`ToolRecord` search parts)."""
+    tool = conn.execute(
+        "SELECT seq, name, exit_code, substr(coalesce(command, input, ''), 1, ?) AS call,"
+        " CASE WHEN result_truncated = 0 AND length(result_head) <= ? THEN result_head"
+        " ELSE substr(result_head, 1, ?) || char(10) ||"
+        " substr(coalesce(result_tail, result_head), -?) END AS result,"
+        " (SELECT group_concat(path, char(10)) FROM file_touches f"
+        "  WHERE f.turn_id = u.turn_id AND f.tool_use_id = u.id AND f.kind = 'write') AS paths"
+        " FROM tool_uses u WHERE turn_id = ? AND seq = ?",
+        (
+            FTS_TOOL_CHARS,
+            2 * FTS_RESULT_EDGE_CHARS,
+            FTS_RESULT_EDGE_CHARS,
+            FTS_RESULT_EDGE_CHARS,
+            turn_id,
+            seq,
+        ),
+    ).fetchone()
+    if tool is None:
+        return "", []
+    call = " ".join(str(tool["call"]).split())
+    label = f"tool #{tool['seq'] + 1} {tool['name']} {call[:TOOL_LABEL_CHARS]}".rstrip()
+    if len(call) > TOOL_LABEL_CHARS:
+        label += "…"
+    if tool["exit_code"] is not None:
+        label += f", exit {tool['exit_code']}"
+    return label, [p for p in (call, str(tool["paths"] or ""), str(tool["result"] or "")) if p]
