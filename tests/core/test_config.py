@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -87,7 +89,7 @@ def test_saving_a_table_keeps_every_other_part(home: Path) -> None:
     save_table("limits", Limits(turns=9), home)
     config = load_config(home)
     assert config.sources == {"codex": ["/x"]}
-    assert (config.model_extra or {})["future"] == {"key": "kept"}
+    assert config.extra["future"] == {"key": "kept"}
     assert load_table("limits", Limits, home).turns == 9
     assert "[models]" not in (home / "config.toml").read_text()  # empty tables stay unwritten
 
@@ -134,3 +136,43 @@ def test_only_core_config_parses_toml() -> None:
             if "tomllib" in names:
                 readers.add(path.relative_to(SRC).as_posix())
     assert readers == {"core/config.py"}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            '[embeddings]\nbackend = "cloud"\n',
+            "line 2: [embeddings] backend: Input should be 'bundled', 'endpoint' or 'off'",
+        ),
+        (
+            "[embeddings]\ndimensions = 4\n",
+            "line 2: [embeddings] dimensions: Input should be greater than or equal to 8",
+        ),
+        (
+            '[embeddings]\nsurprise = "x"\n',
+            "line 2: [embeddings] surprise: Extra inputs are not permitted",
+        ),
+        ('[sources]\ncodex = "/x"\n', "line 2: [sources] codex: Input should be a valid list"),
+        (
+            '[[repositories]]\npath = "/r"\n',
+            "line 1: [repositories] 0.repository_key: Field required",
+        ),
+    ],
+)
+def test_the_files_own_tables_are_refused_in_the_same_words(
+    home: Path, text: str, message: str
+) -> None:
+    path = write(home, text)
+    assert refusal(lambda: load_config(home)).message == f"{path} {message}"
+
+
+def test_reading_the_file_does_not_import_pydantic(home: Path) -> None:
+    write(home, '[sources]\ncodex = ["/x"]\n\n[embeddings]\nbackend = "off"\n')
+    code = (
+        "import sys; from teamlore.core.config import load_config;"
+        f"print(load_config(__import__('pathlib').Path({str(home)!r})).sources,"
+        " sorted(m for m in sys.modules if m.split('.')[0] == 'pydantic'))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "{'codex': ['/x']} []"

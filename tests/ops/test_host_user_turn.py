@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from support import queued_observations, teamlore_cli
-from teamlore.core.config import Config, RepositoryConfig, load_config, save_config
+from teamlore.core.config import RepositoryConfig, load_config, save_config
 from teamlore.ops.integrations.user_turn import capture
 from teamlore.personal.config import PersonalSettings, save_personal_settings
 
@@ -26,11 +26,10 @@ def configure(home: Path, repo: Path | None = None, **personal: Any) -> None:
     home.mkdir(parents=True, exist_ok=True)
     config = load_config(home)
     if repo is not None:
-        data = config.model_dump()
-        data["repositories"] = [
+        config.repositories = [
             RepositoryConfig(path=str(repo), repository_key=PROJECT_KEY, worktree_key="w1")
         ]
-        save_config(Config.model_validate(data), home)
+        save_config(config, home)
     save_personal_settings(PersonalSettings.model_validate(personal), home)
 
 

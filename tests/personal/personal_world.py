@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from teamlore.core.config import Config, RepositoryConfig, load_config, save_config
+from teamlore.core.config import RepositoryConfig, load_config, save_config
 from teamlore.personal.config import PersonalSettings, save_personal_settings
 from teamlore.personal.model_port import WriterRequest
 
@@ -38,11 +38,9 @@ def configure(home: Path, personal: PersonalSettings, *, project: bool = True) -
     home.mkdir(parents=True, exist_ok=True)
     config = load_config(home)
     if project:
-        data = config.model_dump()
-        data["repositories"] = [
+        config.repositories = [
             RepositoryConfig(path="/tmp/project", repository_key=PROJECT_ID, worktree_key="w1")
         ]
-        config = Config.model_validate(data)
         save_config(config, home)
     save_personal_settings(personal, home)
 

@@ -14,7 +14,8 @@ from pydantic import ValidationError
 
 from teamlore.repo.binding import register_repository
 from teamlore.repo.commits import scan_commits
-from teamlore.repo.worktrees import PathSettings, _wsl_targets, map_sessions
+from teamlore.repo.path_settings import PathSettings
+from teamlore.repo.worktrees import _wsl_targets, map_sessions
 
 
 def _foreign(conn: sqlite3.Connection, cwd: str | None, remote: str | None = None, commit=None):

@@ -21,58 +21,171 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeVar
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
 
 from teamlore.core import errors
 from teamlore.core.locations import state_dir_path
 from teamlore.core.paths import read_private_file, resolve_home, write_private_file
-from teamlore.core.strict import STRICT
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 CONFIG_FILE = "config.toml"
 
-Schema = TypeVar("Schema", bound=BaseModel)
+Schema = TypeVar("Schema", bound="BaseModel")
+
+# The file's own tables are checked by hand (`Config.from_data`): every short command reads
+# config.toml, and pydantic would cost it more than the command (docs/architecture.md, "A short
+# CLI process"). Tables other packages own are validated by `load_table` with their schema.
+
+EmbeddingsBackend = Literal["bundled", "endpoint", "off"]
 
 
-class RepositoryConfig(BaseModel):
+@dataclass(slots=True)
+class RepositoryConfig:
     """One `[[repositories]]` entry: a registered worktree (see "owner" in docs/glossary.md)."""
-
-    model_config = STRICT
 
     path: str
     repository_key: str
     worktree_key: str
 
 
-class EmbeddingsConfig(BaseModel):
+@dataclass(slots=True)
+class EmbeddingsConfig:
     """`[embeddings]`: which model embeds memory for hybrid search (models/embeddings.py)."""
 
-    model_config = STRICT
-
-    backend: Literal["bundled", "endpoint", "off"] = "bundled"
+    backend: EmbeddingsBackend = "bundled"
     profile: str | None = None  # a [models.<name>] profile, for backend = "endpoint"
-    dimensions: int | None = Field(None, ge=8, le=8192)
+    dimensions: int | None = None  # 8 to 8192
 
 
-class Config(BaseModel):
+@dataclass(slots=True)
+class Config:
     """The whole file. Tables other packages own stay raw here and are validated by
     `load_table` with their owner's schema (`teamlore.personal.config.PersonalSettings`,
-    `teamlore.models.profiles.ModelProfileConfig`, `teamlore.repo.worktrees.PathSettings`)."""
+    `teamlore.models.profiles.ModelProfileConfig`, `teamlore.repo.path_settings.PathSettings`);
+    `extra` keeps every other table as it is, so a save never drops it."""
 
-    model_config = ConfigDict(extra="allow")
-
-    sources: dict[str, list[str]] = Field(default_factory=dict)
-    repositories: list[RepositoryConfig] = Field(default_factory=list)
-    embeddings: EmbeddingsConfig = Field(default_factory=EmbeddingsConfig)
-    models: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    personal: dict[str, Any] = Field(default_factory=dict)
-    paths: dict[str, Any] = Field(default_factory=dict)  # path aliases (docs/sessions.md)
+    sources: dict[str, list[str]] = field(default_factory=dict)
+    repositories: list[RepositoryConfig] = field(default_factory=list)
+    embeddings: EmbeddingsConfig = field(default_factory=EmbeddingsConfig)
+    models: dict[str, dict[str, Any]] = field(default_factory=dict)
+    personal: dict[str, Any] = field(default_factory=dict)
+    paths: dict[str, Any] = field(default_factory=dict)  # path aliases (docs/sessions.md)
+    extra: dict[str, Any] = field(default_factory=dict)
 
     def registered_roots(self) -> dict[str, str]:
         """Registered worktree roots (real paths) → repository key."""
         return {os.path.realpath(r.path): r.repository_key for r in self.repositories}
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> Config:
+        """The parsed file checked table by table; `_Refused` names the first problem."""
+        known = {k: data[k] for k in _OWN_TABLES if k in data}
+        for table in ("models", "personal", "paths"):
+            _expect(dict, known.get(table, {}), (table,), "a valid dictionary")
+        models = known.get("models", {})
+        for name, profile in models.items():
+            _expect(dict, profile, ("models", name), "a valid dictionary")
+        return cls(
+            sources=_sources(known.get("sources", {})),
+            repositories=[_repository(n, r) for n, r in enumerate(_list(known, "repositories"))],
+            embeddings=_embeddings(known.get("embeddings", {})),
+            models=models,
+            personal=known.get("personal", {}),
+            paths=known.get("paths", {}),
+            extra={k: v for k, v in data.items() if k not in _OWN_TABLES},
+        )
+
+    def to_data(self) -> dict[str, Any]:
+        """The file's tables as plain values (what `from_data` reads back)."""
+        return {
+            "sources": {k: list(v) for k, v in self.sources.items()},
+            "repositories": [
+                {"path": r.path, "repository_key": r.repository_key, "worktree_key": r.worktree_key}
+                for r in self.repositories
+            ],
+            "embeddings": {
+                "backend": self.embeddings.backend,
+                "profile": self.embeddings.profile,
+                "dimensions": self.embeddings.dimensions,
+            },
+            "models": self.models,
+            "personal": self.personal,
+            "paths": self.paths,
+            **self.extra,
+        }
+
+
+_OWN_TABLES = ("sources", "repositories", "embeddings", "models", "personal", "paths")
+
+
+class _Refused(Exception):
+    """A value the file's own schema refuses: where (table, field…) and pydantic's words."""
+
+    def __init__(self, loc: tuple[str | int, ...], msg: str) -> None:
+        super().__init__(msg)
+        self.problem = {"loc": loc, "msg": msg}
+
+
+def _expect(kind: type, value: object, loc: tuple[str | int, ...], word: str) -> None:
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise _Refused(loc, f"Input should be {word}")
+
+
+def _list(data: dict[str, Any], table: str) -> list[Any]:
+    value = data.get(table, [])
+    _expect(list, value, (table,), "a valid list")
+    return list(value)
+
+
+def _sources(value: object) -> dict[str, list[str]]:
+    _expect(dict, value, ("sources",), "a valid dictionary")
+    assert isinstance(value, dict)
+    for provider, roots in value.items():
+        _expect(list, roots, ("sources", provider), "a valid list")
+        for n, root in enumerate(roots):
+            _expect(str, root, ("sources", provider, n), "a valid string")
+    return {k: list(v) for k, v in value.items()}
+
+
+def _repository(n: int, value: object) -> RepositoryConfig:
+    _expect(dict, value, ("repositories", n), "a valid dictionary")
+    assert isinstance(value, dict)
+    names = ("path", "repository_key", "worktree_key")
+    for key in value:
+        if key not in names:
+            raise _Refused(("repositories", n, key), "Extra inputs are not permitted")
+    for key in names:
+        if key not in value:
+            raise _Refused(("repositories", n, key), "Field required")
+        _expect(str, value[key], ("repositories", n, key), "a valid string")
+    return RepositoryConfig(*(value[k] for k in names))
+
+
+def _embeddings(value: object) -> EmbeddingsConfig:
+    _expect(dict, value, ("embeddings",), "a valid dictionary")
+    assert isinstance(value, dict)
+    for key in value:
+        if key not in ("backend", "profile", "dimensions"):
+            raise _Refused(("embeddings", key), "Extra inputs are not permitted")
+    made = EmbeddingsConfig(**value)
+    backends = get_args(EmbeddingsBackend)
+    if made.backend not in backends:
+        words = ", ".join(f"'{b}'" for b in backends[:-1]) + f" or '{backends[-1]}'"
+        raise _Refused(("embeddings", "backend"), f"Input should be {words}")
+    if made.profile is not None:
+        _expect(str, made.profile, ("embeddings", "profile"), "a valid string")
+    if made.dimensions is not None:
+        loc = ("embeddings", "dimensions")
+        _expect(int, made.dimensions, loc, "a valid integer")
+        if made.dimensions < 8:
+            raise _Refused(loc, "Input should be greater than or equal to 8")
+        if made.dimensions > 8192:
+            raise _Refused(loc, "Input should be less than or equal to 8192")
+    return made
 
 
 def config_path(home: Path | None = None, *, readonly: bool = False) -> Path:
@@ -89,19 +202,19 @@ def load_config(home: Path | None = None, *, readonly: bool = False) -> Config:
         return Config()
     data = _parse(path, _read(path, readonly=readonly))
     try:
-        return Config.model_validate(data)
-    except ValidationError as exc:
-        problem = exc.errors()[0]
-        table = str(problem["loc"][0]) if problem["loc"] else ""
-        raise _invalid(path, table, problem) from None
+        return Config.from_data(data)
+    except _Refused as exc:
+        raise _invalid(path, str(exc.problem["loc"][0]), exc.problem) from None
 
 
 def load_table(
     name: str, schema: type[Schema], home: Path | None = None, *, readonly: bool = False
 ) -> Schema:
     """The table `name` (dotted for nested tables) validated by `schema`; defaults if absent."""
+    from pydantic import ValidationError  # the owner's schema is a pydantic model
+
     config = load_config(home, readonly=readonly)
-    raw: Any = config.model_dump()
+    raw: Any = config.to_data()
     for part in name.split("."):
         raw = raw.get(part, {}) if isinstance(raw, dict) else raw
     try:
@@ -111,7 +224,7 @@ def load_table(
 
 
 def save_config(config: Config, home: Path | None = None) -> None:
-    data = config.model_dump()
+    data = config.to_data()
     if config.embeddings == EmbeddingsConfig():  # the default is not written out
         del data["embeddings"]
     for table in ("models", "personal", "paths"):  # written only when they hold something
@@ -122,9 +235,9 @@ def save_config(config: Config, home: Path | None = None) -> None:
 
 def save_table(name: str, value: BaseModel, home: Path | None = None) -> None:
     """Write one top-level table, keeping every other part of the file."""
-    data = load_config(home).model_dump()
+    data = load_config(home).to_data()
     data[name] = value.model_dump(exclude_none=True)
-    save_config(Config.model_validate(data), home)
+    save_config(Config.from_data(data), home)
 
 
 def _read(path: Path, *, readonly: bool) -> str:

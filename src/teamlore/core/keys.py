@@ -13,7 +13,6 @@ import hmac
 import json
 import os
 import secrets
-import shutil
 from functools import lru_cache
 from pathlib import Path
 
@@ -152,6 +151,8 @@ def stage_new_secret(home: Path) -> Path:
     discarded (it never replaced anything)."""
     staging = home / SWITCH_DIR
     if staging.exists() and not (staging / SWITCH_FILE).exists():
+        import shutil  # rare: a sync imports this module (docs/architecture.md)
+
         shutil.rmtree(staging)
     ensure_private_dir(staging)
     if _create(_secret_path(staging)) is None:  # pragma: no cover - the folder is new

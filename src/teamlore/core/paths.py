@@ -11,7 +11,6 @@ import errno
 import fcntl
 import json
 import os
-import shutil
 import stat
 from pathlib import Path
 
@@ -134,6 +133,8 @@ def finish_state_switch(home: Path) -> Path:
             old = ensure_private_dir(staging / "old")
             for name in json.loads(journal.read_text("utf-8"))["replace"]:
                 _replace_with_staged(home, staging, old, name)
+            import shutil  # rare: every short process imports this module (docs/architecture.md)
+
             shutil.rmtree(staging)
     finally:
         os.close(fd)

@@ -1,6 +1,8 @@
 """The operation registry: every stable operation is defined once, here.
 
-An operation has a name, a version, a pydantic input model (strict, extra=forbid), a handler
+An operation has a name, a version, an input model (strict, extra=forbid: a pydantic model, or
+for the operations a short CLI process runs a hand-checked `ops.plain_request.PlainRequest`), a
+handler
 that returns a JSON-ready result, a side-effect class and the MCP capability that exposes it
 (None: CLI-only local housekeeping). The CLI and the MCP server are thin adapters over this
 registry, so the same request gives the same result and the same errors on both.
@@ -17,9 +19,7 @@ import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, ValidationError
+from typing import Any, Literal, Protocol
 
 from teamlore.core import errors
 
@@ -46,6 +46,17 @@ CAPABILITY_TIERS: dict[str, frozenset[str]] = {
 PERSONAL_CAPABILITIES = frozenset({"init", "read", "relay"})
 
 ProgressCallback = Callable[[int, int, str], None]
+
+
+class InputModel(Protocol):
+    """What the registry asks of a request model: pydantic's `BaseModel` and
+    `ops.plain_request.PlainRequest` both fit (pydantic loads only with a pydantic model)."""
+
+    @classmethod
+    def model_validate(cls, obj: Any) -> Any: ...
+
+    @classmethod
+    def model_json_schema(cls) -> dict[str, Any]: ...
 
 
 @dataclass(slots=True)
@@ -79,7 +90,7 @@ class Operation:
     name: str
     version: int
     summary: str
-    input_model: type[BaseModel]
+    input_model: type[InputModel]
     handler: Callable[[OpContext, Any], dict[str, Any]]
     side_effect: SideEffect
     capability: Capability | None = None
@@ -125,11 +136,19 @@ class Operation:
         return self.handler(ctx, request)
 
 
-def parse_request(model: type[BaseModel], payload: dict[str, Any]) -> BaseModel:
+def parse_request(model: type[InputModel], payload: dict[str, Any]) -> Any:
+    """The request, or INVALID_ARGUMENT naming its first problem (a `PlainRequest` raises it
+    itself)."""
     try:
         return model.model_validate(payload)
-    except ValidationError as exc:
-        raise errors.from_validation_error(exc, errors.INVALID_ARGUMENT, plain=True) from None
+    except errors.TeamloreError:
+        raise
+    except Exception as exc:
+        from pydantic import ValidationError  # loaded already: a pydantic model raised
+
+        if isinstance(exc, ValidationError):
+            raise errors.from_validation_error(exc, errors.INVALID_ARGUMENT, plain=True) from None
+        raise
 
 
 @dataclass(slots=True)
@@ -160,7 +179,7 @@ def operation(
     name: str,
     *,
     version: int = 1,
-    input_model: type[BaseModel],
+    input_model: type[InputModel],
     side_effect: SideEffect,
     capability: Capability | None = None,
     mcp_tool: str | None = None,

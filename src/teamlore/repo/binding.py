@@ -14,22 +14,22 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel
-
 from teamlore.core import db, errors, keys
-from teamlore.core.strict import STRICT_FROZEN
 from teamlore.repo import tables
 from teamlore.repo.git import GitCommandError, run_git_text
 
 _WINDOWS_PATH = re.compile(r"^(?:[A-Za-z]:[\\/]|\\\\|[A-Za-z]:$)")
 
 
-class RepositoryIdentity(BaseModel):
-    model_config = STRICT_FROZEN
+@dataclass(frozen=True, slots=True)
+class RepositoryIdentity:
+    """A registered worktree as git and the index know it (made here from git's answers or the
+    index's rows, never from a request: a plain value, docs/architecture.md)."""
 
     repository_key: str
     worktree_key: str

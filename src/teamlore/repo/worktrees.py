@@ -33,10 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, field_validator
-
 from teamlore.core import db
-from teamlore.core.strict import STRICT
 from teamlore.repo import tables
 from teamlore.repo.binding import is_windows_path, is_within, normalize_posix
 from teamlore.repo.remotes import remote_key, worktree_remote_keys
@@ -45,27 +42,6 @@ from teamlore.sessions.index_db import fts_scope
 MappedBy = Literal["cwd", "gitRemote", "pathAlias"]
 _DRIVE = re.compile(r"^([A-Za-z]):(?:[\\/]|$)")
 _WSL_SHARE = re.compile(r"^[\\/]{2}(?:wsl\$|wsl\.localhost)[\\/][^\\/]+(.*)$", re.IGNORECASE)
-
-
-class PathSettings(BaseModel):
-    """The `[paths]` table of config.toml (read with `core.config.load_table("paths", …)`).
-
-    `aliases` maps a path prefix as sessions recorded it on another machine or OS to the same
-    folder here: `{"C:\\\\Users\\\\me\\\\src" = "/home/me/src", "/Users/me/src" = "~/src"}`."""
-
-    model_config = STRICT
-
-    aliases: dict[str, str] = Field(default_factory=dict)
-
-    @field_validator("aliases")
-    @classmethod
-    def _absolute(cls, value: dict[str, str]) -> dict[str, str]:
-        for foreign, local in value.items():
-            if not foreign.strip():
-                raise ValueError("an alias needs a non-empty path prefix")
-            if not os.path.expanduser(local).startswith("/"):
-                raise ValueError(f"alias {foreign!r}: {local!r} is not an absolute path here")
-        return value
 
 
 @dataclass(frozen=True, slots=True)

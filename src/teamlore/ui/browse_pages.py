@@ -11,19 +11,12 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from teamlore.core import errors
-from teamlore.ops.registry import load_operations
 from teamlore.ops.sessions.index import SHOW_PAGE_TURNS
 from teamlore.ui.pages import error_page, page, refusal, ui_state
 
 MEMORY_KINDS = ("doctrine", "scene", "skill", "entry")
 SEARCH_LIMIT = 50
 SESSION_LIST_LIMIT = 100
-
-
-def wire_name(operation: str, field: str) -> str:
-    """The request key an operation expects for one of its input fields (its alias, if any)."""
-    info = load_operations().get(operation).input_model.model_fields[field]
-    return info.alias or field
 
 
 async def memory(request: Request) -> Response:
@@ -97,7 +90,6 @@ async def sessions(request: Request) -> Response:
 
 async def session_detail(request: Request) -> Response:
     state = ui_state(request)
-    key = wire_name("sessions.show", "session_key")
     turn = request.query_params.get("turn", "")
     start = request.query_params.get("from", "")
     # a page of turns (docs/sessions.md, "Showing a session"): the one `?from=` asks for, else
@@ -110,7 +102,11 @@ async def session_detail(request: Request) -> Response:
     try:
         shown = await state.arun(
             "sessions.show",
-            {key: request.path_params["session_key"], "start": max(first, 1), "limit": size},
+            {
+                "session_key": request.path_params["session_key"],
+                "start": max(first, 1),
+                "limit": size,
+            },
         )
     except errors.TeamloreError as err:
         return error_page(request, err, "Session")

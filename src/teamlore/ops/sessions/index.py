@@ -12,16 +12,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
-
 from teamlore.core import db, errors
 from teamlore.core.analyzer import ANALYZER_VERSION
-from teamlore.core.config import RepositoryConfig, load_config, load_table, save_config
 from teamlore.core.fusion import EMBEDDINGS_OFF, LEXICAL_ASKED
 from teamlore.core.lock import file_lock
 from teamlore.core.paths import resolve_home
-from teamlore.core.strict import STRICT
 from teamlore.core.timeutil import parse_instant
+from teamlore.ops.plain_request import PlainRequest, param, plain_request
 from teamlore.ops.registry import OpContext, ProgressCallback, operation
 from teamlore.sessions.index_health import (
     index_errors,
@@ -37,29 +34,8 @@ if TYPE_CHECKING:
 
 SYNC_LOCK = "sync.lock"
 
-
-class _Strict(BaseModel):
-    model_config = STRICT
-
-
-class SyncRequest(_Strict):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    sources: list[str] = Field(default_factory=list, description="PROVIDER=PATH; replaces defaults")
-    providers: list[str] = Field(default_factory=list, description="only these providers")
-    repository: str | None = Field(None, description="register this git worktree")
-    rebuild: bool = False
-    discard_history: bool = Field(
-        False,
-        alias="discardHistory",
-        description="with rebuild: confirm dropping history that only the damaged index holds",
-    )
-    wait_seconds: float = Field(60.0, ge=0, le=3600)
-
-    @field_validator("providers")
-    @classmethod
-    def _known(cls, value: list[str]) -> list[str]:
-        return [known_provider(name) for name in value]
+# these requests are hand-checked (ops/plain_request.py): a short CLI process that runs them
+# never imports pydantic (docs/architecture.md, "A short CLI process")
 
 
 def known_provider(name: str) -> str:
@@ -67,6 +43,26 @@ def known_provider(name: str) -> str:
     if name not in PROVIDERS:
         raise ValueError(f"unknown provider {name!r} (one of: {', '.join(sorted(PROVIDERS))})")
     return name
+
+
+def _known_providers(names: list[str]) -> list[str]:
+    return [known_provider(name) for name in names]
+
+
+@plain_request
+class SyncRequest(PlainRequest):
+    sources: list[str] = param(default_factory=list, description="PROVIDER=PATH; replaces defaults")
+    providers: list[str] = param(
+        default_factory=list, description="only these providers", convert=_known_providers
+    )
+    repository: str | None = param(None, description="register this git worktree")
+    rebuild: bool = param(False)
+    discard_history: bool = param(
+        False,
+        alias="discardHistory",
+        description="with rebuild: confirm dropping history that only the damaged index holds",
+    )
+    wait_seconds: float = param(60.0, ge=0, le=3600)
 
 
 def _absolute(raw: str | Path) -> Path:
@@ -90,6 +86,8 @@ def resolve_sources(request: SyncRequest, home: Path | None) -> list[Source]:
             if provider in chosen:
                 sources.append(Source(provider, _absolute(raw)))
         return sources
+    from teamlore.core.config import load_config
+
     config = load_config(home)
     sources = []
     for provider in chosen:
@@ -101,6 +99,7 @@ def resolve_sources(request: SyncRequest, home: Path | None) -> list[Source]:
 
 
 def _register_repository(conn: sqlite3.Connection, raw: str, home: Path | None) -> dict[str, Any]:
+    from teamlore.core.config import RepositoryConfig, load_config, save_config
     from teamlore.repo.binding import register_repository
 
     identity = register_repository(conn, Path(raw).expanduser(), home=home)
@@ -123,7 +122,11 @@ def _register_repository(conn: sqlite3.Connection, raw: str, home: Path | None) 
 
 def path_aliases(home: Path | None) -> dict[str, str]:
     """The `[paths] aliases` of config.toml (docs/sessions.md, sessions from other machines)."""
-    from teamlore.repo.worktrees import PathSettings
+    from teamlore.core.config import load_config, load_table
+
+    if not load_config(home).paths:  # the schema (pydantic) loads only with a table to check
+        return {}
+    from teamlore.repo.path_settings import PathSettings
 
     return load_table("paths", PathSettings, home).aliases
 
@@ -278,29 +281,30 @@ def _worktree_filter(ctx: OpContext, repository: str | None) -> str | None:
     ).worktree_key
 
 
-class Window(_Strict):
-    since: str | None = Field(None, description="ISO-8601 date or instant (inclusive)")
-    until: str | None = Field(None, description="ISO-8601 date or instant (exclusive)")
-
-    @field_validator("since", "until")
-    @classmethod
-    def _instant(cls, value: str | None) -> str | None:
-        return parse_instant(value) if value else None
+def _instant(value: str) -> str | None:
+    return parse_instant(value) if value else None
 
 
+@plain_request
+class Window(PlainRequest):
+    since: str | None = param(
+        None, description="ISO-8601 date or instant (inclusive)", convert=_instant
+    )
+    until: str | None = param(
+        None, description="ISO-8601 date or instant (exclusive)", convert=_instant
+    )
+
+
+@plain_request
 class SessionsListRequest(Window):
-    provider: str | None = None
-    repository: str | None = None
-    limit: int | None = Field(None, ge=1, le=100_000)
-    unmapped: bool = Field(False, description="only sessions no registered worktree owns")
+    provider: str | None = param(None, convert=known_provider)
+    repository: str | None = param(None)
+    limit: int | None = param(None, ge=1, le=100_000)
+    unmapped: bool = param(False, description="only sessions no registered worktree owns")
 
-    _provider = field_validator("provider")(classmethod(lambda cls, v: v and known_provider(v)))
-
-    @model_validator(mode="after")
-    def _one_filter(self) -> SessionsListRequest:
+    def check(self) -> None:
         if self.unmapped and self.repository is not None:
             raise ValueError("unmapped sessions belong to no repository: give one, not both")
-        return self
 
 
 @operation("sessions.list", input_model=SessionsListRequest, side_effect="read")
@@ -329,20 +333,19 @@ def sessions_list(ctx: OpContext, request: SessionsListRequest) -> dict[str, Any
 SHOW_PAGE_TURNS = 100
 
 
-class SessionsShowRequest(_Strict):
-    session_key: str = Field(min_length=1)
-    turn: int | None = Field(None, ge=1, description="only this turn (the page fields are unused)")
-    start: int = Field(1, ge=1, description="first turn ordinal of the page")
-    limit: int = Field(SHOW_PAGE_TURNS, ge=1, le=10_000, description="turns per page")
-    tool: int | None = Field(
+@plain_request
+class SessionsShowRequest(PlainRequest):
+    session_key: str = param(min_length=1)
+    turn: int | None = param(None, ge=1, description="only this turn (the page fields are unused)")
+    start: int = param(1, ge=1, description="first turn ordinal of the page")
+    limit: int = param(SHOW_PAGE_TURNS, ge=1, le=10_000, description="turns per page")
+    tool: int | None = param(
         None, ge=1, description="only this tool call of the turn (its #number); needs turn"
     )
 
-    @model_validator(mode="after")
-    def _tool_needs_turn(self) -> SessionsShowRequest:
+    def check(self) -> None:
         if self.tool is not None and self.turn is None:
             raise ValueError("tool: give the turn too (--turn N --tool M)")
-        return self
 
 
 @operation("sessions.show", input_model=SessionsShowRequest, side_effect="read")
@@ -379,15 +382,14 @@ def _one_tool(shown: dict[str, Any], number: int) -> dict[str, Any]:
     return {**shown, "turns": [{**turn, "tools": tools}]}
 
 
+@plain_request
 class SessionsSearchRequest(Window):
-    query: str = Field(min_length=1, max_length=4096)
-    provider: str | None = None
-
-    _provider = field_validator("provider")(classmethod(lambda cls, v: v and known_provider(v)))
-    repository: str | None = None
-    limit: int = Field(20, ge=1, le=500)
-    lexical: bool = Field(False, description="words only: leave the vector path out")
-    sync_first: bool = Field(
+    query: str = param(min_length=1, max_length=4096)
+    provider: str | None = param(None, convert=known_provider)
+    repository: str | None = param(None)
+    limit: int = param(20, ge=1, le=500)
+    lexical: bool = param(False, description="words only: leave the vector path out")
+    sync_first: bool = param(
         True, description="first index the grown files of recent sessions (bounded, no wait)"
     )
 
@@ -478,8 +480,9 @@ def _search_embedder(home: Path | None) -> tuple[Embedder | None, dict[str, Any]
     return embedder, None
 
 
-class StatusRequest(_Strict):
-    check: bool = Field(False, description="also run PRAGMA integrity_check")
+@plain_request
+class StatusRequest(PlainRequest):
+    integrity: bool = param(False, alias="check", description="also run PRAGMA integrity_check")
 
 
 @operation("status", input_model=StatusRequest, side_effect="read")
@@ -541,7 +544,7 @@ def status(ctx: OpContext, request: StatusRequest) -> dict[str, Any]:
             **tables.table_counts(conn),
             "diagnostics": {"count": one("SELECT count(*) FROM diagnostics"), "recent": recent},
         }
-        if request.check:
+        if request.integrity:
             problems = db.integrity_check(conn)
             if problems:
                 raise errors.TeamloreError(

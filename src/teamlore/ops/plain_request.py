@@ -1,0 +1,220 @@
+"""Operation requests checked by hand, for the operations a short CLI process runs
+(docs/architecture.md, "A short CLI process").
+
+Importing pydantic and building its models costs a short process more than the command itself, so
+the session operations (`sync`, `status`, `sessions list|show|search`) declare their requests as
+`PlainRequest` dataclasses instead. They keep the registry's contract (`Operation.input_model`):
+`model_validate(payload)` refuses an unknown field, a value of the wrong type or out of its bounds
+with `INVALID_ARGUMENT` and the same `<field>: <message>` wording as a pydantic request, and
+`model_json_schema()` describes the request. Operations whose requests arrive as JSON from an MCP
+client or `--request` keep their pydantic models: there they are the contract.
+
+A request is a frozen dataclass whose fields are declared with `param(...)`; `convert` (a field's
+own parse, e.g. an instant) and `check` (the whole request, after its fields) raise `ValueError`
+with a message a person understands.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, Self, TypeVar
+
+from teamlore.core import errors
+
+_MISSING: Any = dataclasses.MISSING
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Rule:
+    """What `param` declares beside the default."""
+
+    ge: float | None = None
+    le: float | None = None
+    min_length: int | None = None
+    max_length: int | None = None
+    alias: str | None = None
+    description: str = ""
+    convert: Callable[[Any], Any] | None = None
+
+
+def param(
+    default: Any = _MISSING,
+    *,
+    default_factory: Callable[[], Any] | None = None,
+    ge: float | None = None,
+    le: float | None = None,
+    min_length: int | None = None,
+    max_length: int | None = None,
+    alias: str | None = None,
+    description: str = "",
+    convert: Callable[[Any], Any] | None = None,
+) -> Any:
+    """A request field: its default (none: required), bounds, wire alias and own parse."""
+    rule = _Rule(ge, le, min_length, max_length, alias, description, convert)
+    if default_factory is not None:
+        return dataclasses.field(default_factory=default_factory, metadata={"rule": rule})
+    return dataclasses.field(default=default, metadata={"rule": rule})
+
+
+# the Python type a JSON value of each field type must have, and pydantic's word for it
+_KINDS: dict[type, tuple[tuple[type, ...], str]] = {
+    str: ((str,), "a valid string"),
+    int: ((int,), "a valid integer"),
+    float: ((int, float), "a valid number"),
+    bool: ((bool,), "a valid boolean"),
+    list: ((list, tuple), "a valid list"),
+}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Field:
+    name: str
+    key: str  # the name on the wire
+    kind: type
+    item: type | None  # a list's item type
+    optional: bool
+    rule: _Rule
+    required: bool
+
+
+def _fields_of(cls: type) -> list[_Field]:
+    hints = typing.get_type_hints(cls)
+    made = []
+    for f in dataclasses.fields(cls):
+        hint, optional = hints[f.name], False
+        if isinstance(hint, types.UnionType):
+            args = [a for a in typing.get_args(hint) if a is not type(None)]
+            hint, optional = args[0], True
+        origin = typing.get_origin(hint)
+        item = typing.get_args(hint)[0] if origin is list else None
+        rule = f.metadata.get("rule", _Rule())
+        required = f.default is _MISSING and f.default_factory is _MISSING
+        made.append(
+            _Field(f.name, rule.alias or f.name, origin or hint, item, optional, rule, required)
+        )
+    return made
+
+
+def _refused(where: str, message: str) -> errors.TeamloreError:
+    return errors.TeamloreError(errors.INVALID_ARGUMENT, f"{where}: {message}")
+
+
+def _is_kind(value: object, kind: type) -> bool:
+    """Whether a JSON value has the field type `kind` (a bool is not a number)."""
+    return isinstance(value, _KINDS[kind][0]) and (kind is bool or not isinstance(value, bool))
+
+
+def _checked(field: _Field, value: Any) -> Any:
+    """`value` if it fits `field`, else the refusal pydantic would word."""
+    if value is None and field.optional:
+        return None
+    if not _is_kind(value, field.kind):
+        raise _refused(field.key, f"Input should be {_KINDS[field.kind][1]}")
+    if field.item is not None:
+        for n, item in enumerate(value):
+            if not _is_kind(item, field.item):
+                raise _refused(f"{field.key}.{n}", f"Input should be {_KINDS[field.item][1]}")
+        value = list(value)
+    if field.kind is float:
+        value = float(value)
+    rule = field.rule
+    if rule.ge is not None and value < rule.ge:
+        raise _refused(field.key, f"Input should be greater than or equal to {rule.ge:g}")
+    if rule.le is not None and value > rule.le:
+        raise _refused(field.key, f"Input should be less than or equal to {rule.le:g}")
+    if rule.min_length is not None and len(value) < rule.min_length:
+        raise _refused(field.key, f"String should have at least {counted(rule.min_length)}")
+    if rule.max_length is not None and len(value) > rule.max_length:
+        raise _refused(field.key, f"String should have at most {counted(rule.max_length)}")
+    if rule.convert is not None:
+        try:
+            return rule.convert(value)
+        except ValueError as exc:
+            raise _refused(field.key, str(exc)) from None
+    return value
+
+
+def counted(n: int) -> str:
+    return f"{n} character" + ("" if n == 1 else "s")
+
+
+class PlainRequest:
+    """The base of a hand-checked request (decorate the subclass with `@plain_request`)."""
+
+    _plain_fields: ClassVar[list[_Field] | None] = None
+
+    @classmethod
+    def model_validate(cls, payload: Mapping[str, Any]) -> Self:
+        """The request `payload` describes, or `INVALID_ARGUMENT` naming the first problem."""
+        if not isinstance(payload, Mapping):
+            raise _refused("request", "Input should be a valid dictionary")
+        fields = cls._fields()
+        known = {f.key for f in fields} | {f.name for f in fields}
+        for key in payload:
+            if key not in known:
+                raise _refused(str(key), "Extra inputs are not permitted")
+        values = {}
+        for f in fields:
+            key = f.key if f.key in payload else f.name
+            if key in payload:
+                values[f.name] = _checked(f, payload[key])
+            elif f.required:
+                raise _refused(f.key, "Field required")
+        request = cls(**values)
+        try:
+            request.check()
+        except ValueError as exc:
+            raise _refused("request", str(exc)) from None
+        return request
+
+    def check(self) -> None:
+        """Raise ValueError when the fields do not fit together."""
+
+    @classmethod
+    def model_json_schema(cls) -> dict[str, Any]:
+        """The request as a JSON schema (what `model_validate` accepts)."""
+        names = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array"}
+        properties: dict[str, Any] = {}
+        for f in cls._fields():
+            schema: dict[str, Any] = {"type": names[f.kind]}
+            if f.item is not None:
+                schema["items"] = {"type": names[f.item]}
+            for key, bound in (
+                ("minimum", f.rule.ge),
+                ("maximum", f.rule.le),
+                ("minLength", f.rule.min_length),
+                ("maxLength", f.rule.max_length),
+            ):
+                if bound is not None:
+                    schema[key] = bound
+            if f.optional:
+                schema = {"anyOf": [schema, {"type": "null"}]}
+            if f.rule.description:
+                schema["description"] = f.rule.description
+            properties[f.key] = schema
+        required = [f.key for f in cls._fields() if f.required]
+        return {
+            "title": cls.__name__,
+            "type": "object",
+            "properties": properties,
+            "additionalProperties": False,
+            **({"required": required} if required else {}),
+        }
+
+    @classmethod
+    def _fields(cls) -> list[_Field]:
+        if cls.__dict__.get("_plain_fields") is None:
+            cls._plain_fields = _fields_of(cls)
+        return cls.__dict__["_plain_fields"]  # type: ignore[no-any-return]
+
+
+R = TypeVar("R", bound=PlainRequest)
+
+
+def plain_request(cls: type[R]) -> type[R]:
+    """Make `cls` a frozen dataclass request (keyword-only fields, so a subclass may add a
+    required field after its base's defaults)."""
+    return dataclasses.dataclass(frozen=True, kw_only=True)(cls)

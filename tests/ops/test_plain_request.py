@@ -1,0 +1,123 @@
+"""A hand-checked request (`teamlore.ops.plain_request`) refuses what a pydantic request refuses,
+in the same words, without importing pydantic: the session operations' requests."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from teamlore.core import errors
+from teamlore.ops.registry import parse_request
+from teamlore.ops.sessions.index import (
+    SessionsListRequest,
+    SessionsSearchRequest,
+    SessionsShowRequest,
+    StatusRequest,
+    SyncRequest,
+)
+
+
+def refusal(model: type, payload: dict[str, object]) -> str:
+    with pytest.raises(errors.TeamloreError) as caught:
+        parse_request(model, payload)
+    assert caught.value.code == errors.INVALID_ARGUMENT.code
+    return caught.value.message
+
+
+@pytest.mark.parametrize(
+    ("model", "payload", "message"),
+    [
+        (SessionsSearchRequest, {}, "query: Field required"),
+        (SessionsSearchRequest, {"query": ""}, "query: String should have at least 1 character"),
+        (
+            SessionsSearchRequest,
+            {"query": "x" * 4097},
+            "query: String should have at most 4096 characters",
+        ),
+        (
+            SessionsSearchRequest,
+            {"query": "x", "limit": 0},
+            "limit: Input should be greater than or equal to 1",
+        ),
+        (
+            SessionsSearchRequest,
+            {"query": "x", "limit": 501},
+            "limit: Input should be less than or equal to 500",
+        ),
+        (
+            SessionsSearchRequest,
+            {"query": "x", "limit": True},
+            "limit: Input should be a valid integer",
+        ),
+        (
+            SessionsSearchRequest,
+            {"query": "x", "lexical": "yes"},
+            "lexical: Input should be a valid boolean",
+        ),
+        (
+            SessionsSearchRequest,
+            {"query": "x", "surprise": 1},
+            "surprise: Extra inputs are not permitted",
+        ),
+        (
+            SessionsSearchRequest,
+            {"query": "x", "provider": "nope"},
+            "provider: unknown provider 'nope' (one of: claude, codex, pi)",
+        ),
+        (
+            SessionsSearchRequest,
+            {"query": "x", "since": "garbage"},
+            "since: 'garbage' is not an ISO-8601 date or date-time",
+        ),
+        (
+            SessionsListRequest,
+            {"unmapped": True, "repository": "r"},
+            "request: unmapped sessions belong to no repository: give one, not both",
+        ),
+        (
+            SessionsShowRequest,
+            {"session_key": "k", "tool": 2},
+            "request: tool: give the turn too (--turn N --tool M)",
+        ),
+        (SyncRequest, {"sources": "a"}, "sources: Input should be a valid list"),
+        (SyncRequest, {"sources": ["a", 3]}, "sources.1: Input should be a valid string"),
+        (
+            SyncRequest,
+            {"wait_seconds": -1},
+            "wait_seconds: Input should be greater than or equal to 0",
+        ),
+    ],
+)
+def test_a_refusal_names_the_field_in_pydantics_words(
+    model: type, payload: dict[str, object], message: str
+) -> None:
+    assert refusal(model, payload) == message
+
+
+def test_a_request_takes_its_defaults_aliases_and_own_parses() -> None:
+    search = parse_request(SessionsSearchRequest, {"query": "q", "since": "2026-01-02"})
+    assert (search.limit, search.lexical, search.sync_first) == (20, False, True)
+    assert search.since == "2026-01-02T00:00:00.000Z"
+    sync = parse_request(SyncRequest, {"discardHistory": True, "wait_seconds": 5})
+    assert sync.discard_history is True and sync.wait_seconds == 5.0
+    assert parse_request(SyncRequest, {"discard_history": True}).discard_history is True
+    assert parse_request(StatusRequest, {"check": True}).integrity is True
+
+
+def test_the_schema_describes_what_is_accepted() -> None:
+    schema = SessionsSearchRequest.model_json_schema()
+    assert schema["required"] == ["query"] and schema["additionalProperties"] is False
+    assert schema["properties"]["limit"] == {"type": "integer", "minimum": 1, "maximum": 500}
+    assert SyncRequest.model_json_schema()["properties"]["discardHistory"]["type"] == "boolean"
+
+
+def test_the_session_operations_load_without_pydantic() -> None:
+    code = (
+        "import sys, teamlore.ops.sessions.index as i;"
+        "i.SessionsSearchRequest.model_validate({'query': 'q'});"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'pydantic'))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
