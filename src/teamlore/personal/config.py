@@ -37,8 +37,6 @@ PROVENANCE_CLASSES: tuple[ProvenanceClass, ...] = (
 )
 
 MAX_REQUEST_BYTES = 131_072  # one model request discloses at most 128 KiB (DESIGN.md)
-DOCUMENT_HARD_LIMIT = 16_384
-DOCUMENT_SOFT_BUDGET = 8_192
 
 _SCOPE_PATTERN = re.compile(r"^(global|project:[A-Za-z0-9_-]{1,128}|project:\*)$")
 

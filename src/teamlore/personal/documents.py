@@ -26,10 +26,11 @@ from pathlib import Path
 
 from teamlore.core import errors
 from teamlore.core.paths import ensure_private_dir, write_private_file
-from teamlore.personal.config import DOCUMENT_HARD_LIMIT
 
 MISSING_HASH = "missing"
 MAX_FILE_BYTES = 1_048_576
+DOCUMENT_HARD_LIMIT = 16_384  # what one personal document may hold after the Writer's edits
+DOCUMENT_SOFT_BUDGET = 8_192  # where the Writer starts compacting (docs/personal.md)
 MAX_TITLE_CHARS = 200
 
 GLOBAL_TARGETS = ("profile", "preferences")

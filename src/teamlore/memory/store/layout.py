@@ -24,7 +24,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from teamlore.core.errors import UNSAFE_PATH, TeamloreError
-from teamlore.memory.store.documents import dump_index
 from teamlore.memory.store.slugs import validate_slug
 
 MEMORY_ROOT = ".threadshare/memory"
@@ -158,6 +157,10 @@ def _write_index_once(memory_fd: int) -> bool:
         if not stat.S_ISREG(existing.st_mode):
             raise _unsafe(INDEX_FILE, "not a regular file")
         return False
+    # the documents' models load only when a tree is created: readers of the layout (a
+    # session-start hook) never need them (docs/architecture.md, "A short CLI process")
+    from teamlore.memory.store.documents import dump_index
+
     temp = f".index.json.{secrets.token_hex(8)}.tmp"
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW, 0o644, dir_fd=memory_fd)
     try:

@@ -515,7 +515,7 @@ def _index_check(ctx: OpContext, home: Path) -> doctor_checks.Check:
 
 
 def _repositories_check(home: Path) -> doctor_checks.Check:
-    from teamlore.ops.personal.memory import registered_projects
+    from teamlore.personal.reader import registered_projects
 
     try:
         projects = registered_projects(home)

@@ -47,20 +47,18 @@ def worktree_root(start: Path) -> Path | None:
 
 
 def personal_section(home: Path, cwd: Path) -> str:
-    from teamlore.ops.personal.memory import show_contexts
     from teamlore.personal import reader
 
-    if not home.is_dir():
-        return ""
-    contexts, _ = show_contexts(home, str(cwd))
-    view = reader.read_memory(home, contexts)
+    candidates, _ = reader.workspace_contexts(home, str(cwd))
+    if reader.read_memory(home, candidates).empty:
+        return ""  # nothing stored: the `[personal]` settings need not even be loaded
+    view = reader.read_memory(home, reader.readable_contexts(home, candidates))
     if view.empty:
         return ""
     return str(view.to_json()["text"])
 
 
 def team_section(root: Path, client: str) -> str:
-    from teamlore.memory.store.documents import load_doctrine, load_scene
     from teamlore.memory.store.layout import DOCTRINE_FILE, SCENES_DIR, memory_root
 
     tree = memory_root(root)
@@ -71,6 +69,9 @@ def team_section(root: Path, client: str) -> str:
         text = instructions.read_text("utf-8", "replace") if instructions.is_file() else ""
         if ASSEMBLED_MARKER in text:
             return ""  # the agent already reads the assembled block
+    # the memory documents' models load only when the brief has to read them
+    from teamlore.memory.store.documents import load_doctrine, load_scene
+
     entries = sum(1 for _ in (tree / "entries").glob("*.md"))
     lines = [
         f"This repository has reviewed team memory ({entries} entries in .threadshare/memory);"

@@ -45,8 +45,8 @@ class HostTurn(BaseModel):
 
 
 def _context(home: Path, cwd: str) -> str:
-    from teamlore.ops.personal.memory import workspace_context
     from teamlore.personal.config import load_personal_settings_readonly
+    from teamlore.personal.reader import workspace_context
 
     try:
         project = workspace_context(home, cwd)

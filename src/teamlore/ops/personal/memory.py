@@ -14,7 +14,6 @@ The CLI commands act for the owner of the state dir, so they take the workspace 
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -23,7 +22,6 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from teamlore.core import errors
-from teamlore.core.config import load_config
 from teamlore.core.locations import state_dir_path
 from teamlore.core.strict import STRICT
 from teamlore.ops.registry import OpContext, operation
@@ -36,6 +34,7 @@ from teamlore.personal.config import (
     save_personal_settings,
 )
 from teamlore.personal.model_port import DecisionModel
+from teamlore.personal.reader import registered_projects, show_contexts, workspace_context
 
 UNREGISTERED_WORKSPACE = errors.UNREGISTERED_WORKSPACE
 READ_DISABLED = errors.READ_DISABLED
@@ -56,25 +55,6 @@ def state_home(ctx: OpContext) -> Path:
     """The state dir path (`ctx.home`, `$TEAMLORE_HOME`, else the platform default). Unlike
     `core.paths.state_dir`, this never creates it: read-only callers must leave no trace."""
     return ctx.home if ctx.home is not None else state_dir_path()
-
-
-def registered_projects(home: Path) -> dict[str, str]:
-    """Registered worktree roots (real paths) → repository_key, read without creating anything."""
-    return load_config(home, readonly=True).registered_roots()
-
-
-def workspace_context(home: Path, workspace: str) -> str:
-    """`project:<repository_key>` of the registered worktree containing `workspace` (the deepest
-    one when worktrees nest); `UNREGISTERED_WORKSPACE` otherwise."""
-    real = os.path.realpath(os.path.expanduser(workspace))
-    best: tuple[int, str] | None = None
-    for root, key in registered_projects(home).items():
-        inside = real == root or real.startswith(root.rstrip("/") + "/")
-        if inside and (best is None or len(root) > best[0]):
-            best = (len(root), key)
-    if best is None:
-        raise errors.TeamloreError(UNREGISTERED_WORKSPACE, f"{workspace} is not registered")
-    return f"project:{best[1]}"
 
 
 def launch_contexts(home: Path, *, global_context: bool, workspaces: list[str]) -> tuple[str, ...]:
@@ -279,19 +259,6 @@ def memory_read(ctx: OpContext, request: ReadRequest) -> dict[str, Any]:
 
 class ShowRequest(_Strict):
     workspace: str | None = None
-
-
-def show_contexts(home: Path, workspace: str | None) -> tuple[list[str], str | None]:
-    """`personal show`: global plus the workspace's project (∩ allowed scopes). An unregistered
-    workspace adds nothing (a session-start hook runs in any folder); the note says so."""
-    contexts = ["global"]
-    note = None
-    if workspace is not None:
-        try:
-            contexts.append(workspace_context(home, workspace))
-        except errors.TeamloreError as err:
-            note = err.message
-    return reader.readable_contexts(home, contexts), note
 
 
 @operation("personal.show", input_model=ShowRequest, side_effect="read")
