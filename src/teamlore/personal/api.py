@@ -5,9 +5,9 @@ Identity and contexts come from the caller (launch flags, cwd), never from paylo
 namespace. Every function takes the state dir `home`; `now` (epoch seconds) is for tests.
 
 Write side: `enqueue_init`, `relay_user_turn`, `import_markdown` (queue only, no model), then
-`run_writer` / `flush` (need a `DecisionModel`). Status: `status`, `init_status`,
-`submission_status`, `markdown_status`. Repair: `retry`. Read side: `teamlore.personal.reader`
-(`read_memory`, `render_memory`, `readable_contexts`) and `show` here.
+`flush` (needs a `DecisionModel`; the Writer is `teamlore.personal.writer`). Status: `status`,
+`init_status`, `submission_status`, `markdown_status`. Repair: `retry`. Read side:
+`teamlore.personal.reader` (`read_memory`, `render_memory`, `readable_contexts`) and `show` here.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from teamlore.core import errors
 from teamlore.core.db import write_tx
@@ -29,12 +29,13 @@ from teamlore.personal.config import (
 from teamlore.personal.model_port import DecisionModel
 from teamlore.personal.runtime_db import open_runtime_db, open_runtime_db_if_exists
 from teamlore.personal.safety import refuse_secrets
-from teamlore.personal.writer import RunOutcome, run_writer
+
+if TYPE_CHECKING:
+    from teamlore.personal.writer import RunOutcome
 
 __all__ = [
     "FlushResult",
     "MarkdownImport",
-    "RunOutcome",
     "SubmitResult",
     "enqueue_init",
     "flush",
@@ -43,7 +44,6 @@ __all__ = [
     "markdown_status",
     "relay_user_turn",
     "retry",
-    "run_writer",
     "show",
     "status",
     "submission_status",
@@ -321,6 +321,10 @@ def flush(
 ) -> FlushResult:
     """Run the Writer with `force` until it is idle (or something fails). Never skips a backoff
     or another process's lease."""
+    # the Writer (its decision schema, prompts) loads only here: queueing a host's user turn
+    # never needs it (docs/architecture.md, "A short CLI process")
+    from teamlore.personal.writer import run_writer
+
     settings = _settings(home, settings)
     runs: list[RunOutcome] = []
     for _ in range(max_runs):
