@@ -55,10 +55,12 @@ def test_sync_json_reports_files_sessions_turns_bytes_and_diagnostics(
     assert (code, again["files"]["changed"], again["bytesRead"]) == (0, 0, 0)
 
 
-def _imported_by(*args: str) -> tuple[str, set[str]]:
-    """Run `teamlore ARGS` through the console entry; its stdout and the modules it imported."""
+def _imported_by(*args: str, stdin: str | None = None) -> tuple[str, set[str]]:
+    """Run `teamlore ARGS` through the console entry (`stdin` its input, as a hook gets its
+    payload); its stdout and the modules it imported."""
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "teamlore.cli.entry", *args],
+        input=stdin,
         capture_output=True,
         text=True,
         env=os.environ,

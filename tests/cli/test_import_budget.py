@@ -81,3 +81,80 @@ def test_text_output_on_a_terminal_may_load_rich_json_never(synced: tuple[str, P
     _, with_text = _imported_by("status")
     _, with_json = _imported_by("status", "--format", "json")
     assert "rich" in with_text and "rich" not in with_json
+
+
+# -- hooks: agents run them before the model is asked (session-start, Pi's user-turn on every
+# prompt) or as a session stops; none loads the CLI, the personal API's Writer or the personal
+# operations module (docs/architecture.md, "A short CLI process"); budgets as above, the counts
+# measured plus about 3 %
+HOOK_NEVER = NEVER | TEXT_ONLY | VECTOR_ONLY | {"teamlore.personal.writer", "teamlore.ops.personal"}
+ASSEMBLED = "<!-- BEGIN THREADSHARE MEMORY (generated; do not edit by hand) -->\n"
+PROFILE = "# Profile\n\n## Work\nThe user writes Rust at work.\n"
+
+
+@pytest.fixture()
+def worktree(home: Path, tmp_path: Path) -> Path:
+    """A registered worktree with a team-memory tree (its doctrine written) and no personal
+    memory yet."""
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    assert teamlore_cli("memory", "init", "--repository", str(repo)).returncode == 0
+    (repo / ".threadshare" / "memory" / "doctrine.md").write_text(
+        "---\nkind: doctrine\n---\nSmall commits.\n"
+    )
+    assert teamlore_cli("sync", "--repository", str(repo)).returncode == 0
+    return repo
+
+
+def _hook_imports(*args: str, stdin: str) -> tuple[str, set[str]]:
+    out, modules = _imported_by("hook", *args, stdin=stdin)
+    loaded = {m for m in modules if m.split(".")[0] in HOOK_NEVER or m in HOOK_NEVER}
+    loaded |= {m for m in modules if m.startswith(("teamlore.ops.personal.", "teamlore.cli.c"))}
+    assert not loaded, sorted(loaded)
+    return out, modules
+
+
+def test_session_start_with_the_assembled_block_and_no_personal_memory_loads_no_models(
+    worktree: Path,
+) -> None:
+    (worktree / "CLAUDE.md").write_text(ASSEMBLED)  # what an assembling install leaves
+    payload = json.dumps({"cwd": str(worktree)})
+    out, modules = _hook_imports("session-start", "--client", "claude", stdin=payload)
+    assert out == ""  # nothing to add: the agent reads the assembled block
+    packages = {m.split(".")[0] for m in modules}
+    assert not packages & PYDANTIC, sorted(packages & PYDANTIC)
+    assert len(modules) <= 144, f"{len(modules)} modules (budget 144)"
+
+
+def test_session_start_with_a_brief_to_print_stays_within_its_budget(
+    home: Path, worktree: Path
+) -> None:
+    (home / "personal").mkdir(mode=0o700)
+    (home / "personal" / "profile.md").write_text(PROFILE)
+    payload = json.dumps({"cwd": str(worktree)})
+    out, modules = _hook_imports("session-start", "--client", "codex", stdin=payload)
+    brief = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    assert "Small commits." in brief and "writes Rust" in brief
+    assert len(modules) <= 259, f"{len(modules)} modules (budget 259)"
+
+
+def test_user_turn_queues_without_loading_the_writer(worktree: Path) -> None:
+    turn = {
+        "cwd": str(worktree),
+        "text": "I prefer tabs",
+        "source": "interactive",
+        "sessionId": "s-1",
+        "turnId": "t-1",
+    }
+    out, modules = _hook_imports("user-turn", stdin=json.dumps(turn))
+    assert json.loads(out)["accepted"] is True
+    assert len(modules) <= 265, f"{len(modules)} modules (budget 265)"
+
+
+def test_session_end_loads_neither_models_nor_the_index(home: Path) -> None:
+    out, modules = _hook_imports(
+        "session-end", "--client", "claude", stdin=json.dumps({"transcript_path": "/nonexistent"})
+    )
+    assert out == ""
+    assert not {m.split(".")[0] for m in modules} & PYDANTIC
+    assert len(modules) <= 78, f"{len(modules)} modules (budget 78)"
