@@ -49,6 +49,7 @@ class Command:
     cwd: Path
     env: dict[str, str]
     before: list[list[str]] = field(default_factory=list)  # run first, timed with the command
+    stdin: bytes | None = None  # a hook's payload, as the agent pipes it
     seconds: list[float] = field(default_factory=list)
     rss_mib: float = 0.0
     misses: int = 0
@@ -68,14 +69,22 @@ def child_env(state: Path, home: Path, work: Path, src: Path) -> dict[str, str]:
         HOME=str(home),
         PYTHONPATH=str(src),
         PYTHONPYCACHEPREFIX=str(work / "pycache"),
+        # a hook gives up (prints nothing) past its budget: time the whole brief instead
+        TEAMLORE_HOOK_BUDGET="60",
     )
     return env
 
 
-def run_once(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, bytes]:
-    """Wall seconds, peak RSS (MiB) and stdout of one process."""
+def run_once(
+    argv: list[str], cwd: Path, env: dict[str, str], stdin: bytes | None = None
+) -> tuple[float, float, bytes]:
+    """Wall seconds, peak RSS (MiB) and stdout of one process (`stdin` written to it first)."""
     started = time.perf_counter()
-    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE)
+    piped = subprocess.PIPE if stdin is not None else None
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=piped, stdout=subprocess.PIPE)
+    if proc.stdin is not None:
+        proc.stdin.write(stdin or b"")
+        proc.stdin.close()
     out = proc.stdout.read() if proc.stdout else b""
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - started
@@ -172,6 +181,30 @@ def command_table(
     ]
 
 
+def hook_table(exe: str, repo: Path) -> list[tuple[str, list[str], bytes]]:
+    """(name, argv, payload on stdin) per hook, as Claude Code, Codex and Pi run them: the
+    session-start brief of the team-memory worktree, one typed prompt queued for personal
+    memory, and a session end whose transcript is gone (nothing to sync)."""
+    turn = {"cwd": str(repo), "text": "I prefer tabs", "source": "interactive"}
+    return [
+        (
+            "hook session-start",
+            [exe, "hook", "session-start", "--client", "codex"],
+            json.dumps({"cwd": str(repo)}).encode(),
+        ),
+        (
+            "hook user-turn",
+            [exe, "hook", "user-turn", "--client", "pi"],
+            json.dumps({**turn, "sessionId": "bench", "turnId": "bench-1"}).encode(),
+        ),
+        (
+            "hook session-end",
+            [exe, "hook", "session-end", "--client", "claude"],
+            json.dumps({"transcript_path": str(repo / "gone.jsonl")}).encode(),
+        ),
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=10_000)
@@ -210,8 +243,10 @@ def main(argv: list[str] | None = None) -> int:
     repo, key, sources, files = prepare(work, args.turns, env)
     exe = teamlore_exe()
     table = command_table(exe, key, sources)
+    hooks = hook_table(exe, repo)
     if args.commands:
         table = [row for row in table if row[0] in args.commands.split(",")]
+        hooks = [row for row in hooks if row[0] in args.commands.split(",")]
     trees = [("", env)]
     if args.versus:
         trees.append((" [versus]", {**env, "PYTHONPATH": str(args.versus.resolve())}))
@@ -219,8 +254,11 @@ def main(argv: list[str] | None = None) -> int:
     for name, command, before in table:
         for suffix, tree_env in trees:
             commands.append(Command(name + suffix, command, repo, tree_env, before))
+    for name, command, payload in hooks:
+        for suffix, tree_env in trees:
+            commands.append(Command(name + suffix, command, repo, tree_env, stdin=payload))
     for c in commands:  # warm the byte-code cache and the page cache
-        run_once([a if a != "TOKEN" else "x" for a in c.argv], c.cwd, c.env)
+        run_once([a if a != "TOKEN" else "x" for a in c.argv], c.cwd, c.env, c.stdin)
     at_ms = corpus.BASE_EPOCH_MS + 10 * 365 * 86_400_000
     for round_no in range(args.rounds):
         for n, c in enumerate(commands):
@@ -234,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
             for step in c.before:
                 seconds, rss, _ = run_once(step, c.cwd, c.env)
                 total, peak = total + seconds, max(peak, rss)
-            seconds, rss, out = run_once(argv, c.cwd, c.env)
+            seconds, rss, out = run_once(argv, c.cwd, c.env, c.stdin)
             c.seconds.append(total + seconds)
             c.rss_mib = max(c.rss_mib, peak, rss)
             if "TOKEN" in c.argv and not found(token, out):
@@ -302,7 +340,8 @@ def report(commands: list[Command], exe: str) -> None:
         if c.name.endswith("[versus]"):
             continue
         shown = [" ".join("teamlore" if a == exe else a for a in b) for b in [*c.before, c.argv]]
-        say(f"    {c.name}: " + " && ".join(shown))
+        piped = "" if c.stdin is None else f"echo '{c.stdin.decode()}' | "
+        say(f"    {c.name}: {piped}" + " && ".join(shown))
 
 
 if __name__ == "__main__":
