@@ -181,16 +181,34 @@ def command_table(
     ]
 
 
+def assembled_copy(repo: Path) -> Path:
+    """A copy of the team-memory worktree whose AGENTS.md holds the block `memory assemble`
+    writes (what an assembling install leaves): the brief has no team section to read."""
+    copy = repo.parent / "repo-assembled"
+    if not (copy / ".git").exists():
+        shutil.copytree(repo, copy, symlinks=True)
+        (copy / "AGENTS.md").write_text(
+            "<!-- BEGIN THREADSHARE MEMORY (generated; do not edit by hand) -->\n"
+        )
+    return copy
+
+
 def hook_table(exe: str, repo: Path) -> list[tuple[str, list[str], bytes]]:
     """(name, argv, payload on stdin) per hook, as Claude Code, Codex and Pi run them: the
-    session-start brief of the team-memory worktree, one typed prompt queued for personal
-    memory, and a session end whose transcript is gone (nothing to sync)."""
+    session-start brief of the team-memory worktree (with and without the assembled block),
+    one typed prompt queued for personal memory, and a session end whose transcript is gone
+    (nothing to sync)."""
     turn = {"cwd": str(repo), "text": "I prefer tabs", "source": "interactive"}
     return [
         (
             "hook session-start",
             [exe, "hook", "session-start", "--client", "codex"],
             json.dumps({"cwd": str(repo)}).encode(),
+        ),
+        (
+            "hook session-start (assembled)",
+            [exe, "hook", "session-start", "--client", "codex"],
+            json.dumps({"cwd": str(assembled_copy(repo))}).encode(),
         ),
         (
             "hook user-turn",
@@ -320,7 +338,7 @@ def show_long_session(work: Path, turns: int, env: dict[str, str], versus: Path 
 def report(commands: list[Command], exe: str) -> None:
     floor = statistics.median(commands[0].seconds)
     say(
-        f"  {'command':<37}{'p50 ms':>7}{'p95 ms':>7}{'p50/floor':>10}{'p95/floor':>10}"
+        f"  {'command':<41}{'p50 ms':>7}{'p95 ms':>7}{'p50/floor':>10}{'p95/floor':>10}"
         f"{'RSS MiB':>8}  target (p50)"
     )
     for c in commands:
@@ -332,7 +350,7 @@ def report(commands: list[Command], exe: str) -> None:
         if c.misses:
             verdict += f"  ({c.misses} of {len(c.seconds)} did not find the new turn)"
         say(
-            f"  {c.name:<37}{p50 * 1000:7.0f}{p95 * 1000:7.0f}{p50 / floor:10.1f}"
+            f"  {c.name:<41}{p50 * 1000:7.0f}{p95 * 1000:7.0f}{p50 / floor:10.1f}"
             f"{p95 / floor:10.1f}{c.rss_mib:8.0f}  {verdict}"
         )
     say("  each command, as run (teamlore = this environment's console script):")
