@@ -370,3 +370,43 @@ def test_bundled_vectors_of_real_session_lines_are_the_per_text_means_bit_for_bi
 
     assert len(texts) > 300
     assert ours.tobytes() == normalize_rows(_mean_per_text(table, id_lists)).tobytes()
+
+
+def test_table_rows_read_from_the_file_are_the_tables_rows() -> None:
+    from safetensors import safe_open
+
+    from teamlore.models.embeddings import TableRows, _load_table
+
+    weights, _ = bundled_files()
+    with safe_open(str(weights), framework="np") as f:
+        table = f.get_tensor("embedding.weight")
+    rows = _load_table(weights)
+    # runs of consecutive ids, single ids, the first and the last row, out of order
+    ids = np.array([0, 1, 2, 7, 900, 901, 31999, 5, 6, 12345], dtype=np.int64)
+
+    assert isinstance(rows, TableRows) and rows.shape == table.shape
+    assert rows[ids].tobytes() == table[ids].tobytes()
+    assert rows[ids[:0]].shape == (0, table.shape[1])
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc/self/maps")
+def test_embedding_a_batch_reads_table_rows_and_never_maps_the_table() -> None:
+    """A cold sync's batches touch every row of a memory-mapped table, and its file pages count
+    in the process's peak RSS (docs/sessions.md, "Memory at the peak"): batches read the rows
+    they need instead. A fresh process, so no earlier query in this one has mapped it."""
+    weights, _ = bundled_files()
+    script = textwrap.dedent(
+        """
+        import sys
+        from teamlore.models.embeddings import bundled_embedder
+        vectors = bundled_embedder().embed([f"turn {n}: fixed the flaky test" for n in range(64)])
+        assert vectors.shape == (64, 256) and vectors.any()
+        print(open("/proc/self/maps").read())
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    maps = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, env=env
+    ).stdout
+
+    assert str(weights.resolve()) not in maps
