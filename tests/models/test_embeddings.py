@@ -381,12 +381,17 @@ def test_table_rows_read_from_the_file_are_the_tables_rows() -> None:
     with safe_open(str(weights), framework="np") as f:
         table = f.get_tensor("embedding.weight")
     rows = _load_table(weights)
-    # runs of consecutive ids, single ids, the first and the last row, out of order
-    ids = np.array([0, 1, 2, 7, 900, 901, 31999, 5, 6, 12345], dtype=np.int64)
+    rng = np.random.default_rng(29)
+    # ascending distinct ids, as `mean_token_rows` asks: runs, ids a page apart or further,
+    # the first and the last row, every row
+    picks = [np.array([0, 1, 2, 7, 8, 16, 900, 901, 12345, 31999])]
+    picks += [np.unique(rng.integers(0, len(table), n)) for n in (1, 3, 40, 1000, 20000)]
+    picks += [np.arange(len(table)), np.array([], dtype=np.int64)]
 
     assert isinstance(rows, TableRows) and rows.shape == table.shape
-    assert rows[ids].tobytes() == table[ids].tobytes()
-    assert rows[ids[:0]].shape == (0, table.shape[1])
+    for ids in picks:
+        assert rows[ids].shape == (len(ids), table.shape[1])
+        assert rows[ids].tobytes() == table[ids].tobytes()
 
 
 @pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc/self/maps")
@@ -410,3 +415,32 @@ def test_embedding_a_batch_reads_table_rows_and_never_maps_the_table() -> None:
     ).stdout
 
     assert str(weights.resolve()) not in maps
+
+
+def test_a_large_batch_is_tokenized_a_bounded_chunk_at_a_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The encodings of a chunk are held until its mean is taken: a cold sync's 2,048-turn
+    batch is tokenized 64 texts at a time (docs/sessions.md, "Memory at the peak"), with the
+    same vectors as one text at a time."""
+    from tokenizers import Encoding, Tokenizer
+
+    from teamlore.models import embeddings
+
+    seen: list[int] = []
+    real_encode = embeddings._encode
+
+    def counting(tokenizer: Tokenizer, texts: list[str]) -> list[Encoding]:
+        seen.append(len(texts))
+        return real_encode(tokenizer, texts)
+
+    monkeypatch.setattr(embeddings, "_encode", counting)
+    texts = [
+        f"turn {n}: rebased the feature branch onto main and fixed test {n}" for n in range(300)
+    ]
+
+    vectors = bundled_embedder().embed(texts)
+
+    assert max(seen) <= embeddings.ENCODE_CHUNK == 64 and sum(seen) == len(texts)
+    for n in (0, 63, 64, 299):
+        assert vectors[n].tobytes() == bundled_embedder().embed([texts[n]])[0].tobytes()

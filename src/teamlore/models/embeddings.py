@@ -74,8 +74,11 @@ MODEL_CACHE_DIR = "models"  # in the state dir: what is derived once from the bu
 # a folder used instead, shared by state dirs (docs/hybrid-search.md, "Derived once")
 MODEL_CACHE_ENV = "TEAMLORE_MODEL_CACHE"
 SAFETENSORS_DTYPES = {"F16": "<f2", "F32": "<f4"}
-# texts tokenized at once: the encodings of 2,048 turns held ~48 MiB, of 256 ~12 MiB
-ENCODE_CHUNK = 256
+# texts tokenized at once: the encodings of 2,048 turns held ~48 MiB, of 256 ~12 MiB, and 256
+# held ~6 MiB more than 64 at a cold sync's peak, at no measurable speed (docs/sessions.md)
+ENCODE_CHUNK = 64
+# `TableRows` reads the rows of ids this many bytes apart or closer in one read (a page)
+READ_SPAN_BYTES = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -351,11 +354,11 @@ def _table_file(path: Path, *, mapped: bool = True) -> TableFile:
 
 
 def _load_table(path: Path) -> TableRows | NDArray[Any]:
-    """The embedding table, read by rows (`TableRows`); where `os.pread` is missing, a numpy
+    """The embedding table, read by rows (`TableRows`); where `os.preadv` is missing, a numpy
     array over the memory-mapped file."""
     import numpy as np
 
-    if hasattr(os, "pread"):
+    if hasattr(os, "preadv"):
         found: TableFile = _shared(("table header", path), lambda: _table_file(path, mapped=False))
         dtype = np.dtype(SAFETENSORS_DTYPES[found.dtype])
         try:
@@ -371,36 +374,49 @@ def _load_table(path: Path) -> TableRows | NDArray[Any]:
 
 
 class TableRows:
-    """The embedding table of a safetensors file, read row by row (docs/sessions.md, "Memory
-    at the peak"): `rows[ids]` reads only the rows of `ids` with `os.pread`, one read per run
-    of consecutive ids, into a fresh array. A memory-mapped table is file pages of the process:
-    a cold sync's many distinct tokens touched them all, 16 MiB of its peak RSS; read rows
-    live in the page cache, counted in no process's RSS. The same bytes, so the same vectors."""
+    """The embedding table of a safetensors file, read by rows (docs/sessions.md, "Memory at
+    the peak"): `rows[ids]` reads only the rows of `ids` with `os.preadv`, into a fresh array.
+    A memory-mapped table is file pages of the process: a cold sync's many distinct tokens
+    touched them all, 16 MiB of its peak RSS; rows read live in the page cache, counted in no
+    process's RSS. The same bytes, so the same vectors.
+
+    Ids less than a page apart are read in one span (a read per row cost ~2.3 µs, a span per
+    page ~1.4 µs per row; `bench/bench_embeddings.py`)."""
 
     def __init__(self, path: Path, found: TableFile, dtype: np.dtype[Any]) -> None:
         self.shape = (found.rows, found.columns)
         self._dtype = dtype
         self._width = dtype.itemsize * found.columns
+        self._gap = max(READ_SPAN_BYTES // self._width, 1)  # ids this close share a read
         self._begin = found.begin
         self._fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
 
     def __getitem__(self, ids: NDArray[np.int64]) -> NDArray[Any]:
+        """The rows of `ids` (ascending, as `np.unique` gives them), in their order."""
         import numpy as np
 
-        out = np.empty((len(ids), self.shape[1]), dtype=self._dtype)
         if not len(ids):
-            return out
-        flat = out.reshape(-1).view(np.uint8)
-        ends = np.append(np.flatnonzero(np.diff(ids) != 1) + 1, len(ids)).tolist()
-        start, width = 0, self._width
-        for end in ends:
-            size = (end - start) * width
-            read = os.pread(self._fd, size, self._begin + int(ids[start]) * width)
-            if len(read) != size:  # the file shrank under us: a damaged install
+            return np.empty((0, self.shape[1]), dtype=self._dtype)
+        starts = np.flatnonzero(np.diff(ids, prepend=ids[0] - self._gap - 1) > self._gap)
+        ends = np.append(starts[1:], len(ids))
+        first, lengths = ids[starts], ids[ends - 1] - ids[starts] + 1
+        offsets = np.cumsum(lengths) - lengths  # where each span starts among the rows read
+        spans = self._read_spans(first.tolist(), lengths.tolist(), int(lengths.sum()))
+        span_of = np.repeat(np.arange(len(starts)), ends - starts)
+        rows: NDArray[Any] = spans[offsets[span_of] + ids - first[span_of]]
+        return rows
+
+    def _read_spans(self, first: list[int], lengths: list[int], total: int) -> NDArray[Any]:
+        import numpy as np
+
+        width, read = self._width, bytearray(total * self._width)
+        view, at = memoryview(read), 0
+        for row, count in zip(first, lengths, strict=True):
+            size = count * width
+            if os.preadv(self._fd, [view[at : at + size]], self._begin + row * width) != size:
                 raise _unavailable("cannot be read (the weights file is shorter than its header)")
-            flat[start * width : end * width] = np.frombuffer(read, dtype=np.uint8)
-            start = end
-        return out
+            at += size
+        return np.frombuffer(read, dtype=self._dtype).reshape(total, self.shape[1])
 
 
 _bundled: dict[Path | None, BundledEmbedder] = {}
