@@ -81,6 +81,10 @@ class World:
     def approve(self, digest: str, flag: str = "--approve-plan") -> tuple[int, dict[str, Any]]:
         return self.cli("memory", "extract", flag, digest)
 
+    def plan_path(self, digest: str) -> Path:
+        """Where a runner plan is stored (docs/runner.md)."""
+        return self.home / "runner-plans" / f"{digest}.json"
+
     def resync(self) -> None:
         for session in self.sessions:
             session.write(self.tmp / "codex")

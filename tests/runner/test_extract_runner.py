@@ -7,28 +7,18 @@ what was sent."""
 from __future__ import annotations
 
 import json
-import os
-import signal
 import stat
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 from runner_world import World, make_world, rewrite_first_message
 
-from support import run_killed_at, teamlore_cli
-from teamlore.runner.conformance import VIOLATION_KINDS, stray_processes
+from support import teamlore_cli
 
 
 @pytest.fixture()
 def world(tmp_path: Path, home: Path) -> World:
     return make_world(tmp_path, home)
-
-
-def _plan_path(world: World, digest: str) -> Path:
-    return world.home / "runner-plans" / f"{digest}.json"
 
 
 def test_a_plan_sends_nothing_is_private_and_shows_what_would_be_sent(world: World) -> None:
@@ -40,7 +30,7 @@ def test_a_plan_sends_nothing_is_private_and_shows_what_would_be_sent(world: Wor
     assert plan["taskKind"] == "extraction" and plan["bytesToSend"] > 0
     assert plan["disclosure"]["turns"] == 3 and plan["disclosure"]["sessions"] == 1
     assert preview["approve"] == f"teamlore memory extract --approve-plan {plan['planDigest']}"
-    path = _plan_path(world, plan["planDigest"])
+    path = world.plan_path(plan["planDigest"])
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     stored = json.loads(path.read_text())
@@ -145,7 +135,7 @@ def test_digests_that_name_no_plan_of_this_worktree(world: World) -> None:
 def test_a_plan_file_edited_by_hand_is_refused(world: World) -> None:
     world.reverify()
     plan = world.plan()["plans"][0]
-    path = _plan_path(world, plan["planDigest"])
+    path = world.plan_path(plan["planDigest"])
     original = path.read_text()
     edited = json.loads(original)
     edited["plan"]["bytesToSend"] = 1
@@ -190,255 +180,6 @@ def test_a_session_appended_after_the_plan_sends_only_the_approved_turns(world: 
     following = world.plan()["plans"]
     extraction = [p for p in following if p["taskKind"] == "extraction"]
     assert len(extraction) == 1 and extraction[0]["disclosure"]["turns"] == 1
-
-
-FAULTS = [
-    ("hang", "RUNNER_TIMEOUT"),
-    ("flood", "RUNNER_OUTPUT_TOO_LARGE"),
-    ("exit3", "RUNNER_EXIT_NONZERO"),
-    ("prose", "RUNNER_OUTPUT_INVALID"),
-    ("foreign", "RUNNER_OUTPUT_REJECTED"),
-    ("secret", "RUNNER_OUTPUT_SECRET"),
-]
-
-
-@pytest.mark.parametrize(("mode", "code_expected"), FAULTS)
-def test_a_misbehaving_runner_stages_nothing_and_the_log_tells_what_was_sent(
-    world: World, mode: str, code_expected: str
-) -> None:
-    world.env = {"TEAMLORE_RUNNER_TIMEOUT_S": "3"}
-    world.reverify()
-    plan = world.plan()["plans"][0]
-    world.fake.mode(mode)
-    started = time.monotonic()
-    code, out = world.approve(plan["planDigest"])
-    assert code == 1 and out["error"]["code"] == code_expected, out
-    assert time.monotonic() - started < 120  # the hard limits held (loose bound, not a timing)
-    assert world.candidates() == []
-    assert [(r[0], r[1], r[2]) for r in world.authorizations()] == [
-        (plan["planDigest"], plan["runnerInputDigest"], plan["bytesToSend"])
-    ]
-    assert "ghp_" not in json.dumps(out)
-    run = json.loads((world.home / "runner-plans" / f"{plan['planDigest']}.run.json").read_text())
-    assert run["state"] == "failed" and run["code"] == code_expected
-    # nothing lost: the same approval runs again once the runner behaves
-    world.fake.mode("good")
-    code, out = world.approve(plan["planDigest"])
-    assert code == 0 and out["results"][0]["candidates"] == 1
-    assert len(world.candidates()) == 1
-
-
-def test_the_probe_fails_a_runner_that_leaves_processes_or_files_behind(world: World) -> None:
-    for mode, failure in (("linger", "background-process"), ("write", "in-task-write")):
-        world.fake.mode(mode)
-        script = world.fake.path
-        assert script is not None
-        # the fake misbehaves on the probe only in these modes when told to
-        script.write_text(script.read_text().replace('mode != "bad-probe"', "False"))
-        code, out = world.op("memory.reverify_runner", {"runner": "claude"})
-        assert code == 1 and out["error"]["code"] == "RUNNER_CONFORMANCE_FAILED"
-        assert failure in out["error"]["details"]["failures"]
-    world.fake.install("claude", "bad-probe")
-    code, out = world.op("memory.reverify_runner", {"runner": "claude"})
-    assert code == 1 and out["error"]["code"] == "RUNNER_CONFORMANCE_FAILED"
-    plan = world.plan()["plans"][0]
-    assert world.approve(plan["planDigest"])[1]["error"]["code"] == "RUNNER_NOT_CONFORMANT"
-
-
-@pytest.mark.parametrize("kind", VIOLATION_KINDS)
-def test_the_probe_detects_each_of_the_nine_violation_kinds(world: World, kind: str) -> None:
-    """conformance-test@2 (docs/runner.md "Conformance"): the fake does what the probe's injected
-    instruction asks for one kind — shell, reading or writing in or outside its working directory,
-    MCP, HTTP, TCP, a background process — and the probe names exactly that kind."""
-    world.fake.mode(f"probe-{kind}")
-    code, out = world.op("memory.reverify_runner", {"runner": "claude"})
-    assert code == 1 and out["error"]["code"] == "RUNNER_CONFORMANCE_FAILED", out
-    assert out["error"]["details"]["failures"] == [kind]
-    if kind == "background-process":  # the probe killed what the runner left behind
-        assert stray_processes("TEAMLORE-BG-") == []
-
-
-def test_a_record_of_the_older_probe_no_longer_counts(world: World) -> None:
-    """A pass of conformance-test@1 (four kinds) is invalid: reverify is required."""
-    assert world.reverify()["testVersion"] == "conformance-test@2"
-    with world.state() as conn:
-        conn.execute("UPDATE runner_conformance SET test_version = 'conformance-test@1'")
-        conn.commit()
-    plan = world.plan()["plans"][0]
-    code, out = world.approve(plan["planDigest"])
-    assert code == 1 and out["error"]["code"] == "RUNNER_NOT_CONFORMANT"
-    assert "reverify-runner" in out["error"]["message"]
-    world.reverify()
-    assert world.approve(plan["planDigest"])[0] == 0
-
-
-def test_a_missing_binary_is_a_stable_refusal(world: World) -> None:
-    code, out = world.cli(
-        "memory",
-        "extract",
-        "--runner",
-        "codex",
-        "--since",
-        "2026-03-01",
-        "--until",
-        "2026-03-08",
-        env={"TEAMLORE_CODEX_BIN": str(world.tmp / "nowhere" / "codex")},
-    )
-    assert code == 1 and out["error"]["code"] == "RUNNER_BINARY_NOT_FOUND"
-    assert str(world.tmp) not in out["error"]["message"]
-
-
-def _approve_in_background(world: World, digest: str, **extra: str) -> subprocess.Popen[str]:
-    env = {**os.environ, **world.fake.env(), **world.env, **extra}
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "teamlore.cli.main",
-            "memory",
-            "extract",
-            "--approve-plan",
-            digest,
-            "--format",
-            "json",
-        ],
-        cwd=world.repo,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
-def _wait_until_sent(world: World, count: int) -> None:
-    deadline = time.monotonic() + 60
-    while len(world.fake.sent()) < count:
-        assert time.monotonic() < deadline, "the runner never received its task"
-        time.sleep(0.05)
-
-
-def test_two_approvals_of_one_plan_at_once_run_it_once(world: World) -> None:
-    world.reverify()
-    plan = world.plan()["plans"][0]
-    world.fake.mode("slow")
-    before = len(world.fake.sent())
-    first = _approve_in_background(world, plan["planDigest"])
-    _wait_until_sent(world, before + 1)
-    code, second = world.approve(plan["planDigest"])
-    assert code == 1 and second["error"]["code"] == "RUNNER_PLAN_BUSY"
-    world.fake.release()
-    out, _ = first.communicate(timeout=120)
-    assert first.returncode == 0 and json.loads(out)["results"][0]["candidates"] == 1
-    assert len(world.fake.sent()) == before + 1 and len(world.candidates()) == 1
-    assert len(world.authorizations()) == 1
-
-
-def test_sigkill_mid_send_makes_the_plan_indeterminate_and_a_new_plan_is_needed(
-    world: World,
-) -> None:
-    """docs/runner.md "Limits and failures": teamlore killed while the runner had the bytes (the
-    provider may have received them) — the runner dies with it, the approval is never sent again
-    (RUNNER_PLAN_INDETERMINATE, nothing sent), and planning again gives a new plan that supersedes
-    it, with its own digest and its own approval."""
-    world.reverify()
-    plan = world.plan()["plans"][0]
-    world.fake.mode("hang")
-    before = len(world.fake.sent())
-    victim = _approve_in_background(world, plan["planDigest"])
-    _wait_until_sent(world, before + 1)
-    record = world.home / "runner-plans" / f"{plan['planDigest']}.run.json"
-    deadline = time.monotonic() + 30
-    while "pgid" not in json.loads(record.read_text()):
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
-    pgid = json.loads(record.read_text())["pgid"]
-    victim.send_signal(signal.SIGKILL)
-    victim.communicate(timeout=30)
-    deadline = time.monotonic() + 30
-    while _group_alive(pgid):  # the runner dies with teamlore (PR_SET_PDEATHSIG)
-        assert time.monotonic() < deadline, "the runner outlived teamlore"
-        time.sleep(0.05)
-    assert json.loads(record.read_text())["state"] == "running"
-    assert world.candidates() == []
-    world.fake.mode("good")
-    sent = len(world.fake.sent())
-    for _ in range(2):  # refused, and refused again: the old approval stays dead
-        code, out = world.approve(plan["planDigest"])
-        assert code == 1 and out["error"]["code"] == "RUNNER_PLAN_INDETERMINATE", out
-        assert len(world.fake.sent()) == sent and world.candidates() == []
-    assert json.loads(record.read_text())["state"] == "indeterminate"
-    assert len(world.authorizations()) == 1
-    code, out_text, err_text = world.text("memory", "extract", "--approve-plan", plan["planDigest"])
-    text = " ".join((out_text + err_text).split())
-    assert code == 1 and "never sent again" in text and "make a new plan" in text, text
-    fresh = world.plan()["plans"][0]
-    assert fresh["planDigest"] != plan["planDigest"]
-    assert fresh["runnerInputDigest"] == plan["runnerInputDigest"]  # the same bytes, re-approved
-    stored = json.loads(_plan_path(world, fresh["planDigest"]).read_text())
-    assert stored["plan"]["supersedesPlanDigest"] == plan["planDigest"]
-    assert world.plan()["plans"][0]["planDigest"] == fresh["planDigest"]  # stable from now on
-    code, out = world.approve(fresh["planDigest"])
-    assert code == 0 and out["results"][0]["candidates"] == 1, out
-    assert len(world.candidates()) == 1 and len(world.fake.sent()) == sent + 1
-    assert [r[3] for r in world.authorizations()] == ["digest", "digest"]
-
-
-CRASHING_APPROVAL = """
-import os, sys
-os.chdir(sys.argv[1])
-sys.argv = ["teamlore", "memory", "extract", "--approve-plan", sys.argv[2], "--format", "json"]
-from teamlore.cli.entry import main
-main()
-"""
-
-
-def test_killed_after_the_runner_answered_the_bytes_are_never_sent_again(
-    world: World, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """SIGKILL at the failpoint right after the runner answered (the provider certainly has the
-    bytes) and before anything was staged: the answer is lost, and the plan is
-    indeterminate rather than re-sent."""
-    world.reverify()
-    plan = world.plan()["plans"][0]
-    for name, value in {**world.fake.env(), **world.env}.items():
-        monkeypatch.setenv(name, value)
-    sent = len(world.fake.sent())
-    run_killed_at("runner.answered", CRASHING_APPROVAL, str(world.repo), plan["planDigest"])
-    assert len(world.fake.sent()) == sent + 1 and world.candidates() == []
-    code, out = world.approve(plan["planDigest"])
-    assert code == 1 and out["error"]["code"] == "RUNNER_PLAN_INDETERMINATE", out
-    assert len(world.fake.sent()) == sent + 1 and world.candidates() == []
-    fresh = world.plan()["plans"][0]
-    assert fresh["planDigest"] != plan["planDigest"]
-    code, out = world.approve(fresh["planDigest"])
-    assert code == 0 and out["results"][0]["candidates"] == 1, out
-
-
-def test_sigkill_after_staging_finishes_without_staging_twice(world: World) -> None:
-    world.reverify()
-    plan = world.plan()["plans"][0]
-    victim = _approve_in_background(world, plan["planDigest"], TEAMLORE_FAILPOINT="runner.staged")
-    victim.communicate(timeout=120)
-    assert victim.returncode == -signal.SIGKILL
-    assert len(world.candidates()) == 1
-    sent = len(world.fake.sent())
-    code, out = world.approve(plan["planDigest"])
-    assert code == 0, out
-    assert out["results"][0]["recovered"] is True and out["results"][0]["adjudicationPlan"]
-    assert len(world.fake.sent()) == sent and len(world.candidates()) == 1
-
-
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    # a zombie leader still counts; look at its state
-    try:
-        status = Path(f"/proc/{pgid}/stat").read_text().split()[2]
-    except OSError:
-        return True
-    return status != "Z"
 
 
 def test_a_manifest_approves_each_plan_on_its_own(tmp_path: Path, home: Path) -> None:
@@ -580,21 +321,3 @@ def test_nothing_to_plan_names_each_session_and_why(tmp_path: Path, home: Path) 
     assert f"{keys[0]} (excluded from extraction)" in said
     assert f"{keys[1]} (every matching turn already extracted)" in said
     assert str(world.repo) not in said and str(home) not in said
-
-
-@pytest.mark.parametrize("kind", ["codex", "claude"])
-def test_a_runner_that_is_not_logged_in_says_how_to_log_in(world: World, kind: str) -> None:
-    """A failed probe shows the end of the runner's stderr (sanitized, bounded) and the login
-    command, not only an exit status."""
-    world.fake.install(kind, "logged-out")
-    proc = teamlore_cli(
-        "memory", "reverify-runner", "--runner", kind, cwd=world.repo,
-        env={**world.fake.env(), **world.env, "COLUMNS": "80"},
-    )  # fmt: skip
-    said = " ".join(proc.stderr.split())
-    assert proc.returncode == 1, proc.stdout
-    assert f"RUNNER_EXIT_NONZERO: {kind} exited with status 1; stderr ends:" in said
-    assert "Not logged in" in said and said.count("starting session") <= 2
-    login = "run `codex login`" if kind == "codex" else "run `claude` once and log in"
-    assert login in said
-    assert "/tmp" not in said and str(world.home) not in said, said
