@@ -370,3 +370,77 @@ def test_bundled_vectors_of_real_session_lines_are_the_per_text_means_bit_for_bi
 
     assert len(texts) > 300
     assert ours.tobytes() == normalize_rows(_mean_per_text(table, id_lists)).tobytes()
+
+
+def test_table_rows_read_from_the_file_are_the_tables_rows() -> None:
+    from safetensors import safe_open
+
+    from teamlore.models.embeddings import TableRows, _load_table
+
+    weights, _ = bundled_files()
+    with safe_open(str(weights), framework="np") as f:
+        table = f.get_tensor("embedding.weight")
+    rows = _load_table(weights)
+    rng = np.random.default_rng(29)
+    # ascending distinct ids, as `mean_token_rows` asks: runs, ids a page apart or further,
+    # the first and the last row, every row
+    picks = [np.array([0, 1, 2, 7, 8, 16, 900, 901, 12345, 31999])]
+    picks += [np.unique(rng.integers(0, len(table), n)) for n in (1, 3, 40, 1000, 20000)]
+    picks += [np.arange(len(table)), np.array([], dtype=np.int64)]
+
+    assert isinstance(rows, TableRows) and rows.shape == table.shape
+    for ids in picks:
+        assert rows[ids].shape == (len(ids), table.shape[1])
+        assert rows[ids].tobytes() == table[ids].tobytes()
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc/self/maps")
+def test_embedding_a_batch_reads_table_rows_and_never_maps_the_table() -> None:
+    """A cold sync's batches touch every row of a memory-mapped table, and its file pages count
+    in the process's peak RSS (docs/sessions.md, "Memory at the peak"): batches read the rows
+    they need instead. A fresh process, so no earlier query in this one has mapped it."""
+    weights, _ = bundled_files()
+    script = textwrap.dedent(
+        """
+        import sys
+        from teamlore.models.embeddings import bundled_embedder
+        vectors = bundled_embedder().embed([f"turn {n}: fixed the flaky test" for n in range(64)])
+        assert vectors.shape == (64, 256) and vectors.any()
+        print(open("/proc/self/maps").read())
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    maps = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, env=env
+    ).stdout
+
+    assert str(weights.resolve()) not in maps
+
+
+def test_a_large_batch_is_tokenized_a_bounded_chunk_at_a_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The encodings of a chunk are held until its mean is taken: a cold sync's 2,048-turn
+    batch is tokenized 64 texts at a time (docs/sessions.md, "Memory at the peak"), with the
+    same vectors as one text at a time."""
+    from tokenizers import Encoding, Tokenizer
+
+    from teamlore.models import embeddings
+
+    seen: list[int] = []
+    real_encode = embeddings._encode
+
+    def counting(tokenizer: Tokenizer, texts: list[str]) -> list[Encoding]:
+        seen.append(len(texts))
+        return real_encode(tokenizer, texts)
+
+    monkeypatch.setattr(embeddings, "_encode", counting)
+    texts = [
+        f"turn {n}: rebased the feature branch onto main and fixed test {n}" for n in range(300)
+    ]
+
+    vectors = bundled_embedder().embed(texts)
+
+    assert max(seen) <= embeddings.ENCODE_CHUNK == 64 and sum(seen) == len(texts)
+    for n in (0, 63, 64, 299):
+        assert vectors[n].tobytes() == bundled_embedder().embed([texts[n]])[0].tobytes()

@@ -511,3 +511,29 @@ def test_vectors_made_by_the_helper_are_stored_byte_for_byte_as_the_sync_stores_
         ).fetchall()
     assert len(stored["alone"]) == len(TURNS)
     assert [tuple(r) for r in stored["helped"]] == [tuple(r) for r in stored["alone"]]
+
+
+def test_the_analyzers_word_caches_are_emptied_before_the_turns_are_embedded(
+    home: Path, claude_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What indexing cached of the words is memory embedding then needs: a cold sync's caches
+    held ~20 MiB at its peak (docs/sessions.md, "Memory at the peak")."""
+    from teamlore.core import analyzer
+    from teamlore.ops.registry import OpContext, run_operation
+
+    analyzed = analyzer.analyze("Rebased parseLines onto main")  # with the caches filled
+    cached_at_embedding: list[int] = []
+    real_embed = turn_vectors.embed_pending_turns
+
+    def embedding(*args: Any, **kwargs: Any) -> turn_vectors.EmbedStats:
+        caches = (analyzer.stem, analyzer._word_group, analyzer._word_text, analyzer._chunk_text)
+        cached_at_embedding.append(sum(c.cache_info().currsize for c in caches))
+        return real_embed(*args, **kwargs)
+
+    monkeypatch.setattr(turn_vectors, "embed_pending_turns", embedding)
+    context = OpContext(home=home, cwd=tmp_path)
+    synced = run_operation("sync", context, {"sources": [f"claude={claude_root}"]})
+
+    assert synced["turns"] == 6 and synced["vectors"]["embeddedTurns"] == 6
+    assert cached_at_embedding == [0]
+    assert analyzer.analyze("Rebased parseLines onto main") == analyzed  # analyzed again

@@ -276,6 +276,15 @@ def analyze(text: str) -> str:
     return " ".join(filter(None, out))
 
 
+def forget_words() -> None:
+    """Empty the caches of analyzed words (`stem` and the `_word_*`, `_chunk_text` and
+    `_token_text` caches, up to 65,536 entries each). A cold sync's had grown to ~20 MiB once
+    its files were indexed, memory that embedding the turns then needs (docs/sessions.md,
+    "Memory at the peak"); a later text analyzes its words again, to the same form."""
+    for cached in (stem, _word_group, _word_text, _chunk_text, _token_text):
+        cached.cache_clear()
+
+
 # -- queries ------------------------------------------------------------------------------------
 
 

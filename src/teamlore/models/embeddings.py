@@ -74,8 +74,11 @@ MODEL_CACHE_DIR = "models"  # in the state dir: what is derived once from the bu
 # a folder used instead, shared by state dirs (docs/hybrid-search.md, "Derived once")
 MODEL_CACHE_ENV = "TEAMLORE_MODEL_CACHE"
 SAFETENSORS_DTYPES = {"F16": "<f2", "F32": "<f4"}
-# texts tokenized at once: the encodings of 2,048 turns held ~48 MiB, of 256 ~12 MiB
-ENCODE_CHUNK = 256
+# texts tokenized at once: the encodings of 2,048 turns held ~48 MiB, of 256 ~12 MiB, and 256
+# held ~6 MiB more than 64 at a cold sync's peak, at no measurable speed (docs/sessions.md)
+ENCODE_CHUNK = 64
+# `TableRows` reads the rows of ids this many bytes apart or closer in one read (a page)
+READ_SPAN_BYTES = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,14 +245,17 @@ class BundledEmbedder:
         return not has_chinese(text)
 
 
-def mean_token_rows(table: NDArray[Any], id_lists: list[list[int]], out: Vectors) -> None:
+def mean_token_rows(
+    table: NDArray[Any] | TableRows, id_lists: list[list[int]], out: Vectors
+) -> None:
     """Row i of `out`: the float32 mean of `table`'s rows for the token ids `id_lists[i]`
     (ids clipped to the table; a text without tokens leaves its row as it is).
 
     Exactly `table[ids].astype(np.float32).mean(axis=0)` per text (the same float32 additions
     in the same order), but each distinct token of the batch is widened from the table's
     float16 once: the widening was most of the work (~70 of ~90 µs for a 1 KiB turn). The
-    table stays in its stored precision (16 MiB, not a 32 MiB float32 copy)."""
+    table stays in its stored precision (16 MiB, not a 32 MiB float32 copy); read by rows, only
+    the batch's distinct tokens are read (`TableRows`)."""
     import numpy as np
 
     total = sum(map(len, id_lists))
@@ -322,10 +328,10 @@ def _load_subsets(path: Path, cache_dir: Path | None) -> TokenizerSubsets | None
         return None  # the full tokenizer says what is wrong with the file
 
 
-def _table_file(path: Path) -> TableFile:
-    """Where the embedding table sits in a safetensors file, memory-mapped (format: an 8-byte
-    little-endian header length, a JSON header naming each tensor's dtype, shape and byte
-    range, then the data)."""
+def _table_file(path: Path, *, mapped: bool = True) -> TableFile:
+    """Where the embedding table sits in a safetensors file, memory-mapped unless `mapped` is
+    false (format: an 8-byte little-endian header length, a JSON header naming each tensor's
+    dtype, shape and byte range, then the data)."""
     import mmap
 
     from teamlore.models.plain_rows import STRUCT_CODES, TableFile
@@ -334,28 +340,84 @@ def _table_file(path: Path) -> TableFile:
         with open(path, "rb") as handle:
             header_length = int.from_bytes(handle.read(8), "little")
             header = orjson.loads(handle.read(header_length))
-            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+            size = os.fstat(handle.fileno()).st_size
+            mapping = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) if mapped else None
         entry = header[BUNDLED_TENSOR]
         itemsize = {"e": 2, "f": 4}[STRUCT_CODES[entry["dtype"]]]
         rows, columns = (int(n) for n in entry["shape"])
         begin, end = (8 + header_length + int(n) for n in entry["data_offsets"])
-        if end - begin != rows * columns * itemsize or end > len(mapped):
+        if end - begin != rows * columns * itemsize or end > size:
             raise ValueError("tensor bytes do not match its shape")
     except Exception as exc:  # a damaged install: say so, never crash the sync or search
         raise _unavailable(f"cannot be loaded ({type(exc).__name__})") from exc
-    return TableFile(mapped, entry["dtype"], rows, columns, begin)
+    return TableFile(mapping, entry["dtype"], rows, columns, begin)
 
 
-def _load_table(path: Path) -> NDArray[Any]:
-    """The embedding table as a numpy array over the memory-mapped file."""
+def _load_table(path: Path) -> TableRows | NDArray[Any]:
+    """The embedding table, read by rows (`TableRows`); where `os.preadv` is missing, a numpy
+    array over the memory-mapped file."""
     import numpy as np
 
-    found: TableFile = _shared(("table file", path), lambda: _table_file(path))
+    if hasattr(os, "preadv"):
+        found: TableFile = _shared(("table header", path), lambda: _table_file(path, mapped=False))
+        dtype = np.dtype(SAFETENSORS_DTYPES[found.dtype])
+        try:
+            return TableRows(path, found, dtype)
+        except OSError as exc:
+            raise _unavailable(f"cannot be loaded ({type(exc).__name__})") from exc
+    found = _shared(("table file", path), lambda: _table_file(path))
     dtype = np.dtype(SAFETENSORS_DTYPES[found.dtype])
     table = np.frombuffer(
         found.mapped, dtype=dtype, count=found.rows * found.columns, offset=found.begin
     )
     return table.reshape(found.rows, found.columns)
+
+
+class TableRows:
+    """The embedding table of a safetensors file, read by rows (docs/sessions.md, "Memory at
+    the peak"): `rows[ids]` reads only the rows of `ids` with `os.preadv`, into a fresh array.
+    A memory-mapped table is file pages of the process: a cold sync's many distinct tokens
+    touched them all, 16 MiB of its peak RSS; rows read live in the page cache, counted in no
+    process's RSS. The same bytes, so the same vectors.
+
+    Ids less than a page apart are read in one span (a read per row cost ~2.3 µs, a span per
+    page ~1.4 µs per row). Reading adds ~1.3-1.9 µs per distinct row of a chunk, about 7 % of
+    embedding 8,192 real turn texts, most of which is tokenizing (bench/bench_table_rows.py)."""
+
+    def __init__(self, path: Path, found: TableFile, dtype: np.dtype[Any]) -> None:
+        self.shape = (found.rows, found.columns)
+        self._dtype = dtype
+        self._width = dtype.itemsize * found.columns
+        self._gap = max(READ_SPAN_BYTES // self._width, 1)  # ids this close share a read
+        self._begin = found.begin
+        self._fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+
+    def __getitem__(self, ids: NDArray[np.int64]) -> NDArray[Any]:
+        """The rows of `ids` (ascending, as `np.unique` gives them), in their order."""
+        import numpy as np
+
+        if not len(ids):
+            return np.empty((0, self.shape[1]), dtype=self._dtype)
+        starts = np.flatnonzero(np.diff(ids, prepend=ids[0] - self._gap - 1) > self._gap)
+        ends = np.append(starts[1:], len(ids))
+        first, lengths = ids[starts], ids[ends - 1] - ids[starts] + 1
+        offsets = np.cumsum(lengths) - lengths  # where each span starts among the rows read
+        spans = self._read_spans(first.tolist(), lengths.tolist(), int(lengths.sum()))
+        span_of = np.repeat(np.arange(len(starts)), ends - starts)
+        rows: NDArray[Any] = spans[offsets[span_of] + ids - first[span_of]]
+        return rows
+
+    def _read_spans(self, first: list[int], lengths: list[int], total: int) -> NDArray[Any]:
+        import numpy as np
+
+        width, read = self._width, bytearray(total * self._width)
+        view, at = memoryview(read), 0
+        for row, count in zip(first, lengths, strict=True):
+            size = count * width
+            if os.preadv(self._fd, [view[at : at + size]], self._begin + row * width) != size:
+                raise _unavailable("cannot be read (the weights file is shorter than its header)")
+            at += size
+        return np.frombuffer(read, dtype=self._dtype).reshape(total, self.shape[1])
 
 
 _bundled: dict[Path | None, BundledEmbedder] = {}

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from teamlore.core import db, errors
-from teamlore.core.analyzer import ANALYZER_VERSION
+from teamlore.core.analyzer import ANALYZER_VERSION, forget_words
 from teamlore.core.fusion import EMBEDDINGS_OFF, LEXICAL_ASKED
 from teamlore.core.lock import file_lock
 from teamlore.core.paths import resolve_home
@@ -198,6 +198,7 @@ def sync(ctx: OpContext, request: SyncRequest) -> dict[str, Any]:
                 conn, adapters, home=home, progress=ctx.progress, embed_space=_bundled_space(home)
             )
             stats = indexer.sync(sources, rebuild=request.rebuild)
+            forget_words()  # their memory goes to the embedding (docs/sessions.md)
             delivery = _update_delivery(conn, home)
             vectors = _embed_turns(conn, home, ctx.progress, indexer.search_rows.vectors)
             totals = conn.execute(
