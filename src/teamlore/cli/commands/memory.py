@@ -182,6 +182,31 @@ def _json_text(value: Any) -> str:
     return orjson.dumps(value).decode()
 
 
+# The MemoryExtractionRequest@v1 selection flags, shared by `memory recall` and `memory extract`.
+SinceOption = typer.Option(None, "--since", help="Window start (ISO date/time, UTC).")
+UntilOption = typer.Option(None, "--until", help="Window end, exclusive.")
+QueryOption = typer.Option("", "--query", "-q", help="Only turns matching these terms.")
+ProvidersOption = typer.Option([], "--providers", help="claude, codex, pi.")
+SessionKeysOption = typer.Option([], "--session-keys", help="Only these sessions.")
+ToolCapabilityKeysOption = typer.Option(
+    [], "--tool-capability-keys", help="Only turns that used these tools (family or name)."
+)
+SkillCapabilityKeysOption = typer.Option(
+    [], "--skill-capability-keys", help="Only turns that invoked these Skills (by name)."
+)
+ResultEvidenceOption = typer.Option(
+    [], "--result-evidence", help="provider-completed, abandoned, unknown."
+)
+CapabilityTerminalStatesOption = typer.Option(
+    [],
+    "--capability-terminal-states",
+    help="With tool or Skill keys: completed, failed, pending, unknown, cancelled.",
+)
+ExtractionRequestOption = typer.Option(
+    None, "--request", help="A MemoryExtractionRequest@v1 JSON file, or - for stdin."
+)
+
+
 def selection_filters(
     providers: list[str],
     session_keys: list[str],
@@ -203,28 +228,16 @@ def selection_filters(
 
 @memory_app.command("recall")
 def recall(
-    since: str | None = typer.Option(None, "--since", help="Window start (ISO date/time, UTC)."),
-    until: str | None = typer.Option(None, "--until", help="Window end, exclusive."),
-    query: str = typer.Option("", "--query", "-q", help="Only turns matching these terms."),
-    providers: list[str] = typer.Option([], "--providers", help="claude, codex, pi."),
-    session_keys: list[str] = typer.Option([], "--session-keys", help="Only these sessions."),
-    tool_capability_keys: list[str] = typer.Option(
-        [], "--tool-capability-keys", help="Only turns that used these tools (family or name)."
-    ),
-    skill_capability_keys: list[str] = typer.Option(
-        [], "--skill-capability-keys", help="Only turns that invoked these Skills (by name)."
-    ),
-    result_evidence: list[str] = typer.Option(
-        [], "--result-evidence", help="provider-completed, abandoned, unknown."
-    ),
-    capability_terminal_states: list[str] = typer.Option(
-        [],
-        "--capability-terminal-states",
-        help="With tool or Skill keys: completed, failed, pending, unknown, cancelled.",
-    ),
-    request: str | None = typer.Option(
-        None, "--request", help="A MemoryExtractionRequest@v1 JSON file, or - for stdin."
-    ),
+    since: str | None = SinceOption,
+    until: str | None = UntilOption,
+    query: str = QueryOption,
+    providers: list[str] = ProvidersOption,
+    session_keys: list[str] = SessionKeysOption,
+    tool_capability_keys: list[str] = ToolCapabilityKeysOption,
+    skill_capability_keys: list[str] = SkillCapabilityKeysOption,
+    result_evidence: list[str] = ResultEvidenceOption,
+    capability_terminal_states: list[str] = CapabilityTerminalStatesOption,
+    request: str | None = ExtractionRequestOption,
     limit: int = typer.Option(8, "--limit", "-n", help="Tasks to return (1..8)."),
     repository: str | None = RepositoryOption,
     fmt: OutputFormat = FormatOption,

@@ -9,7 +9,21 @@ from rich.table import Table
 from rich.text import Text
 
 from teamlore.cli.app import memory_app
-from teamlore.cli.commands.memory import _instant, read_request, selection_filters
+from teamlore.cli.commands.memory import (
+    CapabilityTerminalStatesOption,
+    ExtractionRequestOption,
+    ProvidersOption,
+    QueryOption,
+    ResultEvidenceOption,
+    SessionKeysOption,
+    SinceOption,
+    SkillCapabilityKeysOption,
+    ToolCapabilityKeysOption,
+    UntilOption,
+    _instant,
+    read_request,
+    selection_filters,
+)
 from teamlore.cli.literal import literal
 from teamlore.cli.output import (
     FormatOption,
@@ -136,28 +150,16 @@ def extract(
     runner: str | None = RunnerOption,
     runner_model: str | None = RunnerModelOption,
     runner_endpoint: str | None = RunnerEndpointOption,
-    since: str | None = typer.Option(None, "--since", help="Window start (ISO date/time, UTC)."),
-    until: str | None = typer.Option(None, "--until", help="Window end, exclusive."),
-    query: str = typer.Option("", "--query", "-q", help="Only turns matching these terms."),
-    providers: list[str] = typer.Option([], "--providers", help="claude, codex, pi."),
-    session_keys: list[str] = typer.Option([], "--session-keys", help="Only these sessions."),
-    tool_capability_keys: list[str] = typer.Option(
-        [], "--tool-capability-keys", help="Only turns that used these tools (family or name)."
-    ),
-    skill_capability_keys: list[str] = typer.Option(
-        [], "--skill-capability-keys", help="Only turns that invoked these Skills (by name)."
-    ),
-    result_evidence: list[str] = typer.Option(
-        [], "--result-evidence", help="provider-completed, abandoned, unknown."
-    ),
-    capability_terminal_states: list[str] = typer.Option(
-        [],
-        "--capability-terminal-states",
-        help="With tool or Skill keys: completed, failed, pending, unknown, cancelled.",
-    ),
-    request: str | None = typer.Option(
-        None, "--request", help="A MemoryExtractionRequest@v1 JSON file, or - for stdin."
-    ),
+    since: str | None = SinceOption,
+    until: str | None = UntilOption,
+    query: str = QueryOption,
+    providers: list[str] = ProvidersOption,
+    session_keys: list[str] = SessionKeysOption,
+    tool_capability_keys: list[str] = ToolCapabilityKeysOption,
+    skill_capability_keys: list[str] = SkillCapabilityKeysOption,
+    result_evidence: list[str] = ResultEvidenceOption,
+    capability_terminal_states: list[str] = CapabilityTerminalStatesOption,
+    request: str | None = ExtractionRequestOption,
     limit: int = typer.Option(8, "--limit", "-n", help="Tasks to plan (1..8)."),
     approve_plan: str | None = typer.Option(
         None, "--approve-plan", help="Approve and run the pending plan with this digest."
