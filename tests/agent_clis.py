@@ -83,7 +83,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 CLAUDE_CODE_VERSION = "2.1.332"
 CODEX_VERSION = "0.171.0"
@@ -994,7 +994,69 @@ def run_codex(
     return CodexRun(done.returncode, done.stdout, done.stderr, elapsed, message, events)
 
 
-class CodexAppServer:
+class JsonLinesProcess:
+    """A CLI that speaks one JSON record a line over stdio, in its own process group: a
+    background thread collects what it says in `received`; leaving the `with` block closes its
+    stdin, waits `close_wait` seconds for it to end, then kills the group."""
+
+    def __init__(
+        self,
+        argv: list[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        timeout: float,
+        close_wait: float,
+        stderr: int,
+    ) -> None:
+        self.timeout = timeout
+        self.close_wait = close_wait
+        self.received: list[dict[str, Any]] = []
+        self._ready = threading.Condition()
+        self.process = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=dict(env),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            start_new_session=True,
+        )
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            if self.process.stdin:
+                self.process.stdin.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=self.close_wait)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            with contextlib.suppress(ValueError):
+                record = json.loads(line)
+                with self._ready:
+                    self.received.append(record)
+                    self._ready.notify_all()
+
+    def _send(self, message: dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(message) + "\n")
+        self.process.stdin.flush()
+
+
+class CodexAppServer(JsonLinesProcess):
     """`codex app-server` (JSON-RPC over stdio) in an isolated HOME against `model`: for what
     `codex exec` cannot do, such as `thread/revert`.
 
@@ -1006,62 +1068,25 @@ class CodexAppServer:
     def __init__(
         self, clis: AgentClis, *, cwd: Path, home: Path, model: ScriptedModel, timeout: float = 60
     ) -> None:
-        env = isolated_env(home, {"SCRIPTED_MODEL_API_KEY": "scripted-test-key"})
-        self.timeout = timeout
-        self.process = subprocess.Popen(
+        super().__init__(
             [str(clis.codex), "app-server", *codex_overrides(model)],
             cwd=cwd,
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
+            env=isolated_env(home, {"SCRIPTED_MODEL_API_KEY": "scripted-test-key"}),
+            timeout=timeout,
+            close_wait=10,
             stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
         )
-        self.messages: list[dict[str, Any]] = []
         self._next = 0
-        self._ready = threading.Condition()
-        threading.Thread(target=self._read, daemon=True).start()
         self.request("initialize", {"clientInfo": {"name": "teamlore-tests", "version": "0"}})
         self._send({"jsonrpc": "2.0", "method": "initialized"})
-
-    def __enter__(self) -> CodexAppServer:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        with contextlib.suppress(OSError):
-            if self.process.stdin:
-                self.process.stdin.close()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.process.wait(timeout=10)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait()
-
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            with contextlib.suppress(ValueError):
-                message = json.loads(line)
-                with self._ready:
-                    self.messages.append(message)
-                    self._ready.notify_all()
-
-    def _send(self, message: dict[str, Any]) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write(json.dumps(message) + "\n")
-        self.process.stdin.flush()
 
     def _wait(self, match: Callable[[dict[str, Any]], bool], what: str) -> dict[str, Any]:
         deadline = time.monotonic() + self.timeout
         with self._ready:
             while True:
-                found = next((m for m in self.messages if match(m)), None)
+                found = next((m for m in self.received if match(m)), None)
                 if found is not None:
-                    self.messages.remove(found)
+                    self.received.remove(found)
                     return found
                 left = deadline - time.monotonic()
                 if left <= 0 or self.process.poll() is not None:

@@ -16,21 +16,18 @@ way for several prompts in one session.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import platform
-import signal
 import subprocess
-import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from agent_clis import (
     CliUnavailable,
+    JsonLinesProcess,
     ScriptedModel,
     cache_root,
     install_cached,
@@ -140,7 +137,7 @@ def run_pi(
     return PiRun(done.returncode, done.stdout, done.stderr)
 
 
-class PiRpc:
+class PiRpc(JsonLinesProcess):
     """`pi --mode rpc` (JSON records over stdio) in the same isolated setup as `run_pi`, for
     several prompts in one session:
 
@@ -151,56 +148,24 @@ class PiRpc:
     def __init__(
         self, cli: PiCli, *, cwd: Path, home: Path, model: ScriptedModel, timeout: float = 60
     ) -> None:
-        self.timeout = timeout
-        self.events: list[dict[str, Any]] = []
-        self._ready = threading.Condition()
-        argv = [*_pi_argv(cli, home, model), "--mode", "rpc"]
-        self.process = subprocess.Popen(
-            argv,
+        super().__init__(
+            [*_pi_argv(cli, home, model), "--mode", "rpc"],
             cwd=cwd,
             env=pi_env(home),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
+            timeout=timeout,
+            close_wait=timeout,
             stderr=subprocess.DEVNULL,
-            text=True,
-            start_new_session=True,
         )
-        threading.Thread(target=self._read, daemon=True).start()
         self._next = 0
-
-    def __enter__(self) -> PiRpc:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        with contextlib.suppress(OSError):
-            assert self.process.stdin is not None
-            self.process.stdin.close()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.process.wait(timeout=self.timeout)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait()
-
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            with contextlib.suppress(ValueError):
-                record = json.loads(line)
-                with self._ready:
-                    self.events.append(record)
-                    self._ready.notify_all()
 
     def prompt(self, text: str) -> None:
         self._next += 1
-        seen = len(self.events)
-        command = {"id": f"prompt-{self._next}", "type": "prompt", "message": text}
-        assert self.process.stdin is not None
-        self.process.stdin.write(json.dumps(command) + "\n")
-        self.process.stdin.flush()
+        seen = len(self.received)
+        self._send({"id": f"prompt-{self._next}", "type": "prompt", "message": text})
         deadline = time.monotonic() + self.timeout
         with self._ready:
-            while not any(e.get("type") == "agent_settled" for e in self.events[seen:]):
+            while not any(e.get("type") == "agent_settled" for e in self.received[seen:]):
                 left = deadline - time.monotonic()
                 if left <= 0 or self.process.poll() is not None:
-                    raise AssertionError(f"pi rpc: no agent_settled; events: {self.events[-5:]}")
+                    raise AssertionError(f"pi rpc: no agent_settled; events: {self.received[-5:]}")
                 self._ready.wait(left)
