@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -274,3 +276,29 @@ def queued_observations(state: Path) -> list[dict[str, Any]]:
         conn.row_factory = sqlite3.Row
         rows = conn.execute("SELECT * FROM observations ORDER BY id").fetchall()
         return [dict(row) for row in rows]
+
+
+@contextlib.contextmanager
+def tmpfs(folder: Path, size: str) -> Iterator[Path]:
+    """`folder` as a tmpfs of `size` (`4m`, `256k`): a real full disk, not a mock. Mounting needs
+    root (CI runs as root); skips with the reason where it is not permitted."""
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", str(folder)],
+        capture_output=True,
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=True)
+
+
+def fill_to_the_last_byte(folder: Path) -> None:
+    """Fill the disk `folder` is on with one file, `filler`."""
+    # unbuffered: a write the disk takes only in part leaves nothing for `close` to flush (a
+    # buffered file raised ENOSPC again on close, depending on how full the disk already was)
+    with open(folder / "filler", "wb", buffering=0) as handle, contextlib.suppress(OSError):
+        while True:
+            handle.write(b"\0" * 65536)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from support import teamlore_cli
+from support import fill_to_the_last_byte, teamlore_cli, tmpfs
 from teamlore.core.lock import file_lock
 from teamlore.models.embeddings import MODEL_CACHE_ENV
 
@@ -357,32 +357,9 @@ ENTRY = (
 
 @pytest.fixture()
 def full_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 4 MiB tmpfs for the state dir (real ENOSPC, not a mock); skipped where mounting is not
-    permitted."""
-    state = tmp_path / "state"
-    state.mkdir(mode=0o700)
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=4m,mode=0700", "tmpfs", str(state)],
-        capture_output=True,
-    )
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
-    try:
+    """A 4 MiB tmpfs for the state dir (real ENOSPC, not a mock)."""
+    with tmpfs(tmp_path / "state", "4m") as state:
         yield state
-    finally:
-        subprocess.run(["umount", "-l", str(state)], check=False)
-
-
-def _fill(folder: Path) -> None:
-    # unbuffered: a write the disk takes only in part leaves nothing for `close` to flush (a
-    # buffered file raised ENOSPC again on close, depending on how full the disk already was)
-    with open(folder / "filler", "wb", buffering=0) as handle:
-        try:
-            while True:
-                handle.write(b"\0" * 65536)
-                handle.flush()
-        except OSError:
-            pass
 
 
 def test_read_only_commands_work_on_a_full_disk_and_writes_say_what_frees_space(
@@ -398,7 +375,7 @@ def test_read_only_commands_work_on_a_full_disk_and_writes_say_what_frees_space(
     (repo / ".threadshare/memory/entries/tag-before-push.md").write_text(ENTRY)
     assert teamlore_cli("sync", "--repository", ".", cwd=repo, env=env).returncode == 0
     assert teamlore_cli("memory", "search", "tag", cwd=repo, env=env).returncode == 0
-    _fill(full_disk)
+    fill_to_the_last_byte(full_disk)
 
     for command in [
         ("memory", "search", "tag release"),

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from install_world import CODEX_CONFIG, op, refused, tree
 
-from support import git, run_killed_at
+from support import fill_to_the_last_byte, git, run_killed_at, tmpfs
 from teamlore.core.failpoints import PAUSE_ENV
 
 # what Claude Code may keep in ~/.claude.json: a number JSON.parse reads as Infinity, a key given
@@ -218,25 +218,12 @@ def test_a_file_changed_again_on_the_retry_is_refused_with_nothing_of_ours_left(
 
 @contextlib.contextmanager
 def full_tmpfs(folder: Path, *, used_before: bool) -> Iterator[None]:
-    """`folder` as a 256 KiB tmpfs filled to the last byte (we are root in CI; else skip)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=256k,mode=0700", "tmpfs", str(folder)],
-        capture_output=True,
-    )
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
-    try:
+    """`folder` as a 256 KiB tmpfs filled to the last byte."""
+    with tmpfs(folder, "256k"):
         if used_before:  # teamlore's folder is there already; otherwise it cannot be made
             (folder / "integrations").mkdir(mode=0o700)
-        fd = os.open(folder / "filler", os.O_WRONLY | os.O_CREAT, 0o600)
-        with contextlib.suppress(OSError):
-            while True:
-                os.write(fd, b"\0" * 4096)
-        os.close(fd)
+        fill_to_the_last_byte(folder)
         yield
-    finally:
-        subprocess.run(["umount", str(folder)], check=True)
 
 
 @pytest.mark.parametrize("seeded", [True, False])
