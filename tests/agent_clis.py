@@ -145,6 +145,10 @@ def _npm(args: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
     )
 
 
+# npm's words when a download failed on the way (DNS, refused, TLS, proxy), not the package
+_FETCH_FAILED = re.compile(r"request to \S+ failed, reason:")
+
+
 def _registry_reachable() -> bool:
     try:
         done = _npm(["view", CODEX_PACKAGE, "version"], timeout=60)
@@ -179,7 +183,7 @@ def install_cached(
         if done.returncode != 0 or locate(staging) is None:
             shutil.rmtree(staging, ignore_errors=True)
             tail = (done.stderr or done.stdout).strip()[-1500:]
-            if not _registry_reachable():
+            if _FETCH_FAILED.search(tail) or not _registry_reachable():
                 raise CliUnavailable(f"the npm registry is unreachable: {tail}")
             raise RuntimeError(f"npm install of {' '.join(packages)} failed:\n{tail}")
         shutil.rmtree(target, ignore_errors=True)
