@@ -6,12 +6,17 @@ loaded machine (bench/bench_cli.py measures the time, as ratios to the interpret
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 from pathlib import Path
 
+import anyio
 import pytest
+from mcp.client.stdio import stdio_client
 from test_cli import _imported_by, sources, sync_json
 
+from mcp import ClientSession, StdioServerParameters
 from support import teamlore_cli
 
 __all__ = ["sources"]  # the fixture, shared with test_cli
@@ -158,3 +163,63 @@ def test_session_end_loads_neither_models_nor_the_index(home: Path) -> None:
     assert out == ""
     assert not {m.split(".")[0] for m in modules} & PYDANTIC
     assert len(modules) <= 78, f"{len(modules)} modules (budget 78)"
+
+
+# -- the MCP server: Claude Code and Codex start it at every session start, and Codex waits for
+# its tool list (docs/architecture.md, "A short CLI process"). Up to its first `list_tools` it
+# loads the `mcp` SDK (pydantic with it; the SDK's own uvicorn imports click) and its launch's
+# operation modules only: no typer, rich, pygments, numpy, command module or installer.
+# Budgets as above, the counts measured plus about 3 %; the SDK alone is about 590 modules
+MCP_NEVER = {"typer", "rich", "pygments", "numpy", "tokenizers", "safetensors"}
+MCP_NEVER_MODULES = (
+    "teamlore.cli.commands",
+    "teamlore.ops.integrations",  # the installer
+    "teamlore.models.embeddings",  # numpy: only a vector search loads it
+)
+MCP_LAUNCHES: list[tuple[tuple[str, ...], int, int]] = [
+    # (flags after `mcp`, tools listed, the most modules the process may import)
+    (("--capability", "team-read"), 2, 645),
+    (("--capability", "team"), 12, 693),
+    (("--capability", "read", "--client-id", "budget", "--global"), 2, 666),
+    (("--capability", "init", "--client-id", "budget", "--global"), 2, 668),
+]
+
+
+def _mcp_server_imports(flags: tuple[str, ...], cwd: Path) -> tuple[int, set[str]]:
+    """Start `python -m teamlore.cli.main mcp FLAGS` as `teamlore install` registers it, drive it
+    with the official SDK client up to its tool list; the tools listed and the modules the
+    process imported."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-X", "importtime", "-m", "teamlore.cli.main", "mcp", *flags],
+        cwd=str(cwd),
+        env={**os.environ},
+    )
+    log = cwd / "stderr.txt"
+
+    async def listed() -> int:
+        with log.open("w") as errlog:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                return len((await session.list_tools()).tools)
+
+    tools = anyio.run(listed)
+    lines = [line for line in log.read_text().splitlines() if line.startswith("import time:")]
+    return tools, {line.rsplit("|", 1)[-1].strip() for line in lines}
+
+
+@pytest.mark.parametrize(
+    ("flags", "tools", "budget"), MCP_LAUNCHES, ids=[f[1] for f, *_ in MCP_LAUNCHES]
+)
+def test_the_mcp_server_lists_its_tools_within_its_budget(
+    home: Path, tmp_path: Path, flags: tuple[str, ...], tools: int, budget: int
+) -> None:
+    listed, modules = _mcp_server_imports(flags, tmp_path)
+    assert listed == tools
+    packages = {m.split(".")[0] for m in modules}
+    assert not packages & MCP_NEVER, sorted(packages & MCP_NEVER)
+    assert not [m for m in modules if m.startswith(MCP_NEVER_MODULES)]
+    assert len(modules) <= budget, f"{len(modules)} modules (budget {budget})"

@@ -3,10 +3,15 @@ schema) and the MCP hints the seed gives its tools (docs/seed-conformance.md).""
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
+
+import pytest
 
 from teamlore.mcp.server import tools_for
-from teamlore.ops.registry import CAPABILITY_TIERS, load_operations
+from teamlore.ops.registry import CAPABILITY_MODULES, CAPABILITY_TIERS, load_operations
 
 SCHEMA_ID = re.compile(r"^[a-z0-9-]+@v[0-9]+$")
 
@@ -45,3 +50,25 @@ def test_mcp_hints_are_the_seeds() -> None:
     meta = tools["threadshare_memory_promote"].meta or {}
     assert meta["teamlore/approvalPolicy"] == "canonical-write"
     assert meta["teamlore/responseSchema"] == "threadshare-memory-promote@v1"
+
+
+@pytest.mark.parametrize("capability", sorted(CAPABILITY_TIERS))
+def test_a_capabilitys_modules_define_all_of_its_tools(capability: str) -> None:
+    """An MCP server imports only its launch capabilities' modules (`CAPABILITY_MODULES`): in a
+    fresh process they register every tool the whole registry gives the capability, and no
+    operation module defines one of those tools that the table leaves out."""
+    loaded = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import json, sys; from teamlore.ops.registry import load_capabilities; "
+            f"ops = load_capabilities({capability!r}).for_capability({capability!r}); "
+            "print(json.dumps([op.mcp_tool for op in ops]))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    whole = load_operations().for_capability(capability)
+    assert sorted(json.loads(loaded.stdout)) == sorted(op.mcp_tool for op in whole)
+    assert {op.handler.__module__ for op in whole} <= set(CAPABILITY_MODULES[capability])

@@ -5,7 +5,8 @@ importing the full CLI (typer, rich, every command module): agents start them on
 a sub-second budget (`teamlore.cli.hook_runner`). `sync`, `status` and `sessions list|show|search`
 run from `teamlore.cli.commands.sessions` without typer when their arguments are in plain form
 (`teamlore.cli.params`); otherwise typer parses them with only those commands loaded
-(`cli.app.lean`). Everything else goes to `teamlore.cli.main`.
+(`cli.app.lean`). `mcp` starts the MCP server without typer when its flags are plain
+(`teamlore.cli.mcp_command`). Everything else goes to `teamlore.cli.main`.
 """
 
 from __future__ import annotations
@@ -34,6 +35,10 @@ def main() -> None:
         from teamlore.cli.hook_runner import exit_now, user_turn_from_argv
 
         exit_now(user_turn_from_argv(args[2:]))
+    if args[:1] == ["mcp"]:
+        from teamlore.cli.mcp_command import serve_from_argv
+
+        serve_from_argv(args[1:])
     # importing the CLI creates only long-lived objects (modules, classes, pydantic schemas):
     # collecting while it runs finds nothing, and moving them to the permanent generation
     # afterwards keeps every later collection, and the one at exit, from walking them again

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import sys
+
+if __name__ == "__main__" and sys.argv[1:2] == ["mcp"]:
+    # how `teamlore install` launches the MCP server: no typer unless its flags need it
+    from teamlore.cli.mcp_command import serve_from_argv
+
+    serve_from_argv(sys.argv[2:])
+
 import importlib
 import pkgutil
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -13,9 +20,10 @@ import typer
 
 from teamlore import __version__
 from teamlore.cli import app as cli_app
+from teamlore.cli import mcp_command
 from teamlore.cli.app import app, memory_app, sessions_app
 from teamlore.cli.commands import sessions as session_commands
-from teamlore.cli.output import FormatOption, OutputFormat, fail, run, say, stdout, styled
+from teamlore.cli.output import FormatOption, OutputFormat, run, say, stdout, styled
 
 
 def _version(value: bool) -> None:
@@ -109,50 +117,7 @@ def demo(
         serve_ui(Path(result["repository"]), home=home, port=0, open_browser=not no_open)
 
 
-@app.command()
-def mcp(
-    capability: list[str] = typer.Option(
-        [],
-        "--capability",
-        "-c",
-        help="Which tools exist (repeatable): team-read (default), team, init, read, relay, "
-        "org (the org index's read-only tools, local).",
-    ),
-    repository: str | None = typer.Option(
-        None, "--repository", "-r", help="Worktree the team tools act on (default: cwd)."
-    ),
-    client_id: str | None = typer.Option(
-        None, "--client-id", help="Personal tiers: this client's namespace (not authentication)."
-    ),
-    global_context: bool = typer.Option(
-        False, "--global", help="Personal tiers: grant the global context (profile, preferences)."
-    ),
-    workspace: list[str] = typer.Option(
-        [],
-        "--workspace",
-        help="Personal tiers: grant the project context of this registered worktree (repeatable).",
-    ),
-    accept_user_turns: bool = typer.Option(
-        False,
-        "--accept-client-reported-user-turns",
-        help="Relay tier: accept user turns this client reports (host opt-in).",
-    ),
-) -> None:
-    """Serve teamlore over MCP on stdio."""
-    from teamlore.core import errors
-    from teamlore.mcp.server import serve
-
-    try:
-        serve(
-            capabilities=capability or ["team-read"],
-            repository=repository,
-            client_id=client_id,
-            global_context=global_context,
-            workspaces=workspace,
-            accept_user_turns=accept_user_turns,
-        )
-    except errors.TeamloreError as err:
-        fail(err, OutputFormat.text)
+app.command()(mcp_command.mcp)  # parsed without typer when plain (cli/mcp_command.py)
 
 
 def _load_command_modules() -> None:

@@ -44,7 +44,7 @@ from teamlore.ops.registry import (
     PERSONAL_CAPABILITIES,
     OpContext,
     Operation,
-    load_operations,
+    load_capabilities,
 )
 
 INSTRUCTIONS = """teamlore holds this repository's reviewed team memory: short, evidence-bound \
@@ -179,8 +179,6 @@ def plan_launch(
 ) -> Launch:
     """Check the launch flags and freeze the contexts; refuse anything inconsistent. Creates
     nothing (workspaces resolve against config.toml's registered repositories)."""
-    from teamlore.ops.personal import memory as personal_ops
-
     caps = tuple(dict.fromkeys(capabilities or ["team-read"]))
     for capability in caps:
         if capability not in CAPABILITY_TIERS:
@@ -200,6 +198,8 @@ def plan_launch(
         )
     if not personal:
         return Launch(caps, cwd, home)
+    from teamlore.ops.personal import memory as personal_ops  # the personal tiers' own module
+
     if client_id is None or not personal_ops.CLIENT_ID.match(client_id):
         raise errors.TeamloreError(
             personal_ops.INVALID_CLIENT_ID, "personal tiers need --client-id [A-Za-z0-9_-]{1,128}"
@@ -320,7 +320,11 @@ def tools_for(capabilities: Sequence[str]) -> list[types.Tool]:
 
 
 def _operations_for(capabilities: Sequence[str]) -> dict[str | None, Operation]:
-    return {op.mcp_tool: op for op in load_operations().for_capability(*capabilities)}
+    """Only the launch's operation modules load (`CAPABILITY_MODULES`), not every operation:
+    the agent starts this process at every session start (docs/architecture.md)."""
+    return {
+        op.mcp_tool: op for op in load_capabilities(*capabilities).for_capability(*capabilities)
+    }
 
 
 def _result(

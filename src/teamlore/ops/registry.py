@@ -44,6 +44,26 @@ CAPABILITY_TIERS: dict[str, frozenset[str]] = {
     "org": frozenset({"org"}),
 }
 PERSONAL_CAPABILITIES = frozenset({"init", "read", "relay"})
+# the modules that define each launch capability's MCP tools: an MCP server imports only its
+# launch's (`load_capabilities`), not every operation (docs/architecture.md, "A short CLI process");
+# tests/ops/test_registry.py checks this against `load_operations`
+CAPABILITY_MODULES: dict[str, tuple[str, ...]] = {
+    "team-read": ("teamlore.ops.memory.store",),
+    "team": (
+        "teamlore.ops.memory.assemble",
+        "teamlore.ops.memory.consolidation",
+        "teamlore.ops.memory.promote",
+        "teamlore.ops.memory.recall",
+        "teamlore.ops.memory.review",
+        "teamlore.ops.memory.stage",
+        "teamlore.ops.memory.store",
+        "teamlore.ops.runner.plans",
+    ),
+    "init": ("teamlore.ops.personal.memory",),
+    "read": ("teamlore.ops.personal.memory",),
+    "relay": ("teamlore.ops.personal.memory",),
+    "org": ("teamlore.ops.org.index",),
+}
 
 ProgressCallback = Callable[[int, int, str], None]
 
@@ -229,6 +249,15 @@ def run_operation(name: str, ctx: OpContext, payload: dict[str, Any]) -> dict[st
     if name not in REGISTRY.operations:  # a lean CLI process imported just its command's module
         load_operations()
     return REGISTRY.get(name).run(ctx, payload)
+
+
+def load_capabilities(*capabilities: str) -> Registry:
+    """The registry with at least the operations of these launch capabilities' MCP tools
+    (`CAPABILITY_MODULES`)."""
+    for capability in capabilities:
+        for module in CAPABILITY_MODULES[capability]:
+            importlib.import_module(module)
+    return REGISTRY
 
 
 def load_operations() -> Registry:
