@@ -179,7 +179,7 @@ MCP_NEVER_MODULES = (
 MCP_LAUNCHES: list[tuple[tuple[str, ...], int, int]] = [
     # (flags after `mcp`, tools listed, the most modules the process may import)
     (("--capability", "team-read"), 2, 645),
-    (("--capability", "team"), 12, 693),
+    (("--capability", "team"), 12, 657),
     (("--capability", "read", "--client-id", "budget", "--global"), 2, 666),
     (("--capability", "init", "--client-id", "budget", "--global"), 2, 668),
 ]

@@ -22,9 +22,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from teamlore.contracts.promotion import PREPARE_REQUEST_FORMAT
 from teamlore.core import errors
 from teamlore.core.strict import STRICT
-from teamlore.memory.promotion.queue import (  # re-exported for the CLI
-    prepare_request_from_review as prepare_request_from_review,
-)
 from teamlore.ops.owner import open_owner
 from teamlore.ops.registry import OpContext, operation
 
@@ -200,6 +197,16 @@ class ConfirmRequest(BaseModel):
         alias="candidateIds",
         description="Candidates to confirm (default: every one reviewed).",
     )
+
+
+def prepare_request_from_review(
+    items: list[dict[str, Any]], candidate_ids: list[str] | None = None
+) -> dict[str, Any]:
+    """`memory.promotion.queue.prepare_request_from_review`, for the CLI and the review UI;
+    the queue loads when it is called, not when an MCP server lists this module's tools."""
+    from teamlore.memory.promotion.queue import prepare_request_from_review as from_review
+
+    return from_review(items, candidate_ids)
 
 
 @operation("memory.confirm", input_model=ConfirmRequest, side_effect="state-write")
