@@ -239,10 +239,29 @@ class BundledEmbedder:
 
         return self.embed([gloss(query)])
 
+    def embed_query_few(self, query: str) -> array[float] | None:
+        """`embed_query`'s row computed without numpy (`embed_few`), None for a long query."""
+        from teamlore.models.glosses import gloss
+
+        few = self.embed_few([gloss(query)])
+        return few[0] if few else None
+
     def reads(self, text: str) -> bool:
         from teamlore.models.glosses import has_chinese
 
         return not has_chinese(text)
+
+
+def query_row(embedder: Embedder, query: str) -> Sequence[float]:
+    """`embedder.embed_query(query)`'s one row as float32 values; the bundled model's without
+    importing numpy when the query is short (docs/hybrid-search.md, "Embedding a query in a
+    fresh process")."""
+    if isinstance(embedder, BundledEmbedder):
+        few = embedder.embed_query_few(query)
+        if few is not None:
+            return few
+    row: list[float] = embedder.embed_query(query)[0].tolist()
+    return row
 
 
 def mean_token_rows(
