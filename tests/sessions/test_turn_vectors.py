@@ -499,6 +499,24 @@ def test_the_plain_and_the_numpy_scan_choose_the_same_candidates_ties_by_slot(
         assert sorted(by_numpy) == sorted(by_plain) == sorted(expected)
 
 
+def test_the_rescoring_gives_the_same_cosines_with_and_without_numpy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rng = np.random.default_rng(5)
+    rows = [rng.integers(-127, 128, 256, dtype=np.int8).tobytes() for _ in range(50)]
+    rows.append(bytes(256))  # a zero row: cosine 0, not a division by zero
+    query = rng.normal(size=256).astype(np.float32)
+    query /= np.linalg.norm(query)
+    with_numpy = turn_vectors._cosines(rows, query.tolist())
+    monkeypatch.delitem(sys.modules, "numpy")
+    plain = turn_vectors._cosines(rows, query.tolist())
+    monkeypatch.undo()
+    assert with_numpy == plain
+    matrix = np.frombuffer(b"".join(rows), dtype=np.int8).reshape(len(rows), -1).astype(float)
+    exact = matrix @ query / np.maximum(np.linalg.norm(matrix, axis=1), 1e-9)
+    assert np.allclose(plain, exact, atol=1e-6)
+
+
 def test_a_chinese_query_finds_an_english_turn_by_meaning(home: Path, claude_root: Path) -> None:
     """The bundled model reads the query's Chinese words as their CC-CEDICT glosses."""
     sync(claude_root)

@@ -439,18 +439,41 @@ def rank_turns(
         (_json_ids(list(wanted)), *params),
     ).fetchall()
     rows = [r for r in rows if wanted.get(int(r[0])) == (r[1], r[2])]  # dead slots are skipped
-    query = [float(value) for value in query_vector]
-    scored = sorted((-_cosine(bytes(r[3]), query), int(r[0])) for r in rows)[:depth]
+    cosines = _cosines([bytes(r[3]) for r in rows], query_vector)
+    scored = sorted(zip((-c for c in cosines), (int(r[0]) for r in rows), strict=True))[:depth]
     out.turn_ids = [turn_id for _negative, turn_id in scored]
     out.similarities = [round(-negative, 4) for negative, _turn_id in scored]
     return out
 
 
-def _cosine(stored: bytes, query: list[float]) -> float:
-    """Cosine of an int8 row and a unit query row (the int8 row's scale cancels)."""
-    row = memoryview(stored).cast("b")
-    norm = math.sqrt(sum(map(operator.mul, row, row)))
-    return float(sum(map(operator.mul, row, query))) / max(norm, 1e-9)
+# the query's components as integers of this scale for the rescoring: integer dot products are
+# exact, so numpy and plain Python give the same cosines to the last bit (the query is kept to
+# 2^-24 of a unit: far below the int8 rows' own precision)
+QUERY_SCALE = 1 << 24
+
+
+def _cosines(stored: list[bytes], query_vector: Sequence[float]) -> list[float]:
+    """Cosine of each int8 row with the unit query row (a row's scale cancels): dot products
+    and squared norms in integers (numpy's when it is loaded, else plain Python), then the same
+    float operations either way."""
+    query = [round(float(value) * QUERY_SCALE) for value in query_vector]
+    if not stored:
+        return []
+    if "numpy" in sys.modules:
+        import numpy as np
+
+        matrix = np.frombuffer(b"".join(stored), dtype=np.int8).reshape(len(stored), -1)
+        wide = matrix.astype(np.int64)
+        dots: list[int] = (wide @ np.array(query, dtype=np.int64)).tolist()
+        squares: list[int] = np.einsum("ij,ij->i", wide, wide).tolist()
+    else:
+        rows = [memoryview(row).cast("b") for row in stored]
+        dots = [sum(map(operator.mul, row, query)) for row in rows]
+        squares = [sum(map(operator.mul, row, row)) for row in rows]
+    return [
+        dot / QUERY_SCALE / max(math.sqrt(square), 1e-9)
+        for dot, square in zip(dots, squares, strict=True)
+    ]
 
 
 @dataclass(frozen=True, slots=True)
