@@ -429,21 +429,48 @@ def rank_turns(
     if not blocks.sizes:
         return out
     wanted = blocks.slots(_nearest(blocks, sign_bits(array("f", query_vector)), candidates))
-    condition, params = row_filter
-    # without a filter the turn and its session need not be read (a vector goes with its turn)
-    joins = " JOIN turns t ON t.id = v.turn_id JOIN sessions s ON s.id = t.session_id"
     rows = conn.execute(
-        "SELECT v.turn_id, v.block_id, v.slot, v.vector FROM turn_vectors v"
-        f"{joins if condition else ''} WHERE v.turn_id IN (SELECT value FROM json_each(?))"
-        f"{' AND ' + condition if condition else ''}",
-        (_json_ids(list(wanted)), *params),
+        "SELECT turn_id, block_id, slot, vector FROM turn_vectors"
+        " WHERE turn_id IN (SELECT value FROM json_each(?))",
+        (_json_ids(list(wanted)),),
     ).fetchall()
     rows = [r for r in rows if wanted.get(int(r[0])) == (r[1], r[2])]  # dead slots are skipped
     cosines = _cosines([bytes(r[3]) for r in rows], query_vector)
-    scored = sorted(zip((-c for c in cosines), (int(r[0]) for r in rows), strict=True))[:depth]
+    scored = sorted(zip((-c for c in cosines), (int(r[0]) for r in rows), strict=True))
+    scored = _passing(conn, scored, depth, row_filter)
     out.turn_ids = [turn_id for _negative, turn_id in scored]
     out.similarities = [round(-negative, 4) for negative, _turn_id in scored]
     return out
+
+
+def _passing(
+    conn: sqlite3.Connection,
+    scored: list[tuple[float, int]],
+    depth: int,
+    row_filter: tuple[str, list[Any]],
+) -> list[tuple[float, int]]:
+    """The first `depth` of the ranked `(−cosine, turn id)` whose turn passes `row_filter`, asked
+    of the index `2 × depth` at a time from the best down: the same turns as filtering every
+    candidate first, but ~60 turn rows read instead of 800 (a filter is a property of the turn,
+    not of its rank)."""
+    condition, params = row_filter
+    if not condition:
+        return scored[:depth]
+    kept: list[tuple[float, int]] = []
+    for start in range(0, len(scored), 2 * depth):
+        chunk = scored[start : start + 2 * depth]
+        passed = {
+            int(r[0])
+            for r in conn.execute(
+                "SELECT t.id FROM turns t JOIN sessions s ON s.id = t.session_id"
+                f" WHERE t.id IN (SELECT value FROM json_each(?)) AND {condition}",
+                (_json_ids([turn_id for _negative, turn_id in chunk]), *params),
+            )
+        }
+        kept += [item for item in chunk if item[1] in passed]
+        if len(kept) >= depth:
+            break
+    return kept[:depth]
 
 
 # the query's components as integers of this scale for the rescoring: integer dot products are
@@ -580,14 +607,15 @@ def _masks(size: int, width: int) -> tuple[int, int, int, int, int]:
 
 
 def _numpy_nearest(blocks: Blocks, query_bits: bytes, take: int) -> list[int]:
-    """`_nearest` with numpy: the `take - 1`-th least distance, every slot below it, then the
-    earliest slots at it."""
+    """`_nearest` with numpy: the least distance `kth` that `take` slots reach, every slot below
+    it, then the earliest slots at it."""
     import numpy as np
 
     distances = _hamming_scan(blocks, np.frombuffer(query_bits, dtype=np.uint8))
     if take >= len(distances):
         return list(range(len(distances)))
-    kth = np.partition(distances, take - 1)[take - 1]
+    # distances are small integers: the cut from their counts (~0.4 ms at 250k, a partition ~1.3)
+    kth = int(np.searchsorted(np.cumsum(np.bincount(distances)), take))
     below = np.flatnonzero(distances < kth)
     tied = np.flatnonzero(distances == kth)[: take - len(below)]
     return np.concatenate([below, tied]).tolist()  # type: ignore[no-any-return]
