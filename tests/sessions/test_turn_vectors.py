@@ -307,6 +307,38 @@ def test_a_changed_turn_is_re_embedded_and_its_old_slot_is_never_returned(
     assert blocks == 7  # 6 live slots and the dead one, until compaction
 
 
+def test_blocks_read_once_are_reused_until_any_connection_writes(
+    home: Path, tmp_path: Path
+) -> None:
+    """A long-lived process keeps the sign-bit blocks between searches (the MCP server opens
+    the index per call), and sees what another connection embedded since."""
+    src = tmp_path / "s"
+    mini_turns(src, "a", [prompt for prompt, _answer in TURNS])
+    conn = mini_sync(home, src)
+    embedder = bundled_embedder()
+    turn_vectors.embed_pending_turns(conn, embedder)
+    query = embedder.embed(["a funny rhyme about a pet"])[0]
+
+    def nearest(connection: sqlite3.Connection) -> list[int]:
+        ranked = turn_vectors.rank_turns(
+            connection, query, embedder.space.key, depth=20, candidates=20
+        )
+        return ranked.turn_ids
+
+    first = nearest(conn)
+    kept = turn_vectors._last_read[-1][1]
+    second_connection = open_index(home)
+    assert nearest(second_connection) == first
+    assert turn_vectors._last_read[-1][1] is kept  # nothing written: not read again
+    mini_turns(src, "b", ["Write a limerick about a cat"])
+    writer = mini_sync(home, src)  # another connection indexes and embeds a new turn
+    turn_vectors.embed_pending_turns(writer, embedder)
+    limerick = one(writer, "SELECT max(id) FROM turns")[0]
+    for connection in (conn, second_connection):
+        assert nearest(connection)[0] == limerick
+    assert turn_vectors._last_read[-1][1] is not kept
+
+
 def test_deleted_turns_lose_their_vectors_and_compaction_repacks_the_blocks(
     home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

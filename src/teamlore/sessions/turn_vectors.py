@@ -29,6 +29,7 @@ import heapq
 import itertools
 import math
 import operator
+import os
 import sqlite3
 import struct
 import sys
@@ -542,19 +543,17 @@ class Blocks(NamedTuple):
         return out
 
 
-# one space's blocks, kept for the connection that read them while its database is unchanged
-# (PRAGMA data_version moves with other connections' commits, total_changes with its own): a
-# long-lived process (the MCP server, a benchmark) reads the ~10 MB of bits of 250k turns once,
-# not per search; a fresh process reads them once anyway. One entry, replaced as a whole (a
-# thread reads a consistent one); it holds its connection so no other can take its identity.
-_last_read: list[tuple[sqlite3.Connection, tuple[int, int, int], Blocks]] = []
+# one space's blocks, kept in the process while the database may not have changed: a long-lived
+# process (the MCP server, which opens the index per call; a benchmark) reads the ~10 MB of bits
+# of 250k turns once, not per search (~8 ms of CPU each); a fresh process reads them once
+# anyway. One entry, replaced as a whole (a thread reads a consistent one).
+_last_read: list[tuple[tuple[Any, ...], Blocks]] = []
 
 
 def _blocks(conn: sqlite3.Connection, space_id: int) -> Blocks:
-    version = conn.execute("PRAGMA data_version").fetchone()[0]
-    stamp = (space_id, int(version), conn.total_changes)
-    for owner, read_at, blocks in _last_read[-1:]:
-        if owner is conn and read_at == stamp:
+    stamp = _stamp(conn, space_id)
+    for read_at, blocks in _last_read[-1:]:
+        if stamp is not None and read_at == stamp:
             return blocks
     cursor = conn.cursor()
     cursor.row_factory = None
@@ -568,8 +567,32 @@ def _blocks(conn: sqlite3.Connection, space_id: int) -> Blocks:
         [bytes(r[2]) for r in rows],
         [bytes(r[3]) for r in rows],
     )
-    _last_read[:] = [(conn, stamp, blocks)]
+    if stamp is not None:
+        _last_read[:] = [(stamp, blocks)]
     return blocks
+
+
+def _stamp(conn: sqlite3.Connection, space_id: int) -> tuple[Any, ...] | None:
+    """What moves whenever a space's blocks may have changed, whichever connection or process
+    wrote them: the database file and its write-ahead log as files (device, inode, size,
+    modification time: every commit writes one of them) and the blocks' largest id, count and
+    slots. None for a database without a file (nothing is kept)."""
+    path = next((str(r[2]) for r in conn.execute("PRAGMA database_list") if r[1] == "main"), "")
+    if not path:
+        return None
+    files: list[tuple[int, int, int, int] | None] = []
+    for name in (path, path + "-wal"):
+        try:
+            info = os.stat(name)
+        except OSError:
+            files.append(None)
+            continue
+        files.append((info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns))
+    summary = conn.execute(
+        "SELECT max(id), count(*), total(size) FROM turn_vector_blocks WHERE space_id = ?",
+        (space_id,),
+    ).fetchone()
+    return (path, space_id, *files, *summary)
 
 
 # Up to this many slots, and when nothing has imported numpy yet, the scan runs in plain Python
