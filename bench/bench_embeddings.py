@@ -14,6 +14,11 @@ projected into a throwaway state database, prints:
 A script, not a test (nothing is asserted):
 
     .venv/bin/python bench/bench_embeddings.py [--entries 10000] [--queries 200]
+        [--rankings FILE]
+
+`--rankings FILE` checks that a change of speed changed no result: the first run writes every
+query's ranked hits (id, score, paths, snippet) per mode to FILE, a later run compares its own
+with them and prints `rankings: identical` or the queries that differ.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the `teamlore` entry point does
 
 import argparse
+import json
 import random
 import resource
 import sqlite3
@@ -142,6 +148,46 @@ def compare_products(conn: sqlite3.Connection, queries: list[str], embedder: Emb
     print(f"  p50 blocks / whole matrix: {ratio:.2f}")
 
 
+MODES: dict[str, dict[str, object]] = {
+    "lexical": {"mode": "lexical"},
+    "vector": {"mode": "vector"},
+    "hybrid": {},
+}
+
+
+def rankings(conn: sqlite3.Connection, queries: list[str], embedder: Embedder) -> list[object]:
+    """Every query's hits per mode, as `--rankings` stores and compares them."""
+    found: list[object] = []
+    for name, options in MODES.items():
+        chosen = {} if name == "lexical" else {"embedder": embedder}
+        for query in queries:
+            result = search_memory(
+                conn,
+                repository_key=REPO,
+                worktree_key=WORKTREE,
+                query=query,
+                limit=10,
+                **chosen,  # type: ignore[arg-type]
+                **options,  # type: ignore[arg-type]
+            )
+            hits = [[h.id, h.score, h.matched_by, h.snippet] for h in result.results]
+            found.append([name, query, hits])
+    return found
+
+
+def check_rankings(path: Path, found: list[object]) -> None:
+    """`--rankings`: store `found` in a new file, else compare it with the stored one."""
+    if not path.exists():
+        path.write_text(json.dumps(found, ensure_ascii=False), encoding="utf-8")
+        print(f"rankings: {len(found)} written to {path}")
+        return
+    stored = json.loads(path.read_text(encoding="utf-8"))
+    differ = [mine for mine, theirs in zip(found, stored, strict=True) if mine != theirs]
+    print("rankings: identical" if not differ else f"rankings: {len(differ)} DIFFER")
+    for mode, query, _ in differ[:10]:  # type: ignore[misc]
+        print(f"  {mode}: {query!r}")
+
+
 def row(label: str, times: list[float]) -> str:
     p50, p95 = percentile(times, 0.5), percentile(times, 0.95)
     return f"  {label:<28} p50 {p50:6.2f} ms   p95 {p95:6.2f} ms"
@@ -162,6 +208,12 @@ def main() -> None:
         "--compare-blocks",
         action="store_true",
         help="also time hybrid searches with the whole-matrix product, interleaved",
+    )
+    parser.add_argument(
+        "--rankings",
+        type=Path,
+        default=None,
+        help="write every query's hits to this file, or compare them with it when it exists",
     )
     args = parser.parse_args()
     corpus = Corpus(random.Random(20261201), dense=False)
@@ -231,6 +283,8 @@ def main() -> None:
         print(row("hybrid, sentence queries", hybrid[len(keywords) :]))
         verdict = "meets" if percentile(hybrid, 0.95) <= TARGET_SEARCH_P95_MS else "MISSES"
         print(f"  target hybrid p95 <= {TARGET_SEARCH_P95_MS:.0f} ms: {verdict}")
+        if args.rankings is not None:
+            check_rankings(args.rankings, rankings(conn, queries, embedder))
         if args.compare_blocks:
             compare_products(conn, queries, embedder)
         print(f"max RSS {rss_mib():.0f} MiB")
