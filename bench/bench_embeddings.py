@@ -108,6 +108,7 @@ class Recycled:
         self._rows: list[Vectors] = []
         self.space = embedder.space
         self.embed_query, self.reads = embedder.embed_query, embedder.reads
+        self.reads_every_text = embedder.reads_every_text
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         import numpy as np

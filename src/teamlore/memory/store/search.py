@@ -349,7 +349,11 @@ def _vector_ranking(
         )
         for by_headline in (False, True)
     ]
-    unread = _unread(conn, embedder, {i for ranking in rankings for i, _ in ranking})
+    unread = (
+        set()
+        if embedder.reads_every_text
+        else _unread(conn, embedder, {i for ranking in rankings for i, _ in ranking})
+    )
     whole, headline = ([(i, s) for i, s in r if i not in unread] for r in rankings)
     return VectorPath(ran=True, space=space, documents=stored.count), whole, headline
 
