@@ -29,6 +29,7 @@ status, summary}`, the same hits in the same order; docs/seed-conformance.md).
 from __future__ import annotations
 
 import sqlite3
+from operator import itemgetter
 from typing import Literal
 
 import orjson
@@ -591,13 +592,22 @@ def _run_on_keys(
 def _owned(found: list[tuple[int, float]], keys: Kept, include_deprecated: bool) -> list[OrderRow]:
     """The (rowid, BM25 rank) rows of the index that are the owner's documents (approved ones
     only unless `include_deprecated`), in `_run`'s order."""
-    rows = [
-        keys.rows[i]._replace(rank=rank)
-        for i, rank in found
-        if i in keys.rows and (include_deprecated or keys.rows[i].status == "approved")
-    ]
-    rows.sort(key=lambda row: (row.status == "deprecated", row.rank, row.kind, row.entry_id))
-    return rows
+    approved: list[OrderRow] = []
+    deprecated: list[OrderRow] = []
+    for i, rank in found:
+        row = keys.rows.get(i)
+        if row is not None:
+            _, kind, entry_id, status, _ = row
+            same = approved if status == "approved" else deprecated
+            same.append(OrderRow(i, kind, entry_id, status, rank))
+    approved.sort(key=_BY_RANK)
+    if not include_deprecated:
+        return approved
+    deprecated.sort(key=_BY_RANK)
+    return approved + deprecated
+
+
+_BY_RANK = itemgetter(4, 1, 2)  # OrderRow's rank, kind, entry id: `_run`'s order within a status
 
 
 def _skipped(conn: sqlite3.Connection, repository_key: str, worktree_key: str) -> int:
