@@ -28,6 +28,7 @@ from teamlore.models.embeddings import (
     mean_token_rows,
     model_cache_dir,
     normalize_rows,
+    query_row,
 )
 from teamlore.models.openai_compat import OpenAICompatClient
 
@@ -70,6 +71,14 @@ def test_bundled_model_ranks_a_paraphrase_above_an_unrelated_text() -> None:
         ]
     )
     assert float(query @ paraphrase) > float(query @ unrelated)
+
+
+def test_a_query_row_is_the_query_embedding_computed_without_numpy(tmp_path: Path) -> None:
+    """Session search embeds its query through `query_row` (docs/hybrid-search.md, "Embedding a
+    query in a fresh process"): the same float32 values as `embed_query`, Chinese glossed."""
+    embedder = bundled_embedder(tmp_path / "models")
+    for query in ["why did the release job fail", "发布失败", "parse_line timeout", "x" * 5000]:
+        assert list(query_row(embedder, query)) == embedder.embed_query(query)[0].tolist()
 
 
 def test_bundled_space_names_model_and_version_and_empty_text_is_a_zero_row() -> None:

@@ -115,6 +115,11 @@ class Embedder(Protocol):
         has none for Chinese: its Chinese tokens say little more than "this is Chinese")."""
         ...
 
+    @property
+    def reads_every_text(self) -> bool:
+        """Whether `reads` is true of every text (then a search need not ask it per document)."""
+        ...
+
 
 def normalize_rows(matrix: NDArray[np.floating]) -> Vectors:
     """Scale each row to unit length (zero rows stay zero)."""
@@ -239,10 +244,33 @@ class BundledEmbedder:
 
         return self.embed([gloss(query)])
 
+    def embed_query_few(self, query: str) -> array[float] | None:
+        """`embed_query`'s row computed without numpy (`embed_few`), None for a long query."""
+        from teamlore.models.glosses import gloss
+
+        few = self.embed_few([gloss(query)])
+        return few[0] if few else None
+
     def reads(self, text: str) -> bool:
         from teamlore.models.glosses import has_chinese
 
         return not has_chinese(text)
+
+    @property
+    def reads_every_text(self) -> bool:
+        return False
+
+
+def query_row(embedder: Embedder, query: str) -> Sequence[float]:
+    """`embedder.embed_query(query)`'s one row as float32 values; the bundled model's without
+    importing numpy when the query is short (docs/hybrid-search.md, "Embedding a query in a
+    fresh process")."""
+    if isinstance(embedder, BundledEmbedder):
+        few = embedder.embed_query_few(query)
+        if few is not None:
+            return few
+    row: list[float] = embedder.embed_query(query)[0].tolist()
+    return row
 
 
 def mean_token_rows(
@@ -497,6 +525,10 @@ class EndpointEmbedder:
 
     def reads(self, text: str) -> bool:
         return True  # a configured model may be multilingual: what it reads is its business
+
+    @property
+    def reads_every_text(self) -> bool:
+        return True
 
 
 # --------------------------------------------------------------------------------------------
