@@ -157,6 +157,17 @@ def report(floor: Sample, samples: list[Sample]) -> None:
             f"  {s.name:<44}{s.tools or '':>6}{wall * 1000:8.0f}{pct(s.wall, 95) * 1000:8.0f}"
             f"{cpu * 1000:8.0f}{wall / wall0:11.1f}{cpu / max(cpu0, 1e-3):10.1f}"
         )
+    by_name = {s.name: s for s in samples}
+    sdk = statistics.median(samples[0].cpu)
+    for s in samples[1:]:
+        if s.name.endswith("[versus]"):
+            continue
+        line = f"  {s.name}: CPU {statistics.median(s.cpu) / sdk:.2f}x the SDK floor's"
+        versus = by_name.get(f"{s.name} [versus]")
+        if versus is not None:
+            ratio = statistics.median(s.cpu) / statistics.median(versus.cpu)
+            line += f", {ratio:.2f}x [versus]'s"
+        say(line)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -201,8 +212,8 @@ def main(argv: list[str] | None = None) -> int:
     say("  each server, as run (python = this interpreter; cwd the team-memory worktree):")
     say(f"    SDK floor: python {floor_server[0]}")
     for capability, flags, tool, arguments in LAUNCHES:
-        call = f"{tool} {json.dumps(arguments)}"
-        say(f"    {capability}: python -m teamlore.cli.main mcp {' '.join(flags)}; then {call}")
+        first = f"{tool} {json.dumps(arguments)}"
+        say(f"    {capability}: python -m teamlore.cli.main mcp {' '.join(flags)}; then {first}")
     return 0
 
 

@@ -70,5 +70,7 @@ def test_a_capabilitys_modules_define_all_of_its_tools(capability: str) -> None:
         check=True,
     )
     whole = load_operations().for_capability(capability)
-    assert sorted(json.loads(loaded.stdout)) == sorted(op.mcp_tool for op in whole)
-    assert {op.handler.__module__ for op in whole} <= set(CAPABILITY_MODULES[capability])
+    defined_in = {op.handler.__module__ for op in whole}
+    fix = f"CAPABILITY_MODULES[{capability!r}] (ops/registry.py) must list {sorted(defined_in)}"
+    assert sorted(json.loads(loaded.stdout)) == sorted(op.mcp_tool for op in whole), fix
+    assert defined_in <= set(CAPABILITY_MODULES[capability]), fix
