@@ -238,8 +238,15 @@ sys.exit(main())
 
 
 def cold_sync(
-    work: Path, root: Path, sizes: dict[str, int], embeddings: str, helper: str = "auto"
+    work: Path,
+    root: Path,
+    sizes: dict[str, int],
+    embeddings: str,
+    helper: str = "auto",
+    src: Path | None = None,
 ) -> dict[str, Any]:
+    """One whole-process cold sync; `src`: run the teamlore package of another checkout's
+    `src` folder (--versus) instead of this one's."""
     state = work / "real-state"
     fresh_home(state, embeddings)
     args = [a for p, r in sources(root, sizes) for a in ("--source", f"{p}={r}")]
@@ -249,6 +256,7 @@ def cold_sync(
         **process_env(state),
         "TEAMLORE_ANALYSIS_HELPER": helper,
         "BENCH_USAGE_FILE": str(usage_file),
+        "PYTHONPATH": str((src or REPO / "src").resolve()),
     }
     seconds, cpu, rss, code, out = run_timed(
         [sys.executable, "-c", _CLI_WITH_USAGE, "sync", *args, "--format", "json"], env
@@ -304,6 +312,7 @@ def bench_corpus(args: argparse.Namespace, work: Path, kind: str) -> dict[str, A
     )
     ours: list[dict[str, Any]] = []
     alone: list[dict[str, Any]] = []  # --helper both: the same sync without the helper
+    versus: list[dict[str, Any]] = []  # --versus: another checkout's sync, interleaved
     peers: list[dict[str, Any]] = []
     peer_note = ""
     if kind == "claude" and not args.no_peer:
@@ -316,6 +325,9 @@ def bench_corpus(args: argparse.Namespace, work: Path, kind: str) -> dict[str, A
         if args.helper == "both":
             alone.append(cold_sync(work, root, sizes, args.embeddings, "off"))
             say(_sync_line("      helper off: teamlore", alone[-1]))
+        if args.versus:
+            versus.append(cold_sync(work, root, sizes, args.embeddings, helper, args.versus))
+            say(_sync_line("      --versus:   teamlore", versus[-1]))
         if kind == "claude" and not args.no_peer and not peer_note:
             peer = peer_sync(work, root)
             if "error" in peer:
@@ -349,6 +361,8 @@ def bench_corpus(args: argparse.Namespace, work: Path, kind: str) -> dict[str, A
             f"{median([r['cpu_mib_s'] for r in alone]):.1f}; CPU s of the sync process "
             f"{median([r['own_cpu'] for r in alone]):.2f})"
         )
+    if versus:
+        _versus_line(ours, versus)
     if peer_note:
         say(f"  claude-mem not measured: {peer_note}")
     if peers:
@@ -364,6 +378,19 @@ def bench_corpus(args: argparse.Namespace, work: Path, kind: str) -> dict[str, A
     if args.stages:
         result["stages"] = run_stages(root, sizes, args.profile)
     return result
+
+
+def _versus_line(ours: list[dict[str, Any]], versus: list[dict[str, Any]]) -> None:
+    """This checkout against --versus, rounds interleaved: CPU seconds of the whole sync
+    (process and helper) and wall, medians, and their ratios (below 1: this one is cheaper)."""
+    cpu = median([r["own_cpu"] + r["helper_cpu"] for r in ours])
+    cpu_versus = median([r["own_cpu"] + r["helper_cpu"] for r in versus])
+    wall = median([r["seconds"] for r in ours])
+    wall_versus = median([r["seconds"] for r in versus])
+    say(
+        f"  versus: CPU s {cpu:.2f} here, {cpu_versus:.2f} --versus ({cpu / cpu_versus:.2f}x);"
+        f" wall {wall:.2f} s, {wall_versus:.2f} s ({wall / wall_versus:.2f}x)"
+    )
 
 
 # -- stage breakdown (in this process) ---------------------------------------------------------
@@ -623,6 +650,12 @@ def main(argv: list[str] | None = None) -> int:
         choices=("auto", "off", "on", "both"),
         default="auto",
         help="the analysis helper (TEAMLORE_ANALYSIS_HELPER); both: each round with and without",
+    )
+    parser.add_argument(
+        "--versus",
+        type=Path,
+        help="another checkout's src folder (e.g. ../main/src): its sync runs after ours in"
+        " every round, CPU and wall ratios printed",
     )
     parser.add_argument("--workdir", type=Path, default=REPO / ".bench")
     parser.add_argument("--child-stages", type=Path, help=argparse.SUPPRESS)
