@@ -325,9 +325,6 @@ def bench_corpus(args: argparse.Namespace, work: Path, kind: str) -> dict[str, A
         if args.helper == "both":
             alone.append(cold_sync(work, root, sizes, args.embeddings, "off"))
             say(_sync_line("      helper off: teamlore", alone[-1]))
-        if args.versus:
-            versus.append(cold_sync(work, root, sizes, args.embeddings, helper, args.versus))
-            say(_sync_line("      --versus:   teamlore", versus[-1]))
         if kind == "claude" and not args.no_peer and not peer_note:
             peer = peer_sync(work, root)
             if "error" in peer:
@@ -340,6 +337,9 @@ def bench_corpus(args: argparse.Namespace, work: Path, kind: str) -> dict[str, A
                     f"{mib(peer['bytes']):.1f} MiB, {peer['counts'].get('cc_turns')} turns)"
                 )
         say(line)
+        if args.versus:
+            versus.append(cold_sync(work, root, sizes, args.embeddings, helper, args.versus))
+            say(_sync_line("      --versus:   teamlore", versus[-1]))
     result: dict[str, Any] = {
         "corpus": kind,
         "mib": mib(total),
