@@ -382,13 +382,17 @@ def bench_corpus(args: argparse.Namespace, work: Path, kind: str) -> dict[str, A
 
 def _versus_line(ours: list[dict[str, Any]], versus: list[dict[str, Any]]) -> None:
     """This checkout against --versus, rounds interleaved: CPU seconds of the whole sync
-    (process and helper) and wall, medians, and their ratios (below 1: this one is cheaper)."""
-    cpu = median([r["own_cpu"] + r["helper_cpu"] for r in ours])
-    cpu_versus = median([r["own_cpu"] + r["helper_cpu"] for r in versus])
+    (process and helper) and wall, medians and their ratios (below 1: this one is cheaper),
+    and the CPU minimums (other load only ever adds CPU time: the least distorted pair)."""
+    cpus = [r["own_cpu"] + r["helper_cpu"] for r in ours]
+    cpus_versus = [r["own_cpu"] + r["helper_cpu"] for r in versus]
+    cpu, cpu_versus = median(cpus), median(cpus_versus)
     wall = median([r["seconds"] for r in ours])
     wall_versus = median([r["seconds"] for r in versus])
     say(
-        f"  versus: CPU s {cpu:.2f} here, {cpu_versus:.2f} --versus ({cpu / cpu_versus:.2f}x);"
+        f"  versus: CPU s {cpu:.2f} here, {cpu_versus:.2f} --versus ({cpu / cpu_versus:.2f}x;"
+        f" minimums {min(cpus):.2f} and {min(cpus_versus):.2f},"
+        f" {min(cpus) / min(cpus_versus):.2f}x);"
         f" wall {wall:.2f} s, {wall_versus:.2f} s ({wall / wall_versus:.2f}x)"
     )
 
