@@ -310,7 +310,7 @@ def test_a_shape_the_subsets_cannot_reproduce_falls_back_to_the_full_tokenizer(
 
 
 def word_ids() -> tokenizer_subsets.WordIds:
-    words = tokenizer_subsets.WordIds.of(TOKENIZER_FILE, FULL.model)
+    words = tokenizer_subsets.WordIds.of(FULL)
     assert words is not None
     return words
 
@@ -338,18 +338,22 @@ def test_word_by_word_random_text_gets_the_full_tokenizers_ids_or_none_for_a_spe
         assert encoded == ids(FULL, text)
 
 
-def test_a_vocabulary_with_a_token_that_joins_two_words_is_not_read_word_by_word(
-    tmp_path: Path,
-) -> None:
+def test_a_vocabulary_with_a_token_that_joins_two_words_is_not_read_word_by_word() -> None:
     config = orjson.loads(TOKENIZER_FILE.read_bytes())
     config["model"]["vocab"]["s\u2581the"] = len(config["model"]["vocab"])
     config["model"]["merges"].insert(0, "s \u2581the")  # first, so it fires
-    joined = tmp_path / "joined.json"
-    joined.write_bytes(orjson.dumps(config))
-    full = Tokenizer.from_file(str(joined))
+    full = Tokenizer.from_str(orjson.dumps(config).decode())
     assert full.token_to_id("s\u2581the") in ids(full, "cats the")  # across a word start
-    assert tokenizer_subsets.WordIds.of(joined, full.model) is None
-    assert tokenizer_subsets.WordIds.of(tmp_path / "missing.json", full.model) is None
+    assert tokenizer_subsets.WordIds.of(full) is None
+
+
+def test_a_tokenizer_of_another_shape_is_not_read_word_by_word() -> None:
+    config = orjson.loads(TOKENIZER_FILE.read_bytes())
+    config["pre_tokenizer"] = {"type": "Whitespace"}
+    assert tokenizer_subsets.WordIds.of(Tokenizer.from_str(orjson.dumps(config).decode())) is None
+    config = orjson.loads(TOKENIZER_FILE.read_bytes())
+    config["normalizer"] = None
+    assert tokenizer_subsets.WordIds.of(Tokenizer.from_str(orjson.dumps(config).decode())) is None
 
 
 def test_the_embedder_gives_a_batch_the_same_vectors_word_by_word_as_whole(

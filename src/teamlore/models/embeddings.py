@@ -230,9 +230,7 @@ class BundledEmbedder:
                 return subsets.encode(texts)
         tokenizer: Tokenizer = _shared(("tokenizer", path), lambda: _load_tokenizer(path))
         if len(texts) > SMALL_BATCH:
-            words: WordIds | None = _shared(
-                ("word ids", path), lambda: _load_word_ids(path, tokenizer)
-            )
+            words: WordIds | None = _shared(("word ids", path), lambda: _load_word_ids(tokenizer))
             if words is not None:
                 return [_word_encoded(words, tokenizer, text) for text in texts]
         return [encoding.ids for encoding in _encode(tokenizer, texts)]
@@ -323,10 +321,10 @@ def _load_tokenizer(path: Path) -> Tokenizer:
     return tokenizer
 
 
-def _load_word_ids(path: Path, tokenizer: Tokenizer) -> WordIds | None:
+def _load_word_ids(tokenizer: Tokenizer) -> WordIds | None:
     from teamlore.models.tokenizer_subsets import WordIds
 
-    return WordIds.of(path, tokenizer.model)
+    return WordIds.of(tokenizer)
 
 
 def _word_encoded(words: WordIds, tokenizer: Tokenizer, text: str) -> list[int]:
