@@ -375,6 +375,15 @@ def bench_corpus(args: argparse.Namespace, work: Path, kind: str) -> dict[str, A
             f"{result['ratio']:.2f}x wall (target >= 0.60), {result['cpu_ratio']:.2f}x per CPU "
             f"second (target >= 0.45; less distorted by other load)"
         )
+        if alone:  # --helper both: the same ratios of the sync in one process
+            peer_cpu = median([p["cpu_mib_s"] for p in peers])
+            say(
+                f"  without the helper: ratio teamlore/claude-mem "
+                f"{result['alone_mib_s'] / result['peer_mib_s']:.2f}x wall, "
+                f"{median([r['cpu_mib_s'] for r in alone]) / peer_cpu:.2f}x per CPU second"
+            )
+    if args.floor:
+        _floor_line(root, work, alone or ours, total)
     if args.stages:
         result["stages"] = run_stages(root, sizes, args.profile)
     return result
@@ -395,6 +404,57 @@ def _versus_line(ours: list[dict[str, Any]], versus: list[dict[str, Any]]) -> No
         f" {min(cpus) / min(cpus_versus):.2f}x);"
         f" wall {wall:.2f} s, {wall_versus:.2f} s ({wall / wall_versus:.2f}x)"
     )
+
+
+def _floor_line(root: Path, work: Path, runs: list[dict[str, Any]], total: int) -> None:
+    """The sync against its parse + insert floor (issue 29): in one fresh process, every line
+    decoded with orjson (`reader.read_lines`) and the FTS bodies the last sync stored inserted
+    into an FTS5 table of the same tokenizer; CPU seconds of both, against the sync's (process
+    and helper; the runs without the helper when there are some)."""
+    command = [sys.executable, str(Path(__file__).resolve()), "--child-floor", str(root)]
+    proc = subprocess.run(
+        [*command, str(work / "real-state" / "index.sqlite3")],
+        capture_output=True,
+        check=False,
+        cwd=REPO,
+    )
+    if proc.returncode != 0:
+        say(f"  floor failed: {proc.stderr.decode()[-2000:]}")
+        return
+    floor = float(proc.stdout.decode().split()[-1])
+    cpu = median([r["own_cpu"] + r["helper_cpu"] for r in runs])
+    say(
+        f"  parse + insert floor: {floor:.2f} CPU s ({mib(total) / floor:.1f} MiB/s); the sync"
+        f" {cpu:.2f} CPU s, {cpu / floor:.2f}x the floor"
+    )
+
+
+def child_floor(root: Path, index: Path) -> int:
+    from teamlore.sessions.reader import read_lines
+
+    sizes = orjson.loads((root / "sizes.json").read_bytes())
+    files = _files(root, sizes)
+    source = sqlite3.connect(index)
+    bodies = [r[0] for r in source.execute("SELECT body FROM turns_fts")]
+    source.close()
+    target = root.parent / "real-floor.sqlite3"
+    target.unlink(missing_ok=True)
+    conn = sqlite3.connect(target)
+    conn.execute(
+        "CREATE VIRTUAL TABLE f USING fts5(body, tokenize = 'unicode61 remove_diacritics 0')"
+    )
+    started = time.process_time()
+    for _, path in files:
+        with open(path, "rb") as handle:
+            for _line in read_lines(handle):
+                pass
+    with conn:
+        conn.executemany("INSERT INTO f(body) VALUES (?)", ((b,) for b in bodies))
+    seconds = time.process_time() - started
+    conn.close()
+    target.unlink(missing_ok=True)
+    print(f"{seconds:.4f}")
+    return 0
 
 
 # -- stage breakdown (in this process) ---------------------------------------------------------
@@ -662,10 +722,19 @@ def main(argv: list[str] | None = None) -> int:
         " every round, CPU and wall ratios printed",
     )
     parser.add_argument("--workdir", type=Path, default=REPO / ".bench")
+    parser.add_argument(
+        "--no-floor",
+        dest="floor",
+        action="store_false",
+        help="skip the parse + insert floor (orjson decode + FTS5 insert of the stored bodies)",
+    )
     parser.add_argument("--child-stages", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--child-floor", type=Path, nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child_stages:
         return child_stages(args.child_stages, args.profile)
+    if args.child_floor:
+        return child_floor(*args.child_floor)
     work: Path = args.workdir.resolve()
     work.mkdir(parents=True, exist_ok=True)
     say(
