@@ -432,18 +432,16 @@ def test_a_large_batch_is_tokenized_a_bounded_chunk_at_a_time(
     """The encodings of a chunk are held until its mean is taken: a cold sync's 2,048-turn
     batch is tokenized 64 texts at a time (docs/sessions.md, "Memory at the peak"), with the
     same vectors as one text at a time."""
-    from tokenizers import Encoding, Tokenizer
-
     from teamlore.models import embeddings
 
     seen: list[int] = []
-    real_encode = embeddings._encode
+    real_token_ids = embeddings.BundledEmbedder._token_ids
 
-    def counting(tokenizer: Tokenizer, texts: list[str]) -> list[Encoding]:
+    def counting(self: embeddings.BundledEmbedder, texts: list[str]) -> list[list[int]]:
         seen.append(len(texts))
-        return real_encode(tokenizer, texts)
+        return real_token_ids(self, texts)
 
-    monkeypatch.setattr(embeddings, "_encode", counting)
+    monkeypatch.setattr(embeddings.BundledEmbedder, "_token_ids", counting)
     texts = [
         f"turn {n}: rebased the feature branch onto main and fixed test {n}" for n in range(300)
     ]

@@ -617,8 +617,7 @@ def test_the_analyzers_word_caches_are_emptied_before_the_turns_are_embedded(
     real_embed = turn_vectors.embed_pending_turns
 
     def embedding(*args: Any, **kwargs: Any) -> turn_vectors.EmbedStats:
-        caches = (analyzer.stem, analyzer._word_group, analyzer._word_text, analyzer._chunk_text)
-        cached_at_embedding.append(sum(c.cache_info().currsize for c in caches))
+        cached_at_embedding.append(analyzer.cached_words())
         return real_embed(*args, **kwargs)
 
     monkeypatch.setattr(turn_vectors, "embed_pending_turns", embedding)
