@@ -212,6 +212,8 @@ def main(argv: list[str] | None = None) -> int:
     say("  each server, as run (python = this interpreter; cwd the team-memory worktree):")
     say(f"    SDK floor: python {floor_server[0]}")
     for capability, flags, tool, arguments in LAUNCHES:
+        if wanted and capability not in wanted:
+            continue
         first = f"{tool} {json.dumps(arguments)}"
         say(f"    {capability}: python -m teamlore.cli.main mcp {' '.join(flags)}; then {first}")
     return 0
