@@ -181,10 +181,10 @@ MCP_NEVER_MODULES = (
 )
 MCP_LAUNCHES: list[tuple[tuple[str, ...], int, int]] = [
     # (flags after `mcp`, tools listed, the most modules the process may import)
-    (("--capability", "team-read"), 2, 645),
-    (("--capability", "team"), 12, 657),
-    (("--capability", "read", "--client-id", "budget", "--global"), 2, 666),
-    (("--capability", "init", "--client-id", "budget", "--global"), 2, 668),
+    (("--capability", "team-read"), 2, 642),
+    (("--capability", "team"), 12, 655),
+    (("--capability", "read", "--client-id", "budget", "--global"), 2, 662),
+    (("--capability", "init", "--client-id", "budget", "--global"), 2, 664),
 ]
 
 

@@ -46,7 +46,6 @@ def mcp(
     ),
 ) -> None:
     """Serve teamlore over MCP on stdio."""
-    from teamlore.cli.output import OutputFormat, fail
     from teamlore.core import errors
     from teamlore.mcp.server import serve
 
@@ -60,6 +59,8 @@ def mcp(
             accept_user_turns=accept_user_turns,
         )
     except errors.TeamloreError as err:
+        from teamlore.cli.output import OutputFormat, fail  # only a refused launch prints
+
         fail(err, OutputFormat.text)
 
 
