@@ -36,7 +36,7 @@ BUDGETS: list[tuple[tuple[str, ...], int, bool, bool]] = [
     (("sessions", "show", "SESSION", "--format", "json"), 157, False, False),
     (("status", "--format", "json"), 151, False, False),
     (("sync", "--format", "json"), 195, False, False),
-    (("memory", "search", "invoice", "--lexical", "--format", "json"), 295, False, True),
+    (("memory", "search", "invoice", "--lexical", "--format", "json"), 186, False, False),
 ]
 
 

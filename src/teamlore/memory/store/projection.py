@@ -37,13 +37,11 @@ from pathlib import Path
 from typing import Literal
 
 import orjson
-from pydantic import BaseModel
 
 from teamlore.core import db
 from teamlore.core.analyzer import ANALYZER_VERSION
 from teamlore.core.canonical import canonical_json
 from teamlore.core.failpoints import failpoint
-from teamlore.core.strict import WIRE
 from teamlore.core.timeutil import now_ms
 from teamlore.memory.store.layout import MEMORY_ROOT
 from teamlore.memory.store.projection_rows import _Row, _rows_from, document_text, headline
@@ -85,9 +83,10 @@ RACY_WINDOW_NS = 2_000_000_000
 Outcome = Literal["rebuilt", "unchanged", "drifted"]
 
 
-class ProjectionCounts(BaseModel):
-    model_config = WIRE
-
+# plain dataclasses: a search that finds the tree unchanged goes through here without
+# loading pydantic (docs/architecture.md, "A short CLI process")
+@dataclass(slots=True)
+class ProjectionCounts:
     entries: int = 0
     deprecated: int = 0  # entries whose status is deprecated (included in `entries`)
     scenes: int = 0
@@ -95,9 +94,8 @@ class ProjectionCounts(BaseModel):
     skills: int = 0
 
 
-class ProjectionResult(BaseModel):
-    model_config = WIRE
-
+@dataclass(slots=True)
+class ProjectionResult:
     repository_key: str
     worktree_key: str
     outcome: Outcome
@@ -140,7 +138,7 @@ def _stored(conn: sqlite3.Connection, repository_key: str, worktree_key: str) ->
         source_tree_digest=row[3],
         analyzer_version=row[4],
         projector_version=row[5],
-        diagnostics=[Diagnostic.model_validate(d) for d in orjson.loads(row[6])],
+        diagnostics=[Diagnostic.from_json(d) for d in orjson.loads(row[6])],
     )
 
 
@@ -193,7 +191,7 @@ def _counts_of(rows: list[_Row]) -> ProjectionCounts:
 
 
 def _diagnostics_json(diagnostics: list[Diagnostic]) -> str:
-    return canonical_json([d.model_dump() for d in diagnostics]).decode("utf-8")
+    return canonical_json([d.to_json() for d in diagnostics]).decode("utf-8")
 
 
 def _replace_owner_rows(

@@ -4,14 +4,16 @@ with the owner's vectors brought up to date first, or why none does."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from teamlore.core import errors
 from teamlore.core.fusion import EMBEDDINGS_OFF, LEXICAL_ASKED
 from teamlore.memory.store.search import VectorPath
-from teamlore.models.embeddings import Embedder
-from teamlore.models.multilingual import memory_embedder
 from teamlore.ops.owner import OwnerContext
 from teamlore.ops.registry import OpContext
+
+if TYPE_CHECKING:
+    from teamlore.models.embeddings import Embedder
 
 
 def memory_vectors(
@@ -47,6 +49,9 @@ def configured_vectors(
     embeddings are off, or the model cannot be loaded (lexical alone then runs)."""
     if lexical:
         return None, VectorPath(ran=False, reason=LEXICAL_ASKED)
+    # the models load only for a search whose vector path may run
+    from teamlore.models.multilingual import memory_embedder
+
     try:
         embedder = memory_embedder(ctx.home)
     except errors.TeamloreError as exc:
