@@ -371,6 +371,8 @@ def _vector_ranking(
 ) -> tuple[VectorPath, list[tuple[int, float]], list[tuple[int, float]]]:
     """Whether the vector path ran; the documents ranked by their whole text, and by headline."""
     space = embedder.space.key
+    if not _has_vectors(conn, owner, space):  # nothing to rank: no model, no numpy loads
+        return VectorPath(ran=False, space=space, reason=NO_VECTORS), [], []
     try:
         query_vector = embedder.embed_query(query)[0]
     except errors.TeamloreError as exc:
@@ -380,7 +382,7 @@ def _vector_ranking(
 
     stored = load_approved(conn, owner, space)
     if stored.count == 0:
-        return VectorPath(ran=False, space=space, reason="no document has a vector yet"), [], []
+        return VectorPath(ran=False, space=space, reason=NO_VECTORS), [], []
     rankings = [
         stored.rank(
             query_vector,
@@ -394,6 +396,21 @@ def _vector_ranking(
     unread = _unread(conn, embedder, {i for ranking in rankings for i, _ in ranking})
     whole, headline = ([(i, s) for i, s in r if i not in unread] for r in rankings)
     return VectorPath(ran=True, space=space, documents=stored.count), whole, headline
+
+
+NO_VECTORS = "no document has a vector yet"
+
+
+def _has_vectors(conn: sqlite3.Connection, owner: tuple[str, str], space: str) -> bool:
+    """Whether any of the owner's documents has a vector in `space` (one indexed row)."""
+    return (
+        conn.execute(
+            "SELECT 1 FROM approved_vectors WHERE repository_key = ? AND worktree_key = ? "
+            "AND space = ? LIMIT 1",
+            (*owner, space),
+        ).fetchone()
+        is not None
+    )
 
 
 def _unread(conn: sqlite3.Connection, embedder: Embedder, ids: set[int]) -> set[int]:

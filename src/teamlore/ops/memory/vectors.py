@@ -26,6 +26,8 @@ def memory_vectors(
     embedder, path = configured_vectors(ctx, lexical=lexical)
     if embedder is None:
         return None, path
+    if _nothing_to_embed(owner):
+        return embedder, path  # the vector side (numpy) and the model load only with documents
     from teamlore.memory.store.vectors import sync_approved_vectors  # numpy: the vector side
 
     try:
@@ -39,6 +41,17 @@ def memory_vectors(
     except errors.TeamloreError as exc:
         return None, VectorPath(ran=False, reason=exc.message, code=exc.code)
     return embedder, VectorPath(ran=True, space=embedder.space.key)
+
+
+def _nothing_to_embed(owner: OwnerContext) -> bool:
+    """The owner has no projected document and no stored vector (an empty memory tree)."""
+    found = owner.state.execute(
+        "SELECT EXISTS (SELECT 1 FROM approved_entries WHERE repository_key = ?1 AND "
+        "worktree_key = ?2) OR EXISTS (SELECT 1 FROM approved_vectors WHERE repository_key = ?1 "
+        "AND worktree_key = ?2)",
+        (owner.repository_key, owner.worktree_key),
+    ).fetchone()
+    return not found[0]
 
 
 def configured_vectors(
