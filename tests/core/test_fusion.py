@@ -97,3 +97,13 @@ def test_deciding_words_weigh_more_than_one_vector_ranking() -> None:
     assert [f.key for f in fused] == ["w", "v"]
     assert fused[0].score == 1.0 * DECIDING_LEXICAL_WEIGHT / (DECIDING_LEXICAL_WEIGHT + 2)
     assert [f.key for f in fuse([("w", 1.0)], ["v"], headline=["v"])] == ["v", "w"]
+
+
+def test_for_a_translated_query_a_literal_match_outranks_the_translations_nearest() -> None:
+    # "w" holds two of three terms; "v" is first by the meaning of the query's glosses
+    fused = fuse([("w", 2 / 3)], ["v"], translated=True)
+    assert [f.key for f in fused] == ["w", "v"]
+    assert fused[0].score == round(
+        DECIDING_LEXICAL_WEIGHT * (2 / 3) ** 2 / (DECIDING_LEXICAL_WEIGHT + 1), 4
+    )
+    assert [f.key for f in fuse([("w", 2 / 3)], ["v"])] == ["v", "w"]
