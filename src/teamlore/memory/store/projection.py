@@ -34,7 +34,7 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import orjson
 
@@ -44,7 +44,6 @@ from teamlore.core.canonical import canonical_json
 from teamlore.core.failpoints import failpoint
 from teamlore.core.timeutil import now_ms
 from teamlore.memory.store.layout import MEMORY_ROOT
-from teamlore.memory.store.projection_rows import _Row, _rows_from, document_text, headline
 from teamlore.memory.store.state_db import RECALL_ALGORITHM_VERSION
 from teamlore.memory.store.tree_reader import (
     Coverage,
@@ -57,6 +56,9 @@ from teamlore.memory.store.tree_reader import (
     read_memory_files,
 )
 
+if TYPE_CHECKING:
+    from teamlore.memory.store.projection_rows import _Row
+
 __all__ = [
     "MEMORY_ROOT",
     "Coverage",
@@ -66,8 +68,6 @@ __all__ = [
     "MemoryFiles",
     "ProjectionCounts",
     "ProjectionResult",
-    "document_text",
-    "headline",
     "read_memory_files",
     "stored_counts",
     "sync_approved_projection",
@@ -437,6 +437,9 @@ def sync_approved_projection(
             assert before is not None
             _renew_stats(conn, repository_key, worktree_key, before, tree_digest, scan)
             return _result(conn, repository_key, worktree_key, "unchanged", before, tree_digest)
+        # the parser (frontmatter, and the documents' models) loads only when a file is read
+        from teamlore.memory.store.projection_rows import _rows_from
+
         rows = _rows_from(scan)
         coverage: Coverage = "partial" if scan.diagnostics else "complete"
         with db.write_tx(conn):
