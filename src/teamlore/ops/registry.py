@@ -48,13 +48,14 @@ PERSONAL_CAPABILITIES = frozenset({"init", "read", "relay"})
 # launch's (`load_capabilities`), not every operation (docs/architecture.md, "A short CLI process");
 # tests/ops/test_registry.py checks this against `load_operations`
 CAPABILITY_MODULES: dict[str, tuple[str, ...]] = {
-    "team-read": ("teamlore.ops.memory.store",),
+    "team-read": ("teamlore.ops.memory.store", "teamlore.ops.memory.search"),
     "team": (
         "teamlore.ops.memory.assemble",
         "teamlore.ops.memory.consolidation",
         "teamlore.ops.memory.promote",
         "teamlore.ops.memory.recall",
         "teamlore.ops.memory.review",
+        "teamlore.ops.memory.search",
         "teamlore.ops.memory.stage",
         "teamlore.ops.memory.store",
         "teamlore.ops.runner.plans",
