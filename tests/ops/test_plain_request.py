@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from teamlore.core import errors
+from teamlore.ops.memory.search import SearchRequest as MemorySearchRequest
 from teamlore.ops.registry import parse_request
 from teamlore.ops.sessions.index import (
     SessionsListRequest,
@@ -113,11 +114,63 @@ def test_the_schema_describes_what_is_accepted() -> None:
     assert SyncRequest.model_json_schema()["properties"]["discardHistory"]["type"] == "boolean"
 
 
-def test_the_session_operations_load_without_pydantic() -> None:
+@pytest.mark.parametrize(
+    ("module", "request_class", "payload"),
+    [
+        ("teamlore.ops.sessions.index", "SessionsSearchRequest", "{'query': 'q'}"),
+        # an MCP tool's contract too (below): the CLI's typed values never need its twin
+        ("teamlore.ops.memory.search", "SearchRequest", "{'query': 'q', 'limit': 3}"),
+    ],
+)
+def test_a_plain_request_loads_and_validates_without_pydantic(
+    module: str, request_class: str, payload: str
+) -> None:
     code = (
-        "import sys, teamlore.ops.sessions.index as i;"
-        "i.SessionsSearchRequest.model_validate({'query': 'q'});"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'pydantic'))"
+        f"import sys, {module} as m; m.{request_class}.model_validate({payload});"
+        "print(sorted(n for n in sys.modules if n.split('.')[0] == 'pydantic'))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# -- a request that is an MCP tool's contract (`contract = True`): declared once as a plain
+# request; its schema and what the hand check refuses go to the pydantic model derived from it,
+# so the tool behaves as when its request was a pydantic model (tests/mcp/tool_contracts.json
+# pins the schema)
+
+
+def test_a_contract_request_keeps_pydantics_lax_coercions() -> None:
+    request = parse_request(MemorySearchRequest, {"query": "q", "limit": "5", "lexical": "yes"})
+    assert (request.query, request.limit, request.lexical) == ("q", 5, True)
+    assert parse_request(MemorySearchRequest, {"query": "q", "limit": 7.0}).limit == 7
+
+
+@pytest.mark.parametrize(
+    ("payload", "message"),
+    [
+        ({}, "query: Field required"),
+        ({"query": ""}, "query: String should have at least 1 character"),
+        ({"query": "q", "limit": 101}, "limit: Input should be less than or equal to 100"),
+        (
+            {"query": "q", "limit": "many"},
+            "limit: Input should be a valid integer, unable to parse string as an integer",
+        ),
+        ({"query": "q", "deep": True}, "deep: Extra inputs are not permitted"),
+    ],
+)
+def test_a_contract_request_refuses_in_pydantics_words(
+    payload: dict[str, object], message: str
+) -> None:
+    assert refusal(MemorySearchRequest, payload) == message
+
+
+def test_a_contract_requests_schema_is_its_pydantic_twins() -> None:
+    schema = MemorySearchRequest.model_json_schema()
+    assert schema["properties"]["limit"] == {
+        "default": 10,
+        "maximum": 100,
+        "minimum": 1,
+        "title": "Limit",
+        "type": "integer",
+    }
+    assert schema["required"] == ["query"] and schema["additionalProperties"] is False

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -89,6 +91,24 @@ def test_the_git_directory_itself_is_not_a_worktree(repo, home: Path) -> None:
     with pytest.raises(errors.TeamloreError) as caught:
         resolve_repository(repo.root / ".git", home=home)
     assert caught.value.code == errors.NOT_A_GIT_REPOSITORY.code
+
+
+def test_a_worktree_resolves_with_one_git_process(
+    repo, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A short command (`memory search`) resolves its owner on every start: one `git
+    rev-parse` answers every question in a worktree; only a refusal asks again to say why."""
+    repo.commit("first")
+    real_git = shutil.which("git")
+    assert real_git is not None
+    calls = tmp_path / "calls"
+    wrapper = tmp_path / "bin" / "git"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {calls}\nexec {real_git} "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{wrapper.parent}{os.pathsep}{os.environ['PATH']}")
+    resolve_repository(repo.root, home=home)
+    assert len(calls.read_text().splitlines()) == 1
 
 
 def test_registration_is_idempotent(repo, conn: sqlite3.Connection, home: Path) -> None:

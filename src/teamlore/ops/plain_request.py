@@ -12,6 +12,12 @@ client or `--request` keep their pydantic models: there they are the contract.
 A request is a frozen dataclass whose fields are declared with `param(...)`; `convert` (a field's
 own parse, e.g. an instant) and `check` (the whole request, after its fields) raise `ValueError`
 with a message a person understands.
+
+A request that is also an MCP tool's contract (`contract = True`, e.g. `memory.search`) is still
+declared once, here: its JSON schema and the refusals of what the hand check does not accept come
+from a pydantic model derived from the same fields (`pydantic_twin`), so the tool's schema and
+its lax coercions (`"5"` for an integer) stay pydantic's; the CLI, which sends values of the
+right types, never loads pydantic.
 """
 
 from __future__ import annotations
@@ -145,10 +151,39 @@ class PlainRequest:
     """The base of a hand-checked request (decorate the subclass with `@plain_request`)."""
 
     _plain_fields: ClassVar[list[_Field] | None] = None
+    # an MCP tool's request: schema and lax refusals from `pydantic_twin` (the module docstring)
+    contract: ClassVar[bool] = False
+    _twin: ClassVar[type[Any] | None] = None
 
     @classmethod
     def model_validate(cls, payload: Mapping[str, Any]) -> Self:
         """The request `payload` describes, or `INVALID_ARGUMENT` naming the first problem."""
+        try:
+            return cls._hand_checked(payload)
+        except errors.TeamloreError:
+            if not cls.contract:
+                raise
+        return cls._twin_checked(payload)
+
+    @classmethod
+    def _twin_checked(cls, payload: Mapping[str, Any]) -> Self:
+        """What the pydantic twin makes of a payload the hand check refused: pydantic's lax
+        coercion (`"5"` → 5), or its refusal in its words."""
+        from pydantic import ValidationError
+
+        try:
+            validated = cls.pydantic_twin().model_validate(payload)
+        except ValidationError as exc:
+            raise errors.from_validation_error(exc, errors.INVALID_ARGUMENT, plain=True) from None
+        request = cls(**{f.name: getattr(validated, f.name) for f in cls._fields()})
+        try:
+            request.check()
+        except ValueError as exc:
+            raise _refused("request", str(exc)) from None
+        return request
+
+    @classmethod
+    def _hand_checked(cls, payload: Mapping[str, Any]) -> Self:
         if not isinstance(payload, Mapping):
             raise _refused("request", "Input should be a valid dictionary")
         fields = cls._fields()
@@ -175,7 +210,11 @@ class PlainRequest:
 
     @classmethod
     def model_json_schema(cls) -> dict[str, Any]:
-        """The request as a JSON schema (what `model_validate` accepts)."""
+        """The request as a JSON schema (what `model_validate` accepts): the pydantic twin's for
+        a contract."""
+        if cls.contract:
+            twin: dict[str, Any] = cls.pydantic_twin().model_json_schema()
+            return twin
         names = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array"}
         properties: dict[str, Any] = {}
         for f in cls._fields():
@@ -203,6 +242,43 @@ class PlainRequest:
             "additionalProperties": False,
             **({"required": required} if required else {}),
         }
+
+    @classmethod
+    def pydantic_twin(cls) -> type[Any]:
+        """A pydantic model of the same fields, bounds, aliases and descriptions (made once;
+        pydantic loads here). A field's `convert` and the request's `check` are not in it."""
+        twin = cls.__dict__.get("_twin")
+        if twin is None:
+            from pydantic import Field, create_model
+
+            from teamlore.core.strict import STRICT
+
+            hints = typing.get_type_hints(cls)
+            fields: dict[str, Any] = {}
+            for f, spec in zip(
+                cls._fields(), dataclasses.fields(typing.cast(Any, cls)), strict=True
+            ):
+                rule = f.rule
+                default: dict[str, Any] = (
+                    {"default_factory": spec.default_factory}
+                    if spec.default_factory is not _MISSING
+                    else {"default": ... if f.required else spec.default}
+                )
+                fields[f.name] = (
+                    hints[f.name],
+                    Field(
+                        **default,
+                        ge=rule.ge,
+                        le=rule.le,
+                        min_length=rule.min_length,
+                        max_length=rule.max_length,
+                        alias=rule.alias,
+                        description=rule.description or None,
+                    ),
+                )
+            twin = create_model(cls.__name__, __config__=STRICT, **fields)
+            cls._twin = twin
+        return twin
 
     @classmethod
     def _fields(cls) -> list[_Field]:

@@ -88,13 +88,16 @@ def _rev_parse(cwd: Path, *flags: str) -> list[str]:
 def resolve_repository(path: Path, *, home: Path | None = None) -> RepositoryIdentity:
     """The repository and worktree that contain `path` (refuses bare repositories)."""
     cwd = _real_directory(path)
-    bare, inside_git_dir, inside_work_tree, common_dir = _rev_parse(
-        cwd,
-        "--is-bare-repository",
-        "--is-inside-git-dir",
-        "--is-inside-work-tree",
-        "--git-common-dir",
-    )
+    where = ("--is-bare-repository", "--is-inside-git-dir", "--is-inside-work-tree")
+    try:  # one git process in a worktree, the common case (a short command's start)
+        *answers, common_dir, toplevel = _rev_parse(
+            cwd, *where, "--git-common-dir", "--show-toplevel"
+        )
+        if answers == ["false", "false", "true"]:
+            return _identity(cwd, common_dir, toplevel, home)
+    except GitCommandError:
+        pass  # not a worktree (--show-toplevel refuses): the questions one by one say why
+    bare, inside_git_dir, inside_work_tree, common_dir = _rev_parse(cwd, *where, "--git-common-dir")
     if bare == "true":
         raise errors.TeamloreError(errors.BARE_REPOSITORY, folder=cwd.name)
     if inside_work_tree != "true" or inside_git_dir == "true":
@@ -104,6 +107,10 @@ def resolve_repository(path: Path, *, home: Path | None = None) -> RepositoryIde
             folder=cwd.name,
         )
     (toplevel,) = _rev_parse(cwd, "--show-toplevel")
+    return _identity(cwd, common_dir, toplevel, home)
+
+
+def _identity(cwd: Path, common_dir: str, toplevel: str, home: Path | None) -> RepositoryIdentity:
     worktree_root = Path(os.path.realpath(toplevel))
     common = Path(common_dir)
     git_common_dir = Path(os.path.realpath(common if common.is_absolute() else cwd / common))

@@ -17,7 +17,8 @@ from teamlore.core import db, errors
 from teamlore.core.analyzer import analyze, parse_query
 from teamlore.memory.store import search as search_module
 from teamlore.memory.store.layout import init_tree
-from teamlore.memory.store.projection import headline, sync_approved_projection
+from teamlore.memory.store.projection import sync_approved_projection
+from teamlore.memory.store.projection_rows import headline
 from teamlore.memory.store.search import SearchResult, VectorPath, search_memory
 from teamlore.memory.store.state_db import MIGRATIONS, open_state_db, state_db_path
 from teamlore.memory.store.vectors import (

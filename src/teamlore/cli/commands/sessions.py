@@ -601,7 +601,7 @@ def memory_search(
 ) -> None:
     """Search the reviewed team memory by words and by meaning (docs/hybrid-search.md)."""
     # the team-memory operations load with the one command that uses them here
-    from teamlore.ops.memory import store  # noqa: F401
+    from teamlore.ops.memory import search  # noqa: F401
 
     run(
         "memory.search",

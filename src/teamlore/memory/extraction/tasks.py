@@ -21,7 +21,6 @@ the refusal. Everything else rolls back.
 from __future__ import annotations
 
 import contextlib
-import secrets
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -222,6 +221,8 @@ def claim_in_tx(
         raise errors.TeamloreError(
             errors.INVALID_ARGUMENT, f"lease_ms must be between 1 and {MAX_LEASE_MS}"
         )
+    import secrets  # only a claim needs a token
+
     token = secrets.token_hex(16)
     expires = now + lease_ms
     cursor = conn.execute(

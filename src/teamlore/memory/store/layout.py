@@ -18,7 +18,6 @@ import contextlib
 import errno
 import os
 import re
-import secrets
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -159,6 +158,8 @@ def _write_index_once(memory_fd: int) -> bool:
         return False
     # the documents' models load only when a tree is created: readers of the layout (a
     # session-start hook) never need them (docs/architecture.md, "A short CLI process")
+    import secrets  # only a write needs a temporary name
+
     from teamlore.memory.store.documents import dump_index
 
     temp = f".index.json.{secrets.token_hex(8)}.tmp"

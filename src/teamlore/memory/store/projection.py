@@ -34,19 +34,16 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import orjson
-from pydantic import BaseModel
 
 from teamlore.core import db
 from teamlore.core.analyzer import ANALYZER_VERSION
 from teamlore.core.canonical import canonical_json
 from teamlore.core.failpoints import failpoint
-from teamlore.core.strict import WIRE
 from teamlore.core.timeutil import now_ms
 from teamlore.memory.store.layout import MEMORY_ROOT
-from teamlore.memory.store.projection_rows import _Row, _rows_from, document_text, headline
 from teamlore.memory.store.state_db import RECALL_ALGORITHM_VERSION
 from teamlore.memory.store.tree_reader import (
     Coverage,
@@ -59,6 +56,9 @@ from teamlore.memory.store.tree_reader import (
     read_memory_files,
 )
 
+if TYPE_CHECKING:
+    from teamlore.memory.store.projection_rows import _Row
+
 __all__ = [
     "MEMORY_ROOT",
     "Coverage",
@@ -68,8 +68,6 @@ __all__ = [
     "MemoryFiles",
     "ProjectionCounts",
     "ProjectionResult",
-    "document_text",
-    "headline",
     "read_memory_files",
     "stored_counts",
     "sync_approved_projection",
@@ -85,9 +83,10 @@ RACY_WINDOW_NS = 2_000_000_000
 Outcome = Literal["rebuilt", "unchanged", "drifted"]
 
 
-class ProjectionCounts(BaseModel):
-    model_config = WIRE
-
+# plain dataclasses: a search that finds the tree unchanged goes through here without
+# loading pydantic (docs/architecture.md, "A short CLI process")
+@dataclass(slots=True)
+class ProjectionCounts:
     entries: int = 0
     deprecated: int = 0  # entries whose status is deprecated (included in `entries`)
     scenes: int = 0
@@ -95,9 +94,8 @@ class ProjectionCounts(BaseModel):
     skills: int = 0
 
 
-class ProjectionResult(BaseModel):
-    model_config = WIRE
-
+@dataclass(slots=True)
+class ProjectionResult:
     repository_key: str
     worktree_key: str
     outcome: Outcome
@@ -140,7 +138,7 @@ def _stored(conn: sqlite3.Connection, repository_key: str, worktree_key: str) ->
         source_tree_digest=row[3],
         analyzer_version=row[4],
         projector_version=row[5],
-        diagnostics=[Diagnostic.model_validate(d) for d in orjson.loads(row[6])],
+        diagnostics=[Diagnostic.from_json(d) for d in orjson.loads(row[6])],
     )
 
 
@@ -193,7 +191,7 @@ def _counts_of(rows: list[_Row]) -> ProjectionCounts:
 
 
 def _diagnostics_json(diagnostics: list[Diagnostic]) -> str:
-    return canonical_json([d.model_dump() for d in diagnostics]).decode("utf-8")
+    return canonical_json([d.to_json() for d in diagnostics]).decode("utf-8")
 
 
 def _replace_owner_rows(
@@ -439,6 +437,9 @@ def sync_approved_projection(
             assert before is not None
             _renew_stats(conn, repository_key, worktree_key, before, tree_digest, scan)
             return _result(conn, repository_key, worktree_key, "unchanged", before, tree_digest)
+        # the parser (frontmatter, and the documents' models) loads only when a file is read
+        from teamlore.memory.store.projection_rows import _rows_from
+
         rows = _rows_from(scan)
         coverage: Coverage = "partial" if scan.diagnostics else "complete"
         with db.write_tx(conn):

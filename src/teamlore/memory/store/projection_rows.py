@@ -12,7 +12,6 @@ import orjson
 
 from teamlore.core.analyzer import analyze
 from teamlore.core.canonical import sha256_hex
-from teamlore.memory.store import documents
 from teamlore.memory.store.frontmatter import MemoryFormatError, decode_text
 from teamlore.memory.store.tree_reader import Diagnostic, Kind, _repo_path, _SourceFile, _TreeScan
 
@@ -90,6 +89,9 @@ class ParsedDocument:
 
 def parse_document(kind: Kind, data: bytes, repo_path: str) -> ParsedDocument:
     """One memory file → what the projection keeps of it (raises MemoryFormatError)."""
+    # the documents' models (pydantic) load only when a file is read into the projection
+    from teamlore.memory.store import documents
+
     if kind == "entry":
         entry = documents.load_entry(data, repo_path)
         return ParsedDocument(

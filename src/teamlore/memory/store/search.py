@@ -29,11 +29,11 @@ status, summary}`, the same hits in the same order; docs/seed-conformance.md).
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import dataclass
 from operator import itemgetter
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
-from pydantic import BaseModel, Field
 
 from teamlore.core import errors
 from teamlore.core.analyzer import (
@@ -44,12 +44,13 @@ from teamlore.core.analyzer import (
     snippet,
 )
 from teamlore.core.fusion import Fused, fuse, words_decide, words_only_ceiling
-from teamlore.core.strict import WIRE
 from teamlore.memory.store.layout import MEMORY_ROOT
 from teamlore.memory.store.order_keys import ORDER_KEYS, Kept, OrderRow, Stamp
-from teamlore.memory.store.projection import Coverage, Kind
-from teamlore.models.embeddings import Embedder
+from teamlore.memory.store.tree_reader import Coverage, Kind
 from teamlore.models.glosses import segmented
+
+if TYPE_CHECKING:
+    from teamlore.models.embeddings import Embedder
 
 MAX_QUERY_CHARS = 1024
 MAX_LIMIT = 100
@@ -58,6 +59,7 @@ MAX_LIMIT = 100
 # headline); both for benchmarks (bench/bench_hybrid_quality.py)
 SearchMode = Literal["hybrid", "lexical", "vector", "meaning"]
 SearchPath = Literal["lexical", "vector"]
+Status = Literal["approved", "deprecated"]
 
 # Fusion: core.fusion (docs/hybrid-search.md). The vector ranking offers its best VECTOR_DEPTH
 # documents at cosine >= MIN_SIMILARITY (below that a static model's neighbours are unrelated
@@ -66,13 +68,17 @@ VECTOR_DEPTH = 100
 MIN_SIMILARITY = 0.1
 
 
-class SearchHit(BaseModel):
-    model_config = WIRE
+# The result types are plain dataclasses: `memory search` is a short process, and building
+# pydantic models would cost it more than its search (docs/architecture.md, "A short CLI
+# process"). `to_json` gives the wire form: camelCase names, as the MCP tool has always answered.
 
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
     id: str
     type: Kind  # entry | scene | doctrine | skill
     entry_type: str | None  # work_fact | work_task | work_method | work_artifact, entries only
-    status: Literal["approved", "deprecated"]
+    status: Status
     # higher is better. lexical: query terms held + BM25 strength in [0, 1); hybrid and vector:
     # the fused reciprocal-rank score as a share of the best possible one, in (0, 1]
     score: float
@@ -81,26 +87,48 @@ class SearchHit(BaseModel):
     matched_by: list[SearchPath]
     revision: int
     content_digest: str
-    summary: str = Field("", exclude=True)  # the seed's item summary: the body's first 240 chars
+    summary: str = ""  # the seed's item summary (the body's first 240 chars); not on the wire
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "type": self.type,
+            "entryType": self.entry_type,
+            "status": self.status,
+            "score": self.score,
+            "snippet": self.snippet,
+            "path": self.path,
+            "matchedBy": list(self.matched_by),
+            "revision": self.revision,
+            "contentDigest": self.content_digest,
+        }
 
 
-class SeedItem(BaseModel):
+@dataclass(frozen=True, slots=True)
+class SeedItem:
     """One hit as the seed's search result names it."""
-
-    model_config = WIRE
 
     rank: int
     entry_id: str
     revision: int
     content_digest: str
-    status: Literal["approved", "deprecated"]
+    status: Status
     summary: str
 
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rank": self.rank,
+            "entryId": self.entry_id,
+            "revision": self.revision,
+            "contentDigest": self.content_digest,
+            "status": self.status,
+            "summary": self.summary,
+        }
 
-class VectorPath(BaseModel):
+
+@dataclass(frozen=True, slots=True)
+class VectorPath:
     """Whether the embedding ranking ran, in which space, and if not, why."""
-
-    model_config = WIRE
 
     ran: bool
     space: str | None = None
@@ -108,16 +136,36 @@ class VectorPath(BaseModel):
     reason: str | None = None  # why it did not run
     code: str | None = None  # the error code, when a failure stopped it
 
+    def to_json(self, *, exclude_none: bool = False) -> dict[str, Any]:
+        wire = {
+            "ran": self.ran,
+            "space": self.space,
+            "documents": self.documents,
+            "reason": self.reason,
+            "code": self.code,
+        }
+        return {k: v for k, v in wire.items() if v is not None} if exclude_none else wire
 
-class SearchResult(BaseModel):
-    model_config = WIRE
 
+@dataclass(frozen=True, slots=True)
+class SearchResult:
     generation: int
     coverage: Coverage
     paths: list[SearchPath]
     vector: VectorPath
     results: list[SearchHit]
     items: list[SeedItem]
+
+    def to_json(self) -> dict[str, Any]:
+        """The wire form (the `threadshare-memory-search@v1` response)."""
+        return {
+            "generation": self.generation,
+            "coverage": self.coverage,
+            "paths": list(self.paths),
+            "vector": self.vector.to_json(),
+            "results": [hit.to_json() for hit in self.results],
+            "items": [item.to_json() for item in self.items],
+        }
 
 
 NO_EMBEDDER = VectorPath(ran=False, reason="no embedding model was given")
@@ -330,6 +378,8 @@ def _vector_ranking(
 ) -> tuple[VectorPath, list[tuple[int, float]], list[tuple[int, float]]]:
     """Whether the vector path ran; the documents ranked by their whole text, and by headline."""
     space = embedder.space.key
+    if not _has_vectors(conn, owner, space):  # nothing to rank: no model, no numpy loads
+        return VectorPath(ran=False, space=space, reason=NO_VECTORS), [], []
     try:
         query_vector = embedder.embed_query(query)[0]
     except errors.TeamloreError as exc:
@@ -339,7 +389,7 @@ def _vector_ranking(
 
     stored = load_approved(conn, owner, space)
     if stored.count == 0:
-        return VectorPath(ran=False, space=space, reason="no document has a vector yet"), [], []
+        return VectorPath(ran=False, space=space, reason=NO_VECTORS), [], []
     rankings = [
         stored.rank(
             query_vector,
@@ -357,6 +407,21 @@ def _vector_ranking(
     )
     whole, headline = ([(i, s) for i, s in r if i not in unread] for r in rankings)
     return VectorPath(ran=True, space=space, documents=stored.count), whole, headline
+
+
+NO_VECTORS = "no document has a vector yet"
+
+
+def _has_vectors(conn: sqlite3.Connection, owner: tuple[str, str], space: str) -> bool:
+    """Whether any of the owner's documents has a vector in `space` (one indexed row)."""
+    return (
+        conn.execute(
+            "SELECT 1 FROM approved_vectors WHERE repository_key = ? AND worktree_key = ? "
+            "AND space = ? LIMIT 1",
+            (*owner, space),
+        ).fetchone()
+        is not None
+    )
 
 
 def _unread(conn: sqlite3.Connection, embedder: Embedder, ids: set[int]) -> set[int]:

@@ -24,7 +24,6 @@ engine):
 from __future__ import annotations
 
 import sqlite3
-import uuid
 from pathlib import Path
 
 from teamlore.core import db, errors
@@ -533,7 +532,7 @@ def open_state_db(home: Path | None = None, *, for_read: bool = False) -> sqlite
             conn.execute(
                 "INSERT INTO memory_state_meta(key, value) VALUES ('memory_state_uuid', ?) "
                 "ON CONFLICT(key) DO NOTHING",
-                (str(uuid.uuid4()),),
+                (_new_uuid(),),
             )
             conn.execute(
                 "INSERT INTO memory_state_meta(key, value) VALUES ('schema_version', ?) "
@@ -556,3 +555,11 @@ def memory_state_uuid(conn: sqlite3.Connection) -> str:
     if value is None:
         raise LookupError("memory-state database has no uuid; open it with open_state_db")
     return value
+
+
+def _new_uuid() -> str:
+    # uuid (and the platform module it imports) loads only when a state DB is created: a short
+    # read process opens an existing one (docs/architecture.md, "A short CLI process")
+    import uuid
+
+    return str(uuid.uuid4())

@@ -12,14 +12,12 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import orjson
-from pydantic import BaseModel
 
 from teamlore.core import errors
 from teamlore.core.canonical import digest, sha256_hex
-from teamlore.core.strict import WIRE_FROZEN
 from teamlore.memory.store.layout import MEMORY_ROOT, what_stands_there
 
 MAX_FILE_BYTES = 256 * 1024
@@ -31,16 +29,31 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
-class Diagnostic(BaseModel):
-    """Why one file is not (or not reliably) in the projection, located as precisely as known."""
-
-    model_config = WIRE_FROZEN
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Diagnostic:
+    """Why one file is not (or not reliably) in the projection, located as precisely as known.
+    A dataclass, not a pydantic model: a read that finds the tree unchanged makes its
+    diagnostics without loading pydantic (docs/architecture.md, "A short CLI process")."""
 
     code: str
     file: str  # repository-relative
     line: int | None = None
     field: str | None = None
     why: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "file": self.file,
+            "line": self.line,
+            "field": self.field,
+            "why": self.why,
+        }
+
+    @classmethod
+    def from_json(cls, stored: dict[str, Any]) -> Diagnostic:
+        """A diagnostic as `to_json` stored it."""
+        return cls(**stored)
 
 
 # --------------------------------------------------------------------------------------------

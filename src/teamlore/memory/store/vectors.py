@@ -35,7 +35,7 @@ import orjson
 from numpy.typing import NDArray
 
 from teamlore.core import db
-from teamlore.memory.store.projection import document_text, headline
+from teamlore.memory.store.projection_rows import document_text, headline
 from teamlore.models.embeddings import Embedder, Vectors, quantize_rows
 
 EMBED_BATCH = 256  # documents per embed call (bounds memory; progress is reported per batch)

@@ -1,4 +1,4 @@
-"""Team-memory operations: init, status, search, lint.
+"""Team-memory operations: init, status, lint (search: `ops/memory/search.py`).
 
 The owner (repository + worktree) comes from the caller's context — the CLI's cwd or
 `--repository`, the MCP server's launch directory — never from request arguments.
@@ -109,47 +109,6 @@ def _recover_promotions(ctx: OpContext, owner: OwnerContext) -> dict[str, Any]:
             files = [f.target_path for f in outcome.files]
             resumed.append({"planId": plan_id, "status": outcome.status, "files": files})
     return {"interrupted": interrupted, "resumed": resumed, "next": None}
-
-
-class SearchRequest(_Strict):
-    query: str = Field(
-        min_length=1, max_length=4096, description="Words, identifiers, a situation, or Chinese."
-    )
-    limit: int = Field(10, ge=1, le=100)
-    lexical: bool = Field(
-        False, description="Rank by words alone (BM25); skip the embedding ranking."
-    )
-
-
-@operation(
-    "memory.search",
-    input_model=SearchRequest,
-    side_effect="read",
-    capability="team-read",
-    mcp_tool="threadshare_memory_search",
-    description="Search this repository's reviewed team memory (entries, scenes, doctrine, "
-    "skills) by words (BM25) and by meaning (embeddings), fused by reciprocal rank; a question "
-    "or a description of the situation works as well as keywords. Returns generation, "
-    "coverage and which rankings ran (paths) with the results.",
-)
-def memory_search(ctx: OpContext, request: SearchRequest) -> dict[str, Any]:
-    """Search the reviewed team memory of this worktree."""
-    from teamlore.memory.store.search import search_memory
-    from teamlore.ops.memory.vectors import memory_vectors
-
-    with open_owner(ctx, for_read=True) as owner:
-        owner.sync_projection()
-        embedder, vector_path = memory_vectors(ctx, owner, lexical=request.lexical)
-        result = search_memory(
-            owner.state,
-            repository_key=owner.repository_key,
-            worktree_key=owner.worktree_key,
-            query=request.query,
-            limit=request.limit,
-            embedder=embedder,
-            skipped=vector_path,
-        )
-    return result.model_dump(mode="json", by_alias=True)
 
 
 class LintRequest(_Strict):

@@ -4,14 +4,16 @@ with the owner's vectors brought up to date first, or why none does."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from teamlore.core import errors
 from teamlore.core.fusion import EMBEDDINGS_OFF, LEXICAL_ASKED
 from teamlore.memory.store.search import VectorPath
-from teamlore.models.embeddings import Embedder
-from teamlore.models.multilingual import memory_embedder
 from teamlore.ops.owner import OwnerContext
 from teamlore.ops.registry import OpContext
+
+if TYPE_CHECKING:
+    from teamlore.models.embeddings import Embedder
 
 
 def memory_vectors(
@@ -24,6 +26,8 @@ def memory_vectors(
     embedder, path = configured_vectors(ctx, lexical=lexical)
     if embedder is None:
         return None, path
+    if _nothing_to_embed(owner):
+        return embedder, path  # the vector side (numpy) and the model load only with documents
     from teamlore.memory.store.vectors import sync_approved_vectors  # numpy: the vector side
 
     try:
@@ -39,6 +43,17 @@ def memory_vectors(
     return embedder, VectorPath(ran=True, space=embedder.space.key)
 
 
+def _nothing_to_embed(owner: OwnerContext) -> bool:
+    """The owner has no projected document and no stored vector (an empty memory tree)."""
+    found = owner.state.execute(
+        "SELECT EXISTS (SELECT 1 FROM approved_entries WHERE repository_key = ?1 AND "
+        "worktree_key = ?2) OR EXISTS (SELECT 1 FROM approved_vectors WHERE repository_key = ?1 "
+        "AND worktree_key = ?2)",
+        (owner.repository_key, owner.worktree_key),
+    ).fetchone()
+    return not found[0]
+
+
 def configured_vectors(
     ctx: OpContext, *, lexical: bool = False
 ) -> tuple[Embedder | None, VectorPath]:
@@ -47,6 +62,9 @@ def configured_vectors(
     embeddings are off, or the model cannot be loaded (lexical alone then runs)."""
     if lexical:
         return None, VectorPath(ran=False, reason=LEXICAL_ASKED)
+    # the models load only for a search whose vector path may run
+    from teamlore.models.multilingual import memory_embedder
+
     try:
         embedder = memory_embedder(ctx.home)
     except errors.TeamloreError as exc:

@@ -140,7 +140,7 @@ def org_sync(ctx: OpContext, request: SyncRequest) -> dict[str, Any]:
     return {
         "index": store.where,
         "generation": store.generation(),
-        "vector": vector.model_dump(mode="json", by_alias=True, exclude_none=True),
+        "vector": vector.to_json(exclude_none=True),
         "repositories": [{_camel(k): v for k, v in asdict(result).items()} for result in results],
     }
 

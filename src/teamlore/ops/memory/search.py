@@ -1,0 +1,60 @@
+"""The team-memory search operation (`memory.search`, MCP `threadshare_memory_search`).
+
+Apart from the other team-memory operations (`ops/memory/store.py`) because a `teamlore memory
+search` process imports only this module: its request is checked by hand and its result is built
+without pydantic (docs/architecture.md, "A short CLI process"). The owner (repository +
+worktree) comes from the caller's context, never from request arguments.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from teamlore.ops.owner import open_owner
+from teamlore.ops.plain_request import PlainRequest, param, plain_request
+from teamlore.ops.registry import OpContext, operation
+
+
+@plain_request
+class SearchRequest(PlainRequest):
+    # an MCP tool's contract: its schema and lax coercions are pydantic's (ops/plain_request.py)
+    contract: ClassVar[bool] = True
+
+    query: str = param(
+        min_length=1, max_length=4096, description="Words, identifiers, a situation, or Chinese."
+    )
+    limit: int = param(10, ge=1, le=100)
+    lexical: bool = param(
+        False, description="Rank by words alone (BM25); skip the embedding ranking."
+    )
+
+
+@operation(
+    "memory.search",
+    input_model=SearchRequest,
+    side_effect="read",
+    capability="team-read",
+    mcp_tool="threadshare_memory_search",
+    description="Search this repository's reviewed team memory (entries, scenes, doctrine, "
+    "skills) by words (BM25) and by meaning (embeddings), fused by reciprocal rank; a question "
+    "or a description of the situation works as well as keywords. Returns generation, "
+    "coverage and which rankings ran (paths) with the results.",
+)
+def memory_search(ctx: OpContext, request: SearchRequest) -> dict[str, Any]:
+    """Search the reviewed team memory of this worktree."""
+    from teamlore.memory.store.search import search_memory
+    from teamlore.ops.memory.vectors import memory_vectors
+
+    with open_owner(ctx, for_read=True) as owner:
+        owner.sync_projection()
+        embedder, vector_path = memory_vectors(ctx, owner, lexical=request.lexical)
+        result = search_memory(
+            owner.state,
+            repository_key=owner.repository_key,
+            worktree_key=owner.worktree_key,
+            query=request.query,
+            limit=request.limit,
+            embedder=embedder,
+            skipped=vector_path,
+        )
+    return result.to_json()
