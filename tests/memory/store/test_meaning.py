@@ -103,6 +103,7 @@ def test_each_models_cosine_is_read_from_the_paired_row() -> None:
 
 REPO, WORKTREE = "a1" * 12, "b2" * 12
 TWO_STAGES = "threadshare-team-memory-extraction-uses-a-two-stage-pipeline"
+INGESTION = "insights-engine-ingestion-session-facts-session-facts-sqlite"
 
 
 @pytest.fixture(scope="module")
@@ -142,3 +143,20 @@ def test_a_chinese_question_finds_the_english_entry_that_answers_it(
         embedder=embedder,  # type: ignore[arg-type]
     )
     assert found.results[0].id == TWO_STAGES
+
+
+def test_a_chinese_questions_literal_match_stays_in_the_top_five(
+    reference: tuple[sqlite3.Connection, object],
+) -> None:
+    # "how should a root-cause fix be done": one Chinese entry holds 根因修复; the static
+    # model gives no Chinese entry a vote, so English entries came first by meaning and the
+    # entry fell to rank 7 before a Chinese query let its words decide
+    conn, embedder = reference
+    found = search_memory(
+        conn,
+        repository_key=REPO,
+        worktree_key=WORKTREE,
+        query="根因修复应该怎么做",
+        embedder=embedder,  # type: ignore[arg-type]
+    )
+    assert INGESTION in [hit.id for hit in found.results[:5]]

@@ -54,7 +54,7 @@ from teamlore.core.strict import WIRE
 from teamlore.memory.store.layout import MEMORY_ROOT
 from teamlore.memory.store.projection import Coverage, Kind
 from teamlore.models.embeddings import Embedder
-from teamlore.models.glosses import segmented
+from teamlore.models.glosses import has_chinese, segmented
 
 MAX_QUERY_CHARS = 1024
 MAX_LIMIT = 100
@@ -176,7 +176,10 @@ def search_memory(
     if vector_path.ran:
         paths.append("vector")
     if vector_path.ran:
-        keep_words = words_decide(typed, parsed)
+        # a Chinese query: its literal matches decide too (docs/hybrid-search.md, "Words are
+        # never outvoted", rule 4): the static model reads no Chinese document, so the meaning
+        # ranking leans to English ones
+        keep_words = words_decide(typed, parsed) or has_chinese(query)
         results = _fused(conn, parsed, lexical, meaning, limit, keep_words)
     else:
         results = _lexical_hits(conn, parsed, lexical)
