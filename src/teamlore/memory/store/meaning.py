@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from teamlore.memory.store.vectors import cosines
+from teamlore.memory.store.vectors import PRODUCT_BLOCK
 
 Cosines = NDArray[np.float32]
 # which models cannot read which of the given documents: per model, the ids it cannot read
@@ -40,22 +40,30 @@ def model_cosines(
     values: NDArray[np.int8], scales: NDArray[np.float32], queries: Sequence[NDArray[np.float32]]
 ) -> list[Cosines]:
     """Each model's cosine of every stored row (int8 `values` with their `scales`) with its
-    unit-length query row `queries[i]`; the rows hold the models' dimensions in that order."""
-    out: list[Cosines] = []
+    unit-length query row `queries[i]`; the rows hold the models' dimensions in that order.
+    One product per block of rows (`vectors.PRODUCT_BLOCK`) with the queries side by side, each
+    in its model's dimensions and zero elsewhere: what one cosine of the whole row costs."""
+    columns = np.zeros((values.shape[1], len(queries)), dtype=np.float32)
     start = 0
-    lift = np.float32(math.sqrt(len(queries)))
-    for query in queries:
-        stop = start + len(query)
-        out.append(cosines(values[:, start:stop], scales, query) * lift)
-        start = stop
-    return out
+    for column, query in enumerate(queries):
+        columns[start : start + len(query), column] = query
+        start += len(query)
+    columns *= np.float32(math.sqrt(len(queries)))
+    out = np.empty((len(values), len(queries)), dtype=np.float32)
+    for first in range(0, len(values), PRODUCT_BLOCK):
+        block = values[first : first + PRODUCT_BLOCK]
+        out[first : first + len(block)] = block.astype(np.float32) @ columns
+    out *= (scales / np.float32(127))[:, None]
+    return [out[:, column] for column in range(len(queries))]
 
 
-def standardized(scores: Cosines) -> NDArray[np.float64]:
+def standardized(scores: Cosines) -> Cosines:
     """(score − mean) / standard deviation; all 0 when the scores do not differ."""
-    centred = scores.astype(np.float64) - float(scores.mean()) if len(scores) else np.zeros(0)
-    spread = float(centred.std()) if len(scores) else 0.0
-    return centred / spread if spread > 0 else np.zeros(len(scores))
+    if not len(scores):
+        return scores
+    centred = scores - scores.mean(dtype=np.float64).astype(np.float32)
+    spread = float(centred.std(dtype=np.float64))
+    return centred / np.float32(spread) if spread > 0 else np.zeros_like(scores)
 
 
 def meaning_ranking(
@@ -71,25 +79,23 @@ def meaning_ranking(
     headline) for each of `ids`."""
     if not len(ids):
         return []
-    votes = [[standardized(cos) for cos in field] for field in fields]
-    score = np.sum([z for field in votes for z in field], axis=0)
-    reach = np.max([cos for field in fields for cos in field], axis=0)
-    members = np.flatnonzero(reach >= min_similarity)
+    votes = np.stack([standardized(cos) for field in fields for cos in field])  # (f·m, docs)
+    near = np.stack([cos for field in fields for cos in field])
+    score = votes.sum(axis=0)
+    members = np.flatnonzero(near.max(axis=0) >= min_similarity)
     depth = CANDIDATES_PER_PLACE * limit
     if members.size > depth:
         members = members[np.argpartition(-score[members], depth - 1)[:depth]]
-    candidates = [int(ids[i]) for i in members]
-    blind = unread(candidates)
-    ranked: list[tuple[int, float]] = []
-    for row, doc in zip(members.tolist(), candidates, strict=True):
-        readers = [m for m, cannot in enumerate(blind) if doc not in cannot]
-        if not readers or max(float(cos[m][row]) for cos in fields for m in readers) < (
-            min_similarity
-        ):
-            continue
-        total = float(score[row]) - sum(
-            float(field[m][row]) for field in votes for m in range(len(blind)) if m not in readers
-        )
-        ranked.append((doc, total))
-    ranked.sort(key=lambda item: (-item[1], item[0]))
+    candidates = ids[members]
+    blind = unread(candidates.tolist())
+    # (f·m, candidates): whether that row's model reads each candidate; rows go field by field
+    reads = np.array([[doc not in cannot for doc in candidates.tolist()] for cannot in blind])
+    reads = np.tile(reads.reshape(len(blind), len(candidates)), (len(fields), 1))
+    taken = np.where(reads, votes[:, members], 0.0).sum(axis=0)
+    reached = np.where(reads, near[:, members], -np.inf).max(axis=0, initial=-np.inf)
+    keep = reached >= min_similarity
+    ranked = sorted(
+        zip(candidates[keep].tolist(), taken[keep].tolist(), strict=True),
+        key=lambda item: (-item[1], item[0]),
+    )
     return ranked[:limit]
