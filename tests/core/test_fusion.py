@@ -114,3 +114,13 @@ def test_a_ranking_weighing_two_counts_like_two_rankings() -> None:
     assert words_only_ceiling(5, vector_weight=MEANING_WEIGHT) == round(
         1 / 25 / ((1 + MEANING_WEIGHT) / 21), 4
     )
+
+
+def test_for_a_translated_query_a_literal_match_outranks_the_translations_nearest() -> None:
+    # "w" holds two of three terms; "v" is first by the meaning of the query's glosses
+    fused = fuse([("w", 2 / 3)], ["v"], translated=True)
+    assert [f.key for f in fused] == ["w", "v"]
+    assert fused[0].score == round(
+        DECIDING_LEXICAL_WEIGHT * (2 / 3) ** 2 / (DECIDING_LEXICAL_WEIGHT + 1), 4
+    )
+    assert [f.key for f in fuse([("w", 2 / 3)], ["v"])] == ["v", "w"]

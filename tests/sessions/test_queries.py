@@ -380,3 +380,27 @@ def test_hybrid_search_keeps_the_demo_turn_first_and_gives_no_vote_to_what_it_ca
     hits = queries.search_turns(indexer.conn, "alembic lock wait", embedder=embedder).hits
     chinese = [h for h in hits if h["turn"] in (1, 3, 4)]
     assert chinese and all(h["matchedBy"] == ["lexical"] for h in chinese)
+
+
+def test_a_chinese_question_ranks_the_turn_holding_its_words_above_an_english_translation(
+    home: Path, tmp_path: Path
+) -> None:
+    # the English model reads the question only as its glosses; the turn holding four of its
+    # six words literally comes first (docs/hybrid-search.md, "Words are never outvoted", rule
+    # 4): with words at weight 1 the English turn, first by meaning, ranked above it
+    from teamlore.models.embeddings import bundled_embedder
+    from teamlore.sessions.turn_vectors import embed_pending_turns
+
+    indexer = _synced(
+        home,
+        tmp_path,
+        {"t": "user", "text": "部署脚本在服务器上跑不动，先看日志。"},
+        {"t": "user", "text": "The deploy script runs very slowly on the server."},
+        {"t": "user", "text": "Write the release notes."},
+    )
+    embedder = bundled_embedder()
+    embed_pending_turns(indexer.conn, embedder)
+    hits = queries.search_turns(
+        indexer.conn, "为什么部署脚本在服务器上很慢", embedder=embedder
+    ).hits
+    assert [(h["turn"], h["matchedBy"]) for h in hits] == [(1, ["lexical"]), (2, ["vector"])]

@@ -41,7 +41,8 @@ MEANING_WEIGHT = 2 * VECTOR_WEIGHT
 KEPT_WORD_RANKS = 3
 KEPT_PLACES = 5
 SHORT_QUERY_TERMS = 2
-# and their lexical ranking weighs this much (chosen on the tuning half, docs/hybrid-search.md)
+# and their lexical ranking weighs this much (chosen on the tuning half, docs/hybrid-search.md);
+# so does the lexical ranking of a query the vector path reads only as its glosses (`fuse`)
 DECIDING_LEXICAL_WEIGHT = 3.0
 
 # why a search ran words alone, in the words every search result uses (`vector.reason`)
@@ -93,6 +94,7 @@ def fuse(
     *,
     keep_words: bool = False,
     vector_weight: float = VECTOR_WEIGHT,
+    translated: bool = False,
 ) -> list[Fused[Key]]:
     """`lexical`: (key, share of the query's terms held, 0..1), best first; `vector`: keys,
     best first; `headline`: keys by their headline's similarity, best first (None: no
@@ -100,11 +102,14 @@ def fuse(
     a selection from a longer ranking, `lexical_ranks` gives each key's rank in that ranking.
     `vector_weight`: the weight of `vector` (MEANING_WEIGHT for memory's meaning ranking).
     `keep_words` (a short or identifier-like query, `words_decide`): the keys of the lexical
-    ranks 1..KEPT_WORD_RANKS end within the first KEPT_PLACES, in their fused order."""
+    ranks 1..KEPT_WORD_RANKS end within the first KEPT_PLACES, in their fused order.
+    `translated` (the vector path read the query only through a translation, its English
+    glosses): the lexical ranking weighs DECIDING_LEXICAL_WEIGHT too, so a literal match ranks
+    above a translation (docs/hybrid-search.md, "Words are never outvoted")."""
     scores: dict[Key, float] = {}
     found: dict[Key, list[Path]] = {}
     ranks = lexical_ranks if lexical_ranks is not None else range(1, len(lexical) + 1)
-    weight = DECIDING_LEXICAL_WEIGHT if keep_words else LEXICAL_WEIGHT
+    weight = DECIDING_LEXICAL_WEIGHT if keep_words or translated else LEXICAL_WEIGHT
     for rank, (key, share) in zip(ranks, lexical, strict=True):
         scores[key] = weight * min(max(share, 0.0), 1.0) ** 2 / (RRF_K + rank)
         found[key] = ["lexical"]

@@ -442,6 +442,10 @@ def _hybrid(
     if not with_vector:
         why = f"no turn has a vector of {space} yet (`teamlore sync` embeds them)"
         return _lexical_only(conn, parsed, scored, ranked_all, limit, vector_skipped(why))
+    # a model that cannot read the query reads its glosses (`Embedder.embed_query`): a
+    # literal match weighs more than that translation (docs/hybrid-search.md, "Words are never
+    # outvoted")
+    translated = not embedder.reads(query)
     try:
         query_vector = embedder.embed_query(query)[0]
     except errors.TeamloreError as exc:  # an endpoint down: words still answer
@@ -463,7 +467,7 @@ def _hybrid(
     # (docs/hybrid-search.md, "Words are never outvoted")
     near = [turn for turn in near if turn in near_rows and _reads(embedder, near_rows[turn])]
     lexical = [(int(r["id"]), held.weight / terms) for held, _s, r in scored]
-    fused = fuse(lexical, near, keep_words=keep_words)[:limit]
+    fused = fuse(lexical, near, keep_words=keep_words, translated=translated)[:limit]
     lexical_rows = {int(r["id"]): (held, r) for held, _s, r in scored}
     hits = []
     for item in fused:

@@ -177,7 +177,7 @@ def search_memory(
         paths.append("vector")
     if vector_path.ran:
         # a Chinese query: its literal matches decide too (docs/hybrid-search.md, "Words are
-        # never outvoted", rule 4): the static model reads no Chinese document, so the meaning
+        # never outvoted", rule 5): the static model reads no Chinese document, so the meaning
         # ranking leans to English ones
         keep_words = words_decide(typed, parsed) or has_chinese(query)
         results = _fused(conn, parsed, lexical, meaning, limit, keep_words)
