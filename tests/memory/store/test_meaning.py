@@ -128,21 +128,25 @@ def reference(
     conn.close()
 
 
+def paired_search(reference: tuple[sqlite3.Connection, object], query: str) -> list[str]:
+    conn, embedder = reference
+    found = search_memory(
+        conn,
+        repository_key=REPO,
+        worktree_key=WORKTREE,
+        query=query,
+        embedder=embedder,  # type: ignore[arg-type]
+    )
+    return [hit.id for hit in found.results]
+
+
 def test_a_chinese_question_finds_the_english_entry_that_answers_it(
     reference: tuple[sqlite3.Connection, object],
 ) -> None:
     # "which stage makes the dedup decision?": the multilingual model places the English entry
     # near (cosine > 0.1) while the static model, reading the query's glosses, does not; their
     # mean was under the floor in both fields, so the entry was not ranked at all
-    conn, embedder = reference
-    found = search_memory(
-        conn,
-        repository_key=REPO,
-        worktree_key=WORKTREE,
-        query="去重判断是由哪个阶段完成的？",
-        embedder=embedder,  # type: ignore[arg-type]
-    )
-    assert found.results[0].id == TWO_STAGES
+    assert paired_search(reference, "去重判断是由哪个阶段完成的？")[0] == TWO_STAGES
 
 
 def test_a_chinese_questions_literal_match_stays_in_the_top_five(
@@ -151,12 +155,4 @@ def test_a_chinese_questions_literal_match_stays_in_the_top_five(
     # "how should a root-cause fix be done": one Chinese entry holds 根因修复; the static
     # model gives no Chinese entry a vote, so English entries came first by meaning and the
     # entry fell to rank 7 before a Chinese query let its words decide
-    conn, embedder = reference
-    found = search_memory(
-        conn,
-        repository_key=REPO,
-        worktree_key=WORKTREE,
-        query="根因修复应该怎么做",
-        embedder=embedder,  # type: ignore[arg-type]
-    )
-    assert INGESTION in [hit.id for hit in found.results[:5]]
+    assert INGESTION in paired_search(reference, "根因修复应该怎么做")[:5]
