@@ -183,13 +183,13 @@ class DecodedVectors:
         and summed; a document without a headline vector stands for itself by its whole text."""
         if len(self.docs) == 0 or self.values.shape[1] != sum(len(q) for q in queries):
             return []
-        whole = model_cosines(self.values[mask], self.scales[mask], queries)
-        own = self.headline_scales[mask] > 0
-        lines = model_cosines(self.headline_values[mask], self.headline_scales[mask], queries)
+        whole = model_cosines(self.values, self.scales, queries)  # scanned whole, then masked
+        own = self.headline_scales > 0
+        lines = model_cosines(self.headline_values, self.headline_scales, queries)
         headline = [np.where(own, line, cos) for line, cos in zip(lines, whole, strict=True)]
         ranked = meaning_ranking(
             self.docs[mask],
-            [whole, headline],
+            [[cos[mask] for cos in whole], [cos[mask] for cos in headline]],
             limit=VECTOR_DEPTH,
             min_similarity=MIN_SIMILARITY,
             unread=unread,

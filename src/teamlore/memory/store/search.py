@@ -7,11 +7,12 @@ in turn search (docs/search.md). Snippets are cut from the original text around 
 matching term, never from the analyzed tokens.
 
 With an embedder (mode `hybrid`, the default of `teamlore memory search`), the query is embedded
-too and the owner's stored vectors are ranked by cosine similarity (memory/store/vectors.py),
-twice: by each document's whole text and by its headline alone (`projection.headline`: its
-title, else its body's first sentence — field weighting: the headline states what the document
-is about, undiluted by its details and metadata). The rankings are fused by weighted reciprocal
-rank (`core.fusion.fuse`, shared with session search). The result says which paths ran
+too and the owner's stored vectors (memory/store/vectors.py) are ranked by meaning
+(memory/store/meaning.py): each model's cosines of each document's whole text and of its
+headline alone (`projection.headline`: its title, else its body's first sentence — field
+weighting: the headline states what the document is about, undiluted by its details and
+metadata), standardized and summed. That ranking and the words' are fused by weighted
+reciprocal rank (`core.fusion.fuse`, shared with session search). The result says which paths ran
 (`paths`) and, when the vector path did not, why (`vector.reason`); each hit says which paths
 found it (`matchedBy`: a headline match is a `vector` match). An embedder that fails at query
 time leaves the lexical path alone, never an error.
@@ -333,8 +334,6 @@ def _vector_ranking(
 ) -> tuple[VectorPath, list[tuple[int, float]]]:
     """Whether the vector path ran, and the documents by meaning (`memory.store.meaning`): by
     their whole text and headline, or (`by_headline` false) by their whole text alone."""
-    import numpy as np
-
     from teamlore.models.multilingual import model_parts
 
     space = embedder.space.key
@@ -344,6 +343,8 @@ def _vector_ranking(
     except errors.TeamloreError as exc:
         return VectorPath(ran=False, space=space, reason=exc.message, code=exc.code), []
     # the vector side (numpy) loads only for a search whose vector path runs
+    import numpy as np
+
     from teamlore.memory.store.meaning import meaning_ranking, model_cosines
     from teamlore.memory.store.vectors import load_approved
 
@@ -353,13 +354,14 @@ def _vector_ranking(
     ran = VectorPath(ran=True, space=space, documents=stored.count)
     if stored.values.shape[1] != sum(len(q) for q in queries):
         return ran, []  # stored by a model with another length: never compared
-    keep = stored.kept(include_deprecated=include_deprecated)
-    whole = model_cosines(stored.values[keep], stored.scales[keep], queries)
+    keep = stored.kept(include_deprecated=include_deprecated)  # scanned whole, then kept
+    whole = model_cosines(stored.values, stored.scales, queries)
     fields = [whole]
     if by_headline:  # a document without a headline vector stands for itself, by its whole text
-        own = stored.headline_scales[keep] > 0
-        lines = model_cosines(stored.headline_values[keep], stored.headline_scales[keep], queries)
+        own = stored.headline_scales > 0
+        lines = model_cosines(stored.headline_values, stored.headline_scales, queries)
         fields.append([np.where(own, line, cos) for line, cos in zip(lines, whole, strict=True)])
+    fields = [[cos[keep] for cos in field] for field in fields]
     ranking = meaning_ranking(
         stored.ids[keep],
         fields,
