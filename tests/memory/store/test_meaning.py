@@ -33,8 +33,8 @@ def ranked_ids(fields: list[list[np.ndarray]], **options: object) -> list[int]:
 
 
 def test_a_models_voice_does_not_depend_on_the_scale_of_its_cosines() -> None:
-    # the static model's cosines of unrelated English texts are high and close together, the
-    # multilingual model's low and spread: a mean of raw cosines let the wider spread decide
+    # the two models' cosines spread differently from query to query: a mean of raw cosines
+    # let whichever spread wider decide
     rng = np.random.default_rng(7)
     narrow = (0.6 + 0.02 * rng.standard_normal(len(IDS))).astype(np.float32)
     wide = (0.2 * rng.standard_normal(len(IDS))).astype(np.float32)

@@ -4,10 +4,9 @@ of each model and field (docs/hybrid-search.md, "The meaning ranking").
 For each model of memory's embedder (the two of a paired model, else the one) and each field
 (the whole text, the headline) the query's cosines with the searched documents are
 standardized — z = (cosine − mean) / standard deviation over those documents — and a document's
-score is the sum of its z's. The models' cosines live on different scales (the static model's
-cosines of unrelated English texts are high and close together, the multilingual model's low
-and spread), so a mean of raw cosines let the model with the wider spread decide; standardized,
-each model and each field has one equal voice. A model that cannot read a document
+score is the sum of its z's. The two models' cosines spread differently, and differently for
+each query, so a mean of raw cosines let whichever spread wider on that query decide;
+standardized, each model and each field has one equal voice. A model that cannot read a document
 (`Embedder.reads`) gives it z = 0, the average: no vote for it or against it ("Words are never
 outvoted", rule 2). A document is ranked when a model that reads it finds its whole text or its
 headline at cosine ≥ the floor.
