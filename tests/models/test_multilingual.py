@@ -143,6 +143,13 @@ def test_memorys_pair_compares_as_the_mean_of_its_two_models(tmp_path: Path) -> 
     assert embedder.reads(TEXTS[0]) and embedder.reads(TEXTS[1])  # the multilingual half does
 
 
+def test_the_pair_reads_every_text_because_its_multilingual_half_does(tmp_path: Path) -> None:
+    use, static = multilingual_embedder(tmp_path), bundled_embedder(tmp_path / "models")
+    assert use is not None and use.reads_every_text and not static.reads_every_text
+    assert PairedEmbedder(use, static).reads_every_text
+    assert not PairedEmbedder(static, static).reads_every_text
+
+
 def test_without_the_multilingual_package_memory_uses_the_static_model(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -115,6 +115,11 @@ class Embedder(Protocol):
         has none for Chinese: its Chinese tokens say little more than "this is Chinese")."""
         ...
 
+    @property
+    def reads_every_text(self) -> bool:
+        """Whether `reads` is true of every text (then a search need not ask it per document)."""
+        ...
+
 
 def normalize_rows(matrix: NDArray[np.floating]) -> Vectors:
     """Scale each row to unit length (zero rows stay zero)."""
@@ -243,6 +248,10 @@ class BundledEmbedder:
         from teamlore.models.glosses import has_chinese
 
         return not has_chinese(text)
+
+    @property
+    def reads_every_text(self) -> bool:
+        return False
 
 
 def mean_token_rows(
@@ -497,6 +506,10 @@ class EndpointEmbedder:
 
     def reads(self, text: str) -> bool:
         return True  # a configured model may be multilingual: what it reads is its business
+
+    @property
+    def reads_every_text(self) -> bool:
+        return True
 
 
 # --------------------------------------------------------------------------------------------

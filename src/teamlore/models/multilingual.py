@@ -91,6 +91,10 @@ class MultilingualEmbedder:
     def reads(self, text: str) -> bool:
         return True
 
+    @property
+    def reads_every_text(self) -> bool:
+        return True
+
 
 def multilingual_embedder(cache_dir: Path | None = None) -> MultilingualEmbedder | None:
     """The embedder, or None when its package is not installed (nothing is imported here).
@@ -319,6 +323,10 @@ class PairedEmbedder:
 
     def reads(self, text: str) -> bool:
         return any(part.reads(text) for part in self._parts)
+
+    @property
+    def reads_every_text(self) -> bool:
+        return any(part.reads_every_text for part in self._parts)
 
     @property
     def parts(self) -> tuple[Embedder, ...]:

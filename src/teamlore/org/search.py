@@ -261,5 +261,7 @@ def _vector_rankings(
 
 def _unread(store: OrgStore, models: Sequence[Embedder], docs: list[int]) -> list[set[int]]:
     """Per model, the documents among `docs` it cannot read (memory search's rule)."""
+    if all(model.reads_every_text for model in models):
+        return [set() for _ in models]
     texts = [(doc, f"{hit.title}\n{hit.body}") for doc, hit in store.hits(docs).items()]
     return [{doc for doc, text in texts if not model.reads(text)} for model in models]

@@ -253,6 +253,34 @@ def test_an_embedder_failing_at_query_time_leaves_lexical_search_working(tree: W
     assert result.vector.code == "MODEL_UNAVAILABLE" and not result.vector.ran
 
 
+def texts_asked(conn: sqlite3.Connection) -> list[str]:
+    """Every statement of `conn` from now that reads documents' text for the vector rankings
+    (whether the model reads them)."""
+    seen: list[str] = []
+    conn.set_trace_callback(
+        lambda sql: seen.append(sql) if "e.id, e.title, e.body_text" in sql else None
+    )
+    return seen
+
+
+def test_a_model_that_reads_every_text_is_not_asked_per_document(tree: Worktree) -> None:
+    # the static model cannot read Chinese: its rankings ask each found document's text; a
+    # model that reads every language (memory's pair, an endpoint) has nothing to ask
+    tree.embed()
+    asked = texts_asked(tree.conn)
+    tree.search(PARAPHRASE, embedder=bundled_embedder())
+    assert len(asked) == 1 and not bundled_embedder().reads_every_text
+    with ScriptedServer() as server:
+        server.respond_with(embeddings_responder(letters))
+        client = OpenAICompatClient(base_url=server.base_url, model="letters", api_key="k")
+        endpoint = EndpointEmbedder(client)
+        tree.embed(endpoint)
+        asked.clear()
+        result = tree.search("coffee machine", embedder=endpoint)
+    assert result.vector.ran and endpoint.reads_every_text
+    assert asked == []
+
+
 def test_a_failed_embedding_sync_writes_nothing(tree: Worktree) -> None:
     with ScriptedServer() as server:
         server.enqueue(Scripted.error(401, "invalid_api_key"))

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from operator import itemgetter
 from typing import Literal
 
 import orjson
@@ -53,6 +54,7 @@ from teamlore.core.fusion import (
 )
 from teamlore.core.strict import WIRE
 from teamlore.memory.store.layout import MEMORY_ROOT
+from teamlore.memory.store.order_keys import ORDER_KEYS, Kept, OrderRow, Stamp
 from teamlore.memory.store.projection import Coverage, Kind
 from teamlore.models.embeddings import Embedder
 from teamlore.models.glosses import has_chinese, segmented
@@ -157,8 +159,9 @@ def search_memory(
     parsed = segmented(typed)
     if not parsed.terms and by_words:
         raise errors.TeamloreError(errors.QUERY_EMPTY)
-    generation, coverage = _projection_state(conn, repository_key, worktree_key)
+    generation, coverage, stamp = _projection_state(conn, repository_key, worktree_key)
     owner = (repository_key, worktree_key)
+    keys = None if stamp is None else ORDER_KEYS.get(conn, stamp)
     vector_path, meaning = (
         _vector_ranking(conn, owner, query, embedder, include_deprecated, mode != "vector")
         if embedder is not None and mode != "lexical"
@@ -169,7 +172,9 @@ def search_memory(
             errors.EMBEDDINGS_UNAVAILABLE, vector_path.reason or "no embedding model"
         )
     lexical = (
-        _lexical(conn, owner, parsed, include_deprecated, limit if not vector_path.ran else None)
+        _lexical(
+            conn, owner, parsed, include_deprecated, limit if not vector_path.ran else None, keys
+        )
         if by_words
         else []
     )
@@ -181,7 +186,7 @@ def search_memory(
         # never outvoted", rule 5): the static model reads no Chinese document, so the meaning
         # ranking leans to English ones
         keep_words = words_decide(typed, parsed) or has_chinese(query)
-        results = _fused(conn, parsed, lexical, meaning, limit, keep_words)
+        results = _fused(conn, parsed, lexical, meaning, limit, keep_words, keys)
     else:
         results = _lexical_hits(conn, parsed, lexical)
     return SearchResult(
@@ -214,20 +219,22 @@ def _lexical(
     parsed: Query,
     include_deprecated: bool,
     limit: int | None,
-) -> list[tuple[int, float, sqlite3.Row]]:
+    keys: Kept | None = None,
+) -> list[tuple[int, float, OrderRow]]:
     """(terms held, BM25 strength, slim row) best first: the lexical ranking (all of it, or
-    `limit`). Rows carry only the ordering columns; `_full_rows` fetches what a hit shows."""
+    `limit`). Rows carry only the ordering columns; `_full_rows` fetches what a hit shows.
+    `keys`: the owner's order keys when this process keeps them (memory/store/order_keys.py)."""
     matches = _term_matches(conn, parsed)
     match = _candidates(conn, parsed, matches)
-    rows = _run(conn, *owner, match, include_deprecated, MAX_CANDIDATES)
+    rows = _run(conn, owner, match, include_deprecated, MAX_CANDIDATES, keys)
     if not rows and match != parsed.match_any():  # the weighted terms are only in other files
-        rows = _run(conn, *owner, parsed.match_any(), include_deprecated, MAX_CANDIDATES)
-    held = _terms_held(matches, [row["id"] for row in rows])
+        rows = _run(conn, owner, parsed.match_any(), include_deprecated, MAX_CANDIDATES, keys)
+    held = _terms_held(matches, [row.id for row in rows])
     # the rows come in BM25 order (deprecated last); a stable sort by terms held keeps it
     # within each count (docs/search.md)
     ranked = sorted(
-        ((held.get(row["id"], 1), -float(row["rank"]), row) for row in rows),
-        key=lambda item: (item[2]["status"] == "deprecated", -item[0]),
+        ((held.get(row.id, 1), -row.rank, row) for row in rows),
+        key=lambda item: (item[2].status == "deprecated", -item[0]),
     )
     return ranked if limit is None else ranked[:limit]
 
@@ -312,14 +319,14 @@ def _hit(row: sqlite3.Row, score: float, parsed: Query, by: list[SearchPath]) ->
 
 
 def _lexical_hits(
-    conn: sqlite3.Connection, parsed: Query, ranked: list[tuple[int, float, sqlite3.Row]]
+    conn: sqlite3.Connection, parsed: Query, ranked: list[tuple[int, float, OrderRow]]
 ) -> list[SearchHit]:
     best: dict[int, float] = {}  # per number of terms held
     for covered, strength, _ in ranked:
         best[covered] = max(best.get(covered, 0.0), strength)
-    full = _full_rows(conn, [row["id"] for _, _, row in ranked])
+    full = _full_rows(conn, [row.id for _, _, row in ranked])
     return [
-        _hit(full[row["id"]], relative_score(covered, strength, best[covered]), parsed, ["lexical"])
+        _hit(full[row.id], relative_score(covered, strength, best[covered]), parsed, ["lexical"])
         for covered, strength, row in ranked
     ]
 
@@ -375,7 +382,10 @@ def _vector_ranking(
 def _unread(conn: sqlite3.Connection, models: Sequence[Embedder], ids: list[int]) -> list[set[int]]:
     """Per model, the documents among `ids` in a language it has no word vectors for: their
     vectors are noise to it, so it gives them no vote at all (docs/hybrid-search.md, "Words are
-    never outvoted"); the other model and the words still find them."""
+    never outvoted"); the other model and the words still find them. Nothing is read when every
+    model reads every text."""
+    if all(model.reads_every_text for model in models):
+        return [set() for _ in models]
     rows = conn.execute(
         "SELECT e.id, e.title, e.body_text FROM approved_entries AS e "
         "WHERE e.id IN (SELECT value FROM json_each(?))",
@@ -388,22 +398,24 @@ def _unread(conn: sqlite3.Connection, models: Sequence[Embedder], ids: list[int]
 def _fused(
     conn: sqlite3.Connection,
     parsed: Query,
-    lexical: list[tuple[int, float, sqlite3.Row]],
+    lexical: list[tuple[int, float, OrderRow]],
     meaning: list[tuple[int, float]],
     limit: int,
     keep_words: bool,
+    keys: Kept | None = None,
 ) -> list[SearchHit]:
-    """The page of the fused rankings; `keep_words`: `core.fusion.words_decide`."""
+    """The page of the fused rankings; `keep_words`: `core.fusion.words_decide`; `keys`: as
+    `_lexical`'s."""
     near = [i for i, _ in meaning]
     ranks, shown = _fusable(lexical, set(near))
-    fused, order = _fused_page(conn, parsed, ranks, shown, near, limit, keep_words)
+    fused, order = _fused_page(conn, parsed, ranks, shown, near, limit, keep_words, keys)
     ceiling = words_only_ceiling(
         FUSED_LEXICAL_DEPTH, vector_weight=MEANING_WEIGHT, keep_words=keep_words
     )
     if len(shown) < len(lexical) and (len(order) < limit or fused[order[-1]].score <= ceiling):
         # a document left out on words alone could tie or reach the page: fuse all of it
         ranks = list(range(1, len(lexical) + 1))
-        fused, order = _fused_page(conn, parsed, ranks, lexical, near, limit, keep_words)
+        fused, order = _fused_page(conn, parsed, ranks, lexical, near, limit, keep_words, keys)
     full = _full_rows(conn, order)
     return [_hit(full[i], fused[i].score, parsed, list(fused[i].matched_by)) for i in order]
 
@@ -412,14 +424,15 @@ def _fused_page(
     conn: sqlite3.Connection,
     parsed: Query,
     ranks: list[int],
-    lexical: list[tuple[int, float, sqlite3.Row]],
+    lexical: list[tuple[int, float, OrderRow]],
     near: list[int],
     limit: int,
     keep_words: bool,
+    keys: Kept | None,
 ) -> tuple[dict[int, Fused[int]], list[int]]:
     """The fused scores, and the ids of the page in order. `near`: the meaning ranking."""
     terms = max(len(parsed.terms), 1)
-    lexical_shares = [(row["id"], held / terms) for held, _, row in lexical]
+    lexical_shares = [(row.id, held / terms) for held, _, row in lexical]
     fused = {
         f.key: f
         for f in fuse(
@@ -430,15 +443,15 @@ def _fused_page(
             vector_weight=MEANING_WEIGHT,
         )
     }
-    rows = {row["id"]: row for _, _, row in lexical}
-    rows.update(_full_rows(conn, [row_id for row_id in fused if row_id not in rows]))
+    rows = {row.id: row for _, _, row in lexical}
+    rows.update(_order_rows(conn, [row_id for row_id in fused if row_id not in rows], keys))
     order = sorted(
         fused,
         key=lambda i: (
-            rows[i]["status"] == "deprecated",
+            rows[i].status == "deprecated",
             -fused[i].score,
-            rows[i]["kind"],
-            rows[i]["entry_id"],
+            rows[i].kind,
+            rows[i].entry_id,
         ),
     )[:limit]
     return fused, order
@@ -452,17 +465,17 @@ FUSED_LEXICAL_DEPTH = max(VECTOR_DEPTH, MAX_LIMIT)
 
 
 def _fusable(
-    lexical: list[tuple[int, float, sqlite3.Row]], near: set[int]
-) -> tuple[list[int], list[tuple[int, float, sqlite3.Row]]]:
+    lexical: list[tuple[int, float, OrderRow]], near: set[int]
+) -> tuple[list[int], list[tuple[int, float, OrderRow]]]:
     """The lexical ranking as fusion needs it: its first FUSED_LEXICAL_DEPTH documents and,
     further down, only those the vector ranking found too, each with its rank. With deprecated
     documents (ranked after every approved one whatever their score) all of it."""
-    if not lexical or lexical[-1][2]["status"] == "deprecated":
+    if not lexical or lexical[-1][2].status == "deprecated":
         return list(range(1, len(lexical) + 1)), lexical
     kept = [
         (rank, item)
         for rank, item in enumerate(lexical, start=1)
-        if rank <= FUSED_LEXICAL_DEPTH or item[2]["id"] in near
+        if rank <= FUSED_LEXICAL_DEPTH or item[2].id in near
     ]
     return [rank for rank, _ in kept], [item for _, item in kept]
 
@@ -472,6 +485,20 @@ _COLUMNS = (
     f"{_ORDER_COLUMNS}, e.entry_type, e.path, e.title, e.body_text, e.revision, e.content_digest"
 )
 SUMMARY_CHARS = 240
+
+
+def _order_rows(conn: sqlite3.Connection, ids: list[int], keys: Kept | None) -> dict[int, OrderRow]:
+    """The order keys of `ids`: from `keys` when kept, else (or for a document projected since)
+    asked."""
+    found = {} if keys is None else {i: keys.rows[i] for i in ids if i in keys.rows}
+    if len(found) < len(ids):
+        rows = conn.execute(
+            f"SELECT {_ORDER_COLUMNS} FROM approved_entries AS e "
+            "WHERE e.id IN (SELECT value FROM json_each(?))",
+            (orjson.dumps([i for i in ids if i not in found]).decode(),),
+        )
+        found.update((row[0], OrderRow(*row)) for row in rows)
+    return found
 
 
 def _full_rows(conn: sqlite3.Connection, ids: list[int]) -> dict[int, sqlite3.Row]:
@@ -491,32 +518,41 @@ MAX_CANDIDATES = 1000
 
 def _projection_state(
     conn: sqlite3.Connection, repository_key: str, worktree_key: str
-) -> tuple[int, Coverage]:
+) -> tuple[int, Coverage, Stamp | None]:
+    """The owner's projection generation and coverage, and what names its rows in this
+    process's order keys (memory/store/order_keys.py): None when never projected."""
     row = conn.execute(
-        "SELECT generation, coverage, analyzer_version FROM approved_projection "
+        "SELECT generation, coverage, analyzer_version, (SELECT value FROM memory_state_meta "
+        "WHERE key = 'memory_state_uuid') FROM approved_projection "
         "WHERE repository_key = ? AND worktree_key = ?",
         (repository_key, worktree_key),
     ).fetchone()
     if row is None:
-        return 0, "partial"
+        return 0, "partial", None
     coverage: Coverage = row[1] if row[2] == ANALYZER_VERSION else "partial"
-    return int(row[0]), coverage
+    return int(row[0]), coverage, (row[3], repository_key, worktree_key, int(row[0]))
 
 
 def _run(
     conn: sqlite3.Connection,
-    repository_key: str,
-    worktree_key: str,
+    owner: tuple[str, str],
     match: str,
     include_deprecated: bool,
     window: int,
-) -> list[sqlite3.Row]:
+    keys: Kept | None,
+) -> list[OrderRow]:
     """This owner's `window` best matching documents by BM25, ordering columns only. The FTS
     index is asked alone for its best (no join per match): `window` of them plus as many as it
     holds documents of other owners or deprecated ones (left out, or ranked after every approved
     one), so one BM25 pass finds this owner's best `window` approved documents. When those are
     more than `window`, or the counts changed meanwhile, the filtered query over every match
-    runs instead (also one BM25 pass, but a join per match)."""
+    runs instead (also one BM25 pass, but a join per match). With the owner's `keys` kept by
+    this process, the same two queries ask the index alone and the keys stand for the join."""
+    if keys is not None:
+        kept = _run_on_keys(conn, owner, match, include_deprecated, window, keys)
+        if kept is not None:
+            return kept
+    repository_key, worktree_key = owner
     status_filter = "" if include_deprecated else " AND e.status = 'approved'"
     order = "ORDER BY e.status = 'deprecated', rank, e.kind, e.entry_id"
     prefix = window + _skipped(conn, repository_key, worktree_key)
@@ -531,14 +567,64 @@ def _run(
         ).fetchall()
         every_match = bool(rows) and rows[0]["found"] < prefix
         if every_match or (len(rows) >= window and rows[window - 1]["status"] == "approved"):
-            return rows[:window]
-    return conn.execute(
+            return [OrderRow(*row[:5]) for row in rows[:window]]
+    rows = conn.execute(
         f"SELECT {_ORDER_COLUMNS}, bm25(approved_fts) AS rank "
         "FROM approved_fts JOIN approved_entries AS e ON e.id = approved_fts.rowid "
         "WHERE approved_fts MATCH ? AND e.repository_key = ? AND e.worktree_key = ?"
         f"{status_filter} {order} LIMIT ?",
         (match, repository_key, worktree_key, window),
     ).fetchall()
+    return [OrderRow(*row) for row in rows]
+
+
+def _run_on_keys(
+    conn: sqlite3.Connection,
+    owner: tuple[str, str],
+    match: str,
+    include_deprecated: bool,
+    window: int,
+    keys: Kept,
+) -> list[OrderRow] | None:
+    """`_run`'s answer with the owner's kept `keys` in place of the join (the same BM25 pass,
+    the same order), or None when the projection changed meanwhile (then `_run` joins)."""
+    prefix = window + _skipped(conn, *owner)
+    query = "SELECT rowid, bm25(approved_fts) AS rank FROM approved_fts WHERE approved_fts MATCH ?"
+    rows = []
+    if prefix <= 2 * window:
+        best = conn.execute(f"{query} ORDER BY rank LIMIT ?", (match, prefix)).fetchall()
+        rows = _owned(best, keys, include_deprecated)
+        every_match = bool(rows) and len(best) < prefix
+        if not (every_match or (len(rows) >= window and rows[window - 1].status == "approved")):
+            rows = []
+    if not rows:
+        rows = _owned(conn.execute(query, (match,)).fetchall(), keys, include_deprecated)
+    now = conn.execute(
+        "SELECT generation FROM approved_projection WHERE repository_key = ? AND worktree_key = ?",
+        owner,
+    ).fetchone()
+    return rows[:window] if now is not None and now[0] == keys.generation else None
+
+
+def _owned(found: list[tuple[int, float]], keys: Kept, include_deprecated: bool) -> list[OrderRow]:
+    """The (rowid, BM25 rank) rows of the index that are the owner's documents (approved ones
+    only unless `include_deprecated`), in `_run`'s order."""
+    approved: list[OrderRow] = []
+    deprecated: list[OrderRow] = []
+    for i, rank in found:
+        row = keys.rows.get(i)
+        if row is not None:
+            _, kind, entry_id, status, _ = row
+            same = approved if status == "approved" else deprecated
+            same.append(OrderRow(i, kind, entry_id, status, rank))
+    approved.sort(key=_BY_RANK)
+    if not include_deprecated:
+        return approved
+    deprecated.sort(key=_BY_RANK)
+    return approved + deprecated
+
+
+_BY_RANK = itemgetter(4, 1, 2)  # OrderRow's rank, kind, entry id: `_run`'s order within a status
 
 
 def _skipped(conn: sqlite3.Connection, repository_key: str, worktree_key: str) -> int:

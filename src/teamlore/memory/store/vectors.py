@@ -440,5 +440,5 @@ def best(
     keep = np.flatnonzero(scores >= min_similarity)
     if keep.size > limit:
         keep = keep[np.argpartition(-scores[keep], limit - 1)[:limit]]
-    order = sorted(keep.tolist(), key=lambda i: (-float(scores[i]), int(ids[i])))
-    return [(int(ids[i]), float(scores[i])) for i in order]
+    pairs = zip(scores[keep].tolist(), ids[keep].tolist(), strict=True)
+    return [(row_id, score) for score, row_id in sorted(pairs, key=lambda p: (-p[0], p[1]))]
