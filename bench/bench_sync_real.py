@@ -238,8 +238,15 @@ sys.exit(main())
 
 
 def cold_sync(
-    work: Path, root: Path, sizes: dict[str, int], embeddings: str, helper: str = "auto"
+    work: Path,
+    root: Path,
+    sizes: dict[str, int],
+    embeddings: str,
+    helper: str = "auto",
+    src: Path | None = None,
 ) -> dict[str, Any]:
+    """One whole-process cold sync; `src`: run the teamlore package of another checkout's
+    `src` folder (--versus) instead of this one's."""
     state = work / "real-state"
     fresh_home(state, embeddings)
     args = [a for p, r in sources(root, sizes) for a in ("--source", f"{p}={r}")]
@@ -249,6 +256,7 @@ def cold_sync(
         **process_env(state),
         "TEAMLORE_ANALYSIS_HELPER": helper,
         "BENCH_USAGE_FILE": str(usage_file),
+        "PYTHONPATH": str((src or REPO / "src").resolve()),
     }
     seconds, cpu, rss, code, out = run_timed(
         [sys.executable, "-c", _CLI_WITH_USAGE, "sync", *args, "--format", "json"], env
@@ -304,6 +312,7 @@ def bench_corpus(args: argparse.Namespace, work: Path, kind: str) -> dict[str, A
     )
     ours: list[dict[str, Any]] = []
     alone: list[dict[str, Any]] = []  # --helper both: the same sync without the helper
+    versus: list[dict[str, Any]] = []  # --versus: another checkout's sync, interleaved
     peers: list[dict[str, Any]] = []
     peer_note = ""
     if kind == "claude" and not args.no_peer:
@@ -328,6 +337,9 @@ def bench_corpus(args: argparse.Namespace, work: Path, kind: str) -> dict[str, A
                     f"{mib(peer['bytes']):.1f} MiB, {peer['counts'].get('cc_turns')} turns)"
                 )
         say(line)
+        if args.versus:
+            versus.append(cold_sync(work, root, sizes, args.embeddings, helper, args.versus))
+            say(_sync_line("      --versus:   teamlore", versus[-1]))
     result: dict[str, Any] = {
         "corpus": kind,
         "mib": mib(total),
@@ -349,6 +361,8 @@ def bench_corpus(args: argparse.Namespace, work: Path, kind: str) -> dict[str, A
             f"{median([r['cpu_mib_s'] for r in alone]):.1f}; CPU s of the sync process "
             f"{median([r['own_cpu'] for r in alone]):.2f})"
         )
+    if versus:
+        _versus_line(ours, versus)
     if peer_note:
         say(f"  claude-mem not measured: {peer_note}")
     if peers:
@@ -361,9 +375,86 @@ def bench_corpus(args: argparse.Namespace, work: Path, kind: str) -> dict[str, A
             f"{result['ratio']:.2f}x wall (target >= 0.60), {result['cpu_ratio']:.2f}x per CPU "
             f"second (target >= 0.45; less distorted by other load)"
         )
+        if alone:  # --helper both: the same ratios of the sync in one process
+            peer_cpu = median([p["cpu_mib_s"] for p in peers])
+            say(
+                f"  without the helper: ratio teamlore/claude-mem "
+                f"{result['alone_mib_s'] / result['peer_mib_s']:.2f}x wall, "
+                f"{median([r['cpu_mib_s'] for r in alone]) / peer_cpu:.2f}x per CPU second"
+            )
+    if args.floor:
+        _floor_line(root, work, alone or ours, total)
     if args.stages:
         result["stages"] = run_stages(root, sizes, args.profile)
     return result
+
+
+def _versus_line(ours: list[dict[str, Any]], versus: list[dict[str, Any]]) -> None:
+    """This checkout against --versus, rounds interleaved: CPU seconds of the whole sync
+    (process and helper) and wall, medians and their ratios (below 1: this one is cheaper),
+    and the CPU minimums (other load only ever adds CPU time: the least distorted pair)."""
+    cpus = [r["own_cpu"] + r["helper_cpu"] for r in ours]
+    cpus_versus = [r["own_cpu"] + r["helper_cpu"] for r in versus]
+    cpu, cpu_versus = median(cpus), median(cpus_versus)
+    wall = median([r["seconds"] for r in ours])
+    wall_versus = median([r["seconds"] for r in versus])
+    say(
+        f"  versus: CPU s {cpu:.2f} here, {cpu_versus:.2f} --versus ({cpu / cpu_versus:.2f}x;"
+        f" minimums {min(cpus):.2f} and {min(cpus_versus):.2f},"
+        f" {min(cpus) / min(cpus_versus):.2f}x);"
+        f" wall {wall:.2f} s, {wall_versus:.2f} s ({wall / wall_versus:.2f}x)"
+    )
+
+
+def _floor_line(root: Path, work: Path, runs: list[dict[str, Any]], total: int) -> None:
+    """The sync against its parse + insert floor (issue 29): in one fresh process, every line
+    decoded with orjson (`reader.read_lines`) and the FTS bodies the last sync stored inserted
+    into an FTS5 table of the same tokenizer; CPU seconds of both, against the sync's (process
+    and helper; the runs without the helper when there are some)."""
+    command = [sys.executable, str(Path(__file__).resolve()), "--child-floor", str(root)]
+    proc = subprocess.run(
+        [*command, str(work / "real-state" / "index.sqlite3")],
+        capture_output=True,
+        check=False,
+        cwd=REPO,
+    )
+    if proc.returncode != 0:
+        say(f"  floor failed: {proc.stderr.decode()[-2000:]}")
+        return
+    floor = float(proc.stdout.decode().split()[-1])
+    cpu = median([r["own_cpu"] + r["helper_cpu"] for r in runs])
+    say(
+        f"  parse + insert floor: {floor:.2f} CPU s ({mib(total) / floor:.1f} MiB/s); the sync"
+        f" {cpu:.2f} CPU s, {cpu / floor:.2f}x the floor"
+    )
+
+
+def child_floor(root: Path, index: Path) -> int:
+    from teamlore.sessions.reader import read_lines
+
+    sizes = orjson.loads((root / "sizes.json").read_bytes())
+    files = _files(root, sizes)
+    source = sqlite3.connect(index)
+    bodies = [r[0] for r in source.execute("SELECT body FROM turns_fts")]
+    source.close()
+    target = root.parent / "real-floor.sqlite3"
+    target.unlink(missing_ok=True)
+    conn = sqlite3.connect(target)
+    conn.execute(
+        "CREATE VIRTUAL TABLE f USING fts5(body, tokenize = 'unicode61 remove_diacritics 0')"
+    )
+    started = time.process_time()
+    for _, path in files:
+        with open(path, "rb") as handle:
+            for _line in read_lines(handle):
+                pass
+    with conn:
+        conn.executemany("INSERT INTO f(body) VALUES (?)", ((b,) for b in bodies))
+    seconds = time.process_time() - started
+    conn.close()
+    target.unlink(missing_ok=True)
+    print(f"{seconds:.4f}")
+    return 0
 
 
 # -- stage breakdown (in this process) ---------------------------------------------------------
@@ -624,11 +715,26 @@ def main(argv: list[str] | None = None) -> int:
         default="auto",
         help="the analysis helper (TEAMLORE_ANALYSIS_HELPER); both: each round with and without",
     )
+    parser.add_argument(
+        "--versus",
+        type=Path,
+        help="another checkout's src folder (e.g. ../main/src): its sync runs after ours in"
+        " every round, CPU and wall ratios printed",
+    )
     parser.add_argument("--workdir", type=Path, default=REPO / ".bench")
+    parser.add_argument(
+        "--no-floor",
+        dest="floor",
+        action="store_false",
+        help="skip the parse + insert floor (orjson decode + FTS5 insert of the stored bodies)",
+    )
     parser.add_argument("--child-stages", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--child-floor", type=Path, nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child_stages:
         return child_stages(args.child_stages, args.profile)
+    if args.child_floor:
+        return child_floor(*args.child_floor)
     work: Path = args.workdir.resolve()
     work.mkdir(parents=True, exist_ok=True)
     say(

@@ -24,6 +24,7 @@ import argparse
 import resource
 import shutil
 import sqlite3
+import statistics
 import subprocess
 import sys
 import time
@@ -37,6 +38,8 @@ REPO = BENCH_DIR.parent
 sys.path.insert(0, str(BENCH_DIR))
 import corpus  # noqa: E402
 from bench_sync import _index_sync, _ms  # noqa: E402
+
+TARGET_P95_MS = 60.0  # issue 25: session search p95 at 250k turns, in-process
 
 
 def _rss_mib() -> float:
@@ -102,6 +105,8 @@ def child_embed(args: dict[str, Any]) -> dict[str, Any]:
 
 
 def child_search(args: dict[str, Any]) -> dict[str, Any]:
+    if args.get("src"):  # another checkout's code (`--versus`)
+        sys.path.insert(0, str(args["src"]))
     from teamlore.models.embeddings import bundled_embedder
     from teamlore.sessions.index_db import open_index
     from teamlore.sessions.queries import search_turns
@@ -112,6 +117,8 @@ def child_search(args: dict[str, Any]) -> dict[str, Any]:
     for _, text in queries[:10]:  # warm the page cache a little
         search_turns(conn, text, embedder=embedder)
     timings: dict[str, list[float]] = {"lexical": [], "hybrid": [], "hybrid+provider": []}
+    cpu: dict[str, list[float]] = {way: [] for way in timings}
+    hits: list[list[tuple[str, int]]] = []
     vector_hits = 0
     for number, (_kind, text) in enumerate(queries):
         for way, kwargs in (
@@ -122,9 +129,11 @@ def child_search(args: dict[str, Any]) -> dict[str, Any]:
                 {"embedder": embedder, "provider": ("codex", "claude")[number % 2]},
             ),
         ):
-            started = time.perf_counter()
+            started, cpu_started = time.perf_counter(), time.process_time()
             found = search_turns(conn, text, **kwargs)  # type: ignore[arg-type]
             timings[way].append(time.perf_counter() - started)
+            cpu[way].append(time.process_time() - cpu_started)
+            hits.append([(h["sessionKey"], h["turn"]) for h in found.hits])
             if way == "hybrid":
                 vector_hits += sum("vector" in h["matchedBy"] for h in found.hits)
     turns = int(conn.execute("SELECT count(*) FROM turns").fetchone()[0])
@@ -133,6 +142,8 @@ def child_search(args: dict[str, Any]) -> dict[str, Any]:
         "turns": turns,
         "queries": len(queries),
         "ms": {way: _ms(values) for way, values in timings.items()},
+        "cpu_ms": {way: _ms(values) for way, values in cpu.items()},
+        "hits": hits,
         "vector_hits_per_query": vector_hits / max(len(queries), 1),
         "rss": _rss_mib(),
     }
@@ -205,16 +216,40 @@ def phase_search(args: argparse.Namespace, work: Path) -> None:
             f" per 1k turns (index {mib(r['db_before']):.0f} → {mib(r['db_after']):.0f} MiB);"
             f" peak RSS {r['rss']:.0f} MiB"
         )
-    r = run_child("search", state=str(state), queries=args.queries, seed=args.seed)
-    print(f"[search] {r['turns']} turns, {r['queries']} queries each way (in-process):")
-    for way, ms in r["ms"].items():
-        print(
-            f"    {way:16} p50 {ms['p50']:6.1f} ms  p95 {ms['p95']:6.1f} ms"
-            f"  max {ms['max']:6.1f} ms"
+    trees = [("", "")] + ([(" [versus]", str(args.versus.resolve()))] if args.versus else [])
+    results: dict[str, list[dict[str, Any]]] = {label: [] for label, _src in trees}
+    for _round in range(args.rounds):  # interleaved: both trees see the same load
+        for label, src in trees:
+            results[label].append(
+                run_child("search", state=str(state), queries=args.queries, seed=args.seed, src=src)
+            )
+    first = results[""][0]
+    print(f"[search] {first['turns']} turns, {first['queries']} queries each way (in-process):")
+    for label, runs in results.items():
+        for way in first["ms"]:
+            p50 = statistics.median(r["ms"][way]["p50"] for r in runs)
+            p95 = statistics.median(r["ms"][way]["p95"] for r in runs)
+            cpu50 = statistics.median(r["cpu_ms"][way]["p50"] for r in runs)
+            cpu95 = statistics.median(r["cpu_ms"][way]["p95"] for r in runs)
+            verdict = "met" if p95 <= TARGET_P95_MS else "NOT met"
+            print(
+                f"    {way + label:26} wall p50 {p50:6.1f} / p95 {p95:6.1f} ms; CPU p50"
+                f" {cpu50:6.1f} / p95 {cpu95:6.1f} ms  (target wall p95 <= {TARGET_P95_MS:g} ms:"
+                f" {verdict})"
+            )
+    if args.versus:
+        same = sum(
+            a == b for a, b in zip(first["hits"], results[" [versus]"][0]["hits"], strict=True)
         )
+        print(f"    hit lists identical to --versus: {same} of {len(first['hits'])} searches")
     print(
-        f"    vector-found hits per hybrid query: {r['vector_hits_per_query']:.1f};"
-        f" peak RSS {r['rss']:.0f} MiB"
+        f"    vector-found hits per hybrid query: {first['vector_hits_per_query']:.1f};"
+        f" peak RSS {first['rss']:.0f} MiB (medians over {args.rounds} round(s))"
+    )
+    versus = f" --versus {args.versus}" if args.versus else ""
+    print(
+        f"    (command: python bench/bench_turn_vectors.py --phases search --search-turns"
+        f" {args.search_turns} --queries {args.queries} --rounds {args.rounds}{versus})"
     )
 
 
@@ -227,6 +262,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--phases", default="cold,search")
+    parser.add_argument("--rounds", type=int, default=1, help="search runs, interleaved")
+    parser.add_argument(
+        "--versus",
+        type=Path,
+        help="another checkout's src/ (e.g. ../main/src): its searches run interleaved with ours",
+    )
     parser.add_argument("--workdir", type=Path, default=REPO / ".bench")
     args = parser.parse_args(argv)
     if args.child:

@@ -16,7 +16,9 @@ from support import teamlore_cli
 
 __all__ = ["sources"]  # the fixture, shared with test_cli
 
-# packages no listed command loads; `rich` only for text output, numpy only for a vector path
+# packages no listed command loads; `rich` only for text output, numpy only for memory's vector
+# path (session search scans an index of up to 50,000 embedded turns without it:
+# docs/hybrid-search.md, "Session search")
 NEVER = {"typer", "click", "pygments", "tokenizers", "safetensors", "mcp", "starlette"}
 TEXT_ONLY = {"rich"}
 VECTOR_ONLY = {"numpy"}
@@ -31,7 +33,8 @@ PYDANTIC = {"pydantic", "pydantic_core", "annotated_types"}
 # (docs/architecture.md, "A short CLI process")
 BUDGETS: list[tuple[tuple[str, ...], int, bool, bool]] = [
     (("sessions", "search", "fixture", "--lexical", "--format", "json"), 145, False, False),
-    (("sessions", "search", "fixture", "--format", "json"), 259, True, False),
+    # hybrid: the query embedded and a small index scanned without numpy (259 modules with it)
+    (("sessions", "search", "fixture", "--format", "json"), 165, False, False),
     (("sessions", "list", "--format", "json"), 151, False, False),
     (("sessions", "show", "SESSION", "--format", "json"), 157, False, False),
     (("status", "--format", "json"), 151, False, False),

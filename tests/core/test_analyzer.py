@@ -200,6 +200,19 @@ def test_analyze_splits_ascii_at_every_non_token_character_as_the_pattern_does(t
     assert analyze(text) == " ".join(tokens(text))
 
 
+# characters NFKC turns into ASCII gaps, spaces or letters, or composes with the character before
+# (`=` + U+0338 is `≠`), whitespace outside ASCII, a lone surrogate, a combining mark
+_NFKC_EDGES = ["\uff0f", "\uff08", "\u3000", "\u00a0", "\u2028", "\u0338", "\u0301", "\u2122"]
+_NFKC_EDGES += ["\u2460", "\ufb01", "\uff21", "\ud800", "\x1e", "\x00", "=", "e", "中", "→"]
+
+
+@given(st.text(alphabet=st.one_of(st.characters(max_codepoint=127), st.sampled_from(_NFKC_EDGES))))
+def test_analyze_cuts_the_utf8_bytes_at_ascii_gaps_as_the_pattern_does(text: str) -> None:
+    # analyze() normalizes a non-ASCII text whole and cuts its UTF-8 bytes at every ASCII
+    # character outside [A-Za-z0-9_-./] (bytes translate + split), then analyzes each chunk
+    assert analyze(text) == " ".join(tokens(text))
+
+
 _CJK_OR_NOT = st.text(
     alphabet=st.sampled_from([*"aZ9_-./ é\n", "中", "文", "か", "한", "ㄱ", "\u3400", "\U00020001"])
 )

@@ -28,6 +28,7 @@ from teamlore.models.embeddings import (
     mean_token_rows,
     model_cache_dir,
     normalize_rows,
+    query_row,
 )
 from teamlore.models.openai_compat import OpenAICompatClient
 
@@ -70,6 +71,14 @@ def test_bundled_model_ranks_a_paraphrase_above_an_unrelated_text() -> None:
         ]
     )
     assert float(query @ paraphrase) > float(query @ unrelated)
+
+
+def test_a_query_row_is_the_query_embedding_computed_without_numpy(tmp_path: Path) -> None:
+    """Session search embeds its query through `query_row` (docs/hybrid-search.md, "Embedding a
+    query in a fresh process"): the same float32 values as `embed_query`, Chinese glossed."""
+    embedder = bundled_embedder(tmp_path / "models")
+    for query in ["why did the release job fail", "发布失败", "parse_line timeout", "x" * 5000]:
+        assert list(query_row(embedder, query)) == embedder.embed_query(query)[0].tolist()
 
 
 def test_bundled_space_names_model_and_version_and_empty_text_is_a_zero_row() -> None:
@@ -423,18 +432,16 @@ def test_a_large_batch_is_tokenized_a_bounded_chunk_at_a_time(
     """The encodings of a chunk are held until its mean is taken: a cold sync's 2,048-turn
     batch is tokenized 64 texts at a time (docs/sessions.md, "Memory at the peak"), with the
     same vectors as one text at a time."""
-    from tokenizers import Encoding, Tokenizer
-
     from teamlore.models import embeddings
 
     seen: list[int] = []
-    real_encode = embeddings._encode
+    real_token_ids = embeddings.BundledEmbedder._token_ids
 
-    def counting(tokenizer: Tokenizer, texts: list[str]) -> list[Encoding]:
+    def counting(self: embeddings.BundledEmbedder, texts: list[str]) -> list[list[int]]:
         seen.append(len(texts))
-        return real_encode(tokenizer, texts)
+        return real_token_ids(self, texts)
 
-    monkeypatch.setattr(embeddings, "_encode", counting)
+    monkeypatch.setattr(embeddings.BundledEmbedder, "_token_ids", counting)
     texts = [
         f"turn {n}: rebased the feature branch onto main and fixed test {n}" for n in range(300)
     ]

@@ -304,3 +304,64 @@ def test_a_shape_the_subsets_cannot_reproduce_falls_back_to_the_full_tokenizer(
     same_file_full = BundledEmbedder(WEIGHTS, other, "test", None).embed([text])
     assert vector.tobytes() == same_file_full.tobytes()
     assert not (tmp_path / "models").exists()
+
+
+# -- many texts a word at a time (a sync's batches) -------------------------------------------
+
+
+def word_ids() -> tokenizer_subsets.WordIds:
+    words = tokenizer_subsets.WordIds.of(FULL)
+    assert words is not None
+    return words
+
+
+def test_word_by_word_every_real_session_text_gets_the_full_tokenizers_ids() -> None:
+    words = word_ids()
+    for text in fixture_texts():
+        assert words.encode(text) == ids(FULL, text), text[:200]
+
+
+@pytest.mark.parametrize("text", [t for t in TRICKY if not any(s in t for s in ("<s>", "</s>"))])
+def test_word_by_word_spaces_and_unusual_characters(text: str) -> None:
+    assert word_ids().encode(text) == ids(FULL, text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(PARTS, max_size=30).map("".join))
+def test_word_by_word_random_text_gets_the_full_tokenizers_ids_or_none_for_a_special_token(
+    text: str,
+) -> None:
+    encoded = word_ids().encode(text)
+    if any(special in text for special in ("<s>", "</s>", "<unk>")):
+        assert encoded is None  # the tokenizer matches those first: the caller encodes it whole
+    else:
+        assert encoded == ids(FULL, text)
+
+
+def test_a_vocabulary_with_a_token_that_joins_two_words_is_not_read_word_by_word() -> None:
+    config = orjson.loads(TOKENIZER_FILE.read_bytes())
+    config["model"]["vocab"]["s\u2581the"] = len(config["model"]["vocab"])
+    config["model"]["merges"].insert(0, "s \u2581the")  # first, so it fires
+    full = Tokenizer.from_str(orjson.dumps(config).decode())
+    assert full.token_to_id("s\u2581the") in ids(full, "cats the")  # across a word start
+    assert tokenizer_subsets.WordIds.of(full) is None
+
+
+def test_a_tokenizer_of_another_shape_is_not_read_word_by_word() -> None:
+    config = orjson.loads(TOKENIZER_FILE.read_bytes())
+    config["pre_tokenizer"] = {"type": "Whitespace"}
+    assert tokenizer_subsets.WordIds.of(Tokenizer.from_str(orjson.dumps(config).decode())) is None
+    config = orjson.loads(TOKENIZER_FILE.read_bytes())
+    config["normalizer"] = None
+    assert tokenizer_subsets.WordIds.of(Tokenizer.from_str(orjson.dumps(config).decode())) is None
+
+
+def test_the_embedder_gives_a_batch_the_same_vectors_word_by_word_as_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    texts = fixture_texts()[:200] + TRICKY * 3
+    by_words = BundledEmbedder(WEIGHTS, TOKENIZER_FILE, "test", None).embed(texts)
+    monkeypatch.setattr(tokenizer_subsets.WordIds, "of", classmethod(lambda *_: None))
+    monkeypatch.setattr("teamlore.models.embeddings._loaded", {})
+    whole = BundledEmbedder(WEIGHTS, TOKENIZER_FILE, "test", None).embed(texts)
+    assert by_words.tobytes() == whole.tobytes()

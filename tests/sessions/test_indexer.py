@@ -300,6 +300,36 @@ def test_commits_are_observed_in_commit_command_results(indexer: Indexer, src: P
     assert [tuple(r) for r in rows] == [("9f2c1e4", 0, 1), (full, 1, 0)]
 
 
+def test_tool_uses_are_numbered_in_the_order_written_and_their_touches_point_at_them(
+    indexer: Indexer, src: Path
+) -> None:
+    # a turn's tool uses are written together (one executemany per table) with the ids SQLite
+    # gives rows inserted one by one (one more than the largest): a turn a later sync rewrites
+    # drops its tool uses and gets the ids after those that remain, as it always did
+    path = session_file(
+        src / "a.jsonl",
+        {"t": "user", "text": "first"},
+        {"t": "run", "id": "r1", "cmd": "touch a", "writes": ["a"]},
+        {"t": "run", "id": "r2", "cmd": "touch b c", "writes": ["b", "c"]},
+        {"t": "end"},
+        {"t": "user", "text": "second"},
+        {"t": "run", "id": "r3", "cmd": "touch d", "writes": ["d"]},
+    )
+    sync(indexer, src)
+    with path.open("ab") as handle:
+        handle.write(lines({"t": "out", "id": "r3", "out": "done", "exit": 0}))
+    sync(indexer, src)
+    conn = indexer.conn
+    tools = conn.execute("SELECT id, turn_id, seq, call_id FROM tool_uses ORDER BY id").fetchall()
+    assert [(r["seq"], r["call_id"]) for r in tools] == [(0, "r1"), (1, "r2"), (0, "r3")]
+    assert [r["id"] for r in tools] == [1, 2, 3]  # r3 rewritten with its result, id 3 again
+    touches = conn.execute(
+        "SELECT f.path, u.call_id FROM file_touches f JOIN tool_uses u ON u.id = f.tool_use_id"
+        " AND u.turn_id = f.turn_id ORDER BY f.id"
+    ).fetchall()
+    assert [tuple(r) for r in touches] == [("a", "r1"), ("b", "r2"), ("c", "r2"), ("d", "r3")]
+
+
 def test_chinese_and_identifier_search(indexer: Indexer, src: Path) -> None:
     session_file(
         src / "a.jsonl",

@@ -5,9 +5,11 @@ configured endpoint, real SIGKILLs for crash safety."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sqlite3
+import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -305,6 +307,38 @@ def test_a_changed_turn_is_re_embedded_and_its_old_slot_is_never_returned(
     assert blocks == 7  # 6 live slots and the dead one, until compaction
 
 
+def test_blocks_read_once_are_reused_until_any_connection_writes(
+    home: Path, tmp_path: Path
+) -> None:
+    """A long-lived process keeps the sign-bit blocks between searches (the MCP server opens
+    the index per call), and sees what another connection embedded since."""
+    src = tmp_path / "s"
+    mini_turns(src, "a", [prompt for prompt, _answer in TURNS])
+    conn = mini_sync(home, src)
+    embedder = bundled_embedder()
+    turn_vectors.embed_pending_turns(conn, embedder)
+    query = embedder.embed(["a funny rhyme about a pet"])[0]
+
+    def nearest(connection: sqlite3.Connection) -> list[int]:
+        ranked = turn_vectors.rank_turns(
+            connection, query, embedder.space.key, depth=20, candidates=20
+        )
+        return ranked.turn_ids
+
+    first = nearest(conn)
+    kept = turn_vectors._last_read[-1][1]
+    second_connection = open_index(home)
+    assert nearest(second_connection) == first
+    assert turn_vectors._last_read[-1][1] is kept  # nothing written: not read again
+    mini_turns(src, "b", ["Write a limerick about a cat"])
+    writer = mini_sync(home, src)  # another connection indexes and embeds a new turn
+    turn_vectors.embed_pending_turns(writer, embedder)
+    limerick = one(writer, "SELECT max(id) FROM turns")[0]
+    for connection in (conn, second_connection):
+        assert nearest(connection)[0] == limerick
+    assert turn_vectors._last_read[-1][1] is not kept
+
+
 def test_deleted_turns_lose_their_vectors_and_compaction_repacks_the_blocks(
     home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -444,18 +478,75 @@ def test_a_damaged_bundled_model_never_fails_sync_or_search_and_says_why(
     assert json.loads(found.stdout)["paths"] == ["lexical"]
 
 
-def test_the_hamming_scan_counts_every_differing_sign_bit_across_blocks() -> None:
-    rng = np.random.default_rng(7)
-    sizes = [5, 1, 12]
-    bits = [rng.integers(0, 256, size=(n, 32), dtype=np.uint8) for n in sizes]
-    ids = [np.arange(sum(sizes[:i]), sum(sizes[: i + 1]), dtype="<i8") + 100 for i in range(3)]
-    blocks = [(i + 1, n, ids[i].tobytes(), bits[i].tobytes()) for i, n in enumerate(sizes)]
-    query = rng.integers(0, 256, size=(1, 32), dtype=np.uint8)
-    scanned_ids, distances = turn_vectors._hamming_scan(blocks, query)
-    every = np.concatenate(bits)
-    expected = [sum(bin(int(b)).count("1") for b in row ^ query[0]) for row in every]
-    assert scanned_ids.tolist() == list(range(100, 100 + sum(sizes)))
-    assert distances.tolist() == expected
+def random_blocks(sizes: list[int], width: int, seed: int) -> turn_vectors.Blocks:
+    """Blocks of random sign bits (few distinct rows, so many distances tie), turn ids from 100
+    on."""
+    rng = np.random.default_rng(seed)
+    rows = rng.integers(0, 256, size=(7, width), dtype=np.uint8)
+    rows[0] = 0  # a row every bit of an all-ones query differs from
+    first = list(itertools.accumulate(sizes, initial=100))
+    return turn_vectors.Blocks(
+        ids=[i + 1 for i in range(len(sizes))],
+        sizes=sizes,
+        turn_ids=[
+            np.arange(first[i], first[i] + n, dtype="<i8").tobytes() for i, n in enumerate(sizes)
+        ],
+        bits=[rows[rng.integers(0, len(rows), size=n)].tobytes() for n in sizes],
+    )
+
+
+@pytest.mark.parametrize("width", [32, 96])  # 256 dimensions (the bundled model), 768
+def test_both_hamming_scans_count_every_differing_sign_bit_across_blocks(width: int) -> None:
+    blocks = random_blocks([5, 1, 12], width, seed=7)
+    every = np.frombuffer(b"".join(blocks.bits), dtype=np.uint8).reshape(-1, width)
+    for query in (
+        np.random.default_rng(8).integers(0, 256, width, dtype=np.uint8),
+        np.full(width, 255, dtype=np.uint8),
+    ):
+        expected = [sum(bin(int(b)).count("1") for b in row ^ query) for row in every]
+        scanned = turn_vectors._hamming_scan(blocks, query)
+        plain = [
+            d
+            for bits, size in zip(blocks.bits, blocks.sizes, strict=True)
+            for d in turn_vectors._plain_distances(bits, size, query.tobytes())
+        ]
+        assert scanned.tolist() == plain == expected
+
+
+def test_the_plain_and_the_numpy_scan_choose_the_same_candidates_ties_by_slot(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A fresh process scans a small index without importing numpy (docs/hybrid-search.md,
+    "Session search"): which turns are rescored must not depend on which scan ran, even when
+    many share the distance at the cut."""
+    blocks = random_blocks([4096, 300, 17], 32, seed=3)
+    query = np.random.default_rng(4).integers(0, 256, 32, dtype=np.uint8).tobytes()
+    distances = turn_vectors._hamming_scan(blocks, np.frombuffer(query, dtype=np.uint8))
+    for take in (1, 50, 400, 4413, 5000):
+        by_numpy = turn_vectors._numpy_nearest(blocks, query, take)
+        monkeypatch.delitem(sys.modules, "numpy")
+        by_plain = turn_vectors._nearest(blocks, query, take)
+        monkeypatch.undo()
+        expected = sorted(range(len(distances)), key=lambda i: (distances[i], i))[:take]
+        assert sorted(by_numpy) == sorted(by_plain) == sorted(expected)
+
+
+def test_the_rescoring_gives_the_same_cosines_with_and_without_numpy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rng = np.random.default_rng(5)
+    rows = [rng.integers(-127, 128, 256, dtype=np.int8).tobytes() for _ in range(50)]
+    rows.append(bytes(256))  # a zero row: cosine 0, not a division by zero
+    query = rng.normal(size=256).astype(np.float32)
+    query /= np.linalg.norm(query)
+    with_numpy = turn_vectors._cosines(rows, query.tolist())
+    monkeypatch.delitem(sys.modules, "numpy")
+    plain = turn_vectors._cosines(rows, query.tolist())
+    monkeypatch.undo()
+    assert with_numpy == plain
+    matrix = np.frombuffer(b"".join(rows), dtype=np.int8).reshape(len(rows), -1).astype(float)
+    exact = matrix @ query / np.maximum(np.linalg.norm(matrix, axis=1), 1e-9)
+    assert np.allclose(plain, exact, atol=1e-6)
 
 
 def test_a_chinese_query_finds_an_english_turn_by_meaning(home: Path, claude_root: Path) -> None:
@@ -526,8 +617,7 @@ def test_the_analyzers_word_caches_are_emptied_before_the_turns_are_embedded(
     real_embed = turn_vectors.embed_pending_turns
 
     def embedding(*args: Any, **kwargs: Any) -> turn_vectors.EmbedStats:
-        caches = (analyzer.stem, analyzer._word_group, analyzer._word_text, analyzer._chunk_text)
-        cached_at_embedding.append(sum(c.cache_info().currsize for c in caches))
+        cached_at_embedding.append(analyzer.cached_words())
         return real_embed(*args, **kwargs)
 
     monkeypatch.setattr(turn_vectors, "embed_pending_turns", embedding)

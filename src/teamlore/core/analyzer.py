@@ -203,86 +203,77 @@ def _words_text(words: list[str]) -> str:
     return " ".join(filter(None, map(_word_text, words)))
 
 
-# every ASCII character that cannot be part of an `_ASCII_TOKEN` match, mapped to a space
-_ASCII_GAPS = str.maketrans(
-    {chr(c): " " for c in range(128) if not (chr(c).isalnum() or chr(c) in "_-./")}
+# every byte of a UTF-8 text that cannot be part of a token match, mapped to a space: the ASCII
+# characters outside `[A-Za-z0-9_\-./]`. Bytes of multi-byte characters stay (no match spans
+# an ASCII gap, whatever the non-ASCII characters around it are).
+_GAP_BYTES = bytes(
+    c if c >= 0x80 or chr(c).isalnum() or chr(c) in "_-./" else 0x20 for c in range(256)
 )
 
 
-@lru_cache(maxsize=1 << 16)
-def _chunk_text(chunk: str) -> str:
-    """The analyzed form of a run of ASCII token characters (`_ascii_text`)."""
-    return _words_text(_ASCII_TOKEN.findall(chunk))
+def _chunk_text(chunk: bytes) -> str:
+    """The analyzed form of a run of UTF-8 bytes between two ASCII gaps (`analyze`): ASCII by
+    the fast pattern; with other characters (already NFKC) by the general one, a CJK run as its
+    unigrams and bigrams."""
+    if chunk.isascii():
+        return _words_text(_ASCII_TOKEN.findall(chunk.decode("ascii")))
+    found = _TOKEN.findall(chunk.decode("utf-8", "surrogatepass"))
+    return " ".join(filter(None, map(_token_text, found)))
 
 
-def _ascii_text(text: str) -> str:
-    """`_words_text(_ASCII_TOKEN.findall(text))` of an ASCII text, without running the pattern
-    over all of it: no match spans a character outside `[A-Za-z0-9_\\-./]`, so the text splits
-    there into chunks (C-level `translate` and `split`), and each distinct chunk is analyzed
-    once (cached: code and prose repeat their words and paths)."""
-    return " ".join(filter(None, map(_chunk_text, text.translate(_ASCII_GAPS).split())))
+class _Chunks(dict[bytes, str]):
+    """Analyzed chunks by their bytes (code and prose repeat their words and paths). A plain
+    dict read by `map(chunks.__getitem__, ...)`: a hit is one C-level lookup, where an
+    `lru_cache` of a `bytes` argument builds a key tuple per call (~25 % of analyzing)."""
+
+    def __missing__(self, chunk: bytes) -> str:
+        self[chunk] = text = _chunk_text(chunk)
+        return text
+
+
+_CHUNKS = _Chunks()
+MAX_CHUNKS = 1 << 16  # emptied when it holds more (a bound on its memory, as `lru_cache`'s)
 
 
 @lru_cache(maxsize=1 << 16)
 def _token_text(raw: str) -> str:
     """The analyzed form of one `_TOKEN` match: a CJK run's unigrams and bigrams, or
-    `_word_text` (cached like it, so `map` serves a line's tokens without a Python loop)."""
+    `_word_text` (cached like it, so `map` serves a chunk's tokens without a Python loop)."""
     if raw[0] >= "\u1100" and _CJK_RUN.fullmatch(raw):
         return " ".join(_cjk_tokens(raw.casefold()))
     return _word_text(raw)
 
 
-def _general_lines_text(lines: str) -> str:
-    """The analyzed form of lines holding non-ASCII characters (as `tokens` does it line by
-    line: NFKC never joins or splits across a newline, and no token spans one)."""
-    found = _TOKEN.findall(unicodedata.normalize("NFKC", lines))
-    return " ".join(filter(None, map(_token_text, found)))
-
-
-_NON_ASCII = re.compile(r"[^\x00-\x7f]")
-
-
-def _next_ascii_line(text: str, end: int) -> int:
-    """Where the run of lines holding non-ASCII characters that ends at `end` (a newline or the
-    text's end) really ends: the following lines join it while they hold non-ASCII too."""
-    size = len(text)
-    while end < size:
-        following = text.find("\n", end + 1)
-        following = size if following < 0 else following
-        if _NON_ASCII.search(text, end + 1, following) is None:
-            break
-        end = following
-    return end
-
-
 def analyze(text: str) -> str:
-    """The FTS document form of `text`: `" ".join(tokens(text))`, built faster."""
-    if text.isascii():
-        return _ascii_text(text)
-    # Like `tokens`, but every ASCII stretch between lines holding a non-ASCII character goes
-    # through the fast pattern in one call, however many lines it spans, and so does every run
-    # of adjacent non-ASCII lines through the general one (tokens never span a newline, so this
-    # is the same as going line by line).
-    out: list[str] = []
-    position = 0
-    while (found := _NON_ASCII.search(text, position)) is not None:
-        start = text.rfind("\n", position, found.start()) + 1  # 0 only when position is 0
-        end = text.find("\n", found.end())
-        end = _next_ascii_line(text, len(text) if end < 0 else end)
-        out.append(_ascii_text(text[position:start]))
-        out.append(_general_lines_text(text[start:end]))
-        position = end
-    out.append(_ascii_text(text[position:]))
-    return " ".join(filter(None, out))
+    """The FTS document form of `text`: `" ".join(tokens(text))`, built faster.
+
+    No token spans an ASCII character other than letters, digits and `_-./`, so the text
+    (NFKC first when it is not ASCII: NFKC never joins or splits across a newline, so
+    normalizing it whole is normalizing it line by line) is cut at those characters into chunks
+    by C-level byte `translate` and `split` of its UTF-8 form, and each distinct chunk is
+    analyzed once (`_chunk_text`)."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+    if len(_CHUNKS) > MAX_CHUNKS:
+        _CHUNKS.clear()
+    data = text.encode("utf-8", "surrogatepass").translate(_GAP_BYTES)
+    return " ".join(filter(None, map(_CHUNKS.__getitem__, data.split())))
 
 
 def forget_words() -> None:
-    """Empty the caches of analyzed words (`stem` and the `_word_*`, `_chunk_text` and
+    """Empty the caches of analyzed words (`stem` and the `_word_*`, `_CHUNKS` and
     `_token_text` caches, up to 65,536 entries each). A cold sync's had grown to ~20 MiB once
     its files were indexed, memory that embedding the turns then needs (docs/sessions.md,
     "Memory at the peak"); a later text analyzes its words again, to the same form."""
-    for cached in (stem, _word_group, _word_text, _chunk_text, _token_text):
+    for cached in (stem, _word_group, _word_text, _token_text):
         cached.cache_clear()
+    _CHUNKS.clear()
+
+
+def cached_words() -> int:
+    """How many analyzed words and chunks the caches hold (what `forget_words` empties)."""
+    caches = (stem, _word_group, _word_text, _token_text)
+    return sum(c.cache_info().currsize for c in caches) + len(_CHUNKS)
 
 
 # -- queries ------------------------------------------------------------------------------------

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 
     from teamlore.models.openai_compat import OpenAICompatClient
     from teamlore.models.plain_rows import TableFile
-    from teamlore.models.tokenizer_subsets import TokenizerSubsets
+    from teamlore.models.tokenizer_subsets import TokenizerSubsets, WordIds
 
 Backend = Literal["bundled", "endpoint"]
 # float32 rows; numpy is imported by what embeds or compares, never by a sync with nothing
@@ -234,6 +234,10 @@ class BundledEmbedder:
             if subsets is not None:
                 return subsets.encode(texts)
         tokenizer: Tokenizer = _shared(("tokenizer", path), lambda: _load_tokenizer(path))
+        if len(texts) > SMALL_BATCH:
+            words: WordIds | None = _shared(("word ids", path), lambda: _load_word_ids(tokenizer))
+            if words is not None:
+                return [_word_encoded(words, tokenizer, text) for text in texts]
         return [encoding.ids for encoding in _encode(tokenizer, texts)]
 
     def embed_query(self, query: str) -> Vectors:
@@ -244,6 +248,13 @@ class BundledEmbedder:
 
         return self.embed([gloss(query)])
 
+    def embed_query_few(self, query: str) -> array[float] | None:
+        """`embed_query`'s row computed without numpy (`embed_few`), None for a long query."""
+        from teamlore.models.glosses import gloss
+
+        few = self.embed_few([gloss(query)])
+        return few[0] if few else None
+
     def reads(self, text: str) -> bool:
         from teamlore.models.glosses import has_chinese
 
@@ -252,6 +263,18 @@ class BundledEmbedder:
     @property
     def reads_every_text(self) -> bool:
         return False
+
+
+def query_row(embedder: Embedder, query: str) -> Sequence[float]:
+    """`embedder.embed_query(query)`'s one row as float32 values; the bundled model's without
+    importing numpy when the query is short (docs/hybrid-search.md, "Embedding a query in a
+    fresh process")."""
+    if isinstance(embedder, BundledEmbedder):
+        few = embedder.embed_query_few(query)
+        if few is not None:
+            return few
+    row: list[float] = embedder.embed_query(query)[0].tolist()
+    return row
 
 
 def mean_token_rows(
@@ -324,6 +347,19 @@ def _load_tokenizer(path: Path) -> Tokenizer:
     tokenizer.no_padding()
     tokenizer.no_truncation()
     return tokenizer
+
+
+def _load_word_ids(tokenizer: Tokenizer) -> WordIds | None:
+    from teamlore.models.tokenizer_subsets import WordIds
+
+    return WordIds.of(tokenizer)
+
+
+def _word_encoded(words: WordIds, tokenizer: Tokenizer, text: str) -> list[int]:
+    """`text`'s ids a word at a time (a sync's batches: `WordIds`), the same as the full
+    tokenizer's; a text holding a special token's string is encoded whole."""
+    ids = words.encode(text)
+    return tokenizer.encode(text, add_special_tokens=False).ids if ids is None else ids
 
 
 def _load_subsets(path: Path, cache_dir: Path | None) -> TokenizerSubsets | None:

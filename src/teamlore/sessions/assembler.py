@@ -541,56 +541,72 @@ class SessionAssembler:
             if turn.db_id not in self._fts_pending:  # written by an earlier sync
                 conn.execute("DELETE FROM turns_fts WHERE rowid = ?", (turn.db_id,))
                 conn.execute("DELETE FROM turn_passages WHERE turn_id = ?", (turn.db_id,))
-        for seq, tool in enumerate(turn.tools):
-            self._write_tool(turn.db_id, seq, tool)
+        self._write_tools(turn.db_id, turn.tools)
         self._fts_pending[turn.db_id] = (
             turn.search_text(),
             turn_text(turn.user_text, turn.assistant_text),
         )
         self.turns_written += 1
 
-    def _write_tool(self, turn_id: int, seq: int, tool: ToolRecord) -> None:
-        cur = self.conn.execute(
-            "INSERT INTO tool_uses(turn_id, seq, call_id, name, family, input, command,"
+    def _write_tools(self, turn_id: int, tools: list[ToolRecord]) -> None:
+        """A turn's tool uses, their file touches and observed commits, one `executemany` per
+        table. Each tool use gets the id SQLite would have given it inserted alone (one more
+        than the table's largest: nothing else writes to it in between), so the rows are the
+        same; a statement per tool use was a visible share of a cold sync."""
+        if not tools:
+            return
+        conn = self.conn
+        first = int(conn.execute("SELECT coalesce(max(id), 0) FROM tool_uses").fetchone()[0]) + 1
+        rows = []
+        touches: list[tuple[int, int, str, str]] = []
+        commits: list[tuple[int, int, str, int, int]] = []
+        for seq, tool in enumerate(tools):
+            tool_id = first + seq
+            rows.append(
+                (
+                    tool_id,
+                    turn_id,
+                    seq,
+                    tool.call_id,
+                    tool.name,
+                    tool.family,
+                    tool.input,
+                    tool.command,
+                    tool.started_at,
+                    tool.result_head,
+                    tool.result_tail,
+                    tool.result_bytes,
+                    tool.result_sha256,
+                    int(tool.result_truncated),
+                    tool.exit_code,
+                    tool.status,
+                    tool.ended_at,
+                    tool.assistant_offset,
+                )
+            )
+            touches += [(turn_id, tool_id, p, "write") for p in tool.paths_written]
+            touches += [(turn_id, tool_id, p, "read") for p in tool.paths_read]
+            commits += [
+                (turn_id, tool_id, c.hash, int(c.is_full), int(c.from_commit_command))
+                for c in tool.commits
+            ]
+        conn.executemany(
+            "INSERT INTO tool_uses(id, turn_id, seq, call_id, name, family, input, command,"
             " started_at, result_head, result_tail, result_bytes, result_sha256,"
             " result_truncated, exit_code, status, ended_at, assistant_offset)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                turn_id,
-                seq,
-                tool.call_id,
-                tool.name,
-                tool.family,
-                tool.input,
-                tool.command,
-                tool.started_at,
-                tool.result_head,
-                tool.result_tail,
-                tool.result_bytes,
-                tool.result_sha256,
-                int(tool.result_truncated),
-                tool.exit_code,
-                tool.status,
-                tool.ended_at,
-                tool.assistant_offset,
-            ),
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            rows,
         )
-        tool_id = int(cur.lastrowid or 0)
-        touches = [(turn_id, tool_id, p, "write") for p in tool.paths_written]
-        touches += [(turn_id, tool_id, p, "read") for p in tool.paths_read]
         if touches:
-            self.conn.executemany(
+            conn.executemany(
                 "INSERT INTO file_touches(turn_id, tool_use_id, path, kind) VALUES (?,?,?,?)",
                 touches,
             )
-        if tool.commits:
-            self.conn.executemany(
+        if commits:
+            conn.executemany(
                 "INSERT OR IGNORE INTO observed_commits(turn_id, tool_use_id, hash, is_full,"
                 " from_commit_command) VALUES (?,?,?,?,?)",
-                [
-                    (turn_id, tool_id, c.hash, int(c.is_full), int(c.from_commit_command))
-                    for c in tool.commits
-                ],
+                commits,
             )
 
 

@@ -426,6 +426,7 @@ def _hybrid(
     `core.fusion.words_decide`."""
     scored, ranked_all = found
     # numpy and the vector tables only when a vector path runs (CLI start-up stays light)
+    from teamlore.models.embeddings import query_row
     from teamlore.sessions.turn_vectors import rank_turns, vector_space_counts
 
     provider, worktree_key, since, until = filters
@@ -447,7 +448,7 @@ def _hybrid(
     # outvoted")
     translated = not embedder.reads(query)
     try:
-        query_vector = embedder.embed_query(query)[0]
+        query_vector = query_row(embedder, query)
     except errors.TeamloreError as exc:  # an endpoint down: words still answer
         failed = vector_skipped(exc.message, exc.code)
         return _lexical_only(conn, parsed, scored, ranked_all, limit, failed)

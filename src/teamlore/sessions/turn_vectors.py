@@ -23,17 +23,25 @@ and `_compact` rewrites the blocks when dead slots or small blocks pile up.
 
 from __future__ import annotations
 
+import bisect
+import functools
+import heapq
+import itertools
+import math
+import operator
+import os
 import sqlite3
 import struct
+import sys
 from array import array
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
 from teamlore.core import db
-from teamlore.core.failpoints import failpoint
+from teamlore.models.plain_rows import sign_bits
 
 if TYPE_CHECKING:  # numpy loads only when there is something to embed or compare
     import numpy as np
@@ -198,6 +206,8 @@ def _embed_batch(
 ) -> int:
     """Embed these turns (outside any transaction: an endpoint may be slow), then store the
     vectors of those still holding the revision that was embedded."""
+    from teamlore.core.failpoints import failpoint  # signal, time: not on a search's path
+
     rows = conn.execute(
         # only the parts `turn_text` keeps leave SQLite (characters, like Python slices): a
         # batch holds ~1 KiB per turn, not whole answers and tool output
@@ -402,74 +412,266 @@ def vector_space_counts(conn: sqlite3.Connection, key: str) -> tuple[int, int]:
 
 def rank_turns(
     conn: sqlite3.Connection,
-    query_vector: Vectors,
+    query_vector: Sequence[float],
     key: str,
     *,
     depth: int,
     candidates: int,
     row_filter: tuple[str, list[Any]] = ("", []),
 ) -> VectorRanking:
-    """The `depth` turns nearest `query_vector` (one unit row) in space `key`: Hamming distance
-    of sign bits over every turn, then cosine of the int8 vectors of the best `candidates`.
-    `row_filter` is an SQL condition over `t` (turns) and `s` (sessions) with its parameters."""
-    import numpy as np
-
+    """The `depth` turns nearest `query_vector` (one unit row, float32 values) in space `key`:
+    Hamming distance of sign bits over every turn, then cosine of the int8 vectors of the best
+    `candidates` (ties of distance: the earlier slot first). `row_filter` is an SQL condition
+    over `t` (turns) and `s` (sessions) with its parameters."""
     out = VectorRanking()
     space = conn.execute("SELECT id FROM vector_spaces WHERE key = ?", (key,)).fetchone()
-    if space is None or not np.abs(query_vector).max() > 0:
+    if space is None or not any(value != 0 for value in query_vector):
         return out
-    blocks = conn.execute(
-        "SELECT id, size, turn_ids, bits FROM turn_vector_blocks WHERE space_id = ? ORDER BY id",
-        (int(space[0]),),
-    ).fetchall()
-    if not blocks:
+    blocks = _blocks(conn, int(space[0]))
+    if not blocks.sizes:
         return out
-    ids, distances = _hamming_scan(blocks, quantize(query_vector.reshape(1, -1))[1])
-    take = min(candidates, len(ids))
-    nearest = np.argpartition(distances, take - 1)[:take] if take < len(ids) else np.arange(take)
-    starts = np.cumsum([0] + [int(r[1]) for r in blocks])[:-1]
-    block_index = np.searchsorted(starts, nearest, side="right") - 1
-    wanted = {
-        int(ids[i]): (int(blocks[b][0]), int(i - starts[b]))
-        for i, b in zip(nearest.tolist(), block_index.tolist(), strict=True)
-    }
-    condition, params = row_filter
-    # without a filter the turn and its session need not be read (a vector goes with its turn)
-    joins = " JOIN turns t ON t.id = v.turn_id JOIN sessions s ON s.id = t.session_id"
+    wanted = blocks.slots(_nearest(blocks, sign_bits(array("f", query_vector)), candidates))
     rows = conn.execute(
-        "SELECT v.turn_id, v.block_id, v.slot, v.vector FROM turn_vectors v"
-        f"{joins if condition else ''} WHERE v.turn_id IN (SELECT value FROM json_each(?))"
-        f"{' AND ' + condition if condition else ''}",
-        (_json_ids(list(wanted)), *params),
+        "SELECT turn_id, block_id, slot, vector FROM turn_vectors"
+        " WHERE turn_id IN (SELECT value FROM json_each(?))",
+        (_json_ids(list(wanted)),),
     ).fetchall()
     rows = [r for r in rows if wanted.get(int(r[0])) == (r[1], r[2])]  # dead slots are skipped
-    if rows:
-        matrix = np.frombuffer(b"".join(r[3] for r in rows), dtype=np.int8).reshape(len(rows), -1)
-        matrix = matrix.astype(np.float32)
-        norms = np.linalg.norm(matrix, axis=1)
-        cosine = (matrix @ query_vector.reshape(-1).astype(np.float32)) / np.maximum(norms, 1e-9)
-        order = sorted(range(len(rows)), key=lambda i: (-float(cosine[i]), int(rows[i][0])))
-        order = order[:depth]
-        out.turn_ids = [int(rows[i][0]) for i in order]
-        out.similarities = [round(float(cosine[i]), 4) for i in order]
+    cosines = _cosines([bytes(r[3]) for r in rows], query_vector)
+    scored = sorted(zip((-c for c in cosines), (int(r[0]) for r in rows), strict=True))
+    scored = _passing(conn, scored, depth, row_filter)
+    out.turn_ids = [turn_id for _negative, turn_id in scored]
+    out.similarities = [round(-negative, 4) for negative, _turn_id in scored]
     return out
 
 
-def _hamming_scan(
-    blocks: Sequence[Any], query_bits: NDArray[np.uint8]
-) -> tuple[NDArray[np.int64], NDArray[np.int32]]:
-    """Every slot's turn id and Hamming distance to `query_bits`, block by block (a block's
-    temporaries stay in the CPU cache; 250k turns: ~2 ms, not ~9 ms for one pass over all)."""
+def _passing(
+    conn: sqlite3.Connection,
+    scored: list[tuple[float, int]],
+    depth: int,
+    row_filter: tuple[str, list[Any]],
+) -> list[tuple[float, int]]:
+    """The first `depth` of the ranked `(−cosine, turn id)` whose turn passes `row_filter`, asked
+    of the index `2 × depth` at a time from the best down: the same turns as filtering every
+    candidate first, but ~60 turn rows read instead of 800 (a filter is a property of the turn,
+    not of its rank)."""
+    condition, params = row_filter
+    if not condition:
+        return scored[:depth]
+    kept: list[tuple[float, int]] = []
+    for start in range(0, len(scored), 2 * depth):
+        chunk = scored[start : start + 2 * depth]
+        passed = {
+            int(r[0])
+            for r in conn.execute(
+                "SELECT t.id FROM turns t JOIN sessions s ON s.id = t.session_id"
+                f" WHERE t.id IN (SELECT value FROM json_each(?)) AND {condition}",
+                (_json_ids([turn_id for _negative, turn_id in chunk]), *params),
+            )
+        }
+        kept += [item for item in chunk if item[1] in passed]
+        if len(kept) >= depth:
+            break
+    return kept[:depth]
+
+
+# the query's components as integers of this scale for the rescoring: integer dot products are
+# exact, so numpy and plain Python give the same cosines to the last bit (the query is kept to
+# 2^-24 of a unit: far below the int8 rows' own precision)
+QUERY_SCALE = 1 << 24
+
+
+def _cosines(stored: list[bytes], query_vector: Sequence[float]) -> list[float]:
+    """Cosine of each int8 row with the unit query row (a row's scale cancels): dot products
+    and squared norms in integers (numpy's when it is loaded, else plain Python), then the same
+    float operations either way."""
+    query = [round(float(value) * QUERY_SCALE) for value in query_vector]
+    if not stored:
+        return []
+    if "numpy" in sys.modules:
+        import numpy as np
+
+        matrix = np.frombuffer(b"".join(stored), dtype=np.int8).reshape(len(stored), -1)
+        wide = matrix.astype(np.int64)
+        dots: list[int] = (wide @ np.array(query, dtype=np.int64)).tolist()
+        squares: list[int] = np.einsum("ij,ij->i", wide, wide).tolist()
+    else:
+        dots, squares = _plain_products(stored, query)
+    return [
+        dot / QUERY_SCALE / max(math.sqrt(square), 1e-9)
+        for dot, square in zip(dots, squares, strict=True)
+    ]
+
+
+# a stored int8 value's byte → the value + 128 (0..255: Python's cached small integers)
+_OFFSET = bytes((value + 128) & 0xFF for value in range(256))
+_SQUARES = tuple(value * value for value in range(256))
+
+
+def _plain_products(stored: list[bytes], query: list[int]) -> tuple[list[int], list[int]]:
+    """Each row's dot product with `query` and its squared norm, exact, in plain Python: the
+    bytes shifted by 128 into unsigned values (`bytes.translate`), multiplied, and the shift
+    taken out again (Σ r·q = Σ (r+128)·q − 128·Σ q; Σ r² = Σ (r+128)² − 256·Σ (r+128) + 128²·n)."""
+    query_sum = sum(query)
+    dots, squares = [], []
+    for row in stored:
+        shifted = row.translate(_OFFSET)
+        dots.append(sum(map(operator.mul, shifted, query)) - 128 * query_sum)
+        total = sum(shifted)
+        squares.append(sum(map(_SQUARES.__getitem__, shifted)) - 256 * total + 16384 * len(row))
+    return dots, squares
+
+
+class Blocks(NamedTuple):
+    """A space's sign-bit blocks as stored, in id order: the scan's input (a named tuple: a
+    dataclass costs a fresh process's import ~0.5 ms more)."""
+
+    ids: list[int]
+    sizes: list[int]
+    turn_ids: list[bytes]  # little-endian int64 per slot
+    bits: list[bytes]  # sign bits, slot after slot
+
+    def slots(self, positions: Sequence[int]) -> dict[int, tuple[int, int]]:
+        """turn id → (block id, slot) of these scan positions (slots counted over all blocks)."""
+        starts = list(itertools.accumulate(self.sizes, initial=0))
+        out: dict[int, tuple[int, int]] = {}
+        for position in positions:
+            block = bisect.bisect_right(starts, position) - 1
+            slot = position - starts[block]
+            (turn_id,) = struct.unpack_from("<q", self.turn_ids[block], 8 * slot)
+            out[turn_id] = (self.ids[block], slot)
+        return out
+
+
+# one space's blocks, kept in the process while the database may not have changed: a long-lived
+# process (the MCP server, which opens the index per call; a benchmark) reads the ~10 MB of bits
+# of 250k turns once, not per search (~8 ms of CPU each); a fresh process reads them once
+# anyway. One entry, replaced as a whole (a thread reads a consistent one).
+_last_read: list[tuple[tuple[Any, ...], Blocks]] = []
+
+
+def _blocks(conn: sqlite3.Connection, space_id: int) -> Blocks:
+    stamp = _stamp(conn, space_id)
+    for read_at, blocks in _last_read[-1:]:
+        if stamp is not None and read_at == stamp:
+            return blocks
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    rows = cursor.execute(
+        "SELECT id, size, turn_ids, bits FROM turn_vector_blocks WHERE space_id = ? ORDER BY id",
+        (space_id,),
+    ).fetchall()
+    blocks = Blocks(
+        [int(r[0]) for r in rows],
+        [int(r[1]) for r in rows],
+        [bytes(r[2]) for r in rows],
+        [bytes(r[3]) for r in rows],
+    )
+    if stamp is not None:
+        _last_read[:] = [(stamp, blocks)]
+    return blocks
+
+
+def _stamp(conn: sqlite3.Connection, space_id: int) -> tuple[Any, ...] | None:
+    """What moves whenever a space's blocks may have changed, whichever connection or process
+    wrote them: the database file and its write-ahead log as files (device, inode, size,
+    modification time: every commit writes one of them) and the blocks' largest id, count and
+    slots. None for a database without a file (nothing is kept)."""
+    path = next((str(r[2]) for r in conn.execute("PRAGMA database_list") if r[1] == "main"), "")
+    if not path:
+        return None
+    files: list[tuple[int, int, int, int] | None] = []
+    for name in (path, path + "-wal"):
+        try:
+            info = os.stat(name)
+        except OSError:
+            files.append(None)
+            continue
+        files.append((info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns))
+    summary = conn.execute(
+        "SELECT max(id), count(*), total(size) FROM turn_vector_blocks WHERE space_id = ?",
+        (space_id,),
+    ).fetchone()
+    return (path, space_id, *files, *summary)
+
+
+# Up to this many slots, and when nothing has imported numpy yet, the scan runs in plain Python
+# (~0.4 µs a slot, ~4 ms at 10k turns) instead of importing numpy (~40-70 ms of a fresh process;
+# docs/hybrid-search.md, "Session search"). Both give the same distances and the same choice.
+PLAIN_SCAN_SLOTS = 50_000
+
+
+def _nearest(blocks: Blocks, query_bits: bytes, take: int) -> list[int]:
+    """The scan positions of the `take` slots of least Hamming distance to `query_bits`, ties
+    by position (the earlier slot first)."""
+    if "numpy" not in sys.modules and sum(blocks.sizes) <= PLAIN_SCAN_SLOTS:
+        distances = array("H")
+        for bits, size in zip(blocks.bits, blocks.sizes, strict=True):
+            distances += _plain_distances(bits, size, query_bits)
+        if take >= len(distances):
+            return list(range(len(distances)))
+        return heapq.nsmallest(take, range(len(distances)), key=distances.__getitem__)
+    return _numpy_nearest(blocks, query_bits, take)
+
+
+def _plain_distances(bits: bytes, size: int, query_bits: bytes) -> array[int]:
+    """Every slot's Hamming distance to `query_bits`, with big-integer bit tricks over the
+    whole block at once: XOR, a popcount per byte (SWAR), bytes into 16-bit fields, and one
+    multiplication that sums each row's fields into its last field (a row's sum is at most
+    8 x width, so no field carries into the next)."""
+    width = len(query_bits)
+    ones, twos, fours, bytes_, row_sum = _masks(size, width)
+    x = int.from_bytes(bits, "little") ^ int.from_bytes(query_bits * size, "little")
+    x -= (x >> 1) & ones
+    x = (x & twos) + ((x >> 2) & twos)
+    x = (x + (x >> 4)) & fours
+    x = (x & bytes_) + ((x >> 8) & bytes_)
+    x *= row_sum
+    fields = array("H", x.to_bytes(size * width + width, "little"))
+    if sys.byteorder == "big":
+        fields.byteswap()
+    half = width // 2
+    return fields[half - 1 : size * half : half]
+
+
+@functools.lru_cache(maxsize=4)
+def _masks(size: int, width: int) -> tuple[int, int, int, int, int]:
+    """The constants of `_plain_distances` for `size` rows of `width` bytes."""
+    total = size * width
+    return (
+        int.from_bytes(b"\x55" * total, "little"),
+        int.from_bytes(b"\x33" * total, "little"),
+        int.from_bytes(b"\x0f" * total, "little"),
+        int.from_bytes(b"\xff\x00" * (total // 2), "little"),
+        int.from_bytes(b"\x01\x00" * (width // 2), "little"),
+    )
+
+
+def _numpy_nearest(blocks: Blocks, query_bits: bytes, take: int) -> list[int]:
+    """`_nearest` with numpy: the least distance `kth` that `take` slots reach, every slot below
+    it, then the earliest slots at it."""
     import numpy as np
 
-    total = sum(int(r[1]) for r in blocks)
-    ids = np.empty(total, dtype=np.int64)
-    distances = np.empty(total, dtype=np.int32)
+    distances = _hamming_scan(blocks, np.frombuffer(query_bits, dtype=np.uint8))
+    if take >= len(distances):
+        return list(range(len(distances)))
+    # distances are small integers: the cut from their counts (~0.4 ms at 250k, a partition ~1.3)
+    kth = int(np.searchsorted(np.cumsum(np.bincount(distances)), take))
+    below = np.flatnonzero(distances < kth)
+    tied = np.flatnonzero(distances == kth)[: take - len(below)]
+    return np.concatenate([below, tied]).tolist()  # type: ignore[no-any-return]
+
+
+def _hamming_scan(blocks: Blocks, query_bits: NDArray[np.uint8]) -> NDArray[np.int32]:
+    """Every slot's Hamming distance to `query_bits`, block by block (a block's temporaries
+    stay in the CPU cache; 250k turns: ~2 ms, not ~9 ms for one pass over all)."""
+    import numpy as np
+
+    distances = np.empty(sum(blocks.sizes), dtype=np.int32)
     query_words = query_bits.view(np.uint64)
     start = 0
-    for _block_id, size, turn_ids, bits in blocks:
-        end = start + int(size)
-        ids[start:end] = np.frombuffer(turn_ids, dtype="<i8")
+    for size, bits in zip(blocks.sizes, blocks.bits, strict=True):
+        end = start + size
         counts = np.bitwise_count(
             np.frombuffer(bits, dtype=np.uint64).reshape(size, -1) ^ query_words
         )
@@ -478,4 +680,4 @@ def _hamming_scan(
         for word in range(1, counts.shape[1]):  # a few words: column sums beat sum(axis=1)
             distance += counts[:, word]
         start = end
-    return ids, distances
+    return distances
