@@ -3,7 +3,7 @@ per query kind, in one run (and `meaning`: the vector path's two rankings, whole
 headline, fused without words — so what words add to hybrid shows).
 
     .venv/bin/python bench/bench_hybrid_quality.py [--tree DIR] [--queries FILE]
-        [--show-misses] [--allow-overlap] [--check-only]
+        [--show-misses] [--explain] [--allow-overlap] [--check-only]
 
 The memory tree (`../shared/fixtures/threadshare-memory` by default: 17 real entries, 6 of them
 in Chinese, and one scene) is copied into a throwaway worktree and projected into a throwaway
@@ -296,6 +296,95 @@ def print_table(scores: dict[tuple[str, str], Scores], methods: Sequence[str], p
         print(f"{kind:<18}{first.count:>4}  " + "  ".join(cells))
 
 
+# issue 25's targets for memory search (hybrid) on the held-out half: (kind, figure, at least)
+TARGETS = (
+    ("all easy", "R@5", 0.97),
+    ("all easy", "MRR", 0.90),
+    ("all hard", "R@5", 0.85),
+    ("all hard", "MRR", 0.65),
+    ("paraphrase", "R@5", 0.75),
+    ("situational", "R@5", 0.75),
+    ("cross-lingual", "R@5", 0.90),
+    ("near-miss", "R@5", 0.90),
+)
+FIGURES = ("R@1", "R@5", "MRR")
+
+
+def print_targets(scores: dict[tuple[str, str], Scores], method: str = "hybrid") -> None:
+    """One line per target: the held-out figure of `method`, the tuning one beside it."""
+    print(f"\ntargets ({method}, held-out half; tuning half in brackets)")
+    for kind, figure, least in TARGETS:
+        held = scores[(method, f"held-out {kind}")].figures()[FIGURES.index(figure)]
+        tuned = scores[(method, f"tuning {kind}")].figures()[FIGURES.index(figure)]
+        verdict = "met" if held >= least else "NOT met"
+        print(f"  target {kind} {figure} >= {least:.2f}: {held:.2f} ({tuned:.2f})  {verdict}")
+
+
+def explain(conn: sqlite3.Connection, embedder: Embedder, queries: Sequence[HardQuery]) -> None:
+    """For every hard query of the tuning half that hybrid search does not rank first: where the
+    answer (and what came first, and the near-miss's distractor) stands in the words' ranking
+    (with the share of the query's terms held) and by each model's cosine of each field —
+    `wu`/`hu`: the multilingual model's whole text/headline, `ws`/`hs` the static model's (a
+    single model: `w`/`h`). Never for the held-out half (bench/README.md)."""
+    import numpy as np
+
+    from teamlore.memory.store.meaning import model_cosines
+    from teamlore.memory.store.vectors import load_approved
+    from teamlore.models.multilingual import model_parts
+
+    stored = load_approved(conn, (REPO, WORKTREE), embedder.space.key)
+    names = dict(conn.execute("SELECT id, entry_id FROM approved_entries"))
+    hybrid = memory_ranker(conn, "hybrid", embedder)
+    models = model_parts(embedder)
+    tags = ("u", "s") if len(models) == 2 else ("",)
+    print("\nwhy: hard tuning queries not ranked first (rank in each ranking)")
+    for q in queries:
+        if q.kind not in HARD_KINDS or half(q.query) != "tuning":
+            continue
+        ranked = hybrid(q.query)
+        if ranked[:1] == [q.answer]:
+            continue
+        rows = [model.embed_query(q.query)[0] for model in models]
+        ranks: dict[str, list[str]] = {}
+        for field, scales, values in (
+            ("w", stored.scales, stored.values),
+            ("h", stored.headline_scales, stored.headline_values),
+        ):
+            for tag, cos in zip(tags, model_cosines(values, scales, rows), strict=True):
+                order = np.argsort(-cos, kind="stable")
+                ranks[field + tag] = [names[int(stored.ids[i])] for i in order]
+        words = lexical_shares(conn, q.query)
+        position = ranked.index(q.answer) + 1 if q.answer in ranked else "-"
+        print(f"  [{q.kind}] hybrid rank {position}: {q.query}")
+        shown = {"answer": q.answer, "first": ranked[0] if ranked else None}
+        if q.distractor:
+            shown["distractor"] = q.distractor
+        for label, doc in shown.items():
+            if doc is None:
+                continue
+            cells = " ".join(f"{name} {order.index(doc) + 1:>2}" for name, order in ranks.items())
+            held = words.get(doc)
+            lexical = "-" if held is None else f"{held[0]:>2} ({held[1]:.2f})"
+            print(f"      {label:<10} words {lexical:<9} {cells}  {doc[:44]}")
+
+
+def lexical_shares(conn: sqlite3.Connection, query: str) -> dict[str, tuple[int, float]]:
+    """Document id → (its rank by words, the share of the query's terms it holds)."""
+    from teamlore.memory.store.search import _lexical
+    from teamlore.models.glosses import segmented
+
+    parsed = segmented(parse_query(query))
+    if not parsed.terms:
+        return {}
+    terms = len(parsed.terms)
+    ranked = _lexical(conn, (REPO, WORKTREE), parsed, False, None)
+    names = dict(conn.execute("SELECT id, entry_id FROM approved_entries"))
+    return {
+        names[row["id"]]: (rank, held / terms)
+        for rank, (held, _, row) in enumerate(ranked, start=1)
+    }
+
+
 def check_only(paths: Sequence[Path], queries: Sequence[HardQuery], texts: dict[str, str]) -> int:
     """Print what is wrong with a query file (nothing is embedded or searched); 0 when valid."""
     problems = structure_problems(queries, texts)
@@ -321,6 +410,11 @@ def main(argv: list[str] | None = None) -> int:
         "--queries", type=Path, nargs="+", default=list(DEFAULT_QUERIES), help="query files"
     )
     parser.add_argument("--show-misses", action="store_true")
+    parser.add_argument(
+        "--explain",
+        action="store_true",
+        help="where each hard tuning query's answer stands in every ranking, when not first",
+    )
     parser.add_argument("--model", choices=MODELS, default="paired", help="memory's model")
     parser.add_argument(
         "--allow-overlap", action="store_true", help="measure even when a query shares terms"
@@ -365,6 +459,9 @@ def main(argv: list[str] | None = None) -> int:
         for part in (*HALVES, "both"):
             print()
             print_table(result.scores, list(rankers), part)
+        print_targets(result.scores)
+        if args.explain:
+            explain(conn, embedder, queries)
         print(f"vector space: {embedder.space.key}")
         for name, spent in result.seconds.items():
             print(f"{name}: {spent * 1000 / len(queries):.2f} ms per query")

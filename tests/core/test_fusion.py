@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 from teamlore.core.analyzer import parse_query
-from teamlore.core.fusion import DECIDING_LEXICAL_WEIGHT, RRF_K, fuse, words_decide
+from teamlore.core.fusion import (
+    DECIDING_LEXICAL_WEIGHT,
+    MEANING_WEIGHT,
+    RRF_K,
+    fuse,
+    words_decide,
+    words_only_ceiling,
+)
 from teamlore.models.glosses import segmented
 
 
@@ -97,6 +104,16 @@ def test_deciding_words_weigh_more_than_one_vector_ranking() -> None:
     assert [f.key for f in fused] == ["w", "v"]
     assert fused[0].score == 1.0 * DECIDING_LEXICAL_WEIGHT / (DECIDING_LEXICAL_WEIGHT + 2)
     assert [f.key for f in fuse([("w", 1.0)], ["v"], headline=["v"])] == ["v", "w"]
+
+
+def test_a_ranking_weighing_two_counts_like_two_rankings() -> None:
+    # memory's meaning ranking (MEANING_WEIGHT) stands for the whole-text and headline rankings
+    once = fuse([("a", 1.0), ("b", 1.0)], ["b", "a"], vector_weight=MEANING_WEIGHT)
+    twice = fuse([("a", 1.0), ("b", 1.0)], ["b", "a"], headline=["b", "a"])
+    assert [(f.key, f.score) for f in once] == [(f.key, f.score) for f in twice]
+    assert words_only_ceiling(5, vector_weight=MEANING_WEIGHT) == round(
+        1 / 25 / ((1 + MEANING_WEIGHT) / 21), 4
+    )
 
 
 def test_for_a_translated_query_a_literal_match_outranks_the_translations_nearest() -> None:

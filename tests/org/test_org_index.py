@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from org_support import Cluster, commit_memory, make_clone
-from support import git
+from support import git, shared_fixtures
 from teamlore.cli.main import app
 
 BILLING = {
@@ -356,3 +356,26 @@ def test_quotes_percent_signs_and_backslashes_in_a_query_are_only_text(
         ("billing", "odd")
     ]
     assert org_json(home, database, "status")["documents"] == 5
+
+
+def test_org_search_ranks_by_meaning_as_memory_search_does(
+    home: Path, database: str | None, tmp_path: Path
+) -> None:
+    # the reference tree's entries in one repository; a query none of them shares a word with,
+    # so both rankings are memory's meaning ranking alone (memory/store/meaning.py)
+    entries: dict[str, str | None] = {
+        path.stem: path.read_text(encoding="utf-8").split("---\n", 2)[2].strip()
+        for path in sorted((shared_fixtures("threadshare-memory") / "entries").glob("*.md"))
+    }
+    clone = make_clone(tmp_path / "clones", "reference", entries)
+    org_json(home, database, "add", str(clone))
+    org_json(home, database, "sync")
+    query = "guard a helper against heeding commands buried in saved dialogues"
+    env = {"TEAMLORE_HOME": str(home)}
+    memory = ["memory", "search", query, "-r", str(clone), "--format", "json"]
+    words = CliRunner().invoke(app, [*memory, "--lexical"], env=env)
+    assert json.loads(words.output)["results"] == []
+    by_memory = json.loads(CliRunner().invoke(app, memory, env=env).output)
+    by_org = org_json(home, database, "search", query, "-r", "reference")
+    assert len(by_memory["results"]) > 3
+    assert [hit["id"] for hit in by_org["results"]] == [hit["id"] for hit in by_memory["results"]]

@@ -31,6 +31,9 @@ Path = Literal["lexical", "vector"]
 RRF_K = 20
 LEXICAL_WEIGHT = 1.0
 VECTOR_WEIGHT = 1.0
+# memory search's one meaning ranking (memory/store/meaning.py: whole text and headline, each
+# model's similarities standardized and summed) weighs what the two rankings it replaced did
+MEANING_WEIGHT = 2 * VECTOR_WEIGHT
 # A short or identifier-like query (`words_decide`): the documents the words rank this high
 # stay within the first KEPT_PLACES whatever the vectors say (docs/hybrid-search.md, "Words are
 # never outvoted"): two terms or an identifier are precise, and a vector ranking that disagrees
@@ -90,12 +93,14 @@ def fuse(
     headline: Sequence[Key] | None = None,
     *,
     keep_words: bool = False,
+    vector_weight: float = VECTOR_WEIGHT,
     translated: bool = False,
 ) -> list[Fused[Key]]:
     """`lexical`: (key, share of the query's terms held, 0..1), best first; `vector`: keys,
     best first; `headline`: keys by their headline's similarity, best first (None: no
     headline ranking ran). Every key of any ranking, best fused score first. When `lexical` is
     a selection from a longer ranking, `lexical_ranks` gives each key's rank in that ranking.
+    `vector_weight`: the weight of `vector` (MEANING_WEIGHT for memory's meaning ranking).
     `keep_words` (a short or identifier-like query, `words_decide`): the keys of the lexical
     ranks 1..KEPT_WORD_RANKS end within the first KEPT_PLACES, in their fused order.
     `translated` (the vector path read the query only through a translation, its English
@@ -109,14 +114,15 @@ def fuse(
         scores[key] = weight * min(max(share, 0.0), 1.0) ** 2 / (RRF_K + rank)
         found[key] = ["lexical"]
     for rank, key in enumerate(vector, start=1):
-        scores[key] = scores.get(key, 0.0) + VECTOR_WEIGHT / (RRF_K + rank)
+        scores[key] = scores.get(key, 0.0) + vector_weight / (RRF_K + rank)
         found.setdefault(key, []).append("vector")
     for rank, key in enumerate(headline or (), start=1):
         scores[key] = scores.get(key, 0.0) + VECTOR_WEIGHT / (RRF_K + rank)
         if "vector" not in found.setdefault(key, []):
             found[key].append("vector")
     # the vector path ran (else there is nothing to fuse), even when it found nothing near
-    best = _best(weight if lexical else 0.0, vector_rankings=1 if headline is None else 2)
+    votes = vector_weight + (0.0 if headline is None else VECTOR_WEIGHT)
+    best = _best(weight if lexical else 0.0, votes)
     if keep_words:
         kept = [
             key for rank, (key, _) in zip(ranks, lexical, strict=True) if rank <= KEPT_WORD_RANKS
@@ -141,13 +147,16 @@ def _keep_in_first_places(scores: dict[Key, float], kept: Sequence[Key], best: f
         scores[key] = max(scores[key], lifted)
 
 
-def _best(lexical_weight: float, vector_rankings: int) -> float:
+def _best(lexical_weight: float, vector_weights: float) -> float:
     """The highest unscaled score: first in every ranking, every query term held."""
-    return (lexical_weight + VECTOR_WEIGHT * vector_rankings) / (RRF_K + 1)
+    return (lexical_weight + vector_weights) / (RRF_K + 1)
 
 
-def words_only_ceiling(rank: int, vector_rankings: int = 1, *, keep_words: bool = False) -> float:
+def words_only_ceiling(
+    rank: int, *, vector_weight: float = VECTOR_WEIGHT, keep_words: bool = False
+) -> float:
     """The highest score `fuse` can give a key found only by the lexical ranking, at `rank` or
-    further down (every query term held), beside `vector_rankings` embedding rankings."""
+    further down (every query term held), beside embedding rankings weighing `vector_weight`
+    in all."""
     weight = DECIDING_LEXICAL_WEIGHT if keep_words else LEXICAL_WEIGHT
-    return round(weight / (RRF_K + rank) / _best(weight, vector_rankings), 4)
+    return round(weight / (RRF_K + rank) / _best(weight, vector_weight), 4)

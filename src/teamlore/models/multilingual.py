@@ -333,6 +333,17 @@ class PairedEmbedder:
     def reads_every_text(self) -> bool:
         return any(part.reads_every_text for part in self._parts)
 
+    @property
+    def parts(self) -> tuple[Embedder, ...]:
+        return self._parts
+
+
+def model_parts(embedder: Embedder) -> tuple[Embedder, ...]:
+    """The models whose unit rows make up `embedder`'s rows, in order: a paired model's two,
+    else the embedder itself (memory search standardizes each model's similarities,
+    memory/store/meaning.py)."""
+    return embedder.parts if isinstance(embedder, PairedEmbedder) else (embedder,)
+
 
 def _side_by_side(rows: Sequence[Vectors]) -> Vectors:
     """Unit rows of each model → one unit row per text: the mean of the models' cosines."""

@@ -183,6 +183,8 @@ class Registry:
         return op
 
     def get(self, name: str) -> Operation:
+        if name not in self.operations:  # a lean process imported just its command's module
+            load_operations()
         return self.operations[name]
 
     def for_capability(self, *capabilities: str) -> list[Operation]:
@@ -247,8 +249,6 @@ def operation(
 
 
 def run_operation(name: str, ctx: OpContext, payload: dict[str, Any]) -> dict[str, Any]:
-    if name not in REGISTRY.operations:  # a lean CLI process imported just its command's module
-        load_operations()
     return REGISTRY.get(name).run(ctx, payload)
 
 

@@ -3,9 +3,9 @@
 The rules are memory search's (docs/hybrid-search.md), over the store's documents: the query
 goes through the same analyzer (with the same Chinese glosses); documents holding more of its
 terms come first, then the engine's strength (BM25 in SQLite, `ts_rank_cd` in PostgreSQL); the
-embedding rankings (whole text and headline) rank the same documents by meaning; the rankings
-are fused by `core.fusion.fuse`. Deprecated entries are left out. Every hit names its
-repository and its path inside it.
+meaning ranking (each model's similarities of whole text and headline standardized and summed,
+memory/store/meaning.py) ranks the same documents; the two are fused by `core.fusion.fuse`.
+Deprecated entries are left out. Every hit names its repository and its path inside it.
 
 Vectors are decoded once per process and index generation (`VectorCache`): a long-running
 `org serve` scans one int8 matrix per ranking, like memory search's packs.
@@ -14,6 +14,7 @@ Vectors are decoded once per process and index generation (`VectorCache`): a lon
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -23,8 +24,9 @@ from pydantic import BaseModel
 
 from teamlore.core import errors
 from teamlore.core.analyzer import Query, parse_query, relative_score, snippet
-from teamlore.core.fusion import fuse
+from teamlore.core.fusion import MEANING_WEIGHT, fuse
 from teamlore.core.strict import WIRE
+from teamlore.memory.store.meaning import meaning_ranking, model_cosines
 from teamlore.memory.store.search import (
     MAX_CANDIDATES,
     MAX_LIMIT,
@@ -33,9 +35,10 @@ from teamlore.memory.store.search import (
     VECTOR_DEPTH,
     VectorPath,
 )
-from teamlore.memory.store.vectors import best, cosines, split_blobs
+from teamlore.memory.store.vectors import split_blobs
 from teamlore.models.embeddings import Embedder
 from teamlore.models.glosses import with_translation
+from teamlore.models.multilingual import model_parts
 from teamlore.org.store import LexicalHit, OrgStore, SearchFilter, StoredHit
 
 SearchPath = Literal["lexical", "vector"]
@@ -93,15 +96,16 @@ def search_org(
     lexical = sorted(
         store.lexical(parsed, where, MAX_CANDIDATES), key=lambda h: (-h.held, -h.strength)
     )
-    vector_path, near, headlined = (
+    vector_path, near = (
         _vector_rankings(store, stamp, query, embedder, where)
         if embedder is not None
-        else (skipped, [], [])
+        else (skipped, [])
     )
     paths: list[SearchPath] = ["lexical", "vector"] if vector_path.ran else ["lexical"]
     if vector_path.ran:
         terms = max(len(parsed.terms), 1)
-        fused = fuse([(h.doc, h.held / terms) for h in lexical], near, headline=headlined)
+        shares = [(h.doc, h.held / terms) for h in lexical]
+        fused = fuse(shares, near, vector_weight=MEANING_WEIGHT)
         page = fused[:limit]
         rows = store.hits([f.key for f in page])
         results = [
@@ -168,19 +172,29 @@ class DecodedVectors:
             mask &= self.approved
         return mask
 
-    def rank(
-        self, query: NDArray[np.float32], mask: NDArray[np.bool_], *, by_headline: bool
+    def meaning(
+        self,
+        queries: Sequence[NDArray[np.float32]],
+        mask: NDArray[np.bool_],
+        unread: Callable[[list[int]], Sequence[set[int]]],
     ) -> list[int]:
-        scales, values = (
-            (self.headline_scales, self.headline_values)
-            if by_headline
-            else (self.scales, self.values)
-        )
-        if len(self.docs) == 0 or values.shape[1] != query.shape[0]:
+        """The documents of `mask` by meaning, as memory search ranks them
+        (`memory.store.meaning`): each model's cosines of whole text and headline standardized
+        and summed; a document without a headline vector stands for itself by its whole text."""
+        if len(self.docs) == 0 or self.values.shape[1] != sum(len(q) for q in queries):
             return []
-        keep = mask & (scales > 0) if by_headline else mask
-        scores = cosines(values, scales, query)
-        return [doc for doc, _ in best(self.docs[keep], scores[keep], VECTOR_DEPTH, MIN_SIMILARITY)]
+        whole = model_cosines(self.values, self.scales, queries)  # scanned whole, then masked
+        own = self.headline_scales > 0
+        lines = model_cosines(self.headline_values, self.headline_scales, queries)
+        headline = [np.where(own, line, cos) for line, cos in zip(lines, whole, strict=True)]
+        ranked = meaning_ranking(
+            self.docs[mask],
+            [[cos[mask] for cos in whole], [cos[mask] for cos in headline]],
+            limit=VECTOR_DEPTH,
+            min_similarity=MIN_SIMILARITY,
+            unread=unread,
+        )
+        return [doc for doc, _ in ranked]
 
 
 class VectorCache:
@@ -229,18 +243,25 @@ def decode(store: OrgStore, space: str) -> DecodedVectors:
 
 def _vector_rankings(
     store: OrgStore, stamp: tuple[str, int], query: str, embedder: Embedder, where: SearchFilter
-) -> tuple[VectorPath, list[int], list[int]]:
+) -> tuple[VectorPath, list[int]]:
     space = embedder.space.key
+    models = model_parts(embedder)
     try:
-        query_vector = embedder.embed_query(query)[0]
+        queries = [model.embed_query(query)[0] for model in models]
     except errors.TeamloreError as exc:
-        return VectorPath(ran=False, space=space, reason=exc.message, code=exc.code), [], []
+        return VectorPath(ran=False, space=space, reason=exc.message, code=exc.code), []
     vectors = VECTORS.get(store, stamp, space)
     if len(vectors.docs) == 0:
-        return VectorPath(ran=False, space=space, reason="no document has a vector yet"), [], []
-    mask = vectors.keep(where)
-    return (
-        VectorPath(ran=True, space=space, documents=len(vectors.docs)),
-        vectors.rank(query_vector, mask, by_headline=False),
-        vectors.rank(query_vector, mask, by_headline=True),
+        return VectorPath(ran=False, space=space, reason="no document has a vector yet"), []
+    ranked = vectors.meaning(
+        queries, vectors.keep(where), lambda docs: _unread(store, models, docs)
     )
+    return VectorPath(ran=True, space=space, documents=len(vectors.docs)), ranked
+
+
+def _unread(store: OrgStore, models: Sequence[Embedder], docs: list[int]) -> list[set[int]]:
+    """Per model, the documents among `docs` it cannot read (memory search's rule)."""
+    if all(model.reads_every_text for model in models):
+        return [set() for _ in models]
+    texts = [(doc, f"{hit.title}\n{hit.body}") for doc, hit in store.hits(docs).items()]
+    return [{doc for doc, text in texts if not model.reads(text)} for model in models]

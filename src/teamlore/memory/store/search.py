@@ -7,11 +7,12 @@ in turn search (docs/search.md). Snippets are cut from the original text around 
 matching term, never from the analyzed tokens.
 
 With an embedder (mode `hybrid`, the default of `teamlore memory search`), the query is embedded
-too and the owner's stored vectors are ranked by cosine similarity (memory/store/vectors.py),
-twice: by each document's whole text and by its headline alone (`projection.headline`: its
-title, else its body's first sentence — field weighting: the headline states what the document
-is about, undiluted by its details and metadata). The rankings are fused by weighted reciprocal
-rank (`core.fusion.fuse`, shared with session search). The result says which paths ran
+too and the owner's stored vectors (memory/store/vectors.py) are ranked by meaning
+(memory/store/meaning.py): each model's cosines of each document's whole text and of its
+headline alone (`projection.headline`: its title, else its body's first sentence — field
+weighting: the headline states what the document is about, undiluted by its details and
+metadata), standardized and summed. That ranking and the words' are fused by weighted
+reciprocal rank (`core.fusion.fuse`, shared with session search). The result says which paths ran
 (`paths`) and, when the vector path did not, why (`vector.reason`); each hit says which paths
 found it (`matchedBy`: a headline match is a `vector` match). An embedder that fails at query
 time leaves the lexical path alone, never an error.
@@ -29,6 +30,7 @@ status, summary}`, the same hits in the same order; docs/seed-conformance.md).
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Literal
@@ -43,11 +45,17 @@ from teamlore.core.analyzer import (
     relative_score,
     snippet,
 )
-from teamlore.core.fusion import Fused, fuse, words_decide, words_only_ceiling
+from teamlore.core.fusion import (
+    MEANING_WEIGHT,
+    Fused,
+    fuse,
+    words_decide,
+    words_only_ceiling,
+)
 from teamlore.memory.store.layout import MEMORY_ROOT
 from teamlore.memory.store.order_keys import ORDER_KEYS, Kept, OrderRow, Stamp
 from teamlore.memory.store.tree_reader import Coverage, Kind
-from teamlore.models.glosses import segmented
+from teamlore.models.glosses import has_chinese, segmented
 
 if TYPE_CHECKING:
     from teamlore.models.embeddings import Embedder
@@ -202,10 +210,10 @@ def search_memory(
     generation, coverage, stamp = _projection_state(conn, repository_key, worktree_key)
     owner = (repository_key, worktree_key)
     keys = None if stamp is None else ORDER_KEYS.get(conn, stamp)
-    vector_path, vector_ranking, headline_ranking = (
-        _vector_ranking(conn, owner, query, embedder, include_deprecated)
+    vector_path, meaning = (
+        _vector_ranking(conn, owner, query, embedder, include_deprecated, mode != "vector")
         if embedder is not None and mode != "lexical"
-        else (skipped, [], [])
+        else (skipped, [])
     )
     if not by_words and not vector_path.ran:
         raise errors.TeamloreError(
@@ -222,9 +230,11 @@ def search_memory(
     if vector_path.ran:
         paths.append("vector")
     if vector_path.ran:
-        headlines = None if mode == "vector" else headline_ranking
-        keep_words = words_decide(typed, parsed)
-        results = _fused(conn, parsed, lexical, vector_ranking, headlines, limit, keep_words, keys)
+        # a Chinese query: its literal matches decide too (docs/hybrid-search.md, "Words are
+        # never outvoted", rule 5): the static model reads no Chinese document, so the meaning
+        # ranking leans to English ones
+        keep_words = words_decide(typed, parsed) or has_chinese(query)
+        results = _fused(conn, parsed, lexical, meaning, limit, keep_words, keys)
     else:
         results = _lexical_hits(conn, parsed, lexical)
     return SearchResult(
@@ -375,38 +385,48 @@ def _vector_ranking(
     query: str,
     embedder: Embedder,
     include_deprecated: bool,
-) -> tuple[VectorPath, list[tuple[int, float]], list[tuple[int, float]]]:
-    """Whether the vector path ran; the documents ranked by their whole text, and by headline."""
+    by_headline: bool,
+) -> tuple[VectorPath, list[tuple[int, float]]]:
+    """Whether the vector path ran, and the documents by meaning (`memory.store.meaning`): by
+    their whole text and headline, or (`by_headline` false) by their whole text alone."""
     space = embedder.space.key
     if not _has_vectors(conn, owner, space):  # nothing to rank: no model, no numpy loads
-        return VectorPath(ran=False, space=space, reason=NO_VECTORS), [], []
+        return VectorPath(ran=False, space=space, reason=NO_VECTORS), []
+    from teamlore.models.multilingual import model_parts
+
+    models = model_parts(embedder)
     try:
-        query_vector = embedder.embed_query(query)[0]
+        queries = [model.embed_query(query)[0] for model in models]
     except errors.TeamloreError as exc:
-        return VectorPath(ran=False, space=space, reason=exc.message, code=exc.code), [], []
+        return VectorPath(ran=False, space=space, reason=exc.message, code=exc.code), []
     # the vector side (numpy) loads only for a search whose vector path runs
+    import numpy as np
+
+    from teamlore.memory.store.meaning import meaning_ranking, model_cosines
     from teamlore.memory.store.vectors import load_approved
 
     stored = load_approved(conn, owner, space)
     if stored.count == 0:
-        return VectorPath(ran=False, space=space, reason=NO_VECTORS), [], []
-    rankings = [
-        stored.rank(
-            query_vector,
-            limit=VECTOR_DEPTH,
-            min_similarity=MIN_SIMILARITY,
-            include_deprecated=include_deprecated,
-            by_headline=by_headline,
-        )
-        for by_headline in (False, True)
-    ]
-    unread = (
-        set()
-        if embedder.reads_every_text
-        else _unread(conn, embedder, {i for ranking in rankings for i, _ in ranking})
+        return VectorPath(ran=False, space=space, reason=NO_VECTORS), []
+    ran = VectorPath(ran=True, space=space, documents=stored.count)
+    if stored.values.shape[1] != sum(len(q) for q in queries):
+        return ran, []  # stored by a model with another length: never compared
+    keep = stored.kept(include_deprecated=include_deprecated)  # scanned whole, then kept
+    whole = model_cosines(stored.values, stored.scales, queries)
+    fields = [whole]
+    if by_headline:  # a document without a headline vector stands for itself, by its whole text
+        own = stored.headline_scales > 0
+        lines = model_cosines(stored.headline_values, stored.headline_scales, queries)
+        fields.append([np.where(own, line, cos) for line, cos in zip(lines, whole, strict=True)])
+    fields = [[cos[keep] for cos in field] for field in fields]
+    ranking = meaning_ranking(
+        stored.ids[keep],
+        fields,
+        limit=VECTOR_DEPTH,
+        min_similarity=MIN_SIMILARITY,
+        unread=lambda ids: _unread(conn, models, ids),
     )
-    whole, headline = ([(i, s) for i, s in r if i not in unread] for r in rankings)
-    return VectorPath(ran=True, space=space, documents=stored.count), whole, headline
+    return ran, ranking
 
 
 NO_VECTORS = "no document has a vector yet"
@@ -424,45 +444,43 @@ def _has_vectors(conn: sqlite3.Connection, owner: tuple[str, str], space: str) -
     )
 
 
-def _unread(conn: sqlite3.Connection, embedder: Embedder, ids: set[int]) -> set[int]:
-    """The documents among `ids` in a language the model has no word vectors for: their vectors
-    are noise, so a vector ranking gives them no vote at all (docs/hybrid-search.md, "Words are
-    never outvoted"); the words still find them."""
+def _unread(conn: sqlite3.Connection, models: Sequence[Embedder], ids: list[int]) -> list[set[int]]:
+    """Per model, the documents among `ids` in a language it has no word vectors for: their
+    vectors are noise to it, so it gives them no vote at all (docs/hybrid-search.md, "Words are
+    never outvoted"); the other model and the words still find them. Nothing is read when every
+    model reads every text."""
+    if all(model.reads_every_text for model in models):
+        return [set() for _ in models]
     rows = conn.execute(
         "SELECT e.id, e.title, e.body_text FROM approved_entries AS e "
         "WHERE e.id IN (SELECT value FROM json_each(?))",
         (orjson.dumps(sorted(ids)).decode(),),
-    )
-    return {int(row[0]) for row in rows if not embedder.reads(f"{row[1] or ''}\n{row[2] or ''}")}
+    ).fetchall()
+    texts = [(int(row[0]), f"{row[1] or ''}\n{row[2] or ''}") for row in rows]
+    return [{doc for doc, text in texts if not model.reads(text)} for model in models]
 
 
 def _fused(
     conn: sqlite3.Connection,
     parsed: Query,
     lexical: list[tuple[int, float, OrderRow]],
-    vector: list[tuple[int, float]],
-    headline: list[tuple[int, float]] | None,
+    meaning: list[tuple[int, float]],
     limit: int,
     keep_words: bool,
     keys: Kept | None = None,
 ) -> list[SearchHit]:
     """The page of the fused rankings; `keep_words`: `core.fusion.words_decide`; `keys`: as
     `_lexical`'s."""
-    near = [i for i, _ in vector]
-    headlined = None if headline is None else [i for i, _ in headline]
-    ranks, shown = _fusable(lexical, {*near, *(headlined or ())})
-    fused, order = _fused_page(
-        conn, parsed, ranks, shown, (near, headlined), limit, keep_words, keys
-    )
+    near = [i for i, _ in meaning]
+    ranks, shown = _fusable(lexical, set(near))
+    fused, order = _fused_page(conn, parsed, ranks, shown, near, limit, keep_words, keys)
     ceiling = words_only_ceiling(
-        FUSED_LEXICAL_DEPTH, vector_rankings=1 if headline is None else 2, keep_words=keep_words
+        FUSED_LEXICAL_DEPTH, vector_weight=MEANING_WEIGHT, keep_words=keep_words
     )
     if len(shown) < len(lexical) and (len(order) < limit or fused[order[-1]].score <= ceiling):
         # a document left out on words alone could tie or reach the page: fuse all of it
         ranks = list(range(1, len(lexical) + 1))
-        fused, order = _fused_page(
-            conn, parsed, ranks, lexical, (near, headlined), limit, keep_words, keys
-        )
+        fused, order = _fused_page(conn, parsed, ranks, lexical, near, limit, keep_words, keys)
     full = _full_rows(conn, order)
     return [_hit(full[i], fused[i].score, parsed, list(fused[i].matched_by)) for i in order]
 
@@ -472,23 +490,22 @@ def _fused_page(
     parsed: Query,
     ranks: list[int],
     lexical: list[tuple[int, float, OrderRow]],
-    near: tuple[list[int], list[int] | None],
+    near: list[int],
     limit: int,
     keep_words: bool,
     keys: Kept | None,
 ) -> tuple[dict[int, Fused[int]], list[int]]:
-    """The fused scores, and the ids of the page in order. `near`: the vector ranking and the
-    headline ranking (None when it did not run)."""
+    """The fused scores, and the ids of the page in order. `near`: the meaning ranking."""
     terms = max(len(parsed.terms), 1)
     lexical_shares = [(row.id, held / terms) for held, _, row in lexical]
     fused = {
         f.key: f
         for f in fuse(
             lexical_shares,
-            near[0],
+            near,
             lexical_ranks=ranks,
-            headline=near[1],
             keep_words=keep_words,
+            vector_weight=MEANING_WEIGHT,
         )
     }
     rows = {row.id: row for _, _, row in lexical}

@@ -269,6 +269,17 @@ class ApprovedVectors:
     def count(self) -> int:
         return len(self.ids)
 
+    def kept(
+        self, *, entries_only: bool = False, include_deprecated: bool = True
+    ) -> NDArray[np.bool_]:
+        """Which rows a search looks at: entries only or every kind, deprecated ones or not."""
+        keep = np.ones(self.count, dtype=bool)
+        if entries_only:
+            keep &= (self.flags & _ENTRY) > 0
+        if not include_deprecated:
+            keep &= (self.flags & _DEPRECATED) == 0
+        return keep
+
     def rank(
         self,
         query: NDArray[np.float32],
@@ -290,11 +301,9 @@ class ApprovedVectors:
         )
         if self.count == 0 or values.shape[1] != query.shape[0]:
             return []  # nothing stored, or stored by a model with another length: never compared
-        keep = scales > 0 if by_headline else np.ones(self.count, dtype=bool)
-        if entries_only:
-            keep &= (self.flags & _ENTRY) > 0
-        if not include_deprecated:
-            keep &= (self.flags & _DEPRECATED) == 0
+        keep = self.kept(entries_only=entries_only, include_deprecated=include_deprecated)
+        if by_headline:
+            keep &= scales > 0
         scores = cosines(values, scales, query)
         return best(self.ids[keep], scores[keep], limit, min_similarity)
 

@@ -1,0 +1,158 @@
+"""Memory search's meaning ranking (docs/hybrid-search.md, "The meaning ranking"): each model's
+and each field's similarities standardized and summed, a model's vote only for the documents it
+reads, a document ranked when a model that reads it finds it near enough."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from support import shared_fixtures
+from teamlore.memory.store.meaning import meaning_ranking, model_cosines, standardized
+from teamlore.memory.store.projection import sync_approved_projection
+from teamlore.memory.store.search import search_memory
+from teamlore.memory.store.state_db import open_state_db
+from teamlore.memory.store.vectors import sync_approved_vectors
+from teamlore.models.embeddings import normalize_rows, quantize_rows
+
+IDS = np.arange(1, 7, dtype=np.int64)
+
+
+def nobody_blind(ids: list[int]) -> list[set[int]]:
+    return [set(), set()]
+
+
+def ranked_ids(fields: list[list[np.ndarray]], **options: object) -> list[int]:
+    kwargs: dict[str, object] = {"limit": 10, "min_similarity": -1.0, "unread": nobody_blind}
+    kwargs.update(options)
+    return [doc for doc, _ in meaning_ranking(IDS, fields, **kwargs)]  # type: ignore[arg-type]
+
+
+def test_a_models_voice_does_not_depend_on_the_scale_of_its_cosines() -> None:
+    # the two models' cosines spread differently from query to query: a mean of raw cosines
+    # let whichever spread wider decide
+    rng = np.random.default_rng(7)
+    narrow = (0.6 + 0.02 * rng.standard_normal(len(IDS))).astype(np.float32)
+    wide = (0.2 * rng.standard_normal(len(IDS))).astype(np.float32)
+    ranking = ranked_ids([[narrow, wide]])
+    assert ranking == ranked_ids([[narrow * 10 - 3, wide]])
+    assert ranking == ranked_ids([[narrow, wide * 0.1 + 0.5]])
+    raw = [int(IDS[i]) for i in np.argsort(-(narrow + wide), kind="stable")]
+    assert ranking != raw  # with these cosines the raw mean is the wide model's own order
+
+
+def test_every_model_and_field_counts_the_same() -> None:
+    first = np.array([0.9, 0.1, 0.1, 0.1, 0.1, 0.1], dtype=np.float32)
+    second = np.array([0.1, 0.9, 0.1, 0.1, 0.1, 0.1], dtype=np.float32)
+    flat = np.full(len(IDS), 0.5, dtype=np.float32)  # a model that tells nothing apart: no vote
+    scores = dict(
+        meaning_ranking(
+            IDS, [[first, flat], [second, flat]], limit=10, min_similarity=-1.0, unread=nobody_blind
+        )
+    )
+    assert scores[1] == pytest.approx(scores[2]) and scores[1] > scores[3]
+    assert standardized(flat).tolist() == [0.0] * len(IDS)
+
+
+def test_a_model_gives_no_vote_to_a_document_it_cannot_read() -> None:
+    # document 1 is Chinese: the English-only model's cosine of it is noise and happens to be
+    # its best; that vote is taken back (z = 0, the average), the other model's stays
+    reads_all = np.array([0.50, 0.55, 0.20, 0.10, 0.15, 0.05], dtype=np.float32)
+    english_only = np.array([0.95, 0.60, 0.40, 0.30, 0.35, 0.20], dtype=np.float32)
+    assert ranked_ids([[reads_all, english_only]])[0] == 1
+    ranking = meaning_ranking(
+        IDS,
+        [[reads_all, english_only]],
+        limit=10,
+        min_similarity=-1.0,
+        unread=lambda ids: [set(), {1}],
+    )
+    assert [doc for doc, _ in ranking][:2] == [2, 1]
+    assert dict(ranking)[1] == pytest.approx(standardized(reads_all)[0])
+
+
+def test_a_document_is_ranked_when_a_model_that_reads_it_finds_it_near() -> None:
+    reads_all = np.array([0.30, 0.05, 0.05, 0.02, 0.01, 0.00], dtype=np.float32)
+    english_only = np.array([0.02, 0.40, 0.05, 0.90, 0.01, 0.00], dtype=np.float32)
+    ranking = ranked_ids(
+        [[reads_all, english_only]], min_similarity=0.1, unread=lambda ids: [set(), {4}]
+    )
+    # 1 is near to the first model, 2 to the second; 4 only to the model that cannot read it,
+    # so it is not ranked; the rest are near to neither
+    assert sorted(ranking) == [1, 2]
+
+
+def test_each_models_cosine_is_read_from_the_paired_row() -> None:
+    rng = np.random.default_rng(3)
+    first, second = (
+        normalize_rows(rng.standard_normal((5, 12))),
+        normalize_rows(rng.standard_normal((5, 4))),
+    )
+    scales, values = quantize_rows(normalize_rows(np.hstack([first, second])))
+    query_first, query_second = first[0], second[1]
+    got = model_cosines(values, scales, [query_first, query_second])
+    assert np.allclose(got[0], first @ query_first, atol=0.02)
+    assert np.allclose(got[1], second @ query_second, atol=0.02)
+
+
+# -- memory's paired model over the real reference tree ---------------------------------------
+
+REPO, WORKTREE = "a1" * 12, "b2" * 12
+TWO_STAGES = "threadshare-team-memory-extraction-uses-a-two-stage-pipeline"
+INGESTION = "insights-engine-ingestion-session-facts-session-facts-sqlite"
+
+
+@pytest.fixture(scope="module")
+def reference(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[sqlite3.Connection, object]]:
+    multilingual = pytest.importorskip("teamlore.models.multilingual")
+    from teamlore.models.embeddings import bundled_embedder
+
+    use = multilingual.multilingual_embedder()
+    if use is None:
+        pytest.skip("the multilingual model's package is not installed")
+    embedder = multilingual.PairedEmbedder(use, bundled_embedder())
+    tmp = tmp_path_factory.mktemp("reference")
+    shutil.copytree(shared_fixtures("threadshare-memory"), tmp / "worktree/.threadshare/memory")
+    conn = open_state_db(tmp / "home")
+    sync_approved_projection(
+        conn, repository_key=REPO, worktree_key=WORKTREE, worktree_root=tmp / "worktree"
+    )
+    sync_approved_vectors(conn, repository_key=REPO, worktree_key=WORKTREE, embedder=embedder)
+    yield conn, embedder
+    conn.close()
+
+
+def paired_search(reference: tuple[sqlite3.Connection, object], query: str) -> list[str]:
+    conn, embedder = reference
+    found = search_memory(
+        conn,
+        repository_key=REPO,
+        worktree_key=WORKTREE,
+        query=query,
+        embedder=embedder,  # type: ignore[arg-type]
+    )
+    return [hit.id for hit in found.results]
+
+
+def test_a_chinese_question_finds_the_english_entry_that_answers_it(
+    reference: tuple[sqlite3.Connection, object],
+) -> None:
+    # "which stage makes the dedup decision?": the multilingual model places the English entry
+    # near (cosine > 0.1) while the static model, reading the query's glosses, does not; their
+    # mean was under the floor in both fields, so the entry was not ranked at all
+    assert paired_search(reference, "去重判断是由哪个阶段完成的？")[0] == TWO_STAGES
+
+
+def test_a_chinese_questions_literal_match_stays_in_the_top_five(
+    reference: tuple[sqlite3.Connection, object],
+) -> None:
+    # "how should a root-cause fix be done": one Chinese entry holds 根因修复; the static
+    # model gives no Chinese entry a vote, so English entries came first by meaning and the
+    # entry fell to rank 7 before a Chinese query let its words decide
+    assert INGESTION in paired_search(reference, "根因修复应该怎么做")[:5]
