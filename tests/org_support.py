@@ -24,19 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from support import git
+from support import entry_file, git
 from teamlore.ops.org.stores import close_stores
-
-
-def entry_text(entry_id: str, body: str, *, status: str = "approved") -> str:
-    return (
-        f"---\nid: {entry_id}\ntype: work_method\nstatus: {status}\npriority: 50\n"
-        "confidence: high\nprovenance_strength: direct\nclaim_support: human-confirmed\n"
-        "limitations: []\nscope: repo\nscene: null\noccurred: []\n"
-        'evidence: {"commits":[],"paths":[]}\n'
-        "superseded_by: null\n---\n"
-        f"{body}\n"
-    )
 
 
 def commit_memory(clone: Path, entries: dict[str, str | None], message: str = "memory") -> None:
@@ -48,7 +37,7 @@ def commit_memory(clone: Path, entries: dict[str, str | None], message: str = "m
         if body is None:
             path.unlink()
         else:
-            path.write_text(entry_text(entry_id, body), encoding="utf-8")
+            path.write_text(entry_file(entry_id, body), encoding="utf-8")
     git(clone, "add", "-A")
     git(clone, "commit", "-qm", message)
 

@@ -26,6 +26,26 @@ SHARED_FIXTURES = next(
 )
 
 
+def entry_file(
+    entry_id: str,
+    body: str,
+    *,
+    status: str = "approved",
+    kind: str = "work_method",
+    priority: int = 50,
+    limitations: str = "[]",
+) -> str:
+    """An entry file's text as promotion writes it (docs/memory.md): every front-matter field,
+    then the body."""
+    return (
+        f"---\nid: {entry_id}\ntype: {kind}\nstatus: {status}\npriority: {priority}\n"
+        "confidence: high\nprovenance_strength: direct\nclaim_support: human-confirmed\n"
+        f"limitations: {limitations}\nscope: repo\nscene: null\noccurred: []\n"
+        'evidence: {"commits":[],"paths":[]}\nsuperseded_by: null\n---\n'
+        f"{body}\n"
+    )
+
+
 def run_killed_at(point: str, script: str, *args: str) -> None:
     """Run `python -c script args...` in a child that SIGKILLs itself at failpoint `point`
     (core/failpoints.py): the test fails unless it was killed there."""

@@ -9,18 +9,7 @@ from pathlib import Path
 import pytest
 
 from models.scripted_server import Scripted, ScriptedServer, embeddings_responder
-from support import git, teamlore_cli
-
-
-def entry(entry_id: str, body: str) -> str:
-    return (
-        f"---\nid: {entry_id}\ntype: work_method\nstatus: approved\npriority: 50\n"
-        "confidence: high\nprovenance_strength: direct\nclaim_support: human-confirmed\n"
-        "limitations: []\nscope: repo\nscene: null\noccurred: []\n"
-        'evidence: {"commits":[],"paths":[]}\nsuperseded_by: null\n---\n'
-        f"{body}\n"
-    )
-
+from support import entry_file, git, teamlore_cli
 
 ENTRIES = {
     "deploy-migrations": "Run the database migrations before deploying a release to production.",
@@ -37,7 +26,7 @@ def repo(tmp_path: Path, home: Path) -> Path:
     git(root, "init", "-q")
     assert teamlore_cli("memory", "init", cwd=root).returncode == 0
     for entry_id, body in ENTRIES.items():
-        (root / f".threadshare/memory/entries/{entry_id}.md").write_text(entry(entry_id, body))
+        (root / f".threadshare/memory/entries/{entry_id}.md").write_text(entry_file(entry_id, body))
     return root
 
 

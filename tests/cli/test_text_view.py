@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from support import git, shared_fixtures
+from support import entry_file, git, shared_fixtures
 from teamlore.cli.commands.sessions import main_argument, speech_and_tools
 from teamlore.cli.literal import literal
 from teamlore.cli.literal_console import LiteralConsole
@@ -198,12 +198,8 @@ def test_memory_search_prints_every_hit_as_json_holds_it(fixtures_cli: Cli, tmp_
 
 def entry(entry_id: str, body: str) -> str:
     body = "".join(c for c in body if c not in "\x00") or "empty"
-    return (
-        f"---\nid: {entry_id}\ntype: work_fact\nstatus: approved\npriority: 50\n"
-        "confidence: high\nprovenance_strength: direct\nclaim_support: human-confirmed\n"
-        'limitations: ["source-local-only"]\nscope: repo\nscene: null\noccurred: []\n'
-        'evidence: {"commits":[],"paths":[]}\nsuperseded_by: null\n---\n'
-        f"{entry_id} {body}\n"
+    return entry_file(
+        entry_id, f"{entry_id} {body}", kind="work_fact", limitations='["source-local-only"]'
     )
 
 

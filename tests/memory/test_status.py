@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from support import entry_file
 from teamlore.memory.status import MemoryStatus, memory_status
 from teamlore.memory.store.layout import init_tree
 from teamlore.memory.store.projection import sync_approved_projection
@@ -17,16 +18,6 @@ REPO = "a1" * 12
 WORKTREE = "b2" * 12
 OTHER = "c3" * 12
 HEX64 = "d4" * 32
-
-
-def entry_text(entry_id: str, body: str, *, status: str = "approved") -> str:
-    return (
-        f"---\nid: {entry_id}\ntype: work_fact\nstatus: {status}\npriority: 50\n"
-        "confidence: high\nprovenance_strength: direct\nclaim_support: human-confirmed\n"
-        "limitations: []\nscope: repo\nscene: null\noccurred: []\n"
-        'evidence: {"commits":[],"paths":[]}\nsuperseded_by: null\n---\n'
-        f"{body}\n"
-    )
 
 
 @pytest.fixture
@@ -52,7 +43,7 @@ def status(conn: sqlite3.Connection, worktree: Path, worktree_key: str = WORKTRE
 
 def write_entry(worktree: Path, entry_id: str, body: str, **kw: str) -> None:
     path = worktree / f".threadshare/memory/entries/{entry_id}.md"
-    path.write_text(entry_text(entry_id, body, **kw), encoding="utf-8")
+    path.write_text(entry_file(entry_id, body, **kw, kind="work_fact"), encoding="utf-8")
 
 
 def add_candidate(

@@ -136,11 +136,11 @@ def test_the_next_sync_applies_new_changed_and_deleted_entries_only(
 def test_only_committed_memory_is_indexed(
     home: Path, database: str | None, clones: dict[str, Path]
 ) -> None:
-    from org_support import entry_text
+    from support import entry_file
 
     memory = clones["web"] / ".threadshare/memory/entries"
-    (memory / "draft.md").write_text(entry_text("draft", "An uncommitted draft."))
-    (memory / "css-modules.md").write_text(entry_text("css-modules", "An uncommitted edit."))
+    (memory / "draft.md").write_text(entry_file("draft", "An uncommitted draft."))
+    (memory / "css-modules.md").write_text(entry_file("css-modules", "An uncommitted edit."))
     added(home, database, clones)
     org_json(home, database, "sync", "--lexical")
     assert found(org_json(home, database, "search", "modules", "--lexical")) == [

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from support import entry_file
 from teamlore.memory.skills.context import (
     memory_context,
     query_terms,
@@ -41,10 +42,7 @@ def add_entry(
     root: Path, entry_id: str, priority: int, body: str, status: str = "approved"
 ) -> None:
     (root / ".threadshare/memory/entries" / f"{entry_id}.md").write_text(
-        f"---\nid: {entry_id}\ntype: work_fact\nstatus: {status}\npriority: {priority}\n"
-        "confidence: high\nprovenance_strength: direct\nclaim_support: human-confirmed\n"
-        "limitations: []\nscope: repo\nscene: null\noccurred: []\n"
-        'evidence: {"commits":[],"paths":[]}\nsuperseded_by: null\n---\n' + body + "\n"
+        entry_file(entry_id, body, status=status, kind="work_fact", priority=priority)
     )
 
 

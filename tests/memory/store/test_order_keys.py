@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from support import entry_file
 from teamlore.memory.store import search as search_module
 from teamlore.memory.store.layout import init_tree
 from teamlore.memory.store.order_keys import ORDER_KEYS
@@ -22,28 +23,18 @@ WORKTREE = "b2" * 12
 OTHER_WORKTREE = "c3" * 12
 
 
-def entry_text(entry_id: str, body: str, *, status: str = "approved") -> str:
-    return (
-        f"---\nid: {entry_id}\ntype: work_method\nstatus: {status}\npriority: 50\n"
-        "confidence: high\nprovenance_strength: direct\nclaim_support: human-confirmed\n"
-        "limitations: []\nscope: repo\nscene: null\noccurred: []\n"
-        'evidence: {"commits":[],"paths":[]}\nsuperseded_by: null\n---\n'
-        f"{body}\n"
-    )
-
-
 ENTRIES = {
-    "session-cookie": entry_text(
+    "session-cookie": entry_file(
         "session-cookie", "Do not refactor the session middleware; mobile clients need its cookie."
     ),
-    "cookie-cookie": entry_text(
+    "cookie-cookie": entry_file(
         "cookie-cookie", "Cookie cookie cookie: the cookie jar is shared by every session cookie."
     ),
-    "cookie-rotation": entry_text("cookie-rotation", "Rotate the cookie secret every quarter."),
-    "old-cookie": entry_text(
+    "cookie-rotation": entry_file("cookie-rotation", "Rotate the cookie secret every quarter."),
+    "old-cookie": entry_file(
         "old-cookie", "Cookie cookie cookie cookie cookie cookie.", status="deprecated"
     ),
-    "parser": entry_text("parser", "Call parse_line on every record of the JSONL file."),
+    "parser": entry_file("parser", "Call parse_line on every record of the JSONL file."),
 }
 
 
@@ -127,7 +118,7 @@ def test_a_new_projection_is_never_ordered_by_the_old_ones_keys(
 ) -> None:
     search(conn, "cookie")
     assert "cookie-jar" not in [hit.id for hit in search(conn, "cookie").results]
-    write_tree(worktree, {"cookie-jar": entry_text("cookie-jar", "The cookie jar is per tenant.")})
+    write_tree(worktree, {"cookie-jar": entry_file("cookie-jar", "The cookie jar is per tenant.")})
     (worktree / ".threadshare/memory/entries/cookie-cookie.md").unlink()
     sync_approved_projection(
         conn, repository_key=REPO, worktree_key=WORKTREE, worktree_root=worktree

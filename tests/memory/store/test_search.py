@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from support import shared_fixtures
+from support import entry_file, shared_fixtures
 from teamlore.core import errors
 from teamlore.core.analyzer import SNIPPET_CHARS
 from teamlore.memory.store import search as search_module
@@ -23,17 +23,6 @@ REPO = "a1" * 12
 WORKTREE = "b2" * 12
 
 
-def entry_text(entry_id: str, body: str, *, status: str = "approved") -> str:
-    superseded = "null"
-    return (
-        f"---\nid: {entry_id}\ntype: work_method\nstatus: {status}\npriority: 50\n"
-        "confidence: high\nprovenance_strength: direct\nclaim_support: human-confirmed\n"
-        "limitations: []\nscope: repo\nscene: null\noccurred: []\n"
-        'evidence: {"commits":[],"paths":[]}\n'
-        f"superseded_by: {superseded}\n---\n{body}\n"
-    )
-
-
 LONG_BODY = (
     "Background first. " * 30
     + "The nightly job must call Flush_Queue() before the snapshot is taken. "
@@ -41,18 +30,18 @@ LONG_BODY = (
 )
 
 TREE = {
-    "entries/session-cookie.md": entry_text(
+    "entries/session-cookie.md": entry_file(
         "session-cookie", "Do not refactor the session middleware; mobile clients need its cookie."
     ),
-    "entries/cookie-cookie.md": entry_text(
+    "entries/cookie-cookie.md": entry_file(
         "cookie-cookie", "Cookie cookie cookie: the cookie jar is shared by every session cookie."
     ),
-    "entries/nightly-flush.md": entry_text("nightly-flush", LONG_BODY),
-    "entries/auth-chinese.md": entry_text(
+    "entries/nightly-flush.md": entry_file("nightly-flush", LONG_BODY),
+    "entries/auth-chinese.md": entry_file(
         "auth-chinese", "别重构旧鉴权模块的会话中间件，移动端客户端仍依赖其非标准行为。"
     ),
-    "entries/parser.md": entry_text("parser", "Call parse_line on every record of the JSONL file."),
-    "entries/old-cookie.md": entry_text(
+    "entries/parser.md": entry_file("parser", "Call parse_line on every record of the JSONL file."),
+    "entries/old-cookie.md": entry_file(
         "old-cookie", "Cookie cookie cookie cookie cookie cookie.", status="deprecated"
     ),
     "scenes/releases.md": (
@@ -154,7 +143,7 @@ def test_one_term_matches_in_a_small_memory_get_scores_that_tell_them_apart(
         "other": "Unrelated deploy notes.",
     }
     for name, body in bodies.items():
-        (root / f".threadshare/memory/entries/{name}.md").write_text(entry_text(name, body))
+        (root / f".threadshare/memory/entries/{name}.md").write_text(entry_file(name, body))
     connection = open_state_db(tmp_path / "home")
     sync_approved_projection(
         connection, repository_key=REPO, worktree_key=WORKTREE, worktree_root=root
@@ -311,8 +300,8 @@ def test_a_word_most_documents_hold_brings_no_candidates_past_the_window(
         "session-b": "A session token expires.",
         "session-c": "Every session is logged.",
     }
-    files = {name: entry_text(name, body) for name, body in bodies.items()}
-    files["retired"] = entry_text("retired", "The zebra session.", status="deprecated")
+    files = {name: entry_file(name, body) for name, body in bodies.items()}
+    files["retired"] = entry_file("retired", "The zebra session.", status="deprecated")
     connection = projected_entries(tmp_path, files)
     found = search(connection, "session flush")
     assert ids(found) == ["flush-session", "flush-only"]
@@ -345,7 +334,7 @@ def test_a_query_of_words_most_documents_hold_takes_the_documents_holding_all_of
         "neither": "Nothing relevant here.",
     }
     connection = projected_entries(
-        tmp_path, {name: entry_text(name, body) for name, body in bodies.items()}
+        tmp_path, {name: entry_file(name, body) for name, body in bodies.items()}
     )
     found = search(connection, "alpha beta")
     assert len(found.results) == 3 and ids(found)[0] == "both-3"

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from models.scripted_server import Scripted, ScriptedServer, embeddings_responder
+from support import entry_file
 from teamlore.core import db, errors
 from teamlore.core.analyzer import analyze, parse_query
 from teamlore.memory.store import search as search_module
@@ -42,16 +43,6 @@ REPO = "a1" * 12
 WORKTREE = "b2" * 12
 
 
-def entry(entry_id: str, body: str, *, status: str = "approved") -> str:
-    return (
-        f"---\nid: {entry_id}\ntype: work_method\nstatus: {status}\npriority: 50\n"
-        "confidence: high\nprovenance_strength: direct\nclaim_support: human-confirmed\n"
-        "limitations: []\nscope: repo\nscene: null\noccurred: []\n"
-        'evidence: {"commits":[],"paths":[]}\nsuperseded_by: null\n---\n'
-        f"{body}\n"
-    )
-
-
 TREE = {
     "deploy-migrations": "Run the database migrations before deploying a release to production.",
     "office-coffee": "The office coffee machine needs descaling every month.",
@@ -66,7 +57,9 @@ class Worktree:
         self.root, self.conn = root, conn
 
     def write(self, entry_id: str, body: str) -> None:
-        (self.root / f".threadshare/memory/entries/{entry_id}.md").write_text(entry(entry_id, body))
+        (self.root / f".threadshare/memory/entries/{entry_id}.md").write_text(
+            entry_file(entry_id, body)
+        )
 
     def project(self) -> None:
         sync_approved_projection(
@@ -294,7 +287,7 @@ def test_a_failed_embedding_sync_writes_nothing(tree: Worktree) -> None:
 
 def test_deprecated_entries_stay_out_of_the_vector_ranking_unless_asked(tree: Worktree) -> None:
     (tree.root / ".threadshare/memory/entries/old-migrations.md").write_text(
-        entry("old-migrations", "Migrate the database after deploying.", status="deprecated")
+        entry_file("old-migrations", "Migrate the database after deploying.", status="deprecated")
     )
     tree.project()
     tree.embed()
