@@ -58,6 +58,16 @@ class Command:
     misses: int = 0
 
 
+def fixture_memory_repository(repo: Path) -> Path:
+    """A git worktree at `repo` holding the real team-memory fixture (made once)."""
+    if not (repo / ".git").exists():
+        repo.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["git", "init", "-q", str(repo)], check=True)
+        shutil.copytree(FIXTURES / "threadshare-memory", repo / ".threadshare" / "memory")
+        (repo / ".threadshare" / "memory" / "SOURCE.md").unlink()
+    return repo
+
+
 def teamlore_exe() -> str:
     exe = Path(sys.executable).parent / "teamlore"
     if not exe.exists():
@@ -108,12 +118,7 @@ def prepare(work: Path, turns: int, env: dict[str, str]) -> tuple[Path, str, lis
         marker.write_text("ok\n")
     roots = corpus.source_roots(home)
     sources = [arg for p, r in roots.items() for arg in ("--source", f"{p}={r}")]
-    repo = base / "repo"
-    if not (repo / ".git").exists():
-        repo.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["git", "init", "-q", str(repo)], check=True)
-        shutil.copytree(FIXTURES / "threadshare-memory", repo / ".threadshare" / "memory")
-        (repo / ".threadshare" / "memory" / "SOURCE.md").unlink()
+    repo = fixture_memory_repository(base / "repo")
     exe = teamlore_exe()
     started = time.perf_counter()
     subprocess.run(

@@ -25,7 +25,6 @@ import argparse
 import json
 import os
 import resource
-import shutil
 import statistics
 import subprocess
 import sys
@@ -37,11 +36,11 @@ from typing import Any
 import anyio
 from mcp.client.stdio import stdio_client
 
+from bench_cli import fixture_memory_repository
 from mcp import ClientSession, StdioServerParameters
 
 BENCH_DIR = Path(__file__).resolve().parent
 REPO = BENCH_DIR.parent
-FIXTURES = REPO.parent.parent / "shared" / "fixtures"
 PROFILE = "# Profile\n\n## Work\nThe user writes Rust at work.\n"
 
 # (capability, launch flags after `mcp`, the first call's tool and arguments)
@@ -111,12 +110,7 @@ def timed_floor(sample: Sample, env: dict[str, str], cwd: Path) -> None:
 
 def prepare(work: Path, env: dict[str, str]) -> Path:
     """A git worktree holding the team-memory fixture (indexed once) and a personal profile."""
-    repo = work / "repo"
-    if not (repo / ".git").exists():
-        repo.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["git", "init", "-q", str(repo)], check=True)
-        shutil.copytree(FIXTURES / "threadshare-memory", repo / ".threadshare" / "memory")
-        (repo / ".threadshare" / "memory" / "SOURCE.md").unlink()
+    repo = fixture_memory_repository(work / "repo")
     personal = Path(env["TEAMLORE_HOME"]) / "personal"
     personal.mkdir(mode=0o700, parents=True, exist_ok=True)
     (personal / "profile.md").write_text(PROFILE)
