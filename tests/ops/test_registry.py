@@ -11,7 +11,12 @@ import sys
 import pytest
 
 from teamlore.mcp.server import tools_for
-from teamlore.ops.registry import CAPABILITY_MODULES, CAPABILITY_TIERS, load_operations
+from teamlore.ops.registry import (
+    CAPABILITY_MODULES,
+    CAPABILITY_TIERS,
+    Registry,
+    load_operations,
+)
 
 SCHEMA_ID = re.compile(r"^[a-z0-9-]+@v[0-9]+$")
 
@@ -74,3 +79,19 @@ def test_a_capabilitys_modules_define_all_of_its_tools(capability: str) -> None:
     fix = f"CAPABILITY_MODULES[{capability!r}] (ops/registry.py) must list {sorted(defined_in)}"
     assert sorted(json.loads(loaded.stdout)) == sorted(op.mcp_tool for op in whole), fix
     assert defined_in <= set(CAPABILITY_MODULES[capability]), fix
+
+
+@pytest.mark.parametrize("capability", sorted(CAPABILITY_TIERS))
+def test_a_capabilitys_tools_come_in_one_order_whatever_order_they_were_imported_in(
+    capability: str,
+) -> None:
+    # Codex's `enabled_tools` is written from this list: an install in a fresh process and one
+    # in a process that imported the operations otherwise must write the same bytes
+    loaded = list(load_operations().operations.values())
+    forward, backward = Registry(), Registry()
+    for op in loaded:
+        forward.add(op)
+    for op in reversed(loaded):
+        backward.add(op)
+    names = [op.name for op in forward.for_capability(capability)]
+    assert names == [op.name for op in backward.for_capability(capability)] == sorted(names)

@@ -188,11 +188,15 @@ class Registry:
         return self.operations[name]
 
     def for_capability(self, *capabilities: str) -> list[Operation]:
-        """The MCP tools a launch with these capabilities registers (union, registry order)."""
+        """The MCP tools a launch with these capabilities registers (union), by operation name:
+        the order operations were imported in depends on what the process did before, and a
+        client config written from this list (Codex's `enabled_tools`) must be the same bytes
+        from any process."""
         tiers: frozenset[str] = frozenset().union(*(CAPABILITY_TIERS[c] for c in capabilities))
-        return [
-            op for op in self.operations.values() if op.mcp_tool is not None and op.tiers & tiers
-        ]
+        return sorted(
+            (op for op in self.operations.values() if op.mcp_tool and op.tiers & tiers),
+            key=lambda op: op.name,
+        )
 
 
 REGISTRY = Registry()
