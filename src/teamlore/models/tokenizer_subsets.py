@@ -28,12 +28,12 @@ texts and random text (tests/models/test_tokenizer_subsets.py).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import heapq
 import itertools
 import marshal
 import re
 import sys
+import zlib
 from array import array
 from collections import defaultdict
 from collections.abc import Sequence
@@ -45,7 +45,8 @@ import orjson
 from teamlore.core import errors
 from teamlore.core.paths import ensure_private_dir, read_private_file, write_private_file
 
-FORMAT = 3  # 2: no tokenizer skeleton, the unknown token and byte fallback; 3: packed groups
+FORMAT = 4  # 2: no tokenizer skeleton, the unknown token and byte fallback; 3: packed groups;
+# 4: named by crc32 (a copy named by sha256 is then of an older format, and removed)
 SPACE = "\u2581"  # "▁", SentencePiece's word boundary
 _NORMALIZER = {
     "type": "Sequence",
@@ -90,8 +91,9 @@ class TokenizerSubsets:
         written). None when the file has a shape the subsets do not reproduce."""
         info = tokenizer_file.stat()
         identity = f"{tokenizer_file.resolve()}|{info.st_size}|{info.st_mtime_ns}|{info.st_ino}"
-        key = hashlib.sha256(identity.encode()).hexdigest()
-        cached = cache_dir / f"tokenizer-subsets-{key[:16]}.marshal"
+        # the file's name only spreads copies apart; the stamp inside says whose it is (crc32:
+        # zlib is loaded already, hashlib's OpenSSL costs a query process ~5 ms)
+        cached = cache_dir / f"tokenizer-subsets-{zlib.crc32(identity.encode()):08x}.marshal"
         stamp = [FORMAT, identity, list(sys.version_info[:2])]
         try:
             data = marshal.loads(read_private_file(cached))
@@ -99,9 +101,9 @@ class TokenizerSubsets:
                 return cls(data)
         except (OSError, ValueError, EOFError, TypeError, KeyError):
             pass  # missing or damaged: derive again
-        if key not in _derived:  # another state dir of this process may have derived it
-            _derived[key] = derive(tokenizer_file.read_bytes())
-        derived = _derived[key]
+        if identity not in _derived:  # another state dir of this process may have derived it
+            _derived[identity] = derive(tokenizer_file.read_bytes())
+        derived = _derived[identity]
         if derived is None:
             return None
         derived["stamp"] = stamp
