@@ -404,3 +404,12 @@ def test_a_chinese_question_ranks_the_turn_holding_its_words_above_an_english_tr
         indexer.conn, "为什么部署脚本在服务器上很慢", embedder=embedder
     ).hits
     assert [(h["turn"], h["matchedBy"]) for h in hits] == [(1, ["lexical"]), (2, ["vector"])]
+
+
+def test_a_search_reads_the_index_through_a_memory_map(home: Path, tmp_path: Path) -> None:
+    # a rank window's rows sit on scattered 32 KiB pages: mapped, not copied out by a read()
+    # each (docs/sessions.md, "Search speed")
+    indexer = _synced(home, tmp_path, {"t": "user", "text": "deploy notes"})
+    indexer.conn.execute("PRAGMA mmap_size = 0")
+    assert queries.search_turns(indexer.conn, "deploy").hits
+    assert indexer.conn.execute("PRAGMA mmap_size").fetchone()[0] > 0

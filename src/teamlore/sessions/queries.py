@@ -296,6 +296,16 @@ NOTHING_HELD = Held(0, 0, 0)
 Scored = tuple[Held, float, sqlite3.Row]  # (query terms held, BM25 strength, turn row)
 
 
+# A search reads the index through a memory map of up to this many bytes (SQLite caps it at its
+# own limit, 2 GiB by default): a rank window reads its turns' rows and vectors from a few hundred
+# scattered 32 KiB pages, which SQLite's small page cache would otherwise copy out of the OS
+# cache with a read() each, in every search (~16 % of a filtered search's CPU at 250k turns;
+# docs/sessions.md, "Search speed"). The mapped pages are the OS file cache, shared, not the
+# process's own memory; the map goes with the connection (the CLI and MCP server open one per
+# call).
+SEARCH_MAP_BYTES = 1 << 31
+
+
 def search_turns(
     conn: sqlite3.Connection,
     query: str,
@@ -315,6 +325,7 @@ def search_turns(
     the two rankings are fused (docs/hybrid-search.md, "Session search").
     """
     ensure_current_analyzer(conn)
+    conn.execute(f"PRAGMA mmap_size = {SEARCH_MAP_BYTES}")
     parsed = parse_query(query)
     if not parsed.terms:
         raise errors.TeamloreError(errors.QUERY_EMPTY, f"{query!r} has no searchable terms")
