@@ -86,6 +86,11 @@ def without_frame(query: str) -> str:
 _SENTENCE = re.compile(r"(?<=[.?!;])\s+|(?<=[。？！；])")
 
 
+def glosses_only(query: str) -> str | None:
+    """A Chinese query's English glosses (models/glosses.py); None for a query without Chinese."""
+    return gloss(query) if has_chinese(query) else None
+
+
 def sentences(query: str) -> list[str]:
     return [part for part in _SENTENCE.split(query) if part.strip()] or [query]
 
@@ -101,11 +106,15 @@ class Variant:
     rewritten: tuple[int, ...] = (0, 1)
     split: str | None = None  # "mean" | "max": each sentence of the query embedded apart
     views: tuple[str, ...] = ("whole", "headline")
-    score: str = "sum"  # sum | sum+max | confident | feedback | hubness
+    score: str = "sum"  # sum | stouffer | sum+max | confident | feedback | hubness
     amount: float = 0.0
     depth: int = 1
     glossed_documents: bool = False  # the static model reads Chinese documents' glosses
     idf_share: bool = False  # the words' share weighted by each term's IDF
+    # a second reading of the query (None: none for this query), a vote of its own per view for
+    # each model in `also_models` (docs/hybrid-search.md, "Round 4")
+    also: Callable[[str], str | None] | None = None
+    also_models: tuple[int, ...] = (0, 1)
 
 
 VARIANTS = (
@@ -121,6 +130,8 @@ VARIANTS = (
     Variant("static reads zh glosses", glossed_documents=True),
     Variant("+ static token max-sim view", views=("whole", "headline", "maxsim")),
     Variant("sum + 1.0 x max z", score="sum+max", amount=1.0),
+    Variant("Stouffer: sum / sqrt(readers)", score="stouffer", amount=1.0),
+    Variant("half Stouffer: sum / readers^0.25", score="stouffer", amount=0.5),
     Variant("confidence: z x max z^0.5", score="confident", amount=0.5),
     Variant("confidence: z x max z", score="confident", amount=1.0),
     Variant("feedback top-1, 0.5", score="feedback", amount=0.5, depth=1),
@@ -129,6 +140,10 @@ VARIANTS = (
     Variant("hubness k=3, 0.25", score="hubness", amount=0.25, depth=3),
     Variant("hubness k=17, 0.25", score="hubness", amount=0.25, depth=17),
     Variant("words: IDF-weighted share", idf_share=True),
+    Variant("+ frame-dropped reading, both", also=without_frame),
+    Variant("+ stopword-dropped reading, both", also=without_stopwords),
+    Variant("+ zh query's glosses, multilingual", also=glosses_only, also_models=(0,)),
+    Variant("+ zh query's glosses, both", also=glosses_only),
 )
 
 
@@ -228,6 +243,18 @@ def cosines(lab: Lab, variant: Variant, query: str, by_headline: bool) -> list[l
         fields.append(
             [np.stack([lab.views[name][m] @ q for q in rows[m]]).max(axis=0) for m in range(MODELS)]
         )
+    second = variant.also(query) if variant.also else None
+    if second is not None:
+        absent = np.full(len(lab.ids), -1.0, dtype=np.float32)  # standardized: no vote
+        again = [lab.models[m].embed_query(second)[0] for m in range(MODELS)]
+        for name in names:
+            if name != "maxsim":
+                fields.append(
+                    [
+                        lab.views[name][m] @ again[m] if m in variant.also_models else absent
+                        for m in range(MODELS)
+                    ]
+                )
     return fields
 
 
@@ -258,6 +285,9 @@ def ranked(lab: Lab, variant: Variant, fields: list[list[Matrix]]) -> Ranking:
     z = np.stack([standardized(row.astype(np.float32)) for row in near])
     votes = np.where(reads, z, 0.0)
     score = votes.sum(axis=0)
+    if variant.score == "stouffer":  # sum over sqrt(readers) instead of the plain sum
+        readers = reads.sum(axis=0)
+        score = score * np.sqrt(len(reads) / np.maximum(readers, 1)) ** variant.amount
     if variant.score == "sum+max":
         score = score + variant.amount * np.where(reads, z, -9.0).max(axis=0)
     elif variant.score == "confident":
