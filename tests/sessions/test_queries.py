@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
-from typing import Any
 
 import pytest
 from test_indexer import MiniAdapter, session_file
@@ -406,56 +404,3 @@ def test_a_chinese_question_ranks_the_turn_holding_its_words_above_an_english_tr
         indexer.conn, "为什么部署脚本在服务器上很慢", embedder=embedder
     ).hits
     assert [(h["turn"], h["matchedBy"]) for h in hits] == [(1, ["lexical"]), (2, ["vector"])]
-
-
-def test_a_search_reads_the_index_through_a_memory_map(home: Path, tmp_path: Path) -> None:
-    # a rank window's rows sit on scattered 32 KiB pages: mapped, not copied out by a read()
-    # each (docs/sessions.md, "Search speed")
-    indexer = _synced(home, tmp_path, {"t": "user", "text": "deploy notes"})
-    indexer.conn.execute("PRAGMA mmap_size = 0")
-    assert queries.search_turns(indexer.conn, "deploy").hits
-    assert indexer.conn.execute("PRAGMA mmap_size").fetchone()[0] > 0
-
-
-def test_a_large_hybrid_search_ranks_its_words_on_a_second_connection_meanwhile(
-    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # FTS5 ranks without the GIL: on a large index the words are ranked in a second thread
-    # while this one ranks by meaning (docs/sessions.md, "Search speed"); the same hits
-    import threading
-
-    from teamlore.models.embeddings import bundled_embedder
-    from teamlore.sessions.turn_vectors import embed_pending_turns
-
-    indexer = _demo_index(home, tmp_path)
-    embedder = bundled_embedder()
-    embed_pending_turns(indexer.conn, embedder)
-    ranked_on: list[tuple[str, sqlite3.Connection]] = []
-    lexical = queries._lexical
-
-    def recorded(conn: sqlite3.Connection, *args: Any) -> Any:
-        ranked_on.append((threading.current_thread().name, conn))
-        return lexical(conn, *args)
-
-    monkeypatch.setattr(queries, "_lexical", recorded)
-    searches = [("数据库", None), ("staging migration timeout", None), ("deploy", "mini")]
-    alone = [
-        queries.search_turns(indexer.conn, q, provider=p, embedder=embedder) for q, p in searches
-    ]
-    assert all(conn is indexer.conn for _thread, conn in ranked_on)
-    ranked_on.clear()
-    monkeypatch.setattr(queries, "MEANWHILE_FROM_VECTORS", 1)
-    meanwhile = [
-        queries.search_turns(indexer.conn, q, provider=p, embedder=embedder) for q, p in searches
-    ]
-    assert meanwhile == alone
-    assert ranked_on and all(
-        thread != threading.current_thread().name and conn is not indexer.conn
-        for thread, conn in ranked_on
-    )
-    # inside the caller's own transaction a second connection would not see its writes
-    ranked_on.clear()
-    indexer.conn.execute("BEGIN")
-    queries.search_turns(indexer.conn, "deploy", embedder=embedder)
-    indexer.conn.execute("ROLLBACK")
-    assert [conn for _thread, conn in ranked_on] == [indexer.conn]

@@ -93,11 +93,6 @@ def open_read_only(path: Path) -> sqlite3.Connection | None:
     return None
 
 
-def database_file(conn: sqlite3.Connection) -> str:
-    """The file of `conn`'s main database ('' for an in-memory or temporary one)."""
-    return next((str(r[2]) for r in conn.execute("PRAGMA database_list") if r[1] == "main"), "")
-
-
 def is_read_only(conn: sqlite3.Connection) -> bool:
     """Whether `conn` is the read-only fallback of `connect_for_read`."""
     return bool(conn.execute("PRAGMA query_only").fetchone()[0])

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import re
 import sqlite3
-import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from teamlore.core import db, errors
+from teamlore.core import errors
 from teamlore.core.analyzer import (
     ANALYZER_VERSION,
     Query,
@@ -296,70 +294,6 @@ MIN_CANDIDATES = 50
 
 NOTHING_HELD = Held(0, 0, 0)
 Scored = tuple[Held, float, sqlite3.Row]  # (query terms held, BM25 strength, turn row)
-Found = tuple[list[Scored], bool]  # the best lexical matches, and whether every match was ranked
-
-
-# A search reads the index through a memory map of up to this many bytes (SQLite caps it at its
-# own limit, 2 GiB by default): a rank window reads its turns' rows and vectors from a few hundred
-# scattered 32 KiB pages, which SQLite's small page cache would otherwise copy out of the OS
-# cache with a read() each, in every search (~16 % of a filtered search's CPU at 250k turns;
-# docs/sessions.md, "Search speed"). The mapped pages are the OS file cache, shared, not the
-# process's own memory; the map goes with the connection (the CLI and MCP server open one per
-# call).
-SEARCH_MAP_BYTES = 1 << 31
-
-
-def _mapped(conn: sqlite3.Connection) -> None:
-    conn.execute(f"PRAGMA mmap_size = {SEARCH_MAP_BYTES}")
-
-
-# From this many turns with a vector on, a hybrid search ranks its words on a second connection
-# in a second thread while this one ranks by meaning: SQLite lets go of the GIL while FTS5
-# ranks, so with two cores the search waits for the slower side, not for both (docs/sessions.md,
-# "Search speed"). Below it the words take a few ms, less than opening a second connection.
-MEANWHILE_FROM_VECTORS = 50_000
-
-
-class _Meanwhile:
-    """`rank` run on a read-only connection of its own to `conn`'s database, in a thread, when
-    the index is large (`MEANWHILE_FROM_VECTORS`) and `conn` is a file holding no transaction
-    of its own (a second connection would not see its writes); else on `conn` when asked."""
-
-    def __init__(
-        self, conn: sqlite3.Connection, rank: Callable[[sqlite3.Connection], Found], vectors: int
-    ) -> None:
-        self._conn, self._rank = conn, rank
-        self._done: list[Found] = []
-        self._failed: list[BaseException] = []
-        self._thread: threading.Thread | None = None
-        path = db.database_file(conn)
-        if vectors >= MEANWHILE_FROM_VECTORS and path and not conn.in_transaction:
-            self._thread = threading.Thread(
-                target=self._run, args=(Path(path),), name="teamlore-words", daemon=True
-            )
-            self._thread.start()
-
-    def _run(self, path: Path) -> None:
-        reader = db.open_read_only(path)
-        if reader is None:
-            return  # `result` ranks on the caller's connection
-        try:
-            _mapped(reader)
-            self._done.append(self._rank(reader))
-        except BaseException as exc:  # raised again in the caller's thread
-            self._failed.append(exc)
-        finally:
-            reader.close()
-
-    def result(self) -> Found:
-        self.join()
-        if self._failed:
-            raise self._failed[0]
-        return self._done[0] if self._done else self._rank(self._conn)
-
-    def join(self) -> None:
-        if self._thread is not None:
-            self._thread.join()
 
 
 def search_turns(
@@ -381,30 +315,22 @@ def search_turns(
     the two rankings are fused (docs/hybrid-search.md, "Session search").
     """
     ensure_current_analyzer(conn)
-    _mapped(conn)
     parsed = parse_query(query)
     if not parsed.terms:
         raise errors.TeamloreError(errors.QUERY_EMPTY, f"{query!r} has no searchable terms")
     keep_words = words_decide(parsed, segmented(parsed))
     parsed = segmented(parsed)
     filters = (provider, worktree_key, since, until)
+    depth = int(limit) if embedder is None else max(int(limit), FUSION_DEPTH)
+    scored, ranked_all = _lexical(conn, parsed, filters, depth)
     if embedder is None:
-        scored, ranked_all = _lexical(conn, parsed, filters, int(limit))
         hits = [
             _hit(conn, r, parsed, found, readable_score(found.best, strength), ("lexical",))
             for found, strength, r in scored[: int(limit)]
         ]
         return TurnSearch(hits, ranked_all)
-    from teamlore.sessions.turn_vectors import vector_space_counts
-
-    depth = max(int(limit), FUSION_DEPTH)
-    counts = vector_space_counts(conn, embedder.space.key)
-    words = _Meanwhile(conn, lambda reader: _lexical(reader, parsed, filters, depth), counts[0])
-    try:
-        found = (words.result, counts)
-        return _hybrid(conn, query, parsed, filters, found, int(limit), embedder, keep_words)
-    finally:
-        words.join()
+    found = (scored, ranked_all)
+    return _hybrid(conn, query, parsed, filters, found, int(limit), embedder, keep_words)
 
 
 def _hit(
@@ -430,7 +356,7 @@ def _lexical(
     parsed: Query,
     filters: tuple[str | None, str | None, str | None, str | None],
     limit: int,
-) -> Found:
+) -> tuple[list[Scored], bool]:
     """The best `limit` lexical matches, best first, and whether every match was ranked."""
     provider, worktree_key, since, until = filters
     scope = scope_match(provider=provider, worktree_key=worktree_key)
@@ -491,19 +417,17 @@ def _hybrid(
     query: str,
     parsed: Query,
     filters: tuple[str | None, str | None, str | None, str | None],
-    found: tuple[Callable[[], Found], tuple[int, int]],
+    found: tuple[list[Scored], bool],
     limit: int,
     embedder: Embedder,
     keep_words: bool,
 ) -> TurnSearch:
-    """`found`: what gives the lexical ranking and whether it ranked every match (asked for
-    once the vector side is done: it may be running meanwhile, `_Meanwhile`), and the turns with
-    a vector of the embedder's space and in the index (`vector_space_counts`); `keep_words`:
+    """`found`: the lexical ranking and whether it ranked every match; `keep_words`:
     `core.fusion.words_decide`."""
-    words, counts = found
+    scored, ranked_all = found
     # numpy and the vector tables only when a vector path runs (CLI start-up stays light)
     from teamlore.models.embeddings import query_row
-    from teamlore.sessions.turn_vectors import rank_turns
+    from teamlore.sessions.turn_vectors import rank_turns, vector_space_counts
 
     provider, worktree_key, since, until = filters
     clauses, params = _filters(
@@ -515,10 +439,10 @@ def _hybrid(
         end="t.ended_at",
     )
     space = embedder.space.key
-    with_vector, turns = counts
+    with_vector, turns = vector_space_counts(conn, space)
     if not with_vector:
         why = f"no turn has a vector of {space} yet (`teamlore sync` embeds them)"
-        return _lexical_only(conn, parsed, words(), limit, vector_skipped(why))
+        return _lexical_only(conn, parsed, scored, ranked_all, limit, vector_skipped(why))
     # a model that cannot read the query reads its glosses (`Embedder.embed_query`): a
     # literal match weighs more than that translation (docs/hybrid-search.md, "Words are never
     # outvoted")
@@ -527,7 +451,7 @@ def _hybrid(
         query_vector = query_row(embedder, query)
     except errors.TeamloreError as exc:  # an endpoint down: words still answer
         failed = vector_skipped(exc.message, exc.code)
-        return _lexical_only(conn, parsed, words(), limit, failed)
+        return _lexical_only(conn, parsed, scored, ranked_all, limit, failed)
     ranking = rank_turns(
         conn,
         query_vector,
@@ -536,7 +460,6 @@ def _hybrid(
         candidates=VECTOR_CANDIDATES_FILTERED if clauses else VECTOR_CANDIDATES,
         row_filter=(" AND ".join(clauses), params),
     )
-    scored, ranked_all = words()
     terms = len(parsed.terms)
     similar = zip(ranking.turn_ids, ranking.similarities, strict=True)
     near = [turn for turn, similarity in similar if similarity >= MIN_SIMILARITY]
@@ -569,11 +492,11 @@ def _reads(embedder: Embedder, row: sqlite3.Row) -> bool:
 def _lexical_only(
     conn: sqlite3.Connection,
     parsed: Query,
-    found: Found,
+    scored: list[Scored],
+    ranked_all: bool,
     limit: int,
     skipped: dict[str, Any],
 ) -> TurnSearch:
-    scored, ranked_all = found
     hits = [
         _hit(conn, r, parsed, found, readable_score(found.best, strength), ("lexical",))
         for found, strength, r in scored[:limit]

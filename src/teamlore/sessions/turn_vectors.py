@@ -577,7 +577,7 @@ def _stamp(conn: sqlite3.Connection, space_id: int) -> tuple[Any, ...] | None:
     wrote them: the database file and its write-ahead log as files (device, inode, size,
     modification time: every commit writes one of them) and the blocks' largest id, count and
     slots. None for a database without a file (nothing is kept)."""
-    path = db.database_file(conn)
+    path = next((str(r[2]) for r in conn.execute("PRAGMA database_list") if r[1] == "main"), "")
     if not path:
         return None
     files: list[tuple[int, int, int, int] | None] = []
