@@ -1,6 +1,7 @@
 """Turn-search quality: R@1, R@5 and MRR of teamlore against a plain FTS5 baseline, same run.
 
     .venv/bin/python bench/bench_search_quality.py [--fixtures DIR] [--queries FILE] [--show-misses]
+        [--half tuning|held-out]
 
 The fixture sessions (`../shared/fixtures/sessions` by default) are indexed by teamlore into a
 throwaway state dir. The baseline is what anyone would build first: one FTS5 table with the
@@ -131,6 +132,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--fixtures", type=Path, default=DEFAULT_FIXTURES)
     parser.add_argument("--queries", type=Path, default=BENCH_DIR / "search_queries.json")
     parser.add_argument("--show-misses", action="store_true", help="print queries missed at 5")
+    parser.add_argument(
+        "--half",
+        choices=HALVES,
+        help="run only this half's queries (tune with `--half tuning`: the held-out figures"
+        " are then neither computed nor seen)",
+    )
     args = parser.parse_args(argv)
     fixtures = args.fixtures.resolve()
     spec: dict[str, Any] = orjson.loads(args.queries.read_bytes())
@@ -147,6 +154,8 @@ def main(argv: list[str] | None = None) -> None:
         ranks: dict[str, dict[str, list[int | None]]] = {name: {} for name in systems}
         misses: list[str] = []
         for item in spec["queries"]:
+            if args.half and half(item["query"]) != args.half:
+                continue
             targets = {ids[(f, o)] for f, ordinals in item["targets"].items() for o in ordinals}
             for name, search in systems.items():
                 rank = first_rank(search(item["query"]), targets)
@@ -161,7 +170,7 @@ def main(argv: list[str] | None = None) -> None:
         f" {fixtures.name}/ (depth {DEPTH})"
     )
     kinds = sorted({k.split(" ", 1)[1] for per_kind in ranks.values() for k in per_kind})
-    for part in (*HALVES, "both"):
+    for part in (args.half,) if args.half else (*HALVES, "both"):
         print_half(ranks, kinds, part)
     if args.show_misses and misses:
         print("\nmissed at 5:")
