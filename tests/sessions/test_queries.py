@@ -404,3 +404,30 @@ def test_a_chinese_question_ranks_the_turn_holding_its_words_above_an_english_tr
         indexer.conn, "为什么部署脚本在服务器上很慢", embedder=embedder
     ).hits
     assert [(h["turn"], h["matchedBy"]) for h in hits] == [(1, ["lexical"]), (2, ["vector"])]
+
+
+def test_a_turn_the_model_cannot_read_is_judged_by_its_words_alone(
+    home: Path, tmp_path: Path
+) -> None:
+    # the English model cannot read the Traditional Chinese turn, which holds every word of the
+    # English question; the English turn holds fewer and is near by meaning. Without a vector
+    # vote the Chinese turn came second (docs/hybrid-search.md, "Words are never outvoted",
+    # rule 6)
+    from teamlore.models.embeddings import bundled_embedder
+    from teamlore.sessions.turn_vectors import embed_pending_turns
+
+    indexer = _synced(
+        home,
+        tmp_path,
+        {"t": "user", "text": "有什麼 research papers 可以佐證這個 impact framework？是隨機的嗎？"},
+        {"t": "user", "text": "Which research backs the scoring framework of the dashboard?"},
+        {"t": "user", "text": "Write the release notes."},
+    )
+    embedder = bundled_embedder()
+    embed_pending_turns(indexer.conn, embedder)
+    query = "research papers behind the impact framework"
+    hits = queries.search_turns(indexer.conn, query, embedder=embedder).hits
+    assert [(h["turn"], h["matchedBy"]) for h in hits][:2] == [
+        (1, ["lexical"]),
+        (2, ["lexical", "vector"]),
+    ]
