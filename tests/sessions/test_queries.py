@@ -162,6 +162,33 @@ def test_a_big_turn_holding_the_words_apart_does_not_outrank_a_small_turn_holdin
     assert hits[0]["snippet"] == "user: why does hardhat compile hang on the contracts?"
 
 
+def test_a_question_held_in_what_was_said_outranks_a_tool_output_holding_one_more_word(
+    home: Path, tmp_path: Path
+) -> None:
+    """A tool's output holds a question's words incidentally (docs/sessions.md, "Passages"):
+    its terms count TOOL_PASSAGE each, so the turn whose prompt holds four of the five words
+    comes before the one whose tool output holds all five (5 × 0.75 < 4). An identifier lives
+    in code and logs: for a query holding one, a tool's terms count in full."""
+    indexer = _synced(
+        home,
+        tmp_path,
+        {"t": "user", "text": "show me the notes file"},
+        {"t": "run", "id": "c1", "cmd": "cat notes.md"},
+        {
+            "t": "out",
+            "id": "c1",
+            "out": "create the memory entity first, then add observations; flush_memory later",
+            "exit": 0,
+        },
+        {"t": "user", "text": "you must create the entity, then add observations"},
+    )
+    conn = indexer.conn
+    hits = queries.search_turns(conn, "create memory entity, add observations").hits
+    assert [h["turn"] for h in hits] == [2, 1]
+    hits = queries.search_turns(conn, "create entity, add observations, flush_memory").hits
+    assert [h["turn"] for h in hits] == [1, 2]
+
+
 def test_the_snippet_is_the_passage_that_matched_with_its_tool_number(
     home: Path, tmp_path: Path
 ) -> None:

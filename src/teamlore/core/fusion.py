@@ -63,7 +63,7 @@ def words_decide(*queries: Query) -> bool:
     search terms, none a Chinese run longer than SHORT_CHINESE_CHARS (`反序列化` is short as
     typed, three terms as searched), or holds an identifier (a term of several parts:
     `parse_line`, `UsageOrderBy`, `COMMIT_SESSION`, or with digits)."""
-    return any(_is_short(query) or _has_identifier(query) for query in queries)
+    return any(_is_short(query) or has_identifier(query) for query in queries)
 
 
 SHORT_CHINESE_CHARS = 4
@@ -75,7 +75,9 @@ def _is_short(query: Query) -> bool:
     )
 
 
-def _has_identifier(query: Query) -> bool:
+def has_identifier(query: Query) -> bool:
+    """Whether a term of `query` is an identifier: several parts (`parse_line`, `UsageOrderBy`,
+    `COMMIT_SESSION`) or a digit."""
     return any(
         term.kind != "phrase" and term.whole and (len(term.parts) > 1 or _has_digit(term.whole))
         for term in query.terms
