@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_indexer import MiniAdapter, session_file
@@ -409,27 +410,34 @@ def test_hybrid_search_keeps_the_demo_turn_first_and_gives_no_vote_to_what_it_ca
     assert chinese and all(h["matchedBy"] == ["lexical"] for h in chinese)
 
 
+def _hybrid_hits(home: Path, tmp_path: Path, query: str, *prompts: str) -> list[dict[str, Any]]:
+    """A hybrid search's hits over one session of these prompts and an unrelated last one,
+    every turn embedded with the bundled model."""
+    from teamlore.models.embeddings import bundled_embedder
+    from teamlore.sessions.turn_vectors import embed_pending_turns
+
+    records: list[dict[str, object]] = [
+        {"t": "user", "text": p} for p in (*prompts, "Write the release notes.")
+    ]
+    indexer = _synced(home, tmp_path, *records)
+    embedder = bundled_embedder()
+    embed_pending_turns(indexer.conn, embedder)
+    return queries.search_turns(indexer.conn, query, embedder=embedder).hits
+
+
 def test_a_chinese_question_ranks_the_turn_holding_its_words_above_an_english_translation(
     home: Path, tmp_path: Path
 ) -> None:
     # the English model reads the question only as its glosses; the turn holding four of its
     # six words literally comes first (docs/hybrid-search.md, "Words are never outvoted", rule
     # 4): with words at weight 1 the English turn, first by meaning, ranked above it
-    from teamlore.models.embeddings import bundled_embedder
-    from teamlore.sessions.turn_vectors import embed_pending_turns
-
-    indexer = _synced(
+    hits = _hybrid_hits(
         home,
         tmp_path,
-        {"t": "user", "text": "部署脚本在服务器上跑不动，先看日志。"},
-        {"t": "user", "text": "The deploy script runs very slowly on the server."},
-        {"t": "user", "text": "Write the release notes."},
+        "为什么部署脚本在服务器上很慢",
+        "部署脚本在服务器上跑不动，先看日志。",
+        "The deploy script runs very slowly on the server.",
     )
-    embedder = bundled_embedder()
-    embed_pending_turns(indexer.conn, embedder)
-    hits = queries.search_turns(
-        indexer.conn, "为什么部署脚本在服务器上很慢", embedder=embedder
-    ).hits
     assert [(h["turn"], h["matchedBy"]) for h in hits] == [(1, ["lexical"]), (2, ["vector"])]
 
 
@@ -440,20 +448,13 @@ def test_a_turn_the_model_cannot_read_is_judged_by_its_words_alone(
     # English question; the English turn holds fewer and is near by meaning. Without a vector
     # vote the Chinese turn came second (docs/hybrid-search.md, "Words are never outvoted",
     # rule 6)
-    from teamlore.models.embeddings import bundled_embedder
-    from teamlore.sessions.turn_vectors import embed_pending_turns
-
-    indexer = _synced(
+    hits = _hybrid_hits(
         home,
         tmp_path,
-        {"t": "user", "text": "有什麼 research papers 可以佐證這個 impact framework？是隨機的嗎？"},
-        {"t": "user", "text": "Which research backs the scoring framework of the dashboard?"},
-        {"t": "user", "text": "Write the release notes."},
+        "research papers behind the impact framework",
+        "有什麼 research papers 可以佐證這個 impact framework？是隨機的嗎？",
+        "Which research backs the scoring framework of the dashboard?",
     )
-    embedder = bundled_embedder()
-    embed_pending_turns(indexer.conn, embedder)
-    query = "research papers behind the impact framework"
-    hits = queries.search_turns(indexer.conn, query, embedder=embedder).hits
     assert [(h["turn"], h["matchedBy"]) for h in hits][:2] == [
         (1, ["lexical"]),
         (2, ["lexical", "vector"]),
