@@ -1,7 +1,7 @@
 """Turn-search quality: R@1, R@5 and MRR of teamlore against a plain FTS5 baseline, same run.
 
     .venv/bin/python bench/bench_search_quality.py [--fixtures DIR] [--queries FILE] [--show-misses]
-        [--half tuning|held-out]
+        [--half tuning|held-out] [--first N]
 
 The fixture sessions (`../shared/fixtures/sessions` by default) are indexed by teamlore into a
 throwaway state dir. The baseline is what anyone would build first: one FTS5 table with the
@@ -138,9 +138,15 @@ def main(argv: list[str] | None = None) -> None:
         help="run only this half's queries (tune with `--half tuning`: the held-out figures"
         " are then neither computed nor seen)",
     )
+    parser.add_argument(
+        "--first",
+        type=int,
+        help="only the file's first N queries (130: the set issue 25's session targets name)",
+    )
     args = parser.parse_args(argv)
     fixtures = args.fixtures.resolve()
     spec: dict[str, Any] = orjson.loads(args.queries.read_bytes())
+    spec["queries"] = spec["queries"][: args.first]
     with tempfile.TemporaryDirectory(prefix="teamlore-quality-") as state:
         conn = index_fixtures(fixtures, Path(state))
         ids = turn_ids(conn, fixtures)
