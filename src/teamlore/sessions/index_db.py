@@ -291,13 +291,13 @@ def body_match(match: str) -> str:
     """An analyzer MATCH expression applied to the turn text only (not the scope tokens).
 
     When no token of it can meet a scope token (`fts_scope`: `provider…`, `worktree…`), that is
-    the expression itself: the same turns match and BM25 is the same (the scope column weighs 0
-    and holds none of its terms), but FTS5 no longer reads each match's positions to check its
-    column, which costs a search at 250k turns ~12 % of its ranking statement (docs/sessions.md,
-    "Search speed")."""
+    the expression itself, parenthesized (a caller may AND a scope to it): the same turns match
+    and BM25 is the same (the scope column weighs 0 and holds none of its terms), but FTS5 no
+    longer reads each match's positions to check its column, ~12 % of a search's ranking
+    statement at 250k turns (docs/sessions.md, "Search speed")."""
     if _may_meet_scope(match):
         return f"body : ({match})"
-    return match
+    return f"({match})"
 
 
 # every scope token starts with one of these (`fts_scope`)
