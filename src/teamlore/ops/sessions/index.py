@@ -20,6 +20,7 @@ from teamlore.core.paths import resolve_home
 from teamlore.core.timeutil import parse_instant
 from teamlore.ops.plain_request import PlainRequest, param, plain_request
 from teamlore.ops.registry import OpContext, ProgressCallback, operation
+from teamlore.ops.sessions import SHOW_PAGE_TURNS
 from teamlore.sessions.index_health import (
     index_errors,
     open_index_for_read,
@@ -328,10 +329,6 @@ def sessions_list(ctx: OpContext, request: SessionsListRequest) -> dict[str, Any
                 repositories=tables.session_facts(conn),
             )
         }
-
-
-# turns per page of `sessions show` without --turn (docs/sessions.md, "Showing a session")
-SHOW_PAGE_TURNS = 100
 
 
 @plain_request
