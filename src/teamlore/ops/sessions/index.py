@@ -26,7 +26,7 @@ from teamlore.sessions.index_health import (
     open_index_for_read,
     open_index_for_sync,
 )
-from teamlore.sessions.providers import PROVIDERS, get_adapter
+from teamlore.sessions.providers import PROVIDERS, default_roots, get_adapter
 
 if TYPE_CHECKING:
     from teamlore.models.embeddings import Embedder
@@ -92,9 +92,7 @@ def resolve_sources(request: SyncRequest, home: Path | None) -> list[Source]:
     config = load_config(home)
     sources = []
     for provider in chosen:
-        roots = config.sources.get(provider) or [
-            str(r) for r in get_adapter(provider).default_roots()
-        ]
+        roots = config.sources.get(provider) or [str(r) for r in default_roots(provider)]
         sources.extend(Source(provider, _absolute(r)) for r in roots)
     return sources
 
