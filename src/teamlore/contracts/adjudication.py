@@ -36,7 +36,6 @@ from teamlore.contracts.extraction import CandidateDraft, CandidateType, Lease
 from teamlore.core import errors
 
 ADJUDICATION_TASK_FORMAT = "threadshare-memory-adjudication-task@v1"
-ADJUDICATION_RESULT_FORMAT = "threadshare-memory-adjudication-result@v1"
 ADJUDICATION_PROMPT_VERSION = "memory-adjudication@2"
 RECALL_ALGORITHM_VERSION = "recall-rrf@1"
 MAX_DRAFTS_PER_ADJUDICATION = 64

@@ -22,7 +22,6 @@ from teamlore.contracts._base import (
 from teamlore.contracts.extraction import CandidateType, Confidence, Lease
 
 CONSOLIDATION_TASK_FORMAT = "threadshare-memory-consolidation-task@v1"
-CONSOLIDATION_PATCH_FORMAT = "threadshare-memory-consolidation-patch@v1"
 CONSOLIDATION_PROMPT_VERSION = "memory-consolidation@3"
 CONSOLIDATION_POLICY_VERSION = "consolidation-policy@1"
 MAX_HEAT = 2_147_483_647

@@ -16,7 +16,6 @@ from teamlore.contracts._base import (
 )
 from teamlore.contracts.extraction import ExtractionBinding
 
-SKILL_CANDIDATE_FORMAT = "threadshare-memory-skill-candidate@v1"
 SKILL_NAME_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 DESCRIPTION_PATTERN = r"^[^<>\r\n]+$"
 MAX_SKILL_BODY_BYTES = 65_536
