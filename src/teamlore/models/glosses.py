@@ -18,7 +18,6 @@ unchanged: translation helps a search, it never fails one.
 
 from __future__ import annotations
 
-import gzip
 import importlib.util
 import re
 import threading
@@ -241,6 +240,8 @@ def _read(path: Path | None) -> _Loaded | None:
     dictionary's order (senses are picked on lookup: `first_sense`). About 0.18 s."""
     if path is None:
         return None
+    import gzip  # with the first Chinese text only
+
     text = gzip.decompress(path.read_bytes()).decode("utf-8")
     definitions: dict[str, str] = {}
     for traditional, simplified, fields in _ENTRY.findall(text):
