@@ -31,7 +31,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from teamlore.contracts.formats import HEX64_PATTERN
+from teamlore.contracts.formats import HEX64_PATTERN as HEX64_PATTERN  # its home: formats.py
 from teamlore.core.canonical import MAX_SAFE_INTEGER, digest
 
 HEX40_PATTERN = r"^[0-9a-f]{40}$"

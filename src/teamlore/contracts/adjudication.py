@@ -33,6 +33,9 @@ from teamlore.contracts._base import (
     unique_items,
 )
 from teamlore.contracts.extraction import CandidateDraft, CandidateType, Lease
+from teamlore.contracts.formats import (
+    ADJUDICATION_RESULT_FORMAT as ADJUDICATION_RESULT_FORMAT,  # its home: formats.py
+)
 from teamlore.core import errors
 
 ADJUDICATION_TASK_FORMAT = "threadshare-memory-adjudication-task@v1"

@@ -20,6 +20,9 @@ from teamlore.contracts._base import (
     unique_items,
 )
 from teamlore.contracts.extraction import CandidateType, Confidence, Lease
+from teamlore.contracts.formats import (
+    CONSOLIDATION_PATCH_FORMAT as CONSOLIDATION_PATCH_FORMAT,  # its home: formats.py
+)
 
 CONSOLIDATION_TASK_FORMAT = "threadshare-memory-consolidation-task@v1"
 CONSOLIDATION_PROMPT_VERSION = "memory-consolidation@3"

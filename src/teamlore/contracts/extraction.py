@@ -29,6 +29,9 @@ from teamlore.contracts._base import (
     unique_items,
     utf8_at_most,
 )
+from teamlore.contracts.formats import (
+    DRAFT_BATCH_FORMAT as DRAFT_BATCH_FORMAT,  # its home: formats.py
+)
 from teamlore.contracts.repository import PublicIdentity
 
 EXTRACTION_REQUEST_FORMAT = "threadshare-memory-extraction-request@v1"

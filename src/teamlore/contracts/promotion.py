@@ -22,7 +22,10 @@ from teamlore.contracts._base import (
     VersionTag,
     unique_items,
 )
-from teamlore.contracts.formats import UUID4_PATTERN
+from teamlore.contracts.formats import (
+    PREPARE_REQUEST_FORMAT as PREPARE_REQUEST_FORMAT,  # its home: formats.py
+)
+from teamlore.contracts.formats import UUID4_PATTERN as UUID4_PATTERN  # its home: formats.py
 from teamlore.contracts.repository import MEMORY_ROOT, RepositoryBinding
 
 PROMOTION_PLAN_FORMAT = "threadshare-memory-promotion-plan@v1"

@@ -15,6 +15,9 @@ from teamlore.contracts._base import (
     utf8_at_most,
 )
 from teamlore.contracts.extraction import ExtractionBinding
+from teamlore.contracts.formats import (
+    SKILL_CANDIDATE_FORMAT as SKILL_CANDIDATE_FORMAT,  # its home: formats.py
+)
 
 SKILL_NAME_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 DESCRIPTION_PATTERN = r"^[^<>\r\n]+$"
