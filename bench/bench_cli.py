@@ -284,7 +284,14 @@ def main(argv: list[str] | None = None) -> int:
         hooks = [row for row in hooks if row[0] in args.commands.split(",")]
     trees = [("", env)]
     if args.versus:
-        trees.append((" [versus]", {**env, "PYTHONPATH": str(args.versus.resolve())}))
+        # its own derived model copies: two trees whose copies differ in format would each
+        # derive them again on every run (models/multilingual.py, `CACHE_FORMAT`)
+        versus_env = {
+            **env,
+            "PYTHONPATH": str(args.versus.resolve()),
+            "TEAMLORE_MODEL_CACHE": str(work / "models-versus"),
+        }
+        trees.append((" [versus]", versus_env))
     commands = [Command("floor", [sys.executable, "-c", "import sqlite3, json"], repo, env)]
     if any(name in HYBRID for name, _, _ in table):
         # what numpy's import alone adds to the floor: a hybrid search's vector side needs it
