@@ -304,7 +304,7 @@ def body_match(match: str) -> str:
 _SCOPE_STEMS = ("provider", "worktree")
 # an analyzer expression: quoted tokens (a prefix ends in `*`), parentheses and operators
 _QUOTED_TOKEN = re.compile(r'"((?:[^"]|"")*)"(\s*\*)?')
-_OPERATORS = re.compile(r"\s*(?:AND|OR|NOT|[()+])\s*")
+_OPERATORS = re.compile(r"\s*(?:\bAND\b|\bOR\b|\bNOT\b|[()+])\s*")
 
 
 def _may_meet_scope(match: str) -> bool:
