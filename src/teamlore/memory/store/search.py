@@ -58,6 +58,7 @@ from teamlore.memory.store.tree_reader import Coverage, Kind
 from teamlore.models.glosses import has_chinese, segmented
 
 if TYPE_CHECKING:
+    from teamlore.memory.store.vectors import ApprovedVectors
     from teamlore.models.embeddings import Embedder
 
 MAX_QUERY_CHARS = 1024
@@ -486,7 +487,7 @@ def _vector_ranking(
         fields,
         limit=VECTOR_DEPTH,
         min_similarity=MIN_SIMILARITY,
-        unread=lambda ids: _unread(conn, models, ids),
+        unread=lambda ids: _unread(stored, models, ids),
     )
     return ran, ranking
 
@@ -506,20 +507,19 @@ def _has_vectors(conn: sqlite3.Connection, owner: tuple[str, str], space: str) -
     )
 
 
-def _unread(conn: sqlite3.Connection, models: Sequence[Embedder], ids: list[int]) -> list[set[int]]:
+def _unread(stored: ApprovedVectors, models: Sequence[Embedder], ids: list[int]) -> list[set[int]]:
     """Per model, the documents among `ids` in a language it has no word vectors for: their
     vectors are noise to it, so it gives them no vote at all (docs/hybrid-search.md, "Words are
-    never outvoted"); the other model and the words still find them. Nothing is read when every
-    model reads every text."""
+    never outvoted"); the other model and the words still find them. Whether a model reads a
+    text depends only on whether the text holds Chinese (`Embedder.reads`), which the pack
+    stores per document: no text is read."""
     if all(model.reads_every_text for model in models):
         return [set() for _ in models]
-    rows = conn.execute(
-        "SELECT e.id, e.title, e.body_text FROM approved_entries AS e "
-        "WHERE e.id IN (SELECT value FROM json_each(?))",
-        (orjson.dumps(sorted(ids)).decode(),),
-    ).fetchall()
-    texts = [(int(row[0]), f"{row[1] or ''}\n{row[2] or ''}") for row in rows]
-    return [{doc for doc, text in texts if not model.reads(text)} for model in models]
+    chinese = stored.holding_chinese(ids)
+    return [set() if model.reads(CHINESE_TEXT) else chinese for model in models]
+
+
+CHINESE_TEXT = "中文"  # stands for every text holding Chinese (`Embedder.reads`)
 
 
 def _fused(

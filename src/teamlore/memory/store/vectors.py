@@ -37,10 +37,13 @@ from numpy.typing import NDArray
 from teamlore.core import db
 from teamlore.memory.store.projection_rows import document_text, headline
 from teamlore.models.embeddings import Embedder, Vectors, quantize_rows
+from teamlore.models.glosses import has_chinese
 
 EMBED_BATCH = 256  # documents per embed call (bounds memory; progress is reported per batch)
 _SCALE = np.dtype("<f4")
-_ENTRY, _DEPRECATED = 1, 2  # pack flags
+# pack flags; `_CHINESE`: the document's title or body holds Chinese, what decides whether a
+# model reads it (`Embedder.reads`), so a search need not read its text to ask
+_ENTRY, _DEPRECATED, _CHINESE = 1, 2, 4
 
 Progress = Callable[[int, int], None]  # (documents embedded so far, documents to embed)
 
@@ -105,7 +108,8 @@ _MISSING = (
 )
 
 _CURRENT = (
-    "SELECT e.id, e.kind, e.status, v.vector, v.headline_vector FROM approved_entries AS e "
+    "SELECT e.id, e.kind, e.status, v.vector, v.headline_vector, e.title, e.body_text "
+    "FROM approved_entries AS e "
     "JOIN approved_vectors AS v ON v.repository_key = e.repository_key "
     "AND v.worktree_key = e.worktree_key AND v.kind = e.kind AND v.entry_id = e.entry_id "
     "AND v.content_digest = e.content_digest "
@@ -269,6 +273,13 @@ class ApprovedVectors:
     def count(self) -> int:
         return len(self.ids)
 
+    def holding_chinese(self, ids: Sequence[int]) -> set[int]:
+        """Those of `ids` (all of them stored here) whose title or body holds Chinese."""
+        if not ids:
+            return set()
+        flags = self.flags[np.searchsorted(self.ids, np.asarray(ids, dtype=np.int64))]
+        return set(np.asarray(ids)[(flags & _CHINESE) > 0].tolist())
+
     def kept(
         self, *, entries_only: bool = False, include_deprecated: bool = True
     ) -> NDArray[np.bool_]:
@@ -403,10 +414,12 @@ PACKS = PackCache()
 
 
 def _flags(rows: Sequence[Any]) -> NDArray[np.uint8]:
-    """Pack flags of (id, kind, status, …) rows."""
+    """Pack flags of `_CURRENT`'s (id, kind, status, …, title, body) rows."""
     return np.fromiter(
         (
-            (_ENTRY if row[1] == "entry" else 0) | (_DEPRECATED if row[2] == "deprecated" else 0)
+            (_ENTRY if row[1] == "entry" else 0)
+            | (_DEPRECATED if row[2] == "deprecated" else 0)
+            | (_CHINESE if has_chinese(f"{row[5] or ''}\n{row[6] or ''}") else 0)
             for row in rows
         ),
         dtype=np.uint8,
