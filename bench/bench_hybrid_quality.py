@@ -380,8 +380,7 @@ def lexical_shares(conn: sqlite3.Connection, query: str) -> dict[str, tuple[int,
     ranked = _lexical(conn, (REPO, WORKTREE), parsed, False, None)
     names = dict(conn.execute("SELECT id, entry_id FROM approved_entries"))
     return {
-        names[row["id"]]: (rank, held / terms)
-        for rank, (held, _, row) in enumerate(ranked, start=1)
+        names[row.id]: (rank, held / terms) for rank, (held, _, row) in enumerate(ranked, start=1)
     }
 
 

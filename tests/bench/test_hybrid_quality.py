@@ -201,3 +201,18 @@ def test_the_queries_are_split_into_fixed_halves_that_both_hold_every_kind() -> 
         assert kinds == set(bench.KINDS), part
     # the split is a property of the query text alone: adding queries never moves one
     assert bench.half("签名") == bench.half("签名") and bench.half("deltaId") in bench.HALVES
+
+
+def test_explain_reads_each_documents_rank_and_share_by_words(
+    tmp_path: Path,
+) -> None:
+    """`--explain` prints where each document stands by words; it read the lexical rows as
+    mappings (`row["id"]`) after they became named tuples and crashed on its first query."""
+    conn = bench.project_tree(shared_fixtures("threadshare-memory"), tmp_path)
+    try:
+        shares = bench.lexical_shares(conn, "promotion plan blob hashes for review drift")
+    finally:
+        conn.close()
+    rank, share = shares["threadshare-memory-promotion-should-be-based-on-a-promotionp"]
+    assert rank == 1 and share == 1.0
+    assert all(0 < held <= 1 for _, held in shares.values())

@@ -35,8 +35,15 @@ def test_a_weak_lexical_match_yields_to_a_strong_vector_neighbour() -> None:
 def test_scores_follow_the_formula() -> None:
     (only,) = fuse([("x", 0.5)], [])  # the vector path ran and found nothing near
     assert only.score == round((0.5**2 / (RRF_K + 1)) / (2 / (RRF_K + 1)), 4)
-    vector_only = fuse([], ["p", "q"])
-    assert [f.score for f in vector_only] == [1.0, round((RRF_K + 1) / (RRF_K + 2), 4)]
+    vector_only = fuse([], ["p", "q"])  # the words ran and found nothing
+    assert [f.score for f in vector_only] == [0.5, round((RRF_K + 1) / (RRF_K + 2) / 2, 4)]
+
+
+def test_a_hit_the_words_missed_never_scores_one() -> None:
+    # 1.0 is first everywhere with every term held; a lone meaning-only hit is not that
+    assert fuse([], ["a"])[0].score == 0.5
+    assert fuse([], ["a"], vector_weight=2.0)[0].score == round(2 / 3, 4)
+    assert fuse([("a", 1.0)], ["a"])[0].score == 1.0
 
 
 def test_ties_keep_the_lexical_order_then_the_vector_order() -> None:
@@ -54,13 +61,13 @@ def test_a_headline_ranking_counts_like_the_vector_ranking() -> None:
         ("a", ("vector",)),
         ("c", ("vector",)),
     ]
-    best = 2 / (RRF_K + 1)
+    best = 3 / (RRF_K + 1)  # the words' ranking ran too, and found nothing
     assert fused[0].score == round((1 / (RRF_K + 2) + 1 / (RRF_K + 1)) / best, 4)
     # first in all three rankings with every term held is still 1.0
     assert fuse([("a", 1.0)], ["a"], headline=["a"])[0].score == 1.0
     # an empty headline ranking ran (it still counts in the best score); None means it did not
-    assert fuse([], ["a"], headline=[])[0].score == 0.5
-    assert fuse([], ["a"])[0].score == 1.0
+    assert fuse([], ["a"], headline=[])[0].score == round(1 / 3, 4)
+    assert fuse([], ["a"])[0].score == 0.5
 
 
 # -- words are never outvoted (docs/hybrid-search.md, "Words are never outvoted") --------------

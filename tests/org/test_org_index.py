@@ -73,10 +73,13 @@ def test_two_repositories_are_synced_and_searched_with_attribution(
     hit = result["results"][0]
     assert hit["path"] == ".threadshare/memory/entries/deploy-billing.md"
     assert hit["kind"] == "entry" and hit["matchedBy"] == ["lexical"] and hit["score"] > 0
-    # Chinese on both backends: the analyzer's bigrams, one- and two-character queries
-    # (the query's English glosses find English documents too: 缓存 → cache)
+    # Chinese on both backends: the analyzer's bigrams, one- and two-character queries; the
+    # words are the query's own, not its English glosses (缓存 does not find "cache")
     chinese = found(org_json(home, database, "search", "缓存", "--lexical"))
-    assert sorted(chinese) == [("billing", "cache-keys"), ("web", "deploy-web")]
+    assert chinese == [("web", "deploy-web")]
+    # a spaceless question is cut into its words, as memory search cuts it
+    question = found(org_json(home, database, "search", "为什么要清空缓存", "--lexical"))
+    assert question == [("web", "deploy-web")]
     assert ("web", "deploy-web") in found(org_json(home, database, "search", "前", "--lexical"))
     assert ("web", "deploy-web") in found(org_json(home, database, "search", "部署"))
     only_web = org_json(home, database, "search", "deploy", "-r", "web")
@@ -379,3 +382,11 @@ def test_org_search_ranks_by_meaning_as_memory_search_does(
     by_org = org_json(home, database, "search", query, "-r", "reference")
     assert len(by_memory["results"]) > 3
     assert [hit["id"] for hit in by_org["results"]] == [hit["id"] for hit in by_memory["results"]]
+    # and with the words' rules: a spaceless Chinese question (cut into its words, its literal
+    # matches kept in the first places, no English glosses among the words)
+    for query in ("根因修复应该怎么做", "去重判断是由哪个阶段完成的？"):
+        memory = ["memory", "search", query, "-r", str(clone), "--format", "json"]
+        by_memory = json.loads(CliRunner().invoke(app, memory, env=env).output)
+        by_org = org_json(home, database, "search", query, "-r", "reference")
+        memory_ids = [hit["id"] for hit in by_memory["results"]]
+        assert [hit["id"] for hit in by_org["results"]] == memory_ids, query

@@ -120,9 +120,10 @@ def fuse(
         scores[key] = scores.get(key, 0.0) + VECTOR_WEIGHT / (RRF_K + rank)
         if "vector" not in found.setdefault(key, []):
             found[key].append("vector")
-    # the vector path ran (else there is nothing to fuse), even when it found nothing near
+    # both paths ran (else there is nothing to fuse), even when one found nothing: a hit the
+    # words missed never scores 1.0, the score of first everywhere with every term held
     votes = vector_weight + (0.0 if headline is None else VECTOR_WEIGHT)
-    best = _best(weight if lexical else 0.0, votes)
+    best = _best(weight, votes)
     if keep_words:
         kept = [
             key for rank, (key, _) in zip(ranks, lexical, strict=True) if rank <= KEPT_WORD_RANKS

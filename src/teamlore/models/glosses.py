@@ -68,16 +68,6 @@ def gloss(text: str) -> str:
     return "".join(out)
 
 
-def with_translation(parsed: Query, query: str) -> Query:
-    """`parsed` and, for a query with Chinese words, the search terms of their English glosses.
-    Not for a lexical query: a translation must never outvote a literal match
-    (docs/hybrid-search.md, "Words are never outvoted"); kept for measuring."""
-    if not has_chinese(query):
-        return parsed
-    translated = [t for t in parse_query(gloss(query)).terms if t not in parsed.terms]
-    return Query((*parsed.terms, *translated))
-
-
 # Chinese words that say how a question is asked, not what about: a spaceless question's cut
 # drops them (docs/hybrid-search.md, "Chinese queries without spaces"), as English stopwords are
 _FUNCTION_WORD_TEXT = """

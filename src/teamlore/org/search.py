@@ -24,7 +24,7 @@ from pydantic import BaseModel
 
 from teamlore.core import errors
 from teamlore.core.analyzer import Query, parse_query, relative_score, snippet
-from teamlore.core.fusion import MEANING_WEIGHT, fuse
+from teamlore.core.fusion import MEANING_WEIGHT, fuse, words_decide
 from teamlore.core.strict import WIRE
 from teamlore.memory.store.meaning import meaning_ranking, model_cosines
 from teamlore.memory.store.search import (
@@ -37,7 +37,7 @@ from teamlore.memory.store.search import (
 )
 from teamlore.memory.store.vectors import split_blobs
 from teamlore.models.embeddings import Embedder
-from teamlore.models.glosses import with_translation
+from teamlore.models.glosses import has_chinese, segmented
 from teamlore.models.multilingual import model_parts
 from teamlore.org.store import LexicalHit, OrgStore, SearchFilter, StoredHit
 
@@ -88,7 +88,10 @@ def search_org(
     skipped: VectorPath,
 ) -> OrgSearchResult:
     check_limits(query, limit)
-    parsed = with_translation(parse_query(query), query)
+    # the words as memory search reads them (docs/hybrid-search.md): a spaceless Chinese run cut
+    # into its words, and no English glosses (a translation never outvotes a literal match)
+    typed = parse_query(query)
+    parsed = segmented(typed)
     if not parsed.terms:
         raise errors.TeamloreError(errors.QUERY_EMPTY)
     stamp = store.stamp()
@@ -105,7 +108,10 @@ def search_org(
     if vector_path.ran:
         terms = max(len(parsed.terms), 1)
         shares = [(h.doc, h.held / terms) for h in lexical]
-        fused = fuse(shares, near, vector_weight=MEANING_WEIGHT)
+        # rule 5 as in memory search: a short, identifier-like or Chinese query keeps the words'
+        # first ranks in the first places
+        keep_words = words_decide(typed, parsed) or has_chinese(query)
+        fused = fuse(shares, near, vector_weight=MEANING_WEIGHT, keep_words=keep_words)
         page = fused[:limit]
         rows = store.hits([f.key for f in page])
         results = [
