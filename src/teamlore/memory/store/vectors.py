@@ -26,7 +26,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -433,6 +433,18 @@ def _flags(rows: Sequence[Any]) -> NDArray[np.uint8]:
 PRODUCT_BLOCK = 512
 
 
+def widened_blocks(values: NDArray[np.int8]) -> Iterator[tuple[int, NDArray[np.float32]]]:
+    """(first row, those rows as float32) for each block of PRODUCT_BLOCK rows of `values`,
+    widened into one buffer: a new 1.5 MB array per block cost as much as the product again
+    (freshly mapped memory; 10,000 × 768: ~2.6 ms a scan against ~1.4 ms)."""
+    buffer = np.empty((min(PRODUCT_BLOCK, len(values)), values.shape[1]), dtype=np.float32)
+    for first in range(0, len(values), PRODUCT_BLOCK):
+        block = values[first : first + PRODUCT_BLOCK]
+        rows = buffer[: len(block)]
+        np.copyto(rows, block, casting="unsafe")
+        yield first, rows
+
+
 def cosines(
     values: NDArray[np.int8], scales: NDArray[np.float32], query: NDArray[np.float32]
 ) -> NDArray[np.float32]:
@@ -440,9 +452,8 @@ def cosines(
     `query`: numpy's `values @ query` (int8 widened to float32), a block of rows at a time."""
     query = query.astype(np.float32, copy=False)
     out = np.empty(len(values), dtype=np.float32)
-    for start in range(0, len(values), PRODUCT_BLOCK):
-        block = values[start : start + PRODUCT_BLOCK]
-        out[start : start + len(block)] = block.astype(np.float32) @ query
+    for start, rows in widened_blocks(values):
+        out[start : start + len(rows)] = rows @ query
     return out * (scales / np.float32(127))
 
 
