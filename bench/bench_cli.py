@@ -284,7 +284,9 @@ def main(argv: list[str] | None = None) -> int:
         hooks = [row for row in hooks if row[0] in args.commands.split(",")]
     trees = [("", env)]
     if args.versus:
-        trees.append((" [versus]", {**env, "PYTHONPATH": str(args.versus.resolve())}))
+        versus_env = {**env, "PYTHONPATH": str(args.versus.resolve())}
+        versus_env["TEAMLORE_HOME"] = str(versus_state(state))
+        trees.append((" [versus]", versus_env))
     commands = [Command("floor", [sys.executable, "-c", "import sqlite3, json"], repo, env)]
     if any(name in HYBRID for name, _, _ in table):
         # what numpy's import alone adds to the floor: a hybrid search's vector side needs it
@@ -319,6 +321,16 @@ def main(argv: list[str] | None = None) -> int:
                 c.misses += 1
     report(commands, exe)
     return 0
+
+
+def versus_state(state: Path) -> Path:
+    """A copy of the prepared state for the `--versus` tree, made afresh each run: a tree whose
+    state schema is newer migrates the state it opens, which the other could not open then. The
+    memory state is left out (derived: the versus tree's first search projects and embeds it)."""
+    copy = state.with_name(state.name + "-versus")
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(state, copy, ignore=shutil.ignore_patterns("memory-state.sqlite3*"))
+    return copy
 
 
 def show_long_session(work: Path, turns: int, env: dict[str, str], versus: Path | None) -> None:
