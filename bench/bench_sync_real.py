@@ -13,7 +13,9 @@ Per corpus and round: a whole-process cold `teamlore sync --source ...` in a fre
 (interpreter start, imports and the lock included); on the Claude corpus also `claude-mem
 cc-index --rebuild` over the same files (installed into .bench/peer; skipped with a note when it
 cannot be installed), interleaved with ours so both see the same machine load. Prints MiB/s of
-each, the median over rounds and the ratio of the medians.
+each, the median over rounds and the ratio of the medians. The corpora take turns too (round 1
+of each, then round 2, ...), so Codex over Claude is also printed round by round, from two
+syncs that ran back to back (issue 29: >= 0.9x).
 
 `--stages` (default on) runs the cumulative stage breakdown on the same bytes, in one process:
 read only; + JSON decode; + provider parsing; + turn assembly and analyzer (no SQLite); + SQLite
@@ -303,43 +305,62 @@ def median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
 
-def bench_corpus(args: argparse.Namespace, work: Path, kind: str) -> dict[str, Any]:
+def start_corpus(args: argparse.Namespace, work: Path, kind: str) -> dict[str, Any]:
+    """A corpus to measure (built when missing): its bytes, and the lists its rounds fill."""
     root, sizes = corpus_root(work, kind, args.mib)
     total = sum(sizes.values())
     say(
         f"[{kind}] {mib(total):.1f} MiB (claude {mib(sizes['claude']):.1f}, "
         f"codex {mib(sizes['codex']):.1f}); load average {os.getloadavg()[0]:.2f}"
     )
-    ours: list[dict[str, Any]] = []
-    alone: list[dict[str, Any]] = []  # --helper both: the same sync without the helper
-    versus: list[dict[str, Any]] = []  # --versus: another checkout's sync, interleaved
-    peers: list[dict[str, Any]] = []
-    peer_note = ""
     if kind == "claude" and not args.no_peer:
         say(f"  ({PEER_NOTE})")
-    for number in range(1, args.rounds + 1):
-        # both: with the helper whatever the machine's load (`on`), then without
-        helper = "on" if args.helper == "both" else args.helper
-        ours.append(cold_sync(work, root, sizes, args.embeddings, helper))
-        line = _sync_line(f"  round {number}: teamlore", ours[-1])
-        if args.helper == "both":
-            alone.append(cold_sync(work, root, sizes, args.embeddings, "off"))
-            say(_sync_line("      helper off: teamlore", alone[-1]))
-        if kind == "claude" and not args.no_peer and not peer_note:
-            peer = peer_sync(work, root)
-            if "error" in peer:
-                peer_note = peer["error"]
-            else:
-                peers.append(peer)
-                line += (
-                    f"; claude-mem {peer['mib_s']:6.1f} MiB/s (CPU {peer['cpu_mib_s']:5.1f}; "
-                    f"{peer['seconds']:.2f} s over "
-                    f"{mib(peer['bytes']):.1f} MiB, {peer['counts'].get('cc_turns')} turns)"
-                )
-        say(line)
-        if args.versus:
-            versus.append(cold_sync(work, root, sizes, args.embeddings, helper, args.versus))
-            say(_sync_line("      --versus:   teamlore", versus[-1]))
+    return {
+        "kind": kind,
+        "root": root,
+        "sizes": sizes,
+        "total": total,
+        "ours": [],
+        "alone": [],  # --helper both: the same sync without the helper
+        "versus": [],  # --versus: another checkout's sync, interleaved
+        "peers": [],
+        "peer_note": "",
+    }
+
+
+def run_round(args: argparse.Namespace, work: Path, run: dict[str, Any], number: int) -> None:
+    """One round of one corpus. `main` runs round 1 of every corpus, then round 2, …: the
+    corpora see the same load, so their ratio (Codex over Claude) is measured side by side."""
+    kind, root, sizes = run["kind"], run["root"], run["sizes"]
+    ours, alone, versus, peers = run["ours"], run["alone"], run["versus"], run["peers"]
+    # both: with the helper whatever the machine's load (`on`), then without
+    helper = "on" if args.helper == "both" else args.helper
+    ours.append(cold_sync(work, root, sizes, args.embeddings, helper))
+    line = _sync_line(f"  [{kind}] round {number}: teamlore", ours[-1])
+    if args.helper == "both":
+        alone.append(cold_sync(work, root, sizes, args.embeddings, "off"))
+        say(_sync_line(f"  [{kind}]    helper off: teamlore", alone[-1]))
+    if kind == "claude" and not args.no_peer and not run["peer_note"]:
+        peer = peer_sync(work, root)
+        if "error" in peer:
+            run["peer_note"] = peer["error"]
+        else:
+            peers.append(peer)
+            line += (
+                f"; claude-mem {peer['mib_s']:6.1f} MiB/s (CPU {peer['cpu_mib_s']:5.1f}; "
+                f"{peer['seconds']:.2f} s over "
+                f"{mib(peer['bytes']):.1f} MiB, {peer['counts'].get('cc_turns')} turns)"
+            )
+    say(line)
+    if args.versus:
+        versus.append(cold_sync(work, root, sizes, args.embeddings, helper, args.versus))
+        say(_sync_line(f"  [{kind}]    --versus:   teamlore", versus[-1]))
+
+
+def finish_corpus(args: argparse.Namespace, work: Path, run: dict[str, Any]) -> dict[str, Any]:
+    kind, root, sizes, total = run["kind"], run["root"], run["sizes"], run["total"]
+    ours, alone, versus, peers = run["ours"], run["alone"], run["versus"], run["peers"]
+    say(f"[{kind}]")
     result: dict[str, Any] = {
         "corpus": kind,
         "mib": mib(total),
@@ -347,6 +368,8 @@ def bench_corpus(args: argparse.Namespace, work: Path, kind: str) -> dict[str, A
         "teamlore_cpu_mib_s": median([r["cpu_mib_s"] for r in ours]),
         "rss_mib": max(r["rss"] for r in ours + alone),
         "turns_per_mib": ours[0]["turns"] / mib(total),
+        "rounds": ours,
+        "rounds_alone": alone,
     }
     say(
         f"  median teamlore {result['teamlore_mib_s']:.1f} MiB/s whole process "
@@ -363,8 +386,8 @@ def bench_corpus(args: argparse.Namespace, work: Path, kind: str) -> dict[str, A
         )
     if versus:
         _versus_line(ours, versus)
-    if peer_note:
-        say(f"  claude-mem not measured: {peer_note}")
+    if run["peer_note"]:
+        say(f"  claude-mem not measured: {run['peer_note']}")
     if peers:
         # claude-mem reads main session files only (not subagents): compare rates, not times
         result["peer_mib_s"] = median([p["mib_s"] for p in peers])
@@ -744,11 +767,15 @@ def main(argv: list[str] | None = None) -> int:
         f" load average {os.getloadavg()[0]:.2f} (other work on the machine skews every figure;"
         f" the ratio measured in the same run is the one that counts)"
     )
-    results = []
-    for kind in [k.strip() for k in args.corpus.split(",") if k.strip()]:
+    kinds = [k.strip() for k in args.corpus.split(",") if k.strip()]
+    for kind in kinds:
         if kind not in CORPORA:
             parser.error(f"unknown corpus {kind!r}")
-        results.append(bench_corpus(args, work, kind))
+    runs = [start_corpus(args, work, kind) for kind in kinds]
+    for number in range(1, args.rounds + 1):
+        for run in runs:
+            run_round(args, work, run, number)
+    results = [finish_corpus(args, work, run) for run in runs]
     if args.append:
         bench_append(args, work)
     say()
@@ -789,6 +816,17 @@ def _codex_parity(results: list[dict[str, Any]]) -> None:
         f" (target >= 0.9); turns per MiB: codex {codex['turns_per_mib']:.1f}, claude "
         f"{claude['turns_per_mib']:.1f}"
     )
+    for label, key in (("", "rounds"), ("without the helper, ", "rounds_alone")):
+        pairs = list(zip(codex[key], claude[key], strict=True))
+        if pairs:  # each round's two syncs ran back to back: the least drift between them
+            wall = [x["mib_s"] / c["mib_s"] for x, c in pairs]
+            cpu = [x["cpu_mib_s"] / c["cpu_mib_s"] for x, c in pairs]
+            say(
+                f"  codex/claude {label}round by round: median {median(wall):.2f}x wall,"
+                f" {median(cpu):.2f}x per CPU second (rounds: "
+                + ", ".join(f"{w:.2f}/{c:.2f}" for w, c in zip(wall, cpu, strict=True))
+                + ")"
+            )
 
 
 if __name__ == "__main__":
