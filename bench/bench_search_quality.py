@@ -1,6 +1,7 @@
 """Turn-search quality: R@1, R@5 and MRR of teamlore against a plain FTS5 baseline, same run.
 
     .venv/bin/python bench/bench_search_quality.py [--fixtures DIR] [--queries FILE] [--show-misses]
+        [--half tuning|held-out] [--first N]
 
 The fixture sessions (`../shared/fixtures/sessions` by default) are indexed by teamlore into a
 throwaway state dir. The baseline is what anyone would build first: one FTS5 table with the
@@ -131,9 +132,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--fixtures", type=Path, default=DEFAULT_FIXTURES)
     parser.add_argument("--queries", type=Path, default=BENCH_DIR / "search_queries.json")
     parser.add_argument("--show-misses", action="store_true", help="print queries missed at 5")
+    parser.add_argument(
+        "--half",
+        choices=HALVES,
+        help="run only this half's queries (tune with `--half tuning`: the held-out figures"
+        " are then neither computed nor seen)",
+    )
+    parser.add_argument(
+        "--first",
+        type=int,
+        help="only the file's first N queries (130: the set issue 25's session targets name)",
+    )
     args = parser.parse_args(argv)
     fixtures = args.fixtures.resolve()
     spec: dict[str, Any] = orjson.loads(args.queries.read_bytes())
+    spec["queries"] = spec["queries"][: args.first]
     with tempfile.TemporaryDirectory(prefix="teamlore-quality-") as state:
         conn = index_fixtures(fixtures, Path(state))
         ids = turn_ids(conn, fixtures)
@@ -145,13 +158,20 @@ def main(argv: list[str] | None = None) -> None:
             "fts5-unicode61-or": lambda q: baseline_search(base, q),
         }
         ranks: dict[str, dict[str, list[int | None]]] = {name: {} for name in systems}
+        original: dict[str, list[int | None]] = {}  # hybrid ranks of the first 130, by half
         misses: list[str] = []
-        for item in spec["queries"]:
+        for number, item in enumerate(spec["queries"]):
+            if args.half and half(item["query"]) != args.half:
+                continue
             targets = {ids[(f, o)] for f, ordinals in item["targets"].items() for o in ordinals}
             for name, search in systems.items():
                 rank = first_rank(search(item["query"]), targets)
                 part = half(item["query"])
                 ranks[name].setdefault(f"{part} {item['kind']}", []).append(rank)
+                if name == "teamlore-hybrid" and number < ORIGINAL_QUERIES:
+                    original.setdefault(part, []).append(rank)
+                    if item["kind"] == "paraphrase":
+                        original.setdefault(f"{part} paraphrase", []).append(rank)
                 if (rank is None or rank > 5) and part == "tuning":  # never read held-out misses
                     misses.append(f"  {name:<18} {item['kind']:<13} rank {rank}: {item['query']}")
         turns = len(ids)
@@ -161,12 +181,31 @@ def main(argv: list[str] | None = None) -> None:
         f" {fixtures.name}/ (depth {DEPTH})"
     )
     kinds = sorted({k.split(" ", 1)[1] for per_kind in ranks.values() for k in per_kind})
-    for part in (*HALVES, "both"):
+    for part in (args.half,) if args.half else (*HALVES, "both"):
         print_half(ranks, kinds, part)
+    if "held-out" in original:
+        print_targets(original)
     if args.show_misses and misses:
         print("\nmissed at 5:")
         print("\n".join(misses))
     sys.stdout.flush()
+
+
+# issue 25's session targets: hybrid, held-out half of the file's first ORIGINAL_QUERIES
+ORIGINAL_QUERIES = 130
+TARGETS = (("", "R@5", 0.97), ("", "MRR", 0.85), (" paraphrase", "R@5", 0.93))
+
+
+def print_targets(original: dict[str, list[int | None]]) -> None:
+    """One line per target: the held-out figure, the tuning one in brackets."""
+    first = f"first {ORIGINAL_QUERIES} queries"
+    print(f"\ntargets (hybrid, {first}, held-out half; tuning in brackets)")
+    for kind, figure, least in TARGETS:
+        held = figures(original.get("held-out" + kind, []))[figure]
+        tuned = figures(original.get("tuning" + kind, []))[figure]
+        verdict = "met" if held >= least else "NOT met"
+        name = f"{kind.strip()} {figure}".strip()
+        print(f"  target {name} >= {least:.2f}: {held:.2f} ({tuned:.2f})  {verdict}")
 
 
 def print_half(ranks: dict[str, dict[str, list[int | None]]], kinds: list[str], part: str) -> None:

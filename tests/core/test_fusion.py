@@ -131,3 +131,16 @@ def test_for_a_translated_query_a_literal_match_outranks_the_translations_neares
         DECIDING_LEXICAL_WEIGHT * (2 / 3) ** 2 / (DECIDING_LEXICAL_WEIGHT + 1), 4
     )
     assert [f.key for f in fuse([("w", 2 / 3)], ["v"])] == ["v", "w"]
+
+
+def test_a_key_no_vector_ranking_can_read_is_judged_by_its_words_alone() -> None:
+    # "zh" holds every term but the model cannot read it; "en" holds three in five and is
+    # first by meaning. Without its vector vote "zh" lost to "en"; its words now stand for
+    # every ranking, so first by words with every term held scores 1.0
+    assert [f.key for f in fuse([("zh", 1.0), ("en", 0.6)], ["en"])] == ["en", "zh"]
+    fused = fuse([("zh", 1.0), ("en", 0.6)], ["en"], unread={"zh"})
+    assert (fused[0].key, fused[0].score) == ("zh", 1.0)
+    assert [f.key for f in fused] == ["zh", "en"]
+    # a key the words found weakly stays weak: its share is scaled, not replaced
+    weak = fuse([("zh", 0.2)], ["en"], unread={"zh"})
+    assert [f.key for f in weak] == ["en", "zh"]

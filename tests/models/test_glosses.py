@@ -13,11 +13,24 @@ from teamlore.models.glosses import first_sense, gloss, has_chinese
 
 def test_chinese_words_become_their_english_senses_and_other_text_stays() -> None:
     assert gloss("发布之前先运行数据库迁移") == (
-        " release, before, early, move along one's course, database, migrate "
+        " release, before, early, run, database, migration "
     )
     assert gloss("run 数据库 migrations") == "run  database  migrations"
     text = "nothing Chinese here"
     assert gloss(text) is text
+
+
+def test_a_developer_sense_comes_before_the_dictionary_first_one() -> None:
+    # CC-CEDICT alone: 命令 "order", 提示符 cut into 提示 + 符 ("point out, mark"), 跨域 into
+    # 跨 + 域 ("step across, field"), 资助 "subsidize"; the developer senses come first
+    assert gloss("每次命令后提示符返回很慢") == (
+        " every time, command, after, prompt, return, slow "
+    )
+    assert gloss("跨域策略") == " cross-origin, policy "
+    assert gloss("申请资助") == " apply for sth, grant "
+    # in Traditional characters and Taiwanese usage too
+    assert gloss("資料庫") == gloss("數據庫") == " database "
+    assert gloss("程式碼") == " code "
 
 
 def test_traditional_characters_are_looked_up_too() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_indexer import MiniAdapter, session_file
@@ -160,6 +161,33 @@ def test_a_big_turn_holding_the_words_apart_does_not_outrank_a_small_turn_holdin
     hits = queries.search_turns(conn, "hardhat compile error").hits
     assert [h["turn"] for h in hits] == [2, 1]
     assert hits[0]["snippet"] == "user: why does hardhat compile hang on the contracts?"
+
+
+def test_a_question_held_in_what_was_said_outranks_a_tool_output_holding_one_more_word(
+    home: Path, tmp_path: Path
+) -> None:
+    """A tool's output holds a question's words incidentally (docs/sessions.md, "Passages"):
+    its terms count TOOL_PASSAGE each, so the turn whose prompt holds four of the five words
+    comes before the one whose tool output holds all five (5 × 0.75 < 4). An identifier lives
+    in code and logs: for a query holding one, a tool's terms count in full."""
+    indexer = _synced(
+        home,
+        tmp_path,
+        {"t": "user", "text": "show me the notes file"},
+        {"t": "run", "id": "c1", "cmd": "cat notes.md"},
+        {
+            "t": "out",
+            "id": "c1",
+            "out": "create the memory entity first, then add observations; flush_memory later",
+            "exit": 0,
+        },
+        {"t": "user", "text": "you must create the entity, then add observations"},
+    )
+    conn = indexer.conn
+    hits = queries.search_turns(conn, "create memory entity, add observations").hits
+    assert [h["turn"] for h in hits] == [2, 1]
+    hits = queries.search_turns(conn, "create entity, add observations, flush_memory").hits
+    assert [h["turn"] for h in hits] == [1, 2]
 
 
 def test_the_snippet_is_the_passage_that_matched_with_its_tool_number(
@@ -382,25 +410,52 @@ def test_hybrid_search_keeps_the_demo_turn_first_and_gives_no_vote_to_what_it_ca
     assert chinese and all(h["matchedBy"] == ["lexical"] for h in chinese)
 
 
+def _hybrid_hits(home: Path, tmp_path: Path, query: str, *prompts: str) -> list[dict[str, Any]]:
+    """A hybrid search's hits over one session of these prompts and an unrelated last one,
+    every turn embedded with the bundled model."""
+    from teamlore.models.embeddings import bundled_embedder
+    from teamlore.sessions.turn_vectors import embed_pending_turns
+
+    records: list[dict[str, object]] = [
+        {"t": "user", "text": p} for p in (*prompts, "Write the release notes.")
+    ]
+    indexer = _synced(home, tmp_path, *records)
+    embedder = bundled_embedder()
+    embed_pending_turns(indexer.conn, embedder)
+    return queries.search_turns(indexer.conn, query, embedder=embedder).hits
+
+
 def test_a_chinese_question_ranks_the_turn_holding_its_words_above_an_english_translation(
     home: Path, tmp_path: Path
 ) -> None:
     # the English model reads the question only as its glosses; the turn holding four of its
     # six words literally comes first (docs/hybrid-search.md, "Words are never outvoted", rule
     # 4): with words at weight 1 the English turn, first by meaning, ranked above it
-    from teamlore.models.embeddings import bundled_embedder
-    from teamlore.sessions.turn_vectors import embed_pending_turns
-
-    indexer = _synced(
+    hits = _hybrid_hits(
         home,
         tmp_path,
-        {"t": "user", "text": "部署脚本在服务器上跑不动，先看日志。"},
-        {"t": "user", "text": "The deploy script runs very slowly on the server."},
-        {"t": "user", "text": "Write the release notes."},
+        "为什么部署脚本在服务器上很慢",
+        "部署脚本在服务器上跑不动，先看日志。",
+        "The deploy script runs very slowly on the server.",
     )
-    embedder = bundled_embedder()
-    embed_pending_turns(indexer.conn, embedder)
-    hits = queries.search_turns(
-        indexer.conn, "为什么部署脚本在服务器上很慢", embedder=embedder
-    ).hits
     assert [(h["turn"], h["matchedBy"]) for h in hits] == [(1, ["lexical"]), (2, ["vector"])]
+
+
+def test_a_turn_the_model_cannot_read_is_judged_by_its_words_alone(
+    home: Path, tmp_path: Path
+) -> None:
+    # the English model cannot read the Traditional Chinese turn, which holds every word of the
+    # English question; the English turn holds fewer and is near by meaning. Without a vector
+    # vote the Chinese turn came second (docs/hybrid-search.md, "Words are never outvoted",
+    # rule 6)
+    hits = _hybrid_hits(
+        home,
+        tmp_path,
+        "research papers behind the impact framework",
+        "有什麼 research papers 可以佐證這個 impact framework？是隨機的嗎？",
+        "Which research backs the scoring framework of the dashboard?",
+    )
+    assert [(h["turn"], h["matchedBy"]) for h in hits][:2] == [
+        (1, ["lexical"]),
+        (2, ["lexical", "vector"]),
+    ]

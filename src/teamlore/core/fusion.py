@@ -18,7 +18,7 @@ hits let entries that share words with the query push the answer down).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Collection, Hashable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, Literal, TypeVar
 
@@ -63,7 +63,7 @@ def words_decide(*queries: Query) -> bool:
     search terms, none a Chinese run longer than SHORT_CHINESE_CHARS (`反序列化` is short as
     typed, three terms as searched), or holds an identifier (a term of several parts:
     `parse_line`, `UsageOrderBy`, `COMMIT_SESSION`, or with digits)."""
-    return any(_is_short(query) or _has_identifier(query) for query in queries)
+    return any(_is_short(query) or has_identifier(query) for query in queries)
 
 
 SHORT_CHINESE_CHARS = 4
@@ -75,7 +75,9 @@ def _is_short(query: Query) -> bool:
     )
 
 
-def _has_identifier(query: Query) -> bool:
+def has_identifier(query: Query) -> bool:
+    """Whether a term of `query` is an identifier: several parts (`parse_line`, `UsageOrderBy`,
+    `COMMIT_SESSION`) or a digit."""
     return any(
         term.kind != "phrase" and term.whole and (len(term.parts) > 1 or _has_digit(term.whole))
         for term in query.terms
@@ -95,6 +97,7 @@ def fuse(
     keep_words: bool = False,
     vector_weight: float = VECTOR_WEIGHT,
     translated: bool = False,
+    unread: Collection[Key] = frozenset(),
 ) -> list[Fused[Key]]:
     """`lexical`: (key, share of the query's terms held, 0..1), best first; `vector`: keys,
     best first; `headline`: keys by their headline's similarity, best first (None: no
@@ -105,13 +108,20 @@ def fuse(
     ranks 1..KEPT_WORD_RANKS end within the first KEPT_PLACES, in their fused order.
     `translated` (the vector path read the query only through a translation, its English
     glosses): the lexical ranking weighs DECIDING_LEXICAL_WEIGHT too, so a literal match ranks
-    above a translation (docs/hybrid-search.md, "Words are never outvoted")."""
+    above a translation (docs/hybrid-search.md, "Words are never outvoted").
+    `unread`: keys no embedding ranking can read (`Embedder.reads`); the words are their only
+    judge, so their lexical part is scaled to the full weight of every ranking
+    (docs/hybrid-search.md, "Words are never outvoted", rule 6)."""
     scores: dict[Key, float] = {}
     found: dict[Key, list[Path]] = {}
     ranks = lexical_ranks if lexical_ranks is not None else range(1, len(lexical) + 1)
     weight = DECIDING_LEXICAL_WEIGHT if keep_words or translated else LEXICAL_WEIGHT
+    # both paths ran (else there is nothing to fuse), even when one found nothing: a hit the
+    # words missed never scores 1.0, the score of first everywhere with every term held
+    votes = vector_weight + (0.0 if headline is None else VECTOR_WEIGHT)
     for rank, (key, share) in zip(ranks, lexical, strict=True):
-        scores[key] = weight * min(max(share, 0.0), 1.0) ** 2 / (RRF_K + rank)
+        judged = weight + votes if key in unread else weight
+        scores[key] = judged * min(max(share, 0.0), 1.0) ** 2 / (RRF_K + rank)
         found[key] = ["lexical"]
     for rank, key in enumerate(vector, start=1):
         scores[key] = scores.get(key, 0.0) + vector_weight / (RRF_K + rank)
@@ -120,9 +130,6 @@ def fuse(
         scores[key] = scores.get(key, 0.0) + VECTOR_WEIGHT / (RRF_K + rank)
         if "vector" not in found.setdefault(key, []):
             found[key].append("vector")
-    # both paths ran (else there is nothing to fuse), even when one found nothing: a hit the
-    # words missed never scores 1.0, the score of first everywhere with every term held
-    votes = vector_weight + (0.0 if headline is None else VECTOR_WEIGHT)
     best = _best(weight, votes)
     if keep_words:
         kept = [

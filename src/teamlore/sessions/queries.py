@@ -468,7 +468,9 @@ def _hybrid(
     # (docs/hybrid-search.md, "Words are never outvoted")
     near = [turn for turn in near if turn in near_rows and _reads(embedder, near_rows[turn])]
     lexical = [(int(r["id"]), held.weight / terms) for held, _s, r in scored]
-    fused = fuse(lexical, near, keep_words=keep_words, translated=translated)[:limit]
+    unread = {int(r["id"]) for _h, _s, r in scored if not _reads(embedder, r)}
+    fused = fuse(lexical, near, keep_words=keep_words, translated=translated, unread=unread)
+    fused = fused[:limit]
     lexical_rows = {int(r["id"]): (held, r) for held, _s, r in scored}
     hits = []
     for item in fused:
