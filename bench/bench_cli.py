@@ -284,8 +284,15 @@ def main(argv: list[str] | None = None) -> int:
         hooks = [row for row in hooks if row[0] in args.commands.split(",")]
     trees = [("", env)]
     if args.versus:
-        versus_env = {**env, "PYTHONPATH": str(args.versus.resolve())}
-        versus_env["TEAMLORE_HOME"] = str(versus_state(state))
+        # its own derived model copies: two trees whose copies differ in format would each
+        # derive them again on every run (models/multilingual.py, `CACHE_FORMAT`); and its own
+        # copy of the state (`versus_state`)
+        versus_env = {
+            **env,
+            "PYTHONPATH": str(args.versus.resolve()),
+            "TEAMLORE_MODEL_CACHE": str(work / "models-versus"),
+            "TEAMLORE_HOME": str(versus_state(state)),
+        }
         trees.append((" [versus]", versus_env))
     commands = [Command("floor", [sys.executable, "-c", "import sqlite3, json"], repo, env)]
     if any(name in HYBRID for name, _, _ in table):

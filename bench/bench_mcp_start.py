@@ -182,7 +182,13 @@ def main(argv: list[str] | None = None) -> int:
     repo = prepare(work, env)
     trees = [("", env)]
     if args.versus:
-        trees.append((" [versus]", {**env, "PYTHONPATH": str(args.versus.resolve())}))
+        # its own derived model copies, as bench_cli.py's (models/multilingual.py, `CACHE_FORMAT`)
+        versus_env = {
+            **env,
+            "PYTHONPATH": str(args.versus.resolve()),
+            "TEAMLORE_MODEL_CACHE": str(work / "models-versus"),
+        }
+        trees.append((" [versus]", versus_env))
     wanted = set(filter(None, args.capabilities.split(",")))
     runs: list[tuple[Sample, StdioServerParameters, tuple[str, dict[str, Any]] | None]] = []
     floor_server = [str(BENCH_DIR / "mcp_floor_server.py")]

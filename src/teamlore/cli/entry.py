@@ -16,12 +16,11 @@ import os
 import sys
 from collections.abc import Callable
 
+from teamlore.cli import single_blas_thread
+
 
 def main() -> None:
-    # hybrid search multiplies one query vector by the memory's vectors (docs/hybrid-search.md):
-    # too small a product for BLAS worker threads, whose spinning after the work slows what
-    # follows on a busy machine; a user's own setting wins
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    single_blas_thread()
     args = sys.argv[1:]
     if args[:2] == ["hook", "session-start"] and "--help" not in args:
         from teamlore.cli.hook_runner import exit_now, run_from_argv

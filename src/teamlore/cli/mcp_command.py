@@ -14,6 +14,7 @@ import gc
 import sys
 from collections.abc import Callable
 
+from teamlore.cli import single_blas_thread
 from teamlore.cli.params import Option, call, parse_argv
 
 
@@ -79,6 +80,7 @@ def serve_from_argv(args: list[str]) -> None:
     invocation = lean_invocation(args)
     if invocation is None:  # --help or a usage error: typer says it
         return
+    single_blas_thread()  # `python -m teamlore.cli.main mcp` does not pass cli/entry.py
     gc.disable()
     import teamlore.mcp.server  # noqa: F401
 

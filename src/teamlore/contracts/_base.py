@@ -31,9 +31,9 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from teamlore.contracts.formats import HEX64_PATTERN as HEX64_PATTERN  # its home: formats.py
 from teamlore.core.canonical import MAX_SAFE_INTEGER, digest
 
-HEX64_PATTERN = r"^[0-9a-f]{64}$"
 HEX40_PATTERN = r"^[0-9a-f]{40}$"
 IDENTIFIER_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 SLUG_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$"

@@ -33,10 +33,12 @@ from teamlore.contracts._base import (
     unique_items,
 )
 from teamlore.contracts.extraction import CandidateDraft, CandidateType, Lease
+from teamlore.contracts.formats import (
+    ADJUDICATION_RESULT_FORMAT as ADJUDICATION_RESULT_FORMAT,  # its home: formats.py
+)
 from teamlore.core import errors
 
 ADJUDICATION_TASK_FORMAT = "threadshare-memory-adjudication-task@v1"
-ADJUDICATION_RESULT_FORMAT = "threadshare-memory-adjudication-result@v1"
 ADJUDICATION_PROMPT_VERSION = "memory-adjudication@2"
 RECALL_ALGORITHM_VERSION = "recall-rrf@1"
 MAX_DRAFTS_PER_ADJUDICATION = 64

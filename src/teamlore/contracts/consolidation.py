@@ -20,9 +20,11 @@ from teamlore.contracts._base import (
     unique_items,
 )
 from teamlore.contracts.extraction import CandidateType, Confidence, Lease
+from teamlore.contracts.formats import (
+    CONSOLIDATION_PATCH_FORMAT as CONSOLIDATION_PATCH_FORMAT,  # its home: formats.py
+)
 
 CONSOLIDATION_TASK_FORMAT = "threadshare-memory-consolidation-task@v1"
-CONSOLIDATION_PATCH_FORMAT = "threadshare-memory-consolidation-patch@v1"
 CONSOLIDATION_PROMPT_VERSION = "memory-consolidation@3"
 CONSOLIDATION_POLICY_VERSION = "consolidation-policy@1"
 MAX_HEAT = 2_147_483_647

@@ -29,11 +29,13 @@ from teamlore.contracts._base import (
     unique_items,
     utf8_at_most,
 )
+from teamlore.contracts.formats import (
+    DRAFT_BATCH_FORMAT as DRAFT_BATCH_FORMAT,  # its home: formats.py
+)
 from teamlore.contracts.repository import PublicIdentity
 
 EXTRACTION_REQUEST_FORMAT = "threadshare-memory-extraction-request@v1"
 EXTRACTION_TASK_FORMAT = "threadshare-memory-extraction-task@v1"
-DRAFT_BATCH_FORMAT = "threadshare-memory-candidate-draft-batch@v1"
 EXTRACTION_PROMPT_VERSION = "memory-prompts@2"
 CHUNKER_VERSION = "memory-chunker@1"
 

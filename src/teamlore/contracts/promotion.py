@@ -22,9 +22,12 @@ from teamlore.contracts._base import (
     VersionTag,
     unique_items,
 )
+from teamlore.contracts.formats import (
+    PREPARE_REQUEST_FORMAT as PREPARE_REQUEST_FORMAT,  # its home: formats.py
+)
+from teamlore.contracts.formats import UUID4_PATTERN as UUID4_PATTERN  # its home: formats.py
 from teamlore.contracts.repository import MEMORY_ROOT, RepositoryBinding
 
-PREPARE_REQUEST_FORMAT = "threadshare-memory-prepare-request@v1"
 PROMOTION_PLAN_FORMAT = "threadshare-memory-promotion-plan@v1"
 POLICY_VERSION = "sanitize@1"
 MAX_PREPARE_CANDIDATES = 50
@@ -32,7 +35,6 @@ MAX_PLAN_CANDIDATES = 512
 MAX_PLAN_FILES = 128
 MAX_TARGET_PATH_BYTES = 1024
 
-UUID4_PATTERN = r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$"
 _PATH_FORBIDDEN = re.compile(r"[\\:\x00-\x1f\x7f]")
 
 

@@ -15,8 +15,10 @@ from teamlore.contracts._base import (
     utf8_at_most,
 )
 from teamlore.contracts.extraction import ExtractionBinding
+from teamlore.contracts.formats import (
+    SKILL_CANDIDATE_FORMAT as SKILL_CANDIDATE_FORMAT,  # its home: formats.py
+)
 
-SKILL_CANDIDATE_FORMAT = "threadshare-memory-skill-candidate@v1"
 SKILL_NAME_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 DESCRIPTION_PATTERN = r"^[^<>\r\n]+$"
 MAX_SKILL_BODY_BYTES = 65_536

@@ -34,12 +34,38 @@ _CJK = (
     "\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f"
     "\U00020000-\U0003134f"
 )
-_CJK_RUN = re.compile(f"[{_CJK}]+")
 # a word: letters/digits (no CJK), optionally joined by identifier separators. `[^\W_<CJK>]` is
 # a word character that is neither `_` nor CJK, in one class (a lookahead per character made
 # this pattern the slowest part of analyzing non-ASCII text)
 _LETTER = rf"[^\W_{_CJK}]"
-_TOKEN = re.compile(rf"[{_CJK}]+|{_LETTER}+(?:[_\-./]{_LETTER}+)*")
+_TOKEN = rf"[{_CJK}]+|{_LETTER}+(?:[_\-./]{_LETTER}+)*"
+
+
+# The two patterns with the CJK classes are compiled on first use: `re` walks every code point
+# of a class's ranges, ~4 ms of a CLI process for both, and an ASCII text (most queries, most
+# snippets) is read by `_ASCII_TOKEN`, which matches exactly what `_TOKEN` does in ASCII
+# (docs/architecture.md, "A short CLI process").
+@lru_cache(maxsize=1)
+def _token() -> re.Pattern[str]:
+    """A token of any text: a CJK run, or a word or identifier (see `_LETTER`)."""
+    return re.compile(_TOKEN)
+
+
+@lru_cache(maxsize=1)
+def _cjk_run() -> re.Pattern[str]:
+    return re.compile(f"[{_CJK}]+")
+
+
+def _token_pattern(text: str) -> re.Pattern[str]:
+    """The pattern that finds `text`'s tokens: `_ASCII_TOKEN` when it is ASCII."""
+    return _ASCII_TOKEN if text.isascii() else _token()
+
+
+def _is_cjk_run(raw: str) -> bool:
+    """Whether a token match is a CJK run (every CJK range begins at U+1100 or above)."""
+    return raw[0] >= "\u1100" and _cjk_run().fullmatch(raw) is not None
+
+
 _SEPARATORS = re.compile(r"[_\-./]+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_a-zA-Z]+")
 
@@ -182,9 +208,9 @@ def tokens(text: str) -> list[str]:
         if line.isascii():
             out.extend(_ascii_tokens(line))
             continue
-        for match in _TOKEN.finditer(unicodedata.normalize("NFKC", line)):
+        for match in _token().finditer(unicodedata.normalize("NFKC", line)):
             raw = match.group()
-            if raw[0] >= "\u1100" and _CJK_RUN.fullmatch(raw):
+            if _is_cjk_run(raw):
                 out.extend(_cjk_tokens(raw.casefold()))
             else:
                 out.extend(_word_tokens(raw))
@@ -217,7 +243,7 @@ def _chunk_text(chunk: bytes) -> str:
     unigrams and bigrams."""
     if chunk.isascii():
         return _words_text(_ASCII_TOKEN.findall(chunk.decode("ascii")))
-    found = _TOKEN.findall(chunk.decode("utf-8", "surrogatepass"))
+    found = _token().findall(chunk.decode("utf-8", "surrogatepass"))
     return " ".join(filter(None, map(_token_text, found)))
 
 
@@ -239,7 +265,7 @@ MAX_CHUNKS = 1 << 16  # emptied when it holds more (a bound on its memory, as `l
 def _token_text(raw: str) -> str:
     """The analyzed form of one `_TOKEN` match: a CJK run's unigrams and bigrams, or
     `_word_text` (cached like it, so `map` serves a chunk's tokens without a Python loop)."""
-    if raw[0] >= "\u1100" and _CJK_RUN.fullmatch(raw):
+    if _is_cjk_run(raw):
         return " ".join(_cjk_tokens(raw.casefold()))
     return _word_text(raw)
 
@@ -327,7 +353,7 @@ _PHRASE = re.compile(r'"([^"]*)"')
 def _prefix_word() -> re.Pattern[str]:
     """`word*`, a prefix term: compiled only for a query that holds a `*` (compiling the
     Unicode classes costs ~3 ms of every CLI process otherwise)."""
-    return re.compile(rf"({_TOKEN.pattern})\*")
+    return re.compile(rf"({_TOKEN})\*")
 
 
 def _terms(text: str) -> list[QueryTerm]:
@@ -349,9 +375,9 @@ def _terms(text: str) -> list[QueryTerm]:
 def _plain_terms(text: str) -> list[QueryTerm]:
     out: list[QueryTerm] = []
     prefixes = {m.start(1) for m in _prefix_word().finditer(text)} if "*" in text else set()
-    for match in _TOKEN.finditer(text):
+    for match in _token_pattern(text).finditer(text):
         raw = match.group()
-        if _CJK_RUN.fullmatch(raw):
+        if _is_cjk_run(raw):
             run = raw.casefold()
             if len(run) == 1:
                 out.append(QueryTerm("word", run, (run,)))
@@ -469,8 +495,8 @@ def _first_match(text: str, highlight: frozenset[str]) -> int | None:
         found = _first_ascii_match(text, highlight)
         if found is not None:
             return found
-    cjk_terms = [t for t in highlight if _CJK_RUN.search(t)]
-    for match in _TOKEN.finditer(text):
+    cjk_terms = [t for t in highlight if not t.isascii() and _cjk_run().search(t)]
+    for match in _token_pattern(text).finditer(text):
         word = match.group()
         if highlight.isdisjoint(tokens(word)):
             continue

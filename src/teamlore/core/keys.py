@@ -12,7 +12,6 @@ import hashlib
 import hmac
 import json
 import os
-import secrets
 from functools import lru_cache
 from pathlib import Path
 
@@ -78,6 +77,8 @@ def _never_used(home: Path) -> bool:
 def _create(path: Path) -> bytes | None:
     """Write a new secret without ever exposing a partial file: a private temp file, fsynced,
     then linked into place (which fails if another process got there first: None)."""
+    import secrets  # (and `random`, `base64`) only to make a new secret
+
     value = secrets.token_bytes(SECRET_BYTES)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.new")
     fd = os.open(tmp, os.O_CREAT | os.O_TRUNC | os.O_WRONLY | os.O_NOFOLLOW, FILE_MODE)

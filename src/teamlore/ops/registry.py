@@ -15,7 +15,6 @@ tools (`Registry.for_capability(*capabilities)`).
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -268,6 +267,8 @@ def load_capabilities(*capabilities: str) -> Registry:
 def load_operations() -> Registry:
     """Import every module of `teamlore.ops` and its area sub-packages (each registers its
     operations; idempotent). A new operations module needs no registration anywhere else."""
+    import pkgutil
+
     import teamlore.ops as package
 
     for module in pkgutil.walk_packages(package.__path__, prefix=f"{package.__name__}."):

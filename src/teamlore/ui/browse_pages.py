@@ -11,7 +11,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from teamlore.core import errors
-from teamlore.ops.sessions.index import SHOW_PAGE_TURNS
+from teamlore.ops.sessions import SHOW_PAGE_TURNS
 from teamlore.ui.pages import error_page, page, refusal, ui_state
 
 MEMORY_KINDS = ("doctrine", "scene", "skill", "entry")

@@ -36,7 +36,14 @@ from teamlore.cli.output import (
     styled,
 )
 from teamlore.cli.params import Argument, Option, call, parse_argv
-from teamlore.ops.sessions import index  # registers the session operations alone
+from teamlore.ops.sessions import SHOW_PAGE_TURNS
+
+
+def _session_operations() -> None:
+    """Register the session operations (`memory search`, run from this module too, needs none
+    of them: docs/architecture.md, "A short CLI process")."""
+    from teamlore.ops.sessions import index  # noqa: F401
+
 
 # -- sync / status ----------------------------------------------------------------------------
 
@@ -161,6 +168,7 @@ def sync(
             )
         run("secret.regenerate", {}, fmt, _render_regenerated)
         return
+    _session_operations()
     run(
         "sync",
         {
@@ -217,6 +225,7 @@ def status(
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """Show the health of the session index."""
+    _session_operations()
     run("status", {"check": check}, fmt, _render_status)
 
 
@@ -272,6 +281,7 @@ def sessions_list(
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """List indexed sessions, newest first."""
+    _session_operations()
     run(
         "sessions.list",
         {
@@ -458,11 +468,12 @@ def sessions_show(
         None, "--tool", help="Only this tool call of the turn (its #number), printed whole."
     ),
     start: int = Option(1, "--from", help="First turn of the page (1-based)."),
-    limit: int = Option(index.SHOW_PAGE_TURNS, "--limit", "-n", help="Turns per page."),
+    limit: int = Option(SHOW_PAGE_TURNS, "--limit", "-n", help="Turns per page."),
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """Show a session's turns, tool uses (with the error of each failed one), exit codes,
     paths written and commits, a page of turns at a time."""
+    _session_operations()
     run(
         "sessions.show",
         {"session_key": session_key, "turn": turn, "tool": tool, "start": start, "limit": limit},
@@ -558,6 +569,7 @@ def sessions_search(
     """Search past turns: words (BM25 over user, assistant and tool text) fused with meaning
     (embeddings of each turn's prompt and answer); --lexical for words only. Turns appended
     to recent sessions since the last sync are indexed first (docs/sessions.md)."""
+    _session_operations()
     run(
         "sessions.search",
         {

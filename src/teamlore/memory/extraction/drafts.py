@@ -19,8 +19,8 @@ from teamlore.core import db, errors
 from teamlore.core.analyzer import ANALYZER_VERSION, analyze
 from teamlore.core.canonical import canonical_json
 from teamlore.memory.extraction import dedup
-from teamlore.memory.extraction.tasks import Owner, Task, candidate_analyzer_version
-from teamlore.memory.store.state_db import RECALL_ALGORITHM_VERSION
+from teamlore.memory.extraction.tasks import Owner, Task
+from teamlore.memory.store.state_db import RECALL_ALGORITHM_VERSION, candidate_analyzer_version
 
 STRENGTHS = ("direct", "observed", "candidate", "contextual", "unknown")  # strongest first
 
@@ -328,10 +328,11 @@ def reanalyze_candidates(conn: sqlite3.Connection, owner: Owner) -> int:
     for approved memory: dedup recall tokenizes its queries with the current analyzer, so
     old tokens would miss. Bumps the candidate generation (recall results may change).
     Returns how many documents were re-analyzed; 0 and no write when they are current."""
-    if candidate_analyzer_version(conn, owner) in (None, ANALYZER_VERSION):
+    keys, current = (owner.repository_key, owner.worktree_key), (None, ANALYZER_VERSION)
+    if candidate_analyzer_version(conn, *keys) in current:
         return 0
     with db.write_tx(conn):
-        if candidate_analyzer_version(conn, owner) in (None, ANALYZER_VERSION):
+        if candidate_analyzer_version(conn, *keys) in current:
             return 0  # another process did it first
         indexed = conn.execute(
             "SELECT c.candidate_id, c.payload_json FROM candidates AS c"

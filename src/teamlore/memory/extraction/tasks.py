@@ -49,17 +49,6 @@ class Owner:
     worktree_key: str
 
 
-def candidate_analyzer_version(conn: sqlite3.Connection, owner: Owner) -> str | None:
-    """The analyzer version that wrote the owner's candidate FTS documents; None without any
-    (a question cheap enough for every search to ask before loading the staging code)."""
-    row = conn.execute(
-        "SELECT analyzer_version FROM candidate_projection"
-        " WHERE repository_key = ? AND worktree_key = ?",
-        (owner.repository_key, owner.worktree_key),
-    ).fetchone()
-    return None if row is None else str(row[0])
-
-
 @dataclass(frozen=True, slots=True)
 class Task:
     task_id: str

@@ -565,6 +565,20 @@ def memory_state_uuid(conn: sqlite3.Connection) -> str:
     return value
 
 
+def candidate_analyzer_version(
+    conn: sqlite3.Connection, repository_key: str, worktree_key: str
+) -> str | None:
+    """The analyzer version that wrote the owner's candidate FTS documents; None without any
+    (a question cheap enough for every search to ask before loading the staging code, which
+    is why it is here and not beside the extraction tasks)."""
+    row = conn.execute(
+        "SELECT analyzer_version FROM candidate_projection"
+        " WHERE repository_key = ? AND worktree_key = ?",
+        (repository_key, worktree_key),
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
 def _new_uuid() -> str:
     # uuid (and the platform module it imports) loads only when a state DB is created: a short
     # read process opens an existing one (docs/architecture.md, "A short CLI process")

@@ -23,8 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from teamlore.contracts._base import HEX64_PATTERN
-from teamlore.contracts.promotion import UUID4_PATTERN
+from teamlore.contracts.formats import HEX64_PATTERN, UUID4_PATTERN
 from teamlore.ops.registry import OpContext, operation
 
 # New files are untracked, so plain `git diff` prints nothing for them: the note names

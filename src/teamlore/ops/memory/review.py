@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from teamlore.contracts.promotion import PREPARE_REQUEST_FORMAT
+from teamlore.contracts.formats import PREPARE_REQUEST_FORMAT
 from teamlore.core import errors
 from teamlore.core.strict import STRICT
 from teamlore.ops.owner import open_owner

@@ -25,10 +25,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from teamlore.contracts.adjudication import ADJUDICATION_RESULT_FORMAT
-from teamlore.contracts.consolidation import CONSOLIDATION_PATCH_FORMAT
-from teamlore.contracts.extraction import DRAFT_BATCH_FORMAT
-from teamlore.contracts.skill import SKILL_CANDIDATE_FORMAT
+from teamlore.contracts.formats import (
+    ADJUDICATION_RESULT_FORMAT,
+    CONSOLIDATION_PATCH_FORMAT,
+    DRAFT_BATCH_FORMAT,
+    SKILL_CANDIDATE_FORMAT,
+)
 from teamlore.core import errors
 from teamlore.ops.registry import OpContext, operation
 

@@ -20,12 +20,13 @@ from teamlore.core.paths import resolve_home
 from teamlore.core.timeutil import parse_instant
 from teamlore.ops.plain_request import PlainRequest, param, plain_request
 from teamlore.ops.registry import OpContext, ProgressCallback, operation
+from teamlore.ops.sessions import SHOW_PAGE_TURNS
 from teamlore.sessions.index_health import (
     index_errors,
     open_index_for_read,
     open_index_for_sync,
 )
-from teamlore.sessions.providers import PROVIDERS, get_adapter
+from teamlore.sessions.providers import PROVIDERS, default_roots, get_adapter
 
 if TYPE_CHECKING:
     from teamlore.models.embeddings import Embedder
@@ -91,9 +92,7 @@ def resolve_sources(request: SyncRequest, home: Path | None) -> list[Source]:
     config = load_config(home)
     sources = []
     for provider in chosen:
-        roots = config.sources.get(provider) or [
-            str(r) for r in get_adapter(provider).default_roots()
-        ]
+        roots = config.sources.get(provider) or [str(r) for r in default_roots(provider)]
         sources.extend(Source(provider, _absolute(r)) for r in roots)
     return sources
 
@@ -328,10 +327,6 @@ def sessions_list(ctx: OpContext, request: SessionsListRequest) -> dict[str, Any
                 repositories=tables.session_facts(conn),
             )
         }
-
-
-# turns per page of `sessions show` without --turn (docs/sessions.md, "Showing a session")
-SHOW_PAGE_TURNS = 100
 
 
 @plain_request

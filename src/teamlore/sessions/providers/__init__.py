@@ -1,8 +1,11 @@
-"""Provider adapters. Adding a provider: write one module with an `Adapter` and list it here."""
+"""Provider adapters. Adding a provider: write one module with an `Adapter`, list it here and
+name where its client writes sessions (`default_roots`)."""
 
 from __future__ import annotations
 
 import importlib
+import os
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from teamlore.core import errors
@@ -18,13 +21,36 @@ PROVIDERS: dict[str, str] = {
 
 
 def get_adapter(provider: str) -> Adapter:
+    module_name, _, class_name = _known(provider).partition(":")
+    cls = getattr(importlib.import_module(module_name), class_name)
+    adapter: Adapter = cls()
+    return adapter
+
+
+def default_roots(provider: str) -> list[Path]:
+    """Where `provider`'s client writes its sessions (its adapter's `default_roots`), known
+    without importing the adapter: `status` and a sync without `--source` name them, and a
+    status process needs no parser (docs/architecture.md, "A short CLI process")."""
+    _known(provider)
+    if provider == "claude":
+        configured = os.environ.get("CLAUDE_CONFIG_DIR")
+        base = Path(configured).expanduser() if configured else Path.home() / ".claude"
+        return [base / "projects"]
+    if provider == "pi":
+        configured = os.environ.get("PI_CODING_AGENT_DIR")
+        base = Path(configured).expanduser() if configured else Path.home() / ".pi" / "agent"
+        return [base / "sessions"]
+    home = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex").expanduser()
+    archived = home / "archived_sessions"
+    return [home / "sessions", *([archived] if archived.is_dir() else [])]
+
+
+def _known(provider: str) -> str:
+    """`provider`'s adapter (module:class), or UNKNOWN_PROVIDER."""
     target = PROVIDERS.get(provider)
     if target is None:
         raise errors.TeamloreError(
             errors.UNKNOWN_PROVIDER,
             f"unknown provider {provider!r}; known: {', '.join(sorted(PROVIDERS))}",
         )
-    module_name, _, class_name = target.partition(":")
-    cls = getattr(importlib.import_module(module_name), class_name)
-    adapter: Adapter = cls()
-    return adapter
+    return target

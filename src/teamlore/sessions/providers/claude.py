@@ -25,7 +25,6 @@ Format: research/session-formats.md §1. What this adapter decides:
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -44,6 +43,7 @@ from teamlore.sessions.model import (
     Unreadable,
     UserTurn,
 )
+from teamlore.sessions.providers import default_roots
 from teamlore.sessions.providers.common import (
     RecordParser,
     as_dict,
@@ -145,9 +145,7 @@ class ClaudeAdapter:
     unread_lines: ClassVar[re.Pattern[bytes] | None] = None
 
     def default_roots(self) -> list[Path]:
-        configured = os.environ.get("CLAUDE_CONFIG_DIR")
-        base = Path(configured).expanduser() if configured else Path.home() / ".claude"
-        return [base / "projects"]
+        return default_roots(self.provider)
 
     def discover(self, root: Path) -> Iterator[str | Unreadable]:
         if root.is_file():

@@ -26,7 +26,6 @@ a file whose `session_meta.history_base` continues a thread from an earlier reco
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -45,6 +44,7 @@ from teamlore.sessions.model import (
     Unreadable,
     UserTurn,
 )
+from teamlore.sessions.providers import default_roots
 from teamlore.sessions.providers.codex_records import (
     BadRecord,
     _classify,
@@ -177,12 +177,7 @@ class CodexAdapter:
     unread_lines: ClassVar[re.Pattern[bytes] | None] = UNREAD_LINES
 
     def default_roots(self) -> list[Path]:
-        home = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex").expanduser()
-        roots = [home / "sessions"]
-        archived = home / "archived_sessions"
-        if archived.is_dir():
-            roots.append(archived)
-        return roots
+        return default_roots(self.provider)
 
     def discover(self, root: Path) -> Iterator[str | Unreadable]:
         if root.is_file():

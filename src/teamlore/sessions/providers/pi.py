@@ -17,7 +17,6 @@ What this adapter decides:
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,6 +33,7 @@ from teamlore.sessions.model import (
     Unreadable,
     UserTurn,
 )
+from teamlore.sessions.providers import default_roots
 from teamlore.sessions.providers.common import (
     RecordParser,
     as_dict,
@@ -93,9 +93,7 @@ class PiAdapter:
     unread_lines: ClassVar[re.Pattern[bytes] | None] = None
 
     def default_roots(self) -> list[Path]:
-        configured = os.environ.get("PI_CODING_AGENT_DIR")
-        base = Path(configured).expanduser() if configured else Path.home() / ".pi" / "agent"
-        return [base / "sessions"]
+        return default_roots(self.provider)
 
     def discover(self, root: Path) -> Iterator[str | Unreadable]:
         if root.is_file():
