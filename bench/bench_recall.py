@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from teamlore.memory.extraction.recall import load_task_source
-from teamlore.memory.extraction.selection import resolve_owner
 from teamlore.memory.store.state_db import open_state_db
 from teamlore.ops.memory.recall import RecallRequest, memory_recall
+from teamlore.ops.owner import resolve_owner
 from teamlore.ops.registry import OpContext, run_operation
 from teamlore.sessions.index_db import open_index
 
@@ -149,7 +149,7 @@ def main() -> None:
         index, state = open_index(home), open_state_db(home)
         rebind: list[float] = []
         try:
-            owner = resolve_owner(index, repo, home)
+            owner = resolve_owner(ctx, registered=True, index=index)
             for source in result["sources"]:
                 started = time.perf_counter()
                 assert not load_task_source(index, state, owner, source["taskId"], home=home).stale
