@@ -285,11 +285,13 @@ def main(argv: list[str] | None = None) -> int:
     trees = [("", env)]
     if args.versus:
         # its own derived model copies: two trees whose copies differ in format would each
-        # derive them again on every run (models/multilingual.py, `CACHE_FORMAT`)
+        # derive them again on every run (models/multilingual.py, `CACHE_FORMAT`); and its own
+        # copy of the state (`versus_state`)
         versus_env = {
             **env,
             "PYTHONPATH": str(args.versus.resolve()),
             "TEAMLORE_MODEL_CACHE": str(work / "models-versus"),
+            "TEAMLORE_HOME": str(versus_state(state)),
         }
         trees.append((" [versus]", versus_env))
     commands = [Command("floor", [sys.executable, "-c", "import sqlite3, json"], repo, env)]
@@ -326,6 +328,16 @@ def main(argv: list[str] | None = None) -> int:
                 c.misses += 1
     report(commands, exe)
     return 0
+
+
+def versus_state(state: Path) -> Path:
+    """A copy of the prepared state for the `--versus` tree, made afresh each run: a tree whose
+    state schema is newer migrates the state it opens, which the other could not open then. The
+    memory state is left out (derived: the versus tree's first search projects and embeds it)."""
+    copy = state.with_name(state.name + "-versus")
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(state, copy, ignore=shutil.ignore_patterns("memory-state.sqlite3*"))
+    return copy
 
 
 def show_long_session(work: Path, turns: int, env: dict[str, str], versus: Path | None) -> None:

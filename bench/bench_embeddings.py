@@ -38,6 +38,7 @@ import argparse
 import json
 import random
 import resource
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -250,11 +251,23 @@ def print_searches(times: dict[str, Times], keywords: int, entries: int) -> None
 
 
 def versus(args: argparse.Namespace, state: Path) -> None:
-    """`--versus SRC`: the searches timed in fresh processes, SRC's and this tree's in turn."""
+    """`--versus SRC`: the searches timed in fresh processes, SRC's and this tree's in turn,
+    each over its own copy of the state database (a side whose schema is newer migrates its
+    copy: the other side could not open it)."""
+    with tempfile.TemporaryDirectory(prefix="teamlore-embed-versus-") as tmp:
+        copies = {side: Path(tmp) / side for side in ("versus", "this")}
+        for copy in copies.values():
+            shutil.copytree(state / "home", copy / "home")
+            (copy / "built").write_text("")
+        timed_sides(args, copies)
+
+
+def timed_sides(args: argparse.Namespace, copies: dict[str, Path]) -> None:
     own = str(Path(__file__).resolve().parents[1] / "src")
     sides: dict[str, dict[str, Times]] = {"versus": {}, "this": {}}
     for _ in range(args.rounds):
         for side, src in (("versus", args.versus), ("this", own)):
+            state = copies[side]
             command = [sys.executable, __file__, "--state", str(state), "--searches-only"]
             command += ["--entries", str(args.entries), "--queries", str(args.queries)]
             command += ["--model", args.model]
@@ -342,6 +355,8 @@ def kept(args: argparse.Namespace, state: Path) -> None:
     embedder = model_named(args.model)
     embedder.embed(["load the model"])
     conn = open_state_db(state / "home")
+    # what every `memory search` does first: a pack a migration dropped is written again
+    sync_approved_vectors(conn, embedder=embedder, repository_key=REPO, worktree_key=WORKTREE)
     keywords = make_queries(args.queries // 2, corpus)
     queries = keywords + sentence_queries(args.queries - len(keywords), corpus)
     if args.rankings is not None:

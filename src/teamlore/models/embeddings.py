@@ -112,7 +112,9 @@ class Embedder(Protocol):
 
     def reads(self, text: str) -> bool:
         """Whether the model has word vectors for the language of `text` (the bundled model
-        has none for Chinese: its Chinese tokens say little more than "this is Chinese")."""
+        has none for Chinese: its Chinese tokens say little more than "this is Chinese").
+        Chinese is the only language a model may not read: true of every text without it, and
+        the same for every text with it (memory search keeps that per document)."""
         ...
 
     @property

@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 import io
 import sqlite3
+from array import array
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -257,22 +258,40 @@ def texts_asked(conn: sqlite3.Connection) -> list[str]:
     return seen
 
 
-def test_a_model_that_reads_every_text_is_not_asked_per_document(tree: Worktree) -> None:
-    # the static model cannot read Chinese: its rankings ask each found document's text; a
-    # model that reads every language (memory's pair, an endpoint) has nothing to ask
+def test_no_search_reads_a_documents_text_to_ask_whether_the_model_reads_it(
+    tree: Worktree,
+) -> None:
+    # the static model cannot read Chinese: the pack says which documents hold it, so its
+    # rankings read no text (they read every found document's text before); a model that reads
+    # every language (memory's pair, an endpoint) has nothing to ask at all
+    tree.write("release-freeze", "发布前一周冻结代码。只修阻断问题。")
+    tree.project()
     tree.embed()
     asked = texts_asked(tree.conn)
-    tree.search(PARAPHRASE, embedder=bundled_embedder())
-    assert len(asked) == 1 and not bundled_embedder().reads_every_text
+    found = tree.search("冻结代码 release freeze", embedder=bundled_embedder())
+    assert found.vector.ran and not bundled_embedder().reads_every_text
+    assert "vector" not in next(h for h in found.results if h.id == "release-freeze").matched_by
+    assert asked == []
     with ScriptedServer() as server:
         server.respond_with(embeddings_responder(letters))
         client = OpenAICompatClient(base_url=server.base_url, model="letters", api_key="k")
         endpoint = EndpointEmbedder(client)
         tree.embed(endpoint)
-        asked.clear()
         result = tree.search("coffee machine", embedder=endpoint)
     assert result.vector.ran and endpoint.reads_every_text
     assert asked == []
+
+
+def test_the_pack_flags_the_documents_holding_chinese(tree: Worktree) -> None:
+    tree.write("release-freeze", "发布前一周冻结代码。只修阻断问题。")
+    tree.project()
+    tree.embed()
+    ids, flags = tree.conn.execute("SELECT ids, flags FROM approved_vector_packs").fetchone()
+    (chinese,) = tree.conn.execute(
+        "SELECT id FROM approved_entries WHERE entry_id = 'release-freeze'"
+    ).fetchone()
+    holding = {i for i, flag in zip(array("q", ids), flags, strict=True) if flag & 4}
+    assert holding == {chinese}
 
 
 def test_a_failed_embedding_sync_writes_nothing(tree: Worktree) -> None:
@@ -574,6 +593,34 @@ def test_threads_searching_at_once_share_the_kept_pack(tree: Worktree, tmp_path:
             result for results in pool.map(lambda _: search_a_few(), range(4)) for result in results
         ]
     assert found == [expected] * 20
+
+
+def test_packs_made_before_the_chinese_flag_are_dropped_and_written_again(
+    tmp_path: Path,
+) -> None:
+    # schema 12's flags did not say which documents hold Chinese: read as "none", a Chinese
+    # document would get the static model's noise vote
+    root = tmp_path / "worktree"
+    root.mkdir()
+    init_tree(root)
+    conn = opened_after_migrating(
+        tmp_path / "home",
+        12,
+        "INSERT INTO approved_vector_packs (repository_key, worktree_key, space, generation, "
+        "token, dimensions, ids, flags, scales, vectors, headline_scales, headline_vectors) "
+        "VALUES (?, ?, 's', 1, 7, 0, x'', x'', x'', x'', x'', x'')",
+        (REPO, WORKTREE),
+    )
+    try:
+        assert conn.execute("SELECT count(*) FROM approved_vector_packs").fetchone()[0] == 0
+        tree = Worktree(root, conn)
+        tree.write("release-freeze", "发布前一周冻结代码。只修阻断问题。")
+        tree.project()
+        tree.embed()
+        (flags,) = conn.execute("SELECT flags FROM approved_vector_packs").fetchone()
+        assert flags == bytes([1 | 4])
+    finally:
+        conn.close()
 
 
 def test_packs_made_before_tokens_are_dropped_and_written_again(tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from teamlore.memory.store.vectors import PRODUCT_BLOCK
+from teamlore.memory.store.vectors import widened_blocks
 
 Cosines = NDArray[np.float32]
 # which models cannot read which of the given documents: per model, the ids it cannot read
@@ -40,7 +40,7 @@ def model_cosines(
 ) -> list[Cosines]:
     """Each model's cosine of every stored row (int8 `values` with their `scales`) with its
     unit-length query row `queries[i]`; the rows hold the models' dimensions in that order.
-    One product per block of rows (`vectors.PRODUCT_BLOCK`) with the queries side by side, each
+    One product per block of rows (`vectors.widened_blocks`) with the queries side by side, each
     in its model's dimensions and zero elsewhere: what one cosine of the whole row costs."""
     columns = np.zeros((values.shape[1], len(queries)), dtype=np.float32)
     start = 0
@@ -49,9 +49,8 @@ def model_cosines(
         start += len(query)
     columns *= np.float32(math.sqrt(len(queries)))
     out = np.empty((len(values), len(queries)), dtype=np.float32)
-    for first in range(0, len(values), PRODUCT_BLOCK):
-        block = values[first : first + PRODUCT_BLOCK]
-        out[first : first + len(block)] = block.astype(np.float32) @ columns
+    for first, rows in widened_blocks(values):
+        out[first : first + len(rows)] = rows @ columns
     out *= (scales / np.float32(127))[:, None]
     return [out[:, column] for column in range(len(queries))]
 

@@ -33,7 +33,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import orjson
 
@@ -58,6 +58,7 @@ from teamlore.memory.store.tree_reader import Coverage, Kind
 from teamlore.models.glosses import has_chinese, segmented
 
 if TYPE_CHECKING:
+    from teamlore.memory.store.vectors import ApprovedVectors
     from teamlore.models.embeddings import Embedder
 
 MAX_QUERY_CHARS = 1024
@@ -271,20 +272,85 @@ def _lexical(
 ) -> list[tuple[int, float, OrderRow]]:
     """(terms held, BM25 strength, slim row) best first: the lexical ranking (all of it, or
     `limit`). Rows carry only the ordering columns; `_full_rows` fetches what a hit shows.
-    `keys`: the owner's order keys when this process keeps them (memory/store/order_keys.py)."""
-    matches = _term_matches(conn, parsed)
-    match = _candidates(conn, parsed, matches)
-    rows = _run(conn, owner, match, include_deprecated, MAX_CANDIDATES, keys)
-    if not rows and match != parsed.match_any():  # the weighted terms are only in other files
-        rows = _run(conn, owner, parsed.match_any(), include_deprecated, MAX_CANDIDATES, keys)
-    held = _terms_held(matches, [row.id for row in rows])
+    `keys`: the owner's order keys when this process keeps them (memory/store/order_keys.py);
+    with them, the index's postings when it keeps those too (memory/store/postings.py: the
+    same ranks, computed without FTS5's per-row `bm25()`)."""
+    if keys is not None:  # a process's second search of this projection: numpy may load
+        from teamlore.memory.store.postings import POSTINGS, OwnerSearch, Unsupported
+
+        postings = POSTINGS.get(conn)
+        if postings is not None:
+            try:
+                return _ranked(OwnerSearch(postings, keys), parsed, include_deprecated, limit)
+            except Unsupported:
+                pass  # FTS5 answers this query
+    return _ranked(_FtsSearch(conn, owner, keys), parsed, include_deprecated, limit)
+
+
+class _Index(Protocol):
+    """What the lexical ranking asks of the index: FTS5 (`_FtsSearch`) or the postings this
+    process keeps (`postings.OwnerSearch`), with the same answers. `run`: the owner's best
+    `window` rows in `_run`'s order and their BM25 strengths (higher is better); `held`: how
+    many of the query's terms each of `ids` holds (1 each for a one-term query)."""
+
+    def found(self, parsed: Query) -> list[int]: ...
+    def documents(self) -> int: ...
+    def holding(self, every: Query) -> int: ...
+    def run(
+        self, terms: Query, every: bool, include_deprecated: bool, window: int
+    ) -> tuple[list[OrderRow], list[float]]: ...
+    def held(self, ids: list[int]) -> list[int]: ...
+
+
+def _ranked(
+    index: _Index, parsed: Query, include_deprecated: bool, limit: int | None
+) -> list[tuple[int, float, OrderRow]]:
+    counts = index.found(parsed)
+    terms, every = _candidates(index, parsed, counts)
+    rows, strengths = index.run(terms, every, include_deprecated, MAX_CANDIDATES)
+    if not rows and (terms, every) != (parsed, False):  # the weighted terms are in other files
+        rows, strengths = index.run(parsed, False, include_deprecated, MAX_CANDIDATES)
+    ranked = list(zip(index.held([row.id for row in rows]), strengths, rows, strict=True))
     # the rows come in BM25 order (deprecated last); a stable sort by terms held keeps it
-    # within each count (docs/search.md)
-    ranked = sorted(
-        ((held.get(row.id, 1), -row.rank, row) for row in rows),
-        key=lambda item: (item[2].status == "deprecated", -item[0]),
-    )
+    # within each count (docs/search.md; a reversed sort is stable too)
+    if rows and rows[-1].status == "deprecated":
+        ranked.sort(key=lambda item: (item[2].status == "deprecated", -item[0]))
+    else:
+        ranked.sort(key=itemgetter(0), reverse=True)
     return ranked if limit is None else ranked[:limit]
+
+
+class _FtsSearch:
+    """FTS5 answers (`_Index`)."""
+
+    def __init__(self, conn: sqlite3.Connection, owner: tuple[str, str], keys: Kept | None):
+        self._conn, self._owner, self._keys = conn, owner, keys
+        self._matches: list[list[int]] = []
+
+    def found(self, parsed: Query) -> list[int]:
+        self._matches = _term_matches(self._conn, parsed)
+        return [len(found) for found in self._matches]
+
+    def documents(self) -> int:
+        (documents,) = self._conn.execute("SELECT count(*) FROM approved_entries").fetchone()
+        return int(documents)
+
+    def holding(self, every: Query) -> int:
+        (holding,) = self._conn.execute(
+            "SELECT count(*) FROM approved_fts WHERE approved_fts MATCH ?", (every.match_all(),)
+        ).fetchone()
+        return int(holding)
+
+    def run(
+        self, terms: Query, every: bool, include_deprecated: bool, window: int
+    ) -> tuple[list[OrderRow], list[float]]:
+        match = terms.match_all() if every else terms.match_any()
+        rows = _run(self._conn, self._owner, match, include_deprecated, window, self._keys)
+        return rows, [-row.rank for row in rows]
+
+    def held(self, ids: list[int]) -> list[int]:
+        held = _terms_held(self._matches, ids)
+        return [held.get(i, 1) for i in ids]
 
 
 def _term_matches(conn: sqlite3.Connection, parsed: Query) -> list[list[int]]:
@@ -322,32 +388,29 @@ def _terms_held(matches: list[list[int]], ids: list[int]) -> dict[int, int]:
 # counts as held. (Before, such a term filled the window places the other terms left with
 # documents holding only such words, chosen by that 1e-6 weight.) A query of such terms only
 # takes the documents holding all of them when a window's worth do. docs/memory.md
-def _candidates(conn: sqlite3.Connection, parsed: Query, matches: list[list[int]]) -> str:
-    """The MATCH expression that finds the candidates: any term BM25 weighs that is found (a
-    query without one: `_holding_every_term`)."""
-    crowded = [i for i, found in enumerate(matches) if len(found) > MAX_CANDIDATES]
+def _candidates(index: _Index, parsed: Query, counts: list[int]) -> tuple[Query, bool]:
+    """The terms that find the candidates, and whether a candidate holds every one of them
+    (else any): any term BM25 weighs that is found (a query without one:
+    `_holding_every_term`). `counts`: how many documents each term matches ([] for one term)."""
+    crowded = [i for i, found in enumerate(counts) if found > MAX_CANDIDATES]
     if not crowded:
-        return parsed.match_any()
-    (documents,) = conn.execute("SELECT count(*) FROM approved_entries").fetchone()
-    unweighted = {i for i in crowded if 2 * len(matches[i]) >= documents}
-    weighted = [i for i, found in enumerate(matches) if found and i not in unweighted]
+        return parsed, False
+    documents = index.documents()
+    unweighted = {i for i in crowded if 2 * counts[i] >= documents}
+    weighted = [i for i, found in enumerate(counts) if found and i not in unweighted]
     if not weighted:
-        return _holding_every_term(conn, parsed, matches)
-    return Query(tuple(parsed.terms[i] for i in weighted)).match_any()
+        return _holding_every_term(index, parsed, counts)
+    return Query(tuple(parsed.terms[i] for i in weighted)), False
 
 
-def _holding_every_term(conn: sqlite3.Connection, parsed: Query, matches: list[list[int]]) -> str:
+def _holding_every_term(index: _Index, parsed: Query, counts: list[int]) -> tuple[Query, bool]:
     """For a query of unweighted terms only: the documents holding every term found, when at
     least a window's worth do; else any term's. The ranking puts the documents holding the most
     terms first, so the old window's best of them by BM25 stay the ranking's top, in order."""
-    found = Query(tuple(t for t, hits in zip(parsed.terms, matches, strict=True) if hits))
+    found = Query(tuple(t for t, hits in zip(parsed.terms, counts, strict=True) if hits))
     if len(found.terms) < 2:
-        return parsed.match_any()
-    every = found.match_all()
-    (holding,) = conn.execute(
-        "SELECT count(*) FROM approved_fts WHERE approved_fts MATCH ?", (every,)
-    ).fetchone()
-    return every if holding >= MAX_CANDIDATES else parsed.match_any()
+        return parsed, False
+    return (found, True) if index.holding(found) >= MAX_CANDIDATES else (parsed, False)
 
 
 def _hit(row: sqlite3.Row, score: float, parsed: Query, by: list[SearchPath]) -> SearchHit:
@@ -424,7 +487,7 @@ def _vector_ranking(
         fields,
         limit=VECTOR_DEPTH,
         min_similarity=MIN_SIMILARITY,
-        unread=lambda ids: _unread(conn, models, ids),
+        unread=lambda ids: _unread(stored, models, ids),
     )
     return ran, ranking
 
@@ -444,20 +507,19 @@ def _has_vectors(conn: sqlite3.Connection, owner: tuple[str, str], space: str) -
     )
 
 
-def _unread(conn: sqlite3.Connection, models: Sequence[Embedder], ids: list[int]) -> list[set[int]]:
+def _unread(stored: ApprovedVectors, models: Sequence[Embedder], ids: list[int]) -> list[set[int]]:
     """Per model, the documents among `ids` in a language it has no word vectors for: their
     vectors are noise to it, so it gives them no vote at all (docs/hybrid-search.md, "Words are
-    never outvoted"); the other model and the words still find them. Nothing is read when every
-    model reads every text."""
+    never outvoted"); the other model and the words still find them. Whether a model reads a
+    text depends only on whether the text holds Chinese (`Embedder.reads`), which the pack
+    stores per document: no text is read."""
     if all(model.reads_every_text for model in models):
         return [set() for _ in models]
-    rows = conn.execute(
-        "SELECT e.id, e.title, e.body_text FROM approved_entries AS e "
-        "WHERE e.id IN (SELECT value FROM json_each(?))",
-        (orjson.dumps(sorted(ids)).decode(),),
-    ).fetchall()
-    texts = [(int(row[0]), f"{row[1] or ''}\n{row[2] or ''}") for row in rows]
-    return [{doc for doc, text in texts if not model.reads(text)} for model in models]
+    chinese = stored.holding_chinese(ids)
+    return [set() if model.reads(CHINESE_TEXT) else chinese for model in models]
+
+
+CHINESE_TEXT = "中文"  # stands for every text holding Chinese (`Embedder.reads`)
 
 
 def _fused(

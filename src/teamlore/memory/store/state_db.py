@@ -467,6 +467,13 @@ CREATE TABLE excluded_sessions (
 );
 """
 
+# a pack's flags gain 4 = the document holds Chinese (memory/store/vectors.py): memory search
+# asks a model whether it reads a document without reading the document's text. Packs are
+# derived: the next search writes them again, with the flag
+CHINESE_FLAG_V13 = """
+DELETE FROM approved_vector_packs;
+"""
+
 MIGRATIONS: list[str] = [
     SCHEMA_V1,
     PROMOTION_PROGRESS_V2,
@@ -480,6 +487,7 @@ MIGRATIONS: list[str] = [
     HEADLINE_RULE_V10,
     PACK_TOKENS_V11,
     EXCLUDED_SESSIONS_V12,
+    CHINESE_FLAG_V13,
 ]
 
 TABLES = (

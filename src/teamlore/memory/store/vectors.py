@@ -26,7 +26,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,10 +37,13 @@ from numpy.typing import NDArray
 from teamlore.core import db
 from teamlore.memory.store.projection_rows import document_text, headline
 from teamlore.models.embeddings import Embedder, Vectors, quantize_rows
+from teamlore.models.glosses import has_chinese
 
 EMBED_BATCH = 256  # documents per embed call (bounds memory; progress is reported per batch)
 _SCALE = np.dtype("<f4")
-_ENTRY, _DEPRECATED = 1, 2  # pack flags
+# pack flags; `_CHINESE`: the document's title or body holds Chinese, what decides whether a
+# model reads it (`Embedder.reads`), so a search need not read its text to ask
+_ENTRY, _DEPRECATED, _CHINESE = 1, 2, 4
 
 Progress = Callable[[int, int], None]  # (documents embedded so far, documents to embed)
 
@@ -105,7 +108,8 @@ _MISSING = (
 )
 
 _CURRENT = (
-    "SELECT e.id, e.kind, e.status, v.vector, v.headline_vector FROM approved_entries AS e "
+    "SELECT e.id, e.kind, e.status, v.vector, v.headline_vector, e.title, e.body_text "
+    "FROM approved_entries AS e "
     "JOIN approved_vectors AS v ON v.repository_key = e.repository_key "
     "AND v.worktree_key = e.worktree_key AND v.kind = e.kind AND v.entry_id = e.entry_id "
     "AND v.content_digest = e.content_digest "
@@ -269,6 +273,13 @@ class ApprovedVectors:
     def count(self) -> int:
         return len(self.ids)
 
+    def holding_chinese(self, ids: Sequence[int]) -> set[int]:
+        """Those of `ids` (all of them stored here) whose title or body holds Chinese."""
+        if not ids:
+            return set()
+        flags = self.flags[np.searchsorted(self.ids, np.asarray(ids, dtype=np.int64))]
+        return set(np.asarray(ids)[(flags & _CHINESE) > 0].tolist())
+
     def kept(
         self, *, entries_only: bool = False, include_deprecated: bool = True
     ) -> NDArray[np.bool_]:
@@ -403,10 +414,12 @@ PACKS = PackCache()
 
 
 def _flags(rows: Sequence[Any]) -> NDArray[np.uint8]:
-    """Pack flags of (id, kind, status, …) rows."""
+    """Pack flags of `_CURRENT`'s (id, kind, status, …, title, body) rows."""
     return np.fromiter(
         (
-            (_ENTRY if row[1] == "entry" else 0) | (_DEPRECATED if row[2] == "deprecated" else 0)
+            (_ENTRY if row[1] == "entry" else 0)
+            | (_DEPRECATED if row[2] == "deprecated" else 0)
+            | (_CHINESE if has_chinese(f"{row[5] or ''}\n{row[6] or ''}") else 0)
             for row in rows
         ),
         dtype=np.uint8,
@@ -420,6 +433,18 @@ def _flags(rows: Sequence[Any]) -> NDArray[np.uint8]:
 PRODUCT_BLOCK = 512
 
 
+def widened_blocks(values: NDArray[np.int8]) -> Iterator[tuple[int, NDArray[np.float32]]]:
+    """(first row, those rows as float32) for each block of PRODUCT_BLOCK rows of `values`,
+    widened into one buffer: a new 1.5 MB array per block cost as much as the product again
+    (freshly mapped memory; 10,000 × 768: ~2.6 ms a scan against ~1.4 ms)."""
+    buffer = np.empty((min(PRODUCT_BLOCK, len(values)), values.shape[1]), dtype=np.float32)
+    for first in range(0, len(values), PRODUCT_BLOCK):
+        block = values[first : first + PRODUCT_BLOCK]
+        rows = buffer[: len(block)]
+        np.copyto(rows, block, casting="unsafe")
+        yield first, rows
+
+
 def cosines(
     values: NDArray[np.int8], scales: NDArray[np.float32], query: NDArray[np.float32]
 ) -> NDArray[np.float32]:
@@ -427,9 +452,8 @@ def cosines(
     `query`: numpy's `values @ query` (int8 widened to float32), a block of rows at a time."""
     query = query.astype(np.float32, copy=False)
     out = np.empty(len(values), dtype=np.float32)
-    for start in range(0, len(values), PRODUCT_BLOCK):
-        block = values[start : start + PRODUCT_BLOCK]
-        out[start : start + len(block)] = block.astype(np.float32) @ query
+    for start, rows in widened_blocks(values):
+        out[start : start + len(rows)] = rows @ query
     return out * (scales / np.float32(127))
 
 
