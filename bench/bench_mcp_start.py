@@ -25,6 +25,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -111,13 +112,18 @@ def timed_floor(sample: Sample, env: dict[str, str], cwd: Path) -> None:
 def prepare(work: Path, env: dict[str, str]) -> Path:
     """A git worktree holding the team-memory fixture (indexed once) and a personal profile."""
     repo = fixture_memory_repository(work / "repo")
+    seed_state(repo, env)
+    return repo
+
+
+def seed_state(repo: Path, env: dict[str, str]) -> None:
+    """The state dir of `env`: a personal profile, and `repo`'s memory indexed once."""
     personal = Path(env["TEAMLORE_HOME"]) / "personal"
     personal.mkdir(mode=0o700, parents=True, exist_ok=True)
     (personal / "profile.md").write_text(PROFILE)
     exe = [sys.executable, "-m", "teamlore.cli.main"]
     search = [*exe, "memory", "search", "export", "--format", "json"]
     subprocess.run(search, env=env, cwd=repo, check=True, stdout=subprocess.DEVNULL)
-    return repo
 
 
 def child_env(work: Path, src: Path) -> dict[str, str]:
@@ -182,12 +188,17 @@ def main(argv: list[str] | None = None) -> int:
     repo = prepare(work, env)
     trees = [("", env)]
     if args.versus:
-        # its own derived model copies, as bench_cli.py's (models/multilingual.py, `CACHE_FORMAT`)
+        # its own derived model copies, as bench_cli.py's (models/multilingual.py, `CACHE_FORMAT`),
+        # and its own state dir, made afresh: a newer tree migrates the state it opens to a
+        # schema an older one refuses (DB_SCHEMA_TOO_NEW)
+        shutil.rmtree(work / "state-versus", ignore_errors=True)
         versus_env = {
             **env,
             "PYTHONPATH": str(args.versus.resolve()),
+            "TEAMLORE_HOME": str(work / "state-versus"),
             "TEAMLORE_MODEL_CACHE": str(work / "models-versus"),
         }
+        seed_state(repo, versus_env)
         trees.append((" [versus]", versus_env))
     wanted = set(filter(None, args.capabilities.split(",")))
     runs: list[tuple[Sample, StdioServerParameters, tuple[str, dict[str, Any]] | None]] = []
