@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,17 +33,33 @@ def default_roots(provider: str) -> list[Path]:
     without importing the adapter: `status` and a sync without `--source` name them, and a
     status process needs no parser (docs/architecture.md, "A short CLI process")."""
     _known(provider)
-    if provider == "claude":
-        configured = os.environ.get("CLAUDE_CONFIG_DIR")
-        base = Path(configured).expanduser() if configured else Path.home() / ".claude"
-        return [base / "projects"]
-    if provider == "pi":
-        configured = os.environ.get("PI_CODING_AGENT_DIR")
-        base = Path(configured).expanduser() if configured else Path.home() / ".pi" / "agent"
-        return [base / "sessions"]
+    return _DEFAULT_ROOTS[provider]()
+
+
+def _claude_roots() -> list[Path]:
+    configured = os.environ.get("CLAUDE_CONFIG_DIR")
+    base = Path(configured).expanduser() if configured else Path.home() / ".claude"
+    return [base / "projects"]
+
+
+def _codex_roots() -> list[Path]:
     home = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex").expanduser()
     archived = home / "archived_sessions"
     return [home / "sessions", *([archived] if archived.is_dir() else [])]
+
+
+def _pi_roots() -> list[Path]:
+    configured = os.environ.get("PI_CODING_AGENT_DIR")
+    base = Path(configured).expanduser() if configured else Path.home() / ".pi" / "agent"
+    return [base / "sessions"]
+
+
+# one entry per provider of PROVIDERS (tests/sessions/test_providers.py)
+_DEFAULT_ROOTS: dict[str, Callable[[], list[Path]]] = {
+    "claude": _claude_roots,
+    "codex": _codex_roots,
+    "pi": _pi_roots,
+}
 
 
 def _known(provider: str) -> str:
