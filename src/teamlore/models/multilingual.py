@@ -30,6 +30,7 @@ derived again.
 from __future__ import annotations
 
 import importlib.util
+import math
 import sqlite3
 import struct
 import sys
@@ -324,9 +325,7 @@ def _mapped_weights(path: Path, layout: Layout) -> dict[str, Any]:
         mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
     arrays = {}
     for name, dtype, shape, offset in layout:
-        count = 1
-        for n in shape:
-            count *= n
+        count = math.prod(shape)
         found = np.frombuffer(mapped, dtype=np.dtype(dtype), count=count, offset=offset)
         arrays[name] = found.reshape(shape)
     return arrays
