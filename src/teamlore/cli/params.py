@@ -21,10 +21,9 @@ import re
 import typing
 from collections.abc import Callable
 from contextvars import ContextVar
-from dataclasses import dataclass
 from enum import Enum
 from types import NoneType, UnionType
-from typing import Any
+from typing import Any, NamedTuple
 
 # the typer keyword arguments the fast parse understands: they change help text only
 _PLAIN = frozenset({"help", "metavar"})
@@ -37,8 +36,7 @@ _DECIMAL = re.compile(r"[0-9]+(?:\.[0-9]+)?")
 RUNNING_FLAGS: ContextVar[dict[str, str] | None] = ContextVar("RUNNING_FLAGS", default=None)
 
 
-@dataclass(frozen=True)
-class Param:
+class Param(NamedTuple):
     """One `Option(...)` or `Argument(...)` call, as typer would have received it."""
 
     kind: str  # "option" | "argument"

@@ -23,9 +23,8 @@ from __future__ import annotations
 import heapq
 import re
 import unicodedata
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal
+from typing import Literal, NamedTuple
 
 ANALYZER_VERSION = "teamlore-analyzer@2"
 
@@ -72,8 +71,7 @@ _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_a-zA-Z
 MAX_TOKEN_CHARS = 64  # longer runs (base64, minified blobs) are noise for search
 
 
-@dataclass(frozen=True, slots=True)
-class TermGroup:
+class TermGroup(NamedTuple):
     """One query unit: matches when `whole` occurs, or when every part occurs."""
 
     whole: str
@@ -309,8 +307,7 @@ def _quote(token: str) -> str:
     return '"' + token.replace('"', '""') + '"'
 
 
-@dataclass(frozen=True, slots=True)
-class QueryTerm:
+class QueryTerm(NamedTuple):
     """One unit of a query: a word or identifier (`whole`, or every part), a CJK run (every
     bigram), a `"quoted phrase"` (its tokens in order) or a `prefix*` (the last part a prefix)."""
 
@@ -397,8 +394,7 @@ def _is_stopword(term: QueryTerm) -> bool:
     return term.kind == "word" and len(term.parts) == 1 and term.parts[0] in STOPWORDS
 
 
-@dataclass(frozen=True, slots=True)
-class Query:
+class Query(NamedTuple):
     """A parsed search query (see `parse_query`)."""
 
     terms: tuple[QueryTerm, ...]

@@ -17,8 +17,7 @@ import errno
 import os
 import re
 import sqlite3
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from teamlore.core.remedies import NEXT
 
@@ -26,8 +25,7 @@ if TYPE_CHECKING:
     from pydantic import ValidationError
 
 
-@dataclass(frozen=True, slots=True)
-class ErrorCode:
+class ErrorCode(NamedTuple):
     code: str
     summary: str
     exit_code: int = 1

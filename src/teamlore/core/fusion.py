@@ -19,8 +19,7 @@ hits let entries that share words with the query push the answer down).
 from __future__ import annotations
 
 from collections.abc import Collection, Hashable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Generic, Literal, NamedTuple, TypeVar
 
 if TYPE_CHECKING:
     from teamlore.core.analyzer import Query
@@ -50,8 +49,7 @@ LEXICAL_ASKED = "lexical search only was asked for"
 EMBEDDINGS_OFF = '[embeddings] backend = "off" in config.toml'
 
 
-@dataclass(frozen=True, slots=True)
-class Fused(Generic[Key]):
+class Fused(NamedTuple, Generic[Key]):
     key: Key
     score: float  # 1.0 = first in both rankings, every query term held
     matched_by: tuple[Path, ...]

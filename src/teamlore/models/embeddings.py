@@ -34,9 +34,8 @@ import os
 import threading
 from array import array
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, TypeAlias
 
 import orjson
 
@@ -81,8 +80,7 @@ ENCODE_CHUNK = 64
 READ_SPAN_BYTES = 4096
 
 
-@dataclass(frozen=True, slots=True)
-class EmbeddingSpace:
+class EmbeddingSpace(NamedTuple):
     """Which model made a vector. Vectors of two spaces are never compared."""
 
     backend: Backend

@@ -24,15 +24,13 @@ import operator
 import struct
 from array import array
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 PAIRWISE_BLOCK = 128  # numpy's PW_BLOCKSIZE: below it, eight running sums
 STRUCT_CODES = {"F16": "e", "F32": "f"}  # safetensors dtype → struct format code
 
 
-@dataclass(frozen=True, slots=True)
-class TableFile:
+class TableFile(NamedTuple):
     """An embedding table inside a memory-mapped safetensors file."""
 
     mapped: Any  # mmap.mmap (or any buffer)

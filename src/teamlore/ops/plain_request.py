@@ -26,15 +26,14 @@ import dataclasses
 import types
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, Self, TypeVar
+from typing import Any, ClassVar, NamedTuple, Self, TypeVar
 
 from teamlore.core import errors
 
 _MISSING: Any = dataclasses.MISSING
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class _Rule:
+class _Rule(NamedTuple):
     """What `param` declares beside the default."""
 
     ge: float | None = None
@@ -75,8 +74,7 @@ _KINDS: dict[type, tuple[tuple[type, ...], str]] = {
 }
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class _Field:
+class _Field(NamedTuple):
     name: str
     key: str  # the name on the wire
     kind: type

@@ -18,7 +18,7 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
 from teamlore.core import errors
 
@@ -105,8 +105,7 @@ class OpContext:
     org_database: str | None = None  # `--database` / `org serve`'s; else TEAMLORE_ORG_DATABASE
 
 
-@dataclass(frozen=True, slots=True)
-class Operation:
+class Operation(NamedTuple):
     name: str
     version: int
     summary: str

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sqlite3
 from array import array
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from teamlore.core.analyzer import Query, analyze
 from teamlore.core.fusion import has_identifier
@@ -55,8 +55,7 @@ def unpack(starts: bytes | None) -> list[int]:
     return array("I", starts).tolist() if starts else [0]
 
 
-@dataclass(frozen=True, slots=True)
-class Held:
+class Held(NamedTuple):
     """What a turn holds of a query: the terms of its best passage (the first one holding
     the most), which passage that is, and the terms of the whole turn."""
 
