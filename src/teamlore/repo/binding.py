@@ -14,10 +14,9 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from teamlore.core import db, errors, keys
 from teamlore.repo import tables
@@ -26,8 +25,7 @@ from teamlore.repo.git import GitCommandError, run_git_text
 _WINDOWS_PATH = re.compile(r"^(?:[A-Za-z]:[\\/]|\\\\|[A-Za-z]:$)")
 
 
-@dataclass(frozen=True, slots=True)
-class RepositoryIdentity:
+class RepositoryIdentity(NamedTuple):
     """A registered worktree as git and the index know it (made here from git's answers or the
     index's rows, never from a request: a plain value, docs/architecture.md)."""
 

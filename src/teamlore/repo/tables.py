@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 import orjson
 
@@ -25,8 +24,7 @@ if TYPE_CHECKING:  # a sync writes these tables without importing the session qu
     from teamlore.sessions.queries import RepositoryFacts
 
 
-@dataclass(frozen=True, slots=True)
-class WorktreeRow:
+class WorktreeRow(NamedTuple):
     """One registered worktree, as stored (paths are real absolute paths, as registered)."""
 
     repository_key: str
@@ -35,8 +33,7 @@ class WorktreeRow:
     git_common_dir: str
 
 
-@dataclass(frozen=True, slots=True)
-class TurnEdge:
+class TurnEdge(NamedTuple):
     """A stored delivery edge seen from its turn."""
 
     hash: str
@@ -65,8 +62,7 @@ class EdgeLike(Protocol):
     def revision(self) -> str: ...
 
 
-@dataclass(frozen=True, slots=True)
-class EdgeChanges:
+class EdgeChanges(NamedTuple):
     inserted: int
     updated: int
     deleted: int
@@ -126,8 +122,7 @@ def worktree_roots(conn: sqlite3.Connection, repository_key: str) -> list[str]:
     ]
 
 
-@dataclass(frozen=True, slots=True)
-class WorktreeStats:
+class WorktreeStats(NamedTuple):
     sessions: int  # sessions mapped to this worktree
     commits: int  # commits stored for its repository
     scanned_at: str | None

@@ -21,7 +21,7 @@ import json
 import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import Any, NamedTuple, TypeAlias
 
 from teamlore.core.errors import MEMORY_FILE_INVALID, TeamloreError
 
@@ -83,8 +83,7 @@ class SerializationError(ValueError):
     """The value cannot be written in the dialect (it would not read back)."""
 
 
-@dataclass(frozen=True, slots=True)
-class DecodedText:
+class DecodedText(NamedTuple):
     text: str
     had_bom: bool
     had_crlf: bool

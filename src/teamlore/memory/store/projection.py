@@ -34,7 +34,7 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 import orjson
 
@@ -111,8 +111,7 @@ class ProjectionResult:
 # the database side
 
 
-@dataclass(frozen=True, slots=True)
-class _Stored:
+class _Stored(NamedTuple):
     generation: int
     coverage: Coverage
     build_coverage: str
@@ -274,8 +273,7 @@ def _replace_owner_rows(
     )
 
 
-@dataclass(frozen=True, slots=True)
-class _RecordedStats:
+class _RecordedStats(NamedTuple):
     source_tree_digest: str
     stats_digest: str
     newest_ns: int  # latest mtime or ctime of a file the recording scan read

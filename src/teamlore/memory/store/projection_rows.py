@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -76,8 +76,7 @@ def headline(title: str, body: str) -> str:
     return text
 
 
-@dataclass(frozen=True, slots=True)
-class ParsedDocument:
+class ParsedDocument(NamedTuple):
     entry_id: str
     entry_type: str | None
     status: str

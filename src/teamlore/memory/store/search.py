@@ -31,9 +31,8 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 import orjson
 
@@ -82,8 +81,7 @@ MIN_SIMILARITY = 0.1
 # process"). `to_json` gives the wire form: camelCase names, as the MCP tool has always answered.
 
 
-@dataclass(frozen=True, slots=True)
-class SearchHit:
+class SearchHit(NamedTuple):
     id: str
     type: Kind  # entry | scene | doctrine | skill
     entry_type: str | None  # work_fact | work_task | work_method | work_artifact, entries only
@@ -113,8 +111,7 @@ class SearchHit:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class SeedItem:
+class SeedItem(NamedTuple):
     """One hit as the seed's search result names it."""
 
     rank: int
@@ -135,8 +132,7 @@ class SeedItem:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class VectorPath:
+class VectorPath(NamedTuple):
     """Whether the embedding ranking ran, in which space, and if not, why."""
 
     ran: bool
@@ -156,8 +152,7 @@ class VectorPath:
         return {k: v for k, v in wire.items() if v is not None} if exclude_none else wire
 
 
-@dataclass(frozen=True, slots=True)
-class SearchResult:
+class SearchResult(NamedTuple):
     generation: int
     coverage: Coverage
     paths: list[SearchPath]

@@ -376,8 +376,7 @@ def _scan_tree(
         return scan
 
 
-@dataclass(frozen=True, slots=True)
-class MemoryFile:
+class MemoryFile(NamedTuple):
     """One memory document as read from the tree: repo-relative path, kind, exact bytes."""
 
     path: str
@@ -385,8 +384,7 @@ class MemoryFile:
     data: bytes
 
 
-@dataclass(frozen=True, slots=True)
-class MemoryFiles:
+class MemoryFiles(NamedTuple):
     """A consistent read of the memory tree (see `read_memory_files`)."""
 
     files: tuple[MemoryFile, ...]

@@ -28,7 +28,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import orjson
@@ -48,8 +48,7 @@ _ENTRY, _DEPRECATED, _CHINESE = 1, 2, 4
 Progress = Callable[[int, int], None]  # (documents embedded so far, documents to embed)
 
 
-@dataclass(frozen=True, slots=True)
-class VectorSync:
+class VectorSync(NamedTuple):
     space: str
     embedded: int  # documents embedded by this sync
     total: int  # approved documents of the owner with a vector in `space` afterwards
