@@ -144,3 +144,32 @@ def test_the_hook_prints_one_json_line_and_exits_0_whatever_it_gets(
     assert garbage.returncode == 0
     assert json.loads(garbage.stdout)["code"] == "INVALID_ARGUMENT"
     assert len(queued(home)) == 1
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"source": "extension"}, "source: Input should be 'interactive' or 'rpc'"),
+        ({"turnId": "a b"}, "turnId: String should match pattern '^[A-Za-z0-9_-]{1,128}$'"),
+        ({"sessionId": ""}, "sessionId: String should have at least 1 character"),
+        ({"text": 3}, "text: Input should be a valid string"),
+        ({"x": 1}, "x: Extra inputs are not permitted"),
+    ],
+)
+def test_a_malformed_turn_is_refused_in_the_words_of_a_pydantic_request(
+    home: Path, tmp_path: Path, change: dict[str, Any], message: str
+) -> None:
+    result = capture(home, "pi", turn("hi", tmp_path) | change)
+    assert (result["code"], result["message"]) == ("INVALID_ARGUMENT", message)
+    assert queued(home) == []
+
+
+def test_a_personal_table_is_read_by_its_schema_and_refuses_in_its_words(
+    home: Path, tmp_path: Path
+) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text('[personal]\nallowed_scopes = ["nowhere"]\n')
+    result = capture(home, "pi", turn("I prefer tabs", tmp_path))
+    assert result["code"] == "CONFIG_INVALID"
+    assert "nowhere" in result["message"]
+    assert queued(home) == []

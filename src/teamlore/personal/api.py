@@ -19,18 +19,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from teamlore.core import errors
+from teamlore.core.config import load_config
 from teamlore.core.db import write_tx
 from teamlore.personal import documents, importing, init_import, queue, reader
-from teamlore.personal.config import (
-    PersonalSettings,
-    load_personal_settings,
-    registered_project_ids,
-)
 from teamlore.personal.model_port import DecisionModel
+from teamlore.personal.policy import DefaultPolicy, Policy, registered_project_ids
 from teamlore.personal.runtime_db import open_runtime_db, open_runtime_db_if_exists
 from teamlore.personal.safety import refuse_secrets
 
 if TYPE_CHECKING:
+    from teamlore.personal.config import PersonalSettings
     from teamlore.personal.writer import RunOutcome
 
 __all__ = [
@@ -55,12 +53,23 @@ def _now(now: float | None) -> float:
 
 
 def _settings(home: Path, settings: PersonalSettings | None) -> PersonalSettings:
+    from teamlore.personal.config import load_personal_settings
+
     return settings if settings is not None else load_personal_settings(home)
 
 
-def _allowed_contexts(
-    home: Path, settings: PersonalSettings, launch_contexts: Collection[str]
-) -> list[str]:
+def load_policy(home: Path, *, readonly: bool = False) -> Policy:
+    """The `[personal]` settings as the write checks read them (personal/policy.py): the
+    defaults without the schema when config.toml has no such table, else the table validated by
+    its schema (its refusals)."""
+    if not load_config(home, readonly=readonly).personal:
+        return DefaultPolicy()
+    from teamlore.personal.config import load_personal_settings, load_personal_settings_readonly
+
+    return load_personal_settings_readonly(home) if readonly else load_personal_settings(home)
+
+
+def _allowed_contexts(home: Path, settings: Policy, launch_contexts: Collection[str]) -> list[str]:
     projects = registered_project_ids(home)
     return [
         c
@@ -131,14 +140,14 @@ def relay_user_turn(
     context_id: str,
     launch_contexts: Collection[str],
     conversation_id: str | None = None,
-    settings: PersonalSettings | None = None,
+    settings: Policy | None = None,
     now: float | None = None,
     source: str = "mcp_user_submission",
 ) -> SubmitResult:
     """`memory_submit_user_turn`: one verbatim user expression; waits for the batch triggers.
     `source` is the host's own capture when it saw the user type (`interactive`) or received the
     prompt over its RPC (`rpc`): the Pi extension (queue.SOURCE_PROVENANCE)."""
-    settings = _settings(home, settings)
+    settings = settings if settings is not None else load_policy(home)
     init_import.check_client_id(client_id)
     init_import.check_relay_ids(submission_id, conversation_id)
     if not settings.provenance_allowed("user_explicit"):

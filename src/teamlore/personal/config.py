@@ -26,8 +26,10 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from teamlore.core.config import load_config, load_table, save_table
+from teamlore.core.config import load_table, save_table
 from teamlore.core.strict import STRICT
+from teamlore.personal.policy import DEFAULT_PROVENANCE, DEFAULT_SCOPES, MAX_REQUEST_BYTES
+from teamlore.personal.policy import scope_allowed as _scope_allowed
 
 ProvenanceClass = Literal["user_explicit", "agent_observation", "document_import"]
 PROVENANCE_CLASSES: tuple[ProvenanceClass, ...] = (
@@ -35,8 +37,6 @@ PROVENANCE_CLASSES: tuple[ProvenanceClass, ...] = (
     "agent_observation",
     "document_import",
 )
-
-MAX_REQUEST_BYTES = 131_072  # one model request discloses at most 128 KiB (DESIGN.md)
 
 _SCOPE_PATTERN = re.compile(r"^(global|project:[A-Za-z0-9_-]{1,128}|project:\*)$")
 
@@ -64,9 +64,9 @@ class PersonalSettings(BaseModel):
     model_config = STRICT
 
     allowed_provenance: list[ProvenanceClass] = Field(
-        default_factory=lambda: list[ProvenanceClass](["user_explicit"])
+        default_factory=lambda: list[ProvenanceClass](DEFAULT_PROVENANCE)
     )
-    allowed_scopes: list[str] = Field(default_factory=lambda: ["global"])
+    allowed_scopes: list[str] = Field(default_factory=lambda: list(DEFAULT_SCOPES))
     # personal data the person lets reach the model on purpose (personal/safety.py)
     allowed_pii: list[Literal["phone", "card", "email"]] = Field(default_factory=list)
     model_profile: str | None = None
@@ -86,9 +86,7 @@ class PersonalSettings(BaseModel):
         return provenance in self.allowed_provenance
 
     def scope_allowed(self, scope: str) -> bool:
-        if scope in self.allowed_scopes:
-            return True
-        return scope.startswith("project:") and "project:*" in self.allowed_scopes
+        return _scope_allowed(self.allowed_scopes, scope)
 
 
 def load_personal_settings(home: Path | None = None) -> PersonalSettings:
@@ -99,11 +97,6 @@ def load_personal_settings(home: Path | None = None) -> PersonalSettings:
 def save_personal_settings(settings: PersonalSettings, home: Path | None = None) -> None:
     """Write the `[personal]` table, keeping every other part of config.toml."""
     save_table("personal", settings, home)
-
-
-def registered_project_ids(home: Path | None = None) -> frozenset[str]:
-    """Project ids of registered repositories (`repository_key`): `project:<id>` contexts."""
-    return frozenset(repo.repository_key for repo in load_config(home).repositories)
 
 
 def load_personal_settings_readonly(home: Path) -> PersonalSettings:

@@ -24,12 +24,14 @@ import sqlite3
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from teamlore.core import errors
 from teamlore.core.db import write_tx
 from teamlore.core.timeutil import format_instant
-from teamlore.personal.config import PersonalSettings
+
+if TYPE_CHECKING:  # the schema loads with the Writer, not with a hook that queues a turn
+    from teamlore.personal.config import PersonalSettings
 
 SOURCE_PROVENANCE: dict[str, str] = {
     "interactive": "user_explicit",

@@ -35,7 +35,7 @@ from teamlore.core.failpoints import failpoint
 from teamlore.core.lock import file_lock
 from teamlore.core.paths import ensure_private_dir
 from teamlore.personal import commit, documents, queue
-from teamlore.personal.config import PersonalSettings, registered_project_ids
+from teamlore.personal.config import PersonalSettings
 from teamlore.personal.decision import (
     RESPONSE_SCHEMA,
     SCHEMA_NAME,
@@ -52,6 +52,7 @@ from teamlore.personal.decision import (
 )
 from teamlore.personal.documents import DOCUMENT_HARD_LIMIT, DOCUMENT_SOFT_BUDGET
 from teamlore.personal.model_port import PERMANENT_MODEL_CODES, DecisionModel, WriterRequest
+from teamlore.personal.policy import registered_project_ids
 from teamlore.personal.runtime_db import open_runtime_db
 from teamlore.personal.safety import secret_rules_in
 

@@ -16,13 +16,12 @@ session id never lands in the state dir as such.
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, Field, ValidationError
+from typing import Any
 
 from teamlore.core import errors
-from teamlore.core.strict import STRICT
+from teamlore.ops.plain_request import PlainRequest, param, plain_request
 
 NOTICES = {
     errors.SENSITIVE_CONTENT_REJECTED.code: "prompt not remembered: it holds {rules} "
@@ -32,27 +31,44 @@ NOTICES = {
 }
 
 
-class HostTurn(BaseModel):
+SOURCES = ("interactive", "rpc")
+TURN_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+
+
+def _source(value: str) -> str:
+    if value not in SOURCES:
+        raise ValueError("Input should be 'interactive' or 'rpc'")
+    return value
+
+
+def _turn_id(value: str) -> str:
+    if not TURN_ID.match(value):
+        raise ValueError(f"String should match pattern '{TURN_ID.pattern}'")
+    return value
+
+
+# checked by hand, in pydantic's words: the hook runs on every prompt the user types, and
+# pydantic's import would be most of its process (docs/architecture.md, "A short CLI process")
+@plain_request
+class HostTurn(PlainRequest):
     """What the host extension sends on stdin."""
 
-    model_config = STRICT
-
-    cwd: str = Field(min_length=1, max_length=4096)
-    text: str
-    source: Literal["interactive", "rpc"]
-    sessionId: str = Field(min_length=1, max_length=256)
-    turnId: str = Field(pattern=r"^[A-Za-z0-9_-]{1,128}$")
+    cwd: str = param(min_length=1, max_length=4096)
+    text: str = param()
+    source: str = param(convert=_source)
+    sessionId: str = param(min_length=1, max_length=256)
+    turnId: str = param(convert=_turn_id)
 
 
 def _context(home: Path, cwd: str) -> str:
-    from teamlore.personal.config import load_personal_settings_readonly
+    from teamlore.personal.api import load_policy
     from teamlore.personal.reader import workspace_context
 
     try:
         project = workspace_context(home, cwd)
     except errors.TeamloreError:
         return "global"
-    allowed = load_personal_settings_readonly(home).scope_allowed(project)
+    allowed = load_policy(home, readonly=True).scope_allowed(project)
     return project if allowed else "global"
 
 
@@ -62,10 +78,8 @@ def capture(home: Path, client: str, payload: dict[str, Any]) -> dict[str, Any]:
 
     try:
         turn = HostTurn.model_validate(payload)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "payload"
-        return _refused(errors.INVALID_ARGUMENT.code, f"{where}: {first['msg']}")
+    except errors.TeamloreError as err:
+        return _refused(err.code, err.message)
     conversation = hashlib.sha256(f"{client}\0{turn.sessionId}".encode()).hexdigest()[:32]
     try:
         context = _context(home, turn.cwd)
