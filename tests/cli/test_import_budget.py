@@ -198,7 +198,9 @@ def test_user_turn_queues_without_loading_the_writer(worktree: Path) -> None:
     packages = {m.split(".")[0] for m in modules}
     assert not packages & PYDANTIC, sorted(packages & PYDANTIC)
     assert "importlib.metadata" not in modules
-    assert len(modules) <= 148, f"{len(modules)} modules (budget 148)"
+    # the PII check scans; it never sanitizes, so those patterns are not compiled
+    assert "teamlore.core.secrets.sanitize" not in modules
+    assert len(modules) <= 146, f"{len(modules)} modules (budget 146)"
 
 
 def test_session_end_loads_neither_models_nor_the_index(home: Path) -> None:

@@ -22,6 +22,8 @@ paths, other UUIDs. Full 40-hex commit hashes and repo-relative paths are public
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from teamlore.core.secrets.heuristics import (
     ENTROPY_MIN_BITS,
     ENTROPY_MIN_LENGTH,
@@ -38,21 +40,45 @@ from teamlore.core.secrets.rules import (
     SESSION_ID_PATTERN,
     Hit,
 )
-from teamlore.core.secrets.sanitize import (
-    LOCAL_PATH_PLACEHOLDER,
-    PROVIDER_PATH_PLACEHOLDER,
-    SESSION_FILE_PLACEHOLDER,
-    SESSION_ID_PLACEHOLDER,
-    current_homes,
-    sanitize_for_name,
-    sanitize_text,
-)
 from teamlore.core.secrets.scan import (
     MAX_HITS_PER_RULE,
     is_high_entropy_secret,
     scan_content,
     scrub,
 )
+
+if TYPE_CHECKING:
+    from teamlore.core.secrets.sanitize import (
+        LOCAL_PATH_PLACEHOLDER,
+        PROVIDER_PATH_PLACEHOLDER,
+        SESSION_FILE_PLACEHOLDER,
+        SESSION_ID_PLACEHOLDER,
+        current_homes,
+        sanitize_for_name,
+        sanitize_text,
+    )
+
+# sanitizing loads on first use: its patterns are a third of what compiling the package's
+# regular expressions costs, and a check that only scans (personal/safety.py, on every prompt
+# `hook user-turn` queues) never sanitizes (docs/architecture.md, "A short CLI process")
+_SANITIZE = {
+    "LOCAL_PATH_PLACEHOLDER",
+    "PROVIDER_PATH_PLACEHOLDER",
+    "SESSION_FILE_PLACEHOLDER",
+    "SESSION_ID_PLACEHOLDER",
+    "current_homes",
+    "sanitize_for_name",
+    "sanitize_text",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SANITIZE:
+        from teamlore.core.secrets import sanitize
+
+        return getattr(sanitize, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "CI_HOMES",
