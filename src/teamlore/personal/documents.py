@@ -128,6 +128,8 @@ def write_document_bytes(root: Path, target: str, data: bytes) -> None:
 
 @dataclass(frozen=True, slots=True)
 class Section:
+    """One section of a personal-memory document."""
+
     ref: str
     title: str
     raw: str  # heading line + body, exactly as in the file
@@ -143,6 +145,8 @@ class Section:
 
 @dataclass(frozen=True, slots=True)
 class Document:
+    """One personal-memory document and its sections."""
+
     target: str
     preamble: str  # the H1 line and whatever blank lines follow it
     sections: tuple[Section, ...]
@@ -356,6 +360,8 @@ def render_section(target: str, title: str, body: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class PutSection:
+    """A Writer change: write this section (a new one when `section` is None)."""
+
     section: str | None
     title: str
     body: str
@@ -363,6 +369,8 @@ class PutSection:
 
 @dataclass(frozen=True, slots=True)
 class RemoveSection:
+    """A Writer change: remove this section."""
+
     section: str
 
 

@@ -40,6 +40,8 @@ _FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 
 @dataclass(frozen=True, slots=True)
 class MarkdownFile:
+    """A Markdown file checked for import."""
+
     file_name: str
     text: str  # normalized: no BOM, LF line ends
 
@@ -104,12 +106,16 @@ def read_markdown_file(path: Path) -> MarkdownFile:
 
 @dataclass(frozen=True, slots=True)
 class Part:
+    """One queued part of an imported file, with its headings."""
+
     text: str
     heading_path: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class _Unit:
+    """One paragraph, heading or fence of an imported file."""
+
     text: str
     heading_path: tuple[str, ...]  # headings in effect at this unit (its own included)
     is_heading: bool

@@ -42,6 +42,8 @@ _INIT_FIELDS = {"importId", "contextId", "sourceLabel", "basis", "understanding"
 
 @dataclass(frozen=True, slots=True)
 class InitPayload:
+    """What an agent's initial import carries."""
+
     import_id: str
     context_id: str
     source_label: str

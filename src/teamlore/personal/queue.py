@@ -63,6 +63,8 @@ def instant(now: float) -> str:
 
 @dataclass(frozen=True, slots=True)
 class EnqueueItem:
+    """One observation to queue."""
+
     namespace: str
     key: str
     text: str
@@ -72,6 +74,8 @@ class EnqueueItem:
 
 @dataclass(frozen=True, slots=True)
 class EnqueueResult:
+    """What queueing one observation did (a duplicate is queued once)."""
+
     observation_id: int
     duplicate: bool
     state: str
@@ -131,6 +135,8 @@ def enqueue_all(
 
 @dataclass(frozen=True, slots=True)
 class Job:
+    """A batch of observations the Writer claimed."""
+
     id: str
     scope: str
     provenance: str
@@ -366,6 +372,8 @@ def retry_job(conn: sqlite3.Connection, job_id: str, *, now: float) -> int:
 
 @dataclass(frozen=True, slots=True)
 class ObservationStatus:
+    """Where one observation is: its state, and what retained it."""
+
     observation_id: int
     state: str
     issue: str | None

@@ -32,6 +32,8 @@ _H1 = re.compile(r"^ {0,3}# ")
 
 @dataclass(frozen=True, slots=True)
 class MemoryDocument:
+    """One personal-memory document as an agent reads it."""
+
     target: str
     content: str
     bytes: int
@@ -48,6 +50,8 @@ class MemoryDocument:
 
 @dataclass(frozen=True, slots=True)
 class MemoryView:
+    """The personal memory readable in some contexts."""
+
     contexts: list[str]
     documents: list[MemoryDocument]
 

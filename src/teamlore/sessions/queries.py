@@ -273,6 +273,8 @@ def _maybe_json(text: str | None) -> Any:
 
 @dataclass(frozen=True, slots=True)
 class TurnSearch:
+    """A session search's hits and how they were ranked."""
+
     hits: list[dict[str, Any]]
     # False when more turns matched than RANK_WINDOW: only the newest RANK_WINDOW of them were
     # ranked (declared to the caller, never silent)

@@ -101,6 +101,8 @@ def stored_rows(vectors: Vectors) -> bytes:
 
 @dataclass(slots=True)
 class EmbedStats:
+    """What one embedding run over the index's turns did."""
+
     space: str
     embedded: int = 0  # turns (re-)embedded by this run
     dropped: int = 0  # vectors of another space dropped (a model change)
@@ -396,6 +398,8 @@ def _slot_bits(block: tuple[int, bytes], slot: int) -> bytes:
 
 @dataclass(slots=True)
 class VectorRanking:
+    """Turns ranked by their vectors' similarity to the query."""
+
     turn_ids: list[int] = field(default_factory=list)  # best first
     similarities: list[float] = field(default_factory=list)  # cosine, same order
     vectors: int = 0  # turns of the index searchable by vector (this space)

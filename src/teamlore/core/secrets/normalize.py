@@ -36,6 +36,8 @@ _INVISIBLE = re.compile("[" + "".join(sorted(INVISIBLE)) + "]")
 
 @dataclass(frozen=True, slots=True)
 class NormalizedView:
+    """A text as the scan reads it, with the offset in the original of each of its characters."""
+
     text: str
     origin: list[int]  # origin[i]: offset in the original of `text[i]`; one more at the end
 

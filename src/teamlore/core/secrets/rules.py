@@ -19,6 +19,8 @@ from teamlore.core.secrets.heuristics import (
 
 @dataclass(frozen=True, slots=True)
 class Hit:
+    """One span a rule found: where, how severe, and a message that never quotes the secret."""
+
     rule: str
     severity: Severity
     start: int
@@ -28,6 +30,8 @@ class Hit:
 
 @dataclass(frozen=True, slots=True)
 class _PatternRule:
+    """A rule that is one regular expression (and the group that holds the secret)."""
+
     rule: str
     severity: Severity
     pattern: re.Pattern[str]

@@ -91,6 +91,8 @@ class DecodedText(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class FrontmatterDocument:
+    """A memory file split into its frontmatter fields (with their lines) and its body."""
+
     fields: dict[str, JsonValue]
     body: str
     body_line: int

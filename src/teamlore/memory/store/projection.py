@@ -87,6 +87,8 @@ Outcome = Literal["rebuilt", "unchanged", "drifted"]
 # loading pydantic (docs/architecture.md, "A short CLI process")
 @dataclass(slots=True)
 class ProjectionCounts:
+    """How many documents a projection added, changed, removed and kept."""
+
     entries: int = 0
     deprecated: int = 0  # entries whose status is deprecated (included in `entries`)
     scenes: int = 0
@@ -96,6 +98,8 @@ class ProjectionCounts:
 
 @dataclass(slots=True)
 class ProjectionResult:
+    """What one projection of the memory tree did, and the generation it left."""
+
     repository_key: str
     worktree_key: str
     outcome: Outcome

@@ -21,6 +21,8 @@ from teamlore.memory.store.tree_reader import Diagnostic, Kind, _repo_path, _Sou
 
 @dataclass(slots=True)
 class _Row:
+    """One document as the projection stores it."""
+
     kind: Kind
     entry_id: str
     path: str

@@ -77,6 +77,8 @@ class _Identity(NamedTuple):
 
 @dataclass(slots=True)
 class _SourceFile:
+    """One memory file as read, with the identity that tells whether it changed since."""
+
     path: str  # relative to the memory root
     kind: Kind
     data: bytes
@@ -87,6 +89,8 @@ class _SourceFile:
 
 @dataclass(slots=True)
 class _TreeScan:
+    """What one walk of the memory tree read, skipped and found wrong."""
+
     files: list[_SourceFile] = field(default_factory=list)
     # files that exist but were not read, with the marker that stands for them in the digest
     skipped: dict[str, str] = field(default_factory=dict)

@@ -17,6 +17,8 @@ from teamlore.ops.registry import OpContext, operation
 
 @plain_request
 class SearchRequest(PlainRequest):
+    """`memory.search`'s request."""
+
     # an MCP tool's contract: its schema and lax coercions are pydantic's (ops/plain_request.py)
     contract: ClassVar[bool] = True
 

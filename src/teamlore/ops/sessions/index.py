@@ -52,6 +52,8 @@ def _known_providers(names: list[str]) -> list[str]:
 
 @plain_request
 class SyncRequest(PlainRequest):
+    """`sync`'s request."""
+
     sources: list[str] = param(default_factory=list, description="PROVIDER=PATH; replaces defaults")
     providers: list[str] = param(
         default_factory=list, description="only these providers", convert=_known_providers
@@ -287,6 +289,8 @@ def _instant(value: str) -> str | None:
 
 @plain_request
 class Window(PlainRequest):
+    """A time window over turns: from `since` (inclusive) to `until` (exclusive)."""
+
     since: str | None = param(
         None, description="ISO-8601 date or instant (inclusive)", convert=_instant
     )
@@ -297,6 +301,8 @@ class Window(PlainRequest):
 
 @plain_request
 class SessionsListRequest(Window):
+    """`sessions.list`'s request."""
+
     provider: str | None = param(None, convert=known_provider)
     repository: str | None = param(None)
     limit: int | None = param(None, ge=1, le=100_000)
@@ -331,6 +337,8 @@ def sessions_list(ctx: OpContext, request: SessionsListRequest) -> dict[str, Any
 
 @plain_request
 class SessionsShowRequest(PlainRequest):
+    """`sessions.show`'s request."""
+
     session_key: str = param(min_length=1)
     turn: int | None = param(None, ge=1, description="only this turn (the page fields are unused)")
     start: int = param(1, ge=1, description="first turn ordinal of the page")
@@ -380,6 +388,8 @@ def _one_tool(shown: dict[str, Any], number: int) -> dict[str, Any]:
 
 @plain_request
 class SessionsSearchRequest(Window):
+    """`sessions.search`'s request."""
+
     query: str = param(min_length=1, max_length=4096)
     provider: str | None = param(None, convert=known_provider)
     repository: str | None = param(None)
@@ -478,6 +488,8 @@ def _search_embedder(home: Path | None) -> tuple[Embedder | None, dict[str, Any]
 
 @plain_request
 class StatusRequest(PlainRequest):
+    """`status`'s request."""
+
     integrity: bool = param(False, alias="check", description="also run PRAGMA integrity_check")
 
 
