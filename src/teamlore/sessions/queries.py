@@ -6,6 +6,7 @@ import re
 import sqlite3
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -14,12 +15,13 @@ from teamlore.core import errors
 from teamlore.core.analyzer import (
     ANALYZER_VERSION,
     Query,
+    QueryTerm,
     parse_query,
     readable_score,
     snippet,
 )
 from teamlore.core.fusion import fuse, words_decide
-from teamlore.models.glosses import segmented
+from teamlore.models.glosses import has_chinese, segmented
 from teamlore.sessions.index_db import body_match, scope_match
 from teamlore.sessions.passages import Held, held, labeled_text
 
@@ -306,13 +308,16 @@ def search_turns(
     until: str | None = None,
     limit: int = 20,
     embedder: Embedder | None = None,
+    model_cache: Path | None = None,
 ) -> TurnSearch:
     """Turns matching any term of `query`: those holding more of its terms first, then by BM25
     (docs/search.md). Provider and worktree filter inside the FTS index (its scope column), so
     the rank window and BM25 see only turns the search can return; the time window filters rows.
 
     With an `embedder`, the turns nearest the query's meaning (turn_vectors) are ranked too and
-    the two rankings are fused (docs/hybrid-search.md, "Session search").
+    the two rankings are fused (docs/hybrid-search.md, "Session search"), with the turns
+    holding the Chinese translations of an English query's words (`model_cache`: where the
+    reversed dictionary is kept, `models.reverse_glosses`).
     """
     ensure_current_analyzer(conn)
     parsed = parse_query(query)
@@ -330,7 +335,10 @@ def search_turns(
         ]
         return TurnSearch(hits, ranked_all)
     found = (scored, ranked_all)
-    return _hybrid(conn, query, parsed, filters, found, int(limit), embedder, keep_words)
+    translation = _translated(conn, query, parsed, filters, depth, model_cache)
+    return _hybrid(
+        conn, query, parsed, filters, found, int(limit), embedder, keep_words, translation
+    )
 
 
 def _hit(
@@ -421,9 +429,10 @@ def _hybrid(
     limit: int,
     embedder: Embedder,
     keep_words: bool,
+    translation: list[Scored],
 ) -> TurnSearch:
     """`found`: the lexical ranking and whether it ranked every match; `keep_words`:
-    `core.fusion.words_decide`."""
+    `core.fusion.words_decide`; `translation`: `_translated`."""
     scored, ranked_all = found
     # numpy and the vector tables only when a vector path runs (CLI start-up stays light)
     from teamlore.models.embeddings import query_row
@@ -469,9 +478,18 @@ def _hybrid(
     near = [turn for turn in near if turn in near_rows and _reads(embedder, near_rows[turn])]
     lexical = [(int(r["id"]), held.weight / terms) for held, _s, r in scored]
     unread = {int(r["id"]) for _h, _s, r in scored if not _reads(embedder, r)}
-    fused = fuse(lexical, near, keep_words=keep_words, translated=translated, unread=unread)
+    translations = [(int(r["id"]), held.weight / terms) for held, _s, r in translation]
+    fused = fuse(
+        lexical,
+        near,
+        keep_words=keep_words,
+        translated=translated,
+        unread=unread,
+        translation=translations,
+    )
     fused = fused[:limit]
-    lexical_rows = {int(r["id"]): (held, r) for held, _s, r in scored}
+    lexical_rows = {int(r["id"]): (held, r) for held, _s, r in translation}
+    lexical_rows |= {int(r["id"]): (held, r) for held, _s, r in scored}
     hits = []
     for item in fused:
         what, row = lexical_rows.get(item.key, (NOTHING_HELD, near_rows.get(item.key)))
@@ -482,6 +500,81 @@ def _hybrid(
     if with_vector < turns:
         vector["reason"] = f"{turns - with_vector} of {turns} turns have no vector yet"
     return TurnSearch(hits, ranked_all, ["lexical", "vector"], vector)
+
+
+# -- English queries over Chinese turns (docs/hybrid-search.md) ----------------------------------
+
+# a few of the commonest Chinese characters (Simplified and Traditional alike): an index that
+# holds none of them holds no Chinese worth translating into
+_COMMON_CHINESE = '"的" OR "是" OR "了" OR "不" OR "在" OR "我" OR "有" OR "这" OR "這"'
+
+
+def _translated(
+    conn: sqlite3.Connection,
+    query: str,
+    parsed: Query,
+    filters: tuple[str | None, str | None, str | None, str | None],
+    depth: int,
+    model_cache: Path | None,
+) -> list[Scored]:
+    """The turns holding a Chinese translation of a word of an English `query`
+    (`models.reverse_glosses`), those holding more of its terms (as typed or translated)
+    first, then by BM25; empty for a query with Chinese in it or an index without Chinese,
+    which never load the reversed dictionary."""
+    if has_chinese(query) or not _holds_chinese(conn):
+        return []
+    from teamlore.models.reverse_glosses import chinese_words
+
+    words = [term.parts[0] for term in parsed.terms if len(term.parts) == 1 and not term.whole]
+    words += [term.whole for term in parsed.terms if len(term.parts) == 1 and term.whole]
+    translations = chinese_words(words, model_cache)
+    alternatives = [
+        [parse_query(word).terms[0] for word in translations.get(term.parts[0], ())]
+        if len(term.parts) == 1
+        else []
+        for term in parsed.terms
+    ]
+    chinese = [alt for alts in alternatives for alt in alts]
+    if not chinese:
+        return []
+    provider, worktree_key, since, until = filters
+    scope = scope_match(provider=provider, worktree_key=worktree_key)
+    match = body_match(" OR ".join(alt.expr() for alt in chinese)) + (
+        f" AND {scope}" if scope else ""
+    )
+    clauses, params = _filters(
+        provider=None,
+        worktree_key=None,
+        since=since,
+        until=until,
+        start="t.started_at",
+        end="t.ended_at",
+    )
+    rows, _ranked_all = _ranked_turns(conn, match, clauses, params, depth, with_body=True)
+    scored = [
+        (_held_as_translated(parsed, alternatives, r["body"]), -float(r["rank"]), r) for r in rows
+    ]
+    scored.sort(key=lambda item: (-item[0].weight, -item[1], item[2]["id"]))
+    return scored
+
+
+def _holds_chinese(conn: sqlite3.Connection) -> bool:
+    row = conn.execute(
+        "SELECT 1 FROM turns_fts WHERE turns_fts MATCH ? LIMIT 1", (body_match(_COMMON_CHINESE),)
+    ).fetchone()
+    return row is not None
+
+
+def _held_as_translated(parsed: Query, alternatives: list[list[QueryTerm]], body: str) -> Held:
+    """How many terms of `parsed` the analyzed `body` holds as typed or as one of their
+    translations (the whole turn: translations are not placed in passages)."""
+    padded = f" {body} "
+    count = sum(
+        1
+        for term, alts in zip(parsed.terms, alternatives, strict=True)
+        if term.found_in(padded) or any(alt.found_in(padded) for alt in alts)
+    )
+    return Held(count, count, 0)
 
 
 def _reads(embedder: Embedder, row: sqlite3.Row) -> bool:
