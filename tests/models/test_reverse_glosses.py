@@ -12,8 +12,8 @@ from teamlore.models.reverse_glosses import chinese_words
 
 
 @pytest.fixture(autouse=True)
-def _fresh_tables() -> None:
-    reverse_glosses._tables.clear()
+def _fresh_process() -> None:
+    reverse_glosses._derived = None
 
 
 def test_an_english_word_maps_to_the_chinese_words_whose_first_sense_it_is(
@@ -37,9 +37,9 @@ def test_the_table_is_derived_once_into_the_model_cache_and_read_from_there(
 ) -> None:
     cache = tmp_path / "models"
     first = chinese_words(["contributor"], cache)
-    [cached] = cache.glob("reverse-glosses-*.marshal")
+    [cached] = cache.glob("reverse-glosses-*.sqlite3")
     assert stat.S_IMODE(cached.stat().st_mode) == 0o600
-    reverse_glosses._tables.clear()
+    reverse_glosses._derived = None
 
     def no_derive() -> dict[str, str]:
         raise AssertionError("derived again")
@@ -51,9 +51,9 @@ def test_the_table_is_derived_once_into_the_model_cache_and_read_from_there(
 def test_a_damaged_copy_is_derived_again(tmp_path: Path) -> None:
     cache = tmp_path / "models"
     first = chinese_words(["contributor"], cache)
-    [cached] = cache.glob("reverse-glosses-*.marshal")
-    cached.write_bytes(b"not marshal")
-    reverse_glosses._tables.clear()
+    [cached] = cache.glob("reverse-glosses-*.sqlite3")
+    cached.write_bytes(b"not a database" * 100)
+    reverse_glosses._derived = None
     assert chinese_words(["contributor"], cache) == first
 
 

@@ -493,7 +493,7 @@ def test_an_index_without_chinese_never_loads_the_reversed_dictionary(
 ) -> None:
     from teamlore.models import reverse_glosses
 
-    reverse_glosses._tables.clear()
+    reverse_glosses._derived = None
     hits = _hybrid_hits(home, tmp_path, "the threshold for contributors", "Pick a threshold.")
     assert hits[0]["turn"] == 1
-    assert reverse_glosses._tables == {}
+    assert reverse_glosses._derived is None
