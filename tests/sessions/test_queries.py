@@ -497,3 +497,19 @@ def test_an_index_without_chinese_never_loads_the_reversed_dictionary(
     hits = _hybrid_hits(home, tmp_path, "the threshold for contributors", "Pick a threshold.")
     assert hits[0]["turn"] == 1
     assert reverse_glosses._derived is None
+
+
+def test_a_word_with_no_translation_does_not_count_against_a_chinese_turn(
+    home: Path, tmp_path: Path
+) -> None:
+    # "fewer", "three", "PRs" and "one-time" have no Chinese word in the dictionary: a Chinese
+    # turn can hold them only as typed. Counted against it, the turn holding 閾值 and 貢獻者
+    # held 2 of 8 terms and came after an English turn holding one word the vectors place near
+    hits = _hybrid_hits(
+        home,
+        tmp_path,
+        "why use fewer than three PRs as the threshold for one-time contributors",
+        "外部貢獻者的閾值應該怎麼定？",
+        "Which threshold fits the quarterly review?",
+    )
+    assert [h["turn"] for h in hits][:2] == [1, 2]

@@ -429,7 +429,7 @@ def _hybrid(
     limit: int,
     embedder: Embedder,
     keep_words: bool,
-    translation: list[Scored],
+    translation: list[Translated],
 ) -> TurnSearch:
     """`found`: the lexical ranking and whether it ranked every match; `keep_words`:
     `core.fusion.words_decide`; `translation`: `_translated`."""
@@ -478,7 +478,7 @@ def _hybrid(
     near = [turn for turn in near if turn in near_rows and _reads(embedder, near_rows[turn])]
     lexical = [(int(r["id"]), held.weight / terms) for held, _s, r in scored]
     unread = {int(r["id"]) for _h, _s, r in scored if not _reads(embedder, r)}
-    translations = [(int(r["id"]), held.weight / terms) for held, _s, r in translation]
+    translations = [(int(r["id"]), share) for _h, share, _s, r in translation]
     fused = fuse(
         lexical,
         near,
@@ -488,7 +488,7 @@ def _hybrid(
         translation=translations,
     )
     fused = fused[:limit]
-    lexical_rows = {int(r["id"]): (held, r) for held, _s, r in translation}
+    lexical_rows = {int(r["id"]): (held, r) for held, _share, _s, r in translation}
     lexical_rows |= {int(r["id"]): (held, r) for held, _s, r in scored}
     hits = []
     for item in fused:
@@ -516,17 +516,16 @@ def _translated(
     filters: tuple[str | None, str | None, str | None, str | None],
     depth: int,
     model_cache: Path | None,
-) -> list[Scored]:
+) -> list[Translated]:
     """The turns holding a Chinese translation of a word of an English `query`
-    (`models.reverse_glosses`), those holding more of its terms (as typed or translated)
-    first, then by BM25; empty for a query with Chinese in it or an index without Chinese,
-    which never load the reversed dictionary."""
+    (`models.reverse_glosses`), best share first (`_translated_share`), then by BM25; empty
+    for a query with Chinese in it or an index without Chinese, which never load the reversed
+    dictionary."""
     if has_chinese(query) or not _holds_chinese(conn):
         return []
     from teamlore.models.reverse_glosses import chinese_words
 
-    words = [term.parts[0] for term in parsed.terms if len(term.parts) == 1 and not term.whole]
-    words += [term.whole for term in parsed.terms if len(term.parts) == 1 and term.whole]
+    words = [term.parts[0] for term in parsed.terms if len(term.parts) == 1]
     translations = chinese_words(words, model_cache)
     alternatives = [
         [parse_query(word).terms[0] for word in translations.get(term.parts[0], ())]
@@ -534,14 +533,12 @@ def _translated(
         else []
         for term in parsed.terms
     ]
-    chinese = [alt for alts in alternatives for alt in alts]
+    chinese = " OR ".join(alt.expr() for alts in alternatives for alt in alts)
     if not chinese:
         return []
     provider, worktree_key, since, until = filters
     scope = scope_match(provider=provider, worktree_key=worktree_key)
-    match = body_match(" OR ".join(alt.expr() for alt in chinese)) + (
-        f" AND {scope}" if scope else ""
-    )
+    match = body_match(chinese) + (f" AND {scope}" if scope else "")
     clauses, params = _filters(
         provider=None,
         worktree_key=None,
@@ -551,11 +548,14 @@ def _translated(
         end="t.ended_at",
     )
     rows, _ranked_all = _ranked_turns(conn, match, clauses, params, depth, with_body=True)
-    scored = [
-        (_held_as_translated(parsed, alternatives, r["body"]), -float(r["rank"]), r) for r in rows
+    found = [
+        (*_translated_share(parsed, alternatives, r["body"]), -float(r["rank"]), r) for r in rows
     ]
-    scored.sort(key=lambda item: (-item[0].weight, -item[1], item[2]["id"]))
-    return scored
+    found.sort(key=lambda item: (-item[1], -item[2], item[3]["id"]))
+    return found
+
+
+Translated = tuple[Held, float, float, sqlite3.Row]  # (terms held, share, BM25 strength, row)
 
 
 def _holds_chinese(conn: sqlite3.Connection) -> bool:
@@ -565,16 +565,21 @@ def _holds_chinese(conn: sqlite3.Connection) -> bool:
     return row is not None
 
 
-def _held_as_translated(parsed: Query, alternatives: list[list[QueryTerm]], body: str) -> Held:
-    """How many terms of `parsed` the analyzed `body` holds as typed or as one of their
-    translations (the whole turn: translations are not placed in passages)."""
+def _translated_share(
+    parsed: Query, alternatives: list[list[QueryTerm]], body: str
+) -> tuple[Held, float]:
+    """The terms of `parsed` the analyzed `body` holds as typed or as one of their translations
+    (the whole turn: translations are not placed in passages), and their share of the terms
+    the turn could hold in either language: a term the dictionary does not translate counts
+    only where it is held as typed (a Chinese turn cannot hold "fewer" or "PRs" but in
+    English; docs/hybrid-search.md, "English queries over Chinese turns")."""
     padded = f" {body} "
-    count = sum(
-        1
-        for term, alts in zip(parsed.terms, alternatives, strict=True)
-        if term.found_in(padded) or any(alt.found_in(padded) for alt in alts)
-    )
-    return Held(count, count, 0)
+    count = possible = 0
+    for term, alts in zip(parsed.terms, alternatives, strict=True):
+        held = term.found_in(padded) or any(alt.found_in(padded) for alt in alts)
+        count += held
+        possible += held or bool(alts)
+    return Held(count, count, 0), count / max(possible, 1)
 
 
 def _reads(embedder: Embedder, row: sqlite3.Row) -> bool:
