@@ -506,6 +506,10 @@ def _hybrid(
 
 # a few of the commonest Chinese characters (Simplified and Traditional alike): an index that
 # holds none of them holds no Chinese worth translating into
+# the newest turns holding a translation that are ranked: a translation is the weakest words
+# evidence, and ranking every match of a common word's translations (写入, 日志) cost a search at
+# 250k turns ~19 ms CPU at p95 with RANK_WINDOW, ~6 ms with this (bench/bench_turn_vectors.py)
+TRANSLATION_WINDOW = 1000
 _COMMON_CHINESE = '"的" OR "是" OR "了" OR "不" OR "在" OR "我" OR "有" OR "这" OR "這"'
 
 
@@ -547,7 +551,9 @@ def _translated(
         start="t.started_at",
         end="t.ended_at",
     )
-    rows, _ranked_all = _ranked_turns(conn, match, clauses, params, depth, with_body=True)
+    rows, _ranked_all = _ranked_turns(
+        conn, match, clauses, params, depth, with_body=True, window=TRANSLATION_WINDOW
+    )
     found = [
         (*_translated_share(parsed, alternatives, r["body"]), -float(r["rank"]), r) for r in rows
     ]
@@ -646,10 +652,12 @@ def _ranked_turns(
     limit: int,
     *,
     with_body: bool = False,
+    window: int | None = None,
 ) -> tuple[list[sqlite3.Row], bool]:
     """Rank inside the FTS table first and join turn rows only for the best hits: fetching
     and joining every match of a common word is what makes naive ranking slow. `with_body`
-    adds each hit's analyzed text (to count the query terms it holds).
+    adds each hit's analyzed text (to count the query terms it holds); `window`: how many of
+    the newest matches are ranked (RANK_WINDOW when None).
 
     One pass over the matches, newest first, yields each one's BM25 (at most RANK_WINDOW + 1
     of them): that pass both finds the rank window and scores it, so the MATCH (which for an
@@ -657,6 +665,7 @@ def _ranked_turns(
     and again for the ranking; the best are picked in the same statement and only they are
     joined."""
     wanted = limit if not clauses else limit * FILTER_OVERFETCH
+    window = RANK_WINDOW if window is None else window
     # the best `wanted` of the window, picked in SQL (not 10,000 rows through Python)
     best = conn.execute(
         "WITH newest AS MATERIALIZED (SELECT rowid AS id, bm25(turns_fts, 1.0, 0.0) AS rank"
@@ -664,16 +673,16 @@ def _ranked_turns(
         " recent AS (SELECT id, rank FROM newest ORDER BY id DESC LIMIT ?)"
         " SELECT id, rank, (SELECT count(*) FROM newest) AS found FROM recent"
         " ORDER BY rank, id LIMIT ?",
-        (match, RANK_WINDOW + 1, RANK_WINDOW, wanted),
+        (match, window + 1, window, wanted),
     ).fetchall()
     found = int(best[0][2]) if best else 0
-    ranked_all = found <= RANK_WINDOW
+    ranked_all = found <= window
     candidates = (
         "SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?)",
         orjson.dumps([[row[0], row[1]] for row in best]).decode(),
     )
     rows = _turn_rows(conn, candidates, clauses, filter_params, limit, with_body)
-    if clauses and len(rows) < limit and (len(best) < min(found, RANK_WINDOW) or not ranked_all):
+    if clauses and len(rows) < limit and (len(best) < min(found, window) or not ranked_all):
         # the filter may keep turns outside the best candidates, or older than the window:
         # rank every match rather than return a short list
         every_match = (
