@@ -61,3 +61,18 @@ def test_without_a_state_dir_nothing_is_written(tmp_path: Path) -> None:
     missing = tmp_path / "no-state" / "models"
     assert chinese_words(["contributor"], missing)
     assert not missing.parent.exists()
+
+
+def test_a_hyphenated_sense_answers_the_hyphenated_word_as_the_analyzer_joins_it(
+    tmp_path: Path,
+) -> None:
+    # 一次性 is "one-off": a query term `one-off` is searched as `oneoff` (its parts joined)
+    assert "一次性" in chinese_words(["oneoff"], tmp_path / "models")["oneoff"]
+
+
+def test_a_copy_of_another_format_or_dictionary_is_replaced(tmp_path: Path) -> None:
+    cache = tmp_path / "models"
+    cache.mkdir()
+    (cache / "reverse-glosses-0-00000000.sqlite3").write_bytes(b"old")
+    chinese_words(["contributor"], cache)
+    assert [p.name.startswith("reverse-glosses-0-") for p in cache.iterdir()] == [False]

@@ -513,3 +513,11 @@ def test_a_word_with_no_translation_does_not_count_against_a_chinese_turn(
         "Which threshold fits the quarterly review?",
     )
     assert [h["turn"] for h in hits][:2] == [1, 2]
+
+
+def test_a_hyphenated_english_word_finds_its_chinese_translation(
+    home: Path, tmp_path: Path
+) -> None:
+    # `one-off` is a term of two parts; 一次性 ("one-off") answers it as one word
+    hits = _hybrid_hits(home, tmp_path, "the one-off script", "這個只是一次性的，用完就刪。")
+    assert [(h["turn"], h["matchedBy"]) for h in hits][:1] == [(1, ["lexical"])]

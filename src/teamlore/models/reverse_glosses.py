@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sqlite3
 import threading
 import zlib
@@ -29,9 +30,9 @@ from pathlib import Path
 
 import orjson
 
-from teamlore.core.analyzer import stem
+from teamlore.core.analyzer import parse_query, stem
 
-FORMAT = 1
+FORMAT = 2
 MIN_WORD_CHARS = 2
 MAX_WORD_CHARS = 4
 SEPARATOR = "\x00"  # between a stem's Chinese words in the table
@@ -104,6 +105,9 @@ def _write(path: Path, table: dict[str, str]) -> None:
             conn.close()
         work.chmod(0o600)
         os.replace(work, path)
+        for stale in path.parent.glob("reverse-glosses-*.sqlite3"):  # an older format or file
+            if stale != path:
+                stale.unlink(missing_ok=True)
     except (OSError, sqlite3.Error):
         with contextlib.suppress(OSError):
             work.unlink()
@@ -126,11 +130,24 @@ def derive() -> dict[str, str]:
         if not MIN_WORD_CHARS <= len(word) <= MAX_WORD_CHARS:
             continue
         for english in _single_word_senses(first_sense(definitions)):
-            words.setdefault(stem(english), {})[word] = None
+            words.setdefault(_key(english), {})[word] = None
     return {english: SEPARATOR.join(chinese) for english, chinese in words.items()}
 
 
 def _single_word_senses(sense: str | None) -> list[str]:
-    """The senses of one English word in a `first_sense` ("read; study", "to implement")."""
+    """The senses of one English word in a `first_sense` ("read; study", "to implement",
+    "one-off")."""
     parts = (part.strip().casefold() for part in (sense or "").replace(",", ";").split(";"))
-    return [part for part in parts if part.isascii() and part.isalpha()]
+    return [part for part in parts if _ONE_WORD.fullmatch(part)]
+
+
+_ONE_WORD = re.compile("[a-z]+(?:-[a-z]+)*")
+
+
+def _key(english: str) -> str:
+    """What the analyzer makes of one English word as a query term: its stem, or for a
+    hyphenated word its parts joined (`one-off` → `oneoff`: `QueryTerm.whole`)."""
+    if "-" not in english:
+        return stem(english)
+    group = parse_query(english).terms[0]
+    return group.whole or group.parts[0]

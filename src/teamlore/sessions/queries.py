@@ -529,11 +529,11 @@ def _translated(
         return []
     from teamlore.models.reverse_glosses import chinese_words
 
-    words = [term.parts[0] for term in parsed.terms if len(term.parts) == 1]
+    words = [term.whole or term.parts[0] for term in parsed.terms if term.kind == "word"]
     translations = chinese_words(words, model_cache)
     alternatives = [
-        [parse_query(word).terms[0] for word in translations.get(term.parts[0], ())]
-        if len(term.parts) == 1
+        [parse_query(word).terms[0] for word in translations.get(term.whole or term.parts[0], ())]
+        if term.kind == "word"
         else []
         for term in parsed.terms
     ]
