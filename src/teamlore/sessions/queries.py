@@ -359,20 +359,18 @@ def _hit(
     }
 
 
-def _lexical(
-    conn: sqlite3.Connection,
-    parsed: Query,
+def _turn_filters(
     filters: tuple[str | None, str | None, str | None, str | None],
-    limit: int,
-) -> tuple[list[Scored], bool]:
-    """The best `limit` lexical matches, best first, and whether every match was ranked."""
+) -> tuple[Callable[[str], str], list[str], list[Any]]:
+    """What a turn search filters by: a MATCH expression scoped to the provider and worktree
+    inside the index, and the time window's WHERE clauses and parameters."""
     provider, worktree_key, since, until = filters
     scope = scope_match(provider=provider, worktree_key=worktree_key)
 
     def scoped(expr: str) -> str:
         return body_match(expr) + (f" AND {scope}" if scope else "")
 
-    clauses, filter_params = _filters(
+    clauses, params = _filters(
         provider=None,
         worktree_key=None,
         since=since,
@@ -380,6 +378,17 @@ def _lexical(
         start="t.started_at",
         end="t.ended_at",
     )
+    return scoped, clauses, params
+
+
+def _lexical(
+    conn: sqlite3.Connection,
+    parsed: Query,
+    filters: tuple[str | None, str | None, str | None, str | None],
+    limit: int,
+) -> tuple[list[Scored], bool]:
+    """The best `limit` lexical matches, best first, and whether every match was ranked."""
+    scoped, clauses, filter_params = _turn_filters(filters)
     # A turn ranks by its best passage (docs/sessions.md, "Passages"): the passage holding most
     # query terms, then BM25. Turns holding every term are the likeliest to hold them in one
     # passage: the best of them are candidates, and so are the best of those holding any term,
@@ -540,19 +549,9 @@ def _translated(
     chinese = " OR ".join(alt.expr() for alts in alternatives for alt in alts)
     if not chinese:
         return []
-    provider, worktree_key, since, until = filters
-    scope = scope_match(provider=provider, worktree_key=worktree_key)
-    match = body_match(chinese) + (f" AND {scope}" if scope else "")
-    clauses, params = _filters(
-        provider=None,
-        worktree_key=None,
-        since=since,
-        until=until,
-        start="t.started_at",
-        end="t.ended_at",
-    )
+    scoped, clauses, params = _turn_filters(filters)
     rows, _ranked_all = _ranked_turns(
-        conn, match, clauses, params, depth, with_body=True, window=TRANSLATION_WINDOW
+        conn, scoped(chinese), clauses, params, depth, with_body=True, window=TRANSLATION_WINDOW
     )
     found = [
         (*_translated_share(parsed, alternatives, r["body"]), -float(r["rank"]), r) for r in rows
