@@ -40,9 +40,7 @@ import struct
 import subprocess
 import sys
 import time
-from bisect import bisect_left
 from collections import deque
-from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Literal, cast
 
@@ -122,7 +120,7 @@ class SearchRows:
         self._next_new = 0  # the first of them not asked for yet
         self._asked: deque[str] = deque()  # files asked for, oldest first, not yet taken
         self._read: dict[str, FileValues | None] = {}  # what the helper answered for them
-        self._behind = False  # the sync waited for the helper's read: analyze this file here
+        self._behind = False  # the sync waited for the helper's read: it reads the next itself
         self.fallback: str | None = None  # why the helper was given up, if it was
         self._helper: _Helper | None = None
         self._file: list[Row] = []  # the open file's rows, while the helper runs
@@ -153,7 +151,7 @@ class SearchRows:
     def write_file_rows(self, rows: list[Row]) -> None:
         """The FTS rows of the file being synced (called inside its savepoint). Until the
         helper said it is ready, the sync analyzes them."""
-        if self._helper is None or not self._helper.greeted or self._behind:
+        if self._helper is None or not self._helper.greeted:
             for row in rows:
                 body, starts = analyze_passages(row[1])
                 self._file_bodies.append((row[0], body, row[2], starts))
@@ -185,13 +183,14 @@ class SearchRows:
         at = self._new_at.get(path)
         if at is None:
             return None
-        answer = None
+        answer, self._behind = None, False
         if path in self._asked:
             while self._asked[0] != path:  # asked for, then skipped by the sync (unreadable)
                 self._read.pop(self._asked.popleft(), None)
             answer = self._answer_for(path)
         self._next_new = max(self._next_new, at + 1)
-        self._ask_ahead()
+        if not self._behind:  # the helper keeps up: it reads another (docs/sessions.md)
+            self._ask_ahead()
         return None if answer is None else self._as_lines(answer)
 
     def _answer_for(self, path: str) -> FileValues | None:
@@ -205,7 +204,7 @@ class SearchRows:
                     self._receive(helper)
             except HelperFailed as exc:
                 self._give_up(helper, exc)
-        self._behind = waited  # the helper is behind: this file's texts are analyzed here
+        self._behind = waited
         if self._asked and self._asked[0] == path:
             self._asked.popleft()
         return self._read.pop(path, None)
@@ -270,8 +269,7 @@ class SearchRows:
         if raised:
             self._set_hashsize(PENDING_TERMS_MAX)
         try:
-            waiting = [row[0] for frame in self._in_flight for row in frame[0]]
-            self._write_bodies(below=min(waiting + [row[0] for row in self._unsent], default=None))
+            self._write_bodies()
             while self._unsent or self._in_flight:
                 self._pump(settle=True)
             self._write_bodies()
@@ -279,14 +277,9 @@ class SearchRows:
             if raised:
                 self._set_hashsize(FTS_HASH_BYTES)
 
-    def _write_bodies(self, below: int | None = None) -> None:
-        """Write the rows analyzed so far in turn order (`below`: those of turns before it). FTS5
-        flushes its pending terms when a row comes before the last one written: the sync
-        analyzes some files' rows itself while the helper holds earlier ones (`_behind`)."""
-        bodies = sorted(self._bodies, key=itemgetter(0))
-        cut = len(bodies) if below is None else bisect_left(bodies, below, key=itemgetter(0))
-        self._bodies = bodies[cut:]
-        self._write(bodies[:cut])
+    def _write_bodies(self) -> None:
+        bodies, self._bodies = self._bodies, []
+        self._write(bodies)
 
     def _write(self, bodies: list[Body]) -> None:
         if bodies:
