@@ -69,6 +69,9 @@ VECTORS_MAX = 32768  # turns whose vector the sync holds (~300 bytes each) befor
 FTS_HASH_BYTES = 1 << 20
 PENDING_TERMS_MAX = 16 << 20
 READ_AHEAD_FILES = 2  # new files the helper reads ahead of the one the sync is at
+# texts sent to embed whose vectors have not come back, above which the helper reads no more
+# files ahead: it embeds between requests, and what it has not embedded the sync waits for last
+READ_AHEAD_EMBED_BACKLOG = 128
 EMBED_BATCH = 64  # texts the helper embeds at once, between two requests of the sync
 # failpoints of the helper process itself (tests): it SIGKILLs itself, or stops answering
 DIE_POINT = "analysis-helper.die"
@@ -189,8 +192,8 @@ class SearchRows:
                 self._read.pop(self._asked.popleft(), None)
             answer = self._answer_for(path)
         self._next_new = max(self._next_new, at + 1)
-        if not self._behind:  # the helper keeps up: it reads another (docs/sessions.md)
-            self._ask_ahead()
+        if not self._behind and len(self._embedding) <= READ_AHEAD_EMBED_BACKLOG:
+            self._ask_ahead()  # the helper keeps up: it reads another (docs/sessions.md)
         return None if answer is None else self._as_lines(answer)
 
     def _answer_for(self, path: str) -> FileValues | None:
