@@ -93,6 +93,19 @@ def test_files_the_helper_reads_ahead_give_the_rows_the_sync_reads_itself(
     assert rows_of(helped) == rows_of(alone)
 
 
+def test_a_helper_behind_with_its_vectors_reads_no_more_files_ahead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The vectors the helper has not made yet are what the sync waits for last: while more
+    turns than `READ_AHEAD_EMBED_BACKLOG` wait for theirs, the sync reads the next files itself
+    (here the bound is below zero: only the files asked for as the sync began are the helper's)."""
+    monkeypatch.setattr(analysis_helper, "READ_AHEAD_EMBED_BACKLOG", -1)
+    helped = sync_fixtures(tmp_path / "helped", "on")
+    alone = sync_fixtures(tmp_path / "alone", "off")
+    assert helped.search_rows.helper_files == analysis_helper.READ_AHEAD_FILES
+    assert rows_of(helped) == rows_of(alone)
+
+
 def test_a_file_read_ahead_wrongly_stops_the_helper_and_the_sync_reads_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, helper_processes: list[Any]
 ) -> None:
