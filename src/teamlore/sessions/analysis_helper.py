@@ -68,7 +68,11 @@ VECTORS_MAX = 32768  # turns whose vector the sync holds (~300 bytes each) befor
 # `PENDING_TERMS_MAX` while it writes a batch's rows, so that they reach the disk as one segment
 FTS_HASH_BYTES = 1 << 20
 PENDING_TERMS_MAX = 16 << 20
-READ_AHEAD_FILES = 2  # new files the helper reads ahead of the one the sync is at
+# new files the helper reads ahead of the one the sync is at. One: a sync that waited for it
+# reads the next file itself, so a helper that cannot keep up reads every other file and one
+# that can reads them all (reading a file costs the helper about twice what it saves the sync:
+# docs/sessions.md, "The analysis helper")
+READ_AHEAD_FILES = 1
 # texts sent to embed whose vectors have not come back, above which the helper reads no more
 # files ahead: it embeds between requests, and what it has not embedded the sync waits for last
 READ_AHEAD_EMBED_BACKLOG = 128
