@@ -21,7 +21,7 @@ import pytest
 from sessions.index_snapshot import GOLDEN, PROVIDERS, build, snapshot
 from sessions.test_indexer import MiniAdapter, session_file
 from support import run_killed_at, shared_fixtures
-from teamlore.sessions import analysis_helper, reader
+from teamlore.sessions import analysis_helper
 from teamlore.sessions import indexer as indexer_module
 from teamlore.sessions.analysis_helper import DIE_POINT, HANG_POINT, MODE_ENV, Mode
 from teamlore.sessions.index_db import open_index
@@ -65,70 +65,12 @@ def test_the_helper_writes_the_rows_the_in_process_path_writes(
 ) -> None:
     if in_flight == "one file at a time":  # the sync waits for each answer before going on
         monkeypatch.setattr(analysis_helper, "IN_FLIGHT_MAX_CHARS", 0)
-    # the sync reads every file itself: it never waits for the helper's reading, so it never
-    # takes a file's analysis back (`_behind`), and the helper analyzes every released file
-    monkeypatch.setattr(analysis_helper, "READ_AHEAD_FILES", 0)
     helped = sync_fixtures(tmp_path / "helped", "on")
     alone = sync_fixtures(tmp_path / "alone", "off")
     assert helped.search_rows.fallback is None
     assert helped.search_rows.helper_rows > 0  # the helper did analyze, not the fallback
     assert rows_of(helped) == rows_of(alone)
     assert [p.returncode for p in helper_processes] == [0]  # stopped at the end of the sync
-
-
-@pytest.mark.parametrize("ahead", [1, 2, 8])
-def test_files_the_helper_reads_ahead_give_the_rows_the_sync_reads_itself(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ahead: int
-) -> None:
-    """New files read by the helper ahead of the sync (decoded and parsed there, their events
-    sent as plain values) store what the sync stores reading them itself; the files the sync
-    reads itself (the first; the next after waiting for the helper) mix in with the same rows."""
-    monkeypatch.setattr(analysis_helper, "READ_AHEAD_FILES", ahead)
-    helped = sync_fixtures(tmp_path / "helped", "on")
-    alone = sync_fixtures(tmp_path / "alone", "off")
-    assert helped.search_rows.fallback is None
-    new_files = helped.conn.execute("SELECT count(*) FROM source_files").fetchone()[0]
-    # the first file is the sync's (the helper is starting); those asked for are always taken
-    assert min(ahead, new_files - 1) <= helped.search_rows.helper_files <= new_files - 1
-    assert rows_of(helped) == rows_of(alone)
-
-
-def test_a_helper_behind_with_its_vectors_reads_no_more_files_ahead(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The vectors the helper has not made yet are what the sync waits for last: while more
-    turns than `READ_AHEAD_EMBED_BACKLOG` wait for theirs, the sync reads the next files itself
-    (here the bound is below zero: only the files asked for as the sync began are the helper's)."""
-    monkeypatch.setattr(analysis_helper, "READ_AHEAD_EMBED_BACKLOG", -1)
-    helped = sync_fixtures(tmp_path / "helped", "on")
-    alone = sync_fixtures(tmp_path / "alone", "off")
-    assert helped.search_rows.helper_files == analysis_helper.READ_AHEAD_FILES
-    assert rows_of(helped) == rows_of(alone)
-
-
-def test_a_file_read_ahead_wrongly_stops_the_helper_and_the_sync_reads_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, helper_processes: list[Any]
-) -> None:
-    """What the helper read of a file does not make lines (here: the third answer cannot be
-    rebuilt into events, as if the helper were another version): the helper is stopped, that
-    file and the rest are read and analyzed by the sync, and nothing differs."""
-    answers = 0
-
-    def third_is_wrong(values: Any) -> Any:
-        nonlocal answers
-        answers += 1
-        if answers == 3:
-            raise TypeError("an event type this sync does not know")
-        return reader.lines_from_values(values)
-
-    monkeypatch.setattr(analysis_helper, "lines_from_values", third_is_wrong)
-    broken = sync_fixtures(tmp_path / "broken", "on")
-    alone = sync_fixtures(tmp_path / "alone", "off")
-    assert broken.search_rows.fallback is not None
-    assert "read a file wrongly" in broken.search_rows.fallback
-    assert broken.search_rows.helper_files == 2
-    assert rows_of(broken) == rows_of(alone)
-    assert len(helper_processes) == 1 and helper_processes[0].returncode is not None
 
 
 def test_a_sync_with_the_helper_stores_the_golden_rows(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -47,13 +47,11 @@ from typing import TYPE_CHECKING, BinaryIO, Literal, cast
 from teamlore.core.analyzer import ANALYZER_VERSION
 from teamlore.core.failpoints import armed, failpoint
 from teamlore.sessions.passages import analyze_passages
-from teamlore.sessions.reader import FileLines, FileValues, file_values, lines_from_values
 
 if TYPE_CHECKING:
     import sqlite3
 
     from teamlore.models.embeddings import BundledEmbedder
-    from teamlore.sessions.model import Adapter
     from teamlore.sessions.turn_vectors import MadeVector
 
 MODE_ENV = "TEAMLORE_ANALYSIS_HELPER"
@@ -68,14 +66,6 @@ VECTORS_MAX = 32768  # turns whose vector the sync holds (~300 bytes each) befor
 # `PENDING_TERMS_MAX` while it writes a batch's rows, so that they reach the disk as one segment
 FTS_HASH_BYTES = 1 << 20
 PENDING_TERMS_MAX = 16 << 20
-# new files the helper reads ahead of the one the sync is at. One: a sync that waited for it
-# reads the next file itself, so a helper that cannot keep up reads every other file and one
-# that can reads them all (reading a file costs the helper about twice what it saves the sync:
-# docs/sessions.md, "The analysis helper")
-READ_AHEAD_FILES = 1
-# texts sent to embed whose vectors have not come back, above which the helper reads no more
-# files ahead: it embeds between requests, and what it has not embedded the sync waits for last
-READ_AHEAD_EMBED_BACKLOG = 128
 EMBED_BATCH = 64  # texts the helper embeds at once, between two requests of the sync
 # failpoints of the helper process itself (tests): it SIGKILLs itself, or stops answering
 DIE_POINT = "analysis-helper.die"
@@ -89,8 +79,6 @@ Row = tuple[int, str, str, str]
 Analyzed = tuple[str, bytes]
 # an FTS row to write: turn id, analyzed body, scope tokens, and its passages' starts
 Body = tuple[int, str, str, bytes]
-# a new file the helper may read ahead: its provider, path and size
-NewFile = tuple[str, str, int]
 # turn id → (hash of the text embedded, dimensions, the row as stored: turn_vectors.stored_rows)
 Vectors = dict[int, "MadeVector"]
 
@@ -121,22 +109,14 @@ class SearchRows:
         self._embedding: deque[tuple[int, int]] = deque()  # (turn id, text hash) sent to embed
         self.timeout_seconds = TIMEOUT_SECONDS
         self.helper_rows = 0  # rows the helper analyzed (what a test checks)
-        self.helper_files = 0  # files the helper read ahead (what a test checks)
-        self._new_files: list[NewFile] = []  # the sync's new files in its order (`read_ahead`)
-        self._new_at: dict[str, int] = {}  # a new file's place in that list
-        self._next_new = 0  # the first of them not asked for yet
-        self._asked: deque[str] = deque()  # files asked for, oldest first, not yet taken
-        self._read: dict[str, FileValues | None] = {}  # what the helper answered for them
-        self._behind = False  # the sync waited for the helper's read: it reads the next itself
         self.fallback: str | None = None  # why the helper was given up, if it was
         self._helper: _Helper | None = None
         self._file: list[Row] = []  # the open file's rows, while the helper runs
         self._file_bodies: list[Body] = []  # the open file's rows analyzed here
         self._bodies: list[Body] = []  # rows of released files analyzed, written by `settle`
         self._unsent: list[Row] = []
-        # the frames sent, oldest first (the helper answers them in order): their rows, their
-        # texts' size, the files they ask to read and those files' size
-        self._in_flight: deque[tuple[list[Row], int, list[str], int]] = deque()
+        # the frames sent, oldest first (the helper answers them in order), and their texts' size
+        self._in_flight: deque[tuple[list[Row], int]] = deque()
         self._in_flight_chars = 0
         self._discard = 0  # the oldest frames in flight hold rows that were rolled back
         # (turn id, text to embed) of rows analyzed here while the helper started: it embeds
@@ -149,11 +129,6 @@ class SearchRows:
             self._start(wait=mode == "on")
 
     # -- what the indexer and the assembler call ----------------------------------------------
-
-    @property
-    def helping(self) -> bool:
-        """Whether a helper was started (it may not be ready yet)."""
-        return self._helper is not None
 
     def write_file_rows(self, rows: list[Row]) -> None:
         """The FTS rows of the file being synced (called inside its savepoint). Until the
@@ -175,79 +150,6 @@ class SearchRows:
         self._file, self._file_bodies, self._file_embeds = [], [], []
         if self._helper is not None and (self._helper.greeted or self._helper.ready()):
             self._pump()
-
-    def read_ahead(self, files: list[NewFile]) -> None:
-        """The files this sync reads from their first byte, in its order: the helper reads up
-        to `READ_AHEAD_FILES` of them ahead of the sync (`parsed_ahead`)."""
-        self._new_files = files
-        self._new_at = {path: n for n, (_, path, _) in enumerate(files)}
-        self._next_new = min(1, len(files))  # the sync reads the first while the helper starts
-        self._ask_ahead()
-
-    def parsed_ahead(self, path: str) -> FileLines | None:
-        """The lines of the new file `path` as the helper read them (waiting for them), or None
-        (not asked for, or the helper could not): the sync reads it itself. Asks for the next."""
-        at = self._new_at.get(path)
-        if at is None:
-            return None
-        answer, self._behind = None, False
-        if path in self._asked:
-            while self._asked[0] != path:  # asked for, then skipped by the sync (unreadable)
-                self._read.pop(self._asked.popleft(), None)
-            answer = self._answer_for(path)
-        self._next_new = max(self._next_new, at + 1)
-        if not self._behind and len(self._embedding) <= READ_AHEAD_EMBED_BACKLOG:
-            self._ask_ahead()  # the helper keeps up: it reads another (docs/sessions.md)
-        return None if answer is None else self._as_lines(answer)
-
-    def _answer_for(self, path: str) -> FileValues | None:
-        """The helper's answer for `path` (taking the answers before it as they come)."""
-        helper = self._helper
-        waited = False
-        if helper is not None:
-            try:
-                while path not in self._read and self._in_flight:
-                    waited = waited or not helper.ready()
-                    self._receive(helper)
-            except HelperFailed as exc:
-                self._give_up(helper, exc)
-        self._behind = waited
-        if self._asked and self._asked[0] == path:
-            self._asked.popleft()
-        return self._read.pop(path, None)
-
-    def _ask_ahead(self) -> None:
-        """Ask the helper to read the next new files, up to `READ_AHEAD_FILES` ahead."""
-        helper = self._helper
-        if helper is None or not (helper.greeted or helper.ready()):
-            return
-        asks: list[NewFile] = []
-        while len(self._asked) + len(asks) < READ_AHEAD_FILES and self._next_new < len(
-            self._new_files
-        ):
-            asks.append(self._new_files[self._next_new])
-            self._next_new += 1
-        if not asks:
-            return
-        try:
-            helper.greet(time.monotonic() + self.timeout_seconds)
-            helper.send([], None, self.embed_space, [(p, path) for p, path, _ in asks])
-        except HelperFailed as exc:
-            self._give_up(helper, exc)
-            return
-        self._asked.extend(path for _, path, _ in asks)
-        self._in_flight.append(([], 0, [path for _, path, _ in asks], sum(s for *_, s in asks)))
-
-    def _as_lines(self, answer: FileValues) -> FileLines | None:
-        """The helper's answer as the indexer applies it; one it cannot be stops the helper."""
-        try:
-            lines = lines_from_values(answer)
-        except (TypeError, ValueError, IndexError) as exc:
-            if self._helper is not None:
-                self._give_up(self._helper, HelperFailed(f"helper read a file wrongly ({exc})"))
-            return None
-        self.helper_files += 1
-        return lines
 
     def file_rolled_back(self) -> None:
         self._file, self._file_bodies, self._file_embeds = [], [], []
@@ -308,8 +210,6 @@ class SearchRows:
         self._unsent, self._file = [], []
         self._in_flight.clear()
         self._in_flight_chars = self._discard = 0
-        self._asked.clear()
-        self._read.clear()
         self._file_bodies, self._bodies = [], []
         self._file_embeds, self._to_embed = [], []
         self._embedding.clear()
@@ -354,7 +254,6 @@ class SearchRows:
         self.fallback = str(exc)
         self._helper = None
         self._embedding.clear()
-        self._asked.clear()  # their answers will not come: the sync reads those files itself
         helper.stop()
         self._analyze_in_process()
 
@@ -364,18 +263,15 @@ class SearchRows:
         self._to_embed.extend((row[0], row[3]) for row in rows)
         helper.send([row[1] for row in rows], self._embed_texts(), self.embed_space)
         self._unsent = []  # only now: a helper found failed leaves them to the fallback
-        self._in_flight.append((rows, chars, [], 0))
+        self._in_flight.append((rows, chars))
         self._in_flight_chars += chars
 
     def _receive(self, helper: _Helper) -> None:
         """The answer to the oldest frame in flight."""
-        rows, chars, paths, read_bytes = self._in_flight[0]
-        bodies, vectors, read = helper.receive(
-            len(rows), len(paths), self._deadline(chars + read_bytes)
-        )
+        rows, chars = self._in_flight[0]
+        bodies, vectors = helper.receive(len(rows), self._deadline(chars))
         self._in_flight.popleft()
         self._in_flight_chars -= chars
-        self._read.update(zip(paths, read, strict=True))
         if self._discard:
             self._discard -= 1
         else:
@@ -420,8 +316,8 @@ class SearchRows:
         try:
             deadline = time.monotonic() + self.timeout_seconds
             helper.greet(deadline)
-            helper.send([], self._embed_texts(), self.embed_space, collect=True)
-            self._keep_vectors(helper.receive(0, 0, deadline)[1])
+            helper.send([], self._embed_texts(), self.embed_space)
+            self._keep_vectors(helper.receive(0, deadline)[1])
         except HelperFailed as exc:
             self._give_up(helper, exc)
 
@@ -430,7 +326,7 @@ class SearchRows:
 
     def _analyze_in_process(self) -> None:
         frames = list(self._in_flight)[self._discard :]
-        rows = [row for frame in frames for row in frame[0]] + self._unsent
+        rows = [row for frame, _ in frames for row in frame] + self._unsent
         self._in_flight.clear()
         self._in_flight_chars = self._discard = 0
         self._unsent = []
@@ -493,38 +389,24 @@ class _Helper:
                 raise HelperFailed(f"helper analyzer {version!r} is not {ANALYZER_VERSION!r}")
             self.greeted = True
 
-    def send(
-        self,
-        texts: list[str],
-        embed_texts: list[str] | None,
-        space: str | None,
-        reads: list[tuple[str, str]] | None = None,
-        *,
-        collect: bool = False,
-    ) -> None:
-        """Queue a frame and write what the pipe takes: texts to analyze, texts to embed, files
-        to read (provider, path); `collect`: embed every text queued before answering. No
-        deadline here: the sync may be away parsing a long file while the helper has read all
-        the pipe held; a helper that stops reading is found by the deadline of the answer the
-        sync waits for (`receive`)."""
-        data = pickle.dumps((texts, embed_texts, space, reads or [], collect), protocol=5)
+    def send(self, texts: list[str], embed_texts: list[str] | None, space: str | None) -> None:
+        """Queue a frame and write what the pipe takes. No deadline here: the sync may be away
+        parsing a long file while the helper has read all the pipe held; a helper that stops
+        reading is found by the deadline of the answer the sync waits for (`receive`)."""
+        data = pickle.dumps((texts, embed_texts, space), protocol=5)
         self._outgoing.append(memoryview(_HEADER.pack(len(data)) + data))
         self._move()
         if self._failed is not None:
             raise self._failed
 
     def receive(
-        self, count: int, files: int, deadline: float
-    ) -> tuple[list[Analyzed], tuple[int, bytes] | None, list[FileValues | None]]:
-        """The bodies of the `count` texts sent, their vectors (dimensions, rows as stored) if
-        it made them, and what it read of the `files` files asked for."""
+        self, count: int, deadline: float
+    ) -> tuple[list[Analyzed], tuple[int, bytes] | None]:
+        """The bodies of the texts sent, and their vectors (dimensions, rows as stored) if it
+        made them."""
         self.greet(deadline)
         answer = self._next_frame(deadline)
-        bodies, vectors, read = (
-            answer if isinstance(answer, tuple) and len(answer) == 3 else (None, None, None)
-        )
-        if not isinstance(read, list) or len(read) != files:
-            raise HelperFailed("helper answered something else than the files asked for")
+        bodies, vectors = answer if isinstance(answer, tuple) and len(answer) == 2 else (None, None)
         if (
             not isinstance(bodies, list)
             or len(bodies) != count
@@ -541,7 +423,7 @@ class _Helper:
             and type(vectors[1]) is bytes
         ):
             vectors = None
-        return bodies, vectors, read
+        return bodies, vectors
 
     def _next_frame(self, deadline: float) -> object:
         """The oldest answer, waiting for it until `deadline` (writing what is still to send:
@@ -653,7 +535,6 @@ def serve(stdin: BinaryIO, stdout: BinaryIO, embed_space: str = "") -> None:
     analyzed bodies and the vectors made since the last answer. While no request waits, load
     the model of `embed_space` (if any) and embed queued texts. Until end of input."""
     embeds = _Embeds(embed_space or None)
-    adapters: dict[str, Adapter] = {}
 
     def write(value: object) -> None:
         data = pickle.dumps(value, protocol=5)
@@ -681,30 +562,15 @@ def serve(stdin: BinaryIO, stdout: BinaryIO, embed_space: str = "") -> None:
         frame = read(_HEADER.unpack(header)[0]) if header else None
         if frame is None:
             return
-        texts, embed_texts, space, reads, collect = pickle.loads(frame)
+        texts, embed_texts, space = pickle.loads(frame)
         failpoint(DIE_POINT)
         if armed(HANG_POINT):
             time.sleep(3600)
-        answers = [_read_file(provider, path, adapters) for provider, path in reads]
         bodies = [analyze_passages(text) for text in texts]
         embeds.add(embed_texts or [], space)
-        if collect:  # the sync indexed every file: the vectors of every text queued
+        if not texts:  # a frame without texts asks for the vectors of every text queued
             embeds.embed(len(embeds.queue))
-        write((bodies, embeds.take(), answers))
-
-
-def _read_file(provider: str, path: str, adapters: dict[str, Adapter]) -> FileValues | None:
-    """A new file read as the sync would (reader.file_values); None if it cannot be (the sync
-    then reads it itself and says why)."""
-    try:
-        adapter = adapters.get(provider)
-        if adapter is None:
-            from teamlore.sessions.providers import get_adapter
-
-            adapter = adapters[provider] = get_adapter(provider)
-        return file_values(adapter, path)
-    except Exception:
-        return None
+        write((bodies, embeds.take()))
 
 
 class _Embeds:

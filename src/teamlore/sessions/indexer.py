@@ -52,8 +52,7 @@ from teamlore.sessions.model import (
     display_path,
     has_undecodable_name,
 )
-from teamlore.sessions.providers import PROVIDERS
-from teamlore.sessions.reader import ParsedLine, ReadResult, parsed_lines
+from teamlore.sessions.reader import ReadResult, read_lines
 from teamlore.sessions.reanalyze import reanalyze_if_outdated
 
 HEAD_BYTES = 4096
@@ -233,8 +232,6 @@ class Indexer:
             if self.analysis == "auto"
             else 0,
         )
-        if self.search_rows.helping:
-            self.search_rows.read_ahead(self._new_files(files, identities, known))
         first_build = not known and (
             _bytes_to_read(identities, known, rebuild=rebuild, enough=self.first_build_bytes)
             >= self.first_build_bytes
@@ -250,26 +247,6 @@ class Indexer:
                 (_now(),),
             )
         return stats
-
-    def _new_files(
-        self,
-        files: list[tuple[Source, str]],
-        identities: dict[str, os.stat_result | OSError],
-        known: dict[str, _FileRow],
-    ) -> list[tuple[str, str, int]]:
-        """The files the index does not hold yet (read from their first byte) whose provider's
-        adapter is the built-in one the helper would use: provider, path, size."""
-        builtin = {
-            provider
-            for provider, adapter in self.adapters.items()
-            if PROVIDERS.get(provider) == f"{type(adapter).__module__}:{type(adapter).__name__}"
-        }
-        new = []
-        for source, path in files:
-            st = identities[path]
-            if path not in known and source.provider in builtin and not isinstance(st, OSError):
-                new.append((source.provider, str(Path(path)), st.st_size))
-        return new
 
     def _sync_files(
         self,
@@ -445,25 +422,33 @@ class Indexer:
                     "SELECT count(*) FROM diagnostics WHERE source_file_id = ?", (file_id,)
                 ).fetchone()[0]
             )
-            ahead = self.search_rows.parsed_ahead(str(path)) if row is None else None
-            lines: Iterable[ParsedLine]
-            if ahead is not None:  # the helper read it (docs/sessions.md, "The analysis helper")
-                lines, adapter_state, result = ahead
-            else:
-                lines = parsed_lines(
-                    handle,
-                    adapter,
-                    adapter_state,
-                    start_offset=start_offset,
-                    start_line=start_line,
-                    result=result,
-                )
-            for number, error, size, events in lines:
-                if error is not None:
-                    events = [Diagnostic(error, _line_error_message(error, size), number)]
+            for line in read_lines(
+                handle,
+                start_offset=start_offset,
+                start_line=start_line,
+                result=result,
+                unread=adapter.unread_lines,
+            ):
+                if line.error == "blank":
+                    continue
+                if line.error is not None:
+                    events: Iterable[Any] = [
+                        Diagnostic(
+                            line.error, _line_error_message(line.error, line.size), line.number
+                        )
+                    ]
+                else:
+                    try:
+                        events = adapter.parse(line.record, line.number, adapter_state)
+                        if type(events) is not list:  # the built-in adapters give lists
+                            events = list(events)
+                    except Exception as exc:  # an adapter bug must not lose the rest of the file
+                        events = [
+                            Diagnostic("adapter-error", f"{type(exc).__name__}: {exc}", line.number)
+                        ]
                 for event in events:
                     if isinstance(event, ToolResult) and event.exit_code is not None:
-                        event, problem = checked_event(event, number)
+                        event, problem = checked_event(event, line.number)
                         if problem is not None:  # recorded before the event, as it always was
                             diagnostics += 1
                             stored += self._record_diagnostic(
@@ -475,7 +460,7 @@ class Indexer:
                             file_id, path, event, stats, store=stored < room
                         )
                     else:
-                        assembler.apply(event, number)
+                        assembler.apply(event, line.number)
                 if crash_mid_file:
                     failpoint("sync.mid-file")
             if diagnostics > stored and room > 0:

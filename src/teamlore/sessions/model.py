@@ -13,7 +13,6 @@ import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from operator import attrgetter
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol
 
@@ -150,35 +149,6 @@ Event = (
     | ProviderNotice
     | Diagnostic
 )
-
-# every event type, in a fixed order: an event crosses a pipe as its type's place here and its
-# fields' values (`event_values`), far cheaper to pickle than the object
-EVENT_TYPES: tuple[type[Event], ...] = (
-    SessionMeta,
-    UserTurn,
-    AssistantText,
-    ToolCall,
-    ToolResult,
-    TurnEnd,
-    TurnsRolledBack,
-    HistoryCut,
-    ProviderNotice,
-    Diagnostic,
-)
-_FIELDS = {cls: (code, attrgetter(*cls.__slots__)) for code, cls in enumerate(EVENT_TYPES)}
-
-
-def event_values(event: Event) -> tuple[Any, ...]:
-    """`event` as plain values: its type's place in `EVENT_TYPES`, then its fields in order."""
-    code, values = _FIELDS[type(event)]
-    return (code, *values(event))  # every event type has two fields or more: a tuple
-
-
-def event_from_values(values: tuple[Any, ...]) -> Event:
-    """The event `event_values` made `values` of."""
-    event: Event = EVENT_TYPES[values[0]](*values[1:])
-    return event
-
 
 # A process exit status is at most 32 bits wide (Windows reports NTSTATUS values up to 2^32 - 1,
 # POSIX shells and Codex report negative values for signals); anything else in a transcript is

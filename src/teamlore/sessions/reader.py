@@ -12,12 +12,9 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from io import BufferedIOBase
-from pathlib import Path
 from typing import Any
 
 import orjson
-
-from teamlore.sessions.model import Adapter, Diagnostic, event_from_values, event_values
 
 READ_SIZE = 1 << 20
 MAX_LINE_BYTES = 32 << 20
@@ -165,84 +162,10 @@ def _decode(number: int, start: int, end: int, data: bytearray | memoryview) -> 
         return Line(number, start, end, None, kind, len(data))
 
 
-# a line as the sync applies it: its number, why it could not be decoded (None: it was), its
-# size, and the events its adapter made of it
-ParsedLine = tuple[int, str | None, int, list[Any]]
-
-
-def parsed_lines(
-    handle: BufferedIOBase,
-    adapter: Adapter,
-    state: dict[str, Any],
-    *,
-    start_offset: int = 0,
-    start_line: int = 0,
-    result: ReadResult | None = None,
-) -> Iterator[ParsedLine]:
-    """Every complete line from `start_offset` (blank ones left out) with the events `adapter`
-    makes of it; an adapter that raises makes an `adapter-error` diagnostic of that line, never
-    a failed file. The sync applies these as it reads, or as the analysis helper read them
-    ahead (docs/sessions.md, "The analysis helper"): the same lines either way."""
-    for line in read_lines(
-        handle,
-        start_offset=start_offset,
-        start_line=start_line,
-        result=result,
-        unread=adapter.unread_lines,
-    ):
-        if line.error is not None:
-            if line.error != "blank":
-                yield line.number, line.error, line.size, []
-            continue
-        try:
-            events = adapter.parse(line.record, line.number, state)
-            if type(events) is not list:  # the built-in adapters give lists
-                events = list(events)
-        except Exception as exc:  # an adapter bug must not lose the rest of the file
-            events = [Diagnostic("adapter-error", f"{type(exc).__name__}: {exc}", line.number)]
-        yield line.number, None, line.size, events
-
-
-# a new file's lines as plain values (their events as model.event_values: cheap to pickle), where
-# the read ended (ReadResult's fields) and the adapter's state after it
-FileValues = tuple[
-    list[tuple[int, str | None, int, list[tuple[Any, ...]]]],
-    tuple[int, int, int, bool],
-    dict[str, Any],
-]
-# the same as the indexer applies it: its lines, the adapter's state, where the read ended
-FileLines = tuple[list[ParsedLine], dict[str, Any], ReadResult]
-
-
-def file_values(adapter: Adapter, path: str) -> FileValues:
-    """A new file read from its first byte as the sync reads it (`parsed_lines`), as plain values:
-    what the analysis helper sends the sync (docs/sessions.md, "The analysis helper")."""
-    state = adapter.new_state(Path(path))
-    result = ReadResult(0, 0, 0, False)
-    with open(path, "rb") as handle:
-        lines = [
-            (number, error, size, [event_values(event) for event in events])
-            for number, error, size, events in parsed_lines(handle, adapter, state, result=result)
-        ]
-    resume = (result.resume_offset, result.resume_line, result.bytes_read, result.pending_partial)
-    return lines, resume, state
-
-
-def lines_from_values(values: FileValues) -> FileLines:
-    """The lines `file_values` made `values` of; TypeError, ValueError or IndexError for
-    values it did not make."""
-    lines, (offset, line, size, pending), state = values
-    if not isinstance(state, dict):
-        raise TypeError("the parser state is not a dict")
-    parsed = [
-        (number, error, length, [event_from_values(event) for event in events])
-        for number, error, length, events in lines
-    ]
-    return parsed, state, ReadResult(offset, line, size, pending)
-
-
 def iter_file_events(adapter: Any, path: Any) -> Iterator[Any]:
     """Every event of one whole file (tests and tools; the indexer reads incrementally)."""
+    from teamlore.sessions.model import Diagnostic
+
     state = adapter.new_state(path)
     with open(path, "rb") as handle:
         for line in read_lines(handle, unread=adapter.unread_lines):
