@@ -19,7 +19,10 @@ import json
 import os
 import sys
 import zlib
-from typing import Any
+
+TYPE_CHECKING = False  # `typing` itself is a few milliseconds of the client's process
+if TYPE_CHECKING:
+    from typing import Any
 
 # the read commands the server answers (docs/watch.md); nothing else is ever sent
 SERVED: frozenset[tuple[str, ...]] = frozenset(
@@ -35,7 +38,7 @@ SOCKET_NAME = "watch.sock"
 PROTOCOL = 1
 ACCEPTED = b"+"
 CONNECT_SECONDS = 0.5
-ACCEPT_SECONDS = 1.0
+ACCEPT_SECONDS = 2.0
 MAX_MESSAGE = 64 << 20  # a reply larger than this is refused (the command runs here instead)
 
 
@@ -121,12 +124,13 @@ def answered(args: list[str]) -> int | None:
     path = socket_path(os.environ)
     if not os.path.exists(path):
         return None
+    request = request_for(args)
     try:
-        header, out, err = _ask(path, request_for(args))
+        header, out, err = _ask(path, request)
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    if not header.get("ok"):
-        return None
+    if not header.get("ok") or header.get("code") != request["code"]:
+        return None  # failed, or a server of other code answered
     try:
         sys.stdout.flush()
         sys.stdout.buffer.write(out)

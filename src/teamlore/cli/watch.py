@@ -33,6 +33,7 @@ from teamlore.cli.commands.sessions import lean_invocation
 from teamlore.cli.output import FormatOption, OutputFormat, fail
 from teamlore.cli.params import Option
 from teamlore.core import errors
+from teamlore.core.locations import state_dir_path
 from teamlore.core.lock import file_lock
 from teamlore.core.paths import FILE_MODE, state_dir
 
@@ -67,14 +68,14 @@ def watch(
 def _serve(fmt: OutputFormat, min_interval: float) -> None:
     if not hasattr(socket, "AF_UNIX"):
         raise errors.TeamloreError(errors.WATCH_UNSUPPORTED, "this system has no Unix sockets")
-    home = state_dir()
-    path = home / warm.SOCKET_NAME
+    path = state_dir_path() / warm.SOCKET_NAME  # checked before the state dir is made
     if len(os.fsencode(path)) >= SOCKET_PATH_LIMIT:
         raise errors.TeamloreError(
             errors.WATCH_SOCKET_PATH_TOO_LONG,
             f"the socket path in the state dir is {len(os.fsencode(path))} bytes; a Unix socket"
             f" allows {SOCKET_PATH_LIMIT - 1}",
         )
+    home = state_dir()
     with file_lock(home / LOCK_NAME, what="`teamlore watch` on this state dir"):
         listener = _listen(path)
         server = Server(listener, path, fmt, min_interval)
@@ -166,9 +167,11 @@ class Server:
 
         self.last_sync = time.monotonic()
         try:
-            result = run_operation("sync", OpContext(cwd=Path.cwd()), {})
-        except errors.TeamloreError as err:  # e.g. another sync holds the lock: next change
+            # another sync running (a `teamlore sync`): this change is in its work or the next
+            result = run_operation("sync", OpContext(cwd=Path.cwd()), {"wait_seconds": 0})
+        except errors.TeamloreError as err:  # e.g. another sync holds the lock: retried
             self.event("sync-refused", code=err.code, message=err.message)
+            self.watcher.changed.set()
             return
         self.event(
             "synced",
@@ -197,9 +200,18 @@ class Server:
                 return
             code, out, err = reply
             warm.send_message(
-                connection, {"ok": True, "exit": code, "stdout": len(out), "stderr": len(err)}
+                connection,
+                {
+                    "ok": True,
+                    "code": self.fingerprint,
+                    "exit": code,
+                    "stdout": len(out),
+                    "stderr": len(err),
+                },
             )
             connection.sendall(out + err)
+            command = " ".join(warm.served_command(request["argv"]) or ())
+            self.event("answered", command=command, exit=code)  # never its arguments
         except (OSError, ValueError):
             return  # the client went away or spoke nonsense; it runs the command itself
 
@@ -241,8 +253,9 @@ _EVENT_TEXT = {
     " list and show, memory search and status (Ctrl-C stops).",
     "synced": "synced: {changedFiles} changed files, {turnsWritten} turns written; the index"
     " holds {turns} turns.",
-    "sync-refused": "sync skipped ({code}: {message}); the next change retries.",
+    "sync-refused": "sync skipped ({code}: {message}); retrying.",
     "restarting": "{reason}: restarting.",
+    "answered": "answered {command} (exit {exit}).",
     "stopped": "teamlore watch stopped.",
 }
 
