@@ -5,14 +5,18 @@ subprocess, the clients are the `teamlore` console entry."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import pty
 import shutil
 import signal
 import socket
 import stat
+import struct
 import subprocess
 import sys
+import termios
 import textwrap
 import time
 from collections.abc import Iterator
@@ -142,6 +146,57 @@ def test_a_served_command_prints_the_bytes_and_exit_code_of_its_own_process(
         own.stderr,
     )
     assert served.stdout or served.stderr
+
+
+def on_a_terminal(*args: str, columns: int, env: dict[str, str] | None = None) -> tuple[int, bytes]:
+    """`teamlore ARGS` with stdin, stdout and stderr on a pseudo-terminal `columns` wide: its
+    exit code and what the terminal received."""
+    exe = shutil.which("teamlore", path=str(Path(sys.executable).parent))
+    assert exe is not None
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 30, columns, 0, 0))
+    full_env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    proc = subprocess.Popen(
+        [exe, *args],
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        env={**full_env, "TERM": "xterm-256color", **(env or {})},
+        start_new_session=True,
+    )
+    os.close(follower)
+    received = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the terminal closed with the process
+            break
+        if not chunk:
+            break
+        received += chunk
+    os.close(leader)
+    return proc.wait(timeout=120), received
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("sessions", "search", "fixture"),
+        ("sessions", "list"),
+        ("status",),
+        ("sessions", "show", "x"),
+    ],
+    ids=" ".join,
+)
+def test_on_a_terminal_a_served_command_prints_what_it_prints_in_its_own_process(
+    server: Watch, command: tuple[str, ...]
+) -> None:
+    # colours, and a table as wide as the terminal (not the server's): rich reads both
+    served = on_a_terminal(*command, columns=100)
+    assert server.answered() == 1
+    own = on_a_terminal(*command, columns=100, env=OWN_PROCESS)
+    assert served == own
+    assert b"\x1b[" in served[1] or command == ("status",)  # (status prints no style)
 
 
 def test_a_turn_appended_is_found_through_the_server_without_running_sync(

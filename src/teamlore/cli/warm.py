@@ -95,13 +95,10 @@ def code_fingerprint() -> str:
 
 def request_for(args: list[str]) -> dict[str, Any]:
     """What the server needs to run `teamlore ARGS` as this process would: the arguments, the
-    working directory, the environment and how stdout and stderr look (a terminal's size reaches
-    the server as COLUMNS and LINES, which rich reads first)."""
+    working directory, the environment and how stdout and stderr look. The size the text
+    console would use here reaches the server as COLUMNS and LINES (`console_size`)."""
     environ = dict(os.environ)
-    if os.isatty(1) and "COLUMNS" not in environ:
-        size = os.get_terminal_size(1)
-        environ.setdefault("COLUMNS", str(size.columns))
-        environ.setdefault("LINES", str(size.lines))
+    environ["COLUMNS"], environ["LINES"] = (str(n) for n in console_size(environ))
     return {
         "protocol": PROTOCOL,
         "code": code_fingerprint(),
@@ -110,6 +107,26 @@ def request_for(args: list[str]) -> dict[str, Any]:
         "env": environ,
         "streams": [_stream(sys.stdout, 1), _stream(sys.stderr, 2)],
     }
+
+
+def console_size(environ: dict[str, str]) -> tuple[int, int]:
+    """The width and height rich's console takes in this process (`rich.console.Console.size`):
+    the first of stdin, stdout and stderr that is a terminal, else COLUMNS and LINES when they
+    are digits, else 80 by 25; a zero (a pseudo-terminal of no size) counts as unknown. The
+    server's console reads them from the environment and never its own terminal."""
+    width = height = 0
+    for fd in (0, 1, 2):
+        try:
+            width, height = os.get_terminal_size(fd)
+        except (AttributeError, ValueError, OSError):
+            continue
+        break
+    columns, lines = environ.get("COLUMNS"), environ.get("LINES")
+    if columns is not None and columns.isdigit():
+        width = int(columns)
+    if lines is not None and lines.isdigit():
+        height = int(lines)
+    return width or 80, height or 25
 
 
 def _stream(stream: Any, fd: int) -> dict[str, Any]:
