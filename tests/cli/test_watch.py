@@ -19,7 +19,7 @@ import sys
 import termios
 import textwrap
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -58,11 +58,11 @@ class Watch:
             time.sleep(0.05)
 
 
-def start_watch(tmp_path: Path, env: dict[str, str] | None = None) -> Watch:
+def start_watch(tmp_path: Path, env: dict[str, str] | None = None, *flags: str) -> Watch:
     log = tmp_path / f"watch-{time.monotonic_ns()}.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "teamlore.cli.entry", "watch", "--format", "json"],
+            [sys.executable, "-m", "teamlore.cli.entry", "watch", "--format", "json", *flags],
             stdout=out,
             stderr=subprocess.STDOUT,
             env={**os.environ, **(env or {})},
@@ -228,6 +228,42 @@ def test_after_the_server_is_killed_the_next_command_answers_in_its_own_process(
     assert restarted.answered() == 1
     restarted.proc.send_signal(signal.SIGTERM)
     assert restarted.proc.wait(timeout=60) == 0
+
+
+def wait_until(done: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + 120  # a bound for a hung process, not a timing assertion
+    while not done():
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+
+
+def test_sigterm_in_the_middle_of_a_request_stops_the_server_and_the_client_answers_itself(
+    home: Path, sources: Path, tmp_path: Path
+) -> None:
+    sys.path.insert(0, str(SRC.parent / "bench"))
+    import corpus
+
+    sync_json(sources)
+    (home / "config.toml").write_text(f'[sources]\nclaude = ["{sources / "claude"}"]\n')
+    running = start_watch(tmp_path, None, "--min-interval", "3600")  # no sync of its own now
+    corpus.append_turn(sources / "claude" / "synthetic-main.jsonl", "zqstop", at_ms=1_780_000_000)
+    flag = tmp_path / "paused"
+    client = subprocess.Popen(
+        [sys.executable, "-m", "teamlore.cli.entry", "sessions", "search", "zqstop", "--lexical"],
+        env={**os.environ, "TEAMLORE_PAUSEPOINT": f"sync.after-file={flag}"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    wait_until(flag.exists)  # the server stands still indexing the grown file for the search
+    running.proc.send_signal(signal.SIGTERM)
+    flag.unlink()
+    assert running.proc.wait(timeout=120) == 0
+    assert not running.socket.exists() and running.answered() == 0
+    # the client runs the search itself (past the same pause point, if the file is still stale)
+    wait_until(lambda: flag.unlink(missing_ok=True) or client.poll() is not None)
+    out, err = client.communicate(timeout=120)
+    assert client.returncode == 0, err
+    assert b"zqstop" in out
 
 
 @pytest.mark.parametrize(

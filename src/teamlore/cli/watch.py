@@ -80,7 +80,7 @@ def _serve(fmt: OutputFormat, min_interval: float) -> None:
         listener = _listen(path)
         server = Server(listener, path, fmt, min_interval)
         try:
-            with _stopped_by_sigterm():
+            with _stopped_by_signals():
                 server.run()
         except KeyboardInterrupt:
             pass
@@ -92,16 +92,25 @@ def _serve(fmt: OutputFormat, min_interval: float) -> None:
             server.event("stopped")
 
 
+# set by Ctrl-C or SIGTERM: a command interrupted by it is not answered (its client runs it)
+_stopping = threading.Event()
+
+
 @contextlib.contextmanager
-def _stopped_by_sigterm() -> Iterator[None]:
+def _stopped_by_signals() -> Iterator[None]:
+    """Ctrl-C and SIGTERM stop the server, also in the middle of a request: the command's own
+    handling of Ctrl-C (exit 130) must not become its client's answer."""
+
     def stop(signum: int, frame: object) -> None:
+        _stopping.set()
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, stop)
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _listen(path: Path) -> socket.socket:
@@ -152,6 +161,8 @@ class Server:
                     connection, _ = self.listener.accept()
                     with connection:
                         self.answer(connection)
+            if _stopping.is_set():
+                raise KeyboardInterrupt
             if self.watcher.changed.is_set() and self._may_sync():
                 self.watcher.changed.clear()
                 self.sync()
@@ -332,6 +343,8 @@ def run_as_client(
         sys.stdout, sys.stderr = saved_streams
         os.chdir(saved_cwd)
         output.forget_consoles()
+    if _stopping.is_set():
+        return None
     return code, out.written(), err.written()
 
 
