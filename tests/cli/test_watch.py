@@ -199,6 +199,16 @@ def test_on_a_terminal_a_served_command_prints_what_it_prints_in_its_own_process
     assert b"\x1b[" in served[1] or command == ("status",)  # (status prints no style)
 
 
+def test_on_a_terminal_of_no_size_a_served_command_prints_at_80_columns_as_its_own_process(
+    server: Watch,
+) -> None:
+    # a pseudo-terminal that reports 0 x 0 (as `script` makes): rich falls back to 80 x 25
+    served = on_a_terminal("sessions", "list", columns=0)
+    assert server.answered() == 1
+    assert served == on_a_terminal("sessions", "list", columns=0, env=OWN_PROCESS)
+    assert b"session" in served[1]
+
+
 def test_a_turn_appended_is_found_through_the_server_without_running_sync(
     server: Watch, sources: Path
 ) -> None:
