@@ -580,15 +580,16 @@ def _fused_page(
 
 def _page(fused: FusedScores[int], rows: dict[int, OrderRow], limit: int) -> list[int]:
     """The ids of the page: approved documents before deprecated ones, then by fused score,
-    kind and entry id. Only the keys whose unscaled score reaches the `limit`-th best of their
-    status are ordered (rounding the score to 4 places keeps that order, never reverses it)."""
+    kind and entry id. Only the keys whose score reaches the `limit`-th best of their status
+    are ordered (rounding the score to 4 places keeps that order, never reverses it)."""
     raw = fused.raw
     page: list[int] = []
     for deprecated in (False, True):
         ids = [i for i in raw if (rows[i].status == "deprecated") is deprecated]
         if len(ids) > limit - len(page):
             floor = fused.score(heapq.nlargest(limit - len(page), ids, key=raw.__getitem__)[-1])
-            ids = [i for i in ids if fused.score(i) >= floor]
+            lowest = (floor - 1e-4) * fused.best  # under every raw score shown as `floor`
+            ids = [i for i in ids if raw[i] >= lowest and fused.score(i) >= floor]
         ids.sort(key=lambda i: (-fused.score(i), rows[i].kind, rows[i].entry_id))
         page += ids[: limit - len(page)]
         if len(page) >= limit:
