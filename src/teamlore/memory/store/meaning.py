@@ -92,8 +92,6 @@ def meaning_ranking(
     taken = np.where(reads, votes[:, members], 0.0).sum(axis=0)
     reached = np.where(reads, near[:, members], -np.inf).max(axis=0, initial=-np.inf)
     keep = reached >= min_similarity
-    ranked = sorted(
-        zip(candidates[keep].tolist(), taken[keep].tolist(), strict=True),
-        key=lambda item: (-item[1], item[0]),
-    )
-    return ranked[:limit]
+    chosen, scores = candidates[keep], taken[keep]
+    order = np.lexsort((chosen, -scores))[:limit]  # best first, ties by id
+    return list(zip(chosen[order].tolist(), scores[order].tolist(), strict=True))
