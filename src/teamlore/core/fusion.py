@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Hashable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Generic, Literal, TypedDict, TypeVar, Unpack
 
 if TYPE_CHECKING:
     from teamlore.core.analyzer import Query
@@ -88,29 +88,25 @@ def _has_digit(text: str) -> bool:
     return any(ch.isdigit() for ch in text)
 
 
+class FusionOptions(TypedDict, Generic[Key], total=False):
+    """`fused_scores`' keyword arguments, which `fuse` passes on."""
+
+    keep_words: bool
+    vector_weight: float
+    translated: bool
+    unread: Collection[Key]
+
+
 def fuse(
     lexical: Sequence[tuple[Key, float]],
     vector: Sequence[Key],
     lexical_ranks: Sequence[int] | None = None,
     headline: Sequence[Key] | None = None,
-    *,
-    keep_words: bool = False,
-    vector_weight: float = VECTOR_WEIGHT,
-    translated: bool = False,
-    unread: Collection[Key] = frozenset(),
+    **options: Unpack[FusionOptions[Key]],
 ) -> list[Fused[Key]]:
     """Every key of any ranking, best fused score first (`fused_scores`, whose arguments these
     are; ties keep the lexical order, then the vector order, then the headline order)."""
-    fused = fused_scores(
-        lexical,
-        vector,
-        lexical_ranks,
-        headline,
-        keep_words=keep_words,
-        vector_weight=vector_weight,
-        translated=translated,
-        unread=unread,
-    )
+    fused = fused_scores(lexical, vector, lexical_ranks, headline, **options)
     raw = fused.raw
     order = sorted(raw, key=lambda key: -raw[key])  # stable: lexical order, then vector
     return [Fused(key, fused.score(key), fused.matched_by(key)) for key in order]
