@@ -50,7 +50,7 @@ def model_cosines(
     columns *= np.float32(math.sqrt(len(queries)))
     out = np.empty((len(values), len(queries)), dtype=np.float32)
     for first, rows in widened_blocks(values):
-        out[first : first + len(rows)] = rows @ columns
+        np.matmul(rows, columns, out=out[first : first + len(rows)])
     out *= (scales / np.float32(127))[:, None]
     return [out[:, column] for column in range(len(queries))]
 
