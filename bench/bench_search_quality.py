@@ -99,7 +99,7 @@ def teamlore_search(
 ) -> list[int]:
     from teamlore.sessions.queries import search_turns
 
-    hits = search_turns(conn, query, limit=DEPTH, embedder=embedder).hits
+    hits = search_turns(conn, query, limit=DEPTH, embedder=embedder, model_cache=None).hits
     out: list[int] = []
     for session_key, ordinal in ((h["sessionKey"], h["turn"]) for h in hits):
         row = conn.execute(

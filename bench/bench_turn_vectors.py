@@ -21,6 +21,7 @@ Each phase runs in its own interpreter (peak RSS is per phase). Prints figures, 
 from __future__ import annotations
 
 import argparse
+import inspect
 import resource
 import shutil
 import sqlite3
@@ -113,9 +114,15 @@ def child_search(args: dict[str, Any]) -> dict[str, Any]:
 
     conn = open_index(Path(args["state"]))
     embedder = bundled_embedder()
+    # where `sessions search` keeps the reversed dictionary (an English query over Chinese
+    # turns), when the tree has one (a `--versus` tree may predate it)
+    cache = Path(args["state"]) / "models"
+    hybrid = {"embedder": embedder}
+    if "model_cache" in inspect.signature(search_turns).parameters:
+        hybrid["model_cache"] = cache
     queries = corpus.search_queries(int(args["queries"]), seed=int(args["seed"]))
     for _, text in queries[:10]:  # warm the page cache a little
-        search_turns(conn, text, embedder=embedder)
+        search_turns(conn, text, **hybrid)  # type: ignore[arg-type]
     timings: dict[str, list[float]] = {"lexical": [], "hybrid": [], "hybrid+provider": []}
     cpu: dict[str, list[float]] = {way: [] for way in timings}
     hits: list[list[tuple[str, int]]] = []
@@ -123,11 +130,8 @@ def child_search(args: dict[str, Any]) -> dict[str, Any]:
     for number, (_kind, text) in enumerate(queries):
         for way, kwargs in (
             ("lexical", {}),
-            ("hybrid", {"embedder": embedder}),
-            (
-                "hybrid+provider",
-                {"embedder": embedder, "provider": ("codex", "claude")[number % 2]},
-            ),
+            ("hybrid", hybrid),
+            ("hybrid+provider", {**hybrid, "provider": ("codex", "claude")[number % 2]}),
         ):
             started, cpu_started = time.perf_counter(), time.process_time()
             found = search_turns(conn, text, **kwargs)  # type: ignore[arg-type]

@@ -147,6 +147,24 @@ def test_a_key_no_vector_ranking_can_read_is_judged_by_its_words_alone() -> None
     assert [f.key for f in weak] == ["en", "zh"]
 
 
+def test_a_translation_ranks_below_the_same_match_as_typed() -> None:
+    # `b` holds every term translated, `a` every term as typed: the words as typed win, for a
+    # turn the model reads and for one it cannot read alike (docs/hybrid-search.md, "English
+    # queries over Chinese turns")
+    fused = fuse([("a", 1.0)], [], translation=[("b", 1.0)])
+    assert [f.key for f in fused] == ["a", "b"]
+    fused = fuse([("a", 1.0)], [], translation=[("b", 1.0)], unread={"a", "b"})
+    assert [f.key for f in fused] == ["a", "b"]
+    assert fused[1].matched_by == ("lexical",)
+
+
+def test_a_translation_is_the_only_judge_of_a_document_no_model_reads() -> None:
+    # `b` (unread) holds every term translated, `a` is only near by meaning: as the words do,
+    # the translation of a document no model reads weighs what the embedding rankings would
+    fused = fuse([], ["a"], translation=[("b", 1.0)], unread={"b"})
+    assert [f.key for f in fused] == ["b", "a"]
+
+
 def test_fused_scores_are_what_fuse_orders() -> None:
     # a page asks `score` and `matched_by` of its keys only; `fuse` orders every key by them
     lexical = [("a", 1.0), ("b", 0.5), ("c", 0.25), ("d", 1.0)]
@@ -161,3 +179,9 @@ def test_fused_scores_are_what_fuse_orders() -> None:
         ]
     assert scores.matched_by("b") == ("lexical", "vector")  # by its headline
     assert scores.matched_by("d") == ("lexical",) and scores.matched_by("f") == ("vector",)
+    translated = fused_scores([("a", 1.0)], ["c"], translation=[("b", 0.5), ("c", 1.0)])
+    assert [translated.matched_by(key) for key in "abc"] == [
+        ("lexical",),
+        ("lexical",),  # found by words, as translated
+        ("lexical", "vector"),
+    ]

@@ -459,3 +459,65 @@ def test_a_turn_the_model_cannot_read_is_judged_by_its_words_alone(
         (1, ["lexical"]),
         (2, ["lexical", "vector"]),
     ]
+
+
+def test_an_english_question_finds_the_chinese_turn_holding_its_words_translated(
+    home: Path, tmp_path: Path
+) -> None:
+    # the English model cannot read the Chinese turn and it holds no English word of the
+    # question: it was not found at all; 閾值 is "threshold", 貢獻者 "contributor"
+    # (docs/hybrid-search.md, "English queries over Chinese turns")
+    hits = _hybrid_hits(
+        home, tmp_path, "the threshold for contributors", "外部貢獻者的閾值應該怎麼定？"
+    )
+    assert [(h["turn"], h["matchedBy"]) for h in hits][:1] == [(1, ["lexical"])]
+
+
+def test_an_english_turn_holding_the_words_ranks_above_a_chinese_translation(
+    home: Path, tmp_path: Path
+) -> None:
+    # a translation weighs less than the words as typed (the weights' own test is
+    # tests/core/test_fusion.py); here as a search shows it, the literal turn first
+    hits = _hybrid_hits(
+        home,
+        tmp_path,
+        "the threshold for contributors",
+        "外部貢獻者的閾值應該怎麼定？",
+        "What threshold should we use for contributors?",
+    )
+    assert [h["turn"] for h in hits][:2] == [2, 1]
+
+
+def test_an_index_without_chinese_never_loads_the_reversed_dictionary(
+    home: Path, tmp_path: Path
+) -> None:
+    from teamlore.models import reverse_glosses
+
+    reverse_glosses._derived = None
+    hits = _hybrid_hits(home, tmp_path, "the threshold for contributors", "Pick a threshold.")
+    assert hits[0]["turn"] == 1
+    assert reverse_glosses._derived is None
+
+
+def test_a_word_with_no_translation_does_not_count_against_a_chinese_turn(
+    home: Path, tmp_path: Path
+) -> None:
+    # "fewer", "three", "PRs" and "one-time" have no Chinese word in the dictionary: a Chinese
+    # turn can hold them only as typed. Counted against it, the turn holding 閾值 and 貢獻者
+    # held 2 of 8 terms and came after an English turn holding one word the vectors place near
+    hits = _hybrid_hits(
+        home,
+        tmp_path,
+        "why use fewer than three PRs as the threshold for one-time contributors",
+        "外部貢獻者的閾值應該怎麼定？",
+        "Which threshold fits the quarterly review?",
+    )
+    assert [h["turn"] for h in hits][:2] == [1, 2]
+
+
+def test_a_hyphenated_english_word_finds_its_chinese_translation(
+    home: Path, tmp_path: Path
+) -> None:
+    # `one-off` is a term of two parts; 一次性 ("one-off") answers it as one word
+    hits = _hybrid_hits(home, tmp_path, "the one-off script", "這個只是一次性的，用完就刪。")
+    assert [(h["turn"], h["matchedBy"]) for h in hits][:1] == [(1, ["lexical"])]

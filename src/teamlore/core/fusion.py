@@ -44,6 +44,10 @@ SHORT_QUERY_TERMS = 2
 # and their lexical ranking weighs this much (chosen on the tuning half, docs/hybrid-search.md);
 # so does the lexical ranking of a query the vector path reads only as its glosses (`fuse`)
 DECIDING_LEXICAL_WEIGHT = 3.0
+# the words of an English query read as their Chinese translations (`fuse`'s `translation`):
+# less than the words as typed, so a literal match ranks above a translation
+# (docs/hybrid-search.md, "English queries over Chinese turns"; chosen on the tuning half)
+TRANSLATION_WEIGHT = 0.75
 
 # why a search ran words alone, in the words every search result uses (`vector.reason`)
 LEXICAL_ASKED = "lexical search only was asked for"
@@ -95,6 +99,7 @@ class FusionOptions(TypedDict, Generic[Key], total=False):
     vector_weight: float
     translated: bool
     unread: Collection[Key]
+    translation: Sequence[tuple[Key, float]]
 
 
 def fuse(
@@ -144,6 +149,7 @@ def fused_scores(
     vector_weight: float = VECTOR_WEIGHT,
     translated: bool = False,
     unread: Collection[Key] = frozenset(),
+    translation: Sequence[tuple[Key, float]] = (),
 ) -> FusedScores[Key]:
     """`lexical`: (key, share of the query's terms held, 0..1), best first; `vector`: keys,
     best first; `headline`: keys by their headline's similarity, best first (None: no
@@ -157,7 +163,12 @@ def fused_scores(
     above a translation (docs/hybrid-search.md, "Words are never outvoted").
     `unread`: keys no embedding ranking can read (`Embedder.reads`); the words are their only
     judge, so their lexical part is scaled to the full weight of every ranking
-    (docs/hybrid-search.md, "Words are never outvoted", rule 6)."""
+    (docs/hybrid-search.md, "Words are never outvoted", rule 6).
+    `translation`: (key, share of the query's terms held as typed or as a translation, 0..1),
+    best first: the words ranking of an English query's Chinese translations, weighing
+    TRANSLATION_WEIGHT, plus every embedding ranking's weight for an `unread` key as the
+    words do: always LEXICAL_WEIGHT - TRANSLATION_WEIGHT less than the words as typed
+    (docs/hybrid-search.md, "English queries over Chinese turns")."""
     scores: dict[Key, float] = {}
     ranks = lexical_ranks if lexical_ranks is not None else range(1, len(lexical) + 1)
     weight = DECIDING_LEXICAL_WEIGHT if keep_words or translated else LEXICAL_WEIGHT
@@ -167,6 +178,10 @@ def fused_scores(
     for rank, (key, share) in zip(ranks, lexical, strict=True):
         judged = weight + votes if key in unread else weight
         scores[key] = judged * min(max(share, 0.0), 1.0) ** 2 / (RRF_K + rank)
+    for rank, (key, share) in enumerate(translation, start=1):
+        judged = TRANSLATION_WEIGHT + votes if key in unread else TRANSLATION_WEIGHT
+        vote = judged * min(max(share, 0.0), 1.0) ** 2 / (RRF_K + rank)
+        scores[key] = scores.get(key, 0.0) + vote
     for rank, key in enumerate(vector, start=1):
         scores[key] = scores.get(key, 0.0) + vector_weight / (RRF_K + rank)
     for rank, key in enumerate(headline or (), start=1):
@@ -177,7 +192,8 @@ def fused_scores(
             key for rank, (key, _) in zip(ranks, lexical, strict=True) if rank <= KEPT_WORD_RANKS
         ]
         _keep_in_first_places(scores, kept, best)
-    words = frozenset(key for key, _ in lexical)
+    # found by words, as typed or as translated
+    words = frozenset(key for ranking in (lexical, translation) for key, _ in ranking)
     return FusedScores(scores, best, words, frozenset((*vector, *(headline or ()))))
 
 

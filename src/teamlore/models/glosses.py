@@ -134,6 +134,12 @@ def dictionary_version() -> str | None:
     return _loaded.version if _loaded is not None else None
 
 
+def loaded_definitions() -> dict[str, str] | None:
+    """Every word (simplified and traditional) → its definition fields, a developer's sense
+    first; None when the dictionary is unavailable (`reverse_glosses` reads it backwards)."""
+    return _dictionary()
+
+
 def _gloss_run(run: str, definitions: dict[str, str]) -> list[str]:
     """The senses of `run`'s words (`_cut`); characters the dictionary lacks are dropped."""
     return [sense for _, sense in _cut(run, definitions) if sense is not None]

@@ -6,6 +6,7 @@ import re
 import sqlite3
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -14,12 +15,13 @@ from teamlore.core import errors
 from teamlore.core.analyzer import (
     ANALYZER_VERSION,
     Query,
+    QueryTerm,
     parse_query,
     readable_score,
     snippet,
 )
 from teamlore.core.fusion import fuse, words_decide
-from teamlore.models.glosses import segmented
+from teamlore.models.glosses import has_chinese, segmented
 from teamlore.sessions.index_db import body_match, scope_match
 from teamlore.sessions.passages import Held, held, labeled_text
 
@@ -306,13 +308,16 @@ def search_turns(
     until: str | None = None,
     limit: int = 20,
     embedder: Embedder | None = None,
+    model_cache: Path | None = None,
 ) -> TurnSearch:
     """Turns matching any term of `query`: those holding more of its terms first, then by BM25
     (docs/search.md). Provider and worktree filter inside the FTS index (its scope column), so
     the rank window and BM25 see only turns the search can return; the time window filters rows.
 
     With an `embedder`, the turns nearest the query's meaning (turn_vectors) are ranked too and
-    the two rankings are fused (docs/hybrid-search.md, "Session search").
+    the two rankings are fused (docs/hybrid-search.md, "Session search"), with the turns
+    holding the Chinese translations of an English query's words (`model_cache`: where the
+    reversed dictionary is kept, `models.reverse_glosses`).
     """
     ensure_current_analyzer(conn)
     parsed = parse_query(query)
@@ -330,7 +335,10 @@ def search_turns(
         ]
         return TurnSearch(hits, ranked_all)
     found = (scored, ranked_all)
-    return _hybrid(conn, query, parsed, filters, found, int(limit), embedder, keep_words)
+    translation = _translated(conn, query, parsed, filters, depth, model_cache)
+    return _hybrid(
+        conn, query, parsed, filters, found, int(limit), embedder, keep_words, translation
+    )
 
 
 def _hit(
@@ -351,20 +359,18 @@ def _hit(
     }
 
 
-def _lexical(
-    conn: sqlite3.Connection,
-    parsed: Query,
+def _turn_filters(
     filters: tuple[str | None, str | None, str | None, str | None],
-    limit: int,
-) -> tuple[list[Scored], bool]:
-    """The best `limit` lexical matches, best first, and whether every match was ranked."""
+) -> tuple[Callable[[str], str], list[str], list[Any]]:
+    """What a turn search filters by: a MATCH expression scoped to the provider and worktree
+    inside the index, and the time window's WHERE clauses and parameters."""
     provider, worktree_key, since, until = filters
     scope = scope_match(provider=provider, worktree_key=worktree_key)
 
     def scoped(expr: str) -> str:
         return body_match(expr) + (f" AND {scope}" if scope else "")
 
-    clauses, filter_params = _filters(
+    clauses, params = _filters(
         provider=None,
         worktree_key=None,
         since=since,
@@ -372,6 +378,17 @@ def _lexical(
         start="t.started_at",
         end="t.ended_at",
     )
+    return scoped, clauses, params
+
+
+def _lexical(
+    conn: sqlite3.Connection,
+    parsed: Query,
+    filters: tuple[str | None, str | None, str | None, str | None],
+    limit: int,
+) -> tuple[list[Scored], bool]:
+    """The best `limit` lexical matches, best first, and whether every match was ranked."""
+    scoped, clauses, filter_params = _turn_filters(filters)
     # A turn ranks by its best passage (docs/sessions.md, "Passages"): the passage holding most
     # query terms, then BM25. Turns holding every term are the likeliest to hold them in one
     # passage: the best of them are candidates, and so are the best of those holding any term,
@@ -421,9 +438,10 @@ def _hybrid(
     limit: int,
     embedder: Embedder,
     keep_words: bool,
+    translation: list[Translated],
 ) -> TurnSearch:
     """`found`: the lexical ranking and whether it ranked every match; `keep_words`:
-    `core.fusion.words_decide`."""
+    `core.fusion.words_decide`; `translation`: `_translated`."""
     scored, ranked_all = found
     # numpy and the vector tables only when a vector path runs (CLI start-up stays light)
     from teamlore.models.embeddings import query_row
@@ -469,9 +487,18 @@ def _hybrid(
     near = [turn for turn in near if turn in near_rows and _reads(embedder, near_rows[turn])]
     lexical = [(int(r["id"]), held.weight / terms) for held, _s, r in scored]
     unread = {int(r["id"]) for _h, _s, r in scored if not _reads(embedder, r)}
-    fused = fuse(lexical, near, keep_words=keep_words, translated=translated, unread=unread)
+    translations = [(int(r["id"]), share) for _h, share, _s, r in translation]
+    fused = fuse(
+        lexical,
+        near,
+        keep_words=keep_words,
+        translated=translated,
+        unread=unread,
+        translation=translations,
+    )
     fused = fused[:limit]
-    lexical_rows = {int(r["id"]): (held, r) for held, _s, r in scored}
+    lexical_rows = {int(r["id"]): (held, r) for held, _share, _s, r in translation}
+    lexical_rows |= {int(r["id"]): (held, r) for held, _s, r in scored}
     hits = []
     for item in fused:
         what, row = lexical_rows.get(item.key, (NOTHING_HELD, near_rows.get(item.key)))
@@ -482,6 +509,82 @@ def _hybrid(
     if with_vector < turns:
         vector["reason"] = f"{turns - with_vector} of {turns} turns have no vector yet"
     return TurnSearch(hits, ranked_all, ["lexical", "vector"], vector)
+
+
+# -- English queries over Chinese turns (docs/hybrid-search.md) ----------------------------------
+
+# a few of the commonest Chinese characters (Simplified and Traditional alike): an index that
+# holds none of them holds no Chinese worth translating into
+# the newest turns holding a translation that are ranked: a translation is the weakest words
+# evidence, and ranking every match of a common word's translations (写入, 日志) cost a search at
+# 250k turns ~19 ms CPU at p95 with RANK_WINDOW, ~6 ms with this (bench/bench_turn_vectors.py)
+TRANSLATION_WINDOW = 1000
+_COMMON_CHINESE = '"的" OR "是" OR "了" OR "不" OR "在" OR "我" OR "有" OR "这" OR "這"'
+
+
+def _translated(
+    conn: sqlite3.Connection,
+    query: str,
+    parsed: Query,
+    filters: tuple[str | None, str | None, str | None, str | None],
+    depth: int,
+    model_cache: Path | None,
+) -> list[Translated]:
+    """The turns holding a Chinese translation of a word of an English `query`
+    (`models.reverse_glosses`), best share first (`_translated_share`), then by BM25; empty
+    for a query with Chinese in it or an index without Chinese, which never load the reversed
+    dictionary."""
+    if has_chinese(query) or not _holds_chinese(conn):
+        return []
+    from teamlore.models.reverse_glosses import chinese_words
+
+    words = [term.whole or term.parts[0] for term in parsed.terms if term.kind == "word"]
+    translations = chinese_words(words, model_cache)
+    alternatives = [
+        [parse_query(word).terms[0] for word in translations.get(term.whole or term.parts[0], ())]
+        if term.kind == "word"
+        else []
+        for term in parsed.terms
+    ]
+    chinese = " OR ".join(alt.expr() for alts in alternatives for alt in alts)
+    if not chinese:
+        return []
+    scoped, clauses, params = _turn_filters(filters)
+    rows, _ranked_all = _ranked_turns(
+        conn, scoped(chinese), clauses, params, depth, with_body=True, window=TRANSLATION_WINDOW
+    )
+    found = [
+        (*_translated_share(parsed, alternatives, r["body"]), -float(r["rank"]), r) for r in rows
+    ]
+    found.sort(key=lambda item: (-item[1], -item[2], item[3]["id"]))
+    return found
+
+
+Translated = tuple[Held, float, float, sqlite3.Row]  # (terms held, share, BM25 strength, row)
+
+
+def _holds_chinese(conn: sqlite3.Connection) -> bool:
+    row = conn.execute(
+        "SELECT 1 FROM turns_fts WHERE turns_fts MATCH ? LIMIT 1", (body_match(_COMMON_CHINESE),)
+    ).fetchone()
+    return row is not None
+
+
+def _translated_share(
+    parsed: Query, alternatives: list[list[QueryTerm]], body: str
+) -> tuple[Held, float]:
+    """The terms of `parsed` the analyzed `body` holds as typed or as one of their translations
+    (the whole turn: translations are not placed in passages), and their share of the terms
+    the turn could hold in either language: a term the dictionary does not translate counts
+    only where it is held as typed (a Chinese turn cannot hold "fewer" or "PRs" but in
+    English; docs/hybrid-search.md, "English queries over Chinese turns")."""
+    padded = f" {body} "
+    count = possible = 0
+    for term, alts in zip(parsed.terms, alternatives, strict=True):
+        held = term.found_in(padded) or any(alt.found_in(padded) for alt in alts)
+        count += held
+        possible += held or bool(alts)
+    return Held(count, count, 0), count / max(possible, 1)
 
 
 def _reads(embedder: Embedder, row: sqlite3.Row) -> bool:
@@ -548,10 +651,12 @@ def _ranked_turns(
     limit: int,
     *,
     with_body: bool = False,
+    window: int | None = None,
 ) -> tuple[list[sqlite3.Row], bool]:
     """Rank inside the FTS table first and join turn rows only for the best hits: fetching
     and joining every match of a common word is what makes naive ranking slow. `with_body`
-    adds each hit's analyzed text (to count the query terms it holds).
+    adds each hit's analyzed text (to count the query terms it holds); `window`: how many of
+    the newest matches are ranked (RANK_WINDOW when None).
 
     One pass over the matches, newest first, yields each one's BM25 (at most RANK_WINDOW + 1
     of them): that pass both finds the rank window and scores it, so the MATCH (which for an
@@ -559,6 +664,7 @@ def _ranked_turns(
     and again for the ranking; the best are picked in the same statement and only they are
     joined."""
     wanted = limit if not clauses else limit * FILTER_OVERFETCH
+    window = RANK_WINDOW if window is None else window
     # the best `wanted` of the window, picked in SQL (not 10,000 rows through Python)
     best = conn.execute(
         "WITH newest AS MATERIALIZED (SELECT rowid AS id, bm25(turns_fts, 1.0, 0.0) AS rank"
@@ -566,16 +672,16 @@ def _ranked_turns(
         " recent AS (SELECT id, rank FROM newest ORDER BY id DESC LIMIT ?)"
         " SELECT id, rank, (SELECT count(*) FROM newest) AS found FROM recent"
         " ORDER BY rank, id LIMIT ?",
-        (match, RANK_WINDOW + 1, RANK_WINDOW, wanted),
+        (match, window + 1, window, wanted),
     ).fetchall()
     found = int(best[0][2]) if best else 0
-    ranked_all = found <= RANK_WINDOW
+    ranked_all = found <= window
     candidates = (
         "SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?)",
         orjson.dumps([[row[0], row[1]] for row in best]).decode(),
     )
     rows = _turn_rows(conn, candidates, clauses, filter_params, limit, with_body)
-    if clauses and len(rows) < limit and (len(best) < min(found, RANK_WINDOW) or not ranked_all):
+    if clauses and len(rows) < limit and (len(best) < min(found, window) or not ranked_all):
         # the filter may keep turns outside the best candidates, or older than the window:
         # rank every match rather than return a short list
         every_match = (

@@ -411,6 +411,7 @@ def sessions_search(ctx: OpContext, request: SessionsSearchRequest) -> dict[str,
             until=request.until,
             limit=request.limit,
             embedder=embedder,
+            model_cache=None if embedder is None else _model_cache(ctx.home),
         )
         return {
             "query": request.query,
@@ -460,6 +461,13 @@ def _index_stale_files(home: Path | None) -> dict[str, Any]:
             raise
         return {**done, "skipped": exc.message}
     return {**done, "files": stats.files_changed, "turns": stats.turns}
+
+
+def _model_cache(home: Path | None) -> Path:
+    """Where what is derived from the bundled models is kept (`embeddings.model_cache_dir`)."""
+    from teamlore.models.embeddings import model_cache_dir
+
+    return model_cache_dir(resolve_home(home))
 
 
 def _search_embedder(home: Path | None) -> tuple[Embedder | None, dict[str, Any] | None]:

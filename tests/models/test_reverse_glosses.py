@@ -1,0 +1,78 @@
+"""Chinese words for English query words: CC-CEDICT read backwards, derived once per cache."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+
+from teamlore.models import reverse_glosses
+from teamlore.models.reverse_glosses import chinese_words
+
+
+@pytest.fixture(autouse=True)
+def _fresh_process() -> None:
+    reverse_glosses._derived = None
+
+
+def test_an_english_word_maps_to_the_chinese_words_whose_first_sense_it_is(
+    tmp_path: Path,
+) -> None:
+    found = chinese_words(["contributor", "threshold", "nonexistentword"], tmp_path / "models")
+    assert {"貢獻者", "贡献者"} <= set(found["contributor"])
+    assert {"閾值", "阈值"} <= set(found["threshold"])
+    assert "nonexistentword" not in found
+
+
+def test_words_are_compared_by_their_stem_as_the_index_compares_them(tmp_path: Path) -> None:
+    # the first sense of 實現 is "to implement", of 貢獻者 "contributor": a query holds
+    # "implementing" and "contributors", which the analyzer stems as it stems the senses
+    found = chinese_words(["implement", "contributor"], tmp_path / "models")
+    assert "实现" in found["implement"]
+
+
+def test_the_table_is_derived_once_into_the_model_cache_and_read_from_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "models"
+    first = chinese_words(["contributor"], cache)
+    [cached] = cache.glob("reverse-glosses-*.sqlite3")
+    assert stat.S_IMODE(cached.stat().st_mode) == 0o600
+    reverse_glosses._derived = None
+
+    def no_derive() -> dict[str, str]:
+        raise AssertionError("derived again")
+
+    monkeypatch.setattr(reverse_glosses, "derive", no_derive)
+    assert chinese_words(["contributor"], cache) == first
+
+
+def test_a_damaged_copy_is_derived_again(tmp_path: Path) -> None:
+    cache = tmp_path / "models"
+    first = chinese_words(["contributor"], cache)
+    [cached] = cache.glob("reverse-glosses-*.sqlite3")
+    cached.write_bytes(b"not a database" * 100)
+    reverse_glosses._derived = None
+    assert chinese_words(["contributor"], cache) == first
+
+
+def test_without_a_state_dir_nothing_is_written(tmp_path: Path) -> None:
+    missing = tmp_path / "no-state" / "models"
+    assert chinese_words(["contributor"], missing)
+    assert not missing.parent.exists()
+
+
+def test_a_hyphenated_sense_answers_the_hyphenated_word_as_the_analyzer_joins_it(
+    tmp_path: Path,
+) -> None:
+    # 一次性 is "one-off": a query term `one-off` is searched as `oneoff` (its parts joined)
+    assert "一次性" in chinese_words(["oneoff"], tmp_path / "models")["oneoff"]
+
+
+def test_a_copy_of_another_format_or_dictionary_is_replaced(tmp_path: Path) -> None:
+    cache = tmp_path / "models"
+    cache.mkdir()
+    (cache / "reverse-glosses-0-00000000.sqlite3").write_bytes(b"old")
+    chinese_words(["contributor"], cache)
+    assert [p.name.startswith("reverse-glosses-0-") for p in cache.iterdir()] == [False]
