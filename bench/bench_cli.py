@@ -1,6 +1,6 @@
 """Whole-process times of the short commands, as ratios to the interpreter floor.
 
-    .venv/bin/python bench/bench_cli.py [--turns 10000] [--rounds 15] [--commands a,b,...]
+    .venv/bin/python bench/bench_cli.py [--turns 10000] [--rounds 15] [--commands a,b,...] [--warm]
 
 Every round runs every command once, in the same order, each as a fresh `teamlore` process
 (the console script of this interpreter's environment, running this checkout's code): the floor
@@ -8,7 +8,9 @@ Every round runs every command once, in the same order, each as a fresh `teamlor
 are the figures to quote on a shared machine. Prints p50/p95 per command, p50 and p95 over the
 floor's p50, and peak RSS (`ru_maxrss` of the child). Byte code is cached under `.bench/pycache`
 (an installed package has its `.pyc` files; `PYTHONDONTWRITEBYTECODE` would make every process
-compile the package again). See bench/README.md, "Short commands".
+compile the package again). With `--warm`, `teamlore watch` runs on the corpus and each command
+it answers gets a `[warm]` row beside its cold one (which runs in its own process,
+TEAMLORE_NO_WATCH): the client's CPU plus the server's. See bench/README.md, "Short commands".
 """
 
 from __future__ import annotations
@@ -47,7 +49,27 @@ TARGETS = {
     "status": 4.0,
     "append -> searchable": 10.0,
     "append -> sync + search": 10.0,
+    # with --warm: the same commands answered by `teamlore watch` (docs/watch.md)
+    "sessions search [warm]": 5.0,
+    "sessions search --lexical [warm]": 5.0,
+    "memory search [warm]": 5.0,
+    "status [warm]": 4.0,
+    "append -> searchable [warm]": 10.0,
 }
+# the commands `teamlore watch` answers (teamlore.cli.warm.SERVED), as named in `command_table`
+WARM = {
+    "sessions search",
+    "sessions search --lexical",
+    "sessions search (text)",
+    "memory search",
+    "memory search --lexical",
+    "status",
+    "status (text)",
+    "sessions list",
+    "sessions show",
+    "append -> searchable",
+}
+NO_WATCH = {"TEAMLORE_NO_WATCH": "1"}  # the cold rows run in their own process (entry.py)
 
 HYBRID = {"sessions search", "sessions search (text)", "memory search"}  # their vector side runs
 
@@ -64,6 +86,7 @@ class Command:
     cpu: list[float] = field(default_factory=list)  # user + sys seconds of the processes
     rss_mib: float = 0.0
     misses: int = 0
+    server: int | None = None  # the warm server's pid: its CPU is counted with the command's
 
 
 def fixture_memory_repository(repo: Path) -> Path:
@@ -262,6 +285,11 @@ def main(argv: list[str] | None = None) -> int:
         default=0,
         help="also time `sessions show` of one session this long (e.g. 100000), whole process",
     )
+    parser.add_argument(
+        "--warm",
+        action="store_true",
+        help="also time the commands `teamlore watch` answers, through it ([warm] rows)",
+    )
     parser.add_argument("--work", type=Path, default=REPO / ".bench")
     args = parser.parse_args(argv)
     work: Path = args.work.resolve()
@@ -276,7 +304,64 @@ def main(argv: list[str] | None = None) -> int:
     if args.show_turns:
         show_long_session(work, args.show_turns, env, args.versus)
     repo, key, sources, files = prepare(work, args.turns, env)
+    server = start_watch(work, state, sources, env) if args.warm else None
+    try:
+        measure(args, work, state, env, repo, key, sources, files, server)
+    finally:
+        if server is not None:
+            server.terminate()
+            server.wait(timeout=60)
+            (state / "config.toml").unlink()
+    return 0
+
+
+def start_watch(
+    work: Path, state: Path, sources: list[str], env: dict[str, str]
+) -> subprocess.Popen[bytes]:
+    """`teamlore watch` over the corpus (its folders written to config.toml as `[sources]`, what
+    a plain sync reads), once its first sync is done."""
+    roots = [spec.split("=", 1) for spec in sources if spec != "--source"]
+    config = "[sources]\n" + "".join(f'{p} = ["{r}"]\n' for p, r in roots)
+    (state / "config.toml").write_text(config)
+    log = work / "watch.log"
+    with log.open("wb") as out:
+        server = subprocess.Popen(
+            [teamlore_exe(), "watch", "--format", "json"], env=env, stdout=out, stderr=out
+        )
+    while b'"synced"' not in log.read_bytes():
+        if server.poll() is not None:
+            raise SystemExit(f"teamlore watch exited: {log.read_text()}")
+        time.sleep(0.05)
+    say(f"  warm: teamlore watch running (pid {server.pid}), its log in {log}")
+    return server
+
+
+def server_cpu(pid: int | None) -> float:
+    """User + sys seconds the process `pid` used so far (Linux /proc; 0 elsewhere)."""
+    if pid is None:
+        return 0.0
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measure(
+    args: argparse.Namespace,
+    work: Path,
+    state: Path,
+    env: dict[str, str],
+    repo: Path,
+    key: str,
+    sources: list[str],
+    files: list[Path],
+    server: subprocess.Popen[bytes] | None,
+) -> None:
     exe = teamlore_exe()
+    warm_env = env
+    if server is not None:
+        env = {**env, **NO_WATCH}
     table = command_table(exe, key, sources)
     hooks = hook_table(exe, repo)
     if args.commands:
@@ -302,6 +387,9 @@ def main(argv: list[str] | None = None) -> int:
     for name, command, before in table:
         for suffix, tree_env in trees:
             commands.append(Command(name + suffix, command, repo, tree_env, before))
+        if server is not None and name in WARM:
+            warm = Command(name + " [warm]", command, repo, warm_env, before, server=server.pid)
+            commands.append(warm)
     for name, command, payload in hooks:
         for suffix, tree_env in trees:
             commands.append(Command(name + suffix, command, repo, tree_env, stdin=payload))
@@ -320,14 +408,15 @@ def main(argv: list[str] | None = None) -> int:
             for step in c.before:
                 seconds, rss, _, cpu = run_once(step, c.cwd, c.env)
                 total, peak, cpu_total = total + seconds, max(peak, rss), cpu_total + cpu
+            served_before = server_cpu(c.server)
             seconds, rss, out, cpu = run_once(argv, c.cwd, c.env, c.stdin)
+            cpu += server_cpu(c.server) - served_before
             c.seconds.append(total + seconds)
             c.cpu.append(cpu_total + cpu)
             c.rss_mib = max(c.rss_mib, peak, rss)
             if "TOKEN" in c.argv and not found(token, out):
                 c.misses += 1
     report(commands, exe)
-    return 0
 
 
 def versus_state(state: Path) -> Path:
@@ -403,7 +492,9 @@ def report(commands: list[Command], exe: str) -> None:
             continue
         shown = [" ".join("teamlore" if a == exe else a for a in b) for b in [*c.before, c.argv]]
         piped = "" if c.stdin is None else f"echo '{c.stdin.decode()}' | "
-        say(f"    {c.name}: {piped}" + " && ".join(shown))
+        piped = ("TEAMLORE_NO_WATCH=1 " if "TEAMLORE_NO_WATCH" in c.env else "") + piped
+        served = "  (answered by `teamlore watch`)" if c.server else ""
+        say(f"    {c.name}: {piped}" + " && ".join(shown) + served)
 
 
 if __name__ == "__main__":

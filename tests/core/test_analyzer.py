@@ -284,3 +284,42 @@ def test_an_ascii_query_and_snippet_compile_no_cjk_pattern() -> None:
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[0, 0, 0]"
+
+
+_SYLLABLES = [c + v for c in "bcdfhjkmnpstwy" for v in "aeiouy"]
+_ENDINGS = ["", "s", "es", "ies", "ied", "ed", "ing", "e", "sses", "ches", "eed", "y"]
+
+
+@st.composite
+def ascii_words(draw: st.DrawFn) -> str:
+    """Words and identifiers every stem rule and split applies to, stopwords among their
+    stems (`whies` → `why` + `e`)."""
+    stems = st.one_of(
+        st.lists(st.sampled_from(_SYLLABLES), min_size=1, max_size=3).map("".join),
+        st.sampled_from(sorted(STOPWORDS)),
+    )
+    parts = draw(st.lists(st.tuples(stems, st.sampled_from(_ENDINGS)), min_size=1, max_size=3))
+    words = [stem + ending for stem, ending in parts]
+    separator = draw(st.sampled_from(["_", "-", ".", "/", ""]))
+    if separator == "":
+        words = [w.capitalize() if i else w for i, w in enumerate(words)]
+    return separator.join(words) + draw(st.sampled_from(["", "2", "V3", "S"]))
+
+
+@given(ascii_words())
+def test_a_word_never_rules_out_its_own_tokens(word: str) -> None:
+    # a snippet skips analyzing a text that cannot hold a query token: never one that does
+    for token in tokens(word):
+        assert analyzer._may_hold(f"a {word} b", frozenset([token])), token
+
+
+def test_a_snippet_of_a_text_holding_no_query_token_analyzes_none_of_its_words(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # most of a hybrid page: documents found by meaning alone (docs/hybrid-search.md)
+    text = "Rotate the signing secret before the canary deploy; mobile clients cache it. " * 3
+    analyzed: list[str] = []
+    monkeypatch.setattr(analyzer, "tokens", lambda word: analyzed.append(word) or [])
+    found = snippet(text, parse_query("flaky retries").highlight_tokens())
+    assert found == snippet(text, frozenset()) and found.startswith("Rotate the signing secret")
+    assert analyzed == []

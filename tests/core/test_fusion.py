@@ -8,6 +8,7 @@ from teamlore.core.fusion import (
     MEANING_WEIGHT,
     RRF_K,
     fuse,
+    fused_scores,
     words_decide,
     words_only_ceiling,
 )
@@ -162,3 +163,25 @@ def test_a_translation_is_the_only_judge_of_a_document_no_model_reads() -> None:
     # the translation of a document no model reads weighs what the embedding rankings would
     fused = fuse([], ["a"], translation=[("b", 1.0)], unread={"b"})
     assert [f.key for f in fused] == ["b", "a"]
+
+
+def test_fused_scores_are_what_fuse_orders() -> None:
+    # a page asks `score` and `matched_by` of its keys only; `fuse` orders every key by them
+    lexical = [("a", 1.0), ("b", 0.5), ("c", 0.25), ("d", 1.0)]
+    vector, headline = ["c", "e", "a"], ["f", "b"]
+    for keep_words in (False, True):
+        options = {"keep_words": keep_words, "vector_weight": MEANING_WEIGHT}
+        fused = fuse(lexical, vector, [1, 2, 5, 9], headline, **options)  # type: ignore[arg-type]
+        scores = fused_scores(lexical, vector, [1, 2, 5, 9], headline, **options)  # type: ignore[arg-type]
+        assert list(scores.raw) == ["a", "b", "c", "d", "e", "f"]  # as the rankings name them
+        assert [(f.score, f.matched_by) for f in fused] == [
+            (scores.score(f.key), scores.matched_by(f.key)) for f in fused
+        ]
+    assert scores.matched_by("b") == ("lexical", "vector")  # by its headline
+    assert scores.matched_by("d") == ("lexical",) and scores.matched_by("f") == ("vector",)
+    translated = fused_scores([("a", 1.0)], ["c"], translation=[("b", 0.5), ("c", 1.0)])
+    assert [translated.matched_by(key) for key in "abc"] == [
+        ("lexical",),
+        ("lexical",),  # found by words, as translated
+        ("lexical", "vector"),
+    ]

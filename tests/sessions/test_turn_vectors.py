@@ -339,6 +339,37 @@ def test_blocks_read_once_are_reused_until_any_connection_writes(
     assert turn_vectors._last_read[-1][1] is not kept
 
 
+def test_the_turn_count_is_counted_once_until_any_connection_writes(
+    home: Path, tmp_path: Path
+) -> None:
+    """A hybrid search reports how many turns have no vector yet: a long-lived process counts
+    the index's turns once (a whole index read at 250k turns), and again after any write, also
+    another connection's, or inside a transaction that may hold its own new rows."""
+    src = tmp_path / "s"
+    mini_turns(src, "a", [prompt for prompt, _answer in TURNS])
+    conn = mini_sync(home, src)
+    embedder = bundled_embedder()
+    turn_vectors.embed_pending_turns(conn, embedder)
+    space = embedder.space.key
+    counted: list[str] = []
+    conn.set_trace_callback(lambda sql: counted.append(sql) if "count(*)" in sql else None)
+    assert turn_vectors.vector_space_counts(conn, space) == (6, 6)
+    assert turn_vectors.vector_space_counts(conn, space) == (6, 6)
+    assert turn_vectors.vector_space_counts(open_index(home), space) == (6, 6)
+    assert len(counted) <= 1  # counted at most once (the sync may have counted already)
+    mini_turns(src, "b", ["Write a limerick about a cat"])
+    mini_sync(home, src)  # another connection indexes a turn it has not embedded
+    assert turn_vectors.vector_space_counts(conn, space) == (6, 7)
+    conn.execute("BEGIN")
+    session = one(conn, "SELECT session_id FROM turns LIMIT 1")[0]
+    conn.execute(
+        "INSERT INTO turns(session_id, ordinal, user_text) VALUES (?, 99, 'unsaved')", (session,)
+    )
+    assert turn_vectors.vector_space_counts(conn, space) == (6, 8)
+    conn.execute("ROLLBACK")
+    assert turn_vectors.vector_space_counts(conn, space) == (6, 7)
+
+
 def test_deleted_turns_lose_their_vectors_and_compaction_repacks_the_blocks(
     home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -6,7 +6,9 @@ a sub-second budget (`teamlore.cli.hook_runner`). `sync`, `status` and `sessions
 run from `teamlore.cli.commands.sessions` without typer when their arguments are in plain form
 (`teamlore.cli.params`); otherwise typer parses them with only those commands loaded
 (`cli.app.lean`). `mcp` starts the MCP server without typer when its flags are plain
-(`teamlore.cli.mcp_command`). Everything else goes to `teamlore.cli.main`.
+(`teamlore.cli.mcp_command`). While `teamlore watch` runs, the read commands it serves are
+answered by it (`teamlore.cli.warm`), falling back to this process on any failure. Everything else
+goes to `teamlore.cli.main`.
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ import sys
 from collections.abc import Callable
 
 from teamlore.cli import single_blas_thread
+
+# set (to anything) to run every command in its own process even while `teamlore watch` runs
+NO_WATCH_ENV = "TEAMLORE_NO_WATCH"
 
 
 def main() -> None:
@@ -38,6 +43,12 @@ def main() -> None:
         from teamlore.cli.mcp_command import serve_from_argv
 
         serve_from_argv(args[1:])
+    if not os.environ.get(NO_WATCH_ENV):  # a read command `teamlore watch` answers (docs/watch.md)
+        from teamlore.cli.warm import answered
+
+        code = answered(args)
+        if code is not None:
+            sys.exit(code)
     # importing the CLI creates only long-lived objects (modules, classes, pydantic schemas):
     # collecting while it runs finds nothing, and moving them to the permanent generation
     # afterwards keeps every later collection, and the one at exit, from walking them again

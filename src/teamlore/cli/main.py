@@ -127,6 +127,9 @@ def _load_command_modules() -> None:
     from teamlore.cli.commands.mcp_config import mcp_config
 
     app.command("mcp-config")(mcp_config)
+    from teamlore.cli.watch import watch
+
+    app.command()(watch)
     for module in pkgutil.iter_modules(package.__path__):
         importlib.import_module(f"{package.__name__}.{module.name}")
 

@@ -134,10 +134,23 @@ class _ConsoleOnFirstUse:
             self._console = LiteralConsole(**self._options)
         return self._console
 
+    def forget(self) -> None:
+        """Make the console again on next use (it reads the stream and environment it prints
+        to when it is made)."""
+        self._console = None
+
 
 _stderr = _ConsoleOnFirstUse(stderr=True)
-stdout = cast("Console", _ConsoleOnFirstUse())
+_stdout = _ConsoleOnFirstUse()
+stdout = cast("Console", _stdout)
 stderr = cast("Console", _stderr)
+
+
+def forget_consoles() -> None:
+    """The warm server (`teamlore.cli.watch`) runs each request against that client's streams
+    and environment: the consoles are made again for it."""
+    _stdout.forget()
+    _stderr.forget()
 
 
 def say(*parts: object, console: Console | None = None) -> None:

@@ -487,10 +487,12 @@ _SNIPPET_LEAD = 48  # characters shown before the matching term
 
 
 def _first_match(text: str, highlight: frozenset[str]) -> int | None:
-    if len(text) > _SCAN_CHARS and text.isascii():
-        found = _first_ascii_match(text, highlight)
+    if text.isascii():
+        found = _first_ascii_match(text, highlight) if len(text) > _SCAN_CHARS else None
         if found is not None:
             return found
+        if not _may_hold(text, highlight):
+            return None  # no word of it can hold a token of `highlight`
     cjk_terms = [t for t in highlight if not t.isascii() and _cjk_run().search(t)]
     for match in _token_pattern(text).finditer(text):
         word = match.group()
@@ -501,6 +503,31 @@ def _first_match(text: str, highlight: frozenset[str]) -> int | None:
         # casefolding keeps CJK offsets; for other words the match starts at the word
         return match.start() + (min(offsets) if offsets and len(folded) == len(word) else 0)
     return None
+
+
+# every character an ASCII identifier's tokens leave out (`_SEPARATORS`), and a run of letters
+# and digits too long to be one part (`MAX_TOKEN_CHARS`: its identifier's whole skips it)
+_SEPARATOR_CHARS = str.maketrans("", "", "_-./")
+_LONG_PART = re.compile(rf"[A-Za-z0-9]{{{MAX_TOKEN_CHARS + 1}}}")
+
+
+def _may_hold(text: str, highlight: frozenset[str]) -> bool:
+    """False only when no word of the ASCII `text` has a token in `highlight`, found without
+    analyzing its words (a search's hits the words did not find: most of a hybrid page). Every
+    token of an ASCII word, but for its last letter, occurs in the word lowercased with its
+    separators dropped (`_kept_start`): `stem` cuts a suffix, then may put back a `y` and an
+    `e` (`ties` → `ty`, `theme` → `them` + `e`); an identifier's parts are pieces of it and
+    its whole their concatenation. A text with a part too long for a token is analyzed (True)."""
+    if _LONG_PART.search(text):
+        return True
+    squeezed = text.lower().translate(_SEPARATOR_CHARS)
+    return any(_kept_start(token) in squeezed for token in highlight if token.isascii())
+
+
+def _kept_start(token: str) -> str:
+    """What of an ASCII `token` its word holds (`_may_hold`): all but its last letter, or but
+    its last two when it ends in an `e` `stem` may have added (`whies` → `why` + `e`)."""
+    return token[:-2] if token.endswith("e") else token[:-1]
 
 
 # a longer ASCII text is not analyzed word by word to find the first match (a tool's output)

@@ -88,6 +88,11 @@ UNKNOWN_PROVIDER = _register("UNKNOWN_PROVIDER", "no adapter exists for that pro
 SESSION_NOT_FOUND = _register("SESSION_NOT_FOUND", "no indexed session has that key")
 TURN_NOT_FOUND = _register("TURN_NOT_FOUND", "the session has no turn with that ordinal")
 TOOL_NOT_FOUND = _register("TOOL_NOT_FOUND", "the turn has no tool call with that number")
+# the warm server (docs/watch.md)
+WATCH_UNSUPPORTED = _register("WATCH_UNSUPPORTED", "teamlore watch needs Unix sockets")
+WATCH_SOCKET_PATH_TOO_LONG = _register(
+    "WATCH_SOCKET_PATH_TOO_LONG", "the state dir's path is too long for a Unix socket in it"
+)
 
 # repositories
 NOT_A_GIT_REPOSITORY = _register("NOT_A_GIT_REPOSITORY", "the path is not inside a git worktree")

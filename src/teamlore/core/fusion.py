@@ -19,7 +19,8 @@ hits let entries that share words with the query push the answer down).
 from __future__ import annotations
 
 from collections.abc import Collection, Hashable, Sequence
-from typing import TYPE_CHECKING, Generic, Literal, NamedTuple, TypeVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Generic, Literal, NamedTuple, TypedDict, TypeVar, Unpack
 
 if TYPE_CHECKING:
     from teamlore.core.analyzer import Query
@@ -90,7 +91,54 @@ def _has_digit(text: str) -> bool:
     return any(ch.isdigit() for ch in text)
 
 
+class FusionOptions(TypedDict, Generic[Key], total=False):
+    """`fused_scores`' keyword arguments, which `fuse` passes on."""
+
+    keep_words: bool
+    vector_weight: float
+    translated: bool
+    unread: Collection[Key]
+    translation: Sequence[tuple[Key, float]]
+
+
 def fuse(
+    lexical: Sequence[tuple[Key, float]],
+    vector: Sequence[Key],
+    lexical_ranks: Sequence[int] | None = None,
+    headline: Sequence[Key] | None = None,
+    **options: Unpack[FusionOptions[Key]],
+) -> list[Fused[Key]]:
+    """Every key of any ranking, best fused score first (`fused_scores`, whose arguments these
+    are; ties keep the lexical order, then the vector order, then the headline order)."""
+    fused = fused_scores(lexical, vector, lexical_ranks, headline, **options)
+    raw = fused.raw
+    order = sorted(raw, key=lambda key: -raw[key])  # stable: lexical order, then vector
+    return [Fused(key, fused.score(key), fused.matched_by(key)) for key in order]
+
+
+@dataclass(frozen=True, slots=True)
+class FusedScores(Generic[Key]):
+    """`fused_scores`' answer: every key's unscaled score, in the order the rankings first
+    name them (lexical, then vector, then headline), and what scales them. A caller that shows
+    a page asks `score` and `matched_by` of the page's keys only (memory search: ~200 keys
+    fused, 10 shown)."""
+
+    raw: dict[Key, float]
+    best: float  # the unscaled score of first in every ranking, every query term held
+    lexical: frozenset[Key]  # the keys the lexical ranking holds
+    vector: frozenset[Key]  # the keys an embedding ranking holds
+
+    def score(self, key: Key) -> float:
+        """`key`'s fused score: 1.0 = first in every ranking, every query term held."""
+        return round(self.raw[key] / self.best, 4)
+
+    def matched_by(self, key: Key) -> tuple[Path, ...]:
+        if key not in self.lexical:
+            return ("vector",)
+        return ("lexical", "vector") if key in self.vector else ("lexical",)
+
+
+def fused_scores(
     lexical: Sequence[tuple[Key, float]],
     vector: Sequence[Key],
     lexical_ranks: Sequence[int] | None = None,
@@ -101,11 +149,11 @@ def fuse(
     translated: bool = False,
     unread: Collection[Key] = frozenset(),
     translation: Sequence[tuple[Key, float]] = (),
-) -> list[Fused[Key]]:
+) -> FusedScores[Key]:
     """`lexical`: (key, share of the query's terms held, 0..1), best first; `vector`: keys,
     best first; `headline`: keys by their headline's similarity, best first (None: no
-    headline ranking ran). Every key of any ranking, best fused score first. When `lexical` is
-    a selection from a longer ranking, `lexical_ranks` gives each key's rank in that ranking.
+    headline ranking ran). When `lexical` is a selection from a longer ranking,
+    `lexical_ranks` gives each key's rank in that ranking.
     `vector_weight`: the weight of `vector` (MEANING_WEIGHT for memory's meaning ranking).
     `keep_words` (a short or identifier-like query, `words_decide`): the keys of the lexical
     ranks 1..KEPT_WORD_RANKS end within the first KEPT_PLACES, in their fused order.
@@ -121,7 +169,6 @@ def fuse(
     words do: always LEXICAL_WEIGHT - TRANSLATION_WEIGHT less than the words as typed
     (docs/hybrid-search.md, "English queries over Chinese turns")."""
     scores: dict[Key, float] = {}
-    found: dict[Key, list[Path]] = {}
     ranks = lexical_ranks if lexical_ranks is not None else range(1, len(lexical) + 1)
     weight = DECIDING_LEXICAL_WEIGHT if keep_words or translated else LEXICAL_WEIGHT
     # both paths ran (else there is nothing to fuse), even when one found nothing: a hit the
@@ -130,27 +177,23 @@ def fuse(
     for rank, (key, share) in zip(ranks, lexical, strict=True):
         judged = weight + votes if key in unread else weight
         scores[key] = judged * min(max(share, 0.0), 1.0) ** 2 / (RRF_K + rank)
-        found[key] = ["lexical"]
     for rank, (key, share) in enumerate(translation, start=1):
         judged = TRANSLATION_WEIGHT + votes if key in unread else TRANSLATION_WEIGHT
         vote = judged * min(max(share, 0.0), 1.0) ** 2 / (RRF_K + rank)
         scores[key] = scores.get(key, 0.0) + vote
-        found.setdefault(key, ["lexical"])  # found by words, as translated
     for rank, key in enumerate(vector, start=1):
         scores[key] = scores.get(key, 0.0) + vector_weight / (RRF_K + rank)
-        found.setdefault(key, []).append("vector")
     for rank, key in enumerate(headline or (), start=1):
         scores[key] = scores.get(key, 0.0) + VECTOR_WEIGHT / (RRF_K + rank)
-        if "vector" not in found.setdefault(key, []):
-            found[key].append("vector")
     best = _best(weight, votes)
     if keep_words:
         kept = [
             key for rank, (key, _) in zip(ranks, lexical, strict=True) if rank <= KEPT_WORD_RANKS
         ]
         _keep_in_first_places(scores, kept, best)
-    order = sorted(scores, key=lambda key: -scores[key])  # stable: lexical order, then vector
-    return [Fused(key, round(scores[key] / best, 4), tuple(found[key])) for key in order]
+    # found by words, as typed or as translated
+    words = frozenset(key for ranking in (lexical, translation) for key, _ in ranking)
+    return FusedScores(scores, best, words, frozenset((*vector, *(headline or ()))))
 
 
 def _keep_in_first_places(scores: dict[Key, float], kept: Sequence[Key], best: float) -> None:

@@ -411,7 +411,24 @@ def vector_space_counts(conn: sqlite3.Connection, key: str) -> tuple[int, int]:
     row = conn.execute("SELECT value FROM meta WHERE key = 'turn_vectors'").fetchone()
     recorded = orjson.loads(row[0]) if row else {}
     vectors = int(recorded.get("vectors", 0)) if recorded.get("space") == key else 0
-    return vectors, int(conn.execute("SELECT count(*) FROM turns").fetchone()[0])
+    return vectors, _turn_count(conn)
+
+
+# the index's turn count, kept in the process while the database files have not changed (as
+# `_blocks`): counting 250k turns reads a whole index, ~1 ms of every hybrid search
+_last_count: list[tuple[tuple[Any, ...], int]] = []
+
+
+def _turn_count(conn: sqlite3.Connection) -> int:
+    # inside a transaction the connection may see its own uncommitted rows: count them
+    stamp = None if conn.in_transaction else _file_stamp(conn)
+    for counted_at, count in _last_count[-1:]:
+        if stamp is not None and counted_at == stamp:
+            return count
+    count = int(conn.execute("SELECT count(*) FROM turns").fetchone()[0])
+    if stamp is not None:
+        _last_count[:] = [(stamp, count)]
+    return count
 
 
 def rank_turns(
@@ -435,12 +452,14 @@ def rank_turns(
     if not blocks.sizes:
         return out
     wanted = blocks.slots(_nearest(blocks, sign_bits(array("f", query_vector)), candidates))
-    rows = conn.execute(
+    cursor = conn.cursor()
+    cursor.row_factory = None  # plain tuples: up to 800 rows read by position, ~10 % less CPU
+    rows = cursor.execute(
         "SELECT turn_id, block_id, slot, vector FROM turn_vectors"
         " WHERE turn_id IN (SELECT value FROM json_each(?))",
         (_json_ids(list(wanted)),),
     ).fetchall()
-    rows = [r for r in rows if wanted.get(int(r[0])) == (r[1], r[2])]  # dead slots are skipped
+    rows = [r for r in rows if wanted.get(r[0]) == (r[1], r[2])]  # dead slots are skipped
     cosines = _cosines([bytes(r[3]) for r in rows], query_vector)
     scored = sorted(zip((-c for c in cosines), (int(r[0]) for r in rows), strict=True))
     scored = _passing(conn, scored, depth, row_filter)
@@ -497,10 +516,12 @@ def _cosines(stored: list[bytes], query_vector: Sequence[float]) -> list[float]:
 
         matrix = np.frombuffer(b"".join(stored), dtype=np.int8).reshape(len(stored), -1)
         wide = matrix.astype(np.int64)
-        dots: list[int] = (wide @ np.array(query, dtype=np.int64)).tolist()
-        squares: list[int] = np.einsum("ij,ij->i", wide, wide).tolist()
-    else:
-        dots, squares = _plain_products(stored, query)
+        # exact integers below 2^53 as float64: the same IEEE operations as the loop below
+        products = (wide @ np.array(query, dtype=np.int64)).astype(np.float64)
+        norms = np.sqrt(np.einsum("ij,ij->i", wide, wide).astype(np.float64))
+        cosines: list[float] = (products / QUERY_SCALE / np.maximum(norms, 1e-9)).tolist()
+        return cosines
+    dots, squares = _plain_products(stored, query)
     return [
         dot / QUERY_SCALE / max(math.sqrt(square), 1e-9)
         for dot, square in zip(dots, squares, strict=True)
@@ -581,6 +602,19 @@ def _stamp(conn: sqlite3.Connection, space_id: int) -> tuple[Any, ...] | None:
     wrote them: the database file and its write-ahead log as files (device, inode, size,
     modification time: every commit writes one of them) and the blocks' largest id, count and
     slots. None for a database without a file (nothing is kept)."""
+    files = _file_stamp(conn)
+    if files is None:
+        return None
+    summary = conn.execute(
+        "SELECT max(id), count(*), total(size) FROM turn_vector_blocks WHERE space_id = ?",
+        (space_id,),
+    ).fetchone()
+    return (*files, space_id, *summary)
+
+
+def _file_stamp(conn: sqlite3.Connection) -> tuple[Any, ...] | None:
+    """The database's path and its file and write-ahead log as files (device, inode, size,
+    modification time: every commit writes one of them); None without a file."""
     path = next((str(r[2]) for r in conn.execute("PRAGMA database_list") if r[1] == "main"), "")
     if not path:
         return None
@@ -592,11 +626,7 @@ def _stamp(conn: sqlite3.Connection, space_id: int) -> tuple[Any, ...] | None:
             files.append(None)
             continue
         files.append((info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns))
-    summary = conn.execute(
-        "SELECT max(id), count(*), total(size) FROM turn_vector_blocks WHERE space_id = ?",
-        (space_id,),
-    ).fetchone()
-    return (path, space_id, *files, *summary)
+    return (path, *files)
 
 
 # Up to this many slots, and when nothing has imported numpy yet, the scan runs in plain Python

@@ -207,6 +207,27 @@ def test_a_one_shot_search_reads_no_postings(conn: sqlite3.Connection) -> None:
     assert bm25_calls(conn, "session cookie") == 0
 
 
+def test_a_search_counts_each_phrase_in_the_postings_once(
+    conn: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a query's terms are counted alone (how many rows each matches), then together (BM25):
+    # the second pass reuses the first's frequencies
+    search(conn, "cookie")
+    postings = read(conn)
+    counted: list[str] = []
+    frequencies = Postings._frequencies
+
+    def counting(self: Postings, phrase: postings_module._Phrase) -> object:
+        counted.append(phrase.token)
+        return frequencies(self, phrase)
+
+    monkeypatch.setattr(Postings, "_frequencies", counting)
+    assert hits(search(conn, "rotate the session secret")) == hits(
+        search(conn, "rotate the session secret")
+    )
+    assert postings is read(conn) and sorted(counted) == sorted(2 * ["rotat", "session", "secret"])
+
+
 def test_a_write_to_any_owner_makes_the_next_search_read_them_again(
     conn: sqlite3.Connection, tmp_path: Path
 ) -> None:

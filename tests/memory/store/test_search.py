@@ -495,3 +495,32 @@ def test_a_spaceless_chinese_question_is_searched_as_its_words(
     # entries instead; cut into words (文档 降级 流水线 构建), the entry holding them answers
     found = hybrid(reference, "为什么文档降级了流水线还在构建", mode="lexical")
     assert ids(found) == ["staging-root-optional-dependencies-consumer-smoke-workflow-w"]
+
+
+def test_a_fused_page_is_the_first_of_every_document_ordered_as_shown() -> None:
+    # the page orders only the documents that can reach it; it must equal ordering all of them
+    # by status (deprecated last), shown score (rounded: different raw scores may show the
+    # same one), kind and entry id
+    from teamlore.core.fusion import fused_scores
+    from teamlore.memory.store.order_keys import OrderRow
+
+    ids = list(range(1, 41))
+    rows = {
+        i: OrderRow(i, "entry" if i % 3 else "scene", f"e-{(i * 7) % 41:02d}", status)
+        for i in ids
+        for status in ["deprecated" if i % 5 == 0 else "approved"]
+    }
+    # shares 1.0, 0.99995 and 0.9999 give raw scores that round alike at four places
+    lexical = [(i, (1.0, 0.99995, 0.9999, 0.5)[i % 4]) for i in ids[:30]]
+    fused = fused_scores(lexical, ids[20:], lexical_ranks=[1] * 30)
+    for limit in (1, 5, 10, 33, 40):
+        every = sorted(
+            fused.raw,
+            key=lambda i: (
+                rows[i].status == "deprecated",
+                -fused.score(i),
+                rows[i].kind,
+                rows[i].entry_id,
+            ),
+        )
+        assert search_module._page(fused, rows, limit) == every[:limit]

@@ -50,7 +50,7 @@ def model_cosines(
     columns *= np.float32(math.sqrt(len(queries)))
     out = np.empty((len(values), len(queries)), dtype=np.float32)
     for first, rows in widened_blocks(values):
-        out[first : first + len(rows)] = rows @ columns
+        np.matmul(rows, columns, out=out[first : first + len(rows)])
     out *= (scales / np.float32(127))[:, None]
     return [out[:, column] for column in range(len(queries))]
 
@@ -92,8 +92,6 @@ def meaning_ranking(
     taken = np.where(reads, votes[:, members], 0.0).sum(axis=0)
     reached = np.where(reads, near[:, members], -np.inf).max(axis=0, initial=-np.inf)
     keep = reached >= min_similarity
-    ranked = sorted(
-        zip(candidates[keep].tolist(), taken[keep].tolist(), strict=True),
-        key=lambda item: (-item[1], item[0]),
-    )
-    return ranked[:limit]
+    chosen, scores = candidates[keep], taken[keep]
+    order = np.lexsort((chosen, -scores))[:limit]  # best first, ties by id
+    return list(zip(chosen[order].tolist(), scores[order].tolist(), strict=True))

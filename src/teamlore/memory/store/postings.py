@@ -97,6 +97,8 @@ def _term_node(term: QueryTerm) -> _Phrase | _Node:
 
 # one phrase's part of the score: its frequencies per column, its IDF, and where it counts
 _Counted = tuple[NDArray[np.float64], float, NDArray[np.bool_] | None]
+# one phrase's frequencies per column, the columns holding it, its IDF
+_Found = tuple[NDArray[np.float64], NDArray[np.bool_], float]
 
 
 class Postings:
@@ -139,19 +141,24 @@ class Postings:
         return counts.astype(np.float64, copy=False)
 
     def _evaluate(
-        self, node: _Phrase | _Node, counted: list[_Counted], within: NDArray[np.bool_] | None
+        self,
+        node: _Phrase | _Node,
+        counted: list[_Counted],
+        within: NDArray[np.bool_] | None,
+        seen: dict[_Phrase, _Found],
     ) -> NDArray[np.bool_]:
         """Which rows match `node`; appends its phrases to `counted` in order, each with where
-        FTS5 counts its instances (`within`: the rows every enclosing AND matches)."""
+        FTS5 counts its instances (`within`: the rows every enclosing AND matches). `seen`:
+        the phrases one search has met, with their frequencies, matches and IDF (its terms
+        are evaluated alone, then together)."""
         if isinstance(node, _Phrase):
-            freq = self._frequencies(node)
-            found = freq > 0
-            documents = int(np.count_nonzero(found))
-            idf = math.log((self.rows - documents + 0.5) / (documents + 0.5))
-            counted.append((freq, idf if idf > 0.0 else MIN_IDF, within))
-            return found
+            found = seen.get(node)
+            if found is None:
+                found = seen[node] = self._found(node)
+            counted.append((found[0], found[2], within))
+            return found[1]
         start = len(counted)
-        matches = [self._evaluate(child, counted, within) for child in node.children]
+        matches = [self._evaluate(child, counted, within, seen) for child in node.children]
         combine = np.logical_and if node.conjunction else np.logical_or
         matched: NDArray[np.bool_] = combine.reduce(matches)
         if node.conjunction:  # a phrase of an AND counts only where all of the AND matches
@@ -161,16 +168,28 @@ class Postings:
             ]
         return matched
 
-    def terms_found(self, terms: Sequence[QueryTerm]) -> list[NDArray[np.bool_]]:
-        """Per term, which rows match it (`Unsupported` when FTS5 must answer)."""
-        return [self._evaluate(_term_node(term), [], None) for term in terms]
+    def _found(self, phrase: _Phrase) -> _Found:
+        freq = self._frequencies(phrase)
+        found = freq > 0
+        documents = int(np.count_nonzero(found))
+        idf = math.log((self.rows - documents + 0.5) / (documents + 0.5))
+        return freq, found, idf if idf > 0.0 else MIN_IDF
 
-    def bm25(self, query: Query, every: bool) -> tuple[NDArray[np.bool_], list[_Counted]]:
+    def terms_found(
+        self, terms: Sequence[QueryTerm], seen: dict[_Phrase, _Found] | None = None
+    ) -> list[NDArray[np.bool_]]:
+        """Per term, which rows match it (`Unsupported` when FTS5 must answer)."""
+        seen = {} if seen is None else seen
+        return [self._evaluate(_term_node(term), [], None, seen) for term in terms]
+
+    def bm25(
+        self, query: Query, every: bool, seen: dict[_Phrase, _Found] | None = None
+    ) -> tuple[NDArray[np.bool_], list[_Counted]]:
         """The rows matching the terms (all of them with `every`, else any) and the phrases
         their scores sum."""
         counted: list[_Counted] = []
         top = _Node(every, tuple(_term_node(term) for term in query.terms))
-        return self._evaluate(top, counted, None), counted
+        return self._evaluate(top, counted, None, {} if seen is None else seen), counted
 
     def scores(self, columns: NDArray[np.intp], counted: list[_Counted]) -> NDArray[np.float64]:
         """FTS5's bm25() of the rows at `columns`: the sum over phrases, in query order, of
@@ -266,22 +285,24 @@ class OwnerSearch:
     def __init__(self, postings: Postings, keys: Kept) -> None:
         self._postings, self._owner = postings, postings.owner_columns(keys)
         self._found: list[NDArray[np.bool_]] = []
+        self._seen: dict[_Phrase, _Found] = {}  # each phrase counted once per search
 
     def found(self, parsed: Query) -> list[int]:
         """How many rows each term matches (nothing for a one-term query, as FTS5's side)."""
-        self._found = self._postings.terms_found(parsed.terms) if len(parsed.terms) > 1 else []
+        terms = parsed.terms
+        self._found = self._postings.terms_found(terms, self._seen) if len(terms) > 1 else []
         return [int(np.count_nonzero(found)) for found in self._found]
 
     def documents(self) -> int:
         return self._postings.rows
 
     def holding(self, every: Query) -> int:
-        return int(np.count_nonzero(self._postings.bm25(every, True)[0]))
+        return int(np.count_nonzero(self._postings.bm25(every, True, self._seen)[0]))
 
     def run(
         self, terms: Query, every: bool, include_deprecated: bool, window: int
     ) -> tuple[list[OrderRow], list[float]]:
-        matched, counted = self._postings.bm25(terms, every)
+        matched, counted = self._postings.bm25(terms, every, self._seen)
         return self._owner.best(matched, self._postings, counted, include_deprecated, window)
 
     def held(self, ids: list[int]) -> list[int]:

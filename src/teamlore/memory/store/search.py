@@ -29,6 +29,7 @@ status, summary}`, the same hits in the same order; docs/seed-conformance.md).
 
 from __future__ import annotations
 
+import heapq
 import sqlite3
 from collections.abc import Sequence
 from operator import itemgetter
@@ -46,8 +47,8 @@ from teamlore.core.analyzer import (
 )
 from teamlore.core.fusion import (
     MEANING_WEIGHT,
-    Fused,
-    fuse,
+    FusedScores,
+    fused_scores,
     words_decide,
     words_only_ceiling,
 )
@@ -475,10 +476,15 @@ def _vector_ranking(
     if by_headline:  # a document without a headline vector stands for itself, by its whole text
         own = stored.headline_scales > 0
         lines = model_cosines(stored.headline_values, stored.headline_scales, queries)
-        fields.append([np.where(own, line, cos) for line, cos in zip(lines, whole, strict=True)])
-    fields = [[cos[keep] for cos in field] for field in fields]
+        if not own.all():
+            lines = [np.where(own, line, cos) for line, cos in zip(lines, whole, strict=True)]
+        fields.append(lines)
+    ids = stored.ids
+    if not keep.all():  # copies only when a document is left out
+        fields = [[cos[keep] for cos in field] for field in fields]
+        ids = ids[keep]
     ranking = meaning_ranking(
-        stored.ids[keep],
+        ids,
         fields,
         limit=VECTOR_DEPTH,
         min_similarity=MIN_SIMILARITY,
@@ -534,12 +540,12 @@ def _fused(
     ceiling = words_only_ceiling(
         FUSED_LEXICAL_DEPTH, vector_weight=MEANING_WEIGHT, keep_words=keep_words
     )
-    if len(shown) < len(lexical) and (len(order) < limit or fused[order[-1]].score <= ceiling):
+    if len(shown) < len(lexical) and (len(order) < limit or fused.score(order[-1]) <= ceiling):
         # a document left out on words alone could tie or reach the page: fuse all of it
         ranks = list(range(1, len(lexical) + 1))
         fused, order = _fused_page(conn, parsed, ranks, lexical, near, limit, keep_words, keys)
     full = _full_rows(conn, order)
-    return [_hit(full[i], fused[i].score, parsed, list(fused[i].matched_by)) for i in order]
+    return [_hit(full[i], fused.score(i), parsed, list(fused.matched_by(i))) for i in order]
 
 
 def _fused_page(
@@ -551,32 +557,39 @@ def _fused_page(
     limit: int,
     keep_words: bool,
     keys: Kept | None,
-) -> tuple[dict[int, Fused[int]], list[int]]:
+) -> tuple[FusedScores[int], list[int]]:
     """The fused scores, and the ids of the page in order. `near`: the meaning ranking."""
     terms = max(len(parsed.terms), 1)
     lexical_shares = [(row.id, held / terms) for held, _, row in lexical]
-    fused = {
-        f.key: f
-        for f in fuse(
-            lexical_shares,
-            near,
-            lexical_ranks=ranks,
-            keep_words=keep_words,
-            vector_weight=MEANING_WEIGHT,
-        )
-    }
+    fused = fused_scores(
+        lexical_shares,
+        near,
+        lexical_ranks=ranks,
+        keep_words=keep_words,
+        vector_weight=MEANING_WEIGHT,
+    )
     rows = {row.id: row for _, _, row in lexical}
-    rows.update(_order_rows(conn, [row_id for row_id in fused if row_id not in rows], keys))
-    order = sorted(
-        fused,
-        key=lambda i: (
-            rows[i].status == "deprecated",
-            -fused[i].score,
-            rows[i].kind,
-            rows[i].entry_id,
-        ),
-    )[:limit]
-    return fused, order
+    rows.update(_order_rows(conn, [row_id for row_id in fused.raw if row_id not in rows], keys))
+    return fused, _page(fused, rows, limit)
+
+
+def _page(fused: FusedScores[int], rows: dict[int, OrderRow], limit: int) -> list[int]:
+    """The ids of the page: approved documents before deprecated ones, then by fused score,
+    kind and entry id. Only the keys whose score reaches the `limit`-th best of their status
+    are ordered (rounding the score to 4 places keeps that order, never reverses it)."""
+    raw = fused.raw
+    page: list[int] = []
+    for deprecated in (False, True):
+        ids = [i for i in raw if (rows[i].status == "deprecated") is deprecated]
+        if len(ids) > limit - len(page):
+            floor = fused.score(heapq.nlargest(limit - len(page), ids, key=raw.__getitem__)[-1])
+            lowest = (floor - 1e-4) * fused.best  # under every raw score shown as `floor`
+            ids = [i for i in ids if raw[i] >= lowest and fused.score(i) >= floor]
+        ids.sort(key=lambda i: (-fused.score(i), rows[i].kind, rows[i].entry_id))
+        page += ids[: limit - len(page)]
+        if len(page) >= limit:
+            break
+    return page
 
 
 # Fusion takes the lexical ranking to this depth, and below it only the documents a vector

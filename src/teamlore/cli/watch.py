@@ -1,0 +1,418 @@
+"""`teamlore watch`: the warm server (docs/watch.md).
+
+One foreground process that keeps the session index fresh (it watches the folders `sync` reads and
+runs the incremental sync when their session files change) and answers the read commands of
+`teamlore.cli.warm.SERVED` over a Unix socket in the state dir, so a short command skips the
+interpreter's imports and the models' loads. A request runs the same lean invocation the command
+runs in its own process (`commands.sessions.lean_invocation`), with the client's arguments,
+working directory, environment and stream kinds, and the reply is its stdout and stderr bytes and
+exit code. One request at a time; the sync runs between requests.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import selectors
+import signal
+import socket
+import stat
+import struct
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from teamlore.cli import output, warm
+from teamlore.cli.commands.sessions import lean_invocation
+from teamlore.cli.output import FormatOption, OutputFormat, fail
+from teamlore.cli.params import Option
+from teamlore.core import errors
+from teamlore.core.locations import state_dir_path
+from teamlore.core.lock import file_lock
+from teamlore.core.paths import FILE_MODE, state_dir
+
+LOCK_NAME = "watch.lock"
+# sun_path holds 108 bytes on Linux, 104 on macOS, with the terminating NUL
+SOCKET_PATH_LIMIT = 104 if sys.platform == "darwin" else 108
+SESSION_SUFFIXES = (".jsonl",)  # what every provider writes (sessions/providers)
+SELECT_SECONDS = 0.25
+
+
+def watch(
+    min_interval: float = Option(
+        2.0,
+        "--min-interval",
+        help="Seconds between two syncs while session files keep changing (0..3600).",
+    ),
+    fmt: OutputFormat = FormatOption,
+) -> None:
+    """Keep the session index fresh and answer `sessions search|list|show`, `memory search` and
+    `status` from a warm process (Linux and macOS; Ctrl-C stops it). Other commands, and every
+    command when this is not running, run as before (docs/watch.md)."""
+    try:
+        if not 0 <= min_interval <= 3600:
+            raise errors.TeamloreError(
+                errors.INVALID_ARGUMENT, "--min-interval: must be between 0 and 3600 seconds"
+            )
+        _serve(fmt, min_interval)
+    except errors.TeamloreError as err:
+        fail(err, fmt)
+
+
+def _serve(fmt: OutputFormat, min_interval: float) -> None:
+    if not hasattr(socket, "AF_UNIX"):
+        raise errors.TeamloreError(errors.WATCH_UNSUPPORTED, "this system has no Unix sockets")
+    path = state_dir_path() / warm.SOCKET_NAME  # checked before the state dir is made
+    if len(os.fsencode(path)) >= SOCKET_PATH_LIMIT:
+        raise errors.TeamloreError(
+            errors.WATCH_SOCKET_PATH_TOO_LONG,
+            f"the socket path in the state dir is {len(os.fsencode(path))} bytes; a Unix socket"
+            f" allows {SOCKET_PATH_LIMIT - 1}",
+        )
+    home = state_dir()
+    with file_lock(home / LOCK_NAME, what="`teamlore watch` on this state dir"):
+        listener = _listen(path)
+        server = Server(listener, path, fmt, min_interval)
+        try:
+            with _stopped_by_signals():
+                server.run()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            server.close()
+            listener.close()
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+            server.event("stopped")
+
+
+# set by Ctrl-C or SIGTERM: a command interrupted by it is not answered (its client runs it)
+_stopping = threading.Event()
+
+
+@contextlib.contextmanager
+def _stopped_by_signals() -> Iterator[None]:
+    """Ctrl-C and SIGTERM stop the server, also in the middle of a request: the command's own
+    handling of Ctrl-C (exit 130) must not become its client's answer."""
+
+    def stop(signum: int, frame: object) -> None:
+        _stopping.set()
+        raise KeyboardInterrupt
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _listen(path: Path) -> socket.socket:
+    """The listening socket at `path`, 0600; a socket left there by a server that died is
+    replaced (the lock says none runs)."""
+    with contextlib.suppress(FileNotFoundError):
+        if not stat.S_ISSOCK(os.lstat(path).st_mode):
+            raise errors.TeamloreError(
+                errors.STATE_INVALID, f"{path.name} in the state dir is not a socket"
+            )
+        path.unlink()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    umask = os.umask(0o177)  # never a moment with wider permissions
+    try:
+        listener.bind(os.fsencode(path))
+    finally:
+        os.umask(umask)
+    os.chmod(path, FILE_MODE)
+    listener.listen(16)
+    listener.setblocking(False)
+    return listener
+
+
+class Server:
+    """The loop: answer requests, and sync when the watcher saw session files change."""
+
+    def __init__(
+        self, listener: socket.socket, path: Path, fmt: OutputFormat, min_interval: float
+    ) -> None:
+        self.listener = listener
+        self.path = path
+        self.fmt = fmt
+        self.min_interval = min_interval
+        self.fingerprint = warm.code_fingerprint()
+        self.roots = _watched_roots()
+        self.watcher = Watcher(self.roots)
+        self.last_sync = float("-inf")
+        _load_served_code()
+
+    def run(self) -> None:
+        self.watcher.start()
+        self.event("started", folders=len(self.roots))
+        selector = selectors.DefaultSelector()
+        selector.register(self.listener, selectors.EVENT_READ)
+        while True:
+            for _ in selector.select(SELECT_SECONDS):
+                with contextlib.suppress(BlockingIOError):
+                    connection, _ = self.listener.accept()
+                    with connection:
+                        self.answer(connection)
+            if _stopping.is_set():
+                raise KeyboardInterrupt
+            if self.watcher.changed.is_set() and self._may_sync():
+                self.watcher.changed.clear()
+                self.sync()
+
+    def close(self) -> None:
+        self.watcher.stop.set()
+
+    def _may_sync(self) -> bool:
+        return time.monotonic() - self.last_sync >= self.min_interval
+
+    def sync(self) -> None:
+        from teamlore.ops.registry import OpContext, run_operation
+
+        self.last_sync = time.monotonic()
+        try:
+            # another sync running (a `teamlore sync`): this change is in its work or the next
+            result = run_operation("sync", OpContext(cwd=Path.cwd()), {"wait_seconds": 0})
+        except errors.TeamloreError as err:  # e.g. another sync holds the lock: retried
+            self.event("sync-refused", code=err.code, message=err.message)
+            self.watcher.changed.set()
+            return
+        self.event(
+            "synced",
+            changedFiles=result["files"]["changed"],
+            turnsWritten=result["turns"],
+            turns=result["totals"]["turns"],
+        )
+
+    def answer(self, connection: socket.socket) -> None:
+        """Serve one connection: refuse (close without a word: the client runs the command
+        itself) or accept and reply."""
+        connection.setblocking(True)
+        connection.settimeout(5.0)
+        try:
+            if _peer_uid(connection) not in (None, os.getuid()):
+                return
+            request = warm.read_message(connection)
+            invocation = self._invocation(request)
+            if invocation is None:
+                return
+            connection.sendall(warm.ACCEPTED)
+            reply = run_as_client(request, invocation)
+            connection.settimeout(None)
+            if reply is None:
+                warm.send_message(connection, {"ok": False})
+                return
+            code, out, err = reply
+            warm.send_message(
+                connection,
+                {
+                    "ok": True,
+                    "code": self.fingerprint,
+                    "exit": code,
+                    "stdout": len(out),
+                    "stderr": len(err),
+                },
+            )
+            connection.sendall(out + err)
+            command = " ".join(warm.served_command(request["argv"]) or ())
+            self.event("answered", command=command, exit=code)  # never its arguments
+        except (OSError, ValueError):
+            return  # the client went away or spoke nonsense; it runs the command itself
+
+    def _invocation(self, request: dict[str, Any]) -> Callable[[], None] | None:
+        """The lean invocation `request` asks for, when this server may run it."""
+        if request.get("protocol") != warm.PROTOCOL or not _well_formed(request):
+            return None
+        if request["code"] != self.fingerprint:
+            if warm.code_fingerprint() != self.fingerprint:
+                self._restart()  # our own files changed since we started: stale code
+            return None
+        if warm.served_command(request["argv"]) is None:
+            return None
+        with _environment(request["env"]):  # the same parse the client's process makes
+            return lean_invocation(list(request["argv"]))
+
+    def _restart(self) -> None:
+        """Run the changed code: the same command line in this process (the lock and the
+        socket close with the old image, descriptors being close-on-exec)."""
+        self.event("restarting", reason="teamlore's code changed")
+        self.watcher.stop.set()
+        self.listener.close()
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+        sys.stdout.flush()
+        os.execv(sys.executable, sys.orig_argv)
+
+    def event(self, name: str, **fields: Any) -> None:
+        """One line of the server's log: JSON lines with --format json."""
+        if self.fmt is OutputFormat.json:
+            sys.stdout.write(orjson.dumps({"event": name, **fields}).decode() + "\n")
+        else:
+            sys.stdout.write(_EVENT_TEXT[name].format(**fields) + "\n")
+        sys.stdout.flush()
+
+
+_EVENT_TEXT = {
+    "started": "teamlore watch: watching {folders} session folders; answering sessions search,"
+    " list and show, memory search and status (Ctrl-C stops).",
+    "synced": "synced: {changedFiles} changed files, {turnsWritten} turns written; the index"
+    " holds {turns} turns.",
+    "sync-refused": "sync skipped ({code}: {message}); retrying.",
+    "restarting": "{reason}: restarting.",
+    "answered": "answered {command} (exit {exit}).",
+    "stopped": "teamlore watch stopped.",
+}
+
+
+def _well_formed(request: dict[str, Any]) -> bool:
+    env, streams = request.get("env"), request.get("streams")
+    return (
+        isinstance(request.get("code"), str)
+        and isinstance(request.get("argv"), list)
+        and all(isinstance(a, str) for a in request["argv"])
+        and isinstance(request.get("cwd"), str)
+        and isinstance(env, dict)
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())
+        and isinstance(streams, list)
+        and len(streams) == 2
+        and all(_stream_spec(s) for s in streams)
+    )
+
+
+def _stream_spec(spec: object) -> bool:
+    return (
+        isinstance(spec, dict)
+        and isinstance(spec.get("tty"), bool)
+        and isinstance(spec.get("encoding"), str)
+        and isinstance(spec.get("errors"), str)
+    )
+
+
+def _peer_uid(connection: socket.socket) -> int | None:
+    """The connecting process's user (Linux); None where the system does not say (macOS:
+    the 0600 socket in the 0700 state dir admits only its owner)."""
+    if not hasattr(socket, "SO_PEERCRED"):
+        return None
+    creds = connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    _pid, uid, _gid = struct.unpack("3i", creds)
+    return int(uid)
+
+
+class ClientStream(io.TextIOWrapper):
+    """The client's stdout or stderr as the command sees it: its encoding, its error handler
+    and whether it is a terminal; what is written is kept as bytes."""
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        super().__init__(io.BytesIO(), encoding=spec["encoding"], errors=spec["errors"])
+        self._tty = bool(spec["tty"])
+
+    def isatty(self) -> bool:
+        return self._tty
+
+    def written(self) -> bytes:
+        self.flush()
+        raw = self.buffer
+        assert isinstance(raw, io.BytesIO)
+        return raw.getvalue()
+
+
+def run_as_client(
+    request: dict[str, Any], invocation: Callable[[], None]
+) -> tuple[int, bytes, bytes] | None:
+    """Run `invocation` as the client's process would: its exit code, stdout and stderr; None
+    when it raised what a process would print as a traceback (the client runs it itself)."""
+    out, err = ClientStream(request["streams"][0]), ClientStream(request["streams"][1])
+    saved_cwd = os.getcwd()
+    saved_streams = sys.stdout, sys.stderr
+    try:
+        with _environment(request["env"]):
+            os.chdir(request["cwd"])
+            sys.stdout, sys.stderr = out, err
+            output.forget_consoles()
+            code = _exit_code(invocation, err)
+    except Exception:
+        return None
+    finally:
+        sys.stdout, sys.stderr = saved_streams
+        os.chdir(saved_cwd)
+        output.forget_consoles()
+    if _stopping.is_set():
+        return None
+    return code, out.written(), err.written()
+
+
+def _exit_code(invocation: Callable[[], None], err: ClientStream) -> int:
+    """The code a process running `invocation` exits with (as `entry._run_lean` and the
+    interpreter decide it)."""
+    try:
+        invocation()
+    except SystemExit as done:
+        if done.code is None or isinstance(done.code, int):
+            return done.code or 0
+        err.write(f"{done.code}\n")
+        return 1
+    return 0
+
+
+@contextlib.contextmanager
+def _environment(env: dict[str, str]) -> Iterator[None]:
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def _watched_roots() -> list[Path]:
+    """The session folders a plain `teamlore sync` reads (configured or default) that exist."""
+    from teamlore.ops.sessions.index import SyncRequest, resolve_sources
+
+    sources = resolve_sources(SyncRequest(), None)
+    return sorted({s.root for s in sources if s.root.is_dir()})
+
+
+def _load_served_code() -> None:
+    """Import what the served commands run, so the first request does not pay for it."""
+    from teamlore.ops.memory import search  # noqa: F401
+    from teamlore.ops.sessions import index  # noqa: F401
+
+
+def _session_file(change: object, path: str) -> bool:
+    return path.endswith(SESSION_SUFFIXES)
+
+
+class Watcher(threading.Thread):
+    """Sets `changed` when a session file under the roots changes (watchfiles: inotify on
+    Linux, FSEvents on macOS); the server syncs on its own thread."""
+
+    def __init__(self, roots: list[Path]) -> None:
+        super().__init__(name="teamlore-watch", daemon=True)
+        self.roots = roots
+        self.changed = threading.Event()
+        self.changed.set()  # the first sync runs at start
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        if not self.roots:
+            return
+        import watchfiles
+
+        for _ in watchfiles.watch(
+            *self.roots,
+            watch_filter=_session_file,
+            debounce=1600,
+            step=200,
+            stop_event=self.stop,
+            raise_interrupt=False,
+        ):
+            self.changed.set()

@@ -1,0 +1,429 @@
+"""`teamlore watch` (docs/watch.md): the warm server answers the read commands with the bytes and
+exit code the command prints in its own process, keeps the index fresh, and a command falls back to
+its own process on any failure. Real processes: the server is `teamlore watch` started as a
+subprocess, the clients are the `teamlore` console entry."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import pty
+import shutil
+import signal
+import socket
+import stat
+import struct
+import subprocess
+import sys
+import termios
+import textwrap
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_cli import _imported_by, sources, sync_json
+
+from support import teamlore_cli
+from teamlore.cli import warm
+from teamlore.cli.watch import _peer_uid
+from teamlore.core.locations import state_dir_path
+
+__all__ = ["sources"]  # the fixture, shared with test_cli
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+OWN_PROCESS = {"TEAMLORE_NO_WATCH": "1"}
+
+
+class Watch:
+    """A running `teamlore watch` and its log (JSON lines)."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], log: Path, socket_path: Path) -> None:
+        self.proc, self.log, self.socket = proc, log, socket_path
+
+    def events(self, name: str) -> list[dict[str, Any]]:
+        lines = self.log.read_text().splitlines()
+        return [e for e in map(json.loads, lines) if e["event"] == name]
+
+    def answered(self) -> int:
+        return len(self.events("answered"))
+
+    def wait_for(self, name: str, count: int = 1) -> None:
+        deadline = time.monotonic() + 120  # a bound for a hung server, not a timing assertion
+        while len(self.events(name)) < count:
+            assert self.proc.poll() is None, self.log.read_text()
+            assert time.monotonic() < deadline, f"no {name!r} event: {self.log.read_text()}"
+            time.sleep(0.05)
+
+
+def start_watch(tmp_path: Path, env: dict[str, str] | None = None, *flags: str) -> Watch:
+    log = tmp_path / f"watch-{time.monotonic_ns()}.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "teamlore.cli.entry", "watch", "--format", "json", *flags],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **(env or {})},
+        )
+    home = Path((env or {}).get("TEAMLORE_HOME") or os.environ["TEAMLORE_HOME"])
+    server = Watch(proc, log, home / warm.SOCKET_NAME)
+    server.wait_for("synced")  # started, and the first sync done
+    return server
+
+
+@pytest.fixture()
+def repo(tmp_path: Path) -> Path:
+    """A worktree holding a team memory (memory search resolves it from the working directory)."""
+    worktree = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(worktree)], check=True)
+    assert teamlore_cli("memory", "init", "--repository", str(worktree)).returncode == 0
+    return worktree
+
+
+@pytest.fixture()
+def server(home: Path, sources: Path, tmp_path: Path) -> Iterator[Watch]:
+    """`teamlore watch` over the fixture sessions (configured as the sync sources)."""
+    sync_json(sources)
+    (home / "config.toml").write_text(
+        f'[sources]\nclaude = ["{sources / "claude"}"]\ncodex = ["{sources / "codex"}"]\n'
+    )
+    running = start_watch(tmp_path)
+    yield running
+    if running.proc.poll() is None:  # SIGTERM stops it cleanly: exit 0, its socket gone
+        running.proc.send_signal(signal.SIGTERM)
+        assert running.proc.wait(timeout=60) == 0, running.log.read_text()
+        assert not running.socket.exists()
+        assert running.events("stopped")
+
+
+def both_ways(*args: str, cwd: Path | None = None) -> tuple[subprocess.CompletedProcess[str], ...]:
+    """`teamlore ARGS` through the server, then in its own process (text at 80 columns)."""
+    columns = {"COLUMNS": "80"}
+    return (
+        teamlore_cli(*args, cwd=cwd, env=columns),
+        teamlore_cli(*args, cwd=cwd, env={**columns, **OWN_PROCESS}),
+    )
+
+
+def session_key() -> str:
+    listed = teamlore_cli("sessions", "list", "--format", "json", env=OWN_PROCESS).stdout
+    return str(json.loads(listed)["sessions"][0]["sessionKey"])
+
+
+COMMANDS = [
+    ("sessions", "search", "fixture"),
+    ("sessions", "search", "fixture", "--format", "json"),
+    ("sessions", "search", "fixture", "--lexical", "--limit", "3"),
+    ("sessions", "search", "fixture", "--repository", "nowhere-such"),  # a refusal
+    ("sessions", "search", "fixture", "--repository", "nowhere-such", "--format", "json"),
+    ("sessions", "search", "--since", "yesterday-ish", "x"),  # a refused value
+    ("sessions", "list"),
+    ("sessions", "list", "--format", "json"),
+    ("sessions", "show", "SESSION"),
+    ("sessions", "show", "SESSION", "--format", "json"),
+    ("sessions", "show", "no-such-session", "--format", "json"),
+    ("status",),
+    ("status", "--format", "json"),
+    ("memory", "search", "invoice"),
+    ("memory", "search", "invoice", "--format", "json"),
+    ("memory", "search", "invoice", "--repository", "/no/such/repository"),
+]
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+def test_a_served_command_prints_the_bytes_and_exit_code_of_its_own_process(
+    server: Watch, repo: Path, command: tuple[str, ...]
+) -> None:
+    args = [session_key() if a == "SESSION" else a for a in command]
+    before = server.answered()
+    served, own = both_ways(*args, cwd=repo)
+    assert server.answered() == before + 1  # the first went to the server
+    assert (served.returncode, served.stdout, served.stderr) == (
+        own.returncode,
+        own.stdout,
+        own.stderr,
+    )
+    assert served.stdout or served.stderr
+
+
+def on_a_terminal(*args: str, columns: int, env: dict[str, str] | None = None) -> tuple[int, bytes]:
+    """`teamlore ARGS` with stdin, stdout and stderr on a pseudo-terminal `columns` wide: its
+    exit code and what the terminal received."""
+    exe = shutil.which("teamlore", path=str(Path(sys.executable).parent))
+    assert exe is not None
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 30, columns, 0, 0))
+    full_env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    proc = subprocess.Popen(
+        [exe, *args],
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        env={**full_env, "TERM": "xterm-256color", **(env or {})},
+        start_new_session=True,
+    )
+    os.close(follower)
+    received = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the terminal closed with the process
+            break
+        if not chunk:
+            break
+        received += chunk
+    os.close(leader)
+    return proc.wait(timeout=120), received
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("sessions", "search", "fixture"),
+        ("sessions", "list"),
+        ("status",),
+        ("sessions", "show", "x"),
+    ],
+    ids=" ".join,
+)
+def test_on_a_terminal_a_served_command_prints_what_it_prints_in_its_own_process(
+    server: Watch, command: tuple[str, ...]
+) -> None:
+    # colours, and a table as wide as the terminal (not the server's): rich reads both
+    served = on_a_terminal(*command, columns=100)
+    assert server.answered() == 1
+    own = on_a_terminal(*command, columns=100, env=OWN_PROCESS)
+    assert served == own
+    assert b"\x1b[" in served[1] or command == ("status",)  # (status prints no style)
+
+
+def test_on_a_terminal_of_no_size_a_served_command_prints_at_80_columns_as_its_own_process(
+    server: Watch,
+) -> None:
+    # a pseudo-terminal that reports 0 x 0 (as `script` makes): rich falls back to 80 x 25
+    served = on_a_terminal("sessions", "list", columns=0)
+    assert server.answered() == 1
+    assert served == on_a_terminal("sessions", "list", columns=0, env=OWN_PROCESS)
+    assert b"session" in served[1]
+
+
+def test_a_turn_appended_is_found_through_the_server_without_running_sync(
+    server: Watch, sources: Path
+) -> None:
+    sys.path.insert(0, str(SRC.parent / "bench"))
+    import corpus
+
+    synced = len(server.events("synced"))
+    corpus.append_turn(sources / "claude" / "synthetic-main.jsonl", "zqwarm", at_ms=1_780_000_000)
+    server.wait_for("synced", synced + 1)  # the watcher saw the file grow and synced it
+    search = ("sessions", "search", "zqwarm", "--no-sync", "--lexical", "--format", "json")
+    found = teamlore_cli(*search)
+    assert ["zqwarm" in hit["snippet"] for hit in json.loads(found.stdout)["hits"]] == [True]
+    assert server.events("answered")[-1]["command"] == "sessions search"
+
+
+def test_after_the_server_is_killed_the_next_command_answers_in_its_own_process(
+    server: Watch,
+) -> None:
+    server.proc.send_signal(signal.SIGKILL)
+    server.proc.wait(timeout=60)
+    assert server.socket.exists()  # stale: nobody listens on it
+    served, own = both_ways("sessions", "search", "fixture", "--format", "json")
+    assert served.returncode == own.returncode == 0
+    assert served.stdout == own.stdout
+    restarted = start_watch(server.socket.parent.parent)  # a new server replaces the socket
+    assert teamlore_cli("status", "--format", "json").returncode == 0
+    assert restarted.answered() == 1
+    restarted.proc.send_signal(signal.SIGTERM)
+    assert restarted.proc.wait(timeout=60) == 0
+
+
+def wait_until(done: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + 120  # a bound for a hung process, not a timing assertion
+    while not done():
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+
+
+def test_sigterm_in_the_middle_of_a_request_stops_the_server_and_the_client_answers_itself(
+    home: Path, sources: Path, tmp_path: Path
+) -> None:
+    sys.path.insert(0, str(SRC.parent / "bench"))
+    import corpus
+
+    sync_json(sources)
+    (home / "config.toml").write_text(f'[sources]\nclaude = ["{sources / "claude"}"]\n')
+    running = start_watch(tmp_path, None, "--min-interval", "3600")  # no sync of its own now
+    corpus.append_turn(sources / "claude" / "synthetic-main.jsonl", "zqstop", at_ms=1_780_000_000)
+    flag = tmp_path / "paused"
+    client = subprocess.Popen(
+        [sys.executable, "-m", "teamlore.cli.entry", "sessions", "search", "zqstop", "--lexical"],
+        env={**os.environ, "TEAMLORE_PAUSEPOINT": f"sync.after-file={flag}"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    wait_until(flag.exists)  # the server stands still indexing the grown file for the search
+    running.proc.send_signal(signal.SIGTERM)
+    flag.unlink()
+    assert running.proc.wait(timeout=120) == 0
+    assert not running.socket.exists() and running.answered() == 0
+    # the client runs the search itself (past the same pause point, if the file is still stale)
+    wait_until(lambda: flag.unlink(missing_ok=True) or client.poll() is not None)
+    out, err = client.communicate(timeout=120)
+    assert client.returncode == 0, err
+    assert b"zqstop" in out
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("sync", "--format", "json"),
+        ("sessions", "search", "--help"),
+        ("memory", "list", "--format", "json"),
+        ("sessions", "exclude", "--help"),
+    ],
+    ids=" ".join,
+)
+def test_a_command_it_does_not_serve_never_reaches_the_server(
+    server: Watch, repo: Path, command: tuple[str, ...]
+) -> None:
+    teamlore_cli(*command, cwd=repo)
+    assert server.answered() == 0
+
+
+def test_a_request_for_another_command_is_refused_on_the_socket(server: Watch) -> None:
+    request = warm.request_for(["sync"])
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.connect(str(server.socket))
+        warm.send_message(sock, request)
+        assert sock.recv(1) == b""  # closed without accepting it
+    assert server.answered() == 0
+
+
+def test_the_socket_is_private_to_its_user(server: Watch, home: Path) -> None:
+    assert stat.S_IMODE(server.socket.stat().st_mode) == 0o600
+    assert stat.S_IMODE(home.stat().st_mode) == 0o700
+    left, right = socket.socketpair(socket.AF_UNIX)
+    with left, right:  # the peer's uid is what the server compares with its own
+        assert _peer_uid(left) == os.getuid()
+
+
+def test_a_server_of_other_code_is_not_used(home: Path, tmp_path: Path) -> None:
+    # a server that answers anything with its own bytes, under another code fingerprint
+    fake = tmp_path / "fake_server.py"
+    fake.write_text(
+        textwrap.dedent(
+            """\
+            import socket, sys
+            from teamlore.cli import warm
+            s = socket.socket(socket.AF_UNIX)
+            s.bind(sys.argv[1])
+            s.listen()
+            print("ready", flush=True)
+            while True:
+                c, _ = s.accept()
+                warm.read_message(c)
+                c.sendall(warm.ACCEPTED)
+                header = {"ok": True, "code": "other", "exit": 0, "stdout": 4, "stderr": 0}
+                warm.send_message(c, header)
+                c.sendall(b"FAKE")
+                c.close()
+            """
+        )
+    )
+    home.mkdir(mode=0o700)
+    proc = subprocess.Popen(
+        [sys.executable, str(fake), str(home / warm.SOCKET_NAME)], stdout=subprocess.PIPE
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
+        served, own = both_ways("status", "--format", "json")
+    finally:
+        proc.kill()
+        proc.wait()
+    assert "FAKE" not in served.stdout
+    assert (served.returncode, served.stdout) == (own.returncode, own.stdout)
+
+
+def test_a_server_whose_files_changed_restarts_and_old_code_never_answers(
+    home: Path, tmp_path: Path
+) -> None:
+    # an editable install: the server runs a copy of the package, then a module of it changes
+    copy = tmp_path / "checkout"
+    shutil.copytree(
+        SRC / "teamlore", copy / "teamlore", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    env = {"PYTHONPATH": str(copy)}
+    running = start_watch(tmp_path, env)
+    try:
+        assert teamlore_cli("status", "--format", "json", env=env).returncode == 0
+        assert running.answered() == 1
+        # a client of another checkout (ours) is not answered by it
+        assert teamlore_cli("status", "--format", "json").returncode == 0
+        assert running.answered() == 1
+        edited = copy / "teamlore" / "cli" / "warm.py"
+        edited.write_text(edited.read_text() + "\n# changed\n")
+        assert teamlore_cli("status", "--format", "json", env=env).returncode == 0
+        running.wait_for("restarting")
+        running.wait_for("started", 2)
+        assert teamlore_cli("status", "--format", "json", env=env).returncode == 0
+        assert running.answered() == 2  # by the restarted server, with the changed code
+    finally:
+        running.proc.send_signal(signal.SIGTERM)
+        assert running.proc.wait(timeout=60) == 0
+
+
+def test_watch_refuses_a_state_dir_too_long_for_a_socket_and_leaves_no_trace(
+    tmp_path: Path,
+) -> None:
+    long_home = tmp_path / ("d" * 60) / ("e" * 60) / "state"
+    proc = teamlore_cli("watch", "--format", "json", env={"TEAMLORE_HOME": str(long_home)})
+    assert proc.returncode == 1
+    assert json.loads(proc.stdout)["error"]["code"] == "WATCH_SOCKET_PATH_TOO_LONG"
+    assert not (tmp_path / ("d" * 60)).exists()
+    text = teamlore_cli("watch", env={"TEAMLORE_HOME": str(long_home)})
+    assert text.stderr.startswith("error WATCH_SOCKET_PATH_TOO_LONG: the socket path")
+    assert len(text.stderr.splitlines()) == 1
+
+
+def test_a_second_watch_on_the_same_state_dir_is_refused(server: Watch) -> None:
+    proc = teamlore_cli("watch", "--format", "json")
+    assert proc.returncode == 1
+    assert json.loads(proc.stdout)["error"]["code"] == "LOCK_BUSY"
+    assert server.socket.exists() and server.proc.poll() is None
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"TEAMLORE_HOME": "~/state-here"},
+        {"XDG_STATE_HOME": "/tmp/xdg-state"},
+        {},
+    ],
+    ids=["TEAMLORE_HOME", "XDG_STATE_HOME", "default"],
+)
+def test_the_client_finds_the_state_dir_teamlore_uses(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("TEAMLORE_HOME", "XDG_STATE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert warm.state_dir(os.environ) == str(state_dir_path())
+
+
+# the client's process: the interpreter, the console entry, the client (`_socket`, `zlib`,
+# `json`) and nothing of the command: 64 modules measured, 3 % more; the interpreter floor of
+# bench/bench_cli.py (`import sqlite3, json`) loads ~50
+CLIENT_BUDGET = 66
+
+
+def test_a_served_command_imports_only_the_client(server: Watch) -> None:
+    out, modules = _imported_by("sessions", "search", "fixture", "--format", "json")
+    assert server.answered() == 1 and "hits" in json.loads(out)
+    ours = {m for m in modules if m.startswith("teamlore")}
+    assert ours == {"teamlore", "teamlore.cli", "teamlore.cli.warm"}  # entry runs as __main__
+    assert not {"pathlib", "socket", "sqlite3", "orjson", "hashlib"} & modules
+    assert len(modules) <= CLIENT_BUDGET, f"{len(modules)} modules: {sorted(modules)}"
