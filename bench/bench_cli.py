@@ -422,10 +422,13 @@ def measure(
 def versus_state(state: Path) -> Path:
     """A copy of the prepared state for the `--versus` tree, made afresh each run: a tree whose
     state schema is newer migrates the state it opens, which the other could not open then. The
-    memory state is left out (derived: the versus tree's first search projects and embeds it)."""
+    memory state is left out (derived: the versus tree's first search projects and embeds it),
+    and so are the socket and lock of a running `teamlore watch` (`--warm`): a socket cannot be
+    copied, and the versus tree's commands run in their own processes."""
     copy = state.with_name(state.name + "-versus")
     shutil.rmtree(copy, ignore_errors=True)
-    shutil.copytree(state, copy, ignore=shutil.ignore_patterns("memory-state.sqlite3*"))
+    skipped = shutil.ignore_patterns("memory-state.sqlite3*", "watch.sock", "watch.lock")
+    shutil.copytree(state, copy, ignore=skipped)
     return copy
 
 
