@@ -16,11 +16,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from pydantic import BaseModel
+from pydantic import BaseModel, PlainSerializer
 
 from teamlore.core import errors
 from teamlore.core.analyzer import Query, parse_query, relative_score, snippet
@@ -58,12 +58,19 @@ class OrgHit(BaseModel):
     matched_by: list[SearchPath]
 
 
+# memory search's `VectorPath` is a NamedTuple (cheap to define on a short command's path), which
+# pydantic would write as an array: on the wire it is the object memory search writes
+WireVectorPath = Annotated[
+    VectorPath, PlainSerializer(lambda path: path.to_json(), return_type=dict[str, Any])
+]
+
+
 class OrgSearchResult(BaseModel):
     model_config = WIRE
 
     generation: int
     paths: list[SearchPath]
-    vector: VectorPath
+    vector: WireVectorPath
     results: list[OrgHit]
 
 
