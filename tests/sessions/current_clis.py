@@ -121,11 +121,31 @@ def _codex_sessions(clis: AgentClis, home: Path, project: Path) -> None:
 
 
 def _command_started(home: Path) -> bool:
-    """The interrupted session's rollout records the `sleep` call (the command is running)."""
-    return any(
+    """The `sleep` command is running: the rollout records the call and the process exists.
+
+    The call is written to the rollout before Codex starts the command; Ctrl-C in between
+    leaves a call with no output (a different session from the one this test means)."""
+    recorded = any(
         "sleep 60" in path.read_text(errors="replace")
         for path in (home / ".codex" / "sessions").rglob("rollout-*.jsonl")
     )
+    return recorded and _sleeping_under(home)
+
+
+def _sleeping_under(home: Path) -> bool:
+    """A `sleep 60` process runs with this test's HOME (Codex runs commands in the user's env)."""
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+            environ = (proc / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        running = argv[:2] == [b"sleep", b"60"] or b"sleep 60" in argv
+        if running and f"HOME={home}".encode() in environ:
+            return True
+    return False
 
 
 def save_fixtures(written: Written, base: Path, target: Path = FIXTURES) -> None:
