@@ -37,6 +37,16 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 OWN_PROCESS = {"TEAMLORE_NO_WATCH": "1"}
 
 
+@pytest.fixture(autouse=True)
+def patient_clients_and_a_user_of_our_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A client waits for a busy server (on a loaded machine its answer, not a fallback, is what
+    is checked), and the default session folders are a temporary user's, not the real user's."""
+    monkeypatch.setenv("TEAMLORE_WATCH_ACCEPT_SECONDS", "60")
+    user = tmp_path / "user"
+    user.mkdir()
+    monkeypatch.setenv("HOME", str(user))
+
+
 class Watch:
     """A running `teamlore watch` and its log (JSON lines)."""
 
@@ -412,6 +422,18 @@ def test_the_client_finds_the_state_dir_teamlore_uses(
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     assert warm.state_dir(os.environ) == str(state_dir_path())
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [("60", 60.0), ("0.5", 0.5), ("", 2.0), ("0", 2.0), ("-1", 2.0), ("inf", 2.0), ("x", 2.0)],
+)
+def test_a_client_waits_for_a_busy_server_as_long_as_the_environment_says(
+    value: str, seconds: float
+) -> None:
+    assert warm.ACCEPT_SECONDS == 2.0
+    assert warm.accept_seconds({"TEAMLORE_WATCH_ACCEPT_SECONDS": value}) == seconds
+    assert warm.accept_seconds({}) == 2.0
 
 
 # the client's process: the interpreter, the console entry, the client (`_socket`, `zlib`,

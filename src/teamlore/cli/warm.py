@@ -173,7 +173,7 @@ def _ask(path: str, request: dict[str, Any]) -> tuple[dict[str, Any], bytes, byt
         sock.settimeout(CONNECT_SECONDS)
         sock.connect(path)
         send_message(sock, request)
-        sock.settimeout(ACCEPT_SECONDS)
+        sock.settimeout(accept_seconds(os.environ))
         if _read_exactly(sock, 1) != ACCEPTED:
             raise ValueError("the server refused the request")
         sock.settimeout(None)  # taken: the command runs as long as it runs
@@ -183,6 +183,16 @@ def _ask(path: str, request: dict[str, Any]) -> tuple[dict[str, Any], bytes, byt
         return header, out, err
     finally:
         sock.close()
+
+
+def accept_seconds(environ: dict[str, str] | os._Environ[str]) -> float:
+    """How long to wait for a busy server to take the request: `ACCEPT_SECONDS`, or
+    TEAMLORE_WATCH_ACCEPT_SECONDS when it holds a positive number (docs/watch.md)."""
+    try:
+        seconds = float(environ.get("TEAMLORE_WATCH_ACCEPT_SECONDS") or ACCEPT_SECONDS)
+    except ValueError:
+        return ACCEPT_SECONDS
+    return seconds if 0 < seconds < float("inf") else ACCEPT_SECONDS
 
 
 def send_message(sock: Any, message: dict[str, Any]) -> None:

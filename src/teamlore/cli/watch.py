@@ -63,6 +63,9 @@ def watch(
         _serve(fmt, min_interval)
     except errors.TeamloreError as err:
         fail(err, fmt)
+    except KeyboardInterrupt:
+        if not _stopping.is_set():  # stopped as asked: exit 0 whatever it interrupted
+            raise
 
 
 def _serve(fmt: OutputFormat, min_interval: float) -> None:
