@@ -126,6 +126,9 @@ class Variant:
     # "replace" (instead of the static model), each also "english" (only for queries without
     # Chinese; a Chinese query keeps the pair) and "gloss" (a Chinese query read as its glosses)
     reader: str = ""
+    # round 6: the static model's mean of token rows weighted by each token's IDF over the
+    # memory's documents ("query": the query only; "both": the documents' rows too)
+    static_idf: str = ""
 
 
 VARIANTS = (
@@ -151,6 +154,17 @@ VARIANTS = (
     Variant("hubness k=3, 0.25", score="hubness", amount=0.25, depth=3),
     Variant("hubness k=17, 0.25", score="hubness", amount=0.25, depth=17),
     Variant("words: IDF-weighted share", idf_share=True),
+    Variant("round 6: static IDF-weighted query", static_idf="query"),
+    Variant("round 6: static IDF-weighted, both", static_idf="both"),
+    Variant("round 6: headline x0.5", score="headline weight", amount=0.5),
+    Variant("round 6: headline x0.75", score="headline weight", amount=0.75),
+    Variant("round 6: whole text only", views=("whole",)),
+    Variant("round 6: z clipped at -0.5", score="clip", amount=0.5),
+    Variant("round 6: z clipped at -1", score="clip", amount=1.0),
+    Variant("round 6: z clipped at 0", score="clip", amount=0.0),
+    Variant("round 6: each model's better field", score="fieldmax"),
+    Variant("round 6: best 2 of the z's", score="top", depth=2),
+    Variant("round 6: best 3 of the z's", score="top", depth=3),
     Variant("+ frame-dropped reading, both", also=without_frame),
     Variant("+ stopword-dropped reading, both", also=without_stopwords),
     Variant("+ zh query's glosses, multilingual", also=glosses_only, also_models=(0,)),
@@ -203,6 +217,8 @@ class Lab:
     table: Matrix | None = None
     reader: list[Matrix] = field(default_factory=list)  # MiniLM's whole, headline rows
     reader_model: Any = None
+    raw: Matrix | None = None  # the static model's token rows as stored
+    idf: Matrix | None = None  # per static token id, log(1 + N / (df + 1)) over the documents
 
 
 def lab(conn: sqlite3.Connection, reader: bool = False) -> Lab:
@@ -264,11 +280,37 @@ def lab(conn: sqlite3.Connection, reader: bool = False) -> Lab:
         ]
     static: Any = models[1]
     table = _shared(("table", static._paths[0]), lambda: _load_table(static._paths[0]))
-    out.table = _unit(np.asarray(table[np.arange(table.shape[0])], dtype=np.float32))
+    out.raw = np.asarray(table[np.arange(table.shape[0])], dtype=np.float32)
+    out.table = _unit(out.raw)
     out.tokens = [
         out.table[sorted(set(static._token_ids([without_stopwords(t)])[0]))] for t in texts
     ]
+    written = [
+        document_text(str(r[1]), r[2] or "", r[3], orjson.loads(r[4] or "{}"), r[5] or "")
+        for r in documents
+    ]
+    df = np.zeros(out.table.shape[0], dtype=np.float32)
+    for ids in static._token_ids(written):
+        df[sorted(set(ids))] += 1
+    out.idf = np.log1p(len(written) / (df + 1)).astype(np.float32)
+    lines_text = [headline(r[2] or "", r[5] or "") for r in documents]
+    out.views["idf whole"] = [out.views["whole"][0], idf_rows(out, written)]
+    out.views["idf headline"] = [
+        out.views["headline"][0],
+        np.where(own, idf_rows(out, lines_text), out.views["idf whole"][1]),
+    ]
     return out
+
+
+def idf_rows(lab: Lab, texts: list[str]) -> Matrix:
+    """The static model's unit rows of `texts`, each token's row weighted by its IDF."""
+    assert lab.raw is not None and lab.idf is not None
+    static: Any = lab.models[1]
+    rows = []
+    for ids in static._token_ids([t[:16384] for t in texts]):
+        ids = [min(i, lab.raw.shape[0] - 1) for i in ids] or [0]
+        rows.append((lab.raw[ids] * lab.idf[ids][:, None]).sum(axis=0))
+    return _unit(np.vstack(rows))
 
 
 def query_rows(lab: Lab, variant: Variant, query: str) -> list[list[Matrix]]:
@@ -277,7 +319,10 @@ def query_rows(lab: Lab, variant: Variant, query: str) -> list[list[Matrix]]:
     for m, model in enumerate(lab.models):
         text = variant.rewrite(query) if variant.rewrite and m in variant.rewritten else query
         parts = sentences(text) if variant.split else [text]
-        rows = _unit(np.vstack([model.embed_query(p) for p in parts]))
+        if m == 1 and variant.static_idf:
+            rows = idf_rows(lab, [gloss(p) for p in parts])
+        else:
+            rows = _unit(np.vstack([model.embed_query(p) for p in parts]))
         if variant.split == "mean":
             rows = _unit(rows.mean(axis=0, keepdims=True))
         out.append(list(rows))
@@ -300,6 +345,8 @@ def cosines(lab: Lab, variant: Variant, query: str, by_headline: bool) -> list[l
     names = variant.views if by_headline else ("whole",)
     if variant.glossed_documents:
         names = tuple(f"glossed {n}" if n in ("whole", "headline") else n for n in names)
+    if variant.static_idf == "both":
+        names = tuple(f"idf {n}" for n in names)
     fields = []
     for name in names:
         if name == "maxsim":
@@ -401,6 +448,17 @@ def ranked(lab: Lab, variant: Variant, fields: list[list[Matrix]]) -> Ranking:
     elif variant.score == "confident":
         weights = np.maximum(np.where(reads, z, -9.0).max(axis=1), 0.0) ** variant.amount
         score = (votes * weights[:, None]).sum(axis=0)
+    elif variant.score == "headline weight":  # the headline field's z times `amount`
+        weights = np.repeat([1.0, variant.amount][: len(fields)], MODELS)[:, None]
+        score = (votes * weights).sum(axis=0)
+    elif variant.score == "clip":  # a model's low opinion counts only down to -amount
+        score = np.where(reads, np.maximum(z, -variant.amount), 0.0).sum(axis=0)
+    elif variant.score == "fieldmax":  # per model, its better field only
+        per_model = np.where(reads, z, -9.0).reshape(len(fields), -1, z.shape[1]).max(axis=0)
+        score = np.where(per_model > -9.0, per_model, 0.0).sum(axis=0)
+    elif variant.score == "top":  # the best `depth` readers' z only
+        best = np.sort(np.where(reads, z, -9.0), axis=0)[::-1][: variant.depth]
+        score = np.where(best > -9.0, best, 0.0).sum(axis=0)
     elif variant.score == "feedback":
         score = score + variant.amount * _feedback(lab, variant, score, reads[:MODELS])
     reached = np.where(reads, near, -np.inf).max(axis=0)
