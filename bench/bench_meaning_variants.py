@@ -39,7 +39,7 @@ from numpy.typing import NDArray
 
 import bench_hybrid_quality as quality
 import minilm_reader
-from teamlore.core.analyzer import STOPWORDS
+from teamlore.core.analyzer import STOPWORDS, parse_query
 from teamlore.memory.store import search
 from teamlore.memory.store.meaning import meaning_ranking, standardized
 from teamlore.memory.store.projection_rows import document_text, headline
@@ -47,6 +47,8 @@ from teamlore.memory.store.vectors import load_approved
 from teamlore.models.embeddings import Embedder, _load_table, _shared
 from teamlore.models.glosses import gloss, has_chinese
 from teamlore.models.multilingual import model_parts
+from teamlore.models.reverse_glosses import chinese_words
+from teamlore.sessions.queries import _translated_share
 
 Matrix = NDArray[np.float32]
 Ranking = list[tuple[int, float]]
@@ -129,6 +131,10 @@ class Variant:
     # round 6: the static model's mean of token rows weighted by each token's IDF over the
     # memory's documents ("query": the query only; "both": the documents' rows too)
     static_idf: str = ""
+    # round 6: session search's translation ranking (docs/hybrid-search.md, "English queries
+    # over Chinese turns") for memory: "plain" at TRANSLATION_WEIGHT, "unread" with rule 6's
+    # scaling for the Chinese documents the static model cannot read
+    translation: str = ""
 
 
 VARIANTS = (
@@ -159,6 +165,9 @@ VARIANTS = (
     Variant("round 6: headline x0.5", score="headline weight", amount=0.5),
     Variant("round 6: headline x0.75", score="headline weight", amount=0.75),
     Variant("round 6: whole text only", views=("whole",)),
+    Variant("round 6: USE reads the body, static the whole", views=("use body", "headline")),
+    Variant("round 6: + translation ranking", translation="plain"),
+    Variant("round 6: + translation ranking, rule 6", translation="unread"),
     Variant("round 6: z clipped at -0.5", score="clip", amount=0.5),
     Variant("round 6: z clipped at -1", score="clip", amount=1.0),
     Variant("round 6: z clipped at 0", score="clip", amount=0.0),
@@ -261,6 +270,7 @@ def lab(conn: sqlite3.Connection, reader: bool = False) -> Lab:
         for part, full in zip((lines[:, :split], lines[:, split:]), out.views["whole"], strict=True)
     ]
     out.views["body"] = [_unit(model.embed(bodies)) for model in models]
+    out.views["use body"] = [out.views["body"][0], out.views["whole"][1]]
     glossed = _unit(models[1].embed([gloss(t) for t in texts]))
     glossed_lines = _unit(models[1].embed([gloss(headline(r[2] or "", r[3] or "")) for r in docs]))
     out.views["glossed whole"] = [out.views["whole"][0], glossed]
@@ -495,6 +505,29 @@ def _hubness(lab: Lab, variant: Variant, fields: int) -> Matrix:
     return np.stack(penalties).astype(np.float32)
 
 
+def translated(lab: Lab, query: str) -> list[tuple[int, float]]:
+    """The documents holding a Chinese translation of a word of an English `query`, best share
+    first: session search's `_translated` over memory's analyzed texts."""
+    if has_chinese(query):
+        return []
+    parsed = parse_query(query)
+    words = [t.whole or t.parts[0] for t in parsed.terms if t.kind == "word"]
+    found = chinese_words(words, None)
+    alternatives = [
+        [parse_query(w).terms[0] for w in found.get(t.whole or t.parts[0], ())]
+        if t.kind == "word"
+        else []
+        for t in parsed.terms
+    ]
+    rows = lab.conn.execute("SELECT rowid, searchable_text FROM approved_fts")
+    out = [
+        (int(rowid), _translated_share(parsed, alternatives, str(text))[1])
+        for rowid, text in rows
+        if any(alt.found_in(f" {text} ") for alts in alternatives for alt in alts)
+    ]
+    return sorted(out, key=lambda item: -item[1])
+
+
 def idf_held(documents: int) -> Callable[[list[list[int]], list[int]], dict[int, float]]:
     """`search._terms_held` with each term weighted by its IDF, scaled to the number of terms."""
 
@@ -527,8 +560,23 @@ def running(lab: Lab, variant: Variant) -> Iterator[None]:
         ran = search.VectorPath(ran=True, space=embedder.space.key, documents=len(lab.ids))
         return ran, ranked(lab, variant, cosines(lab, variant, query, by_headline))
 
+    asked = {"query": ""}
+    searching, fusing = search.search_memory, search.fused_scores
+
+    def search_memory(conn: sqlite3.Connection, **options: Any) -> Any:
+        asked["query"] = options["query"]
+        return searching(conn, **options)
+
+    def fused_scores(lexical: Any, near: Any, **options: Any) -> Any:
+        if variant.translation == "unread":
+            options["unread"] = set(lab.ids[lab.chinese].tolist())
+        return fusing(lexical, near, translation=translated(lab, asked["query"]), **options)
+
     saved = search._vector_ranking, search._terms_held
     search._vector_ranking = vector_path  # type: ignore[assignment]
+    if variant.translation:
+        search.fused_scores = fused_scores  # type: ignore[assignment]
+        quality.search_memory = search_memory  # type: ignore[assignment]
     if variant.idf_share:
         count = lab.conn.execute("SELECT count(*) FROM approved_fts").fetchone()[0]
         search._terms_held = idf_held(count)  # type: ignore[assignment]
@@ -536,6 +584,7 @@ def running(lab: Lab, variant: Variant) -> Iterator[None]:
         yield
     finally:
         search._vector_ranking, search._terms_held = saved
+        search.fused_scores, quality.search_memory = fusing, searching
 
 
 def tuning_rankings(lab: Lab, queries: Sequence[quality.HardQuery]) -> list[list[str]]:
