@@ -51,8 +51,7 @@ from teamlore.memory.store.vectors import load_approved
 from teamlore.models.embeddings import Embedder, _load_table, _shared
 from teamlore.models.glosses import gloss, has_chinese
 from teamlore.models.multilingual import model_parts
-from teamlore.models.reverse_glosses import chinese_words
-from teamlore.sessions.queries import _translated_share
+from teamlore.sessions.queries import _translated_share, translation_terms
 
 Matrix = NDArray[np.float32]
 Ranking = list[tuple[int, float]]
@@ -515,14 +514,7 @@ def translated(lab: Lab, query: str) -> list[tuple[int, float]]:
     if has_chinese(query):
         return []
     parsed = parse_query(query)
-    words = [t.whole or t.parts[0] for t in parsed.terms if t.kind == "word"]
-    found = chinese_words(words, None)
-    alternatives = [
-        [parse_query(w).terms[0] for w in found.get(t.whole or t.parts[0], ())]
-        if t.kind == "word"
-        else []
-        for t in parsed.terms
-    ]
+    alternatives = translation_terms(parsed, None)
     rows = lab.conn.execute("SELECT rowid, searchable_text FROM approved_fts")
     out = [
         (int(rowid), _translated_share(parsed, alternatives, str(text))[1])
