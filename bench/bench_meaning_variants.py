@@ -13,6 +13,10 @@ every query of the tuning half exactly as `search_memory` does (and refuses to g
 a line's difference from `kept` is its variant's alone. docs/hybrid-search.md, "Round 4", has
 the table and what each variant is. Prints figures, asserts nothing.
 
+The `round 6: …` lines are issue 25's sixth round (docs/hybrid-search.md, "Round 6"): a model's
+z bounded below, each model's better field, the best k z's, headline weights, IDF-weighted
+static tokens, USE reading the body alone, and session search's translation ranking.
+
 The `MiniLM` and `alone` lines (round 5: a stronger English reader, all-MiniLM-L6-v2, as a third
 voice or in the static model's place; `alone`: one model's meaning ranking with the words) need
 the model's files (bench/minilm_reader.py: `TEAMLORE_MINILM_DIR`, or the wheel installed with
@@ -39,7 +43,7 @@ from numpy.typing import NDArray
 
 import bench_hybrid_quality as quality
 import minilm_reader
-from teamlore.core.analyzer import STOPWORDS
+from teamlore.core.analyzer import STOPWORDS, parse_query
 from teamlore.memory.store import search
 from teamlore.memory.store.meaning import meaning_ranking, standardized
 from teamlore.memory.store.projection_rows import document_text, headline
@@ -47,6 +51,7 @@ from teamlore.memory.store.vectors import load_approved
 from teamlore.models.embeddings import Embedder, _load_table, _shared
 from teamlore.models.glosses import gloss, has_chinese
 from teamlore.models.multilingual import model_parts
+from teamlore.sessions.queries import _translated_share, translation_terms
 
 Matrix = NDArray[np.float32]
 Ranking = list[tuple[int, float]]
@@ -126,6 +131,13 @@ class Variant:
     # "replace" (instead of the static model), each also "english" (only for queries without
     # Chinese; a Chinese query keeps the pair) and "gloss" (a Chinese query read as its glosses)
     reader: str = ""
+    # round 6: the static model's mean of token rows weighted by each token's IDF over the
+    # memory's documents ("query": the query only; "both": the documents' rows too)
+    static_idf: str = ""
+    # round 6: session search's translation ranking (docs/hybrid-search.md, "English queries
+    # over Chinese turns") for memory: "plain" at TRANSLATION_WEIGHT, "unread" with rule 6's
+    # scaling for the Chinese documents the static model cannot read
+    translation: str = ""
 
 
 VARIANTS = (
@@ -151,6 +163,20 @@ VARIANTS = (
     Variant("hubness k=3, 0.25", score="hubness", amount=0.25, depth=3),
     Variant("hubness k=17, 0.25", score="hubness", amount=0.25, depth=17),
     Variant("words: IDF-weighted share", idf_share=True),
+    Variant("round 6: static IDF-weighted query", static_idf="query"),
+    Variant("round 6: static IDF-weighted, both", static_idf="both"),
+    Variant("round 6: headline x0.5", score="headline weight", amount=0.5),
+    Variant("round 6: headline x0.75", score="headline weight", amount=0.75),
+    Variant("round 6: whole text only", views=("whole",)),
+    Variant("round 6: USE reads the body, static the whole", views=("use body", "headline")),
+    Variant("round 6: + translation ranking", translation="plain"),
+    Variant("round 6: + translation ranking, rule 6", translation="unread"),
+    Variant("round 6: z clipped at -0.5", score="clip", amount=0.5),
+    Variant("round 6: z clipped at -1", score="clip", amount=1.0),
+    Variant("round 6: z clipped at 0", score="clip", amount=0.0),
+    Variant("round 6: each model's better field", score="fieldmax"),
+    Variant("round 6: best 2 of the z's", score="top", depth=2),
+    Variant("round 6: best 3 of the z's", score="top", depth=3),
     Variant("+ frame-dropped reading, both", also=without_frame),
     Variant("+ stopword-dropped reading, both", also=without_stopwords),
     Variant("+ zh query's glosses, multilingual", also=glosses_only, also_models=(0,)),
@@ -203,6 +229,8 @@ class Lab:
     table: Matrix | None = None
     reader: list[Matrix] = field(default_factory=list)  # MiniLM's whole, headline rows
     reader_model: Any = None
+    raw: Matrix | None = None  # the static model's token rows as stored
+    idf: Matrix | None = None  # per static token id, log(1 + N / (df + 1)) over the documents
 
 
 def lab(conn: sqlite3.Connection, reader: bool = False) -> Lab:
@@ -245,6 +273,7 @@ def lab(conn: sqlite3.Connection, reader: bool = False) -> Lab:
         for part, full in zip((lines[:, :split], lines[:, split:]), out.views["whole"], strict=True)
     ]
     out.views["body"] = [_unit(model.embed(bodies)) for model in models]
+    out.views["use body"] = [out.views["body"][0], out.views["whole"][1]]
     glossed = _unit(models[1].embed([gloss(t) for t in texts]))
     glossed_lines = _unit(models[1].embed([gloss(headline(r[2] or "", r[3] or "")) for r in docs]))
     out.views["glossed whole"] = [out.views["whole"][0], glossed]
@@ -264,11 +293,37 @@ def lab(conn: sqlite3.Connection, reader: bool = False) -> Lab:
         ]
     static: Any = models[1]
     table = _shared(("table", static._paths[0]), lambda: _load_table(static._paths[0]))
-    out.table = _unit(np.asarray(table[np.arange(table.shape[0])], dtype=np.float32))
+    out.raw = np.asarray(table[np.arange(table.shape[0])], dtype=np.float32)
+    out.table = _unit(out.raw)
     out.tokens = [
         out.table[sorted(set(static._token_ids([without_stopwords(t)])[0]))] for t in texts
     ]
+    written = [
+        document_text(str(r[1]), r[2] or "", r[3], orjson.loads(r[4] or "{}"), r[5] or "")
+        for r in documents
+    ]
+    df = np.zeros(out.table.shape[0], dtype=np.float32)
+    for ids in static._token_ids(written):
+        df[sorted(set(ids))] += 1
+    out.idf = np.log1p(len(written) / (df + 1)).astype(np.float32)
+    lines_text = [headline(r[2] or "", r[5] or "") for r in documents]
+    out.views["idf whole"] = [out.views["whole"][0], idf_rows(out, written)]
+    out.views["idf headline"] = [
+        out.views["headline"][0],
+        np.where(own, idf_rows(out, lines_text), out.views["idf whole"][1]),
+    ]
     return out
+
+
+def idf_rows(lab: Lab, texts: list[str]) -> Matrix:
+    """The static model's unit rows of `texts`, each token's row weighted by its IDF."""
+    assert lab.raw is not None and lab.idf is not None
+    static: Any = lab.models[1]
+    rows = []
+    for ids in static._token_ids([t[:16384] for t in texts]):
+        ids = [min(i, lab.raw.shape[0] - 1) for i in ids] or [0]
+        rows.append((lab.raw[ids] * lab.idf[ids][:, None]).sum(axis=0))
+    return _unit(np.vstack(rows))
 
 
 def query_rows(lab: Lab, variant: Variant, query: str) -> list[list[Matrix]]:
@@ -277,7 +332,10 @@ def query_rows(lab: Lab, variant: Variant, query: str) -> list[list[Matrix]]:
     for m, model in enumerate(lab.models):
         text = variant.rewrite(query) if variant.rewrite and m in variant.rewritten else query
         parts = sentences(text) if variant.split else [text]
-        rows = _unit(np.vstack([model.embed_query(p) for p in parts]))
+        if m == 1 and variant.static_idf:
+            rows = idf_rows(lab, [gloss(p) for p in parts])
+        else:
+            rows = _unit(np.vstack([model.embed_query(p) for p in parts]))
         if variant.split == "mean":
             rows = _unit(rows.mean(axis=0, keepdims=True))
         out.append(list(rows))
@@ -300,6 +358,8 @@ def cosines(lab: Lab, variant: Variant, query: str, by_headline: bool) -> list[l
     names = variant.views if by_headline else ("whole",)
     if variant.glossed_documents:
         names = tuple(f"glossed {n}" if n in ("whole", "headline") else n for n in names)
+    if variant.static_idf == "both":
+        names = tuple(f"idf {n}" for n in names)
     fields = []
     for name in names:
         if name == "maxsim":
@@ -401,6 +461,17 @@ def ranked(lab: Lab, variant: Variant, fields: list[list[Matrix]]) -> Ranking:
     elif variant.score == "confident":
         weights = np.maximum(np.where(reads, z, -9.0).max(axis=1), 0.0) ** variant.amount
         score = (votes * weights[:, None]).sum(axis=0)
+    elif variant.score == "headline weight":  # the headline field's z times `amount`
+        weights = np.repeat([1.0, variant.amount][: len(fields)], MODELS)[:, None]
+        score = (votes * weights).sum(axis=0)
+    elif variant.score == "clip":  # a model's low opinion counts only down to -amount
+        score = np.where(reads, np.maximum(z, -variant.amount), 0.0).sum(axis=0)
+    elif variant.score == "fieldmax":  # per model, its better field only
+        per_model = np.where(reads, z, -9.0).reshape(len(fields), -1, z.shape[1]).max(axis=0)
+        score = np.where(per_model > -9.0, per_model, 0.0).sum(axis=0)
+    elif variant.score == "top":  # the best `depth` readers' z only
+        best = np.sort(np.where(reads, z, -9.0), axis=0)[::-1][: variant.depth]
+        score = np.where(best > -9.0, best, 0.0).sum(axis=0)
     elif variant.score == "feedback":
         score = score + variant.amount * _feedback(lab, variant, score, reads[:MODELS])
     reached = np.where(reads, near, -np.inf).max(axis=0)
@@ -437,6 +508,22 @@ def _hubness(lab: Lab, variant: Variant, fields: int) -> Matrix:
     return np.stack(penalties).astype(np.float32)
 
 
+def translated(lab: Lab, query: str) -> list[tuple[int, float]]:
+    """The documents holding a Chinese translation of a word of an English `query`, best share
+    first: session search's `_translated` over memory's analyzed texts."""
+    if has_chinese(query):
+        return []
+    parsed = parse_query(query)
+    alternatives = translation_terms(parsed, None)
+    rows = lab.conn.execute("SELECT rowid, searchable_text FROM approved_fts")
+    out = [
+        (int(rowid), _translated_share(parsed, alternatives, str(text))[1])
+        for rowid, text in rows
+        if any(alt.found_in(f" {text} ") for alts in alternatives for alt in alts)
+    ]
+    return sorted(out, key=lambda item: -item[1])
+
+
 def idf_held(documents: int) -> Callable[[list[list[int]], list[int]], dict[int, float]]:
     """`search._terms_held` with each term weighted by its IDF, scaled to the number of terms."""
 
@@ -469,8 +556,23 @@ def running(lab: Lab, variant: Variant) -> Iterator[None]:
         ran = search.VectorPath(ran=True, space=embedder.space.key, documents=len(lab.ids))
         return ran, ranked(lab, variant, cosines(lab, variant, query, by_headline))
 
+    asked = {"query": ""}
+    searching, fusing = search.search_memory, search.fused_scores
+
+    def search_memory(conn: sqlite3.Connection, **options: Any) -> Any:
+        asked["query"] = options["query"]
+        return searching(conn, **options)
+
+    def fused_scores(lexical: Any, near: Any, **options: Any) -> Any:
+        if variant.translation == "unread":
+            options["unread"] = set(lab.ids[lab.chinese].tolist())
+        return fusing(lexical, near, translation=translated(lab, asked["query"]), **options)
+
     saved = search._vector_ranking, search._terms_held
     search._vector_ranking = vector_path  # type: ignore[assignment]
+    if variant.translation:
+        search.fused_scores = fused_scores  # type: ignore[assignment]
+        quality.search_memory = search_memory  # type: ignore[assignment]
     if variant.idf_share:
         count = lab.conn.execute("SELECT count(*) FROM approved_fts").fetchone()[0]
         search._terms_held = idf_held(count)  # type: ignore[assignment]
@@ -478,6 +580,7 @@ def running(lab: Lab, variant: Variant) -> Iterator[None]:
         yield
     finally:
         search._vector_ranking, search._terms_held = saved
+        search.fused_scores, quality.search_memory = fusing, searching
 
 
 def tuning_rankings(lab: Lab, queries: Sequence[quality.HardQuery]) -> list[list[str]]:

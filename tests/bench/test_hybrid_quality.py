@@ -216,3 +216,28 @@ def test_explain_reads_each_documents_rank_and_share_by_words(
     rank, share = shares["threadshare-memory-promotion-should-be-based-on-a-promotionp"]
     assert rank == 1 and share == 1.0
     assert all(0 < held <= 1 for _, held in shares.values())
+
+
+def test_half_tuning_measures_and_prints_the_tuning_half_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Tuning with `--half tuning` keeps the held-out figures unseen: no held-out table, no
+    targets (they are held-out figures), and the held-out queries are not even ranked."""
+    shipped = bench.load_queries(bench.DEFAULT_QUERIES)
+    one_each = [
+        next(q for q in shipped if q.kind == "keyword" and bench.half(q.query) == part)
+        for part in bench.HALVES
+    ]
+    queries = tmp_path / "queries.json"
+    queries.write_bytes(
+        orjson.dumps(
+            {"queries": [{"kind": q.kind, "answer": q.answer, "query": q.query} for q in one_each]}
+        )
+    )
+    tree = shared_fixtures("threadshare-memory")
+    assert bench.main(["--tree", str(tree), "--queries", str(queries), "--half", "tuning"]) == 0
+    out = capsys.readouterr().out
+    assert "tuning half" in out
+    assert "held-out half" not in out and "both half" not in out and "targets" not in out
+    rows = [line.split() for line in out.splitlines() if line.startswith("keyword")]
+    assert len(rows) == 1 and rows[0][1] == "1"  # one query measured: the tuning one

@@ -538,16 +538,7 @@ def _translated(
     dictionary."""
     if has_chinese(query) or not _holds_chinese(conn):
         return []
-    from teamlore.models.reverse_glosses import chinese_words
-
-    words = [term.whole or term.parts[0] for term in parsed.terms if term.kind == "word"]
-    translations = chinese_words(words, model_cache)
-    alternatives = [
-        [parse_query(word).terms[0] for word in translations.get(term.whole or term.parts[0], ())]
-        if term.kind == "word"
-        else []
-        for term in parsed.terms
-    ]
+    alternatives = translation_terms(parsed, model_cache)
     chinese = " OR ".join(alt.expr() for alts in alternatives for alt in alts)
     if not chinese:
         return []
@@ -560,6 +551,21 @@ def _translated(
     ]
     found.sort(key=lambda item: (-item[1], -item[2], item[3]["id"]))
     return found
+
+
+def translation_terms(parsed: Query, model_cache: Path | None) -> list[list[QueryTerm]]:
+    """Per term of `parsed`, the search terms of its Chinese translations
+    (`models.reverse_glosses`); none for a term that is not a plain word."""
+    from teamlore.models.reverse_glosses import chinese_words
+
+    words = [term.whole or term.parts[0] for term in parsed.terms if term.kind == "word"]
+    translations = chinese_words(words, model_cache)
+    return [
+        [parse_query(word).terms[0] for word in translations.get(term.whole or term.parts[0], ())]
+        if term.kind == "word"
+        else []
+        for term in parsed.terms
+    ]
 
 
 Translated = tuple[Held, float, float, sqlite3.Row]  # (terms held, share, BM25 strength, row)
