@@ -698,17 +698,19 @@ def _numpy_nearest(blocks: Blocks, query_bits: bytes, take: int) -> list[int]:
 
 def _hamming_scan(blocks: Blocks, query_bits: NDArray[np.uint8]) -> NDArray[np.int32]:
     """Every slot's Hamming distance to `query_bits`, block by block (a block's temporaries
-    stay in the CPU cache; 250k turns: ~2 ms, not ~9 ms for one pass over all)."""
+    stay in the CPU cache; 250k turns: ~2 ms, not ~9 ms for one pass over all). The XOR is
+    with the query repeated once per slot, one flat pass: broadcast over rows of 4 words,
+    numpy's inner loop ran 4 elements at a time (250k turns: 3.9 against 1.3 ms, load 8)."""
     import numpy as np
 
     distances = np.empty(sum(blocks.sizes), dtype=np.int32)
     query_words = query_bits.view(np.uint64)
+    repeated = np.tile(query_words, max(blocks.sizes, default=0))
     start = 0
     for size, bits in zip(blocks.sizes, blocks.bits, strict=True):
         end = start + size
-        counts = np.bitwise_count(
-            np.frombuffer(bits, dtype=np.uint64).reshape(size, -1) ^ query_words
-        )
+        words = np.frombuffer(bits, dtype=np.uint64)
+        counts = np.bitwise_count(words ^ repeated[: len(words)]).reshape(size, -1)
         distance = distances[start:end]
         distance[:] = counts[:, 0]
         for word in range(1, counts.shape[1]):  # a few words: column sums beat sum(axis=1)
