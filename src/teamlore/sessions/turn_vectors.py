@@ -36,7 +36,7 @@ import sys
 from array import array
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import orjson
 
@@ -48,6 +48,8 @@ if TYPE_CHECKING:  # numpy loads only when there is something to embed or compar
     from numpy.typing import NDArray
 
     from teamlore.models.embeddings import Embedder, Vectors
+
+T = TypeVar("T")
 
 # a vector the analysis helper made (sessions/analysis_helper.py): the hash of the text it
 # embedded, its dimensions, and the row as stored (`stored_rows`)
@@ -414,21 +416,32 @@ def vector_space_counts(conn: sqlite3.Connection, key: str) -> tuple[int, int]:
     return vectors, _turn_count(conn)
 
 
-# the index's turn count, kept in the process while the database files have not changed (as
-# `_blocks`): counting 250k turns reads a whole index, ~1 ms of every hybrid search
-_last_count: list[tuple[tuple[Any, ...], int]] = []
+# answers about the index's whole content, kept in the process while the database files have
+# not changed (as `_blocks`), by question: one entry each, replaced as a whole
+_kept_answers: dict[str, tuple[tuple[Any, ...], Any]] = {}
+
+
+def kept_while_unchanged(conn: sqlite3.Connection, question: str, ask: Callable[[], T]) -> T:
+    """`ask()`, or what it answered last in this process while the database files (`_file_stamp`)
+    have not changed since. Inside a transaction it is asked again: the connection may see its
+    own uncommitted rows."""
+    stamp = None if conn.in_transaction else _file_stamp(conn)
+    kept = _kept_answers.get(question)
+    if stamp is not None and kept is not None and kept[0] == stamp:
+        answer: T = kept[1]
+        return answer
+    answer = ask()
+    if stamp is not None:
+        _kept_answers[question] = (stamp, answer)
+    return answer
 
 
 def _turn_count(conn: sqlite3.Connection) -> int:
-    # inside a transaction the connection may see its own uncommitted rows: count them
-    stamp = None if conn.in_transaction else _file_stamp(conn)
-    for counted_at, count in _last_count[-1:]:
-        if stamp is not None and counted_at == stamp:
-            return count
-    count = int(conn.execute("SELECT count(*) FROM turns").fetchone()[0])
-    if stamp is not None:
-        _last_count[:] = [(stamp, count)]
-    return count
+    """The index's turn count: counting 250k turns reads a whole index, ~1 ms of every hybrid
+    search."""
+    return kept_while_unchanged(
+        conn, "turns", lambda: int(conn.execute("SELECT count(*) FROM turns").fetchone()[0])
+    )
 
 
 def rank_turns(
