@@ -137,7 +137,9 @@ def child_search(args: dict[str, Any]) -> dict[str, Any]:
             found = search_turns(conn, text, **kwargs)  # type: ignore[arg-type]
             timings[way].append(time.perf_counter() - started)
             cpu[way].append(time.process_time() - cpu_started)
-            hits.append([(h["sessionKey"], h["turn"]) for h in found.hits])
+            hits.append(
+                [(h["sessionKey"], h["turn"], h["score"], h["snippet"]) for h in found.hits]
+            )
             if way == "hybrid":
                 vector_hits += sum("vector" in h["matchedBy"] for h in found.hits)
     turns = int(conn.execute("SELECT count(*) FROM turns").fetchone()[0])
@@ -245,10 +247,13 @@ def phase_search(args: argparse.Namespace, work: Path) -> None:
                 f" {verdict})"
             )
     if args.versus:
-        same = sum(
-            a == b for a, b in zip(first["hits"], results[" [versus]"][0]["hits"], strict=True)
+        pairs = list(zip(first["hits"], results[" [versus]"][0]["hits"], strict=True))
+        same = sum([h[:2] for h in a] == [h[:2] for h in b] for a, b in pairs)
+        whole = sum(a == b for a, b in pairs)
+        print(
+            f"    hit lists identical to --versus: {same} of {len(pairs)} searches (session key"
+            f" and turn of each hit), {whole} with their scores and snippets too"
         )
-        print(f"    hit lists identical to --versus: {same} of {len(first['hits'])} searches")
     print(
         f"    vector-found hits per hybrid query: {first['vector_hits_per_query']:.1f};"
         f" peak RSS {first['rss']:.0f} MiB (medians over {args.rounds} round(s))"

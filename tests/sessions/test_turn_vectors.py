@@ -370,6 +370,33 @@ def test_the_turn_count_is_counted_once_until_any_connection_writes(
     assert turn_vectors.vector_space_counts(conn, space) == (6, 7)
 
 
+def test_whether_the_index_holds_chinese_is_asked_once_until_any_connection_writes(
+    home: Path, tmp_path: Path
+) -> None:
+    """An English hybrid search looks for Chinese turns to translate into (docs/hybrid-search.md,
+    "English queries over Chinese turns"): a long-lived process asks the index whether it holds
+    any once, and again after another connection wrote, which finds the Chinese turn added."""
+    src = tmp_path / "s"
+    mini_turns(src, "a", ["Pick a threshold for the linter"])
+    conn = mini_sync(home, src)
+    embedder = bundled_embedder()
+    turn_vectors.embed_pending_turns(conn, embedder)
+    asked: list[str] = []
+    conn.set_trace_callback(
+        lambda sql: asked.append(sql) if sql.startswith("SELECT 1 FROM turns_fts") else None
+    )
+    question = "the threshold for contributors"
+    for _ in range(3):
+        hits = search_turns(conn, question, embedder=embedder).hits
+        assert [h["sessionKey"] for h in hits] == [hits[0]["sessionKey"]]
+    assert len(asked) <= 1  # asked at most once (a search before may have asked already)
+    mini_turns(src, "b", ["外部貢獻者的閾值應該怎麼定？"])  # "contributor", "threshold"
+    mini_sync(home, src)
+    hits = search_turns(conn, question, embedder=embedder).hits
+    assert len({h["sessionKey"] for h in hits}) == 2
+    assert len(asked) <= 2
+
+
 def test_deleted_turns_lose_their_vectors_and_compaction_repacks_the_blocks(
     home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
