@@ -28,7 +28,6 @@ import functools
 import heapq
 import itertools
 import math
-import operator
 import os
 import sqlite3
 import struct
@@ -528,22 +527,41 @@ def _cosines(stored: list[bytes], query_vector: Sequence[float]) -> list[float]:
     ]
 
 
-# a stored int8 value's byte → the value + 128 (0..255: Python's cached small integers)
-_OFFSET = bytes((value + 128) & 0xFF for value in range(256))
-_SQUARES = tuple(value * value for value in range(256))
+# a stored int8 value's byte → the value + 128 (0..255); → the low and the high byte of the
+# value's square (at most 128² = 0x4000)
+_SIGNED = [byte - 256 if byte > 127 else byte for byte in range(256)]
+_OFFSET = bytes(value + 128 for value in _SIGNED)
+_SQUARE_LOW = bytes(value * value & 0xFF for value in _SIGNED)
+_SQUARE_HIGH = bytes(value * value >> 8 for value in _SIGNED)
 
 
 def _plain_products(stored: list[bytes], query: list[int]) -> tuple[list[int], list[int]]:
-    """Each row's dot product with `query` and its squared norm, exact, in plain Python: the
-    bytes shifted by 128 into unsigned values (`bytes.translate`), multiplied, and the shift
-    taken out again (Σ r·q = Σ (r+128)·q − 128·Σ q; Σ r² = Σ (r+128)² − 256·Σ (r+128) + 128²·n)."""
+    """Each row's dot product with `query` and its squared norm, exact, in plain Python.
+
+    The dot products column by column, every row at once: column i of the rows (shifted by 128
+    into unsigned bytes, `bytes.translate`) laid out as one big integer with a field per row,
+    times the query's component i (made non-negative by `offset`), summed over the columns.
+    A field holds at most `bound`, so none carries into the next; the shifts are taken out
+    again per row (Σ r·q = Σ (r+128)·(q+offset) − offset·Σ (r+128) − 128·Σ q). ~256 big-integer
+    operations instead of ~100,000 small ones for 400 rows of 256 dimensions. Squared norms
+    sum the low and the high bytes of each value's square (`bytes.translate` again)."""
+    count, width = len(stored), len(query)
+    offset = -min(0, *query)
+    shifted = b"".join(stored).translate(_OFFSET)
+    bound = width * 255 * (max(0, *query) + offset)
+    size = bound.bit_length() // 8 + 1  # bytes per field
+    column = bytearray(size * count)
+    total = 0
+    for i, value in enumerate(query):
+        column[::size] = shifted[i::width]
+        total += int.from_bytes(column, "little") * (value + offset)
+    fields = total.to_bytes(size * count, "little")
     query_sum = sum(query)
     dots, squares = [], []
-    for row in stored:
-        shifted = row.translate(_OFFSET)
-        dots.append(sum(map(operator.mul, shifted, query)) - 128 * query_sum)
-        total = sum(shifted)
-        squares.append(sum(map(_SQUARES.__getitem__, shifted)) - 256 * total + 16384 * len(row))
+    for k, row in enumerate(stored):
+        field = int.from_bytes(fields[k * size : (k + 1) * size], "little")
+        dots.append(field - offset * sum(shifted[k * width : (k + 1) * width]) - 128 * query_sum)
+        squares.append(sum(row.translate(_SQUARE_LOW)) + (sum(row.translate(_SQUARE_HIGH)) << 8))
     return dots, squares
 
 
