@@ -75,7 +75,7 @@ class TokenizerSubsets:
         # on loading cost a query process ~10 million instructions, the table `_group` reads
         # its few keys from nothing
         self._keys: str = data["keys"]
-        self._slots = array("I", data["slots"])
+        self._slots: array[int] = array("I", data["slots"])
         self._ends = array("I", data["ends"])
         self._merges: bytes = data["merges"]
         self._special = re.compile(f"({data['special']})") if data["special"] else None

@@ -34,7 +34,7 @@ import struct
 import sys
 from array import array
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
@@ -395,14 +395,12 @@ def _slot_bits(block: tuple[int, bytes], slot: int) -> bytes:
 # -- search -----------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
-class VectorRanking:
-    """Turns ranked by their vectors' similarity to the query."""
+class VectorRanking(NamedTuple):
+    """Turns ranked by their vectors' similarity to the query (a named tuple: a dataclass costs
+    a search process's import ~2 million instructions more)."""
 
-    turn_ids: list[int] = field(default_factory=list)  # best first
-    similarities: list[float] = field(default_factory=list)  # cosine, same order
-    vectors: int = 0  # turns of the index searchable by vector (this space)
-    turns: int = 0  # turns in the index
+    turn_ids: list[int]  # best first
+    similarities: list[float]  # cosine, same order
 
 
 def vector_space_counts(conn: sqlite3.Connection, key: str) -> tuple[int, int]:
@@ -443,7 +441,7 @@ def rank_turns(
     Hamming distance of sign bits over every turn, then cosine of the int8 vectors of the best
     `candidates` (ties of distance: the earlier slot first). `row_filter` is an SQL condition
     over `t` (turns) and `s` (sessions) with its parameters."""
-    out = VectorRanking()
+    out = VectorRanking([], [])
     space = conn.execute("SELECT id FROM vector_spaces WHERE key = ?", (key,)).fetchone()
     if space is None or not any(value != 0 for value in query_vector):
         return out
@@ -462,9 +460,10 @@ def rank_turns(
     cosines = _cosines([bytes(r[3]) for r in rows], query_vector)
     scored = sorted(zip((-c for c in cosines), (int(r[0]) for r in rows), strict=True))
     scored = _passing(conn, scored, depth, row_filter)
-    out.turn_ids = [turn_id for _negative, turn_id in scored]
-    out.similarities = [round(-negative, 4) for negative, _turn_id in scored]
-    return out
+    return VectorRanking(
+        [turn_id for _negative, turn_id in scored],
+        [round(-negative, 4) for negative, _turn_id in scored],
+    )
 
 
 def _passing(
