@@ -57,6 +57,24 @@ def test_characters_the_dictionary_lacks_are_dropped() -> None:
     assert has_chinese("㐀") and gloss("㐀") == "  "
 
 
+def test_a_short_text_is_checked_for_chinese_without_compiling_the_pattern() -> None:
+    """A hybrid session search asks of every candidate turn whether the model reads it: a short
+    text is answered from its set of characters (compiling the pattern costs a fresh process
+    more than the answers), the same as the pattern answers, at every range's edges."""
+    glosses._han_run.cache_clear()
+    edges = [chr(c) for first, last in glosses._HAN_RANGES for c in (ord(first), ord(last))]
+    outside = ["\u33ff", "\u4dc0", "\u4dff", "\ua000", "\uf8ff", "\ufb00", "\U0001ffff"]
+    outside += ["\U00031350", "—", "é", "，", "ア", "한"]
+    for char in edges + outside:
+        text = f"text {char} around"
+        assert has_chinese(text) == (glosses._han_run().search(text) is not None), repr(char)
+        glosses._han_run.cache_clear()
+    assert has_chinese("数据库 migrations") and not has_chinese("naïve — café")
+    assert glosses._han_run.cache_info().currsize == 0
+    long = "é" * glosses.SHORT_TEXT_CHARS + "数"
+    assert has_chinese(long) and not has_chinese(long[:-1] + "—")
+
+
 def test_without_the_dictionary_a_query_is_embedded_as_written(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -589,13 +589,18 @@ def test_the_plain_and_the_numpy_scan_choose_the_same_candidates_ties_by_slot(
         assert sorted(by_numpy) == sorted(by_plain) == sorted(expected)
 
 
+@pytest.mark.parametrize("dimensions", [256, 1024])
 def test_the_rescoring_gives_the_same_cosines_with_and_without_numpy(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, dimensions: int
 ) -> None:
+    """The plain rescoring sums every row's products at once, in fields of one big integer
+    (`_plain_products`): no field may carry into the next, whatever the rows' values (the
+    extremes -128 and 127 included) and the model's width (an endpoint's 1024 dimensions)."""
     rng = np.random.default_rng(5)
-    rows = [rng.integers(-127, 128, 256, dtype=np.int8).tobytes() for _ in range(50)]
-    rows.append(bytes(256))  # a zero row: cosine 0, not a division by zero
-    query = rng.normal(size=256).astype(np.float32)
+    rows = [rng.integers(-128, 128, dimensions, dtype=np.int8).tobytes() for _ in range(50)]
+    rows.append(bytes(dimensions))  # a zero row: cosine 0, not a division by zero
+    rows += [b"\x80" * dimensions, b"\x7f" * dimensions]
+    query = rng.normal(size=dimensions).astype(np.float32)
     query /= np.linalg.norm(query)
     with_numpy = turn_vectors._cosines(rows, query.tolist())
     monkeypatch.delitem(sys.modules, "numpy")

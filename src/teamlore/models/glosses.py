@@ -34,7 +34,19 @@ DICTIONARY_FILE = "data/cedict_1_0_ts_utf-8_mdbg.txt.gz"
 MAX_WORD_CHARS = 8  # CC-CEDICT words longer than this are set phrases a query rarely holds
 
 # Han ideographs (the analyzer's CJK ranges without kana and hangul, which CC-CEDICT lacks)
-_HAN = "[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]+"
+_HAN_RANGES = (
+    ("\u3400", "\u4dbf"),
+    ("\u4e00", "\u9fff"),
+    ("\uf900", "\ufaff"),
+    ("\U00020000", "\U0003134f"),
+)
+_HAN = "[" + "".join(f"{first}-{last}" for first, last in _HAN_RANGES) + "]+"
+# Up to this many characters `has_chinese` looks at the set of a text's characters instead of
+# compiling `_HAN`: compiling it costs a process ~13 million instructions (~2 ms), more than a
+# hybrid session search's every check of its candidate turns (docs/hybrid-search.md, "Embedding
+# a query in a fresh process"); a long text is searched by the pattern, which stops at the
+# first ideograph.
+SHORT_TEXT_CHARS = 4096
 # senses that are no translation: measure words, cross-references, names, variants, and the
 # meanings a character has only inside compounds (`(bound form)`)
 _NOT_A_SENSE = re.compile(
@@ -47,7 +59,15 @@ _NOTES = re.compile(r"\([^)]*\)|\[[^\]]*\]")
 
 
 def has_chinese(text: str) -> bool:
-    return not text.isascii() and _han_run().search(text) is not None
+    if text.isascii():
+        return False
+    if len(text) > SHORT_TEXT_CHARS:
+        return _han_run().search(text) is not None
+    return any(_is_han(char) for char in set(text))
+
+
+def _is_han(char: str) -> bool:
+    return char >= "\u3400" and any(first <= char <= last for first, last in _HAN_RANGES)
 
 
 @lru_cache(maxsize=1)

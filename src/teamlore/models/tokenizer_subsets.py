@@ -45,8 +45,9 @@ import orjson
 from teamlore.core import errors
 from teamlore.core.paths import ensure_private_dir, read_private_file, write_private_file
 
-FORMAT = 4  # 2: no tokenizer skeleton, the unknown token and byte fallback; 3: packed groups;
-# 4: named by crc32 (a copy named by sha256 is then of an older format, and removed)
+FORMAT = 5  # 2: no tokenizer skeleton, the unknown token and byte fallback; 3: packed groups;
+# 4: named by crc32 (a copy named by sha256 is then of an older format, and removed); 5: the
+# groups found by a stored hash table (`_packed`)
 SPACE = "\u2581"  # "▁", SentencePiece's word boundary
 _NORMALIZER = {
     "type": "Sequence",
@@ -70,10 +71,11 @@ class TokenizerSubsets:
         self._fixed: dict[str, int] = data["fixed"]  # special and byte-fallback tokens
         self._chars: dict[str, int] = data["chars"]  # one-character tokens
         # the marshalled `Merges` of every group, one after the other, in the order of their
-        # keys: a dict of 8,400 small bytes took ~3 ms to unmarshal, these three and an index
-        # of the keys ~1 ms
-        keys: str = data["keys"]
-        self._groups = {key: n for n, key in enumerate(keys.split("\x00"))}
+        # keys: a dict of 8,400 small bytes took ~3 ms to unmarshal; a dict of the keys built
+        # on loading cost a query process ~10 million instructions, the table `_group` reads
+        # its few keys from nothing
+        self._keys: str = data["keys"]
+        self._slots: array[int] = array("I", data["slots"])
         self._ends = array("I", data["ends"])
         self._merges: bytes = data["merges"]
         self._special = re.compile(f"({data['special']})") if data["special"] else None
@@ -148,12 +150,23 @@ class TokenizerSubsets:
         keys = {made_in[i : i + 3] for i in range(len(made_in) - 1)}
         keys.update(made_in[i : i + 2] for i in range(len(made_in) - 1))
         merges: Merges = {}
-        groups, ends, blob = self._groups, self._ends, self._merges
+        ends, blob = self._ends, self._merges
         for key in keys:
-            n = groups.get(key)
+            n = self._group(key)
             if n is not None:
                 merges.update(marshal.loads(blob[ends[n - 1] if n else 0 : ends[n]]))
         return merges
+
+    def _group(self, key: str) -> int | None:
+        """The number of the group of merges whose results start with `key`, if any."""
+        slots, mask = self._slots, len(self._slots) - 1
+        padded = key.ljust(KEY_CHARS, "\x00")
+        slot = _key_hash(key) & mask
+        while n := slots[slot]:
+            if self._keys[(n - 1) * KEY_CHARS : n * KEY_CHARS] == padded:
+                return n - 1
+            slot = (slot + 1) & mask
+        return None
 
     def _symbols(self, piece: str) -> list[int]:
         """The piece's characters as token ids before any merge: a character outside the
@@ -235,7 +248,7 @@ def derive(source: bytes) -> dict[str, Any] | None:
                 return None  # a merge of byte tokens makes no substring of the text
             made = left + right
             ids = (vocab[left], vocab[right], vocab[made])
-            groups[made[:3]][ids[0], ids[1]] = (rank, ids[2])
+            groups[made[:KEY_CHARS]][ids[0], ids[1]] = (rank, ids[2])
         if any("\x00" in key for key in groups):
             return None  # the keys are stored NUL-separated
     except (ValueError, KeyError, TypeError, AttributeError):
@@ -257,16 +270,34 @@ def derive(source: bytes) -> dict[str, Any] | None:
     }
 
 
+KEY_CHARS = 3  # a group's key: the first three characters of what its merges make, or two
+
+
 def _packed(groups: dict[str, bytes]) -> dict[str, Any]:
-    """The groups as `TokenizerSubsets` reads them: their keys joined by NUL (`derive` refuses
-    a key holding NUL), the end offset of each, and their bytes one after the other."""
+    """The groups as `TokenizerSubsets` reads them: their keys one after the other, each padded
+    to `KEY_CHARS` with NUL (`derive` refuses a key holding NUL); a hash table of their numbers
+    + 1 (0: an empty slot), at least twice as many slots as keys, probed from `_key_hash` on;
+    the end offset of each group, and their bytes one after the other."""
     keys = sorted(groups)
+    slots = array("I", bytes(4 * (1 << (2 * len(keys)).bit_length())))
+    mask = len(slots) - 1
+    for n, key in enumerate(keys):
+        slot = _key_hash(key) & mask
+        while slots[slot]:
+            slot = (slot + 1) & mask
+        slots[slot] = n + 1
     ends = array("I", itertools.accumulate(len(groups[key]) for key in keys))
     return {
-        "keys": "\x00".join(keys),
+        "keys": "".join(key.ljust(KEY_CHARS, "\x00") for key in keys),
+        "slots": slots.tobytes(),
         "ends": ends.tobytes(),
         "merges": b"".join(groups[key] for key in keys),
     }
+
+
+def _key_hash(key: str) -> int:
+    # the same in every process (`hash` of a str is not); a text's lone surrogates hash too
+    return zlib.crc32(key.encode("utf-8", "surrogatepass"))
 
 
 def _reproducible(config: dict[str, Any], model: dict[str, Any], added: list[Any]) -> bool:

@@ -28,14 +28,13 @@ import functools
 import heapq
 import itertools
 import math
-import operator
 import os
 import sqlite3
 import struct
 import sys
 from array import array
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import orjson
@@ -398,14 +397,12 @@ def _slot_bits(block: tuple[int, bytes], slot: int) -> bytes:
 # -- search -----------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
-class VectorRanking:
-    """Turns ranked by their vectors' similarity to the query."""
+class VectorRanking(NamedTuple):
+    """Turns ranked by their vectors' similarity to the query (a named tuple: a dataclass costs
+    a search process's import ~2 million instructions more)."""
 
-    turn_ids: list[int] = field(default_factory=list)  # best first
-    similarities: list[float] = field(default_factory=list)  # cosine, same order
-    vectors: int = 0  # turns of the index searchable by vector (this space)
-    turns: int = 0  # turns in the index
+    turn_ids: list[int]  # best first
+    similarities: list[float]  # cosine, same order
 
 
 def vector_space_counts(conn: sqlite3.Connection, key: str) -> tuple[int, int]:
@@ -457,7 +454,7 @@ def rank_turns(
     Hamming distance of sign bits over every turn, then cosine of the int8 vectors of the best
     `candidates` (ties of distance: the earlier slot first). `row_filter` is an SQL condition
     over `t` (turns) and `s` (sessions) with its parameters."""
-    out = VectorRanking()
+    out = VectorRanking([], [])
     space = conn.execute("SELECT id FROM vector_spaces WHERE key = ?", (key,)).fetchone()
     if space is None or not any(value != 0 for value in query_vector):
         return out
@@ -476,9 +473,10 @@ def rank_turns(
     cosines = _cosines([bytes(r[3]) for r in rows], query_vector)
     scored = sorted(zip((-c for c in cosines), (int(r[0]) for r in rows), strict=True))
     scored = _passing(conn, scored, depth, row_filter)
-    out.turn_ids = [turn_id for _negative, turn_id in scored]
-    out.similarities = [round(-negative, 4) for negative, _turn_id in scored]
-    return out
+    return VectorRanking(
+        [turn_id for _negative, turn_id in scored],
+        [round(-negative, 4) for negative, _turn_id in scored],
+    )
 
 
 def _passing(
@@ -541,23 +539,51 @@ def _cosines(stored: list[bytes], query_vector: Sequence[float]) -> list[float]:
     ]
 
 
-# a stored int8 value's byte → the value + 128 (0..255: Python's cached small integers)
-_OFFSET = bytes((value + 128) & 0xFF for value in range(256))
-_SQUARES = tuple(value * value for value in range(256))
+# a stored int8 value's byte → the value + 128 (0..255); → the low and the high byte of the
+# value's square (at most 128² = 0x4000)
+_SIGNED = [byte - 256 if byte > 127 else byte for byte in range(256)]
+_OFFSET = bytes(value + 128 for value in _SIGNED)
+_SQUARE_LOW = bytes(value * value & 0xFF for value in _SIGNED)
+_SQUARE_HIGH = bytes(value * value >> 8 for value in _SIGNED)
 
 
 def _plain_products(stored: list[bytes], query: list[int]) -> tuple[list[int], list[int]]:
-    """Each row's dot product with `query` and its squared norm, exact, in plain Python: the
-    bytes shifted by 128 into unsigned values (`bytes.translate`), multiplied, and the shift
-    taken out again (Σ r·q = Σ (r+128)·q − 128·Σ q; Σ r² = Σ (r+128)² − 256·Σ (r+128) + 128²·n)."""
-    query_sum = sum(query)
-    dots, squares = [], []
-    for row in stored:
-        shifted = row.translate(_OFFSET)
-        dots.append(sum(map(operator.mul, shifted, query)) - 128 * query_sum)
-        total = sum(shifted)
-        squares.append(sum(map(_SQUARES.__getitem__, shifted)) - 256 * total + 16384 * len(row))
+    """Each row's dot product with `query` and its squared norm, exact, in plain Python.
+
+    The dot products column by column, every row at once: column i of the rows (shifted by 128
+    into unsigned bytes, `bytes.translate`) laid out as one big integer with a field per row,
+    times the query's component i (made non-negative by `offset`), summed over the columns;
+    the columns' plain sum holds each row's sum. A field holds at most `bound`, so none
+    carries into the next, and the shifts are taken out again per row
+    (Σ r·q = Σ (r+128)·(q+offset) − offset·Σ (r+128) − 128·Σ q): ~500 big-integer operations
+    instead of ~100,000 small ones for 400 rows of 256 dimensions. Squared norms sum the low
+    and the high bytes of each value's square (`bytes.translate` again)."""
+    count, width = len(stored), len(query)
+    offset = -min(0, *query)
+    shifted = b"".join(stored).translate(_OFFSET)
+    bound = width * 255 * (max(0, *query) + offset + 1)
+    size = bound.bit_length() // 8 + 1  # bytes per field
+    column = bytearray(size * count)
+    products = sums = 0
+    for i, value in enumerate(query):
+        column[::size] = shifted[i::width]
+        values = int.from_bytes(column, "little")
+        products += values * (value + offset)
+        sums += values
+    # read apart: a row's Σ r·q may be negative, which would borrow from the next field
+    products_of, sums_of = _fields(products, size, count), _fields(sums, size, count)
+    query_part = 128 * sum(query)
+    dots = [p - offset * s - query_part for p, s in zip(products_of, sums_of, strict=True)]
+    squares = [
+        sum(row.translate(_SQUARE_LOW)) + (sum(row.translate(_SQUARE_HIGH)) << 8) for row in stored
+    ]
     return dots, squares
+
+
+def _fields(number: int, size: int, count: int) -> list[int]:
+    """The `count` unsigned fields of `size` bytes of `number`, least significant first."""
+    whole = number.to_bytes(size * count, "little")
+    return [int.from_bytes(whole[k * size : (k + 1) * size], "little") for k in range(count)]
 
 
 class Blocks(NamedTuple):
