@@ -306,9 +306,10 @@ def test_once_the_full_tokenizer_is_loaded_a_few_texts_use_it_and_derive_no_subs
 
     tail = embedder.embed(texts[64:66])
 
-    assert tail.tobytes() == BundledEmbedder(WEIGHTS, TOKENIZER_FILE, "test", None).embed(
-        texts[64:66]
-    ).tobytes()
+    assert (
+        tail.tobytes()
+        == BundledEmbedder(WEIGHTS, TOKENIZER_FILE, "test", None).embed(texts[64:66]).tobytes()
+    )
     assert embedder.embed_few(texts[66:68]) is not None
     assert not (tmp_path / "models").exists()
 

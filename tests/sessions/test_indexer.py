@@ -7,6 +7,7 @@ covered by tests/sessions/test_sync_real_files.py.
 
 from __future__ import annotations
 
+import itertools
 import os
 import textwrap
 import time
@@ -458,7 +459,7 @@ def batches_of_syncing(indexer: Indexer, src: Path) -> int:
     indexer.conn.set_trace_callback(None)
     return sum(
         (first, then) == ("BEGIN IMMEDIATE", "SAVEPOINT sync_file")
-        for first, then in zip(statements, statements[1:])
+        for first, then in itertools.pairwise(statements)
     )
 
 

@@ -12,9 +12,10 @@ first bytes, the byte offset after the last complete line and the adapter's pars
 Each file's rows are written inside a savepoint together with its new offset and parser state
 (its search rows, all the batch's together, just before the commit: analysis_helper.py), and
 files are committed in batches (a commit per `BATCH_BYTES` read or `BATCH_SECONDS` of CPU, at
-most `BATCH_WALL_SECONDS` apart, and at the end): a crash between files, or in the middle of one, leaves a consistent index in which
-every file is either wholly at its new offset or wholly at its old one, and the next sync
-continues from there. A file that fails rolls back to its savepoint alone.
+most `BATCH_WALL_SECONDS` apart, and at the end): a crash between files, or in the middle of
+one, leaves a consistent index in which every file is either wholly at its new offset or wholly
+at its old one, and the next sync continues from there. A file that fails rolls back to its
+savepoint alone.
 """
 
 from __future__ import annotations
