@@ -58,7 +58,15 @@ import orjson
 
 BENCH_DIR = Path(__file__).resolve().parent
 REPO = BENCH_DIR.parent
-FIXTURES = (REPO / ".." / "shared" / "fixtures" / "sessions").resolve()
+# ../shared beside a clone, or ../../shared beside a folder of worktrees (as bench_cli.py)
+FIXTURES = next(
+    (
+        up / "shared" / "fixtures" / "sessions"
+        for up in (REPO.parent, REPO.parent.parent)
+        if (up / "shared").exists()
+    ),
+    REPO.parent / "shared" / "fixtures" / "sessions",
+)
 sys.path.insert(0, str(BENCH_DIR))
 sys.path.insert(0, str(REPO / "src"))
 

@@ -197,6 +197,8 @@ def test_derived_copies_go_to_the_state_dir_unless_teamlore_model_cache_names_a_
     assert model_cache_dir(home) == home / "models"
     shared = tmp_path / "shared-models"
     monkeypatch.setenv(MODEL_CACHE_ENV, str(shared))
+    # a fresh process: one that loaded the full tokenizer already tokenizes a query with it
+    monkeypatch.setattr("teamlore.models.embeddings._loaded", {})
     embedder = configured_embedder(home)
     assert isinstance(embedder, BundledEmbedder)
     embedder.embed_query("release tag prefix")  # a query derives the tokenizer's subsets

@@ -88,6 +88,7 @@ def test_a_batch_reaches_the_search_index_as_one_segment(
     monkeypatch.setattr(analysis_helper, "FTS_HASH_BYTES", 4096)
     # one batch: a busy machine must not reach the batch's time limit (a second commit)
     monkeypatch.setattr(indexer_module, "BATCH_SECONDS", 3600.0)
+    monkeypatch.setattr(indexer_module, "BATCH_WALL_SECONDS", 3600.0)
     indexer = sync_fixtures(tmp_path, mode, batch_bytes=64 << 20)
     conn = indexer.conn
     assert conn.execute("SELECT count(*) FROM turns").fetchone()[0] > 100

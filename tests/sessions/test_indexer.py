@@ -7,8 +7,10 @@ covered by tests/sessions/test_sync_real_files.py.
 
 from __future__ import annotations
 
+import itertools
 import os
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
@@ -439,6 +441,43 @@ def test_a_failing_file_rolls_back_alone_inside_a_batch(indexer: Indexer, src: P
         "ok",
     ]
     assert [t[1] for t in turns(indexer)] == ["first file", "third file"]
+
+
+class Waiting(MiniAdapter):
+    """A busy machine, as this process sees it: wall time passes while it waits for a core."""
+
+    def new_state(self, path: Path) -> dict[str, Any]:
+        time.sleep(0.4)
+        return super().new_state(path)
+
+
+def batches_of_syncing(indexer: Indexer, src: Path) -> int:
+    """How many transactions the sync wrote files in."""
+    statements: list[str] = []
+    indexer.conn.set_trace_callback(statements.append)
+    sync(indexer, src)
+    indexer.conn.set_trace_callback(None)
+    return sum(
+        (first, then) == ("BEGIN IMMEDIATE", "SAVEPOINT sync_file")
+        for first, then in itertools.pairwise(statements)
+    )
+
+
+def test_a_batch_lasts_a_second_of_the_syncs_cpu_not_of_the_clock(
+    indexer: Indexer, src: Path
+) -> None:
+    """Waiting for a core does not end a batch (each commit writes the batch's search segment
+    and the pages it shares with the last batch again): four files that take 1.6 s of wall
+    time and little CPU are one batch, unless the wall-time cap is lower."""
+    for name in "abcd":
+        session_file(src / f"{name}.jsonl", {"t": "user", "text": f"file {name}"})
+    indexer.adapters["mini"] = Waiting()
+    assert batches_of_syncing(indexer, src) == 1
+
+    for name in "efg":
+        session_file(src / f"{name}.jsonl", {"t": "user", "text": f"file {name}"})
+    indexer.batch_wall_seconds = 0.6  # a reader of a first build waits at most this long
+    assert batches_of_syncing(indexer, src) == 2
 
 
 def test_the_start_and_end_of_long_tool_output_are_searchable(indexer: Indexer, src: Path) -> None:

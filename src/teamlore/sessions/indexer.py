@@ -11,10 +11,11 @@ first bytes, the byte offset after the last complete line and the adapter's pars
 
 Each file's rows are written inside a savepoint together with its new offset and parser state
 (its search rows, all the batch's together, just before the commit: analysis_helper.py), and
-files are committed in batches (a commit per `BATCH_BYTES` read or `BATCH_SECONDS`, and at
-the end): a crash between files, or in the middle of one, leaves a consistent index in which
-every file is either wholly at its new offset or wholly at its old one, and the next sync
-continues from there. A file that fails rolls back to its savepoint alone.
+files are committed in batches (a commit per `BATCH_BYTES` read or `BATCH_SECONDS` of CPU, at
+most `BATCH_WALL_SECONDS` apart, and at the end): a crash between files, or in the middle of
+one, leaves a consistent index in which every file is either wholly at its new offset or wholly
+at its old one, and the next sync continues from there. A file that fails rolls back to its
+savepoint alone.
 """
 
 from __future__ import annotations
@@ -59,9 +60,15 @@ HEAD_BYTES = 4096
 MAX_DIAGNOSTICS_REPORTED = 200
 MAX_DIAGNOSTICS_STORED_PER_FILE = 100  # rows kept per file; the count (source_files) is exact
 # Files are committed together until this much was read or this long has passed: one commit (and
-# fsync) per file made a cold sync of many small files wait on the disk.
+# fsync) per file made a cold sync of many small files wait on the disk. The time is the sync's
+# own CPU time, capped in wall time: a batch that lasted a wall second committed 4x as often on a
+# busy machine (load 8 on 2 cores), and each commit writes the batch's FTS5 segment and the pages
+# it shares with the last one again (docs/sessions.md, "What a cold sync spends its CPU on"); the
+# cap bounds how long a reader of a first build waits for a batch (docs/sessions.md, "A first
+# sync").
 BATCH_BYTES = 64 << 20
 BATCH_SECONDS = 1.0
+BATCH_WALL_SECONDS = 3.0
 # A new index's first sync that reads at least this much is written without the WAL
 # (db.first_build_without_wal; docs/sessions.md, "A first sync").
 FIRST_BUILD_MIN_BYTES = 32 << 20
@@ -210,10 +217,11 @@ class Indexer:
         self.search_rows = SearchRows(conn)
         self.batch_bytes = BATCH_BYTES
         self.batch_seconds = BATCH_SECONDS
+        self.batch_wall_seconds = BATCH_WALL_SECONDS
         self.first_build_bytes = FIRST_BUILD_MIN_BYTES
         self.built_without_wal = False  # what a test checks
         self._batch_read = 0
-        self._batch_started = 0.0
+        self._batch_started = self._batch_cpu_started = 0.0
 
     def sync(self, sources: list[Source], *, rebuild: bool = False) -> SyncStats:
         stats = SyncStats()
@@ -284,6 +292,7 @@ class Indexer:
         if not conn.in_transaction:
             conn.execute("BEGIN IMMEDIATE")
             self._batch_read, self._batch_started = 0, time.monotonic()
+            self._batch_cpu_started = time.process_time()
         conn.execute("SAVEPOINT sync_file")
         try:
             yield
@@ -301,7 +310,8 @@ class Indexer:
     def _commit_batch_if_due(self) -> None:
         if self.conn.in_transaction and (
             self._batch_read >= self.batch_bytes
-            or time.monotonic() - self._batch_started >= self.batch_seconds
+            or time.process_time() - self._batch_cpu_started >= self.batch_seconds
+            or time.monotonic() - self._batch_started >= self.batch_wall_seconds
         ):
             self._end_batch()
 
