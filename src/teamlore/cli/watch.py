@@ -30,7 +30,7 @@ import orjson
 
 from teamlore.cli import output, warm
 from teamlore.cli.commands.sessions import lean_invocation
-from teamlore.cli.output import FormatOption, OutputFormat, fail
+from teamlore.cli.output import FormatOption, OutputFormat, fail, fail_unexpected
 from teamlore.cli.params import Option
 from teamlore.core import errors
 from teamlore.core.locations import state_dir_path
@@ -66,6 +66,8 @@ def watch(
     except KeyboardInterrupt:
         if not _stopping.is_set():  # stopped as asked: exit 0 whatever it interrupted
             raise
+    except OSError as exc:  # e.g. a read-only state dir: no lock file can be created
+        fail_unexpected(exc, fmt)
 
 
 def _serve(fmt: OutputFormat, min_interval: float) -> None:
