@@ -431,6 +431,24 @@ def test_watch_on_a_read_only_state_dir_is_refused_with_its_code_not_a_traceback
     assert not (home / "watch.lock").exists() and not (home / "watch.sock").exists()
 
 
+def test_the_text_log_counts_with_nouns_in_the_right_number(sources: Path) -> None:
+    folder = Path(os.environ["HOME"]) / ".codex" / "sessions"  # the default codex folder
+    folder.mkdir(parents=True)
+    one = sorted((sources / "codex").rglob("*.jsonl"))[0]
+    shutil.copy(one, folder / one.name)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "teamlore.cli.entry", "watch"], stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None
+    try:
+        started, synced = proc.stdout.readline(), proc.stdout.readline()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0
+    assert started.startswith("teamlore watch: watching 1 session folder; answering sessions")
+    assert synced == "synced: 1 changed file, 1 turn written; the index holds 1 turn.\n"
+
+
 def test_a_second_watch_on_the_same_state_dir_is_refused(server: Watch) -> None:
     proc = teamlore_cli("watch", "--format", "json")
     assert proc.returncode == 1
