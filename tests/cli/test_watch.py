@@ -431,7 +431,8 @@ def test_watch_on_a_read_only_state_dir_is_refused_with_its_code_not_a_traceback
     assert not (home / "watch.lock").exists() and not (home / "watch.sock").exists()
 
 
-def test_the_text_log_counts_with_nouns_in_the_right_number(sources: Path) -> None:
+def test_the_text_log_counts_with_nouns_in_the_right_number(home: Path, sources: Path) -> None:
+    """`home`: a state dir path short enough for a socket under pytest-xdist's tmp_path."""
     folder = Path(os.environ["HOME"]) / ".codex" / "sessions"  # the default codex folder
     folder.mkdir(parents=True)
     one = sorted((sources / "codex").rglob("*.jsonl"))[0]
