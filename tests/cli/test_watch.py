@@ -398,6 +398,58 @@ def test_watch_refuses_a_state_dir_too_long_for_a_socket_and_leaves_no_trace(
     assert len(text.stderr.splitlines()) == 1
 
 
+def test_watch_on_a_read_only_state_dir_is_refused_with_its_code_not_a_traceback(
+    tmp_path: Path,
+) -> None:
+    """A real read-only bind mount in a private user+mount namespace (`unshare -rm`), as in
+    tests/sessions/test_index_health.py; skipped where the kernel does not allow one."""
+    home = tmp_path / "state"
+    assert (
+        teamlore_cli("status", "--format", "json", env={"TEAMLORE_HOME": str(home)}).returncode == 0
+    )
+    read_only = f"mount --bind {home} {home} && mount -o remount,bind,ro {home} {home}"
+    if shutil.which("unshare") is None:
+        pytest.skip("unshare not installed (util-linux)")
+    probe = subprocess.run(["unshare", "-rm", "sh", "-c", read_only], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip(f"no private mount namespace here: {probe.stderr.decode()[:200]}")
+    watch = f"{sys.executable} -m teamlore.cli.entry watch"
+    for fmt in ("json", "text"):
+        done = subprocess.run(
+            ["unshare", "-rm", "sh", "-c", f"{read_only} && {watch} --format {fmt}"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "TEAMLORE_HOME": str(home)},
+            timeout=120,  # a bound for a hung process, not a timing assertion
+        )
+        assert done.returncode == 1, done.stderr
+        if fmt == "json":
+            assert json.loads(done.stdout)["error"]["code"] == "STATE_READ_ONLY"
+        else:
+            assert done.stderr.startswith("error STATE_READ_ONLY: the state directory is read-only")
+            assert len(done.stderr.splitlines()) == 1
+    assert not (home / "watch.lock").exists() and not (home / "watch.sock").exists()
+
+
+def test_the_text_log_counts_with_nouns_in_the_right_number(home: Path, sources: Path) -> None:
+    """`home`: a state dir path short enough for a socket under pytest-xdist's tmp_path."""
+    folder = Path(os.environ["HOME"]) / ".codex" / "sessions"  # the default codex folder
+    folder.mkdir(parents=True)
+    one = sorted((sources / "codex").rglob("*.jsonl"))[0]
+    shutil.copy(one, folder / one.name)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "teamlore.cli.entry", "watch"], stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None
+    try:
+        started, synced = proc.stdout.readline(), proc.stdout.readline()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0
+    assert started.startswith("teamlore watch: watching 1 session folder; answering sessions")
+    assert synced == "synced: 1 changed file, 1 turn written; the index holds 1 turn.\n"
+
+
 def test_a_second_watch_on_the_same_state_dir_is_refused(server: Watch) -> None:
     proc = teamlore_cli("watch", "--format", "json")
     assert proc.returncode == 1

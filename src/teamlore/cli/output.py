@@ -177,6 +177,17 @@ def fail(err: errors.TeamloreError, fmt: OutputFormat) -> NoReturn:
     raise SystemExit(err.exit_code)
 
 
+def fail_unexpected(exc: Exception, fmt: OutputFormat) -> NoReturn:
+    """Refuse with `exc`'s stable code (a read-only state dir is STATE_READ_ONLY, not a
+    traceback); TEAMLORE_DEBUG=1 re-raises it to show the traceback."""
+    if os.environ.get("TEAMLORE_DEBUG"):
+        raise exc
+    refusal = errors.refusal_for(exc)
+    if refusal.error is errors.INTERNAL:
+        refusal.message += " (set TEAMLORE_DEBUG=1 for a traceback)"
+    fail(refusal, fmt)
+
+
 @contextmanager
 def progress_for(fmt: OutputFormat, label: str) -> Iterator[Callable[[int, int, str], None] | None]:
     if fmt is OutputFormat.json or not sys.stderr.isatty():
@@ -271,12 +282,7 @@ def run(
     except KeyboardInterrupt:
         raise SystemExit(130) from None
     except Exception as exc:
-        if os.environ.get("TEAMLORE_DEBUG"):
-            raise
-        refusal = errors.refusal_for(exc)
-        if refusal.error is errors.INTERNAL:
-            refusal.message += " (set TEAMLORE_DEBUG=1 for a traceback)"
-        fail(refusal, fmt)
+        fail_unexpected(exc, fmt)
     if fmt is OutputFormat.json:
         print_json(result)
     else:

@@ -30,7 +30,7 @@ import orjson
 
 from teamlore.cli import output, warm
 from teamlore.cli.commands.sessions import lean_invocation
-from teamlore.cli.output import FormatOption, OutputFormat, fail
+from teamlore.cli.output import FormatOption, OutputFormat, counted, fail, fail_unexpected
 from teamlore.cli.params import Option
 from teamlore.core import errors
 from teamlore.core.locations import state_dir_path
@@ -66,6 +66,8 @@ def watch(
     except KeyboardInterrupt:
         if not _stopping.is_set():  # stopped as asked: exit 0 whatever it interrupted
             raise
+    except OSError as exc:  # e.g. a read-only state dir: no lock file can be created
+        fail_unexpected(exc, fmt)
 
 
 def _serve(fmt: OutputFormat, min_interval: float) -> None:
@@ -258,20 +260,34 @@ class Server:
         if self.fmt is OutputFormat.json:
             sys.stdout.write(orjson.dumps({"event": name, **fields}).decode() + "\n")
         else:
-            sys.stdout.write(_EVENT_TEXT[name].format(**fields) + "\n")
+            sys.stdout.write(_event_text(name, fields) + "\n")
         sys.stdout.flush()
 
 
 _EVENT_TEXT = {
-    "started": "teamlore watch: watching {folders} session folders; answering sessions search,"
+    "started": "teamlore watch: watching {folders}; answering sessions search,"
     " list and show, memory search and status (Ctrl-C stops).",
-    "synced": "synced: {changedFiles} changed files, {turnsWritten} turns written; the index"
-    " holds {turns} turns.",
+    "synced": "synced: {changedFiles}, {turnsWritten} written; the index holds {turns}.",
     "sync-refused": "sync skipped ({code}: {message}); retrying.",
     "restarting": "{reason}: restarting.",
     "answered": "answered {command} (exit {exit}).",
     "stopped": "teamlore watch stopped.",
 }
+# the counts of the text lines, with their nouns in the right number
+_COUNTED_NOUNS = {
+    "folders": "session folder",
+    "changedFiles": "changed file",
+    "turnsWritten": "turn",
+    "turns": "turn",
+}
+
+
+def _event_text(name: str, fields: dict[str, Any]) -> str:
+    phrased = {
+        key: counted(value, _COUNTED_NOUNS[key]) if key in _COUNTED_NOUNS else value
+        for key, value in fields.items()
+    }
+    return _EVENT_TEXT[name].format(**phrased)
 
 
 def _well_formed(request: dict[str, Any]) -> bool:
