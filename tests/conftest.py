@@ -50,6 +50,15 @@ def shared_model_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pat
         yield cache
 
 
+@pytest.fixture(scope="session", autouse=True)
+def patient_hooks() -> Iterator[None]:
+    """A hook is judged by what it prints, not by the 0.9 s it may take on an idle machine: on
+    a loaded one, a hook past its budget prints nothing. The budget's own tests set theirs."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TEAMLORE_HOOK_BUDGET", "60")
+        yield
+
+
 @pytest.fixture()
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A private teamlore state dir, also exported as TEAMLORE_HOME for subprocesses."""
