@@ -453,7 +453,10 @@ def test_the_text_log_counts_with_nouns_in_the_right_number(home: Path, sources:
 def test_a_second_watch_on_the_same_state_dir_is_refused(server: Watch) -> None:
     proc = teamlore_cli("watch", "--format", "json")
     assert proc.returncode == 1
-    assert json.loads(proc.stdout)["error"]["code"] == "LOCK_BUSY"
+    error = json.loads(proc.stdout)["error"]
+    assert error["code"] == "LOCK_BUSY"
+    assert "running `teamlore watch`" in error["message"]
+    assert "stop a watch with Ctrl-C" in error["next"]  # a watch never ends by itself
     assert server.socket.exists() and server.proc.poll() is None
 
 

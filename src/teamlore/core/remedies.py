@@ -19,7 +19,7 @@ NEXT: dict[str, str] = {
     "DISK_FULL": "Free space on the state dir's disk (the message names what is big), then retry.",
     "PERMISSION_DENIED": "Fix the owner or mode of the folder the message names (`ls -ld`).",
     "STATE_INVALID": "Move the file the message names aside, then run the command again.",
-    "LOCK_BUSY": "Wait for the other teamlore process to finish, then run the command again.",
+    "LOCK_BUSY": "Let the other teamlore process end (stop a watch with Ctrl-C), then retry.",
     "STATE_READ_ONLY": "Run the command where the state dir is writable (or fix its mount).",
     "SECRET_DAMAGED": "Restore the state dir's `secret` from a backup; else move the dir aside.",
     # sessions
