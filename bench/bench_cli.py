@@ -32,15 +32,7 @@ sys.path.insert(0, str(BENCH_DIR))
 
 import corpus  # noqa: E402
 
-# ../shared beside a clone, or ../../shared beside a folder of worktrees (as tests/support.py)
-FIXTURES = next(
-    (
-        up / "shared" / "fixtures"
-        for up in (REPO.parent, REPO.parent.parent)
-        if (up / "shared").exists()
-    ),
-    REPO.parent / "shared" / "fixtures",
-)
+FIXTURES = corpus.SHARED_FIXTURES
 # the targets, as p50 over the floor's p50 (docs/architecture.md, "A short CLI process")
 TARGETS = {
     "sessions search": 5.0,

@@ -58,20 +58,13 @@ import orjson
 
 BENCH_DIR = Path(__file__).resolve().parent
 REPO = BENCH_DIR.parent
-# ../shared beside a clone, or ../../shared beside a folder of worktrees (as bench_cli.py)
-FIXTURES = next(
-    (
-        up / "shared" / "fixtures" / "sessions"
-        for up in (REPO.parent, REPO.parent.parent)
-        if (up / "shared").exists()
-    ),
-    REPO.parent / "shared" / "fixtures" / "sessions",
-)
 sys.path.insert(0, str(BENCH_DIR))
 sys.path.insert(0, str(REPO / "src"))
 
 import corpus  # noqa: E402
 from bench_sync import PEER_NOTE, run_peer  # noqa: E402
+
+FIXTURES = corpus.SHARED_FIXTURES / "sessions"
 
 CORPORA = ("claude", "codex", "mixed", "generated")
 CORPUS_VERSION = 1  # bump when the way a corpus is built changes

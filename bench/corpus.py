@@ -29,6 +29,18 @@ from typing import Any, Literal
 
 import orjson
 
+_REPO = Path(__file__).resolve().parents[1]
+# the real data no one here wrote: ../shared beside a clone, or ../../shared beside a folder of
+# worktrees (as tests/support.py)
+SHARED_FIXTURES = next(
+    (
+        up / "shared" / "fixtures"
+        for up in (_REPO.parent, _REPO.parent.parent)
+        if (up / "shared").exists()
+    ),
+    _REPO.parent / "shared" / "fixtures",
+)
+
 GENERATOR_VERSION = 1
 Profile = Literal["full", "lean"]
 FEATURE_PHRASE = "增量同步"  # in the first prompt of each provider's first session
