@@ -226,17 +226,17 @@ class BundledEmbedder:
         """Each text's token ids: a few short texts tokenized in plain Python by only the
         merges they can use (models/tokenizer_subsets.py), more by the full tokenizer."""
         path = self._paths[1]
+        full = ("tokenizer", path)
         # once a batch has loaded the full tokenizer (a cold sync's last, small batch), it is
         # cheaper than the subsets, whose first derivation in a state dir costs ~0.7 s of CPU
-        full_loaded = _is_shared(("tokenizer", path))
-        if self._cache_dir is not None and _few(texts) and not full_loaded:
+        if self._cache_dir is not None and _few(texts) and not _is_shared(full):
             subsets: TokenizerSubsets | None = _shared(
                 (f"subsets in {self._cache_dir}", path),  # one set per cache dir
                 lambda: _load_subsets(path, self._cache_dir),
             )
             if subsets is not None:
                 return subsets.encode(texts)
-        tokenizer: Tokenizer = _shared(("tokenizer", path), lambda: _load_tokenizer(path))
+        tokenizer: Tokenizer = _shared(full, lambda: _load_tokenizer(path))
         if len(texts) > SMALL_BATCH:
             words: WordIds | None = _shared(("word ids", path), lambda: _load_word_ids(tokenizer))
             if words is not None:
