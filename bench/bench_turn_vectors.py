@@ -138,7 +138,10 @@ def child_search(args: dict[str, Any]) -> dict[str, Any]:
             timings[way].append(time.perf_counter() - started)
             cpu[way].append(time.process_time() - cpu_started)
             hits.append(
-                [(h["sessionKey"], h["turn"], h["score"], h["snippet"]) for h in found.hits]
+                [
+                    (h["sessionKey"], h["turn"], h["score"], h["snippet"], h["matchedBy"])
+                    for h in found.hits
+                ]
             )
             if way == "hybrid":
                 vector_hits += sum("vector" in h["matchedBy"] for h in found.hits)
@@ -252,7 +255,7 @@ def phase_search(args: argparse.Namespace, work: Path) -> None:
         whole = sum(a == b for a, b in pairs)
         print(
             f"    hit lists identical to --versus: {same} of {len(pairs)} searches (session key"
-            f" and turn of each hit), {whole} with their scores and snippets too"
+            f" and turn of each hit), {whole} with their scores, snippets and matchedBy too"
         )
     print(
         f"    vector-found hits per hybrid query: {first['vector_hits_per_query']:.1f};"

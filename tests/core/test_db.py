@@ -1,10 +1,12 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import stat
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
@@ -68,3 +70,60 @@ def test_failpoint_kill_mid_transaction_leaves_the_database_unchanged(tmp_path: 
     conn = db.connect(path, MIGRATIONS)
     assert [r[0] for r in conn.execute("SELECT v FROM a")] == ["before"]
     assert db.integrity_check(conn) == []
+
+
+# -- work read beside a connection ---------------------------------------------------------------
+
+
+def beside_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "teamlore-read-beside"]
+
+
+def test_work_read_beside_runs_on_its_own_read_only_connection_and_thread(
+    tmp_path: Path,
+) -> None:
+    conn = db.connect(tmp_path / "x.sqlite3", MIGRATIONS)
+    conn.execute("INSERT INTO a(v) VALUES ('committed')")
+
+    def work(beside: sqlite3.Connection) -> tuple[str, bool, list[str]]:
+        values = [str(r[0]) for r in beside.execute("SELECT v FROM a")]
+        return threading.current_thread().name, beside is conn, values
+
+    assert db.ReadBeside(conn, work).result() == ("teamlore-read-beside", False, ["committed"])
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        db.ReadBeside(conn, lambda beside: beside.execute("DELETE FROM a")).result()
+    assert not beside_threads()
+
+
+def test_work_read_beside_a_transaction_or_a_memory_database_runs_in_line(
+    tmp_path: Path,
+) -> None:
+    def work(beside: sqlite3.Connection) -> tuple[str, list[str]]:
+        values = [str(r[0]) for r in beside.execute("SELECT v FROM a")]
+        return threading.current_thread().name, values
+
+    conn = db.connect(tmp_path / "x.sqlite3", MIGRATIONS)
+    with db.write_tx(conn):  # only `conn` sees its uncommitted row
+        conn.execute("INSERT INTO a(v) VALUES ('uncommitted')")
+        assert db.ReadBeside(conn, work).result() == ("MainThread", ["uncommitted"])
+    memory = sqlite3.connect(":memory:")
+    memory.execute("CREATE TABLE a (v TEXT)")
+    memory.execute("INSERT INTO a VALUES ('in memory')")
+    assert db.ReadBeside(memory, work).result() == ("MainThread", ["in memory"])
+
+
+def test_work_read_beside_raises_its_own_error_once_waited_for_and_leaves_no_thread(
+    tmp_path: Path,
+) -> None:
+    conn = db.connect(tmp_path / "x.sqlite3", MIGRATIONS)
+    failure = LookupError("the work's own error")
+
+    def work(_beside: sqlite3.Connection) -> None:
+        raise failure
+
+    beside = db.ReadBeside(conn, work)
+    beside.join()  # a caller that failed first only waits: the work's error is not raised
+    assert not beside_threads()
+    with pytest.raises(LookupError) as caught:
+        beside.result()
+    assert caught.value is failure

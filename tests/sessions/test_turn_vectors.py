@@ -11,6 +11,7 @@ import os
 import sqlite3
 import sys
 import textwrap
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -481,6 +482,33 @@ def test_vector_hits_obey_the_provider_filter(home: Path, tmp_path: Path) -> Non
         indexer.conn, "poem about fall foliage", provider="other", embedder=embedder
     ).hits
     assert [h["provider"] for h in hits] == ["other"]
+
+
+def test_the_meaning_is_ranked_beside_the_words_with_the_same_hits_as_in_line(
+    home: Path, tmp_path: Path
+) -> None:
+    mini = tmp_path / "mini"
+    mini_turns(mini, "m", [f"{prompt} {answer}" for prompt, answer in TURNS])
+    conn = mini_sync(home, mini)
+    embedder = bundled_embedder()
+    turn_vectors.embed_pending_turns(conn, embedder)
+    on_conn: list[str] = []
+    conn.set_trace_callback(on_conn.append)
+    for provider in (None, "mini"):
+        on_conn.clear()
+        beside = search_turns(conn, "poem about fall foliage", provider=provider, embedder=embedder)
+        # the vectors were read on a connection of their own (docs/sessions.md, "Search speed")
+        assert on_conn and not any("turn_vectors" in sql for sql in on_conn)
+        on_conn.clear()
+        conn.execute("BEGIN")  # in a transaction the vector side runs in line, on `conn`
+        in_line = search_turns(
+            conn, "poem about fall foliage", provider=provider, embedder=embedder
+        )
+        conn.execute("ROLLBACK")
+        assert any("turn_vectors" in sql for sql in on_conn)
+        assert beside == in_line
+        assert beside.hits[0]["turn"] == 4 and "vector" in beside.hits[0]["matchedBy"]
+    assert not [t for t in threading.enumerate() if t.name == "teamlore-read-beside"]
 
 
 # -- crash safety ------------------------------------------------------------------------------

@@ -7,14 +7,18 @@ WAL, a busy timeout, foreign keys, `BEGIN IMMEDIATE` for writes, numbered migrat
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import Generic, TypeVar
 
 from teamlore.core import errors
 from teamlore.core.paths import ensure_private_file, refuse_wrong_type
 
 BUSY_TIMEOUT_MS = 10_000
+
+T = TypeVar("T")
 
 Migration = str  # one SQL script; its position in the list is its number (1-based)
 
@@ -78,19 +82,73 @@ def open_read_only(path: Path) -> sqlite3.Connection | None:
     disk, a read-only folder) — as an immutable file. A hot rollback journal (a first build
     killed mid-batch, docs/sessions.md) is None: only a writer can roll it back, and reading
     around it would show the torn batch. The connection is `query_only` (`is_read_only`)."""
-    for uri in (f"file:{path}?mode=ro", f"file:{path}?mode=ro&immutable=1"):
-        if uri.endswith("immutable=1") and path.with_name(path.name + "-journal").exists():
-            return None
-        try:
-            conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
-            conn.row_factory = sqlite3.Row
-            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            conn.execute("PRAGMA query_only = ON")
-            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        except sqlite3.Error:
-            continue
+    conn = _query_only(f"file:{path}?mode=ro")
+    if conn is not None or path.with_name(path.name + "-journal").exists():
         return conn
-    return None
+    return _query_only(f"file:{path}?mode=ro&immutable=1")
+
+
+def _query_only(uri: str) -> sqlite3.Connection | None:
+    """A `query_only` connection to `uri` with its schema read, or None when it cannot be."""
+    try:
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA query_only = ON")
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.Error:
+        return None
+    return conn
+
+
+def database_file(conn: sqlite3.Connection) -> str:
+    """The path of `conn`'s main database file; "" for a database without one."""
+    return next((str(r[2]) for r in conn.execute("PRAGMA database_list") if r[1] == "main"), "")
+
+
+class ReadBeside(Generic[T]):
+    """`work` run in a thread on a second, read-only connection to `conn`'s database while the
+    caller goes on with `conn` (SQLite and numpy let go of the GIL while they work: two cores,
+    two statements). Every statement already reads its own snapshot (autocommit), so the second
+    connection sees what `conn` would. Without a file, inside a transaction (`conn` may see its
+    own uncommitted rows) or when the file cannot be opened read-only through its write-ahead
+    log (never as an immutable file: that would miss the log's commits), `work(conn)` runs in
+    line when `result` is asked."""
+
+    def __init__(self, conn: sqlite3.Connection, work: Callable[[sqlite3.Connection], T]) -> None:
+        self._conn, self._work = conn, work
+        self._results: list[T] = []
+        self._failures: list[BaseException] = []
+        self._thread: threading.Thread | None = None
+        path = "" if conn.in_transaction else database_file(conn)
+        if path:
+            self._thread = threading.Thread(
+                target=self._run, args=(path,), name="teamlore-read-beside", daemon=True
+            )
+            self._thread.start()
+
+    def _run(self, path: str) -> None:
+        beside = _query_only(f"file:{path}?mode=ro")
+        if beside is None:
+            return
+        try:
+            self._results.append(self._work(beside))
+        except BaseException as exc:  # raised again by `result`, in the caller's thread
+            self._failures.append(exc)
+        finally:
+            beside.close()
+
+    def join(self) -> None:
+        """Wait for the thread, if one runs (a caller that fails first leaves none behind)."""
+        if self._thread is not None:
+            self._thread.join()
+
+    def result(self) -> T:
+        """What `work` returned, or what it raised, raised here."""
+        self.join()
+        if self._failures:
+            raise self._failures[0]
+        return self._results[0] if self._results else self._work(self._conn)
 
 
 def is_read_only(conn: sqlite3.Connection) -> bool:

@@ -7,11 +7,11 @@ import sqlite3
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
-from teamlore.core import errors
+from teamlore.core import db, errors
 from teamlore.core.analyzer import (
     ANALYZER_VERSION,
     Query,
@@ -27,6 +27,7 @@ from teamlore.sessions.passages import Held, held, labeled_text
 
 if TYPE_CHECKING:
     from teamlore.models.embeddings import Embedder
+    from teamlore.sessions.turn_vectors import VectorRanking
 
 
 def _filters(
@@ -328,19 +329,24 @@ def search_turns(
     keep_words = words_decide(parsed, segmented(parsed))
     parsed = segmented(parsed)
     filters = (provider, worktree_key, since, until)
-    depth = int(limit) if embedder is None else max(int(limit), FUSION_DEPTH)
-    scored, ranked_all = _lexical(conn, parsed, filters, depth)
     if embedder is None:
+        scored, ranked_all = _lexical(conn, parsed, filters, int(limit))
         hits = [
             _hit(conn, r, parsed, found, readable_score(found.best, strength), ("lexical",))
             for found, strength, r in scored[: int(limit)]
         ]
         return TurnSearch(hits, ranked_all)
-    found = (scored, ranked_all)
-    translation = _translated(conn, query, parsed, filters, depth, model_cache)
-    return _hybrid(
-        conn, query, parsed, filters, found, int(limit), embedder, keep_words, translation
-    )
+    depth = max(int(limit), FUSION_DEPTH)
+    # the meaning's side needs nothing of the words': it runs beside them (docs/sessions.md,
+    # "Search speed")
+    meaning = db.ReadBeside(conn, lambda beside: _meaning(beside, query, filters, embedder))
+    try:
+        found = _lexical(conn, parsed, filters, depth)
+        translation = _translated(conn, query, parsed, filters, depth, model_cache)
+    finally:
+        meaning.join()  # the words' error, if any, is the one raised
+    nearest = meaning.result()
+    return _hybrid(conn, parsed, found, int(limit), embedder, keep_words, translation, nearest)
 
 
 def _hit(
@@ -431,20 +437,22 @@ VECTOR_CANDIDATES_FILTERED = 800
 MIN_SIMILARITY = 0.2
 
 
-def _hybrid(
+class Meaning(NamedTuple):
+    """The vector side of a hybrid search (`_meaning`)."""
+
+    counts: tuple[int, int]  # turns with a vector of the space, turns in the index
+    ranking: VectorRanking | None  # None: the vector path did not run
+    skipped: dict[str, Any] | None  # why it did not (`vector_skipped`)
+    translated: bool  # the model read the query's glosses, not the query
+
+
+def _meaning(
     conn: sqlite3.Connection,
     query: str,
-    parsed: Query,
     filters: tuple[str | None, str | None, str | None, str | None],
-    found: tuple[list[Scored], bool],
-    limit: int,
     embedder: Embedder,
-    keep_words: bool,
-    translation: list[Translated],
-) -> TurnSearch:
-    """`found`: the lexical ranking and whether it ranked every match; `keep_words`:
-    `core.fusion.words_decide`; `translation`: `_translated`."""
-    scored, ranked_all = found
+) -> Meaning:
+    """The turns nearest `query`'s meaning that pass `filters` (`turn_vectors.rank_turns`)."""
     # numpy and the vector tables only when a vector path runs (CLI start-up stays light)
     from teamlore.models.embeddings import query_row
     from teamlore.sessions.turn_vectors import rank_turns, vector_space_counts
@@ -459,19 +467,18 @@ def _hybrid(
         end="t.ended_at",
     )
     space = embedder.space.key
-    with_vector, turns = vector_space_counts(conn, space)
-    if not with_vector:
-        why = f"no turn has a vector of {space} yet (`teamlore sync` embeds them)"
-        return _lexical_only(conn, parsed, scored, ranked_all, limit, vector_skipped(why))
+    counts = vector_space_counts(conn, space)
     # a model that cannot read the query reads its glosses (`Embedder.embed_query`): a
     # literal match weighs more than that translation (docs/hybrid-search.md, "Words are never
     # outvoted")
     translated = not embedder.reads(query)
+    if not counts[0]:
+        why = f"no turn has a vector of {space} yet (`teamlore sync` embeds them)"
+        return Meaning(counts, None, vector_skipped(why), translated)
     try:
         query_vector = query_row(embedder, query)
     except errors.TeamloreError as exc:  # an endpoint down: words still answer
-        failed = vector_skipped(exc.message, exc.code)
-        return _lexical_only(conn, parsed, scored, ranked_all, limit, failed)
+        return Meaning(counts, None, vector_skipped(exc.message, exc.code), translated)
     ranking = rank_turns(
         conn,
         query_vector,
@@ -480,6 +487,26 @@ def _hybrid(
         candidates=VECTOR_CANDIDATES_FILTERED if clauses else VECTOR_CANDIDATES,
         row_filter=(" AND ".join(clauses), params),
     )
+    return Meaning(counts, ranking, None, translated)
+
+
+def _hybrid(
+    conn: sqlite3.Connection,
+    parsed: Query,
+    found: tuple[list[Scored], bool],
+    limit: int,
+    embedder: Embedder,
+    keep_words: bool,
+    translation: list[Translated],
+    meaning: Meaning,
+) -> TurnSearch:
+    """`found`: the lexical ranking and whether it ranked every match; `keep_words`:
+    `core.fusion.words_decide`; `translation`: `_translated`; `meaning`: `_meaning`."""
+    scored, ranked_all = found
+    ranking = meaning.ranking
+    if ranking is None:
+        skipped = meaning.skipped or vector_skipped(None)
+        return _lexical_only(conn, parsed, scored, ranked_all, limit, skipped)
     terms = len(parsed.terms)
     similar = zip(ranking.turn_ids, ranking.similarities, strict=True)
     near = [turn for turn, similarity in similar if similarity >= MIN_SIMILARITY]
@@ -494,7 +521,7 @@ def _hybrid(
         lexical,
         near,
         keep_words=keep_words,
-        translated=translated,
+        translated=meaning.translated,
         unread=unread,
         translation=translations,
     )
@@ -507,6 +534,8 @@ def _hybrid(
         if row is None:
             continue  # the turn went between the two queries
         hits.append(_hit(conn, row, parsed, what, item.score, item.matched_by))
+    with_vector, turns = meaning.counts
+    space = embedder.space.key
     vector = {"ran": True, "space": space, "turns": with_vector, "reason": None, "code": None}
     if with_vector < turns:
         vector["reason"] = f"{turns - with_vector} of {turns} turns have no vector yet"

@@ -654,7 +654,7 @@ def _stamp(conn: sqlite3.Connection, space_id: int) -> tuple[Any, ...] | None:
 def _file_stamp(conn: sqlite3.Connection) -> tuple[Any, ...] | None:
     """The database's path and its file and write-ahead log as files (device, inode, size,
     modification time: every commit writes one of them); None without a file."""
-    path = next((str(r[2]) for r in conn.execute("PRAGMA database_list") if r[1] == "main"), "")
+    path = db.database_file(conn)
     if not path:
         return None
     files: list[tuple[int, int, int, int] | None] = []
