@@ -15,6 +15,7 @@ Adding an edge is a design decision: put it in the table with the change that ne
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -180,8 +181,6 @@ def test_package_imports_by_name_are_seen() -> None:
 def test_comments_cite_the_glossary_or_docs_not_the_seeds() -> None:
     """The seeds are outside the repository: a code comment names a glossary term or a `docs/`
     page instead of "seed 003 §4" or "DEV-1"."""
-    import re
-
     citation = re.compile(r"\b[Ss]eed \d{3}\b|\bDEV-\d+\b")
     found = [
         f"{path.relative_to(SRC)}:{number}"
@@ -190,6 +189,36 @@ def test_comments_cite_the_glossary_or_docs_not_the_seeds() -> None:
         if citation.search(line)
     ]
     assert found == []
+
+
+_DOC_CITATION = re.compile(r'docs/([a-z0-9-]+\.md)(?:,? ?\(?"([^"]+)")?')
+
+
+def _doc_anchors(page: Path) -> set[str]:
+    """What a citation may name on a page: its headings and its bold lead-ins (`**Vectors.**`),
+    lowercased, without trailing punctuation."""
+    found = re.findall(r"^#+\s+(.+)$|\*\*([^*\n]+)\*\*", page.read_text(encoding="utf-8"), re.M)
+    return {(heading or bold).strip().rstrip(".:").lower() for heading, bold in found}
+
+
+def test_every_docs_page_and_section_the_code_cites_exists() -> None:
+    """A comment or message that sends the reader to `docs/sessions.md, "Passages"` finds that
+    page and a heading or bold lead-in starting with those words: names drift when a section is
+    renamed, and this is where they are caught."""
+    docs = SRC.parent / "docs"
+    anchors = {page.name: _doc_anchors(page) for page in docs.glob("*.md")}
+    sources = [*sorted(SRC.rglob("*.py")), *sorted((SRC.parent / "bench").glob("*.py"))]
+    dangling = []
+    for path in sources:
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            for page, section in _DOC_CITATION.findall(line):
+                named = anchors.get(page)
+                if named is None or (
+                    section and not any(a.startswith(section.lower()) for a in named)
+                ):
+                    where = path.relative_to(SRC.parent)
+                    dangling.append(f"{where}:{number} docs/{page} {section!r}")
+    assert dangling == []
 
 
 # --- the shape of the house (docs/architecture.md "Packages and their direction") ---------------

@@ -105,7 +105,8 @@ def test_sessions_list_unmapped_shows_the_recorded_folders_literally(world) -> N
     everything = _json("sessions", "list")["sessions"]
     assert len(everything) == 3
     text = _cli("sessions", "list", "--unmapped").stdout
-    assert "cwd" in text.splitlines()[0]
+    # no listed session has a repository: its column would only narrow the folder's
+    assert text.splitlines()[0].split() == ["session", "provider", "started", "turns", "cwd"]
     folded = "".join(text.split())  # the table may fold long cells
     assert "C:\\Users\\me\\src\\tools\\[id]" in folded and "/Users/me/code/shop/web" in folded
 
@@ -121,6 +122,8 @@ def test_path_aliases_in_config_toml_map_the_other_machines_sessions(world, home
     listed = _json("sessions", "list")["sessions"]
     mapped = {s["cwd"]: s["repository"] for s in listed}
     assert mapped["/Users/me/code/shop/web"]["name"] == "shop"
+    header = _cli("sessions", "list").stdout.splitlines()[0].split()
+    assert header == ["session", "provider", "started", "turns", "repository", "title", "/", "cwd"]
 
 
 def test_an_alias_that_is_not_an_absolute_local_path_is_refused(world, home: Path) -> None:

@@ -1,4 +1,4 @@
-"""Bearer tokens of `org serve` and their rate limit (docs/org.md "Tokens").
+"""Bearer tokens of `org serve` and their rate limit (docs/org.md "Serving: `teamlore org serve`").
 
 A token is 32 random bytes, URL-safe, shown once by `org token create`; the store keeps only its
 SHA-256 (a token has full entropy, so a plain hash is enough: there is nothing to brute-force a

@@ -1,9 +1,10 @@
 """The repository tables of the index DB, and every query over them.
 
 `repositories` (one row per registered worktree), `commits` and `commit_files` (the commit scan)
-and `delivery_edges` (session/turn → commit, docs/sessions.md "delivery trace") are created with
-the rest of the index schema (`sessions/index_db.py`), but this module is their only reader and
-writer: code elsewhere calls the named functions below instead of writing SQL against them.
+and `delivery_edges` (session/turn → commit,
+docs/sessions.md "Repositories and delivery evidence") are created with the rest of the index
+schema (`sessions/index_db.py`), but this module is their only reader and writer: code
+elsewhere calls the named functions below instead of writing SQL against them.
 
 Functions that write do not open a transaction unless they say so; callers group them in
 `core.db.write_tx`.

@@ -155,7 +155,7 @@ def discover_files(
     sources: Iterable[Source], adapters: dict[str, Adapter], stats: SyncStats
 ) -> Iterator[tuple[Source, str]]:
     """Each session file of the sources once, as a path string (a `Path` is made only for a
-    file that is read: docs/sessions.md, "No-op resync")."""
+    file that is read: docs/sessions.md, "Incremental by design")."""
     seen: set[str] = set()
     for source in sources:
         root = source.root

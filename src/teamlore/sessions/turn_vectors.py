@@ -1,4 +1,4 @@
-"""Turn vectors: the embedding side of session search (docs/search.md, "Hybrid retrieval").
+"""Turn vectors: the embedding side of session search (docs/hybrid-search.md, "Session search").
 
 Each turn gets one vector of its text (`turn_text`: the head of the user's prompt and the tail
 of the assistant's answer), made by the configured embedder (models/embeddings.py) and stored

@@ -239,24 +239,27 @@ def _render_list(result: dict[str, Any], *, unmapped: bool = False) -> None:
             return
         say("No sessions match. `teamlore sync` indexes your Codex, Claude Code and Pi sessions.")
         return
-    last = "cwd" if unmapped else "title / cwd"
     from rich.table import Table  # a text listing only: `--format json` never imports rich
     from rich.text import Text
 
-    table = Table("session", "provider", "started", "turns", "repository", last, box=None)
+    # a column no listed session fills would take the title's width at 80 columns
+    mapped = any(s["repository"] for s in result["sessions"])
+    last = "cwd" if unmapped else "title / cwd"
+    headers = ("session", "provider", "started", "turns", *(("repository",) * mapped), last)
+    table = Table(*headers, box=None)
     table.columns[0].no_wrap = table.columns[2].no_wrap = True
-    table.columns[5].overflow = "fold"
+    table.columns[-1].overflow = "fold"
     for s in result["sessions"]:
-        repo = s["repository"]["name"] if s["repository"] else ""
         started = (s["startedAt"] or "")[:16].replace("T", " ")
         shown = s["cwd"] if unmapped else s.get("title") or s["cwd"]
         cwd = Text(literal(shown or ""))
         if not s.get("available", True):
             cwd.append(" (file gone)", style="dim")
+        repo = [Text(literal(s["repository"]["name"] if s["repository"] else ""))] * mapped
         table.add_row(
             *(Text(literal(v)) for v in (s["sessionKey"][:12], s["provider"], started)),
             str(s["turns"]),
-            Text(literal(repo)),
+            *repo,
             cwd,
         )
     stdout.print(table)

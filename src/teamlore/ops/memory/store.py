@@ -66,7 +66,8 @@ class StatusRequest(_Strict):
 )
 def memory_status(ctx: OpContext, request: StatusRequest) -> dict[str, Any]:
     """Show the team memory's owner, projection generation/coverage, counts and lint summary;
-    first finish any promotion a crash left `applying` (docs/memory.md "Promote")."""
+    first finish any promotion a crash left `applying`
+    (docs/memory.md, "A promotion a crash interrupted")."""
     from teamlore.memory.status import memory_status as compute
 
     with open_owner(ctx, for_read=True) as owner:

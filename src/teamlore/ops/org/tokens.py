@@ -1,6 +1,6 @@
-"""Bearer tokens of `org serve` (docs/org.md "Tokens"): create (printed once, stored as a hash),
-revoke, list; and `authenticate`, the server's check of a request's token. CLI-only: whoever runs
-the index hands tokens out."""
+"""Bearer tokens of `org serve` (docs/org.md "Serving: `teamlore org serve`"): create (printed
+once, stored as a hash), revoke, list; and `authenticate`, the server's check of a request's
+token. CLI-only: whoever runs the index hands tokens out."""
 
 from __future__ import annotations
 

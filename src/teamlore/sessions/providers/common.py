@@ -17,7 +17,7 @@ from typing import Any
 
 from teamlore.sessions.model import Diagnostic, Event, SessionMeta, Unreadable
 
-# Every transform of transcript text is linear (docs/architecture.md, "hostile input"): tagged
+# Every transform of transcript text is linear (bench/README.md, "Hostile text"): tagged
 # blocks are removed by one left-to-right scan with `str.find`, never by a lazy `.*?` regex,
 # which rescans the rest of the text for every opener that has no closer.
 
