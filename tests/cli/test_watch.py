@@ -30,6 +30,7 @@ from support import teamlore_cli
 from teamlore.cli import warm
 from teamlore.cli.watch import _peer_uid
 from teamlore.core.locations import state_dir_path
+from teamlore.core.paths import WATCH_SOCKET_NAME
 
 __all__ = ["sources"]  # the fixture, shared with test_cli
 
@@ -504,3 +505,28 @@ def test_a_served_command_imports_only_the_client(server: Watch) -> None:
     assert ours == {"teamlore", "teamlore.cli", "teamlore.cli.warm"}  # entry runs as __main__
     assert not {"pathlib", "socket", "sqlite3", "orjson", "hashlib"} & modules
     assert len(modules) <= CLIENT_BUDGET, f"{len(modules)} modules: {sorted(modules)}"
+
+
+def _doctor_watch_check() -> dict[str, Any]:
+    done = teamlore_cli("doctor", "--client", "codex", "--format", "json")
+    checks = json.loads(done.stdout)["checks"]
+    return next(c for c in checks if c["check"] == "watch")
+
+
+def test_doctor_says_whether_a_watch_is_running(server: Watch, home: Path) -> None:
+    running = _doctor_watch_check()
+    assert running["status"] == "ok" and running["message"].startswith("running since 20")
+    assert server.answered() == 0  # doctor only connects: it never asks the server anything
+    server.proc.send_signal(signal.SIGTERM)
+    assert server.proc.wait(timeout=60) == 0
+    assert _doctor_watch_check()["message"].startswith("not running (")
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(str(home / warm.SOCKET_NAME))  # bound, never listening: as a watch killed -9 leaves
+    stale.close()
+    left = _doctor_watch_check()
+    assert left["status"] == "warn" and "stale socket" in left["message"]
+    (home / warm.SOCKET_NAME).unlink()
+
+
+def test_doctor_and_the_client_name_the_same_socket() -> None:
+    assert warm.SOCKET_NAME == WATCH_SOCKET_NAME

@@ -22,12 +22,34 @@ from teamlore.cli import single_blas_thread
 
 # set (to anything) to run every command in its own process even while `teamlore watch` runs
 NO_WATCH_ENV = "TEAMLORE_NO_WATCH"
+INTERRUPTED_EXIT = 130  # as a command interrupted while it runs (cli/output.py, `run`)
 
 
 def main() -> None:
+    """Run the command; Ctrl-C before it started running exits as Ctrl-C while it runs does."""
+    try:
+        _dispatch(sys.argv[1:])
+    except KeyboardInterrupt:
+        sys.exit(INTERRUPTED_EXIT)
+
+
+def import_orjson_uninterrupted() -> None:
+    """Import orjson with SIGINT held pending, then let it in: orjson 3.13's module init,
+    interrupted by Ctrl-C, leaves the process to crash (SIGSEGV) later. The import is the only
+    window: a Ctrl-C held there is delivered as the import returns, as a KeyboardInterrupt."""
+    import signal  # here: the watch client's path (above) has no use for it, nor for its enum
+
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        import orjson  # noqa: F401
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
+def _dispatch(args: list[str]) -> None:
     single_blas_thread()
-    args = sys.argv[1:]
     if args[:2] == ["hook", "session-start"] and "--help" not in args:
+        import_orjson_uninterrupted()
         from teamlore.cli.hook_runner import exit_now, run_from_argv
 
         exit_now(run_from_argv(args[2:]))
@@ -40,6 +62,7 @@ def main() -> None:
 
         exit_now(user_turn_from_argv(args[2:]))
     if args[:1] == ["mcp"]:
+        import_orjson_uninterrupted()
         from teamlore.cli.mcp_command import serve_from_argv
 
         serve_from_argv(args[1:])
@@ -49,6 +72,7 @@ def main() -> None:
         code = answered(args)
         if code is not None:
             sys.exit(code)
+    import_orjson_uninterrupted()  # every command below imports it
     # importing the CLI creates only long-lived objects (modules, classes, pydantic schemas):
     # collecting while it runs finds nothing, and moving them to the permanent generation
     # afterwards keeps every later collection, and the one at exit, from walking them again

@@ -19,6 +19,9 @@ from teamlore.core.locations import state_dir_path
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
+# the socket `teamlore watch` listens on in the state dir; cli/warm.py, kept free of teamlore's
+# imports, repeats the name (tests/cli/test_watch.py checks the two agree)
+WATCH_SOCKET_NAME = "watch.sock"
 
 
 def state_dir() -> Path:

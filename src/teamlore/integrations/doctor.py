@@ -10,18 +10,22 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from teamlore.core.timeutil import format_instant
 from teamlore.integrations import config_files as cf
 from teamlore.integrations.manifest import FileRecord, HookRecord, Installation, KeyRecord, sha256
 
 Status = Literal["ok", "warn", "fail"]
 SERVER_KEYS = ("mcpServers", "mcp_servers")
 CLAUDE_STARTUP_TIMEOUT = 30.0
+WATCH_CONNECT_SECONDS = 0.5  # the watch client's own connect timeout (cli/warm.py)
 
 
 @dataclass
@@ -261,3 +265,29 @@ def hook_check(
         return Check(name, "ok", f"{event} hook runs")
     said = "prints a brief" if done.stdout.strip() else "runs (nothing to brief here)"
     return Check(name, "ok", f"SessionStart hook {said}")
+
+
+def watch_check(socket_path: Path) -> Check:
+    """Whether a `teamlore watch` listens on `socket_path`, and since when (the socket is made
+    when it starts). Only a connect, never a request: a busy server is not waited on."""
+    try:
+        started = socket_path.stat().st_mtime
+    except FileNotFoundError:
+        return Check("watch", "ok", "not running (commands run in their own process)")
+    since = format_instant(datetime.fromtimestamp(started, UTC))
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(WATCH_CONNECT_SECONDS)
+    try:
+        probe.connect(str(socket_path))
+    except TimeoutError:
+        return Check("watch", "ok", f"running since {since} (busy: its backlog is full)")
+    except OSError:
+        return Check(
+            "watch",
+            "warn",
+            "not running: a stale socket is left (a watch that was killed)",
+            "teamlore watch (replaces it), or ignore: commands run in their own process",
+        )
+    finally:
+        probe.close()
+    return Check("watch", "ok", f"running since {since}")

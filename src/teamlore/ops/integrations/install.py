@@ -42,7 +42,7 @@ from pydantic import BaseModel, Field
 
 from teamlore.core import errors
 from teamlore.core.locations import state_dir_path
-from teamlore.core.paths import resolve_home
+from teamlore.core.paths import WATCH_SOCKET_NAME, resolve_home
 from teamlore.core.strict import STRICT
 from teamlore.integrations import claude, codex, installer, pi, transaction
 from teamlore.integrations import doctor as doctor_checks
@@ -616,6 +616,7 @@ def doctor(ctx: OpContext, request: DoctorRequest) -> dict[str, Any]:
         "repositories": lambda: _repositories_check(home),
         "personal": lambda: _personal_check(home),
         "state.permissions": lambda: _state_dir_check(home),
+        "watch": lambda: doctor_checks.watch_check(home / WATCH_SOCKET_NAME),
     }
     for name, check in state_checks.items():
         try:
