@@ -59,6 +59,8 @@ Mode = Literal["auto", "on", "off"]
 # a sync that will read this much starts the helper; a smaller one would spend more starting
 # it (~0.1-0.3 CPU s: Python, the analyzer, numpy and the model) than it moves off the sync
 HELPER_MIN_BYTES = 32 << 20
+# the sync process's CPU with the helper over its CPU without (116 MiB of Claude Code files)
+SYNC_SHARE_WITH_HELPER = 0.82
 TIMEOUT_SECONDS = 10.0  # the helper's answer is late after this, plus a second per MiB sent
 IN_FLIGHT_MAX_CHARS = 16 << 20  # texts with the helper before the sync waits for it
 VECTORS_MAX = 32768  # turns whose vector the sync holds (~300 bytes each) before it stops asking
@@ -513,14 +515,14 @@ def _ends(fd: int, deadline: float) -> bool:
 
 
 def _core_to_spare() -> bool:
-    """Whether a core looks free (load average at most the cores less one): on a machine whose
-    cores are all busy the helper only moves work and adds its own start (measured: the sync
-    ~17 % more CPU, slower). The bound, also on 2 cores, is derived in docs/sessions.md
-    ("The analysis helper")."""
+    """Whether the helper would shorten the sync: with `L` other runnable tasks on `C` cores it
+    does while `SYNC_SHARE_WITH_HELPER * (L + 2) / C < 1` (docs/sessions.md, "The analysis
+    helper"); above that it only moves work and adds its own start (~25 % more CPU in all)."""
     try:
-        return os.getloadavg()[0] <= (os.cpu_count() or 1) - 1
+        load = os.getloadavg()[0]
     except OSError:
         return False
+    return load < (os.cpu_count() or 1) / SYNC_SHARE_WITH_HELPER - 2
 
 
 def _left(deadline: float) -> float:
