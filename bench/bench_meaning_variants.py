@@ -514,7 +514,7 @@ def translated(lab: Lab, query: str) -> list[tuple[int, float]]:
     if has_chinese(query):
         return []
     parsed = parse_query(query)
-    alternatives = translation_terms(parsed, None)
+    alternatives = [[(alt,) for alt in alts] for alts in translation_terms(parsed, None)]
     rows = lab.conn.execute("SELECT rowid, searchable_text FROM approved_fts")
     out = [
         (int(rowid), _translated_share(parsed, alternatives, str(text))[1])

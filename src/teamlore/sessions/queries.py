@@ -21,7 +21,7 @@ from teamlore.core.analyzer import (
     snippet,
 )
 from teamlore.core.fusion import fuse, words_decide
-from teamlore.models.glosses import has_chinese, segmented
+from teamlore.models.glosses import gloss_terms, has_chinese, segmented
 from teamlore.sessions.index_db import body_match, scope_match
 from teamlore.sessions.passages import Held, held, labeled_text
 
@@ -337,7 +337,11 @@ def search_turns(
         ]
         return TurnSearch(hits, ranked_all)
     found = (scored, ranked_all)
-    translation = _translated(conn, query, parsed, filters, depth, model_cache)
+    # a short Chinese query's words decide (rule 3): its glosses' words get no voice
+    words_only = keep_words and has_chinese(query)
+    translation = (
+        [] if words_only else _translated(conn, query, parsed, filters, depth, model_cache)
+    )
     return _hybrid(
         conn, query, parsed, filters, found, int(limit), embedder, keep_words, translation
     )
@@ -532,19 +536,42 @@ def _translated(
     depth: int,
     model_cache: Path | None,
 ) -> list[Translated]:
-    """The turns holding a Chinese translation of a word of an English `query`
-    (`models.reverse_glosses`), best share first (`_translated_share`), then by BM25; empty
-    for a query with Chinese in it or an index without Chinese, which never load the reversed
-    dictionary."""
-    if has_chinese(query) or not _holds_chinese(conn):
+    """The turns holding a translation of a word of `query`, best share first
+    (`_translated_share`), then by BM25: for an English query its words' Chinese translations
+    (`models.reverse_glosses`; empty for an index without Chinese, which never loads the
+    reversed dictionary), for a Chinese query its words' English glosses (`gloss_terms`)."""
+    if has_chinese(query):
+        return _translation_ranking(conn, parsed, gloss_terms(parsed), filters, depth)
+    if not _holds_chinese(conn):
         return []
-    alternatives = translation_terms(parsed, model_cache)
-    chinese = " OR ".join(alt.expr() for alts in alternatives for alt in alts)
-    if not chinese:
+    alternatives: Translation = [
+        [(alt,) for alt in alts] for alts in translation_terms(parsed, model_cache)
+    ]
+    return _translation_ranking(conn, parsed, alternatives, filters, depth)
+
+
+Translation = list[list[tuple[QueryTerm, ...]]]  # per query term, its translations' terms
+
+
+def _translation_ranking(
+    conn: sqlite3.Connection,
+    parsed: Query,
+    alternatives: Translation,
+    filters: tuple[str | None, str | None, str | None, str | None],
+    depth: int,
+) -> list[Translated]:
+    words = dict.fromkeys(term.expr() for alts in alternatives for alt in alts for term in alt)
+    if not words:
         return []
     scoped, clauses, params = _turn_filters(filters)
     rows, _ranked_all = _ranked_turns(
-        conn, scoped(chinese), clauses, params, depth, with_body=True, window=TRANSLATION_WINDOW
+        conn,
+        scoped(" OR ".join(words)),
+        clauses,
+        params,
+        depth,
+        with_body=True,
+        window=TRANSLATION_WINDOW,
     )
     found = [
         (*_translated_share(parsed, alternatives, r["body"]), -float(r["rank"]), r) for r in rows
@@ -584,18 +611,18 @@ def _holds_chinese(conn: sqlite3.Connection) -> bool:
     return kept_while_unchanged(conn, "holds Chinese", ask)
 
 
-def _translated_share(
-    parsed: Query, alternatives: list[list[QueryTerm]], body: str
-) -> tuple[Held, float]:
+def _translated_share(parsed: Query, alternatives: Translation, body: str) -> tuple[Held, float]:
     """The terms of `parsed` the analyzed `body` holds as typed or as one of their translations
-    (the whole turn: translations are not placed in passages), and their share of the terms
-    the turn could hold in either language: a term the dictionary does not translate counts
-    only where it is held as typed (a Chinese turn cannot hold "fewer" or "PRs" but in
-    English; docs/hybrid-search.md, "English queries over Chinese turns")."""
+    (every term of it; the whole turn: translations are not placed in passages), and their
+    share of the terms the turn could hold in either language: a term the dictionary does not
+    translate counts only where it is held as typed (a Chinese turn cannot hold "fewer" or
+    "PRs" but in English; docs/hybrid-search.md, "English queries over Chinese turns")."""
     padded = f" {body} "
     count = possible = 0
     for term, alts in zip(parsed.terms, alternatives, strict=True):
-        held = term.found_in(padded) or any(alt.found_in(padded) for alt in alts)
+        held = term.found_in(padded) or any(
+            all(part.found_in(padded) for part in alt) for alt in alts
+        )
         count += held
         possible += held or bool(alts)
     return Held(count, count, 0), count / max(possible, 1)
