@@ -43,7 +43,7 @@ from numpy.typing import NDArray
 
 import bench_hybrid_quality as quality
 import minilm_reader
-from teamlore.core.analyzer import STOPWORDS, parse_query
+from teamlore.core.analyzer import STOPWORDS, QueryTerm, parse_query
 from teamlore.memory.store import search
 from teamlore.memory.store.meaning import meaning_ranking, standardized
 from teamlore.memory.store.projection_rows import document_text, headline
@@ -514,12 +514,13 @@ def translated(lab: Lab, query: str) -> list[tuple[int, float]]:
     if has_chinese(query):
         return []
     parsed = parse_query(query)
-    alternatives = [[(alt,) for alt in alts] for alts in translation_terms(parsed, None)]
+    words = translation_terms(parsed, None)
+    alternatives: list[list[tuple[QueryTerm, ...]]] = [[(alt,) for alt in alts] for alts in words]
     rows = lab.conn.execute("SELECT rowid, searchable_text FROM approved_fts")
     out = [
         (int(rowid), _translated_share(parsed, alternatives, str(text))[1])
         for rowid, text in rows
-        if any(alt.found_in(f" {text} ") for alts in alternatives for alt in alts)
+        if any(alt.found_in(f" {text} ") for alts in words for alt in alts)
     ]
     return sorted(out, key=lambda item: -item[1])
 
