@@ -51,7 +51,8 @@ from teamlore.memory.store.vectors import load_approved
 from teamlore.models.embeddings import Embedder, _load_table, _shared
 from teamlore.models.glosses import gloss, has_chinese
 from teamlore.models.multilingual import model_parts
-from teamlore.sessions.queries import _translated_share, translation_terms
+from teamlore.models.reverse_glosses import translation_terms
+from teamlore.sessions.queries import _translated_share
 
 Matrix = NDArray[np.float32]
 Ranking = list[tuple[int, float]]
@@ -519,7 +520,7 @@ def translated(lab: Lab, query: str) -> list[tuple[int, float]]:
     out = [
         (int(rowid), _translated_share(parsed, alternatives, str(text))[1])
         for rowid, text in rows
-        if any(alt.found_in(f" {text} ") for alts in alternatives for alt in alts)
+        if any(alt.found_in(f" {text} ") for alts in alternatives for (alt,) in alts)
     ]
     return sorted(out, key=lambda item: -item[1])
 

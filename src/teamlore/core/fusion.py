@@ -44,10 +44,11 @@ SHORT_QUERY_TERMS = 2
 # and their lexical ranking weighs this much (chosen on the tuning half, docs/hybrid-search.md);
 # so does the lexical ranking of a query the vector path reads only as its glosses (`fuse`)
 DECIDING_LEXICAL_WEIGHT = 3.0
-# the words of an English query read as their Chinese translations (`fuse`'s `translation`):
-# less than the words as typed, so a literal match ranks above a translation
-# (docs/hybrid-search.md, "English queries over Chinese turns"; chosen on the tuning half)
-TRANSLATION_WEIGHT = 0.75
+# the words of an English query read as their Chinese translations, or of a Chinese query as
+# their English glosses (`fuse`'s `translation`): less than the words as typed, so a literal
+# match ranks above a translation (docs/hybrid-search.md, "English queries over Chinese turns",
+# "Chinese queries over English turns"; chosen on the tuning half)
+TRANSLATION_WEIGHT = 0.5
 
 # why a search ran words alone, in the words every search result uses (`vector.reason`)
 LEXICAL_ASKED = "lexical search only was asked for"
@@ -164,9 +165,10 @@ def fused_scores(
     judge, so their lexical part is scaled to the full weight of every ranking
     (docs/hybrid-search.md, "Words are never outvoted", rule 6).
     `translation`: (key, share of the query's terms held as typed or as a translation, 0..1),
-    best first: the words ranking of an English query's Chinese translations, weighing
+    best first: the words ranking of a query's translations (an English query's Chinese
+    words, a Chinese query's English glosses), weighing
     TRANSLATION_WEIGHT, plus every embedding ranking's weight for an `unread` key as the
-    words do: always LEXICAL_WEIGHT - TRANSLATION_WEIGHT less than the words as typed
+    words do: at least LEXICAL_WEIGHT - TRANSLATION_WEIGHT less than the words as typed
     (docs/hybrid-search.md, "English queries over Chinese turns")."""
     scores: dict[Key, float] = {}
     ranks = lexical_ranks if lexical_ranks is not None else range(1, len(lexical) + 1)

@@ -125,10 +125,30 @@ def segmented(parsed: Query) -> Query:
         if not _is_cjk_run(term):
             out.append(term)
             continue
-        words = _words(term.parts[0] + "".join(part[1:] for part in term.parts[1:]))
+        words = _words(term_text(term))
         content = [word for word in words if word not in CHINESE_FUNCTION_WORDS]
         out.extend(parse_query(word).terms[0] for word in content or words)
     return Query(tuple(dict.fromkeys(out)))
+
+
+def term_text(term: QueryTerm) -> str:
+    """The word or run a query term was made of (a Chinese run's bigrams joined back)."""
+    return term.whole or term.parts[0] + "".join(part[1:] for part in term.parts[1:])
+
+
+def gloss_terms(parsed: Query) -> list[list[tuple[QueryTerm, ...]]]:
+    """Per term of a Chinese query, the search terms of each part of its word's first sense
+    (日志 "log; journal" → (log,), (journal,)); none for a term that is not a Chinese word the
+    dictionary holds (docs/hybrid-search.md, "Chinese queries over English turns")."""
+    definitions = _dictionary() or {}
+    out: list[list[tuple[QueryTerm, ...]]] = []
+    for term in parsed.terms:
+        word = term_text(term)
+        known = definitions.get(word) if has_chinese(word) else None
+        sense = first_sense(known) if known else None
+        parts = (parse_query(part).terms for part in (sense or "").split(";"))
+        out.append([tuple(part) for part in parts if part])
+    return out
 
 
 def _is_cjk_run(term: QueryTerm) -> bool:

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import orjson
 
-from teamlore.core.analyzer import parse_query, stem
+from teamlore.core.analyzer import Query, QueryTerm, parse_query, stem
 
 FORMAT = 2
 MIN_WORD_CHARS = 2
@@ -151,3 +151,16 @@ def _key(english: str) -> str:
         return stem(english)
     group = parse_query(english).terms[0]
     return group.whole or group.parts[0]
+
+
+def translation_terms(parsed: Query, model_cache: Path | None) -> list[list[tuple[QueryTerm, ...]]]:
+    """Per term of `parsed`, the search terms of each of its Chinese translations (the shape
+    of `glosses.gloss_terms`); none for a term that is not a plain word."""
+    words = [term.whole or term.parts[0] for term in parsed.terms if term.kind == "word"]
+    translations = chinese_words(words, model_cache)
+    return [
+        [(parse_query(w).terms[0],) for w in translations.get(term.whole or term.parts[0], ())]
+        if term.kind == "word"
+        else []
+        for term in parsed.terms
+    ]

@@ -370,3 +370,16 @@ def stale_files(conn: sqlite3.Connection, *, now_ns: int) -> list[tuple[str, Pat
             grown = st.st_ino == inode and st.st_size >= size
             stale.append((provider, Path(path), st.st_size - size if grown else st.st_size))
     return stale
+
+
+UUID = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
+
+
+def provider_session_uuids(conn: sqlite3.Connection) -> frozenset[str]:
+    """Every provider session id (its UUID parts, lowercase; a subagent's id holds its parent's)
+    this machine has indexed: text bound for a repository must never carry one."""
+    return frozenset(
+        part.lower()
+        for (value,) in conn.execute("SELECT DISTINCT provider_session_id FROM sessions")
+        for part in UUID.findall(value or "")
+    )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -21,8 +20,8 @@ from teamlore.core.analyzer import (
     snippet,
 )
 from teamlore.core.fusion import fuse, words_decide
-from teamlore.models.glosses import has_chinese, segmented
-from teamlore.sessions.index_db import body_match, scope_match
+from teamlore.models.glosses import gloss_terms, has_chinese, segmented
+from teamlore.sessions.index_db import UUID, body_match, scope_match
 from teamlore.sessions.passages import Held, held, labeled_text
 
 if TYPE_CHECKING:
@@ -140,7 +139,7 @@ def _session_row(conn: sqlite3.Connection, key: str) -> sqlite3.Row:
     session id (the UUID in the session's file name)."""
     select = "SELECT s.* FROM sessions s"
     key = key.strip().lower()
-    if _UUID.fullmatch(key):
+    if UUID.fullmatch(key):
         # the provider's own session id (a Claude Code file name, what `claude --resume` takes)
         rows = conn.execute(
             f"{select} WHERE lower(s.provider_session_id) = ? ORDER BY s.agent_id IS NOT NULL"
@@ -342,7 +341,11 @@ def search_turns(
     meaning = db.ReadBeside(conn, lambda beside: _meaning(beside, query, filters, embedder))
     try:
         found = _lexical(conn, parsed, filters, depth)
-        translation = _translated(conn, query, parsed, filters, depth, model_cache)
+        # a short Chinese query's words decide (rule 3): its glosses' words get no voice
+        words_only = keep_words and has_chinese(query)
+        translation = (
+            [] if words_only else _translated(conn, query, parsed, filters, depth, model_cache)
+        )
     finally:
         meaning.join()  # the words' error, if any, is the one raised
     nearest = meaning.result()
@@ -561,40 +564,48 @@ def _translated(
     depth: int,
     model_cache: Path | None,
 ) -> list[Translated]:
-    """The turns holding a Chinese translation of a word of an English `query`
-    (`models.reverse_glosses`), best share first (`_translated_share`), then by BM25; empty
-    for a query with Chinese in it or an index without Chinese, which never load the reversed
-    dictionary."""
-    if has_chinese(query) or not _holds_chinese(conn):
+    """The turns holding a translation of a word of `query`, best share first
+    (`_translated_share`), then by BM25: for an English query its words' Chinese translations
+    (`models.reverse_glosses`; empty for an index without Chinese, which never loads the
+    reversed dictionary), for a Chinese query its words' English glosses (`gloss_terms`)."""
+    if has_chinese(query):
+        return _translation_ranking(conn, parsed, gloss_terms(parsed), filters, depth)
+    if not _holds_chinese(conn):
         return []
+    from teamlore.models.reverse_glosses import translation_terms
+
     alternatives = translation_terms(parsed, model_cache)
-    chinese = " OR ".join(alt.expr() for alts in alternatives for alt in alts)
-    if not chinese:
+    return _translation_ranking(conn, parsed, alternatives, filters, depth)
+
+
+Translation = list[list[tuple[QueryTerm, ...]]]  # per query term, its translations' terms
+
+
+def _translation_ranking(
+    conn: sqlite3.Connection,
+    parsed: Query,
+    alternatives: Translation,
+    filters: tuple[str | None, str | None, str | None, str | None],
+    depth: int,
+) -> list[Translated]:
+    words = dict.fromkeys(term.expr() for alts in alternatives for alt in alts for term in alt)
+    if not words:
         return []
     scoped, clauses, params = _turn_filters(filters)
     rows, _ranked_all = _ranked_turns(
-        conn, scoped(chinese), clauses, params, depth, with_body=True, window=TRANSLATION_WINDOW
+        conn,
+        scoped(" OR ".join(words)),
+        clauses,
+        params,
+        depth,
+        with_body=True,
+        window=TRANSLATION_WINDOW,
     )
     found = [
         (*_translated_share(parsed, alternatives, r["body"]), -float(r["rank"]), r) for r in rows
     ]
     found.sort(key=lambda item: (-item[1], -item[2], item[3]["id"]))
     return found
-
-
-def translation_terms(parsed: Query, model_cache: Path | None) -> list[list[QueryTerm]]:
-    """Per term of `parsed`, the search terms of its Chinese translations
-    (`models.reverse_glosses`); none for a term that is not a plain word."""
-    from teamlore.models.reverse_glosses import chinese_words
-
-    words = [term.whole or term.parts[0] for term in parsed.terms if term.kind == "word"]
-    translations = chinese_words(words, model_cache)
-    return [
-        [parse_query(word).terms[0] for word in translations.get(term.whole or term.parts[0], ())]
-        if term.kind == "word"
-        else []
-        for term in parsed.terms
-    ]
 
 
 Translated = tuple[Held, float, float, sqlite3.Row]  # (terms held, share, BM25 strength, row)
@@ -613,18 +624,18 @@ def _holds_chinese(conn: sqlite3.Connection) -> bool:
     return kept_while_unchanged(conn, "holds Chinese", ask)
 
 
-def _translated_share(
-    parsed: Query, alternatives: list[list[QueryTerm]], body: str
-) -> tuple[Held, float]:
+def _translated_share(parsed: Query, alternatives: Translation, body: str) -> tuple[Held, float]:
     """The terms of `parsed` the analyzed `body` holds as typed or as one of their translations
-    (the whole turn: translations are not placed in passages), and their share of the terms
-    the turn could hold in either language: a term the dictionary does not translate counts
-    only where it is held as typed (a Chinese turn cannot hold "fewer" or "PRs" but in
-    English; docs/hybrid-search.md, "English queries over Chinese turns")."""
+    (every term of it; the whole turn: translations are not placed in passages), and their
+    share of the terms the turn could hold in either language: a term the dictionary does not
+    translate counts only where it is held as typed (a Chinese turn cannot hold "fewer" or
+    "PRs" but in English; docs/hybrid-search.md, "English queries over Chinese turns")."""
     padded = f" {body} "
     count = possible = 0
     for term, alts in zip(parsed.terms, alternatives, strict=True):
-        held = term.found_in(padded) or any(alt.found_in(padded) for alt in alts)
+        held = term.found_in(padded) or any(
+            all(part.found_in(padded) for part in alt) for alt in alts
+        )
         count += held
         possible += held or bool(alts)
     return Held(count, count, 0), count / max(possible, 1)
@@ -780,16 +791,3 @@ def _snippet(
     # query terms; the label already shows the call
     best = max(texts, key=query.coverage_bound, default="")
     return f"{label}: {snippet(best, query.highlight_tokens())}"
-
-
-_UUID = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
-
-
-def provider_session_uuids(conn: sqlite3.Connection) -> frozenset[str]:
-    """Every provider session id (its UUID parts, lowercase; a subagent's id holds its parent's)
-    this machine has indexed: text bound for a repository must never carry one."""
-    return frozenset(
-        part.lower()
-        for (value,) in conn.execute("SELECT DISTINCT provider_session_id FROM sessions")
-        for part in _UUID.findall(value or "")
-    )

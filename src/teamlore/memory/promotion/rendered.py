@@ -17,7 +17,7 @@ from teamlore.memory.store.lint import (
 )
 from teamlore.memory.store.slugs import unique_entry_slug
 from teamlore.repo.binding import RepositoryIdentity
-from teamlore.sessions.queries import provider_session_uuids
+from teamlore.sessions.index_db import provider_session_uuids
 
 _LONG_HEX = re.compile(r"(?<![0-9A-Za-z])[0-9a-fA-F]{16,}(?![0-9A-Za-z])")
 # -- rendering -----------------------------------------------------------------------------------

@@ -133,7 +133,7 @@ def _stage_skill(ctx: OpContext, document: dict[str, Any]) -> dict[str, Any]:
     from teamlore.memory.skills.staging import stage_skill_candidate
     from teamlore.ops.owner import open_owner
     from teamlore.ops.sessions.index import SYNC_LOCK
-    from teamlore.sessions.queries import provider_session_uuids
+    from teamlore.sessions.index_db import provider_session_uuids
 
     with open_owner(ctx, sessions=True) as stores:
         stores.sync_projection()
