@@ -26,6 +26,8 @@ import unicodedata
 from functools import lru_cache
 from typing import Literal, NamedTuple
 
+from teamlore.core.compiled_patterns import compile_once
+
 ANALYZER_VERSION = "teamlore-analyzer@2"
 
 _CJK = (
@@ -40,19 +42,20 @@ _LETTER = rf"[^\W_{_CJK}]"
 _TOKEN = rf"[{_CJK}]+|{_LETTER}+(?:[_\-./]{_LETTER}+)*"
 
 
-# The two patterns with the CJK classes are compiled on first use: `re` walks every code point
-# of a class's ranges, ~4 ms of a CLI process for both, and an ASCII text (most queries, most
-# snippets) is read by `_ASCII_TOKEN`, which matches exactly what `_TOKEN` does in ASCII
-# (docs/architecture.md, "A short CLI process").
+# The patterns with the CJK classes are compiled on first use, from the program kept in the
+# state dir (`compile_once`: `re` walks every code point of a class's ranges, ~4 ms of a CLI
+# process for `_TOKEN`), and an ASCII text (most queries, most snippets) is read by
+# `_ASCII_TOKEN`, which matches exactly what `_TOKEN` does in ASCII (docs/architecture.md,
+# "A short CLI process").
 @lru_cache(maxsize=1)
 def _token() -> re.Pattern[str]:
     """A token of any text: a CJK run, or a word or identifier (see `_LETTER`)."""
-    return re.compile(_TOKEN)
+    return compile_once(_TOKEN)
 
 
 @lru_cache(maxsize=1)
 def _cjk_run() -> re.Pattern[str]:
-    return re.compile(f"[{_CJK}]+")
+    return compile_once(f"[{_CJK}]+")
 
 
 def _token_pattern(text: str) -> re.Pattern[str]:
@@ -350,7 +353,7 @@ _PHRASE = re.compile(r'"([^"]*)"')
 def _prefix_word() -> re.Pattern[str]:
     """`word*`, a prefix term: compiled only for a query that holds a `*` (compiling the
     Unicode classes costs ~3 ms of every CLI process otherwise)."""
-    return re.compile(rf"({_TOKEN})\*")
+    return compile_once(rf"({_TOKEN})\*")
 
 
 def _terms(text: str) -> list[QueryTerm]:
