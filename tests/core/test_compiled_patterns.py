@@ -15,11 +15,13 @@ from hypothesis import strategies as st
 from support import shared_fixtures
 from teamlore.core import analyzer
 from teamlore.core.compiled_patterns import CACHE_DIR, compile_once
+from teamlore.models import glosses
 
 PATTERNS = [
     analyzer._TOKEN,
     f"[{analyzer._CJK}]+",
     rf"({analyzer._TOKEN})\*",
+    glosses._HAN,
 ]
 
 
@@ -46,7 +48,9 @@ def _derived_and_loaded(pattern: str) -> tuple[re.Pattern[str], re.Pattern[str]]
 
 
 # the prefix-word pattern backtracks over a whole file's long tokens: random text checks it
-@pytest.mark.parametrize("pattern", PATTERNS[:2], ids=["token", "cjk run"])
+@pytest.mark.parametrize(
+    "pattern", PATTERNS[:2] + PATTERNS[3:], ids=["token", "cjk run", "han run"]
+)
 def test_the_stored_program_matches_what_re_compile_gives_on_real_sessions(
     state: Path, pattern: str
 ) -> None:
@@ -84,13 +88,17 @@ def _compiling_a_class_fails(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("re._compiler._optimize_charset", refuse)
 
 
+def _clear_compiled() -> None:
+    for compiled in (analyzer._token, analyzer._cjk_run, glosses._han_run):
+        compiled.cache_clear()
+
+
 def test_a_later_process_tokenizes_chinese_text_without_compiling_a_class(
     state: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     for pattern in PATTERNS:
         compile_once(pattern)  # the first process derives and stores the programs
-    analyzer._token.cache_clear()
-    analyzer._cjk_run.cache_clear()
+    _clear_compiled()
     _compiling_a_class_fails(monkeypatch)
     try:
         assert analyzer.tokens("发布任务 release") == [
@@ -103,9 +111,9 @@ def test_a_later_process_tokenizes_chinese_text_without_compiling_a_class(
             "任务",
             "releas",
         ]
+        assert glosses._han_run().findall("发布 release") == ["发布"]
     finally:
-        analyzer._token.cache_clear()
-        analyzer._cjk_run.cache_clear()
+        _clear_compiled()
 
 
 def test_a_damaged_copy_is_derived_again(state: Path) -> None:
