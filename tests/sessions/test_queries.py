@@ -542,3 +542,27 @@ def test_a_chinese_question_finds_the_english_turn_holding_its_glosses_words(
         " number in the changelog beside the benchmark results.",
     )
     assert [h["turn"] for h in hits][:2] == [2, 1]
+
+
+def test_a_turn_found_by_meaning_alone_shows_the_passage_saying_what_was_asked(
+    home: Path, tmp_path: Path
+) -> None:
+    # the English turn holds no word of the Chinese question: the model found it by the
+    # question's glosses (database), and its snippet is the passage that says "database", not
+    # the opening of its prompt
+    from teamlore.models.embeddings import bundled_embedder
+    from teamlore.sessions.turn_vectors import embed_pending_turns
+
+    indexer = _synced(
+        home,
+        tmp_path,
+        {"t": "user", "text": "Set up the new backend for the event registrations."},
+        {"t": "say", "text": "Registrations now keep their own database tables and migrations."},
+        {"t": "user", "text": "Write the release notes."},
+    )
+    embedder = bundled_embedder()
+    embed_pending_turns(indexer.conn, embedder)
+    hits = queries.search_turns(indexer.conn, "数据库", embedder=embedder).hits
+    assert (hits[0]["turn"], hits[0]["matchedBy"]) == (1, ["vector"])
+    assert hits[0]["snippet"].startswith("assistant: ")
+    assert "database tables" in hits[0]["snippet"]

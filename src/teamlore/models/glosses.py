@@ -152,6 +152,14 @@ def gloss_terms(parsed: Query) -> list[list[tuple[QueryTerm, ...]]]:
     return out
 
 
+def gloss_query(parsed: Query) -> Query:
+    """A Chinese query's English glosses as a query of their words (日志 → log, journal):
+    what an English text says of it; no terms for a query with no Chinese word the dictionary
+    holds."""
+    words = (term for alts in gloss_terms(parsed) for alt in alts for term in alt)
+    return Query(tuple(dict.fromkeys(words)))
+
+
 def _is_cjk_run(term: QueryTerm) -> bool:
     """A term the analyzer made of a Chinese run of three or more characters (its bigrams)."""
     return (

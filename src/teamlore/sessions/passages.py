@@ -104,6 +104,24 @@ def held(query: Query, body: str, starts: bytes | None) -> Held:
     return Held(best, where, whole, where > ASSISTANT and not has_identifier(query))
 
 
+def passage_read_by(
+    conn: sqlite3.Connection, turn_id: int, readings: list[Query]
+) -> tuple[Held, Query] | None:
+    """For a turn found by meaning alone: its passage holding most terms of the first of
+    `readings` (the query, then other readings of it) that it holds any of, and that reading;
+    None when it holds none (its snippet is then its prompt)."""
+    row = conn.execute(
+        "SELECT f.body, p.starts FROM turns_fts f LEFT JOIN turn_passages p"
+        " ON p.turn_id = f.rowid WHERE f.rowid = ?",
+        (turn_id,),
+    ).fetchone()
+    for reading in readings if row is not None else ():
+        found = held(reading, str(row[0] or ""), row[1])
+        if found.best:
+            return found, reading
+    return None
+
+
 def labeled_text(
     conn: sqlite3.Connection, row: sqlite3.Row | dict[str, object], passage: int
 ) -> tuple[str, list[str]]:

@@ -20,9 +20,9 @@ from teamlore.core.analyzer import (
     snippet,
 )
 from teamlore.core.fusion import fuse, words_decide
-from teamlore.models.glosses import gloss_terms, has_chinese, segmented
+from teamlore.models.glosses import gloss_query, gloss_terms, has_chinese, segmented
 from teamlore.sessions.index_db import UUID, body_match, scope_match
-from teamlore.sessions.passages import Held, held, labeled_text
+from teamlore.sessions.passages import Held, held, labeled_text, passage_read_by
 
 if TYPE_CHECKING:
     from teamlore.models.embeddings import Embedder
@@ -531,12 +531,16 @@ def _hybrid(
     fused = fused[:limit]
     lexical_rows = {int(r["id"]): (held, r) for held, _share, _s, r in translation}
     lexical_rows |= {int(r["id"]): (held, r) for held, _s, r in scored}
+    readings = [parsed, *([gloss_query(parsed)] if meaning.translated else [])]
     hits = []
     for item in fused:
         what, row = lexical_rows.get(item.key, (NOTHING_HELD, near_rows.get(item.key)))
         if row is None:
             continue  # the turn went between the two queries
-        hits.append(_hit(conn, row, parsed, what, item.score, item.matched_by))
+        # found by meaning alone: the passage that says what was asked, as typed or glossed
+        said = None if item.key in lexical_rows else passage_read_by(conn, item.key, readings)
+        what, shown = said or (what, parsed)
+        hits.append(_hit(conn, row, shown, what, item.score, item.matched_by))
     with_vector, turns = meaning.counts
     space = embedder.space.key
     vector = {"ran": True, "space": space, "turns": with_vector, "reason": None, "code": None}
@@ -782,8 +786,8 @@ def _snippet(
     conn: sqlite3.Connection, row: sqlite3.Row | dict[str, Any], query: Query, found: Held
 ) -> str:
     """Original text around the first match in the turn's best passage: `user: …`,
-    `assistant: …` or `tool #3 Bash npm test, exit 1: …` (a turn found by meaning alone: its
-    prompt)."""
+    `assistant: …` or `tool #3 Bash npm test, exit 1: …` (a turn found by meaning alone: the
+    passage holding the query's words, or its glosses' words, else its prompt)."""
     label, texts = labeled_text(conn, row, found.passage)
     if not label:
         return ""
