@@ -411,14 +411,19 @@ def test_hybrid_search_keeps_the_demo_turn_first_and_gives_no_vote_to_what_it_ca
 
 
 def _hybrid_hits(home: Path, tmp_path: Path, query: str, *prompts: str) -> list[dict[str, Any]]:
-    """A hybrid search's hits over one session of these prompts and an unrelated last one,
-    every turn embedded with the bundled model."""
+    """A hybrid search's hits over one session of these prompts and an unrelated last one."""
+    records = [{"t": "user", "text": p} for p in (*prompts, "Write the release notes.")]
+    return _hybrid_search(home, tmp_path, query, *records)
+
+
+def _hybrid_search(
+    home: Path, tmp_path: Path, query: str, *records: dict[str, object]
+) -> list[dict[str, Any]]:
+    """A hybrid search's hits over one session of these records, every turn embedded with the
+    bundled model."""
     from teamlore.models.embeddings import bundled_embedder
     from teamlore.sessions.turn_vectors import embed_pending_turns
 
-    records: list[dict[str, object]] = [
-        {"t": "user", "text": p} for p in (*prompts, "Write the release notes.")
-    ]
     indexer = _synced(home, tmp_path, *records)
     embedder = bundled_embedder()
     embed_pending_turns(indexer.conn, embedder)
@@ -550,19 +555,14 @@ def test_a_turn_found_by_meaning_alone_shows_the_passage_saying_what_was_asked(
     # the English turn holds no word of the Chinese question: the model found it by the
     # question's glosses (database), and its snippet is the passage that says "database", not
     # the opening of its prompt
-    from teamlore.models.embeddings import bundled_embedder
-    from teamlore.sessions.turn_vectors import embed_pending_turns
-
-    indexer = _synced(
+    hits = _hybrid_search(
         home,
         tmp_path,
+        "数据库",
         {"t": "user", "text": "Set up the new backend for the event registrations."},
         {"t": "say", "text": "Registrations now keep their own database tables and migrations."},
         {"t": "user", "text": "Write the release notes."},
     )
-    embedder = bundled_embedder()
-    embed_pending_turns(indexer.conn, embedder)
-    hits = queries.search_turns(indexer.conn, "数据库", embedder=embedder).hits
     assert (hits[0]["turn"], hits[0]["matchedBy"]) == (1, ["vector"])
     assert hits[0]["snippet"].startswith("assistant: ")
     assert "database tables" in hits[0]["snippet"]
