@@ -29,7 +29,15 @@ def test_ctrl_c_while_a_command_starts_never_crashes_it(tmp_path: Path) -> None:
 
 
 def _interrupted_after(command: list[str], env: dict[str, str], seconds: float) -> int:
-    proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # Ctrl-C as a person's terminal delivers it, also when this suite runs as a background job
+    # (whose children would inherit SIGINT ignored)
+    proc = subprocess.Popen(
+        command,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     time.sleep(seconds)
     proc.send_signal(signal.SIGINT)
     return proc.wait(timeout=60)

@@ -37,13 +37,14 @@ def import_orjson_uninterrupted() -> None:
     """Import orjson with SIGINT held pending, then let it in: orjson 3.13's module init,
     interrupted by Ctrl-C, leaves the process to crash (SIGSEGV) later. The import is the only
     window: a Ctrl-C held there is delivered as the import returns, as a KeyboardInterrupt."""
-    import signal  # here: the watch client's path (above) has no use for it, nor for its enum
+    # `_signal`, loaded by the interpreter at start: `signal` would be one more module to import
+    import _signal  # type: ignore[import-not-found]  # no stub: the C half of `signal`
 
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    held = _signal.pthread_sigmask(_signal.SIG_BLOCK, {_signal.SIGINT})
     try:
         import orjson  # noqa: F401
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        _signal.pthread_sigmask(_signal.SIG_SETMASK, held)
 
 
 def _dispatch(args: list[str]) -> None:
