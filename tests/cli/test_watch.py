@@ -61,6 +61,12 @@ class Watch:
     def answered(self) -> int:
         return len(self.events("answered"))
 
+    def answered_exactly(self, count: int) -> bool:
+        """`count` requests answered: the server logs an answer after sending it, so a client
+        can return before its answer is in the log."""
+        self.wait_for("answered", count)
+        return self.answered() == count
+
     def wait_for(self, name: str, count: int = 1) -> None:
         deadline = time.monotonic() + 120  # a bound for a hung server, not a timing assertion
         while len(self.events(name)) < count:
@@ -150,7 +156,7 @@ def test_a_served_command_prints_the_bytes_and_exit_code_of_its_own_process(
     args = [session_key() if a == "SESSION" else a for a in command]
     before = server.answered()
     served, own = both_ways(*args, cwd=repo)
-    assert server.answered() == before + 1  # the first went to the server
+    assert server.answered_exactly(before + 1)  # the first went to the server
     assert (served.returncode, served.stdout, served.stderr) == (
         own.returncode,
         own.stdout,
@@ -204,7 +210,7 @@ def test_on_a_terminal_a_served_command_prints_what_it_prints_in_its_own_process
 ) -> None:
     # colours, and a table as wide as the terminal (not the server's): rich reads both
     served = on_a_terminal(*command, columns=100)
-    assert server.answered() == 1
+    assert server.answered_exactly(1)
     own = on_a_terminal(*command, columns=100, env=OWN_PROCESS)
     assert served == own
     assert b"\x1b[" in served[1] or command == ("status",)  # (status prints no style)
@@ -215,7 +221,7 @@ def test_on_a_terminal_of_no_size_a_served_command_prints_at_80_columns_as_its_o
 ) -> None:
     # a pseudo-terminal that reports 0 x 0 (as `script` makes): rich falls back to 80 x 25
     served = on_a_terminal("sessions", "list", columns=0)
-    assert server.answered() == 1
+    assert server.answered_exactly(1)
     assert served == on_a_terminal("sessions", "list", columns=0, env=OWN_PROCESS)
     assert b"session" in served[1]
 
@@ -246,9 +252,9 @@ def test_after_the_server_is_killed_the_next_command_answers_in_its_own_process(
     assert served.stdout == own.stdout
     restarted = start_watch(server.socket.parent.parent)  # a new server replaces the socket
     assert teamlore_cli("status", "--format", "json").returncode == 0
-    assert restarted.answered() == 1
+    assert restarted.answered_exactly(1)
     restarted.proc.send_signal(signal.SIGTERM)
-    assert restarted.proc.wait(timeout=60) == 0
+    assert restarted.proc.wait(timeout=60) == 0, restarted.log.read_text()
 
 
 def wait_until(done: Callable[[], bool]) -> None:
@@ -370,7 +376,7 @@ def test_a_server_whose_files_changed_restarts_and_old_code_never_answers(
     running = start_watch(tmp_path, env)
     try:
         assert teamlore_cli("status", "--format", "json", env=env).returncode == 0
-        assert running.answered() == 1
+        assert running.answered_exactly(1)
         # a client of another checkout (ours) is not answered by it
         assert teamlore_cli("status", "--format", "json").returncode == 0
         assert running.answered() == 1
@@ -380,10 +386,10 @@ def test_a_server_whose_files_changed_restarts_and_old_code_never_answers(
         running.wait_for("restarting")
         running.wait_for("started", 2)
         assert teamlore_cli("status", "--format", "json", env=env).returncode == 0
-        assert running.answered() == 2  # by the restarted server, with the changed code
+        assert running.answered_exactly(2)  # by the restarted server, with the changed code
     finally:
         running.proc.send_signal(signal.SIGTERM)
-        assert running.proc.wait(timeout=60) == 0
+        assert running.proc.wait(timeout=60) == 0, running.log.read_text()
 
 
 def test_watch_refuses_a_state_dir_too_long_for_a_socket_and_leaves_no_trace(
@@ -500,7 +506,7 @@ CLIENT_BUDGET = 66
 
 def test_a_served_command_imports_only_the_client(server: Watch) -> None:
     out, modules = _imported_by("sessions", "search", "fixture", "--format", "json")
-    assert server.answered() == 1 and "hits" in json.loads(out)
+    assert server.answered_exactly(1) and "hits" in json.loads(out)
     ours = {m for m in modules if m.startswith("teamlore")}
     assert ours == {"teamlore", "teamlore.cli", "teamlore.cli.warm"}  # entry runs as __main__
     assert not {"pathlib", "socket", "sqlite3", "orjson", "hashlib"} & modules
