@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -455,6 +456,31 @@ def test_a_large_batch_is_tokenized_a_bounded_chunk_at_a_time(
     assert max(seen) <= embeddings.ENCODE_CHUNK == 64 and sum(seen) == len(texts)
     for n in (0, 63, 64, 299):
         assert vectors[n].tobytes() == bundled_embedder().embed([texts[n]])[0].tobytes()
+
+
+def test_once_a_large_batch_loaded_the_word_ids_a_small_batch_is_tokenized_by_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A small batch after a large one (a cold sync's tail; the analysis helper, which embeds a
+    file's few turns at a time) is tokenized a word at a time, not text by text by the full
+    tokenizer, and gets the vectors it got inside the large batch."""
+    from teamlore.models import embeddings
+
+    texts = [f"turn {n}: moved the retry loop of the uploader into its client" for n in range(40)]
+    large = bundled_embedder().embed(texts)
+    whole_texts: list[int] = []
+    real_encode = embeddings._encode
+
+    def counting(tokenizer: Any, batch: list[str]) -> Any:
+        whole_texts.append(len(batch))
+        return real_encode(tokenizer, batch)
+
+    monkeypatch.setattr(embeddings, "_encode", counting)
+
+    small = bundled_embedder().embed(texts[:3])
+
+    assert whole_texts == []
+    assert small.tobytes() == large[:3].tobytes()
 
 
 def test_memorys_model_is_named_with_its_installed_version_without_importlib_metadata() -> None:

@@ -365,3 +365,30 @@ def test_the_helper_is_ready_before_its_model_loads_and_loads_it_between_request
     }
     assert {"numpy", "tokenizers", "teamlore.models.embeddings"} <= modules
     assert not modules & {"pydantic", "teamlore.core.config", "typer", "rich"}
+
+
+def test_the_helper_embeds_whole_batches_and_the_rest_when_asked_for_all() -> None:
+    """A sync sends a file's few turns at a time: the helper embeds `EMBED_BATCH` of them at
+    once (small batches cost about twice as much per text), the rest on the sync's last
+    request, which asks for every vector."""
+    from teamlore.models.embeddings import bundled_embedder
+    from teamlore.sessions.analysis_helper import EMBED_BATCH, _Embeds
+
+    space = bundled_embedder().space.key
+    embeds = _Embeds(space)
+    while embeds.has_work():
+        embeds.work()  # the model loads
+    texts = [f"turn {n}: renamed the cache key of the price lookup" for n in range(EMBED_BATCH + 5)]
+
+    embeds.add(texts[:3], space)
+    waits_with_a_few = not embeds.has_work()
+    embeds.add(texts[3:], space)
+    while embeds.has_work():
+        embeds.work()
+    dimensions, made = embeds.take()
+    embeds.embed(len(embeds.queue))  # the sync's last request
+    _, rest = embeds.take()
+
+    assert waits_with_a_few
+    size = dimensions + dimensions // 8  # int8, then the sign bits
+    assert (len(made), len(rest)) == (EMBED_BATCH * size, 5 * size)

@@ -541,3 +541,26 @@ def test_a_no_op_resync_stats_each_file_once(
     assert (again.files_seen, again.files_changed) == (4, 0)
     per_file = [statted.count(str(p)) for p in sorted(src.rglob("*.jsonl"))]
     assert per_file == [1, 1, 1, 1]
+
+
+def test_a_sync_reads_the_origin_secret_once_for_all_its_sessions(
+    indexer: Indexer, src: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from teamlore.core import keys
+
+    for n in range(3):
+        session_file(src / f"s{n}.jsonl", {"t": "user", "text": f"prompt {n}"})
+    reads: list[Path | None] = []
+    real_origin_secret = keys.origin_secret
+
+    def counting(home: Path | None = None) -> bytes:
+        reads.append(home)
+        return real_origin_secret(home)
+
+    monkeypatch.setattr(keys, "origin_secret", counting)
+
+    assert sync(indexer, src).sessions == 3
+
+    assert reads == [home]
+    stored = {r[0] for r in indexer.conn.execute("SELECT session_key FROM sessions")}
+    assert stored == {keys.session_key("mini", f"s{n}", home) for n in range(3)}

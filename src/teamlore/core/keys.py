@@ -12,6 +12,7 @@ import hashlib
 import hmac
 import json
 import os
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
@@ -126,13 +127,31 @@ def origin_secret(home: Path | None = None) -> bytes:
 
 
 def keyed_id(domain: str, value: str, home: Path | None = None) -> str:
-    mac = hmac.new(origin_secret(home), digestmod=hashlib.sha256)
+    return _keyed(origin_secret(home), domain, value)
+
+
+def _keyed(secret: bytes, domain: str, value: str) -> str:
+    mac = hmac.new(secret, digestmod=hashlib.sha256)
     mac.update(domain.encode("utf-8") + b"\x00" + value.encode("utf-8"))
     return mac.hexdigest()[:KEY_HEX_CHARS]
 
 
 def session_key(provider: str, provider_session_id: str, home: Path | None = None) -> str:
     return keyed_id("session", f"{provider}:{provider_session_id}", home)
+
+
+def session_keys(home: Path | None = None) -> Callable[[str, str], str]:
+    """`session_key` for the many sessions of one sync: the secret is read at the first key and
+    kept (reading it resolves the state dir and stats the file, each time; a new secret is
+    refused while a sync runs)."""
+    secret: list[bytes] = []
+
+    def key(provider: str, provider_session_id: str) -> str:
+        if not secret:
+            secret.append(origin_secret(home))
+        return _keyed(secret[0], "session", f"{provider}:{provider_session_id}")
+
+    return key
 
 
 def repository_key(git_common_dir: str, home: Path | None = None) -> str:

@@ -237,8 +237,10 @@ class BundledEmbedder:
             if subsets is not None:
                 return subsets.encode(texts)
         tokenizer: Tokenizer = _shared(full, lambda: _load_tokenizer(path))
-        if len(texts) > SMALL_BATCH:
-            words: WordIds | None = _shared(("word ids", path), lambda: _load_word_ids(tokenizer))
+        word_ids = ("word ids", path)
+        # once loaded (by a sync's first large batch), the word ids serve small batches too
+        if len(texts) > SMALL_BATCH or _is_shared(word_ids):
+            words: WordIds | None = _shared(word_ids, lambda: _load_word_ids(tokenizer))
             if words is not None:
                 return [_word_encoded(words, tokenizer, text) for text in texts]
         return [encoding.ids for encoding in _encode(tokenizer, texts)]

@@ -591,7 +591,10 @@ class _Embeds:
         self.dimensions = 0
 
     def has_work(self) -> bool:
-        return self.usable and (bool(self.queue) or not self.loaded)
+        """The model to load, or a whole `EMBED_BATCH` queued: a sync sends a file's few turns
+        at a time, and batches that small were tokenized and averaged at about twice the cost
+        per text (the rest waits for the sync's last request, which asks for every text)."""
+        return self.usable and (len(self.queue) >= EMBED_BATCH or not self.loaded)
 
     def work(self) -> None:
         """One step of what is left (each ~0.05-0.1 s, so a request waits at most that long):

@@ -34,7 +34,7 @@ import orjson
 
 from teamlore.core import db, errors
 from teamlore.core.failpoints import armed, failpoint
-from teamlore.core.keys import session_key
+from teamlore.core.keys import session_keys
 from teamlore.core.timeutil import now_instant
 from teamlore.sessions.analysis_helper import (
     HELPER_MIN_BYTES,
@@ -222,9 +222,11 @@ class Indexer:
         self.built_without_wal = False  # what a test checks
         self._batch_read = 0
         self._batch_started = self._batch_cpu_started = 0.0
+        self._session_key = session_keys(home)  # a sync's own: its secret is read once
 
     def sync(self, sources: list[Source], *, rebuild: bool = False) -> SyncStats:
         stats = SyncStats()
+        self._session_key = session_keys(self.home)
         stats.turns_reanalyzed = reanalyze_if_outdated(self.conn, self.progress)
         known = _load_file_rows(self.conn)
         files = list(discover_files(sources, self.adapters, stats))
@@ -420,7 +422,7 @@ class Indexer:
                 provider=provider,
                 file_id=file_id,
                 fallback_session_id=path.stem,
-                key_for=lambda pid: session_key(provider, pid, self.home),
+                key_for=lambda pid: self._session_key(provider, pid),
                 state=asm_state,
                 search_rows=self.search_rows,
             )
