@@ -9,8 +9,6 @@ import pytest
 from test_indexer import MiniAdapter, session_file
 
 from teamlore.core import errors
-from teamlore.core.analyzer import parse_query
-from teamlore.models.glosses import segmented
 from teamlore.sessions import queries
 from teamlore.sessions.index_db import MIGRATIONS, open_index
 from teamlore.sessions.indexer import Indexer, Source
@@ -568,23 +566,3 @@ def test_a_turn_found_by_meaning_alone_shows_the_passage_saying_what_was_asked(
     assert (hits[0]["turn"], hits[0]["matchedBy"]) == (1, ["vector"])
     assert hits[0]["snippet"].startswith("assistant: ")
     assert "database tables" in hits[0]["snippet"]
-
-
-def test_the_glosses_ranking_scores_more_turns_than_it_returns(home: Path, tmp_path: Path) -> None:
-    # BM25 put the short turn repeating two common glosses (count, code) first; picked at the
-    # ranking's depth alone, the turn holding every gloss (count, code, total, line count) was
-    # never scored (docs/hybrid-search.md, "Chinese queries over English turns")
-    indexer = _synced(
-        home,
-        tmp_path,
-        {"t": "user", "text": "count code, count code, count the code"},
-        {
-            "t": "user",
-            "text": "Before the release, tally the total count of code lines across the whole"
-            " repository and put the number in the changelog beside the benchmark results.",
-        },
-    )
-    query = "统计代码总行数"
-    parsed = segmented(parse_query(query))
-    found = queries._translated(indexer.conn, query, parsed, (None, None, None, None), 1, None)
-    assert [row["ordinal"] for *_share, row in found] == [2]

@@ -48,7 +48,7 @@ DECIDING_LEXICAL_WEIGHT = 3.0
 # their English glosses (`fuse`'s `translation`): less than the words as typed, so a literal
 # match ranks above a translation (docs/hybrid-search.md, "English queries over Chinese turns",
 # "Chinese queries over English turns"; chosen on the tuning half)
-TRANSLATION_WEIGHT = 0.4
+TRANSLATION_WEIGHT = 0.5
 
 # why a search ran words alone, in the words every search result uses (`vector.reason`)
 LEXICAL_ASKED = "lexical search only was asked for"

@@ -557,10 +557,6 @@ def _hybrid(
 # evidence, and ranking every match of a common word's translations (写入, 日志) cost a search at
 # 250k turns ~19 ms CPU at p95 with RANK_WINDOW, ~6 ms with this (bench/bench_turn_vectors.py)
 TRANSLATION_WINDOW = 1000
-# BM25 picks the candidates the share then orders: at `depth` alone, turns repeating common
-# glosses ("file", "time", "add") filled it and a turn holding more of the query's words was
-# never scored (docs/hybrid-search.md, "Chinese queries over English turns")
-TRANSLATION_CANDIDATES = 2
 _COMMON_CHINESE = '"的" OR "是" OR "了" OR "不" OR "在" OR "我" OR "有" OR "这" OR "這"'
 
 
@@ -605,7 +601,7 @@ def _translation_ranking(
         scoped(" OR ".join(words)),
         clauses,
         params,
-        depth * TRANSLATION_CANDIDATES,
+        depth,
         with_body=True,
         window=TRANSLATION_WINDOW,
     )
@@ -613,7 +609,7 @@ def _translation_ranking(
         (*_translated_share(parsed, alternatives, r["body"]), -float(r["rank"]), r) for r in rows
     ]
     found.sort(key=lambda item: (-item[1], -item[2], item[3]["id"]))
-    return found[:depth]
+    return found
 
 
 Translated = tuple[Held, float, float, sqlite3.Row]  # (terms held, share, BM25 strength, row)
