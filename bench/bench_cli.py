@@ -37,6 +37,8 @@ FIXTURES = corpus.SHARED_FIXTURES
 TARGETS = {
     "sessions search": 5.0,
     "sessions search --lexical": 5.0,
+    "sessions search (Chinese)": 5.0,
+    "sessions search --lexical (Chinese)": 5.0,
     "memory search": 5.0,
     "status": 4.0,
     "append -> searchable": 10.0,
@@ -63,7 +65,12 @@ WARM = {
 }
 NO_WATCH = {"TEAMLORE_NO_WATCH": "1"}  # the cold rows run in their own process (entry.py)
 
-HYBRID = {"sessions search", "sessions search (text)", "memory search"}  # their vector side runs
+HYBRID = {
+    "sessions search",
+    "sessions search (text)",
+    "sessions search (Chinese)",
+    "memory search",
+}  # their vector side runs
 
 
 @dataclass
@@ -195,6 +202,13 @@ def command_table(
             [],
         ),
         ("sessions search (text)", [*search, "release", "job"], []),
+        # a spaceless Chinese query: cut into words by the dictionary (docs/hybrid-search.md)
+        ("sessions search (Chinese)", [*search, "数据库迁移", "--format", "json"], []),
+        (
+            "sessions search --lexical (Chinese)",
+            [*search, "数据库迁移", "--lexical", "--format", "json"],
+            [],
+        ),
         ("memory search", [exe, "memory", "search", "extraction", "--format", "json"], []),
         (
             "memory search --lexical",

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, settings
 
 from agent_clis import AgentClis, CliUnavailable, install_agent_clis
 from pi_cli import PiCli, install_pi_cli
-from teamlore.models.embeddings import MODEL_CACHE_ENV
+from teamlore.models.cache import MODEL_CACHE_ENV
 
 # Property tests judge what the code returns, never how long an example took: hypothesis's
 # default 200 ms deadline and its too-slow health check fail on a loaded machine.

@@ -14,7 +14,7 @@ import pytest
 
 from support import entry_file, fill_to_the_last_byte, teamlore_cli, tmpfs
 from teamlore.core.lock import file_lock
-from teamlore.models.embeddings import MODEL_CACHE_ENV
+from teamlore.models.cache import MODEL_CACHE_ENV
 
 DATA = Path(__file__).resolve().parents[1] / "sessions" / "data"
 

@@ -18,16 +18,15 @@ from hypothesis import strategies as st
 from models.scripted_server import Scripted, ScriptedServer, embeddings_responder
 from support import shared_fixtures
 from teamlore.core.errors import TeamloreError
+from teamlore.models.cache import MODEL_CACHE_ENV, model_cache_dir
 from teamlore.models.embeddings import (
     MAX_EMBED_CHARS,
-    MODEL_CACHE_ENV,
     BundledEmbedder,
     EndpointEmbedder,
     bundled_embedder,
     bundled_files,
     configured_embedder,
     mean_token_rows,
-    model_cache_dir,
     normalize_rows,
     query_row,
 )

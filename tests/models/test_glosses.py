@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
 import pytest
 
-from teamlore.models import glosses
+from teamlore.core.analyzer import parse_query
+from teamlore.models import developer_glosses, glosses
 from teamlore.models.embeddings import bundled_embedder
-from teamlore.models.glosses import first_sense, gloss, has_chinese
+from teamlore.models.glosses import first_sense, gloss, has_chinese, segmented
 
 
 def test_chinese_words_become_their_english_senses_and_other_text_stays() -> None:
@@ -103,3 +105,73 @@ def test_the_bundled_model_embeds_a_chinese_query_as_its_glosses() -> None:
     assert (embedder.embed_query(query) == as_glosses).all()
     assert (embedder.embed_query("plain English") == embedder.embed(["plain English"])).all()
     assert glosses.dictionary_version() == "2023-11-07"
+
+
+@pytest.fixture()
+def fresh_process(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """A process that has not read the dictionary, with a model cache of its own."""
+    cache = tmp_path / "state" / "models"
+    cache.parent.mkdir()
+    monkeypatch.setenv("TEAMLORE_MODEL_CACHE", str(cache))
+    for name, value in (("_loaded", None), ("_failed", False), ("_stored_checked", False)):
+        monkeypatch.setattr(glosses, name, value)
+    return cache
+
+
+def _as_a_later_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_read(path: Path | None) -> None:
+        raise AssertionError("the dictionary was read whole")
+
+    for name, value in (("_loaded", None), ("_failed", False), ("_stored_checked", False)):
+        monkeypatch.setattr(glosses, name, value)
+    monkeypatch.setattr(glosses, "_read", no_read)
+
+
+QUERIES = ["为什么发布失败", "数据库迁移 lint", "審批之後文件如果被改動", "日志 行数", "release"]
+
+
+def _readings(query: str) -> tuple[object, ...]:
+    parsed = parse_query(query)
+    return gloss(query), segmented(parsed), glosses.gloss_terms(parsed)
+
+
+def test_a_later_process_reads_a_query_words_from_the_stored_definitions(
+    fresh_process: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = [_readings(query) for query in QUERIES]
+    [stored] = fresh_process.glob("definitions-*.sqlite3")
+    assert stat.S_IMODE(stored.stat().st_mode) == 0o600
+    _as_a_later_process(monkeypatch)
+    assert [_readings(query) for query in QUERIES] == first
+
+
+def test_damaged_stored_definitions_are_derived_again(
+    fresh_process: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = _readings("为什么发布失败")
+    [stored] = fresh_process.glob("definitions-*.sqlite3")
+    stored.write_bytes(b"not a database" * 100)
+    for name, value in (("_loaded", None), ("_failed", False), ("_stored_checked", False)):
+        monkeypatch.setattr(glosses, name, value)
+    assert _readings("为什么发布失败") == first
+    _as_a_later_process(monkeypatch)
+    assert _readings("为什么发布失败") == first
+
+
+def test_without_a_state_dir_no_definitions_are_stored(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    missing = tmp_path / "no-state" / "models"
+    monkeypatch.setenv("TEAMLORE_MODEL_CACHE", str(missing))
+    for name, value in (("_loaded", None), ("_failed", False), ("_stored_checked", False)):
+        monkeypatch.setattr(glosses, name, value)
+    assert gloss("数据库") != "数据库"
+    assert not missing.parent.exists()
+
+
+def test_stored_definitions_name_the_developer_senses_they_were_made_with(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    before = glosses.dictionary_identity()
+    monkeypatch.setattr(developer_glosses, "DEVELOPER_SENSES", "提交 = submit\n")
+    assert glosses.dictionary_identity() != before

@@ -14,9 +14,9 @@ import pytest
 
 from support import shared_fixtures
 from teamlore.models import multilingual
+from teamlore.models.cache import MODEL_CACHE_ENV
 from teamlore.models.embeddings import (
     MAX_EMBED_CHARS,
-    MODEL_CACHE_ENV,
     BundledEmbedder,
     bundled_embedder,
     normalize_rows,

