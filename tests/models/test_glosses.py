@@ -113,17 +113,26 @@ def fresh_process(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     cache = tmp_path / "state" / "models"
     cache.parent.mkdir()
     monkeypatch.setenv("TEAMLORE_MODEL_CACHE", str(cache))
-    for name, value in (("_loaded", None), ("_failed", False), ("_stored_checked", False)):
-        monkeypatch.setattr(glosses, name, value)
+    _as_a_new_process(monkeypatch)
     return cache
+
+
+def _as_a_new_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a process knows of the dictionary and its stored definitions, forgotten."""
+    for name, value in (
+        ("_loaded", None),
+        ("_failed", False),
+        ("_stored_checked", False),
+        ("_looked_up", {}),
+    ):
+        monkeypatch.setattr(glosses, name, value)
 
 
 def _as_a_later_process(monkeypatch: pytest.MonkeyPatch) -> None:
     def no_read(path: Path | None) -> None:
         raise AssertionError("the dictionary was read whole")
 
-    for name, value in (("_loaded", None), ("_failed", False), ("_stored_checked", False)):
-        monkeypatch.setattr(glosses, name, value)
+    _as_a_new_process(monkeypatch)
     monkeypatch.setattr(glosses, "_read", no_read)
 
 
@@ -151,8 +160,7 @@ def test_damaged_stored_definitions_are_derived_again(
     first = _readings("为什么发布失败")
     [stored] = fresh_process.glob("definitions-*.sqlite3")
     stored.write_bytes(b"not a database" * 100)
-    for name, value in (("_loaded", None), ("_failed", False), ("_stored_checked", False)):
-        monkeypatch.setattr(glosses, name, value)
+    _as_a_new_process(monkeypatch)
     assert _readings("为什么发布失败") == first
     _as_a_later_process(monkeypatch)
     assert _readings("为什么发布失败") == first
@@ -163,8 +171,7 @@ def test_without_a_state_dir_no_definitions_are_stored(
 ) -> None:
     missing = tmp_path / "no-state" / "models"
     monkeypatch.setenv("TEAMLORE_MODEL_CACHE", str(missing))
-    for name, value in (("_loaded", None), ("_failed", False), ("_stored_checked", False)):
-        monkeypatch.setattr(glosses, name, value)
+    _as_a_new_process(monkeypatch)
     assert gloss("数据库") != "数据库"
     assert not missing.parent.exists()
 

