@@ -238,6 +238,7 @@ def test_a_turn_appended_is_found_through_the_server_without_running_sync(
     search = ("sessions", "search", "zqwarm", "--no-sync", "--lexical", "--format", "json")
     found = teamlore_cli(*search)
     assert ["zqwarm" in hit["snippet"] for hit in json.loads(found.stdout)["hits"]] == [True]
+    assert server.answered_exactly(1)
     assert server.events("answered")[-1]["command"] == "sessions search"
 
 
