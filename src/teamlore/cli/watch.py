@@ -87,8 +87,6 @@ def _serve(fmt: OutputFormat, min_interval: float) -> None:
         try:
             with _stopped_by_signals():
                 server.run()
-        except KeyboardInterrupt:
-            pass
         finally:
             server.close()
             listener.close()
@@ -101,18 +99,27 @@ def _serve(fmt: OutputFormat, min_interval: float) -> None:
 _stopping = threading.Event()
 
 
+class _Stopped(BaseException):
+    """Ctrl-C or SIGTERM, raised where the server is. Not a KeyboardInterrupt: one that leaves
+    code compiled from a string (`eval` and `exec`, which typer's annotations and dataclasses run)
+    makes the interpreter exit by SIGINT at the end even once it is caught, and a stopped server
+    exits 0. Not an Exception either, so no handler of a command's own takes it for a failure."""
+
+
 @contextlib.contextmanager
 def _stopped_by_signals() -> Iterator[None]:
-    """Ctrl-C and SIGTERM stop the server, also in the middle of a request: the command's own
+    """Ctrl-C and SIGTERM end the block, also in the middle of a request: the command's own
     handling of Ctrl-C (exit 130) must not become its client's answer."""
 
     def stop(signum: int, frame: object) -> None:
         _stopping.set()
-        raise KeyboardInterrupt
+        raise _Stopped
 
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         yield
+    except _Stopped:
+        pass
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
@@ -167,7 +174,7 @@ class Server:
                     with connection:
                         self.answer(connection)
             if _stopping.is_set():
-                raise KeyboardInterrupt
+                return
             if self.watcher.changed.is_set() and self._may_sync():
                 self.watcher.changed.clear()
                 self.sync()
