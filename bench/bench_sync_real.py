@@ -356,6 +356,60 @@ def run_round(args: argparse.Namespace, work: Path, run: dict[str, Any], number:
     if args.versus:
         versus.append(cold_sync(work, root, sizes, args.embeddings, helper, args.versus))
         say(_sync_line(f"  [{kind}]    --versus:   teamlore", versus[-1]))
+    if len(peers) == number:  # claude-mem ran in this round: each sync against it
+        _round_ratios_line(run, number)
+
+
+# issue 29's targets against claude-mem's sync in the same run: wall and per CPU second
+TARGET_WALL = 0.60
+TARGET_CPU = 0.45
+
+
+def _against_peer(ours: dict[str, Any], peer: dict[str, Any]) -> tuple[float, float]:
+    """One sync's MiB/s over claude-mem's, wall and per CPU second."""
+    return ours["mib_s"] / peer["mib_s"], ours["cpu_mib_s"] / peer["cpu_mib_s"]
+
+
+def _meets_targets(ratios: tuple[float, float]) -> bool:
+    return ratios[0] >= TARGET_WALL and ratios[1] >= TARGET_CPU
+
+
+def _labelled_syncs(run: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]]]]:
+    """The syncs of each kind a round made (this checkout's, without the helper, --versus)."""
+    kinds = (("here", run["ours"]), ("helper off", run["alone"]), ("--versus", run["versus"]))
+    return [(label, syncs) for label, syncs in kinds if syncs]
+
+
+def _round_ratios_line(run: dict[str, Any], number: int) -> None:
+    """This round's syncs against the claude-mem sync that ran beside them: a round's two syncs
+    saw the same load, where medians of each side hide how often a round meets both targets."""
+    peer = run["peers"][number - 1]
+    parts = []
+    for label, syncs in _labelled_syncs(run):
+        ratios = _against_peer(syncs[number - 1], peer)
+        met = "met" if _meets_targets(ratios) else "not met"
+        parts.append(f"{label} {ratios[0]:.2f}x wall / {ratios[1]:.2f}x per CPU s ({met})")
+    say(f"  [{run['kind']}]    vs claude-mem this round: " + "; ".join(parts))
+
+
+def _rounds_meeting_line(run: dict[str, Any]) -> None:
+    """How many rounds met both targets against their own claude-mem sync, per kind of sync."""
+    peers = run["peers"]
+    parts = []
+    for label, syncs in _labelled_syncs(run):
+        ratios = [_against_peer(s, p) for s, p in zip(syncs, peers, strict=False)]
+        met = sum(map(_meets_targets, ratios))
+        parts.append(
+            f"{label} {met} of {len(ratios)} (wall "
+            + ", ".join(f"{w:.2f}" for w, _ in ratios)
+            + "; per CPU s "
+            + ", ".join(f"{c:.2f}" for _, c in ratios)
+            + ")"
+        )
+    say(
+        f"  rounds meeting both targets (>= {TARGET_WALL:.2f}x wall and >= {TARGET_CPU:.2f}x"
+        " per CPU s against the claude-mem sync of the same round): " + "; ".join(parts)
+    )
 
 
 def finish_corpus(args: argparse.Namespace, work: Path, run: dict[str, Any]) -> dict[str, Any]:
@@ -396,8 +450,9 @@ def finish_corpus(args: argparse.Namespace, work: Path, run: dict[str, Any]) -> 
         result["cpu_ratio"] = result["teamlore_cpu_mib_s"] / median([p["cpu_mib_s"] for p in peers])
         say(
             f"  median claude-mem {result['peer_mib_s']:.1f} MiB/s; ratio teamlore/claude-mem "
-            f"{result['ratio']:.2f}x wall (target >= 0.60), {result['cpu_ratio']:.2f}x per CPU "
-            f"second (target >= 0.45; less distorted by other load)"
+            f"{result['ratio']:.2f}x wall (target >= {TARGET_WALL:.2f}), "
+            f"{result['cpu_ratio']:.2f}x per CPU second (target >= {TARGET_CPU:.2f}; less"
+            " distorted by other load)"
         )
         if alone:  # --helper both: the same ratios of the sync in one process
             peer_cpu = median([p["cpu_mib_s"] for p in peers])
@@ -406,6 +461,8 @@ def finish_corpus(args: argparse.Namespace, work: Path, run: dict[str, Any]) -> 
                 f"{result['alone_mib_s'] / result['peer_mib_s']:.2f}x wall, "
                 f"{median([r['cpu_mib_s'] for r in alone]) / peer_cpu:.2f}x per CPU second"
             )
+        if len(peers) == len(ours):
+            _rounds_meeting_line(run)
     if args.floor:
         _floor_line(root, work, alone or ours, total)
     if args.stages:

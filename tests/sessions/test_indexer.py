@@ -564,3 +564,24 @@ def test_a_sync_reads_the_origin_secret_once_for_all_its_sessions(
     assert reads == [home]
     stored = {r[0] for r in indexer.conn.execute("SELECT session_key FROM sessions")}
     assert stored == {keys.session_key("mini", f"s{n}", home) for n in range(3)}
+
+
+def test_each_tool_call_records_the_assistant_text_before_it_also_across_syncs(
+    indexer: Indexer, src: Path
+) -> None:
+    # the offset is kept as parts are added (not summed per call); a turn left open by one sync
+    # and read back by the next carries its text's length on
+    said = ["first part", "naïve 中文"]
+    calls = [{"t": "run", "id": f"c{n}", "cmd": "ls"} for n in range(2)]
+    path = session_file(src / "a.jsonl", {"t": "user", "text": "go"}, calls[0])
+    with path.open("ab") as handle:
+        handle.write(lines({"t": "say", "text": said[0]}, calls[1], {"t": "say", "text": said[1]}))
+    sync(indexer, src)
+    with path.open("ab") as handle:
+        handle.write(lines({"t": "run", "id": "c2", "cmd": "ls"}, {"t": "say", "text": "end"}))
+        handle.write(lines({"t": "run", "id": "c3", "cmd": "ls"}))
+    sync(indexer, src)
+    text = indexer.conn.execute("SELECT assistant_text FROM turns").fetchone()[0]
+    offsets = [r[0] for r in indexer.conn.execute("SELECT assistant_offset FROM tool_uses")]
+    assert text == "first part\n\nnaïve 中文\n\nend"
+    assert offsets == [0, len("first part"), len("first part\n\nnaïve 中文"), len(text)]

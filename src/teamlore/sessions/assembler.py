@@ -109,7 +109,7 @@ class TurnRecord:
     started_at: str | None
     first_line: int
     db_id: int | None = None
-    assistant_parts: list[str] = field(default_factory=list)
+    assistant_parts: list[str] = field(default_factory=list)  # appended by `add_assistant`
     tools: list[ToolRecord] = field(default_factory=list)
     ended_at: str | None = None
     last_line: int = 0
@@ -118,16 +118,23 @@ class TurnRecord:
     aborted: bool = False
     # messages the client wrote in the assistant's place: [{"kind", "text"}]
     notices: list[dict[str, str]] = field(default_factory=list)
+    # `len(self.assistant_text)`, kept as parts are added: each tool call asks for it, and
+    # summing the parts each time grew with the square of a long agentic turn's parts
+    assistant_chars: int = 0
 
     @property
     def assistant_text(self) -> str:
         return "\n\n".join(self.assistant_parts)
 
+    def add_assistant(self, text: str) -> None:
+        if self.assistant_parts:
+            self.assistant_chars += 2  # the blank line that joins it to the previous part
+        self.assistant_parts.append(text)
+        self.assistant_chars += len(text)
+
     def assistant_length(self) -> int:
-        """`len(self.assistant_text)` without joining the parts (a long agentic turn asks once
-        per tool call)."""
-        parts = self.assistant_parts
-        return sum(map(len, parts)) + 2 * max(len(parts) - 1, 0)
+        """`len(self.assistant_text)` without joining the parts."""
+        return self.assistant_chars
 
     def revision(self) -> str:
         """The turn's revision digest: `canonical.digest` of its markings, ordinal, texts and
@@ -276,7 +283,7 @@ class SessionAssembler:
         elif isinstance(event, AssistantText):
             turn = self._current_turn(event.at, line)
             if event.text:
-                turn.assistant_parts.append(_cap(event.text))
+                turn.add_assistant(_cap(event.text))
             self._touch(turn, event.at, line)
         elif isinstance(event, UserTurn):
             self._close_turn(sealed=True)
@@ -584,12 +591,16 @@ class SessionAssembler:
                     tool.assistant_offset,
                 )
             )
-            touches += [(turn_id, tool_id, p, "write") for p in tool.paths_written]
-            touches += [(turn_id, tool_id, p, "read") for p in tool.paths_read]
-            commits += [
-                (turn_id, tool_id, c.hash, int(c.is_full), int(c.from_commit_command))
-                for c in tool.commits
-            ]
+            # most tool uses touch no file and observe no commit: no comprehension for them
+            if tool.paths_written:
+                touches += [(turn_id, tool_id, p, "write") for p in tool.paths_written]
+            if tool.paths_read:
+                touches += [(turn_id, tool_id, p, "read") for p in tool.paths_read]
+            if tool.commits:
+                commits += [
+                    (turn_id, tool_id, c.hash, int(c.is_full), int(c.from_commit_command))
+                    for c in tool.commits
+                ]
         conn.executemany(
             "INSERT INTO tool_uses(id, turn_id, seq, call_id, name, family, input, command,"
             " started_at, result_head, result_tail, result_bytes, result_sha256,"
@@ -627,7 +638,7 @@ def load_turn(conn: sqlite3.Connection, turn_id: int) -> TurnRecord | None:
         notices=orjson.loads(row["notices"]) if row["notices"] else [],
     )
     if row["assistant_text"]:
-        turn.assistant_parts.append(row["assistant_text"])
+        turn.add_assistant(row["assistant_text"])
     for t in conn.execute("SELECT * FROM tool_uses WHERE turn_id = ? ORDER BY seq", (turn_id,)):
         touches = conn.execute(
             "SELECT path, kind FROM file_touches WHERE tool_use_id = ? ORDER BY id", (t["id"],)

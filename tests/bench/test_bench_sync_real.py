@@ -1,0 +1,44 @@
+"""bench_sync_real's rounds against claude-mem: each round's syncs are compared with the
+claude-mem sync that ran beside them, and the rounds that met both of issue 29's targets are
+counted (medians of each side hide how often a round meets them)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+
+
+def _sync(mib_s: float, cpu_mib_s: float) -> dict[str, Any]:
+    return {"mib_s": mib_s, "cpu_mib_s": cpu_mib_s}
+
+
+def test_each_round_is_held_against_its_own_claude_mem_sync_and_the_rounds_meeting_both_are_counted(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    sys.path.insert(0, str(BENCH))
+    try:
+        import bench_sync_real
+    finally:
+        sys.path.remove(str(BENCH))
+    run = {
+        "kind": "claude",
+        # round 1 meets both targets; round 2 only the wall one; round 3 neither
+        "ours": [_sync(21.0, 36.0), _sync(20.0, 30.0), _sync(10.0, 40.0)],
+        "alone": [],
+        "versus": [_sync(18.0, 30.0), _sync(24.0, 36.0), _sync(30.0, 50.0)],
+        "peers": [_sync(30.0, 80.0), _sync(30.0, 80.0), _sync(30.0, 100.0)],
+    }
+    bench_sync_real._round_ratios_line(run, 2)
+    bench_sync_real._rounds_meeting_line(run)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == (
+        "  [claude]    vs claude-mem this round: here 0.67x wall / 0.38x per CPU s (not met);"
+        " --versus 0.80x wall / 0.45x per CPU s (met)"
+    )
+    assert "here 1 of 3 (wall 0.70, 0.67, 0.33; per CPU s 0.45, 0.38, 0.40)" in out[1]
+    assert "--versus 2 of 3 (wall 0.60, 0.80, 1.00; per CPU s 0.38, 0.45, 0.50)" in out[1]
