@@ -15,7 +15,7 @@ from teamlore.models.glosses import first_sense, gloss, has_chinese, segmented
 
 def test_chinese_words_become_their_english_senses_and_other_text_stays() -> None:
     assert gloss("发布之前先运行数据库迁移") == (
-        " release, before, early, run, database, migration "
+        " release, before, early, run, database, migrate; migration "
     )
     assert gloss("run 数据库 migrations") == "run  database  migrations"
     text = "nothing Chinese here"
@@ -33,6 +33,22 @@ def test_a_developer_sense_comes_before_the_dictionary_first_one() -> None:
     # in Traditional characters and Taiwanese usage too
     assert gloss("資料庫") == gloss("數據庫") == " database "
     assert gloss("程式碼") == " code "
+
+
+def test_common_developer_words_read_as_developers_mean_them() -> None:
+    # CC-CEDICT alone: 無痕 "traceless", 保存 "conserve", 開源 "expand one's financial
+    # resources", 爬虫 "reptile", 维护 "defend", 协议 "agreement", 算法 "arithmetic", 格式 "form"
+    # and 提交 "commit" only; the noun is given where the analyzer does not stem it to the verb
+    assert gloss("無痕") == gloss("无痕") == " incognito "
+    assert gloss("提交") == " commit; submit; submission "
+    assert gloss("讨论") == " discuss; discussion "
+    assert gloss("保存") == " save "
+    assert gloss("開源") == gloss("开源") == " open source "
+    assert gloss("爬虫") == " crawler "
+    assert gloss("维护") == " maintain "
+    assert gloss("协议") == gloss("協定") == " protocol "
+    assert gloss("算法") == " algorithm "
+    assert gloss("格式") == " format "
 
 
 def test_traditional_characters_are_looked_up_too() -> None:

@@ -32,6 +32,16 @@ def test_words_are_compared_by_their_stem_as_the_index_compares_them(tmp_path: P
     assert "实现" in found["implement"]
 
 
+def test_a_developer_sense_answers_its_english_words(tmp_path: Path) -> None:
+    # CC-CEDICT has no Chinese word whose first sense is "incognito" or "submission", and
+    # "save" is 拯救 ("rescue") or 节省 ("economize"): the developer senses read backwards
+    found = chinese_words(["incognito", "submission", "sav", "deployment"], tmp_path / "models")
+    assert {"無痕", "无痕"} <= set(found["incognito"])
+    assert "提交" in found["submission"]
+    assert "保存" in found["sav"]
+    assert "部署" in found["deployment"]
+
+
 def test_the_table_is_derived_once_into_the_model_cache_and_read_from_there(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

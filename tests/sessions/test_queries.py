@@ -566,3 +566,33 @@ def test_a_turn_found_by_meaning_alone_shows_the_passage_saying_what_was_asked(
     assert (hits[0]["turn"], hits[0]["matchedBy"]) == (1, ["vector"])
     assert hits[0]["snippet"].startswith("assistant: ")
     assert "database tables" in hits[0]["snippet"]
+
+
+def test_a_turn_found_by_a_translation_shows_the_passage_holding_it(
+    home: Path, tmp_path: Path
+) -> None:
+    # each first turn holds the question's words only translated; its snippet was cut from the
+    # passage numbered by how many words it held (none here: an empty snippet), now from the
+    # passage holding most of them as typed or translated
+    for query, prompt in (
+        ("the threshold for contributors", "外部貢獻者的閾值應該怎麼定？"),
+        ("统计代码总行数", "Before the release, tally the total code lines of the repository."),
+    ):
+        hits = _hybrid_hits(home, tmp_path / query, query, prompt)
+        assert (hits[0]["turn"], hits[0]["snippet"][:12]) == (1, f"user: {prompt[:6]}")
+
+
+def test_a_chinese_question_finds_the_english_turn_by_a_developer_sense(
+    home: Path, tmp_path: Path
+) -> None:
+    # 提交 reads "commit; submit; submission" and 讨论 "discuss; discussion" (the analyzer does
+    # not stem a noun to its verb): the turn about the submission file holds four of the
+    # question's five words, not two (models/developer_glosses.py)
+    hits = _hybrid_hits(
+        home,
+        tmp_path,
+        "在提交文件加上讨论的时间",
+        "Put the discussion time into the submission file, split and summed.",
+        "Commit the file now, it is time.",
+    )
+    assert [h["turn"] for h in hits][:2] == [1, 2]

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import sqlite3
 from array import array
+from collections.abc import Callable
 from typing import NamedTuple
 
-from teamlore.core.analyzer import Query, analyze
+from teamlore.core.analyzer import Query, analyze, snippet
 from teamlore.core.fusion import has_identifier
 
 # ASCII "record separator": a gap to the analyzer (never part of a token)
@@ -87,7 +88,15 @@ TOOL_PASSAGE = 0.75
 def held(query: Query, body: str, starts: bytes | None) -> Held:
     """Count the query terms of each passage of an analyzed `body` (no analysis: the body is
     cut at the stored offsets). A turn without stored offsets is one passage."""
-    whole = query.coverage(body)
+    return held_by(query.coverage, body, starts, has_identifier(query))
+
+
+def held_by(
+    coverage: Callable[[str], int], body: str, starts: bytes | None, identifier: bool
+) -> Held:
+    """`held` with another count of the terms an analyzed text holds (`coverage`: a query's
+    terms as typed or as translated); `identifier`: whether the query holds one."""
+    whole = coverage(body)
     offsets = unpack(starts)
     if len(offsets) == 1 or whole == 0:
         return Held(whole, 0, whole)
@@ -96,12 +105,12 @@ def held(query: Query, body: str, starts: bytes | None) -> Held:
     for number, (start, end) in enumerate(zip(offsets, ends, strict=True)):
         if end - start <= best:  # too short to hold more terms than the best so far
             continue
-        count = query.coverage(body[start:end])
+        count = coverage(body[start:end])
         if count > best:
             best, where = count, number
             if best == whole:
                 break
-    return Held(best, where, whole, where > ASSISTANT and not has_identifier(query))
+    return Held(best, where, whole, where > ASSISTANT and not identifier)
 
 
 def passage_read_by(
@@ -120,6 +129,21 @@ def passage_read_by(
         if found.best:
             return found, reading
     return None
+
+
+def passage_snippet(
+    conn: sqlite3.Connection, row: sqlite3.Row | dict[str, object], query: Query, found: Held
+) -> str:
+    """Original text around the first match in the turn's best passage: `user: …`,
+    `assistant: …` or `tool #3 Bash npm test, exit 1: …` (a turn found by meaning alone: the
+    passage holding the query's words, or its glosses' words, else its prompt)."""
+    label, texts = labeled_text(conn, row, found.passage)
+    if not label:
+        return ""
+    # the part of the passage (a tool's call, a path it wrote, its result) that may hold most
+    # query terms; the label already shows the call
+    best = max(texts, key=query.coverage_bound, default="")
+    return f"{label}: {snippet(best, query.highlight_tokens())}"
 
 
 def labeled_text(

@@ -17,12 +17,17 @@ from teamlore.core.analyzer import (
     QueryTerm,
     parse_query,
     readable_score,
-    snippet,
 )
-from teamlore.core.fusion import fuse, words_decide
+from teamlore.core.fusion import fuse, has_identifier, words_decide
 from teamlore.models.glosses import gloss_query, gloss_terms, has_chinese, segmented
 from teamlore.sessions.index_db import UUID, body_match, scope_match
-from teamlore.sessions.passages import Held, held, labeled_text, passage_read_by
+from teamlore.sessions.passages import (
+    Held,
+    held,
+    held_by,
+    passage_read_by,
+    passage_snippet,
+)
 
 if TYPE_CHECKING:
     from teamlore.models.embeddings import Embedder
@@ -364,7 +369,7 @@ def _hit(
         "sessionKey": row["session_key"],
         "turn": row["ordinal"],
         "provider": row["provider"],
-        "snippet": _snippet(conn, row, parsed, found),
+        "snippet": passage_snippet(conn, row, parsed, found),
         "score": score,
         "matchedBy": list(matched_by),
     }
@@ -606,7 +611,8 @@ def _translation_ranking(
         window=TRANSLATION_WINDOW,
     )
     found = [
-        (*_translated_share(parsed, alternatives, r["body"]), -float(r["rank"]), r) for r in rows
+        (*_translated_share(parsed, alternatives, r["body"], r["starts"]), -float(r["rank"]), r)
+        for r in rows
     ]
     found.sort(key=lambda item: (-item[1], -item[2], item[3]["id"]))
     return found
@@ -628,21 +634,26 @@ def _holds_chinese(conn: sqlite3.Connection) -> bool:
     return kept_while_unchanged(conn, "holds Chinese", ask)
 
 
-def _translated_share(parsed: Query, alternatives: Translation, body: str) -> tuple[Held, float]:
+def _translated_share(
+    parsed: Query, alternatives: Translation, body: str, starts: bytes | None
+) -> tuple[Held, float]:
     """The terms of `parsed` the analyzed `body` holds as typed or as one of their translations
-    (every term of it; the whole turn: translations are not placed in passages), and their
-    share of the terms the turn could hold in either language: a term the dictionary does not
-    translate counts only where it is held as typed (a Chinese turn cannot hold "fewer" or
-    "PRs" but in English; docs/hybrid-search.md, "English queries over Chinese turns")."""
-    padded = f" {body} "
-    count = possible = 0
-    for term, alts in zip(parsed.terms, alternatives, strict=True):
-        held = term.found_in(padded) or any(
-            all(part.found_in(padded) for part in alt) for alt in alts
-        )
-        count += held
-        possible += held or bool(alts)
-    return Held(count, count, 0), count / max(possible, 1)
+    (by passage: the best one is the hit's snippet), and the share of the turn's: of the terms
+    it could hold in either language (a term the dictionary does not translate counts only
+    where it is held as typed: a Chinese turn cannot hold "fewer" or "PRs" but in English;
+    docs/hybrid-search.md, "English queries over Chinese turns"), over the whole turn."""
+
+    def holds(analyzed: str) -> list[bool]:
+        padded = f" {analyzed} "
+        return [
+            term.found_in(padded) or any(all(part.found_in(padded) for part in alt) for alt in alts)
+            for term, alts in zip(parsed.terms, alternatives, strict=True)
+        ]
+
+    whole = holds(body)
+    possible = sum(held or bool(alts) for held, alts in zip(whole, alternatives, strict=True))
+    found = held_by(lambda analyzed: sum(holds(analyzed)), body, starts, has_identifier(parsed))
+    return found, sum(whole) / max(possible, 1)
 
 
 def _reads(embedder: Embedder, row: sqlite3.Row) -> bool:
@@ -777,21 +788,3 @@ def _turn_rows(
         " ORDER BY ranked.rank, t.id LIMIT ?",
         (param, *filter_params, limit),
     ).fetchall()
-
-
-# -- snippets: from the passage that matched ---------------------------------------------------
-
-
-def _snippet(
-    conn: sqlite3.Connection, row: sqlite3.Row | dict[str, Any], query: Query, found: Held
-) -> str:
-    """Original text around the first match in the turn's best passage: `user: …`,
-    `assistant: …` or `tool #3 Bash npm test, exit 1: …` (a turn found by meaning alone: the
-    passage holding the query's words, or its glosses' words, else its prompt)."""
-    label, texts = labeled_text(conn, row, found.passage)
-    if not label:
-        return ""
-    # the part of the passage (a tool's call, a path it wrote, its result) that may hold most
-    # query terms; the label already shows the call
-    best = max(texts, key=query.coverage_bound, default="")
-    return f"{label}: {snippet(best, query.highlight_tokens())}"
