@@ -31,6 +31,7 @@ from teamlore.sessions.index_db import (
     open_index,
 )
 from teamlore.sessions.indexer import Indexer, Source
+from teamlore.sessions.int8_cosines import int8_cosines
 from teamlore.sessions.queries import search_turns
 
 # what people asked and what the agent answered, one turn each
@@ -728,9 +729,9 @@ def test_the_rescoring_gives_the_same_cosines_with_and_without_numpy(
     rows += [b"\x80" * dimensions, b"\x7f" * dimensions]
     query = rng.normal(size=dimensions).astype(np.float32)
     query /= np.linalg.norm(query)
-    with_numpy = turn_vectors._cosines(rows, query.tolist())
+    with_numpy = int8_cosines(rows, query.tolist())
     monkeypatch.delitem(sys.modules, "numpy")
-    plain = turn_vectors._cosines(rows, query.tolist())
+    plain = int8_cosines(rows, query.tolist())
     monkeypatch.undo()
     assert with_numpy == plain
     matrix = np.frombuffer(b"".join(rows), dtype=np.int8).reshape(len(rows), -1).astype(float)
