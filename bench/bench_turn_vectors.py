@@ -111,9 +111,13 @@ def child_search(args: dict[str, Any]) -> dict[str, Any]:
     from teamlore.models.embeddings import bundled_embedder
     from teamlore.sessions.index_db import open_index
     from teamlore.sessions.queries import search_turns
+    from teamlore.sessions.turn_vectors import embed_pending_turns
 
-    conn = open_index(Path(args["state"]))
+    conn = open_index(Path(args["state"]))  # this tree's migrations
     embedder = bundled_embedder()
+    # what this tree's `teamlore sync` leaves of the vectors it finds (its block upkeep),
+    # untimed: nothing to embed
+    embed_pending_turns(conn, embedder)
     # where `sessions search` keeps the reversed dictionary (an English query over Chinese
     # turns), when the tree has one (a `--versus` tree may predate it)
     cache = Path(args["state"]) / "models"
@@ -227,13 +231,23 @@ def phase_search(args: argparse.Namespace, work: Path) -> None:
         )
     trees = [("", "")] + ([(" [versus]", str(args.versus.resolve()))] if args.versus else [])
     results: dict[str, list[dict[str, Any]]] = {label: [] for label, _src in trees}
+    # each tree searches its own copy of the index, migrated and kept by its own code: a tree
+    # of another schema would refuse (or change) the other's (build it with the older tree's
+    # code: PYTHONPATH=<older tree>/src)
+    copies = {label: _tree_copy(state, n) for n, (label, _src) in enumerate(trees)}
     # interleaved, and each round in the other order (ABBA): both trees see the same load, and
     # neither always runs first (with a fixed order the first tree's CPU p50 read 11-18 % higher
     # than the second's with the same code on both sides)
     for round_ in range(args.rounds):
         for label, src in trees if round_ % 2 == 0 else trees[::-1]:
             results[label].append(
-                run_child("search", state=str(state), queries=args.queries, seed=args.seed, src=src)
+                run_child(
+                    "search",
+                    state=str(copies[label]),
+                    queries=args.queries,
+                    seed=args.seed,
+                    src=src,
+                )
             )
     first = results[""][0]
     print(f"[search] {first['turns']} turns, {first['queries']} queries each way (in-process):")
@@ -266,6 +280,14 @@ def phase_search(args: argparse.Namespace, work: Path) -> None:
         f"    (command: python bench/bench_turn_vectors.py --phases search --search-turns"
         f" {args.search_turns} --queries {args.queries} --rounds {args.rounds}{versus})"
     )
+
+
+def _tree_copy(state: Path, number: int) -> Path:
+    """A fresh copy of the built state directory for the tree numbered `number`."""
+    copy = state.with_name(f"{state.name}-tree{number}")
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(state, copy)
+    return copy
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,7 +10,7 @@ from test_indexer import MiniAdapter, session_file
 
 from teamlore.core import errors
 from teamlore.sessions import queries
-from teamlore.sessions.index_db import MIGRATIONS, open_index
+from teamlore.sessions.index_db import MIGRATIONS, TURN_PASSAGES, open_index
 from teamlore.sessions.indexer import Indexer, Source
 
 
@@ -232,7 +232,8 @@ def test_an_index_from_before_passages_finds_them_at_the_next_sync(
     indexer = _synced(home, tmp_path, *_big_turn("tidy", 3, {2: "npm ERR! missing script"}))
     conn = indexer.conn
     conn.execute("DROP TABLE turn_passages")
-    conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
+    conn.execute("ALTER TABLE turn_vector_blocks DROP COLUMN session_ids")  # a later migration
+    conn.execute(f"PRAGMA user_version = {MIGRATIONS.index(TURN_PASSAGES)}")
     conn.commit()
     conn.close()
     conn = open_index(home)  # migrates

@@ -24,8 +24,14 @@ from models.scripted_server import ScriptedServer, embeddings_responder
 from support import run_killed_at, teamlore_cli
 from teamlore.models.embeddings import bundled_embedder
 from teamlore.sessions import turn_vectors
-from teamlore.sessions.index_db import index_db_path, open_index
+from teamlore.sessions.index_db import (
+    MIGRATIONS,
+    TURN_VECTOR_SESSIONS,
+    index_db_path,
+    open_index,
+)
 from teamlore.sessions.indexer import Indexer, Source
+from teamlore.sessions.int8_cosines import int8_cosines
 from teamlore.sessions.queries import search_turns
 
 # what people asked and what the agent answered, one turn each
@@ -428,11 +434,15 @@ def test_deleted_turns_lose_their_vectors_and_compaction_repacks_the_blocks(
         conn.execute("DELETE FROM turns WHERE session_id = ?", (second,))
     turn_vectors.embed_pending_turns(conn, embedder)  # 6 of 12 dead: rewritten
     assert one(conn, "SELECT count(*), sum(size) FROM turn_vector_blocks") == (1, 6)
-    live = conn.execute("SELECT turn_id, block_id, slot FROM turn_vectors ORDER BY turn_id")
-    block = conn.execute("SELECT id, turn_ids FROM turn_vector_blocks").fetchone()
+    live = conn.execute(
+        "SELECT v.turn_id, v.block_id, v.slot, t.session_id FROM turn_vectors v"
+        " JOIN turns t ON t.id = v.turn_id ORDER BY v.turn_id"
+    )
+    block = conn.execute("SELECT id, turn_ids, session_ids FROM turn_vector_blocks").fetchone()
     ids = np.frombuffer(block[1], dtype="<i8").tolist()
-    for turn_id, block_id, slot in live:
-        assert (block_id, ids[slot]) == (block[0], turn_id)
+    sessions = np.frombuffer(block[2], dtype="<i8").tolist()
+    for turn_id, block_id, slot, session_id in live:
+        assert (block_id, ids[slot], sessions[slot]) == (block[0], turn_id, session_id)
 
 
 def test_a_turn_with_no_known_token_is_done_without_a_slot(home: Path, tmp_path: Path) -> None:
@@ -482,6 +492,94 @@ def test_vector_hits_obey_the_provider_filter(home: Path, tmp_path: Path) -> Non
         indexer.conn, "poem about fall foliage", provider="other", embedder=embedder
     ).hits
     assert [h["provider"] for h in hits] == ["other"]
+
+
+def two_providers(home: Path, tmp_path: Path) -> Indexer:
+    """Six turns of provider `mini`, and of provider `other` one verse and three prompts that
+    share their meaning with the first three of `mini`'s."""
+
+    class OtherAdapter(MiniAdapter):
+        provider = "other"
+
+    mini, other = tmp_path / "mini", tmp_path / "other"
+    mini_turns(mini, "m", [prompt for prompt, _answer in TURNS])
+    mini_turns(other, "o", ["Compose a short verse about the sea", *TURNS_ELSEWHERE])
+    indexer = Indexer(open_index(home), {"mini": MiniAdapter(), "other": OtherAdapter()}, home=home)
+    indexer.sync([Source("mini", mini), Source("other", other)])
+    turn_vectors.embed_pending_turns(indexer.conn, bundled_embedder())
+    return indexer
+
+
+TURNS_ELSEWHERE = [
+    "The database migration in the nightly build is timing out",
+    "Header component CSS classes should use BEM names",
+    "Invoices endpoint needs pagination",
+]
+
+
+def test_a_provider_filter_reads_no_vector_of_another_providers_turn(
+    home: Path, tmp_path: Path
+) -> None:
+    """The sessions kept beside the sign bits drop the other provider's candidates before their
+    int8 rows are read (docs/sessions.md, "Search speed")."""
+    conn = two_providers(home, tmp_path).conn
+    other = {
+        r[0]
+        for r in conn.execute(
+            "SELECT t.id FROM turns t JOIN sessions s"
+            " ON s.id = t.session_id WHERE s.provider = 'other'"
+        )
+    }
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    conn.execute("BEGIN")  # the vector side in line, on `conn`
+    hits = search_turns(
+        conn, "database migration timeout", provider="other", embedder=bundled_embedder()
+    ).hits
+    conn.execute("ROLLBACK")
+    [read] = [sql for sql in statements if "FROM turn_vectors" in sql]
+    read_ids = set(json.loads(read[read.index("json_each('") + 11 : read.index("')")]))
+    assert read_ids and read_ids <= other
+    assert {h["provider"] for h in hits} == {"other"} and hits[0]["turn"] == 2
+
+
+def test_blocks_from_before_sessions_were_kept_search_alike_and_get_them_at_the_next_sync(
+    home: Path, tmp_path: Path
+) -> None:
+    indexer = two_providers(home, tmp_path)
+    conn, embedder = indexer.conn, bundled_embedder()
+
+    def searches() -> list[list[dict[str, Any]]]:
+        return [
+            search_turns(conn, query, provider=provider, embedder=embedder).hits
+            for query in ["database migration timeout", "poem about the ocean"]
+            for provider in (None, "mini", "other")
+        ]
+
+    before = searches()
+    # what an index of the schema before looks like, migrated: blocks without sessions
+    conn.execute("ALTER TABLE turn_vector_blocks DROP COLUMN session_ids")
+    conn.execute(f"PRAGMA user_version = {MIGRATIONS.index(TURN_VECTOR_SESSIONS)}")
+    conn.commit()
+    conn.close()
+    conn = open_index(home)
+    assert one(conn, "SELECT count(*) FROM turn_vector_blocks WHERE session_ids IS NOT NULL") == (
+        0,
+    )
+    assert searches() == before
+    assert turn_vectors.embed_pending_turns(conn, embedder).embedded == 0  # the next sync
+    assert one(conn, "SELECT count(*) FROM turn_vector_blocks WHERE session_ids IS NULL") == (0,)
+    for turn_ids, session_ids in conn.execute(
+        "SELECT turn_ids, session_ids FROM turn_vector_blocks"
+    ):
+        turns = np.frombuffer(turn_ids, dtype="<i8").tolist()
+        kept = dict(zip(turns, np.frombuffer(session_ids, dtype="<i8").tolist(), strict=True))
+        assert kept == dict(
+            conn.execute(
+                f"SELECT id, session_id FROM turns WHERE id IN ({','.join(map(str, turns))})"
+            ).fetchall()
+        )
+    assert searches() == before
 
 
 def test_the_meaning_is_ranked_beside_the_words_with_the_same_hits_as_in_line(
@@ -577,6 +675,7 @@ def random_blocks(sizes: list[int], width: int, seed: int) -> turn_vectors.Block
         turn_ids=[
             np.arange(first[i], first[i] + n, dtype="<i8").tobytes() for i, n in enumerate(sizes)
         ],
+        session_ids=[None] * len(sizes),
         bits=[rows[rng.integers(0, len(rows), size=n)].tobytes() for n in sizes],
     )
 
@@ -630,9 +729,9 @@ def test_the_rescoring_gives_the_same_cosines_with_and_without_numpy(
     rows += [b"\x80" * dimensions, b"\x7f" * dimensions]
     query = rng.normal(size=dimensions).astype(np.float32)
     query /= np.linalg.norm(query)
-    with_numpy = turn_vectors._cosines(rows, query.tolist())
+    with_numpy = int8_cosines(rows, query.tolist())
     monkeypatch.delitem(sys.modules, "numpy")
-    plain = turn_vectors._cosines(rows, query.tolist())
+    plain = int8_cosines(rows, query.tolist())
     monkeypatch.undo()
     assert with_numpy == plain
     matrix = np.frombuffer(b"".join(rows), dtype=np.int8).reshape(len(rows), -1).astype(float)

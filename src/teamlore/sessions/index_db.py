@@ -260,6 +260,12 @@ CREATE TABLE turn_passages (
 INSERT INTO meta(key, value) SELECT 'passages', 'pending' WHERE EXISTS (SELECT 1 FROM turns);
 """
 
+# the session of each slot beside its turn id (sessions/turn_vectors.py): a search filtered by
+# provider or worktree drops the other sessions' candidates before reading their int8 rows.
+# Blocks written before it hold NULL; the next sync rewrites them (`turn_vectors._compact`), and
+# until then a search asks the turns table for their candidates' sessions.
+TURN_VECTOR_SESSIONS = "ALTER TABLE turn_vector_blocks ADD COLUMN session_ids BLOB;"
+
 MIGRATIONS: list[str] = [
     SESSIONS_SCHEMA,
     REPOSITORY_SCHEMA,
@@ -269,6 +275,7 @@ MIGRATIONS: list[str] = [
     SESSION_GIT,
     TURN_VECTORS,
     TURN_PASSAGES,
+    TURN_VECTOR_SESSIONS,
 ]
 
 

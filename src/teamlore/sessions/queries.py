@@ -466,14 +466,12 @@ def _meaning(
     from teamlore.sessions.turn_vectors import rank_turns, vector_space_counts
 
     provider, worktree_key, since, until = filters
-    clauses, params = _filters(
-        provider=provider,
-        worktree_key=worktree_key,
-        since=since,
-        until=until,
-        start="t.started_at",
-        end="t.ended_at",
+    times = {"start": "t.started_at", "end": "t.ended_at"}
+    # provider and worktree are the session's: checked before a candidate's int8 row is read
+    session_clauses, session_params = _filters(
+        provider=provider, worktree_key=worktree_key, since=None, until=None, **times
     )
+    clauses, params = _filters(provider=None, worktree_key=None, since=since, until=until, **times)
     space = embedder.space.key
     counts = vector_space_counts(conn, space)
     # a model that cannot read the query reads its glosses (`Embedder.embed_query`): a
@@ -492,7 +490,8 @@ def _meaning(
         query_vector,
         space,
         depth=FUSION_DEPTH,
-        candidates=VECTOR_CANDIDATES_FILTERED if clauses else VECTOR_CANDIDATES,
+        candidates=VECTOR_CANDIDATES_FILTERED if clauses or session_clauses else VECTOR_CANDIDATES,
+        session_filter=(" AND ".join(session_clauses), session_params),
         row_filter=(" AND ".join(clauses), params),
     )
     return Meaning(counts, ranking, None, translated)

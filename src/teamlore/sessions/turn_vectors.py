@@ -8,7 +8,9 @@ quantized next to the FTS row:
   int8 vector (rescoring) and where its sign bits sit (`block_id`, `slot`). The row goes when its
   turn goes (foreign key, cascade).
 - `turn_vector_blocks`: the sign bits of up to `BLOCK_TURNS` turns in one BLOB, with their turn
-  ids. A search reads a few hundred KB of bits in a handful of rows (not 250k rows), ranks every
+  ids and their sessions' ids (a filter by provider or worktree is a property of the session: a
+  filtered search drops the other sessions' candidates before reading their int8 rows). A
+  search reads a few hundred KB of bits in a handful of rows (not 250k rows), ranks every
   turn by Hamming distance, then rescores the best `candidates` with their int8 vectors
   (cosine) — a brute-force quantized scan, no ANN index, no server. Python's `sqlite3` here
   cannot load extensions, so sqlite-vec is not an option.
@@ -27,7 +29,6 @@ import bisect
 import functools
 import heapq
 import itertools
-import math
 import os
 import sqlite3
 import struct
@@ -41,6 +42,7 @@ import orjson
 
 from teamlore.core import db
 from teamlore.models.plain_rows import sign_bits
+from teamlore.sessions.int8_cosines import int8_cosines
 
 if TYPE_CHECKING:  # numpy loads only when there is something to embed or compare
     import numpy as np
@@ -215,7 +217,7 @@ def _embed_batch(
         # only the parts `turn_text` keeps leave SQLite (characters, like Python slices): a
         # batch holds ~1 KiB per turn, not whole answers and tool output
         "SELECT id, revision, substr(user_text, 1, ?) AS user_text,"
-        " substr(assistant_text, -?) AS assistant_text FROM turns"
+        " substr(assistant_text, -?) AS assistant_text, session_id FROM turns"
         " WHERE id IN (SELECT value FROM json_each(?))",
         (USER_CHARS, ASSISTANT_CHARS, _json_ids(turn_ids)),
     ).fetchall()
@@ -237,8 +239,9 @@ def _embed_batch(
         space_id = _space_id(conn, embedder.space.key, dimensions)
         slotted = [i for i in keep if known[i]]
         slotted_ids = [int(rows[i]["id"]) for i in slotted]
+        session_ids = [int(rows[i]["session_id"]) for i in slotted]
         bits = b"".join(stored[i][dimensions:] for i in slotted)
-        block_id = _write_block(conn, space_id, slotted_ids, bits)
+        block_id = _write_block(conn, space_id, slotted_ids, session_ids, bits)
         slot_of = {i: n for n, i in enumerate(slotted)}
         conn.executemany(
             "INSERT OR REPLACE INTO turn_vectors(turn_id, space_id, revision, block_id, slot,"
@@ -304,16 +307,26 @@ def _embed_stored(embedder: Embedder, texts: list[str]) -> tuple[int, bytes]:
 
 
 def _write_block(
-    conn: sqlite3.Connection, space_id: int, turn_ids: list[int], bits: bytes
+    conn: sqlite3.Connection,
+    space_id: int,
+    turn_ids: Sequence[int],
+    session_ids: Sequence[int],
+    bits: bytes,
 ) -> int | None:
-    """A block row: the turn ids (little-endian int64) and their sign bits, row after row."""
+    """A block row: the turn ids and their sessions' ids (little-endian int64 each) and their
+    sign bits, row after row."""
     if not turn_ids:
         return None
     cur = conn.execute(
-        "INSERT INTO turn_vector_blocks(space_id, size, turn_ids, bits) VALUES (?, ?, ?, ?)",
-        (space_id, len(turn_ids), struct.pack(f"<{len(turn_ids)}q", *turn_ids), bits),
+        "INSERT INTO turn_vector_blocks(space_id, size, turn_ids, session_ids, bits)"
+        " VALUES (?, ?, ?, ?, ?)",
+        (space_id, len(turn_ids), _int64s(turn_ids), _int64s(session_ids), bits),
     )
     return int(cur.lastrowid or 0)
+
+
+def _int64s(values: Sequence[int]) -> bytes:
+    return struct.pack(f"<{len(values)}q", *values)
 
 
 def _json_ids(ids: Sequence[int]) -> str:
@@ -330,6 +343,7 @@ def _compact(conn: sqlite3.Connection, key: str) -> None:
         if space is None:
             return
         space_id = int(space[0])
+        _add_session_ids(conn, space_id)
         sizes = conn.execute(
             "SELECT id, size FROM turn_vector_blocks WHERE space_id = ?", (space_id,)
         ).fetchall()
@@ -345,6 +359,37 @@ def _compact(conn: sqlite3.Connection, key: str) -> None:
             _rewrite(conn, space_id, [int(r[0]) for r in sizes])
         elif len(small) > MAX_SMALL_BLOCKS:
             _rewrite(conn, space_id, small)
+
+
+def _add_session_ids(conn: sqlite3.Connection, space_id: int) -> None:
+    """Give the blocks written before blocks held their sessions' ids
+    (`index_db.TURN_VECTOR_SESSIONS`) their turns' sessions, once (a dead slot's turn is gone:
+    0, no session's id)."""
+    for block_id, turn_ids in conn.execute(
+        "SELECT id, turn_ids FROM turn_vector_blocks WHERE space_id = ? AND session_ids IS NULL",
+        (space_id,),
+    ).fetchall():
+        turns = _unpack_int64s(bytes(turn_ids))
+        session_of = _sessions_of_turns(conn, turns)
+        conn.execute(
+            "UPDATE turn_vector_blocks SET session_ids = ? WHERE id = ?",
+            (_int64s([session_of.get(turn_id, 0) for turn_id in turns]), block_id),
+        )
+
+
+def _sessions_of_turns(conn: sqlite3.Connection, turn_ids: Sequence[int]) -> dict[int, int]:
+    """turn id → its session's id, for those of `turn_ids` still in the index."""
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    rows = cursor.execute(
+        "SELECT id, session_id FROM turns WHERE id IN (SELECT value FROM json_each(?))",
+        (_json_ids(turn_ids),),
+    )
+    return {int(turn_id): int(session_id) for turn_id, session_id in rows}
+
+
+def _unpack_int64s(packed: bytes) -> list[int]:
+    return list(struct.unpack(f"<{len(packed) // 8}q", packed))
 
 
 def _rewrite(conn: sqlite3.Connection, space_id: int, block_ids: list[int]) -> None:
@@ -371,27 +416,37 @@ def _rewrite(conn: sqlite3.Connection, space_id: int, block_ids: list[int]) -> N
     for start in range(0, len(turns), BLOCK_TURNS):
         chunk = slice(start, start + BLOCK_TURNS)
         turn_ids = turns[chunk].tolist()
-        slots = zip(block_of[chunk], slot_of[chunk], strict=True)
+        slots = list(zip(block_of[chunk], slot_of[chunk], strict=True))
         bits = b"".join(_slot_bits(blocks[block], slot) for block, slot in slots)
-        block_id = _write_block(conn, space_id, turn_ids, bits)
+        session_ids = [_slot_session(blocks[block], slot) for block, slot in slots]
+        block_id = _write_block(conn, space_id, turn_ids, session_ids, bits)
         conn.executemany(
             "UPDATE turn_vectors SET block_id = ?, slot = ? WHERE turn_id = ?",
             ((block_id, n, turn_id) for n, turn_id in enumerate(turn_ids)),
         )
 
 
-def _load_block(conn: sqlite3.Connection, block_id: int) -> tuple[int, bytes]:
-    """A block's size and its sign bits, row after row."""
+class _Block(NamedTuple):
+    size: int
+    bits: bytes  # sign bits, row after row
+    session_ids: bytes  # little-endian int64 per slot
+
+
+def _load_block(conn: sqlite3.Connection, block_id: int) -> _Block:
     row = conn.execute(
-        "SELECT size, bits FROM turn_vector_blocks WHERE id = ?", (block_id,)
+        "SELECT size, bits, session_ids FROM turn_vector_blocks WHERE id = ?", (block_id,)
     ).fetchone()
-    return int(row[0]), bytes(row[1])
+    return _Block(int(row[0]), bytes(row[1]), bytes(row[2]))
 
 
-def _slot_bits(block: tuple[int, bytes], slot: int) -> bytes:
-    size, bits = block
-    width = len(bits) // size
-    return bits[slot * width : (slot + 1) * width]
+def _slot_bits(block: _Block, slot: int) -> bytes:
+    width = len(block.bits) // block.size
+    return block.bits[slot * width : (slot + 1) * width]
+
+
+def _slot_session(block: _Block, slot: int) -> int:
+    (session_id,) = struct.unpack_from("<q", block.session_ids, 8 * slot)
+    return int(session_id)
 
 
 # -- search -----------------------------------------------------------------------------------
@@ -448,12 +503,14 @@ def rank_turns(
     *,
     depth: int,
     candidates: int,
+    session_filter: tuple[str, list[Any]] = ("", []),
     row_filter: tuple[str, list[Any]] = ("", []),
 ) -> VectorRanking:
     """The `depth` turns nearest `query_vector` (one unit row, float32 values) in space `key`:
-    Hamming distance of sign bits over every turn, then cosine of the int8 vectors of the best
-    `candidates` (ties of distance: the earlier slot first). `row_filter` is an SQL condition
-    over `t` (turns) and `s` (sessions) with its parameters."""
+    Hamming distance of sign bits over every turn, then cosine of the int8 vectors of those of
+    the best `candidates` (ties of distance: the earlier slot first) whose session passes
+    `session_filter`, an SQL condition over `s` (sessions) with its parameters. `row_filter`:
+    the same over `t` (turns) and `s`."""
     out = VectorRanking([], [])
     space = conn.execute("SELECT id FROM vector_spaces WHERE key = ?", (key,)).fetchone()
     if space is None or not any(value != 0 for value in query_vector):
@@ -461,7 +518,8 @@ def rank_turns(
     blocks = _blocks(conn, int(space[0]))
     if not blocks.sizes:
         return out
-    wanted = blocks.slots(_nearest(blocks, sign_bits(array("f", query_vector)), candidates))
+    nearest = blocks.slots(_nearest(blocks, sign_bits(array("f", query_vector)), candidates))
+    wanted = {s.turn_id: (s.block_id, s.slot) for s in _in_sessions(conn, nearest, session_filter)}
     cursor = conn.cursor()
     cursor.row_factory = None  # plain tuples: up to 800 rows read by position, ~10 % less CPU
     rows = cursor.execute(
@@ -470,13 +528,37 @@ def rank_turns(
         (_json_ids(list(wanted)),),
     ).fetchall()
     rows = [r for r in rows if wanted.get(r[0]) == (r[1], r[2])]  # dead slots are skipped
-    cosines = _cosines([bytes(r[3]) for r in rows], query_vector)
+    cosines = int8_cosines([bytes(r[3]) for r in rows], query_vector)
     scored = sorted(zip((-c for c in cosines), (int(r[0]) for r in rows), strict=True))
     scored = _passing(conn, scored, depth, row_filter)
     return VectorRanking(
         [turn_id for _negative, turn_id in scored],
         [round(-negative, 4) for negative, _turn_id in scored],
     )
+
+
+def _in_sessions(
+    conn: sqlite3.Connection, slots: list[Slot], session_filter: tuple[str, list[Any]]
+) -> list[Slot]:
+    """The `slots` whose session passes `session_filter`, asked of the few sessions they hold,
+    not of their turn rows (a block written before blocks held sessions: of its turn rows)."""
+    condition, params = session_filter
+    if not condition:
+        return slots
+    unknown = [s.turn_id for s in slots if s.session_id is None]
+    session_of = _sessions_of_turns(conn, unknown) if unknown else {}
+    sessions = [
+        session_of.get(s.turn_id, 0) if s.session_id is None else s.session_id for s in slots
+    ]
+    passed = {
+        int(r[0])
+        for r in conn.execute(
+            f"SELECT s.id FROM sessions s WHERE s.id IN (SELECT value FROM json_each(?))"
+            f" AND {condition}",
+            (_json_ids(sorted(set(sessions))), *params),
+        )
+    }
+    return [s for s, session_id in zip(slots, sessions, strict=True) if session_id in passed]
 
 
 def _passing(
@@ -510,82 +592,6 @@ def _passing(
 
 
 # the query's components as integers of this scale for the rescoring: integer dot products are
-# exact, so numpy and plain Python give the same cosines to the last bit (the query is kept to
-# 2^-24 of a unit: far below the int8 rows' own precision)
-QUERY_SCALE = 1 << 24
-
-
-def _cosines(stored: list[bytes], query_vector: Sequence[float]) -> list[float]:
-    """Cosine of each int8 row with the unit query row (a row's scale cancels): dot products
-    and squared norms in integers (numpy's when it is loaded, else plain Python), then the same
-    float operations either way."""
-    query = [round(float(value) * QUERY_SCALE) for value in query_vector]
-    if not stored:
-        return []
-    if "numpy" in sys.modules:
-        import numpy as np
-
-        matrix = np.frombuffer(b"".join(stored), dtype=np.int8).reshape(len(stored), -1)
-        wide = matrix.astype(np.int64)
-        # exact integers below 2^53 as float64: the same IEEE operations as the loop below
-        products = (wide @ np.array(query, dtype=np.int64)).astype(np.float64)
-        norms = np.sqrt(np.einsum("ij,ij->i", wide, wide).astype(np.float64))
-        cosines: list[float] = (products / QUERY_SCALE / np.maximum(norms, 1e-9)).tolist()
-        return cosines
-    dots, squares = _plain_products(stored, query)
-    return [
-        dot / QUERY_SCALE / max(math.sqrt(square), 1e-9)
-        for dot, square in zip(dots, squares, strict=True)
-    ]
-
-
-# a stored int8 value's byte → the value + 128 (0..255); → the low and the high byte of the
-# value's square (at most 128² = 0x4000)
-_SIGNED = [byte - 256 if byte > 127 else byte for byte in range(256)]
-_OFFSET = bytes(value + 128 for value in _SIGNED)
-_SQUARE_LOW = bytes(value * value & 0xFF for value in _SIGNED)
-_SQUARE_HIGH = bytes(value * value >> 8 for value in _SIGNED)
-
-
-def _plain_products(stored: list[bytes], query: list[int]) -> tuple[list[int], list[int]]:
-    """Each row's dot product with `query` and its squared norm, exact, in plain Python.
-
-    The dot products column by column, every row at once: column i of the rows (shifted by 128
-    into unsigned bytes, `bytes.translate`) laid out as one big integer with a field per row,
-    times the query's component i (made non-negative by `offset`), summed over the columns;
-    the columns' plain sum holds each row's sum. A field holds at most `bound`, so none
-    carries into the next, and the shifts are taken out again per row
-    (Σ r·q = Σ (r+128)·(q+offset) − offset·Σ (r+128) − 128·Σ q): ~500 big-integer operations
-    instead of ~100,000 small ones for 400 rows of 256 dimensions. Squared norms sum the low
-    and the high bytes of each value's square (`bytes.translate` again)."""
-    count, width = len(stored), len(query)
-    offset = -min(0, *query)
-    shifted = b"".join(stored).translate(_OFFSET)
-    bound = width * 255 * (max(0, *query) + offset + 1)
-    size = bound.bit_length() // 8 + 1  # bytes per field
-    column = bytearray(size * count)
-    products = sums = 0
-    for i, value in enumerate(query):
-        column[::size] = shifted[i::width]
-        values = int.from_bytes(column, "little")
-        products += values * (value + offset)
-        sums += values
-    # read apart: a row's Σ r·q may be negative, which would borrow from the next field
-    products_of, sums_of = _fields(products, size, count), _fields(sums, size, count)
-    query_part = 128 * sum(query)
-    dots = [p - offset * s - query_part for p, s in zip(products_of, sums_of, strict=True)]
-    squares = [
-        sum(row.translate(_SQUARE_LOW)) + (sum(row.translate(_SQUARE_HIGH)) << 8) for row in stored
-    ]
-    return dots, squares
-
-
-def _fields(number: int, size: int, count: int) -> list[int]:
-    """The `count` unsigned fields of `size` bytes of `number`, least significant first."""
-    whole = number.to_bytes(size * count, "little")
-    return [int.from_bytes(whole[k * size : (k + 1) * size], "little") for k in range(count)]
-
-
 class Blocks(NamedTuple):
     """A space's sign-bit blocks as stored, in id order: the scan's input (a named tuple: a
     dataclass costs a fresh process's import ~0.5 ms more)."""
@@ -593,18 +599,32 @@ class Blocks(NamedTuple):
     ids: list[int]
     sizes: list[int]
     turn_ids: list[bytes]  # little-endian int64 per slot
+    session_ids: list[bytes | None]  # the same; None: written before blocks held them
     bits: list[bytes]  # sign bits, slot after slot
 
-    def slots(self, positions: Sequence[int]) -> dict[int, tuple[int, int]]:
-        """turn id → (block id, slot) of these scan positions (slots counted over all blocks)."""
+    def slots(self, positions: Sequence[int]) -> list[Slot]:
+        """The slots at these scan positions (counted over all blocks), in the same order."""
         starts = list(itertools.accumulate(self.sizes, initial=0))
-        out: dict[int, tuple[int, int]] = {}
+        out: list[Slot] = []
         for position in positions:
             block = bisect.bisect_right(starts, position) - 1
             slot = position - starts[block]
             (turn_id,) = struct.unpack_from("<q", self.turn_ids[block], 8 * slot)
-            out[turn_id] = (self.ids[block], slot)
+            sessions = self.session_ids[block]
+            session_id = (
+                None if sessions is None else struct.unpack_from("<q", sessions, 8 * slot)[0]
+            )
+            out.append(Slot(turn_id, self.ids[block], slot, session_id))
         return out
+
+
+class Slot(NamedTuple):
+    """Where a turn's sign bits sit, and its session (None: not kept in that block)."""
+
+    turn_id: int
+    block_id: int
+    slot: int
+    session_id: int | None
 
 
 # one space's blocks, kept in the process while the database may not have changed: a long-lived
@@ -622,14 +642,16 @@ def _blocks(conn: sqlite3.Connection, space_id: int) -> Blocks:
     cursor = conn.cursor()
     cursor.row_factory = None
     rows = cursor.execute(
-        "SELECT id, size, turn_ids, bits FROM turn_vector_blocks WHERE space_id = ? ORDER BY id",
+        "SELECT id, size, turn_ids, session_ids, bits FROM turn_vector_blocks WHERE space_id = ?"
+        " ORDER BY id",
         (space_id,),
     ).fetchall()
     blocks = Blocks(
         [int(r[0]) for r in rows],
         [int(r[1]) for r in rows],
         [bytes(r[2]) for r in rows],
-        [bytes(r[3]) for r in rows],
+        [None if r[3] is None else bytes(r[3]) for r in rows],
+        [bytes(r[4]) for r in rows],
     )
     if stamp is not None:
         _last_read[:] = [(stamp, blocks)]
