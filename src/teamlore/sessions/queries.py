@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -533,17 +534,24 @@ def _hybrid(
         translation=translations,
     )
     fused = fused[:limit]
-    lexical_rows = {int(r["id"]): (held, r) for held, _share, _s, r in translation}
-    lexical_rows |= {int(r["id"]): (held, r) for held, _s, r in scored}
+    # a turn found by a translation alone is asked where it holds the words only when shown
+    translated = {int(r["id"]): (where, r) for where, _share, _s, r in translation}
+    lexical_rows = {int(r["id"]): (held, r) for held, _s, r in scored}
     readings = [parsed, *([gloss_query(parsed)] if meaning.translated else [])]
     hits = []
     for item in fused:
-        what, row = lexical_rows.get(item.key, (NOTHING_HELD, near_rows.get(item.key)))
-        if row is None:
+        shown = parsed
+        if item.key in lexical_rows:
+            what, row = lexical_rows[item.key]
+        elif item.key in translated:
+            where, row = translated[item.key]
+            what = where()
+        elif item.key in near_rows:
+            row = near_rows[item.key]
+            # found by meaning alone: the passage that says what was asked, as typed or glossed
+            what, shown = passage_read_by(conn, item.key, readings) or (NOTHING_HELD, parsed)
+        else:
             continue  # the turn went between the two queries
-        # found by meaning alone: the passage that says what was asked, as typed or glossed
-        said = None if item.key in lexical_rows else passage_read_by(conn, item.key, readings)
-        what, shown = said or (what, parsed)
         hits.append(_hit(conn, row, shown, what, item.score, item.matched_by))
     with_vector, turns = meaning.counts
     space = embedder.space.key
@@ -617,7 +625,8 @@ def _translation_ranking(
     return found
 
 
-Translated = tuple[Held, float, float, sqlite3.Row]  # (terms held, share, BM25 strength, row)
+# (where the turn holds the terms as typed or translated, its share, BM25 strength, the row)
+Translated = tuple[Callable[[], Held], float, float, sqlite3.Row]
 
 
 def _holds_chinese(conn: sqlite3.Connection) -> bool:
@@ -635,12 +644,13 @@ def _holds_chinese(conn: sqlite3.Connection) -> bool:
 
 def _translated_share(
     parsed: Query, alternatives: Translation, body: str, starts: bytes | None
-) -> tuple[Held, float]:
-    """The terms of `parsed` the analyzed `body` holds as typed or as one of their translations
-    (by passage: the best one is the hit's snippet), and the share of the turn's: of the terms
-    it could hold in either language (a term the dictionary does not translate counts only
-    where it is held as typed: a Chinese turn cannot hold "fewer" or "PRs" but in English;
-    docs/hybrid-search.md, "English queries over Chinese turns"), over the whole turn."""
+) -> tuple[Callable[[], Held], float]:
+    """Where the analyzed `body` holds the terms of `parsed` as typed or as one of their
+    translations (by passage, asked only of a turn shown: its snippet), and the share of them
+    the whole turn holds of those it could hold in either language: a term the dictionary
+    does not translate counts only where it is held as typed (a Chinese turn cannot hold
+    "fewer" or "PRs" but in English; docs/hybrid-search.md, "English queries over Chinese
+    turns")."""
 
     def holds(analyzed: str) -> list[bool]:
         padded = f" {analyzed} "
@@ -651,8 +661,9 @@ def _translated_share(
 
     whole = holds(body)
     possible = sum(held or bool(alts) for held, alts in zip(whole, alternatives, strict=True))
-    found = held_by(lambda analyzed: sum(holds(analyzed)), body, starts, has_identifier(parsed))
-    return found, sum(whole) / max(possible, 1)
+    identifier = has_identifier(parsed)
+    where = partial(held_by, lambda analyzed: sum(holds(analyzed)), body, starts, identifier)
+    return where, sum(whole) / max(possible, 1)
 
 
 def _reads(embedder: Embedder, row: sqlite3.Row) -> bool:
