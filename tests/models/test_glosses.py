@@ -51,6 +51,18 @@ def test_common_developer_words_read_as_developers_mean_them() -> None:
     assert gloss("格式") == " format "
 
 
+def test_the_words_of_developer_prose_read_as_developers_mean_them() -> None:
+    # CC-CEDICT alone: 结果 "bear fruit", 成功 "Chenggong or Chengkung town", 当前 "the present
+    # time", 映射 "shine on", 截断 "break or cut in two", 条目 "clauses and sub-clauses", and no
+    # 重写 (cut into 重 + 写, "repeat, write"); words of the design documents' own Chinese
+    assert gloss("重写记忆条目") == gloss("重寫記憶條目") == " rewrite, memory, entry "
+    assert gloss("结果") == gloss("結果") == " result "
+    assert gloss("成功") == " succeed; success "
+    assert gloss("当前") == " current "
+    assert gloss("映射") == " map; mapping "
+    assert gloss("截断") == gloss("截斷") == " truncate "
+
+
 def test_traditional_characters_are_looked_up_too() -> None:
     assert gloss("數據庫") == gloss("数据库") == " database "
 
