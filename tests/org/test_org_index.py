@@ -361,6 +361,17 @@ def test_quotes_percent_signs_and_backslashes_in_a_query_are_only_text(
     assert org_json(home, database, "status")["documents"] == 5
 
 
+def test_a_query_in_the_other_script_finds_the_same_words(
+    home: Path, database: str | None, clones: dict[str, Path]
+) -> None:
+    # the web entry is written in Simplified (清空 CDN 缓存); typed in Traditional (緩存)
+    added(home, database, clones)
+    org_json(home, database, "sync", "--lexical")
+    for query in ("缓存", "緩存", "部署時清空緩存"):
+        result = org_json(home, database, "search", query, "--lexical")
+        assert found(result) == [("web", "deploy-web")], query
+
+
 def test_org_search_ranks_by_meaning_as_memory_search_does(
     home: Path, database: str | None, tmp_path: Path
 ) -> None:

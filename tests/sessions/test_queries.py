@@ -393,6 +393,33 @@ def test_a_literal_match_ranks_above_a_translation(home: Path, tmp_path: Path) -
     assert [h["turn"] for h in queries.search_turns(indexer.conn, "数据库").hits] == [1]
 
 
+@pytest.mark.parametrize("query", ["發布失敗", "為什麼發布失敗"])
+def test_a_query_typed_in_traditional_characters_finds_the_simplified_turn(
+    home: Path, tmp_path: Path, query: str
+) -> None:
+    # the same words in the other script: without their Simplified forms nothing was found
+    indexer = _demo_index(home, tmp_path)
+    hits = queries.search_turns(indexer.conn, query).hits
+    assert hits[0]["turn"] == 1
+    assert {h["turn"] for h in hits} == {1, 3, 4}
+    assert "发布流程失败" in hits[0]["snippet"]
+
+
+def test_a_query_typed_in_simplified_characters_finds_the_traditional_turn(
+    home: Path, tmp_path: Path
+) -> None:
+    indexer = _synced(
+        home,
+        tmp_path,
+        {"t": "user", "text": "網址 -> 我用無痕視窗可以看到"},
+        {"t": "user", "text": "视窗太小了"},
+        {"t": "user", "text": "Write the release notes."},
+    )
+    hits = queries.search_turns(indexer.conn, "无痕视窗").hits
+    assert [h["turn"] for h in hits] == [1, 2]  # both words first, then one of them
+    assert "無痕視窗" in hits[0]["snippet"]
+
+
 def test_hybrid_search_keeps_the_demo_turn_first_and_gives_no_vote_to_what_it_cannot_read(
     home: Path, tmp_path: Path
 ) -> None:

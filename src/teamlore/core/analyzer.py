@@ -388,14 +388,24 @@ def _quote(token: str) -> str:
 
 class QueryTerm(NamedTuple):
     """One unit of a query: a word or identifier (`whole`, or every part), a CJK run (every
-    bigram), a `"quoted phrase"` (its tokens in order) or a `prefix*` (the last part a prefix)."""
+    bigram), a `"quoted phrase"` (its tokens in order) or a `prefix*` (the last part a prefix).
+    A Chinese word may also match as written in the other script (`variants`: each form's
+    tokens, every one required; docs/search.md, "Simplified and Traditional characters")."""
 
     kind: Literal["word", "phrase", "prefix"]
     whole: str
     parts: tuple[str, ...]
+    variants: tuple[tuple[str, ...], ...] = ()
 
     def expr(self) -> str:
         """This term as an FTS5 MATCH expression."""
+        if not self.variants:
+            return self._own_expr()
+        forms = [" AND ".join(_quote(p) for p in form) for form in self.variants]
+        alternatives = [f"({form})" if " AND " in form else form for form in forms]
+        return "(" + " OR ".join([self._own_expr(), *alternatives]) + ")"
+
+    def _own_expr(self) -> str:
         if self.kind == "phrase":
             return " + ".join(_quote(p) for p in self.parts)
         star = " *" if self.kind == "prefix" else ""
@@ -410,6 +420,8 @@ class QueryTerm(NamedTuple):
 
     def found_in(self, padded: str) -> bool:
         """Whether this term occurs in an analyzed text given as `" " + analyze(text) + " "`."""
+        if any(all(f" {p} " in padded for p in form) for form in self.variants):
+            return True
         if self.kind == "phrase":
             return f" {' '.join(self.parts)} " in padded
         if self.kind == "prefix":
@@ -499,12 +511,22 @@ class Query(NamedTuple):
             text.casefold() if text.isascii() else unicodedata.normalize("NFKC", text).casefold()
         )
         return sum(
-            1 for t in self.terms if all((p[:-1] if len(p) > 2 else p) in folded for p in t.parts)
+            1
+            for t in self.terms
+            if any(
+                all((p[:-1] if len(p) > 2 else p) in folded for p in form)
+                for form in (t.parts, *t.variants)
+            )
         )
 
     def highlight_tokens(self) -> frozenset[str]:
         """Index tokens a snippet may centre on."""
-        return frozenset(tok for t in self.terms for tok in (t.whole, *t.parts) if tok)
+        return frozenset(
+            tok
+            for t in self.terms
+            for tok in (t.whole, *t.parts, *(p for form in t.variants for p in form))
+            if tok
+        )
 
 
 def parse_query(text: str) -> Query:

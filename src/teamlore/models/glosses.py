@@ -29,6 +29,7 @@ import threading
 import zlib
 from collections.abc import Callable, Iterable
 from functools import lru_cache
+from itertools import chain
 from pathlib import Path
 
 from teamlore.core.analyzer import Query, QueryTerm, compile_once, parse_query
@@ -124,8 +125,9 @@ def segmented(parsed: Query) -> Query:
     type no spaces, so `为什么发布失败` is the words 发布 and 失败 (为什么 is a function word),
     found by a turn holding `发布流程失败`; as one run its bigram 布失 would be required too.
     Words are cut as `gloss` cuts them (CC-CEDICT, bidirectional maximum matching); without
-    the dictionary every bigram is a term. Function words are dropped unless nothing is left."""
-    if not any(_is_cjk_run(term) for term in parsed.terms):
+    the dictionary every bigram is a term. Function words are dropped unless nothing is left.
+    Every Chinese word also matches as written in the other script (`in_both_scripts`)."""
+    if not any(_is_chinese_word(term) for term in parsed.terms):
         return parsed
     out: list[QueryTerm] = []
     for term in parsed.terms:
@@ -135,7 +137,40 @@ def segmented(parsed: Query) -> Query:
         words = _words(term_text(term))
         content = [word for word in words if word not in CHINESE_FUNCTION_WORDS]
         out.extend(parse_query(word).terms[0] for word in content or words)
-    return Query(tuple(dict.fromkeys(out)))
+    return in_both_scripts(Query(tuple(dict.fromkeys(out))))
+
+
+def in_both_scripts(parsed: Query) -> Query:
+    """`parsed` with each Chinese word's forms in the other script as its `variants`, so a query
+    typed in either script finds a text written in the other (docs/search.md, "Simplified and
+    Traditional characters"). CC-CEDICT pairs a Traditional word with its Simplified one (無痕
+    and 无痕, 發佈 and 发布); a word it lacks (獨狼) is written character by character, each
+    character as the dictionary pairs it alone (独狼)."""
+    words = [term_text(term) for term in parsed.terms if _is_chinese_word(term)]
+    keys = [FORMS_KEY + text for word in words for text in (word, *word)]
+    found = _definitions_of(keys) or {}
+    if not found:
+        return parsed
+    out: list[QueryTerm] = []
+    for term in parsed.terms:
+        forms = _other_forms(term_text(term), found) if _is_chinese_word(term) else []
+        variants = tuple(parse_query(form).terms[0].parts for form in forms)
+        out.append(term._replace(variants=variants) if variants else term)
+    return Query(tuple(out))
+
+
+def _other_forms(word: str, found: dict[str, str]) -> list[str]:
+    """`word` in the other script: the dictionary's pairing, else each character's first."""
+    paired = found.get(FORMS_KEY + word)
+    if paired:
+        return paired.split("/")
+    by_character = "".join(found.get(FORMS_KEY + c, c).split("/")[0] for c in word)
+    return [by_character] if by_character != word else []
+
+
+def _is_chinese_word(term: QueryTerm) -> bool:
+    """A term of Chinese characters only: one character, a bigram, or a longer run's bigrams."""
+    return term.kind == "word" and all(has_chinese(part) and part.isalpha() for part in term.parts)
 
 
 def term_text(term: QueryTerm) -> str:
@@ -268,11 +303,19 @@ def first_sense(definitions: str) -> str | None:
 
 
 class _Loaded:
-    __slots__ = ("definitions", "version")
+    __slots__ = ("definitions", "forms", "version")
 
-    def __init__(self, definitions: dict[str, str], version: str | None) -> None:
+    def __init__(
+        self, definitions: dict[str, str], forms: dict[str, str], version: str | None
+    ) -> None:
         self.definitions = definitions
+        self.forms = forms  # FORMS_KEY + word → its forms in the other script, "/"-joined
         self.version = version
+
+    def lookup(self, key: str) -> str | None:
+        """A word's definition fields, or for a `FORMS_KEY` key its other forms (as the stored
+        table answers both)."""
+        return (self.forms if key[:1] == FORMS_KEY else self.definitions).get(key)
 
 
 _loaded: _Loaded | None = None
@@ -309,7 +352,10 @@ def dictionary_identity() -> str | None:
     return f"{source.resolve()}|{info.st_size}|{info.st_mtime_ns}|{senses:08x}"
 
 
-STORED_FORMAT = 1
+STORED_FORMAT = 2  # 2: the words' forms in the other script too (`FORMS_KEY`)
+# before a word, the key of its forms in the other script (in the stored table beside the
+# definitions; never a character of a Chinese word)
+FORMS_KEY = "\x01"
 # a text with more candidate words than this (not a query) reads the dictionary whole
 STORED_LOOKUP_WORDS = 4096
 _stored_checked = False  # this process looked for the stored definitions (and wrote them)
@@ -319,9 +365,10 @@ _looked_up: dict[Path, dict[str, str | None]] = {}
 
 
 def _definitions_of(words: Iterable[str]) -> dict[str, str] | None:
-    """The definition fields of those of `words` the dictionary holds; None without it. Asked
-    of the stored definitions while this process has not read the dictionary; a process that
-    finds none reads it and stores them for the next."""
+    """The definition fields of those of `words` the dictionary holds (for a `FORMS_KEY` key,
+    the word's forms in the other script); None without it. Asked of the stored definitions
+    while this process has not read the dictionary; a process that finds none reads it and
+    stores them for the next."""
     global _stored_checked
     wanted = list(dict.fromkeys(words))
     if _loaded is None and not _failed and len(wanted) <= STORED_LOOKUP_WORDS:
@@ -331,13 +378,12 @@ def _definitions_of(words: Iterable[str]) -> dict[str, str] | None:
                 return _stored_definitions(stored, wanted)
         if stored is not None and not _stored_checked and stored.parent.parent.is_dir():
             _stored_checked = True  # never creates the state dir
-            definitions = _dictionary()
-            if definitions is not None:
-                write_words(stored, definitions.items(), "definitions-*.sqlite3")
-    definitions = _dictionary()
-    if definitions is None:
+            if _dictionary() is not None and _loaded is not None:
+                rows = chain(_loaded.definitions.items(), _loaded.forms.items())
+                write_words(stored, rows, "definitions-*.sqlite3")
+    if _dictionary() is None or _loaded is None:
         return None
-    return {word: definitions[word] for word in wanted if word in definitions}
+    return {word: fields for word in wanted if (fields := _loaded.lookup(word)) is not None}
 
 
 def _stored_definitions(stored: Path, wanted: list[str]) -> dict[str, str]:
@@ -383,7 +429,11 @@ def _read(path: Path | None) -> _Loaded | None:
 
     text = gzip.decompress(path.read_bytes()).decode("utf-8")
     definitions: dict[str, str] = {}
+    other: dict[str, dict[str, None]] = {}  # a word → its forms in the other script
     for traditional, simplified, fields in _ENTRY.findall(text):
+        if traditional != simplified:
+            other.setdefault(simplified, {})[traditional] = None
+            other.setdefault(traditional, {})[simplified] = None
         for word in (simplified, traditional) if traditional != simplified else (simplified,):
             if word in definitions:
                 definitions[word] += fields
@@ -396,4 +446,5 @@ def _read(path: Path | None) -> _Loaded | None:
     for word, sense in developer_senses().items():  # a developer's sense first (its module)
         definitions[word] = f"{sense}/" + definitions.get(word, "")
     date = _DATE.search(text)
-    return _Loaded(definitions, date.group(1) if date else None)
+    forms = {FORMS_KEY + word: "/".join(forms) for word, forms in other.items()}
+    return _Loaded(definitions, forms, date.group(1) if date else None)

@@ -479,7 +479,12 @@ def tsvector_text(analyzed: str) -> str:
 
 def tsquery_text(term: QueryTerm) -> str:
     """One query term as tsquery input (the FTS5 expression `QueryTerm.expr` builds, in
-    PostgreSQL's syntax: a phrase's tokens follow each other, a prefix ends in `:*`)."""
+    PostgreSQL's syntax: a phrase's tokens follow each other, a prefix ends in `:*`; a Chinese
+    word's forms in the other script are alternatives)."""
+    if term.variants:
+        forms = (" & ".join(_lexeme(p) for p in form) for form in term.variants)
+        own = tsquery_text(term._replace(variants=()))
+        return " | ".join(f"({text})" for text in (own, *forms))
     if term.kind == "phrase":
         return " <-> ".join(_lexeme(p) for p in term.parts)
     star = ":*" if term.kind == "prefix" else ""

@@ -497,6 +497,14 @@ def test_a_spaceless_chinese_question_is_searched_as_its_words(
     assert ids(found) == ["staging-root-optional-dependencies-consumer-smoke-workflow-w"]
 
 
+def test_a_question_typed_in_traditional_characters_finds_the_simplified_entry(
+    reference: tuple[sqlite3.Connection, Any],
+) -> None:
+    # the question above in the other script: its words matched no entry before
+    found = hybrid(reference, "為什麼文檔降級了流水線還在構建", mode="lexical")
+    assert ids(found) == ["staging-root-optional-dependencies-consumer-smoke-workflow-w"]
+
+
 def test_a_fused_page_is_the_first_of_every_document_ordered_as_shown() -> None:
     # the page orders only the documents that can reach it; it must equal ordering all of them
     # by status (deprecated last), shown score (rounded: different raw scores may show the

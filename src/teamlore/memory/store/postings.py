@@ -29,6 +29,7 @@ import bisect
 import math
 import sqlite3
 import threading
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from operator import itemgetter
@@ -62,6 +63,13 @@ def index_stamp(conn: sqlite3.Connection) -> IndexStamp:
     return uuid, owners
 
 
+def _read_as_itself(token: str) -> bool:
+    """A token FTS5's `unicode61` reads as one token, unchanged: letters without case or
+    diacritics (Chinese characters, kana, hangul: Unicode's `Lo`), so where the postings lack it
+    no row holds it (a Chinese word's form in the other script, often absent)."""
+    return all(unicodedata.category(char) == "Lo" for char in token)
+
+
 class Unsupported(Exception):
     """A query this module does not score as FTS5 would: the caller asks FTS5."""
 
@@ -91,8 +99,11 @@ def _term_node(term: QueryTerm) -> _Phrase | _Node:
     parts = tuple(_Phrase(p, star and i == last) for i, p in enumerate(term.parts))
     conj: _Phrase | _Node = parts[0] if len(parts) == 1 else _Node(True, parts)
     if term.whole and len(parts) > 1:
-        return _Node(False, (_Phrase(term.whole, star), conj))
-    return conj
+        conj = _Node(False, (_Phrase(term.whole, star), conj))
+    if not term.variants:
+        return conj
+    forms = (tuple(_Phrase(p, False) for p in form) for form in term.variants)
+    return _Node(False, (conj, *(f[0] if len(f) == 1 else _Node(True, f) for f in forms)))
 
 
 # one phrase's part of the score: its frequencies per column, its IDF, and where it counts
@@ -132,7 +143,7 @@ class Postings:
                 last += 1
         elif first < len(self.words) and self.words[first] == phrase.token:
             last = first + 1
-        elif not phrase.token.isascii():
+        elif not phrase.token.isascii() and not _read_as_itself(phrase.token):
             raise Unsupported  # the tokenizer might read it as other tokens than ours
         begin, end = int(self.starts[first]), int(self.starts[last])
         counts = np.bincount(
