@@ -63,6 +63,19 @@ def test_the_words_of_developer_prose_read_as_developers_mean_them() -> None:
     assert gloss("截断") == gloss("截斷") == " truncate "
 
 
+def test_a_long_word_is_searched_as_the_words_it_is_made_of() -> None:
+    # 無痕模式 is one CC-CEDICT word ("incognito mode"): as one term every bigram was required,
+    # and a turn saying only 無痕 was not found, as "incognito" finds "incognito mode"; a set
+    # phrase that is not made of words (画蛇添足) stays whole
+    def words(query: str) -> list[str]:
+        return [glosses.term_text(term) for term in segmented(parse_query(query)).terms]
+
+    assert words("無痕模式") == ["無痕", "模式"]
+    assert words("负载均衡怎么配置") == ["负载", "均衡", "配置"]
+    assert words("数据库迁移") == ["数据库", "迁移"]  # three characters: a word of its own
+    assert words("画蛇添足") == ["画蛇添足"]
+
+
 def test_a_chinese_word_matches_as_written_in_the_other_script() -> None:
     # CC-CEDICT pairs each Traditional word with its Simplified one; a word it lacks (獨狼,
     # 纯量) is paired character by character; other terms are left alone

@@ -418,6 +418,8 @@ def test_a_query_typed_in_simplified_characters_finds_the_traditional_turn(
     hits = queries.search_turns(indexer.conn, "无痕视窗").hits
     assert [h["turn"] for h in hits] == [1, 2]  # both words first, then one of them
     assert "無痕視窗" in hits[0]["snippet"]
+    # one dictionary word (incognito mode), searched as its words: the turn holds one of them
+    assert [h["turn"] for h in queries.search_turns(indexer.conn, "无痕模式").hits] == [1]
 
 
 def test_hybrid_search_keeps_the_demo_turn_first_and_gives_no_vote_to_what_it_cannot_read(

@@ -136,8 +136,26 @@ def segmented(parsed: Query) -> Query:
             continue
         words = _words(term_text(term))
         content = [word for word in words if word not in CHINESE_FUNCTION_WORDS]
-        out.extend(parse_query(word).terms[0] for word in content or words)
+        parts = (part for word in content or words for part in _search_parts(word))
+        out.extend(parse_query(part).terms[0] for part in parts)
     return in_both_scripts(Query(tuple(dict.fromkeys(out))))
+
+
+SPLIT_WORD_CHARS = 4  # a dictionary word this long is searched as the words it is made of
+
+
+def _search_parts(word: str) -> list[str]:
+    """A word of `SPLIT_WORD_CHARS` or more characters as the shorter words it is made of, when
+    each is a dictionary word of two or more characters (無痕模式 → 無痕, 模式), so a text
+    holding one of them holds part of the query, as an English text holding "incognito" holds
+    part of "incognito mode"; else the word itself (a set phrase of characters)."""
+    if len(word) < SPLIT_WORD_CHARS:
+        return [word]
+    shorter = {w: d for w, d in (_definitions_of(_substrings(word)) or {}).items() if w != word}
+    cut = _cut(word, shorter)
+    if len(cut) > 1 and all(len(part) >= 2 and sense is not None for part, sense in cut):
+        return [part for part, _ in cut]
+    return [word]
 
 
 def in_both_scripts(parsed: Query) -> Query:
