@@ -397,13 +397,19 @@ class QueryTerm(NamedTuple):
     parts: tuple[str, ...]
     variants: tuple[tuple[str, ...], ...] = ()
 
+    def forms(self) -> tuple[QueryTerm, ...]:
+        """This term as typed and each of its `variants` as a plain word term: where a term has
+        other forms, it matches where any of these does."""
+        if not self.variants:
+            return (self,)
+        typed = self._replace(variants=())
+        return (typed, *(QueryTerm("word", "", form) for form in self.variants))
+
     def expr(self) -> str:
         """This term as an FTS5 MATCH expression."""
         if not self.variants:
             return self._own_expr()
-        forms = [" AND ".join(_quote(p) for p in form) for form in self.variants]
-        alternatives = [f"({form})" if " AND " in form else form for form in forms]
-        return "(" + " OR ".join([self._own_expr(), *alternatives]) + ")"
+        return "(" + " OR ".join(form._own_expr() for form in self.forms()) + ")"
 
     def _own_expr(self) -> str:
         if self.kind == "phrase":
@@ -420,8 +426,8 @@ class QueryTerm(NamedTuple):
 
     def found_in(self, padded: str) -> bool:
         """Whether this term occurs in an analyzed text given as `" " + analyze(text) + " "`."""
-        if any(all(f" {p} " in padded for p in form) for form in self.variants):
-            return True
+        if self.variants:
+            return any(form.found_in(padded) for form in self.forms())
         if self.kind == "phrase":
             return f" {' '.join(self.parts)} " in padded
         if self.kind == "prefix":

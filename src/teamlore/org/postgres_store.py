@@ -482,9 +482,7 @@ def tsquery_text(term: QueryTerm) -> str:
     PostgreSQL's syntax: a phrase's tokens follow each other, a prefix ends in `:*`; a Chinese
     word's forms in the other script are alternatives)."""
     if term.variants:
-        forms = (" & ".join(_lexeme(p) for p in form) for form in term.variants)
-        own = tsquery_text(term._replace(variants=()))
-        return " | ".join(f"({text})" for text in (own, *forms))
+        return " | ".join(f"({tsquery_text(form)})" for form in term.forms())
     if term.kind == "phrase":
         return " <-> ".join(_lexeme(p) for p in term.parts)
     star = ":*" if term.kind == "prefix" else ""

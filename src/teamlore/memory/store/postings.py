@@ -92,6 +92,8 @@ class _Node:
 
 def _term_node(term: QueryTerm) -> _Phrase | _Node:
     """`term.expr()` as a tree (the same phrases in the same order)."""
+    if term.variants:
+        return _Node(False, tuple(_term_node(form) for form in term.forms()))
     if term.kind == "phrase":
         raise Unsupported  # positions are not kept
     star = term.kind == "prefix"
@@ -99,11 +101,8 @@ def _term_node(term: QueryTerm) -> _Phrase | _Node:
     parts = tuple(_Phrase(p, star and i == last) for i, p in enumerate(term.parts))
     conj: _Phrase | _Node = parts[0] if len(parts) == 1 else _Node(True, parts)
     if term.whole and len(parts) > 1:
-        conj = _Node(False, (_Phrase(term.whole, star), conj))
-    if not term.variants:
-        return conj
-    forms = (tuple(_Phrase(p, False) for p in form) for form in term.variants)
-    return _Node(False, (conj, *(f[0] if len(f) == 1 else _Node(True, f) for f in forms)))
+        return _Node(False, (_Phrase(term.whole, star), conj))
+    return conj
 
 
 # one phrase's part of the score: its frequencies per column, its IDF, and where it counts
