@@ -418,7 +418,7 @@ def _rewrite(conn: sqlite3.Connection, space_id: int, block_ids: list[int]) -> N
         turn_ids = turns[chunk].tolist()
         slots = list(zip(block_of[chunk], slot_of[chunk], strict=True))
         bits = b"".join(_slot_bits(blocks[block], slot) for block, slot in slots)
-        session_ids = [_slot_session(blocks[block], slot) for block, slot in slots]
+        session_ids = [_int64_at(blocks[block].session_ids, slot) for block, slot in slots]
         block_id = _write_block(conn, space_id, turn_ids, session_ids, bits)
         conn.executemany(
             "UPDATE turn_vectors SET block_id = ?, slot = ? WHERE turn_id = ?",
@@ -444,9 +444,10 @@ def _slot_bits(block: _Block, slot: int) -> bytes:
     return block.bits[slot * width : (slot + 1) * width]
 
 
-def _slot_session(block: _Block, slot: int) -> int:
-    (session_id,) = struct.unpack_from("<q", block.session_ids, 8 * slot)
-    return int(session_id)
+def _int64_at(packed: bytes, slot: int) -> int:
+    """The little-endian int64 of `slot` in a block's packed ids."""
+    (value,) = struct.unpack_from("<q", packed, 8 * slot)
+    return int(value)
 
 
 # -- search -----------------------------------------------------------------------------------
@@ -591,7 +592,6 @@ def _passing(
     return kept[:depth]
 
 
-# the query's components as integers of this scale for the rescoring: integer dot products are
 class Blocks(NamedTuple):
     """A space's sign-bit blocks as stored, in id order: the scan's input (a named tuple: a
     dataclass costs a fresh process's import ~0.5 ms more)."""
@@ -609,11 +609,9 @@ class Blocks(NamedTuple):
         for position in positions:
             block = bisect.bisect_right(starts, position) - 1
             slot = position - starts[block]
-            (turn_id,) = struct.unpack_from("<q", self.turn_ids[block], 8 * slot)
+            turn_id = _int64_at(self.turn_ids[block], slot)
             sessions = self.session_ids[block]
-            session_id = (
-                None if sessions is None else struct.unpack_from("<q", sessions, 8 * slot)[0]
-            )
+            session_id = None if sessions is None else _int64_at(sessions, slot)
             out.append(Slot(turn_id, self.ids[block], slot, session_id))
         return out
 
