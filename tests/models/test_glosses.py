@@ -15,7 +15,7 @@ from teamlore.models.glosses import first_sense, gloss, has_chinese, segmented
 
 def test_chinese_words_become_their_english_senses_and_other_text_stays() -> None:
     assert gloss("发布之前先运行数据库迁移") == (
-        " release, before, early, run, database, migrate; migration "
+        " release; publish, before, early, run, database, migrate; migration "
     )
     assert gloss("run 数据库 migrations") == "run  database  migrations"
     text = "nothing Chinese here"

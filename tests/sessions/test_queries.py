@@ -552,6 +552,21 @@ def test_a_hyphenated_english_word_finds_its_chinese_translation(
     assert [(h["turn"], h["matchedBy"]) for h in hits][:1] == [(1, ["lexical"])]
 
 
+def test_an_english_word_finds_a_chinese_word_by_its_developer_sense(
+    home: Path, tmp_path: Path
+) -> None:
+    # 門檻 and 分數 are "doorstep" and "(exam) grade" before they are "threshold" and "score":
+    # read by their first senses alone, the turn holds no translation of the question's words
+    hits = _hybrid_hits(
+        home,
+        tmp_path,
+        "the score threshold is too high",
+        "先把報告的格式整理好，再寄給大家。",
+        "這個分數的門檻太高了，應該調低。",
+    )
+    assert [h["turn"] for h in hits][:1] == [2]
+
+
 def test_a_chinese_question_finds_the_english_turn_holding_its_glosses_words(
     home: Path, tmp_path: Path
 ) -> None:
