@@ -54,6 +54,17 @@ def test_a_developer_word_answers_the_english_word_of_its_later_sense(tmp_path: 
     assert "一次性" in found["onetim"]
 
 
+def test_an_english_word_no_dictionary_sense_answers_has_its_developer_word(
+    tmp_path: Path,
+) -> None:
+    # no first sense in CC-CEDICT is "status", "symlink" or "dedup" (狀態 is "state"; 符號連結
+    # and 去重 are not in it): the developer senses give each the word developers write
+    found = chinese_words(["status", "symlink", "dedup"], tmp_path / "models")
+    assert {"狀態", "状态"} <= set(found["status"])
+    assert {"符號連結", "符号链接"} <= set(found["symlink"])
+    assert "去重" in found["dedup"]
+
+
 def test_the_table_is_derived_once_into_the_model_cache_and_read_from_there(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
