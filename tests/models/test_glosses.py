@@ -63,6 +63,26 @@ def test_the_words_of_developer_prose_read_as_developers_mean_them() -> None:
     assert gloss("截断") == gloss("截斷") == " truncate "
 
 
+def test_a_common_word_is_read_before_a_name_spelled_the_same() -> None:
+    # CC-CEDICT lists the proper-noun entry of 比 first ("Belgium"), then "to compare"; of 中
+    # "China" before "within; among; in"; of 美 "the Americas" before "beautiful"
+    assert gloss("比") == " compare "
+    assert gloss("中") == " within; among; in "
+    assert gloss("美") == " beautiful "
+    assert gloss("北京") == " Beijing, capital of the People's Republic of China "  # a name only
+
+
+def test_a_short_function_word_is_dropped_as_a_long_run_drops_it() -> None:
+    # `在README里加一节` is the runs 在 and 里加一节: 在 ("at") was a term of its own, glossed
+    # "exist; be alive"; it is dropped as 在 is inside a longer run, and kept when it is all
+    def words(query: str) -> list[str]:
+        return [glosses.term_text(term) for term in segmented(parse_query(query)).terms]
+
+    assert "在" not in words("在README里加一节")
+    assert words("在") == ["在"]
+    assert words("的 config") == ["config"]
+
+
 def test_a_long_word_is_searched_as_the_words_it_is_made_of() -> None:
     # 無痕模式 is one CC-CEDICT word ("incognito mode"): as one term every bigram was required,
     # and a turn saying only 無痕 was not found, as "incognito" finds "incognito mode"; a set

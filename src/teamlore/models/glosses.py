@@ -56,7 +56,8 @@ SHORT_TEXT_CHARS = 4096
 # senses that are no translation: measure words, cross-references, names, variants, and the
 # meanings a character has only inside compounds (`(bound form)`)
 _NOT_A_SENSE = re.compile(
-    r"^(CL:|see |see also |variant of |old variant of |archaic variant of |surname |"
+    r"^(CL:|see |see also |variant of |old variant of |archaic variant of |euphemistic variant of |"
+    r"surname |"
     r"\(bound form\)|abbr\. for |used in |erhua variant |Japanese variant |also written |"
     r"Taiwan pr\.|also pr\.|pr\. )",
     re.IGNORECASE,
@@ -131,6 +132,8 @@ def segmented(parsed: Query) -> Query:
         return parsed
     out: list[QueryTerm] = []
     for term in parsed.terms:
+        if _is_function_word(term) and _has_other_terms(parsed, term):
+            continue
         if not _is_cjk_run(term):
             out.append(term)
             continue
@@ -139,6 +142,19 @@ def segmented(parsed: Query) -> Query:
         parts = (part for word in content or words for part in _search_parts(word))
         out.extend(parse_query(part).terms[0] for part in parts)
     return in_both_scripts(Query(tuple(dict.fromkeys(out))))
+
+
+def _is_function_word(term: QueryTerm) -> bool:
+    """A Chinese run of one or two characters that is a function word (在 in `在README里加一节`)."""
+    return (
+        _is_chinese_word(term)
+        and not _is_cjk_run(term)
+        and term_text(term) in CHINESE_FUNCTION_WORDS
+    )
+
+
+def _has_other_terms(parsed: Query, term: QueryTerm) -> bool:
+    return any(other is not term and not _is_function_word(other) for other in parsed.terms)
 
 
 SPLIT_WORD_CHARS = 4  # a dictionary word this long is searched as the words it is made of
@@ -339,8 +355,9 @@ class _Loaded:
 _loaded: _Loaded | None = None
 _failed = False
 _lock = threading.Lock()
-# one dictionary line: traditional, simplified, [pinyin], /definitions/
-_ENTRY = re.compile(r"^(\S+) (\S+) \[[^\]\n]*\] /([^\r\n]*)", re.MULTILINE)
+# one dictionary line: traditional, simplified, [pinyin] (its first letter: a capital is a
+# proper noun), /definitions/
+_ENTRY = re.compile(r"^(\S+) (\S+) \[(.)[^\]\n]*\] /([^\r\n]*)", re.MULTILINE)
 _DATE = re.compile(r"^#! date=(\S{10})", re.MULTILINE)
 
 
@@ -370,7 +387,7 @@ def dictionary_identity() -> str | None:
     return f"{source.resolve()}|{info.st_size}|{info.st_mtime_ns}|{senses:08x}"
 
 
-STORED_FORMAT = 2  # 2: the words' forms in the other script too (`FORMS_KEY`)
+STORED_FORMAT = 3  # 2: the words' forms in the other script too (`FORMS_KEY`); 3: names last
 # before a word, the key of its forms in the other script (in the stored table beside the
 # definitions; never a character of a Chinese word)
 FORMS_KEY = "\x01"
@@ -447,16 +464,17 @@ def _read(path: Path | None) -> _Loaded | None:
 
     text = gzip.decompress(path.read_bytes()).decode("utf-8")
     definitions: dict[str, str] = {}
+    names: dict[str, str] = {}  # a word's proper-noun entries (比 "Belgium"), put after the rest
     other: dict[str, dict[str, None]] = {}  # a word → its forms in the other script
-    for traditional, simplified, fields in _ENTRY.findall(text):
+    for traditional, simplified, pinyin, fields in _ENTRY.findall(text):
         if traditional != simplified:
             other.setdefault(simplified, {})[traditional] = None
             other.setdefault(traditional, {})[simplified] = None
+        found = names if pinyin.isupper() else definitions
         for word in (simplified, traditional) if traditional != simplified else (simplified,):
-            if word in definitions:
-                definitions[word] += fields
-            else:
-                definitions[word] = fields
+            found[word] = found.get(word, "") + fields
+    for word, fields in names.items():
+        definitions[word] = definitions.get(word, "") + fields
     if not definitions:
         return None
     from teamlore.models.developer_glosses import developer_senses  # with the dictionary only

@@ -31,7 +31,7 @@ from pathlib import Path
 from teamlore.core.analyzer import Query, QueryTerm, parse_query, stem
 from teamlore.models.word_tables import read_words, write_words
 
-FORMAT = 3  # 3: the table of models/word_tables.py
+FORMAT = 4  # 3: the table of models/word_tables.py; 4: names after common senses
 MIN_WORD_CHARS = 2
 MAX_WORD_CHARS = 4
 SEPARATOR = "\x00"  # between a stem's Chinese words in the table
