@@ -63,6 +63,14 @@ def test_the_words_of_developer_prose_read_as_developers_mean_them() -> None:
     assert gloss("截断") == gloss("截斷") == " truncate "
 
 
+def test_a_single_character_is_read_as_it_is_used_today() -> None:
+    # CC-CEDICT's first senses of 跑, 读 and 池 are "to paw (the ground)", "comma" and "pond";
+    # a character left alone by the cut (跑测试, 读配置, 连接池) now reads as a developer means it
+    assert gloss("跑测试") == " run, test "
+    assert gloss("读配置") == " read, configuration; config "
+    assert gloss("连接池") == " link; join; connect, pool "
+
+
 def test_a_common_word_is_read_before_a_name_spelled_the_same() -> None:
     # CC-CEDICT lists the proper-noun entry of 比 first ("Belgium"), then "to compare"; of 中
     # "China" before "within; among; in"; of 美 "the Americas" before "beautiful"
