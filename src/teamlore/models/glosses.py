@@ -263,14 +263,15 @@ def _substrings(run: str) -> list[str]:
 
 def dictionary_version() -> str | None:
     """The dictionary's publication date (`#! date=` in its header), None when unavailable."""
-    _dictionary()
-    return _loaded.version if _loaded is not None else None
+    loaded = _dictionary()
+    return loaded.version if loaded is not None else None
 
 
 def loaded_definitions() -> dict[str, str] | None:
     """Every word (simplified and traditional) → its definition fields, a developer's sense
     first; None when the dictionary is unavailable (`reverse_glosses` reads it backwards)."""
-    return _dictionary()
+    loaded = _dictionary()
+    return loaded.definitions if loaded is not None else None
 
 
 def _gloss_run(run: str, definitions: dict[str, str]) -> list[str]:
@@ -413,12 +414,14 @@ def _definitions_of(words: Iterable[str]) -> dict[str, str] | None:
                 return _stored_definitions(stored, wanted)
         if stored is not None and not _stored_checked and stored.parent.parent.is_dir():
             _stored_checked = True  # never creates the state dir
-            if _dictionary() is not None and _loaded is not None:
-                rows = chain(_loaded.definitions.items(), _loaded.forms.items())
+            loaded = _dictionary()
+            if loaded is not None:
+                rows = chain(loaded.definitions.items(), loaded.forms.items())
                 write_words(stored, rows, "definitions-*.sqlite3")
-    if _dictionary() is None or _loaded is None:
+    loaded = _dictionary()
+    if loaded is None:
         return None
-    return {word: fields for word in wanted if (fields := _loaded.lookup(word)) is not None}
+    return {word: fields for word in wanted if (fields := loaded.lookup(word)) is not None}
 
 
 def _stored_definitions(stored: Path, wanted: list[str]) -> dict[str, str]:
@@ -443,7 +446,8 @@ def _stored_file() -> Path | None:
     return None
 
 
-def _dictionary() -> dict[str, str] | None:
+def _dictionary() -> _Loaded | None:
+    """The dictionary, read once a process; None when it is unavailable."""
     global _loaded, _failed
     with _lock:
         if _loaded is None and not _failed:
@@ -452,7 +456,7 @@ def _dictionary() -> dict[str, str] | None:
             except (OSError, EOFError, ValueError, zlib.error):
                 _loaded = None
             _failed = _loaded is None
-        return _loaded.definitions if _loaded is not None else None
+        return _loaded
 
 
 def _read(path: Path | None) -> _Loaded | None:
