@@ -91,6 +91,18 @@ def test_a_short_function_word_is_dropped_as_a_long_run_drops_it() -> None:
     assert words("的 config") == ["config"]
 
 
+def test_the_reflexive_pronoun_is_dropped_as_the_personal_ones_are() -> None:
+    # 我, 你 and 他 were dropped but 自己 ("oneself") was a term, as "myself" and "itself" are
+    # English stopwords: in 专注后端前端我自己来 ("focus on the backend, the frontend I'll do
+    # myself") Chinese turns holding only 自己 and 来 outranked the English turn about the
+    # backend and the frontend
+    def words(query: str) -> list[str]:
+        return [glosses.term_text(term) for term in segmented(parse_query(query)).terms]
+
+    assert words("专注后端前端我自己来") == ["专注", "后端", "前端", "来"]
+    assert words("自己") == ["自己"]
+
+
 def test_a_long_word_is_searched_as_the_words_it_is_made_of() -> None:
     # 無痕模式 is one CC-CEDICT word ("incognito mode"): as one term every bigram was required,
     # and a turn saying only 無痕 was not found, as "incognito" finds "incognito mode"; a set

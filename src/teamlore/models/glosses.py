@@ -115,7 +115,7 @@ _FUNCTION_WORD_TEXT = """
 還是 时候 時候 这个 這個 那个 那個 这些 這些 那些 一个 一個 没有
 沒有 我们 我們 你们 你們 他们 他們 现在 現在 一下 的话 的話 之后
 之後 之前 以后 以後 为了 為了 因为 因為 所以 但是 如果 就是 可能
-能不能 要不要 是不是 有没有 有沒有
+能不能 要不要 是不是 有没有 有沒有 自己
 """
 CHINESE_FUNCTION_WORDS = frozenset(_FUNCTION_WORD_TEXT.split())
 
