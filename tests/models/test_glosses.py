@@ -10,7 +10,7 @@ import pytest
 from teamlore.core.analyzer import parse_query
 from teamlore.models import developer_glosses, glosses
 from teamlore.models.embeddings import bundled_embedder
-from teamlore.models.glosses import first_sense, gloss, has_chinese, segmented
+from teamlore.models.glosses import first_sense, gloss, gloss_terms, has_chinese, segmented
 
 
 def test_chinese_words_become_their_english_senses_and_other_text_stays() -> None:
@@ -101,6 +101,26 @@ def test_the_reflexive_pronoun_is_dropped_as_the_personal_ones_are() -> None:
 
     assert words("专注后端前端我自己来") == ["专注", "后端", "前端", "来"]
     assert words("自己") == ["自己"]
+
+
+def test_the_conjunction_bing_is_dropped_as_he_and_yu_are() -> None:
+    # 并 ("and", 並 in Traditional) was a term: 並 is in most Traditional answers (並且), so
+    # 提交代码并推送 ranked the Traditional session's turns by it
+    def words(query: str) -> list[str]:
+        return [glosses.term_text(term) for term in segmented(parse_query(query)).terms]
+
+    assert words("提交代码并推送") == ["提交", "代码", "推送"]
+
+
+def test_a_gloss_of_english_function_words_only_is_no_search_term() -> None:
+    # 该 reads "should", 下 "down", 并 "and": as search terms they matched nearly every English
+    # turn; a gloss holding a content word keeps its terms
+    assert gloss_terms(parse_query("该")) == [[]]
+    assert gloss_terms(parse_query("下")) == [[]]
+    assert [[t.parts for t in alt] for alt in gloss_terms(parse_query("日志"))[0]] == [
+        [("log",)],
+        [("journal",)],
+    ]
 
 
 def test_a_long_word_is_searched_as_the_words_it_is_made_of() -> None:

@@ -631,3 +631,14 @@ def test_a_chinese_question_finds_the_english_turn_by_a_developer_sense(
         "Commit the file now, it is time.",
     )
     assert [h["turn"] for h in hits][:2] == [1, 2]
+
+
+def test_a_chinese_word_glossed_only_by_an_english_function_word_finds_no_turn_by_it(
+    home: Path, tmp_path: Path
+) -> None:
+    # 该 reads "should": the English turn holding "should" and no other word of the question
+    # was found by that translation alone (models/glosses.py, `gloss_terms`)
+    hits = _hybrid_hits(
+        home, tmp_path, "该部署数据库了吗", "You should rename the parser.", "数据库部署好了"
+    )
+    assert [h["turn"] for h in hits if "lexical" in h["matchedBy"]] == [2]

