@@ -103,13 +103,18 @@ def test_the_reflexive_pronoun_is_dropped_as_the_personal_ones_are() -> None:
     assert words("自己") == ["自己"]
 
 
-def test_the_conjunction_bing_is_dropped_as_he_and_yu_are() -> None:
-    # 并 ("and", 並 in Traditional) was a term: 並 is in most Traditional answers (並且), so
-    # 提交代码并推送 ranked the Traditional session's turns by it
+def test_a_word_read_only_as_english_function_words_is_a_function_word() -> None:
+    # 并 reads "and" (並 in Traditional, in most Traditional answers: 並且), 其他 "other", 该
+    # "should": each was a term, so 提交代码并推送 ranked the Traditional session's turns by
+    # 並; a word whose sense holds a content word stays (下载 "download", 更新 "update")
     def words(query: str) -> list[str]:
         return [glosses.term_text(term) for term in segmented(parse_query(query)).terms]
 
     assert words("提交代码并推送") == ["提交", "代码", "推送"]
+    assert words("其他任务下载失败") == ["任务", "下载", "失败"]
+    assert words("该 deploy") == ["deploy"]
+    assert words("更新") == ["更新"]
+    assert words("其他") == ["其他"]  # kept when nothing else is left
 
 
 def test_a_gloss_of_english_function_words_only_is_no_search_term() -> None:

@@ -115,7 +115,7 @@ _FUNCTION_WORD_TEXT = """
 還是 时候 時候 这个 這個 那个 那個 这些 這些 那些 一个 一個 没有
 沒有 我们 我們 你们 你們 他们 他們 现在 現在 一下 的话 的話 之后
 之後 之前 以后 以後 为了 為了 因为 因為 所以 但是 如果 就是 可能
-能不能 要不要 是不是 有没有 有沒有 自己 并 並
+能不能 要不要 是不是 有没有 有沒有 自己
 """
 CHINESE_FUNCTION_WORDS = frozenset(_FUNCTION_WORD_TEXT.split())
 
@@ -126,35 +126,60 @@ def segmented(parsed: Query) -> Query:
     type no spaces, so `为什么发布失败` is the words 发布 and 失败 (为什么 is a function word),
     found by a turn holding `发布流程失败`; as one run its bigram 布失 would be required too.
     Words are cut as `gloss` cuts them (CC-CEDICT, bidirectional maximum matching); without
-    the dictionary every bigram is a term. Function words are dropped unless nothing is left.
-    Every Chinese word also matches as written in the other script (`in_both_scripts`)."""
+    the dictionary every bigram is a term. Function words (`is_function_word`) are dropped
+    unless nothing is left. Every Chinese word also matches as written in the other script
+    (`in_both_scripts`)."""
     if not any(_is_chinese_word(term) for term in parsed.terms):
         return parsed
+    standing = _standing_function_words(parsed)
+    others = len(parsed.terms) > sum(standing)  # a term that is no function word is left
     out: list[QueryTerm] = []
-    for term in parsed.terms:
-        if _is_function_word(term) and _has_other_terms(parsed, term):
+    for term, function in zip(parsed.terms, standing, strict=True):
+        if function and others:
             continue
         if not _is_cjk_run(term):
             out.append(term)
             continue
-        words = _words(term_text(term))
-        content = [word for word in words if word not in CHINESE_FUNCTION_WORDS]
-        parts = (part for word in content or words for part in _search_parts(word))
+        cut = _cut_run(term_text(term))
+        content = [word for word, sense in cut if not is_function_word(word, sense)]
+        words = content or [word for word, _ in cut]
+        parts = (part for word in words for part in _search_parts(word))
         out.extend(parse_query(part).terms[0] for part in parts)
     return in_both_scripts(Query(tuple(dict.fromkeys(out))))
 
 
-def _is_function_word(term: QueryTerm) -> bool:
-    """A Chinese run of one or two characters that is a function word (在 in `在README里加一节`)."""
-    return (
-        _is_chinese_word(term)
-        and not _is_cjk_run(term)
-        and term_text(term) in CHINESE_FUNCTION_WORDS
-    )
+def is_function_word(word: str, sense: str | None) -> bool:
+    """Whether a Chinese `word` (with its first `sense`, None when the dictionary lacks it) says
+    how a question is asked, not what about: one of `CHINESE_FUNCTION_WORDS`, or a word every
+    part of whose sense is English function words only (并 "and", 该 "should", 每 "each", 其他
+    "other"), as the English stopwords are (docs/hybrid-search.md, "Chinese queries without
+    spaces")."""
+    return word in CHINESE_FUNCTION_WORDS or (sense is not None and not _content_parts(sense))
 
 
-def _has_other_terms(parsed: Query, term: QueryTerm) -> bool:
-    return any(other is not term and not _is_function_word(other) for other in parsed.terms)
+def _content_parts(sense: str) -> list[tuple[QueryTerm, ...]]:
+    """The search terms of each part of an English `sense` (`a; b`) holding a word that is not
+    an English function word (`is_stopword`)."""
+    parts = (parse_query(part).terms for part in sense.split(";"))
+    return [part for part in parts if part and not all(map(is_stopword, part))]
+
+
+def _standing_function_words(parsed: Query) -> list[bool]:
+    """For each term of `parsed`, whether it is a Chinese run of one or two characters (which is
+    not cut) that is a function word (在 in `在README里加一节`)."""
+    short = [
+        term_text(term) if _is_chinese_word(term) and not _is_cjk_run(term) else None
+        for term in parsed.terms
+    ]
+    wanted = [text for text in short if text is not None]
+    definitions = (_definitions_of(wanted) or {}) if wanted else {}
+    return [
+        text is not None and is_function_word(text, _sense_in(definitions, text)) for text in short
+    ]
+
+
+def _sense_in(definitions: dict[str, str], word: str) -> str | None:
+    return first_sense(definitions[word]) if word in definitions else None
 
 
 SPLIT_WORD_CHARS = 4  # a dictionary word this long is searched as the words it is made of
@@ -222,9 +247,8 @@ def gloss_terms(parsed: Query) -> list[list[tuple[QueryTerm, ...]]]:
     for word in words:
         known = definitions.get(word)
         sense = first_sense(known) if known else None
-        parts = (parse_query(part).terms for part in (sense or "").split(";"))
         # a gloss of function words only (并 "and") is no search term: every English text holds it
-        out.append([tuple(part) for part in parts if part and not all(map(is_stopword, part))])
+        out.append([tuple(part) for part in _content_parts(sense)] if sense else [])
     return out
 
 
@@ -246,11 +270,13 @@ def _is_cjk_run(term: QueryTerm) -> bool:
     )
 
 
-def _words(run: str) -> list[str]:
+def _cut_run(run: str) -> list[tuple[str, str | None]]:
+    """`run`'s words with their first senses (`_cut`); without the dictionary its bigrams,
+    senseless."""
     definitions = _definitions_of(_substrings(run))
     if definitions is None:
-        return [run[i : i + 2] for i in range(len(run) - 1)]
-    return [word for word, _ in _cut(run, definitions)]
+        return [(run[i : i + 2], None) for i in range(len(run) - 1)]
+    return _cut(run, definitions)
 
 
 def _substrings(run: str) -> list[str]:
