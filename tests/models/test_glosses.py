@@ -117,6 +117,18 @@ def test_a_word_read_only_as_english_function_words_is_a_function_word() -> None
     assert words("其他") == ["其他"]  # kept when nothing else is left
 
 
+def test_every_listed_function_word_is_a_word_the_cut_finds() -> None:
+    # CC-CEDICT lacks 一个, 哪种, 能不能 and 要不要: the cut made 加一个新的测试 加 + 一 + 个 + 新 +
+    # 测试, and 一 ("one") was a term, held by every text saying 一次 or 统一
+    def words(query: str) -> list[str]:
+        return [glosses.term_text(term) for term in segmented(parse_query(query)).terms]
+
+    for word in sorted(glosses.CHINESE_FUNCTION_WORDS):
+        if len(word) > 1:
+            assert [cut for cut, _sense in glosses._cut_run(word)] == [word]
+    assert words("加一个新的测试") == ["加", "新", "测试"]
+
+
 def test_a_gloss_of_english_function_words_only_is_no_search_term() -> None:
     # 该 reads "should", 下 "down", 并 "and": as search terms they matched nearly every English
     # turn; a gloss holding a content word keeps its terms

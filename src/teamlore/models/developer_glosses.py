@@ -8,7 +8,9 @@ below (general software vocabulary in Simplified, Traditional and Taiwanese usag
 developer would translate them, not fitted to any query) get that sense first. A word absent
 from CC-CEDICT (跨域, 智能体) also becomes a word the cut can find. Where developers use a word
 as a verb and a noun and the analyzer does not stem the English noun to the verb, the sense
-names both (提交 "commit; submit; submission", 部署 "deploy; deployment").
+names both (提交 "commit; submit; submission", 部署 "deploy; deployment"). The function words
+CC-CEDICT lacks (一个, 哪种, 能不能, 要不要) are listed too, with senses of English function words
+only, so the cut finds them and no English word translates to them.
 
 Each line: the word's forms, "=", its English sense.
 """
@@ -735,6 +737,10 @@ DEVELOPER_SENSES = """
 节 節 = section; node
 源 = source
 含 = contain; include
+一个 一個 = a; an
+哪种 哪種 = which
+能不能 = can
+要不要 = should
 """
 
 
