@@ -642,3 +642,16 @@ def test_a_chinese_word_glossed_only_by_an_english_function_word_finds_no_turn_b
         home, tmp_path, "该部署数据库了吗", "You should rename the parser.", "数据库部署好了"
     )
     assert [h["turn"] for h in hits if "lexical" in h["matchedBy"]] == [2]
+
+
+def test_a_question_word_of_one_chinese_character_weighs_half_a_word(
+    home: Path, tmp_path: Path
+) -> None:
+    # 改 ("change") is a term of its own, and the index holds every character alone: the short
+    # turn holds it only inside 改写 ("rewrite"), the long one holds 主题 and 颜色. Counted as
+    # whole words both held two of three terms and the short turn, stronger by BM25, came
+    # first (docs/hybrid-search.md, "Chinese queries without spaces")
+    hits = _hybrid_hits(
+        home, tmp_path, "改主题颜色", "主题改写", "把主题的颜色调亮一点，再看看别的设置项。"
+    )
+    assert [h["turn"] for h in hits][:2] == [2, 1]

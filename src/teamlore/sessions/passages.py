@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sqlite3
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from teamlore.core.analyzer import Query, analyze, snippet
@@ -111,6 +111,28 @@ def held_by(
             if best == whole:
                 break
     return Held(best, where, whole, where > ASSISTANT and not identifier)
+
+
+def weighed(
+    query: Query, weights: Sequence[float], body: str, starts: bytes | None, found: Held
+) -> float:
+    """`found.weight` (what `held` found in this `body`) with each term of `query` counting its
+    weight instead of one: the best passage stays the one holding most terms, and a term held
+    there or elsewhere counts as `Held.weight` counts it. With weights whose mean is 1, a turn
+    holding every term weighs as much as by `Held.weight`."""
+
+    def weight_in(analyzed: str) -> float:
+        padded = f" {analyzed} "
+        return sum(w for term, w in zip(query.terms, weights, strict=True) if term.found_in(padded))
+
+    whole = weight_in(body)
+    offsets = unpack(starts)
+    if len(offsets) == 1 or not found.whole:
+        return whole
+    ends = [*offsets[1:], len(body)]
+    best = weight_in(body[offsets[found.passage] : ends[found.passage]])
+    said = TOOL_PASSAGE if found.incidental else 1.0
+    return said * best + ELSEWHERE * (whole - best)
 
 
 def passage_read_by(

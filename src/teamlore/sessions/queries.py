@@ -20,7 +20,7 @@ from teamlore.core.analyzer import (
     readable_score,
 )
 from teamlore.core.fusion import fuse, has_identifier, words_decide
-from teamlore.models.glosses import gloss_query, gloss_terms, has_chinese, segmented
+from teamlore.models.glosses import gloss_query, gloss_terms, has_chinese, segmented, term_text
 from teamlore.sessions.index_db import UUID, body_match, scope_match
 from teamlore.sessions.passages import (
     Held,
@@ -28,6 +28,7 @@ from teamlore.sessions.passages import (
     held_by,
     passage_read_by,
     passage_snippet,
+    weighed,
 )
 
 if TYPE_CHECKING:
@@ -515,14 +516,13 @@ def _hybrid(
     if ranking is None:
         skipped = meaning.skipped or vector_skipped(None)
         return _lexical_only(conn, parsed, scored, ranked_all, limit, skipped)
-    terms = len(parsed.terms)
     similar = zip(ranking.turn_ids, ranking.similarities, strict=True)
     near = [turn for turn, similarity in similar if similarity >= MIN_SIMILARITY]
     near_rows = _rows_by_turn_id(conn, near)
     # a turn the model cannot read (its language) gets no vote, not a noise vote
     # (docs/hybrid-search.md, "Words are never outvoted")
     near = [turn for turn in near if turn in near_rows and _reads(embedder, near_rows[turn])]
-    lexical = [(int(r["id"]), held.weight / terms) for held, _s, r in scored]
+    lexical = _word_shares(parsed, scored)
     unread = {int(r["id"]) for _h, _s, r in scored if not _reads(embedder, r)}
     translations = [(int(r["id"]), share) for _h, share, _s, r in translation]
     fused = fuse(
@@ -559,6 +559,32 @@ def _hybrid(
     if with_vector < turns:
         vector["reason"] = f"{turns - with_vector} of {turns} turns have no vector yet"
     return TurnSearch(hits, ranked_all, ["lexical", "vector"], vector)
+
+
+# what a query term that is one Chinese character weighs in a turn's share of the query's terms
+# (`_word_shares`; chosen on the tuning half of bench/search_queries.json)
+SINGLE_CHARACTER_WEIGHT = 0.5
+
+
+def _word_shares(parsed: Query, scored: list[Scored]) -> list[tuple[int, float]]:
+    """Each lexical match's share of the query's terms (`fuse`'s `lexical`). A term that is one
+    Chinese character (改, 新, 用) weighs SINGLE_CHARACTER_WEIGHT: the index holds every
+    character of a text alone, so a turn saying 改寫 ("rewrite") or 更新 ("update") holds 改
+    and 新 as surely as one saying them as words (docs/hybrid-search.md, "Chinese queries
+    without spaces")."""
+    weights = [SINGLE_CHARACTER_WEIGHT if _is_one_character(term) else 1.0 for term in parsed.terms]
+    if all(weight == 1.0 for weight in weights):
+        return [(int(r["id"]), found.weight / len(weights)) for found, _s, r in scored]
+    total = sum(weights)
+    return [
+        (int(r["id"]), weighed(parsed, weights, r["body"], r["starts"], found) / total)
+        for found, _s, r in scored
+    ]
+
+
+def _is_one_character(term: QueryTerm) -> bool:
+    text = term_text(term)
+    return len(text) == 1 and has_chinese(text)
 
 
 # -- English queries over Chinese turns (docs/hybrid-search.md) ----------------------------------
