@@ -9,7 +9,7 @@ import pytest
 from test_indexer import MiniAdapter, session_file
 
 from teamlore.core import errors
-from teamlore.sessions import fts_ranking, queries
+from teamlore.sessions import index_db, queries
 from teamlore.sessions.index_db import MIGRATIONS, TURN_PASSAGES, open_index
 from teamlore.sessions.indexer import Indexer, Source
 
@@ -27,7 +27,7 @@ def test_a_filter_falls_back_to_every_match_when_the_best_ones_are_filtered_out(
     session_file(other / "o.jsonl", {"t": "user", "text": "a deploy note among much other text"})
     indexer = Indexer(open_index(home), {"mini": MiniAdapter(), "other": OtherAdapter()}, home=home)
     indexer.sync([Source("mini", mini), Source("other", other)])
-    monkeypatch.setattr(fts_ranking, "FILTER_OVERFETCH", 1)
+    monkeypatch.setattr(index_db, "FILTER_OVERFETCH", 1)
     everything = queries.search_turns(indexer.conn, "deploy", limit=2).hits
     assert [h["provider"] for h in everything] == ["mini", "mini"]
     filtered = queries.search_turns(indexer.conn, "deploy", provider="other", limit=2).hits
@@ -62,7 +62,7 @@ def test_beyond_the_rank_window_the_newest_matches_are_ranked_and_the_result_say
     indexer = Indexer(open_index(home), {"mini": MiniAdapter()}, home=home)
     indexer.sync([Source("mini", src)])
     assert queries.search_turns(indexer.conn, "deploy").ranked_all
-    monkeypatch.setattr(fts_ranking, "RANK_WINDOW", 2)
+    monkeypatch.setattr(index_db, "RANK_WINDOW", 2)
     for provider in (None, "mini"):  # the provider filter is inside the index: same window
         found = queries.search_turns(indexer.conn, "deploy", provider=provider)
         assert not found.ranked_all

@@ -21,8 +21,7 @@ from teamlore.core.analyzer import (
 )
 from teamlore.core.fusion import fuse, has_identifier, words_decide
 from teamlore.models.glosses import gloss_query, gloss_terms, has_chinese, segmented, term_text
-from teamlore.sessions.fts_ranking import ranked_turns
-from teamlore.sessions.index_db import UUID, body_match, scope_match
+from teamlore.sessions.index_db import UUID, body_match, ranked_turns, scope_match
 from teamlore.sessions.passages import (
     Held,
     held,

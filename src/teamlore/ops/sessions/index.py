@@ -404,7 +404,7 @@ class SessionsSearchRequest(Window):
 def sessions_search(ctx: OpContext, request: SessionsSearchRequest) -> dict[str, Any]:
     """Search past turns: BM25 (English, code identifiers, Chinese) fused with vector
     similarity of their meaning (docs/hybrid-search.md); `lexical` for words only."""
-    from teamlore.sessions.fts_ranking import RANK_WINDOW
+    from teamlore.sessions.index_db import RANK_WINDOW
     from teamlore.sessions.queries import search_turns, vector_skipped
 
     refreshed = _index_stale_files(ctx.home) if request.sync_first else None
