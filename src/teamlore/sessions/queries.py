@@ -568,16 +568,17 @@ SINGLE_CHARACTER_WEIGHT = 0.5
 
 def _word_shares(parsed: Query, scored: list[Scored]) -> list[tuple[int, float]]:
     """Each lexical match's share of the query's terms (`fuse`'s `lexical`). A term that is one
-    Chinese character (改, 新, 用) weighs SINGLE_CHARACTER_WEIGHT: the index holds every
-    character of a text alone, so a turn saying 改寫 ("rewrite") or 更新 ("update") holds 改
-    and 新 as surely as one saying them as words (docs/hybrid-search.md, "Chinese queries
+    Chinese character (改, 新, 跑) counts SINGLE_CHARACTER_WEIGHT where a turn holds it: the index
+    holds every character of a text alone, so a turn saying 改寫 ("rewrite") or 更新 ("update")
+    holds 改 and 新 as surely as one saying them as words. It is half the evidence, not half the
+    question: missing it still costs a whole term (docs/hybrid-search.md, "Chinese queries
     without spaces")."""
+    terms = len(parsed.terms)
     weights = [SINGLE_CHARACTER_WEIGHT if _is_one_character(term) else 1.0 for term in parsed.terms]
     if all(weight == 1.0 for weight in weights):
-        return [(int(r["id"]), found.weight / len(weights)) for found, _s, r in scored]
-    total = sum(weights)
+        return [(int(r["id"]), found.weight / terms) for found, _s, r in scored]
     return [
-        (int(r["id"]), weighed(parsed, weights, r["body"], r["starts"], found) / total)
+        (int(r["id"]), weighed(parsed, weights, r["body"], r["starts"], found) / terms)
         for found, _s, r in scored
     ]
 
