@@ -179,6 +179,7 @@ def _standing_function_words(parsed: Query) -> list[bool]:
 
 
 def _sense_in(definitions: dict[str, str], word: str) -> str | None:
+    """`word`'s first sense (`first_sense`) in `definitions`; None when it has none."""
     return first_sense(definitions[word]) if word in definitions else None
 
 
@@ -243,13 +244,9 @@ def gloss_terms(parsed: Query) -> list[list[tuple[QueryTerm, ...]]]:
     dictionary holds (docs/hybrid-search.md, "Chinese queries over English turns")."""
     words = [term_text(term) for term in parsed.terms]
     definitions = _definitions_of(word for word in words if has_chinese(word)) or {}
-    out: list[list[tuple[QueryTerm, ...]]] = []
-    for word in words:
-        known = definitions.get(word)
-        sense = first_sense(known) if known else None
-        # a gloss of function words only (并 "and") is no search term: every English text holds it
-        out.append([tuple(part) for part in _content_parts(sense)] if sense else [])
-    return out
+    # a gloss of function words only (并 "and") is no search term: every English text holds it
+    senses = (_sense_in(definitions, word) for word in words)
+    return [_content_parts(sense) if sense else [] for sense in senses]
 
 
 def gloss_query(parsed: Query) -> Query:
@@ -313,7 +310,7 @@ def _cut(run: str, definitions: dict[str, str]) -> list[tuple[str, str | None]]:
     Chinese)."""
 
     def known(word: str) -> str | None:
-        return first_sense(definitions[word]) if word in definitions else None
+        return _sense_in(definitions, word)
 
     forward, backward = _longest_match(run, known, False), _longest_match(run, known, True)
     return min(

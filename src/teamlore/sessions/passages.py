@@ -118,8 +118,7 @@ def weighed(
 ) -> float:
     """`found.weight` (what `held` found in this `body`) with each term of `query` counting its
     weight instead of one: the best passage stays the one holding most terms, and a term held
-    there or elsewhere counts as `Held.weight` counts it. With weights whose mean is 1, a turn
-    holding every term weighs as much as by `Held.weight`."""
+    there or elsewhere counts as `Held.weight` counts it (with every weight 1, `found.weight`)."""
 
     def weight_in(analyzed: str) -> float:
         padded = f" {analyzed} "
