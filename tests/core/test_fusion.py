@@ -89,6 +89,23 @@ def test_for_a_short_query_the_words_top_three_stay_in_the_top_five() -> None:
     assert scores == sorted(scores, reverse=True)
 
 
+def test_the_words_first_holding_half_of_a_long_query_stays_in_the_top_five() -> None:
+    """Any query the model reads (rule 8): seven documents every vector ranking puts first push a
+    document the words rank first, holding half the terms, out of the first five; the rule
+    keeps it there. Only the first is kept, and only while it holds at least half the query."""
+    neighbours = [f"v{i}" for i in range(7)]
+    # below half, what its weight alone gives: after every neighbour
+    weaker = [f.key for f in fuse([("w1", 0.45)], neighbours, headline=neighbours)]
+    assert weaker.index("w1") == 7
+    kept = fuse([("w1", 0.5), ("w2", 0.5)], neighbours, headline=neighbours)
+    assert [f.key for f in kept].index("w1") == 4 and "w2" not in {f.key for f in kept[:5]}
+    scores = [f.score for f in kept]
+    assert scores == sorted(scores, reverse=True)
+    # a query the vector path read only as a translation: rule 4 weighs its words instead
+    translated = fuse([("w1", 0.5)], neighbours, headline=neighbours, translated=True)
+    assert "w1" not in {f.key for f in translated[:5]}
+
+
 def test_short_and_identifier_like_queries_let_the_words_decide() -> None:
     for query in (
         "门禁",

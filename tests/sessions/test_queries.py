@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from test_indexer import MiniAdapter, session_file
 
+from support import shared_fixtures
 from teamlore.core import errors
 from teamlore.sessions import index_db, queries
 from teamlore.sessions.index_db import MIGRATIONS, TURN_PASSAGES, open_index
@@ -428,6 +429,40 @@ def test_hybrid_search_keeps_the_demo_turn_first_and_gives_no_vote_to_what_it_ca
     hits = queries.search_turns(indexer.conn, "alembic lock wait", embedder=embedder).hits
     chinese = [h for h in hits if h["turn"] in (1, 3, 4)]
     assert chinese and all(h["matchedBy"] == ["lexical"] for h in chinese)
+
+
+def test_a_turn_holding_most_of_a_described_problem_is_not_lost_to_vector_neighbours(
+    home: Path,
+) -> None:
+    """Real sessions nobody here wrote (rule 8 of "Words are never outvoted"). Each question
+    is answered by a turn the words rank first, holding most of its terms; the static model
+    places other turns (prompt_history scripts, theme edits) nearer, and without the rule the
+    answer fell out of the first ten (shell prompt) or to 15th (theme crash)."""
+    from teamlore.models.embeddings import bundled_embedder
+    from teamlore.sessions.providers import get_adapter
+    from teamlore.sessions.turn_vectors import embed_pending_turns
+
+    fixtures = shared_fixtures("sessions")
+    files = {
+        "claude": "entire-cli-2.0.64.jsonl",
+        "codex": "rtchess-0.60.1.jsonl",
+        "pi": "pi-mono-large-session.jsonl",
+    }
+    sources = [Source(provider, fixtures / provider / name) for provider, name in files.items()]
+    adapters = {s.provider: get_adapter(s.provider) for s in sources}
+    indexer = Indexer(open_index(home), adapters, home=home)
+    indexer.sync(sources)
+    embedder = bundled_embedder()
+    embed_pending_turns(indexer.conn, embedder)
+    for query, provider, turn in (
+        ("shell prompt takes a few hundred ms to come back after every command", "claude", 1),
+        ("selecting a theme while the agent was working crashed the app", "pi", 71),
+    ):
+        hits = queries.search_turns(indexer.conn, query, embedder=embedder).hits
+        first_five = [(h["provider"], h["turn"]) for h in hits[:5]]
+        assert (provider, turn) in first_five, query
+        lexical = queries.search_turns(indexer.conn, query).hits  # words alone
+        assert (lexical[0]["provider"], lexical[0]["turn"]) == (provider, turn)
 
 
 def _hybrid_hits(home: Path, tmp_path: Path, query: str, *prompts: str) -> list[dict[str, Any]]:

@@ -41,6 +41,10 @@ MEANING_WEIGHT = 2 * VECTOR_WEIGHT
 KEPT_WORD_RANKS = 3
 KEPT_PLACES = 5
 SHORT_QUERY_TERMS = 2
+# Any other query: the words' first place stays within the first KEPT_PLACES when it holds at
+# least this share of the query's terms (docs/hybrid-search.md, "Words are never outvoted",
+# rule 8): a turn holding most of a described problem's words is not lost to vector neighbours.
+KEPT_FIRST_SHARE = 0.5
 # and their lexical ranking weighs this much (chosen on the tuning half, docs/hybrid-search.md);
 # so does the lexical ranking of a query the vector path reads only as its glosses (`fuse`)
 DECIDING_LEXICAL_WEIGHT = 3.0
@@ -157,7 +161,9 @@ def fused_scores(
     `lexical_ranks` gives each key's rank in that ranking.
     `vector_weight`: the weight of `vector` (MEANING_WEIGHT for memory's meaning ranking).
     `keep_words` (a short or identifier-like query, `words_decide`): the keys of the lexical
-    ranks 1..KEPT_WORD_RANKS end within the first KEPT_PLACES, in their fused order.
+    ranks 1..KEPT_WORD_RANKS end within the first KEPT_PLACES, in their fused order. Without
+    it, the lexical first ends there when it holds at least KEPT_FIRST_SHARE of the terms and
+    the query was not `translated`.
     `translated` (the vector path read the query only through a translation, its English
     glosses): the lexical ranking weighs DECIDING_LEXICAL_WEIGHT too, so a literal match ranks
     above a translation (docs/hybrid-search.md, "Words are never outvoted").
@@ -188,14 +194,28 @@ def fused_scores(
     for rank, key in enumerate(headline or (), start=1):
         scores[key] = scores.get(key, 0.0) + VECTOR_WEIGHT / (RRF_K + rank)
     best = _best(weight, votes)
-    if keep_words:
-        kept = [
-            key for rank, (key, _) in zip(ranks, lexical, strict=True) if rank <= KEPT_WORD_RANKS
-        ]
+    kept = _kept_by_words(lexical, ranks, keep_words, translated)
+    if kept:
         _keep_in_first_places(scores, kept, best)
     # found by words, as typed or as translated
     words = frozenset(key for ranking in (lexical, translation) for key, _ in ranking)
     return FusedScores(scores, best, words, frozenset((*vector, *(headline or ()))))
+
+
+def _kept_by_words(
+    lexical: Sequence[tuple[Key, float]], ranks: Sequence[int], keep_words: bool, translated: bool
+) -> list[Key]:
+    """The keys the words keep within the first KEPT_PLACES (rules 3 and 8 of "Words are never
+    outvoted"): the lexical ranks 1..KEPT_WORD_RANKS of a query whose words decide, else the
+    lexical first if it holds at least KEPT_FIRST_SHARE of the query's terms, unless the
+    vector path read the query only as a translation (rule 4 weighs those words instead)."""
+    if keep_words:
+        return [
+            key for rank, (key, _) in zip(ranks, lexical, strict=True) if rank <= KEPT_WORD_RANKS
+        ]
+    if translated or not lexical or ranks[0] != 1:
+        return []
+    return [lexical[0][0]] if lexical[0][1] >= KEPT_FIRST_SHARE else []
 
 
 def _keep_in_first_places(scores: dict[Key, float], kept: Sequence[Key], best: float) -> None:
