@@ -28,7 +28,7 @@ def test_a_developer_sense_comes_before_the_dictionary_first_one() -> None:
     assert gloss("每次命令后提示符返回很慢") == (
         " every time, command, after, prompt, return, slow "
     )
-    assert gloss("跨域策略") == " cross-origin, policy "
+    assert gloss("跨域策略") == " cross-origin; CORS, policy "
     assert gloss("申请资助") == " apply for sth, grant "
     # in Traditional characters and Taiwanese usage too
     assert gloss("資料庫") == gloss("數據庫") == " database "
@@ -49,6 +49,8 @@ def test_common_developer_words_read_as_developers_mean_them() -> None:
     assert gloss("协议") == gloss("協定") == " protocol "
     assert gloss("算法") == " algorithm "
     assert gloss("格式") == " format "
+    # 拦截 "intercept" only: a browser that blocks a request is said to 拦截 it
+    assert gloss("被跨域拦截") == gloss("被跨域攔截") == " by, cross-origin; CORS, block; intercept "
 
 
 def test_the_words_of_developer_prose_read_as_developers_mean_them() -> None:
@@ -115,6 +117,8 @@ def test_a_word_read_only_as_english_function_words_is_a_function_word() -> None
     assert words("该 deploy") == ["deploy"]
     assert words("更新") == ["更新"]
     assert words("其他") == ["其他"]  # kept when nothing else is left
+    # 几 ("a few", "how many"; CC-CEDICT's first sense is "small table") as English drops "few"
+    assert words("等几百毫秒") == ["等", "百", "毫秒"]
 
 
 def test_every_listed_function_word_is_a_word_the_cut_finds() -> None:

@@ -9,7 +9,8 @@ developer would translate them, not fitted to any query) get that sense first. A
 from CC-CEDICT (跨域, 智能体) also becomes a word the cut can find. Where developers use a word
 as a verb and a noun and the analyzer does not stem the English noun to the verb, the sense
 names both (提交 "commit; submit; submission", 部署 "deploy; deployment"). The function words
-CC-CEDICT lacks (一个, 哪种, 能不能, 要不要) are listed too, with senses of English function words
+CC-CEDICT lacks (一个, 哪种, 能不能, 要不要) are listed too, and 几 (its first sense is
+"small table"), with senses of English function words
 only, so the cut finds them and no English word translates to them.
 
 Each line: the word's forms, "=", its English sense.
@@ -215,7 +216,8 @@ DEVELOPER_SENSES = """
 密钥 密鑰 = secret key
 密码 密碼 = password
 加密 = encryption
-跨域 = cross-origin
+跨域 = cross-origin; CORS
+拦截 攔截 = block; intercept
 策略 = policy
 本地 = local
 远程 遠程 = remote
@@ -738,6 +740,7 @@ DEVELOPER_SENSES = """
 源 = source
 含 = contain; include
 一个 一個 = a; an
+几 幾 = a few; how many
 哪种 哪種 = which
 能不能 = can
 要不要 = should
