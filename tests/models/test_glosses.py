@@ -13,6 +13,11 @@ from teamlore.models.embeddings import bundled_embedder
 from teamlore.models.glosses import first_sense, gloss, gloss_terms, has_chinese, segmented
 
 
+def _words(query: str) -> list[str]:
+    """The search terms `segmented` makes of `query`, as the words they were made of."""
+    return [glosses.term_text(term) for term in segmented(parse_query(query)).terms]
+
+
 def test_chinese_words_become_their_english_senses_and_other_text_stays() -> None:
     assert gloss("发布之前先运行数据库迁移") == (
         " release; publish, before, early, run, database, migrate; migration "
@@ -50,7 +55,8 @@ def test_common_developer_words_read_as_developers_mean_them() -> None:
     assert gloss("算法") == " algorithm "
     assert gloss("格式") == " format "
     # 拦截 "intercept" only: a browser that blocks a request is said to 拦截 it
-    assert gloss("被跨域拦截") == gloss("被跨域攔截") == " by, cross-origin; CORS, block; intercept "
+    blocked = " by, cross-origin; CORS, block; intercept "
+    assert gloss("被跨域拦截") == gloss("被跨域攔截") == blocked
 
 
 def test_the_words_of_developer_prose_read_as_developers_mean_them() -> None:
@@ -85,12 +91,9 @@ def test_a_common_word_is_read_before_a_name_spelled_the_same() -> None:
 def test_a_short_function_word_is_dropped_as_a_long_run_drops_it() -> None:
     # `在README里加一节` is the runs 在 and 里加一节: 在 ("at") was a term of its own, glossed
     # "exist; be alive"; it is dropped as 在 is inside a longer run, and kept when it is all
-    def words(query: str) -> list[str]:
-        return [glosses.term_text(term) for term in segmented(parse_query(query)).terms]
-
-    assert "在" not in words("在README里加一节")
-    assert words("在") == ["在"]
-    assert words("的 config") == ["config"]
+    assert "在" not in _words("在README里加一节")
+    assert _words("在") == ["在"]
+    assert _words("的 config") == ["config"]
 
 
 def test_the_reflexive_pronoun_is_dropped_as_the_personal_ones_are() -> None:
@@ -98,39 +101,30 @@ def test_the_reflexive_pronoun_is_dropped_as_the_personal_ones_are() -> None:
     # English stopwords: in 专注后端前端我自己来 ("focus on the backend, the frontend I'll do
     # myself") Chinese turns holding only 自己 and 来 outranked the English turn about the
     # backend and the frontend
-    def words(query: str) -> list[str]:
-        return [glosses.term_text(term) for term in segmented(parse_query(query)).terms]
-
-    assert words("专注后端前端我自己来") == ["专注", "后端", "前端", "来"]
-    assert words("自己") == ["自己"]
+    assert _words("专注后端前端我自己来") == ["专注", "后端", "前端", "来"]
+    assert _words("自己") == ["自己"]
 
 
 def test_a_word_read_only_as_english_function_words_is_a_function_word() -> None:
     # 并 reads "and" (並 in Traditional, in most Traditional answers: 並且), 其他 "other", 该
     # "should": each was a term, so 提交代码并推送 ranked the Traditional session's turns by
     # 並; a word whose sense holds a content word stays (下载 "download", 更新 "update")
-    def words(query: str) -> list[str]:
-        return [glosses.term_text(term) for term in segmented(parse_query(query)).terms]
-
-    assert words("提交代码并推送") == ["提交", "代码", "推送"]
-    assert words("其他任务下载失败") == ["任务", "下载", "失败"]
-    assert words("该 deploy") == ["deploy"]
-    assert words("更新") == ["更新"]
-    assert words("其他") == ["其他"]  # kept when nothing else is left
+    assert _words("提交代码并推送") == ["提交", "代码", "推送"]
+    assert _words("其他任务下载失败") == ["任务", "下载", "失败"]
+    assert _words("该 deploy") == ["deploy"]
+    assert _words("更新") == ["更新"]
+    assert _words("其他") == ["其他"]  # kept when nothing else is left
     # 几 ("a few", "how many"; CC-CEDICT's first sense is "small table") as English drops "few"
-    assert words("等几百毫秒") == ["等", "百", "毫秒"]
+    assert _words("等几百毫秒") == ["等", "百", "毫秒"]
 
 
 def test_every_listed_function_word_is_a_word_the_cut_finds() -> None:
     # CC-CEDICT lacks 一个, 哪种, 能不能 and 要不要: the cut made 加一个新的测试 加 + 一 + 个 + 新 +
     # 测试, and 一 ("one") was a term, held by every text saying 一次 or 统一
-    def words(query: str) -> list[str]:
-        return [glosses.term_text(term) for term in segmented(parse_query(query)).terms]
-
     for word in sorted(glosses.CHINESE_FUNCTION_WORDS):
         if len(word) > 1:
             assert [cut for cut, _sense in glosses._cut_run(word)] == [word]
-    assert words("加一个新的测试") == ["加", "新", "测试"]
+    assert _words("加一个新的测试") == ["加", "新", "测试"]
 
 
 def test_a_gloss_of_english_function_words_only_is_no_search_term() -> None:
@@ -148,13 +142,10 @@ def test_a_long_word_is_searched_as_the_words_it_is_made_of() -> None:
     # 無痕模式 is one CC-CEDICT word ("incognito mode"): as one term every bigram was required,
     # and a turn saying only 無痕 was not found, as "incognito" finds "incognito mode"; a set
     # phrase that is not made of words (画蛇添足) stays whole
-    def words(query: str) -> list[str]:
-        return [glosses.term_text(term) for term in segmented(parse_query(query)).terms]
-
-    assert words("無痕模式") == ["無痕", "模式"]
-    assert words("负载均衡怎么配置") == ["负载", "均衡", "配置"]
-    assert words("数据库迁移") == ["数据库", "迁移"]  # three characters: a word of its own
-    assert words("画蛇添足") == ["画蛇添足"]
+    assert _words("無痕模式") == ["無痕", "模式"]
+    assert _words("负载均衡怎么配置") == ["负载", "均衡", "配置"]
+    assert _words("数据库迁移") == ["数据库", "迁移"]  # three characters: a word of its own
+    assert _words("画蛇添足") == ["画蛇添足"]
 
 
 def test_a_chinese_word_matches_as_written_in_the_other_script() -> None:

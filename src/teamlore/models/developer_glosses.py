@@ -9,9 +9,9 @@ developer would translate them, not fitted to any query) get that sense first. A
 from CC-CEDICT (跨域, 智能体) also becomes a word the cut can find. Where developers use a word
 as a verb and a noun and the analyzer does not stem the English noun to the verb, the sense
 names both (提交 "commit; submit; submission", 部署 "deploy; deployment"). The function words
-CC-CEDICT lacks (一个, 哪种, 能不能, 要不要) are listed too, and 几 (its first sense is
-"small table"), with senses of English function words
-only, so the cut finds them and no English word translates to them.
+CC-CEDICT lacks (一个, 哪种, 能不能, 要不要), and 几 (whose first sense there is "small table"),
+are listed with senses of English function words only, so the cut finds them and no English
+word translates to them.
 
 Each line: the word's forms, "=", its English sense.
 """
