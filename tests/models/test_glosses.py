@@ -59,6 +59,25 @@ def test_common_developer_words_read_as_developers_mean_them() -> None:
     assert gloss("被跨域拦截") == gloss("被跨域攔截") == blocked
 
 
+def test_words_of_user_interfaces_and_failures_read_as_developers_mean_them() -> None:
+    # CC-CEDICT alone: 预检 cut into 预 + 检 ("advance, check"), 白屏 into 白 + 屏 ("white, get
+    # rid of"), 调暗 into 调 + 暗 ("transfer, dark"), 钱包 "purse", 合约 "treaty", 剪切 "shear",
+    # 缩进 "retreat into", 级别 "rank", 圈 "confine", 炸 "deep fry", 没反应 cut into 没 + 反应
+    assert gloss("预检请求") == gloss("預檢請求") == " preflight, request "
+    assert gloss("白屏") == " blank screen; white screen "
+    assert gloss("调暗") == gloss("調暗") == " dim; darken "
+    assert gloss("钱包") == " wallet "
+    assert gloss("合约") == " contract "
+    assert gloss("剪切") == " cut "
+    assert gloss("缩进") == " indent; indentation "
+    assert gloss("日志级别") == " log; journal, level "
+    assert gloss("冷却圈") == " cooldown; cool down, ring; circle; loop "
+    assert gloss("炸") == " explode; blow up; crash "
+    assert gloss("没反应") == gloss("沒反應") == " nothing happens; unresponsive "
+    # an English text says what was deleted as often as what was removed
+    assert gloss("删掉") == gloss("刪除") == " delete; remove "
+
+
 def test_the_words_of_developer_prose_read_as_developers_mean_them() -> None:
     # CC-CEDICT alone: 结果 "bear fruit", 成功 "Chenggong or Chengkung town", 当前 "the present
     # time", 映射 "shine on", 截断 "break or cut in two", 条目 "clauses and sub-clauses", and no
