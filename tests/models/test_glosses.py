@@ -73,6 +73,9 @@ def test_words_of_user_interfaces_and_failures_read_as_developers_mean_them() ->
     assert gloss("日志级别") == " log; journal, level "
     assert gloss("冷却圈") == " cooldown; cool down, ring; circle; loop "
     assert gloss("炸") == " explode; blow up; crash "
+    assert gloss("被浏览器拦了") == " by, browser, block; stop, finish "
+    assert gloss("缺") == " missing; lack "
+    assert gloss("选") == gloss("選") == " select; choose "
     assert gloss("没反应") == gloss("沒反應") == " nothing happens; unresponsive "
     # an English text says what was deleted as often as what was removed
     assert gloss("删掉") == gloss("刪除") == " delete; remove "
@@ -135,6 +138,9 @@ def test_a_word_read_only_as_english_function_words_is_a_function_word() -> None
     assert _words("其他") == ["其他"]  # kept when nothing else is left
     # 几 ("a few", "how many"; CC-CEDICT's first sense is "small table") as English drops "few"
     assert _words("等几百毫秒") == ["等", "百", "毫秒"]
+    # 的时候 ("when") is one word: cut as 的 + 时 + 候选 ("candidate"), 选 was lost to 时候
+    assert _words("干活的时候选了个主题就崩了") == ["干活", "选", "主题", "崩"]
+    assert glosses._cut_run("发布的时候失败了")[1] == ("的时候", "when")
 
 
 def test_every_listed_function_word_is_a_word_the_cut_finds() -> None:
