@@ -143,6 +143,16 @@ def test_a_word_read_only_as_english_function_words_is_a_function_word() -> None
     assert glosses._cut_run("发布的时候失败了")[1] == ("的时候", "when")
 
 
+def test_of_two_cuts_as_long_the_one_whose_lone_characters_are_particles_wins() -> None:
+    # both directions cut 所有的 into two words; backward, the tie's old winner, made it 所
+    # ("actually") + 有的 ("some"), and 提交与推送 提 + 交与 + 推送
+    assert [word for word, _ in glosses._cut_run("所有的")] == ["所有", "的"]
+    assert [word for word, _ in glosses._cut_run("提交与推送")] == ["提交", "与", "推送"]
+    assert [word for word, _ in glosses._cut_run("审批通过后的")] == ["审批", "通过", "后", "的"]
+    # 可 ("can") is a function word, as 能 and 可以 are: 可 + 取得, not 可取 + 得
+    assert [word for word, _ in glosses._cut_run("可取得")] == ["可", "取得"]
+
+
 def test_every_listed_function_word_is_a_word_the_cut_finds() -> None:
     # CC-CEDICT lacks 一个, 哪种, 能不能 and 要不要: the cut made 加一个新的测试 加 + 一 + 个 + 新 +
     # 测试, and 一 ("one") was a term, held by every text saying 一次 or 统一

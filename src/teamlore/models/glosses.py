@@ -109,7 +109,7 @@ def gloss(text: str) -> str:
 _FUNCTION_WORD_TEXT = """
 的 了 是 在 和 与 與 或 吗 嗎 呢 吧 啊 么 麼 之 于 於 对 對
 从 從 到 让 讓 请 請 把 被 给 給 也 都 就 还 還 要 会 會 能
-不 没 沒 有 时 時 我 你 他 她 它 这 這 那 哪 个 個 些 得 地
+不 没 沒 有 时 時 我 你 他 她 它 这 這 那 哪 个 個 些 得 地 可
 着 著 为什么 為什麼 什么 什麼 怎么 怎麼 怎么办 怎麼辦 怎样 怎樣 如何
 哪些 哪个 哪個 哪种 哪種 哪里 哪裡 可以 应该 應該 需要 是否 还是
 還是 时候 時候 这个 這個 那个 那個 这些 這些 那些 一个 一個 没有
@@ -313,9 +313,16 @@ def _cut(run: str, definitions: dict[str, str]) -> list[tuple[str, str | None]]:
         return _sense_in(definitions, word)
 
     forward, backward = _longest_match(run, known, False), _longest_match(run, known, True)
-    return min(
-        (backward, forward), key=lambda cut: (len(cut), sum(sense is None for _, sense in cut))
-    )
+    return min((backward, forward), key=_cut_cost)
+
+
+def _cut_cost(cut: list[tuple[str, str | None]]) -> tuple[int, int, int]:
+    """What makes a cut less likely: more words, more unknown characters, more characters
+    standing alone that are not function words (所/有的 against 所有/的: a particle stands
+    alone in Chinese text, 所 rarely does)."""
+    unknown = sum(sense is None for _, sense in cut)
+    alone = sum(len(word) == 1 and not is_function_word(word, sense) for word, sense in cut)
+    return len(cut), unknown, alone
 
 
 def _longest_match(
