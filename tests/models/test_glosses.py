@@ -77,6 +77,9 @@ def test_words_of_user_interfaces_and_failures_read_as_developers_mean_them() ->
     assert gloss("缺") == " missing; lack "
     assert gloss("选") == gloss("選") == " select; choose "
     assert gloss("没反应") == gloss("沒反應") == " nothing happens; unresponsive "
+    assert gloss("修") == " fix; repair "
+    assert gloss("在沙箱运行子进程") == " exist; be alive, sandbox, run, child; sub, process "
+    assert gloss("显式") == gloss("顯式") == " explicit "
     # an English text says what was deleted as often as what was removed
     assert gloss("删掉") == gloss("刪除") == " delete; remove "
 
@@ -138,6 +141,11 @@ def test_a_word_read_only_as_english_function_words_is_a_function_word() -> None
     assert _words("其他") == ["其他"]  # kept when nothing else is left
     # 几 ("a few", "how many"; CC-CEDICT's first sense is "small table") as English drops "few"
     assert _words("等几百毫秒") == ["等", "百", "毫秒"]
+    # 中的 ("in") is the particles 中 + 的, not CC-CEDICT's 中的 "hit the target"; 当 ("when";
+    # CC-CEDICT's first sense is the sound "dong"), 若 ("if"), 仅 ("only") are function words
+    assert _words("文件中的内容") == ["文件", "内容"]
+    assert _words("当发布失败") == ["发布", "失败"]
+    assert _words("若仅本机保存") == ["本机", "保存"]
     # 的时候 ("when") is one word: cut as 的 + 时 + 候选 ("candidate"), 选 was lost to 时候
     assert _words("干活的时候选了个主题就崩了") == ["干活", "选", "主题", "崩"]
     assert glosses._cut_run("发布的时候失败了")[1] == ("的时候", "when")
