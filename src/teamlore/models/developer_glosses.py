@@ -8,17 +8,17 @@ below (general software vocabulary in Simplified, Traditional and Taiwanese usag
 developer would translate them, not fitted to any query) get that sense first. A word absent
 from CC-CEDICT (跨域, 智能体) also becomes a word the cut can find. Where developers use a word
 as a verb and a noun and the analyzer does not stem the English noun to the verb, the sense
-names both (提交 "commit; submit; submission", 部署 "deploy; deployment"). The function words
-CC-CEDICT lacks (一个, 哪种, 能不能, 要不要), and 几 (whose first sense there is "small table"),
-are listed with senses of English function words only, so the cut finds them and no English
-word translates to them.
+names both (提交 "commit; submit; submission", 部署 "deploy; deployment"). Single characters
+and function words are in `models/character_senses.py`.
 
 Each line: the word's forms, "=", its English sense.
 """
 
 from __future__ import annotations
 
-DEVELOPER_SENSES = """
+from teamlore.models.character_senses import CHARACTER_SENSES
+
+WORD_SENSES = """
 代码 代碼 = code
 源代码 源代碼 = source code
 源码 源碼 = source code
@@ -736,72 +736,16 @@ DEVELOPER_SENSES = """
 内联 內聯 = inline
 符号链接 符號連結 符號鏈接 = symlink; symbolic link
 换行 換行 = newline; line break; wrap
-机 機 = machine
-条 條 = item; entry; strip
-项 項 = item
-轮 輪 = round; turn; wheel
-单 單 = single; list; form
-表 = table; form; list
-批 = batch
-读 讀 = read
-选 選 = select; choose
-回 = back; return; reply
-层 層 = layer
-修 = fix; repair
-版 = version; edition
-子 = child; sub
-段 = section; segment
-补 補 = add; patch
-拆 = split; take apart
-验 驗 = verify; check
-转 轉 = convert; turn; forward
-拒 = reject; refuse
-逐 = one by one
-次 = time; times
-圈 = ring; circle; loop
-跑 = run
-池 = pool
-存 = store; save
-份 = copy; portion
-组 組 = group
-队 隊 = queue; team
-测 測 = test; measure
-仓 倉 = repository; warehouse
-档 檔 = file; record
-种 種 = kind; type
-带 帶 = carry; band
-话 話 = words; speech
-盘 盤 = disk; plate
-码 碼 = code; number
-主 = main; primary
-审 審 = review
-待 = wait; pending
-态 態 = state
-查 = check; look up
-节 節 = section; node
-源 = source
-含 = contain; include
-一个 一個 = a; an
-中的 = in; of
-当 當 = when; as
-才 = then; just
-若 = if
-第 = the
-至 = to; until
-仅 僅 = only
-均 = all; each
-的时候 的時候 = when
-几 幾 = a few; how many
-哪种 哪種 = which
-能不能 = can
-要不要 = should
 """
+
+# what a derived definitions table depends on (glosses.dictionary_identity), in one text
+DEVELOPER_SENSES = "\n".join(text.strip() for text in (WORD_SENSES, CHARACTER_SENSES))
 
 
 def developer_senses() -> dict[str, str]:
-    """Each form of every word above → its English sense."""
+    """Each form of every word above and of `CHARACTER_SENSES` → its English sense."""
     senses: dict[str, str] = {}
-    for line in DEVELOPER_SENSES.strip().splitlines():
+    for line in DEVELOPER_SENSES.splitlines():
         forms, sense = line.split("=")
         for form in forms.split():
             senses[form] = sense.strip()
