@@ -106,6 +106,22 @@ def test_the_words_first_holding_half_of_a_long_query_stays_in_the_top_five() ->
     assert "w1" not in {f.key for f in translated[:5]}
 
 
+def test_the_translations_first_holding_most_of_the_query_alone_stays_in_the_top_five() -> None:
+    """A question asked in the other language (rule 9): the literal words find nothing, and the
+    translation ranking's first holds three quarters of the terms, more than any other; seven
+    documents every vector ranking puts first would push it out of the first five."""
+    neighbours = [f"v{i}" for i in range(7)]
+    kept = fuse([], neighbours, headline=neighbours, translation=[("t1", 0.75), ("t2", 0.5)])
+    assert [f.key for f in kept].index("t1") == 4 and "t2" not in {f.key for f in kept[:5]}
+    scores = [f.score for f in kept]
+    assert scores == sorted(scores, reverse=True)
+    # less than three quarters, or a tie at the top (a large turn holding every translation
+    # somewhere): the translation's weight alone, after every neighbour
+    for translation in ([("t1", 0.7)], [("t1", 0.75), ("t2", 0.75)]):
+        fused = [f.key for f in fuse([], neighbours, headline=neighbours, translation=translation)]
+        assert fused.index("t1") == 7, translation
+
+
 def test_short_and_identifier_like_queries_let_the_words_decide() -> None:
     for query in (
         "门禁",

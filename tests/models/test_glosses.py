@@ -80,6 +80,9 @@ def test_words_of_user_interfaces_and_failures_read_as_developers_mean_them() ->
     assert gloss("修") == " fix; repair "
     assert gloss("在沙箱运行子进程") == " exist; be alive, sandbox, run, child; sub, process "
     assert gloss("显式") == gloss("顯式") == " explicit "
+    # 回测 cut into 回 + 测 ("back, test"), 演示 "demonstrate", 在线 "online" only
+    assert gloss("在线演示") == " online; live, demo "
+    assert gloss("回测") == gloss("回測") == " backtest; backtesting "
     # an English text says what was deleted as often as what was removed
     assert gloss("删掉") == gloss("刪除") == " delete; remove "
 
@@ -146,6 +149,7 @@ def test_a_word_read_only_as_english_function_words_is_a_function_word() -> None
     assert _words("文件中的内容") == ["文件", "内容"]
     assert _words("当发布失败") == ["发布", "失败"]
     assert _words("若仅本机保存") == ["本机", "保存"]
+    assert _words("两个智能体还有回测") == ["两", "智能体", "回测"]  # 还有 "also"
     # 的时候 ("when") is one word: cut as 的 + 时 + 候选 ("candidate"), 选 was lost to 时候
     assert _words("干活的时候选了个主题就崩了") == ["干活", "选", "主题", "崩"]
     assert glosses._cut_run("发布的时候失败了")[1] == ("的时候", "when")

@@ -465,6 +465,37 @@ def test_a_turn_holding_most_of_a_described_problem_is_not_lost_to_vector_neighb
         assert (lexical[0]["provider"], lexical[0]["turn"]) == (provider, turn)
 
 
+def test_a_turn_holding_most_of_a_chinese_question_in_translation_is_kept(home: Path) -> None:
+    """Real sessions nobody here wrote (rule 9 of "Words are never outvoted"). A Chinese
+    question about an English turn: "there is a live demo video, two agents, and backtests".
+    The answer alone holds five of its six words in translation (live, demo, agent, backtest,
+    video); the static model reads the glosses' mean near other turns, and without the rule the
+    answer was not among the first eight."""
+    from teamlore.models.embeddings import bundled_embedder
+    from teamlore.sessions.providers import get_adapter
+    from teamlore.sessions.turn_vectors import embed_pending_turns
+
+    fixtures = shared_fixtures("sessions")
+    sources = [
+        Source(provider, path)
+        for provider in ("claude", "codex", "pi")
+        for path in sorted((fixtures / provider).glob("*.jsonl"))
+    ]
+    adapters = {s.provider: get_adapter(s.provider) for s in sources}
+    indexer = Indexer(open_index(home), adapters, home=home)
+    indexer.sync(sources)
+    embedder = bundled_embedder()
+    embed_pending_turns(indexer.conn, embedder)
+    question = "有个在线演示视频，两个智能体，还有回测"
+    hits = queries.search_turns(indexer.conn, question, embedder=embedder).hits
+    places = [
+        place
+        for place, hit in enumerate(hits)
+        if (hit["provider"], hit["turn"]) == ("codex", 4) and "live demo" in hit["snippet"]
+    ]
+    assert places and places[0] < 5, [(h["provider"], h["turn"]) for h in hits]
+
+
 def _hybrid_hits(home: Path, tmp_path: Path, query: str, *prompts: str) -> list[dict[str, Any]]:
     """A hybrid search's hits over one session of these prompts and an unrelated last one."""
     records = [{"t": "user", "text": p} for p in (*prompts, "Write the release notes.")]

@@ -45,6 +45,10 @@ SHORT_QUERY_TERMS = 2
 # least this share of the query's terms (docs/hybrid-search.md, "Words are never outvoted",
 # rule 8): a turn holding most of a described problem's words is not lost to vector neighbours.
 KEPT_FIRST_SHARE = 0.5
+# The translation ranking's first place stays there too when it alone holds at least this share
+# of the query's terms as translated (rule 9): the words' rule for a question asked in the
+# other language, where the literal words find nothing (chosen on the tuning half and probes)
+KEPT_TRANSLATION_SHARE = 0.75
 # and their lexical ranking weighs this much (chosen on the tuning half, docs/hybrid-search.md);
 # so does the lexical ranking of a query the vector path reads only as its glosses (`fuse`)
 DECIDING_LEXICAL_WEIGHT = 3.0
@@ -175,7 +179,8 @@ def fused_scores(
     words, a Chinese query's English glosses), weighing
     TRANSLATION_WEIGHT, plus every embedding ranking's weight for an `unread` key as the
     words do: at least LEXICAL_WEIGHT - TRANSLATION_WEIGHT less than the words as typed
-    (docs/hybrid-search.md, "English queries over Chinese turns")."""
+    (docs/hybrid-search.md, "English queries over Chinese turns"). Its first key ends within
+    the first KEPT_PLACES when it alone holds at least KEPT_TRANSLATION_SHARE of the terms."""
     scores: dict[Key, float] = {}
     ranks = lexical_ranks if lexical_ranks is not None else range(1, len(lexical) + 1)
     weight = DECIDING_LEXICAL_WEIGHT if keep_words or translated else LEXICAL_WEIGHT
@@ -195,6 +200,7 @@ def fused_scores(
         scores[key] = scores.get(key, 0.0) + VECTOR_WEIGHT / (RRF_K + rank)
     best = _best(weight, votes)
     kept = _kept_by_words(lexical, ranks, keep_words, translated)
+    kept += [key for key in _kept_by_translation(translation) if key not in kept]
     if kept:
         _keep_in_first_places(scores, kept, best)
     # found by words, as typed or as translated
@@ -216,6 +222,18 @@ def _kept_by_words(
     if translated or not lexical or ranks[0] != 1:
         return []
     return [lexical[0][0]] if lexical[0][1] >= KEPT_FIRST_SHARE else []
+
+
+def _kept_by_translation(translation: Sequence[tuple[Key, float]]) -> list[Key]:
+    """The translation ranking's first key, kept within the first KEPT_PLACES (rule 9 of
+    "Words are never outvoted") when it holds at least KEPT_TRANSLATION_SHARE of the query's
+    terms and no other key holds as many: a tie at the top is a large turn holding every
+    translation somewhere as often as it is the answer."""
+    if not translation or translation[0][1] < KEPT_TRANSLATION_SHARE:
+        return []
+    if len(translation) > 1 and translation[1][1] >= translation[0][1]:
+        return []
+    return [translation[0][0]]
 
 
 def _keep_in_first_places(scores: dict[Key, float], kept: Sequence[Key], best: float) -> None:

@@ -85,6 +85,7 @@ CHARACTER_SENSES = """
 仅 僅 = only
 均 = all; each
 的时候 的時候 = when
+还有 還有 = also; and
 几 幾 = a few; how many
 哪种 哪種 = which
 能不能 = can
