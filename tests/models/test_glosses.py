@@ -83,6 +83,13 @@ def test_words_of_user_interfaces_and_failures_read_as_developers_mean_them() ->
     # 回测 cut into 回 + 测 ("back, test"), 演示 "demonstrate", 在线 "online" only
     assert gloss("在线演示") == " online; live, demo "
     assert gloss("回测") == gloss("回測") == " backtest; backtesting "
+    # Taiwanese usage: 佈署 cut into 佈 + 署 ("announce, office"), 布林 "plum", 相依 "be
+    # interdependent", 解除安裝 into 解除 + 安裝 ("remove, install"), 整合測試 into 整合 + 測試
+    assert gloss("佈署") == gloss("部署") == " deploy; deployment "
+    assert gloss("布林值") == gloss("布尔值") == " boolean, value "
+    assert gloss("相依性") == " dependency "
+    assert gloss("解除安裝") == " uninstall "
+    assert gloss("整合測試") == gloss("集成测试") == " integration test "
     # an English text says what was deleted as often as what was removed
     assert gloss("删掉") == gloss("刪除") == " delete; remove "
 
