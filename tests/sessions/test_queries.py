@@ -10,6 +10,7 @@ from test_indexer import MiniAdapter, session_file
 
 from support import shared_fixtures
 from teamlore.core import errors
+from teamlore.models.embeddings import Embedder
 from teamlore.sessions import index_db, queries
 from teamlore.sessions.index_db import MIGRATIONS, TURN_PASSAGES, open_index
 from teamlore.sessions.indexer import Indexer, Source
@@ -438,22 +439,13 @@ def test_a_turn_holding_most_of_a_described_problem_is_not_lost_to_vector_neighb
     is answered by a turn the words rank first, holding most of its terms; the static model
     places other turns (prompt_history scripts, theme edits) nearer, and without the rule the
     answer fell out of the first ten (shell prompt) or to 15th (theme crash)."""
-    from teamlore.models.embeddings import bundled_embedder
-    from teamlore.sessions.providers import get_adapter
-    from teamlore.sessions.turn_vectors import embed_pending_turns
-
     fixtures = shared_fixtures("sessions")
-    files = {
-        "claude": "entire-cli-2.0.64.jsonl",
-        "codex": "rtchess-0.60.1.jsonl",
-        "pi": "pi-mono-large-session.jsonl",
-    }
-    sources = [Source(provider, fixtures / provider / name) for provider, name in files.items()]
-    adapters = {s.provider: get_adapter(s.provider) for s in sources}
-    indexer = Indexer(open_index(home), adapters, home=home)
-    indexer.sync(sources)
-    embedder = bundled_embedder()
-    embed_pending_turns(indexer.conn, embedder)
+    indexer, embedder = _embedded_fixtures(
+        home,
+        fixtures / "claude" / "entire-cli-2.0.64.jsonl",
+        fixtures / "codex" / "rtchess-0.60.1.jsonl",
+        fixtures / "pi" / "pi-mono-large-session.jsonl",
+    )
     for query, provider, turn in (
         ("shell prompt takes a few hundred ms to come back after every command", "claude", 1),
         ("selecting a theme while the agent was working crashed the app", "pi", 71),
@@ -468,24 +460,16 @@ def test_a_turn_holding_most_of_a_described_problem_is_not_lost_to_vector_neighb
 def test_a_turn_holding_most_of_a_chinese_question_in_translation_is_kept(home: Path) -> None:
     """Real sessions nobody here wrote (rule 9 of "Words are never outvoted"). A Chinese
     question about an English turn: "there is a live demo video, two agents, and backtests".
-    The answer alone holds five of its six words in translation (live, demo, agent, backtest,
-    video); the static model reads the glosses' mean near other turns, and without the rule the
-    answer was not among the first eight."""
-    from teamlore.models.embeddings import bundled_embedder
-    from teamlore.sessions.providers import get_adapter
-    from teamlore.sessions.turn_vectors import embed_pending_turns
-
+    The answer alone holds five of its six words in translation (live, demo, two, agent,
+    backtest; not video); the static model reads the glosses' mean near other turns, and
+    without the rule the answer was not among the first eight."""
     fixtures = shared_fixtures("sessions")
-    sources = [
-        Source(provider, path)
+    every_file = sorted(
+        path
         for provider in ("claude", "codex", "pi")
-        for path in sorted((fixtures / provider).glob("*.jsonl"))
-    ]
-    adapters = {s.provider: get_adapter(s.provider) for s in sources}
-    indexer = Indexer(open_index(home), adapters, home=home)
-    indexer.sync(sources)
-    embedder = bundled_embedder()
-    embed_pending_turns(indexer.conn, embedder)
+        for path in (fixtures / provider).glob("*.jsonl")
+    )
+    indexer, embedder = _embedded_fixtures(home, *every_file)
     question = "有个在线演示视频，两个智能体，还有回测"
     hits = queries.search_turns(indexer.conn, question, embedder=embedder).hits
     places = [
@@ -494,6 +478,22 @@ def test_a_turn_holding_most_of_a_chinese_question_in_translation_is_kept(home: 
         if (hit["provider"], hit["turn"]) == ("codex", 4) and "live demo" in hit["snippet"]
     ]
     assert places and places[0] < 5, [(h["provider"], h["turn"]) for h in hits]
+
+
+def _embedded_fixtures(home: Path, *files: Path) -> tuple[Indexer, Embedder]:
+    """An index of these real fixture session files (each read by its provider's adapter, named
+    by its folder) with every turn embedded by the bundled model, and that model."""
+    from teamlore.models.embeddings import bundled_embedder
+    from teamlore.sessions.providers import get_adapter
+    from teamlore.sessions.turn_vectors import embed_pending_turns
+
+    sources = [Source(path.parent.name, path) for path in files]
+    adapters = {s.provider: get_adapter(s.provider) for s in sources}
+    indexer = Indexer(open_index(home), adapters, home=home)
+    indexer.sync(sources)
+    embedder = bundled_embedder()
+    embed_pending_turns(indexer.conn, embedder)
+    return indexer, embedder
 
 
 def _hybrid_hits(home: Path, tmp_path: Path, query: str, *prompts: str) -> list[dict[str, Any]]:
