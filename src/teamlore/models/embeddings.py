@@ -269,13 +269,14 @@ class BundledEmbedder:
 
 
 def query_row(embedder: Embedder, query: str) -> Sequence[float]:
-    """`embedder.embed_query(query)`'s one row as float32 values; the bundled model's without
-    importing numpy when the query is short (docs/hybrid-search.md, "Embedding a query in a
-    fresh process")."""
-    if isinstance(embedder, BundledEmbedder):
-        few = embedder.embed_query_few(query)
-        if few is not None:
-            return few
+    """`embedder.embed_query(query)`'s one row as float32 values; the bundled and the
+    multilingual model's without importing numpy when the query is short (docs/hybrid-search.md,
+    "Embedding a query in a fresh process")."""
+    few = getattr(embedder, "embed_query_few", None)  # BundledEmbedder, MultilingualEmbedder
+    if few is not None:
+        found: Sequence[float] | None = few(query)
+        if found is not None:
+            return found
     row: list[float] = embedder.embed_query(query)[0].tolist()
     return row
 

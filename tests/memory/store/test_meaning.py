@@ -6,20 +6,26 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+from array import array
 from collections.abc import Iterator
 
 import numpy as np
 import pytest
 
 from support import shared_fixtures
-from teamlore.memory.store.meaning import meaning_ranking, model_cosines, standardized
+from teamlore.memory.store.meaning import meaning_ranking, model_cosines
 from teamlore.memory.store.projection import sync_approved_projection
 from teamlore.memory.store.search import search_memory
 from teamlore.memory.store.state_db import open_state_db
-from teamlore.memory.store.vectors import sync_approved_vectors
-from teamlore.models.embeddings import normalize_rows, quantize_rows
+from teamlore.memory.store.vectors import sync_approved_vectors, to_blobs
+from teamlore.models.embeddings import normalize_rows
+from teamlore.models.vector_math import Int8Rows, QueryRows, standardized
 
-IDS = np.arange(1, 7, dtype=np.int64)
+IDS = list(range(1, 7))
+
+
+def cosines(values: object) -> array[float]:
+    return array("d", np.asarray(values, dtype=np.float64).tolist())
 
 
 def nobody_blind(ids: list[int]) -> list[set[int]]:
@@ -29,7 +35,8 @@ def nobody_blind(ids: list[int]) -> list[set[int]]:
 def ranked_ids(fields: list[list[np.ndarray]], **options: object) -> list[int]:
     kwargs: dict[str, object] = {"limit": 10, "min_similarity": -1.0, "unread": nobody_blind}
     kwargs.update(options)
-    return [doc for doc, _ in meaning_ranking(IDS, fields, **kwargs)]  # type: ignore[arg-type]
+    as_cosines = [[cosines(cos) for cos in field] for field in fields]
+    return [doc for doc, _ in meaning_ranking(IDS, as_cosines, **kwargs)]  # type: ignore[arg-type]
 
 
 def test_a_models_voice_does_not_depend_on_the_scale_of_its_cosines() -> None:
@@ -41,7 +48,7 @@ def test_a_models_voice_does_not_depend_on_the_scale_of_its_cosines() -> None:
     ranking = ranked_ids([[narrow, wide]])
     assert ranking == ranked_ids([[narrow * 10 - 3, wide]])
     assert ranking == ranked_ids([[narrow, wide * 0.1 + 0.5]])
-    raw = [int(IDS[i]) for i in np.argsort(-(narrow + wide), kind="stable")]
+    raw = [IDS[i] for i in np.argsort(-(narrow + wide), kind="stable")]
     assert ranking != raw  # with these cosines the raw mean is the wide model's own order
 
 
@@ -51,11 +58,15 @@ def test_every_model_and_field_counts_the_same() -> None:
     flat = np.full(len(IDS), 0.5, dtype=np.float32)  # a model that tells nothing apart: no vote
     scores = dict(
         meaning_ranking(
-            IDS, [[first, flat], [second, flat]], limit=10, min_similarity=-1.0, unread=nobody_blind
+            IDS,
+            [[cosines(first), cosines(flat)], [cosines(second), cosines(flat)]],
+            limit=10,
+            min_similarity=-1.0,
+            unread=nobody_blind,
         )
     )
     assert scores[1] == pytest.approx(scores[2]) and scores[1] > scores[3]
-    assert standardized(flat).tolist() == [0.0] * len(IDS)
+    assert list(standardized(cosines(flat))) == [0.0] * len(IDS)
 
 
 def test_a_model_gives_no_vote_to_a_document_it_cannot_read() -> None:
@@ -66,13 +77,13 @@ def test_a_model_gives_no_vote_to_a_document_it_cannot_read() -> None:
     assert ranked_ids([[reads_all, english_only]])[0] == 1
     ranking = meaning_ranking(
         IDS,
-        [[reads_all, english_only]],
+        [[cosines(reads_all), cosines(english_only)]],
         limit=10,
         min_similarity=-1.0,
         unread=lambda ids: [set(), {1}],
     )
     assert [doc for doc, _ in ranking][:2] == [2, 1]
-    assert dict(ranking)[1] == pytest.approx(standardized(reads_all)[0])
+    assert dict(ranking)[1] == pytest.approx(standardized(cosines(reads_all))[0])
 
 
 def test_a_document_is_ranked_when_a_model_that_reads_it_finds_it_near() -> None:
@@ -92,9 +103,9 @@ def test_each_models_cosine_is_read_from_the_paired_row() -> None:
         normalize_rows(rng.standard_normal((5, 12))),
         normalize_rows(rng.standard_normal((5, 4))),
     )
-    scales, values = quantize_rows(normalize_rows(np.hstack([first, second])))
+    rows = Int8Rows.from_blobs(to_blobs(normalize_rows(np.hstack([first, second]))))
     query_first, query_second = first[0], second[1]
-    got = model_cosines(values, scales, [query_first, query_second])
+    got = model_cosines(rows, QueryRows.of([query_first.tolist(), query_second.tolist()], 16))
     assert np.allclose(got[0], first @ query_first, atol=0.02)
     assert np.allclose(got[1], second @ query_second, atol=0.02)
 

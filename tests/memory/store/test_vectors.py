@@ -25,8 +25,6 @@ from teamlore.memory.store.search import SearchResult, VectorPath, search_memory
 from teamlore.memory.store.state_db import MIGRATIONS, open_state_db, state_db_path
 from teamlore.memory.store.vectors import (
     PACKS,
-    PRODUCT_BLOCK,
-    cosines,
     from_blobs,
     load_approved,
     sync_approved_vectors,
@@ -36,7 +34,6 @@ from teamlore.models.embeddings import (
     EndpointEmbedder,
     bundled_embedder,
     normalize_rows,
-    quantize_rows,
 )
 from teamlore.models.openai_compat import OpenAICompatClient
 
@@ -118,16 +115,6 @@ def test_every_document_is_embedded_once_and_rebuilds_keep_unchanged_vectors(
     tree.project()
     assert tree.embed() == (0, 4)
     assert tree.conn.execute("SELECT count(*) FROM approved_vectors").fetchone()[0] == 4
-
-
-def test_cosines_in_blocks_are_the_whole_matrix_product() -> None:
-    rng = np.random.default_rng(25)
-    rows = normalize_rows(rng.standard_normal((2 * PRODUCT_BLOCK + 7, 768)))
-    scales, values = quantize_rows(rows)
-    query = normalize_rows(rng.standard_normal((1, 768)))[0]
-    whole = (values @ query) * (scales / np.float32(127))
-    np.testing.assert_allclose(cosines(values, scales, query), whole, rtol=1e-6, atol=1e-7)
-    np.testing.assert_allclose(cosines(values, scales, query), rows @ query, atol=0.02)
 
 
 def test_vectors_are_quantized_blobs_tagged_with_their_space(tree: Worktree) -> None:

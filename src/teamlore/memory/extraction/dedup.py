@@ -419,7 +419,7 @@ class _DraftVectors:
         """The approved and the candidate embedding rankings of one draft."""
         query = self.drafts[own_id]
         approved = self.approved.rank(
-            query,
+            query.tolist(),
             limit=limit,
             min_similarity=MIN_SIMILARITY,
             entries_only=True,
@@ -429,7 +429,7 @@ class _DraftVectors:
             [i for i, cid in enumerate(self.candidate_ids) if cid != own_id], dtype=np.int64
         )
         scores = self.candidate_matrix[others] @ query if len(others) else np.zeros(0)
-        similar = best(others, scores, limit, MIN_SIMILARITY)
+        similar = best(others.tolist(), scores.tolist(), limit, MIN_SIMILARITY)
         return (
             _items_by_id(conn, "approved", [i for i, _ in approved]),
             _items_by_id(conn, "candidate", [self.candidate_ids[i] for i, _ in similar]),

@@ -14,19 +14,28 @@ headline at cosine ≥ the floor.
 A paired model's stored row holds its models' unit rows one after the other, scaled by
 1/sqrt(n) (`PairedEmbedder`): within one model's dimensions, the product with that model's unit
 query row times sqrt(n) is that model's cosine, so one stored vector serves every model.
+
+The arithmetic runs without numpy (models/vector_math.py): a fresh `memory search` process need
+not import it.
 """
 
 from __future__ import annotations
 
-import math
+import heapq
+import itertools
+from array import array
 from collections.abc import Callable, Sequence
+from typing import TypeAlias
 
-import numpy as np
-from numpy.typing import NDArray
+from teamlore.models.vector_math import (
+    Int8Rows,
+    QueryRows,
+    at_least,
+    standardized,
+    weighted_sum,
+)
 
-from teamlore.memory.store.vectors import widened_blocks
-
-Cosines = NDArray[np.float32]
+Cosines: TypeAlias = "array[float]"  # one cosine per document (`Int8Rows.cosines`)
 # which models cannot read which of the given documents: per model, the ids it cannot read
 Unread = Callable[[list[int]], Sequence[set[int]]]
 
@@ -35,37 +44,26 @@ Unread = Callable[[list[int]], Sequence[set[int]]]
 CANDIDATES_PER_PLACE = 2
 
 
-def model_cosines(
-    values: NDArray[np.int8], scales: NDArray[np.float32], queries: Sequence[NDArray[np.float32]]
-) -> list[Cosines]:
-    """Each model's cosine of every stored row (int8 `values` with their `scales`) with its
-    unit-length query row `queries[i]`; the rows hold the models' dimensions in that order.
-    One product per block of rows (`vectors.widened_blocks`) with the queries side by side, each
-    in its model's dimensions and zero elsewhere: what one cosine of the whole row costs."""
-    columns = np.zeros((values.shape[1], len(queries)), dtype=np.float32)
-    start = 0
-    for column, query in enumerate(queries):
-        columns[start : start + len(query), column] = query
-        start += len(query)
-    columns *= np.float32(math.sqrt(len(queries)))
-    out = np.empty((len(values), len(queries)), dtype=np.float32)
-    for first, rows in widened_blocks(values):
-        np.matmul(rows, columns, out=out[first : first + len(rows)])
-    out *= (scales / np.float32(127))[:, None]
-    return [out[:, column] for column in range(len(queries))]
+def model_cosines(rows: Int8Rows, queries: QueryRows) -> list[Cosines]:
+    """Each model's cosine of every stored row with its unit-length query row; the rows hold
+    the models' dimensions in the queries' order (`Int8Rows.cosines`)."""
+    return rows.cosines(queries)
 
 
-def standardized(scores: Cosines) -> Cosines:
-    """(score − mean) / standard deviation; all 0 when the scores do not differ."""
-    if not len(scores):
-        return scores
-    centred = scores - scores.mean(dtype=np.float64).astype(np.float32)
-    spread = float(centred.std(dtype=np.float64))
-    return centred / np.float32(spread) if spread > 0 else np.zeros_like(scores)
+def own_or_whole(lines: list[Cosines], whole: list[Cosines], headline: Int8Rows) -> list[Cosines]:
+    """Headline cosines, where a document without a headline vector (scale 0) stands for itself
+    by its whole text's."""
+    if 0.0 not in headline.scales:
+        return lines
+    own = headline.scales
+    return [
+        array("d", [h if s else w for h, w, s in zip(line, cos, own, strict=True)])
+        for line, cos in zip(lines, whole, strict=True)
+    ]
 
 
 def meaning_ranking(
-    ids: NDArray[np.int64],
+    ids: Sequence[int],
     fields: Sequence[Sequence[Cosines]],
     *,
     limit: int,
@@ -77,21 +75,34 @@ def meaning_ranking(
     headline) for each of `ids`."""
     if not len(ids):
         return []
-    votes = np.stack([standardized(cos) for field in fields for cos in field])  # (f·m, docs)
-    near = np.stack([cos for field in fields for cos in field])
-    score = votes.sum(axis=0)
-    members = np.flatnonzero(near.max(axis=0) >= min_similarity)
-    depth = CANDIDATES_PER_PLACE * limit
-    if members.size > depth:
-        members = members[np.argpartition(-score[members], depth - 1)[:depth]]
-    candidates = ids[members]
-    blind = unread(candidates.tolist())
-    # (f·m, candidates): whether that row's model reads each candidate; rows go field by field
-    reads = np.array([[doc not in cannot for doc in candidates.tolist()] for cannot in blind])
-    reads = np.tile(reads.reshape(len(blind), len(candidates)), (len(fields), 1))
-    taken = np.where(reads, votes[:, members], 0.0).sum(axis=0)
-    reached = np.where(reads, near[:, members], -np.inf).max(axis=0, initial=-np.inf)
-    keep = reached >= min_similarity
-    chosen, scores = candidates[keep], taken[keep]
-    order = np.lexsort((chosen, -scores))[:limit]  # best first, ties by id
-    return list(zip(chosen[order].tolist(), scores[order].tolist(), strict=True))
+    votes = [standardized(cos) for field in fields for cos in field]  # field by field
+    near = [cos for field in fields for cos in field]
+    score = votes[0]
+    for vote in votes[1:]:
+        score = weighted_sum(score, vote, 1.0, 1.0)
+    members = _best_reached(score, near, min_similarity, CANDIDATES_PER_PLACE * limit)
+    candidates = [int(ids[i]) for i in members]
+    blind = unread(candidates)
+    models = len(blind)
+    chosen: list[tuple[float, int]] = []
+    for member, doc in zip(members, candidates, strict=True):
+        rows = [r for r in range(len(votes)) if doc not in blind[r % models]]
+        if rows and max(near[r][member] for r in rows) >= min_similarity:
+            chosen.append((-sum(votes[r][member] for r in rows), doc))
+    chosen.sort()
+    return [(doc, -negative) for negative, doc in chosen[:limit]]
+
+
+def _best_reached(
+    score: Cosines, near: Sequence[Cosines], min_similarity: float, depth: int
+) -> list[int]:
+    """The `depth` best-scored positions (ties: the earlier, so the lower id) among those that
+    some model finds at cosine ≥ the floor by some field. Which are reached is one byte per
+    document (`at_least`), or-ed over the fields and models as integers: no Python loop over
+    the documents."""
+    reached = 0
+    for cos in near:
+        reached |= int.from_bytes(at_least(cos, min_similarity), "little")
+    marks = reached.to_bytes(len(score), "little")
+    members = itertools.compress(range(len(score)), marks)
+    return heapq.nlargest(depth, members, key=score.__getitem__)

@@ -451,38 +451,34 @@ def _vector_ranking(
     space = embedder.space.key
     if not _has_vectors(conn, owner, space):  # nothing to rank: no model, no numpy loads
         return VectorPath(ran=False, space=space, reason=NO_VECTORS), []
+    from teamlore.models.embeddings import query_row
     from teamlore.models.multilingual import model_parts
 
     models = model_parts(embedder)
     try:
-        queries = [model.embed_query(query)[0] for model in models]
+        queries = [query_row(model, query) for model in models]
     except errors.TeamloreError as exc:
         return VectorPath(ran=False, space=space, reason=exc.message, code=exc.code), []
-    # the vector side (numpy) loads only for a search whose vector path runs
-    import numpy as np
-
-    from teamlore.memory.store.meaning import meaning_ranking, model_cosines
+    from teamlore.memory.store.meaning import meaning_ranking, model_cosines, own_or_whole
     from teamlore.memory.store.vectors import load_approved
+    from teamlore.models.vector_math import QueryRows, picked
 
     stored = load_approved(conn, owner, space)
     if stored.count == 0:
         return VectorPath(ran=False, space=space, reason=NO_VECTORS), []
     ran = VectorPath(ran=True, space=space, documents=stored.count)
-    if stored.values.shape[1] != sum(len(q) for q in queries):
+    if stored.whole.dimensions != sum(len(q) for q in queries):
         return ran, []  # stored by a model with another length: never compared
-    keep = stored.kept(include_deprecated=include_deprecated)  # scanned whole, then kept
-    whole = model_cosines(stored.values, stored.scales, queries)
+    parts = QueryRows.of(queries, stored.whole.dimensions)
+    whole = model_cosines(stored.whole, parts)  # scanned whole, then kept
     fields = [whole]
     if by_headline:  # a document without a headline vector stands for itself, by its whole text
-        own = stored.headline_scales > 0
-        lines = model_cosines(stored.headline_values, stored.headline_scales, queries)
-        if not own.all():
-            lines = [np.where(own, line, cos) for line, cos in zip(lines, whole, strict=True)]
-        fields.append(lines)
-    ids = stored.ids
-    if not keep.all():  # copies only when a document is left out
-        fields = [[cos[keep] for cos in field] for field in fields]
-        ids = ids[keep]
+        fields.append(own_or_whole(model_cosines(stored.headline, parts), whole, stored.headline))
+    ids: Sequence[int] = stored.ids
+    keep = stored.kept(include_deprecated=include_deprecated)
+    if keep is not None:  # copies only when a document is left out
+        fields = [[picked(cos, keep) for cos in field] for field in fields]
+        ids = picked(stored.ids, keep)
     ranking = meaning_ranking(
         ids,
         fields,

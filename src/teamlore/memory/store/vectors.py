@@ -23,24 +23,33 @@ read instead: same vectors, same ranking.
 
 from __future__ import annotations
 
+import bisect
+import heapq
 import sqlite3
 import threading
+from array import array
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-import numpy as np
 import orjson
-from numpy.typing import NDArray
 
 from teamlore.core import db
 from teamlore.memory.store.projection_rows import document_text, headline
 from teamlore.models.embeddings import Embedder, Vectors, quantize_rows
 from teamlore.models.glosses import has_chinese
+from teamlore.models.vector_math import (
+    Int8Rows,
+    QueryRows,
+    pack_float32s,
+    pack_int64s,
+    picked,
+    unpack_float32s,
+    unpack_int64s,
+)
 
 EMBED_BATCH = 256  # documents per embed call (bounds memory; progress is reported per batch)
-_SCALE = np.dtype("<f4")
 # pack flags; `_CHINESE`: the document's title or body holds Chinese, what decides whether a
 # model reads it (`Embedder.reads`), so a search need not read its text to ask
 _ENTRY, _DEPRECATED, _CHINESE = 1, 2, 4
@@ -58,26 +67,22 @@ class VectorSync(NamedTuple):
 # the stored form
 
 
-def to_blobs(vectors: NDArray[np.floating]) -> list[bytes]:
+def to_blobs(vectors: Vectors) -> list[bytes]:
+    """Float rows → the stored form: per row a little-endian float32 scale, then the int8s."""
     scales, values = quantize_rows(vectors)
     return [
-        scale.astype(_SCALE).tobytes() + row.tobytes()
+        scale.astype("<f4").tobytes() + row.tobytes()
         for scale, row in zip(scales, values, strict=True)
     ]
 
 
-def split_blobs(blobs: Sequence[bytes]) -> tuple[NDArray[np.float32], NDArray[np.int8]]:
-    """Stored vectors of one space (so one length) → their scales and int8 rows."""
-    if not blobs:
-        return np.zeros(0, dtype=np.float32), np.zeros((0, 0), dtype=np.int8)
-    raw = np.frombuffer(b"".join(blobs), dtype=np.uint8).reshape(len(blobs), -1)
-    scales = raw[:, :4].copy().view(_SCALE).reshape(-1).astype(np.float32)
-    return scales, np.ascontiguousarray(raw[:, 4:]).view(np.int8)
-
-
 def from_blobs(blobs: Sequence[bytes]) -> Vectors:
-    """Stored vectors → a float32 matrix, one row per blob."""
-    scales, values = split_blobs(blobs)
+    """Stored vectors of one space (so one length) → a float32 matrix, one row per blob."""
+    import numpy as np
+
+    rows = Int8Rows.from_blobs(blobs)
+    values = np.frombuffer(rows.values, dtype=np.int8).reshape(rows.count, rows.dimensions)
+    scales = np.asarray(rows.scales, dtype=np.float32)
     return values.astype(np.float32) * (scales / np.float32(127))[:, None]
 
 
@@ -211,10 +216,8 @@ def _write_pack(
     conn: sqlite3.Connection, owner: tuple[str, str], space: str, generation: int
 ) -> None:
     rows = conn.execute(_CURRENT, (*owner, space)).fetchall()
-    scales, values = split_blobs([row[3] for row in rows])
-    headline_scales, headline_values = _headline_matrix(rows, values.shape[1])
-    flags = _flags(rows)
-    ids = np.fromiter((row[0] for row in rows), dtype="<i8", count=len(rows))
+    whole = Int8Rows.from_blobs([row[3] for row in rows])
+    headline = Int8Rows.from_blobs([row[4] for row in rows], whole.dimensions)
     conn.execute(
         "INSERT INTO approved_vector_packs (repository_key, worktree_key, space, generation, "
         "dimensions, ids, flags, scales, vectors, headline_scales, headline_vectors, token) "
@@ -228,29 +231,15 @@ def _write_pack(
             *owner,
             space,
             generation,
-            int(values.shape[1]) if len(rows) else 0,
-            ids.tobytes(),
-            flags.tobytes(),
-            scales.astype(_SCALE).tobytes(),
-            values.tobytes(),
-            headline_scales.astype(_SCALE).tobytes(),
-            headline_values.tobytes(),
+            whole.dimensions,
+            pack_int64s([row[0] for row in rows]),
+            _flags(rows),
+            pack_float32s(whole.scales),
+            whole.values,
+            pack_float32s(headline.scales),
+            headline.values,
         ),
     )
-
-
-def _headline_matrix(
-    rows: Sequence[Any], dimensions: int
-) -> tuple[NDArray[np.float32], NDArray[np.int8]]:
-    """The headline vectors of (id, kind, status, vector, headline_vector) rows, one per row: a
-    document without a headline gets scale 0 (never ranked by headline)."""
-    scales = np.zeros(len(rows), dtype=np.float32)
-    values = np.zeros((len(rows), dimensions), dtype=np.int8)
-    headlined = [i for i, row in enumerate(rows) if row[4] is not None]
-    found_scales, found_values = split_blobs([rows[i][4] for i in headlined])
-    if headlined and found_values.shape[1] == dimensions:
-        scales[headlined], values[headlined] = found_scales, found_values
-    return scales, values
 
 
 # --------------------------------------------------------------------------------------------
@@ -261,12 +250,10 @@ def _headline_matrix(
 class ApprovedVectors:
     """The owner's vectors in one space for the current projection (`load_approved`)."""
 
-    ids: NDArray[np.int64]  # approved_entries.id, ascending
-    flags: NDArray[np.uint8]
-    scales: NDArray[np.float32]
-    values: NDArray[np.int8]
-    headline_scales: NDArray[np.float32]  # 0 where a document has no headline vector
-    headline_values: NDArray[np.int8]
+    ids: array[int]  # approved_entries.id, ascending
+    flags: bytes  # one per document: _ENTRY | _DEPRECATED | _CHINESE
+    whole: Int8Rows
+    headline: Int8Rows  # scale 0 where a document has no headline vector
 
     @property
     def count(self) -> int:
@@ -274,25 +261,26 @@ class ApprovedVectors:
 
     def holding_chinese(self, ids: Sequence[int]) -> set[int]:
         """Those of `ids` (all of them stored here) whose title or body holds Chinese."""
-        if not ids:
-            return set()
-        flags = self.flags[np.searchsorted(self.ids, np.asarray(ids, dtype=np.int64))]
-        return set(np.asarray(ids)[(flags & _CHINESE) > 0].tolist())
+        return {i for i in ids if self.flags[bisect.bisect_left(self.ids, i)] & _CHINESE}
 
     def kept(
         self, *, entries_only: bool = False, include_deprecated: bool = True
-    ) -> NDArray[np.bool_]:
-        """Which rows a search looks at: entries only or every kind, deprecated ones or not."""
-        keep = np.ones(self.count, dtype=bool)
-        if entries_only:
-            keep &= (self.flags & _ENTRY) > 0
-        if not include_deprecated:
-            keep &= (self.flags & _DEPRECATED) == 0
-        return keep
+    ) -> list[int] | None:
+        """The rows a search looks at (entries only or every kind, deprecated ones or not), in
+        order; None when it looks at every row."""
+        left_out = bytes(
+            bool(entries_only and not flag & _ENTRY)
+            or bool(not include_deprecated and flag & _DEPRECATED)
+            for flag in range(256)
+        )
+        marks = self.flags.translate(left_out)
+        if 1 not in marks:
+            return None
+        return [row for row, mark in enumerate(marks) if not mark]
 
     def rank(
         self,
-        query: NDArray[np.float32],
+        query: Sequence[float],
         *,
         limit: int,
         min_similarity: float,
@@ -304,18 +292,16 @@ class ApprovedVectors:
         `query`, best first (ties by id), at most `limit`, none below `min_similarity`. With
         `by_headline`, each document's headline vector stands for it (documents without one
         are left out)."""
-        scales, values = (
-            (self.headline_scales, self.headline_values)
-            if by_headline
-            else (self.scales, self.values)
-        )
-        if self.count == 0 or values.shape[1] != query.shape[0]:
+        rows = self.headline if by_headline else self.whole
+        if self.count == 0 or rows.dimensions != len(query):
             return []  # nothing stored, or stored by a model with another length: never compared
         keep = self.kept(entries_only=entries_only, include_deprecated=include_deprecated)
         if by_headline:
-            keep &= scales > 0
-        scores = cosines(values, scales, query)
-        return best(self.ids[keep], scores[keep], limit, min_similarity)
+            keep = [row for row in keep or range(self.count) if rows.scales[row] > 0]
+        (scores,) = rows.cosines(QueryRows.of([query], rows.dimensions))
+        if keep is None:
+            return best(self.ids, scores, limit, min_similarity)
+        return best(picked(self.ids, keep), picked(scores, keep), limit, min_similarity)
 
 
 def load_approved(conn: sqlite3.Connection, owner: tuple[str, str], space: str) -> ApprovedVectors:
@@ -351,27 +337,20 @@ _PACK_STAMP = (
 
 
 def _decoded(pack: Any) -> ApprovedVectors:
-    ids = np.frombuffer(pack[1], dtype="<i8").astype(np.int64)
-    shape = (len(ids), max(pack[0], 1))
-    arrays = (
-        ids,
-        np.frombuffer(pack[2], dtype=np.uint8),
-        np.frombuffer(pack[3], dtype=_SCALE).astype(np.float32),
-        np.frombuffer(pack[4], dtype=np.int8).reshape(shape),
-        np.frombuffer(pack[5], dtype=_SCALE).astype(np.float32),
-        np.frombuffer(pack[6], dtype=np.int8).reshape(shape),
+    dimensions = int(pack[0])
+    return ApprovedVectors(
+        unpack_int64s(pack[1]),
+        bytes(pack[2]),
+        Int8Rows(bytes(pack[4]), unpack_float32s(pack[3]), dimensions),
+        Int8Rows(bytes(pack[6]), unpack_float32s(pack[5]), dimensions),
     )
-    for array in arrays:
-        array.flags.writeable = False  # shared by every search of the process
-    return ApprovedVectors(*arrays)
 
 
 def _from_rows(conn: sqlite3.Connection, owner: tuple[str, str], space: str) -> ApprovedVectors:
     rows = conn.execute(_CURRENT, (*owner, space)).fetchall()
-    scales, values = split_blobs([row[3] for row in rows])
-    ids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
-    headlines = _headline_matrix(rows, values.shape[1])
-    return ApprovedVectors(ids, _flags(rows), scales, values, *headlines)
+    whole = Int8Rows.from_blobs([row[3] for row in rows])
+    headline = Int8Rows.from_blobs([row[4] for row in rows], whole.dimensions)
+    return ApprovedVectors(array("q", [row[0] for row in rows]), _flags(rows), whole, headline)
 
 
 PackKey = tuple[object, tuple[str, str], str, int, int]  # (state DB id, owner, space, gen, token)
@@ -412,56 +391,22 @@ class PackCache:
 PACKS = PackCache()
 
 
-def _flags(rows: Sequence[Any]) -> NDArray[np.uint8]:
+def _flags(rows: Sequence[Any]) -> bytes:
     """Pack flags of `_CURRENT`'s (id, kind, status, …, title, body) rows."""
-    return np.fromiter(
-        (
-            (_ENTRY if row[1] == "entry" else 0)
-            | (_DEPRECATED if row[2] == "deprecated" else 0)
-            | (_CHINESE if has_chinese(f"{row[5] or ''}\n{row[6] or ''}") else 0)
-            for row in rows
-        ),
-        dtype=np.uint8,
-        count=len(rows),
+    return bytes(
+        (_ENTRY if row[1] == "entry" else 0)
+        | (_DEPRECATED if row[2] == "deprecated" else 0)
+        | (_CHINESE if has_chinese(f"{row[5] or ''}\n{row[6] or ''}") else 0)
+        for row in rows
     )
 
 
-# rows of int8 vectors widened to float32 at a time: a block stays in the CPU's cache, where
-# widening the whole matrix at once wrote and read it again through memory (10,000 rows of
-# 768 dimensions: ~15 ms a product against ~5 ms in blocks, bench/bench_embeddings.py)
-PRODUCT_BLOCK = 512
-
-
-def widened_blocks(values: NDArray[np.int8]) -> Iterator[tuple[int, NDArray[np.float32]]]:
-    """(first row, those rows as float32) for each block of PRODUCT_BLOCK rows of `values`,
-    widened into one buffer: a new 1.5 MB array per block cost as much as the product again
-    (freshly mapped memory; 10,000 × 768: ~2.6 ms a scan against ~1.4 ms)."""
-    buffer = np.empty((min(PRODUCT_BLOCK, len(values)), values.shape[1]), dtype=np.float32)
-    for first in range(0, len(values), PRODUCT_BLOCK):
-        block = values[first : first + PRODUCT_BLOCK]
-        rows = buffer[: len(block)]
-        np.copyto(rows, block, casting="unsafe")
-        yield first, rows
-
-
-def cosines(
-    values: NDArray[np.int8], scales: NDArray[np.float32], query: NDArray[np.float32]
-) -> NDArray[np.float32]:
-    """The cosine of each stored row (int8 `values` with their `scales`) with the unit-length
-    `query`: numpy's `values @ query` (int8 widened to float32), a block of rows at a time."""
-    query = query.astype(np.float32, copy=False)
-    out = np.empty(len(values), dtype=np.float32)
-    for start, rows in widened_blocks(values):
-        out[start : start + len(rows)] = rows @ query
-    return out * (scales / np.float32(127))
-
-
 def best(
-    ids: NDArray[np.int64], scores: NDArray[np.floating], limit: int, min_similarity: float
+    ids: Sequence[int], scores: Sequence[float], limit: int, min_similarity: float
 ) -> list[tuple[int, float]]:
     """The `limit` highest scores at or above the floor, best first, ties by id."""
-    keep = np.flatnonzero(scores >= min_similarity)
-    if keep.size > limit:
-        keep = keep[np.argpartition(-scores[keep], limit - 1)[:limit]]
-    pairs = zip(scores[keep].tolist(), ids[keep].tolist(), strict=True)
-    return [(row_id, score) for score, row_id in sorted(pairs, key=lambda p: (-p[0], p[1]))]
+    pairs = [(float(score), int(i)) for i, score in zip(ids, scores, strict=True)]
+    found = heapq.nsmallest(
+        limit, (p for p in pairs if p[0] >= min_similarity), key=lambda p: (-p[0], p[1])
+    )
+    return [(row_id, score) for score, row_id in found]

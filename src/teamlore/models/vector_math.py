@@ -1,0 +1,228 @@
+"""Vector arithmetic without numpy: stored int8 rows against a query, and the few whole-vector
+operations a ranking needs, on `array` buffers through SimSIMD's kernels (docs/hybrid-search.md,
+"Ranking without numpy").
+
+A fresh `memory search` process that imported numpy spent ~50 ms of its ~110 ms on that import;
+SimSIMD (Apache-2.0, one ~1.6 MB extension module) imports in ~1 ms and runs the same products
+in SIMD code. Stored rows are int8 with a scale each (`quantize_rows`); a query is a float row.
+SimSIMD multiplies like types only, so a query is written as two int8 rows, its high and its low
+part (`QUERY_STEPS` steps per unit, 2^-14 of a unit: far below the rows' own 1/127), and the
+products of those are exact integers.
+
+    rows = Int8Rows.from_blobs(blobs)        # the stored `to_blobs` form: scale, then int8s
+    rows.cosines([query])                    # one array of cosines per query row
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+import sys
+from array import array
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import simsimd as _simsimd
+
+# its stubs accept numpy arrays and memoryviews; `array` buffers are what is passed here
+simsimd: Any = _simsimd
+
+# a unit query component v is round(v * QUERY_STEPS) = 128 * high + low, high in [-127, 127]
+# and low in [-64, 63]: both int8
+QUERY_STEPS = 127 * 128
+_SCALE = struct.Struct("<f")
+
+
+def doubles(values: Any) -> array[float]:
+    """A float64 `array` of a SimSIMD result (or any buffer of float64s)."""
+    out = array("d")
+    out.frombytes(memoryview(values).cast("B"))
+    return out
+
+
+def weighted_sum(a: array[float], b: array[float], alpha: float, beta: float) -> array[float]:
+    """alpha · a + beta · b, element by element."""
+    return doubles(simsimd.wsum(a, b, alpha=alpha, beta=beta))
+
+
+def times(a: array[float], b: array[float]) -> array[float]:
+    """a · b, element by element."""
+    return doubles(simsimd.fma(a, b, a, alpha=1.0, beta=0.0))
+
+
+def ones(count: int) -> array[float]:
+    return array("d", [1.0]) * count
+
+
+def total(values: array[float]) -> float:
+    return float(simsimd.dot(values, ones(len(values)))) if values else 0.0
+
+
+def standardized(scores: array[float]) -> array[float]:
+    """(score − mean) / standard deviation; all 0 when the scores do not differ."""
+    count = len(scores)
+    if not count:
+        return array("d")
+    unit = ones(count)
+    centred = weighted_sum(scores, unit, 1.0, -total(scores) / count)
+    spread = math.sqrt(float(simsimd.dot(centred, centred)) / count)
+    if spread <= 0:
+        return array("d", bytes(8 * count))
+    return weighted_sum(centred, centred, 1.0 / spread, 0.0)
+
+
+# a float64's byte holding its sign → 1 when the sign is clear (the value is ≥ 0), else 0
+_NON_NEGATIVE = bytes(int(byte < 0x80) for byte in range(256))
+_SIGN_BYTE = 7 if sys.byteorder == "little" else 0
+
+
+def at_least(values: array[float], floor: float) -> bytes:
+    """One byte per value: 1 where it is ≥ `floor`, else 0. Read from the sign of value − floor
+    (a SimSIMD sum), byte by byte: no Python loop over the values. A value of -0.0 reads as
+    below a floor of 0 (search floors are positive)."""
+    if not values:
+        return b""
+    shifted = weighted_sum(values, ones(len(values)), 1.0, -floor)
+    return shifted.tobytes()[_SIGN_BYTE::8].translate(_NON_NEGATIVE)
+
+
+def picked(values: array[Any], indices: Sequence[int]) -> array[Any]:
+    """values[i] for each of `indices`, in order."""
+    return array(values.typecode, map(values.__getitem__, indices))
+
+
+@dataclass(frozen=True, slots=True)
+class Int8Rows:
+    """Stored vectors of one space: `count` rows of `dimensions` int8 values, row-major, each
+    with its scale (a row stands for value · scale / 127; scale 0: no vector)."""
+
+    values: bytes
+    scales: array[float]
+    dimensions: int
+
+    @property
+    def count(self) -> int:
+        return len(self.scales)
+
+    @classmethod
+    def from_blobs(cls, blobs: Sequence[bytes | None], dimensions: int = 0) -> Int8Rows:
+        """Rows of stored blobs (`to_blobs`: a float32 scale, then the int8 values), all of one
+        length; None, or a blob of another length than `dimensions` (when given), is a zero row
+        with scale 0."""
+        if not dimensions:
+            dimensions = max((len(b) - 4 for b in blobs if b is not None), default=0)
+        empty = bytes(dimensions)
+        values, scales = [], array("d")
+        for blob in blobs:
+            if blob is None or len(blob) != 4 + dimensions:
+                values.append(empty)
+                scales.append(0.0)
+            else:
+                values.append(blob[4:])
+                scales.append(_SCALE.unpack_from(blob)[0])
+        return cls(b"".join(values), scales, dimensions)
+
+    def blob(self, row: int) -> bytes:
+        """Row `row` in the stored form (`from_blobs` reads it back)."""
+        start = row * self.dimensions
+        scale = _SCALE.pack(self.scales[row])
+        return scale + self.values[start : start + self.dimensions]
+
+    def taken(self, indices: Sequence[int]) -> Int8Rows:
+        """The rows `indices`, in that order."""
+        width = self.dimensions
+        values = b"".join(self.values[i * width : (i + 1) * width] for i in indices)
+        return Int8Rows(values, picked(self.scales, indices), width)
+
+    def cosines(self, queries: QueryRows) -> list[array[float]]:
+        """Each query's cosine with every row: one product of the rows with every query's two
+        int8 parts (`QueryRows`)."""
+        if not self.count or not queries.count or queries.dimensions != self.dimensions:
+            return [array("d") for _ in range(queries.count)]
+        matrix = memoryview(self.values).cast("b", shape=[self.count, self.dimensions])
+        columns = memoryview(queries.parts).cast("b", shape=[2 * queries.count, self.dimensions])
+        products = doubles(simsimd.cdist(matrix, columns, metric="dot", out_dtype="float64"))
+        unit = math.sqrt(queries.count) / QUERY_STEPS / 127
+        scales = weighted_sum(self.scales, self.scales, unit, 0.0)
+        step = 2 * queries.count
+        return [
+            times(
+                weighted_sum(products[2 * i :: step], products[2 * i + 1 :: step], 128.0, 1.0),
+                scales,
+            )
+            for i in range(queries.count)
+        ]
+
+
+@dataclass(frozen=True, slots=True)
+class QueryRows:
+    """Unit query rows laid side by side over `dimensions` (a paired model's models,
+    `PairedEmbedder`), each written as two int8 rows, its high and its low part: query i is
+    compared with its own dimensions only, times sqrt(count), which is that model's cosine of
+    a paired row."""
+
+    parts: array[int]  # 2 · count rows of `dimensions` int8s: query i's high, then its low part
+    count: int
+    dimensions: int
+
+    @classmethod
+    def of(cls, queries: Sequence[Sequence[float]], dimensions: int) -> QueryRows:
+        parts = array("b", bytes(2 * len(queries) * dimensions))
+        start = 0
+        for i, query in enumerate(queries):
+            if start + len(query) > dimensions:
+                return cls(array("b"), len(queries), -1)  # another length: never compared
+            high, low = _split(query)
+            at = 2 * i * dimensions + start
+            parts[at : at + len(query)] = high
+            at += dimensions
+            parts[at : at + len(query)] = low
+            start += len(query)
+        return cls(parts, len(queries), dimensions)
+
+
+def _split(query: Sequence[float]) -> tuple[array[int], array[int]]:
+    """A unit row's high and low int8 parts: round(v · QUERY_STEPS) = 128 · high + low."""
+    top = QUERY_STEPS
+    steps = [round(value * top) for value in query]
+    if steps and (max(steps) > top or min(steps) < -top):  # not a unit row: clipped
+        steps = [min(max(step, -top), top) for step in steps]
+    high = [(step + 64) >> 7 for step in steps]
+    return array("b", high), array(
+        "b", [step - 128 * h for step, h in zip(steps, high, strict=True)]
+    )
+
+
+def unpack_int64s(data: bytes) -> array[int]:
+    """Little-endian int64s (a pack's ids) as an `array`."""
+    out = array("q")
+    out.frombytes(data)
+    if sys.byteorder == "big":
+        out.byteswap()
+    return out
+
+
+def pack_int64s(values: Sequence[int]) -> bytes:
+    """`unpack_int64s`'s bytes of `values`."""
+    out = array("q", values)
+    if sys.byteorder == "big":
+        out.byteswap()
+    return out.tobytes()
+
+
+def unpack_float32s(data: bytes) -> array[float]:
+    """Little-endian float32s (a pack's scales) as a float64 `array`."""
+    out = array("f")
+    out.frombytes(data)
+    if sys.byteorder == "big":
+        out.byteswap()
+    return array("d", out)
+
+
+def pack_float32s(values: Sequence[float]) -> bytes:
+    """`unpack_float32s`'s bytes of `values` (each rounded to float32)."""
+    out = array("f", values)
+    if sys.byteorder == "big":
+        out.byteswap()
+    return out.tobytes()
