@@ -123,18 +123,6 @@ class Int8Rows:
                 scales.append(_SCALE.unpack_from(blob)[0])
         return cls(b"".join(values), scales, dimensions)
 
-    def blob(self, row: int) -> bytes:
-        """Row `row` in the stored form (`from_blobs` reads it back)."""
-        start = row * self.dimensions
-        scale = _SCALE.pack(self.scales[row])
-        return scale + self.values[start : start + self.dimensions]
-
-    def taken(self, indices: Sequence[int]) -> Int8Rows:
-        """The rows `indices`, in that order."""
-        width = self.dimensions
-        values = b"".join(self.values[i * width : (i + 1) * width] for i in indices)
-        return Int8Rows(values, picked(self.scales, indices), width)
-
     def cosines(self, queries: QueryRows) -> list[array[float]]:
         """Each query's cosine with every row: one product of the rows with every query's two
         int8 parts (`QueryRows`)."""

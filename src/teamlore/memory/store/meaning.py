@@ -86,9 +86,10 @@ def meaning_ranking(
     models = len(blind)
     chosen: list[tuple[float, int]] = []
     for member, doc in zip(members, candidates, strict=True):
-        rows = [r for r in range(len(votes)) if doc not in blind[r % models]]
-        if rows and max(near[r][member] for r in rows) >= min_similarity:
-            chosen.append((-sum(votes[r][member] for r in rows), doc))
+        # the (field, model) voices whose model reads the document; they go field by field
+        voices = [v for v in range(len(votes)) if doc not in blind[v % models]]
+        if voices and max(near[v][member] for v in voices) >= min_similarity:
+            chosen.append((-sum(votes[v][member] for v in voices), doc))
     chosen.sort()
     return [(doc, -negative) for negative, doc in chosen[:limit]]
 
