@@ -449,7 +449,7 @@ def _vector_ranking(
     """Whether the vector path ran, and the documents by meaning (`memory.store.meaning`): by
     their whole text and headline, or (`by_headline` false) by their whole text alone."""
     space = embedder.space.key
-    if not _has_vectors(conn, owner, space):  # nothing to rank: no model, no numpy loads
+    if not _has_vectors(conn, owner, space):  # nothing to rank: no model loads
         return VectorPath(ran=False, space=space, reason=NO_VECTORS), []
     from teamlore.models.embeddings import query_row
     from teamlore.models.multilingual import model_parts
