@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from array import array
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,9 @@ from typer.testing import CliRunner
 from org_support import Cluster, commit_memory, make_clone
 from support import git, shared_fixtures
 from teamlore.cli.main import app
+from teamlore.models.vector_math import Int8Rows
+from teamlore.org.search import DecodedVectors
+from teamlore.org.store import SearchFilter
 
 BILLING = {
     "deploy-billing": "Deploy billing with the blue-green script; never during payroll runs.",
@@ -401,3 +405,21 @@ def test_org_search_ranks_by_meaning_as_memory_search_does(
         by_org = org_json(home, database, "search", query, "-r", "reference")
         memory_ids = [hit["id"] for hit in by_memory["results"]]
         assert [hit["id"] for hit in by_org["results"]] == memory_ids, query
+
+
+def test_the_vector_ranking_keeps_the_rows_a_filter_lets_through() -> None:
+    rows = Int8Rows(bytes(8), array("d", [1.0] * 4), 2)
+    decoded = DecodedVectors(
+        array("q", [10, 11, 12, 13]),
+        rows,
+        rows,
+        ["a", "b", "a", "b"],
+        ["entry", "scene", "scene", "entry"],
+        [True, True, False, True],
+        [0, 1, 3],
+    )
+    assert decoded.keep(SearchFilter(include_deprecated=True)) is None  # every row, no copy
+    assert decoded.keep(SearchFilter()) == [0, 1, 3]
+    assert decoded.keep(SearchFilter(repositories=("a",))) == [0]
+    assert decoded.keep(SearchFilter(repositories=("a",), include_deprecated=True)) == [0, 2]
+    assert decoded.keep(SearchFilter(kinds=("entry",))) == [0, 3]

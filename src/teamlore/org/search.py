@@ -171,9 +171,13 @@ class DecodedVectors:
     repositories: list[str]
     kinds: list[str]
     approved: list[bool]
+    approved_rows: list[int]  # the rows of approved documents, in order
 
-    def keep(self, where: SearchFilter) -> list[int]:
-        """The rows `where` lets through, in order."""
+    def keep(self, where: SearchFilter) -> list[int] | None:
+        """The rows `where` lets through, in order; None for every row. Without a repository or
+        kind filter no row is looked at here (the approved rows are kept from the decoding)."""
+        if not where.repositories and not where.kinds:
+            return None if where.include_deprecated else self.approved_rows
         repositories, kinds = set(where.repositories), set(where.kinds)
         return [
             row
@@ -188,10 +192,10 @@ class DecodedVectors:
     def meaning(
         self,
         queries: Sequence[Sequence[float]],
-        keep: list[int],
+        keep: list[int] | None,
         unread: Callable[[list[int]], Sequence[set[int]]],
     ) -> list[int]:
-        """The documents of `keep` by meaning, as memory search ranks them
+        """The documents of `keep` (None: all) by meaning, as memory search ranks them
         (`memory.store.meaning`): each model's cosines of whole text and headline standardized
         and summed; a document without a headline vector stands for itself by its whole text."""
         if len(self.docs) == 0 or self.whole.dimensions != sum(len(q) for q in queries):
@@ -199,9 +203,14 @@ class DecodedVectors:
         parts = QueryRows.of(queries, self.whole.dimensions)
         whole = model_cosines(self.whole, parts)  # scanned whole, then kept
         headline = own_or_whole(model_cosines(self.headline, parts), whole, self.headline)
+        fields = [whole, headline]
+        ids: Sequence[int] = self.docs
+        if keep is not None:
+            fields = [[picked(cos, keep) for cos in field] for field in fields]
+            ids = picked(self.docs, keep)
         ranked = meaning_ranking(
-            picked(self.docs, keep),
-            [[picked(cos, keep) for cos in whole], [picked(cos, keep) for cos in headline]],
+            ids,
+            fields,
             limit=VECTOR_DEPTH,
             min_similarity=MIN_SIMILARITY,
             unread=unread,
@@ -242,6 +251,7 @@ def decode(store: OrgStore, space: str) -> DecodedVectors:
         [f[0] for f in stored.flags],
         [f[1] for f in stored.flags],
         [f[2] == "approved" for f in stored.flags],
+        [row for row, f in enumerate(stored.flags) if f[2] == "approved"],
     )
 
 
