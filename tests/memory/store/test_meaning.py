@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from support import shared_fixtures
-from teamlore.memory.store.meaning import meaning_ranking, model_cosines
+from teamlore.memory.store.meaning import _best_reached, meaning_ranking, model_cosines
 from teamlore.memory.store.projection import sync_approved_projection
 from teamlore.memory.store.search import search_memory
 from teamlore.memory.store.state_db import open_state_db
@@ -97,6 +97,53 @@ def test_a_document_is_ranked_when_a_model_that_reads_it_finds_it_near() -> None
     assert sorted(ranking) == [1, 2]
 
 
+def reference_ranking(
+    ids: list[int], fields: list[list[list[float]]], limit: int, floor: float, blind: list[set[int]]
+) -> list[int]:
+    """The meaning ranking written plainly, document by document, as its docstring says."""
+    flat = [cos for field in fields for cos in field]
+
+    def z(values: list[float]) -> list[float]:
+        mean = sum(values) / len(values)
+        spread = (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5
+        return [(v - mean) / spread if spread > 0 else 0.0 for v in values]
+
+    votes = [z(cos) for cos in flat]
+    score = [sum(vote[i] for vote in votes) for i in range(len(ids))]
+    members = [i for i in range(len(ids)) if max(cos[i] for cos in flat) >= floor]
+    members = sorted(members, key=lambda i: (-score[i], ids[i]))[: 2 * limit]
+    chosen = []
+    for i in members:
+        voices = [v for v in range(len(flat)) if ids[i] not in blind[v % len(blind)]]
+        if voices and max(flat[v][i] for v in voices) >= floor:
+            chosen.append((-sum(votes[v][i] for v in voices), ids[i]))
+    return [doc for _, doc in sorted(chosen)[:limit]]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_ranking_is_the_plain_reading_of_its_rule(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    count, limit = 400, 10
+    ids = sorted(rng.choice(10_000, size=count, replace=False).tolist())
+    # 40 cosine profiles shared by 400 documents: scores tie, and the cut falls inside a tie;
+    # the second model cannot read half the documents, so the candidates' depth matters
+    profiles = rng.uniform(-0.2, 0.6, (40, 4))
+    rows = profiles[rng.integers(0, 40, count)]
+    fields = [
+        [rows[:, 0].tolist(), rows[:, 1].tolist()],
+        [rows[:, 2].tolist(), rows[:, 3].tolist()],
+    ]
+    blind = [set(), set(rng.choice(ids, size=count // 2, replace=False).tolist())]
+    got = meaning_ranking(
+        ids,
+        [[cosines(cos) for cos in field] for field in fields],
+        limit=limit,
+        min_similarity=0.25,
+        unread=lambda docs: blind,
+    )
+    assert [doc for doc, _ in got] == reference_ranking(ids, fields, limit, 0.25, blind)
+
+
 def test_each_models_cosine_is_read_from_the_paired_row() -> None:
     rng = np.random.default_rng(3)
     first, second = (
@@ -167,3 +214,11 @@ def test_a_chinese_questions_literal_match_stays_in_the_top_five(
     # model gives no Chinese entry a vote, so English entries came first by meaning and the
     # entry fell to rank 7 before a Chinese query let its words decide
     assert INGESTION in paired_search(reference, "根因修复应该怎么做")[:5]
+
+
+def test_a_negative_zero_at_the_cut_is_still_a_candidate() -> None:
+    # the cut is read from the sign of score - cut, and -0.0 - 0.0 is -0.0: the candidates are
+    # then taken by comparing every member's score (equal scores: the earlier position first)
+    reached_by_all = [array("d", [1.0, 1.0, 1.0])]
+    assert _best_reached(array("d", [-0.0, 0.0, 1.0]), reached_by_all, 0.5, 3) == [2, 0, 1]
+    assert _best_reached(array("d", [0.0, -0.0, 1.0]), reached_by_all, 0.5, 2) == [2, 0]

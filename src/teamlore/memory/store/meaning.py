@@ -99,11 +99,20 @@ def _best_reached(
 ) -> list[int]:
     """The `depth` best-scored positions (ties: the earlier, so the lower id) among those that
     some model finds at cosine ≥ the floor by some field. Which are reached is one byte per
-    document (`at_least`), or-ed over the fields and models as integers: no Python loop over
-    the documents."""
+    document (`at_least`), or-ed over the fields and models as integers; the depth-th best
+    score among them is the cut, and the positions at or above it are found the same way: no
+    Python loop over the documents."""
+    count = len(score)
     reached = 0
     for cos in near:
         reached |= int.from_bytes(at_least(cos, min_similarity), "little")
-    marks = reached.to_bytes(len(score), "little")
-    members = itertools.compress(range(len(score)), marks)
-    return heapq.nlargest(depth, members, key=score.__getitem__)
+    best = heapq.nlargest(depth, itertools.compress(score, reached.to_bytes(count, "little")))
+    if not best:
+        return []
+    above = int.from_bytes(at_least(score, best[-1]), "little") & reached
+    found = list(itertools.compress(range(count), above.to_bytes(count, "little")))
+    if len(found) < len(best):  # a -0.0 at a cut of 0 (`at_least`): take every member's score
+        members = itertools.compress(range(count), reached.to_bytes(count, "little"))
+        return heapq.nlargest(depth, members, key=score.__getitem__)
+    found.sort(key=lambda i: -score[i])  # stable: ties keep the earlier position first
+    return found[:depth]
