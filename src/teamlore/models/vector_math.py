@@ -34,25 +34,29 @@ QUERY_STEPS = 127 * 128
 _SCALE = struct.Struct("<f")
 
 
-def doubles(values: Any) -> array[float]:
-    """A float64 `array` of a SimSIMD result (or any buffer of float64s)."""
-    out = array("d")
-    out.frombytes(memoryview(values).cast("B"))
+def as_array(result: Any) -> array[float]:
+    """A SimSIMD result as an `array` of its own float type (float32 for float32 inputs,
+    float64 for float64 ones). Results are never written into a given `out=` buffer: SimSIMD
+    6.5 then returns None without a reference of its own, and each such call takes one from
+    None until the interpreter aborts (tests check None's reference count)."""
+    view = memoryview(result)
+    out: array[float] = array(view.format)
+    out.frombytes(view.cast("B"))
     return out
 
 
 def weighted_sum(a: array[float], b: array[float], alpha: float, beta: float) -> array[float]:
     """alpha · a + beta · b, element by element."""
-    return doubles(simsimd.wsum(a, b, alpha=alpha, beta=beta))
+    return as_array(simsimd.wsum(a, b, alpha=alpha, beta=beta))
 
 
 def times(a: array[float], b: array[float]) -> array[float]:
     """a · b, element by element."""
-    return doubles(simsimd.fma(a, b, a, alpha=1.0, beta=0.0))
+    return as_array(simsimd.fma(a, b, a, alpha=1.0, beta=0.0))
 
 
-def ones(count: int) -> array[float]:
-    return array("d", [1.0]) * count
+def ones(count: int, typecode: str = "d") -> array[float]:
+    return array(typecode, [1.0]) * count
 
 
 def total(values: array[float]) -> float:
@@ -130,7 +134,7 @@ class Int8Rows:
             return [array("d") for _ in range(queries.count)]
         matrix = memoryview(self.values).cast("b", shape=[self.count, self.dimensions])
         columns = memoryview(queries.parts).cast("b", shape=[2 * queries.count, self.dimensions])
-        products = doubles(simsimd.cdist(matrix, columns, metric="dot", out_dtype="float64"))
+        products = as_array(simsimd.cdist(matrix, columns, metric="dot", out_dtype="float64"))
         unit = math.sqrt(queries.count) / QUERY_STEPS / 127
         scales = weighted_sum(self.scales, self.scales, unit, 0.0)
         step = 2 * queries.count

@@ -19,10 +19,7 @@ from array import array
 from collections.abc import Sequence
 from typing import Any
 
-import simsimd as _simsimd
-
-# its stubs accept numpy arrays and memoryviews; `array` buffers are what is passed here
-simsimd: Any = _simsimd
+from teamlore.models.vector_math import as_array, ones, simsimd, weighted_sum
 
 EMBEDDING = 512  # the table's width
 BRANCH = 256  # each convolution's width
@@ -82,7 +79,7 @@ class Weights:
         start = self._table_at + piece * EMBEDDING
         raw = array("f", iter(self._mapped[start : start + EMBEDDING]))  # each byte's value
         chunk = piece % CHUNKS
-        return _weighted(raw, _ones(EMBEDDING), self.scale[chunk], self.lo[chunk])
+        return weighted_sum(raw, ones(EMBEDDING, "f"), self.scale[chunk], self.lo[chunk])
 
 
 def encode(weights: Weights, pieces: Sequence[int]) -> array[float]:
@@ -110,7 +107,7 @@ def encode(weights: Weights, pieces: Sequence[int]) -> array[float]:
         summed = _add(summed, _layernorm(_joined(parts), weights.ln_g, weights.ln_b, weights))
     # the token sum commutes with the linear projection: project the sum, add count biases
     mean = _product(summed, 1, weights.matrices["cnn_W"])
-    mean = _weighted(mean, weights.cnn_b, 1 / math.sqrt(count), count / math.sqrt(count))
+    mean = weighted_sum(mean, weights.cnn_b, 1 / math.sqrt(count), count / math.sqrt(count))
     y0 = _relu(_product(mean, 1, weights.matrices["d0"]))
     skip, dense = _product(mean, 1, weights.matrices["p1"]), _product(y0, 1, weights.matrices["d1"])
     y1 = _relu(_add(skip, dense))
@@ -125,7 +122,7 @@ def _product(rows: array[float], count: int, transposed: memoryview[float]) -> a
     """The `count` rows of `rows` (one flat float32 array) times a matrix given transposed, as
     one flat array."""
     matrix = memoryview(rows).cast("B").cast("f", shape=[count, len(rows) // count])
-    return _floats(simsimd.cdist(matrix, transposed, metric="dot", out_dtype="float32"))
+    return as_array(simsimd.cdist(matrix, transposed, metric="dot", out_dtype="float32"))
 
 
 def _rows(flat: array[float], count: int) -> list[array[float]]:
@@ -160,28 +157,15 @@ def _layernorm(
     row: array[float], gain: array[float], bias: array[float], weights: Weights
 ) -> array[float]:
     count = len(row)
-    unit = _ones(count)
-    centred = _weighted(row, unit, 1.0, -float(simsimd.dot(row, unit)) / count)
+    unit = ones(count, "f")
+    centred = weighted_sum(row, unit, 1.0, -float(simsimd.dot(row, unit)) / count)
     variance = float(simsimd.dot(centred, centred)) / count
     scale = 1 / math.sqrt(variance + weights.eps)
-    return _floats(simsimd.fma(centred, gain, bias, alpha=scale, beta=1.0))
-
-
-def _weighted(a: array[float], b: array[float], alpha: float, beta: float) -> array[float]:
-    return _floats(simsimd.wsum(a, b, alpha=alpha, beta=beta))
-
-
-def _floats(result: Any) -> array[float]:
-    """A SimSIMD result of float32 inputs as an `array`. Results are never written into a
-    given `out=` buffer: SimSIMD 6.5 then returns None without a reference of its own, and
-    each call takes one from None until the interpreter aborts (a test checks it)."""
-    out = array("f")
-    out.frombytes(memoryview(result).cast("B"))
-    return out
+    return as_array(simsimd.fma(centred, gain, bias, alpha=scale, beta=1.0))
 
 
 def _add(a: array[float], b: array[float]) -> array[float]:
-    return _weighted(a, b, 1.0, 1.0)
+    return weighted_sum(a, b, 1.0, 1.0)
 
 
 def _relu(row: array[float]) -> array[float]:
@@ -191,18 +175,8 @@ def _relu(row: array[float]) -> array[float]:
     raw[_SIGN_BYTE::4] = raw[_SIGN_BYTE::4].translate(_WITHOUT_SIGN)
     magnitude = array("f")
     magnitude.frombytes(raw)
-    return _weighted(row, magnitude, 0.5, 0.5)
+    return weighted_sum(row, magnitude, 0.5, 0.5)
 
 
 _WITHOUT_SIGN = bytes(byte & 0x7F for byte in range(256))
 _SIGN_BYTE = 3 if sys.byteorder == "little" else 0  # a float32's byte holding its sign
-
-
-_ONES: dict[int, array[float]] = {}
-
-
-def _ones(count: int) -> array[float]:
-    found = _ONES.get(count)
-    if found is None:
-        found = _ONES[count] = array("f", [1.0]) * count
-    return found
