@@ -326,11 +326,10 @@ def explain(conn: sqlite3.Connection, embedder: Embedder, queries: Sequence[Hard
     (with the share of the query's terms held) and by each model's cosine of each field —
     `wu`/`hu`: the multilingual model's whole text/headline, `ws`/`hs` the static model's (a
     single model: `w`/`h`). Never for the held-out half (bench/README.md)."""
-    import numpy as np
-
     from teamlore.memory.store.meaning import model_cosines
     from teamlore.memory.store.vectors import load_approved
     from teamlore.models.multilingual import model_parts
+    from teamlore.models.vector_math import QueryRows
 
     stored = load_approved(conn, (REPO, WORKTREE), embedder.space.key)
     names = dict(conn.execute("SELECT id, entry_id FROM approved_entries"))
@@ -344,14 +343,12 @@ def explain(conn: sqlite3.Connection, embedder: Embedder, queries: Sequence[Hard
         ranked = hybrid(q.query)
         if ranked[:1] == [q.answer]:
             continue
-        rows = [model.embed_query(q.query)[0] for model in models]
+        rows = [model.embed_query(q.query)[0].tolist() for model in models]
+        parts = QueryRows.of(rows, stored.whole.dimensions)
         ranks: dict[str, list[str]] = {}
-        for field, scales, values in (
-            ("w", stored.scales, stored.values),
-            ("h", stored.headline_scales, stored.headline_values),
-        ):
-            for tag, cos in zip(tags, model_cosines(values, scales, rows), strict=True):
-                order = np.argsort(-cos, kind="stable")
+        for field, vectors in (("w", stored.whole), ("h", stored.headline)):
+            for tag, cos in zip(tags, model_cosines(vectors, parts), strict=True):
+                order = sorted(range(len(cos)), key=lambda i: -cos[i])  # stable
                 ranks[field + tag] = [names[int(stored.ids[i])] for i in order]
         words = lexical_shares(conn, q.query)
         position = ranked.index(q.answer) + 1 if q.answer in ranked else "-"

@@ -31,6 +31,7 @@ import re
 import sqlite3
 import sys
 import tempfile
+from array import array
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
@@ -45,13 +46,14 @@ import bench_hybrid_quality as quality
 import minilm_reader
 from teamlore.core.analyzer import STOPWORDS, parse_query
 from teamlore.memory.store import search
-from teamlore.memory.store.meaning import meaning_ranking, standardized
+from teamlore.memory.store.meaning import meaning_ranking
 from teamlore.memory.store.projection_rows import document_text, headline
 from teamlore.memory.store.vectors import load_approved
 from teamlore.models.embeddings import Embedder, _load_table, _shared
 from teamlore.models.glosses import gloss, has_chinese
 from teamlore.models.multilingual import model_parts
 from teamlore.models.reverse_glosses import translation_terms
+from teamlore.models.vector_math import Int8Rows
 from teamlore.sessions.queries import _translated_share
 
 Matrix = NDArray[np.float32]
@@ -234,6 +236,19 @@ class Lab:
     idf: Matrix | None = None  # per static token id, log(1 + N / (df + 1)) over the documents
 
 
+def standardized(scores: Matrix) -> Matrix:
+    """(score − mean) / standard deviation in numpy, as memory search's ranking standardizes
+    (models/vector_math.py): the variants below combine z's as matrices."""
+    centred = scores - scores.mean(dtype=np.float64).astype(np.float32)
+    spread = float(centred.std(dtype=np.float64))
+    return centred / np.float32(spread) if spread > 0 else np.zeros_like(scores)
+
+
+def _widened(rows: Int8Rows) -> Matrix:
+    """Stored int8 rows as a float32 matrix (their scales left out: every view is unit rows)."""
+    return np.frombuffer(rows.values, dtype=np.int8).reshape(rows.count, -1).astype(np.float32)
+
+
 def lab(conn: sqlite3.Connection, reader: bool = False) -> Lab:
     """The lab; with `reader`, MiniLM's rows of every document too (bench/minilm_reader.py)."""
     embedder = quality.embed_tree(conn, "paired")
@@ -242,14 +257,16 @@ def lab(conn: sqlite3.Connection, reader: bool = False) -> Lab:
         raise SystemExit("the multilingual package is missing: nothing to compare")
     stored = load_approved(conn, (quality.REPO, quality.WORKTREE), embedder.space.key)
     split = len(models[0].embed_query("x")[0])
-    whole = stored.values.astype(np.float32)
-    lines = stored.headline_values.astype(np.float32)
-    own = (stored.headline_scales > 0)[:, None]
+    whole = _widened(stored.whole)
+    lines = _widened(stored.headline)
+    own = (np.asarray(stored.headline.scales) > 0)[:, None]
+    ids = np.asarray(stored.ids, dtype=np.int64)
+    kept = stored.kept(include_deprecated=False)
     rows = {
         int(r[0]): r
         for r in conn.execute("SELECT id, entry_id, title, body_text FROM approved_entries")
     }
-    docs = [rows[int(i)] for i in stored.ids]
+    docs = [rows[int(i)] for i in ids]
     full = {
         int(r[0]): r
         for r in conn.execute(
@@ -257,15 +274,15 @@ def lab(conn: sqlite3.Connection, reader: bool = False) -> Lab:
             "FROM approved_entries"
         )
     }
-    documents = [full[int(i)] for i in stored.ids]
+    documents = [full[int(i)] for i in ids]
     bodies = [str(r[3] or "") for r in docs]
     texts = [f"{str(r[1]).replace('-', ' ')}\n{r[2] or ''}\n{r[3] or ''}" for r in docs]
     out = Lab(
         conn,
         embedder,
         models,
-        stored.ids,
-        stored.kept(include_deprecated=False),
+        ids,
+        np.arange(len(ids)) if kept is None else np.asarray(kept, dtype=np.int64),
         np.array([has_chinese(f"{r[2] or ''}\n{r[3] or ''}") for r in docs]),
     )
     out.views["whole"] = [_unit(whole[:, :split]), _unit(whole[:, split:])]
@@ -436,10 +453,10 @@ def ranked(lab: Lab, variant: Variant, fields: list[list[Matrix]]) -> Ranking:
             return [set() if "use" in variant.reader else blind]
         return [set(), *[blind] * (len(fields[0]) - 1)]  # MiniLM reads no Chinese either
 
-    if variant.score == "sum":
+    if variant.score == "sum":  # memory search's ranking, on its own array types
         return meaning_ranking(
-            ids,
-            fields,
+            array("q", ids.tolist()),
+            [[array("d", cos.tolist()) for cos in field] for field in fields],
             limit=search.VECTOR_DEPTH,
             min_similarity=search.MIN_SIMILARITY,
             unread=unread,
