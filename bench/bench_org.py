@@ -143,7 +143,11 @@ def sql_vector_alternative(
 
     space = embedder.space.key  # type: ignore[attr-defined]
     decoded = decode(store, space)
-    vectors = decoded.values.astype(np.float32) * (decoded.scales / 127)[:, None]
+    whole = decoded.whole
+    values = np.frombuffer(whole.values, dtype=np.int8).reshape(whole.count, -1)
+    vectors = (
+        values.astype(np.float32) * (np.asarray(whole.scales, dtype=np.float32) / 127)[:, None]
+    )
     with psycopg.connect(cluster_url, autocommit=True) as conn:
         conn.execute("DROP TABLE IF EXISTS bench_vectors")
         conn.execute("CREATE TABLE bench_vectors (id bigint PRIMARY KEY, v float4[] NOT NULL)")
@@ -161,8 +165,8 @@ def sql_vector_alternative(
             ).fetchall()
             sql_times.append((time.perf_counter() - start) * 1000)
             start = time.perf_counter()
-            mask = decoded.keep(SearchFilter())
-            decoded.rank(q, mask, by_headline=False)
+            keep = decoded.keep(SearchFilter())
+            decoded.meaning([q.tolist()], keep, lambda docs: [set()])  # one model: the bundled
             process_times.append((time.perf_counter() - start) * 1000)
         conn.execute("DROP TABLE bench_vectors")
     sql_p95, process_p95 = percentile(sql_times, 0.95), percentile(process_times, 0.95)
