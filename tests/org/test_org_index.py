@@ -423,3 +423,7 @@ def test_the_vector_ranking_keeps_the_rows_a_filter_lets_through() -> None:
     assert decoded.keep(SearchFilter(repositories=("a",))) == [0]
     assert decoded.keep(SearchFilter(repositories=("a",), include_deprecated=True)) == [0, 2]
     assert decoded.keep(SearchFilter(kinds=("entry",))) == [0, 3]
+    every_approved = DecodedVectors(
+        array("q", [10, 11]), rows, rows, ["a", "b"], ["entry", "scene"], [True, True], [0, 1]
+    )
+    assert every_approved.keep(SearchFilter()) is None

@@ -174,10 +174,12 @@ class DecodedVectors:
     approved_rows: list[int]  # the rows of approved documents, in order
 
     def keep(self, where: SearchFilter) -> list[int] | None:
-        """The rows `where` lets through, in order; None for every row. Without a repository or
-        kind filter no row is looked at here (the approved rows are kept from the decoding)."""
+        """The rows `where` lets through, in order; None for every row (then nothing is copied).
+        Without a repository or kind filter no row is looked at here (the approved rows are
+        kept from the decoding)."""
         if not where.repositories and not where.kinds:
-            return None if where.include_deprecated else self.approved_rows
+            every = where.include_deprecated or len(self.approved_rows) == len(self.docs)
+            return None if every else self.approved_rows
         repositories, kinds = set(where.repositories), set(where.kinds)
         return [
             row
