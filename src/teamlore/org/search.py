@@ -25,7 +25,7 @@ from teamlore.core import errors
 from teamlore.core.analyzer import Query, parse_query, relative_score, snippet
 from teamlore.core.fusion import MEANING_WEIGHT, fuse, words_decide
 from teamlore.core.strict import WIRE
-from teamlore.memory.store.meaning import meaning_ranking, model_cosines, own_or_whole
+from teamlore.memory.store.meaning import rank_rows
 from teamlore.memory.store.search import (
     MAX_CANDIDATES,
     MAX_LIMIT,
@@ -37,7 +37,7 @@ from teamlore.memory.store.search import (
 from teamlore.models.embeddings import Embedder, query_row
 from teamlore.models.glosses import has_chinese, segmented
 from teamlore.models.multilingual import model_parts
-from teamlore.models.vector_math import Int8Rows, QueryRows, picked
+from teamlore.models.vector_math import Int8Rows
 from teamlore.org.store import LexicalHit, OrgStore, SearchFilter, StoredHit
 
 SearchPath = Literal["lexical", "vector"]
@@ -202,17 +202,12 @@ class DecodedVectors:
         and summed; a document without a headline vector stands for itself by its whole text."""
         if len(self.docs) == 0 or self.whole.dimensions != sum(len(q) for q in queries):
             return []
-        parts = QueryRows.of(queries, self.whole.dimensions)
-        whole = model_cosines(self.whole, parts)  # scanned whole, then kept
-        headline = own_or_whole(model_cosines(self.headline, parts), whole, self.headline)
-        fields = [whole, headline]
-        ids: Sequence[int] = self.docs
-        if keep is not None:
-            fields = [[picked(cos, keep) for cos in field] for field in fields]
-            ids = picked(self.docs, keep)
-        ranked = meaning_ranking(
-            ids,
-            fields,
+        ranked = rank_rows(
+            self.docs,
+            self.whole,
+            self.headline,
+            queries,
+            keep,
             limit=VECTOR_DEPTH,
             min_similarity=MIN_SIMILARITY,
             unread=unread,

@@ -31,6 +31,7 @@ from teamlore.models.vector_math import (
     Int8Rows,
     QueryRows,
     at_least,
+    picked,
     standardized,
     weighted_sum,
 )
@@ -48,6 +49,31 @@ def model_cosines(rows: Int8Rows, queries: QueryRows) -> list[Cosines]:
     """Each model's cosine of every stored row with its unit-length query row; the rows hold
     the models' dimensions in the queries' order (`Int8Rows.cosines`)."""
     return rows.cosines(queries)
+
+
+def rank_rows(
+    ids: array[int],
+    whole: Int8Rows,
+    headline: Int8Rows | None,
+    queries: Sequence[Sequence[float]],
+    keep: Sequence[int] | None,
+    *,
+    limit: int,
+    min_similarity: float,
+    unread: Unread,
+) -> list[tuple[int, float]]:
+    """`meaning_ranking` of stored rows: each model's cosines of the whole texts and (given) of
+    the headlines, where a document without a headline vector stands for itself by its whole
+    text; every row is scanned, then only the rows `keep` (None: all) are ranked."""
+    parts = QueryRows.of(queries, whole.dimensions)
+    cosines = model_cosines(whole, parts)
+    fields = [cosines]
+    if headline is not None:
+        fields.append(own_or_whole(model_cosines(headline, parts), cosines, headline))
+    if keep is not None:  # copies only when a document is left out
+        fields = [[picked(cos, keep) for cos in field] for field in fields]
+        ids = picked(ids, keep)
+    return meaning_ranking(ids, fields, limit=limit, min_similarity=min_similarity, unread=unread)
 
 
 def own_or_whole(lines: list[Cosines], whole: list[Cosines], headline: Int8Rows) -> list[Cosines]:

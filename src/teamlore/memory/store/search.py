@@ -459,9 +459,8 @@ def _vector_ranking(
         queries = [query_row(model, query) for model in models]
     except errors.TeamloreError as exc:
         return VectorPath(ran=False, space=space, reason=exc.message, code=exc.code), []
-    from teamlore.memory.store.meaning import meaning_ranking, model_cosines, own_or_whole
+    from teamlore.memory.store.meaning import rank_rows
     from teamlore.memory.store.vectors import load_approved
-    from teamlore.models.vector_math import QueryRows, picked
 
     stored = load_approved(conn, owner, space)
     if stored.count == 0:
@@ -469,19 +468,12 @@ def _vector_ranking(
     ran = VectorPath(ran=True, space=space, documents=stored.count)
     if stored.whole.dimensions != sum(len(q) for q in queries):
         return ran, []  # stored by a model with another length: never compared
-    parts = QueryRows.of(queries, stored.whole.dimensions)
-    whole = model_cosines(stored.whole, parts)  # scanned whole, then kept
-    fields = [whole]
-    if by_headline:  # a document without a headline vector stands for itself, by its whole text
-        fields.append(own_or_whole(model_cosines(stored.headline, parts), whole, stored.headline))
-    ids: Sequence[int] = stored.ids
-    keep = stored.kept(include_deprecated=include_deprecated)
-    if keep is not None:  # copies only when a document is left out
-        fields = [[picked(cos, keep) for cos in field] for field in fields]
-        ids = picked(stored.ids, keep)
-    ranking = meaning_ranking(
-        ids,
-        fields,
+    ranking = rank_rows(
+        stored.ids,
+        stored.whole,
+        stored.headline if by_headline else None,
+        queries,
+        stored.kept(include_deprecated=include_deprecated),
         limit=VECTOR_DEPTH,
         min_similarity=MIN_SIMILARITY,
         unread=lambda ids: _unread(stored, models, ids),
