@@ -55,6 +55,37 @@ def test_each_query_is_compared_with_its_own_dimensions_of_a_paired_row() -> Non
     np.testing.assert_allclose(np.asarray(got[1]), second @ second[1], atol=0.02)
 
 
+def test_rows_in_column_blocks_give_the_same_cosines_bit_for_bit() -> None:
+    # a paired model's rows keep each model's columns together: a query row of one model is
+    # multiplied by its columns only, and the exact integer products are the same
+    rng = np.random.default_rng(14)
+    blobs = [*to_blobs(normalize_rows(rng.standard_normal((211, 20)))), None, b"odd"]
+    rows, blocked = Int8Rows.from_blobs(blobs), Int8Rows.from_blobs(blobs, widths=(12, 8))
+    assert blocked.blocks == (12, 8) and blocked.values != rows.values
+    assert sorted(blocked.values) == sorted(rows.values)  # the same values, moved
+    assert blocked.scales == rows.scales
+    first = normalize_rows(rng.standard_normal((2, 12)))
+    second = normalize_rows(rng.standard_normal((2, 8)))
+    asked = [
+        [first[0].tolist(), second[0].tolist()],  # one query per block (memory search)
+        [normalize_rows(rng.standard_normal((1, 20)))[0].tolist()],  # one across both (dedup)
+        [normalize_rows(rng.standard_normal((1, 14)))[0].tolist(), second[1][:6].tolist()],
+    ]
+    for queries in asked:
+        expected = [c.tobytes() for c in cosines(rows, queries)]
+        assert [c.tobytes() for c in cosines(blocked, queries)] == expected
+
+
+def test_rows_are_blocked_only_by_widths_that_fit_them() -> None:
+    blobs = to_blobs(normalize_rows(np.random.default_rng(2).standard_normal((4, 6))))
+    rows = Int8Rows.from_blobs(blobs)
+    for widths in ((), (6,), (3, 2), (3, 4), (6, 0)):
+        assert Int8Rows.from_blobs(blobs, widths=widths) == rows
+    assert Int8Rows.from_blobs(blobs, widths=(1, 2, 3)).blocks == (1, 2, 3)
+    empty = Int8Rows.from_blobs([], 6, (4, 2))
+    assert empty.count == 0 and empty.cosines(QueryRows.of([[1.0] * 6], 6)) == [array("d")]
+
+
 def test_a_query_component_is_two_exact_int8_parts() -> None:
     rows = Int8Rows.from_blobs([pack_float32s([127.0]) + bytes([1, 0, 0])])  # the row (1, 0, 0)
     for value in (1.0, -1.0, 0.5, -0.4999, 1e-6, 0.0):

@@ -45,6 +45,7 @@ from typing import Any, NamedTuple
 from teamlore.core import errors
 from teamlore.models.cache import model_cache_dir
 from teamlore.models.embeddings import (
+    BUNDLED_DIMENSIONS,
     MAX_EMBED_CHARS,
     SMALL_BATCH,
     SUBSET_CHARS,
@@ -490,6 +491,18 @@ def model_parts(embedder: Embedder) -> tuple[Embedder, ...]:
     else the embedder itself (memory search standardizes each model's similarities,
     memory/store/meaning.py)."""
     return embedder.parts if isinstance(embedder, PairedEmbedder) else (embedder,)
+
+
+def part_widths(embedder: Embedder) -> tuple[int, ...]:
+    """How many dimensions each of `embedder`'s models fills of its rows, in order, for a paired
+    model of the bundled models; () when that is not known without embedding (one model, or an
+    endpoint's). Memory's pack and the org index's decoded vectors keep
+    their rows' columns in these blocks (`Int8Rows`)."""
+    known = {MultilingualEmbedder: MULTILINGUAL_DIMENSIONS, BundledEmbedder: BUNDLED_DIMENSIONS}
+    if not isinstance(embedder, PairedEmbedder):
+        return ()
+    widths = tuple(known.get(type(part), 0) for part in embedder.parts)
+    return widths if all(widths) else ()
 
 
 def _side_by_side(rows: Sequence[Vectors]) -> Vectors:

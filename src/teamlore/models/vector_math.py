@@ -15,6 +15,7 @@ products of those are exact integers.
 
 from __future__ import annotations
 
+import itertools
 import math
 import struct
 import sys
@@ -98,52 +99,94 @@ def picked(values: array[Any], indices: Sequence[int]) -> array[Any]:
 
 @dataclass(frozen=True, slots=True)
 class Int8Rows:
-    """Stored vectors of one space: `count` rows of `dimensions` int8 values, row-major, each
-    with its scale (a row stands for value · scale / 127; scale 0: no vector)."""
+    """Stored vectors of one space: `count` rows of `dimensions` int8 values, each with its
+    scale (a row stands for value · scale / 127; scale 0: no vector).
+
+    `values` holds the rows' columns in blocks of the widths `blocks`, one block after the
+    other, each block its `count` rows of `width` values (`()`: one block, the rows one after
+    the other). A paired model's rows are kept in one block per model (`from_blobs`' widths),
+    so a query row of one model is multiplied by that model's columns only, not by the other's
+    zeros."""
 
     values: bytes
     scales: array[float]
     dimensions: int
+    blocks: tuple[int, ...] = ()
 
     @property
     def count(self) -> int:
         return len(self.scales)
 
+    @property
+    def widths(self) -> tuple[int, ...]:
+        return self.blocks or (self.dimensions,)
+
     @classmethod
-    def from_blobs(cls, blobs: Sequence[bytes | None], dimensions: int = 0) -> Int8Rows:
+    def from_blobs(
+        cls, blobs: Sequence[bytes | None], dimensions: int = 0, widths: Sequence[int] = ()
+    ) -> Int8Rows:
         """Rows of stored blobs (`to_blobs`: a float32 scale, then the int8 values), all of one
         length; None, or a blob of another length than `dimensions` (when given), is a zero row
-        with scale 0."""
+        with scale 0. With `widths` (two or more, summing to the dimensions) their columns are
+        laid out in blocks of those widths."""
         if not dimensions:
             dimensions = max((len(b) - 4 for b in blobs if b is not None), default=0)
-        empty = bytes(dimensions)
-        values, scales = [], array("d")
+        blocks = tuple(widths)
+        if len(blocks) < 2 or sum(blocks) != dimensions or min(blocks) < 1:
+            blocks = ()
+        spans = list(itertools.accumulate(blocks, initial=4)) if blocks else [4, 4 + dimensions]
+        parts: list[list[bytes]] = [[] for _ in spans[1:]]
+        empties = [bytes(end - start) for start, end in itertools.pairwise(spans)]
+        scales = array("d")
         for blob in blobs:
             if blob is None or len(blob) != 4 + dimensions:
-                values.append(empty)
+                for part, empty in zip(parts, empties, strict=True):
+                    part.append(empty)
                 scales.append(0.0)
             else:
-                values.append(blob[4:])
+                for part, (start, end) in zip(parts, itertools.pairwise(spans), strict=True):
+                    part.append(blob[start:end])
                 scales.append(_SCALE.unpack_from(blob)[0])
-        return cls(b"".join(values), scales, dimensions)
+        return cls(b"".join(itertools.chain.from_iterable(parts)), scales, dimensions, blocks)
 
     def cosines(self, queries: QueryRows) -> list[array[float]]:
-        """Each query's cosine with every row: one product of the rows with every query's two
-        int8 parts (`QueryRows`)."""
+        """Each query's cosine with every row: per block of columns, one product of its rows
+        with the two int8 parts (`QueryRows`) of every query that has a value there. The
+        products are exact integers, so summing a query's blocks gives what one product over
+        whole rows gives."""
         if not self.count or not queries.count or queries.dimensions != self.dimensions:
             return [array("d") for _ in range(queries.count)]
-        matrix = memoryview(self.values).cast("b", shape=[self.count, self.dimensions])
-        columns = memoryview(queries.parts).cast("b", shape=[2 * queries.count, self.dimensions])
-        products = as_array(simsimd.cdist(matrix, columns, metric="dot", out_dtype="float64"))
+        parts: list[tuple[array[float], array[float]] | None] = [None] * queries.count
+        offset = start = 0
+        for width in self.widths:
+            block = memoryview(self.values)[offset : offset + self.count * width]
+            offset += self.count * width
+            asked = queries.in_columns(start, width)
+            start += width
+            if not asked:
+                continue
+            columns = memoryview(b"".join(rows for _, rows in asked))
+            products = as_array(
+                simsimd.cdist(
+                    block.cast("b", shape=[self.count, width]),
+                    columns.cast("b", shape=[2 * len(asked), width]),
+                    metric="dot",
+                    out_dtype="float64",
+                )
+            )
+            step = 2 * len(asked)
+            for place, (query, _) in enumerate(asked):
+                high, low = products[2 * place :: step], products[2 * place + 1 :: step]
+                earlier = parts[query]
+                if earlier is not None:  # another block's share of this query
+                    high = weighted_sum(earlier[0], high, 1.0, 1.0)
+                    low = weighted_sum(earlier[1], low, 1.0, 1.0)
+                parts[query] = (high, low)
         unit = math.sqrt(queries.count) / QUERY_STEPS / 127
         scales = weighted_sum(self.scales, self.scales, unit, 0.0)
-        step = 2 * queries.count
+        zeros = array("d", bytes(8 * self.count))
         return [
-            times(
-                weighted_sum(products[2 * i :: step], products[2 * i + 1 :: step], 128.0, 1.0),
-                scales,
-            )
-            for i in range(queries.count)
+            times(weighted_sum(*(part or (zeros, zeros)), 128.0, 1.0), scales) for part in parts
         ]
 
 
@@ -157,11 +200,13 @@ class QueryRows:
     parts: array[int]  # 2 · count rows of `dimensions` int8s: query i's high, then its low part
     count: int
     dimensions: int
+    spans: tuple[tuple[int, int], ...] = ()  # query i's first dimension and its length
 
     @classmethod
     def of(cls, queries: Sequence[Sequence[float]], dimensions: int) -> QueryRows:
         parts = array("b", bytes(2 * len(queries) * dimensions))
         start = 0
+        spans = []
         for i, query in enumerate(queries):
             if start + len(query) > dimensions:
                 return cls(array("b"), len(queries), -1)  # another length: never compared
@@ -170,8 +215,20 @@ class QueryRows:
             parts[at : at + len(query)] = high
             at += dimensions
             parts[at : at + len(query)] = low
+            spans.append((start, len(query)))
             start += len(query)
-        return cls(parts, len(queries), dimensions)
+        return cls(parts, len(queries), dimensions, tuple(spans))
+
+    def in_columns(self, start: int, width: int) -> list[tuple[int, bytes]]:
+        """(query, its high and low part over the columns start..start + width) of each query
+        with a value there."""
+        size, out = self.dimensions, []
+        for query, (first, length) in enumerate(self.spans):
+            if first < start + width and start < first + length:
+                at = 2 * query * size + start
+                high, low = self.parts[at : at + width], self.parts[at + size : at + size + width]
+                out.append((query, high.tobytes() + low.tobytes()))
+        return out
 
 
 def _split(query: Sequence[float]) -> tuple[array[int], array[int]]:

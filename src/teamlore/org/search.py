@@ -36,7 +36,7 @@ from teamlore.memory.store.search import (
 )
 from teamlore.models.embeddings import Embedder, query_row
 from teamlore.models.glosses import has_chinese, segmented
-from teamlore.models.multilingual import model_parts
+from teamlore.models.multilingual import model_parts, part_widths
 from teamlore.models.vector_math import Int8Rows
 from teamlore.org.store import LexicalHit, OrgStore, SearchFilter, StoredHit
 
@@ -224,12 +224,15 @@ class VectorCache:
         self._value: DecodedVectors | None = None
         self._lock = threading.Lock()
 
-    def get(self, store: OrgStore, stamp: tuple[str, int], space: str) -> DecodedVectors:
+    def get(
+        self, store: OrgStore, stamp: tuple[str, int], space: str, widths: tuple[int, ...] = ()
+    ) -> DecodedVectors:
+        """`space`'s vectors, their columns in blocks of `widths` (`decode`)."""
         key = (*stamp, space)
         with self._lock:
             if self._key == key and self._value is not None:
                 return self._value
-        decoded = decode(store, space)
+        decoded = decode(store, space, widths)
         with self._lock:
             self._key, self._value = key, decoded
         return decoded
@@ -238,13 +241,15 @@ class VectorCache:
 VECTORS = VectorCache()
 
 
-def decode(store: OrgStore, space: str) -> DecodedVectors:
+def decode(store: OrgStore, space: str, widths: tuple[int, ...] = ()) -> DecodedVectors:
+    """The index's vectors of `space`; a paired model's in one block of columns per model
+    (`multilingual.part_widths`), as memory's pack keeps them."""
     stored = store.vectors(space)
-    whole = Int8Rows.from_blobs(stored.vectors)
+    whole = Int8Rows.from_blobs(stored.vectors, widths=widths)
     return DecodedVectors(
         array("q", stored.docs),
         whole,
-        Int8Rows.from_blobs(stored.headline_vectors, whole.dimensions),
+        Int8Rows.from_blobs(stored.headline_vectors, whole.dimensions, widths),
         [f[0] for f in stored.flags],
         [f[1] for f in stored.flags],
         [f[2] == "approved" for f in stored.flags],
@@ -261,7 +266,7 @@ def _vector_rankings(
         queries = [query_row(model, query) for model in models]
     except errors.TeamloreError as exc:
         return VectorPath(ran=False, space=space, reason=exc.message, code=exc.code), []
-    vectors = VECTORS.get(store, stamp, space)
+    vectors = VECTORS.get(store, stamp, space, part_widths(embedder))
     if len(vectors.docs) == 0:
         return VectorPath(ran=False, space=space, reason="no document has a vector yet"), []
     ranked = vectors.meaning(

@@ -7,17 +7,24 @@ from __future__ import annotations
 import shutil
 import sqlite3
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import pytest
 
 from support import shared_fixtures
-from teamlore.memory.store.meaning import _best_reached, meaning_ranking, model_cosines
+from teamlore.memory.store.meaning import _best_reached, meaning_ranking, model_cosines, rank_rows
 from teamlore.memory.store.projection import sync_approved_projection
 from teamlore.memory.store.search import search_memory
 from teamlore.memory.store.state_db import open_state_db
-from teamlore.memory.store.vectors import sync_approved_vectors, to_blobs
+from teamlore.memory.store.vectors import (
+    PACKS,
+    ApprovedVectors,
+    _from_rows,
+    load_approved,
+    sync_approved_vectors,
+    to_blobs,
+)
 from teamlore.models.embeddings import normalize_rows
 from teamlore.models.vector_math import Int8Rows, QueryRows, standardized
 
@@ -214,6 +221,56 @@ def test_a_chinese_questions_literal_match_stays_in_the_top_five(
     # model gives no Chinese entry a vote, so English entries came first by meaning and the
     # entry fell to rank 7 before a Chinese query let its words decide
     assert INGESTION in paired_search(reference, "根因修复应该怎么做")[:5]
+
+
+def test_the_paired_pack_keeps_each_models_columns_together_and_ranks_as_the_rows_do(
+    reference: tuple[sqlite3.Connection, object],
+) -> None:
+    # the pack's matrices in one block per model (Int8Rows.blocked): the same ranking, to the
+    # last bit of every score, as the documents' rows read one after the other
+    from teamlore.models.embeddings import query_row
+    from teamlore.models.multilingual import model_parts
+
+    conn, embedder = reference
+    (blocks,) = conn.execute("SELECT blocks FROM approved_vector_packs").fetchone()
+    assert blocks == "512,256"
+    owner, space = (REPO, WORKTREE), embedder.space.key  # type: ignore[attr-defined]
+    PACKS.clear()
+    packed, rows = load_approved(conn, owner, space), _from_rows(conn, owner, space)
+    assert packed.whole.blocks == (512, 256) and rows.whole.blocks == ()
+    for query in ("去重判断是由哪个阶段完成的？", "how do we roll back a failed release", "SQLite"):
+        queries = [query_row(model, query) for model in model_parts(embedder)]  # type: ignore[arg-type]
+        assert ranked(packed, queries) and ranked(packed, queries) == ranked(rows, queries)
+
+
+def ranked(stored: ApprovedVectors, queries: list[Sequence[float]]) -> list[tuple[int, float]]:
+    """The meaning ranking of every stored document (both models read them all)."""
+    return rank_rows(
+        stored.ids,
+        stored.whole,
+        stored.headline,
+        queries,
+        None,
+        limit=10,
+        min_similarity=0.1,
+        unread=lambda ids: [set(), set()],
+    )
+
+
+def test_a_pack_whose_blocks_do_not_fit_its_rows_is_not_read(
+    reference: tuple[sqlite3.Connection, object],
+) -> None:
+    conn, embedder = reference
+    owner, space = (REPO, WORKTREE), embedder.space.key  # type: ignore[attr-defined]
+    before = paired_search(reference, "how do we roll back a failed release")
+    PACKS.clear()
+    conn.execute("UPDATE approved_vector_packs SET blocks = '512,200'")
+    try:
+        assert load_approved(conn, owner, space).whole.blocks == ()  # the rows instead
+        assert paired_search(reference, "how do we roll back a failed release") == before
+    finally:
+        conn.execute("UPDATE approved_vector_packs SET blocks = '512,256'")
+        PACKS.clear()
 
 
 def test_a_negative_zero_at_the_cut_is_still_a_candidate() -> None:

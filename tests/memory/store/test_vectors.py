@@ -633,3 +633,29 @@ def test_packs_made_before_tokens_are_dropped_and_written_again(tmp_path: Path) 
         assert len(reads) == 1 and "approved_vector_packs" in reads[0]  # the pack, not the rows
     finally:
         conn.close()
+
+
+def test_packs_made_before_column_blocks_are_dropped_and_written_again(tmp_path: Path) -> None:
+    # schema 13's matrices held whole rows one after the other; read as blocks they would be
+    # other numbers
+    root = tmp_path / "worktree"
+    root.mkdir()
+    init_tree(root)
+    conn = opened_after_migrating(
+        tmp_path / "home",
+        13,
+        "INSERT INTO approved_vector_packs (repository_key, worktree_key, space, generation, "
+        "token, dimensions, ids, flags, scales, vectors, headline_scales, headline_vectors) "
+        "VALUES (?, ?, 's', 1, 7, 0, x'', x'', x'', x'', x'', x'')",
+        (REPO, WORKTREE),
+    )
+    try:
+        assert conn.execute("SELECT count(*) FROM approved_vector_packs").fetchone()[0] == 0
+        tree = Worktree(root, conn)
+        tree.write("deploy-migrations", TREE["deploy-migrations"])
+        tree.project()
+        tree.embed()
+        (blocks,) = conn.execute("SELECT blocks FROM approved_vector_packs").fetchone()
+        assert blocks == ""  # one model: one block
+    finally:
+        conn.close()

@@ -474,6 +474,27 @@ CHINESE_FLAG_V13 = """
 DELETE FROM approved_vector_packs;
 """
 
+# a pack stores its matrices in one block of columns per model of a paired model
+# (models/vector_math.py, `Int8Rows`; "" for one block): a query row of one model is
+# multiplied by its own model's columns only. Packs are derived: the next search writes them again
+PACK_BLOCKS_V14 = f"""
+DROP TABLE approved_vector_packs;
+CREATE TABLE approved_vector_packs ({_OWNER}
+  space TEXT NOT NULL CHECK (space <> ''),
+  generation INTEGER NOT NULL CHECK (generation >= 0),
+  token INTEGER NOT NULL,  -- random, new with every write of the pack
+  dimensions INTEGER NOT NULL CHECK (dimensions >= 0),
+  blocks TEXT NOT NULL DEFAULT '',  -- widths of the matrices' column blocks: "512,256"
+  ids BLOB NOT NULL,      -- approved_entries.id, int64 little-endian, ascending
+  flags BLOB NOT NULL,    -- one byte per row: 1 = entry, 2 = deprecated, 4 = holds Chinese
+  scales BLOB NOT NULL,   -- float32 little-endian per row
+  vectors BLOB NOT NULL,  -- int8, rows x dimensions, block by block
+  headline_scales BLOB NOT NULL,   -- as scales, of the headline vectors (0: none)
+  headline_vectors BLOB NOT NULL,  -- as vectors
+  PRIMARY KEY (repository_key, worktree_key)
+);
+"""
+
 MIGRATIONS: list[str] = [
     SCHEMA_V1,
     PROMOTION_PROGRESS_V2,
@@ -488,6 +509,7 @@ MIGRATIONS: list[str] = [
     PACK_TOKENS_V11,
     EXCLUDED_SESSIONS_V12,
     CHINESE_FLAG_V13,
+    PACK_BLOCKS_V14,
 ]
 
 TABLES = (

@@ -169,7 +169,9 @@ def sync_approved_vectors(
             owner,
         ).fetchone()
         if missing or removed or pack is None or tuple(pack) != (space, generation):
-            _write_pack(conn, owner, space, generation)
+            from teamlore.models.multilingual import part_widths
+
+            _write_pack(conn, owner, space, generation, part_widths(embedder))
         total = conn.execute(
             "SELECT count(*) FROM approved_vectors WHERE repository_key = ? "
             "AND worktree_key = ? AND space = ?",
@@ -213,17 +215,23 @@ def _generation(conn: sqlite3.Connection, owner: tuple[str, str]) -> int:
 
 
 def _write_pack(
-    conn: sqlite3.Connection, owner: tuple[str, str], space: str, generation: int
+    conn: sqlite3.Connection,
+    owner: tuple[str, str],
+    space: str,
+    generation: int,
+    widths: tuple[int, ...],
 ) -> None:
+    """The owner's pack, its matrices in column blocks of `widths` (`Int8Rows.from_blobs`)."""
     rows = conn.execute(_CURRENT, (*owner, space)).fetchall()
-    whole = Int8Rows.from_blobs([row[3] for row in rows])
-    headline = Int8Rows.from_blobs([row[4] for row in rows], whole.dimensions)
+    whole = Int8Rows.from_blobs([row[3] for row in rows], widths=widths)
+    headline = Int8Rows.from_blobs([row[4] for row in rows], whole.dimensions, widths)
     conn.execute(
         "INSERT INTO approved_vector_packs (repository_key, worktree_key, space, generation, "
-        "dimensions, ids, flags, scales, vectors, headline_scales, headline_vectors, token) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, random()) "
+        "dimensions, blocks, ids, flags, scales, vectors, headline_scales, headline_vectors, "
+        "token) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, random()) "
         "ON CONFLICT (repository_key, worktree_key) DO UPDATE SET space = excluded.space, "
-        "generation = excluded.generation, dimensions = excluded.dimensions, ids = excluded.ids, "
+        "generation = excluded.generation, dimensions = excluded.dimensions, "
+        "blocks = excluded.blocks, ids = excluded.ids, "
         "flags = excluded.flags, scales = excluded.scales, vectors = excluded.vectors, "
         "headline_scales = excluded.headline_scales, headline_vectors = excluded.headline_vectors, "
         "token = excluded.token",
@@ -232,6 +240,7 @@ def _write_pack(
             space,
             generation,
             whole.dimensions,
+            ",".join(map(str, whole.blocks)),
             pack_int64s([row[0] for row in rows]),
             _flags(rows),
             pack_float32s(whole.scales),
@@ -315,14 +324,16 @@ def load_approved(conn: sqlite3.Connection, owner: tuple[str, str], space: str) 
     if cached is not None:
         return cached
     pack = conn.execute(
-        "SELECT dimensions, ids, flags, scales, vectors, headline_scales, headline_vectors "
+        "SELECT dimensions, ids, flags, scales, vectors, headline_scales, blocks, "
+        "headline_vectors "
         "FROM approved_vector_packs WHERE repository_key = ? AND worktree_key = ? AND space = ? "
         "AND generation = ? AND token = ?",
         (*owner, space, stamp[0], stamp[1]),
     ).fetchone()
-    if pack is None:  # rewritten between the two queries: the next search decodes the new one
-        return _from_rows(conn, owner, space)
-    return PACKS.put(key, _decoded(pack))
+    decoded = None if pack is None else _decoded(pack)
+    if decoded is None:  # rewritten between the two queries (the next search decodes the new
+        return _from_rows(conn, owner, space)  # one), or blocks that do not fit its rows
+    return PACKS.put(key, decoded)
 
 
 # which pack is stored now, without reading its matrices: its generation and token, the
@@ -336,13 +347,19 @@ _PACK_STAMP = (
 )
 
 
-def _decoded(pack: Any) -> ApprovedVectors:
+def _decoded(pack: Any) -> ApprovedVectors | None:
     dimensions = int(pack[0])
+    try:
+        blocks = tuple(int(width) for width in str(pack[6]).split(",") if width)
+    except ValueError:
+        return None
+    if blocks and (sum(blocks) != dimensions or min(blocks) < 1):
+        return None
     return ApprovedVectors(
         unpack_int64s(pack[1]),
         bytes(pack[2]),
-        Int8Rows(bytes(pack[4]), unpack_float32s(pack[3]), dimensions),
-        Int8Rows(bytes(pack[6]), unpack_float32s(pack[5]), dimensions),
+        Int8Rows(bytes(pack[4]), unpack_float32s(pack[3]), dimensions, blocks),
+        Int8Rows(bytes(pack[7]), unpack_float32s(pack[5]), dimensions, blocks),
     )
 
 
