@@ -15,7 +15,6 @@ products of those are exact integers.
 
 from __future__ import annotations
 
-import itertools
 import math
 import struct
 import sys
@@ -131,23 +130,20 @@ class Int8Rows:
         laid out in blocks of those widths."""
         if not dimensions:
             dimensions = max((len(b) - 4 for b in blobs if b is not None), default=0)
-        blocks = tuple(widths)
-        if len(blocks) < 2 or sum(blocks) != dimensions or min(blocks) < 1:
-            blocks = ()
-        spans = list(itertools.accumulate(blocks, initial=4)) if blocks else [4, 4 + dimensions]
-        parts: list[list[bytes]] = [[] for _ in spans[1:]]
-        empties = [bytes(end - start) for start, end in itertools.pairwise(spans)]
-        scales = array("d")
+        empty = bytes(dimensions)
+        values, scales = [], array("d")
         for blob in blobs:
             if blob is None or len(blob) != 4 + dimensions:
-                for part, empty in zip(parts, empties, strict=True):
-                    part.append(empty)
+                values.append(empty)
                 scales.append(0.0)
             else:
-                for part, (start, end) in zip(parts, itertools.pairwise(spans), strict=True):
-                    part.append(blob[start:end])
+                values.append(blob[4:])
                 scales.append(_SCALE.unpack_from(blob)[0])
-        return cls(b"".join(itertools.chain.from_iterable(parts)), scales, dimensions, blocks)
+        rows = cls(b"".join(values), scales, dimensions)
+        blocks = tuple(widths)
+        if len(blocks) < 2 or sum(blocks) != dimensions or min(blocks) < 1:
+            return rows
+        return cls(_in_blocks(rows.values, dimensions, blocks), scales, dimensions, blocks)
 
     def cosines(self, queries: QueryRows) -> list[array[float]]:
         """Each query's cosine with every row: per block of columns, one product of its rows
@@ -188,6 +184,16 @@ class Int8Rows:
         return [
             times(weighted_sum(*(part or (zeros, zeros)), 128.0, 1.0), scales) for part in parts
         ]
+
+
+def _in_blocks(values: bytes, dimensions: int, widths: tuple[int, ...]) -> bytes:
+    """Rows of `dimensions` values, one after the other, as blocks of columns of `widths`."""
+    rows, blocks, start = memoryview(values), [], 0
+    for width in widths:
+        ends = range(start, len(values), dimensions)
+        blocks.append(b"".join([rows[at : at + width] for at in ends]))
+        start += width
+    return b"".join(blocks)
 
 
 @dataclass(frozen=True, slots=True)
