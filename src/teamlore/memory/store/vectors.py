@@ -15,8 +15,9 @@ A vector is stored quantized: a float32 scale, then one int8 per dimension (`val
 127`, rounded) — 772 bytes for memory's 768 dimensions (docs/hybrid-search.md, "Memory's
 model"); cosine similarities move by about 0.002. Besides one row per document, the sync keeps
 one *pack* per owner: the current projection generation's vectors as one int8 matrix with their
-row ids, kinds and scales, so a search reads one row and scans it with one matrix product per
-ranking (bench/bench_embeddings.py); a long-lived process decodes that row once while its random
+row ids, kinds and scales (a paired model's in one block of columns per model, `part_widths`),
+so a search reads one row and scans it with one matrix product per ranking and model
+(bench/bench_embeddings.py); a long-lived process decodes that row once while its random
 token stays the same (`PACKS`). When the pack is missing or of another generation, the rows are
 read instead: same vectors, same ranking.
 """
