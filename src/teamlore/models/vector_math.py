@@ -15,6 +15,7 @@ products of those are exact integers.
 
 from __future__ import annotations
 
+import itertools
 import math
 import struct
 import sys
@@ -130,20 +131,17 @@ class Int8Rows:
         laid out in blocks of those widths."""
         if not dimensions:
             dimensions = max((len(b) - 4 for b in blobs if b is not None), default=0)
-        empty = bytes(dimensions)
-        values, scales = [], array("d")
-        for blob in blobs:
-            if blob is None or len(blob) != 4 + dimensions:
-                values.append(empty)
-                scales.append(0.0)
-            else:
-                values.append(blob[4:])
-                scales.append(_SCALE.unpack_from(blob)[0])
-        rows = cls(b"".join(values), scales, dimensions)
+        size, zero = 4 + dimensions, bytes(4 + dimensions)
+        rows = [blob if blob is not None and len(blob) == size else zero for blob in blobs]
+        scales = array("d", [_SCALE.unpack_from(row)[0] for row in rows])
         blocks = tuple(widths)
         if len(blocks) < 2 or sum(blocks) != dimensions or min(blocks) < 1:
-            return rows
-        return cls(_in_blocks(rows.values, dimensions, blocks), scales, dimensions, blocks)
+            blocks = ()
+        ends = list(itertools.accumulate(blocks or (dimensions,), initial=4))
+        values = b"".join(
+            [b"".join([row[start:end] for row in rows]) for start, end in itertools.pairwise(ends)]
+        )
+        return cls(values, scales, dimensions, blocks)
 
     def cosines(self, queries: QueryRows) -> list[array[float]]:
         """Each query's cosine with every row: per block of columns, one product of its rows
@@ -184,16 +182,6 @@ class Int8Rows:
         return [
             times(weighted_sum(*(part or (zeros, zeros)), 128.0, 1.0), scales) for part in parts
         ]
-
-
-def _in_blocks(values: bytes, dimensions: int, widths: tuple[int, ...]) -> bytes:
-    """Rows of `dimensions` values, one after the other, as blocks of columns of `widths`."""
-    rows, blocks, start = memoryview(values), [], 0
-    for width in widths:
-        ends = range(start, len(values), dimensions)
-        blocks.append(b"".join([rows[at : at + width] for at in ends]))
-        start += width
-    return b"".join(blocks)
 
 
 @dataclass(frozen=True, slots=True)
