@@ -582,80 +582,69 @@ def test_threads_searching_at_once_share_the_kept_pack(tree: Worktree, tmp_path:
     assert found == [expected] * 20
 
 
+# a pack row as schemas 11 to 13 wrote it (a token, no column blocks)
+PACK_WITH_TOKEN = (
+    "INSERT INTO approved_vector_packs (repository_key, worktree_key, space, generation, "
+    "token, dimensions, ids, flags, scales, vectors, headline_scales, headline_vectors) "
+    "VALUES (?, ?, 's', 1, 7, 0, x'', x'', x'', x'', x'', x'')"
+)
+
+
+def tree_whose_pack_a_migration_dropped(tmp_path: Path, schema: int, pack: str) -> Worktree:
+    """A worktree over a state DB written at `schema` with one `pack` row, then migrated: the
+    migrations after it dropped the pack (the next sync writes it again)."""
+    root = tmp_path / "worktree"
+    root.mkdir()
+    init_tree(root)
+    conn = opened_after_migrating(tmp_path / "home", schema, pack, (REPO, WORKTREE))
+    assert conn.execute("SELECT count(*) FROM approved_vector_packs").fetchone()[0] == 0
+    return Worktree(root, conn)
+
+
 def test_packs_made_before_the_chinese_flag_are_dropped_and_written_again(
     tmp_path: Path,
 ) -> None:
     # schema 12's flags did not say which documents hold Chinese: read as "none", a Chinese
     # document would get the static model's noise vote
-    root = tmp_path / "worktree"
-    root.mkdir()
-    init_tree(root)
-    conn = opened_after_migrating(
-        tmp_path / "home",
-        12,
-        "INSERT INTO approved_vector_packs (repository_key, worktree_key, space, generation, "
-        "token, dimensions, ids, flags, scales, vectors, headline_scales, headline_vectors) "
-        "VALUES (?, ?, 's', 1, 7, 0, x'', x'', x'', x'', x'', x'')",
-        (REPO, WORKTREE),
-    )
+    tree = tree_whose_pack_a_migration_dropped(tmp_path, 12, PACK_WITH_TOKEN)
     try:
-        assert conn.execute("SELECT count(*) FROM approved_vector_packs").fetchone()[0] == 0
-        tree = Worktree(root, conn)
         tree.write("release-freeze", "发布前一周冻结代码。只修阻断问题。")
         tree.project()
         tree.embed()
-        (flags,) = conn.execute("SELECT flags FROM approved_vector_packs").fetchone()
+        (flags,) = tree.conn.execute("SELECT flags FROM approved_vector_packs").fetchone()
         assert flags == bytes([1 | 4])
     finally:
-        conn.close()
+        tree.conn.close()
 
 
 def test_packs_made_before_tokens_are_dropped_and_written_again(tmp_path: Path) -> None:
-    root = tmp_path / "worktree"
-    root.mkdir()
-    init_tree(root)
-    conn = opened_after_migrating(  # schema 10: packs without a token
-        tmp_path / "home",
+    tree = tree_whose_pack_a_migration_dropped(  # schema 10: packs without a token
+        tmp_path,
         10,
         "INSERT INTO approved_vector_packs (repository_key, worktree_key, space, generation, "
         "dimensions, ids, flags, scales, vectors) VALUES (?, ?, 's', 1, 0, x'', x'', x'', x'')",
-        (REPO, WORKTREE),
     )
     try:
-        assert conn.execute("SELECT count(*) FROM approved_vector_packs").fetchone()[0] == 0
-        tree = Worktree(root, conn)
         tree.write("deploy-migrations", TREE["deploy-migrations"])
         tree.project()
         tree.embed()
         PACKS.clear()
-        reads = pack_reads(conn)
+        reads = pack_reads(tree.conn)
         assert tree.search(PARAPHRASE, embedder=bundled_embedder(), mode="vector").results
         assert len(reads) == 1 and "approved_vector_packs" in reads[0]  # the pack, not the rows
     finally:
-        conn.close()
+        tree.conn.close()
 
 
 def test_packs_made_before_column_blocks_are_dropped_and_written_again(tmp_path: Path) -> None:
     # schema 13's matrices held whole rows one after the other; read as blocks they would be
     # other numbers
-    root = tmp_path / "worktree"
-    root.mkdir()
-    init_tree(root)
-    conn = opened_after_migrating(
-        tmp_path / "home",
-        13,
-        "INSERT INTO approved_vector_packs (repository_key, worktree_key, space, generation, "
-        "token, dimensions, ids, flags, scales, vectors, headline_scales, headline_vectors) "
-        "VALUES (?, ?, 's', 1, 7, 0, x'', x'', x'', x'', x'', x'')",
-        (REPO, WORKTREE),
-    )
+    tree = tree_whose_pack_a_migration_dropped(tmp_path, 13, PACK_WITH_TOKEN)
     try:
-        assert conn.execute("SELECT count(*) FROM approved_vector_packs").fetchone()[0] == 0
-        tree = Worktree(root, conn)
         tree.write("deploy-migrations", TREE["deploy-migrations"])
         tree.project()
         tree.embed()
-        (blocks,) = conn.execute("SELECT blocks FROM approved_vector_packs").fetchone()
+        (blocks,) = tree.conn.execute("SELECT blocks FROM approved_vector_packs").fetchone()
         assert blocks == ""  # one model: one block
     finally:
-        conn.close()
+        tree.conn.close()
