@@ -15,7 +15,7 @@ projected into a throwaway state database, prints:
 A script, not a test (nothing is asserted):
 
     .venv/bin/python bench/bench_embeddings.py [--entries 10000] [--queries 200]
-        [--rankings FILE] [--state DIR] [--versus SRC [--rounds 3]]
+        [--rankings FILE] [--state DIR [--as-server]] [--versus SRC [--rounds 3]]
 
 `--rankings FILE` checks that a change of speed changed no result: the first run writes every
 query's ranked hits (id, score, paths, snippet) per mode to FILE, a later run compares its own
@@ -25,7 +25,10 @@ with them and prints `rankings: identical` or the queries that differ.
 later ones: no embedding figures then). `--versus SRC` times the same searches with another
 source tree of teamlore (`/work/main/src`), interleaved: each round runs the searches in a
 fresh process with SRC, then with this tree, and prints both sides' figures and their ratios
-(this / SRC) — one run, one load.
+(this / SRC) — one run, one load. `--as-server` searches with memory's embedder as `teamlore
+mcp` builds it, its derived model copy in the state dir: the query then takes a long-lived
+server's path (on this tree the multilingual model's network without numpy, on a tree before
+round 16 numpy's); without it a query reads the model package's own files through numpy.
 """
 
 from __future__ import annotations
@@ -239,7 +242,7 @@ def timed_sides(args: argparse.Namespace, copies: dict[str, Path]) -> None:
             state = copies[side]
             command = [sys.executable, __file__, "--state", str(state), "--searches-only"]
             command += ["--entries", str(args.entries), "--queries", str(args.queries)]
-            command += ["--model", args.model]
+            command += ["--model", args.model, *(["--as-server"] if args.as_server else [])]
             env = {**os.environ, "PYTHONPATH": src}
             done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
             found = json.loads(done.stdout.strip().splitlines()[-1])
@@ -289,6 +292,12 @@ def main() -> None:
     parser.add_argument("--state", type=Path, default=None, help="keep (and reuse) tree and DB")
     parser.add_argument("--versus", default=None, help="another teamlore src to time against")
     parser.add_argument("--rounds", type=int, default=3, help="--versus: rounds of processes")
+    parser.add_argument(
+        "--as-server",
+        action="store_true",
+        help="with --state: search with memory's embedder as `teamlore mcp` builds it (the"
+        " derived model copy in the state dir: the query path of a long-lived server)",
+    )
     parser.add_argument("--searches-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.state is not None or args.versus is not None:
@@ -316,7 +325,7 @@ def kept(args: argparse.Namespace, state: Path) -> None:
         return
     corpus = Corpus(random.Random(20261201), dense=False)
     advance(corpus, args.entries)
-    embedder = model_named(args.model)
+    embedder = searching_embedder(args, state / "home")
     embedder.embed(["load the model"])
     conn = open_state_db(state / "home")
     # what every `memory search` does first: a pack a migration dropped is written again
@@ -328,6 +337,19 @@ def kept(args: argparse.Namespace, state: Path) -> None:
     if args.searches_only:
         print(json.dumps(search_times(conn, queries, embedder)))
     conn.close()
+
+
+def searching_embedder(args: argparse.Namespace, home: Path) -> Embedder:
+    """`--as-server`: memory's embedder as `teamlore mcp` builds it for `home` (its derived
+    model copy in the state dir's `models/`, so a query takes the path a long-lived server
+    takes); else `--model`'s, reading the model package's own files."""
+    if not args.as_server:
+        return model_named(args.model)
+    from teamlore.models.multilingual import memory_embedder
+
+    embedder = memory_embedder(home)
+    assert embedder is not None, "the state dir's config turns embeddings off"
+    return embedder
 
 
 def measure(args: argparse.Namespace, tmp: Path) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib.util
 import sqlite3
 import sys
+import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -95,19 +96,61 @@ def few_pieces_tokenizer(
         end = len(normalized)
         for i in range(end):
             wanted.update(normalized[i:j] for j in range(i + 1, min(i + longest, end) + 1))
-    conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
-    try:
-        rows = conn.execute(
-            "SELECT piece, id, score FROM pieces WHERE piece IN (SELECT value FROM json_each(?))",
-            (orjson.dumps(sorted(wanted)).decode(),),
-        ).fetchall()
-    finally:
-        conn.close()
+    rows = LOOKED_UP.pieces(path, wanted)
     tokenizer = tokenizer_class.__new__(tokenizer_class)
     tokenizer._pieces = []  # only named pieces (out_type=str) would need them
-    tokenizer._scores = {int(i): float(score) for _, i, score in rows}
-    tokenizer._prefixes = PieceIds({piece: int(i) + 1 for piece, i, _ in rows})
+    tokenizer._scores = {i: score for _, i, score in rows}
+    tokenizer._prefixes = PieceIds({piece: i + 1 for piece, i, _ in rows})
     tokenizer._unk_id, tokenizer._bos_id, tokenizer._eos_id, tokenizer._unk_score, _ = ids
     tokenizer._max_len = longest
     tokenizer._normalizer = normalizer
     return tokenizer
+
+
+class LookedUp:
+    """The strings a process has asked a piece table for, and those of them that are pieces
+    with their id and score: a long-lived process (`teamlore mcp`) asks the table only for the
+    strings its earlier queries did not hold. A table is named by its path and its file's
+    identity, so a table written again is asked again."""
+
+    def __init__(self, limit: int = 1 << 18) -> None:
+        self._asked: set[str] = set()
+        self._pieces: dict[str, tuple[int, float]] = {}
+        self._table: tuple[str, int, int, int] | None = None
+        self._limit = limit
+        self._lock = threading.Lock()
+
+    def pieces(self, path: Path, wanted: set[str]) -> list[tuple[str, int, float]]:
+        """(piece, id, score) of each string of `wanted` that is a piece."""
+        status = path.stat()
+        table = (str(path), status.st_ino, status.st_size, status.st_mtime_ns)
+        with self._lock:
+            if table != self._table or len(self._asked) > self._limit:
+                self._asked, self._pieces, self._table = set(), {}, table
+            asked = wanted - self._asked
+        found = _read_pieces(path, asked) if asked else {}
+        with self._lock:
+            if self._table == table:
+                self._asked |= asked
+                self._pieces.update(found)
+            pieces = {**found, **{p: self._pieces[p] for p in wanted & self._pieces.keys()}}
+        return [(piece, *entry) for piece, entry in pieces.items()]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._asked, self._pieces, self._table = set(), {}, None
+
+
+LOOKED_UP = LookedUp()
+
+
+def _read_pieces(path: Path, strings: set[str]) -> dict[str, tuple[int, float]]:
+    conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+    try:
+        rows = conn.execute(
+            "SELECT piece, id, score FROM pieces WHERE piece IN (SELECT value FROM json_each(?))",
+            (orjson.dumps(sorted(strings)).decode(),),
+        ).fetchall()
+    finally:
+        conn.close()
+    return {piece: (int(i), float(score)) for piece, i, score in rows}
