@@ -178,9 +178,11 @@ class Int8Rows:
                 parts[query] = (high, low)
         unit = math.sqrt(queries.count) / QUERY_STEPS / 127
         scales = weighted_sum(self.scales, self.scales, unit, 0.0)
-        zeros = array("d", bytes(8 * self.count))
         return [
-            times(weighted_sum(*(part or (zeros, zeros)), 128.0, 1.0), scales) for part in parts
+            times(weighted_sum(*part, 128.0, 1.0), scales)
+            if part is not None
+            else array("d", bytes(8 * self.count))  # an empty query row: no value anywhere
+            for part in parts
         ]
 
 
