@@ -124,21 +124,14 @@ class LookedUp:
         """(piece, id, score) of each string of `wanted` that is a piece."""
         status = path.stat()
         table = (str(path), status.st_ino, status.st_size, status.st_mtime_ns)
-        with self._lock:
+        with self._lock:  # one query at a time: the table's read is a fraction of a millisecond
             if table != self._table or len(self._asked) > self._limit:
                 self._asked, self._pieces, self._table = set(), {}, table
             asked = wanted - self._asked
-        found = _read_pieces(path, asked) if asked else {}
-        with self._lock:
-            if self._table == table:
+            if asked:
+                self._pieces.update(_read_pieces(path, asked))
                 self._asked |= asked
-                self._pieces.update(found)
-            pieces = {**found, **{p: self._pieces[p] for p in wanted & self._pieces.keys()}}
-        return [(piece, *entry) for piece, entry in pieces.items()]
-
-    def clear(self) -> None:
-        with self._lock:
-            self._asked, self._pieces, self._table = set(), {}, None
+            return [(piece, *self._pieces[piece]) for piece in wanted & self._pieces.keys()]
 
 
 LOOKED_UP = LookedUp()
