@@ -475,24 +475,12 @@ DELETE FROM approved_vector_packs;
 """
 
 # a pack stores its matrices in one block of columns per model of a paired model
-# (models/vector_math.py, `Int8Rows`; "" for one block): a query row of one model is
-# multiplied by its own model's columns only. Packs are derived: the next search writes them again
-PACK_BLOCKS_V14 = f"""
-DROP TABLE approved_vector_packs;
-CREATE TABLE approved_vector_packs ({_OWNER}
-  space TEXT NOT NULL CHECK (space <> ''),
-  generation INTEGER NOT NULL CHECK (generation >= 0),
-  token INTEGER NOT NULL,  -- random, new with every write of the pack
-  dimensions INTEGER NOT NULL CHECK (dimensions >= 0),
-  blocks TEXT NOT NULL DEFAULT '',  -- widths of the matrices' column blocks: "512,256"
-  ids BLOB NOT NULL,      -- approved_entries.id, int64 little-endian, ascending
-  flags BLOB NOT NULL,    -- one byte per row: 1 = entry, 2 = deprecated, 4 = holds Chinese
-  scales BLOB NOT NULL,   -- float32 little-endian per row
-  vectors BLOB NOT NULL,  -- int8, rows x dimensions, block by block
-  headline_scales BLOB NOT NULL,   -- as scales, of the headline vectors (0: none)
-  headline_vectors BLOB NOT NULL,  -- as vectors
-  PRIMARY KEY (repository_key, worktree_key)
-);
+# (models/vector_math.py, `Int8Rows`): `blocks` gives their widths, "512,256" ("" for one
+# block). It is read only with the matrices, so it may sit after them (unlike `token`, V11).
+# Packs are derived: the next search writes them again
+PACK_BLOCKS_V14 = """
+DELETE FROM approved_vector_packs;
+ALTER TABLE approved_vector_packs ADD COLUMN blocks TEXT NOT NULL DEFAULT '';
 """
 
 MIGRATIONS: list[str] = [
