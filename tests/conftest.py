@@ -51,6 +51,20 @@ def shared_model_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pat
 
 
 @pytest.fixture(scope="session", autouse=True)
+def no_real_user_sessions(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The clients' session folders a sync reads by default point at folders that do not
+    exist, for this process and its subprocesses: a developer's own Claude Code, Codex or Pi
+    sessions never reach a test's index (a sync of them would be slow, and would load what a
+    test says it never loads). Tests of the default folders set or unset these variables."""
+    nowhere = tmp_path_factory.getbasetemp() / "no-user-sessions"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CLAUDE_CONFIG_DIR", str(nowhere / "claude"))
+        patch.setenv("CODEX_HOME", str(nowhere / "codex"))
+        patch.setenv("PI_CODING_AGENT_DIR", str(nowhere / "pi"))
+        yield
+
+
+@pytest.fixture(scope="session", autouse=True)
 def patient_hooks() -> Iterator[None]:
     """A hook is judged by what it prints, not by the 0.9 s it may take on an idle machine: on
     a loaded one, a hook past its budget prints nothing. The budget's own tests set theirs."""

@@ -470,8 +470,11 @@ def test_watch_on_a_read_only_state_dir_is_refused_with_its_code_not_a_traceback
     assert not (home / "watch.lock").exists() and not (home / "watch.sock").exists()
 
 
-def test_the_text_log_counts_with_nouns_in_the_right_number(home: Path, sources: Path) -> None:
+def test_the_text_log_counts_with_nouns_in_the_right_number(
+    home: Path, sources: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`home`: a state dir path short enough for a socket under pytest-xdist's tmp_path."""
+    monkeypatch.delenv("CODEX_HOME")
     folder = Path(os.environ["HOME"]) / ".codex" / "sessions"  # the default codex folder
     folder.mkdir(parents=True)
     one = sorted((sources / "codex").rglob("*.jsonl"))[0]

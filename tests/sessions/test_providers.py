@@ -29,3 +29,13 @@ def test_an_unknown_provider_is_refused() -> None:
     with pytest.raises(errors.TeamloreError) as refused:
         default_roots("cursor")
     assert refused.value.code == errors.UNKNOWN_PROVIDER.code
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_the_suite_never_reads_the_running_users_session_folders(provider: str) -> None:
+    """tests/conftest.py points every client's session folder at one that does not exist, so
+    a developer's own sessions never reach a test's sync (a Pi session in ~/.pi once made the
+    import budget's sync embed it and load the tokenizer it says a sync never loads)."""
+    for root in default_roots(provider):
+        assert not root.exists()
+        assert Path.home() not in root.parents
