@@ -268,6 +268,7 @@ def cold_sync(
         raise SystemExit(f"teamlore sync exited {code}: {out.decode()[-2000:]}")
     result = orjson.loads(out[out.index(b"{") :])
     own, children, child_rss = (float(v) for v in usage_file.read_text().split())
+    stored = stored_text_bytes(state / "index.sqlite3")
     return {
         "seconds": seconds,
         "rss": rss,
@@ -278,7 +279,29 @@ def cold_sync(
         "helper_rss": child_rss,
         "turns": result["turns"],
         "failed": result["files"]["failed"],
+        "stored_per_mib": stored / result["bytesRead"],
     }
+
+
+def stored_text_bytes(index: Path) -> int:
+    """UTF-8 bytes of the text a sync stored: each turn's prompt and answer, each tool use's
+    input, command and output head and tail (what the analyzer reads and FTS5 indexes). Read
+    after the timed sync; it says how much content a MiB of each format carries."""
+    conn = sqlite3.connect(f"file:{index}?mode=ro", uri=True)
+    try:
+        turns = conn.execute(
+            "SELECT coalesce(sum(length(CAST(user_text AS BLOB))"
+            " + length(CAST(assistant_text AS BLOB))), 0) FROM turns"
+        ).fetchone()[0]
+        tools = conn.execute(
+            "SELECT coalesce(sum(coalesce(length(CAST(input AS BLOB)), 0)"
+            " + coalesce(length(CAST(command AS BLOB)), 0)"
+            " + coalesce(length(CAST(result_head AS BLOB)), 0)"
+            " + coalesce(length(CAST(result_tail AS BLOB)), 0)), 0) FROM tool_uses"
+        ).fetchone()[0]
+    finally:
+        conn.close()
+    return int(turns) + int(tools)
 
 
 def _sync_line(label: str, r: dict[str, Any]) -> str:
@@ -423,6 +446,7 @@ def finish_corpus(args: argparse.Namespace, work: Path, run: dict[str, Any]) -> 
         "teamlore_cpu_mib_s": median([r["cpu_mib_s"] for r in ours]),
         "rss_mib": max(r["rss"] for r in ours + alone),
         "turns_per_mib": ours[0]["turns"] / mib(total),
+        "stored_per_mib": ours[0]["stored_per_mib"],
         "rounds": ours,
         "rounds_alone": alone,
     }
@@ -863,7 +887,8 @@ def main(argv: list[str] | None = None) -> int:
 def _codex_parity(results: list[dict[str, Any]]) -> None:
     """Codex MiB/s over Claude Code's in the same run (issue 29: >= 0.9x), wall and per CPU
     second. The two formats carry different amounts of content per MiB (docs/sessions.md), so
-    the turns per MiB are printed beside it."""
+    the turns and the stored text per MiB read are printed beside it, and the ratio per MiB of
+    stored text."""
     by_kind = {r["corpus"]: r for r in results}
     if "claude" not in by_kind or "codex" not in by_kind:
         return
@@ -873,6 +898,14 @@ def _codex_parity(results: list[dict[str, Any]]) -> None:
         f"{codex['teamlore_cpu_mib_s'] / claude['teamlore_cpu_mib_s']:.2f}x per CPU second"
         f" (target >= 0.9); turns per MiB: codex {codex['turns_per_mib']:.1f}, claude "
         f"{claude['turns_per_mib']:.1f}"
+    )
+    density = codex["stored_per_mib"] / claude["stored_per_mib"]
+    say(
+        f"  stored text per MiB read: codex {codex['stored_per_mib']:.2f} MiB, claude"
+        f" {claude['stored_per_mib']:.2f} MiB; per MiB stored, codex/claude:"
+        f" {density * codex['teamlore_mib_s'] / claude['teamlore_mib_s']:.2f}x wall,"
+        f" {density * codex['teamlore_cpu_mib_s'] / claude['teamlore_cpu_mib_s']:.2f}x per CPU"
+        " second"
     )
     for label, key in (("", "rounds"), ("without the helper, ", "rounds_alone")):
         pairs = list(zip(codex[key], claude[key], strict=True))
