@@ -1,6 +1,7 @@
 """bench_sync_real's rounds against claude-mem: each round's syncs are compared with the
 claude-mem sync that ran beside them, and the rounds that met both of issue 29's targets are
-counted (medians of each side hide how often a round meets them)."""
+counted (medians of each side hide how often a round meets them). Codex over Claude Code is
+printed per MiB read and per MiB of the text each sync stored, counted in bytes."""
 
 from __future__ import annotations
 
@@ -10,7 +11,10 @@ from typing import Any
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
+from teamlore.sessions.index_db import open_index
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+import bench_sync_real
 
 
 def _sync(mib_s: float, cpu_mib_s: float) -> dict[str, Any]:
@@ -20,11 +24,6 @@ def _sync(mib_s: float, cpu_mib_s: float) -> dict[str, Any]:
 def test_each_round_is_held_against_its_own_claude_mem_sync_and_the_rounds_meeting_both_are_counted(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    sys.path.insert(0, str(BENCH))
-    try:
-        import bench_sync_real
-    finally:
-        sys.path.remove(str(BENCH))
     run = {
         "kind": "claude",
         # round 1 meets both targets; round 2 only the wall one; round 3 neither
@@ -47,11 +46,6 @@ def test_each_round_is_held_against_its_own_claude_mem_sync_and_the_rounds_meeti
 def test_codex_parity_is_printed_per_mib_read_and_per_mib_of_stored_text(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    sys.path.insert(0, str(BENCH))
-    try:
-        import bench_sync_real
-    finally:
-        sys.path.remove(str(BENCH))
     claude = {
         "corpus": "claude",
         "teamlore_mib_s": 60.0,
@@ -81,13 +75,6 @@ def test_codex_parity_is_printed_per_mib_read_and_per_mib_of_stored_text(
 
 
 def test_stored_text_counts_the_bytes_of_turns_and_tool_uses(tmp_path: Path) -> None:
-    sys.path.insert(0, str(BENCH))
-    try:
-        import bench_sync_real
-    finally:
-        sys.path.remove(str(BENCH))
-    from teamlore.sessions.index_db import open_index
-
     conn = open_index(tmp_path)
     conn.execute(
         "INSERT INTO sessions(id, provider, session_key, provider_session_id)"
