@@ -156,3 +156,19 @@ def _replace_with_staged(home: Path, staging: Path, old: Path, name: str) -> Non
             current.rename(old / (name + suffix))
     failpoint("secret.mid-switch")
     staged.rename(home / name)
+
+
+def display_path(path: Path | str) -> str:
+    """A path as shown to the person: their home folder as `~`, bytes that are not UTF-8
+    escaped (`\\xff`), so a hostile file name can be printed and stored."""
+    home = escaped_path(Path.home())
+    text = escaped_path(path)
+    if home not in ("", "/") and (text == home or text.startswith(home + os.sep)):
+        return "~" + text[len(home) :]
+    return text
+
+
+def escaped_path(path: Path | str) -> str:
+    """`path` as text that encodes to UTF-8: a byte the file system holds that is not UTF-8
+    (a name Python decoded with surrogate escapes) shows as `\\xNN`."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol
 import orjson
 
 from teamlore.core import errors
-from teamlore.core.canonical import canonical_json
 
 if TYPE_CHECKING:  # a sync writes these tables without importing the session queries
     from teamlore.sessions.queries import RepositoryFacts
@@ -279,6 +278,8 @@ def mapped_sessions(conn: sqlite3.Connection, repository_key: str) -> list[sqlit
 
 
 def _json(value: list[str]) -> str:
+    from teamlore.core.canonical import canonical_json  # hashlib: not for `status`
+
     return canonical_json(value).decode("utf-8")
 
 

@@ -35,6 +35,7 @@ import orjson
 from teamlore.core import db, errors
 from teamlore.core.failpoints import armed, failpoint
 from teamlore.core.keys import session_keys
+from teamlore.core.paths import display_path
 from teamlore.core.timeutil import now_instant
 from teamlore.sessions.analysis_helper import (
     HELPER_MIN_BYTES,
@@ -46,13 +47,12 @@ from teamlore.sessions.assembler import SessionAssembler
 from teamlore.sessions.model import (
     Adapter,
     Diagnostic,
-    Source,
     ToolResult,
     Unreadable,
     checked_event,
-    display_path,
     has_undecodable_name,
 )
+from teamlore.sessions.providers import Source
 from teamlore.sessions.reader import ReadResult, read_lines
 from teamlore.sessions.reanalyze import reanalyze_if_outdated
 

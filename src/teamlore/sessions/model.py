@@ -9,7 +9,6 @@ so an appended line is parsed alone.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -203,28 +202,6 @@ class Adapter(Protocol):
         """Events for one decoded JSONL record (line numbers are 1-based). May update `state`,
         which must stay JSON-serializable and small (no whole payloads)."""
         ...
-
-
-@dataclass(slots=True)
-class Source:
-    provider: str
-    root: Path
-
-
-def display_path(path: Path | str) -> str:
-    """A path as shown to the person: their home folder as `~`, bytes that are not UTF-8
-    escaped (`\\xff`), so a hostile file name can be printed and stored."""
-    home = escaped_path(Path.home())
-    text = escaped_path(path)
-    if home not in ("", "/") and (text == home or text.startswith(home + os.sep)):
-        return "~" + text[len(home) :]
-    return text
-
-
-def escaped_path(path: Path | str) -> str:
-    """`path` as text that encodes to UTF-8: a byte the file system holds that is not UTF-8
-    (a name Python decoded with surrogate escapes) shows as `\\xNN`."""
-    return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
 def has_undecodable_name(path: Path | str) -> bool:

@@ -26,11 +26,10 @@ from teamlore.sessions.index_health import (
     open_index_for_read,
     open_index_for_sync,
 )
-from teamlore.sessions.providers import PROVIDERS, default_roots, get_adapter
+from teamlore.sessions.providers import PROVIDERS, Source, default_roots, get_adapter
 
 if TYPE_CHECKING:
     from teamlore.models.embeddings import Embedder
-    from teamlore.sessions.model import Source
     from teamlore.sessions.turn_vectors import MadeVector
 
 SYNC_LOCK = "sync.lock"
@@ -73,8 +72,6 @@ def _absolute(raw: str | Path) -> Path:
 
 
 def resolve_sources(request: SyncRequest, home: Path | None) -> list[Source]:
-    from teamlore.sessions.model import Source
-
     chosen = request.providers or list(PROVIDERS)
     if request.sources:
         sources = []
@@ -135,9 +132,9 @@ def path_aliases(home: Path | None) -> dict[str, str]:
 def _update_delivery(conn: sqlite3.Connection, home: Path | None) -> dict[str, Any]:
     """Map sessions to worktrees, scan commits, rebuild delivery edges. A registered worktree
     that is gone or unreadable is reported by path and skipped; the rest of the sync goes on."""
+    from teamlore.core.paths import display_path
     from teamlore.repo.binding import WorktreeProblem, list_repositories, worktree_problem
     from teamlore.repo.worktrees import map_sessions
-    from teamlore.sessions.model import display_path
 
     aliases = path_aliases(home)
     repos = list_repositories(conn)
@@ -181,8 +178,8 @@ def sync(ctx: OpContext, request: SyncRequest) -> dict[str, Any]:
     """Index new and changed session files, register a repository, link sessions to commits."""
     # the indexer and repository tables load in the commands that use them: a search
     # process never needs them (docs/cli.md, lean commands)
+    from teamlore.core.paths import display_path
     from teamlore.sessions.indexer import Indexer
-    from teamlore.sessions.model import display_path
 
     home = resolve_home(ctx.home)
     sources = resolve_sources(request, home)
@@ -458,7 +455,6 @@ def _index_stale_files(home: Path | None) -> dict[str, Any]:
     if len(stale) > REFRESH_MAX_FILES or sum(n for *_, n in stale) > REFRESH_MAX_BYTES:
         return {**done, "skipped": f"{len(stale)} changed files: more than a search indexes"}
     from teamlore.sessions.indexer import Indexer
-    from teamlore.sessions.model import Source
 
     try:
         with file_lock(home / SYNC_LOCK, wait_seconds=0, what="a sync"):
@@ -505,8 +501,8 @@ class StatusRequest(PlainRequest):
 @operation("status", input_model=StatusRequest, side_effect="read")
 def status(ctx: OpContext, request: StatusRequest) -> dict[str, Any]:
     """Index health: sources, counts, last sync, diagnostics, schema version."""
+    from teamlore.core.paths import display_path
     from teamlore.repo import tables
-    from teamlore.sessions.model import display_path
 
     home = resolve_home(ctx.home)
     with index_errors(_read_index(home)) as conn:

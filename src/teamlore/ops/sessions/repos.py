@@ -19,13 +19,12 @@ from pydantic import BaseModel, Field, model_validator
 
 from teamlore.core import db, errors
 from teamlore.core.lock import file_lock
-from teamlore.core.paths import resolve_home
+from teamlore.core.paths import display_path, resolve_home
 from teamlore.core.strict import STRICT
 from teamlore.ops.registry import OpContext, operation
 from teamlore.repo import tables
 from teamlore.repo.binding import RepositoryIdentity
 from teamlore.sessions.index_health import index_errors, open_index_for_read, open_index_for_sync
-from teamlore.sessions.model import display_path
 
 
 class ShowRequest(BaseModel):

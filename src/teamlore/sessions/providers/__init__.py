@@ -7,12 +7,20 @@ import importlib
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from teamlore.core import errors
 
 if TYPE_CHECKING:  # the session model loads with an adapter, not with the provider list
     from teamlore.sessions.model import Adapter
+
+
+class Source(NamedTuple):
+    """A folder (or file) of one provider's sessions to index."""
+
+    provider: str
+    root: Path
+
 
 PROVIDERS: dict[str, str] = {
     "codex": "teamlore.sessions.providers.codex:CodexAdapter",
