@@ -1,4 +1,5 @@
-"""Where teamlore keeps its private state, and how files there are created.
+"""Where teamlore keeps its private state, how files there are created, and how a path is
+shown to the person (`display_path`).
 
 The state dir is `$TEAMLORE_HOME`, else the platform's user state dir. Directories are 0700 and
 files 0600: the state holds raw transcripts and must stay private to the user.

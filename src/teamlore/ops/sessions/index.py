@@ -16,7 +16,7 @@ from teamlore.core import db, errors
 from teamlore.core.analyzer import ANALYZER_VERSION, forget_words
 from teamlore.core.fusion import EMBEDDINGS_OFF, LEXICAL_ASKED
 from teamlore.core.lock import file_lock
-from teamlore.core.paths import resolve_home
+from teamlore.core.paths import display_path, resolve_home
 from teamlore.core.timeutil import parse_instant
 from teamlore.ops.plain_request import PlainRequest, param, plain_request
 from teamlore.ops.registry import OpContext, ProgressCallback, operation
@@ -132,7 +132,6 @@ def path_aliases(home: Path | None) -> dict[str, str]:
 def _update_delivery(conn: sqlite3.Connection, home: Path | None) -> dict[str, Any]:
     """Map sessions to worktrees, scan commits, rebuild delivery edges. A registered worktree
     that is gone or unreadable is reported by path and skipped; the rest of the sync goes on."""
-    from teamlore.core.paths import display_path
     from teamlore.repo.binding import WorktreeProblem, list_repositories, worktree_problem
     from teamlore.repo.worktrees import map_sessions
 
@@ -178,7 +177,6 @@ def sync(ctx: OpContext, request: SyncRequest) -> dict[str, Any]:
     """Index new and changed session files, register a repository, link sessions to commits."""
     # the indexer and repository tables load in the commands that use them: a search
     # process never needs them (docs/cli.md, lean commands)
-    from teamlore.core.paths import display_path
     from teamlore.sessions.indexer import Indexer
 
     home = resolve_home(ctx.home)
@@ -501,7 +499,6 @@ class StatusRequest(PlainRequest):
 @operation("status", input_model=StatusRequest, side_effect="read")
 def status(ctx: OpContext, request: StatusRequest) -> dict[str, Any]:
     """Index health: sources, counts, last sync, diagnostics, schema version."""
-    from teamlore.core.paths import display_path
     from teamlore.repo import tables
 
     home = resolve_home(ctx.home)
