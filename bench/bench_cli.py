@@ -105,10 +105,13 @@ def teamlore_exe() -> str:
     return str(exe)
 
 
-def child_env(state: Path, home: Path, work: Path, src: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+def child_env(home: Path, work: Path, src: Path) -> dict[str, str]:
+    """A user's environment: `HOME`, and the state dir where teamlore puts it by default
+    (`user_state`: no `TEAMLORE_HOME` or `XDG_STATE_HOME`, which would skip the lookup a user's
+    process makes)."""
+    dropped = {"PYTHONDONTWRITEBYTECODE", "TEAMLORE_HOME", "XDG_STATE_HOME"}
+    env = {k: v for k, v in os.environ.items() if k not in dropped}
     env.update(
-        TEAMLORE_HOME=str(state),
         HOME=str(home),
         PYTHONPATH=str(src),
         PYTHONPYCACHEPREFIX=str(work / "pycache"),
@@ -116,6 +119,11 @@ def child_env(state: Path, home: Path, work: Path, src: Path) -> dict[str, str]:
         TEAMLORE_HOOK_BUDGET="60",
     )
     return env
+
+
+def user_state(home: Path) -> Path:
+    """The state dir of a user whose home is `home` (Linux: `~/.local/state/teamlore`)."""
+    return home / ".local" / "state" / "teamlore"
 
 
 def run_once(
@@ -299,9 +307,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=REPO / ".bench")
     args = parser.parse_args(argv)
     work: Path = args.work.resolve()
-    state, home = work / f"cli-state-{args.turns}", work / "cli-home"
+    home = work / f"cli-home-{args.turns}"
+    state = user_state(home)
     home.mkdir(parents=True, exist_ok=True)
-    env = child_env(state, home, work, args.src.resolve())
+    env = child_env(home, work, args.src.resolve())
     load = os.getloadavg()
     say(
         f"bench_cli: {args.turns} turns, {args.rounds} rounds, load {load[0]:.2f} "
@@ -377,12 +386,12 @@ def measure(
     if args.versus:
         # its own derived model copies: two trees whose copies differ in format would each
         # derive them again on every run (models/multilingual.py, `CACHE_FORMAT`); and its own
-        # copy of the state (`versus_state`)
+        # home with a copy of the state (`versus_home`)
         versus_env = {
             **env,
             "PYTHONPATH": str(args.versus.resolve()),
             "TEAMLORE_MODEL_CACHE": str(work / "models-versus"),
-            "TEAMLORE_HOME": str(versus_state(state)),
+            "HOME": str(versus_home(state)),
         }
         trees.append((" [versus]", versus_env))
     commands = [Command("floor", [sys.executable, "-c", "import sqlite3, json"], repo, env)]
@@ -431,17 +440,18 @@ def measure(
     report(commands, exe)
 
 
-def versus_state(state: Path) -> Path:
-    """A copy of the prepared state for the `--versus` tree, made afresh each run: a tree whose
-    state schema is newer migrates the state it opens, which the other could not open then. The
-    memory state is left out (derived: the versus tree's first search projects and embeds it),
-    and so are the socket and lock of a running `teamlore watch` (`--warm`): a socket cannot be
-    copied, and the versus tree's commands run in their own processes."""
-    copy = state.with_name(state.name + "-versus")
-    shutil.rmtree(copy, ignore_errors=True)
+def versus_home(state: Path) -> Path:
+    """A home for the `--versus` tree holding a copy of the prepared state, made afresh each
+    run: a tree whose state schema is newer migrates the state it opens, which the other could
+    not open then. The memory state is left out (derived: the versus tree's first search
+    projects and embeds it), and so are the socket and lock of a running `teamlore watch`
+    (`--warm`): a socket cannot be copied, and the versus tree's commands run in their own
+    processes."""
+    home = state.parents[2].with_name(state.parents[2].name + "-versus")
+    shutil.rmtree(home, ignore_errors=True)
     skipped = shutil.ignore_patterns("memory-state.sqlite3*", "watch.sock", "watch.lock")
-    shutil.copytree(state, copy, ignore=skipped)
-    return copy
+    shutil.copytree(state, user_state(home), ignore=skipped)
+    return home
 
 
 def show_long_session(work: Path, turns: int, env: dict[str, str], versus: Path | None) -> None:

@@ -5,8 +5,8 @@ the state dir holds the server's socket, the request (argv, working directory, e
 the streams look) goes over it and the reply's bytes are written as the command would have printed
 them. On any failure (no socket, refused, a stale socket, a timeout, other code, a server error)
 `answered` returns None and the command runs in this process as it always did: output never
-differs. Only the standard library's cheapest modules load here (`_socket`, `json`, `zlib`): the
-import-budget test holds the client to it.
+differs. Only the standard library's cheapest modules load here (`_socket`, `json`, `zlib`) and
+`core.locations`: the import-budget test holds the client to it.
 
 The wire: each message is a 4-byte big-endian length and a JSON object; a reply is followed by the
 stdout and stderr bytes its header counts. The server sends one byte (`ACCEPTED`) when it takes the
@@ -19,6 +19,8 @@ import json
 import os
 import sys
 import zlib
+
+from teamlore.core.locations import state_dir_location
 
 TYPE_CHECKING = False  # `typing` itself is a few milliseconds of the client's process
 if TYPE_CHECKING:
@@ -52,22 +54,8 @@ def served_command(args: list[str]) -> tuple[str, ...] | None:
     return None
 
 
-def state_dir(environ: dict[str, str] | os._Environ[str]) -> str:
-    """The state dir `core.locations.state_dir_path` names, worked out without pathlib or
-    platformdirs (each costs more than the whole client): `$TEAMLORE_HOME`, else the platform's
-    user state dir (tests/cli/test_watch.py checks the two agree)."""
-    configured = environ.get("TEAMLORE_HOME")
-    if configured:
-        return os.path.expanduser(configured)
-    if sys.platform == "darwin":
-        return os.path.expanduser("~/Library/Application Support/teamlore")
-    xdg = environ.get("XDG_STATE_HOME", "").strip()
-    base = xdg if xdg else os.path.expanduser("~/.local/state")
-    return os.path.join(base, "teamlore")
-
-
 def socket_path(environ: dict[str, str] | os._Environ[str]) -> str:
-    return os.path.join(state_dir(environ), SOCKET_NAME)
+    return os.path.join(state_dir_location(environ), SOCKET_NAME)
 
 
 def code_fingerprint() -> str:

@@ -1,18 +1,54 @@
 """Where the state dir is, and nothing else: the one module both `paths` (which creates it) and
-`errors` (which asks whether its disk is full) can use without importing each other."""
+`errors` (which asks whether its disk is full) can use without importing each other, and the watch
+client (`cli/warm.py`) without pathlib."""
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
+import sys
+
+TYPE_CHECKING = False  # not `typing`'s: the watch client does not load typing
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
+
+APP_NAME = "teamlore"
 
 
 def state_dir_path() -> Path:
     """Where the state dir is (`$TEAMLORE_HOME`, else the platform's), without creating it:
     read-only processes must leave no trace."""
-    env = os.environ.get("TEAMLORE_HOME")
-    if env:
-        return Path(env).expanduser()
-    import platformdirs  # only without TEAMLORE_HOME (docs/architecture.md, "A short CLI process")
+    from pathlib import Path
 
-    return Path(platformdirs.user_state_dir("teamlore", appauthor=False)).expanduser()
+    return Path(state_dir_location(os.environ))
+
+
+def state_dir_location(environ: Mapping[str, str]) -> str:
+    """`state_dir_path` as text, for the environment `environ`: `$TEAMLORE_HOME`, else the
+    platform's user state dir."""
+    configured = environ.get("TEAMLORE_HOME")
+    if configured:
+        return os.path.expanduser(configured)
+    known = _linux_state_dir(environ)
+    if known is not None:
+        return known
+    import platformdirs  # see _linux_state_dir
+
+    return os.path.expanduser(platformdirs.user_state_dir(APP_NAME, appauthor=False))
+
+
+def _linux_state_dir(environ: Mapping[str, str]) -> str | None:
+    """platformdirs' user state dir on Linux where every 4.x release answers the same (an
+    absolute `$XDG_STATE_HOME`; or none and an absolute `$HOME`), else None. Importing
+    platformdirs (and the `tempfile` and `shutil` it loads) costs a short command ~8 ms of CPU
+    (docs/architecture.md, "A short CLI process"); tests/core/test_locations.py holds the two
+    answers equal."""
+    if sys.platform != "linux":
+        return None
+    xdg = environ.get("XDG_STATE_HOME", "")
+    if xdg.startswith("/"):
+        return os.path.join(xdg, APP_NAME)
+    home = environ.get("HOME", "")
+    if xdg or not home.startswith("/"):
+        return None  # a relative XDG_STATE_HOME or HOME: platformdirs releases differ
+    return os.path.join(home.rstrip("/") or "/", ".local", "state", APP_NAME)
