@@ -391,7 +391,7 @@ def measure(
             **env,
             "PYTHONPATH": str(args.versus.resolve()),
             "TEAMLORE_MODEL_CACHE": str(work / "models-versus"),
-            "HOME": str(versus_home(state)),
+            "HOME": str(versus_home(state.parents[2])),
         }
         trees.append((" [versus]", versus_env))
     commands = [Command("floor", [sys.executable, "-c", "import sqlite3, json"], repo, env)]
@@ -440,18 +440,18 @@ def measure(
     report(commands, exe)
 
 
-def versus_home(state: Path) -> Path:
-    """A home for the `--versus` tree holding a copy of the prepared state, made afresh each
+def versus_home(home: Path) -> Path:
+    """A home beside `home` for the `--versus` tree, holding a copy of its state, made afresh each
     run: a tree whose state schema is newer migrates the state it opens, which the other could
     not open then. The memory state is left out (derived: the versus tree's first search
     projects and embeds it), and so are the socket and lock of a running `teamlore watch`
     (`--warm`): a socket cannot be copied, and the versus tree's commands run in their own
     processes."""
-    home = state.parents[2].with_name(state.parents[2].name + "-versus")
-    shutil.rmtree(home, ignore_errors=True)
+    copy = home.with_name(home.name + "-versus")
+    shutil.rmtree(copy, ignore_errors=True)
     skipped = shutil.ignore_patterns("memory-state.sqlite3*", "watch.sock", "watch.lock")
-    shutil.copytree(state, user_state(home), ignore=skipped)
-    return home
+    shutil.copytree(user_state(home), user_state(copy), ignore=skipped)
+    return copy
 
 
 def show_long_session(work: Path, turns: int, env: dict[str, str], versus: Path | None) -> None:

@@ -122,3 +122,15 @@ def test_a_number_too_long_to_convert_is_typers_usage_error() -> None:
     assert session_commands.lean_invocation(argv) is None
     result = CliRunner().invoke(app, argv)
     assert result.exit_code == 2 and "--limit" in result.output
+
+
+@pytest.mark.parametrize(
+    "command", list(session_commands.LEAN_COMMANDS.values()), ids=lambda c: c.__name__
+)
+def test_a_lean_commands_parameters_are_read_as_inspect_reads_them(command: Any) -> None:
+    import inspect
+
+    from teamlore.cli.params import declared
+
+    signature = inspect.signature(command).parameters
+    assert declared(command) == {name: p.default for name, p in signature.items()}

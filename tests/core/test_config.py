@@ -20,7 +20,7 @@ from teamlore.core.config import (
     save_config,
     save_table,
 )
-from teamlore.core.strict import STRICT
+from teamlore.core.shapes.strict import STRICT
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "teamlore"
 

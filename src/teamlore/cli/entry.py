@@ -20,6 +20,10 @@ from collections.abc import Callable
 
 from teamlore.cli import single_blas_thread
 
+TYPE_CHECKING = False  # not `typing`'s: the watch client's process does not load typing
+if TYPE_CHECKING:
+    from typing import Any
+
 # set (to anything) to run every command in its own process even while `teamlore watch` runs
 NO_WATCH_ENV = "TEAMLORE_NO_WATCH"
 INTERRUPTED_EXIT = 130  # as a command interrupted while it runs (cli/output.py, `run`)
@@ -33,24 +37,54 @@ def main() -> None:
         sys.exit(INTERRUPTED_EXIT)
 
 
-def import_orjson_uninterrupted() -> None:
-    """Import orjson with SIGINT held pending, then let it in: orjson 3.13's module init,
-    interrupted by Ctrl-C, leaves the process to crash (SIGSEGV) later. The import is the only
-    window: a Ctrl-C held there is delivered as the import returns, as a KeyboardInterrupt."""
-    # `_signal`, loaded by the interpreter at start: `signal` would be one more module to import
-    import _signal  # type: ignore[import-not-found]  # no stub: the C half of `signal`
+class OrjsonImportHold:
+    """A meta path finder for one module, orjson, whose import it runs with SIGINT held pending
+    and then lets the signal in: orjson 3.13's module init, interrupted by Ctrl-C, leaves the
+    process to crash (SIGSEGV) later. The import is the only window: a Ctrl-C held there is
+    delivered as the import returns, as a KeyboardInterrupt. A finder rather than an import
+    here: the read commands never load orjson (docs/architecture.md, "A short CLI process"),
+    and the commands that do load it where they need it."""
 
-    held = _signal.pthread_sigmask(_signal.SIG_BLOCK, {_signal.SIGINT})
-    try:
-        import orjson  # noqa: F401
-    finally:
-        _signal.pthread_sigmask(_signal.SIG_SETMASK, held)
+    @classmethod
+    def find_spec(cls, name: str, path: Any = None, target: Any = None) -> Any:
+        if name != "orjson":
+            return None
+        from importlib.machinery import PathFinder
+
+        spec = PathFinder.find_spec(name, path)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _SigintHeldLoader(spec.loader)  # type: ignore[assignment]  # duck-typed
+        return spec
+
+
+class _SigintHeldLoader:
+    """A module's loader whose `exec_module` (for a package, its submodules' imports too) runs
+    with SIGINT held pending."""
+
+    def __init__(self, loader: Any) -> None:
+        self._loader = loader
+
+    def create_module(self, spec: Any) -> Any:
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        # `_signal`, loaded by the interpreter at start: `signal` would be one more module
+        import _signal  # type: ignore[import-not-found]  # no stub: the C half of `signal`
+
+        held = _signal.pthread_sigmask(_signal.SIG_BLOCK, {_signal.SIGINT})
+        try:
+            self._loader.exec_module(module)
+        finally:
+            _signal.pthread_sigmask(_signal.SIG_SETMASK, held)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._loader, name)
 
 
 def _dispatch(args: list[str]) -> None:
     single_blas_thread()
+    sys.meta_path.insert(0, OrjsonImportHold)
     if args[:2] == ["hook", "session-start"] and "--help" not in args:
-        import_orjson_uninterrupted()
         from teamlore.cli.hook_runner import exit_now, run_from_argv
 
         exit_now(run_from_argv(args[2:]))
@@ -63,7 +97,6 @@ def _dispatch(args: list[str]) -> None:
 
         exit_now(user_turn_from_argv(args[2:]))
     if args[:1] == ["mcp"]:
-        import_orjson_uninterrupted()
         from teamlore.cli.mcp_command import serve_from_argv
 
         serve_from_argv(args[1:])
@@ -73,7 +106,6 @@ def _dispatch(args: list[str]) -> None:
         code = answered(args)
         if code is not None:
             sys.exit(code)
-    import_orjson_uninterrupted()  # every command below imports it
     # importing the CLI creates only long-lived objects (modules, classes, pydantic schemas):
     # collecting while it runs finds nothing, and moving them to the permanent generation
     # afterwards keeps every later collection, and the one at exit, from walking them again

@@ -13,6 +13,7 @@ mode, one line on stderr otherwise; exit 1 for refusals and failures, 2 for usag
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -21,8 +22,6 @@ from contextlib import contextmanager, nullcontext
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, cast
-
-import orjson
 
 from teamlore.cli.literal import literal
 from teamlore.cli.params import RUNNING_FLAGS, Argument, Option
@@ -165,7 +164,7 @@ def say(*parts: object, console: Console | None = None) -> None:
 
 
 def print_json(value: Any) -> None:
-    sys.stdout.write(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n")
+    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
     sys.stdout.flush()
 
 

@@ -16,7 +16,6 @@ usage errors and exit code 2.
 from __future__ import annotations
 
 import functools
-import inspect
 import re
 import typing
 from collections.abc import Callable
@@ -64,6 +63,8 @@ def Argument(default: Any, *decls: str, **options: Any) -> Any:
 def with_typer_params(command: Callable[..., Any]) -> Callable[..., Any]:
     """`command` as typer registers it: the same function with a signature whose `Param`
     defaults are the typer objects they declare (`command` itself keeps its records)."""
+    import inspect  # the typer app's path only
+
     signature = inspect.signature(command)
     if not any(isinstance(p.default, Param) for p in signature.parameters.values()):
         return command
@@ -81,11 +82,24 @@ def with_typer_params(command: Callable[..., Any]) -> Callable[..., Any]:
     return typed
 
 
+def declared(command: Callable[..., Any]) -> dict[str, Any]:
+    """Each parameter of the plain function `command` → its default (the `Param` record), in
+    order: what `inspect.signature` says of it, read from the function itself (`inspect`
+    imports `ast`, `dis` and `tokenize`: ~4 ms of a short command)."""
+    code = command.__code__
+    positional = code.co_varnames[: code.co_argcount]
+    names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+    given = command.__defaults__ or ()
+    defaults = dict(zip(positional[len(positional) - len(given) :], given, strict=True))
+    defaults.update(command.__kwdefaults__ or {})
+    return {name: defaults.get(name) for name in names}
+
+
 def call(command: Callable[..., Any], kwargs: dict[str, Any]) -> None:
     """Run `command` with the keyword arguments `parse_argv` gave."""
     flags = {
-        name: p.default.decls[0] if p.default.kind == "option" else name
-        for name, p in inspect.signature(command).parameters.items()
+        name: record.decls[0] if record.kind == "option" else name
+        for name, record in declared(command).items()
     }
     token = RUNNING_FLAGS.set(flags)
     try:
@@ -97,12 +111,12 @@ def call(command: Callable[..., Any], kwargs: dict[str, Any]) -> None:
 def parse_argv(command: Callable[..., Any], argv: list[str]) -> dict[str, Any] | None:
     """The keyword arguments typer would call `command` with for `argv`, or None when `argv`
     is not in the plain forms this parse handles (typer then parses it)."""
-    params = inspect.signature(command).parameters
+    params = declared(command)
     hints = typing.get_type_hints(command)
-    if not all(_plain(p.default) for p in params.values()):
+    if not all(_plain(record) for record in params.values()):
         return None
     by_decl = {
-        d: name for name, p in params.items() if p.default.kind == "option" for d in p.default.decls
+        d: name for name, record in params.items() if record.kind == "option" for d in record.decls
     }
     given: dict[str, list[str]] = {}
     words: list[str] = []
@@ -120,8 +134,7 @@ def parse_argv(command: Callable[..., Any], argv: list[str]) -> dict[str, Any] |
             return None
         given.setdefault(name, []).append(value)
     kwargs: dict[str, Any] = {}
-    for name, param in params.items():
-        record: Param = param.default
+    for name, record in params.items():
         if record.kind == "argument":
             values, words = (words, []) if _is_list(hints[name]) else (words[:1], words[1:])
         else:

@@ -11,8 +11,6 @@ import math
 import unicodedata
 from typing import Any
 
-import orjson
-
 MAX_SAFE_INTEGER = 2**53 - 1
 
 
@@ -55,7 +53,10 @@ def _normalize(value: Any) -> Any:
 def canonical_json(value: Any) -> bytes:
     # orjson keeps dict insertion order, which _normalize has made the JCS order; it writes
     # shortest round-trip floats, which matches ECMAScript number serialization for the
-    # values we produce (digests never hash floats in practice).
+    # values we produce (digests never hash floats in practice). Imported here: a short command
+    # that hashes with `sha256_hex` loads no orjson (docs/architecture.md, "A short CLI process")
+    import orjson
+
     return orjson.dumps(_normalize(value))
 
 

@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
 
 from teamlore.core import errors
 from teamlore.core.locations import state_dir_path
 from teamlore.core.paths import read_private_file, resolve_home, write_private_file
+from teamlore.core.shapes.records import Record, field
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -43,8 +43,7 @@ Schema = TypeVar("Schema", bound="BaseModel")
 EmbeddingsBackend = Literal["bundled", "endpoint", "off"]
 
 
-@dataclass(slots=True)
-class RepositoryConfig:
+class RepositoryConfig(Record):
     """One `[[repositories]]` entry: a registered worktree (see "owner" in docs/glossary.md)."""
 
     path: str
@@ -52,8 +51,7 @@ class RepositoryConfig:
     worktree_key: str
 
 
-@dataclass(slots=True)
-class EmbeddingsConfig:
+class EmbeddingsConfig(Record):
     """`[embeddings]`: which model embeds memory for hybrid search (models/embeddings.py)."""
 
     backend: EmbeddingsBackend = "bundled"
@@ -61,8 +59,7 @@ class EmbeddingsConfig:
     dimensions: int | None = None  # 8 to 8192
 
 
-@dataclass(slots=True)
-class Config:
+class Config(Record):
     """The whole file. Tables other packages own stay raw here and are validated by
     `load_table` with their owner's schema (`teamlore.personal.config.PersonalSettings`,
     `teamlore.models.profiles.ModelProfileConfig`, `teamlore.repo.path_settings.PathSettings`);

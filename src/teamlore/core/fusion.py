@@ -19,8 +19,9 @@ hits let entries that share words with the query push the answer down).
 from __future__ import annotations
 
 from collections.abc import Collection, Hashable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, Literal, NamedTuple, TypedDict, TypeVar, Unpack
+
+from teamlore.core.shapes.records import Record
 
 if TYPE_CHECKING:
     from teamlore.core.analyzer import Query
@@ -125,8 +126,7 @@ def fuse(
     return [Fused(key, fused.score(key), fused.matched_by(key)) for key in order]
 
 
-@dataclass(frozen=True, slots=True)
-class FusedScores(Generic[Key]):
+class FusedScores(Record, Generic[Key], frozen=True):
     """`fused_scores`' answer: every key's unscaled score, in the order the rankings first
     name them (lexical, then vector, then headline), and what scales them. A caller that shows
     a page asks `score` and `matched_by` of the page's keys only (memory search: ~200 keys

@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from teamlore.core import errors, safe_write
 from teamlore.core.paths import FILE_MODE, ensure_private_dir, read_private_file
-from teamlore.core.strict import STRICT
+from teamlore.core.shapes.strict import STRICT
 
 MANIFEST_FORMAT = "teamlore-integrations@v1"
 Client = Literal["claude", "codex", "pi"]

@@ -38,7 +38,7 @@ from teamlore.core import errors, safe_write
 from teamlore.core.failpoints import failpoint
 from teamlore.core.lock import file_lock
 from teamlore.core.paths import ensure_private_dir, read_private_file
-from teamlore.core.strict import STRICT
+from teamlore.core.shapes.strict import STRICT
 from teamlore.integrations import assembled
 from teamlore.integrations import config_files as cf
 from teamlore.integrations.manifest import (

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from teamlore.core import errors
 from teamlore.core.analyzer import ANALYZER_VERSION
-from teamlore.core.strict import WIRE
+from teamlore.core.shapes.strict import WIRE
 from teamlore.core.timeutil import format_instant
 from teamlore.memory.consolidation.source import status_of
 from teamlore.memory.extraction.tasks import Owner

@@ -17,7 +17,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, Field
 
 from teamlore.core import errors
-from teamlore.core.strict import STRICT_FROZEN
+from teamlore.core.shapes.strict import STRICT_FROZEN
 
 Role = Literal["system", "user", "assistant"]
 

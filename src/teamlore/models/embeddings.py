@@ -30,14 +30,13 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import itertools
+import json
 import os
 import threading
 from array import array
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, TypeAlias
-
-import orjson
 
 from teamlore.core import errors
 from teamlore.models.cache import model_cache_dir
@@ -394,7 +393,7 @@ def _table_file(path: Path, *, mapped: bool = True) -> TableFile:
     try:
         with open(path, "rb") as handle:
             header_length = int.from_bytes(handle.read(8), "little")
-            header = orjson.loads(handle.read(header_length))
+            header = json.loads(handle.read(header_length))
             size = os.fstat(handle.fileno()).st_size
             mapping = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) if mapped else None
         entry = header[BUNDLED_TENSOR]

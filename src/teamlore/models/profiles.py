@@ -29,7 +29,7 @@ from pydantic import BaseModel, Field, SecretStr, field_validator
 
 from teamlore.core import errors
 from teamlore.core.config import load_config, load_table
-from teamlore.core.strict import STRICT, STRICT_FROZEN
+from teamlore.core.shapes.strict import STRICT, STRICT_FROZEN
 
 DEFAULT_PROFILE = "default"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"

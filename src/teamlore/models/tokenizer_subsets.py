@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import heapq
 import itertools
+import json
 import marshal
 import re
 import sys
@@ -39,8 +40,6 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-
-import orjson
 
 from teamlore.core import errors
 from teamlore.core.paths import ensure_private_dir, read_private_file, write_private_file
@@ -232,6 +231,8 @@ def _merge(symbols: list[int], merges: Merges) -> list[int]:
 def derive(source: bytes) -> dict[str, Any] | None:
     """The grouped merges of a tokenizer file (see the module docstring), or None when its
     shape is not one the subsets reproduce exactly."""
+    import orjson  # deriving reads a whole tokenizer file; a query reads the derived subsets
+
     try:
         config = orjson.loads(source)
         model = config["model"]
@@ -382,7 +383,7 @@ class WordIds(dict[str, list[int]]):
         ]
         normalizer = tokenizer.normalizer
         config = {
-            "normalizer": orjson.loads(normalizer.__getstate__()) if normalizer else None,
+            "normalizer": json.loads(normalizer.__getstate__()) if normalizer else None,
             "pre_tokenizer": None if tokenizer.pre_tokenizer is None else "some",
             "truncation": tokenizer.truncation,
             "padding": tokenizer.padding,

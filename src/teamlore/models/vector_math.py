@@ -21,10 +21,11 @@ import struct
 import sys
 from array import array
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import simsimd as _simsimd
+
+from teamlore.core.shapes.records import Record
 
 # its stubs accept numpy arrays and memoryviews; `array` buffers are what is passed here
 simsimd: Any = _simsimd
@@ -97,8 +98,7 @@ def picked(values: array[Any], indices: Sequence[int]) -> array[Any]:
     return array(values.typecode, map(values.__getitem__, indices))
 
 
-@dataclass(frozen=True, slots=True)
-class Int8Rows:
+class Int8Rows(Record, frozen=True):
     """Stored vectors of one space: `count` rows of `dimensions` int8 values, each with its
     scale (a row stands for value · scale / 127; scale 0: no vector).
 
@@ -186,8 +186,7 @@ class Int8Rows:
         ]
 
 
-@dataclass(frozen=True, slots=True)
-class QueryRows:
+class QueryRows(Record, frozen=True):
     """Unit query rows laid side by side over `dimensions` (a paired model's models,
     `PairedEmbedder`), each written as two int8 rows, its high and its low part: query i is
     compared with its own dimensions only, times sqrt(count), which is that model's cosine of

@@ -5,12 +5,11 @@ instead of reading CC-CEDICT whole (`glosses`, `reverse_glosses`)."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
-
-import orjson
 
 
 def read_words(path: Path, words: list[str]) -> dict[str, str]:
@@ -19,7 +18,7 @@ def read_words(path: Path, words: list[str]) -> dict[str, str]:
     try:
         rows = conn.execute(
             "SELECT word, text FROM words WHERE word IN (SELECT value FROM json_each(?))",
-            (orjson.dumps(words).decode(),),
+            (json.dumps(words, ensure_ascii=False),),
         ).fetchall()
     finally:
         conn.close()

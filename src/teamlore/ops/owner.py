@@ -25,10 +25,10 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 from teamlore.core import db, errors
+from teamlore.core.shapes.records import Record
 from teamlore.ops.registry import OpContext
 from teamlore.repo.binding import (
     RepositoryIdentity,
@@ -39,8 +39,7 @@ from teamlore.repo.binding import (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class OwnerContext:
+class OwnerContext(Record, frozen=True):
     """The owner's identity with the databases an operation opened for it (closed on exit)."""
 
     identity: RepositoryIdentity

@@ -9,9 +9,10 @@ with `INVALID_ARGUMENT` and the same `<field>: <message>` wording as a pydantic 
 `model_json_schema()` describes the request. Operations whose requests arrive as JSON from an MCP
 client or `--request` keep their pydantic models: there they are the contract.
 
-A request is a frozen dataclass whose fields are declared with `param(...)`; `convert` (a field's
-own parse, e.g. an instant) and `check` (the whole request, after its fields) raise `ValueError`
-with a message a person understands.
+A request is a frozen record (`core/shapes/records.py`: a dataclass costs a short process more at
+import) whose fields are declared with `param(...)`, by keyword; `convert` (a field's own parse,
+e.g. an instant) and `check` (the whole request, after its fields) raise `ValueError` with a
+message a person understands.
 
 A request that is also an MCP tool's contract (`contract = True`, e.g. `memory.search`) is still
 declared once, here: its JSON schema and the refusals of what the hand check does not accept come
@@ -22,15 +23,14 @@ right types, never loads pydantic.
 
 from __future__ import annotations
 
-import dataclasses
 import types
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, NamedTuple, Self, TypeVar
+from typing import Any, ClassVar, NamedTuple, Self
 
 from teamlore.core import errors
-
-_MISSING: Any = dataclasses.MISSING
+from teamlore.core.shapes.records import MISSING, Record, field
+from teamlore.core.shapes.records import fields as record_fields
 
 
 class _Rule(NamedTuple):
@@ -46,7 +46,7 @@ class _Rule(NamedTuple):
 
 
 def param(
-    default: Any = _MISSING,
+    default: Any = MISSING,
     *,
     default_factory: Callable[[], Any] | None = None,
     ge: float | None = None,
@@ -59,9 +59,7 @@ def param(
 ) -> Any:
     """A request field: its default (none: required), bounds, wire alias and own parse."""
     rule = _Rule(ge, le, min_length, max_length, alias, description, convert)
-    if default_factory is not None:
-        return dataclasses.field(default_factory=default_factory, metadata={"rule": rule})
-    return dataclasses.field(default=default, metadata={"rule": rule})
+    return field(default=default, default_factory=default_factory, metadata={"rule": rule})
 
 
 # the Python type a JSON value of each field type must have, and pydantic's word for it
@@ -87,7 +85,7 @@ class _Field(NamedTuple):
 def _fields_of(cls: type) -> list[_Field]:
     hints = typing.get_type_hints(cls)
     made = []
-    for f in dataclasses.fields(cls):
+    for f in record_fields(typing.cast(type[Record], cls)):
         hint, optional = hints[f.name], False
         if isinstance(hint, types.UnionType):
             args = [a for a in typing.get_args(hint) if a is not type(None)]
@@ -95,7 +93,7 @@ def _fields_of(cls: type) -> list[_Field]:
         origin = typing.get_origin(hint)
         item = typing.get_args(hint)[0] if origin is list else None
         rule = f.metadata.get("rule", _Rule())
-        required = f.default is _MISSING and f.default_factory is _MISSING
+        required = f.default is MISSING and f.default_factory is None
         made.append(
             _Field(f.name, rule.alias or f.name, origin or hint, item, optional, rule, required)
         )
@@ -145,8 +143,9 @@ def counted(n: int) -> str:
     return f"{n} character" + ("" if n == 1 else "s")
 
 
-class PlainRequest:
-    """The base of a hand-checked request (decorate the subclass with `@plain_request`)."""
+@typing.dataclass_transform(frozen_default=True, kw_only_default=True)
+class PlainRequest(Record, frozen=True, kw_only=True):
+    """The base of a hand-checked request: a frozen record whose fields are `param(...)`s."""
 
     _plain_fields: ClassVar[list[_Field] | None] = None
     # an MCP tool's request: schema and lax refusals from `pydantic_twin` (the module docstring)
@@ -249,17 +248,15 @@ class PlainRequest:
         if twin is None:
             from pydantic import Field, create_model
 
-            from teamlore.core.strict import STRICT
+            from teamlore.core.shapes.strict import STRICT
 
             hints = typing.get_type_hints(cls)
             fields: dict[str, Any] = {}
-            for f, spec in zip(
-                cls._fields(), dataclasses.fields(typing.cast(Any, cls)), strict=True
-            ):
+            for f, spec in zip(cls._fields(), record_fields(cls), strict=True):
                 rule = f.rule
                 default: dict[str, Any] = (
                     {"default_factory": spec.default_factory}
-                    if spec.default_factory is not _MISSING
+                    if spec.default_factory is not None
                     else {"default": ... if f.required else spec.default}
                 )
                 fields[f.name] = (
@@ -283,12 +280,3 @@ class PlainRequest:
         if cls.__dict__.get("_plain_fields") is None:
             cls._plain_fields = _fields_of(cls)
         return cls.__dict__["_plain_fields"]  # type: ignore[no-any-return]
-
-
-R = TypeVar("R", bound=PlainRequest)
-
-
-def plain_request(cls: type[R]) -> type[R]:
-    """Make `cls` a frozen dataclass request (keyword-only fields, so a subclass may add a
-    required field after its base's defaults)."""
-    return dataclasses.dataclass(frozen=True, kw_only=True)(cls)

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, Protocol
 
 from teamlore.core import errors
+from teamlore.core.shapes.records import Record, field
 
 SideEffect = Literal["read", "state-write", "repo-write"]
 # the seed's registry metadata (docs/seed-conformance.md, "Operation registry"): how settled an
@@ -79,8 +79,7 @@ class InputModel(Protocol):
     def model_json_schema(cls) -> dict[str, Any]: ...
 
 
-@dataclass(slots=True)
-class OpContext:
+class OpContext(Record):
     """Who is asking and from where. Identity comes from here, never from request arguments.
 
     The MCP server fills the launch facts: `client_id` (a namespace, not authentication),
@@ -170,8 +169,7 @@ def parse_request(model: type[InputModel], payload: dict[str, Any]) -> Any:
         raise
 
 
-@dataclass(slots=True)
-class Registry:
+class Registry(Record):
     """Every operation by name: what the CLI and the MCP server expose."""
 
     operations: dict[str, Operation] = field(default_factory=dict)

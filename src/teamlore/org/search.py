@@ -24,7 +24,7 @@ from pydantic import BaseModel, PlainSerializer
 from teamlore.core import errors
 from teamlore.core.analyzer import Query, parse_query, relative_score, snippet
 from teamlore.core.fusion import MEANING_WEIGHT, fuse, words_decide
-from teamlore.core.strict import WIRE
+from teamlore.core.shapes.strict import WIRE
 from teamlore.memory.store.meaning import rank_rows
 from teamlore.memory.store.search import (
     MAX_CANDIDATES,

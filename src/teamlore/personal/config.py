@@ -27,7 +27,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, field_validator
 
 from teamlore.core.config import load_table, save_table
-from teamlore.core.strict import STRICT
+from teamlore.core.shapes.strict import STRICT
 from teamlore.personal.policy import DEFAULT_PROVENANCE, DEFAULT_SCOPES, MAX_REQUEST_BYTES
 from teamlore.personal.policy import scope_allowed as _scope_allowed
 

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from teamlore.core import errors
-from teamlore.core.strict import STRICT_FROZEN
+from teamlore.core.shapes.strict import STRICT_FROZEN
 from teamlore.personal import documents
 
 PROTOCOL_VERSION = "memory_maintenance_v2"

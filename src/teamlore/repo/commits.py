@@ -25,7 +25,7 @@ from pydantic import BaseModel
 
 from teamlore.core import db, errors
 from teamlore.core.canonical import sha256_hex
-from teamlore.core.strict import STRICT_FROZEN
+from teamlore.core.shapes.strict import STRICT_FROZEN
 from teamlore.repo import tables
 from teamlore.repo.binding import RepositoryIdentity
 from teamlore.repo.git import run_git

@@ -43,7 +43,7 @@ from pydantic import BaseModel
 
 from teamlore.core import db, errors
 from teamlore.core.canonical import digest
-from teamlore.core.strict import STRICT_FROZEN
+from teamlore.core.shapes.strict import STRICT_FROZEN
 from teamlore.repo import tables
 from teamlore.repo.binding import is_windows_path, is_within, normalize_posix
 

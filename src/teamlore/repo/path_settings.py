@@ -8,7 +8,7 @@ import os
 
 from pydantic import BaseModel, Field, field_validator
 
-from teamlore.core.strict import STRICT
+from teamlore.core.shapes.strict import STRICT
 
 
 class PathSettings(BaseModel):

@@ -12,11 +12,10 @@ Functions that write do not open a transaction unless they say so; callers group
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, NamedTuple, Protocol
-
-import orjson
 
 from teamlore.core import errors
 
@@ -384,8 +383,8 @@ def turn_edges(
         TurnEdge(
             hash=row[0],
             strength=row[1],
-            reasons=tuple(orjson.loads(row[2])),
-            limitations=tuple(orjson.loads(row[3])),
+            reasons=tuple(json.loads(row[2])),
+            limitations=tuple(json.loads(row[3])),
             revision=row[4],
         )
         for row in conn.execute(sql, params)

@@ -8,6 +8,7 @@ nothing in this database is ever written into a repository.
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 from pathlib import Path
@@ -362,8 +363,6 @@ def ranked_turns(
     identifier or a phrase reads long position lists) is evaluated once, not once for the window
     and again for the ranking; the best are picked in the same statement and only they are
     joined."""
-    import orjson  # loaded by every caller already; not by what reads the schema alone
-
     wanted = limit if not clauses else limit * FILTER_OVERFETCH
     window = RANK_WINDOW if window is None else window
     # the best `wanted` of the window, picked in SQL (not 10,000 rows through Python)
@@ -379,7 +378,7 @@ def ranked_turns(
     ranked_all = found <= window
     candidates = (
         "SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?)",
-        orjson.dumps([[row[0], row[1]] for row in best]).decode(),
+        json.dumps([[row[0], row[1]] for row in best]),
     )
     rows = _turn_rows(conn, candidates, clauses, filter_params, limit, with_body)
     if clauses and len(rows) < limit and (len(best) < min(found, window) or not ranked_all):

@@ -12,6 +12,7 @@ cuts the snippet from that passage alone.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from array import array
 from collections.abc import Callable, Sequence
@@ -174,13 +175,11 @@ def labeled_text(
     holds `id`, `user_text`, `assistant_text` and `notices`): `user`, `assistant`, a notice's
     kind, or `tool #12 Bash npm test, exit 1` with that call, the paths it wrote and the
     result's edges the index holds."""
-    import orjson
-
     if passage == USER:
         return "user", [str(row["user_text"] or "")]
     if passage == ASSISTANT:
         return "assistant", [str(row["assistant_text"] or "")]
-    notices = orjson.loads(str(row["notices"])) if row["notices"] else []
+    notices = json.loads(str(row["notices"])) if row["notices"] else []
     if passage - 2 < len(notices):
         notice = notices[passage - 2]
         return str(notice["kind"]), [str(notice["text"])]

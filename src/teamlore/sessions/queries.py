@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
-
-import orjson
 
 from teamlore.core import db, errors
 from teamlore.core.analyzer import (
@@ -20,6 +18,7 @@ from teamlore.core.analyzer import (
     readable_score,
 )
 from teamlore.core.fusion import fuse, has_identifier, words_decide
+from teamlore.core.shapes.records import Record, field
 from teamlore.models.glosses import gloss_query, gloss_terms, has_chinese, segmented, term_text
 from teamlore.sessions.index_db import UUID, body_match, ranked_turns, scope_match
 from teamlore.sessions.passages import (
@@ -64,8 +63,7 @@ def _filters(
     return clauses, params
 
 
-@dataclass(frozen=True, slots=True)
-class RepositoryFacts:
+class RepositoryFacts(Record, frozen=True):
     """What the session views show of the repository tables: folder names of registered
     worktrees and a turn's delivery edges. Their owner (`repo.tables.session_facts`) supplies
     them; this package sits below `repo` and never queries those tables itself."""
@@ -266,7 +264,7 @@ def _turn_json(
         "endedAt": t["ended_at"],
         "user": t["user_text"],
         "assistant": t["assistant_text"],
-        "notices": orjson.loads(t["notices"]) if t["notices"] else [],
+        "notices": json.loads(t["notices"]) if t["notices"] else [],
         "tools": tools,
     }
 
@@ -275,13 +273,12 @@ def _maybe_json(text: str | None) -> Any:
     if text is None:
         return None
     try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
+        return json.loads(text)
+    except json.JSONDecodeError:
         return text
 
 
-@dataclass(frozen=True, slots=True)
-class TurnSearch:
+class TurnSearch(Record, frozen=True):
     """A session search's hits and how they were ranked."""
 
     hits: list[dict[str, Any]]

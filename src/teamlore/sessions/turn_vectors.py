@@ -29,18 +29,17 @@ import bisect
 import functools
 import heapq
 import itertools
+import json
 import os
 import sqlite3
 import struct
 import sys
 from array import array
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
-import orjson
-
 from teamlore.core import db
+from teamlore.core.shapes.records import Record
 from teamlore.models.plain_rows import sign_bits
 from teamlore.sessions.int8_cosines import int8_cosines
 
@@ -102,8 +101,7 @@ def stored_rows(vectors: Vectors) -> bytes:
     return np.concatenate([int8.view(np.uint8), bits], axis=1).tobytes()
 
 
-@dataclass(slots=True)
-class EmbedStats:
+class EmbedStats(Record):
     """What one embedding run over the index's turns did."""
 
     space: str
@@ -197,7 +195,7 @@ def embed_pending_turns(
         conn.execute(
             "INSERT INTO meta(key, value) VALUES ('turn_vectors', ?)"
             " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            (orjson.dumps({"space": key, "vectors": stats.vectors}).decode(),),
+            (json.dumps({"space": key, "vectors": stats.vectors}, separators=(",", ":")),),
         )
     stats.seconds = time.perf_counter() - started
     return stats
@@ -464,7 +462,7 @@ class VectorRanking(NamedTuple):
 def vector_space_counts(conn: sqlite3.Connection, key: str) -> tuple[int, int]:
     """(turns holding a vector of space `key` when the last sync embedded, turns in the index)."""
     row = conn.execute("SELECT value FROM meta WHERE key = 'turn_vectors'").fetchone()
-    recorded = orjson.loads(row[0]) if row else {}
+    recorded = json.loads(row[0]) if row else {}
     vectors = int(recorded.get("vectors", 0)) if recorded.get("space") == key else 0
     return vectors, _turn_count(conn)
 

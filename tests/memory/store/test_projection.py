@@ -6,7 +6,6 @@ good projection); none crashes the sync or leaves a silently wrong index.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import shutil
 import sqlite3
@@ -654,7 +653,7 @@ def test_an_unchanged_settled_tree_is_answered_without_reading_a_file(
     reads = Reads()
     again = sync(conn, worktree, after_read=reads)
     assert reads == []
-    assert again == dataclasses.replace(first, outcome="unchanged")
+    assert again == first._replace(outcome="unchanged")
     assert conn.total_changes == changes
 
 
@@ -671,7 +670,7 @@ def test_the_fast_path_keeps_partial_coverage_and_its_diagnostics(
     reads = Reads()
     again = sync(conn, worktree, after_read=reads)
     assert reads == []
-    assert again == dataclasses.replace(first, outcome="unchanged")
+    assert again == first._replace(outcome="unchanged")
 
 
 def test_a_same_size_edit_that_keeps_the_mtime_is_seen(

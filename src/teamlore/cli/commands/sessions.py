@@ -10,11 +10,10 @@ short CLI process").
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from typing import Any
-
-import orjson
 
 from teamlore.cli.literal import literal
 from teamlore.cli.output import (
@@ -440,7 +439,7 @@ def _render_whole_tool(tool: dict[str, Any]) -> None:
     if given is None or isinstance(given, str):
         shown = given or tool["command"] or ""
     else:
-        shown = orjson.dumps(given, option=orjson.OPT_INDENT_2).decode()
+        shown = json.dumps(given, indent=2, ensure_ascii=False)
     say(styled("input", "bold"))
     say(shown)
     result = tool["result"]

@@ -52,7 +52,7 @@ from teamlore.core import db, errors, safe_write
 from teamlore.core.failpoints import failpoint
 from teamlore.core.lock import file_lock
 from teamlore.core.paths import resolve_home
-from teamlore.core.strict import WIRE
+from teamlore.core.shapes.strict import WIRE
 from teamlore.core.timeutil import now_ms
 from teamlore.memory.extraction.tasks import Owner
 from teamlore.memory.promotion import kinds

@@ -20,10 +20,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeAlias
 
 from teamlore.core.errors import MEMORY_FILE_INVALID, TeamloreError
+from teamlore.core.shapes.records import Record, field
 
 JsonValue: TypeAlias = "bool | int | float | str | list[JsonValue] | dict[str, JsonValue] | None"
 
@@ -89,8 +89,7 @@ class DecodedText(NamedTuple):
     had_crlf: bool
 
 
-@dataclass(frozen=True, slots=True)
-class FrontmatterDocument:
+class FrontmatterDocument(Record, frozen=True):
     """A memory file split into its frontmatter fields (with their lines) and its body."""
 
     fields: dict[str, JsonValue]

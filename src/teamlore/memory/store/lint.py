@@ -38,7 +38,7 @@ from teamlore.core.secrets import (
     scan_content,
     scrub,
 )
-from teamlore.core.strict import STRICT_FROZEN, WIRE_FROZEN
+from teamlore.core.shapes.strict import STRICT_FROZEN, WIRE_FROZEN
 from teamlore.memory.store import documents as docs
 from teamlore.memory.store import layout
 from teamlore.memory.store.frontmatter import MemoryFormatError, decode_text, line_of

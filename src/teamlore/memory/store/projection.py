@@ -30,18 +30,16 @@ is read in full and the record renewed. Anything else that differs means a full 
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
-import orjson
-
 from teamlore.core import db
 from teamlore.core.analyzer import ANALYZER_VERSION
-from teamlore.core.canonical import canonical_json
 from teamlore.core.failpoints import failpoint
+from teamlore.core.shapes.records import Record
 from teamlore.core.timeutil import now_ms
 from teamlore.memory.store.layout import MEMORY_ROOT
 from teamlore.memory.store.state_db import RECALL_ALGORITHM_VERSION
@@ -85,8 +83,7 @@ Outcome = Literal["rebuilt", "unchanged", "drifted"]
 
 # plain dataclasses: a search that finds the tree unchanged goes through here without
 # loading pydantic (docs/architecture.md, "A short CLI process")
-@dataclass(slots=True)
-class ProjectionCounts:
+class ProjectionCounts(Record):
     """How many documents a projection added, changed, removed and kept."""
 
     entries: int = 0
@@ -96,8 +93,7 @@ class ProjectionCounts:
     skills: int = 0
 
 
-@dataclass(slots=True)
-class ProjectionResult:
+class ProjectionResult(Record):
     """What one projection of the memory tree did, and the generation it left."""
 
     repository_key: str
@@ -141,7 +137,7 @@ def _stored(conn: sqlite3.Connection, repository_key: str, worktree_key: str) ->
         source_tree_digest=row[3],
         analyzer_version=row[4],
         projector_version=row[5],
-        diagnostics=[Diagnostic.from_json(d) for d in orjson.loads(row[6])],
+        diagnostics=[Diagnostic.from_json(d) for d in json.loads(row[6])],
     )
 
 
@@ -194,6 +190,8 @@ def _counts_of(rows: list[_Row]) -> ProjectionCounts:
 
 
 def _diagnostics_json(diagnostics: list[Diagnostic]) -> str:
+    from teamlore.core.canonical import canonical_json  # orjson: only a tree that changed
+
     return canonical_json([d.to_json() for d in diagnostics]).decode("utf-8")
 
 
@@ -207,6 +205,8 @@ def _replace_owner_rows(
     tree_digest: str,
     diagnostics: list[Diagnostic],
 ) -> None:
+    import orjson  # only a tree that changed writes (docs/architecture.md, "A short CLI process")
+
     owner = (repository_key, worktree_key)
     conn.execute(
         "DELETE FROM approved_fts WHERE rowid IN "

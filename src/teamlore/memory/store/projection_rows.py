@@ -4,14 +4,13 @@ and search use."""
 
 from __future__ import annotations
 
+import json
 import re
-from dataclasses import dataclass
 from typing import Any, NamedTuple
-
-import orjson
 
 from teamlore.core.analyzer import analyze
 from teamlore.core.canonical import sha256_hex
+from teamlore.core.shapes.records import Record
 from teamlore.memory.store.frontmatter import MemoryFormatError, decode_text
 from teamlore.memory.store.tree_reader import Diagnostic, Kind, _repo_path, _SourceFile, _TreeScan
 
@@ -19,8 +18,7 @@ from teamlore.memory.store.tree_reader import Diagnostic, Kind, _repo_path, _Sou
 # turning files into rows
 
 
-@dataclass(slots=True)
-class _Row:
+class _Row(Record):
     """One document as the projection stores it."""
 
     kind: Kind
@@ -147,8 +145,8 @@ def _declared_id(data: bytes, repo_path: str, line: int | None) -> str | None:
     value = value.strip()
     if value.startswith('"'):
         try:
-            loaded = orjson.loads(value)
-        except orjson.JSONDecodeError:
+            loaded = json.loads(value)
+        except json.JSONDecodeError:
             return None
         return loaded if isinstance(loaded, str) else None
     return value or None

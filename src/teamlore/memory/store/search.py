@@ -30,12 +30,11 @@ status, summary}`, the same hits in the same order; docs/seed-conformance.md).
 from __future__ import annotations
 
 import heapq
+import json
 import sqlite3
 from collections.abc import Sequence
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
-
-import orjson
 
 from teamlore.core import errors
 from teamlore.core.analyzer import (
@@ -357,7 +356,7 @@ def _term_matches(conn: sqlite3.Connection, parsed: Query) -> list[list[int]]:
     if len(parsed.terms) < 2:
         return []
     return [
-        orjson.loads(
+        json.loads(
             conn.execute(
                 "SELECT json_group_array(rowid) FROM approved_fts WHERE approved_fts MATCH ?",
                 (term.expr(),),
@@ -618,7 +617,7 @@ def _order_rows(conn: sqlite3.Connection, ids: list[int], keys: Kept | None) -> 
         rows = conn.execute(
             f"SELECT {_ORDER_COLUMNS} FROM approved_entries AS e "
             "WHERE e.id IN (SELECT value FROM json_each(?))",
-            (orjson.dumps([i for i in ids if i not in found]).decode(),),
+            (json.dumps([i for i in ids if i not in found]),),
         )
         found.update((row[0], OrderRow(*row)) for row in rows)
     return found

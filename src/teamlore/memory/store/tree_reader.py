@@ -5,19 +5,18 @@ located `Diagnostic`, and a tree that changes while it is read is reported as dr
 from __future__ import annotations
 
 import errno
+import json
 import os
 import stat
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
-import orjson
-
 from teamlore.core import errors
 from teamlore.core.canonical import digest, sha256_hex
+from teamlore.core.shapes.records import Record, field
 from teamlore.memory.store.layout import MEMORY_ROOT, what_stands_there
 
 MAX_FILE_BYTES = 256 * 1024
@@ -29,8 +28,7 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Diagnostic:
+class Diagnostic(Record, frozen=True, kw_only=True):
     """Why one file is not (or not reliably) in the projection, located as precisely as known.
     A dataclass, not a pydantic model: a read that finds the tree unchanged makes its
     diagnostics without loading pydantic (docs/architecture.md, "A short CLI process")."""
@@ -75,8 +73,7 @@ class _Identity(NamedTuple):
         return cls(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-@dataclass(slots=True)
-class _SourceFile:
+class _SourceFile(Record):
     """One memory file as read, with the identity that tells whether it changed since."""
 
     path: str  # relative to the memory root
@@ -87,8 +84,7 @@ class _SourceFile:
     name: str
 
 
-@dataclass(slots=True)
-class _TreeScan:
+class _TreeScan(Record):
     """What one walk of the memory tree read, skipped and found wrong."""
 
     files: list[_SourceFile] = field(default_factory=list)
@@ -106,7 +102,8 @@ class _TreeScan:
         """What the fast path compares: one digest of every listing (names in byte order, with
         their types), skip marker and file identity, in the order the tree was walked."""
         files = [[path, *identity] for path, identity in self.identities.items()]
-        return sha256_hex(orjson.dumps([self.listed_types, self.skipped, files]))
+        listed = [self.listed_types, self.skipped, files]
+        return sha256_hex(json.dumps(listed, separators=(",", ":"), ensure_ascii=False).encode())
 
     def newest_ns(self) -> int:
         """The latest mtime or ctime of any file read (0 for none): the racy-clean test."""

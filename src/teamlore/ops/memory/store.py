@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from teamlore.core import errors
-from teamlore.core.strict import STRICT
+from teamlore.core.shapes.strict import STRICT
 from teamlore.ops.owner import OwnerContext, open_owner, resolve_owner
 from teamlore.ops.registry import OpContext, operation
 

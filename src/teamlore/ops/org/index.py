@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from teamlore.core import errors
-from teamlore.core.strict import STRICT
+from teamlore.core.shapes.strict import STRICT
 from teamlore.core.timeutil import now_instant
 from teamlore.memory.store.search import MAX_LIMIT, MAX_QUERY_CHARS
 from teamlore.ops.memory.vectors import configured_vectors

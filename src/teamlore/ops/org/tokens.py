@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from teamlore.core import errors
-from teamlore.core.strict import STRICT
+from teamlore.core.shapes.strict import STRICT
 from teamlore.core.timeutil import now_instant
 from teamlore.ops.org.stores import org_store
 from teamlore.ops.registry import OpContext, operation

@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 
 from teamlore.core import errors
 from teamlore.core.locations import state_dir_path
-from teamlore.core.strict import STRICT
+from teamlore.core.shapes.strict import STRICT
 from teamlore.ops.registry import OpContext, operation
 from teamlore.personal import api, documents, init_import, reader
 from teamlore.personal.config import (

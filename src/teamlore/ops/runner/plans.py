@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from teamlore.core import errors
-from teamlore.core.strict import WIRE
+from teamlore.core.shapes.strict import WIRE
 from teamlore.ops.memory.recall import MAX_LIMIT, RecallRequest
 from teamlore.ops.registry import OpContext, operation
 

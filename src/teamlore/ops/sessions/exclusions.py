@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from teamlore.core.strict import STRICT
+from teamlore.core.shapes.strict import STRICT
 from teamlore.ops.registry import OpContext, operation
 
 EXCLUSION_FORMAT = "teamlore-session-exclusion@1"

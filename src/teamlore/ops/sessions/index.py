@@ -18,7 +18,7 @@ from teamlore.core.fusion import EMBEDDINGS_OFF, LEXICAL_ASKED
 from teamlore.core.lock import file_lock
 from teamlore.core.paths import display_path, resolve_home
 from teamlore.core.timeutil import parse_instant
-from teamlore.ops.plain_request import PlainRequest, param, plain_request
+from teamlore.ops.plain_request import PlainRequest, param
 from teamlore.ops.registry import OpContext, ProgressCallback, operation
 from teamlore.ops.sessions import SHOW_PAGE_TURNS
 from teamlore.sessions.index_health import (
@@ -49,7 +49,6 @@ def _known_providers(names: list[str]) -> list[str]:
     return [known_provider(name) for name in names]
 
 
-@plain_request
 class SyncRequest(PlainRequest):
     """`sync`'s request."""
 
@@ -282,7 +281,6 @@ def _instant(value: str) -> str | None:
     return parse_instant(value) if value else None
 
 
-@plain_request
 class Window(PlainRequest):
     """A time window over turns: from `since` (inclusive) to `until` (exclusive)."""
 
@@ -294,7 +292,6 @@ class Window(PlainRequest):
     )
 
 
-@plain_request
 class SessionsListRequest(Window):
     """`sessions.list`'s request."""
 
@@ -330,7 +327,6 @@ def sessions_list(ctx: OpContext, request: SessionsListRequest) -> dict[str, Any
         }
 
 
-@plain_request
 class SessionsShowRequest(PlainRequest):
     """`sessions.show`'s request."""
 
@@ -381,7 +377,6 @@ def _one_tool(shown: dict[str, Any], number: int) -> dict[str, Any]:
     return {**shown, "turns": [{**turn, "tools": tools}]}
 
 
-@plain_request
 class SessionsSearchRequest(Window):
     """`sessions.search`'s request."""
 
@@ -489,7 +484,6 @@ def _search_embedder(home: Path | None) -> tuple[Embedder | None, dict[str, Any]
     return embedder, None
 
 
-@plain_request
 class StatusRequest(PlainRequest):
     """`status`'s request."""
 

@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field, model_validator
 from teamlore.core import db, errors
 from teamlore.core.lock import file_lock
 from teamlore.core.paths import display_path, resolve_home
-from teamlore.core.strict import STRICT
+from teamlore.core.shapes.strict import STRICT
 from teamlore.ops.registry import OpContext, operation
 from teamlore.repo import tables
 from teamlore.repo.binding import RepositoryIdentity

@@ -36,7 +36,7 @@ from teamlore.core.paths import (
     resolve_home,
     write_private_file,
 )
-from teamlore.core.strict import STRICT
+from teamlore.core.shapes.strict import STRICT
 from teamlore.ops.registry import OpContext, operation
 from teamlore.ops.sessions.index import SYNC_LOCK
 
