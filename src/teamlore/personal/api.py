@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from teamlore.core import errors
 from teamlore.core.config import load_config
 from teamlore.core.db import write_tx
+from teamlore.core.shapes.records import Record
 from teamlore.personal import documents, importing, init_import, queue, reader
 from teamlore.personal.model_port import DecisionModel
 from teamlore.personal.policy import DefaultPolicy, Policy, registered_project_ids
@@ -78,8 +78,7 @@ def _allowed_contexts(home: Path, settings: Policy, launch_contexts: Collection[
     ]
 
 
-@dataclass(frozen=True, slots=True)
-class SubmitResult:
+class SubmitResult(Record, frozen=True):
     """What queueing one relayed user turn did."""
 
     accepted: bool
@@ -169,8 +168,7 @@ def relay_user_turn(
     return SubmitResult(True, result.duplicate, result.state, context, result.observation_id)
 
 
-@dataclass(frozen=True, slots=True)
-class MarkdownImport:
+class MarkdownImport(Record, frozen=True):
     """What importing one Markdown file queued."""
 
     import_id: str
@@ -314,8 +312,7 @@ def markdown_status(home: Path, *, import_id: str, context_id: str) -> dict[str,
     }
 
 
-@dataclass(frozen=True, slots=True)
-class FlushResult:
+class FlushResult(Record, frozen=True):
     """The Writer runs a flush made, and whether nothing is left to process."""
 
     runs: list[RunOutcome]

@@ -21,11 +21,11 @@ import hashlib
 import os
 import re
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 
 from teamlore.core import errors
 from teamlore.core.paths import ensure_private_dir, write_private_file
+from teamlore.core.shapes.records import Record
 
 MISSING_HASH = "missing"
 MAX_FILE_BYTES = 1_048_576
@@ -126,8 +126,7 @@ def write_document_bytes(root: Path, target: str, data: bytes) -> None:
     write_private_file(path, data)
 
 
-@dataclass(frozen=True, slots=True)
-class Section:
+class Section(Record, frozen=True):
     """One section of a personal-memory document."""
 
     ref: str
@@ -143,8 +142,7 @@ class Section:
         return title_key(self.title)
 
 
-@dataclass(frozen=True, slots=True)
-class Document:
+class Document(Record, frozen=True):
     """One personal-memory document and its sections."""
 
     target: str
@@ -358,8 +356,7 @@ def render_section(target: str, title: str, body: str) -> str:
     return f"## {title}\n" + (f"{body}\n" if body else "") + "\n"
 
 
-@dataclass(frozen=True, slots=True)
-class PutSection:
+class PutSection(Record, frozen=True):
     """A Writer change: write this section (a new one when `section` is None)."""
 
     section: str | None
@@ -367,8 +364,7 @@ class PutSection:
     body: str
 
 
-@dataclass(frozen=True, slots=True)
-class RemoveSection:
+class RemoveSection(Record, frozen=True):
     """A Writer change: remove this section."""
 
     section: str

@@ -23,11 +23,11 @@ import os
 import re
 import stat
 import unicodedata
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from teamlore.core import errors
+from teamlore.core.shapes.records import Record
 
 MAX_DOCUMENT_BYTES = 262_144
 MAX_PART_BYTES = 32_768
@@ -38,8 +38,7 @@ _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
 _FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 
 
-@dataclass(frozen=True, slots=True)
-class MarkdownFile:
+class MarkdownFile(Record, frozen=True):
     """A Markdown file checked for import."""
 
     file_name: str
@@ -104,16 +103,14 @@ def read_markdown_file(path: Path) -> MarkdownFile:
     return MarkdownFile(path.name, text)
 
 
-@dataclass(frozen=True, slots=True)
-class Part:
+class Part(Record, frozen=True):
     """One queued part of an imported file, with its headings."""
 
     text: str
     heading_path: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class _Unit:
+class _Unit(Record, frozen=True):
     """One paragraph, heading or fence of an imported file."""
 
     text: str

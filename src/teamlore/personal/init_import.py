@@ -14,10 +14,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from teamlore.core import errors
+from teamlore.core.shapes.records import Record
 
 MAX_UNDERSTANDING_BYTES = 32_768
 MAX_GAPS_BYTES = 4_096
@@ -40,8 +40,7 @@ BASES: tuple[str, ...] = (
 _INIT_FIELDS = {"importId", "contextId", "sourceLabel", "basis", "understanding", "gaps"}
 
 
-@dataclass(frozen=True, slots=True)
-class InitPayload:
+class InitPayload(Record, frozen=True):
     """What an agent's initial import carries."""
 
     import_id: str

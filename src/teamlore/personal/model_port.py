@@ -15,8 +15,9 @@ records the code on the job and retries with backoff, except for the codes in
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
+
+from teamlore.core.shapes.records import Record
 
 #: Failures that another attempt with the same configuration cannot fix.
 PERMANENT_MODEL_CODES = frozenset(
@@ -24,8 +25,7 @@ PERMANENT_MODEL_CODES = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class WriterRequest:
+class WriterRequest(Record, frozen=True):
     """One model request. `disclosed_bytes` is the UTF-8 size of `projection_json`: the user
     data this request discloses, never above `max_disclosed_bytes` (128 KiB by default)."""
 

@@ -22,12 +22,12 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import uuid
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
 from teamlore.core import errors
 from teamlore.core.db import write_tx
+from teamlore.core.shapes.records import Record
 from teamlore.core.timeutil import format_instant
 
 if TYPE_CHECKING:  # the schema loads with the Writer, not with a hook that queues a turn
@@ -61,8 +61,7 @@ def instant(now: float) -> str:
     return format_instant(datetime.fromtimestamp(now, UTC))
 
 
-@dataclass(frozen=True, slots=True)
-class EnqueueItem:
+class EnqueueItem(Record, frozen=True):
     """One observation to queue."""
 
     namespace: str
@@ -72,8 +71,7 @@ class EnqueueItem:
     source: str
 
 
-@dataclass(frozen=True, slots=True)
-class EnqueueResult:
+class EnqueueResult(Record, frozen=True):
     """What queueing one observation did (a duplicate is queued once)."""
 
     observation_id: int
@@ -133,8 +131,7 @@ def enqueue_all(
         return [enqueue_in_tx(conn, item, now=now) for item in items]
 
 
-@dataclass(frozen=True, slots=True)
-class Job:
+class Job(Record, frozen=True):
     """A batch of observations the Writer claimed."""
 
     id: str
@@ -370,8 +367,7 @@ def retry_job(conn: sqlite3.Connection, job_id: str, *, now: float) -> int:
         return cursor.rowcount
 
 
-@dataclass(frozen=True, slots=True)
-class ObservationStatus:
+class ObservationStatus(Record, frozen=True):
     """Where one observation is: its state, and what retained it."""
 
     observation_id: int

@@ -14,12 +14,12 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from teamlore.core import errors
 from teamlore.core.config import load_config
+from teamlore.core.shapes.records import Record
 from teamlore.personal import documents
 
 PREFACE = (
@@ -30,8 +30,7 @@ _TAG = re.compile(r"<(/?)common-memory", re.IGNORECASE)
 _H1 = re.compile(r"^ {0,3}# ")
 
 
-@dataclass(frozen=True, slots=True)
-class MemoryDocument:
+class MemoryDocument(Record, frozen=True):
     """One personal-memory document as an agent reads it."""
 
     target: str
@@ -48,8 +47,7 @@ class MemoryDocument:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class MemoryView:
+class MemoryView(Record, frozen=True):
     """The personal memory readable in some contexts."""
 
     contexts: list[str]

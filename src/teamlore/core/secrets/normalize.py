@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+
+from teamlore.core.shapes.records import Record
 
 # characters that render as nothing: zero-width space/joiners, word joiner, BOM, soft hyphen,
 # invisible operators, the Mongolian vowel separator
@@ -34,8 +35,7 @@ _CONFUSABLE = re.compile("[" + "".join(CONFUSABLES) + "]")
 _INVISIBLE = re.compile("[" + "".join(sorted(INVISIBLE)) + "]")
 
 
-@dataclass(frozen=True, slots=True)
-class NormalizedView:
+class NormalizedView(Record, frozen=True):
     """A text as the scan reads it, with the offset in the original of each of its characters."""
 
     text: str

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from teamlore.core.secrets.heuristics import (
     Severity,
@@ -13,12 +12,12 @@ from teamlore.core.secrets.heuristics import (
     _random_enough,
     looks_like_words,
 )
+from teamlore.core.shapes.records import Record
 
 # --- content rules --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Hit:
+class Hit(Record, frozen=True):
     """One span a rule found: where, how severe, and a message that never quotes the secret."""
 
     rule: str
@@ -28,8 +27,7 @@ class Hit:
     message: str
 
 
-@dataclass(frozen=True, slots=True)
-class _PatternRule:
+class _PatternRule(Record, frozen=True):
     """A rule that is one regular expression (and the group that holds the secret)."""
 
     rule: str

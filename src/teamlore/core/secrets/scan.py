@@ -6,7 +6,6 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import replace
 
 from teamlore.core.secrets.heuristics import (
     _CODE_REFERENCE,
@@ -421,7 +420,7 @@ def scan_content(text: str) -> list[Hit]:
     hits = []
     for hit in _scan(view.text):
         start, end = view.span(hit.start, hit.end)
-        hits.append(replace(hit, start=start, end=end))
+        hits.append(hit._replace(start=start, end=end))
     return hits
 
 
