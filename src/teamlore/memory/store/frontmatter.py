@@ -23,7 +23,6 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any, NamedTuple, TypeAlias
 
 from teamlore.core.errors import MEMORY_FILE_INVALID, TeamloreError
-from teamlore.core.shapes.records import Record, field
 
 JsonValue: TypeAlias = "bool | int | float | str | list[JsonValue] | dict[str, JsonValue] | None"
 
@@ -89,13 +88,14 @@ class DecodedText(NamedTuple):
     had_crlf: bool
 
 
-class FrontmatterDocument(Record, frozen=True):
-    """A memory file split into its frontmatter fields (with their lines) and its body."""
+class FrontmatterDocument(NamedTuple):
+    """A memory file split into its frontmatter fields (with their lines) and its body (a
+    tuple: one per file parsed)."""
 
     fields: dict[str, JsonValue]
     body: str
     body_line: int
-    field_lines: dict[str, int] = field(default_factory=dict)
+    field_lines: dict[str, int]
 
 
 def js_trim(value: str) -> str:

@@ -10,7 +10,6 @@ from typing import Any, NamedTuple
 
 from teamlore.core.analyzer import analyze
 from teamlore.core.canonical import sha256_hex
-from teamlore.core.shapes.records import Record
 from teamlore.memory.store.frontmatter import MemoryFormatError, decode_text
 from teamlore.memory.store.tree_reader import Diagnostic, Kind, _repo_path, _SourceFile, _TreeScan
 
@@ -18,8 +17,8 @@ from teamlore.memory.store.tree_reader import Diagnostic, Kind, _repo_path, _Sou
 # turning files into rows
 
 
-class _Row(Record):
-    """One document as the projection stores it."""
+class _Row(NamedTuple):
+    """One document as the projection stores it (a tuple: one per document of the tree)."""
 
     kind: Kind
     entry_id: str

