@@ -721,3 +721,19 @@ def test_a_question_word_of_one_chinese_character_weighs_half_a_word(
         home, tmp_path, "改主题颜色", "主题改写", "把主题的颜色调亮一点，再看看别的设置项。"
     )
     assert [h["turn"] for h in hits][:2] == [2, 1]
+
+
+def test_a_tool_input_nested_too_deep_to_read_is_shown_as_its_text(
+    home: Path, tmp_path: Path
+) -> None:
+    indexer = _synced(
+        home,
+        tmp_path,
+        {"t": "user", "text": "run it"},
+        {"t": "run", "id": "c1", "cmd": "ls"},
+    )
+    deep = "[" * 5000 + "]" * 5000  # JSON the standard json gives up on (RecursionError)
+    indexer.conn.execute("UPDATE tool_uses SET input = ?", (deep,))
+    [session] = queries.list_sessions(indexer.conn)
+    [turn] = queries.show_session(indexer.conn, session["sessionKey"])["turns"]
+    assert turn["tools"][0]["input"] == deep

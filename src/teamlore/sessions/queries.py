@@ -270,11 +270,13 @@ def _turn_json(
 
 
 def _maybe_json(text: str | None) -> Any:
+    """A tool's stored input as its JSON value, else as the text it is: also when it nests
+    deeper than the standard json reads (a session's own record may)."""
     if text is None:
         return None
     try:
         return json.loads(text)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):
         return text
 
 
