@@ -3,7 +3,7 @@
 
 Importing pydantic and building its models costs a short process more than the command itself, so
 the session operations (`sync`, `status`, `sessions list|show|search`) declare their requests as
-`PlainRequest` dataclasses instead. They keep the registry's contract (`Operation.input_model`):
+`PlainRequest` records instead. They keep the registry's contract (`Operation.input_model`):
 `model_validate(payload)` refuses an unknown field, a value of the wrong type or out of its bounds
 with `INVALID_ARGUMENT` and the same `<field>: <message>` wording as a pydantic request, and
 `model_json_schema()` describes the request. Operations whose requests arrive as JSON from an MCP
@@ -82,10 +82,10 @@ class _Field(NamedTuple):
     required: bool
 
 
-def _fields_of(cls: type) -> list[_Field]:
+def _fields_of(cls: type[Record]) -> list[_Field]:
     hints = typing.get_type_hints(cls)
     made = []
-    for f in record_fields(typing.cast(type[Record], cls)):
+    for f in record_fields(cls):
         hint, optional = hints[f.name], False
         if isinstance(hint, types.UnionType):
             args = [a for a in typing.get_args(hint) if a is not type(None)]

@@ -81,7 +81,7 @@ RACY_WINDOW_NS = 2_000_000_000
 Outcome = Literal["rebuilt", "unchanged", "drifted"]
 
 
-# plain dataclasses: a search that finds the tree unchanged goes through here without
+# plain records: a search that finds the tree unchanged goes through here without
 # loading pydantic (docs/architecture.md, "A short CLI process")
 class ProjectionCounts(Record):
     """How many documents a projection added, changed, removed and kept."""

@@ -30,7 +30,7 @@ _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 class Diagnostic(Record, frozen=True, kw_only=True):
     """Why one file is not (or not reliably) in the projection, located as precisely as known.
-    A dataclass, not a pydantic model: a read that finds the tree unchanged makes its
+    A record, not a pydantic model: a read that finds the tree unchanged makes its
     diagnostics without loading pydantic (docs/architecture.md, "A short CLI process")."""
 
     code: str
