@@ -34,10 +34,8 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import pickle
 import select
 import struct
-import subprocess
 import sys
 import time
 from collections import deque
@@ -349,6 +347,8 @@ class _Helper:
     what the helper still has to read meanwhile."""
 
     def __init__(self, embed_space: str | None) -> None:
+        import subprocess  # here: a sync that starts no helper (most of them) never needs it
+
         # the helper imports this very package, wherever the sync found it
         package_root = str(Path(__file__).resolve().parents[2])
         path = os.environ.get("PYTHONPATH")
@@ -395,6 +395,8 @@ class _Helper:
         """Queue a frame and write what the pipe takes. No deadline here: the sync may be away
         parsing a long file while the helper has read all the pipe held; a helper that stops
         reading is found by the deadline of the answer the sync waits for (`receive`)."""
+        import pickle  # with the helper only, as `subprocess`
+
         data = pickle.dumps((texts, embed_texts, space), protocol=5)
         self._outgoing.append(memoryview(_HEADER.pack(len(data)) + data))
         self._move()
@@ -440,6 +442,8 @@ class _Helper:
             if not any(select.select([self._out], writing, [], _left(deadline))[:2]):
                 raise HelperFailed("helper timed out")
         frame = self._answers.popleft()
+        import pickle
+
         try:
             return pickle.loads(frame)
         except Exception as exc:  # a torn or foreign frame
@@ -536,6 +540,8 @@ def serve(stdin: BinaryIO, stdout: BinaryIO, embed_space: str = "") -> None:
     """Say ready (the analyzer is loaded); then answer each frame of texts with a frame of their
     analyzed bodies and the vectors made since the last answer. While no request waits, load
     the model of `embed_space` (if any) and embed queued texts. Until end of input."""
+    import pickle
+
     embeds = _Embeds(embed_space or None)
 
     def write(value: object) -> None:
