@@ -228,6 +228,22 @@ def test_refusals_carry_stable_codes(
     assert json.loads(proc.stdout)["error"]["code"] == code
 
 
+def test_a_refusal_quoting_a_huge_argument_stays_one_readable_line(home: Path) -> None:
+    """A 3,000-character word as a query, session key or date: the text view shows one short
+    line naming the problem, with the start and end of what was given."""
+    huge = "x" * 3_000
+    for args in (
+        ["sessions", "search", huge],
+        ["sessions", "show", huge],
+        ["sessions", "list", "--since", huge],
+    ):
+        proc = teamlore_cli(*args, env={"COLUMNS": "80"})
+        assert proc.returncode in (1, 2), proc.stderr
+        lines = (proc.stdout + proc.stderr).strip().splitlines()
+        assert len(lines) == 1 and len(lines[0]) < 240, lines
+        assert lines[0].startswith("error ") and "characters]" in lines[0]
+
+
 def test_usage_errors_exit_2(home: Path) -> None:
     assert teamlore_cli("sync", "--no-such-flag").returncode == 2
     assert teamlore_cli("sessions", "show").returncode == 2

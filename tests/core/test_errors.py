@@ -26,3 +26,17 @@ def test_details_stay_where_they_were() -> None:
     wire = errors.TeamloreError(errors.QUERY_TOO_BROAD, "201 turns", limit=200).to_json()
     assert wire["details"] == {"limit": 200}
     assert set(wire) == {"code", "message", "problem", "next", "details"}
+
+
+def test_a_value_echoed_back_is_cut_to_a_readable_line() -> None:
+    """A refusal quoting what it was given (a 3,000-character query, session key or date) keeps
+    the value's start and end and says how much it left out; shorter runs stay whole."""
+    value = "q" + "x" * 2_998 + "z"
+    message = errors.TeamloreError(errors.QUERY_EMPTY, f"{value!r} has no searchable terms").message
+    assert message.startswith("'qxx") and message.endswith("xxz' has no searchable terms")
+    assert "…[2,862 characters]…" in message and len(message) < 200
+    path = "/home/mei/" + "a" * 140 + "/notes.md"  # a long path is still shown whole
+    assert errors.TeamloreError(errors.INVALID_ARGUMENT, f"cannot read {path}").message.endswith(
+        path
+    )
+    assert errors.TeamloreError(errors.INVALID_ARGUMENT, "two\nlines").message == "two lines"

@@ -151,6 +151,7 @@ def test_a_contract_request_keeps_pydantics_lax_coercions() -> None:
         ({}, "query: Field required"),
         ({"query": ""}, "query: String should have at least 1 character"),
         ({"query": "q", "limit": 101}, "limit: Input should be less than or equal to 100"),
+        ({"query": "q" * 1025}, "query: String should have at most 1024 characters"),
         (
             {"query": "q", "limit": "many"},
             "limit: Input should be a valid integer, unable to parse string as an integer",
@@ -174,3 +175,13 @@ def test_a_contract_requests_schema_is_its_pydantic_twins() -> None:
         "type": "integer",
     }
     assert schema["required"] == ["query"] and schema["additionalProperties"] is False
+
+
+def test_a_memory_search_takes_the_queries_the_search_takes() -> None:
+    """The request's bound is the search's own (memory/store/search.py): a query the schema
+    lets through is never refused by the search for its length."""
+    from teamlore.memory.store.search import MAX_QUERY_CHARS
+
+    schema = MemorySearchRequest.model_json_schema()["properties"]["query"]
+    assert schema["maxLength"] == MAX_QUERY_CHARS
+    parse_request(MemorySearchRequest, {"query": "q" * MAX_QUERY_CHARS})

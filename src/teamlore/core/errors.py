@@ -126,12 +126,31 @@ COMMIT_NOT_FOUND = _register("COMMIT_NOT_FOUND", "the repository has no commit w
 INTERNAL = _register("INTERNAL", "teamlore hit an unexpected internal error")
 
 
+# a run of non-space characters longer than this in a message (a value echoed back: a 3,000
+# character query, session key or date) keeps its start and end around a count of what is cut
+LONG_RUN_CHARS = 160
+_LONG_RUN = re.compile(rf"\S{{{LONG_RUN_CHARS + 1},}}")
+RUN_HEAD_CHARS, RUN_TAIL_CHARS = 100, 40
+
+
+def _shortened(run: re.Match[str]) -> str:
+    text = run.group()
+    cut = len(text) - RUN_HEAD_CHARS - RUN_TAIL_CHARS
+    return f"{text[:RUN_HEAD_CHARS]}…[{cut:,} characters]…{text[-RUN_TAIL_CHARS:]}"
+
+
+def one_line(message: str) -> str:
+    """`message` as a refusal shows it: one line, and no run of characters so long that the
+    line stops being readable."""
+    return _LONG_RUN.sub(_shortened, message.replace("\n", " "))
+
+
 class TeamloreError(Exception):
-    """A refusal with a stable code. `message` is one line, for a person."""
+    """A refusal with a stable code. `message` is one line, for a person (`one_line`)."""
 
     def __init__(self, error: ErrorCode, message: str | None = None, **details: Any) -> None:
         self.error = error
-        self.message = (message or error.summary).replace("\n", " ")
+        self.message = one_line(message or error.summary)
         self.details = details
         super().__init__(f"{error.code}: {self.message}")
 

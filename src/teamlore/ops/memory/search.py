@@ -21,8 +21,10 @@ class SearchRequest(PlainRequest):
     # an MCP tool's contract: its schema and lax coercions are pydantic's (ops/plain_request.py)
     contract: ClassVar[bool] = True
 
+    # memory/store/search.py's MAX_QUERY_CHARS (not imported: an MCP server lists its tools
+    # without loading the search); tests/ops hold the two equal
     query: str = param(
-        min_length=1, max_length=4096, description="Words, identifiers, a situation, or Chinese."
+        min_length=1, max_length=1024, description="Words, identifiers, a situation, or Chinese."
     )
     limit: int = param(10, ge=1, le=100)
     lexical: bool = param(
