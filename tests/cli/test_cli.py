@@ -217,6 +217,9 @@ def test_an_unquoted_multi_word_search_is_one_query(home: Path, sources: Path) -
         (["sessions", "show", "nope"], "SESSION_NOT_FOUND", 1),
         (["sessions", "search", "?!,"], "QUERY_EMPTY", 2),
         (["sessions", "list", "--since", "yesterday"], "INVALID_ARGUMENT", 2),
+        # past the largest integer SQLite holds: a usage error, not an internal one
+        (["sessions", "show", "nope", "--turn", "9" * 20], "INVALID_ARGUMENT", 2),
+        (["sessions", "show", "nope", "--turn", "1", "--tool", "9" * 20], "INVALID_ARGUMENT", 2),
         (["sync", "--source", "gemini=/tmp"], "INVALID_ARGUMENT", 2),
     ],
 )

@@ -82,6 +82,11 @@ def refusal(model: type, payload: dict[str, object]) -> str:
             {"session_key": "k", "tool": 2},
             "request: tool: give the turn too (--turn N --tool M)",
         ),
+        (
+            SessionsShowRequest,
+            {"session_key": "k", "turn": 2**63},
+            "turn: Input should be less than or equal to 9223372036854775807",
+        ),
         (SyncRequest, {"sources": "a"}, "sources: Input should be a valid list"),
         (SyncRequest, {"sources": ["a", 3]}, "sources.1: Input should be a valid string"),
         (

@@ -17,6 +17,8 @@ from teamlore.core import errors
 from teamlore.core.paths import ensure_private_file, refuse_wrong_type
 
 BUSY_TIMEOUT_MS = 10_000
+# the largest integer SQLite stores: a larger one bound to a statement raises OverflowError
+MAX_INTEGER = 2**63 - 1
 
 T = TypeVar("T")
 

@@ -331,11 +331,16 @@ class SessionsShowRequest(PlainRequest):
     """`sessions.show`'s request."""
 
     session_key: str = param(min_length=1)
-    turn: int | None = param(None, ge=1, description="only this turn (the page fields are unused)")
-    start: int = param(1, ge=1, description="first turn ordinal of the page")
+    turn: int | None = param(
+        None, ge=1, le=db.MAX_INTEGER, description="only this turn (the page fields are unused)"
+    )
+    start: int = param(1, ge=1, le=db.MAX_INTEGER, description="first turn ordinal of the page")
     limit: int = param(SHOW_PAGE_TURNS, ge=1, le=10_000, description="turns per page")
     tool: int | None = param(
-        None, ge=1, description="only this tool call of the turn (its #number); needs turn"
+        None,
+        ge=1,
+        le=db.MAX_INTEGER,
+        description="only this tool call of the turn (its #number); needs turn",
     )
 
     def check(self) -> None:
