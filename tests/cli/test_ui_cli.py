@@ -26,6 +26,13 @@ def test_ui_refuses_a_folder_that_is_not_a_registered_repository(
     assert re.search(r"error (REPOSITORY_NOT_REGISTERED|OWNER_NOT_FOUND)", proc.stderr)
 
 
+def test_a_port_out_of_range_is_a_usage_error_not_a_traceback(home: Path) -> None:
+    for port in ("-1", "65536", "9" * 20):
+        proc = teamlore_cli("ui", "--no-open", "--port", port)
+        assert proc.returncode == 2, proc.stderr
+        assert "--port" in proc.stderr and "Traceback" not in proc.stderr
+
+
 def test_ui_is_in_the_help(tmp_path: Path) -> None:
     proc = teamlore_cli("ui", "--help")
     assert proc.returncode == 0

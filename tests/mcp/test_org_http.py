@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -167,3 +168,28 @@ def test_listening_beyond_loopback_needs_a_flag(home: Path, indexed: str) -> Non
     done = CliRunner().invoke(app, ["org", "serve", "--host", "0.0.0.0"], env=env)
     assert done.exit_code == 2
     assert "--allow-remote" in done.output
+
+
+def test_a_port_in_use_is_refused_before_it_says_it_listens(home: Path, indexed: str) -> None:
+    """uvicorn alone logged the bind error and exited 0 after the 'MCP at' line."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "teamlore.cli.main", "org", "serve", "--port", str(port)],
+            env={**os.environ, "TEAMLORE_HOME": str(home), "TEAMLORE_ORG_DATABASE": indexed},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 1, done.stderr
+    assert f"error ORG_PORT_UNAVAILABLE: cannot listen on 127.0.0.1:{port}" in done.stderr
+    assert "MCP at" not in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("port", ["0", "-1", "65536", "9" * 20])
+def test_a_port_out_of_range_is_a_usage_error(home: Path, indexed: str, port: str) -> None:
+    env = {"TEAMLORE_HOME": str(home), "TEAMLORE_ORG_DATABASE": indexed}
+    done = CliRunner().invoke(app, ["org", "serve", "--port", port], env=env)
+    assert done.exit_code == 2 and "--port" in done.output, done.output

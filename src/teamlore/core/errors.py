@@ -363,6 +363,9 @@ ORG_REPOSITORY_EXISTS = _register(
     "ORG_REPOSITORY_EXISTS", "the org index already has a repository of that name"
 )
 ORG_TOKEN_UNKNOWN = _register("ORG_TOKEN_UNKNOWN", "no live token of `org serve` has that name")
+ORG_PORT_UNAVAILABLE = _register(
+    "ORG_PORT_UNAVAILABLE", "org serve cannot listen on that address and port (in use?)"
+)
 
 
 # models (model adapters: OpenAI-compatible HTTP)

@@ -50,6 +50,7 @@ NEXT: dict[str, str] = {
     "ORG_REPOSITORY_UNKNOWN": "See the org's repositories with `teamlore org list`.",
     "ORG_REPOSITORY_EXISTS": "Pick another `--name`, or `teamlore org remove` the old one first.",
     "ORG_TOKEN_UNKNOWN": "See the live tokens with `teamlore org token list`.",
+    "ORG_PORT_UNAVAILABLE": "Pick a free port with `teamlore org serve --port N`.",
     # models
     "MODEL_NOT_CONFIGURED": "Add base_url, model and api_key_env to a [models.NAME] profile.",
     "MODEL_AUTH_FAILED": "Check the API key in the profile's api_key_env variable.",

@@ -12,6 +12,7 @@ request stands alone. In front of it (docs/org.md "Serving"):
 
 from __future__ import annotations
 
+import socket
 import sys
 import threading
 import time
@@ -152,11 +153,37 @@ def serve(options: ServeOptions) -> None:
     if options.host not in LOOPBACK:
         print(REMOTE_WARNING.format(host=options.host), file=sys.stderr)
     app = org_app(options)
+    sock = listen(options.host, options.port)  # refused before it says it is listening
+    shown = f"[{options.host}]" if ":" in options.host else options.host  # an IPv6 address
     print(
-        f"teamlore org serve: MCP at http://{options.host}:{options.port}/mcp "
+        f"teamlore org serve: MCP at http://{shown}:{options.port}/mcp "
         f"(bearer tokens: teamlore org token create NAME)",
         file=sys.stderr,
     )
     uvicorn.Server(
         uvicorn.Config(app, host=options.host, port=options.port, log_level="warning")
-    ).run()
+    ).run(sockets=[sock])
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A socket bound to `host`:`port`, as uvicorn would bind it (address reuse on), or
+    ORG_PORT_UNAVAILABLE: uvicorn itself logged the error and returned, exit code 0."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        sock = socket.socket(family, kind, proto)
+    except OSError as exc:
+        raise _unavailable(host, port, exc) from None
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        raise _unavailable(host, port, exc) from None
+    return sock
+
+
+def _unavailable(host: str, port: int, exc: OSError) -> errors.TeamloreError:
+    why = exc.strerror or str(exc)
+    return errors.TeamloreError(
+        errors.ORG_PORT_UNAVAILABLE, f"cannot listen on {host}:{port}: {why}", port=port
+    )

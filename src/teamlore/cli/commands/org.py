@@ -203,7 +203,7 @@ def status(database: str | None = DatabaseOption, fmt: OutputFormat = FormatOpti
 @org_app.command("serve")
 def serve(
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (loopback)."),
-    port: int = typer.Option(8765, "--port", help="Port to listen on."),
+    port: int = typer.Option(8765, "--port", min=1, max=65535, help="Port to listen on."),
     allow_remote: bool = typer.Option(
         False, "--allow-remote", help="Listen beyond loopback (put a TLS reverse proxy in front)."
     ),

@@ -317,7 +317,9 @@ def _announce(url: str, review: dict[str, Any]) -> None:
 @app.command("ui")
 def ui(
     repository: str | None = RepositoryOption,
-    port: int = typer.Option(0, "--port", help="Port on 127.0.0.1 (default: a free one)."),
+    port: int = typer.Option(
+        0, "--port", min=0, max=65535, help="Port on 127.0.0.1 (default: a free one)."
+    ),
     no_open: bool = typer.Option(False, "--no-open", help="Print the URL; do not open a browser."),
 ) -> None:
     """Review, confirm, prepare and promote team memory in your browser (a local page on
