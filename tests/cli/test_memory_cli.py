@@ -128,6 +128,17 @@ def test_lint_given_files_and_a_home_path(repo: Path) -> None:
     assert any(f["severity"] == "block" for f in report["findings"])
 
 
+def test_lint_of_a_file_that_cannot_exist_is_a_usage_error(repo: Path) -> None:
+    """Missing, a folder, a name too long for the file system, a file used as a folder: each is
+    `no such file` (exit 2), never an internal error."""
+    (repo / "notes.md").write_text("fine\n")
+    for given in ("missing.md", ".", "n" * 5_000, "notes.md/inside.md"):
+        proc = teamlore_cli("memory", "lint", given, "--format", "json", cwd=repo)
+        assert proc.returncode == 2, proc.stdout
+        error = json.loads(proc.stdout)["error"]
+        assert error["code"] == "INVALID_ARGUMENT" and error["message"].endswith(": no such file")
+
+
 def test_search_and_status_report_generation_and_coverage(repo: Path) -> None:
     cli_json("memory", "init", cwd=repo)
     (repo / ".threadshare/memory/entries/export-order-must-be-stable.md").write_text(CLEAN_ENTRY)

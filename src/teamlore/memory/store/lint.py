@@ -589,10 +589,14 @@ def lint_paths(worktree_root: str | os.PathLike[str], paths: Sequence[Path]) -> 
             shown = absolute.name
         kind = cast(DocumentKind, layout.document_kind(shown) or "text")
         files.append(shown)
-        if absolute.is_symlink():
+        try:
+            mode = os.lstat(absolute).st_mode
+        except OSError:  # missing, or no file can have that name (too long, a file as a folder)
+            mode = 0
+        if stat.S_ISLNK(mode):
             findings.append(_finding("path.symlink", "block", shown, "file is a symlink"))
             continue
-        if not absolute.is_file():
+        if not stat.S_ISREG(mode):
             raise TeamloreError(errors.INVALID_ARGUMENT, f"{shown}: no such file")
         dir_fd = os.open(absolute.parent, os.O_RDONLY)
         try:
