@@ -221,6 +221,8 @@ def test_an_unquoted_multi_word_search_is_one_query(home: Path, sources: Path) -
         (["sessions", "show", "nope", "--turn", "9" * 20], "INVALID_ARGUMENT", 2),
         (["sessions", "show", "nope", "--turn", "1", "--tool", "9" * 20], "INVALID_ARGUMENT", 2),
         (["sync", "--source", "gemini=/tmp"], "INVALID_ARGUMENT", 2),
+        # a source no file system can hold (a name too long): named, not an internal error
+        (["sync", "--source", "claude=" + "x" * 5_000], "INVALID_ARGUMENT", 2),
     ],
 )
 def test_refusals_carry_stable_codes(
@@ -245,6 +247,15 @@ def test_a_refusal_quoting_a_huge_argument_stays_one_readable_line(home: Path) -
         lines = (proc.stdout + proc.stderr).strip().splitlines()
         assert len(lines) == 1 and len(lines[0]) < 240, lines
         assert lines[0].startswith("error ") and "characters]" in lines[0]
+
+
+def test_a_configured_source_no_file_can_have_is_config_invalid(home: Path) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text('[sources]\nclaude = ["/tmp/a\\u0000b"]\n')
+    proc = teamlore_cli("sync", "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+    error = json.loads(proc.stdout)["error"]
+    assert error["code"] == "CONFIG_INVALID" and "[sources] claude" in error["message"]
 
 
 def test_usage_errors_exit_2(home: Path) -> None:

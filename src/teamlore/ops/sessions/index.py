@@ -83,7 +83,7 @@ def resolve_sources(request: SyncRequest, home: Path | None) -> list[Source]:
                     f"{', '.join(sorted(PROVIDERS))}",
                 )
             if provider in chosen:
-                sources.append(Source(provider, _absolute(raw)))
+                sources.append(_source(provider, raw, f"--source {spec}", errors.INVALID_ARGUMENT))
         return sources
     from teamlore.core.config import load_config
 
@@ -91,8 +91,23 @@ def resolve_sources(request: SyncRequest, home: Path | None) -> list[Source]:
     sources = []
     for provider in chosen:
         roots = config.sources.get(provider) or [str(r) for r in default_roots(provider)]
-        sources.extend(Source(provider, _absolute(r)) for r in roots)
+        given = f"config.toml [sources] {provider}"
+        sources.extend(_source(provider, r, f"{given}: {r}", errors.CONFIG_INVALID) for r in roots)
     return sources
+
+
+def _source(provider: str, raw: str, given: str, refusal: errors.ErrorCode) -> Source:
+    """A source root; refused (naming where it was `given`) when no folder or file could ever
+    have that path: a name too long for the file system, a NUL byte."""
+    root = _absolute(raw)
+    try:
+        os.stat(root)
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
+        pass  # a source that is not there (the sync says so), or refused where it is read
+    except (OSError, ValueError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise errors.TeamloreError(refusal, f"{given}: {why}") from None
+    return Source(provider, root)
 
 
 def _register_repository(conn: sqlite3.Connection, raw: str, home: Path | None) -> dict[str, Any]:
