@@ -184,3 +184,26 @@ def test_lint_prints_one_finding_per_line_and_works_outside_git(tmp_path: Path, 
     as_json = teamlore_cli("memory", "lint", "draft.md", "-f", "json", cwd=outside)
     report = json.loads(as_json.stdout)
     assert report["files"] == ["draft.md"] and report["findings"][0]["line"] == 2
+
+
+def test_a_request_file_is_read_up_to_a_bound(repo: Path, tmp_path: Path) -> None:
+    """`--request` takes a JSON file or stdin: an endless one (/dev/zero) or one over 16 MiB is
+    refused after reading 16 MiB, as are a folder and a file that is not JSON, each with exit 2;
+    nothing is staged."""
+    big = tmp_path / "big.json"
+    big.write_bytes(b'{"x": "' + b"y" * (16 << 20) + b'"}')
+    not_json = tmp_path / "notes.json"
+    not_json.write_text("[1, 2")
+    for source, says in (
+        ("/dev/zero", "larger than 16 MiB"),
+        (str(big), "larger than 16 MiB"),
+        (str(tmp_path), "Is a directory"),
+        (str(not_json), "not JSON"),
+    ):
+        proc = teamlore_cli("memory", "stage", "--request", source, "-f", "json", cwd=repo)
+        assert proc.returncode == 2, (source, proc.stdout)
+        assert says in json.loads(proc.stdout)["error"]["message"]
+    piped = teamlore_cli(
+        "memory", "stage", "--request", "-", "-f", "json", cwd=repo, input=" " * ((16 << 20) + 1)
+    )
+    assert piped.returncode == 2 and "larger than 16 MiB" in piped.stdout

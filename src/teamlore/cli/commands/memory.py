@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -122,10 +121,28 @@ def lint(
         raise typer.Exit(1)
 
 
+# far above any request the contracts allow (8 drafts of at most 64 KiB each, a Skill body of
+# 64 KiB): a larger file is not a request, and /dev/zero must not fill the memory
+MAX_REQUEST_BYTES = 16 << 20
+
+
 def read_request(source: str, fmt: OutputFormat) -> dict[str, Any]:
-    """A JSON document from a file or `-` (stdin); unreadable or invalid → INVALID_ARGUMENT."""
+    """A JSON document from a file or `-` (stdin); unreadable, too large or invalid →
+    INVALID_ARGUMENT."""
     try:
-        data = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
+        if source == "-":
+            data = sys.stdin.buffer.read(MAX_REQUEST_BYTES + 1)
+        else:
+            with open(source, "rb") as handle:
+                data = handle.read(MAX_REQUEST_BYTES + 1)
+        if len(data) > MAX_REQUEST_BYTES:
+            fail(
+                errors.TeamloreError(
+                    errors.INVALID_ARGUMENT,
+                    f"{source}: larger than {MAX_REQUEST_BYTES >> 20} MiB; not a request",
+                ),
+                fmt,
+            )
         document = orjson.loads(data)
     except OSError as exc:
         fail(errors.TeamloreError(errors.INVALID_ARGUMENT, f"{source}: {exc.strerror}"), fmt)
