@@ -95,3 +95,20 @@ def test_demo_refuses_a_folder_that_is_not_empty(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert json.loads(proc.stdout)["error"]["code"] == "INVALID_ARGUMENT"
     assert [p.name for p in tmp_path.iterdir()] == ["keep.txt"]
+
+
+def test_demo_refuses_a_place_that_cannot_be_its_folder(tmp_path: Path) -> None:
+    """A file, a folder under a file, a folder the system cannot make: each a usage error that
+    names what is wrong (it was STATE_INVALID about 'a file teamlore keeps', or INTERNAL)."""
+    mine = tmp_path / "notes.txt"
+    mine.write_text("mine")
+    for place, says in (
+        (mine, "is not a folder"),
+        (mine / "demo", "Not a directory"),
+        (Path("/proc/teamlore-demo"), "cannot make the folder"),
+    ):
+        proc = teamlore_cli("demo", "--dir", str(place), "--format", "json")
+        assert proc.returncode == 2, proc.stdout
+        error = json.loads(proc.stdout)["error"]
+        assert error["code"] == "INVALID_ARGUMENT" and says in error["message"]
+    assert mine.read_text() == "mine"

@@ -117,15 +117,33 @@ class DemoRequest(BaseModel):
     )
 
 
-@operation("demo", input_model=DemoRequest, side_effect="state-write")
-def demo(ctx: OpContext, request: DemoRequest) -> dict[str, Any]:
-    """Build sample sessions and a repository, index them and search them."""
-    root = Path(request.directory).expanduser().absolute()
-    if root.exists() and any(root.iterdir()):
+def _empty_folder(root: Path) -> Path:
+    """`root`, made if missing; refused unless it is (or becomes) an empty folder."""
+    if root.is_dir() and any(root.iterdir()):
         raise errors.TeamloreError(
             errors.INVALID_ARGUMENT, f"{root} is not empty; give the demo an empty folder"
         )
-    root.mkdir(parents=True, exist_ok=True)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # a file, or a link to one
+        raise errors.TeamloreError(
+            errors.INVALID_ARGUMENT, f"{root} is not a folder; give the demo an empty folder"
+        ) from None
+    except PermissionError:
+        raise  # PERMISSION_DENIED, as anywhere
+    except OSError as exc:
+        if errors.storage_error(exc) is not None:
+            raise  # DISK_FULL or STATE_READ_ONLY, as anywhere
+        raise errors.TeamloreError(
+            errors.INVALID_ARGUMENT, f"cannot make the folder {root}: {exc.strerror or exc}"
+        ) from None
+    return root
+
+
+@operation("demo", input_model=DemoRequest, side_effect="state-write")
+def demo(ctx: OpContext, request: DemoRequest) -> dict[str, Any]:
+    """Build sample sessions and a repository, index them and search them."""
+    root = _empty_folder(Path(request.directory).expanduser().absolute())
     repo, commits = build_repository(root)
     write_codex_session(root, repo, commits["export"])
     write_claude_session(root, repo, commits["migration"])
