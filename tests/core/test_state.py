@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import threading
@@ -129,3 +130,20 @@ def test_missing_parents_of_the_state_dir_are_created_private(tmp_path: Path) ->
         os.umask(old)
     for directory in (tmp_path / "a", tmp_path / "a" / "b", target):
         assert stat.S_IMODE(os.stat(directory).st_mode) == 0o700
+
+
+def test_a_state_dir_no_file_system_can_hold_is_state_dir_unsafe(tmp_path: Path) -> None:
+    from teamlore.core.paths import ensure_private_dir
+
+    with pytest.raises(errors.TeamloreError) as caught:
+        ensure_private_dir(tmp_path / ("x" * 5_000) / "state")
+    assert caught.value.code == "STATE_DIR_UNSAFE" and "File name too long" in str(caught.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_path_too_long_anywhere_is_its_own_code_not_internal() -> None:
+    refusal = errors.refusal_for(
+        OSError(errno.ENAMETOOLONG, "File name too long", "/home/mei/" + "x" * 5_000)
+    )
+    assert refusal.code == "PATH_TOO_LONG" and refusal.exit_code == 1
+    assert "/home/mei" not in refusal.message and len(refusal.message) < 300

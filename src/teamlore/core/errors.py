@@ -69,6 +69,9 @@ PERMISSION_DENIED = _register(
     "PERMISSION_DENIED",
     "a file or folder teamlore needs cannot be read or written: check its owner and permissions",
 )
+PATH_TOO_LONG = _register(
+    "PATH_TOO_LONG", "a path is longer than the file system allows a name or a path to be"
+)
 REBUILD_LOSES_HISTORY = _register(
     "REBUILD_LOSES_HISTORY",
     "the damaged index holds history a rebuild cannot recreate; confirm with --discard-history",
@@ -340,6 +343,8 @@ def refusal_for(exc: BaseException) -> TeamloreError:
         code = PERMISSION_DENIED  # not a storage failure: nothing is damaged, nothing is set aside
     if code is None and isinstance(exc, IsADirectoryError | NotADirectoryError):
         code = STATE_INVALID  # a folder where a file belongs, or the reverse
+    if code is None and isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:
+        code = PATH_TOO_LONG  # given somewhere (TEAMLORE_HOME, an option): nothing is damaged
     if code is not None:
         detail = redact_paths(str(exc))
         message = f"{code.summary} ({detail})" if detail else code.summary

@@ -35,10 +35,10 @@ def ensure_private_dir(path: Path) -> Path:
     exists with group or other bits."""
     missing: list[Path] = []
     probe = path
-    while not probe.exists() and not probe.is_symlink() and probe != probe.parent:
-        missing.append(probe)
-        probe = probe.parent
-    try:
+    try:  # `exists` too raises for a path no file system can hold (a name too long)
+        while not probe.exists() and not probe.is_symlink() and probe != probe.parent:
+            missing.append(probe)
+            probe = probe.parent
         for directory in reversed(missing):
             with contextlib.suppress(FileExistsError):  # a concurrent creator is fine
                 os.mkdir(directory, DIR_MODE)

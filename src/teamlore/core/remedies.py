@@ -18,6 +18,7 @@ NEXT: dict[str, str] = {
     "DB_SCHEMA_TOO_NEW": "Upgrade teamlore to the version that wrote this state dir.",
     "DISK_FULL": "Free space on the state dir's disk (the message names what is big), then retry.",
     "PERMISSION_DENIED": "Fix the owner or mode of the folder the message names (`ls -ld`).",
+    "PATH_TOO_LONG": "Give a shorter path (TEAMLORE_HOME, the option or config.toml entry).",
     "STATE_INVALID": "Move the file the message names aside, then run the command again.",
     "LOCK_BUSY": "Let the other teamlore process end (stop a watch with Ctrl-C), then retry.",
     "STATE_READ_ONLY": "Run the command where the state dir is writable (or fix its mount).",
