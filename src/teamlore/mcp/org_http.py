@@ -166,8 +166,9 @@ def serve(options: ServeOptions) -> None:
 
 
 def listen(host: str, port: int) -> socket.socket:
-    """A socket bound to `host`:`port`, as uvicorn would bind it (address reuse on), or
-    ORG_PORT_UNAVAILABLE: uvicorn itself logged the error and returned, exit code 0."""
+    """A socket bound to `host`:`port` as uvicorn binds one (address reuse on); else
+    ORG_PORT_UNAVAILABLE (left to uvicorn, a failed bind was only logged, and the process
+    exited 0)."""
     try:
         family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
         sock = socket.socket(family, kind, proto)
