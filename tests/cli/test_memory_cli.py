@@ -188,8 +188,7 @@ def test_lint_prints_one_finding_per_line_and_works_outside_git(tmp_path: Path, 
 
 def test_a_request_file_is_read_up_to_a_bound(repo: Path, tmp_path: Path) -> None:
     """`--request` takes a JSON file or stdin: an endless one (/dev/zero) or one over 16 MiB is
-    refused after reading 16 MiB, as are a folder and a file that is not JSON, each with exit 2;
-    nothing is staged."""
+    refused after reading 16 MiB, as are a folder and a file that is not JSON, each with exit 2."""
     big = tmp_path / "big.json"
     big.write_bytes(b'{"x": "' + b"y" * (16 << 20) + b'"}')
     not_json = tmp_path / "notes.json"
