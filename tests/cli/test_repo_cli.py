@@ -111,6 +111,20 @@ def test_sessions_list_unmapped_shows_the_recorded_folders_literally(world) -> N
     assert "C:\\Users\\me\\src\\tools\\[id]" in folded and "/Users/me/code/shop/web" in folded
 
 
+def test_a_folder_under_the_users_home_is_shown_from_the_tilde(world, tmp_path: Path) -> None:
+    web = world["shop"] / "web"
+    _session(world["sessions"], "d", str(web))
+    _sync(world)
+    listed = {s["cwd"]: s for s in _json("sessions", "list")["sessions"]}
+    assert str(web) in listed  # programs get the folder as recorded
+    user = {"HOME": str(tmp_path), "COLUMNS": "80"}
+    text = teamlore_cli("sessions", "list", env=user).stdout
+    assert "~/src/shop/web" in "".join(text.split()) and str(tmp_path) not in text
+    key = listed[str(web)]["sessionKey"][:12]
+    first = teamlore_cli("sessions", "show", key, env=user).stdout.splitlines()[0]
+    assert first.startswith(f"{key} codex ~/src/shop/web ")
+
+
 def test_path_aliases_in_config_toml_map_the_other_machines_sessions(world, home: Path) -> None:
     src = world["shop"].parent
     config = home / "config.toml"

@@ -35,6 +35,7 @@ from teamlore.cli.output import (
     styled,
 )
 from teamlore.cli.params import Argument, Option, call, parse_argv
+from teamlore.core.paths import display_path
 from teamlore.ops.sessions import SHOW_PAGE_TURNS
 
 
@@ -250,8 +251,8 @@ def _render_list(result: dict[str, Any], *, unmapped: bool = False) -> None:
     table.columns[-1].overflow = "fold"
     for s in result["sessions"]:
         started = (s["startedAt"] or "")[:16].replace("T", " ")
-        shown = s["cwd"] if unmapped else s.get("title") or s["cwd"]
-        cwd = Text(literal(shown or ""))
+        folder = display_path(s["cwd"]) if s["cwd"] else ""
+        cwd = Text(literal(folder if unmapped else s.get("title") or folder))
         if not s.get("available", True):
             cwd.append(" (file gone)", style="dim")
         repo = [Text(literal(s["repository"]["name"] if s["repository"] else ""))] * mapped
@@ -301,9 +302,10 @@ def sessions_list(
 
 def _render_show(result: dict[str, Any], *, whole_tool: bool = False) -> None:
     s = result["session"]
+    folder = display_path(s["cwd"]) if s["cwd"] else ""
     say(
         styled(s["sessionKey"][:12], "bold"),
-        f" {s['provider']} {s['cwd'] or ''} {s['startedAt'] or ''} → {s['endedAt'] or ''}",
+        f" {s['provider']} {folder} {s['startedAt'] or ''} → {s['endedAt'] or ''}",
     )
     if s.get("excludedFromExtraction"):
         say(
