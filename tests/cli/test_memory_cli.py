@@ -180,7 +180,7 @@ def test_lint_prints_one_finding_per_line_and_works_outside_git(tmp_path: Path, 
     assert proc.returncode == 1, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("draft.md:2 path.home-absolute ")
-    assert lines[-1] == "1 findings, 1 blocking."
+    assert lines[-1] == "1 finding, 1 blocking."
     as_json = teamlore_cli("memory", "lint", "draft.md", "-f", "json", cwd=outside)
     report = json.loads(as_json.stdout)
     assert report["files"] == ["draft.md"] and report["findings"][0]["line"] == 2

@@ -277,3 +277,13 @@ def test_real_windows_and_mac_codex_sessions_map_to_clones_registered_here(
         "C:\\repos\\BattleCity": "BattleCity",
         "/home/inspiration-gx/Documents/gildore-project/gildore-arena": "arena",
     }
+
+
+def test_sync_counts_in_the_right_number(home: Path, tmp_path: Path) -> None:
+    """One file, one session, one turn: the text says so in the singular."""
+    one = tmp_path / "one"
+    _session(one, "e", "/nowhere")
+    text = " ".join(_cli("sync", "--source", f"codex={one}").stdout.split())
+    assert "Indexed 1 changed of 1 file (" in text
+    assert "1 session, 1 turn written. Index holds 1 session, 1 turn." in text
+    assert "Embedded 1 turn for hybrid search; 1 of 1 turn has a vector." in text

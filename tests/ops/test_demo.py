@@ -112,3 +112,18 @@ def test_demo_refuses_a_place_that_cannot_be_its_folder(tmp_path: Path) -> None:
         error = json.loads(proc.stdout)["error"]
         assert error["code"] == "INVALID_ARGUMENT" and says in error["message"]
     assert mine.read_text() == "mine"
+
+
+def test_the_demo_text_shows_each_searchs_top_hit_whole(tmp_path: Path) -> None:
+    """What a newcomer reads first: no snippet cut mid-word without saying so (they were cut at
+    90 characters), and counts in the right number."""
+    proc = teamlore_cli(
+        "demo", "--dir", str(tmp_path / "demo"), env={"COLUMNS": "80", "HOME": str(tmp_path)}
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = {line.split(":")[0].strip(): line for line in proc.stdout.splitlines() if " — " in line}
+    assert lines["'flaky invoice export'"].endswith(
+        "3 hits — user: The release job failed again: test_export is flaky because invoice"
+        " export order is not stable. Find the cause."
+    )
+    assert lines["'lock_timeout'"].endswith("staging 上 alembic upgrade head 通过。")

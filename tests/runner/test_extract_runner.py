@@ -250,7 +250,7 @@ def test_text_output_is_a_summary_table(world: World) -> None:
         env=world.fake.env(),
     )
     assert proc.returncode == 0, proc.stderr
-    assert "Runner results" in proc.stdout and "1 drafts staged" in proc.stdout
+    assert "Runner results" in proc.stdout and "1 draft staged" in proc.stdout
     assert "approve it with" in proc.stdout
 
 

@@ -23,7 +23,7 @@ from teamlore.cli import app as cli_app
 from teamlore.cli import mcp_command
 from teamlore.cli.app import app, memory_app, sessions_app
 from teamlore.cli.commands import sessions as session_commands
-from teamlore.cli.output import FormatOption, OutputFormat, run, say, stdout, styled
+from teamlore.cli.output import FormatOption, OutputFormat, counted, run, say, stdout, styled
 
 
 def _version(value: bool) -> None:
@@ -58,8 +58,8 @@ def _render_demo(result: dict[str, Any]) -> None:
         say(styled(f"{number:>2}. {step['step']}", "bold cyan"), f"  {step['summary']}")
         if step["step"] == "sessions-search":
             for query, hits in step["searches"].items():
-                top = hits[0]["snippet"][:90] if hits else "no hits"
-                stdout.print(f"      {query!r}: {len(hits)} hits — {top}")
+                top = hits[0]["snippet"] if hits else "no hits"
+                stdout.print(f"      {query!r}: {counted(len(hits), 'hit')} — {top}")
         elif step["step"] == "review":
             for item in step["result"]["items"]:
                 supports = ", ".join(

@@ -11,6 +11,7 @@ from teamlore.cli.output import (
     FormatOption,
     OutputFormat,
     RepositoryOption,
+    counted,
     cwd_of,
     fail,
     run,
@@ -31,7 +32,8 @@ def _render_synthesize(result: dict[str, Any]) -> None:
             stdout.print(f"  scene {scene['name']} (heat {scene['heat']})")
         stdout.print("  The agent answers with a ConsolidationPatch@v1 (see --format json).")
     stdout.print(
-        f"{result['newSinceBaseline']} approved entries new since the last consolidation "
+        f"{counted(result['newSinceBaseline'], 'approved entry', 'approved entries')}"
+        " new since the last consolidation "
         f"(due at {result['dueAt']})."
     )
     if result.get("next"):

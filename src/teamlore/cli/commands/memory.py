@@ -59,7 +59,8 @@ def _render_status(result: dict[str, Any]) -> None:
     due = "due" if consolidation["due"] else f"due at {consolidation['dueAt']}"
     stdout.print(
         f"Consolidation baseline {consolidation['baselineRunId'] or 'none yet'}, "
-        f"{consolidation['newSinceBaseline']} approved entries new since ({due})"
+        f"{counted(consolidation['newSinceBaseline'], 'approved entry', 'approved entries')}"
+        f" new since ({due})"
         + (
             f", {consolidation['pendingRunId']} awaiting review"
             if consolidation["pendingRunId"]
@@ -69,8 +70,8 @@ def _render_status(result: dict[str, Any]) -> None:
     lint = result.get("lint") or {}
     if lint:
         stdout.print(
-            f"Lint         {lint['blocking']} blocking, {lint['warnings']} warnings "
-            f"in {lint['files']} files"
+            f"Lint         {lint['blocking']} blocking, {counted(lint['warnings'], 'warning')} "
+            f"in {counted(lint['files'], 'file')}"
         )
     _render_recovery(result.get("promotionRecovery") or {})
 
@@ -106,7 +107,7 @@ def _render_lint(result: dict[str, Any]) -> None:
         style = "red" if f["severity"] == "block" else "yellow"
         say(styled(f"{where} {f['rule']} {f['message']}", style))
     blocked = sum(1 for f in findings if f["severity"] == "block")
-    say(f"{len(findings)} findings, {blocked} blocking.")
+    say(f"{counted(len(findings), 'finding')}, {blocked} blocking.")
 
 
 @memory_app.command("lint")

@@ -13,6 +13,7 @@ from teamlore.cli.output import (
     LexicalOption,
     OutputFormat,
     QueryArgument,
+    counted,
     fail,
     matched_by,
     paths_line,
@@ -71,7 +72,7 @@ def remove(
     """Remove a repository and its documents from the org index."""
 
     def render(result: dict[str, Any]) -> None:
-        say(f"Removed {result['repository']} ({result['documentsRemoved']} documents).")
+        say(f"Removed {result['repository']} ({counted(result['documentsRemoved'], 'document')}).")
 
     _run("org.remove", {"name": name}, fmt, render, database)
 
@@ -84,7 +85,7 @@ def _repository_line(repo: dict[str, Any]) -> None:
         styled(repo["name"], "bold"),
         "  ",
         styled(state, style) if style else state,
-        f"  {repo['documents']} documents",
+        f"  {counted(repo['documents'], 'document')}",
         f"  at {commit}" if commit else "",
         f"  {repo['remote']}" if repo.get("remote") else "",
     )
@@ -126,7 +127,7 @@ def _render_sync(result: dict[str, Any]) -> None:
             "  ",
             styled(outcome, style) if style else outcome,
             counts,
-            f"  {repo['documents']} documents",
+            f"  {counted(repo['documents'], 'document')}",
         )
         if repo.get("problem"):
             say(f"    {repo['problem']}")

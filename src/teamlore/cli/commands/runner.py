@@ -29,6 +29,7 @@ from teamlore.cli.output import (
     FormatOption,
     OutputFormat,
     RepositoryOption,
+    counted,
     cwd_of,
     fail,
     run,
@@ -54,10 +55,13 @@ def _kib(n: int) -> str:
 
 def _disclosed(kind: str, disclosure: dict[str, Any]) -> str:
     if kind == "extraction":
-        return f"{disclosure['turns']} turns, {disclosure['evidenceItems']} evidence"
+        return f"{counted(disclosure['turns'], 'turn')}, {disclosure['evidenceItems']} evidence"
     if kind == "consolidation":
-        return f"{disclosure['entries']} entries, {disclosure['scenes']} scenes"
-    return f"{disclosure['drafts']} drafts, {disclosure['poolItems']} pool items"
+        entries = counted(disclosure["entries"], "entry", "entries")
+        return f"{entries}, {counted(disclosure['scenes'], 'scene')}"
+    return (
+        f"{counted(disclosure['drafts'], 'draft')}, {counted(disclosure['poolItems'], 'pool item')}"
+    )
 
 
 def _render_preview(result: dict[str, Any]) -> None:
@@ -95,13 +99,13 @@ def _render_run(result: dict[str, Any]) -> None:
             error = item["error"]
             outcome = f"{error['code']}: {error['message']}"
         elif item.get("taskKind") == "extraction":
-            outcome = f"{item['candidates']} drafts staged"
+            outcome = f"{counted(item['candidates'], 'draft')} staged"
             if item.get("adjudicationPlan"):
                 outcome += f"; adjudication plan {item['adjudicationPlan']['planDigest'][:12]}…"
         elif item.get("taskKind") == "consolidation":
             outcome = "no change proposed" if item.get("noOp") else "1 consolidation candidate"
         else:
-            outcome = f"{item['quarantined']} candidates quarantined for review"
+            outcome = f"{counted(item['quarantined'], 'candidate')} quarantined for review"
         table.add_row(
             item["planDigest"][:12] + "…",
             item.get("taskKind", "?"),
@@ -114,8 +118,8 @@ def _render_run(result: dict[str, Any]) -> None:
         if plan:
             say(
                 f"The adjudication sends {_kib(plan['bytesToSend'])} ("
-                f"{plan['disclosure']['drafts']} drafts, {plan['disclosure']['poolItems']} pool "
-                f"items) to {plan['provider']}; approve it with: ",
+                f"{_disclosed('adjudication', plan['disclosure'])}) to {plan['provider']};"
+                " approve it with: ",
                 styled(f"teamlore memory extract --approve-plan {plan['planDigest']}", "bold"),
             )
     if result.get("next") and not any(i.get("adjudicationPlan") for i in result["results"]):

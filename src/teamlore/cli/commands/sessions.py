@@ -49,17 +49,22 @@ def _session_operations() -> None:
 
 
 def _render_sync(result: dict[str, Any]) -> None:
-    files = result["files"]
+    files, totals = result["files"], result["totals"]
     stdout.print(
-        f"Indexed {files['changed']} changed of {files['seen']} files "
-        f"({result['bytesRead'] / 1048576:.1f} MiB read): {result['sessions']} sessions, "
-        f"{result['turns']} turns written. Index holds {result['totals']['sessions']} sessions, "
-        f"{result['totals']['turns']} turns."
+        f"Indexed {files['changed']} changed of {counted(files['seen'], 'file')} "
+        f"({result['bytesRead'] / 1048576:.1f} MiB read): "
+        f"{counted(result['sessions'], 'session')}, {counted(result['turns'], 'turn')} written. "
+        f"Index holds {counted(totals['sessions'], 'session')}, {counted(totals['turns'], 'turn')}."
     )
     if files["unavailable"]:
-        stdout.print(f"{files['unavailable']} files disappeared; their history is kept.")
+        gone = files["unavailable"]
+        stdout.print(
+            f"{counted(gone, 'file')} disappeared; "
+            f"{'its' if gone == 1 else 'their'} history is kept."
+        )
     if result.get("reanalyzedTurns"):
-        stdout.print(f"Re-analyzed {result['reanalyzedTurns']} turns for the new search analyzer.")
+        turns = counted(result["reanalyzedTurns"], "turn")
+        stdout.print(f"Re-analyzed {turns} for the new search analyzer.")
     for source in result["sources"]:
         if not source["exists"]:
             say(styled(f"no {source['provider']} sessions at {source['path']}", "dim"))
@@ -71,12 +76,13 @@ def _render_sync(result: dict[str, Any]) -> None:
         _render_delivery(delivery)
     _render_vectors(result.get("vectors") or {})
     if result["diagnosticCount"]:
-        say(styled(f"{result['diagnosticCount']} diagnostics", "yellow"), " (first ones below):")
+        diagnostics = counted(result["diagnosticCount"], "diagnostic")
+        say(styled(diagnostics, "yellow"), " (first ones below):")
         for d in result["diagnostics"][:10]:
             where = f"{d['file']}:{d['line']}" if d["line"] else d["file"]
             stdout.print(f"  {d['code']}  {where}  {d['message']}")
     if files["failed"]:
-        say(styled(f"{files['failed']} files could not be read.", "red"))
+        say(styled(f"{counted(files['failed'], 'file')} could not be read.", "red"))
 
 
 def _render_delivery(delivery: dict[str, Any]) -> None:
@@ -115,11 +121,12 @@ _SKIP_REASONS = {
 def _render_vectors(vectors: dict[str, Any]) -> None:
     """What the embedding step of a sync did (docs/hybrid-search.md, "Session search")."""
     if vectors.get("status") == "done":
-        dropped = vectors["droppedVectors"]
+        dropped, turns = vectors["droppedVectors"], vectors["turns"]
         stdout.print(
-            f"Embedded {vectors['embeddedTurns']} turns for hybrid search"
-            + (f" (model changed: {dropped} old vectors dropped)" if dropped else "")
-            + f"; {vectors['turnsWithVector']} of {vectors['turns']} turns have a vector."
+            f"Embedded {counted(vectors['embeddedTurns'], 'turn')} for hybrid search"
+            + (f" (model changed: {counted(dropped, 'old vector')} dropped)" if dropped else "")
+            + f"; {vectors['turnsWithVector']} of {counted(turns, 'turn')}"
+            f" {'has' if turns == 1 else 'have'} a vector."
         )
     elif vectors.get("status") == "unavailable":
         say(
