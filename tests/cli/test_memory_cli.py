@@ -153,6 +153,17 @@ def test_search_and_status_report_generation_and_coverage(repo: Path) -> None:
     assert partial["coverage"] == "partial" and partial["results"]
 
 
+def test_status_says_how_many_problems_it_does_not_list(repo: Path) -> None:
+    cli_json("memory", "init", cwd=repo)
+    for n in range(12):
+        (repo / f".threadshare/memory/entries/broken-{n:02}.md").write_text("---\nid: x\n---\n")
+    code, status = cli_json("memory", "status", cwd=repo)
+    assert code == 0 and len(status["projection"]["diagnostics"]) == 12
+    text = teamlore_cli("memory", "status", cwd=repo, env={"COLUMNS": "80"}).stdout
+    assert sum("broken-" in line for line in text.splitlines()) == 10
+    assert "  … 2 more (--format json lists them all)" in text.splitlines()
+
+
 def test_an_unquoted_multi_word_query_is_one_query(repo: Path) -> None:
     cli_json("memory", "init", cwd=repo)
     (repo / ".threadshare/memory/entries/export-order-must-be-stable.md").write_text(CLEAN_ENTRY)

@@ -75,7 +75,11 @@ def test_a_broken_server_a_removed_hook_and_loose_permissions_fail_with_fixes(
     ]
     servers_file.write_text(json.dumps(config))
     (Path(user["CLAUDE_CONFIG_DIR"]) / "settings.json").write_text("{}")
-    Path(user["TEAMLORE_HOME"]).chmod(0o755)
+    state = Path(user["TEAMLORE_HOME"])
+    state.chmod(0o755)
+    for n in range(6):  # more than the message names
+        (state / f"copied-{n}").write_text("")
+        (state / f"copied-{n}").chmod(0o644)
 
     code, report = doctor(user, "--client", "claude")
     checks = by_check(report)
@@ -86,6 +90,8 @@ def test_a_broken_server_a_removed_hook_and_loose_permissions_fail_with_fixes(
     assert missing_hook and missing_hook[0]["fix"].startswith("teamlore install --client claude")
     loose = checks["state.permissions"][0]
     assert loose["status"] == "fail" and loose["fix"].startswith("chmod -R go-rwx")
+    readable = [p for p in [state, *state.iterdir()] if p.stat().st_mode & 0o077]
+    assert loose["message"].endswith(f" and {len(readable) - 5} more")
 
 
 def test_a_missing_cli_and_no_installation_are_reported(user: dict[str, str]) -> None:

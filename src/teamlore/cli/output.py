@@ -113,6 +113,12 @@ def clip(value: object, limit: int = CLIP_CHARS) -> str:
     return f"{text[:limit]}… {len(text) - limit} more characters (use --format json)"
 
 
+def say_how_many_more(shown: int, total: int, indent: str = "  ") -> None:
+    """The dim `… N more (--format json lists them all)` line under a list cut at `shown`."""
+    if total > shown:
+        say(indent, styled(f"… {total - shown} more (--format json lists them all)", "dim"))
+
+
 class _ConsoleOnFirstUse:
     """A `LiteralConsole` (`teamlore.cli.literal_console`) made when something first prints
     through it: a `--format json` run never imports rich."""

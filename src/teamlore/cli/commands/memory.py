@@ -20,6 +20,7 @@ from teamlore.cli.output import (
     fail,
     run,
     say,
+    say_how_many_more,
     stdout,
     styled,
 )
@@ -49,8 +50,10 @@ def _render_status(result: dict[str, Any]) -> None:
         stdout.print(
             f"Projection   generation {projection['generation']}, coverage {projection['coverage']}"
         )
-        for d in projection.get("diagnostics", [])[:10]:
+        diagnostics = projection.get("diagnostics", [])
+        for d in diagnostics[:10]:
             say("  ", styled(d["code"], "yellow"), f" {d['file']}:{d.get('line') or ''} {d['why']}")
+        say_how_many_more(10, len(diagnostics))
     entries = result["entries"]
     stdout.print(f"Entries      {entries['approved']} approved, {entries['deprecated']} deprecated")
     candidates = ", ".join(f"{n} {state}" for state, n in result["candidates"].items())

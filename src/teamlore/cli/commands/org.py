@@ -20,6 +20,7 @@ from teamlore.cli.output import (
     query_text,
     run,
     say,
+    say_how_many_more,
     stdout,
     styled,
 )
@@ -91,9 +92,11 @@ def _repository_line(repo: dict[str, Any]) -> None:
     )
     if repo.get("problem"):
         say(f"    {repo['problem']}")
-    for finding in repo.get("findings", [])[:5]:
+    findings = repo.get("findings", [])
+    for finding in findings[:5]:
         where = f"{finding['file']}:{finding['line']}" if finding.get("line") else finding["file"]
         say(styled(f"    {where} {finding['rule']} {finding['message']}", "red"))
+    say_how_many_more(5, len(findings), "    ")
 
 
 @org_app.command("list")
@@ -131,8 +134,10 @@ def _render_sync(result: dict[str, Any]) -> None:
         )
         if repo.get("problem"):
             say(f"    {repo['problem']}")
-        for finding in repo.get("findings", [])[:5]:
+        findings = repo.get("findings", [])
+        for finding in findings[:5]:
             say(styled(f"    {finding['file']} {finding['rule']} {finding['message']}", "red"))
+        say_how_many_more(5, len(findings), "    ")
     say(f"Index generation {result['generation']}, {result['index']}.")
 
 

@@ -478,7 +478,8 @@ def _state_dir_check(home: Path) -> doctor_checks.Check:
         return doctor_checks.Check(
             "state.permissions",
             "fail",
-            f"{home}: readable by others: {', '.join(sorted(loose)[:5])}",
+            f"{home}: readable by others: {', '.join(sorted(loose)[:5])}"
+            + (f" and {len(loose) - 5} more" if len(loose) > 5 else ""),
             f"chmod -R go-rwx {shlex.quote(str(home))}",
         )
     return doctor_checks.Check("state.permissions", "ok", f"{home} is private (0700/0600)")
