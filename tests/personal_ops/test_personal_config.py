@@ -78,3 +78,13 @@ def test_bad_values_name_the_flag_and_change_nothing(home: Path) -> None:
         assert code == 2 and refused["error"]["code"] == "INVALID_ARGUMENT", args
         assert refused["error"]["message"].startswith(flag), refused
     assert (home / "config.toml").read_bytes() == before
+
+
+def test_config_and_status_show_the_state_dir_from_the_tilde(home: Path) -> None:
+    """As `status` does: a state dir under the user's home is shown from `~`."""
+    user = {"HOME": str(home.parent)}
+    shown = json.loads(teamlore_cli("personal", "config", "-f", "json", env=user).stdout)
+    assert shown["configPath"] == f"~/{home.name}/config.toml"
+    assert shown["personalDir"] == f"~/{home.name}/personal"
+    status = teamlore_cli("personal", "status", env=user).stdout
+    assert f"~/{home.name}/personal" in status and str(home) not in status

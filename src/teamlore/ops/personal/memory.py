@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 
 from teamlore.core import errors
 from teamlore.core.locations import state_dir_path
+from teamlore.core.paths import display_path
 from teamlore.core.shapes.strict import STRICT
 from teamlore.ops.registry import OpContext, operation
 from teamlore.personal import api, documents, init_import, reader
@@ -393,7 +394,7 @@ def personal_status(ctx: OpContext, request: QueueStatusRequest) -> dict[str, An
     root = documents.personal_root(home)
     queue = api.status(home)
     return {
-        "personalDir": str(root),
+        "personalDir": display_path(root),
         "exists": root.is_dir(),
         "settings": {
             "allowedProvenance": list(settings.allowed_provenance),
@@ -567,8 +568,8 @@ def personal_config(ctx: OpContext, request: ConfigRequest) -> dict[str, Any]:
     settings = load_personal_settings_readonly(home)
     projects = registered_projects(home)
     return {
-        "configPath": str(home / "config.toml"),
-        "personalDir": str(documents.personal_root(home)),
+        "configPath": display_path(home / "config.toml"),
+        "personalDir": display_path(documents.personal_root(home)),
         "requested": bool(request.model_dump(exclude_none=True)),
         "changed": bool(changes),
         "changes": changes,
