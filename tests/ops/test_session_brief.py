@@ -44,7 +44,7 @@ def personal_home(tmp_path: Path, profile: str = PROFILE) -> Path:
 def test_brief_has_doctrine_scenes_by_heat_and_personal_memory(tmp_path: Path) -> None:
     repo = repo_with_team_memory(tmp_path)
     brief = compose_brief(repo, "claude", personal_home(tmp_path))
-    assert "reviewed team memory (1 entries" in brief
+    assert "reviewed team memory (1 entry in" in brief
     assert "Never skip the tests." in brief
     assert brief.index("- billing: billing summary") < brief.index("- release: release summary")
     assert "The user writes Rust at work." in brief

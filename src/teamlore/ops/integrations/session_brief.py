@@ -73,8 +73,9 @@ def team_section(root: Path, client: str) -> str:
     from teamlore.memory.store.documents import load_doctrine, load_scene
 
     entries = sum(1 for _ in (tree / "entries").glob("*.md"))
+    noun = "entry" if entries == 1 else "entries"
     lines = [
-        f"This repository has reviewed team memory ({entries} entries in .threadshare/memory);"
+        f"This repository has reviewed team memory ({entries} {noun} in .threadshare/memory);"
         " search it with the threadshare_memory_search tool before re-deriving project facts."
     ]
     doctrine_file = root / DOCTRINE_FILE

@@ -392,7 +392,8 @@ def _one_tool(shown: dict[str, Any], number: int) -> dict[str, Any]:
     if not tools:
         raise errors.TeamloreError(
             errors.TOOL_NOT_FOUND,
-            f"turn {turn['ordinal']} has {len(turn['tools'])} tool calls; there is no #{number}",
+            f"turn {turn['ordinal']} has {len(turn['tools'])} tool"
+            f" call{'' if len(turn['tools']) == 1 else 's'}; there is no #{number}",
         )
     return {**shown, "turns": [{**turn, "tools": tools}]}
 
