@@ -78,6 +78,20 @@ def test_a_refused_value_names_the_file_line_table_and_field(home: Path) -> None
     )
 
 
+def test_a_config_under_the_users_home_is_named_from_the_tilde(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As `status` names the state dir: the refusal a person reads says `~/…/config.toml`."""
+    monkeypatch.setenv("HOME", str(home.parent))
+    write(home, '[limits]\nturns = 0\nname = "unclosed\n')
+    shown = f"~/{home.name}/config.toml"
+    assert refusal(lambda: load_config(home)).message.startswith(f"{shown} line 3: ")
+    write(home, "[limits]\nturns = 0\n")
+    assert refusal(lambda: load_table("limits", Limits, home)).message.startswith(
+        f"{shown} line 2: [limits] turns: "
+    )
+
+
 def test_a_wrong_shape_for_a_known_table_is_refused_with_its_line(home: Path) -> None:
     path = write(home, "sources = {}\nmodels = 3\n")
     err = refusal(lambda: load_config(home))

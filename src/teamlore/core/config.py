@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
 
 from teamlore.core import errors
 from teamlore.core.locations import state_dir_path
-from teamlore.core.paths import read_private_file, resolve_home, write_private_file
+from teamlore.core.paths import display_path, read_private_file, resolve_home, write_private_file
 from teamlore.core.shapes.records import Record, field
 
 if TYPE_CHECKING:
@@ -243,7 +243,8 @@ def _read(path: Path, *, readonly: bool) -> str:
         return raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise errors.TeamloreError(errors.CONFIG_INVALID, f"{path}: {reason}") from None
+        shown = display_path(path)
+        raise errors.TeamloreError(errors.CONFIG_INVALID, f"{shown}: {reason}") from None
 
 
 def _read_untouched(path: Path) -> bytes:
@@ -264,7 +265,7 @@ def _parse(path: Path, text: str) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as exc:
         message = str(exc)
         found = _AT_LINE.search(message)
-        where = f"{path} line {found.group(1)}" if found else str(path)
+        where = f"{display_path(path)} line {found.group(1)}" if found else display_path(path)
         raise errors.TeamloreError(
             errors.CONFIG_INVALID, f"{where}: {_AT_LINE.sub('', message)}"
         ) from None
@@ -276,7 +277,7 @@ def _invalid(path: Path, table: str, problem: Any) -> errors.TeamloreError:
     field = ".".join(fields[1:] if fields and fields[0] == table else fields)
     message = str(problem.get("msg", "invalid")).removeprefix("Value error, ")
     line = _line_of(path, table, field.split(".")[0] if field else "")
-    where = f"{path} line {line}" if line else str(path)
+    where = f"{display_path(path)} line {line}" if line else display_path(path)
     label = f"[{table}] {field}" if table and field else f"[{table}]" if table else field
     return errors.TeamloreError(errors.CONFIG_INVALID, f"{where}: {label}: {message}")
 
