@@ -141,6 +141,19 @@ def test_a_state_dir_no_file_system_can_hold_is_state_dir_unsafe(tmp_path: Path)
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_state_dir_that_is_a_symlink_or_a_file_is_refused_saying_which(tmp_path: Path) -> None:
+    from teamlore.core.paths import ensure_private_dir
+
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    (tmp_path / "file").write_text("mine")
+    for place, says in (("link", "is a symbolic link"), ("file", "is not a directory")):
+        with pytest.raises(errors.TeamloreError) as caught:
+            ensure_private_dir(tmp_path / place)
+        assert caught.value.code == "STATE_DIR_UNSAFE" and says in str(caught.value)
+    assert (tmp_path / "file").read_text() == "mine" and not any((tmp_path / "real").iterdir())
+
+
 def test_a_path_too_long_anywhere_is_its_own_code_not_internal() -> None:
     refusal = errors.refusal_for(
         OSError(errno.ENAMETOOLONG, "File name too long", "/home/mei/" + "x" * 5_000)

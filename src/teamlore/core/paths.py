@@ -47,7 +47,12 @@ def ensure_private_dir(path: Path) -> Path:
         raise errors.TeamloreError(
             errors.STATE_DIR_UNSAFE, f"cannot create state directory {path}: {exc.strerror}"
         ) from exc
-    if path.is_symlink() or not path.is_dir():
+    if path.is_symlink():  # its target could change under us: the state dir is a real folder
+        raise errors.TeamloreError(
+            errors.STATE_DIR_UNSAFE,
+            f"{path} is a symbolic link; teamlore keeps its state only in a real folder",
+        )
+    if not path.is_dir():
         raise errors.TeamloreError(errors.STATE_DIR_UNSAFE, f"{path} is not a directory")
     if os.stat(path).st_mode & 0o077:
         try:
