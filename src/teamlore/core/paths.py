@@ -45,15 +45,19 @@ def ensure_private_dir(path: Path) -> Path:
                 os.chmod(directory, DIR_MODE)
     except OSError as exc:
         raise errors.TeamloreError(
-            errors.STATE_DIR_UNSAFE, f"cannot create state directory {path}: {exc.strerror}"
+            errors.STATE_DIR_UNSAFE,
+            f"cannot create state directory {display_path(path)}: {exc.strerror}",
         ) from exc
     if path.is_symlink():  # its target could change under us: the state dir is a real folder
         raise errors.TeamloreError(
             errors.STATE_DIR_UNSAFE,
-            f"{path} is a symbolic link; teamlore keeps its state only in a real folder",
+            f"{display_path(path)} is a symbolic link; teamlore keeps its state only in a real"
+            " folder",
         )
     if not path.is_dir():
-        raise errors.TeamloreError(errors.STATE_DIR_UNSAFE, f"{path} is not a directory")
+        raise errors.TeamloreError(
+            errors.STATE_DIR_UNSAFE, f"{display_path(path)} is not a directory"
+        )
     if os.stat(path).st_mode & 0o077:
         try:
             os.chmod(path, DIR_MODE)
