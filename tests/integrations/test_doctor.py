@@ -118,3 +118,10 @@ def test_a_personal_document_broken_by_hand_is_named_with_its_line(
     assert "outside any section" in check["message"] and "## <title>" in check["message"]
     (personal / "preferences.md").write_text("# Preferences\n\n## Editor\nTabs, not spaces.\n")
     assert by_check(doctor(user)[1])["personal"][0]["status"] == "ok"
+
+
+def test_a_state_dir_under_the_home_is_named_from_the_tilde(user: dict[str, str]) -> None:
+    mine = {**user, "TEAMLORE_HOME": str(Path(user["HOME"]) / ".state")}
+    assert teamlore_cli("sync", env=mine).returncode == 0
+    _, report = doctor(mine, "--client", "codex")
+    assert by_check(report)["state.permissions"][0]["message"] == "~/.state is private (0700/0600)"

@@ -42,7 +42,7 @@ from pydantic import BaseModel, Field
 
 from teamlore.core import errors
 from teamlore.core.locations import state_dir_path
-from teamlore.core.paths import WATCH_SOCKET_NAME, resolve_home
+from teamlore.core.paths import WATCH_SOCKET_NAME, display_path, resolve_home
 from teamlore.core.shapes.strict import STRICT
 from teamlore.integrations import claude, codex, installer, pi, transaction
 from teamlore.integrations import doctor as doctor_checks
@@ -469,7 +469,10 @@ def _client_checks(ctx: OpContext, client: str, home: Path) -> list[doctor_check
 def _state_dir_check(home: Path) -> doctor_checks.Check:
     if not home.exists():
         return doctor_checks.Check(
-            "state.permissions", "warn", f"no state dir yet at {home}", "teamlore sync"
+            "state.permissions",
+            "warn",
+            f"no state dir yet at {display_path(home)}",
+            "teamlore sync",
         )
     loose = [
         p.name for p in [home, *home.iterdir()] if not p.is_symlink() and p.stat().st_mode & 0o077
@@ -478,11 +481,12 @@ def _state_dir_check(home: Path) -> doctor_checks.Check:
         return doctor_checks.Check(
             "state.permissions",
             "fail",
-            f"{home}: readable by others: {', '.join(sorted(loose)[:5])}"
+            f"{display_path(home)}: readable by others: {', '.join(sorted(loose)[:5])}"
             + (f" and {len(loose) - 5} more" if len(loose) > 5 else ""),
             f"chmod -R go-rwx {shlex.quote(str(home))}",
         )
-    return doctor_checks.Check("state.permissions", "ok", f"{home} is private (0700/0600)")
+    private = f"{display_path(home)} is private (0700/0600)"
+    return doctor_checks.Check("state.permissions", "ok", private)
 
 
 def _index_check(ctx: OpContext, home: Path) -> doctor_checks.Check:
