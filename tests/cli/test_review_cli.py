@@ -55,6 +55,16 @@ def test_every_word_of_the_candidate_is_on_screen(
         assert words(statement) in words(printed)
 
 
+def test_no_line_is_padded_to_the_width(rave_era: tuple[Path, Path]) -> None:
+    """Copied or piped, the review is its words: a wrapped line does not end in the blanks that
+    filled it to 80 columns (the indented blocks were padded to the terminal's width)."""
+    printed = review(rave_era).splitlines()
+    # the diff below is folded at exactly 78 cells, so a piece may end in the file's own space
+    before_the_diff = printed[: printed.index("  --- /dev/null")]
+    assert len(before_the_diff) > 20
+    assert not [line for line in before_the_diff if line.endswith(" ")]
+
+
 def _diff(world: tuple[Path, Path]) -> str:
     repo, home = world
     env = {"TEAMLORE_HOME": str(home)}

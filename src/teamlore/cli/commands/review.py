@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.padding import Padding
 from rich.text import Text
 
 from teamlore.cli.app import app, memory_app
@@ -39,7 +38,13 @@ def _block(text: Text | str, indent: int) -> None:
     """`text` wrapped at the terminal's width under an indent: every byte on screen, none cut
     (docs/extraction.md, "What a reviewer sees")."""
     body = text if isinstance(text, Text) else Text(literal(text))
-    stdout.print(Padding(body, (0, 0, 0, indent), expand=False), soft_wrap=False)
+    width = max(stdout.width - indent, 20)
+    for line in body.split("\n", allow_blank=True):
+        pieces = line.wrap(stdout, width)
+        for piece in pieces[:-1]:
+            piece.rstrip()  # the space it broke at: a copy or a pipe gets no padding
+        for piece in pieces:
+            stdout.print(Text(" " * indent).append_text(piece), soft_wrap=True)
 
 
 def _render_statement(statement: dict[str, Any]) -> None:
