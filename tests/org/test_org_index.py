@@ -61,6 +61,18 @@ def found(result: dict[str, Any]) -> list[tuple[str, str]]:
     return [(hit["repository"], hit["id"]) for hit in result["results"]]
 
 
+def test_the_list_shows_each_clone_from_the_tilde(
+    home: Path, database: str | None, clones: dict[str, Path], tmp_path: Path
+) -> None:
+    added(home, database, clones)
+    env = {"TEAMLORE_HOME": str(home), "TEAMLORE_ORG_DATABASE": database or ""}
+    done = CliRunner().invoke(app, ["org", "list"], env={**env, "HOME": str(tmp_path)})
+    assert done.exit_code == 0, done.output
+    assert {"    ~/clones/billing", "    ~/clones/web"} <= set(done.output.splitlines())
+    listed = org_json(home, database, "list")["repositories"]  # programs get the real path
+    assert sorted(r["path"] for r in listed) == sorted(str(c) for c in clones.values())
+
+
 def test_two_repositories_are_synced_and_searched_with_attribution(
     home: Path, database: str | None, clones: dict[str, Path]
 ) -> None:

@@ -25,6 +25,7 @@ from teamlore.cli.output import (
     styled,
 )
 from teamlore.core import errors
+from teamlore.core.paths import display_path
 
 DatabaseOption = typer.Option(
     None,
@@ -111,7 +112,7 @@ def list_repositories(
             say("No repositories yet: `teamlore org add PATH`.")
         for repo in result["repositories"]:
             _repository_line(repo)
-            say(f"    {repo['path']}")
+            say(f"    {display_path(repo['path'])}")
 
     _run("org.list", {}, fmt, render, database)
 
