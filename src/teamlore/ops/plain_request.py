@@ -100,11 +100,6 @@ def _fields_of(cls: type[Record]) -> list[_Field]:
     return made
 
 
-def _bound(number: float) -> str:
-    """A bound as pydantic writes it: an int whole (9223372036854775807), a float shortest."""
-    return str(number) if isinstance(number, int) else f"{number:g}"
-
-
 def _refused(where: str, message: str) -> errors.TeamloreError:
     return errors.TeamloreError(errors.INVALID_ARGUMENT, f"{where}: {message}")
 
@@ -129,9 +124,9 @@ def _checked(field: _Field, value: Any) -> Any:
         value = float(value)
     rule = field.rule
     if rule.ge is not None and value < rule.ge:
-        raise _refused(field.key, f"Input should be greater than or equal to {_bound(rule.ge)}")
+        raise _refused(field.key, f"Input should be greater than or equal to {rule.ge}")
     if rule.le is not None and value > rule.le:
-        raise _refused(field.key, f"Input should be less than or equal to {_bound(rule.le)}")
+        raise _refused(field.key, f"Input should be less than or equal to {rule.le}")
     if rule.min_length is not None and len(value) < rule.min_length:
         raise _refused(field.key, f"String should have at least {counted(rule.min_length)}")
     if rule.max_length is not None and len(value) > rule.max_length:
