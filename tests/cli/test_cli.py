@@ -200,6 +200,18 @@ def test_sessions_list_show_and_search(home: Path, sources: Path) -> None:
     }
 
 
+def test_sessions_list_shows_a_page_and_says_how_many_more(home: Path, sources: Path) -> None:
+    sync_json(sources)
+    every = json.loads(teamlore_cli("sessions", "list", "--format", "json").stdout)
+    total = len(every["sessions"])
+    assert total >= 3 and every["more"] == 0  # fewer than a page: all of them, nothing more
+    page = json.loads(teamlore_cli("sessions", "list", "-n", "2", "--format", "json").stdout)
+    assert page["sessions"] == every["sessions"][:2] and page["more"] == total - 2
+    text = teamlore_cli("sessions", "list", "-n", "2").stdout
+    assert f"… {total - 2} more sessions (`--limit {total}` lists them all)" in text
+    assert "more session" not in teamlore_cli("sessions", "list").stdout
+
+
 def test_an_unquoted_multi_word_search_is_one_query(home: Path, sources: Path) -> None:
     sync_json(sources)
     unquoted = teamlore_cli("sessions", "search", "cart", "rounding", "--format", "json")

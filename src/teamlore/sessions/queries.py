@@ -87,6 +87,34 @@ def list_sessions(
     unmapped: bool = False,
 ) -> list[dict[str, Any]]:
     """Sessions newest first; `unmapped`: only those no registered worktree owns."""
+    where, params = _session_filters(provider, worktree_key, since, until, unmapped)
+    sql = f"SELECT s.* FROM sessions s WHERE {where} ORDER BY s.started_at DESC, s.id DESC"
+    if limit:
+        sql += f" LIMIT {int(limit)}"
+    return [_session_json(row, repositories) for row in conn.execute(sql, params)]
+
+
+def count_sessions(
+    conn: sqlite3.Connection,
+    *,
+    provider: str | None = None,
+    worktree_key: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    unmapped: bool = False,
+) -> int:
+    """How many sessions `list_sessions` would list without a limit."""
+    where, params = _session_filters(provider, worktree_key, since, until, unmapped)
+    return int(conn.execute(f"SELECT count(*) FROM sessions s WHERE {where}", params).fetchone()[0])
+
+
+def _session_filters(
+    provider: str | None,
+    worktree_key: str | None,
+    since: str | None,
+    until: str | None,
+    unmapped: bool,
+) -> tuple[str, list[Any]]:
     clauses, params = _filters(
         provider=provider,
         worktree_key=worktree_key,
@@ -96,13 +124,7 @@ def list_sessions(
         end="s.ended_at",
     )
     where = ["1 = 1", *clauses, *(["s.worktree_key IS NULL"] if unmapped else [])]
-    sql = (
-        f"SELECT s.* FROM sessions s WHERE {' AND '.join(where)}"
-        " ORDER BY s.started_at DESC, s.id DESC"
-    )
-    if limit:
-        sql += f" LIMIT {int(limit)}"
-    return [_session_json(row, repositories) for row in conn.execute(sql, params)]
+    return " AND ".join(where), params
 
 
 def _repository_json(row: sqlite3.Row, repositories: RepositoryFacts) -> dict[str, Any] | None:

@@ -36,7 +36,7 @@ from teamlore.cli.output import (
 )
 from teamlore.cli.params import Argument, Option, call, parse_argv
 from teamlore.core.paths import display_path
-from teamlore.ops.sessions import SHOW_PAGE_TURNS
+from teamlore.ops.sessions import LIST_PAGE_SESSIONS, SHOW_PAGE_TURNS
 
 
 def _session_operations() -> None:
@@ -270,6 +270,15 @@ def _render_list(result: dict[str, Any], *, unmapped: bool = False) -> None:
             cwd,
         )
     stdout.print(table)
+    if result["more"]:
+        shown = len(result["sessions"])
+        say(
+            styled(
+                f"… {counted(result['more'], 'more session')}"
+                f" (`--limit {shown + result['more']}` lists them all)",
+                "dim",
+            )
+        )
 
 
 def sessions_list(
@@ -281,7 +290,9 @@ def sessions_list(
     ),
     since: str | None = Option(None, "--since", help="ISO date/instant, inclusive."),
     until: str | None = Option(None, "--until", help="ISO date/instant, exclusive."),
-    limit: int | None = Option(None, "--limit", "-n", help="At most this many sessions."),
+    limit: int = Option(
+        LIST_PAGE_SESSIONS, "--limit", "-n", help="At most this many sessions, newest first."
+    ),
     unmapped: bool = Option(
         False,
         "--unmapped",

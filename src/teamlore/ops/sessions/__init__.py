@@ -5,3 +5,5 @@ repositories, the origin secret)."""
 # so that the CLI's option declares it without importing the operations (`memory search` runs
 # in the same lean module and needs none of them: docs/architecture.md, "A short CLI process")
 SHOW_PAGE_TURNS = 100
+# sessions `sessions list` shows without --limit, newest first (the result says how many more)
+LIST_PAGE_SESSIONS = 100

@@ -20,7 +20,7 @@ from teamlore.core.paths import display_path, resolve_home
 from teamlore.core.timeutil import parse_instant
 from teamlore.ops.plain_request import PlainRequest, param
 from teamlore.ops.registry import OpContext, ProgressCallback, operation
-from teamlore.ops.sessions import SHOW_PAGE_TURNS
+from teamlore.ops.sessions import LIST_PAGE_SESSIONS, SHOW_PAGE_TURNS
 from teamlore.sessions.index_health import (
     index_errors,
     open_index_for_read,
@@ -312,7 +312,9 @@ class SessionsListRequest(Window):
 
     provider: str | None = param(None, convert=known_provider)
     repository: str | None = param(None)
-    limit: int | None = param(None, ge=1, le=100_000)
+    limit: int = param(
+        LIST_PAGE_SESSIONS, ge=1, le=100_000, description="at most this many, newest first"
+    )
     unmapped: bool = param(False, description="only sessions no registered worktree owns")
 
     def check(self) -> None:
@@ -324,22 +326,22 @@ class SessionsListRequest(Window):
 def sessions_list(ctx: OpContext, request: SessionsListRequest) -> dict[str, Any]:
     """List indexed sessions, newest first."""
     from teamlore.repo import tables
-    from teamlore.sessions.queries import list_sessions
+    from teamlore.sessions.queries import count_sessions, list_sessions
 
     with index_errors(_read_index(ctx.home)) as conn:
-        worktree = _worktree_filter(ctx, request.repository)
-        return {
-            "sessions": list_sessions(
-                conn,
-                provider=request.provider,
-                worktree_key=worktree,
-                since=request.since,
-                until=request.until,
-                limit=request.limit,
-                unmapped=request.unmapped,
-                repositories=tables.session_facts(conn),
-            )
+        filters: dict[str, Any] = {
+            "provider": request.provider,
+            "worktree_key": _worktree_filter(ctx, request.repository),
+            "since": request.since,
+            "until": request.until,
+            "unmapped": request.unmapped,
         }
+        sessions = list_sessions(
+            conn, limit=request.limit, repositories=tables.session_facts(conn), **filters
+        )
+        full_page = len(sessions) == request.limit
+        more = count_sessions(conn, **filters) - len(sessions) if full_page else 0
+        return {"sessions": sessions, "more": more}
 
 
 class SessionsShowRequest(PlainRequest):
