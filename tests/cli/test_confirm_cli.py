@@ -44,7 +44,7 @@ def test_yes_confirms_only_candidates_made_of_typed_facts(quarantined: Path) -> 
     proc = teamlore_cli("memory", "confirm", "--yes", cwd=quarantined)
     assert proc.returncode == 0, proc.stderr
     assert "Nothing confirmed" in proc.stdout
-    assert "statement(s) s1 need a person" in " ".join(proc.stderr.split())
+    assert "1 statement (s1) needs a person" in " ".join(proc.stderr.split())
 
 
 def test_a_person_answers_each_statement_on_a_terminal(quarantined: Path) -> None:
@@ -61,6 +61,36 @@ def test_d_discards_the_candidate(quarantined: Path) -> None:
     assert code == 0 and "Discarded extract-" in printed, printed
     proc = teamlore_cli("memory", "review", "--format", "json", cwd=quarantined)
     assert json.loads(proc.stdout)["items"] == []
+
+
+def test_a_person_names_a_candidate_as_review_shows_it(repo: Path, home: Path) -> None:
+    from recall_world import WINDOW
+
+    task = op("memory.recall", repo, {"since": WINDOW["since"], "until": WINDOW["until"]})
+    batch = draft_batch(task["sources"][0])
+    second = json.loads(json.dumps(batch["candidates"][0]))
+    second["content"] = second["statements"][0]["text"] = "Push release tags only from main."
+    batch["candidates"].append(second)
+    staged = op("memory.stage", repo, batch)
+    op("memory.stage", repo, store_all(staged["adjudicationTask"]))
+    first_id, second_id = sorted(c["candidateId"] for c in staged["candidates"])
+    shown = teamlore_cli("memory", "review", cwd=repo).stdout
+    short = re.findall(r"^Candidate (\S+) \(revision", shown, re.MULTILINE)
+    assert sorted(short) == [first_id[:20] + "-c1", second_id[:20] + "-c2"]  # 12 hex of 64
+    whole_task = first_id[:20]  # names both candidates: refused, nothing discarded
+    proc = teamlore_cli("memory", "discard", "--candidate", whole_task, cwd=repo)
+    assert proc.returncode == 2 and "names 2 candidates" in proc.stderr, proc.stderr
+    proc = teamlore_cli("memory", "discard", "--candidate", f"{first_id[:16]}-c2", cwd=repo)
+    assert proc.returncode == 0 and f"Discarded {second_id[:20]}-c2" in proc.stdout, proc.stderr
+    code, printed = teamlore_in_pty(
+        "memory", "confirm", "--candidate", f"{first_id[:20]}-c1", answers=["y"], cwd=repo
+    )
+    assert code == 0 and "Plan " in printed, printed
+    states = sqlite3.connect(home / "memory-state.sqlite3")
+    assert dict(states.execute("SELECT candidate_id, status FROM candidates")) == {
+        first_id: "quarantined",  # in a generated plan, waiting for promote
+        second_id: "discarded",
+    }
 
 
 def test_confirm_then_promote_writes_the_entry(quarantined: Path) -> None:

@@ -115,3 +115,29 @@ def test_confirm_refuses_before_asking_anything(flow: Flow) -> None:
     with pytest.raises(TeamloreError) as bad_kind:
         confirm(flow, {"kind": "scene"}, never)
     assert bad_kind.value.code == "INVALID_ARGUMENT"
+
+
+TASK = "extract-d028d5124c49f73b674ff843c3656427040519731d3c391d03ab419467224bb3"
+PATCH = "patch-consolidate-8cb8c2530568880f7aa30d3a0bbae5dfb6a720b502a86e6ecec1c4703cdcb4e7"
+
+
+def test_a_candidate_is_shown_short_and_named_by_any_unique_abbreviation() -> None:
+    from teamlore.ops.memory.review import resolve_candidate_id, short_candidate_id
+
+    known = [f"{TASK}-c1", f"{TASK}-c2", f"{TASK}-c10", PATCH]
+    assert short_candidate_id(f"{TASK}-c1") == "extract-d028d5124c49-c1"
+    assert short_candidate_id(PATCH) == "patch-consolidate-8cb8c2530568"
+    for full in known:  # what the text views show names the candidate it shows
+        assert resolve_candidate_id(known, short_candidate_id(full)) == full
+        assert resolve_candidate_id(known, full) == full
+    assert resolve_candidate_id(known, "extract-D028D512-c1") == f"{TASK}-c1"  # not c10
+    assert resolve_candidate_id(known, "patch-consolidate-8cb8c253") == PATCH  # a prefix
+    # what names nothing comes back as typed, for the operation's own CANDIDATE_NOT_FOUND
+    assert resolve_candidate_id(known, "extract-d028-c1") == "extract-d028-c1"  # < 8 hex
+    assert resolve_candidate_id(known, "extract-ffffffff-c1") == "extract-ffffffff-c1"
+    with pytest.raises(TeamloreError) as refused:
+        resolve_candidate_id(known, "extract-d028d5124c49")  # c1, c2 and c10
+    assert refused.value.code == "INVALID_ARGUMENT"
+    assert "extract-d028d5124c49 names 3 candidates (extract-d028d5124c49-c1, " in str(
+        refused.value
+    )

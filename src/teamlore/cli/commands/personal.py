@@ -303,7 +303,7 @@ def personal_retry(
         {"jobId": job},
         fmt,
         lambda r: _plain(
-            f"requeued {r['requeued']} observation(s) of job {r['jobId']}; "
+            f"requeued {counted(r['requeued'], 'observation')} of job {r['jobId']}; "
             "run `teamlore personal flush`"
         ),
     )

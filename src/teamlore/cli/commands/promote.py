@@ -26,7 +26,9 @@ def _render_promote(result: dict[str, Any]) -> None:
     for f in result["files"]:
         stdout.print(f"  {f['targetPath']}: {_OUTCOME_WORDS[f['outcome']]}")
     if result["candidates"]:
-        names = ", ".join(c["candidateId"] for c in result["candidates"])
+        from teamlore.cli.commands.review import short_id
+
+        names = ", ".join(short_id(c["candidateId"]) for c in result["candidates"])
         stdout.print(f"Promoted candidates: {names}")
     projection = result.get("projection") or {}
     if projection.get("error"):

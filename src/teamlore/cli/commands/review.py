@@ -17,6 +17,7 @@ from teamlore.cli.output import (
     FormatOption,
     OutputFormat,
     RepositoryOption,
+    counted,
     cwd_of,
     fail,
     run,
@@ -96,8 +97,18 @@ def _render_diff(file: dict[str, Any], full: bool) -> None:
         )
 
 
+def short_id(candidate_id: str) -> str:
+    """A candidate's id as people read and type it (`extract-d028d5124c49-c1`)."""
+    from teamlore.ops.memory.review import short_candidate_id
+
+    return short_candidate_id(candidate_id)
+
+
 def _render_candidate(item: dict[str, Any]) -> None:
-    say(styled(f"Candidate {item['candidateId']}", "bold"), f" (revision {item['revision']})")
+    say(
+        styled(f"Candidate {short_id(item['candidateId'])}", "bold"),
+        f" (revision {item['revision']})",
+    )
     _block(Text(literal(item["content"]), style="bold"), 2)
 
 
@@ -133,14 +144,17 @@ def _render_review(result: dict[str, Any], *, full_diff: bool = False) -> None:
         if item["blocked"]:
             for finding in item["lintFindings"]:
                 say("  ", styled("blocked", "red"), f" {finding['rule']}: {finding['message']}")
-            stdout.print(f"  discard it: teamlore memory discard --candidate {item['candidateId']}")
+            stdout.print(
+                f"  discard it: teamlore memory discard --candidate {short_id(item['candidateId'])}"
+            )
         for file in item["files"]:
             _render_diff(file, full_diff)
         offer = "approve all offered" if item["approveAll"]["offered"] else "confirm one by one"
         stdout.print(f"  {offer}; approvalDigest {item['approvalDigest']}")
         stdout.print()
     for failed in result["failed"]:
-        say(styled("adjudication failed", "yellow"), f" {failed['candidateId']}: {failed['next']}")
+        ident = short_id(failed["candidateId"])
+        say(styled("adjudication failed", "yellow"), f" {ident}: {failed['next']}")
 
 
 @memory_app.command("review")
@@ -165,7 +179,7 @@ def review(
 
 
 def _render_prepare(result: dict[str, Any]) -> None:
-    stdout.print(f"Plan {result['planId']} generated ({len(result['files'])} file(s)).")
+    stdout.print(f"Plan {result['planId']} generated ({counted(len(result['files']), 'file')}).")
     for file in result["files"]:
         stdout.print(f"  {file['targetPath']} ({file['role']})")
     stdout.print(f"Next: {result['next']}")
@@ -183,12 +197,16 @@ def prepare(
 
 
 def _render_discard(result: dict[str, Any]) -> None:
-    stdout.print(f"Discarded {result['candidateId']} (was {result['previousStatus']}).")
+    stdout.print(f"Discarded {short_id(result['candidateId'])} (was {result['previousStatus']}).")
 
 
 @memory_app.command("discard")
 def discard(
-    candidate: str = typer.Option(..., "--candidate", help="Candidate id to discard."),
+    candidate: str = typer.Option(
+        ...,
+        "--candidate",
+        help="Candidate to discard, as `memory review` shows it (or a unique abbreviation).",
+    ),
     revision: int | None = typer.Option(None, "--revision", help="Expected revision."),
     reason: str | None = typer.Option(
         None, "--reason", help="Why you discard it (kept in the local state only)."
@@ -204,7 +222,10 @@ def discard(
 @memory_app.command("confirm")
 def confirm(
     candidates: list[str] = typer.Option(
-        [], "--candidate", help="Candidate to confirm (repeatable; default: every one reviewed)."
+        [],
+        "--candidate",
+        help="Candidate to confirm, as `memory review` shows it (repeatable; default: every one "
+        "reviewed).",
     ),
     yes: bool = typer.Option(
         False,
@@ -287,7 +308,8 @@ def _typed_facts_only(item: dict[str, Any]) -> bool:
     if waiting:
         say(
             styled("skipped", "yellow"),
-            f" {item['candidateId']}: statement(s) {', '.join(waiting)} need a person; "
+            f" {short_id(item['candidateId'])}: {counted(len(waiting), 'statement')}"
+            f" ({', '.join(waiting)}) {'needs' if len(waiting) == 1 else 'need'} a person; "
             "run `teamlore memory confirm` on a terminal or use `teamlore ui`",
             console=stderr,
         )
@@ -313,7 +335,8 @@ def _render_confirm(result: dict[str, Any]) -> None:
 
 def _announce(url: str, review: dict[str, Any]) -> None:
     stdout.print(
-        f"{review['count']} candidate(s) waiting for review. Open (one-time link):\n  {url}\n"
+        f"{counted(review['count'], 'candidate')} waiting for review."
+        f" Open (one-time link):\n  {url}\n"
         "Press Ctrl-C to stop.",
         highlight=False,
     )

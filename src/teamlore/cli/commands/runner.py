@@ -82,7 +82,7 @@ def _render_preview(result: dict[str, Any]) -> None:
         table.add_row(plan["planDigest"], plan["taskKind"], what, _kib(plan["bytesToSend"]))
     stdout.print(table)
     stdout.print(
-        f"Nothing was sent. {len(plans)} pending plan(s), {_kib(result['totalBytes'])} in "
+        f"Nothing was sent. {counted(len(plans), 'pending plan')}, {_kib(result['totalBytes'])} in "
         f"total; provider retention: {plans[0]['providerRetention']}."
     )
     if result.get("deferredAdjudications"):
@@ -256,8 +256,8 @@ def _render_reverify(result: dict[str, Any]) -> None:
     binary = result["binary"]
     stdout.print(
         f"{result['runner']} {binary['version']} passed {result['testVersion']} "
-        f"({result['candidates']} candidate(s), only the given evidence cited, no canary, no "
-        "side effects). Approvals may run it until the binary or its version changes."
+        f"({counted(result['candidates'], 'candidate')}, only the given evidence cited, no "
+        "canary, no side effects). Approvals may run it until the binary or its version changes."
     )
 
 

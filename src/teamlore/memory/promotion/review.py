@@ -466,6 +466,17 @@ def prepare_candidate_fields(view: CandidateView) -> dict[str, Any]:
     }
 
 
+def candidate_ids(conn: sqlite3.Connection, identity: RepositoryIdentity) -> list[str]:
+    """The ids of every candidate of this worktree, whatever its status."""
+    return [
+        str(row[0])
+        for row in conn.execute(
+            "SELECT candidate_id FROM candidates WHERE repository_key = ? AND worktree_key = ?",
+            (identity.repository_key, identity.worktree_key),
+        )
+    ]
+
+
 def require_candidate(
     state: sqlite3.Connection, identity: RepositoryIdentity, candidate_id: str
 ) -> sqlite3.Row:

@@ -15,6 +15,8 @@ The owner is always the worktree of the caller's directory, never a request fiel
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -24,6 +26,49 @@ from teamlore.core import errors
 from teamlore.core.shapes.strict import STRICT
 from teamlore.ops.owner import open_owner
 from teamlore.ops.registry import OpContext, operation
+
+# A person types a candidate id as the text views show it, each long hex run cut to its first
+# SHOWN_HEX characters (`extract-d028d5124c49-c1`), or abbreviates it further as with git's short
+# hashes: every hex run of at least MIN_TYPED_HEX characters may stand for a longer one, and a
+# unique prefix is enough (`extract-d028d512`: the task's only candidate). docs/extraction.md,
+# "Naming a candidate".
+SHOWN_HEX = 12
+MIN_TYPED_HEX = 8
+_LONG_HEX = re.compile(r"[0-9a-f]{16,}")
+_TYPED_HEX = re.compile(rf"[0-9a-f]{{{MIN_TYPED_HEX},}}")
+
+
+def short_candidate_id(candidate_id: str) -> str:
+    """The form the text views show (and `resolve_candidate_id` takes back)."""
+    return _LONG_HEX.sub(lambda run: run.group()[:SHOWN_HEX], candidate_id)
+
+
+def resolve_candidate_id(known: Iterable[str], typed: str) -> str:
+    """The one id of `known` that `typed` names: itself, or its unique abbreviation. What names
+    none is returned as typed (the caller refuses it as unknown); what names several is refused."""
+    known = list(known)
+    if typed in known:
+        return typed
+    wanted = typed.strip().lower()
+    runs = list(_TYPED_HEX.finditer(wanted))
+    if not runs:
+        return typed  # no hex run long enough to abbreviate anything
+    pattern, last = "", 0
+    for run in runs:
+        pattern += re.escape(wanted[last : run.start()]) + run.group() + "[0-9a-f]*"
+        last = run.end()
+    pattern += re.escape(wanted[last:])
+    named = [k for k in known if re.fullmatch(pattern, k)] or [
+        k for k in known if re.match(pattern, k)
+    ]
+    if len(named) > 1:
+        shown = ", ".join(short_candidate_id(k) for k in sorted(named)[:3])
+        raise errors.TeamloreError(
+            errors.INVALID_ARGUMENT,
+            f"{typed} names {len(named)} candidates ({shown}{', …' if len(named) > 3 else ''});"
+            " give more of the id",
+        )
+    return named[0] if named else typed
 
 
 def load_candidate_kinds() -> None:
@@ -144,13 +189,15 @@ def memory_prepare(ctx: OpContext, request: PrepareRequestDocument) -> dict[str,
 def memory_discard(ctx: OpContext, request: DiscardRequest) -> dict[str, Any]:
     """Discard one candidate."""
     from teamlore.memory.promotion.discard import discard_candidate
+    from teamlore.memory.promotion.review import candidate_ids
 
     load_candidate_kinds()
     with open_owner(ctx) as owner:
+        known = candidate_ids(owner.state, owner.identity)
         return discard_candidate(
             owner.state,
             owner.identity,
-            request.candidate_id,
+            resolve_candidate_id(known, request.candidate_id),
             expected_revision=request.expected_revision,
             reason=request.reason,
         )
@@ -217,7 +264,9 @@ def memory_confirm(ctx: OpContext, request: ConfirmRequest) -> dict[str, Any]:
     review item); without it every reviewed candidate is confirmed (`--yes`). Nothing is
     confirmed when a chosen candidate is unknown, drifted or blocked by lint."""
     reviewed = memory_review(ctx, ReviewRequest(kind=request.kind))
-    items = _confirmable(reviewed["items"], request.candidate_ids)
+    known = [item["candidateId"] for item in reviewed["items"]]
+    chosen = [resolve_candidate_id(known, typed) for typed in request.candidate_ids]
+    items = _confirmable(reviewed["items"], chosen)
     if not items:
         return {"status": "nothing-to-confirm", "planId": None}
     confirmed = [item["candidateId"] for item in items if ctx.confirm is None or ctx.confirm(item)]
