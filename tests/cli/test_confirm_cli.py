@@ -97,6 +97,9 @@ def test_confirm_then_promote_writes_the_entry(quarantined: Path) -> None:
     code, printed = teamlore_in_pty("memory", "confirm", answers=["y"], cwd=quarantined)
     assert code == 0, printed
     plan = {"planId": re.search(r"Plan (\S+) generated", printed).group(1)}  # type: ignore[union-attr]
+    shown = teamlore_cli("memory", "status", cwd=quarantined).stdout
+    assert "Promotion    1 plan prepared, not yet promoted:" in shown
+    assert f"  teamlore memory promote --plan {plan['planId']}" in shown
     promoted = teamlore_cli(
         "memory", "promote", "--plan", plan["planId"], "--format", "json", cwd=quarantined
     )

@@ -122,6 +122,22 @@ def test_candidates_tasks_and_promotions_are_counted_per_owner(
     assert status(conn, worktree, OTHER).candidates.draft == 1
 
 
+def test_the_plans_waiting_for_promote_are_listed_newest_first(
+    conn: sqlite3.Connection, worktree: Path
+) -> None:
+    plans = [("old", "generated", 1), ("new", "generated", 3), ("done", "applied", 2)]
+    plans += [("voided", "voided", 4)]
+    for plan_id, state, at in plans:
+        conn.execute(
+            "INSERT INTO promotion_journal (plan_id, repository_key, worktree_key, "
+            "plan_canonical_json, plan_digest, candidate_ids_json, assessment_digest, "
+            "policy_version, status, updated_at) VALUES (?, ?, ?, '{}', ?, '[]', ?, 's@1', ?, ?)",
+            (plan_id, REPO, WORKTREE, HEX64, HEX64, state, at),
+        )
+    assert status(conn, worktree).plans_to_promote == ["new", "old"]
+    assert status(conn, worktree, OTHER).plans_to_promote == []
+
+
 def test_the_lint_summary_counts_blocking_findings_by_rule(
     conn: sqlite3.Connection, worktree: Path
 ) -> None:

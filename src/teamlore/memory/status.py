@@ -121,6 +121,7 @@ class MemoryStatus(BaseModel):
     tasks: TaskCounts
     chunks: ChunkCounts
     promotions: PromotionCounts
+    plans_to_promote: list[str]  # generated plans' ids, newest first: `memory promote --plan`
     consolidation: ConsolidationStatus
     lint: LintSummary | None  # None when the tree is missing or unsafe
 
@@ -143,6 +144,17 @@ def _count_by_status(
         (repository_key, worktree_key),
     )
     return {str(status): int(n) for status, n in rows}
+
+
+def _plans_to_promote(
+    conn: sqlite3.Connection, repository_key: str, worktree_key: str
+) -> list[str]:
+    rows = conn.execute(
+        "SELECT plan_id FROM promotion_journal WHERE repository_key = ? AND worktree_key = ? "
+        "AND status = 'generated' ORDER BY updated_at DESC, plan_id",
+        (repository_key, worktree_key),
+    )
+    return [str(plan_id) for (plan_id,) in rows]
 
 
 def _projection_status(
@@ -216,6 +228,7 @@ def memory_status(
         tasks=TaskCounts(**_count_by_status(conn, "tasks", *owner)),
         chunks=ChunkCounts(**_count_by_status(conn, "chunks", *owner)),
         promotions=PromotionCounts(**_count_by_status(conn, "promotion_journal", *owner)),
+        plans_to_promote=_plans_to_promote(conn, *owner),
         consolidation=ConsolidationStatus.model_validate(status_of(conn, Owner(*owner))),
         lint=lint,
     )

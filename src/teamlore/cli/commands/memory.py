@@ -58,6 +58,14 @@ def _render_status(result: dict[str, Any]) -> None:
     stdout.print(f"Entries      {entries['approved']} approved, {entries['deprecated']} deprecated")
     candidates = ", ".join(f"{n} {state}" for state, n in result["candidates"].items())
     stdout.print(f"Candidates   {candidates}")
+    plans = result["plansToPromote"]
+    if plans:
+        waiting = counted(len(plans), "plan")
+        order = " (newest first)" if len(plans) > 1 else ""
+        stdout.print(f"Promotion    {waiting} prepared, not yet promoted{order}:")
+        for plan_id in plans[:5]:
+            stdout.print(f"  teamlore memory promote --plan {plan_id}")
+        say_how_many_more(5, len(plans))
     consolidation = result["consolidation"]
     due = "due" if consolidation["due"] else f"due at {consolidation['dueAt']}"
     stdout.print(

@@ -42,7 +42,12 @@ def _render_promote(result: dict[str, Any]) -> None:
 
 @memory_app.command("promote")
 def promote(
-    plan: str = typer.Option(..., "--plan", help="Id of the plan you reviewed (from prepare)."),
+    plan: str = typer.Option(
+        ...,
+        "--plan",
+        help="Id of the plan you reviewed (printed by confirm and prepare; `memory status` lists "
+        "the plans not yet promoted).",
+    ),
     digest: str | None = typer.Option(
         None, "--digest", help="The planDigest you reviewed; a different plan is refused."
     ),
