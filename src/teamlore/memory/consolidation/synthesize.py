@@ -101,8 +101,8 @@ def synthesize(
     document = task_document(task_id, binding, source, entries)
     return _result(
         "task",
-        f"{len(entries)} approved entries, {len(source.scenes)} scenes"
-        + (", the doctrine" if source.doctrine else ", no doctrine yet"),
+        f"approved entries: {len(entries)}, scenes: {len(source.scenes)}, doctrine: "
+        + ("yes" if source.doctrine else "none yet"),
         task=document,
         taskId=task_id,
         mode=mode,

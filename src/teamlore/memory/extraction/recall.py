@@ -611,7 +611,7 @@ def _note(selection: Selection, chunks: int, returned: int, deferred: int) -> st
         return "No sealed turns of this worktree match the request; nothing to extract."
     if chunks == 0:
         return (
-            f"{selection.matched_turns} turns match, but no session has enough of them "
+            f"Turns matching: {selection.matched_turns}, but no session has enough of them "
             "or every matching turn was already extracted."
         )
     extra = f"; {deferred} more come back after these are staged" if deferred else ""
