@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from support import teamlore_cli
+from support import git, teamlore_cli
 
 
 def config(*args: str) -> tuple[int, dict[str, Any]]:
@@ -88,3 +88,21 @@ def test_config_and_status_show_the_state_dir_from_the_tilde(home: Path) -> None
     assert shown["personalDir"] == f"~/{home.name}/personal"
     status = teamlore_cli("personal", "status", env=user).stdout
     assert f"~/{home.name}/personal" in status and str(home) not in status
+
+
+def test_the_text_view_shows_a_project_folder_from_the_tilde(home: Path) -> None:
+    user = {"HOME": str(home.parent)}
+    repo = home.parent / "src" / "shop"
+    repo.mkdir(parents=True)
+    git(repo, "init", "-q")
+    empty = home.parent / "no-sessions"
+    empty.mkdir()
+    synced = teamlore_cli(
+        "sync", "--source", f"claude={empty}", "--repository", str(repo), env=user
+    )
+    assert synced.returncode == 0, synced.stderr
+    text = teamlore_cli("personal", "config", cwd=repo, env=user).stdout
+    [project] = [line for line in text.splitlines() if line.startswith("project ")]
+    assert project.endswith("  ~/src/shop") and str(home.parent) not in text
+    shown = json.loads(teamlore_cli("personal", "config", "-f", "json", cwd=repo, env=user).stdout)
+    assert [p["path"] for p in shown["projects"]] == [str(repo)]  # JSON: as recorded

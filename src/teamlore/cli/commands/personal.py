@@ -13,6 +13,7 @@ import typer
 from teamlore.cli.app import personal_app
 from teamlore.cli.literal import literal
 from teamlore.cli.output import FormatOption, OutputFormat, counted, run, stderr, stdout
+from teamlore.core.paths import display_path
 
 
 def _plain(text: str) -> None:
@@ -47,7 +48,7 @@ def _render_config(result: dict[str, Any]) -> None:
     _plain(f"allowed scopes      {', '.join(result['allowedScopes']) or '(none)'}")
     _plain(f"model profile       {result['modelProfile'] or '(none: the Writer does not run)'}")
     for project in result["projects"]:
-        _plain(f"project             {project['contextId']}  {project['path']}")
+        _plain(f"project             {project['contextId']}  {display_path(project['path'])}")
 
 
 @personal_app.command("config")
