@@ -162,9 +162,28 @@ def test_a_symlinked_config_file_is_refused(user: Path, tmp_path: Path) -> None:
     real.write_text(CLAUDE_SETTINGS)
     (user / ".claude").mkdir()
     (user / ".claude" / "settings.json").symlink_to(real)
-    err = refused("install", user, client="claude")
-    assert err.code == "CLIENT_CONFIG_UNSAFE" and "symlink" in err.message
-    assert real.read_text() == CLAUDE_SETTINGS and not (user / ".claude.json").exists()
+    before = tree(user)
+    for client in ("claude", "all"):  # with all, Codex is not written either
+        err = refused("install", user, client=client)
+        assert err.code == "CLIENT_CONFIG_UNSAFE" and "is a symbolic link (to " in err.message
+        assert "`--dry-run` shows the change to make in the target by hand" in err.message
+        assert real.read_text() == CLAUDE_SETTINGS and tree(user) == before
+
+
+def test_a_dry_run_shows_the_change_a_symlinked_config_needs(user: Path, tmp_path: Path) -> None:
+    """Dotfiles kept in a folder of their own: the dry run reads through the link and shows
+    the edit to make there by hand; nothing is written, through the link or beside it."""
+    real = tmp_path / "dotfiles-settings.json"
+    real.write_text(CLAUDE_SETTINGS)
+    (user / ".claude").mkdir()
+    (user / ".claude" / "settings.json").symlink_to(real)
+    before = tree(user)
+    [preview] = op("install", user, client="claude", dryRun=True)["installed"]
+    [settings] = [f for f in preview["files"] if f["path"].endswith("settings.json")]
+    assert settings["linkTarget"] == str(real)
+    added = [line for line in settings["diff"].splitlines() if line.startswith("+ ")]
+    assert any("hook session-start --client claude" in line for line in added)
+    assert real.read_text() == CLAUDE_SETTINGS and tree(user) == before
 
 
 def test_an_entry_with_our_name_that_we_did_not_write_needs_force(user: Path) -> None:

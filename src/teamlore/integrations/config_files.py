@@ -1,9 +1,11 @@
 """A client's config file (JSON or TOML), read safely, edited in place, written atomically.
 
 Reading refuses a symlink or anything but a regular file (CLIENT_CONFIG_UNSAFE) and a file that
-does not parse (CLIENT_CONFIG_INVALID, naming the line), before anything is written. TOML goes
-through tomlkit, so the user's comments, ordering and formatting survive an edit; JSON is edited
-as text (`json_text`), so every byte teamlore did not change stays as it was.
+does not parse (CLIENT_CONFIG_INVALID, naming the line), before anything is written. A dry run
+reads through a symlink to a regular file (`load(..., through_link=True)`), so a person who keeps
+the file in a dotfiles folder sees the change to make there by hand; nothing writes through one.
+TOML goes through tomlkit, so the user's comments, ordering and formatting survive an edit; JSON
+is edited as text (`json_text`), so every byte teamlore did not change stays as it was.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import Item, Null, Table, Whitespace
 
 from teamlore.core import errors, safe_write
+from teamlore.core.paths import display_path
 from teamlore.integrations.json_text import JsonText
 
 Kind = Literal["json", "toml"]
@@ -34,6 +37,7 @@ class ConfigDocument:
     kind: Kind
     original: bytes | None
     doc: Any  # JsonText for JSON, tomlkit.TOMLDocument for TOML
+    link_target: Path | None = None  # read through this symlink's target (a dry run only)
 
     def render(self) -> bytes:
         if self.kind == "toml":
@@ -65,9 +69,11 @@ def check_regular_or_absent(path: Path) -> None:
             errors.CLIENT_CONFIG_UNWRITABLE, f"{path}: {exc.strerror}"
         ) from None
     if stat.S_ISLNK(info.st_mode):
+        target = display_path(os.path.realpath(path))
         raise errors.TeamloreError(
             errors.CLIENT_CONFIG_UNSAFE,
-            f"{path} is a symlink; teamlore edits only regular files (edit the target by hand)",
+            f"{display_path(path)} is a symbolic link (to {target}); teamlore edits only regular"
+            " files: `--dry-run` shows the change to make in the target by hand",
         )
     if not stat.S_ISREG(info.st_mode):
         raise errors.TeamloreError(errors.CLIENT_CONFIG_UNSAFE, f"{path} is not a regular file")
@@ -107,9 +113,12 @@ def parse(path: Path, kind: Kind, data: bytes | None) -> Any:
         ) from None
 
 
-def load(path: Path, kind: Kind) -> ConfigDocument:
-    data = read_bytes(path)
-    return ConfigDocument(path, kind, data, parse(path, kind, data))
+def load(path: Path, kind: Kind, *, through_link: bool = False) -> ConfigDocument:
+    """`path` read and parsed; `through_link`: a symlink's regular target is read instead (for
+    a dry run's diff: never written)."""
+    target = Path(os.path.realpath(path)) if through_link and path.is_symlink() else None
+    data = read_bytes(target or path)
+    return ConfigDocument(path, kind, data, parse(path, kind, data), link_target=target)
 
 
 def write_atomically(path: Path, data: bytes, *, private: bool) -> list[Path]:

@@ -54,6 +54,8 @@ class _Pending:
 
     def describe(self, with_diff: bool) -> dict[str, Any]:
         out: dict[str, Any] = {"path": str(self.document.path), "action": self.action}
+        if self.document.link_target is not None:
+            out["linkTarget"] = str(self.document.link_target)
         if with_diff:
             out["diff"] = self.document.diff(self.new) if self.changed else ""
         return out
@@ -136,6 +138,7 @@ def _plan_install(
     existing: Installation | None,
     files: list[FileEdits],
     force: bool,
+    through_links: bool = False,
 ) -> list[tuple[FileEdits, _Pending, list[KeyRecord | HookRecord]]]:
     pending: list[tuple[FileEdits, _Pending, list[KeyRecord | HookRecord]]] = []
     for edits in files:
@@ -144,7 +147,7 @@ def _plan_install(
         if edits.kind == "file":
             document, new = _plan_whole_file(edits, previous, force)
         else:
-            document = cf.load(edits.path, edits.kind)
+            document = cf.load(edits.path, edits.kind, through_link=through_links)
             entries = [
                 *_apply_keys(edits, document, previous, force),
                 *_apply_hooks(edits, document, previous),
@@ -170,14 +173,16 @@ def install(
     force: bool = False,
     dry_run: bool = False,
     check_writable: bool = True,
+    through_links: bool = False,
 ) -> dict[str, Any]:
     """Apply `files`; with `dry_run` only report (and, with `check_writable`, also refuse what
-    could not be written, so a caller can vet several clients before writing any). The caller
+    could not be written, so a caller can vet several clients before writing any; with
+    `through_links`, show the change a symlinked config's target needs, made by hand). The caller
     holds `transaction.locked(home)` and has completed any interrupted transaction."""
     root_key = str(root) if root is not None else None
     for attempt in (1, 2):
         existing = load_manifest(home).find(client, scope, root_key)
-        pending = _plan_install(home, existing, files, force)
+        pending = _plan_install(home, existing, files, force, dry_run and through_links)
         result: dict[str, Any] = {
             "client": client,
             "scope": scope,
@@ -187,7 +192,7 @@ def install(
         }
         if check_writable:
             for _, item, _ in pending:
-                if item.changed:
+                if item.changed and item.document.link_target is None:
                     cf.check_writable(item.document.path)
         if dry_run:
             return result

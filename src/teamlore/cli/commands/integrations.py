@@ -8,6 +8,7 @@ import typer
 
 from teamlore.cli.app import App, app
 from teamlore.cli.output import FormatOption, OutputFormat, run, say, stdout, styled
+from teamlore.core.paths import display_path
 
 hook_app = App(help="Entry points the agent clients call (installed by `install`).")
 app.add_typer(hook_app, name="hook")
@@ -29,7 +30,13 @@ def _render_files(title: str, done: dict[str, Any]) -> None:
     where = f" in {done['root']}" if done.get("root") else ""
     say(styled(done["client"], "bold"), f" ({done['scope']} scope{where}): {title}")
     for item in done["files"]:
-        say(f"  {item['action']:<10} {item['path']}")
+        say(f"  {item['action']:<10} {display_path(item['path'])}")
+        if item.get("linkTarget") and item.get("diff"):
+            target = display_path(item["linkTarget"])
+            say(
+                styled("  a symbolic link: ", "yellow"),
+                f"install will not write it; make this change in {target} by hand",
+            )
         if item.get("diff"):
             stdout.print(item["diff"].rstrip())
 

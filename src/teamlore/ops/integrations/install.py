@@ -266,6 +266,7 @@ def _install_one(
         force=request.force,
         dry_run=preview,
         check_writable=not request.dryRun,
+        through_links=request.dryRun,  # what a person asked to see; a real run refuses a link
     )
 
 
