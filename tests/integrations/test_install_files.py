@@ -154,6 +154,17 @@ def test_a_config_file_that_does_not_parse_is_refused_and_nothing_changes(
     before = tree(user)
     err = refused("install", user, client="all")
     assert err.code == "CLIENT_CONFIG_INVALID" and relative.split("/")[-1] in err.message
+    assert err.message.startswith(f"~/{relative}") and str(user) not in err.message
+    assert tree(user) == before
+
+
+def test_a_json_config_saved_with_a_byte_order_mark_is_refused_saying_so(user: Path) -> None:
+    seed_user_configs(user)
+    (user / ".claude.json").write_bytes(b"\xef\xbb\xbf" + (user / ".claude.json").read_bytes())
+    before = tree(user)
+    err = refused("install", user, client="claude")
+    assert err.code == "CLIENT_CONFIG_INVALID"
+    assert err.message.startswith("~/.claude.json begins with a byte order mark (BOM)")
     assert tree(user) == before
 
 

@@ -66,7 +66,7 @@ def check_regular_or_absent(path: Path) -> None:
         return
     except OSError as exc:
         raise errors.TeamloreError(
-            errors.CLIENT_CONFIG_UNWRITABLE, f"{path}: {exc.strerror}"
+            errors.CLIENT_CONFIG_UNWRITABLE, f"{display_path(path)}: {exc.strerror}"
         ) from None
     if stat.S_ISLNK(info.st_mode):
         target = display_path(os.path.realpath(path))
@@ -76,7 +76,9 @@ def check_regular_or_absent(path: Path) -> None:
             " files: `--dry-run` shows the change to make in the target by hand",
         )
     if not stat.S_ISREG(info.st_mode):
-        raise errors.TeamloreError(errors.CLIENT_CONFIG_UNSAFE, f"{path} is not a regular file")
+        raise errors.TeamloreError(
+            errors.CLIENT_CONFIG_UNSAFE, f"{display_path(path)} is not a regular file"
+        )
 
 
 def read_bytes(path: Path) -> bytes | None:
@@ -87,7 +89,7 @@ def read_bytes(path: Path) -> bytes | None:
         return None
     except OSError as exc:
         raise errors.TeamloreError(
-            errors.CLIENT_CONFIG_UNWRITABLE, f"{path}: {exc.strerror}"
+            errors.CLIENT_CONFIG_UNWRITABLE, f"{display_path(path)}: {exc.strerror}"
         ) from None
     with os.fdopen(fd, "rb") as handle:
         return handle.read()
@@ -100,16 +102,23 @@ def parse(path: Path, kind: Kind, data: bytes | None) -> Any:
         line = (data or b"")[: exc.start].count(b"\n") + 1
         raise errors.TeamloreError(
             errors.CLIENT_CONFIG_INVALID,
-            f"{path}: line {line}: not UTF-8 text; nothing was changed",
+            f"{display_path(path)}: line {line}: not UTF-8 text; nothing was changed",
         ) from None
     if kind == "json":
+        if text.startswith("\ufeff"):
+            raise errors.TeamloreError(
+                errors.CLIENT_CONFIG_INVALID,
+                f"{display_path(path)} begins with a byte order mark (BOM), which JSON does not"
+                " allow: save it as UTF-8 without one; nothing was changed",
+            )
         return JsonText(text, path)
     try:
         return tomlkit.parse(text)
     except TOMLKitError as exc:
         reason = str(exc).splitlines()[0][:200]
         raise errors.TeamloreError(
-            errors.CLIENT_CONFIG_INVALID, f"{path} does not parse ({reason}); nothing was changed"
+            errors.CLIENT_CONFIG_INVALID,
+            f"{display_path(path)} does not parse ({reason}); nothing was changed",
         ) from None
 
 
@@ -139,7 +148,7 @@ def write_atomically(path: Path, data: bytes, *, private: bool) -> list[Path]:
             os.chmod(path, PRIVATE_MODE)
     except OSError as exc:
         raise errors.TeamloreError(
-            errors.CLIENT_CONFIG_UNWRITABLE, f"cannot write {path}: {exc.strerror}"
+            errors.CLIENT_CONFIG_UNWRITABLE, f"cannot write {display_path(path)}: {exc.strerror}"
         ) from None
     return created
 
@@ -152,7 +161,7 @@ def remove_file(path: Path) -> None:
         pass
     except OSError as exc:
         raise errors.TeamloreError(
-            errors.CLIENT_CONFIG_UNWRITABLE, f"cannot remove {path}: {exc.strerror}"
+            errors.CLIENT_CONFIG_UNWRITABLE, f"cannot remove {display_path(path)}: {exc.strerror}"
         ) from None
 
 
@@ -164,7 +173,8 @@ def check_writable(path: Path) -> None:
         probe = probe.parent
     if not os.access(probe, os.W_OK) or (path.exists() and not os.access(path.parent, os.W_OK)):
         raise errors.TeamloreError(
-            errors.CLIENT_CONFIG_UNWRITABLE, f"{probe} is not writable; nothing was changed"
+            errors.CLIENT_CONFIG_UNWRITABLE,
+            f"{display_path(probe)} is not writable; nothing was changed",
         )
 
 

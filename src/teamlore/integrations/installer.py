@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from teamlore.core import errors
+from teamlore.core.paths import display_path
 from teamlore.integrations import config_files as cf
 from teamlore.integrations import transaction as tx
 from teamlore.integrations.entries import FileEdits, hook_group
@@ -209,8 +210,9 @@ def install(
 def _changed_meanwhile(path: str) -> errors.TeamloreError:
     return errors.TeamloreError(
         errors.CLIENT_CONFIG_CHANGED,
-        f"{path} changed while teamlore was writing it (another program, such as the client "
-        "itself, wrote it); its change was kept and nothing was changed; run the command again",
+        f"{display_path(path)} changed while teamlore was writing it (another program, such as"
+        " the client itself, wrote it); its change was kept and nothing was changed; run the"
+        " command again",
     )
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from teamlore.core import errors
+from teamlore.core.paths import display_path
 
 MAX_DEPTH = 200
 DEFAULT_UNIT = "  "
@@ -153,7 +154,7 @@ def line_of(text: str, pos: int) -> int:
 def invalid(path: Path, text: str, pos: int, why: str) -> errors.TeamloreError:
     return errors.TeamloreError(
         errors.CLIENT_CONFIG_INVALID,
-        f"{path}: line {line_of(text, pos)}: {why}; nothing was changed",
+        f"{display_path(path)}: line {line_of(text, pos)}: {why}; nothing was changed",
     )
 
 
