@@ -18,6 +18,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from teamlore.core import errors
+from teamlore.core.paths import display_path
 from teamlore.core.timeutil import format_instant
 from teamlore.integrations import config_files as cf
 from teamlore.integrations.manifest import FileRecord, HookRecord, Installation, KeyRecord, sha256
@@ -93,6 +95,7 @@ def entry_checks(installation: Installation) -> tuple[list[Check], list[dict[str
     again = f"teamlore install --client {installation.client} --scope {installation.scope}"
     for record in installation.files:
         path = Path(record.path)
+        shown = display_path(path)
         if record.kind == "text":
             continue  # a file `memory assemble` wrote: no entries of ours to check
         if record.kind == "file":
@@ -100,15 +103,16 @@ def entry_checks(installation: Installation) -> tuple[list[Check], list[dict[str
             continue
         try:
             document = cf.load(path, record.kind)
-        except Exception as exc:
-            checks.append(Check(label, "fail", f"{path}: {exc}", "fix the file, then " + again))
+        except Exception as exc:  # a refusal's message names the file
+            why = exc.message if isinstance(exc, errors.TeamloreError) else f"{shown}: {exc}"
+            checks.append(Check(label, "fail", why, "fix the file, then " + again))
             continue
         for entry in record.entries:
             if isinstance(entry, KeyRecord):
                 present, value = cf.get_key(document.doc, tuple(entry.key))
                 name = ".".join(entry.key)
                 if not present:
-                    checks.append(Check(label, "fail", f"{path}: {name} is missing", again))
+                    checks.append(Check(label, "fail", f"{shown}: {name} is missing", again))
                     continue
                 if entry.key[0] in SERVER_KEYS and isinstance(value, dict):
                     command = str(value.get("command", ""))
@@ -116,14 +120,14 @@ def entry_checks(installation: Installation) -> tuple[list[Check], list[dict[str
                         checks.append(_missing_command(installation, label, name, command, again))
                         continue
                     servers.append({"name": entry.key[1], "file": str(path), **value})
-                checks.append(Check(label, "ok", f"{name} in {path}{where}"))
+                checks.append(Check(label, "ok", f"{name} in {shown}{where}"))
             elif isinstance(entry, HookRecord):
                 groups = cf.hook_groups(document.doc, entry.event)
                 if any(cf.group_has_command(g, entry.command) for g in groups):
-                    checks.append(Check(label, "ok", f"{entry.event} hook in {path}{where}"))
+                    checks.append(Check(label, "ok", f"{entry.event} hook in {shown}{where}"))
                 else:
                     checks.append(
-                        Check(label, "fail", f"{path}: the {entry.event} hook is missing", again)
+                        Check(label, "fail", f"{shown}: the {entry.event} hook is missing", again)
                     )
     return checks, servers
 
