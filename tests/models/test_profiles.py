@@ -67,6 +67,16 @@ def test_missing_key_names_the_variable_not_a_value(home: Path) -> None:
     assert "$MY_KEY" in caught.value.message and KEY not in caught.value.message
 
 
+def test_missing_key_names_the_env_file_from_the_tilde(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(home.parent))
+    write(home, "config.toml", '[models.default]\nmodel = "m"\n')
+    with pytest.raises(TeamloreError) as caught:
+        load_profile(home=home, environ={})
+    assert f"(environment or ~/{home.name}/.env)" in caught.value.message
+
+
 @pytest.mark.parametrize(
     ("toml", "code"),
     [

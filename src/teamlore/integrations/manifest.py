@@ -21,7 +21,7 @@ import orjson
 from pydantic import BaseModel, Field
 
 from teamlore.core import errors, safe_write
-from teamlore.core.paths import FILE_MODE, ensure_private_dir, read_private_file
+from teamlore.core.paths import FILE_MODE, display_path, ensure_private_dir, read_private_file
 from teamlore.core.shapes.strict import STRICT
 
 MANIFEST_FORMAT = "teamlore-integrations@v1"
@@ -105,7 +105,8 @@ def load_manifest(home: Path) -> Manifest:
         return Manifest.model_validate_json(read_private_file(path))
     except ValueError as exc:
         raise errors.TeamloreError(
-            errors.CONFIG_INVALID, f"{path} is damaged ({type(exc).__name__}); fix or remove it"
+            errors.CONFIG_INVALID,
+            f"{display_path(path)} is damaged ({type(exc).__name__}); fix or remove it",
         ) from None
 
 

@@ -37,7 +37,7 @@ from pydantic import BaseModel, Field
 from teamlore.core import errors, safe_write
 from teamlore.core.failpoints import failpoint
 from teamlore.core.lock import file_lock
-from teamlore.core.paths import ensure_private_dir, read_private_file
+from teamlore.core.paths import display_path, ensure_private_dir, read_private_file
 from teamlore.core.shapes.strict import STRICT
 from teamlore.integrations import assembled
 from teamlore.integrations import config_files as cf
@@ -179,7 +179,8 @@ def load_intent(home: Path) -> Intent | None:
     except ValueError as exc:
         raise errors.TeamloreError(
             errors.CONFIG_INVALID,
-            f"{path} is damaged ({type(exc).__name__}); compare your client config files with "
+            f"{display_path(path)} is damaged ({type(exc).__name__}); compare your client config "
+            "files with "
             "`teamlore install --dry-run`, then remove it",
         ) from None
 
@@ -212,10 +213,11 @@ class FileChanged(Exception):
 def _unwritable(path: str, exc: OSError) -> errors.TeamloreError:
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return errors.TeamloreError(
-            errors.DISK_FULL, f"no space left to write {path}; free some space and run it again"
+            errors.DISK_FULL,
+            f"no space left to write {display_path(path)}; free some space and run it again",
         )
     return errors.TeamloreError(
-        errors.CLIENT_CONFIG_UNWRITABLE, f"cannot write {path}: {exc.strerror}"
+        errors.CLIENT_CONFIG_UNWRITABLE, f"cannot write {display_path(path)}: {exc.strerror}"
     )
 
 
@@ -292,7 +294,7 @@ def apply(home: Path, intent: Intent, befores: dict[str, bytes | None]) -> None:
         if _put_back(written):
             clear_intent(home)
             raise
-        where = failure.path if isinstance(failure, FileChanged) else "a client file"
+        where = display_path(failure.path) if isinstance(failure, FileChanged) else "a client file"
         raise errors.TeamloreError(  # the record stays: never planned over (no retry)
             errors.CLIENT_CONFIG_CHANGED,
             f"{where} changed while teamlore was writing it, and so did a file it had already "

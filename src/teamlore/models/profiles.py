@@ -29,6 +29,7 @@ from pydantic import BaseModel, Field, SecretStr, field_validator
 
 from teamlore.core import errors
 from teamlore.core.config import load_config, load_table
+from teamlore.core.paths import display_path
 from teamlore.core.shapes.strict import STRICT, STRICT_FROZEN
 
 DEFAULT_PROFILE = "default"
@@ -115,7 +116,9 @@ def read_env_file(path: Path) -> dict[str, str]:
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError) as exc:
-        raise errors.TeamloreError(errors.CONFIG_INVALID, f"{path} cannot be read") from exc
+        raise errors.TeamloreError(
+            errors.CONFIG_INVALID, f"{display_path(path)} cannot be read"
+        ) from exc
     values: dict[str, str] = {}
     for raw in text.splitlines():
         line = raw.strip()
@@ -191,7 +194,7 @@ def load_profile(
         raise errors.TeamloreError(
             errors.MODEL_NOT_CONFIGURED,
             f"profile {chosen!r} needs an API key in ${config.api_key_env} "
-            f"(environment or {state / ENV_FILE_NAME})",
+            f"(environment or {display_path(state / ENV_FILE_NAME)})",
         )
     return ModelProfile(
         name=chosen,
