@@ -115,7 +115,8 @@ def test_extract_takes_the_seeds_skill_and_terminal_state_filters_as_flat_flags(
     shell_flags = ("--tool-capability-keys", "shell", *states_flag)
     assert _cli_plan(world, *shell_flags) == (0, by_shell)
     # the failed pytest run matches (too few turns to plan); no turn invoked a Skill
-    assert "1 turns match" in by_shell["note"] and "1 turns match" not in by_skill["note"]
+    assert "Turns matching: 1," in by_shell["note"]
+    assert "Turns matching: 1," not in by_skill["note"]
     code, cli_alone = _cli_plan(world, *states_flag)
     assert refused and code == 2 and cli_alone == alone
     assert alone["error"]["code"] == "RECALL_REQUEST_INVALID"
