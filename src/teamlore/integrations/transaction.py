@@ -180,8 +180,7 @@ def load_intent(home: Path) -> Intent | None:
         raise errors.TeamloreError(
             errors.CONFIG_INVALID,
             f"{display_path(path)} is damaged ({type(exc).__name__}); compare your client config "
-            "files with "
-            "`teamlore install --dry-run`, then remove it",
+            "files with `teamlore install --dry-run`, then remove it",
         ) from None
 
 

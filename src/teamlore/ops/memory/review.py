@@ -16,7 +16,7 @@ The owner is always the worktree of the caller's directory, never a request fiel
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -43,10 +43,9 @@ def short_candidate_id(candidate_id: str) -> str:
     return _LONG_HEX.sub(lambda run: run.group()[:SHOWN_HEX], candidate_id)
 
 
-def resolve_candidate_id(known: Iterable[str], typed: str) -> str:
+def resolve_candidate_id(known: Sequence[str], typed: str) -> str:
     """The one id of `known` that `typed` names: itself, or its unique abbreviation. What names
     none is returned as typed (the caller refuses it as unknown); what names several is refused."""
-    known = list(known)
     if typed in known:
         return typed
     wanted = typed.strip().lower()
