@@ -242,6 +242,28 @@ def test_a_turn_appended_is_found_through_the_server_without_running_sync(
     assert server.events("answered")[-1]["command"] == "sessions search"
 
 
+def test_an_index_removed_while_the_server_runs_is_synced_again_without_a_session_change(
+    server: Watch, home: Path
+) -> None:
+    """Removing the index to start afresh while `watch` runs: the server notices (its index file
+    is gone, or another file stands in its place) and syncs, not waiting for a session file to
+    change; `status` through it then counts what it counted before."""
+
+    def status() -> dict[str, Any]:
+        return dict(json.loads(teamlore_cli("status", "--format", "json").stdout))
+
+    before = status()
+    assert before["turns"] > 0
+    synced = len(server.events("synced"))
+    for file in home.glob("index.sqlite3*"):
+        file.unlink()
+    server.wait_for("index-replaced")
+    server.wait_for("synced", synced + 1)
+    after = status()
+    assert (after["sessions"], after["turns"]) == (before["sessions"], before["turns"])
+    assert len(server.events("index-replaced")) == 1
+
+
 def test_after_the_server_is_killed_the_next_command_answers_in_its_own_process(
     server: Watch,
 ) -> None:

@@ -160,6 +160,8 @@ class Server:
         self.roots = _watched_roots()
         self.watcher = Watcher(self.roots)
         self.last_sync = float("-inf")
+        self.index = _index_file()
+        self.index_synced = _file_identity(self.index)
         _load_served_code()
 
     def run(self) -> None:
@@ -175,6 +177,12 @@ class Server:
                         self.answer(connection)
             if _stopping.is_set():
                 return
+            if (
+                _file_identity(self.index) != self.index_synced
+                and not self.watcher.changed.is_set()
+            ):
+                self.event("index-replaced")  # removed, or another file put in its place
+                self.watcher.changed.set()
             if self.watcher.changed.is_set() and self._may_sync():
                 self.watcher.changed.clear()
                 self.sync()
@@ -196,6 +204,7 @@ class Server:
             self.event("sync-refused", code=err.code, message=err.message)
             self.watcher.changed.set()
             return
+        self.index_synced = _file_identity(self.index)
         self.event(
             "synced",
             changedFiles=result["files"]["changed"],
@@ -271,11 +280,23 @@ class Server:
         sys.stdout.flush()
 
 
+def _file_identity(path: Path) -> tuple[int, int] | None:
+    """Which file `path` names (device and inode), None when there is none: the index removed
+    (say, to start afresh) or replaced while the server runs is synced again without waiting
+    for a session file to change."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
 _EVENT_TEXT = {
     "started": "teamlore watch: watching {folders}; answering sessions search,"
     " list and show, memory search and status (Ctrl-C stops).",
     "synced": "synced: {changedFiles}, {turnsWritten} written; the index holds {turns}.",
     "sync-refused": "sync skipped ({code}: {message}); retrying.",
+    "index-replaced": "the session index was removed or replaced: syncing it again.",
     "restarting": "{reason}: restarting.",
     "answered": "answered {command} (exit {exit}).",
     "stopped": "teamlore watch stopped.",
@@ -405,6 +426,12 @@ def _watched_roots() -> list[Path]:
 
     sources = resolve_sources(SyncRequest(), None)
     return sorted({s.root for s in sources if s.root.is_dir()})
+
+
+def _index_file() -> Path:
+    from teamlore.ops.sessions.index import index_file
+
+    return index_file()
 
 
 def _load_served_code() -> None:

@@ -277,6 +277,13 @@ def _embed_turns(
     return {"status": "done", **stats.to_json()}
 
 
+def index_file(home: Path | None = None) -> Path:
+    """The session index's file (`teamlore watch` checks it is still the one it synced)."""
+    from teamlore.sessions.index_db import index_db_path
+
+    return index_db_path(home)
+
+
 def _read_index(home: Path | None) -> sqlite3.Connection:
     return open_index_for_read(home)
 
