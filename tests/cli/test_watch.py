@@ -264,6 +264,51 @@ def test_an_index_removed_while_the_server_runs_is_synced_again_without_a_sessio
     assert len(server.events("index-replaced")) == 1
 
 
+def test_a_session_folder_that_appears_or_comes_back_is_watched_from_then_on(
+    home: Path, sources: Path, tmp_path: Path
+) -> None:
+    """A client used for the first time after `watch` started makes its session folder then:
+    the server watches it from then on and syncs what it holds. A folder moved away and back
+    is another folder to the system; it is watched again too."""
+    sys.path.insert(0, str(SRC.parent / "bench"))
+    import corpus
+
+    late = tmp_path / "late-codex"
+    home.mkdir()
+    (home / "config.toml").write_text(
+        f'[sources]\nclaude = ["{sources / "claude"}"]\ncodex = ["{late}"]\n'
+    )
+    running = start_watch(tmp_path)
+    try:
+        assert running.events("started")[0]["folders"] == 1
+
+        def turns() -> int:
+            return int(json.loads(teamlore_cli("status", "--format", "json").stdout)["turns"])
+
+        claude_only = turns()
+        synced = len(running.events("synced"))
+        shutil.copytree(sources / "codex", late)
+        running.wait_for("folders-changed")
+        assert running.events("folders-changed")[0]["folders"] == 2
+        running.wait_for("synced", synced + 1)
+        assert turns() > claude_only
+
+        claude = sources / "claude"
+        claude.rename(tmp_path / "away")
+        running.wait_for("folders-changed", 2)
+        (tmp_path / "away").rename(claude)
+        running.wait_for("folders-changed", 3)
+        synced = len(running.events("synced"))
+        corpus.append_turn(claude / "synthetic-main.jsonl", "zqback", at_ms=1_780_000_000)
+        running.wait_for("synced", synced + 1)
+        search = ("sessions", "search", "zqback", "--no-sync", "--lexical", "--format", "json")
+        hits = json.loads(teamlore_cli(*search, env=OWN_PROCESS).stdout)["hits"]
+        assert ["zqback" in hit["snippet"] for hit in hits] == [True]
+    finally:
+        running.proc.send_signal(signal.SIGTERM)
+        assert running.proc.wait(timeout=60) == 0, running.log.read_text()
+
+
 def test_after_the_server_is_killed_the_next_command_answers_in_its_own_process(
     server: Watch,
 ) -> None:

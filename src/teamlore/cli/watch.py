@@ -42,6 +42,7 @@ LOCK_NAME = "watch.lock"
 SOCKET_PATH_LIMIT = 104 if sys.platform == "darwin" else 108
 SESSION_SUFFIXES = (".jsonl",)  # what every provider writes (sessions/providers)
 SELECT_SECONDS = 0.25
+FOLDERS_CHECK_SECONDS = 2.0  # how often the session folders are looked for (a stat each)
 
 
 def watch(
@@ -157,12 +158,19 @@ class Server:
         self.fmt = fmt
         self.min_interval = min_interval
         self.fingerprint = warm.code_fingerprint()
-        self.roots = _watched_roots()
+        self.sources = _source_roots()
+        self.folders = _identities(self.sources)
+        self.folders_checked = time.monotonic()
         self.watcher = Watcher(self.roots)
         self.last_sync = float("-inf")
         self.index = _index_file()
         self.index_synced = _file_identity(self.index)
         _load_served_code()
+
+    @property
+    def roots(self) -> list[Path]:
+        """The session folders watched: those of `sources` that exist."""
+        return [root for root in self.sources if self.folders[root] is not None]
 
     def run(self) -> None:
         self.watcher.start()
@@ -177,6 +185,8 @@ class Server:
                         self.answer(connection)
             if _stopping.is_set():
                 return
+            if time.monotonic() - self.folders_checked >= FOLDERS_CHECK_SECONDS:
+                self._check_folders()
             if (
                 _file_identity(self.index) != self.index_synced
                 and not self.watcher.changed.is_set()
@@ -189,6 +199,20 @@ class Server:
 
     def close(self) -> None:
         self.watcher.stop.set()
+
+    def _check_folders(self) -> None:
+        """Watch again when a session folder appeared (a client used for the first time since
+        the start), went away, or is another folder now (moved away and back): a watch holds
+        the folder it was given, not its path."""
+        self.folders_checked = time.monotonic()
+        folders = _identities(self.sources)
+        if folders == self.folders:
+            return
+        self.folders = folders
+        self.watcher.stop.set()  # it ends at its next step
+        self.watcher = Watcher(self.roots)  # and syncs: files may have come meanwhile
+        self.watcher.start()
+        self.event("folders-changed", folders=len(self.roots))
 
     def _may_sync(self) -> bool:
         return time.monotonic() - self.last_sync >= self.min_interval
@@ -281,9 +305,7 @@ class Server:
 
 
 def _file_identity(path: Path) -> tuple[int, int] | None:
-    """Which file `path` names (device and inode), None when there is none: the index removed
-    (say, to start afresh) or replaced while the server runs is synced again without waiting
-    for a session file to change."""
+    """Which file `path` names (device and inode), None when there is none."""
     try:
         st = os.stat(path)
     except OSError:
@@ -297,6 +319,7 @@ _EVENT_TEXT = {
     "synced": "synced: {changedFiles}, {turnsWritten} written; the index holds {turns}.",
     "sync-refused": "sync skipped ({code}: {message}); retrying.",
     "index-replaced": "the session index was removed or replaced: syncing it again.",
+    "folders-changed": "session folders appeared or went away: now watching {folders}.",
     "restarting": "{reason}: restarting.",
     "answered": "answered {command} (exit {exit}).",
     "stopped": "teamlore watch stopped.",
@@ -420,12 +443,17 @@ def _environment(env: dict[str, str]) -> Iterator[None]:
         os.environ.update(saved)
 
 
-def _watched_roots() -> list[Path]:
-    """The session folders a plain `teamlore sync` reads (configured or default) that exist."""
+def _source_roots() -> list[Path]:
+    """The session folders a plain `teamlore sync` reads (configured or default), existing or
+    not."""
     from teamlore.ops.sessions.index import SyncRequest, resolve_sources
 
-    sources = resolve_sources(SyncRequest(), None)
-    return sorted({s.root for s in sources if s.root.is_dir()})
+    return sorted({s.root for s in resolve_sources(SyncRequest(), None)})
+
+
+def _identities(folders: list[Path]) -> dict[Path, tuple[int, int] | None]:
+    """Each folder's identity, None for one that is not a folder (yet)."""
+    return {folder: _file_identity(folder) if folder.is_dir() else None for folder in folders}
 
 
 def _index_file() -> Path:
