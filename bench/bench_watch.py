@@ -25,7 +25,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
 
 import corpus  # noqa: E402
-from bench_cli import FIXTURES, child_env, server_cpu, teamlore_exe  # noqa: E402
+from bench_cli import FIXTURES, child_env, server_cpu, teamlore_exe, user_state  # noqa: E402
 
 
 def synced(log: Path) -> int:
@@ -50,8 +50,8 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(tmp)
         sessions = work / "claude"
         shutil.copytree(FIXTURES / "sessions" / "claude", sessions)
-        state = work / "state"
-        env = child_env(state, work / "home", work, BENCH_DIR.parent / "src")
+        env = child_env(work / "home", work, BENCH_DIR.parent / "src")
+        state = user_state(work / "home")  # where a user's teamlore keeps it
         exe = teamlore_exe()
         sync = [exe, "sync", "--source", f"claude={sessions}", "--format", "json"]
         subprocess.run(sync, env=env, check=True, stdout=subprocess.DEVNULL)

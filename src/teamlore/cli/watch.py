@@ -42,7 +42,7 @@ LOCK_NAME = "watch.lock"
 SOCKET_PATH_LIMIT = 104 if sys.platform == "darwin" else 108
 SESSION_SUFFIXES = (".jsonl",)  # what every provider writes (sessions/providers)
 SELECT_SECONDS = 0.25
-FOLDERS_CHECK_SECONDS = 2.0  # how often the session folders are looked for (a stat each)
+FILES_CHECK_SECONDS = 2.0  # how often the index and the session folders are looked at (a stat)
 
 
 def watch(
@@ -160,7 +160,7 @@ class Server:
         self.fingerprint = warm.code_fingerprint()
         self.sources = _source_roots()
         self.folders = _identities(self.sources)
-        self.folders_checked = time.monotonic()
+        self.files_checked = time.monotonic()
         self.watcher = Watcher(self.roots)
         self.last_sync = float("-inf")
         self.index = _index_file()
@@ -185,14 +185,8 @@ class Server:
                         self.answer(connection)
             if _stopping.is_set():
                 return
-            if time.monotonic() - self.folders_checked >= FOLDERS_CHECK_SECONDS:
-                self._check_folders()
-            if (
-                _file_identity(self.index) != self.index_synced
-                and not self.watcher.changed.is_set()
-            ):
-                self.event("index-replaced")  # removed, or another file put in its place
-                self.watcher.changed.set()
+            if time.monotonic() - self.files_checked >= FILES_CHECK_SECONDS:
+                self._check_files()
             if self.watcher.changed.is_set() and self._may_sync():
                 self.watcher.changed.clear()
                 self.sync()
@@ -200,11 +194,15 @@ class Server:
     def close(self) -> None:
         self.watcher.stop.set()
 
-    def _check_folders(self) -> None:
-        """Watch again when a session folder appeared (a client used for the first time since
-        the start), went away, or is another folder now (moved away and back): a watch holds
-        the folder it was given, not its path."""
-        self.folders_checked = time.monotonic()
+    def _check_files(self) -> None:
+        """Sync when the index was removed (to start afresh) or another file stands in its
+        place. Watch again when a session folder appeared (a client used for the first time
+        since the start), went away, or is another folder now (moved away and back): a watch
+        holds the folder it was given, not its path."""
+        self.files_checked = time.monotonic()
+        if _file_identity(self.index) != self.index_synced and not self.watcher.changed.is_set():
+            self.event("index-replaced")
+            self.watcher.changed.set()
         folders = _identities(self.sources)
         if folders == self.folders:
             return
