@@ -309,6 +309,40 @@ def test_a_session_folder_that_appears_or_comes_back_is_watched_from_then_on(
         assert running.proc.wait(timeout=60) == 0, running.log.read_text()
 
 
+def test_a_watch_whose_state_dir_is_deleted_stops_saying_why_and_leaves_the_next_one_alone(
+    home: Path, sources: Path, tmp_path: Path
+) -> None:
+    """Deleting the state dir (to start afresh) takes the socket with it, so no command can
+    reach the server: it stops with WATCH_SOCKET_GONE and exit 1 instead of running on unseen,
+    and it does not remove the socket of a watch started since (the first is held stopped
+    while the second starts, so it notices only then)."""
+
+    def configure() -> None:
+        home.mkdir(exist_ok=True)
+        (home / "config.toml").write_text(f'[sources]\nclaude = ["{sources / "claude"}"]\n')
+
+    configure()
+    first = start_watch(tmp_path)
+    first.proc.send_signal(signal.SIGSTOP)
+    shutil.rmtree(home)
+    configure()
+    second = start_watch(tmp_path)
+    try:
+        first.proc.send_signal(signal.SIGCONT)
+        assert first.proc.wait(timeout=120) == 1, first.log.read_text()
+        log, refusal = first.log.read_text().split('{"event":"stopped"}\n')  # then the refusal
+        assert '"event":"started"' in log
+        assert json.loads(refusal)["error"]["code"] == "WATCH_SOCKET_GONE"
+
+        assert second.socket.exists()
+        assert json.loads(teamlore_cli("status", "--format", "json").stdout)["turns"] > 0
+        assert second.answered_exactly(1)
+    finally:
+        first.proc.kill()
+        second.proc.send_signal(signal.SIGTERM)
+        assert second.proc.wait(timeout=60) == 0, second.log.read_text()
+
+
 def test_after_the_server_is_killed_the_next_command_answers_in_its_own_process(
     server: Watch,
 ) -> None:

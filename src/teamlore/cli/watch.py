@@ -35,7 +35,7 @@ from teamlore.cli.params import Option
 from teamlore.core import errors
 from teamlore.core.locations import state_dir_path
 from teamlore.core.lock import file_lock
-from teamlore.core.paths import FILE_MODE, state_dir
+from teamlore.core.paths import FILE_MODE, display_path, state_dir
 
 LOCK_NAME = "watch.lock"
 # sun_path holds 108 bytes on Linux, 104 on macOS, with the terminating NUL
@@ -91,8 +91,9 @@ def _serve(fmt: OutputFormat, min_interval: float) -> None:
         finally:
             server.close()
             listener.close()
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
+            if _file_identity(path) == server.socket:  # not another watch's, started since
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
             server.event("stopped")
 
 
@@ -163,6 +164,7 @@ class Server:
         self.files_checked = time.monotonic()
         self.watcher = Watcher(self.roots)
         self.last_sync = float("-inf")
+        self.socket = _file_identity(path)
         self.index = _index_file()
         self.index_synced = _file_identity(self.index)
         _load_served_code()
@@ -195,11 +197,18 @@ class Server:
         self.watcher.stop.set()
 
     def _check_files(self) -> None:
-        """Sync when the index was removed (to start afresh) or another file stands in its
-        place. Watch again when a session folder appeared (a client used for the first time
-        since the start), went away, or is another folder now (moved away and back): a watch
-        holds the folder it was given, not its path."""
+        """Stop when the socket was removed (no command can find this server any more). Sync
+        when the index was removed (to start afresh) or another file stands in its place.
+        Watch again when a session folder appeared (a client used for the first time since the
+        start), went away, or is another folder now (moved away and back): a watch holds the
+        folder it was given, not its path."""
         self.files_checked = time.monotonic()
+        if _file_identity(self.path) != self.socket:  # the state dir deleted, say
+            raise errors.TeamloreError(
+                errors.WATCH_SOCKET_GONE,
+                f"its socket {display_path(self.path)} was removed while it ran, so no command"
+                " could reach it; start `teamlore watch` again",
+            )
         if _file_identity(self.index) != self.index_synced and not self.watcher.changed.is_set():
             self.event("index-replaced")
             self.watcher.changed.set()

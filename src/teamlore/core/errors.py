@@ -96,6 +96,9 @@ WATCH_UNSUPPORTED = _register("WATCH_UNSUPPORTED", "teamlore watch needs Unix so
 WATCH_SOCKET_PATH_TOO_LONG = _register(
     "WATCH_SOCKET_PATH_TOO_LONG", "the state dir's path is too long for a Unix socket in it"
 )
+WATCH_SOCKET_GONE = _register(
+    "WATCH_SOCKET_GONE", "the watch's socket was removed while it ran; no command could reach it"
+)
 
 # repositories
 NOT_A_GIT_REPOSITORY = _register("NOT_A_GIT_REPOSITORY", "the path is not inside a git worktree")
