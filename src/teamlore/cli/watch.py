@@ -207,7 +207,7 @@ class Server:
             raise errors.TeamloreError(
                 errors.WATCH_SOCKET_GONE,
                 f"its socket {display_path(self.path)} was removed while it ran, so no command"
-                " could reach it; start `teamlore watch` again",
+                " could reach it",
             )
         if _file_identity(self.index) != self.index_synced and not self.watcher.changed.is_set():
             self.event("index-replaced")

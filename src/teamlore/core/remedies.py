@@ -31,6 +31,7 @@ NEXT: dict[str, str] = {
     "TOOL_NOT_FOUND": "See the turn's tool calls with `teamlore sessions show KEY --turn N`.",
     "WATCH_UNSUPPORTED": "Run commands without it: they work the same, each in its own process.",
     "WATCH_SOCKET_PATH_TOO_LONG": "Use a shorter TEAMLORE_HOME, or run commands without watch.",
+    "WATCH_SOCKET_GONE": "Start `teamlore watch` again; until then commands run on their own.",
     # repositories
     "NOT_A_GIT_REPOSITORY": "Run it inside a git worktree, or pass `--repository PATH` to one.",
     "BARE_REPOSITORY": "Use a worktree of that repository (`git worktree add`), not the bare one.",
