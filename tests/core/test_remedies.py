@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from teamlore.core import errors
-from teamlore.core.remedies import NEXT
+from teamlore.core.remedies import NEXT, TOOL_NEXT
 
 CLI_REFERENCE = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 GENERIC = {errors.USAGE_NEXT, errors.REFUSAL_NEXT}
@@ -47,6 +47,17 @@ def test_every_code_has_a_specific_short_next() -> None:
 
 def test_no_line_is_kept_for_a_code_that_does_not_exist() -> None:
     assert set(NEXT) - set(errors.registered_codes()) == set()
+    assert set(TOOL_NEXT) - set(errors.registered_codes()) == set()
+
+
+def test_a_tool_is_never_sent_to_help_it_does_not_have() -> None:
+    """An MCP tool's caller has the tool's input schema, not `--help`: no refusal a tool
+    returns points there, and the rest say what the CLI says."""
+    for code, error in errors.registered_codes().items():
+        step = errors.tool_next_step(error)
+        assert "--help" not in step, code
+        if "--help" not in errors.next_step(error):
+            assert step == errors.next_step(error), code
 
 
 def _command_of(span: str) -> str:

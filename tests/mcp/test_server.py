@@ -15,6 +15,7 @@ from mcp.client.stdio import stdio_client
 
 from mcp import ClientSession, StdioServerParameters
 from support import git, teamlore_cli
+from teamlore.core import errors
 
 ENTRY = """---
 id: release-needs-stable-export-order
@@ -120,12 +121,16 @@ CASES: list[tuple[str, list[str], dict[str, Any]]] = [
 
 def _as_request_fields(payload: dict[str, Any]) -> dict[str, Any]:
     """The CLI names a refused field by the flag the user typed (`--limit:`), MCP by the
-    request field (`limit:`); everything else must be identical."""
+    request field (`limit:`), and where the CLI's next step sends a person to `--help`, MCP's
+    points at the tool's schema; everything else must be identical."""
     error = payload.get("error")
     if not error:
         return payload
     message = re.sub(r"^--([a-z-]+):", lambda m: _camel(m.group(1)) + ":", error["message"])
-    return {"error": {**error, "message": message, "problem": message}}
+    code = errors.registered_codes()[error["code"]]
+    assert error["next"] == errors.next_step(code)
+    next_step = errors.tool_next_step(code)
+    return {"error": {**error, "message": message, "problem": message, "next": next_step}}
 
 
 def _camel(flag: str) -> str:

@@ -19,7 +19,7 @@ import re
 import sqlite3
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from teamlore.core.remedies import NEXT
+from teamlore.core.remedies import NEXT, TOOL_NEXT
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -168,12 +168,14 @@ class TeamloreError(Exception):
     def exit_code(self) -> int:
         return self.error.exit_code
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, *, for_tool: bool = False) -> dict[str, Any]:
+        """The refusal on the wire; `for_tool`: as an MCP tool result, whose caller has a
+        tool's input schema where a person has `--help` (`tool_next_step`)."""
         out: dict[str, Any] = {
             "code": self.code,
             "message": self.message,
             "problem": self.message,
-            "next": next_step(self.error),
+            "next": tool_next_step(self.error) if for_tool else next_step(self.error),
         }
         if self.details:
             out["details"] = self.details
@@ -187,6 +189,18 @@ _REMEDY = re.compile(
 USAGE_NEXT = "Check the arguments (`--help` lists them) and try again."
 INTERNAL_NEXT = "Report this as a teamlore bug with the command you ran; then try again."
 REFUSAL_NEXT = "Fix what the problem says, then try again."
+
+
+TOOL_USAGE_NEXT = "Check the arguments against the tool's input schema and call it again."
+
+
+def tool_next_step(error: ErrorCode) -> str:
+    """`next_step` for a refusal an MCP tool returns: the same, except where it sends a person
+    to `--help`, which a tool's caller does not have."""
+    if error.code in TOOL_NEXT:
+        return TOOL_NEXT[error.code]
+    step = next_step(error)
+    return TOOL_USAGE_NEXT if step == USAGE_NEXT else step
 
 
 def next_step(error: ErrorCode) -> str:

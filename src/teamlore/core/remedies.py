@@ -178,3 +178,11 @@ NEXT: dict[str, str] = {
     "INTEGRATION_CONFLICT": "Remove or rename your entry, or `teamlore install --force`.",
     "NOTHING_INSTALLED": "Check what is installed with `teamlore doctor`.",
 }
+
+# the same, for a refusal an MCP tool returns, where `NEXT` sends a person to `--help`: a tool's
+# caller has its input schema instead (core/errors.py, `tool_next_step`)
+TOOL_NEXT: dict[str, str] = {
+    "USAGE": "List the server's tools (tools/list) and call one of them as its schema says.",
+    "INVALID_ARGUMENT": "Correct the argument the message names, as the tool's schema says.",
+    "PREPARE_REQUEST_INVALID": "Fix the field the message names, as the tool's schema says.",
+}

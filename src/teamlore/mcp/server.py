@@ -364,7 +364,7 @@ def build_server(
             unknown = errors.TeamloreError(
                 errors.USAGE, f"no tool named {params.name!r} at this capability"
             )
-            return _result({"error": unknown.to_json()}, is_error=True)
+            return _result({"error": unknown.to_json(for_tool=True)}, is_error=True)
         context = OpContext(
             cwd=fixed.cwd,
             home=fixed.home,
@@ -380,7 +380,7 @@ def build_server(
         except Exception as exc:  # never crash the server on one bad call
             # a stable code and a message with paths redacted: never the state dir or home
             failure = errors.redacted(errors.refusal_for(exc))
-            return _result({"error": failure.to_json()}, is_error=True)
+            return _result({"error": failure.to_json(for_tool=True)}, is_error=True)
         return _result(result, text_field=op.text_field)
 
     return Server(
