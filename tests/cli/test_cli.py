@@ -245,9 +245,23 @@ def test_refusals_carry_stable_codes(
     assert json.loads(proc.stdout)["error"]["code"] == code
 
 
+def test_a_refusal_in_the_text_view_says_what_to_do_next(home: Path) -> None:
+    """A person reading the text view gets the problem and then what to do about it: the same
+    `next` the JSON carries."""
+    text = teamlore_cli("sessions", "show", "no-such-key", env={"COLUMNS": "80"})
+    assert text.returncode == 1 and text.stdout == ""
+    assert text.stderr.splitlines() == [
+        "error SESSION_NOT_FOUND: no indexed session has key no-such-key",
+        "  next: Find the session's key with `teamlore sessions list`.",
+    ]
+    as_json = teamlore_cli("sessions", "show", "no-such-key", "--format", "json")
+    error = json.loads(as_json.stdout)["error"]
+    assert text.stderr.splitlines()[1] == f"  next: {error['next']}"
+
+
 def test_a_refusal_quoting_a_huge_argument_stays_one_readable_line(home: Path) -> None:
     """A 3,000-character word as a query, session key or date: the text view shows one short
-    line naming the problem, with the start and end of what was given."""
+    line naming the problem, with the start and end of what was given, then what to do."""
     huge = "x" * 3_000
     for args in (
         ["sessions", "search", huge],
@@ -257,8 +271,9 @@ def test_a_refusal_quoting_a_huge_argument_stays_one_readable_line(home: Path) -
         proc = teamlore_cli(*args, env={"COLUMNS": "80"})
         assert proc.returncode in (1, 2), proc.stderr
         lines = (proc.stdout + proc.stderr).strip().splitlines()
-        assert len(lines) == 1 and len(lines[0]) < 240, lines
+        assert len(lines) == 2 and len(lines[0]) < 240, lines
         assert lines[0].startswith("error ") and "characters]" in lines[0]
+        assert lines[1].startswith("  next: ") and len(lines[1]) < 120, lines
 
 
 def test_a_configured_source_no_file_can_have_is_config_invalid(home: Path) -> None:

@@ -37,13 +37,15 @@ def test_a_refused_launch_says_why_without_loading_typer(home: Path, tmp_path: P
     assert unknown.returncode == 2 and unknown.stdout == ""
     assert _messages(unknown.stderr) == [
         "error INVALID_ARGUMENT: unknown capability 'nope'; use one of team-read, team, init, "
-        "read, relay, org"
+        "read, relay, org",
+        "  next: Correct the value the message names (`--help` shows what it accepts).",
     ]
     assert "typer" not in _modules(unknown.stderr)
     personal = _launch("-c", "read", cwd=tmp_path)
     assert personal.returncode == 2
     assert _messages(personal.stderr) == [
-        "error INVALID_CLIENT_ID: personal tiers need --client-id [A-Za-z0-9_-]{1,128}"
+        "error INVALID_CLIENT_ID: personal tiers need --client-id [A-Za-z0-9_-]{1,128}",
+        "  next: Use 1-128 characters of A-Z, a-z, 0-9, _ or - for `--client-id`.",
     ]
     assert not home.exists()  # a refused launch creates nothing
 

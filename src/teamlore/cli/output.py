@@ -179,6 +179,7 @@ def fail(err: errors.TeamloreError, fmt: OutputFormat) -> NoReturn:
         print_json({"error": err.to_json()})
     else:
         say(styled("error", "bold red"), f" {err.code}: {err.message}", console=stderr)
+        say(styled("  next", "bold"), f": {errors.next_step(err.error)}", console=stderr)
     raise SystemExit(err.exit_code)
 
 
