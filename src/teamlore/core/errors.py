@@ -106,7 +106,7 @@ BARE_REPOSITORY = _register("BARE_REPOSITORY", "the repository is bare and has n
 GIT_FAILED = _register("GIT_FAILED", "a git plumbing command failed")
 REPOSITORY_NOT_REGISTERED = _register(
     "REPOSITORY_NOT_REGISTERED",
-    "the repository is not registered; run `teamlore sync --repository`",
+    "the repository is not registered; run `teamlore sync --repository PATH`",
 )
 OWNER_NOT_FOUND = _register("OWNER_NOT_FOUND", "no registered repository owns this location")
 OWNER_AMBIGUOUS = _register("OWNER_AMBIGUOUS", "more than one repository could own this request")

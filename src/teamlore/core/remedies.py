@@ -177,6 +177,20 @@ NEXT: dict[str, str] = {
     "CLIENT_CONFIG_CHANGED": "Close the program that edits the config file, then retry.",
     "INTEGRATION_CONFLICT": "Remove or rename your entry, or `teamlore install --force`.",
     "NOTHING_INSTALLED": "Check what is installed with `teamlore doctor`.",
+    # a summary ends in its remedy, said here in full (the text view prints it after the
+    # message: "narrow it" alone would not say how)
+    "REBUILD_LOSES_HISTORY": "Confirm with `teamlore sync --rebuild --discard-history`.",
+    "REPOSITORY_NOT_REGISTERED": "Register it: `teamlore sync --repository PATH` (`.` for here).",
+    "QUERY_TOO_BROAD": "Narrow the window (`--since`, `--until`) or add `--query` terms.",
+    "TASK_STALE": "Recall again (`teamlore memory recall`) and work from the new task.",
+    "ADJUDICATION_STALE": "Stage the drafts again (`teamlore memory stage`).",
+    "PLAN_VOIDED": "Review again (`teamlore memory review`), then confirm anew.",
+    "PROMOTION_CANDIDATE_DRIFT": "Review again (`teamlore memory review`), then confirm anew.",
+    "PROMOTION_ASSESSMENT_DRIFT": "Review again (`teamlore memory review`), then confirm anew.",
+    "PROMOTION_POLICY_DRIFT": "Review again (`teamlore memory review`), then confirm anew.",
+    "CANDIDATE_STALE": "Review again (`teamlore memory review`) to see its state now.",
+    "SKILLS_TOO_MANY": "Remove Skills from .threadshare/memory/skills until 256 remain.",
+    "MEMORY_CONTEXT_DRIFT": "Recall again (`teamlore memory recall`): team memory changed since.",
 }
 
 # the same, for a refusal an MCP tool returns, where `NEXT` sends a person to `--help`: a tool's
