@@ -19,7 +19,8 @@ def test_every_code_has_a_one_line_next_step() -> None:
         assert step and "\n" not in step and step[0].isupper() and step.endswith("."), error.code
     assert "`--help`" in errors.next_step(errors.USAGE)
     assert errors.next_step(errors.INTERNAL) == errors.INTERNAL_NEXT
-    assert errors.next_step(errors.TASK_STALE) == "Recall again."
+    # a summary that ends in its remedy gives it, when remedies.py has no line for the code
+    assert errors.next_step(errors.MEMORY_NOT_INITIALIZED) == "Run `teamlore memory init`."
 
 
 def test_details_stay_where_they_were() -> None:
