@@ -145,6 +145,23 @@ def test_symlinks_and_missing_files_are_refused(home: Path, tmp_path: Path) -> N
         assert refused.value.code == code
 
 
+def test_a_refused_file_is_named_with_what_is_wrong_with_it(home: Path, tmp_path: Path) -> None:
+    """What a person reads: a folder is a folder (not "not .md"), a missing file is missing
+    whatever its suffix, and a size is written with its thousands apart."""
+    configure(home, settings())
+    (tmp_path / "notes").mkdir()
+    _write(tmp_path, "big.md", "x" * 300_000)
+    cases = {
+        "notes": "notes is a folder",
+        "missing.txt": "missing.txt does not exist",
+        "big.md": "big.md has 300,000 bytes; the limit is 262,144",
+    }
+    for name, message in cases.items():
+        with pytest.raises(errors.TeamloreError) as refused:
+            api.import_markdown(home, tmp_path / name)
+        assert refused.value.message == message
+
+
 def test_options_are_checked(home: Path, tmp_path: Path) -> None:
     configure(home, settings())
     path = _write(tmp_path, "notes.md", NOTES)

@@ -58,19 +58,22 @@ class MarkdownFile(Record, frozen=True):
 
 
 def read_markdown_file(path: Path) -> MarkdownFile:
-    if path.suffix.lower() not in _SUFFIXES:
-        raise errors.TeamloreError(errors.UNSUPPORTED_FILE_TYPE, f"{path.name} is not .md")
     try:
         info = os.lstat(path)
     except FileNotFoundError as exc:
         raise errors.TeamloreError(errors.FILE_NOT_FOUND, f"{path.name} does not exist") from exc
+    if stat.S_ISDIR(info.st_mode):
+        raise errors.TeamloreError(errors.UNSUPPORTED_FILE_TYPE, f"{path.name} is a folder")
+    if path.suffix.lower() not in _SUFFIXES:
+        raise errors.TeamloreError(errors.UNSUPPORTED_FILE_TYPE, f"{path.name} is not .md")
     if not stat.S_ISREG(info.st_mode):
         raise errors.TeamloreError(
             errors.UNSUPPORTED_FILE_TYPE, f"{path.name} is a symlink or not a regular file"
         )
     if info.st_size > MAX_DOCUMENT_BYTES:
         raise errors.TeamloreError(
-            errors.DOCUMENT_TOO_LARGE, f"{path.name} has {info.st_size} bytes (limit 262144)"
+            errors.DOCUMENT_TOO_LARGE,
+            f"{path.name} has {info.st_size:,} bytes; the limit is {MAX_DOCUMENT_BYTES:,}",
         )
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
