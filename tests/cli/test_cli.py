@@ -259,6 +259,19 @@ def test_a_refusal_in_the_text_view_says_what_to_do_next(home: Path) -> None:
     assert text.stderr.splitlines()[1] == f"  next: {error['next']}"
 
 
+def test_a_malformed_id_is_refused_by_its_flag_with_the_form_it_takes(
+    home: Path, tmp_path: Path
+) -> None:
+    """`memory promote --plan nope`: the flag the person typed and what a plan id looks like,
+    never the field's regex."""
+    text = teamlore_cli("memory", "promote", "--plan", "nope", cwd=tmp_path, env={"COLUMNS": "80"})
+    assert text.returncode == 2
+    assert text.stderr.splitlines()[0] == (
+        "error INVALID_ARGUMENT: --plan: 'nope' is not a whole id like "
+        "0b6c8d1e-3f2a-4c5b-9d7e-1a2b3c4d5e6f"
+    )
+
+
 def test_a_refusal_quoting_a_huge_argument_stays_one_readable_line(home: Path) -> None:
     """A 3,000-character word as a query, session key or date: the text view shows one short
     line naming the problem, with the start and end of what was given, then what to do."""

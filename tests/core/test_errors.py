@@ -3,6 +3,8 @@ side (docs/seed-conformance.md)."""
 
 from __future__ import annotations
 
+import pytest
+
 from teamlore.core import errors
 
 
@@ -41,3 +43,27 @@ def test_a_value_echoed_back_is_cut_to_a_readable_line() -> None:
         path
     )
     assert errors.TeamloreError(errors.INVALID_ARGUMENT, "two\nlines").message == "two lines"
+
+
+def test_a_value_refused_by_a_pattern_is_told_what_it_should_look_like() -> None:
+    """A person is told the form a value takes, not the regex it failed; a pattern with no
+    name keeps pydantic's words."""
+    from pydantic import BaseModel, Field, ValidationError
+
+    from teamlore.contracts.formats import PATTERN_NAMES, UUID4_PATTERN
+
+    class Request(BaseModel):
+        plan_id: str = Field(alias="planId", pattern=UUID4_PATTERN)
+        slug: str = Field(default="a", pattern=r"^[a-z]+$")
+
+    def refusal(payload: dict[str, str]) -> str:
+        with pytest.raises(ValidationError) as refused:
+            Request.model_validate(payload)
+        return errors.from_validation_error(
+            refused.value, errors.INVALID_ARGUMENT, plain=True, patterns=PATTERN_NAMES
+        ).message
+
+    named = refusal({"planId": "nope"})
+    assert named == "planId: 'nope' is not a whole id like 0b6c8d1e-3f2a-4c5b-9d7e-1a2b3c4d5e6f"
+    unnamed = refusal({"planId": "0b6c8d1e-3f2a-4c5b-9d7e-1a2b3c4d5e6f", "slug": "A"})
+    assert unnamed == "slug: String should match pattern '^[a-z]+$'"

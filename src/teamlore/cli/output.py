@@ -245,7 +245,7 @@ def _in_flag_terms(err: errors.TeamloreError) -> errors.TeamloreError:
     if flags is None:
         return err
     snake = re.sub(r"(?<!^)(?=[A-Z])", "_", field).lower()
-    for name in (snake, snake.removesuffix("s"), snake.removesuffix("_seconds")):
+    for name in (snake, *(snake.removesuffix(end) for end in ("s", "_seconds", "_id"))):
         flag = flags.get(name)
         if flag is not None:
             shown = flag if flag.startswith("-") else flag.upper()

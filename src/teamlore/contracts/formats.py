@@ -7,6 +7,11 @@ from __future__ import annotations
 
 HEX64_PATTERN = r"^[0-9a-f]{64}$"
 UUID4_PATTERN = r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$"
+# what a refusal tells a person a value of these patterns looks like (never the regex itself)
+PATTERN_NAMES = {
+    HEX64_PATTERN: "64 lowercase hex digits",
+    UUID4_PATTERN: "a whole id like 0b6c8d1e-3f2a-4c5b-9d7e-1a2b3c4d5e6f",
+}
 PREPARE_REQUEST_FORMAT = "threadshare-memory-prepare-request@v1"
 ADJUDICATION_RESULT_FORMAT = "threadshare-memory-adjudication-result@v1"
 CONSOLIDATION_PATCH_FORMAT = "threadshare-memory-consolidation-patch@v1"

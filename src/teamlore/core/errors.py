@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from teamlore.core.remedies import NEXT, TOOL_NEXT
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from pydantic import ValidationError
 
 
@@ -218,16 +220,24 @@ def next_step(error: ErrorCode) -> str:
 
 
 def first_problem(
-    exc: ValidationError, default_location: str = "request", *, plain: bool = False
+    exc: ValidationError,
+    default_location: str = "request",
+    *,
+    plain: bool = False,
+    patterns: Mapping[str, str] | None = None,
 ) -> tuple[str, str]:
     """Where (dotted field path) and what (pydantic's message) of a validation error's first
-    problem; `plain` drops pydantic's own wording ("Value error, ", "Assertion failed, ")."""
+    problem; `plain` drops pydantic's own wording ("Value error, ", "Assertion failed, ");
+    `patterns` names what a value of a pattern looks like, said instead of the regex."""
     first = exc.errors()[0]
     where = ".".join(str(part) for part in first.get("loc", ())) or default_location
     message = str(first.get("msg", "invalid value"))
     if plain:
         for prefix in ("Value error, ", "Assertion failed, "):
             message = message.removeprefix(prefix)
+    named = (patterns or {}).get(str((first.get("ctx") or {}).get("pattern")))
+    if first.get("type") == "string_pattern_mismatch" and named is not None:
+        message = f"{first.get('input')!r} is not {named}"
     return where, message
 
 
@@ -238,11 +248,12 @@ def from_validation_error(
     prefix: str = "",
     default_location: str = "request",
     plain: bool = False,
+    patterns: Mapping[str, str] | None = None,
     **details: Any,
 ) -> TeamloreError:
     """The one mapping from a pydantic ValidationError to a refusal with a stable code:
     `<prefix><location>: <message>` of the first problem."""
-    where, message = first_problem(exc, default_location, plain=plain)
+    where, message = first_problem(exc, default_location, plain=plain, patterns=patterns)
     return TeamloreError(error, f"{prefix}{where}: {message}", **details)
 
 

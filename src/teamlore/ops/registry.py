@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, Protocol
 
+from teamlore.contracts.formats import PATTERN_NAMES
 from teamlore.core import errors
 from teamlore.core.shapes.records import Record, field
 
@@ -165,7 +166,9 @@ def parse_request(model: type[InputModel], payload: dict[str, Any]) -> Any:
         from pydantic import ValidationError  # loaded already: a pydantic model raised
 
         if isinstance(exc, ValidationError):
-            raise errors.from_validation_error(exc, errors.INVALID_ARGUMENT, plain=True) from None
+            raise errors.from_validation_error(
+                exc, errors.INVALID_ARGUMENT, plain=True, patterns=PATTERN_NAMES
+            ) from None
         raise
 
 
