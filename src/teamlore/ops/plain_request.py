@@ -28,7 +28,6 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, NamedTuple, Self
 
-from teamlore.contracts.formats import PATTERN_NAMES
 from teamlore.core import errors
 from teamlore.core.shapes.records import MISSING, Record, field
 from teamlore.core.shapes.records import fields as record_fields
@@ -172,6 +171,8 @@ class PlainRequest(Record, frozen=True, kw_only=True):
         try:
             validated = cls.pydantic_twin().model_validate(payload)
         except ValidationError as exc:
+            from teamlore.contracts.formats import PATTERN_NAMES  # with a refusal only
+
             raise errors.from_validation_error(
                 exc, errors.INVALID_ARGUMENT, plain=True, patterns=PATTERN_NAMES
             ) from None

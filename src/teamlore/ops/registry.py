@@ -19,7 +19,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, Protocol
 
-from teamlore.contracts.formats import PATTERN_NAMES
 from teamlore.core import errors
 from teamlore.core.shapes.records import Record, field
 
@@ -166,6 +165,8 @@ def parse_request(model: type[InputModel], payload: dict[str, Any]) -> Any:
         from pydantic import ValidationError  # loaded already: a pydantic model raised
 
         if isinstance(exc, ValidationError):
+            from teamlore.contracts.formats import PATTERN_NAMES  # with a refusal only
+
             raise errors.from_validation_error(
                 exc, errors.INVALID_ARGUMENT, plain=True, patterns=PATTERN_NAMES
             ) from None
