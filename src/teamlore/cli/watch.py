@@ -165,7 +165,9 @@ class Server:
         self.watcher = Watcher(self.roots)
         self.last_sync = float("-inf")
         self.socket = _file_identity(path)
-        self.index = _index_file()
+        from teamlore.ops.sessions.index import index_file
+
+        self.index = index_file()
         self.index_synced = _file_identity(self.index)
         _load_served_code()
 
@@ -461,12 +463,6 @@ def _source_roots() -> list[Path]:
 def _identities(folders: list[Path]) -> dict[Path, tuple[int, int] | None]:
     """Each folder's identity, None for one that is not a folder (yet)."""
     return {folder: _file_identity(folder) if folder.is_dir() else None for folder in folders}
-
-
-def _index_file() -> Path:
-    from teamlore.ops.sessions.index import index_file
-
-    return index_file()
 
 
 def _load_served_code() -> None:

@@ -7,6 +7,8 @@ take that one (core/errors.py) and need no line here.
 
 from __future__ import annotations
 
+REVIEW_AGAIN = "Review again (`teamlore memory review`), then confirm anew."
+
 NEXT: dict[str, str] = {
     # usage
     "USAGE": "Run the command with `--help` to see its arguments, then call it again.",
@@ -184,10 +186,10 @@ NEXT: dict[str, str] = {
     "QUERY_TOO_BROAD": "Narrow the window (`--since`, `--until`) or add `--query` terms.",
     "TASK_STALE": "Recall again (`teamlore memory recall`) and work from the new task.",
     "ADJUDICATION_STALE": "Stage the drafts again (`teamlore memory stage`).",
-    "PLAN_VOIDED": "Review again (`teamlore memory review`), then confirm anew.",
-    "PROMOTION_CANDIDATE_DRIFT": "Review again (`teamlore memory review`), then confirm anew.",
-    "PROMOTION_ASSESSMENT_DRIFT": "Review again (`teamlore memory review`), then confirm anew.",
-    "PROMOTION_POLICY_DRIFT": "Review again (`teamlore memory review`), then confirm anew.",
+    "PLAN_VOIDED": REVIEW_AGAIN,
+    "PROMOTION_CANDIDATE_DRIFT": REVIEW_AGAIN,
+    "PROMOTION_ASSESSMENT_DRIFT": REVIEW_AGAIN,
+    "PROMOTION_POLICY_DRIFT": REVIEW_AGAIN,
     "CANDIDATE_STALE": "Review again (`teamlore memory review`) to see its state now.",
     "SKILLS_TOO_MANY": "Remove Skills from .threadshare/memory/skills until 256 remain.",
     "MEMORY_CONTEXT_DRIFT": "Recall again (`teamlore memory recall`): team memory changed since.",
