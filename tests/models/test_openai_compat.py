@@ -79,6 +79,18 @@ def test_chat_completions_sends_model_messages_and_bearer_key(server: ScriptedSe
     }
 
 
+def test_without_a_key_no_authorization_is_sent(server: ScriptedServer) -> None:
+    server.enqueue(Scripted.chat("hi"), Scripted.error(401, code="missing_api_key"))
+    with client(server, api_key=None) as c:
+        assert c.complete(ask(c)).text == "hi"
+        err = failure(c)
+
+    assert "authorization" not in server.requests[0].headers
+    assert err.code == "MODEL_AUTH_FAILED"
+    assert "asks for an API key (HTTP 401)" in err.message
+    assert "api_key_env" in err.message
+
+
 def test_responses_api_sends_input_items_and_does_not_store(server: ScriptedServer) -> None:
     server.enqueue(Scripted.responses('{"ok": true}', usage=(20, 4)))
     schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}

@@ -78,6 +78,40 @@ def test_missing_key_names_the_env_file_from_the_tilde(
 
 
 @pytest.mark.parametrize(
+    "base_url",
+    [
+        "http://localhost:11434/v1",
+        "http://127.0.0.1:8080/v1",
+        "http://[::1]:8000/v1",
+        "http://127.0.0.2/v1",
+        "http://LOCALHOST./v1",
+    ],
+)
+def test_a_server_on_this_machine_needs_no_key(home: Path, base_url: str) -> None:
+    write(home, "config.toml", f'[models.default]\nmodel = "m"\nbase_url = "{base_url}"\n')
+    profile = load_profile(home=home, environ={})
+    assert profile.api_key is None
+    assert profile.base_url == base_url.rstrip("/")
+
+
+@pytest.mark.parametrize(
+    "base_url",
+    [
+        "https://api.openai.com/v1",
+        "http://10.0.0.5:8080/v1",
+        "http://localhost.example.com/v1",
+        "http://127.0.0.1.example.com/v1",
+    ],
+)
+def test_a_server_elsewhere_still_needs_a_key(home: Path, base_url: str) -> None:
+    write(home, "config.toml", f'[models.default]\nmodel = "m"\nbase_url = "{base_url}"\n')
+    with pytest.raises(TeamloreError) as caught:
+        load_profile(home=home, environ={})
+    assert caught.value.code == "MODEL_NOT_CONFIGURED"
+    assert "$OPENAI_API_KEY" in caught.value.message
+
+
+@pytest.mark.parametrize(
     ("toml", "code"),
     [
         ('[models.default]\napi_key_env = "OPENAI_API_KEY"\n', "MODEL_NOT_CONFIGURED"),

@@ -85,6 +85,21 @@ def test_import_reports_each_part_and_exits_1_until_complete(
     assert model.answered == ["document_import", "document_import"]
 
 
+def test_a_model_server_on_this_machine_runs_the_writer_without_a_key(
+    home: Path, tmp_path: Path, model: ModelServer
+) -> None:
+    write_config(home, model_url=model.base_url)  # http://127.0.0.1:<port>/v1, as a local server
+    (tmp_path / "n.md").write_text("# Tools\n\nI use neovim.\n", encoding="utf-8")
+    model.script("document_import", retain("preferences", "Editor", "Uses neovim."))
+
+    done = teamlore_cli("personal", "import", "n.md", cwd=tmp_path, env={KEY_ENV: ""})
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "part 1: processed; retained in preferences" in done.stdout
+    assert "authorization" not in model.requests[0].headers
+    assert "Uses neovim." in (home / "personal" / "preferences.md").read_text()
+
+
 def forget_language(p: dict[str, Any]) -> dict[str, Any]:
     operation = remove("preferences", section_ref(p, "preferences", "Language"))
     return decision("forget", [operation], refs(p))

@@ -1,5 +1,6 @@
 """`teamlore personal config`: the allowed lists are edited, never replaced; every change is
-said (text and JSON); a model profile without its `[models.<name>]` table is a warning."""
+said (text and JSON); a model profile the Writer cannot use yet (no `[models.<name>]` table, no
+key) is a warning."""
 
 from __future__ import annotations
 
@@ -50,7 +51,13 @@ def test_a_missing_model_profile_is_kept_with_a_warning(home: Path) -> None:
     text = teamlore_cli("personal", "config")
     assert text.returncode == 0 and "warning:" in text.stderr and "[models.nightly]" in text.stderr
     with (home / "config.toml").open("a") as toml:
-        toml.write('\n[models.nightly]\nmodel = "m"\n')
+        toml.write('\n[models.nightly]\nmodel = "m"\napi_key_env = "NIGHTLY_KEY"\n')
+    [no_key] = config()[1]["warnings"]
+    assert "needs an API key in $NIGHTLY_KEY" in no_key and "Writer does not run" in no_key
+    doctor = json.loads(teamlore_cli("doctor", "--format", "json").stdout)
+    personal = next(c for c in doctor["checks"] if c["check"] == "personal")
+    assert personal["status"] == "warn" and "$NIGHTLY_KEY" in personal["message"]
+    (home / ".env").write_text("NIGHTLY_KEY=sk-nightly\n", encoding="utf-8")
     assert config()[1]["warnings"] == []
     doctor = json.loads(teamlore_cli("doctor", "--format", "json").stdout)
     personal = next(c for c in doctor["checks"] if c["check"] == "personal")

@@ -11,7 +11,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from runner_world import World, make_world, rewrite_first_message
+from runner_world import WINDOW, World, make_world, rewrite_first_message
 
 from support import teamlore_cli
 
@@ -201,6 +201,31 @@ def test_a_manifest_approves_each_plan_on_its_own(tmp_path: Path, home: Path) ->
     assert failed["error"]["code"] == "RUNNER_PLAN_MISMATCH"
     assert [r[3] for r in world.authorizations()] == ["manifest"]
     assert len(world.candidates()) == 1
+
+
+def test_the_text_view_gives_each_plans_whole_digest_to_approve_it_alone(
+    tmp_path: Path, home: Path
+) -> None:
+    world = make_world(tmp_path, home, sessions=2)
+    world.reverify()
+    preview = world.plan()
+    window = ["--since", WINDOW["since"], "--until", WINDOW["until"]]
+    proc = teamlore_cli(
+        "memory", "extract", "--runner", "claude", *window,
+        cwd=world.repo, env={**world.fake.env(), **world.env, "COLUMNS": "80"},
+    )  # fmt: skip
+
+    assert proc.returncode == 0, proc.stderr
+    text = proc.stdout
+    lines = text.splitlines()
+    table = [line for line in lines if line[:1] in "┏┃┡│└"]
+    assert len(table) == 6 and max(len(line) for line in table) <= 80
+    manifest = preview["manifest"]["manifestDigest"]
+    assert f"To approve: teamlore memory extract --approve-manifest {manifest}" in text
+    digests = [plan["planDigest"] for plan in preview["plans"]]
+    assert [line.strip() for line in lines[-2:]] == digests
+    code, done = world.approve(lines[-1].strip())
+    assert code == 0 and done["results"][0]["status"] == "done"
 
 
 def test_a_manifests_extractions_share_one_adjudication(tmp_path: Path, home: Path) -> None:

@@ -6,7 +6,7 @@ message may contain (never the key, never the provider's body text) and of the r
 
 Behaviour:
 - `POST {base_url}/chat/completions` (api="chat", the default) or `POST {base_url}/responses`
-  (api="responses", sent with `store: false`), `Authorization: Bearer <key>`.
+  (api="responses", sent with `store: false`), `Authorization: Bearer <key>` when there is a key.
 - Retries on 429, 5xx and connection errors: up to `max_retries` extra attempts, exponential
   backoff with jitter, `Retry-After` / `retry-after-ms` honoured (capped).
 - 401/403 → MODEL_AUTH_FAILED (never retried); 429 after the retries → MODEL_RATE_LIMITED;
@@ -106,7 +106,7 @@ class OpenAICompatClient:
         *,
         base_url: str,
         model: str,
-        api_key: str | SecretStr,
+        api_key: str | SecretStr | None,
         api: ApiKind = "chat",
         timeout_s: float = 60.0,
         retry: RetryPolicy | None = None,
@@ -118,7 +118,7 @@ class OpenAICompatClient:
         self.api: ApiKind = api
         self.timeout_s = timeout_s
         self.retry = retry or RetryPolicy()
-        self._key = api_key if isinstance(api_key, SecretStr) else SecretStr(api_key)
+        self._key = SecretStr(api_key) if isinstance(api_key, str) else api_key
         self._sleep = sleep
         self._http = httpx2.Client(
             timeout=httpx2.Timeout(timeout_s, connect=min(timeout_s, 10.0)),
@@ -200,11 +200,12 @@ class OpenAICompatClient:
         """POST one JSON body with the retry policy; the 2xx payload and the attempts made."""
         body = json.dumps(request_body, ensure_ascii=False).encode("utf-8")
         headers = {
-            "Authorization": f"Bearer {self._key.get_secret_value()}",
             "Content-Type": "application/json",
             "Accept": "application/json",
             "User-Agent": f"teamlore/{__version__}",
         }
+        if self._key is not None:
+            headers["Authorization"] = f"Bearer {self._key.get_secret_value()}"
         attempts_allowed = self.retry.max_retries + 1
         for attempt in range(1, attempts_allowed + 1):
             last_try = attempt == attempts_allowed
@@ -235,7 +236,10 @@ class OpenAICompatClient:
                 raise model_error(
                     errors.MODEL_AUTH_FAILED,
                     f"{self.base_url} refused the API key (HTTP {status}); "
-                    "check the key and its permissions",
+                    "check the key and its permissions"
+                    if self._key is not None
+                    else f"{self.base_url} asks for an API key (HTTP {status}); "
+                    "put one in the profile's api_key_env variable",
                     status=status,
                     errorCode=error_code,
                     attempts=attempt,

@@ -14,10 +14,13 @@ Every field is optional. A missing `base_url` comes from `OPENAI_BASE_URL` (else
 root); a missing `model` from `OPENAI_MODEL`. Variables are looked up in the process environment
 first, then in the private `<state dir>/.env` file (`NAME=value` lines), so the key never has to
 sit in `config.toml`. The key itself is kept as a `SecretStr`: it is never printed or logged.
+A server on this machine (a `base_url` on localhost or a loopback address, as Ollama, llama.cpp
+or vLLM serve by default) may go without a key: the requests then carry no `Authorization`.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 from collections.abc import Mapping
@@ -56,6 +59,17 @@ def normalize_base_url(value: str) -> str:
     if parts.path.endswith(_ENDPOINT_SUFFIXES):
         raise ValueError("base_url is the API root (like https://api.openai.com/v1), no endpoint")
     return url
+
+
+def is_loopback_url(url: str) -> bool:
+    """Whether `url` names this machine (localhost or a loopback address): no key is needed."""
+    host = (urlsplit(url).hostname or "").rstrip(".").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 class ModelProfileConfig(BaseModel):
@@ -99,7 +113,7 @@ class ModelProfile(BaseModel):
     base_url: str
     model: str
     api: ApiKind
-    api_key: SecretStr
+    api_key: SecretStr | None
     api_key_env: str
     timeout_s: float
     max_retries: int
@@ -142,6 +156,17 @@ def read_env_file(path: Path) -> dict[str, str]:
 def profile_names(home: Path | None = None) -> list[str]:
     """The `[models.<name>]` profiles defined in config.toml."""
     return sorted(load_config(home).models)
+
+
+def profile_problem(name: str, home: Path | None = None) -> str | None:
+    """Why profile `name` cannot be used yet (no table, no model, no key), or None if it can."""
+    if name not in profile_names(home):
+        return f"model profile {name!r} has no [models.{name}] table in config.toml"
+    try:
+        load_profile(name, home=home)
+    except errors.TeamloreError as exc:
+        return exc.message
+    return None
 
 
 def load_profile(
@@ -190,7 +215,7 @@ def load_profile(
             f"profile {chosen!r} names no model: set `model` in [models.{chosen}] or OPENAI_MODEL",
         )
     key = lookup(config.api_key_env)
-    if not key:
+    if not key and not is_loopback_url(base_url):
         raise errors.TeamloreError(
             errors.MODEL_NOT_CONFIGURED,
             f"profile {chosen!r} needs an API key in ${config.api_key_env} "
@@ -201,7 +226,7 @@ def load_profile(
         base_url=base_url,
         model=model,
         api=config.api,
-        api_key=SecretStr(key),
+        api_key=SecretStr(key) if key else None,
         api_key_env=config.api_key_env,
         timeout_s=config.timeout_s,
         max_retries=config.max_retries,

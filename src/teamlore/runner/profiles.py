@@ -637,7 +637,7 @@ def openai_runner(choice: RunnerChoice, environ: Mapping[str, str], home: Path |
         binary=identity,
         limits=limits,
         argv_template=(f"POST {profile.base_url}/{_API_PATHS[profile.api]}",),
-        env_names=(profile.api_key_env,),
+        env_names=(profile.api_key_env,) if profile.api_key is not None else (),
         execute=execute,
     )
 

@@ -75,11 +75,13 @@ def _render_preview(result: dict[str, Any]) -> None:
     if not plans:
         stdout.print(result["note"])
         return
-    table = Table("plan digest", "kind", "what", "bytes to send", title="Would send")
+    table = Table("plan", "kind", "what", "bytes to send", title="Would send")
     for plan in plans:
         disclosure = plan["disclosure"]
         what = _disclosed(plan["taskKind"], disclosure)
-        table.add_row(plan["planDigest"], plan["taskKind"], what, _kib(plan["bytesToSend"]))
+        table.add_row(
+            plan["planDigest"][:12] + "…", plan["taskKind"], what, _kib(plan["bytesToSend"])
+        )
     stdout.print(table)
     stdout.print(
         f"Nothing was sent. {counted(len(plans), 'pending plan')}, {_kib(result['totalBytes'])} in "
@@ -90,6 +92,10 @@ def _render_preview(result: dict[str, Any]) -> None:
     if result.get("manifest"):
         say("Manifest digest: ", styled(result["manifest"]["manifestDigest"], "bold"))
     say("To approve: ", styled(result["approve"], "bold"))
+    if len(plans) > 1:  # an approval names a whole digest, which the table has no room for
+        stdout.print("Or approve one plan with `--approve-plan DIGEST`, one of:")
+        for plan in plans:
+            stdout.print(f"  {plan['planDigest']}", soft_wrap=True)
 
 
 def _render_run(result: dict[str, Any]) -> None:

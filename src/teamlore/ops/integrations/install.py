@@ -539,21 +539,21 @@ def _repositories_check(home: Path) -> doctor_checks.Check:
 
 
 def _personal_check(home: Path) -> doctor_checks.Check:
-    from teamlore.models.profiles import profile_names
+    from teamlore.models.profiles import profile_problem
     from teamlore.personal.config import load_personal_settings_readonly
 
     try:
         settings = load_personal_settings_readonly(home)
-        profiles = profile_names(home) if (home / "config.toml").is_file() else []
+        profile = settings.model_profile
+        problem = profile_problem(profile, home) if profile else None
     except errors.TeamloreError as err:
         return doctor_checks.Check("personal", "fail", err.message, "fix [personal] in config.toml")
-    if settings.model_profile and settings.model_profile not in profiles:
+    if problem is not None:
         return doctor_checks.Check(  # queued input waits safely: a warning, not a failure
             "personal",
             "warn",
-            f"[personal] model_profile = {settings.model_profile!r} has no [models.*] table"
-            " (the Writer does not run until it exists)",
-            f"add [models.{settings.model_profile}] to config.toml, or remove model_profile",
+            f"{problem} (the Writer does not run until then)",
+            f"complete [models.{profile}] in config.toml (docs/agents.md), or remove model_profile",
         )
     broken = _broken_personal_document(home)
     if broken is not None:

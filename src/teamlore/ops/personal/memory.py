@@ -518,16 +518,13 @@ def _edit_list(
 
 
 def _profile_warnings(home: Path, profile: str | None) -> list[str]:
-    """A named model profile without a `[models.<name>]` table is allowed (add it later) but
-    said: until it exists the Writer does not run."""
-    from teamlore.models.profiles import profile_names
+    """A model profile the Writer cannot use yet is kept (fix it later) but said."""
+    from teamlore.models.profiles import profile_problem
 
-    if profile is None or profile in profile_names(home):
+    problem = profile_problem(profile, home) if profile else None
+    if problem is None:
         return []
-    return [
-        f"model profile {profile!r} has no [models.{profile}] table in config.toml yet: "
-        "the Writer does not run until you add it (docs/agents.md)"
-    ]
+    return [f"{problem}: the Writer does not run until then (docs/agents.md)"]
 
 
 @operation("personal.config", input_model=ConfigRequest, side_effect="state-write")
