@@ -105,6 +105,37 @@ def test_a_missing_cli_and_no_installation_are_reported(user: dict[str, str]) ->
     assert checks["index"][0]["fix"] == "teamlore sync"
 
 
+def test_a_client_that_is_not_used_is_not_a_failure(user: dict[str, str], tmp_path: Path) -> None:
+    codex_only = tmp_path / "codex-only"
+    codex_only.mkdir()
+    (codex_only / "codex").symlink_to(tmp_path / "bin" / "codex")
+    env = {**user, "PATH": f"{codex_only}{os.pathsep}/usr/bin:/bin"}
+    assert teamlore_cli("install", "--client", "codex", env=env).returncode == 0
+
+    code, report = doctor(env)
+    checks = by_check(report)
+    assert checks["claude.cli"] == [
+        {
+            "check": "claude.cli",
+            "status": "ok",
+            "message": "`claude` is not on PATH and teamlore is not installed for claude: "
+            "not checked",
+        }
+    ]
+    assert "claude.config" not in checks
+    assert checks["codex.cli"][0]["status"] == "ok"
+    assert report["counts"]["fail"] == 0 and code == 0, report
+    # a client teamlore was installed for whose CLI went away is still a failure
+    env["PATH"] = "/usr/bin:/bin"
+    code, report = doctor(env)
+    assert by_check(report)["codex.cli"][0]["status"] == "fail" and code == 1
+    # and with no client at all, each one fails
+    user_without_clients = {**user, "PATH": "/usr/bin:/bin", "TEAMLORE_HOME": str(tmp_path / "s2")}
+    code, report = doctor(user_without_clients)
+    checks = by_check(report)
+    assert checks["claude.cli"][0]["status"] == "fail" == checks["codex.cli"][0]["status"]
+
+
 def test_a_personal_document_broken_by_hand_is_named_with_its_line(
     user: dict[str, str], tmp_path: Path
 ) -> None:

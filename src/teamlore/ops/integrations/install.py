@@ -596,6 +596,25 @@ def _doctor_clients(home: Path) -> list[str]:
     return [*ALL_CLIENTS, *(["pi"] if has_pi else [])]
 
 
+def _unused_clients(home: Path, names: list[str]) -> list[str]:
+    """The clients of `doctor --client all` a person does not use: no CLI on PATH and no
+    teamlore installation. When another client is used, these are not failures (as `install
+    --client all` skips them); when none is, every one fails as before."""
+    manifest = load_manifest(home) if home.is_dir() else None
+    installed = {i.client for i in (manifest.installations if manifest else [])}
+    unused = [c for c in names if c not in installed and client_binary(c) is None]
+    return unused if len(unused) < len(names) else []
+
+
+def _unused_client_check(client: str) -> doctor_checks.Check:
+    cli_name = CLIENTS[client].CLI_NAME
+    return doctor_checks.Check(
+        f"{client}.cli",
+        "ok",
+        f"`{cli_name}` is not on PATH and teamlore is not installed for {client}: not checked",
+    )
+
+
 @operation(
     "doctor",
     input_model=DoctorRequest,
@@ -615,8 +634,12 @@ def doctor(ctx: OpContext, request: DoctorRequest) -> dict[str, Any]:
                 intent.operation, intent.client, intent.scope, intent.root, intent.startedAt
             )
         )
+    unused = _unused_clients(home, names) if request.client == "all" else []
     for client in names:
-        checks += _client_checks(ctx, client, home)
+        if client in unused:
+            checks.append(_unused_client_check(client))
+        else:
+            checks += _client_checks(ctx, client, home)
     state_checks: dict[str, Callable[[], doctor_checks.Check]] = {
         "index": lambda: _index_check(ctx, home),
         "repositories": lambda: _repositories_check(home),
