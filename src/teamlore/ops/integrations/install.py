@@ -32,7 +32,7 @@ import os
 import shlex
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
@@ -596,7 +596,7 @@ def _doctor_clients(home: Path) -> list[str]:
     return [*ALL_CLIENTS, *(["pi"] if has_pi else [])]
 
 
-def _unused_clients(home: Path, names: list[str]) -> list[str]:
+def _unused_clients(home: Path, names: Sequence[str]) -> list[str]:
     """The clients of `doctor --client all` a person does not use: no CLI on PATH and no
     teamlore installation. When another client is used, these are not failures (as `install
     --client all` skips them); when none is, every one fails as before."""
