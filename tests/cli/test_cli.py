@@ -303,6 +303,53 @@ def test_usage_errors_exit_2(home: Path) -> None:
     assert teamlore_cli("sessions", "show").returncode == 2
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["memory", "promote"], "teamlore memory promote: missing option '--plan'"),
+        (["sessions", "search"], "teamlore sessions search: missing argument 'QUERY'"),
+        (
+            ["sessions", "search", "x", "--bogus"],
+            "teamlore sessions search: no such option: --bogus",
+        ),
+        (["no-such-command"], "teamlore: no such command 'no-such-command'"),
+    ],
+)
+def test_a_usage_error_is_a_refusal_like_any_other(
+    home: Path, args: list[str], message: str
+) -> None:
+    """What the argument parser refuses reads as every refusal does: a code, one line, what to
+    do next; with `--format json` (as typed: the parse failed) the error document on stdout."""
+    text = teamlore_cli(*args, env={"COLUMNS": "80"})
+    assert (text.returncode, text.stdout) == (2, "")
+    assert text.stderr.splitlines() == [
+        f"error USAGE: {message}",
+        "  next: Run the command with `--help` to see its arguments, then call it again.",
+    ]
+    for json_flag in (["--format", "json"], ["--format=json"], ["-f", "json"]):
+        proc = teamlore_cli(*args, *json_flag)
+        assert proc.returncode == 2 and proc.stderr == ""
+        assert json.loads(proc.stdout)["error"] == {
+            "code": "USAGE",
+            "message": message,
+            "problem": message,
+            "next": "Run the command with `--help` to see its arguments, then call it again.",
+        }
+
+
+def test_a_value_of_the_wrong_type_names_its_flag(home: Path) -> None:
+    proc = teamlore_cli("sessions", "search", "x", "--limit", "abc", "--format", "json")
+    assert proc.returncode == 2
+    error = json.loads(proc.stdout)["error"]
+    assert error["code"] == "USAGE" and "'--limit'" in error["message"]
+
+
+def test_a_group_without_a_command_shows_its_help(home: Path) -> None:
+    proc = teamlore_cli("memory")
+    assert proc.returncode == 2 and "Usage: teamlore memory [OPTIONS] COMMAND" in proc.stderr
+    assert teamlore_cli("memory", "--help").returncode == 0
+
+
 def test_registering_a_non_repository_is_refused_and_changes_nothing(
     home: Path, sources: Path, tmp_path: Path
 ) -> None:

@@ -23,7 +23,17 @@ from teamlore.cli import app as cli_app
 from teamlore.cli import mcp_command
 from teamlore.cli.app import app, memory_app, sessions_app
 from teamlore.cli.commands import sessions as session_commands
-from teamlore.cli.output import FormatOption, OutputFormat, counted, run, say, stdout, styled
+from teamlore.cli.output import (
+    FormatOption,
+    OutputFormat,
+    counted,
+    fail,
+    run,
+    say,
+    stdout,
+    styled,
+)
+from teamlore.core import errors
 
 
 def _version(value: bool) -> None:
@@ -140,11 +150,45 @@ else:  # the lean command of the memory group (commands/memory registers it othe
     memory_app.command("search")(session_commands.memory_search)
 
 
+# the exceptions of the click typer parses with (typer 0.2x vendors its own copy of click)
+_click_errors = sys.modules[typer.BadParameter.__module__]
+
+
 def main() -> None:
+    """Run the app; a usage error typer finds (an unknown option, a missing argument, a value of
+    the wrong type) is reported as every refusal is (docs/cli-output.md, "Errors")."""
     try:
-        app()
+        code = app(standalone_mode=False)
+    except _click_errors.UsageError as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":  # `teamlore memory`: the group's help
+            exc.show()
+            sys.exit(exc.exit_code)
+        fail(_usage_refusal(exc), _requested_format(sys.argv[1:]))
+    except _click_errors.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except typer.Abort:  # typer.Abort is click's Abort where typer does not vendor click
+        print("Aborted!", file=sys.stderr)
+        sys.exit(1)
     except BrokenPipeError:
         sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)  # a command returns None, typer.Exit its code
+
+
+def _usage_refusal(exc: Any) -> errors.TeamloreError:
+    command = exc.ctx.command_path if exc.ctx is not None else "teamlore"
+    message = exc.format_message().rstrip(".")
+    return errors.TeamloreError(errors.USAGE, f"{command}: {message[:1].lower()}{message[1:]}")
+
+
+def _requested_format(args: list[str]) -> OutputFormat:
+    """`--format json` as typed, read without the parse that just failed."""
+    for flag, value in zip(args, [*args[1:], ""], strict=True):
+        if flag == "--":
+            break
+        if (flag in ("--format", "-f") and value == "json") or flag in ("--format=json", "-fjson"):
+            return OutputFormat.json
+    return OutputFormat.text
 
 
 if __name__ == "__main__":
