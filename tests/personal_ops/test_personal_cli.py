@@ -126,6 +126,36 @@ def test_refused_files_queue_nothing(
     assert not (home / "personal" / "runtime.sqlite3").exists()
 
 
+def test_a_refused_import_says_what_it_holds_and_how_to_let_personal_data_through(
+    home: Path, tmp_path: Path
+) -> None:
+    write_config(home)
+    (tmp_path / "contact.md").write_text("# Contact\n\nMail mei@example.com.\n", encoding="utf-8")
+    (tmp_path / "keys.md").write_text(
+        "# Keys\n\nghp_abcdefghijklmnopqrstuvwxyz0123456789AB\n", encoding="utf-8"
+    )
+
+    contact = teamlore_cli("personal", "import", "contact.md", cwd=tmp_path, env=ENV)
+    keys = teamlore_cli("personal", "import", "keys.md", cwd=tmp_path, env=ENV)
+
+    assert contact.returncode == keys.returncode == 1
+    assert contact.stderr.splitlines() == [
+        "error SENSITIVE_CONTENT_REJECTED: part 1/1 holds personal data (pii.email); "
+        "nothing was queued",
+        "  next: Remove it and send again; [personal] allowed_pii in config.toml lets pii.* pass.",
+    ]
+    assert keys.stderr.splitlines()[0] == (
+        "error SENSITIVE_CONTENT_REJECTED: part 1/1 holds a secret (secret.github-token); "
+        "nothing was queued"
+    )
+    assert (
+        teamlore_cli("personal", "status", "--format", "json", env=ENV).stdout.count(
+            '"observations": {}'
+        )
+        == 1
+    )
+
+
 def test_import_without_a_model_queues_and_says_so(home: Path, tmp_path: Path) -> None:
     write_config(home)
     (tmp_path / "n.md").write_text("# N\n\nI like kayaking.\n")

@@ -86,6 +86,14 @@ def refuse_secrets(
     if allowed_pii is not None:
         rules = sorted({*rules, *(r for v in values for r in pii_rules(v, allowed_pii))})
     if rules:
+        kinds = [
+            kind
+            for kind, prefix in (("a secret", "secret."), ("personal data", "pii."))
+            if any(rule.startswith(prefix) for rule in rules)
+        ]
         raise errors.TeamloreError(
-            errors.SENSITIVE_CONTENT_REJECTED, f"{where}: {', '.join(rules)}", rules=rules
+            errors.SENSITIVE_CONTENT_REJECTED,
+            f"{where} holds {' and '.join(kinds) or 'a secret'} ({', '.join(rules)}); "
+            "nothing was queued",
+            rules=rules,
         )
