@@ -168,6 +168,22 @@ def test_the_block_is_replaced_and_every_byte_outside_it_is_kept(repo: Path, hom
     assert assemble(repo, home, "claude")["changed"] is False
 
 
+def test_a_file_saved_with_crlf_gets_the_block_with_crlf(repo: Path, home: Path) -> None:
+    """A CLAUDE.md saved on Windows keeps one kind of line end: the block is written (and
+    replaced, and found unchanged) in CRLF."""
+    (repo / "CLAUDE.md").write_bytes(b"# My project\r\n\r\nUse tabs.\r\n")
+    result = assemble(repo, home, "claude")
+    block = result["block"].replace("\n", "\r\n").encode()
+    written = (repo / "CLAUDE.md").read_bytes()
+    assert written == b"# My project\r\n\r\nUse tabs.\r\n\r\n" + block + b"\r\n"
+    assert written.count(b"\n") == written.count(b"\r\n")
+    assert assemble(repo, home, "claude")["changed"] is False
+    add_scene(repo, "release", 5, "How releases go")
+    assert assemble(repo, home, "claude")["changed"] is True
+    again = (repo / "CLAUDE.md").read_bytes()
+    assert again.count(b"\n") == again.count(b"\r\n") and b"release" in again
+
+
 def test_doctrine_scenes_by_heat_then_name_first_fifteen_and_the_omitted_line(
     repo: Path, home: Path
 ) -> None:

@@ -293,6 +293,12 @@ def _read_instructions(root: Path, name: str) -> tuple[bytes | None, str]:
         ) from None
 
 
+def _all_crlf(text: str) -> bool:
+    """Whether every line of `text` ends in CRLF (a file saved on Windows); a file that mixes
+    both gets the block with LF, as a new file does."""
+    return "\r\n" in text and text.count("\r\n") == text.count("\n")
+
+
 def _write_if_unchanged(root: Path, relative: str, data: bytes, original: bytes | None) -> None:
     """Write `data` unless the file changed since it was read (then refuse, nothing written)."""
     try:
@@ -403,9 +409,14 @@ def assemble(
     )
 
     original, text = _read_instructions(worktree_root, layout.instructions_file)
+    crlf = _all_crlf(text)
+    if crlf:  # the file keeps its line ends: the block is written with CRLF too
+        text = text.replace("\r\n", "\n")
     markers = _markers(text)
     repaired = _line_numbers(text, markers) if repair and not _intact(markers) else []
     updated = splice(text, block, file_name=layout.instructions_file, repair=repair)
+    if crlf:
+        updated = updated.replace("\n", "\r\n")
     updated_bytes = updated.encode("utf-8")
     record = manifest_path(home, worktree_key, provider)
     manifest = _load_manifest(record, provider)
