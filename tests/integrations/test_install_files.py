@@ -73,6 +73,30 @@ def test_install_keeps_the_users_settings_and_comments_and_uninstall_restores_by
     assert tree(user) == before
 
 
+def test_config_files_saved_with_crlf_keep_crlf_and_uninstall_restores_their_bytes(
+    user: Path,
+) -> None:
+    """A client config saved on Windows keeps one kind of line end: what install adds is
+    written with CRLF, and uninstall gives back the very bytes."""
+    files = seed_user_configs(user)
+    for path, data in files.items():
+        path.write_bytes(data.replace(b"\n", b"\r\n"))
+    before = tree(user)
+
+    dry = op("install", user, client="codex", dryRun=True)["installed"][0]["files"]
+    diff = next(f["diff"] for f in dry if f["path"].endswith("config.toml"))
+    assert "+[mcp_servers.teamlore]\n" in diff and "\r" not in diff
+    op("install", user, client="all")
+
+    for path in files:
+        data = path.read_bytes()
+        assert data.count(b"\n") == data.count(b"\r\n"), path
+    codex = tomllib.loads((user / ".codex" / "config.toml").read_text())
+    assert codex["mcp_servers"]["teamlore"]["required"] is True
+    op("uninstall", user, client="all")
+    assert tree(user) == before
+
+
 def test_uninstall_after_the_client_rewrote_the_file_removes_only_our_entries(user: Path) -> None:
     seed_user_configs(user)
     op("install", user, client="claude")

@@ -22,6 +22,7 @@ from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import Item, Null, Table, Whitespace
 
 from teamlore.core import errors, safe_write
+from teamlore.core.line_ends import all_crlf, with_line_ends_of
 from teamlore.core.paths import display_path
 from teamlore.integrations.json_text import JsonText
 
@@ -40,15 +41,21 @@ class ConfigDocument:
     link_target: Path | None = None  # read through this symlink's target (a dry run only)
 
     def render(self) -> bytes:
-        if self.kind == "toml":
-            return tomlkit.dumps(self.doc).encode("utf-8")
+        if self.kind == "toml":  # tables teamlore adds get the file's own line ends
+            saved = (self.original or b"").decode("utf-8", "replace")
+            return with_line_ends_of(saved, tomlkit.dumps(self.doc)).encode("utf-8")
         rendered: bytes = self.doc.render()
         return rendered
 
     def diff(self, new: bytes | None) -> str:
         """A unified diff from the bytes on disk to `new` (None: the file is removed)."""
-        before = (self.original or b"").decode("utf-8", "replace").splitlines(keepends=True)
-        after = (new or b"").decode("utf-8", "replace").splitlines(keepends=True)
+        old_text = (self.original or b"").decode("utf-8", "replace")
+        new_text = (new or b"").decode("utf-8", "replace")
+        if all_crlf(old_text) and (new is None or all_crlf(new_text)):
+            # one kind of line end before and after: shown as lines, not as `\x0d` on each
+            old_text, new_text = old_text.replace("\r\n", "\n"), new_text.replace("\r\n", "\n")
+        before = old_text.splitlines(keepends=True)
+        after = new_text.splitlines(keepends=True)
         return "".join(
             difflib.unified_diff(
                 before,

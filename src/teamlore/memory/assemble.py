@@ -31,6 +31,7 @@ import orjson
 
 from teamlore.core import errors, safe_write
 from teamlore.core.canonical import sha256_hex
+from teamlore.core.line_ends import all_crlf, with_line_ends_of
 from teamlore.core.paths import ensure_private_dir, read_private_file, write_private_file
 from teamlore.memory.skills.source import (
     SourceSkill,
@@ -293,12 +294,6 @@ def _read_instructions(root: Path, name: str) -> tuple[bytes | None, str]:
         ) from None
 
 
-def _all_crlf(text: str) -> bool:
-    """Whether every line of `text` ends in CRLF (a file saved on Windows); a file that mixes
-    both gets the block with LF, as a new file does."""
-    return "\r\n" in text and text.count("\r\n") == text.count("\n")
-
-
 def _write_if_unchanged(root: Path, relative: str, data: bytes, original: bytes | None) -> None:
     """Write `data` unless the file changed since it was read (then refuse, nothing written)."""
     try:
@@ -409,14 +404,13 @@ def assemble(
     )
 
     original, text = _read_instructions(worktree_root, layout.instructions_file)
-    crlf = _all_crlf(text)
-    if crlf:  # the file keeps its line ends: the block is written with CRLF too
+    saved = text
+    if all_crlf(text):  # spliced as LF lines, then given the file's own line ends back
         text = text.replace("\r\n", "\n")
     markers = _markers(text)
     repaired = _line_numbers(text, markers) if repair and not _intact(markers) else []
     updated = splice(text, block, file_name=layout.instructions_file, repair=repair)
-    if crlf:
-        updated = updated.replace("\n", "\r\n")
+    updated = with_line_ends_of(saved, updated)
     updated_bytes = updated.encode("utf-8")
     record = manifest_path(home, worktree_key, provider)
     manifest = _load_manifest(record, provider)
