@@ -100,6 +100,25 @@ def test_a_model_server_on_this_machine_runs_the_writer_without_a_key(
     assert "Uses neovim." in (home / "personal" / "preferences.md").read_text()
 
 
+def test_flush_says_what_each_job_did_in_words(
+    home: Path, tmp_path: Path, model: ModelServer
+) -> None:
+    write_config(home, model_url=model.base_url)
+    (tmp_path / "n.md").write_text("# Tools\n\nI use fish.\n", encoding="utf-8")
+    model.script("document_import", retain("preferences", "Shell", "Uses fish."))
+    queued = teamlore_cli("personal", "import", "n.md", "--no-wait", cwd=tmp_path, env=ENV)
+    assert "part 1: pending\n" in queued.stdout
+
+    first = teamlore_cli("personal", "flush", env=ENV)
+    again = teamlore_cli("personal", "flush", env=ENV)
+
+    assert first.returncode == again.returncode == 0
+    [job] = [line for line in first.stdout.splitlines() if line.startswith("job ")]
+    assert job.endswith(": written into personal memory")
+    assert first.stdout.splitlines()[-1] == "complete: nothing else is due"
+    assert again.stdout == "complete: nothing was due\n"
+
+
 def forget_language(p: dict[str, Any]) -> dict[str, Any]:
     operation = remove("preferences", section_ref(p, "preferences", "Language"))
     return decision("forget", [operation], refs(p))

@@ -122,10 +122,13 @@ def _render_status(result: dict[str, Any]) -> None:
 
 
 def _outcome_line(outcome: dict[str, Any]) -> str:
-    where = ", ".join(outcome["retainedIn"]) or "-"
     issue = f", issue {outcome['issue']}" if outcome["issue"] else ""
     job = f", job {outcome['jobId']} ({outcome['jobState']})" if outcome["jobId"] else ""
-    return f"{outcome['state']}{issue}; retained in {where}{job}"
+    if outcome["retainedIn"]:
+        kept = f"; retained in {', '.join(outcome['retainedIn'])}"
+    else:
+        kept = "; nothing retained" if outcome["state"] == "processed" else ""
+    return f"{outcome['state']}{issue}{kept}{job}"
 
 
 @personal_app.command("status")
@@ -276,13 +279,29 @@ def personal_import(
 # -- flush / retry ------------------------------------------------------------------------------
 
 
+# what each Writer run did, in a person's words (`idle`, the run that found nothing due, is not
+# a job: the last line says it)
+_RUN_OUTCOMES = {
+    "committed": "written into personal memory",
+    "ignored": "read; nothing to keep",
+    "quarantined": "set aside",
+    "failed": "failed",
+}
+
+
 def _render_flush(result: dict[str, Any]) -> None:
     for run_ in result["runs"]:
+        if run_["outcome"] == "idle":
+            continue
         code = f" ({run_['code']})" if run_["code"] else ""
-        job = f" job {run_['jobId']}" if run_["jobId"] else ""
         why = f": {run_['message']}" if run_.get("message") else ""
-        _plain(f"{run_['outcome']}{job}{code}{why}")
-    _plain("complete" if result["complete"] else "incomplete: see `teamlore personal status`")
+        _plain(f"job {run_['jobId']}: {_RUN_OUTCOMES[run_['outcome']]}{code}{why}")
+    if not result["complete"]:
+        _plain("incomplete: see `teamlore personal status`")
+    elif any(run_["outcome"] != "idle" for run_ in result["runs"]):
+        _plain("complete: nothing else is due")
+    else:
+        _plain("complete: nothing was due")
 
 
 @personal_app.command("flush")
