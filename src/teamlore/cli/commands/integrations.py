@@ -167,7 +167,7 @@ def hook_user_turn(
 ) -> None:
     """Queue the prompt the user typed (JSON on stdin) for personal memory.
 
-    The Pi extension `install --client pi` writes runs it for every typed prompt. Prints the
+    The Pi extension that `install --client pi` writes runs it for every typed prompt. Prints the
     outcome as JSON ({accepted, state, contextId} or {accepted: false, code, notice}); a secret
     or personal data is refused (SENSITIVE_CONTENT_REJECTED) and never stored. Always exits 0."""
     from teamlore.cli.hook_runner import exit_now, user_turn_from_argv
