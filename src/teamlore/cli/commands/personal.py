@@ -77,8 +77,8 @@ def personal_config(
 ) -> None:
     """Show or change personal-memory settings: who may write, what may be read, which model.
 
-    Each change is said (`+ agent_observation`); a profile without its [models.<name>] table
-    is kept with a warning (the Writer runs once the table exists)."""
+    Each change is said (`+ agent_observation`); a profile the Writer cannot use yet (no
+    [models.<name>] table, no model, no key) is kept with a warning."""
     run(
         "personal.config",
         {
