@@ -188,10 +188,8 @@ def test_memory_search_prints_every_hit_as_json_holds_it(fixtures_cli: Cli, tmp_
         text = norm(fixtures_cli.text("memory", "search", query, "-r", str(repo), "-n", "100"))
         for hit in result["results"]:
             by = " + ".join({"lexical": "words", "vector": "meaning"}[p] for p in hit["matchedBy"])
-            assert (
-                f"{hit['id']} ({hit['type']}, {hit['path']}, score {hit['score']:.2f}, by {by})"
-                in text
-            )
+            header = f"{hit['id']}  {hit['type']}, score {hit['score']:.2f}, by {by}"
+            assert norm(f"{header}\n  {hit['path']}\n") + " " in text
             assert shown(hit["snippet"]) in text, (query, hit["snippet"])
         assert ("words + meaning" in text) == ("vector" in result["paths"])
 

@@ -619,10 +619,12 @@ def _render_memory_search(result: dict[str, Any]) -> None:
     if not result["results"]:
         say("No matching memory. Reviewed entries appear here after `teamlore memory promote`.")
     for hit in result["results"]:
+        # three short lines a hit, as `org search` prints them: the text view reads at 80 columns
         say(
             styled(hit["id"], "bold"),
-            f" ({hit['type']}, {hit['path']}, score {hit['score']:.2f}, {matched_by(hit)})",
+            f"  {hit['type']}, score {hit['score']:.2f}, {matched_by(hit)}",
         )
+        say(f"  {hit['path']}")
         say(f"  {hit['snippet']}")
 
 
