@@ -128,6 +128,30 @@ def test_a_target_that_is_not_a_regular_file_is_refused(root: Path) -> None:
     assert refused.value.code == "UNSAFE_PATH"
 
 
+def test_a_file_over_the_read_cap_is_replaced_or_deleted_when_nothing_needs_reading_it(
+    root: Path,
+) -> None:
+    """The cap guards what is read; a write or delete without an expectation reads nothing, and
+    a caller whose files may be large lifts it (`max_bytes=None`)."""
+    big = b"x" * (safe_write.MAX_READ_BYTES + 1)
+    (root / "big.json").write_bytes(big)
+    safe_write.write_file(root, "big.json", b"small\n")
+    assert (root / "big.json").read_bytes() == b"small\n"
+
+    (root / "big.json").write_bytes(big)
+    with pytest.raises(errors.TeamloreError) as refused:
+        safe_write.write_file(root, "big.json", b"new", expect=lambda now: now == big)
+    assert refused.value.code == "UNSAFE_PATH" and "larger than" in refused.value.message
+    safe_write.write_file(
+        root, "big.json", big + b"y", expect=lambda now: now == big, max_bytes=None
+    )
+    assert (root / "big.json").stat().st_size == len(big) + 1
+
+    assert safe_write.delete_file(root, "big.json") is True
+    assert not (root / "big.json").exists()
+    assert leftovers(root) == []
+
+
 def test_a_false_expectation_leaves_the_target_untouched(root: Path) -> None:
     (root / "a.md").write_bytes(b"theirs\n")
 

@@ -97,6 +97,27 @@ def test_config_files_saved_with_crlf_keep_crlf_and_uninstall_restores_their_byt
     assert tree(user) == before
 
 
+def test_a_claude_state_file_of_many_megabytes_is_installed_into_and_restored(
+    user: Path,
+) -> None:
+    """~/.claude.json keeps every project's prompt history and grows past 8 MiB for people who
+    use Claude Code a lot: install edits it, leaves no record behind, and uninstall restores
+    it byte for byte."""
+    history = [{"display": f"fix the flaky test number {n} " + "x" * 300} for n in range(30_000)]
+    big = json.dumps({"numStartups": 3, "projects": {"/home/u/src/app": {"history": history}}})
+    assert len(big) > 9 * 1024 * 1024
+    (user / ".claude.json").write_text(big)
+    before = tree(user)
+
+    op("install", user, client="claude")
+
+    assert "teamlore" in json.loads((user / ".claude.json").read_text())["mcpServers"]
+    state = user.parent / "state" / "integrations"
+    assert not (state / "intent.json").exists()
+    op("uninstall", user, client="claude")
+    assert tree(user) == before
+
+
 def test_uninstall_after_the_client_rewrote_the_file_removes_only_our_entries(user: Path) -> None:
     seed_user_configs(user)
     op("install", user, client="claude")

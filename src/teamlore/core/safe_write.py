@@ -122,9 +122,12 @@ def _parent_dir(root: Path, parts: tuple[str, ...], *, create: bool) -> Iterator
         yield fd
 
 
-def _read_at(dir_fd: int, name: str, shown: str) -> bytes | None:
+def _read_at(
+    dir_fd: int, name: str, shown: str, max_bytes: int | None = MAX_READ_BYTES
+) -> bytes | None:
     """The bytes of regular file `name` in `dir_fd` (None: absent). Symlinks and other kinds of
-    file are UNSAFE_PATH."""
+    file are UNSAFE_PATH, and so is a file over `max_bytes` (None: no cap)."""
+    cap = float("inf") if max_bytes is None else max_bytes
     try:
         fd = os.open(name, _READ_FLAGS, dir_fd=dir_fd)
     except FileNotFoundError:
@@ -139,8 +142,8 @@ def _read_at(dir_fd: int, name: str, shown: str) -> bytes | None:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise _unsafe(shown, "not a regular file")
-        if info.st_size > MAX_READ_BYTES:
-            raise _unsafe(shown, f"larger than {MAX_READ_BYTES} bytes")
+        if info.st_size > cap:
+            raise _unsafe(shown, f"larger than {max_bytes} bytes")
         chunks: list[bytes] = []
         total = 0
         while True:
@@ -148,8 +151,8 @@ def _read_at(dir_fd: int, name: str, shown: str) -> bytes | None:
             if not chunk:
                 break
             total += len(chunk)
-            if total > MAX_READ_BYTES:
-                raise _unsafe(shown, f"larger than {MAX_READ_BYTES} bytes")
+            if total > cap:
+                raise _unsafe(shown, f"larger than {max_bytes} bytes")
             chunks.append(chunk)
         return b"".join(chunks)
     finally:
@@ -195,11 +198,13 @@ def write_file(
     expect: Expectation | None = None,
     create_dirs: bool = True,
     new_file_mode: int = DEFAULT_FILE_MODE,
+    max_bytes: int | None = MAX_READ_BYTES,
 ) -> None:
     """Atomically make `root/relative` hold exactly `data`.
 
-    `expect(current)` is evaluated on the current bytes just before the swap; False raises
-    ExpectationFailed and leaves the target untouched. When the target is absent at that point,
+    `expect(current)` is evaluated on the current bytes (read up to `max_bytes`; None: no cap)
+    just before the swap; False raises ExpectationFailed and leaves the target untouched.
+    Without `expect` the current bytes are never read. When the target is absent at that point,
     it is created with `linkat`, so a file that appears concurrently is never overwritten (that
     also raises ExpectationFailed). A replaced file keeps its permission bits; a new one gets
     `new_file_mode` (less the umask) from the start, never a looser mode first.
@@ -227,10 +232,14 @@ def write_file(
                 os.fsync(fd)
             finally:
                 os.close(fd)
-            current = _read_at(dir_fd, name, relative)
-            if expect is not None and not expect(current):
-                raise ExpectationFailed(relative, current)
-            if current is None:
+            if expect is not None:
+                current = _read_at(dir_fd, name, relative, max_bytes)
+                if not expect(current):
+                    raise ExpectationFailed(relative, current)
+                absent = current is None
+            else:
+                absent = _target_mode(dir_fd, name, relative) is None
+            if absent:
                 try:
                     os.link(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
                 except FileExistsError:
@@ -259,20 +268,26 @@ def _rename_unless_link(dir_fd: int, temp: str, name: str, relative: str) -> Non
     os.rename(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
 
 
-def delete_file(root: Path, relative: str, *, expect: Expectation | None = None) -> bool:
-    """Unlink `root/relative` (False: it was absent). `expect` as in `write_file`; a symlink is
-    refused, never unlinked."""
+def delete_file(
+    root: Path,
+    relative: str,
+    *,
+    expect: Expectation | None = None,
+    max_bytes: int | None = MAX_READ_BYTES,
+) -> bool:
+    """Unlink `root/relative` (False: it was absent). `expect` and `max_bytes` as in
+    `write_file`; a symlink is refused, never unlinked."""
     parts = check_relative_path(relative)
     name = parts[-1]
     with _parent_dir(root, parts, create=False) as dir_fd:
         if dir_fd is None:
             return False
-        current = _read_at(dir_fd, name, relative)
-        if expect is not None and not expect(current):
-            raise ExpectationFailed(relative, current)
-        if current is None:
+        if expect is not None:
+            current = _read_at(dir_fd, name, relative, max_bytes)
+            if not expect(current):
+                raise ExpectationFailed(relative, current)
+        if _target_mode(dir_fd, name, relative) is None:
             return False
-        _target_mode(dir_fd, name, relative)
         os.unlink(name, dir_fd=dir_fd)
         os.fsync(dir_fd)
         return True

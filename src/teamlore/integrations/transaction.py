@@ -229,9 +229,9 @@ def swap(path: str, expected_sha: str | None, data: bytes | None, *, private: bo
     def unchanged(current: bytes | None) -> bool:
         return (None if current is None else sha256(current)) == expected_sha
 
-    try:
+    try:  # a client's file is as large as the client made it (~/.claude.json grows to MBs)
         if data is None:
-            safe_write.delete_file(target.parent, target.name, expect=unchanged)
+            safe_write.delete_file(target.parent, target.name, expect=unchanged, max_bytes=None)
         else:
             safe_write.write_file(
                 target.parent,
@@ -240,6 +240,7 @@ def swap(path: str, expected_sha: str | None, data: bytes | None, *, private: bo
                 expect=unchanged,
                 create_dirs=False,
                 new_file_mode=cf.PRIVATE_MODE if private else safe_write.DEFAULT_FILE_MODE,
+                max_bytes=None,
             )
     except safe_write.ExpectationFailed:
         raise FileChanged(path) from None
