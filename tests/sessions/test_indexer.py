@@ -220,6 +220,25 @@ def test_a_deleted_file_keeps_its_history_marked_unavailable(indexer: Indexer, s
     assert [h["turn"] for h in search_turns(indexer.conn, "deploy rotation").hits] == [1]
 
 
+def test_copies_of_one_session_file_moved_to_another_folder_are_each_indexed(
+    indexer: Indexer, src: Path
+) -> None:
+    """Two copies of one session file (one session id, one file name) in two project folders,
+    then one folder moved or renamed, as people do to keep a renamed repository's history:
+    every copy is its own session, none fails, and the moved one is not read again after."""
+    first = session_file(src / "a" / "s.jsonl", {"t": "user", "text": "deploy the release"})
+    session_file(src / "b" / "s.jsonl", {"t": "user", "text": "deploy the release"})
+    assert sync(indexer, src).files_failed == 0
+    first.parent.rename(src / "c")
+
+    moved = sync(indexer, src)
+
+    assert moved.files_failed == 0 and moved.files_changed == 1
+    rows = indexer.conn.execute("SELECT available, turn_count FROM sessions ORDER BY id")
+    assert [tuple(r) for r in rows] == [(0, 1), (1, 1), (1, 1)]
+    assert sync(indexer, src).files_changed == 0
+
+
 def test_malformed_lines_are_counted_and_the_rest_is_indexed(indexer: Indexer, src: Path) -> None:
     path = src / "a.jsonl"
     path.write_bytes(

@@ -334,20 +334,24 @@ class SessionAssembler:
         if self.session_db_id is not None:
             return self.session_db_id
         provider_id = self.pending_meta.provider_session_id or self.fallback_session_id
-        key = self.key_for(provider_id)
-        row = self.conn.execute(
-            "SELECT s.id, (SELECT count(*) FROM source_files f WHERE f.session_id = s.id"
-            " AND f.id != ?) AS others FROM sessions s WHERE s.session_key = ?",
-            (self.file_id, key),
-        ).fetchone()
-        if row is not None and row["others"]:
-            # another file already holds this provider session id (a copy or a resume that
-            # reuses the id): index this file as its own session rather than interleave turns
-            provider_id = f"{provider_id}#{self.fallback_session_id}"
+        # another file may already hold this provider session id (a copy, a resume that reuses
+        # the id, a project folder moved or renamed): this file is then indexed as its own
+        # session rather than interleave turns, under the file's name, and when that is taken
+        # too (a third copy of one file name), under this file's own row id
+        candidates = [
+            provider_id,
+            f"{provider_id}#{self.fallback_session_id}",
+            f"{provider_id}#{self.fallback_session_id}#{self.file_id}",
+        ]
+        for provider_id in candidates:
             key = self.key_for(provider_id)
             row = self.conn.execute(
-                "SELECT id FROM sessions WHERE session_key = ?", (key,)
+                "SELECT s.id, (SELECT count(*) FROM source_files f WHERE f.session_id = s.id"
+                " AND f.id != ?) AS others FROM sessions s WHERE s.session_key = ?",
+                (self.file_id, key),
             ).fetchone()
+            if row is None or not row["others"]:
+                break
         if row is None:
             cur = self.conn.execute(
                 "INSERT INTO sessions(session_key, provider, provider_session_id) VALUES (?,?,?)",
