@@ -220,23 +220,61 @@ def test_a_deleted_file_keeps_its_history_marked_unavailable(indexer: Indexer, s
     assert [h["turn"] for h in search_turns(indexer.conn, "deploy rotation").hits] == [1]
 
 
-def test_copies_of_one_session_file_moved_to_another_folder_are_each_indexed(
+def test_copies_of_one_session_file_are_each_indexed_as_a_session(
     indexer: Indexer, src: Path
 ) -> None:
-    """Two copies of one session file (one session id, one file name) in two project folders,
-    then one folder moved or renamed, as people do to keep a renamed repository's history:
-    every copy is its own session, none fails, and the moved one is not read again after."""
+    """Copies of one session file (one session id, one file name) in three project folders,
+    the first since deleted: every copy is its own session, none fails, none is read twice."""
     first = session_file(src / "a" / "s.jsonl", {"t": "user", "text": "deploy the release"})
     session_file(src / "b" / "s.jsonl", {"t": "user", "text": "deploy the release"})
     assert sync(indexer, src).files_failed == 0
-    first.parent.rename(src / "c")
+    (src / "c").mkdir()
+    (src / "c" / "s.jsonl").write_bytes(first.read_bytes())  # a copy: another inode
+    first.unlink()
 
-    moved = sync(indexer, src)
+    copied = sync(indexer, src)
 
-    assert moved.files_failed == 0 and moved.files_changed == 1
+    assert copied.files_failed == 0 and copied.files_changed == 1
     rows = indexer.conn.execute("SELECT available, turn_count FROM sessions ORDER BY id")
     assert [tuple(r) for r in rows] == [(0, 1), (1, 1), (1, 1)]
     assert sync(indexer, src).files_changed == 0
+
+
+def test_a_moved_session_file_is_followed_to_its_new_path(indexer: Indexer, src: Path) -> None:
+    """Codex's archive and a renamed project folder move a file: the index follows it (same
+    inode, same bytes where it read), keeps one session and reads only what was appended."""
+    path = session_file(src / "sessions" / "s.jsonl", {"t": "user", "text": "deploy the release"})
+    sync(indexer, src)
+    (src / "archived").mkdir()
+    moved = path.rename(src / "archived" / "s.jsonl")
+
+    assert sync(indexer, src).files_changed == 0
+    with moved.open("ab") as handle:
+        handle.write(lines({"t": "user", "text": "and tag it"}))
+    grown = sync(indexer, src)
+
+    assert grown.files_changed == 1 and grown.files_unavailable == 0
+    sessions = indexer.conn.execute("SELECT available, turn_count FROM sessions").fetchall()
+    assert [tuple(r) for r in sessions] == [(1, 2)]
+    [row] = indexer.conn.execute("SELECT path, status FROM source_files").fetchall()
+    assert tuple(row) == (str(moved), "ok")
+
+
+def test_a_file_that_took_a_gone_files_inode_is_a_new_file(indexer: Indexer, src: Path) -> None:
+    """Same inode, other bytes (the old file deleted and its inode reused, or rewritten after
+    the move): not the file the index read, whose history stays."""
+    path = session_file(src / "a" / "s.jsonl", {"t": "user", "text": "remember the key rotation"})
+    sync(indexer, src)
+    (src / "b").mkdir()
+    moved = path.rename(src / "b" / "t.jsonl")
+    session_file(moved, {"t": "user", "text": "something else entirely"})  # same inode
+
+    stats = sync(indexer, src)
+
+    assert stats.files_unavailable == 1
+    rows = indexer.conn.execute("SELECT available FROM sessions ORDER BY id").fetchall()
+    assert [r[0] for r in rows] == [0, 1]
+    assert [h["turn"] for h in search_turns(indexer.conn, "key rotation").hits] == [1]
 
 
 def test_malformed_lines_are_counted_and_the_rest_is_indexed(indexer: Indexer, src: Path) -> None:

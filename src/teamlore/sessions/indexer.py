@@ -6,6 +6,7 @@ first bytes, the byte offset after the last complete line and the adapter's pars
 - skips a file whose identity is unchanged (one stat, no read);
 - parses only the appended bytes of a file that grew in place (same inode, same head);
 - reparses a file that was rewritten or truncated, replacing that session's turns;
+- follows a file that was moved or renamed (same dev and inode, old path gone, same head);
 - marks a file that disappeared `unavailable` and keeps its history (Claude Code deletes old
   transcripts; the index is where that history survives).
 
@@ -233,6 +234,8 @@ class Indexer:
         # one stat per file for the whole sync: what it will read, then whether each changed
         # (a no-op resync is that stat and nothing else per file; docs/sessions.md)
         identities = _stat_files(files)
+        if not rebuild:
+            self._follow_moved_files(files, identities, known)
         seen_paths: set[str] = set()
         self.search_rows = SearchRows(
             self.conn,
@@ -571,6 +574,52 @@ class Indexer:
             DiagnosticRecord(event.code, display_path(path), event.line, event.message)
         )
         return int(store)
+
+    def _follow_moved_files(
+        self,
+        files: list[tuple[Source, str]],
+        identities: dict[str, os.stat_result | OSError],
+        known: dict[str, _FileRow],
+    ) -> None:
+        """A session file moved or renamed since the last sync (Codex's archive, a project
+        folder renamed): same device and inode, its old path gone, the same bytes up to where
+        the index read it. The index follows it to its new path, so its session stays one
+        session and nothing is read again; any other new path is a new file."""
+        discovered = {path for _, path in files}
+        gone = {
+            (row.dev, row.inode): path
+            for path, row in known.items()
+            if path not in discovered and row.inode is not None and row.status != "unavailable"
+        }
+        if not gone:
+            return
+        moves: list[tuple[str, str]] = []
+        for source, path in files:
+            st = identities[path]
+            old = None if isinstance(st, OSError) else gone.get((st.st_dev, st.st_ino))
+            if path in known or old is None or os.path.exists(old):
+                continue
+            row = known[old]
+            if row.provider == source.provider and self._same_head(path, row):
+                moves.append((old, path))
+        if not moves:
+            return
+        with db.write_tx(self.conn):
+            for old, new in moves:
+                self.conn.execute(
+                    "UPDATE source_files SET path = ? WHERE id = ?", (new, known[old].id)
+                )
+                known[new] = known.pop(old)
+
+    def _same_head(self, path: str, row: _FileRow) -> bool:
+        """Whether `path` starts with the bytes the index read of `row`'s file (an inode that
+        was freed and reused by another file does not)."""
+        head_sha256, _ = _resume_state(self.conn, row.id)
+        try:
+            with open(path, "rb") as handle:
+                return head_sha256 == _head_digest(handle, row.resume_offset)
+        except OSError:
+            return False
 
     def _mark_missing(
         self, sources: list[Source], known: dict[str, _FileRow], seen: set[str], stats: SyncStats
