@@ -27,7 +27,7 @@ from personal_world import (
 )
 
 from teamlore.core import errors
-from teamlore.personal import api, documents
+from teamlore.personal import api, documents, reader
 from teamlore.personal.config import PersonalSettings
 from teamlore.personal.model_port import WriterRequest
 from teamlore.personal.writer import run_writer
@@ -327,6 +327,28 @@ def test_a_broken_hand_edit_fails_the_job_with_the_file_and_line_to_fix(
     (root / "profile.md").write_text("# Profile\n\n## Pets\nA cat.\n### Work\nRust.\n")
     api.retry(home, outcome.job_id or "", now=T0)
     assert run_writer(home, model, personal, force=True, now=T0).outcome == "ignored"
+
+
+def test_a_document_saved_by_a_windows_editor_is_read_and_kept_as_it_was_saved(
+    home: Path, personal: PersonalSettings
+) -> None:
+    """A hand edit saved with a byte order mark and CRLF line ends: the Writer reads it (it
+    used to refuse its first line), agents read it clean, and the file keeps both."""
+    root = documents.personal_root(home)
+    root.mkdir(parents=True, mode=0o700, exist_ok=True)
+    (root / "profile.md").write_bytes(b"\xef\xbb\xbf# Profile\r\n\r\n## Pets\r\nA cat.\r\n")
+    _user_turn(home, "I also have a dog.", "s1", personal)
+
+    model = ScriptedModel(retain_all("profile", "Dog", "Has a dog."))
+    assert run_writer(home, model, personal, force=True, now=T0).outcome == "committed"
+
+    written = (root / "profile.md").read_bytes()
+    assert written.startswith(b"\xef\xbb\xbf# Profile\r\n\r\n## Pets\r\nA cat.\r\n")
+    assert b"## Dog\r\nHas a dog.\r\n" in written
+    assert written.count(b"\n") == written.count(b"\r\n")
+    [profile] = [d for d in reader.read_memory(home, ["global"]).documents if d.target == "profile"]
+    assert profile.content.startswith("# Profile\n\n## Pets\nA cat.\n")
+    assert "\r" not in profile.content and "\ufeff" not in profile.content
 
 
 def test_validation_codes(home: Path, personal: PersonalSettings) -> None:

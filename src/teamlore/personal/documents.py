@@ -24,6 +24,7 @@ import stat
 from pathlib import Path
 
 from teamlore.core import errors
+from teamlore.core.line_ends import with_line_ends_of
 from teamlore.core.paths import ensure_private_dir, write_private_file
 from teamlore.core.shapes.records import Record
 
@@ -231,6 +232,22 @@ def check_body_lines(lines: list[str], where: str) -> None:
         raise _invalid(where, "unclosed code fence")
 
 
+def document_text(data: bytes, *, on_error: str = "strict") -> str:
+    """A document file's text as the Writer and the readers see it: a byte order mark dropped
+    and CRLF line ends read as LF, as a file saved by a Windows editor has them."""
+    return data.decode("utf-8", on_error).removeprefix("\ufeff").replace("\r\n", "\n")
+
+
+def saved_like(before: bytes | None, text: str) -> bytes:
+    """`text` (LF lines) as the file it replaces was saved: with its byte order mark and its
+    CRLF line ends when every line had them."""
+    if before is None:
+        return text.encode("utf-8")
+    original = before.decode("utf-8", "replace")
+    bom = "\ufeff" if original.startswith("\ufeff") else ""
+    return (bom + with_line_ends_of(original, text)).encode("utf-8")
+
+
 def parse_document(target: str, data: bytes | None) -> Document:
     """Parse a document file (None = missing: an empty document). A file that breaks the format
     is refused with PERSONAL_DOCUMENT_INVALID naming its file and line, what was found there and
@@ -239,7 +256,7 @@ def parse_document(target: str, data: bytes | None) -> Document:
     if data is None:
         return Document(target, empty_document(target), ())
     try:
-        text = data.decode("utf-8")
+        text = document_text(data)
     except UnicodeDecodeError as exc:
         bad = data[: exc.start].count(b"\n") + 1
         raise _broken_file(target, bad, "the file is not UTF-8 text", "save it as UTF-8") from exc

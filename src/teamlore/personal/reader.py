@@ -99,7 +99,7 @@ def read_memory(
     for context in contexts:
         for target in documents.targets_for_context(context):
             data = documents.read_document_bytes(root, target)
-            content = "" if data is None else data.decode("utf-8", errors="replace")
+            content = "" if data is None else documents.document_text(data, on_error="replace")
             docs.append(
                 MemoryDocument(
                     target, content, 0 if data is None else len(data), _is_empty(content)

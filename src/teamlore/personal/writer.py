@@ -368,7 +368,7 @@ class _Run:
                 raise errors.TeamloreError(
                     errors.SENSITIVE_CONTENT_REJECTED, "the new document text holds a secret"
                 )
-            data = text.encode("utf-8")
+            data = documents.saved_like(snapshot.data[target], text)
             if data != snapshot.data[target]:
                 new_docs[target] = data
         return new_docs
