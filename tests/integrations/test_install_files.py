@@ -203,13 +203,21 @@ def test_a_config_file_that_does_not_parse_is_refused_and_nothing_changes(
     assert tree(user) == before
 
 
-def test_a_json_config_saved_with_a_byte_order_mark_is_refused_saying_so(user: Path) -> None:
+@pytest.mark.parametrize(
+    ("client", "name", "kind"),
+    [("claude", ".claude.json", "JSON"), ("codex", ".codex/config.toml", "TOML")],
+)
+def test_a_config_saved_with_a_byte_order_mark_is_refused_saying_so(
+    user: Path, client: str, name: str, kind: str
+) -> None:
     seed_user_configs(user)
-    (user / ".claude.json").write_bytes(b"\xef\xbb\xbf" + (user / ".claude.json").read_bytes())
+    (user / name).write_bytes(b"\xef\xbb\xbf" + (user / name).read_bytes())
     before = tree(user)
-    err = refused("install", user, client="claude")
+    err = refused("install", user, client=client)
     assert err.code == "CLIENT_CONFIG_INVALID"
-    assert err.message.startswith("~/.claude.json begins with a byte order mark (BOM)")
+    assert err.message.startswith(
+        f"~/{name} begins with a byte order mark (BOM), which {kind} does not allow"
+    )
     assert tree(user) == before
 
 

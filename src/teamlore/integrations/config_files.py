@@ -111,13 +111,13 @@ def parse(path: Path, kind: Kind, data: bytes | None) -> Any:
             errors.CLIENT_CONFIG_INVALID,
             f"{display_path(path)}: line {line}: not UTF-8 text; nothing was changed",
         ) from None
+    if text.startswith("\ufeff"):  # Node's JSON.parse and TOML parsers refuse it too
+        raise errors.TeamloreError(
+            errors.CLIENT_CONFIG_INVALID,
+            f"{display_path(path)} begins with a byte order mark (BOM), which {kind.upper()} does"
+            " not allow: save it as UTF-8 without one; nothing was changed",
+        )
     if kind == "json":
-        if text.startswith("\ufeff"):
-            raise errors.TeamloreError(
-                errors.CLIENT_CONFIG_INVALID,
-                f"{display_path(path)} begins with a byte order mark (BOM), which JSON does not"
-                " allow: save it as UTF-8 without one; nothing was changed",
-            )
         return JsonText(text, path)
     try:
         return tomlkit.parse(text)
