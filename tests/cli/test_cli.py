@@ -212,6 +212,15 @@ def test_sessions_list_shows_a_page_and_says_how_many_more(home: Path, sources: 
     assert "more session" not in teamlore_cli("sessions", "list").stdout
 
 
+def test_an_empty_list_says_whether_the_index_or_the_filters_are_empty(
+    home: Path, sources: Path
+) -> None:
+    assert "No sessions yet. `teamlore sync`" in teamlore_cli("sessions", "list").stdout
+    sync_json(sources)
+    later = teamlore_cli("sessions", "list", "--since", "2099-01-01").stdout
+    assert later == "No sessions match these filters; `teamlore sessions list` lists every one.\n"
+
+
 def test_an_unquoted_multi_word_search_is_one_query(home: Path, sources: Path) -> None:
     sync_json(sources)
     unquoted = teamlore_cli("sessions", "search", "cart", "rounding", "--format", "json")

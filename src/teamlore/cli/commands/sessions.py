@@ -239,12 +239,14 @@ def status(
 # -- sessions ---------------------------------------------------------------------------------
 
 
-def _render_list(result: dict[str, Any], *, unmapped: bool = False) -> None:
+def _render_list(result: dict[str, Any], *, unmapped: bool = False, filtered: bool = False) -> None:
     if not result["sessions"]:
         if unmapped:
             say("Every indexed session is mapped to a registered repository.")
-            return
-        say("No sessions match. `teamlore sync` indexes your Codex, Claude Code and Pi sessions.")
+        elif filtered:  # the index may hold sessions: these filters leave none
+            say("No sessions match these filters; `teamlore sessions list` lists every one.")
+        else:
+            say("No sessions yet. `teamlore sync` indexes your Codex, Claude Code and Pi sessions.")
         return
     from rich.table import Table  # a text listing only: `--format json` never imports rich
     from rich.text import Text
@@ -314,7 +316,9 @@ def sessions_list(
             "unmapped": unmapped,
         },
         fmt,
-        lambda result: _render_list(result, unmapped=unmapped),
+        lambda result: _render_list(
+            result, unmapped=unmapped, filtered=any((provider, repository, since, until))
+        ),
     )
 
 
