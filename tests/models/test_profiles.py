@@ -78,33 +78,27 @@ def test_missing_key_names_the_env_file_from_the_tilde(
 
 
 @pytest.mark.parametrize(
-    "base_url",
+    ("base_url", "on_this_machine"),
     [
-        "http://localhost:11434/v1",
-        "http://127.0.0.1:8080/v1",
-        "http://[::1]:8000/v1",
-        "http://127.0.0.2/v1",
-        "http://LOCALHOST./v1",
+        ("http://localhost:11434/v1", True),
+        ("http://127.0.0.1:8080/v1", True),
+        ("http://[::1]:8000/v1", True),
+        ("http://127.0.0.2/v1", True),
+        ("http://LOCALHOST./v1", True),
+        ("https://api.openai.com/v1", False),
+        ("http://10.0.0.5:8080/v1", False),
+        ("http://localhost.example.com/v1", False),
+        ("http://127.0.0.1.example.com/v1", False),
     ],
 )
-def test_a_server_on_this_machine_needs_no_key(home: Path, base_url: str) -> None:
+def test_only_a_server_on_this_machine_goes_without_a_key(
+    home: Path, base_url: str, on_this_machine: bool
+) -> None:
     write(home, "config.toml", f'[models.default]\nmodel = "m"\nbase_url = "{base_url}"\n')
-    profile = load_profile(home=home, environ={})
-    assert profile.api_key is None
-    assert profile.base_url == base_url.rstrip("/")
-
-
-@pytest.mark.parametrize(
-    "base_url",
-    [
-        "https://api.openai.com/v1",
-        "http://10.0.0.5:8080/v1",
-        "http://localhost.example.com/v1",
-        "http://127.0.0.1.example.com/v1",
-    ],
-)
-def test_a_server_elsewhere_still_needs_a_key(home: Path, base_url: str) -> None:
-    write(home, "config.toml", f'[models.default]\nmodel = "m"\nbase_url = "{base_url}"\n')
+    if on_this_machine:
+        profile = load_profile(home=home, environ={})
+        assert profile.api_key is None and profile.base_url == base_url.rstrip("/")
+        return
     with pytest.raises(TeamloreError) as caught:
         load_profile(home=home, environ={})
     assert caught.value.code == "MODEL_NOT_CONFIGURED"
