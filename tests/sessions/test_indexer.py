@@ -260,6 +260,23 @@ def test_a_moved_session_file_is_followed_to_its_new_path(indexer: Indexer, src:
     assert tuple(row) == (str(moved), "ok")
 
 
+def test_two_hard_links_to_a_moved_file_are_one_followed_file_and_one_new(
+    indexer: Indexer, src: Path
+) -> None:
+    path = session_file(src / "a" / "s.jsonl", {"t": "user", "text": "deploy the release"})
+    sync(indexer, src)
+    for folder in ("b", "c"):
+        (src / folder).mkdir()
+        os.link(path, src / folder / "s.jsonl")
+    path.unlink()
+
+    stats = sync(indexer, src)
+
+    assert (stats.files_failed, stats.files_changed, stats.files_unavailable) == (0, 1, 0)
+    rows = indexer.conn.execute("SELECT available, turn_count FROM sessions ORDER BY id")
+    assert [tuple(r) for r in rows] == [(1, 1), (1, 1)]
+
+
 def test_a_file_that_took_a_gone_files_inode_is_a_new_file(indexer: Indexer, src: Path) -> None:
     """Same inode, other bytes (the old file deleted and its inode reused, or rewritten after
     the move): not the file the index read, whose history stays."""

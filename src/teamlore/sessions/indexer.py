@@ -596,12 +596,16 @@ class Indexer:
         moves: list[tuple[str, str]] = []
         for source, path in files:
             st = identities[path]
-            old = None if isinstance(st, OSError) else gone.get((st.st_dev, st.st_ino))
-            if path in known or old is None or os.path.exists(old):
+            if path in known or isinstance(st, OSError):
+                continue
+            identity = (st.st_dev, st.st_ino)
+            old = gone.get(identity)
+            if old is None or os.path.exists(old):
                 continue
             row = known[old]
             if row.provider == source.provider and self._same_head(path, row):
                 moves.append((old, path))
+                del gone[identity]  # a second hard link to the same file is a new file
         if not moves:
             return
         with db.write_tx(self.conn):
