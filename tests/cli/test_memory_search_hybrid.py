@@ -45,7 +45,7 @@ def test_default_search_uses_the_bundled_model_and_finds_a_paraphrase(repo: Path
 
     text = teamlore_cli("memory", "search", PARAPHRASE, cwd=repo).stdout
     assert "words + meaning (bundled:use-m3-wordllama-768" in text
-    assert "deploy-migrations (entry" in text and "by meaning)" in text
+    assert "deploy-migrations  entry, score " in text and "by meaning\n" in text
 
 
 def test_a_chinese_query_finds_an_english_entry_by_meaning(repo: Path) -> None:
@@ -78,7 +78,7 @@ def test_lexical_flag_runs_words_alone_and_says_so(repo: Path) -> None:
     assert "deploy-migrations" not in [r["id"] for r in found["results"]]
     text = teamlore_cli("memory", "search", "--lexical", "coffee", cwd=repo).stdout
     assert "words only (lexical search only was asked for)" in text
-    assert "office-coffee (entry" in text and "by words)" in text
+    assert "office-coffee  entry, score " in text and "by words\n" in text
 
 
 def test_embeddings_off_in_config_means_words_only(repo: Path, home: Path) -> None:
