@@ -118,6 +118,29 @@ def test_a_claude_state_file_of_many_megabytes_is_installed_into_and_restored(
     assert tree(user) == before
 
 
+def test_inline_tables_in_codex_config_get_our_entries_inline(user: Path) -> None:
+    """`mcp_servers = { … }` and `features = { … }` written as inline tables (valid TOML, and
+    how some people write them): install adds its servers and the hooks feature inside them
+    (a table cannot live in an inline table), and uninstall takes them out again."""
+    seed_user_configs(user)
+    config = user / ".codex" / "config.toml"
+    inline = (
+        'model = "o3"\nmcp_servers = { other = { command = "x" } }\n'
+        "features = { web_search = true }\n"
+    )
+    config.write_text(inline)
+
+    op("install", user, client="codex")
+
+    codex = tomllib.loads(config.read_text())
+    assert sorted(codex["mcp_servers"]) == ["other", "teamlore", "teamlore_personal"]
+    assert codex["mcp_servers"]["teamlore"]["required"] is True
+    assert codex["features"] == {"web_search": True, "codex_hooks": True}
+    config.write_text(config.read_text().replace('"o3"', '"o4"'))  # edited since: entries go
+    op("uninstall", user, client="codex")
+    assert config.read_text() == inline.replace('"o3"', '"o4"')
+
+
 def test_uninstall_after_the_client_rewrote_the_file_removes_only_our_entries(user: Path) -> None:
     seed_user_configs(user)
     op("install", user, client="claude")

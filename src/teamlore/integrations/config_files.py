@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 import tomlkit
 from tomlkit.exceptions import TOMLKitError
-from tomlkit.items import Item, Null, Table, Whitespace
+from tomlkit.items import InlineTable, Item, Null, Table, Whitespace
 
 from teamlore.core import errors, safe_write
 from teamlore.core.line_ends import all_crlf, with_line_ends_of
@@ -229,9 +229,15 @@ def set_key(
     node = doc
     for depth, part in enumerate(key[:-1]):
         if part not in node:
-            # a parent that only holds tables renders as `[a.b]`, not `[a]` + `[a.b]`
-            node[part] = tomlkit.table(is_super_table=depth < len(key) - 2 or None)
+            # a parent that only holds tables renders as `[a.b]`, not `[a]` + `[a.b]`; inside
+            # an inline table (`mcp_servers = { … }`, as some people write it) it is inline too
+            inline = isinstance(node, InlineTable)
+            super_table = depth < len(key) - 2 or None
+            node[part] = tomlkit.inline_table() if inline else tomlkit.table(super_table)
         node = node[part]
+    if isinstance(node, InlineTable):  # a table cannot live inside an inline table
+        node[key[-1]] = _toml_value(value, inline=True)
+        return
     # nested dicts become sub-tables ([x.tools.y]); `env`-like maps of strings stay inline
     node[key[-1]] = _toml_table(value) if isinstance(value, dict) else value
 
