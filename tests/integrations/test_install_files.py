@@ -141,6 +141,27 @@ def test_inline_tables_in_codex_config_get_our_entries_inline(user: Path) -> Non
     assert config.read_text() == inline.replace('"o3"', '"o4"')
 
 
+def test_a_config_whose_meaning_an_added_table_would_change_is_refused_untouched(
+    user: Path,
+) -> None:
+    """`features.web_search = true` written dotted at the top level would fall under a table
+    added before it: install refuses and writes nothing, where it used to move the user's
+    setting into teamlore's server entry. Dotted keys no added table precedes are fine."""
+    seed_user_configs(user)
+    config = user / ".codex" / "config.toml"
+    config.write_text('model = "o3"\nmcp_servers.other.command = "x"\nfeatures.web_search = true\n')
+    before = tree(user)
+
+    err = refused("install", user, client="codex")
+
+    assert err.code == "CLIENT_CONFIG_INVALID" and "without changing what" in err.message
+    assert tree(user) == before
+    config.write_text('model = "o3"\nmcp_servers.other.command = "x"\n')
+    op("install", user, client="codex")
+    codex = tomllib.loads(config.read_text())
+    assert codex["mcp_servers"]["other"] == {"command": "x"} and codex["features"]["codex_hooks"]
+
+
 def test_uninstall_after_the_client_rewrote_the_file_removes_only_our_entries(user: Path) -> None:
     seed_user_configs(user)
     op("install", user, client="claude")

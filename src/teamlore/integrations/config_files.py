@@ -11,8 +11,10 @@ is edited as text (`json_text`), so every byte teamlore did not change stays as 
 from __future__ import annotations
 
 import difflib
+import json
 import os
 import stat
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -43,9 +45,25 @@ class ConfigDocument:
     def render(self) -> bytes:
         if self.kind == "toml":  # tables teamlore adds get the file's own line ends
             saved = (self.original or b"").decode("utf-8", "replace")
-            return with_line_ends_of(saved, tomlkit.dumps(self.doc)).encode("utf-8")
+            text = with_line_ends_of(saved, tomlkit.dumps(self.doc))
+            self._check_meaning(text)
+            return text.encode("utf-8")
         rendered: bytes = self.doc.render()
         return rendered
+
+    def _check_meaning(self, text: str) -> None:
+        """The written TOML must mean what the edited document holds. It may not: a table added
+        under a parent whose keys are written dotted at the top level (`features.x = true` after
+        it) would take those keys into the new table, changing what the user's settings mean."""
+        written = json.dumps(tomllib.loads(text), sort_keys=True, default=str)
+        if written != json.dumps(plain(self.doc), sort_keys=True, default=str):
+            raise errors.TeamloreError(
+                errors.CLIENT_CONFIG_INVALID,
+                f"{display_path(self.path)}: teamlore cannot add its tables without changing what"
+                " your other settings mean (keys written dotted at the top level, such as"
+                " `features.web_search = true`, would fall under them); write those as tables"
+                " (`[features]`, `[mcp_servers.NAME]`) and run it again; nothing was changed",
+            )
 
     def diff(self, new: bytes | None) -> str:
         """A unified diff from the bytes on disk to `new` (None: the file is removed)."""
