@@ -14,7 +14,6 @@ import difflib
 import json
 import os
 import stat
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -55,7 +54,7 @@ class ConfigDocument:
         """The written TOML must mean what the edited document holds. It may not: a table added
         under a parent whose keys are written dotted at the top level (`features.x = true` after
         it) would take those keys into the new table, changing what the user's settings mean."""
-        written = json.dumps(tomllib.loads(text), sort_keys=True, default=str)
+        written = json.dumps(tomlkit.parse(text).unwrap(), sort_keys=True, default=str)
         if written != json.dumps(plain(self.doc), sort_keys=True, default=str):
             raise errors.TeamloreError(
                 errors.CLIENT_CONFIG_INVALID,
