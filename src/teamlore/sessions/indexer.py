@@ -585,18 +585,19 @@ class Indexer:
         folder renamed): same device and inode, its old path gone, the same bytes up to where
         the index read it. The index follows it to its new path, so its session stays one
         session and nothing is read again; any other new path is a new file."""
+        arrived = [(source, path) for source, path in files if path not in known]
+        if not arrived:  # a no-op resync: nothing to look up
+            return
         discovered = {path for _, path in files}
         gone = {
             (row.dev, row.inode): path
             for path, row in known.items()
             if path not in discovered and row.inode is not None and row.status != "unavailable"
         }
-        if not gone:
-            return
         moves: list[tuple[str, str]] = []
-        for source, path in files:
+        for source, path in arrived:
             st = identities[path]
-            if path in known or isinstance(st, OSError):
+            if isinstance(st, OSError):
                 continue
             identity = (st.st_dev, st.st_ino)
             old = gone.get(identity)
