@@ -28,6 +28,7 @@ from typing import Any
 
 from teamlore.core import errors
 from teamlore.core.shapes.records import Record
+from teamlore.personal.documents import document_text
 
 MAX_DOCUMENT_BYTES = 262_144
 MAX_PART_BYTES = 32_768
@@ -95,12 +96,11 @@ def read_markdown_file(path: Path) -> MarkdownFile:
     if b"\x00" in data:
         raise errors.TeamloreError(errors.INVALID_ENCODING, f"{path.name} contains NUL bytes")
     try:
-        text = data.decode("utf-8")
+        text = document_text(data)  # as a personal document is read: no BOM, CRLF as LF
     except UnicodeDecodeError as exc:
         raise errors.TeamloreError(
             errors.INVALID_ENCODING, f"{path.name} is not valid UTF-8 (byte {exc.start})"
         ) from exc
-    text = text.removeprefix("\ufeff").replace("\r\n", "\n")
     if not text.strip():
         raise errors.TeamloreError(errors.EMPTY_DOCUMENT, f"{path.name} is empty")
     return MarkdownFile(path.name, text)
