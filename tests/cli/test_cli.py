@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -478,22 +479,32 @@ ENTRY = entry_file("tag-before-push", "Tag the release before pushing it.")
 
 @pytest.fixture()
 def full_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 4 MiB tmpfs for the state dir (real ENOSPC, not a mock)."""
-    with tmpfs(tmp_path / "state", "4m") as state:
+    """An 8 MiB tmpfs for the state dir (real ENOSPC, not a mock): room for what the commands
+    before the fill write (models, index, the state database and its WAL)."""
+    with tmpfs(tmp_path / "state", "8m") as state:
         yield state
+
+
+def repo_with_one_entry(
+    state: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Path, dict[str, str]]:
+    """A git repository with a memory tree of one entry, and the environment of a user whose
+    state dir is `state`."""
+    monkeypatch.delenv(MODEL_CACHE_ENV)  # the models are derived into (and fail on) this disk
+    env = {"TEAMLORE_HOME": str(state), "HOME": str(tmp_path)}
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    assert teamlore_cli("memory", "init", cwd=repo, env=env).returncode == 0
+    (repo / ".threadshare/memory/entries/tag-before-push.md").write_text(ENTRY)
+    return repo, env
 
 
 def test_read_only_commands_work_on_a_full_disk_and_writes_say_what_frees_space(
     full_disk: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Issue 27: `memory search`, `memory status`, `memory lint` refused with DISK_FULL."""
-    monkeypatch.delenv(MODEL_CACHE_ENV)  # the models are derived into (and fail on) this disk
-    env = {"TEAMLORE_HOME": str(full_disk), "HOME": str(tmp_path)}
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    assert teamlore_cli("memory", "init", cwd=repo, env=env).returncode == 0
-    (repo / ".threadshare/memory/entries/tag-before-push.md").write_text(ENTRY)
+    repo, env = repo_with_one_entry(full_disk, tmp_path, monkeypatch)
     assert teamlore_cli("sync", "--repository", ".", cwd=repo, env=env).returncode == 0
     assert teamlore_cli("memory", "search", "tag", cwd=repo, env=env).returncode == 0
     fill_to_the_last_byte(full_disk)
@@ -515,3 +526,25 @@ def test_read_only_commands_work_on_a_full_disk_and_writes_say_what_frees_space(
     assert "DISK_FULL" in write.stderr and "to free space" in write.stderr
     assert "filler" in write.stderr  # the biggest thing in the state dir is named
     assert str(full_disk) not in write.stderr
+
+
+def test_read_commands_skip_their_derived_writes_when_the_disk_fills_under_an_open_database(
+    full_disk: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # another process (an MCP server) keeps the state database open, so its WAL stays and a
+    # command opens it for writing as usual: the records `memory status` and search keep
+    # (lint results, the tree's file identities) meet ENOSPC and are skipped, not the answer
+    repo, env = repo_with_one_entry(full_disk, tmp_path, monkeypatch)
+    assert teamlore_cli("memory", "search", "tag", cwd=repo, env=env).returncode == 0
+    held = sqlite3.connect(full_disk / "memory-state.sqlite3")
+    held.execute("SELECT count(*) FROM approved_entries").fetchone()
+    try:
+        fill_to_the_last_byte(full_disk)
+        status = teamlore_cli("memory", "status", "--format", "json", cwd=repo, env=env)
+        assert status.returncode == 0, status.stdout
+        assert json.loads(status.stdout)["lint"]["files"] == 2
+        found = teamlore_cli("memory", "search", "tag", "--format", "json", cwd=repo, env=env)
+        assert found.returncode == 0 and "tag-before-push" in found.stdout
+        assert held.execute("SELECT count(*) FROM lint_results").fetchone()[0] == 0
+    finally:
+        held.close()

@@ -52,6 +52,38 @@ def test_write_tx_rolls_back_on_error(tmp_path: Path) -> None:
     assert conn.execute("SELECT count(*) FROM a").fetchone()[0] == 0
 
 
+def test_a_derived_write_another_writer_blocks_is_skipped_and_the_reader_goes_on(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "x.sqlite3"
+    writer = db.connect(path, MIGRATIONS)
+    reader = db.connect(path, MIGRATIONS)
+    reader.execute("PRAGMA busy_timeout = 0")
+    writer.execute("BEGIN IMMEDIATE")
+    assert not db.write_derived(reader, lambda c: c.execute("INSERT INTO a(v) VALUES ('d')"))
+    assert not reader.in_transaction
+    writer.execute("COMMIT")
+    assert reader.execute("SELECT count(*) FROM a").fetchone()[0] == 0
+    # the lock is free again: written
+    assert db.write_derived(reader, lambda c: c.execute("INSERT INTO a(v) VALUES ('d')"))
+    assert reader.execute("SELECT count(*) FROM a").fetchone()[0] == 1
+
+
+def test_a_derived_write_still_raises_what_is_not_about_storage(tmp_path: Path) -> None:
+    conn = db.connect(tmp_path / "x.sqlite3", MIGRATIONS)
+    with pytest.raises(sqlite3.OperationalError, match="no such table"):
+        db.write_derived(conn, lambda c: c.execute("INSERT INTO missing(v) VALUES ('x')"))
+
+    def half_then_boom(c: sqlite3.Connection) -> None:
+        c.execute("INSERT INTO a(v) VALUES ('lost')")
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        db.write_derived(conn, half_then_boom)
+    assert conn.execute("SELECT count(*) FROM a").fetchone()[0] == 0
+    assert not conn.in_transaction
+
+
 def test_failpoint_kill_mid_transaction_leaves_the_database_unchanged(tmp_path: Path) -> None:
     path = tmp_path / "x.sqlite3"
     db.connect(path, MIGRATIONS).execute("INSERT INTO a(v) VALUES ('before')")

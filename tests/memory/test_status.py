@@ -1,4 +1,4 @@
-"""memory_status: what one owner's team memory looks like, read-only."""
+"""memory_status: what one owner's team memory looks like; it writes only its lint results."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ import pytest
 
 from support import entry_file
 from teamlore.memory.status import MemoryStatus, memory_status
+from teamlore.memory.store import lint_cache
 from teamlore.memory.store.layout import init_tree
+from teamlore.memory.store.lint_cache import rules_key
 from teamlore.memory.store.projection import sync_approved_projection
 from teamlore.memory.store.state_db import open_state_db
 
@@ -168,11 +170,86 @@ def test_a_projection_from_another_analyzer_is_flagged(
     assert (projection.analyzer_current, projection.coverage) == (False, "partial")
 
 
-def test_status_never_writes(conn: sqlite3.Connection, worktree: Path) -> None:
+def _rows_but_lint_results(conn: sqlite3.Connection) -> dict[str, list[tuple[object, ...]]]:
+    tables = [
+        name
+        for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        if name != "lint_results" and not name.startswith("sqlite_")
+    ]
+    return {name: conn.execute(f"SELECT * FROM {name}").fetchall() for name in tables}
+
+
+def test_status_writes_only_its_lint_results_and_nothing_when_nothing_changed(
+    conn: sqlite3.Connection, worktree: Path
+) -> None:
     write_entry(worktree, "kept", "Still true.")
     sync_approved_projection(
         conn, repository_key=REPO, worktree_key=WORKTREE, worktree_root=worktree
     )
-    before = conn.total_changes
+    before = _rows_but_lint_results(conn)
     status(conn, worktree)
-    assert conn.total_changes == before
+    assert _rows_but_lint_results(conn) == before
+    assert conn.execute("SELECT count(*) FROM lint_results").fetchone()[0] == 2  # + index.json
+    changes = conn.total_changes
+    status(conn, worktree)
+    assert conn.total_changes == changes
+
+
+def test_the_lint_summary_follows_edits_and_deletions_of_kept_files(
+    conn: sqlite3.Connection, worktree: Path
+) -> None:
+    write_entry(worktree, "kept", "Still true.")
+    write_entry(worktree, "leaky", "Deploy with token ghp_" + "a1B2c3D4e5F6g7H8i9J0" * 2 + ".")
+    first = status(conn, worktree).lint
+    assert first is not None and first.blocking == 1 and first.files == 3
+
+    again = status(conn, worktree).lint  # from the kept results: the same summary
+    assert again == first
+
+    write_entry(worktree, "leaky", "Deploy with the token from the vault.")
+    edited = status(conn, worktree).lint
+    assert edited is not None and edited.blocking == 0
+
+    write_entry(worktree, "leaky2", "Deploy with token ghp_" + "a1B2c3D4e5F6g7H8i9J0" * 2 + ".")
+    (worktree / ".threadshare/memory/entries/kept.md").unlink()
+    later = status(conn, worktree).lint
+    assert later is not None and (later.blocking, later.files) == (1, 3)
+    paths = {p for (p,) in conn.execute("SELECT path FROM lint_results")}
+    assert paths == {
+        ".threadshare/memory/index.json",
+        ".threadshare/memory/entries/leaky.md",
+        ".threadshare/memory/entries/leaky2.md",
+    }
+
+
+def test_kept_lint_results_are_not_trusted_under_other_rules(
+    conn: sqlite3.Connection, worktree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a row whose digest was made under other rules (another teamlore, another home folder) is
+    # linted again: here a kept "no findings" for a file that holds a secret
+    write_entry(worktree, "leaky", "Deploy with token ghp_" + "a1B2c3D4e5F6g7H8i9J0" * 2 + ".")
+    assert status(conn, worktree).lint.blocking == 1  # type: ignore[union-attr]
+    conn.execute("UPDATE lint_results SET findings = '[]'")
+    assert status(conn, worktree).lint.blocking == 0  # type: ignore[union-attr]
+    rules_key.cache_clear()
+    monkeypatch.setattr(lint_cache, "__version__", "99.0")
+    try:
+        assert status(conn, worktree).lint.blocking == 1  # type: ignore[union-attr]
+    finally:
+        rules_key.cache_clear()
+
+
+def test_the_superseded_check_sees_kept_entries(conn: sqlite3.Connection, worktree: Path) -> None:
+    text = entry_file("old", "Was true.", status="deprecated", kind="work_fact")
+    (worktree / ".threadshare/memory/entries/old.md").write_text(
+        text.replace("superseded_by: null", "superseded_by: new"), encoding="utf-8"
+    )
+    missing = {"entry.superseded-target-missing": 1}
+    assert status(conn, worktree).lint.rules == missing  # type: ignore[union-attr]
+    assert status(conn, worktree).lint.rules == missing  # type: ignore[union-attr]
+    write_entry(worktree, "new", "Is true.")
+    assert status(conn, worktree).lint.rules == {}  # type: ignore[union-attr]
+    assert status(conn, worktree).lint.rules == {}  # type: ignore[union-attr]
+    assert conn.execute(
+        "SELECT entry_id, superseded_by FROM lint_results WHERE path LIKE '%old.md'"
+    ).fetchone()[:] == ("old", "new")

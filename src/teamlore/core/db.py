@@ -17,6 +17,7 @@ from teamlore.core import errors
 from teamlore.core.paths import ensure_private_file, refuse_wrong_type
 
 BUSY_TIMEOUT_MS = 10_000
+_SQLITE_BUSY, _SQLITE_LOCKED = 5, 6
 # the largest integer SQLite stores: a larger one bound to a statement raises OverflowError
 MAX_INTEGER = 2**63 - 1
 
@@ -219,6 +220,26 @@ def write_tx(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         raise
     else:
         conn.execute("COMMIT")
+
+
+def write_derived(conn: sqlite3.Connection, write: Callable[[sqlite3.Connection], None]) -> bool:
+    """Run `write` in a write transaction when it writes derived data only (a record the next
+    run can make again): a full disk, read-only state or another writer holding the lock past
+    the busy timeout rolls it back and returns False, so a read command keeps its answer."""
+    try:
+        with write_tx(conn):
+            write(conn)
+    except sqlite3.OperationalError as exc:
+        if conn.in_transaction:
+            conn.rollback()
+        primary = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+        if primary not in (_SQLITE_BUSY, _SQLITE_LOCKED) and errors.storage_error(exc) not in (
+            errors.DISK_FULL,
+            errors.STATE_READ_ONLY,
+        ):
+            raise
+        return False
+    return True
 
 
 def integrity_check(conn: sqlite3.Connection) -> list[str]:

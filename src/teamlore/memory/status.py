@@ -1,8 +1,10 @@
 """Team-memory status of one owner: projection, entries, workflow counts and a lint summary.
 
-Read-only: it never syncs the projection and never writes the state database. The entry counts
-come from the approved projection (what search and recall see); the lint summary comes from the
-files on disk (`lint_tree`), so a status run shows both what is indexed and what the tree holds.
+It never syncs the projection (the operation does that first), and its one write to the state
+database is derived: the lint results `LintCache` keeps. The entry counts come from the approved
+projection (what search and recall see); the lint summary comes from the files on disk
+(`lint_tree`, linting again only new and edited files), so a status run shows both what is
+indexed and what the tree holds.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from teamlore.memory.consolidation.source import status_of
 from teamlore.memory.extraction.tasks import Owner
 from teamlore.memory.store.layout import MEMORY_ROOT
 from teamlore.memory.store.lint import lint_tree
+from teamlore.memory.store.lint_cache import LintCache
 from teamlore.memory.store.projection import Coverage, Diagnostic, ProjectionCounts, stored_counts
 
 
@@ -181,16 +184,17 @@ def _projection_status(
 
 
 def _lint_summary(
-    worktree_root: Path,
+    worktree_root: Path, cache: LintCache
 ) -> tuple[Literal["present", "missing", "unsafe"], LintSummary | None]:
     try:
-        report = lint_tree(worktree_root)
+        report = lint_tree(worktree_root, memo=cache)
     except errors.TeamloreError as exc:
         if exc.code == errors.MEMORY_NOT_INITIALIZED.code:
             return "missing", None
         if exc.code == errors.UNSAFE_PATH.code:
             return "unsafe", None
         raise
+    cache.save(report.files)
     return "present", LintSummary(
         policy_version=report.policy_version,
         files=len(report.files),
@@ -216,7 +220,7 @@ def memory_status(
         owner,
     ):
         setattr(entries, status, n)
-    tree, lint = _lint_summary(worktree_root)
+    tree, lint = _lint_summary(worktree_root, LintCache(conn, *owner))
     return MemoryStatus(
         repository_key=repository_key,
         worktree_key=worktree_key,

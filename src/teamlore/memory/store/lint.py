@@ -23,7 +23,7 @@ import stat
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from pathlib import Path
-from typing import Literal, cast
+from typing import Literal, Protocol, cast
 
 from pydantic import BaseModel
 
@@ -373,8 +373,38 @@ def _read_file(dir_fd: int, name: str) -> bytes | None:
     return None if len(data) > docs.MAX_FILE_BYTES else data
 
 
+class FileLint(BaseModel):
+    """What linting one tree file found, with what the tree-wide checks need of an entry."""
+
+    model_config = STRICT_FROZEN
+
+    findings: list[Finding]
+    entry_id: str | None = None
+    superseded_by: str | None = None
+
+
+class LintMemo(Protocol):
+    """Remembers `FileLint`s by a file's path, kind and bytes (memory/store/lint_cache.py)."""
+
+    def recall(self, path: str, kind: DocumentKind, data: bytes) -> FileLint | None: ...
+
+    def keep(self, path: str, kind: DocumentKind, data: bytes, result: FileLint) -> None: ...
+
+
+def lint_tree_file(data: bytes, *, path: str, kind: DocumentKind) -> FileLint:
+    findings = lint_bytes(data, path=path, kind=kind)
+    if kind != "entry":
+        return FileLint(findings=findings)
+    try:
+        entry = docs.load_entry(data, path)
+    except MemoryFormatError:
+        return FileLint(findings=findings)
+    return FileLint(findings=findings, entry_id=entry.id, superseded_by=entry.superseded_by)
+
+
 class _TreeLinter:
-    def __init__(self) -> None:
+    def __init__(self, memo: LintMemo | None) -> None:
+        self.memo = memo
         self.files: list[str] = []
         self.findings: list[Finding] = []
         self.entry_ids: set[str] = set()
@@ -412,15 +442,16 @@ class _TreeLinter:
                 )
             )
             return
-        self.findings.extend(lint_bytes(data, path=relative, kind=kind))
-        if kind == "entry":
-            try:
-                entry = docs.load_entry(data, relative)
-            except MemoryFormatError:
-                return
-            self.entry_ids.add(entry.id)
-            if entry.superseded_by is not None:
-                self.superseded.append((relative, entry.superseded_by))
+        result = self.memo.recall(relative, kind, data) if self.memo else None
+        if result is None:
+            result = lint_tree_file(data, path=relative, kind=kind)
+            if self.memo:
+                self.memo.keep(relative, kind, data, result)
+        self.findings.extend(result.findings)
+        if result.entry_id is not None:
+            self.entry_ids.add(result.entry_id)
+        if result.superseded_by is not None:
+            self.superseded.append((relative, result.superseded_by))
 
     def lint_documents_dir(self, parent_fd: int, name: str, kind: DocumentKind) -> int:
         relative = f"{layout.MEMORY_ROOT}/{name}"
@@ -499,11 +530,11 @@ class _TreeLinter:
             self.findings.append(_finding(rule, "block", path, f"{count} {what} (at most {limit})"))
 
 
-def lint_tree(worktree_root: str | os.PathLike[str]) -> LintReport:
+def lint_tree(worktree_root: str | os.PathLike[str], *, memo: LintMemo | None = None) -> LintReport:
     """Lint every memory file under `<worktree_root>/.threadshare/memory` without following
     symlinks. Raises MEMORY_NOT_INITIALIZED when there is no tree, UNSAFE_PATH when its root is
-    reached through a symlink."""
-    linter = _TreeLinter()
+    reached through a symlink. With a `memo`, a file it already knows is not linted again."""
+    linter = _TreeLinter(memo)
     try:
         memory = layout.open_memory_root(worktree_root)
         memory_fd = memory.__enter__()

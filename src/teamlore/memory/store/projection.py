@@ -369,7 +369,8 @@ def _renew_stats(
         and recorded.stats_digest == fresh.stats_digest
     ):
         return
-    with db.write_tx(conn):
+
+    def record(conn: sqlite3.Connection) -> None:
         now = _stored(conn, repository_key, worktree_key)
         if (
             now is not None
@@ -377,6 +378,8 @@ def _renew_stats(
             and now.source_tree_digest == tree_digest
         ):
             _record_stats(conn, repository_key, worktree_key, fresh)
+
+    db.write_derived(conn, record)  # if skipped (a full disk), the next run reads the tree again
 
 
 def _mark_drifted(

@@ -483,6 +483,20 @@ DELETE FROM approved_vector_packs;
 ALTER TABLE approved_vector_packs ADD COLUMN blocks TEXT NOT NULL DEFAULT '';
 """
 
+# what linting each file of an owner's memory tree found, bound to a digest of the file's bytes,
+# its kind and the lint rules' code (memory/store/lint_cache.py), so `memory status` re-lints
+# only new and edited files. Derived: deleting a row only costs linting that file again
+LINT_RESULTS_V15 = f"""
+CREATE TABLE lint_results ({_OWNER}
+  path TEXT NOT NULL CHECK {_relative_path("path")},
+  digest TEXT NOT NULL CHECK {_hex("digest", 64)},
+  findings BLOB NOT NULL,  -- JSON: [[rule, severity, line, message], …]
+  entry_id TEXT,           -- an entry's id and superseded_by (the tree-wide superseded check)
+  superseded_by TEXT,
+  PRIMARY KEY (repository_key, worktree_key, path)
+);
+"""
+
 MIGRATIONS: list[str] = [
     SCHEMA_V1,
     PROMOTION_PROGRESS_V2,
@@ -498,6 +512,7 @@ MIGRATIONS: list[str] = [
     EXCLUDED_SESSIONS_V12,
     CHINESE_FLAG_V13,
     PACK_BLOCKS_V14,
+    LINT_RESULTS_V15,
 ]
 
 TABLES = (
@@ -528,6 +543,7 @@ TABLES = (
     "approved_vector_packs",
     "approved_source_stats",
     "excluded_sessions",
+    "lint_results",
 )
 
 
