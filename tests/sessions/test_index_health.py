@@ -237,6 +237,24 @@ def test_a_full_disk_is_disk_full_and_changes_nothing(tmp_path: Path) -> None:
     assert freed["rc"] == 0 and _json(freed)["totals"]["sessions"] == 40, freed
 
 
+def test_a_disk_full_before_the_first_sync_says_disk_full_not_a_schema_upgrade(
+    tmp_path: Path,
+) -> None:
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    home = mnt / "home"
+    steps: list[Any] = [
+        ["sh", f"mount -t tmpfs -o size=1m tmpfs {mnt} && mkdir {home}"],
+        ["sh", f"dd if=/dev/zero of={mnt}/filler bs=4k || true"],
+        _teamlore(home, "status"),
+        _teamlore(home, "sessions", "search", "hello"),
+    ]
+    _, _, status, found = _in_namespace(tmp_path, steps)
+    for refused in (status, found):
+        assert refused["rc"] == 1 and _code(_json(refused)) == "DISK_FULL", refused
+        assert "schema upgrade" not in refused["stdout"]
+
+
 def test_a_read_only_state_dir_serves_read_only_commands(tmp_path: Path) -> None:
     home, codex = _synced(tmp_path)
     steps: list[Any] = [

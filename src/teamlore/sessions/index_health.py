@@ -177,7 +177,12 @@ def open_index_for_read(home: Path | None) -> sqlite3.Connection:
             if refusal is None:
                 raise
             raise refusal from exc
-        conn = _open_read_only(index_db_path(home))
+        try:
+            conn = _open_read_only(index_db_path(home))
+        except errors.TeamloreError:
+            if refusal is not None and refusal.error is errors.DISK_FULL:
+                raise refusal from exc  # no index to read yet: the full disk is what to fix
+            raise
     problems = _missing_tables(conn)
     if problems:
         conn.close()
@@ -202,6 +207,13 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
             " directory is read-only; run `teamlore sync` where it is writable",
         )
     conn = opened
+    if db.schema_version(conn) == 0:  # an empty file: a first open that could not go on
+        conn.close()
+        raise errors.TeamloreError(
+            errors.STATE_READ_ONLY,
+            f"the state directory is read-only and holds no {INDEX_DB_NAME} yet; run"
+            " `teamlore sync` where it is writable",
+        )
     if db.schema_version(conn) < len(MIGRATIONS):
         conn.close()
         raise errors.TeamloreError(
