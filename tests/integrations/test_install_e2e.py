@@ -164,3 +164,25 @@ def test_codex_after_install_calls_team_and_personal_tools_and_sees_the_brief(
     teamlore_in(home, env, "uninstall", "--client", "codex", cwd=repo)
     assert not (home / ".codex" / "config.toml").exists()
     assert not (home / ".codex" / "hooks.json").exists()
+
+
+@pytest.mark.e2e
+def test_codex_reads_the_servers_install_adds_to_a_config_written_with_dotted_keys(
+    agent_clis: AgentClis, demo: dict[str, Any], tmp_path: Path
+) -> None:
+    # `mcp_servers.other.…` and `features.…` written dotted at the top level: install's tables
+    # go after them, and the real Codex reads the user's server and both of ours
+    home, repo = tmp_path / "home", Path(demo["repository"])
+    env = client_env(agent_clis, home, demo["stateDir"])
+    (home / ".codex").mkdir(parents=True)
+    (home / ".codex" / "config.toml").write_text(
+        'mcp_servers.other.command = "other-server"\nfeatures.web_search_request = true\n'
+    )
+    teamlore_in(home, env, "install", "--client", "codex", cwd=repo)
+    listed, _ = run_with_hard_timeout(
+        [str(agent_clis.codex), "mcp", "list", "--json"], repo, isolated_env(home, env), 60
+    )
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    servers = {server["name"]: server for server in json.loads(listed.stdout)}
+    assert sorted(servers) == ["other", "teamlore", "teamlore_personal"]
+    assert servers["other"]["transport"]["command"] == "other-server"

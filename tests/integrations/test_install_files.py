@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import tomlkit
 from install_world import (
     CLAUDE_SETTINGS,
     CODEX_CONFIG,
@@ -28,6 +29,8 @@ from install_world import (
 )
 
 from support import git, run_killed_at, teamlore_cli
+from teamlore.core import errors
+from teamlore.integrations.config_files import load
 
 
 def test_install_keeps_the_users_settings_and_comments_and_uninstall_restores_bytes(
@@ -141,25 +144,43 @@ def test_inline_tables_in_codex_config_get_our_entries_inline(user: Path) -> Non
     assert config.read_text() == inline.replace('"o3"', '"o4"')
 
 
-def test_a_config_whose_meaning_an_added_table_would_change_is_refused_untouched(
+def test_a_config_with_dotted_top_level_keys_gets_its_tables_at_the_end_and_keeps_its_meaning(
     user: Path,
 ) -> None:
-    """`features.web_search = true` written dotted at the top level would fall under a table
-    added before it: install refuses and writes nothing, where it used to move the user's
-    setting into teamlore's server entry. Dotted keys no added table precedes are fine."""
+    """`mcp_servers.other.command = "x"` written dotted at the top level, then more top-level
+    keys: a `[mcp_servers.teamlore]` table written beside `other` would take `features.…` in.
+    Install puts its tables after the file's last table, and uninstall (after an edit, so the
+    entries are removed one by one) gives back the user's lines."""
     seed_user_configs(user)
     config = user / ".codex" / "config.toml"
-    config.write_text('model = "o3"\nmcp_servers.other.command = "x"\nfeatures.web_search = true\n')
-    before = tree(user)
+    dotted = 'model = "o3"\nmcp_servers.other.command = "x"\nfeatures.web_search = true\n'
+    config.write_text(dotted)
 
-    err = refused("install", user, client="codex")
-
-    assert err.code == "CLIENT_CONFIG_INVALID" and "without changing what" in err.message
-    assert tree(user) == before
-    config.write_text('model = "o3"\nmcp_servers.other.command = "x"\n')
     op("install", user, client="codex")
-    codex = tomllib.loads(config.read_text())
-    assert codex["mcp_servers"]["other"] == {"command": "x"} and codex["features"]["codex_hooks"]
+
+    text = config.read_text()
+    assert text.startswith(dotted.replace("true\n", "true\nfeatures.codex_hooks = true\n"))
+    codex = tomllib.loads(text)
+    assert codex["features"] == {"web_search": True, "codex_hooks": True}
+    assert codex["mcp_servers"]["other"] == {"command": "x"}
+    assert codex["mcp_servers"]["teamlore"]["required"] is True
+    config.write_text(text.replace('"o3"', '"o4"'))  # edited since: entries go one by one
+    op("uninstall", user, client="codex")
+    assert config.read_text() == dotted.replace('"o3"', '"o4"')
+
+
+def test_a_written_config_that_would_not_mean_what_was_edited_is_refused(tmp_path: Path) -> None:
+    # the last guard: whatever the edit, the bytes written are read back and must hold what
+    # the edited document holds (here a table placed by hand where `set_key` would not)
+    config = tmp_path / "config.toml"
+    config.write_text('mcp_servers.other.command = "x"\nfeatures.web_search = true\n')
+    document = load(config, "toml")
+    document.doc["mcp_servers"]["teamlore"] = tomlkit.table()
+    document.doc["mcp_servers"]["teamlore"]["command"] = "py"
+    with pytest.raises(errors.TeamloreError) as caught:
+        document.render()
+    assert caught.value.code == "CLIENT_CONFIG_INVALID"
+    assert "without changing what" in caught.value.message
 
 
 def test_uninstall_after_the_client_rewrote_the_file_removes_only_our_entries(user: Path) -> None:

@@ -244,6 +244,7 @@ def set_key(
         doc.set(key, value, raw=raw)
         return
     node = doc
+    added: tuple[Any, str] | None = None  # the first parent this call creates, and its name
     for depth, part in enumerate(key[:-1]):
         if part not in node:
             # a parent that only holds tables renders as `[a.b]`, not `[a]` + `[a.b]`; inside
@@ -251,12 +252,30 @@ def set_key(
             inline = isinstance(node, InlineTable)
             super_table = depth < len(key) - 2 or None
             node[part] = tomlkit.inline_table() if inline else tomlkit.table(super_table)
+            added = added or (node, part)
         node = node[part]
     if isinstance(node, InlineTable):  # a table cannot live inside an inline table
         node[key[-1]] = _toml_value(value, inline=True)
         return
     # nested dicts become sub-tables ([x.tools.y]); `env`-like maps of strings stay inline
     node[key[-1]] = _toml_table(value) if isinstance(value, dict) else value
+    if isinstance(value, dict) and len(key) > 1 and not _means_what_it_holds(doc):
+        # a parent written as dotted keys at the top level (`mcp_servers.other.command = …`)
+        # with more top-level keys after it: a table added inside it would take those keys in.
+        # Added after the file's last table instead, it leaves them where they were
+        holder, name = added or (node, key[-1])
+        del holder[name]
+        tail: Any = _toml_table(value)
+        for part in reversed(key[1:]):
+            parent = tomlkit.table(is_super_table=True)
+            parent.append(part, tail)
+            tail = parent
+        doc.append(key[0], tail)
+
+
+def _means_what_it_holds(doc: Any) -> bool:
+    """Whether `doc` written out and read back holds what `doc` holds."""
+    return bool(tomlkit.parse(tomlkit.dumps(doc)).unwrap() == doc.unwrap())
 
 
 def _toml_table(value: dict[str, Any], *, top: bool = True) -> Table:
@@ -279,7 +298,7 @@ def delete_key(doc: Any, key: tuple[str, ...]) -> None:
     if isinstance(doc, JsonText):
         doc.delete(key)
         return
-    was_last = bool(doc) and list(doc.keys())[-1] == key[0]
+    was_last = _last_item_key(doc) == key[0]
     chain = [doc]
     for part in key[:-1]:
         if part not in chain[-1]:
@@ -292,12 +311,20 @@ def delete_key(doc: Any, key: tuple[str, ...]) -> None:
             del chain[depth - 1][key[depth - 1]]
         else:
             break
-    if was_last and key[0] not in doc:
+    if was_last and _last_item_key(doc) != key[0]:
         _trim_blank_lines_at_end(doc)
 
 
+def _last_item_key(doc: Any) -> str | None:
+    """The key of the last item of the document's top level (a deleted item leaves a Null)."""
+    for name, item in reversed(doc.body):
+        if name is not None and not isinstance(item, Null):
+            return str(name.key)
+    return None
+
+
 def _trim_blank_lines_at_end(doc: Any) -> None:
-    """Appending a table put a blank line after the table before it; once that appended table
+    """Appending a table put a blank line after what came before it; once that appended table
     is gone again, the blank line would stay at the end of the file: drop it."""
     body = doc.body
     while True:  # `[a.b]` is a table inside table `a`; a deleted item leaves a Null behind
@@ -306,7 +333,13 @@ def _trim_blank_lines_at_end(doc: Any) -> None:
             break
         body = items[-1].value.body
     if body is doc.body:
-        return  # the file ends in plain keys: nothing of ours to trim
+        # the file ends in plain keys (or keys written dotted): tomlkit put one blank line
+        # before the appended table at the top level
+        while body and isinstance(body[-1][1], Null):
+            body.pop()
+        if body and body[-1][0] is None and body[-1][1].as_string() == "\n":
+            body.pop()
+        return
     while body and body[-1][0] is None and isinstance(body[-1][1], Whitespace):
         body.pop()
 
