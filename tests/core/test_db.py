@@ -57,11 +57,11 @@ def test_a_derived_write_another_writer_blocks_is_skipped_and_the_reader_goes_on
 ) -> None:
     path = tmp_path / "x.sqlite3"
     writer = db.connect(path, MIGRATIONS)
-    reader = db.connect(path, MIGRATIONS)
-    reader.execute("PRAGMA busy_timeout = 0")
+    reader = db.connect(path, MIGRATIONS)  # waits up to BUSY_TIMEOUT_MS for a lock otherwise
     writer.execute("BEGIN IMMEDIATE")
     assert not db.write_derived(reader, lambda c: c.execute("INSERT INTO a(v) VALUES ('d')"))
     assert not reader.in_transaction
+    assert reader.execute("PRAGMA busy_timeout").fetchone()[0] == db.BUSY_TIMEOUT_MS
     writer.execute("COMMIT")
     assert reader.execute("SELECT count(*) FROM a").fetchone()[0] == 0
     # the lock is free again: written

@@ -17,6 +17,7 @@ from teamlore.core import errors
 from teamlore.core.paths import ensure_private_file, refuse_wrong_type
 
 BUSY_TIMEOUT_MS = 10_000
+DERIVED_BUSY_TIMEOUT_MS = 250  # how long a read command waits to write a derived record
 _SQLITE_BUSY, _SQLITE_LOCKED = 5, 6
 # the largest integer SQLite stores: a larger one bound to a statement raises OverflowError
 MAX_INTEGER = 2**63 - 1
@@ -224,8 +225,11 @@ def write_tx(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
 
 def write_derived(conn: sqlite3.Connection, write: Callable[[sqlite3.Connection], None]) -> bool:
     """Run `write` in a write transaction when it writes derived data only (a record the next
-    run can make again): a full disk, read-only state or another writer holding the lock past
-    the busy timeout rolls it back and returns False, so a read command keeps its answer."""
+    run can make again): a full disk, read-only state or another writer holding the lock for
+    longer than `DERIVED_BUSY_TIMEOUT_MS` rolls it back and returns False, so a read command
+    keeps its answer and does not wait out a long write of another process."""
+    waits = int(conn.execute("PRAGMA busy_timeout").fetchone()[0])
+    conn.execute(f"PRAGMA busy_timeout = {min(waits, DERIVED_BUSY_TIMEOUT_MS)}")
     try:
         with write_tx(conn):
             write(conn)
@@ -239,6 +243,8 @@ def write_derived(conn: sqlite3.Connection, write: Callable[[sqlite3.Connection]
         ):
             raise
         return False
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {waits}")
     return True
 
 
