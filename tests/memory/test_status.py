@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -253,3 +254,16 @@ def test_the_superseded_check_sees_kept_entries(conn: sqlite3.Connection, worktr
     assert conn.execute(
         "SELECT entry_id, superseded_by FROM lint_results WHERE path LIKE '%old.md'"
     ).fetchone()[:] == ("old", "new")
+
+
+def test_a_file_name_that_is_not_utf8_is_counted_and_kept_escaped(
+    conn: sqlite3.Connection, worktree: Path
+) -> None:
+    entries = os.fsencode(worktree / ".threadshare/memory/entries")
+    with open(os.path.join(entries, b"caf\xe9.md"), "wb") as handle:
+        handle.write(entry_file("cafe", "Latin-1 name.", kind="work_fact").encode())
+    for _ in range(2):  # linted, then from the kept results
+        lint = status(conn, worktree).lint
+        assert lint is not None and lint.rules["tree.name-not-utf8"] == 1
+    kept = {p for (p,) in conn.execute("SELECT path FROM lint_results")}
+    assert ".threadshare/memory/entries/caf\\xe9.md" in kept

@@ -447,6 +447,20 @@ def test_tree_symlinks_block_and_are_not_followed(tmp_path: Path) -> None:
     ]
 
 
+def test_tree_names_that_are_not_utf8_block_and_are_shown_escaped(tmp_path: Path) -> None:
+    layout.init_tree(tmp_path)
+    entries = os.fsencode(tmp_path / layout.ENTRIES_DIR)
+    with open(os.path.join(entries, b"caf\xe9.md"), "wb") as handle:
+        handle.write(ENTRY.format(id="cafe", body="x").encode())
+    report = lint_tree(tmp_path)
+    shown = f"{layout.ENTRIES_DIR}/caf\\xe9.md"
+    assert ("tree.name-not-utf8", "block", shown) in {
+        (f.rule, f.severity, f.file) for f in report.findings
+    }
+    assert shown in report.files
+    report.model_dump_json()  # every file name encodes to UTF-8
+
+
 def test_tree_scene_capacity(tmp_path: Path) -> None:
     layout.init_tree(tmp_path)
     for number in range(16):

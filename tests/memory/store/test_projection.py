@@ -396,6 +396,27 @@ def test_a_symlinked_entry_file_is_not_followed(
     assert sync(conn, worktree).outcome == "unchanged"
 
 
+def test_a_file_whose_name_is_not_utf8_is_skipped_with_its_name_escaped(
+    conn: sqlite3.Connection, worktree: Path
+) -> None:
+    # a name in another encoding (Latin-1 from an old archive): git and Linux hold its bytes,
+    # but no document path can be made of it; search goes on, the diagnostic shows it escaped
+    entries = os.fsencode(worktree / ".threadshare/memory/entries")
+    with open(os.path.join(entries, b"caf\xe9.md"), "wb") as handle:
+        handle.write(entry_text("cafe", "Latin-1 name.").encode())
+    write(worktree, "entries/real.md", entry_text("real"))
+    result = sync(conn, worktree)
+    assert only_diagnostic(result) == (
+        "name-not-utf8",
+        ".threadshare/memory/entries/caf\\xe9.md",
+        None,
+        None,
+    )
+    assert result.coverage == "partial"
+    assert set(projected(conn)) == {"entry:real"}
+    assert sync(conn, worktree).outcome == "unchanged"
+
+
 def test_a_symlinked_memory_root_is_refused(conn: sqlite3.Connection, tmp_path: Path) -> None:
     real = tmp_path / "real"
     real.mkdir()

@@ -29,6 +29,7 @@ from pydantic import BaseModel
 
 from teamlore.core import errors
 from teamlore.core.errors import MEMORY_NOT_INITIALIZED, TeamloreError
+from teamlore.core.paths import escaped_path
 from teamlore.core.secrets import (
     CI_HOMES,
     SESSION_ID_PATTERN,
@@ -410,6 +411,20 @@ class _TreeLinter:
         self.entry_ids: set[str] = set()
         self.superseded: list[tuple[str, str]] = []
 
+    def shown(self, relative: str) -> str:
+        """`relative` as text that encodes to UTF-8; a name that is not UTF-8 is a finding."""
+        shown = escaped_path(relative)
+        if shown != relative:
+            self.findings.append(
+                _finding(
+                    "tree.name-not-utf8",
+                    "block",
+                    shown,
+                    "the name is not UTF-8 text (shown escaped); rename it",
+                )
+            )
+        return shown
+
     def _kind_of(self, dir_fd: int, name: str, relative: str) -> str:
         st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
         if stat.S_ISLNK(st.st_mode):
@@ -459,7 +474,7 @@ class _TreeLinter:
         count = 0
         try:
             for child in sorted(os.listdir(fd)):
-                child_rel = f"{relative}/{child}"
+                child_rel = self.shown(f"{relative}/{child}")
                 child_kind = self._kind_of(fd, child, child_rel)
                 if child_kind != "file":
                     if child_kind == "dir":
@@ -488,7 +503,7 @@ class _TreeLinter:
         count = 0
         try:
             for child in sorted(os.listdir(fd)):
-                child_rel = f"{relative}/{child}"
+                child_rel = self.shown(f"{relative}/{child}")
                 if self._kind_of(fd, child, child_rel) != "dir":
                     continue
                 count += 1
@@ -552,7 +567,7 @@ def lint_tree(worktree_root: str | os.PathLike[str], *, memo: LintMemo | None = 
                 )
             )
         for name in names:
-            relative = f"{layout.MEMORY_ROOT}/{name}"
+            relative = linter.shown(f"{layout.MEMORY_ROOT}/{name}")
             kind = linter._kind_of(memory_fd, name, relative)
             if kind in ("link", "other"):
                 continue
@@ -615,9 +630,9 @@ def lint_paths(worktree_root: str | os.PathLike[str], paths: Sequence[Path]) -> 
     for path in paths:
         absolute = Path(os.path.abspath(path))
         try:
-            shown = absolute.relative_to(root).as_posix()
+            shown = escaped_path(absolute.relative_to(root).as_posix())
         except ValueError:
-            shown = absolute.name
+            shown = escaped_path(absolute.name)
         kind = cast(DocumentKind, layout.document_kind(shown) or "text")
         files.append(shown)
         try:

@@ -16,6 +16,7 @@ from typing import Any, Literal, NamedTuple
 
 from teamlore.core import errors
 from teamlore.core.canonical import digest, sha256_hex
+from teamlore.core.paths import escaped_path
 from teamlore.core.shapes.records import Record, field
 from teamlore.memory.store.layout import MEMORY_ROOT, what_stands_there
 
@@ -195,7 +196,18 @@ class _TreeReader:
         self._types[dir_path] = types
         self.scan.listed_types[dir_path] = {name: types[name] for name in names}
         self.scan.listings[dir_path] = tuple(names)
-        return names
+        return [name for name in names if self._utf8_name(dir_path, name)]
+
+    def _utf8_name(self, dir_path: str, name: str) -> bool:
+        """A name that is not UTF-8 (bytes Python decoded with surrogate escapes) cannot be a
+        document's path: skipped with a diagnostic that shows it escaped (`bad\\xff.md`)."""
+        shown = escaped_path(name)
+        if shown == name:
+            return True
+        if dir_path:  # at the root, names other than the layout's are ignored anyway
+            path = _join(dir_path, shown)
+            self._skip(path, "name-not-utf8", "name-not-utf8", "the name is not UTF-8: rename it")
+        return False
 
     def _skip(self, path: str, marker: str, code: str, why: str) -> None:
         self.scan.skipped[path] = marker
