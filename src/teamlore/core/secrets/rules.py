@@ -37,6 +37,24 @@ class _PatternRule(Record, frozen=True):
     group: int | str = 0
     accept: Callable[[re.Match[str]], bool] | None = None
     keep: int = 4
+    # a cheap test every match passes, so a text that fails it is not searched by `pattern`
+    # (whose lookbehind is tried at every position): one of `needles` is in the text (case
+    # sensitive), and `gate`, a pattern with the same case rule, is found in it. On ASCII text
+    # a case-insensitive gate is one of `folded` (lowercase) in the lowercased text instead:
+    # exact there, while Unicode case rules (`ı` matches `I`, `ſ` matches `s`) need the gate
+    needles: tuple[str, ...] = ()
+    gate: re.Pattern[str] | None = None
+    folded: tuple[str, ...] = ()
+
+    def may_match(self, text: str, ascii_lower: str | None) -> bool:
+        """`ascii_lower`: `text.lower()` when `text` is ASCII, else None."""
+        if self.needles and not any(needle in text for needle in self.needles):
+            return False
+        if self.gate is None:
+            return True
+        if ascii_lower is not None and self.folded:
+            return any(needle in ascii_lower for needle in self.folded)
+        return self.gate.search(text) is not None
 
 
 def _value_group_ok(match: re.Match[str]) -> bool:
@@ -58,6 +76,20 @@ _SECRET_KEYWORDS = (
     r"(?:pass(?:word|wd|phrase)|secret(?:[_-]?key)?|token|api[_-]?key|apikey|access[_-]?key|"
     r"private[_-]?key|"
     r"auth[_-]?key|credentials?)"
+)
+
+_AWS_PREFIXES = (
+    "AKIA",
+    "ASIA",
+    "ABIA",
+    "ACCA",
+    "AGPA",
+    "AIDA",
+    "AIPA",
+    "ANPA",
+    "ANVA",
+    "AROA",
+    "APKA",
 )
 
 _HOME_PREFIX = r"(?:~|\$HOME|\$\{HOME\}|%USERPROFILE%|%APPDATA%)"
@@ -90,51 +122,59 @@ _RULES: tuple[_PatternRule, ...] = (
         re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
         "private key block",
         keep=11,
+        needles=("PRIVATE KEY",),
     ),
     _PatternRule(
         "secret.aws-access-key",
         "block",
         re.compile(
-            r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA)"
+            r"(?<![A-Za-z0-9])(?:" + "|".join(_AWS_PREFIXES) + ")"
             r"[A-Z0-9]{16}(?![A-Za-z0-9])"
         ),
         "AWS access key id",
+        needles=_AWS_PREFIXES,
     ),
     _PatternRule(
         "secret.github-token",
         "block",
         re.compile(r"(?<![A-Za-z0-9_])(?:gh[oprsu]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{22,})"),
         "GitHub token",
+        needles=("gho_", "ghp_", "ghr_", "ghs_", "ghu_", "github_pat_"),
     ),
     _PatternRule(
         "secret.gitlab-token",
         "block",
         re.compile(r"(?<![A-Za-z0-9])gl(?:pat|dt|rt|ptt|cbt)-[A-Za-z0-9_-]{20,}"),
         "GitLab token",
+        needles=("glpat-", "gldt-", "glrt-", "glptt-", "glcbt-"),
     ),
     _PatternRule(
         "secret.npm-token",
         "block",
         re.compile(r"(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
         "npm token",
+        needles=("npm_",),
     ),
     _PatternRule(
         "secret.pypi-token",
         "block",
         re.compile(r"(?<![A-Za-z0-9])pypi-AgE[A-Za-z0-9_-]{50,}"),
         "PyPI token",
+        needles=("pypi-AgE",),
     ),
     _PatternRule(
         "secret.google-api-key",
         "block",
         re.compile(r"(?<![A-Za-z0-9])AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
         "Google API key",
+        needles=("AIza",),
     ),
     _PatternRule(
         "secret.google-oauth",
         "block",
         re.compile(r"(?<![A-Za-z0-9])(?:ya29\.[0-9A-Za-z_-]{20,}|GOCSPX-[0-9A-Za-z_-]{20,})"),
         "Google OAuth token or client secret",
+        needles=("ya29.", "GOCSPX-"),
     ),
     _PatternRule(
         "secret.slack-webhook",
@@ -144,6 +184,7 @@ _RULES: tuple[_PatternRule, ...] = (
         ),
         "Slack webhook URL",
         keep=23,
+        needles=("https://hooks.slack.com/",),
     ),
     _PatternRule(
         "secret.slack-token",
@@ -152,6 +193,7 @@ _RULES: tuple[_PatternRule, ...] = (
             r"(?<![A-Za-z0-9])(?:xox[abposr]-[A-Za-z0-9-]{10,}|xapp-[0-9]-[A-Za-z0-9-]{10,})"
         ),
         "Slack token",
+        needles=("xox", "xapp-"),
     ),
     _PatternRule(
         "secret.stripe-key",
@@ -160,6 +202,7 @@ _RULES: tuple[_PatternRule, ...] = (
             r"(?<![A-Za-z0-9])(?:(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}|whsec_[A-Za-z0-9]{24,})"
         ),
         "Stripe secret key",
+        needles=("_live_", "_test_", "whsec_"),
     ),
     _PatternRule(
         "secret.model-api-key",
@@ -167,30 +210,35 @@ _RULES: tuple[_PatternRule, ...] = (
         re.compile(r"(?<![A-Za-z0-9_-])sk-[A-Za-z0-9_-]{20,}"),
         "model provider API key (OpenAI/Anthropic `sk-`)",
         accept=_sk_key_ok,
+        needles=("sk-",),
     ),
     _PatternRule(
         "secret.sendgrid-key",
         "block",
         re.compile(r"(?<![A-Za-z0-9])SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"),
         "SendGrid API key",
+        needles=("SG.",),
     ),
     _PatternRule(
         "secret.huggingface-token",
         "block",
         re.compile(r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{30,}"),
         "Hugging Face token",
+        needles=("hf_",),
     ),
     _PatternRule(
         "secret.telegram-bot-token",
         "block",
         re.compile(r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}"),
         "Telegram bot token",
+        needles=(":AA",),
     ),
     _PatternRule(
         "secret.jwt",
         "block",
         re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
         "JSON Web Token",
+        needles=("eyJ",),
     ),
     _PatternRule(
         "secret.url-credentials",
@@ -201,6 +249,7 @@ _RULES: tuple[_PatternRule, ...] = (
         "credentials in a URL",
         accept=_url_password_ok,
         keep=0,
+        needles=("://",),
     ),
     _PatternRule(
         "secret.authorization-header",
@@ -213,6 +262,8 @@ _RULES: tuple[_PatternRule, ...] = (
         group="value",
         accept=_value_group_ok,
         keep=0,
+        gate=re.compile(r"(?i)authorization|bearer"),
+        folded=("authorization", "bearer"),
     ),
     _PatternRule(
         "secret.assignment",
@@ -228,6 +279,8 @@ _RULES: tuple[_PatternRule, ...] = (
         ),
         "secret assigned to a credential name",
         keep=0,
+        gate=re.compile(r"(?i)" + _SECRET_KEYWORDS),
+        folded=("pass", "secret", "token", "api", "access", "private", "auth", "credential"),
     ),
     _PatternRule(
         "secret.prose",
@@ -242,6 +295,8 @@ _RULES: tuple[_PatternRule, ...] = (
         ),
         "password or passphrase written out in prose",
         keep=0,
+        gate=re.compile(r"(?i)pass|pw|mot de passe|contrase"),
+        folded=("pass", "pw", "contrase"),
     ),
     _PatternRule(
         "secret.cli-flag",
@@ -254,6 +309,7 @@ _RULES: tuple[_PatternRule, ...] = (
         group="value",
         accept=_value_group_ok,
         keep=0,
+        needles=("--",),
     ),
     _PatternRule(
         "session.transcript-file",
@@ -266,6 +322,7 @@ _RULES: tuple[_PatternRule, ...] = (
             + r"\.jsonl)"
         ),
         "provider transcript file name",
+        needles=("rollout-", ".jsonl"),
     ),
     _PatternRule(
         "path.provider-local",
@@ -273,6 +330,8 @@ _RULES: tuple[_PatternRule, ...] = (
         re.compile(_PROVIDER_LOCAL),
         "provider-local path (session store)",
         keep=8,
+        gate=re.compile(r"(?i)codex|claude"),
+        folded=("codex", "claude"),
     ),
     _PatternRule(
         "path.home-absolute",
@@ -280,6 +339,8 @@ _RULES: tuple[_PatternRule, ...] = (
         re.compile(_HOME_ABSOLUTE),
         "absolute home path (use a repo-relative path)",
         keep=6,
+        gate=re.compile(r"/home/|/root/|/mnt/|/var/folders|(?i:wsl|users|documents and settings)"),
+        folded=("/home/", "/root/", "/mnt/", "/var/folders", "wsl", "users", "documents and"),
     ),
 )
 
@@ -290,6 +351,7 @@ _WARN_RULES: tuple[_PatternRule, ...] = (
         re.compile(r"(?<![\w.~-])(?:/private)?/tmp/[^\s\"'`<>|)\]},;]+|(?<![\w.~-])/mnt/[a-z]/\S+"),
         "absolute path on this machine (a temp or mounted drive path: is it meant for the team?)",
         keep=5,
+        needles=("/tmp/", "/mnt/"),
     ),
     _PatternRule(
         "secret.long-hex",
@@ -306,6 +368,7 @@ _WARN_RULES: tuple[_PatternRule, ...] = (
         ),
         "e-mail address",
         keep=2,
+        needles=("@",),
     ),
     _PatternRule(
         "net.ip-port",
@@ -313,6 +376,8 @@ _WARN_RULES: tuple[_PatternRule, ...] = (
         re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}:\d{1,5}(?!\d)"),
         "ip:port address",
         keep=0,
+        needles=(":",),
+        gate=re.compile(r"\.\d{1,3}:\d"),
     ),
     _PatternRule(
         "path.home-relative",
@@ -320,6 +385,7 @@ _WARN_RULES: tuple[_PatternRule, ...] = (
         re.compile(r"(?<![\w/])~/[^\s\"'`)\]]+"),
         "home-relative path",
         keep=2,
+        needles=("~/",),
     ),
 )
 

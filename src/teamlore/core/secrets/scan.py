@@ -142,7 +142,10 @@ MAX_HITS_PER_RULE = 1000
 
 def _pattern_hits(text: str, rules: Iterable[_PatternRule]) -> list[Hit]:
     hits: list[Hit] = []
+    ascii_lower = text.lower() if text.isascii() else None
     for rule in rules:
+        if not rule.may_match(text, ascii_lower):
+            continue
         found = 0
         for match in rule.pattern.finditer(text):
             accept = _ACCEPT_BY_RULE.get(rule.rule, rule.accept)
