@@ -254,11 +254,19 @@ class _LineIndex:
 def lint_bytes(data: bytes, *, path: str, kind: DocumentKind) -> list[Finding]:
     """Lint one file's bytes; `path` is repo-relative and only used to label findings (and, for
     entries and Skills, to check the id against the file or directory name)."""
+    return _lint_loaded(data, path, kind)[0]
+
+
+def _lint_loaded(
+    data: bytes, path: str, kind: DocumentKind
+) -> tuple[list[Finding], BaseModel | None]:
+    """`lint_bytes`, with the document as loaded (None when it did not load, or for text)."""
     findings: list[Finding] = []
+    document: BaseModel | None = None
     try:
         decoded = decode_text(data, path)
     except MemoryFormatError as exc:
-        return [_format_finding(exc, path)]
+        return [_format_finding(exc, path)], None
     text = decoded.text
     if decoded.had_bom:
         findings.append(
@@ -327,7 +335,7 @@ def lint_bytes(data: bytes, *, path: str, kind: DocumentKind) -> list[Finding]:
     # a field hit that the raw text already shows on the same line is reported once
     seen = {(f.rule, f.line) for f in content}
     findings = [f for f in findings if (f.rule, f.line) not in seen or f.line == 0] + content
-    return _sorted(findings)
+    return _sorted(findings), document
 
 
 def _marker_findings(text: str, path: str, lines: _LineIndex) -> list[Finding]:
@@ -393,14 +401,10 @@ class LintMemo(Protocol):
 
 
 def lint_tree_file(data: bytes, *, path: str, kind: DocumentKind) -> FileLint:
-    findings = lint_bytes(data, path=path, kind=kind)
-    if kind != "entry":
+    findings, document = _lint_loaded(data, path, kind)
+    if not isinstance(document, docs.Entry):
         return FileLint(findings=findings)
-    try:
-        entry = docs.load_entry(data, path)
-    except MemoryFormatError:
-        return FileLint(findings=findings)
-    return FileLint(findings=findings, entry_id=entry.id, superseded_by=entry.superseded_by)
+    return FileLint(findings=findings, entry_id=document.id, superseded_by=document.superseded_by)
 
 
 class _TreeLinter:
