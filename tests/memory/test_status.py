@@ -267,3 +267,21 @@ def test_a_file_name_that_is_not_utf8_is_counted_and_kept_escaped(
         assert lint is not None and lint.rules["tree.name-not-utf8"] == 1
     kept = {p for (p,) in conn.execute("SELECT path FROM lint_results")}
     assert ".threadshare/memory/entries/caf\\xe9.md" in kept
+
+
+def test_status_tells_how_far_the_lint_of_each_folder_is(
+    conn: sqlite3.Connection, worktree: Path
+) -> None:
+    for name in ("a", "b", "c"):
+        write_entry(worktree, name, f"Entry {name}.")
+    heard: list[tuple[int, int, str]] = []
+    memory_status(
+        conn,
+        repository_key=REPO,
+        worktree_key=WORKTREE,
+        worktree_root=worktree,
+        progress=lambda done, total, what: heard.append((done, total, what)),
+    )
+    entries = [(done, total) for done, total, what in heard if what.endswith("/entries")]
+    # the folder also holds `init`'s empty .gitkeep
+    assert entries == [(0, 4), (1, 4), (2, 4), (3, 4), (4, 4)]

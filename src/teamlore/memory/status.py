@@ -25,7 +25,7 @@ from teamlore.core.timeutil import format_instant
 from teamlore.memory.consolidation.source import status_of
 from teamlore.memory.extraction.tasks import Owner
 from teamlore.memory.store.layout import MEMORY_ROOT
-from teamlore.memory.store.lint import lint_tree
+from teamlore.memory.store.lint import LintProgress, lint_tree
 from teamlore.memory.store.lint_cache import LintCache
 from teamlore.memory.store.projection import Coverage, Diagnostic, ProjectionCounts, stored_counts
 
@@ -184,10 +184,10 @@ def _projection_status(
 
 
 def _lint_summary(
-    worktree_root: Path, cache: LintCache
+    worktree_root: Path, cache: LintCache, progress: LintProgress | None
 ) -> tuple[Literal["present", "missing", "unsafe"], LintSummary | None]:
     try:
-        report = lint_tree(worktree_root, memo=cache)
+        report = lint_tree(worktree_root, memo=cache, progress=progress)
     except errors.TeamloreError as exc:
         if exc.code == errors.MEMORY_NOT_INITIALIZED.code:
             return "missing", None
@@ -210,6 +210,7 @@ def memory_status(
     repository_key: str,
     worktree_key: str,
     worktree_root: Path,
+    progress: LintProgress | None = None,
 ) -> MemoryStatus:
     owner = (repository_key, worktree_key)
     projection = _projection_status(conn, *owner)
@@ -220,7 +221,7 @@ def memory_status(
         owner,
     ):
         setattr(entries, status, n)
-    tree, lint = _lint_summary(worktree_root, LintCache(conn, *owner))
+    tree, lint = _lint_summary(worktree_root, LintCache(conn, *owner), progress)
     return MemoryStatus(
         repository_key=repository_key,
         worktree_key=worktree_key,

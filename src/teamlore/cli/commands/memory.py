@@ -104,7 +104,14 @@ def _render_recovery(recovery: dict[str, Any]) -> None:
 @memory_app.command("status")
 def status(repository: str | None = RepositoryOption, fmt: OutputFormat = FormatOption) -> None:
     """Show the team memory's projection generation, coverage, counts and lint summary."""
-    run("memory.status", {}, fmt, _render_status, cwd=cwd_of(repository))
+    run(
+        "memory.status",
+        {},
+        fmt,
+        _render_status,
+        cwd=cwd_of(repository),
+        progress_label="Linting memory",
+    )
 
 
 # `memory search` runs without typer (a lean command, cli/commands/sessions.py)

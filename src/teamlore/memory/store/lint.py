@@ -20,7 +20,7 @@ import bisect
 import os
 import re
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Literal, Protocol, cast
@@ -407,9 +407,14 @@ def lint_tree_file(data: bytes, *, path: str, kind: DocumentKind) -> FileLint:
     return FileLint(findings=findings, entry_id=document.id, superseded_by=document.superseded_by)
 
 
+# how far a tree's lint is: files done, files in the folder being linted, that folder
+LintProgress = Callable[[int, int, str], None]
+
+
 class _TreeLinter:
-    def __init__(self, memo: LintMemo | None) -> None:
+    def __init__(self, memo: LintMemo | None, progress: LintProgress | None) -> None:
         self.memo = memo
+        self.progress = progress
         self.files: list[str] = []
         self.findings: list[Finding] = []
         self.entry_ids: set[str] = set()
@@ -477,7 +482,10 @@ class _TreeLinter:
         fd = layout.open_dir_nofollow(parent_fd, name, relative)
         count = 0
         try:
-            for child in sorted(os.listdir(fd)):
+            children = sorted(os.listdir(fd))
+            for done, child in enumerate(children):
+                if self.progress is not None:
+                    self.progress(done, len(children), relative)
                 child_rel = self.shown(f"{relative}/{child}")
                 child_kind = self._kind_of(fd, child, child_rel)
                 if child_kind != "file":
@@ -497,6 +505,8 @@ class _TreeLinter:
                     continue
                 count += 1
                 self.lint_file(fd, child, child_rel, kind)
+            if self.progress is not None:
+                self.progress(len(children), len(children), relative)
         finally:
             os.close(fd)
         return count
@@ -549,11 +559,17 @@ class _TreeLinter:
             self.findings.append(_finding(rule, "block", path, f"{count} {what} (at most {limit})"))
 
 
-def lint_tree(worktree_root: str | os.PathLike[str], *, memo: LintMemo | None = None) -> LintReport:
+def lint_tree(
+    worktree_root: str | os.PathLike[str],
+    *,
+    memo: LintMemo | None = None,
+    progress: LintProgress | None = None,
+) -> LintReport:
     """Lint every memory file under `<worktree_root>/.threadshare/memory` without following
     symlinks. Raises MEMORY_NOT_INITIALIZED when there is no tree, UNSAFE_PATH when its root is
-    reached through a symlink. With a `memo`, a file it already knows is not linted again."""
-    linter = _TreeLinter(memo)
+    reached through a symlink. With a `memo`, a file it already knows is not linted again;
+    `progress` hears of each file of the entries and scenes folders before it is linted."""
+    linter = _TreeLinter(memo, progress)
     try:
         memory = layout.open_memory_root(worktree_root)
         memory_fd = memory.__enter__()

@@ -78,6 +78,7 @@ def memory_status(ctx: OpContext, request: StatusRequest) -> dict[str, Any]:
             repository_key=owner.repository_key,
             worktree_key=owner.worktree_key,
             worktree_root=owner.worktree_root,
+            progress=ctx.progress,
         )
     return {**result.model_dump(mode="json", by_alias=True), "promotionRecovery": recovery}
 
