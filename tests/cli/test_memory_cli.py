@@ -178,6 +178,18 @@ def test_an_unquoted_multi_word_query_is_one_query(repo: Path) -> None:
     assert teamlore_cli("memory", "search", cwd=repo).returncode == 2  # no query at all
 
 
+@pytest.mark.parametrize("command", [("memory", "search"), ("sessions", "search")])
+def test_a_query_whose_bytes_are_not_utf8_is_refused_as_a_usage_error(
+    repo: Path, command: tuple[str, str]
+) -> None:
+    # a Latin-1 terminal sends `café` as b"caf\xe9": Python hands it over surrogate-escaped
+    latin1 = b"invoice caf\xe9".decode("utf-8", "surrogateescape")
+    proc = teamlore_cli(*command, latin1, cwd=repo)
+    assert proc.returncode == 2, proc.stderr
+    assert "INVALID_ARGUMENT" in proc.stderr and "QUERY" in proc.stderr
+    assert "Traceback" not in proc.stderr and "INTERNAL" not in proc.stderr
+
+
 def test_search_without_a_memory_tree_is_a_clear_refusal(repo: Path) -> None:
     code, result = cli_json("memory", "search", "anything", cwd=repo)
     assert (code, result["error"]["code"]) == (1, "MEMORY_NOT_INITIALIZED")

@@ -139,6 +139,21 @@ def _checked(field: _Field, value: Any) -> Any:
     return value
 
 
+def utf8_text(value: str) -> str:
+    """A text field's parse (`convert`): a command-line argument whose bytes are not UTF-8
+    arrives with surrogate escapes, which no search, model or JSON output can take."""
+    if value.isascii():
+        return value
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        shown = value[exc.start : exc.end].encode("utf-8", "surrogateescape").hex()
+        raise ValueError(
+            f"holds bytes that are not UTF-8 (\\x{shown[:2]}); is the terminal set to UTF-8?"
+        ) from None
+    return value
+
+
 def counted(n: int) -> str:
     return f"{n} character" + ("" if n == 1 else "s")
 

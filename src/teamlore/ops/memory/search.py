@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from teamlore.ops.owner import open_owner
-from teamlore.ops.plain_request import PlainRequest, param
+from teamlore.ops.plain_request import PlainRequest, param, utf8_text
 from teamlore.ops.registry import OpContext, operation
 
 
@@ -24,7 +24,10 @@ class SearchRequest(PlainRequest):
     # memory/store/search.py's MAX_QUERY_CHARS (not imported: an MCP server lists its tools
     # without loading the search); tests/ops hold the two equal
     query: str = param(
-        min_length=1, max_length=1024, description="Words, identifiers, a situation, or Chinese."
+        min_length=1,
+        max_length=1024,
+        description="Words, identifiers, a situation, or Chinese.",
+        convert=utf8_text,
     )
     limit: int = param(10, ge=1, le=100)
     lexical: bool = param(

@@ -18,7 +18,7 @@ from teamlore.core.fusion import EMBEDDINGS_OFF, LEXICAL_ASKED
 from teamlore.core.lock import file_lock
 from teamlore.core.paths import display_path, resolve_home
 from teamlore.core.timeutil import parse_instant
-from teamlore.ops.plain_request import PlainRequest, param
+from teamlore.ops.plain_request import PlainRequest, param, utf8_text
 from teamlore.ops.registry import OpContext, ProgressCallback, operation
 from teamlore.ops.sessions import LIST_PAGE_SESSIONS, SHOW_PAGE_TURNS
 from teamlore.sessions.index_health import (
@@ -410,7 +410,7 @@ def _one_tool(shown: dict[str, Any], number: int) -> dict[str, Any]:
 class SessionsSearchRequest(Window):
     """`sessions.search`'s request."""
 
-    query: str = param(min_length=1, max_length=4096)
+    query: str = param(min_length=1, max_length=4096, convert=utf8_text)
     provider: str | None = param(None, convert=known_provider)
     repository: str | None = param(None)
     limit: int = param(20, ge=1, le=500)
