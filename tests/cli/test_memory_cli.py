@@ -129,10 +129,10 @@ def test_lint_given_files_and_a_home_path(repo: Path) -> None:
 
 
 def test_lint_of_a_file_that_cannot_exist_is_a_usage_error(repo: Path) -> None:
-    """Missing, a folder, a name too long for the file system, a file used as a folder: each is
-    `no such file` (exit 2), never an internal error."""
+    """Missing, a name too long for the file system, a file used as a folder: each is `no such
+    file` (exit 2), never an internal error. (A folder stands for the Markdown files under it.)"""
     (repo / "notes.md").write_text("fine\n")
-    for given in ("missing.md", ".", "n" * 5_000, "notes.md/inside.md"):
+    for given in ("missing.md", "n" * 5_000, "notes.md/inside.md"):
         proc = teamlore_cli("memory", "lint", given, "--format", "json", cwd=repo)
         assert proc.returncode == 2, proc.stdout
         error = json.loads(proc.stdout)["error"]

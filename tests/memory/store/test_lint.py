@@ -37,6 +37,7 @@ from teamlore.memory.store.lint import (
     Finding,
     known_session_id_findings,
     lint_bytes,
+    lint_paths,
     lint_text,
     lint_tree,
 )
@@ -459,6 +460,25 @@ def test_tree_names_that_are_not_utf8_block_and_are_shown_escaped(tmp_path: Path
     }
     assert shown in report.files
     report.model_dump_json()  # every file name encodes to UTF-8
+
+
+def test_a_folder_given_to_lint_stands_for_the_markdown_files_under_it(tmp_path: Path) -> None:
+    layout.init_tree(tmp_path)
+    _write(tmp_path, layout.entry_path("good"), ENTRY.format(id="good", body="Fine."))
+    _write(tmp_path, layout.entry_path("leaky"), ENTRY.format(id="leaky", body="/home/dana/x"))
+    _write(tmp_path, f"{layout.ENTRIES_DIR}/.draft.md", "/home/dana/y")  # a dot-file: skipped
+    report = lint_paths(tmp_path, [tmp_path / layout.ENTRIES_DIR])
+    assert report.files == [layout.entry_path("good"), layout.entry_path("leaky")]
+    assert [(f.rule, f.file) for f in report.blocking] == [
+        ("path.home-absolute", layout.entry_path("leaky"))
+    ]
+
+
+def test_lint_refuses_a_path_that_is_missing_or_not_a_regular_file(tmp_path: Path) -> None:
+    for path, why in [(tmp_path / "gone.md", "no such file"), (Path(os.devnull), "not a regular")]:
+        with pytest.raises(TeamloreError) as refused:
+            lint_paths(tmp_path, [path])
+        assert refused.value.code == "INVALID_ARGUMENT" and why in refused.value.message
 
 
 def test_tree_scene_capacity(tmp_path: Path) -> None:

@@ -130,7 +130,9 @@ def _render_lint(result: dict[str, Any]) -> None:
 
 @memory_app.command("lint")
 def lint(
-    paths: list[str] = typer.Argument(None, help="Files to lint (default: the whole tree)."),
+    paths: list[str] = typer.Argument(
+        None, help="Files or folders (their .md files) to lint (default: the whole tree)."
+    ),
     repository: str | None = RepositoryOption,
     fmt: OutputFormat = FormatOption,
 ) -> None:

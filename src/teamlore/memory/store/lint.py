@@ -640,14 +640,33 @@ def lint_tree(
     return LintReport(files=sorted(linter.files), findings=_sorted(linter.findings))
 
 
+def _files_under(paths: Sequence[Path]) -> list[Path]:
+    """`paths` with each folder replaced by the Markdown files under it (sorted; dot-files and
+    symlinked folders left out, as the tree linter leaves them)."""
+    files: list[Path] = []
+    for path in paths:
+        if not os.path.isdir(path) or os.path.islink(path):
+            files.append(path)
+            continue
+        for folder, subfolders, names in os.walk(path):  # never follows a symlinked folder
+            subfolders[:] = sorted(d for d in subfolders if not d.startswith("."))
+            files.extend(
+                Path(folder, name)
+                for name in sorted(names)
+                if name.endswith(".md") and not name.startswith(".")
+            )
+    return files
+
+
 def lint_paths(worktree_root: str | os.PathLike[str], paths: Sequence[Path]) -> LintReport:
-    """Lint the given files (absolute paths). Files inside the memory tree are checked with the
-    rules of their kind; any other file is linted as plain text (e.g. a draft before it is
-    copied into the tree). A missing file is a usage error; a symlink is never followed."""
+    """Lint the given files (absolute paths; a folder stands for the Markdown files under it).
+    Files inside the memory tree are checked with the rules of their kind; any other file is
+    linted as plain text (e.g. a draft before it is copied into the tree). A missing file is a
+    usage error; a symlink is never followed."""
     root = Path(os.path.realpath(worktree_root))
     files: list[str] = []
     findings: list[Finding] = []
-    for path in paths:
+    for path in _files_under(paths):
         absolute = Path(os.path.abspath(path))
         try:
             shown = escaped_path(absolute.relative_to(root).as_posix())
@@ -662,8 +681,10 @@ def lint_paths(worktree_root: str | os.PathLike[str], paths: Sequence[Path]) -> 
         if stat.S_ISLNK(mode):
             findings.append(_finding("path.symlink", "block", shown, "file is a symlink"))
             continue
-        if not stat.S_ISREG(mode):
+        if mode == 0:
             raise TeamloreError(errors.INVALID_ARGUMENT, f"{shown}: no such file")
+        if not stat.S_ISREG(mode):
+            raise TeamloreError(errors.INVALID_ARGUMENT, f"{shown}: not a regular file")
         dir_fd = os.open(absolute.parent, os.O_RDONLY)
         try:
             data = _read_file(dir_fd, absolute.name)

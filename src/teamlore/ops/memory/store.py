@@ -114,7 +114,9 @@ def _recover_promotions(ctx: OpContext, owner: OwnerContext) -> dict[str, Any]:
 
 
 class LintRequest(_Strict):
-    paths: list[str] = Field(default_factory=list, description="Files to lint; default: the tree.")
+    paths: list[str] = Field(
+        default_factory=list, description="Files or folders to lint; default: the tree."
+    )
 
 
 def _lint_root(ctx: OpContext) -> Path:
