@@ -232,6 +232,9 @@ def test_kept_lint_results_are_not_trusted_under_other_rules(
     assert status(conn, worktree).lint.blocking == 1  # type: ignore[union-attr]
     conn.execute("UPDATE lint_results SET findings = '[]'")
     assert status(conn, worktree).lint.blocking == 0  # type: ignore[union-attr]
+    conn.execute("UPDATE lint_results SET findings = '[[1]]'")  # not what teamlore writes
+    assert status(conn, worktree).lint.blocking == 1  # type: ignore[union-attr]
+    conn.execute("UPDATE lint_results SET findings = '[]'")
     rules_key.cache_clear()
     monkeypatch.setattr(lint_cache, "__version__", "99.0")
     try:
