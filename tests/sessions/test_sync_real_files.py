@@ -80,10 +80,14 @@ def test_a_file_name_that_is_not_utf8_is_a_diagnostic_and_later_folders_are_inde
     result = run_operation("sync", ctx, {"sources": [f"claude={projects}"]})
 
     assert result["files"]["changed"] == 1 and result["files"]["failed"] == 2
-    named = sorted(d["file"] for d in result["diagnostics"] if d["code"] == "file-name-undecodable")
-    assert [name.rsplit("/", 2)[-2:] for name in named] == [
-        ["a-proj", "bad\\xff\\xfe.jsonl"],
-        ["b-\\xe9t\\xe9", "s.jsonl"],
+    named = sorted(
+        (d["file"], d["message"])
+        for d in result["diagnostics"]
+        if d["code"] == "file-name-undecodable"
+    )
+    assert [(name.rsplit("/", 2)[-2:], why.split(";")[0]) for name, why in named] == [
+        (["a-proj", "bad\\xff\\xfe.jsonl"], "the file name is not valid UTF-8"),
+        (["b-\\xe9t\\xe9", "s.jsonl"], "a folder in its path is not valid UTF-8"),
     ]
     assert orjson.dumps(result)  # the report itself can be printed and stored
     assert result["totals"]["sessions"] == 1

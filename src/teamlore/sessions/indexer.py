@@ -187,7 +187,10 @@ def discover_files(
                         "file-name-undecodable",
                         display_path(path),
                         None,
-                        "the file name is not valid UTF-8; rename the file to index it",
+                        "the file name is not valid UTF-8; rename the file to index it"
+                        if has_undecodable_name(os.path.basename(path))
+                        else "a folder in its path is not valid UTF-8; rename the folder to"
+                        " index the files in it",
                     )
                 )
                 continue
