@@ -850,3 +850,20 @@ def test_a_slug_holding_a_hex_digest_is_not_a_secret(entry_id: str) -> None:
 def test_a_credential_word_before_a_uid_keeps_it_judged() -> None:
     findings = entry_findings("run-e2e-first", "api token uid: aBcD3fGh1jKlMnO2pQrS")
     assert [f.rule for f in _blocks(findings)] == ["secret.high-entropy"]
+
+
+@pytest.mark.parametrize("operation", ["memory.lint", "memory.status"])
+def test_the_operations_that_lint_the_tree_say_how_far_they_are(
+    tmp_path: Path, home: Path, operation: str
+) -> None:
+    # the CLI shows it as a bar on a terminal (`Linting memory … 3714/4001`)
+    from support import git
+    from teamlore.ops.registry import OpContext, run_operation
+
+    git(tmp_path, "init", "-q")
+    layout.init_tree(tmp_path)
+    _write(tmp_path, layout.entry_path("good"), ENTRY.format(id="good", body="Fine."))
+    heard: list[tuple[int, int, str]] = []
+    ctx = OpContext(cwd=tmp_path, home=home, progress=lambda *step: heard.append(step))
+    run_operation(operation, ctx, {})
+    assert (2, 2, layout.ENTRIES_DIR) in heard  # the entry and `init`'s .gitkeep

@@ -137,7 +137,14 @@ def lint(
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """Lint memory files for secrets, session ids, local paths, capacity and format."""
-    result = run("memory.lint", {"paths": paths or []}, fmt, _render_lint, cwd=cwd_of(repository))
+    result = run(
+        "memory.lint",
+        {"paths": paths or []},
+        fmt,
+        _render_lint,
+        cwd=cwd_of(repository),
+        progress_label="Linting memory",
+    )
     if any(f["severity"] == "block" for f in result.get("findings", [])):
         raise typer.Exit(1)
 

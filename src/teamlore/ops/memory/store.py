@@ -143,7 +143,7 @@ def memory_lint(ctx: OpContext, request: LintRequest) -> dict[str, Any]:
         paths = [p if p.is_absolute() else ctx.cwd / p for p in map(Path, request.paths)]
         report = lint_paths(_lint_root(ctx), paths)
     else:
-        report = lint_tree(resolve_owner(ctx).worktree_root)
+        report = lint_tree(resolve_owner(ctx).worktree_root, progress=ctx.progress)
     result: dict[str, Any] = report.model_dump(mode="json", by_alias=True)
     result["blocked"] = report.blocked
     return result
