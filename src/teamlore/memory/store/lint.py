@@ -393,11 +393,10 @@ class FileLint(BaseModel):
 
 
 class LintMemo(Protocol):
-    """Remembers `FileLint`s by a file's path, kind and bytes (memory/store/lint_cache.py)."""
+    """`lint_tree_file`, or what it found before for the same path, kind and bytes
+    (memory/store/lint_cache.py)."""
 
-    def recall(self, path: str, kind: DocumentKind, data: bytes) -> FileLint | None: ...
-
-    def keep(self, path: str, kind: DocumentKind, data: bytes, result: FileLint) -> None: ...
+    def lint(self, path: str, kind: DocumentKind, data: bytes) -> FileLint: ...
 
 
 def lint_tree_file(data: bytes, *, path: str, kind: DocumentKind) -> FileLint:
@@ -466,11 +465,10 @@ class _TreeLinter:
                 )
             )
             return
-        result = self.memo.recall(relative, kind, data) if self.memo else None
-        if result is None:
+        if self.memo is not None:
+            result = self.memo.lint(relative, kind, data)
+        else:
             result = lint_tree_file(data, path=relative, kind=kind)
-            if self.memo:
-                self.memo.keep(relative, kind, data, result)
         self.findings.extend(result.findings)
         if result.entry_id is not None:
             self.entry_ids.add(result.entry_id)

@@ -21,7 +21,13 @@ import orjson
 
 from teamlore import __version__
 from teamlore.core import db
-from teamlore.memory.store.lint import LINT_POLICY_VERSION, DocumentKind, FileLint, Finding
+from teamlore.memory.store.lint import (
+    LINT_POLICY_VERSION,
+    DocumentKind,
+    FileLint,
+    Finding,
+    lint_tree_file,
+)
 
 # the modules whose code decides a file's findings; their source is part of every digest
 _RULE_MODULES = (
@@ -57,8 +63,7 @@ def file_digest(kind: DocumentKind, data: bytes) -> str:
 
 
 class LintCache:
-    """One owner's kept lint results for one run: `recall`/`keep` during
-    `lint_tree(memo=…)`, then `save`."""
+    """One owner's kept lint results for one run: the `memo` of `lint_tree`, then `save`."""
 
     def __init__(self, conn: sqlite3.Connection, repository_key: str, worktree_key: str) -> None:
         self.conn = conn
@@ -73,9 +78,21 @@ class LintCache:
         }
         self.changed: dict[str, tuple[str, bytes, str | None, str | None]] = {}
 
-    def recall(self, path: str, kind: DocumentKind, data: bytes) -> FileLint | None:
+    def lint(self, path: str, kind: DocumentKind, data: bytes) -> FileLint:
+        """The file's kept result when its digest is the kept one, else `lint_tree_file`'s
+        (kept by `save`)."""
+        digest = file_digest(kind, data)
+        kept = self._kept(path, digest)
+        if kept is not None:
+            return kept
+        result = lint_tree_file(data, path=path, kind=kind)
+        findings = orjson.dumps([[f.rule, f.severity, f.line, f.message] for f in result.findings])
+        self.changed[path] = (digest, findings, result.entry_id, result.superseded_by)
+        return result
+
+    def _kept(self, path: str, digest: str) -> FileLint | None:
         row = self.kept.get(path)
-        if row is None or row[0] != file_digest(kind, data):
+        if row is None or row[0] != digest:
             return None
         try:
             findings = [
@@ -85,11 +102,6 @@ class LintCache:
         except (ValueError, TypeError):  # a row no teamlore wrote: lint the file again
             return None
         return FileLint(findings=findings, entry_id=row[2], superseded_by=row[3])
-
-    def keep(self, path: str, kind: DocumentKind, data: bytes, result: FileLint) -> None:
-        findings = orjson.dumps([[f.rule, f.severity, f.line, f.message] for f in result.findings])
-        row = (file_digest(kind, data), findings, result.entry_id, result.superseded_by)
-        self.changed[path] = row
 
     def save(self, files: list[str]) -> None:
         """Store what changed and forget the files the tree no longer holds (`files`: every
