@@ -40,7 +40,7 @@ from teamlore.memory.skills.source import (
     source_skills,
 )
 from teamlore.memory.store.documents import load_doctrine, load_entry, load_scene
-from teamlore.memory.store.frontmatter import MemoryFormatError
+from teamlore.memory.store.frontmatter import MERGE_CONFLICT, MemoryFormatError
 from teamlore.memory.store.layout import (
     DOCTRINE_FILE,
     MANAGED_BLOCK_BEGIN,
@@ -252,13 +252,15 @@ def _scenes(tree: MemoryFiles) -> list[SceneLine]:
 
 
 def _approved_entries(tree: MemoryFiles) -> int:
-    """How many entries of the tree are approved (an unreadable one is not counted)."""
+    """How many entries of the tree are approved (an unreadable one is not counted, but an
+    unresolved merge refuses: the block would be committed with the merge, counting wrong)."""
     count = 0
     for file in tree.of_kind("entry"):
         try:
             count += load_entry(file.data, file.path).status == "approved"
-        except MemoryFormatError:
-            continue
+        except MemoryFormatError as exc:
+            if exc.reason == MERGE_CONFLICT:
+                raise
     return count
 
 

@@ -159,6 +159,37 @@ def test_grammar_errors_are_located(text: str, reason: str | None, line: int | N
     assert reason_of(text) == (reason, line)
 
 
+CONFLICTED_BODY = "---\nid: x\n---\n<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> topic\nafter\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        (CONFLICTED_BODY, 4),
+        ("---\n<<<<<<< HEAD\nid: a\n=======\nid: b\n>>>>>>> topic\n---\nbody\n", 2),
+        # diff3 style keeps the common ancestor between `|||||||` and `=======`
+        ("---\nid: x\n---\nx\n<<<<<<< ours\na\n||||||| base\nb\n=======\nc\n>>>>>>>\n", 5),
+        (CONFLICTED_BODY.replace("\n", "\r\n"), 4),
+    ],
+)
+def test_an_unresolved_git_merge_is_not_read_as_one_document(text: str, line: int) -> None:
+    assert reason_of(text) == ("format.merge-conflict", line)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "Title\n=======\n",  # a setext heading's underline alone
+        ">>>>>>> b\n=======\n<<<<<<< a\n",  # not in the order git writes them
+        "<<<<<<<< eight\n=======\n>>>>>>>> eight\n",  # markers are exactly seven characters
+        "    <<<<<<< HEAD\n    =======\n    >>>>>>> topic\n",  # an indented quote of them
+        "Git stops at `<<<<<<< HEAD`, `=======` and `>>>>>>> topic` lines.\n",
+    ],
+)
+def test_text_that_only_resembles_conflict_markers_is_read(body: str) -> None:
+    assert fm.parse(f"---\nid: x\n---\n{body}").body == body
+
+
 def test_depth_sixteen_is_accepted() -> None:
     deep = "[" * 16 + "]" * 16
     assert fm.parse(f"---\nk: {deep}\n---\n").fields["k"] is not None

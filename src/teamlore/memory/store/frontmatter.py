@@ -12,7 +12,8 @@ when they read back as the same string. `parse(serialize(x)) == x` for every ser
 
 Reading is tolerant where git on Windows is not our business to refuse: a UTF-8 BOM is skipped and
 CRLF line ends are read as LF (lint warns about both; the writer never produces them). A lone CR,
-invalid UTF-8 and every grammar error raise `MemoryFormatError` with the file and line.
+invalid UTF-8, git's merge-conflict markers and every grammar error raise `MemoryFormatError`
+with the file and line.
 """
 
 from __future__ import annotations
@@ -140,7 +141,33 @@ def decode_text(data: bytes | str, path: str) -> DecodedText:
             file=path,
             line=line_of(text, stray),
         )
+    _refuse_merge_conflict(text, path)
     return DecodedText(text, had_bom, had_crlf)
+
+
+MERGE_CONFLICT = "format.merge-conflict"  # the rule id of a file `git merge` left unresolved
+# git's conflict markers at the start of a line, in the order git writes them
+_CONFLICT_OURS = re.compile(r"^<{7}(?: |$)", re.MULTILINE)
+_CONFLICT_SPLIT = re.compile(r"^={7}$", re.MULTILINE)
+_CONFLICT_THEIRS = re.compile(r"^>{7}(?: |$)", re.MULTILINE)
+
+
+def _refuse_merge_conflict(text: str, path: str) -> None:
+    """A file `git merge` left with both sides in it (docs/memory.md, "Merge conflicts") would
+    be read as one document holding both, and searched and assembled that way."""
+    if "<<<<<<<" not in text:
+        return
+    ours = _CONFLICT_OURS.search(text)
+    split = _CONFLICT_SPLIT.search(text, ours.end()) if ours else None
+    if ours is None or split is None or _CONFLICT_THEIRS.search(text, split.end()) is None:
+        return
+    raise MemoryFormatError(
+        "an unresolved git merge conflict starts here: keep what is right, delete the"
+        " `<<<<<<<`, `=======` and `>>>>>>>` lines and commit",
+        reason=MERGE_CONFLICT,
+        file=path,
+        line=line_of(text, ours.start()),
+    )
 
 
 class _BracketScanner:
