@@ -217,6 +217,27 @@ def test_a_repository_with_a_broken_memory_tree_is_skipped_with_its_lint_finding
     assert [r["outcome"] for r in again] == ["synced", "skipped"]
 
 
+def test_a_committed_merge_conflict_is_one_finding_at_its_first_marker(
+    home: Path, database: str | None, clones: dict[str, Path]
+) -> None:
+    """Someone committed a file with git's conflict markers still in it (docs/memory.md,
+    "Merge conflicts"): the repository is skipped with the finding, once."""
+    added(home, database, clones)
+    conflicted = clones["web"] / ".threadshare/memory/entries/css-modules.md"
+    head, body = conflicted.read_text().split("---\n", 2)[1:]
+    conflicted.write_text(
+        f"---\n{head}---\n<<<<<<< HEAD\n{body}=======\nThe other side.\n>>>>>>> topic\n"
+    )
+    git(clones["web"], "commit", "-qam", "merged without resolving")
+    web = {
+        r["repository"]: r for r in org_json(home, database, "sync", "--lexical")["repositories"]
+    }
+    assert web["web"]["outcome"] == "skipped"
+    assert [(f["rule"], f["line"]) for f in web["web"]["findings"]] == [
+        ("format.merge-conflict", head.count("\n") + 3)
+    ]
+
+
 def test_an_over_long_query_or_limit_is_refused_and_changes_nothing(
     home: Path, database: str | None, clones: dict[str, Path]
 ) -> None:

@@ -151,19 +151,13 @@ def _read(
     documents = []
     for file in readable:
         data = contents[file.blob]
-        findings += lint_bytes(data, path=file.path, kind=cast(DocumentKind, file.kind))
+        linted = lint_bytes(data, path=file.path, kind=cast(DocumentKind, file.kind))
+        findings += linted
         try:
             parsed = parse_document(cast(Kind, file.kind), data, file.path)
         except MemoryFormatError as exc:
-            findings.append(
-                Finding(
-                    rule=exc.reason,
-                    severity="block",
-                    file=file.path,
-                    line=exc.line or 0,
-                    message=exc.why,
-                )
-            )
+            if not any((f.rule, f.line) == (exc.reason, exc.line or 0) for f in linted):
+                findings.append(_finding(exc.reason, file.path, exc.line or 0, exc.why))
             continue
         text = document_text(
             parsed.entry_id, parsed.title, parsed.entry_type, parsed.frontmatter, parsed.body
