@@ -22,10 +22,10 @@ read only; + JSON decode; + provider parsing; + turn assembly and analyzer (no S
 rows with a plain table in place of FTS5; + FTS5 (the real sync).
 
 `--helper both` runs each round twice, with the analysis helper (docs/sessions.md, "The analysis
-helper"; `on`: started whatever the load, waited for until ready) and without (`off`), back to
-back (by default, `auto`, a sync on a busy machine does not start it). Every round prints the CPU
-seconds of the sync process apart from the helper's: the sync process is the critical path when
-a core is free, the sum is what the sync costs when none is.
+helper"; `on`: started whatever the load; a sync under 32 MiB waits until it is ready) and
+without (`off`), back to back (by default, `auto`, a sync on a busy machine does not start it).
+Every round prints the CPU seconds of the sync process apart from the helper's: the sync process
+is the critical path when a core is free, the sum is what the sync costs when none is.
 
 `--append N` measures append → searchable as a user sees it: append a turn to a synced file,
 then a `teamlore sync` process, then a `teamlore sessions search` process; p50/p95 over N.

@@ -134,6 +134,28 @@ def test_a_bulk_sync_starts_the_helper_only_with_a_core_to_spare(
     assert small._helper is None
 
 
+def test_on_waits_for_the_helper_only_when_the_sync_is_too_small_to_outlast_its_start(
+    tmp_path: Path,
+) -> None:
+    """`on` starts the helper whatever the load. A small sync waits until it is ready (else it
+    would be done before the helper); a bulk one analyzes its first files meanwhile, as `auto`
+    does, instead of idling while the helper imports."""
+    conn = open_index(tmp_path)
+    small = analysis_helper.SearchRows(conn, "on", None, analysis_helper.HELPER_MIN_BYTES - 1)
+    assert small._helper is not None and small._helper.greeted
+    small.close()
+    bulk = analysis_helper.SearchRows(conn, "on", None, analysis_helper.HELPER_MIN_BYTES)
+    assert bulk._helper is not None and not bulk._helper.greeted
+    conn.execute("BEGIN IMMEDIATE")
+    bulk.write_file_rows([(1, "the first turn", "providermini", "the first turn")])
+    bulk.file_released()
+    bulk.settle()
+    conn.execute("COMMIT")
+    bulk.close()
+    assert bulk.fallback is None
+    assert conn.execute("SELECT count(*) FROM turns_fts").fetchone()[0] == 1
+
+
 @pytest.mark.parametrize("point", [DIE_POINT, HANG_POINT], ids=["dies", "hangs"])
 def test_a_dead_or_hung_helper_leaves_the_work_to_the_sync(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, helper_processes: list[Any], point: str

@@ -123,10 +123,11 @@ class SearchRows:
         # them all the same (the open file's, then the batch's, sent with the next frame)
         self._file_embeds: list[tuple[int, str]] = []
         self._to_embed: list[tuple[int, str]] = []
-        if mode == "on" or (
-            mode == "auto" and bytes_to_read >= HELPER_MIN_BYTES and _core_to_spare()
-        ):
-            self._start(wait=mode == "on")
+        big = bytes_to_read >= HELPER_MIN_BYTES
+        if mode == "on" or (mode == "auto" and big and _core_to_spare()):
+            # `on` waits for the helper so that even a small sync uses it; a big one analyzes
+            # its first files here meanwhile, as `auto` does, instead of idling
+            self._start(wait=mode == "on" and not big)
 
     # -- what the indexer and the assembler call ----------------------------------------------
 
