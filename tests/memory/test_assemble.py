@@ -384,6 +384,58 @@ def test_a_projection_the_user_edited_is_never_overwritten(repo: Path, home: Pat
     assert next((home / "skill-assembly").rglob("claude.json")).read_bytes() == manifest
 
 
+def commit_all(repo: Path, message: str) -> None:
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-qm", message)
+
+
+def test_a_projection_a_checkout_brought_back_is_assembled_over(repo: Path, home: Path) -> None:
+    """Assembled on a branch, then back on main: the projection is main's committed one, not
+    what this machine wrote last. It holds the Skill as main committed it, so it is teamlore's
+    projection, not an edit: a change of the Skill on main is assembled over it."""
+    source = add_skill(repo, "release")
+    assemble(repo, home, "codex")
+    commit_all(repo, "release skill")
+    git(repo, "checkout", "-q", "-b", "topic")
+    source.write_bytes(source.read_bytes() + b"3. Announce it on the topic branch.\n")
+    assemble(repo, home, "codex")
+    commit_all(repo, "topic")
+    git(repo, "checkout", "-q", "-")
+    source.write_bytes(source.read_bytes() + b"3. Announce it.\n")
+    assemble(repo, home, "codex")
+    assert (repo / ".agents/skills/release/SKILL.md").read_bytes() == source.read_bytes()
+
+
+def test_a_teammates_projection_a_pull_brought_is_assembled_over(
+    repo: Path, home: Path, tmp_path: Path
+) -> None:
+    """A teammate changed the Skill, assembled and committed both; after the pull this machine's
+    manifest still names its own older projection."""
+    source = add_skill(repo, "release")
+    assemble(repo, home, "claude")
+    commit_all(repo, "release skill")
+    teammate_home = tmp_path / "teammate"
+    source.write_bytes(source.read_bytes() + b"3. Tag the release.\n")
+    assemble(repo, teammate_home, "claude")  # the teammate's machine, the same tree
+    commit_all(repo, "the teammate's change, as a pull brings it")
+    source.write_bytes(source.read_bytes() + b"4. Announce it.\n")
+    assemble(repo, home, "claude")
+    assert (repo / ".claude/skills/release/SKILL.md").read_bytes() == source.read_bytes()
+
+
+def test_a_committed_edit_of_a_projection_is_still_a_conflict(repo: Path, home: Path) -> None:
+    """A projection edited by hand and committed holds no committed Skill: refused as before."""
+    source = add_skill(repo, "release")
+    assemble(repo, home, "codex")
+    projected = repo / ".agents/skills/release/SKILL.md"
+    projected.write_bytes(projected.read_bytes() + b"my local tweak\n")
+    commit_all(repo, "tweak")
+    source.write_bytes(source.read_bytes() + b"3. Announce it.\n")
+    err = refused(repo, home, "codex")
+    assert err.code == "ASSEMBLY_CONFLICT"
+    assert err.message.startswith(".agents/skills/release/SKILL.md differs from what")
+
+
 def test_a_projection_that_exists_before_any_assemble_is_a_conflict(repo: Path, home: Path) -> None:
     add_skill(repo, "release")
     (repo / ".agents/skills/release").mkdir(parents=True)

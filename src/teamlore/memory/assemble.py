@@ -8,7 +8,8 @@ Two outputs per provider (docs/assemble.md):
   the reference product writes for the same tree, so both tools can share a repository;
 - the Skill projection: every `.threadshare/memory/skills/<name>/SKILL.md` copied byte for byte
   to the provider's skill folder (`.claude/skills/` or `.agents/skills/`), guarded by a private
-  manifest of the digests last written, so a projection the user edited is never overwritten.
+  manifest of the digests last written, so a projection the user edited is never overwritten
+  (one that holds the Skill as committed at HEAD is teamlore's, whoever assembled it).
 
 Splice rules: no marker → the block is appended after one blank line; exactly one BEGIN before
 exactly one END → the bytes from BEGIN through END are replaced and everything else is kept byte
@@ -50,6 +51,7 @@ from teamlore.memory.store.layout import (
     SKILL_FILE_NAME,
 )
 from teamlore.memory.store.projection import MemoryFiles, read_memory_files
+from teamlore.repo.git import run_git
 
 Provider = Literal["claude", "codex"]
 
@@ -363,7 +365,7 @@ def _plan_projection(
     root: Path, layout: ProviderLayout, skills: list[SourceSkill], manifest: dict[str, str]
 ) -> list[_Projection]:
     """What to write; refuses (before anything is written) when a projection was edited."""
-    plan, edited = [], []
+    plan, unknown = [], []
     for skill in skills:
         path = layout.skill_path(skill.name)
         current = safe_write.read_file(root, path)
@@ -373,15 +375,46 @@ def _plan_projection(
             and current is not None
             and sha256_hex(current) != manifest.get(skill.name)
         ):
-            edited.append(path)
+            unknown.append(item)
         plan.append(item)
+    committed = _committed_sources(root, [item.skill.path for item in unknown])
+    edited = [item.path for item in unknown if item.current != committed.get(item.skill.path)]
     if edited:
         raise errors.TeamloreError(
             errors.ASSEMBLY_CONFLICT,
-            f"{', '.join(edited)} differ from what teamlore last wrote; nothing was changed",
+            f"{', '.join(edited)} {'differs' if len(edited) == 1 else 'differ'} from what"
+            " teamlore last wrote; nothing was changed",
             paths=edited,
         )
     return plan
+
+
+def _committed_sources(root: Path, paths: list[str]) -> dict[str, bytes]:
+    """These source SKILL.md files as the worktree's HEAD holds them (none outside git or when
+    git cannot tell). A projection with those bytes is one teamlore made of a committed,
+    reviewed Skill, here or by the teammate whose commit a checkout or pull brought, so it is
+    not an edit to keep (the manifest only knows what this machine wrote last)."""
+    if not paths:
+        return {}
+    try:
+        out = run_git(
+            ["cat-file", "--batch"],
+            cwd=root,
+            stdin="".join(f"HEAD:{path}\n" for path in paths).encode(),
+        )
+    except errors.TeamloreError:  # not a repository, no commit yet, git missing
+        return {}
+    found: dict[str, bytes] = {}
+    position = 0
+    for path in paths:
+        end = out.index(b"\n", position)
+        header = out[position:end].split()
+        position = end + 1
+        if len(header) == 3 and header[1] == b"blob":  # else `HEAD:<path> missing`
+            size = int(header[2])
+            found[path] = out[position : position + size]
+            position += size + 1
+    return found
 
 
 # --- assemble -------------------------------------------------------------------------------
