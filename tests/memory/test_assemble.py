@@ -423,6 +423,26 @@ def test_a_teammates_projection_a_pull_brought_is_assembled_over(
     assert (repo / ".claude/skills/release/SKILL.md").read_bytes() == source.read_bytes()
 
 
+def test_only_the_projections_no_commit_explains_are_named(repo: Path, home: Path) -> None:
+    """One projection a checkout brought back (explained by HEAD), one written by hand for a
+    Skill HEAD does not hold yet: the refusal names the second alone."""
+    release = add_skill(repo, "release")
+    assemble(repo, home, "codex")
+    commit_all(repo, "release skill")
+    git(repo, "checkout", "-q", "-b", "topic")
+    release.write_bytes(release.read_bytes() + b"3. Announce it on the topic branch.\n")
+    assemble(repo, home, "codex")
+    commit_all(repo, "topic")
+    git(repo, "checkout", "-q", "-")
+    release.write_bytes(release.read_bytes() + b"3. Announce it.\n")
+    add_skill(repo, "deploy")
+    (repo / ".agents/skills/deploy").mkdir(parents=True)
+    (repo / ".agents/skills/deploy/SKILL.md").write_text("hand written\n")
+    err = refused(repo, home, "codex")
+    assert err.code == "ASSEMBLY_CONFLICT"
+    assert err.message.startswith(".agents/skills/deploy/SKILL.md differs from what")
+
+
 def test_a_committed_edit_of_a_projection_is_still_a_conflict(repo: Path, home: Path) -> None:
     """A projection edited by hand and committed holds no committed Skill: refused as before."""
     source = add_skill(repo, "release")

@@ -408,11 +408,12 @@ def _committed_sources(root: Path, paths: list[str]) -> dict[str, bytes]:
     position = 0
     for path in paths:
         end = out.index(b"\n", position)
-        header = out[position:end].split()
+        header = out[position:end].split()  # `<oid> <type> <size>`, or `HEAD:<path> missing`
         position = end + 1
-        if len(header) == 3 and header[1] == b"blob":  # else `HEAD:<path> missing`
+        if len(header) == 3:
             size = int(header[2])
-            found[path] = out[position : position + size]
+            if header[1] == b"blob":
+                found[path] = out[position : position + size]
             position += size + 1
     return found
 

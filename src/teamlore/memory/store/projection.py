@@ -71,8 +71,9 @@ __all__ = [
     "sync_approved_projection",
 ]
 
-# a new version re-reads every file: bump it when what a file is read as changes
-PROJECTOR_VERSION = "teamlore-approved-projection@2"  # 2: merge conflicts are not read
+# bumped when what a file is read as changes, so that every projection is read again (2: a
+# file in an unresolved merge is not read)
+PROJECTOR_VERSION = "teamlore-approved-projection@2"
 SCAN_ATTEMPTS = 2  # one retry after a drifted scan
 # a recorded file identity is trusted only if the file's mtime and ctime are at least this much
 # older than the start of the scan that recorded it: covers coarse timestamp granularity (2 s on
