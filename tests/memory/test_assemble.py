@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -441,6 +442,53 @@ def test_only_the_projections_no_commit_explains_are_named(repo: Path, home: Pat
     err = refused(repo, home, "codex")
     assert err.code == "ASSEMBLY_CONFLICT"
     assert err.message.startswith(".agents/skills/deploy/SKILL.md differs from what")
+
+
+def both_branches_change_the_skill_and_stop_at_the_merge(repo: Path, home: Path) -> Path:
+    """Main and a topic branch each change the Skill and assemble; `git merge topic` stops with
+    both the source and its projection in conflict. The source is resolved by hand."""
+    source = add_skill(repo, "release")
+    assemble(repo, home, "codex")
+    commit_all(repo, "release skill")
+    git(repo, "checkout", "-q", "-b", "topic")
+    source.write_bytes(source.read_bytes() + b"3. Announce it in the channel.\n")
+    assemble(repo, home, "codex")
+    commit_all(repo, "topic")
+    git(repo, "checkout", "-q", "-")
+    source.write_bytes(source.read_bytes() + b"3. Announce it by mail.\n")
+    assemble(repo, home, "codex")
+    commit_all(repo, "main")
+    identity = ["-c", "user.name=T", "-c", "user.email=t@example.com"]
+    merge = subprocess.run(
+        ["git", "-C", str(repo), *identity, "merge", "-q", "topic"],
+        capture_output=True,
+        check=False,
+    )
+    assert merge.returncode != 0
+    projected = repo / ".agents/skills/release/SKILL.md"
+    assert b"<<<<<<<" in projected.read_bytes()
+    resolved = source.read_bytes().split(b"<<<<<<<")[0] + b"3. Announce it everywhere.\n"
+    source.write_bytes(resolved)
+    git(repo, "add", str(source))
+    return projected
+
+
+def test_a_projection_git_merged_with_conflicts_is_assembled_from_the_resolved_skill(
+    repo: Path, home: Path
+) -> None:
+    projected = both_branches_change_the_skill_and_stop_at_the_merge(repo, home)
+    assemble(repo, home, "codex")
+    source = repo / ".threadshare/memory/skills/release/SKILL.md"
+    assert projected.read_bytes() == source.read_bytes()
+
+
+def test_a_conflicted_projection_resolved_by_hand_is_not_overwritten(
+    repo: Path, home: Path
+) -> None:
+    projected = both_branches_change_the_skill_and_stop_at_the_merge(repo, home)
+    projected.write_bytes(b"resolved by hand, in the wrong file\n")
+    assert refused(repo, home, "codex").code == "ASSEMBLY_CONFLICT"
+    assert projected.read_bytes() == b"resolved by hand, in the wrong file\n"
 
 
 def test_a_committed_edit_of_a_projection_is_still_a_conflict(repo: Path, home: Path) -> None:

@@ -41,7 +41,11 @@ from teamlore.memory.skills.source import (
     source_skills,
 )
 from teamlore.memory.store.documents import load_doctrine, load_entry, load_scene
-from teamlore.memory.store.frontmatter import MERGE_CONFLICT, MemoryFormatError
+from teamlore.memory.store.frontmatter import (
+    MERGE_CONFLICT,
+    MemoryFormatError,
+    merge_conflict_start,
+)
 from teamlore.memory.store.layout import (
     DOCTRINE_FILE,
     MANAGED_BLOCK_BEGIN,
@@ -377,8 +381,8 @@ def _plan_projection(
         ):
             unknown.append(item)
         plan.append(item)
-    committed = _committed_sources(root, [item.skill.path for item in unknown])
-    edited = [item.path for item in unknown if item.current != committed.get(item.skill.path)]
+    versions = _git_versions(root, unknown)
+    edited = [item.path for item in unknown if not _made_by_teamlore(item, versions)]
     if edited:
         raise errors.TeamloreError(
             errors.ASSEMBLY_CONFLICT,
@@ -389,31 +393,63 @@ def _plan_projection(
     return plan
 
 
-def _committed_sources(root: Path, paths: list[str]) -> dict[str, bytes]:
-    """These source SKILL.md files as the worktree's HEAD holds them (none outside git or when
-    git cannot tell). A projection with those bytes is one teamlore made of a committed,
-    reviewed Skill, here or by the teammate whose commit a checkout or pull brought, so it is
-    not an edit to keep (the manifest only knows what this machine wrote last)."""
-    if not paths:
+# the commit whose changes a stopped merge, rebase or cherry-pick brings in ("theirs")
+THEIRS_HEADS = ("MERGE_HEAD", "REBASE_HEAD", "CHERRY_PICK_HEAD")
+
+
+def _made_by_teamlore(item: _Projection, versions: dict[str, bytes]) -> bool:
+    """Whether a projection this machine's manifest does not know (it records only what this
+    machine wrote last) is teamlore's all the same, by what git holds (docs/assemble.md, "Skill
+    projection"): its bytes are the Skill as committed at HEAD or in the commit a stopped merge
+    brings in (a checkout or a pull brought a projection assembled on another branch or by a
+    teammate), or it is git's unresolved merge of two such projections, markers untouched."""
+    source = item.skill.path
+    ours = versions.get(f"HEAD:{source}")
+    theirs = [
+        versions[f"{head}:{source}"] for head in THEIRS_HEADS if f"{head}:{source}" in versions
+    ]
+    if item.current in (ours, *theirs):
+        return True
+    return (
+        ours is not None
+        and versions.get(f":2:{item.path}") == ours
+        and versions.get(f":3:{item.path}") in theirs
+        and merge_conflict_start((item.current or b"").decode("utf-8", "replace")) is not None
+    )
+
+
+def _git_versions(root: Path, items: list[_Projection]) -> dict[str, bytes]:
+    """What `_made_by_teamlore` compares, read in one `git cat-file --batch`: each Skill's
+    source at HEAD and at each of `THEIRS_HEADS`, each projection's two sides of an unresolved
+    merge (index stages 2 and 3), by revision (`HEAD:<path>`, `:2:<path>`). Those git does not
+    have are left out; none outside git or when git cannot tell."""
+    revisions = [
+        revision
+        for item in items
+        for revision in (
+            *(f"{head}:{item.skill.path}" for head in ("HEAD", *THEIRS_HEADS)),
+            f":2:{item.path}",
+            f":3:{item.path}",
+        )
+    ]
+    if not revisions:
         return {}
     try:
         out = run_git(
-            ["cat-file", "--batch"],
-            cwd=root,
-            stdin="".join(f"HEAD:{path}\n" for path in paths).encode(),
+            ["cat-file", "--batch"], cwd=root, stdin="".join(f"{r}\n" for r in revisions).encode()
         )
-    except errors.TeamloreError:  # not a repository, no commit yet, git missing
+    except errors.TeamloreError:  # not a repository, git missing, an output past its bound
         return {}
     found: dict[str, bytes] = {}
     position = 0
-    for path in paths:
+    for revision in revisions:
         end = out.index(b"\n", position)
-        header = out[position:end].split()  # `<oid> <type> <size>`, or `HEAD:<path> missing`
+        header = out[position:end].split()  # `<oid> <type> <size>`, or `<revision> missing`
         position = end + 1
         if len(header) == 3:
             size = int(header[2])
             if header[1] == b"blob":
-                found[path] = out[position : position + size]
+                found[revision] = out[position : position + size]
             position += size + 1
     return found
 

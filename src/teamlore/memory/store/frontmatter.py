@@ -152,22 +152,30 @@ _CONFLICT_SPLIT = re.compile(r"^={7}$", re.MULTILINE)
 _CONFLICT_THEIRS = re.compile(r"^>{7}(?: |$)", re.MULTILINE)
 
 
-def _refuse_merge_conflict(text: str, path: str) -> None:
-    """A file `git merge` left with both sides in it (docs/memory.md, "Merge conflicts") would
-    be read as one document holding both, and searched and assembled that way."""
+def merge_conflict_start(text: str) -> int | None:
+    """Where the first conflict `git merge` left unresolved in `text` starts (its `<<<<<<<`
+    line's offset), if it holds one: the three markers at line starts, in git's order."""
     if "<<<<<<<" not in text:
-        return
+        return None
     ours = _CONFLICT_OURS.search(text)
     split = _CONFLICT_SPLIT.search(text, ours.end()) if ours else None
     if ours is None or split is None or _CONFLICT_THEIRS.search(text, split.end()) is None:
-        return
-    raise MemoryFormatError(
-        "an unresolved git merge conflict starts here: keep what is right, delete the"
-        " `<<<<<<<`, `=======` and `>>>>>>>` lines and commit",
-        reason=MERGE_CONFLICT,
-        file=path,
-        line=line_of(text, ours.start()),
-    )
+        return None
+    return ours.start()
+
+
+def _refuse_merge_conflict(text: str, path: str) -> None:
+    """A file `git merge` left with both sides in it (docs/memory.md, "Merge conflicts") would
+    be read as one document holding both, and searched and assembled that way."""
+    start = merge_conflict_start(text)
+    if start is not None:
+        raise MemoryFormatError(
+            "an unresolved git merge conflict starts here: keep what is right, delete the"
+            " `<<<<<<<`, `=======` and `>>>>>>>` lines and commit",
+            reason=MERGE_CONFLICT,
+            file=path,
+            line=line_of(text, start),
+        )
 
 
 class _BracketScanner:
