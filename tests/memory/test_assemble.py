@@ -390,10 +390,15 @@ def commit_all(repo: Path, message: str) -> None:
     git(repo, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-qm", message)
 
 
-def test_a_projection_a_checkout_brought_back_is_assembled_over(repo: Path, home: Path) -> None:
+@pytest.mark.parametrize("autocrlf", ["false", "true"])
+def test_a_projection_a_checkout_brought_back_is_assembled_over(
+    repo: Path, home: Path, autocrlf: str
+) -> None:
     """Assembled on a branch, then back on main: the projection is main's committed one, not
     what this machine wrote last. It holds the Skill as main committed it, so it is teamlore's
-    projection, not an edit: a change of the Skill on main is assembled over it."""
+    projection, not an edit: a change of the Skill on main is assembled over it (also when git
+    checks files out with CRLF line ends)."""
+    git(repo, "config", "core.autocrlf", autocrlf)
     source = add_skill(repo, "release")
     assemble(repo, home, "codex")
     commit_all(repo, "release skill")

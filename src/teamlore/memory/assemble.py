@@ -408,7 +408,8 @@ def _made_by_teamlore(item: _Projection, versions: dict[str, bytes]) -> bool:
     theirs = [
         versions[f"{head}:{source}"] for head in THEIRS_HEADS if f"{head}:{source}" in versions
     ]
-    if item.current in (ours, *theirs):
+    committed = [_lf(version) for version in (ours, *theirs) if version is not None]
+    if item.current is not None and _lf(item.current) in committed:
         return True
     return (
         ours is not None
@@ -416,6 +417,11 @@ def _made_by_teamlore(item: _Projection, versions: dict[str, bytes]) -> bool:
         and versions.get(f":3:{item.path}") in theirs
         and merge_conflict_start((item.current or b"").decode("utf-8", "replace")) is not None
     )
+
+
+def _lf(data: bytes) -> bytes:
+    """`data` with LF line ends: git checks text out with CRLF under `core.autocrlf`."""
+    return data.replace(b"\r\n", b"\n")
 
 
 def _git_versions(root: Path, items: list[_Projection]) -> dict[str, bytes]:
