@@ -390,6 +390,18 @@ def commit_all(repo: Path, message: str) -> None:
     git(repo, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-qm", message)
 
 
+def assembled_on_a_topic_branch_then_back_on_main(repo: Path, home: Path, source: Path) -> None:
+    """The Skill assembled and committed on main, changed, assembled and committed on a topic
+    branch, then main checked out again: its projection is main's, this machine wrote topic's."""
+    assemble(repo, home, "codex")
+    commit_all(repo, "release skill")
+    git(repo, "checkout", "-q", "-b", "topic")
+    source.write_bytes(source.read_bytes() + b"3. Announce it on the topic branch.\n")
+    assemble(repo, home, "codex")
+    commit_all(repo, "topic")
+    git(repo, "checkout", "-q", "-")
+
+
 @pytest.mark.parametrize("autocrlf", ["false", "true"])
 def test_a_projection_a_checkout_brought_back_is_assembled_over(
     repo: Path, home: Path, autocrlf: str
@@ -400,13 +412,7 @@ def test_a_projection_a_checkout_brought_back_is_assembled_over(
     checks files out with CRLF line ends)."""
     git(repo, "config", "core.autocrlf", autocrlf)
     source = add_skill(repo, "release")
-    assemble(repo, home, "codex")
-    commit_all(repo, "release skill")
-    git(repo, "checkout", "-q", "-b", "topic")
-    source.write_bytes(source.read_bytes() + b"3. Announce it on the topic branch.\n")
-    assemble(repo, home, "codex")
-    commit_all(repo, "topic")
-    git(repo, "checkout", "-q", "-")
+    assembled_on_a_topic_branch_then_back_on_main(repo, home, source)
     source.write_bytes(source.read_bytes() + b"3. Announce it.\n")
     assemble(repo, home, "codex")
     assert (repo / ".agents/skills/release/SKILL.md").read_bytes() == source.read_bytes()
@@ -433,13 +439,7 @@ def test_only_the_projections_no_commit_explains_are_named(repo: Path, home: Pat
     """One projection a checkout brought back (explained by HEAD), one written by hand for a
     Skill HEAD does not hold yet: the refusal names the second alone."""
     release = add_skill(repo, "release")
-    assemble(repo, home, "codex")
-    commit_all(repo, "release skill")
-    git(repo, "checkout", "-q", "-b", "topic")
-    release.write_bytes(release.read_bytes() + b"3. Announce it on the topic branch.\n")
-    assemble(repo, home, "codex")
-    commit_all(repo, "topic")
-    git(repo, "checkout", "-q", "-")
+    assembled_on_a_topic_branch_then_back_on_main(repo, home, release)
     release.write_bytes(release.read_bytes() + b"3. Announce it.\n")
     add_skill(repo, "deploy")
     (repo / ".agents/skills/deploy").mkdir(parents=True)
@@ -453,13 +453,7 @@ def both_branches_change_the_skill_and_stop_at_the_merge(repo: Path, home: Path)
     """Main and a topic branch each change the Skill and assemble; `git merge topic` stops with
     both the source and its projection in conflict. The source is resolved by hand."""
     source = add_skill(repo, "release")
-    assemble(repo, home, "codex")
-    commit_all(repo, "release skill")
-    git(repo, "checkout", "-q", "-b", "topic")
-    source.write_bytes(source.read_bytes() + b"3. Announce it in the channel.\n")
-    assemble(repo, home, "codex")
-    commit_all(repo, "topic")
-    git(repo, "checkout", "-q", "-")
+    assembled_on_a_topic_branch_then_back_on_main(repo, home, source)
     source.write_bytes(source.read_bytes() + b"3. Announce it by mail.\n")
     assemble(repo, home, "codex")
     commit_all(repo, "main")
