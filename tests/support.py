@@ -106,6 +106,13 @@ class Cli:
 
 def git(repo: Path, *args: str) -> str:
     """Run git in `repo` with no user or system config (deterministic, hook-free)."""
+    done = git_run(repo, *args)
+    done.check_returncode()
+    return done.stdout.strip()
+
+
+def git_run(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`git` for a command that may fail on purpose (a merge that stops at a conflict)."""
     env = {
         **os.environ,
         "GIT_CONFIG_GLOBAL": os.devnull,
@@ -115,10 +122,14 @@ def git(repo: Path, *args: str) -> str:
         "GIT_COMMITTER_NAME": "Test",
         "GIT_COMMITTER_EMAIL": "test@example.com",
     }
-    done = subprocess.run(
-        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], check=False, capture_output=True, text=True, env=env
     )
-    return done.stdout.strip()
+
+
+def commit_all(repo: Path, message: str) -> None:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
 
 
 RELEASE_CLAIM = (

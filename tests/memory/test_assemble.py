@@ -6,13 +6,12 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from support import git, shared_fixtures
+from support import commit_all, git, git_run, shared_fixtures
 from teamlore.core.errors import TeamloreError
 from teamlore.ops.registry import OpContext, run_operation
 
@@ -385,11 +384,6 @@ def test_a_projection_the_user_edited_is_never_overwritten(repo: Path, home: Pat
     assert next((home / "skill-assembly").rglob("claude.json")).read_bytes() == manifest
 
 
-def commit_all(repo: Path, message: str) -> None:
-    git(repo, "add", "-A")
-    git(repo, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-qm", message)
-
-
 def assembled_on_a_topic_branch_then_back_on_main(repo: Path, home: Path, source: Path) -> None:
     """The Skill assembled and committed on main, changed, assembled and committed on a topic
     branch, then main checked out again: its projection is main's, this machine wrote topic's."""
@@ -457,13 +451,7 @@ def both_branches_change_the_skill_and_stop_at_the_merge(repo: Path, home: Path)
     source.write_bytes(source.read_bytes() + b"3. Announce it by mail.\n")
     assemble(repo, home, "codex")
     commit_all(repo, "main")
-    identity = ["-c", "user.name=T", "-c", "user.email=t@example.com"]
-    merge = subprocess.run(
-        ["git", "-C", str(repo), *identity, "merge", "-q", "topic"],
-        capture_output=True,
-        check=False,
-    )
-    assert merge.returncode != 0
+    assert git_run(repo, "merge", "-q", "topic").returncode != 0
     projected = repo / ".agents/skills/release/SKILL.md"
     assert b"<<<<<<<" in projected.read_bytes()
     resolved = source.read_bytes().split(b"<<<<<<<")[0] + b"3. Announce it everywhere.\n"

@@ -12,12 +12,11 @@ from __future__ import annotations
 import json
 import shutil
 import stat
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from support import git, shared_fixtures, teamlore_cli
+from support import commit_all, git, git_run, shared_fixtures, teamlore_cli
 
 ENTRY = (
     ".threadshare/memory/entries/threadshare-s-memory-extraction-prompts-should-protect-again.md"
@@ -41,22 +40,6 @@ def repo(tmp_path: Path, home: Path) -> Path:
     return root
 
 
-def commit_all(repo: Path, message: str) -> None:
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", message)
-
-
-def merge(repo: Path, branch: str) -> subprocess.CompletedProcess[str]:
-    """`git merge` that may stop at a conflict (the caller checks which)."""
-    identity = ["-c", "user.name=Test", "-c", "user.email=t@example.com"]
-    return subprocess.run(
-        ["git", "-C", str(repo), *identity, "merge", "-q", branch],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-
-
 def append_to(path: Path, words: str) -> None:
     path.write_text(path.read_text().rstrip("\n") + f" {words}\n")
 
@@ -69,7 +52,7 @@ def conflicting_edits(repo: Path) -> None:
     git(repo, "checkout", "-q", "main")
     append_to(repo / ENTRY, "Our side adds that.")
     commit_all(repo, "ours")
-    assert merge(repo, "theirs").returncode != 0
+    assert git_run(repo, "merge", "-q", "theirs").returncode != 0
     assert all(marker in (repo / ENTRY).read_text() for marker in CONFLICT_MARKERS)
 
 
@@ -130,7 +113,7 @@ def test_assembling_again_resolves_a_conflict_inside_the_managed_block(repo: Pat
     entries[1].unlink()
     run_json(repo, "memory", "assemble", "--provider", "claude")
     commit_all(repo, "ours")
-    assert merge(repo, "theirs").returncode != 0
+    assert git_run(repo, "merge", "-q", "theirs").returncode != 0
     assert "<<<<<<< HEAD" in (repo / "CLAUDE.md").read_text()
 
     code, _ = run_json(repo, "memory", "assemble", "--provider", "claude")
