@@ -269,6 +269,25 @@ def test_a_config_file_that_does_not_parse_is_refused_and_nothing_changes(
 
 
 @pytest.mark.parametrize(
+    ("client", "name"), [("claude", ".claude.json"), ("codex", ".codex/config.toml")]
+)
+def test_a_config_a_git_merge_left_unresolved_is_refused_saying_so(
+    user: Path, client: str, name: str
+) -> None:
+    """A client config kept in a dotfiles repository, in the middle of a merge: the refusal
+    names the conflict and its line, not the parser's complaint about a marker line."""
+    seed_user_configs(user)
+    lines = (user / name).read_text().splitlines()
+    conflicted = [*lines[:1], "<<<<<<< HEAD", *lines[1:], "=======", ">>>>>>> laptop"]
+    (user / name).write_text("\n".join(conflicted) + "\n")
+    before = tree(user)
+    err = refused("install", user, client=client)
+    assert err.code == "CLIENT_CONFIG_INVALID"
+    assert err.message.startswith(f"~/{name}: line 2: an unresolved git merge conflict")
+    assert tree(user) == before
+
+
+@pytest.mark.parametrize(
     ("client", "name", "kind"),
     [("claude", ".claude.json", "JSON"), ("codex", ".codex/config.toml", "TOML")],
 )

@@ -23,8 +23,8 @@ from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import InlineTable, Item, Null, Table, Whitespace
 
 from teamlore.core import errors, safe_write
-from teamlore.core.line_ends import all_crlf, with_line_ends_of
 from teamlore.core.paths import display_path
+from teamlore.core.text_files import all_crlf, conflict_start, with_line_ends_of
 from teamlore.integrations.json_text import JsonText
 
 Kind = Literal["json", "toml"]
@@ -134,15 +134,29 @@ def parse(path: Path, kind: Kind, data: bytes | None) -> Any:
             f"{display_path(path)} begins with a byte order mark (BOM), which {kind.upper()} does"
             " not allow: save it as UTF-8 without one; nothing was changed",
         )
-    if kind == "json":
-        return JsonText(text, path)
     try:
-        return tomlkit.parse(text)
-    except TOMLKitError as exc:
+        return JsonText(text, path) if kind == "json" else tomlkit.parse(text)
+    except (errors.TeamloreError, TOMLKitError) as exc:
+        _refuse_merge_conflict(path, text)
+        if isinstance(exc, errors.TeamloreError):
+            raise
         reason = str(exc).splitlines()[0][:200]
         raise errors.TeamloreError(
             errors.CLIENT_CONFIG_INVALID,
             f"{display_path(path)} does not parse ({reason}); nothing was changed",
+        ) from None
+
+
+def _refuse_merge_conflict(path: Path, text: str) -> None:
+    """A config that does not parse because git left a merge unresolved in it (a dotfiles
+    repository) is named as such: the parser's own words would point at a marker line."""
+    start = conflict_start(text)
+    if start is not None:
+        line = text.count("\n", 0, start) + 1
+        raise errors.TeamloreError(
+            errors.CLIENT_CONFIG_INVALID,
+            f"{display_path(path)}: line {line}: an unresolved git merge conflict (`<<<<<<<` …"
+            " `>>>>>>>`); resolve it, then run it again; nothing was changed",
         ) from None
 
 

@@ -32,8 +32,8 @@ import orjson
 
 from teamlore.core import errors, safe_write
 from teamlore.core.canonical import sha256_hex
-from teamlore.core.line_ends import all_crlf, with_line_ends_of
 from teamlore.core.paths import ensure_private_dir, read_private_file, write_private_file
+from teamlore.core.text_files import all_crlf, conflict_start, with_line_ends_of
 from teamlore.memory.skills.source import (
     SourceSkill,
     refuse_unreadable,
@@ -41,11 +41,7 @@ from teamlore.memory.skills.source import (
     source_skills,
 )
 from teamlore.memory.store.documents import load_doctrine, load_entry, load_scene
-from teamlore.memory.store.frontmatter import (
-    MERGE_CONFLICT,
-    MemoryFormatError,
-    merge_conflict_start,
-)
+from teamlore.memory.store.frontmatter import MERGE_CONFLICT, MemoryFormatError
 from teamlore.memory.store.layout import (
     DOCTRINE_FILE,
     MANAGED_BLOCK_BEGIN,
@@ -415,7 +411,7 @@ def _made_by_teamlore(item: _Projection, versions: dict[str, bytes]) -> bool:
         ours is not None
         and versions.get(f":2:{item.path}") == ours
         and versions.get(f":3:{item.path}") in theirs
-        and merge_conflict_start((item.current or b"").decode("utf-8", "replace")) is not None
+        and conflict_start((item.current or b"").decode("utf-8", "replace")) is not None
     )
 
 

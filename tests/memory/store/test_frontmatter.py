@@ -176,20 +176,6 @@ def test_an_unresolved_git_merge_is_not_read_as_one_document(text: str, line: in
     assert reason_of(text) == ("format.merge-conflict", line)
 
 
-@pytest.mark.parametrize(
-    "body",
-    [
-        "Title\n=======\n",  # a setext heading's underline alone
-        ">>>>>>> b\n=======\n<<<<<<< a\n",  # not in the order git writes them
-        "<<<<<<<< eight\n=======\n>>>>>>>> eight\n",  # markers are exactly seven characters
-        "    <<<<<<< HEAD\n    =======\n    >>>>>>> topic\n",  # an indented quote of them
-        "Git stops at `<<<<<<< HEAD`, `=======` and `>>>>>>> topic` lines.\n",
-    ],
-)
-def test_text_that_only_resembles_conflict_markers_is_read(body: str) -> None:
-    assert fm.parse(f"---\nid: x\n---\n{body}").body == body
-
-
 def test_depth_sixteen_is_accepted() -> None:
     deep = "[" * 16 + "]" * 16
     assert fm.parse(f"---\nk: {deep}\n---\n").fields["k"] is not None

@@ -24,6 +24,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any, NamedTuple, TypeAlias
 
 from teamlore.core.errors import MEMORY_FILE_INVALID, TeamloreError
+from teamlore.core.text_files import conflict_start
 
 JsonValue: TypeAlias = "bool | int | float | str | list[JsonValue] | dict[str, JsonValue] | None"
 
@@ -146,28 +147,12 @@ def decode_text(data: bytes | str, path: str) -> DecodedText:
 
 
 MERGE_CONFLICT = "format.merge-conflict"  # the rule id of a file `git merge` left unresolved
-# git's conflict markers at the start of a line, in the order git writes them
-_CONFLICT_OURS = re.compile(r"^<{7}(?: |$)", re.MULTILINE)
-_CONFLICT_SPLIT = re.compile(r"^={7}$", re.MULTILINE)
-_CONFLICT_THEIRS = re.compile(r"^>{7}(?: |$)", re.MULTILINE)
-
-
-def merge_conflict_start(text: str) -> int | None:
-    """Where the first conflict `git merge` left unresolved in `text` starts (its `<<<<<<<`
-    line's offset), if it holds one: the three markers at line starts, in git's order."""
-    if "<<<<<<<" not in text:
-        return None
-    ours = _CONFLICT_OURS.search(text)
-    split = _CONFLICT_SPLIT.search(text, ours.end()) if ours else None
-    if ours is None or split is None or _CONFLICT_THEIRS.search(text, split.end()) is None:
-        return None
-    return ours.start()
 
 
 def _refuse_merge_conflict(text: str, path: str) -> None:
     """A file `git merge` left with both sides in it (docs/memory.md, "Merge conflicts") would
     be read as one document holding both, and searched and assembled that way."""
-    start = merge_conflict_start(text)
+    start = conflict_start(text)
     if start is not None:
         raise MemoryFormatError(
             "an unresolved git merge conflict starts here: keep what is right, delete the"
