@@ -30,6 +30,7 @@ def test_a_conflict_starts_at_its_first_ours_marker() -> None:
     assert conflict_start(text) == len("kept\n")
     diff3 = "<<<<<<< ours\na\n||||||| base\nb\n=======\nc\n>>>>>>>\n"  # labels are optional
     assert conflict_start(diff3) == 0
+    assert conflict_start(text.replace("\n", "\r\n")) == len("kept\r\n")  # a Windows file
 
 
 @pytest.mark.parametrize(

@@ -27,10 +27,11 @@ def with_line_ends_of(original: str, text: str) -> str:
     return text.replace("\r\n", "\n").replace("\n", "\r\n")
 
 
-# the three markers at the start of a line, as git writes them (seven characters each)
-_OURS = re.compile(r"^<{7}(?: |$)", re.MULTILINE)
-_SPLIT = re.compile(r"^={7}$", re.MULTILINE)
-_THEIRS = re.compile(r"^>{7}(?: |$)", re.MULTILINE)
+# the three markers at the start of a line, as git writes them (seven characters each), in a
+# file with LF or CRLF line ends
+_OURS = re.compile(r"^<{7}(?: |\r?$)", re.MULTILINE)
+_SPLIT = re.compile(r"^={7}\r?$", re.MULTILINE)
+_THEIRS = re.compile(r"^>{7}(?: |\r?$)", re.MULTILINE)
 
 
 def conflict_start(text: str) -> int | None:
