@@ -136,10 +136,11 @@ def parse(path: Path, kind: Kind, data: bytes | None) -> Any:
         )
     try:
         return JsonText(text, path) if kind == "json" else tomlkit.parse(text)
-    except (errors.TeamloreError, TOMLKitError) as exc:
+    except errors.TeamloreError:  # JSON: located by JsonText
         _refuse_merge_conflict(path, text)
-        if isinstance(exc, errors.TeamloreError):
-            raise
+        raise
+    except TOMLKitError as exc:
+        _refuse_merge_conflict(path, text)
         reason = str(exc).splitlines()[0][:200]
         raise errors.TeamloreError(
             errors.CLIENT_CONFIG_INVALID,
