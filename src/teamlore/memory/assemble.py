@@ -9,7 +9,8 @@ Two outputs per provider (docs/assemble.md):
 - the Skill projection: every `.threadshare/memory/skills/<name>/SKILL.md` copied byte for byte
   to the provider's skill folder (`.claude/skills/` or `.agents/skills/`), guarded by a private
   manifest of the digests last written, so a projection the user edited is never overwritten
-  (one that holds the Skill as committed at HEAD is teamlore's, whoever assembled it).
+  (one that holds the Skill as git commits it, or git's merge of two such, is teamlore's,
+  whoever assembled it).
 
 Splice rules: no marker → the block is appended after one blank line; exactly one BEGIN before
 exactly one END → the bytes from BEGIN through END are replaced and everything else is kept byte
