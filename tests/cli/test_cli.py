@@ -56,6 +56,24 @@ def test_sync_json_reports_files_sessions_turns_bytes_and_diagnostics(
     assert (code, again["files"]["changed"], again["bytesRead"]) == (0, 0, 0)
 
 
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_a_stdout_that_is_not_utf8_gets_every_character_escaped(home: Path, encoding: str) -> None:
+    """A terminal or pipe in a legacy locale: what it cannot encode is printed as a backslash
+    escape in the text view and as JSON's `\\u` escapes with --format json (read back as the
+    same characters); nothing fails half-way with a UnicodeEncodeError."""
+    personal = home / "personal"
+    personal.mkdir(parents=True, mode=0o700)
+    (personal / "profile.md").write_text("# Profile\n\n## Work\n用户写 Rust — 😀。\n")
+    env = {"PYTHONIOENCODING": encoding}
+    text = teamlore_cli("personal", "show", env=env)
+    assert (text.returncode, text.stderr) == (0, "")
+    assert "\\u7528\\u6237\\u5199 Rust \\u2014 \\U0001f600\\u3002" in text.stdout
+    as_json = teamlore_cli("personal", "show", "--format", "json", env=env)
+    assert as_json.returncode == 0 and as_json.stdout.isascii()
+    profile = json.loads(as_json.stdout)["documents"][0]["content"]
+    assert profile.endswith("用户写 Rust — 😀。\n")
+
+
 def _imported_by(*args: str, stdin: str | None = None) -> tuple[str, set[str]]:
     """Run `teamlore ARGS` through the console entry (`stdin` its input, as a hook gets its
     payload); its stdout and the modules it imported."""

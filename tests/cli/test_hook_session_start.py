@@ -103,3 +103,21 @@ def test_help_goes_through_the_full_cli(tmp_path: Path) -> None:
     )
     assert done.returncode == 0 and "never blocks" in done.stdout
     assert time.monotonic() > started  # (no wall-clock assertion: see DESIGN.md)
+
+
+def test_a_stdout_that_is_not_utf8_gets_the_brief_as_json_escapes(tmp_path: Path) -> None:
+    """A client started from a legacy locale (here PYTHONIOENCODING=ascii) still gets the brief:
+    the characters its stdout cannot encode go out as JSON's `\\u` escapes, not a traceback."""
+    home = state_with_profile(tmp_path)
+    (home / "personal" / "profile.md").write_text("# Profile\n\n## Work\n用户写 Rust 😀。\n")
+    env = {**os.environ, "TEAMLORE_HOME": str(home), "PYTHONIOENCODING": "ascii"}
+    done = subprocess.run(
+        [teamlore_exe(), "hook", "session-start", "--client", "claude"],
+        input=b"{}",
+        env=env,
+        capture_output=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stderr) == (0, b"")
+    output = json.loads(done.stdout.decode("ascii"))["hookSpecificOutput"]
+    assert "用户写 Rust 😀。" in output["additionalContext"]

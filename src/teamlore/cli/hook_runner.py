@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from teamlore.cli.literal import json_text
+
 BUDGET_ENV = "TEAMLORE_HOOK_BUDGET"
 DEFAULT_BUDGET_SECONDS = 0.9
 USER_TURN_BUDGET_SECONDS = 5.0  # the host waits for it once, before the model request
@@ -70,7 +72,7 @@ def session_start(client: str) -> int:
         "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": out[0]}
     }
     try:
-        sys.stdout.write(json.dumps(hook_output, ensure_ascii=False) + "\n")
+        sys.stdout.write(json_text(hook_output) + "\n")
         sys.stdout.flush()
     except OSError:
         pass
@@ -143,7 +145,7 @@ def user_turn(client: str) -> int:
     if worker.is_alive() or not out:
         return 0
     with contextlib.suppress(OSError):
-        sys.stdout.write(json.dumps(out[0], ensure_ascii=False) + "\n")
+        sys.stdout.write(json_text(out[0]) + "\n")
         sys.stdout.flush()
     return 0
 

@@ -1,9 +1,14 @@
-"""`literal(value)`: text a terminal prints exactly. Below both `output` (the lean text helpers)
-and `literal_console` (the Rich console), so neither imports the other."""
+"""`literal(value)`: text a terminal prints exactly; `json_text(value)`: JSON any stdout carries.
+Below both `output` (the lean text helpers) and `literal_console` (the Rich console), so neither
+imports the other."""
 
 from __future__ import annotations
 
+import codecs
+import json
 import re
+import sys
+from typing import Any
 
 # C0 controls but tab and newline, DEL, C1 controls, and the bidirectional marks, overrides and
 # isolates (text that reorders itself on screen)
@@ -21,3 +26,20 @@ def literal(value: object) -> str:
     nothing else is needed; this is the one helper every text renderer uses
     (docs/cli-output.md)."""
     return _CONTROL.sub(_visible, str(value))
+
+
+def json_text(value: Any, indent: int | None = None) -> str:
+    r"""`value` as JSON for stdout, on one line or indented: characters as they are when stdout
+    is UTF-8, `\u` escapes (which every JSON reader reads back as the same characters) when it
+    is not (`entry.any_character_gets_out`)."""
+    separators = (",", ":") if indent is None else None  # one compact line, or indented
+    return json.dumps(
+        value, indent=indent, separators=separators, ensure_ascii=not writes_utf8(sys.stdout)
+    )
+
+
+def writes_utf8(stream: object) -> bool:
+    """Whether a text stream encodes as UTF-8 (one with no encoding, `io.StringIO`, holds any
+    character)."""
+    encoding = getattr(stream, "encoding", None)
+    return encoding is None or codecs.lookup(encoding).name == "utf-8"

@@ -13,7 +13,6 @@ mode, one line on stderr otherwise; exit 1 for refusals and failures, 2 for usag
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -23,7 +22,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
-from teamlore.cli.literal import literal
+from teamlore.cli.literal import json_text, literal
 from teamlore.cli.params import RUNNING_FLAGS, Argument, Option
 from teamlore.core import errors
 from teamlore.ops.registry import OpContext, run_operation
@@ -170,7 +169,7 @@ def say(*parts: object, console: Console | None = None) -> None:
 
 
 def print_json(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+    sys.stdout.write(json_text(value, indent=2) + "\n")
     sys.stdout.flush()
 
 

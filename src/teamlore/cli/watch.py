@@ -26,10 +26,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from teamlore.cli import output, warm
 from teamlore.cli.commands.sessions import lean_invocation
+from teamlore.cli.literal import json_text
 from teamlore.cli.output import FormatOption, OutputFormat, counted, fail, fail_unexpected
 from teamlore.cli.params import Option
 from teamlore.core import errors
@@ -307,7 +306,7 @@ class Server:
     def event(self, name: str, **fields: Any) -> None:
         """One line of the server's log: JSON lines with --format json."""
         if self.fmt is OutputFormat.json:
-            sys.stdout.write(orjson.dumps({"event": name, **fields}).decode() + "\n")
+            sys.stdout.write(json_text({"event": name, **fields}) + "\n")
         else:
             sys.stdout.write(_event_text(name, fields) + "\n")
         sys.stdout.flush()
