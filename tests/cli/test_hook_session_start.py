@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from support import git
 
 PROFILE = "# Profile\n\n## Work\nThe user writes Rust at work.\n"
@@ -105,19 +107,29 @@ def test_help_goes_through_the_full_cli(tmp_path: Path) -> None:
     assert time.monotonic() > started  # (no wall-clock assertion: see DESIGN.md)
 
 
-def test_a_stdout_that_is_not_utf8_gets_the_brief_as_json_escapes(tmp_path: Path) -> None:
-    """A client started from a legacy locale (here PYTHONIOENCODING=ascii) still gets the brief:
-    the characters its stdout cannot encode go out as JSON's `\\u` escapes, not a traceback."""
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_a_legacy_locale_still_gets_the_brief_of_the_folder_the_client_names(
+    tmp_path: Path, encoding: str
+) -> None:
+    """A client started from a locale that is not UTF-8: the payload it writes (UTF-8) is read as
+    such, so a repository in a folder named in Chinese is found, and the characters stdout cannot
+    encode go out as JSON's `\\u` escapes, not a traceback."""
     home = state_with_profile(tmp_path)
     (home / "personal" / "profile.md").write_text("# Profile\n\n## Work\n用户写 Rust 😀。\n")
-    env = {**os.environ, "TEAMLORE_HOME": str(home), "PYTHONIOENCODING": "ascii"}
+    repo = tmp_path / "项目"
+    (repo / ".threadshare" / "memory" / "entries").mkdir(parents=True)
+    (repo / ".threadshare" / "memory" / "entries" / "one.md").write_text("")
+    git(repo, "init", "-q")
+    env = {**os.environ, "TEAMLORE_HOME": str(home), "PYTHONIOENCODING": encoding}
     done = subprocess.run(
         [teamlore_exe(), "hook", "session-start", "--client", "claude"],
-        input=b"{}",
+        input=json.dumps({"cwd": str(repo)}, ensure_ascii=False).encode(),
         env=env,
+        cwd=tmp_path,
         capture_output=True,
         timeout=60,
     )
     assert (done.returncode, done.stderr) == (0, b"")
-    output = json.loads(done.stdout.decode("ascii"))["hookSpecificOutput"]
-    assert "用户写 Rust 😀。" in output["additionalContext"]
+    brief = json.loads(done.stdout.decode("ascii"))["hookSpecificOutput"]["additionalContext"]
+    assert "has reviewed team memory (1 entry" in brief
+    assert "用户写 Rust 😀。" in brief

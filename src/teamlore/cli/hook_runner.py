@@ -37,8 +37,8 @@ def _budget() -> float:
 def _read_payload() -> dict[str, Any]:
     if sys.stdin is None or sys.stdin.isatty():
         return {}
-    try:
-        payload = json.loads(sys.stdin.read() or "{}")
+    try:  # bytes: the clients write UTF-8 whatever the locale says stdin is
+        payload = json.loads(sys.stdin.buffer.read() or b"{}")
     except ValueError:
         return {}
     return payload if isinstance(payload, dict) else {}
