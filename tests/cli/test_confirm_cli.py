@@ -112,6 +112,28 @@ def test_confirm_then_promote_writes_the_entry(quarantined: Path) -> None:
     assert [r["path"] for r in found["results"]] == [files[0]["targetPath"]]
 
 
+def test_promote_says_when_git_ignores_the_entry_it_wrote(quarantined: Path) -> None:
+    """A `.threadshare/` line in .gitignore (or info/exclude) keeps every promoted entry out of
+    the commit: promote writes it and says so, with the rule and what to do."""
+    (quarantined / ".git" / "info" / "exclude").write_text(".threadshare/\n")
+    code, printed = teamlore_in_pty("memory", "confirm", answers=["y"], cwd=quarantined)
+    assert code == 0, printed
+    plan = re.search(r"Plan (\S+) generated", printed).group(1)  # type: ignore[union-attr]
+    promoted = teamlore_cli("memory", "promote", "--plan", plan, cwd=quarantined)
+    assert promoted.returncode == 0, promoted.stderr
+    [entry] = (quarantined / ".threadshare/memory/entries").glob("*.md")
+    written = entry.relative_to(quarantined).as_posix()
+    assert written.startswith(".threadshare/memory/entries/")
+    lines = promoted.stdout.splitlines()
+    at = lines.index(
+        "warn git ignores 1 file (.git/info/exclude:1 .threadshare/): your team will not get it"
+    )
+    assert lines[at + 1 :] == [
+        f"  {written}",
+        "  next: `git add -f` them once (git then shares their changes), or change the rule",
+    ]
+
+
 def _stage(repo: Path, text: str) -> None:
     from recall_world import WINDOW
 

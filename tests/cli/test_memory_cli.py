@@ -79,6 +79,37 @@ def test_init_leaves_every_folder_trackable_by_git(repo: Path) -> None:
     assert code == 0 and status["projection"]["coverage"] == "complete", status
 
 
+def test_init_and_status_say_when_git_ignores_the_memory_tree(repo: Path) -> None:
+    """`.threadshare` in .gitignore: the tree is made, and init and status name the rule, as
+    the team would never get a file of it."""
+    (repo / ".gitignore").write_text("*.log\n.threadshare\n")
+    code, made = cli_json("memory", "init", cwd=repo)
+    assert code == 0 and made["ignoredByGit"] == [
+        {
+            "rule": ".gitignore:2 .threadshare",
+            "paths": [
+                ".threadshare/memory/entries/.gitkeep",
+                ".threadshare/memory/scenes/.gitkeep",
+                ".threadshare/memory/skills/.gitkeep",
+                ".threadshare/memory/index.json",
+            ],
+        }
+    ]
+    (repo / ".threadshare/memory/entries/export-order-must-be-stable.md").write_text(CLEAN_ENTRY)
+    shown = teamlore_cli("memory", "status", cwd=repo).stdout.splitlines()
+    at = shown.index(
+        "warn git ignores 2 files (.gitignore:2 .threadshare): your team will not get them"
+    )
+    assert shown[at + 1 : at + 3] == [
+        "  .threadshare/memory/entries/export-order-must-be-stable.md",
+        "  .threadshare/memory/index.json",
+    ]
+    (repo / ".gitignore").write_text("*.log\n")
+    code, status = cli_json("memory", "status", cwd=repo)
+    assert (code, status["ignoredByGit"]) == (0, [])
+    assert "git ignores" not in teamlore_cli("memory", "init", cwd=repo).stdout
+
+
 def test_init_works_from_a_subdirectory_and_refuses_outside_git(repo: Path, tmp_path: Path) -> None:
     sub = repo / "src" / "deep"
     sub.mkdir(parents=True)

@@ -349,6 +349,29 @@ def test_skills_are_projected_byte_for_byte_and_listed_in_the_block(
     assert again["changed"] is False and again["skillsChanged"] == 0
 
 
+def test_assemble_says_which_of_what_it_wrote_git_ignores(repo: Path, home: Path) -> None:
+    """Many repositories ignore `.claude/` (it holds settings.local.json): the projected Skill is
+    written but would never reach the team, so the result names it with the rule; the
+    instructions file, tracked or not ignored, is not named."""
+    from support import teamlore_cli
+
+    add_skill(repo, "release")
+    (repo / ".gitignore").write_text(".claude/\n")
+    result = assemble(repo, home, "claude")
+    assert result["ignoredByGit"] == [
+        {"rule": ".gitignore:1 .claude/", "paths": [".claude/skills/release/SKILL.md"]}
+    ]
+    assert assemble(repo, home, "codex")["ignoredByGit"] == []
+    proc = teamlore_cli("memory", "assemble", "--provider", "claude", cwd=repo)
+    assert proc.stdout.splitlines()[-3:] == [
+        "warn git ignores 1 file (.gitignore:1 .claude/): your team will not get it",
+        "  .claude/skills/release/SKILL.md",
+        "  next: `git add -f` them once (git then shares their changes), or change the rule",
+    ]
+    git(repo, "add", "-f", ".claude/skills/release/SKILL.md")
+    assert assemble(repo, home, "claude")["ignoredByGit"] == []
+
+
 def test_the_manifest_is_private_and_not_in_the_worktree(repo: Path, home: Path) -> None:
     add_skill(repo, "release")
     assemble(repo, home, "claude")

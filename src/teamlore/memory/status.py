@@ -28,6 +28,7 @@ from teamlore.memory.store.layout import MEMORY_ROOT
 from teamlore.memory.store.lint import LintProgress, lint_tree
 from teamlore.memory.store.lint_cache import LintCache
 from teamlore.memory.store.projection import Coverage, Diagnostic, ProjectionCounts, stored_counts
+from teamlore.repo.ignored import ignored_by_git
 
 
 class _Counts(BaseModel):
@@ -111,6 +112,15 @@ class LintSummary(BaseModel):
     rules: dict[str, int]  # finding rule -> how many
 
 
+class IgnoredRule(BaseModel):
+    """A rule git ignores memory files by (`repo/ignored.py`): the team never gets them."""
+
+    model_config = WIRE
+
+    rule: str  # `.gitignore:1 .threadshare/`: the rules file, its line and the pattern
+    paths: list[str]
+
+
 class MemoryStatus(BaseModel):
     model_config = WIRE
 
@@ -127,6 +137,7 @@ class MemoryStatus(BaseModel):
     plans_to_promote: list[str]  # generated plans' ids, newest first: `memory promote --plan`
     consolidation: ConsolidationStatus
     lint: LintSummary | None  # None when the tree is missing or unsafe
+    ignored_by_git: list[IgnoredRule]  # memory files git leaves out of every commit
 
 
 _COUNTED_TABLES = {
@@ -185,22 +196,27 @@ def _projection_status(
 
 def _lint_summary(
     worktree_root: Path, cache: LintCache, progress: LintProgress | None
-) -> tuple[Literal["present", "missing", "unsafe"], LintSummary | None]:
+) -> tuple[Literal["present", "missing", "unsafe"], LintSummary | None, list[str]]:
+    """The tree's state, its lint summary and the files linted."""
     try:
         report = lint_tree(worktree_root, memo=cache, progress=progress)
     except errors.TeamloreError as exc:
         if exc.code == errors.MEMORY_NOT_INITIALIZED.code:
-            return "missing", None
+            return "missing", None, []
         if exc.code == errors.UNSAFE_PATH.code:
-            return "unsafe", None
+            return "unsafe", None, []
         raise
     cache.save(report.files)
-    return "present", LintSummary(
-        policy_version=report.policy_version,
-        files=len(report.files),
-        blocking=len(report.blocking),
-        warnings=len(report.warnings),
-        rules=dict(sorted(Counter(f.rule for f in report.findings).items())),
+    return (
+        "present",
+        LintSummary(
+            policy_version=report.policy_version,
+            files=len(report.files),
+            blocking=len(report.blocking),
+            warnings=len(report.warnings),
+            rules=dict(sorted(Counter(f.rule for f in report.findings).items())),
+        ),
+        report.files,
     )
 
 
@@ -221,7 +237,8 @@ def memory_status(
         owner,
     ):
         setattr(entries, status, n)
-    tree, lint = _lint_summary(worktree_root, LintCache(conn, *owner), progress)
+    tree, lint, files = _lint_summary(worktree_root, LintCache(conn, *owner), progress)
+    ignored = [IgnoredRule.model_validate(rule) for rule in ignored_by_git(worktree_root, files)]
     return MemoryStatus(
         repository_key=repository_key,
         worktree_key=worktree_key,
@@ -236,4 +253,5 @@ def memory_status(
         plans_to_promote=_plans_to_promote(conn, *owner),
         consolidation=ConsolidationStatus.model_validate(status_of(conn, Owner(*owner))),
         lint=lint,
+        ignored_by_git=ignored,
     )

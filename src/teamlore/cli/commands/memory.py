@@ -35,6 +35,24 @@ def _render_init(result: dict[str, Any]) -> None:
             stdout.print(f"  {path}")
     else:
         stdout.print(f"{result['worktree']} already has a team memory tree; nothing to do.")
+    say_ignored_by_git(result["ignoredByGit"])
+
+
+def say_ignored_by_git(rules: list[dict[str, Any]]) -> None:
+    """What git ignores of what teamlore wrote or reads (`repo/ignored.py`), rule by rule, and
+    what to do about it."""
+    for rule in rules:
+        paths = rule["paths"]
+        say(
+            styled("warn", "yellow"),
+            f" git ignores {counted(len(paths), 'file')} ({rule['rule']}):"
+            f" your team will not get {'it' if len(paths) == 1 else 'them'}",
+        )
+        for path in paths[:3]:
+            say(f"  {path}")
+        say_how_many_more(3, len(paths))
+    if rules:
+        say("  next: `git add -f` them once (git then shares their changes), or change the rule")
 
 
 @memory_app.command("init")
@@ -84,6 +102,7 @@ def _render_status(result: dict[str, Any]) -> None:
             f"Lint         {lint['blocking']} blocking, {counted(lint['warnings'], 'warning')} "
             f"in {counted(lint['files'], 'file')}"
         )
+    say_ignored_by_git(result["ignoredByGit"])
     _render_recovery(result.get("promotionRecovery") or {})
 
 
@@ -397,6 +416,7 @@ def _render_assemble(result: dict[str, Any]) -> None:
     stdout.print(
         "Nothing was staged or committed; see the changes with `git status` and `git diff`."
     )
+    say_ignored_by_git(result["ignoredByGit"])
 
 
 @memory_app.command("assemble")

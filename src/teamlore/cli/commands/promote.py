@@ -8,6 +8,7 @@ from typing import Any
 import typer
 
 from teamlore.cli.app import memory_app
+from teamlore.cli.commands.memory import say_ignored_by_git
 from teamlore.cli.output import FormatOption, OutputFormat, run, say, stdout, styled
 
 _OUTCOME_WORDS = {
@@ -38,6 +39,7 @@ def _render_promote(result: dict[str, Any]) -> None:
             f" {error['code']}: {error['message']} (run `teamlore memory status` or promote again)",
         )
     stdout.print(result["git"])
+    say_ignored_by_git(result["ignoredByGit"])
 
 
 @memory_app.command("promote")

@@ -184,6 +184,11 @@ def _write_index_once(memory_fd: int) -> bool:
 KEEP_FILE = ".gitkeep"
 
 
+def skeleton_files() -> list[str]:
+    """The repo-relative files `init_tree` writes: each folder's `.gitkeep`, then index.json."""
+    return [*(f"{MEMORY_ROOT}/{name}/{KEEP_FILE}" for name in _SUBDIRS), INDEX_FILE]
+
+
 def init_tree(worktree_root: str | os.PathLike[str]) -> list[str]:
     """Create the memory tree; return the repo-relative paths created (each folder, then its
     `.gitkeep`, then index.json). Idempotent: a second call returns []. A tree made before

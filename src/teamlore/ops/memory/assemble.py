@@ -46,12 +46,15 @@ def memory_assemble(ctx: OpContext, request: AssembleRequest) -> dict[str, Any]:
     from teamlore.core.paths import resolve_home
     from teamlore.memory.assemble import assemble
     from teamlore.ops.owner import resolve_owner
+    from teamlore.repo.ignored import ignored_by_git
 
     identity = resolve_owner(ctx)
-    return assemble(
+    result = assemble(
         identity.worktree_root,
         request.provider,
         home=resolve_home(ctx.home),
         worktree_key=identity.worktree_key,
         repair=request.repair,
     )
+    written = [result["target"], *(skill["path"] for skill in result["skills"])]
+    return {**result, "ignoredByGit": ignored_by_git(identity.worktree_root, written)}

@@ -72,6 +72,7 @@ def memory_promote(ctx: OpContext, request: PromoteRequest) -> dict[str, Any]:
     from teamlore.memory.promotion.apply import promote
     from teamlore.ops.memory.review import load_candidate_kinds
     from teamlore.ops.owner import open_owner
+    from teamlore.repo.ignored import ignored_by_git
 
     load_candidate_kinds()
     with open_owner(ctx) as owner:
@@ -84,4 +85,6 @@ def memory_promote(ctx: OpContext, request: PromoteRequest) -> dict[str, Any]:
         )
     result: dict[str, Any] = outcome.model_dump(mode="json", by_alias=True)
     result["git"] = GIT_NOTE
+    written = [f.target_path for f in outcome.files if f.operation == "write"]
+    result["ignoredByGit"] = ignored_by_git(owner.identity.worktree_root, written)
     return result

@@ -29,7 +29,8 @@ class InitRequest(_Strict):
 @operation("memory.init", input_model=InitRequest, side_effect="repo-write")
 def memory_init(ctx: OpContext, request: InitRequest) -> dict[str, Any]:
     """Create the .threadshare/memory skeleton in this worktree (idempotent)."""
-    from teamlore.memory.store.layout import init_tree
+    from teamlore.memory.store.layout import init_tree, skeleton_files
+    from teamlore.repo.ignored import ignored_by_git
 
     identity = resolve_owner(ctx)
     created = init_tree(identity.worktree_root)
@@ -38,6 +39,7 @@ def memory_init(ctx: OpContext, request: InitRequest) -> dict[str, Any]:
         "repositoryKey": identity.repository_key,
         "worktreeKey": identity.worktree_key,
         "created": [_relative(p, identity.worktree_root) for p in created],
+        "ignoredByGit": ignored_by_git(identity.worktree_root, skeleton_files()),
     }
 
 
