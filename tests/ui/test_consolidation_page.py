@@ -46,9 +46,14 @@ def csrf(page: str) -> str:
     return found.group(1)
 
 
+@pytest.mark.parametrize("ignored", [False, True], ids=["tracked", "ignored-by-git"])
 def test_a_consolidation_is_reviewed_and_promoted_through_the_page(
-    world: World, client: httpx.Client
+    world: World, client: httpx.Client, ignored: bool
 ) -> None:
+    """Promoted where git ignores the tree, the page says which files the team will not get:
+    the new doctrine, not the scene git already tracks."""
+    if ignored:
+        (world.root / ".git" / "info" / "exclude").write_text(".threadshare/\n")
     queue = client.get("/queue", params={"kind": "consolidation"}).text
     assert "REPOSITORY_NOT_REGISTERED" in queue  # entry and skill review need the session index
     link = re.search(r'href="(/candidate/[^"]+)"', queue)
@@ -87,6 +92,11 @@ def test_a_consolidation_is_reviewed_and_promoted_through_the_page(
         f"{plan_path}/promote", data={"csrf": csrf(page), "planDigest": digest.group(1)}
     )
     assert promoted.status_code == 200 and "Promoted" in promoted.text
+    warning = (
+        '<p class="warning">git ignores 1 file (.git/info/exclude:1 .threadshare/): your team'
+        f" will not get <code>{DOCTRINE}</code>."
+    )
+    assert (warning in promoted.text) is ignored
     assert "heat: 2" in world.read(SCENE).decode()
     assert world.read(DOCTRINE).decode() == DOCTRINE_TEXT
     assert "Nothing is waiting for review" in client.get("/queue").text
