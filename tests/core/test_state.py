@@ -13,7 +13,7 @@ import pytest
 from teamlore.core import errors, keys
 from teamlore.core.config import Config, RepositoryConfig, load_config, save_config
 from teamlore.core.lock import file_lock
-from teamlore.core.paths import state_dir
+from teamlore.core.paths import state_dir, write_private_file
 
 
 def test_state_dir_is_created_private(home: Path) -> None:
@@ -160,3 +160,29 @@ def test_a_path_too_long_anywhere_is_its_own_code_not_internal() -> None:
     )
     assert refusal.code == "PATH_TOO_LONG" and refusal.exit_code == 1
     assert "/home/mei" not in refusal.message and len(refusal.message) < 300
+
+
+def test_threads_replacing_one_private_file_at_once_never_collide(tmp_path: Path) -> None:
+    """The MCP server runs calls in threads of one process: two of them saving the same state
+    file (a Skill manifest) each write their own work file, so neither renames the other's
+    away (it failed with FileNotFoundError); the file ends whole, as one of them wrote it."""
+    target = tmp_path / "claude.json"
+    start = threading.Barrier(4)
+    failures: list[BaseException] = []
+
+    def save(n: int) -> None:
+        start.wait()
+        try:
+            for _ in range(200):
+                write_private_file(target, f"writer {n}\n".encode() * 64)
+        except BaseException as exc:  # reported below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=save, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    assert len(set(target.read_bytes().splitlines())) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["claude.json"]  # no work file left

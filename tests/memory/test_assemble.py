@@ -372,6 +372,55 @@ def test_assemble_says_which_of_what_it_wrote_git_ignores(repo: Path, home: Path
     assert assemble(repo, home, "claude")["ignoredByGit"] == []
 
 
+def test_a_second_assemble_waits_for_the_first_instead_of_calling_its_writes_an_edit(
+    repo: Path, home: Path
+) -> None:
+    """An agent's assemble call while the person runs the command: the second waits for the
+    first's lock and finds the files as it left them; without the lock it wrote them in
+    between, and the first refused its own projection as changed (ASSEMBLY_CONFLICT)."""
+    import json
+    import subprocess
+    import time
+
+    from support import teamlore_cli
+    from teamlore.core.errors import LOCK_BUSY
+    from teamlore.core.failpoints import PAUSE_ENV
+    from teamlore.core.lock import file_lock
+
+    add_skill(repo, "release")
+    flag = repo.parent / "paused"
+    first = subprocess.Popen(
+        ["teamlore", "memory", "assemble", "-p", "claude", "--format", "json"],
+        cwd=repo,
+        env={**os.environ, PAUSE_ENV: f"assemble.planned={flag}"},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        while not flag.exists():  # the first has planned and holds the lock
+            assert first.poll() is None, first.communicate()
+            time.sleep(0.01)
+        [lock] = home.glob("skill-assembly/*/assemble.lock")
+        with pytest.raises(TeamloreError) as busy, file_lock(lock):
+            pass
+        assert busy.value.code == LOCK_BUSY.code
+        second = subprocess.Popen(
+            ["teamlore", "memory", "assemble", "-p", "claude", "--format", "json"],
+            cwd=repo,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+    finally:
+        flag.unlink(missing_ok=True)
+    out, _ = first.communicate(timeout=120)
+    assert first.returncode == 0, out
+    assert json.loads(out)["changed"] is True
+    out, _ = second.communicate(timeout=120)
+    assert second.returncode == 0, out
+    assert json.loads(out)["changed"] is False and json.loads(out)["skillsChanged"] == 0
+    assert teamlore_cli("memory", "assemble", "-p", "claude", cwd=repo).returncode == 0
+
+
 def test_the_manifest_is_private_and_not_in_the_worktree(repo: Path, home: Path) -> None:
     add_skill(repo, "release")
     assemble(repo, home, "claude")

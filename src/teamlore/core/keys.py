@@ -26,6 +26,7 @@ from teamlore.core.paths import (
     finish_state_switch,
     read_private_file,
     resolve_home,
+    work_path,
     write_private_file,
 )
 
@@ -81,7 +82,7 @@ def _create(path: Path) -> bytes | None:
     import secrets  # (and `random`, `base64`) only to make a new secret
 
     value = secrets.token_bytes(SECRET_BYTES)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.new")
+    tmp = work_path(path, "new")
     fd = os.open(tmp, os.O_CREAT | os.O_TRUNC | os.O_WRONLY | os.O_NOFOLLOW, FILE_MODE)
     try:
         os.write(fd, value + _check(value))

@@ -7,6 +7,7 @@ files 0600: the state holds raw transcripts and must stay private to the user.
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import errno
 import fcntl
@@ -107,9 +108,16 @@ def read_private_file(path: Path) -> bytes:
         os.close(fd)
 
 
+def work_path(path: Path, suffix: str = "tmp") -> Path:
+    """A hidden sibling of `path` to write before it is renamed or linked into place, named for
+    this process and thread: the MCP server runs calls in threads of one process, so a name by
+    the process alone let two calls write, and then rename away, the same file."""
+    return path.with_name(f".{path.name}.{os.getpid()}.{_thread.get_ident()}.{suffix}")
+
+
 def write_private_file(path: Path, data: bytes) -> None:
     """Atomically replace `path` with `data`, mode 0600."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = work_path(path)
     fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW, FILE_MODE)
     try:
         os.write(fd, data)

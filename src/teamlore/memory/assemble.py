@@ -33,6 +33,8 @@ import orjson
 
 from teamlore.core import errors, safe_write
 from teamlore.core.canonical import sha256_hex
+from teamlore.core.failpoints import failpoint
+from teamlore.core.lock import file_lock
 from teamlore.core.paths import ensure_private_dir, read_private_file, write_private_file
 from teamlore.core.text_files import all_crlf, conflict_start, with_line_ends_of
 from teamlore.memory.skills.source import (
@@ -460,6 +462,10 @@ def _git_versions(root: Path, items: list[_Projection]) -> dict[str, bytes]:
 # --- assemble -------------------------------------------------------------------------------
 
 
+LOCK_FILE = "assemble.lock"  # beside the worktree's manifests
+LOCK_WAIT_SECONDS = 60.0
+
+
 def assemble(
     worktree_root: Path,
     provider: str,
@@ -468,7 +474,20 @@ def assemble(
     worktree_key: str,
     repair: bool = False,
 ) -> dict[str, Any]:
-    """Write the managed block and the Skill projection for `provider`; the JSON result."""
+    """Write the managed block and the Skill projection for `provider`; the JSON result. One
+    assemble at a time in a worktree: a second one (an agent's call while the person runs the
+    command) waits and then finds the files as the first left them, where both would otherwise
+    see the other's writes as a hand edit (ASSEMBLY_CONFLICT)."""
+    lock = ensure_private_dir(home / MANIFEST_DIR / worktree_key) / LOCK_FILE
+    with file_lock(lock, wait_seconds=LOCK_WAIT_SECONDS, what="memory assemble in this worktree"):
+        return _assemble(
+            worktree_root, provider, home=home, worktree_key=worktree_key, repair=repair
+        )
+
+
+def _assemble(
+    worktree_root: Path, provider: str, *, home: Path, worktree_key: str, repair: bool
+) -> dict[str, Any]:
     layout = PROVIDERS[provider]
     tree = read_memory_files(worktree_root)
     skills = source_skills(tree)
@@ -490,7 +509,7 @@ def assemble(
     record = manifest_path(home, worktree_key, provider)
     manifest = _load_manifest(record, provider)
     plan = _plan_projection(worktree_root, layout, skills, manifest)
-
+    failpoint("assemble.planned")
     for item in plan:
         if item.needs_write:
             _write_if_unchanged(worktree_root, item.path, item.skill.data, item.current)

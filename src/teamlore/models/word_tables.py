@@ -11,6 +11,8 @@ import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
+from teamlore.core.paths import work_path
+
 
 def read_words(path: Path, words: list[str]) -> dict[str, str]:
     """Those of `words` the table at `path` holds → their text (sqlite3.Error when damaged)."""
@@ -29,7 +31,7 @@ def write_words(path: Path, table: Iterable[tuple[str, str]], family: str) -> No
     """The table into `path` (0600), whole or not at all, and the other files of its `family`
     (a glob: older formats or dictionaries) removed; a model cache that cannot be written leaves
     it to be derived again by the next process."""
-    work = path.with_name(f".{path.name}.{os.getpid()}")
+    work = work_path(path, "sqlite3")
     try:
         path.parent.mkdir(mode=0o700, exist_ok=True)
         work.unlink(missing_ok=True)
