@@ -11,7 +11,16 @@ from typing import Any
 
 import pytest
 
-from support import draft_batch, git, release_repository, store_all, teamlore_cli, teamlore_in_pty
+from support import (
+    draft_batch,
+    fill_to_the_last_byte,
+    git,
+    release_repository,
+    store_all,
+    teamlore_cli,
+    teamlore_in_pty,
+    tmpfs,
+)
 from teamlore.ops.registry import OpContext, load_operations
 
 
@@ -26,6 +35,11 @@ def op(name: str, repo: Path, payload: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.fixture()
 def quarantined(repo: Path) -> Path:
+    return quarantine(repo)
+
+
+def quarantine(repo: Path) -> Path:
+    """One drafted claim of the release session, adjudicated and waiting for review."""
     from recall_world import WINDOW
 
     task = op("memory.recall", repo, {"since": WINDOW["since"], "until": WINDOW["until"]})
@@ -132,6 +146,38 @@ def test_promote_says_when_git_ignores_the_entry_it_wrote(quarantined: Path) -> 
         f"  {written}",
         "  next: `git add -f` them once (git then shares their changes), or change the rule",
     ]
+
+
+def test_a_full_repository_disk_is_named_and_status_keeps_answering(
+    tmp_path: Path, home: Path
+) -> None:
+    """The worktree on a full disk, the state dir on another with room: promote and assemble
+    refuse with DISK_FULL naming the repository's disk, not the state dir's; `memory status`
+    (which finishes an interrupted promotion) still answers and says what it could not finish;
+    with space again, promote finishes the approved plan."""
+    with tmpfs(tmp_path / "disk", "8m") as disk:
+        repo = release_repository(disk, home)
+        quarantine(repo)
+        code, printed = teamlore_in_pty("memory", "confirm", answers=["y"], cwd=repo)
+        assert code == 0, printed
+        plan = re.search(r"Plan (\S+) generated", printed).group(1)  # type: ignore[union-attr]
+        before = sorted(p.relative_to(repo) for p in repo.rglob("*") if ".git" not in p.parts)
+        fill_to_the_last_byte(disk)
+        for args in (("memory", "promote", "--plan", plan), ("memory", "assemble", "-p", "claude")):
+            refused = teamlore_cli(*args, cwd=repo)
+            assert refused.returncode == 1
+            assert refused.stderr.startswith(
+                "error DISK_FULL: a disk teamlore writes to is full, not the state directory's"
+            ), refused.stderr
+        after = sorted(p.relative_to(repo) for p in repo.rglob("*") if ".git" not in p.parts)
+        assert after == before  # no entry, no block, no work file left behind
+        status = teamlore_cli("memory", "status", cwd=repo)
+        assert status.returncode == 0, status.stderr
+        assert f"Promotion    {plan} could not be finished: DISK_FULL:" in status.stdout
+        (disk / "filler").unlink()
+        promoted = teamlore_cli("memory", "promote", "--plan", plan, cwd=repo)
+        assert promoted.returncode == 0, promoted.stderr
+        assert "applied (resumed an interrupted promotion)" in promoted.stdout
 
 
 def _stage(repo: Path, text: str) -> None:

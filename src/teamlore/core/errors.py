@@ -294,6 +294,14 @@ def _readable_size(size: int) -> str:
     return f"{value:.1f} GiB"
 
 
+# a write outside the state dir (a memory file in the worktree) refused while the state dir's
+# disk has room: naming the state dir would send the person to free space on the wrong disk
+ANOTHER_DISK_FULL = (
+    "a disk teamlore writes to is full, not the state directory's (it has room): most likely the"
+    " one holding the repository; free space there and retry"
+)
+
+
 def disk_full_advice() -> str:
     """What would free space, for a write refused by a full disk: the largest things in the
     state dir (names only, never the path) and where else to look (docs/sessions.md)."""
@@ -375,6 +383,8 @@ def refusal_for(exc: BaseException) -> TeamloreError:
         code = PATH_TOO_LONG  # given somewhere (TEAMLORE_HOME, an option): nothing is damaged
     if code is not None:
         detail = redact_paths(str(exc))
+        if code is DISK_FULL and isinstance(exc, OSError) and not _state_disk_nearly_full():
+            return TeamloreError(code, f"{ANOTHER_DISK_FULL} ({detail})")
         message = f"{code.summary} ({detail})" if detail else code.summary
         if code is DISK_FULL:
             message += f"; {disk_full_advice()}"

@@ -18,7 +18,7 @@ NEXT: dict[str, str] = {
     "CONFIG_INVALID": "Fix config.toml at the line the message names, or move it aside.",
     "DB_CORRUPT": "Rebuild the index with `teamlore sync --rebuild`, or restore it from a backup.",
     "DB_SCHEMA_TOO_NEW": "Upgrade teamlore to the version that wrote this state dir.",
-    "DISK_FULL": "Free space on the state dir's disk (the message names what is big), then retry.",
+    "DISK_FULL": "Free space on the disk the message names, then retry.",
     "PERMISSION_DENIED": "Fix the owner or mode of the folder the message names (`ls -ld`).",
     "PATH_TOO_LONG": "Give a shorter path (TEAMLORE_HOME, the option or config.toml entry).",
     "STATE_INVALID": "Move the file the message names aside, then run the command again.",

@@ -457,8 +457,8 @@ def recover_promotions(
     ]:
         try:
             outcome = promote(conn, plan_id, identity=identity, home=home, approve=False)
-        except errors.TeamloreError as exc:
-            results.append((plan_id, exc))
+        except (errors.TeamloreError, OSError) as exc:  # a full disk: status still answers
+            results.append((plan_id, errors.refusal_for(exc)))
         else:
             results.append((plan_id, outcome))
     return results
