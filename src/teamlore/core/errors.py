@@ -261,15 +261,32 @@ _SQLITE_FULL, _SQLITE_CORRUPT, _SQLITE_NOTADB, _SQLITE_READONLY, _SQLITE_IOERR =
 NEARLY_FULL_BYTES = 1024 * 1024
 
 
-def _state_disk_nearly_full() -> bool:
-    """Whether the file system of the state dir has less than 1 MiB left."""
+# more than any state file teamlore writes outside SQLite (a model's derived copy is ~85 MB)
+ROOMY_BYTES = 256 * 1024 * 1024
+
+
+def _state_disk_free() -> int | None:
+    """The bytes left on the file system of the state dir (None: it cannot be told)."""
     from teamlore.core.locations import state_dir_path
 
     try:
         stats = os.statvfs(state_dir_path())
     except OSError:
-        return False
-    return stats.f_bavail * stats.f_frsize < NEARLY_FULL_BYTES
+        return None
+    return stats.f_bavail * stats.f_frsize
+
+
+def _state_disk_nearly_full() -> bool:
+    """Whether the file system of the state dir has less than 1 MiB left."""
+    free = _state_disk_free()
+    return free is not None and free < NEARLY_FULL_BYTES
+
+
+def _another_disk_full(exc: BaseException) -> bool:
+    """A file write refused for space while the state dir's disk has more room than any state
+    file needs: the full disk is another one teamlore writes to (the worktree's)."""
+    free = _state_disk_free()
+    return isinstance(exc, OSError) and free is not None and free >= ROOMY_BYTES
 
 
 def _size_of(entry: os.DirEntry[str]) -> int:
@@ -383,7 +400,7 @@ def refusal_for(exc: BaseException) -> TeamloreError:
         code = PATH_TOO_LONG  # given somewhere (TEAMLORE_HOME, an option): nothing is damaged
     if code is not None:
         detail = redact_paths(str(exc))
-        if code is DISK_FULL and isinstance(exc, OSError) and not _state_disk_nearly_full():
+        if code is DISK_FULL and _another_disk_full(exc):
             return TeamloreError(code, f"{ANOTHER_DISK_FULL} ({detail})")
         message = f"{code.summary} ({detail})" if detail else code.summary
         if code is DISK_FULL:
