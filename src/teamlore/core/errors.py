@@ -14,7 +14,6 @@ summary names after its last "; " (`...; run teamlore memory init`).
 from __future__ import annotations
 
 import errno
-import os
 import re
 import sqlite3
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -259,47 +258,25 @@ def from_validation_error(
 
 _SQLITE_FULL, _SQLITE_CORRUPT, _SQLITE_NOTADB, _SQLITE_READONLY, _SQLITE_IOERR = 13, 11, 26, 8, 10
 NEARLY_FULL_BYTES = 1024 * 1024
-
-
 # more than any state file teamlore writes outside SQLite (a model's derived copy is ~85 MB)
 ROOMY_BYTES = 256 * 1024 * 1024
 
 
-def _state_disk_free() -> int | None:
-    """The bytes left on the file system of the state dir (None: it cannot be told)."""
-    from teamlore.core.locations import state_dir_path
-
-    try:
-        stats = os.statvfs(state_dir_path())
-    except OSError:
-        return None
-    return stats.f_bavail * stats.f_frsize
-
-
 def _state_disk_nearly_full() -> bool:
     """Whether the file system of the state dir has less than 1 MiB left."""
-    free = _state_disk_free()
+    from teamlore.core.locations import state_disk_free
+
+    free = state_disk_free()
     return free is not None and free < NEARLY_FULL_BYTES
 
 
 def _another_disk_full(exc: BaseException) -> bool:
     """A file write refused for space while the state dir's disk has more room than any state
     file needs: the full disk is another one teamlore writes to (the worktree's)."""
-    free = _state_disk_free()
+    from teamlore.core.locations import state_disk_free
+
+    free = state_disk_free()
     return isinstance(exc, OSError) and free is not None and free >= ROOMY_BYTES
-
-
-def _size_of(entry: os.DirEntry[str]) -> int:
-    try:
-        if not entry.is_dir(follow_symlinks=False):
-            return entry.stat(follow_symlinks=False).st_size
-        return sum(
-            os.lstat(os.path.join(folder, name)).st_size
-            for folder, _, names in os.walk(entry.path)
-            for name in names
-        )
-    except OSError:
-        return 0
 
 
 def _readable_size(size: int) -> str:
@@ -322,14 +299,9 @@ ANOTHER_DISK_FULL = (
 def disk_full_advice() -> str:
     """What would free space, for a write refused by a full disk: the largest things in the
     state dir (names only, never the path) and where else to look (docs/sessions.md)."""
-    from teamlore.core.locations import state_dir_path
+    from teamlore.core.locations import largest_in_state_dir
 
-    try:
-        with os.scandir(state_dir_path()) as listing:
-            sizes = sorted(((_size_of(e), e.name) for e in listing), reverse=True)[:3]
-    except OSError:
-        sizes = []
-    held = ", ".join(f"{name} {_readable_size(size)}" for size, name in sizes)
+    held = ", ".join(f"{name} {_readable_size(size)}" for size, name in largest_in_state_dir(3))
     ours = f" (teamlore's state dir holds {held})" if held else ""
     return (
         f"to free space, delete other files on that disk{ours}, or move the state dir to a "

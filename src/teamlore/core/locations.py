@@ -1,6 +1,6 @@
-"""Where the state dir is, and nothing else: the one module both `paths` (which creates it) and
-`errors` (which asks whether its disk is full) can use without importing each other, and the watch
-client (`cli/warm.py`) without pathlib."""
+"""Where the state dir is, and how much room its disk has: the one module both `paths` (which
+creates it) and `errors` (which asks whether its disk is full, and what in it is big) can use
+without importing each other, and the watch client (`cli/warm.py`) without pathlib."""
 
 from __future__ import annotations
 
@@ -52,3 +52,35 @@ def _linux_state_dir(environ: Mapping[str, str]) -> str | None:
     if xdg or not home.startswith("/"):
         return None  # a relative XDG_STATE_HOME or HOME: platformdirs releases differ
     return os.path.join(home.rstrip("/") or "/", ".local", "state", APP_NAME)
+
+
+def state_disk_free() -> int | None:
+    """The bytes left on the state dir's file system (None: it cannot be told)."""
+    try:
+        stats = os.statvfs(state_dir_path())
+    except OSError:
+        return None
+    return stats.f_bavail * stats.f_frsize
+
+
+def largest_in_state_dir(count: int) -> list[tuple[int, str]]:
+    """The `count` largest things in the state dir, `(bytes, name)`, largest first (a folder
+    counts what it holds); [] when it cannot be read."""
+    try:
+        with os.scandir(state_dir_path()) as listing:
+            return sorted(((_size_of(e), e.name) for e in listing), reverse=True)[:count]
+    except OSError:
+        return []
+
+
+def _size_of(entry: os.DirEntry[str]) -> int:
+    try:
+        if not entry.is_dir(follow_symlinks=False):
+            return entry.stat(follow_symlinks=False).st_size
+        return sum(
+            os.lstat(os.path.join(folder, name)).st_size
+            for folder, _, names in os.walk(entry.path)
+            for name in names
+        )
+    except OSError:
+        return 0
