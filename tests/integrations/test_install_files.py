@@ -240,6 +240,30 @@ def test_project_scope_is_safe_to_commit(user: Path, tmp_path: Path) -> None:
     assert not (repo / ".codex").exists() and not (repo / ".claude").exists()
 
 
+def test_project_scope_says_which_files_git_ignores(user: Path, tmp_path: Path) -> None:
+    """ "Safe to commit" holds only if git commits them: a repository that ignores `.claude/`
+    (Claude Code's settings.local.json lives there) gets the install, and is told which files
+    the team will not get, by which rule; the others are not named."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / ".gitignore").write_text("node_modules/\n.claude/\n")
+    result = op("install", repo, client="all", scope="project")
+    ignored = {done["client"]: done["ignoredByGit"] for done in result["installed"]}
+    assert ignored == {
+        "claude": [{"rule": ".gitignore:2 .claude/", "paths": [".claude/settings.json"]}],
+        "codex": [],
+    }
+    assert (repo / ".claude" / "settings.json").is_file()
+    op("uninstall", repo, client="all", scope="project")
+    shown = teamlore_cli("install", "--client", "claude", "--scope", "project", cwd=repo)
+    assert shown.returncode == 0, shown.stderr
+    assert (
+        "warn git ignores 1 file (.gitignore:2 .claude/): your team will not get it\n"
+        "  .claude/settings.json\n"
+    ) in shown.stdout
+
+
 def test_team_and_personal_flags_pick_the_write_tiers(user: Path) -> None:
     op("install", user, client="codex", team=True, personal=True)
     codex = tomllib.loads((user / ".codex" / "config.toml").read_text())

@@ -118,6 +118,23 @@ def say_how_many_more(shown: int, total: int, indent: str = "  ") -> None:
         say(indent, styled(f"… {total - shown} more (--format json lists them all)", "dim"))
 
 
+def say_ignored_by_git(rules: list[dict[str, Any]]) -> None:
+    """What git ignores of what teamlore wrote or reads (`repo/ignored.py`), rule by rule, and
+    what to do about it."""
+    for rule in rules:
+        paths = rule["paths"]
+        say(
+            styled("warn", "yellow"),
+            f" git ignores {counted(len(paths), 'file')} ({rule['rule']}):"
+            f" your team will not get {'it' if len(paths) == 1 else 'them'}",
+        )
+        for path in paths[:3]:
+            say(f"  {path}")
+        say_how_many_more(3, len(paths))
+    if rules:
+        say("  next: `git add -f` them once (git then shares their changes), or change the rule")
+
+
 class _ConsoleOnFirstUse:
     """A `LiteralConsole` (`teamlore.cli.literal_console`) made when something first prints
     through it: a `--format json` run never imports rich."""

@@ -7,7 +7,15 @@ from typing import Any
 import typer
 
 from teamlore.cli.app import App, app
-from teamlore.cli.output import FormatOption, OutputFormat, run, say, stdout, styled
+from teamlore.cli.output import (
+    FormatOption,
+    OutputFormat,
+    run,
+    say,
+    say_ignored_by_git,
+    stdout,
+    styled,
+)
 from teamlore.core.paths import display_path
 
 hook_app = App(help="Entry points the agent clients call (installed by `install`).")
@@ -48,6 +56,7 @@ def _render_install(result: dict[str, Any]) -> None:
         assemble = done.get("assemble") or {}
         if assemble.get("ran"):
             say("  assembled the team memory block for this client")
+        say_ignored_by_git(done.get("ignoredByGit", []))
     for note in result.get("notes", []):
         say(styled("note", "yellow"), f" {note}")
     if not result["dryRun"]:

@@ -21,6 +21,7 @@ from teamlore.cli.output import (
     run,
     say,
     say_how_many_more,
+    say_ignored_by_git,
     stdout,
     styled,
 )
@@ -36,23 +37,6 @@ def _render_init(result: dict[str, Any]) -> None:
     else:
         stdout.print(f"{result['worktree']} already has a team memory tree; nothing to do.")
     say_ignored_by_git(result["ignoredByGit"])
-
-
-def say_ignored_by_git(rules: list[dict[str, Any]]) -> None:
-    """What git ignores of what teamlore wrote or reads (`repo/ignored.py`), rule by rule, and
-    what to do about it."""
-    for rule in rules:
-        paths = rule["paths"]
-        say(
-            styled("warn", "yellow"),
-            f" git ignores {counted(len(paths), 'file')} ({rule['rule']}):"
-            f" your team will not get {'it' if len(paths) == 1 else 'them'}",
-        )
-        for path in paths[:3]:
-            say(f"  {path}")
-        say_how_many_more(3, len(paths))
-    if rules:
-        say("  next: `git add -f` them once (git then shares their changes), or change the rule")
 
 
 @memory_app.command("init")

@@ -8,8 +8,15 @@ from typing import Any
 import typer
 
 from teamlore.cli.app import memory_app
-from teamlore.cli.commands.memory import say_ignored_by_git
-from teamlore.cli.output import FormatOption, OutputFormat, run, say, stdout, styled
+from teamlore.cli.output import (
+    FormatOption,
+    OutputFormat,
+    run,
+    say,
+    say_ignored_by_git,
+    stdout,
+    styled,
+)
 
 _OUTCOME_WORDS = {
     "written": "written",

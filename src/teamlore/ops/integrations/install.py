@@ -270,6 +270,18 @@ def _install_one(
     )
 
 
+def _ignored_by_git(root: Path, done: dict[str, Any]) -> list[dict[str, object]]:
+    """Of the project files install and its assemble wrote, those git ignores (a `.claude/` or
+    `.codex/` rule): the team would never get them (`repo/ignored.py`)."""
+    from teamlore.repo.ignored import ignored_by_git
+
+    written = [Path(item["path"]).relative_to(root).as_posix() for item in done["files"]]
+    assembled = (done.get("assemble") or {}).get("result") or {}
+    if assembled:
+        written += [assembled["target"], *(skill["path"] for skill in assembled["skills"])]
+    return ignored_by_git(root, written)
+
+
 def _pending_note(home: Path) -> list[str]:
     """A dry run only says what the real run would finish first."""
     intent = transaction.pending(home) if home.is_dir() else None
@@ -310,6 +322,8 @@ def install(ctx: OpContext, request: InstallRequest) -> dict[str, Any]:
             done = _install_one(home, request, root, plans[client], client, preview=False)
             if request.scope == "project" or request.assemble:
                 done["assemble"] = _assemble(ctx, client, request.scope, root, home)
+            if root is not None:
+                done["ignoredByGit"] = _ignored_by_git(root, done)
             installed.append(done)
     if "codex" in clients:
         notes.append(
