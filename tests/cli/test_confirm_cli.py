@@ -144,7 +144,7 @@ def test_promote_says_when_git_ignores_the_entry_it_wrote(quarantined: Path) -> 
     )
     assert lines[at + 1 :] == [
         f"  {written}",
-        "  next: `git add -f` them once (git then shares their changes), or change the rule",
+        "  next: `git add -f` it once (git then shares its changes), or change the rule",
     ]
 
 

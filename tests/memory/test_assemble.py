@@ -366,7 +366,7 @@ def test_assemble_says_which_of_what_it_wrote_git_ignores(repo: Path, home: Path
     assert proc.stdout.splitlines()[-3:] == [
         "warn git ignores 1 file (.gitignore:1 .claude/): your team will not get it",
         "  .claude/skills/release/SKILL.md",
-        "  next: `git add -f` them once (git then shares their changes), or change the rule",
+        "  next: `git add -f` it once (git then shares its changes), or change the rule",
     ]
     git(repo, "add", "-f", ".claude/skills/release/SKILL.md")
     assert assemble(repo, home, "claude")["ignoredByGit"] == []

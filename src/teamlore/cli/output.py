@@ -132,7 +132,9 @@ def say_ignored_by_git(rules: list[dict[str, Any]]) -> None:
             say(f"  {path}")
         say_how_many_more(3, len(paths))
     if rules:
-        say("  next: `git add -f` them once (git then shares their changes), or change the rule")
+        one = sum(len(rule["paths"]) for rule in rules) == 1
+        it, its = ("it", "its") if one else ("them", "their")
+        say(f"  next: `git add -f` {it} once (git then shares {its} changes), or change the rule")
 
 
 class _ConsoleOnFirstUse:
