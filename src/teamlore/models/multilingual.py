@@ -283,6 +283,8 @@ def _derive(backend: Any, cache: Path) -> None:
         )
         (work / VOCABULARY_FILE).write_bytes(marshal.dumps(vocabulary))
         write_pieces(work / PIECES_FILE, sp._pieces, sp._scores)
+        for written in work.iterdir():  # 0600 as every state file, public weights or not
+            written.chmod(0o600)
         shutil.rmtree(cache, ignore_errors=True)
         os.replace(work, cache)
     except (OSError, sqlite3.Error):
