@@ -228,9 +228,10 @@ def test_the_snippet_is_the_passage_that_matched_with_its_tool_number(
 def test_an_index_from_before_passages_finds_them_at_the_next_sync(
     home: Path, tmp_path: Path
 ) -> None:
-    """The migration adds the passage table to an index that holds turns; until the next sync
-    fills it from the index's own rows (no session file is read again), each turn is one
-    passage and searches still answer."""
+    """The migration adds the passage table to an index that holds turns; the next sync fills
+    it from the index's own rows (no session file is read again). A search before that sync
+    finds the passages of the turns it reads the same way, without writing them: its snippet is
+    the passage that matched (it was the prompt, `user: tidy`)."""
     indexer = _synced(home, tmp_path, *_big_turn("tidy", 3, {2: "npm ERR! missing script"}))
     conn = indexer.conn
     conn.execute("DROP TABLE turn_passages")
@@ -241,7 +242,8 @@ def test_an_index_from_before_passages_finds_them_at_the_next_sync(
     conn = open_index(home)  # migrates
     assert conn.execute("SELECT value FROM meta WHERE key = 'passages'").fetchone()[0] == "pending"
     [before] = queries.search_turns(conn, "missing script").hits
-    assert before["snippet"] == "user: tidy"
+    assert before["snippet"] == "tool #3 sh make step2, exit 0: npm ERR! missing script"
+    assert conn.execute("SELECT count(*) FROM turn_passages").fetchone()[0] == 0
     indexer = Indexer(conn, {"mini": MiniAdapter()}, home=home)
     assert indexer.sync([Source("mini", tmp_path / "s")]).turns_reanalyzed == 1
     [after] = queries.search_turns(conn, "missing script").hits

@@ -254,8 +254,8 @@ CREATE TABLE turn_vectors (
 # a turn's passages (sessions/passages.py): where each starts in its turns_fts body, written and
 # deleted with that row (no foreign key, like turns_fts: a REPLACE checked against one would
 # open a statement journal, at which FTS5 flushes its pending terms). An index that already
-# holds turns gets them from its own rows at the next sync (reanalyze.py), once; until then its
-# turns rank as one passage each.
+# holds turns gets them from its own rows at the next sync (reanalyze.py), once; until then a
+# search finds those of the turns it reads (`passage_starts`).
 TURN_PASSAGES = """
 CREATE TABLE turn_passages (
   turn_id INTEGER PRIMARY KEY,
@@ -406,7 +406,7 @@ def _turn_rows(
     select, param = candidates
     body = (
         ", (SELECT body FROM turns_fts WHERE rowid = t.id) AS body,"
-        " (SELECT starts FROM turn_passages WHERE turn_id = t.id) AS starts"
+        f" {passage_starts(conn, 't.id')} AS starts"
         if with_body
         else ""
     )
@@ -419,6 +419,23 @@ def _turn_rows(
         " ORDER BY ranked.rank, t.id LIMIT ?",
         (param, *filter_params, limit),
     ).fetchall()
+
+
+PASSAGES_PENDING = "SELECT 1 FROM meta WHERE key = 'passages'"
+# the SQL function a search of such an index registers (queries.find_pending_passages)
+FOUND_PASSAGES = "found_passages"
+
+
+def passage_starts(conn: sqlite3.Connection, turn_id: str) -> str:
+    """SQL for where the passages of the turn whose id is the SQL expression `turn_id` start.
+    An index written before passages existed has none until the next sync stores them
+    (reanalyze.py); until then they are found from the turn's own rows for the turns a search
+    reads (FOUND_PASSAGES), so it ranks passages and cuts snippets as it will after that sync
+    (the snippet is the passage that matched, not the prompt)."""
+    stored = f"(SELECT starts FROM turn_passages WHERE turn_id = {turn_id})"
+    if conn.execute(PASSAGES_PENDING).fetchone() is None:
+        return stored
+    return f"coalesce({stored}, {FOUND_PASSAGES}({turn_id}))"
 
 
 def index_db_path(home: Path | None = None) -> Path:

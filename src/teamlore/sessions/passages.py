@@ -20,6 +20,7 @@ from typing import NamedTuple
 
 from teamlore.core.analyzer import Query, analyze, snippet
 from teamlore.core.fusion import has_identifier
+from teamlore.sessions.index_db import passage_starts
 
 # ASCII "record separator": a gap to the analyzer (never part of a token)
 SEPARATOR = "\x1e"
@@ -142,8 +143,7 @@ def passage_read_by(
     `readings` (the query, then other readings of it) that it holds any of, and that reading;
     None when it holds none (its snippet is then its prompt)."""
     row = conn.execute(
-        "SELECT f.body, p.starts FROM turns_fts f LEFT JOIN turn_passages p"
-        " ON p.turn_id = f.rowid WHERE f.rowid = ?",
+        f"SELECT f.body, {passage_starts(conn, 'f.rowid')} FROM turns_fts f WHERE f.rowid = ?",
         (turn_id,),
     ).fetchone()
     for reading in readings if row is not None else ():

@@ -20,7 +20,14 @@ from teamlore.core.analyzer import (
 from teamlore.core.fusion import fuse, has_identifier, words_decide
 from teamlore.core.shapes.records import Record, field
 from teamlore.models.glosses import gloss_query, gloss_terms, has_chinese, segmented, term_text
-from teamlore.sessions.index_db import UUID, body_match, ranked_turns, scope_match
+from teamlore.sessions.index_db import (
+    FOUND_PASSAGES,
+    PASSAGES_PENDING,
+    UUID,
+    body_match,
+    ranked_turns,
+    scope_match,
+)
 from teamlore.sessions.passages import (
     Held,
     held,
@@ -350,6 +357,7 @@ def search_turns(
     reversed dictionary is kept, `models.reverse_glosses`).
     """
     ensure_current_analyzer(conn)
+    find_pending_passages(conn)
     parsed = parse_query(query)
     if not parsed.terms:
         raise errors.TeamloreError(errors.QUERY_EMPTY, f"{query!r} has no searchable terms")
@@ -747,6 +755,16 @@ def _rows_by_turn_id(conn: sqlite3.Connection, ids: list[int]) -> dict[int, sqli
         ("[" + ",".join(str(i) for i in ids) + "]",),
     )
     return {int(r["id"]): r for r in rows}
+
+
+def find_pending_passages(conn: sqlite3.Connection) -> None:
+    """In an index written before passages existed, until the next sync stores them, let the
+    search find those of the turns it reads (`index_db.passage_starts`)."""
+    if conn.execute(PASSAGES_PENDING).fetchone() is not None:
+        # the turn assembler (and orjson) load only for such an index
+        from teamlore.sessions.reanalyze import found_passages
+
+        conn.create_function(FOUND_PASSAGES, 1, partial(found_passages, conn))
 
 
 def ensure_current_analyzer(conn: sqlite3.Connection) -> None:

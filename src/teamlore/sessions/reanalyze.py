@@ -13,6 +13,7 @@ from collections.abc import Callable
 from teamlore.core import db
 from teamlore.core.analyzer import ANALYZER_VERSION
 from teamlore.sessions.assembler import load_turn
+from teamlore.sessions.index_db import PASSAGES_PENDING
 
 BATCH = 500
 
@@ -20,6 +21,14 @@ BATCH = 500
 def stored_analyzer_version(conn: sqlite3.Connection) -> str | None:
     row = conn.execute("SELECT value FROM meta WHERE key = 'analyzer_version'").fetchone()
     return None if row is None else str(row[0])
+
+
+def found_passages(conn: sqlite3.Connection, turn_id: int) -> bytes | None:
+    """Where the passages of a written turn start, found from its rows as the next sync will
+    store them (`index_db.passage_starts`, `queries.find_pending_passages`); None for a turn
+    the index does not hold."""
+    turn = load_turn(conn, turn_id)
+    return None if turn is None else turn.search_body()[1]
 
 
 def reanalyze_if_outdated(
@@ -30,7 +39,7 @@ def reanalyze_if_outdated(
     written before passages existed: `index_db.TURN_PASSAGES`); returns how many turns were
     re-analyzed (0 when it was current)."""
     outdated = stored_analyzer_version(conn) not in (None, ANALYZER_VERSION)
-    pending = conn.execute("SELECT 1 FROM meta WHERE key = 'passages'").fetchone() is not None
+    pending = conn.execute(PASSAGES_PENDING).fetchone() is not None
     if not (outdated or pending):
         return 0
     what = "re-analyzing turns" if outdated else "finding the passages of turns"
