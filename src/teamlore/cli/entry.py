@@ -13,13 +13,12 @@ goes to `teamlore.cli.main`.
 
 from __future__ import annotations
 
-import codecs
 import gc
 import os
 import sys
 from collections.abc import Callable
 
-from teamlore.cli import single_blas_thread
+from teamlore.cli import any_character_gets_out, single_blas_thread
 
 TYPE_CHECKING = False  # not `typing`'s: the watch client's process does not load typing
 if TYPE_CHECKING:
@@ -80,18 +79,6 @@ class _SigintHeldLoader:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._loader, name)
-
-
-def any_character_gets_out() -> None:
-    r"""Let stdout and stderr print every character whatever their encoding: a terminal or pipe
-    that is not UTF-8 (a legacy locale, `PYTHONIOENCODING=latin-1`) gets what it cannot encode
-    as a backslash escape (`\u8fc1`), as control characters are shown (`cli/literal.py`),
-    instead of a UnicodeEncodeError half-way through the output. JSON goes out as `\u` escapes
-    there (`literal.json_text`)."""
-    for stream in (sys.stdout, sys.stderr):
-        encoding = getattr(stream, "encoding", None)
-        if encoding and codecs.lookup(encoding).name != "utf-8" and hasattr(stream, "reconfigure"):
-            stream.reconfigure(errors="backslashreplace")
 
 
 def _dispatch(args: list[str]) -> None:

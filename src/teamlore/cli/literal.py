@@ -4,11 +4,12 @@ imports the other."""
 
 from __future__ import annotations
 
-import codecs
 import json
 import re
 import sys
 from typing import Any
+
+from teamlore.cli import writes_utf8
 
 # C0 controls but tab and newline, DEL, C1 controls, and the bidirectional marks, overrides and
 # isolates (text that reorders itself on screen)
@@ -31,15 +32,8 @@ def literal(value: object) -> str:
 def json_text(value: Any, indent: int | None = None) -> str:
     r"""`value` as JSON for stdout, on one line or indented: characters as they are when stdout
     is UTF-8, `\u` escapes (which every JSON reader reads back as the same characters) when it
-    is not (`entry.any_character_gets_out`)."""
+    is not (`teamlore.cli.any_character_gets_out`)."""
     separators = (",", ":") if indent is None else None  # one compact line, or indented
     return json.dumps(
         value, indent=indent, separators=separators, ensure_ascii=not writes_utf8(sys.stdout)
     )
-
-
-def writes_utf8(stream: object) -> bool:
-    """Whether a text stream encodes as UTF-8 (one with no encoding, `io.StringIO`, holds any
-    character)."""
-    encoding = getattr(stream, "encoding", None)
-    return encoding is None or codecs.lookup(encoding).name == "utf-8"
