@@ -273,13 +273,12 @@ def _install_one(
 def _ignored_by_git(root: Path, done: dict[str, Any]) -> list[dict[str, object]]:
     """Of the project files install and its assemble wrote, those git ignores (a `.claude/` or
     `.codex/` rule): the team would never get them (`repo/ignored.py`)."""
+    from teamlore.ops.memory.assemble import written_by
     from teamlore.repo.ignored import ignored_by_git
 
     written = [Path(item["path"]).relative_to(root).as_posix() for item in done["files"]]
-    assembled = (done.get("assemble") or {}).get("result") or {}
-    if assembled:
-        written += [assembled["target"], *(skill["path"] for skill in assembled["skills"])]
-    return ignored_by_git(root, written)
+    assembled = (done.get("assemble") or {}).get("result")
+    return ignored_by_git(root, written + (written_by(assembled) if assembled else []))
 
 
 def _pending_note(home: Path) -> list[str]:

@@ -56,5 +56,10 @@ def memory_assemble(ctx: OpContext, request: AssembleRequest) -> dict[str, Any]:
         worktree_key=identity.worktree_key,
         repair=request.repair,
     )
-    written = [result["target"], *(skill["path"] for skill in result["skills"])]
-    return {**result, "ignoredByGit": ignored_by_git(identity.worktree_root, written)}
+    return {**result, "ignoredByGit": ignored_by_git(identity.worktree_root, written_by(result))}
+
+
+def written_by(result: dict[str, Any]) -> list[str]:
+    """The files an assemble result names, repo-relative: the instructions file, then each
+    Skill projection."""
+    return [result["target"], *(skill["path"] for skill in result["skills"])]
