@@ -217,6 +217,51 @@ def test_a_repository_with_a_broken_memory_tree_is_skipped_with_its_lint_finding
     assert [r["outcome"] for r in again] == ["synced", "skipped"]
 
 
+def test_a_symlink_or_a_name_that_is_not_utf8_skips_the_repository_as_memory_lint_does(
+    home: Path, database: str | None, clones: dict[str, Path], tmp_path: Path
+) -> None:
+    """A symlink anywhere in the memory tree (the root and `.threadshare` included) was
+    synced as an empty tree without a word, and a name that is not UTF-8 was shown with U+FFFD
+    and blamed on the entry's id: `memory lint` blocks both, and so does `org sync`."""
+    bare = tmp_path / "clones/bare"  # no memory tree yet: synced, 0 documents
+    bare.mkdir()
+    git(bare, "init", "-q")
+    git(bare, "commit", "-q", "--allow-empty", "-m", "start")
+    clones = {**clones, "bare": bare}
+    added(home, database, clones)
+    assert org_json(home, database, "sync", "--lexical")["repositories"][0]["documents"] == 0
+    entries = clones["billing"] / ".threadshare/memory/entries"
+    entries.rename(clones["billing"] / "kept-elsewhere")
+    entries.symlink_to("../../kept-elsewhere")
+    odd = clones["web"] / ".threadshare/memory/entries"
+    (odd / "css-modules.md").rename(os.fsdecode(bytes(odd) + b"/caf\xe9.md"))
+    (bare / ".threadshare").mkdir()
+    (bare / ".threadshare/memory").symlink_to(tmp_path)
+    for clone in clones.values():
+        git(clone, "add", "-A")
+        git(clone, "commit", "-qm", "odd")
+    synced = {
+        r["repository"]: r for r in org_json(home, database, "sync", "--lexical")["repositories"]
+    }
+    blocked = {name: [(f["file"], f["rule"]) for f in r["findings"]] for name, r in synced.items()}
+    assert blocked == {
+        "bare": [(".threadshare/memory", "tree.symlink")],
+        "billing": [(".threadshare/memory/entries", "tree.symlink")],
+        "web": [(".threadshare/memory/entries/caf\\xe9.md", "tree.name-not-utf8")],
+    }
+    assert {r["outcome"] for r in synced.values()} == {"skipped"}
+    lint = CliRunner().invoke(
+        app,
+        ["memory", "lint", "--repository", str(clones["billing"]), "--format", "json"],
+        env={"TEAMLORE_HOME": str(home)},
+    )
+    assert "tree.symlink" in lint.output
+    # the index keeps what it had of them
+    assert found(org_json(home, database, "search", "tenant", "--lexical")) == [
+        ("billing", "cache-keys")
+    ]
+
+
 def test_a_committed_merge_conflict_is_one_finding_at_its_first_marker(
     home: Path, database: str | None, clones: dict[str, Path]
 ) -> None:
@@ -254,6 +299,7 @@ def test_an_over_long_query_or_limit_is_refused_and_changes_nothing(
     assert code == 1 and json.loads(output)["error"]["message"].endswith("for this clone (web)")
     code, output = org(home, database, "add", str(clones["web"].parent), "--format", "json")
     assert code == 1 and json.loads(output)["error"]["code"] == "NOT_A_GIT_REPOSITORY"
+    assert "--repository" not in json.loads(output)["error"]["next"]  # not an `org add` option
     assert [r["state"] for r in org_json(home, database, "status")["repositories"]] == [
         "new",
         "new",

@@ -35,7 +35,7 @@ NEXT: dict[str, str] = {
     "WATCH_SOCKET_PATH_TOO_LONG": "Use a shorter TEAMLORE_HOME, or run commands without watch.",
     "WATCH_SOCKET_GONE": "Start `teamlore watch` again; until then commands run on their own.",
     # repositories
-    "NOT_A_GIT_REPOSITORY": "Run it inside a git worktree, or pass `--repository PATH` to one.",
+    "NOT_A_GIT_REPOSITORY": "Run it inside a git worktree, or give the path of one.",
     "BARE_REPOSITORY": "Use a worktree of that repository (`git worktree add`), not the bare one.",
     "GIT_FAILED": "Run the same git command in that worktree to see why it failed, then retry.",
     "OWNER_NOT_FOUND": "Register the worktree with `teamlore sync --repository PATH`.",

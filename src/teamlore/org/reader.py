@@ -21,15 +21,18 @@ from teamlore.repo.git import GitCommandError, run_git, run_git_text
 
 MAX_FILES = 50_000  # files of one memory tree (the projection's bound)
 _REGULAR_MODES = ("100644", "100755")
+_SYMLINK_MODE = "120000"
+_THREADSHARE = MEMORY_ROOT.partition("/")[0]
 
 
 @dataclass(frozen=True, slots=True)
 class TreeFile:
     path: str  # repository-relative: .threadshare/memory/entries/x.md
-    kind: str  # entry | scene | doctrine | skill
+    kind: str  # entry | scene | doctrine | skill; "other" for what is refused unread
     blob: str  # git blob id
     mode: str
     size: int
+    utf8_name: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,19 +69,25 @@ def head_state(clone: Path) -> tuple[str, str | None]:
 
 def list_tree(clone: Path, commit: str) -> list[TreeFile]:
     """Every memory document of the commit's memory tree (index.json and other files are not
-    documents; symlinks and submodules are listed with their mode so the caller can refuse)."""
-    raw = run_git(["ls-tree", "-r", "-z", "--long", commit, "--", f"{MEMORY_ROOT}/"], cwd=clone)
+    documents), and everything the tree linter blocks wherever it is (`memory lint`): a
+    symlink or a submodule, the root or `.threadshare` itself included, and a name that is not
+    UTF-8. `refusal` says why such a file is not read."""
+    raw = run_git(["ls-tree", "-r", "-z", "--long", commit, "--", _THREADSHARE], cwd=clone)
     files: list[TreeFile] = []
     for record in raw.split(b"\0"):
         if not record:
             continue
         meta, _, name = record.partition(b"\t")
         mode, _type, blob, size = meta.decode().split()
-        path = name.decode("utf-8", "replace")
-        kind = document_kind(path)
-        if kind is None or kind == "index":
+        path = name.decode("utf-8", "backslashreplace")  # a name not UTF-8 shows as `\\xNN`
+        if not (path in (_THREADSHARE, MEMORY_ROOT) or path.startswith(f"{MEMORY_ROOT}/")):
             continue
-        files.append(TreeFile(path, kind, blob, mode, int(size) if size.isdigit() else -1))
+        utf8_name = _is_utf8(name)
+        kind = document_kind(path)
+        if mode in _REGULAR_MODES and utf8_name and kind in (None, "index"):
+            continue
+        length = int(size) if size.isdigit() else -1
+        files.append(TreeFile(path, kind or "other", blob, mode, length, utf8_name))
         if len(files) > MAX_FILES:
             raise errors.TeamloreError(
                 errors.INVALID_ARGUMENT, f"the memory tree holds more than {MAX_FILES} documents"
@@ -86,12 +95,24 @@ def list_tree(clone: Path, commit: str) -> list[TreeFile]:
     return files
 
 
-def refusal(file: TreeFile) -> str | None:
-    """Why a listed file is not read (the projection's refusals), or None."""
+def _is_utf8(name: bytes) -> bool:
+    try:
+        name.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def refusal(file: TreeFile) -> tuple[str, str] | None:
+    """Why a listed file is not read, as (rule, message) in the tree linter's terms, or None."""
+    if file.mode == _SYMLINK_MODE:
+        return "tree.symlink", "symbolic links are not allowed in the memory tree"
     if file.mode not in _REGULAR_MODES:
-        return "not a regular file (a symlink or a submodule)"
+        return "org.unreadable", "a submodule, not a file"
+    if not file.utf8_name:
+        return "tree.name-not-utf8", "the name is not UTF-8 text (shown escaped); rename it"
     if file.size > MAX_FILE_BYTES:
-        return f"larger than {MAX_FILE_BYTES} bytes"
+        return "org.unreadable", f"larger than {MAX_FILE_BYTES} bytes"
     return None
 
 

@@ -83,13 +83,15 @@ def sync_repository(
         return RepositorySync(
             repository.name, "missing", documents=repository.documents, problem=gone.why
         )
-    if tree == repository.tree and repository.state == "ok":
+    # no memory tree: the same HEAD decides (a symlink in its place is a new commit, not a tree)
+    same = tree == repository.tree and (tree is not None or commit == repository.commit)
+    if same and repository.state == "ok":
         return RepositorySync(
             repository.name, "unchanged", documents=repository.documents, commit=commit
         )
     stored = store.stored_blobs(repository.name)
     try:
-        files = reader.list_tree(clone, commit) if tree is not None else []
+        files = reader.list_tree(clone, commit)  # without a memory tree: a symlink in its place?
         changed = [f for f in files if stored.get(f.path) != f.blob]
         documents, texts, findings = _read(clone, repository.name, changed)
     except errors.TeamloreError as failure:  # git cannot read it: this repository only
@@ -138,15 +140,11 @@ def _read(
     texts: list[str] = []
     readable = []
     for file in files:
-        why = reader.refusal(file)
-        if why is None:
+        refused = reader.refusal(file)
+        if refused is None:
             readable.append(file)
         else:
-            findings.append(
-                Finding(
-                    rule="org.unreadable", severity="block", file=file.path, line=0, message=why
-                )
-            )
+            findings.append(_finding(*refused, file.path, 0))
     contents = reader.read_blobs(clone, [f.blob for f in readable])
     documents = []
     for file in readable:
@@ -157,7 +155,7 @@ def _read(
             parsed = parse_document(cast(Kind, file.kind), data, file.path)
         except MemoryFormatError as exc:
             if not any((f.rule, f.line) == (exc.reason, exc.line or 0) for f in linted):
-                findings.append(_finding(exc.reason, file.path, exc.line or 0, exc.why))
+                findings.append(_finding(exc.reason, exc.why, file.path, exc.line or 0))
             continue
         text = document_text(
             parsed.entry_id, parsed.title, parsed.entry_type, parsed.frontmatter, parsed.body
@@ -180,7 +178,7 @@ def _read(
     return documents, texts, findings
 
 
-def _finding(rule: str, path: str, line: int, message: str) -> Finding:
+def _finding(rule: str, message: str, path: str, line: int) -> Finding:
     return Finding(rule=rule, severity="block", file=path, line=line, message=message)
 
 
