@@ -19,6 +19,7 @@ from teamlore.core.config import (
     load_table,
     save_config,
     save_table,
+    unknown_tables,
 )
 from teamlore.core.shapes.strict import STRICT
 
@@ -72,10 +73,27 @@ def test_a_refused_value_names_the_file_line_table_and_field(home: Path) -> None
         f"{path} line 5: [limits] turns: Input should be greater than or equal to 1"
     )
     write(home, "[limits]\nsurprise = 1\n")
-    assert (
-        "line 2: [limits] surprise: Extra inputs"
-        in refusal(lambda: load_table("limits", Limits, home)).message
+    assert refusal(lambda: load_table("limits", Limits, home)).message.endswith(
+        "line 2: [limits] surprise: not a setting teamlore knows here (it reads turns, name)"
     )
+
+
+def test_a_byte_order_mark_is_read_past_and_errors_keep_their_line(home: Path) -> None:
+    """Windows editors save config.toml with a BOM: it was `line 1: Invalid statement`."""
+    path = write(home, "")
+    path.write_bytes(b'\xef\xbb\xbf[embeddings]\nbackend = "off"\n')
+    assert load_config(home).embeddings.backend == "off"
+    path.write_bytes(b'\xef\xbb\xbf[embeddings]\nbackend = "cloud"\n')
+    assert "line 2: [embeddings] backend" in refusal(lambda: load_config(home)).message
+
+
+def test_a_table_no_command_reads_is_named_with_the_one_it_probably_meant(home: Path) -> None:
+    write(home, '[embedings]\nbackend = "off"\n\n[model.x]\nmodel = "m"\n\n[tools]\nx = 1\n')
+    assert unknown_tables(load_config(home)) == [
+        "[embedings] (did you mean [embeddings]?)",
+        "[model] (did you mean [models]?)",
+        "[tools]",
+    ]
 
 
 def test_a_config_under_the_users_home_is_named_from_the_tilde(
@@ -165,7 +183,8 @@ def test_only_core_config_parses_toml() -> None:
         ),
         (
             '[embeddings]\nsurprise = "x"\n',
-            "line 2: [embeddings] surprise: Extra inputs are not permitted",
+            "line 2: [embeddings] surprise: not a setting teamlore knows here "
+            "(it reads backend, profile, dimensions)",
         ),
         ('[sources]\ncodex = "/x"\n', "line 2: [sources] codex: Input should be a valid list"),
         (

@@ -156,3 +156,44 @@ def test_a_state_dir_under_the_home_is_named_from_the_tilde(user: dict[str, str]
     assert teamlore_cli("sync", env=mine).returncode == 0
     _, report = doctor(mine, "--client", "codex")
     assert by_check(report)["state.permissions"][0]["message"] == "~/.state is private (0700/0600)"
+
+
+def test_a_misspelt_table_is_named_with_the_one_it_probably_meant(user: dict[str, str]) -> None:
+    """`[embedings]` and `[model.default]` were read by no command and said by none: the user
+    believed their setting was in force."""
+    state = Path(user["TEAMLORE_HOME"])
+    state.mkdir(mode=0o700)
+    config = state / "config.toml"
+    config.write_text('[embedings]\nbackend = "off"\n\n[model.default]\nmodel = "m"\n')
+    config.chmod(0o600)
+    checks = by_check(doctor(user)[1])
+    assert checks["config"][0]["status"] == "warn"
+    assert checks["config"][0]["message"].endswith(
+        "no command reads [embedings] (did you mean [embeddings]?), "
+        "[model] (did you mean [models]?)"
+    )
+    config.write_text('[embeddings]\nbackend = "off"\n\n[models.default]\nmodel = "m"\n')
+    assert by_check(doctor(user)[1])["config"][0]["status"] == "ok"
+
+
+def test_an_invalid_config_fails_once_and_the_checks_that_read_it_wait_for_it(
+    user: dict[str, str],
+) -> None:
+    state = Path(user["TEAMLORE_HOME"])
+    state.mkdir(mode=0o700)
+    config = state / "config.toml"
+    config.write_text('[models.default]\nmodle = "m"\n')  # read by `[models]` users only
+    config.chmod(0o600)
+    code, report = doctor(user)
+    checks = by_check(report)
+    assert code == 1 and checks["config"][0]["status"] == "fail"
+    assert checks["config"][0]["message"].endswith(
+        "line 2: [models.default] modle: not a setting teamlore knows here "
+        "(it reads base_url, model, api_key_env, api, timeout_s, max_retries)"
+    )
+    config.write_text('[embeddings]\nprovider = "off"\n')  # read by every command
+    checks = by_check(doctor(user)[1])
+    assert [c["status"] for c in checks["config"]] == ["fail"]
+    assert {checks[n][0]["message"] for n in ("repositories", "personal")} == {
+        "not checked while config.toml is invalid"
+    }

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
 
@@ -119,6 +120,24 @@ class Config(Record):
 _OWN_TABLES = ("sources", "repositories", "embeddings", "models", "personal", "paths")
 
 
+def unknown_setting(known: Iterable[str]) -> str:
+    """The refusal of a key a table does not have, naming the ones it does (a typo shows)."""
+    return f"not a setting teamlore knows here (it reads {', '.join(known)})"
+
+
+def unknown_tables(config: Config) -> list[str]:
+    """The top-level tables teamlore does not read (kept on save), each with the table it
+    probably meant: `embedings (did you mean [embeddings]?)`."""
+    import difflib
+
+    shown = []
+    for name in config.extra:
+        close = difflib.get_close_matches(name, [*_OWN_TABLES, "model"], n=1, cutoff=0.7)
+        meant = "models" if close == ["model"] else close[0] if close else None
+        shown.append(f"[{name}] (did you mean [{meant}]?)" if meant else f"[{name}]")
+    return shown
+
+
 class _Refused(Exception):
     """A value the file's own schema refuses: where (table, field…) and pydantic's words."""
 
@@ -154,7 +173,7 @@ def _repository(n: int, value: object) -> RepositoryConfig:
     names = ("path", "repository_key", "worktree_key")
     for key in value:
         if key not in names:
-            raise _Refused(("repositories", n, key), "Extra inputs are not permitted")
+            raise _Refused(("repositories", n, key), unknown_setting(names))
     for key in names:
         if key not in value:
             raise _Refused(("repositories", n, key), "Field required")
@@ -167,7 +186,9 @@ def _embeddings(value: object) -> EmbeddingsConfig:
     assert isinstance(value, dict)
     for key in value:
         if key not in ("backend", "profile", "dimensions"):
-            raise _Refused(("embeddings", key), "Extra inputs are not permitted")
+            raise _Refused(
+                ("embeddings", key), unknown_setting(("backend", "profile", "dimensions"))
+            )
     made = EmbeddingsConfig(**value)
     backends = get_args(EmbeddingsBackend)
     if made.backend not in backends:
@@ -217,7 +238,10 @@ def load_table(
     try:
         return schema.model_validate(raw)
     except ValidationError as exc:
-        raise _invalid(config_path(home, readonly=True), name, exc.errors()[0]) from None
+        problem: dict[str, Any] = dict(exc.errors()[0])
+        if problem.get("type") == "extra_forbidden":
+            problem["msg"] = unknown_setting(schema.model_fields)
+        raise _invalid(config_path(home, readonly=True), name, problem) from None
 
 
 def save_config(config: Config, home: Path | None = None) -> None:
@@ -240,7 +264,7 @@ def save_table(name: str, value: BaseModel, home: Path | None = None) -> None:
 def _read(path: Path, *, readonly: bool) -> str:
     try:
         raw = _read_untouched(path) if readonly else read_private_file(path)
-        return raw.decode("utf-8")
+        return raw.decode(_UTF8_MAYBE_MARKED)
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         shown = display_path(path)
@@ -253,6 +277,9 @@ def _read_untouched(path: Path) -> bytes:
     with os.fdopen(fd, "rb") as handle:
         return handle.read()
 
+
+# an editor that saves with a byte order mark (Windows Notepad) still writes a valid file
+_UTF8_MAYBE_MARKED = "utf-8-sig"
 
 _AT_LINE = re.compile(r"\s*\(at line (\d+), column \d+\)$")
 
@@ -286,7 +313,7 @@ def _line_of(path: Path, table: str, key: str) -> int | None:
     """The line of `key` inside `[table]`, else of the table's header (or of `table = …` at the
     top); read again on the error path only. None when it cannot be told."""
     try:
-        lines = _read_untouched(path).decode("utf-8").splitlines()
+        lines = _read_untouched(path).decode(_UTF8_MAYBE_MARKED).splitlines()
     except (OSError, UnicodeDecodeError):
         return None
     found, current = None, ""

@@ -533,6 +533,34 @@ def _index_check(ctx: OpContext, home: Path) -> doctor_checks.Check:
     return doctor_checks.Check("index", "ok", f"last sync {last}; no session file behind")
 
 
+def _config_check(home: Path) -> doctor_checks.Check:
+    """config.toml as every command reads it: each table by its owner's schema ([personal] has
+    its own check), and the tables no command reads (a typo leaves a setting unused)."""
+    from teamlore.core.config import config_path, load_config, load_table, unknown_tables
+    from teamlore.models.profiles import ModelProfileConfig
+    from teamlore.repo.path_settings import PathSettings
+
+    path = config_path(home, readonly=True)
+    if not path.is_file() and not path.is_symlink():
+        return doctor_checks.Check("config", "ok", "no config.toml: every setting is the default")
+    try:
+        config = load_config(home, readonly=True)
+        load_table("paths", PathSettings, home, readonly=True)
+        for name in config.models:
+            load_table(f"models.{name}", ModelProfileConfig, home, readonly=True)
+    except errors.TeamloreError as err:
+        return doctor_checks.Check("config", "fail", err.message, "fix config.toml at that line")
+    strays = unknown_tables(config)
+    if strays:
+        return doctor_checks.Check(
+            "config",
+            "warn",
+            f"{display_path(path)}: no command reads {', '.join(strays)}",
+            "rename the table to the one meant, or remove it",
+        )
+    return doctor_checks.Check("config", "ok", f"{display_path(path)}: every table is valid")
+
+
 def _repositories_check(home: Path) -> doctor_checks.Check:
     from teamlore.personal.reader import registered_projects
 
@@ -654,16 +682,25 @@ def doctor(ctx: OpContext, request: DoctorRequest) -> dict[str, Any]:
         else:
             checks += _client_checks(ctx, client, home)
     state_checks: dict[str, Callable[[], doctor_checks.Check]] = {
+        "config": lambda: _config_check(home),
         "index": lambda: _index_check(ctx, home),
         "repositories": lambda: _repositories_check(home),
         "personal": lambda: _personal_check(home),
         "state.permissions": lambda: _state_dir_check(home),
         "watch": lambda: doctor_checks.watch_check(home / WATCH_SOCKET_NAME),
     }
+    broken_config = None  # the config check's failure, not repeated by every check after it
     for name, check in state_checks.items():
         try:
-            checks.append(check())
+            result = check()
+        except errors.TeamloreError as err:
+            result = doctor_checks.Check(name, "fail", err.message)
         except Exception as exc:
-            checks.append(doctor_checks.Check(name, "fail", f"{type(exc).__name__}: {exc}"))
+            result = doctor_checks.Check(name, "fail", f"{type(exc).__name__}: {exc}")
+        if result.status == "fail" and result.message == broken_config:
+            result = doctor_checks.Check(name, "warn", "not checked while config.toml is invalid")
+        elif name == "config" and result.status == "fail":
+            broken_config = result.message
+        checks.append(result)
     counts = {s: sum(1 for c in checks if c.status == s) for s in ("ok", "warn", "fail")}
     return {"checks": [c.to_json() for c in checks], "counts": counts}
