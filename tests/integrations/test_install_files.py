@@ -490,6 +490,43 @@ def test_a_user_scope_install_writes_into_the_repository_only_when_asked_and_uni
     assert not (repo / ".claude").exists() and not (repo / ".agents").exists()
 
 
+def test_a_claude_md_linked_to_agents_md_gets_one_block_and_uninstall_takes_it_out(
+    user: Path, team_repo: Path, tmp_path: Path
+) -> None:
+    """The common `CLAUDE.md -> AGENTS.md`: install stopped with CLIENT_CONFIG_UNSAFE after it
+    had written .mcp.json and .claude/settings.json, and the team got no block and no Skills."""
+    repo = tmp_path / "repo"
+    shutil.copytree(team_repo, repo, symlinks=True)
+    (repo / "AGENTS.md").write_text("# Our project\n\nRun make test.\n")
+    (repo / "CLAUDE.md").symlink_to("AGENTS.md")
+    before = tree(repo)
+    claude, codex = op("install", repo, client="all", assemble=True)["installed"]
+    assert claude["assemble"]["result"]["targetLinksTo"] == "AGENTS.md"
+    assert codex["assemble"]["result"]["changed"] is True
+    assert (repo / "CLAUDE.md").is_symlink()
+    assert (repo / "AGENTS.md").read_text().count("## Team memory") == 1
+    assert (repo / ".agents" / "skills").is_dir()
+    op("uninstall", repo, client="all")
+    assert tree(repo) == before and (repo / "CLAUDE.md").is_symlink()
+
+
+def test_an_instructions_file_assemble_refuses_leaves_the_install_done_and_says_why(
+    user: Path, team_repo: Path, tmp_path: Path
+) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(team_repo, repo, symlinks=True)
+    (tmp_path / "shared.md").write_text("# Shared\n")
+    (repo / "CLAUDE.md").symlink_to(tmp_path / "shared.md")
+    before = tree(repo)
+    (done,) = op("install", repo, client="claude", assemble=True)["installed"]
+    assert done["assemble"]["ran"] is False and done["assemble"]["refused"] is True
+    assert done["assemble"]["reason"].startswith("ASSEMBLY_TARGET_INVALID: CLAUDE.md is")
+    assert done["files"] and all(f["action"] != "unchanged" for f in done["files"])
+    assert (tmp_path / "shared.md").read_text() == "# Shared\n"
+    op("uninstall", repo, client="claude")
+    assert tree(repo) == before
+
+
 def test_an_assembled_file_edited_since_install_is_kept_by_uninstall(
     user: Path, team_repo: Path, tmp_path: Path
 ) -> None:

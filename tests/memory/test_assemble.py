@@ -320,6 +320,66 @@ def test_an_unusable_instructions_file_is_refused_untouched(
         assert (repo / "elsewhere.md").read_text() == "# not ours\n"
 
 
+def _links(repo: Path, instructions: tuple[str, str], skills: tuple[str, str]) -> None:
+    """Both agents' files made one, as many repositories do: `instructions[0] -> [1]`."""
+    (repo / instructions[1]).write_text("# Project\n\nRun the tests before you push.\n")
+    (repo / instructions[0]).symlink_to(instructions[1])
+    (repo / skills[1]).mkdir(parents=True)
+    (repo / skills[0]).parent.mkdir(parents=True)
+    (repo / skills[0]).symlink_to(os.path.relpath(repo / skills[1], (repo / skills[0]).parent))
+
+
+@pytest.mark.parametrize(
+    ("provider", "other", "instructions", "skills"),
+    [
+        ("claude", "codex", ("CLAUDE.md", "AGENTS.md"), (".claude/skills", ".agents/skills")),
+        ("codex", "claude", ("AGENTS.md", "CLAUDE.md"), (".agents/skills", ".claude/skills")),
+    ],
+)
+def test_a_file_linked_to_the_other_agents_is_left_to_that_agents_assemble(
+    repo: Path,
+    home: Path,
+    provider: str,
+    other: str,
+    instructions: tuple[str, str],
+    skills: tuple[str, str],
+) -> None:
+    """`CLAUDE.md -> AGENTS.md` was refused as "a symbolic link (never followed)", and with
+    it the Skill projection: a Claude Code user of such a repository got no Skills at all."""
+    _links(repo, instructions, skills)
+    add_skill(repo, "release")
+    before = snapshot(repo)
+    result = assemble(repo, home, provider)
+    assert (result["targetLinksTo"], result["skillsLinkTo"]) == (instructions[1], skills[1])
+    assert (result["changed"], result["skills"]) == (False, [])
+    assert snapshot(repo) == before and (repo / instructions[0]).is_symlink()
+    written = assemble(repo, home, other)  # the other agent's assemble writes the one file
+    assert written["changed"] is True and written["targetLinksTo"] is None
+    assert BEGIN in (repo / instructions[0]).read_text()  # what the agent reads through the link
+    assert (repo / skills[0] / "release" / "SKILL.md").is_file()
+    assert assemble(repo, home, provider)["changed"] is False
+    assert assemble(repo, home, other)["changed"] is False  # neither undoes the other
+
+
+def test_a_link_to_the_other_agents_file_through_a_linked_folder_is_still_refused(
+    repo: Path, home: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    (outside / "skills").mkdir(parents=True)
+    (repo / ".agents").symlink_to(outside)  # `.agents/skills` is reached through a link
+    (repo / ".claude").mkdir()
+    (repo / ".claude/skills").symlink_to("../.agents/skills")
+    (repo / "AGENTS.md").symlink_to(tmp_path / "elsewhere.md")
+    (tmp_path / "elsewhere.md").write_text("# not ours\n")
+    (repo / "CLAUDE.md").symlink_to("AGENTS.md")
+    add_skill(repo, "release")
+    before = snapshot(repo)
+    assert refused(repo, home, "claude").code == "ASSEMBLY_TARGET_INVALID"
+    (repo / "CLAUDE.md").unlink()
+    assert refused(repo, home, "claude").code == "UNSAFE_PATH"  # the Skill folder
+    assert snapshot(repo) == before and not any(outside.rglob("SKILL.md"))
+
+
 # --- Skills ---------------------------------------------------------------------------------
 
 
@@ -636,3 +696,24 @@ def test_the_command_says_how_entries_reach_agents_and_how_doctrine_is_made(
     assert "17 approved entries: agents search them with threadshare_memory_search" in printed
     assert "Doctrine and scenes are made by consolidation: `teamlore memory synthesize`" in printed
     assert "`git status` and `git diff`" in printed
+
+
+def test_the_command_says_a_linked_file_is_the_other_agents_to_assemble(
+    repo: Path, home: Path
+) -> None:
+    from support import teamlore_cli
+
+    _links(repo, ("CLAUDE.md", "AGENTS.md"), (".claude/skills", ".agents/skills"))
+    add_skill(repo, "release")
+    proc = teamlore_cli("memory", "assemble", "--provider", "claude", cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    printed = " ".join(proc.stdout.split())
+    assert (
+        "CLAUDE.md links to AGENTS.md: not changed. `teamlore memory assemble -p codex` writes"
+        " the block there, and the agent reads it through the link."
+    ) in printed
+    assert (
+        ".claude/skills links to .agents/skills: `teamlore memory assemble -p codex` projects"
+        " the team's Skills there."
+    ) in printed
+    assert BEGIN not in proc.stdout  # no block is shown as if it were written

@@ -28,6 +28,8 @@ def scan(top: Path, files: list[str], folder: str) -> dict[str, bytes | None]:
     None for each folder that exists, its name ending in `/` (to tell what a write created)."""
     seen: dict[str, bytes | None] = {}
     for name in files:
+        if (top / name).is_symlink():
+            continue  # assemble never writes through a link (docs/assemble.md)
         data = cf.read_bytes(top / name)
         if data is not None:
             seen[name] = data

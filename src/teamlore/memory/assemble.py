@@ -24,6 +24,7 @@ bytes change (atomically, no symlink followed, its mode kept). Nothing is staged
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -242,6 +243,39 @@ def _repaired(text: str, block: str, markers: list[_Marker]) -> str:
         cursor = end
     pieces.append(text[cursor:])
     return "".join(pieces)
+
+
+# --- one file for both providers -----------------------------------------------------------
+
+
+def linked_counterpart(root: Path, provider: str, path: str) -> str | None:
+    """The other provider's instructions file or skill folder that `path` (this provider's) is
+    a symlink to, as many repositories share one (`CLAUDE.md -> AGENTS.md`, `.claude/skills ->
+    ../.agents/skills`); None when it is not such a link. The other provider's assemble writes
+    there: a block or a projection written through the link would name this provider's Skill
+    paths, and each provider's assemble would undo the other's. Any other link is refused where
+    it is written, never followed (docs/assemble.md, "One file for both agents")."""
+    (other,) = (layout for name, layout in PROVIDERS.items() if name != provider)
+    mine = PROVIDERS[provider]
+    counterpart = other.instructions_file if path == mine.instructions_file else other.skills_dir
+    link = root / path
+    if _linked_folders(root, path) or not link.is_symlink():
+        return None
+    target = os.readlink(link)
+    if os.path.isabs(target):  # `ln -s "$PWD/AGENTS.md" CLAUDE.md`, maybe through /tmp's link
+        folder, name = os.path.split(os.path.normpath(target))
+        pointed = os.path.relpath(os.path.join(os.path.realpath(folder), name), root.resolve())
+    else:
+        pointed = os.path.normpath(os.path.join(os.path.dirname(path), target))
+    if pointed != counterpart or _linked_folders(root, counterpart):
+        return None
+    return None if (root / counterpart).is_symlink() else counterpart
+
+
+def _linked_folders(root: Path, relative: str) -> bool:
+    """Whether a folder on the way from `root` to `relative` is a symlink."""
+    parts = Path(relative).parts[:-1]
+    return any(root.joinpath(*parts[: n + 1]).is_symlink() for n in range(len(parts)))
 
 
 # --- reading the tree -----------------------------------------------------------------------
@@ -496,31 +530,39 @@ def _assemble(
     require_lint_clean(
         block_content(block).encode("utf-8"), path=layout.instructions_file, kind="text"
     )
+    block_link = linked_counterpart(worktree_root, provider, layout.instructions_file)
+    skills_link = linked_counterpart(worktree_root, provider, layout.skills_dir)
 
-    original, text = _read_instructions(worktree_root, layout.instructions_file)
-    saved = text
-    if all_crlf(text):  # spliced as LF lines, then given the file's own line ends back
-        text = text.replace("\r\n", "\n")
-    markers = _markers(text)
-    repaired = _line_numbers(text, markers) if repair and not _intact(markers) else []
-    updated = splice(text, block, file_name=layout.instructions_file, repair=repair)
-    updated = with_line_ends_of(saved, updated)
-    updated_bytes = updated.encode("utf-8")
+    original, updated_bytes, repaired = None, None, []
+    if block_link is None:
+        original, text = _read_instructions(worktree_root, layout.instructions_file)
+        saved = text
+        if all_crlf(text):  # spliced as LF lines, then given the file's own line ends back
+            text = text.replace("\r\n", "\n")
+        markers = _markers(text)
+        repaired = _line_numbers(text, markers) if repair and not _intact(markers) else []
+        updated = splice(text, block, file_name=layout.instructions_file, repair=repair)
+        updated_bytes = with_line_ends_of(saved, updated).encode("utf-8")
     record = manifest_path(home, worktree_key, provider)
     manifest = _load_manifest(record, provider)
-    plan = _plan_projection(worktree_root, layout, skills, manifest)
+    plan = [] if skills_link else _plan_projection(worktree_root, layout, skills, manifest)
     failpoint("assemble.planned")
     for item in plan:
         if item.needs_write:
             _write_if_unchanged(worktree_root, item.path, item.skill.data, item.current)
-    changed = updated_bytes != original
+    changed = updated_bytes is not None and updated_bytes != original
     if changed:
+        assert updated_bytes is not None
         _write_if_unchanged(worktree_root, layout.instructions_file, updated_bytes, original)
-    _save_manifest(record, provider, {s.name: s.content_digest for s in skills})
+    if skills_link is None:
+        _save_manifest(record, provider, {s.name: s.content_digest for s in skills})
     return {
         "provider": provider,
         "target": layout.instructions_file,
         "changed": changed,
+        "targetLinksTo": block_link,
+        "skillsFolder": layout.skills_dir,
+        "skillsLinkTo": skills_link,
         "repairedMarkerLines": repaired,
         "block": block,
         "skills": [

@@ -54,8 +54,17 @@ def _render_install(result: dict[str, Any]) -> None:
     for done in result["installed"]:
         _render_files(title, done)
         assemble = done.get("assemble") or {}
-        if assemble.get("ran"):
+        assembled = assemble.get("result") or {}
+        if assemble.get("ran") and assembled["targetLinksTo"]:
+            other = "codex" if assembled["provider"] == "claude" else "claude"
+            say(
+                f"  {assembled['target']} links to {assembled['targetLinksTo']}: its team memory"
+                f" block comes from `teamlore memory assemble -p {other}`"
+            )
+        elif assemble.get("ran"):
             say("  assembled the team memory block for this client")
+        elif assemble.get("refused"):
+            say(styled("  team memory not assembled: ", "yellow"), assemble["reason"])
         say_ignored_by_git(done.get("ignoredByGit", []))
     for note in result.get("notes", []):
         say(styled("note", "yellow"), f" {note}")

@@ -375,16 +375,29 @@ def stage(
 
 
 def _render_assemble(result: dict[str, Any]) -> None:
-    verb = "Updated" if result["changed"] else "Unchanged:"
-    stdout.print(f"{verb} {result['target']} (managed team memory block)")
-    if result["repairedMarkerLines"]:
-        lines = ", ".join(str(n) for n in result["repairedMarkerLines"])
-        stdout.print(f"Repaired the damaged markers (were on lines {lines}).")
-    stdout.print(result["block"])
+    other = "codex" if result["provider"] == "claude" else "claude"
+    if result["targetLinksTo"]:
+        stdout.print(
+            f"{result['target']} links to {result['targetLinksTo']}: not changed. "
+            f"`teamlore memory assemble -p {other}` writes the block there, and "
+            "the agent reads it through the link."
+        )
+    else:
+        verb = "Updated" if result["changed"] else "Unchanged:"
+        stdout.print(f"{verb} {result['target']} (managed team memory block)")
+        if result["repairedMarkerLines"]:
+            lines = ", ".join(str(n) for n in result["repairedMarkerLines"])
+            stdout.print(f"Repaired the damaged markers (were on lines {lines}).")
+        stdout.print(result["block"])
     for skill in result["skills"]:
         state = "written" if skill["changed"] else "unchanged"
         stdout.print(f"  {skill['path']} ({state})")
-    if not result["skills"]:
+    if result["skillsLinkTo"]:
+        stdout.print(
+            f"{result['skillsFolder']} links to {result['skillsLinkTo']}: "
+            f"`teamlore memory assemble -p {other}` projects the team's Skills there."
+        )
+    elif not result["skills"]:
         stdout.print("No team Skills to project.")
     entries = result.get("approvedEntries", 0)
     stdout.print(

@@ -222,20 +222,23 @@ def _assemble(
     if "memory.assemble" not in REGISTRY.operations:
         return {"ran": False, "reason": "memory assemble is not available in this teamlore"}
     instructions, skills = ASSEMBLED[client]
-    intent = transaction.begin_assemble(
-        home,
-        client=client,
-        scope=scope,
-        root=str(root) if root is not None else None,
-        top=where,
-        watch=[instructions, skills],
-    )
+    try:  # the install is done: a refused assemble is reported beside it, not instead of it
+        intent = transaction.begin_assemble(
+            home,
+            client=client,
+            scope=scope,
+            root=str(root) if root is not None else None,
+            top=where,
+            watch=[instructions, skills],
+        )
+    except errors.TeamloreError as err:
+        return {"ran": False, "reason": f"{err.code}: {err.message}", "refused": True}
     try:
         result = REGISTRY.get("memory.assemble").run(
             OpContext(cwd=where, home=ctx.home), {"provider": client}
         )
     except errors.TeamloreError as err:
-        return {"ran": False, "reason": f"{err.code}: {err.message}"}
+        return {"ran": False, "reason": f"{err.code}: {err.message}", "refused": True}
     finally:
         transaction.finish_assemble(home, intent)
     return {"ran": True, "result": result}

@@ -60,6 +60,7 @@ def memory_assemble(ctx: OpContext, request: AssembleRequest) -> dict[str, Any]:
 
 
 def written_by(result: dict[str, Any]) -> list[str]:
-    """The files an assemble result names, repo-relative: the instructions file, then each
-    Skill projection."""
-    return [result["target"], *(skill["path"] for skill in result["skills"])]
+    """The files an assemble result names, repo-relative: the instructions file (or the file
+    it links to), then each Skill projection."""
+    target = result["targetLinksTo"] or result["target"]
+    return [target, *(skill["path"] for skill in result["skills"])]
