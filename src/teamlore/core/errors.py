@@ -105,6 +105,9 @@ WATCH_SOCKET_GONE = _register(
 NOT_A_GIT_REPOSITORY = _register("NOT_A_GIT_REPOSITORY", "the path is not inside a git worktree")
 BARE_REPOSITORY = _register("BARE_REPOSITORY", "the repository is bare and has no worktree")
 GIT_FAILED = _register("GIT_FAILED", "a git plumbing command failed")
+REPOSITORY_NOT_TRUSTED = _register(
+    "REPOSITORY_NOT_TRUSTED", "git refuses a repository another user owns (safe.directory)"
+)
 REPOSITORY_NOT_REGISTERED = _register(
     "REPOSITORY_NOT_REGISTERED",
     "the repository is not registered; run `teamlore sync --repository PATH`",

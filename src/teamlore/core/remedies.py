@@ -37,6 +37,7 @@ NEXT: dict[str, str] = {
     # repositories
     "NOT_A_GIT_REPOSITORY": "Run it inside a git worktree, or give the path of one.",
     "BARE_REPOSITORY": "Use a worktree of that repository (`git worktree add`), not the bare one.",
+    "REPOSITORY_NOT_TRUSTED": "If you trust it: `git config --global --add safe.directory PATH`.",
     "GIT_FAILED": "Run the same git command in that worktree to see why it failed, then retry.",
     "OWNER_NOT_FOUND": "Register the worktree with `teamlore sync --repository PATH`.",
     "OWNER_AMBIGUOUS": "Name the worktree with `--repository PATH` (`teamlore repo list`).",

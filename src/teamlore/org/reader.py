@@ -45,9 +45,10 @@ class MemoryTree:
 class RepositoryGone(Exception):
     """The clone is not there any more, or is no longer a git repository with a HEAD."""
 
-    def __init__(self, why: str) -> None:
+    def __init__(self, why: str, error: errors.ErrorCode = errors.NOT_A_GIT_REPOSITORY) -> None:
         super().__init__(why)
         self.why = why
+        self.error = error
 
 
 def head_state(clone: Path) -> tuple[str, str | None]:
@@ -59,7 +60,9 @@ def head_state(clone: Path) -> tuple[str, str | None]:
         out = run_git(
             ["cat-file", "--batch-check"], cwd=clone, stdin=f"HEAD\nHEAD:{MEMORY_ROOT}\n".encode()
         ).decode("utf-8", "replace")
-    except GitCommandError:
+    except GitCommandError as failed:
+        if failed.error is errors.REPOSITORY_NOT_TRUSTED:
+            raise RepositoryGone(failed.message, failed.error) from None
         raise RepositoryGone("not a git repository with a commit") from None
     head, memory = (line.split() for line in out.splitlines()[:2])
     if len(head) != 3 or head[1] != "commit":

@@ -20,6 +20,7 @@ Failures become `TeamloreError(GIT_FAILED)`; callers that can tell "not a reposi
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -49,13 +50,27 @@ class GitCommandError(errors.TeamloreError):
 
     def __init__(self, args: Sequence[str], returncode: int, stderr: str) -> None:
         first_line = stderr.strip().splitlines()[0] if stderr.strip() else "no message"
-        super().__init__(
-            errors.GIT_FAILED,
-            f"git {args[0] if args else ''} failed (exit {returncode}): {first_line}",
-            returncode=returncode,
-        )
+        untrusted = _UNTRUSTED.search(stderr)
+        if untrusted:  # a shared mount, a container, a clone another account made
+            folder = Path(untrusted.group(1)).name or untrusted.group(1)
+            super().__init__(
+                errors.REPOSITORY_NOT_TRUSTED,
+                f"git refuses the repository {folder}: another user owns it, and git runs "
+                "nothing in a repository it does not trust",
+                returncode=returncode,
+            )
+        else:
+            super().__init__(
+                errors.GIT_FAILED,
+                f"git {args[0] if args else ''} failed (exit {returncode}): {first_line}",
+                returncode=returncode,
+            )
         self.returncode = returncode
         self.stderr = stderr
+
+
+# git's words (LC_ALL=C) when safe.directory does not list a repository another user owns
+_UNTRUSTED = re.compile(r"detected dubious ownership in repository at '([^'\n]*)'")
 
 
 def git_environment() -> dict[str, str]:

@@ -49,9 +49,7 @@ def org_add(ctx: OpContext, request: AddRequest) -> dict[str, Any]:
     try:
         head_state(clone)
     except RepositoryGone as gone:
-        raise errors.TeamloreError(
-            errors.NOT_A_GIT_REPOSITORY, f"{request.path}: {gone.why}"
-        ) from None
+        raise errors.TeamloreError(gone.error, f"{request.path}: {gone.why}") from None
     name = request.name or clone.name
     if not re.match(REPOSITORY_NAME, name):
         raise errors.TeamloreError(
