@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -90,6 +90,31 @@ def conn(home: Path) -> Iterator[sqlite3.Connection]:
 @pytest.fixture
 def repo(tmp_path: Path) -> GitRepo:
     return GitRepo.init(tmp_path / "project")
+
+
+@pytest.fixture
+def hand_to_another_user(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[Path], None]:
+    """Give a repository to another user, with no `safe.directory` that trusts it (this
+    machine's system config may trust every folder): what git then refuses, as it does a
+    shared mount or a clone a container made. Root only."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        pytest.skip("a repository another user owns can only be made by root")
+    from teamlore.repo import git as git_module
+
+    plain = git_module.git_environment
+    empty_home = tmp_path / "no-global-config"
+    empty_home.mkdir()
+    monkeypatch.setattr(
+        git_module,
+        "git_environment",
+        lambda: {**plain(), "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(empty_home)},
+    )
+
+    def hand(root: Path) -> None:
+        for path in [root, *root.rglob("*")]:
+            os.lchown(path, 65534, 65534)
+
+    return hand
 
 
 class SessionRows:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from teamlore.repo.binding import (
     normalize_posix,
     register_repository,
     resolve_repository,
+    worktree_problem,
 )
 
 
@@ -172,3 +174,14 @@ def test_is_within_is_component_wise() -> None:
     assert is_within("/a/b/c", "/a/b/")
     assert not is_within("/a/bc", "/a/b")
     assert is_within("/anything", "/")
+
+
+def test_a_registered_worktree_another_user_now_owns_is_untrusted_not_gone(
+    repo, home: Path, hand_to_another_user: Callable[[Path], None]
+) -> None:
+    """`sync` said "the folder is no longer a git worktree (`teamlore repo forget PATH` drops
+    it)": the advice would have dropped a repository git only needs to be told to trust."""
+    repo.commit("first", {"a.txt": "a"})
+    identity = resolve_repository(repo.root, home=home)
+    hand_to_another_user(repo.root)
+    assert worktree_problem(identity, home) == "untrusted"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -77,30 +77,16 @@ def test_stdin_is_passed_to_git(repo) -> None:
     assert out.strip() == b"ce013625030ba8dba906f756967f9e9ca394464a"
 
 
-@pytest.mark.skipif(
-    not hasattr(os, "geteuid") or os.geteuid() != 0,
-    reason="a repository another user owns can only be made by root",
-)
 def test_a_repository_another_user_owns_is_refused_saying_how_to_trust_it(
-    repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    repo, hand_to_another_user: Callable[[Path], None]
 ) -> None:
     """git's safe.directory check (a shared mount, a container's clone): it was GIT_FAILED
     with git's first line, and `org add` said "not a git repository with a commit"."""
     from teamlore.org.reader import RepositoryGone, head_state
-    from teamlore.repo import git as git_module
     from teamlore.repo.binding import resolve_repository
 
     repo.commit("first", {"a.txt": "a"})
-    for path in [repo.root, *repo.root.rglob("*")]:
-        os.lchown(path, 65534, 65534)
-    home = tmp_path / "home"  # no global config that trusts every directory
-    home.mkdir()
-    bare_env = git_module.git_environment
-    monkeypatch.setattr(
-        git_module,
-        "git_environment",
-        lambda: {**bare_env(), "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(home)},
-    )
+    hand_to_another_user(repo.root)
     with pytest.raises(errors.TeamloreError) as caught:
         resolve_repository(repo.root)
     assert caught.value.code == "REPOSITORY_NOT_TRUSTED"

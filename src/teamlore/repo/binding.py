@@ -154,7 +154,7 @@ def list_repositories(conn: sqlite3.Connection) -> list[RepositoryIdentity]:
 
 
 # why a registered worktree is skipped; `unreadable`: git failed reading its history
-WorktreeProblem = Literal["missing", "not-a-repository", "replaced", "unreadable"]
+WorktreeProblem = Literal["missing", "not-a-repository", "replaced", "unreadable", "untrusted"]
 
 
 def worktree_problem(
@@ -164,14 +164,15 @@ def worktree_problem(
 
     `missing`: its folder is gone (deleted or moved away); `not-a-repository`: the folder is there
     but git finds no worktree in it; `replaced`: the folder now belongs to another worktree or
-    repository (its root or git directory changed)."""
+    repository (its root or git directory changed); `untrusted`: git refuses it, another user
+    owning it now (`REPOSITORY_NOT_TRUSTED`)."""
     root = identity.worktree_root
     if not root.is_dir():
         return "missing"
     try:
         found = resolve_repository(root, home=home)
-    except errors.TeamloreError:
-        return "not-a-repository"
+    except errors.TeamloreError as err:
+        return "untrusted" if err.error is errors.REPOSITORY_NOT_TRUSTED else "not-a-repository"
     if (found.worktree_key, found.repository_key) != (
         identity.worktree_key,
         identity.repository_key,

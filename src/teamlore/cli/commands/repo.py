@@ -18,6 +18,7 @@ _STATUS_WORDS = {
     "not-a-repository": "no longer a git worktree",
     "replaced": "now another repository",
     "unreadable": "git cannot read it",
+    "untrusted": "another user owns it",
 }
 
 

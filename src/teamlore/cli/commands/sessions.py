@@ -115,6 +115,7 @@ _SKIP_REASONS = {
     "not-a-repository": "the folder is no longer a git worktree",
     "replaced": "the folder now holds another repository",
     "unreadable": "git could not read its history",
+    "untrusted": "git refuses it: another user owns it (git's safe.directory)",
 }
 
 
