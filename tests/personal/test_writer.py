@@ -108,6 +108,24 @@ def test_invalid_json_from_the_model_fails_the_job_and_keeps_the_batch(
     assert "Sam." in _profile(home)
 
 
+def test_an_answer_in_one_markdown_code_fence_is_read_and_prose_around_it_is_not(
+    home: Path, personal: PersonalSettings
+) -> None:
+    """An OpenAI-compatible endpoint that ignores `response_format` lets the model wrap its
+    JSON in ```json … ```: every attempt failed INVALID_DECISION until the job was dead. The
+    batch runner already read such an answer (docs/runner.md)."""
+    _user_turn(home, "Call me Sam.", "u1", personal)
+    retain = retain_all("profile", "Name", "Sam.")
+    model = ScriptedModel(
+        lambda r: f"Here is the JSON:\n```json\n{retain(r)}\n```",
+        lambda r: f"```json\n{retain(r)}\n```\n",
+    )
+    first = run_writer(home, model, personal, force=True, now=T0)
+    assert (first.outcome, first.code) == ("failed", "INVALID_DECISION")
+    second = run_writer(home, model, personal, force=True, now=T0 + 2)
+    assert second.outcome == "committed" and "## Name\nSam.\n" in _profile(home)
+
+
 def test_a_forget_backed_only_by_an_import_is_refused(
     home: Path, personal: PersonalSettings
 ) -> None:

@@ -26,6 +26,20 @@ RETRYABLE_CODES = frozenset(
 )
 
 
+def without_code_fence(text: str) -> str:
+    """A model's answer without the one Markdown code fence (```` ```json ````) models wrap a
+    JSON answer in when the endpoint does not enforce the output format; any other text is
+    returned stripped, for the caller's parser to refuse."""
+    stripped = text.strip()
+    if stripped.startswith("```") and stripped.endswith("```") and stripped.count("```") == 2:
+        body = stripped[3:-3]
+        first_newline = body.find("\n")
+        if first_newline >= 0 and not body[:first_newline].strip().startswith("{"):
+            body = body[first_newline + 1 :]  # the fence's language tag
+        return body.strip()
+    return stripped
+
+
 class _Strict(BaseModel):
     model_config = STRICT_FROZEN
 

@@ -82,7 +82,7 @@ def list_tree(clone: Path, commit: str) -> list[TreeFile]:
             continue
         meta, _, name = record.partition(b"\t")
         mode, _type, blob, size = meta.decode().split()
-        path = name.decode("utf-8", "backslashreplace")  # a name not UTF-8 shows as `\\xNN`
+        path = name.decode("utf-8", "backslashreplace")  # a name not UTF-8 shows as `\xNN`
         if not (path in (_THREADSHARE, MEMORY_ROOT) or path.startswith(f"{MEMORY_ROOT}/")):
             continue
         utf8_name = _is_utf8(name)

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from teamlore.core import errors
 from teamlore.core.shapes.strict import STRICT_FROZEN
+from teamlore.models.base import without_code_fence
 from teamlore.personal import documents
 
 PROTOCOL_VERSION = "memory_maintenance_v2"
@@ -99,9 +100,11 @@ class ValidationContext:
 
 
 def parse_response(raw: str) -> MaintenanceResponse:
-    """Model text -> response; invalid JSON or schema -> INVALID_DECISION (no detail echoed)."""
+    """Model text -> response; invalid JSON or schema -> INVALID_DECISION (no detail echoed).
+    One Markdown code fence around the JSON is tolerated, as the batch runner tolerates it: an
+    OpenAI-compatible endpoint that ignores `response_format` lets the model add one."""
     try:
-        data = json.loads(raw)
+        data = json.loads(without_code_fence(raw))
     except (json.JSONDecodeError, TypeError) as exc:
         raise _fail(errors.INVALID_DECISION, "the model answer is not JSON") from exc
     try:

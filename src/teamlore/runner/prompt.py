@@ -23,6 +23,7 @@ from teamlore.contracts.consolidation import CONSOLIDATION_PATCH_FORMAT
 from teamlore.contracts.extraction import DRAFT_BATCH_FORMAT
 from teamlore.core import errors
 from teamlore.core.canonical import canonical_json, digest
+from teamlore.models.base import without_code_fence
 
 RUNNER_INPUT_VERSION = "runner-input@1"
 TaskKind = Literal["extraction", "adjudication", "consolidation"]
@@ -68,21 +69,10 @@ def runner_input(kind: TaskKind, task: dict[str, Any]) -> bytes:
     return header.encode("utf-8") + canonical_json(task)
 
 
-def _strip_fence(text: str) -> str:
-    stripped = text.strip()
-    if stripped.startswith("```") and stripped.endswith("```") and stripped.count("```") == 2:
-        body = stripped[3:-3]
-        first_newline = body.find("\n")
-        if first_newline >= 0 and not body[:first_newline].strip().startswith("{"):
-            body = body[first_newline + 1 :]
-        return body.strip()
-    return stripped
-
-
 def parse_answer(kind: TaskKind, text: str, task: dict[str, Any]) -> dict[str, Any]:
     """The runner's answer as the contract document to stage; RUNNER_OUTPUT_INVALID otherwise."""
     expected = ANSWER_FORMATS[kind]
-    body = _strip_fence(text)
+    body = without_code_fence(text)
     try:
         document = orjson.loads(body)
     except orjson.JSONDecodeError:
