@@ -106,7 +106,14 @@ def test_sessions_list_unmapped_shows_the_recorded_folders_literally(world) -> N
     assert len(everything) == 3
     text = _cli("sessions", "list", "--unmapped").stdout
     # no listed session has a repository: its column would only narrow the folder's
-    assert text.splitlines()[0].split() == ["session", "provider", "started", "turns", "cwd"]
+    assert text.splitlines()[0].split() == [
+        "session",
+        "provider",
+        "started",
+        "(UTC)",
+        "turns",
+        "cwd",
+    ]
     folded = "".join(text.split())  # the table may fold long cells
     assert "C:\\Users\\me\\src\\tools\\[id]" in folded and "/Users/me/code/shop/web" in folded
 
@@ -137,7 +144,9 @@ def test_path_aliases_in_config_toml_map_the_other_machines_sessions(world, home
     mapped = {s["cwd"]: s["repository"] for s in listed}
     assert mapped["/Users/me/code/shop/web"]["name"] == "shop"
     header = _cli("sessions", "list").stdout.splitlines()[0].split()
-    assert header == ["session", "provider", "started", "turns", "repository", "title", "/", "cwd"]
+    assert header == [
+        *("session", "provider", "started", "(UTC)", "turns", "repository", "title", "/", "cwd")
+    ]
 
 
 def test_an_alias_that_is_not_an_absolute_local_path_is_refused(world, home: Path) -> None:

@@ -255,7 +255,7 @@ def _render_list(result: dict[str, Any], *, unmapped: bool = False, filtered: bo
     # a column no listed session fills would take the title's width at 80 columns
     mapped = any(s["repository"] for s in result["sessions"])
     last = "cwd" if unmapped else "title / cwd"
-    headers = ("session", "provider", "started", "turns", *(("repository",) * mapped), last)
+    headers = ("session", "provider", "started (UTC)", "turns", *(("repository",) * mapped), last)
     table = Table(*headers, box=None)
     table.columns[0].no_wrap = table.columns[2].no_wrap = True
     table.columns[-1].overflow = "fold"
