@@ -53,6 +53,19 @@ def test_a_second_sync_reads_nothing(synced: tuple[dict, Path]) -> None:
     assert (again["files"]["changed"], again["bytesRead"]) == (0, 0)
 
 
+def test_no_session_ends_before_it_starts(synced: tuple[dict, Path]) -> None:
+    """A branched Pi session's header is stamped when the branch was made, after the messages
+    it copied: `sessions show` printed `2025-12-09T00:53:29.825Z → 2025-12-09T00:21:42.119Z`."""
+    _, home = synced
+    ctx = OpContext(cwd=Path.cwd(), home=home)
+    listed = run_operation("sessions.list", ctx, {"limit": 100})["sessions"]
+    assert len(listed) > 20
+    backwards = [s for s in listed if s["endedAt"] and s["startedAt"] > s["endedAt"]]
+    assert backwards == []
+    branched = next(s for s in listed if s["startedAt"] == "2025-12-08T22:41:05.306Z")
+    assert branched["provider"] == "pi"
+
+
 def test_a_file_name_that_is_not_utf8_is_a_diagnostic_and_later_folders_are_indexed(
     tmp_path: Path,
 ) -> None:

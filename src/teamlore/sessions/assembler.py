@@ -376,8 +376,10 @@ class SessionAssembler:
             " title = COALESCE(title, ?), agent_id = COALESCE(agent_id, ?),"
             " git_remote = COALESCE(git_remote, ?), git_commit = COALESCE(git_commit, ?),"
             " parent_session_key = COALESCE(parent_session_key, ?),"
-            " started_at = COALESCE(started_at, ?, (SELECT min(started_at) FROM turns"
-            "   WHERE session_id = ?)),"
+            # the earliest of what is known: a branched Pi session's header is later than
+            # the messages it copied, and "started → ended" must not run backwards
+            " started_at = (SELECT min(at) FROM (SELECT started_at AS at UNION ALL SELECT ?"
+            "   UNION ALL SELECT min(started_at) FROM turns WHERE session_id = ?)),"
             " ended_at = (SELECT max(coalesce(ended_at, started_at)) FROM turns"
             "   WHERE session_id = ?),"
             " turn_count = (SELECT count(*) FROM turns WHERE session_id = ?)"
