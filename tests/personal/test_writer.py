@@ -413,7 +413,7 @@ def test_validation_codes(home: Path, personal: PersonalSettings) -> None:
                 )
             ]
         ),
-        "PERSONAL_DOCUMENT_INVALID": answer(
+        "INVALID_DECISION": answer(  # a body that would break the file, not a broken file
             lambda r: [decision("retain", [put("profile", "A", "## Hidden")], evidence=evidence(r))]
         ),
         "PERSONAL_DOCUMENT_TOO_LARGE": answer(
@@ -432,6 +432,28 @@ def test_validation_codes(home: Path, personal: PersonalSettings) -> None:
         ).outcome == ("ignored")
     assert _profile(home) == ""
     assert not list((documents.personal_root(home) / "receipts").glob("x*"))
+
+
+def test_an_answer_whose_section_would_break_the_file_is_refused_as_the_answers_fault(
+    home: Path, personal: PersonalSettings
+) -> None:
+    """A model that copied a note's `## Tools` heading into a body failed the job with
+    PERSONAL_DOCUMENT_INVALID, `profile: undeclared H1/H2 heading in a section body`: the code
+    and words of a file broken by hand, whose remedy is to edit profile.md (which was fine)."""
+    _user_turn(home, "I use ruff.", "u1", personal)
+    body = "I use ruff.\n\n## Tools\n- ruff"
+    model = ScriptedModel(retain_all("profile", "Tooling", body))
+    failed = run_writer(home, model, personal, force=True, now=T0)
+    assert (failed.outcome, failed.code, failed.job_state) == (
+        "failed",
+        "INVALID_DECISION",
+        "retry",
+    )
+    assert failed.message == (
+        "the answer's change to profile.md 'Tooling': a level-1 or level-2 heading outside a"
+        " code fence in the body; nothing was written"
+    )
+    assert _profile(home) == ""
 
 
 def test_a_secret_in_an_observation_is_quarantined_without_a_model_call(

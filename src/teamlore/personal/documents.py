@@ -161,8 +161,13 @@ class Document(Record, frozen=True):
         return not any(s.title or s.body.strip() for s in self.sections)
 
 
-def _invalid(target: str, why: str) -> errors.TeamloreError:
-    return errors.TeamloreError(errors.PERSONAL_DOCUMENT_INVALID, f"{target}: {why}")
+def _bad_change(where: str, why: str) -> errors.TeamloreError:
+    """A Writer change that would break the section format: the model's answer is refused
+    (INVALID_DECISION, retried like any unusable answer) and the file is untouched. Not
+    PERSONAL_DOCUMENT_INVALID, which tells a person to fix the file by hand."""
+    return errors.TeamloreError(
+        errors.INVALID_DECISION, f"the answer's change to {where}: {why}; nothing was written"
+    )
 
 
 def _broken_file(target: str, line: int, found: str, fix: str) -> errors.TeamloreError:
@@ -224,12 +229,14 @@ def check_body_lines(lines: list[str], where: str) -> None:
             previous_blank = False
             continue
         if _LOW_HEADING.match(line):
-            raise _invalid(where, "undeclared H1/H2 heading in a section body")
+            raise _bad_change(
+                where, "a level-1 or level-2 heading outside a code fence in the body"
+            )
         if _SETEXT.match(line) and not previous_blank:
-            raise _invalid(where, "setext headings are not supported")
+            raise _bad_change(where, "a setext heading (a line of = or -) in the body")
         previous_blank = not line.strip()
     if fences.open:
-        raise _invalid(where, "unclosed code fence")
+        raise _bad_change(where, "a code fence that is never closed")
 
 
 def document_text(data: bytes, *, on_error: str = "strict") -> str:
@@ -363,13 +370,15 @@ def check_title(target: str, title: str) -> None:
         or len(title) > MAX_TITLE_CHARS
         or _CONTROL.search(title)
     ):
-        raise _invalid(target, "a section title must be one trimmed line without control chars")
+        raise _bad_change(
+            relative_path(target), "a section title must be one trimmed line without control chars"
+        )
 
 
 def render_section(target: str, title: str, body: str) -> str:
     check_title(target, title)
     body = body.replace("\r\n", "\n").strip("\n")
-    check_body_lines(body.split("\n") if body else [], target)
+    check_body_lines(body.split("\n") if body else [], f"{relative_path(target)} {title!r}")
     return f"## {title}\n" + (f"{body}\n" if body else "") + "\n"
 
 
@@ -414,7 +423,7 @@ def apply_operations(
     kept = [s for s in slots if s is not None] + appended
     titles = [s.title for s in kept]
     if len(titles) != len(set(titles)):
-        raise _invalid(target, "the change would leave two sections with one title")
+        raise _bad_change(relative_path(target), "two sections would have one title")
     parts = [document.preamble]
     for section in kept:
         if parts[-1] and not parts[-1].endswith("\n"):
