@@ -287,6 +287,40 @@ def test_a_refusal_in_the_text_view_says_what_to_do_next(home: Path) -> None:
     assert text.stderr.splitlines()[1] == f"  next: {error['next']}"
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        "status",  # through typer
+        "sessions search deploy",  # the lean path (cli/params.py)
+        "memory status",  # --repository read before the operation runs
+        "memory search deploy -r relative",
+        "mcp --capability team-read",  # the server's own entry
+    ],
+)
+def test_a_current_folder_deleted_under_the_shell_is_one_refusal(
+    home: Path, tmp_path: Path, command: str
+) -> None:
+    """`git worktree remove` or `rm -rf` of the folder a shell stands in: every command died
+    with a FileNotFoundError traceback or `INTERNAL`, and `teamlore mcp` with a traceback the
+    agent's client showed as a server that would not start."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    exe = shutil.which("teamlore", path=str(Path(sys.executable).parent)) or "teamlore"
+    done = subprocess.run(
+        ["sh", "-c", f'cd "{gone}" && rmdir "$PWD" && exec "{exe}" {command} </dev/null'],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "80"},
+    )
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.splitlines() == [
+        "error CWD_GONE: the current folder no longer exists: it was deleted or moved while"
+        " your shell was in it",
+        "  next: `cd` into a folder that exists, then run the command again.",
+    ]
+
+
 def test_a_malformed_id_is_refused_by_its_flag_with_the_form_it_takes(
     home: Path, tmp_path: Path
 ) -> None:

@@ -132,8 +132,15 @@ def _dispatch(args: list[str]) -> None:
 def _run_lean(invocation: Callable[[], None]) -> None:
     """Exit as a typer command does: 0 when it returns, its code when it exits, 1 quietly when
     the reader of its output went away."""
+    from teamlore.core.errors import TeamloreError
+
     try:
         invocation()
+    except TeamloreError as err:  # refused before its operation ran (CWD_GONE)
+        from teamlore.cli.main import _requested_format
+        from teamlore.cli.output import fail
+
+        fail(err, _requested_format(sys.argv[1:]))
     except BrokenPipeError:
         devnull = os.open(os.devnull, os.O_WRONLY)  # no second error flushing stdout at exit
         os.dup2(devnull, sys.stdout.fileno())

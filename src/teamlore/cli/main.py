@@ -172,6 +172,8 @@ def main() -> None:
         sys.exit(1)
     except BrokenPipeError:
         sys.exit(1)
+    except errors.TeamloreError as err:  # refused before its operation ran (CWD_GONE)
+        fail(err, _requested_format(sys.argv[1:]))
     sys.exit(code if isinstance(code, int) else 0)  # a command returns None, typer.Exit its code
 
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, cast
 from teamlore.cli.literal import json_text, literal
 from teamlore.cli.params import RUNNING_FLAGS, Argument, Option
 from teamlore.core import errors
+from teamlore.core.paths import from_here, working_directory
 from teamlore.ops.registry import OpContext, run_operation
 
 if TYPE_CHECKING:
@@ -57,7 +58,7 @@ RepositoryOption = Option(
 
 def cwd_of(repository: str | None) -> Path:
     """The directory a command given `--repository` (or not) runs its operation from."""
-    return Path(repository).expanduser().absolute() if repository else Path.cwd()
+    return from_here(repository) if repository else working_directory()
 
 
 # Hybrid search (docs/hybrid-search.md) fuses words and meaning; this leaves meaning out.
@@ -295,7 +296,7 @@ def run(
         )
         with showing as progress:
             ctx = OpContext(
-                cwd=cwd or Path.cwd(),
+                cwd=cwd or working_directory(),
                 progress=progress,
                 confirm=confirm,
                 org_database=org_database,

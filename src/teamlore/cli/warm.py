@@ -131,7 +131,10 @@ def answered(args: list[str]) -> int | None:
         return None
     if os.environ.get("TEAMLORE_FAILPOINT"):  # a test's kill is this process's (core/failpoints)
         return None
-    request = request_for(args)
+    try:
+        request = request_for(args)
+    except FileNotFoundError:  # the current folder is gone: the command itself says so
+        return None
     try:
         header, out, err = _ask(path, request)
     except (OSError, ValueError, KeyError, TypeError):

@@ -34,7 +34,7 @@ from teamlore.cli.params import Option
 from teamlore.core import errors
 from teamlore.core.locations import state_dir_path
 from teamlore.core.lock import file_lock
-from teamlore.core.paths import FILE_MODE, display_path, state_dir
+from teamlore.core.paths import FILE_MODE, display_path, state_dir, working_directory
 
 LOCK_NAME = "watch.lock"
 # sun_path holds 108 bytes on Linux, 104 on macOS, with the terminating NUL
@@ -231,7 +231,7 @@ class Server:
         self.last_sync = time.monotonic()
         try:
             # another sync running (a `teamlore sync`): this change is in its work or the next
-            result = run_operation("sync", OpContext(cwd=Path.cwd()), {"wait_seconds": 0})
+            result = run_operation("sync", OpContext(cwd=working_directory()), {"wait_seconds": 0})
         except errors.TeamloreError as err:  # e.g. another sync holds the lock: retried
             self.event("sync-refused", code=err.code, message=err.message)
             self.watcher.changed.set()

@@ -186,6 +186,25 @@ def display_path(path: Path | str) -> str:
     return text
 
 
+def working_directory() -> Path:
+    """The current folder. CWD_GONE when it was deleted or moved while the shell (or the agent
+    that started this process) stood in it, where `Path.cwd()` raises a bare FileNotFoundError."""
+    try:
+        return Path(os.getcwd())
+    except FileNotFoundError:
+        raise errors.TeamloreError(
+            errors.CWD_GONE,
+            "the current folder no longer exists: it was deleted or moved while your shell"
+            " was in it",
+        ) from None
+
+
+def from_here(path: str) -> Path:
+    """`path` (`~` expanded) as an absolute path, a relative one taken from the current folder."""
+    given = Path(path).expanduser()
+    return given if given.is_absolute() else working_directory() / given
+
+
 def escaped_path(path: Path | str) -> str:
     """`path` as text that encodes to UTF-8: a byte the file system holds that is not UTF-8
     (a name Python decoded with surrogate escapes) shows as `\\xNN`."""

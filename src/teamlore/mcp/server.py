@@ -39,6 +39,7 @@ from mcp.shared.message import SessionMessage
 
 from teamlore import __version__
 from teamlore.core import errors
+from teamlore.core.paths import from_here, working_directory
 from teamlore.ops.registry import (
     CAPABILITY_TIERS,
     PERSONAL_CAPABILITIES,
@@ -349,7 +350,7 @@ def build_server(
     the org index `org serve` was launched with (docs/org.md)."""
     if not isinstance(launch, Launch):
         capabilities = [launch] if isinstance(launch, str) else list(launch)
-        launch = plan_launch(capabilities, cwd=cwd or Path.cwd(), home=home)
+        launch = plan_launch(capabilities, cwd=cwd or working_directory(), home=home)
     fixed = launch
     ops = _operations_for(fixed.capabilities)
 
@@ -474,13 +475,13 @@ def serve(
     workspaces: Sequence[str] = (),
     accept_user_turns: bool = False,
 ) -> None:
-    cwd = Path(repository).expanduser().resolve() if repository else Path.cwd()
+    cwd = from_here(repository).resolve() if repository else working_directory()
     launch = plan_launch(
         capabilities,
         cwd=cwd,
         client_id=client_id,
         global_context=global_context,
-        workspaces=[str(Path(w).expanduser().absolute()) for w in workspaces],
+        workspaces=[str(from_here(w)) for w in workspaces],
         accept_user_turns=accept_user_turns,
     )
     writer = start_writer(launch) if launch.writes_personal else None

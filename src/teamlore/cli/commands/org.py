@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import typer
@@ -25,7 +24,7 @@ from teamlore.cli.output import (
     styled,
 )
 from teamlore.core import errors
-from teamlore.core.paths import display_path
+from teamlore.core.paths import display_path, working_directory
 
 DatabaseOption = typer.Option(
     None,
@@ -226,7 +225,7 @@ def serve(
             ServeOptions(
                 host=host,
                 port=port,
-                cwd=Path.cwd(),
+                cwd=working_directory(),
                 database=database,
                 rate=rate,
                 allow_remote=allow_remote,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import typer
@@ -11,6 +10,7 @@ from teamlore.cli.app import memory_app
 from teamlore.cli.output import (
     FormatOption,
     OutputFormat,
+    cwd_of,
     run,
     say,
     say_ignored_by_git,
@@ -66,5 +66,10 @@ def promote(
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """Approve and apply a promotion plan to this worktree (no stage, commit or push)."""
-    cwd = Path(repository).expanduser().absolute() if repository else Path.cwd()
-    run("memory.promote", {"planId": plan, "planDigest": digest}, fmt, _render_promote, cwd=cwd)
+    run(
+        "memory.promote",
+        {"planId": plan, "planDigest": digest},
+        fmt,
+        _render_promote,
+        cwd=cwd_of(repository),
+    )
