@@ -159,6 +159,18 @@ def test_a_missing_tree_is_reported_not_raised(conn: sqlite3.Connection, tmp_pat
     assert (result.tree, result.lint) == ("missing", None)
 
 
+def test_an_unsafe_tree_says_why(conn: sqlite3.Connection, tmp_path: Path) -> None:
+    """`Memory tree .threadshare/memory (unsafe)` said nothing of what was unsafe."""
+    root = tmp_path / "linked"
+    (root / ".threadshare").mkdir(parents=True)
+    (root / ".threadshare/memory").symlink_to(tmp_path)
+    result = status(conn, root)
+    assert (result.tree, result.lint) == ("unsafe", None)
+    assert result.tree_problem == (
+        ".threadshare/memory: symbolic links are not allowed in the memory tree"
+    )
+
+
 def test_a_projection_from_another_analyzer_is_flagged(
     conn: sqlite3.Connection, worktree: Path
 ) -> None:

@@ -128,6 +128,7 @@ class MemoryStatus(BaseModel):
     worktree_key: str
     memory_root: str
     tree: Literal["present", "missing", "unsafe"]
+    tree_problem: str | None = None  # why an unsafe tree is unsafe (UNSAFE_PATH's message)
     projection: ProjectionStatus | None  # None: never synced
     entries: EntryCounts
     candidates: CandidateCounts
@@ -194,21 +195,25 @@ def _projection_status(
     )
 
 
+TreeState = Literal["present", "missing", "unsafe"]
+
+
 def _lint_summary(
     worktree_root: Path, cache: LintCache, progress: LintProgress | None
-) -> tuple[Literal["present", "missing", "unsafe"], LintSummary | None, list[str]]:
-    """The tree's state, its lint summary and the files linted."""
+) -> tuple[TreeState, str | None, LintSummary | None, list[str]]:
+    """The tree's state, why it is unsafe (if it is), its lint summary and the files linted."""
     try:
         report = lint_tree(worktree_root, memo=cache, progress=progress)
     except errors.TeamloreError as exc:
         if exc.code == errors.MEMORY_NOT_INITIALIZED.code:
-            return "missing", None, []
+            return "missing", None, None, []
         if exc.code == errors.UNSAFE_PATH.code:
-            return "unsafe", None, []
+            return "unsafe", exc.message, None, []
         raise
     cache.save(report.files)
     return (
         "present",
+        None,
         LintSummary(
             policy_version=report.policy_version,
             files=len(report.files),
@@ -237,13 +242,14 @@ def memory_status(
         owner,
     ):
         setattr(entries, status, n)
-    tree, lint, files = _lint_summary(worktree_root, LintCache(conn, *owner), progress)
+    tree, problem, lint, files = _lint_summary(worktree_root, LintCache(conn, *owner), progress)
     ignored = [IgnoredRule.model_validate(rule) for rule in ignored_by_git(worktree_root, files)]
     return MemoryStatus(
         repository_key=repository_key,
         worktree_key=worktree_key,
         memory_root=MEMORY_ROOT,
         tree=tree,
+        tree_problem=problem,
         projection=projection,
         entries=entries,
         candidates=CandidateCounts(**_count_by_status(conn, "candidates", *owner)),

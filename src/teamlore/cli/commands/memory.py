@@ -48,6 +48,8 @@ def init(repository: str | None = RepositoryOption, fmt: OutputFormat = FormatOp
 def _render_status(result: dict[str, Any]) -> None:
     projection = result.get("projection") or {}
     stdout.print(f"Memory tree  {result['memoryRoot']} ({result['tree']})")
+    if result.get("treeProblem"):
+        say("  ", styled("unsafe", "yellow"), f" {result['treeProblem']}")
     if projection:
         stdout.print(
             f"Projection   generation {projection['generation']}, coverage {projection['coverage']}"
