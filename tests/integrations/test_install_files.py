@@ -208,6 +208,23 @@ def test_dry_run_shows_the_diff_and_writes_nothing(user: Path) -> None:
     assert not (user.parent / "state" / "integrations").exists()
 
 
+def test_the_text_view_of_a_dry_run_says_what_would_happen(user: Path) -> None:
+    """The rows under `would change (dry run, nothing written)` said `created` and `removed`;
+    and `uninstall --client all` with nothing installed said "not installed for all"."""
+    refused = teamlore_cli("uninstall", "--client", "all", env={"COLUMNS": "80"})
+    assert refused.returncode == 1
+    assert refused.stderr.splitlines()[0] == (
+        "error NOTHING_INSTALLED: teamlore is not installed for claude, codex or pi (user scope)"
+    )
+    preview = teamlore_cli("install", "--client", "codex", "--dry-run", env={"COLUMNS": "80"})
+    rows = [line for line in preview.stdout.splitlines() if line.startswith("  ")]
+    assert rows == ["  would create  ~/.codex/config.toml", "  would create  ~/.codex/hooks.json"]
+    assert teamlore_cli("install", "--client", "codex").returncode == 0
+    preview = teamlore_cli("uninstall", "--client", "codex", "--dry-run", env={"COLUMNS": "80"})
+    rows = [line for line in preview.stdout.splitlines() if line.startswith("  ")]
+    assert rows == ["  would remove  ~/.codex/config.toml", "  would remove  ~/.codex/hooks.json"]
+
+
 def test_project_scope_is_safe_to_commit(user: Path, tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()

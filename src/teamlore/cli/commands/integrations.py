@@ -34,11 +34,23 @@ ScopeOption = typer.Option(
 )
 
 
-def _render_files(title: str, done: dict[str, Any]) -> None:
+# what a dry run's rows say: the file is not created yet, it would be
+_WOULD = {
+    "created": "would create",
+    "updated": "would update",
+    "restored": "would restore",
+    "removed": "would remove",
+    "kept (changed since install)": "would keep (changed since install)",
+}
+
+
+def _render_files(title: str, done: dict[str, Any], *, dry_run: bool) -> None:
     where = f" in {done['root']}" if done.get("root") else ""
     say(styled(done["client"], "bold"), f" ({done['scope']} scope{where}): {title}")
+    width = 13 if dry_run else 10
     for item in done["files"]:
-        say(f"  {item['action']:<10} {display_path(item['path'])}")
+        action = _WOULD.get(item["action"], item["action"]) if dry_run else item["action"]
+        say(f"  {action:<{width}} {display_path(item['path'])}")
         if item.get("linkTarget") and item.get("diff"):
             target = display_path(item["linkTarget"])
             say(
@@ -52,7 +64,7 @@ def _render_files(title: str, done: dict[str, Any]) -> None:
 def _render_install(result: dict[str, Any]) -> None:
     title = "would change (dry run, nothing written)" if result["dryRun"] else "installed"
     for done in result["installed"]:
-        _render_files(title, done)
+        _render_files(title, done, dry_run=result["dryRun"])
         assemble = done.get("assemble") or {}
         assembled = assemble.get("result") or {}
         if assemble.get("ran") and assembled["targetLinksTo"]:
@@ -75,7 +87,7 @@ def _render_install(result: dict[str, Any]) -> None:
 def _render_uninstall(result: dict[str, Any]) -> None:
     title = "would change (dry run, nothing written)" if result["dryRun"] else "uninstalled"
     for done in result["uninstalled"]:
-        _render_files(title, done)
+        _render_files(title, done, dry_run=result["dryRun"])
     for note in result.get("notes", []):
         say(styled("note", "yellow"), f" {note}")
 

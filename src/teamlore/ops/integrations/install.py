@@ -397,6 +397,14 @@ def uninstall(ctx: OpContext, request: UninstallRequest) -> dict[str, Any]:
     return out
 
 
+def _named(client: str) -> str:
+    """`all` as a person reads it in a sentence."""
+    if client != "all":
+        return client
+    *first, last = CLIENTS
+    return f"{', '.join(first)} or {last}"
+
+
 def _uninstall_all(
     home: Path, request: UninstallRequest, root: Path | None, names: list[str], dry_run: bool
 ) -> list[dict[str, Any]]:
@@ -406,7 +414,7 @@ def _uninstall_all(
     if not present:
         raise errors.TeamloreError(
             errors.NOTHING_INSTALLED,
-            f"teamlore is not installed for {request.client} ({request.scope} scope)",
+            f"teamlore is not installed for {_named(request.client)} ({request.scope} scope)",
         )
     previews = [
         installer.uninstall(home, client=c, scope=request.scope, root=root, dry_run=True)
