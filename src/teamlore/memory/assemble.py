@@ -255,8 +255,7 @@ def linked_counterpart(root: Path, provider: str, path: str) -> str | None:
     there: a block or a projection written through the link would name this provider's Skill
     paths, and each provider's assemble would undo the other's. Any other link is refused where
     it is written, never followed (docs/assemble.md, "One file for both agents")."""
-    (other,) = (layout for name, layout in PROVIDERS.items() if name != provider)
-    mine = PROVIDERS[provider]
+    other, mine = PROVIDERS[_other(provider)], PROVIDERS[provider]
     counterpart = other.instructions_file if path == mine.instructions_file else other.skills_dir
     link = root / path
     if _linked_folders(root, path) or not link.is_symlink():
@@ -270,6 +269,11 @@ def linked_counterpart(root: Path, provider: str, path: str) -> str | None:
     if pointed != counterpart or _linked_folders(root, counterpart):
         return None
     return None if (root / counterpart).is_symlink() else counterpart
+
+
+def _other(provider: str) -> str:
+    (other,) = (name for name in PROVIDERS if name != provider)
+    return other
 
 
 def _linked_folders(root: Path, relative: str) -> bool:
@@ -563,6 +567,8 @@ def _assemble(
         "targetLinksTo": block_link,
         "skillsFolder": layout.skills_dir,
         "skillsLinkTo": skills_link,
+        # whose assemble writes what this provider's links lead to
+        "linkedProvider": _other(provider) if block_link or skills_link else None,
         "repairedMarkerLines": repaired,
         "block": block,
         "skills": [

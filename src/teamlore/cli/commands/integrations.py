@@ -68,10 +68,9 @@ def _render_install(result: dict[str, Any]) -> None:
         assemble = done.get("assemble") or {}
         assembled = assemble.get("result") or {}
         if assemble.get("ran") and assembled["targetLinksTo"]:
-            other = "codex" if assembled["provider"] == "claude" else "claude"
             say(
                 f"  {assembled['target']} links to {assembled['targetLinksTo']}: its team memory"
-                f" block comes from `teamlore memory assemble -p {other}`"
+                f" block comes from `teamlore memory assemble -p {assembled['linkedProvider']}`"
             )
         elif assemble.get("ran"):
             say("  assembled the team memory block for this client")

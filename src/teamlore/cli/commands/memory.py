@@ -377,7 +377,7 @@ def stage(
 
 
 def _render_assemble(result: dict[str, Any]) -> None:
-    other = "codex" if result["provider"] == "claude" else "claude"
+    other = result["linkedProvider"]
     if result["targetLinksTo"]:
         stdout.print(
             f"{result['target']} links to {result['targetLinksTo']}: not changed. "
