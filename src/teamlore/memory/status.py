@@ -121,13 +121,16 @@ class IgnoredRule(BaseModel):
     paths: list[str]
 
 
+TreeState = Literal["present", "missing", "unsafe"]
+
+
 class MemoryStatus(BaseModel):
     model_config = WIRE
 
     repository_key: str
     worktree_key: str
     memory_root: str
-    tree: Literal["present", "missing", "unsafe"]
+    tree: TreeState
     tree_problem: str | None = None  # why an unsafe tree is unsafe (UNSAFE_PATH's message)
     projection: ProjectionStatus | None  # None: never synced
     entries: EntryCounts
@@ -193,9 +196,6 @@ def _projection_status(
         counts=stored_counts(conn, repository_key, worktree_key),
         diagnostics=[Diagnostic.from_json(d) for d in orjson.loads(row[5])],
     )
-
-
-TreeState = Literal["present", "missing", "unsafe"]
 
 
 def _lint_summary(

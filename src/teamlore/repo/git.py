@@ -13,8 +13,9 @@ Every git process teamlore starts goes through `run_git`:
   process.
 
 Callers pass `--no-textconv --no-ext-diff` to diff-producing commands themselves.
-Failures become `TeamloreError(GIT_FAILED)`; callers that can tell "not a repository" or
-"bare repository" apart map those to their own codes.
+Failures become `TeamloreError(GIT_FAILED)`, or `REPOSITORY_NOT_TRUSTED` when git refuses a
+repository another user owns (its `safe.directory` check, kept, never bypassed); callers that
+can tell "not a repository" or "bare repository" apart map those to their own codes.
 """
 
 from __future__ import annotations
