@@ -317,7 +317,7 @@ def test_a_current_folder_deleted_under_the_shell_is_one_refusal(
     assert done.stderr.splitlines() == [
         "error CWD_GONE: the current folder no longer exists: it was deleted or moved while"
         " your shell was in it",
-        "  next: `cd` into a folder that exists, then run the command again.",
+        "  next: Go to a folder that exists (`cd`), then run the command again.",
     ]
 
 
