@@ -685,6 +685,20 @@ def test_a_symlinked_skill_directory_is_refused(repo: Path, home: Path, tmp_path
     assert not (repo / "AGENTS.md").exists()
 
 
+def test_a_skill_folder_that_is_a_file_is_refused_with_a_fix_for_that_path(
+    repo: Path, home: Path
+) -> None:
+    """`.claude` a file: the refusal's next step said to fix `.threadshare/memory`."""
+    from teamlore.core import errors
+
+    add_skill(repo, "release")
+    (repo / ".claude").write_text("not a folder\n")
+    err = refused(repo, home, "claude")
+    assert (err.code, err.message) == ("UNSAFE_PATH", ".claude: not a directory")
+    assert ".threadshare" not in errors.next_step(err.error)
+    assert not (repo / "CLAUDE.md").exists()
+
+
 def test_the_command_says_how_entries_reach_agents_and_how_doctrine_is_made(
     reference_repo: Path, home: Path
 ) -> None:

@@ -44,7 +44,7 @@ NEXT: dict[str, str] = {
     # team memory store
     "MEMORY_FILE_INVALID": "Fix the file the message names; `teamlore memory lint` checks it.",
     "LINT_BLOCKED": "Remove the secret, session id or local path the finding names, then retry.",
-    "UNSAFE_PATH": "Replace the symlink or stray file under .threadshare/memory with a folder.",
+    "UNSAFE_PATH": "Make the path the message names a real folder or file (no symlink); retry.",
     "QUERY_EMPTY": "Give the query at least one word or identifier to search for.",
     "INDEX_OUTDATED": "Run `teamlore sync` once; it re-analyzes the index.",
     "PAYLOAD_TOO_LARGE": "Send less in one request: fewer items or shorter text.",
