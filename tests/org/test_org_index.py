@@ -293,6 +293,16 @@ def test_an_over_long_query_or_limit_is_refused_and_changes_nothing(
     assert code == 2 and json.loads(output)["error"]["code"] == "INVALID_ARGUMENT"
     code, output = org(home, database, "remove", "nobody", "--format", "json")
     assert code == 1 and json.loads(output)["error"]["code"] == "ORG_REPOSITORY_UNKNOWN"
+    # a misspelt filter read as "no matching memory"
+    code, output = org(home, database, "search", "deploy", "-r", "web", "-r", "wbe", "-f", "json")
+    assert code == 1 and json.loads(output)["error"] == {
+        "code": "ORG_REPOSITORY_UNKNOWN",
+        "message": "the org index has no repository named wbe",
+        "problem": "the org index has no repository named wbe",
+        "next": "See the org's repositories with `teamlore org list`.",
+    }
+    code, output = org(home, database, "search", "deploy", "--kind", "entries")
+    assert code == 2 and "error INVALID_ARGUMENT: --kind: Input should be" in output  # not kind.0
     code, output = org(home, database, "add", str(clones["web"]), "--format", "json")
     assert code == 1 and json.loads(output)["error"]["code"] == "ORG_REPOSITORY_EXISTS"
     code, output = org(home, database, "add", str(clones["web"]), "--name", "w2", "-f", "json")

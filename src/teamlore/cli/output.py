@@ -263,7 +263,8 @@ def _in_flag_terms(err: errors.TeamloreError) -> errors.TeamloreError:
     flags = _command_flags()
     if flags is None:
         return err
-    snake = re.sub(r"(?<!^)(?=[A-Z])", "_", field).lower()
+    item = re.sub(r"(\.\d+)+$", "", field)  # `kind.0`: an item of a repeatable flag
+    snake = re.sub(r"(?<!^)(?=[A-Z])", "_", item).lower()
     for name in (snake, *(snake.removesuffix(end) for end in ("s", "_seconds", "_id"))):
         flag = flags.get(name)
         if flag is not None:

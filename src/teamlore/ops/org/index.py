@@ -180,6 +180,14 @@ def org_search(ctx: OpContext, request: SearchRequest) -> dict[str, Any]:
     from teamlore.org.search import search_org
 
     store = org_store(ctx)
+    if request.repository:  # a misspelt name would otherwise read as "no matching memory"
+        known = {r.name for r in store.repositories()}
+        unknown = [name for name in request.repository if name not in known]
+        if unknown:
+            raise errors.TeamloreError(
+                errors.ORG_REPOSITORY_UNKNOWN,
+                f"the org index has no repository named {', '.join(unknown)}",
+            )
     embedder, vector = configured_vectors(ctx, lexical=request.lexical)
     result = search_org(
         store,
