@@ -80,6 +80,22 @@ def test_bad_requests_are_refused_and_write_nothing(
     assert not (home / "memory-state.sqlite3").exists()
 
 
+def test_a_session_key_as_sessions_list_shows_it_selects_that_session(
+    repo: Path, home: Path
+) -> None:
+    """`--session-keys d92c53cd8b28`, copied from `sessions list`, matched nothing ("No sealed
+    turns of this worktree match the request"), and so did a key no session has."""
+    listed = REGISTRY.get("sessions.list").run(OpContext(cwd=repo, home=home), {})
+    full = listed["sessions"][0]["sessionKey"]
+    by_full = run(repo, home, {**WINDOW, "sessionKeys": [full]})
+    by_short = run(repo, home, {**WINDOW, "sessionKeys": [full[:12]]})
+    assert by_short["sources"] and by_short["sources"] == by_full["sources"]
+    assert by_short["selection"]["requestDigest"] == by_full["selection"]["requestDigest"]
+    with pytest.raises(errors.TeamloreError) as refused:
+        run(repo, home, {**WINDOW, "sessionKeys": ["deadbeef00"]})
+    assert refused.value.code == "SESSION_NOT_FOUND"
+
+
 def test_an_unregistered_repository_is_refused(tmp_path: Path, home: Path) -> None:
     stray = make_repo(tmp_path / "stray")
     with pytest.raises(errors.TeamloreError) as refused:

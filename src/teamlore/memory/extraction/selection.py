@@ -56,6 +56,7 @@ from teamlore.repo.binding import (
     normalize_posix,
 )
 from teamlore.sessions.index_db import body_match
+from teamlore.sessions.queries import resolve_session_key
 
 REQUEST_FORMAT = "threadshare-memory-extraction-request@v1"
 MAX_WINDOW_DAYS = 366
@@ -167,6 +168,20 @@ def normalize_request(
         "query": query.strip(),
         "filters": filters,
     }
+
+
+def with_full_session_keys(
+    index_conn: sqlite3.Connection, request: dict[str, Any]
+) -> dict[str, Any]:
+    """`request` with each of its `sessionKeys` as the full key. A key may be given as `sessions
+    list` shows it (a unique prefix of at least 8 hex characters) or as the provider's session
+    id, as `sessions show` takes it; one no session has is SESSION_NOT_FOUND, where it made a
+    recall that matched nothing."""
+    keys = request["filters"]["sessionKeys"]
+    if not keys:
+        return request
+    full = sorted({resolve_session_key(index_conn, key) for key in keys})
+    return {**request, "filters": {**request["filters"], "sessionKeys": full}}
 
 
 def _check_capability_filters(filters: dict[str, list[str]]) -> None:

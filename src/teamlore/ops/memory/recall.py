@@ -159,11 +159,13 @@ def _parse_document(raw: dict[str, Any]) -> ExtractionRequestDocument:
 def memory_recall(ctx: OpContext, request: RecallRequest) -> dict[str, Any]:
     """Select sealed turns of this worktree and return bounded extraction tasks."""
     from teamlore.memory.extraction.recall import recall
+    from teamlore.memory.extraction.selection import with_full_session_keys
     from teamlore.memory.skills.context import recall_contexts
     from teamlore.ops.owner import open_owner
 
     normalized = request.normalized()
     with open_owner(ctx, sessions=True) as stores:
+        normalized = with_full_session_keys(stores.index, normalized)
         stores.sync_projection(only_if_present=True)  # the scenes of sceneIndexSummary
         result = recall(
             stores.index,

@@ -405,6 +405,7 @@ def memory_extract_preview(ctx: OpContext, request: ExtractPreviewRequest) -> di
         live_adjudication_task,
     )
     from teamlore.memory.extraction.recall import recall
+    from teamlore.memory.extraction.selection import with_full_session_keys
     from teamlore.ops.owner import open_owner
     from teamlore.runner.plans import MAX_PLANS_PER_MANIFEST
     from teamlore.runner.profiles import resolve_runner
@@ -412,6 +413,7 @@ def memory_extract_preview(ctx: OpContext, request: ExtractPreviewRequest) -> di
     normalized = request.recall_request().normalized()
     runner = resolve_runner(_choice(request), home=ctx.home)
     with open_owner(ctx, sessions=True) as stores:
+        normalized = with_full_session_keys(stores.index, normalized)
         stores.sync_projection()
         owner = _plan_owner(stores.identity)
         recalled = recall(
