@@ -231,6 +231,7 @@ def test_sessions_search_filters_by_repository_after_mapping(repo: Path, tmp_pat
     other = tmp_path / "other"
     other.mkdir()
     git(other, "init", "-q")
+    assert teamlore_cli("sync", "--repository", str(other)).returncode == 0
     elsewhere = json.loads(
         teamlore_cli(
             "sessions", "search", "tag prefix", "--repository", str(other), "--format", "json"

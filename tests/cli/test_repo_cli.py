@@ -237,6 +237,21 @@ def test_repo_forget_refuses_what_is_not_registered_and_changes_nothing(
     assert _cli("repo", "forget").returncode == 2  # PATH is required
 
 
+def test_a_repository_filter_naming_an_unregistered_worktree_says_so(world, tmp_path: Path) -> None:
+    """`sessions search -r PATH` / `sessions list -r PATH` before `sync --repository PATH` said
+    "No matching turns" / "No sessions match these filters": nothing ever maps to it."""
+    other = _repo(tmp_path / "src" / "other")
+    for command in (["sessions", "search", "deploy"], ["sessions", "list"]):
+        proc = _cli(*command, "--repository", str(other))
+        assert proc.returncode == 1 and proc.stderr.splitlines() == [
+            "error REPOSITORY_NOT_REGISTERED: other is not registered, so no session is linked"
+            " to it",
+            "  next: Register it: `teamlore sync --repository PATH` (`.` for here).",
+        ]
+    listed = _json("sessions", "list", "--repository", str(world["shop"]))
+    assert listed["sessions"]  # a registered one filters as before
+
+
 def test_repo_list_text_and_forget_from_inside_the_worktree(world, tmp_path: Path) -> None:
     text = _cli("repo", "list").stdout
     assert "shop" in text and "ok" in text and str(world["shop"]) in "".join(text.split())

@@ -288,15 +288,25 @@ def _read_index(home: Path | None) -> sqlite3.Connection:
     return open_index_for_read(home)
 
 
-def _worktree_filter(ctx: OpContext, repository: str | None) -> str | None:
+def _worktree_filter(
+    ctx: OpContext, conn: sqlite3.Connection, repository: str | None
+) -> str | None:
+    """The worktree key `--repository` names. A worktree `sync --repository` never registered
+    has no sessions mapped to it: REPOSITORY_NOT_REGISTERED, where it read as "no matching
+    turns" or "no sessions match these filters"."""
     if repository is None:
         return None
     from teamlore.repo.binding import resolve_repository
+    from teamlore.repo.tables import list_worktrees
 
     path = Path(repository).expanduser()
-    return resolve_repository(
-        path if path.is_absolute() else ctx.cwd / path, home=ctx.home
-    ).worktree_key
+    identity = resolve_repository(path if path.is_absolute() else ctx.cwd / path, home=ctx.home)
+    if identity.worktree_key not in {row.worktree_key for row in list_worktrees(conn)}:
+        raise errors.TeamloreError(
+            errors.REPOSITORY_NOT_REGISTERED,
+            f"{identity.worktree_root.name} is not registered, so no session is linked to it",
+        )
+    return identity.worktree_key
 
 
 def _instant(value: str) -> str | None:
@@ -338,7 +348,7 @@ def sessions_list(ctx: OpContext, request: SessionsListRequest) -> dict[str, Any
     with index_errors(_read_index(ctx.home)) as conn:
         filters: dict[str, Any] = {
             "provider": request.provider,
-            "worktree_key": _worktree_filter(ctx, request.repository),
+            "worktree_key": _worktree_filter(ctx, conn, request.repository),
             "since": request.since,
             "until": request.until,
             "unmapped": request.unmapped,
@@ -429,7 +439,7 @@ def sessions_search(ctx: OpContext, request: SessionsSearchRequest) -> dict[str,
 
     refreshed = _index_stale_files(ctx.home) if request.sync_first else None
     with index_errors(_read_index(ctx.home)) as conn:
-        worktree = _worktree_filter(ctx, request.repository)
+        worktree = _worktree_filter(ctx, conn, request.repository)
         embedder, skipped = (
             (None, vector_skipped(LEXICAL_ASKED)) if request.lexical else _search_embedder(ctx.home)
         )
