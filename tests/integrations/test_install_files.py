@@ -486,11 +486,17 @@ def team_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return repo
 
 
-def test_a_user_scope_install_writes_into_the_repository_only_when_asked_and_uninstall_takes_it_out(
-    user: Path, team_repo: Path, tmp_path: Path
-) -> None:
+@pytest.fixture()
+def repo(team_repo: Path, tmp_path: Path) -> Path:
+    """A copy of `team_repo` for one test to change (links kept as links)."""
     repo = tmp_path / "repo"
     shutil.copytree(team_repo, repo, symlinks=True)
+    return repo
+
+
+def test_a_user_scope_install_writes_into_the_repository_only_when_asked_and_uninstall_takes_it_out(
+    user: Path, repo: Path
+) -> None:
     before = tree(repo)
     result = op("install", repo, client="all")
     assert all("assemble" not in done for done in result["installed"])
@@ -508,12 +514,10 @@ def test_a_user_scope_install_writes_into_the_repository_only_when_asked_and_uni
 
 
 def test_a_claude_md_linked_to_agents_md_gets_one_block_and_uninstall_takes_it_out(
-    user: Path, team_repo: Path, tmp_path: Path
+    user: Path, repo: Path
 ) -> None:
     """The common `CLAUDE.md -> AGENTS.md`: install stopped with CLIENT_CONFIG_UNSAFE after it
     had written .mcp.json and .claude/settings.json, and the team got no block and no Skills."""
-    repo = tmp_path / "repo"
-    shutil.copytree(team_repo, repo, symlinks=True)
     (repo / "AGENTS.md").write_text("# Our project\n\nRun make test.\n")
     (repo / "CLAUDE.md").symlink_to("AGENTS.md")
     before = tree(repo)
@@ -528,10 +532,8 @@ def test_a_claude_md_linked_to_agents_md_gets_one_block_and_uninstall_takes_it_o
 
 
 def test_an_instructions_file_assemble_refuses_leaves_the_install_done_and_says_why(
-    user: Path, team_repo: Path, tmp_path: Path
+    user: Path, repo: Path, tmp_path: Path
 ) -> None:
-    repo = tmp_path / "repo"
-    shutil.copytree(team_repo, repo, symlinks=True)
     (tmp_path / "shared.md").write_text("# Shared\n")
     (repo / "CLAUDE.md").symlink_to(tmp_path / "shared.md")
     before = tree(repo)
@@ -545,10 +547,8 @@ def test_an_instructions_file_assemble_refuses_leaves_the_install_done_and_says_
 
 
 def test_an_assembled_file_edited_since_install_is_kept_by_uninstall(
-    user: Path, team_repo: Path, tmp_path: Path
+    user: Path, repo: Path
 ) -> None:
-    repo = tmp_path / "repo"
-    shutil.copytree(team_repo, repo, symlinks=True)
     op("install", repo, client="claude", assemble=True)
     edited = (repo / "CLAUDE.md").read_text() + "\nMy own note.\n"
     (repo / "CLAUDE.md").write_text(edited)
@@ -560,10 +560,8 @@ def test_an_assembled_file_edited_since_install_is_kept_by_uninstall(
 
 @pytest.mark.parametrize("step", ["assemble.intent-written", "assemble.written"])
 def test_a_kill_around_assemble_is_recorded_by_the_next_uninstall(
-    user: Path, team_repo: Path, tmp_path: Path, step: str
+    user: Path, repo: Path, step: str
 ) -> None:
-    repo = tmp_path / "repo"
-    shutil.copytree(team_repo, repo, symlinks=True)
     (repo / "CLAUDE.md").write_text("# Our project\n\nRun make test.\n")
     before = tree(repo)
     script = (
@@ -577,11 +575,7 @@ def test_a_kill_around_assemble_is_recorded_by_the_next_uninstall(
     assert tree(repo) == before
 
 
-def test_a_second_assembling_install_keeps_the_first_backup(
-    user: Path, team_repo: Path, tmp_path: Path
-) -> None:
-    repo = tmp_path / "repo"
-    shutil.copytree(team_repo, repo, symlinks=True)
+def test_a_second_assembling_install_keeps_the_first_backup(user: Path, repo: Path) -> None:
     (repo / "CLAUDE.md").write_text("# Our project\n")
     before = tree(repo)
     op("install", repo, client="claude", assemble=True)
