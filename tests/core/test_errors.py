@@ -67,3 +67,22 @@ def test_a_value_refused_by_a_pattern_is_told_what_it_should_look_like() -> None
     assert named == "planId: 'nope' is not a whole id like 0b6c8d1e-3f2a-4c5b-9d7e-1a2b3c4d5e6f"
     unnamed = refusal({"planId": "0b6c8d1e-3f2a-4c5b-9d7e-1a2b3c4d5e6f", "slug": "A"})
     assert unnamed == "slug: String should match pattern '^[a-z]+$'"
+
+
+def test_a_permission_refusal_names_a_path_under_home_from_home_and_cuts_the_others(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """PERMISSION_DENIED's next step is to look at the folder the message names (`ls -ld`):
+    under the home folder it is named from `~`, as the CLI names paths; any other absolute
+    path keeps only its last part, and MCP's `redacted` cuts both."""
+    monkeypatch.setenv("HOME", "/home/mei")
+    under_home = errors.refusal_for(
+        PermissionError(13, "Permission denied", "/home/mei/.codex/archived_sessions")
+    )
+    assert under_home.code == "PERMISSION_DENIED"
+    assert "'~/.codex/archived_sessions'" in under_home.message
+    elsewhere = errors.refusal_for(
+        PermissionError(13, "Permission denied", "/home/meister/.codex/sessions")
+    )
+    assert "'…/sessions'" in elsewhere.message and "meister" not in elsewhere.message
+    assert "'…/archived_sessions'" in errors.redacted(under_home).message

@@ -357,6 +357,42 @@ def test_an_unreadable_file_is_counted_and_others_are_indexed(indexer: Indexer, 
     assert turns(indexer) == [(1, "fine", "", 0)]
 
 
+def test_what_a_sync_could_not_read_is_kept_until_a_sync_reads_everything(
+    indexer: Indexer, src: Path
+) -> None:
+    """No index row says a file could not be opened, so `status` reads the last sync's record:
+    how many, and the first ones. A search's bounded refresh of a few known files leaves it."""
+    from teamlore.sessions.index_db import LAST_SYNC_UNREADABLE
+
+    def kept() -> Any:
+        row = indexer.conn.execute(
+            "SELECT value FROM meta WHERE key = ?", (LAST_SYNC_UNREADABLE,)
+        ).fetchone()
+        return orjson.loads(row[0]) if row else None
+
+    good = session_file(src / "good.jsonl", {"t": "user", "text": "fine"})
+    broken = src / "broken.jsonl"
+    broken.symlink_to(src / "missing-target.jsonl")
+    sync(indexer, src)
+    assert kept() == {
+        "count": 1,
+        "recent": [
+            {
+                "code": "file-unreadable",
+                "file": str(broken),
+                "line": None,
+                "message": "No such file or directory",
+            }
+        ],
+    }
+    good.write_bytes(good.read_bytes() + lines({"t": "user", "text": "more"}))
+    indexer.sync([Source("mini", good)], refresh=True)
+    assert kept()["count"] == 1
+    broken.unlink()
+    sync(indexer, src)
+    assert kept() is None
+
+
 def test_commits_are_observed_in_commit_command_results(indexer: Indexer, src: Path) -> None:
     full = "9f2c1e4b7a3d5c6e8f0a1b2c3d4e5f6a7b8c9d0e"
     session_file(

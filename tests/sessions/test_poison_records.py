@@ -9,6 +9,13 @@ These run the real `teamlore sync` over real Codex and Claude Code files.
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +24,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from records import (
+    claude_assistant,
+    claude_record,
     codex_event,
     codex_function_call,
     codex_function_output,
@@ -219,44 +228,119 @@ def test_a_file_of_junk_lines_costs_a_bounded_number_of_index_rows(tmp_path: Pat
     assert counted == 2 * lines
 
 
-def test_an_unreadable_sessions_folder_is_reported_not_skipped_silently() -> None:
-    """Run as an unprivileged user (root reads every folder): via `setpriv` when the tests run
-    as root, directly otherwise."""
-    import os
-    import shutil
-    import stat
-    import subprocess
-    import sys
-    import tempfile
+class Unprivileged:
+    """`teamlore` run as a user who cannot read what it may not (root reads every folder):
+    via `setpriv` as nobody when the tests run as root, directly otherwise, in a folder of
+    its own (`root`) with its state dir, at 80 columns."""
 
-    as_user: list[str] = []
-    if os.geteuid() == 0:
-        if shutil.which("setpriv") is None:
-            pytest.skip("running as root and setpriv (util-linux) is missing")
-        as_user = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
-    root = Path(tempfile.mkdtemp(prefix="teamlore-unreadable-"))
-    try:
-        os.chmod(root, 0o777)
-        codex, home = root / "codex", root / "home"
-        _codex_file(codex / "2026" / "01" / "rollout-a.jsonl", 1, [])
-        _codex_file(codex / "2026" / "02" / "rollout-b.jsonl", 2, [])
-        if as_user:
-            for path in [root, *root.rglob("*")]:
-                os.chown(path, 65534, 65534)
-        os.chmod(codex / "2026" / "02", 0)
+    def __init__(self) -> None:
+        self.prefix: list[str] = []
+        if os.geteuid() == 0:
+            if shutil.which("setpriv") is None:
+                pytest.skip("running as root and setpriv (util-linux) is missing")
+            self.prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+        self.root = Path(tempfile.mkdtemp(prefix="teamlore-unreadable-"))
+        os.chmod(self.root, 0o777)
+        self.env = {**os.environ, "TEAMLORE_HOME": str(self.root / "home"), "COLUMNS": "80"}
+        self.locked: list[Path] = []
+
+    def hand_over(self) -> None:
+        """Give everything made under `root` so far to the user the commands run as."""
+        if self.prefix:
+            for path in [self.root, *self.root.rglob("*")]:
+                os.chown(path, 65534, 65534, follow_symlinks=False)
+
+    def lock(self, folder: Path) -> None:
+        os.chmod(folder, 0)
+        self.locked.append(folder)
+
+    def unlock(self, folder: Path) -> None:
+        os.chmod(folder, stat.S_IRWXU)
+
+    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
         exe = shutil.which("teamlore", path=str(Path(sys.executable).parent))
-        done = subprocess.run(
-            [*as_user, str(exe), "sync", "--source", f"codex={codex}", "--format", "json"],
-            env={**os.environ, "TEAMLORE_HOME": str(home)},
+        return subprocess.run(
+            [*self.prefix, str(exe), *args],
+            env=self.env,
             capture_output=True,
             text=True,
             timeout=120,
         )
+
+    def ok(self, *args: str) -> str:
+        done = self.run(*args)
         assert done.returncode == 0, done.stderr
-        out = json.loads(done.stdout)
-        assert out["totals"]["sessions"] == 1 and out["files"]["failed"] == 1
-        (problem,) = out["diagnostics"]
-        assert problem["code"] == "source-unreadable" and problem["file"].endswith("2026/02")
-    finally:
-        os.chmod(codex / "2026" / "02", stat.S_IRWXU)
-        shutil.rmtree(root)
+        return done.stdout
+
+    def clean_up(self) -> None:
+        for folder in self.locked:
+            self.unlock(folder)
+        shutil.rmtree(self.root)
+
+
+@pytest.fixture()
+def unprivileged() -> Iterator[Unprivileged]:
+    user = Unprivileged()
+    yield user
+    user.clean_up()
+
+
+def test_an_unreadable_sessions_folder_is_reported_not_skipped_silently(
+    unprivileged: Unprivileged,
+) -> None:
+    codex = unprivileged.root / "codex"
+    _codex_file(codex / "2026" / "01" / "rollout-a.jsonl", 1, [])
+    _codex_file(codex / "2026" / "02" / "rollout-b.jsonl", 2, [])
+    unprivileged.hand_over()
+    unprivileged.lock(codex / "2026" / "02")
+    out = json.loads(unprivileged.ok("sync", "--source", f"codex={codex}", "--format", "json"))
+    assert out["totals"]["sessions"] == 1 and out["files"]["failed"] == 1
+    (problem,) = out["diagnostics"]
+    assert problem["code"] == "source-unreadable" and problem["file"].endswith("2026/02")
+    # `status` later (a sync from a hook or `watch`, whose output no one read) says so too
+    shown = unprivileged.ok("status")
+    assert "Unreadable  1 at the last sync:" in shown
+    assert f"  source-unreadable  {codex / '2026' / '02'}  Permission denied" in shown
+    unprivileged.unlock(codex / "2026" / "02")
+    unprivileged.ok("sync", "--source", f"codex={codex}")
+    assert "Unreadable" not in unprivileged.ok("status")
+
+
+def test_a_client_folder_the_user_may_not_enter_is_named_and_the_others_are_synced(
+    unprivileged: Unprivileged,
+) -> None:
+    """`sudo codex` can leave `~/.codex` root's: the Claude Code sessions are indexed all the
+    same, and `sync`, `status` and `doctor` name the folder (they refused whole, with
+    PERMISSION_DENIED, before)."""
+    codex_home, claude = unprivileged.root / "codex-home", unprivileged.root / "claude"
+    _codex_file(codex_home / "sessions" / "2026" / "01" / "rollout-a.jsonl", 1, [])
+    write_jsonl(
+        claude / "projects" / "-w" / "s.jsonl",
+        [
+            claude_record("user", "hello", session_id="c1", uuid="u1"),
+            claude_assistant("hi", session_id="c1", uuid="a1"),
+        ],
+    )
+    unprivileged.hand_over()
+    unprivileged.lock(codex_home)
+    unprivileged.env.update(
+        CODEX_HOME=str(codex_home),
+        CLAUDE_CONFIG_DIR=str(claude),
+        PI_CODING_AGENT_DIR=str(unprivileged.root / "pi"),
+    )
+    synced = unprivileged.ok("sync")
+    assert "Index holds 1 session, 1 turn." in synced
+    assert f"source-unreadable  {codex_home / 'sessions'}  Permission denied" in synced
+    shown = unprivileged.ok("status")
+    assert f"Source      ✗ codex   {codex_home / 'sessions'}\n" in shown
+    assert "              cannot be read: Permission denied\n" in shown
+    status = json.loads(unprivileged.ok("status", "--format", "json"))
+    assert status["sources"][0] == {
+        "provider": "codex",
+        "path": str(codex_home / "sessions"),
+        "exists": False,
+        "unreadable": "Permission denied",
+    }
+    doctor = unprivileged.run("doctor", "--format", "json")
+    (index,) = [c for c in json.loads(doctor.stdout)["checks"] if c["check"] == "index"]
+    assert index["status"] == "warn" and "cannot be read (Permission denied)" in index["message"]

@@ -461,7 +461,8 @@ def _source_roots() -> list[Path]:
 
 def _identities(folders: list[Path]) -> dict[Path, tuple[int, int] | None]:
     """Each folder's identity, None for one that is not a folder (yet)."""
-    return {folder: _file_identity(folder) if folder.is_dir() else None for folder in folders}
+    # os.path.isdir: False for a folder that cannot be looked at (pathlib's raises)
+    return {folder: _file_identity(folder) if os.path.isdir(folder) else None for folder in folders}
 
 
 def _load_served_code() -> None:

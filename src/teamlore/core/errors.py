@@ -14,6 +14,7 @@ summary names after its last "; " (`...; run teamlore memory init`).
 from __future__ import annotations
 
 import errno
+import os
 import re
 import sqlite3
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -343,12 +344,24 @@ def storage_error(exc: BaseException) -> ErrorCode | None:
 _ABSOLUTE_PATH = re.compile(
     r"(?<![\w.~:/\\-])(?:[A-Za-z]:[\\/]|[\\/]{1,2}|~[\\/])(?:[^\s'\"\\/:]+[\\/])+"
 )
+# the same without the home-relative ones (`~/…`), which the CLI shows as they are
+_ROOTED_PATH = re.compile(r"(?<![\w.~:/\\-])(?:[A-Za-z]:[\\/]|[\\/]{1,2})(?:[^\s'\"\\/:]+[\\/])+")
 
 
 def redact_paths(message: str) -> str:
     """`message` with every absolute path cut to `…/<last part>`: error text may name the state
     dir or the user's home, which must not leave the machine (MCP output can end up anywhere)."""
     return _ABSOLUTE_PATH.sub("…/", message)
+
+
+def _from_home(text: str) -> str:
+    """`text` with the user's home folder written `~`, as the CLI shows paths: a path under it
+    in a refusal stays one a person can look at (`ls -ld`), other absolute paths are cut, and
+    `redacted` cuts both for MCP."""
+    home = os.path.expanduser("~").rstrip("/")
+    if not home:
+        return text
+    return re.sub(r"(?<![\w.~:/\\-])" + re.escape(home) + r"(?=/)", "~", text)
 
 
 def redacted(err: TeamloreError) -> TeamloreError:
@@ -374,7 +387,7 @@ def refusal_for(exc: BaseException) -> TeamloreError:
     if code is None and isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:
         code = PATH_TOO_LONG  # given somewhere (TEAMLORE_HOME, an option): nothing is damaged
     if code is not None:
-        detail = redact_paths(str(exc))
+        detail = _ROOTED_PATH.sub("…/", _from_home(str(exc)))
         if code is DISK_FULL and _another_disk_full(exc):
             return TeamloreError(code, f"{ANOTHER_DISK_FULL} ({detail})")
         message = f"{code.summary} ({detail})" if detail else code.summary

@@ -421,6 +421,9 @@ def _turn_rows(
     ).fetchall()
 
 
+# the `meta` key of what the last sync could not read (how many, the first ones), for `status`
+LAST_SYNC_UNREADABLE = "last_sync_unreadable"
+
 PASSAGES_PENDING = "SELECT 1 FROM meta WHERE key = 'passages'"
 # the SQL function a search of such an index registers (queries.find_pending_passages)
 FOUND_PASSAGES = "found_passages"

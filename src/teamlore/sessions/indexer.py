@@ -45,6 +45,7 @@ from teamlore.sessions.analysis_helper import (
     configured_mode,
 )
 from teamlore.sessions.assembler import SessionAssembler
+from teamlore.sessions.index_db import LAST_SYNC_UNREADABLE
 from teamlore.sessions.model import (
     Adapter,
     Diagnostic,
@@ -98,11 +99,19 @@ class SyncStats:
     turns_reanalyzed: int = 0  # turns whose search text a new analyzer version re-analyzed
     diagnostics: list[DiagnosticRecord] = field(default_factory=list)
     diagnostic_count: int = 0
+    unreadable: list[DiagnosticRecord] = field(default_factory=list)
 
     def add_diagnostic(self, record: DiagnosticRecord) -> None:
         self.diagnostic_count += 1
         if len(self.diagnostics) < MAX_DIAGNOSTICS_REPORTED:
             self.diagnostics.append(record)
+
+    def add_unreadable(self, record: DiagnosticRecord) -> None:
+        """A file or folder this sync could not read: no index row says so, so the sync keeps
+        them for `status` (`_record_unreadable`)."""
+        self.files_failed += 1
+        self.add_diagnostic(record)
+        self.unreadable.append(record)
 
 
 ProgressCallback = Callable[[int, int, str], None]
@@ -144,6 +153,26 @@ def _load_file_rows(conn: sqlite3.Connection) -> dict[str, _FileRow]:
     return {row[0]: _FileRow(*row[1:]) for row in cursor}
 
 
+UNREADABLE_KEPT = 10  # the files and folders `status` names of those the last sync could not read
+
+
+def _record_unreadable(conn: sqlite3.Connection, unreadable: list[DiagnosticRecord]) -> None:
+    """Keep what this sync could not read (how many, and the first ones) for `status`; a sync
+    that read everything removes the record."""
+    if not unreadable:
+        conn.execute("DELETE FROM meta WHERE key = ?", (LAST_SYNC_UNREADABLE,))
+        return
+    record = {
+        "count": len(unreadable),
+        "recent": [r.to_json() for r in unreadable[:UNREADABLE_KEPT]],
+    }
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES (?, ?)"
+        " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (LAST_SYNC_UNREADABLE, orjson.dumps(record).decode()),
+    )
+
+
 def _resume_state(conn: sqlite3.Connection, file_id: int) -> tuple[str | None, bytes | None]:
     """The head digest and saved parser state of a file the index holds."""
     found = conn.execute(
@@ -160,20 +189,21 @@ def discover_files(
     seen: set[str] = set()
     for source in sources:
         root = source.root
-        if not root.exists():
+        looked = source.looked_at()
+        if looked is None:
             continue
         try:
+            if isinstance(looked, OSError):
+                raise looked
             found = list(adapters[source.provider].discover(root))
         except OSError as exc:
-            stats.files_failed += 1
-            stats.add_diagnostic(
+            stats.add_unreadable(
                 DiagnosticRecord("source-unreadable", display_path(root), None, str(exc.strerror))
             )
             continue
         for item in found:
             if isinstance(item, Unreadable):
-                stats.files_failed += 1
-                stats.add_diagnostic(
+                stats.add_unreadable(
                     DiagnosticRecord(
                         "source-unreadable", display_path(item.path), None, item.reason
                     )
@@ -181,8 +211,7 @@ def discover_files(
                 continue
             path = item
             if has_undecodable_name(path):
-                stats.files_failed += 1
-                stats.add_diagnostic(
+                stats.add_unreadable(
                     DiagnosticRecord(
                         "file-name-undecodable",
                         display_path(path),
@@ -228,7 +257,12 @@ class Indexer:
         self._batch_started = self._batch_cpu_started = 0.0
         self._session_key = session_keys(home)  # a sync's own: its secret is read once
 
-    def sync(self, sources: list[Source], *, rebuild: bool = False) -> SyncStats:
+    def sync(
+        self, sources: list[Source], *, rebuild: bool = False, refresh: bool = False
+    ) -> SyncStats:
+        """Index the sources' new and changed files. `refresh`: the sources are a few files the
+        index knows (a search's bounded refresh), so the record of what the last sync could not
+        read is left as it is."""
         stats = SyncStats()
         self._session_key = session_keys(self.home)
         stats.turns_reanalyzed = reanalyze_if_outdated(self.conn, self.progress)
@@ -262,6 +296,8 @@ class Indexer:
                 " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                 (_now(),),
             )
+            if not refresh:
+                _record_unreadable(self.conn, stats.unreadable)
         return stats
 
     def _sync_files(
@@ -349,8 +385,7 @@ class Indexer:
         rebuild: bool,
     ) -> None:
         if isinstance(st, OSError):
-            stats.files_failed += 1
-            stats.add_diagnostic(
+            stats.add_unreadable(
                 DiagnosticRecord("file-unreadable", display_path(key), None, str(st.strerror))
             )
             return
@@ -367,8 +402,7 @@ class Indexer:
             with open(path, "rb") as handle:
                 self._parse_changed(provider, path, handle, row, identity, stats, rebuild=rebuild)
         except OSError as exc:
-            stats.files_failed += 1
-            stats.add_diagnostic(
+            stats.add_unreadable(
                 DiagnosticRecord("file-unreadable", display_path(path), None, str(exc.strerror))
             )
         except Exception as exc:

@@ -66,7 +66,7 @@ def _render_sync(result: dict[str, Any]) -> None:
         turns = counted(result["reanalyzedTurns"], "turn")
         stdout.print(f"Re-analyzed {turns} for the new search analyzer.")
     for source in result["sources"]:
-        if not source["exists"]:
+        if not source["exists"] and not source["unreadable"]:  # unreadable: a diagnostic
             say(styled(f"no {source['provider']} sessions at {source['path']}", "dim"))
     if result.get("repository"):
         repo = result["repository"]
@@ -79,10 +79,14 @@ def _render_sync(result: dict[str, Any]) -> None:
         diagnostics = counted(result["diagnosticCount"], "diagnostic")
         say(styled(diagnostics, "yellow"), " (first ones below):")
         for d in result["diagnostics"][:10]:
-            where = f"{d['file']}:{d['line']}" if d["line"] else d["file"]
-            stdout.print(f"  {d['code']}  {where}  {d['message']}")
+            _print_diagnostic(d)
     if files["failed"]:
         say(styled(f"{counted(files['failed'], 'file')} could not be read.", "red"))
+
+
+def _print_diagnostic(d: dict[str, Any]) -> None:
+    where = f"{d['file']}:{d['line']}" if d["line"] else d["file"]
+    stdout.print(f"  {d['code']}  {where}  {d['message']}")
 
 
 def _render_delivery(delivery: dict[str, Any]) -> None:
@@ -214,7 +218,19 @@ def _render_status(result: dict[str, Any]) -> None:
         f"(sealed {result['sealedTurns']})  tool uses {result['toolUses']}"
     )
     files = result["files"]
-    stdout.print(f"Files       {files['ok']} ok, {files['unavailable']} unavailable (history kept)")
+    failed = f", {files['failed']} failed (retried by the next sync)" if files["failed"] else ""
+    stdout.print(
+        f"Files       {files['ok']} ok, {files['unavailable']} unavailable (history kept){failed}"
+    )
+    unreadable = result["lastSyncUnreadable"]
+    if unreadable["count"]:
+        say(
+            "Unreadable  ",
+            styled(f"{unreadable['count']} at the last sync", "red"),
+            " (first ones below):" if unreadable["count"] > 1 else ":",
+        )
+        for d in unreadable["recent"]:
+            _print_diagnostic(d)
     stdout.print(
         f"Repos       {result['repositories']}  commits {result['commits']}  "
         f"delivery edges {result['deliveryEdges']}"
@@ -222,6 +238,8 @@ def _render_status(result: dict[str, Any]) -> None:
     for s in result["sources"]:
         mark = "✓" if s["exists"] else "✗"
         stdout.print(f"Source      {mark} {s['provider']:<7} {s['path']}")
+        if s["unreadable"]:
+            say(styled(f"              cannot be read: {s['unreadable']}", "red"))
     diag = result["diagnostics"]
     stdout.print(f"Diagnostics {diag['count']}")
     if "integrity" in result:

@@ -514,6 +514,21 @@ def _state_dir_check(home: Path) -> doctor_checks.Check:
     return doctor_checks.Check("state.permissions", "ok", private)
 
 
+def _unreadable_sessions(status: dict[str, Any]) -> str | None:
+    """What `status` says cannot be read: a session folder now, or files at the last sync."""
+    folders = [s for s in status["sources"] if s["unreadable"]]
+    if folders:
+        return f"{folders[0]['path']} cannot be read ({folders[0]['unreadable']})"
+    unreadable = status["lastSyncUnreadable"]
+    if not unreadable["count"]:
+        return None
+    first = unreadable["recent"][0]
+    return (
+        f"the last sync could not read {unreadable['count']} files or folders"
+        f" (first: {first['file']}: {first['message']})"
+    )
+
+
 def _index_check(ctx: OpContext, home: Path) -> doctor_checks.Check:
     from teamlore.ops.sessions.index import SyncRequest, resolve_sources
     from teamlore.sessions.index_db import INDEX_DB_NAME
@@ -524,9 +539,14 @@ def _index_check(ctx: OpContext, home: Path) -> doctor_checks.Check:
     last = status.get("lastSyncAt")
     if not last:
         return doctor_checks.Check("index", "warn", "sessions were never indexed", "teamlore sync")
+    if problem := _unreadable_sessions(status):
+        fix = "fix the owner or mode of what `teamlore status` names, then `teamlore sync`"
+        return doctor_checks.Check("index", "warn", problem, fix)
     since = datetime.fromisoformat(str(last).replace("Z", "+00:00")).timestamp()
     behind = scanned = 0
     for source in resolve_sources(SyncRequest(), home):
+        if not isinstance(source.looked_at(), os.stat_result):
+            continue  # not there, or the sync could not read it (above)
         files = [source.root] if source.root.is_file() else source.root.rglob("*.jsonl")
         for path in files:
             scanned += 1

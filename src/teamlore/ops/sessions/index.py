@@ -21,6 +21,7 @@ from teamlore.core.timeutil import parse_instant
 from teamlore.ops.plain_request import PlainRequest, param, utf8_text
 from teamlore.ops.registry import OpContext, ProgressCallback, operation
 from teamlore.ops.sessions import LIST_PAGE_SESSIONS, SHOW_PAGE_TURNS
+from teamlore.sessions.index_db import LAST_SYNC_UNREADABLE
 from teamlore.sessions.index_health import (
     index_errors,
     open_index_for_read,
@@ -226,16 +227,22 @@ def sync(ctx: OpContext, request: SyncRequest) -> dict[str, Any]:
         "bytesRead": stats.bytes_read,
         "reanalyzedTurns": stats.turns_reanalyzed,
         "totals": {"sessions": totals["s"], "turns": totals["t"]},
-        "sources": [
-            {"provider": s.provider, "path": display_path(s.root), "exists": s.root.exists()}
-            for s in sources
-        ],
+        "sources": [s.to_json() for s in sources],
         "repository": registered,
         "delivery": delivery,
         "vectors": vectors,
         "diagnostics": [d.to_json() for d in stats.diagnostics],
         "diagnosticCount": stats.diagnostic_count,
     }
+
+
+def _last_sync_unreadable(meta: dict[str, str]) -> dict[str, Any]:
+    """What the last sync could not read (a folder or file it may not open): no index row
+    says so, so the sync keeps how many and the first ones."""
+    import json  # a read command reads JSON with the standard json (orjson loads dataclasses)
+
+    kept = meta.get(LAST_SYNC_UNREADABLE)
+    return json.loads(kept) if kept else {"count": 0, "recent": []}
 
 
 def _bundled_space(home: Path) -> str | None:
@@ -495,7 +502,9 @@ def _index_stale_files(home: Path | None) -> dict[str, Any]:
             with index_errors(conn):
                 sources = [Source(provider, path) for provider, path, _ in stale]
                 adapters = {s.provider: get_adapter(s.provider) for s in sources}
-                stats = Indexer(conn, adapters, home=home, analysis="off").sync(sources)
+                stats = Indexer(conn, adapters, home=home, analysis="off").sync(
+                    sources, refresh=True
+                )
     except errors.TeamloreError as exc:
         if exc.code not in (errors.LOCK_BUSY.code, errors.STATE_READ_ONLY.code):
             raise
@@ -559,16 +568,7 @@ def status(ctx: OpContext, request: StatusRequest) -> dict[str, Any]:
                 "SELECT code, line, message FROM diagnostics ORDER BY id DESC LIMIT 10"
             )
         ]
-        sources = []
-        sync_request = SyncRequest()
-        for source in resolve_sources(sync_request, home):
-            sources.append(
-                {
-                    "provider": source.provider,
-                    "path": display_path(source.root),
-                    "exists": source.root.exists(),
-                }
-            )
+        sources = [s.to_json() for s in resolve_sources(SyncRequest(), home)]
         result: dict[str, Any] = {
             "stateDir": display_path(home),
             "schemaVersion": db.schema_version(conn),
@@ -587,6 +587,7 @@ def status(ctx: OpContext, request: StatusRequest) -> dict[str, Any]:
             "providers": by_provider,
             **tables.table_counts(conn),
             "diagnostics": {"count": one("SELECT count(*) FROM diagnostics"), "recent": recent},
+            "lastSyncUnreadable": _last_sync_unreadable(meta),
         }
         if request.integrity:
             problems = db.integrity_check(conn)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from teamlore.core import errors
+from teamlore.core.paths import display_path
 
 if TYPE_CHECKING:  # the session model loads with an adapter, not with the provider list
     from teamlore.sessions.model import Adapter
@@ -20,6 +21,29 @@ class Source(NamedTuple):
 
     provider: str
     root: Path
+
+    def looked_at(self) -> os.stat_result | OSError | None:
+        """The root's `stat`; None when nothing is there, the error when it cannot be looked
+        at: a folder on the way the user may not enter (`sudo codex` can leave `~/.codex`
+        root's). pathlib's `exists()` raises there, and a sync or `status` refused whole."""
+        try:
+            return os.stat(self.root)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as exc:
+            return exc
+
+    def to_json(self) -> dict[str, object]:
+        """How `sync` and `status` show the source: its path, whether it is there, and why it
+        cannot be read when it cannot (`unreadable`, else None)."""
+        seen = self.looked_at()
+        problem = seen if isinstance(seen, OSError) else None
+        return {
+            "provider": self.provider,
+            "path": display_path(self.root),
+            "exists": isinstance(seen, os.stat_result),
+            "unreadable": (problem.strerror or str(problem)) if problem else None,
+        }
 
 
 PROVIDERS: dict[str, str] = {
@@ -53,7 +77,8 @@ def _claude_roots() -> list[Path]:
 def _codex_roots() -> list[Path]:
     home = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex").expanduser()
     archived = home / "archived_sessions"
-    return [home / "sessions", *([archived] if archived.is_dir() else [])]
+    # os.path.isdir is False where the folder cannot be looked at (the sync names `sessions`)
+    return [home / "sessions", *([archived] if os.path.isdir(archived) else [])]
 
 
 def _pi_roots() -> list[Path]:
