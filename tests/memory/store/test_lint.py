@@ -761,6 +761,28 @@ def test_managed_block_marker_text_blocks_in_any_document(kind: str, path: str, 
     assert "reword" in blocking[0].message
 
 
+def test_a_hidden_character_blocks_an_entry_once_per_line_naming_it() -> None:
+    """A zero-width space, Unicode tag characters (ASCII a model reads and a reviewer never
+    sees) and a NUL (git shows the file as binary) were written into entries without a word."""
+    body = (
+        "Run deploy.sh\u200b with X\U000e0069\U000e0067 set.\n\nNUL\x00 and \x1b[8mhidden\x1b[0m."
+    )
+    text = ENTRY.format(id="run-deploy", body=body)
+    blocking = _blocks(lint_text(text, path=ENTRY_PATH.format(id="run-deploy"), kind="entry"))
+    assert [(f.rule, f.line) for f in blocking] == [
+        ("format.hidden-character", text[: text.index("\u200b")].count("\n") + 1),
+        ("format.hidden-character", text[: text.index("\x00")].count("\n") + 1),
+    ]
+    assert blocking[0].message.startswith("holds \\u200b, a character a reader does not see")
+    assert "\\x00" in blocking[1].message
+
+
+def test_emoji_sequences_in_an_entry_are_not_hidden_characters() -> None:
+    text = ENTRY.format(id="careful", body="⚠️ Careful: 👩‍💻 pairs on 🏳️‍🌈 days.")
+    findings = lint_text(text, path=".threadshare/memory/entries/careful.md", kind="entry")
+    assert [f for f in findings if f.rule == "format.hidden-character"] == []
+
+
 ENTRY_PATH = ".threadshare/memory/entries/{id}.md"
 
 
@@ -807,8 +829,10 @@ def test_a_finding_on_text_the_agent_wrote_still_blocks() -> None:
 def test_secrets_are_matched_after_nfkc_invisible_stripping_and_confusable_folding(
     body: str,
 ) -> None:
-    """Issue 27: secrets split by a zero-width space or spelled with homoglyphs passed lint."""
-    findings = _blocks(entry_findings("run-e2e-first", body))
+    """Issue 27: secrets split by a zero-width space or spelled with homoglyphs passed lint
+    (the invisible characters block on their own too: `format.hidden-character`)."""
+    blocking = _blocks(entry_findings("run-e2e-first", body))
+    findings = [f for f in blocking if f.rule != "format.hidden-character"]
     assert [f.rule.split(".")[0] for f in findings] == ["secret"], findings
     text = ENTRY.format(id="run-e2e-first", body=body)
     assert findings[0].line == text.splitlines().index(body) + 1  # mapped back to the original

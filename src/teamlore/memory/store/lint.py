@@ -29,6 +29,7 @@ from pydantic import BaseModel
 
 from teamlore.core import errors
 from teamlore.core.errors import MEMORY_NOT_INITIALIZED, TeamloreError
+from teamlore.core.hidden_text import HIDDEN, escaped
 from teamlore.core.paths import escaped_path
 from teamlore.core.secrets import (
     CI_HOMES,
@@ -46,6 +47,7 @@ from teamlore.memory.store.frontmatter import MemoryFormatError, decode_text, li
 from teamlore.memory.store.slugs import slug_problem
 
 LINT_POLICY_VERSION = "teamlore-sanitize@1"
+HIDDEN_CHARACTER = "format.hidden-character"  # the rule id of a control or invisible character
 MAX_SCENES = 15
 SCENES_NEAR_LIMIT = 12
 MAX_ENTRIES = 4096
@@ -321,6 +323,7 @@ def _lint_loaded(
                 )
     lines = _LineIndex(text)
     findings.extend(_marker_findings(text, path, lines))
+    findings.extend(_hidden_findings(text, path, lines))
     content = [
         Finding(
             rule=hit.rule,
@@ -352,6 +355,25 @@ def _marker_findings(text: str, path: str, lines: _LineIndex) -> list[Finding]:
         )
         for match in layout.MANAGED_MARKER_TEXT.finditer(text)
     ]
+
+
+def _hidden_findings(text: str, path: str, lines: _LineIndex) -> list[Finding]:
+    """A control character or one that renders as nothing (`core.hidden_text`): a reviewer
+    never sees what it hides, an agent reads it, and a NUL makes git show the file as binary.
+    One finding per line, naming the first such character."""
+    findings: dict[int, Finding] = {}
+    for match in HIDDEN.finditer(text):
+        line = lines.line_of(match.start())
+        if line not in findings:
+            findings[line] = Finding(
+                rule=HIDDEN_CHARACTER,
+                severity="block",
+                file=path,
+                line=line,
+                message=f"holds {escaped(match)}, a character a reader does not see as it is"
+                " (a control or invisible character); remove it",
+            )
+    return list(findings.values())
 
 
 def lint_text(text: str, *, path: str, kind: DocumentKind = "text") -> list[Finding]:
