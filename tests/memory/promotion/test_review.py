@@ -278,3 +278,22 @@ def test_drafts_whose_adjudication_failed_are_listed_for_discard(flow: Flow) -> 
     assert result["items"] == []
     assert [f["candidateId"] for f in result["failed"]] == [cid]
     assert result["failed"][0]["next"] == f"teamlore memory discard --candidate {cid}"
+
+
+def test_candidates_whose_ids_would_collide_are_shown_the_files_a_prepare_of_all_writes(
+    flow: Flow,
+) -> None:
+    """Two candidates with the same first words were each shown `deploy-needs-….md` (each
+    previewed alone), and prepared together one was written under another name."""
+    first, second = "Deploy needs DEPLOY_ENV set.", "Deploy needs DEPLOY_ENV set!"
+    ids = flow.quarantine(
+        [
+            candidate(first, [(first, [flow.turn_ev(1)])]),
+            candidate(second, [(second, [flow.turn_ev(3)])]),
+        ]
+    )
+    items = flow.review()["items"]
+    shown = [file["targetPath"] for item in items for file in item["files"]]
+    assert len(set(shown)) == 2 and sorted(i["candidateId"] for i in items) == sorted(ids)
+    prepared = flow.op("memory.prepare", request_for(*items))
+    assert [file["targetPath"] for file in prepared["files"]] == shown

@@ -349,13 +349,19 @@ def render_candidate(view: CandidateView, ctx: RenderContext) -> list[RenderedFi
 
 
 def preview_candidate(view: CandidateView, ctx: RenderContext) -> dict[str, Any]:
-    """Review's view of `render_candidate` on a fresh id space (what a prepare of this
-    candidate alone writes): files, or the blocking findings."""
+    """Review's view of `render_candidate`: the files, or the blocking findings, of a prepare
+    of this candidate with the ones reviewed before it (`memory confirm` prepares them in
+    review order). A new entry id one of those takes is taken (`ctx.assigned`): two candidates
+    with the same first words were shown one file name and written as two. A blocked
+    candidate takes none."""
     files: list[RenderedFile] = []
     findings: list[dict[str, Any]] = []
     blocked = False
+    own = ctx.fresh()
+    own.existing_ids |= ctx.assigned
     try:
-        files = render_candidate(view, ctx.fresh())
+        files = render_candidate(view, own)
+        ctx.assigned |= own.assigned
     except errors.TeamloreError as exc:
         if exc.code not in BLOCKING_CODES:
             raise
