@@ -41,8 +41,9 @@ def words(text: str) -> str:
 
 
 def unbroken(text: str) -> str:
-    """The printed text without any white space: a word longer than the screen is folded."""
-    return re.sub(r"\s+", "", text)
+    """The printed text without any white space: a word longer than the screen is folded (a
+    diff line goes on under its marker and `↳`)."""
+    return re.sub(r"\s+", "", re.sub(r"\n *[-+ @]↳", "", text))
 
 
 @pytest.mark.parametrize("columns", [80, 100])
@@ -111,3 +112,27 @@ def test_a_long_diff_says_how_many_lines_follow_and_how_to_see_them(
     assert "teamlore memory review --full-diff" in words(shown)
     whole = unbroken(render(full_diff=True))
     assert all(unbroken(line) in whole for line in lines)
+
+
+def test_a_folded_diff_line_goes_on_under_its_marker_and_never_cuts_an_escape() -> None:
+    """A long added line went on at the next screen line's start, where its rest could read as
+    a line of its own (`+++ b/…`), and an escape was cut in two (`\\x0` / `7`)."""
+    from rich.console import Console
+
+    from teamlore.cli.commands.review import _diff_text
+
+    line = "+" + "x" * 25 + "\x07" + " +++ b/forged.md" + "y" * 30
+    screen = io.StringIO()
+    Console(file=screen, width=40).print(_diff_text([line], 30))
+    printed = screen.getvalue().splitlines()
+    assert [p[:2] for p in printed] == ["+x", "+↳", "+↳"]
+    assert "\\x07" in "".join(p[2:] for p in printed)
+    assert re.sub(r"\n\+↳", "", screen.getvalue()).rstrip() == line.replace("\x07", "\\x07")
+
+
+def test_only_a_newline_ends_a_diff_line() -> None:
+    """`str.splitlines` also cut at U+2028 and form feeds: the review showed a line break the
+    file does not have."""
+    from teamlore.cli.commands.review import diff_lines
+
+    assert diff_lines("+one\u2028two\x0cthree\n+four\n") == ["+one\u2028two\x0cthree", "+four"]

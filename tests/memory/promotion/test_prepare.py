@@ -331,3 +331,14 @@ def test_private_path_fragments_never_reach_the_id(
     entry_id = result["files"][0]["entryId"]
     assert not [word for word in private if word in entry_id.split("-")], entry_id
     assert re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", entry_id)
+
+
+def test_a_preview_diff_breaks_lines_only_at_newlines() -> None:
+    """`str.splitlines` also cut at U+2028 and form feeds: the diff of an entry holding one (a
+    file edited by hand) showed a line the file does not have."""
+    from teamlore.memory.promotion.rendered import RenderedFile
+
+    file = RenderedFile(
+        "x.md", "x", "update", "c", b"one\xe2\x80\xa8two\nthree\n", b"one\xe2\x80\xa8two\n"
+    )
+    assert file.diff().split("\n")[-4:] == ["@@ -1 +1,2 @@", " one\u2028two", "+three", ""]

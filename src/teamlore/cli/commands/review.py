@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -68,22 +69,51 @@ def _render_statement(statement: dict[str, Any]) -> None:
             _block(f"open it: {evidence['open']}", 6)
 
 
+# what `literal` prints for one character: an escape, or the character
+_SHOWN_CHARACTER = re.compile(r"\\(?:x[0-9a-f]{2}|u[0-9a-f]{4}|U[0-9a-f]{8})|.", re.DOTALL)
+
+
+def _folded(text: str, first: int, rest: int) -> list[str]:
+    """`text` as printed (`literal`) in pieces of at most `first`, then `rest` cells; an escape
+    (`\\x07`) is never cut in two."""
+    from rich.cells import cell_len
+
+    pieces, piece, used, limit = [], "", 0, first
+    for shown in _SHOWN_CHARACTER.findall(literal(text)):
+        cells = cell_len(shown)
+        if used + cells > limit and piece:
+            pieces.append(piece)
+            piece, used, limit = "", 0, rest
+        piece += shown
+        used += cells
+    return [*pieces, piece]
+
+
 def _diff_text(lines: list[str], width: int) -> Text:
     """Diff lines folded at `width` cells (a long path or JSON line goes on in the next line
-    rather than off the screen), each kept whole in one piece."""
-    from rich.cells import chop_cells
-
+    rather than off the screen). A folded line goes on after its marker and `↳`, so its rest
+    never reads as a line of its own (an added `+++ b/…` or `@@`)."""
     diff = Text()
+    width = max(width, 20)
     for line in lines:
-        for piece in chop_cells(literal(line), max(width, 20)) or [""]:
-            diff.append(piece + "\n", style=_DIFF_STYLES.get(line[:1], ""))
+        marker, style = line[:1], _DIFF_STYLES.get(line[:1], "")
+        first, *rest = _folded(line[1:], width - 1, width - 2)
+        diff.append(marker + first + "\n", style=style)
+        for piece in rest:
+            diff.append(f"{marker}↳{piece}\n", style=style)
     diff.rstrip()
     return diff
 
 
+def diff_lines(diff: str) -> list[str]:
+    """A unified diff's lines as git counts them: only a newline ends one (`str.splitlines`
+    also cuts at U+2028, a form feed, …, and showed a line the file does not have)."""
+    return diff.removesuffix("\n").split("\n") if diff else []
+
+
 def _render_diff(file: dict[str, Any], full: bool) -> None:
     say("  ", styled(file["targetPath"], "bold"), f" ({file['role']})")
-    lines = file["diff"].splitlines()
+    lines = diff_lines(file["diff"])
     shown = lines if full else lines[:DIFF_LINES]
     _block(_diff_text(shown, stdout.width - 2), 2)
     if len(shown) < len(lines):

@@ -61,6 +61,13 @@ class RenderContext:
         return slug
 
 
+def _lines(text: str) -> list[str]:
+    """`text`'s lines with their ends, as git counts them: only a newline ends one
+    (`str.splitlines` also cuts at U+2028, a form feed, …: the diff showed lines the file does
+    not have)."""
+    return re.findall(r"[^\n]*\n|[^\n]+\Z", text)
+
+
 @dataclass(frozen=True, slots=True)
 class RenderedFile:
     target_path: str
@@ -81,8 +88,8 @@ class RenderedFile:
 
     def diff(self) -> str:
         old = [] if self.current is None else self.current.decode("utf-8", "replace")
-        before = old.splitlines(keepends=True) if isinstance(old, str) else []
-        after = self.content.decode("utf-8").splitlines(keepends=True)
+        before = _lines(old) if isinstance(old, str) else []
+        after = _lines(self.content.decode("utf-8"))
         return "".join(
             difflib.unified_diff(
                 before,
