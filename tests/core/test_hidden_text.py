@@ -5,11 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from teamlore.core.hidden_text import HIDDEN, escaped
-
-
-def shown(text: str) -> str:
-    return HIDDEN.sub(escaped, text)
+from teamlore.core.hidden_text import shown
 
 
 @pytest.mark.parametrize(

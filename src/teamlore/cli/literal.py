@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from teamlore.cli import writes_utf8
-from teamlore.core.hidden_text import HIDDEN, escaped
+from teamlore.core.hidden_text import shown
 
 
 def literal(value: object) -> str:
@@ -18,7 +18,7 @@ def literal(value: object) -> str:
     tabs and newlines stay: `core.hidden_text`). The consoles below never parse markup, so
     nothing else is needed; this is the one helper every text renderer uses
     (docs/cli-output.md)."""
-    return HIDDEN.sub(escaped, str(value))
+    return shown(str(value))
 
 
 def json_text(value: Any, indent: int | None = None) -> str:
