@@ -27,7 +27,7 @@ from teamlore.cli.literal import literal
 from teamlore.cli.literal_console import LiteralConsole
 from teamlore.cli.main import app
 from teamlore.cli.output import CLIP_CHARS, clip, say, styled
-from teamlore.core.hidden_text import HIDDEN
+from teamlore.core.text.hidden import HIDDEN
 
 PROVIDERS = ("claude", "codex", "pi")
 CURRENT = Path(__file__).resolve().parents[1] / "fixtures" / "sessions"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from teamlore.core import errors
+from teamlore.core import errors, refusals
 
 
 def test_a_refusal_carries_the_seeds_problem_and_next_beside_code_and_message() -> None:
@@ -76,13 +76,13 @@ def test_a_permission_refusal_names_a_path_under_home_from_home_and_cuts_the_oth
     under the home folder it is named from `~`, as the CLI names paths; any other absolute
     path keeps only its last part, and MCP's `redacted` cuts both."""
     monkeypatch.setenv("HOME", "/home/mei")
-    under_home = errors.refusal_for(
+    under_home = refusals.refusal_for(
         PermissionError(13, "Permission denied", "/home/mei/.codex/archived_sessions")
     )
     assert under_home.code == "PERMISSION_DENIED"
     assert "'~/.codex/archived_sessions'" in under_home.message
-    elsewhere = errors.refusal_for(
+    elsewhere = refusals.refusal_for(
         PermissionError(13, "Permission denied", "/home/meister/.codex/sessions")
     )
     assert "'…/sessions'" in elsewhere.message and "meister" not in elsewhere.message
-    assert "'…/archived_sessions'" in errors.redacted(under_home).message
+    assert "'…/archived_sessions'" in refusals.redacted(under_home).message

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from teamlore.core import errors, keys
+from teamlore.core import errors, keys, refusals
 from teamlore.core.config import Config, RepositoryConfig, load_config, save_config
 from teamlore.core.lock import file_lock
 from teamlore.core.paths import state_dir, write_private_file
@@ -155,7 +155,7 @@ def test_a_state_dir_that_is_a_symlink_or_a_file_is_refused_saying_which(tmp_pat
 
 
 def test_a_path_too_long_anywhere_is_its_own_code_not_internal() -> None:
-    refusal = errors.refusal_for(
+    refusal = refusals.refusal_for(
         OSError(errno.ENAMETOOLONG, "File name too long", "/home/mei/" + "x" * 5_000)
     )
     assert refusal.code == "PATH_TOO_LONG" and refusal.exit_code == 1

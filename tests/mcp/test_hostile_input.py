@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from support import git, teamlore_cli
-from teamlore.core.errors import redact_paths
+from teamlore.core.refusals import redact_paths
 from teamlore.mcp import server as mcp_server
 
 INIT = {

@@ -9,13 +9,13 @@ import sys
 from typing import Any
 
 from teamlore.cli import writes_utf8
-from teamlore.core.hidden_text import shown
+from teamlore.core.text.hidden import shown
 
 
 def literal(value: object) -> str:
     r"""`value` as text a terminal prints exactly: control characters and characters that show
     as nothing become visible escapes (ESC shows as `\x1b`, a zero-width space as `\u200b`;
-    tabs and newlines stay: `core.hidden_text`). The consoles below never parse markup, so
+    tabs and newlines stay: `core.text.hidden`). The consoles below never parse markup, so
     nothing else is needed; this is the one helper every text renderer uses
     (docs/cli-output.md)."""
     return shown(str(value))

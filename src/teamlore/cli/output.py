@@ -207,7 +207,9 @@ def fail_unexpected(exc: Exception, fmt: OutputFormat) -> NoReturn:
     traceback); TEAMLORE_DEBUG=1 re-raises it to show the traceback."""
     if os.environ.get("TEAMLORE_DEBUG"):
         raise exc
-    refusal = errors.refusal_for(exc)
+    from teamlore.core.refusals import refusal_for  # a failure's path: short commands never load it
+
+    refusal = refusal_for(exc)
     if refusal.error is errors.INTERNAL:
         refusal.message += " (set TEAMLORE_DEBUG=1 for a traceback)"
     fail(refusal, fmt)

@@ -24,7 +24,7 @@ from tomlkit.items import InlineTable, Item, Null, Table, Whitespace
 
 from teamlore.core import errors, safe_write
 from teamlore.core.paths import display_path
-from teamlore.core.text_files import all_crlf, conflict_start, with_line_ends_of
+from teamlore.core.text.files import all_crlf, conflict_start, with_line_ends_of
 from teamlore.integrations.json_text import JsonText
 
 Kind = Literal["json", "toml"]

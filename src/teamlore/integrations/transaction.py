@@ -34,7 +34,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from teamlore.core import errors, safe_write
+from teamlore.core import errors, refusals, safe_write
 from teamlore.core.failpoints import failpoint
 from teamlore.core.lock import file_lock
 from teamlore.core.paths import display_path, ensure_private_dir, read_private_file
@@ -136,7 +136,7 @@ def file_intent(
 
 
 def state_error(exc: OSError, what: str) -> errors.TeamloreError:
-    code = errors.storage_error(exc) or errors.STATE_DIR_UNSAFE
+    code = refusals.storage_error(exc) or errors.STATE_DIR_UNSAFE
     if code is errors.DISK_FULL:
         message = (
             f"the state dir is full: teamlore could not record {what}, so no client file was "

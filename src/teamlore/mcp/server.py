@@ -38,7 +38,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
 from teamlore import __version__
-from teamlore.core import errors
+from teamlore.core import errors, refusals
 from teamlore.core.paths import from_here, working_directory
 from teamlore.ops.registry import (
     CAPABILITY_TIERS,
@@ -380,7 +380,7 @@ def build_server(
             result = await anyio.to_thread.run_sync(op.run, context, dict(params.arguments or {}))
         except Exception as exc:  # never crash the server on one bad call
             # a stable code and a message with paths redacted: never the state dir or home
-            failure = errors.redacted(errors.refusal_for(exc))
+            failure = refusals.redacted(refusals.refusal_for(exc))
             return _result({"error": failure.to_json(for_tool=True)}, is_error=True)
         return _result(result, text_field=op.text_field)
 

@@ -37,7 +37,7 @@ from teamlore.core.canonical import sha256_hex
 from teamlore.core.failpoints import failpoint
 from teamlore.core.lock import file_lock
 from teamlore.core.paths import ensure_private_dir, read_private_file, write_private_file
-from teamlore.core.text_files import all_crlf, conflict_start, with_line_ends_of
+from teamlore.core.text.files import all_crlf, conflict_start, with_line_ends_of
 from teamlore.memory.skills.source import (
     SourceSkill,
     refuse_unreadable,

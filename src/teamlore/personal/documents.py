@@ -26,7 +26,7 @@ from pathlib import Path
 from teamlore.core import errors
 from teamlore.core.paths import ensure_private_dir, write_private_file
 from teamlore.core.shapes.records import Record
-from teamlore.core.text_files import with_line_ends_of
+from teamlore.core.text.files import with_line_ends_of
 
 MISSING_HASH = "missing"
 MAX_FILE_BYTES = 1_048_576

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from teamlore.core import db, errors
+from teamlore.core import db, errors, refusals
 from teamlore.sessions.index_db import INDEX_DB_NAME, MIGRATIONS, index_db_path, open_index
 
 
@@ -69,7 +69,7 @@ def _missing_tables(conn: sqlite3.Connection) -> list[str]:
 def _damaged(detail: str) -> errors.TeamloreError:
     return errors.TeamloreError(
         errors.DB_CORRUPT,
-        f"{INDEX_DB_NAME} is damaged ({errors.redact_paths(detail)});"
+        f"{INDEX_DB_NAME} is damaged ({refusals.redact_paths(detail)});"
         " run `teamlore sync --rebuild`",
     )
 
@@ -77,11 +77,11 @@ def _damaged(detail: str) -> errors.TeamloreError:
 def _classified(exc: BaseException) -> errors.TeamloreError | None:
     if isinstance(exc, UnicodeDecodeError):  # the index only ever stores valid UTF-8 text
         return _damaged(f"undecodable text: {exc.reason}")
-    code = errors.storage_error(exc)
+    code = refusals.storage_error(exc)
     if code is errors.DB_CORRUPT:
         return _damaged(str(exc))
     if code is not None:
-        return errors.refusal_for(exc)  # DISK_FULL says what would free space
+        return refusals.refusal_for(exc)  # DISK_FULL says what would free space
     return None
 
 

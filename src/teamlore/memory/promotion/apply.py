@@ -48,7 +48,7 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel
 
-from teamlore.core import db, errors, safe_write
+from teamlore.core import db, errors, refusals, safe_write
 from teamlore.core.failpoints import failpoint
 from teamlore.core.lock import file_lock
 from teamlore.core.paths import resolve_home
@@ -458,7 +458,7 @@ def recover_promotions(
         try:
             outcome = promote(conn, plan_id, identity=identity, home=home, approve=False)
         except (errors.TeamloreError, OSError) as exc:  # a full disk: status still answers
-            results.append((plan_id, errors.refusal_for(exc)))
+            results.append((plan_id, refusals.refusal_for(exc)))
         else:
             results.append((plan_id, outcome))
     return results

@@ -24,7 +24,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any, NamedTuple, TypeAlias
 
 from teamlore.core.errors import MEMORY_FILE_INVALID, TeamloreError
-from teamlore.core.text_files import conflict_start
+from teamlore.core.text.files import conflict_start
 
 JsonValue: TypeAlias = "bool | int | float | str | list[JsonValue] | dict[str, JsonValue] | None"
 

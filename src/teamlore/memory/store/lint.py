@@ -29,7 +29,6 @@ from pydantic import BaseModel
 
 from teamlore.core import errors
 from teamlore.core.errors import MEMORY_NOT_INITIALIZED, TeamloreError
-from teamlore.core.hidden_text import HIDDEN, escaped
 from teamlore.core.paths import escaped_path
 from teamlore.core.secrets import (
     CI_HOMES,
@@ -41,6 +40,7 @@ from teamlore.core.secrets import (
     scrub,
 )
 from teamlore.core.shapes.strict import STRICT_FROZEN, WIRE_FROZEN
+from teamlore.core.text.hidden import HIDDEN, escaped
 from teamlore.memory.store import documents as docs
 from teamlore.memory.store import layout
 from teamlore.memory.store.frontmatter import MemoryFormatError, decode_text, line_of
@@ -358,7 +358,7 @@ def _marker_findings(text: str, path: str, lines: _LineIndex) -> list[Finding]:
 
 
 def _hidden_findings(text: str, path: str, lines: _LineIndex) -> list[Finding]:
-    """A control character or one that renders as nothing (`core.hidden_text`): a reviewer
+    """A control character or one that renders as nothing (`core.text.hidden`): a reviewer
     never sees what it hides, an agent reads it, and a NUL makes git show the file as binary.
     One finding per line, naming the first such character."""
     findings: dict[int, Finding] = {}

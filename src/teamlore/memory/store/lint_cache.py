@@ -31,8 +31,8 @@ from teamlore.memory.store.lint import (
 
 # the modules whose code decides a file's findings; their source is part of every digest
 _RULE_MODULES = (
-    "teamlore.core.text_files",  # git's conflict markers (`format.merge-conflict`)
-    "teamlore.core.hidden_text",  # `format.hidden-character`
+    "teamlore.core.text.files",  # git's conflict markers (`format.merge-conflict`)
+    "teamlore.core.text.hidden",  # `format.hidden-character`
     "teamlore.core.secrets.heuristics",
     "teamlore.core.secrets.normalize",
     "teamlore.core.secrets.rules",

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from teamlore.core import errors
+from teamlore.core import errors, refusals
 from teamlore.memory.promotion.queue import prepare_request_from_review
 from teamlore.ops.demo.consolidation import demo_consolidation
 from teamlore.ops.demo.skill import demo_skill
@@ -132,7 +132,7 @@ def _empty_folder(root: Path) -> Path:
     except PermissionError:
         raise  # PERMISSION_DENIED, as anywhere
     except OSError as exc:
-        if errors.storage_error(exc) is not None:
+        if refusals.storage_error(exc) is not None:
             raise  # DISK_FULL or STATE_READ_ONLY, as anywhere
         raise errors.TeamloreError(
             errors.INVALID_ARGUMENT, f"cannot make the folder {root}: {exc.strerror or exc}"

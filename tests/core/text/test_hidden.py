@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from teamlore.core.hidden_text import shown
+from teamlore.core.text.hidden import shown
 
 
 @pytest.mark.parametrize(

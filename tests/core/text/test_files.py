@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from teamlore.core.text_files import all_crlf, conflict_start, with_line_ends_of
+from teamlore.core.text.files import all_crlf, conflict_start, with_line_ends_of
 
 
 @pytest.mark.parametrize(

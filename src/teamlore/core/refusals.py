@@ -1,0 +1,165 @@
+"""What a person (or an MCP client) is told about an exception: its stable code when it is a
+refusal or a storage failure (a full disk, a damaged or read-only database, a permission), the
+paths in it cut to what may leave the machine, and where a full disk is.
+
+Every entry point (the CLI, the MCP server, the hooks) turns an exception into a refusal with
+`refusal_for`; MCP output goes through `redacted` as well (docs/architecture.md, errors).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import sqlite3
+
+from teamlore.core.errors import (
+    DB_CORRUPT,
+    DISK_FULL,
+    INTERNAL,
+    PATH_TOO_LONG,
+    PERMISSION_DENIED,
+    STATE_INVALID,
+    STATE_READ_ONLY,
+    ErrorCode,
+    TeamloreError,
+)
+
+_SQLITE_FULL, _SQLITE_CORRUPT, _SQLITE_NOTADB, _SQLITE_READONLY, _SQLITE_IOERR = 13, 11, 26, 8, 10
+NEARLY_FULL_BYTES = 1024 * 1024
+# more than any state file teamlore writes outside SQLite (a model's derived copy is ~85 MB)
+ROOMY_BYTES = 256 * 1024 * 1024
+
+
+def _state_disk_nearly_full() -> bool:
+    """Whether the file system of the state dir has less than 1 MiB left."""
+    from teamlore.core.locations import state_disk_free
+
+    free = state_disk_free()
+    return free is not None and free < NEARLY_FULL_BYTES
+
+
+def _another_disk_full(exc: BaseException) -> bool:
+    """A file write refused for space while the state dir's disk has more room than any state
+    file needs: the full disk is another one teamlore writes to (the worktree's)."""
+    from teamlore.core.locations import state_disk_free
+
+    free = state_disk_free()
+    return isinstance(exc, OSError) and free is not None and free >= ROOMY_BYTES
+
+
+def _readable_size(size: int) -> str:
+    value = float(size)
+    for unit in ("B", "KiB", "MiB"):
+        if value < 1024:
+            return f"{value:.0f} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GiB"
+
+
+# a write outside the state dir (a memory file in the worktree) refused while the state dir's
+# disk has room: naming the state dir would send the person to free space on the wrong disk
+ANOTHER_DISK_FULL = (
+    "a disk teamlore writes to is full, not the state directory's (it has room): most likely the"
+    " one holding the repository; free space there and retry"
+)
+
+
+def disk_full_advice() -> str:
+    """What would free space, for a write refused by a full disk: the largest things in the
+    state dir (names only, never the path) and where else to look (docs/sessions.md)."""
+    from teamlore.core.locations import largest_in_state_dir
+
+    held = ", ".join(f"{name} {_readable_size(size)}" for size, name in largest_in_state_dir(3))
+    ours = f" (teamlore's state dir holds {held})" if held else ""
+    return (
+        f"to free space, delete other files on that disk{ours}, or move the state dir to a "
+        "bigger disk and point TEAMLORE_HOME at it; read-only commands (search, status, lint) "
+        "keep working meanwhile"
+    )
+
+
+def storage_error(exc: BaseException) -> ErrorCode | None:
+    """The stable code for a storage failure (disk full, damaged database, read-only state), or
+    None when `exc` is something else. SQLite reports these as primary result codes; the OS as
+    errno values."""
+    if isinstance(exc, sqlite3.Error):
+        primary = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+        text = str(exc).lower()
+        if primary == _SQLITE_FULL or "database or disk is full" in text:
+            return DISK_FULL
+        if primary == _SQLITE_IOERR and _state_disk_nearly_full():
+            return DISK_FULL  # SQLite reports a failed WAL/shm write as a plain I/O error
+        if primary in (_SQLITE_CORRUPT, _SQLITE_NOTADB) or "malformed" in text:
+            return DB_CORRUPT
+        if primary == _SQLITE_READONLY or "readonly database" in text:
+            return STATE_READ_ONLY
+        if "no such table" in text or "no such column" in text:
+            return DB_CORRUPT
+        return None
+    if isinstance(exc, OSError):
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            return DISK_FULL
+        if exc.errno == errno.EROFS:
+            return STATE_READ_ONLY
+    return None
+
+
+# an absolute POSIX, Windows or home-relative path: its directories are cut, its last part kept
+_ABSOLUTE_PATH = re.compile(
+    r"(?<![\w.~:/\\-])(?:[A-Za-z]:[\\/]|[\\/]{1,2}|~[\\/])(?:[^\s'\"\\/:]+[\\/])+"
+)
+# the same without the home-relative ones (`~/…`), which the CLI shows as they are
+_ROOTED_PATH = re.compile(r"(?<![\w.~:/\\-])(?:[A-Za-z]:[\\/]|[\\/]{1,2})(?:[^\s'\"\\/:]+[\\/])+")
+
+
+def redact_paths(message: str) -> str:
+    """`message` with every absolute path cut to `…/<last part>`: error text may name the state
+    dir or the user's home, which must not leave the machine (MCP output can end up anywhere)."""
+    return _ABSOLUTE_PATH.sub("…/", message)
+
+
+def _from_home(text: str) -> str:
+    """`text` with the user's home folder written `~`, as the CLI shows paths: a path under it
+    in a refusal stays one a person can look at (`ls -ld`), other absolute paths are cut, and
+    `redacted` cuts both for MCP."""
+    home = os.path.expanduser("~").rstrip("/")
+    if not home:
+        return text
+    return re.sub(r"(?<![\w.~:/\\-])" + re.escape(home) + r"(?=/)", "~", text)
+
+
+def redacted(err: TeamloreError) -> TeamloreError:
+    """`err` with absolute paths cut from its message and details (for MCP clients)."""
+    details = {
+        key: redact_paths(value) if isinstance(value, str) else value
+        for key, value in err.details.items()
+    }
+    return TeamloreError(err.error, redact_paths(err.message), **details)
+
+
+def refusal_for(exc: BaseException) -> TeamloreError:
+    """What a person (or an MCP client) is told about an exception: its stable code when it is
+    a refusal or a storage failure, else INTERNAL with the exception's type and its message
+    with paths redacted."""
+    if isinstance(exc, TeamloreError):
+        return exc
+    code = storage_error(exc)
+    if code is None and isinstance(exc, PermissionError):
+        code = PERMISSION_DENIED  # not a storage failure: nothing is damaged, nothing is set aside
+    if code is None and isinstance(exc, IsADirectoryError | NotADirectoryError):
+        code = STATE_INVALID  # a folder where a file belongs, or the reverse
+    if code is None and isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:
+        code = PATH_TOO_LONG  # given somewhere (TEAMLORE_HOME, an option): nothing is damaged
+    if code is not None:
+        detail = _ROOTED_PATH.sub("…/", _from_home(str(exc)))
+        if code is DISK_FULL and _another_disk_full(exc):
+            return TeamloreError(code, f"{ANOTHER_DISK_FULL} ({detail})")
+        message = f"{code.summary} ({detail})" if detail else code.summary
+        if code is DISK_FULL:
+            message += f"; {disk_full_advice()}"
+        return TeamloreError(code, message)
+    detail = redact_paths(str(exc))
+    return TeamloreError(
+        INTERNAL, f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+    )
