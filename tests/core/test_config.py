@@ -153,6 +153,16 @@ def test_save_then_load_round_trips(home: Path) -> None:
     assert load_config(home) == config
 
 
+def test_control_characters_in_a_value_are_saved_so_the_file_reads_back(home: Path) -> None:
+    """A raw DEL or NUL in a TOML string makes the whole file unreadable: they are escaped."""
+    odd = 'x\x7fy \x00\x1b[31m \t\r\n "quoted" back\\slash'
+    save_table("limits", Limits(name=odd), home)
+    assert load_table("limits", Limits, home).name == odd
+    config = Config(sources={odd: [odd]}, extra={"future": {odd: odd}})
+    save_config(config, home)
+    assert load_config(home) == config
+
+
 def test_only_core_config_parses_toml() -> None:
     """Every reader of config.toml goes through `teamlore.core.config`."""
     readers = set()

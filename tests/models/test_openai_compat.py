@@ -132,6 +132,22 @@ def test_chat_json_object_mode_sets_response_format_and_checks_the_output(
     assert err.details["reason"] == "invalid_json_output"
 
 
+def test_json_output_in_one_markdown_fence_is_the_object_itself(server: ScriptedServer) -> None:
+    """An endpoint that ignores the requested format lets a model fence its JSON; a string
+    value holding a code block of its own does not stop the unwrapping."""
+    answer = {"body": "Run:\n```sh\nuv sync\n```\nthen test."}
+    server.enqueue(
+        Scripted.chat(f"```json\n{json.dumps(answer)}\n```"),
+        Scripted.responses(f"```\n{json.dumps(answer)}\n```\n"),
+    )
+    with client(server) as c:
+        chat = c.complete(ask(c, output="json_object"))
+    with client(server, api="responses") as c:
+        responses = c.complete(ask(c, output="json_object"))
+
+    assert json.loads(chat.text) == json.loads(responses.text) == answer
+
+
 # -- refusals that are not retried ------------------------------------------------------------
 
 

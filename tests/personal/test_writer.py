@@ -108,6 +108,21 @@ def test_invalid_json_from_the_model_fails_the_job_and_keeps_the_batch(
     assert "Sam." in _profile(home)
 
 
+def test_a_flush_stops_at_a_job_that_is_due_again_at_once_without_using_up_its_attempts(
+    home: Path,
+) -> None:
+    """A failed job no longer ends a flush; one whose backoff is already over when the next run
+    claims it fails at most once more, so the flush never spins on it."""
+    s = settings(queue={"backoff_base_seconds": 1e-9, "max_attempts": 100})
+    configure(home, s)
+    _init(home, "Likes kayaks.", "imp1", s)
+
+    result = api.flush(home, ScriptedModel(*["not json"] * 100), settings=s)
+
+    assert [(r.outcome, r.code) for r in result.runs] == [("failed", "INVALID_DECISION")] * 2
+    assert len({r.job_id for r in result.runs}) == 1 and result.complete is False
+
+
 def test_an_answer_in_one_markdown_code_fence_is_read_and_prose_around_it_is_not(
     home: Path, personal: PersonalSettings
 ) -> None:

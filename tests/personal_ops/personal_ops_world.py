@@ -134,6 +134,7 @@ class ModelServer(ScriptedServer):
         super().__init__()
         self.by_kind: dict[str, list[Decisions]] = {}
         self.answered: list[str] = []
+        self.fence = False  # wrap each answer in ```json … ```, as an endpoint ignoring the format
         self._script_lock = threading.Lock()
 
     def script(self, kind: str, *answers: Decisions) -> None:
@@ -156,7 +157,8 @@ class ModelServer(ScriptedServer):
             "request_id": projection["request_id"],
             "decisions": answer(projection),
         }
-        return Scripted.chat(json.dumps(body))
+        text = json.dumps(body)
+        return Scripted.chat(f"```json\n{text}\n```" if self.fence else text)
 
 
 # -- real MCP server processes -----------------------------------------------------------------

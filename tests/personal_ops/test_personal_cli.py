@@ -14,6 +14,7 @@ from personal_ops_world import (
     ModelServer,
     decision,
     payload,
+    put,
     refs,
     remove,
     retain,
@@ -63,7 +64,8 @@ def test_import_reports_each_part_and_exits_1_until_complete(
     code, first = cli_json("import", str(notes), "--author", "user", cwd=tmp_path)
     assert code == 1
     assert first["import"]["parts"] == 2 and first["complete"] is False
-    assert [r["code"] for r in first["flush"]["runs"]] == ["UNAUTHORIZED_FORGET_EVIDENCE"]
+    jobs = [r for r in first["flush"]["runs"] if r["outcome"] != "idle"]
+    assert [r["code"] for r in jobs] == ["UNAUTHORIZED_FORGET_EVIDENCE"]
     assert [(p["part"], p["state"]) for p in first["parts"]] == [(1, "claimed"), (2, "claimed")]
     job = first["parts"][0]["jobId"]
     assert first["parts"][0]["issue"] == "UNAUTHORIZED_FORGET_EVIDENCE"
@@ -117,6 +119,46 @@ def test_flush_says_what_each_job_did_in_words(
     assert job.endswith(": written into personal memory")
     assert first.stdout.splitlines()[-1] == "complete: nothing else is due"
     assert again.stdout == "complete: nothing was due\n"
+
+
+def unknown_evidence(p: dict[str, Any]) -> list[dict[str, Any]]:
+    """An answer that cites evidence the batch does not hold: the job fails and backs off."""
+    return [decision("retain", [put("profile", "Boats", "Kayaks.")], ["ev_999999"])]
+
+
+def test_a_failing_job_in_another_scope_does_not_stop_the_flush(
+    home: Path, tmp_path: Path, model: ModelServer
+) -> None:
+    """docs/cli.md: `flush` runs the Writer until nothing is due. A project's job that fails
+    (first in the queue) is reported; the global import behind it is still processed."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    write_config(home, project_root=project, model_url=model.base_url, backoff_seconds=600)
+    (tmp_path / "proj.md").write_text("# Proj\n\nThe app ships weekly.\n", encoding="utf-8")
+    (tmp_path / "me.md").write_text("# Me\n\nI use neovim.\n", encoding="utf-8")
+    model.script(
+        "document_import",
+        unknown_evidence,
+        retain("preferences", "Editor", "Uses neovim."),
+        unknown_evidence,
+    )
+    queued = teamlore_cli(
+        "personal", "import", "proj.md", "--workspace", str(project), "--no-wait",
+        cwd=tmp_path, env=ENV,
+    )  # fmt: skip
+    assert queued.returncode == 0, queued.stdout + queued.stderr
+
+    code, out = cli_json("import", "me.md", cwd=tmp_path)
+
+    assert code == 0 and out["complete"] is True, out
+    assert [(r["outcome"], r["code"]) for r in out["flush"]["runs"]][:2] == [
+        ("failed", "INVALID_EVIDENCE_REFERENCE"),
+        ("committed", None),
+    ]
+    assert [(p["state"], p["retainedIn"]) for p in out["parts"]] == [("processed", ["preferences"])]
+    flushed = teamlore_cli("personal", "flush", cwd=tmp_path, env=ENV)
+    assert flushed.returncode == 1 and "incomplete" in flushed.stdout  # still backing off
+    assert model.answered == ["document_import", "document_import"]
 
 
 def forget_language(p: dict[str, Any]) -> dict[str, Any]:
@@ -179,12 +221,12 @@ def test_import_without_a_model_queues_and_says_so(home: Path, tmp_path: Path) -
     write_config(home)
     (tmp_path / "n.md").write_text("# N\n\nI like kayaking.\n")
     status, out = cli_json("import", "n.md", cwd=tmp_path)
-    assert status == 1 and out["flush"]["error"]["code"] == "MODEL_NOT_CONFIGURED"
+    assert status == 1 and out["flush"]["error"]["code"] == "WRITER_DISABLED"
     assert [p["state"] for p in out["parts"]] == ["pending"]
     queued = teamlore_cli("personal", "import", "n.md", "--no-wait", cwd=tmp_path)
     assert queued.returncode == 0 and "queued: run `teamlore personal flush`" in queued.stdout
     flush = teamlore_cli("personal", "flush", cwd=tmp_path)
-    assert flush.returncode == 1 and "MODEL_NOT_CONFIGURED" in flush.stderr
+    assert flush.returncode == 1 and "WRITER_DISABLED" in flush.stderr
 
 
 def test_import_into_a_workspace_needs_a_registered_one(home: Path, tmp_path: Path) -> None:

@@ -87,6 +87,24 @@ def test_bad_values_name_the_flag_and_change_nothing(home: Path) -> None:
     assert (home / "config.toml").read_bytes() == before
 
 
+def test_a_profile_name_config_toml_cannot_hold_is_refused_and_nothing_is_saved(
+    home: Path,
+) -> None:
+    config("--allow", "agent_observation")
+    before = (home / "config.toml").read_bytes()
+    for name in ["x\x7fy", "bad name!", "a.b", "x" * 65]:
+        code, refused = config("--model-profile", name)
+        assert code == 2 and refused["error"]["code"] == "INVALID_ARGUMENT", name
+        assert refused["error"]["message"].startswith("--model-profile: "), refused
+        assert "[models.<name>]" in refused["error"]["message"]
+    assert (home / "config.toml").read_bytes() == before
+    for command in (["personal", "status"], ["personal", "show"], ["personal", "config"]):
+        assert teamlore_cli(*command).returncode == 0, command
+    code, chosen = config("--model-profile", "night-ly_2")
+    assert code == 0 and chosen["modelProfile"] == "night-ly_2"
+    assert config("--model-profile", "")[1]["modelProfile"] is None
+
+
 def test_config_and_status_show_the_state_dir_from_the_tilde(home: Path) -> None:
     """As `status` does: a state dir under the user's home is shown from `~`."""
     user = {"HOME": str(home.parent)}

@@ -251,7 +251,10 @@ def save_config(config: Config, home: Path | None = None) -> None:
     for table in ("models", "personal", "paths"):  # written only when they hold something
         if not data.get(table):
             data.pop(table, None)
-    write_private_file(config_path(home), dumps_toml(data).encode("utf-8"))
+    path = config_path(home)
+    text = dumps_toml(data)
+    _refuse_unreadable(path, text)
+    write_private_file(path, text.encode("utf-8"))
 
 
 def save_table(name: str, value: BaseModel, home: Path | None = None) -> None:
@@ -298,6 +301,21 @@ def _parse(path: Path, text: str) -> dict[str, Any]:
         ) from None
 
 
+def _refuse_unreadable(path: Path, text: str) -> None:
+    """Before the file is replaced: the new text must read back, or nothing is written (a file
+    teamlore cannot read would stop every later command, even the one that could repair it)."""
+    try:
+        Config.from_data(_parse(path, text))
+    except (errors.TeamloreError, _Refused) as exc:
+        reason = exc.message if isinstance(exc, errors.TeamloreError) else str(exc)
+        reason = reason.removeprefix(display_path(path)).lstrip(" :")
+        raise errors.TeamloreError(
+            errors.CONFIG_INVALID,
+            f"{display_path(path)} was left as it was: the new settings would not read back "
+            f"({reason})",
+        ) from None
+
+
 def _invalid(path: Path, table: str, problem: Any) -> errors.TeamloreError:
     """CONFIG_INVALID for a value a schema refuses: file, line (when found), table, field."""
     fields = [str(p) for p in problem.get("loc", ())]
@@ -331,15 +349,24 @@ def _line_of(path: Path, table: str, key: str) -> int | None:
     return found
 
 
+# what a TOML basic string cannot hold as is: the quote, the backslash and the control
+# characters (tomllib refuses a raw DEL or NUL: the whole file would become unreadable)
+_NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f\x7f]')
+_SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+def _escaped(found: re.Match[str]) -> str:
+    char = found.group()
+    return _SHORT_ESCAPES.get(char, f"\\u{ord(char):04X}")
+
+
 def _toml_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
         return repr(value)
     if isinstance(value, str):
-        escaped = value.replace("\\", "\\\\").replace('"', '\\"')
-        escaped = escaped.replace("\n", "\\n").replace("\t", "\\t")
-        return f'"{escaped}"'
+        return '"' + _NEEDS_ESCAPE.sub(_escaped, value) + '"'
     if isinstance(value, list) and all(not isinstance(v, dict) for v in value):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
     raise TypeError(f"unsupported TOML value {value!r}")

@@ -361,6 +361,9 @@ IMPORT_DISABLED = _register("IMPORT_DISABLED", "document imports (document_impor
 SUBMISSION_DISABLED = _register(
     "SUBMISSION_DISABLED", "relayed user turns (user_explicit) are not allowed"
 )
+WRITER_DISABLED = _register(
+    "WRITER_DISABLED", "no model profile is chosen for the personal Writer: it does not run"
+)
 UNSUPPORTED_FILE_TYPE = _register(
     "UNSUPPORTED_FILE_TYPE", "only regular .md/.markdown files (no symlinks) can be imported"
 )

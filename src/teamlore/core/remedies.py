@@ -88,6 +88,7 @@ NEXT: dict[str, str] = {
     "INIT_DISABLED": "Allow it with `teamlore personal config --allow agent_observation`.",
     "IMPORT_DISABLED": "Allow it with `teamlore personal config --allow document_import`.",
     "SUBMISSION_DISABLED": "Allow it with `teamlore personal config --allow user_explicit`.",
+    "WRITER_DISABLED": "Choose a model with `teamlore personal config --model-profile NAME`.",
     "UNSUPPORTED_FILE_TYPE": "Import a regular .md or .markdown file (not a symlink).",
     "FILE_NOT_FOUND": "Check the file's path, then run the command again.",
     "PATH_NOT_FOUND": "Check the path, then run the command again.",

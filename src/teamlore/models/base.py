@@ -12,6 +12,7 @@ request the endpoint rejects).
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
@@ -26,18 +27,23 @@ RETRYABLE_CODES = frozenset(
 )
 
 
+_FENCE = re.compile(r"`{3,}")  # a Markdown code fence: three or more backticks
+
+
 def without_code_fence(text: str) -> str:
     """A model's answer without the one Markdown code fence (```` ```json ````) models wrap a
-    JSON answer in when the endpoint does not enforce the output format; any other text is
-    returned stripped, for the caller's parser to refuse."""
+    JSON answer in when the endpoint does not enforce the output format: an answer that opens
+    with a fence and ends with its closing fence is unwrapped once, whatever fences its JSON
+    strings hold. Any other text is returned stripped, for the caller's parser to refuse."""
     stripped = text.strip()
-    if stripped.startswith("```") and stripped.endswith("```") and stripped.count("```") == 2:
-        body = stripped[3:-3]
-        first_newline = body.find("\n")
-        if first_newline >= 0 and not body[:first_newline].strip().startswith("{"):
-            body = body[first_newline + 1 :]  # the fence's language tag
-        return body.strip()
-    return stripped
+    fence = _FENCE.match(stripped)
+    if fence is None or len(stripped) < 2 * len(fence[0]) or not stripped.endswith(fence[0]):
+        return stripped
+    inner = stripped[len(fence[0]) : -len(fence[0])]
+    tag, newline, body = inner.partition("\n")
+    if newline and not tag.lstrip().startswith(("{", "[")):
+        inner = body  # the fence's language tag (`json`), or nothing
+    return inner.strip()
 
 
 class _Strict(BaseModel):

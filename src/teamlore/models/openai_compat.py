@@ -33,7 +33,14 @@ from pydantic import SecretStr
 
 from teamlore import __version__
 from teamlore.core import errors
-from teamlore.models.base import ModelError, ModelRequest, ModelResponse, Usage, model_error
+from teamlore.models.base import (
+    ModelError,
+    ModelRequest,
+    ModelResponse,
+    Usage,
+    model_error,
+    without_code_fence,
+)
 from teamlore.models.profiles import ApiKind, ModelProfile, normalize_base_url
 
 log = logging.getLogger("teamlore.models")
@@ -337,6 +344,9 @@ class OpenAICompatClient:
         except _Unusable as exc:
             raise bad(exc.reason, exc.message) from None
         if request.wants_json:
+            # an endpoint that ignores the requested format lets a model fence its JSON: every
+            # caller gets the object itself
+            text = without_code_fence(text)
             try:
                 parsed = json.loads(text)
             except ValueError:

@@ -43,6 +43,10 @@ ENV_FILE_NAME = ".env"
 ApiKind = Literal["chat", "responses"]
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# a name `[models.<name>]` can hold as it is written (a TOML bare key), so every message that
+# says "add a [models.<name>] table" can be copied into config.toml
+PROFILE_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+PROFILE_NAME_FORM = "a model profile name: 1-64 letters, digits, _ or - (as in [models.<name>])"
 _ENDPOINT_SUFFIXES = ("/chat/completions", "/responses", "/completions")
 
 
@@ -160,7 +164,7 @@ def profile_names(home: Path | None = None) -> list[str]:
 
 def profile_problem(name: str, home: Path | None = None) -> str | None:
     """Why profile `name` cannot be used yet (no table, no model, no key), or None if it can."""
-    if name not in profile_names(home):
+    if name not in profile_names(home) and name != DEFAULT_PROFILE:  # default: env alone
         return f"model profile {name!r} has no [models.{name}] table in config.toml"
     try:
         load_profile(name, home=home)

@@ -331,19 +331,26 @@ def flush(
     max_runs: int = 64,
     wait_seconds: float = 0.0,
 ) -> FlushResult:
-    """Run the Writer with `force` until it is idle (or something fails). Never skips a backoff
-    or another process's lease."""
+    """Run the Writer with `force` until nothing is due. A failed job is reported and the others
+    still run (only its own scope waits behind its backoff); a job that fails again within the
+    same flush (due at once) ends it, as do `max_runs`. Never skips a backoff or another
+    process's lease."""
     # the Writer (its decision schema, prompts) loads only here: queueing a host's user turn
     # never needs it (docs/architecture.md, "A short CLI process")
     from teamlore.personal.writer import run_writer
 
     settings = _settings(home, settings)
     runs: list[RunOutcome] = []
+    failed_jobs: set[str | None] = set()
     for _ in range(max_runs):
         outcome = run_writer(home, model, settings, force=True, now=now, wait_seconds=wait_seconds)
         runs.append(outcome)
-        if outcome.outcome in ("idle", "failed"):
+        if outcome.outcome == "idle":
             break
+        if outcome.outcome == "failed":
+            if outcome.job_id in failed_jobs:  # due again at once: it would only use up attempts
+                break
+            failed_jobs.add(outcome.job_id)
     counts = status(home)["observations"]
     left = sum(counts.get(state, 0) for state in ("pending", "claimed", "dead"))
     failed = any(r.outcome == "failed" for r in runs)

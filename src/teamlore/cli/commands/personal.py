@@ -108,7 +108,7 @@ def _render_status(result: dict[str, Any]) -> None:
     settings = result["settings"]
     _plain(f"provenance       {', '.join(settings['allowedProvenance'])}")
     _plain(f"scopes           {', '.join(settings['allowedScopes'])}")
-    _plain(f"model profile    {settings['modelProfile'] or '(none)'}")
+    _plain(f"model profile    {settings['modelProfile'] or '(none: the Writer does not run)'}")
     counts = ", ".join(f"{n} {state}" for state, n in sorted(result["observations"].items()))
     _plain(f"observations     {counts or 'none'}")
     for job in result["jobs"]:

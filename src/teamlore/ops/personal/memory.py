@@ -84,9 +84,20 @@ def available_contexts(home: Path, contexts: tuple[str, ...]) -> list[str]:
     ]
 
 
+# said the same way by `personal import`/`flush` and by an init/relay MCP process
+WRITER_OFF = (
+    "no model profile is set ([personal] model_profile), so the Writer does not run and sends "
+    "nothing to a model; input stays queued"
+)
+
+
 def writer_model(home: Path, settings: PersonalSettings) -> DecisionModel:
-    """The Writer's model: `[personal] model_profile` (else `default`) through the
-    OpenAI-compatible client. `MODEL_NOT_CONFIGURED` when the profile cannot be resolved."""
+    """The Writer's model: the `[personal] model_profile` the person chose, through the
+    OpenAI-compatible client. `WRITER_DISABLED` when none is chosen (never a fallback: the
+    person's data goes to no model they did not name), `MODEL_NOT_CONFIGURED` when it cannot be
+    resolved."""
+    if settings.model_profile is None:
+        raise errors.TeamloreError(errors.WRITER_DISABLED, WRITER_OFF)
     from teamlore.models.openai_compat import OpenAICompatClient
     from teamlore.models.profiles import load_profile
     from teamlore.personal.model_adapter import WriterModelAdapter
@@ -96,19 +107,12 @@ def writer_model(home: Path, settings: PersonalSettings) -> DecisionModel:
 
 
 def launch_writer_model(home: Path) -> tuple[DecisionModel | None, str | None]:
-    """The model a long-running (init/relay) process's Writer uses, or why there is none."""
-    from teamlore.models.profiles import profile_names
-
+    """The model a long-running (init/relay) process's Writer uses, or why there is none (the
+    same choice and words as the CLI's `writer_model`)."""
     try:
-        settings = load_personal_settings(home)
-        if settings.model_profile is None and "default" not in profile_names(home):
-            return None, (
-                "no model profile is configured ([personal] model_profile); submissions are "
-                "queued until `teamlore personal flush` runs with one"
-            )
-        return writer_model(home, settings), None
+        return writer_model(home, load_personal_settings(home)), None
     except errors.TeamloreError as err:
-        return None, f"{err.code}: {err.message}"
+        return None, f"{err.code}: {err.message}. {errors.next_step(err.error)}"
 
 
 def run_writer_once(home: Path, model: DecisionModel, *, force: bool) -> Any:
@@ -541,6 +545,10 @@ def personal_config(ctx: OpContext, request: ConfigRequest) -> dict[str, Any]:
     )
     scopes = _checked(request.allowScopes, "--scope", _SCOPE.match, scope_form)
     unscopes = _checked(request.removeScopes, "--remove-scope", _SCOPE.match, scope_form)
+    if request.modelProfile:  # '' clears it
+        from teamlore.models.profiles import PROFILE_NAME, PROFILE_NAME_FORM
+
+        _checked([request.modelProfile], "--model-profile", PROFILE_NAME.match, PROFILE_NAME_FORM)
     changes: dict[str, Any] = {}
     if request.model_dump(exclude_none=True):
         settings = load_personal_settings(home)
