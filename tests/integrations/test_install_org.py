@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from support import git
+from support import git, teamlore_cli
 from teamlore.core import errors
 from teamlore.ops.registry import OpContext, run_operation
 
@@ -81,3 +81,31 @@ def test_a_bad_org_url_or_variable_is_refused_and_nothing_is_written(
         install(user, **payload)
     assert caught.value.code == "INVALID_ARGUMENT"
     assert not (user / ".claude.json").exists() and not (user / ".codex").exists()
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"https://ci:{TOKEN}@memory.example.com/mcp",
+        f"https://{TOKEN}@memory.example.com/mcp",
+        f"https://memory.example.com/mcp?token={TOKEN}",
+        f"https://memory.example.com/mcp?access_token={TOKEN}&x=1",
+        f"https://memory.example.com/{TOKEN}/mcp",
+    ],
+)
+def test_a_url_holding_credentials_is_refused_without_echoing_them_and_nothing_is_written(
+    user: Path, tmp_path: Path, url: str
+) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    done = teamlore_cli(
+        "install", "--client", "all", "--scope", "project", "--force", "--org-url", url, cwd=repo
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("error ORG_URL_HAS_CREDENTIALS: ")
+    assert "TEAMLORE_ORG_TOKEN" in done.stderr and "--org-token-env" in done.stderr
+    assert TOKEN not in done.stdout + done.stderr
+    assert sorted(p.name for p in repo.iterdir()) == [".git"]
+    assert not (user / ".claude.json").exists() and not (user / ".codex").exists()
+    assert not (tmp_path / "state").exists()

@@ -20,8 +20,16 @@ from mcp.client.streamable_http import streamable_http_client
 from typer.testing import CliRunner
 
 from mcp import ClientSession
-from org_support import free_port, make_clone, postgres_cluster, postgres_database
+from org_support import (
+    ClusterUnavailable,
+    free_port,
+    make_clone,
+    postgres_cluster,
+    postgres_database,
+    throwaway_cluster,
+)
 from teamlore.cli.main import app
+from teamlore.mcp.org_http import RateLimiter
 
 __all__ = ["postgres_cluster", "postgres_database"]  # fixtures
 
@@ -154,13 +162,49 @@ def test_each_token_is_rate_limited(home: Path, indexed: str) -> None:
             "Accept": "application/json, text/event-stream",
         }
         ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
-        codes = [
-            httpx2.post(url, json=ping, headers=headers, timeout=10).status_code for _ in range(5)
-        ]
+        answers = [httpx2.post(url, json=ping, headers=headers, timeout=10) for _ in range(5)]
+        codes = [answer.status_code for answer in answers]
         assert codes[-1] == 429 and 429 not in codes[:3]
+        # 3 a minute: the next one in about 20 s (the header said 1 whatever the rate)
+        assert 15 <= int(answers[-1].headers["retry-after"]) <= 20
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+def test_a_refused_request_is_told_the_whole_seconds_until_the_next_is_allowed() -> None:
+    limiter = RateLimiter(per_minute=6)  # one request every 10 s once the minute's are spent
+    assert [limiter.wait("ci", now=0.0) for _ in range(6)] == [0] * 6
+    assert limiter.wait("ci", now=0.0) == 10
+    assert limiter.wait("ci", now=4.0) == 6  # 0.4 of a request refilled: 6 s, not 7
+    assert limiter.wait("ci", now=9.5) == 1  # half a second is a whole one
+    assert limiter.wait("ci", now=10.0) == 0
+    assert limiter.wait("other", now=10.0) == 0  # each token has its own
+
+
+def test_a_database_gone_down_gets_503_and_one_log_line(home: Path, tmp_path: Path) -> None:
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    try:
+        with throwaway_cluster() as cluster:
+            database = cluster.url()
+            token = org(home, database, "token", "create", "ci")["token"]
+            process, url = start_server(home, database)
+            headers = {
+                "Authorization": f"Bearer {token}",
+                "Accept": "application/json, text/event-stream",
+            }
+            assert httpx2.post(url, json=ping, headers=headers, timeout=30).status_code == 200
+    except ClusterUnavailable as why:
+        pytest.skip(str(why))
+    try:  # the cluster is stopped and gone
+        refused = httpx2.post(url, json=ping, headers=headers, timeout=60)
+        assert (refused.status_code, refused.content) == (503, b"")
+    finally:
+        process.terminate()
+        log = process.communicate(timeout=30)[1]
+    assert "Traceback" not in log
+    (line,) = [line for line in log.splitlines() if "ORG_DATABASE_UNAVAILABLE" in line]
+    assert line.startswith("teamlore org serve: 503, ORG_DATABASE_UNAVAILABLE: cannot use")
 
 
 def test_listening_beyond_loopback_needs_a_flag(home: Path, indexed: str) -> None:

@@ -152,6 +152,21 @@ def test_the_next_sync_applies_new_changed_and_deleted_entries_only(
     assert found(org_json(home, database, "search", "payroll", "--lexical")) == []
 
 
+def test_a_sync_that_embeds_fills_in_the_vectors_a_lexical_sync_left_out(
+    home: Path, database: str | None, clones: dict[str, Path]
+) -> None:
+    added(home, database, clones)
+    org_json(home, database, "sync", "--lexical")
+    assert org_json(home, database, "status")["embedded"] == 0
+    synced = org_json(home, database, "sync")["repositories"]
+    assert [(r["outcome"], r["embedded"]) for r in synced] == [("synced", True)] * 2
+    assert org_json(home, database, "status")["embedded"] == 4
+    meaning = org_json(home, database, "search", "stylesheet conventions for components")
+    assert found(meaning)[0] == ("web", "css-modules")
+    again = org_json(home, database, "sync")["repositories"]  # nothing left to embed
+    assert [r["outcome"] for r in again] == ["unchanged"] * 2
+
+
 def test_only_committed_memory_is_indexed(
     home: Path, database: str | None, clones: dict[str, Path]
 ) -> None:
@@ -314,6 +329,26 @@ def test_an_over_long_query_or_limit_is_refused_and_changes_nothing(
         "new",
         "new",
     ]
+
+
+def test_a_folder_inside_a_clone_stands_for_the_clone(
+    home: Path, database: str | None, clones: dict[str, Path]
+) -> None:
+    org_json(home, database, "add", str(clones["billing"]))
+    inside = str(clones["billing"] / ".threadshare/memory")
+    code, output = org(home, database, "add", inside, "--format", "json")
+    error = json.loads(output)["error"]
+    assert code == 1 and error["code"] == "ORG_REPOSITORY_EXISTS"
+    assert error["message"].endswith("for this clone (billing)")
+    web = org_json(home, database, "add", str(clones["web"] / ".threadshare/memory/entries"))
+    assert web["repository"] == "web"
+    listed = org_json(home, database, "list")["repositories"]
+    assert [(r["name"], r["path"]) for r in listed] == [
+        ("billing", str(clones["billing"])),
+        ("web", str(clones["web"])),
+    ]
+    synced = org_json(home, database, "sync", "--lexical")["repositories"]
+    assert [(r["repository"], r["documents"]) for r in synced] == [("billing", 2), ("web", 2)]
 
 
 def test_remove_drops_a_repository_and_its_documents(

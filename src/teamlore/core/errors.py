@@ -261,6 +261,8 @@ def from_validation_error(
 ORG_DATABASE_UNAVAILABLE = _register(
     "ORG_DATABASE_UNAVAILABLE", "the org database cannot be reached or refused the connection"
 )
+ORG_DATABASE_URL_INVALID = _register("ORG_DATABASE_URL_INVALID", "libpq cannot parse that URL", 2)
+ORG_URL_HAS_CREDENTIALS = _register("ORG_URL_HAS_CREDENTIALS", "the org URL holds credentials", 2)
 ORG_REPOSITORY_UNKNOWN = _register(
     "ORG_REPOSITORY_UNKNOWN", "no repository of the org index has that name"
 )
@@ -268,6 +270,7 @@ ORG_REPOSITORY_EXISTS = _register(
     "ORG_REPOSITORY_EXISTS", "the org index already has a repository of that name"
 )
 ORG_TOKEN_UNKNOWN = _register("ORG_TOKEN_UNKNOWN", "no live token of `org serve` has that name")
+ORG_TOKEN_EXISTS = _register("ORG_TOKEN_EXISTS", "a live token of `org serve` has that name")
 ORG_PORT_UNAVAILABLE = _register(
     "ORG_PORT_UNAVAILABLE", "org serve cannot listen on that address and port (in use?)"
 )

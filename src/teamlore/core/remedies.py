@@ -52,9 +52,12 @@ NEXT: dict[str, str] = {
     "COMMIT_NOT_FOUND": "Fetch the commit (`git fetch`) or check the hash, then try again.",
     # org
     "ORG_DATABASE_UNAVAILABLE": "Check the `--database` URL and that its server is running.",
+    "ORG_DATABASE_URL_INVALID": "Use postgresql://[USER@]HOST[:PORT]/DB, a password in ~/.pgpass.",
+    "ORG_URL_HAS_CREDENTIALS": "Give the token in TEAMLORE_ORG_TOKEN (or --org-token-env NAME).",
     "ORG_REPOSITORY_UNKNOWN": "See the org's repositories with `teamlore org list`.",
     "ORG_REPOSITORY_EXISTS": "Pick another `--name`, or `teamlore org remove` the old one first.",
     "ORG_TOKEN_UNKNOWN": "See the live tokens with `teamlore org token list`.",
+    "ORG_TOKEN_EXISTS": "Pick another name; to rotate it, `teamlore org token revoke NAME` first.",
     "ORG_PORT_UNAVAILABLE": "Pick a free port with `teamlore org serve --port N`.",
     # models
     "MODEL_NOT_CONFIGURED": "Add base_url, model and api_key_env to a [models.NAME] profile.",

@@ -5,13 +5,16 @@ results and errors); the SDK's Streamable HTTP session manager carries it, state
 request stands alone. In front of it (docs/org.md "Serving"):
 - every request needs `Authorization: Bearer TOKEN` of a live token (`org token create`); a
   missing, wrong or revoked token gets 401 with no detail and no body;
-- each token may make `rate` requests a minute (429 with `Retry-After` beyond);
+- each token may make `rate` requests a minute (429 with `Retry-After`, the whole seconds until
+  the next is allowed, beyond);
+- a database that cannot be reached gets 503 (and one line on stderr), not a traceback;
 - anything but loopback needs `allow_remote` (the CLI's `--allow-remote`), and a warning says
   that TLS is a reverse proxy's job; on loopback the SDK's DNS-rebinding check holds the Host.
 """
 
 from __future__ import annotations
 
+import math
 import socket
 import sys
 import threading
@@ -31,6 +34,7 @@ from starlette.types import Receive, Scope, Send
 
 from teamlore.core import errors
 from teamlore.mcp.server import build_server
+from teamlore.ops.org.stores import org_store
 from teamlore.ops.org.tokens import authenticate
 from teamlore.ops.registry import OpContext
 
@@ -62,16 +66,19 @@ class RateLimiter:
     _buckets: dict[str, tuple[float, float]] = field(default_factory=dict)  # tokens, last time
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def allow(self, name: str, now: float | None = None) -> bool:
+    def wait(self, name: str, now: float | None = None) -> int:
+        """0 when `name` may make a request now (it is counted); else the whole seconds until
+        it may (a 429's `Retry-After`)."""
         moment = time.monotonic() if now is None else now
         with self._lock:
             level, last = self._buckets.get(name, (float(self.per_minute), moment))
             level = min(float(self.per_minute), level + (moment - last) * self.per_minute / 60.0)
-            if level < 1.0:
+            missing = round(1.0 - level, 9)  # 0.4 + 0.6 of a request is a whole one
+            if missing > 0:
                 self._buckets[name] = (level, moment)
-                return False
+                return max(1, math.ceil(round(missing * 60.0 / self.per_minute, 6)))
             self._buckets[name] = (level - 1.0, moment)
-            return True
+            return 0
 
 
 def check_host(options: ServeOptions) -> None:
@@ -93,12 +100,18 @@ class _Guarded:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         header = _header(scope, b"authorization")
-        name = await anyio.to_thread.run_sync(authenticate, self.context, header)
+        try:
+            name = await anyio.to_thread.run_sync(authenticate, self.context, header)
+        except errors.TeamloreError as err:  # the database is down: nobody can be let in
+            print(f"teamlore org serve: 503, {err.code}: {err.message}", file=sys.stderr)
+            await _refuse(send, 503, [])
+            return
         if name is None:
             await _refuse(send, 401, [(b"www-authenticate", b"Bearer")])
             return
-        if not self.limiter.allow(name):
-            await _refuse(send, 429, [(b"retry-after", b"1")])
+        seconds = self.limiter.wait(name)
+        if seconds:
+            await _refuse(send, 429, [(b"retry-after", str(seconds).encode())])
             return
         await self.manager.handle_request(scope, receive, send)
 
@@ -150,6 +163,8 @@ def serve(options: ServeOptions) -> None:
     import uvicorn
 
     check_host(options)
+    # a database that cannot be used is said now (exit 1), not at the first request
+    org_store(OpContext(cwd=options.cwd, home=options.home, org_database=options.database))
     if options.host not in LOOPBACK:
         print(REMOTE_WARNING.format(host=options.host), file=sys.stderr)
     app = org_app(options)

@@ -17,6 +17,8 @@ transaction-scoped advisory lock, numbered in `org_schema`.
 
 from __future__ import annotations
 
+import logging
+import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -32,6 +34,7 @@ from teamlore.core import errors
 from teamlore.core.analyzer import Query, QueryTerm
 from teamlore.core.timeutil import now_instant
 from teamlore.org.store import (
+    REUSE_A_REVOKED_NAME,
     SCHEMA_VERSION,
     SYNC_LOCK_KEY,
     Backend,
@@ -42,6 +45,7 @@ from teamlore.org.store import (
     StoredHit,
     StoredVectors,
     Token,
+    token_exists,
 )
 
 CONNECT_TIMEOUT_S = 5
@@ -97,6 +101,38 @@ CREATE TABLE org_tokens (
 _HIT_COLUMNS = "id, repository, kind, doc_id, path, entry_type, status, title, body"
 
 
+# the pool logs each failed connection attempt with libpq's words (a role name among them) on
+# stderr; teamlore says once, in its own words, why it cannot connect (`unavailable`)
+_POOL_LOG = logging.getLogger("psycopg.pool")
+_POOL_LOG.addHandler(logging.NullHandler())
+_POOL_LOG.propagate = False
+
+_QUOTED = re.compile(r'(?:\s+after)?\s*"([^"]*)"')  # `after "the string"`, `"="`, `"pass%"`
+_URL = re.compile(r"postgres(?:ql)?://", re.I)
+_NAMED_ROLE = re.compile(r'\b(role|user) "[^"]*"')
+_FAILED_AT = re.compile(r"^(?:connection (?:failed|is bad): )?connection to server .*? failed: ")
+
+
+def _settings(database: str) -> dict[str, Any]:
+    """The settings of a connection string, else ORG_DATABASE_URL_INVALID: libpq's words
+    without the pieces of the string it quotes (a user, a password, the whole string)."""
+    try:
+        return conninfo_to_dict(database)
+    except psycopg.ProgrammingError as exc:
+        problem = _QUOTED.sub(_punctuation_only, str(exc).strip().splitlines()[0]).rstrip(": ")
+        if re.match(r"[a-z][a-z0-9+.-]*:", database, re.I) and not re.match(_URL, database):
+            problem += "; a URL starts with postgresql://"
+        raise errors.TeamloreError(
+            errors.ORG_DATABASE_URL_INVALID, f"cannot parse the org database's URL: {problem}"
+        ) from None
+
+
+def _punctuation_only(quoted: re.Match[str]) -> str:
+    """A quoted piece of libpq's message: kept when it is one sign (`missing "="`), else cut."""
+    sign = quoted[1]
+    return quoted[0] if len(sign) == 1 and not sign.isalnum() else ""
+
+
 def server_address(database: str) -> str:
     """`host:port/dbname` of a connection string, without user or password."""
     try:
@@ -108,16 +144,27 @@ def server_address(database: str) -> str:
 
 
 def unavailable(database: str, exc: BaseException) -> errors.TeamloreError:
-    """ORG_DATABASE_UNAVAILABLE naming host and port, never the password."""
-    reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
-    password = _password(database)
-    if password:
-        reason = reason.replace(password, "***")
+    """ORG_DATABASE_UNAVAILABLE naming host and port and why, never the role or password."""
     return errors.TeamloreError(
         errors.ORG_DATABASE_UNAVAILABLE,
-        f"cannot use the org database at {server_address(database)}: {reason}",
+        f"cannot use the org database at {server_address(database)}: {_why(database, exc)}",
         server=server_address(database),
     )
+
+
+def _why(database: str, exc: BaseException) -> str:
+    """libpq's reason on one line: `Connection refused (is the server running …?)`; the
+    address it repeats is dropped (the message names it), a role it names is withheld."""
+    lines = [_FAILED_AT.sub("", line.strip()) for line in str(exc).splitlines() if line.strip()]
+    if not lines:
+        return type(exc).__name__
+    reason = lines[0].removeprefix("FATAL:").strip()
+    hints = [line[0].lower() + line[1:] for line in lines[1:2] if line.endswith("?")]
+    if hints:
+        reason += f" ({hints[0]})"
+    reason = _NAMED_ROLE.sub(r"\1 (name withheld)", reason)
+    password = _password(database)
+    return reason.replace(password, "***") if password else reason
 
 
 def _password(database: str) -> str | None:
@@ -136,6 +183,8 @@ class PostgresStore:
 
     @classmethod
     def open(cls, database: str) -> PostgresStore:
+        _settings(database)  # an unparsable string is refused at once, not retried by the pool
+        _probe(database)
         try:
             pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
                 database,
@@ -146,7 +195,7 @@ class PostgresStore:
             )
             pool.open(wait=True, timeout=CONNECT_TIMEOUT_S + 1)
         except (psycopg.Error, PoolTimeout) as exc:
-            raise unavailable(database, _cause(database, exc)) from None
+            raise unavailable(database, exc) from None
         store = cls(pool, database)
         with store._conn() as conn:
             _migrate(conn)
@@ -225,6 +274,15 @@ class PostgresStore:
                 "SELECT path, blob FROM org_documents WHERE repository = %s", (repository,)
             ).fetchall()
         return {row[0]: row[1] for row in rows}
+
+    def unembedded(self, repository: str, space: str) -> set[str]:
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT path FROM org_documents WHERE repository = %s "
+                "AND (vector IS NULL OR space IS DISTINCT FROM %s)",
+                (repository, space),
+            ).fetchall()
+        return {row[0] for row in rows}
 
     def apply(self, repository: Repository, upserts: list[Document], deletes: list[str]) -> None:
         with self._conn() as conn:
@@ -360,15 +418,13 @@ class PostgresStore:
 
     def add_token(self, name: str, digest: str, created_at: str) -> None:
         with self._conn() as conn:
-            inserted = conn.execute(
+            added = conn.execute(
                 "INSERT INTO org_tokens (name, digest, created_at) VALUES (%s, %s, %s) "
-                "ON CONFLICT (name) DO NOTHING",
+                f"{REUSE_A_REVOKED_NAME}",
                 (name, digest, created_at),
             ).rowcount
-        if not inserted:
-            raise errors.TeamloreError(
-                errors.INVALID_ARGUMENT, f"a token named {name!r} already exists"
-            )
+        if not added:
+            raise token_exists(name)
 
     def revoke_token(self, name: str, revoked_at: str) -> bool:
         with self._conn() as conn:
@@ -393,15 +449,13 @@ class PostgresStore:
         return [Token(*row) for row in rows]
 
 
-def _cause(database: str, exc: BaseException) -> BaseException:
-    """A pool that could not open says only that it timed out: ask once directly for why."""
-    if not isinstance(exc, PoolTimeout):
-        return exc
+def _probe(database: str) -> None:
+    """One direct connection first: a server that is down or refuses us is told at once with
+    libpq's reason (a pool that cannot open retries until its timeout, then says only that)."""
     try:
         psycopg.connect(database, connect_timeout=CONNECT_TIMEOUT_S).close()
-    except psycopg.Error as direct:
-        return direct
-    return exc
+    except psycopg.Error as exc:
+        raise unavailable(database, exc) from None
 
 
 def _try_lock(conn: psycopg.Connection[Any]) -> bool:

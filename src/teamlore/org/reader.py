@@ -70,6 +70,17 @@ def head_state(clone: Path) -> tuple[str, str | None]:
     return head[0], memory[0] if len(memory) == 3 and memory[1] == "tree" else None
 
 
+def clone_root(path: Path) -> Path:
+    """The clone a folder belongs to: its work tree's top (`billing/.threadshare/memory` is
+    `billing`), a bare clone's git dir. `path` is in a repository (`head_state` said so)."""
+    bare, git_dir = run_git_text(
+        ["rev-parse", "--is-bare-repository", "--absolute-git-dir"], cwd=path
+    ).splitlines()
+    if bare == "true":
+        return Path(git_dir)
+    return Path(run_git_text(["rev-parse", "--show-toplevel"], cwd=path).strip())
+
+
 def list_tree(clone: Path, commit: str) -> list[TreeFile]:
     """Every memory document of the commit's memory tree (index.json and other files are not
     documents), and everything the tree linter blocks wherever it is (`memory lint`): a

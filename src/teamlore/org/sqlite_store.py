@@ -21,6 +21,7 @@ from teamlore.core.lock import file_lock
 from teamlore.core.paths import write_private_file
 from teamlore.core.timeutil import now_instant
 from teamlore.org.store import (
+    REUSE_A_REVOKED_NAME,
     Backend,
     Document,
     LexicalHit,
@@ -30,6 +31,7 @@ from teamlore.org.store import (
     StoredVectors,
     Token,
     chunks,
+    token_exists,
 )
 
 MIGRATIONS = [
@@ -164,6 +166,14 @@ class SqliteStore:
             "SELECT path, blob FROM org_documents WHERE repository = ?", (repository,)
         ).fetchall()
         return {row[0]: row[1] for row in rows}
+
+    def unembedded(self, repository: str, space: str) -> set[str]:
+        rows = self.conn.execute(
+            "SELECT path FROM org_documents WHERE repository = ? "
+            "AND (vector IS NULL OR space IS NOT ?)",
+            (repository, space),
+        ).fetchall()
+        return {row[0] for row in rows}
 
     def apply(self, repository: Repository, upserts: list[Document], deletes: list[str]) -> None:
         with db.write_tx(self.conn):
@@ -324,15 +334,13 @@ class SqliteStore:
 
     def add_token(self, name: str, digest: str, created_at: str) -> None:
         with db.write_tx(self.conn):
-            taken = self.conn.execute("SELECT 1 FROM org_tokens WHERE name = ?", (name,)).fetchone()
-            if taken is not None:
-                raise errors.TeamloreError(
-                    errors.INVALID_ARGUMENT, f"a token named {name!r} already exists"
-                )
-            self.conn.execute(
-                "INSERT INTO org_tokens (name, digest, created_at) VALUES (?, ?, ?)",
+            added = self.conn.execute(
+                "INSERT INTO org_tokens (name, digest, created_at) VALUES (?, ?, ?) "
+                f"{REUSE_A_REVOKED_NAME}",
                 (name, digest, created_at),
-            )
+            ).rowcount
+        if not added:
+            raise token_exists(name)
 
     def revoke_token(self, name: str, revoked_at: str) -> bool:
         with db.write_tx(self.conn):

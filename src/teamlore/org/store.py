@@ -19,6 +19,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, Protocol
 
+from teamlore.core import errors
 from teamlore.core.analyzer import Query
 
 Backend = Literal["sqlite", "postgresql"]
@@ -124,6 +125,11 @@ class OrgStore(Protocol):
 
     # documents
     def stored_blobs(self, repository: str) -> dict[str, str]: ...
+    def unembedded(self, repository: str, space: str) -> set[str]:
+        """Paths of the repository's documents without a vector of `space` (a `--lexical` sync
+        stored none; another model made theirs)."""
+        ...
+
     def apply(
         self, repository: Repository, upserts: list[Document], deletes: list[str]
     ) -> None: ...
@@ -145,6 +151,19 @@ class OrgStore(Protocol):
     def revoke_token(self, name: str, revoked_at: str) -> bool: ...
     def token_named(self, digest: str) -> str | None: ...
     def tokens(self) -> list[Token]: ...
+
+
+# `org token create` of a revoked token's name rotates it: the new token takes the row (a name
+# is the key of both backends' table); a live token's name is never taken over
+REUSE_A_REVOKED_NAME = (
+    "ON CONFLICT (name) DO UPDATE SET digest = excluded.digest, "
+    "created_at = excluded.created_at, revoked_at = NULL "
+    "WHERE org_tokens.revoked_at IS NOT NULL"
+)
+
+
+def token_exists(name: str) -> errors.TeamloreError:
+    return errors.TeamloreError(errors.ORG_TOKEN_EXISTS, f"a live token is named {name} already")
 
 
 def chunks(items: list[Any], size: int) -> Iterator[list[Any]]:

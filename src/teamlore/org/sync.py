@@ -1,10 +1,12 @@
 """`org sync`: bring the org index up to date with each repository's committed memory tree.
 
 Per repository (docs/org.md "Sync"):
-- HEAD's memory tree id equal to the one synced last → nothing is read (`unchanged`);
-- else the files whose blob id changed are read, linted (`memory.store.lint`, the rules every
-  promotion passes) and parsed (`projection.parse_document`, the projection's parser); files gone
-  from the tree are deleted. All of it is one transaction of the store;
+- HEAD's memory tree id equal to the one synced last, and every document embedded (when this
+  sync embeds) → nothing is read (`unchanged`);
+- else the files whose blob id changed (or that lack this embedder's vectors) are read, linted
+  (`memory.store.lint`, the rules every promotion passes) and parsed
+  (`projection.parse_document`, the projection's parser); files gone from the tree are deleted.
+  All of it is one transaction of the store;
 - a file lint blocks (a secret, a session id, a local path, a broken format) skips the whole
   repository with its findings: the index keeps what it had of it, nothing of the new tree;
 - a clone that vanished (directory gone, no longer a git repository) is reported `missing`,
@@ -85,14 +87,16 @@ def sync_repository(
         )
     # no memory tree: the same HEAD decides (a symlink in its place is a new commit, not a tree)
     same = tree == repository.tree and (tree is not None or commit == repository.commit)
-    if same and repository.state == "ok":
+    # documents a `--lexical` sync (or another model) left without this embedder's vectors
+    unembedded = store.unembedded(repository.name, embedder.space.key) if embedder else set()
+    if same and repository.state == "ok" and not unembedded:
         return RepositorySync(
             repository.name, "unchanged", documents=repository.documents, commit=commit
         )
     stored = store.stored_blobs(repository.name)
     try:
         files = reader.list_tree(clone, commit)  # without a memory tree: a symlink in its place?
-        changed = [f for f in files if stored.get(f.path) != f.blob]
+        changed = [f for f in files if stored.get(f.path) != f.blob or f.path in unembedded]
         documents, texts, findings = _read(clone, repository.name, changed)
     except errors.TeamloreError as failure:  # git cannot read it: this repository only
         repository.state, repository.problem = "skipped", failure.message

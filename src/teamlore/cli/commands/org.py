@@ -20,6 +20,7 @@ from teamlore.cli.output import (
     run,
     say,
     say_how_many_more,
+    stderr,
     stdout,
     styled,
 )
@@ -245,7 +246,8 @@ def token_create(
 
     def render(result: dict[str, Any]) -> None:
         stdout.print(result["token"], markup=False, highlight=False, soft_wrap=True)
-        say(styled("Shown once: store it now (teamlore keeps only its hash).", "yellow"))
+        notice = "Shown once: store it now (teamlore keeps only its hash)."
+        say(styled(notice, "yellow"), console=stderr)  # stdout is the token: T=$(…) takes it
 
     _run("org.token_create", {"name": name}, fmt, render, database)
 

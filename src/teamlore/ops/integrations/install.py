@@ -59,6 +59,7 @@ from teamlore.integrations.manifest import HookRecord, Manifest, load_manifest, 
 from teamlore.ops.integrations.mcp_config import McpConfigRequest, _Plan
 from teamlore.ops.integrations.session_brief import worktree_root
 from teamlore.ops.registry import REGISTRY, OpContext, load_operations, operation
+from teamlore.org.tokens import refuse_credentials_in_url
 
 ClientChoice = Literal["claude", "codex", "pi", "all"]
 ScopeChoice = Literal["user", "project"]
@@ -301,6 +302,8 @@ def _pending_note(home: Path) -> list[str]:
 def install(ctx: OpContext, request: InstallRequest) -> dict[str, Any]:
     """Connect Claude Code and/or Codex to teamlore (MCP servers, SessionStart hook), or Pi"""
     _refuse_mcp_options_for_pi(request)
+    if request.orgUrl:
+        refuse_credentials_in_url(request.orgUrl, request.orgTokenVariable)
     clients, notes = _clients(request.client, force=request.force)
     root = _project_root(ctx, request.scope)
     plans = {client: plan_client(client, request, root) for client in clients}

@@ -42,26 +42,28 @@ def org_add(ctx: OpContext, request: AddRequest) -> dict[str, Any]:
     """Add a clone to the org index (its committed .threadshare/memory is indexed by org sync)."""
     import re
 
-    from teamlore.org.reader import RepositoryGone, head_state, remote_url
+    from teamlore.org.reader import RepositoryGone, clone_root, head_state, remote_url
     from teamlore.repo.public_identity import public_repository_identity
 
-    clone = (ctx.cwd / Path(request.path).expanduser()).resolve()
+    folder = (ctx.cwd / Path(request.path).expanduser()).resolve()
     try:
-        head_state(clone)
+        head_state(folder)
     except RepositoryGone as gone:
         raise errors.TeamloreError(gone.error, f"{request.path}: {gone.why}") from None
+    clone = clone_root(folder)  # a folder inside a clone is the clone (one repository each)
     name = request.name or clone.name
     if not re.match(REPOSITORY_NAME, name):
         raise errors.TeamloreError(
             errors.INVALID_ARGUMENT, f"{name!r} cannot name a repository; give --name"
         )
     store = org_store(ctx)
-    for known in store.repositories():
-        if known.name == name or known.path == str(clone):
-            what = f"named {name}" if known.name == name else f"for this clone ({known.name})"
-            raise errors.TeamloreError(
-                errors.ORG_REPOSITORY_EXISTS, f"the org index already has a repository {what}"
-            )
+    repositories = store.repositories()
+    same_clone = [known.name for known in repositories if known.path == str(clone)]
+    if same_clone or name in {known.name for known in repositories}:
+        what = f"for this clone ({same_clone[0]})" if same_clone else f"named {name}"
+        raise errors.TeamloreError(
+            errors.ORG_REPOSITORY_EXISTS, f"the org index already has a repository {what}"
+        )
     remote = public_repository_identity(remote_url(clone))
     store.add_repository(Repository(name, str(clone), remote, now_instant()))
     return {"repository": name, "remote": remote, "index": store.where}
