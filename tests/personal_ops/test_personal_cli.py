@@ -4,7 +4,6 @@ exit codes, flush/retry, and CLI/MCP parity for read and status (results and err
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +26,6 @@ from personal_ops_world import (
 from support import teamlore_cli, teamlore_in_pty
 
 ENV = {KEY_ENV: "sk-scripted"}
-
-
-@pytest.fixture()
-def model() -> Iterator[ModelServer]:
-    with ModelServer() as server:
-        yield server
 
 
 def cli_json(*args: str, cwd: Path) -> tuple[int, dict[str, Any]]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,12 +27,6 @@ from support import teamlore_cli
 from teamlore.ops.personal.memory import WRITER_OFF
 
 ENV = {KEY_ENV: "sk-scripted"}
-
-
-@pytest.fixture()
-def model() -> Iterator[ModelServer]:
-    with ModelServer() as server:
-        yield server
 
 
 def default_table(home: Path, model: ModelServer) -> dict[str, str]:
