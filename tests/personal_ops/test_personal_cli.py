@@ -154,6 +154,34 @@ def test_a_failing_job_in_another_scope_does_not_stop_the_flush(
     assert model.answered == ["document_import", "document_import"]
 
 
+def test_a_part_held_back_by_its_contexts_failing_job_says_which_and_until_when(
+    home: Path, tmp_path: Path, model: ModelServer
+) -> None:
+    """A part behind a job of its own context that backs off said only `part 1: pending` and
+    `incomplete` (JSON: `jobId: null`): one job per context runs at a time."""
+    write_config(home, model_url=model.base_url, backoff_seconds=600)
+    (tmp_path / "first.md").write_text("# First\n\nThe app ships weekly.\n", encoding="utf-8")
+    (tmp_path / "second.md").write_text("# Second\n\nI use neovim.\n", encoding="utf-8")
+    model.script("document_import", unknown_evidence)
+    first = teamlore_cli("personal", "import", "first.md", cwd=tmp_path, env=ENV)
+    assert first.returncode == 1, first.stdout + first.stderr
+
+    code, out = cli_json("import", "second.md", cwd=tmp_path)
+
+    assert code == 1 and out["complete"] is False
+    (part,) = out["parts"]
+    held = part["waitsFor"]
+    assert part["state"] == "pending" and part["jobId"] is None
+    assert held["jobState"] == "retry" and held["issue"] == "INVALID_EVIDENCE_REFERENCE"
+    text = teamlore_cli("personal", "import", "second.md", cwd=tmp_path, env=ENV).stdout
+    assert (
+        f"part 1: pending (waits for job {held['jobId']}, retried after"
+        f" INVALID_EVIDENCE_REFERENCE at {held['until']})" in text
+    )
+    assert f"`teamlore personal retry {held['jobId']}` then import again" in text
+    assert model.answered == ["document_import"]
+
+
 def forget_language(p: dict[str, Any]) -> dict[str, Any]:
     operation = remove("preferences", section_ref(p, "preferences", "Language"))
     return decision("forget", [operation], refs(p))

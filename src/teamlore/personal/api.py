@@ -299,6 +299,8 @@ def markdown_status(home: Path, *, import_id: str, context_id: str) -> dict[str,
             ).fetchall()
             for row in rows:
                 entry = _status_json(queue.observation_status(conn, row["id"]))
+                held = queue.blocker(conn, row["id"])
+                entry["waitsFor"] = None if held is None else held.to_json()
                 parts.append({"part": int(row["key"].split("-")[1]), **entry})
         finally:
             conn.close()

@@ -23,7 +23,7 @@ import hashlib
 import sqlite3
 import uuid
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from teamlore.core import errors
 from teamlore.core.db import write_tx
@@ -410,6 +410,38 @@ def observation_status(conn: sqlite3.Connection, observation_id: int) -> Observa
         row["attempts"],
         retry_at,
     )
+
+
+class Blocker(Record, frozen=True):
+    """The job a pending observation waits behind: one job per scope runs at a time, so a job
+    of its scope that is running (leased) or backing off holds it back."""
+
+    job_id: str
+    job_state: str  # running | retry
+    until: str  # when its lease ends or its backoff is over
+    issue: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "jobId": self.job_id,
+            "jobState": self.job_state,
+            "until": self.until,
+            "issue": self.issue,
+        }
+
+
+def blocker(conn: sqlite3.Connection, observation_id: int) -> Blocker | None:
+    """The job `observation_id` waits behind, when it is pending and one holds its scope."""
+    row = conn.execute(
+        "SELECT j.id, j.state, j.lease_expires, j.available_at, j.issue FROM observations o"
+        " JOIN jobs j ON j.scope = o.scope AND j.state IN ('running', 'retry')"
+        " WHERE o.id = ? AND o.state = 'pending' ORDER BY j.created_at LIMIT 1",
+        (observation_id,),
+    ).fetchone()
+    if row is None:
+        return None
+    until = row["lease_expires"] if row["state"] == "running" else row["available_at"]
+    return Blocker(row["id"], row["state"], instant(until), row["issue"])
 
 
 def find_observation(conn: sqlite3.Connection, namespace: str, key: str) -> int | None:

@@ -128,7 +128,17 @@ def _outcome_line(outcome: dict[str, Any]) -> str:
         kept = f"; retained in {', '.join(outcome['retainedIn'])}"
     else:
         kept = "; nothing retained" if outcome["state"] == "processed" else ""
-    return f"{outcome['state']}{issue}{kept}{job}"
+    return f"{outcome['state']}{issue}{kept}{job}{_waiting(outcome.get('waitsFor'))}"
+
+
+def _waiting(held: dict[str, Any] | None) -> str:
+    """Why a pending part is not processed yet: the job of its context that holds it back."""
+    if held is None:
+        return ""
+    if held["jobState"] == "running":
+        return f" (waits for job {held['jobId']}, running; its lease ends {held['until']})"
+    issue = f" after {held['issue']}" if held["issue"] else ""
+    return f" (waits for job {held['jobId']}, retried{issue} at {held['until']})"
 
 
 @personal_app.command("status")
@@ -239,7 +249,9 @@ def _import_verdict(result: dict[str, Any]) -> str:
         return "complete: the Writer kept nothing from this file"
     if not result["waited"]:
         return "queued: run `teamlore personal flush` (or let an init/relay MCP server's Writer)"
-    jobs = sorted({p["jobId"] for p in result["parts"] if p["state"] != "processed" and p["jobId"]})
+    waiting = [p for p in result["parts"] if p["state"] != "processed"]
+    holding = [p["jobId"] or (p.get("waitsFor") or {}).get("jobId") for p in waiting]
+    jobs = sorted({str(job) for job in holding if job})
     hint = f"; `teamlore personal retry {jobs[0]}` then import again" if jobs else ""
     return f"incomplete: not every part was processed{hint}"
 
