@@ -331,6 +331,7 @@ def test_a_client_folder_the_user_may_not_enter_is_named_and_the_others_are_sync
     synced = unprivileged.ok("sync")
     assert "Index holds 1 session, 1 turn." in synced
     assert f"source-unreadable  {codex_home / 'sessions'}  Permission denied" in synced
+    assert "1 diagnostic:\n" in synced and "1 file or folder could not be read (above)." in synced
     shown = unprivileged.ok("status")
     assert f"Source      ✗ codex   {codex_home / 'sessions'}\n" in shown
     assert "              cannot be read: Permission denied\n" in shown

@@ -76,12 +76,15 @@ def _render_sync(result: dict[str, Any]) -> None:
         _render_delivery(delivery)
     _render_vectors(result.get("vectors") or {})
     if result["diagnosticCount"]:
+        shown = result["diagnostics"][:10]
         diagnostics = counted(result["diagnosticCount"], "diagnostic")
-        say(styled(diagnostics, "yellow"), " (first ones below):")
-        for d in result["diagnostics"][:10]:
+        first = ":" if len(shown) == result["diagnosticCount"] else f" (the first {len(shown)}):"
+        say(styled(diagnostics, "yellow"), first)
+        for d in shown:
             _print_diagnostic(d)
     if files["failed"]:
-        say(styled(f"{counted(files['failed'], 'file')} could not be read.", "red"))
+        what = "file or folder" if files["failed"] == 1 else "files or folders"
+        say(styled(f"{files['failed']} {what} could not be read (above).", "red"))
 
 
 def _print_diagnostic(d: dict[str, Any]) -> None:
@@ -224,10 +227,11 @@ def _render_status(result: dict[str, Any]) -> None:
     )
     unreadable = result["lastSyncUnreadable"]
     if unreadable["count"]:
+        shown = len(unreadable["recent"])
         say(
             "Unreadable  ",
             styled(f"{unreadable['count']} at the last sync", "red"),
-            " (first ones below):" if unreadable["count"] > 1 else ":",
+            ":" if shown == unreadable["count"] else f" (the first {shown}):",
         )
         for d in unreadable["recent"]:
             _print_diagnostic(d)
