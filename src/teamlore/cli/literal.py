@@ -9,7 +9,6 @@ import sys
 from typing import Any
 
 from teamlore.cli import writes_utf8
-from teamlore.core.text.hidden import shown
 
 
 def literal(value: object) -> str:
@@ -18,6 +17,8 @@ def literal(value: object) -> str:
     tabs and newlines stay: `core.text.hidden`). The consoles below never parse markup, so
     nothing else is needed; this is the one helper every text renderer uses
     (docs/cli-output.md)."""
+    from teamlore.core.text.hidden import shown  # the text view's: JSON output never needs it
+
     return shown(str(value))
 
 

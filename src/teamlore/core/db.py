@@ -13,7 +13,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Generic, TypeVar
 
-from teamlore.core import errors, refusals
+from teamlore.core import errors
 from teamlore.core.paths import ensure_private_file, refuse_wrong_type
 
 BUSY_TIMEOUT_MS = 10_000
@@ -25,6 +25,14 @@ MAX_INTEGER = 2**63 - 1
 T = TypeVar("T")
 
 Migration = str  # one SQL script; its position in the list is its number (1-based)
+
+
+def _storage_error(exc: BaseException) -> errors.ErrorCode | None:
+    """`refusals.storage_error`, loaded on a failure's path only: a short command opens its
+    database without it (tests/cli/test_import_budget.py)."""
+    from teamlore.core.refusals import storage_error
+
+    return storage_error(exc)
 
 
 def connect(
@@ -69,7 +77,7 @@ def connect_for_read(path: Path, migrations: Sequence[Migration]) -> sqlite3.Con
     try:
         return connect(path, migrations)
     except (sqlite3.Error, OSError) as exc:
-        if refusals.storage_error(exc) is not errors.DISK_FULL or not path.is_file():
+        if _storage_error(exc) is not errors.DISK_FULL or not path.is_file():
             raise
         conn = open_read_only(path)
         if conn is None:
@@ -237,7 +245,7 @@ def write_derived(conn: sqlite3.Connection, write: Callable[[sqlite3.Connection]
         if conn.in_transaction:
             conn.rollback()
         primary = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
-        if primary not in (_SQLITE_BUSY, _SQLITE_LOCKED) and refusals.storage_error(exc) not in (
+        if primary not in (_SQLITE_BUSY, _SQLITE_LOCKED) and _storage_error(exc) not in (
             errors.DISK_FULL,
             errors.STATE_READ_ONLY,
         ):

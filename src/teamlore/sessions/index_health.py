@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from teamlore.core import db, errors, refusals
+from teamlore.core import db, errors
 from teamlore.sessions.index_db import INDEX_DB_NAME, MIGRATIONS, index_db_path, open_index
 
 
@@ -67,6 +67,8 @@ def _missing_tables(conn: sqlite3.Connection) -> list[str]:
 
 
 def _damaged(detail: str) -> errors.TeamloreError:
+    from teamlore.core import refusals  # a failure's path: a read command never loads it
+
     return errors.TeamloreError(
         errors.DB_CORRUPT,
         f"{INDEX_DB_NAME} is damaged ({refusals.redact_paths(detail)});"
@@ -77,6 +79,8 @@ def _damaged(detail: str) -> errors.TeamloreError:
 def _classified(exc: BaseException) -> errors.TeamloreError | None:
     if isinstance(exc, UnicodeDecodeError):  # the index only ever stores valid UTF-8 text
         return _damaged(f"undecodable text: {exc.reason}")
+    from teamlore.core import refusals
+
     code = refusals.storage_error(exc)
     if code is errors.DB_CORRUPT:
         return _damaged(str(exc))
