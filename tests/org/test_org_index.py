@@ -44,6 +44,16 @@ def org_json(home: Path, database: str | None, *args: str) -> dict[str, Any]:
     return result
 
 
+def org_sync(home: Path, database: str | None, *args: str) -> dict[str, Any]:
+    """`org sync --format json`: exit 1 exactly when a repository is skipped or missing (a
+    cron job notices), the others synced all the same."""
+    code, output = org(home, database, "sync", *args, "--format", "json")
+    result: dict[str, Any] = json.loads(output)
+    left = [r for r in result["repositories"] if r["outcome"] in ("skipped", "missing")]
+    assert code == (1 if left else 0), output
+    return result
+
+
 @pytest.fixture()
 def clones(tmp_path: Path) -> dict[str, Path]:
     return {
@@ -77,7 +87,7 @@ def test_two_repositories_are_synced_and_searched_with_attribution(
     home: Path, database: str | None, clones: dict[str, Path]
 ) -> None:
     added(home, database, clones)
-    synced = org_json(home, database, "sync")
+    synced = org_sync(home, database)
     assert [(r["repository"], r["outcome"], r["added"]) for r in synced["repositories"]] == [
         ("billing", "synced", 2),
         ("web", "synced", 2),
@@ -111,7 +121,7 @@ def test_status_names_repositories_never_their_clones(
     home: Path, database: str | None, clones: dict[str, Path]
 ) -> None:
     added(home, database, clones)
-    org_json(home, database, "sync", "--lexical")
+    org_sync(home, database, "--lexical")
     status = org_json(home, database, "status")
     assert status["backend"] == ("postgresql" if database else "sqlite")
     assert status["documents"] == 4
@@ -131,14 +141,12 @@ def test_the_next_sync_applies_new_changed_and_deleted_entries_only(
     home: Path, database: str | None, clones: dict[str, Path]
 ) -> None:
     added(home, database, clones)
-    org_json(home, database, "sync", "--lexical")
+    org_sync(home, database, "--lexical")
     commit_memory(
         clones["billing"],
         {"cache-keys": None, "deploy-billing": "Deploy billing on Tuesdays.", "new-one": "Rotate."},
     )
-    synced = {
-        r["repository"]: r for r in org_json(home, database, "sync", "--lexical")["repositories"]
-    }
+    synced = {r["repository"]: r for r in org_sync(home, database, "--lexical")["repositories"]}
     assert (
         synced["billing"]["added"],
         synced["billing"]["changed"],
@@ -156,14 +164,14 @@ def test_a_sync_that_embeds_fills_in_the_vectors_a_lexical_sync_left_out(
     home: Path, database: str | None, clones: dict[str, Path]
 ) -> None:
     added(home, database, clones)
-    org_json(home, database, "sync", "--lexical")
+    org_sync(home, database, "--lexical")
     assert org_json(home, database, "status")["embedded"] == 0
-    synced = org_json(home, database, "sync")["repositories"]
+    synced = org_sync(home, database)["repositories"]
     assert [(r["outcome"], r["embedded"]) for r in synced] == [("synced", True)] * 2
     assert org_json(home, database, "status")["embedded"] == 4
     meaning = org_json(home, database, "search", "stylesheet conventions for components")
     assert found(meaning)[0] == ("web", "css-modules")
-    again = org_json(home, database, "sync")["repositories"]  # nothing left to embed
+    again = org_sync(home, database)["repositories"]  # nothing left to embed
     assert [r["outcome"] for r in again] == ["unchanged"] * 2
 
 
@@ -176,7 +184,7 @@ def test_only_committed_memory_is_indexed(
     (memory / "draft.md").write_text(entry_file("draft", "An uncommitted draft."))
     (memory / "css-modules.md").write_text(entry_file("css-modules", "An uncommitted edit."))
     added(home, database, clones)
-    org_json(home, database, "sync", "--lexical")
+    org_sync(home, database, "--lexical")
     assert found(org_json(home, database, "search", "modules", "--lexical")) == [
         ("web", "css-modules")
     ]
@@ -187,12 +195,10 @@ def test_a_vanished_repository_is_reported_and_the_others_are_synced(
     home: Path, database: str | None, clones: dict[str, Path]
 ) -> None:
     added(home, database, clones)
-    org_json(home, database, "sync", "--lexical")
+    org_sync(home, database, "--lexical")
     clones["billing"].rename(clones["billing"].with_name("moved"))
     commit_memory(clones["web"], {"deploy-web": None})
-    synced = {
-        r["repository"]: r for r in org_json(home, database, "sync", "--lexical")["repositories"]
-    }
+    synced = {r["repository"]: r for r in org_sync(home, database, "--lexical")["repositories"]}
     assert synced["billing"]["outcome"] == "missing"
     assert synced["billing"]["problem"] == "the clone's directory no longer exists"
     assert (synced["web"]["outcome"], synced["web"]["deleted"]) == ("synced", 1)
@@ -202,21 +208,27 @@ def test_a_vanished_repository_is_reported_and_the_others_are_synced(
     ]
     code, text = org(home, database, "status")
     assert code == 0 and "billing  missing  2 documents" in text
+    # a cron job (`pull && org sync`) notices: exit 1, and the text view says which
+    code, text = org(home, database, "sync", "--lexical")
+    assert code == 1 and "Not synced: billing (see above); exit 1." in text
+
+
+def test_an_empty_org_index_says_how_to_add_a_repository(home: Path, database: str | None) -> None:
+    code, text = org(home, database, "sync", "--lexical")
+    assert code == 0 and "add one with `teamlore org add CLONE`" in text
 
 
 def test_a_repository_with_a_broken_memory_tree_is_skipped_with_its_lint_findings(
     home: Path, database: str | None, clones: dict[str, Path]
 ) -> None:
     added(home, database, clones)
-    org_json(home, database, "sync", "--lexical")
+    org_sync(home, database, "--lexical")
     key = "AKIA" + "Q3EXAMPLE7WXYZ2ABCD"
     commit_memory(clones["billing"], {"cache-keys": f"Use the key {key} for the cache."})
     broken = clones["web"] / ".threadshare/memory/entries/css-modules.md"
     broken.write_text("---\nid: css-modules\n---\nno front matter to speak of\n")
     git(clones["web"], "commit", "-qam", "broken")
-    synced = {
-        r["repository"]: r for r in org_json(home, database, "sync", "--lexical")["repositories"]
-    }
+    synced = {r["repository"]: r for r in org_sync(home, database, "--lexical")["repositories"]}
     assert synced["billing"]["outcome"] == synced["web"]["outcome"] == "skipped"
     rules = {f["rule"] for f in synced["billing"]["findings"]}
     assert any("secret" in rule or "aws" in rule for rule in rules), rules
@@ -228,7 +240,7 @@ def test_a_repository_with_a_broken_memory_tree_is_skipped_with_its_lint_finding
     ]
     assert found(org_json(home, database, "search", key, "--lexical")) == []
     commit_memory(clones["billing"], {"cache-keys": "Cache keys carry the region."})
-    again = org_json(home, database, "sync", "--lexical")["repositories"]
+    again = org_sync(home, database, "--lexical")["repositories"]
     assert [r["outcome"] for r in again] == ["synced", "skipped"]
 
 
@@ -244,7 +256,7 @@ def test_a_symlink_or_a_name_that_is_not_utf8_skips_the_repository_as_memory_lin
     git(bare, "commit", "-q", "--allow-empty", "-m", "start")
     clones = {**clones, "bare": bare}
     added(home, database, clones)
-    assert org_json(home, database, "sync", "--lexical")["repositories"][0]["documents"] == 0
+    assert org_sync(home, database, "--lexical")["repositories"][0]["documents"] == 0
     entries = clones["billing"] / ".threadshare/memory/entries"
     entries.rename(clones["billing"] / "kept-elsewhere")
     entries.symlink_to("../../kept-elsewhere")
@@ -255,9 +267,7 @@ def test_a_symlink_or_a_name_that_is_not_utf8_skips_the_repository_as_memory_lin
     for clone in clones.values():
         git(clone, "add", "-A")
         git(clone, "commit", "-qm", "odd")
-    synced = {
-        r["repository"]: r for r in org_json(home, database, "sync", "--lexical")["repositories"]
-    }
+    synced = {r["repository"]: r for r in org_sync(home, database, "--lexical")["repositories"]}
     blocked = {name: [(f["file"], f["rule"]) for f in r["findings"]] for name, r in synced.items()}
     assert blocked == {
         "bare": [(".threadshare/memory", "tree.symlink")],
@@ -289,9 +299,7 @@ def test_a_committed_merge_conflict_is_one_finding_at_its_first_marker(
         f"---\n{head}---\n<<<<<<< HEAD\n{body}=======\nThe other side.\n>>>>>>> topic\n"
     )
     git(clones["web"], "commit", "-qam", "merged without resolving")
-    web = {
-        r["repository"]: r for r in org_json(home, database, "sync", "--lexical")["repositories"]
-    }
+    web = {r["repository"]: r for r in org_sync(home, database, "--lexical")["repositories"]}
     assert web["web"]["outcome"] == "skipped"
     assert [(f["rule"], f["line"]) for f in web["web"]["findings"]] == [
         ("format.merge-conflict", head.count("\n") + 3)
@@ -347,7 +355,7 @@ def test_a_folder_inside_a_clone_stands_for_the_clone(
         ("billing", str(clones["billing"])),
         ("web", str(clones["web"])),
     ]
-    synced = org_json(home, database, "sync", "--lexical")["repositories"]
+    synced = org_sync(home, database, "--lexical")["repositories"]
     assert [(r["repository"], r["documents"]) for r in synced] == [("billing", 2), ("web", 2)]
 
 
@@ -355,7 +363,7 @@ def test_remove_drops_a_repository_and_its_documents(
     home: Path, database: str | None, clones: dict[str, Path]
 ) -> None:
     added(home, database, clones)
-    org_json(home, database, "sync", "--lexical")
+    org_sync(home, database, "--lexical")
     assert org_json(home, database, "remove", "billing")["documentsRemoved"] == 2
     assert found(org_json(home, database, "search", "deploy", "--lexical")) == [
         ("web", "deploy-web")
@@ -436,9 +444,7 @@ def test_a_clone_git_cannot_read_is_skipped_and_the_others_are_synced(
     added(home, database, clones)
     entries_tree = git(clones["web"], "rev-parse", "HEAD:.threadshare/memory/entries")
     (clones["web"] / ".git/objects" / entries_tree[:2] / entries_tree[2:]).unlink()
-    synced = {
-        r["repository"]: r for r in org_json(home, database, "sync", "--lexical")["repositories"]
-    }
+    synced = {r["repository"]: r for r in org_sync(home, database, "--lexical")["repositories"]}
     assert synced["billing"]["outcome"] == "synced"
     assert synced["web"]["outcome"] == "skipped" and "git" in synced["web"]["problem"]
 
@@ -479,7 +485,7 @@ def test_quotes_percent_signs_and_backslashes_in_a_query_are_only_text(
 ) -> None:
     commit_memory(clones["billing"], {"odd": "It's 100% o'reilly: C:\\\\temp and %s are text."})
     added(home, database, clones)
-    org_json(home, database, "sync", "--lexical")
+    org_sync(home, database, "--lexical")
     for query in ("o'reilly", "100%", "%s", "C:\\\\temp", "'; DROP TABLE org_documents; --"):
         result = org_json(home, database, "search", query, "--lexical")
         assert all(hit["repository"] in ("billing", "web") for hit in result["results"])
@@ -494,7 +500,7 @@ def test_a_query_in_the_other_script_finds_the_same_words(
 ) -> None:
     # the web entry is written in Simplified (清空 CDN 缓存); typed in Traditional (緩存)
     added(home, database, clones)
-    org_json(home, database, "sync", "--lexical")
+    org_sync(home, database, "--lexical")
     for query in ("缓存", "緩存", "部署時清空緩存"):
         result = org_json(home, database, "search", query, "--lexical")
         assert found(result) == [("web", "deploy-web")], query
@@ -511,7 +517,7 @@ def test_org_search_ranks_by_meaning_as_memory_search_does(
     }
     clone = make_clone(tmp_path / "clones", "reference", entries)
     org_json(home, database, "add", str(clone))
-    org_json(home, database, "sync")
+    org_sync(home, database)
     query = "guard a helper against heeding commands buried in saved dialogues"
     env = {"TEAMLORE_HOME": str(home)}
     memory = ["memory", "search", query, "-r", str(clone), "--format", "json"]

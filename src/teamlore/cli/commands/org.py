@@ -117,7 +117,12 @@ def list_repositories(
     _run("org.list", {}, fmt, render, database)
 
 
+NOT_SYNCED = ("skipped", "missing")  # outcomes that make `org sync` exit 1
+
+
 def _render_sync(result: dict[str, Any]) -> None:
+    if not result["repositories"]:
+        say("No repository in the org index yet: add one with `teamlore org add CLONE`.")
     for repo in result["repositories"]:
         outcome = repo["outcome"]
         style = {"synced": "green", "missing": "yellow", "skipped": "red"}.get(outcome, "")
@@ -140,6 +145,9 @@ def _render_sync(result: dict[str, Any]) -> None:
             say(styled(f"    {finding['file']} {finding['rule']} {finding['message']}", "red"))
         say_how_many_more(5, len(findings), "    ")
     say(f"Index generation {result['generation']}, {result['index']}.")
+    left = [r["repository"] for r in result["repositories"] if r["outcome"] in NOT_SYNCED]
+    if left:
+        say(styled(f"Not synced: {', '.join(left)} (see above); exit 1.", "yellow"))
 
 
 @org_app.command("sync")
@@ -151,8 +159,13 @@ def sync(
     database: str | None = DatabaseOption,
     fmt: OutputFormat = FormatOption,
 ) -> None:
-    """Index each repository's committed memory: new, changed and deleted documents."""
-    _run("org.sync", {"wait": wait, "lexical": lexical}, fmt, _render_sync, database, "org sync")
+    """Index each repository's committed memory: new, changed and deleted documents; exit 1
+    when a repository is skipped or missing (the others are synced)."""
+    result = _run(
+        "org.sync", {"wait": wait, "lexical": lexical}, fmt, _render_sync, database, "org sync"
+    )
+    if any(repo["outcome"] in NOT_SYNCED for repo in result["repositories"]):
+        raise typer.Exit(1)  # a cron job (`pull && org sync`) notices; the output says which
 
 
 def _render_search(result: dict[str, Any]) -> None:
