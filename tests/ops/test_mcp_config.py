@@ -344,6 +344,22 @@ def test_bad_requests_are_refused(clean_env: pytest.MonkeyPatch, payload: dict[s
     assert refused(**payload).code == "INVALID_ARGUMENT"
 
 
+def test_a_refused_client_id_is_told_what_teamlore_mcp_accepts(
+    clean_env: pytest.MonkeyPatch,
+) -> None:
+    """The message said "1-64 letters, digits, '.', '_' or '-'" and refused the dot."""
+    assert "use 1-128 letters, digits, '_' or '-'" in refused(client_id="has.dot").message
+    assert run(client_id="x" * 128, capabilities=["team-read"])["serverName"]
+
+
+def test_the_codex_block_names_the_config_codex_home_points_at(
+    clean_env: pytest.MonkeyPatch,
+) -> None:
+    assert "paste into $CODEX_HOME/config.toml" in run()["codex"]["toml"]
+    clean_env.delenv("CODEX_HOME")
+    assert "paste into ~/.codex/config.toml" in run()["codex"]["toml"]
+
+
 # -- the CLI command ---------------------------------------------------------------------------
 
 

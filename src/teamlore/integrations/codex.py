@@ -32,6 +32,16 @@ def codex_home(env: Mapping[str, str] | None = None) -> Path:
     return Path(configured).expanduser() if configured else Path.home() / ".codex"
 
 
+def user_config_label(env: Mapping[str, str] | None = None) -> str:
+    """The user's Codex config.toml as a person names it: `$CODEX_HOME/config.toml` when
+    CODEX_HOME says where Codex keeps it, else `~/.codex/config.toml`."""
+    return (
+        "$CODEX_HOME/config.toml"
+        if (env or os.environ).get("CODEX_HOME")
+        else ("~/.codex/config.toml")
+    )
+
+
 def config_files(scope: str, root: Path | None) -> tuple[Path, Path]:
     """(config.toml, hooks.json) for the scope."""
     base = (root / ".codex") if scope == "project" and root is not None else codex_home()
@@ -76,11 +86,7 @@ def config_notes(name: str, tools: list[str], env: Mapping[str, str] | None = No
     """What the user's Codex config.toml means for pasting `[mcp_servers.<name>]` (docs/agents.md):
     an entry of the same name to replace, `enabled_tools` there that this tier does not register
     (or misses), and other servers marked `required = true` that can stop `codex exec`."""
-    where = (
-        "$CODEX_HOME/config.toml"
-        if (env or os.environ).get("CODEX_HOME")
-        else ("~/.codex/config.toml")
-    )
+    where = user_config_label(env)
     config = read_user_config(env)
     if isinstance(config, str):
         return [f"{where} cannot be read ({config}); fix it before pasting, Codex refuses it too"]

@@ -51,6 +51,7 @@ from teamlore.ops.registry import (
     operation,
 )
 from teamlore.personal.config import load_personal_settings_readonly
+from teamlore.personal.init_import import CLIENT_ID_PATTERN
 
 ClientName = Literal["codex", "claude"]
 ApprovalMode = Literal["auto", "prompt", "writes", "approve"]
@@ -66,7 +67,6 @@ ENV_BIN = "/usr/bin/env"
 ACCEPT_USER_TURNS_FLAG = "--accept-client-reported-user-turns"  # `teamlore mcp`'s relay opt-in
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-_CLIENT_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")  # as `teamlore mcp --client-id` accepts
 
 
 def _default_capabilities() -> list[Capability]:
@@ -109,8 +109,8 @@ class McpConfigRequest(BaseModel):
     @field_validator("client_id")
     @classmethod
     def _client_id(cls, value: str | None) -> str | None:
-        if value is not None and not _CLIENT_ID.match(value):
-            raise ValueError("use 1-64 letters, digits, '.', '_' or '-'")
+        if value is not None and not CLIENT_ID_PATTERN.match(value):
+            raise ValueError("use 1-128 letters, digits, '_' or '-' (as `teamlore mcp` accepts)")
         return value
 
 
@@ -304,7 +304,9 @@ class _Plan:
         return {"serverName": self.name, "table": table, "toml": self._codex_toml(table)}
 
     def _codex_toml(self, table: dict[str, Any]) -> str:
-        where = "Windows %USERPROFILE%\\.codex\\config.toml" if self.wsl else "~/.codex/config.toml"
+        from teamlore.integrations.codex import user_config_label  # tomlkit: only when printed
+
+        where = "Windows %USERPROFILE%\\.codex\\config.toml" if self.wsl else user_config_label()
         lines = [
             f"# teamlore {__version__} MCP server for Codex: paste into {where}",
             f"#   capabilities: {', '.join(self.capabilities)}",
