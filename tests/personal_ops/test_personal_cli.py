@@ -188,6 +188,25 @@ def forget_language(p: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(
+    ("option", "code"),
+    [
+        (["--author", "bogus"], "INVALID_IMPORT_AUTHOR"),
+        (["--label", "a\x07b"], "INVALID_IMPORT_LABEL"),
+    ],
+)
+def test_a_bad_option_value_is_a_usage_error_that_queues_nothing(
+    home: Path, tmp_path: Path, option: list[str], code: str
+) -> None:
+    """docs/cli-output.md: a bad value is a usage error (exit 2), as `personal config --allow
+    bogus` is; these two exited 1."""
+    write_config(home)
+    (tmp_path / "notes.md").write_text("# Notes\n\nI use neovim.\n", encoding="utf-8")
+    status, out = cli_json("import", "notes.md", *option, cwd=tmp_path)
+    assert (status, out["error"]["code"]) == (2, code)
+    assert not (home / "personal" / "runtime.sqlite3").exists()
+
+
+@pytest.mark.parametrize(
     ("name", "content", "code"),
     [
         ("notes.txt", "# Notes\n", "UNSUPPORTED_FILE_TYPE"),

@@ -351,12 +351,14 @@ CONTEXT_UNAVAILABLE = _register(
     "CONTEXT_UNAVAILABLE", "that context was not granted to this process or is not allowed"
 )
 INVALID_IMPORT_ID = _register("INVALID_IMPORT_ID", "importId must be 1-128 ASCII [A-Za-z0-9_-]")
-INVALID_IMPORT_LABEL = _register(
-    "INVALID_IMPORT_LABEL", "the source label is empty, too long or has control characters"
+INVALID_IMPORT_LABEL = _register(  # a bad `--label` value: a usage error (exit 2)
+    "INVALID_IMPORT_LABEL", "the source label is empty, too long or has control characters", 2
 )
 INVALID_IMPORT_BASIS = _register("INVALID_IMPORT_BASIS", "basis is not one of the known values")
-INVALID_IMPORT_AUTHOR = _register(
-    "INVALID_IMPORT_AUTHOR", "declared author must be user, agent, third_party, mixed or unknown"
+INVALID_IMPORT_AUTHOR = _register(  # a bad `--author` value: a usage error (exit 2)
+    "INVALID_IMPORT_AUTHOR",
+    "declared author must be user, agent, third_party, mixed or unknown",
+    2,
 )
 INVALID_TEXT_SIZE = _register("INVALID_TEXT_SIZE", "the text is empty or exceeds its byte limit")
 INIT_DISABLED = _register("INIT_DISABLED", "agent imports (agent_observation) are not allowed")
