@@ -333,6 +333,11 @@ def test_an_over_long_query_or_limit_is_refused_and_changes_nothing(
     code, output = org(home, database, "add", str(clones["web"].parent), "--format", "json")
     assert code == 1 and json.loads(output)["error"]["code"] == "NOT_A_GIT_REPOSITORY"
     assert "--repository" not in json.loads(output)["error"]["next"]  # not an `org add` option
+    # a folder that was never there: not "the clone's directory no longer exists"
+    code, output = org(home, database, "add", "doesnotexist", "--format", "json")
+    assert code == 1 and json.loads(output)["error"]["message"] == (
+        "doesnotexist: no such folder; give a clone's folder"
+    )
     assert [r["state"] for r in org_json(home, database, "status")["repositories"]] == [
         "new",
         "new",

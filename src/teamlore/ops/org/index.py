@@ -46,6 +46,10 @@ def org_add(ctx: OpContext, request: AddRequest) -> dict[str, Any]:
     from teamlore.repo.public_identity import public_repository_identity
 
     folder = (ctx.cwd / Path(request.path).expanduser()).resolve()
+    if not folder.is_dir():  # `head_state`'s words are for a clone that was added and is gone
+        raise errors.TeamloreError(
+            errors.PATH_NOT_FOUND, f"{request.path}: no such folder; give a clone's folder"
+        )
     try:
         head_state(folder)
     except RepositoryGone as gone:
