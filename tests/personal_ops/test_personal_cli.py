@@ -207,6 +207,26 @@ def test_a_bad_option_value_is_a_usage_error_that_queues_nothing(
 
 
 @pytest.mark.parametrize(
+    ("args", "code", "says"),
+    [
+        (["--client-id", "bad id", "--import-id", "q1"], 2, "--client-id 'bad id' is not a"),
+        (["--import-id", "q1"], 2, "pass --client-id of the MCP client that submitted it"),
+        (["--conversation-id", "x"], 1, "INVALID_SUBMISSION_ID: conversationId needs"),
+        (["--client-id", "abc"], 2, "give --import-id or --submission-id"),
+    ],
+)
+def test_a_status_lookup_is_refused_for_what_is_wrong_with_it(
+    home: Path, args: list[str], code: int, says: str
+) -> None:
+    """`--client-id 'bad id'` was told to pass a --client-id; `--conversation-id` alone got
+    the client id's refusal (the MCP tool says INVALID_SUBMISSION_ID); `--client-id` alone was
+    ignored."""
+    write_config(home)
+    done = teamlore_cli("personal", "status", *args, env=ENV)
+    assert done.returncode == code and says in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize(
     ("name", "content", "code"),
     [
         ("notes.txt", "# Notes\n", "UNSUPPORTED_FILE_TYPE"),

@@ -170,23 +170,31 @@ def enabled_flags(ctx: OpContext, home: Path) -> dict[str, Any]:
     }
 
 
-def lookup_status(
-    home: Path, client_id: str, request: StatusRequest, *, can_init: bool, can_relay: bool
-) -> dict[str, Any]:
-    """`{import: outcome|null}` or `{submission: outcome|null}` in this client's namespace."""
+def _check_lookup(request: StatusRequest) -> None:
+    """A lookup names one import, or one submission (with its conversation, if any)."""
     if request.importId is not None:
         if request.submissionId is not None or request.conversationId is not None:
             raise errors.TeamloreError(INVALID_SUBMISSION_ID, "look up importId alone")
         if not _ID.match(request.importId):
             raise errors.TeamloreError(errors.INVALID_IMPORT_ID)
-        if not can_init:
-            raise errors.TeamloreError(STATUS_UNAVAILABLE, "importId lookups need the init tier")
-        return {"import": api.init_status(home, client_id=client_id, import_id=request.importId)}
+        return
     if request.submissionId is None:
         raise errors.TeamloreError(INVALID_SUBMISSION_ID, "conversationId needs submissionId")
     for value in (request.submissionId, request.conversationId):
         if value is not None and not _ID.match(value):
             raise errors.TeamloreError(INVALID_SUBMISSION_ID)
+
+
+def lookup_status(
+    home: Path, client_id: str, request: StatusRequest, *, can_init: bool, can_relay: bool
+) -> dict[str, Any]:
+    """`{import: outcome|null}` or `{submission: outcome|null}` in this client's namespace."""
+    _check_lookup(request)
+    if request.importId is not None:
+        if not can_init:
+            raise errors.TeamloreError(STATUS_UNAVAILABLE, "importId lookups need the init tier")
+        return {"import": api.init_status(home, client_id=client_id, import_id=request.importId)}
+    assert request.submissionId is not None  # `_check_lookup`
     if not can_relay:
         raise errors.TeamloreError(STATUS_UNAVAILABLE, "submission lookups need the relay tier")
     outcome = api.submission_status(
@@ -389,11 +397,22 @@ class QueueStatusRequest(StatusRequest):
 def personal_status(ctx: OpContext, request: QueueStatusRequest) -> dict[str, Any]:
     """Show the personal-memory queue, jobs and settings, or one submission's outcome"""
     home = state_home(ctx)
-    if request.importId or request.submissionId or request.conversationId:
-        if request.clientId is None or not _ID.match(request.clientId):
-            raise errors.TeamloreError(INVALID_CLIENT_ID, "pass --client-id of the submitting MCP")
-        lookup = StatusRequest.model_validate(request.model_dump(exclude={"clientId"}))
+    lookup = StatusRequest.model_validate(request.model_dump(exclude={"clientId"}))
+    if lookup.model_dump(exclude_none=True):
+        _check_lookup(lookup)  # what the MCP tool refuses, refused alike
+        if request.clientId is None:
+            raise errors.TeamloreError(
+                INVALID_CLIENT_ID, "pass --client-id of the MCP client that submitted it"
+            )
+        if not _ID.match(request.clientId):
+            message = f"--client-id {request.clientId!r} is not a client id"
+            raise errors.TeamloreError(INVALID_CLIENT_ID, message)
         return lookup_status(home, request.clientId, lookup, can_init=True, can_relay=True)
+    if request.clientId is not None:
+        raise errors.TeamloreError(
+            errors.INVALID_ARGUMENT,
+            "--client-id names whose submission to show: give --import-id or --submission-id",
+        )
     settings = load_personal_settings_readonly(home)
     root = documents.personal_root(home)
     queue = api.status(home)
