@@ -226,6 +226,24 @@ def test_a_status_lookup_is_refused_for_what_is_wrong_with_it(
     assert done.returncode == code and says in done.stderr, done.stderr
 
 
+def test_an_import_into_a_project_the_scopes_do_not_allow_says_so(
+    home: Path, tmp_path: Path
+) -> None:
+    """It said the MCP tool's "that context is not available to this process" and named no
+    context; `personal show --workspace ""` said "note:  is not registered"."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    write_config(home, project_root=project, scopes=["global"])
+    (tmp_path / "notes.md").write_text("# Notes\n\nThe app ships weekly.\n", encoding="utf-8")
+    done = teamlore_cli(
+        "personal", "import", "notes.md", "--workspace", str(project), cwd=tmp_path, env=ENV
+    )
+    assert done.returncode == 1
+    assert "[personal] allowed_scopes does not allow project:" in done.stderr
+    shown = teamlore_cli("personal", "show", "--workspace", "", cwd=tmp_path, env=ENV)
+    assert ". is not registered" in shown.stdout + shown.stderr
+
+
 @pytest.mark.parametrize(
     ("name", "content", "code"),
     [

@@ -208,6 +208,10 @@ def import_markdown(
     settings = _settings(home, settings)
     if not settings.provenance_allowed("document_import"):
         raise errors.TeamloreError(errors.IMPORT_DISABLED)
+    if not settings.scope_allowed(context_id):  # said to a person, not to an MCP process
+        raise errors.TeamloreError(
+            errors.CONTEXT_UNAVAILABLE, f"[personal] allowed_scopes does not allow {context_id}"
+        )
     init_import.check_context(context_id, _allowed_contexts(home, settings, [context_id]))
     importing.check_author(author)
     if label is not None:

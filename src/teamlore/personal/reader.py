@@ -146,7 +146,8 @@ def workspace_context(home: Path, workspace: str) -> str:
         if inside and (best is None or len(root) > best[0]):
             best = (len(root), key)
     if best is None:
-        raise errors.TeamloreError(errors.UNREGISTERED_WORKSPACE, f"{workspace} is not registered")
+        shown = workspace or "."  # `--workspace ""` is the current folder
+        raise errors.TeamloreError(errors.UNREGISTERED_WORKSPACE, f"{shown} is not registered")
     return f"project:{best[1]}"
 
 
