@@ -90,8 +90,24 @@ def test_a_broken_server_a_removed_hook_and_loose_permissions_fail_with_fixes(
     assert missing_hook and missing_hook[0]["fix"].startswith("teamlore install --client claude")
     loose = checks["state.permissions"][0]
     assert loose["status"] == "fail" and loose["fix"].startswith("chmod -R go-rwx")
-    readable = [p for p in [state, *state.iterdir()] if p.stat().st_mode & 0o077]
+    readable = [p for p in [state, *state.rglob("*")] if p.stat().st_mode & 0o077]
     assert loose["message"].endswith(f" and {len(readable) - 5} more")
+
+
+def test_a_state_file_deep_in_the_state_dir_made_readable_is_named(user: dict[str, str]) -> None:
+    """Only the state dir's top level was checked: `personal/profile.md` made 0644 by hand was
+    reported private."""
+    state = Path(user["TEAMLORE_HOME"])
+    profile = state / "personal" / "profile.md"
+    for folder in (state, profile.parent):
+        folder.mkdir()
+        folder.chmod(0o700)
+    profile.write_text("# Profile\n")
+    profile.chmod(0o644)
+    _, report = doctor(user, "--client", "claude")
+    (check,) = by_check(report)["state.permissions"]
+    assert check["status"] == "fail"
+    assert check["message"].endswith(": readable by others: personal/profile.md")
 
 
 def test_a_missing_cli_and_no_installation_are_reported(user: dict[str, str]) -> None:

@@ -502,9 +502,7 @@ def _state_dir_check(home: Path) -> doctor_checks.Check:
             f"no state dir yet at {display_path(home)}",
             "teamlore sync",
         )
-    loose = [
-        p.name for p in [home, *home.iterdir()] if not p.is_symlink() and p.stat().st_mode & 0o077
-    ]
+    loose = _readable_by_others(home)
     if loose:
         return doctor_checks.Check(
             "state.permissions",
@@ -515,6 +513,20 @@ def _state_dir_check(home: Path) -> doctor_checks.Check:
         )
     private = f"{display_path(home)} is private (0700/0600)"
     return doctor_checks.Check("state.permissions", "ok", private)
+
+
+def _readable_by_others(home: Path) -> list[str]:
+    """What in the state dir others may read, the dir itself and everything under it (a
+    `personal/profile.md` made 0644 by hand; symlinks not followed), as paths from it."""
+    loose: list[str] = []
+    for folder, names, files in os.walk(home):
+        for name in [".", *names, *files] if folder == str(home) else [*names, *files]:
+            path = Path(folder, name)
+            if not path.is_symlink() and path.stat().st_mode & 0o077:
+                loose.append(home.name if name == "." else os.path.relpath(path, home))
+            if len(loose) > MAX_FILES_SCANNED:
+                return loose
+    return loose
 
 
 def _unreadable_sessions(status: dict[str, Any]) -> str | None:
