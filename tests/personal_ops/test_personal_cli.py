@@ -287,6 +287,15 @@ def test_a_refused_import_says_what_it_holds_and_how_to_let_personal_data_throug
         "error SENSITIVE_CONTENT_REJECTED: part 1/1 holds a secret (secret.github-token); "
         "nothing was queued"
     )
+    # a secret in --label is named as the label's, not as the file's first part's
+    labelled = teamlore_cli(
+        "personal", "import", "contact.md", "--label", "ghp_" + "A1b2C3d4E5" * 4,
+        cwd=tmp_path, env=ENV,
+    )  # fmt: skip
+    assert labelled.stderr.splitlines()[0] == (
+        "error SENSITIVE_CONTENT_REJECTED: the label holds a secret (secret.github-token); "
+        "nothing was queued"
+    )
     assert (
         teamlore_cli("personal", "status", "--format", "json", env=ENV).stdout.count(
             '"observations": {}'

@@ -218,11 +218,12 @@ def import_markdown(
         importing.check_label(label)
     file = importing.read_markdown_file(path)
     label = label if label is not None else importing.default_label(file.file_name)
+    refuse_secrets([label], "the label", allowed_pii=settings.allowed_pii)  # named as itself
     parts = importing.chunk_markdown(file.text)
     count = len(parts)
     for index, part in enumerate(parts, start=1):
         refuse_secrets(
-            [part.text, label, *part.heading_path],
+            [part.text, *part.heading_path],
             f"part {index}/{count}",
             allowed_pii=settings.allowed_pii,
         )
