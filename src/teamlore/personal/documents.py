@@ -26,7 +26,6 @@ from pathlib import Path
 from teamlore.core import errors
 from teamlore.core.paths import ensure_private_dir, write_private_file
 from teamlore.core.shapes.records import Record
-from teamlore.core.text.files import with_line_ends_of
 
 MISSING_HASH = "missing"
 MAX_FILE_BYTES = 1_048_576
@@ -250,6 +249,8 @@ def saved_like(before: bytes | None, text: str) -> bytes:
     CRLF line ends when every line had them."""
     if before is None:
         return text.encode("utf-8")
+    from teamlore.core.text.files import with_line_ends_of  # the Writer's, not a queued turn's
+
     original = before.decode("utf-8", "replace")
     bom = "\ufeff" if original.startswith("\ufeff") else ""
     return (bom + with_line_ends_of(original, text)).encode("utf-8")
