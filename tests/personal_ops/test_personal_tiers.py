@@ -145,6 +145,12 @@ def test_contexts_follow_config_edits_on_every_call(home: Path, tmp_path: Path) 
     )
     assert payload(before)["contexts"] == ["global"]
     assert code(after) == "READ_DISABLED"
+    # it said nothing of the scopes, and its next step was to launch with `--global`, as it was
+    said = payload(after)["error"]
+    assert said["message"] == (
+        "[personal] allowed_scopes allows none of this server's contexts (global)"
+    )
+    assert "teamlore personal config" in said["next"]
 
 
 def test_relay_needs_its_launch_flag(home: Path, tmp_path: Path) -> None:

@@ -145,7 +145,7 @@ NEXT: dict[str, str] = {
     "CONSOLIDATION_PENDING": "Promote or discard the pending one (`teamlore memory review`).",
     "CONSOLIDATION_DRIFT": "Synthesize again with `teamlore memory synthesize`.",
     "UNREGISTERED_WORKSPACE": "Register the worktree with `teamlore sync --repository PATH`.",
-    "READ_DISABLED": "Launch the server with `teamlore mcp --global` or `--workspace PATH`.",
+    "READ_DISABLED": "Use `teamlore mcp --global`, or allow its scope: `teamlore personal config`.",
     "STATUS_UNAVAILABLE": "Ask the server launched with the tier that made it (init or relay).",
     "INVALID_SUBMISSION_ID": "Use the submissionId and conversationId your relay call returned.",
     "INVALID_CLIENT_ID": "Use 1-128 characters of A-Z, a-z, 0-9, _ or - for `--client-id`.",

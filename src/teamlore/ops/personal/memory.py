@@ -265,6 +265,12 @@ def memory_read(ctx: OpContext, request: ReadRequest) -> dict[str, Any]:
         raise errors.TeamloreError(
             errors.CONTEXT_UNAVAILABLE, "that context is not available to this process"
         )
+    if not contexts and "read" in ctx.capabilities and ctx.contexts:
+        raise errors.TeamloreError(  # launched with contexts the person's scopes no longer allow
+            READ_DISABLED,
+            "[personal] allowed_scopes allows none of this server's contexts"
+            f" ({', '.join(ctx.contexts)})",
+        )
     if not contexts:
         raise errors.TeamloreError(READ_DISABLED)
     return reader.read_memory(home, contexts, context_id=request.contextId).to_json()
