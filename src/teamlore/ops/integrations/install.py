@@ -31,6 +31,7 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import stat
 import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -518,14 +519,20 @@ def _state_dir_check(home: Path) -> doctor_checks.Check:
 def _readable_by_others(home: Path) -> list[str]:
     """What in the state dir others may read, the dir itself and everything under it (a
     `personal/profile.md` made 0644 by hand; symlinks not followed), as paths from it."""
-    loose: list[str] = []
+    loose = [home.name] if home.stat().st_mode & 0o077 else []
+    scanned = 0
     for folder, names, files in os.walk(home):
-        for name in [".", *names, *files] if folder == str(home) else [*names, *files]:
-            path = Path(folder, name)
-            if not path.is_symlink() and path.stat().st_mode & 0o077:
-                loose.append(home.name if name == "." else os.path.relpath(path, home))
-            if len(loose) > MAX_FILES_SCANNED:
+        for name in [*names, *files]:
+            scanned += 1
+            if scanned > MAX_FILES_SCANNED:
                 return loose
+            path = os.path.join(folder, name)
+            try:
+                mode = os.lstat(path).st_mode  # one stat: what it is and who may read it
+            except OSError:
+                continue  # gone since the folder was listed
+            if not stat.S_ISLNK(mode) and mode & 0o077:
+                loose.append(os.path.relpath(path, home))
     return loose
 
 
