@@ -78,13 +78,17 @@ def _render_sync(result: dict[str, Any]) -> None:
     if result["diagnosticCount"]:
         shown = result["diagnostics"][:10]
         diagnostics = counted(result["diagnosticCount"], "diagnostic")
-        first = ":" if len(shown) == result["diagnosticCount"] else f" (the first {len(shown)}):"
-        say(styled(diagnostics, "yellow"), first)
+        say(styled(diagnostics, "yellow"), _which_follow(len(shown), result["diagnosticCount"]))
         for d in shown:
             _print_diagnostic(d)
     if files["failed"]:
         what = "file or folder" if files["failed"] == 1 else "files or folders"
         say(styled(f"{files['failed']} {what} could not be read (above).", "red"))
+
+
+def _which_follow(shown: int, count: int) -> str:
+    """The end of a heading over `shown` of `count` lines: `:`, or ` (the first N):`."""
+    return ":" if shown == count else f" (the first {shown}):"
 
 
 def _print_diagnostic(d: dict[str, Any]) -> None:
@@ -227,11 +231,10 @@ def _render_status(result: dict[str, Any]) -> None:
     )
     unreadable = result["lastSyncUnreadable"]
     if unreadable["count"]:
-        shown = len(unreadable["recent"])
         say(
             "Unreadable  ",
             styled(f"{unreadable['count']} at the last sync", "red"),
-            ":" if shown == unreadable["count"] else f" (the first {shown}):",
+            _which_follow(len(unreadable["recent"]), unreadable["count"]),
         )
         for d in unreadable["recent"]:
             _print_diagnostic(d)
