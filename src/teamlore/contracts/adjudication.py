@@ -176,7 +176,9 @@ class AdjudicationTask(ContractModel):
 
 
 class MergedFields(ContractModel):
-    """Fields an update/merge writes into its target; omitted fields keep the target's value."""
+    """Fields an update/merge writes into its result. Where an `update` omits a field, the result
+    keeps its one target's value; where a `merge` omits one, the draft's (it has several
+    targets)."""
 
     _omit_when_none: ClassVar[frozenset[str]] = frozenset(
         {"content", "type", "priority", "occurred"}

@@ -249,6 +249,88 @@ def test_update_may_target_an_approved_entry(world: World) -> None:
     assert payload["content"].startswith("Pass --no-cache when")
 
 
+def payload_of(world: World, candidate_id: str) -> dict[str, Any]:
+    row = world.conn.execute(
+        "SELECT payload_json FROM candidates WHERE candidate_id = ?", (candidate_id,)
+    ).fetchone()
+    return dict(json.loads(row[0]))
+
+
+KEPT = ("type", "priority", "scene", "occurred")
+
+
+def test_an_update_keeps_its_approved_targets_fields_where_merged_fields_leave_them_out(
+    world: World,
+) -> None:
+    world.approve(
+        "cache-flag",
+        "Pass --no-cache to the build when dependencies change.",
+        frontmatter={
+            "type": "work_fact",
+            "priority": 90,
+            "scene": "build",
+            "occurred": ["2026-03"],
+        },
+    )
+    task_id, ev = world.task("upd-kept")
+    staged = world.stage(task_id, [draft("Pass --no-cache when the lockfile moves.", [ev[0]])])
+    cand = f"{task_id}-c1"
+    submit(world, result(staged, [decide(cand, "update", ["cache-flag"], content="Merged.")]))
+    payload = payload_of(world, cand)
+    # the draft said work_method / 70 / no scene: an update that does not say so changes none
+    assert {k: payload[k] for k in KEPT} == {
+        "type": "work_fact",
+        "priority": 90,
+        "scene": "build",
+        "occurred": ["2026-03"],
+    }
+    assert payload["content"] == "Merged."
+
+
+def test_an_update_of_a_candidate_keeps_its_fields_and_what_it_names_wins(world: World) -> None:
+    first_task, ev1 = world.task("upd-first")
+    first = world.stage(
+        first_task,
+        [
+            {
+                **draft("Restart the worker after a deploy.", [ev1[0]]),
+                "type": "work_task",
+                "priority": 40,
+                "scene": "deploy",
+            }
+        ],
+    )
+    target = f"{first_task}-c1"
+    submit(world, result(first, [decide(target, "store")]))
+    second_task, ev2 = world.task("upd-second")
+    second = world.stage(
+        second_task, [draft("Restart the worker after every deploy, then check it.", [ev2[0]])]
+    )
+    cand = f"{second_task}-c1"
+    submit(
+        world,
+        result(second, [decide(cand, "update", [target], content="Restart it.", scene=None)]),
+    )
+    payload = payload_of(world, cand)
+    assert (payload["type"], payload["priority"], payload["scene"]) == ("work_task", 40, None)
+
+
+def test_a_merge_keeps_the_drafts_fields_where_merged_fields_leave_them_out(
+    world: World,
+) -> None:
+    world.approve(
+        "linker",
+        "Clear the build cache when the linker fails.",
+        frontmatter={"type": "work_fact", "priority": 90, "scene": "build", "occurred": []},
+    )
+    task_id, ev = world.task("merge-kept")
+    staged = world.stage(task_id, [draft("When linking fails, clear the cache.", [ev[0]])])
+    cand = f"{task_id}-c1"
+    submit(world, result(staged, [decide(cand, "merge", ["linker"], content="Merged.")]))
+    payload = payload_of(world, cand)
+    assert (payload["type"], payload["priority"], payload["scene"]) == ("work_method", 70, None)
+
+
 def test_chinese_near_duplicates_are_recalled(world: World) -> None:
     world.approve("release-checklist", "发布前必须先运行完整的回归测试，再打标签。")
     task_id, ev = world.task("zh")

@@ -8,6 +8,7 @@ end-to-end path through the real recall is in tests/ops/test_stage_ops.py.
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -132,7 +133,13 @@ class World:
             self.conn, self.batch(task_id, drafts), owner=OWNER, sources=self.sources, **kw
         )
 
-    def approve(self, entry_id: str, body: str, title: str | None = None) -> None:
+    def approve(
+        self,
+        entry_id: str,
+        body: str,
+        title: str | None = None,
+        frontmatter: dict[str, Any] | None = None,
+    ) -> None:
         """Add an approved entry the way the projection stores it, and bump the generation."""
         digest = hexd("file", entry_id, body)
         with tasks.write_tx_committing_refusal(self.conn):
@@ -143,7 +150,7 @@ class World:
                 "INSERT INTO approved_entries (id, repository_key, worktree_key, kind, entry_id, "
                 "path, revision, content_digest, entry_type, status, title, frontmatter_json, "
                 "body_text) VALUES (?, ?, ?, 'entry', ?, ?, ?, ?, 'work_fact', 'approved', ?, "
-                "'{}', ?)",
+                "?, ?)",
                 (
                     rowid,
                     OWNER.repository_key,
@@ -153,6 +160,7 @@ class World:
                     int(digest[:13], 16) + 1,
                     digest,
                     title or entry_id,
+                    json.dumps(frontmatter or {}),
                     body,
                 ),
             )

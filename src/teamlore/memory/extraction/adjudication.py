@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, get_args
 
 import orjson
 from pydantic import ValidationError
@@ -40,6 +40,7 @@ from teamlore.contracts.adjudication import (
     AdjudicationTask,
     check_adjudication_result,
 )
+from teamlore.contracts.extraction import CandidateType
 from teamlore.core import errors
 from teamlore.core.canonical import canonical_json
 from teamlore.core.failpoints import failpoint
@@ -410,12 +411,6 @@ def _merged_payload(
     payload = dict(draft.payload)
     fields = decision.merged_fields
     assert fields is not None
-    for name in ("content", "type", "priority", "occurred"):
-        value = getattr(fields, name)
-        if value is not None:
-            payload[name] = list(value) if isinstance(value, tuple) else value
-    if "scene" in fields.model_fields_set:
-        payload["scene"] = fields.scene
     statements = list(payload["statements"])
     supersedes: list[dict[str, Any]] = []
     merged_from: list[dict[str, Any]] = []
@@ -430,12 +425,16 @@ def _merged_payload(
         if target.source_kind == "approved":
             approved = _approved_target(conn, owner, target)
             reference["path"] = approved["path"]
+            if decision.action == "update":
+                payload.update(_kept_fields(approved["frontmatter"]))
             if decision.action == "merge":
                 merged_from.append(
                     {**reference, "title": approved["title"], "body": approved["body"]}
                 )
         else:
             source = _consume_candidate(conn, owner, target, now)
+            if decision.action == "update":
+                payload.update(_kept_fields(source))
             consumed.append(
                 {
                     "sourceKind": "candidate",
@@ -455,6 +454,12 @@ def _merged_payload(
                     }
                 )
         supersedes.append(reference)
+    for name in ("content", "type", "priority", "occurred"):
+        value = getattr(fields, name)
+        if value is not None:
+            payload[name] = list(value) if isinstance(value, tuple) else value
+    if "scene" in fields.model_fields_set:
+        payload["scene"] = fields.scene
     payload["statements"] = statements
     payload["supersedes"] = supersedes
     if decision.action == "merge":
@@ -466,13 +471,38 @@ def _approved_target(
     conn: sqlite3.Connection, owner: Owner, target: dedup.PoolItem
 ) -> Mapping[str, Any]:
     row = conn.execute(
-        "SELECT revision, path, title, body_text FROM approved_entries WHERE repository_key = ? "
+        "SELECT revision, path, title, body_text, frontmatter_json FROM approved_entries "
+        "WHERE repository_key = ? "
         "AND worktree_key = ? AND kind = 'entry' AND entry_id = ? AND status = 'approved'",
         (owner.repository_key, owner.worktree_key, target.id),
     ).fetchone()
     if row is None or int(row[0]) != target.revision:
         raise _CasFailed(target.id)
-    return {"path": row[1], "title": row[2], "body": row[3]}
+    return {
+        "path": row[1],
+        "title": row[2],
+        "body": row[3],
+        "frontmatter": orjson.loads(row[4]),
+    }
+
+
+def _kept_fields(target: Mapping[str, Any]) -> dict[str, Any]:
+    """What an `update` keeps of its one target where `mergedFields` omits it (`MergedFields`):
+    the target's type, priority, scene and occurred dates, each one only when it is a value a
+    candidate may hold (a hand-edited entry may carry anything; then the draft's stays)."""
+    kept: dict[str, Any] = {}
+    if target.get("type") in get_args(CandidateType):
+        kept["type"] = target["type"]
+    priority = target.get("priority")
+    if type(priority) is int and 0 <= priority <= 100:
+        kept["priority"] = priority
+    scene = target.get("scene", "")
+    if scene is None or (isinstance(scene, str) and 0 < len(scene) <= 200):
+        kept["scene"] = scene
+    occurred = target.get("occurred")
+    if isinstance(occurred, list) and all(isinstance(o, str) and o.strip() for o in occurred):
+        kept["occurred"] = occurred
+    return kept
 
 
 def _consume_candidate(
