@@ -76,6 +76,23 @@ def test_install_keeps_the_users_settings_and_comments_and_uninstall_restores_by
     assert tree(user) == before
 
 
+def test_the_preview_of_a_config_without_a_final_newline_shows_the_bytes_as_git_would(
+    user: Path,
+) -> None:
+    """An editor that saves without a final newline: the dry run's diff keeps the old last line
+    and the lines install adds apart, with git's marker, instead of one glued line."""
+    files = seed_user_configs(user)
+    config = user / ".codex" / "config.toml"
+    config.write_bytes(files[config].rstrip(b"\n"))
+    last = files[config].rstrip(b"\n").decode().rsplit("\n", 1)[-1]
+
+    dry = op("install", user, client="codex", dryRun=True)["installed"][0]["files"]
+    diff = next(f["diff"] for f in dry if f["path"].endswith("config.toml")).split("\n")
+    assert f"-{last}" in diff and f"+{last}" in diff
+    assert diff[diff.index(f"-{last}") + 1] == "\\ No newline at end of file"
+    assert [line for line in diff if last in line and line not in (f"-{last}", f"+{last}")] == []
+
+
 def test_config_files_saved_with_crlf_keep_crlf_and_uninstall_restores_their_bytes(
     user: Path,
 ) -> None:

@@ -32,3 +32,14 @@ def test_a_skill_is_titled_by_name_and_description() -> None:
     item = {"content": "## body", "skill": {"name": "release", "description": "Cut a release."}}
     assert candidate_title(item) == "release: Cut a release."
     assert candidate_title({"content": "first line\nsecond"}) == "first line"
+
+
+def test_a_removed_front_matter_line_inside_a_hunk_is_a_removed_line_not_a_file_name() -> None:
+    diff = (
+        "--- a/x.md\n+++ b/x.md\n@@ -1,2 +1 @@\n----\n-old\n\\ No newline at end of file\n"
+        "+new\n--- a/y.md\n+++ /dev/null\n@@ -1 +0,0 @@\n-gone\n"
+    )
+    assert [kind for kind, _ in diff_lines(diff)] == [
+        *("file", "file", "hunk", "del", "del", "meta", "add"),
+        *("file", "file", "hunk", "del"),
+    ]

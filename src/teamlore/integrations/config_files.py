@@ -10,7 +10,6 @@ is edited as text (`json_text`), so every byte teamlore did not change stays as 
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import stat
@@ -24,6 +23,7 @@ from tomlkit.items import InlineTable, Item, Null, Table, Whitespace
 
 from teamlore.core import errors, safe_write
 from teamlore.core.paths import display_path
+from teamlore.core.text.diffs import unified_diff
 from teamlore.core.text.files import all_crlf, conflict_start, with_line_ends_of
 from teamlore.integrations.json_text import JsonText
 
@@ -71,15 +71,11 @@ class ConfigDocument:
         if all_crlf(old_text) and (new is None or all_crlf(new_text)):
             # one kind of line end before and after: shown as lines, not as `\x0d` on each
             old_text, new_text = old_text.replace("\r\n", "\n"), new_text.replace("\r\n", "\n")
-        before = old_text.splitlines(keepends=True)
-        after = new_text.splitlines(keepends=True)
-        return "".join(
-            difflib.unified_diff(
-                before,
-                after,
-                fromfile=str(self.path) if self.original is not None else "/dev/null",
-                tofile=str(self.path) if new is not None else "/dev/null",
-            )
+        return unified_diff(
+            old_text,
+            new_text,
+            fromfile=str(self.path) if self.original is not None else "/dev/null",
+            tofile=str(self.path) if new is not None else "/dev/null",
         )
 
 

@@ -18,24 +18,29 @@ from teamlore.core.analyzer import STOPWORDS
 
 FOLD_CHARS = 600
 _WORD = re.compile(r"\w{3,}", re.UNICODE)
+_HUNK = re.compile(r"@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
 
 
 def diff_lines(diff: str) -> list[tuple[str, str]]:
-    """(css class, line) for a unified diff."""
+    """(css class, line) for a unified diff of one or more files; only a newline ends a line
+    (core/text/diffs.py). `---` and `+++` name files only outside the lines a hunk's `@@`
+    header counts: inside, a removed `--` line (front matter's `---`) is a removed line."""
     out: list[tuple[str, str]] = []
-    for line in diff.splitlines():
-        if line.startswith(("+++", "---")):
-            kind = "file"
-        elif line.startswith("@@"):
+    old_left = new_left = 0
+    for line in diff.removesuffix("\n").split("\n") if diff else []:
+        marker = line[:1]
+        if line.startswith("@@"):
             kind = "hunk"
-        elif line.startswith("+"):
-            kind = "add"
-        elif line.startswith("-"):
-            kind = "del"
-        elif line.startswith(("diff --git", "commit ", "index ")):
+            counts = _HUNK.match(line)
+            old_left, new_left = (int(c or 1) for c in counts.groups()) if counts else (0, 0)
+        elif line.startswith(("+++", "---")) and old_left <= 0 and new_left <= 0:
+            kind = "file"
+        elif line.startswith(("diff --git", "commit ", "index ", "\\ ")):
             kind = "meta"
         else:
-            kind = "ctx"
+            kind = {"+": "add", "-": "del"}.get(marker, "ctx")
+            old_left -= marker in ("-", " ")
+            new_left -= marker in ("+", " ")
         out.append((kind, line))
     return out
 

@@ -3,6 +3,7 @@ in one plan, re-checked at prepare and at every apply step, crash-safe at every 
 
 from __future__ import annotations
 
+import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -110,6 +111,25 @@ def test_review_is_read_only_and_stable(world: World) -> None:
     again = world.op("memory.review", {"kind": "consolidation"})["items"][0]
     assert again["approvalDigest"] == first["approvalDigest"]
     assert world.state() == before
+
+
+def test_every_diff_review_shows_applies_with_git_to_the_bytes_it_previews(
+    world: World, tmp_path: Path
+) -> None:
+    # the reference tree's scene has no final newline: its last line and the text added after
+    # it must be two lines of the diff, or the added text reads as removed
+    assert not (world.root / SCENE).read_bytes().endswith(b"\n")
+    item = staged_and_reviewed(world)
+    check = tmp_path / "apply"
+    for file in item["files"]:
+        target = check / file["targetPath"]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if file["role"] != "new":
+            target.write_bytes((world.root / file["targetPath"]).read_bytes())
+        patch = tmp_path / "review.diff"
+        patch.write_text(file["diff"], encoding="utf-8")
+        subprocess.run(["git", "apply", "-p1", str(patch)], cwd=check, check=True)
+        assert target.read_bytes() == file["preview"].encode("utf-8")
 
 
 def test_a_partial_confirmation_is_refused_and_nothing_changes(world: World) -> None:

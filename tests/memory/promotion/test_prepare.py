@@ -342,3 +342,18 @@ def test_a_preview_diff_breaks_lines_only_at_newlines() -> None:
         "x.md", "x", "update", "c", b"one\xe2\x80\xa8two\nthree\n", b"one\xe2\x80\xa8two\n"
     )
     assert file.diff().split("\n")[-4:] == ["@@ -1 +1,2 @@", " one\u2028two", "+three", ""]
+
+
+def test_text_added_after_a_last_line_without_newline_is_shown_as_added() -> None:
+    """A hand-saved entry without a final newline: difflib glued the new `+` line onto the
+    removed one, and the added text read as removed (git prints the two apart)."""
+    from teamlore.memory.promotion.rendered import RenderedFile
+
+    file = RenderedFile("x.md", "x", "update", "c", b"Beta.\nIt deletes secrets.\n", b"Beta.")
+    assert file.diff().split("\n")[-5:] == [
+        "-Beta.",
+        "\\ No newline at end of file",
+        "+Beta.",
+        "+It deletes secrets.",
+        "",
+    ]

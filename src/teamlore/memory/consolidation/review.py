@@ -22,7 +22,6 @@ Read-only.
 
 from __future__ import annotations
 
-import difflib
 import sqlite3
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -33,6 +32,7 @@ import orjson
 from teamlore.contracts import digests
 from teamlore.core import errors
 from teamlore.core.canonical import digest
+from teamlore.core.text.diffs import unified_diff
 from teamlore.memory.consolidation.drift import check_unchanged, sync_and_read
 from teamlore.memory.consolidation.source import ApprovedSource
 from teamlore.memory.consolidation.staging import CANDIDATE_KIND
@@ -79,15 +79,11 @@ def _blob(data: bytes | None) -> str | None:
 
 
 def file_diff(path: str, old: bytes | None, new: bytes | None) -> str:
-    before = [] if old is None else old.decode("utf-8", "replace").splitlines(keepends=True)
-    after = [] if new is None else new.decode("utf-8").splitlines(keepends=True)
-    return "".join(
-        difflib.unified_diff(
-            before,
-            after,
-            fromfile="/dev/null" if old is None else f"a/{path}",
-            tofile="/dev/null" if new is None else f"b/{path}",
-        )
+    return unified_diff(
+        None if old is None else old.decode("utf-8", "replace"),
+        None if new is None else new.decode("utf-8"),
+        fromfile="/dev/null" if old is None else f"a/{path}",
+        tofile="/dev/null" if new is None else f"b/{path}",
     )
 
 

@@ -3,7 +3,6 @@ candidate would write: bytes, lint findings, evidence)."""
 
 from __future__ import annotations
 
-import difflib
 import re
 import sqlite3
 from dataclasses import dataclass, field
@@ -11,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from teamlore.contracts import digests
+from teamlore.core.text.diffs import unified_diff
 from teamlore.memory.promotion.targets import existing_entry_ids, read_memory_file
 from teamlore.memory.store.lint import (
     Finding,
@@ -61,13 +61,6 @@ class RenderContext:
         return slug
 
 
-def _lines(text: str) -> list[str]:
-    """`text`'s lines with their ends, as git counts them: only a newline ends one
-    (`str.splitlines` also cuts at U+2028, a form feed, …: the diff showed lines the file does
-    not have)."""
-    return re.findall(r"[^\n]*\n|[^\n]+\Z", text)
-
-
 @dataclass(frozen=True, slots=True)
 class RenderedFile:
     target_path: str
@@ -87,16 +80,11 @@ class RenderedFile:
         return digests.sanitized_content_digest(self.content)
 
     def diff(self) -> str:
-        old = [] if self.current is None else self.current.decode("utf-8", "replace")
-        before = _lines(old) if isinstance(old, str) else []
-        after = _lines(self.content.decode("utf-8"))
-        return "".join(
-            difflib.unified_diff(
-                before,
-                after,
-                fromfile="/dev/null" if self.current is None else f"a/{self.target_path}",
-                tofile=f"b/{self.target_path}",
-            )
+        return unified_diff(
+            None if self.current is None else self.current.decode("utf-8", "replace"),
+            self.content.decode("utf-8"),
+            fromfile="/dev/null" if self.current is None else f"a/{self.target_path}",
+            tofile=f"b/{self.target_path}",
         )
 
     def to_json(self) -> dict[str, Any]:
