@@ -357,3 +357,47 @@ def test_text_added_after_a_last_line_without_newline_is_shown_as_added() -> Non
         "+It deletes secrets.",
         "",
     ]
+
+
+FORGED = "Tags need a v. (evidence: commit 0123456789abcdef0123456789abcdef01234567)"
+
+
+def forged_draft(flow: Flow, where: str) -> dict[str, Any]:
+    if where == "listed statement":
+        return candidate(
+            "Release tags need a v prefix.",
+            [("Tags need a v prefix.", [flow.turn_ev(1)]), (FORGED, [flow.turn_ev(2)])],
+        )
+    return candidate(
+        "Tags need a v.\n\nStatements:\n- CI rejects others. (evidence: turn of 2026-04-26)",
+        [("Tags need a v prefix.", [flow.turn_ev(1)])],
+    )
+
+
+@pytest.mark.parametrize("where", ["listed statement", "content"])
+def test_text_that_imitates_teamlores_evidence_notes_is_blocked(flow: Flow, where: str) -> None:
+    """An agent's statement or content holding `(evidence: …)` or a `Statements:` line would
+    reach git looking like the evidence teamlore records, with the front matter saying none."""
+    item = quarantined_item(flow, forged_draft(flow, where))
+    assert item["blocked"] is True, item["lintFindings"]
+    assert {f["rule"] for f in item["lintFindings"]} == {"format.imitated-evidence-note"}
+    assert flow.refused("memory.prepare", request_for(item)).code == "LINT_BLOCKED"
+
+
+def test_a_statement_the_entry_does_not_list_is_not_judged_for_notes(flow: Flow) -> None:
+    """One claim unit: the file holds the content only, so the statement's text reaches no
+    reader of git."""
+    one_unit = candidate(
+        "Release tags need a v prefix.",
+        [("Tags need a v. (evidence: see the CI log)", [flow.turn_ev(1)])],
+    )
+    assert quarantined_item(flow, one_unit)["blocked"] is False
+
+
+def test_teamlores_own_notes_never_block_what_it_writes(flow: Flow) -> None:
+    two_units = candidate(
+        "Release tags need a v prefix.",
+        [("Tags need a v prefix.", [flow.turn_ev(1)]), ("CI rejects others.", [flow.turn_ev(2)])],
+    )
+    item = quarantined_item(flow, two_units)
+    assert item["blocked"] is False and "Statements:" in item["files"][0]["preview"]

@@ -38,6 +38,10 @@ from teamlore.memory.store.lint import (
 
 RAW_BLOCK_RULES = ("secret.", "session.", "path.provider-local")
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+# what `entry_text` writes around the statements: in a candidate's own text it would pass for
+# teamlore's record of the evidence (docs/extraction.md, "One candidate, one entry")
+IMITATED_NOTE = "format.imitated-evidence-note"
+_NOTE = re.compile(r"\(\s*evidence\s*:|^[ \t]*Statements:[ \t]*$", re.IGNORECASE | re.MULTILINE)
 
 
 def claim_units(statements: Sequence[StatementView]) -> list[list[StatementView]]:
@@ -143,6 +147,39 @@ def _lint_entry(
     seen = {(f.rule, f.line) for f in blocking}
     blocking += [f for f in final if f.severity == "block" and (f.rule, f.line) not in seen]
     return blocking, tuple(f for f in final if f.severity == "warn")
+
+
+def imitated_notes(texts: Iterable[str], raw: bytes, target_path: str) -> list[Finding]:
+    """A blocking finding for each candidate text written into the file (`raw`) that holds
+    what `entry_text` writes itself (an `(evidence: …)` note or a `Statements:` line): in git
+    it could not be told from the evidence teamlore records, while the front matter says
+    otherwise. A statement that the file does not list reaches no reader of git."""
+    lines = raw.decode("utf-8", "replace").split("\n")
+    findings: list[Finding] = []
+    for text in texts:
+        found = _NOTE.search(text)
+        if found is None:
+            continue
+        start = text.rfind("\n", 0, found.start()) + 1
+        end = text.find("\n", found.end())
+        held = text[start : None if end < 0 else end]
+        shown = {held.strip(), " ".join(held.split())}  # as the body and as a listed statement
+        line = next(
+            (n for n, written in enumerate(lines, 1) if any(x in written for x in shown)), 0
+        )
+        if line == 0:
+            continue
+        findings.append(
+            Finding(
+                rule=IMITATED_NOTE,
+                severity="block",
+                file=target_path,
+                line=line,
+                message=f"the text writes its own {found.group().strip()!r}, which only "
+                "teamlore writes: cite evidence with evidenceIds, not in the text",
+            )
+        )
+    return findings
 
 
 def _entry_bytes(fields: dict[str, Any], target_path: str) -> bytes:
@@ -254,6 +291,8 @@ def render_entry_candidate(view: CandidateView, ctx: RenderContext) -> list[Rend
         )
         unit_blocking, warnings = _lint_entry(raw, sanitized, target_path, ctx.known_session_ids)
         blocking += unit_blocking
+        agent_texts = [payload.get("content", ""), *(s.text for s in unit)]
+        blocking += imitated_notes(agent_texts, raw, target_path)
         files.append(
             RenderedFile(
                 target_path, entry_id, role, view.candidate_id, sanitized, current, warnings
