@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 from teamlore.core import errors
 from teamlore.core.config import (
     Config,
+    RepositoryConfig,
     load_config,
     load_table,
     save_config,
@@ -124,6 +125,58 @@ def test_saving_a_table_keeps_every_other_part(home: Path) -> None:
     assert config.extra["future"] == {"key": "kept"}
     assert load_table("limits", Limits, home).turns == 9
     assert "[models]" not in (home / "config.toml").read_text()  # empty tables stay unwritten
+
+
+def test_a_save_edits_the_file_keeping_comments_order_and_the_tables_it_did_not_change(
+    home: Path,
+) -> None:
+    """config.toml is the user's file: a save rewrites the lines of the settings that changed
+    and nothing else; a table that stays keeps its comments, one gone takes its own along."""
+    original = (
+        "# my settings\n"
+        "[future]  # a later version's\n"
+        'key = "kept"\n'
+        "\n"
+        "[sources]\n"
+        "# where my sessions are\n"
+        'codex = ["/x"]  # the laptop\n'
+        "\n"
+        "[[repositories]]  # the first\n"
+        'path = "/a"\n'
+        'repository_key = "ra"\n'
+        'worktree_key = "wa"\n'
+        "\n"
+        "[[repositories]]  # the second\n"
+        'path = "/b"\n'
+        'repository_key = "rb"\n'
+        'worktree_key = "wb"\n'
+    )
+    path = write(home, original)
+    config = load_config(home)
+    config.sources["claude"] = ["/y"]
+    config.repositories.append(RepositoryConfig("/c", "rc", "wc"))
+    save_config(config, home)
+    added = '\n[[repositories]]\npath = "/c"\nrepository_key = "rc"\nworktree_key = "wc"\n'
+    laptop = '  # the laptop\nclaude = ["/y"]\n'
+    assert path.read_text() == original.replace("  # the laptop\n", laptop) + added
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    config = load_config(home)
+    del config.repositories[0]
+    save_config(config, home)
+    text = path.read_text()
+    assert "# the first" not in text and "[[repositories]]  # the second\n" in text
+    assert text.startswith("# my settings\n[future]  # a later version's\n")
+    assert [r.path for r in load_config(home).repositories] == ["/b", "/c"]
+
+
+def test_a_saved_table_writes_only_the_settings_someone_chose(home: Path) -> None:
+    """A schema default the file does not hold stays unwritten (it follows the default); a
+    value the file holds stays, default or not."""
+    path = write(home, "[limits]\n# how many\nturns = 6\n")
+    save_table("limits", Limits(turns=6, name="y"), home)
+    assert path.read_text() == '[limits]\n# how many\nturns = 6\nname = "y"\n'
+    save_table("limits", Limits(turns=6, name="x"), home)  # back to the default: still chosen
+    assert path.read_text() == '[limits]\n# how many\nturns = 6\nname = "x"\n'
 
 
 def test_readonly_reading_creates_and_tightens_nothing(tmp_path: Path) -> None:

@@ -5,6 +5,8 @@ key) is a warning."""
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -131,3 +133,43 @@ def test_the_text_view_shows_a_project_folder_from_the_tilde(home: Path) -> None
     assert project.endswith("  ~/src/shop") and str(home.parent) not in text
     shown = json.loads(teamlore_cli("personal", "config", "-f", "json", cwd=repo, env=user).stdout)
     assert [p["path"] for p in shown["projects"]] == [str(repo)]  # JSON: as recorded
+
+
+def test_a_change_rewrites_only_its_own_lines_of_config_toml(home: Path) -> None:
+    """Comments, the order of keys and tables, and the tables teamlore does not own stay as
+    they were; the defaults nobody chose are not written out."""
+    original = (
+        "# my teamlore settings\n"
+        "[mystuff]  # not teamlore's\n"
+        "x = 1\n"
+        "\n"
+        "[personal]\n"
+        "# only what I said myself\n"
+        'allowed_scopes = ["global"]  # for now\n'
+        'allowed_provenance = ["user_explicit"]\n'
+        "\n"
+        "[personal.batch]\n"
+        "idle_seconds = 60  # a minute\n"
+        "\n"
+        "[models.default]  # the Writer's\n"
+        'model = "m"\n'
+    )
+    home.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path = home / "config.toml"
+    path.write_text(original)
+    os.chmod(path, 0o600)
+    code, result = config("--allow", "agent_observation", "--model-profile", "default")
+    assert code == 0 and result["changed"] is True
+    assert path.read_text() == original.replace(
+        'allowed_provenance = ["user_explicit"]\n',
+        'allowed_provenance = ["user_explicit", "agent_observation"]\nmodel_profile = "default"\n',
+    )
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    code, result = config("--deny", "agent_observation", "--scope", "project:*")
+    assert code == 0 and path.read_text() == original.replace(
+        'allowed_scopes = ["global"]  # for now\n',
+        'allowed_scopes = ["global", "project:*"]  # for now\n',
+    ).replace(
+        'allowed_provenance = ["user_explicit"]\n',
+        'allowed_provenance = ["user_explicit"]\nmodel_profile = "default"\n',
+    )

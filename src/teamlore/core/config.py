@@ -7,14 +7,17 @@ Every other module reads its part through here, never with `tomllib` itself:
 - `load_table("personal", PersonalSettings, home)` — one table (a dotted name like
   `"models.runner"` reaches into nested tables) validated by the schema its owning package
   defines; an absent table gives the schema's defaults;
-- `save_config` / `save_table` write the file back (0600, atomically).
+- `save_config` / `save_table` write the file back (0600, atomically, only once the new text
+  reads back as the settings saved).
 
 `readonly=True` reads without creating or tightening anything (for processes that must leave no
 trace). Every problem — unreadable file, bad TOML, a value its schema refuses — is one error,
 `CONFIG_INVALID`, whose message names the file, the line when it is known, and the table.
 
-Written by a small serializer for the flat shapes we store (tables of strings, numbers,
-booleans and string lists), so no TOML-writing dependency is needed.
+The file is the user's: a save edits its document (tomlkit, imported by the writer only, never on
+a read command's path) rather than writing it anew, so comments, the order of keys and tables, and
+every table teamlore did not change stay as they were; only the keys whose values changed are
+rewritten, and a setting nobody chose (a schema default) is not written out.
 """
 
 from __future__ import annotations
@@ -245,23 +248,159 @@ def load_table(
 
 
 def save_config(config: Config, home: Path | None = None) -> None:
-    data = config.to_data()
-    if config.embeddings == EmbeddingsConfig():  # the default is not written out
-        del data["embeddings"]
-    for table in ("models", "personal", "paths"):  # written only when they hold something
-        if not data.get(table):
-            data.pop(table, None)
+    """Write `config` into config.toml by editing the file's document: a top-level table whose
+    settings did not change is left untouched (comments, order, spelling); in one that did,
+    only the changed keys are rewritten, and a table left empty (or `[embeddings]` at its
+    defaults) is removed. Nothing is written unless the new text reads back as `config`."""
+    import tomlkit  # the writer's alone: a read command never loads it
+
     path = config_path(home)
-    text = dumps_toml(data)
-    _refuse_unreadable(path, text)
+    text = ""
+    if path.is_file() or path.is_symlink():
+        text = _read(path, readonly=False)
+        before = _settings_of(path, _parse(path, text)).to_data()
+    else:
+        before = Config().to_data()
+    document = tomlkit.parse(text)
+    blank = not text.strip()
+    after = config.to_data()
+    kept = _written_tables(config)
+    for table in after:
+        if before.get(table) == after[table]:
+            continue  # unchanged: not one byte of it is touched
+        if table in kept:
+            _edit(document, table, kept[table])
+        elif table in document:
+            del document[table]
+    for table in before.keys() - after.keys():  # an unknown table the caller dropped
+        document.pop(table, None)
+    text = tomlkit.dumps(document)
+    if blank:  # a new file starts with its first setting, not a blank line
+        text = text.lstrip("\n")
+    _refuse_unreadable(path, text, config)
     write_private_file(path, text.encode("utf-8"))
 
 
+def _written_tables(config: Config) -> dict[str, Any]:
+    """The tables a file holds for `config`: without `[embeddings]` at its defaults, without
+    empty tables and lists, without unset (None) values."""
+    data = config.to_data()
+    if config.embeddings == EmbeddingsConfig():
+        del data["embeddings"]
+    return {
+        table: value
+        for table, value in data.items()
+        if value is not None and (table not in _OWN_TABLES or value)
+    }
+
+
+def _edit(container: Any, key: str, value: Any) -> None:
+    """Set `container[key]` to `value`, keeping what already holds it: a table is edited key by
+    key, an array of tables item by item; any other value is replaced (its comment stays)."""
+    from collections.abc import MutableMapping
+
+    from tomlkit.items import AoT
+
+    current = container.get(key)
+    if isinstance(value, dict) and isinstance(current, MutableMapping):
+        _edit_table(current, value)
+    elif isinstance(current, AoT) and _tables(value):
+        _edit_tables(current, value)
+    else:
+        container[key] = _new(value)
+
+
+def _edit_tables(tables: Any, value: list[dict[str, Any]]) -> None:
+    """An array of tables (`[[repositories]]`): the tables that stay keep their own lines and
+    comments, the ones gone are removed and new ones added at the end; a reordered array is
+    edited table by table."""
+    held = [_plain(table) for table in tables]
+    wanted = list(value)
+    kept = []
+    for position, table in enumerate(held):
+        if table in wanted:
+            wanted.remove(table)
+            kept.append(position)
+    if [held[position] for position in kept] != value[: len(kept)]:
+        kept = list(range(min(len(held), len(value))))
+        for position in kept:
+            _edit_table(tables[position], value[position])
+    for position in reversed(range(len(held))):
+        if position not in kept:
+            del tables[position]
+    for table in value[len(kept) :]:
+        tables.append(_new(table))
+
+
+def _new(value: Any) -> Any:
+    """A value to add: a table after a blank line, nothing unset in it."""
+    import tomlkit
+
+    value = _without_none(value)
+    if not isinstance(value, dict):
+        return value
+    table = tomlkit.table()
+    table.update(value)
+    table.trivia.indent = "\n"
+    return table
+
+
+def _edit_table(table: Any, value: dict[str, Any]) -> None:
+    """A key whose value is the same is not touched; one `value` lacks (or unsets) is removed."""
+    for name in [n for n in table if value.get(n) is None]:
+        del table[name]
+    for name, item in value.items():
+        if item is not None and _plain(table.get(name)) != item:
+            _edit(table, name, item)
+
+
+def _plain(item: Any) -> Any:
+    return item.unwrap() if hasattr(item, "unwrap") else item
+
+
+def _tables(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, dict) for v in value)
+
+
+def _without_none(value: Any) -> Any:
+    """TOML has no null: an unset value is left out."""
+    if isinstance(value, dict):
+        return {k: _without_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_none(v) for v in value]
+    return value
+
+
 def save_table(name: str, value: BaseModel, home: Path | None = None) -> None:
-    """Write one top-level table, keeping every other part of the file."""
+    """Write one top-level table, keeping every other part of the file. A setting the file does
+    not have and whose value is the schema's default stays unwritten (it follows the default)."""
+    from pydantic import ValidationError
+
     data = load_config(home).to_data()
-    data[name] = value.model_dump(exclude_none=True)
+    try:
+        defaults = type(value)().model_dump(exclude_none=True)
+    except ValidationError:  # a schema with required settings: every one is written
+        defaults = {}
+    old = data.get(name)
+    data[name] = _chosen(old if isinstance(old, dict) else {}, value.model_dump(), defaults)
     save_config(Config.from_data(data), home)
+
+
+def _chosen(old: dict[str, Any], new: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
+    """`new` without the keys `old` does not have whose value is the default."""
+    chosen: dict[str, Any] = {}
+    for key, value in new.items():
+        if value is None:
+            continue
+        default = defaults.get(key)
+        if isinstance(value, dict) and isinstance(default, dict):
+            inner = old.get(key)
+            value = _chosen(inner if isinstance(inner, dict) else {}, value, default)
+            if value or key in old:
+                chosen[key] = value
+        elif key in old or value != default:
+            chosen[key] = value
+    return chosen
 
 
 def _read(path: Path, *, readonly: bool) -> str:
@@ -301,19 +440,30 @@ def _parse(path: Path, text: str) -> dict[str, Any]:
         ) from None
 
 
-def _refuse_unreadable(path: Path, text: str) -> None:
-    """Before the file is replaced: the new text must read back, or nothing is written (a file
-    teamlore cannot read would stop every later command, even the one that could repair it)."""
+def _settings_of(path: Path, data: dict[str, Any]) -> Config:
     try:
-        Config.from_data(_parse(path, text))
+        return Config.from_data(data)
+    except _Refused as exc:
+        raise _invalid(path, str(exc.problem["loc"][0]), exc.problem) from None
+
+
+def _refuse_unreadable(path: Path, text: str, config: Config) -> None:
+    """Before the file is replaced: the new text must read back as `config`, or nothing is
+    written (a file teamlore cannot read would stop every later command, even the one that
+    could repair it)."""
+    try:
+        read = Config.from_data(_parse(path, text))
     except (errors.TeamloreError, _Refused) as exc:
         reason = exc.message if isinstance(exc, errors.TeamloreError) else str(exc)
         reason = reason.removeprefix(display_path(path)).lstrip(" :")
-        raise errors.TeamloreError(
-            errors.CONFIG_INVALID,
-            f"{display_path(path)} was left as it was: the new settings would not read back "
-            f"({reason})",
-        ) from None
+    else:
+        if _without_none(read.to_data()) == _without_none(config.to_data()):
+            return
+        reason = "they read back as other settings"
+    raise errors.TeamloreError(
+        errors.CONFIG_INVALID,
+        f"{display_path(path)} was left as it was: the new settings would not read back ({reason})",
+    ) from None
 
 
 def _invalid(path: Path, table: str, problem: Any) -> errors.TeamloreError:
@@ -347,57 +497,3 @@ def _line_of(path: Path, table: str, key: str) -> int | None:
         if "=" in stripped and not current and name == table:
             found = found or number
     return found
-
-
-# what a TOML basic string cannot hold as is: the quote, the backslash and the control
-# characters (tomllib refuses a raw DEL or NUL: the whole file would become unreadable)
-_NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f\x7f]')
-_SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
-
-
-def _escaped(found: re.Match[str]) -> str:
-    char = found.group()
-    return _SHORT_ESCAPES.get(char, f"\\u{ord(char):04X}")
-
-
-def _toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, str):
-        return '"' + _NEEDS_ESCAPE.sub(_escaped, value) + '"'
-    if isinstance(value, list) and all(not isinstance(v, dict) for v in value):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    raise TypeError(f"unsupported TOML value {value!r}")
-
-
-def _toml_key(key: str) -> str:
-    if key.replace("_", "").replace("-", "").isalnum() and key.isascii():
-        return key
-    return _toml_value(key)
-
-
-def dumps_toml(data: dict[str, Any], prefix: str = "") -> str:
-    """Serialize nested dicts / lists of dicts (array of tables) of scalars to TOML."""
-    lines: list[str] = []
-    tables: list[tuple[str, Any]] = []
-    for key, value in data.items():
-        if value is None:
-            continue
-        if isinstance(value, dict) or (
-            isinstance(value, list) and value and all(isinstance(v, dict) for v in value)
-        ):
-            tables.append((key, value))
-        else:
-            lines.append(f"{_toml_key(key)} = {_toml_value(value)}")
-    out = "\n".join(lines) + ("\n" if lines else "")
-    for key, value in tables:
-        name = f"{prefix}{_toml_key(key)}"
-        if isinstance(value, dict):
-            body = dumps_toml(value, prefix=f"{name}.")
-            out += f"\n[{name}]\n{body}"
-        else:
-            for item in value:
-                out += f"\n[[{name}]]\n{dumps_toml(item, prefix=f'{name}.')}"
-    return out
