@@ -72,9 +72,20 @@ def free_port() -> int:
 @dataclass(frozen=True)
 class Cluster:
     port: int
+    start_command: tuple[str, ...] = ()  # pg_ctl … start, as the server's user
+    stop_command: tuple[str, ...] = ()
 
     def url(self, database: str = "postgres") -> str:
         return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
+
+    def stop(self) -> None:
+        """The server goes down (a fast shutdown: every connection is cut), data kept."""
+        stop = [*self.stop_command, "-m", "fast", "stop"]
+        subprocess.run(stop, check=True, capture_output=True, timeout=120)
+
+    def start(self) -> None:
+        """The same server back on the same port (`pg_ctl -w`: it accepts connections)."""
+        subprocess.run([*self.start_command, "start"], check=True, capture_output=True, timeout=120)
 
     def admin(self, statement: str) -> None:
         import psycopg
@@ -119,7 +130,9 @@ def throwaway_cluster(*, fsync: bool = False) -> Iterator[Cluster]:
     start = [pg_ctl, "-D", str(data), "-l", str(work / "log"), "-o", options, "-w", "-t", "60"]
     subprocess.run(as_server_user([*start, "start"]), check=True, capture_output=True, timeout=120)
     try:
-        yield Cluster(port)
+        yield Cluster(
+            port, tuple(as_server_user(start)), tuple(as_server_user([pg_ctl, "-D", str(data)]))
+        )
     finally:
         close_stores()
         stop = [pg_ctl, "-D", str(data), "-m", "immediate", "stop"]

@@ -207,6 +207,48 @@ def test_a_database_gone_down_gets_503_and_one_log_line(home: Path, tmp_path: Pa
     assert line.startswith("teamlore org serve: 503, ORG_DATABASE_UNAVAILABLE: cannot use")
 
 
+def test_while_the_database_is_down_each_request_gets_its_503_within_2_s_and_then_answers(
+    home: Path,
+) -> None:
+    """A request waits for a pooled connection at most 2 s (it waited 10 s, each time after
+    the first), then gets the 503 and a log line saying so; once the server is back, the next
+    requests are answered (the pool replaces the connections the restart cut). The wait is read
+    from the log line the pool's timeout writes, not timed: tests never assert wall-clock."""
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    answered: list[int] = []
+    try:
+        with throwaway_cluster() as cluster:
+            database = cluster.url()
+            token = org(home, database, "token", "create", "ci")["token"]
+            process, url = start_server(home, database)
+            headers = {
+                "Authorization": f"Bearer {token}",
+                "Accept": "application/json, text/event-stream",
+            }
+            try:
+                assert httpx2.post(url, json=ping, headers=headers, timeout=30).status_code == 200
+                cluster.stop()
+                for _ in range(3):
+                    refused = httpx2.post(url, json=ping, headers=headers, timeout=60)
+                    assert (refused.status_code, refused.content) == (503, b"")
+                cluster.start()
+                deadline = time.monotonic() + 60
+                while 200 not in answered and time.monotonic() < deadline:
+                    answer = httpx2.post(url, json=ping, headers=headers, timeout=60)
+                    answered.append(answer.status_code)
+            finally:
+                process.terminate()
+                log = process.communicate(timeout=30)[1]
+    except ClusterUnavailable as why:
+        pytest.skip(str(why))
+    assert answered[-1] == 200 and set(answered) <= {200, 503}
+    lines = [line for line in log.splitlines() if "ORG_DATABASE_UNAVAILABLE" in line]
+    assert len(lines) == 3 + answered.count(503) and "Traceback" not in log
+    for line in lines:
+        assert line.startswith("teamlore org serve: 503, ORG_DATABASE_UNAVAILABLE: cannot use")
+        assert line.endswith(": no connection within 2 s (is the server running?)")
+
+
 def test_listening_beyond_loopback_needs_a_flag(home: Path, indexed: str) -> None:
     env = {"TEAMLORE_HOME": str(home), "TEAMLORE_ORG_DATABASE": indexed}
     done = CliRunner().invoke(app, ["org", "serve", "--host", "0.0.0.0"], env=env)

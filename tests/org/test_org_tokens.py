@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 from support import teamlore_cli
+from teamlore.core import db
 
 
 def token(home: Path, database: str | None, *args: str) -> subprocess.CompletedProcess[str]:
@@ -25,17 +26,65 @@ def test_a_new_token_is_alone_on_stdout_and_the_notice_on_stderr(
     assert "Shown once" in done.stderr
 
 
-def test_a_revoked_tokens_name_can_be_given_to_a_new_token(
+def listed(home: Path, database: str | None) -> list[tuple[str, str, str | None]]:
+    tokens = json.loads(token(home, database, "list", "--format", "json").stdout)["tokens"]
+    return [(t["name"], t["createdAt"], t["revokedAt"]) for t in tokens]
+
+
+def test_a_revoked_tokens_name_can_be_given_to_a_new_token_and_the_old_ones_dates_stay(
     home: Path, database: str | None
 ) -> None:
+    """Rotation (revoke, then create) is an audit trail: each revoked token keeps its own
+    created and revoked dates, and the list shows them before the live one."""
     first = token(home, database, "create", "ci").stdout.strip()
     assert token(home, database, "revoke", "ci").returncode == 0
+    [revoked] = listed(home, database)
+    assert revoked[2] is not None
     again = token(home, database, "create", "ci", "--format", "json")
     assert again.returncode == 0, again.stdout
     second = json.loads(again.stdout)["token"]
     assert second != first
-    listed = json.loads(token(home, database, "list", "--format", "json").stdout)["tokens"]
-    assert [(t["name"], t["revokedAt"]) for t in listed] == [("ci", None)]
+    rotated = listed(home, database)
+    assert rotated[0] == revoked  # its dates untouched
+    assert [(name, revoked_at) for name, _, revoked_at in rotated[1:]] == [("ci", None)]
+    # rotated once more: both revoked tokens keep their dates, one token is live
+    assert token(home, database, "revoke", "ci").returncode == 0
+    assert token(home, database, "create", "ci").returncode == 0
+    history = listed(home, database)
+    assert len(history) == 3 and history[0] == revoked
+    assert history[1][:2] == rotated[1][:2] and history[1][2] is not None
+    assert history[2][2] is None
+
+
+def test_tokens_of_an_index_made_before_rotation_kept_history_are_kept(
+    home: Path, database: str | None
+) -> None:
+    """An index of schema 1 (one row per name) is migrated: its tokens stay as they were."""
+    from teamlore.org import postgres_store, sqlite_store
+
+    rows = [("ci", "a" * 64, "2024-01-02T03:04:05Z", "2024-02-03T04:05:06Z")]
+    rows.append(("laptop", "b" * 64, "2024-03-04T05:06:07Z", None))
+    insert = "INSERT INTO org_tokens VALUES (?, ?, ?, ?)"
+    if database is None:
+        home.mkdir(parents=True, exist_ok=True)
+        conn = db.connect(home / "org.sqlite3", sqlite_store.MIGRATIONS[:1])
+        with db.write_tx(conn):
+            conn.executemany(insert, rows)
+        conn.close()
+    else:
+        import psycopg
+
+        with psycopg.connect(database) as pg:
+            pg.execute(postgres_store.MIGRATIONS[0])
+            pg.execute("CREATE TABLE org_schema (version integer NOT NULL)")
+            pg.execute("INSERT INTO org_schema VALUES (1)")
+            with pg.cursor() as cursor:
+                cursor.executemany(insert.replace("?", "%s"), rows)
+    assert listed(home, database) == [(n, c, r) for n, _, c, r in rows]
+    refused = token(home, database, "create", "laptop", "--format", "json")
+    assert json.loads(refused.stdout)["error"]["code"] == "ORG_TOKEN_EXISTS"
+    assert token(home, database, "create", "ci").returncode == 0
+    assert listed(home, database)[0] == ("ci", rows[0][2], rows[0][3])
 
 
 def test_a_live_tokens_name_is_refused_with_how_to_rotate_it(

@@ -34,7 +34,7 @@ from teamlore.core import errors
 from teamlore.core.analyzer import Query, QueryTerm
 from teamlore.core.timeutil import now_instant
 from teamlore.org.store import (
-    REUSE_A_REVOKED_NAME,
+    ADD_A_TOKEN_UNLESS_ITS_NAME_IS_LIVE,
     SCHEMA_VERSION,
     SYNC_LOCK_KEY,
     Backend,
@@ -50,6 +50,13 @@ from teamlore.org.store import (
 
 CONNECT_TIMEOUT_S = 5
 POOL_MAX = 4
+# how long an operation waits for a pooled connection before ORG_DATABASE_UNAVAILABLE (`org
+# serve`'s 503): a few milliseconds are enough for a server that is up, so a server that is
+# down is said at once, not after the pool's retries (docs/org.md "Serving")
+POOL_WAIT_S = 2.0
+# how long the pool retries a lost connection in the background (1, 2, 4 s apart) before it
+# leaves the next request to try again at once: a server that comes back is used within seconds
+RECONNECT_S = 10.0
 _MIGRATION_LOCK = SYNC_LOCK_KEY + 1
 MAX_POSITION = 16383  # tsvector positions (PostgreSQL clamps beyond)
 MAX_POSITIONS = 255  # per lexeme
@@ -95,7 +102,14 @@ CREATE TABLE org_tokens (
   created_at text NOT NULL,
   revoked_at text
 );
-"""
+""",
+    # 2: one row per token, not per name: a revoked token keeps its dates when its name is
+    # given to a new one (a unique index holds the names of the live tokens)
+    """
+ALTER TABLE org_tokens DROP CONSTRAINT org_tokens_pkey;
+ALTER TABLE org_tokens ADD COLUMN id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY;
+CREATE UNIQUE INDEX org_tokens_live ON org_tokens (name) WHERE revoked_at IS NULL;
+""",
 ]
 
 _HIT_COLUMNS = "id, repository, kind, doc_id, path, entry_type, status, title, body"
@@ -191,6 +205,10 @@ class PostgresStore:
                 min_size=1,
                 max_size=POOL_MAX,
                 kwargs={"connect_timeout": CONNECT_TIMEOUT_S, "application_name": "teamlore"},
+                timeout=POOL_WAIT_S,
+                reconnect_timeout=RECONNECT_S,
+                # a connection the server dropped while idle (a restart) is replaced before use
+                check=ConnectionPool.check_connection,
                 open=False,
             )
             pool.open(wait=True, timeout=CONNECT_TIMEOUT_S + 1)
@@ -210,11 +228,16 @@ class PostgresStore:
 
     @contextmanager
     def _conn(self) -> Iterator[psycopg.Connection[Any]]:
-        """A pooled connection; its transaction commits when the block ends."""
+        """A pooled connection; its transaction commits when the block ends. None within the
+        pool's wait (`POOL_WAIT_S`): ORG_DATABASE_UNAVAILABLE."""
         try:
-            with self.pool.connection(timeout=CONNECT_TIMEOUT_S * 2) as conn:
+            with self.pool.connection() as conn:
                 yield conn
-        except (psycopg.OperationalError, PoolTimeout) as exc:
+        except PoolTimeout:
+            waited = f"no connection within {self.pool.timeout:g} s"
+            why = PoolTimeout(f"{waited} (is the server running?)")
+            raise unavailable(self.database, why) from None
+        except psycopg.OperationalError as exc:
             raise unavailable(self.database, exc) from None
 
     # ---------------------------------------------------------------------------- repositories
@@ -420,7 +443,7 @@ class PostgresStore:
         with self._conn() as conn:
             added = conn.execute(
                 "INSERT INTO org_tokens (name, digest, created_at) VALUES (%s, %s, %s) "
-                f"{REUSE_A_REVOKED_NAME}",
+                f"{ADD_A_TOKEN_UNLESS_ITS_NAME_IS_LIVE}",
                 (name, digest, created_at),
             ).rowcount
         if not added:
@@ -444,7 +467,7 @@ class PostgresStore:
     def tokens(self) -> list[Token]:
         with self._conn() as conn:
             rows = conn.execute(
-                "SELECT name, created_at, revoked_at FROM org_tokens ORDER BY name"
+                "SELECT name, created_at, revoked_at FROM org_tokens ORDER BY name, id"
             ).fetchall()
         return [Token(*row) for row in rows]
 
@@ -479,9 +502,10 @@ def _migrate(conn: psycopg.Connection[Any]) -> None:
 
 def _record(conn: psycopg.Connection[Any], repository: Repository) -> None:
     conn.execute(
-        "UPDATE org_repositories SET state = %s, head_commit = %s, memory_tree = %s, "
-        "synced_at = %s, problem = %s, findings = %s WHERE name = %s",
+        "UPDATE org_repositories SET remote = %s, state = %s, head_commit = %s, "
+        "memory_tree = %s, synced_at = %s, problem = %s, findings = %s WHERE name = %s",
         (
+            repository.remote,
             repository.state,
             repository.commit,
             repository.tree,

@@ -13,16 +13,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from teamlore.core import errors
 from teamlore.memory.store.layout import MEMORY_ROOT, document_kind
 from teamlore.memory.store.tree_reader import MAX_FILE_BYTES
 from teamlore.repo.git import GitCommandError, run_git, run_git_text
+from teamlore.repo.public_identity import public_repository_identity
 
 MAX_FILES = 50_000  # files of one memory tree (the projection's bound)
 _REGULAR_MODES = ("100644", "100755")
 _SYMLINK_MODE = "120000"
 _THREADSHARE = MEMORY_ROOT.partition("/")[0]
+
+# where an indexed commit stands in its clone's history now: HEAD itself; behind HEAD (HEAD has
+# moved on since); no longer in HEAD's history (a force-push, a rebase, an amend, another branch)
+CommitState = Literal["head", "behind", "not-in-history"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,3 +166,31 @@ def remote_url(clone: Path) -> str | None:
     except (GitCommandError, errors.TeamloreError):
         return None
     return url or None
+
+
+def public_remote(clone: Path) -> str | None:
+    """The public identity of the clone's `origin` (`github.com/acme/billing`), or None: asked
+    at `org add` and again at every `org sync` (a remote added or changed later is picked up)."""
+    return public_repository_identity(remote_url(clone))
+
+
+def commit_state(clone: Path, commit: str) -> CommitState | None:
+    """Where `commit` stands in the history of the clone's HEAD, from one `git rev-list`; None
+    when that cannot be told here (no clone at that path, git cannot read it)."""
+    if not clone.is_dir():
+        return None
+    try:
+        out = run_git_text(["rev-list", "--left-right", "--count", f"{commit}...HEAD"], cwd=clone)
+    except GitCommandError:
+        # a commit the clone no longer has (pruned after a rewrite) is out of its history too
+        try:
+            head_state(clone)
+        except RepositoryGone:
+            return None
+        return "not-in-history"
+    except errors.TeamloreError:
+        return None
+    only_commit, only_head = (int(n) for n in out.split())
+    if only_commit:
+        return "not-in-history"
+    return "behind" if only_head else "head"

@@ -21,7 +21,7 @@ from teamlore.core.lock import file_lock
 from teamlore.core.paths import write_private_file
 from teamlore.core.timeutil import now_instant
 from teamlore.org.store import (
-    REUSE_A_REVOKED_NAME,
+    ADD_A_TOKEN_UNLESS_ITS_NAME_IS_LIVE,
     Backend,
     Document,
     LexicalHit,
@@ -74,7 +74,23 @@ CREATE TABLE org_tokens (
   created_at TEXT NOT NULL,
   revoked_at TEXT
 );
-"""
+""",
+    # 2: one row per token, not per name: a revoked token keeps its dates when its name is
+    # given to a new one (a unique index holds the names of the live tokens)
+    """
+CREATE TABLE org_tokens_2 (
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL,
+  digest TEXT NOT NULL UNIQUE,
+  created_at TEXT NOT NULL,
+  revoked_at TEXT
+);
+INSERT INTO org_tokens_2 (name, digest, created_at, revoked_at)
+  SELECT name, digest, created_at, revoked_at FROM org_tokens ORDER BY created_at, name;
+DROP TABLE org_tokens;
+ALTER TABLE org_tokens_2 RENAME TO org_tokens;
+CREATE UNIQUE INDEX org_tokens_live ON org_tokens (name) WHERE revoked_at IS NULL;
+""",
 ]
 
 _HIT_COLUMNS = "id, repository, kind, doc_id, path, entry_type, status, title, body"
@@ -146,9 +162,10 @@ class SqliteStore:
 
     def _record(self, repository: Repository) -> None:
         self.conn.execute(
-            "UPDATE org_repositories SET state = ?, head_commit = ?, memory_tree = ?, "
-            "synced_at = ?, problem = ?, findings = ? WHERE name = ?",
+            "UPDATE org_repositories SET remote = ?, state = ?, head_commit = ?, "
+            "memory_tree = ?, synced_at = ?, problem = ?, findings = ? WHERE name = ?",
             (
+                repository.remote,
                 repository.state,
                 repository.commit,
                 repository.tree,
@@ -336,7 +353,7 @@ class SqliteStore:
         with db.write_tx(self.conn):
             added = self.conn.execute(
                 "INSERT INTO org_tokens (name, digest, created_at) VALUES (?, ?, ?) "
-                f"{REUSE_A_REVOKED_NAME}",
+                f"{ADD_A_TOKEN_UNLESS_ITS_NAME_IS_LIVE}",
                 (name, digest, created_at),
             ).rowcount
         if not added:
@@ -358,7 +375,7 @@ class SqliteStore:
 
     def tokens(self) -> list[Token]:
         rows = self.conn.execute(
-            "SELECT name, created_at, revoked_at FROM org_tokens ORDER BY name"
+            "SELECT name, created_at, revoked_at FROM org_tokens ORDER BY name, id"
         ).fetchall()
         return [Token(*row) for row in rows]
 

@@ -25,7 +25,7 @@ from teamlore.core.analyzer import Query
 Backend = Literal["sqlite", "postgresql"]
 RepositoryState = Literal["new", "ok", "missing", "skipped"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: a revoked token keeps its row (its name may be reused)
 SYNC_LOCK_KEY = 0x7E4A_0F6C  # pg advisory lock id of `org sync` (one per database)
 
 
@@ -153,13 +153,10 @@ class OrgStore(Protocol):
     def tokens(self) -> list[Token]: ...
 
 
-# `org token create` of a revoked token's name rotates it: the new token takes the row (a name
-# is the key of both backends' table); a live token's name is never taken over
-REUSE_A_REVOKED_NAME = (
-    "ON CONFLICT (name) DO UPDATE SET digest = excluded.digest, "
-    "created_at = excluded.created_at, revoked_at = NULL "
-    "WHERE org_tokens.revoked_at IS NOT NULL"
-)
+# `org token create` adds a row; a revoked token keeps its own (created and revoked dates: the
+# audit trail of each rotation). Both backends hold a unique index on the name of the live
+# tokens (`revoked_at IS NULL`), so a live token's name is never taken: the insert does nothing.
+ADD_A_TOKEN_UNLESS_ITS_NAME_IS_LIVE = "ON CONFLICT DO NOTHING"
 
 
 def token_exists(name: str) -> errors.TeamloreError:

@@ -10,7 +10,13 @@ Per repository (docs/org.md "Sync"):
 - a file lint blocks (a secret, a session id, a local path, a broken format) skips the whole
   repository with its findings: the index keeps what it had of it, nothing of the new tree;
 - a clone that vanished (directory gone, no longer a git repository) is reported `missing`,
-  keeps its indexed documents, and does not stop the others.
+  keeps its indexed documents, and does not stop the others;
+- the repository's name is its identity in the index (its documents, `--repository`); its
+  public remote is asked again each time and recorded when it changed (a remote added after
+  `org add`, a repository moved): the documents stay under the name, none lost, none twice;
+- the commit recorded is HEAD's whenever the index holds HEAD's memory, also when only the
+  commit moved; one that HEAD's history no longer holds (a force-push, a rebase, an amend) is
+  reported as replaced.
 
 The whole run holds the store's sync lock, so two syncs (two processes, two machines) take
 turns and the index is always some sync's complete result per repository.
@@ -51,6 +57,11 @@ class RepositorySync:
     problem: str | None = None
     findings: list[dict[str, Any]] = field(default_factory=list)
     embedded: bool = True  # False: the embedder failed; the words path still finds them
+    remote: str | None = None  # the public remote now
+    remote_changed: bool = False  # since the last sync (or `org add`)
+    previous_remote: str | None = None  # before this sync, when it changed
+    # the commit indexed before, which HEAD's history no longer holds: this sync moved on
+    replaced_commit: str | None = None
 
 
 def sync_org(
@@ -83,16 +94,22 @@ def sync_repository(
         repository.state, repository.problem = "missing", gone.why
         store.record(repository)
         return RepositorySync(
-            repository.name, "missing", documents=repository.documents, problem=gone.why
+            repository.name,
+            "missing",
+            documents=repository.documents,
+            problem=gone.why,
+            remote=repository.remote,
         )
+    noted = _identity_changes(clone, repository, commit)
     # no memory tree: the same HEAD decides (a symlink in its place is a new commit, not a tree)
     same = tree == repository.tree and (tree is not None or commit == repository.commit)
     # documents a `--lexical` sync (or another model) left without this embedder's vectors
     unembedded = store.unembedded(repository.name, embedder.space.key) if embedder else set()
     if same and repository.state == "ok" and not unembedded:
-        return RepositorySync(
-            repository.name, "unchanged", documents=repository.documents, commit=commit
-        )
+        if noted.remote_changed or commit != repository.commit:
+            repository.commit = commit  # HEAD's memory is what the index holds
+            store.record(repository)
+        return replace(noted, outcome="unchanged", documents=repository.documents, commit=commit)
     stored = store.stored_blobs(repository.name)
     try:
         files = reader.list_tree(clone, commit)  # without a memory tree: a symlink in its place?
@@ -101,8 +118,12 @@ def sync_repository(
     except errors.TeamloreError as failure:  # git cannot read it: this repository only
         repository.state, repository.problem = "skipped", failure.message
         store.record(repository)
-        return RepositorySync(
-            repository.name, "skipped", documents=repository.documents, problem=failure.message
+        return replace(
+            noted,
+            outcome="skipped",
+            documents=repository.documents,
+            problem=failure.message,
+            replaced_commit=None,  # the index keeps the commit it had
         )
     deleted = sorted(stored.keys() - {f.path for f in files})
     blocking = [f for f in findings if f.severity == "block"]
@@ -111,28 +132,50 @@ def sync_repository(
         repository.problem = f"lint blocks {len({f.file for f in blocking})} file(s)"
         repository.findings = [f.model_dump(mode="json") for f in blocking]
         store.record(repository)
-        return RepositorySync(
-            repository.name,
-            "skipped",
+        return replace(
+            noted,
+            outcome="skipped",
             documents=repository.documents,
             commit=commit,
             problem=repository.problem,
             findings=repository.findings,
+            replaced_commit=None,  # the index keeps the commit it had
         )
     embedded = _embed(documents, texts, embedder)
     repository.state, repository.problem, repository.findings = "ok", None, []
     repository.commit, repository.tree, repository.synced_at = commit, tree, now_instant()
     store.apply(repository, documents, deleted)
     added = sum(1 for d in documents if d.path not in stored)
-    return RepositorySync(
-        repository.name,
-        "synced",
+    return replace(
+        noted,
+        outcome="synced",
         added=added,
         changed=len(documents) - added,
         deleted=len(deleted),
         documents=len(files),
         commit=commit,
         embedded=embedded,
+    )
+
+
+def _identity_changes(clone: Path, repository: Repository, head: str) -> RepositorySync:
+    """The result's start: the clone's public remote now (set on `repository`, recorded with
+    what this sync records) and, when HEAD moved, whether the commit indexed before is still in
+    its history. The name stays the repository's identity whatever its remote says."""
+    remote = reader.public_remote(clone)
+    before = repository.remote
+    repository.remote = remote
+    replaced = None
+    moved = repository.commit is not None and repository.commit != head
+    if moved and reader.commit_state(clone, repository.commit or "") == "not-in-history":
+        replaced = repository.commit
+    return RepositorySync(
+        repository.name,
+        "unchanged",
+        remote=remote,
+        remote_changed=remote != before,
+        previous_remote=before if remote != before else None,
+        replaced_commit=replaced,
     )
 
 

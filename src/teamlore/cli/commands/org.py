@@ -79,18 +79,24 @@ def remove(
     _run("org.remove", {"name": name}, fmt, render, database)
 
 
+RESYNC = "`teamlore org sync` indexes HEAD"
+
+
 def _repository_line(repo: dict[str, Any]) -> None:
     state = repo["state"]
     style = {"ok": "green", "missing": "yellow", "skipped": "red"}.get(state, "")
     commit = (repo.get("commit") or "")[:12]
+    since = {"behind": " (HEAD has moved on)", "not-in-history": " (not in HEAD's history)"}
     say(
         styled(repo["name"], "bold"),
         "  ",
         styled(state, style) if style else state,
         f"  {counted(repo['documents'], 'document')}",
-        f"  at {commit}" if commit else "",
+        f"  at {commit}{since.get(repo.get('commitState') or '', '')}" if commit else "",
         f"  {repo['remote']}" if repo.get("remote") else "",
     )
+    if repo.get("commitState") == "not-in-history":
+        say(styled(f"    rewritten (force-push, rebase or amend?): {RESYNC}", "yellow"))
     if repo.get("problem"):
         say(f"    {repo['problem']}")
     findings = repo.get("findings", [])
@@ -138,6 +144,12 @@ def _render_sync(result: dict[str, Any]) -> None:
             counts,
             f"  {counted(repo['documents'], 'document')}",
         )
+        if repo.get("remoteChanged"):
+            was = repo["previousRemote"] or "none"
+            say(f"    remote now {repo['remote'] or 'none'} (was {was})")
+        if repo.get("replacedCommit"):
+            was, now = repo["replacedCommit"][:12], (repo.get("commit") or "")[:12]
+            say(f"    {was} is no longer in HEAD's history; now at {now} (HEAD)")
         if repo.get("problem"):
             say(f"    {repo['problem']}")
         findings = repo.get("findings", [])

@@ -42,8 +42,7 @@ def org_add(ctx: OpContext, request: AddRequest) -> dict[str, Any]:
     """Add a clone to the org index (its committed .threadshare/memory is indexed by org sync)."""
     import re
 
-    from teamlore.org.reader import RepositoryGone, clone_root, head_state, remote_url
-    from teamlore.repo.public_identity import public_repository_identity
+    from teamlore.org.reader import RepositoryGone, clone_root, head_state, public_remote
 
     folder = (ctx.cwd / Path(request.path).expanduser()).resolve()
     if not folder.is_dir():  # `head_state`'s words are for a clone that was added and is gone
@@ -68,7 +67,7 @@ def org_add(ctx: OpContext, request: AddRequest) -> dict[str, Any]:
         raise errors.TeamloreError(
             errors.ORG_REPOSITORY_EXISTS, f"the org index already has a repository {what}"
         )
-    remote = public_repository_identity(remote_url(clone))
+    remote = public_remote(clone)
     store.add_repository(Repository(name, str(clone), remote, now_instant()))
     return {"repository": name, "remote": remote, "index": store.where}
 
@@ -105,12 +104,19 @@ def org_list(ctx: OpContext, request: EmptyRequest) -> dict[str, Any]:
 
 
 def _public(repository: Repository) -> dict[str, Any]:
-    """What anyone may see of a repository: no path on disk."""
+    """What anyone may see of a repository: no path on disk. `commitState` says where the
+    commit indexed stands in its clone's history now (`head`, `behind`: HEAD has moved on,
+    `not-in-history`: a force-push, rebase or amend replaced it), asked of the clone's git;
+    null where no clone is there to ask (a server that does not sync) or nothing is indexed."""
+    from teamlore.org.reader import commit_state
+
+    commit = repository.commit
     return {
         "name": repository.name,
         "remote": repository.remote,
         "state": repository.state,
-        "commit": repository.commit,
+        "commit": commit,
+        "commitState": None if commit is None else commit_state(Path(repository.path), commit),
         "syncedAt": repository.synced_at,
         "documents": repository.documents,
         "problem": repository.problem,
