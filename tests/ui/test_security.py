@@ -83,6 +83,27 @@ def test_the_login_link_works_once_and_leaves_a_strict_cookie(server: UiServer) 
     assert wrong.status_code == 401
 
 
+def test_the_used_login_link_opened_again_in_the_logged_in_browser_goes_to_the_page(
+    server: UiServer,
+) -> None:
+    """Walk U1 #10: opening the printed link again in the browser it logged in answered 401
+    UI_TOKEN_REQUIRED, and only a restart gave a new link. With that browser's session it now
+    redirects to the page; the spent link is still refused without a valid session."""
+    url = server.login_url("/plan")
+    with httpx.Client(base_url=server.base_url, follow_redirects=False, timeout=30) as browser:
+        assert browser.get(url).status_code == 303
+        again = browser.get(url)
+        assert again.status_code == 303 and again.headers["location"] == "/plan"
+        assert "set-cookie" not in again.headers  # no new session: the link stays spent
+        assert browser.get(url, follow_redirects=True).status_code == 200
+        posted = browser.post(url, data={"x": "1"})
+        assert posted.status_code == 401  # a POST carrying it is still refused
+    refused = httpx.get(url, follow_redirects=False)
+    assert refused.status_code == 401 and refused.headers["x-teamlore-error"] == "UI_TOKEN_REQUIRED"
+    forged = httpx.get(url, cookies={"teamlore_ui": "forged"}, follow_redirects=False)
+    assert forged.status_code == 401
+
+
 def test_the_login_redirect_stays_on_this_server(server: UiServer) -> None:
     token_url = server.login_url("/")
     token = token_url.rsplit("token=", 1)[1]

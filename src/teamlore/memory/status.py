@@ -24,6 +24,7 @@ from teamlore.core.shapes.strict import WIRE
 from teamlore.core.timeutil import format_instant
 from teamlore.memory.consolidation.source import status_of
 from teamlore.memory.extraction.tasks import Owner
+from teamlore.memory.promotion.stored_plan import plan_states
 from teamlore.memory.store.layout import MEMORY_ROOT
 from teamlore.memory.store.lint import LintProgress, lint_tree
 from teamlore.memory.store.lint_cache import LintCache
@@ -167,12 +168,8 @@ def _count_by_status(
 def _plans_to_promote(
     conn: sqlite3.Connection, repository_key: str, worktree_key: str
 ) -> list[str]:
-    rows = conn.execute(
-        "SELECT plan_id FROM promotion_journal WHERE repository_key = ? AND worktree_key = ? "
-        "AND status = 'generated' ORDER BY updated_at DESC, plan_id",
-        (repository_key, worktree_key),
-    )
-    return [str(plan_id) for (plan_id,) in rows]
+    states = plan_states(conn, Owner(repository_key, worktree_key))
+    return [plan.plan_id for plan in states if plan.status == "generated"]
 
 
 def _projection_status(

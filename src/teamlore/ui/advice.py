@@ -28,8 +28,9 @@ ADVICE: dict[str, str] = {
     errors.LINT_BLOCKED.code: "The file would carry content that must not reach git (a secret, "
     "a session id, a private path). Discard the candidate, or have the agent stage it again "
     "without that text.",
-    errors.CANDIDATE_STALE.code: "The candidate changed since this page was shown. Reload it "
-    "and decide again.",
+    errors.CANDIDATE_STALE.code: "The candidate changed since this page was shown (staged "
+    "again, discarded or promoted meanwhile). Reload it, or go back to the queue, and decide "
+    "again.",
     errors.CANDIDATE_NOT_FOUND.code: "It is no longer waiting for review (promoted or discarded "
     "meanwhile). Back to the queue.",
     errors.CANDIDATE_LOCKED.code: "A plan with this candidate is being applied. Wait for it to "

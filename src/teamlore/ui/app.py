@@ -17,13 +17,16 @@ from starlette.applications import Starlette
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from teamlore.ops.owner import resolve_owner
+from teamlore.ops.registry import OpContext
 from teamlore.ui import browse_pages, review_pages
 from teamlore.ui.pages import CsrfRefused, UiState, _csrf_refused, redirect
 from teamlore.ui.security import Guard, GuardMiddleware
 
 
 def create_app(repository: Path, *, home: Path | None = None, guard: Guard | None = None) -> Any:
-    """The ASGI application (guarded) for one repository."""
+    """The ASGI application (guarded) for one repository: `repository` is the folder the page
+    was started in (the worktree, or a folder holding one registered worktree)."""
     static = StaticFiles(packages=[("teamlore.ui", "static")])
     routes = [
         Route("/", lambda request: redirect("/queue")),
@@ -33,5 +36,8 @@ def create_app(repository: Path, *, home: Path | None = None, guard: Guard | Non
     ]
     app = Starlette(routes=routes, exception_handlers={CsrfRefused: _csrf_refused})
     state_guard = guard or Guard()
-    app.state.ui = UiState(repository=repository, home=home, guard=state_guard)
+    # the owner, resolved once as every operation resolves it (owner rule 3: from a folder that
+    # holds one registered worktree, that worktree): the header names it, sessions filter by it
+    owner = resolve_owner(OpContext(cwd=repository, home=home)).worktree_root
+    app.state.ui = UiState(repository=owner, home=home, guard=state_guard)
     return GuardMiddleware(app, state_guard)

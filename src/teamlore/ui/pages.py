@@ -25,7 +25,7 @@ from teamlore.ui.security import CSRF_FIELD, Guard
 class UiState:
     """One running page: where it points, its guard, and the person's work in progress."""
 
-    repository: Path
+    repository: Path  # the owner's worktree root (ops.owner.resolve_owner), never the raw cwd
     home: Path | None
     guard: Guard
     decisions: Decisions = field(default_factory=Decisions)

@@ -1,13 +1,18 @@
 """Template environment and the few filters the pages need.
 
 Every template is autoescaped: transcript, memory and git text is data and is always escaped.
-The only filter that returns markup (`highlight`) escapes each piece of text itself and adds
-nothing but `<mark>` elements.
+Every text a template shows goes through `visible` (the environment's `finalize`): a character a
+reader would not see as it is (a bidi override, a zero-width space, a control:
+`core.text.hidden`) shows as the escape `teamlore memory review` prints (`\\u202e`), marked
+`<span class=hidden-char>`, so the person confirms the text as it is. The filters that return
+markup (`highlight`, `visible`) escape each piece of text themselves and add nothing but `<mark>`
+and those spans; `plain` gives the escapes without markup, for attribute values and titles.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from datetime import UTC, datetime
 from typing import Any
 
@@ -15,6 +20,8 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
 from teamlore.core.analyzer import STOPWORDS
+from teamlore.core.text.hidden import HIDDEN, escaped, shown
+from teamlore.ops.memory.review import short_candidate_id
 
 FOLD_CHARS = 600
 _WORD = re.compile(r"\w{3,}", re.UNICODE)
@@ -66,16 +73,48 @@ def highlight(text: str | None, against: str) -> Markup:
         return Markup("")
     terms = _terms(against)
     if not terms:
-        return Markup(escape(text))
+        return visible(text)
     pieces: list[str] = []
     position = 0
     for match in _match_spans(text, terms):
         start, end = match
-        pieces.append(str(escape(text[position:start])))
-        pieces.append(f"<mark>{escape(text[start:end])}</mark>")
+        pieces.append(visible(text[position:start]))
+        pieces.append(f"<mark>{visible(text[start:end])}</mark>")
         position = end
+    pieces.append(visible(text[position:]))
+    return Markup("".join(pieces))
+
+
+def visible(text: str) -> Markup:
+    r"""`text` HTML-escaped, each hidden character (`core.text.hidden`) as the escape the CLI
+    prints (`\u202e`) in `<span class=hidden-char>`, named in its title. The span carries no
+    quote, so even inside an attribute value it could not end the attribute."""
+    if shown(text) == text:  # nearly every text: nothing hidden
+        return escape(text)
+    pieces: list[str] = []
+    position = 0
+    for match in HIDDEN.finditer(text):
+        name = unicodedata.name(match.group(), "").replace(" ", "&#32;")
+        title = f"U+{ord(match.group()):04X}" + (f"&#32;{name}" if name else "")
+        pieces.append(str(escape(text[position : match.start()])))
+        pieces.append(f"<span class=hidden-char title={title}>{escape(escaped(match))}</span>")
+        position = match.end()
     pieces.append(str(escape(text[position:])))
     return Markup("".join(pieces))
+
+
+def plain(value: object) -> Markup:
+    r"""`value` escaped, hidden characters as bare escapes (`\u200b`), no markup: for an
+    attribute value or the page title, where a span cannot go."""
+    return escape(shown(str(value)))
+
+
+def _finalize(value: object) -> object:
+    """What every `{{ … }}` prints: a text through `visible`; markup (already escaped by the
+    filter that made it) and other values as they are."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return visible(value)
+    return value
 
 
 def _match_spans(text: str, terms: frozenset[str]) -> list[tuple[int, int]]:
@@ -131,12 +170,15 @@ def environment() -> Environment:
         autoescape=select_autoescape(["html"], default=True),
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=_finalize,
     )
     env.filters.update(
         diff_lines=diff_lines,
         highlight=highlight,
         ago=ago,
         short=short,
+        short_id=short_candidate_id,
+        plain=plain,
         first_line=first_line,
         candidate_title=candidate_title,
     )

@@ -3,19 +3,28 @@
 Reads go through `memory.review` (one call per candidate kind the operation accepts, so a new
 kind shows up here as soon as the operation reviews it; its page part is one template,
 `templates/kinds/<kind>.html`, with a generic fallback). Writes go through `memory.discard`,
-`memory.prepare` and `memory.promote` with the payloads the CLI sends.
+`memory.prepare` and `memory.promote` with the payloads the CLI sends. A prepared plan is shown
+with its status now, from the promotion journal (`ops.memory.promote.plan_states`, what
+`memory status` lists plans to promote by), never the status it had when it was prepared.
 """
 
 from __future__ import annotations
 
 from typing import Any, get_args
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from teamlore.core import errors
-from teamlore.ops.memory.review import ReviewRequest, prepare_request_from_review
+from teamlore.ops.memory.promote import plan_states
+from teamlore.ops.memory.review import (
+    ReviewRequest,
+    prepare_request_from_review,
+    short_candidate_id,
+)
+from teamlore.ops.registry import OpContext
 from teamlore.ui.pages import (
     UiState,
     checked_form,
@@ -121,7 +130,7 @@ async def candidate(request: Request) -> Response:
     return page(
         request,
         "candidate.html",
-        title=f"Candidate {candidate_id[:24]}",
+        title=f"Candidate {short_candidate_id(candidate_id)}",
         item=item,
         states={s["statementId"]: state.decisions.state(item, s) for s in item["statements"]},
         progress=state.decisions.progress(item),
@@ -152,9 +161,16 @@ async def decide(request: Request) -> Response:
     statement = next(
         (s for s in (item or {}).get("statements", []) if s["statementId"] == statement_id), None
     )
-    if item is None or statement is None:
-        state.flash(request, "error", f"{candidate_id} {statement_id} is not waiting for review.")
-        return redirect("/queue")
+    if item is None or statement is None:  # the page was shown before it changed or left
+        where = "is no longer waiting for review" if item is None else "has no such statement now"
+        stale = errors.TeamloreError(
+            errors.CANDIDATE_STALE,
+            f"{short_candidate_id(candidate_id)} {where} (statement {statement_id}): it was "
+            "discarded, promoted or staged again since this page was shown",
+            candidateId=candidate_id,
+            statementId=statement_id,
+        )
+        return error_page(request, stale, "Candidate")
     shown = (
         form_text(form, "revision"),
         form_text(form, "statementTextDigest"),
@@ -245,10 +261,18 @@ async def plan(request: Request) -> Response:
         review = await load_review(state)
     except errors.TeamloreError as err:
         return error_page(request, err, "Plan")
-    return _plan_page(request, state, review["items"])
+    return await _plan_page(request, state, review["items"])
 
 
-def _plan_page(
+async def current_plans(state: UiState) -> dict[str, dict[str, Any]]:
+    """planId → the plan's status now (and why promote voided it), read from the journal as
+    `memory status` reads it: a plan prepared here may since have been voided (a discard, a newer
+    plan, a changed target) or promoted elsewhere."""
+    ctx = OpContext(cwd=state.repository, home=state.home)
+    return await run_in_threadpool(plan_states, ctx)
+
+
+async def _plan_page(
     request: Request,
     state: UiState,
     items: list[dict[str, Any]],
@@ -262,6 +286,7 @@ def _plan_page(
         groups=_plan_groups(state, items),
         plans=list(reversed(state.plans.values())),
         outcomes=state.outcomes,
+        current=await current_plans(state),
         error=error,
     )
 
@@ -287,7 +312,7 @@ async def prepare(request: Request) -> Response:
         try:
             result = await state.arun("memory.prepare", document)
         except errors.TeamloreError as err:
-            return _plan_page(request, state, review["items"], refusal(err))
+            return await _plan_page(request, state, review["items"], refusal(err))
         result["kindReviewed"] = kind
         result["contents"] = {i["candidateId"]: candidate_title(i) for i in chosen}
         state.plans[result["planId"]] = result
@@ -318,6 +343,7 @@ async def plan_detail(request: Request) -> Response:
         title=f"Plan {plan_id[:8]}",
         prepared=prepared,
         outcome=state.outcomes.get(plan_id),
+        current=(await current_plans(state)).get(plan_id, {"status": "unknown"}),
     )
 
 
@@ -340,6 +366,7 @@ async def promote(request: Request) -> Response:
             title=f"Plan {plan_id[:8]}",
             prepared=prepared,
             outcome=None,
+            current=(await current_plans(state)).get(plan_id, {"status": "unknown"}),
             error=refusal(err),
         )
     state.outcomes[plan_id] = outcome

@@ -4,8 +4,9 @@
 - **One-time login token.** `teamlore ui` prints (and opens) a URL carrying a random token. The
   first GET with it gets a session cookie (HttpOnly, SameSite=Strict) and a redirect to the
   same page without the token, always on this server; the token is then spent. A refused request
-  carrying it (a POST, a foreign Host or Origin) does not spend it. Every other request needs
-  the cookie.
+  carrying it (a POST, a foreign Host or Origin) does not spend it. The spent link opened again
+  (a GET) in a browser that holds a valid session redirects to the page; without one it is
+  refused. Every other request needs the cookie.
 - **DNS rebinding.** A page on another site that rebinds its name to 127.0.0.1 still sends its
   own name in `Host`: only `127.0.0.1:<port>` and `localhost:<port>` are served.
 - **Cross-site requests.** A request whose `Origin` is not this server's is refused.
@@ -189,26 +190,39 @@ class GuardMiddleware:
         # and the person's link keeps working
         token = query.pop("token")
         session = self.guard.spend(token) if scope["method"] == "GET" else None
+        location = local_location(str(scope.get("path", "/")), urlencode(query))
+        if (
+            session is None
+            and scope["method"] == "GET"
+            and self.guard.valid_session(session_of(scope))
+        ):
+            # the printed link opened again in the browser it logged in: that browser already
+            # has a session, so it goes to the page (the link stays spent, nothing is issued)
+            await _see_other(send, location)
+            return
         if session is None:
             await refuse(
                 send, 401, errors.UI_TOKEN_REQUIRED, "this login link was already used or is wrong"
             )
             return
-        location = local_location(str(scope.get("path", "/")), urlencode(query))
         cookie = f"{COOKIE}={session}; HttpOnly; SameSite=Strict; Path=/"
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 303,
-                "headers": [
-                    (b"location", location.encode()),
-                    (b"set-cookie", cookie.encode()),
-                    (b"content-length", b"0"),
-                    *SECURITY_HEADERS,
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": b""})
+        await _see_other(send, location, (b"set-cookie", cookie.encode()))
+
+
+async def _see_other(send: Send, location: str, *headers: tuple[bytes, bytes]) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 303,
+            "headers": [
+                (b"location", location.encode()),
+                *headers,
+                (b"content-length", b"0"),
+                *SECURITY_HEADERS,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": b""})
 
 
 def local_location(path: str, query: str = "") -> str:

@@ -15,6 +15,7 @@ import uvicorn
 from teamlore.core import errors
 from teamlore.ops.registry import OpContext, run_operation
 from teamlore.ui.app import create_app
+from teamlore.ui.review_pages import review_kinds
 from teamlore.ui.security import Guard
 
 HOST = "127.0.0.1"
@@ -73,8 +74,19 @@ class UiServer:
 
 
 def check_repository(repository: Path, home: Path | None) -> dict[str, Any]:
-    """Refuse early (with the operation's code) when the folder is not a registered worktree."""
-    return run_operation("memory.review", OpContext(cwd=repository, home=home), {"kind": "entry"})
+    """Refuse early (with the operation's code) when the folder is not a registered worktree;
+    else what the queue will show: `count` candidates waiting for review, of every kind
+    `memory.review` accepts (`counts` per kind; a kind whose review is refused counts none and
+    is said so on the queue)."""
+    ctx = OpContext(cwd=repository, home=home)
+    counts = {"entry": run_operation("memory.review", ctx, {"kind": "entry"})["count"]}
+    for kind in review_kinds():
+        if kind not in counts:
+            try:
+                counts[kind] = run_operation("memory.review", ctx, {"kind": kind})["count"]
+            except errors.TeamloreError:
+                counts[kind] = 0
+    return {"count": sum(counts.values()), "counts": counts}
 
 
 def serve(

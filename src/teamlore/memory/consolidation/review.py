@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from teamlore.contracts import digests
 from teamlore.core import errors
 from teamlore.core.canonical import digest
 from teamlore.core.text.diffs import unified_diff
+from teamlore.core.timeutil import format_instant
 from teamlore.memory.consolidation.drift import check_unchanged, sync_and_read
 from teamlore.memory.consolidation.source import ApprovedSource
 from teamlore.memory.consolidation.staging import CANDIDATE_KIND
@@ -148,7 +150,7 @@ def candidate_rows(
 ) -> list[sqlite3.Row]:
     query = (
         "SELECT candidate_id, candidate_kind, status, adjudication, revision, content_digest, "
-        "payload_json FROM candidates WHERE repository_key = ? AND worktree_key = ? "
+        "payload_json, updated_at FROM candidates WHERE repository_key = ? AND worktree_key = ? "
         "AND candidate_kind = ?"
     )
     args: list[Any] = [owner.repository_key, owner.worktree_key, CANDIDATE_KIND]
@@ -235,6 +237,7 @@ def review_item(
         "kind": "consolidation",
         "status": str(row[2]),
         "adjudication": str(row[3]),
+        "updatedAt": format_instant(datetime.fromtimestamp(int(row[7]) / 1000, UTC)),
         "contentDigest": str(row[5]),
         "runId": payload["runId"],
         "taskId": payload["taskId"],

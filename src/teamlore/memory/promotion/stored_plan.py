@@ -119,6 +119,30 @@ def load_plan(conn: sqlite3.Connection, plan_id: str) -> StoredPlan:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class PlanState:
+    """A plan as the journal holds it now; for a plan promote voided, the drift it found."""
+
+    plan_id: str
+    status: PlanStatus
+    void_code: str | None = None
+    void_path: str | None = None
+
+
+def plan_states(conn: sqlite3.Connection, owner: Owner) -> list[PlanState]:
+    """The owner's plans with their current journal status, newest first: `memory status`
+    lists the `generated` ones as plans to promote, the review page shows every plan it
+    prepared as it is now (a discard, a newer plan or promote's drift check voids one)."""
+    rows = conn.execute(
+        "SELECT j.plan_id, j.status, o.void_code, o.void_path FROM promotion_journal j "
+        "LEFT JOIN promotion_outcomes o ON o.plan_id = j.plan_id "
+        "WHERE j.repository_key = ? AND j.worktree_key = ? "
+        "ORDER BY j.updated_at DESC, j.plan_id",
+        (owner.repository_key, owner.worktree_key),
+    )
+    return [PlanState(str(r[0]), r[1], r[2], r[3]) for r in rows]
+
+
 def _status(conn: sqlite3.Connection, plan_id: str) -> PlanStatus:
     row = conn.execute(
         "SELECT status FROM promotion_journal WHERE plan_id = ?", (plan_id,)

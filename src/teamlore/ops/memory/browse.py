@@ -61,12 +61,13 @@ def _document(row: Any) -> dict[str, Any]:
 
 @operation("memory.list", input_model=ListRequest, side_effect="read")
 def memory_list(ctx: OpContext, request: ListRequest) -> dict[str, Any]:
-    """List the reviewed memory documents of this worktree (doctrine, scenes, skills, entries)."""
+    """List the reviewed memory documents of this worktree (doctrine, scenes, skills, entries),
+    and the files of the tree that could not be read (`diagnostics`)."""
     with open_owner(ctx) as owner:
         owner.sync_projection()
         identity, conn = owner.identity, owner.state
         generation = conn.execute(
-            "SELECT generation, coverage FROM approved_projection "
+            "SELECT generation, coverage, diagnostics_json FROM approved_projection "
             "WHERE repository_key = ? AND worktree_key = ?",
             (identity.repository_key, identity.worktree_key),
         ).fetchone()
@@ -90,6 +91,9 @@ def memory_list(ctx: OpContext, request: ListRequest) -> dict[str, Any]:
     return {
         "generation": int(generation[0]) if generation else 0,
         "coverage": generation[1] if generation else "partial",
+        # the files the projection could not read and why (repository-relative), as
+        # `memory status` lists them: what coverage `partial` leaves out
+        "diagnostics": orjson.loads(generation[2]) if generation else [],
         "counts": counts,
         "documents": documents,
     }
