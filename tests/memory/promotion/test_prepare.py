@@ -389,15 +389,17 @@ def test_a_statement_the_entry_does_not_list_is_not_judged_for_notes(flow: Flow)
     reader of git."""
     one_unit = candidate(
         "Release tags need a v prefix.",
-        [("Tags need a v. (evidence: see the CI log)", [flow.turn_ev(1)])],
+        [(FORGED, [flow.turn_ev(1)])],
     )
     assert quarantined_item(flow, one_unit)["blocked"] is False
 
 
-def test_teamlores_own_notes_never_block_what_it_writes(flow: Flow) -> None:
+def test_teamlores_own_notes_and_code_that_names_evidence_never_block(flow: Flow) -> None:
+    code = "Call `assess(evidence: EvidenceRef)` before staging."
     two_units = candidate(
-        "Release tags need a v prefix.",
-        [("Tags need a v prefix.", [flow.turn_ev(1)]), ("CI rejects others.", [flow.turn_ev(2)])],
+        "Release tags need a v prefix.\n\nStatements:\n- checked by hand",
+        [("Tags need a v prefix.", [flow.turn_ev(1)]), (code, [flow.turn_ev(2)])],
     )
     item = quarantined_item(flow, two_units)
-    assert item["blocked"] is False and "Statements:" in item["files"][0]["preview"]
+    assert item["blocked"] is False, item["lintFindings"]
+    assert code in item["files"][0]["preview"] and "(evidence: " in item["files"][0]["preview"]

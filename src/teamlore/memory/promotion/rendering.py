@@ -38,10 +38,14 @@ from teamlore.memory.store.lint import (
 
 RAW_BLOCK_RULES = ("secret.", "session.", "path.provider-local")
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-# what `entry_text` writes around the statements: in a candidate's own text it would pass for
-# teamlore's record of the evidence (docs/extraction.md, "One candidate, one entry")
+# the note `entry_text` writes after a listed statement: in a candidate's own text it would pass
+# for teamlore's record of the evidence (docs/extraction.md, "One candidate, one entry"). Only
+# that note's own form: `f(evidence: Ref)` in a lesson about code is not one
 IMITATED_NOTE = "format.imitated-evidence-note"
-_NOTE = re.compile(r"\(\s*evidence\s*:|^[ \t]*Statements:[ \t]*$", re.IGNORECASE | re.MULTILINE)
+_NOTE = re.compile(
+    r"\(\s*evidence\s*:\s*(?:turn\s+of\s+\d{4}-\d{2}-\d{2}|commit\s+[0-9a-f]{7,64}\b|path\s+\S)",
+    re.IGNORECASE,
+)
 
 
 def claim_units(statements: Sequence[StatementView]) -> list[list[StatementView]]:
@@ -151,9 +155,9 @@ def _lint_entry(
 
 def imitated_notes(texts: Iterable[str], raw: bytes, target_path: str) -> list[Finding]:
     """A blocking finding for each candidate text written into the file (`raw`) that holds
-    what `entry_text` writes itself (an `(evidence: …)` note or a `Statements:` line): in git
-    it could not be told from the evidence teamlore records, while the front matter says
-    otherwise. A statement that the file does not list reaches no reader of git."""
+    the evidence note `entry_text` writes itself (`(evidence: commit …)`, `turn of …`,
+    `path …`): in git it could not be told from the evidence teamlore records, while the front
+    matter says otherwise. A statement that the file does not list reaches no reader of git."""
     lines = raw.decode("utf-8", "replace").split("\n")
     findings: list[Finding] = []
     for text in texts:
@@ -175,8 +179,8 @@ def imitated_notes(texts: Iterable[str], raw: bytes, target_path: str) -> list[F
                 severity="block",
                 file=target_path,
                 line=line,
-                message=f"the text writes its own {found.group().strip()!r}, which only "
-                "teamlore writes: cite evidence with evidenceIds, not in the text",
+                message=f"the text writes its own evidence note {found.group()!r}…, as only "
+                "teamlore does: cite evidence with evidenceIds, not in the text",
             )
         )
     return findings
