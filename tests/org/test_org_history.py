@@ -117,3 +117,25 @@ def test_a_clone_that_is_not_on_this_machine_leaves_the_commits_state_unknown(
     head = git(clone, "rev-parse", "HEAD")
     clone.rename(clone.with_name("elsewhere"))
     assert indexed_at(home, database) == (head, None)
+
+
+def test_a_shallow_clone_moved_forward_is_not_called_rewritten(tmp_path: Path) -> None:
+    """A shallow clone's history ends where it was cut: after a fetch of the next commit the
+    old one is outside it, as after a rewrite. That cannot be told there: unknown, not a
+    rewrite. A full clone's rewrite is still named."""
+    from teamlore.org.reader import commit_state
+
+    origin = make_clone(tmp_path, "origin", dict(BILLING))
+    commit_memory(origin, {"second": "second"}, "second")
+    shallow = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{origin}", str(shallow))
+    old = git(shallow, "rev-parse", "HEAD")
+    commit_memory(origin, {"third": "third"}, "third")
+    git(shallow, "fetch", "-q", "--depth", "1", "origin")
+    git(shallow, "reset", "-q", "--hard", "FETCH_HEAD")
+    assert commit_state(shallow, old) is None
+
+    assert commit_state(origin, old) == "behind"  # the full history holds it
+    third = git(origin, "rev-parse", "HEAD")
+    git(origin, "commit", "-q", "--amend", "-m", "third, amended")
+    assert commit_state(origin, third) == "not-in-history"

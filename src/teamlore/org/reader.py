@@ -176,7 +176,9 @@ def public_remote(clone: Path) -> str | None:
 
 def commit_state(clone: Path, commit: str) -> CommitState | None:
     """Where `commit` stands in the history of the clone's HEAD, from one `git rev-list`; None
-    when that cannot be told here (no clone at that path, git cannot read it)."""
+    when that cannot be told here (no clone at that path, git cannot read it, or a shallow
+    clone, whose history ends where it was cut: a fast-forward leaves the old commit outside
+    it as a rewrite would)."""
     if not clone.is_dir():
         return None
     try:
@@ -187,10 +189,18 @@ def commit_state(clone: Path, commit: str) -> CommitState | None:
             head_state(clone)
         except RepositoryGone:
             return None
-        return "not-in-history"
+        return _out_of_history(clone)
     except errors.TeamloreError:
         return None
     only_commit, only_head = (int(n) for n in out.split())
     if only_commit:
-        return "not-in-history"
+        return _out_of_history(clone)
     return "behind" if only_head else "head"
+
+
+def _out_of_history(clone: Path) -> CommitState | None:
+    try:
+        shallow = run_git_text(["rev-parse", "--is-shallow-repository"], cwd=clone).strip()
+    except errors.TeamloreError:
+        return None
+    return None if shallow == "true" else "not-in-history"
