@@ -169,6 +169,44 @@ def test_a_save_edits_the_file_keeping_comments_order_and_the_tables_it_did_not_
     assert [r.path for r in load_config(home).repositories] == ["/b", "/c"]
 
 
+def test_a_save_that_changes_nothing_writes_nothing(home: Path) -> None:
+    """tomlkit dumps an array of tables split by another table in another order: a save with
+    nothing to change leaves the file alone (not re-dumped), whatever its layout."""
+    original = (
+        "[[repositories]]  # A\npath = '/a'\nrepository_key = 'r'\nworktree_key = 'wa'\n\n"
+        "[sources]\ncodex = ['/x']\n\n# about B\n"
+        "[[repositories]]  # B\npath = '/b'\nrepository_key = 'r'\nworktree_key = 'wb'\n"
+    )
+    path = write(home, original)
+    before = os.stat(path).st_mtime_ns, os.stat(path).st_ino
+    save_config(load_config(home), home)
+    assert path.read_text() == original
+    assert (os.stat(path).st_mtime_ns, os.stat(path).st_ino) == before
+
+
+def test_lines_a_save_adds_to_a_crlf_file_end_in_crlf(home: Path) -> None:
+    path = write(home, "[sources]\r\n# mine\r\ncodex = ['/x']\r\n")
+    config = load_config(home)
+    config.sources["claude"] = ["/y"]
+    save_config(config, home)
+    data = path.read_bytes()
+    assert data.count(b"\n") == data.count(b"\r\n") and b"# mine\r\n" in data
+    assert load_config(home).sources == {"codex": ["/x"], "claude": ["/y"]}
+
+
+def test_a_table_added_inside_an_inline_table_is_inline(home: Path) -> None:
+    """TOML allows no `[table]` inside `{ … }`: tomlkit refused with a bare ValueError."""
+    path = write(home, "personal = { allowed_scopes = ['global'] }\n")
+    config = load_config(home)
+    config.personal["batch"] = {"idle_seconds": 30}
+    save_config(config, home)
+    assert load_config(home).personal == {
+        "allowed_scopes": ["global"],
+        "batch": {"idle_seconds": 30},
+    }
+    assert path.read_text().startswith("personal = {")
+
+
 def test_a_saved_table_writes_only_the_settings_someone_chose(home: Path) -> None:
     """A schema default the file does not hold stays unwritten (it follows the default); a
     value the file holds stays, default or not."""

@@ -254,16 +254,22 @@ def save_config(config: Config, home: Path | None = None) -> None:
     defaults) is removed. Nothing is written unless the new text reads back as `config`."""
     import tomlkit  # the writer's alone: a read command never loads it
 
+    from teamlore.core.text.files import with_line_ends_of
+
     path = config_path(home)
     text = ""
-    if path.is_file() or path.is_symlink():
+    exists = path.is_file() or path.is_symlink()
+    if exists:
         text = _read(path, readonly=False)
         before = _settings_of(path, _parse(path, text)).to_data()
     else:
         before = Config().to_data()
+    after = config.to_data()
+    if exists and before == after:
+        return  # the file already says so: not even re-dumped (tomlkit may move a table)
+    original = text
     document = tomlkit.parse(text)
     blank = not text.strip()
-    after = config.to_data()
     kept = _written_tables(config)
     for table in after:
         if before.get(table) == after[table]:
@@ -274,7 +280,7 @@ def save_config(config: Config, home: Path | None = None) -> None:
             del document[table]
     for table in before.keys() - after.keys():  # an unknown table the caller dropped
         document.pop(table, None)
-    text = tomlkit.dumps(document)
+    text = with_line_ends_of(original, tomlkit.dumps(document))  # added lines end as the rest
     if blank:  # a new file starts with its first setting, not a blank line
         text = text.lstrip("\n")
     _refuse_unreadable(path, text, config)
@@ -299,7 +305,7 @@ def _edit(container: Any, key: str, value: Any) -> None:
     key, an array of tables item by item; any other value is replaced (its comment stays)."""
     from collections.abc import MutableMapping
 
-    from tomlkit.items import AoT
+    from tomlkit.items import AoT, InlineTable
 
     current = container.get(key)
     if isinstance(value, dict) and isinstance(current, MutableMapping):
@@ -307,7 +313,7 @@ def _edit(container: Any, key: str, value: Any) -> None:
     elif isinstance(current, AoT) and _tables(value):
         _edit_tables(current, value)
     else:
-        container[key] = _new(value)
+        container[key] = _new(value, inline=isinstance(container, InlineTable))
 
 
 def _edit_tables(tables: Any, value: list[dict[str, Any]]) -> None:
@@ -332,13 +338,18 @@ def _edit_tables(tables: Any, value: list[dict[str, Any]]) -> None:
         tables.append(_new(table))
 
 
-def _new(value: Any) -> Any:
-    """A value to add: a table after a blank line, nothing unset in it."""
+def _new(value: Any, *, inline: bool = False) -> Any:
+    """A value to add: a table after a blank line (inside an inline table, an inline one: TOML
+    allows no other), nothing unset in it."""
     import tomlkit
 
     value = _without_none(value)
     if not isinstance(value, dict):
         return value
+    if inline:
+        written = tomlkit.inline_table()
+        written.update(value)
+        return written
     table = tomlkit.table()
     table.update(value)
     table.trivia.indent = "\n"
