@@ -43,3 +43,11 @@ def test_a_removed_front_matter_line_inside_a_hunk_is_a_removed_line_not_a_file_
         *("file", "file", "hunk", "del", "del", "meta", "add"),
         *("file", "file", "hunk", "del"),
     ]
+
+
+def test_a_mark_does_not_change_what_counts_as_hidden() -> None:
+    """A joiner between two letters is part of the word, not hidden: cutting the text at a
+    mark took its left neighbour away and showed it as `\\u200d` (a property test's case)."""
+    text = "äää\u200dé"
+    assert str(highlight(text, "äää")) == "<mark>äää</mark>\u200dé"
+    assert "hidden-char" in str(highlight("Ask\u202e ops first", "ops"))

@@ -74,14 +74,17 @@ def highlight(text: str | None, against: str) -> Markup:
     terms = _terms(against)
     if not terms:
         return visible(text)
+    # hidden characters are found in the whole text: whether a joiner is hidden depends on its
+    # neighbours, which a cut at a mark would take away
+    hidden = list(HIDDEN.finditer(text)) if shown(text) != text else []
     pieces: list[str] = []
     position = 0
     for match in _match_spans(text, terms):
         start, end = match
-        pieces.append(visible(text[position:start]))
-        pieces.append(f"<mark>{visible(text[start:end])}</mark>")
+        pieces.append(_visible_part(text, position, start, hidden))
+        pieces.append(f"<mark>{_visible_part(text, start, end, hidden)}</mark>")
         position = end
-    pieces.append(visible(text[position:]))
+    pieces.append(_visible_part(text, position, len(text), hidden))
     return Markup("".join(pieces))
 
 
@@ -91,16 +94,23 @@ def visible(text: str) -> Markup:
     quote, so even inside an attribute value it could not end the attribute."""
     if shown(text) == text:  # nearly every text: nothing hidden
         return escape(text)
+    return Markup(_visible_part(text, 0, len(text), list(HIDDEN.finditer(text))))
+
+
+def _visible_part(text: str, start: int, end: int, hidden: list[re.Match[str]]) -> str:
+    """`text[start:end]` as `visible` shows it, `hidden` being the whole text's matches."""
     pieces: list[str] = []
-    position = 0
-    for match in HIDDEN.finditer(text):
+    position = start
+    for match in hidden:
+        if match.start() < start or match.start() >= end:
+            continue
         name = unicodedata.name(match.group(), "").replace(" ", "&#32;")
         title = f"U+{ord(match.group()):04X}" + (f"&#32;{name}" if name else "")
         pieces.append(str(escape(text[position : match.start()])))
         pieces.append(f"<span class=hidden-char title={title}>{escape(escaped(match))}</span>")
         position = match.end()
-    pieces.append(str(escape(text[position:])))
-    return Markup("".join(pieces))
+    pieces.append(str(escape(text[position:end])))
+    return "".join(pieces)
 
 
 def plain(value: object) -> Markup:
