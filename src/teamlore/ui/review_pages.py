@@ -4,7 +4,7 @@ Reads go through `memory.review` (one call per candidate kind the operation acce
 kind shows up here as soon as the operation reviews it; its page part is one template,
 `templates/kinds/<kind>.html`, with a generic fallback). Writes go through `memory.discard`,
 `memory.prepare` and `memory.promote` with the payloads the CLI sends. A prepared plan is shown
-with its status now, from the promotion journal (`ops.memory.promote.plan_states`, what
+with its status now, from the promotion journal (`ops.memory.promote.current_plan_states`, what
 `memory status` lists plans to promote by), never the status it had when it was prepared.
 """
 
@@ -18,7 +18,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from teamlore.core import errors
-from teamlore.ops.memory.promote import plan_states
+from teamlore.ops.memory.promote import current_plan_states
 from teamlore.ops.memory.review import (
     ReviewRequest,
     prepare_request_from_review,
@@ -269,7 +269,7 @@ async def current_plans(state: UiState) -> dict[str, dict[str, Any]]:
     `memory status` reads it: a plan prepared here may since have been voided (a discard, a newer
     plan, a changed target) or promoted elsewhere."""
     ctx = OpContext(cwd=state.repository, home=state.home)
-    return await run_in_threadpool(plan_states, ctx)
+    return await run_in_threadpool(current_plan_states, ctx)
 
 
 async def _plan_page(

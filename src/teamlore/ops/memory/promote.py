@@ -90,16 +90,16 @@ def memory_promote(ctx: OpContext, request: PromoteRequest) -> dict[str, Any]:
     return result
 
 
-def plan_states(ctx: OpContext) -> dict[str, dict[str, Any]]:
+def current_plan_states(ctx: OpContext) -> dict[str, dict[str, Any]]:
     """This worktree's promotion plans as the journal holds them now (planId → status, and for
     a plan promote voided its `voidCode` and `voidPath`), read with the function `memory status`
     lists plans to promote with. Read-only; the review page shows the plans it prepared by it."""
     from teamlore.memory.extraction.tasks import Owner
-    from teamlore.memory.promotion.stored_plan import plan_states as journal_states
+    from teamlore.memory.promotion.stored_plan import plan_states
     from teamlore.ops.owner import open_owner
 
     with open_owner(ctx, for_read=True) as owner:
-        found = journal_states(owner.state, Owner(owner.repository_key, owner.worktree_key))
+        found = plan_states(owner.state, Owner(owner.repository_key, owner.worktree_key))
     return {
         plan.plan_id: {
             "status": plan.status,
