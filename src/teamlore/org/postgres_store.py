@@ -234,11 +234,19 @@ class PostgresStore:
             with self.pool.connection() as conn:
                 yield conn
         except PoolTimeout:
-            waited = f"no connection within {self.pool.timeout:g} s"
-            why = PoolTimeout(f"{waited} (is the server running?)")
-            raise unavailable(self.database, why) from None
+            raise unavailable(self.database, PoolTimeout(self._why_no_connection())) from None
         except psycopg.OperationalError as exc:
             raise unavailable(self.database, exc) from None
+
+    def _why_no_connection(self) -> str:
+        """Every connection held by other requests (a burst of slow searches), or none to be
+        had (the server is down): the 503 is the same, the reason is not."""
+        waited = f"no connection within {self.pool.timeout:g} s"
+        stats = self.pool.get_stats()
+        in_use = stats.get("pool_size", 0) - stats.get("pool_available", 0)
+        if in_use >= self.pool.max_size:
+            return f"{waited}: all {self.pool.max_size} are in use by other requests; try again"
+        return f"{waited} (is the server running?)"
 
     # ---------------------------------------------------------------------------- repositories
 
