@@ -219,7 +219,8 @@ def test_the_text_view_gives_each_plans_whole_digest_to_approve_it_alone(
     text = proc.stdout
     lines = text.splitlines()
     table = [line for line in lines if line[:1] in "┏┃┡│└"]
-    assert len(table) == 6 and max(len(line) for line in table) <= 80
+    # two plans of two lines each (the session, then what of it is sent)
+    assert len(table) == 8 and max(len(line) for line in table) <= 80
     manifest = preview["manifest"]["manifestDigest"]
     assert f"To approve: teamlore memory extract --approve-manifest {manifest}" in text
     digests = [plan["planDigest"] for plan in preview["plans"]]

@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
-from runner_world import World, make_world
+from runner_world import WINDOW, World, make_world
 
-from support import run_killed_at
+from support import run_killed_at, teamlore_cli
 
 
 @pytest.fixture()
@@ -111,6 +111,20 @@ def test_sigkill_mid_send_makes_the_plan_indeterminate_and_a_new_plan_is_needed(
     assert fresh["runnerInputDigest"] == plan["runnerInputDigest"]  # the same bytes, re-approved
     stored = json.loads(world.plan_path(fresh["planDigest"]).read_text())
     assert stored["plan"]["supersedesPlanDigest"] == plan["planDigest"]
+    # the approver is told, in the preview, that this plan sends those bytes again
+    assert fresh["supersedesPlanDigest"] == plan["planDigest"]
+    assert plan["supersedesPlanDigest"] is None
+    proc = teamlore_cli(
+        "memory", "extract", "--runner", "claude", "--since", WINDOW["since"],
+        "--until", WINDOW["until"],
+        cwd=world.repo, env={**world.fake.env(), **world.env, "COLUMNS": "80"},
+    )  # fmt: skip
+    said = " ".join(proc.stdout.split())
+    assert proc.returncode == 0, proc.stderr
+    assert f"Plan {fresh['planDigest'][:12]}… sends again" in said, proc.stdout
+    assert f"the provider may already hold these bytes. It supersedes {plan['planDigest']}." in said
+    resend = proc.stdout[proc.stdout.index("Plan ") : proc.stdout.index(plan["planDigest"])]
+    assert max(len(line) for line in resend.splitlines()) <= 80
     assert world.plan()["plans"][0]["planDigest"] == fresh["planDigest"]  # stable from now on
     code, out = world.approve(fresh["planDigest"])
     assert code == 0 and out["results"][0]["candidates"] == 1, out

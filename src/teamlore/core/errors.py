@@ -604,8 +604,8 @@ RUNNER_OUTPUT_SECRET = _register(
 )
 RUNNER_NOT_CONFORMANT = _register(
     "RUNNER_NOT_CONFORMANT",
-    "this runner binary/version has no passing conformance record; run "
-    "`teamlore memory reverify-runner`",
+    "this runner profile (binary, version, model, endpoint, limits) has no passing "
+    "conformance record; run `teamlore memory reverify-runner`",
 )
 RUNNER_CONFORMANCE_FAILED = _register(
     "RUNNER_CONFORMANCE_FAILED", "the runner failed the conformance probe"

@@ -159,12 +159,15 @@ NEXT: dict[str, str] = {
     "RUNNER_PROFILE_INVALID": "Fix the profile the message names, or use a built-in runner.",
     "RUNNER_SPAWN_FAILED": "Check the runner's CLI starts by hand (`claude --version`).",
     "RUNNER_VERSION_PROBE_FAILED": "Check the runner's CLI starts by hand, then reverify it.",
-    "RUNNER_TIMEOUT": "Plan less at once: `teamlore memory extract --runner NAME --limit 1`.",
+    "RUNNER_TIMEOUT": "Approve again later, or raise the limit it names, reverify and plan again.",
     "RUNNER_EXIT_NONZERO": "Run the runner's CLI by hand to see its error, then make a new plan.",
     "RUNNER_OUTPUT_TOO_LARGE": "Plan less: `teamlore memory extract --runner NAME --limit 1`.",
     "RUNNER_OUTPUT_INVALID": "Make a new plan and approve it; use a stronger model if it repeats.",
     "RUNNER_OUTPUT_REJECTED": "Make a new plan and approve it; nothing of this answer was staged.",
-    "RUNNER_OUTPUT_SECRET": "Keep that session out: `teamlore sessions exclude KEY`.",
+    "RUNNER_OUTPUT_SECRET": (
+        "Exclude the session it names (`teamlore sessions exclude KEY`), else plan again."
+    ),
+    "RUNNER_NOT_CONFORMANT": "Run the `reverify-runner` command the message names, then approve.",
     "RUNNER_CONFORMANCE_FAILED": "Update the runner's CLI, then `teamlore memory reverify-runner`.",
     "RUNNER_PLAN_NOT_FOUND": "Make a plan with `teamlore memory extract --runner NAME`.",
     "RUNNER_PLAN_INVALID": "Make a new plan with `teamlore memory extract --runner NAME`.",

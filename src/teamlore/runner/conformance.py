@@ -28,7 +28,9 @@ A pass is recorded in `runner_conformance` keyed by runner/provider/model/endpoi
 fingerprint of the binary (file digest, size, reported version) and of the restricted profile.
 An approval runs only when the current fingerprint has a pass of the current test version, so a
 record of an older test version (`conformance-test@1`, four kinds) no longer counts; a failed
-probe deletes any earlier pass of that key.
+probe deletes any earlier pass of that key. The record keeps the profile it verified
+(`verified_profile`), so a refusal says what changed since — version, endpoint, model, limits —
+or that this profile was never verified, with the `reverify-runner` command that verifies it.
 """
 
 from __future__ import annotations
@@ -346,14 +348,16 @@ def record_verdict(conn: sqlite3.Connection, runner: Runner, verdict: ProbeVerdi
         if verdict.passed:
             conn.execute(
                 "INSERT INTO runner_conformance(profile, cli_version_fingerprint, test_version, "
-                "passed_at) VALUES (?, ?, ?, ?) ON CONFLICT(profile) DO UPDATE SET "
-                "cli_version_fingerprint = excluded.cli_version_fingerprint, "
-                "test_version = excluded.test_version, passed_at = excluded.passed_at",
+                "passed_at, verified_profile) VALUES (?, ?, ?, ?, ?) ON CONFLICT(profile) DO "
+                "UPDATE SET cli_version_fingerprint = excluded.cli_version_fingerprint, "
+                "test_version = excluded.test_version, passed_at = excluded.passed_at, "
+                "verified_profile = excluded.verified_profile",
                 (
                     runner.conformance_key,
                     runner.fingerprint,
                     CONFORMANCE_TEST_VERSION,
                     int(datetime.now(UTC).timestamp() * 1000),
+                    orjson.dumps(runner.describe()).decode(),
                 ),
             )
         else:
@@ -362,21 +366,112 @@ def record_verdict(conn: sqlite3.Connection, runner: Runner, verdict: ProbeVerdi
             )
 
 
-def require_conformant(conn: sqlite3.Connection, runner: Runner) -> None:
-    """RUNNER_NOT_CONFORMANT unless this exact binary and profile passed the current probe."""
+def reverify_command(runner: Runner) -> str:
+    """The `reverify-runner` that verifies exactly this runner profile (its flags included)."""
+    import shlex
+
+    words = ["teamlore", "memory", "reverify-runner", "--runner", runner.choice.name]
+    if runner.choice.model:
+        words += ["--runner-model", runner.choice.model]
+    if runner.choice.endpoint:
+        words += ["--runner-endpoint", runner.choice.endpoint]
+    return shlex.join(words)
+
+
+def _g(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, int | float) else str(value)
+
+
+def _changes(verified: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    """What differs between the profile a pass verified and this one, as a person reads it."""
+    changes = [
+        f"{key} {verified.get(key)} → {now[key]}"
+        for key in ("provider", "model", "endpoint")
+        if verified.get(key) != now[key]
+    ]
+    before, binary = verified.get("binary") or {}, now["binary"]
+    if before.get("version") != binary["version"]:
+        changes.append(f"version {before.get('version')} → {binary['version']}")
+    elif (before.get("sha256"), before.get("size")) != (binary["sha256"], binary["size"]):
+        changes.append(f"{binary['name']} binary replaced, same version {binary['version']}")
+    if verified.get("timeoutSeconds") != now["timeoutSeconds"]:
+        changes.append(
+            f"timeout {_g(verified.get('timeoutSeconds'))} s → {_g(now['timeoutSeconds'])} s"
+        )
+    if verified.get("maxOutputBytes") != now["maxOutputBytes"]:
+        changes.append(
+            f"output cap {verified.get('maxOutputBytes')} → {now['maxOutputBytes']} bytes"
+        )
+    argv = verified.get("argv") or []
+    if verified.get("endpoint") != now["endpoint"]:  # the openai runner's argv names its URL
+        argv = [str(a).replace(str(verified.get("endpoint")), now["endpoint"]) for a in argv]
+    if argv != now["argv"] or any(verified.get(k) != now[k] for k in ("profileVersion", "env")):
+        changes.append("the runner's command line or environment names")
+    return changes
+
+
+def conformance_problem(conn: sqlite3.Connection, runner: Runner) -> errors.TeamloreError | None:
+    """Why approvals of this runner profile refuse (RUNNER_NOT_CONFORMANT), saying what changed
+    since its pass (endpoint, model, limits, version) or that this profile was never verified;
+    None when this exact binary and profile passed the current probe."""
+    name = runner.choice.name
+    command = reverify_command(runner)
     row = conn.execute(
-        "SELECT cli_version_fingerprint, test_version FROM runner_conformance WHERE profile = ?",
+        "SELECT cli_version_fingerprint, test_version, verified_profile FROM runner_conformance "
+        "WHERE profile = ?",
         (runner.conformance_key,),
     ).fetchone()
-    hint = f"run `teamlore memory reverify-runner --runner {runner.choice.name}`"
-    if row is None:
-        raise errors.TeamloreError(
-            errors.RUNNER_NOT_CONFORMANT,
-            f"{runner.choice.name} ({runner.binary.version}) was never verified; {hint}",
+    now = runner.describe()
+    if row is not None and row[0] == runner.fingerprint:
+        if row[1] == CONFORMANCE_TEST_VERSION:
+            return None
+        why = f"the {name} runner passed an older probe ({row[1]}), not {CONFORMANCE_TEST_VERSION}"
+        changes: list[str] = []
+    elif row is not None:
+        changes = _changes(orjson.loads(row[2]), now) if row[2] else []
+        why = f"the {name} runner changed since it was verified" + (
+            f" ({'; '.join(changes)})"
+            if changes
+            else f" (its binary or profile; now {now['binary']['version']})"
         )
-    if row[0] != runner.fingerprint or row[1] != CONFORMANCE_TEST_VERSION:
-        raise errors.TeamloreError(
-            errors.RUNNER_NOT_CONFORMANT,
-            f"{runner.choice.name} changed since it was verified (now "
-            f"{runner.binary.version}); {hint}",
+    else:
+        other = conn.execute(
+            "SELECT verified_profile FROM runner_conformance WHERE substr(profile, 1, ?) = ? "
+            "AND verified_profile IS NOT NULL ORDER BY passed_at DESC LIMIT 1",
+            (len(name) + 1, f"{name}:"),
+        ).fetchone()
+        changes = _changes(orjson.loads(other[0]), now) if other else []
+        why = (
+            f"the {name} runner is verified, but not for this profile ({'; '.join(changes)})"
+            if changes
+            else f"the {name} runner was never verified for model {now['model']} at "
+            f"{now['endpoint']}"
         )
+    return errors.TeamloreError(
+        errors.RUNNER_NOT_CONFORMANT,
+        f"{why}; run `{command}`",
+        runner=name,
+        changed=changes,
+        reverify=command,
+    )
+
+
+def require_conformant(conn: sqlite3.Connection, runner: Runner) -> None:
+    """RUNNER_NOT_CONFORMANT unless this exact binary and profile passed the current probe."""
+    problem = conformance_problem(conn, runner)
+    if problem is not None:
+        raise problem
+
+
+def conformance_summary(conn: sqlite3.Connection, runner: Runner) -> dict[str, Any]:
+    """What a plan's preview says of the runner's conformance record, so the person who would
+    approve knows beforehand that the approval would refuse (and what to run first)."""
+    problem = conformance_problem(conn, runner)
+    if problem is None:
+        return {"verified": True, "problem": None, "changed": [], "reverify": None}
+    return {
+        "verified": False,
+        "problem": problem.message,
+        "changed": problem.details["changed"],
+        "reverify": problem.details["reverify"],
+    }

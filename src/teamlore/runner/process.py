@@ -55,6 +55,8 @@ _PR_SET_PDEATHSIG = 1
 class Limits:
     timeout_s: float
     max_output_bytes: int
+    # what sets `timeout_s`, as a refusal names it (the openai runner may take its profile's)
+    timeout_setting: str = "TEAMLORE_RUNNER_TIMEOUT_S"
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,7 +197,8 @@ def run_bounded(
     if timed_out:
         raise errors.TeamloreError(
             errors.RUNNER_TIMEOUT,
-            f"{what} ran longer than {limits.timeout_s:g} s and was killed",
+            f"{what} ran longer than its {limits.timeout_s:g} s limit "
+            f"({limits.timeout_setting}) and was killed",
             timeoutSeconds=limits.timeout_s,
         )
     if out.over or err.over:

@@ -568,6 +568,36 @@ RUNNER_MODEL_PROFILE = "runner"
 _API_PATHS = {"chat": "chat/completions", "responses": "responses"}
 
 
+def _openai_limits(profile_name: str, environ: Mapping[str, str], home: Path | None) -> Limits:
+    """The openai runner's limits: TEAMLORE_RUNNER_TIMEOUT_S when set (this run's explicit
+    choice), else the `timeout_s` its model profile's table writes, else the runner default."""
+    from teamlore.core.config import load_table
+    from teamlore.models.profiles import ModelProfileConfig
+
+    limits = limits_from(environ)
+    if environ.get(TIMEOUT_ENV):
+        return limits
+    table = f"models.{profile_name}"
+    config = load_table(table, ModelProfileConfig, home)
+    if "timeout_s" not in config.model_fields_set:
+        return limits
+    return Limits(config.timeout_s, limits.max_output_bytes, f"timeout_s of [{table}]")
+
+
+def _openai_timeout(err: errors.TeamloreError, endpoint: str, limits: Limits) -> Exception:
+    """MODEL_TIMEOUT of the client as the runner's own RUNNER_TIMEOUT (docs/runner.md), naming
+    the setting that gave the limit."""
+    if err.code != "MODEL_TIMEOUT":
+        return err
+    return errors.TeamloreError(
+        errors.RUNNER_TIMEOUT,
+        f"the model at {endpoint} did not answer within its {limits.timeout_s:g} s limit "
+        f"({limits.timeout_setting})",
+        timeoutSeconds=limits.timeout_s,
+        timeoutSetting=limits.timeout_setting,
+    )
+
+
 def openai_runner(choice: RunnerChoice, environ: Mapping[str, str], home: Path | None) -> Runner:
     from teamlore import __version__
     from teamlore.models.base import ChatMessage, ModelRequest
@@ -593,7 +623,7 @@ def openai_runner(choice: RunnerChoice, environ: Mapping[str, str], home: Path |
                 errors.INVALID_ARGUMENT, f"--runner-endpoint: {exc}"
             ) from None
     profile = profile.model_copy(update=overrides)
-    limits = limits_from(environ)
+    limits = _openai_limits(profile.name, environ, home)
     client_doc = {
         "client": "teamlore-openai-compat",
         "version": __version__,
@@ -618,7 +648,10 @@ def openai_runner(choice: RunnerChoice, environ: Mapping[str, str], home: Path |
             output="json_object",
         )
         with OpenAICompatClient.from_profile(profile, timeout_s=limits.timeout_s) as client:
-            response = client.complete(request)
+            try:
+                response = client.complete(request)
+            except errors.TeamloreError as err:
+                raise _openai_timeout(err, profile.base_url, limits) from None
         if len(response.text.encode("utf-8")) > limits.max_output_bytes:
             raise errors.TeamloreError(
                 errors.RUNNER_OUTPUT_TOO_LARGE,

@@ -55,7 +55,9 @@ def _kib(n: int) -> str:
 
 def _disclosed(kind: str, disclosure: dict[str, Any]) -> str:
     if kind == "extraction":
-        return f"{counted(disclosure['turns'], 'turn')}, {disclosure['evidenceItems']} evidence"
+        what = f"{counted(disclosure['turns'], 'turn')}, {disclosure['evidenceItems']} evidence"
+        key = disclosure.get("sessionKey")  # the short key `sessions show` / `exclude` take
+        return f"session {key[:12]}\n{what}" if key else what
     if kind == "consolidation":
         entries = counted(disclosure["entries"], "entry", "entries")
         return f"{entries}, {counted(disclosure['scenes'], 'scene')}"
@@ -87,10 +89,15 @@ def _render_preview(result: dict[str, Any]) -> None:
         f"Nothing was sent. {counted(len(plans), 'pending plan')}, {_kib(result['totalBytes'])} in "
         f"total; provider retention: {plans[0]['providerRetention']}."
     )
-    if result.get("deferredAdjudications"):
+    for plan in plans:
+        _say_resend(plan)
+    if result.get("note"):  # chunks deferred to the next plan, adjudications that wait
         stdout.print(result["note"])
     if result.get("manifest"):
         say("Manifest digest: ", styled(result["manifest"]["manifestDigest"], "bold"))
+    conformance = result.get("runnerConformance") or {}
+    if conformance.get("verified") is False:  # the approval would refuse: say so before it
+        say(styled("warn", "yellow"), f" {conformance['problem']} before you approve")
     say("To approve: ", styled(result["approve"], "bold"))
     if len(plans) > 1:  # an approval names a whole digest, which the table has no room for
         stdout.print("Or approve one plan with `--approve-plan DIGEST`, one of:")
@@ -98,7 +105,32 @@ def _render_preview(result: dict[str, Any]) -> None:
             stdout.print(f"  {plan['planDigest']}", soft_wrap=True)
 
 
+def _say_resend(plan: dict[str, Any]) -> None:
+    """A plan that sends again the bytes of a plan whose delivery became indeterminate."""
+    old = plan.get("supersedesPlanDigest")
+    if old:
+        stdout.print(
+            f"Plan {plan['planDigest'][:12]}… sends again what plan {old[:12]}… was sending when "
+            "teamlore stopped: the provider may already hold these bytes. It supersedes "
+            f"{old}.",
+            soft_wrap=False,  # wrapped at words, the whole digest on a line of its own
+        )
+
+
+def _say_adjudication(plan: dict[str, Any]) -> None:
+    """What an adjudication plan written by a run discloses, and how to approve it."""
+    say(
+        f"The adjudication sends {_kib(plan['bytesToSend'])} ("
+        f"{_disclosed('adjudication', plan['disclosure'])}) to {plan['provider']};"
+        " approve it with: ",
+        styled(f"teamlore memory extract --approve-plan {plan['planDigest']}", "bold"),
+    )
+    _say_resend(plan)
+
+
 def _render_run(result: dict[str, Any]) -> None:
+    if (result.get("error") or {}).get("sameForAll"):
+        return  # one reason stopped every plan: the error line says it once (JSON lists each)
     table = Table("plan", "kind", "status", "result", title="Runner results")
     for item in result["results"]:
         if item.get("status") == "failed":
@@ -119,16 +151,12 @@ def _render_run(result: dict[str, Any]) -> None:
             Text(literal(outcome)),
         )
     stdout.print(table)
-    for item in result["results"]:
-        plan = item.get("adjudicationPlan")
-        if plan:
-            say(
-                f"The adjudication sends {_kib(plan['bytesToSend'])} ("
-                f"{_disclosed('adjudication', plan['disclosure'])}) to {plan['provider']};"
-                " approve it with: ",
-                styled(f"teamlore memory extract --approve-plan {plan['planDigest']}", "bold"),
-            )
-    if result.get("next") and not any(i.get("adjudicationPlan") for i in result["results"]):
+    plans = [i["adjudicationPlan"] for i in result["results"] if i.get("adjudicationPlan")]
+    if result.get("adjudicationPlan"):  # the one a manifest's extractions share
+        plans.append(result["adjudicationPlan"])
+    for plan in plans:
+        _say_adjudication(plan)
+    if result.get("next") and len(plans) != 1:
         stdout.print(f"next: {result['next']}")
 
 
@@ -139,6 +167,8 @@ def _exit_if_failed(result: dict[str, Any], fmt: OutputFormat) -> None:
         return
     if fmt is not OutputFormat.json:
         say(styled("error", "bold red"), f" {error['code']}: {error['message']}", console=stderr)
+        if error.get("next"):
+            say(styled("  next", "bold"), f": {error['next']}", console=stderr)
     raise typer.Exit(1)
 
 
@@ -263,7 +293,8 @@ def _render_reverify(result: dict[str, Any]) -> None:
     stdout.print(
         f"{result['runner']} {binary['version']} passed {result['testVersion']} "
         f"({counted(result['candidates'], 'candidate')}, only the given evidence cited, no "
-        "canary, no side effects). Approvals may run it until the binary or its version changes."
+        "canary, no side effects). Approvals may run it until its binary, version, model, "
+        "endpoint or limits change."
     )
 
 

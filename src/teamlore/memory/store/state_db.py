@@ -497,6 +497,14 @@ CREATE TABLE lint_results ({_OWNER}
 );
 """
 
+# what a conformance pass verified (runner/conformance.py): the runner profile as a plan
+# discloses it (model, endpoint, limits, binary and version), so a refusal says what changed
+# since. NULL for a pass recorded before this: its refusal says only that something changed
+RUNNER_VERIFIED_PROFILE_V16 = """
+ALTER TABLE runner_conformance ADD COLUMN verified_profile TEXT
+  CHECK (verified_profile IS NULL OR json_valid(verified_profile));
+"""
+
 MIGRATIONS: list[str] = [
     SCHEMA_V1,
     PROMOTION_PROGRESS_V2,
@@ -513,6 +521,7 @@ MIGRATIONS: list[str] = [
     CHINESE_FLAG_V13,
     PACK_BLOCKS_V14,
     LINT_RESULTS_V15,
+    RUNNER_VERIFIED_PROFILE_V16,
 ]
 
 TABLES = (

@@ -269,11 +269,25 @@ def _new_plan_for(
     return plan, stdin
 
 
-def _disclosure(kind: str, task: dict[str, Any], stdin: bytes) -> dict[str, Any]:
+def extraction_session_key(conn: Any, task_id: str) -> str | None:
+    """The session key (as `sessions list`, `show` and `exclude` take it) of an extraction
+    task's chunk: what a person names to see or keep out the session a plan sends."""
+    row = conn.execute(
+        "SELECT c.session_key FROM tasks t JOIN chunks c ON c.chunk_ref = t.chunk_ref "
+        "WHERE t.task_id = ?",
+        (task_id,),
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def _disclosure(
+    kind: str, task: dict[str, Any], stdin: bytes, session_key: str | None = None
+) -> dict[str, Any]:
     if kind == "extraction":
         turns = task["chunk"]["turnRange"]
         return {
             "sessions": 1,
+            "sessionKey": session_key,
             "turns": turns["end"] - turns["start"] + 1,
             "turnRange": turns,
             "transcriptBytes": len(task["chunk"]["transcript"].encode("utf-8")),
@@ -305,7 +319,7 @@ def _write_plan(
     from teamlore.runner.plans import PlanFile, write_plan
 
     plan, stdin = _new_plan_for(ctx, kind, task, runner)
-    disclosure = _disclosure(kind, task, stdin)
+    disclosure = _disclosure(kind, task, stdin, source.get("sessionKey"))
     write_plan(
         ctx.home,
         PlanFile(
@@ -327,6 +341,8 @@ def _plan_summary(plan: Any, disclosure: dict[str, Any]) -> dict[str, Any]:
         "bytesToSend": plan.bytes_to_send,
         "runnerInputDigest": plan.runner_input_digest,
         "providerRetention": plan.provider_retention,
+        # a re-send of bytes whose delivery became indeterminate: the provider may hold them
+        "supersedesPlanDigest": plan.supersedes_plan_digest,
         "disclosure": disclosure,
     }
 
@@ -407,6 +423,7 @@ def memory_extract_preview(ctx: OpContext, request: ExtractPreviewRequest) -> di
     from teamlore.memory.extraction.recall import recall
     from teamlore.memory.extraction.selection import with_full_session_keys
     from teamlore.ops.owner import open_owner
+    from teamlore.runner.conformance import conformance_summary
     from teamlore.runner.plans import MAX_PLANS_PER_MANIFEST
     from teamlore.runner.profiles import resolve_runner
 
@@ -424,21 +441,27 @@ def memory_extract_preview(ctx: OpContext, request: ExtractPreviewRequest) -> di
             home=ctx.home,
             limit=request.limit,
         )
-        plans = [
+        extractions = [
             _write_plan(
                 ctx,
                 owner,
                 runner,
                 "extraction",
                 task,
-                {"kind": "extraction", "request": normalized, "taskId": task["taskId"]},
+                {
+                    "kind": "extraction",
+                    "request": normalized,
+                    "taskId": task["taskId"],
+                    "sessionKey": extraction_session_key(stores.state, task["taskId"]),
+                },
             )
             for task in recalled["sources"]
         ]
         # one manifest lists at most 8 plans: adjudications beyond that wait for the next plan
         waiting = awaiting_adjudication(stores.state, _memory_owner(stores.identity))
         groups = _adjudication_groups(stores.state, waiting)
-        room = max(0, MAX_PLANS_PER_MANIFEST - len(plans))
+        room = max(0, MAX_PLANS_PER_MANIFEST - len(extractions))
+        plans: list[dict[str, Any]] = []
         for group in groups[:room]:
             task = live_adjudication_task(
                 stores.state, _memory_owner(stores.identity), group, reissue=True
@@ -446,7 +469,11 @@ def memory_extract_preview(ctx: OpContext, request: ExtractPreviewRequest) -> di
             if task is not None:
                 source = {"kind": "adjudication", "extractionTaskIds": group}
                 plans.append(_write_plan(ctx, owner, runner, "adjudication", task, source))
+        # adjudications first: their task binds the pool as it is now, which the drafts these
+        # extractions stage would change (a manifest runs its plans in this order)
+        plans += extractions
         manifest = _manifest(ctx, owner, plans)
+        conformance = conformance_summary(stores.state, runner)
     note = recalled["note"]
     deferred = sum(len(group) for group in groups[room:])
     if deferred:
@@ -455,6 +482,7 @@ def memory_extract_preview(ctx: OpContext, request: ExtractPreviewRequest) -> di
         note = f"{note} Nothing to plan."
     result = _preview_result(runner, plans, manifest, note)
     result["deferredAdjudications"] = deferred
+    result["runnerConformance"] = conformance  # unverified: the approval would refuse
     return result
 
 
@@ -493,6 +521,7 @@ def memory_consolidate_preview(
 ) -> dict[str, Any]:
     """Plan a batch consolidation: a pending plan and the digest to approve; nothing is sent."""
     from teamlore.memory.consolidation.synthesize import synthesize
+    from teamlore.runner.conformance import conformance_summary
     from teamlore.runner.profiles import resolve_runner
 
     if request.if_due and request.full:
@@ -506,8 +535,9 @@ def memory_consolidate_preview(
             source = {"kind": "consolidation", "full": request.full}
             owner = _plan_owner(stores.identity)
             plans.append(_write_plan(ctx, owner, runner, "consolidation", task, source))
+        conformance = conformance_summary(stores.state, runner)
     note = str(result.get("note") or "")
-    return _preview_result(
+    result = _preview_result(
         runner,
         plans,
         None,
@@ -515,3 +545,5 @@ def memory_consolidate_preview(
         command="consolidate",
         fmt="threadshare-memory-consolidation-preview@v1",
     )
+    result["runnerConformance"] = conformance  # unverified: the approval would refuse
+    return result

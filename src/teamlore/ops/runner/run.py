@@ -4,7 +4,7 @@ validate and stage its answer."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import orjson
@@ -17,6 +17,7 @@ from teamlore.ops.runner.plans import (
     _REJECTED_STAGE_CODES,
     RUN_FORMAT,
     ExtractRunRequest,
+    _adjudication_groups,
     _memory_owner,
     _now,
     _plan_for,
@@ -24,6 +25,7 @@ from teamlore.ops.runner.plans import (
     _stores_for,
     _write_plan,
     adjudicated_task_ids,
+    extraction_session_key,
 )
 
 # -- approve and run ----------------------------------------------------------------------------
@@ -113,30 +115,38 @@ def _log_authorization(conn: Any, plan: Any, via: str, manifest_digest: str | No
         )
 
 
-def _secret_free(kind: str, document: dict[str, Any]) -> None:
+# what an answer echoes of its task (parse_answer checked it is the task's own): not model text
+_ECHOED_KEYS = frozenset({"format", "taskId", "binding"})
+
+
+def _answer_texts(value: Any, where: str) -> Iterator[tuple[str, str]]:
+    """Every string of an answer with where it sits (`operations[0].newContent`)."""
+    if isinstance(value, str):
+        yield where, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if where or key not in _ECHOED_KEYS:
+                yield from _answer_texts(item, f"{where}.{key}" if where else str(key))
+    elif isinstance(value, list):
+        for number, item in enumerate(value):
+            yield from _answer_texts(item, f"{where}[{number}]")
+
+
+def _secret_free(document: dict[str, Any]) -> None:
+    """RUNNER_OUTPUT_SECRET when any text of the answer — a draft, a statement, a merged field,
+    a consolidation patch's newContent or rationale, a scene name, an id — holds what the lint
+    blocks (a credential, a provider session id, a home path): the scan `memory lint` runs."""
     from teamlore.core.secrets import scan_content
 
-    texts: list[str] = []
-    if kind == "extraction":
-        for candidate in document.get("candidates") or []:
-            if isinstance(candidate, dict):
-                texts.append(str(candidate.get("content", "")))
-                texts.extend(
-                    str(s.get("text", ""))
-                    for s in candidate.get("statements") or []
-                    if isinstance(s, dict)
-                )
-    else:
-        for decision in document.get("adjudications") or []:
-            if isinstance(decision, dict) and isinstance(decision.get("mergedFields"), dict):
-                texts.append(str(decision["mergedFields"].get("content", "")))
-    for text in texts:
+    for where, text in _answer_texts(document, ""):
         blocking = [hit for hit in scan_content(text) if hit.severity == "block"]
         if blocking:
             raise errors.TeamloreError(
                 errors.RUNNER_OUTPUT_SECRET,
-                f"the runner's answer contains a {blocking[0].rule} finding; nothing was staged",
+                f"the runner's answer holds a {blocking[0].rule} finding in {where}; "
+                "nothing was staged",
                 rule=blocking[0].rule,
+                field=where,
             )
 
 
@@ -328,7 +338,7 @@ def _run_one(
                 output = runner.run(stdin, on_start)
                 failpoint("runner.answered")  # the provider had the bytes; nothing staged yet
                 document = parse_answer(kind, output.text, task)
-                _secret_free(kind, document)
+                _secret_free(document)
                 outcome = _stage(stores, ctx, kind, document)
                 failpoint("runner.staged")
             except errors.TeamloreError as err:
@@ -337,12 +347,29 @@ def _run_one(
                     plan_digest,
                     {"state": "failed", "finishedAt": _now(), "code": err.code},
                 )
+                if err.error is errors.RUNNER_OUTPUT_SECRET and kind == "extraction":
+                    raise _naming_session(err, stores.state, plan_file.plan.task_id) from None
                 raise
             summary = _finish(ctx, stores, runner, plan_file, outcome, adjudicate=adjudicate)
             plan_store.write_run_record(
                 home, plan_digest, {"state": "done", "finishedAt": _now(), "via": via}
             )
             return summary
+
+
+def _naming_session(err: errors.TeamloreError, conn: Any, task_id: str) -> errors.TeamloreError:
+    """RUNNER_OUTPUT_SECRET of an extraction, naming the session whose turns the plan sent by
+    the key `sessions show` and `sessions exclude` take (never a provider id or a path)."""
+    key = extraction_session_key(conn, task_id)
+    if key is None:
+        return err
+    return errors.TeamloreError(
+        err.error,
+        f"{err.message}; the plan sent turns of session {key[:12]}: "
+        f"`teamlore sessions exclude {key[:12]}` keeps it out of extraction",
+        **err.details,
+        sessionKeys=[key],
+    )
 
 
 def _indeterminate(plan_digest: str) -> errors.TeamloreError:
@@ -389,7 +416,10 @@ def memory_run_plan(ctx: OpContext, request: ExtractRunRequest) -> dict[str, Any
         manifest = plan_store.load_manifest(ctx.home, manifest_digest, _plan_owner(stores.identity))
     results: list[dict[str, Any]] = []
     total = len(manifest.plans)
-    for number, listed in enumerate(manifest.plans):
+    # adjudications first: the drafts the extractions stage would change the pool their task
+    # binds, voiding them (a manifest written before they were listed first runs the same way)
+    ordered = sorted(manifest.plans, key=lambda listed: listed.task_kind != "adjudication")
+    for number, listed in enumerate(ordered):
         progress(number, total, listed.plan_digest[:12])
         try:
             results.append(
@@ -415,8 +445,12 @@ def _shared_adjudication_plan(
 ) -> dict[str, Any] | None:
     """One adjudication plan over the drafts of every extraction the manifest ran (at most
     8 x 8 = 64 drafts): adjudicating chunk by chunk would let each decision make its siblings'
-    tasks stale (docs/runner.md "Two approvals")."""
-    from teamlore.memory.extraction.adjudication_tasks import live_adjudication_task
+    tasks stale (docs/runner.md "Two approvals"). Drafts of earlier runs still waiting (an
+    adjudication of the manifest that failed) join it when all of them fit in one."""
+    from teamlore.memory.extraction.adjudication_tasks import (
+        awaiting_adjudication,
+        live_adjudication_task,
+    )
     from teamlore.runner import plans as plan_store
     from teamlore.runner.profiles import RunnerChoice, resolve_runner
 
@@ -435,6 +469,10 @@ def _shared_adjudication_plan(
         runner = resolve_runner(
             RunnerChoice(raw["name"], raw.get("model"), raw.get("endpoint")), home=ctx.home
         )
+        waiting = awaiting_adjudication(stores.state, _memory_owner(stores.identity))
+        earlier = [task_id for task_id in waiting if task_id not in ids]
+        if earlier and len(_adjudication_groups(stores.state, earlier + ids)) == 1:
+            ids = earlier + ids
         task = live_adjudication_task(
             stores.state, _memory_owner(stores.identity), ids, reissue=True
         )
@@ -480,4 +518,21 @@ def _run_result(
             "code": failed[0]["error"]["code"],
             "message": f"{len(failed)} of {len(results)} plans failed",
         }
+        if len(results) > 1 and _same_failure(results):
+            # a runner-level refusal (not verified, no binary, no profile) stops every plan
+            # alike: said once, with what to do, rather than once per plan
+            first = failed[0]["error"]
+            out["error"] = {
+                "code": first["code"],
+                "message": f"{first['message']} (all {len(results)} plans; none ran)",
+                "next": first.get("next"),
+                "sameForAll": True,
+            }
     return out
+
+
+def _same_failure(results: list[dict[str, Any]]) -> bool:
+    """Every plan failed, each with the same code and message."""
+    return all(r.get("status") == "failed" for r in results) and (
+        len({(r["error"]["code"], r["error"]["message"]) for r in results}) == 1
+    )
