@@ -287,3 +287,38 @@ def test_deciding_on_a_candidate_discarded_meanwhile_is_refused_with_its_code(
     assert message in answer.text
     assert '<p class="advice"><strong>What to do:</strong>' in answer.text
     assert gone not in client.get("/queue").text
+
+
+def test_a_blocked_candidates_secret_shows_by_its_preview_as_in_the_cli(tmp_path: Path) -> None:
+    """The lint blocks a candidate holding a token; its `blocked` line names it by a preview.
+    The page showed the token in full in the content, the statement and the diff."""
+    token = "ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789"
+    world = World(tmp_path, tmp_path / "state")
+    session = CodexSession("a1", world.root)
+    session.user("The release script fails on tag push; fix it")
+    session.shell("pytest -q tests/test_release.py", "1 failed: test_tag_push", exit_code=1)
+    session.answer("The tag check compared against the wrong prefix.")
+    session.turn("use the v prefix", "Changed the tag check to expect a v prefix.")
+    session.turn("anything else?", "Run pytest tests/test_release.py before pushing tags.")
+    session.write(tmp_path / "codex")
+    sync(world.home, tmp_path / "codex", world.root)
+    task = world.op("memory.recall", dict(WINDOW))["sources"][0]
+    batch = draft_batch(task)
+    text = f"Push release tags with {token}."
+    first = batch["candidates"][0]
+    batch["candidates"] = [
+        {**first, "content": text, "statements": [{**first["statements"][0], "text": text}]}
+    ]
+    world.op("memory.stage", store_all(world.op("memory.stage", batch)["adjudicationTask"]))
+    (item,) = world.op("memory.review", {"kind": "entry"})["items"]
+    assert item["blocked"] is True
+    running = UiServer(world.root, home=world.home).start()
+    try:
+        with httpx.Client(base_url=running.base_url, follow_redirects=True, timeout=60) as client:
+            queue = client.get(running.login_url("/queue")).text
+            shown_page = client.get(f"/candidate/{item['candidateId']}").text
+    finally:
+        running.stop()
+    for page in (queue, shown_page):
+        assert token not in page and token[:20] not in page
+    assert "ghp_…" in page_text(shown_page)

@@ -23,6 +23,7 @@ from teamlore.ops.memory.review import (
     ReviewRequest,
     prepare_request_from_review,
     short_candidate_id,
+    shown_to_a_person,
 )
 from teamlore.ops.registry import OpContext
 from teamlore.ui.pages import (
@@ -58,7 +59,7 @@ async def load_review(state: UiState) -> dict[str, Any]:
         except errors.TeamloreError as err:
             refused.append((kind, err))
             continue
-        items += result["items"]
+        items += map(shown_to_a_person, result["items"])
         failed += [{**f, "kind": kind} for f in result["failed"]]
     if refused and len(refused) == len(review_kinds()):
         raise refused[0][1]

@@ -142,20 +142,6 @@ def _render_candidate(item: dict[str, Any]) -> None:
     _block(Text(literal(item["content"]), style="bold"), 2)
 
 
-def _redacted(item: dict[str, Any]) -> dict[str, Any]:
-    """A candidate the lint blocks, as the text view shows it: each secret, session id or home
-    path the lint blocks is shown by its preview (`ghp_…[40 chars]`), as its `blocked` line
-    shows it, never in full on a screen, in a scrollback or a CI log (JSON keeps the text)."""
-    from teamlore.core.secrets import scrub
-
-    return {
-        **item,
-        "content": scrub(item["content"]),
-        "statements": [{**s, "text": scrub(s["text"])} for s in item["statements"]],
-        "files": [{**f, "diff": scrub(f["diff"])} for f in item["files"]],
-    }
-
-
 def _review_renderer(full_diff: bool) -> Any:
     def render(result: dict[str, Any]) -> None:
         _render_review(result, full_diff=full_diff)
@@ -167,9 +153,9 @@ def _render_review(result: dict[str, Any], *, full_diff: bool = False) -> None:
     if not result["items"] and not result["failed"]:
         stdout.print("No candidates are awaiting review.")
         return
-    for item in result["items"]:
-        if item["blocked"]:
-            item = _redacted(item)
+    from teamlore.ops.memory.review import shown_to_a_person
+
+    for item in map(shown_to_a_person, result["items"]):
         _render_candidate(item)
         if item.get("skill"):
             skill = item["skill"]

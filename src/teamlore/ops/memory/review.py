@@ -43,6 +43,23 @@ def short_candidate_id(candidate_id: str) -> str:
     return _LONG_HEX.sub(lambda run: run.group()[:SHOWN_HEX], candidate_id)
 
 
+def shown_to_a_person(item: dict[str, Any]) -> dict[str, Any]:
+    """A review item as a screen shows it (the text view and the review page): in a candidate
+    the lint blocks, each secret, session id or home path is shown by its preview
+    (`ghp_…[40 chars]`), as its `blocked` finding names it, never in full on a screen, in a
+    scrollback or a CI log. JSON and MCP keep the text, for the agent that staged it."""
+    if not item.get("blocked"):
+        return item
+    from teamlore.core.secrets import scrub
+
+    return {
+        **item,
+        "content": scrub(item["content"]),
+        "statements": [{**s, "text": scrub(s["text"])} for s in item["statements"]],
+        "files": [{**f, "diff": scrub(f["diff"])} for f in item["files"]],
+    }
+
+
 def resolve_candidate_id(known: Sequence[str], typed: str) -> str:
     """The one id of `known` that `typed` names: itself, or its unique abbreviation. What names
     none is returned as typed (the caller refuses it as unknown); what names several is refused."""
