@@ -21,6 +21,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from markupsafe import escape
+from ui_world import decision_forms
 
 from memory.consolidation.consolidation_world import (
     UPDATED_BODY,
@@ -80,6 +81,22 @@ def test_shown_text_is_the_cli_escape_with_nothing_but_marking_spans_added(
 # -- the page on a real world --------------------------------------------------------------
 
 
+def release_batch(tmp: Path) -> tuple[World, dict[str, Any]]:
+    """A registered repository holding the reference memory tree, a Codex session about a
+    release fix synced, and a draft batch for its extraction task."""
+    world = World(tmp, tmp / "state")
+    session = CodexSession("a1", world.root)
+    session.user("The release script fails on tag push; fix it")
+    session.shell("pytest -q tests/test_release.py", "1 failed: test_tag_push", exit_code=1)
+    session.answer("The tag check compared against the wrong prefix.")
+    session.turn("use the v prefix", "Changed the tag check to expect a v prefix.")
+    session.turn("anything else?", "Run pytest tests/test_release.py before pushing tags.")
+    session.write(tmp / "codex")
+    sync(world.home, tmp / "codex", world.root)
+    task = world.op("memory.recall", dict(WINDOW))["sources"][0]
+    return world, draft_batch(task)
+
+
 @dataclass(frozen=True)
 class Staged:
     world: World
@@ -91,18 +108,7 @@ class Staged:
 def staged(tmp_path_factory: pytest.TempPathFactory) -> Staged:
     """A registered repository holding the reference memory tree: four entry candidates of one
     extraction task and one consolidation candidate."""
-    tmp = tmp_path_factory.mktemp("cli-view")
-    world = World(tmp, tmp / "state")
-    session = CodexSession("a1", world.root)
-    session.user("The release script fails on tag push; fix it")
-    session.shell("pytest -q tests/test_release.py", "1 failed: test_tag_push", exit_code=1)
-    session.answer("The tag check compared against the wrong prefix.")
-    session.turn("use the v prefix", "Changed the tag check to expect a v prefix.")
-    session.turn("anything else?", "Run pytest tests/test_release.py before pushing tags.")
-    session.write(tmp / "codex")
-    sync(world.home, tmp / "codex", world.root)
-    task = world.op("memory.recall", dict(WINDOW))["sources"][0]
-    batch = draft_batch(task)
+    world, batch = release_batch(tmp_path_factory.mktemp("cli-view"))
     cited = batch["candidates"][0]["statements"][0]["evidenceIds"]
 
     def candidate(content: str, *texts: str) -> dict[str, Any]:
@@ -166,22 +172,8 @@ def csrf(page: str) -> str:
 
 
 def decide_form(page: str, statement: str, verdict: str = "confirm") -> dict[str, str]:
-    found = re.search(
-        rf'name="statement" value="{statement}">\s*<input type="hidden" name="revision" '
-        r'value="(\d+)">\s*<input type="hidden" name="statementTextDigest" value="([0-9a-f]+)">'
-        r'\s*<input type="hidden" name="citationsDigest" value="([0-9a-f]+)">',
-        page,
-    )
-    assert found, statement
-    revision, text_digest, citations = found.groups()
-    return {
-        "csrf": csrf(page),
-        "statement": statement,
-        "verdict": verdict,
-        "revision": revision,
-        "statementTextDigest": text_digest,
-        "citationsDigest": citations,
-    }
+    (form,) = [f for f in decision_forms(page, csrf(page), verdict) if f["statement"] == statement]
+    return form
 
 
 def test_hidden_characters_show_as_the_cli_escapes_wherever_the_page_shows_a_candidate(
@@ -293,17 +285,7 @@ def test_a_blocked_candidates_secret_shows_by_its_preview_as_in_the_cli(tmp_path
     """The lint blocks a candidate holding a token; its `blocked` line names it by a preview.
     The page showed the token in full in the content, the statement and the diff."""
     token = "ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789"
-    world = World(tmp_path, tmp_path / "state")
-    session = CodexSession("a1", world.root)
-    session.user("The release script fails on tag push; fix it")
-    session.shell("pytest -q tests/test_release.py", "1 failed: test_tag_push", exit_code=1)
-    session.answer("The tag check compared against the wrong prefix.")
-    session.turn("use the v prefix", "Changed the tag check to expect a v prefix.")
-    session.turn("anything else?", "Run pytest tests/test_release.py before pushing tags.")
-    session.write(tmp_path / "codex")
-    sync(world.home, tmp_path / "codex", world.root)
-    task = world.op("memory.recall", dict(WINDOW))["sources"][0]
-    batch = draft_batch(task)
+    world, batch = release_batch(tmp_path)
     text = f"Push release tags with {token}."
     first = batch["candidates"][0]
     batch["candidates"] = [

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import httpx2 as httpx
 import pytest
+from ui_world import decision_forms
 
 from memory.consolidation.consolidation_world import (
     DOCTRINE_TEXT,
@@ -61,25 +62,10 @@ def test_a_consolidation_is_reviewed_and_promoted_through_the_page(
     page = client.get(link.group(1)).text
     assert "team-memory-design" in page and "<td>update" in page and "<td>create" in page
     assert "UPDATE scene team-memory-design" in page and "+++ proposed" in page
-    forms = re.findall(
-        r'name="statement" value="([^"]+)">\s*<input type="hidden" name="revision" value="(\d+)">'
-        r'\s*<input type="hidden" name="statementTextDigest" value="([0-9a-f]+)">'
-        r'\s*<input type="hidden" name="citationsDigest" value="([0-9a-f]+)">',
-        page,
-    )
-    assert [f[0] for f in forms] == ["op-scene", "op-doctrine"]
-    for statement, revision, text_digest, citations in forms:
-        decided = client.post(
-            link.group(1) + "/decide",
-            data={
-                "csrf": csrf(page),
-                "statement": statement,
-                "verdict": "confirm",
-                "revision": revision,
-                "statementTextDigest": text_digest,
-                "citationsDigest": citations,
-            },
-        )
+    forms = decision_forms(page, csrf(page))
+    assert [f["statement"] for f in forms] == ["op-scene", "op-doctrine"]
+    for form in forms:
+        decided = client.post(link.group(1) + "/decide", data=form)
         assert decided.status_code == 200
     assert "ready for the plan" in decided.text
     plan = client.post("/plan/prepare", data={"csrf": csrf(page)})

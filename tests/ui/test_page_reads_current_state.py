@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx2 as httpx
 import pytest
-from ui_world import World, build_world
+from ui_world import World, build_world, decision_forms
 
 from teamlore.ops.registry import run_operation
 from teamlore.ui.server import UiServer
@@ -57,28 +57,10 @@ def confirm_every_entry(client: httpx.Client) -> list[str]:
     assert len(links) == 2
     token = csrf(client)
     for link in links:
-        page = client.get(link).text
-        forms = re.findall(
-            r'name="statement" value="([^"]+)">\s*<input type="hidden" name="revision" '
-            r'value="(\d+)">\s*<input type="hidden" name="statementTextDigest" '
-            r'value="([0-9a-f]+)">\s*<input type="hidden" name="citationsDigest" '
-            r'value="([0-9a-f]+)">',
-            page,
-        )
+        forms = decision_forms(client.get(link).text, token)
         assert forms
-        for statement, revision, text_digest, citations in forms:
-            decided = client.post(
-                link + "/decide",
-                data={
-                    "csrf": token,
-                    "statement": statement,
-                    "verdict": "confirm",
-                    "revision": revision,
-                    "statementTextDigest": text_digest,
-                    "citationsDigest": citations,
-                },
-            )
-            assert decided.status_code == 200
+        for form in forms:
+            assert client.post(link + "/decide", data=form).status_code == 200
     return [link.rsplit("/", 1)[1] for link in links]
 
 

@@ -4,6 +4,7 @@ itself, stopped before confirmation), plus a Codex session whose text is hostile
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,26 @@ SKILL_BODY = (
     "2. Escape every user text before it reaches the page.\n"
 )
 ARTIFACTS = Path(os.environ.get("TEAMLORE_TEST_ARTIFACTS", REPO_ROOT / ".pytest-artifacts"))
+_DECISION_FORM = re.compile(
+    r'name="statement" value="([^"]+)">\s*<input type="hidden" name="revision" value="(\d+)">'
+    r'\s*<input type="hidden" name="statementTextDigest" value="([0-9a-f]+)">'
+    r'\s*<input type="hidden" name="citationsDigest" value="([0-9a-f]+)">'
+)
+
+
+def decision_forms(page: str, csrf: str, verdict: str = "confirm") -> list[dict[str, str]]:
+    """What a person's click posts for each statement of a candidate page, in page order."""
+    return [
+        {
+            "csrf": csrf,
+            "statement": statement,
+            "verdict": verdict,
+            "revision": revision,
+            "statementTextDigest": text_digest,
+            "citationsDigest": citations,
+        }
+        for statement, revision, text_digest, citations in _DECISION_FORM.findall(page)
+    ]
 
 
 @dataclass(frozen=True)
