@@ -207,7 +207,7 @@ def test_an_unverified_runner_is_said_before_approval_and_once_for_a_manifest(
     lines = stderr.strip().splitlines()
     assert len([line for line in lines if "never verified" in line]) == 1
     printed = _one_line(stderr)
-    assert f"(all {plans} plans; none ran)" in printed
+    assert f"(the same for all {plans} plans)" in printed
     assert "next: Run the `reverify-runner` command the message names" in printed
     # JSON stays complete: each plan with its refusal
     assert len(out["results"]) == plans

@@ -524,7 +524,7 @@ def _run_result(
             first = failed[0]["error"]
             out["error"] = {
                 "code": first["code"],
-                "message": f"{first['message']} (all {len(results)} plans; none ran)",
+                "message": f"{first['message']} (the same for all {len(results)} plans)",
                 "next": first.get("next"),
                 "sameForAll": True,
             }
