@@ -93,3 +93,11 @@ def test_the_reference_check_would_catch_a_made_up_command_or_flag() -> None:
             "D": "Plan less: `teamlore memory extract --runner NAME --limit 1`.",
         }
     ) == {"A": "teamlore sync --bogus", "B": "teamlore frobnicate"}
+
+
+def test_a_code_shared_by_team_and_personal_memory_guides_both() -> None:
+    """SUBMISSION_CONFLICT: a team task reused (recall again for new work) and a personal
+    importId / submissionId reused (memory_init, a relayed turn: send it under a new id)."""
+    step = errors.next_step(errors.SUBMISSION_CONFLICT)
+    assert "new id" in step and "recall again" in step
+    assert errors.tool_next_step(errors.SUBMISSION_CONFLICT) == step

@@ -269,3 +269,24 @@ def test_inconsistent_launches_are_refused_before_serving(
     assert proc.returncode != 0
     assert expected in proc.stderr
     assert not home.exists()
+
+
+def test_a_reused_import_id_is_told_to_use_a_new_id_not_to_recall(
+    home: Path, tmp_path: Path
+) -> None:
+    """SUBMISSION_CONFLICT is shared with team memory; its `next` must fit memory_init too."""
+    write_config(home)
+
+    async def body(sessions: list[Any], _: list[Any]) -> list[Any]:
+        init = sessions[0]
+        return [
+            await init.call_tool("memory_init", INIT),
+            await init.call_tool("memory_init", {**INIT, "understanding": "Likes tortoises."}),
+        ]
+
+    flags = ["-c", "init", "--client-id", "desktop", "--global"]
+    first, conflict = with_sessions([server_params(tmp_path, *flags)], body)
+    assert payload(first)["accepted"] is True
+    error = payload(conflict)["error"]
+    assert error["code"] == "SUBMISSION_CONFLICT"
+    assert "new id" in error["next"] and error["next"].startswith("Keep the first submission")

@@ -72,7 +72,11 @@ NEXT: dict[str, str] = {
     "TASK_NOT_FOUND": "Get a fresh task with `teamlore memory recall`.",
     "TASK_NOT_CLAIMABLE": "Recall again (`teamlore memory recall`) and take the tasks it returns.",
     "LEASE_LOST": "Recall again (`teamlore memory recall`) and redo the task within its lease.",
-    "SUBMISSION_CONFLICT": "Keep the first submission; recall again for new work on these turns.",
+    # shared: a team task submitted again (a new task comes from recall), and a personal
+    # importId / submissionId reused with another payload (memory_init, a relayed turn)
+    "SUBMISSION_CONFLICT": (
+        "Keep the first submission; send new content under a new id (team: recall again)."
+    ),
     "BINDING_MISMATCH": "Echo the task's binding exactly as teamlore issued it.",
     "STAGE_REQUEST_INVALID": "Fix the field the message names; the task's guidance has the shape.",
     "BATCH_TOO_LARGE": "Send at most 8 candidates per batch (64 drafts per adjudication).",

@@ -376,12 +376,33 @@ def add_hook(doc: JsonText, event: str, group: dict[str, Any]) -> None:
     doc.append(("hooks", event), group)
 
 
-def remove_hook(doc: JsonText, event: str, command: str) -> None:
-    """Remove every group of `hooks.<event>` that runs `command`, then what that leaves empty."""
+def remove_hook(doc: JsonText, event: str, command: str, *, drop_event: bool | None) -> None:
+    """Remove each hook of `hooks.<event>` that runs `command`, and only those: a hook the user
+    added to the same group stays, and the group goes only when nothing is left in its `hooks`.
+    The `hooks.<event>` list goes when it is left empty and `drop_event` (install created it;
+    None: unknown, an older record) allows; the `hooks` object is left to `drop_empty_hooks`."""
     groups = hook_groups(doc, event)
-    drop = [i for i, group in enumerate(groups) if group_has_command(group, command)]
+    drop: list[int] = []
+    for index, group in enumerate(groups):
+        if not group_has_command(group, command):
+            continue
+        hooks = group["hooks"]
+        ours = [
+            i for i, h in enumerate(hooks) if isinstance(h, dict) and h.get("command") == command
+        ]
+        if len(ours) == len(hooks):
+            drop.append(index)
+        else:
+            doc.remove_items(("hooks", event, index, "hooks"), ours)
     if not drop:
         return
     doc.remove_items(("hooks", event), drop)
-    if len(drop) == len(groups):
-        doc.delete(("hooks", event))
+    if len(drop) == len(groups) and drop_event is not False:
+        doc.delete(("hooks", event), prune=False)
+
+
+def drop_empty_hooks(doc: JsonText) -> None:
+    """Remove the `hooks` object when nothing is left in it (the caller knows install made it)."""
+    hooks = doc.find(("hooks",))
+    if hooks is not None and hooks.kind == "object" and not doc.open(hooks).members:
+        doc.delete(("hooks",))

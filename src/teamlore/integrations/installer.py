@@ -100,17 +100,40 @@ def _apply_keys(
 def _apply_hooks(
     edits: FileEdits, document: cf.ConfigDocument, previous: FileRecord | None
 ) -> list[HookRecord]:
-    for entry in previous.entries if previous else []:
-        if isinstance(entry, HookRecord):
-            cf.remove_hook(document.doc, entry.event, entry.command)
+    earlier = [e for e in (previous.entries if previous else []) if isinstance(e, HookRecord)]
+    _remove_hooks(document, earlier)
+    if not edits.hooks:
+        return []
+    doc = document.doc
+    # what install creates (the `hooks` object, a `hooks.<event>` list) uninstall removes once
+    # empty; what was there before, even empty (`"hooks": {}`), stays
+    created_hooks = doc.find(("hooks",)) is None or any(e.createdHooks for e in earlier)
     records: list[HookRecord] = []
     for hook in edits.hooks:
-        groups = cf.hook_groups(document.doc, hook.event)
+        groups = cf.hook_groups(doc, hook.event)
         if any(cf.group_has_command(g, hook.command) for g in groups):
             continue  # the user already runs this exact command: leave theirs alone
-        cf.add_hook(document.doc, hook.event, hook_group(hook))
-        records.append(HookRecord(event=hook.event, command=hook.command))
+        created_event = doc.find(("hooks", hook.event)) is None or any(
+            e.createdEvent and e.event == hook.event for e in earlier
+        )
+        cf.add_hook(doc, hook.event, hook_group(hook))
+        records.append(
+            HookRecord(
+                event=hook.event,
+                command=hook.command,
+                createdEvent=created_event,
+                createdHooks=created_hooks,
+            )
+        )
     return records
+
+
+def _remove_hooks(document: cf.ConfigDocument, records: list[HookRecord]) -> None:
+    """Remove the hooks of `records`, then the containers install created that this empties."""
+    for entry in records:
+        cf.remove_hook(document.doc, entry.event, entry.command, drop_event=entry.createdEvent)
+    if any(entry.createdHooks is not False for entry in records):
+        cf.drop_empty_hooks(document.doc)
 
 
 def _owned(original: bytes | None, previous: FileRecord | None) -> bool:
@@ -325,8 +348,7 @@ def _undo(home: Path, record: FileRecord) -> _Pending:
     for entry in record.entries:
         if isinstance(entry, KeyRecord):
             _restore_key(document, entry)
-        else:
-            cf.remove_hook(document.doc, entry.event, entry.command)
+    _remove_hooks(document, [e for e in record.entries if isinstance(e, HookRecord)])
     return _Pending(document, document.render(), record, "edited")
 
 

@@ -245,10 +245,17 @@ class JsonText:
             )
         return found[0] if found else None
 
-    def find(self, key: tuple[str, ...]) -> Node | None:
+    def find(self, key: tuple[str | int, ...]) -> Node | None:
+        """The value at `key`: member names, and indexes into arrays (None: not there)."""
         node: Node | None = self.root
         for part in key:
-            if node is None or node.kind != "object":
+            if node is None:
+                return None
+            if isinstance(part, int):
+                items = self.open(node).items if node.kind == "array" else []
+                node = items[part] if 0 <= part < len(items) else None
+                continue
+            if node.kind != "object":
                 return None
             found = self.member(node, part)
             node = found.value if found else None
@@ -381,8 +388,8 @@ class JsonText:
             raise invalid(self.path, self.text, node.start, f"`{'.'.join(key)}` is not a list")
         self._insert(node, None, item)
 
-    def delete(self, key: tuple[str, ...]) -> None:
-        """Remove `key`, then every parent object it leaves empty."""
+    def delete(self, key: tuple[str, ...], *, prune: bool = True) -> None:
+        """Remove `key`, then (`prune`) every parent object it leaves empty."""
         for depth in range(len(key), 0, -1):
             parent = self.find(key[: depth - 1])
             if parent is None or parent.kind != "object":
@@ -393,10 +400,10 @@ class JsonText:
             index = parent.members.index(found)
             self._remove_child(parent, [(m.start, m.value.end) for m in parent.members], index)
             emptied = self.find(key[: depth - 1])
-            if depth == 1 or emptied is None or self.open(emptied).members:
+            if not prune or depth == 1 or emptied is None or self.open(emptied).members:
                 return
 
-    def remove_items(self, key: tuple[str, ...], drop: list[int]) -> None:
+    def remove_items(self, key: tuple[str | int, ...], drop: list[int]) -> None:
         """Remove the items at indexes `drop` of the array at `key`."""
         for index in sorted(drop, reverse=True):
             node = self.find(key)
@@ -413,7 +420,7 @@ class JsonText:
         else:
             self._splice(spans[0][0], spans[1][0], "")
 
-    def items(self, key: tuple[str, ...]) -> list[Any]:
+    def items(self, key: tuple[str | int, ...]) -> list[Any]:
         """The items of the array at `key` as plain data ([] when absent or not an array)."""
         node = self.find(key)
         if node is None or node.kind != "array":

@@ -45,6 +45,11 @@ class HookRecord(_Strict):
     type: Literal["hook"] = "hook"
     event: str
     command: str
+    # whether install created the `hooks.<event>` list / the `hooks` object, which uninstall
+    # then removes once nothing else is left in it (None: a record from before teamlore kept
+    # this; such a container is removed when empty)
+    createdEvent: bool | None = None
+    createdHooks: bool | None = None
 
 
 class FileRecord(_Strict):

@@ -112,6 +112,11 @@ def escape_content(content: str) -> str:
     return _TAG.sub(lambda m: "&lt;" + m.group(0)[1:], content)
 
 
+def memory_block(target: str, escaped: str) -> str:
+    """One document's data block around text `escape_content` already made safe."""
+    return f'<common-memory target="{target}">\n{escaped.rstrip()}\n</common-memory>'
+
+
 def render_memory(view: MemoryView) -> str:
     if view.empty:
         names = ", ".join(view.contexts) or "none"
@@ -120,8 +125,7 @@ def render_memory(view: MemoryView) -> str:
             " Do not infer or invent facts about the user."
         )
     blocks = [
-        f'<common-memory target="{doc.target}">\n{escape_content(doc.content).rstrip()}\n'
-        "</common-memory>"
+        memory_block(doc.target, escape_content(doc.content))
         for doc in view.documents
         if not doc.empty
     ]

@@ -11,11 +11,23 @@ One bounded text (at most `BRIEF_MAX_BYTES`), from two sources:
 
 Nothing here writes, creates the state dir or runs git: a hook must be cheap and leave no trace.
 Any failure makes the section empty (the hook prints nothing rather than half a brief).
+
+Personal memory over the budget is cut per document, never through a data block: the short
+documents are kept whole first, a long one is cut at its last section boundary that fits (a
+line, then a character, when no section fits; an open code fence is closed), every
+`<common-memory>` block is closed, and a note after the last block names what was left out and
+the command that prints all of it (`personal_note`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import shlex
+import shutil
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from teamlore.core import errors
@@ -27,6 +39,8 @@ MAX_SCENES = 15
 ASSEMBLED_MARKER = "<!-- BEGIN THREADSHARE MEMORY"  # the block `memory assemble` writes
 INSTRUCTIONS_FILE = {"claude": "CLAUDE.md", "codex": "AGENTS.md", "pi": "AGENTS.md"}
 TRUNCATED = "\n[teamlore: brief truncated; use the memory tools for more]"
+NOTE_TITLE_CHARS = 40  # a section title quoted in the truncation note
+MCP_CLIENTS = ("claude", "codex")  # install gives them `memory_read` (global context only)
 
 
 def cap(text: str, limit: int) -> str:
@@ -46,7 +60,8 @@ def worktree_root(start: Path) -> Path | None:
     return None
 
 
-def personal_section(home: Path, cwd: Path) -> str:
+def personal_section(home: Path, cwd: Path, client: str = "claude", limit: int = 0) -> str:
+    """Personal memory for `cwd`, within `limit` UTF-8 bytes when one is given (`fit_personal`)."""
     from teamlore.personal import reader
 
     candidates, _ = reader.workspace_contexts(home, str(cwd))
@@ -55,7 +70,174 @@ def personal_section(home: Path, cwd: Path) -> str:
     view = reader.read_memory(home, reader.readable_contexts(home, candidates))
     if view.empty:
         return ""
-    return str(view.to_json()["text"])
+    text = str(view.to_json()["text"])
+    if not limit or len(text.encode("utf-8")) <= limit:
+        return text
+    documents = [
+        (d.target, reader.escape_content(d.content)) for d in view.documents if not d.empty
+    ]
+    return fit_personal(documents, limit, lambda cuts: personal_note(cuts, cwd, client))
+
+
+@dataclass(frozen=True)
+class Cut:
+    """What the brief left out of one document (`sections`: how many it has)."""
+
+    target: str
+    sections: int
+    whole: int  # sections kept whole, from the first
+    partial: bool  # the next section was cut into (its first lines kept)
+    title: str  # the first section not kept whole ("" when the document has no sections)
+
+
+NoteMaker = Callable[[list[Cut]], str]
+_CUT_MARK = " …"
+
+
+def _size(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
+def _sections(escaped: str) -> tuple[str, list[tuple[str, str]]]:
+    """(preamble, [(title, text)]) of a document, split at `## ` headings outside code fences;
+    a document without any is one untitled part."""
+    from teamlore.personal.documents import _FenceTracker
+
+    preamble, parts = "", []
+    fences = _FenceTracker()
+    for line in escaped.splitlines(keepends=True):
+        inside = fences.feed(line.rstrip("\r\n"))
+        if not inside and line.startswith("## "):
+            parts.append((line[3:].strip(), line))
+        elif parts:
+            parts[-1] = (parts[-1][0], parts[-1][1] + line)
+        else:
+            preamble += line
+    if not parts:  # no sections: cut the text itself, after its first line (the `# ` title)
+        head, _, rest = preamble.partition("\n")
+        return head + "\n", [("", rest)] if rest.strip() else []
+    return preamble, parts
+
+
+def _cut_lines(text: str, room: int) -> str:
+    """The first lines of `text` within `room` bytes, then as many characters of the next line
+    as fit (never half a character) marked ` …`; a code fence left open is closed."""
+    from teamlore.personal.documents import _FenceTracker
+
+    kept, closing = "", ""
+    fences = _FenceTracker()
+    for line in text.splitlines(keepends=True):
+        line = line if line.endswith("\n") else line + "\n"
+        was = (fences.char, fences.length)
+        fences.feed(line.rstrip("\r\n"))
+        close = fences.char * fences.length + "\n" if fences.open else ""
+        if _size(kept + line + close) <= room:
+            kept, closing = kept + line, close
+            continue
+        close = was[0] * was[1] + "\n" if was[1] else ""  # the state before this line
+        spare = room - _size(kept + close + _CUT_MARK + "\n")
+        part = line.rstrip("\r\n").encode("utf-8")[: max(spare, 0)].decode("utf-8", "ignore")
+        words = part.rpartition(" ")[0]
+        part = words if len(part) - len(words) < 40 else part  # a whole word, when near
+        if part.strip():
+            kept, closing = kept + part + _CUT_MARK + "\n", close
+        break
+    return kept + closing
+
+
+def _cut_document(target: str, escaped: str, room: int) -> tuple[str | None, Cut]:
+    """The document's block within `room` bytes: whole sections while they fit; when not even
+    the first does, its first lines. None when nothing of it fits."""
+    from teamlore.personal.reader import memory_block
+
+    preamble, parts = _sections(escaped)
+    room -= _size(memory_block(target, "")) + 1
+    kept = preamble
+    for index, (title, text) in enumerate(parts):
+        if _size(kept + text) <= room:
+            kept += text
+            continue
+        partial = ""
+        if index == 0:  # not one whole section fits: as many of its lines as fit
+            partial = _cut_lines(text, room - _size(kept))
+        if index == 0 and not partial.strip():
+            return None, Cut(target, len(parts), 0, False, title)
+        block = memory_block(target, kept + partial)
+        return block, Cut(target, len(parts), index, bool(partial.strip()), title)
+    return memory_block(target, kept), Cut(target, len(parts), len(parts), False, "")
+
+
+def fit_personal(documents: list[tuple[str, str]], limit: int, note: NoteMaker) -> str:
+    """The personal memory's blocks within `limit` bytes, then the note on what was cut. The
+    short documents are kept whole first; the room left goes to the longer ones, in order."""
+    from teamlore.personal.reader import PREFACE, memory_block
+
+    reserve = 0
+    for _ in range(8):  # the note's own size decides how much room the blocks have
+        room = limit - _size(PREFACE) - reserve
+        whole: set[str] = set()
+        for target, escaped in sorted(documents, key=lambda d: _size(d[1])):
+            size = _size(memory_block(target, escaped)) + 2
+            if size <= room:
+                whole.add(target)
+                room -= size
+        blocks = [memory_block(t, e) for t, e in documents if t in whole]
+        cuts: list[Cut] = []
+        for target, escaped in documents:
+            if target not in whole:
+                block, cut = _cut_document(target, escaped, room - 2)
+                if block is not None:
+                    blocks.append(block)
+                    room -= _size(block) + 2
+                if cut.whole < cut.sections:
+                    cuts.append(cut)
+        tail = note(cuts)
+        text = "\n\n".join([PREFACE, *blocks, tail])
+        if _size(text) <= limit:
+            return text
+        reserve = max(reserve + 64, _size(tail) + 2)
+    return ""
+
+
+def _teamlore_command() -> str:
+    """How the agent's shell runs this teamlore on this state dir: `teamlore` when that is the
+    one on PATH, else its absolute path; with `TEAMLORE_HOME` when the hook has one."""
+    script = Path(sys.executable).parent / "teamlore"
+    on_path = shutil.which("teamlore")
+    if on_path and script.is_file() and Path(on_path).resolve() == script.resolve():
+        command = "teamlore"
+    elif script.is_file():
+        command = shlex.quote(str(script))
+    else:
+        command = f"{shlex.quote(sys.executable)} -m teamlore.cli.entry"
+    home = os.environ.get("TEAMLORE_HOME")
+    return f"TEAMLORE_HOME={shlex.quote(os.path.abspath(home))} {command}" if home else command
+
+
+def personal_note(cuts: list[Cut], cwd: Path, client: str) -> str:
+    """The truncation note, after every block: what was left out, and a way to read all of it
+    that works here. `personal show` prints every document of this folder; the `memory_read`
+    tool install gives Claude Code and Codex serves the global context only (profile and
+    preferences), so it is named only when no project notes were cut."""
+    parts = []
+    for cut in cuts:
+        name = "project notes" if cut.target.startswith("project:") else cut.target
+        title = cut.title[:NOTE_TITLE_CHARS] + ("…" if len(cut.title) > NOTE_TITLE_CHARS else "")
+        left = cut.sections - cut.whole
+        if not cut.title or (not cut.whole and not cut.partial):
+            parts.append(f"{name} ({'the rest' if cut.partial else 'all of it'})")
+        elif cut.partial:
+            after = f" and the {left - 1} after it" if left > 1 else ""
+            parts.append(f'{name} (the rest of section "{title}"{after})')
+        else:
+            parts.append(f'{name} ({left} of {cut.sections} sections, from "{title}" on)')
+    how = f"run `{_teamlore_command()} personal show --workspace {shlex.quote(str(cwd))}`"
+    if client in MCP_CLIENTS and not any(c.target.startswith("project:") for c in cuts):
+        how += ', or call the memory_read tool with contextId "global"'
+    return (
+        f"[teamlore: personal memory was cut to fit this brief; left out: {', '.join(parts)}."
+        f" To read all of it, {how}.]"
+    )
 
 
 def team_section(root: Path, client: str) -> str:
@@ -105,7 +287,8 @@ def compose_brief(cwd: Path, client: str, home: Path | None = None) -> str:
     if root is not None:
         with contextlib.suppress(errors.TeamloreError, ValueError, OSError):
             sections.append(team_section(root, client))
+    team = "\n\n".join(s for s in sections if s)
+    room = BRIEF_MAX_BYTES - (_size(team) + 2 if team else 0)
     with contextlib.suppress(errors.TeamloreError, ValueError, OSError):
-        sections.append(personal_section(state, cwd))
-    text = "\n\n".join(s for s in sections if s)
-    return cap(text, BRIEF_MAX_BYTES) if text else ""
+        sections.append(personal_section(state, cwd, client, room))
+    return "\n\n".join(s for s in sections if s)
