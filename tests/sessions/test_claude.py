@@ -686,3 +686,60 @@ def test_messages_the_client_writes_itself_are_notices_not_assistant_text(tmp_pa
     ]
     assert [e.text for e in of(evs, AssistantText)] == ["Real words."]
     assert [e.model for e in of(evs, SessionMeta) if e.model] == ["claude-sonnet-4-5"]
+
+
+CURRENT_CLI = REPO / "tests" / "fixtures" / "sessions" / "claude" / "-home-dev-project"
+
+
+def test_a_claude_p_turn_ends_when_its_process_ends() -> None:
+    """`claude -p` without a Stop hook writes no end record: its turn ends at `cost-state`, which
+    the client writes as its process ends (the committed fixture: two `claude -p` runs of
+    2.1.332, an answer ending `end_turn`, then a resumed run whose API call failed)."""
+    [path] = CURRENT_CLI.glob("*.jsonl")
+    evs = events(path)
+    kinds = [type(e).__name__ for e in evs if isinstance(e, UserTurn | TurnEnd | ProviderNotice)]
+    assert kinds == ["UserTurn", "TurnEnd", "UserTurn", "ProviderNotice", "TurnEnd"]
+
+
+def _end_turn(text: str, uuid: str, **ids: Any) -> dict[str, Any]:
+    record = claude_assistant(text, uuid=uuid, **ids)
+    record["message"]["stop_reason"] = "end_turn"
+    return record
+
+
+def test_an_end_turn_answer_alone_does_not_end_the_turn(tmp_path: Path) -> None:
+    """Interactive sessions go on after an `end_turn` answer: a background task's notification
+    wakes the agent in the same turn (posthog-dashboard-2.1.112 holds 77). Only the process
+    ending (`cost-state`) after such an answer ends it; not after a call left waiting."""
+    ids = {"session_id": "4f1c2d3e-0000-4000-8000-000000000005"}
+    side = {"sessionId": ids["session_id"]}
+    calling = claude_record(
+        "assistant",
+        [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "make"}}],
+        uuid="a3",
+        **ids,
+    )
+    calling["message"].update({"id": "m3", "stop_reason": "tool_use"})
+    records = [
+        claude_record("user", "watch the build", uuid="u1", **ids),
+        _end_turn("Started it in the background.", "a1", **ids),
+        {"type": "last-prompt", "lastPrompt": "watch the build", **side},
+        {"type": "queue-operation", "operation": "enqueue", **side},
+        claude_record("user", "<task-notification>\n<task-id>b1</task-id>", uuid="u2", **ids),
+        _end_turn("The build passed.", "a2", **ids),
+        {"type": "cost-state", "totalCostUSD": 0.1, **side},
+        claude_record("user", "now deploy", uuid="u3", **ids),
+        calling,
+        {"type": "cost-state", "totalCostUSD": 0.2, **side},  # cut off: the call has no result
+    ]
+    evs = events(write_jsonl(tmp_path / "s.jsonl", records))
+    assert of(evs, Diagnostic) == []
+    kinds = [type(e).__name__ for e in evs if not isinstance(e, SessionMeta)]
+    assert kinds == [
+        "UserTurn",
+        "AssistantText",
+        "AssistantText",
+        "TurnEnd",
+        "UserTurn",
+        "ToolCall",
+    ]

@@ -999,3 +999,58 @@ def test_a_command_interrupted_by_the_user_is_an_error(tmp_path: Path) -> None:
     ]
     evs = events(write_jsonl(tmp_path / "r.jsonl", records))
     assert [(e.is_error, e.exit_code) for e in of(ToolResult, evs)] == [(True, None)]
+
+
+def test_0171_mcp_calls_are_named_as_claude_names_them_and_fail_as_the_item_says() -> None:
+    """A real Codex 0.171 `exec` rollout, trimmed (data/codex/mcp-0.171.jsonl; the third call,
+    refused by the approval policy, is the same run's other rollout, its call id renamed): an
+    MCP call is `function_call{namespace: "mcp__SERVER", name: TOOL}`, its outcome is the
+    `item_completed{item: McpToolCall}` written before its `function_call_output`, whose
+    `Wall time: …` text states none."""
+    evs = events(DATA / "mcp-0.171.jsonl")
+    assert of(Diagnostic, evs) == []
+    calls = of(ToolCall, evs)
+    assert [(c.call_id, c.name, c.family) for c in calls] == [
+        ("call_0002", "mcp__teamlore_personal__memory_init", "mcp"),
+        ("call_0005", "mcp__teamlore_personal__memory_init", "mcp"),
+        ("call_0012", "mcp__teamlore__threadshare_memory_recall", "mcp"),
+    ]
+    assert calls[0].input["importId"] == "imp-c1"
+    assert len(of(ToolResult, evs)) == 3  # the outputs after the items add nothing
+    ok, invalid, refused = (results_by_call(evs)[c.call_id] for c in calls)
+    assert (ok.is_error, invalid.is_error, refused.is_error) == (False, True, True)
+    assert ok.output.startswith('{"accepted":true')  # the server's text, no `Wall time:` header
+    assert '"code":"INVALID_ARGUMENT"' in invalid.output
+    assert refused.output == "MCP tool call requires approval, but approval policy is never"
+
+
+def test_an_mcp_call_item_without_its_function_call_is_a_synthetic_mcp_call(
+    tmp_path: Path,
+) -> None:
+    item = {
+        "type": "McpToolCall",
+        "id": "c9",
+        "server": "docs",
+        "tool": "lookup",
+        "arguments": {"q": "x"},
+        "status": "completed",
+        "result": {"content": [{"type": "text", "text": "found"}], "isError": False},
+    }
+    running = {**item, "id": "c10", "status": "in_progress", "result": None}
+    records = [
+        codex_meta("019a0000-0000-7000-8000-000000000176"),
+        codex_user_message("look it up"),
+        codex_event("item_completed", item=item),
+        codex_event("item_completed", item=running),
+        codex_function_call("c11", "docs__lookup", {"q": "y"}),  # pre-0.171 naming, no namespace
+    ]
+    evs = events(write_jsonl(tmp_path / "r.jsonl", records))
+    assert of(Diagnostic, evs) == []
+    assert [(c.name, c.family, c.input) for c in of(ToolCall, evs)] == [
+        ("mcp__docs__lookup", "mcp", {"q": "x"}),
+        ("mcp__docs__lookup", "mcp", {"q": "x"}),
+        ("docs__lookup", "mcp", {"q": "y"}),
+    ]
+    assert [(r.call_id, r.output, r.is_error) for r in of(ToolResult, evs)] == [
+        ("c9", "found", False)
+    ]

@@ -47,6 +47,7 @@ def check_sessions(written: Written, state: Path) -> None:
 
     claude = shown["claude: write the config"]["turns"]
     assert [t["user"] for t in claude] == ["write the config", "try again"]
+    assert [t["sealed"] for t in claude] == [True, True]  # `claude -p` ends with its process
     assert claude[0]["tools"][0]["result"]["head"] == DECODED
     assert claude[1]["assistant"] == ""
     [notice] = claude[1]["notices"]

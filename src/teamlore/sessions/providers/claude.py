@@ -14,7 +14,11 @@ Format: research/session-formats.md §1. What this adapter decides:
 - A turn ends (TurnEnd) at `system/turn_duration` and `system/stop_hook_summary` (§1.11) and at an
   interrupt marker. The client may write the end record before the last text block of the
   final response; the TurnEnd then waits until that response shows visible content or another
-  record arrives.
+  record arrives. It also ends at `cost-state`, which the client writes when its process ends
+  (`claude -p` writes no other end record without a Stop hook), if the last assistant message
+  ended the model's turn (`stop_reason` `end_turn`, or `stop_sequence` of the client's own
+  final message): an `end_turn` alone does not end it, since a background task's notification
+  may wake the agent again in the same turn.
 - Subagent files (`<session>/subagents/agent-<id>.jsonl`) are sessions of their own:
   `<sessionId>/agent-<id>`, with the main sessionId as parent. The compaction summariser's file
   (`agent-acompact-*`) only yields its session facts: it restates the main session.
@@ -89,6 +93,7 @@ SIDE_TYPES = frozenset(
 )
 SIDE_PREFIXES = ("api-request",)  # api-request, api-request-shape, api-request-blob
 END_SUBTYPES = frozenset({"turn_duration", "stop_hook_summary"})
+PROCESS_END = "cost-state"  # written when the client's process ends (Claude Code 2.1.3xx)
 INTERRUPT_MARKERS = frozenset(
     {"[Request interrupted by user]", "[Request interrupted by user for tool use]"}
 )
@@ -166,6 +171,7 @@ class ClaudeAdapter:
             "sent": [],  # SessionMeta fields already emitted
             "session_id": None,
             "turn_open": False,  # activity since the last TurnEnd
+            "final": False,  # the last assistant message ended the model's turn (stop_reason)
             "end_pending": None,  # [timestamp] of an end record waiting for the final block
             "last_msg_id": None,
             "last_msg_visible": False,
@@ -188,7 +194,7 @@ ENVELOPE_FACTS = frozenset({"cwd", "git_branch", "client_version", "started_at"}
 SESSION_FACTS = ENVELOPE_FACTS | {"provider_session_id"}
 # records that never yield an event of their own (summary and ai-title carry the title)
 QUIET_CONVERSATION_TYPES = frozenset({"progress", "attachment"})
-QUIET_SIDE_TYPES = SIDE_TYPES - {"summary", "ai-title"}
+QUIET_SIDE_TYPES = SIDE_TYPES - {"summary", "ai-title", PROCESS_END}
 
 
 def _nothing_to_index(record: dict[str, Any], state: dict[str, Any]) -> bool:
@@ -235,6 +241,9 @@ class _Parser(RecordParser):
         elif kind == "system":
             if as_str(rec.get("subtype")) in END_SUBTYPES:
                 self.end_marker(at)
+        elif kind == PROCESS_END:
+            if self.st["turn_open"] and self.st.get("final"):  # states saved before: no key
+                self.end_turn(at)
         elif kind in ("summary", "ai-title"):
             title = as_nonempty_str(rec.get("summary" if kind == "summary" else "aiTitle"))
             self.meta(title=title)
@@ -337,6 +346,7 @@ class _Parser(RecordParser):
         self.out.append(UserTurn(text="\n".join(pieces), at=at))
         self.st["last_prompt"] = {"at": at, "digests": [short_digest(p) for p in pieces]}
         self.st["turn_open"] = True
+        self.st["final"] = False
 
     def user(self, rec: dict[str, Any], at: str | None) -> None:
         message = as_dict(rec.get("message"))
@@ -416,6 +426,8 @@ class _Parser(RecordParser):
             messages: dict[str, list[str]] = st["messages"]
             seen = list(messages.get(msg_id) or [])
         st["turn_open"] = True
+        stop = message.get("stop_reason")
+        st["final"] = stop == "end_turn" or stop == "stop_sequence"
         for block in content:
             if not isinstance(block, dict):
                 continue

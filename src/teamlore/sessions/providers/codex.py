@@ -16,7 +16,9 @@ call wins, except that a conclusive result (exit code or error flag, e.g. `exec_
 arriving after an inconclusive one (`Process running with session ID …`) is emitted as a second
 `ToolResult` for the same call id: it supersedes the first. Orphan `exec_command_end` /
 `patch_apply_end` / `web_search_end` events (no call seen, e.g. code-mode `exec-…` ids) get a
-synthetic `ToolCall`.
+synthetic `ToolCall`. An MCP call of 0.171 (`function_call{namespace: "mcp__SERVER", name}`) is
+named `mcp__SERVER__TOOL` as Claude Code names it; its outcome is the `item_completed{item:
+McpToolCall}` written before its `function_call_output` (which states none).
 
 Turns as the provider meant them: `task_complete` ends a turn, `turn_aborted` ends it marked
 aborted, `thread_rolled_back{num_turns}` marks the last turns rolled back (the user undid them);
@@ -56,6 +58,7 @@ from teamlore.sessions.providers.codex_records import (
     _joined_streams,
     _json_or_raw,
     _list,
+    _mcp_outcome,
     _parent_session,
     _read_output,
     _require_str,
@@ -415,6 +418,9 @@ class _Parser(RecordParser):
     def tool_call(self, kind: str, item: dict[str, Any], at: str | None) -> None:
         call_id = _require_str(item, "call_id")
         name = _require_str(item, "name")
+        namespace = item.get("namespace")  # 0.171: an MCP tool is `{namespace: mcp__SERVER, name}`
+        if isinstance(namespace, str) and namespace.startswith("mcp__"):
+            name = f"{namespace}__{name}"  # named as Claude Code names it: mcp__SERVER__TOOL
         if kind == "function_call":
             raw = item.get("arguments")
             arguments: Any = _json_or_raw(raw) if isinstance(raw, str) else raw
@@ -467,10 +473,15 @@ class _Parser(RecordParser):
                 self.prompt("\n".join(parts), at, "event")
         elif kind == "item_completed":
             item = payload.get("item")
-            if isinstance(item, dict) and item.get("type") == "UserMessage":
+            if not isinstance(item, dict):
+                return
+            item_type = item.get("type")
+            if item_type == "UserMessage":
                 text = _content_text(item.get("content"))
                 if text:
                     self.prompt(text, at, "item")
+            elif item_type == "McpToolCall":
+                self.mcp_tool_call(item, at)
         elif kind == "agent_message":
             message = payload.get("message")
             if not isinstance(message, str):
@@ -509,6 +520,21 @@ class _Parser(RecordParser):
                 self.out.append(SessionMeta(title=title))
         elif kind not in SKIPPED_TYPES:
             self.unknown(f"event_msg:{kind}")
+
+    def mcp_tool_call(self, item: dict[str, Any], at: str | None) -> None:
+        """0.171 `item_completed{item: McpToolCall}`: the call's outcome (`status`,
+        `result.isError`, `error`), written before the `function_call_output` of the same call
+        id, which states none (`Wall time: …`). A call not seen (no `function_call`) gets a
+        synthetic one."""
+        call_id = _require_str(item, "id")
+        if call_id not in self.st.get("calls", {}):
+            server, tool = _str(item.get("server")), _str(item.get("tool"))
+            name = f"mcp__{server}__{tool}" if server and tool else tool or "mcp_tool_call"
+            self.remember("calls", call_id, 1)
+            self.out.append(ToolCall(call_id, name, "mcp", item.get("arguments"), at))
+        text, is_error = _mcp_outcome(item)
+        if is_error is not None:  # still running: the function_call_output will tell
+            self.result(call_id, text, None, is_error, at)
 
     def exec_command_end(self, payload: dict[str, Any], at: str | None) -> None:
         call_id = _require_str(payload, "call_id")

@@ -246,6 +246,21 @@ def _read_output(output: Any) -> tuple[str, int | None, bool | None]:
     return text, None, None
 
 
+def _mcp_outcome(item: dict[str, Any]) -> tuple[str, bool | None]:
+    """Text and error flag of a 0.171 `McpToolCall` item: `status` `completed` or `failed`,
+    `result{content, isError}` (the server's answer) or `error{message}` (the call never reached
+    the server, e.g. refused by the approval policy). None while the call is not finished."""
+    result, error = item.get("result"), item.get("error")
+    text = _content_text(result.get("content")) if isinstance(result, dict) else ""
+    message = _str(error.get("message")) if isinstance(error, dict) else _str(error)
+    if message and not text:
+        text = message
+    status = item.get("status")
+    if status == "failed" or error or (isinstance(result, dict) and result.get("isError") is True):
+        return text, True
+    return text, (False if status == "completed" else None)
+
+
 def parse_exit_code(text: str) -> int | None:
     """The exit code stated in a Codex tool output's header, if any: `Exit code: N` (0.60+),
     `Process exited with code N` (unified exec), or a sandbox/execution error's `exit code: N`.
