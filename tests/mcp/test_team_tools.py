@@ -94,3 +94,60 @@ def test_drafts_reach_quarantine_through_mcp_and_refusals_match_the_cli(repo: Pa
     assert again["candidates"] == stored["candidates"]  # the recorded outcome, not a second store
     status = cli(repo, "memory", "status")
     assert status["candidates"]["quarantined"] == 1
+
+
+def test_a_missing_or_bad_window_is_named_as_the_arguments_are_on_both_sides(repo: Path) -> None:
+    """Walk defect: over MCP (arguments `since`, `until`) recall said `give both --since and
+    --until` and `window.after (--since) must be…`: the CLI's flags. The shared message names
+    the window by the arguments' names, which are also the flags' (`--since`)."""
+    reversed_window = {"since": WINDOW["until"], "until": WINDOW["since"]}
+    _, (missing_mcp, reversed_mcp, bad_mcp) = mcp(
+        repo,
+        [
+            ("threadshare_memory_recall", {}),
+            ("threadshare_memory_recall", reversed_window),
+            ("threadshare_memory_recall", {"since": "2026-03-01", "until": WINDOW["until"]}),
+        ],
+    )
+    missing_cli = cli(repo, "memory", "recall")
+    reversed_cli = cli(
+        repo, "memory", "recall", "--since", WINDOW["until"], "--until", WINDOW["since"]
+    )
+    assert (missing_mcp, reversed_mcp) == (missing_cli, reversed_cli)
+    for refused in (missing_mcp, reversed_mcp, bad_mcp):
+        error = refused["error"]
+        assert error["code"] == "WINDOW_INVALID"
+        assert "--" not in error["message"] + error["next"], error
+        assert "`since` and `until`" in error["next"]
+    assert "give both `since` and `until`" in missing_mcp["error"]["message"]
+    assert "`since` must be before `until`" in reversed_mcp["error"]["message"]
+    assert bad_mcp["error"]["message"].startswith("`since` (window.after) must be a canonical")
+
+
+def test_a_draft_written_from_the_recall_guidance_alone_stages(repo: Path) -> None:
+    """Walk defect: nothing a recall returns named `statementId` (nor the other statement
+    fields), so a draft written from it was refused `statementId: Field required`, with a
+    `next` promising that the guidance had the shape. `guidance.draftShape` shows every field
+    the contract requires; filled in with the task's own values, it stages."""
+    from teamlore.contracts.extraction import CandidateDraft, CandidateDraftBatch, DraftStatement
+
+    window = {"since": WINDOW["since"], "until": WINDOW["until"]}
+    _, (recalled,) = mcp(repo, [("threadshare_memory_recall", window)])
+    shape = recalled["guidance"]["draftShape"]
+    candidate, statement = shape["candidates"][0], shape["candidates"][0]["statements"][0]
+    for model, example in (
+        (CandidateDraftBatch, shape),
+        (CandidateDraft, candidate),
+        (DraftStatement, statement),
+    ):
+        schema = model.model_json_schema(by_alias=True)
+        assert set(schema["required"]) <= set(example), model.__name__
+
+    task = recalled["sources"][0]
+    draft = copy.deepcopy(shape)
+    draft.update(taskId=task["taskId"], binding=task["binding"])
+    statement = draft["candidates"][0]["statements"][0]
+    statement["evidenceIds"] = [task["chunk"]["turnEvidence"][0]["evidenceId"]]
+    _, (staged,) = mcp(repo, [("threadshare_memory_stage", draft)])
+    assert "error" not in staged, staged
+    assert len(staged["adjudicationTask"]["drafts"]) == 1

@@ -6,6 +6,7 @@ WAL, a busy timeout, foreign keys, `BEGIN IMMEDIATE` for writes, numbered migrat
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -70,14 +71,17 @@ def connect(
 
 
 def connect_for_read(path: Path, migrations: Sequence[Migration]) -> sqlite3.Connection:
-    """`connect`, or, when the disk is full, the same database opened read-only for a command
-    that only reads (docs/sessions.md, "When storage fails"): a full disk must not stop
-    `memory search` or `memory status`. The fallback connection is `query_only`
-    (`is_read_only`); it needs the schema already current, else the DISK_FULL stands."""
+    """`connect`, or, when the disk is full or the state dir read-only, the same database opened
+    read-only for a command that only reads (docs/sessions.md, "When storage fails"): neither
+    must stop `memory search` or `memory status`. The fallback connection is `query_only`
+    (`is_read_only`, and `cannot_write` says why); it needs the schema already current, else
+    the DISK_FULL or STATE_READ_ONLY stands."""
     try:
         return connect(path, migrations)
     except (sqlite3.Error, OSError) as exc:
-        if _storage_error(exc) is not errors.DISK_FULL or not path.is_file():
+        if _storage_error(exc) not in (errors.DISK_FULL, errors.STATE_READ_ONLY):
+            raise
+        if not path.is_file():
             raise
         conn = open_read_only(path)
         if conn is None:
@@ -86,6 +90,12 @@ def connect_for_read(path: Path, migrations: Sequence[Migration]) -> sqlite3.Con
             conn.close()
             raise
         return conn
+
+
+def cannot_write(path: Path) -> errors.ErrorCode:
+    """Why the database at `path` was opened read-only (`connect_for_read`): STATE_READ_ONLY when
+    its folder cannot be written (a read-only mount or mode), else DISK_FULL."""
+    return errors.DISK_FULL if os.access(path.parent, os.W_OK) else errors.STATE_READ_ONLY
 
 
 def open_read_only(path: Path) -> sqlite3.Connection | None:

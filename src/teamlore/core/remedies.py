@@ -78,7 +78,8 @@ NEXT: dict[str, str] = {
         "Keep the first submission; send new content under a new id (team: recall again)."
     ),
     "BINDING_MISMATCH": "Echo the task's binding exactly as teamlore issued it.",
-    "STAGE_REQUEST_INVALID": "Fix the field the message names; the task's guidance has the shape.",
+    "STAGE_REQUEST_INVALID": "Fix the field the message names; a draft's shape: recall's "
+    "guidance.draftShape.",
     "BATCH_TOO_LARGE": "Send at most 8 candidates per batch (64 drafts per adjudication).",
     "EVIDENCE_NOT_IN_TASK": "Cite only evidence ids from this task's evidenceCatalog.",
     "STATEMENT_UNCITED": "Give every statement at least one evidence id from the task.",
@@ -130,7 +131,7 @@ NEXT: dict[str, str] = {
     "STALE_REVISION": "Nothing to do: the Writer retries against the changed document.",
     "RECOVERY_CONFLICT": "Keep your hand edit or the staged one, then `teamlore personal retry`.",
     "MODEL_CALL_FAILED": "Check the model profile, then `teamlore personal retry` the job.",
-    "WINDOW_INVALID": "Give `--since` and `--until`, UTC, at most 366 days apart.",
+    "WINDOW_INVALID": "Give `since` and `until`, canonical UTC, at most 366 days apart.",
     "RECALL_REQUEST_INVALID": "Fix the field the message names (docs/extraction.md lists them).",
     # promotion
     "PLAN_NOT_FOUND": "Make a plan with `teamlore memory prepare`.",

@@ -65,17 +65,21 @@ class OwnerContext(Record, frozen=True):
     def worktree_key(self) -> str:
         return self.identity.worktree_key
 
-    def sync_projection(self, *, only_if_present: bool = False) -> None:
+    def sync_projection(self, *, only_if_present: bool = False) -> str | None:
         """Bring the approved projection up to date (glossary: projection), and the candidate
         FTS to the current analyzer. With `only_if_present` a missing or symlinked memory tree
-        is left for the caller to report instead of refused."""
+        is left for the caller to report instead of refused. On a state DB open read-only (a
+        full disk, a read-only state dir) nothing is written: the projection stays as last
+        synced, and when the tree has changed since, what to tell the reader is returned."""
         from teamlore.core.analyzer import ANALYZER_VERSION
         from teamlore.memory.store.layout import MEMORY_ROOT
         from teamlore.memory.store.projection import sync_approved_projection
         from teamlore.memory.store.state_db import candidate_analyzer_version
 
+        tree = self.worktree_root / MEMORY_ROOT
+        absent = not tree.is_dir() or tree.is_symlink()
         if db.is_read_only(self.state):
-            return  # a full disk: the projection as last synced (docs/sessions.md)
+            return None if only_if_present and absent else self._not_synced()
         found = candidate_analyzer_version(self.state, self.repository_key, self.worktree_key)
         if found not in (None, ANALYZER_VERSION):
             # the staging code loads only when there is something to re-analyze
@@ -84,14 +88,37 @@ class OwnerContext(Record, frozen=True):
 
             reanalyze_candidates(self.state, Owner(self.repository_key, self.worktree_key))
 
-        tree = self.worktree_root / MEMORY_ROOT
-        if only_if_present and (not tree.is_dir() or tree.is_symlink()):
-            return
+        if only_if_present and absent:
+            return None
         sync_approved_projection(
             self.state,
             repository_key=self.repository_key,
             worktree_key=self.worktree_key,
             worktree_root=self.worktree_root,
+        )
+        return None
+
+    def _not_synced(self) -> str | None:
+        """What a reader of the projection as last synced is told when the memory tree has
+        changed since and the state DB cannot be written (docs/sessions.md, "When storage
+        fails"); None when the projection is current."""
+        from teamlore.memory.store.projection import projection_is_current
+
+        if projection_is_current(
+            self.state,
+            repository_key=self.repository_key,
+            worktree_key=self.worktree_key,
+            worktree_root=self.worktree_root,
+        ):
+            return None
+        why = db.cannot_write(Path(db.database_file(self.state)))
+        cause = (
+            "the disk is full" if why is errors.DISK_FULL else "the state directory is read-only"
+        )
+        return (
+            f"{cause}: this is the memory as last synced, without the changes to"
+            " .threadshare/memory since; a command run where the state dir can be written"
+            " brings it up to date"
         )
 
 

@@ -58,6 +58,8 @@ def _render_status(result: dict[str, Any]) -> None:
         for d in diagnostics[:10]:
             say("  ", styled(d["code"], "yellow"), f" {d['file']}:{d.get('line') or ''} {d['why']}")
         say_how_many_more(10, len(diagnostics))
+    if result.get("stale"):
+        say("  ", styled("not synced", "yellow"), f" {result['stale']}")
     entries = result["entries"]
     stdout.print(f"Entries      {entries['approved']} approved, {entries['deprecated']} deprecated")
     candidates = ", ".join(f"{n} {state}" for state, n in result["candidates"].items())

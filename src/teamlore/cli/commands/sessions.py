@@ -646,6 +646,8 @@ def _render_memory_search(result: dict[str, Any]) -> None:
     coverage = result.get("coverage")
     note = "" if coverage == "complete" else styled(f" (coverage {coverage})", "yellow")
     say(f"generation {result.get('generation')}, {paths_line(result)}", note)
+    if result.get("stale"):
+        say(styled(f"Not synced: {result['stale']}.", "yellow"))
     if not result["results"]:
         say("No matching memory. Reviewed entries appear here after `teamlore memory promote`.")
     for hit in result["results"]:

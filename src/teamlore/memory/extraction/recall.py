@@ -91,11 +91,32 @@ GUIDANCE_RULES = (
     "Cite a turn by the evidence-id on its <<past-turn>> marker (chunk.turnEvidence).",
     "Echo taskId and binding exactly as received.",
     "Show the proposed candidates to the user before staging them.",
-    "Stage with format threadshare-memory-candidate-draft-batch@v1.",
+    "Stage one batch per task, shaped as draftShape: every field there is required (scene may "
+    "be null); statementId is yours, unique within its candidate.",
     "Tasks listed in coverage.deferred come back in the next recall once these are staged.",
     "typedFacts holds verified statements for a task: copy text and evidenceIds unchanged as a "
     "statement and it needs no confirmation; any change makes it a plain statement.",
 )
+
+# the whole CandidateDraftBatch@v1 an agent stages, every required field with a tiny example
+# (`guidance.draftShape`): the stage refusal's `next` sends a draft that lacks a field here
+DRAFT_SHAPE = {
+    "format": DRAFT_SCHEMA,
+    "taskId": "<the task's taskId>",
+    "binding": "<the task's binding object, unchanged>",
+    "candidates": [
+        {
+            "content": "Run `make check` before pushing: CI runs the same target.",
+            "type": "work_method",
+            "priority": 60,
+            "confidence": "medium",
+            "scene": None,
+            "statements": [
+                {"statementId": "s1", "text": "CI runs `make check`.", "evidenceIds": ["ev-…"]}
+            ],
+        }
+    ],
+}
 
 
 # -- events ----------------------------------------------------------------------------------
@@ -592,6 +613,7 @@ def recall(
             "nextAction": "stage" if sources else None,
             "requestFormat": DRAFT_SCHEMA,
             "rules": list(GUIDANCE_RULES),
+            "draftShape": DRAFT_SHAPE,
         },
         "note": _note(selection, len(built), len(sources), len(deferred))
         + (

@@ -109,11 +109,13 @@ def _moment(value: str) -> datetime:
 
 def check_window(after: str, before: str) -> tuple[str, str]:
     """A canonical, non-empty, half-open window of at most `MAX_WINDOW_DAYS` days."""
-    after = canonical_instant(after, "window.after (--since)")
-    before = canonical_instant(before, "window.before (--until)")
+    # named as the MCP arguments and the CLI's flags (`since`, `--since`) and, after them, as a
+    # request document's fields: the message is the same on every side
+    after = canonical_instant(after, "`since` (window.after)")
+    before = canonical_instant(before, "`until` (window.before)")
     start, end = _moment(after), _moment(before)
     if end <= start:
-        raise _window_error("the window is empty or reversed: --since must be before --until")
+        raise _window_error("the window is empty or reversed: `since` must be before `until`")
     if end - start > timedelta(days=MAX_WINDOW_DAYS):
         raise _window_error(f"the window spans more than {MAX_WINDOW_DAYS} days; narrow it")
     return after, before

@@ -66,6 +66,7 @@ __all__ = [
     "MemoryFiles",
     "ProjectionCounts",
     "ProjectionResult",
+    "projection_is_current",
     "read_memory_files",
     "stored_counts",
     "sync_approved_projection",
@@ -406,6 +407,18 @@ def _mark_drifted(
             ),
         )
     return _stored(conn, repository_key, worktree_key)
+
+
+def projection_is_current(
+    conn: sqlite3.Connection, *, repository_key: str, worktree_key: str, worktree_root: Path
+) -> bool:
+    """Whether the owner's projection is that of its memory tree now, found without writing
+    (a state DB open read-only, `db.connect_for_read`): the fast path, else a full read."""
+    stored = _stored(conn, repository_key, worktree_key)
+    if _unchanged_by_stats(conn, repository_key, worktree_key, worktree_root, stored):
+        return True
+    scan = _scan_tree(worktree_root, None)
+    return not scan.drift and _is_current(stored, scan.source_tree_digest())
 
 
 # --------------------------------------------------------------------------------------------

@@ -562,13 +562,14 @@ def state_db_path(home: Path | None = None) -> Path:
 
 def open_state_db(home: Path | None = None, *, for_read: bool = False) -> sqlite3.Connection:
     """Open (creating and migrating if needed) `memory-state.sqlite3` in the state dir. With
-    `for_read`, a full disk gives the existing database read-only (`db.connect_for_read`)."""
+    `for_read`, a full disk or a read-only state dir gives the existing database read-only
+    (`db.connect_for_read`)."""
     path = state_db_path(home)
     conn = db.connect_for_read(path, MIGRATIONS) if for_read else db.connect(path, MIGRATIONS)
     if db.is_read_only(conn):
         if memory_state_uuid_or_none(conn) is None:
             conn.close()
-            raise errors.TeamloreError(errors.DISK_FULL)
+            raise errors.TeamloreError(db.cannot_write(path))
         return conn
     if memory_state_uuid_or_none(conn) is None:
         with db.write_tx(conn):

@@ -112,7 +112,9 @@ class RecallRequest(BaseModel):
             )
         if not self.since or not self.until:
             raise errors.TeamloreError(
-                errors.WINDOW_INVALID, "a window is required: give both --since and --until"
+                # named as the MCP arguments are; the CLI's flags are the same names (`--since`)
+                errors.WINDOW_INVALID,
+                "a window is required: give both `since` and `until` (canonical UTC instants)",
             )
         return normalize_request(
             after=self.since,

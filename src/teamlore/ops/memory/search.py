@@ -52,7 +52,7 @@ def memory_search(ctx: OpContext, request: SearchRequest) -> dict[str, Any]:
     from teamlore.ops.memory.vectors import memory_vectors
 
     with open_owner(ctx, for_read=True) as owner:
-        owner.sync_projection()
+        stale = owner.sync_projection()
         embedder, vector_path = memory_vectors(ctx, owner, lexical=request.lexical)
         result = search_memory(
             owner.state,
@@ -63,4 +63,5 @@ def memory_search(ctx: OpContext, request: SearchRequest) -> dict[str, Any]:
             embedder=embedder,
             skipped=vector_path,
         )
-    return result.to_json()
+    # a full disk or a read-only state dir, and the tree changed since the last sync: say so
+    return {**result.to_json(), "stale": stale} if stale else result.to_json()

@@ -43,7 +43,8 @@ class StageRequest(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     format: str = Field(
-        description=f"'{DRAFT_BATCH_FORMAT}' (first call: drafts), "
+        description=f"'{DRAFT_BATCH_FORMAT}' (first call: drafts, shaped as recall's "
+        "guidance.draftShape), "
         f"'{ADJUDICATION_RESULT_FORMAT}' (second call: decisions), "
         f"'{CONSOLIDATION_PATCH_FORMAT}' (the answer to a synthesize task) or "
         f"'{SKILL_CANDIDATE_FORMAT}' (a Skill to create or update); the rest of the "

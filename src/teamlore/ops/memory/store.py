@@ -74,7 +74,7 @@ def memory_status(ctx: OpContext, request: StatusRequest) -> dict[str, Any]:
 
     with open_owner(ctx, for_read=True) as owner:
         recovery = _recover_promotions(ctx, owner)
-        owner.sync_projection(only_if_present=True)
+        stale = owner.sync_projection(only_if_present=True)
         result = compute(
             owner.state,
             repository_key=owner.repository_key,
@@ -82,7 +82,9 @@ def memory_status(ctx: OpContext, request: StatusRequest) -> dict[str, Any]:
             worktree_root=owner.worktree_root,
             progress=ctx.progress,
         )
-    return {**result.model_dump(mode="json", by_alias=True), "promotionRecovery": recovery}
+    status = {**result.model_dump(mode="json", by_alias=True), "promotionRecovery": recovery}
+    # a full disk or a read-only state dir, and the tree changed since the last sync: say so
+    return {**status, "stale": stale} if stale else status
 
 
 def _recover_promotions(ctx: OpContext, owner: OwnerContext) -> dict[str, Any]:
