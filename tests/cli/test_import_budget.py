@@ -45,8 +45,10 @@ READ_NEVER = {"dataclasses", "orjson", "inspect"}
 # (docs/architecture.md, "A short CLI process")
 BUDGETS: list[tuple[tuple[str, ...], int, bool, bool]] = [
     (("sessions", "search", "fixture", "--lexical", "--format", "json"), 124, False, False),
-    # hybrid: the query embedded and a small index scanned without numpy (259 modules with it)
-    (("sessions", "search", "fixture", "--format", "json"), 142, False, False),
+    # hybrid: the query embedded and a small index scanned without numpy (259 modules with it);
+    # since the fixtures hold a Chinese turn (data/codex/mcp-0.171.jsonl) the gloss tables load
+    # too (models.developer_glosses, character_senses, reverse_glosses and gzip: +4, measured)
+    (("sessions", "search", "fixture", "--format", "json"), 146, False, False),
     (("sessions", "list", "--format", "json"), 126, False, False),
     (("sessions", "show", "SESSION", "--format", "json"), 131, False, False),
     (("status", "--format", "json"), 127, False, False),

@@ -23,12 +23,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shlex
-import shutil
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from teamlore.core import errors
 from teamlore.core.locations import state_dir_path
@@ -79,9 +77,9 @@ def personal_section(home: Path, cwd: Path, client: str = "claude", limit: int =
     return fit_personal(documents, limit, lambda cuts: personal_note(cuts, cwd, client))
 
 
-@dataclass(frozen=True)
-class Cut:
-    """What the brief left out of one document (`sections`: how many it has)."""
+class Cut(NamedTuple):
+    """What the brief left out of one document (`sections`: how many it has). A tuple, not a
+    dataclass: a hook's process does not import `dataclasses` (tests/cli/test_import_budget.py)."""
 
     target: str
     sections: int
@@ -202,6 +200,9 @@ def fit_personal(documents: list[tuple[str, str]], limit: int, note: NoteMaker) 
 def _teamlore_command() -> str:
     """How the agent's shell runs this teamlore on this state dir: `teamlore` when that is the
     one on PATH, else its absolute path; with `TEAMLORE_HOME` when the hook has one."""
+    import shlex  # only a brief that was cut names a command: `shutil` loads bz2, lzma, zlib
+    import shutil
+
     script = Path(sys.executable).parent / "teamlore"
     on_path = shutil.which("teamlore")
     if on_path and script.is_file() and Path(on_path).resolve() == script.resolve():
@@ -231,6 +232,8 @@ def personal_note(cuts: list[Cut], cwd: Path, client: str) -> str:
             parts.append(f'{name} (the rest of section "{title}"{after})')
         else:
             parts.append(f'{name} ({left} of {cut.sections} sections, from "{title}" on)')
+    import shlex
+
     how = f"run `{_teamlore_command()} personal show --workspace {shlex.quote(str(cwd))}`"
     if client in MCP_CLIENTS and not any(c.target.startswith("project:") for c in cuts):
         how += ', or call the memory_read tool with contextId "global"'
