@@ -236,7 +236,10 @@ def test_the_text_view_of_a_dry_run_says_what_would_happen(user: Path) -> None:
     preview = teamlore_cli("install", "--client", "codex", "--dry-run", env={"COLUMNS": "80"})
     rows = [line for line in preview.stdout.splitlines() if line.startswith("  ")]
     assert rows == ["  would create  ~/.codex/config.toml", "  would create  ~/.codex/hooks.json"]
+    assert preview.stdout.startswith("codex (user scope): would change (dry run), nothing written")
     assert teamlore_cli("install", "--client", "codex").returncode == 0
+    again = teamlore_cli("install", "--client", "codex", "--dry-run", env={"COLUMNS": "80"})
+    assert again.stdout.startswith("codex (user scope): nothing to change (dry run), nothing")
     preview = teamlore_cli("uninstall", "--client", "codex", "--dry-run", env={"COLUMNS": "80"})
     rows = [line for line in preview.stdout.splitlines() if line.startswith("  ")]
     assert rows == ["  would remove  ~/.codex/config.toml", "  would remove  ~/.codex/hooks.json"]

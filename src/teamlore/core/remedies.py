@@ -43,7 +43,7 @@ NEXT: dict[str, str] = {
     "OWNER_AMBIGUOUS": "Name the worktree with `--repository PATH` (`teamlore repo list`).",
     # team memory store
     "MEMORY_FILE_INVALID": "Fix the file the message names; `teamlore memory lint` checks it.",
-    "LINT_BLOCKED": "Remove the secret, session id or local path the finding names, then retry.",
+    "LINT_BLOCKED": "Remove what the finding names (a blocked candidate: discard it); retry.",
     "UNSAFE_PATH": "Make the path the message names a real folder or file (no symlink); retry.",
     "QUERY_EMPTY": "Give the query at least one word or identifier to search for.",
     "INDEX_OUTDATED": "Run `teamlore sync` once; it re-analyzes the index.",

@@ -532,7 +532,7 @@ def test_a_lint_policy_bump_after_approval_voids_the_plan(world: World) -> None:
     bumped = (
         "import sys\n"
         "import teamlore.memory.store.lint as rules\n"
-        "rules.LINT_POLICY_VERSION = 'teamlore-sanitize@2'\n"
+        "rules.LINT_POLICY_VERSION = 'teamlore-sanitize@next'\n"
         "from teamlore.cli.main import main\n"
         f"sys.argv = ['teamlore', 'memory', 'promote', '--plan', {plan_id!r}, '--format', 'json']\n"
         "main()\n"
@@ -545,7 +545,7 @@ def test_a_lint_policy_bump_after_approval_voids_the_plan(world: World) -> None:
     assert done.returncode == 1, done.stderr
     error = orjson.loads(done.stdout)["error"]
     assert error["code"] == "PROMOTION_POLICY_DRIFT"
-    assert "teamlore-sanitize@2" in error["message"]
+    assert "teamlore-sanitize@next" in error["message"]
     assert world.status(plan_id) == "voided"
     assert not (world.root / A).exists()
 

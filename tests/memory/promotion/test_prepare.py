@@ -403,3 +403,8 @@ def test_teamlores_own_notes_and_code_that_names_evidence_never_block(flow: Flow
     item = quarantined_item(flow, two_units)
     assert item["blocked"] is False, item["lintFindings"]
     assert code in item["files"][0]["preview"] and "(evidence: " in item["files"][0]["preview"]
+
+
+def test_a_note_in_the_content_a_statement_repeats_is_one_finding(flow: Flow) -> None:
+    item = quarantined_item(flow, candidate(FORGED, [(FORGED, [flow.turn_ev(1)])]))
+    assert [f["rule"] for f in item["lintFindings"]] == ["format.imitated-evidence-note"]

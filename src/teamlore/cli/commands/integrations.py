@@ -62,8 +62,12 @@ def _render_files(title: str, done: dict[str, Any], *, dry_run: bool) -> None:
 
 
 def _render_install(result: dict[str, Any]) -> None:
-    title = "would change (dry run, nothing written)" if result["dryRun"] else "installed"
     for done in result["installed"]:
+        title = "installed"
+        if result["dryRun"]:
+            unchanged = all(item["action"] == "unchanged" for item in done["files"])
+            title = "nothing to change (dry run)" if unchanged else "would change (dry run)"
+            title += ", nothing written"
         _render_files(title, done, dry_run=result["dryRun"])
         assemble = done.get("assemble") or {}
         assembled = assemble.get("result") or {}

@@ -171,8 +171,8 @@ def imitated_notes(texts: Iterable[str], raw: bytes, target_path: str) -> list[F
         line = next(
             (n for n, written in enumerate(lines, 1) if any(x in written for x in shown)), 0
         )
-        if line == 0:
-            continue
+        if line == 0 or any(f.line == line for f in findings):  # a statement repeating
+            continue  # the content is one line of the file: one finding
         findings.append(
             Finding(
                 rule=IMITATED_NOTE,

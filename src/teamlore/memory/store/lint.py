@@ -46,7 +46,10 @@ from teamlore.memory.store import layout
 from teamlore.memory.store.frontmatter import MemoryFormatError, decode_text, line_of
 from teamlore.memory.store.slugs import slug_problem
 
-LINT_POLICY_VERSION = "teamlore-sanitize@1"
+# bumped with every rule that blocks more: a plan prepared under an older policy is voided at
+# promote (PROMOTION_POLICY_DRIFT). @2: `format.hidden-character` and, for candidates,
+# `format.imitated-evidence-note` (memory/promotion/rendering.py)
+LINT_POLICY_VERSION = "teamlore-sanitize@2"
 HIDDEN_CHARACTER = "format.hidden-character"  # the rule id of a control or invisible character
 MAX_SCENES = 15
 SCENES_NEAR_LIMIT = 12
