@@ -258,3 +258,29 @@ def test_a_changed_profile_says_what_changed_not_the_version(world: World) -> No
         assert out["runnerConformance"]["reverify"] == (
             f"teamlore memory reverify-runner --runner openai --runner-endpoint {other}"
         )
+
+
+def test_a_pass_recorded_before_profiles_were_kept_says_so_and_a_stale_plan_names_the_profile(
+    world: World,
+) -> None:
+    """An upgrade: the openai runner's pass was recorded by a teamlore that kept no profile, and
+    this one reads the profile's `timeout_s` too. The refusal said 'its binary or profile; now
+    0.1.0' (nothing the user changed), and the plan made before 'the bytes to send changed'."""
+    import sqlite3
+
+    with ScriptedServer() as server:
+        server.respond_with(_slow(0.0))
+        config = _profile(world.home, server.base_url)
+        world.reverify("openai")
+        before = world.plan("openai")["plans"][0]["planDigest"]
+        with sqlite3.connect(world.home / "memory-state.sqlite3") as db:
+            db.execute("UPDATE runner_conformance SET verified_profile = NULL")
+        config.write_text(config.read_text() + "timeout_s = 90\n")
+        code, out = world.approve(before)
+        assert code == 1 and out["error"]["code"] == "RUNNER_NOT_CONFORMANT"
+        assert "recorded by an older teamlore" in out["error"]["message"]
+        world.reverify("openai")
+        code, out = world.approve(before)
+        assert code == 1 and out["error"]["code"] == "RUNNER_PLAN_MISMATCH"
+        assert "the runner's profile changed" in out["error"]["message"]
+        assert out["error"]["details"]["changed"] == ["runnerProfile"]

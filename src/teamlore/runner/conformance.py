@@ -429,11 +429,18 @@ def conformance_problem(conn: sqlite3.Connection, runner: Runner) -> errors.Team
         changes: list[str] = []
     elif row is not None:
         changes = _changes(orjson.loads(row[2]), now) if row[2] else []
-        why = f"the {name} runner changed since it was verified" + (
-            f" ({'; '.join(changes)})"
-            if changes
-            else f" (its binary or profile; now {now['binary']['version']})"
-        )
+        if row[2] is None:  # a pass an older teamlore recorded kept no profile to compare
+            why = (
+                f"the {name} runner's pass was recorded by an older teamlore, which kept no "
+                "profile to compare with this one (this version also reads a profile's "
+                "timeout_s)"
+            )
+        else:
+            why = f"the {name} runner changed since it was verified" + (
+                f" ({'; '.join(changes)})"
+                if changes
+                else f" (its binary or profile; now {now['binary']['version']})"
+            )
     else:
         other = conn.execute(
             "SELECT verified_profile FROM runner_conformance WHERE substr(profile, 1, ?) = ? "

@@ -31,12 +31,21 @@ from teamlore.ops.runner.plans import (
 # -- approve and run ----------------------------------------------------------------------------
 
 
+# what each part of a plan that no longer matches says changed (RUNNER_PLAN_MISMATCH)
+_CHANGED = {
+    "task_id": "its task was replaced",
+    "input_coverage_digest": "what its task covers changed",
+    "runner_profile": "the runner's profile changed (model, endpoint, limits or version)",
+    "runner_input_digest": "the bytes to send changed",
+}
+
+
 def _mismatch(plan: Any, rebuilt: Any | None, why: str) -> errors.TeamloreError:
     changed: list[str] = []
     if rebuilt is not None:
-        for name in ("runner_input_digest", "input_coverage_digest", "runner_profile", "task_id"):
-            if getattr(plan, name) != getattr(rebuilt, name):
-                changed.append(to_camel(name))
+        names = [n for n in _CHANGED if getattr(plan, n) != getattr(rebuilt, n)]
+        changed = [to_camel(n) for n in names]
+        why = _CHANGED[names[0]] if names else why
     return errors.TeamloreError(
         errors.RUNNER_PLAN_MISMATCH,
         f"plan {plan.plan_digest[:12]}… no longer matches its inputs ({why}); make a new plan "
