@@ -17,7 +17,8 @@ trace). Every problem — unreadable file, bad TOML, a value its schema refuses 
 The file is the user's: a save edits its document (tomlkit, imported by the writer only, never on
 a read command's path) rather than writing it anew, so comments, the order of keys and tables, and
 every table teamlore did not change stay as they were; only the keys whose values changed are
-rewritten, and a setting nobody chose (a schema default) is not written out.
+rewritten, and a setting nobody chose (a schema default) is not written out. tomlkit writes an
+array of tables whole: a table between two `[[repositories]]` items moves after them.
 """
 
 from __future__ import annotations
