@@ -159,3 +159,48 @@ def test_work_read_beside_raises_its_own_error_once_waited_for_and_leaves_no_thr
     with pytest.raises(LookupError) as caught:
         beside.result()
     assert caught.value is failure
+
+
+def test_an_upgrade_while_another_process_holds_the_write_lock_is_lock_busy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "x.sqlite3"
+    db.connect(path, MIGRATIONS[:1]).close()
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process writing
+    monkeypatch.setattr(db, "BUSY_TIMEOUT_MS", 50)
+    try:
+        with pytest.raises(errors.TeamloreError) as caught:
+            db.connect(path, MIGRATIONS)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert caught.value.code == "LOCK_BUSY"
+    assert (
+        "x.sqlite3" in caught.value.message and "another teamlore process" in caught.value.message
+    )
+    assert db.schema_version(db.connect(path, MIGRATIONS[:1])) == 1  # nothing changed meanwhile
+    assert db.schema_version(db.connect(path, MIGRATIONS)) == 2  # and it upgrades afterwards
+
+
+def test_a_write_another_process_blocks_is_refused_as_lock_busy_not_internal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from teamlore.core import refusals
+
+    path = tmp_path / "x.sqlite3"
+    monkeypatch.setattr(db, "BUSY_TIMEOUT_MS", 50)
+    conn = db.connect(path, MIGRATIONS)
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(sqlite3.OperationalError) as caught, db.write_tx(conn):
+            conn.execute("INSERT INTO a(v) VALUES ('lost')")
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    refusal = refusals.refusal_for(caught.value)
+    assert refusal.code == "LOCK_BUSY"
+    assert refusal.exit_code == 1
+    assert "another teamlore process" in refusal.message
+    assert conn.execute("SELECT count(*) FROM a").fetchone()[0] == 0

@@ -19,7 +19,6 @@ from teamlore.core.paths import ensure_private_file, refuse_wrong_type
 
 BUSY_TIMEOUT_MS = 10_000
 DERIVED_BUSY_TIMEOUT_MS = 250  # how long a read command waits to write a derived record
-_SQLITE_BUSY, _SQLITE_LOCKED = 5, 6
 # the largest integer SQLite stores: a larger one bound to a statement raises OverflowError
 MAX_INTEGER = 2**63 - 1
 
@@ -34,6 +33,13 @@ def _storage_error(exc: BaseException) -> errors.ErrorCode | None:
     from teamlore.core.refusals import storage_error
 
     return storage_error(exc)
+
+
+def is_busy(exc: BaseException) -> bool:
+    """`refusals.is_busy`, loaded on a failure's path only (as `_storage_error`)."""
+    from teamlore.core.refusals import is_busy as busy
+
+    return busy(exc)
 
 
 def connect(
@@ -204,13 +210,23 @@ def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration], *, name: 
             f"{name} has schema {current}; this teamlore knows up to {len(migrations)}",
         )
     for number in range(current + 1, len(migrations) + 1):
-        with write_tx(conn):
-            # a concurrent process may have migrated while we waited for the write lock
-            if schema_version(conn) >= number:
-                continue
-            for statement in _split_sql(migrations[number - 1]):
-                conn.execute(statement)
-            conn.execute(f"PRAGMA user_version = {number}")
+        try:
+            with write_tx(conn):
+                # a concurrent process may have migrated while we waited for the write lock
+                if schema_version(conn) >= number:
+                    continue
+                for statement in _split_sql(migrations[number - 1]):
+                    conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {number}")
+        except sqlite3.OperationalError as exc:
+            if not is_busy(exc):
+                raise
+            raise errors.TeamloreError(
+                errors.LOCK_BUSY,
+                f"{name} must be upgraded from schema {number - 1} to {len(migrations)}, and"
+                " another teamlore process holds its write lock; nothing was lost: let that"
+                " process finish, then retry (the upgrade goes on where it stopped)",
+            ) from None
     return schema_version(conn)
 
 
@@ -254,8 +270,7 @@ def write_derived(conn: sqlite3.Connection, write: Callable[[sqlite3.Connection]
     except sqlite3.OperationalError as exc:
         if conn.in_transaction:
             conn.rollback()
-        primary = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
-        if primary not in (_SQLITE_BUSY, _SQLITE_LOCKED) and _storage_error(exc) not in (
+        if not is_busy(exc) and _storage_error(exc) not in (
             errors.DISK_FULL,
             errors.STATE_READ_ONLY,
         ):

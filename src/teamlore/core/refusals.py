@@ -17,6 +17,7 @@ from teamlore.core.errors import (
     DB_CORRUPT,
     DISK_FULL,
     INTERNAL,
+    LOCK_BUSY,
     PATH_TOO_LONG,
     PERMISSION_DENIED,
     STATE_INVALID,
@@ -26,6 +27,7 @@ from teamlore.core.errors import (
 )
 
 _SQLITE_FULL, _SQLITE_CORRUPT, _SQLITE_NOTADB, _SQLITE_READONLY, _SQLITE_IOERR = 13, 11, 26, 8, 10
+_SQLITE_BUSY, _SQLITE_LOCKED = 5, 6
 NEARLY_FULL_BYTES = 1024 * 1024
 # more than any state file teamlore writes outside SQLite (a model's derived copy is ~85 MB)
 ROOMY_BYTES = 256 * 1024 * 1024
@@ -77,6 +79,15 @@ def disk_full_advice() -> str:
         "bigger disk and point TEAMLORE_HOME at it; read-only commands (search, status, lint) "
         "keep working meanwhile"
     )
+
+
+def is_busy(exc: BaseException) -> bool:
+    """Whether `exc` is SQLite's "another connection holds the lock" (SQLITE_BUSY or
+    SQLITE_LOCKED, after the busy timeout): another process is writing, nothing is damaged."""
+    if not isinstance(exc, sqlite3.OperationalError):
+        return False
+    primary = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+    return primary in (_SQLITE_BUSY, _SQLITE_LOCKED) or "database is locked" in str(exc)
 
 
 def storage_error(exc: BaseException) -> ErrorCode | None:
@@ -144,6 +155,13 @@ def refusal_for(exc: BaseException) -> TeamloreError:
     with paths redacted."""
     if isinstance(exc, TeamloreError):
         return exc
+    if is_busy(exc):  # a write waited out the busy timeout: another process, nothing damaged
+        return TeamloreError(
+            LOCK_BUSY,
+            "another teamlore process is writing to a database in teamlore's state directory"
+            f" and held its write lock longer than this command waits ({exc}); the write this"
+            " command tried was not made: let that process finish, then retry",
+        )
     code = storage_error(exc)
     if code is None and isinstance(exc, PermissionError):
         code = PERMISSION_DENIED  # not a storage failure: nothing is damaged, nothing is set aside

@@ -32,6 +32,8 @@ from teamlore.integrations.manifest import (
     HookRecord,
     Installation,
     KeyRecord,
+    Manifest,
+    dumped,
     load_manifest,
     read_backup,
     sha256,
@@ -107,14 +109,17 @@ def _apply_hooks(
     doc = document.doc
     # what install creates (the `hooks` object, a `hooks.<event>` list) uninstall removes once
     # empty; what was there before, even empty (`"hooks": {}`), stays
-    created_hooks = doc.find(("hooks",)) is None or any(e.createdHooks for e in earlier)
+    # (None, a record saved without it, means created: `manifest.dumped`)
+    created_hooks = doc.find(("hooks",)) is None or any(
+        e.createdHooks is not False for e in earlier
+    )
     records: list[HookRecord] = []
     for hook in edits.hooks:
         groups = cf.hook_groups(doc, hook.event)
         if any(cf.group_has_command(g, hook.command) for g in groups):
             continue  # the user already runs this exact command: leave theirs alone
         created_event = doc.find(("hooks", hook.event)) is None or any(
-            e.createdEvent and e.event == hook.event for e in earlier
+            e.createdEvent is not False and e.event == hook.event for e in earlier
         )
         cf.add_hook(doc, hook.event, hook_group(hook))
         records.append(
@@ -221,6 +226,8 @@ def install(
         if dry_run:
             return result
         intent = _install_intent(home, client, scope, root_key, options, existing, pending)
+        if _nothing_to_do(existing, intent, [p for _, p, _ in pending]):
+            return result  # the manifest keeps its bytes (and its `installedAt`)
         try:
             _run(home, intent, [p for _, p, _ in pending])
             return result
@@ -228,6 +235,18 @@ def install(
             if attempt == 2:
                 raise _changed_meanwhile(changed.path) from None
     raise AssertionError("unreachable")
+
+
+def _nothing_to_do(
+    existing: Installation | None, intent: tx.Intent, pending: list[_Pending]
+) -> bool:
+    """An install that changes no file and records what the manifest already holds."""
+    if existing is None or intent.installation is None or intent.dropBackups:
+        return False
+    if any(item.changed for item in pending):
+        return False
+    now = intent.installation.model_copy(update={"installedAt": existing.installedAt})
+    return dumped(Manifest(installations=[now])) == dumped(Manifest(installations=[existing]))
 
 
 def _changed_meanwhile(path: str) -> errors.TeamloreError:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import orjson
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from teamlore.core import errors, safe_write
 from teamlore.core.paths import FILE_MODE, display_path, ensure_private_dir, read_private_file
@@ -47,7 +47,8 @@ class HookRecord(_Strict):
     command: str
     # whether install created the `hooks.<event>` list / the `hooks` object, which uninstall
     # then removes once nothing else is left in it (None: a record from before teamlore kept
-    # this; such a container is removed when empty)
+    # this; such a container is removed when empty, as when True). Saved only when False
+    # (`save_manifest`): a manifest without them stays readable by an older teamlore
     createdEvent: bool | None = None
     createdHooks: bool | None = None
 
@@ -108,11 +109,39 @@ def load_manifest(home: Path) -> Manifest:
         return Manifest()
     try:
         return Manifest.model_validate_json(read_private_file(path))
+    except ValidationError as exc:
+        unknown = [e for e in exc.errors() if _written_by_newer(e)]
+        if unknown:
+            where = ".".join(str(part) for part in unknown[0]["loc"])
+            raise errors.TeamloreError(
+                errors.DB_SCHEMA_TOO_NEW,
+                f"{display_path(path)} was written by a newer teamlore ({where} is unknown to"
+                " this one); upgrade teamlore to install, uninstall or check integrations",
+            ) from None
+        raise _damaged(path, exc) from None
     except ValueError as exc:
-        raise errors.TeamloreError(
-            errors.CONFIG_INVALID,
-            f"{display_path(path)} is damaged ({type(exc).__name__}); fix or remove it",
-        ) from None
+        raise _damaged(path, exc) from None
+
+
+def _written_by_newer(error: Any) -> bool:
+    """A field this version does not know, or a later format tag."""
+    if error["type"] == "extra_forbidden":
+        return True
+    value = error.get("input")
+    return (
+        tuple(error["loc"]) == ("format",)
+        and isinstance(value, str)
+        and (value.startswith("teamlore-integrations@") and value != MANIFEST_FORMAT)
+    )
+
+
+def _damaged(path: Path, exc: Exception) -> errors.TeamloreError:
+    return errors.TeamloreError(
+        errors.STATE_INVALID,
+        f"{display_path(path)} is damaged ({type(exc).__name__}): it records what `teamlore"
+        " install` added so `uninstall` can remove it; move it aside (teamlore then no longer"
+        " knows its installs: remove their entries from the client configs by hand)",
+    )
 
 
 def write_state_file(home: Path, relative: str, data: bytes) -> None:
@@ -125,8 +154,23 @@ def write_state_file(home: Path, relative: str, data: bytes) -> None:
 
 
 def save_manifest(home: Path, manifest: Manifest) -> None:
-    data = orjson.dumps(manifest.model_dump(mode="json"), option=orjson.OPT_INDENT_2)
+    data = orjson.dumps(dumped(manifest), option=orjson.OPT_INDENT_2)
     write_state_file(home, "manifest.json", data + b"\n")
+
+
+def dumped(manifest: Manifest) -> dict[str, Any]:
+    """`manifest` as saved: a hook's `createdEvent` / `createdHooks` only when False (absent
+    reads as None, which uninstall treats as True), so the manifest of an install that found
+    no hook container to keep stays readable by an older teamlore, whose strict reader refuses
+    fields it does not know."""
+    data = manifest.model_dump(mode="json")
+    for installation in data["installations"]:
+        for record in installation["files"]:
+            for entry in record["entries"]:
+                for name in ("createdEvent", "createdHooks"):
+                    if name in entry and entry[name] is not False:
+                        del entry[name]
+    return data
 
 
 def backup_path(home: Path, name: str) -> Path:

@@ -1,0 +1,96 @@
+"""The install manifest across versions (docs/agents.md, "The install manifest"): what install
+writes stays readable by an older teamlore when it can, an install that changes nothing leaves
+it as it is, and a manifest this version cannot read says why and what to do."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from support import teamlore_cli
+from teamlore.core import errors
+from teamlore.integrations.manifest import load_manifest
+
+
+def cli(*args: str) -> None:
+    done = teamlore_cli(*args)
+    assert done.returncode == 0, done.stderr
+
+
+def manifest_file() -> Path:
+    return Path(os.environ["TEAMLORE_HOME"]) / "integrations" / "manifest.json"
+
+
+def hook_entries() -> list[dict[str, object]]:
+    record = json.loads(manifest_file().read_text())
+    return [
+        entry
+        for installation in record["installations"]
+        for file in installation["files"]
+        for entry in file["entries"]
+        if entry["type"] == "hook"
+    ]
+
+
+def test_a_fresh_install_writes_no_field_an_older_teamlore_does_not_know(user: Path) -> None:
+    cli("install", "--client", "claude")
+    entries = hook_entries()
+    assert entries
+    # the fields of an older teamlore's strict hook record, and no other
+    assert all(set(entry) <= {"type", "event", "command"} for entry in entries), entries
+
+    settings = user / ".claude" / "settings.json"
+    cli("install", "--client", "claude", "--force")  # a reinstall keeps "install created it"
+    cli("uninstall", "--client", "claude")
+    assert not settings.exists() or "hooks" not in json.loads(settings.read_text() or "{}")
+
+
+def test_what_install_found_there_is_still_recorded(user: Path) -> None:
+    settings = user / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"hooks": {}}\n')
+    cli("install", "--client", "claude")
+    assert all(entry.get("createdHooks") is False for entry in hook_entries())
+    cli("uninstall", "--client", "claude")
+    assert json.loads(settings.read_text()) == {"hooks": {}}
+
+
+def test_an_install_that_changes_nothing_leaves_the_manifest_as_it_is(user: Path) -> None:
+    cli("install", "--client", "claude")
+    before = manifest_file().read_bytes()
+    os.utime(manifest_file(), (1, 1))
+    cli("install", "--client", "claude")
+    assert manifest_file().read_bytes() == before
+    assert manifest_file().stat().st_mtime == 1
+
+
+def test_a_manifest_of_a_newer_teamlore_says_upgrade(user: Path) -> None:
+    cli("install", "--client", "claude")
+    record = json.loads(manifest_file().read_text())
+    record["installations"][0]["files"][0]["entries"][0]["createdBy"] = "a later version"
+    manifest_file().write_text(json.dumps(record))
+    with pytest.raises(errors.TeamloreError) as caught:
+        load_manifest(manifest_file().parent.parent)
+    assert caught.value.code == "DB_SCHEMA_TOO_NEW"
+    assert "newer teamlore" in caught.value.message and "createdBy" in caught.value.message
+    assert "upgrade teamlore" in caught.value.message
+
+    record["format"] = "teamlore-integrations@v2"
+    del record["installations"][0]["files"][0]["entries"][0]["createdBy"]
+    manifest_file().write_text(json.dumps(record))
+    with pytest.raises(errors.TeamloreError) as caught:
+        load_manifest(manifest_file().parent.parent)
+    assert caught.value.code == "DB_SCHEMA_TOO_NEW"
+
+
+def test_a_damaged_manifest_names_the_manifest_not_config_toml(user: Path) -> None:
+    cli("install", "--client", "claude")
+    manifest_file().write_text('{"installations": [')
+    with pytest.raises(errors.TeamloreError) as caught:
+        load_manifest(manifest_file().parent.parent)
+    assert caught.value.code == "STATE_INVALID"
+    assert "manifest.json is damaged" in caught.value.message
+    assert "config.toml" not in errors.next_step(caught.value.error)
