@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -333,3 +334,46 @@ def fill_to_the_last_byte(folder: Path) -> None:
     with open(folder / "filler", "wb", buffering=0) as handle, contextlib.suppress(OSError):
         while True:
             handle.write(b"\0" * 65536)
+
+
+_NAMESPACE_DRIVER = textwrap.dedent(
+    """
+    import json, os, subprocess, sys
+    steps = json.loads(sys.argv[1])
+    out = []
+    for step in steps:
+        if step[0] == "sh":
+            done = subprocess.run(step[1], shell=True, capture_output=True, text=True)
+            out.append({"rc": done.returncode, "stdout": done.stdout, "stderr": done.stderr[-300:]})
+        else:
+            done = subprocess.run(step, capture_output=True, text=True)
+            out.append({"rc": done.returncode, "stdout": done.stdout, "stderr": done.stderr[-500:]})
+    print(json.dumps(out))
+    """
+)
+
+
+def in_private_namespace(tmp_path: Path, steps: list[Any]) -> list[dict[str, Any]]:
+    """Run `steps` (an argv list, or `["sh", "a shell line"]`) as root of a private user and
+    mount namespace (`unshare -rm`): real mounts (a read-only bind, a full tmpfs) a test may
+    make and leave; each step's exit code, stdout and stderr tail. Skips with the reason where
+    the kernel allows no such namespace."""
+    if shutil.which("unshare") is None or shutil.which("mount") is None:
+        pytest.skip("unshare/mount not installed (util-linux)")
+    probe = subprocess.run(
+        ["unshare", "-rm", "sh", "-c", f"mount -t tmpfs -o size=64k tmpfs {tmp_path}"],
+        capture_output=True,
+        text=True,
+    )
+    if probe.returncode != 0:
+        pytest.skip(f"no private mount namespace here: {probe.stderr.strip()[:200]}")
+    driver = tmp_path / "driver.py"
+    driver.write_text(_NAMESPACE_DRIVER)
+    done = subprocess.run(
+        ["unshare", "-rm", sys.executable, str(driver), json.dumps(steps)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    return list(json.loads(done.stdout))

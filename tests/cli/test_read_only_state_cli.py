@@ -13,46 +13,9 @@ import json
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
-from typing import Any
 
-import pytest
-
-from support import entry_file, teamlore_cli
-
-_DRIVER = textwrap.dedent(
-    """
-    import json, subprocess, sys
-    out = []
-    for step in json.loads(sys.argv[1]):
-        done = subprocess.run(step, shell=True, capture_output=True, text=True)
-        out.append({"rc": done.returncode, "stdout": done.stdout, "stderr": done.stderr[-500:]})
-    print(json.dumps(out))
-    """
-)
-
-
-def _in_namespace(tmp_path: Path, steps: list[str]) -> list[dict[str, Any]]:
-    if shutil.which("unshare") is None or shutil.which("mount") is None:
-        pytest.skip("unshare/mount not installed (util-linux)")
-    probe = subprocess.run(
-        ["unshare", "-rm", "sh", "-c", f"mount -t tmpfs -o size=64k tmpfs {tmp_path}"],
-        capture_output=True,
-        text=True,
-    )
-    if probe.returncode != 0:
-        pytest.skip(f"no private mount namespace here: {probe.stderr.strip()[:200]}")
-    driver = tmp_path / "driver.py"
-    driver.write_text(_DRIVER)
-    done = subprocess.run(
-        ["unshare", "-rm", sys.executable, str(driver), json.dumps(steps)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr
-    return list(json.loads(done.stdout))
+from support import entry_file, in_private_namespace, teamlore_cli
 
 
 def _teamlore(repo: Path, home: Path, *args: str) -> str:
@@ -77,17 +40,20 @@ def test_memory_search_and_status_answer_from_a_read_only_state_dir(tmp_path: Pa
     assert synced.returncode == 0, synced.stderr
 
     added = entry_file("sign-the-tag", "Sign the release tag with the team key.")
-    found, status, edit, stale, stale_status, stale_text, write = _in_namespace(
+    found, status, edit, stale, stale_status, stale_text, write = in_private_namespace(
         tmp_path,
         [
-            f"mount --bind {home} {home} && mount -o remount,bind,ro {home} {home}",
-            _teamlore(repo, home, "memory", "search", "tag", "--lexical", "--format", "json"),
-            _teamlore(repo, home, "memory", "status", "--format", "json"),
-            f"cat > {entries / 'sign-the-tag.md'} <<'EOF'\n{added}EOF",
-            _teamlore(repo, home, "memory", "search", "tag", "--lexical", "--format", "json"),
-            _teamlore(repo, home, "memory", "status", "--format", "json"),
-            _teamlore(repo, home, "memory", "search", "tag", "--lexical"),
-            _teamlore(repo, home, "sync", "--repository", ".", "--format", "json"),
+            ["sh", step]
+            for step in [
+                f"mount --bind {home} {home} && mount -o remount,bind,ro {home} {home}",
+                _teamlore(repo, home, "memory", "search", "tag", "--lexical", "--format", "json"),
+                _teamlore(repo, home, "memory", "status", "--format", "json"),
+                f"cat > {entries / 'sign-the-tag.md'} <<'EOF'\n{added}EOF",
+                _teamlore(repo, home, "memory", "search", "tag", "--lexical", "--format", "json"),
+                _teamlore(repo, home, "memory", "status", "--format", "json"),
+                _teamlore(repo, home, "memory", "search", "tag", "--lexical"),
+                _teamlore(repo, home, "sync", "--repository", ".", "--format", "json"),
+            ]
         ],
     )[1:]
     # the projection is that of the tree: the answer, and nothing to warn about

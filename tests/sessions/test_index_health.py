@@ -14,16 +14,14 @@ import json
 import os
 import shutil
 import sqlite3
-import subprocess
 import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
 from records import codex_meta, codex_user_message, write_jsonl
 
-from support import teamlore_cli
+from support import in_private_namespace, teamlore_cli
 from teamlore.models.cache import MODEL_CACHE_ENV
 
 
@@ -155,44 +153,6 @@ def test_rebuild_of_a_healthy_index_keeps_deleted_transcripts_history(tmp_path: 
 
 # -- real mounts in a private namespace ----------------------------------------------------------
 
-_NAMESPACE_DRIVER = textwrap.dedent(
-    """
-    import json, os, subprocess, sys
-    steps = json.loads(sys.argv[1])
-    out = []
-    for step in steps:
-        if step[0] == "sh":
-            done = subprocess.run(step[1], shell=True, capture_output=True, text=True)
-            out.append({"rc": done.returncode, "stdout": done.stdout, "stderr": done.stderr[-300:]})
-        else:
-            done = subprocess.run(step, capture_output=True, text=True)
-            out.append({"rc": done.returncode, "stdout": done.stdout, "stderr": done.stderr[-500:]})
-    print(json.dumps(out))
-    """
-)
-
-
-def _in_namespace(tmp_path: Path, steps: list[Any]) -> list[dict[str, Any]]:
-    if shutil.which("unshare") is None or shutil.which("mount") is None:
-        pytest.skip("unshare/mount not installed (util-linux)")
-    probe = subprocess.run(
-        ["unshare", "-rm", "sh", "-c", f"mount -t tmpfs -o size=64k tmpfs {tmp_path}"],
-        capture_output=True,
-        text=True,
-    )
-    if probe.returncode != 0:
-        pytest.skip(f"no private mount namespace here: {probe.stderr.strip()[:200]}")
-    driver = tmp_path / "driver.py"
-    driver.write_text(_NAMESPACE_DRIVER)
-    done = subprocess.run(
-        ["unshare", "-rm", sys.executable, str(driver), json.dumps(steps)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr
-    return list(json.loads(done.stdout))
-
 
 def _teamlore(home: Path, *args: str) -> list[str]:
     exe = shutil.which("teamlore", path=str(Path(sys.executable).parent))
@@ -226,7 +186,7 @@ def test_a_full_disk_is_disk_full_and_changes_nothing(tmp_path: Path) -> None:
         ["sh", f"rm {mnt}/filler"],
         sync,
     ]
-    _, first, _, full, rebuild, status, listed, ls, _, freed = _in_namespace(tmp_path, steps)
+    _, first, _, full, rebuild, status, listed, ls, _, freed = in_private_namespace(tmp_path, steps)
     assert first["rc"] == 0 and _json(first)["totals"]["sessions"] == 3
     for refused in (full, rebuild):
         assert refused["rc"] == 1 and _code(_json(refused)) == "DISK_FULL", refused
@@ -249,7 +209,7 @@ def test_a_disk_full_before_the_first_sync_says_disk_full_not_a_schema_upgrade(
         _teamlore(home, "status"),
         _teamlore(home, "sessions", "search", "hello"),
     ]
-    _, _, status, found = _in_namespace(tmp_path, steps)
+    _, _, status, found = in_private_namespace(tmp_path, steps)
     for refused in (status, found):
         assert refused["rc"] == 1 and _code(_json(refused)) == "DISK_FULL", refused
         assert "schema upgrade" not in refused["stdout"]
@@ -264,7 +224,7 @@ def test_a_read_only_state_dir_serves_read_only_commands(tmp_path: Path) -> None
         _teamlore(home, "sessions", "search", "hello"),
         _teamlore(home, "sync", "--source", f"codex={codex}"),
     ]
-    mounted, status, listed, found, sync = _in_namespace(tmp_path, steps)
+    mounted, status, listed, found, sync = in_private_namespace(tmp_path, steps)
     assert mounted["rc"] == 0, mounted
     assert status["rc"] == 0 and _json(status)["sessions"] == 3, status
     assert listed["rc"] == 0 and len(_json(listed)["sessions"]) == 3, listed
