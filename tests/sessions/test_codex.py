@@ -410,6 +410,33 @@ class _DecodesEveryLine(CodexAdapter):
     unread_lines = None
 
 
+def test_codex_0171_lines_with_an_ordinal_are_passed_over_as_the_older_ones_are(
+    tmp_path: Path,
+) -> None:
+    """Codex 0.171 writes `"ordinal":N` between `timestamp` and `type`: no line was passed over
+    unread (token counts, an 11 KB tool search answer), and its tool search items were each an
+    `unknown-record` warning. The same events as decoding every line, from the real excerpt and
+    a tool search pair in its shape."""
+    real = (DATA / "mcp-0.171.jsonl").read_bytes().splitlines()
+    stamp = '{"timestamp":"2026-12-06T08:50:14.642Z","ordinal":9,"type":"response_item",'
+    search = [
+        stamp + '"payload":{"type":"tool_search_call","id":"tsc_1","call_id":"call_0001",'
+        '"status":"completed","execution":"client","arguments":{"query":"recall","limit":8}}}',
+        stamp.replace(":9,", ":10,") + '"payload":{"type":"tool_search_output","id":"tso_1",'
+        '"call_id":"call_0001","status":"completed","execution":"client","tools":[]}}',
+    ]
+    lines = [*real[:3], *(line.encode() for line in search), *real[3:]]
+    path = tmp_path / "rollout.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    unread = CodexAdapter.unread_lines
+    assert unread is not None
+    passed_over = [line for line in lines if unread.match(line)]
+    assert len(passed_over) >= 4 and all(b'"ordinal":' in line for line in passed_over)
+    evs = events(path)
+    assert not [d for d in of(Diagnostic, evs) if d.code == "unknown-record"]
+    assert evs == list(iter_file_events(_DecodesEveryLine(), path))
+
+
 def test_lines_of_used_kinds_are_never_passed_over_unread(tmp_path: Path) -> None:
     """Only the start of a line, as Codex writes it, can mark it unread: a used record whose
     text holds such a start, whose kind merely begins like an ignored one, or whose keys come

@@ -91,11 +91,23 @@ ITEM_TYPES = frozenset(
         "ghost_snapshot",
         "compaction",
         "compaction_summary",
+        "tool_search_call",
+        "tool_search_output",
     }
 )
 # response items that carry nothing to index: reasoning (not assistant text), ghost snapshots,
-# compactions
-UNINDEXED_ITEMS = frozenset({"reasoning", "ghost_snapshot", "compaction", "compaction_summary"})
+# compactions, and Codex 0.171's tool search (the model looking up which tools it has, with the
+# tools' descriptions as the answer: no work of the session)
+UNINDEXED_ITEMS = frozenset(
+    {
+        "reasoning",
+        "ghost_snapshot",
+        "compaction",
+        "compaction_summary",
+        "tool_search_call",
+        "tool_search_output",
+    }
+)
 # event_msg types that carry nothing the index needs (or duplicate a response item)
 IGNORED_EVENTS = frozenset(
     {
@@ -159,8 +171,8 @@ def _unread_lines() -> re.Pattern[bytes]:
     events, items = one_of(IGNORED_EVENTS), one_of(UNINDEXED_ITEMS)
     # shared starts are written once: the regex engine tries alternatives one after the other,
     # so an envelope's timestamp is scanned once per line, not once per kind of envelope
-    envelope = (
-        r'timestamp":"[^"\\]*","type":"(?:'
+    envelope = (  # Codex 0.171 writes an `ordinal` between the two
+        r'timestamp":"[^"\\]*",(?:"ordinal":[0-9]+,)?"type":"(?:'
         rf'event_msg","payload":\{{"type":"(?:{events})"'
         rf'|response_item","payload":\{{"type":"(?:{items})")'
     )
