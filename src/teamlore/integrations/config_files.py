@@ -304,10 +304,10 @@ def _toml_table(value: dict[str, Any], *, top: bool = True) -> Table:
     return table
 
 
-def delete_key(doc: Any, key: tuple[str, ...]) -> None:
-    """Remove `key`, then every parent it leaves empty."""
+def delete_key(doc: Any, key: tuple[str, ...], *, prune: bool = True) -> None:
+    """Remove `key`, then (`prune`) every parent it leaves empty."""
     if isinstance(doc, JsonText):
-        doc.delete(key)
+        doc.delete(key, prune=prune)
         return
     was_last = _last_item_key(doc) == key[0]
     chain = [doc]
@@ -318,7 +318,7 @@ def delete_key(doc: Any, key: tuple[str, ...]) -> None:
     if key[-1] in chain[-1]:
         del chain[-1][key[-1]]
     for depth in range(len(key) - 1, 0, -1):
-        if len(chain[depth]) == 0:
+        if prune and len(chain[depth]) == 0:
             del chain[depth - 1][key[depth - 1]]
         else:
             break

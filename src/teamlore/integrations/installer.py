@@ -75,6 +75,15 @@ def _apply_keys(
     for key, record in ours.items():  # entries of an earlier install this one no longer wants
         if key not in wanted:
             _restore_key(document, record)
+    # a parent install creates (`mcpServers`) uninstall removes once empty; one that was there
+    # before, even empty, stays (None, a record saved without it, means created)
+    found = {e.key[:-1] for e in edits.keys if cf.get_key(document.doc, e.key[:-1])[0]}
+    created = {
+        e.key[:-1]
+        for e in edits.keys
+        if e.key[:-1] not in found
+        or any(r.createdParent is not False and key[:-1] == e.key[:-1] for key, r in ours.items())
+    }
     records: list[KeyRecord] = []
     for edit in edits.keys:
         present, current = cf.get_key(document.doc, edit.key)
@@ -92,6 +101,7 @@ def _apply_keys(
                 hadPrevious=present,
                 previous=current,
                 previousText=cf.raw_value(document.doc, edit.key) if present else None,
+                createdParent=edit.key[:-1] in created,
             )
         if not present or current != edit.value:
             cf.set_key(document.doc, edit.key, edit.value, document.kind)
@@ -346,7 +356,7 @@ def _restore_key(document: cf.ConfigDocument, record: KeyRecord) -> None:
     if record.hadPrevious:
         cf.set_key(document.doc, key, record.previous, document.kind, raw=record.previousText)
     else:
-        cf.delete_key(document.doc, key)
+        cf.delete_key(document.doc, key, prune=record.createdParent is not False)
 
 
 def _undo(home: Path, record: FileRecord) -> _Pending:

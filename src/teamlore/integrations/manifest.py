@@ -39,6 +39,11 @@ class KeyRecord(_Strict):
     hadPrevious: bool = False
     previous: Any = None
     previousText: str | None = None  # JSON: the replaced value's exact text (e.g. keeps 1e400)
+    # whether install created the object / table holding the key (`mcpServers`, `[mcp_servers]`),
+    # which uninstall then removes once nothing else is left in it (None: a record from before
+    # teamlore kept this; removed when empty, as when True). Saved only when False, as the
+    # hook fields are
+    createdParent: bool | None = None
 
 
 class HookRecord(_Strict):
@@ -159,15 +164,15 @@ def save_manifest(home: Path, manifest: Manifest) -> None:
 
 
 def dumped(manifest: Manifest) -> dict[str, Any]:
-    """`manifest` as saved: a hook's `createdEvent` / `createdHooks` only when False (absent
-    reads as None, which uninstall treats as True), so the manifest of an install that found
-    no hook container to keep stays readable by an older teamlore, whose strict reader refuses
-    fields it does not know."""
+    """`manifest` as saved: a hook's `createdEvent` / `createdHooks` and a key's
+    `createdParent` only when False (absent reads as None, which uninstall treats as True), so
+    the manifest of an install that found no container to keep stays readable by an older
+    teamlore, whose strict reader refuses fields it does not know."""
     data = manifest.model_dump(mode="json")
     for installation in data["installations"]:
         for record in installation["files"]:
             for entry in record["entries"]:
-                for name in ("createdEvent", "createdHooks"):
+                for name in ("createdEvent", "createdHooks", "createdParent"):
                     if name in entry and entry[name] is not False:
                         del entry[name]
     return data

@@ -1,0 +1,62 @@
+"""Uninstall removes teamlore's own server entries and nothing else (docs/agents.md, "What
+uninstall removes"): when the file changed since install, so the backup no longer applies and
+uninstall deletes teamlore's keys one by one, a container the user had before install
+(`"mcpServers": {}`, `[mcp_servers]`) stays, even empty; one install created goes once empty."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from support import teamlore_cli
+
+
+def cli(*args: str) -> None:
+    done = teamlore_cli(*args)
+    assert done.returncode == 0, done.stderr
+
+
+def test_an_empty_servers_container_the_user_had_stays_after_uninstall(user: Path) -> None:
+    claude = user / ".claude.json"
+    codex = user / ".codex" / "config.toml"
+    codex.parent.mkdir()
+    claude.write_text('{"mcpServers": {}, "theme": "dark"}\n')
+    codex.write_text("[mcp_servers]\n\n[other]\nx = 1\n")
+    cli("install", "--client", "all")
+    claude.write_text(claude.read_text().replace("dark", "light"))  # no byte-exact restore now
+    codex.write_text(codex.read_text().replace("x = 1", "x = 2"))
+
+    cli("uninstall", "--client", "all")
+
+    assert claude.read_text() == '{"mcpServers": {}, "theme": "light"}\n'
+    assert codex.read_text() == "[mcp_servers]\n\n[other]\nx = 2\n"
+
+
+def test_the_servers_container_install_created_goes_once_empty(user: Path) -> None:
+    claude = user / ".claude.json"
+    claude.write_text('{"theme": "dark"}\n')
+    cli("install", "--client", "claude")
+    claude.write_text(claude.read_text().replace("dark", "light"))
+
+    cli("uninstall", "--client", "claude")
+
+    assert claude.read_text() == '{"theme": "light"}\n'
+
+
+def test_a_key_record_of_an_older_teamlore_removes_the_container_as_before(user: Path) -> None:
+    claude = user / ".claude.json"
+    claude.write_text('{"mcpServers": {}, "theme": "dark"}\n')
+    cli("install", "--client", "claude")
+    manifest = Path(os.environ["TEAMLORE_HOME"]) / "integrations" / "manifest.json"
+    record = json.loads(manifest.read_text())
+    for installation in record["installations"]:
+        for file in installation["files"]:
+            for entry in file["entries"]:
+                entry.pop("createdParent", None)
+    manifest.write_text(json.dumps(record))
+    claude.write_text(claude.read_text().replace("dark", "light"))
+
+    cli("uninstall", "--client", "claude")
+
+    assert claude.read_text() == '{"theme": "light"}\n'
