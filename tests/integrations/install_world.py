@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from support import teamlore_cli
 from teamlore.core import errors
 from teamlore.ops.registry import OpContext, run_operation
 
@@ -51,3 +52,21 @@ def seed_user_configs(home: Path) -> dict[Path, bytes]:
 
 def tree(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def cli(*args: str) -> None:
+    """The real CLI, which must succeed."""
+    done = teamlore_cli(*args)
+    assert done.returncode == 0, done.stderr
+
+
+def uninstalled_after_an_edit(path: Path, text: str, old: str, new: str, *install: str) -> str:
+    """`path` written as `text`, teamlore installed (`--client claude` and `install`'s flags),
+    `old` edited to `new` by hand (so the backup no longer applies and uninstall removes
+    teamlore's entries one by one), uninstalled: the file's text after."""
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(text)
+    cli("install", "--client", "claude", *install)
+    path.write_text(path.read_text().replace(old, new))
+    cli("uninstall", "--client", "claude")
+    return path.read_text()

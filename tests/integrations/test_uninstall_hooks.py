@@ -11,9 +11,9 @@ import os
 from pathlib import Path
 
 import pytest
-from install_world import op
+from install_world import cli, op, uninstalled_after_an_edit
 
-from support import run_killed_at, teamlore_cli
+from support import run_killed_at
 
 USER_HOOK = {"type": "command", "command": "echo same-group"}
 RUN = """
@@ -24,11 +24,6 @@ run_operation(sys.argv[1], OpContext(cwd=Path(sys.argv[2])), {"client": sys.argv
 """
 STEPS = ["planned", "intent-written", "file-written-1", "file-written-2", "files-written"]
 STEPS += ["manifest-saved"]
-
-
-def cli(*args: str) -> None:
-    done = teamlore_cli(*args)
-    assert done.returncode == 0, done.stderr
 
 
 def add_to_teamlores_group(path: Path) -> None:
@@ -56,38 +51,25 @@ def test_a_hook_the_user_added_to_teamlores_group_survives_uninstall(user: Path)
 
 def test_an_empty_hooks_object_the_user_had_is_put_back(user: Path) -> None:
     settings = user / ".claude" / "settings.json"
-    settings.parent.mkdir()
-    settings.write_text('{"hooks": {}, "model": "opus"}\n')
-    cli("install", "--client", "claude")
-    settings.write_text(settings.read_text().replace("opus", "sonnet"))
-
-    cli("uninstall", "--client", "claude")
-
-    assert settings.read_text() == '{"hooks": {}, "model": "sonnet"}\n'
+    after = uninstalled_after_an_edit(
+        settings, '{"hooks": {}, "model": "opus"}\n', "opus", "sonnet"
+    )
+    assert after == '{"hooks": {}, "model": "sonnet"}\n'
 
 
 def test_the_hooks_object_install_created_goes_with_every_event_of_it(user: Path) -> None:
     settings = user / ".claude" / "settings.json"
-    settings.parent.mkdir()
-    settings.write_text('{\n  "theme": "dark"\n}\n')
-    cli("install", "--client", "claude", "--sync-on-stop")  # SessionStart and Stop
-    settings.write_text(settings.read_text().replace("dark", "light"))
-
-    cli("uninstall", "--client", "claude")
-
-    assert settings.read_text() == '{\n  "theme": "light"\n}\n'
+    text = '{\n  "theme": "dark"\n}\n'
+    # --sync-on-stop: SessionStart and Stop
+    after = uninstalled_after_an_edit(settings, text, "dark", "light", "--sync-on-stop")
+    assert after == '{\n  "theme": "light"\n}\n'
 
 
 def test_an_event_list_the_user_had_stays_when_teamlores_hook_leaves_it(user: Path) -> None:
     settings = user / ".claude" / "settings.json"
-    settings.parent.mkdir()
-    settings.write_text('{"hooks": {"SessionStart": []}, "model": "opus"}\n')
-    cli("install", "--client", "claude")
-    settings.write_text(settings.read_text().replace("opus", "sonnet"))
-
-    cli("uninstall", "--client", "claude")
-
-    assert settings.read_text() == '{"hooks": {"SessionStart": []}, "model": "sonnet"}\n'
+    text = '{"hooks": {"SessionStart": []}, "model": "opus"}\n'
+    after = uninstalled_after_an_edit(settings, text, "opus", "sonnet")
+    assert after == '{"hooks": {"SessionStart": []}, "model": "sonnet"}\n'
 
 
 def test_a_record_of_an_older_teamlore_still_removes_the_containers_it_emptied(

@@ -9,12 +9,7 @@ import json
 import os
 from pathlib import Path
 
-from support import teamlore_cli
-
-
-def cli(*args: str) -> None:
-    done = teamlore_cli(*args)
-    assert done.returncode == 0, done.stderr
+from install_world import cli, uninstalled_after_an_edit
 
 
 def test_an_empty_servers_container_the_user_had_stays_after_uninstall(user: Path) -> None:
@@ -34,14 +29,8 @@ def test_an_empty_servers_container_the_user_had_stays_after_uninstall(user: Pat
 
 
 def test_the_servers_container_install_created_goes_once_empty(user: Path) -> None:
-    claude = user / ".claude.json"
-    claude.write_text('{"theme": "dark"}\n')
-    cli("install", "--client", "claude")
-    claude.write_text(claude.read_text().replace("dark", "light"))
-
-    cli("uninstall", "--client", "claude")
-
-    assert claude.read_text() == '{"theme": "light"}\n'
+    after = uninstalled_after_an_edit(user / ".claude.json", '{"theme": "dark"}\n', "dark", "light")
+    assert after == '{"theme": "light"}\n'
 
 
 def test_a_key_record_of_an_older_teamlore_removes_the_container_as_before(user: Path) -> None:
