@@ -34,6 +34,14 @@ from teamlore.mcp.org_http import RateLimiter
 __all__ = ["postgres_cluster", "postgres_database"]  # fixtures
 
 
+PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+
+
+def bearer(token: str) -> dict[str, str]:
+    """The headers of an MCP client holding `token` (streamable HTTP)."""
+    return {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"}
+
+
 def org(home: Path, database: str, *args: str) -> dict[str, Any]:
     env = {"TEAMLORE_HOME": str(home), "TEAMLORE_ORG_DATABASE": database}
     done = CliRunner().invoke(app, ["org", *args, "--format", "json"], env=env)
@@ -108,14 +116,13 @@ async def call_tools(url: str, token: str, calls: list[tuple[str, dict[str, Any]
 def test_a_request_without_a_live_token_gets_401_and_no_detail(
     home: Path, indexed: str, server: str
 ) -> None:
-    hello = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
     token = org(home, indexed, "token", "create", "ci")["token"]
     for headers in (
         {},
         {"Authorization": "Bearer tlorg_wrong"},
         {"Authorization": f"Basic {token}"},
     ):
-        refused = httpx2.post(server, json=hello, headers=headers, timeout=10)
+        refused = httpx2.post(server, json=PING, headers=headers, timeout=10)
         assert (refused.status_code, refused.content) == (401, b"")
         assert refused.headers["www-authenticate"] == "Bearer"
     with pytest.raises(Exception):  # noqa: B017 - the SDK client fails on the 401
@@ -143,11 +150,10 @@ def test_a_client_with_a_token_searches_through_the_sdk_with_cli_parity(
 
 def test_a_revoked_token_gets_401(home: Path, indexed: str, server: str) -> None:
     token = org(home, indexed, "token", "create", "laptop")["token"]
-    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
-    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"}
-    assert httpx2.post(server, json=ping, headers=headers, timeout=10).status_code != 401
+    headers = bearer(token)
+    assert httpx2.post(server, json=PING, headers=headers, timeout=10).status_code != 401
     org(home, indexed, "token", "revoke", "laptop")
-    assert httpx2.post(server, json=ping, headers=headers, timeout=10).status_code == 401
+    assert httpx2.post(server, json=PING, headers=headers, timeout=10).status_code == 401
     listed = org(home, indexed, "token", "list")["tokens"]
     assert [(t["name"], t["revokedAt"] is not None) for t in listed] == [("laptop", True)]
     assert token not in json.dumps(listed)
@@ -157,12 +163,8 @@ def test_each_token_is_rate_limited(home: Path, indexed: str) -> None:
     process, url = start_server(home, indexed, "--rate", "3")
     try:
         token = org(home, indexed, "token", "create", "busy")["token"]
-        headers = {
-            "Authorization": f"Bearer {token}",
-            "Accept": "application/json, text/event-stream",
-        }
-        ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
-        answers = [httpx2.post(url, json=ping, headers=headers, timeout=10) for _ in range(5)]
+        headers = bearer(token)
+        answers = [httpx2.post(url, json=PING, headers=headers, timeout=10) for _ in range(5)]
         codes = [answer.status_code for answer in answers]
         assert codes[-1] == 429 and 429 not in codes[:3]
         # 3 a minute: the next one in about 20 s (the header said 1 whatever the rate)
@@ -183,21 +185,17 @@ def test_a_refused_request_is_told_the_whole_seconds_until_the_next_is_allowed()
 
 
 def test_a_database_gone_down_gets_503_and_one_log_line(home: Path, tmp_path: Path) -> None:
-    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
     try:
         with throwaway_cluster() as cluster:
             database = cluster.url()
             token = org(home, database, "token", "create", "ci")["token"]
             process, url = start_server(home, database)
-            headers = {
-                "Authorization": f"Bearer {token}",
-                "Accept": "application/json, text/event-stream",
-            }
-            assert httpx2.post(url, json=ping, headers=headers, timeout=30).status_code == 200
+            headers = bearer(token)
+            assert httpx2.post(url, json=PING, headers=headers, timeout=30).status_code == 200
     except ClusterUnavailable as why:
         pytest.skip(str(why))
     try:  # the cluster is stopped and gone
-        refused = httpx2.post(url, json=ping, headers=headers, timeout=60)
+        refused = httpx2.post(url, json=PING, headers=headers, timeout=60)
         assert (refused.status_code, refused.content) == (503, b"")
     finally:
         process.terminate()
@@ -214,27 +212,23 @@ def test_while_the_database_is_down_each_request_gets_its_503_within_2_s_and_the
     the first), then gets the 503 and a log line saying so; once the server is back, the next
     requests are answered (the pool replaces the connections the restart cut). The wait is read
     from the log line the pool's timeout writes, not timed: tests never assert wall-clock."""
-    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
     answered: list[int] = []
     try:
         with throwaway_cluster() as cluster:
             database = cluster.url()
             token = org(home, database, "token", "create", "ci")["token"]
             process, url = start_server(home, database)
-            headers = {
-                "Authorization": f"Bearer {token}",
-                "Accept": "application/json, text/event-stream",
-            }
+            headers = bearer(token)
             try:
-                assert httpx2.post(url, json=ping, headers=headers, timeout=30).status_code == 200
+                assert httpx2.post(url, json=PING, headers=headers, timeout=30).status_code == 200
                 cluster.stop()
                 for _ in range(3):
-                    refused = httpx2.post(url, json=ping, headers=headers, timeout=60)
+                    refused = httpx2.post(url, json=PING, headers=headers, timeout=60)
                     assert (refused.status_code, refused.content) == (503, b"")
                 cluster.start()
                 deadline = time.monotonic() + 60
                 while 200 not in answered and time.monotonic() < deadline:
-                    answer = httpx2.post(url, json=ping, headers=headers, timeout=60)
+                    answer = httpx2.post(url, json=PING, headers=headers, timeout=60)
                     answered.append(answer.status_code)
             finally:
                 process.terminate()
