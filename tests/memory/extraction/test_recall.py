@@ -256,6 +256,59 @@ def test_tool_output_cannot_forge_the_status_of_a_tool_result(tmp_path: Path, ho
     )
 
 
+def test_a_smaller_chunk_budget_cuts_smaller_tasks_that_stage_can_re_derive(
+    tmp_path: Path, home: Path
+) -> None:
+    """`chunkBytes` (docs/agents.md, "Large tool results"): a client that cuts long tool
+    results asks for smaller chunks. A turn larger than the budget is excerpted to fit it, so
+    re-deriving the task for stage needs the budget it was cut to, not the default."""
+    repo = make_repo(tmp_path / "budget")
+    session = CodexSession("b9", repo)
+    log = "".join(f"step {i}: compiled module {i} of the release build\n" for i in range(300))
+    session.user("why does the release build take so long").shell("make release", log)
+    session.answer("Every module is compiled twice.")
+    for i in range(4):
+        session.turn(f"follow-up {i} about the release build", "More detail. " * 200)
+    session.write(tmp_path / "codex")
+    sync(home, tmp_path / "codex", repo)
+
+    default = recall(repo, home, limit=1)
+    small = recall(repo, home, limit=1, chunkBytes=8192)
+    assert default["coverage"]["chunks"] == 1 and small["coverage"]["chunks"] > 1
+    task = small["sources"][0]
+    assert len(task["chunk"]["transcript"].encode()) < 8192 + 2048  # markers and preamble
+    assert len(json.dumps(small).encode()) < len(json.dumps(default).encode()) - 8192
+    payloads = [c for c in task["chunk"]["coverage"] if c["sourceKind"] == "tool-payload"]
+    assert [c["completeness"] for c in payloads] == ["truncated"]  # the log, excerpted
+    assert all(c["sourceKind"] == "turn" for c in default["sources"][0]["chunk"]["coverage"])
+
+    index, state = open_index(home), open_state_db(home)
+    try:
+        owner = resolve_repository(repo, home=home)
+        window = {"start": WINDOW["since"], "end": WINDOW["until"]}
+        source = load_task_source(
+            index, state, owner, task["taskId"], home=home, time_window=window
+        )
+        assert not source.stale, source.stale_reasons
+        assert source.task == task  # byte for byte what recall issued
+        again = recall(repo, home, limit=1, chunkBytes=8192)
+        assert again["sources"] == small["sources"]  # the same request, the same tasks
+    finally:
+        index.close()
+        state.close()
+
+
+@pytest.mark.parametrize("chunk_bytes", [8191, 40961, 0])
+def test_a_chunk_budget_outside_its_range_is_refused(
+    world: dict[str, Any], home: Path, chunk_bytes: int
+) -> None:
+    with pytest.raises(errors.TeamloreError) as refused:
+        recall(world["repo"], home, chunkBytes=chunk_bytes)
+    assert refused.value.code == errors.INVALID_ARGUMENT.code
+    assert "chunkBytes" in str(refused.value)
+    assert rows(home, "tasks") == 0
+
+
 def test_more_than_8_chunks_declares_the_rest_and_returns_them_after_staging(
     tmp_path: Path, home: Path
 ) -> None:

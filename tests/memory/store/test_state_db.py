@@ -335,10 +335,27 @@ def test_a_schema_8_database_gains_an_empty_source_stats_table_and_stays_private
     )
     old.close()
     conn = open_state_db(tmp_path)
-    assert db.schema_version(conn) == len(MIGRATIONS) == 16
+    assert db.schema_version(conn) == len(MIGRATIONS) == 17
     assert conn.execute("SELECT count(*) FROM approved_source_stats").fetchone()[0] == 0
     assert conn.execute("SELECT generation FROM approved_projection").fetchone()[0] == 3
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    conn.close()
+
+
+def test_chunks_recorded_before_chunk_budgets_keep_the_default_budget(tmp_path: Path) -> None:
+    # schema 16 cut every chunk to the default 40,960 bytes; a smaller one is asked for since
+    path = state_db_path(tmp_path)
+    old = db.connect(path, MIGRATIONS[:16])
+    old.execute(
+        "INSERT INTO chunks (chunk_ref, repository_key, worktree_key, session_key, turn_range,"
+        " chunk_digest) VALUES ('ref', ?, ?, ?, '1-3', ?)",
+        (REPO, WORKTREE, HEX64, HEX64),
+    )
+    old.close()
+    conn = open_state_db(tmp_path)
+    assert conn.execute("SELECT budget_bytes FROM chunks").fetchone()[0] == 40_960
+    with pytest.raises(sqlite3.IntegrityError):
+        conn.execute("UPDATE chunks SET budget_bytes = 1024")
     conn.close()
 
 

@@ -291,6 +291,12 @@ def recall(
     capability_terminal_states: list[str] = CapabilityTerminalStatesOption,
     request: str | None = ExtractionRequestOption,
     limit: int = typer.Option(8, "--limit", "-n", help="Tasks to return (1..8)."),
+    chunk_bytes: int = typer.Option(
+        40_960,
+        "--chunk-bytes",
+        help="Transcript bytes per task (8192..40960): smaller for an agent that cuts long "
+        "tool results.",
+    ),
     repository: str | None = RepositoryOption,
     fmt: OutputFormat = FormatOption,
 ) -> None:
@@ -308,9 +314,10 @@ def recall(
             capability_terminal_states,
         ),
         "limit": limit,
+        "chunkBytes": chunk_bytes,
     }
     if request is not None:
-        payload = {"request": read_request(request, fmt), "limit": limit}
+        payload = {"request": read_request(request, fmt), "limit": limit, "chunkBytes": chunk_bytes}
     run(
         "memory.recall",
         {k: v for k, v in payload.items() if v not in (None, [])},

@@ -1,7 +1,9 @@
 """`memory-chunker@1`: whole-turn chunks of a session, with declared coverage.
 
 - A chunk is a run of consecutive selected turns of one session. Turns are appended greedily
-  while the chunk stays within `CHUNK_BUDGET_BYTES` (an exact fit stays); a turn is never split.
+  while the chunk stays within the budget (an exact fit stays); a turn is never split. The
+  budget is `CHUNK_BUDGET_BYTES` unless a recall asks for a smaller one (`chunkBytes`, at least
+  `MIN_CHUNK_BUDGET_BYTES`), and a chunk remembers it: re-deriving the chunk needs the same.
 - A turn's size is the sum of its event blocks, `<<past-{role}>>\\n{text}\\n\\n` in UTF-8 bytes
   (the `<<past-turn>>` marker line is not counted).
 - A turn larger than the budget on its own first has its tool payloads excerpted — the largest
@@ -31,6 +33,9 @@ from teamlore.memory.extraction.transcript import escape_text
 
 CHUNKER_VERSION = "memory-chunker@1"
 CHUNK_BUDGET_BYTES = 40_960
+# the smallest budget a recall may ask for (`chunkBytes`): below it most turns with a tool call
+# would be excerpted down to their head and tail
+MIN_CHUNK_BUDGET_BYTES = 8_192
 EXCERPT_BYTES = 1_024
 EXCERPT_MIN_BYTES = 2 * EXCERPT_BYTES
 
@@ -60,6 +65,7 @@ class Chunk:
     coverage: tuple[dict[str, Any], ...]
     chunk_digest: str
     bytes: int
+    budget: int = CHUNK_BUDGET_BYTES
 
     @property
     def turn_range(self) -> dict[str, int]:
@@ -196,7 +202,7 @@ def _events_json(turns: list[ChunkTurn]) -> list[dict[str, Any]]:
     ]
 
 
-def _make_chunk(turns: list[ChunkTurn]) -> Chunk:
+def _make_chunk(turns: list[ChunkTurn], budget: int) -> Chunk:
     coverage = _coverage(turns)
     turn_range = {"start": turns[0].index, "end": turns[-1].index}
     chunk_digest = digest(
@@ -207,7 +213,7 @@ def _make_chunk(turns: list[ChunkTurn]) -> Chunk:
             "events": _events_json(turns),
         }
     )
-    return Chunk(tuple(turns), coverage, chunk_digest, sum(turn_bytes(t) for t in turns))
+    return Chunk(tuple(turns), coverage, chunk_digest, sum(turn_bytes(t) for t in turns), budget)
 
 
 @dataclass(slots=True)
@@ -224,10 +230,10 @@ def chunk_turns(turns: list[ChunkTurn], budget: int = CHUNK_BUDGET_BYTES) -> lis
         fitted = fit_turn(turn, budget)
         size = turn_bytes(fitted)
         if current.turns and current.size + size > budget:
-            chunks.append(_make_chunk(current.turns))
+            chunks.append(_make_chunk(current.turns, budget))
             current = _Open()
         current.turns.append(fitted)
         current.size += size
     if current.turns:
-        chunks.append(_make_chunk(current.turns))
+        chunks.append(_make_chunk(current.turns, budget))
     return chunks

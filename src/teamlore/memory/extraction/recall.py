@@ -46,7 +46,9 @@ from teamlore.core.canonical import canonical_json, digest, sha256_hex
 from teamlore.core.secrets import sanitize_text
 from teamlore.core.timeutil import now_instant, now_ms
 from teamlore.memory.extraction.chunking import (
+    CHUNK_BUDGET_BYTES,
     CHUNKER_VERSION,
+    MIN_CHUNK_BUDGET_BYTES,
     Chunk,
     ChunkTurn,
     Clean,
@@ -420,8 +422,8 @@ def _record(
             turn_range = item.chunk.turn_range
             conn.execute(
                 "INSERT OR IGNORE INTO chunks (chunk_ref, repository_key, worktree_key,"
-                " session_key, turn_range, chunk_digest, status, provenance_snapshot_seq)"
-                " VALUES (?, ?, ?, ?, ?, ?, 'pending', ?)",
+                " session_key, turn_range, chunk_digest, status, provenance_snapshot_seq,"
+                " budget_bytes) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)",
                 (
                     item.chunk_ref,
                     identity.repository_key,
@@ -430,6 +432,7 @@ def _record(
                     f"{turn_range['start']}-{turn_range['end']}",
                     item.chunk.chunk_digest,
                     snapshot_seq,
+                    item.chunk.budget,
                 ),
             )
             conn.execute(
@@ -485,6 +488,7 @@ def _session_tasks(
     owner: OwnerBinding,
     base: TaskContext,
     home: Path | None,
+    budget: int,
 ) -> tuple[list[BuiltTask], int]:
     remaining = [t for t in session.turns if _not_done(t, done)]
     by_index = {t.index: t for t in remaining}
@@ -501,7 +505,7 @@ def _session_tasks(
         scene_index_summary=base.scene_index_summary,
     )
     clean = path_cleaner(owner.identity)
-    chunks = chunk_turns([chunk_input(t, clean) for t in remaining])
+    chunks = chunk_turns([chunk_input(t, clean) for t in remaining], budget)
     return (
         [build_task(c, by_index, session.session_key, ctx, home) for c in chunks],
         len(session.turns) - len(remaining),
@@ -516,12 +520,19 @@ def recall(
     *,
     home: Path | None = None,
     limit: int = MAX_CHUNKS_PER_RUN,
+    chunk_bytes: int = CHUNK_BUDGET_BYTES,
     evaluated_at: str | None = None,
 ) -> dict[str, Any]:
-    """Select, chunk, bind and record; return the recall result with up to `limit` tasks."""
+    """Select, chunk, bind and record; return the recall result with up to `limit` tasks, each
+    a chunk of at most `chunk_bytes` of transcript (a turn is never split: see chunking.py)."""
     if not 1 <= limit <= MAX_CHUNKS_PER_RUN:
         raise errors.TeamloreError(
             errors.RECALL_REQUEST_INVALID, f"limit must be 1..{MAX_CHUNKS_PER_RUN}"
+        )
+    if not MIN_CHUNK_BUDGET_BYTES <= chunk_bytes <= CHUNK_BUDGET_BYTES:
+        raise errors.TeamloreError(
+            errors.RECALL_REQUEST_INVALID,
+            f"chunkBytes must be {MIN_CHUNK_BUDGET_BYTES}..{CHUNK_BUDGET_BYTES}",
         )
     excluded = excluded_keys(state_conn)
     selection = select_turns(index_conn, identity, request, excluded)
@@ -541,7 +552,7 @@ def recall(
     already_extracted = 0
     for session in selection.sessions:
         tasks, skipped = _session_tasks(
-            session, selection, done.get(session.session_key, []), owner, base, home
+            session, selection, done.get(session.session_key, []), owner, base, home, chunk_bytes
         )
         already_extracted += skipped
         built.extend(tasks)
@@ -717,7 +728,8 @@ def load_task_source(
     (evidence id -> host-side record) is what stage validates citations against; it is filled
     only when the task is not stale. Raises TASK_NOT_FOUND for an unknown or foreign task."""
     row = state_conn.execute(
-        "SELECT t.binding_json, t.kind, c.session_key, c.turn_range, c.chunk_digest FROM tasks t"
+        "SELECT t.binding_json, t.kind, c.session_key, c.turn_range, c.chunk_digest,"
+        " c.budget_bytes FROM tasks t"
         " JOIN chunks c ON c.chunk_ref = t.chunk_ref"
         " WHERE t.task_id = ? AND t.repository_key = ? AND t.worktree_key = ?",
         (task_id, identity.repository_key, identity.worktree_key),
@@ -738,7 +750,9 @@ def load_task_source(
     if [t.revision for t in turns] != wanted:
         source.stale_reasons.append("turn-revision-changed")
         return source
-    chunks = chunk_turns([chunk_input(t, path_cleaner(identity)) for t in turns])
+    chunks = chunk_turns(
+        [chunk_input(t, path_cleaner(identity)) for t in turns], row["budget_bytes"]
+    )
     if len(chunks) != 1 or chunks[0].chunk_digest != row["chunk_digest"]:
         source.stale_reasons.append("chunk-changed")
         return source

@@ -505,6 +505,13 @@ ALTER TABLE runner_conformance ADD COLUMN verified_profile TEXT
   CHECK (verified_profile IS NULL OR json_valid(verified_profile));
 """
 
+# the transcript budget a chunk was cut to (memory/extraction/chunking.py): a recall may ask for
+# less than the default (`chunkBytes`), and re-deriving the chunk for stage needs the same
+CHUNK_BUDGET_V17 = """
+ALTER TABLE chunks ADD COLUMN budget_bytes INTEGER NOT NULL DEFAULT 40960
+  CHECK (budget_bytes BETWEEN 8192 AND 40960);
+"""
+
 MIGRATIONS: list[str] = [
     SCHEMA_V1,
     PROMOTION_PROGRESS_V2,
@@ -522,6 +529,7 @@ MIGRATIONS: list[str] = [
     PACK_BLOCKS_V14,
     LINT_RESULTS_V15,
     RUNNER_VERIFIED_PROFILE_V16,
+    CHUNK_BUDGET_V17,
 ]
 
 TABLES = (
