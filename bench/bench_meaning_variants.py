@@ -245,8 +245,14 @@ def standardized(scores: Matrix) -> Matrix:
 
 
 def _widened(rows: Int8Rows) -> Matrix:
-    """Stored int8 rows as a float32 matrix (their scales left out: every view is unit rows)."""
-    return np.frombuffer(rows.values, dtype=np.int8).reshape(rows.count, -1).astype(np.float32)
+    """Stored int8 rows as a float32 matrix (their scales left out: every view is unit rows).
+    A paired model's pack keeps each model's columns in a block of their own (`Int8Rows`)."""
+    flat = np.frombuffer(rows.values, dtype=np.int8)
+    blocks, start = [], 0
+    for width in rows.widths:
+        blocks.append(flat[start : start + rows.count * width].reshape(rows.count, width))
+        start += rows.count * width
+    return np.hstack(blocks).astype(np.float32)
 
 
 def lab(conn: sqlite3.Connection, reader: bool = False) -> Lab:
