@@ -24,7 +24,7 @@ from records import (
 )
 
 import support
-from teamlore.sessions.index_db import MIGRATIONS, index_db_path
+from teamlore.sessions.index_db import MIGRATIONS, PARSERS_READ_AGAIN, index_db_path
 
 CODEX_ID = "019a0000-0000-7000-8000-0000000000c1"
 CLAUDE_ID = "4f1c2d3e-0000-4000-8000-0000000000c2"
@@ -215,3 +215,45 @@ def test_an_index_of_the_previous_schema_upgrades_and_gains_the_markings(tmp_pat
     conn.close()
     assert marks(cli.show(CODEX_ID)["turns"]) == [(1, True, True)]
     assert cli.sync("codex", root)["files"]["changed"] == 0
+
+
+CLAUDE_P_RUNS = (
+    support.REPO_ROOT / "tests" / "fixtures" / "sessions" / "claude" / "-home-dev-project"
+)
+
+
+def test_an_index_made_before_the_parsers_learnt_more_reads_its_files_again(
+    tmp_path: Path,
+) -> None:
+    """An index upgraded past `PARSERS_READ_AGAIN` reads its Claude Code and Codex files again
+    once, so what this version's parsers index reaches files that did not change: here the
+    `claude -p` turns that `cost-state` seals (two runs of Claude Code 2.1.332), which an older
+    version left open."""
+    home = tmp_path / "state"
+    cli = Cli(home)
+    claude = tmp_path / "claude" / "projects" / "-home-dev-project"
+    claude.mkdir(parents=True)
+    [run] = CLAUDE_P_RUNS.glob("*.jsonl")
+    (claude / run.name).write_bytes(run.read_bytes())
+    codex = tmp_path / "codex"
+    codex_file(codex, codex_meta(CODEX_ID), *codex_turn(1))
+    cli.sync("claude", tmp_path / "claude")
+    cli.sync("codex", codex)
+    # the index as an older version left it: the last turn open, the schema before the migration
+    conn = sqlite3.connect(index_db_path(home), isolation_level=None)
+    conn.execute(
+        "UPDATE turns SET sealed = 0, ended_at = NULL WHERE id = (SELECT max(id) FROM turns"
+        " WHERE session_id IN (SELECT id FROM sessions WHERE provider = 'claude'))"
+    )
+    conn.execute(f"PRAGMA user_version = {MIGRATIONS.index(PARSERS_READ_AGAIN)}")
+    conn.close()
+    assert not all(t["sealed"] for t in cli.show(run.stem)["turns"])
+
+    upgraded = cli.sync("claude", tmp_path / "claude")
+    assert upgraded["files"]["changed"] == 1
+    assert [t["sealed"] for t in cli.show(run.stem)["turns"]] == [True, True]
+    assert cli.sync("codex", codex)["files"]["changed"] == 1
+    assert cli.sync("claude", tmp_path / "claude")["files"]["changed"] == 0  # once
+    conn = sqlite3.connect(index_db_path(home))
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+    conn.close()

@@ -270,6 +270,17 @@ INSERT INTO meta(key, value) SELECT 'passages', 'pending' WHERE EXISTS (SELECT 1
 # until then a search asks the turns table for their candidates' sessions.
 TURN_VECTOR_SESSIONS = "ALTER TABLE turn_vector_blocks ADD COLUMN session_ids BLOB;"
 
+# the parsers learnt records they passed over (docs/sessions.md): Claude Code's `cost-state`
+# seals a `claude -p` run's last turn; Codex 0.171's MCP tool calls are indexed as
+# `mcp__SERVER__TOOL` and its `tool_search` items are left out. The next sync reads both
+# providers' files again, once, so an index made by an older version holds what this one would
+# have indexed (without it a finished `claude -p` turn stayed open, and so out of extraction,
+# until `sync --rebuild`).
+PARSERS_READ_AGAIN = """
+UPDATE source_files SET parser_state = NULL, mtime_ns = NULL
+  WHERE provider IN ('codex', 'claude') AND status != 'unavailable';
+"""
+
 MIGRATIONS: list[str] = [
     SESSIONS_SCHEMA,
     REPOSITORY_SCHEMA,
@@ -280,6 +291,7 @@ MIGRATIONS: list[str] = [
     TURN_VECTORS,
     TURN_PASSAGES,
     TURN_VECTOR_SESSIONS,
+    PARSERS_READ_AGAIN,
 ]
 
 
