@@ -127,6 +127,20 @@ def test_quoted_words_match_as_a_phrase() -> None:
     assert _hits(conn, '"not to be"') == [1]
 
 
+def test_a_quoted_chinese_word_matches_inside_a_longer_run() -> None:
+    # the index holds a run's unigrams, then its bigrams: the phrase is the word's bigrams, which
+    # follow one another wherever the word stands in a run (before, only a run that was the
+    # phrase and nothing else matched)
+    conn = _index(["用无痕视窗打开", "安装冒烟通过", "视窗和无痕分开写", "冒烟"])
+    assert _hits(conn, '"无痕视窗"') == [1]
+    assert sorted(_hits(conn, '"冒烟"')) == [2, 4]
+    assert sorted(_hits(conn, "无痕视窗")) == [1]  # unquoted: every bigram, anywhere
+    assert _hits(conn, '"视窗无痕"') == []
+    query = parse_query('"无痕视窗"')
+    assert [t.parts for t in query.terms] == [("无痕", "痕视", "视窗")]
+    assert query.coverage(analyze("请用无痕视窗打开")) == 1
+
+
 def test_a_trailing_star_is_a_prefix() -> None:
     conn = _index(["run the migration now", "migrate later", "mild weather"])
     assert sorted(_hits(conn, "migrat*")) == [1, 2]

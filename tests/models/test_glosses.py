@@ -220,6 +220,16 @@ def test_a_chinese_word_matches_as_written_in_the_other_script() -> None:
     assert forms("模式") == [(("模式",), ())]  # the same in both scripts
 
 
+def test_a_quoted_chinese_phrase_matches_as_written_in_the_other_script_word_by_word() -> None:
+    # CC-CEDICT lacks 无痕视窗 whole; word by word it is 無痕 視窗 (character by character the
+    # first pairing of 视 would be 眎)
+    [term] = segmented(parse_query('"无痕视窗"')).terms
+    assert (term.kind, term.parts) == ("phrase", ("无痕", "痕视", "视窗"))
+    assert term.variants == (("無痕", "痕視", "視窗"),)
+    assert all(form.kind == "phrase" for form in term.forms())
+    assert segmented(parse_query('"thai red"')).terms[0].variants == ()
+
+
 def test_traditional_characters_are_looked_up_too() -> None:
     assert gloss("數據庫") == gloss("数据库") == " database "
 

@@ -403,7 +403,7 @@ class QueryTerm(NamedTuple):
         if not self.variants:
             return (self,)
         typed = self._replace(variants=())
-        return (typed, *(QueryTerm("word", "", form) for form in self.variants))
+        return (typed, *(QueryTerm(self.kind, "", form) for form in self.variants))
 
     def expr(self) -> str:
         """This term as an FTS5 MATCH expression."""
@@ -456,7 +456,7 @@ def _terms(text: str) -> list[QueryTerm]:
     position = 0
     for quoted in _PHRASE.finditer(text):
         out.extend(_plain_terms(text[position : quoted.start()]))
-        phrase = tuple(tokens(quoted.group(1)))
+        phrase = _phrase_tokens(quoted.group(1))
         if len(phrase) == 1:
             out.append(QueryTerm("word", phrase[0], phrase))
         elif phrase:
@@ -464,6 +464,17 @@ def _terms(text: str) -> list[QueryTerm]:
         position = quoted.end()
     out.extend(_plain_terms(text[position:]))
     return out
+
+
+def _phrase_tokens(text: str) -> tuple[str, ...]:
+    """A quoted phrase's tokens in order. A phrase of one CJK run is its bigrams: the index holds
+    a run's unigrams and then its bigrams, so the bigrams of a word inside a longer run (无痕 in
+    用无痕视窗) follow one another, and its unigrams do not."""
+    run = text.strip()
+    if run and _is_cjk_run(run) and len(run) > 1:
+        run = run.casefold()
+        return tuple(run[i : i + 2] for i in range(len(run) - 1))
+    return tuple(tokens(text))
 
 
 def _plain_terms(text: str) -> list[QueryTerm]:

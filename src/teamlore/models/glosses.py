@@ -129,7 +129,7 @@ def segmented(parsed: Query) -> Query:
     the dictionary every bigram is a term. Function words (`is_function_word`) are dropped
     unless nothing is left. Every Chinese word also matches as written in the other script
     (`in_both_scripts`)."""
-    if not any(_is_chinese_word(term) for term in parsed.terms):
+    if not any(_has_forms(term) for term in parsed.terms):
         return parsed
     standing = _standing_function_words(parsed)
     others = len(parsed.terms) > sum(standing)  # a term that is no function word is left
@@ -205,18 +205,39 @@ def in_both_scripts(parsed: Query) -> Query:
     typed in either script finds a text written in the other (docs/search.md, "Simplified and
     Traditional characters"). CC-CEDICT pairs a Traditional word with its Simplified one (無痕
     and 无痕, 發佈 and 发布); a word it lacks (獨狼) is written character by character, each
-    character as the dictionary pairs it alone (独狼)."""
-    words = [term_text(term) for term in parsed.terms if _is_chinese_word(term)]
-    keys = [FORMS_KEY + text for word in words for text in (word, *word)]
+    character as the dictionary pairs it alone (独狼). A quoted phrase is written word by word
+    ("无痕视窗": 無痕, 視窗)."""
+    words = {id(term): _words_of(term) for term in parsed.terms if _has_forms(term)}
+    keys = [FORMS_KEY + text for each in words.values() for w in each for text in (w, *w)]
     found = _definitions_of(keys) or {}
     if not found:
         return parsed
     out: list[QueryTerm] = []
     for term in parsed.terms:
-        forms = _other_forms(term_text(term), found) if _is_chinese_word(term) else []
+        forms = _forms_of(words[id(term)], found) if id(term) in words else []
         variants = tuple(parse_query(form).terms[0].parts for form in forms)
         out.append(term._replace(variants=variants) if variants else term)
     return Query(tuple(out))
+
+
+def _words_of(term: QueryTerm) -> list[str]:
+    """The words a term's other form is made of: a phrase's words as `_cut_run` finds them
+    (the phrase whole when it finds none), any other term's text."""
+    text = term_text(term)
+    if term.kind == "phrase":
+        cut = [word for word, _ in _cut_run(text)]
+        if len(cut) > 1 and "".join(cut) == text:
+            return cut
+    return [text]
+
+
+def _forms_of(words: list[str], found: dict[str, str]) -> list[str]:
+    """The other-script forms of a term made of `words`: each word's own for one word, the
+    words' first forms one after the other for more."""
+    if len(words) == 1:
+        return _other_forms(words[0], found)
+    joined = "".join((_other_forms(word, found) or [word])[0] for word in words)
+    return [joined] if joined != "".join(words) else []
 
 
 def _other_forms(word: str, found: dict[str, str]) -> list[str]:
@@ -231,6 +252,14 @@ def _other_forms(word: str, found: dict[str, str]) -> list[str]:
 def _is_chinese_word(term: QueryTerm) -> bool:
     """A term of Chinese characters only: one character, a bigram, or a longer run's bigrams."""
     return term.kind == "word" and all(has_chinese(part) and part.isalpha() for part in term.parts)
+
+
+def _has_forms(term: QueryTerm) -> bool:
+    """A Chinese word, or a quoted phrase of Chinese characters (its bigrams), which may be
+    written in the other script too."""
+    if term.kind == "phrase":
+        return all(len(part) == 2 and has_chinese(part) and part.isalpha() for part in term.parts)
+    return _is_chinese_word(term)
 
 
 def term_text(term: QueryTerm) -> str:
