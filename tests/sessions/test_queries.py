@@ -225,6 +225,20 @@ def test_the_snippet_is_the_passage_that_matched_with_its_tool_number(
     )
 
 
+def test_a_snippet_across_the_edges_of_a_long_result_marks_what_was_never_indexed(
+    home: Path, tmp_path: Path
+) -> None:
+    """The index holds a long result's first and last 512 characters; shown side by side in a
+    snippet, `[…]` stands between them, so two distant lines never read as one."""
+    head = "".join(f"line {i}: ok\n" for i in range(38))  # ~450 characters
+    log = head + "socket refused on port 8080\n" + "more output\n" * 400 + "server stopped\n"
+    indexer = _synced(home, tmp_path, *_big_turn("start the server", 1, {0: log}))
+    [hit] = queries.search_turns(indexer.conn, "socket refused").hits
+    assert hit["snippet"].startswith("tool #1 sh make step0, exit 0: …")
+    assert "socket refused on port 8080 more output" in hit["snippet"]
+    assert hit["snippet"].count(" […] ") == 1  # the 512 characters of each edge, and the gap
+
+
 def test_an_index_from_before_passages_finds_them_at_the_next_sync(
     home: Path, tmp_path: Path
 ) -> None:

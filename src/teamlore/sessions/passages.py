@@ -187,6 +187,9 @@ def labeled_text(
 
 
 TOOL_LABEL_CHARS = 60
+# between the two edges of a long result the index holds, where a snippet may show them side by
+# side: what lies between them was never indexed (docs/sessions.md, "Passages")
+RESULT_CUT = "\n[…]\n"
 
 
 def _tool_text(conn: sqlite3.Connection, turn_id: int, seq: int) -> tuple[str, list[str]]:
@@ -194,7 +197,7 @@ def _tool_text(conn: sqlite3.Connection, turn_id: int, seq: int) -> tuple[str, l
     tool = conn.execute(
         "SELECT seq, name, exit_code, substr(coalesce(command, input, ''), 1, ?) AS call,"
         " CASE WHEN result_truncated = 0 AND length(result_head) <= ? THEN result_head"
-        " ELSE substr(result_head, 1, ?) || char(10) ||"
+        " ELSE substr(result_head, 1, ?) || ? ||"
         " substr(coalesce(result_tail, result_head), -?) END AS result,"
         " (SELECT group_concat(path, char(10)) FROM file_touches f"
         "  WHERE f.turn_id = u.turn_id AND f.tool_use_id = u.id AND f.kind = 'write') AS paths"
@@ -203,6 +206,7 @@ def _tool_text(conn: sqlite3.Connection, turn_id: int, seq: int) -> tuple[str, l
             FTS_TOOL_CHARS,
             2 * FTS_RESULT_EDGE_CHARS,
             FTS_RESULT_EDGE_CHARS,
+            RESULT_CUT,
             FTS_RESULT_EDGE_CHARS,
             turn_id,
             seq,
