@@ -81,5 +81,5 @@ def test_a_pool_whose_connections_are_all_held_says_busy_not_down(
             store.pool.putconn(conn)
         store.close()
     assert refused.value.code == "ORG_DATABASE_UNAVAILABLE"
-    assert f"all {POOL_MAX} are in use by other requests" in refused.value.message
+    assert f"within 2 s: all {POOL_MAX} are in use by other requests" in refused.value.message
     assert "is the server running" not in refused.value.message

@@ -123,10 +123,17 @@ def world(tmp_path: Path, home: Path) -> World:
     return make_world(tmp_path, home, sessions=2)
 
 
-def _slow(seconds: float) -> Any:
+def _slow(seconds: float, tasks: int | None = None) -> Any:
+    """Answers each task `seconds` late (only the first `tasks` tasks, when given); the
+    conformance probe at once."""
+    slowed = 0
+
     def reply(request: RecordedRequest) -> Scripted:
+        nonlocal slowed
         task = _task_in(request.json())
-        delay = 0.0 if task["taskId"].startswith("conformance") else seconds
+        delay = 0.0
+        if not task["taskId"].startswith("conformance") and (tasks is None or slowed < tasks):
+            delay, slowed = seconds, slowed + 1
         return Scripted.chat(answer(task), delay=delay)
 
     return reply
@@ -135,33 +142,36 @@ def _slow(seconds: float) -> Any:
 def test_the_openai_runner_takes_its_profiles_timeout_and_names_it(world: World) -> None:
     with ScriptedServer() as server:
         server.respond_with(_slow(4.0))
-        _profile(world.home, server.base_url, "timeout_s = 2")
+        _profile(world.home, server.base_url, "timeout_s = 0.5")
         world.reverify("openai")
         plan = world.plan("openai")["plans"][0]
         code, out = world.approve(plan["planDigest"])
-    # the model answers in 4 s: well within the 600 s default, not within the profile's 2 s
+    # the model answers in 4 s: well within the 600 s default, not within the profile's 0.5 s
     assert code == 1 and out["error"]["code"] == "RUNNER_TIMEOUT", out
-    assert "2 s limit (timeout_s of [models.runner])" in out["error"]["message"]
+    assert "0.5 s limit (timeout_s of [models.runner])" in out["error"]["message"]
     assert out["error"]["details"]["timeoutSetting"] == "timeout_s of [models.runner]"
     assert world.candidates() == []
 
 
 def test_the_runner_timeout_variable_wins_over_the_profile(world: World) -> None:
     with ScriptedServer() as server:
-        server.respond_with(_slow(2.5))
-        _profile(world.home, server.base_url, "timeout_s = 1")
+        # the first task's answer takes 1 s: over the profile's 0.5 s, within the variable's 30 s
+        server.respond_with(_slow(1.0, tasks=1))
+        _profile(world.home, server.base_url, "timeout_s = 0.5")
         world.env = {"TEAMLORE_RUNNER_TIMEOUT_S": "30"}
         world.reverify("openai")
         plan = world.plan("openai")["plans"][0]
         code, out = world.approve(plan["planDigest"])
         assert code == 0, out
-        world.env = {"TEAMLORE_RUNNER_TIMEOUT_S": "1"}
+        server.respond_with(_slow(1.0, tasks=1))
+        world.env = {"TEAMLORE_RUNNER_TIMEOUT_S": "0.5"}
         world.reverify("openai")
         plan = world.plan("openai")["plans"][0]
         rc, _, stderr = world.text("memory", "extract", "--approve-plan", plan["planDigest"])
     assert rc == 1
     printed = _one_line(stderr)
-    assert "error RUNNER_TIMEOUT:" in printed and "1 s limit (TEAMLORE_RUNNER_TIMEOUT_S)" in printed
+    assert "error RUNNER_TIMEOUT:" in printed
+    assert "0.5 s limit (TEAMLORE_RUNNER_TIMEOUT_S)" in printed
     assert "timeout_s" not in printed  # the advice names what governs, not the profile
 
 

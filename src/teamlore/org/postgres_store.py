@@ -18,6 +18,7 @@ transaction-scoped advisory lock, numbered in `org_schema`.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import time
 from collections.abc import Iterator
@@ -54,6 +55,7 @@ POOL_MAX = 4
 # serve`'s 503): a few milliseconds are enough for a server that is up, so a server that is
 # down is said at once, not after the pool's retries (docs/org.md "Serving")
 POOL_WAIT_S = 2.0
+POOL_WAIT_ENV = "TEAMLORE_ORG_POOL_WAIT_S"  # another wait, in seconds (the tests' shorter one)
 # how long the pool retries a lost connection in the background (1, 2, 4 s apart) before it
 # leaves the next request to try again at once: a server that comes back is used within seconds
 RECONNECT_S = 10.0
@@ -125,6 +127,22 @@ _QUOTED = re.compile(r'(?:\s+after)?\s*"([^"]*)"')  # `after "the string"`, `"="
 _URL = re.compile(r"postgres(?:ql)?://", re.I)
 _NAMED_ROLE = re.compile(r'\b(role|user) "[^"]*"')
 _FAILED_AT = re.compile(r"^(?:connection (?:failed|is bad): )?connection to server .*? failed: ")
+
+
+def _pool_wait() -> float:
+    """POOL_WAIT_S, or TEAMLORE_ORG_POOL_WAIT_S when set."""
+    given = os.environ.get(POOL_WAIT_ENV)
+    if not given:
+        return POOL_WAIT_S
+    try:
+        wait = float(given)
+    except ValueError:
+        wait = 0.0
+    if not 0 < wait <= 600:
+        raise errors.TeamloreError(
+            errors.INVALID_ARGUMENT, f"{POOL_WAIT_ENV} must be a number of seconds in (0, 600]"
+        )
+    return wait
 
 
 def _settings(database: str) -> dict[str, Any]:
@@ -205,7 +223,7 @@ class PostgresStore:
                 min_size=1,
                 max_size=POOL_MAX,
                 kwargs={"connect_timeout": CONNECT_TIMEOUT_S, "application_name": "teamlore"},
-                timeout=POOL_WAIT_S,
+                timeout=_pool_wait(),
                 reconnect_timeout=RECONNECT_S,
                 # a connection the server dropped while idle (a restart) is replaced before use
                 check=ConnectionPool.check_connection,
