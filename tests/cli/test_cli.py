@@ -192,6 +192,26 @@ def test_a_sync_whose_turns_the_helper_embedded_loads_no_numpy(
     assert not modules & {"numpy", "tokenizers", "safetensors"}
 
 
+def test_status_names_the_file_and_line_of_each_recent_diagnostic(
+    home: Path, sources: Path
+) -> None:
+    """As the sync that found them does: a count alone sent a person looking for the file."""
+    broken = sources / "claude" / "broken.jsonl"
+    broken.write_text('{"type": "user", "message": \n')
+    sync_json(sources)
+    status = json.loads(teamlore_cli("status", "--format", "json").stdout)["diagnostics"]
+    [diagnostic] = [d for d in status["recent"] if d["file"].endswith("broken.jsonl")]
+    assert diagnostic == {
+        "code": "bad-json",
+        "file": str(broken),  # the way display_path shows a path outside the home folder
+        "line": 1,
+        "message": "line is not valid JSON; skipped",
+    }
+    text = teamlore_cli("status", env={"COLUMNS": "80"}).stdout
+    assert f"Diagnostics {status['count']}:" in text
+    assert f"  bad-json  {broken}:1  line is not valid JSON; skipped" in text
+
+
 def test_sessions_list_show_and_search(home: Path, sources: Path) -> None:
     sync_json(sources)
     listed = json.loads(teamlore_cli("sessions", "list", "--format", "json").stdout)["sessions"]

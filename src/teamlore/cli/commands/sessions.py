@@ -92,7 +92,7 @@ def _which_follow(shown: int, count: int) -> str:
 
 
 def _print_diagnostic(d: dict[str, Any]) -> None:
-    where = f"{d['file']}:{d['line']}" if d["line"] else d["file"]
+    where = ":".join(str(part) for part in (d["file"], d["line"]) if part)
     stdout.print(f"  {d['code']}  {where}  {d['message']}")
 
 
@@ -248,7 +248,15 @@ def _render_status(result: dict[str, Any]) -> None:
         if s["unreadable"]:
             say(styled(f"              cannot be read: {s['unreadable']}", "red"))
     diag = result["diagnostics"]
-    stdout.print(f"Diagnostics {diag['count']}")
+    if not diag["recent"]:
+        stdout.print(f"Diagnostics {diag['count']}")
+    else:
+        latest = (
+            "" if len(diag["recent"]) == diag["count"] else f" (the latest {len(diag['recent'])})"
+        )
+        stdout.print(f"Diagnostics {diag['count']}{latest}:")
+        for d in diag["recent"]:
+            _print_diagnostic(d)
     if "integrity" in result:
         stdout.print(f"Integrity   {result['integrity']}")
 

@@ -562,10 +562,16 @@ def status(ctx: OpContext, request: StatusRequest) -> dict[str, Any]:
             for r in conn.execute("SELECT status, count(*) AS n FROM source_files GROUP BY status")
         }
         meta = {r["key"]: r["value"] for r in conn.execute("SELECT key, value FROM meta")}
-        recent = [
-            {"code": r["code"], "line": r["line"], "message": r["message"]}
+        recent = [  # as a sync reports them: the file as `display_path` shows it (`~/…`)
+            {
+                "code": r["code"],
+                "file": display_path(r["path"]) if r["path"] else None,
+                "line": r["line"],
+                "message": r["message"],
+            }
             for r in conn.execute(
-                "SELECT code, line, message FROM diagnostics ORDER BY id DESC LIMIT 10"
+                "SELECT d.code, d.line, d.message, f.path FROM diagnostics d"
+                " LEFT JOIN source_files f ON f.id = d.source_file_id ORDER BY d.id DESC LIMIT 10"
             )
         ]
         sources = [s.to_json() for s in resolve_sources(SyncRequest(), home)]
