@@ -264,6 +264,117 @@ def test_an_index_removed_while_the_server_runs_is_synced_again_without_a_sessio
     assert len(server.events("index-replaced")) == 1
 
 
+def test_a_damaged_index_is_logged_once_and_synced_again_once_it_is_mended(
+    home: Path, sources: Path, tmp_path: Path
+) -> None:
+    """An index damaged in place (the same file, so no "removed or replaced") refuses every sync
+    with DB_CORRUPT, and no retry cures that: the server says so once, then leaves it, however
+    the session files change, until the index changes (`teamlore sync --rebuild` sets it aside
+    and starts a fresh one) and syncs again. It was retried, and logged, every loop."""
+    sys.path.insert(0, str(SRC.parent / "bench"))
+    import corpus
+
+    sync_json(sources)
+    (home / "config.toml").write_text(f'[sources]\nclaude = ["{sources / "claude"}"]\n')
+    running = start_watch(tmp_path, None, "--min-interval", "0")
+    session = sources / "claude" / "synthetic-main.jsonl"
+    try:
+        index = home / "index.sqlite3"
+        inode = index.stat().st_ino
+        with index.open("r+b") as damaged:
+            damaged.write(os.urandom(100_000))
+        assert index.stat().st_ino == inode
+        corpus.append_turn(session, "zqdamaged", at_ms=1_780_000_000)
+        running.wait_for("sync-failed")
+        corpus.append_turn(session, "zqagain", at_ms=1_780_000_100)
+        # each request is answered between two turns of the loop, and a retry took one of them
+        for _ in range(3):
+            assert teamlore_cli("status", "--format", "json").returncode == 1
+        assert running.answered_exactly(3)
+        assert not running.events("sync-refused")
+        [failed] = running.events("sync-failed")
+        assert (failed["code"], failed["retryWhen"]) == ("DB_CORRUPT", "the index")
+
+        synced = len(running.events("synced"))
+        rebuilt = teamlore_cli("sync", "--rebuild", "--format", "json", env=OWN_PROCESS)
+        assert rebuilt.returncode == 0, rebuilt.stdout
+        running.wait_for("synced", synced + 1)
+        assert len(running.events("sync-failed")) == 1
+        search = ("sessions", "search", "zqagain", "--no-sync", "--lexical", "--format", "json")
+        assert json.loads(teamlore_cli(*search).stdout)["hits"]
+    finally:
+        running.proc.send_signal(signal.SIGTERM)
+        assert running.proc.wait(timeout=60) == 0, running.log.read_text()
+
+
+def test_a_folder_moved_into_a_watched_folder_is_synced_with_its_sessions(
+    server: Watch, sources: Path, tmp_path: Path
+) -> None:
+    """A backup of a project folder restored into the session folder (or a Codex day folder
+    made with its file): the folder's own event is the only one, its files make none."""
+
+    def sessions() -> int:
+        status = teamlore_cli("status", "--format", "json", env=OWN_PROCESS).stdout
+        return int(json.loads(status)["sessions"])
+
+    before = sessions()
+    synced = len(server.events("synced"))
+    project = SRC.parent / "tests" / "fixtures" / "sessions" / "claude" / "-home-dev-project"
+    backup = tmp_path / "backup" / project.name
+    shutil.copytree(project, backup)
+    backup.rename(sources / "claude" / project.name)
+    server.wait_for("synced", synced + 1)
+    assert sessions() == before + 1
+
+
+@pytest.mark.parametrize("fmt", ["json", "text"])
+def test_ctrl_c_in_the_middle_of_a_sync_says_the_sync_was_stopped(
+    home: Path, sources: Path, tmp_path: Path, fmt: str
+) -> None:
+    """Stopped while it syncs, the server leaves the index with part of the sync and says so
+    (a clean stop all the same: exit 0); `teamlore sync` then finishes it."""
+    home.mkdir()
+    (home / "config.toml").write_text(
+        f'[sources]\nclaude = ["{sources / "claude"}"]\ncodex = ["{sources / "codex"}"]\n'
+    )
+    flag = tmp_path / "paused"
+    log = tmp_path / "watch.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "teamlore.cli.entry", "watch", "--format", fmt],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "TEAMLORE_PAUSEPOINT": f"sync.after-file={flag}"},
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
+    try:
+        wait_until(flag.exists)  # its first sync stands still after one session file
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=120) == 0, log.read_text()
+    finally:
+        proc.kill()
+    lines = log.read_text().splitlines()
+    if fmt == "json":
+        assert [json.loads(line)["event"] for line in lines] == [
+            "started",
+            "sync-stopped",
+            "stopped",
+        ]
+    else:
+        assert lines[1:] == [
+            "the sync in progress was stopped; `teamlore sync` finishes it.",
+            "teamlore watch stopped.",
+        ]
+
+    def sessions() -> int:
+        status = teamlore_cli("status", "--format", "json", env=OWN_PROCESS).stdout
+        return int(json.loads(status)["sessions"])
+
+    partial = sessions()
+    assert teamlore_cli("sync", env=OWN_PROCESS).returncode == 0
+    assert sessions() > partial
+
+
 def test_a_session_folder_that_appears_or_comes_back_is_watched_from_then_on(
     home: Path, sources: Path, tmp_path: Path
 ) -> None:

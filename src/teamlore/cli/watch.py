@@ -42,6 +42,11 @@ SOCKET_PATH_LIMIT = 104 if sys.platform == "darwin" else 108
 SESSION_SUFFIXES = (".jsonl",)  # what every provider writes (sessions/providers)
 SELECT_SECONDS = 0.25
 FILES_CHECK_SECONDS = 2.0  # how often the index and the session folders are looked at (a stat)
+# a sync refused with these is tried again at once: another process holds the sync lock
+RETRIED_CODES = frozenset({"LOCK_BUSY"})
+# a sync refused with these needs the user to mend the index (`teamlore sync --rebuild`, a backup,
+# a newer teamlore): tried again only once the index file changes, whatever the session files do
+INDEX_CODES = frozenset({"DB_CORRUPT", "DB_SCHEMA_TOO_NEW"})
 
 
 def watch(
@@ -93,6 +98,8 @@ def _serve(fmt: OutputFormat, min_interval: float) -> None:
             if _file_identity(path) == server.socket:  # not another watch's, started since
                 with contextlib.suppress(FileNotFoundError):
                     path.unlink()
+            if server.syncing:  # stopped in the middle of a sync: the index holds part of it
+                server.event("sync-stopped")
             server.event("stopped")
 
 
@@ -168,6 +175,10 @@ class Server:
 
         self.index = index_file()
         self.index_synced = _file_identity(self.index)
+        self.syncing = False
+        # while a sync waits for the index to change (INDEX_CODES): the index file's state then
+        self.held: tuple[int, ...] | None = None
+        self.failure: tuple[str, str] | None = None  # the refusal logged last, until a sync works
         _load_served_code()
 
     @property
@@ -190,7 +201,7 @@ class Server:
                 return
             if time.monotonic() - self.files_checked >= FILES_CHECK_SECONDS:
                 self._check_files()
-            if self.watcher.changed.is_set() and self._may_sync():
+            if self.held is None and self.watcher.changed.is_set() and self._may_sync():
                 self.watcher.changed.clear()
                 self.sync()
 
@@ -213,6 +224,8 @@ class Server:
         if _file_identity(self.index) != self.index_synced and not self.watcher.changed.is_set():
             self.event("index-replaced")
             self.watcher.changed.set()
+        if self.held is not None and _file_state(self.index) != self.held:
+            self.held = None  # mended, say: the sync waiting (`changed` is set) runs
         folders = _identities(self.sources)
         if folders == self.folders:
             return
@@ -229,13 +242,16 @@ class Server:
         from teamlore.ops.registry import OpContext, run_operation
 
         self.last_sync = time.monotonic()
+        self.syncing = True
         try:
             # another sync running (a `teamlore sync`): this change is in its work or the next
             result = run_operation("sync", OpContext(cwd=working_directory()), {"wait_seconds": 0})
-        except errors.TeamloreError as err:  # e.g. another sync holds the lock: retried
-            self.event("sync-refused", code=err.code, message=err.message)
-            self.watcher.changed.set()
+        except errors.TeamloreError as err:
+            self.syncing = False
+            self._refused(err)
             return
+        self.syncing = False
+        self.failure = None
         self.index_synced = _file_identity(self.index)
         self.event(
             "synced",
@@ -243,6 +259,23 @@ class Server:
             turnsWritten=result["turns"],
             turns=result["totals"]["turns"],
         )
+
+    def _refused(self, err: errors.TeamloreError) -> None:
+        """Another sync holds the lock: try again after --min-interval, as often as it takes.
+        Any other refusal will not go away by itself (a damaged index, a full disk, a folder
+        that cannot be read): log it once and try again only when something changed, the index
+        (INDEX_CODES) or else a session file."""
+        if err.code in RETRIED_CODES:
+            self.event("sync-refused", code=err.code, message=err.message)
+            self.watcher.changed.set()
+            return
+        if err.code in INDEX_CODES:
+            self.held = _file_state(self.index)
+            self.watcher.changed.set()  # synced once the index changes
+        if self.failure != (err.code, err.message):
+            self.failure = (err.code, err.message)
+            until = "the index" if err.code in INDEX_CODES else "a session file"
+            self.event("sync-failed", code=err.code, message=err.message, retryWhen=until)
 
     def answer(self, connection: socket.socket) -> None:
         """Serve one connection: refuse (close without a word: the client runs the command
@@ -321,11 +354,23 @@ def _file_identity(path: Path) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
+def _file_state(path: Path) -> tuple[int, ...] | None:
+    """`path`'s identity, size and times: another value when the file was written or
+    replaced, None when there is none."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
 _EVENT_TEXT = {
     "started": "teamlore watch: watching {folders}; answering sessions search,"
     " list and show, memory search and status (Ctrl-C stops).",
     "synced": "synced: {changedFiles}, {turnsWritten} written; the index holds {turns}.",
     "sync-refused": "sync skipped ({code}: {message}); retrying.",
+    "sync-failed": "sync failed ({code}: {message}); trying again when {retryWhen} changes.",
+    "sync-stopped": "the sync in progress was stopped; `teamlore sync` finishes it.",
     "index-replaced": "the session index was removed or replaced: syncing it again.",
     "folders-changed": "session folders appeared or went away: now watching {folders}.",
     "restarting": "{reason}: restarting.",
@@ -472,12 +517,18 @@ def _load_served_code() -> None:
 
 
 def _session_file(change: object, path: str) -> bool:
-    return path.endswith(SESSION_SUFFIXES)
+    """A session file, or a folder that came (made, or moved in with its sessions: a backup
+    restored, a Codex day folder); its files made no event of their own."""
+    if path.endswith(SESSION_SUFFIXES):
+        return True
+    import watchfiles
+
+    return change == watchfiles.Change.added and os.path.isdir(path)
 
 
 class Watcher(threading.Thread):
-    """Sets `changed` when a session file under the roots changes (watchfiles: inotify on
-    Linux, FSEvents on macOS); the server syncs on its own thread."""
+    """Sets `changed` when a session file under the roots changes, or a folder comes
+    (watchfiles: inotify on Linux, FSEvents on macOS); the server syncs on its own thread."""
 
     def __init__(self, roots: list[Path]) -> None:
         super().__init__(name="teamlore-watch", daemon=True)
