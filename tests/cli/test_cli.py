@@ -276,6 +276,19 @@ def test_an_unquoted_multi_word_search_is_one_query(home: Path, sources: Path) -
     [
         (["sessions", "show", "nope"], "SESSION_NOT_FOUND", 1),
         (["sessions", "search", "?!,"], "QUERY_EMPTY", 2),
+        (["sessions", "search", ""], "QUERY_EMPTY", 2),  # was INVALID_ARGUMENT, " " QUERY_EMPTY
+        (["sessions", "search", "a" * 300], "QUERY_EMPTY", 2),
+        # a window with since after until matched nothing, silently: a usage error
+        (
+            ["sessions", "search", "x", "--since", "2026-02-01", "--until", "2026-01-01"],
+            "WINDOW_INVALID",
+            2,
+        ),
+        (
+            ["sessions", "list", "--since", "2026-02-01", "--until", "2026-01-01"],
+            "WINDOW_INVALID",
+            2,
+        ),
         (["sessions", "list", "--since", "yesterday"], "INVALID_ARGUMENT", 2),
         # past the largest integer SQLite holds: a usage error, not an internal one
         (["sessions", "show", "nope", "--turn", "9" * 20], "INVALID_ARGUMENT", 2),
@@ -291,6 +304,33 @@ def test_refusals_carry_stable_codes(
     proc = teamlore_cli(*args, "--format", "json")
     assert proc.returncode == exit_code, proc.stderr
     assert json.loads(proc.stdout)["error"]["code"] == code
+
+
+def test_a_search_refusal_says_which_value_was_wrong(home: Path, tmp_path: Path) -> None:
+    """The path as given (`-r /nonexistent` named only `nonexistent`), a word too long to
+    search (it said "has no searchable terms"), both ends of a reversed window (it matched
+    nothing, silently)."""
+    missing = tmp_path / "missing"
+    for command in (["sessions", "search"], ["memory", "search"]):
+        text = teamlore_cli(*command, "x", "-r", str(missing), env={"COLUMNS": "80"})
+        assert text.returncode == 1 and text.stdout == ""
+        assert text.stderr.splitlines()[0] == (
+            f"error PATH_NOT_FOUND: {missing} does not exist; give the folder of a git repository"
+        )
+    text = teamlore_cli("sessions", "search", "a" * 300, env={"COLUMNS": "80"})
+    assert text.returncode == 2
+    assert text.stderr.splitlines()[0] == (
+        f"error QUERY_EMPTY: '{'a' * 99}…[162 characters]…{'a' * 39}' is too long to search"
+        " (over 64 characters)"
+    )
+    window = ["--since", "2026-02-01", "--until", "2026-01-01"]
+    text = teamlore_cli("sessions", "search", "x", *window, env={"COLUMNS": "80"})
+    assert text.returncode == 2 and text.stdout == ""
+    assert text.stderr.splitlines() == [
+        "error WINDOW_INVALID: since 2026-02-01T00:00:00.000Z is not before until"
+        " 2026-01-01T00:00:00.000Z: the window is empty or reversed",
+        "  next: Give `since` and `until`, since first (recall: canonical UTC, 366 days at most).",
+    ]
 
 
 def test_a_refusal_in_the_text_view_says_what_to_do_next(home: Path) -> None:

@@ -195,6 +195,35 @@ def test_memory_search_prints_every_hit_as_json_holds_it(fixtures_cli: Cli, tmp_
         assert ("words + meaning" in text) == ("vector" in result["paths"])
 
 
+def test_a_search_without_hits_says_so_under_its_header(fixtures_cli: Cli, tmp_path: Path) -> None:
+    """The header (which rankings ran) comes first, then the hint, for both searches (sessions
+    search printed the hint above it); memory search sends a person to promote only when the
+    memory holds nothing (it did so beside 18 approved entries)."""
+    lines = fixtures_cli.text("sessions", "search", "--lexical", "--no-sync", "xyzzyplugh")
+    assert lines.splitlines() == [
+        "words only (lexical search only was asked for)",
+        "No matching turns. Try other words, or `teamlore sync` to index new sessions.",
+    ]
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    fixtures_cli.json("memory", "init", "-r", str(repo))
+    search = ("memory", "search", "--lexical", "xyzzyplugh", "-r", str(repo))
+    empty = fixtures_cli.text(*search).splitlines()
+    assert empty[0].startswith("generation ") and empty[1:] == [
+        "No reviewed memory yet: entries appear here after `teamlore memory promote`."
+    ]
+    for number in range(2):
+        (repo / f".threadshare/memory/entries/note-{number}.md").write_text(
+            entry(f"note-{number}", "release notes")
+        )
+    held = fixtures_cli.text(*search).splitlines()
+    assert held[0].startswith("generation ")
+    assert held[1:] == ["No matching memory among 2 documents. Try other words."]
+    assert fixtures_cli.json(*search)["documents"] == 2
+    assert all(len(line) <= 80 for line in [*lines.splitlines(), *empty, *held])
+
+
 def entry(entry_id: str, body: str) -> str:
     body = "".join(c for c in body if c not in "\x00") or "empty"
     return entry_file(

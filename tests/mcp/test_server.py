@@ -110,6 +110,9 @@ CASES: list[tuple[str, list[str], dict[str, Any]]] = [
         {"query": "release", "limit": 1},
     ),
     ("threadshare_memory_search", ["memory", "search", "?!"], {"query": "?!"}),
+    # empty and blank alike: QUERY_EMPTY (`""` was INVALID_ARGUMENT, at least 1 character)
+    ("threadshare_memory_search", ["memory", "search", ""], {"query": ""}),
+    ("threadshare_memory_search", ["memory", "search", " "], {"query": " "}),
     (
         "threadshare_memory_search",
         ["memory", "search", "x", "--limit", "0"],
@@ -145,6 +148,17 @@ def test_cli_and_mcp_give_the_same_results_and_errors(repo: Path) -> None:
         cli_payload = json.loads(proc.stdout)
         assert _as_request_fields(cli_payload) == _mcp_payload(result), (tool, cli_args)
         assert (proc.returncode != 0) == ("error" in cli_payload)
+
+
+def test_an_empty_or_blank_query_is_query_empty_over_cli_and_mcp(repo: Path) -> None:
+    queries = ["", " "]
+    _, _, results = mcp_calls(repo, [("threadshare_memory_search", {"query": q}) for q in queries])
+    for query, result in zip(queries, results, strict=True):
+        proc = teamlore_cli("memory", "search", query, "--format", "json", cwd=repo)
+        assert proc.returncode == 2
+        for payload in (json.loads(proc.stdout), _mcp_payload(result)):
+            assert payload["error"]["code"] == "QUERY_EMPTY", payload
+            assert payload["error"]["message"] == "the query is empty"
 
 
 def test_search_finds_english_and_chinese_entries(repo: Path) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from teamlore.core import errors, keys
+from teamlore.core.paths import display_path
 from teamlore.repo.binding import (
     find_owner,
     is_within,
@@ -78,7 +79,9 @@ def test_a_missing_path_is_refused_as_missing(tmp_path: Path, home: Path) -> Non
     with pytest.raises(errors.TeamloreError) as caught:
         resolve_repository(tmp_path / "missing", home=home)
     assert caught.value.code == errors.PATH_NOT_FOUND.code
-    assert caught.value.message == "missing does not exist; give the folder of a git repository"
+    # the path as given (`-r /nonexistent` said only `nonexistent does not exist`)
+    missing = display_path(tmp_path / "missing")
+    assert caught.value.message == f"{missing} does not exist; give the folder of a git repository"
 
 
 def test_a_bare_repository_is_refused(make_repo, tmp_path: Path, home: Path) -> None:

@@ -48,8 +48,9 @@ def test_results_are_ordered_by_score(home: Path, tmp_path: Path) -> None:
     indexer.sync([Source("mini", src)])
     hits = queries.search_turns(indexer.conn, "flaky").hits
     assert [h["turn"] for h in hits] == [2, 1]
-    # one query term held, plus BM25 strength squashed into [0, 1): readable, ordered
-    assert 2 > hits[0]["score"] > hits[1]["score"] > 1
+    # one query term held, plus BM25 strength squashed into [0, 0.25): readable, ordered (two
+    # close strengths may show the same two decimals; never the other way round)
+    assert 1.25 > hits[0]["score"] >= hits[1]["score"] > 1
 
 
 def test_beyond_the_rank_window_the_newest_matches_are_ranked_and_the_result_says_so(
@@ -188,6 +189,9 @@ def test_a_question_held_in_what_was_said_outranks_a_tool_output_holding_one_mor
     conn = indexer.conn
     hits = queries.search_turns(conn, "create memory entity, add observations").hits
     assert [h["turn"] for h in hits] == [2, 1]
+    # the score shows the weight that orders them (4 and 5 x 0.75), not the terms held (4, 5)
+    assert [int(h["score"] * 4) / 4 for h in hits] == [4.0, 3.75]
+    assert hits[0]["score"] > hits[1]["score"]
     hits = queries.search_turns(conn, "create entity, add observations, flush_memory").hits
     assert [h["turn"] for h in hits] == [1, 2]
 
@@ -753,3 +757,11 @@ def test_a_tool_input_nested_too_deep_to_read_is_shown_as_its_text(
     [session] = queries.list_sessions(indexer.conn)
     [turn] = queries.show_session(indexer.conn, session["sessionKey"])["turns"]
     assert turn["tools"][0]["input"] == deep
+
+
+def test_the_score_step_divides_every_weight_a_term_can_have() -> None:
+    """`passages.readable_weight` adds the BM25 strength below WEIGHT_STEP: a retuned weight
+    that is not a multiple of it could let a score read above the weight ranked before it."""
+    from teamlore.sessions.passages import ELSEWHERE, TOOL_PASSAGE, WEIGHT_STEP
+
+    assert all((w / WEIGHT_STEP).is_integer() for w in (1.0, TOOL_PASSAGE, ELSEWHERE))

@@ -131,7 +131,9 @@ NEXT: dict[str, str] = {
     "STALE_REVISION": "Nothing to do: the Writer retries against the changed document.",
     "RECOVERY_CONFLICT": "Keep your hand edit or the staged one, then `teamlore personal retry`.",
     "MODEL_CALL_FAILED": "Check the model profile, then `teamlore personal retry` the job.",
-    "WINDOW_INVALID": "Give `since` and `until`, canonical UTC, at most 366 days apart.",
+    "WINDOW_INVALID": (
+        "Give `since` and `until`, since first (recall: canonical UTC, 366 days at most)."
+    ),
     "RECALL_REQUEST_INVALID": "Fix the field the message names (docs/extraction.md lists them).",
     # promotion
     "PLAN_NOT_FOUND": "Make a plan with `teamlore memory prepare`.",

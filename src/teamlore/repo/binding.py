@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Literal, NamedTuple
 
 from teamlore.core import db, errors, keys
+from teamlore.core.paths import display_path
 from teamlore.repo import tables
 from teamlore.repo.git import GitCommandError, run_git_text
 
@@ -63,7 +64,7 @@ def _real_directory(path: Path) -> Path:
     except OSError as exc:
         raise errors.TeamloreError(
             errors.PATH_NOT_FOUND,
-            f"{path.name or path} does not exist; give the folder of a git repository",
+            f"{display_path(path)} does not exist; give the folder of a git repository",
             folder=path.name,
         ) from exc
     return real if real.is_dir() else real.parent

@@ -85,6 +85,19 @@ ELSEWHERE = 0.5
 # without an identifier: such text holds a question's words incidentally, while identifiers
 # live in code and logs (chosen on the tuning half; 0.75 and 0.8 gave the same ranks)
 TOOL_PASSAGE = 0.75
+# every weight is a multiple of this (so are TOOL_PASSAGE and ELSEWHERE): `readable_weight` adds
+# the BM25 strength below it, so the score never reorders two weights
+WEIGHT_STEP = 0.25
+
+
+def readable_weight(found: Held, bm25: float) -> float:
+    """The score a words-only hit shows: its weight (`Held.weight`) plus its BM25 strength
+    squashed into [0, WEIGHT_STEP), ordered exactly like the results (weight, then BM25):
+    `4.24` reads "four terms in its best passage (or three, and two elsewhere), strongly". The
+    terms held alone (`core.analyzer.readable_score`) would put a tool output holding five terms
+    (weight 3.75) above the prompt holding four that ranks before it."""
+    strength = max(bm25, 0.0)
+    return round(found.weight + WEIGHT_STEP * strength / (1.0 + strength), 2)
 
 
 def held(query: Query, body: str, starts: bytes | None) -> Held:

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from teamlore.core import db, errors
 from teamlore.core.analyzer import (
     ANALYZER_VERSION,
+    MAX_TOKEN_CHARS,
     Query,
     QueryTerm,
     parse_query,
-    readable_score,
 )
 from teamlore.core.fusion import fuse, has_identifier, words_decide
 from teamlore.core.shapes.records import Record, field
@@ -34,6 +34,7 @@ from teamlore.sessions.passages import (
     held_by,
     passage_read_by,
     passage_snippet,
+    readable_weight,
     weighed,
 )
 
@@ -360,14 +361,14 @@ def search_turns(
     find_pending_passages(conn)
     parsed = parse_query(query)
     if not parsed.terms:
-        raise errors.TeamloreError(errors.QUERY_EMPTY, f"{query!r} has no searchable terms")
+        raise errors.query_without_terms(query, MAX_TOKEN_CHARS)
     keep_words = words_decide(parsed, segmented(parsed))
     parsed = segmented(parsed)
     filters = (provider, worktree_key, since, until)
     if embedder is None:
         scored, ranked_all = _lexical(conn, parsed, filters, int(limit))
         hits = [
-            _hit(conn, r, parsed, found, readable_score(found.best, strength), ("lexical",))
+            _hit(conn, r, parsed, found, readable_weight(found, strength), ("lexical",))
             for found, strength, r in scored[: int(limit)]
         ]
         return TurnSearch(hits, ranked_all)
@@ -738,7 +739,7 @@ def _lexical_only(
     skipped: dict[str, Any],
 ) -> TurnSearch:
     hits = [
-        _hit(conn, r, parsed, found, readable_score(found.best, strength), ("lexical",))
+        _hit(conn, r, parsed, found, readable_weight(found, strength), ("lexical",))
         for found, strength, r in scored[:limit]
     ]
     return TurnSearch(hits, ranked_all, ["lexical"], skipped)

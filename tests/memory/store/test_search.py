@@ -355,6 +355,39 @@ def test_a_query_without_searchable_terms_is_refused(conn: sqlite3.Connection, q
     assert caught.value.code == "QUERY_EMPTY"
 
 
+def test_a_query_of_words_too_long_to_search_says_so(conn: sqlite3.Connection) -> None:
+    """A word the index leaves out (over 64 characters: base64, a minified blob) is named as
+    too long, not as "no searchable terms" (a 300-character word said so)."""
+    word = "a" * 300
+    with pytest.raises(errors.TeamloreError) as caught:
+        search(conn, word)
+    assert caught.value.code == "QUERY_EMPTY"
+    assert caught.value.message.endswith("' is too long to search (over 64 characters)")
+    with pytest.raises(errors.TeamloreError) as caught:
+        search(conn, f"?? {'b' * 70}")
+    assert caught.value.message == (
+        f"'?? {'b' * 70}' has no searchable terms: '{'b' * 70}' is too long to search"
+        " (over 64 characters)"
+    )
+    with pytest.raises(errors.TeamloreError) as caught:
+        search(conn, "")
+    assert caught.value.message == "the query is empty"
+
+
+def test_the_result_says_how_many_documents_the_memory_holds(conn: sqlite3.Connection) -> None:
+    """No results from a memory holding documents is "try other words", from an empty one
+    "promote some" (`memory search`'s text view): the result tells the two apart."""
+    held = conn.execute(
+        "SELECT count(*) FROM approved_entries WHERE repository_key = ? AND worktree_key = ?",
+        (REPO, WORKTREE),
+    ).fetchone()[0]
+    found = search(conn, "xyzzyplugh")
+    assert found.results == [] and found.documents == held > 0
+    assert found.to_json()["documents"] == held
+    never_synced = search_memory(conn, repository_key=REPO, worktree_key="d4" * 12, query="x")
+    assert never_synced.documents == 0
+
+
 @pytest.mark.parametrize("options", [{"limit": 0}, {"limit": 101}])
 def test_limits_outside_the_range_are_refused(
     conn: sqlite3.Connection, options: dict[str, object]
@@ -396,7 +429,15 @@ def test_the_result_on_the_wire_is_camel_case_and_keeps_the_hits_summary_in_the_
     """The result is a plain dataclass (no pydantic on a search's read path); its wire form is
     the tool's response as it always was."""
     wire = search(conn, "cookie").to_json()
-    assert list(wire) == ["generation", "coverage", "paths", "vector", "results", "items"]
+    assert list(wire) == [
+        "generation",
+        "coverage",
+        "paths",
+        "vector",
+        "results",
+        "items",
+        "documents",
+    ]
     assert list(wire["vector"]) == ["ran", "space", "documents", "reason", "code"]
     assert list(wire["results"][0]) == [
         "id",

@@ -586,8 +586,6 @@ def _render_search(result: dict[str, Any]) -> None:
                 "dim",
             )
         )
-    if not result["hits"]:
-        say("No matching turns. Run `teamlore sync` to index new sessions, or try other words.")
     ranking = result.get("ranking") or {}
     if ranking and not ranking["rankedAll"]:
         say(
@@ -598,6 +596,8 @@ def _render_search(result: dict[str, Any]) -> None:
             )
         )
     say(styled(paths_line(result), "dim"))
+    if not result["hits"]:  # under the header, as `memory search` says it
+        say("No matching turns. Try other words, or `teamlore sync` to index new sessions.")
     for h in result["hits"]:
         say(
             styled(h["sessionKey"][:12], "bold"),
@@ -656,8 +656,11 @@ def _render_memory_search(result: dict[str, Any]) -> None:
     say(f"generation {result.get('generation')}, {paths_line(result)}", note)
     if result.get("stale"):
         say(styled(f"Not synced: {result['stale']}.", "yellow"))
-    if not result["results"]:
-        say("No matching memory. Reviewed entries appear here after `teamlore memory promote`.")
+    documents = result.get("documents") or 0
+    if not result["results"] and documents:
+        say(f"No matching memory among {counted(documents, 'document')}. Try other words.")
+    elif not result["results"]:
+        say("No reviewed memory yet: entries appear here after `teamlore memory promote`.")
     for hit in result["results"]:
         # three short lines a hit, as `org search` prints them: the text view reads at 80 columns
         say(

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 from teamlore.core import errors
 from teamlore.core.analyzer import (
     ANALYZER_VERSION,
+    MAX_TOKEN_CHARS,
     Query,
     parse_query,
     relative_score,
@@ -159,6 +160,9 @@ class SearchResult(NamedTuple):
     vector: VectorPath
     results: list[SearchHit]
     items: list[SeedItem]
+    # the documents of the owner's projection (deprecated ones too): no results from a memory
+    # holding none says "promote some", from one holding some "try other words"
+    documents: int = 0
 
     def to_json(self) -> dict[str, Any]:
         """The wire form (the `threadshare-memory-search@v1` response)."""
@@ -169,6 +173,7 @@ class SearchResult(NamedTuple):
             "vector": self.vector.to_json(),
             "results": [hit.to_json() for hit in self.results],
             "items": [item.to_json() for item in self.items],
+            "documents": self.documents,
         }
 
 
@@ -202,8 +207,8 @@ def search_memory(
     typed = parse_query(query)
     parsed = segmented(typed)
     if not parsed.terms and by_words:
-        raise errors.TeamloreError(errors.QUERY_EMPTY)
-    generation, coverage, stamp = _projection_state(conn, repository_key, worktree_key)
+        raise errors.query_without_terms(query, MAX_TOKEN_CHARS)
+    generation, coverage, stamp, documents = _projection_state(conn, repository_key, worktree_key)
     owner = (repository_key, worktree_key)
     keys = None if stamp is None else ORDER_KEYS.get(conn, stamp)
     vector_path, meaning = (
@@ -240,6 +245,7 @@ def search_memory(
         vector=vector_path,
         results=results,
         items=seed_items(results),
+        documents=documents,
     )
 
 
@@ -640,19 +646,21 @@ MAX_CANDIDATES = 1000
 
 def _projection_state(
     conn: sqlite3.Connection, repository_key: str, worktree_key: str
-) -> tuple[int, Coverage, Stamp | None]:
-    """The owner's projection generation and coverage, and what names its rows in this
-    process's order keys (memory/store/order_keys.py): None when never projected."""
+) -> tuple[int, Coverage, Stamp | None, int]:
+    """The owner's projection generation and coverage, what names its rows in this process's
+    order keys (memory/store/order_keys.py: None when never projected), and how many documents
+    it holds."""
     row = conn.execute(
         "SELECT generation, coverage, analyzer_version, (SELECT value FROM memory_state_meta "
-        "WHERE key = 'memory_state_uuid') FROM approved_projection "
+        "WHERE key = 'memory_state_uuid'), entry_count FROM approved_projection "
         "WHERE repository_key = ? AND worktree_key = ?",
         (repository_key, worktree_key),
     ).fetchone()
     if row is None:
-        return 0, "partial", None
+        return 0, "partial", None, 0
     coverage: Coverage = row[1] if row[2] == ANALYZER_VERSION else "partial"
-    return int(row[0]), coverage, (row[3], repository_key, worktree_key, int(row[0]))
+    stamp = (row[3], repository_key, worktree_key, int(row[0]))
+    return int(row[0]), coverage, stamp, int(row[4])
 
 
 def _run(

@@ -22,9 +22,9 @@ class SearchRequest(PlainRequest):
     contract: ClassVar[bool] = True
 
     # memory/store/search.py's MAX_QUERY_CHARS (not imported: an MCP server lists its tools
-    # without loading the search); tests/ops hold the two equal
+    # without loading the search); tests/ops hold the two equal. No lower bound: an empty
+    # query is QUERY_EMPTY, as a blank one is (docs/search.md)
     query: str = param(
-        min_length=1,
         max_length=1024,
         description="Words, identifiers, a situation, or Chinese.",
         convert=utf8_text,

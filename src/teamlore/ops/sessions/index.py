@@ -330,6 +330,15 @@ class Window(PlainRequest):
         None, description="ISO-8601 date or instant (exclusive)", convert=_instant
     )
 
+    def check(self) -> None:
+        # a usage error (exit 2), as recall's reversed window is: it read as "no matches"
+        if self.since and self.until and self.since >= self.until:
+            raise errors.TeamloreError(
+                errors.WINDOW_INVALID,
+                f"since {self.since} is not before until {self.until}:"
+                " the window is empty or reversed",
+            )
+
 
 class SessionsListRequest(Window):
     """`sessions.list`'s request."""
@@ -342,6 +351,7 @@ class SessionsListRequest(Window):
     unmapped: bool = param(False, description="only sessions no registered worktree owns")
 
     def check(self) -> None:
+        super().check()
         if self.unmapped and self.repository is not None:
             raise ValueError("unmapped sessions belong to no repository: give one, not both")
 
@@ -427,7 +437,8 @@ def _one_tool(shown: dict[str, Any], number: int) -> dict[str, Any]:
 class SessionsSearchRequest(Window):
     """`sessions.search`'s request."""
 
-    query: str = param(min_length=1, max_length=4096, convert=utf8_text)
+    # no lower bound: an empty query is QUERY_EMPTY, as a blank one is (docs/search.md)
+    query: str = param(max_length=4096, convert=utf8_text)
     provider: str | None = param(None, convert=known_provider)
     repository: str | None = param(None)
     limit: int = param(20, ge=1, le=500)
