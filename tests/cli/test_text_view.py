@@ -224,6 +224,29 @@ def test_a_search_without_hits_says_so_under_its_header(fixtures_cli: Cli, tmp_p
     assert all(len(line) <= 80 for line in [*lines.splitlines(), *empty, *held])
 
 
+def test_hits_found_by_meaning_alone_say_no_turn_or_document_holds_the_words(
+    fixtures_cli: Cli, tmp_path: Path
+) -> None:
+    """A meaning is found for any query, nonsense too, and a score alone does not tell a near
+    answer from none: the text view says when no hit holds a word of the query."""
+    nonsense = fixtures_cli.text("sessions", "search", "--no-sync", "-n", "2", "xyzzyplughqwerty")
+    lines = nonsense.splitlines()
+    assert lines[1] == "No turn holds these words; the nearest by meaning:"
+    assert "by meaning)" in lines[2]
+    found = fixtures_cli.text("sessions", "search", "--no-sync", "-n", "2", "fixture")
+    assert "No turn holds these words" not in found and "by words" in found
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    fixtures_cli.json("memory", "init", "-r", str(repo))
+    (repo / ".threadshare/memory/entries/note-0.md").write_text(entry("note-0", "release notes"))
+    # shares no word with the entry, and is near it in meaning
+    memory = fixtures_cli.text("memory", "search", "changelog", "-r", str(repo)).splitlines()
+    assert memory[1] == "No document holds these words; the nearest by meaning:"
+    release = fixtures_cli.text("memory", "search", "release", "-r", str(repo))
+    assert "No document holds these words" not in release
+
+
 def entry(entry_id: str, body: str) -> str:
     body = "".join(c for c in body if c not in "\x00") or "empty"
     return entry_file(

@@ -598,12 +598,20 @@ def _render_search(result: dict[str, Any]) -> None:
     say(styled(paths_line(result), "dim"))
     if not result["hits"]:  # under the header, as `memory search` says it
         say("No matching turns. Try other words, or `teamlore sync` to index new sessions.")
+    elif _meaning_only(result["hits"]):
+        say(styled("No turn holds these words; the nearest by meaning:", "dim"))
     for h in result["hits"]:
         say(
             styled(h["sessionKey"][:12], "bold"),
             f" turn {h['turn']} ({h['provider']}, score {h['score']:.2f}, {matched_by(h)})",
         )
         say(f"  {h['snippet']}")
+
+
+def _meaning_only(hits: list[dict[str, Any]]) -> bool:
+    """Whether no hit holds a word of the query: a meaning is found for any query, even one of
+    nonsense words, and its scores alone do not tell a near answer from none."""
+    return all("lexical" not in hit.get("matchedBy", ()) for hit in hits)
 
 
 def sessions_search(
@@ -661,6 +669,8 @@ def _render_memory_search(result: dict[str, Any]) -> None:
         say(f"No matching memory among {counted(documents, 'document')}. Try other words.")
     elif not result["results"]:
         say("No reviewed memory yet: entries appear here after `teamlore memory promote`.")
+    elif _meaning_only(result["results"]):
+        say(styled("No document holds these words; the nearest by meaning:", "dim"))
     for hit in result["results"]:
         # three short lines a hit, as `org search` prints them: the text view reads at 80 columns
         say(
