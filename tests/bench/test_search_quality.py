@@ -28,6 +28,7 @@ KINDS = {
     "short-chinese",
     "chinese-question",
     "cross-lingual",
+    "quoted-chinese",
     "big-turn",
 }
 
