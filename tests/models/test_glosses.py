@@ -228,6 +228,10 @@ def test_a_quoted_chinese_phrase_matches_as_written_in_the_other_script_word_by_
     assert term.variants == (("無痕", "痕視", "視窗"),)
     assert all(form.kind == "phrase" for form in term.forms())
     assert segmented(parse_query('"thai red"')).terms[0].variants == ()
+    # quoted, a function word is searched as typed: unquoted, 什么 is dropped beside 发布
+    quoted = segmented(parse_query('"什么" 发布')).terms
+    assert [(t.kind, t.parts) for t in quoted] == [("phrase", ("什么",)), ("word", ("发布",))]
+    assert [t.parts for t in segmented(parse_query("什么 发布")).terms] == [("发布",)]
 
 
 def test_traditional_characters_are_looked_up_too() -> None:

@@ -457,7 +457,7 @@ def _terms(text: str) -> list[QueryTerm]:
     for quoted in _PHRASE.finditer(text):
         out.extend(_plain_terms(text[position : quoted.start()]))
         phrase = _phrase_tokens(quoted.group(1))
-        if len(phrase) == 1:
+        if len(phrase) == 1 and not _is_cjk_run(phrase[0]):
             out.append(QueryTerm("word", phrase[0], phrase))
         elif phrase:
             out.append(QueryTerm("phrase", "", phrase))
@@ -469,7 +469,8 @@ def _terms(text: str) -> list[QueryTerm]:
 def _phrase_tokens(text: str) -> tuple[str, ...]:
     """A quoted phrase's tokens in order. A phrase of one CJK run is its bigrams: the index holds
     a run's unigrams and then its bigrams, so the bigrams of a word inside a longer run (无痕 in
-    用无痕视窗) follow one another, and its unigrams do not."""
+    用无痕视窗) follow one another, and its unigrams do not. It stays a phrase however short, so
+    a quoted function word (`"什么"`) is searched as typed, never dropped."""
     run = text.strip()
     if run and _is_cjk_run(run) and len(run) > 1:
         run = run.casefold()

@@ -258,7 +258,7 @@ def _has_forms(term: QueryTerm) -> bool:
     """A Chinese word, or a quoted phrase of Chinese characters (its bigrams), which may be
     written in the other script too."""
     if term.kind == "phrase":
-        return all(len(part) == 2 and has_chinese(part) and part.isalpha() for part in term.parts)
+        return all(len(part) <= 2 and has_chinese(part) and part.isalpha() for part in term.parts)
     return _is_chinese_word(term)
 
 
