@@ -293,6 +293,17 @@ def test_a_smaller_chunk_budget_cuts_smaller_tasks_that_stage_can_re_derive(
         assert source.task == task  # byte for byte what recall issued
         again = recall(repo, home, limit=1, chunkBytes=8192)
         assert again["sources"] == small["sources"]  # the same request, the same tasks
+        # the small task staged (what stage does to its chunk): the default task holding the
+        # same turns would extract them twice, so it is stale; the staged one is not
+        state.execute(
+            "UPDATE chunks SET status = 'drafted' WHERE chunk_ref ="
+            " (SELECT chunk_ref FROM tasks WHERE task_id = ?)",
+            (task["taskId"],),
+        )
+        whole = default["sources"][0]["taskId"]
+        stale = load_task_source(index, state, owner, whole, home=home)
+        assert stale.stale_reasons == ["turns-already-extracted"]
+        assert not load_task_source(index, state, owner, task["taskId"], home=home).stale
     finally:
         index.close()
         state.close()

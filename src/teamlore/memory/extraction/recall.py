@@ -398,13 +398,14 @@ def build_task(
 
 
 def _done_ranges(
-    conn: sqlite3.Connection, identity: RepositoryIdentity
+    conn: sqlite3.Connection, identity: RepositoryIdentity, *, exclude: str = ""
 ) -> dict[str, list[tuple[int, int]]]:
+    """The turn ranges of each session whose chunks were staged (all but chunk `exclude`)."""
     ranges: dict[str, list[tuple[int, int]]] = {}
     for row in conn.execute(
         "SELECT session_key, turn_range FROM chunks WHERE repository_key = ? AND worktree_key = ?"
-        " AND status IN ('drafted', 'extracted')",
-        (identity.repository_key, identity.worktree_key),
+        " AND status IN ('drafted', 'extracted') AND chunk_ref != ?",
+        (identity.repository_key, identity.worktree_key, exclude),
     ):
         start, _, end = row["turn_range"].partition("-")
         ranges.setdefault(row["session_key"], []).append((int(start), int(end)))
@@ -510,6 +511,21 @@ def _session_tasks(
         [build_task(c, by_index, session.session_key, ctx, home) for c in chunks],
         len(session.turns) - len(remaining),
     )
+
+
+def _extracted_elsewhere(
+    conn: sqlite3.Connection,
+    identity: RepositoryIdentity,
+    session_key: str,
+    chunk_ref: str,
+    start: str,
+    end: str,
+) -> bool:
+    """Whether another chunk holding some of turns `start`..`end` was staged: a task cut to
+    another budget (`chunkBytes`) or from another selection of the same session. Staging this
+    one too would extract those turns twice."""
+    ranges = _done_ranges(conn, identity, exclude=chunk_ref).get(session_key, [])
+    return any(first <= int(end) and int(start) <= last for first, last in ranges)
 
 
 def recall(
@@ -728,8 +744,8 @@ def load_task_source(
     (evidence id -> host-side record) is what stage validates citations against; it is filled
     only when the task is not stale. Raises TASK_NOT_FOUND for an unknown or foreign task."""
     row = state_conn.execute(
-        "SELECT t.binding_json, t.kind, c.session_key, c.turn_range, c.chunk_digest,"
-        " c.budget_bytes FROM tasks t"
+        "SELECT t.binding_json, t.kind, t.chunk_ref, c.session_key, c.turn_range,"
+        " c.chunk_digest, c.budget_bytes FROM tasks t"
         " JOIN chunks c ON c.chunk_ref = t.chunk_ref"
         " WHERE t.task_id = ? AND t.repository_key = ? AND t.worktree_key = ?",
         (task_id, identity.repository_key, identity.worktree_key),
@@ -742,6 +758,9 @@ def load_task_source(
         source.stale_reasons.append("session-excluded")
         return source
     start, _, end = row["turn_range"].partition("-")
+    if _extracted_elsewhere(state_conn, identity, row["session_key"], row["chunk_ref"], start, end):
+        source.stale_reasons.append("turns-already-extracted")
+        return source
     wanted = list(binding["turnRevisions"])
     candidates = load_turns(
         index_conn, identity, row["session_key"], list(range(int(start), int(end) + 1))
