@@ -167,6 +167,21 @@ def test_a_personal_document_broken_by_hand_is_named_with_its_line(
     assert by_check(doctor(user)[1])["personal"][0]["status"] == "ok"
 
 
+def test_a_personal_document_grown_by_hand_past_its_limit_is_named_with_its_size(
+    user: dict[str, str], tmp_path: Path
+) -> None:
+    # the Writer does not edit it and every agent's session-start hook reads it all
+    personal = tmp_path / "state" / "personal"
+    personal.mkdir(parents=True, mode=0o700)
+    notes = "".join(f"## Note {i}\n" + "notes " * 100 + "\n" for i in range(40))
+    (personal / "preferences.md").write_text("# Preferences\n\n" + notes)
+    _, report = doctor(user)
+    [check] = by_check(report)["personal"]
+    assert check["status"] == "fail"
+    assert check["message"].startswith("PERSONAL_DOCUMENT_TOO_LARGE: preferences.md holds ")
+    assert "over the 16,384 a document may hold" in check["message"]
+
+
 def test_a_state_dir_under_the_home_is_named_from_the_tilde(user: dict[str, str]) -> None:
     mine = {**user, "TEAMLORE_HOME": str(Path(user["HOME"]) / ".state")}
     assert teamlore_cli("sync", env=mine).returncode == 0

@@ -506,6 +506,32 @@ def test_the_request_cap_sends_what_fits_and_keeps_the_rest_queued(
     assert api.status(home)["observations"] == {"processed": 3}
 
 
+def test_a_document_grown_by_hand_past_the_request_fails_the_job_naming_it_not_the_input(
+    home: Path, personal: PersonalSettings
+) -> None:
+    """A file a person grew to 400 KB made every new input "oversized" and quarantined for
+    good (retry: nothing to retry). The document is at fault: the job fails naming it, and
+    its input waits for `personal retry` once the file is shortened."""
+    root = documents.personal_root(home)
+    root.mkdir(parents=True, mode=0o700, exist_ok=True)
+    notes = "".join(f"## Note {i}\n" + "a long line of notes " * 40 + "\n" for i in range(500))
+    (root / "preferences.md").write_text("# Preferences\n\n" + notes)
+    _user_turn(home, "I prefer tabs.", "s1", personal)
+    model = ScriptedModel(ignore_all())
+    outcome = run_writer(home, model, personal, force=True, now=T0)
+    assert (outcome.outcome, outcome.code, outcome.model_calls) == (
+        "failed",
+        "PERSONAL_DOCUMENT_TOO_LARGE",
+        0,
+    )
+    assert outcome.message is not None and outcome.message.startswith("preferences.md holds ")
+    assert f"`teamlore personal retry {outcome.job_id}`" in outcome.message
+    assert "quarantined" not in json.dumps(api.status(home)["observations"])
+    (root / "preferences.md").write_text("# Preferences\n\n## Editor\nSpaces.\n")
+    api.retry(home, outcome.job_id or "", now=T0)
+    assert run_writer(home, model, personal, force=True, now=T0).outcome == "ignored"
+
+
 def test_a_model_auth_failure_dead_letters_at_once_and_retry_starts_over(
     home: Path, personal: PersonalSettings
 ) -> None:

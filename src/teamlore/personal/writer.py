@@ -344,9 +344,27 @@ class _Run:
             if len(kept) == 1:
                 break
             kept.pop()
+        self._refuse_oversized_documents(job, snapshot, cap)
         queue.release(self.conn, job, [m.id for m in members[1:]])
         queue.quarantine(self.conn, job, [members[0].id], "OVERSIZED_OBSERVATION", now=self.now())
         return None, []
+
+    def _refuse_oversized_documents(self, job: queue.Job, snapshot: _Snapshot, cap: int) -> None:
+        """When the documents alone fill most of a request (a file grown by hand past what the
+        Writer writes), the observation is not at fault: the job fails naming the document,
+        its input kept for `personal retry` once the file is shortened, instead of quarantined
+        as an oversized observation it is not."""
+        alone = json.dumps(self._projection(job, [], snapshot), ensure_ascii=False, sort_keys=True)
+        if len(alone.encode("utf-8")) <= cap // 2:
+            return
+        sizes = {target: len(data) for target, data in snapshot.data.items() if data is not None}
+        largest = max(sizes, key=lambda target: sizes[target])
+        raise errors.TeamloreError(
+            errors.PERSONAL_DOCUMENT_TOO_LARGE,
+            f"{documents.relative_path(largest)} holds {sizes[largest]:,} bytes, over the"
+            f" {DOCUMENT_HARD_LIMIT:,} a document may hold: the Writer cannot send it within"
+            f" {cap:,} bytes; shorten it by hand, then `teamlore personal retry {job.id}`",
+        )
 
     # --- apply, receipt, commit ----------------------------------------------------------
 

@@ -667,8 +667,9 @@ def _personal_check(home: Path) -> doctor_checks.Check:
 
 
 def _broken_personal_document(home: Path) -> str | None:
-    """Why the first personal document that breaks the section format does (file:line), if any:
-    the Writer refuses to edit such a file until it is fixed."""
+    """Why the first personal document that breaks the section format does (file:line), or that
+    holds more than a document may, does, if any: the Writer refuses to edit such a file until
+    it is fixed."""
     from teamlore.personal import documents
 
     root = documents.personal_root(home)
@@ -677,9 +678,16 @@ def _broken_personal_document(home: Path) -> str | None:
     targets = [*documents.GLOBAL_TARGETS, *(f"project:{n}" for n in names)]
     for target in targets:
         try:
-            documents.parse_document(target, documents.read_document_bytes(root, target))
+            data = documents.read_document_bytes(root, target)
+            documents.parse_document(target, data)
         except errors.TeamloreError as err:
             return f"{err.code}: {err.message}"
+        if data is not None and len(data) > documents.DOCUMENT_HARD_LIMIT:
+            return (
+                f"{errors.PERSONAL_DOCUMENT_TOO_LARGE.code}: {documents.relative_path(target)}"
+                f" holds {len(data):,} bytes, over the {documents.DOCUMENT_HARD_LIMIT:,} a"
+                " document may hold; the Writer does not edit it, and every agent reads it all"
+            )
     return None
 
 
