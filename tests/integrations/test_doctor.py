@@ -182,6 +182,21 @@ def test_a_personal_document_grown_by_hand_past_its_limit_is_named_with_its_size
     assert "over the 16,384 a document may hold" in check["message"]
 
 
+def test_a_secret_typed_into_a_personal_document_is_named_by_file_and_line_not_quoted(
+    user: dict[str, str], tmp_path: Path
+) -> None:
+    # the Writer never writes one, but a person may: every agent reads the file at session start
+    personal = tmp_path / "state" / "personal"
+    personal.mkdir(parents=True, mode=0o700)
+    key = "AKIA" + "QWERTYUIOPASDFGH"
+    (personal / "profile.md").write_text(f"# Profile\n\n## Creds\naws {key}\n")
+    _, report = doctor(user)
+    [check] = by_check(report)["personal"]
+    assert check["status"] == "fail"
+    assert check["message"].startswith("SENSITIVE_CONTENT_REJECTED: profile.md:4 holds a secret (")
+    assert key not in json.dumps(report)
+
+
 def test_a_state_dir_under_the_home_is_named_from_the_tilde(user: dict[str, str]) -> None:
     mine = {**user, "TEAMLORE_HOME": str(Path(user["HOME"]) / ".state")}
     assert teamlore_cli("sync", env=mine).returncode == 0

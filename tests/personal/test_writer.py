@@ -532,6 +532,21 @@ def test_a_document_grown_by_hand_past_the_request_fails_the_job_naming_it_not_t
     assert run_writer(home, model, personal, force=True, now=T0).outcome == "ignored"
 
 
+def test_a_secret_typed_into_a_document_by_hand_is_named_by_file_and_line(
+    home: Path, personal: PersonalSettings
+) -> None:
+    root = documents.personal_root(home)
+    root.mkdir(parents=True, mode=0o700, exist_ok=True)
+    key = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    (root / "profile.md").write_text(f"# Profile\n\n## Work\nRust.\n\n## Creds\n{key}\n")
+    _user_turn(home, "I prefer tabs.", "s1", personal)
+    outcome = run_writer(home, ScriptedModel(ignore_all()), personal, force=True, now=T0)
+    assert (outcome.code, outcome.model_calls) == ("SENSITIVE_CONTENT_REJECTED", 0)
+    assert outcome.message is not None
+    assert outcome.message.startswith("profile.md:7 holds a secret (secret.")
+    assert key not in outcome.message
+
+
 def test_a_model_auth_failure_dead_letters_at_once_and_retry_starts_over(
     home: Path, personal: PersonalSettings
 ) -> None:

@@ -26,6 +26,16 @@ def secret_rules(text: str) -> list[str]:
     return sorted({h.rule for h in hits if h.severity == "block" and h.rule.startswith("secret.")})
 
 
+def first_secret(text: str) -> tuple[int, str] | None:
+    """The line (1-based) and rule of the first secret `text` holds, None when clean: where a
+    person finds what they typed into a document by hand. Never the secret."""
+    hits = [h for h in scan_content(text) if h.severity == "block" and h.rule.startswith("secret.")]
+    if not hits:
+        return None
+    first = min(hits, key=lambda h: h.start)
+    return text.count("\n", 0, first.start) + 1, first.rule
+
+
 def secret_rules_in(values: Iterable[str]) -> list[str]:
     hits: set[str] = set()
     for value in values:

@@ -54,7 +54,7 @@ from teamlore.personal.documents import DOCUMENT_HARD_LIMIT, DOCUMENT_SOFT_BUDGE
 from teamlore.personal.model_port import PERMANENT_MODEL_CODES, DecisionModel, WriterRequest
 from teamlore.personal.policy import registered_project_ids
 from teamlore.personal.runtime_db import open_runtime_db
-from teamlore.personal.safety import secret_rules_in
+from teamlore.personal.safety import first_secret, secret_rules_in
 
 PROMPT_VERSION = "teamlore-personal-maintenance@1"
 SOURCE_KINDS = {
@@ -325,7 +325,7 @@ class _Run:
                     queue.release(self.conn, job, trimmed)
                 if secret_rules_in(_strings(projection)):
                     raise errors.TeamloreError(
-                        errors.SENSITIVE_CONTENT_REJECTED, "a document holds a secret"
+                        errors.SENSITIVE_CONTENT_REJECTED, _where_a_secret_is(snapshot)
                     )
                 prompt = load_prompt()
                 return (
@@ -496,6 +496,20 @@ class _Run:
             permanent=code in PERMANENT_MODEL_CODES,
         )
         return RunOutcome("failed", job.id, code, state, calls, recovered, message)
+
+
+def _where_a_secret_is(snapshot: _Snapshot) -> str:
+    """Which document holds the secret that stops a request, and on which line (it was typed
+    there by hand: the Writer never writes one), never the secret itself."""
+    for target, data in sorted(snapshot.data.items()):
+        found = first_secret(data.decode("utf-8", "replace")) if data is not None else None
+        if found is not None:
+            line, rule = found
+            return (
+                f"{documents.relative_path(target)}:{line} holds a secret ({rule}); remove it by"
+                " hand, then `teamlore personal retry` the job"
+            )
+    return "a document holds a secret"
 
 
 def _guard_imports(

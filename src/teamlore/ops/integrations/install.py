@@ -667,10 +667,11 @@ def _personal_check(home: Path) -> doctor_checks.Check:
 
 
 def _broken_personal_document(home: Path) -> str | None:
-    """Why the first personal document that breaks the section format does (file:line), or that
-    holds more than a document may, does, if any: the Writer refuses to edit such a file until
-    it is fixed."""
+    """Why the first personal document that breaks the section format (file:line), holds a
+    secret or more than a document may, does, if any: the Writer refuses to edit such a file
+    until it is fixed."""
     from teamlore.personal import documents
+    from teamlore.personal.safety import first_secret
 
     root = documents.personal_root(home)
     projects = root / "projects"
@@ -682,6 +683,13 @@ def _broken_personal_document(home: Path) -> str | None:
             documents.parse_document(target, data)
         except errors.TeamloreError as err:
             return f"{err.code}: {err.message}"
+        secret = first_secret(data.decode("utf-8", "replace")) if data is not None else None
+        if secret is not None:
+            return (
+                f"{errors.SENSITIVE_CONTENT_REJECTED.code}: {documents.relative_path(target)}:"
+                f"{secret[0]} holds a secret ({secret[1]}); every agent reads this file at the"
+                " start of a session: remove it"
+            )
         if data is not None and len(data) > documents.DOCUMENT_HARD_LIMIT:
             return (
                 f"{errors.PERSONAL_DOCUMENT_TOO_LARGE.code}: {documents.relative_path(target)}"
