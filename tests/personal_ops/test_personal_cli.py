@@ -152,6 +152,11 @@ def test_a_failing_job_in_another_scope_does_not_stop_the_flush(
     flushed = teamlore_cli("personal", "flush", cwd=tmp_path, env=ENV)
     assert flushed.returncode == 1 and "incomplete" in flushed.stdout  # still backing off
     assert model.answered == ["document_import", "document_import"]
+    # what it waits for is named, with what brings it back (it said "see status" alone)
+    [waiting] = [line for line in flushed.stdout.splitlines() if line.startswith("waiting: ")]
+    job = out["flush"]["runs"][0]["jobId"]
+    assert waiting.startswith(f"waiting: job {job} retried at ")
+    assert waiting.endswith(f" (INVALID_EVIDENCE_REFERENCE); `teamlore personal retry {job}`")
 
 
 def test_a_part_held_back_by_its_contexts_failing_job_says_which_and_until_when(

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from teamlore.core import errors
 from teamlore.core.config import load_config
 from teamlore.core.db import write_tx
-from teamlore.core.shapes.records import Record
+from teamlore.core.shapes.records import Record, field
 from teamlore.personal import documents, importing, init_import, queue, reader
 from teamlore.personal.model_port import DecisionModel
 from teamlore.personal.policy import DefaultPolicy, Policy, registered_project_ids
@@ -324,9 +324,15 @@ class FlushResult(Record, frozen=True):
 
     runs: list[RunOutcome]
     complete: bool  # nothing pending, claimed or dead is left, and no run failed
+    # the jobs left dead or backing off (`status`'s jobs): what an incomplete flush waits for
+    waiting: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"runs": [r.to_json() for r in self.runs], "complete": self.complete}
+        return {
+            "runs": [r.to_json() for r in self.runs],
+            "complete": self.complete,
+            "waiting": self.waiting,
+        }
 
 
 def flush(
@@ -358,10 +364,12 @@ def flush(
             if outcome.job_id in failed_jobs:  # due again at once: it would only use up attempts
                 break
             failed_jobs.add(outcome.job_id)
-    counts = status(home)["observations"]
+    after = status(home)
+    counts = after["observations"]
     left = sum(counts.get(state, 0) for state in ("pending", "claimed", "dead"))
     failed = any(r.outcome == "failed" for r in runs)
-    return FlushResult(runs, complete=not failed and left == 0)
+    waiting = [job for job in after["jobs"] if job["state"] in ("dead", "retry")]
+    return FlushResult(runs, complete=not failed and left == 0, waiting=waiting)
 
 
 def status(home: Path) -> dict[str, Any]:

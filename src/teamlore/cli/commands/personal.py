@@ -309,6 +309,10 @@ def _render_flush(result: dict[str, Any]) -> None:
         why = f": {run_['message']}" if run_.get("message") else ""
         _plain(f"job {run_['jobId']}: {_RUN_OUTCOMES[run_['outcome']]}{code}{why}")
     if not result["complete"]:
+        for job in result.get("waiting", []):  # each, with what brings it back
+            issue = f" ({job['issue']})" if job["issue"] else ""
+            when = "dead" if job["state"] == "dead" else f"retried at {job['retryAt']}"
+            _plain(f"waiting: job {job['id']} {when}{issue}; `teamlore personal retry {job['id']}`")
         _plain("incomplete: see `teamlore personal status`")
     elif any(run_["outcome"] != "idle" for run_ in result["runs"]):
         _plain("complete: nothing else is due")
