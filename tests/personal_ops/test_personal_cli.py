@@ -187,6 +187,38 @@ def test_a_part_held_back_by_its_contexts_failing_job_says_which_and_until_when(
     assert model.answered == ["document_import"]
 
 
+def test_a_part_held_back_by_a_running_job_is_not_sent_to_retry_it(
+    home: Path, tmp_path: Path, model: ModelServer
+) -> None:
+    """A Writer killed mid-call leaves its job running until the lease ends; `personal retry`
+    then refuses it (NOTHING_TO_RETRY), so the verdict says to wait for the lease instead."""
+    import time
+
+    from teamlore.personal import documents, queue
+    from teamlore.personal.config import load_personal_settings_readonly
+    from teamlore.personal.runtime_db import open_runtime_db
+
+    write_config(home, model_url=model.base_url)
+    (tmp_path / "first.md").write_text("# First\n\nThe app ships weekly.\n", encoding="utf-8")
+    (tmp_path / "second.md").write_text("# Second\n\nI use neovim.\n", encoding="utf-8")
+    queued = teamlore_cli("personal", "import", "first.md", "--no-wait", cwd=tmp_path, env=ENV)
+    assert queued.returncode == 0, queued.stdout + queued.stderr
+    conn = open_runtime_db(documents.personal_root(home))
+    try:  # what a Writer process does before its model call (the kill comes after)
+        job = queue.claim(conn, load_personal_settings_readonly(home), now=time.time())
+    finally:
+        conn.close()
+    assert job is not None
+
+    text = teamlore_cli("personal", "import", "second.md", cwd=tmp_path, env=ENV).stdout
+
+    verdict = text.splitlines()[-1]
+    assert verdict.startswith(f"incomplete: not every part was processed; job {job.id} is running")
+    assert verdict.endswith(": import again after that")
+    assert "personal retry" not in verdict
+    assert model.answered == []
+
+
 def forget_language(p: dict[str, Any]) -> dict[str, Any]:
     operation = remove("preferences", section_ref(p, "preferences", "Language"))
     return decision("forget", [operation], refs(p))

@@ -250,9 +250,18 @@ def _import_verdict(result: dict[str, Any]) -> str:
     if not result["waited"]:
         return "queued: run `teamlore personal flush` (or let an init/relay MCP server's Writer)"
     waiting = [p for p in result["parts"] if p["state"] != "processed"]
+    held = [p.get("waitsFor") for p in waiting if p.get("waitsFor")]
+    running = sorted({(h["jobId"], h["until"]) for h in held if h["jobState"] == "running"})
     holding = [p["jobId"] or (p.get("waitsFor") or {}).get("jobId") for p in waiting]
-    jobs = sorted({str(job) for job in holding if job})
-    hint = f"; `teamlore personal retry {jobs[0]}` then import again" if jobs else ""
+    # a running job cannot be retried (NOTHING_TO_RETRY): its lease ends first
+    jobs = sorted({str(job) for job in holding if job} - {job for job, _ in running})
+    if jobs:
+        hint = f"; `teamlore personal retry {jobs[0]}` then import again"
+    elif running:
+        job, until = running[0]
+        hint = f"; job {job} is running until {until}: import again after that"
+    else:
+        hint = ""
     return f"incomplete: not every part was processed{hint}"
 
 
