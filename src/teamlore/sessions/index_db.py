@@ -484,13 +484,15 @@ RECENT_FILES = 1000
 def stale_files(conn: sqlite3.Connection, *, now_ns: int) -> list[tuple[str, Path, int]]:
     """Indexed session files among the `RECENT_FILES` last written in the last week that
     changed since their last sync: (provider, path, bytes to read). One `stat` per such file;
-    files the index never saw are not looked for (that is a sync's discovery)."""
+    files the index never saw are not looked for (that is a sync's discovery). Files an
+    upgrade left to be read again (no saved mtime: `PARSERS_READ_AGAIN`) come first, whole."""
     import os
 
     stale: list[tuple[str, Path, int]] = []
     rows = conn.execute(
         "SELECT provider, path, dev, inode, size, mtime_ns FROM source_files"
-        " WHERE status = 'ok' AND mtime_ns >= ? ORDER BY mtime_ns DESC LIMIT ?",
+        " WHERE status = 'ok' AND (mtime_ns >= ? OR mtime_ns IS NULL)"
+        " ORDER BY mtime_ns IS NULL DESC, mtime_ns DESC LIMIT ?",
         (now_ns - RECENT_FILE_NS, RECENT_FILES),
     )
     for provider, path, dev, inode, size, mtime_ns in rows:
@@ -499,7 +501,7 @@ def stale_files(conn: sqlite3.Connection, *, now_ns: int) -> list[tuple[str, Pat
         except OSError:
             continue  # gone: a sync marks it unavailable
         if (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) != (dev, inode, size, mtime_ns):
-            grown = st.st_ino == inode and st.st_size >= size
+            grown = st.st_ino == inode and st.st_size >= size and mtime_ns is not None
             stale.append((provider, Path(path), st.st_size - size if grown else st.st_size))
     return stale
 
