@@ -554,6 +554,25 @@ def test_a_turn_appended_since_the_last_sync_is_found_by_the_next_search(
     assert "Indexed 1 new turn from 1 grown file first." in text and "zqlater" in text
 
 
+def test_an_empty_or_blank_search_is_refused_before_it_indexes_the_grown_files(
+    home: Path, sources: Path
+) -> None:
+    """A refusal leaves the index as it was: QUERY_EMPTY comes before the search-time refresh
+    (docs/sessions.md, "Searching what was just said"), which takes the sync lock and writes."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    import corpus
+
+    sync_json(sources)
+    corpus.append_turn(sources / "claude/synthetic-main.jsonl", "zqrefused", at_ms=1_780_000_000)
+    for query in ("", " "):
+        proc = teamlore_cli("sessions", "search", query, "--format", "json")
+        assert proc.returncode == 2 and json.loads(proc.stdout)["error"]["code"] == "QUERY_EMPTY"
+    search = ("sessions", "search", "zqrefused", "--lexical", "--format", "json")
+    assert json.loads(teamlore_cli(*search, "--no-sync").stdout)["hits"] == []
+    found = json.loads(teamlore_cli(*search).stdout)
+    assert found["refreshed"] == {"files": 1, "turns": 1, "skipped": None}
+
+
 @pytest.mark.parametrize(
     ("state_file", "command"),
     [

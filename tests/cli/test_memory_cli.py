@@ -209,6 +209,28 @@ def test_an_unquoted_multi_word_query_is_one_query(repo: Path) -> None:
     assert teamlore_cli("memory", "search", cwd=repo).returncode == 2  # no query at all
 
 
+def test_an_empty_or_blank_query_is_refused_before_the_projection_is_synced(
+    repo: Path, home: Path
+) -> None:
+    """A refusal leaves the state as it was: the memory tree changed since the last search,
+    and the refused search does not sync it into the projection first."""
+    cli_json("memory", "init", cwd=repo)
+    (repo / ".threadshare/memory/entries/export-order-must-be-stable.md").write_text(CLEAN_ENTRY)
+
+    def state() -> dict[str, tuple[int, int]]:
+        files = (f for f in home.rglob("*") if f.is_file())
+        return {str(f): (f.stat().st_size, f.stat().st_mtime_ns) for f in files}
+
+    before = state()
+    for query in ("", " "):
+        code, refused = cli_json("memory", "search", query, cwd=repo)
+        assert (code, refused["error"]["code"]) == (2, "QUERY_EMPTY")
+        assert state() == before
+    code, found = cli_json("memory", "search", "invoice", cwd=repo)
+    assert code == 0 and [r["id"] for r in found["results"]] == ["export-order-must-be-stable"]
+    assert state() != before  # the search that ran synced it
+
+
 @pytest.mark.parametrize("command", [("memory", "search"), ("sessions", "search")])
 def test_a_query_whose_bytes_are_not_utf8_is_refused_as_a_usage_error(
     repo: Path, command: tuple[str, str]

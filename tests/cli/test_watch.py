@@ -264,6 +264,61 @@ def test_an_index_removed_while_the_server_runs_is_synced_again_without_a_sessio
     assert len(server.events("index-replaced")) == 1
 
 
+def test_a_sync_refused_after_the_index_was_replaced_is_not_run_again_every_files_check(
+    home: Path, sources: Path, tmp_path: Path
+) -> None:
+    """The index removed, and the sync that follows refused with a code that is not the index's
+    (a config.toml broken meanwhile): the server says so once and waits for a session file. It
+    took the refused sync's index (none) for a replaced one at every files check, and synced
+    again every 2 s. The files check that sees a session folder appear sees the index too."""
+    late = tmp_path / "late-codex"
+    sync_json(sources)
+    config = f'[sources]\nclaude = ["{sources / "claude"}"]\ncodex = ["{late}"]\n'
+    (home / "config.toml").write_text(config)
+    running = start_watch(tmp_path)
+    try:
+        (home / "config.toml").write_text("[sources\n")
+        for file in home.glob("index.sqlite3*"):
+            file.unlink()
+        running.wait_for("sync-failed")
+        [failed] = running.events("sync-failed")
+        assert (failed["code"], failed["retryWhen"]) == ("CONFIG_INVALID", "a session file")
+        late.mkdir()
+        running.wait_for("folders-changed")
+        assert len(running.events("index-replaced")) == 1
+    finally:
+        running.proc.send_signal(signal.SIGTERM)
+        assert running.proc.wait(timeout=60) == 0, running.log.read_text()
+
+
+def test_a_crash_in_a_sync_is_not_reported_as_a_stopped_sync(home: Path, sources: Path) -> None:
+    """An unexpected error in the sync ends the server with that error, not with "the sync in
+    progress was stopped": only Ctrl-C or SIGTERM stops a sync."""
+    home.mkdir()
+    (home / "config.toml").write_text(f'[sources]\nclaude = ["{sources / "claude"}"]\n')
+    program = textwrap.dedent(
+        """
+        import sys
+        from teamlore.sessions.indexer import Indexer
+
+        def crash(*args, **kwargs):
+            raise RuntimeError("a bug in the sync")
+
+        Indexer.sync = crash
+        sys.argv = ["teamlore", "watch", "--format", "json"]
+        from teamlore.cli.entry import main
+        main()
+        """
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, env=os.environ.copy()
+    )
+    assert ran.returncode != 0
+    assert "a bug in the sync" in ran.stdout + ran.stderr
+    events = [json.loads(line)["event"] for line in ran.stdout.splitlines() if '"event"' in line]
+    assert events == ["started", "stopped"]
+
+
 def test_a_damaged_index_is_logged_once_and_synced_again_once_it_is_mended(
     home: Path, sources: Path, tmp_path: Path
 ) -> None:

@@ -25,6 +25,17 @@ def test_every_code_has_a_one_line_next_step() -> None:
     assert errors.next_step(errors.MEMORY_NOT_INITIALIZED) == "Run `teamlore memory init`."
 
 
+def test_the_window_summary_fits_every_command_that_refuses_a_window() -> None:
+    """WINDOW_INVALID is recall's (canonical UTC instants, 366 days at most) and sessions
+    search|list's (ISO dates, since before until): its summary spoke of recall alone."""
+    summary = errors.WINDOW_INVALID.summary
+    assert not summary.startswith("the recall window")
+    assert summary == (
+        "the time window must start before it ends (recall's: canonical UTC instants, at most"
+        " 366 days apart)"
+    )
+
+
 def test_details_stay_where_they_were() -> None:
     wire = errors.TeamloreError(errors.QUERY_TOO_BROAD, "201 turns", limit=200).to_json()
     assert wire["details"] == {"limit": 200}

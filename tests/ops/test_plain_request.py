@@ -107,11 +107,19 @@ def test_a_refusal_names_the_field_in_pydantics_words(
 
 
 @pytest.mark.parametrize("model", [SessionsSearchRequest, MemorySearchRequest])
-def test_an_empty_query_is_left_to_the_search(model: type) -> None:
-    """An empty query is refused as a blank one is, QUERY_EMPTY from the search (docs/search.md),
-    not INVALID_ARGUMENT from the request: the schema has no lower bound for it to break."""
-    assert parse_request(model, {"query": ""}).query == ""
+def test_an_empty_query_is_query_empty_not_invalid_argument(model: type) -> None:
+    """An empty query is refused as a blank one is, QUERY_EMPTY (docs/search.md), not
+    INVALID_ARGUMENT from the request: the schema has no lower bound for it to break. Session
+    search's request refuses it itself, before the search-time refresh writes the index; memory
+    search's operation does, before it syncs the projection."""
     assert "minLength" not in model.model_json_schema()["properties"]["query"]
+    if model is MemorySearchRequest:
+        assert parse_request(model, {"query": ""}).query == ""
+        return
+    for query in ("", " ", "?!"):
+        with pytest.raises(errors.TeamloreError) as caught:
+            parse_request(model, {"query": query})
+        assert caught.value.code == "QUERY_EMPTY" and caught.value.exit_code == 2
 
 
 def test_a_reversed_or_empty_window_is_refused_as_a_window() -> None:

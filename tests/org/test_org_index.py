@@ -314,6 +314,16 @@ def test_an_over_long_query_or_limit_is_refused_and_changes_nothing(
     assert code == 2 and json.loads(output)["error"]["code"] == "INVALID_ARGUMENT"
     code, output = org(home, database, "search", "deploy", "--limit", "101", "--format", "json")
     assert code == 2 and json.loads(output)["error"]["code"] == "INVALID_ARGUMENT"
+    # empty and blank alike, as memory search and sessions search say it (`""` was INVALID_ARGUMENT)
+    for query in ("", " "):
+        code, output = org(home, database, "search", query, "--format", "json")
+        assert code == 2, output
+        error = json.loads(output)["error"]
+        assert (error["code"], error["message"]) == ("QUERY_EMPTY", "the query is empty")
+    code, output = org(home, database, "search", "x" * 100, "--format", "json")
+    assert code == 2 and json.loads(output)["error"]["message"] == (
+        f"{'x' * 100!r} is too long to search (over 64 characters)"
+    )
     code, output = org(home, database, "remove", "nobody", "--format", "json")
     assert code == 1 and json.loads(output)["error"]["code"] == "ORG_REPOSITORY_UNKNOWN"
     # a misspelt filter read as "no matching memory"

@@ -762,6 +762,19 @@ def test_a_tool_input_nested_too_deep_to_read_is_shown_as_its_text(
 def test_the_score_step_divides_every_weight_a_term_can_have() -> None:
     """`passages.readable_weight` adds the BM25 strength below WEIGHT_STEP: a retuned weight
     that is not a multiple of it could let a score read above the weight ranked before it."""
-    from teamlore.sessions.passages import ELSEWHERE, TOOL_PASSAGE, WEIGHT_STEP
+    from teamlore.sessions.passages import (
+        ELSEWHERE,
+        TOOL_PASSAGE,
+        WEIGHT_STEP,
+        Held,
+        readable_weight,
+    )
 
     assert all((w / WEIGHT_STEP).is_integer() for w in (1.0, TOOL_PASSAGE, ELSEWHERE))
+    # rounded to the two decimals shown, the strongest BM25 stays below the next weight: 3.75 +
+    # 0.2499 read 4.0, the score of four terms held weakly
+    tool_output = Held(5, 0, 5, incidental=True)  # weight 3.75
+    assert tool_output.weight == 3.75
+    strongest = [readable_weight(tool_output, bm25) for bm25 in (0.0, 1.0, 99.0, 1e4, 1e9)]
+    assert strongest == sorted(strongest) and strongest[0] == 3.75 and strongest[-1] == 3.99
+    assert readable_weight(Held(4, 0, 4), 1e9) == 4.24 < readable_weight(Held(5, 0, 5), 0.0)

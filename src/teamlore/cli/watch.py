@@ -42,7 +42,8 @@ SOCKET_PATH_LIMIT = 104 if sys.platform == "darwin" else 108
 SESSION_SUFFIXES = (".jsonl",)  # what every provider writes (sessions/providers)
 SELECT_SECONDS = 0.25
 FILES_CHECK_SECONDS = 2.0  # how often the index and the session folders are looked at (a stat)
-# a sync refused with these is tried again at once: another process holds the sync lock
+# a sync refused with these is tried again after --min-interval, as often as it takes: another
+# process holds the sync lock
 RETRIED_CODES = frozenset({"LOCK_BUSY"})
 # a sync refused with these needs the user to mend the index (`teamlore sync --rebuild`, a backup,
 # a newer teamlore): tried again only once the index file changes, whatever the session files do
@@ -98,7 +99,7 @@ def _serve(fmt: OutputFormat, min_interval: float) -> None:
             if _file_identity(path) == server.socket:  # not another watch's, started since
                 with contextlib.suppress(FileNotFoundError):
                     path.unlink()
-            if server.syncing:  # stopped in the middle of a sync: the index holds part of it
+            if server.sync_stopped:  # the index holds part of that sync
                 server.event("sync-stopped")
             server.event("stopped")
 
@@ -175,7 +176,7 @@ class Server:
 
         self.index = index_file()
         self.index_synced = _file_identity(self.index)
-        self.syncing = False
+        self.sync_stopped = False  # Ctrl-C or SIGTERM came in the middle of a sync
         # while a sync waits for the index to change (INDEX_CODES): the index file's state then
         self.held: tuple[int, ...] | None = None
         self.failure: tuple[str, str] | None = None  # the refusal logged last, until a sync works
@@ -242,17 +243,20 @@ class Server:
         from teamlore.ops.registry import OpContext, run_operation
 
         self.last_sync = time.monotonic()
-        self.syncing = True
         try:
             # another sync running (a `teamlore sync`): this change is in its work or the next
             result = run_operation("sync", OpContext(cwd=working_directory()), {"wait_seconds": 0})
         except errors.TeamloreError as err:
-            self.syncing = False
             self._refused(err)
             return
-        self.syncing = False
+        except BaseException:
+            self.sync_stopped = _stopping.is_set()  # not a crash: that is no stop
+            raise
+        finally:
+            # the index this sync left, refused or not: a refused sync is not run again every
+            # files check because the first sync made the index, or a `--rebuild` replaced it
+            self.index_synced = _file_identity(self.index)
         self.failure = None
-        self.index_synced = _file_identity(self.index)
         self.event(
             "synced",
             changedFiles=result["files"]["changed"],

@@ -582,15 +582,9 @@ def fts_query(text: str, *, mode: str = "all") -> str:
     raise ValueError(f"unknown mode {mode!r}")
 
 
-def readable_score(terms_matched: int, bm25: float) -> float:
-    """The number of query terms a result holds, plus its BM25 strength squashed into [0, 1):
-    `2.87` reads "two terms, strongly". Ordered exactly like the results."""
-    strength = max(bm25, 0.0)
-    return round(terms_matched + strength / (1.0 + strength), 2)
-
-
 def relative_score(terms_matched: int, bm25: float, best_bm25: float) -> float:
-    """Like `readable_score`, for a small collection (a team's memory: tens of documents): there
+    """The number of query terms a result holds plus its BM25 strength, for a small collection
+    (a team's memory: tens of documents): there
     BM25's IDF is about zero for any word most documents share (SQLite floors it at 1e-6), so the
     absolute strength would read `.00` for every hit. The strength relative to the best
     candidate holding as many terms still tells the hits apart: terms held + 0.99 × BM25 / best

@@ -455,10 +455,11 @@ RECOVERY_CONFLICT = _register(
 )
 MODEL_CALL_FAILED = _register("MODEL_CALL_FAILED", "the model adapter failed unexpectedly")
 
-# team memory: recall (memory/selection, memory/recall)
+# a time window: recall's (memory/selection, memory/recall), sessions search|list's --since/--until
 WINDOW_INVALID = _register(
     "WINDOW_INVALID",
-    "the recall window must be canonical UTC instants, non-empty, and at most 366 days",
+    "the time window must start before it ends (recall's: canonical UTC instants, at most 366"
+    " days apart)",
     2,
 )
 RECALL_REQUEST_INVALID = _register(

@@ -88,16 +88,19 @@ TOOL_PASSAGE = 0.75
 # every weight is a multiple of this (so are TOOL_PASSAGE and ELSEWHERE): `readable_weight` adds
 # the BM25 strength below it, so the score never reorders two weights
 WEIGHT_STEP = 0.25
+# the most the BM25 strength adds: a step less the 0.01 the score is rounded to, so a very strong
+# hit reads 3.99, never the next weight's 4.0
+STRENGTH_MAX = WEIGHT_STEP - 0.01
 
 
 def readable_weight(found: Held, bm25: float) -> float:
     """The score a words-only hit shows: its weight (`Held.weight`) plus its BM25 strength
-    squashed into [0, WEIGHT_STEP), ordered exactly like the results (weight, then BM25):
+    squashed into [0, 0.24] (`STRENGTH_MAX`), ordered like the results (weight, then BM25):
     `4.24` reads "four terms in its best passage (or three, and two elsewhere), strongly". The
-    terms held alone (`core.analyzer.readable_score`) would put a tool output holding five terms
-    (weight 3.75) above the prompt holding four that ranks before it."""
+    count of terms held alone would put a tool output holding five terms (weight 3.75) above the
+    prompt holding four that ranks before it."""
     strength = max(bm25, 0.0)
-    return round(found.weight + WEIGHT_STEP * strength / (1.0 + strength), 2)
+    return round(found.weight + min(WEIGHT_STEP * strength / (1.0 + strength), STRENGTH_MAX), 2)
 
 
 def held(query: Query, body: str, starts: bytes | None) -> Held:

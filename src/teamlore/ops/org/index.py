@@ -165,7 +165,6 @@ Kind = Literal["entry", "scene", "doctrine", "skill"]
 
 class SearchRequest(_Strict):
     query: str = Field(
-        min_length=1,
         max_length=MAX_QUERY_CHARS,
         description="Words, identifiers, a question or a situation; Chinese works too.",
     )

@@ -13,7 +13,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from teamlore.core import db, errors
-from teamlore.core.analyzer import ANALYZER_VERSION, forget_words
+from teamlore.core.analyzer import (
+    ANALYZER_VERSION,
+    MAX_TOKEN_CHARS,
+    forget_words,
+    parse_query,
+)
 from teamlore.core.fusion import EMBEDDINGS_OFF, LEXICAL_ASKED
 from teamlore.core.lock import file_lock
 from teamlore.core.paths import display_path, resolve_home
@@ -446,6 +451,12 @@ class SessionsSearchRequest(Window):
     sync_first: bool = param(
         True, description="first index the grown files of recent sessions (bounded, no wait)"
     )
+
+    def check(self) -> None:
+        super().check()
+        # refused before the search-time refresh writes the index: a refusal changes nothing
+        if not parse_query(self.query).terms:
+            raise errors.query_without_terms(self.query, MAX_TOKEN_CHARS)
 
 
 @operation("sessions.search", input_model=SessionsSearchRequest, side_effect="read")
