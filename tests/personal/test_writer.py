@@ -93,6 +93,19 @@ def test_a_user_turn_becomes_a_section_with_a_receipt_that_holds_no_text(
     assert status["state"] == "processed" and status["retainedIn"] == ["profile"]
 
 
+def test_control_characters_never_reach_a_document_whoever_sent_them(
+    home: Path, personal: PersonalSettings
+) -> None:
+    """An agent's `memory_init` may hold a terminal's escapes (copied from a tool's output); a
+    model may copy them into its answer. Written as they were, `cat profile.md` would run them:
+    the file keeps the text, tabs and line breaks, and drops the control characters."""
+    _init(home, "Prefers \x1b[31mred\x1b[0m themes.\x07", "i1", personal)
+    body = "Prefers \x1b[31mred\x1b[0m themes.\x07\r\n\tIndented.\x9b2J"
+    model = ScriptedModel(retain_all("profile", "Themes", body))
+    assert run_writer(home, model, personal, force=True, now=T0).outcome == "committed"
+    assert "## Themes\nPrefers [31mred[0m themes.\n\tIndented.2J\n" in _profile(home)
+
+
 def test_invalid_json_from_the_model_fails_the_job_and_keeps_the_batch(
     home: Path, personal: PersonalSettings
 ) -> None:

@@ -376,9 +376,14 @@ def check_title(target: str, title: str) -> None:
         )
 
 
+# control characters a body never keeps (tab and newline stay): written into a file they would
+# act in a terminal that prints it (`cat`: an escape sequence, a bell), whoever sent them
+_BODY_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
 def render_section(target: str, title: str, body: str) -> str:
     check_title(target, title)
-    body = body.replace("\r\n", "\n").strip("\n")
+    body = _BODY_CONTROL.sub("", body.replace("\r\n", "\n")).strip("\n")
     check_body_lines(body.split("\n") if body else [], f"{relative_path(target)} {title!r}")
     return f"## {title}\n" + (f"{body}\n" if body else "") + "\n"
 
