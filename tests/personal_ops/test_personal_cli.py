@@ -248,7 +248,7 @@ def test_a_bad_option_value_is_a_usage_error_that_queues_nothing(
     [
         (["--client-id", "bad id", "--import-id", "q1"], 2, "--client-id 'bad id' is not a"),
         (["--import-id", "q1"], 2, "pass --client-id of the MCP client that submitted it"),
-        (["--conversation-id", "x"], 1, "INVALID_SUBMISSION_ID: conversationId needs"),
+        (["--conversation-id", "x"], 2, "INVALID_SUBMISSION_ID: conversationId needs"),
         (["--client-id", "abc"], 2, "give --import-id or --submission-id"),
     ],
 )
@@ -256,8 +256,8 @@ def test_a_status_lookup_is_refused_for_what_is_wrong_with_it(
     home: Path, args: list[str], code: int, says: str
 ) -> None:
     """`--client-id 'bad id'` was told to pass a --client-id; `--conversation-id` alone got
-    the client id's refusal (the MCP tool says INVALID_SUBMISSION_ID); `--client-id` alone was
-    ignored."""
+    the client id's refusal (the MCP tool says INVALID_SUBMISSION_ID), and exited 1 where every
+    other bad lookup exits 2; `--client-id` alone was ignored."""
     write_config(home)
     done = teamlore_cli("personal", "status", *args, env=ENV)
     assert done.returncode == code and says in done.stderr, done.stderr
@@ -348,7 +348,7 @@ def test_import_without_a_model_queues_and_says_so(home: Path, tmp_path: Path) -
     assert status == 1 and out["flush"]["error"]["code"] == "WRITER_DISABLED"
     assert [p["state"] for p in out["parts"]] == ["pending"]
     queued = teamlore_cli("personal", "import", "n.md", "--no-wait", cwd=tmp_path)
-    assert queued.returncode == 0 and "queued: run `teamlore personal flush`" in queued.stdout
+    assert queued.returncode == 0 and "queued: `teamlore personal flush` runs it" in queued.stdout
     flush = teamlore_cli("personal", "flush", cwd=tmp_path)
     assert flush.returncode == 1 and "WRITER_DISABLED" in flush.stderr
 

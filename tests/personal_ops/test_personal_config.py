@@ -10,6 +10,8 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from personal_ops_world import PROJECT_KEY, write_config
+
 from support import git, teamlore_cli
 
 
@@ -105,6 +107,19 @@ def test_a_profile_name_config_toml_cannot_hold_is_refused_and_nothing_is_saved(
     code, chosen = config("--model-profile", "night-ly_2")
     assert code == 0 and chosen["modelProfile"] == "night-ly_2"
     assert config("--model-profile", "")[1]["modelProfile"] is None
+
+
+def test_a_scope_of_no_registered_project_is_kept_and_said(home: Path, tmp_path: Path) -> None:
+    # kept for a project registered later; said, since a mistyped id reads and writes nothing
+    write_config(home, project_root=tmp_path / "repo")
+    code, saved = config("--scope", "project:deadbeef", "--scope", f"project:{PROJECT_KEY}")
+    assert code == 0 and "project:deadbeef" in saved["allowedScopes"]
+    assert saved["warnings"] == [
+        "project:deadbeef is no registered project's context (`teamlore personal config` lists"
+        " them): nothing is read or written for it until one is"
+    ]
+    text = teamlore_cli("personal", "config", env={"COLUMNS": "80"})
+    assert "warning: project:deadbeef is no registered project's context" in text.stderr
 
 
 def test_config_and_status_show_the_state_dir_from_the_tilde(home: Path) -> None:

@@ -559,9 +559,10 @@ STATUS_UNAVAILABLE = _register(
     "STATUS_UNAVAILABLE", "that status lookup needs a capability this process was not launched with"
 )
 INVALID_CLIENT_ID = _register("INVALID_CLIENT_ID", "the client id must be [A-Za-z0-9_-]{1,128}", 2)
-INVALID_SUBMISSION_ID = _register(
+INVALID_SUBMISSION_ID = _register(  # a lookup's ids or their combination: a usage error (exit 2)
     "INVALID_SUBMISSION_ID",
     "submissionId/conversationId must be [A-Za-z0-9_-]{1,128}; importId is looked up alone",
+    2,
 )
 
 # team memory: assemble and Skills (memory/assemble, memory/skills)

@@ -248,7 +248,7 @@ def _import_verdict(result: dict[str, Any]) -> str:
             return f"complete: retained in {', '.join(result['retainedIn'])}"
         return "complete: the Writer kept nothing from this file"
     if not result["waited"]:
-        return "queued: run `teamlore personal flush` (or let an init/relay MCP server's Writer)"
+        return "queued: `teamlore personal flush` runs it, or an init or relay MCP server's Writer"
     waiting = [p for p in result["parts"] if p["state"] != "processed"]
     held = [p.get("waitsFor") for p in waiting if p.get("waitsFor")]
     running = sorted({(h["jobId"], h["until"]) for h in held if h["jobState"] == "running"})

@@ -556,6 +556,19 @@ def _profile_warnings(home: Path, profile: str | None) -> list[str]:
     return [f"{problem}: the Writer does not run until then (docs/agents.md)"]
 
 
+def _scope_warnings(scopes: list[str], registered: set[str]) -> list[str]:
+    """A project scope is kept for a project registered later, but one no registered project
+    has (a mistyped id) is said: nothing is read or written for it until then."""
+    return [
+        f"{scope} is no registered project's context (`teamlore personal config` lists them):"
+        " nothing is read or written for it until one is"
+        for scope in scopes
+        if scope.startswith("project:")
+        and scope != "project:*"
+        and scope[len("project:") :] not in registered
+    ]
+
+
 @operation("personal.config", input_model=ConfigRequest, side_effect="state-write")
 def personal_config(ctx: OpContext, request: ConfigRequest) -> dict[str, Any]:
     """Show or change the [personal] settings (provenance classes, scopes, model profile)"""
@@ -603,7 +616,10 @@ def personal_config(ctx: OpContext, request: ConfigRequest) -> dict[str, Any]:
         "requested": bool(request.model_dump(exclude_none=True)),
         "changed": bool(changes),
         "changes": changes,
-        "warnings": _profile_warnings(home, settings.model_profile),
+        "warnings": [
+            *_profile_warnings(home, settings.model_profile),
+            *_scope_warnings(settings.allowed_scopes, set(projects.values())),
+        ],
         "allowedProvenance": list(settings.allowed_provenance),
         "allowedScopes": list(settings.allowed_scopes),
         "modelProfile": settings.model_profile,
