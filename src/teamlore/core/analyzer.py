@@ -556,6 +556,35 @@ def parse_query(text: str) -> Query:
     return Query(tuple(content or terms))
 
 
+def searchable_query(text: str) -> Query:
+    """`parse_query(text)`, refused with QUERY_EMPTY (`query_without_terms`) when it holds no
+    term to search."""
+    parsed = parse_query(text)
+    if not parsed.terms:
+        raise query_without_terms(text)
+    return parsed
+
+
+def query_without_terms(query: str) -> errors.TeamloreError:
+    """QUERY_EMPTY for a query in which no term was found, saying why: it is blank, or its words
+    are too long to search (a word of over `MAX_TOKEN_CHARS` is left out: base64, a minified
+    blob), or it holds only punctuation and the like."""
+    if not query.strip():
+        return errors.TeamloreError(errors.QUERY_EMPTY, "the query is empty")
+    too_long = [word for word in _QUERY_WORD.findall(query) if len(word) > MAX_TOKEN_CHARS]
+    if not too_long:
+        return errors.TeamloreError(errors.QUERY_EMPTY, f"{query!r} has no searchable terms")
+    why = f"too long to search (over {MAX_TOKEN_CHARS} characters)"
+    if too_long == [query.strip()]:
+        return errors.TeamloreError(errors.QUERY_EMPTY, f"{too_long[0]!r} is {why}")
+    return errors.TeamloreError(
+        errors.QUERY_EMPTY, f"{query!r} has no searchable terms: {too_long[0]!r} is {why}"
+    )
+
+
+_QUERY_WORD = re.compile(r"[\w\-./]+")
+
+
 def query_groups(text: str) -> list[TermGroup]:
     """The terms of `text` as groups (phrases and prefixes as their plain tokens)."""
     return [TermGroup(t.whole, t.parts) for t in parse_query(text).terms]

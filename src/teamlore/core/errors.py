@@ -184,26 +184,6 @@ class TeamloreError(Exception):
         return out
 
 
-def query_without_terms(query: str, longest: int) -> TeamloreError:
-    """QUERY_EMPTY for a query in which the analyzer found no term, saying why: it is blank, or
-    its words are too long to search (the analyzer leaves out a word of over `longest`
-    characters: base64, a minified blob), or it holds only punctuation and the like."""
-    if not query.strip():
-        return TeamloreError(QUERY_EMPTY, "the query is empty")
-    too_long = [word for word in _WORD.findall(query) if len(word) > longest]
-    if not too_long:
-        return TeamloreError(QUERY_EMPTY, f"{query!r} has no searchable terms")
-    why = f"too long to search (over {longest} characters)"
-    if too_long == [query.strip()]:
-        return TeamloreError(QUERY_EMPTY, f"{too_long[0]!r} is {why}")
-    return TeamloreError(
-        QUERY_EMPTY, f"{query!r} has no searchable terms: {too_long[0]!r} is {why}"
-    )
-
-
-_WORD = re.compile(r"[\w\-./]+")
-
-
 _REMEDY = re.compile(
     r"; ((?:run|recall|review|narrow|confirm|free|retry|stage|sync|use|give|check|remove|"
     r"pass|add|choose|wait|update|fix|register|allow|set|ask|start|install|re-run)\b.*)$"

@@ -22,7 +22,13 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, PlainSerializer
 
 from teamlore.core import errors
-from teamlore.core.analyzer import MAX_TOKEN_CHARS, Query, parse_query, relative_score, snippet
+from teamlore.core.analyzer import (
+    Query,
+    parse_query,
+    query_without_terms,
+    relative_score,
+    snippet,
+)
 from teamlore.core.fusion import MEANING_WEIGHT, fuse, words_decide
 from teamlore.core.shapes.strict import WIRE
 from teamlore.memory.store.meaning import rank_rows
@@ -99,7 +105,7 @@ def search_org(
     typed = parse_query(query)
     parsed = segmented(typed)
     if not parsed.terms:  # blank, or only words too long to search: as memory search says it
-        raise errors.query_without_terms(query, MAX_TOKEN_CHARS)
+        raise query_without_terms(query)
     stamp = store.stamp()
     generation = stamp[1]
     lexical = sorted(

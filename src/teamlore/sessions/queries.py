@@ -12,10 +12,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from teamlore.core import db, errors
 from teamlore.core.analyzer import (
     ANALYZER_VERSION,
-    MAX_TOKEN_CHARS,
     Query,
     QueryTerm,
-    parse_query,
+    searchable_query,
 )
 from teamlore.core.fusion import fuse, has_identifier, words_decide
 from teamlore.core.shapes.records import Record, field
@@ -359,9 +358,7 @@ def search_turns(
     """
     ensure_current_analyzer(conn)
     find_pending_passages(conn)
-    parsed = parse_query(query)
-    if not parsed.terms:
-        raise errors.query_without_terms(query, MAX_TOKEN_CHARS)
+    parsed = searchable_query(query)
     keep_words = words_decide(parsed, segmented(parsed))
     parsed = segmented(parsed)
     filters = (provider, worktree_key, since, until)

@@ -39,9 +39,9 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 from teamlore.core import errors
 from teamlore.core.analyzer import (
     ANALYZER_VERSION,
-    MAX_TOKEN_CHARS,
     Query,
     parse_query,
+    query_without_terms,
     relative_score,
     snippet,
 )
@@ -207,7 +207,7 @@ def search_memory(
     typed = parse_query(query)
     parsed = segmented(typed)
     if not parsed.terms and by_words:
-        raise errors.query_without_terms(query, MAX_TOKEN_CHARS)
+        raise query_without_terms(query)
     generation, coverage, stamp, documents = _projection_state(conn, repository_key, worktree_key)
     owner = (repository_key, worktree_key)
     keys = None if stamp is None else ORDER_KEYS.get(conn, stamp)

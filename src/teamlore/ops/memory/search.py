@@ -48,15 +48,13 @@ class SearchRequest(PlainRequest):
 )
 def memory_search(ctx: OpContext, request: SearchRequest) -> dict[str, Any]:
     """Search the reviewed team memory of this worktree."""
-    from teamlore.core import errors
-    from teamlore.core.analyzer import MAX_TOKEN_CHARS, parse_query
+    from teamlore.core.analyzer import searchable_query
     from teamlore.memory.store.search import search_memory
     from teamlore.ops.memory.vectors import memory_vectors
 
     # refused before the projection is synced: a refusal changes nothing. This search ranks by
     # words too (search_memory's mode "hybrid" or "lexical"), so it needs a term to search for
-    if not parse_query(request.query).terms:
-        raise errors.query_without_terms(request.query, MAX_TOKEN_CHARS)
+    searchable_query(request.query)
     with open_owner(ctx, for_read=True) as owner:
         stale = owner.sync_projection()
         embedder, vector_path = memory_vectors(ctx, owner, lexical=request.lexical)

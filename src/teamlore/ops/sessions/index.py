@@ -13,12 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from teamlore.core import db, errors
-from teamlore.core.analyzer import (
-    ANALYZER_VERSION,
-    MAX_TOKEN_CHARS,
-    forget_words,
-    parse_query,
-)
+from teamlore.core.analyzer import ANALYZER_VERSION, forget_words, searchable_query
 from teamlore.core.fusion import EMBEDDINGS_OFF, LEXICAL_ASKED
 from teamlore.core.lock import file_lock
 from teamlore.core.paths import display_path, resolve_home
@@ -455,8 +450,7 @@ class SessionsSearchRequest(Window):
     def check(self) -> None:
         super().check()
         # refused before the search-time refresh writes the index: a refusal changes nothing
-        if not parse_query(self.query).terms:
-            raise errors.query_without_terms(self.query, MAX_TOKEN_CHARS)
+        searchable_query(self.query)
 
 
 @operation("sessions.search", input_model=SessionsSearchRequest, side_effect="read")
