@@ -3,6 +3,8 @@ client config files, and the operations run in-process."""
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -70,3 +72,15 @@ def uninstalled_after_an_edit(path: Path, text: str, old: str, new: str, *instal
     path.write_text(path.read_text().replace(old, new))
     cli("uninstall", "--client", "claude")
     return path.read_text()
+
+
+def recorded_as_an_older_teamlore(*fields: str) -> None:
+    """The install manifest as a teamlore before these entry `fields` wrote it (none of them)."""
+    manifest = Path(os.environ["TEAMLORE_HOME"]) / "integrations" / "manifest.json"
+    record = json.loads(manifest.read_text())
+    for installation in record["installations"]:
+        for file in installation["files"]:
+            for entry in file["entries"]:
+                for field in fields:
+                    entry.pop(field, None)
+    manifest.write_text(json.dumps(record))

@@ -7,11 +7,10 @@ before or as intended, and the next uninstall finishes it."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
-from install_world import cli, op, uninstalled_after_an_edit
+from install_world import cli, op, recorded_as_an_older_teamlore, uninstalled_after_an_edit
 
 from support import run_killed_at
 
@@ -79,14 +78,7 @@ def test_a_record_of_an_older_teamlore_still_removes_the_containers_it_emptied(
     settings.parent.mkdir()
     settings.write_text('{\n  "theme": "dark"\n}\n')
     cli("install", "--client", "claude")
-    manifest = Path(os.environ["TEAMLORE_HOME"]) / "integrations" / "manifest.json"
-    record = json.loads(manifest.read_text())
-    for installation in record["installations"]:
-        for file in installation["files"]:
-            for entry in file["entries"]:
-                entry.pop("createdEvent", None)
-                entry.pop("createdHooks", None)
-    manifest.write_text(json.dumps(record))
+    recorded_as_an_older_teamlore("createdEvent", "createdHooks")
     settings.write_text(settings.read_text().replace("dark", "light"))
 
     cli("uninstall", "--client", "claude")

@@ -5,11 +5,9 @@ uninstall deletes teamlore's keys one by one, a container the user had before in
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 
-from install_world import cli, uninstalled_after_an_edit
+from install_world import cli, recorded_as_an_older_teamlore, uninstalled_after_an_edit
 
 
 def test_an_empty_servers_container_the_user_had_stays_after_uninstall(user: Path) -> None:
@@ -37,13 +35,7 @@ def test_a_key_record_of_an_older_teamlore_removes_the_container_as_before(user:
     claude = user / ".claude.json"
     claude.write_text('{"mcpServers": {}, "theme": "dark"}\n')
     cli("install", "--client", "claude")
-    manifest = Path(os.environ["TEAMLORE_HOME"]) / "integrations" / "manifest.json"
-    record = json.loads(manifest.read_text())
-    for installation in record["installations"]:
-        for file in installation["files"]:
-            for entry in file["entries"]:
-                entry.pop("createdParent", None)
-    manifest.write_text(json.dumps(record))
+    recorded_as_an_older_teamlore("createdParent")
     claude.write_text(claude.read_text().replace("dark", "light"))
 
     cli("uninstall", "--client", "claude")
