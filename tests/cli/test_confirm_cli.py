@@ -70,6 +70,28 @@ def test_a_person_answers_each_statement_on_a_terminal(quarantined: Path) -> Non
     assert code == 0 and "Plan " in printed, printed
 
 
+def test_a_person_is_asked_only_after_every_line_promotion_writes(repo: Path) -> None:
+    """The question came under a diff cut at 60 lines (`… 24 more lines of this diff`): the
+    person approved a file whose end they had never seen."""
+    from recall_world import WINDOW
+
+    task = op("memory.recall", repo, {"since": WINDOW["since"], "until": WINDOW["until"]})
+    batch = draft_batch(task["sources"][0])
+    steps = "\n".join(f"{n}. Check release step {n} before pushing a tag." for n in range(1, 70))
+    batch["candidates"][0]["content"] = f"Release checklist:\n{steps}\nLast: push the v tag."
+    op("memory.stage", repo, store_all(op("memory.stage", repo, batch)["adjudicationTask"]))
+    reviewed = teamlore_cli("memory", "review", "--format", "json", cwd=repo)
+    (file,) = json.loads(reviewed.stdout)["items"][0]["files"]
+    written = file["diff"].removesuffix("\n").split("\n")
+    assert len(written) > 80
+    code, printed = teamlore_in_pty("memory", "confirm", answers=["n"], cwd=repo)
+    assert code == 0, printed
+    shown = re.sub(r"\x1b\[[0-9;]*m", "", printed.split("Is statement s1 true?")[0])
+    assert "more lines of this diff" not in shown
+    folded = re.sub(r"\s+", "", re.sub(r"\n *[-+ @]↳", "", shown))
+    assert [line for line in written if re.sub(r"\s+", "", line) not in folded] == []
+
+
 def test_d_discards_the_candidate(quarantined: Path) -> None:
     code, printed = teamlore_in_pty("memory", "confirm", answers=["d"], cwd=quarantined)
     assert code == 0 and "Discarded extract-" in printed, printed

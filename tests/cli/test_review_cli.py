@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from memory.promotion.merge_world import DEPRECATED, REWRITTEN, merging_repository
 from support import (
     RAVE_ERA_CONTENT,
     RAVE_ERA_STATEMENTS,
@@ -64,6 +65,33 @@ def test_no_line_is_padded_to_the_width(rave_era: tuple[Path, Path]) -> None:
     before_the_diff = printed[: printed.index("  --- /dev/null")]
     assert len(before_the_diff) > 20
     assert not [line for line in before_the_diff if line.endswith(" ")]
+
+
+def test_every_line_fits_the_terminal(rave_era: tuple[Path, Path]) -> None:
+    """The file a candidate writes and its approval digest were printed whole on one line,
+    past the screen's edge, where a terminal cuts or breaks them anywhere."""
+    from rich.cells import cell_len
+
+    printed = review(rave_era).splitlines()
+    assert [line for line in printed if cell_len(line) > 80] == []
+    assert any(line.startswith("  .threadshare/memory/entries/") for line in printed)
+
+
+def test_a_merge_names_the_entries_its_promotion_rewrites_and_deprecates(
+    tmp_path: Path, home: Path
+) -> None:
+    """A candidate merging two approved entries said so nowhere but in a `(deprecate)` after
+    a file name: a person approved the rewrite of a teammate's entry without being told."""
+    repo, _ = merging_repository(tmp_path, home)
+    printed = words(review((repo, home)))
+    assert (
+        f"merges approved entry {REWRITTEN}: its file is rewritten (the diff shows what it loses)"
+        in printed
+    )
+    assert (
+        f"merges approved entry {DEPRECATED}: marked deprecated, superseded by {REWRITTEN}"
+        in printed
+    )
 
 
 def _diff(world: tuple[Path, Path]) -> str:

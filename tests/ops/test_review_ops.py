@@ -141,3 +141,39 @@ def test_a_candidate_is_shown_short_and_named_by_any_unique_abbreviation() -> No
     assert "extract-d028d5124c49 names 3 candidates (extract-d028d5124c49-c1, " in str(
         refused.value
     )
+
+
+def test_a_merged_candidate_is_named_with_what_it_said_and_where_its_statements_went() -> None:
+    """Merging another chunk's candidate discards it when the merge is staged: review names it,
+    shows its content (the merged entry keeps only the agent's new wording) and the statements
+    it brought, as it names the approved entries a merge rewrites or deprecates."""
+    from teamlore.ops.memory.review import shown_to_a_person, what_it_replaces
+
+    merged = {"sourceKind": "candidate", "id": f"{TASK}-c2", "revision": 2, "contentDigest": "0"}
+    approved = {"sourceKind": "approved", "id": "tag-prefix", "path": "entries/tag-prefix.md"}
+    item = {
+        "content": "Release tags carry a v prefix.",
+        "statements": [],
+        "supersedes": [approved, merged],
+        "mergedFrom": [{**merged, "content": "Push v1.2 tags only.", "statementIds": ["m2.s1"]}],
+        "files": [{"entryId": "tag-prefix", "role": "update", "targetPath": "x", "diff": ""}],
+        "blocked": False,
+    }
+    assert what_it_replaces(item) == [
+        {
+            "says": "merges approved entry tag-prefix: its file is rewritten (the diff shows "
+            "what it loses)",
+            "content": None,
+        },
+        {
+            "says": "merges candidate extract-d028d5124c49-c2: discarded when this one was "
+            "staged; its statements are here as m2.s1",
+            "content": "Push v1.2 tags only.",
+        },
+    ]
+    token = "ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789"
+    item["mergedFrom"][0]["content"] = f"Push tags with {token}."
+    blocked = shown_to_a_person({**item, "blocked": True, "files": []})
+    (_, candidate) = what_it_replaces(blocked)
+    assert candidate["content"] == "Push tags with ghp_…[40 chars]."
+    assert what_it_replaces(blocked)[0]["says"] == "merges approved entry tag-prefix"

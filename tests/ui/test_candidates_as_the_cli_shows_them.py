@@ -30,6 +30,7 @@ from memory.consolidation.consolidation_world import (
     patch_for,
     scene_text,
 )
+from memory.promotion.merge_world import DEPRECATED, REWRITTEN, merging_repository
 from support import draft_batch, store_all
 from teamlore.core.text.hidden import HIDDEN, shown
 from teamlore.ops.memory.review import short_candidate_id
@@ -283,13 +284,19 @@ def test_deciding_on_a_candidate_discarded_meanwhile_is_refused_with_its_code(
 
 def test_a_blocked_candidates_secret_shows_by_its_preview_as_in_the_cli(tmp_path: Path) -> None:
     """The lint blocks a candidate holding a token; its `blocked` line names it by a preview.
-    The page showed the token in full in the content, the statement and the diff."""
+    The page showed the token in full in the content, the statement and the diff, and in the
+    scene it is filed under (on the queue and the candidate page)."""
     token = "ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789"
     world, batch = release_batch(tmp_path)
     text = f"Push release tags with {token}."
     first = batch["candidates"][0]
     batch["candidates"] = [
-        {**first, "content": text, "statements": [{**first["statements"][0], "text": text}]}
+        {
+            **first,
+            "content": text,
+            "scene": f"release-{token}",
+            "statements": [{**first["statements"][0], "text": text}],
+        }
     ]
     world.op("memory.stage", store_all(world.op("memory.stage", batch)["adjudicationTask"]))
     (item,) = world.op("memory.review", {"kind": "entry"})["items"]
@@ -303,4 +310,36 @@ def test_a_blocked_candidates_secret_shows_by_its_preview_as_in_the_cli(tmp_path
         running.stop()
     for page in (queue, shown_page):
         assert token not in page and token[:20] not in page
+    assert "scene release-ghp_…[40 chars]" in page_text(queue)
+    assert "scene: release-ghp_…[40 chars]" in page_text(shown_page)
     assert "ghp_…" in page_text(shown_page)
+
+
+def test_in_the_browser_a_merge_names_the_entries_it_rewrites_and_deprecates(
+    tmp_path: Path, home: Path
+) -> None:
+    """A candidate merging two approved entries of the real memory tree: the page printed its
+    targets as Python dicts (`supersedes: {'contentDigest': …, 'revision': …}`), never saying
+    that promoting it rewrites one teammate's entry and deprecates the other."""
+    playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is a dev extra")
+    from ui_world import chromium_executable
+
+    repo, candidate_id = merging_repository(tmp_path, home)
+    running = UiServer(repo, home=home).start()
+    try:
+        with playwright_api.sync_playwright() as driver:
+            browser = driver.chromium.launch(
+                executable_path=chromium_executable(), args=["--no-sandbox"]
+            )
+            page = browser.new_page()
+            page.goto(running.login_url(f"/candidate/{candidate_id}"))
+            said = page.locator("section.summary .replaces").all_inner_texts()
+            summary = page.locator("section.summary").inner_text()
+            browser.close()
+    finally:
+        running.stop()
+    assert said == [
+        f"merges approved entry {REWRITTEN}: its file is rewritten (the diff shows what it loses)",
+        f"merges approved entry {DEPRECATED}: marked deprecated, superseded by {REWRITTEN}",
+    ]
+    assert "contentDigest" not in summary and "{'" not in summary

@@ -21,7 +21,7 @@ from markupsafe import Markup, escape
 
 from teamlore.core.analyzer import STOPWORDS
 from teamlore.core.text.hidden import HIDDEN, escaped, shown
-from teamlore.ops.memory.review import short_candidate_id
+from teamlore.ops.memory.review import short_candidate_id, what_it_replaces
 
 FOLD_CHARS = 600
 _WORD = re.compile(r"\w{3,}", re.UNICODE)
@@ -191,6 +191,7 @@ def environment() -> Environment:
         plain=plain,
         first_line=first_line,
         candidate_title=candidate_title,
+        what_it_replaces=what_it_replaces,
     )
     env.globals["FOLD_CHARS"] = FOLD_CHARS
     return env

@@ -112,7 +112,7 @@ def diff_lines(diff: str) -> list[str]:
 
 
 def _render_diff(file: dict[str, Any], full: bool) -> None:
-    say("  ", styled(file["targetPath"], "bold"), f" ({file['role']})")
+    _block(Text(literal(file["targetPath"]), style="bold").append(f" ({file['role']})"), 2)
     lines = diff_lines(file["diff"])
     shown = lines if full else lines[:DIFF_LINES]
     _block(_diff_text(shown, stdout.width - 2), 2)
@@ -142,6 +142,17 @@ def _render_candidate(item: dict[str, Any]) -> None:
     _block(Text(literal(item["content"]), style="bold"), 2)
 
 
+def _render_replaced(item: dict[str, Any]) -> None:
+    """What promoting it does to memory that exists: the entries it updates or merges, the
+    candidates it merged (`ops.memory.review.what_it_replaces`)."""
+    from teamlore.ops.memory.review import what_it_replaces
+
+    for replaced in what_it_replaces(item):
+        _block(styled(replaced["says"], "yellow"), 2)
+        if replaced["content"]:
+            _block(Text(literal(replaced["content"]), style="dim"), 4)
+
+
 def _review_renderer(full_diff: bool) -> Any:
     def render(result: dict[str, Any]) -> None:
         _render_review(result, full_diff=full_diff)
@@ -169,6 +180,7 @@ def _render_review(result: dict[str, Any], *, full_diff: bool = False) -> None:
             f"{item['claimSupport']}, limitations {', '.join(item['limitations']) or '-'}",
             2,
         )
+        _render_replaced(item)
         for statement in item["statements"]:
             _render_statement(statement)
         if item.get("drift"):
@@ -182,7 +194,7 @@ def _render_review(result: dict[str, Any], *, full_diff: bool = False) -> None:
         for file in item["files"]:
             _render_diff(file, full_diff)
         offer = "approve all offered" if item["approveAll"]["offered"] else "confirm one by one"
-        stdout.print(f"  {offer}; approvalDigest {item['approvalDigest']}")
+        _block(f"{offer}; approvalDigest {item['approvalDigest']}", 2)
         stdout.print()
     for failed in result["failed"]:
         ident = short_id(failed["candidateId"])
@@ -306,10 +318,12 @@ def _asker(discards: list[str]) -> Callable[[dict[str, Any]], bool]:
 
 
 def _ask(item: dict[str, Any], discards: list[str]) -> bool:
-    """Show one reviewed candidate and ask about each statement that needs a person."""
+    """Show one reviewed candidate and ask about each statement that needs a person: what its
+    promotion replaces and every line it writes (here a person approves, so no diff is cut)."""
     _render_candidate(item)
+    _render_replaced(item)
     for file in item["files"]:
-        _render_diff(file, False)
+        _render_diff(file, True)
     for statement in item["statements"]:
         _render_statement(statement)
         if statement["confirmation"] != "required":

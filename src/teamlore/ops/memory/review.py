@@ -52,12 +52,65 @@ def shown_to_a_person(item: dict[str, Any]) -> dict[str, Any]:
         return item
     from teamlore.core.secrets import scrub
 
-    return {
+    shown = {
         **item,
         "content": scrub(item["content"]),
         "statements": [{**s, "text": scrub(s["text"])} for s in item["statements"]],
         "files": [{**f, "diff": scrub(f["diff"])} for f in item["files"]],
     }
+    # the scene is a front-matter field the lint judges like the text (the queue and the page
+    # print it); a merged candidate's content is shown beside the one that merged it
+    if isinstance(item.get("scene"), str):
+        shown["scene"] = scrub(item["scene"])
+    if item.get("mergedFrom"):
+        shown["mergedFrom"] = [
+            {
+                k: scrub(v) if k in ("content", "title") and isinstance(v, str) else v
+                for k, v in merged.items()
+            }
+            for merged in item["mergedFrom"]
+        ]
+    return shown
+
+
+def what_it_replaces(item: dict[str, Any]) -> list[dict[str, str | None]]:
+    """What promoting a review item does to memory that exists, in the words the text views
+    and the page show before a person approves: each approved entry it updates or merges
+    (its file rewritten, or marked deprecated and superseded by the result, as the item's files
+    say) and each candidate it merged or replaced (discarded when this one was staged). Each is
+    `{"says": sentence, "content": the merged candidate's content or None}`."""
+    verb = "merges" if item.get("mergedFrom") else "updates"
+    files = {str(f.get("entryId")): f for f in item.get("files", [])}
+    result_id = next((f["entryId"] for f in item.get("files", []) if f["role"] != "deprecate"), "")
+    merged = {m.get("id"): m for m in item.get("mergedFrom", [])}
+    lines: list[dict[str, str | None]] = []
+    for target in item.get("supersedes", []):
+        target_id = str(target.get("id", ""))
+        if target.get("sourceKind") == "approved":
+            says = f"{verb} approved entry {target_id}{_effect_on(target, files, result_id)}"
+            lines.append({"says": says, "content": None})
+            continue
+        into = merged.get(target_id)
+        says = (
+            f"{'merges' if into else 'replaces'} candidate {short_candidate_id(target_id)}: "
+            "discarded when this one was staged"
+        )
+        if into and into.get("statementIds"):
+            says += f"; its statements are here as {', '.join(into['statementIds'])}"
+        content = into.get("content") if into else None
+        lines.append({"says": says, "content": content if isinstance(content, str) else None})
+    return lines
+
+
+def _effect_on(target: dict[str, Any], files: dict[str, Any], result_id: str) -> str:
+    """What promotion does to the file of an approved entry a candidate updates or merges (a
+    blocked candidate has no files)."""
+    file = files.get(str(target.get("id")))
+    if file is None:
+        return ""
+    if file["role"] == "deprecate":
+        return f": marked deprecated, superseded by {result_id}"
+    return ": its file is rewritten (the diff shows what it loses)"
 
 
 def resolve_candidate_id(known: Sequence[str], typed: str) -> str:
