@@ -243,3 +243,35 @@ def test_an_invalid_config_fails_once_and_the_checks_that_read_it_wait_for_it(
     assert {checks[n][0]["message"] for n in ("repositories", "personal")} == {
         "not checked while config.toml is invalid"
     }
+
+
+def test_a_damaged_install_record_is_one_failing_check_and_the_others_still_run(
+    user: dict[str, str],
+) -> None:
+    folder = Path(user["TEAMLORE_HOME"]) / "integrations"
+    folder.mkdir(parents=True, mode=0o700)
+    folder.parent.chmod(0o700)
+    manifest = folder / "manifest.json"
+    manifest.write_text('{"format": "teamlore-integrations@v1", "installations": [{')
+    manifest.chmod(0o600)
+    code, report = doctor(user)
+    checks = by_check(report)
+    assert code == 1 and [c["status"] for c in checks["integrations"]] == ["fail"]
+    assert "manifest.json is damaged" in checks["integrations"][0]["message"]
+    assert checks["state.permissions"][0]["status"] == "ok"
+
+
+def test_the_text_report_fits_80_columns_and_says_every_word(user: dict[str, str]) -> None:
+    state = Path(user["TEAMLORE_HOME"])
+    state.mkdir(mode=0o700)
+    (state / "config.toml").write_text('[models.default]\nmodle = "m"\n')
+    (state / "config.toml").chmod(0o600)
+    env = {**user, "HOME": str(state.parent), "COLUMNS": "80"}  # paths shown as ~/state/…
+    message = by_check(doctor(env)[1])["config"][0]["message"]
+    assert len(message) > 80
+    text = teamlore_cli("doctor", env=env).stdout.splitlines()
+    assert max(len(line) for line in text) <= 80
+    [start] = [i for i, line in enumerate(text) if line.startswith("fail config ")]
+    end = next(i for i, line in enumerate(text) if i > start and "fix: " in line)
+    said = [text[start].split(None, 2)[2], *(line.strip() for line in text[start + 1 : end])]
+    assert " ".join(said) == message

@@ -186,3 +186,25 @@ def test_codex_reads_the_servers_install_adds_to_a_config_written_with_dotted_ke
     servers = {server["name"]: server for server in json.loads(listed.stdout)}
     assert sorted(servers) == ["other", "teamlore", "teamlore_personal"]
     assert servers["other"]["transport"]["command"] == "other-server"
+
+
+@pytest.mark.e2e
+def test_codex_keeps_a_server_the_user_turned_off_off_after_the_next_install(
+    agent_clis: AgentClis, demo: dict[str, Any], tmp_path: Path
+) -> None:
+    home, repo = tmp_path / "home", Path(demo["repository"])
+    env = client_env(agent_clis, home, demo["stateDir"])
+    teamlore_in(home, env, "install", "--client", "codex", cwd=repo)
+    config = home / ".codex" / "config.toml"
+    config.write_text(
+        config.read_text().replace(
+            "[mcp_servers.teamlore]\n", "[mcp_servers.teamlore]\nenabled = false\n"
+        )
+    )
+    teamlore_in(home, env, "install", "--client", "codex", "--personal", cwd=repo)
+    listed, _ = run_with_hard_timeout(
+        [str(agent_clis.codex), "mcp", "list", "--json"], repo, isolated_env(home, env), 60
+    )
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    enabled = {server["name"]: server["enabled"] for server in json.loads(listed.stdout)}
+    assert enabled == {"teamlore": False, "teamlore_personal": True}

@@ -395,6 +395,41 @@ def test_a_dry_run_shows_the_change_a_symlinked_config_needs(user: Path, tmp_pat
     assert real.read_text() == CLAUDE_SETTINGS and tree(user) == before
 
 
+def test_a_folder_where_a_config_file_belongs_is_named_as_one(user: Path) -> None:
+    (user / ".claude.json").mkdir()
+    err = refused("install", user, client="claude")
+    assert err.code == "CLIENT_CONFIG_UNSAFE"
+    assert (
+        err.message.startswith("~/.claude.json is a directory;") and "move it aside" in err.message
+    )
+
+
+def test_a_config_moved_into_dotfiles_after_install_is_checked_and_its_removal_shown(
+    user: Path, tmp_path: Path
+) -> None:
+    """The user moved ~/.codex/config.toml into a dotfiles folder and linked it back: Codex
+    reads it, so doctor does; uninstall still writes no link, and its dry run shows the edit
+    to make there by hand (before, it refused too, pointing at that very dry run)."""
+    config = user / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text(CODEX_CONFIG)
+    op("install", user, client="codex")
+    real = tmp_path / "dotfiles-config.toml"
+    config.rename(real)
+    config.symlink_to(real)
+
+    assert refused("uninstall", user, client="codex").code == "CLIENT_CONFIG_UNSAFE"
+    [preview] = op("uninstall", user, client="codex", dryRun=True)["uninstalled"]
+    [shown] = [f for f in preview["files"] if f["path"] == str(config)]
+    assert shown["linkTarget"] == str(real)
+    assert "-[mcp_servers.teamlore]" in shown["diff"].splitlines()
+    checks = [
+        c for c in op("doctor", user, client="codex")["checks"] if c["check"] == "codex.config"
+    ]
+    assert [c["status"] for c in checks] == ["warn", "ok", "ok", "ok", "ok"]
+    assert "a symbolic link now" in checks[0]["message"] and "--dry-run" in checks[0]["fix"]
+
+
 def test_an_entry_with_our_name_that_we_did_not_write_needs_force(user: Path) -> None:
     mine = '[mcp_servers.teamlore]\ncommand = "my-own-teamlore"\n'
     (user / ".codex").mkdir()

@@ -129,6 +129,21 @@ def test_doctor_reports_an_interrupted_install_with_the_command_that_finishes_it
     assert "teamlore install --client claude" in check["fix"]
 
 
+@pytest.mark.parametrize("operation", ["install", "uninstall"])
+def test_doctor_names_an_interrupted_transaction_once_not_entry_by_entry_with_other_fixes(
+    user: Path, operation: str
+) -> None:
+    seed(user)
+    if operation == "uninstall":
+        op("install", user, client="claude")
+    run_killed_at(f"{operation}.file-written-1", RUN, operation, str(user), "claude")
+    checks = op("doctor", user, client="claude")["checks"]
+    assert [c["check"] for c in checks if c["check"].startswith(("claude.", "integrations"))] == [
+        "integrations.interrupted",
+        "claude.cli",  # not "mcpServers.teamlore is missing", fix: install; nor "not installed"
+    ]
+
+
 # -- a concurrent writer ------------------------------------------------------------------
 
 

@@ -15,6 +15,8 @@ from pathlib import Path
 from teamlore.integrations.entries import FileEdits, HookSpec, KeyEdit, RemoteServerSpec, ServerSpec
 
 CLI_NAME = "claude"
+# what install writes in a server entry (stdio or http); every other key is the user's
+SERVER_KEYS = frozenset({"type", "command", "args", "env", "url", "headers"})
 
 
 def config_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -47,7 +49,7 @@ def plan_files(
 ) -> list[FileEdits]:
     servers_path, settings_path = server_files(scope, root)
     private = scope == "user"
-    keys = [KeyEdit(("mcpServers", s.name), server_entry(s)) for s in servers]
+    keys = [KeyEdit(("mcpServers", s.name), server_entry(s), owns=SERVER_KEYS) for s in servers]
     files = [FileEdits(servers_path, "json", private, keys=keys)]
     if hooks:
         files.append(FileEdits(settings_path, "json", private, hooks=hooks))
@@ -59,5 +61,7 @@ def remote_key(server: RemoteServerSpec) -> KeyEdit:
     (`${VAR}`, its documented expansion), so the file holds the variable's name only."""
     headers = {"Authorization": f"Bearer ${{{server.token_variable}}}"}
     return KeyEdit(
-        ("mcpServers", server.name), {"type": "http", "url": server.url, "headers": headers}
+        ("mcpServers", server.name),
+        {"type": "http", "url": server.url, "headers": headers},
+        owns=SERVER_KEYS,
     )

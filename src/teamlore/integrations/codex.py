@@ -24,6 +24,13 @@ from teamlore.integrations.entries import FileEdits, HookSpec, KeyEdit, RemoteSe
 
 CLI_NAME = "codex"
 HOOKS_FEATURE = ("features", "codex_hooks")
+# what install writes in a server table (a stdio server, or a remote one); every other key in
+# teamlore's table is the user's
+SERVER_KEYS = frozenset(
+    {"command", "args", "env", "enabled_tools", "required", "startup_timeout_sec"}
+    | {"default_tools_approval_mode", "tools"}  # a tier with write tools (mcp_config._Plan)
+    | {"url", "bearer_token_env_var"}
+)
 
 
 def codex_home(env: Mapping[str, str] | None = None) -> Path:
@@ -53,7 +60,7 @@ def plan_files(
 ) -> list[FileEdits]:
     config_path, hooks_path = config_files(scope, root)
     private = scope == "user"
-    keys = [KeyEdit(("mcp_servers", s.name), s.codex_table) for s in servers]
+    keys = [KeyEdit(("mcp_servers", s.name), s.codex_table, owns=SERVER_KEYS) for s in servers]
     if hooks:
         keys.append(KeyEdit(HOOKS_FEATURE, True, guarded=False))
     files = [FileEdits(config_path, "toml", private, keys=keys)]
@@ -65,7 +72,7 @@ def plan_files(
 def remote_key(server: RemoteServerSpec) -> KeyEdit:
     """A Streamable HTTP server whose bearer token Codex reads from `bearer_token_env_var`."""
     table = {"url": server.url, "bearer_token_env_var": server.token_variable}
-    return KeyEdit(("mcp_servers", server.name), table)
+    return KeyEdit(("mcp_servers", server.name), table, owns=SERVER_KEYS)
 
 
 def read_user_config(env: Mapping[str, str] | None = None) -> dict[str, Any] | str:

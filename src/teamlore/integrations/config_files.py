@@ -10,9 +10,11 @@ is edited as text (`json_text`), so every byte teamlore did not change stays as 
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import stat
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -44,7 +46,7 @@ class ConfigDocument:
     def render(self) -> bytes:
         if self.kind == "toml":  # tables teamlore adds get the file's own line ends
             saved = (self.original or b"").decode("utf-8", "replace")
-            text = with_line_ends_of(saved, tomlkit.dumps(self.doc))
+            text = with_comments_kept(saved, with_line_ends_of(saved, tomlkit.dumps(self.doc)))
             self._check_meaning(text)
             return text.encode("utf-8")
         rendered: bytes = self.doc.render()
@@ -79,6 +81,47 @@ class ConfigDocument:
         )
 
 
+def with_comments_kept(before: str, after: str) -> str:
+    """`after` with each comment an edit removed from the end of a removed table put back where
+    it was. tomlkit keeps the comment lines above a table header inside the table before it, so
+    removing teamlore's table (or the `[features]` install created) would take with it the
+    comment a person wrote over their next table, or at the end of the file."""
+    old = before.splitlines(keepends=True)
+    new = after.splitlines(keepends=True)
+    bare_old = [line.rstrip("\r\n") for line in old]  # a last line may lack its line end
+    bare_new = [line.rstrip("\r\n") for line in new]
+    missing = Counter(bare_old) - Counter(bare_new)  # a comment kept elsewhere stays single
+    end = "\r\n" if all_crlf(before) else "\n"
+    out: list[str] = []
+    matcher = difflib.SequenceMatcher(None, bare_old, bare_new, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        out += new[j1:j2]
+        if tag not in ("delete", "replace"):
+            continue
+        for line in _trailing_comments(old[i1:i2]):
+            bare = line.rstrip("\r\n")
+            if bare and missing[bare] <= 0:
+                continue
+            missing[bare] -= 1 if bare else 0
+            if out and not out[-1].endswith("\n"):
+                out[-1] += end
+            out.append(line)
+    if out and not out[-1].endswith("\n") and after.endswith("\n"):
+        out[-1] += end
+    return "".join(out)
+
+
+def _trailing_comments(lines: list[str]) -> list[str]:
+    """The comment lines (and the blank lines between them) that end `lines`."""
+    start = len(lines)
+    while start > 0 and (not lines[start - 1].strip() or lines[start - 1].lstrip().startswith("#")):
+        start -= 1
+    run = lines[start:]
+    while run and not run[0].strip():
+        run = run[1:]
+    return run
+
+
 def check_regular_or_absent(path: Path) -> None:
     try:
         info = os.lstat(path)
@@ -96,8 +139,11 @@ def check_regular_or_absent(path: Path) -> None:
             " files: `--dry-run` shows the change to make in the target by hand",
         )
     if not stat.S_ISREG(info.st_mode):
+        what = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
         raise errors.TeamloreError(
-            errors.CLIENT_CONFIG_UNSAFE, f"{display_path(path)} is not a regular file"
+            errors.CLIENT_CONFIG_UNSAFE,
+            f"{display_path(path)} is {what}; the client keeps its settings in a file there:"
+            " move it aside, then run it again; nothing was changed",
         )
 
 
@@ -305,7 +351,9 @@ def _toml_table(value: dict[str, Any], *, top: bool = True) -> Table:
 
 
 def delete_key(doc: Any, key: tuple[str, ...], *, prune: bool = True) -> None:
-    """Remove `key`, then (`prune`) every parent it leaves empty."""
+    """Remove `key`, then (`prune`) every parent it leaves empty. TOML: an empty parent that
+    has no header of its own (`[mcp_servers.x]` made `mcp_servers`) cannot be written, so it
+    goes even when `prune` says keep it."""
     if isinstance(doc, JsonText):
         doc.delete(key, prune=prune)
         return
@@ -318,7 +366,7 @@ def delete_key(doc: Any, key: tuple[str, ...], *, prune: bool = True) -> None:
     if key[-1] in chain[-1]:
         del chain[-1][key[-1]]
     for depth in range(len(key) - 1, 0, -1):
-        if prune and len(chain[depth]) == 0:
+        if len(chain[depth]) == 0 and (prune or not _means_what_it_holds(doc)):
             del chain[depth - 1][key[depth - 1]]
         else:
             break

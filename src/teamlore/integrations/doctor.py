@@ -22,7 +22,16 @@ from teamlore.core import errors
 from teamlore.core.paths import display_path
 from teamlore.core.timeutil import format_instant
 from teamlore.integrations import config_files as cf
-from teamlore.integrations.manifest import FileRecord, HookRecord, Installation, KeyRecord, sha256
+from teamlore.integrations.manifest import (
+    FileRecord,
+    HookRecord,
+    Installation,
+    KeyRecord,
+    Manifest,
+    load_manifest,
+    sha256,
+)
+from teamlore.integrations.transaction import Intent, pending
 
 Status = Literal["ok", "warn", "fail"]
 SERVER_KEYS = ("mcpServers", "mcp_servers")
@@ -59,7 +68,7 @@ def cli_check(client: str, cli_name: str, install_hint: str) -> Check:
     except (OSError, subprocess.TimeoutExpired) as exc:
         return Check(f"{client}.cli", "fail", f"`{cli_name} --version` failed: {exc}", install_hint)
     version = (done.stdout.strip().splitlines() or ["?"])[-1]
-    return Check(f"{client}.cli", "ok", f"{found} ({version})")
+    return Check(f"{client}.cli", "ok", f"{display_path(found)} ({version})")
 
 
 def _resolves(command: str) -> bool:
@@ -101,12 +110,14 @@ def entry_checks(installation: Installation) -> tuple[list[Check], list[dict[str
         if record.kind == "file":
             checks.append(_whole_file_check(record, label, where, again))
             continue
-        try:
-            document = cf.load(path, record.kind)
+        try:  # the client reads a symlinked config (a dotfiles repository): so does doctor
+            document = cf.load(path, record.kind, through_link=True)
         except Exception as exc:  # a refusal's message names the file
             why = exc.message if isinstance(exc, errors.TeamloreError) else f"{shown}: {exc}"
             checks.append(Check(label, "fail", why, "fix the file, then " + again))
             continue
+        if document.link_target is not None:
+            checks.append(_linked_check(installation, label, path, document.link_target))
         for entry in record.entries:
             if isinstance(entry, KeyRecord):
                 present, value = cf.get_key(document.doc, tuple(entry.key))
@@ -132,6 +143,18 @@ def entry_checks(installation: Installation) -> tuple[list[Check], list[dict[str
     return checks, servers
 
 
+def _linked_check(installation: Installation, label: str, path: Path, target: Path) -> Check:
+    """A config made a symlink since install: the client reads it, teamlore will not write it."""
+    flags = f"--client {installation.client} --scope {installation.scope}"
+    return Check(
+        label,
+        "warn",
+        f"{display_path(path)} is a symbolic link now (to {display_path(target)}): teamlore"
+        " reads it, but install and uninstall will not write it",
+        f"`teamlore uninstall {flags} --dry-run` shows what to remove there by hand",
+    )
+
+
 def _missing_command(
     installation: Installation, label: str, name: str, command: str, again: str
 ) -> Check:
@@ -147,6 +170,16 @@ def _missing_command(
         "sessions without teamlore's tools",
         "install teamlore (e.g. `pipx install teamlore`) or put its bin folder on PATH",
     )
+
+
+def integrations_state(home: Path) -> tuple[Manifest, Intent | None, Check | None]:
+    """The install manifest and an interrupted transaction, as doctor reads them: one that is
+    damaged is a failing check, and the other checks run as if nothing were installed."""
+    try:
+        manifest = load_manifest(home) if home.is_dir() else Manifest()
+        return manifest, pending(home) if home.is_dir() else None, None
+    except errors.TeamloreError as err:
+        return Manifest(), None, Check("integrations", "fail", err.message)
 
 
 def interrupted_check(

@@ -54,6 +54,9 @@ class KeyEdit:
     key: tuple[str, ...]
     value: Any
     guarded: bool = True  # an existing different value we did not write is a conflict
+    # the keys of the value (a server entry) that install sets; a key the user added to
+    # teamlore's entry since (`enabled = false`, `tool_timeout_sec`) is theirs and stays
+    owns: frozenset[str] = frozenset()
 
 
 @dataclass

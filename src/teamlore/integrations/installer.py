@@ -18,6 +18,7 @@ when it was edited since (it is the user's now).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,8 +26,9 @@ from typing import Any
 from teamlore.core import errors
 from teamlore.core.paths import display_path
 from teamlore.integrations import config_files as cf
+from teamlore.integrations import leftovers
 from teamlore.integrations import transaction as tx
-from teamlore.integrations.entries import FileEdits, hook_group
+from teamlore.integrations.entries import FileEdits, KeyEdit, hook_group
 from teamlore.integrations.manifest import (
     FileRecord,
     HookRecord,
@@ -50,6 +52,7 @@ class _Pending:
     record: FileRecord | None
     action: str
     private: bool = False
+    adopted: bool = False  # holds entries of this installation no record covered (`Adoption`)
 
     @property
     def changed(self) -> bool:
@@ -68,7 +71,11 @@ class _Pending:
 
 
 def _apply_keys(
-    edits: FileEdits, document: cf.ConfigDocument, previous: FileRecord | None, force: bool
+    edits: FileEdits,
+    document: cf.ConfigDocument,
+    previous: FileRecord | None,
+    force: bool,
+    adopt: Adoption,
 ) -> list[KeyRecord]:
     ours = {tuple(e.key): e for e in (previous.entries if previous else []) if e.type == "key"}
     wanted = {edit.key for edit in edits.keys}
@@ -87,14 +94,19 @@ def _apply_keys(
     records: list[KeyRecord] = []
     for edit in edits.keys:
         present, current = cf.get_key(document.doc, edit.key)
+        value = edit.value
         if edit.key in ours:
             record = ours[edit.key]
+            value = _with_the_users_keys(edit, current) if present else value
+        elif (
+            present and adopt.home is not None and leftovers.written_by_this_install(edit, current)
+        ):
+            # this installation's entry whose record was lost: install's own from now on
+            record = KeyRecord(key=list(edit.key), createdParent=False)
+            value = _with_the_users_keys(edit, current)
+            adopt.taken = True
         elif present and edit.guarded and current != edit.value and not force:
-            raise errors.TeamloreError(
-                errors.INTEGRATION_CONFLICT,
-                f"{document.path} already has {'.'.join(edit.key)}, which teamlore did not write;"
-                " rename or remove it, or pass --force to replace it (uninstall puts it back)",
-            )
+            raise _conflict(document.path, edit, current, adopt.home)
         else:
             record = KeyRecord(
                 key=list(edit.key),
@@ -103,14 +115,51 @@ def _apply_keys(
                 previousText=cf.raw_value(document.doc, edit.key) if present else None,
                 createdParent=edit.key[:-1] in created,
             )
-        if not present or current != edit.value:
-            cf.set_key(document.doc, edit.key, edit.value, document.kind)
+        if not present or current != value:
+            cf.set_key(document.doc, edit.key, value, document.kind)
         records.append(record)
     return records
 
 
+@dataclass
+class Adoption:
+    """User scope: entries and hooks exactly as this install writes them (this teamlore, this
+    state dir `home`, these options) are install's own even without a record, as after a lost
+    manifest (`leftovers`); `taken`: some were, in this file."""
+
+    home: Path | None  # None: project scope, where a teammate's committed entry is theirs
+    taken: bool = False
+
+
+def _conflict(path: Path, edit: KeyEdit, current: Any, home: Path | None) -> errors.TeamloreError:
+    name = ".".join(edit.key)
+    force = "or pass --force to replace it (uninstall puts it back)"
+    there = leftovers.installed_elsewhere(current, home) if home is not None else None
+    if there is not None:
+        why = f"which teamlore installed for another state dir ({there}); uninstall it there first,"
+    elif home is not None and leftovers.starts_this_teamlore(edit, current):
+        why = (
+            "which starts this teamlore but no install recorded here wrote (by hand, or with"
+            " other options and its record lost); rename or remove it,"
+        )
+    else:
+        why = "which teamlore did not write; rename or remove it,"
+    return errors.TeamloreError(
+        errors.INTEGRATION_CONFLICT, f"{display_path(path)} already has {name}, {why} {force}"
+    )
+
+
+def _with_the_users_keys(edit: KeyEdit, current: Any) -> Any:
+    """The value install writes over its own entry: the keys it sets, plus each key the user
+    added to that entry since (`enabled = false` turns the server off; a later install must
+    not turn it back on)."""
+    if not edit.owns or not isinstance(current, dict) or not isinstance(edit.value, dict):
+        return edit.value
+    return {**edit.value, **{k: v for k, v in current.items() if k not in edit.owns}}
+
+
 def _apply_hooks(
-    edits: FileEdits, document: cf.ConfigDocument, previous: FileRecord | None
+    edits: FileEdits, document: cf.ConfigDocument, previous: FileRecord | None, adopt: Adoption
 ) -> list[HookRecord]:
     earlier = [e for e in (previous.entries if previous else []) if isinstance(e, HookRecord)]
     _remove_hooks(document, earlier)
@@ -127,7 +176,17 @@ def _apply_hooks(
     for hook in edits.hooks:
         groups = cf.hook_groups(doc, hook.event)
         if any(cf.group_has_command(g, hook.command) for g in groups):
-            continue  # the user already runs this exact command: leave theirs alone
+            if adopt.home is not None:  # this installation's hook (its command pins it)
+                records.append(
+                    HookRecord(
+                        event=hook.event,
+                        command=hook.command,
+                        createdEvent=False,
+                        createdHooks=False,
+                    )
+                )
+                adopt.taken = True
+            continue  # project scope: a teammate's hook, theirs to keep
         created_event = doc.find(("hooks", hook.event)) is None or any(
             e.createdEvent is not False and e.event == hook.event for e in earlier
         )
@@ -178,18 +237,21 @@ def _plan_install(
     files: list[FileEdits],
     force: bool,
     through_links: bool = False,
+    *,
+    user_scope: bool = False,
 ) -> list[tuple[FileEdits, _Pending, list[KeyRecord | HookRecord]]]:
     pending: list[tuple[FileEdits, _Pending, list[KeyRecord | HookRecord]]] = []
     for edits in files:
         previous = existing.file(edits.path) if existing else None
         entries: list[KeyRecord | HookRecord] = []
+        adopt = Adoption(home if user_scope else None)
         if edits.kind == "file":
             document, new = _plan_whole_file(edits, previous, force)
         else:
             document = cf.load(edits.path, edits.kind, through_link=through_links)
             entries = [
-                *_apply_keys(edits, document, previous, force),
-                *_apply_hooks(edits, document, previous),
+                *_apply_keys(edits, document, previous, force, adopt),
+                *_apply_hooks(edits, document, previous, adopt),
             ]
             new = document.render()
         action = (
@@ -197,7 +259,8 @@ def _plan_install(
             if new == document.original
             else ("updated" if document.original is not None else "created")
         )
-        pending.append((edits, _Pending(document, new, previous, action, edits.private), entries))
+        item = _Pending(document, new, previous, action, edits.private, adopted=adopt.taken)
+        pending.append((edits, item, entries))
     return pending
 
 
@@ -221,7 +284,9 @@ def install(
     root_key = str(root) if root is not None else None
     for attempt in (1, 2):
         existing = load_manifest(home).find(client, scope, root_key)
-        pending = _plan_install(home, existing, files, force, dry_run and through_links)
+        pending = _plan_install(
+            home, existing, files, force, dry_run and through_links, user_scope=scope == "user"
+        )
         result: dict[str, Any] = {
             "client": client,
             "scope": scope,
@@ -287,7 +352,13 @@ def _install_intent(
         backup = before.backup if before else None
         existed = before.existed if before else original is not None
         replaced = edits.kind == "file" and original not in (None, item.new)
-        if original is not None and (before is None or (replaced and not _owned(original, before))):
+        if original is not None and before is None and item.adopted:
+            # the bytes before already held this installation's entries: no backup, so
+            # uninstall removes them one by one instead of putting those bytes back
+            existed = True
+        elif original is not None and (
+            before is None or (replaced and not _owned(original, before))
+        ):
             # the bytes before teamlore (or, for a whole file replaced with --force, the
             # user's file it replaces) are what uninstall puts back
             if backup:
@@ -359,11 +430,15 @@ def _restore_key(document: cf.ConfigDocument, record: KeyRecord) -> None:
         cf.delete_key(document.doc, key, prune=record.createdParent is not False)
 
 
-def _undo(home: Path, record: FileRecord) -> _Pending:
+def _undo(home: Path, record: FileRecord, *, through_link: bool = False) -> _Pending:
+    """What uninstall makes of one recorded file; `through_link` (a dry run): a config that is a
+    symlink now (moved into a dotfiles repository since install) is read through it, so the
+    change to make there by hand is shown."""
     path = Path(record.path)
-    data = cf.read_bytes(path)
+    target = Path(os.path.realpath(path)) if through_link and path.is_symlink() else None
+    data = cf.read_bytes(target or path)
     kind: cf.Kind = record.kind if record.kind in ("json", "toml") else "json"
-    document = cf.ConfigDocument(path, kind, data, None)
+    document = cf.ConfigDocument(path, kind, data, None, link_target=target)
     if data is None:
         return _Pending(document, None, record, "already-gone")
     if sha256(data) == record.installedSha256:
@@ -394,7 +469,7 @@ def uninstall(
             raise errors.TeamloreError(
                 errors.NOTHING_INSTALLED, f"teamlore is not installed for {client} ({scope}{where})"
             )
-        pending = [_undo(home, record) for record in installation.files]
+        pending = [_undo(home, record, through_link=dry_run) for record in installation.files]
         result: dict[str, Any] = {
             "client": client,
             "scope": scope,

@@ -144,8 +144,9 @@ def _damaged(path: Path, exc: Exception) -> errors.TeamloreError:
     return errors.TeamloreError(
         errors.STATE_INVALID,
         f"{display_path(path)} is damaged ({type(exc).__name__}): it records what `teamlore"
-        " install` added so `uninstall` can remove it; move it aside (teamlore then no longer"
-        " knows its installs: remove their entries from the client configs by hand)",
+        " install` added so `uninstall` can remove it; move it aside, then `teamlore install"
+        " --client …` takes over teamlore's entries in your own client configs and `uninstall`"
+        " removes them (a repository's you remove by hand)",
     )
 
 

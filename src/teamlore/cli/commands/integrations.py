@@ -55,7 +55,7 @@ def _render_files(title: str, done: dict[str, Any], *, dry_run: bool) -> None:
             target = display_path(item["linkTarget"])
             say(
                 styled("  a symbolic link: ", "yellow"),
-                f"install will not write it; make this change in {target} by hand",
+                f"teamlore will not write it; make this change in {target} by hand",
             )
         if item.get("diff"):
             stdout.print(item["diff"].rstrip())
@@ -209,14 +209,39 @@ def hook_user_turn(
 
 
 _MARKS = {"ok": ("ok  ", "green"), "warn": ("warn", "yellow"), "fail": ("fail", "red")}
+_NAME_WIDTH = 18
+_MESSAGE_INDENT = len("fail ") + _NAME_WIDTH + 1
+
+
+def _hanging(lead: str, text: str, indent: int) -> list[str]:
+    """`lead` then `text`, wrapped at the terminal's width with its later lines under `indent`
+    spaces; a word longer than a line (a path, a command) is kept whole and never left alone
+    on a line of its own after `lead`."""
+    width = max(stdout.width, indent + 20)
+    lines: list[str] = []
+    line, empty = lead, True
+    for word in text.split():
+        if not empty and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = " " * indent + word
+        else:
+            line = f"{line}{'' if empty else ' '}{word}"
+        empty = False
+    return [*lines, line]
 
 
 def _render_doctor(result: dict[str, Any]) -> None:
     for check in result["checks"]:
         mark, style = _MARKS[check["status"]]
-        say(styled(mark, style), f" {check['check']:<18} {check['message']}")
+        lead = f"{mark} {check['check']:<{_NAME_WIDTH}} "
+        first, *rest = _hanging(lead, check["message"], _MESSAGE_INDENT)
+        say(styled(mark, style), first[len(mark) :])
+        for line in rest:
+            say(line)
         if check.get("fix"):
-            say(f"     {'':<18} fix: {check['fix']}")
+            fix = _hanging(f"{'':<{_MESSAGE_INDENT}}fix: ", check["fix"], _MESSAGE_INDENT + 5)
+            for line in fix:
+                say(line)
     counts = result["counts"]
     say(f"{counts['ok']} ok, {counts['warn']} warn, {counts['fail']} fail")
 

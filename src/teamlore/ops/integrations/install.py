@@ -45,7 +45,7 @@ from teamlore.core import errors
 from teamlore.core.locations import state_dir_path
 from teamlore.core.paths import WATCH_SOCKET_NAME, display_path, resolve_home
 from teamlore.core.shapes.strict import STRICT
-from teamlore.integrations import claude, codex, installer, pi, transaction
+from teamlore.integrations import claude, codex, installer, leftovers, pi, transaction
 from teamlore.integrations import doctor as doctor_checks
 from teamlore.integrations.entries import (
     ORG_SERVER,
@@ -409,6 +409,16 @@ def _named(client: str) -> str:
     return f"{', '.join(first)} or {last}"
 
 
+def _left_behind(home: Path, client: str, scope: str, root: Path | None) -> tuple[str, str] | None:
+    """teamlore's entries the client's files hold that no record here covers: what, and the fix."""
+    try:  # the plan reads config.toml, whose own check names what is wrong with it
+        request = InstallRequest(client=client, scope=scope)
+        found = leftovers.found_in(plan_client(client, request, root))
+    except errors.TeamloreError:
+        return None
+    return leftovers.explain(found, home, client, scope) if found else None
+
+
 def _uninstall_all(
     home: Path, request: UninstallRequest, root: Path | None, names: list[str], dry_run: bool
 ) -> list[dict[str, Any]]:
@@ -416,9 +426,11 @@ def _uninstall_all(
     root_key = str(root) if root is not None else None
     present = [c for c in names if manifest.find(c, request.scope, root_key)]
     if not present:
+        left = next(filter(None, (_left_behind(home, c, request.scope, root) for c in names)), None)
         raise errors.TeamloreError(
             errors.NOTHING_INSTALLED,
-            f"teamlore is not installed for {_named(request.client)} ({request.scope} scope)",
+            f"teamlore is not installed for {_named(request.client)} ({request.scope} scope)"
+            + (f"; {left[0]}: {left[1]}" if left else ""),
         )
     previews = [
         installer.uninstall(home, client=c, scope=request.scope, root=root, dry_run=True)
@@ -445,24 +457,26 @@ class DoctorRequest(BaseModel):
     client: ClientChoice = "all"
 
 
-def _client_checks(ctx: OpContext, client: str, home: Path) -> list[doctor_checks.Check]:
+def _client_checks(
+    ctx: OpContext, client: str, home: Path, manifest: Manifest, intent: transaction.Intent | None
+) -> list[doctor_checks.Check]:
     checks = [doctor_checks.cli_check(client, CLIENTS[client].CLI_NAME, INSTALL_HINTS[client])]
     root = worktree_root(ctx.cwd.resolve())
-    manifest = load_manifest(home) if home.is_dir() else None
+    # an interrupted install or uninstall of this client is one failing check with its fix;
+    # what it left half done is not also reported entry by entry, with another fix
+    busy = (intent.scope, intent.root) if intent is not None and intent.client == client else None
     installations = [
         i
-        for i in (manifest.installations if manifest else [])
-        if i.client == client and (i.scope == "user" or (root and i.root == str(root)))
+        for i in manifest.installations
+        if i.client == client
+        and (i.scope == "user" or (root and i.root == str(root)))
+        and not (busy and i.matches(client, *busy))
     ]
-    if not installations:
-        checks.append(
-            doctor_checks.Check(
-                f"{client}.config",
-                "warn",
-                f"teamlore is not installed for {client}",
-                f"teamlore install --client {client}",
-            )
-        )
+    if not installations and busy is None:
+        left = _left_behind(home, client, "user", None)
+        message, fix = left if left else ("", f"teamlore install --client {client}")
+        not_installed = f"teamlore is not installed for {client}" + (f": {message}" if left else "")
+        checks.append(doctor_checks.Check(f"{client}.config", "warn", not_installed, fix))
     cwd = root or ctx.cwd
     for installation in installations:
         entries, servers = doctor_checks.entry_checks(installation)
@@ -699,19 +713,17 @@ def _broken_personal_document(home: Path) -> str | None:
     return None
 
 
-def _doctor_clients(home: Path) -> list[str]:
+def _doctor_clients(manifest: Manifest) -> list[str]:
     """`doctor --client all`: Claude Code and Codex, and Pi when teamlore is installed in it."""
-    manifest = load_manifest(home) if home.is_dir() else None
-    has_pi = any(i.client == "pi" for i in (manifest.installations if manifest else []))
+    has_pi = any(i.client == "pi" for i in manifest.installations)
     return [*ALL_CLIENTS, *(["pi"] if has_pi else [])]
 
 
-def _unused_clients(home: Path, names: Sequence[str]) -> list[str]:
+def _unused_clients(manifest: Manifest, names: Sequence[str]) -> list[str]:
     """The clients of `doctor --client all` a person does not use: no CLI on PATH and no
     teamlore installation. When another client is used, these are not failures (as `install
     --client all` skips them); when none is, every one fails as before."""
-    manifest = load_manifest(home) if home.is_dir() else None
-    installed = {i.client for i in (manifest.installations if manifest else [])}
+    installed = {i.client for i in manifest.installations}
     unused = [c for c in names if c not in installed and client_binary(c) is None]
     return unused if len(unused) < len(names) else []
 
@@ -735,21 +747,21 @@ def doctor(ctx: OpContext, request: DoctorRequest) -> dict[str, Any]:
     """Check CLIs, installed entries, servers, hooks, index freshness and the state dir"""
     load_operations()
     home = ctx.home if ctx.home is not None else state_dir_path()
-    names = [request.client] if request.client != "all" else _doctor_clients(home)
-    checks: list[doctor_checks.Check] = []
-    intent = transaction.pending(home) if home.is_dir() else None
+    manifest, intent, damaged = doctor_checks.integrations_state(home)
+    names = [request.client] if request.client != "all" else _doctor_clients(manifest)
+    checks = [damaged] if damaged else []
     if intent is not None:
         checks.append(
             doctor_checks.interrupted_check(
                 intent.operation, intent.client, intent.scope, intent.root, intent.startedAt
             )
         )
-    unused = _unused_clients(home, names) if request.client == "all" else []
+    unused = _unused_clients(manifest, names) if request.client == "all" else []
     for client in names:
         if client in unused:
             checks.append(_unused_client_check(client))
         else:
-            checks += _client_checks(ctx, client, home)
+            checks += _client_checks(ctx, client, home, manifest, intent)
     state_checks: dict[str, Callable[[], doctor_checks.Check]] = {
         "config": lambda: _config_check(home),
         "index": lambda: _index_check(ctx, home),

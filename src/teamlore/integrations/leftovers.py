@@ -1,0 +1,176 @@
+"""teamlore's entries in a client's files that no install record of this state dir covers.
+
+Two ways a person gets there (docs/agents.md, "Entries no install record covers"):
+
+- the record was lost: the state dir was deleted or its manifest moved aside. The entries still
+  hold what this install writes (the same teamlore, state dir and options), so in user scope
+  install takes them over as its own (`written_by_this_install`) and uninstall then removes
+  them;
+- they were installed for another state dir: `TEAMLORE_HOME` was set at install and is not now,
+  or the other way round. Their launch names that state dir (`TEAMLORE_HOME=…`, none for the
+  default one), and the command that removes them is run with it.
+
+`found_in` reads the files install would edit and names what it finds, so `uninstall` (nothing
+recorded), `install` (an entry it did not write) and `doctor` (not installed) say the truth and
+the command that helps.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from teamlore.core import errors
+from teamlore.core.locations import state_dir_location
+from teamlore.core.paths import display_path
+from teamlore.integrations import config_files as cf
+from teamlore.integrations.entries import FileEdits, KeyEdit
+
+HOOK_EVENTS = ("SessionStart", "Stop")
+HOOK_VERBS = ("session-start", "session-end")
+
+
+@dataclass(frozen=True)
+class Found:
+    path: Path
+    what: str  # `mcp_servers.teamlore`, `SessionStart hook`
+    state_dir: str | None  # the TEAMLORE_HOME its launch names; None: the default state dir
+
+
+def starts_this_teamlore(edit: KeyEdit, current: Any) -> bool:
+    """Whether `current`, under a name install writes, launches what `edit` launches: the same
+    command with the same environment (so the same teamlore and state dir)."""
+    wanted = edit.value
+    return (
+        bool(edit.owns)
+        and isinstance(current, dict)
+        and isinstance(wanted, dict)
+        and "command" in wanted
+        and current.get("command") == wanted["command"]
+        and (current.get("env") or {}) == (wanted.get("env") or {})
+    )
+
+
+def written_by_this_install(edit: KeyEdit, current: Any) -> bool:
+    """Whether `current` holds exactly what `edit` writes, give or take keys the user added
+    (`enabled = false`): an entry this install would write, whoever's record is lost."""
+    return (
+        starts_this_teamlore(edit, current)
+        and {k: v for k, v in current.items() if k in edit.owns} == edit.value
+    )
+
+
+def _server_state_dir(value: Any) -> tuple[bool, str | None]:
+    """(whether `value` is a server entry that starts teamlore, the TEAMLORE_HOME it sets)."""
+    if not isinstance(value, dict):
+        return False, None
+    command = str(value.get("command") or "")
+    args = [str(a) for a in value.get("args") or []]
+    teamlore = os.path.basename(command) == "teamlore" or any(
+        a.startswith("teamlore.cli") for a in args
+    )
+    env = value.get("env")
+    home = env.get("TEAMLORE_HOME") if isinstance(env, dict) else None
+    return teamlore, str(home) if home else None
+
+
+def _hook_state_dir(command: str) -> tuple[bool, str | None]:
+    """(whether `command` runs `teamlore hook session-start|session-end`, its TEAMLORE_HOME)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False, None
+    home = next((w.split("=", 1)[1] for w in words if w.startswith("TEAMLORE_HOME=")), None)
+    for index, word in enumerate(words[:-1]):
+        if word == "hook" and words[index + 1] in HOOK_VERBS:
+            before = words[:index]
+            runs = any(
+                os.path.basename(w) == "teamlore" or w.startswith("teamlore.cli") for w in before
+            )
+            return runs, home or None
+    return False, None
+
+
+def found_in(files: list[FileEdits]) -> list[Found]:
+    """teamlore's server entries (under the names install writes) and hooks in `files`. A file
+    that cannot be read is skipped: the command that edits it names the problem."""
+    found: list[Found] = []
+    for edits in files:
+        if edits.kind not in ("json", "toml"):
+            continue
+        try:
+            document = cf.load(edits.path, edits.kind, through_link=True)
+        except errors.TeamloreError:
+            continue
+        if document.original is None:
+            continue
+        for edit in edits.keys:
+            present, value = cf.get_key(document.doc, edit.key)
+            teamlore, home = _server_state_dir(value)
+            if edit.owns and present and teamlore:
+                found.append(Found(edits.path, ".".join(edit.key), home))
+        if not edits.hooks or edits.kind != "json":
+            continue
+        for event in HOOK_EVENTS:
+            for group in cf.hook_groups(document.doc, event):
+                hooks = group.get("hooks") if isinstance(group, dict) else None
+                for hook in hooks if isinstance(hooks, list) else []:
+                    if not isinstance(hook, dict):
+                        continue
+                    teamlore, home = _hook_state_dir(str(hook.get("command") or ""))
+                    if teamlore:
+                        found.append(Found(edits.path, f"{event} hook", home))
+    return found
+
+
+def default_state_dir() -> str:
+    return state_dir_location({k: v for k, v in os.environ.items() if k != "TEAMLORE_HOME"})
+
+
+def same_state_dir(named: str | None, home: Path) -> bool:
+    """Whether the state dir an entry names (None: the default one) is `home`."""
+    where = named if named is not None else default_state_dir()
+    return os.path.realpath(os.path.expanduser(where)) == os.path.realpath(home)
+
+
+def uninstall_there(named: str | None, client: str) -> str:
+    """The command that uninstalls (user scope) with the state dir an entry names."""
+    if named is None:
+        return f"env -u TEAMLORE_HOME teamlore uninstall --client {client}"
+    return f"TEAMLORE_HOME={shlex.quote(named)} teamlore uninstall --client {client}"
+
+
+def installed_elsewhere(value: Any, home: Path) -> str | None:
+    """For a server entry that starts teamlore with another state dir than `home`: that state
+    dir as a person reads it (None: not such an entry)."""
+    teamlore, named = _server_state_dir(value)
+    if not teamlore or same_state_dir(named, home):
+        return None
+    return display_path(named) if named else "the default state dir"
+
+
+def explain(found: list[Found], home: Path, client: str, scope: str) -> tuple[str, str]:
+    """What `found` is, as a clause after "teamlore is not installed for X", and its fix."""
+    paths = sorted({display_path(f.path) for f in found})
+    where = f"its entries in {' and '.join(paths)}"
+    if scope == "project":  # the portable form names no state dir; a teammate may have written it
+        return (
+            f"{where} were not installed by you (a teammate committed them, or the record is gone)",
+            "teamlore leaves them; remove them by hand if this repository should not use teamlore",
+        )
+    elsewhere = [f for f in found if not same_state_dir(f.state_dir, home)]
+    if elsewhere:
+        named = elsewhere[0].state_dir
+        state = display_path(named) if named else "the default one"
+        return (
+            f"{where} were installed for another state dir ({state})",
+            f"`{uninstall_there(named, client)}` removes them",
+        )
+    return (
+        f"{where} have no record in this state dir (it was deleted or moved aside)",
+        f"`teamlore install --client {client}` takes them over; `teamlore uninstall --client"
+        f" {client}` then removes them",
+    )
