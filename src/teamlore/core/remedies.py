@@ -55,7 +55,7 @@ NEXT: dict[str, str] = {
     "ORG_DATABASE_URL_INVALID": "Use postgresql://[USER@]HOST[:PORT]/DB, a password in ~/.pgpass.",
     "ORG_URL_HAS_CREDENTIALS": "Give the token in TEAMLORE_ORG_TOKEN (or --org-token-env NAME).",
     "ORG_REPOSITORY_UNKNOWN": "See the org's repositories with `teamlore org list`.",
-    "ORG_REPOSITORY_EXISTS": "Pick another `--name`, or `teamlore org remove` the old one first.",
+    "ORG_REPOSITORY_EXISTS": "Each clone is in once (`teamlore org list`); else another `--name`.",
     "ORG_TOKEN_UNKNOWN": "See the live tokens with `teamlore org token list`.",
     "ORG_TOKEN_EXISTS": "Pick another name; to rotate it, `teamlore org token revoke NAME` first.",
     "ORG_PORT_UNAVAILABLE": "Pick a free port with `teamlore org serve --port N`.",
@@ -167,10 +167,10 @@ NEXT: dict[str, str] = {
     "RUNNER_SPAWN_FAILED": "Check the runner's CLI starts by hand (`claude --version`).",
     "RUNNER_VERSION_PROBE_FAILED": "Check the runner's CLI starts by hand, then reverify it.",
     "RUNNER_TIMEOUT": "Approve again later, or raise the limit it names, reverify and plan again.",
-    "RUNNER_EXIT_NONZERO": "Run the runner's CLI by hand to see its error, then make a new plan.",
+    "RUNNER_EXIT_NONZERO": "Fix what the message quotes, then approve the plan again.",
     "RUNNER_OUTPUT_TOO_LARGE": "Plan less: `teamlore memory extract --runner NAME --limit 1`.",
-    "RUNNER_OUTPUT_INVALID": "Make a new plan and approve it; use a stronger model if it repeats.",
-    "RUNNER_OUTPUT_REJECTED": "Make a new plan and approve it; nothing of this answer was staged.",
+    "RUNNER_OUTPUT_INVALID": "Approve the same plan again; use a stronger model if it repeats.",
+    "RUNNER_OUTPUT_REJECTED": "Approve the same plan again; nothing of this answer was staged.",
     "RUNNER_OUTPUT_SECRET": (
         "Exclude the session it names (`teamlore sessions exclude KEY`), else plan again."
     ),

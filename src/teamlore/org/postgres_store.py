@@ -46,6 +46,7 @@ from teamlore.org.store import (
     StoredHit,
     StoredVectors,
     Token,
+    repository_taken,
     token_exists,
 )
 
@@ -60,6 +61,7 @@ POOL_WAIT_ENV = "TEAMLORE_ORG_POOL_WAIT_S"  # another wait, in seconds (the test
 # leaves the next request to try again at once: a server that comes back is used within seconds
 RECONNECT_S = 10.0
 _MIGRATION_LOCK = SYNC_LOCK_KEY + 1
+_ADD_REPOSITORY_LOCK = SYNC_LOCK_KEY + 2  # two `org add` at once: one checks, then the other
 MAX_POSITION = 16383  # tsvector positions (PostgreSQL clamps beyond)
 MAX_POSITIONS = 255  # per lexeme
 
@@ -270,6 +272,12 @@ class PostgresStore:
 
     def add_repository(self, repository: Repository) -> None:
         with self._conn() as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_ADD_REPOSITORY_LOCK,))
+            taken = conn.execute(
+                "SELECT name, path FROM org_repositories WHERE path = %s OR name = %s",
+                (repository.path, repository.name),
+            ).fetchall()
+            repository_taken(repository, [(str(name), str(path)) for name, path in taken])
             conn.execute(
                 "INSERT INTO org_repositories (name, path, remote, added_at, state) "
                 "VALUES (%s, %s, %s, %s, 'new')",

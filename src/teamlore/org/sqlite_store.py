@@ -31,6 +31,7 @@ from teamlore.org.store import (
     StoredVectors,
     Token,
     chunks,
+    repository_taken,
     token_exists,
 )
 
@@ -117,6 +118,11 @@ class SqliteStore:
 
     def add_repository(self, repository: Repository) -> None:
         with db.write_tx(self.conn):
+            taken = self.conn.execute(
+                "SELECT name, path FROM org_repositories WHERE path = ? OR name = ?",
+                (repository.path, repository.name),
+            ).fetchall()
+            repository_taken(repository, [(str(name), str(path)) for name, path in taken])
             self.conn.execute(
                 "INSERT INTO org_repositories (name, path, remote, added_at, state) "
                 "VALUES (?, ?, ?, ?, ?)",

@@ -118,7 +118,11 @@ class OrgStore(Protocol):
     def close(self) -> None: ...
 
     # repositories
-    def add_repository(self, repository: Repository) -> None: ...
+    def add_repository(self, repository: Repository) -> None:
+        """Add it unless its clone or name is in already (`repository_taken`, checked in the
+        transaction that adds it)."""
+        ...
+
     def remove_repository(self, name: str) -> int: ...
     def repositories(self) -> list[Repository]: ...
     def record(self, repository: Repository) -> None: ...
@@ -157,6 +161,19 @@ class OrgStore(Protocol):
 # audit trail of each rotation). Both backends hold a unique index on the name of the live
 # tokens (`revoked_at IS NULL`), so a live token's name is never taken: the insert does nothing.
 ADD_A_TOKEN_UNLESS_ITS_NAME_IS_LIVE = "ON CONFLICT DO NOTHING"
+
+
+def repository_taken(repository: Repository, taken: list[tuple[str, str]]) -> None:
+    """ORG_REPOSITORY_EXISTS when `taken` (name, path of the repositories that hold the new
+    one's clone or name, read in the transaction that would add it) is not empty: a clone is in
+    the index once, under one name (docs/org.md)."""
+    if not taken:
+        return
+    same_clone = [name for name, path in taken if path == repository.path]
+    what = f"for this clone ({same_clone[0]})" if same_clone else f"named {repository.name}"
+    raise errors.TeamloreError(
+        errors.ORG_REPOSITORY_EXISTS, f"the org index already has a repository {what}"
+    )
 
 
 def token_exists(name: str) -> errors.TeamloreError:

@@ -6,7 +6,9 @@ writes the task bytes to its stdin and closes it, reads stdout and stderr concur
 - kills the group as soon as stdout or stderr passes the output cap → RUNNER_OUTPUT_TOO_LARGE;
 - reports a non-zero exit → RUNNER_EXIT_NONZERO with the last few lines of the child's stderr,
   sanitized (local paths, session ids and secret-shaped tokens removed) and bounded, and the
-  login command to run when they say the runner is not logged in (`stderr_summary`);
+  login command to run when they say the runner is not logged in (`stderr_summary`); a CLI
+  that says why it failed on stdout (claude's `--output-format json` result: `API Error: 500 …`)
+  has that said first (`reported_failure`);
 - a missing or non-executable binary → RUNNER_BINARY_NOT_FOUND.
 After the leader exits, anything left in its process group is killed too (`lingering` says so).
 On Linux the child also gets SIGKILL when teamlore itself dies (PR_SET_PDEATHSIG), and its pgid
@@ -149,6 +151,7 @@ def run_bounded(
     limits: Limits,
     what: str = "the runner",
     on_start: Callable[[int], None] | None = None,
+    reported_failure: Callable[[bytes], str | None] | None = None,
 ) -> ProcessResult:
     """Run `argv` to completion within `limits`; raise a RUNNER_* error otherwise."""
     try:
@@ -190,6 +193,12 @@ def run_bounded(
         timed_out = True
         kill_group(pgid)
         proc.wait()
+    except BaseException:
+        # Ctrl-C reaches teamlore, not the runner (its own session): the runner dies now, before
+        # its scratch folder is removed, not when teamlore exits
+        kill_group(pgid)
+        proc.wait()
+        raise
     lingering = kill_group(pgid) and not timed_out and not (out.over or err.over)
     out.join()
     err.join()
@@ -210,10 +219,11 @@ def run_bounded(
             stream=stream,
         )
     if proc.returncode != 0:
+        reported = reported_failure(bytes(out.data)) if reported_failure is not None else None
         raise errors.TeamloreError(
             errors.RUNNER_EXIT_NONZERO,
             f"{what} exited with status {proc.returncode}"
-            + stderr_summary(what, bytes(err.data), scratch=cwd.parent),
+            + stderr_summary(what, bytes(err.data), scratch=cwd.parent, reported=reported),
             exitCode=proc.returncode,
         )
     return ProcessResult(bytes(out.data), bytes(err.data), proc.returncode, lingering)
@@ -231,15 +241,20 @@ def _shown_line(line: str, scratch: Path) -> str:
     return clean
 
 
-def stderr_summary(what: str, tail: bytes, *, scratch: Path) -> str:
-    """`; stderr ends: "…" | "…"; run `codex login`` — what a person needs from a failed run's
-    stderr (empty when it printed nothing); `scratch`: the run's temporary folder."""
+def stderr_summary(what: str, tail: bytes, *, scratch: Path, reported: str | None = None) -> str:
+    """`; it reported "…"; stderr ends: "…" | "…"; run `codex login`` — what a person needs
+    from a failed run: what the CLI said the failure was (`reported`, from its stdout), its
+    stderr's last lines (empty when it printed neither); `scratch`: the run's temporary
+    folder."""
     lines = [line.strip() for line in tail.decode("utf-8", "replace").splitlines()]
     last = [_shown_line(line, scratch) for line in lines if line][-SHOWN_STDERR_LINES:]
-    if not last:
+    reported = (reported or "").strip()
+    summary = f'; it reported "{_shown_line(reported, scratch)}"' if reported else ""
+    if last:
+        summary += "; stderr ends: " + " | ".join(f'"{line}"' for line in last)
+    if not summary:
         return ""
-    summary = "; stderr ends: " + " | ".join(f'"{line}"' for line in last)
-    if _NOT_LOGGED_IN.search(" ".join(lines[-20:])):
+    if _NOT_LOGGED_IN.search(" ".join([*lines[-20:], reported])):
         summary += f"; it is not logged in: {_LOGIN_COMMANDS.get(what, 'log the runner in')}"
     return summary
 

@@ -30,9 +30,7 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -49,6 +47,7 @@ from teamlore.core import errors
 from teamlore.core.canonical import digest
 from teamlore.runner.binaries import BinaryIdentity, identify, resolve_binary
 from teamlore.runner.process import RUN_MARKER_ENV, Limits, run_bounded
+from teamlore.runner.scratch import scratch_folder
 
 RunnerName = Literal["claude", "codex", "openai"]
 RUNNER_NAMES: tuple[RunnerName, ...] = ("claude", "codex", "openai")
@@ -248,17 +247,6 @@ def _passthrough(environ: Mapping[str, str], names: tuple[str, ...]) -> dict[str
     return {name: environ[name] for name in names if environ.get(name)}
 
 
-@contextmanager
-def _scratch() -> Iterator[Path]:
-    """A private throw-away directory (HOME, CODEX_HOME, cwd of the runner); always removed."""
-    path = Path(tempfile.mkdtemp(prefix="teamlore-runner-"))
-    try:
-        os.chmod(path, 0o700)
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
-
-
 def _plant(work: Path, seed: Mapping[str, bytes]) -> None:
     for name, data in seed.items():
         target = work / name
@@ -336,6 +324,23 @@ def _claude_answer(stdout: bytes) -> str:
     return str(result["result"])
 
 
+def _claude_reported_failure(stdout: bytes) -> str | None:
+    """What a failed `claude -p --output-format json` said went wrong: its result text
+    (`API Error: 500 …`, `Invalid API key · Please run /login`), where its stderr may hold
+    only noise."""
+    try:
+        result = orjson.loads(stdout)
+    except orjson.JSONDecodeError:
+        return None
+    if (
+        isinstance(result, dict)
+        and result.get("is_error")
+        and isinstance(result.get("result"), str)
+    ):
+        return str(result["result"])
+    return None
+
+
 def claude_runner(choice: RunnerChoice, environ: Mapping[str, str], home: Path | None) -> Runner:
     binary_path = resolve_binary("claude", env_var="TEAMLORE_CLAUDE_BIN", environ=environ)
     limits = limits_from(environ)
@@ -355,14 +360,14 @@ def claude_runner(choice: RunnerChoice, environ: Mapping[str, str], home: Path |
             env["ANTHROPIC_BASE_URL"] = choice.endpoint
         return env
 
-    with _scratch() as probe_dir:
+    with scratch_folder() as probe_dir:
         (probe_dir / "home").mkdir()
         identity = identify(binary_path, env=env_for(probe_dir), cwd=probe_dir, home=home)
 
     def execute(
         stdin: bytes, on_start: Callable[[int], None] | None, seed: Mapping[str, bytes]
     ) -> RunOutput:
-        with _scratch() as scratch:
+        with scratch_folder() as scratch:
             (scratch / "home").mkdir()
             (scratch / "work").mkdir()
             _plant(scratch / "work", seed)
@@ -381,6 +386,7 @@ def claude_runner(choice: RunnerChoice, environ: Mapping[str, str], home: Path |
                 limits=limits,
                 what="claude",
                 on_start=on_start,
+                reported_failure=_claude_reported_failure,
             )
             return RunOutput(
                 _claude_answer(result.stdout), _left_files(scratch / "work"), result.lingering
@@ -498,14 +504,14 @@ def codex_runner(choice: RunnerChoice, environ: Mapping[str, str], home: Path | 
             shutil.copyfile(auth_file, codex_home / "auth.json")
             os.chmod(codex_home / "auth.json", 0o600)
 
-    with _scratch() as probe_dir:
+    with scratch_folder() as probe_dir:
         prepare(probe_dir)
         identity = identify(binary_path, env=env_for(probe_dir), cwd=probe_dir, home=home)
 
     def execute(
         stdin: bytes, on_start: Callable[[int], None] | None, seed: Mapping[str, bytes]
     ) -> RunOutput:
-        with _scratch() as scratch:
+        with scratch_folder() as scratch:
             prepare(scratch)
             _plant(scratch / "work", seed)
             answer_file = scratch / "last-message.txt"

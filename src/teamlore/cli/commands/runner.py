@@ -136,6 +136,10 @@ def _render_run(result: dict[str, Any]) -> None:
         if item.get("status") == "failed":
             error = item["error"]
             outcome = f"{error['code']}: {error['message']}"
+        elif item.get("status") == "already-run":
+            outcome = f"ran at {item.get('finishedAt')}; not sent again"
+        elif item.get("status") == "running-elsewhere":
+            outcome = "another teamlore process is running it and reports it"
         elif item.get("taskKind") == "extraction":
             outcome = f"{counted(item['candidates'], 'draft')} staged"
             if item.get("adjudicationPlan"):
@@ -172,16 +176,37 @@ def _exit_if_failed(result: dict[str, Any], fmt: OutputFormat) -> None:
     raise typer.Exit(1)
 
 
+def _say_interrupted(payload: dict[str, Any]) -> None:
+    """What Ctrl-C left behind, and what to run next (docs/runner.md "Limits and failures")."""
+    manifest = payload.get("approveManifest")
+    rest = (
+        f" The plans that had not started are still pending: `teamlore memory extract "
+        f"--approve-manifest {manifest}` runs them."
+        if manifest
+        else " A plan stopped before it was sent can be approved again."
+    )
+    line = styled("interrupted", "bold red") + Text(
+        ": a plan that was being sent may have reached the provider, so it is never sent "
+        "again (plan again to send its turns anew)." + rest
+    )
+    stderr.print(line, soft_wrap=False)  # wrapped at words on a terminal
+
+
 def _run_approved(payload: dict[str, Any], fmt: OutputFormat, repository: str | None) -> None:
     """Run an approved plan or manifest (`memory.run_plan`); exit 1 if part of it failed."""
-    result = run(
-        "memory.run_plan",
-        payload,
-        fmt,
-        _render_run,
-        progress_label="runner",
-        cwd=cwd_of(repository),
-    )
+    try:
+        result = run(
+            "memory.run_plan",
+            payload,
+            fmt,
+            _render_run,
+            progress_label="runner",
+            cwd=cwd_of(repository),
+        )
+    except SystemExit as stop:
+        if stop.code == 130 and fmt is not OutputFormat.json:
+            _say_interrupted(payload)
+        raise
     _exit_if_failed(result, fmt)
 
 

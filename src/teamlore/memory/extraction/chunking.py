@@ -1,6 +1,7 @@
 """`memory-chunker@1`: whole-turn chunks of a session, with declared coverage.
 
-- A chunk is a run of consecutive selected turns of one session. Turns are appended greedily
+- A chunk is a run of consecutive selected turns of one session, never reaching across turns
+  a staged chunk holds (`runs_around_staged`). Turns are appended greedily
   while the chunk stays within the budget (an exact fit stays); a turn is never split. The
   budget is `CHUNK_BUDGET_BYTES` unless a recall asks for a smaller one (`chunkBytes`, at least
   `MIN_CHUNK_BUDGET_BYTES`), and a chunk remembers it: re-deriving the chunk needs the same.
@@ -24,9 +25,9 @@ excerpt notes are added after escaping, so they are the only `[[…]]` a transcr
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, TypeVar
 
 from teamlore.core.canonical import digest
 from teamlore.memory.extraction.transcript import escape_text
@@ -237,3 +238,27 @@ def chunk_turns(turns: list[ChunkTurn], budget: int = CHUNK_BUDGET_BYTES) -> lis
     if current.turns:
         chunks.append(_make_chunk(current.turns, budget))
     return chunks
+
+
+class _Indexed(Protocol):
+    @property
+    def index(self) -> int: ...
+
+
+_Turn = TypeVar("_Turn", bound=_Indexed)
+
+
+def runs_around_staged(turns: Sequence[_Turn], staged: list[tuple[int, int]]) -> list[list[_Turn]]:
+    """The turns (in order, none of them staged) cut wherever staged turns (`staged`: first,
+    last) lie between two of them. A chunk is named by its first and last turn, and one reaching
+    across a staged range would be stale the moment it is recorded (`turns-already-extracted`),
+    so its turns could never be extracted."""
+    runs: list[list[_Turn]] = []
+    for turn in turns:
+        if runs and not any(
+            runs[-1][-1].index < first and last < turn.index for first, last in staged
+        ):
+            runs[-1].append(turn)
+        else:
+            runs.append([turn])
+    return runs

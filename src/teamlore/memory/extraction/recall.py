@@ -56,6 +56,7 @@ from teamlore.memory.extraction.chunking import (
     chunk_turns,
     excerpt_parts,
     payload_event,
+    runs_around_staged,
 )
 from teamlore.memory.extraction.evidence import Catalog, CatalogTurn, EvidenceRecord, build_catalog
 from teamlore.memory.extraction.exclusions import excluded_keys
@@ -506,7 +507,11 @@ def _session_tasks(
         scene_index_summary=base.scene_index_summary,
     )
     clean = path_cleaner(owner.identity)
-    chunks = chunk_turns([chunk_input(t, clean) for t in remaining], budget)
+    chunks = [
+        chunk
+        for run in runs_around_staged(remaining, done)
+        for chunk in chunk_turns([chunk_input(t, clean) for t in run], budget)
+    ]
     return (
         [build_task(c, by_index, session.session_key, ctx, home) for c in chunks],
         len(session.turns) - len(remaining),

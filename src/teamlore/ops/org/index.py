@@ -60,14 +60,8 @@ def org_add(ctx: OpContext, request: AddRequest) -> dict[str, Any]:
             errors.INVALID_ARGUMENT, f"{name!r} cannot name a repository; give --name"
         )
     store = org_store(ctx)
-    repositories = store.repositories()
-    same_clone = [known.name for known in repositories if known.path == str(clone)]
-    if same_clone or name in {known.name for known in repositories}:
-        what = f"for this clone ({same_clone[0]})" if same_clone else f"named {name}"
-        raise errors.TeamloreError(
-            errors.ORG_REPOSITORY_EXISTS, f"the org index already has a repository {what}"
-        )
     remote = public_remote(clone)
+    # checked and added in one transaction: two `org add` at once cannot both add one clone
     store.add_repository(Repository(name, str(clone), remote, now_instant()))
     return {"repository": name, "remote": remote, "index": store.where}
 

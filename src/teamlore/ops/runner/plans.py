@@ -288,7 +288,7 @@ def _disclosure(
         return {
             "sessions": 1,
             "sessionKey": session_key,
-            "turns": turns["end"] - turns["start"] + 1,
+            "turns": len(task["chunk"]["turnEvidence"]),  # those sent: the range may skip some
             "turnRange": turns,
             "transcriptBytes": len(task["chunk"]["transcript"].encode("utf-8")),
             "evidenceItems": len(task["evidenceCatalog"]),

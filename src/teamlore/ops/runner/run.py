@@ -55,10 +55,20 @@ def _mismatch(plan: Any, rebuilt: Any | None, why: str) -> errors.TeamloreError:
     )
 
 
-def _rederive(stores: Any, ctx: OpContext, plan_file: Any) -> dict[str, Any] | None:
-    """The task the plan would send now; None when it is no longer there to send (already
-    submitted, stale, or an input bound to it changed — the related-input CAS of recall: a
-    change to another session leaves it alone)."""
+# why an extraction plan's task is no longer there to send (recall's stale reasons)
+_GONE = {
+    "session-excluded": "its session was excluded from extraction since",
+    "turns-already-extracted": "another plan already staged drafts from its turns",
+    "turn-revision-changed": "a turn it sends was rewritten",
+    "chunk-changed": "the turns it sends changed",
+}
+_GONE_BY_DEFAULT = "its task is gone or was replaced"
+
+
+def _rederive(stores: Any, ctx: OpContext, plan_file: Any) -> tuple[dict[str, Any] | None, str]:
+    """The task the plan would send now, else None and why it is no longer there to send
+    (already submitted, stale, or an input bound to it changed — the related-input CAS of
+    recall: a change to another session leaves it alone)."""
     from teamlore.memory.extraction.adjudication_tasks import live_adjudication_task
     from teamlore.memory.extraction.recall import load_task_source
 
@@ -69,7 +79,7 @@ def _rederive(stores: Any, ctx: OpContext, plan_file: Any) -> dict[str, Any] | N
             "SELECT status FROM tasks WHERE task_id = ?", (task_id,)
         ).fetchone()
         if row is None or row[0] not in ("pending", "claimed"):
-            return None
+            return None, _GONE_BY_DEFAULT
         window = source.get("request", {}).get("window", {})
         rederived = load_task_source(
             stores.index,
@@ -79,19 +89,21 @@ def _rederive(stores: Any, ctx: OpContext, plan_file: Any) -> dict[str, Any] | N
             home=ctx.home,
             time_window={"start": window.get("after"), "end": window.get("before")},
         )
-        return rederived.task
+        why = rederived.stale_reasons[0] if rederived.stale_reasons else ""
+        return rederived.task, _GONE.get(why, _GONE_BY_DEFAULT)
     if source.get("kind") == "adjudication":
-        return live_adjudication_task(
+        task = live_adjudication_task(
             stores.state, _memory_owner(stores.identity), adjudicated_task_ids(source)
         )
+        return task, _GONE_BY_DEFAULT
     if source.get("kind") == "consolidation":
         from teamlore.memory.consolidation.synthesize import synthesize
 
         result = synthesize(stores.state, stores.identity, full=bool(source.get("full")))
         task = result.get("task")
         if isinstance(task, dict) and task.get("taskId") == plan_file.plan.task_id:
-            return task
-        return None
+            return task, _GONE_BY_DEFAULT
+        return None, _GONE_BY_DEFAULT
     raise errors.TeamloreError(errors.RUNNER_PLAN_INVALID, "the plan names no known source")
 
 
@@ -298,6 +310,7 @@ def _run_one(
                     errors.RUNNER_PLAN_ALREADY_RUN,
                     f"plan {plan_digest[:12]}… already ran at {record.get('finishedAt')}",
                     planDigest=plan_digest,
+                    finishedAt=record.get("finishedAt"),
                 )
             if record.get("state") == "running" and isinstance(record.get("pgid"), int):
                 kill_leftover(record["pgid"])  # a teamlore killed mid-run left its runner
@@ -326,9 +339,9 @@ def _run_one(
                     {"state": "indeterminate", "startedAt": record.get("startedAt")},
                 )
                 raise _indeterminate(plan_digest)
-            task = _rederive(stores, ctx, plan_file)
+            task, gone = _rederive(stores, ctx, plan_file)
             if task is None:
-                raise _mismatch(plan_file.plan, None, "its task is gone or was replaced")
+                raise _mismatch(plan_file.plan, None, gone)
             rebuilt, stdin = _plan_for(
                 kind, task, runner, supersedes=plan_file.plan.supersedes_plan_digest
             )
@@ -344,7 +357,17 @@ def _run_one(
                 plan_store.write_run_record(home, plan_digest, {**started, "pgid": pgid})
 
             try:
-                output = runner.run(stdin, on_start)
+                try:
+                    output = runner.run(stdin, on_start)
+                except KeyboardInterrupt:
+                    # the bytes may be out: the provider may have them (a kill -9 leaves the
+                    # same for the next approval to find)
+                    plan_store.write_run_record(
+                        home,
+                        plan_digest,
+                        {"state": "indeterminate", "startedAt": started["startedAt"]},
+                    )
+                    raise
                 failpoint("runner.answered")  # the provider had the bytes; nothing staged yet
                 document = parse_answer(kind, output.text, task)
                 _secret_free(document)
@@ -391,8 +414,31 @@ def _indeterminate(plan_digest: str) -> errors.TeamloreError:
     )
 
 
-def _failed(plan_digest: str, err: errors.TeamloreError) -> dict[str, Any]:
-    return {"planDigest": plan_digest, "status": "failed", "error": err.to_json()}
+def _failed(plan_digest: str, task_kind: str, err: errors.TeamloreError) -> dict[str, Any]:
+    return {
+        "planDigest": plan_digest,
+        "taskKind": task_kind,
+        "status": "failed",
+        "error": err.to_json(),
+    }
+
+
+def _not_run_here(listed: Any, err: errors.TeamloreError) -> dict[str, Any] | None:
+    """A manifest's plan that this approval leaves alone without it failing: one that ran
+    before (a manifest approved again after an interruption runs the rest) or one another
+    teamlore process is running now (which reports it)."""
+    status = {
+        errors.RUNNER_PLAN_ALREADY_RUN.code: "already-run",
+        errors.RUNNER_PLAN_BUSY.code: "running-elsewhere",
+    }.get(err.code)
+    if status is None:
+        return None
+    return {
+        "planDigest": listed.plan_digest,
+        "taskKind": listed.task_kind,
+        "status": status,
+        "finishedAt": err.details.get("finishedAt"),
+    }
 
 
 @operation(
@@ -443,7 +489,15 @@ def memory_run_plan(ctx: OpContext, request: ExtractRunRequest) -> dict[str, Any
             )
         except errors.TeamloreError as err:
             # each plan of a manifest takes effect, or fails, on its own
-            results.append(_failed(listed.plan_digest, err))
+            results.append(
+                _not_run_here(listed, err) or _failed(listed.plan_digest, listed.task_kind, err)
+            )
+    if all(r["status"] == "already-run" for r in results):
+        raise errors.TeamloreError(
+            errors.RUNNER_PLAN_ALREADY_RUN,
+            f"every plan of manifest {manifest_digest[:12]}… already ran",
+            manifestDigest=manifest_digest,
+        )
     shared = _shared_adjudication_plan(ctx, results)
     progress(total, total, "done")
     return _run_result(results, manifest=manifest_digest, adjudication=shared)

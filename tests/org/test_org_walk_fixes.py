@@ -1,0 +1,123 @@
+"""Two people (or two cron jobs) adding repositories to one org index at the same moment
+(docs/org.md): a clone is in the index once and a name names one clone, however the two
+`org add` interleave; the one that comes second is refused with ORG_REPOSITORY_EXISTS, never
+an internal error. Real processes released together, on SQLite and on a real PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from org_support import make_clone
+from teamlore.cli.main import app
+
+RACER = """
+import sys, time
+from pathlib import Path
+import teamlore.ops.org.index  # registers org.add
+from teamlore.core import errors
+from teamlore.ops.registry import OpContext, run_operation
+
+go, home, name, clone, ready = sys.argv[1:]
+Path(ready).touch()
+while not Path(go).exists():
+    time.sleep(0.0005)
+try:
+    run_operation("org.add", OpContext(cwd=Path(clone), home=Path(home)),
+                  {"path": clone, "name": name})
+    print("added")
+except errors.TeamloreError as err:
+    print(err.code)
+"""
+
+
+def _race(home: Path, database: str | None, tmp: Path, adds: list[tuple[str, Path]]) -> list[str]:
+    """Start one `org add` process per (name, clone), let them all go at once; what each
+    printed: `added` or the refusal's code (anything else is a crash)."""
+    go = tmp / f"go-{time.monotonic_ns()}"
+    env = {**os.environ, "TEAMLORE_ORG_DATABASE": database or ""}
+    racers = []
+    for number, (name, clone) in enumerate(adds):
+        ready = tmp / f"{go.name}.ready-{number}"
+        argv = [sys.executable, "-c", RACER, str(go), str(home), name, str(clone), str(ready)]
+        racers.append((ready, subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True)))
+    deadline = time.monotonic() + 60
+    while not all(ready.exists() for ready, _ in racers):
+        assert time.monotonic() < deadline, "a racer never started"
+        time.sleep(0.01)
+    go.touch()
+    said = []
+    for _, racer in racers:
+        out, _ = racer.communicate(timeout=60)
+        said.append(out.strip().splitlines()[-1] if out.strip() else f"exit {racer.returncode}")
+    return said
+
+
+def _fresh(database: str | None, attempt: int) -> str | None:
+    """An empty index for each attempt: the embedded one is per state dir; a PostgreSQL
+    database of the test's cluster, made for it."""
+    if database is None:
+        return None
+    import psycopg
+
+    base, _, name = database.rpartition("/")
+    fresh = f"{name}_{attempt}"
+    with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {fresh}")  # type: ignore[arg-type]
+    return f"{base}/{fresh}"
+
+
+def _listed(home: Path, database: str | None) -> list[tuple[str, str]]:
+    env = {"TEAMLORE_HOME": str(home), "TEAMLORE_ORG_DATABASE": database or ""}
+    done = CliRunner().invoke(app, ["org", "list", "--format", "json"], env=env)
+    assert done.exit_code == 0, done.output
+    return [(r["name"], r["path"]) for r in json.loads(done.output)["repositories"]]
+
+
+ATTEMPTS = 4  # the two processes interleave differently each time: every way must hold
+
+
+def test_one_clone_added_twice_at_once_under_two_names_is_in_the_index_once(
+    home: Path, database: str | None, tmp_path: Path
+) -> None:
+    for attempt in range(ATTEMPTS):
+        state = home / f"attempt-{attempt}"
+        clone = make_clone(tmp_path / f"clones-{attempt}", "billing", {"deploy": "Deploy it."})
+        database_now = _fresh(database, attempt)
+        said = _race(state, database_now, tmp_path, [("billing", clone), ("payments", clone)])
+        assert sorted(said) == ["ORG_REPOSITORY_EXISTS", "added"], (attempt, said)
+        assert [path for _, path in _listed(state, database_now)] == [str(clone)]
+
+
+def test_two_clones_added_at_once_under_one_name_are_refused_not_crashed(
+    home: Path, database: str | None, tmp_path: Path
+) -> None:
+    for attempt in range(ATTEMPTS):
+        state = home / f"attempt-{attempt}"
+        first = make_clone(tmp_path / f"a-{attempt}", "billing", {"deploy": "Deploy it."})
+        second = make_clone(tmp_path / f"b-{attempt}", "billing", {"cache": "Keys by tenant."})
+        database_now = _fresh(database, attempt)
+        said = _race(state, database_now, tmp_path, [("billing", first), ("billing", second)])
+        assert sorted(said) == ["ORG_REPOSITORY_EXISTS", "added"], (attempt, said)
+        assert [name for name, _ in _listed(state, database_now)] == ["billing"]
+
+
+def test_adding_a_clone_again_under_another_name_is_told_it_is_in_once(
+    home: Path, database: str | None, tmp_path: Path
+) -> None:
+    clone = make_clone(tmp_path / "clones", "billing", {"deploy": "Deploy with the script."})
+    env = {"TEAMLORE_HOME": str(home), "TEAMLORE_ORG_DATABASE": database or ""}
+    assert CliRunner().invoke(app, ["org", "add", str(clone)], env=env).exit_code == 0
+    again = CliRunner().invoke(
+        app, ["org", "add", str(clone), "--name", "payments", "--format", "json"], env=env
+    )
+    error = json.loads(again.output)["error"]
+    assert again.exit_code == 1 and error["code"] == "ORG_REPOSITORY_EXISTS"
+    assert error["message"].endswith("for this clone (billing)")
+    assert "teamlore org list" in error["next"]  # not only "pick another --name"

@@ -1,0 +1,118 @@
+"""An approval stopped while its runner had the bytes (docs/runner.md "Limits and failures"):
+Ctrl-C says what it left and what to run next, and records the plan as never to be sent again
+at once; a SIGKILLed teamlore's scratch folder, which may hold a copy of the caller's login, is
+removed by the next run. Real processes, real signals, fake runner executables."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from runner_world import World, make_world
+
+
+def _approve_in_background(world: World, flag: str, digest: str) -> subprocess.Popen[str]:
+    env = {**os.environ, **world.fake.env(), **world.env, "COLUMNS": "80"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "teamlore.cli.main", "memory", "extract", flag, digest],
+        cwd=world.repo,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _running(world: World, digest: str) -> int:
+    """Wait until the plan's runner has its task; its process group."""
+    record = world.home / "runner-plans" / f"{digest}.run.json"
+    deadline = time.monotonic() + 60
+    while not (record.exists() and "pgid" in json.loads(record.read_text())) or not (
+        world.fake.sent()
+    ):
+        assert time.monotonic() < deadline, "the runner never received its task"
+        time.sleep(0.05)
+    return int(json.loads(record.read_text())["pgid"])
+
+
+def _record(world: World, digest: str) -> dict[str, object]:
+    loaded: dict[str, object] = json.loads(
+        (world.home / "runner-plans" / f"{digest}.run.json").read_text()
+    )
+    return loaded
+
+
+def test_ctrl_c_says_what_it_left_and_how_to_run_the_rest(tmp_path: Path, home: Path) -> None:
+    world = make_world(tmp_path, home, sessions=2)
+    world.reverify()
+    preview = world.plan()
+    manifest = preview["manifest"]["manifestDigest"]
+    first = preview["plans"][0]["planDigest"]
+    world.fake.mode("hang")
+    approval = _approve_in_background(world, "--approve-manifest", manifest)
+    _running(world, first)
+
+    approval.send_signal(signal.SIGINT)  # what Ctrl-C sends teamlore (the runner has a session
+    _, err = approval.communicate(timeout=60)  # of its own)
+
+    said = " ".join(err.split())
+    assert approval.returncode == 130, err
+    assert "interrupted" in said and "never sent again" in said, err
+    assert f"teamlore memory extract --approve-manifest {manifest}` runs them" in said
+    assert _record(world, first)["state"] == "indeterminate"  # now, not at the next approval
+    world.fake.mode("good")
+    code, out = world.approve(manifest, "--approve-manifest")
+    statuses = {r["planDigest"]: r["status"] for r in out["results"]}
+    assert code == 1 and statuses[first] == "failed", out
+    assert sorted(statuses.values()) == ["done", "failed"]
+
+
+def test_a_sigkilled_runs_scratch_folder_and_its_login_copy_go_with_the_next_run(
+    tmp_path: Path, home: Path
+) -> None:
+    """A `claude login` (no API key) is copied into the run's scratch folder; teamlore killed
+    with SIGKILL cannot remove it, so the next runner start does."""
+    world = make_world(tmp_path, home)
+    scratch_root = tmp_path / "tmp"
+    scratch_root.mkdir()
+    login = tmp_path / "claude-config"
+    login.mkdir()
+    (login / ".credentials.json").write_text('{"claudeAiOauth": {"accessToken": "sk-x"}}')
+    world.env = {"TMPDIR": str(scratch_root), "CLAUDE_CONFIG_DIR": str(login)}
+    world.reverify()
+    plan = world.plan()["plans"][0]["planDigest"]
+    world.fake.mode("hang")
+    victim = _approve_in_background(world, "--approve-plan", plan)
+    pgid = _running(world, plan)
+    (left,) = [p for p in scratch_root.iterdir() if p.name.startswith("teamlore-runner-")]
+    assert (left / "home" / ".claude" / ".credentials.json").exists()
+
+    victim.send_signal(signal.SIGKILL)
+    victim.communicate(timeout=30)
+    deadline = time.monotonic() + 30
+    while _group_alive(pgid):
+        assert time.monotonic() < deadline, "the runner outlived teamlore"
+        time.sleep(0.05)
+    assert (left / "home" / ".claude" / ".credentials.json").exists()
+
+    world.fake.mode("good")
+    code, out = world.approve(plan)
+    assert code == 1 and out["error"]["code"] == "RUNNER_PLAN_INDETERMINATE"
+    assert not left.exists()
+    assert [p.name for p in scratch_root.iterdir() if p.name.startswith("teamlore-runner-")] == []
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie leader still counts; look at its state
+        return Path(f"/proc/{pgid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return True
