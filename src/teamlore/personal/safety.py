@@ -9,6 +9,9 @@ Personal data of other kinds is refused before it is queued for the model too (d
 "What never reaches the model"): a phone number (`pii.phone`), a payment card number that passes
 the Luhn check (`pii.card`) and an e-mail address (`pii.email`) — each a category the person may
 allow on purpose with `[personal] allowed_pii = ["phone", "card", "email"]`.
+
+What an agent reads goes through `mask_secrets` (personal/reader.py): a secret a person typed
+into a document by hand is shown as its redacted preview, never as itself.
 """
 
 from __future__ import annotations
@@ -17,23 +20,45 @@ import re
 from collections.abc import Collection, Iterable
 
 from teamlore.core import errors
-from teamlore.core.secrets import scan_content
+from teamlore.core.secrets import Hit, redact, scan_content
+
+
+def _secret_hits(text: str) -> list[Hit]:
+    """The scanner's hits personal memory refuses: `secret.*` block rules."""
+    return [h for h in scan_content(text) if h.severity == "block" and h.rule.startswith("secret.")]
 
 
 def secret_rules(text: str) -> list[str]:
     """Sorted ids of the secret rules `text` matches (empty when clean). Never the secret."""
-    hits = scan_content(text)
-    return sorted({h.rule for h in hits if h.severity == "block" and h.rule.startswith("secret.")})
+    return sorted({h.rule for h in _secret_hits(text)})
+
+
+def _line_of(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
 
 
 def first_secret(text: str) -> tuple[int, str] | None:
     """The line (1-based) and rule of the first secret `text` holds, None when clean: where a
     person finds what they typed into a document by hand. Never the secret."""
-    hits = [h for h in scan_content(text) if h.severity == "block" and h.rule.startswith("secret.")]
+    hits = _secret_hits(text)
     if not hits:
         return None
     first = min(hits, key=lambda h: h.start)
-    return text.count("\n", 0, first.start) + 1, first.rule
+    return _line_of(text, first.start), first.rule
+
+
+def mask_secrets(text: str) -> tuple[str, list[tuple[int, str]]]:
+    """`text` with each secret replaced by its redacted preview (`…[40 chars]`: no character of
+    it, since a password's first letters are a part of it), and the line (1-based) and rule of
+    each, in order. Never the secret."""
+    hits = sorted(_secret_hits(text), key=lambda h: h.start)
+    pieces: list[str] = []
+    position = 0
+    for hit in hits:
+        pieces += [text[position : hit.start], redact(text[hit.start : hit.end], 0)]
+        position = hit.end
+    found = [(_line_of(text, h.start), h.rule) for h in hits]
+    return "".join(pieces) + text[position:], found
 
 
 def secret_rules_in(values: Iterable[str]) -> list[str]:

@@ -170,9 +170,21 @@ def personal_status(
 # -- show -------------------------------------------------------------------------------------
 
 
+def _note(text: str) -> None:
+    """A note for the person on stderr, as plain as `_plain` (piped, `show` loads no console)."""
+    sys.stderr.write(f"note: {literal(text)}\n")
+    sys.stderr.flush()
+
+
 def _render_show(result: dict[str, Any]) -> None:
     if "note" in result:
-        stderr.print(f"note: {result['note']}; showing the global context only")
+        _note(f"{result['note']}; showing the global context only")
+    for doc in result["documents"]:
+        for masked in doc["masked"]:
+            _note(
+                f"{masked['file']}:{masked['line']} holds a secret ({masked['rule']}); agents"
+                " read it masked, and it stays in the file until you remove it"
+            )
     if sys.stdout.isatty():
         _describe_for_a_person(result)
     else:

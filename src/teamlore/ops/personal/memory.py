@@ -457,7 +457,7 @@ def _flush(home: Path, wait_seconds: float) -> dict[str, Any]:
 def personal_import(ctx: OpContext, request: ImportRequest) -> dict[str, Any]:
     """Import a Markdown notes file into personal memory (document_import)"""
     home = state_home(ctx)
-    settings = load_personal_settings(home)
+    settings = load_personal_settings_readonly(home)  # a refusal leaves no state dir behind
     if not settings.provenance_allowed("document_import"):
         raise errors.TeamloreError(errors.IMPORT_DISABLED)
     context = "global"
@@ -489,7 +489,7 @@ class FlushRequest(_Strict):
 def personal_flush(ctx: OpContext, request: FlushRequest) -> dict[str, Any]:
     """Run the Writer until nothing is due (never skips a backoff or another process's lease)"""
     home = state_home(ctx)
-    settings = load_personal_settings(home)
+    settings = load_personal_settings_readonly(home)  # a refusal leaves no state dir behind
     model = writer_model(home, settings)
     return api.flush(home, model, settings=settings, wait_seconds=request.waitSeconds).to_json()
 
