@@ -190,3 +190,17 @@ def test_cut_project_notes_point_to_the_cli_only(tmp_path: Path) -> None:
     command = note.split("run `", 1)[1].split("`", 1)[0]
     shown = subprocess.run(command, shell=True, capture_output=True, text=True, check=True)
     assert notes.strip() in shown.stdout
+
+
+def test_a_cut_brief_still_says_a_secret_was_masked(tmp_path: Path) -> None:
+    token = "ghp_" + "R8a2Kd9sLq0ZxYw3Vb7Nc1Tm5Pe4Ju6Hf2Gi"
+    profile = long_profile().replace("## Section 1\n", f"## Section 1\nMy token is {token}\n", 1)
+    state, repo = registered_world(tmp_path, profile)
+    (repo / "src").mkdir()
+
+    brief = hook_brief(state, repo, "claude")
+
+    assert len(brief.encode()) <= BRIEF_MAX_BYTES
+    assert "personal memory was cut to fit this brief" in brief
+    assert token not in brief and "My token is …[40 chars]" in brief
+    assert "profile.md:4 secret.github-token" in brief.rsplit("</common-memory>", 1)[1]

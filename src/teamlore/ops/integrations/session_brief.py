@@ -74,7 +74,11 @@ def personal_section(home: Path, cwd: Path, client: str = "claude", limit: int =
     documents = [
         (d.target, reader.escape_content(d.content)) for d in view.documents if not d.empty
     ]
-    return fit_personal(documents, limit, lambda cuts: personal_note(cuts, cwd, client))
+    # the note on masked secrets goes after the cut note, as it goes after the blocks uncut
+    masked = [reader.masked_note(view.masked)] if view.masked else []
+    return fit_personal(
+        documents, limit, lambda cuts: "\n\n".join([personal_note(cuts, cwd, client), *masked])
+    )
 
 
 class Cut(NamedTuple):
