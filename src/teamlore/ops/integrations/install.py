@@ -701,8 +701,8 @@ def _broken_personal_document(home: Path) -> str | None:
         if secret is not None:
             return (
                 f"{errors.SENSITIVE_CONTENT_REJECTED.code}: {documents.relative_path(target)}:"
-                f"{secret[0]} holds a secret ({secret[1]}); every agent reads this file at the"
-                " start of a session: remove it"
+                f"{secret[0]} holds a secret ({secret[1]}); agents read it masked; the Writer"
+                " does not update the file until you remove it"
             )
         if data is not None and len(data) > documents.DOCUMENT_HARD_LIMIT:
             return (
