@@ -361,7 +361,7 @@ def test_a_config_saved_with_a_byte_order_mark_is_refused_saying_so(
     err = refused("install", user, client=client)
     assert err.code == "CLIENT_CONFIG_INVALID"
     assert err.message.startswith(
-        f"~/{name} begins with a byte order mark (BOM), which {kind} does not allow"
+        f"~/{name} begins with a byte order mark (BOM), which teamlore does not edit"
     )
     assert tree(user) == before
 

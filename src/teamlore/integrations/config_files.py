@@ -170,11 +170,12 @@ def parse(path: Path, kind: Kind, data: bytes | None) -> Any:
             errors.CLIENT_CONFIG_INVALID,
             f"{display_path(path)}: line {line}: not UTF-8 text; nothing was changed",
         ) from None
-    if text.startswith("\ufeff"):  # Node's JSON.parse and TOML parsers refuse it too
+    if text.startswith("\ufeff"):  # the clients skip it; a parser here would keep or lose it
         raise errors.TeamloreError(
             errors.CLIENT_CONFIG_INVALID,
-            f"{display_path(path)} begins with a byte order mark (BOM), which {kind.upper()} does"
-            " not allow: save it as UTF-8 without one; nothing was changed",
+            f"{display_path(path)} begins with a byte order mark (BOM), which teamlore does not"
+            " edit: save it as UTF-8 without one (the client reads it the same);"
+            " nothing was changed",
         )
     try:
         return JsonText(text, path) if kind == "json" else tomlkit.parse(text)
