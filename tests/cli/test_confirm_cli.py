@@ -6,6 +6,7 @@ import json
 import re
 import sqlite3
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -305,3 +306,57 @@ def test_the_git_hint_after_promote_shows_the_new_file(quarantined: Path) -> Non
     assert entry.name in shown
     last_line = [line for line in entry.read_text(encoding="utf-8").splitlines() if line][-1]
     assert last_line in shown
+
+
+def test_a_blocked_candidate_is_left_out_and_named_and_the_others_are_confirmed(
+    repo: Path,
+) -> None:
+    """`memory confirm` refused the whole queue for one candidate holding a token, telling the
+    person to name every other candidate with --candidate."""
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    from recall_world import WINDOW
+
+    task = op("memory.recall", repo, {"since": WINDOW["since"], "until": WINDOW["until"]})
+    batch = draft_batch(task["sources"][0])
+    leaky = json.loads(json.dumps(batch["candidates"][0]))
+    leaky["content"] = leaky["statements"][0]["text"] = f"Push release tags with {token}."
+    batch["candidates"].append(leaky)
+    staged = op("memory.stage", repo, batch)
+    op("memory.stage", repo, store_all(staged["adjudicationTask"]))
+    blocked = sorted(c["candidateId"] for c in staged["candidates"])[1]
+
+    code, printed = teamlore_in_pty("memory", "confirm", answers=["y"], cwd=repo)
+    assert code == 0, printed
+    shown = " ".join(re.sub(r"\x1b\[[0-9;]*m", "", printed).split())
+    assert printed.count("[y/d/N]") == 1 and "Plan " in shown and " generated (1 file)" in shown
+    short = f"{blocked[:20]}-c2"
+    assert (
+        f"Left out {short}: blocked by lint (secret.github-token); discard it: "
+        f"teamlore memory discard --candidate {short}"
+    ) in shown
+    assert token not in printed
+
+
+def test_status_names_a_plan_a_later_merge_made_void(tmp_path: Path, home: Path) -> None:
+    """The plan was listed as `prepared, not yet promoted` with its promote command after a
+    merge had consumed its candidate; promote then refused it."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory" / "promotion"))
+    from consumed_world import (
+        merge_into_a_later_candidate,
+        prepare_plan,
+        quarantined_release_candidate,
+    )
+
+    flow, consumed = quarantined_release_candidate(tmp_path, home)
+    plan_id = prepare_plan(flow, consumed)
+    merger = merge_into_a_later_candidate(flow, consumed)
+    proc = teamlore_cli("memory", "status", cwd=flow.repo, env={"COLUMNS": "200"})
+    assert proc.returncode == 0, proc.stderr
+    assert "not yet promoted" not in proc.stdout
+    assert f"teamlore memory promote --plan {plan_id}" not in proc.stdout
+    assert "Promotion    1 plan prepared can no longer be promoted: review again" in proc.stdout
+    assert (
+        f"  {plan_id}: candidate {consumed[:20]}-c1 was quarantined at revision 2 when the plan "
+        f"was made and is now discarded at revision 3: {merger[:20]}-c1 merged it when it was "
+        "staged (PROMOTION_CANDIDATE_DRIFT)"
+    ) in proc.stdout

@@ -164,3 +164,30 @@ def test_only_a_newline_ends_a_diff_line() -> None:
     from teamlore.cli.commands.review import diff_lines
 
     assert diff_lines("+one\u2028two\x0cthree\n+four\n") == ["+one\u2028two\x0cthree", "+four"]
+
+
+def test_a_merge_says_so_on_its_first_line(tmp_path: Path, home: Path) -> None:
+    """The head of a candidate read `Candidate … (revision 2)` for a new entry and for a merge
+    of two teammates' entries alike; what it merges came after the whole content."""
+    repo, candidate_id = merging_repository(tmp_path, home)
+    printed = review((repo, home))
+    head = f"Candidate {candidate_id[:20]}-c1 (revision 2) · merges 2 entries"
+    assert printed.splitlines()[0] == head
+
+
+def test_a_raw_html_warning_is_shown_with_the_file_it_is_in(tmp_path: Path, home: Path) -> None:
+    """A warning of the file promotion writes was on the page only: `memory review` printed
+    the diff of `Deploy <service>` without saying GitHub shows `Deploy `."""
+    from recall_world import WINDOW
+
+    from support import draft_batch, release_repository, store_all
+    from teamlore.ops.registry import OpContext, run_operation
+
+    repo = release_repository(tmp_path, home)
+    ctx = OpContext(cwd=repo, home=home)
+    task = run_operation("memory.recall", ctx, dict(WINDOW))["sources"][0]
+    text = "Deploy <service> only after the release tests pass."
+    staged = run_operation("memory.stage", ctx, draft_batch(task, text))
+    run_operation("memory.stage", ctx, store_all(staged["adjudicationTask"]))
+    printed = words(review((repo, home), columns=200))
+    assert "warn format.raw-html: raw HTML `<service>`: GitHub drops it" in printed

@@ -97,7 +97,11 @@ def test_confirm_is_cli_only_and_asks_about_each_candidate(flow: Flow) -> None:
         asked.append(item["candidateId"])
         return item["candidateId"] == keep
 
-    assert confirm(flow, {}, lambda item: False) == {"status": "nothing-confirmed", "planId": None}
+    assert confirm(flow, {}, lambda item: False) == {
+        "status": "nothing-confirmed",
+        "planId": None,
+        "leftOut": [],
+    }
     plan = confirm(flow, {}, person)
     assert sorted(asked) == sorted([keep, drop]) and plan["status"] == "generated"
     assert [c["candidateId"] for c in plan["confirmed"]] == [keep]  # the declined one is left
@@ -177,3 +181,96 @@ def test_a_merged_candidate_is_named_with_what_it_said_and_where_its_statements_
     (_, candidate) = what_it_replaces(blocked)
     assert candidate["content"] == "Push tags with ghp_…[40 chars]."
     assert what_it_replaces(blocked)[0]["says"] == "merges approved entry tag-prefix"
+
+
+SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+
+def test_confirm_leaves_a_blocked_candidate_out_names_it_and_plans_the_others(flow: Flow) -> None:
+    """One candidate holding a token refused every other candidate of the queue
+    (`LINT_BLOCKED`), while the page's Plan left it out and prepared the rest."""
+    leaky = f"Push release tags with the token {SECRET}."
+    keep, blocked = flow.quarantine(
+        [
+            candidate(TEXT, [(TEXT, [flow.turn_ev(1)])]),
+            candidate(leaky, [(leaky, [flow.turn_ev(1)])]),
+        ]
+    )
+    asked: list[str] = []
+
+    def person(item: dict[str, Any]) -> bool:
+        asked.append(item["candidateId"])
+        return True
+
+    plan = confirm(flow, {}, person)
+    assert asked == [keep]  # nobody is asked about what cannot be promoted
+    assert plan["status"] == "generated" and plan["plan"]["candidateIds"] == [keep]
+    (left_out,) = plan["leftOut"]
+    assert left_out == {
+        "candidateId": blocked,
+        "code": "LINT_BLOCKED",
+        "why": "blocked by lint (secret.github-token)",
+        "next": f"teamlore memory discard --candidate {blocked[:20]}-c2",
+    }
+    # naming it is asking for it: refused, as `memory prepare` refuses a request naming it
+    with pytest.raises(TeamloreError) as named:
+        confirm(flow, {"candidateIds": [blocked]}, person)
+    assert named.value.code == "LINT_BLOCKED" and "leave it out of --candidate" in str(named.value)
+    blocked_item = flow.item(blocked)
+    prepared = flow.refused("memory.prepare", request_for(blocked_item))
+    assert prepared.code == "LINT_BLOCKED"
+
+
+def test_status_says_a_plan_is_void_once_a_merge_consumed_its_candidate(
+    tmp_path: Path, home: Path
+) -> None:
+    """`memory status` listed the plan as prepared (and the page offered Promote) until
+    promote refused it with PROMOTION_CANDIDATE_DRIFT."""
+    from consumed_world import (
+        merge_into_a_later_candidate,
+        prepare_plan,
+        quarantined_release_candidate,
+    )
+
+    from teamlore.ops.memory.promote import current_plan_states
+
+    flow, consumed = quarantined_release_candidate(tmp_path, home)
+    plan_id = prepare_plan(flow, consumed)
+    assert flow.op("memory.status", {})["plansToPromote"] == [plan_id]
+    merger = merge_into_a_later_candidate(flow, consumed)
+
+    status = flow.op("memory.status", {})
+    assert status["plansToPromote"] == []
+    (voided,) = status["plansVoided"]
+    assert voided["planId"] == plan_id and voided["voidCode"] == "PROMOTION_CANDIDATE_DRIFT"
+    assert voided["why"] == (
+        f"candidate {consumed} was quarantined at revision 2 when the plan was made and is now "
+        f"discarded at revision 3: {merger} merged it when it was staged"
+    )
+    now = current_plan_states(OpContext(cwd=flow.repo, home=home))[plan_id]
+    assert now == {
+        "status": "voided",
+        "voidCode": "PROMOTION_CANDIDATE_DRIFT",
+        "voidPath": None,
+        "voidMessage": voided["why"],
+    }
+    refused = flow.refused("memory.promote", {"planId": plan_id})
+    assert (refused.code, refused.message.split("; plan voided")[0]) == (
+        "PROMOTION_CANDIDATE_DRIFT",
+        voided["why"],
+    )
+    assert flow.op("memory.status", {})["plansVoided"] == []  # the journal says it now
+
+
+def test_a_queue_line_says_what_a_candidate_does_to_approved_memory() -> None:
+    from teamlore.ops.memory.review import what_it_changes
+
+    approved = [
+        {"sourceKind": "approved", "id": f"entry-{n}", "path": f"entries/entry-{n}.md"}
+        for n in (1, 2)
+    ]
+    merged = {"sourceKind": "candidate", "id": f"{TASK}-c2"}
+    assert what_it_changes({"supersedes": []}) is None  # a new entry
+    assert what_it_changes({"supersedes": [merged], "mergedFrom": [merged]}) is None
+    assert what_it_changes({"supersedes": approved[:1], "mergedFrom": []}) == "updates 1 entry"
+    assert what_it_changes({"supersedes": approved, "mergedFrom": approved}) == "merges 2 entries"

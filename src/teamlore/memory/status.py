@@ -122,6 +122,17 @@ class IgnoredRule(BaseModel):
     paths: list[str]
 
 
+class VoidedPlan(BaseModel):
+    """A plan prepared and not promoted that can no longer be: a candidate it binds changed
+    since (a later merge consumed it). The journal voids it at the next promote."""
+
+    model_config = WIRE
+
+    plan_id: str
+    void_code: str
+    why: str
+
+
 TreeState = Literal["present", "missing", "unsafe"]
 
 
@@ -140,6 +151,7 @@ class MemoryStatus(BaseModel):
     chunks: ChunkCounts
     promotions: PromotionCounts
     plans_to_promote: list[str]  # generated plans' ids, newest first: `memory promote --plan`
+    plans_voided: list[VoidedPlan]  # prepared, not promoted, and void now: prepare again
     consolidation: ConsolidationStatus
     lint: LintSummary | None  # None when the tree is missing or unsafe
     ignored_by_git: list[IgnoredRule]  # memory files git leaves out of every commit
@@ -165,11 +177,17 @@ def _count_by_status(
     return {str(status): int(n) for status, n in rows}
 
 
-def _plans_to_promote(
+def _plans(
     conn: sqlite3.Connection, repository_key: str, worktree_key: str
-) -> list[str]:
+) -> tuple[list[str], list[VoidedPlan]]:
+    """The plans prepared and not promoted: those promote can apply, and those void since."""
     states = plan_states(conn, Owner(repository_key, worktree_key))
-    return [plan.plan_id for plan in states if plan.status == "generated"]
+    voided = [
+        VoidedPlan(plan_id=p.plan_id, void_code=p.void_code or "", why=p.void_message or "")
+        for p in states
+        if p.status == "voided" and p.journal_status == "generated"
+    ]
+    return [p.plan_id for p in states if p.status == "generated"], voided
 
 
 def _projection_status(
@@ -241,6 +259,7 @@ def memory_status(
         setattr(entries, status, n)
     tree, problem, lint, files = _lint_summary(worktree_root, LintCache(conn, *owner), progress)
     ignored = [IgnoredRule.model_validate(rule) for rule in ignored_by_git(worktree_root, files)]
+    plans_to_promote, plans_voided = _plans(conn, *owner)
     return MemoryStatus(
         repository_key=repository_key,
         worktree_key=worktree_key,
@@ -253,7 +272,8 @@ def memory_status(
         tasks=TaskCounts(**_count_by_status(conn, "tasks", *owner)),
         chunks=ChunkCounts(**_count_by_status(conn, "chunks", *owner)),
         promotions=PromotionCounts(**_count_by_status(conn, "promotion_journal", *owner)),
-        plans_to_promote=_plans_to_promote(conn, *owner),
+        plans_to_promote=plans_to_promote,
+        plans_voided=plans_voided,
         consolidation=ConsolidationStatus.model_validate(status_of(conn, Owner(*owner))),
         lint=lint,
         ignored_by_git=ignored,

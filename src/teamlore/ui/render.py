@@ -21,7 +21,12 @@ from markupsafe import Markup, escape
 
 from teamlore.core.analyzer import STOPWORDS
 from teamlore.core.text.hidden import HIDDEN, escaped, shown
-from teamlore.ops.memory.review import short_candidate_id, what_it_replaces
+from teamlore.ops.memory.review import (
+    left_out_of_a_plan,
+    short_candidate_id,
+    what_it_changes,
+    what_it_replaces,
+)
 
 FOLD_CHARS = 600
 _WORD = re.compile(r"\w{3,}", re.UNICODE)
@@ -192,6 +197,8 @@ def environment() -> Environment:
         first_line=first_line,
         candidate_title=candidate_title,
         what_it_replaces=what_it_replaces,
+        what_it_changes=what_it_changes,
+        left_out=left_out_of_a_plan,
     )
     env.globals["FOLD_CHARS"] = FOLD_CHARS
     return env

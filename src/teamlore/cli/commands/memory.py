@@ -72,6 +72,7 @@ def _render_status(result: dict[str, Any]) -> None:
         for plan_id in plans[:5]:
             stdout.print(f"  teamlore memory promote --plan {plan_id}")
         say_how_many_more(5, len(plans))
+    _render_voided_plans(result.get("plansVoided") or [])
     consolidation = result["consolidation"]
     due = "due" if consolidation["due"] else f"due at {consolidation['dueAt']}"
     stdout.print(
@@ -92,6 +93,22 @@ def _render_status(result: dict[str, Any]) -> None:
         )
     say_ignored_by_git(result["ignoredByGit"])
     _render_recovery(result.get("promotionRecovery") or {})
+
+
+def _render_voided_plans(voided: list[dict[str, Any]]) -> None:
+    """Plans prepared and not promoted that promote would refuse now, each with why."""
+    from teamlore.ops.memory.review import short_candidate_id
+
+    if not voided:
+        return
+    waiting = counted(len(voided), "plan")
+    say(
+        styled(f"Promotion    {waiting} prepared can no longer be promoted", "yellow"),
+        ": review again and prepare a new plan (`teamlore memory confirm`)",
+    )
+    for plan in voided[:5]:
+        say(f"  {plan['planId']}: ", short_candidate_id(plan["why"]), f" ({plan['voidCode']})")
+    say_how_many_more(5, len(voided))
 
 
 def _render_recovery(recovery: dict[str, Any]) -> None:

@@ -113,6 +113,8 @@ def diff_lines(diff: str) -> list[str]:
 
 def _render_diff(file: dict[str, Any], full: bool) -> None:
     _block(Text(literal(file["targetPath"]), style="bold").append(f" ({file['role']})"), 2)
+    for warning in file.get("warnings", []):
+        say("  ", styled("warn", "yellow"), f" {warning['rule']}: {warning['message']}")
     lines = diff_lines(file["diff"])
     shown = lines if full else lines[:DIFF_LINES]
     _block(_diff_text(shown, stdout.width - 2), 2)
@@ -135,9 +137,13 @@ def short_id(candidate_id: str) -> str:
 
 
 def _render_candidate(item: dict[str, Any]) -> None:
+    from teamlore.ops.memory.review import what_it_changes
+
+    change = what_it_changes(item)  # said on the first line: an update reads as one at once
     say(
         styled(f"Candidate {short_id(item['candidateId'])}", "bold"),
         f" (revision {item['revision']})",
+        *((" · ", styled(change, "yellow")) if change else ()),
     )
     _block(Text(literal(item["content"]), style="bold"), 2)
 
@@ -289,8 +295,9 @@ def confirm(
     about: y (it is true), d (discard the whole candidate) or N (not now: the candidate stays
     in quarantine). A candidate enters the plan when every statement is confirmed or a typed
     fact. Without a terminal, --yes confirms only candidates made entirely of typed facts; use
-    the page (`teamlore ui`) or `memory prepare` for the rest. Nothing is confirmed if a chosen
-    candidate is blocked by lint (discard or re-stage it) or unknown."""
+    the page (`teamlore ui`) or `memory prepare` for the rest. A candidate blocked by lint is
+    left out and named (discard it); nothing is confirmed if a chosen candidate is blocked or
+    unknown."""
     interactive = not yes and fmt is OutputFormat.text and sys.stdin.isatty()
     payload = {"kind": kind, "candidateIds": candidates}
     discards: list[str] = []
@@ -377,6 +384,11 @@ def _render_confirm(result: dict[str, Any]) -> None:
         stdout.print("Nothing confirmed; no plan recorded.")
     else:
         _render_prepare(result)
+    for out in result.get("leftOut", []):
+        say(
+            styled(f"Left out {short_id(out['candidateId'])}", "yellow"),
+            f": {out['why']}; discard it: {out['next']}",
+        )
 
 
 def _announce(url: str, review: dict[str, Any]) -> None:

@@ -1,2 +1,3 @@
-"""Text as people's tools leave it: line ends and merge conflicts (`files`), and characters a
-reader does not see as they are (`hidden`)."""
+"""Text as people's tools leave it: line ends and merge conflicts (`files`), characters a
+reader does not see as they are (`hidden`), and Markdown a rendered view shows otherwise than it
+is written (`markup`)."""

@@ -14,7 +14,7 @@ from teamlore.core import db, errors, safe_write
 from teamlore.core.canonical import sha256_hex
 from teamlore.core.timeutil import now_ms
 from teamlore.memory.promotion import kinds
-from teamlore.memory.promotion.stored_plan import StoredPlan
+from teamlore.memory.promotion.stored_plan import StoredPlan, candidate_drift
 from teamlore.memory.store import layout
 from teamlore.memory.store import lint as lint_rules
 from teamlore.repo.binding import RepositoryIdentity
@@ -72,18 +72,9 @@ def _check_state_bindings(conn: sqlite3.Connection, stored: StoredPlan) -> None:
     """Candidates, assessments, policy and the lint of the approved bytes (no file reads)."""
     plan = stored.plan
     for bound in plan.candidate_revisions:
-        row = conn.execute(
-            "SELECT status, revision FROM candidates WHERE candidate_id = ? "
-            "AND repository_key = ? AND worktree_key = ?",
-            (bound.candidate_id, stored.repository_key, stored.worktree_key),
-        ).fetchone()
-        if row is None or row["status"] != "quarantined" or row["revision"] != bound.revision:
-            now = "gone" if row is None else f"{row['status']} at revision {row['revision']}"
-            raise _Drift(
-                errors.PROMOTION_CANDIDATE_DRIFT,
-                f"candidate {bound.candidate_id} was quarantined at revision {bound.revision} "
-                f"when the plan was made and is now {now}",
-            )
+        drift = candidate_drift(conn, stored.owner, bound.candidate_id, bound.revision)
+        if drift is not None:
+            raise _Drift(errors.PROMOTION_CANDIDATE_DRIFT, drift)
     if current_assessment_digest(conn, plan.candidate_ids) != plan.assessment_digest:
         raise _Drift(
             errors.PROMOTION_ASSESSMENT_DRIFT,

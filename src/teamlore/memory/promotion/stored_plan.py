@@ -121,26 +121,89 @@ def load_plan(conn: sqlite3.Connection, plan_id: str) -> StoredPlan:
 
 @dataclass(frozen=True, slots=True)
 class PlanState:
-    """A plan as the journal holds it now; for a plan promote voided, the drift it found."""
+    """A plan as it stands now; for a voided plan, why (`void_code`, `void_message` and the
+    drifted path, when promote found the drift)."""
 
     plan_id: str
     status: PlanStatus
     void_code: str | None = None
     void_path: str | None = None
+    void_message: str | None = None
+    # what the journal says: `generated` for a plan shown voided because a candidate changed
+    journal_status: PlanStatus | None = None
 
 
 def plan_states(conn: sqlite3.Connection, owner: Owner) -> list[PlanState]:
-    """The owner's plans with their current journal status, newest first: `memory status`
-    lists the `generated` ones as plans to promote, the review page shows every plan it
-    prepared as it is now (a discard, a newer plan or promote's drift check voids one)."""
+    """The owner's plans with their status now, newest first: `memory status` lists the
+    `generated` ones as plans to promote, the review page shows every plan it prepared as it is
+    now. A discard, a newer plan or promote's drift check voids a plan in the journal; a plan
+    the journal still holds as `generated` whose candidate has changed since (a later merge
+    consumed it) is shown voided at once, with the drift promote would find
+    (`PROMOTION_CANDIDATE_DRIFT`). Only the candidates' rows are read: no file, no plan body."""
     rows = conn.execute(
-        "SELECT j.plan_id, j.status, o.void_code, o.void_path FROM promotion_journal j "
-        "LEFT JOIN promotion_outcomes o ON o.plan_id = j.plan_id "
+        "SELECT j.plan_id, j.status, o.void_code, o.void_path, o.void_message, "
+        "CASE WHEN j.status = 'generated' "
+        "THEN json_extract(j.plan_canonical_json, '$.candidateRevisions') END "
+        "FROM promotion_journal j LEFT JOIN promotion_outcomes o ON o.plan_id = j.plan_id "
         "WHERE j.repository_key = ? AND j.worktree_key = ? "
         "ORDER BY j.updated_at DESC, j.plan_id",
         (owner.repository_key, owner.worktree_key),
+    ).fetchall()
+    states: list[PlanState] = []
+    for plan_id, journaled, code, path, message, bound in rows:
+        status: PlanStatus = journaled
+        drift = _candidate_drift(conn, owner, orjson.loads(bound)) if bound else None
+        if drift is not None:
+            code, path, message = errors.PROMOTION_CANDIDATE_DRIFT.code, None, drift
+        now: PlanStatus = "voided" if drift is not None else status
+        states.append(PlanState(str(plan_id), now, code, path, message, status))
+    return states
+
+
+def _candidate_drift(
+    conn: sqlite3.Connection, owner: Owner, bound: list[dict[str, Any]]
+) -> str | None:
+    for candidate in bound:
+        drift = candidate_drift(conn, owner, candidate["candidateId"], int(candidate["revision"]))
+        if drift is not None:
+            return drift
+    return None
+
+
+def candidate_drift(
+    conn: sqlite3.Connection, owner: Owner, candidate_id: str, revision: int
+) -> str | None:
+    """How a candidate a plan binds at `revision` (quarantined) has changed since, in the words
+    promote refuses the plan with; None when it has not. A candidate a later merge consumed
+    names the candidate that merged it."""
+    row = conn.execute(
+        "SELECT status, revision FROM candidates WHERE candidate_id = ? "
+        "AND repository_key = ? AND worktree_key = ?",
+        (candidate_id, owner.repository_key, owner.worktree_key),
+    ).fetchone()
+    if row is not None and row[0] == "quarantined" and row[1] == revision:
+        return None
+    now = "gone" if row is None else f"{row[0]} at revision {row[1]}"
+    merged = _merged_into(conn, owner, candidate_id) if row is not None else None
+    return (
+        f"candidate {candidate_id} was quarantined at revision {revision} when the plan was "
+        f"made and is now {now}" + (f": {merged} merged it when it was staged" if merged else "")
     )
-    return [PlanState(str(r[0]), r[1], r[2], r[3]) for r in rows]
+
+
+def _merged_into(conn: sqlite3.Connection, owner: Owner, candidate_id: str) -> str | None:
+    """The candidate whose merge (or update) consumed `candidate_id`, if one did."""
+    for other, payload in conn.execute(
+        "SELECT candidate_id, payload_json FROM candidates WHERE repository_key = ? "
+        "AND worktree_key = ? AND candidate_id != ? AND instr(payload_json, ?) > 0",
+        (owner.repository_key, owner.worktree_key, candidate_id, f'"{candidate_id}"'),
+    ):
+        supersedes = orjson.loads(payload).get("supersedes") or []
+        if any(
+            s.get("sourceKind") == "candidate" and s.get("id") == candidate_id for s in supersedes
+        ):
+            return str(other)
+    return None
 
 
 def _status(conn: sqlite3.Connection, plan_id: str) -> PlanStatus:

@@ -8,15 +8,18 @@ this module adds the document rules. Policy version: `LINT_POLICY_VERSION`.
 Block (promotion refused): every `secret.*`, `session.*` and `path.*` block rule of
 `core.secrets`; `format.*`, `capacity.*`, `slug.*`: the file does not follow the format (same ids
 as `MemoryFormatError.reason`) or holds managed-block marker text
-(`format.managed-block-marker`), a capacity is exceeded, an id or name is not a valid slug.
-Warn (shown in review, never blocks): the warn rules of `core.secrets`, BOM/CRLF, non-canonical
-bytes, unknown limitation codes. Messages never contain the matched secret, only a redacted
-preview (`ghp_…[40 chars]`).
+(`format.managed-block-marker`) or markup a Markdown view hides while agents read it
+(`format.html-comment`, `format.hidden-html`, `format.hidden-link-definition`,
+`format.script-link`: `core.text.markup`), a capacity is exceeded, an id or name is not a valid
+slug. Warn (shown in review, never blocks): the warn rules of `core.secrets`, BOM/CRLF,
+non-canonical bytes, unknown limitation codes, other raw HTML (`format.raw-html`). Messages
+never contain the matched secret, only a redacted preview (`ghp_…[40 chars]`).
 """
 
 from __future__ import annotations
 
 import bisect
+import contextlib
 import os
 import re
 import stat
@@ -41,14 +44,21 @@ from teamlore.core.secrets import (
 )
 from teamlore.core.shapes.strict import STRICT_FROZEN, WIRE_FROZEN
 from teamlore.core.text.hidden import HIDDEN, escaped
+from teamlore.core.text.markup import MarkupKind, markup_in, might_hold_markup
 from teamlore.memory.store import documents as docs
 from teamlore.memory.store import layout
-from teamlore.memory.store.frontmatter import MemoryFormatError, decode_text, line_of
+from teamlore.memory.store.frontmatter import (
+    MemoryFormatError,
+    decode_text,
+    line_of,
+    split_frontmatter,
+)
 from teamlore.memory.store.slugs import slug_problem
 
 # bumped with every rule that blocks more: a plan prepared under an older policy is voided at
-# promote (PROMOTION_POLICY_DRIFT). @2: `format.hidden-character` and, for candidates,
-# `format.imitated-evidence-note` (memory/promotion/rendering.py)
+# promote (PROMOTION_POLICY_DRIFT). @2: `format.hidden-character`, the hidden-markup rules
+# (`format.html-comment`, …) and, for candidates, `format.imitated-evidence-note`
+# (memory/promotion/rendering.py)
 LINT_POLICY_VERSION = "teamlore-sanitize@2"
 HIDDEN_CHARACTER = "format.hidden-character"  # the rule id of a control or invisible character
 MAX_SCENES = 15
@@ -327,6 +337,8 @@ def _lint_loaded(
     lines = _LineIndex(text)
     findings.extend(_marker_findings(text, path, lines))
     findings.extend(_hidden_findings(text, path, lines))
+    if kind != "index":
+        findings.extend(_markup_findings(text, path))
     content = [
         Finding(
             rule=hit.rule,
@@ -376,6 +388,40 @@ def _hidden_findings(text: str, path: str, lines: _LineIndex) -> list[Finding]:
                 message=f"holds {escaped(match)}, a character a reader does not see as it is"
                 " (a control or invisible character); remove it",
             )
+    return list(findings.values())
+
+
+# the rule and severity of each kind of markup a Markdown view shows otherwise than an agent reads
+# it (`core.text.markup`): what hides something blocks, other raw HTML warns
+_MARKUP_RULES: dict[MarkupKind, tuple[str, Severity]] = {
+    "comment": ("format.html-comment", "block"),
+    "hidden-element": ("format.hidden-html", "block"),
+    "hidden-definition": ("format.hidden-link-definition", "block"),
+    "script-link": ("format.script-link", "block"),
+    "tag": ("format.raw-html", "warn"),
+}
+
+
+def _markup_findings(text: str, path: str) -> list[Finding]:
+    """What a teammate reading the rendered file does not see as an agent reads it: hidden
+    markup blocks, other raw HTML warns; once per rule and line. The front matter is not
+    Markdown (GitHub shows it as a table of text), and a managed-block marker is named by its
+    own rule."""
+    body, first_line = text, 1
+    if text.startswith("---\n") and might_hold_markup(text):
+        with contextlib.suppress(MemoryFormatError):  # not a document: all of it is Markdown
+            _, body, first_line = split_frontmatter(text, path=path)
+    findings: dict[tuple[str, int], Finding] = {}
+    for markup in markup_in(body, first_line=first_line):
+        if markup.kind == "comment" and layout.MANAGED_MARKER_TEXT.match(markup.raw):
+            continue
+        rule, severity = _MARKUP_RULES[markup.kind]
+        findings.setdefault(
+            (rule, markup.line),
+            Finding(
+                rule=rule, severity=severity, file=path, line=markup.line, message=scrub(markup.why)
+            ),
+        )
     return list(findings.values())
 
 

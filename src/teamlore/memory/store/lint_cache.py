@@ -33,6 +33,7 @@ from teamlore.memory.store.lint import (
 _RULE_MODULES = (
     "teamlore.core.text.files",  # git's conflict markers (`format.merge-conflict`)
     "teamlore.core.text.hidden",  # `format.hidden-character`
+    "teamlore.core.text.markup",  # `format.html-comment`, `format.raw-html`, …
     "teamlore.core.secrets.heuristics",
     "teamlore.core.secrets.normalize",
     "teamlore.core.secrets.rules",

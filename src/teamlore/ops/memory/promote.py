@@ -91,9 +91,10 @@ def memory_promote(ctx: OpContext, request: PromoteRequest) -> dict[str, Any]:
 
 
 def current_plan_states(ctx: OpContext) -> dict[str, dict[str, Any]]:
-    """This worktree's promotion plans as the journal holds them now (planId → status, and for
-    a plan promote voided its `voidCode` and `voidPath`), read with the function `memory status`
-    lists plans to promote with. Read-only; the review page shows the plans it prepared by it."""
+    """This worktree's promotion plans as they stand now (planId → status, and for a voided
+    plan its `voidCode`, `voidPath` and `voidMessage`: promote's drift, or a candidate changed
+    since), read with the function `memory status` lists plans with. Read-only; the review page
+    shows the plans it prepared by it."""
     from teamlore.memory.extraction.tasks import Owner
     from teamlore.memory.promotion.stored_plan import plan_states
     from teamlore.ops.owner import open_owner
@@ -105,6 +106,7 @@ def current_plan_states(ctx: OpContext) -> dict[str, dict[str, Any]]:
             "status": plan.status,
             "voidCode": plan.void_code,
             "voidPath": plan.void_path,
+            "voidMessage": plan.void_message,
         }
         for plan in found
     }

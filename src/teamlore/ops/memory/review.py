@@ -81,7 +81,9 @@ def what_it_replaces(item: dict[str, Any]) -> list[dict[str, str | None]]:
     `{"says": sentence, "content": the merged candidate's content or None}`."""
     verb = "merges" if item.get("mergedFrom") else "updates"
     files = {str(f.get("entryId")): f for f in item.get("files", [])}
-    result_id = next((f["entryId"] for f in item.get("files", []) if f["role"] != "deprecate"), "")
+    # a consolidation item's files name no entry
+    written = [f for f in item.get("files", []) if f.get("role") != "deprecate"]
+    result_id = str(written[0].get("entryId") or "") if written else ""
     merged = {m.get("id"): m for m in item.get("mergedFrom", [])}
     lines: list[dict[str, str | None]] = []
     for target in item.get("supersedes", []):
@@ -100,6 +102,51 @@ def what_it_replaces(item: dict[str, Any]) -> list[dict[str, str | None]]:
         content = into.get("content") if into else None
         lines.append({"says": says, "content": content if isinstance(content, str) else None})
     return lines
+
+
+def what_it_changes(item: dict[str, Any]) -> str | None:
+    """What promoting a review item does to approved memory, in a few words for a line that
+    lists it (the queue, the head of a candidate in the text view): `updates 1 entry`,
+    `merges 2 entries`; None when it only adds to memory. `what_it_replaces` says it whole."""
+    approved = [t for t in item.get("supersedes", []) if t.get("sourceKind") == "approved"]
+    if not approved:
+        return None
+    verb = "merges" if item.get("mergedFrom") else "updates"
+    return f"{verb} {len(approved)} {'entry' if len(approved) == 1 else 'entries'}"
+
+
+def left_out_of_a_plan(item: dict[str, Any]) -> dict[str, str] | None:
+    """Why a review item cannot go into a plan as it is, and what to do about it; None when it
+    can. `memory confirm` leaves it out (naming it) and the page's Plan lists it apart, so
+    neither refuses the others for it: `{candidateId, code, why, next}`."""
+    short = short_candidate_id(item["candidateId"])
+    discard = f"teamlore memory discard --candidate {short}"
+    if item.get("drift"):
+        why = str(item["drift"]["message"])
+        return {
+            "candidateId": item["candidateId"],
+            "code": errors.CONSOLIDATION_DRIFT.code,
+            "why": why,
+            "next": f"{discard}, then synthesize again",
+        }
+    if not item.get("blocked"):
+        return None
+    findings = item.get("lintFindings") or []
+    rules = sorted({str(f["rule"]) for f in findings})
+    lint = [rule for rule in rules if "." in rule]  # a lint rule; else a code (TARGET_DRIFT)
+    why = (
+        f"blocked by lint ({', '.join(lint)})"
+        if lint
+        else f"blocked: {findings[0]['rule']}: {findings[0]['message']}"
+        if findings
+        else "blocked"
+    )
+    return {
+        "candidateId": item["candidateId"],
+        "code": errors.LINT_BLOCKED.code if lint or not rules else rules[0],
+        "why": why,
+        "next": discard,
+    }
 
 
 def _effect_on(target: dict[str, Any], files: dict[str, Any], result_id: str) -> str:
@@ -330,50 +377,62 @@ def memory_confirm(ctx: OpContext, request: ConfirmRequest) -> dict[str, Any]:
     """Review, let the person confirm each candidate, then prepare a plan (CLI only).
 
     The person at the terminal answers through `ctx.confirm` (one call per candidate, shown the
-    review item); without it every reviewed candidate is confirmed (`--yes`). Nothing is
-    confirmed when a chosen candidate is unknown, drifted or blocked by lint."""
+    review item); without it every reviewed candidate is confirmed (`--yes`). A candidate that
+    cannot go into a plan (blocked by lint, a drifted consolidation) is left out and named in
+    `leftOut` with what to do; nothing is confirmed when a chosen candidate is unknown or left
+    out, or when every candidate is."""
     reviewed = memory_review(ctx, ReviewRequest(kind=request.kind))
     known = [item["candidateId"] for item in reviewed["items"]]
     chosen = [resolve_candidate_id(known, typed) for typed in request.candidate_ids]
-    items = _confirmable(reviewed["items"], chosen)
+    items, left_out = _confirmable(reviewed["items"], chosen)
     if not items:
-        return {"status": "nothing-to-confirm", "planId": None}
+        return {"status": "nothing-to-confirm", "planId": None, "leftOut": left_out}
     confirmed = [item["candidateId"] for item in items if ctx.confirm is None or ctx.confirm(item)]
     if not confirmed:
-        return {"status": "nothing-confirmed", "planId": None}
+        return {"status": "nothing-confirmed", "planId": None, "leftOut": left_out}
     document = prepare_request_from_review(reviewed["items"], confirmed)
-    return memory_prepare(ctx, PrepareRequestDocument.model_validate(document))
+    prepared = memory_prepare(ctx, PrepareRequestDocument.model_validate(document))
+    return {**prepared, "leftOut": left_out}
 
 
-def _confirmable(items: list[dict[str, Any]], chosen: list[str]) -> list[dict[str, Any]]:
-    """The reviewed items to ask about: every one, or those chosen (all of them must exist);
-    refused when one has drifted or would write content lint blocks."""
+def _confirmable(
+    items: list[dict[str, Any]], chosen: list[str]
+) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+    """The reviewed items to ask about — every one, or those chosen (all of them must exist) —
+    and those left out with why (`left_out_of_a_plan`). A chosen candidate that is left out
+    refuses the request, as `memory prepare` refuses a request naming it; so does a queue whose
+    every candidate is."""
     items = [i for i in items if not chosen or i["candidateId"] in chosen]
     missing = sorted(set(chosen) - {i["candidateId"] for i in items})
     if missing:
         raise errors.TeamloreError(
             errors.CANDIDATE_NOT_FOUND, f"no reviewable candidate {', '.join(missing)}"
         )
-    drifted = [i for i in items if i.get("drift")]
-    if drifted:
+    left_out = [out for i in items if (out := left_out_of_a_plan(i)) is not None]
+    if left_out and (chosen or len(left_out) == len(items)):
+        _refuse(items, left_out, chosen=bool(chosen))
+    kept = {out["candidateId"] for out in left_out}
+    return [i for i in items if i["candidateId"] not in kept], left_out
+
+
+def _refuse(items: list[dict[str, Any]], left_out: list[dict[str, str]], *, chosen: bool) -> None:
+    first = left_out[0]
+    if first["code"] == errors.CONSOLIDATION_DRIFT.code:
         raise errors.TeamloreError(
             errors.CONSOLIDATION_DRIFT,
-            f"{drifted[0]['drift']['message']}; discard {drifted[0]['candidateId']} and "
-            "synthesize again",
-            candidateId=drifted[0]["candidateId"],
+            f"{first['why']}; discard {first['candidateId']} and synthesize again",
+            candidateId=first["candidateId"],
         )
     blocked = [i for i in items if i["blocked"]]
-    if blocked:
-        named = ", ".join(
-            f"{i['candidateId']} ({', '.join(sorted({f['rule'] for f in i['lintFindings']}))})"
-            for i in blocked
-        )
-        raise errors.TeamloreError(
-            errors.LINT_BLOCKED,
-            f"blocked by lint: {named}; discard it (`teamlore memory discard --candidate ID`) "
-            "or confirm the others with --candidate",
-            candidates=[
-                {"candidateId": i["candidateId"], "findings": i["lintFindings"]} for i in blocked
-            ],
-        )
-    return items
+    named = ", ".join(
+        f"{i['candidateId']} ({', '.join(sorted({f['rule'] for f in i['lintFindings']}))})"
+        for i in blocked
+    )
+    raise errors.TeamloreError(
+        errors.LINT_BLOCKED,
+        f"blocked by lint: {named}; discard it (`teamlore memory discard --candidate ID`)"
+        + (" or leave it out of --candidate" if chosen else ""),
+        candidates=[
+            {"candidateId": i["candidateId"], "findings": i["lintFindings"]} for i in blocked
+        ],
+    )

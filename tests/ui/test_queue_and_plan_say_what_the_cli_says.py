@@ -1,0 +1,138 @@
+"""The queue and the plan say what the CLI says, in the real headless Chromium over the real
+server, state DB and git repository:
+
+- a queue row of a candidate that merges approved entries says so (`merges 2 entries`), as
+  the head of the candidate does in `memory review`;
+- a candidate the lint blocks is listed apart on the Plan with the rules and the command that
+  discards it (the words `memory confirm` leaves it out with), and the others are prepared;
+- a plan prepared on the page whose candidate a later merge consumed is shown voided with
+  why, as `memory status` lists it, with no Promote button.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memory.promotion.merge_world import merging_repository
+from teamlore.ui.server import UiServer
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory" / "promotion"))
+from consumed_world import merge_into_a_later_candidate, quarantined_release_candidate
+from test_review import TEXT, Flow, candidate
+
+playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is a dev extra")
+SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    from ui_world import chromium_executable
+
+    with playwright_api.sync_playwright() as driver:
+        launched = driver.chromium.launch(
+            executable_path=chromium_executable(), args=["--no-sandbox"]
+        )
+        yield launched
+        launched.close()
+
+
+def served(repo: Path, home: Path) -> UiServer:
+    return UiServer(repo, home=home).start()
+
+
+def confirm_every_statement(page: Any, running: UiServer, candidate_id: str) -> None:
+    """What a person's clicks on Confirm do, statement after statement."""
+    page.goto(f"{running.base_url}/candidate/{candidate_id}")
+    while page.locator("button.confirm:not([disabled])").count():
+        page.locator("button.confirm:not([disabled])").first.click()
+        page.wait_for_load_state()
+
+
+def test_a_queue_row_says_the_candidate_merges_approved_entries(
+    browser: Any, tmp_path: Path, home: Path
+) -> None:
+    """The queue showed a merge of two teammates' entries like a new entry, until opened."""
+    repo, candidate_id = merging_repository(tmp_path, home)
+    running = served(repo, home)
+    try:
+        page = browser.new_page()
+        page.goto(running.login_url("/queue"))
+        row = page.locator(
+            "table.queue tbody tr", has=page.locator(f"a[href='/candidate/{candidate_id}']")
+        )
+        assert row.locator(".badge.changes").inner_text() == "merges 2 entries"
+        page.close()
+    finally:
+        running.stop()
+
+
+def test_the_plan_lists_a_blocked_candidate_with_why_and_prepares_the_others(
+    browser: Any, tmp_path: Path, home: Path
+) -> None:
+    flow = Flow(tmp_path, home)
+    leaky = f"Push release tags with the token {SECRET}."
+    keep, blocked = flow.quarantine(
+        [
+            candidate(TEXT, [(TEXT, [flow.turn_ev(1)])]),
+            candidate(leaky, [(leaky, [flow.turn_ev(1)])]),
+        ]
+    )
+    running = served(flow.repo, home)
+    try:
+        page = browser.new_page()
+        page.goto(running.login_url("/queue"))
+        confirm_every_statement(page, running, keep)
+        page.goto(running.base_url + "/plan")
+        out = page.locator("section.plan-out", has_text="blocked by lint").inner_text()
+        short = f"{blocked[:20]}-c2"
+        assert (
+            f"blocked by lint (secret.github-token) — discard it on its page, or "
+            f"teamlore memory discard --candidate {short}"
+        ) in out
+        assert SECRET not in page.content()
+        page.locator("#prepare").click()
+        page.wait_for_load_state()
+        assert page.locator("h1").inner_text().startswith("Promotion plan")
+        assert page.locator("#promote").count() == 1
+        page.close()
+    finally:
+        running.stop()
+
+
+def test_a_plan_whose_candidate_a_later_merge_consumed_is_shown_voided_with_why(
+    browser: Any, tmp_path: Path, home: Path
+) -> None:
+    """The page listed it `generated, not promoted` and offered Promote, which then refused
+    with PROMOTION_CANDIDATE_DRIFT."""
+    flow, consumed = quarantined_release_candidate(tmp_path, home)
+    running = served(flow.repo, home)
+    try:
+        page = browser.new_page()
+        page.goto(running.login_url("/queue"))
+        confirm_every_statement(page, running, consumed)
+        page.goto(running.base_url + "/plan")
+        page.locator("#prepare").click()
+        page.wait_for_load_state()
+        plan_id = page.url.rsplit("/", 1)[1]
+        merger = merge_into_a_later_candidate(flow, consumed)  # from a terminal, meanwhile
+
+        page.goto(running.base_url + "/plan")
+        listed = page.locator(f"li:has(a[href='/plan/{plan_id}'])").inner_text()
+        assert "generated, not promoted" not in listed
+        assert (
+            f"voided (PROMOTION_CANDIDATE_DRIFT): candidate {consumed[:20]}-c1 was quarantined "
+            f"at revision 2 when the plan was made and is now discarded at revision 3: "
+            f"{merger[:20]}-c1 merged it when it was staged"
+        ) in listed
+        page.goto(running.base_url + f"/plan/{plan_id}")
+        assert page.locator("#promote").count() == 0
+        assert "This plan was voided" in page.locator("section.plan-gone").inner_text()
+        page.close()
+    finally:
+        running.stop()
