@@ -103,7 +103,7 @@ def found_in(files: list[FileEdits]) -> list[Found]:
             continue
         try:
             document = cf.load(edits.path, edits.kind, through_link=True)
-        except errors.TeamloreError:
+        except (errors.TeamloreError, OSError):  # unreadable (`sudo codex` left it root's)
             continue
         if document.original is None:
             continue
