@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from team_mcp import team_calls
+from team_mcp import running_team_server, team_calls
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory" / "consolidation"))
 from consolidation_world import (
@@ -27,8 +28,15 @@ def world(tmp_path: Path, home: Path) -> World:
     return World(tmp_path, home)
 
 
-def mcp(world: World, *calls: tuple[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    return anyio.run(team_calls, world.root, list(calls))[1]
+Calls = Callable[..., list[dict[str, Any]]]
+
+
+@pytest.fixture()
+def mcp(world: World) -> Iterator[Calls]:
+    """`mcp(world, *calls)`: the JSON payloads of those tool calls, made to the one team server
+    the test keeps running while it switches between MCP and the CLI."""
+    with running_team_server(world.root) as server:
+        yield lambda _world, *calls: server.calls(*calls)
 
 
 def cli(world: World, *args: str, stdin: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -47,7 +55,9 @@ def test_the_synthesize_tool_is_a_team_tool_with_camel_case_arguments(world: Wor
     assert "consolidation" in json.dumps(review.input_schema)
 
 
-def test_the_whole_flow_across_mcp_and_cli_gives_identical_results(world: World) -> None:
+def test_the_whole_flow_across_mcp_and_cli_gives_identical_results(
+    world: World, mcp: Calls
+) -> None:
     (over_mcp, not_due_mcp, both_mcp) = mcp(
         world,
         ("threadshare_memory_synthesize", {"full": True}),

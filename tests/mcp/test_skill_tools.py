@@ -7,12 +7,12 @@ from __future__ import annotations
 import copy
 import json
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
-from team_mcp import team_calls
+from team_mcp import running_team_server
 
 from support import release_repository, teamlore_cli
 from teamlore.memory.promotion.queue import prepare_request_from_review
@@ -28,8 +28,15 @@ def repo(tmp_path: Path, home: Path) -> Path:
     return release_repository(tmp_path, home)
 
 
-def mcp(repo: Path, *calls: tuple[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    return anyio.run(team_calls, repo, list(calls))[1]
+Calls = Callable[..., list[dict[str, Any]]]
+
+
+@pytest.fixture()
+def mcp(repo: Path) -> Iterator[Calls]:
+    """`mcp(repo, *calls)`: the JSON payloads of those tool calls, made to the one team server
+    the test keeps running while it switches between MCP and the CLI."""
+    with running_team_server(repo) as server:
+        yield lambda _repo, *calls: server.calls(*calls)
 
 
 def cli(repo: Path, *args: str, stdin: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -45,7 +52,7 @@ def without(result: dict[str, Any], *keys: str) -> dict[str, Any]:
     return {k: v for k, v in result.items() if k not in keys}
 
 
-def test_the_skill_flow_gives_identical_results_over_mcp_and_cli(repo: Path) -> None:
+def test_the_skill_flow_gives_identical_results_over_mcp_and_cli(repo: Path, mcp: Calls) -> None:
     window = {"since": WINDOW["since"], "until": WINDOW["until"], "limit": 1}
     (recalled,) = mcp(repo, ("threadshare_memory_recall", window))
     over_cli = cli(

@@ -6,12 +6,12 @@ from __future__ import annotations
 import copy
 import json
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
-from team_mcp import team_calls
+from team_mcp import running_team_server
 
 from support import draft_batch, release_repository, store_all, teamlore_cli
 
@@ -24,8 +24,15 @@ def repo(tmp_path: Path, home: Path) -> Path:
     return release_repository(tmp_path, home)
 
 
-def mcp(repo: Path, calls: list[tuple[str, dict[str, Any]]]) -> tuple[list, list]:
-    return anyio.run(team_calls, repo, calls)
+Calls = Callable[[Path, list[tuple[str, dict[str, Any]]]], tuple[list, list]]
+
+
+@pytest.fixture()
+def mcp(repo: Path) -> Iterator[Calls]:
+    """`mcp(repo, calls)`: (tools listed, one JSON payload per call), made to the one team
+    server the test keeps running while it switches between MCP and the CLI."""
+    with running_team_server(repo) as server:
+        yield lambda _repo, calls: (server.tools(), server.calls(*calls))
 
 
 def cli(repo: Path, *args: str, stdin: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -37,7 +44,7 @@ def cli(repo: Path, *args: str, stdin: dict[str, Any] | None = None) -> dict[str
     return payload
 
 
-def test_team_capability_adds_the_extraction_tools(repo: Path) -> None:
+def test_team_capability_adds_the_extraction_tools(repo: Path, mcp: Calls) -> None:
     tools, _ = mcp(repo, [])
     by_name = {t.name: t for t in tools}
     assert {
@@ -50,7 +57,9 @@ def test_team_capability_adds_the_extraction_tools(repo: Path) -> None:
     assert by_name["threadshare_memory_stage"].annotations.read_only_hint is False
 
 
-def test_recall_gives_the_same_tasks_and_refusals_through_cli_and_mcp(repo: Path) -> None:
+def test_recall_gives_the_same_tasks_and_refusals_through_cli_and_mcp(
+    repo: Path, mcp: Calls
+) -> None:
     window = {"since": WINDOW["since"], "until": WINDOW["until"]}
     reversed_window = {"since": WINDOW["until"], "until": WINDOW["since"]}
     _, (over_mcp, reversed_mcp) = mcp(
@@ -68,7 +77,9 @@ def test_recall_gives_the_same_tasks_and_refusals_through_cli_and_mcp(repo: Path
     assert str(repo) not in text and "019aad50-0000-7000-8000-" not in text
 
 
-def test_drafts_reach_quarantine_through_mcp_and_refusals_match_the_cli(repo: Path) -> None:
+def test_drafts_reach_quarantine_through_mcp_and_refusals_match_the_cli(
+    repo: Path, mcp: Calls
+) -> None:
     window = {"since": WINDOW["since"], "until": WINDOW["until"]}
     _, (recalled,) = mcp(repo, [("threadshare_memory_recall", window)])
     task = recalled["sources"][0]
@@ -96,7 +107,9 @@ def test_drafts_reach_quarantine_through_mcp_and_refusals_match_the_cli(repo: Pa
     assert status["candidates"]["quarantined"] == 1
 
 
-def test_a_missing_or_bad_window_is_named_as_the_arguments_are_on_both_sides(repo: Path) -> None:
+def test_a_missing_or_bad_window_is_named_as_the_arguments_are_on_both_sides(
+    repo: Path, mcp: Calls
+) -> None:
     """Walk defect: over MCP (arguments `since`, `until`) recall said `give both --since and
     --until` and `window.after (--since) must be…`: the CLI's flags. The shared message names
     the window by the arguments' names, which are also the flags' (`--since`)."""
@@ -124,7 +137,7 @@ def test_a_missing_or_bad_window_is_named_as_the_arguments_are_on_both_sides(rep
     assert bad_mcp["error"]["message"].startswith("`since` (window.after) must be a canonical")
 
 
-def test_a_draft_written_from_the_recall_guidance_alone_stages(repo: Path) -> None:
+def test_a_draft_written_from_the_recall_guidance_alone_stages(repo: Path, mcp: Calls) -> None:
     """Walk defect: nothing a recall returns named `statementId` (nor the other statement
     fields), so a draft written from it was refused `statementId: Field required`, with a
     `next` promising that the guidance had the shape. `guidance.draftShape` shows every field
