@@ -275,3 +275,18 @@ def test_the_text_report_fits_80_columns_and_says_every_word(user: dict[str, str
     end = next(i for i, line in enumerate(text) if i > start and "fix: " in line)
     said = [text[start].split(None, 2)[2], *(line.strip() for line in text[start + 1 : end])]
     assert " ".join(said) == message
+
+
+def test_a_damaged_intent_record_does_not_hide_what_the_manifest_says_is_installed(
+    user: dict[str, str],
+) -> None:
+    assert teamlore_cli("install", "--client", "codex", env=user).returncode == 0
+    intent = Path(user["TEAMLORE_HOME"]) / "integrations" / "intent.json"
+    intent.write_text('{"operation": "ins')
+    intent.chmod(0o600)
+    code, report = doctor(user, "--client", "codex")
+    checks = by_check(report)
+    assert code == 1 and [c["status"] for c in checks["integrations"]] == ["fail"]
+    assert "intent.json is damaged" in checks["integrations"][0]["message"]
+    assert all(c["status"] == "ok" for c in checks["codex.config"]), checks["codex.config"]
+    assert [c["status"] for c in checks["codex.server"]] == ["ok", "ok"]

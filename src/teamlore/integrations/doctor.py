@@ -172,14 +172,24 @@ def _missing_command(
     )
 
 
-def integrations_state(home: Path) -> tuple[Manifest, Intent | None, Check | None]:
-    """The install manifest and an interrupted transaction, as doctor reads them: one that is
-    damaged is a failing check, and the other checks run as if nothing were installed."""
+def integrations_state(home: Path) -> tuple[Manifest, Intent | None, list[Check]]:
+    """The install manifest and an interrupted transaction, as doctor reads them, each on its
+    own: a damaged one is a failing check and reads as absent (a damaged manifest: nothing
+    installed), while the other is still read (a damaged intent record does not hide what the
+    manifest says is installed)."""
+    if not home.is_dir():
+        return Manifest(), None, []
+    damaged: list[Check] = []
+    manifest, intent = Manifest(), None
     try:
-        manifest = load_manifest(home) if home.is_dir() else Manifest()
-        return manifest, pending(home) if home.is_dir() else None, None
+        manifest = load_manifest(home)
     except errors.TeamloreError as err:
-        return Manifest(), None, Check("integrations", "fail", err.message)
+        damaged.append(Check("integrations", "fail", err.message))
+    try:
+        intent = pending(home)
+    except errors.TeamloreError as err:
+        damaged.append(Check("integrations", "fail", err.message))
+    return manifest, intent, damaged
 
 
 def interrupted_check(

@@ -749,7 +749,7 @@ def doctor(ctx: OpContext, request: DoctorRequest) -> dict[str, Any]:
     home = ctx.home if ctx.home is not None else state_dir_path()
     manifest, intent, damaged = doctor_checks.integrations_state(home)
     names = [request.client] if request.client != "all" else _doctor_clients(manifest)
-    checks = [damaged] if damaged else []
+    checks = list(damaged)
     if intent is not None:
         checks.append(
             doctor_checks.interrupted_check(
