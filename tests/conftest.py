@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,19 +36,40 @@ def _is_folder(arg: str) -> bool:
     return Path(arg.split("::", 1)[0]).is_dir()
 
 
+def _run_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This run's temporary folder, the same for every xdist worker."""
+    run_root = tmp_path_factory.getbasetemp()
+    if run_root.name.startswith("popen-gw"):  # an xdist worker's folder inside the run's
+        run_root = run_root.parent
+    return run_root
+
+
 @pytest.fixture(scope="session", autouse=True)
 def shared_model_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """One folder of what is derived from the bundled models (~80 MB, seconds of CPU to
     derive; docs/hybrid-search.md, "Derived once") for every test state dir of this run, shared
     by the xdist workers: `TEAMLORE_MODEL_CACHE` for this process and its subprocesses. Tests
     of where the derived copy goes without it unset the variable."""
-    run_root = tmp_path_factory.getbasetemp()
-    if run_root.name.startswith("popen-gw"):  # an xdist worker's folder inside the run's
-        run_root = run_root.parent
-    cache = run_root / "shared-model-cache"
+    cache = _run_root(tmp_path_factory) / "shared-model-cache"
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(MODEL_CACHE_ENV, str(cache))
         yield cache
+
+
+@pytest.fixture(scope="session", autouse=True)
+def compiled_once_per_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The suite starts thousands of Python subprocesses (`teamlore`, MCP servers, hooks). With
+    PYTHONDONTWRITEBYTECODE set (some root shells set it) and no bytecode beside the sources (a
+    fresh clone), each compiled every module it imports again: ~0.4 s of CPU, a third of a
+    command's start. The subprocesses keep their bytecode in one folder of this run instead
+    (PYTHONPYCACHEPREFIX, shared by the xdist workers), never beside the sources."""
+    if not os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        yield
+        return
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("PYTHONDONTWRITEBYTECODE")
+        patch.setenv("PYTHONPYCACHEPREFIX", str(_run_root(tmp_path_factory) / "bytecode"))
+        yield
 
 
 @pytest.fixture(scope="session", autouse=True)

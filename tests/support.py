@@ -153,8 +153,16 @@ def release_repository(tmp_path: Path, home: Path) -> Path:
     session.turn("anything else?", "Run pytest tests/test_release.py before pushing tags.")
     session.write(tmp_path / "codex")
     sync(home, tmp_path / "codex", root)
-    assert teamlore_cli("memory", "init", cwd=root).returncode == 0
+    memory_init(root, home)
     return root
+
+
+def memory_init(root: Path, home: Path) -> None:
+    """`teamlore memory init` in `root`, run in this process: a world's setup, not the command
+    under test (tests/cli/test_memory_cli.py tests the command), so no process start."""
+    from teamlore.ops.registry import OpContext, run_operation
+
+    run_operation("memory.init", OpContext(cwd=root, home=home), {})
 
 
 def draft_batch(task: dict, text: str = RELEASE_CLAIM) -> dict:

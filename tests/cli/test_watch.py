@@ -5,6 +5,7 @@ subprocess, the clients are the `teamlore` console entry."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -24,10 +25,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_cli import _imported_by, sources, sync_json
+from test_cli import DATA, _imported_by, sources, sync_json
 
 from support import teamlore_cli
-from teamlore.cli import warm
+from teamlore.cli import warm, watch
 from teamlore.cli.watch import _peer_uid
 from teamlore.core.locations import state_dir_path
 from teamlore.core.paths import WATCH_SOCKET_NAME
@@ -41,8 +42,11 @@ OWN_PROCESS = {"TEAMLORE_NO_WATCH": "1"}
 @pytest.fixture(autouse=True)
 def patient_clients_and_a_user_of_our_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A client waits for a busy server (on a loaded machine its answer, not a fallback, is what
-    is checked), and the default session folders are a temporary user's, not the real user's."""
+    is checked), a server looks at its files every turn of its loop (a test waits for what it
+    notices there, not for 2 s to pass), and the default session folders are a temporary
+    user's, not the real user's."""
     monkeypatch.setenv("TEAMLORE_WATCH_ACCEPT_SECONDS", "60")
+    monkeypatch.setenv("TEAMLORE_WATCH_FILES_CHECK_SECONDS", str(watch.SELECT_SECONDS))
     user = tmp_path / "user"
     user.mkdir()
     monkeypatch.setenv("HOME", str(user))
@@ -90,29 +94,59 @@ def start_watch(tmp_path: Path, env: dict[str, str] | None = None, *flags: str) 
     return server
 
 
-@pytest.fixture()
-def repo(tmp_path: Path) -> Path:
+def make_repo(folder: Path) -> Path:
     """A worktree holding a team memory (memory search resolves it from the working directory)."""
-    worktree = tmp_path / "repo"
+    worktree = folder / "repo"
     subprocess.run(["git", "init", "-q", str(worktree)], check=True)
     assert teamlore_cli("memory", "init", "--repository", str(worktree)).returncode == 0
     return worktree
 
 
 @pytest.fixture()
-def server(home: Path, sources: Path, tmp_path: Path) -> Iterator[Watch]:
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path)
+
+
+@contextlib.contextmanager
+def serving(home: Path, sources: Path, folder: Path) -> Iterator[Watch]:
     """`teamlore watch` over the fixture sessions (configured as the sync sources)."""
     sync_json(sources)
     (home / "config.toml").write_text(
         f'[sources]\nclaude = ["{sources / "claude"}"]\ncodex = ["{sources / "codex"}"]\n'
     )
-    running = start_watch(tmp_path)
+    running = start_watch(folder, None, "--min-interval", "0")  # a change is synced at once
     yield running
     if running.proc.poll() is None:  # SIGTERM stops it cleanly: exit 0, its socket gone
         running.proc.send_signal(signal.SIGTERM)
         assert running.proc.wait(timeout=60) == 0, running.log.read_text()
         assert not running.socket.exists()
         assert running.events("stopped")
+
+
+@pytest.fixture()
+def server(home: Path, sources: Path, tmp_path: Path) -> Iterator[Watch]:
+    with serving(home, sources, tmp_path) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def read_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Watch, Path]]:
+    """One server and worktree for every read command compared with its own process: a case
+    compares the two answers it gets one after the other, so the cases share a server (a start
+    and its first sync cost seconds) and each finds it warm, as a client mostly does."""
+    folder = tmp_path_factory.mktemp("read-server")
+    sources = folder / "sources"
+    for provider in ("claude", "codex"):
+        shutil.copytree(DATA / provider, sources / provider)
+    (folder / "user").mkdir()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TEAMLORE_HOME", str(folder / "state"))
+        patch.setenv("TEAMLORE_WATCH_ACCEPT_SECONDS", "60")
+        patch.setenv("TEAMLORE_WATCH_FILES_CHECK_SECONDS", str(watch.SELECT_SECONDS))
+        patch.setenv("HOME", str(folder / "user"))
+        worktree = make_repo(folder)
+        with serving(folder / "state", sources, folder) as running:
+            yield running, worktree
 
 
 def both_ways(*args: str, cwd: Path | None = None) -> tuple[subprocess.CompletedProcess[str], ...]:
@@ -151,8 +185,9 @@ COMMANDS = [
 
 @pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
 def test_a_served_command_prints_the_bytes_and_exit_code_of_its_own_process(
-    server: Watch, repo: Path, command: tuple[str, ...]
+    read_server: tuple[Watch, Path], command: tuple[str, ...]
 ) -> None:
+    server, repo = read_server
     args = [session_key() if a == "SESSION" else a for a in command]
     before = server.answered()
     served, own = both_ways(*args, cwd=repo)
@@ -275,7 +310,7 @@ def test_a_sync_refused_after_the_index_was_replaced_is_not_run_again_every_file
     sync_json(sources)
     config = f'[sources]\nclaude = ["{sources / "claude"}"]\ncodex = ["{late}"]\n'
     (home / "config.toml").write_text(config)
-    running = start_watch(tmp_path)
+    running = start_watch(tmp_path, None, "--min-interval", "0")
     try:
         (home / "config.toml").write_text("[sources\n")
         for file in home.glob("index.sqlite3*"):
@@ -602,7 +637,7 @@ def test_a_server_of_other_code_is_not_used(home: Path, tmp_path: Path) -> None:
         textwrap.dedent(
             """\
             import socket, sys
-            from teamlore.cli import warm
+            from teamlore.cli import warm, watch
             s = socket.socket(socket.AF_UNIX)
             s.bind(sys.argv[1])
             s.listen()
@@ -681,6 +716,39 @@ def test_a_stop_that_lands_in_code_compiled_from_a_string_still_exits_0(
         """
     )
     # SIGINT as a terminal delivers it, also when this suite runs as a background job
+    ran = subprocess.run(
+        [sys.executable, "-c", program],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(SRC)},
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    assert (ran.returncode, ran.stdout) == (0, "stopped\n"), ran.stderr
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
+def test_a_stop_that_lands_in_a_class_being_made_still_exits_0(sig: signal.Signals) -> None:
+    """A sync imports modules as it goes, so a stop may land while a class is made (dataclasses
+    set up its fields there). Python 3.11 wraps what `__set_name__` raises in a RuntimeError:
+    the server ended with a traceback and exit 1 (the restart test, one run in six with the
+    files checked every 0.25 s)."""
+    program = textwrap.dedent(
+        f"""
+        import os
+        from teamlore.cli.watch import _stopped_by_signals
+
+        class Field:
+            def __set_name__(self, owner, name):
+                os.kill(os.getpid(), {int(sig)})
+                for _ in range(99): pass
+
+        with _stopped_by_signals():
+            class Holder:
+                field = Field()
+            print("not stopped")
+        print("stopped")
+        """
+    )
     ran = subprocess.run(
         [sys.executable, "-c", program],
         capture_output=True,
@@ -785,6 +853,18 @@ def test_a_client_waits_for_a_busy_server_as_long_as_the_environment_says(
     assert warm.ACCEPT_SECONDS == 2.0
     assert warm.accept_seconds({"TEAMLORE_WATCH_ACCEPT_SECONDS": value}) == seconds
     assert warm.accept_seconds({}) == 2.0
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [("0.25", 0.25), ("10", 10.0), ("", 2.0), ("0", 2.0), ("-1", 2.0), ("nan", 2.0), ("x", 2.0)],
+)
+def test_a_server_looks_at_its_files_as_often_as_the_environment_says(
+    value: str, seconds: float
+) -> None:
+    assert watch.FILES_CHECK_SECONDS == 2.0
+    assert watch._files_check_seconds({"TEAMLORE_WATCH_FILES_CHECK_SECONDS": value}) == seconds
+    assert watch._files_check_seconds({}) == 2.0
 
 
 # the client's process: the interpreter, the console entry, the client (`_socket`, `zlib`,

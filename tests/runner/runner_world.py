@@ -1,5 +1,5 @@
 """A registered repository with indexed sessions, a fake runner, and helpers to drive
-`teamlore memory extract` / `reverify-runner` through the real CLI."""
+`teamlore memory extract` through the real CLI (and the conformance probe in process)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 
 from fake_runner import FakeRunner
 
-from support import teamlore_cli
+from support import memory_init, teamlore_cli
 from teamlore.core import errors
 from teamlore.ops.registry import OpContext, run_operation
 
@@ -59,7 +59,9 @@ class World:
         return proc.returncode, proc.stdout, proc.stderr
 
     def reverify(self, runner: str = "claude") -> dict[str, Any]:
-        code, out = self.cli("memory", "reverify-runner", "--runner", runner)
+        """A passing conformance probe, run in this process: most tests need the record, not
+        the command (the e2e and profile tests run `reverify-runner` itself)."""
+        code, out = self.op("memory.reverify_runner", {"runner": runner})
         assert code == 0, out
         return out
 
@@ -130,7 +132,7 @@ def make_world(tmp: Path, home: Path, *, sessions: int = 1, mode: str = "good") 
         session.write(tmp / "codex")
         made.append(session)
     sync(home, tmp / "codex", root)
-    assert teamlore_cli("memory", "init", cwd=root).returncode == 0
+    memory_init(root, home)
     fake = FakeRunner(tmp / "bin")
     fake.install("claude", mode)
     return World(tmp, home, root, made, fake)

@@ -41,7 +41,9 @@ LOCK_NAME = "watch.lock"
 SOCKET_PATH_LIMIT = 104 if sys.platform == "darwin" else 108
 SESSION_SUFFIXES = (".jsonl",)  # what every provider writes (sessions/providers)
 SELECT_SECONDS = 0.25
-FILES_CHECK_SECONDS = 2.0  # how often the index and the session folders are looked at (a stat)
+# how often the index and the session folders are looked at (a stat of each);
+# TEAMLORE_WATCH_FILES_CHECK_SECONDS sets another interval (docs/watch.md)
+FILES_CHECK_SECONDS = 2.0
 # a sync refused with these is tried again after --min-interval, as often as it takes: another
 # process holds the sync lock
 RETRIED_CODES = frozenset({"LOCK_BUSY"})
@@ -129,6 +131,11 @@ def _stopped_by_signals() -> Iterator[None]:
         yield
     except _Stopped:
         pass
+    except RuntimeError as err:
+        # a stop while a class was made (dataclasses' fields): Python 3.11 wraps what
+        # `__set_name__` raised
+        if not isinstance(err.__cause__, _Stopped):
+            raise
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
@@ -169,6 +176,7 @@ class Server:
         self.sources = _source_roots()
         self.folders = _identities(self.sources)
         self.files_checked = time.monotonic()
+        self.files_check_seconds = _files_check_seconds(os.environ)
         self.watcher = Watcher(self.roots)
         self.last_sync = float("-inf")
         self.socket = _file_identity(path)
@@ -200,7 +208,7 @@ class Server:
                         self.answer(connection)
             if _stopping.is_set():
                 return
-            if time.monotonic() - self.files_checked >= FILES_CHECK_SECONDS:
+            if time.monotonic() - self.files_checked >= self.files_check_seconds:
                 self._check_files()
             if self.held is None and self.watcher.changed.is_set() and self._may_sync():
                 self.watcher.changed.clear()
@@ -347,6 +355,16 @@ class Server:
         else:
             sys.stdout.write(_event_text(name, fields) + "\n")
         sys.stdout.flush()
+
+
+def _files_check_seconds(environ: dict[str, str] | os._Environ[str]) -> float:
+    """`FILES_CHECK_SECONDS`, or TEAMLORE_WATCH_FILES_CHECK_SECONDS when it holds a positive
+    number."""
+    try:
+        seconds = float(environ.get("TEAMLORE_WATCH_FILES_CHECK_SECONDS") or FILES_CHECK_SECONDS)
+    except ValueError:
+        return FILES_CHECK_SECONDS
+    return seconds if 0 < seconds < float("inf") else FILES_CHECK_SECONDS
 
 
 def _file_identity(path: Path) -> tuple[int, int] | None:

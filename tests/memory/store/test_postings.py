@@ -267,3 +267,24 @@ def test_a_row_split_otherwise_than_fts5_splits_it_leaves_every_search_to_fts5(
     conn.execute("INSERT INTO approved_fts (rowid, searchable_text) VALUES (99999, 'cookie''s')")
     assert POSTINGS.get(conn) is None
     assert postings_module.POSTINGS._stamp == index_stamp(conn)  # and it is not read again
+
+
+def test_an_empty_memory_is_searched_again_in_the_same_process(tmp_path: Path) -> None:
+    """A long-lived process (the MCP server, `teamlore watch`) searched a memory that holds no
+    entry yet: its second search read FTS5's empty totals record and failed INTERNAL
+    (IndexError). It finds nothing, as the first did."""
+    ORDER_KEYS.clear()
+    POSTINGS.clear()
+    root = tmp_path / WORKTREE
+    root.mkdir()
+    init_tree(root)
+    connection = open_state_db(tmp_path / "home")
+    try:
+        sync_approved_projection(
+            connection, repository_key=REPO, worktree_key=WORKTREE, worktree_root=root
+        )
+        assert [hits(search(connection, "cookie")) for _ in range(3)] == [[], [], []]
+    finally:
+        connection.close()
+        ORDER_KEYS.clear()
+        POSTINGS.clear()

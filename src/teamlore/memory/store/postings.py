@@ -380,8 +380,9 @@ def _numbered(texts: list[str]) -> tuple[NDArray[np.int64], list[str]]:
 
 
 def _totals(record: tuple[bytes] | None) -> tuple[int, int]:
-    """FTS5's rows and tokens in all (its averages record: two varints for one column)."""
-    if record is None:
+    """FTS5's rows and tokens in all (its averages record: two varints for one column; empty
+    while the table has never held a row)."""
+    if record is None or not record[0]:
         return 0, 0
     rows, at = _varint(record[0], 0)
     tokens, _ = _varint(record[0], at)
