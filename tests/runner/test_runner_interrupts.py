@@ -25,6 +25,9 @@ def _approve_in_background(world: World, flag: str, digest: str) -> subprocess.P
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # Ctrl-C as a terminal delivers it, also when this suite runs as a background job (a
+        # shell starts one with SIGINT ignored, and Python then never raises KeyboardInterrupt)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
 
 
