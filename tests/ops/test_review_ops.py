@@ -12,7 +12,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory" / "promotion"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from test_review import TEXT, Flow, candidate, request_for
+from test_review import TEXT, Flow, candidate, request_for, store
 
 from support import teamlore_cli
 from teamlore.core.errors import TeamloreError
@@ -219,6 +219,93 @@ def test_confirm_leaves_a_blocked_candidate_out_names_it_and_plans_the_others(fl
     blocked_item = flow.item(blocked)
     prepared = flow.refused("memory.prepare", request_for(blocked_item))
     assert prepared.code == "LINT_BLOCKED"
+
+
+def _approved_entry(flow: Flow, entry_id: str, body: str) -> Path:
+    path = flow.repo / ".threadshare/memory/entries" / f"{entry_id}.md"
+    path.write_text(
+        f"---\nid: {entry_id}\ntype: work_method\nstatus: approved\npriority: 50\n"
+        "confidence: high\nprovenance_strength: direct\nclaim_support: human-confirmed\n"
+        'limitations: ["source-local-only"]\nscope: repo\nscene: null\n'
+        'occurred: ["2026-02-01"]\nevidence: {"commits":[],"paths":[]}\nsuperseded_by: null\n'
+        f"---\n{body}\n"
+    )
+    return path
+
+
+def test_confirm_refuses_a_candidate_whose_target_drifted_with_that_drift(flow: Flow) -> None:
+    """A chosen candidate whose approved target changed was refused as `LINT_BLOCKED` ("blocked
+    by lint: ID (TARGET_DRIFT)"), and a queue holding it and a lint-blocked one named the drift
+    as a lint rule."""
+    target = _approved_entry(flow, "release-tag-prefix", "Release tags need a v prefix.")
+    leaky = f"Push release tags with the token {SECRET}."
+    staged = flow.stage(
+        [
+            candidate(TEXT, [(TEXT, [flow.turn_ev(1)])]),
+            candidate(leaky, [(leaky, [flow.turn_ev(1)])]),
+        ]
+    )
+    updater, blocked = [d["candidateId"] for d in staged["adjudicationTask"]["drafts"]]
+    update = {
+        "draftRef": updater,
+        "action": "update",
+        "targetIds": ["release-tag-prefix"],
+        "mergedFields": {"content": TEXT},
+    }
+    flow.adjudicate(staged, [update, store(blocked)])
+    target.write_text(target.read_text() + "edited\n")  # the target moved after adjudication
+
+    with pytest.raises(TeamloreError) as named:
+        confirm(flow, {"candidateIds": [updater]})
+    assert named.value.code == "TARGET_DRIFT"
+    assert named.value.message == (
+        f"{updater}: entry release-tag-prefix changed since the candidate was adjudicated;"
+        " discard it (`teamlore memory discard --candidate ID`) or leave it out of --candidate"
+    )
+
+    with pytest.raises(TeamloreError) as every:
+        confirm(flow, {})
+    by_code = {o["code"]: o for o in every.value.details["leftOut"]}
+    assert by_code["LINT_BLOCKED"]["candidateId"] == blocked
+    assert by_code["TARGET_DRIFT"]["candidateId"] == updater
+    # what `memory confirm` prints after `Left out ID: `, then `; discard it: …`
+    assert by_code["TARGET_DRIFT"]["why"] == (
+        "entry release-tag-prefix changed since the candidate was adjudicated"
+    )
+    message = every.value.message
+    assert "TARGET_DRIFT" not in message and "()" not in message
+    assert message.startswith(f"{updater}: entry release-tag-prefix changed since")
+    assert message.endswith(f"; also left out: {blocked} (blocked by lint: secret.github-token)")
+
+
+def test_a_refusal_names_a_drifted_consolidation_by_its_drift_never_as_empty_lint() -> None:
+    """Left out after a lint-blocked candidate, a drifted consolidation was named `ID ()`."""
+    from teamlore.ops.memory.review import _confirmable
+
+    finding = {"rule": "secret.github-token", "severity": "block", "file": "", "line": 1}
+    leaky = {
+        "candidateId": "extract-1-c1",
+        "blocked": True,
+        "lintFindings": [{**finding, "message": "GitHub token: `ghp_…[40 chars]`"}],
+    }
+    drifted = {
+        "candidateId": "patch-consolidate-2",
+        "blocked": True,
+        "lintFindings": [],
+        "drift": {
+            "code": "CONSOLIDATION_DRIFT",
+            "message": "the approved entry files changed since synthesize; synthesize again",
+        },
+    }
+    with pytest.raises(TeamloreError) as refused:
+        _confirmable([leaky, drifted], [])
+    assert refused.value.code == "LINT_BLOCKED"
+    assert refused.value.message == (
+        "blocked by lint: extract-1-c1 (secret.github-token); discard it"
+        " (`teamlore memory discard --candidate ID`); also left out: patch-consolidate-2"
+        " (the approved entry files changed since synthesize)"
+    )
+    assert [c["candidateId"] for c in refused.value.details["candidates"]] == ["extract-1-c1"]
 
 
 def test_status_says_a_plan_is_void_once_a_merge_consumed_its_candidate(

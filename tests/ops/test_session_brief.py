@@ -12,7 +12,12 @@ import pytest
 
 from support import git, teamlore_cli
 from teamlore.memory.store.documents import Doctrine, Scene, dump_doctrine, dump_scene
-from teamlore.ops.integrations.session_brief import BRIEF_MAX_BYTES, compose_brief
+from teamlore.ops.integrations.session_brief import (
+    BRIEF_MAX_BYTES,
+    compose_brief,
+    personal_section,
+)
+from teamlore.personal import documents
 
 PROFILE = "# Profile\n\n## Work\nThe user writes Rust at work.\n"
 
@@ -204,3 +209,31 @@ def test_a_cut_brief_still_says_a_secret_was_masked(tmp_path: Path) -> None:
     assert "personal memory was cut to fit this brief" in brief
     assert token not in brief and "My token is …[40 chars]" in brief
     assert "profile.md:4 secret.github-token" in brief.rsplit("</common-memory>", 1)[1]
+
+
+def test_personal_memory_is_read_once_per_session_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each document is read, and scanned for secrets, once: the brief's emptiness check and
+    its text come from the same read."""
+    state, repo = registered_world(tmp_path, PROFILE)
+    read = documents.read_document_bytes
+    targets: list[str] = []
+
+    def counted(root: Path, target: str) -> bytes | None:
+        targets.append(target)
+        return read(root, target)
+
+    monkeypatch.setattr(documents, "read_document_bytes", counted)
+    section = personal_section(state, repo)
+    assert "The user writes Rust at work." in section and "Run make test" in section
+    assert sorted(targets) == sorted(set(targets)) and len(targets) == 3
+
+
+def test_a_project_outside_the_allowed_scopes_stays_out_of_the_brief(tmp_path: Path) -> None:
+    state, repo = registered_world(tmp_path, PROFILE)
+    env = {"TEAMLORE_HOME": str(state)}
+    done = teamlore_cli("personal", "config", "--remove-scope", "project:*", env=env)
+    assert done.returncode == 0, done.stderr
+    section = personal_section(state, repo)
+    assert "The user writes Rust at work." in section and "Run make test" not in section

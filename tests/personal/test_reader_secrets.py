@@ -1,8 +1,9 @@
 """What every reader of personal memory gets of a file a person edited by hand: a secret typed
 into it is masked (`safety.mask_secrets`), control characters show as escapes, and the secret
-scanner loads only for a text that `reader.may_hold_secret` lets through. That test must let
-through every text the scanner finds a `secret.*` hit in, rule by rule: the shapes are checked
-against the scanner's own rules and tables here, so the two cannot drift apart."""
+scanner loads only for a text that `may_hold_secret` (core/secrets/shapes.py) lets through. That
+test must let through every text the scanner finds a `secret.*` hit in, rule by rule: each rule
+gates on its shape's needles, from the one table the test reads, and each shape is checked
+against what its rule finds here."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from support import shared_fixtures
-from teamlore.core.secrets import heuristics, normalize, rules, scan
+from teamlore.core.secrets import rules, scan, shapes
 from teamlore.personal import reader
 from teamlore.personal.safety import first_secret, mask_secrets
 
@@ -51,10 +52,10 @@ def _scanned_secret_rules(text: str) -> set[str]:
 
 def _passes_its_shape(rule: str, text: str) -> bool:
     """The shape of `rule` is found in `text` (a token rule: the whole test passes)."""
-    if rule in reader.TOKEN_RULES:
+    if rule in shapes.TOKEN_RULES:
         return reader.may_hold_secret(text)
-    view = reader.as_scanned(text)
-    return reader.shape_found(view, reader.case_folded(view), *reader.SECRET_SHAPES[rule])
+    view = shapes.as_scanned(text)
+    return shapes.shape_found(view, shapes.case_folded(view), shapes.SECRET_SHAPES[rule])
 
 
 def _shapes_missed(text: str) -> list[str]:
@@ -65,24 +66,25 @@ def test_every_secret_rule_of_the_scanner_has_a_shape_or_is_a_token_rule() -> No
     patterns = {r.rule for r in rules._RULES if r.severity == "block"}
     found_in_code = set(re.findall(r'"(secret\.[a-z0-9-]+)"', inspect.getsource(scan)))
     scanner = {r for r in patterns | found_in_code if r.startswith("secret.")}
-    assert scanner == set(reader.SECRET_SHAPES) | set(reader.TOKEN_RULES)
+    assert scanner == set(shapes.SECRET_SHAPES) | set(shapes.TOKEN_RULES)
 
 
-def test_the_shapes_use_the_scanners_own_tables() -> None:
-    assert reader._KEYWORDS == rules._SECRET_KEYWORDS
-    assert reader._AWS == rules._AWS_PREFIXES
-    assert reader._KEYWORDS in reader.SECRET_SHAPES["secret.assignment"][1]
-    assert reader._TOKEN.pattern == rules._ENTROPY_TOKEN.pattern
-    assert reader._INTERNAL_EQUALS.pattern == scan._INTERNAL_EQUALS.pattern
-    assert (reader.ENTROPY_MIN_LENGTH, reader.ENTROPY_MIN_BITS) == (
-        heuristics.ENTROPY_MIN_LENGTH,
-        heuristics.ENTROPY_MIN_BITS,
-    )
-    assert dict(zip(reader._LOOK_ALIKES, reader._AS_ASCII, strict=True)) == normalize.CONFUSABLES
-    assert set(reader._INVISIBLE) == normalize.INVISIBLE
-    for needles, pattern in reader.SECRET_SHAPES.values():
-        if pattern.startswith("(?i"):  # looked up in the case-folded text
-            assert all(needle == needle.lower() for needle in needles)
+def test_each_secret_rule_gates_on_its_shapes_needles_only() -> None:
+    """A needle is never the scanner's alone: a rule's gate is its shape's needles (so a rule
+    that brought needles of its own, which the reader's test would not look for, fails here)."""
+    for rule in rules._RULES:
+        if not rule.rule.startswith("secret."):
+            continue
+        shape = shapes.SECRET_SHAPES[rule.rule]
+        if rule.gate is None:
+            assert (rule.needles, rule.folded) == (shape.needles, ()), rule.rule
+            continue
+        assert shape.anycase and (rule.needles, rule.folded) == ((), shape.needles), rule.rule
+        alternatives = rule.gate.pattern.removeprefix("(?i)").split("|")
+        assert [a.replace("\\", "") for a in alternatives] == list(shape.needles), rule.rule
+    for shape in shapes.SECRET_SHAPES.values():
+        if shape.anycase:  # looked up in the case-folded text
+            assert all(needle == needle.lower() for needle in shape.needles)
 
 
 @settings(max_examples=1000, deadline=None)

@@ -80,7 +80,8 @@ def test_every_reader_gets_a_hand_typed_secret_masked_and_control_characters_sho
         "note: profile.md:7 holds a secret (secret.github-token); agents read it masked, and it"
         " stays in the file until you remove it"
     )
-    assert piped.stderr.strip() == note
+    assert " ".join(piped.stderr.split()) == note
+    assert max(len(line) for line in piped.stderr.splitlines()) <= 80  # a terminal's width
     code, printed = teamlore_in_pty("personal", "show", answers=[], cwd=tmp_path)
     said = " ".join(printed.split())
     assert code == 0 and TOKEN not in printed and "\x1b[31m" not in printed
@@ -98,7 +99,9 @@ def test_the_session_start_hook_loads_the_secret_scanner_only_for_what_may_hold_
     _profile(home, "# Profile\n\n## Work\nJosé writes Rust at work; see docs/personal.md.\n")
     brief, modules = _session_start(tmp_path)
     assert "José writes Rust" in brief
-    assert not [m for m in modules if m.startswith("teamlore.core.secrets")]
+    # the rules' own cheap test (core/secrets/shapes.py), none of the scanner
+    scanner = sorted(m for m in modules if m.startswith("teamlore.core.secrets"))
+    assert scanner == ["teamlore.core.secrets", "teamlore.core.secrets.shapes"]
 
     _profile(home, f"# Profile\n\n## Work\nJosé writes Rust; token {TOKEN}.\n")
     brief, modules = _session_start(tmp_path)

@@ -171,3 +171,19 @@ def test_a_comment_blocks_in_every_document_kind(
 ) -> None:
     findings = lint_text(text, path=path, kind=kind)  # type: ignore[arg-type]
     assert found(findings) == [("format.html-comment", "block", line)]
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"], ids=["lf", "crlf"])
+def test_front_matter_values_are_not_markdown_whatever_the_line_endings(newline: str) -> None:
+    """The lint reads the file as LF text (`decode_text`), so a CRLF file's front matter is
+    split off as an LF file's is: only the body's placeholder is raw HTML."""
+    scene = (
+        "---\nname: release\ncreated: 2026-11-01\nupdated: 2026-11-02\n"
+        "summary: run <service> first\nheat: 3\n---\nRun <service> first.\n"
+    )
+    findings = lint_text(
+        scene.replace("\n", newline), path=".threadshare/memory/scenes/release.md", kind="scene"
+    )
+    assert [f for f in found(findings) if f[0].startswith("format.raw")] == [
+        ("format.raw-html", "warn", 8)
+    ]

@@ -170,9 +170,23 @@ def personal_status(
 # -- show -------------------------------------------------------------------------------------
 
 
-def _note(text: str) -> None:
-    """A note for the person on stderr, as plain as `_plain` (piped, `show` loads no console)."""
-    sys.stderr.write(f"note: {literal(text)}\n")
+# the note on a masked secret, a long sentence a person reads at a terminal, is wrapped to fit
+# one; the others are short and name a folder, kept on its line
+MASKED_NOTE_WIDTH = 80
+
+
+def _note(text: str, *, width: int = 0) -> None:
+    """A note for the person on stderr, as plain as `_plain` (piped, `show` loads no console);
+    with `width`, wrapped at spaces to that many columns (a file name or rule is never split)."""
+    note = f"note: {literal(text)}"
+    if width:
+        import textwrap
+
+        lines = textwrap.wrap(
+            note, width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False
+        )
+        note = "\n".join(lines)
+    sys.stderr.write(f"{note}\n")
     sys.stderr.flush()
 
 
@@ -183,7 +197,8 @@ def _render_show(result: dict[str, Any]) -> None:
         for masked in doc["masked"]:
             _note(
                 f"{masked['file']}:{masked['line']} holds a secret ({masked['rule']}); agents"
-                " read it masked, and it stays in the file until you remove it"
+                " read it masked, and it stays in the file until you remove it",
+                width=MASKED_NOTE_WIDTH,
             )
     if sys.stdout.isatty():
         _describe_for_a_person(result)

@@ -22,32 +22,19 @@ paths, other UUIDs. Full 40-hex commit hashes and repo-relative paths are public
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
-from teamlore.core.secrets.heuristics import (
-    ENTROPY_MIN_BITS,
-    ENTROPY_MIN_LENGTH,
-    SESSION_CONTEXT_WINDOW,
-    SLUG_HASH_SUFFIX_LENGTH,
-    Severity,
-    decoded_text,
-    looks_like_words,
-    redact,
-    shannon_entropy,
-)
-from teamlore.core.secrets.rules import (
-    CI_HOMES,
-    SESSION_ID_PATTERN,
-    Hit,
-)
-from teamlore.core.secrets.scan import (
-    MAX_HITS_PER_RULE,
-    is_high_entropy_secret,
-    scan_content,
-    scrub,
-)
-
 if TYPE_CHECKING:
+    from teamlore.core.secrets.heuristics import (
+        SESSION_CONTEXT_WINDOW,
+        SLUG_HASH_SUFFIX_LENGTH,
+        Severity,
+        decoded_text,
+        looks_like_words,
+        redact,
+    )
+    from teamlore.core.secrets.rules import CI_HOMES, SESSION_ID_PATTERN, Hit
     from teamlore.core.secrets.sanitize import (
         LOCAL_PATH_PLACEHOLDER,
         PROVIDER_PATH_PLACEHOLDER,
@@ -57,27 +44,66 @@ if TYPE_CHECKING:
         sanitize_for_name,
         sanitize_text,
     )
+    from teamlore.core.secrets.scan import (
+        MAX_HITS_PER_RULE,
+        is_high_entropy_secret,
+        scan_content,
+        scrub,
+    )
+    from teamlore.core.secrets.shapes import (
+        ENTROPY_MIN_BITS,
+        ENTROPY_MIN_LENGTH,
+        may_hold_secret,
+        shannon_entropy,
+    )
 
-# sanitizing loads on first use: its patterns are a third of what compiling the package's
-# regular expressions costs, and a check that only scans (personal/safety.py, on every prompt
-# `hook user-turn` queues) never sanitizes (docs/architecture.md, "A short CLI process")
-_SANITIZE = {
-    "LOCAL_PATH_PLACEHOLDER",
-    "PROVIDER_PATH_PLACEHOLDER",
-    "SESSION_FILE_PLACEHOLDER",
-    "SESSION_ID_PLACEHOLDER",
-    "current_homes",
-    "sanitize_for_name",
-    "sanitize_text",
+# each name loads its module on first use: `may_hold_secret` (shapes.py), which reading personal
+# memory asks of every document, must not load the scanner; nor must a check that only scans
+# (personal/safety.py, on every prompt `hook user-turn` queues) compile the sanitizing patterns,
+# a third of what compiling the package's regular expressions costs (docs/architecture.md, "A
+# short CLI process")
+_MODULE_OF = {
+    **dict.fromkeys(
+        ["ENTROPY_MIN_BITS", "ENTROPY_MIN_LENGTH", "may_hold_secret", "shannon_entropy"], "shapes"
+    ),
+    **dict.fromkeys(
+        [
+            "SESSION_CONTEXT_WINDOW",
+            "SLUG_HASH_SUFFIX_LENGTH",
+            "Severity",
+            "decoded_text",
+            "looks_like_words",
+            "redact",
+        ],
+        "heuristics",
+    ),
+    **dict.fromkeys(["CI_HOMES", "SESSION_ID_PATTERN", "Hit"], "rules"),
+    **dict.fromkeys(
+        ["MAX_HITS_PER_RULE", "is_high_entropy_secret", "scan_content", "scrub"], "scan"
+    ),
+    **dict.fromkeys(
+        [
+            "LOCAL_PATH_PLACEHOLDER",
+            "PROVIDER_PATH_PLACEHOLDER",
+            "SESSION_FILE_PLACEHOLDER",
+            "SESSION_ID_PLACEHOLDER",
+            "current_homes",
+            "sanitize_for_name",
+            "sanitize_text",
+        ],
+        "sanitize",
+    ),
 }
 
 
 def __getattr__(name: str) -> Any:
-    if name in _SANITIZE:
-        from teamlore.core.secrets import sanitize
-
-        return getattr(sanitize, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    __import__(f"{__name__}.{module}")
+    value = getattr(sys.modules[f"{__name__}.{module}"], name)
+    globals()[name] = value
+    return value
 
 
 __all__ = [
@@ -98,6 +124,7 @@ __all__ = [
     "decoded_text",
     "is_high_entropy_secret",
     "looks_like_words",
+    "may_hold_secret",
     "redact",
     "sanitize_for_name",
     "sanitize_text",

@@ -1,17 +1,14 @@
-"""The judgement calls of secret scanning: redaction previews, Shannon entropy, and the tests
-that tell words, identifiers, placeholders and encoded plain text from random tokens."""
+"""The judgement calls of secret scanning: redaction previews and the tests that tell words,
+identifiers, placeholders and encoded plain text from random tokens (the entropy thresholds and
+the base64 decoder are the rules' table's: shapes.py)."""
 
 from __future__ import annotations
 
-import base64
-import binascii
-import math
 import re
-from collections import Counter
 from typing import Literal
 
-ENTROPY_MIN_BITS = 4.0
-ENTROPY_MIN_LENGTH = 20
+from teamlore.core.secrets.shapes import base64_text
+
 SESSION_CONTEXT_WINDOW = 48
 # the length of the content-hash suffix of teamlore's slugs (`memory/store/slugs.py`; a test
 # keeps the two equal): a slug of words plus such a suffix is an id, not a secret
@@ -71,12 +68,6 @@ def looks_like_words(token: str) -> bool:
     return average >= 3.0 and short <= 0.4 and wordish_chars >= 0.8 * total_chars
 
 
-def shannon_entropy(token: str) -> float:
-    counts = Counter(token)
-    size = len(token)
-    return -sum(n / size * math.log2(n / size) for n in counts.values())
-
-
 def _decodes_to_text(token: str) -> bool:
     """True when `token` is base64 (standard or URL-safe) of readable UTF-8 text."""
     return decoded_text(token) is not None
@@ -84,17 +75,7 @@ def _decodes_to_text(token: str) -> bool:
 
 def decoded_text(token: str) -> str | None:
     """The readable UTF-8 text `token` is the base64 (standard or URL-safe) of, else None."""
-    core = token.rstrip("=")
-    if len(core) < 16 or len(core) % 4 == 1:
-        return None
-    altchars = b"-_" if ("-" in core or "_" in core) else None
-    if altchars is not None and ("+" in core or "/" in core):
-        return None
-    try:
-        raw = base64.b64decode(core + "=" * (-len(core) % 4), altchars=altchars, validate=True)
-        text = raw.decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        return None
+    text = base64_text(token)
     if not text:
         return None
     readable = sum(ch.isprintable() or ch in "\n\t" for ch in text)

@@ -15,20 +15,12 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from teamlore.core.secrets import shapes
 from teamlore.core.shapes.records import Record
 
-# characters that render as nothing: zero-width space/joiners, word joiner, BOM, soft hyphen,
-# invisible operators, the Mongolian vowel separator
-INVISIBLE = frozenset("\u200b\u200c\u200d\u2060\ufeff\u00ad\u2061\u2062\u2063\u2064\u180e")
-
-# Cyrillic and Greek letters that look like Latin ones (the Unicode confusables most used to
-# disguise ASCII tokens)
-CONFUSABLES: dict[str, str] = {
-    **dict(zip("АВЕЅІЈКМНОРСТХУ", "ABESIJKMHOPCTXY", strict=True)),
-    **dict(zip("аеѕіјорсхуԁһԛԝ", "aesijopcxydhqw", strict=True)),
-    **dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "ABEZHIKMNOPTYX", strict=True)),
-    **dict(zip("οαικνρτυχ", "oaikvptux", strict=True)),
-}
+# characters that render as nothing, and look-alike letters (the rules' table: shapes.py)
+INVISIBLE = frozenset(shapes.INVISIBLE)
+CONFUSABLES = shapes.CONFUSABLES
 
 _MIXED_TOKEN = re.compile(r"\S+")
 _CONFUSABLE = re.compile("[" + "".join(CONFUSABLES) + "]")

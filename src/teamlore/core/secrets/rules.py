@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 
 from teamlore.core.secrets.heuristics import (
     Severity,
@@ -12,6 +13,7 @@ from teamlore.core.secrets.heuristics import (
     _random_enough,
     looks_like_words,
 )
+from teamlore.core.secrets.shapes import AWS_PREFIXES, SECRET_KEYWORDS, SECRET_SHAPES
 from teamlore.core.shapes.records import Record
 
 # --- content rules --------------------------------------------------------------------------
@@ -71,27 +73,20 @@ def _sk_key_ok(match: re.Match[str]) -> bool:
     return any(ch.isdigit() for ch in body) and not looks_like_words(body)
 
 
+def _secret(rule: str, pattern: re.Pattern[str], what: str, **options: Any) -> _PatternRule:
+    """A `secret.*` rule (block) whose gate is its shape's needles (shapes.py): the one table
+    `may_hold_secret` reads too, so a needle is never the scanner's alone. A case-insensitive
+    shape's lowercase needles gate with the pattern's case rule (`(?i)`)."""
+    shape = SECRET_SHAPES[rule]
+    if shape.anycase and any(ch.isalpha() for needle in shape.needles for ch in needle):
+        gate = re.compile("(?i)" + "|".join(map(re.escape, shape.needles)))
+        options |= {"gate": gate, "folded": shape.needles}
+    else:
+        options |= {"needles": shape.needles}
+    return _PatternRule(rule, "block", pattern, what, **options)
+
+
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[1-8][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}"
-_SECRET_KEYWORDS = (
-    r"(?:pass(?:word|wd|phrase)|secret(?:[_-]?key)?|token|api[_-]?key|apikey|access[_-]?key|"
-    r"private[_-]?key|"
-    r"auth[_-]?key|credentials?)"
-)
-
-_AWS_PREFIXES = (
-    "AKIA",
-    "ASIA",
-    "ABIA",
-    "ACCA",
-    "AGPA",
-    "AIDA",
-    "AIPA",
-    "ANPA",
-    "ANVA",
-    "AROA",
-    "APKA",
-)
-
 _HOME_PREFIX = r"(?:~|\$HOME|\$\{HOME\}|%USERPROFILE%|%APPDATA%)"
 _PROVIDER_LOCAL = (
     r"(?i:" + _HOME_PREFIX + r"[/\\]+\.(?:codex|claude)(?![A-Za-z0-9])"
@@ -116,144 +111,109 @@ _HOME_ABSOLUTE = (
 )
 
 _RULES: tuple[_PatternRule, ...] = (
-    _PatternRule(
+    _secret(
         "secret.private-key",
-        "block",
         re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
         "private key block",
         keep=11,
-        needles=("PRIVATE KEY",),
     ),
-    _PatternRule(
+    _secret(
         "secret.aws-access-key",
-        "block",
         re.compile(
-            r"(?<![A-Za-z0-9])(?:" + "|".join(_AWS_PREFIXES) + ")"
+            r"(?<![A-Za-z0-9])(?:" + "|".join(AWS_PREFIXES) + ")"
             r"[A-Z0-9]{16}(?![A-Za-z0-9])"
         ),
         "AWS access key id",
-        needles=_AWS_PREFIXES,
     ),
-    _PatternRule(
+    _secret(
         "secret.github-token",
-        "block",
         re.compile(r"(?<![A-Za-z0-9_])(?:gh[oprsu]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{22,})"),
         "GitHub token",
-        needles=("gho_", "ghp_", "ghr_", "ghs_", "ghu_", "github_pat_"),
     ),
-    _PatternRule(
+    _secret(
         "secret.gitlab-token",
-        "block",
         re.compile(r"(?<![A-Za-z0-9])gl(?:pat|dt|rt|ptt|cbt)-[A-Za-z0-9_-]{20,}"),
         "GitLab token",
-        needles=("glpat-", "gldt-", "glrt-", "glptt-", "glcbt-"),
     ),
-    _PatternRule(
+    _secret(
         "secret.npm-token",
-        "block",
         re.compile(r"(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
         "npm token",
-        needles=("npm_",),
     ),
-    _PatternRule(
+    _secret(
         "secret.pypi-token",
-        "block",
         re.compile(r"(?<![A-Za-z0-9])pypi-AgE[A-Za-z0-9_-]{50,}"),
         "PyPI token",
-        needles=("pypi-AgE",),
     ),
-    _PatternRule(
+    _secret(
         "secret.google-api-key",
-        "block",
         re.compile(r"(?<![A-Za-z0-9])AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
         "Google API key",
-        needles=("AIza",),
     ),
-    _PatternRule(
+    _secret(
         "secret.google-oauth",
-        "block",
         re.compile(r"(?<![A-Za-z0-9])(?:ya29\.[0-9A-Za-z_-]{20,}|GOCSPX-[0-9A-Za-z_-]{20,})"),
         "Google OAuth token or client secret",
-        needles=("ya29.", "GOCSPX-"),
     ),
-    _PatternRule(
+    _secret(
         "secret.slack-webhook",
-        "block",
         re.compile(
             r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{20,}"
         ),
         "Slack webhook URL",
         keep=23,
-        needles=("https://hooks.slack.com/",),
     ),
-    _PatternRule(
+    _secret(
         "secret.slack-token",
-        "block",
         re.compile(
             r"(?<![A-Za-z0-9])(?:xox[abposr]-[A-Za-z0-9-]{10,}|xapp-[0-9]-[A-Za-z0-9-]{10,})"
         ),
         "Slack token",
-        needles=("xox", "xapp-"),
     ),
-    _PatternRule(
+    _secret(
         "secret.stripe-key",
-        "block",
         re.compile(
             r"(?<![A-Za-z0-9])(?:(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}|whsec_[A-Za-z0-9]{24,})"
         ),
         "Stripe secret key",
-        needles=("_live_", "_test_", "whsec_"),
     ),
-    _PatternRule(
+    _secret(
         "secret.model-api-key",
-        "block",
         re.compile(r"(?<![A-Za-z0-9_-])sk-[A-Za-z0-9_-]{20,}"),
         "model provider API key (OpenAI/Anthropic `sk-`)",
         accept=_sk_key_ok,
-        needles=("sk-",),
     ),
-    _PatternRule(
+    _secret(
         "secret.sendgrid-key",
-        "block",
         re.compile(r"(?<![A-Za-z0-9])SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"),
         "SendGrid API key",
-        needles=("SG.",),
     ),
-    _PatternRule(
+    _secret(
         "secret.huggingface-token",
-        "block",
         re.compile(r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{30,}"),
         "Hugging Face token",
-        needles=("hf_",),
     ),
-    _PatternRule(
+    _secret(
         "secret.telegram-bot-token",
-        "block",
         re.compile(r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}"),
         "Telegram bot token",
-        needles=(":AA",),
     ),
-    _PatternRule(
+    _secret(
         "secret.jwt",
-        "block",
         re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
         "JSON Web Token",
-        needles=("eyJ",),
     ),
-    _PatternRule(
+    _secret(
         "secret.url-credentials",
-        "block",
         re.compile(
             r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://(?P<user>[^\s/@:]*):(?P<password>[^\s/@]+)@"
         ),
         "credentials in a URL",
         accept=_url_password_ok,
         keep=0,
-        needles=("://",),
     ),
-    _PatternRule(
+    _secret(
         "secret.authorization-header",
-        "block",
         re.compile(
             r"(?i)(?:\bauthorization\s*[:=]\s*[\"']?(?:bearer|basic|token)|\bbearer)\s+"
             r"(?P<value>[A-Za-z0-9._~+/-]{16,}=*)"
@@ -262,29 +222,23 @@ _RULES: tuple[_PatternRule, ...] = (
         group="value",
         accept=_value_group_ok,
         keep=0,
-        gate=re.compile(r"(?i)authorization|bearer"),
-        folded=("authorization", "bearer"),
     ),
-    _PatternRule(
+    _secret(
         "secret.assignment",
-        "block",
         re.compile(
             # the name's prefix is bounded: an unbounded lazy prefix rescans a long run of
             # name characters from every start (quadratic)
             r"(?i)(?<![A-Za-z0-9])(?P<key>[A-Za-z0-9_.-]{0,48}?"
-            + _SECRET_KEYWORDS
+            + SECRET_KEYWORDS
             + r")(?![A-Za-z0-9])"
             r"[\"']?\s*(?::=|=>|=|:)\s*"
             r"(?:(?P<quote>[\"'`])(?P<qvalue>[^\"'`\s]{6,})(?P=quote)|(?P<value>[^\s\"'`,;]{6,}))"
         ),
         "secret assigned to a credential name",
         keep=0,
-        gate=re.compile(r"(?i)" + _SECRET_KEYWORDS),
-        folded=("pass", "secret", "token", "api", "access", "private", "auth", "credential"),
     ),
-    _PatternRule(
+    _secret(
         "secret.prose",
-        "block",
         re.compile(
             r"(?i)(?<![A-Za-z_-])(?P<key>pass(?:word|wd|phrase)|pass phrase|pw|pwd|passwort"
             r"|mot de passe|contrase(?:ñ|n)a)(?![A-Za-z])"
@@ -295,12 +249,9 @@ _RULES: tuple[_PatternRule, ...] = (
         ),
         "password or passphrase written out in prose",
         keep=0,
-        gate=re.compile(r"(?i)pass|pw|mot de passe|contrase"),
-        folded=("pass", "pw", "contrase"),
     ),
-    _PatternRule(
+    _secret(
         "secret.cli-flag",
-        "block",
         re.compile(
             r"(?i)--(?:password|passwd|token|api-key|secret|client-secret)[= ]"
             r"(?P<value>[^\s\"'`]{6,})"
@@ -309,7 +260,6 @@ _RULES: tuple[_PatternRule, ...] = (
         group="value",
         accept=_value_group_ok,
         keep=0,
-        needles=("--",),
     ),
     _PatternRule(
         "session.transcript-file",
@@ -394,4 +344,3 @@ _SESSION_CONTEXT = re.compile(
     r"session|agent|conversation|thread|rollout|transcript|resume|codex|claude|chat",
     re.IGNORECASE,
 )
-_ENTROPY_TOKEN = re.compile(r"[A-Za-z0-9+/=_-]{20,}")

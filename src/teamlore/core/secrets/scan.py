@@ -10,8 +10,6 @@ from collections.abc import Callable, Iterable
 from teamlore.core.secrets.heuristics import (
     _CODE_REFERENCE,
     _HEX_OR_UUID,
-    ENTROPY_MIN_BITS,
-    ENTROPY_MIN_LENGTH,
     SESSION_CONTEXT_WINDOW,
     SLUG_HASH_SUFFIX_LENGTH,
     _decodes_to_text,
@@ -19,17 +17,22 @@ from teamlore.core.secrets.heuristics import (
     decoded_text,
     looks_like_words,
     redact,
-    shannon_entropy,
 )
 from teamlore.core.secrets.normalize import normalized_view
 from teamlore.core.secrets.rules import (
-    _ENTROPY_TOKEN,
     _RULES,
     _SESSION_CONTEXT,
     _WARN_RULES,
     SESSION_ID_PATTERN,
     Hit,
     _PatternRule,
+)
+from teamlore.core.secrets.shapes import (
+    ENTROPY_MIN_BITS,
+    ENTROPY_MIN_LENGTH,
+    INTERNAL_EQUALS,
+    SECRET_TOKEN,
+    shannon_entropy,
 )
 
 
@@ -259,9 +262,6 @@ def _public_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-_INTERNAL_EQUALS = re.compile(r"=(?=[^=])")
-
-
 # teamlore's content-hash suffix, or any short hex tag (`payments-retry-7c1e`, `…-7fd2f23`)
 _SLUG_HASH_SUFFIX = re.compile(rf"-[0-9a-f]{{4,{SLUG_HASH_SUFFIX_LENGTH}}}$")
 _ID_NUMBER = re.compile(r"[0-9]+[a-z]{0,4}|[a-z]{1,3}[0-9]+[a-z]?")
@@ -323,7 +323,7 @@ def _is_path_like(token: str) -> bool:
 def _token_leaves(start: int, token: str) -> Iterable[tuple[int, str]]:
     """Split `key=value` at internal `=` and path-like tokens at `/`; yield (offset, piece)."""
     offset = 0
-    for part in _INTERNAL_EQUALS.split(token):
+    for part in INTERNAL_EQUALS.split(token):
         if "/" in part.strip("/") and (_is_path_like(part) or _GRAFANA_PATH.search(part)):
             inner = 0
             for segment in part.split("/"):
@@ -338,7 +338,7 @@ def _encoded_hits(text: str) -> list[Hit]:
     """Base64 (standard or URL-safe) tokens whose decoded text holds a credential: a token
     encoded once is still the token (a Kubernetes secret, a Basic header, a CI variable)."""
     hits: list[Hit] = []
-    for match in _ENTROPY_TOKEN.finditer(text):
+    for match in SECRET_TOKEN.finditer(text):
         token = match.group(0).strip("-_/+")
         decoded = decoded_text(token)
         if decoded is None:
@@ -363,7 +363,7 @@ def _encoded_hits(text: str) -> list[Hit]:
 def _entropy_hits(text: str) -> list[Hit]:
     exempt = _Spans(_public_spans(text))
     hits: list[Hit] = []
-    for match in _ENTROPY_TOKEN.finditer(text):
+    for match in SECRET_TOKEN.finditer(text):
         for offset, piece in _token_leaves(match.start(), match.group(0)):
             token = piece.strip("-_/+=")
             if not token or not is_high_entropy_secret(token):

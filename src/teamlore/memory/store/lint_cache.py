@@ -39,6 +39,7 @@ _RULE_MODULES = (
     "teamlore.core.secrets.rules",
     "teamlore.core.secrets.sanitize",
     "teamlore.core.secrets.scan",
+    "teamlore.core.secrets.shapes",
     "teamlore.memory.store.documents",
     "teamlore.memory.store.frontmatter",
     "teamlore.memory.store.layout",

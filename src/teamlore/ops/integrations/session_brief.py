@@ -63,9 +63,10 @@ def personal_section(home: Path, cwd: Path, client: str = "claude", limit: int =
     from teamlore.personal import reader
 
     candidates, _ = reader.workspace_contexts(home, str(cwd))
-    if reader.read_memory(home, candidates).empty:
+    stored = reader.read_memory(home, candidates)  # each file read (and scanned) once
+    if stored.empty:
         return ""  # nothing stored: the `[personal]` settings need not even be loaded
-    view = reader.read_memory(home, reader.readable_contexts(home, candidates))
+    view = stored.within(reader.readable_contexts(home, candidates))
     if view.empty:
         return ""
     text = str(view.to_json()["text"])

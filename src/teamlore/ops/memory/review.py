@@ -131,20 +131,12 @@ def left_out_of_a_plan(item: dict[str, Any]) -> dict[str, str] | None:
         }
     if not item.get("blocked"):
         return None
-    findings = item.get("lintFindings") or []
-    rules = sorted({str(f["rule"]) for f in findings})
+    rules = sorted({str(f["rule"]) for f in item.get("lintFindings") or []})
     lint = [rule for rule in rules if "." in rule]  # a lint rule; else a code (TARGET_DRIFT)
-    why = (
-        f"blocked by lint ({', '.join(lint)})"
-        if lint
-        else f"blocked: {findings[0]['rule']}: {findings[0]['message']}"
-        if findings
-        else "blocked"
-    )
     return {
         "candidateId": item["candidateId"],
         "code": errors.LINT_BLOCKED.code if lint or not rules else rules[0],
-        "why": why,
+        "why": f"blocked by lint ({', '.join(lint)})" if lint else _problem(item),
         "next": discard,
     }
 
@@ -416,23 +408,45 @@ def _confirmable(
 
 
 def _refuse(items: list[dict[str, Any]], left_out: list[dict[str, str]], *, chosen: bool) -> None:
+    """Refuse with the code of the first candidate left out (`LINT_BLOCKED`, or the drift that
+    blocks it: `TARGET_DRIFT`, `CONSOLIDATION_DRIFT`, …), naming each candidate left out and
+    why in a person's words; `details.leftOut` lists them as `memory confirm` does."""
     first = left_out[0]
-    if first["code"] == errors.CONSOLIDATION_DRIFT.code:
-        raise errors.TeamloreError(
-            errors.CONSOLIDATION_DRIFT,
-            f"{first['why']}; discard {first['candidateId']} and synthesize again",
-            candidateId=first["candidateId"],
+    error = errors.registered_codes()[first["code"]]
+    by_id = {i["candidateId"]: i for i in items}
+    if error is errors.LINT_BLOCKED:
+        lead = [o for o in left_out if o["code"] == error.code]
+        blocked = [by_id[o["candidateId"]] for o in lead]
+        named = ", ".join(
+            f"{i['candidateId']} ({', '.join(sorted({f['rule'] for f in i['lintFindings']}))})"
+            for i in blocked
         )
-    blocked = [i for i in items if i["blocked"]]
-    named = ", ".join(
-        f"{i['candidateId']} ({', '.join(sorted({f['rule'] for f in i['lintFindings']}))})"
-        for i in blocked
-    )
-    raise errors.TeamloreError(
-        errors.LINT_BLOCKED,
-        f"blocked by lint: {named}; discard it (`teamlore memory discard --candidate ID`)"
-        + (" or leave it out of --candidate" if chosen else ""),
-        candidates=[
-            {"candidateId": i["candidateId"], "findings": i["lintFindings"]} for i in blocked
-        ],
-    )
+        message = f"blocked by lint: {named}"
+        details: dict[str, Any] = {
+            "candidates": [
+                {"candidateId": i["candidateId"], "findings": i["lintFindings"]} for i in blocked
+            ]
+        }
+    else:
+        lead = [first]
+        message = f"{first['candidateId']}: {_problem(by_id[first['candidateId']])}"
+        details = {"candidateId": first["candidateId"]}
+    message += "; discard it (`teamlore memory discard --candidate ID`)"
+    message += " or leave it out of --candidate" if chosen else ""
+    others = [o for o in left_out if o not in lead]
+    if others:
+        also = (f"{o['candidateId']} ({_problem(by_id[o['candidateId']])})" for o in others)
+        message += f"; also left out: {', '.join(also)}"
+    raise errors.TeamloreError(error, message, **details, leftOut=left_out)
+
+
+def _problem(item: dict[str, Any]) -> str:
+    """Why a review item cannot go into a plan, without what to do about it (a refusal's
+    message is `problem; what to do`, and the refusal says what to do once)."""
+    if item.get("drift"):
+        return str(item["drift"]["message"]).split("; ", 1)[0]
+    findings = item.get("lintFindings") or []
+    lint = sorted({str(f["rule"]) for f in findings if "." in str(f["rule"])})
+    if lint or not findings:
+        return f"blocked by lint: {', '.join(lint)}" if lint else "blocked"
+    return str(findings[0]["message"]).split("; ", 1)[0]
