@@ -208,3 +208,39 @@ def test_codex_keeps_a_server_the_user_turned_off_off_after_the_next_install(
     assert listed.returncode == 0, listed.stdout + listed.stderr
     enabled = {server["name"]: server["enabled"] for server in json.loads(listed.stdout)}
     assert enabled == {"teamlore": False, "teamlore_personal": True}
+
+
+@pytest.mark.e2e
+def test_both_clients_read_what_install_wrote_into_a_linked_config_saved_with_a_bom(
+    agent_clis: AgentClis, demo: dict[str, Any], tmp_path: Path
+) -> None:
+    """`~/.claude.json` and `~/.codex/config.toml` kept in a dotfiles folder, linked in, and
+    saved with a UTF-8 byte order mark: install writes through the links and keeps the mark,
+    and the real CLIs list teamlore's servers from them (Claude Code keeps the link when it
+    rewrites its file)."""
+    home, repo = tmp_path / "home", Path(demo["repository"])
+    env = client_env(agent_clis, home, demo["stateDir"])
+    isolated_env(home, env)
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    texts = {".claude.json": '{\n  "numStartups": 3\n}\n', ".codex/config.toml": 'model = "o3"\n'}
+    for name, text in texts.items():
+        target = dotfiles / Path(name).name
+        target.write_bytes(b"\xef\xbb\xbf" + text.encode())
+        (home / name).symlink_to(target)
+    teamlore_in(home, env, "install", "--client", "all", cwd=repo)
+    for name in texts:
+        assert (home / name).is_symlink()
+        assert (dotfiles / Path(name).name).read_bytes().startswith(b"\xef\xbb\xbf")
+
+    listed, _ = run_with_hard_timeout(
+        [str(agent_clis.codex), "mcp", "list", "--json"], repo, isolated_env(home, env), 60
+    )
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    assert sorted(s["name"] for s in json.loads(listed.stdout)) == ["teamlore", "teamlore_personal"]
+    listed, _ = run_with_hard_timeout(
+        [str(agent_clis.claude), "mcp", "list"], repo, isolated_env(home, env), 120
+    )
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    assert "teamlore: " in listed.stdout and "teamlore_personal: " in listed.stdout
+    assert (home / ".claude.json").is_symlink()

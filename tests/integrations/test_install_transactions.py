@@ -22,6 +22,7 @@ from install_world import CODEX_CONFIG, op, refused, tree
 
 from support import fill_to_the_last_byte, git, run_killed_at, tmpfs
 from teamlore.core.failpoints import PAUSE_ENV
+from teamlore.integrations.manifest import backup_name
 
 # what Claude Code may keep in ~/.claude.json: a number JSON.parse reads as Infinity, a key given
 # twice (JSON.parse keeps the last), escapes, four-space indentation, no final newline
@@ -113,6 +114,73 @@ def test_a_kill_at_any_step_of_uninstall_is_completed_by_the_next_uninstall(
     op("uninstall", user, client=client)
     assert tree(user) == before
     assert refused("uninstall", user, client=client).code == "NOTHING_INSTALLED"
+
+
+def seed_linked(home: Path, dotfiles: Path) -> dict[str, str]:
+    """The seeded configs kept in `dotfiles` and linked into `home`: each link's text."""
+    seed(dotfiles)
+    links = {}
+    for target in [p for p in dotfiles.rglob("*") if p.is_file()]:
+        name = target.relative_to(dotfiles)
+        (home / name).parent.mkdir(exist_ok=True)
+        (home / name).symlink_to(target)
+        links[str(name)] = os.readlink(home / name)
+    return links
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+@pytest.mark.parametrize("operation", ["install", "uninstall"])
+@pytest.mark.parametrize("step", STEPS)
+def test_a_kill_at_any_step_through_symlinked_configs_keeps_the_links_and_each_target_whole(
+    user: Path, tmp_path: Path, client: str, operation: str, step: str
+) -> None:
+    """Configs linked in from a dotfiles folder are written in their targets: a kill at any
+    step leaves each target as before or as intended, every link a link, and the next
+    uninstall gives back every byte."""
+    links = seed_linked(user, tmp_path / "dotfiles")
+    before = tree(user)
+    op("install", user, client=client)
+    intended = tree(user)
+    if operation == "install":
+        op("uninstall", user, client=client)
+    run_killed_at(f"{operation}.{step}", RUN, operation, str(user), client)
+    each_file_as_before_or_as_intended(tree(user), before, intended)
+    assert {name: os.readlink(user / name) for name in links} == links
+    if operation == "install" and step == "planned":
+        assert refused("uninstall", user, client=client).code == "NOTHING_INSTALLED"
+    else:
+        op("uninstall", user, client=client)
+    assert tree(user) == before
+    assert {name: os.readlink(user / name) for name in links} == links
+
+
+@pytest.mark.parametrize("next_command", ["install", "uninstall"])
+def test_the_backups_of_an_install_killed_before_its_intent_are_reported_then_removed(
+    user: Path, tmp_path: Path, next_command: str
+) -> None:
+    """Killed after storing its byte-exact backups and before its intent record, an install
+    changed no client file; its backups (copies of the user's configs) are named by doctor and
+    removed by the next install or uninstall."""
+    before = seed(user)
+    run_killed_at("install.planned", RUN, "install", str(user), "claude")
+    backups = tmp_path / "state" / "integrations" / "backups"
+    assert len(os.listdir(backups)) == 2 and tree(user) == before
+
+    [check] = [c for c in op("doctor", user)["checks"] if c["check"] == "integrations.backups"]
+    assert check["status"] == "warn" and check["message"].startswith(
+        "2 copies of client files an interrupted install left in "
+    )
+    assert check["fix"] == "the next install or uninstall removes them"
+
+    if next_command == "uninstall":
+        assert refused("uninstall", user, client="codex").code == "NOTHING_INSTALLED"
+        assert os.listdir(backups) == [] and tree(user) == before
+        return
+    op("install", user, client="codex")
+    assert os.listdir(backups) == [backup_name(user / ".codex" / "config.toml")]  # its own
+    op("uninstall", user, client="codex")
+    assert os.listdir(backups) == [] and tree(user) == before
+    assert not [c for c in op("doctor", user)["checks"] if c["check"] == "integrations.backups"]
 
 
 def test_doctor_reports_an_interrupted_install_with_the_command_that_finishes_it(

@@ -89,3 +89,50 @@ def test_entries_installed_for_another_state_dir_are_named_with_the_command_that
     monkeypatch.setenv("TEAMLORE_HOME", str(first))
     op("uninstall", user, client="codex")
     assert (user / ".codex" / "config.toml").read_text() == CODEX_CONFIG
+
+
+def test_a_taken_over_install_leaves_none_of_the_containers_and_flags_it_had_added(
+    user: Path, tmp_path: Path
+) -> None:
+    """Files that held neither servers nor hooks: after a lost record is taken over and
+    uninstalled, no `"mcpServers": {}`, empty `hooks` or `[features] codex_hooks = true` that
+    the first install added stays behind."""
+    files = {
+        user / ".claude.json": '{\n  "numStartups": 3\n}\n',
+        user / ".claude" / "settings.json": '{\n  "theme": "dark"\n}\n',
+        user / ".codex" / "config.toml": 'model = "o3"\n',
+    }
+    for path, text in files.items():
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text)
+    op("install", user, client="all")
+    (tmp_path / "state" / "integrations" / "manifest.json").unlink()  # the record is lost
+
+    op("install", user, client="all")
+    op("uninstall", user, client="all")
+    assert {path: path.read_text() for path in files} == files
+    # the hooks file the first install created: without its record, teamlore cannot tell it
+    # from one the user made, so it stays, emptied of what teamlore wrote
+    assert json.loads((user / ".codex" / "hooks.json").read_text()) == {}
+
+
+def test_a_taken_over_install_keeps_the_hooks_flag_a_hook_of_the_users_needs(
+    user: Path, tmp_path: Path
+) -> None:
+    (user / ".codex").mkdir()
+    (user / ".codex" / "config.toml").write_text('model = "o3"\n')
+    op("install", user, client="codex")
+    hooks = user / ".codex" / "hooks.json"
+    mine = {"hooks": [{"type": "command", "command": "my-linter"}]}
+    data = json.loads(hooks.read_text())
+    data["hooks"]["Stop"] = [mine]
+    hooks.write_text(json.dumps(data))
+    (tmp_path / "state" / "integrations" / "manifest.json").unlink()  # the record is lost
+
+    op("install", user, client="codex")
+    op("uninstall", user, client="codex")
+    assert tomllib.loads((user / ".codex" / "config.toml").read_text()) == {
+        "model": "o3",
+        "features": {"codex_hooks": True},
+    }
+    assert json.loads(hooks.read_text()) == {"hooks": {"Stop": [mine]}}

@@ -5,7 +5,8 @@
   only in a project the user trusted).
 
 Server tables carry `required = true` and `startup_timeout_sec`, so `codex exec` waits for the
-server instead of starting without its tools. Hooks need `[features] codex_hooks = true`, and
+server instead of starting without its tools. Hooks need `[features] codex_hooks = true` (a user's
+`codex_hooks = false` stays, and then no hook is added, unless `--force`), and
 Codex runs a new or changed hook only after the user trusted it once (`/hooks` in the Codex TUI;
 `codex exec --dangerously-bypass-hook-trust` for vetted automation).
 """
@@ -62,7 +63,7 @@ def plan_files(
     private = scope == "user"
     keys = [KeyEdit(("mcp_servers", s.name), s.codex_table, owns=SERVER_KEYS) for s in servers]
     if hooks:
-        keys.append(KeyEdit(HOOKS_FEATURE, True, guarded=False))
+        keys.append(KeyEdit(HOOKS_FEATURE, True, guarded=False, kept_off=True))
     files = [FileEdits(config_path, "toml", private, keys=keys)]
     if hooks:
         files.append(FileEdits(hooks_path, "json", private, hooks=hooks))
@@ -81,7 +82,7 @@ def read_user_config(env: Mapping[str, str] | None = None) -> dict[str, Any] | s
     only `core.config` reads)."""
     path = codex_home(env) / "config.toml"
     try:
-        parsed: dict[str, Any] = tomlkit.parse(path.read_text(encoding="utf-8")).unwrap()
+        parsed: dict[str, Any] = tomlkit.parse(path.read_text(encoding="utf-8-sig")).unwrap()
         return parsed
     except FileNotFoundError:
         return {}

@@ -1,16 +1,20 @@
 """A client's config file (JSON or TOML), read safely, edited in place, written atomically.
 
-Reading refuses a symlink or anything but a regular file (CLIENT_CONFIG_UNSAFE) and a file that
-does not parse (CLIENT_CONFIG_INVALID, naming the line), before anything is written. A dry run
-reads through a symlink to a regular file (`load(..., through_link=True)`), so a person who keeps
-the file in a dotfiles folder sees the change to make there by hand; nothing writes through one.
-TOML goes through tomlkit, so the user's comments, ordering and formatting survive an edit; JSON
-is edited as text (`json_text`), so every byte teamlore did not change stays as it was.
+A config that is a symlink (a dotfiles repository) is read and written through it, as both
+clients do: the link's regular target is edited (atomically, in the target's own folder) and the
+link stays a link. A dangling link, a link loop, a link to anything but a regular file and any
+other non-regular file are refused (CLIENT_CONFIG_UNSAFE), as is a file that does not parse
+(CLIENT_CONFIG_INVALID, naming the line), before anything is written. A file that begins with a
+UTF-8 byte order mark keeps it: both clients read such a file (measured with Claude Code 2.1.332
+and Codex 0.171.0). TOML goes through tomlkit, so the user's comments, ordering and formatting
+survive an edit; JSON is edited as text (`json_text`), so every byte teamlore did not change
+stays as it was.
 """
 
 from __future__ import annotations
 
 import difflib
+import errno
 import json
 import os
 import stat
@@ -31,6 +35,7 @@ from teamlore.integrations.json_text import JsonText
 
 Kind = Literal["json", "toml"]
 PRIVATE_MODE = 0o600
+BOM = b"\xef\xbb\xbf"
 
 
 @dataclass
@@ -41,16 +46,22 @@ class ConfigDocument:
     kind: Kind
     original: bytes | None
     doc: Any  # JsonText for JSON, tomlkit.TOMLDocument for TOML
-    link_target: Path | None = None  # read through this symlink's target (a dry run only)
+    link_target: Path | None = None  # `path` is a symlink to this regular file: edited there
+
+    @property
+    def written(self) -> Path:
+        """The file a write replaces: the link's target, else `path` itself."""
+        return self.link_target or self.path
 
     def render(self) -> bytes:
+        mark = BOM if (self.original or b"").startswith(BOM) else b""  # kept as it was
         if self.kind == "toml":  # tables teamlore adds get the file's own line ends
-            saved = (self.original or b"").decode("utf-8", "replace")
+            saved = (self.original or b"").removeprefix(BOM).decode("utf-8", "replace")
             text = with_comments_kept(saved, with_line_ends_of(saved, tomlkit.dumps(self.doc)))
             self._check_meaning(text)
-            return text.encode("utf-8")
+            return mark + text.encode("utf-8")
         rendered: bytes = self.doc.render()
-        return rendered
+        return mark + rendered
 
     def _check_meaning(self, text: str) -> None:
         """The written TOML must mean what the edited document holds. It may not: a table added
@@ -131,12 +142,12 @@ def check_regular_or_absent(path: Path) -> None:
         raise errors.TeamloreError(
             errors.CLIENT_CONFIG_UNWRITABLE, f"{display_path(path)}: {exc.strerror}"
         ) from None
-    if stat.S_ISLNK(info.st_mode):
+    if stat.S_ISLNK(info.st_mode):  # a config's link is resolved first (`link_target`)
         target = display_path(os.path.realpath(path))
         raise errors.TeamloreError(
             errors.CLIENT_CONFIG_UNSAFE,
-            f"{display_path(path)} is a symbolic link (to {target}); teamlore edits only regular"
-            " files: `--dry-run` shows the change to make in the target by hand",
+            f"{display_path(path)} is a symbolic link (to {target}), which teamlore does not"
+            " replace; nothing was changed",
         )
     if not stat.S_ISREG(info.st_mode):
         what = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
@@ -145,6 +156,39 @@ def check_regular_or_absent(path: Path) -> None:
             f"{display_path(path)} is {what}; the client keeps its settings in a file there:"
             " move it aside, then run it again; nothing was changed",
         )
+
+
+def link_target(path: Path) -> Path | None:
+    """The regular file the symlink `path` leads to (None: `path` is no symlink). A dangling
+    link or a loop is refused: the client could not read its settings through it either."""
+    if not path.is_symlink():
+        return None
+    shown = display_path(path)
+    try:
+        target = Path(os.path.realpath(path, strict=True))
+    except FileNotFoundError:
+        gone = display_path(os.path.realpath(path))
+        raise errors.TeamloreError(
+            errors.CLIENT_CONFIG_UNSAFE,
+            f"{shown} is a symbolic link to {gone}, which does not exist; create that file (or"
+            " remove the link), then run it again; nothing was changed",
+        ) from None
+    except OSError as exc:
+        why = "a loop of symbolic links" if exc.errno == errno.ELOOP else exc.strerror
+        raise errors.TeamloreError(
+            errors.CLIENT_CONFIG_UNSAFE,
+            f"{shown} is a symbolic link that cannot be followed ({why}); point it at the file"
+            " that holds your settings, then run it again; nothing was changed",
+        ) from None
+    info = os.stat(target)
+    if not stat.S_ISREG(info.st_mode):
+        what = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+        raise errors.TeamloreError(
+            errors.CLIENT_CONFIG_UNSAFE,
+            f"{shown} is a symbolic link to {display_path(target)}, which is {what}; nothing was"
+            " changed",
+        )
+    return target
 
 
 def read_bytes(path: Path) -> bytes | None:
@@ -170,13 +214,7 @@ def parse(path: Path, kind: Kind, data: bytes | None) -> Any:
             errors.CLIENT_CONFIG_INVALID,
             f"{display_path(path)}: line {line}: not UTF-8 text; nothing was changed",
         ) from None
-    if text.startswith("\ufeff"):  # the clients skip it; a parser here would keep or lose it
-        raise errors.TeamloreError(
-            errors.CLIENT_CONFIG_INVALID,
-            f"{display_path(path)} begins with a byte order mark (BOM), which teamlore does not"
-            " edit: save it as UTF-8 without one (the client reads it the same);"
-            " nothing was changed",
-        )
+    text = text.removeprefix("\ufeff")  # both clients skip it; `render` puts it back
     try:
         return JsonText(text, path) if kind == "json" else tomlkit.parse(text)
     except errors.TeamloreError:  # JSON: located by JsonText
@@ -204,10 +242,9 @@ def _refuse_merge_conflict(path: Path, text: str) -> None:
         ) from None
 
 
-def load(path: Path, kind: Kind, *, through_link: bool = False) -> ConfigDocument:
-    """`path` read and parsed; `through_link`: a symlink's regular target is read instead (for
-    a dry run's diff: never written)."""
-    target = Path(os.path.realpath(path)) if through_link and path.is_symlink() else None
+def load(path: Path, kind: Kind) -> ConfigDocument:
+    """`path` read and parsed; a symlink is read through (`link_target`)."""
+    target = link_target(path)
     data = read_bytes(target or path)
     return ConfigDocument(path, kind, data, parse(path, kind, data), link_target=target)
 

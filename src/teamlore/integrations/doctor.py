@@ -30,6 +30,7 @@ from teamlore.integrations.manifest import (
     Manifest,
     load_manifest,
     sha256,
+    stray_backups,
 )
 from teamlore.integrations.transaction import Intent, pending
 
@@ -111,13 +112,11 @@ def entry_checks(installation: Installation) -> tuple[list[Check], list[dict[str
             checks.append(_whole_file_check(record, label, where, again))
             continue
         try:  # the client reads a symlinked config (a dotfiles repository): so does doctor
-            document = cf.load(path, record.kind, through_link=True)
+            document = cf.load(path, record.kind)
         except Exception as exc:  # a refusal's message names the file
             why = exc.message if isinstance(exc, errors.TeamloreError) else f"{shown}: {exc}"
             checks.append(Check(label, "fail", why, "fix the file, then " + again))
             continue
-        if document.link_target is not None:
-            checks.append(_linked_check(installation, label, path, document.link_target))
         for entry in record.entries:
             if isinstance(entry, KeyRecord):
                 present, value = cf.get_key(document.doc, tuple(entry.key))
@@ -143,16 +142,39 @@ def entry_checks(installation: Installation) -> tuple[list[Check], list[dict[str
     return checks, servers
 
 
-def _linked_check(installation: Installation, label: str, path: Path, target: Path) -> Check:
-    """A config made a symlink since install: the client reads it, teamlore will not write it."""
-    flags = f"--client {installation.client} --scope {installation.scope}"
-    return Check(
-        label,
-        "warn",
-        f"{display_path(path)} is a symbolic link now (to {display_path(target)}): teamlore"
-        " reads it, but install and uninstall will not write it",
-        f"`teamlore uninstall {flags} --dry-run` shows what to remove there by hand",
-    )
+def codex_hooks_check(installation: Installation) -> Check | None:
+    """Whether Codex runs the hook install recorded: `[features] codex_hooks` in the installation's
+    config.toml (a user may have turned hooks off since, or before: then install added none)."""
+    hooked = any(isinstance(e, HookRecord) for f in installation.files for e in f.entries)
+    config = next((f for f in installation.files if f.kind == "toml"), None)
+    try:
+        document = cf.load(Path(config.path), "toml") if config is not None else None
+    except errors.TeamloreError:
+        document = None  # the entry checks name what is wrong with the file
+    value = cf.get_key(document.doc, ("features", "codex_hooks"))[1] if document else None
+    where = display_path(config.path) if config is not None else "config.toml"
+    flags = f"--client codex --scope {installation.scope}"
+    if value is False and hooked:
+        return Check(
+            "codex.hook",
+            "warn",
+            f"hooks are off in {where} (codex_hooks = false): Codex does not run the hook",
+            f"`teamlore install {flags} --force` turns them on; `teamlore install {flags}`"
+            " takes the hook out",
+        )
+    if value is False:
+        return Check(
+            "codex.hook",
+            "ok",
+            f"hooks off in {where} as you set them: sessions start without the memory brief",
+        )
+    if hooked:
+        return Check(
+            "codex.hook",
+            "ok",
+            "hooks feature on; Codex runs the hook once you trusted it (/hooks in codex)",
+        )
+    return None
 
 
 def _missing_command(
@@ -189,6 +211,19 @@ def integrations_state(home: Path) -> tuple[Manifest, Intent | None, list[Check]
         intent = pending(home)
     except errors.TeamloreError as err:
         damaged.append(Check("integrations", "fail", err.message))
+    strays = stray_backups(home, manifest) if intent is None and not damaged else []
+    if strays:  # left by a kill before the intent record: no client file was changed
+        many = len(strays) > 1
+        copies = f"{len(strays)} copies of client files" if many else "a copy of a client file"
+        where = display_path(strays[0].parent)
+        damaged.append(
+            Check(
+                "integrations.backups",
+                "warn",
+                f"{copies} an interrupted install left in {where} (it changed no client file)",
+                f"the next install or uninstall removes {'them' if many else 'it'}",
+            )
+        )
     return manifest, intent, damaged
 
 

@@ -57,6 +57,9 @@ class KeyEdit:
     # the keys of the value (a server entry) that install sets; a key the user added to
     # teamlore's entry since (`enabled = false`, `tool_timeout_sec`) is theirs and stays
     owns: frozenset[str] = frozenset()
+    # a feature flag a user set to false stays off without --force (docs/agents.md): install
+    # then adds nothing that needs it (Codex's hooks)
+    kept_off: bool = False
 
 
 @dataclass

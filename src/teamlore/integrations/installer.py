@@ -1,11 +1,12 @@
 """Install and uninstall: apply `FileEdits` to client config files, recorded in the manifest.
 
 Both run in two phases: every file is read, parsed and edited in memory first (a file that does
-not parse, a symlink, a conflicting entry or an unwritable folder refuses the whole request with
-nothing written); then the change runs as one transaction (`transaction`): the intent record is
-written first, each file by compare-and-swap, then the manifest. A file another program wrote
-between our read and our write is never overwritten: the plan is made again from the new bytes
-once, and a second change refuses with CLIENT_CONFIG_CHANGED. `dry_run` stops after the first
+not parse, a dangling symlink, a conflicting entry or an unwritable folder refuses the whole
+request with nothing written; a symlinked config is edited in its target, the link kept); then
+the change runs as one transaction (`transaction`): the intent record is written first, each
+file by compare-and-swap, then the manifest. A file another program wrote between our read and
+our write is never overwritten: the plan is made again from the new bytes once, and a second
+change refuses with CLIENT_CONFIG_CHANGED. `dry_run` stops after the first
 phase and returns the diffs.
 
 Whole files (`FileEdits.kind == "file"`, the Pi extension): teamlore owns the file it wrote.
@@ -18,8 +19,7 @@ when it was edited since (it is the user's now).
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +95,9 @@ def _apply_keys(
     for edit in edits.keys:
         present, current = cf.get_key(document.doc, edit.key)
         value = edit.value
+        if edit.kept_off and present and current is False and not force:
+            adopt.kept_off.append(".".join(edit.key))  # the user's choice: not recorded either
+            continue
         if edit.key in ours:
             record = ours[edit.key]
             value = _with_the_users_keys(edit, current) if present else value
@@ -102,9 +105,13 @@ def _apply_keys(
             present and adopt.home is not None and leftovers.written_by_this_install(edit, current)
         ):
             # this installation's entry whose record was lost: install's own from now on
-            record = KeyRecord(key=list(edit.key), createdParent=False)
+            record = KeyRecord(key=list(edit.key), createdParent=_only_ours(edits, document, edit))
             value = _with_the_users_keys(edit, current)
             adopt.taken = True
+        elif adopt.taken and adopt.sole_hooks and not edit.guarded and current == edit.value:
+            # the hooks flag beside adopted entries, with no hook but teamlore's to serve: the
+            # lost install set it, so uninstall removes it (a flag other hooks need stays)
+            record = KeyRecord(key=list(edit.key), createdParent=_only_ours(edits, document, edit))
         elif present and edit.guarded and current != edit.value and not force:
             raise _conflict(document.path, edit, current, adopt.home)
         else:
@@ -121,14 +128,28 @@ def _apply_keys(
     return records
 
 
+def _only_ours(edits: FileEdits, document: cf.ConfigDocument, edit: KeyEdit) -> bool:
+    """Whether the object holding `edit`'s key holds nothing but keys this install writes
+    there: then install made it (`"mcpServers": {}`, `[features]`), as far as can be told
+    without a record, and uninstall removes it once empty."""
+    parent = edit.key[:-1]
+    holder = cf.get_key(document.doc, parent)[1]
+    ours = {e.key[-1] for e in edits.keys if e.key[:-1] == parent}
+    return isinstance(holder, dict) and set(holder) <= ours
+
+
 @dataclass
 class Adoption:
     """User scope: entries and hooks exactly as this install writes them (this teamlore, this
     state dir `home`, these options) are install's own even without a record, as after a lost
-    manifest (`leftovers`); `taken`: some were, in this file."""
+    manifest (`leftovers`); `taken`: some were, in this file; `sole_hooks`: the client's hooks
+    files hold no hook but teamlore's. `kept_off`: the flags (`features.codex_hooks`) left
+    false as the user set them, so nothing that needs them was added."""
 
     home: Path | None  # None: project scope, where a teammate's committed entry is theirs
     taken: bool = False
+    sole_hooks: bool = False
+    kept_off: list[str] = field(default_factory=list)
 
 
 def _conflict(path: Path, edit: KeyEdit, current: Any, home: Path | None) -> errors.TeamloreError:
@@ -177,12 +198,15 @@ def _apply_hooks(
         groups = cf.hook_groups(doc, hook.event)
         if any(cf.group_has_command(g, hook.command) for g in groups):
             if adopt.home is not None:  # this installation's hook (its command pins it)
+                # its list and the `hooks` object holding only teamlore's hooks were made by
+                # the install whose record was lost: uninstall removes them once empty
+                sole = leftovers.only_teamlore_hooks(doc)
                 records.append(
                     HookRecord(
                         event=hook.event,
                         command=hook.command,
-                        createdEvent=False,
-                        createdHooks=False,
+                        createdEvent=sole or leftovers.only_teamlore_hooks(doc, hook.event),
+                        createdHooks=sole,
                     )
                 )
                 adopt.taken = True
@@ -236,19 +260,25 @@ def _plan_install(
     existing: Installation | None,
     files: list[FileEdits],
     force: bool,
-    through_links: bool = False,
+    kept_off: list[str],
     *,
     user_scope: bool = False,
 ) -> list[tuple[FileEdits, _Pending, list[KeyRecord | HookRecord]]]:
+    """Each file's outcome; `kept_off` gets the flags left off (then no hook is added)."""
     pending: list[tuple[FileEdits, _Pending, list[KeyRecord | HookRecord]]] = []
+    sole_hooks = user_scope and leftovers.sole_teamlore_hooks(files)
     for edits in files:
         previous = existing.file(edits.path) if existing else None
         entries: list[KeyRecord | HookRecord] = []
-        adopt = Adoption(home if user_scope else None)
+        adopt = Adoption(home if user_scope else None, sole_hooks=sole_hooks)
+        if kept_off and edits.hooks:  # the hooks feature stays off: no hook that needs it
+            if previous is None and not edits.keys:
+                continue
+            edits = replace(edits, hooks=[])
         if edits.kind == "file":
             document, new = _plan_whole_file(edits, previous, force)
         else:
-            document = cf.load(edits.path, edits.kind, through_link=through_links)
+            document = cf.load(edits.path, edits.kind)
             entries = [
                 *_apply_keys(edits, document, previous, force, adopt),
                 *_apply_hooks(edits, document, previous, adopt),
@@ -261,6 +291,7 @@ def _plan_install(
         )
         item = _Pending(document, new, previous, action, edits.private, adopted=adopt.taken)
         pending.append((edits, item, entries))
+        kept_off += [f"{display_path(document.path)}: {key}" for key in adopt.kept_off]
     return pending
 
 
@@ -275,18 +306,15 @@ def install(
     force: bool = False,
     dry_run: bool = False,
     check_writable: bool = True,
-    through_links: bool = False,
 ) -> dict[str, Any]:
     """Apply `files`; with `dry_run` only report (and, with `check_writable`, also refuse what
-    could not be written, so a caller can vet several clients before writing any; with
-    `through_links`, show the change a symlinked config's target needs, made by hand). The caller
+    could not be written, so a caller can vet several clients before writing any). The caller
     holds `transaction.locked(home)` and has completed any interrupted transaction."""
     root_key = str(root) if root is not None else None
     for attempt in (1, 2):
         existing = load_manifest(home).find(client, scope, root_key)
-        pending = _plan_install(
-            home, existing, files, force, dry_run and through_links, user_scope=scope == "user"
-        )
+        kept_off: list[str] = []
+        pending = _plan_install(home, existing, files, force, kept_off, user_scope=scope == "user")
         result: dict[str, Any] = {
             "client": client,
             "scope": scope,
@@ -294,10 +322,12 @@ def install(
             "dryRun": dry_run,
             "files": [p.describe(dry_run) for _, p, _ in pending],
         }
+        if kept_off:
+            result["keptOff"] = kept_off
         if check_writable:
             for _, item, _ in pending:
-                if item.changed and item.document.link_target is None:
-                    cf.check_writable(item.document.path)
+                if item.changed:
+                    cf.check_writable(item.document.written)
         if dry_run:
             return result
         intent = _install_intent(home, client, scope, root_key, options, existing, pending)
@@ -375,7 +405,7 @@ def _install_intent(
                 drop.append(backup)
             backup, existed = None, original is not None or existed
         planned = tx.file_intent(
-            edits.path, private=edits.private, before=original, intended=item.new
+            item.document.written, private=edits.private, before=original, intended=item.new
         )
         intents.append(planned)
         records.append(
@@ -415,7 +445,7 @@ def _install_intent(
 def _run(home: Path, intent: tx.Intent, pending: list[_Pending]) -> None:
     """Record `intent` (a full disk refuses here, with no client file touched), then apply."""
     tx.record_intent(home, intent)
-    befores = {str(p.document.path): p.document.original for p in pending}
+    befores = {str(p.document.written): p.document.original for p in pending}
     tx.apply(home, intent, befores)
 
 
@@ -430,21 +460,22 @@ def _restore_key(document: cf.ConfigDocument, record: KeyRecord) -> None:
         cf.delete_key(document.doc, key, prune=record.createdParent is not False)
 
 
-def _undo(home: Path, record: FileRecord, *, through_link: bool = False) -> _Pending:
-    """What uninstall makes of one recorded file; `through_link` (a dry run): a config that is a
-    symlink now (moved into a dotfiles repository since install) is read through it, so the
-    change to make there by hand is shown."""
+def _undo(home: Path, record: FileRecord) -> _Pending:
+    """What uninstall makes of one recorded file. A config that is a symlink (now, or since
+    before install) is edited in its target and the link kept: never removed, so a file install
+    created and then moved into a dotfiles repository loses only teamlore's entries."""
     path = Path(record.path)
-    target = Path(os.path.realpath(path)) if through_link and path.is_symlink() else None
-    data = cf.read_bytes(target or path)
     kind: cf.Kind = record.kind if record.kind in ("json", "toml") else "json"
+    target = cf.link_target(path) if record.kind in ("json", "toml") else None
+    data = cf.read_bytes(target or path)
     document = cf.ConfigDocument(path, kind, data, None, link_target=target)
     if data is None:
         return _Pending(document, None, record, "already-gone")
     if sha256(data) == record.installedSha256:
         if record.existed and record.backup:
             return _Pending(document, read_backup(home, record.backup), record, "restored")
-        if not record.existed or record.kind == "file":  # a whole file holding only our bytes
+        whole = not record.existed or record.kind == "file"  # a file holding only our bytes
+        if whole and target is None:
             return _Pending(document, None, record, "removed")
     if record.kind in ("text", "file"):  # changed since install: the user's now (docs/agents.md)
         return _Pending(document, data, record, "kept (changed since install)")
@@ -469,7 +500,7 @@ def uninstall(
             raise errors.TeamloreError(
                 errors.NOTHING_INSTALLED, f"teamlore is not installed for {client} ({scope}{where})"
             )
-        pending = [_undo(home, record, through_link=dry_run) for record in installation.files]
+        pending = [_undo(home, record) for record in installation.files]
         result: dict[str, Any] = {
             "client": client,
             "scope": scope,
@@ -481,7 +512,7 @@ def uninstall(
             return result
         for item in pending:
             if item.changed:
-                cf.check_writable(item.document.path)
+                cf.check_writable(item.document.written)
         try:
             _run(home, _uninstall_intent(client, scope, root_key, installation, pending), pending)
             return result
@@ -503,7 +534,7 @@ def _uninstall_intent(
         assert item.record is not None
         files.append(
             tx.file_intent(
-                item.document.path,
+                item.document.written,
                 private=True,
                 before=item.document.original,
                 intended=item.new,

@@ -102,7 +102,7 @@ def found_in(files: list[FileEdits]) -> list[Found]:
         if edits.kind not in ("json", "toml"):
             continue
         try:
-            document = cf.load(edits.path, edits.kind, through_link=True)
+            document = cf.load(edits.path, edits.kind)
         except (errors.TeamloreError, OSError):  # unreadable (`sudo codex` left it root's)
             continue
         if document.original is None:
@@ -124,6 +124,37 @@ def found_in(files: list[FileEdits]) -> list[Found]:
                     if teamlore:
                         found.append(Found(edits.path, f"{event} hook", home))
     return found
+
+
+def only_teamlore_hooks(doc: Any, event: str | None = None) -> bool:
+    """Whether the `hooks` object (or its `event` list) holds at least one hook and no hook
+    but a teamlore one."""
+    hooks = doc.find(("hooks",))
+    if hooks is None or hooks.kind != "object":
+        return False
+    events = [event] if event is not None else list(cf.get_key(doc, ("hooks",))[1])
+    commands: list[object] = []
+    for name in events:
+        for group in cf.hook_groups(doc, name):
+            entries = group.get("hooks") if isinstance(group, dict) else None
+            if not isinstance(entries, list) or not entries:
+                return False
+            commands += [h.get("command") if isinstance(h, dict) else None for h in entries]
+    return bool(commands) and all(_hook_state_dir(str(c or ""))[0] for c in commands)
+
+
+def sole_teamlore_hooks(files: list[FileEdits]) -> bool:
+    """Whether the hooks files among `files` hold teamlore's hooks and nothing else: then a
+    hooks feature flag beside teamlore's entries was set for them."""
+    hooked = [edits for edits in files if edits.hooks and edits.kind == "json"]
+    for edits in hooked:
+        try:
+            document = cf.load(edits.path, "json")
+        except (errors.TeamloreError, OSError):
+            return False
+        if document.original is None or not only_teamlore_hooks(document.doc):
+            return False
+    return bool(hooked)
 
 
 def default_state_dir() -> str:

@@ -14,6 +14,7 @@ the recorded entries and puts back what they replaced.
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 from typing import Any, Literal
 
@@ -206,3 +207,21 @@ def read_backup(home: Path, name: str) -> bytes:
 def drop_backup(home: Path, name: str | None) -> None:
     if name:
         backup_path(home, name).unlink(missing_ok=True)
+
+
+def stray_backups(home: Path, manifest: Manifest | None = None) -> list[Path]:
+    """The backups (and half-written temp files) in `backups/` no installation refers to: an
+    install killed after storing them and before its intent record, which changed no client
+    file. Only meaningful while no transaction is pending (its record refers to its own)."""
+    folder = integrations_dir(home) / "backups"
+    installations = manifest.installations if manifest is not None else []
+    kept = {f.backup for i in installations for f in i.files if f.backup}
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:  # no folder yet, or one doctor may not read (its own check says so)
+        return []
+    return [
+        folder / name
+        for name in names
+        if name not in kept and (name.endswith(".orig") or name.startswith(safe_write.TEMP_PREFIX))
+    ]

@@ -17,7 +17,12 @@ records"):
 `complete` finishes an interrupted transaction from the intent record alone: a file that still
 has its digest from before is written now, a file that already holds the intended bytes is left,
 and a file that holds neither (changed by another program since) is left as it is; the manifest
-record then lets `uninstall` remove teamlore's entries from it.
+record then lets `uninstall` remove teamlore's entries from it. It also drops the backups an
+install killed before its intent record stored (`manifest.stray_backups`): that install changed
+no client file, so nothing refers to them.
+
+A client config that is a symlink is written in its target: the intent names the target, so a
+kill between steps is completed there, and the link is never replaced.
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ from teamlore.integrations.manifest import (
     save_manifest,
     sha256,
     store_backup,
+    stray_backups,
     write_state_file,
 )
 
@@ -344,8 +350,17 @@ def commit(home: Path, intent: Intent) -> None:
 
 
 def complete(home: Path) -> str | None:
-    """Finish the interrupted transaction, if any, from its intent record alone; what was done,
-    in a sentence (None: there was nothing to finish)."""
+    """Finish the interrupted transaction, if any, from its intent record alone, and drop the
+    backups an install killed before its intent record left; what was done, in a sentence
+    (None: there was nothing to finish)."""
+    done = _complete_intent(home)
+    for path in stray_backups(home, load_manifest(home)):  # copies of files left as they were
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+    return done
+
+
+def _complete_intent(home: Path) -> str | None:
     intent = load_intent(home)
     if intent is None:
         return None

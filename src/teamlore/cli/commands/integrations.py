@@ -51,14 +51,22 @@ def _render_files(title: str, done: dict[str, Any], *, dry_run: bool) -> None:
     for item in done["files"]:
         action = _WOULD.get(item["action"], item["action"]) if dry_run else item["action"]
         say(f"  {action:<{width}} {display_path(item['path'])}")
-        if item.get("linkTarget") and item.get("diff"):
+        if item.get("linkTarget") and item["action"] != "unchanged":
+            made = "would be made" if dry_run else "was made"
             target = display_path(item["linkTarget"])
-            say(
-                styled("  a symbolic link: ", "yellow"),
-                f"teamlore will not write it; make this change in {target} by hand",
-            )
+            link = f"a symbolic link: the change {made} in {target}; the link stays"
+            for line in _hanging("  ", link, 4):
+                say(line)
         if item.get("diff"):
             stdout.print(item["diff"].rstrip())
+
+
+def _say_note(note: str) -> None:
+    """A note, wrapped at the terminal's width under its first word."""
+    first, *rest = _hanging("note ", note, 5)
+    say(styled("note", "yellow"), first[len("note") :])
+    for line in rest:
+        say(line)
 
 
 def _render_install(result: dict[str, Any]) -> None:
@@ -82,7 +90,7 @@ def _render_install(result: dict[str, Any]) -> None:
             say(styled("  team memory not assembled: ", "yellow"), assemble["reason"])
         say_ignored_by_git(done.get("ignoredByGit", []))
     for note in result.get("notes", []):
-        say(styled("note", "yellow"), f" {note}")
+        _say_note(note)
     if not result["dryRun"]:
         say("Check it with: teamlore doctor")
 
@@ -92,7 +100,7 @@ def _render_uninstall(result: dict[str, Any]) -> None:
     for done in result["uninstalled"]:
         _render_files(title, done, dry_run=result["dryRun"])
     for note in result.get("notes", []):
-        say(styled("note", "yellow"), f" {note}")
+        _say_note(note)
 
 
 @app.command()
@@ -107,7 +115,10 @@ def install(
     ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Show the diffs, write nothing."),
     force: bool = typer.Option(
-        False, "--force", help="Replace a same-named entry teamlore did not write."
+        False,
+        "--force",
+        help="Replace a same-named entry teamlore did not write; turn Codex hooks on "
+        "when your config turned them off.",
     ),
     sync_on_stop: bool = typer.Option(
         False, "--sync-on-stop", help="Also index each session's file when it stops (Stop hook)."

@@ -1,0 +1,93 @@
+"""Codex runs hooks only with `[features] codex_hooks = true`. A user who wrote `codex_hooks =
+false` chose that: install leaves it off, adds no hook that would need it, and says so with
+the way to turn it on (`--force`); uninstall then leaves the user's `false` as it is."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from install_world import CODEX_CONFIG, op, tree
+
+from support import teamlore_cli
+
+HOOKS_OFF = CODEX_CONFIG + "\n[features]\ncodex_hooks = false\n"
+
+
+def codex_config(home: Path) -> dict[str, object]:
+    return tomllib.loads((home / ".codex" / "config.toml").read_text())
+
+
+def written_off(home: Path) -> dict[str, bytes]:
+    (home / ".codex").mkdir()
+    (home / ".codex" / "config.toml").write_text(HOOKS_OFF)
+    return tree(home)
+
+
+def test_hooks_the_user_turned_off_stay_off_and_install_says_what_that_means(user: Path) -> None:
+    before = written_off(user)
+    done = op("install", user, client="codex")
+    config = codex_config(user)
+    assert config["features"] == {"codex_hooks": False}
+    assert set(config["mcp_servers"]) == {"other", "teamlore", "teamlore_personal"}  # type: ignore[arg-type]
+    assert not (user / ".codex" / "hooks.json").exists()
+    [note] = [n for n in done["notes"] if n.startswith("codex:")]
+    assert note.startswith(
+        "codex: hooks stay off as you set them (~/.codex/config.toml: features.codex_hooks"
+        " = false), so teamlore added no SessionStart hook"
+    )
+    assert "`teamlore install --client codex --force` turns hooks on" in note
+    assert done["installed"][0]["keptOff"] == ["~/.codex/config.toml: features.codex_hooks"]
+    [check] = [
+        c for c in op("doctor", user, client="codex")["checks"] if c["check"] == "codex.hook"
+    ]
+    assert check["status"] == "ok" and check["message"] == (
+        "hooks off in ~/.codex/config.toml as you set them: sessions start without the memory brief"
+    )
+
+    op("uninstall", user, client="codex")
+    assert tree(user) == before
+
+
+def test_the_dry_run_says_the_same_and_the_text_fits_80_columns(user: Path) -> None:
+    before = written_off(user)
+    [preview] = op("install", user, client="codex", dryRun=True)["installed"]
+    assert [f["path"] for f in preview["files"]] == [str(user / ".codex" / "config.toml")]
+    assert "codex_hooks" not in preview["files"][0]["diff"]
+    shown = teamlore_cli("install", "--client", "codex", "--dry-run", env={"COLUMNS": "80"})
+    assert shown.returncode == 0, shown.stderr
+    said = " ".join(shown.stdout.split())
+    assert "hooks stay off as you set them" in said and "trust teamlore's" not in said
+    assert all(len(line) <= 80 for line in shown.stdout.splitlines() if "hooks stay" in line)
+    assert tree(user) == before
+
+
+def test_force_turns_hooks_on_and_uninstall_turns_them_off_again(user: Path) -> None:
+    before = written_off(user)
+    done = op("install", user, client="codex", force=True)
+    assert codex_config(user)["features"] == {"codex_hooks": True}
+    assert "hook session-start" in (user / ".codex" / "hooks.json").read_text()
+    assert not any("hooks stay off" in n for n in done["notes"])
+    op("uninstall", user, client="codex")
+    assert tree(user) == before
+
+
+def test_hooks_turned_off_after_install_stay_off_through_the_next_install_and_uninstall(
+    user: Path,
+) -> None:
+    (user / ".codex").mkdir()
+    (user / ".codex" / "config.toml").write_text(CODEX_CONFIG)
+    op("install", user, client="codex")
+    config = user / ".codex" / "config.toml"
+    config.write_text(config.read_text().replace("codex_hooks = true", "codex_hooks = false"))
+    checks = op("doctor", user, client="codex")["checks"]
+    [check] = [c for c in checks if c["check"] == "codex.hook" and c["status"] == "warn"]
+    assert check["message"].startswith("hooks are off in ~/.codex/config.toml")
+    assert "`teamlore install --client codex --scope user --force` turns them on" in check["fix"]
+
+    op("install", user, client="codex", personal=True)  # another tier, later
+    assert codex_config(user)["features"] == {"codex_hooks": False}
+    assert "session-start" not in (user / ".codex" / "hooks.json").read_text()
+    op("uninstall", user, client="codex")
+    assert config.read_text() == CODEX_CONFIG + "\n[features]\ncodex_hooks = false\n"
+    assert not (user / ".codex" / "hooks.json").exists()
