@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from support import entry_file, git, shared_fixtures
+from support import entry_file, git, shared_fixtures, teamlore_cli
 from teamlore.cli.commands.sessions import main_argument, speech_and_tools
 from teamlore.cli.literal import literal
 from teamlore.cli.literal_console import LiteralConsole
@@ -403,6 +403,59 @@ def test_sessions_show_takes_the_provider_session_id_and_list_shows_titles(
     titled = [s for s in listed if s["title"]]
     text = norm(fixtures_cli.text("sessions", "list"))
     assert titled and all(norm(literal(s["title"]))[:20] in text for s in titled)
+
+
+def _one_line_a_session(listing: str, sessions: list[dict[str, Any]]) -> list[str]:
+    """The rows of a `sessions list` text view, once every line is checked to fit 80 columns
+    and to be one session's (none wrapped onto a second line)."""
+    lines = listing.rstrip("\n").splitlines()
+    assert max(len(line.rstrip()) for line in lines) <= 80, listing
+    rows = lines[1:]
+    assert [row.split()[0] for row in rows] == [s["sessionKey"][:12] for s in sessions], listing
+    return rows
+
+
+def test_sessions_list_at_80_columns_keeps_a_session_on_one_line(fixtures_cli: Cli) -> None:
+    """A title is cut at its end, a folder at its start (its last folders tell sessions
+    apart), each marked with `…`; JSON keeps them whole."""
+    listed = sessions(fixtures_cli)
+    done = teamlore_cli("sessions", "list", env={**fixtures_cli.env, "COLUMNS": "80"})
+    assert done.returncode == 0, done.stderr
+
+    rows = _one_line_a_session(done.stdout, listed)
+
+    for row, s in zip(rows, listed, strict=True):
+        last = row.split(maxsplit=5)[5].strip()
+        whole = s["title"] or s["cwd"]
+        if last.endswith("…"):  # a cut title
+            assert s["title"] and norm(literal(s["title"])).startswith(last[:-1].rstrip())
+        elif last.startswith("…"):  # a cut folder: its end, from a separator on
+            assert not s["title"] and s["cwd"].endswith(last[1:]) and last[1] in "/\\"
+        else:
+            assert last.removesuffix(" (file gone)") in (norm(literal(whole)), whole)
+    assert any(r.rstrip().endswith("…") for r in rows) and any("  …/" in r for r in rows)
+
+
+def test_sessions_list_at_80_columns_with_a_repository_column(tmp_path: Path, home: Path) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
+    from recall_world import CodexSession, make_repo, sync
+
+    repo = make_repo(tmp_path / "services" / "a-rather-long-checkout-name" / "shop-backend-api")
+    session = CodexSession("a1", repo)
+    session.turn("fix the release script", "Fixed the tag check.")
+    session.write(tmp_path / "codex")
+    sync(home, tmp_path / "codex", repo)
+    env = {"TEAMLORE_HOME": str(home), "COLUMNS": "80"}
+    listed = json.loads(teamlore_cli("sessions", "list", "-f", "json", env=env).stdout)
+    done = teamlore_cli("sessions", "list", env=env)
+    assert done.returncode == 0, done.stderr
+
+    (row,) = _one_line_a_session(done.stdout, listed["sessions"])
+
+    _, provider, day, turns, repository, folder = row.split()
+    assert (provider, day, turns) == ("codex", "2026-03-02", "1")  # the day only: no room
+    assert repository == "shop-backend-…"  # a long repository name is cut too
+    assert folder == "…/shop-backend-api"
 
 
 def test_provider_is_checked_alike_everywhere_and_errors_name_the_flag(

@@ -104,3 +104,28 @@ def test_assemble_text_output_shows_the_block_and_the_projected_paths(tmp_path: 
     assert ".agents/skills/release/SKILL.md (written)" in proc.stdout
     missing = teamlore_cli("memory", "assemble", cwd=repo)
     assert missing.returncode == 2 and "--provider" in missing.stderr
+
+
+@pytest.mark.usefixtures("home")
+def test_check_is_the_same_over_mcp_and_cli_and_writes_nothing(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "a")
+    before = tree(repo)
+    code, stale_cli = cli(repo, "memory", "assemble", "--provider", "claude", "--check")
+    _, (stale_mcp,) = anyio.run(
+        team_calls, repo, [("threadshare_memory_assemble", {"provider": "claude", "check": True})]
+    )
+    assert code == 1 and stale_cli == stale_mcp
+    assert stale_cli["error"]["code"] == "ASSEMBLY_STALE"
+    assert [s["path"] for s in stale_cli["error"]["details"]["stale"]] == [
+        "CLAUDE.md",
+        ".claude/skills/release/SKILL.md",
+    ]
+    assert tree(repo) == before
+
+    assert cli(repo, "memory", "assemble", "--provider", "claude")[0] == 0
+    code, fresh_cli = cli(repo, "memory", "assemble", "--provider", "claude", "--check")
+    _, (fresh_mcp,) = anyio.run(
+        team_calls, repo, [("threadshare_memory_assemble", {"provider": "claude", "check": True})]
+    )
+    assert code == 0 and fresh_cli == fresh_mcp
+    assert fresh_cli["checked"] == ["CLAUDE.md", ".claude/skills/release/SKILL.md"]

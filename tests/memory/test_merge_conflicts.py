@@ -1,7 +1,8 @@
 """A memory tree in the middle of a `git merge` (docs/memory.md, "Merge conflicts").
 
 Two teammates change the same entry, or both assemble CLAUDE.md after promoting different
-entries; `git merge` stops with both sides in the file. A memory file holding git's conflict
+Skills (each adds a line to the block's Skill index); `git merge` stops with both sides in the
+file. A memory file holding git's conflict
 markers is not read as one document: lint names it (blocking), search leaves it out (coverage
 partial) and assemble refuses until the merge is resolved. A conflict inside the managed block
 of CLAUDE.md is resolved by assembling again: the block is generated from the merged tree.
@@ -17,11 +18,14 @@ from pathlib import Path
 import pytest
 
 from support import commit_all, git, git_run, shared_fixtures, teamlore_cli
+from teamlore.core.errors import TeamloreError
+from teamlore.memory.assemble import PROVIDERS, render_block, splice
 
 ENTRY = (
     ".threadshare/memory/entries/threadshare-s-memory-extraction-prompts-should-protect-again.md"
 )
 CONFLICT_MARKERS = ("<<<<<<<", "=======", ">>>>>>>")
+COLUMNS_80 = {"COLUMNS": "80"}
 
 
 @pytest.fixture()
@@ -77,7 +81,7 @@ def test_search_and_status_leave_the_conflicted_entry_out_until_it_is_resolved(
     conflicting_edits(repo)
     code, found = run_json(repo, "memory", "search", "Their side adds this")
     assert code == 0 and found["coverage"] == "partial"
-    assert ENTRY not in json.dumps(found)
+    assert ENTRY not in json.dumps(found["results"])
     _, during = run_json(repo, "memory", "status")
     assert during["entries"]["approved"] == before["entries"]["approved"] - 1  # type: ignore[index]
 
@@ -86,6 +90,36 @@ def test_search_and_status_leave_the_conflicted_entry_out_until_it_is_resolved(
     code, found = run_json(repo, "memory", "search", "Their side adds this")
     assert found["coverage"] == "complete"
     assert found["results"][0]["path"] == ENTRY  # type: ignore[index]
+
+
+def test_search_names_the_file_it_left_out_and_the_line_the_conflict_starts_on(
+    repo: Path,
+) -> None:
+    """A search that finds nothing said only "Try other words" while the entry that holds
+    them was left out: the person kept rewording the query."""
+    conflicting_edits(repo)
+    start = (repo / ENTRY).read_text().split("\n").index("<<<<<<< HEAD") + 1
+
+    _, found = run_json(repo, "memory", "search", "Their side adds this")
+    assert found["leftOut"] == [  # type: ignore[comparison-overlap]
+        {
+            "code": "format.merge-conflict",
+            "field": None,
+            "file": ENTRY,
+            "line": start,
+            "why": "an unresolved git merge conflict starts here: keep what is right, delete the "
+            "`<<<<<<<`, `=======` and `>>>>>>>` lines and commit",
+        }
+    ]
+    shown = teamlore_cli("memory", "search", "Their side adds this", cwd=repo, env=COLUMNS_80)
+    assert "Not searched: 1 file it cannot read:" in shown.stdout
+    assert f"format.merge-conflict {ENTRY}:{start} an unresolved git merge" in " ".join(
+        shown.stdout.split()
+    )
+
+    git(repo, "checkout", "--theirs", ENTRY)
+    _, found = run_json(repo, "memory", "search", "Their side adds this")
+    assert found["coverage"] == "complete" and "leftOut" not in found
 
 
 def test_assemble_refuses_during_an_unresolved_merge_and_writes_nothing(repo: Path) -> None:
@@ -97,28 +131,113 @@ def test_assemble_refuses_during_an_unresolved_merge_and_writes_nothing(repo: Pa
     assert not (repo / "CLAUDE.md").exists()
 
 
-def test_assembling_again_resolves_a_conflict_inside_the_managed_block(repo: Path) -> None:
-    """Each side promoted (here: removed) a different entry and assembled; the count in the
-    block conflicts. Assembling on the merged tree writes the block the merge should hold."""
-    entries = sorted((repo / ".threadshare/memory/entries").glob("*.md"))
-    (repo / "CLAUDE.md").write_text("# Shop\n\nRun the tests before you push.\n")
+def add_line(path: Path, text: str) -> None:
+    path.write_text(path.read_text() + f"{text}\n")
+
+
+def add_skill(repo: Path, name: str) -> None:
+    folder = repo / ".threadshare/memory/skills" / name
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(
+        f'---\nname: "{name}"\ndescription: "The {name} procedure."\n---\n## Steps\n\n1. Go.\n'
+    )
+
+
+def both_promote_a_skill(repo: Path, notes: tuple[str, str] | None = None) -> bytes:
+    """Each side promoted (here: wrote) a different Skill and assembled (and, with `notes`,
+    added its own line to the person's notes under the block); the merge stops with a
+    conflict inside the block (the Skill index) and one in the notes. Returns the file."""
+    (repo / "CLAUDE.md").write_text("# Shop\n")
     run_json(repo, "memory", "assemble", "--provider", "claude")
+    if notes:
+        add_line(repo / "CLAUDE.md", "\n## Release\n\nTag releases.\nRun the tests first.")
     commit_all(repo, "assembled")
     git(repo, "checkout", "-q", "-b", "theirs")
-    entries[0].unlink()
+    add_skill(repo, "deploy")
     run_json(repo, "memory", "assemble", "--provider", "claude")
+    if notes:
+        add_line(repo / "CLAUDE.md", notes[1])
     commit_all(repo, "theirs")
     git(repo, "checkout", "-q", "main")
-    entries[0].unlink()
-    entries[1].unlink()
+    add_skill(repo, "release")
     run_json(repo, "memory", "assemble", "--provider", "claude")
+    if notes:
+        add_line(repo / "CLAUDE.md", notes[0])
     commit_all(repo, "ours")
     assert git_run(repo, "merge", "-q", "theirs").returncode != 0
+    return (repo / "CLAUDE.md").read_bytes()
+
+
+def test_assembling_again_resolves_a_conflict_inside_the_managed_block(repo: Path) -> None:
+    """Each side promoted a different Skill and assembled; the Skill index of the block
+    conflicts. Assembling on the merged tree writes the block the merge should hold."""
+    both_promote_a_skill(repo)
     assert "<<<<<<< HEAD" in (repo / "CLAUDE.md").read_text()
 
     code, _ = run_json(repo, "memory", "assemble", "--provider", "claude")
     assert code == 0
     text = (repo / "CLAUDE.md").read_text()
     assert not any(marker in text for marker in CONFLICT_MARKERS)
-    assert text.startswith("# Shop\n\nRun the tests before you push.\n")
-    assert f"The team has {len(entries) - 2} approved memory entries" in text
+    assert text.startswith("# Shop\n")
+    assert "- .claude/skills/deploy/SKILL.md \u2014 The deploy procedure.\n" in text
+    assert "- .claude/skills/release/SKILL.md \u2014 The release procedure.\n" in text
+
+
+def both_add_a_note_under_the_block(repo: Path) -> bytes:
+    """Each side promoted a different Skill, assembled, and added its own note under the
+    managed block of CLAUDE.md; the merge stops with a conflict inside the block (the Skill
+    index) and one in the person's text below it. Returns the conflicted file."""
+    return both_promote_a_skill(repo, notes=("Tag without a prefix.", "Tag with a v prefix."))
+
+
+def test_assemble_refuses_a_conflict_in_the_persons_text_of_claude_md(repo: Path) -> None:
+    """Written around, the conflict's marker lines would reach every agent reading CLAUDE.md
+    while assemble reported success; `--repair` left them too. Resolved by hand, the conflict
+    inside the block goes with the block."""
+    conflicted = both_add_a_note_under_the_block(repo)
+    lines = conflicted.decode().split("\n")
+    starts = [number for number, line in enumerate(lines, 1) if line == "<<<<<<< HEAD"]
+    assert len(starts) == 2  # the Skill index inside the block, the notes below it
+
+    for repair in ([], ["--repair"]):
+        code, refusal = run_json(repo, "memory", "assemble", "--provider", "claude", *repair)
+        assert code == 1
+        error = refusal["error"]
+        assert error["code"] == "ASSEMBLY_MERGE_UNRESOLVED"  # type: ignore[index]
+        assert error["message"].startswith(  # type: ignore[index]
+            f"CLAUDE.md:{starts[1]} holds an unresolved git merge"
+        )
+        assert "outside the managed block" in error["message"]  # type: ignore[index]
+        assert (repo / "CLAUDE.md").read_bytes() == conflicted
+
+    text = conflicted.decode()
+    notes = text.index("<<<<<<< HEAD", text.index("<!-- END THREADSHARE MEMORY -->"))
+    (repo / "CLAUDE.md").write_text(text[:notes] + "Tag with a v prefix.\n")
+    code, _ = run_json(repo, "memory", "assemble", "--provider", "claude")
+    assert code == 0
+    text = (repo / "CLAUDE.md").read_text()
+    assert not any(marker in text for marker in CONFLICT_MARKERS)
+    assert text.endswith(
+        "## Release\n\nTag releases.\nRun the tests first.\nTag with a v prefix.\n"
+    )
+
+
+@pytest.mark.parametrize("repair", [False, True], ids=["assemble", "repair"])
+def test_a_conflict_across_the_block_markers_is_refused_not_repaired(repair: bool) -> None:
+    """Both sides' blocks end inside one conflict (two END markers): `--repair` took BEGIN to
+    the last END as the old block and left the `>>>>>>>` line below it in CLAUDE.md."""
+    block = render_block(PROVIDERS["claude"], None, [], [])
+    end = "<!-- END THREADSHARE MEMORY -->"
+    up_to_end = block.partition(end)[0]
+    conflicted = (
+        f"# Shop\n\n{up_to_end}<<<<<<< HEAD\n{end}\n=======\n{end}\n\n## Notes\nUse make.\n"
+        ">>>>>>> theirs\n"
+    )
+
+    with pytest.raises(TeamloreError) as refused:
+        splice(conflicted, block, file_name="CLAUDE.md", repair=repair)
+
+    assert refused.value.code == "ASSEMBLY_MERGE_UNRESOLVED"
+    first = conflicted.split("\n").index("<<<<<<< HEAD") + 1
+    assert refused.value.message.startswith(f"CLAUDE.md:{first} holds an unresolved git merge")
+    assert "across the managed block's markers" in refused.value.message

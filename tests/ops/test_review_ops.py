@@ -259,8 +259,9 @@ def test_confirm_refuses_a_candidate_whose_target_drifted_with_that_drift(flow: 
         confirm(flow, {"candidateIds": [updater]})
     assert named.value.code == "TARGET_DRIFT"
     assert named.value.message == (
-        f"{updater}: entry release-tag-prefix changed since the candidate was adjudicated;"
-        " discard it (`teamlore memory discard --candidate ID`) or leave it out of --candidate"
+        f"{updater}: entry release-tag-prefix was edited since the candidate was adjudicated;"
+        " discard it (`teamlore memory discard --candidate ID --extract-again`) or leave it out"
+        " of --candidate"
     )
 
     with pytest.raises(TeamloreError) as every:
@@ -270,11 +271,11 @@ def test_confirm_refuses_a_candidate_whose_target_drifted_with_that_drift(flow: 
     assert by_code["TARGET_DRIFT"]["candidateId"] == updater
     # what `memory confirm` prints after `Left out ID: `, then `; discard it: …`
     assert by_code["TARGET_DRIFT"]["why"] == (
-        "entry release-tag-prefix changed since the candidate was adjudicated"
+        "entry release-tag-prefix was edited since the candidate was adjudicated"
     )
     message = every.value.message
     assert "TARGET_DRIFT" not in message and "()" not in message
-    assert message.startswith(f"{updater}: entry release-tag-prefix changed since")
+    assert message.startswith(f"{updater}: entry release-tag-prefix was edited since")
     assert message.endswith(f"; also left out: {blocked} (blocked by lint: secret.github-token)")
 
 

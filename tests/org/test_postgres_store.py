@@ -54,6 +54,27 @@ def test_a_server_that_is_down_is_named_with_its_cause_and_never_the_credentials
     assert "bob" not in done.stderr and "hunter2" not in done.stderr
 
 
+def test_a_server_that_is_down_names_where_its_url_came_from(home: Path) -> None:
+    """The URL in TEAMLORE_ORG_DATABASE is what to check, not a `--database` never given; the
+    option, when given, is named as before."""
+    url = f"postgresql://127.0.0.1:{free_port()}/orga"  # nothing listens there
+    from_variable = teamlore_cli("org", "status", env={"TEAMLORE_ORG_DATABASE": url})
+    as_json = teamlore_cli("org", "status", "--format", "json", env={"TEAMLORE_ORG_DATABASE": url})
+    from_option = teamlore_cli("org", "status", "--database", url)
+
+    assert from_variable.returncode == 1
+    assert from_variable.stderr.splitlines()[1] == (
+        "  next: Check the URL in TEAMLORE_ORG_DATABASE and that its server is running "
+        "(unset it to use the embedded index)."
+    )
+    error = json.loads(as_json.stdout)["error"]
+    assert error["code"] == "ORG_DATABASE_UNAVAILABLE"
+    assert "TEAMLORE_ORG_DATABASE" in error["next"] and "--database" not in error["next"]
+    assert from_option.stderr.splitlines()[1] == (
+        "  next: Check the `--database` URL and that its server is running."
+    )
+
+
 def test_a_refused_login_never_names_the_role(home: Path, postgres_cluster: Cluster) -> None:
     url = f"postgresql://mallory:hunter2@127.0.0.1:{postgres_cluster.port}/postgres"
     done = teamlore_cli("org", "status", "-d", url, "--format", "json")

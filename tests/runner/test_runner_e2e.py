@@ -120,7 +120,14 @@ def _sent_inputs(bodies: list[Any]) -> set[str]:
     }
 
 
-def _extract_and_adjudicate(world: World, runner: str, runner_args: list[str], bodies: Any) -> None:
+Ran = tuple[dict[str, Any], dict[str, Any] | str]
+
+
+def _extract_and_adjudicate(
+    world: World, runner: str, runner_args: list[str], bodies: Any, *, text: bool = False
+) -> Ran:
+    """Both approvals: the extraction's result, then the adjudication's (its text view when
+    `text`)."""
     code, verdict = world.cli("memory", "reverify-runner", "--runner", runner, *runner_args)
     assert code == 0, verdict
     assert verdict["passed"] and verdict["candidates"] == 1
@@ -136,15 +143,34 @@ def _extract_and_adjudicate(world: World, runner: str, runner_args: list[str], b
     assert _sent_inputs(after_extraction) == {plan["runnerInputDigest"]}
     adjudication = run["results"][0]["adjudicationPlan"]
     assert len(bodies()) == probe_requests + len(after_extraction)
-    code, second = world.cli("memory", "extract", "--approve-plan", adjudication["planDigest"])
-    assert code == 0, second
-    assert second["results"][0]["quarantined"] == 1
+    second: dict[str, Any] | str
+    if text:
+        code, second, err = world.text(
+            "memory", "extract", "--approve-plan", adjudication["planDigest"]
+        )
+        assert code == 0, err
+        assert "1 candidate quarantined" in second
+    else:
+        code, second = world.cli("memory", "extract", "--approve-plan", adjudication["planDigest"])
+        assert code == 0, second
+        assert second["results"][0]["quarantined"] == 1
     after_adjudication = bodies()[probe_requests + len(after_extraction) :]
     assert _sent_inputs(after_adjudication) == {adjudication["runnerInputDigest"]}
     code, review = world.cli("memory", "review")
     assert code == 0 and review["count"] == 1
     assert "v prefix" in review["items"][0]["content"]
     assert review["items"][0]["statements"][0]["claimSupport"] == "unverified"
+    return run, second
+
+
+def _spent(world: World, result: dict[str, Any]) -> dict[str, Any]:
+    """What an approval reports its runner spent — and that the plan's run record keeps the
+    same figures."""
+    (ran,) = result["results"]
+    record = json.loads(world.plan_path(ran["planDigest"]).with_suffix(".run.json").read_text())
+    assert record["usage"] == ran["usage"]
+    assert result["usage"]["runs"] == 1
+    return dict(result["usage"])
 
 
 @pytest.fixture()
@@ -158,16 +184,26 @@ def test_claude_runner_end_to_end(agent_clis: AgentClis, world: World) -> None:
         final_text=lambda turn: answer(_task_in(turn.body)), answer_without_tools=True
     )
     with ScriptedModel(scenario) as model:
-        world.env = {"TEAMLORE_CLAUDE_BIN": str(agent_clis.claude), "ANTHROPIC_API_KEY": "dummy"}
-        _extract_and_adjudicate(
+        world.env = {
+            "TEAMLORE_CLAUDE_BIN": str(agent_clis.claude),
+            "ANTHROPIC_API_KEY": "dummy",
+            "COLUMNS": "80",
+        }
+        run, adjudicated = _extract_and_adjudicate(
             world,
             "claude",
-            ["--runner-model", "claude-scripted", "--runner-endpoint", model.base_url],
+            ["--runner-model", "claude-sonnet-4-5", "--runner-endpoint", model.base_url],
             lambda: [r.body for r in model.model_requests("anthropic")],
+            text=True,
         )
         assert not model.errors
+        # the scripted model reports 10 input and 5 output tokens a request; claude prices them
+        spent = _spent(world, run)
+        assert (spent["inputTokens"], spent["outputTokens"]) == (10, 5)
+        assert spent["costUsd"] > 0 and spent["costNotReported"] == 0
+        assert "Spent in 1 run: 10 input + 5 output tokens; cost $0.0001." in str(adjudicated)
         first = model.model_requests("anthropic")[0].body
-        assert first["model"] == "claude-scripted"
+        assert first["model"] == "claude-sonnet-4-5"
         assert not [t for t in first.get("tools", []) if t.get("name")], "the runner got tools"
 
 
@@ -178,13 +214,24 @@ def test_codex_runner_end_to_end(agent_clis: AgentClis, world: World) -> None:
     )
     with ScriptedModel(scenario) as model:
         world.env = {"TEAMLORE_CODEX_BIN": str(agent_clis.codex), "OPENAI_API_KEY": "dummy"}
-        _extract_and_adjudicate(
+        run, adjudicated = _extract_and_adjudicate(
             world,
             "codex",
             ["--runner-model", "fake-model", "--runner-endpoint", model.base_url + "/v1"],
             lambda: [r.body for r in model.model_requests("responses")],
         )
         assert not model.errors
+        # codex reports the tokens of each turn, never a cost
+        assert _spent(world, run) == {
+            "runs": 1,
+            "inputTokens": 10,
+            "outputTokens": 5,
+            "costUsd": None,
+            "tokensNotReported": 0,
+            "costNotReported": 1,
+        }
+        assert isinstance(adjudicated, dict)
+        assert adjudicated["results"][0]["usage"]["outputTokens"] == 5
         tools = {
             t.get("name") or t.get("type")
             for t in model.model_requests("responses")[0].body.get("tools", [])
@@ -199,13 +246,16 @@ def test_openai_runner_end_to_end(world: World) -> None:
     with ScriptedServer() as server:
         server.respond_with(reply)
         world.env = {"OPENAI_API_KEY": "dummy"}
-        _extract_and_adjudicate(
+        run, _ = _extract_and_adjudicate(
             world,
             "openai",
             ["--runner-model", "scripted-model", "--runner-endpoint", server.base_url],
             lambda: [r.json() for r in server.requests],
         )
         assert server.requests[0].json()["response_format"] == {"type": "json_object"}
+        # the scripted server's usage: 11 prompt and 7 completion tokens, no cost
+        spent = _spent(world, run)
+        assert (spent["inputTokens"], spent["outputTokens"], spent["costUsd"]) == (11, 7, None)
 
 
 @pytest.mark.e2e

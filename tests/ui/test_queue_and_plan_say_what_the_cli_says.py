@@ -5,6 +5,8 @@ server, state DB and git repository:
   the head of the candidate does in `memory review`;
 - a candidate the lint blocks is listed apart on the Plan with the rules and the command that
   discards it (the words `memory confirm` leaves it out with), and the others are prepared;
+- a candidate whose approved target changed since adjudication is listed as `memory confirm`
+  names it (`TARGET_DRIFT` and why), never as blocked by lint;
 - a plan prepared on the page whose candidate a later merge consumed is shown voided with
   why, as `memory status` lists it, with no Promote button.
 """
@@ -100,6 +102,68 @@ def test_the_plan_lists_a_blocked_candidate_with_why_and_prepares_the_others(
         page.wait_for_load_state()
         assert page.locator("h1").inner_text().startswith("Promotion plan")
         assert page.locator("#promote").count() == 1
+        page.close()
+    finally:
+        running.stop()
+
+
+def test_a_candidate_whose_target_changed_is_named_by_its_drift_not_as_lint(
+    browser: Any, tmp_path: Path, home: Path
+) -> None:
+    """The page filed it under "blocked by lint" with a `TARGET_DRIFT` rule, while `memory
+    confirm` refuses it with TARGET_DRIFT and why."""
+    from test_review import store
+
+    flow = Flow(tmp_path, home)
+    target = flow.repo / ".threadshare/memory/entries/release-tag-prefix.md"
+    target.write_text(
+        "---\nid: release-tag-prefix\ntype: work_method\nstatus: approved\npriority: 50\n"
+        "confidence: high\nprovenance_strength: direct\nclaim_support: human-confirmed\n"
+        'limitations: ["source-local-only"]\nscope: repo\nscene: null\n'
+        'occurred: ["2026-02-01"]\nevidence: {"commits":[],"paths":[]}\nsuperseded_by: null\n'
+        "---\nRelease tags need a v prefix.\n"
+    )
+    leaky = f"Push release tags with the token {SECRET}."
+    staged = flow.stage(
+        [
+            candidate(TEXT, [(TEXT, [flow.turn_ev(1)])]),
+            candidate(leaky, [(leaky, [flow.turn_ev(1)])]),
+        ]
+    )
+    updater, blocked = [d["candidateId"] for d in staged["adjudicationTask"]["drafts"]]
+    update = {
+        "draftRef": updater,
+        "action": "update",
+        "targetIds": ["release-tag-prefix"],
+        "mergedFields": {"content": TEXT},
+    }
+    flow.adjudicate(staged, [update, store(blocked)])
+    target.write_text(target.read_text() + "edited by a teammate\n")
+    drift = "TARGET_DRIFT: entry release-tag-prefix was edited since the candidate was adjudicated"
+    running = served(flow.repo, home)
+    try:
+        page = browser.new_page()
+        page.goto(running.login_url("/queue"))
+        row = page.locator("table.queue tbody tr", has=page.locator(f"a[href$='{updater}']"))
+        assert row.locator(".state").inner_text() == "blocked"
+        assert row.locator(".why-blocked").inner_text() == drift
+        leaky_row = page.locator("table.queue tbody tr", has=page.locator(f"a[href$='{blocked}']"))
+        assert leaky_row.locator(".why-blocked").inner_text() == (
+            "blocked by lint (secret.github-token)"
+        )
+
+        page.goto(running.base_url + "/plan")
+        out = page.locator("section.plan-out").inner_text()
+        assert out.startswith("Not in this plan: blocked 2")
+        listed = page.locator(f"li:has(a[href$='{updater}'])").inner_text()
+        assert (
+            f"{drift} — discard it on its page, or teamlore memory discard --candidate "
+            f"{updater[:20]}-c1"
+        ) in listed
+        assert "lint" not in listed
+
+        page.goto(f"{running.base_url}/candidate/{updater}")
+        assert page.locator("div.blocked .why-blocked").inner_text() == drift
         page.close()
     finally:
         running.stop()

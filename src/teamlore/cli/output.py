@@ -119,6 +119,17 @@ def say_how_many_more(shown: int, total: int, indent: str = "  ") -> None:
         say(indent, styled(f"… {total - shown} more (--format json lists them all)", "dim"))
 
 
+def say_left_out(left_out: list[dict[str, Any]]) -> int:
+    """The memory files a search could not read (its `leftOut`), with what to do; how many."""
+    if left_out:
+        say(styled(f"Not searched: {counted(len(left_out), 'file')} it cannot read:", "yellow"))
+        for d in left_out[:5]:
+            say("  ", styled(d["code"], "yellow"), f" {d['file']}:{d.get('line') or ''} {d['why']}")
+        say_how_many_more(5, len(left_out))
+        say("  next: fix them (`teamlore memory lint` shows each problem), then search again.")
+    return len(left_out)
+
+
 def say_ignored_by_git(rules: list[dict[str, Any]]) -> None:
     """What git ignores of what teamlore wrote or reads (`repo/ignored.py`), rule by rule, and
     what to do about it."""
@@ -198,7 +209,11 @@ def fail(err: errors.TeamloreError, fmt: OutputFormat) -> NoReturn:
         print_json({"error": err.to_json()})
     else:
         say(styled("error", "bold red"), f" {err.code}: {err.message}", console=stderr)
-        say(styled("  next", "bold"), f": {errors.next_step(err.error)}", console=stderr)
+        say(
+            styled("  next", "bold"),
+            f": {err.remedy or errors.next_step(err.error)}",
+            console=stderr,
+        )
     raise SystemExit(err.exit_code)
 
 

@@ -160,7 +160,15 @@ class TeamloreError(Exception):
         self.error = error
         self.message = one_line(message or error.summary)
         self.details = details
+        # the `next` of this refusal when it depends on the case (`advising`), else the code's
+        self.remedy: str | None = None
         super().__init__(f"{error.code}: {self.message}")
+
+    def advising(self, remedy: str | None) -> TeamloreError:
+        """This refusal with a `next` of its own: what to do depends on the case (where the
+        setting the message names came from)."""
+        self.remedy = remedy
+        return self
 
     @property
     def code(self) -> str:
@@ -177,7 +185,8 @@ class TeamloreError(Exception):
             "code": self.code,
             "message": self.message,
             "problem": self.message,
-            "next": tool_next_step(self.error) if for_tool else next_step(self.error),
+            "next": self.remedy
+            or (tool_next_step(self.error) if for_tool else next_step(self.error)),
         }
         if self.details:
             out["details"] = self.details
@@ -507,6 +516,10 @@ UNVERIFIED_CLAIM = _register(
 TARGET_DRIFT = _register(
     "TARGET_DRIFT", "an entry the candidate updates or merges changed since adjudication"
 )
+DUPLICATE_ENTRY = _register(
+    "DUPLICATE_ENTRY",
+    "an approved entry the candidate was not adjudicated against says the same as its new entry",
+)
 PREPARE_REQUEST_INVALID = _register(
     "PREPARE_REQUEST_INVALID", "the request does not follow PrepareRequest@v1", 2
 )
@@ -550,6 +563,16 @@ ASSEMBLY_MARKERS_INVALID = _register(
     "ASSEMBLY_MARKERS_INVALID",
     "the instructions file has missing, duplicate or out-of-order teamlore memory markers; "
     "fix the markers by hand (or remove both) and run assemble again",
+)
+ASSEMBLY_MERGE_UNRESOLVED = _register(
+    "ASSEMBLY_MERGE_UNRESOLVED",
+    "the instructions file holds an unresolved git merge outside the managed block or across "
+    "its markers; resolve it by hand, then run assemble again",
+)
+ASSEMBLY_STALE = _register(
+    "ASSEMBLY_STALE",
+    "an assembled file (CLAUDE.md / AGENTS.md, a Skill projection) is not what assemble writes "
+    "from the memory tree now, or holds an unresolved git merge",
 )
 ASSEMBLY_TARGET_INVALID = _register(
     "ASSEMBLY_TARGET_INVALID",

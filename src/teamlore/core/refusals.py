@@ -146,7 +146,7 @@ def redacted(err: TeamloreError) -> TeamloreError:
         key: redact_paths(value) if isinstance(value, str) else value
         for key, value in err.details.items()
     }
-    return TeamloreError(err.error, redact_paths(err.message), **details)
+    return TeamloreError(err.error, redact_paths(err.message), **details).advising(err.remedy)
 
 
 def refusal_for(exc: BaseException) -> TeamloreError:

@@ -146,7 +146,8 @@ NEXT: dict[str, str] = {
     "CANDIDATE_LOCKED": "Wait for the promotion to finish (`teamlore memory status`).",
     "CONFIRMATION_DRIFT": "Confirm the changed statement again with `teamlore memory confirm`.",
     "UNVERIFIED_CLAIM": "Confirm the statement with `teamlore memory confirm`, or discard it.",
-    "TARGET_DRIFT": "Recall and stage again: the entry it updates changed.",
+    "TARGET_DRIFT": "Discard it with `teamlore memory discard --extract-again`, then recall.",
+    "DUPLICATE_ENTRY": "Discard it (`teamlore memory discard`); --extract-again to adjudicate.",
     "PREPARE_REQUEST_INVALID": "Fix the field the message names; `teamlore memory prepare --help`.",
     "CONSOLIDATION_INVALID": "Fix the patch as details.reason says, then stage it again.",
     "CONSOLIDATION_PENDING": "Promote or discard the pending one (`teamlore memory review`).",
@@ -157,6 +158,8 @@ NEXT: dict[str, str] = {
     "INVALID_SUBMISSION_ID": "Use the submissionId and conversationId your relay call returned.",
     "INVALID_CLIENT_ID": "Use 1-128 characters of A-Z, a-z, 0-9, _ or - for `--client-id`.",
     # assemble
+    "ASSEMBLY_MERGE_UNRESOLVED": "Resolve the merge in the lines named, then assemble again.",
+    "ASSEMBLY_STALE": "Run `teamlore memory assemble --provider NAME`; commit what it wrote.",
     "ASSEMBLY_TARGET_INVALID": "Make CLAUDE.md / AGENTS.md a regular UTF-8 file, then assemble.",
     "ASSEMBLY_CONFLICT": "Move your edit into .threadshare/memory/skills, then assemble again.",
     "ASSEMBLY_STATE_INVALID": "Delete the Skill assembly record, then `teamlore memory assemble`.",

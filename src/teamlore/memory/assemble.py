@@ -17,9 +17,15 @@ exactly one END → the bytes from BEGIN through END are replaced and everything
 for byte; anything else (a block damaged by hand) is refused with the file untouched and a message
 naming the marker lines and the fix, `--repair`: each BEGIN with the last END before the next
 BEGIN is an old block and is replaced, a stray marker is removed, every other byte is kept.
+A git conflict inside an intact block is replaced with it; one outside the block or across its
+markers is refused (`ASSEMBLY_MERGE_UNRESOLVED`), `--repair` or not: its lines are not ours.
 Marker text inside a memory document (lint `format.managed-block-marker`) is defused on the way
 in (`<!--` → `&lt;!--`), so no document can close the block early. A file is written only when its
 bytes change (atomically, no symlink followed, its mode kept). Nothing is staged or committed.
+
+Nothing in the block changes when an entry is promoted (no count, no date), so teammates who each
+promote and assemble merge without a conflict in CLAUDE.md / AGENTS.md. `check` (`--check`, for
+CI) writes nothing and says which assembled file is not what assemble would write now.
 """
 
 from __future__ import annotations
@@ -37,7 +43,12 @@ from teamlore.core.canonical import sha256_hex
 from teamlore.core.failpoints import failpoint
 from teamlore.core.lock import file_lock
 from teamlore.core.paths import ensure_private_dir, read_private_file, write_private_file
-from teamlore.core.text.files import all_crlf, conflict_start, with_line_ends_of
+from teamlore.core.text.files import (
+    all_crlf,
+    conflict_regions,
+    conflict_start,
+    with_line_ends_of,
+)
 from teamlore.memory.skills.source import (
     SourceSkill,
     refuse_unreadable,
@@ -94,12 +105,13 @@ class SceneLine:
 # --- the block ------------------------------------------------------------------------------
 
 
-def search_hint(entries: int) -> str:
-    """How approved entries reach the agent: it searches them (they are not in the block)."""
-    noun = "entry" if entries == 1 else "entries"
+def search_hint() -> str:
+    """How approved entries reach the agent: it searches them (they are not in the block). It
+    names no count: the block would change with every promotion, so two teammates who each
+    promote an entry would merge a wrong count, or conflict in CLAUDE.md / AGENTS.md."""
     return (
-        f"The team has {entries} approved memory {noun} in .threadshare/memory/entries/. "
-        "When a task touches something the team may already know, search them with the "
+        "The team's approved memory entries are in .threadshare/memory/entries/ (not copied "
+        "here). When a task touches something the team may already know, search them with the "
         "threadshare_memory_search tool (or `teamlore memory search QUERY`): at most "
         f"{SEARCH_CALLS_PER_TURN} calls per turn."
     )
@@ -116,12 +128,12 @@ def render_block(
     doctrine: str | None,
     scenes: list[SceneLine],
     skills: list[SourceSkill],
-    entries: int = 0,
 ) -> str:
-    """The managed block (markers included, no trailing newline)."""
+    """The managed block (markers included, no trailing newline). Nothing in it changes when
+    an entry is promoted (docs/assemble.md, "Assembled files in git")."""
     body = defuse_markers(doctrine.strip()) if doctrine else NO_DOCTRINE
     lines = [BEGIN_MARKER, "", "## Team memory", "", body]
-    lines += ["", search_hint(entries)]
+    lines += ["", search_hint()]
     if scenes:
         ordered = sorted(scenes, key=lambda s: (-s.heat, s.name))
         lines += ["", "### Scenes", ""]
@@ -175,6 +187,7 @@ def splice(existing: str, block: str, *, file_name: str, repair: bool = False) -
     """`existing` with the managed block replaced (or appended when it has no markers); a
     damaged block is refused with the fix in the message, or repaired when `repair`."""
     markers = _markers(existing)
+    _refuse_unresolved_merge(existing, markers, file_name)
     if not markers:
         if existing == "" or existing.endswith("\n\n"):
             separator = ""
@@ -199,6 +212,31 @@ def splice(existing: str, block: str, *, file_name: str, repair: bool = False) -
         file=file_name,
         lines=_line_numbers(existing, markers),
     )
+
+
+def _refuse_unresolved_merge(text: str, markers: list[_Marker], file_name: str) -> None:
+    """A git conflict inside an intact block goes with the block (assemble writes it anew from
+    the merged tree); one outside it, or one that splits the markers, is the person's to
+    resolve: written around, its marker lines would reach every agent that reads the file."""
+    block = (markers[0].start, markers[1].end) if _intact(markers) and markers else None
+    for start, end in conflict_regions(text):
+        if block is not None and block[0] <= start and end <= block[1]:
+            continue
+        first = text.count("\n", 0, start) + 1
+        last = text.count("\n", 0, end - 1) + 1
+        raise errors.TeamloreError(
+            errors.ASSEMBLY_MERGE_UNRESOLVED,
+            f"{file_name}:{first} holds an unresolved git merge (lines {first}-{last})"
+            + (
+                " across the managed block's markers"
+                if any(start <= m.start < end for m in markers)
+                else " outside the managed block"
+            )
+            + "; it was not changed: resolve it by hand (one BEGIN/END pair may stay, assemble "
+            "rewrites what is inside it), then run assemble again",
+            file=file_name,
+            lines=[first, last],
+        )
 
 
 def _damaged_regions(text: str, markers: list[_Marker]) -> list[tuple[int, int]]:
@@ -295,8 +333,9 @@ def _scenes(tree: MemoryFiles) -> list[SceneLine]:
 
 
 def _approved_entries(tree: MemoryFiles) -> int:
-    """How many entries of the tree are approved (an unreadable one is not counted, but an
-    unresolved merge refuses: the block would be committed with the merge, counting wrong)."""
+    """How many entries of the tree are approved, for the result (the block names no count);
+    an unreadable one is not counted, but an unresolved merge refuses: the block and the Skills
+    would be assembled from a tree the merge has not made yet."""
     count = 0
     for file in tree.of_kind("entry"):
         try:
@@ -523,30 +562,68 @@ def assemble(
         )
 
 
-def _assemble(
-    worktree_root: Path, provider: str, *, home: Path, worktree_key: str, repair: bool
-) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class _Wanted:
+    """What assemble writes for one provider now, as the tree gives it (nothing written)."""
+
+    layout: ProviderLayout
+    block: str
+    skills: list[SourceSkill]
+    has_doctrine: bool
+    scenes: int
+    entries: int
+    block_link: str | None
+    skills_link: str | None
+
+
+def _wanted(worktree_root: Path, provider: str) -> _Wanted:
     layout = PROVIDERS[provider]
     tree = read_memory_files(worktree_root)
     skills = source_skills(tree)
     doctrine, scenes, entries = _doctrine(tree), _scenes(tree), _approved_entries(tree)
-    block = render_block(layout, doctrine, scenes, skills, entries)
+    block = render_block(layout, doctrine, scenes, skills)
     require_lint_clean(
         block_content(block).encode("utf-8"), path=layout.instructions_file, kind="text"
     )
-    block_link = linked_counterpart(worktree_root, provider, layout.instructions_file)
-    skills_link = linked_counterpart(worktree_root, provider, layout.skills_dir)
+    return _Wanted(
+        layout,
+        block,
+        skills,
+        doctrine is not None,
+        len(scenes),
+        entries,
+        linked_counterpart(worktree_root, provider, layout.instructions_file),
+        linked_counterpart(worktree_root, provider, layout.skills_dir),
+    )
 
-    original, updated_bytes, repaired = None, None, []
+
+def _spliced(text: str, block: str, *, file_name: str, repair: bool) -> tuple[bytes, list[int]]:
+    """The instructions file `text` with `block` spliced in, in the file's own line ends, and
+    the marker lines `repair` replaced."""
+    saved = text
+    if all_crlf(text):  # spliced as LF lines, then given the file's own line ends back
+        text = text.replace("\r\n", "\n")
+    markers = _markers(text)
+    repaired = _line_numbers(text, markers) if repair and not _intact(markers) else []
+    updated = splice(text, block, file_name=file_name, repair=repair)
+    return with_line_ends_of(saved, updated).encode("utf-8"), repaired
+
+
+def _assemble(
+    worktree_root: Path, provider: str, *, home: Path, worktree_key: str, repair: bool
+) -> dict[str, Any]:
+    wanted = _wanted(worktree_root, provider)
+    layout, skills = wanted.layout, wanted.skills
+    block_link, skills_link = wanted.block_link, wanted.skills_link
+
+    original: bytes | None = None
+    updated_bytes: bytes | None = None
+    repaired: list[int] = []
     if block_link is None:
         original, text = _read_instructions(worktree_root, layout.instructions_file)
-        saved = text
-        if all_crlf(text):  # spliced as LF lines, then given the file's own line ends back
-            text = text.replace("\r\n", "\n")
-        markers = _markers(text)
-        repaired = _line_numbers(text, markers) if repair and not _intact(markers) else []
-        updated = splice(text, block, file_name=layout.instructions_file, repair=repair)
-        updated_bytes = with_line_ends_of(saved, updated).encode("utf-8")
+        updated_bytes, repaired = _spliced(
+            text, wanted.block, file_name=layout.instructions_file, repair=repair
+        )
     record = manifest_path(home, worktree_key, provider)
     manifest = _load_manifest(record, provider)
     plan = [] if skills_link else _plan_projection(worktree_root, layout, skills, manifest)
@@ -561,16 +638,10 @@ def _assemble(
     if skills_link is None:
         _save_manifest(record, provider, {s.name: s.content_digest for s in skills})
     return {
-        "provider": provider,
-        "target": layout.instructions_file,
+        **_about(provider, wanted),
         "changed": changed,
-        "targetLinksTo": block_link,
-        "skillsFolder": layout.skills_dir,
-        "skillsLinkTo": skills_link,
-        # whose assemble writes what this provider's links lead to
-        "linkedProvider": _other(provider) if block_link or skills_link else None,
         "repairedMarkerLines": repaired,
-        "block": block,
+        "block": wanted.block,
         "skills": [
             {
                 "name": item.skill.name,
@@ -581,7 +652,79 @@ def _assemble(
             for item in plan
         ],
         "skillsChanged": sum(1 for item in plan if item.needs_write),
-        "approvedEntries": entries,
-        "hasDoctrine": doctrine is not None,
-        "scenes": len(scenes),
+        "approvedEntries": wanted.entries,
+        "hasDoctrine": wanted.has_doctrine,
+        "scenes": wanted.scenes,
     }
+
+
+def _about(provider: str, wanted: _Wanted) -> dict[str, Any]:
+    """What an assemble and a check result both say first: the files and the links."""
+    return {
+        "provider": provider,
+        "target": wanted.layout.instructions_file,
+        "targetLinksTo": wanted.block_link,
+        "skillsFolder": wanted.layout.skills_dir,
+        "skillsLinkTo": wanted.skills_link,
+        # whose assemble writes what this provider's links lead to
+        "linkedProvider": _other(provider) if wanted.block_link or wanted.skills_link else None,
+    }
+
+
+# --- check ----------------------------------------------------------------------------------
+
+
+def check(worktree_root: Path, provider: str) -> dict[str, Any]:
+    """Whether every file assemble writes for `provider` holds what it would write now (`assemble
+    --check`, for CI); writes nothing. ASSEMBLY_STALE names each file that does not and why; a
+    git merge left in the instructions file is stale wherever it is. A file assemble itself
+    would refuse (damaged markers, a symlink) is refused with that code."""
+    wanted = _wanted(worktree_root, provider)
+    layout = wanted.layout
+    stale: list[dict[str, str]] = []
+    checked: list[str] = []
+    if wanted.block_link is None:
+        checked.append(layout.instructions_file)
+        why = _instructions_staleness(worktree_root, layout.instructions_file, wanted.block)
+        if why:
+            stale.append({"path": layout.instructions_file, "why": why})
+    for skill in [] if wanted.skills_link else wanted.skills:
+        path = layout.skill_path(skill.name)
+        checked.append(path)
+        current = safe_write.read_file(worktree_root, path)
+        if current is None:
+            stale.append({"path": path, "why": "missing"})
+        elif current != skill.data:
+            stale.append({"path": path, "why": f"differs from {skill.path}"})
+    if stale:
+        named = "; ".join(f"{item['path']} ({item['why']})" for item in stale)
+        are = "is" if len(stale) == 1 else "are"
+        raise errors.TeamloreError(
+            errors.ASSEMBLY_STALE,
+            f"{len(stale)} assembled {'file' if len(stale) == 1 else 'files'} {are} not what "
+            f"`teamlore memory assemble -p {provider}` writes now: {named}",
+            provider=provider,
+            stale=stale,
+        ).advising(f"Run `teamlore memory assemble -p {provider}`, then commit what it wrote.")
+    return {**_about(provider, wanted), "checked": checked, "stale": []}
+
+
+def _instructions_staleness(root: Path, name: str, block: str) -> str | None:
+    """Why the instructions file is not what assemble writes now; None when it is."""
+    original, text = _read_instructions(root, name)
+    if original is None:
+        return "missing"
+    regions = conflict_regions(text)
+    if regions:
+        spans = (f"{_line_at(text, start)}-{_line_at(text, end - 1)}" for start, end in regions)
+        return f"an unresolved git merge on lines {', '.join(spans)}"
+    updated, _ = _spliced(text, block, file_name=name, repair=False)
+    if updated == original:
+        return None
+    if not _markers(text):
+        return "no managed block"
+    return "its managed block differs from the memory tree"
+
+
+def _line_at(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1

@@ -9,8 +9,9 @@ from teamlore.core import errors
 from teamlore.org.store import OrgStore
 
 
-def open_store(database: str | None, home: Path) -> OrgStore:
-    """The PostgreSQL store `database` names, else the embedded one under `home`."""
+def open_store(database: str | None, home: Path, source: str | None = None) -> OrgStore:
+    """The PostgreSQL store `database` names, else the embedded one under `home`; `source`:
+    where `database` came from, as a refusal names it (default: `--database`)."""
     if database:
         try:
             from teamlore.org.postgres_store import PostgresStore
@@ -19,7 +20,7 @@ def open_store(database: str | None, home: Path) -> OrgStore:
                 errors.ORG_DATABASE_UNAVAILABLE,
                 "a PostgreSQL org index needs psycopg: pip install 'teamlore[org]'",
             ) from None
-        return PostgresStore.open(database)
+        return PostgresStore.open(database, source) if source else PostgresStore.open(database)
     from teamlore.org.sqlite_store import SqliteStore
 
     return SqliteStore.open(home / "org.sqlite3")

@@ -177,13 +177,26 @@ def server_address(database: str) -> str:
     return f"{host}:{parts.get('port') or 5432}/{parts.get('dbname') or ''}".rstrip("/")
 
 
-def unavailable(database: str, exc: BaseException) -> errors.TeamloreError:
-    """ORG_DATABASE_UNAVAILABLE naming host and port and why, never the role or password."""
+# where the connection string came from, as a refusal's `next` names it
+FLAG_SOURCE = "`--database`"
+
+
+def unavailable(
+    database: str, exc: BaseException, source: str = FLAG_SOURCE
+) -> errors.TeamloreError:
+    """ORG_DATABASE_UNAVAILABLE naming host and port and why, never the role or password, and
+    where the URL to check came from (`--database` or TEAMLORE_ORG_DATABASE)."""
+    remedy = f"Check the {source} URL and that its server is running."
+    if source != FLAG_SOURCE:
+        remedy = (
+            f"Check the URL in {source} and that its server is running "
+            "(unset it to use the embedded index)."
+        )
     return errors.TeamloreError(
         errors.ORG_DATABASE_UNAVAILABLE,
         f"cannot use the org database at {server_address(database)}: {_why(database, exc)}",
         server=server_address(database),
-    )
+    ).advising(remedy)
 
 
 def _why(database: str, exc: BaseException) -> str:
@@ -214,11 +227,12 @@ class PostgresStore:
     pool: ConnectionPool[psycopg.Connection[Any]]
     database: str
     backend: Backend = "postgresql"
+    source: str = FLAG_SOURCE  # where `database` came from
 
     @classmethod
-    def open(cls, database: str) -> PostgresStore:
+    def open(cls, database: str, source: str = FLAG_SOURCE) -> PostgresStore:
         _settings(database)  # an unparsable string is refused at once, not retried by the pool
-        _probe(database)
+        _probe(database, source)
         try:
             pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
                 database,
@@ -233,8 +247,8 @@ class PostgresStore:
             )
             pool.open(wait=True, timeout=CONNECT_TIMEOUT_S + 1)
         except (psycopg.Error, PoolTimeout) as exc:
-            raise unavailable(database, exc) from None
-        store = cls(pool, database)
+            raise unavailable(database, exc, source) from None
+        store = cls(pool, database, source=source)
         with store._conn() as conn:
             _migrate(conn)
         return store
@@ -254,9 +268,10 @@ class PostgresStore:
             with self.pool.connection() as conn:
                 yield conn
         except PoolTimeout:
-            raise unavailable(self.database, PoolTimeout(self._why_no_connection())) from None
+            why = PoolTimeout(self._why_no_connection())
+            raise unavailable(self.database, why, self.source) from None
         except psycopg.OperationalError as exc:
-            raise unavailable(self.database, exc) from None
+            raise unavailable(self.database, exc, self.source) from None
 
     def _why_no_connection(self) -> str:
         """Every connection held by other requests (a burst of slow searches), or none to be
@@ -506,13 +521,13 @@ class PostgresStore:
         return [Token(*row) for row in rows]
 
 
-def _probe(database: str) -> None:
+def _probe(database: str, source: str) -> None:
     """One direct connection first: a server that is down or refuses us is told at once with
     libpq's reason (a pool that cannot open retries until its timeout, then says only that)."""
     try:
         psycopg.connect(database, connect_timeout=CONNECT_TIMEOUT_S).close()
     except psycopg.Error as exc:
-        raise unavailable(database, exc) from None
+        raise unavailable(database, exc, source) from None
 
 
 def _try_lock(conn: psycopg.Connection[Any]) -> bool:

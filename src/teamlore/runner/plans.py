@@ -266,6 +266,26 @@ def load_plan(home: Path | None, plan_digest: str, owner: Owner) -> PlanFile:
     )
 
 
+def pending_plans(home: Path | None, owner: Owner, task_kind: str) -> list[PlanFile]:
+    """The plans of `owner` and `task_kind` that have not run (one that failed may be approved
+    again), newest first; plans that no longer verify are left to their approval to refuse."""
+    folder = resolve_home(home) / PLAN_DIR
+    if not folder.is_dir():
+        return []
+    found: list[PlanFile] = []
+    for path in folder.glob("*.json"):
+        if not _HEX64.match(path.stem) or plan_kind(home, path.stem) != task_kind:
+            continue
+        record = read_run_record(home, path.stem) or {}
+        if record.get("state") in ("done", "running", "indeterminate"):
+            continue
+        try:
+            found.append(load_plan(home, path.stem, owner))
+        except errors.TeamloreError:
+            continue
+    return sorted(found, key=lambda plan_file: plan_file.created_at, reverse=True)
+
+
 def load_manifest(home: Path | None, manifest_digest: str, owner: Owner) -> AuthorizationManifest:
     path = plan_dir(home) / f"manifest-{manifest_digest}.json"
     data = _read_json(path)
@@ -312,19 +332,14 @@ def write_run_record(home: Path | None, plan_digest: str, record: dict[str, Any]
 
 
 @contextmanager
-def plan_lock(home: Path | None, plan_digest: str) -> Iterator[None]:
-    """Exclusive, non-blocking: a second approval of the same plan refuses at once."""
-    path = plan_dir(home) / f"{plan_digest}.lock"
+def _held(path: Path, busy: errors.TeamloreError) -> Iterator[None]:
+    """An exclusive, non-blocking lock on `path`; `busy` when another process holds it."""
     fd = os.open(path, os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW, FILE_MODE)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise errors.TeamloreError(
-                errors.RUNNER_PLAN_BUSY,
-                f"plan {plan_digest[:12]}… is being run by another teamlore process",
-                planDigest=plan_digest,
-            ) from None
+            raise busy from None
         try:
             yield
         finally:
@@ -332,3 +347,31 @@ def plan_lock(home: Path | None, plan_digest: str) -> Iterator[None]:
     finally:
         with contextlib.suppress(OSError):
             os.close(fd)
+
+
+def plan_lock(home: Path | None, plan_digest: str) -> contextlib.AbstractContextManager[None]:
+    """Exclusive, non-blocking: a second approval of the same plan refuses at once."""
+    busy = errors.TeamloreError(
+        errors.RUNNER_PLAN_BUSY,
+        f"plan {plan_digest[:12]}… is being run by another teamlore process",
+        planDigest=plan_digest,
+    )
+    return _held(plan_dir(home) / f"{plan_digest}.lock", busy)
+
+
+def manifest_lock(
+    home: Path | None, manifest_digest: str
+) -> contextlib.AbstractContextManager[None]:
+    """Exclusive, non-blocking: a second approval of the same manifest refuses at once. The
+    first one runs its plans and writes the one adjudication plan their drafts share; two at
+    once would each write and print a plan of their own, the earlier one not covering every
+    draft."""
+    busy = errors.TeamloreError(
+        errors.RUNNER_PLAN_BUSY,
+        f"manifest {manifest_digest[:12]}… is being approved by another teamlore process",
+        manifestDigest=manifest_digest,
+    ).advising(
+        "Let that approval finish: it prints the adjudication plan the manifest's drafts share "
+        "(`teamlore memory status` names it too)."
+    )
+    return _held(plan_dir(home) / f"manifest-{manifest_digest}.lock", busy)

@@ -7,9 +7,10 @@ A profile says exactly how a task's bytes reach a model and how the answer comes
   stdin (closed after the bytes), a throw-away HOME/CLAUDE_CONFIG_DIR, the endpoint through
   ANTHROPIC_BASE_URL; the answer is `.result` of the JSON on stdout.
 - `codex`: `codex exec --skip-git-repo-check --ephemeral --sandbox read-only --color never
-  --ignore-rules -o <file> -`, a one-time CODEX_HOME whose config.toml fixes approval "never",
-  no MCP servers, every shell/code/browser/plugin feature off and (with an endpoint) a
-  model provider speaking the Responses API; the answer is the `-o` last-message file.
+  --ignore-rules --json -o <file> -`, a one-time CODEX_HOME whose config.toml fixes approval
+  "never", no MCP servers, every shell/code/browser/plugin feature off and (with an endpoint) a
+  model provider speaking the Responses API; the answer is the `-o` last-message file, the
+  tokens it spent are in the `--json` events on stdout.
 - `openai`: no process: the existing OpenAI-compatible client (`teamlore.models`), model profile
   `[models.runner]` from config.toml (else `[models.default]`); the task bytes are the one user
   message.
@@ -48,6 +49,7 @@ from teamlore.core.canonical import digest
 from teamlore.runner.binaries import BinaryIdentity, identify, resolve_binary
 from teamlore.runner.process import RUN_MARKER_ENV, Limits, run_bounded
 from teamlore.runner.scratch import scratch_folder
+from teamlore.runner.usage import NOT_REPORTED, RunUsage, claude_usage, codex_usage
 
 RunnerName = Literal["claude", "codex", "openai"]
 RUNNER_NAMES: tuple[RunnerName, ...] = ("claude", "codex", "openai")
@@ -142,12 +144,14 @@ class RunnerChoice:
 
 @dataclass(frozen=True, slots=True)
 class RunOutput:
-    """A runner's answer text, plus what the conformance probe judges: files the runner left in
-    its working directory and processes left in its group after it exited."""
+    """A runner's answer text and what the run spent as its client reported it, plus what the
+    conformance probe judges: files the runner left in its working directory and processes
+    left in its group after it exited."""
 
     text: str
     work_files: tuple[str, ...] = ()
     lingering: bool = False
+    usage: RunUsage = NOT_REPORTED
 
 
 @dataclass(slots=True)
@@ -388,9 +392,13 @@ def claude_runner(choice: RunnerChoice, environ: Mapping[str, str], home: Path |
                 on_start=on_start,
                 reported_failure=_claude_reported_failure,
             )
-            return RunOutput(
-                _claude_answer(result.stdout), _left_files(scratch / "work"), result.lingering
-            )
+            usage = claude_usage(result.stdout)
+            try:
+                answer = _claude_answer(result.stdout)
+            except errors.TeamloreError as err:
+                err.details.setdefault("usage", usage.to_json())  # an error result still costs
+                raise
+            return RunOutput(answer, _left_files(scratch / "work"), result.lingering, usage)
 
     template = _claude_argv(Path("claude"), choice.model)
     env_names = (
@@ -461,6 +469,7 @@ def _codex_argv(binary: Path, answer_file: Path) -> list[str]:
         "--color",
         "never",
         "--ignore-rules",
+        "--json",
         "-o",
         str(answer_file),
         "-",
@@ -526,11 +535,13 @@ def codex_runner(choice: RunnerChoice, environ: Mapping[str, str], home: Path | 
                 what="codex",
                 on_start=on_start,
             )
-            return RunOutput(
-                _read_answer_file(answer_file, limits),
-                _left_files(scratch / "work"),
-                result.lingering,
-            )
+            usage = codex_usage(result.stdout)
+            try:
+                answer = _read_answer_file(answer_file, limits)
+            except errors.TeamloreError as err:
+                err.details.setdefault("usage", usage.to_json())
+                raise
+            return RunOutput(answer, _left_files(scratch / "work"), result.lingering, usage)
 
     env_names = (*passed, "HOME", "CODEX_HOME") + (
         ((CODEX_KEY_ENV if choice.endpoint else "OPENAI_API_KEY"),) if key else ()
@@ -658,14 +669,16 @@ def openai_runner(choice: RunnerChoice, environ: Mapping[str, str], home: Path |
                 response = client.complete(request)
             except errors.TeamloreError as err:
                 raise _openai_timeout(err, profile.base_url, limits) from None
+        spent = RunUsage(response.usage.input_tokens, response.usage.output_tokens)
         if len(response.text.encode("utf-8")) > limits.max_output_bytes:
             raise errors.TeamloreError(
                 errors.RUNNER_OUTPUT_TOO_LARGE,
                 f"the model answered more than {limits.max_output_bytes} bytes",
                 maxOutputBytes=limits.max_output_bytes,
                 stream="response",
+                usage=spent.to_json(),
             )
-        return RunOutput(response.text)
+        return RunOutput(response.text, usage=spent)
 
     return Runner(
         choice=choice,

@@ -5,6 +5,11 @@ It may hold a copy of the caller's `claude login` or `codex login` file, so it m
 its run. A teamlore killed with SIGKILL cannot remove it, so each folder carries a lock its run
 holds for as long as it lives (the kernel drops it when the process dies, however it dies), and
 every new scratch folder first removes this user's folders whose lock nobody holds.
+
+A folder without a lock file was made by a teamlore older than the lock (or is being made this
+very moment). It is removed once it is certainly dead: nothing in it (the folder, or anything
+directly in it) changed for a day (`LEGACY_DEAD_AFTER_S`), where no run of any teamlore lives
+longer than 2 hours (TEAMLORE_RUNNER_TIMEOUT_S is at most 7200 s, and was before the lock).
 """
 
 from __future__ import annotations
@@ -15,35 +20,56 @@ import os
 import shutil
 import stat
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 PREFIX = "teamlore-runner-"
 IN_USE = ".in-use"  # the lock file: held while the folder's run lives
+# a folder without a lock file untouched this long is dead: a run lives at most 7200 s
+LEGACY_DEAD_AFTER_S = 24 * 3600
+
+
+def _last_change(folder: Path) -> float:
+    """The newest modification time of `folder` and of what lies directly in it (a live run
+    writes in its HOME and working directory, which changes theirs)."""
+    newest = folder.lstat().st_mtime
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            with contextlib.suppress(OSError):
+                newest = max(newest, entry.stat(follow_symlinks=False).st_mtime)
+    return newest
 
 
 def _abandoned(folder: Path) -> bool:
     """Whether `folder` is one of this user's scratch folders whose run is gone: its lock file
-    exists and nobody holds it. A folder without one (being made, or made by an older teamlore)
-    is left alone."""
+    exists and nobody holds it, or it has none (an older teamlore's) and nothing in it changed
+    for LEGACY_DEAD_AFTER_S."""
     try:
         info = folder.lstat()
     except OSError:
         return False
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
         return False
+    for name in (IN_USE, f"{IN_USE}.new"):  # a folder being made is locked under the second
+        try:
+            lock = os.open(folder / name, os.O_RDONLY | os.O_NOFOLLOW)
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return False
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return False  # its run is alive
+        finally:
+            os.close(lock)
+        return True
     try:
-        lock = os.open(folder / IN_USE, os.O_RDONLY | os.O_NOFOLLOW)
+        return time.time() - _last_change(folder) > LEGACY_DEAD_AFTER_S
     except OSError:
         return False
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return False  # its run is alive
-    finally:
-        os.close(lock)
-    return True
 
 
 def remove_abandoned(root: Path | None = None) -> list[Path]:

@@ -36,7 +36,10 @@ ADVICE: dict[str, str] = {
     errors.CANDIDATE_LOCKED.code: "A plan with this candidate is being applied. Wait for it to "
     "finish, then reload.",
     errors.TARGET_DRIFT.code: "An entry this candidate updates changed since adjudication; "
-    "discard it and let the agent stage it again.",
+    "discard it with `teamlore memory discard --candidate ID --extract-again` and let the agent "
+    "extract it again.",
+    errors.DUPLICATE_ENTRY.code: "An approved entry says the same as this candidate (a teammate's, "
+    "arrived after adjudication); discard it.",
     errors.MEMORY_NOT_INITIALIZED.code: "Run `teamlore memory init` in the repository.",
     errors.REPOSITORY_NOT_REGISTERED.code: "Register the repository first: "
     "`teamlore sync --repository PATH`.",

@@ -53,7 +53,7 @@ class CandidateProgress:
     @property
     def label(self) -> str:
         if self.blocked:
-            return "blocked by lint"
+            return "blocked"  # by lint, or by what changed under it (`why_blocked` says)
         if self.rejected:
             return "rejected"
         if self.ready:

@@ -19,6 +19,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
+from teamlore.core import errors
 from teamlore.core.analyzer import STOPWORDS
 from teamlore.core.text.hidden import HIDDEN, escaped, shown
 from teamlore.ops.memory.review import (
@@ -179,6 +180,16 @@ def candidate_title(item: dict[str, Any], length: int = 160) -> str:
     return first_line(item.get("content") or item.get("candidateId", ""), length)
 
 
+def why_blocked(item: dict[str, Any]) -> str:
+    """Why a candidate cannot go into a plan, in the words `memory confirm` refuses it with:
+    `blocked by lint (secret.github-token)`, or the code of what else blocks it and why
+    (`TARGET_DRIFT: entry … was edited since the candidate was adjudicated`)."""
+    out = left_out_of_a_plan(item)
+    if out is None:
+        return ""
+    return out["why"] if out["code"] == errors.LINT_BLOCKED.code else f"{out['code']}: {out['why']}"
+
+
 def environment() -> Environment:
     env = Environment(
         loader=PackageLoader("teamlore.ui", "templates"),
@@ -199,6 +210,7 @@ def environment() -> Environment:
         what_it_replaces=what_it_replaces,
         what_it_changes=what_it_changes,
         left_out=left_out_of_a_plan,
+        why_blocked=why_blocked,
     )
     env.globals["FOLD_CHARS"] = FOLD_CHARS
     return env

@@ -38,7 +38,7 @@ from teamlore.ui.pages import (
 )
 from teamlore.ui.render import candidate_title
 
-QUEUE_STATES = ("needs your decision", "ready", "rejected", "blocked by lint")
+QUEUE_STATES = ("needs your decision", "ready", "rejected", "blocked")
 
 
 def review_kinds() -> tuple[str, ...]:

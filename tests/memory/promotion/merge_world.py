@@ -23,15 +23,21 @@ MERGED_LESSON = (
 WINDOW = {"since": "2026-03-01T00:00:00.000Z", "until": "2026-03-08T00:00:00.000Z"}
 
 
-def merging_repository(tmp_path: Path, home: Path) -> tuple[Path, str]:
+def merging_repository(
+    tmp_path: Path, home: Path, *, deprecated_body_note: str | None = None
+) -> tuple[Path, str]:
     """The release repository holding the real memory tree and one quarantined candidate that
-    merges REWRITTEN and DEPRECATED; (repository, candidate id)."""
+    merges REWRITTEN and DEPRECATED; (repository, candidate id). `deprecated_body_note` is a
+    line a person wrote at the end of DEPRECATED's body by hand before the merge."""
     repo = release_repository(tmp_path, home)
     tree = shared_fixtures("threadshare-memory")
     memory = repo / ".threadshare" / "memory"
     for folder in ("entries", "scenes"):
         for path in (tree / folder).glob("*.md"):
             shutil.copy(path, memory / folder / path.name)
+    if deprecated_body_note is not None:
+        hand_written = memory / "entries" / f"{DEPRECATED}.md"
+        hand_written.write_text(f"{hand_written.read_text()}\n{deprecated_body_note}\n")
     ctx = OpContext(cwd=repo, home=home)
     task = run_operation("memory.recall", ctx, dict(WINDOW))["sources"][0]
     adjudication = run_operation("memory.stage", ctx, draft_batch(task, MERGED_LESSON))[

@@ -418,3 +418,36 @@ def test_a_comment_a_rendered_view_hides_is_blocked_before_it_reaches_the_tree(f
     assert item["blocked"] is True and item["files"] == []
     assert {f["rule"] for f in item["lintFindings"]} == {"format.html-comment"}
     assert flow.refused("memory.prepare", request_for(item)).code == "LINT_BLOCKED"
+
+
+def test_a_merge_deprecating_an_entry_with_an_html_comment_is_blocked_before_a_plan(
+    tmp_path: Path, home: Path
+) -> None:
+    """A hand-written entry a merge marks deprecated keeps its text; promote lints every file it
+    writes and voided the plan (PROMOTION_POLICY_DRIFT) after the person had approved it."""
+    from merge_world import DEPRECATED, merging_repository
+
+    from teamlore.core import errors
+    from teamlore.memory.store.state_db import open_state_db
+    from teamlore.ops.registry import OpContext, run_operation
+
+    repo, _ = merging_repository(
+        tmp_path, home, deprecated_body_note="<!-- checked by Ana, keep until Q3 -->"
+    )
+    ctx = OpContext(cwd=repo, home=home)
+    (item,) = run_operation("memory.review", ctx, {})["items"]
+
+    assert item["blocked"] and item["files"] == []
+    (finding,) = item["lintFindings"]
+    assert finding["rule"] == "format.html-comment"
+    assert finding["file"] == f".threadshare/memory/entries/{DEPRECATED}.md"
+    assert finding["message"].endswith(
+        f"(in entry {DEPRECATED}, which this merge marks deprecated and keeps as a person wrote it)"
+    )
+    with pytest.raises(errors.TeamloreError) as refused:
+        run_operation("memory.prepare", ctx, request_for(item))
+    assert refused.value.code == "LINT_BLOCKED"
+    assert [f["file"] for f in refused.value.details["findings"]] == [finding["file"]]
+    conn = open_state_db(home)
+    assert conn.execute("SELECT count(*) FROM promotion_journal").fetchone()[0] == 0
+    conn.close()

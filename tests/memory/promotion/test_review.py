@@ -297,3 +297,33 @@ def test_candidates_whose_ids_would_collide_are_shown_the_files_a_prepare_of_all
     assert len(set(shown)) == 2 and sorted(i["candidateId"] for i in items) == sorted(ids)
     prepared = flow.op("memory.prepare", request_for(*items))
     assert [file["targetPath"] for file in prepared["files"]] == shown
+
+
+def test_evidence_gone_from_the_index_is_shown_gone_and_claims_no_provenance(
+    flow: Flow,
+) -> None:
+    """After a transcript was deleted and the index rebuilt, the entry still said
+    `provenance_strength: direct` over empty evidence and dates: it claimed a link nobody
+    could follow. The statement keeps its stored assessment (a person may still confirm it)."""
+    (cid,) = flow.quarantine([candidate(TEXT, [(TEXT, [flow.turn_ev(1)])])])
+    assert flow.item(cid)["provenanceStrength"] == "direct"
+    for transcript in flow.codex.rglob("*.jsonl"):
+        transcript.unlink()
+    for index in flow.home.glob("index.sqlite3*"):
+        index.unlink()
+    sync(flow.home, flow.codex, flow.repo)
+
+    item = flow.item(cid)
+    (statement,) = item["statements"]
+    (evidence,) = statement["evidence"]
+    assert evidence["display"] == "unresolved evidence (no longer in the local index)"
+    assert statement["provenanceStrength"] == "unknown"
+    assert item["provenanceStrength"] == "unknown"
+    assert item["publicEvidence"]["occurred"] == []
+    (written,) = item["files"]
+    assert "\nprovenance_strength: unknown\n" in written["preview"]
+    assert "\noccurred: []\n" in written["preview"]
+    assert statement["assessmentConsistent"] and statement["confirmation"] == "required"
+    plan = flow.op("memory.prepare", request_for(item))
+    (planned,) = plan["files"]
+    assert "\nprovenance_strength: unknown\n" in planned["preview"]

@@ -335,7 +335,7 @@ def test_a_schema_8_database_gains_an_empty_source_stats_table_and_stays_private
     )
     old.close()
     conn = open_state_db(tmp_path)
-    assert db.schema_version(conn) == len(MIGRATIONS) == 17
+    assert db.schema_version(conn) == len(MIGRATIONS) == 18
     assert conn.execute("SELECT count(*) FROM approved_source_stats").fetchone()[0] == 0
     assert conn.execute("SELECT generation FROM approved_projection").fetchone()[0] == 3
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
@@ -356,6 +356,23 @@ def test_chunks_recorded_before_chunk_budgets_keep_the_default_budget(tmp_path: 
     assert conn.execute("SELECT budget_bytes FROM chunks").fetchone()[0] == 40_960
     with pytest.raises(sqlite3.IntegrityError):
         conn.execute("UPDATE chunks SET budget_bytes = 1024")
+    conn.close()
+
+
+def test_chunks_extracted_before_extraction_rounds_were_never_put_back(tmp_path: Path) -> None:
+    # schema 17 had no `memory discard --extract-again`: every chunk is in its first round
+    path = state_db_path(tmp_path)
+    old = db.connect(path, MIGRATIONS[:17])
+    old.execute(
+        "INSERT INTO chunks (chunk_ref, repository_key, worktree_key, session_key, turn_range,"
+        " chunk_digest, status) VALUES ('ref', ?, ?, ?, '1-3', ?, 'extracted')",
+        (REPO, WORKTREE, HEX64, HEX64),
+    )
+    old.close()
+    conn = open_state_db(tmp_path)
+    assert conn.execute("SELECT extraction_round FROM chunks").fetchone()[0] == 0
+    with pytest.raises(sqlite3.IntegrityError):
+        conn.execute("UPDATE chunks SET extraction_round = -1")
     conn.close()
 
 

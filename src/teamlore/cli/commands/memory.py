@@ -64,6 +64,7 @@ def _render_status(result: dict[str, Any]) -> None:
     stdout.print(f"Entries      {entries['approved']} approved, {entries['deprecated']} deprecated")
     candidates = ", ".join(f"{n} {state}" for state, n in result["candidates"].items())
     stdout.print(f"Candidates   {candidates}")
+    _render_adjudication(result.get("adjudication"))
     plans = result["plansToPromote"]
     if plans:
         waiting = counted(len(plans), "plan")
@@ -75,8 +76,13 @@ def _render_status(result: dict[str, Any]) -> None:
     _render_voided_plans(result.get("plansVoided") or [])
     consolidation = result["consolidation"]
     due = "due" if consolidation["due"] else f"due at {consolidation['dueAt']}"
+    baseline = consolidation["baselineRunId"] or (
+        f"consolidated.json ({counted(consolidation['committedEntries'], 'entry', 'entries')})"
+        if consolidation.get("committedEntries") is not None
+        else "none yet"
+    )
     stdout.print(
-        f"Consolidation baseline {consolidation['baselineRunId'] or 'none yet'}, "
+        f"Consolidation baseline {baseline}, "
         f"{counted(consolidation['newSinceBaseline'], 'approved entry', 'approved entries')}"
         f" new since ({due})"
         + (
@@ -93,6 +99,28 @@ def _render_status(result: dict[str, Any]) -> None:
         )
     say_ignored_by_git(result["ignoredByGit"])
     _render_recovery(result.get("promotionRecovery") or {})
+
+
+def _render_adjudication(waiting: dict[str, Any] | None) -> None:
+    """Drafts that wait for their adjudication, and the command that runs it (or plans it)."""
+    if not waiting:
+        return
+    drafts = counted(waiting["drafts"], "draft") + (
+        " awaits" if waiting["drafts"] == 1 else " await"
+    )
+    plans = waiting["plans"]
+    if not waiting["unplannedDrafts"]:
+        which = "its plan" if len(plans) == 1 else f"its {len(plans)} plans, one at a time"
+        stdout.print(f"Adjudication {drafts} adjudication; approve {which}:")
+        for digest in plans:
+            stdout.print(f"  teamlore memory extract --approve-plan {digest}", soft_wrap=True)
+        return
+    unplanned = waiting["unplannedDrafts"]
+    without = "no plan" if unplanned == waiting["drafts"] else f"no plan for {unplanned}"
+    stdout.print(f"Adjudication {drafts} adjudication, {without} yet; plan it with:")
+    stdout.print("  teamlore memory extract --runner … --since … --until …")
+    for digest in plans:
+        stdout.print(f"  teamlore memory extract --approve-plan {digest}", soft_wrap=True)
 
 
 def _render_voided_plans(voided: list[dict[str, Any]]) -> None:
@@ -458,9 +486,29 @@ def assemble(
         help="The BEGIN/END markers were damaged by hand: replace each old block, drop stray "
         "markers, keep every other byte.",
     ),
+    check: bool = typer.Option(
+        False,
+        "--check",
+        help="Write nothing; exit 1 (ASSEMBLY_STALE) naming each file that is not what "
+        "assemble would write now, or that holds an unresolved git merge. For CI.",
+    ),
     repository: str | None = RepositoryOption,
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """Write reviewed team memory into CLAUDE.md/AGENTS.md and project the team's Skills."""
-    payload = {"provider": provider, "repair": repair}
-    run("memory.assemble", payload, fmt, _render_assemble, cwd=cwd_of(repository))
+    payload = {"provider": provider, "repair": repair, "check": check}
+    render = _render_check if check else _render_assemble
+    run("memory.assemble", payload, fmt, render, cwd=cwd_of(repository))
+
+
+def _render_check(result: dict[str, Any]) -> None:
+    checked = result["checked"]
+    if not checked:
+        stdout.print("Nothing to check: the other provider's assemble writes the linked files.")
+        return
+    stdout.print(
+        f"Up to date: what `teamlore memory assemble -p {result['provider']}` writes now "
+        f"({counted(len(checked), 'file')}):"
+    )
+    for path in checked:
+        stdout.print(f"  {path}")

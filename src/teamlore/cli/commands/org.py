@@ -27,13 +27,14 @@ from teamlore.cli.output import (
 from teamlore.core import errors
 from teamlore.core.paths import display_path, working_directory
 
+# no `envvar=`: the operation reads TEAMLORE_ORG_DATABASE itself, so that a refusal names
+# where the URL came from (ops/org/stores.py)
 DatabaseOption = typer.Option(
     None,
     "--database",
     "-d",
-    envvar="TEAMLORE_ORG_DATABASE",
-    show_envvar=True,
-    help="postgresql://… of a team server (default: the embedded index in the state dir).",
+    help="postgresql://… of a team server (default: $TEAMLORE_ORG_DATABASE, else the "
+    "embedded index in the state dir).",
 )
 
 

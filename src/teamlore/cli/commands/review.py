@@ -170,7 +170,7 @@ def _render_review(result: dict[str, Any], *, full_diff: bool = False) -> None:
     if not result["items"] and not result["failed"]:
         stdout.print("No candidates are awaiting review.")
         return
-    from teamlore.ops.memory.review import shown_to_a_person
+    from teamlore.ops.memory.review import left_out_of_a_plan, shown_to_a_person
 
     for item in map(shown_to_a_person, result["items"]):
         _render_candidate(item)
@@ -193,10 +193,13 @@ def _render_review(result: dict[str, Any], *, full_diff: bool = False) -> None:
             say("  ", styled("drift", "red"), f" {item['drift']['message']}")
         if item["blocked"]:
             for finding in item["lintFindings"]:
-                say("  ", styled("blocked", "red"), f" {finding['rule']}: {finding['message']}")
-            stdout.print(
-                f"  discard it: teamlore memory discard --candidate {short_id(item['candidateId'])}"
-            )
+                found = f" {finding['rule']}: {finding['message']}"
+                _block(Text.assemble(styled("blocked", "red"), literal(found)), 2)
+            left_out = left_out_of_a_plan(item)
+            if left_out is not None and left_out["next"].endswith(" --extract-again"):
+                stdout.print(f"  discard it and extract it again:\n    {left_out['next']}")
+            elif left_out is not None:
+                stdout.print(f"  discard it: {left_out['next']}")
         for file in item["files"]:
             _render_diff(file, full_diff)
         offer = "approve all offered" if item["approveAll"]["offered"] else "confirm one by one"
@@ -248,6 +251,12 @@ def prepare(
 
 def _render_discard(result: dict[str, Any]) -> None:
     stdout.print(f"Discarded {short_id(result['candidateId'])} (was {result['previousStatus']}).")
+    for turns in result.get("turnsPutBack") or []:
+        span = turns["turnRange"]
+        stdout.print(
+            f"Turns {span['start']}-{span['end']} of session {turns['sessionKey'][:12]} go back "
+            "to be extracted:\n  the next `teamlore memory recall` offers them again."
+        )
 
 
 @memory_app.command("discard")
@@ -261,11 +270,23 @@ def discard(
     reason: str | None = typer.Option(
         None, "--reason", help="Why you discard it (kept in the local state only)."
     ),
+    extract_again: bool = typer.Option(
+        False,
+        "--extract-again",
+        help="Put the turns it was extracted from back, so `memory recall` offers them again "
+        "(the lesson is right but the candidate cannot be promoted as it is). Without it they "
+        "stay extracted.",
+    ),
     repository: str | None = RepositoryOption,
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """Discard a draft, quarantined or adjudication-failed candidate."""
-    payload = {"candidateId": candidate, "expectedRevision": revision, "reason": reason}
+    payload = {
+        "candidateId": candidate,
+        "expectedRevision": revision,
+        "reason": reason,
+        "extractAgain": extract_again,
+    }
     run("memory.discard", payload, fmt, _render_discard, cwd=cwd_of(repository))
 
 

@@ -128,9 +128,39 @@ def _say_adjudication(plan: dict[str, Any]) -> None:
     _say_resend(plan)
 
 
+def _not_reported(missing: int, runs: int) -> str:
+    return "not reported" if missing == runs else f"not reported for {missing} of {runs} runs"
+
+
+def _spent(usage: dict[str, Any]) -> str:
+    """`Spent in 3 runs: 41,200 input + 2,310 output tokens; cost $0.1832` — as the runner's
+    client reported it (codex and the openai runner report no cost)."""
+    runs, missing = usage["runs"], usage["tokensNotReported"]
+    if missing == runs:
+        tokens = "tokens not reported"
+    else:
+        tokens = (
+            f"{usage['inputTokens'] or 0:,} input + {usage['outputTokens'] or 0:,} output tokens"
+        )
+        if missing:
+            tokens += f" ({_not_reported(missing, runs)})"
+    cost = usage["costUsd"]
+    if cost is None:
+        priced = "cost not reported by the runner"
+    else:
+        priced = f"cost ${cost:.4f}" if cost == 0 or cost >= 0.0001 else "cost < $0.0001"
+        if usage["costNotReported"]:
+            priced += f" ({_not_reported(usage['costNotReported'], runs)})"
+    return f"Spent in {counted(runs, 'run')}: {tokens}; {priced}."
+
+
 def _render_run(result: dict[str, Any]) -> None:
+    usage = result.get("usage")
     if (result.get("error") or {}).get("sameForAll"):
-        return  # one reason stopped every plan: the error line says it once (JSON lists each)
+        # one reason stopped every plan: the error line says it once (JSON lists each)
+        if usage and usage["tokensNotReported"] < usage["runs"]:
+            stdout.print(_spent(usage))
+        return
     table = Table("plan", "kind", "status", "result", title="Runner results")
     for item in result["results"]:
         if item.get("status") == "failed":
@@ -155,6 +185,8 @@ def _render_run(result: dict[str, Any]) -> None:
             Text(literal(outcome)),
         )
     stdout.print(table)
+    if usage:
+        stdout.print(_spent(usage))
     plans = [i["adjudicationPlan"] for i in result["results"] if i.get("adjudicationPlan")]
     if result.get("adjudicationPlan"):  # the one a manifest's extractions share
         plans.append(result["adjudicationPlan"])

@@ -31,6 +31,7 @@ from teamlore.cli.output import (
     query_text,
     run,
     say,
+    say_left_out,
     stdout,
     styled,
 )
@@ -273,6 +274,31 @@ def status(
 # -- sessions ---------------------------------------------------------------------------------
 
 
+# `sessions list` at 80 columns: a repository name is cut at this many characters; with less
+# room than WIDE_TITLE_CHARS for the title / cwd, the start column shows the day alone; the
+# title / cwd column keeps at least MIN_TITLE_CHARS whatever the terminal's width
+REPOSITORY_COLUMN_CHARS = 14
+WIDE_TITLE_CHARS = 24
+MIN_TITLE_CHARS = 12
+
+
+def path_tail(folder: str, width: int) -> str:
+    """`folder` in at most `width` characters, keeping its last components:
+    `…/spotter-worktrees/spotter-4te` (a folder's end tells sessions apart, not its start)."""
+    if len(folder) <= width:
+        return folder
+    separator = "\\" if "\\" in folder and "/" not in folder else "/"
+    kept = ""
+    for part in reversed(folder.split(separator)):
+        longer = f"{part}{separator}{kept}" if kept else part
+        if len(longer) + 2 > width:
+            break
+        kept = longer
+    if not kept:  # even the last component does not fit: its end does
+        return "…" + folder[-(width - 1) :]
+    return f"…{separator}{kept}"
+
+
 def _render_list(result: dict[str, Any], *, unmapped: bool = False, filtered: bool = False) -> None:
     if not result["sessions"]:
         if unmapped:
@@ -288,30 +314,55 @@ def _render_list(result: dict[str, Any], *, unmapped: bool = False, filtered: bo
     # a column no listed session fills would take the title's width at 80 columns
     mapped = any(s["repository"] for s in result["sessions"])
     last = "cwd" if unmapped else "title / cwd"
-    headers = ("session", "provider", "started (UTC)", "turns", *(("repository",) * mapped), last)
+    repos = [
+        literal(s["repository"]["name"]) if s["repository"] else "" for s in result["sessions"]
+    ]
+    repo_width = (
+        min(REPOSITORY_COLUMN_CHARS, max(map(len, ["repository", *repos]))) if mapped else 0
+    )
+    turns_width = max(len("turns"), *(len(str(s["turns"])) for s in result["sessions"]))
+    provider_width = max(len("provider"), *(len(s["provider"]) for s in result["sessions"]))
+
+    def room(started_width: int) -> int:
+        """What the other columns (each padded by a space on both sides) leave the last."""
+        widths = [12, provider_width, started_width, turns_width, *([repo_width] * mapped)]
+        return stdout.width - sum(widths) - 2 * len(widths) - 2
+
+    # a narrow terminal shows the day a session started, not its minute: the title gains 6
+    started_chars = 16 if room(16) >= WIDE_TITLE_CHARS else 10
+    started_header = "started (UTC)" if started_chars == 16 else "day (UTC)"
+    title_room = max(room(max(started_chars, len(started_header))), MIN_TITLE_CHARS)
+    headers = ("session", "provider", started_header, "turns", *(("repository",) * mapped), last)
+    rows = []
+    for s, repo in zip(result["sessions"], repos, strict=True):
+        started = (s["startedAt"] or "")[:started_chars].replace("T", " ")
+        cells = [literal(s["sessionKey"][:12]), literal(s["provider"]), started, str(s["turns"])]
+        rows.append([*cells, *([repo] * mapped)])
+    # one line a session: the last column gets what the others leave of the terminal's width,
+    # a folder keeps its end (`…/spotter-worktrees/spotter-4te`), a title its start (`Fix th…`)
     table = Table(*headers, box=None)
-    table.columns[0].no_wrap = table.columns[2].no_wrap = True
-    table.columns[-1].overflow = "fold"
-    for s in result["sessions"]:
-        started = (s["startedAt"] or "")[:16].replace("T", " ")
+    for column in table.columns:
+        column.no_wrap = True
+        column.overflow = "ellipsis"
+    if mapped:
+        table.columns[4].max_width = repo_width
+    table.columns[-1].max_width = title_room
+    for s, row in zip(result["sessions"], rows, strict=True):
+        gone = "" if s.get("available", True) else " (file gone)"
         folder = display_path(s["cwd"]) if s["cwd"] else ""
-        cwd = Text(literal(folder if unmapped else s.get("title") or folder))
-        if not s.get("available", True):
-            cwd.append(" (file gone)", style="dim")
-        repo = [Text(literal(s["repository"]["name"] if s["repository"] else ""))] * mapped
-        table.add_row(
-            *(Text(literal(v)) for v in (s["sessionKey"][:12], s["provider"], started)),
-            str(s["turns"]),
-            *repo,
-            cwd,
-        )
+        title = None if unmapped else s.get("title")
+        shown = literal(title) if title else path_tail(literal(folder), title_room - len(gone))
+        cwd = Text(shown)
+        if gone:
+            cwd.append(gone, style="dim")
+        table.add_row(*(Text(cell) for cell in row), cwd)
     stdout.print(table)
     if result["more"]:
-        shown = len(result["sessions"])
+        listed = len(result["sessions"])
         say(
             styled(
                 f"… {counted(result['more'], 'more session')}"
-                f" (`--limit {shown + result['more']}` lists them all)",
+                f" (`--limit {listed + result['more']}` lists them all)",
                 "dim",
             )
         )
@@ -664,9 +715,11 @@ def _render_memory_search(result: dict[str, Any]) -> None:
     say(f"generation {result.get('generation')}, {paths_line(result)}", note)
     if result.get("stale"):
         say(styled(f"Not synced: {result['stale']}.", "yellow"))
+    left_out = say_left_out(result.get("leftOut") or [])
     documents = result.get("documents") or 0
     if not result["results"] and documents:
-        say(f"No matching memory among {counted(documents, 'document')}. Try other words.")
+        more = " (or fix the files above)" if left_out else ""
+        say(f"No matching memory among {counted(documents, 'document')}. Try other words{more}.")
     elif not result["results"]:
         say("No reviewed memory yet: entries appear here after `teamlore memory promote`.")
     elif _meaning_only(result["results"]):

@@ -44,3 +44,20 @@ def conflict_start(text: str) -> int | None:
     if ours is None or split is None or _THEIRS.search(text, split.end()) is None:
         return None
     return ours.start()
+
+
+def conflict_regions(text: str) -> list[tuple[int, int]]:
+    """Each unresolved conflict of `text` as (offset of its `<<<<<<<` line, offset after its
+    `>>>>>>>` line), in file order."""
+    regions: list[tuple[int, int]] = []
+    position = 0
+    while "<<<<<<<" in text[position:]:
+        ours = _OURS.search(text, position)
+        split = _SPLIT.search(text, ours.end()) if ours else None
+        theirs = _THEIRS.search(text, split.end()) if split else None
+        if ours is None or theirs is None:
+            break
+        line_end = text.find("\n", theirs.end())
+        position = len(text) if line_end < 0 else line_end + 1
+        regions.append((ours.start(), position))
+    return regions

@@ -12,7 +12,9 @@ docs/extraction.md "stage"):
    exactly once, targets in the pool, no skip chains or cycles, never a draft of this batch as
    an update/merge target. An invalid result is refused (`ADJUDICATION_INVALID`) and audited;
    the second distinct invalid result for the task marks the drafts `adjudication: failed` for
-   human handling (`ADJUDICATION_FAILED`) — never a silent store or drop;
+   human handling (`ADJUDICATION_FAILED`) — never a silent store or drop; an update/merge that
+   would consume a candidate held by an `approved`/`applying` plan is refused
+   (`CANDIDATE_LOCKED`) and leaves the task open;
 4. apply, with a revision CAS on every target: `store` → quarantined; `skip` → discarded;
    `update`/`merge` → the draft takes the merged fields, records what it supersedes and is
    quarantined; candidate targets are consumed (discarded), approved targets stay in the tree
@@ -131,6 +133,7 @@ def submit_adjudication(
                 message=first.message,
                 now=moment,
             )
+        refuse_consuming_planned_candidates(conn, owner, result, recall)
         claim = tasks.acquire(conn, task.task_id, claim_token=claim_token, now=moment)
         conn.execute(f"SAVEPOINT {_SAVEPOINT}")
         try:
@@ -168,6 +171,52 @@ def require_complete_approved_projection(conn: sqlite3.Connection, owner: Owner)
             "status` names the files, fix them, then stage the adjudication again",
             coverage="partial",
         )
+
+
+def refuse_consuming_planned_candidates(
+    conn: sqlite3.Connection,
+    owner: Owner,
+    result: AdjudicationResult,
+    recall: dedup.RecallResult,
+) -> None:
+    """CANDIDATE_LOCKED when an `update`/`merge` would consume a candidate that an `approved`
+    or `applying` promotion plan holds: a person approved that candidate as it is, and
+    discarding it under the plan would void the plan at promote. Nothing changes; the task stays
+    open for a decision that leaves the candidate alone (`store`, or `skip` against it)."""
+    candidates = {item.id for item in recall.pool if item.source_kind == "candidate"}
+    consuming = [
+        (decision, target)
+        for decision in result.adjudications
+        if decision.action in ("update", "merge")
+        for target in decision.target_ids
+        if target in candidates
+    ]
+    if not consuming:
+        return
+    marks = ", ".join("?" * len(consuming))
+    plans: dict[str, str] = {}
+    for candidate_id, plan_id in conn.execute(
+        "SELECT held.value, plan.plan_id FROM promotion_journal AS plan, "
+        "json_each(plan.candidate_ids_json) AS held WHERE plan.repository_key = ? "
+        "AND plan.worktree_key = ? AND plan.status IN ('approved', 'applying') "
+        f"AND held.value IN ({marks}) ORDER BY plan.plan_id",
+        (owner.repository_key, owner.worktree_key, *(target for _, target in consuming)),
+    ):
+        plans.setdefault(str(candidate_id), str(plan_id))
+    locked = [(decision, target) for decision, target in consuming if target in plans]
+    if not locked:
+        return
+    decision, target = locked[0]
+    draft = decision.draft_ref
+    raise errors.TeamloreError(
+        errors.CANDIDATE_LOCKED,
+        f"{draft}: {decision.action} would consume {target}, in plan {plans[target]} a person "
+        "approved for promotion; decide this draft with store or skip, or wait until that plan "
+        "is promoted and stage it again",
+        candidateIds=sorted({t for _, t in locked}),
+        planIds=sorted({plans[t] for _, t in locked}),
+        draftRefs=sorted({d.draft_ref for d, _ in locked}),
+    )
 
 
 def _stale(task: Task, reason: str, **details: Any) -> errors.TeamloreError:

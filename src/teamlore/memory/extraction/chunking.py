@@ -80,6 +80,10 @@ class Chunk:
     def payload_digests(self) -> list[str]:
         return sorted({e.payload_sha256 for t in self.turns for e in t.events})
 
+    def ref(self, session_key: str) -> str:
+        """The chunk's key in the state DB (`chunks.chunk_ref`)."""
+        return f"{session_key}:{self.turns[0].index}:{self.turns[-1].index}:{self.chunk_digest}"
+
 
 Clean = Callable[[str], str]
 

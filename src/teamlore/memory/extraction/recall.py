@@ -28,7 +28,8 @@ prompt, schema and chunker versions; the database. Not bound: other turns and se
 only), the request's window and query, the public repository identity (display text only).
 
 Turns already covered by a chunk in state `drafted` or `extracted` (same owner and session) are
-left out of new chunks, so a session that grew only yields chunks of its new turns.
+left out of new chunks, so a session that grew only yields chunks of its new turns, until a
+person puts them back (`memory discard --extract-again`, extracted_turns.py).
 """
 
 from __future__ import annotations
@@ -60,6 +61,11 @@ from teamlore.memory.extraction.chunking import (
 )
 from teamlore.memory.extraction.evidence import Catalog, CatalogTurn, EvidenceRecord, build_catalog
 from teamlore.memory.extraction.exclusions import excluded_keys
+from teamlore.memory.extraction.extracted_turns import (
+    done_ranges,
+    extracted_elsewhere,
+    extraction_rounds,
+)
 from teamlore.memory.extraction.prompts import EXTRACTION_PROMPT, EXTRACTION_PROMPT_VERSION
 from teamlore.memory.extraction.scene_index import scene_index_summary
 from teamlore.memory.extraction.selection import (
@@ -308,11 +314,12 @@ def build_task(
     session_key: str,
     ctx: TaskContext,
     home: Path | None = None,
+    extraction_round: int = 0,
 ) -> BuiltTask:
     identity = ctx.owner.identity
-    scope = digest(
-        {"owner": ctx.owner.owner, "sessionKey": session_key, "chunk": chunk.chunk_digest}
-    )
+    scoped = {"owner": ctx.owner.owner, "sessionKey": session_key, "chunk": chunk.chunk_digest}
+    # turns a person put back get new evidence ids, so a new task id (extracted_turns.py)
+    scope = digest({**scoped, "round": extraction_round} if extraction_round else scoped)
     catalog = build_catalog(
         (
             CatalogTurn(
@@ -390,27 +397,10 @@ def build_task(
             },
         },
     }
-    turn_range = chunk.turn_range
-    chunk_ref = f"{session_key}:{turn_range['start']}:{turn_range['end']}:{chunk.chunk_digest}"
-    return BuiltTask(task_id, session_key, chunk, chunk_ref, catalog, task)
+    return BuiltTask(task_id, session_key, chunk, chunk.ref(session_key), catalog, task)
 
 
 # -- recording --------------------------------------------------------------------------------
-
-
-def _done_ranges(
-    conn: sqlite3.Connection, identity: RepositoryIdentity, *, exclude: str = ""
-) -> dict[str, list[tuple[int, int]]]:
-    """The turn ranges of each session whose chunks were staged (all but chunk `exclude`)."""
-    ranges: dict[str, list[tuple[int, int]]] = {}
-    for row in conn.execute(
-        "SELECT session_key, turn_range FROM chunks WHERE repository_key = ? AND worktree_key = ?"
-        " AND status IN ('drafted', 'extracted') AND chunk_ref != ?",
-        (identity.repository_key, identity.worktree_key, exclude),
-    ):
-        start, _, end = row["turn_range"].partition("-")
-        ranges.setdefault(row["session_key"], []).append((int(start), int(end)))
-    return ranges
 
 
 def _record(
@@ -491,6 +481,7 @@ def _session_tasks(
     base: TaskContext,
     home: Path | None,
     budget: int,
+    rounds: dict[str, int],
 ) -> tuple[list[BuiltTask], int]:
     remaining = [t for t in session.turns if _not_done(t, done)]
     by_index = {t.index: t for t in remaining}
@@ -513,24 +504,19 @@ def _session_tasks(
         for chunk in chunk_turns([chunk_input(t, clean) for t in run], budget)
     ]
     return (
-        [build_task(c, by_index, session.session_key, ctx, home) for c in chunks],
+        [
+            build_task(
+                c,
+                by_index,
+                session.session_key,
+                ctx,
+                home,
+                rounds.get(c.ref(session.session_key), 0),
+            )
+            for c in chunks
+        ],
         len(session.turns) - len(remaining),
     )
-
-
-def _extracted_elsewhere(
-    conn: sqlite3.Connection,
-    identity: RepositoryIdentity,
-    session_key: str,
-    chunk_ref: str,
-    start: str,
-    end: str,
-) -> bool:
-    """Whether another chunk holding some of turns `start`..`end` was staged: a task cut to
-    another budget (`chunkBytes`) or from another selection of the same session. Staging this
-    one too would extract those turns twice."""
-    ranges = _done_ranges(conn, identity, exclude=chunk_ref).get(session_key, [])
-    return any(first <= int(end) and int(start) <= last for first, last in ranges)
 
 
 def recall(
@@ -567,13 +553,21 @@ def recall(
         provenance={"snapshotSeq": snapshot_seq, "evaluatedAt": evaluated_at or now_instant()},
         scene_index_summary=scene_index_summary(state_conn, identity),
     )
-    done = _done_ranges(state_conn, identity)
+    done = done_ranges(state_conn, identity)
+    rounds = extraction_rounds(state_conn, identity)
     built: list[BuiltTask] = []
     sessions_json: list[dict[str, Any]] = []
     already_extracted = 0
     for session in selection.sessions:
         tasks, skipped = _session_tasks(
-            session, selection, done.get(session.session_key, []), owner, base, home, chunk_bytes
+            session,
+            selection,
+            done.get(session.session_key, []),
+            owner,
+            base,
+            home,
+            chunk_bytes,
+            rounds,
         )
         already_extracted += skipped
         built.extend(tasks)
@@ -750,7 +744,7 @@ def load_task_source(
     only when the task is not stale. Raises TASK_NOT_FOUND for an unknown or foreign task."""
     row = state_conn.execute(
         "SELECT t.binding_json, t.kind, t.chunk_ref, c.session_key, c.turn_range,"
-        " c.chunk_digest, c.budget_bytes FROM tasks t"
+        " c.chunk_digest, c.budget_bytes, c.extraction_round FROM tasks t"
         " JOIN chunks c ON c.chunk_ref = t.chunk_ref"
         " WHERE t.task_id = ? AND t.repository_key = ? AND t.worktree_key = ?",
         (task_id, identity.repository_key, identity.worktree_key),
@@ -763,7 +757,7 @@ def load_task_source(
         source.stale_reasons.append("session-excluded")
         return source
     start, _, end = row["turn_range"].partition("-")
-    if _extracted_elsewhere(state_conn, identity, row["session_key"], row["chunk_ref"], start, end):
+    if extracted_elsewhere(state_conn, identity, row["session_key"], row["chunk_ref"], start, end):
         source.stale_reasons.append("turns-already-extracted")
         return source
     wanted = list(binding["turnRevisions"])
@@ -788,7 +782,10 @@ def load_task_source(
         provenance=binding["provenance"],
         scene_index_summary=scene_index_summary(state_conn, identity),
     )
-    built = build_task(chunks[0], {t.index: t for t in turns}, row["session_key"], ctx, home)
+    turns_by_index = {t.index: t for t in turns}
+    built = build_task(
+        chunks[0], turns_by_index, row["session_key"], ctx, home, row["extraction_round"]
+    )
     for name in BOUND_BINDING_FIELDS:
         if built.binding[name] != binding[name]:
             source.stale_reasons.append(f"{name}-changed")

@@ -9,15 +9,23 @@ no longer in anyone's dedup pool), the candidate projection generation advances,
 plans that include it are voided; a consolidation's run becomes `stale`. Its evidence refs and
 assessments stay for the record, with the person's reason when they gave one
 (`candidate_discards`, local only). A refusal changes nothing.
+
+The turns an entry candidate was extracted from stay extracted: a person's rejection does not
+offer them again. With `extract_again` (`memory discard --extract-again`: the lesson is right
+but the candidate cannot be promoted, say an entry it updates changed) the turns of its chunk,
+and of the candidates it merged, go back to be extracted (extracted_turns.py), once per
+discard: the next recall offers them as a new task, adjudicated against memory as it is then.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from typing import Any
 
 from teamlore.core import db, errors
 from teamlore.memory.extraction.drafts import bump_candidate_generation, unindex_candidate
+from teamlore.memory.extraction.extracted_turns import put_turns_back
 from teamlore.memory.extraction.tasks import Owner, now_ms
 from teamlore.memory.promotion import kinds
 from teamlore.memory.promotion.journal import refuse_if_locked, void_generated_plans
@@ -34,6 +42,7 @@ def discard_candidate(
     *,
     expected_revision: int | None = None,
     reason: str | None = None,
+    extract_again: bool = False,
     now: int | None = None,
 ) -> dict[str, Any]:
     """Move one candidate to `discarded` (see the module doc)."""
@@ -56,6 +65,13 @@ def discard_candidate(
                 candidateId=candidate_id,
                 revision=revision,
             )
+        if extract_again and row[1] != kinds.ENTRY:
+            raise errors.TeamloreError(
+                errors.INVALID_ARGUMENT,
+                f"{candidate_id} is a {row[1]} candidate, not one extracted from turns; "
+                "discard it without --extract-again",
+                candidateId=candidate_id,
+            )
         refuse_if_locked(state, identity, [candidate_id])
         voided = void_generated_plans(state, identity, [candidate_id], moment)
         cursor = state.execute(
@@ -75,6 +91,7 @@ def discard_candidate(
                 "VALUES (?, ?, ?)",
                 (candidate_id, reason, moment),
             )
+        turns_back = _put_back(state, candidate_id, str(row[6])) if extract_again else []
         generation = bump_candidate_generation(
             state, Owner(identity.repository_key, identity.worktree_key)
         )
@@ -88,4 +105,28 @@ def discard_candidate(
         "candidateGeneration": generation,
         "voidedPlanIds": voided,
         "reason": reason or None,
+        "turnsPutBack": turns_back,
     }
+
+
+def _put_back(state: sqlite3.Connection, candidate_id: str, payload_json: str) -> list[Any]:
+    """Put back the turns of the candidate's chunk and of the candidates it merged."""
+    merged = [
+        str(reference["id"])
+        for reference in json.loads(payload_json).get("supersedes", [])
+        if reference.get("sourceKind") == "candidate"
+    ]
+    chunk_refs = [
+        str(found[0])
+        for one in [candidate_id, *merged]
+        if (
+            found := state.execute(
+                "SELECT chunk_ref FROM candidates WHERE candidate_id = ?", (one,)
+            ).fetchone()
+        )
+    ]
+    return [
+        turns
+        for chunk_ref in dict.fromkeys(chunk_refs)
+        if (turns := put_turns_back(state, chunk_ref)) is not None
+    ]

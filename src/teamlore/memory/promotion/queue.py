@@ -66,9 +66,7 @@ def review_item(
         ],
         "statements": statements,
         **({"skill": payload["skill"]} if "skill" in payload else {}),
-        "provenanceStrength": weakest(
-            [s.assessment["provenanceStrength"] for s in view.statements]
-        ),
+        "provenanceStrength": weakest([s.provenance_strength for s in view.statements]),
         "limitations": sorted({x for s in view.statements for x in s.assessment["limitations"]}),
         "claimSupport": entry_claim_support([s.support for s in view.statements]),
         "needsConfirmation": [s.statement_id for s in view.statements if s.typed_fact is None],

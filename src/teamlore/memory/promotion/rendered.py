@@ -11,6 +11,7 @@ from typing import Any
 
 from teamlore.contracts import digests
 from teamlore.core.text.diffs import unified_diff
+from teamlore.memory.promotion.duplicates import ApprovedTexts
 from teamlore.memory.promotion.targets import existing_entry_ids, read_memory_file
 from teamlore.memory.store.lint import (
     Finding,
@@ -33,6 +34,8 @@ class RenderContext:
     # provider session ids this machine has indexed: rendered text carrying one is blocked
     known_session_ids: frozenset[str] = frozenset()
     assigned: set[str] = field(default_factory=set)
+    # the approved entries' texts, read when a candidate adding an entry is rendered
+    approved: ApprovedTexts | None = None
 
     @classmethod
     def open(
@@ -47,7 +50,13 @@ class RenderContext:
             self.public_identity,
             set(self.existing_ids),
             self.known_session_ids,
+            approved=self.approved_texts(),
         )
+
+    def approved_texts(self) -> ApprovedTexts:
+        if self.approved is None:
+            self.approved = ApprovedTexts(self.worktree_root)
+        return self.approved
 
     def read(self, target_path: str) -> bytes | None:
         return read_memory_file(self.worktree_root, target_path)

@@ -153,6 +153,22 @@ def _lint_entry(
     return blocking, tuple(f for f in final if f.severity == "warn")
 
 
+def kept_text_findings(content: bytes, target_path: str, entry_id: str) -> list[Finding]:
+    """The blocking findings of an approved entry a merge marks deprecated: it keeps the text a
+    person wrote, and promote lints every file it writes (`PROMOTION_POLICY_DRIFT`), so an HTML
+    comment in it blocks the candidate here, before anyone approves a plan that cannot land."""
+    return [
+        finding.model_copy(
+            update={
+                "message": f"{finding.message} (in entry {entry_id}, which this merge marks "
+                "deprecated and keeps as a person wrote it)"
+            }
+        )
+        for finding in lint_bytes(content, path=target_path, kind="entry")
+        if finding.severity == "block"
+    ]
+
+
 def imitated_notes(texts: Iterable[str], raw: bytes, target_path: str) -> list[Finding]:
     """A blocking finding for each candidate text written into the file (`raw`) that holds
     the evidence note `entry_text` writes itself (`(evidence: commit …)`, `turn of …`,
@@ -219,13 +235,46 @@ def _approved_targets(
         if current is None or sha256_hex(current) != reference.get("contentDigest"):
             raise errors.TeamloreError(
                 errors.TARGET_DRIFT,
-                f"entry {reference['id']} changed since the candidate was adjudicated; "
-                "discard the candidate and extract again",
+                f"entry {reference['id']} {_what_happened(current)} since the candidate was "
+                "adjudicated; discard it and extract it again "
+                "(`teamlore memory discard --candidate ID --extract-again`)",
                 candidateId=view.candidate_id,
                 entryId=reference["id"],
             )
         found.append(({**reference, "targetPath": target_path}, current))
     return found
+
+
+def _what_happened(current: bytes | None) -> str:
+    """What became of an approved entry a candidate updates, in a few words."""
+    if current is None:
+        return "was deleted or renamed"
+    try:
+        entry = load_entry(current, "entry")
+    except MemoryFormatError:
+        return "was edited and no longer parses"
+    if entry.status == "deprecated":
+        by = f" (superseded by {entry.superseded_by})" if entry.superseded_by else ""
+        return f"was deprecated{by}"
+    return "was edited"
+
+
+def _refuse_duplicate(view: CandidateView, ctx: RenderContext, texts: list[str]) -> None:
+    """A new entry an approved one other than its targets already says: blocked (duplicates.py)."""
+    besides = {str(r["id"]) for r in view.payload.get("supersedes", [])}
+    found = ctx.approved_texts().duplicate_of(texts, besides=besides)
+    if found is None:
+        return
+    says = "says the same" if found.exact else "says nearly the same"
+    raise errors.TeamloreError(
+        errors.DUPLICATE_ENTRY,
+        f"approved entry {found.entry_id} {says} and was not adjudicated against; discard it, "
+        "or adjudicate it again (`teamlore memory discard --candidate ID --extract-again`)",
+        candidateId=view.candidate_id,
+        entryId=found.entry_id,
+        path=found.path,
+        exact=found.exact,
+    )
 
 
 def render_entry_candidate(view: CandidateView, ctx: RenderContext) -> list[RenderedFile]:
@@ -263,6 +312,10 @@ def render_entry_candidate(view: CandidateView, ctx: RenderContext) -> list[Rend
                         "paths": sorted({*old.evidence.paths, *evidence["paths"]}),
                     }
         else:
+            content = str(payload.get("content", ""))
+            _refuse_duplicate(
+                view, ctx, [sanitize_text(t, worktree_root=root) for t in (content, text)]
+            )
             # the id reaches git as the file name: built from the sanitized text, like the body
             entry_id = ctx.new_id(sanitize_for_name(text, worktree_root=root))
             target_path = layout.entry_path(entry_id)
@@ -278,7 +331,7 @@ def render_entry_candidate(view: CandidateView, ctx: RenderContext) -> list[Rend
             "status": "approved",
             "priority": int(payload.get("priority", 50)),
             "confidence": payload.get("confidence", "medium"),
-            "provenance_strength": weakest([s.assessment["provenanceStrength"] for s in unit]),
+            "provenance_strength": weakest([s.provenance_strength for s in unit]),
             "claim_support": entry_claim_support([statement_support(s) for s in unit]),
             "limitations": sorted({x for s in unit for x in s.assessment["limitations"]}),
             "scope": "repo",
@@ -315,6 +368,7 @@ def render_entry_candidate(view: CandidateView, ctx: RenderContext) -> list[Rend
         deprecated = dump_entry(
             old.model_copy(update={"status": "deprecated", "superseded_by": primary_id})
         )
+        blocking += kept_text_findings(deprecated, target_path, str(reference["id"]))
         files.append(
             RenderedFile(
                 target_path,
@@ -366,6 +420,7 @@ BLOCKING_CODES = frozenset(
     for code in (
         errors.LINT_BLOCKED,
         errors.TARGET_DRIFT,
+        errors.DUPLICATE_ENTRY,
         errors.SKILL_TARGET_DRIFT,
         errors.MEMORY_CONTEXT_DRIFT,
     )

@@ -299,6 +299,19 @@ class StatementView:
         )
 
     @property
+    def provenance_strength(self) -> str:
+        """The stored strength while every cited evidence still resolves. Evidence gone from
+        the local index (a transcript deleted, the index rebuilt) links nothing a reviewer or
+        a reader of the entry can follow: then the strongest of what still resolves, and
+        `unknown` when nothing does — never stronger than stored."""
+        stored = str(self.assessment["provenanceStrength"])
+        if all(c.kind != "unresolved" for c in self.citations):
+            return stored
+        left = [c.strength for c in self.citations if c.kind != "unresolved" and c.strength]
+        now = min(left, key=STRENGTH_RANK.__getitem__, default="unknown")
+        return max(stored, now, key=STRENGTH_RANK.__getitem__)
+
+    @property
     def support(self) -> str:
         """Claim support it has now: typed-fact, human-confirmed (valid) or unverified."""
         if self.typed_fact is not None:
@@ -441,7 +454,7 @@ def statement_json(view: StatementView, public_identity: str | None) -> dict[str
         "citationsDigest": view.citations_digest,
         "assessmentRevision": doc["revision"],
         "assessmentConsistent": view.consistent,
-        "provenanceStrength": doc["provenanceStrength"],
+        "provenanceStrength": view.provenance_strength,
         "limitations": list(doc["limitations"]),
         "claimSupport": view.support,
         "typedFact": view.typed_fact,

@@ -512,6 +512,13 @@ ALTER TABLE chunks ADD COLUMN budget_bytes INTEGER NOT NULL DEFAULT 40960
   CHECK (budget_bytes BETWEEN 8192 AND 40960);
 """
 
+# how many times a person put a chunk's turns back to be extracted again (`memory discard
+# --extract-again`, memory/extraction/extracted_turns.py): bound into its next task's identity
+EXTRACTION_ROUND_V18 = """
+ALTER TABLE chunks ADD COLUMN extraction_round INTEGER NOT NULL DEFAULT 0
+  CHECK (extraction_round >= 0);
+"""
+
 MIGRATIONS: list[str] = [
     SCHEMA_V1,
     PROMOTION_PROGRESS_V2,
@@ -530,6 +537,7 @@ MIGRATIONS: list[str] = [
     LINT_RESULTS_V15,
     RUNNER_VERIFIED_PROFILE_V16,
     CHUNK_BUDGET_V17,
+    EXTRACTION_ROUND_V18,
 ]
 
 TABLES = (

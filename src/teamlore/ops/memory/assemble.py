@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from teamlore.core import errors
 from teamlore.core.shapes.strict import STRICT
 from teamlore.ops.registry import OpContext, operation
 
@@ -24,6 +25,12 @@ class AssembleRequest(BaseModel):
         "(ASSEMBLY_MARKERS_INVALID): replace each old block, drop stray markers, keep every "
         "other byte, and write one block.",
     )
+    check: bool = Field(
+        default=False,
+        description="Write nothing; refuse with ASSEMBLY_STALE, naming each file and why, when "
+        "the instructions file or a Skill projection is not what assemble would write now (an "
+        "unresolved git merge in it included). For CI.",
+    )
 
 
 @operation(
@@ -38,17 +45,26 @@ class AssembleRequest(BaseModel):
     "(codex) at the worktree root, and every team Skill copied to .claude/skills/ or "
     ".agents/skills/. Text outside the block is kept byte for byte; a re-run with nothing new "
     "reports changed: false. A block whose markers were damaged by hand is refused "
-    "(ASSEMBLY_MARKERS_INVALID, naming the lines) until re-run with repair: true. Never stages "
-    "or commits.",
+    "(ASSEMBLY_MARKERS_INVALID, naming the lines) until re-run with repair: true; a git merge "
+    "left unresolved outside the block or across its markers is refused whatever repair says "
+    "(ASSEMBLY_MERGE_UNRESOLVED): the person resolves it. With check: true it writes nothing and "
+    "refuses with ASSEMBLY_STALE when a file is not what it would write now. Never stages or "
+    "commits.",
 )
 def memory_assemble(ctx: OpContext, request: AssembleRequest) -> dict[str, Any]:
     """Write the team memory block into CLAUDE.md/AGENTS.md and project the team's Skills."""
     from teamlore.core.paths import resolve_home
-    from teamlore.memory.assemble import assemble
+    from teamlore.memory.assemble import assemble, check
     from teamlore.ops.owner import resolve_owner
     from teamlore.repo.ignored import ignored_by_git
 
+    if request.check and request.repair:
+        raise errors.TeamloreError(
+            errors.INVALID_ARGUMENT, "check writes nothing: give check or repair, not both"
+        )
     identity = resolve_owner(ctx)
+    if request.check:
+        return check(identity.worktree_root, request.provider)
     result = assemble(
         identity.worktree_root,
         request.provider,

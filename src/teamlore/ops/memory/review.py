@@ -133,11 +133,13 @@ def left_out_of_a_plan(item: dict[str, Any]) -> dict[str, str] | None:
         return None
     rules = sorted({str(f["rule"]) for f in item.get("lintFindings") or []})
     lint = [rule for rule in rules if "." in rule]  # a lint rule; else a code (TARGET_DRIFT)
+    code = errors.LINT_BLOCKED.code if lint or not rules else rules[0]
     return {
         "candidateId": item["candidateId"],
-        "code": errors.LINT_BLOCKED.code if lint or not rules else rules[0],
+        "code": code,
         "why": f"blocked by lint ({', '.join(lint)})" if lint else _problem(item),
-        "next": discard,
+        # the lesson is right, what it updates moved: its turns go back to be extracted
+        "next": f"{discard} --extract-again" if code == errors.TARGET_DRIFT.code else discard,
     }
 
 
@@ -220,6 +222,13 @@ class DiscardRequest(BaseModel):
         max_length=2000,
         description="Why the user discards it, in their words (kept in the local state only).",
     )
+    extract_again: bool = Field(
+        False,
+        alias="extractAgain",
+        description="Put the turns it was extracted from back, so the next memory recall offers "
+        "them again: for a lesson that is right but cannot be promoted as it is (an entry it "
+        "updates changed, an entry saying the same arrived). Without it the turns stay extracted.",
+    )
 
     @field_validator("reason")
     @classmethod
@@ -292,7 +301,8 @@ def memory_prepare(ctx: OpContext, request: PrepareRequestDocument) -> dict[str,
     idempotent=True,
     description="Discard a team-memory candidate (a draft, a quarantined candidate or one "
     "whose adjudication failed) the user does not want; optional expectedRevision guards "
-    "against discarding something that changed since review.",
+    "against discarding something that changed since review; extractAgain puts its turns back "
+    "to be extracted again.",
 )
 def memory_discard(ctx: OpContext, request: DiscardRequest) -> dict[str, Any]:
     """Discard one candidate."""
@@ -308,6 +318,7 @@ def memory_discard(ctx: OpContext, request: DiscardRequest) -> dict[str, Any]:
             resolve_candidate_id(known, request.candidate_id),
             expected_revision=request.expected_revision,
             reason=request.reason,
+            extract_again=request.extract_again,
         )
 
 
@@ -431,7 +442,8 @@ def _refuse(items: list[dict[str, Any]], left_out: list[dict[str, str]], *, chos
         lead = [first]
         message = f"{first['candidateId']}: {_problem(by_id[first['candidateId']])}"
         details = {"candidateId": first["candidateId"]}
-    message += "; discard it (`teamlore memory discard --candidate ID`)"
+    again = " --extract-again" if error is errors.TARGET_DRIFT else ""
+    message += f"; discard it (`teamlore memory discard --candidate ID{again}`)"
     message += " or leave it out of --candidate" if chosen else ""
     others = [o for o in left_out if o not in lead]
     if others:

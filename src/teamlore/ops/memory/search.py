@@ -8,6 +8,8 @@ worktree) comes from the caller's context, never from request arguments.
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from typing import Any, ClassVar
 
 from teamlore.ops.owner import open_owner
@@ -44,7 +46,8 @@ class SearchRequest(PlainRequest):
     description="Search this repository's reviewed team memory (entries, scenes, doctrine, "
     "skills) by words (BM25) and by meaning (embeddings), fused by reciprocal rank; a question "
     "or a description of the situation works as well as keywords. Returns generation, "
-    "coverage and which rankings ran (paths) with the results.",
+    "coverage (when partial, leftOut names each file it could not read and why) and which "
+    "rankings ran (paths) with the results.",
 )
 def memory_search(ctx: OpContext, request: SearchRequest) -> dict[str, Any]:
     """Search the reviewed team memory of this worktree."""
@@ -67,5 +70,20 @@ def memory_search(ctx: OpContext, request: SearchRequest) -> dict[str, Any]:
             embedder=embedder,
             skipped=vector_path,
         )
+        answer = result.to_json()
+        if result.coverage == "partial":
+            # results from a partial memory hold none of these files: a person told only "try
+            # other words" keeps looking for the entry a merge conflict or a rename left out
+            answer["leftOut"] = _left_out(owner.state, owner.repository_key, owner.worktree_key)
     # a full disk or a read-only state dir, and the tree changed since the last sync: say so
-    return {**result.to_json(), "stale": stale} if stale else result.to_json()
+    return {**answer, "stale": stale} if stale else answer
+
+
+def _left_out(state: sqlite3.Connection, repository_key: str, worktree_key: str) -> list[Any]:
+    """The files the projection could not read, as `memory status` lists them."""
+    row = state.execute(
+        "SELECT diagnostics_json FROM approved_projection "
+        "WHERE repository_key = ? AND worktree_key = ?",
+        (repository_key, worktree_key),
+    ).fetchone()
+    return list(json.loads(row[0])) if row and row[0] else []

@@ -71,6 +71,7 @@ def memory_status(ctx: OpContext, request: StatusRequest) -> dict[str, Any]:
     first finish any promotion a crash left `applying`
     (docs/memory.md, "A promotion a crash interrupted")."""
     from teamlore.memory.status import memory_status as compute
+    from teamlore.ops.runner.plans import adjudication_waiting
 
     with open_owner(ctx, for_read=True) as owner:
         recovery = _recover_promotions(ctx, owner)
@@ -82,7 +83,12 @@ def memory_status(ctx: OpContext, request: StatusRequest) -> dict[str, Any]:
             worktree_root=owner.worktree_root,
             progress=ctx.progress,
         )
-    status = {**result.model_dump(mode="json", by_alias=True), "promotionRecovery": recovery}
+        adjudication = adjudication_waiting(ctx.home, owner.state, owner.identity)
+    status = {
+        **result.model_dump(mode="json", by_alias=True),
+        "promotionRecovery": recovery,
+        "adjudication": adjudication,
+    }
     # a full disk or a read-only state dir, and the tree changed since the last sync: say so
     return {**status, "stale": stale} if stale else status
 

@@ -18,7 +18,7 @@ from teamlore.org.store import OrgStore
 
 DATABASE_VARIABLE = "TEAMLORE_ORG_DATABASE"
 
-_OPEN: dict[tuple[str, str], OrgStore] = {}
+_OPEN: dict[tuple[str, str, str], OrgStore] = {}
 _LOCK = threading.Lock()
 
 
@@ -26,14 +26,20 @@ def database_of(ctx: OpContext) -> str | None:
     return ctx.org_database or os.environ.get(DATABASE_VARIABLE) or None
 
 
+def _source_of(ctx: OpContext) -> str:
+    """Where the connection string came from, which a refusal tells the person to check."""
+    return "`--database`" if ctx.org_database else DATABASE_VARIABLE
+
+
 def org_store(ctx: OpContext) -> OrgStore:
     database = database_of(ctx)
     home = resolve_home(ctx.home)
-    key = (database or "", str(home))
+    source = _source_of(ctx)
+    key = (database or "", str(home), source)
     with _LOCK:
         store = _OPEN.get(key)
         if store is None:
-            store = _OPEN[key] = open_store(database, home)
+            store = _OPEN[key] = open_store(database, home, source)
         return store
 
 

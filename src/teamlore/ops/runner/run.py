@@ -27,6 +27,7 @@ from teamlore.ops.runner.plans import (
     adjudicated_task_ids,
     extraction_session_key,
 )
+from teamlore.runner.usage import NOT_REPORTED, total_usage
 
 # -- approve and run ----------------------------------------------------------------------------
 
@@ -356,6 +357,7 @@ def _run_one(
             def on_start(pgid: int) -> None:
                 plan_store.write_run_record(home, plan_digest, {**started, "pgid": pgid})
 
+            output = None
             try:
                 try:
                     output = runner.run(stdin, on_start)
@@ -374,17 +376,28 @@ def _run_one(
                 outcome = _stage(stores, ctx, kind, document)
                 failpoint("runner.staged")
             except errors.TeamloreError as err:
+                # a run that failed may still have cost: what its client reported goes along
+                spent = (output.usage if output is not None else NOT_REPORTED).to_json()
+                err.details.setdefault("usage", spent)
                 plan_store.write_run_record(
                     home,
                     plan_digest,
-                    {"state": "failed", "finishedAt": _now(), "code": err.code},
+                    {
+                        "state": "failed",
+                        "finishedAt": _now(),
+                        "code": err.code,
+                        "usage": err.details["usage"],
+                    },
                 )
                 if err.error is errors.RUNNER_OUTPUT_SECRET and kind == "extraction":
                     raise _naming_session(err, stores.state, plan_file.plan.task_id) from None
                 raise
             summary = _finish(ctx, stores, runner, plan_file, outcome, adjudicate=adjudicate)
+            summary["usage"] = output.usage.to_json()
             plan_store.write_run_record(
-                home, plan_digest, {"state": "done", "finishedAt": _now(), "via": via}
+                home,
+                plan_digest,
+                {"state": "done", "finishedAt": _now(), "via": via, "usage": summary["usage"]},
             )
             return summary
 
@@ -415,12 +428,10 @@ def _indeterminate(plan_digest: str) -> errors.TeamloreError:
 
 
 def _failed(plan_digest: str, task_kind: str, err: errors.TeamloreError) -> dict[str, Any]:
-    return {
-        "planDigest": plan_digest,
-        "taskKind": task_kind,
-        "status": "failed",
-        "error": err.to_json(),
-    }
+    failed: dict[str, Any] = {"planDigest": plan_digest, "taskKind": task_kind, "status": "failed"}
+    if "usage" in err.details:  # its runner ran: what it spent counts in the totals
+        failed["usage"] = err.details.pop("usage")
+    return {**failed, "error": err.to_json()}
 
 
 def _not_run_here(listed: Any, err: errors.TeamloreError) -> dict[str, Any] | None:
@@ -469,6 +480,17 @@ def memory_run_plan(ctx: OpContext, request: ExtractRunRequest) -> dict[str, Any
     manifest_digest = plan_store.check_digest_argument(str(request.approve_manifest))
     with open_owner(ctx, sessions=True) as stores:
         manifest = plan_store.load_manifest(ctx.home, manifest_digest, _plan_owner(stores.identity))
+    with plan_store.manifest_lock(ctx.home, manifest_digest):
+        return _run_manifest(ctx, request, manifest, manifest_digest, progress)
+
+
+def _run_manifest(
+    ctx: OpContext,
+    request: ExtractRunRequest,
+    manifest: Any,
+    manifest_digest: str,
+    progress: Callable[[int, int, str], None],
+) -> dict[str, Any]:
     results: list[dict[str, Any]] = []
     total = len(manifest.plans)
     # adjudications first: the drafts the extractions stage would change the pool their task
@@ -566,6 +588,8 @@ def _run_result(
     elif any(r.get("taskKind") == "consolidation" and r.get("status") == "done" for r in results):
         next_step = "teamlore memory review --kind consolidation"
     failed = [r for r in results if r.get("status") == "failed"]
+    # what the runners of this approval spent (plans that ran before or elsewhere are not in it)
+    spent = total_usage([r["usage"] for r in results if "usage" in r])
     out: dict[str, Any] = {
         "action": "run-plan",
         "format": RUN_FORMAT,
@@ -574,6 +598,7 @@ def _run_result(
         "failed": len(failed),
         "adjudicationPlan": adjudication,
         "next": next_step,
+        "usage": spent,
     }
     if failed:
         # exit 1 with the first failure's code, like every refusal; the results say the rest

@@ -1,0 +1,123 @@
+"""What a person running the batch runner unattended is told next (docs/runner.md): `memory
+status` names the adjudication plan its waiting drafts need (or that none exists yet); a manifest
+approved twice at once has one approval run it and print the one adjudication plan, the other
+refused. Real CLI, real SQLite, fake runner executables."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from runner_world import WINDOW, World, make_world
+from test_runner_e2e import answer
+
+from support import teamlore_cli
+
+
+def _text(world: World, *args: str) -> tuple[int, str, str]:
+    proc = teamlore_cli(
+        *args, cwd=world.repo, env={**world.fake.env(), **world.env, "COLUMNS": "80"}
+    )
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def test_memory_status_names_the_adjudication_plan_the_drafts_wait_for(
+    tmp_path: Path, home: Path
+) -> None:
+    world = make_world(tmp_path, home, sessions=2)
+    world.reverify()
+    manifest = world.plan()["manifest"]["manifestDigest"]
+    code, ran = world.approve(manifest, "--approve-manifest")
+    assert code == 0, ran
+    shared = ran["adjudicationPlan"]["planDigest"]
+
+    code, status = world.cli("memory", "status")
+
+    assert code == 0, status
+    assert status["candidates"]["draft"] == 2
+    assert status["adjudication"] == {
+        "drafts": 2,
+        "plans": [shared],
+        "unplannedDrafts": 0,
+        "next": f"teamlore memory extract --approve-plan {shared}",
+    }
+    code, out, err = _text(world, "memory", "status")
+    assert code == 0, err
+    assert "Adjudication 2 drafts await adjudication; approve its plan:" in out
+    assert f"  teamlore memory extract --approve-plan {shared}\n" in out
+    assert max(len(line) for line in out.splitlines() if shared not in line) <= 80
+
+    assert world.approve(shared)[0] == 0
+    code, status = world.cli("memory", "status")
+    assert status["adjudication"] is None  # nothing waits once it ran
+
+
+def test_memory_status_says_how_to_plan_an_adjudication_no_plan_covers(
+    tmp_path: Path, home: Path
+) -> None:
+    """Drafts an agent staged and never adjudicated have no runner plan: status says how to
+    make one rather than naming none."""
+    world = make_world(tmp_path, home)
+    code, recalled = world.op("memory.recall", WINDOW)
+    assert code == 0, recalled
+    task = recalled["sources"][0]
+    code, staged = world.op("memory.stage", json.loads(answer(task)))
+    assert code == 0 and staged["status"] == "adjudication-required", staged
+
+    code, status = world.cli("memory", "status")
+
+    assert code == 0, status
+    assert status["adjudication"]["plans"] == []
+    assert status["adjudication"]["unplannedDrafts"] == 1
+    assert status["adjudication"]["next"].startswith("teamlore memory extract --runner")
+    code, out, err = _text(world, "memory", "status")
+    assert code == 0, err
+    assert "Adjudication 1 draft awaits adjudication, no plan yet; plan it with:\n" in out
+    assert "  teamlore memory extract --runner … --since … --until …\n" in out
+    assert max(len(line) for line in out.splitlines()) <= 80
+
+
+def test_a_manifest_approved_twice_at_once_is_run_and_reported_by_the_first_alone(
+    tmp_path: Path, home: Path
+) -> None:
+    """Two overlapping cron jobs approve one manifest: the second refuses at once
+    (RUNNER_PLAN_BUSY) instead of printing an adjudication plan of its own that misses the
+    drafts the first one staged; the first's plan covers every draft."""
+    world = make_world(tmp_path, home, sessions=2)
+    world.reverify()
+    manifest = world.plan()["manifest"]["manifestDigest"]
+    world.fake.mode("slow")
+    before = len(world.fake.sent())  # the probe's
+    first = subprocess.Popen(
+        [sys.executable, "-m", "teamlore.cli.main", "memory", "extract",
+         "--approve-manifest", manifest, "--format", "json"],
+        cwd=world.repo, env={**os.environ, **world.fake.env()}, stdout=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while len(world.fake.sent()) < before + 1:
+        assert time.monotonic() < deadline, "the runner never received its task"
+        time.sleep(0.05)
+
+    code, second = world.approve(manifest, "--approve-manifest")
+    text_code, _, said = _text(world, "memory", "extract", "--approve-manifest", manifest)
+
+    world.fake.release()
+    out, _ = first.communicate(timeout=120)
+    assert code == 1 and second["error"]["code"] == "RUNNER_PLAN_BUSY", second
+    assert "adjudicationPlan" not in second
+    assert text_code == 1
+    assert said.splitlines() == [
+        f"error RUNNER_PLAN_BUSY: manifest {manifest[:12]}… is being approved by another "
+        "teamlore process",
+        "  next: Let that approval finish: it prints the adjudication plan the manifest's "
+        "drafts share (`teamlore memory status` names it too).",
+    ]
+    ran = json.loads(out)
+    assert first.returncode == 0 and ran["failed"] == 0, out
+    assert ran["adjudicationPlan"]["disclosure"]["drafts"] == 2
+    assert len(world.fake.sent()) == before + 2  # each extraction sent once
