@@ -220,3 +220,86 @@ def test_a_build_that_cannot_switch_back_yet_keeps_syncing_fully(tmp_path: Path)
     assert writer.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
     reader.execute("COMMIT")
     assert journal_mode(open_index(home)) == "wal"  # the next connect switches
+
+
+def traced_sync(home: Path, *, first_build_bytes: int = 1, failing: str = "") -> tuple[Any, ...]:
+    """`sync_fixtures` with every SQL statement recorded; the Claude Code file named `failing`
+    breaks once its rows are written (its parser state cannot be saved)."""
+    home.mkdir(parents=True, exist_ok=True)
+    adapters = {p: get_adapter(p) for p in PROVIDERS}
+    plain_state = adapters["claude"].new_state
+
+    def state_of(path: Path) -> dict[str, Any]:
+        state = plain_state(path)
+        return {**state, "unsaveable": {1}} if path.name == failing else state
+
+    adapters["claude"].new_state = state_of  # type: ignore[method-assign]
+    indexer = Indexer(open_index(home), adapters, home=home, analysis="off")
+    indexer.first_build_bytes = first_build_bytes
+    indexer.batch_bytes = 1 << 20
+    statements: list[str] = []
+    indexer.conn.set_trace_callback(statements.append)
+    stats = indexer.sync([Source(p, shared_fixtures("sessions") / p) for p in PROVIDERS])
+    indexer.conn.set_trace_callback(None)
+    counts = (stats.files_changed, stats.files_failed, stats.turns, stats.diagnostic_count)
+    return indexer, statements, counts
+
+
+def test_a_first_build_writes_its_new_files_without_a_savepoint_each(tmp_path: Path) -> None:
+    """A savepoint copies each page the file changes that existed before it into a statement
+    journal (~1 MiB a file with 32 KiB pages); a first build's files go without one."""
+    first, statements, _ = traced_sync(tmp_path / "first")
+    with_wal, wal_statements, _ = traced_sync(tmp_path / "wal", first_build_bytes=1 << 40)
+    assert first.built_without_wal
+    assert not [s for s in statements if s.startswith("SAVEPOINT")]
+    assert [s for s in wal_statements if s.startswith("SAVEPOINT")]  # an incremental sync's
+    assert rows_of(first) == rows_of(with_wal)
+
+
+def test_a_file_failing_in_a_first_build_rolls_back_alone(tmp_path: Path) -> None:
+    failing = "entire-cli-2.1.12.jsonl"
+    first, statements, counts = traced_sync(tmp_path / "first", failing=failing)
+    with_wal, _, wal_counts = traced_sync(
+        tmp_path / "wal", first_build_bytes=1 << 40, failing=failing
+    )
+    # the batch rolled back and its files were synced again, each in a savepoint
+    assert "ROLLBACK" in statements
+    assert [s for s in statements if s.startswith("SAVEPOINT")]
+    assert counts == wal_counts and counts[1] == 1
+    failed = first.conn.execute("SELECT path FROM source_files WHERE status = 'failed'").fetchall()
+    assert [Path(r[0]).name for r in failed] == [failing]
+    assert rows_of(first) == rows_of(with_wal)
+
+
+def test_a_first_build_interrupted_mid_file_keeps_its_committed_batches(tmp_path: Path) -> None:
+    home = tmp_path / "state"
+    home.mkdir()
+    adapters = {p: get_adapter(p) for p in PROVIDERS}
+    plain_parse = adapters["claude"].parse
+    calls: list[int] = []
+
+    def parse(record: Any, line: int, state: dict[str, Any]) -> list[Any]:
+        calls.append(line)
+        if len(calls) == 3000:  # mid-way through the Claude Code files, mid-file
+            raise KeyboardInterrupt
+        return plain_parse(record, line, state)
+
+    adapters["claude"].parse = parse  # type: ignore[method-assign]
+    indexer = Indexer(open_index(home), adapters, home=home, analysis="off")
+    indexer.first_build_bytes = 1
+    indexer.batch_bytes = 1 << 20
+    with pytest.raises(KeyboardInterrupt):
+        indexer.sync([Source(p, shared_fixtures("sessions") / p) for p in PROVIDERS])
+    conn = indexer.conn
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    kept = conn.execute("SELECT count(*) FROM source_files").fetchone()[0]
+    assert kept > 0  # the batches committed before the interruption
+    # no file half-written: each file kept has its turns' search rows
+    assert (
+        conn.execute(
+            "SELECT count(*) FROM turns WHERE id NOT IN (SELECT rowid FROM turns_fts)"
+        ).fetchone()[0]
+        == 0
+    )
+    resumed = sync_fixtures(home)
+    assert rows_of(resumed) == rows_of(sync_fixtures(tmp_path / "alone", first_build_bytes=1 << 40))

@@ -16,7 +16,7 @@ files are committed in batches (a commit per `BATCH_BYTES` read or `BATCH_SECOND
 most `BATCH_WALL_SECONDS` apart, and at the end): a crash between files, or in the middle of
 one, leaves a consistent index in which every file is either wholly at its new offset or wholly
 at its old one, and the next sync continues from there. A file that fails rolls back to its
-savepoint alone.
+savepoint alone (a first build's files have none: its batch is then synced again, `_file_tx`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +112,14 @@ class SyncStats:
         self.files_failed += 1
         self.add_diagnostic(record)
         self.unreadable.append(record)
+
+    def copied(self) -> SyncStats:
+        return replace(self, diagnostics=list(self.diagnostics), unreadable=list(self.unreadable))
+
+    def restore(self, saved: SyncStats) -> None:
+        """Back to `saved`, the files seen excepted (a batch synced again)."""
+        for name in set(self.__slots__) - {"files_seen"}:
+            setattr(self, name, getattr(saved.copied(), name))
 
 
 ProgressCallback = Callable[[int, int, str], None]
@@ -253,6 +261,9 @@ class Indexer:
         self.batch_wall_seconds = BATCH_WALL_SECONDS
         self.first_build_bytes = FIRST_BUILD_MIN_BYTES
         self.built_without_wal = False  # what a test checks
+        self._unguarded = False  # a first build: new files without savepoints (`_file_tx`)
+        self._batch_files: list[tuple[str, str, os.stat_result | OSError, _FileRow | None]] = []
+        self._batch_stats: SyncStats | None = None
         self._batch_read = 0
         self._batch_started = self._batch_cpu_started = 0.0
         self._session_key = session_keys(home)  # a sync's own: its secret is read once
@@ -288,6 +299,7 @@ class Indexer:
         )
         journal = db.first_build_without_wal(self.conn) if first_build else nullcontext(False)
         with journal as self.built_without_wal:
+            self._unguarded, self._batch_files = self.built_without_wal, []
             self._sync_files(files, identities, known, seen_paths, stats, rebuild=rebuild)
         self._mark_missing(sources, known, seen_paths, stats)
         with db.write_tx(self.conn):
@@ -316,9 +328,11 @@ class Indexer:
                 stats.files_seen += 1
                 if self.progress:
                     self.progress(number, len(files), path.rpartition("/")[2])
-                self._sync_file(
-                    source.provider, path, identities[path], known.get(path), stats, rebuild=rebuild
-                )
+                found, row = identities[path], known.get(path)
+                try:
+                    self._sync_file(source.provider, path, found, row, stats, rebuild=rebuild)
+                except _BatchRolledBack:
+                    self._sync_batch_again(stats, rebuild=rebuild)
                 self._commit_batch_if_due()
             self.search_rows.finish()
         finally:
@@ -330,13 +344,31 @@ class Indexer:
     # -- batches of files ------------------------------------------------------------------
 
     @contextmanager
-    def _file_tx(self) -> Iterator[None]:
-        """One file's writes: a savepoint inside the open batch (starting one if needed)."""
+    def _file_tx(self, stats: SyncStats | None = None, *, new: bool = False) -> Iterator[None]:
+        """One file's writes: a savepoint inside the open batch (starting one if needed); a
+        first build's `new` file without one (docs/sessions.md, "A first sync")."""
         conn = self.conn
         if not conn.in_transaction:
             conn.execute("BEGIN IMMEDIATE")
             self._batch_read, self._batch_started = 0, time.monotonic()
             self._batch_cpu_started = time.process_time()
+            self._batch_files = self._batch_files[-1:]  # the file that starts the batch
+            self._batch_stats = None if stats is None else stats.copied()
+        if new and self._unguarded:
+            try:
+                yield
+            except BaseException as exc:
+                self.search_rows.file_rolled_back()
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                self.search_rows.batch_rolled_back()
+                if isinstance(exc, Exception) and not (
+                    isinstance(exc, errors.TeamloreError) or _index_in_trouble(exc)
+                ):
+                    raise _BatchRolledBack from exc  # `_sync_batch_again`
+                raise  # a refusal, an interruption, a damaged index: the next sync reads them
+            self.search_rows.file_released()
+            return
         conn.execute("SAVEPOINT sync_file")
         try:
             yield
@@ -384,6 +416,8 @@ class Indexer:
         *,
         rebuild: bool,
     ) -> None:
+        if self.built_without_wal:  # what `_sync_batch_again` syncs again
+            self._batch_files.append((provider, key, st, row))
         if isinstance(st, OSError):
             stats.add_unreadable(
                 DiagnosticRecord("file-unreadable", display_path(key), None, str(st.strerror))
@@ -405,10 +439,24 @@ class Indexer:
             stats.add_unreadable(
                 DiagnosticRecord("file-unreadable", display_path(path), None, str(exc.strerror))
             )
+        except _BatchRolledBack:
+            raise
         except Exception as exc:
             if isinstance(exc, errors.TeamloreError) or _index_in_trouble(exc):
                 raise  # a refusal, or disk full/damaged/locked: not this file's problem
             self._mark_failed(provider, path, row, exc, stats)
+
+    def _sync_batch_again(self, stats: SyncStats, *, rebuild: bool) -> None:
+        """A first build's batch rolled back: its files again, each in a savepoint of its own."""
+        files, saved, self._batch_files = self._batch_files, self._batch_stats, []
+        if saved is not None:
+            stats.restore(saved)
+        unguarded, self._unguarded = self._unguarded, False
+        try:
+            for provider, key, st, row in files:
+                self._sync_file(provider, key, st, row, stats, rebuild=rebuild)
+        finally:
+            self._unguarded = unguarded
 
     def _parse_changed(
         self,
@@ -435,11 +483,11 @@ class Indexer:
             and row.resume_offset > 0
             and head_sha256 == _head_digest(handle, row.resume_offset)
         )
-        stats.files_changed += 1
         crash_mid_file = armed("sync.mid-file")  # checked once per file, not once per line
         if row is not None:  # it may rewrite turns whose FTS rows are still with the helper
             self.search_rows.settle()
-        with self._file_tx():
+        with self._file_tx(stats, new=row is None):
+            stats.files_changed += 1
             if row is None:
                 cur = conn.execute(
                     "INSERT INTO source_files(provider, path) VALUES (?, ?)", (provider, str(path))
@@ -567,9 +615,9 @@ class Indexer:
     ) -> None:
         """The file's transaction rolled back; keep what was indexed before, mark the file
         `failed` (so `status` says so and the next sync retries it) and say why."""
-        stats.files_failed += 1
         message = f"{type(exc).__name__}: {exc}"[:500]
-        with self._file_tx():
+        with self._file_tx(stats):
+            stats.files_failed += 1
             if row is None:
                 cur = self.conn.execute(
                     "INSERT INTO source_files(provider, path, status) VALUES (?, ?, 'failed')",
@@ -729,6 +777,10 @@ def _bytes_to_read(
         if total >= enough:
             break
     return total
+
+
+class _BatchRolledBack(Exception):
+    """A first build's file failed outside a savepoint: its batch was rolled back."""
 
 
 def _index_in_trouble(exc: Exception) -> bool:
