@@ -105,6 +105,23 @@ def test_force_over_an_edited_copy_puts_the_edit_back_on_uninstall(user: Path) -
     assert path.read_text() == "// rewritten by hand\n"
 
 
+def test_force_again_over_a_second_file_of_the_user_keeps_its_backup_for_uninstall(
+    user: Path,
+) -> None:
+    """The second --force stored its backup under the first one's name, then dropped that
+    name: uninstall refused (CONFIG_INVALID, the backup is missing) and the file was lost."""
+    path = user / EXTENSION
+    path.parent.mkdir(parents=True)
+    path.write_text("// mine, first\n")
+    op("install", user, client="pi", force=True)
+    path.write_text("// mine, second\n")
+    op("install", user, client="pi", force=True)
+    assert "mine" not in path.read_text()
+    assert op("uninstall", user, client="pi")["uninstalled"][0]["files"][0]["action"] == "restored"
+    assert path.read_text() == "// mine, second\n"
+    assert os.listdir(Path(os.environ["TEAMLORE_HOME"]) / "integrations" / "backups") == []
+
+
 def test_pi_is_opt_in_all_never_installs_it(user: Path) -> None:
     done = op("install", user, client="all")
     assert sorted(d["client"] for d in done["installed"]) == ["claude", "codex"]

@@ -391,12 +391,14 @@ def _install_intent(
         ):
             # the bytes before teamlore (or, for a whole file replaced with --force, the
             # user's file it replaces) are what uninstall puts back
-            if backup:
-                drop.append(backup)
+            replaced_backup = backup
             try:
                 backup = store_backup(home, edits.path, original)
             except OSError as exc:
                 raise tx.state_error(exc, "the install") from None
+            if replaced_backup and replaced_backup != backup:
+                # a backup's name is its file's path: the new one took the old one's place
+                drop.append(replaced_backup)
             existed = True
         elif before is not None and sha256(original) != before.installedSha256:
             # changed since our last write: the old backup no longer describes "before
@@ -481,10 +483,16 @@ def _undo(home: Path, record: FileRecord) -> _Pending:
         return _Pending(document, data, record, "kept (changed since install)")
     document.doc = cf.parse(path, kind, data)
     for entry in record.entries:
-        if isinstance(entry, KeyRecord):
+        if isinstance(entry, KeyRecord) and not _turned_off_since(document, entry):
             _restore_key(document, entry)
     _remove_hooks(document, [e for e in record.entries if isinstance(e, HookRecord)])
     return _Pending(document, document.render(), record, "edited")
+
+
+def _turned_off_since(document: cf.ConfigDocument, record: KeyRecord) -> bool:
+    """Whether a flag install turned on (`[features] codex_hooks = true`) is `false` now: the
+    user turned it off since, so it is theirs and stays, as install leaves such a `false`."""
+    return cf.get_key(document.doc, tuple(record.key)) == (True, False)
 
 
 def uninstall(

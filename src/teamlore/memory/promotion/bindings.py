@@ -14,7 +14,7 @@ from teamlore.core import db, errors, safe_write
 from teamlore.core.canonical import sha256_hex
 from teamlore.core.timeutil import now_ms
 from teamlore.memory.promotion import kinds
-from teamlore.memory.promotion.stored_plan import StoredPlan, candidate_drift
+from teamlore.memory.promotion.stored_plan import StoredPlan, candidate_drift, target_drift
 from teamlore.memory.store import layout
 from teamlore.memory.store import lint as lint_rules
 from teamlore.repo.binding import RepositoryIdentity
@@ -136,7 +136,7 @@ def _check_targets(root: Path, stored: StoredPlan) -> dict[str, bytes | None]:
         if _oid(current) != f.target_blob_hash:
             raise _Drift(
                 errors.PROMOTION_TARGET_DRIFT,
-                f"{f.target_path} changed after the plan was made",
+                target_drift(f.target_path),
                 f.target_path,
             )
         originals[f.target_path] = current

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 import orjson
@@ -12,7 +13,7 @@ from pydantic import ValidationError
 
 from teamlore.contracts import digests
 from teamlore.contracts.promotion import PromotionPlan
-from teamlore.core import db, errors
+from teamlore.core import db, errors, safe_write
 from teamlore.core.failpoints import failpoint
 from teamlore.core.timeutil import now_ms
 from teamlore.memory.extraction.tasks import Owner
@@ -129,17 +130,23 @@ class PlanState:
     void_code: str | None = None
     void_path: str | None = None
     void_message: str | None = None
-    # what the journal says: `generated` for a plan shown voided because a candidate changed
+    # what the journal says: `generated` for a plan shown voided because a candidate or a
+    # target file changed
     journal_status: PlanStatus | None = None
 
 
-def plan_states(conn: sqlite3.Connection, owner: Owner) -> list[PlanState]:
+def plan_states(
+    conn: sqlite3.Connection, owner: Owner, worktree_root: Path | None = None
+) -> list[PlanState]:
     """The owner's plans with their status now, newest first: `memory status` lists the
     `generated` ones as plans to promote, the review page shows every plan it prepared as it is
     now. A discard, a newer plan or promote's drift check voids a plan in the journal; a plan
     the journal still holds as `generated` whose candidate has changed since (a later merge
     consumed it) is shown voided at once, with the drift promote would find
-    (`PROMOTION_CANDIDATE_DRIFT`). Only the candidates' rows are read: no file, no plan body."""
+    (`PROMOTION_CANDIDATE_DRIFT`); so is one, given `worktree_root`, whose target file changed
+    since (a `git pull` brought a teammate's version of it: `PROMOTION_TARGET_DRIFT`). Only the
+    candidates' rows and a pending plan's target files are read (their paths and blob OIDs from
+    its file list), never the plan body: no plan is loaded or verified."""
     rows = conn.execute(
         "SELECT j.plan_id, j.status, o.void_code, o.void_path, o.void_message, "
         "CASE WHEN j.status = 'generated' "
@@ -155,6 +162,10 @@ def plan_states(conn: sqlite3.Connection, owner: Owner) -> list[PlanState]:
         drift = _candidate_drift(conn, owner, orjson.loads(bound)) if bound else None
         if drift is not None:
             code, path, message = errors.PROMOTION_CANDIDATE_DRIFT.code, None, drift
+        elif journaled == "generated" and worktree_root is not None:
+            target = _target_drift(conn, str(plan_id), worktree_root)
+            if target is not None:
+                (code, path, message), drift = target, target[2]
         now: PlanStatus = "voided" if drift is not None else status
         states.append(PlanState(str(plan_id), now, code, path, message, status))
     return states
@@ -167,6 +178,32 @@ def _candidate_drift(
         drift = candidate_drift(conn, owner, candidate["candidateId"], int(candidate["revision"]))
         if drift is not None:
             return drift
+    return None
+
+
+def target_drift(path: str) -> str:
+    """Why promote refuses a plan whose target file is not the blob it was prepared against."""
+    return f"{path} changed after the plan was made"
+
+
+def _target_drift(
+    conn: sqlite3.Connection, plan_id: str, worktree_root: Path
+) -> tuple[str, str, str] | None:
+    """The first target file, in the order promote checks them (writes, then deletes), that is
+    not the blob the plan binds: (void code, path, why), as promote would void the plan."""
+    for path, bound in conn.execute(
+        "SELECT json_extract(f.value, '$.targetPath'), json_extract(f.value, '$.targetBlobHash') "
+        "FROM promotion_journal j, json_each(j.plan_canonical_json, '$.perFile') f "
+        "WHERE j.plan_id = ? "
+        "ORDER BY json_extract(f.value, '$.operation') = 'delete', f.key",
+        (plan_id,),
+    ):
+        try:
+            current = safe_write.read_file(worktree_root, path)
+        except errors.TeamloreError as exc:
+            return errors.UNSAFE_PATH.code, path, exc.message
+        if (None if current is None else digests.git_blob_oid(current)) != bound:
+            return errors.PROMOTION_TARGET_DRIFT.code, path, target_drift(path)
     return None
 
 

@@ -92,15 +92,19 @@ def memory_promote(ctx: OpContext, request: PromoteRequest) -> dict[str, Any]:
 
 def current_plan_states(ctx: OpContext) -> dict[str, dict[str, Any]]:
     """This worktree's promotion plans as they stand now (planId → status, and for a voided
-    plan its `voidCode`, `voidPath` and `voidMessage`: promote's drift, or a candidate changed
-    since), read with the function `memory status` lists plans with. Read-only; the review page
-    shows the plans it prepared by it."""
+    plan its `voidCode`, `voidPath` and `voidMessage`: promote's drift, or a candidate or a
+    target file changed since), read with the function `memory status` lists plans with.
+    Read-only; the review page shows the plans it prepared by it."""
     from teamlore.memory.extraction.tasks import Owner
     from teamlore.memory.promotion.stored_plan import plan_states
     from teamlore.ops.owner import open_owner
 
     with open_owner(ctx, for_read=True) as owner:
-        found = plan_states(owner.state, Owner(owner.repository_key, owner.worktree_key))
+        found = plan_states(
+            owner.state,
+            Owner(owner.repository_key, owner.worktree_key),
+            owner.identity.worktree_root,
+        )
     return {
         plan.plan_id: {
             "status": plan.status,
