@@ -91,3 +91,19 @@ def test_hooks_turned_off_after_install_stay_off_through_the_next_install_and_un
     op("uninstall", user, client="codex")
     assert config.read_text() == CODEX_CONFIG + "\n[features]\ncodex_hooks = false\n"
     assert not (user / ".codex" / "hooks.json").exists()
+
+
+def test_hooks_turned_off_after_install_stay_off_through_an_uninstall_right_after(
+    user: Path,
+) -> None:
+    """The user's `false` is theirs even when no install ran since to notice it: uninstall
+    removes teamlore's servers and hook and leaves the flag as the user set it."""
+    (user / ".codex").mkdir()
+    (user / ".codex" / "config.toml").write_text(CODEX_CONFIG)
+    op("install", user, client="codex")
+    config = user / ".codex" / "config.toml"
+    config.write_text(config.read_text().replace("codex_hooks = true", "codex_hooks = false"))
+
+    op("uninstall", user, client="codex")
+    assert config.read_text() == CODEX_CONFIG + "\n[features]\ncodex_hooks = false\n"
+    assert not (user / ".codex" / "hooks.json").exists()

@@ -93,6 +93,10 @@ def test_a_link_the_client_could_not_follow_either_is_refused_with_nothing_writt
         assert err.code == "CLIENT_CONFIG_UNSAFE" and says in err.message
         assert err.message.startswith("~/.codex/config.toml is a symbolic link")
         assert "nothing was changed" in err.message and tree(user) == before
+        # a link is not what is wrong (install writes through one): where it leads is
+        assert err.to_json()["next"] == (
+            "Point the link at a settings file, or use a regular file; then retry."
+        )
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root may write any file")

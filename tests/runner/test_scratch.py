@@ -46,18 +46,23 @@ def test_a_lockless_folder_changed_within_the_day_is_left_alone(tmp_path: Path) 
     assert recent.exists() and touched.exists()
 
 
-def test_a_folder_being_made_is_left_alone_and_swept_once_its_maker_died(
-    tmp_path: Path,
-) -> None:
-    """Locked under its first name (`.in-use.new`) until it is renamed: held, it is alive; not
-    held (its maker was killed in between), it is dead whatever its age."""
+def test_a_folder_being_made_is_left_alone_until_it_is_a_day_old(tmp_path: Path) -> None:
+    """Locked under its first name (`.in-use.new`) until it is renamed: held, it is alive. Not
+    held, its maker may have created the file and not locked it yet (another run's sweep in
+    that moment removed the folder under it) or died before the rename: nothing was copied into
+    it yet, so it waits its day like a lock-less folder."""
     folder = tmp_path / f"{PREFIX}making"
     folder.mkdir()
     lock = os.open(folder / f"{IN_USE}.new", os.O_WRONLY | os.O_CREAT, 0o600)
-    fcntl.flock(lock, fcntl.LOCK_EX)
     try:
+        assert remove_abandoned(tmp_path) == []  # created, not locked yet
+        fcntl.flock(lock, fcntl.LOCK_EX)
         assert remove_abandoned(tmp_path) == []
     finally:
         os.close(lock)
+    assert remove_abandoned(tmp_path) == []  # its maker died before the rename: young still
 
+    then = time.time() - DAY_S - 60
+    for path in (folder / f"{IN_USE}.new", folder):
+        os.utime(path, (then, then))
     assert remove_abandoned(tmp_path) == [folder]

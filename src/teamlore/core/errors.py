@@ -680,7 +680,9 @@ CLIENT_CONFIG_INVALID = _register(
     "CLIENT_CONFIG_INVALID", "an agent config file does not parse; nothing was changed"
 )
 CLIENT_CONFIG_UNSAFE = _register(
-    "CLIENT_CONFIG_UNSAFE", "an agent config file is a symlink or not a regular file"
+    "CLIENT_CONFIG_UNSAFE",
+    "an agent config file is not a regular file, or a symlink that leads to none (dangling, a "
+    "loop, a folder)",
 )
 CLIENT_CONFIG_UNWRITABLE = _register(
     "CLIENT_CONFIG_UNWRITABLE", "an agent config file or its folder cannot be written"

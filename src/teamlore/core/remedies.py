@@ -194,7 +194,7 @@ NEXT: dict[str, str] = {
     # agent clients
     "CLIENT_NOT_FOUND": "Install the agent CLI (claude or codex) and put it on PATH.",
     "CLIENT_CONFIG_INVALID": "Fix the config file at the line the message names, then retry.",
-    "CLIENT_CONFIG_UNSAFE": "Make the config file a regular file (not a symlink), then retry.",
+    "CLIENT_CONFIG_UNSAFE": "Point the link at a settings file, or use a regular file; then retry.",
     "CLIENT_CONFIG_UNWRITABLE": "Fix the config file's owner or mode, then retry.",
     "CLIENT_CONFIG_CHANGED": "Close the program that edits the config file, then retry.",
     "INTEGRATION_CONFLICT": "Remove or rename your entry, or `teamlore install --force`.",

@@ -10,6 +10,9 @@ A folder without a lock file was made by a teamlore older than the lock (or is b
 very moment). It is removed once it is certainly dead: nothing in it (the folder, or anything
 directly in it) changed for a day (`LEGACY_DEAD_AFTER_S`), where no run of any teamlore lives
 longer than 2 hours (TEAMLORE_RUNNER_TIMEOUT_S is at most 7200 s, and was before the lock).
+So is a folder whose lock is still under its first name (`.in-use.new`) and not held: its
+maker opened that file and has not locked it yet, or was killed before the rename; nothing was
+copied into it before the rename, so it waits its day at no cost.
 """
 
 from __future__ import annotations
@@ -42,30 +45,41 @@ def _last_change(folder: Path) -> float:
     return newest
 
 
+def _lock_free(path: Path) -> bool | None:
+    """Whether nobody holds the lock file `path` (None: there is none; False also when it
+    cannot be opened)."""
+    try:
+        lock = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return False
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False  # its run is alive
+    finally:
+        os.close(lock)
+    return True
+
+
 def _abandoned(folder: Path) -> bool:
     """Whether `folder` is one of this user's scratch folders whose run is gone: its lock file
-    exists and nobody holds it, or it has none (an older teamlore's) and nothing in it changed
-    for LEGACY_DEAD_AFTER_S."""
+    exists and nobody holds it, or it has none (an older teamlore's, or one being made) and
+    nothing in it changed for LEGACY_DEAD_AFTER_S."""
     try:
         info = folder.lstat()
     except OSError:
         return False
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
         return False
-    for name in (IN_USE, f"{IN_USE}.new"):  # a folder being made is locked under the second
-        try:
-            lock = os.open(folder / name, os.O_RDONLY | os.O_NOFOLLOW)
-        except FileNotFoundError:
-            continue
-        except OSError:
-            return False
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            return False  # its run is alive
-        finally:
-            os.close(lock)
-        return True
+    free = _lock_free(folder / IN_USE)
+    if free is not None:
+        return free
+    # a folder being made is locked under the first name, but only a moment after it created
+    # that file: unheld, it may be that moment (module doc), so it is judged by its age
+    if _lock_free(folder / f"{IN_USE}.new") is False:
+        return False
     try:
         return time.time() - _last_change(folder) > LEGACY_DEAD_AFTER_S
     except OSError:
