@@ -309,6 +309,29 @@ def test_a_refusal_names_a_drifted_consolidation_by_its_drift_never_as_empty_lin
     assert [c["candidateId"] for c in refused.value.details["candidates"]] == ["extract-1-c1"]
 
 
+def test_a_drifted_consolidation_refused_alone_says_to_synthesize_again() -> None:
+    """The refusal of a drifted consolidation kept only `discard it`; a new synthesize is the
+    rest of the way out, and the message is the only advice a person reads."""
+    from teamlore.ops.memory.review import _confirmable
+
+    drifted = {
+        "candidateId": "patch-consolidate-2",
+        "blocked": True,
+        "lintFindings": [],
+        "drift": {
+            "code": "CONSOLIDATION_DRIFT",
+            "message": "the approved entry files changed since synthesize; synthesize again",
+        },
+    }
+    with pytest.raises(TeamloreError) as refused:
+        _confirmable([drifted], [])
+    assert refused.value.code == "CONSOLIDATION_DRIFT"
+    assert refused.value.message == (
+        "patch-consolidate-2: the approved entry files changed since synthesize; discard it"
+        " (`teamlore memory discard --candidate ID`), then synthesize again"
+    )
+
+
 def test_status_says_a_plan_is_void_once_a_merge_consumed_its_candidate(
     tmp_path: Path, home: Path
 ) -> None:

@@ -445,6 +445,7 @@ def _refuse(items: list[dict[str, Any]], left_out: list[dict[str, str]], *, chos
     again = " --extract-again" if error is errors.TARGET_DRIFT else ""
     message += f"; discard it (`teamlore memory discard --candidate ID{again}`)"
     message += " or leave it out of --candidate" if chosen else ""
+    message += ", then synthesize again" if error is errors.CONSOLIDATION_DRIFT else ""
     others = [o for o in left_out if o not in lead]
     if others:
         also = (f"{o['candidateId']} ({_problem(by_id[o['candidateId']])})" for o in others)
