@@ -72,7 +72,8 @@ def test_demo_runs_the_whole_chain_and_touches_nothing_else(tmp_path: Path) -> N
     claude_md = (repo / "CLAUDE.md").read_text()
     assert claude_md == steps["consolidation-assemble"]["block"] + "\n"
     scene, doctrine = ".threadshare/memory/scenes/release.md", ".threadshare/memory/doctrine.md"
-    assert sorted(steps["consolidation-promote"]["files"]) == [doctrine, scene]
+    record = ".threadshare/memory/consolidated.json"
+    assert sorted(steps["consolidation-promote"]["files"]) == [record, doctrine, scene]
     assert "\nheat: 1\n" in steps["consolidation-promote"]["files"][scene]
     assert "- .threadshare/memory/scenes/release.md (heat 1) \u2014 Releasing acme-billing" in (
         claude_md

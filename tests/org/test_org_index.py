@@ -218,6 +218,22 @@ def test_an_empty_org_index_says_how_to_add_a_repository(home: Path, database: s
     assert code == 0 and "add one with `teamlore org add CLONE`" in text
 
 
+def test_a_consolidation_record_in_the_tree_is_not_indexed_as_a_document(
+    home: Path, database: str | None, clones: dict[str, Path]
+) -> None:
+    record = clones["billing"] / ".threadshare/memory/consolidated.json"
+    record.write_text(
+        '{\n  "format": "threadshare-memory-consolidated@v1",\n  "entries": {\n'
+        '    "cache-keys": [1, "0123456789abcdef"]\n  }\n}\n'
+    )
+    git(clones["billing"], "add", "-A")
+    git(clones["billing"], "commit", "-qm", "consolidate")
+    added(home, database, clones)
+    synced = {r["repository"]: r for r in org_sync(home, database, "--lexical")["repositories"]}
+    assert synced["billing"]["outcome"] == "synced"
+    assert synced["billing"]["documents"] == len(BILLING)  # the two entries, not the record
+
+
 def test_a_repository_with_a_broken_memory_tree_is_skipped_with_its_lint_findings(
     home: Path, database: str | None, clones: dict[str, Path]
 ) -> None:

@@ -23,6 +23,7 @@ from teamlore.ui.server import UiServer
 
 SCENE = ".threadshare/memory/scenes/team-memory-design.md"
 DOCTRINE = ".threadshare/memory/doctrine.md"
+RECORD = ".threadshare/memory/consolidated.json"
 
 
 @pytest.fixture()
@@ -52,7 +53,7 @@ def test_a_consolidation_is_reviewed_and_promoted_through_the_page(
     world: World, client: httpx.Client, ignored: bool
 ) -> None:
     """Promoted where git ignores the tree, the page says which files the team will not get:
-    the new doctrine, not the scene git already tracks."""
+    the new doctrine and consolidation record, not the scene git already tracks."""
     if ignored:
         (world.root / ".git" / "info" / "exclude").write_text(".threadshare/\n")
     queue = client.get("/queue", params={"kind": "consolidation"}).text
@@ -79,8 +80,8 @@ def test_a_consolidation_is_reviewed_and_promoted_through_the_page(
     )
     assert promoted.status_code == 200 and "Promoted" in promoted.text
     warning = (
-        '<p class="warning">git ignores 1 file (.git/info/exclude:1 .threadshare/): your team'
-        f" will not get <code>{DOCTRINE}</code>."
+        '<p class="warning">git ignores 2 files (.git/info/exclude:1 .threadshare/): your team'
+        f" will not get <code>{RECORD}</code>, <code>{DOCTRINE}</code>."
     )
     assert (warning in promoted.text) is ignored
     assert "heat: 2" in world.read(SCENE).decode()

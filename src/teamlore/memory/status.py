@@ -84,6 +84,8 @@ class ConsolidationStatus(_Counts):
     baseline_run_id: str | None
     baseline_status: str | None  # no_op | applied
     pending_run_id: str | None
+    # entries the tree's consolidated.json says the committed scenes and doctrine cover
+    committed_entries: int | None = None
     new_since_baseline: int
     due_at: int
     due: bool
@@ -124,7 +126,8 @@ class IgnoredRule(BaseModel):
 
 class VoidedPlan(BaseModel):
     """A plan prepared and not promoted that can no longer be: a candidate it binds changed
-    since (a later merge consumed it). The journal voids it at the next promote."""
+    since (a later merge consumed it), or a target file did (a `git pull` brought a teammate's
+    version of it). The journal voids it at the next promote."""
 
     model_config = WIRE
 
@@ -178,10 +181,10 @@ def _count_by_status(
 
 
 def _plans(
-    conn: sqlite3.Connection, repository_key: str, worktree_key: str
+    conn: sqlite3.Connection, repository_key: str, worktree_key: str, worktree_root: Path
 ) -> tuple[list[str], list[VoidedPlan]]:
     """The plans prepared and not promoted: those promote can apply, and those void since."""
-    states = plan_states(conn, Owner(repository_key, worktree_key))
+    states = plan_states(conn, Owner(repository_key, worktree_key), worktree_root)
     voided = [
         VoidedPlan(plan_id=p.plan_id, void_code=p.void_code or "", why=p.void_message or "")
         for p in states
@@ -259,7 +262,7 @@ def memory_status(
         setattr(entries, status, n)
     tree, problem, lint, files = _lint_summary(worktree_root, LintCache(conn, *owner), progress)
     ignored = [IgnoredRule.model_validate(rule) for rule in ignored_by_git(worktree_root, files)]
-    plans_to_promote, plans_voided = _plans(conn, *owner)
+    plans_to_promote, plans_voided = _plans(conn, *owner, worktree_root)
     return MemoryStatus(
         repository_key=repository_key,
         worktree_key=worktree_key,
@@ -274,7 +277,9 @@ def memory_status(
         promotions=PromotionCounts(**_count_by_status(conn, "promotion_journal", *owner)),
         plans_to_promote=plans_to_promote,
         plans_voided=plans_voided,
-        consolidation=ConsolidationStatus.model_validate(status_of(conn, Owner(*owner))),
+        consolidation=ConsolidationStatus.model_validate(
+            status_of(conn, Owner(*owner), worktree_root)
+        ),
         lint=lint,
         ignored_by_git=ignored,
     )

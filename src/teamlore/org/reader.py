@@ -104,7 +104,7 @@ def list_tree(clone: Path, commit: str) -> list[TreeFile]:
             continue
         utf8_name = _is_utf8(name)
         kind = document_kind(path)
-        if mode in _REGULAR_MODES and utf8_name and kind in (None, "index"):
+        if mode in _REGULAR_MODES and utf8_name and kind in (None, "index", "consolidated"):
             continue
         length = int(size) if size.isdigit() else -1
         files.append(TreeFile(path, kind or "other", blob, mode, length, utf8_name))

@@ -19,6 +19,7 @@ from teamlore.ops.registry import OpContext, run_operation
 MEMORY = ".threadshare/memory"
 SCENE = f"{MEMORY}/scenes/team-memory-design.md"
 DOCTRINE = f"{MEMORY}/doctrine.md"
+RECORD = f"{MEMORY}/consolidated.json"
 
 
 def scene_text(summary: str, body: str, *extra_meta: str) -> str:

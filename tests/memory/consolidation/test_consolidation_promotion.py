@@ -14,6 +14,7 @@ from consolidation_world import (
     DOCTRINE,
     DOCTRINE_TEXT,
     MEMORY,
+    RECORD,
     SCENE,
     UPDATED_BODY,
     World,
@@ -79,10 +80,10 @@ def test_the_acceptance_flow_leaves_a_heat_2_scene_and_a_doctrine(world: World) 
     assert (
         scene_op["evidence"][0]["kind"] == "approved-entry" and scene_op["evidence"][0]["excerpt"]
     )
-    assert [f["targetPath"] for f in item["files"]] == [DOCTRINE, SCENE]
+    assert [f["targetPath"] for f in item["files"]] == [RECORD, DOCTRINE, SCENE]
 
     prepared = world.op("memory.prepare", confirm_all(item))
-    assert [f["targetPath"] for f in prepared["plan"]["perFile"]] == [DOCTRINE, SCENE]
+    assert [f["targetPath"] for f in prepared["plan"]["perFile"]] == [RECORD, DOCTRINE, SCENE]
     promoted = world.op("memory.promote", {"planId": prepared["planId"]})
 
     assert promoted["status"] == "applied"
@@ -236,6 +237,7 @@ def test_a_merge_writes_the_target_and_deletes_the_other_sources_in_one_plan(
     patch, _ = merge_world(world)
     item = staged_and_reviewed(world, patch)
     assert [(f["targetPath"], f["operation"]) for f in item["files"]] == [
+        (RECORD, "write"),
         (SCENE, "write"),
         (f"{MEMORY}/scenes/release-flow.md", "delete"),
         (f"{MEMORY}/scenes/review-flow.md", "delete"),

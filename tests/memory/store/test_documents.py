@@ -359,3 +359,40 @@ def test_index_errors() -> None:
     with pytest.raises(MemoryFormatError) as extra:
         docs.load_index('{"format": "threadshare-memory-index@v1", "owner": 1}')
     assert extra.value.reason == "format.unknown-field"
+
+
+# --- consolidated.json ----------------------------------------------------------------------
+
+
+def test_the_consolidation_record_is_one_sorted_line_per_entry_and_reads_back() -> None:
+    covered = {"tag-releases": (7, "0123456789abcdef"), "pin-toolchain": (3, "fedcba9876543210")}
+    data = docs.dump_consolidated(covered)
+    assert data == (
+        b'{\n  "format": "threadshare-memory-consolidated@v1",\n  "entries": {\n'
+        b'    "pin-toolchain": [3, "fedcba9876543210"],\n'
+        b'    "tag-releases": [7, "0123456789abcdef"]\n  }\n}\n'
+    )
+    assert docs.load_consolidated(data) == covered
+    empty = docs.dump_consolidated({})
+    assert docs.load_consolidated(empty) == {} and b'"entries": {}\n' in empty
+
+
+@pytest.mark.parametrize(
+    "entries",
+    [
+        '{"Not A Slug": [1, "0123456789abcdef"]}',
+        '{"a": [1, "0123456789abcdef0123456789abcdef"]}',  # a whole digest
+        '{"a": [true, "0123456789abcdef"]}',
+        '{"a": [-1, "0123456789abcdef"]}',
+        '{"a": {"revision": 1}}',
+        '[["a", 1, "0123456789abcdef"]]',
+    ],
+)
+def test_a_consolidation_record_that_breaks_its_shape_is_refused(entries: str) -> None:
+    text = f'{{"format": "threadshare-memory-consolidated@v1", "entries": {entries}}}'
+    with pytest.raises(MemoryFormatError) as refused:
+        docs.load_consolidated(text)
+    assert refused.value.reason == "format.invalid-field"
+    with pytest.raises(MemoryFormatError) as other_format:
+        docs.load_consolidated('{"format": "threadshare-memory-index@v1", "entries": {}}')
+    assert other_format.value.reason == "format.invalid-field"

@@ -137,5 +137,6 @@ def test_document_kind_classifies_memory_paths() -> None:
     assert layout.document_kind(".threadshare/memory/doctrine.md") == "doctrine"
     assert layout.document_kind(".threadshare/memory/skills/a/SKILL.md") == "skill"
     assert layout.document_kind(".threadshare/memory/index.json") == "index"
+    assert layout.document_kind(".threadshare/memory/consolidated.json") == "consolidated"
     assert layout.document_kind(".threadshare/memory/entries/a.txt") is None
     assert layout.document_kind("docs/entries/a.md") is None

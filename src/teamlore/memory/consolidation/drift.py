@@ -48,7 +48,7 @@ def sync_and_read(
         worktree_key=owner.worktree_key,
         worktree_root=worktree_root,
     )
-    return read_source(conn, owner, worktree_root), load_baseline(conn, owner)
+    return read_source(conn, owner, worktree_root), load_baseline(conn, owner, worktree_root)
 
 
 def check_unchanged(

@@ -147,7 +147,9 @@ def prepare_consolidation(
         candidate_id = str(row[0])
         journal.refuse_if_locked(state, identity, [candidate_id])
         source = read_source(state, owner, identity.worktree_root)
-        check_unchanged(payload["binding"], source, load_baseline(state, owner))
+        check_unchanged(
+            payload["binding"], source, load_baseline(state, owner, identity.worktree_root)
+        )
         writes, deletes = patch_files(payload)
         blocked = lint_findings(writes)
         if blocked:

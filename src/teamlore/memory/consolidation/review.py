@@ -36,9 +36,10 @@ from teamlore.core.canonical import digest
 from teamlore.core.text.diffs import unified_diff
 from teamlore.core.timeutil import format_instant
 from teamlore.memory.consolidation.drift import check_unchanged, sync_and_read
-from teamlore.memory.consolidation.source import ApprovedSource
+from teamlore.memory.consolidation.source import ApprovedSource, covered_record
 from teamlore.memory.consolidation.staging import CANDIDATE_KIND
 from teamlore.memory.extraction.tasks import Owner
+from teamlore.memory.store.layout import CONSOLIDATED_FILE
 from teamlore.repo.binding import RepositoryIdentity
 
 EXCERPT_CHARS = 240
@@ -90,12 +91,15 @@ def file_diff(path: str, old: bytes | None, new: bytes | None) -> str:
 
 
 def patch_files(payload: Mapping[str, Any]) -> tuple[list[tuple[str, bytes]], list[str]]:
-    """(writes, deletes) of a staged patch, in plan order (writes then deletes, by path)."""
+    """(writes, deletes) of a staged patch, in plan order (writes then deletes, by path). The
+    writes include `consolidated.json`: the entries the promoted scenes and doctrine cover, so
+    every clone of the tree shares the baseline."""
     writes = {
         op["targetPath"]: op["content"].encode("utf-8")
         for op in payload["operations"]
         if op["content"] is not None
     }
+    writes[CONSOLIDATED_FILE] = covered_record(payload["binding"]["entryRevisions"])
     deletes = {path for op in payload["operations"] for path in op["deletes"]}
 
     def by_path(path: str) -> bytes:

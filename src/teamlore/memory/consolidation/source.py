@@ -1,5 +1,7 @@
 """What a consolidation reads: the approved entries, scenes and doctrine of one worktree, and
-the consolidation baseline (the runs that succeeded).
+the consolidation baseline: the runs that succeeded here, and the record the tree carries
+(`consolidated.json`, written by every promoted consolidation), so a clone that pulled another
+teammate's scenes knows which entries they already cover.
 
 The entries come from the approved projection (synced by the caller; it must cover the whole
 tree), scenes and the doctrine from their files, read without following a symlink and checked
@@ -25,7 +27,8 @@ from teamlore.core import errors
 from teamlore.core.analyzer import ANALYZER_VERSION
 from teamlore.core.canonical import digest, sha256_hex
 from teamlore.memory.extraction.tasks import Owner
-from teamlore.memory.store.layout import MEMORY_ROOT, scene_path
+from teamlore.memory.store import documents as docs
+from teamlore.memory.store.layout import CONSOLIDATED_FILE, MEMORY_ROOT, scene_path
 
 # a synthesis is due once this many approved entries are new or changed since the last one
 DUE_ENTRY_COUNT = 20
@@ -220,17 +223,50 @@ class Baseline:
     pending_run_id: str | None  # a run awaiting review blocks the next one
     # latest (revision, contentDigest) per entry across every successful run
     entries: dict[str, tuple[int, str]] = field(default_factory=dict)
+    # the tree's record: (revision, digest prefix) per entry; None when the tree has none
+    committed: dict[str, tuple[int, str]] | None = None
+
+    def covers(self, entry_id: str, revision: int, content_digest: str) -> bool:
+        """Whether a consolidation, here or in the committed tree, covered this revision."""
+        if self.entries.get(entry_id) == (revision, content_digest):
+            return True
+        covered = None if self.committed is None else self.committed.get(entry_id)
+        return covered == (revision, content_digest[: docs.COVERED_DIGEST_CHARS])
 
     def changed(self, source: ApprovedSource) -> list[ApprovedEntry]:
         """Approved entries new or changed since the baseline."""
         return [
             e
             for e in source.approved_entries
-            if self.entries.get(e.entry_id) != (e.revision, e.content_digest)
+            if not self.covers(e.entry_id, e.revision, e.content_digest)
         ]
 
 
-def load_baseline(conn: sqlite3.Connection, owner: Owner) -> Baseline:
+def covered_record(entry_revisions: Iterable[dict[str, Any]]) -> bytes:
+    """`consolidated.json` after a consolidation of `entry_revisions` (its binding's: every
+    approved entry, the ones it read and the ones the baseline already covered)."""
+    return docs.dump_consolidated(
+        {
+            e["entryId"]: (int(e["revision"]), e["contentDigest"][: docs.COVERED_DIGEST_CHARS])
+            for e in entry_revisions
+        }
+    )
+
+
+def read_committed(worktree_root: Path) -> dict[str, tuple[int, str]] | None:
+    """The tree's `consolidated.json`; None when there is none (a tree from before the record,
+    or one never consolidated) or it does not read (lint names the problem): then the local
+    runs alone are the baseline, as before."""
+    from teamlore.memory.promotion.targets import read_memory_file
+
+    try:
+        data = read_memory_file(worktree_root, CONSOLIDATED_FILE)
+        return None if data is None else docs.load_consolidated(data, CONSOLIDATED_FILE)
+    except (errors.TeamloreError, docs.MemoryFormatError, OSError):
+        return None
+
+
+def load_baseline(conn: sqlite3.Connection, owner: Owner, worktree_root: Path) -> Baseline:
     keys = (owner.repository_key, owner.worktree_key)
     latest = conn.execute(
         "SELECT run_id, status, updated_at FROM consolidation_runs WHERE repository_key = ? "
@@ -258,6 +294,7 @@ def load_baseline(conn: sqlite3.Connection, owner: Owner) -> Baseline:
         last_successful_at=None if latest is None else int(latest[2]),
         pending_run_id=None if pending is None else str(pending[0]),
         entries=entries,
+        committed=read_committed(worktree_root),
     )
 
 
@@ -265,11 +302,12 @@ def entry_set_digest(entries: Iterable[ApprovedEntry]) -> str:
     return digests.entry_set_digest([e.revision_json() for e in entries])
 
 
-def status_of(conn: sqlite3.Connection, owner: Owner) -> dict[str, Any]:
-    """The consolidation part of `memory status` (read-only, from the last synced projection):
-    the baseline, the run awaiting review, how many approved entries are new or changed since
-    the baseline, whether synthesis is due, and the runs by status."""
-    baseline = load_baseline(conn, owner)
+def status_of(conn: sqlite3.Connection, owner: Owner, worktree_root: Path) -> dict[str, Any]:
+    """The consolidation part of `memory status` (read-only, from the last synced projection
+    and the tree's one small `consolidated.json`): the baseline, the run awaiting review, how
+    many approved entries are new or changed since the baseline, whether synthesis is due, and
+    the runs by status."""
+    baseline = load_baseline(conn, owner, worktree_root)
     keys = (owner.repository_key, owner.worktree_key)
     new = sum(
         1
@@ -278,7 +316,7 @@ def status_of(conn: sqlite3.Connection, owner: Owner) -> dict[str, Any]:
             "repository_key = ? AND worktree_key = ? AND kind = 'entry' AND status = 'approved'",
             keys,
         )
-        if baseline.entries.get(entry_id) != (int(revision), content_digest)
+        if not baseline.covers(entry_id, int(revision), content_digest)
     )
     runs = {"pendingReview": 0, "noOp": 0, "applied": 0, "stale": 0}
     names = {"pending_review": "pendingReview", "no_op": "noOp", "applied": "applied"}
@@ -292,6 +330,7 @@ def status_of(conn: sqlite3.Connection, owner: Owner) -> dict[str, Any]:
         "baselineRunId": baseline.successful_run_id,
         "baselineStatus": baseline.last_successful_status,
         "pendingRunId": baseline.pending_run_id,
+        "committedEntries": None if baseline.committed is None else len(baseline.committed),
         "newSinceBaseline": new,
         "dueAt": DUE_ENTRY_COUNT,
         "due": baseline.pending_run_id is None and new >= DUE_ENTRY_COUNT,

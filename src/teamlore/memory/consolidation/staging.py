@@ -75,7 +75,7 @@ def stage_patch(
         replay = tasks.check_replay(conn, task.task_id, response_digest, now=moment)
         if replay is not None:
             return {**replay.outcome, "idempotent": True}
-        baseline = load_baseline(conn, owner)
+        baseline = load_baseline(conn, owner, identity.worktree_root)
         if baseline.pending_run_id is not None:
             raise errors.TeamloreError(
                 errors.CONSOLIDATION_PENDING,

@@ -1,4 +1,5 @@
-"""Typed memory documents: L1 entries, L2 scenes, L3 doctrine, Skills and the index skeleton.
+"""Typed memory documents: L1 entries, L2 scenes, L3 doctrine, Skills, the index skeleton and
+the consolidation record (`consolidated.json`).
 
 Field names and allowed values are the reference product's (glossary: threadshare;
 docs/memory.md "The file dialect"), so a `.threadshare/memory` tree it wrote reads as-is and
@@ -28,6 +29,7 @@ from teamlore.memory.store.frontmatter import MemoryFormatError
 from teamlore.memory.store.slugs import slug_problem
 
 __all__ = [
+    "CONSOLIDATED_FORMAT",
     "ENTRY_FIELDS",
     "INDEX_FORMAT",
     "KNOWN_LIMITATIONS",
@@ -39,11 +41,13 @@ __all__ = [
     "MemoryIndex",
     "Scene",
     "Skill",
+    "dump_consolidated",
     "dump_doctrine",
     "dump_entry",
     "dump_index",
     "dump_scene",
     "dump_skill",
+    "load_consolidated",
     "load_doctrine",
     "load_entry",
     "load_index",
@@ -650,3 +654,80 @@ def dump_index(index: MemoryIndex | None = None) -> bytes:
     """2-space indented JSON and a final newline, exactly as the reference writes it."""
     value = (index or MemoryIndex()).model_dump(mode="json")
     return (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+# --- consolidated.json -----------------------------------------------------------------------
+
+CONSOLIDATED_FORMAT = "threadshare-memory-consolidated@v1"
+# A prefix of an entry's content digest (sha256 hex): it tells a changed entry from the one a
+# consolidation covered, and keeps a line per entry short (a full digest would also read as a
+# `secret.long-hex` to lint). The record of a full tree (4,096 entries) stays under the cap.
+COVERED_DIGEST_CHARS = 16
+CONSOLIDATED_MAX_BYTES = 1024 * 1024
+_COVERED_DIGEST = re.compile(r"[0-9a-f]{16}")
+_CONSOLIDATED_SHAPE = (
+    'must be {"format": "threadshare-memory-consolidated@v1", "entries": {"<entry id>": '
+    '[revision, "<16 hex digits>"], ...}}'
+)
+
+
+def load_consolidated(
+    data: bytes | str, path: str = ".threadshare/memory/consolidated.json"
+) -> dict[str, tuple[int, str]]:
+    """The approved entries the committed scenes and doctrine cover: entry id → (revision, the
+    first 16 hex digits of its content digest)."""
+    size = len(data) if isinstance(data, bytes) else len(data.encode("utf-8", "surrogatepass"))
+    if size > CONSOLIDATED_MAX_BYTES:
+        raise MemoryFormatError(
+            f"file is {size} bytes (at most {CONSOLIDATED_MAX_BYTES})",
+            reason="capacity.file-size",
+            file=path,
+        )
+    text = fm.decode_text(data, path).text
+    try:
+        raw = json.loads(text, object_pairs_hook=_no_duplicates)
+    except ValueError as exc:
+        raise MemoryFormatError(
+            f"not valid JSON ({exc})",
+            reason="format.invalid-json-value",
+            file=path,
+            line=getattr(exc, "lineno", None),
+        ) from None
+    entries = raw.get("entries") if isinstance(raw, dict) else None
+    if (
+        not isinstance(raw, dict)
+        or set(raw) != {"format", "entries"}
+        or raw["format"] != CONSOLIDATED_FORMAT
+        or not isinstance(entries, dict)
+    ):
+        raise MemoryFormatError(_CONSOLIDATED_SHAPE, reason="format.invalid-field", file=path)
+    covered: dict[str, tuple[int, str]] = {}
+    for entry_id, value in entries.items():
+        if (
+            slug_problem(entry_id) is not None
+            or not isinstance(value, list)
+            or len(value) != 2
+            or type(value[0]) is not int
+            or value[0] < 0
+            or not isinstance(value[1], str)
+            or _COVERED_DIGEST.fullmatch(value[1]) is None
+        ):
+            raise MemoryFormatError(
+                f"entry {entry_id!r}: {_CONSOLIDATED_SHAPE}",
+                reason="format.invalid-field",
+                file=path,
+                field="entries",
+            )
+        covered[entry_id] = (value[0], value[1])
+    return covered
+
+
+def dump_consolidated(covered: dict[str, tuple[int, str]]) -> bytes:
+    """One line per entry, sorted by id (a line per entry keeps two teammates' records
+    mergeable), a final newline; no time, path or machine in it."""
+    lines = [
+        f"    {json.dumps(entry_id)}: [{revision}, {json.dumps(digest)}]"
+        for entry_id, (revision, digest) in sorted(covered.items())
+    ]
+    entries = "{\n" + ",\n".join(lines) + "\n  }" if lines else "{}"
+    return f'{{\n  "format": "{CONSOLIDATED_FORMAT}",\n  "entries": {entries}\n}}\n'.encode()

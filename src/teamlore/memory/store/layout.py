@@ -2,6 +2,7 @@
 
     .threadshare/memory/
       index.json                skeleton, written once by init, never rewritten
+      consolidated.json         the entries the scenes and doctrine cover (written by promote)
       doctrine.md               L3 (optional)
       entries/<id>.md           L1
       scenes/<name>.md          L2
@@ -31,6 +32,7 @@ SCENES_DIR = f"{MEMORY_ROOT}/scenes"
 SKILLS_DIR = f"{MEMORY_ROOT}/skills"
 DOCTRINE_FILE = f"{MEMORY_ROOT}/doctrine.md"
 INDEX_FILE = f"{MEMORY_ROOT}/index.json"
+CONSOLIDATED_FILE = f"{MEMORY_ROOT}/consolidated.json"
 SKILL_FILE_NAME = "SKILL.md"
 
 # The managed block `memory assemble` writes into CLAUDE.md / AGENTS.md (docs/assemble.md).
@@ -65,13 +67,16 @@ def skill_path(name: str) -> str:
 
 
 def document_kind(repo_relative: str) -> str | None:
-    """ "entry" | "scene" | "doctrine" | "skill" | "index" for a memory file path, else None."""
+    """ "entry" | "scene" | "doctrine" | "skill" | "index" | "consolidated" for a memory file
+    path, else None."""
     parts = repo_relative.split("/")
     if parts[:2] != list(_ROOT_PARTS):
         return None
     rest = parts[2:]
     if rest == ["index.json"]:
         return "index"
+    if rest == ["consolidated.json"]:
+        return "consolidated"
     if rest == ["doctrine.md"]:
         return "doctrine"
     if len(rest) == 2 and rest[0] == "entries" and rest[1].endswith(".md"):

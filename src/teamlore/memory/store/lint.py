@@ -66,7 +66,7 @@ SCENES_NEAR_LIMIT = 12
 MAX_ENTRIES = 4096
 MAX_SKILLS = 256
 
-DocumentKind = Literal["entry", "scene", "doctrine", "skill", "index", "text"]
+DocumentKind = Literal["entry", "scene", "doctrine", "skill", "index", "consolidated", "text"]
 
 
 class Finding(BaseModel):
@@ -152,6 +152,8 @@ def _canonical_bytes(
         return docs.dump_skill(skill), [], skill
     if kind == "index":
         return docs.dump_index(docs.load_index(data, path)), [], None
+    if kind == "consolidated":
+        return docs.dump_consolidated(docs.load_consolidated(data, path)), [], None
     return None, [], None
 
 
@@ -337,7 +339,7 @@ def _lint_loaded(
     lines = _LineIndex(text)
     findings.extend(_marker_findings(text, path, lines))
     findings.extend(_hidden_findings(text, path, lines))
-    if kind != "index":
+    if kind not in ("index", "consolidated"):
         findings.extend(_markup_findings(text, path))
     content = [
         Finding(
@@ -445,12 +447,12 @@ def _finding(rule: str, severity: Severity, path: str, message: str, line: int =
     return Finding(rule=rule, severity=severity, file=path, line=line, message=message)
 
 
-def _read_file(dir_fd: int, name: str) -> bytes | None:
-    """Read a regular file without following a symlink; None if it is larger than allowed."""
+def _read_file(dir_fd: int, name: str, limit: int = docs.MAX_FILE_BYTES) -> bytes | None:
+    """Read a regular file without following a symlink; None if it is larger than `limit`."""
     fd = os.open(name, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0), dir_fd=dir_fd)
     with os.fdopen(fd, "rb") as handle:
-        data = handle.read(docs.MAX_FILE_BYTES + 1)
-    return None if len(data) > docs.MAX_FILE_BYTES else data
+        data = handle.read(limit + 1)
+    return None if len(data) > limit else data
 
 
 class FileLint(BaseModel):
@@ -525,15 +527,11 @@ class _TreeLinter:
 
     def lint_file(self, dir_fd: int, name: str, relative: str, kind: DocumentKind) -> None:
         self.files.append(relative)
-        data = _read_file(dir_fd, name)
+        limit = docs.CONSOLIDATED_MAX_BYTES if kind == "consolidated" else docs.MAX_FILE_BYTES
+        data = _read_file(dir_fd, name, limit)
         if data is None:
             self.findings.append(
-                _finding(
-                    "capacity.file-size",
-                    "block",
-                    relative,
-                    f"file is over {docs.MAX_FILE_BYTES} bytes",
-                )
+                _finding("capacity.file-size", "block", relative, f"file is over {limit} bytes")
             )
             return
         if self.memo is not None:
@@ -662,6 +660,8 @@ def lint_tree(
                 continue
             if kind == "file" and name == "index.json":
                 linter.lint_file(memory_fd, name, relative, "index")
+            elif kind == "file" and name == "consolidated.json":
+                linter.lint_file(memory_fd, name, relative, "consolidated")
             elif kind == "file" and name == "doctrine.md":
                 linter.lint_file(memory_fd, name, relative, "doctrine")
             elif kind == "dir" and name == "entries":
