@@ -55,6 +55,12 @@ def test_confirm_needs_a_terminal_or_yes(quarantined: Path) -> None:
     assert json.loads(proc.stdout)["error"]["code"] == "USAGE"
 
 
+def test_confirm_without_a_terminal_names_the_review_page(quarantined: Path) -> None:
+    proc = teamlore_cli("memory", "confirm", cwd=quarantined)
+    assert proc.returncode == 2
+    assert "`teamlore ui`" in proc.stderr, proc.stderr
+
+
 def test_yes_confirms_only_candidates_made_of_typed_facts(quarantined: Path) -> None:
     proc = teamlore_cli("memory", "confirm", "--yes", cwd=quarantined)
     assert proc.returncode == 0, proc.stderr

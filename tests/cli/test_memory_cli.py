@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -282,3 +283,29 @@ def test_a_request_file_is_read_up_to_a_bound(repo: Path, tmp_path: Path) -> Non
         "memory", "stage", "--request", "-", "-f", "json", cwd=repo, input=" " * ((16 << 20) + 1)
     )
     assert piped.returncode == 2 and "larger than 16 MiB" in piped.stdout
+
+
+def test_recall_lists_each_deferred_task_on_its_own_line(tmp_path: Path, home: Path) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
+    from recall_world import WINDOW, CodexSession, make_repo, sync
+
+    repo = make_repo(tmp_path / "long")
+    session = CodexSession("h8", repo)
+    for i in range(10):
+        session.turn(f"turn {i} " + "y" * 30_000)  # one chunk per turn: 8 returned, 2 deferred
+    session.write(tmp_path / "codex")
+    sync(home, tmp_path / "codex", repo)
+    window = ("--since", WINDOW["since"], "--until", WINDOW["until"])
+
+    done = teamlore_cli("memory", "recall", *window, cwd=repo)
+
+    assert done.returncode == 0, done.stderr
+    deferred = json.loads(teamlore_cli("memory", "recall", *window, "-f", "json", cwd=repo).stdout)[
+        "coverage"
+    ]["deferred"]
+    shown = done.stdout.split("  deferred: 2\n")[1].splitlines()[:2]
+    assert shown == [
+        f"    {d['taskId'][:24]} turns {d['turnRange']['start']}–{d['turnRange']['end']}"
+        for d in deferred
+    ]
+    assert "  notClaimable: 0" in done.stdout

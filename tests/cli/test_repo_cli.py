@@ -143,10 +143,14 @@ def test_path_aliases_in_config_toml_map_the_other_machines_sessions(world, home
     listed = _json("sessions", "list")["sessions"]
     mapped = {s["cwd"]: s["repository"] for s in listed}
     assert mapped["/Users/me/code/shop/web"]["name"] == "shop"
-    header = _cli("sessions", "list").stdout.splitlines()[0].split()
-    assert header == [
-        *("session", "provider", "started", "(UTC)", "turns", "repository", "title", "/", "cwd")
+    # at 80 columns with a repository column, the start column shows the day (the title keeps
+    # its room)
+    listing = teamlore_cli("sessions", "list", env={"COLUMNS": "80"}).stdout
+    assert listing.splitlines()[0].split() == [
+        *("session", "provider", "day", "(UTC)", "turns", "repository", "title", "/", "cwd")
     ]
+    wide = teamlore_cli("sessions", "list", env={"COLUMNS": "160"}).stdout
+    assert wide.splitlines()[0].split()[2:4] == ["started", "(UTC)"]
 
 
 def test_an_alias_that_is_not_an_absolute_local_path_is_refused(world, home: Path) -> None:

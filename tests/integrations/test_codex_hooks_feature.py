@@ -4,11 +4,15 @@ the way to turn it on (`--force`); uninstall then leaves the user's `false` as i
 
 from __future__ import annotations
 
+import os
+import subprocess
 import tomllib
 from pathlib import Path
 
+import pytest
 from install_world import CODEX_CONFIG, op, tree
 
+from agent_clis import AgentClis
 from support import teamlore_cli
 
 HOOKS_OFF = CODEX_CONFIG + "\n[features]\ncodex_hooks = false\n"
@@ -107,3 +111,71 @@ def test_hooks_turned_off_after_install_stay_off_through_an_uninstall_right_afte
     op("uninstall", user, client="codex")
     assert config.read_text() == CODEX_CONFIG + "\n[features]\ncodex_hooks = false\n"
     assert not (user / ".codex" / "hooks.json").exists()
+
+
+def _hooks_feature_check(user: Path) -> dict[str, str]:
+    """Doctor's `codex.hook` check of the hooks feature (another says whether the hook runs)."""
+    [check] = [
+        c
+        for c in op("doctor", user, client="codex")["checks"]
+        if c["check"] == "codex.hook" and c["message"].startswith("hooks ")
+    ]
+    return dict(check)
+
+
+def _codex_runs_hooks(codex: Path, home: Path) -> bool:
+    """What the real Codex CLI says of its `hooks` feature with this HOME's config.toml."""
+    env = {"PATH": os.environ["PATH"], "HOME": str(home), "CODEX_HOME": str(home / ".codex")}
+    done = subprocess.run(
+        [str(codex), "features", "list"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    [row] = [line.split() for line in done.stdout.splitlines() if line.split()[:1] == ["hooks"]]
+    return row[-1] == "true"
+
+
+@pytest.mark.e2e
+def test_hooks_turned_off_by_their_current_name_are_off_as_codex_reads_them(
+    user: Path, agent_clis: AgentClis
+) -> None:
+    """Codex 0.171 calls the feature `hooks` (`codex_hooks` is its older alias, which `hooks`
+    overrides): `hooks = false` turns the hook off even over install's `codex_hooks = true`,
+    and doctor said `hooks feature on`."""
+    (user / ".codex").mkdir()
+    (user / ".codex" / "config.toml").write_text(CODEX_CONFIG)
+    op("install", user, client="codex")
+    config = user / ".codex" / "config.toml"
+    config.write_text(
+        config.read_text().replace("codex_hooks = true", "codex_hooks = true\nhooks = false")
+    )
+    assert not _codex_runs_hooks(agent_clis.codex, user)
+
+    check = _hooks_feature_check(user)
+
+    assert check["status"] == "warn"
+    assert check["message"] == (
+        "hooks are off in ~/.codex/config.toml (hooks = false): Codex does not run the hook"
+    )
+    assert check["fix"].startswith("delete `hooks = false` under [features] to turn them on")
+
+
+@pytest.mark.e2e
+def test_a_config_that_names_no_hooks_key_runs_the_hook_and_doctor_says_why(
+    user: Path, agent_clis: AgentClis
+) -> None:
+    """Hooks are on by default in Codex 0.171: with the key install wrote deleted, doctor says
+    the hook runs, and why, rather than naming a setting that is not there."""
+    (user / ".codex").mkdir()
+    (user / ".codex" / "config.toml").write_text(CODEX_CONFIG)
+    op("install", user, client="codex")
+    config = user / ".codex" / "config.toml"
+    config.write_text(config.read_text().replace("codex_hooks = true", ""))
+    assert _codex_runs_hooks(agent_clis.codex, user)
+
+    check = _hooks_feature_check(user)
+
+    assert check["status"] == "ok"
+    assert check["message"] == (
+        "hooks on: ~/.codex/config.toml sets neither hooks nor codex_hooks, and Codex 0.171 runs"
+        " hooks then; it runs the hook once you trusted it (/hooks in codex)"
+    )

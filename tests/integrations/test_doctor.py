@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from support import teamlore_cli
+from support import git, teamlore_cli
 
 
 @pytest.fixture()
@@ -92,6 +93,31 @@ def test_a_broken_server_a_removed_hook_and_loose_permissions_fail_with_fixes(
     assert loose["status"] == "fail" and loose["fix"].startswith("chmod -R go-rwx")
     readable = [p for p in [state, *state.rglob("*")] if p.stat().st_mode & 0o077]
     assert loose["message"].endswith(f" and {len(readable) - 5} more")
+
+
+def test_a_server_older_than_the_state_dir_fails_with_the_install_that_mends_it(
+    user: dict[str, str], tmp_path: Path
+) -> None:
+    """After an upgrade the client config may still start another, older teamlore (another
+    venv): it starts and lists its tools, then refuses every call with DB_SCHEMA_TOO_NEW, and
+    doctor said `ok`. A state database of a newer schema stands in for the upgrade here."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    for step in ("init", "status"):  # status makes the state database
+        assert teamlore_cli("memory", step, cwd=repo, env=user).returncode == 0
+    assert teamlore_cli("install", "--client", "codex", env=user).returncode == 0
+    with sqlite3.connect(Path(user["TEAMLORE_HOME"]) / "memory-state.sqlite3") as db:
+        (known,) = db.execute("PRAGMA user_version").fetchone()
+        db.execute(f"PRAGMA user_version = {known + 1}")
+
+    done = teamlore_cli("doctor", "--client", "codex", "--format", "json", cwd=repo, env=user)
+
+    team = by_check(json.loads(done.stdout))["codex.server"][0]
+    assert done.returncode == 1
+    assert team["status"] == "fail"
+    assert "refuses every call (DB_SCHEMA_TOO_NEW)" in team["message"]
+    assert team["fix"].startswith("teamlore install --client codex")
 
 
 def test_a_state_file_deep_in_the_state_dir_made_readable_is_named(user: dict[str, str]) -> None:

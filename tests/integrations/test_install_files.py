@@ -606,3 +606,21 @@ def test_a_second_assembling_install_keeps_the_first_backup(user: Path, repo: Pa
     op("install", repo, client="claude", assemble=True)
     op("uninstall", repo, client="claude")
     assert tree(repo) == before
+
+
+def test_an_assembled_file_whose_backup_an_older_teamlore_lost_is_kept_by_uninstall(
+    user: Path, repo: Path
+) -> None:
+    """Without the copy of the file as it was, uninstall cannot take the block back out; it
+    keeps the file, which holds the team's own text too (it refused: CONFIG_INVALID)."""
+    (repo / "CLAUDE.md").write_text("# Our project\n")
+    op("install", repo, client="claude", assemble=True)
+    assembled = (repo / "CLAUDE.md").read_text()
+    for backup in (Path(os.environ["TEAMLORE_HOME"]) / "integrations" / "backups").iterdir():
+        backup.unlink()
+
+    result = op("uninstall", repo, client="claude")
+
+    actions = {Path(f["path"]).name: f["action"] for f in result["uninstalled"][0]["files"]}
+    assert actions["CLAUDE.md"] == "kept (backup lost)"
+    assert (repo / "CLAUDE.md").read_text() == assembled

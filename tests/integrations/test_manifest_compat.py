@@ -94,3 +94,42 @@ def test_a_damaged_manifest_names_the_manifest_not_config_toml(user: Path) -> No
     assert caught.value.code == "STATE_INVALID"
     assert "manifest.json is damaged" in caught.value.message
     assert "config.toml" not in errors.next_step(caught.value.error)
+
+
+def backups() -> Path:
+    return Path(os.environ["TEAMLORE_HOME"]) / "integrations" / "backups"
+
+
+def test_uninstall_removes_the_pi_extension_whose_backup_an_older_teamlore_lost(
+    user: Path,
+) -> None:
+    """A second `install --client pi --force` of an older teamlore deleted the backup its
+    manifest still names. Uninstall refused (CONFIG_INVALID, "fix config.toml") and the
+    extension stayed, queueing every prompt; now it goes and uninstall says the user's file
+    cannot come back."""
+    extension = user / ".pi" / "agent" / "extensions" / "teamlore.js"
+    extension.parent.mkdir(parents=True)
+    extension.write_text("// mine\n")
+    cli("install", "--client", "pi", "--force")
+    for backup in backups().iterdir():
+        backup.unlink()
+
+    done = teamlore_cli("uninstall", "--client", "pi", env={"COLUMNS": "80"})
+
+    assert done.returncode == 0, done.stderr
+    assert "removed (backup lost) ~/.pi/agent/extensions/teamlore.js" in done.stdout
+    assert "that file cannot be put back" in done.stdout
+    assert not extension.exists()
+    assert load_manifest(manifest_file().parent.parent).installations == []
+
+
+def test_uninstall_takes_its_entries_out_of_a_config_whose_backup_is_lost(user: Path) -> None:
+    config = user / ".claude.json"
+    config.write_text('{"theme": "dark"}\n')
+    cli("install", "--client", "claude")
+    for backup in backups().iterdir():
+        backup.unlink()
+
+    cli("uninstall", "--client", "claude")
+
+    assert json.loads(config.read_text()) == {"theme": "dark"}

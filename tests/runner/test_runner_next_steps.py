@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -121,3 +122,54 @@ def test_a_manifest_approved_twice_at_once_is_run_and_reported_by_the_first_alon
     assert first.returncode == 0 and ran["failed"] == 0, out
     assert ran["adjudicationPlan"]["disclosure"]["drafts"] == 2
     assert len(world.fake.sent()) == before + 2  # each extraction sent once
+
+
+def _opened_while_waiting(fifos: list[Path], stop: threading.Event, opened: list[Path]) -> None:
+    """Note each FIFO a reader opens (a writer's non-blocking open succeeds only then) and
+    feed it garbage so the reader goes on."""
+    left = list(fifos)
+    while left and not stop.is_set():
+        for fifo in list(left):
+            try:
+                fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:  # ENXIO: nobody reads it
+                continue
+            opened.append(fifo)
+            left.remove(fifo)
+            os.write(fd, b"not json")
+            os.close(fd)
+        time.sleep(0.005)
+
+
+def test_memory_status_reads_no_plan_whose_run_record_says_it_ran(
+    tmp_path: Path, home: Path
+) -> None:
+    """Plans are kept after they ran (docs/runner.md "Plans that ran"), so `memory status`
+    decides by the small run record alone and never opens the body of a plan that ran: every
+    done plan's body here is a FIFO that a read would block on."""
+    world = make_world(tmp_path, home, sessions=2)
+    world.reverify()
+    manifest = world.plan()["manifest"]["manifestDigest"]
+    code, ran = world.approve(manifest, "--approve-manifest")
+    assert code == 0, ran
+    shared = ran["adjudicationPlan"]["planDigest"]
+    done = [row["planDigest"] for row in ran["results"]]
+    assert len(done) == 2
+    for digest in done:
+        world.plan_path(digest).unlink()
+        os.mkfifo(world.plan_path(digest), 0o600)
+    opened: list[Path] = []
+    stop = threading.Event()
+    watcher = threading.Thread(
+        target=_opened_while_waiting, args=([world.plan_path(d) for d in done], stop, opened)
+    )
+    watcher.start()
+    try:
+        code, status = world.op("memory.status", {})
+    finally:
+        stop.set()
+        watcher.join()
+
+    assert code == 0, status
+    assert opened == []
+    assert status["adjudication"]["plans"] == [shared]

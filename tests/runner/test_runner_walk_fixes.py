@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from runner_world import WINDOW, World, make_world
@@ -212,3 +213,44 @@ def _wait_for_runs(world: World, count: int) -> None:
     while len(world.fake.sent()) < count:
         assert time.monotonic() < deadline, "the runner never received its task"
         time.sleep(0.05)
+
+
+class _FailingMidRun(ScriptedModel):
+    """Once `fail_mid_run` is set: answers the next request with a call of a tool the runner
+    lacks, then fails every request (an outage in the middle of a run, after a billed answer)."""
+
+    fail_mid_run = False
+
+    def decide(self, api: str, body: dict[str, Any]) -> dict[str, Any]:
+        if not self.fail_mid_run:
+            return super().decide(api, body)
+        self.scenario.fail_status = 500
+        return {"kind": "tool", "name": "Bash", "namespace": "", "input": {"command": "ls"}}
+
+
+@pytest.mark.e2e
+def test_a_run_claude_failed_reports_what_it_spent(
+    agent_clis: AgentClis, tmp_path: Path, home: Path
+) -> None:
+    """The real claude CLI whose model fails after one billed answer: claude exits 1 with an
+    `is_error` result that still says what the run used; the refusal carries it (as it does
+    for an answer that does not parse) and so does the plan's run record."""
+    world = make_world(tmp_path, home)
+    scenario = Scenario(
+        final_text=lambda turn: answer(_task_in(turn.body)), answer_without_tools=True
+    )
+    with _FailingMidRun(scenario) as model:
+        world.env = {"TEAMLORE_CLAUDE_BIN": str(agent_clis.claude), "ANTHROPIC_API_KEY": "dummy"}
+        options = ["--runner-model", "claude-scripted", "--runner-endpoint", model.base_url]
+        code, verdict = world.cli("memory", "reverify-runner", "--runner", "claude", *options)
+        assert code == 0, verdict
+        plan = world.plan("claude", *options)["plans"][0]["planDigest"]
+        model.fail_mid_run = True
+        code, out = world.approve(plan)
+    assert code == 1 and out["error"]["code"] == "RUNNER_EXIT_NONZERO", out
+    assert 'it reported "API Error: 500' in out["error"]["message"]
+    spent = out["error"]["details"]["usage"]
+    assert (spent["inputTokens"], spent["outputTokens"]) == (10, 5)  # the answer before the 500
+    assert spent["costUsd"] > 0
+    record = json.loads(world.plan_path(plan).with_suffix(".run.json").read_text())
+    assert (record["state"], record["usage"]) == ("failed", spent)

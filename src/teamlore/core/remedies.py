@@ -163,7 +163,7 @@ NEXT: dict[str, str] = {
     "ASSEMBLY_TARGET_INVALID": "Make CLAUDE.md / AGENTS.md a regular UTF-8 file, then assemble.",
     "ASSEMBLY_CONFLICT": "Move your edit into .threadshare/memory/skills, then assemble again.",
     "ASSEMBLY_STATE_INVALID": "Delete the Skill assembly record, then `teamlore memory assemble`.",
-    "SKILL_TARGET_DRIFT": "Recall again and write the Skill against the current SKILL.md.",
+    "SKILL_TARGET_DRIFT": "Discard it with `teamlore memory discard --extract-again`, then recall.",
     # runner
     "RUNNER_BINARY_NOT_FOUND": "Install the runner's CLI (claude or codex) and put it on PATH.",
     "RUNNER_PROFILE_INVALID": "Fix the profile the message names, or use a built-in runner.",

@@ -142,18 +142,38 @@ def entry_checks(installation: Installation) -> tuple[list[Check], list[dict[str
     return checks, servers
 
 
+def _hooks_setting(document: Any) -> tuple[str, bool | None]:
+    """The `[features]` key that decides whether Codex runs hooks, and its value (None: no key
+    says). Codex 0.171 reads `hooks`, `codex_hooks` being its older alias, which `hooks`
+    overrides when both are set; with neither, hooks are on (a stable feature since)."""
+    for key in ("hooks", "codex_hooks"):
+        value = cf.get_key(document.doc, ("features", key))[1] if document else None
+        if isinstance(value, bool):
+            return key, value
+    return "codex_hooks", None
+
+
 def codex_hooks_check(installation: Installation) -> Check | None:
-    """Whether Codex runs the hook install recorded: `[features] codex_hooks` in the installation's
-    config.toml (a user may have turned hooks off since, or before: then install added none)."""
+    """Whether Codex runs the hook install recorded: `[features] hooks` or `codex_hooks` in the
+    installation's config.toml (a user may have turned hooks off since, or before: then install
+    added none)."""
     hooked = any(isinstance(e, HookRecord) for f in installation.files for e in f.entries)
     config = next((f for f in installation.files if f.kind == "toml"), None)
     try:
         document = cf.load(Path(config.path), "toml") if config is not None else None
     except errors.TeamloreError:
         document = None  # the entry checks name what is wrong with the file
-    value = cf.get_key(document.doc, ("features", "codex_hooks"))[1] if document else None
+    key, value = _hooks_setting(document)
     where = display_path(config.path) if config is not None else "config.toml"
     flags = f"--client codex --scope {installation.scope}"
+    if value is False and hooked and key == "hooks":
+        return Check(
+            "codex.hook",
+            "warn",
+            f"hooks are off in {where} (hooks = false): Codex does not run the hook",
+            "delete `hooks = false` under [features] to turn them on (it overrides the"
+            f" codex_hooks that `teamlore install {flags} --force` sets)",
+        )
     if value is False and hooked:
         return Check(
             "codex.hook",
@@ -167,6 +187,13 @@ def codex_hooks_check(installation: Installation) -> Check | None:
             "codex.hook",
             "ok",
             f"hooks off in {where} as you set them: sessions start without the memory brief",
+        )
+    if hooked and value is None:
+        return Check(
+            "codex.hook",
+            "ok",
+            f"hooks on: {where} sets neither hooks nor codex_hooks, and Codex 0.171 runs hooks"
+            " then; it runs the hook once you trusted it (/hooks in codex)",
         )
     if hooked:
         return Check(
@@ -247,7 +274,12 @@ def interrupted_check(
     )
 
 
-async def _list_tools(server: dict[str, Any], cwd: Path) -> list[str]:
+# read-only tools that open the state a server serves: an older teamlore's refusal shows there
+STATUS_TOOLS = ("threadshare_memory_status", "memory_status")
+
+
+async def _list_tools(server: dict[str, Any], cwd: Path) -> tuple[list[str], dict[str, Any]]:
+    """The server's tool names, and the error its status tool answers (empty: none)."""
     from mcp.client.stdio import stdio_client
 
     from mcp import ClientSession, StdioServerParameters
@@ -264,7 +296,24 @@ async def _list_tools(server: dict[str, Any], cwd: Path) -> list[str]:
             ClientSession(read, write) as session,
         ):
             await session.initialize()
-            return [tool.name for tool in (await session.list_tools()).tools]
+            tools = [tool.name for tool in (await session.list_tools()).tools]
+            status = next((name for name in STATUS_TOOLS if name in tools), None)
+            if status is None:
+                return tools, {}
+            called = await session.call_tool(status, {})
+            return tools, _refusal(called.content) if called.is_error else {}
+
+
+def _refusal(content: list[Any]) -> dict[str, Any]:
+    """The `error` object a tool's answer holds as JSON text (a teamlore refusal)."""
+    for item in content:
+        try:
+            error = json.loads(getattr(item, "text", "") or "{}").get("error")
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(error, dict):
+            return error
+    return {}
 
 
 def server_check(client: str, server: dict[str, Any], cwd: Path) -> Check:
@@ -274,7 +323,7 @@ def server_check(client: str, server: dict[str, Any], cwd: Path) -> Check:
     name = f"{client}.server"
     started = time.monotonic()
     try:
-        tools = anyio.run(_with_timeout, server, cwd, timeout)
+        tools, refusal = anyio.run(_with_timeout, server, cwd, timeout)
     except TimeoutError:
         return Check(
             name,
@@ -290,6 +339,17 @@ def server_check(client: str, server: dict[str, Any], cwd: Path) -> Check:
             "run `teamlore doctor` again after fixing the server command",
         )
     seconds = time.monotonic() - started
+    if refusal.get("code") == errors.DB_SCHEMA_TOO_NEW.code:
+        # an older teamlore than the one that migrated the state dir: it starts, lists its
+        # tools and refuses every call, so the agent works without team memory
+        command = " ".join(map(str, [server["command"], *(server.get("args") or [])]))
+        return Check(
+            name,
+            "fail",
+            f"{server['name']} starts but refuses every call (DB_SCHEMA_TOO_NEW): `{command}` is"
+            " an older teamlore than the one that upgraded the state dir",
+            f"teamlore install --client {client} (points it at this teamlore)",
+        )
     return Check(
         name,
         "ok",
@@ -298,7 +358,9 @@ def server_check(client: str, server: dict[str, Any], cwd: Path) -> Check:
     )
 
 
-async def _with_timeout(server: dict[str, Any], cwd: Path, timeout: float) -> list[str]:
+async def _with_timeout(
+    server: dict[str, Any], cwd: Path, timeout: float
+) -> tuple[list[str], dict[str, Any]]:
     import anyio
 
     with anyio.fail_after(timeout):

@@ -35,12 +35,17 @@ from teamlore.integrations.manifest import (
     Installation,
     KeyRecord,
     Manifest,
+    backup_path,
     dumped,
     load_manifest,
     read_backup,
     sha256,
     store_backup,
 )
+
+# what uninstall does with a file whose recorded backup is gone (an older teamlore deleted it)
+BACKUP_LOST_REMOVED = "removed (backup lost)"
+BACKUP_LOST_KEPT = "kept (backup lost)"
 
 
 @dataclass
@@ -475,7 +480,10 @@ def _undo(home: Path, record: FileRecord) -> _Pending:
         return _Pending(document, None, record, "already-gone")
     if sha256(data) == record.installedSha256:
         if record.existed and record.backup:
-            return _Pending(document, read_backup(home, record.backup), record, "restored")
+            if backup_path(home, record.backup).is_file():
+                return _Pending(document, read_backup(home, record.backup), record, "restored")
+            if record.kind in ("text", "file"):
+                return _backup_lost(document, data, record, target)
         whole = not record.existed or record.kind == "file"  # a file holding only our bytes
         if whole and target is None:
             return _Pending(document, None, record, "removed")
@@ -487,6 +495,18 @@ def _undo(home: Path, record: FileRecord) -> _Pending:
             _restore_key(document, entry)
     _remove_hooks(document, [e for e in record.entries if isinstance(e, HookRecord)])
     return _Pending(document, document.render(), record, "edited")
+
+
+def _backup_lost(
+    document: cf.ConfigDocument, data: bytes, record: FileRecord, target: Path | None
+) -> _Pending:
+    """An older teamlore dropped this backup (a second `install --force` over a file of the
+    user's): what it held cannot come back. A whole file of ours is removed all the same (the
+    Pi extension would go on queueing prompts); an assembled file, holding the user's text
+    too, stays. A config falls through to removing our entries one by one."""
+    if record.kind == "file" and target is None:
+        return _Pending(document, None, record, BACKUP_LOST_REMOVED)
+    return _Pending(document, data, record, BACKUP_LOST_KEPT)
 
 
 def _turned_off_since(document: cf.ConfigDocument, record: KeyRecord) -> bool:
@@ -546,7 +566,11 @@ def _uninstall_intent(
                 private=True,
                 before=item.document.original,
                 intended=item.new,
-                remove_dirs=item.record.createdDirs if item.action == "removed" else [],
+                remove_dirs=(
+                    item.record.createdDirs
+                    if item.action in ("removed", BACKUP_LOST_REMOVED)
+                    else []
+                ),
             )
         )
     return tx.Intent(

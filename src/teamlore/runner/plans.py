@@ -233,7 +233,10 @@ def plan_kind(home: Path | None, plan_digest: str) -> str | None:
 def load_plan(home: Path | None, plan_digest: str, owner: Owner) -> PlanFile:
     """The pending plan `plan_digest` of `owner`: RUNNER_PLAN_NOT_FOUND / RUNNER_PLAN_INVALID."""
     path = plan_dir(home) / f"{plan_digest}.json"
-    data = _read_json(path)
+    return _plan_file(path, _read_json(path), plan_digest, owner)
+
+
+def _plan_file(path: Path, data: dict[str, Any] | None, plan_digest: str, owner: Owner) -> PlanFile:
     if data is None or _owner_of(data, path.name) != owner:
         raise errors.TeamloreError(
             errors.RUNNER_PLAN_NOT_FOUND,
@@ -266,21 +269,45 @@ def load_plan(home: Path | None, plan_digest: str, owner: Owner) -> PlanFile:
     )
 
 
+_RAN_OR_OUT = ("done", "running", "indeterminate")
+
+
+def _state_of(folder: Path, plan_digest: str) -> object:
+    try:
+        return (_read_json(folder / f"{plan_digest}.run.json") or {}).get("state")
+    except errors.TeamloreError:
+        return None
+
+
 def pending_plans(home: Path | None, owner: Owner, task_kind: str) -> list[PlanFile]:
     """The plans of `owner` and `task_kind` that have not run (one that failed may be approved
-    again), newest first; plans that no longer verify are left to their approval to refuse."""
+    again), newest first; plans that no longer verify are left to their approval to refuse.
+
+    Plans are kept after they run (docs/runner.md "Plans that ran"), so a plan whose small run
+    record says it ran, is out or may have reached the provider is passed over on that record
+    alone: `memory status` never reads the body of such a plan, however many runs came before."""
     folder = resolve_home(home) / PLAN_DIR
-    if not folder.is_dir():
+    try:
+        names = set(os.listdir(folder))
+    except (FileNotFoundError, NotADirectoryError):
         return []
     found: list[PlanFile] = []
-    for path in folder.glob("*.json"):
-        if not _HEX64.match(path.stem) or plan_kind(home, path.stem) != task_kind:
+    for name in names:
+        plan_digest, _, suffix = name.partition(".")
+        if suffix != "json" or not _HEX64.match(plan_digest):
             continue
-        record = read_run_record(home, path.stem) or {}
-        if record.get("state") in ("done", "running", "indeterminate"):
+        if f"{plan_digest}.run.json" in names and _state_of(folder, plan_digest) in _RAN_OR_OUT:
+            continue
+        path = folder / name
+        try:
+            data = _read_json(path)
+        except errors.TeamloreError:
+            continue
+        plan = data.get("plan") if data else None
+        if not isinstance(plan, dict) or plan.get("taskKind") != task_kind:
             continue
         try:
-            found.append(load_plan(home, path.stem, owner))
+            found.append(_plan_file(path, data, plan_digest, owner))
         except errors.TeamloreError:
             continue
     return sorted(found, key=lambda plan_file: plan_file.created_at, reverse=True)

@@ -8,7 +8,8 @@ writes the task bytes to its stdin and closes it, reads stdout and stderr concur
   sanitized (local paths, session ids and secret-shaped tokens removed) and bounded, and the
   login command to run when they say the runner is not logged in (`stderr_summary`); a CLI
   that says why it failed on stdout (claude's `--output-format json` result: `API Error: 500 …`)
-  has that said first (`reported_failure`);
+  has that said first (`reported_failure`), and what it says it spent (`spent`, in the error's
+  `usage` detail: a run that failed may still have been billed);
 - a missing or non-executable binary → RUNNER_BINARY_NOT_FOUND.
 After the leader exits, anything left in its process group is killed too (`lingering` says so).
 On Linux the child also gets SIGKILL when teamlore itself dies (PR_SET_PDEATHSIG), and its pgid
@@ -28,7 +29,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from teamlore.core import errors
 from teamlore.core.secrets import sanitize_text, scan_content
@@ -152,6 +153,7 @@ def run_bounded(
     what: str = "the runner",
     on_start: Callable[[int], None] | None = None,
     reported_failure: Callable[[bytes], str | None] | None = None,
+    spent: Callable[[bytes], dict[str, Any]] | None = None,
 ) -> ProcessResult:
     """Run `argv` to completion within `limits`; raise a RUNNER_* error otherwise."""
     try:
@@ -219,13 +221,17 @@ def run_bounded(
             stream=stream,
         )
     if proc.returncode != 0:
-        reported = reported_failure(bytes(out.data)) if reported_failure is not None else None
-        raise errors.TeamloreError(
+        stdout = bytes(out.data)
+        reported = reported_failure(stdout) if reported_failure is not None else None
+        failure = errors.TeamloreError(
             errors.RUNNER_EXIT_NONZERO,
             f"{what} exited with status {proc.returncode}"
             + stderr_summary(what, bytes(err.data), scratch=cwd.parent, reported=reported),
             exitCode=proc.returncode,
         )
+        if spent is not None:
+            failure.details["usage"] = spent(stdout)
+        raise failure
     return ProcessResult(bytes(out.data), bytes(err.data), proc.returncode, lingering)
 
 

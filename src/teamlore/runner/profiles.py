@@ -391,6 +391,7 @@ def claude_runner(choice: RunnerChoice, environ: Mapping[str, str], home: Path |
                 what="claude",
                 on_start=on_start,
                 reported_failure=_claude_reported_failure,
+                spent=lambda stdout: claude_usage(stdout).to_json(),
             )
             usage = claude_usage(result.stdout)
             try:
@@ -534,6 +535,7 @@ def codex_runner(choice: RunnerChoice, environ: Mapping[str, str], home: Path | 
                 limits=limits,
                 what="codex",
                 on_start=on_start,
+                spent=lambda stdout: codex_usage(stdout).to_json(),
             )
             usage = codex_usage(result.stdout)
             try:

@@ -207,6 +207,17 @@ def test_discarding_a_consolidation_ends_its_run(world: World) -> None:
     assert world.synthesize(full=True)["status"] == "task"
 
 
+def test_a_consolidation_has_no_turns_to_extract_again(world: World) -> None:
+    item = staged_and_reviewed(world)
+    with pytest.raises(errors.TeamloreError) as caught:
+        world.op("memory.discard", {"candidateId": item["candidateId"], "extractAgain": True})
+    assert caught.value.code == errors.INVALID_ARGUMENT.code
+    assert caught.value.message == (
+        f"{item['candidateId']} was not extracted from session turns (a consolidation-patch "
+        "candidate); discard it without --extract-again"
+    )
+
+
 def merge_world(world: World) -> tuple[dict[str, Any], dict[str, bytes]]:
     """Two more scenes, then a patch that merges all three into the reference scene."""
     text = world.read(SCENE).decode()

@@ -41,7 +41,13 @@ _WOULD = {
     "restored": "would restore",
     "removed": "would remove",
     "kept (changed since install)": "would keep (changed since install)",
+    "removed (backup lost)": "would remove (backup lost)",
+    "kept (backup lost)": "would keep (backup lost)",
 }
+_BACKUP_LOST = (
+    "the copy install kept of the file it replaced is missing (an older teamlore deleted it"
+    " on a second `install --force`): that file cannot be put back"
+)
 
 
 def _render_files(title: str, done: dict[str, Any], *, dry_run: bool) -> None:
@@ -56,6 +62,9 @@ def _render_files(title: str, done: dict[str, Any], *, dry_run: bool) -> None:
             target = display_path(item["linkTarget"])
             link = f"a symbolic link: the change {made} in {target}; the link stays"
             for line in _hanging("  ", link, 4):
+                say(line)
+        if item["action"].endswith("(backup lost)"):
+            for line in _hanging("  ", _BACKUP_LOST, 4):
                 say(line)
         if item.get("diff"):
             stdout.print(item["diff"].rstrip())

@@ -56,7 +56,7 @@ def mcp_config(
         ["team-read"],
         "--capability",
         "-c",
-        help="Tools to expose: team-read, team, init, read, relay (repeatable).",
+        help="Tools to expose: team-read, team, init, read, relay, org (repeatable).",
     ),
     client_id: str | None = typer.Option(
         None, "--client-id", help="Personal tiers: client id the server runs as."

@@ -263,14 +263,28 @@ def _render_recall(result: dict[str, Any]) -> None:
 
 
 def _render_field(key: str, value: Any) -> None:
-    """`key: value` for people: a mapping one `  name: value` line per item, lists and
-    nested values as JSON (never a Python repr)."""
+    """`key: value` for people: a mapping one `  name: value` line per item, a list of tasks
+    (coverage's deferred and not claimable ones) its count then one line per task as the tasks
+    above are shown, other lists and nested values as JSON (never a Python repr)."""
     if not isinstance(value, dict):
         say(f"{key}: {value if isinstance(value, str) else _json_text(value)}")
         return
     say(f"{key}:")
     for name, item in value.items():
+        if isinstance(item, list) and all(_is_task_summary(task) for task in item):
+            say(f"  {name}: {len(item)}")
+            for task in item:
+                turns = task["turnRange"]
+                status = f" ({task['status']})" if task.get("status") else ""
+                say(f"    {task['taskId'][:24]} turns {turns['start']}–{turns['end']}{status}")
+            continue
         say(f"  {name}: {item if isinstance(item, str) else _json_text(item)}")
+
+
+def _is_task_summary(value: Any) -> bool:
+    return (
+        isinstance(value, dict) and "taskId" in value and isinstance(value.get("turnRange"), dict)
+    )
 
 
 def _json_text(value: Any) -> str:

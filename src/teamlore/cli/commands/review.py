@@ -393,8 +393,8 @@ def _typed_facts_only(item: dict[str, Any]) -> bool:
 def _needs_yes(item: dict[str, Any]) -> bool:
     raise errors.TeamloreError(
         errors.USAGE,
-        "confirming needs a terminal (each statement is asked about); --yes confirms only "
-        "candidates made of typed facts",
+        "confirming needs a terminal (each statement is asked about): run it on one, or review"
+        " in your browser with `teamlore ui`; --yes confirms only candidates made of typed facts",
     )
 
 

@@ -10,11 +10,13 @@ plans that include it are voided; a consolidation's run becomes `stale`. Its evi
 assessments stay for the record, with the person's reason when they gave one
 (`candidate_discards`, local only). A refusal changes nothing.
 
-The turns an entry candidate was extracted from stay extracted: a person's rejection does not
-offer them again. With `extract_again` (`memory discard --extract-again`: the lesson is right
-but the candidate cannot be promoted, say an entry it updates changed) the turns of its chunk,
-and of the candidates it merged, go back to be extracted (extracted_turns.py), once per
-discard: the next recall offers them as a new task, adjudicated against memory as it is then.
+The turns a candidate was extracted from stay extracted: a person's rejection does not offer
+them again. With `extract_again` (`memory discard --extract-again`: the lesson is right but the
+candidate cannot be promoted, say an entry it updates or the SKILL.md a Skill candidate updates
+changed) the turns of its chunk, and of the candidates it merged, go back to be extracted
+(extracted_turns.py), once per discard: the next recall offers them as a new task, adjudicated
+against memory as it is then (for a Skill, with the current SKILL.md in its skillContext). A
+consolidation candidate came from no turns: `INVALID_ARGUMENT`.
 """
 
 from __future__ import annotations
@@ -65,10 +67,10 @@ def discard_candidate(
                 candidateId=candidate_id,
                 revision=revision,
             )
-        if extract_again and row[1] != kinds.ENTRY:
+        if extract_again and not _from_turns(state, candidate_id):
             raise errors.TeamloreError(
                 errors.INVALID_ARGUMENT,
-                f"{candidate_id} is a {row[1]} candidate, not one extracted from turns; "
+                f"{candidate_id} was not extracted from session turns (a {row[1]} candidate); "
                 "discard it without --extract-again",
                 candidateId=candidate_id,
             )
@@ -107,6 +109,18 @@ def discard_candidate(
         "reason": reason or None,
         "turnsPutBack": turns_back,
     }
+
+
+def _from_turns(state: sqlite3.Connection, candidate_id: str) -> bool:
+    """Whether the candidate was drafted from a recall chunk (an entry or a Skill; a
+    consolidation's chunk_ref names its run, not a chunk)."""
+    return (
+        state.execute(
+            "SELECT 1 FROM candidates JOIN chunks USING (chunk_ref) WHERE candidate_id = ?",
+            (candidate_id,),
+        ).fetchone()
+        is not None
+    )
 
 
 def _put_back(state: sqlite3.Connection, candidate_id: str, payload_json: str) -> list[Any]:

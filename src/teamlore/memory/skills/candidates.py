@@ -30,7 +30,13 @@ def render_skill_candidate(view: CandidateView, ctx: RenderContext) -> list[Rend
     draft = payload["skill"]
     memory = read_team_memory(ctx.worktree_root)
     check_memory_context(memory, str(payload["memoryContextDigest"]))
-    check_skill_target(memory, draft["name"], draft["action"], draft["expectedContentDigest"])
+    check_skill_target(
+        memory,
+        draft["name"],
+        draft["action"],
+        draft["expectedContentDigest"],
+        staged_as=view.candidate_id,
+    )
     target = skill_path(draft["name"])
     content = dump_skill(
         Skill(name=draft["name"], description=draft["description"], body=draft["body"])

@@ -96,25 +96,44 @@ def check_memory_context(memory: TeamMemory, expected: str | None) -> None:
 
 
 def check_skill_target(
-    memory: TeamMemory, name: str, action: str, expected_digest: str | None
+    memory: TeamMemory,
+    name: str,
+    action: str,
+    expected_digest: str | None,
+    *,
+    staged_as: str | None = None,
 ) -> str | None:
-    """The current SKILL.md digest of `name` (None: absent) after checking the action fits."""
+    """The current SKILL.md digest of `name` (None: absent) after checking the action fits.
+    `staged_as`: the candidate already staged (review, prepare), whose recall task is consumed
+    and whose turns are extracted, so only a discard with --extract-again lets it be redrafted."""
     existing = memory.skill(name)
     current = None if existing is None else existing.content_digest
     if action == "create" and current is not None:
-        raise errors.TeamloreError(
-            errors.SKILL_TARGET_DRIFT,
-            f"Skill {name!r} already exists; stage an update with its contentDigest",
-            skill=name,
+        problem = (
+            f"Skill {name!r} already exists; stage an update with its contentDigest"
+            if staged_as is None
+            else f"Skill {name!r} was created since the candidate was staged"
         )
-    if action == "update" and current != expected_digest:
-        why = "does not exist" if current is None else "changed since it was recalled"
-        raise errors.TeamloreError(
-            errors.SKILL_TARGET_DRIFT,
-            f"Skill {name!r} {why}; recall again and redraft the update",
-            skill=name,
+    elif action == "update" and current != expected_digest:
+        if staged_as is not None:
+            why = "was deleted" if current is None else "changed"
+            problem = f"Skill {name!r} {why} since the candidate was staged"
+        else:
+            why = "does not exist" if current is None else "changed since it was recalled"
+            problem = f"Skill {name!r} {why}; recall again and redraft the update"
+    else:
+        return current
+    if staged_as is None:  # nothing staged yet: its task is still open
+        raise errors.TeamloreError(errors.SKILL_TARGET_DRIFT, problem, skill=name).advising(
+            "Recall again and write the Skill against the current SKILL.md."
         )
-    return current
+    raise errors.TeamloreError(
+        errors.SKILL_TARGET_DRIFT,
+        f"{problem}; discard it and draft it again "
+        "(`teamlore memory discard --candidate ID --extract-again`, then recall)",
+        skill=name,
+        candidateId=staged_as,
+    )
 
 
 def candidate_payload(candidate: SkillCandidate) -> dict[str, Any]:

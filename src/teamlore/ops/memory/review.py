@@ -38,6 +38,11 @@ _LONG_HEX = re.compile(r"[0-9a-f]{16,}")
 _TYPED_HEX = re.compile(rf"[0-9a-f]{{{MIN_TYPED_HEX},}}")
 
 
+# a candidate blocked by one of these is right but drafted against a file that moved: a discard
+# that puts its turns back lets it be drafted again
+_EXTRACT_AGAIN = frozenset({errors.TARGET_DRIFT.code, errors.SKILL_TARGET_DRIFT.code})
+
+
 def short_candidate_id(candidate_id: str) -> str:
     """The form the text views show (and `resolve_candidate_id` takes back)."""
     return _LONG_HEX.sub(lambda run: run.group()[:SHOWN_HEX], candidate_id)
@@ -139,7 +144,7 @@ def left_out_of_a_plan(item: dict[str, Any]) -> dict[str, str] | None:
         "code": code,
         "why": f"blocked by lint ({', '.join(lint)})" if lint else _problem(item),
         # the lesson is right, what it updates moved: its turns go back to be extracted
-        "next": f"{discard} --extract-again" if code == errors.TARGET_DRIFT.code else discard,
+        "next": f"{discard} --extract-again" if code in _EXTRACT_AGAIN else discard,
     }
 
 
@@ -227,7 +232,8 @@ class DiscardRequest(BaseModel):
         alias="extractAgain",
         description="Put the turns it was extracted from back, so the next memory recall offers "
         "them again: for a lesson that is right but cannot be promoted as it is (an entry it "
-        "updates changed, an entry saying the same arrived). Without it the turns stay extracted.",
+        "updates changed, an entry saying the same arrived, the SKILL.md a Skill updates "
+        "changed). Without it the turns stay extracted.",
     )
 
     @field_validator("reason")
@@ -442,7 +448,7 @@ def _refuse(items: list[dict[str, Any]], left_out: list[dict[str, str]], *, chos
         lead = [first]
         message = f"{first['candidateId']}: {_problem(by_id[first['candidateId']])}"
         details = {"candidateId": first["candidateId"]}
-    again = " --extract-again" if error is errors.TARGET_DRIFT else ""
+    again = " --extract-again" if error.code in _EXTRACT_AGAIN else ""
     message += f"; discard it (`teamlore memory discard --candidate ID{again}`)"
     message += " or leave it out of --candidate" if chosen else ""
     message += ", then synthesize again" if error is errors.CONSOLIDATION_DRIFT else ""
