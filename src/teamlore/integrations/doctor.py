@@ -278,6 +278,15 @@ def interrupted_check(
 STATUS_TOOLS = ("threadshare_memory_status", "memory_status")
 
 
+def _may_write(server: dict[str, Any]) -> bool:
+    """Whether the server serves the `team` tier, whose status tool finishes a promotion a crash
+    interrupted (docs/memory.md): doctor, which changes nothing, does not call it there."""
+    from itertools import pairwise
+
+    args = [str(a) for a in server.get("args") or []]
+    return "team" in {value for flag, value in pairwise(args) if flag in ("--capability", "-c")}
+
+
 async def _list_tools(server: dict[str, Any], cwd: Path) -> tuple[list[str], dict[str, Any]]:
     """The server's tool names, and the error its status tool answers (empty: none)."""
     from mcp.client.stdio import stdio_client
@@ -298,7 +307,7 @@ async def _list_tools(server: dict[str, Any], cwd: Path) -> tuple[list[str], dic
             await session.initialize()
             tools = [tool.name for tool in (await session.list_tools()).tools]
             status = next((name for name in STATUS_TOOLS if name in tools), None)
-            if status is None:
+            if status is None or _may_write(server):
                 return tools, {}
             called = await session.call_tool(status, {})
             return tools, _refusal(called.content) if called.is_error else {}

@@ -654,6 +654,28 @@ def test_status_recovery_resumes_an_interrupted_apply(world: World) -> None:
     assert promotion.plans_holding_candidates(world.conn, ["cand-2"]) == []
 
 
+def test_doctor_checking_a_team_server_leaves_an_interrupted_promotion_alone(
+    world: World,
+) -> None:
+    """Doctor is read-only (docs/agents.md). It asked each server's status tool whether it
+    refuses every call (an older teamlore); the `team` tier's status finishes an interrupted
+    promotion, writing memory files into the worktree."""
+    from teamlore.integrations.doctor import server_check
+
+    plan_id, _files = two_new_entries(world)
+    assert cli_promote(world, plan_id, "promotion.after-mark").returncode == -9
+    server = {
+        "name": "teamlore",
+        "command": sys.executable,
+        "args": ["-m", "teamlore.cli.main", "mcp", "--capability", "team"],
+    }
+
+    check = server_check("codex", server, world.root)
+
+    assert check.status == "ok", check.message
+    assert world.status(plan_id) == "applying" and not (world.root / B).exists()
+
+
 def test_memory_status_finishes_a_promotion_a_crash_interrupted(world: World) -> None:
     """docs/memory.md: after a crash mid-apply, `memory status` resumes the journal. Over MCP
     the read-only tier (`team-read`) changes nothing and says which command finishes it."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -396,3 +397,12 @@ def test_a_consolidation_record_that_breaks_its_shape_is_refused(entries: str) -
     with pytest.raises(MemoryFormatError) as other_format:
         docs.load_consolidated('{"format": "threadshare-memory-index@v1", "entries": {}}')
     assert other_format.value.reason == "format.invalid-field"
+
+
+@pytest.mark.parametrize("load", [docs.load_consolidated, docs.load_index])
+def test_a_record_nested_past_the_stack_is_invalid_json_not_a_crash(load: Any) -> None:
+    """50 KB of `[` is under the size cap; the JSON parser runs out of stack on it, which
+    status, lint and synthesize did not catch."""
+    with pytest.raises(MemoryFormatError) as refused:
+        load("[" * 50_000)
+    assert refused.value.reason == "format.invalid-json-value"

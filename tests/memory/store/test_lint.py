@@ -481,6 +481,20 @@ def test_lint_refuses_a_path_that_is_missing_or_not_a_regular_file(tmp_path: Pat
         assert refused.value.code == "INVALID_ARGUMENT" and why in refused.value.message
 
 
+def test_lint_of_a_consolidation_record_allows_what_the_tree_lint_allows(tmp_path: Path) -> None:
+    """`memory lint .threadshare/memory/consolidated.json` (a pre-commit hook on changed files)
+    blocked a record of ~790 entries at the Markdown files' 64 KiB: the tree lint allows it."""
+    from teamlore.memory.store import documents as docs
+
+    layout.init_tree(tmp_path)
+    covered = {f"entry-{n:04d}": (n + 1, f"{n:016x}") for n in range(2000)}
+    record = docs.dump_consolidated(covered)
+    assert len(record) > docs.MAX_FILE_BYTES
+    _write(tmp_path, layout.CONSOLIDATED_FILE, record.decode())
+    assert lint_paths(tmp_path, [tmp_path / layout.CONSOLIDATED_FILE]).findings == []
+    assert not [f for f in lint_tree(tmp_path).findings if f.file == layout.CONSOLIDATED_FILE]
+
+
 def test_tree_scene_capacity(tmp_path: Path) -> None:
     layout.init_tree(tmp_path)
     for number in range(16):

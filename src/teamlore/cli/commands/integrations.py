@@ -45,8 +45,8 @@ _WOULD = {
     "kept (backup lost)": "would keep (backup lost)",
 }
 _BACKUP_LOST = (
-    "the copy install kept of the file it replaced is missing (an older teamlore deleted it"
-    " on a second `install --force`): that file cannot be put back"
+    "the copy install kept of the file it replaced is missing (an older teamlore may have"
+    " deleted it on a second `install --force`): that file cannot be put back"
 )
 
 

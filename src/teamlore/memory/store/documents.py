@@ -632,7 +632,7 @@ def load_index(data: bytes | str, path: str = ".threadshare/memory/index.json") 
     text = fm.decode_text(data, path).text
     try:
         raw = json.loads(text, object_pairs_hook=_no_duplicates)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # a hand-made file can nest past the stack
         line = getattr(exc, "lineno", None)
         raise MemoryFormatError(
             f"not valid JSON ({exc})", reason="format.invalid-json-value", file=path, line=line
@@ -686,7 +686,7 @@ def load_consolidated(
     text = fm.decode_text(data, path).text
     try:
         raw = json.loads(text, object_pairs_hook=_no_duplicates)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # a hand-made file can nest past the stack
         raise MemoryFormatError(
             f"not valid JSON ({exc})",
             reason="format.invalid-json-value",

@@ -754,19 +754,15 @@ def lint_paths(worktree_root: str | os.PathLike[str], paths: Sequence[Path]) -> 
             raise TeamloreError(errors.INVALID_ARGUMENT, f"{shown}: no such file")
         if not stat.S_ISREG(mode):
             raise TeamloreError(errors.INVALID_ARGUMENT, f"{shown}: not a regular file")
+        limit = docs.CONSOLIDATED_MAX_BYTES if kind == "consolidated" else docs.MAX_FILE_BYTES
         dir_fd = os.open(absolute.parent, os.O_RDONLY)
         try:
-            data = _read_file(dir_fd, absolute.name)
+            data = _read_file(dir_fd, absolute.name, limit)
         finally:
             os.close(dir_fd)
         if data is None:
             findings.append(
-                _finding(
-                    "capacity.file-size",
-                    "block",
-                    shown,
-                    f"file is over {docs.MAX_FILE_BYTES} bytes",
-                )
+                _finding("capacity.file-size", "block", shown, f"file is over {limit} bytes")
             )
             continue
         findings.extend(lint_bytes(data, path=shown, kind=kind))
