@@ -34,7 +34,7 @@ def merging_repository(
     memory = repo / ".threadshare" / "memory"
     for folder in ("entries", "scenes"):
         for path in (tree / folder).glob("*.md"):
-            shutil.copy(path, memory / folder / path.name)
+            shutil.copyfile(path, memory / folder / path.name)  # the fixtures are read-only
     if deprecated_body_note is not None:
         hand_written = memory / "entries" / f"{DEPRECATED}.md"
         hand_written.write_text(f"{hand_written.read_text()}\n{deprecated_body_note}\n")
