@@ -150,11 +150,10 @@ def check_regular_or_absent(path: Path) -> None:
             " replace; nothing was changed",
         )
     if not stat.S_ISREG(info.st_mode):
-        what = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
         raise errors.TeamloreError(
             errors.CLIENT_CONFIG_UNSAFE,
-            f"{display_path(path)} is {what}; the client keeps its settings in a file there:"
-            " move it aside, then run it again; nothing was changed",
+            f"{display_path(path)} is {_not_a_file(info.st_mode)}; the client keeps its settings"
+            " in a file there: move it aside, then run it again; nothing was changed",
         )
 
 
@@ -182,13 +181,17 @@ def link_target(path: Path) -> Path | None:
         ) from None
     info = os.stat(target)
     if not stat.S_ISREG(info.st_mode):
-        what = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
         raise errors.TeamloreError(
             errors.CLIENT_CONFIG_UNSAFE,
-            f"{shown} is a symbolic link to {display_path(target)}, which is {what}; nothing was"
-            " changed",
+            f"{shown} is a symbolic link to {display_path(target)}, which is"
+            f" {_not_a_file(info.st_mode)}; nothing was changed",
         )
     return target
+
+
+def _not_a_file(mode: int) -> str:
+    """What a config path that is no regular file is, in a refusal's words."""
+    return "a directory" if stat.S_ISDIR(mode) else "not a regular file"
 
 
 def read_bytes(path: Path) -> bytes | None:

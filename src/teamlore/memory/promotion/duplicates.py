@@ -20,12 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from teamlore.memory.promotion.targets import existing_entry_ids, read_memory_file
-from teamlore.memory.store import layout
+from teamlore.memory.store import frontmatter, layout
 
 NEAR_DUPLICATE = 0.9
 MIN_WORDS = 6
 _WORD = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]|[^\W_]+")
-_STATUS = re.compile(rb"^status:\s*['\"]?(\w+)", re.M)
 _STATEMENTS = "\n\nStatements:\n"
 
 
@@ -63,8 +62,9 @@ class ApprovedTexts:
         if self._bodies is None:
             self._bodies = {}
             for entry_id in sorted(existing_entry_ids(self.worktree_root)):
-                raw = read_memory_file(self.worktree_root, layout.entry_path(entry_id))
-                body = _approved_body(raw) if raw is not None else None
+                path = layout.entry_path(entry_id)
+                raw = read_memory_file(self.worktree_root, path)
+                body = _approved_body(raw, path) if raw is not None else None
                 if body is not None:
                     lead = body.split(_STATEMENTS, 1)[0]
                     self._bodies[entry_id] = [words(body), words(lead)]
@@ -89,15 +89,12 @@ class ApprovedTexts:
         return near
 
 
-def _approved_body(raw: bytes) -> str | None:
-    """The Markdown body of an approved entry file (None: deprecated or no front matter)."""
-    text = raw.removeprefix(b"\xef\xbb\xbf").replace(b"\r\n", b"\n")
-    if not text.startswith(b"---\n"):
+def _approved_body(raw: bytes, path: str) -> str | None:
+    """The Markdown body of an approved entry file (None: deprecated, or no readable front
+    matter)."""
+    try:
+        doc = frontmatter.parse(raw, path)
+    except frontmatter.MemoryFormatError:
         return None
-    end = text.find(b"\n---\n", 3)
-    if end < 0:
-        return None
-    status = _STATUS.search(text[: end + 1])
-    if status is not None and status.group(1) != b"approved":
-        return None
-    return text[end + 5 :].decode("utf-8", "replace")
+    status = doc.fields.get("status")
+    return doc.body if status is None or status == "approved" else None

@@ -396,11 +396,11 @@ def _file_name(path: str) -> str:
     return PurePosixPath(path.replace("\\", "/")).name
 
 
-def _check_size(data: bytes | str, path: str) -> None:
+def _check_size(data: bytes | str, path: str, limit: int = MAX_FILE_BYTES) -> None:
     size = len(data) if isinstance(data, bytes) else len(data.encode("utf-8", "surrogatepass"))
-    if size > MAX_FILE_BYTES:
+    if size > limit:
         raise MemoryFormatError(
-            f"file is {size} bytes (at most {MAX_FILE_BYTES})",
+            f"file is {size} bytes (at most {limit})",
             reason="capacity.file-size",
             file=path,
         )
@@ -676,13 +676,7 @@ def load_consolidated(
 ) -> dict[str, tuple[int, str]]:
     """The approved entries the committed scenes and doctrine cover: entry id → (revision, the
     first 16 hex digits of its content digest)."""
-    size = len(data) if isinstance(data, bytes) else len(data.encode("utf-8", "surrogatepass"))
-    if size > CONSOLIDATED_MAX_BYTES:
-        raise MemoryFormatError(
-            f"file is {size} bytes (at most {CONSOLIDATED_MAX_BYTES})",
-            reason="capacity.file-size",
-            file=path,
-        )
+    _check_size(data, path, CONSOLIDATED_MAX_BYTES)
     text = fm.decode_text(data, path).text
     try:
         raw = json.loads(text, object_pairs_hook=_no_duplicates)
