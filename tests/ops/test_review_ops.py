@@ -12,7 +12,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory" / "promotion"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from test_review import TEXT, Flow, candidate, request_for, store
+from test_review import TEXT, Flow, candidate, request_for, store, write_approved_entry
 
 from support import teamlore_cli
 from teamlore.core.errors import TeamloreError
@@ -221,23 +221,11 @@ def test_confirm_leaves_a_blocked_candidate_out_names_it_and_plans_the_others(fl
     assert prepared.code == "LINT_BLOCKED"
 
 
-def _approved_entry(flow: Flow, entry_id: str, body: str) -> Path:
-    path = flow.repo / ".threadshare/memory/entries" / f"{entry_id}.md"
-    path.write_text(
-        f"---\nid: {entry_id}\ntype: work_method\nstatus: approved\npriority: 50\n"
-        "confidence: high\nprovenance_strength: direct\nclaim_support: human-confirmed\n"
-        'limitations: ["source-local-only"]\nscope: repo\nscene: null\n'
-        'occurred: ["2026-02-01"]\nevidence: {"commits":[],"paths":[]}\nsuperseded_by: null\n'
-        f"---\n{body}\n"
-    )
-    return path
-
-
 def test_confirm_refuses_a_candidate_whose_target_drifted_with_that_drift(flow: Flow) -> None:
     """A chosen candidate whose approved target changed was refused as `LINT_BLOCKED` ("blocked
     by lint: ID (TARGET_DRIFT)"), and a queue holding it and a lint-blocked one named the drift
     as a lint rule."""
-    target = _approved_entry(flow, "release-tag-prefix", "Release tags need a v prefix.")
+    target = write_approved_entry(flow.repo, "release-tag-prefix", "Release tags need a v prefix.")
     leaky = f"Push release tags with the token {SECRET}."
     staged = flow.stage(
         [

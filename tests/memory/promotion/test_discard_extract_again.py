@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from recall_world import git
-from test_review import TEXT, WINDOW, Flow, candidate, store
+from test_review import TEXT, WINDOW, Flow, candidate, store, write_approved_entry
 
 from support import teamlore_cli
 from teamlore.core import errors
@@ -27,16 +27,6 @@ WRONG = "Release tags may be pushed without running any test."
 @pytest.fixture()
 def flow(tmp_path: Path, home: Path) -> Flow:
     return Flow(tmp_path, home)
-
-
-def _approved_entry(repo: Path, entry_id: str, body: str) -> None:
-    (repo / ".threadshare/memory/entries" / f"{entry_id}.md").write_text(
-        f"---\nid: {entry_id}\ntype: work_method\nstatus: approved\npriority: 50\n"
-        "confidence: high\nprovenance_strength: direct\nclaim_support: human-confirmed\n"
-        'limitations: ["source-local-only"]\nscope: repo\nscene: null\n'
-        'occurred: ["2026-02-01"]\nevidence: {"commits":[],"paths":[]}\nsuperseded_by: null\n'
-        f"---\n{body}\n"
-    )
 
 
 def teammate_clone(flow: Flow, name: str) -> Path:
@@ -60,7 +50,7 @@ def _recall(flow: Flow) -> dict[str, Any]:
 
 
 def test_a_candidate_whose_target_a_teammate_deleted_can_be_extracted_again(flow: Flow) -> None:
-    _approved_entry(flow.repo, ENTRY, "Release tags need a v prefix.")
+    write_approved_entry(flow.repo, ENTRY, "Release tags need a v prefix.")
     ana = teammate_clone(flow, "ana")
     staged = flow.stage(
         [

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 import pytest
-from test_review import TEXT, Flow, candidate, dump, request_for
+from test_review import TEXT, Flow, candidate, dump, request_for, write_approved_entry
 
 from teamlore.contracts import digests
 from teamlore.contracts.promotion import PromotionPlan
@@ -222,20 +222,8 @@ def nothing_local_reaches_the_rendered_files(flow: Flow) -> None:
     assert flow.fixed in written  # public evidence stays
 
 
-def _approve(flow: Flow, entry_id: str, body: str) -> Path:
-    path = flow.repo / ".threadshare/memory/entries" / f"{entry_id}.md"
-    path.write_text(
-        f"---\nid: {entry_id}\ntype: work_method\nstatus: approved\npriority: 50\n"
-        "confidence: high\nprovenance_strength: direct\nclaim_support: human-confirmed\n"
-        'limitations: ["source-local-only"]\nscope: repo\nscene: null\n'
-        'occurred: ["2026-02-01"]\nevidence: {"commits":[],"paths":[]}\nsuperseded_by: null\n'
-        f"---\n{body}\n"
-    )
-    return path
-
-
 def test_an_update_rewrites_the_approved_entry_in_place(flow: Flow) -> None:
-    path = _approve(flow, "release-tag-prefix", "Release tags need a v prefix.")
+    path = write_approved_entry(flow.repo, "release-tag-prefix", "Release tags need a v prefix.")
     staged = flow.stage([candidate(TEXT, [(TEXT, [flow.turn_ev(1)])])])
     (cid,) = [d["candidateId"] for d in staged["adjudicationTask"]["drafts"]]
     flow.adjudicate(
@@ -264,8 +252,12 @@ def test_an_update_rewrites_the_approved_entry_in_place(flow: Flow) -> None:
 
 
 def test_a_merge_deprecates_the_other_approved_entry(flow: Flow) -> None:
-    _approve(flow, "release-tag-prefix", "Release tags need a v prefix before pushing.")
-    _approve(flow, "release-tag-check", "Release tag check needs a v prefix on tags.")
+    write_approved_entry(
+        flow.repo, "release-tag-prefix", "Release tags need a v prefix before pushing."
+    )
+    write_approved_entry(
+        flow.repo, "release-tag-check", "Release tag check needs a v prefix on tags."
+    )
     staged = flow.stage([candidate(TEXT, [(TEXT, [flow.turn_ev(1)])])])
     (cid,) = [d["candidateId"] for d in staged["adjudicationTask"]["drafts"]]
     flow.adjudicate(

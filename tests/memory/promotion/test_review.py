@@ -29,6 +29,19 @@ DRAFT_FORMAT = "threadshare-memory-candidate-draft-batch@v1"
 PREPARE_FORMAT = "threadshare-memory-prepare-request@v1"
 
 
+def write_approved_entry(repo: Path, entry_id: str, body: str) -> Path:
+    """An approved entry written by hand into `repo`'s memory tree (a teammate's, say)."""
+    path = repo / ".threadshare/memory/entries" / f"{entry_id}.md"
+    path.write_text(
+        f"---\nid: {entry_id}\ntype: work_method\nstatus: approved\npriority: 50\n"
+        "confidence: high\nprovenance_strength: direct\nclaim_support: human-confirmed\n"
+        'limitations: ["source-local-only"]\nscope: repo\nscene: null\n'
+        'occurred: ["2026-02-01"]\nevidence: {"commits":[],"paths":[]}\nsuperseded_by: null\n'
+        f"---\n{body}\n"
+    )
+    return path
+
+
 class Flow:
     """recall → stage → adjudicate → review → prepare through the real operations."""
 
