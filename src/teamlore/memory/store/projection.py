@@ -144,6 +144,14 @@ def _stored(conn: sqlite3.Connection, repository_key: str, worktree_key: str) ->
     )
 
 
+def stored_diagnostics(
+    conn: sqlite3.Connection, repository_key: str, worktree_key: str
+) -> list[Diagnostic]:
+    """The files the last projection sync of this worktree could not read, and why."""
+    stored = _stored(conn, repository_key, worktree_key)
+    return stored.diagnostics if stored is not None else []
+
+
 def _is_current(stored: _Stored | None, tree_digest: str) -> bool:
     return (
         stored is not None

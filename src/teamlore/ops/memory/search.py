@@ -8,8 +8,6 @@ worktree) comes from the caller's context, never from request arguments.
 
 from __future__ import annotations
 
-import json
-import sqlite3
 from typing import Any, ClassVar
 
 from teamlore.ops.owner import open_owner
@@ -52,6 +50,7 @@ class SearchRequest(PlainRequest):
 def memory_search(ctx: OpContext, request: SearchRequest) -> dict[str, Any]:
     """Search the reviewed team memory of this worktree."""
     from teamlore.core.analyzer import searchable_query
+    from teamlore.memory.store.projection import stored_diagnostics
     from teamlore.memory.store.search import search_memory
     from teamlore.ops.memory.vectors import memory_vectors
 
@@ -74,16 +73,7 @@ def memory_search(ctx: OpContext, request: SearchRequest) -> dict[str, Any]:
         if result.coverage == "partial":
             # results from a partial memory hold none of these files: a person told only "try
             # other words" keeps looking for the entry a merge conflict or a rename left out
-            answer["leftOut"] = _left_out(owner.state, owner.repository_key, owner.worktree_key)
+            left_out = stored_diagnostics(owner.state, owner.repository_key, owner.worktree_key)
+            answer["leftOut"] = [diagnostic.to_json() for diagnostic in left_out]
     # a full disk or a read-only state dir, and the tree changed since the last sync: say so
     return {**answer, "stale": stale} if stale else answer
-
-
-def _left_out(state: sqlite3.Connection, repository_key: str, worktree_key: str) -> list[Any]:
-    """The files the projection could not read, as `memory status` lists them."""
-    row = state.execute(
-        "SELECT diagnostics_json FROM approved_projection "
-        "WHERE repository_key = ? AND worktree_key = ?",
-        (repository_key, worktree_key),
-    ).fetchone()
-    return list(json.loads(row[0])) if row and row[0] else []
