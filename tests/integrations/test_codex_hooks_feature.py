@@ -1,6 +1,7 @@
-"""Codex runs hooks only with `[features] codex_hooks = true`. A user who wrote `codex_hooks =
-false` chose that: install leaves it off, adds no hook that would need it, and says so with
-the way to turn it on (`--force`); uninstall then leaves the user's `false` as it is."""
+"""Codex runs no hooks under `[features] hooks = false`, or `codex_hooks = false` (its older
+alias, which `hooks` overrides). A user who wrote either chose that: install leaves it off, adds
+no hook that would need it, and says so with the way to turn it on (`--force`); uninstall then
+leaves the user's `false` as it is."""
 
 from __future__ import annotations
 
@@ -10,21 +11,23 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from install_world import CODEX_CONFIG, op, tree
+from install_world import CODEX_CONFIG, cli, op, tree
 
 from agent_clis import AgentClis
 from support import teamlore_cli
 
 HOOKS_OFF = CODEX_CONFIG + "\n[features]\ncodex_hooks = false\n"
+# Codex 0.171's own name for the feature, which overrides `codex_hooks` (`codex features list`)
+SWITCHED_OFF = CODEX_CONFIG + "\n[features]\nhooks = false\n"
 
 
 def codex_config(home: Path) -> dict[str, object]:
     return tomllib.loads((home / ".codex" / "config.toml").read_text())
 
 
-def written_off(home: Path) -> dict[str, bytes]:
+def written_off(home: Path, text: str = HOOKS_OFF) -> dict[str, bytes]:
     (home / ".codex").mkdir()
-    (home / ".codex" / "config.toml").write_text(HOOKS_OFF)
+    (home / ".codex" / "config.toml").write_text(text)
     return tree(home)
 
 
@@ -53,8 +56,107 @@ def test_hooks_the_user_turned_off_stay_off_and_install_says_what_that_means(use
     assert tree(user) == before
 
 
-def test_the_dry_run_says_the_same_and_the_text_fits_80_columns(user: Path) -> None:
-    before = written_off(user)
+def test_hooks_off_by_their_current_name_stay_off_as_codex_hooks_false_does(user: Path) -> None:
+    """Install added its hook and `codex_hooks = true` under `hooks = false`, which Codex
+    reads first: a hook that never ran, and a flag that meant nothing."""
+    before = written_off(user, SWITCHED_OFF)
+
+    done = op("install", user, client="codex")
+
+    assert codex_config(user)["features"] == {"hooks": False}
+    assert not (user / ".codex" / "hooks.json").exists()
+    assert done["installed"][0]["keptOff"] == ["~/.codex/config.toml: features.hooks"]
+    [note] = [n for n in done["notes"] if n.startswith("codex:")]
+    assert note.startswith(
+        "codex: hooks stay off as you set them (~/.codex/config.toml: features.hooks = false),"
+        " so teamlore added no SessionStart hook"
+    )
+    [check] = [
+        c for c in op("doctor", user, client="codex")["checks"] if c["check"] == "codex.hook"
+    ]
+    assert check["status"] == "ok" and check["message"].startswith("hooks off in")
+    op("uninstall", user, client="codex")
+    assert tree(user) == before
+
+
+def test_force_turns_hooks_on_by_their_current_name_and_uninstall_puts_the_false_back(
+    user: Path,
+) -> None:
+    before = written_off(user, SWITCHED_OFF)
+    done = op("install", user, client="codex", force=True)
+    assert codex_config(user)["features"] == {"hooks": True, "codex_hooks": True}
+    assert "hook session-start" in (user / ".codex" / "hooks.json").read_text()
+    assert not any("hooks stay" in n for n in done["notes"])
+    op("uninstall", user, client="codex")
+    assert tree(user) == before
+
+
+def test_hooks_off_by_their_current_name_after_install_take_the_hook_and_its_flag_out(
+    user: Path,
+) -> None:
+    """The next install takes out the hook and the `codex_hooks = true` it wrote beside the
+    user's `hooks = false`, which stays, through uninstall too."""
+    (user / ".codex").mkdir()
+    (user / ".codex" / "config.toml").write_text(CODEX_CONFIG)
+    op("install", user, client="codex")
+    config = user / ".codex" / "config.toml"
+    config.write_text(
+        config.read_text().replace("codex_hooks = true", "codex_hooks = true\nhooks = false")
+    )
+    [check] = [
+        c
+        for c in op("doctor", user, client="codex")["checks"]
+        if c["check"] == "codex.hook" and c["status"] == "warn"
+    ]
+    assert "`teamlore install --client codex --scope user --force` turns them on" in check["fix"]
+
+    done = op("install", user, client="codex", personal=True)
+
+    assert codex_config(user)["features"] == {"hooks": False}
+    assert "session-start" not in (user / ".codex" / "hooks.json").read_text()
+    assert done["installed"][0]["keptOff"] == ["~/.codex/config.toml: features.hooks"]
+    op("uninstall", user, client="codex")
+    assert config.read_text() == SWITCHED_OFF
+    assert not (user / ".codex" / "hooks.json").exists()
+
+
+@pytest.mark.parametrize("text", [HOOKS_OFF, SWITCHED_OFF], ids=["codex_hooks", "hooks"])
+def test_a_reinstall_says_hooks_an_earlier_force_turned_on_stay_on_and_how_to_go_back(
+    user: Path, text: str
+) -> None:
+    """The manifest records the user's `false` (uninstall puts it back); a later install
+    without --force kept the hooks on and said nothing."""
+    key = "hooks" if text == SWITCHED_OFF else "codex_hooks"
+    before = written_off(user, text)
+    cli("install", "--client", "codex", "--force")
+
+    again = op("install", user, client="codex", personal=True)
+    shown = teamlore_cli("install", "--client", "codex", env={"COLUMNS": "80"})
+
+    assert again["installed"][0]["keptOn"] == [f"~/.codex/config.toml: features.{key}"]
+    [note] = [n for n in again["notes"] if n.startswith("codex: hooks stay on")]
+    assert note.startswith(
+        f"codex: hooks stay on (~/.codex/config.toml: features.{key} = true): an earlier"
+        " `teamlore install --force` (or an older teamlore) turned your `false` on"
+    )
+    assert "`teamlore uninstall --client codex` puts your `false` back" in note
+    assert shown.returncode == 0, shown.stderr
+    assert "hooks stay on" in " ".join(shown.stdout.split())
+    assert codex_config(user)["features"][key] is True  # type: ignore[index]
+    assert not any(
+        "hooks stay on" in n for n in op("install", user, client="codex", force=True)["notes"]
+    )
+    config = user / ".codex" / "config.toml"  # the way back the note names
+    config.write_text(config.read_text().replace(f"\n{key} = true", f"\n{key} = false"))
+    op("install", user, client="codex")
+    assert "session-start" not in (user / ".codex" / "hooks.json").read_text()
+    op("uninstall", user, client="codex")
+    assert tree(user) == before
+
+
+@pytest.mark.parametrize("text", [HOOKS_OFF, SWITCHED_OFF], ids=["codex_hooks", "hooks"])
+def test_the_dry_run_says_the_same_and_the_text_fits_80_columns(user: Path, text: str) -> None:
+    before = written_off(user, text)
     [preview] = op("install", user, client="codex", dryRun=True)["installed"]
     assert [f["path"] for f in preview["files"]] == [str(user / ".codex" / "config.toml")]
     assert "codex_hooks" not in preview["files"][0]["diff"]
@@ -156,7 +258,7 @@ def test_hooks_turned_off_by_their_current_name_are_off_as_codex_reads_them(
     assert check["message"] == (
         "hooks are off in ~/.codex/config.toml (hooks = false): Codex does not run the hook"
     )
-    assert check["fix"].startswith("delete `hooks = false` under [features] to turn them on")
+    assert check["fix"].startswith("`teamlore install --client codex --scope user --force`")
 
 
 @pytest.mark.e2e

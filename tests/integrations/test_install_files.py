@@ -608,19 +608,41 @@ def test_a_second_assembling_install_keeps_the_first_backup(user: Path, repo: Pa
     assert tree(repo) == before
 
 
-def test_an_assembled_file_whose_backup_an_older_teamlore_lost_is_kept_by_uninstall(
-    user: Path, repo: Path
+@pytest.mark.parametrize("newline", ["\n", "\r\n"], ids=["lf", "crlf"])
+def test_an_assembled_file_whose_backup_is_lost_loses_only_the_block_on_uninstall(
+    user: Path, repo: Path, newline: str
 ) -> None:
-    """Without the copy of the file as it was, uninstall cannot take the block back out; it
-    keeps the file, which holds the team's own text too (it refused: CONFIG_INVALID)."""
-    (repo / "CLAUDE.md").write_text("# Our project\n")
-    op("install", repo, client="claude", assemble=True)
-    assembled = (repo / "CLAUDE.md").read_text()
+    """Without the copy of the file as it was, uninstall kept the whole file, block included,
+    and dropped the record: nothing would ever take teamlore's block out again. Now it takes
+    out the block alone; the team's own text stays byte for byte."""
+    ours = f"# Our project{newline}{newline}Run make test.{newline}".encode()
+    (repo / "CLAUDE.md").write_bytes(ours)
+    installed = teamlore_cli("install", "--client", "claude", "--assemble", cwd=repo)
+    assert installed.returncode == 0, installed.stderr
+    assert b"## Team memory" in (repo / "CLAUDE.md").read_bytes()
     for backup in (Path(os.environ["TEAMLORE_HOME"]) / "integrations" / "backups").iterdir():
         backup.unlink()
 
-    result = op("uninstall", repo, client="claude")
+    done = teamlore_cli("uninstall", "--client", "claude", cwd=repo, env={"COLUMNS": "80"})
 
-    actions = {Path(f["path"]).name: f["action"] for f in result["uninstalled"][0]["files"]}
-    assert actions["CLAUDE.md"] == "kept (backup lost)"
-    assert (repo / "CLAUDE.md").read_text() == assembled
+    assert done.returncode == 0, done.stderr
+    assert f"block removed (backup lost) {repo / 'CLAUDE.md'}" in done.stdout
+    assert "took its team memory block out" in " ".join(done.stdout.split())
+    assert (repo / "CLAUDE.md").read_bytes() == ours
+
+
+def test_a_project_install_after_an_assembling_user_install_leaves_claude_md_as_it_was(
+    user: Path, repo: Path
+) -> None:
+    """The project install's assemble stored its backup of CLAUDE.md under the user install's
+    backup name (one name per file) and, changing nothing, dropped it: the user install's
+    uninstall then kept teamlore's block for good."""
+    (repo / "CLAUDE.md").write_text("# Our project\n")
+    before = tree(repo)
+    op("install", repo, client="claude", assemble=True)
+    op("install", repo, client="claude", scope="project")
+
+    op("uninstall", repo, client="claude", scope="project")
+    op("uninstall", repo, client="claude")
+
+    assert tree(repo) == before

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from support import teamlore_cli
 from teamlore.core import errors
+from teamlore.core.paths import display_path
 from teamlore.integrations.manifest import load_manifest
 
 
@@ -133,3 +135,64 @@ def test_uninstall_takes_its_entries_out_of_a_config_whose_backup_is_lost(user: 
     cli("uninstall", "--client", "claude")
 
     assert json.loads(config.read_text()) == {"theme": "dark"}
+
+
+def _claude_json_backup(user: Path) -> Path:
+    """Install into a `~/.claude.json` of the user's: the backup that holds it as it was."""
+    (user / ".claude.json").write_text('{"theme": "dark"}\n')
+    cli("install", "--client", "claude")
+    [backup] = [b for b in backups().iterdir() if b.read_bytes() == b'{"theme": "dark"}\n']
+    return backup
+
+
+def _refused_uninstall() -> dict[str, str]:
+    done = teamlore_cli("uninstall", "--client", "claude", "--format", "json")
+    assert done.returncode == 1, done.stdout
+    error: dict[str, str] = json.loads(done.stdout)["error"]
+    return error
+
+
+def test_a_backup_that_cannot_be_read_is_named_with_what_to_do(user: Path) -> None:
+    """It was CONFIG_INVALID "the backup … is missing", whose next step said to fix
+    config.toml; moving the backup aside, as it says now, lets uninstall finish."""
+    backup = _claude_json_backup(user)
+    kept = backup.with_name("kept-aside")
+    backup.rename(kept)
+    backup.symlink_to(kept)  # backups are read without following a link
+
+    error = _refused_uninstall()
+
+    assert error["code"] == "STATE_INVALID"
+    assert error["message"].startswith(
+        f"{display_path(backup)}, the copy of ~/.claude.json from before install, cannot be read"
+    )
+    assert error["next"].startswith(f"Move {display_path(backup)} aside, then run the command")
+    backup.unlink()
+    cli("uninstall", "--client", "claude")
+    assert json.loads((user / ".claude.json").read_text()) == {"theme": "dark"}
+
+
+def _reads_any_file() -> bool:
+    """Whether this process reads a file of mode 000 (root, or CAP_DAC_OVERRIDE)."""
+    with tempfile.NamedTemporaryFile() as probe:
+        os.chmod(probe.name, 0)
+        try:
+            Path(probe.name).read_bytes()
+        except PermissionError:
+            return False
+        return True
+
+
+@pytest.mark.skipif(_reads_any_file(), reason="this user reads a file of any mode")
+def test_a_backup_you_may_not_read_is_permission_denied_naming_it(user: Path) -> None:
+    backup = _claude_json_backup(user)
+    backup.chmod(0)
+
+    error = _refused_uninstall()
+
+    assert error["code"] == "PERMISSION_DENIED"
+    assert error["message"].startswith(f"{display_path(backup)}, the copy of ~/.claude.json")
+    assert error["next"].startswith(f"Make {display_path(backup)} yours and readable")
+    backup.chmod(0o600)
+    cli("uninstall", "--client", "claude")
+    assert (user / ".claude.json").read_bytes() == b'{"theme": "dark"}\n'

@@ -6,7 +6,8 @@
 
 Server tables carry `required = true` and `startup_timeout_sec`, so `codex exec` waits for the
 server instead of starting without its tools. Hooks need `[features] codex_hooks = true` (a user's
-`codex_hooks = false` stays, and then no hook is added, unless `--force`), and
+`false` there, or in `hooks`, the feature's current name, which overrides it, stays, and then no
+hook is added, unless `--force`), and
 Codex runs a new or changed hook only after the user trusted it once (`/hooks` in the Codex TUI;
 `codex exec --dangerously-bypass-hook-trust` for vetted automation).
 """
@@ -25,6 +26,7 @@ from teamlore.integrations.entries import FileEdits, HookSpec, KeyEdit, RemoteSe
 
 CLI_NAME = "codex"
 HOOKS_FEATURE = ("features", "codex_hooks")
+HOOKS_SWITCH = ("features", "hooks")  # Codex 0.171's name for it, which overrides codex_hooks
 # what install writes in a server table (a stdio server, or a remote one); every other key in
 # teamlore's table is the user's
 SERVER_KEYS = frozenset(
@@ -63,7 +65,9 @@ def plan_files(
     private = scope == "user"
     keys = [KeyEdit(("mcp_servers", s.name), s.codex_table, owns=SERVER_KEYS) for s in servers]
     if hooks:
-        keys.append(KeyEdit(HOOKS_FEATURE, True, guarded=False, kept_off=True))
+        keys.append(
+            KeyEdit(HOOKS_FEATURE, True, guarded=False, kept_off=True, overridden_by=HOOKS_SWITCH)
+        )
     files = [FileEdits(config_path, "toml", private, keys=keys)]
     if hooks:
         files.append(FileEdits(hooks_path, "json", private, hooks=hooks))

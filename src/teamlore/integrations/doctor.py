@@ -166,19 +166,11 @@ def codex_hooks_check(installation: Installation) -> Check | None:
     key, value = _hooks_setting(document)
     where = display_path(config.path) if config is not None else "config.toml"
     flags = f"--client codex --scope {installation.scope}"
-    if value is False and hooked and key == "hooks":
-        return Check(
-            "codex.hook",
-            "warn",
-            f"hooks are off in {where} (hooks = false): Codex does not run the hook",
-            "delete `hooks = false` under [features] to turn them on (it overrides the"
-            f" codex_hooks that `teamlore install {flags} --force` sets)",
-        )
     if value is False and hooked:
         return Check(
             "codex.hook",
             "warn",
-            f"hooks are off in {where} (codex_hooks = false): Codex does not run the hook",
+            f"hooks are off in {where} ({key} = false): Codex does not run the hook",
             f"`teamlore install {flags} --force` turns them on; `teamlore install {flags}`"
             " takes the hook out",
         )

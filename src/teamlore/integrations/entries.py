@@ -60,6 +60,9 @@ class KeyEdit:
     # a feature flag a user set to false stays off without --force (docs/agents.md): install
     # then adds nothing that needs it (Codex's hooks)
     kept_off: bool = False
+    # the key that overrides this flag when set (Codex reads `[features] hooks` over its older
+    # alias `codex_hooks`): its `false` keeps the flag off too, and --force turns it on
+    overridden_by: tuple[str, ...] | None = None
 
 
 @dataclass

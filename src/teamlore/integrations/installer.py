@@ -19,6 +19,7 @@ when it was edited since (it is the user's now).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,9 @@ from teamlore.integrations.manifest import (
 # what uninstall does with a file whose recorded backup is gone (an older teamlore deleted it)
 BACKUP_LOST_REMOVED = "removed (backup lost)"
 BACKUP_LOST_KEPT = "kept (backup lost)"
+BACKUP_LOST_BLOCK_REMOVED = "block removed (backup lost)"
+# an instructions file without its managed block (`memory.assemble.without_block`), or None
+Unassemble = Callable[[bytes], bytes | None]
 
 
 @dataclass
@@ -84,6 +88,7 @@ def _apply_keys(
 ) -> list[KeyRecord]:
     ours = {tuple(e.key): e for e in (previous.entries if previous else []) if e.type == "key"}
     wanted = {edit.key for edit in edits.keys}
+    wanted |= {edit.overridden_by for edit in edits.keys if edit.overridden_by is not None}
     for key, record in ours.items():  # entries of an earlier install this one no longer wants
         if key not in wanted:
             _restore_key(document, record)
@@ -98,11 +103,10 @@ def _apply_keys(
     }
     records: list[KeyRecord] = []
     for edit in edits.keys:
+        if edit.kept_off and _settled_flag(edit, document, ours, force, adopt, records):
+            continue
         present, current = cf.get_key(document.doc, edit.key)
         value = edit.value
-        if edit.kept_off and present and current is False and not force:
-            adopt.kept_off.append(".".join(edit.key))  # the user's choice: not recorded either
-            continue
         if edit.key in ours:
             record = ours[edit.key]
             value = _with_the_users_keys(edit, current) if present else value
@@ -133,6 +137,59 @@ def _apply_keys(
     return records
 
 
+def _deciding(edit: KeyEdit, document: cf.ConfigDocument) -> tuple[tuple[str, ...], Any]:
+    """The key that decides whether a flag is on, and its value (None: no key says): the one
+    overriding `edit`'s when it is set to true or false (Codex reads `[features] hooks` over
+    `codex_hooks`, as doctor does), else `edit`'s own."""
+    if edit.overridden_by is not None:
+        present, value = cf.get_key(document.doc, edit.overridden_by)
+        if present and isinstance(value, bool):
+            return edit.overridden_by, value
+    return edit.key, cf.get_key(document.doc, edit.key)[1]
+
+
+def _settled_flag(
+    edit: KeyEdit,
+    document: cf.ConfigDocument,
+    ours: dict[tuple[str, ...], KeyRecord],
+    force: bool,
+    adopt: Adoption,
+    records: list[KeyRecord],
+) -> bool:
+    """A flag the user may have switched off (Codex's hooks): True when it is settled here,
+    left as the user set it, else the caller sets it as any other key. Switched off (in its
+    own key or the one overriding it) it stays off without `force`, and install's own `true`
+    beside that `false` goes; under `force` a `false` in the overriding key is turned on as
+    well, recorded so uninstall puts it back. A `false` an earlier install turned on stays on,
+    named in `adopt.kept_on` so install can say how to go back."""
+    deciding, on = _deciding(edit, document)
+    current = cf.get_key(document.doc, edit.key)[1]
+    if on is False and not force:
+        adopt.kept_off.append(".".join(deciding))  # the user's choice: not recorded either
+        if edit.key in ours and current is not False:
+            _restore_key(document, ours[edit.key])
+        return True
+    switch = edit.overridden_by
+    if switch is not None:
+        there, value = cf.get_key(document.doc, switch)
+        if there and value is False:  # only under force here
+            record = ours.get(switch) or KeyRecord(
+                key=list(switch), hadPrevious=True, previous=False, createdParent=False
+            )
+            cf.set_key(document.doc, switch, True, document.kind)
+            records.append(record)
+        elif switch in ours and value is True:
+            records.append(ours[switch])
+            if not force:
+                adopt.kept_on.append(".".join(switch))
+    if current is False and deciding != edit.key and not force:
+        return True  # the overriding key turns it on: the user's `false` here means nothing
+    earlier = ours.get(edit.key)
+    if earlier is not None and earlier.previous is False and current is True and not force:
+        adopt.kept_on.append(".".join(edit.key))
+    return False
+
+
 def _only_ours(edits: FileEdits, document: cf.ConfigDocument, edit: KeyEdit) -> bool:
     """Whether the object holding `edit`'s key holds nothing but keys this install writes
     there: then install made it (`"mcpServers": {}`, `[features]`), as far as can be told
@@ -149,12 +206,14 @@ class Adoption:
     state dir `home`, these options) are install's own even without a record, as after a lost
     manifest (`leftovers`); `taken`: some were, in this file; `sole_hooks`: the client's hooks
     files hold no hook but teamlore's. `kept_off`: the flags (`features.codex_hooks`) left
-    false as the user set them, so nothing that needs them was added."""
+    false as the user set them, so nothing that needs them was added; `kept_on`: the flags an
+    earlier install turned on over the user's `false` (with --force), still on."""
 
     home: Path | None  # None: project scope, where a teammate's committed entry is theirs
     taken: bool = False
     sole_hooks: bool = False
     kept_off: list[str] = field(default_factory=list)
+    kept_on: list[str] = field(default_factory=list)
 
 
 def _conflict(path: Path, edit: KeyEdit, current: Any, home: Path | None) -> errors.TeamloreError:
@@ -266,10 +325,12 @@ def _plan_install(
     files: list[FileEdits],
     force: bool,
     kept_off: list[str],
+    kept_on: list[str],
     *,
     user_scope: bool = False,
 ) -> list[tuple[FileEdits, _Pending, list[KeyRecord | HookRecord]]]:
-    """Each file's outcome; `kept_off` gets the flags left off (then no hook is added)."""
+    """Each file's outcome; `kept_off` gets the flags left off (then no hook is added),
+    `kept_on` those an earlier install turned on over the user's `false`."""
     pending: list[tuple[FileEdits, _Pending, list[KeyRecord | HookRecord]]] = []
     sole_hooks = user_scope and leftovers.sole_teamlore_hooks(files)
     for edits in files:
@@ -297,6 +358,7 @@ def _plan_install(
         item = _Pending(document, new, previous, action, edits.private, adopted=adopt.taken)
         pending.append((edits, item, entries))
         kept_off += [f"{display_path(document.path)}: {key}" for key in adopt.kept_off]
+        kept_on += [f"{display_path(document.path)}: {key}" for key in adopt.kept_on]
     return pending
 
 
@@ -319,7 +381,10 @@ def install(
     for attempt in (1, 2):
         existing = load_manifest(home).find(client, scope, root_key)
         kept_off: list[str] = []
-        pending = _plan_install(home, existing, files, force, kept_off, user_scope=scope == "user")
+        kept_on: list[str] = []
+        pending = _plan_install(
+            home, existing, files, force, kept_off, kept_on, user_scope=scope == "user"
+        )
         result: dict[str, Any] = {
             "client": client,
             "scope": scope,
@@ -329,6 +394,8 @@ def install(
         }
         if kept_off:
             result["keptOff"] = kept_off
+        if kept_on:
+            result["keptOn"] = kept_on
         if check_writable:
             for _, item, _ in pending:
                 if item.changed:
@@ -467,7 +534,7 @@ def _restore_key(document: cf.ConfigDocument, record: KeyRecord) -> None:
         cf.delete_key(document.doc, key, prune=record.createdParent is not False)
 
 
-def _undo(home: Path, record: FileRecord) -> _Pending:
+def _undo(home: Path, record: FileRecord, unassemble: Unassemble | None) -> _Pending:
     """What uninstall makes of one recorded file. A config that is a symlink (now, or since
     before install) is edited in its target and the link kept: never removed, so a file install
     created and then moved into a dotfiles repository loses only teamlore's entries."""
@@ -481,9 +548,10 @@ def _undo(home: Path, record: FileRecord) -> _Pending:
     if sha256(data) == record.installedSha256:
         if record.existed and record.backup:
             if backup_path(home, record.backup).is_file():
-                return _Pending(document, read_backup(home, record.backup), record, "restored")
+                backup = read_backup(home, record.backup, record.path)
+                return _Pending(document, backup, record, "restored")
             if record.kind in ("text", "file"):
-                return _backup_lost(document, data, record, target)
+                return _backup_lost(document, data, record, target, unassemble)
         whole = not record.existed or record.kind == "file"  # a file holding only our bytes
         if whole and target is None:
             return _Pending(document, None, record, "removed")
@@ -498,14 +566,23 @@ def _undo(home: Path, record: FileRecord) -> _Pending:
 
 
 def _backup_lost(
-    document: cf.ConfigDocument, data: bytes, record: FileRecord, target: Path | None
+    document: cf.ConfigDocument,
+    data: bytes,
+    record: FileRecord,
+    target: Path | None,
+    unassemble: Unassemble | None,
 ) -> _Pending:
-    """An older teamlore dropped this backup (a second `install --force` over a file of the
-    user's): what it held cannot come back. A whole file of ours is removed all the same (the
+    """This backup is gone (an older teamlore dropped it on a second `install --force` over a
+    file of the user's; another installation's assemble stored and dropped its own under the
+    same name): what it held cannot come back. A whole file of ours is removed all the same (the
     Pi extension would go on queueing prompts); an assembled file, holding the user's text
-    too, stays. A config falls through to removing our entries one by one."""
+    too, loses only the managed block (`unassemble`), or stays when it has none it can take
+    out. A config falls through to removing our entries one by one."""
     if record.kind == "file" and target is None:
         return _Pending(document, None, record, BACKUP_LOST_REMOVED)
+    rest = unassemble(data) if unassemble is not None and record.kind == "text" else None
+    if rest is not None:
+        return _Pending(document, rest, record, BACKUP_LOST_BLOCK_REMOVED)
     return _Pending(document, data, record, BACKUP_LOST_KEPT)
 
 
@@ -516,10 +593,17 @@ def _turned_off_since(document: cf.ConfigDocument, record: KeyRecord) -> bool:
 
 
 def uninstall(
-    home: Path, *, client: str, scope: str, root: Path | None, dry_run: bool = False
+    home: Path,
+    *,
+    client: str,
+    scope: str,
+    root: Path | None,
+    dry_run: bool = False,
+    unassemble: Unassemble | None = None,
 ) -> dict[str, Any]:
     """Remove what install wrote (the caller holds the lock and completed any interrupted
-    transaction); a file changed meanwhile is re-planned once, then CLIENT_CONFIG_CHANGED."""
+    transaction); a file changed meanwhile is re-planned once, then CLIENT_CONFIG_CHANGED.
+    `unassemble` takes the managed block out of an assembled file whose backup is lost."""
     root_key = str(root) if root is not None else None
     for attempt in (1, 2):
         installation = load_manifest(home).find(client, scope, root_key)
@@ -528,7 +612,7 @@ def uninstall(
             raise errors.TeamloreError(
                 errors.NOTHING_INSTALLED, f"teamlore is not installed for {client} ({scope}{where})"
             )
-        pending = [_undo(home, record) for record in installation.files]
+        pending = [_undo(home, record, unassemble) for record in installation.files]
         result: dict[str, Any] = {
             "client": client,
             "scope": scope,

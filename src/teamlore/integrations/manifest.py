@@ -13,6 +13,7 @@ the recorded entries and puts back what they replaced.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 from pathlib import Path
@@ -195,12 +196,27 @@ def backup_name(target: Path) -> str:
     return f"{sha256(str(target).encode())[:24]}.orig"
 
 
-def read_backup(home: Path, name: str) -> bytes:
+def read_backup(home: Path, name: str, target: str) -> bytes:
+    """The backup of `target` (a client file as it was before teamlore touched it). One that is
+    there but cannot be read is named, with what to do: make it readable, or move it aside
+    (uninstall then goes without it, as when a backup is lost: docs/agents.md)."""
+    path = backup_path(home, name)
     try:
-        return read_private_file(backup_path(home, name))
+        return read_private_file(path)
     except OSError as exc:
+        shown = display_path(path)
+        what = f"{shown}, the copy of {display_path(target)} from before install, cannot be read"
+        if exc.errno in (errno.EACCES, errno.EPERM):
+            raise errors.TeamloreError(
+                errors.PERMISSION_DENIED, f"{what} ({exc.strerror})", path=str(path)
+            ).advising(
+                f"Make {shown} yours and readable (`ls -l {shown}`), then run the command again."
+            ) from None
         raise errors.TeamloreError(
-            errors.CONFIG_INVALID, f"the backup {name} is missing ({exc.strerror})"
+            errors.STATE_INVALID, f"{what} ({exc.strerror})", path=str(path)
+        ).advising(
+            f"Move {shown} aside, then run the command again: uninstall then takes teamlore's"
+            " changes out without it (the file is not put back byte for byte)."
         ) from None
 
 

@@ -283,6 +283,29 @@ def _repaired(text: str, block: str, markers: list[_Marker]) -> str:
     return "".join(pieces)
 
 
+def without_block(data: bytes) -> bytes | None:
+    """An instructions file with its managed block taken out (uninstall, when the copy of the
+    file from before install is lost): every byte outside the block kept, in the file's own
+    line ends, and the blank line `splice` put before a block it appended taken out with it;
+    None when the file is not UTF-8 or has no single intact block."""
+    try:
+        saved = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    text = saved.replace("\r\n", "\n") if all_crlf(saved) else saved
+    markers = _markers(text)
+    if not markers or not _intact(markers):
+        return None
+    before, after = text[: markers[0].start], text[markers[1].end :]
+    if after in ("", "\n"):  # appended: `existing + separator + block + "\n"`
+        rest = before[:-1] if before.endswith("\n\n") else before
+    elif after.startswith("\n") and (before == "" or before.endswith("\n")):  # its own lines
+        rest = before + after[1:]
+    else:
+        rest = before + after
+    return with_line_ends_of(saved, rest).encode("utf-8")
+
+
 # --- one file for both providers -----------------------------------------------------------
 
 

@@ -353,11 +353,19 @@ def _hooks_notes(results: list[dict[str, Any]], *, trust: bool) -> list[str]:
     install) the trust a new hook needs."""
     notes = []
     for done in (r for r in results if r["client"] == "codex"):
+        flags = "--client codex" + (" --scope project" if done["scope"] == "project" else "")
         for where in done.get("keptOff", []):
             notes.append(
                 f"codex: hooks stay off as you set them ({where} = false), so teamlore added no"
                 " SessionStart hook: Codex sessions start without the memory brief (the MCP"
-                " servers work); `teamlore install --client codex --force` turns hooks on"
+                f" servers work); `teamlore install {flags} --force` turns hooks on"
+            )
+        for where in done.get("keptOn", []):
+            notes.append(
+                f"codex: hooks stay on ({where} = true): an earlier `teamlore install --force`"
+                " (or an older teamlore) turned your `false` on; to turn them off, set it to"
+                f" false and run `teamlore install {flags}` again (it takes its hook out), or"
+                f" `teamlore uninstall {flags}` puts your `false` back"
             )
         if trust and not done.get("keptOff"):
             notes.append(
@@ -454,13 +462,23 @@ def _uninstall_all(
             f"teamlore is not installed for {_named(request.client)} ({request.scope} scope)"
             + (f"; {left[0]}: {left[1]}" if left else ""),
         )
-    previews = [
-        installer.uninstall(home, client=c, scope=request.scope, root=root, dry_run=True)
-        for c in present
-    ]  # every file parses and is ours to edit before any is touched
+    from teamlore.memory.assemble import without_block
+
+    def undone(client: str, preview: bool) -> dict[str, Any]:
+        return installer.uninstall(
+            home,
+            client=client,
+            scope=request.scope,
+            root=root,
+            dry_run=preview,
+            unassemble=without_block,
+        )
+
+    # every file parses and is ours to edit before any is touched
+    previews = [undone(c, True) for c in present]
     if dry_run:
         return previews
-    return [installer.uninstall(home, client=c, scope=request.scope, root=root) for c in present]
+    return [undone(c, False) for c in present]
 
 
 # -- doctor -----------------------------------------------------------------------------------
