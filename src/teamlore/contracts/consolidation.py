@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import ConfigDict, Field, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from teamlore.contracts import digests
 from teamlore.contracts._base import (
@@ -73,10 +74,15 @@ class ConsolidationBinding(ContractModel):
     scene_index_digest: Hex64
     scene_revisions: tuple[SceneRevision, ...]
     doctrine_digest: Hex64 | None
+    # sha256 of the tree's `consolidated.json` (which entries the baseline covers); omitted
+    # when the tree has no record that reads
+    consolidated_digest: Hex64 | SkipJsonSchema[None] = None
     replay: Replay
     prompt_version: VersionTag
     schema_version: Literal["threadshare-memory-consolidation-task@v1"]
     policy_version: VersionTag
+
+    _omit_when_none: ClassVar[frozenset[str]] = frozenset({"consolidated_digest"})
 
     @model_validator(mode="after")
     def _digests_match(self) -> ConsolidationBinding:

@@ -172,13 +172,15 @@ def _target_mode(dir_fd: int, name: str, shown: str) -> int | None:
     return stat.S_IMODE(info.st_mode)
 
 
-def read_file(root: Path, relative: str) -> bytes | None:
-    """The bytes of `root/relative` read without following any symlink (None: absent)."""
+def read_file(root: Path, relative: str, *, max_bytes: int = MAX_READ_BYTES) -> bytes | None:
+    """The bytes of `root/relative` read without following any symlink (None: absent); a file
+    that is not a regular one (a FIFO is never waited on) or is over `max_bytes` is
+    UNSAFE_PATH."""
     parts = check_relative_path(relative)
     with _parent_dir(root, parts, create=False) as dir_fd:
         if dir_fd is None:
             return None
-        return _read_at(dir_fd, parts[-1], relative)
+        return _read_at(dir_fd, parts[-1], relative, max_bytes)
 
 
 class ExpectationFailed(Exception):

@@ -23,6 +23,7 @@ from teamlore.core.analyzer import ANALYZER_VERSION
 from teamlore.core.shapes.strict import WIRE
 from teamlore.core.timeutil import format_instant
 from teamlore.memory.consolidation.source import status_of
+from teamlore.memory.deprecations import with_deprecation_findings
 from teamlore.memory.extraction.tasks import Owner
 from teamlore.memory.promotion.stored_plan import plan_states
 from teamlore.memory.store.layout import MEMORY_ROOT
@@ -229,6 +230,7 @@ def _lint_summary(
             return "unsafe", exc.message, None, []
         raise
     cache.save(report.files)
+    report = with_deprecation_findings(report, worktree_root)
     return (
         "present",
         None,

@@ -7,15 +7,27 @@ from __future__ import annotations
 
 import os
 import re
+import resource
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
-from consolidation_world import RECORD, World, update_scene_and_create_doctrine
+from consolidation_world import (
+    RECORD,
+    UPDATED_BODY,
+    World,
+    operation,
+    patch_for,
+    scene_text,
+    update_scene_and_create_doctrine,
+)
 
 from support import git
 from teamlore.core.canonical import sha256_hex
+from teamlore.core.errors import TeamloreError
 from teamlore.memory.store import documents
 
 ENTRIES = ".threadshare/memory/entries"
@@ -189,3 +201,72 @@ def test_a_record_that_does_not_read_is_ignored_and_named_by_lint(team: Team) ->
     assert [(f["file"], f["rule"]) for f in lint["findings"] if f["file"] == RECORD] == [
         (RECORD, "format.invalid-field")
     ]
+
+
+def status_in_at_most(world: World, seconds: float, *, memory_bytes: int) -> dict[str, Any]:
+    """`memory status --format json` of the real CLI, killed after `seconds` and refused more
+    than `memory_bytes` of address space."""
+
+    def limit_memory() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+
+    done = subprocess.run(
+        [sys.executable, "-m", "teamlore.cli.main", "memory", "status", "--format", "json"],
+        cwd=world.root,
+        env={**os.environ, "TEAMLORE_HOME": str(world.home)},
+        capture_output=True,
+        text=True,
+        timeout=seconds,
+        preexec_fn=limit_memory,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    result: dict[str, Any] = orjson.loads(done.stdout)
+    return result
+
+
+def test_a_record_of_a_gibibyte_is_not_read_and_lint_names_its_size(team: Team) -> None:
+    bo = team.bo
+    with (bo.root / RECORD).open("wb") as record:
+        record.truncate(1 << 30)  # sparse: a gibibyte to read, none of it on disk
+    result = status_in_at_most(bo, 60, memory_bytes=768 << 20)
+    assert result["consolidation"]["committedEntries"] is None
+    assert result["consolidation"]["newSinceBaseline"] == 17
+    assert result["lint"]["rules"].get("capacity.file-size") == 1
+
+
+def test_a_fifo_in_place_of_the_record_is_never_waited_on(team: Team) -> None:
+    bo = team.bo
+    os.mkfifo(bo.root / RECORD)
+    result = status_in_at_most(bo, 60, memory_bytes=4 << 30)
+    assert result["consolidation"]["committedEntries"] is None
+    assert result["lint"]["rules"].get("tree.not-a-file") == 1
+    assert bo.synthesize()["task"]["binding"].get("consolidatedDigest") is None
+
+
+PROMOTED = "tag-releases-from-main"
+
+
+def test_a_hand_edit_of_the_record_alone_after_synthesize_makes_the_task_stale(
+    team: Team,
+) -> None:
+    ana = team.ana
+    consolidate(ana)
+    promote_entry(ana, PROMOTED, "Tag releases from main, never from a branch.")
+    task = ana.synthesize()["task"]
+    assert [e["entryId"] for e in task["entries"]] == [PROMOTED]
+    assert task["binding"]["consolidatedDigest"] == sha256_hex(ana.read(RECORD))
+    covered = documents.load_consolidated(ana.read(RECORD))
+    del covered[sorted(covered)[0]]  # one entry said to be not yet consolidated
+    ana.write(RECORD, documents.dump_consolidated(covered))
+
+    scene = scene_text("Threadshare memory pipeline", UPDATED_BODY)
+    patch = patch_for(
+        task,
+        [operation("op-1", "update", "scene", "team-memory-design", scene, [PROMOTED])],
+    )
+    with pytest.raises(TeamloreError) as refused:
+        ana.stage(patch)
+    assert refused.value.code == "CONSOLIDATION_DRIFT"
+    assert refused.value.details["path"] == RECORD
+    assert "consolidated.json" in refused.value.message
+    assert ana.synthesize()["task"]["taskId"] != task["taskId"]  # the tree as it is now

@@ -2,9 +2,10 @@
 
 Run at stage, review, prepare and at every promotion apply step: the entry files (paths and
 digests), every approved entry's revision, the exact scene set with digests and heat, the
-doctrine's digest and the replay epoch (no other consolidation succeeded since) must be
-unchanged. Files a plan writes or deletes (`exclude`) are left to the plan's own per-file CAS,
-so an apply resumed after a crash — its first files already written — still checks the rest.
+doctrine's digest, the tree's `consolidated.json` and the replay epoch (no other consolidation
+succeeded since) must be unchanged. Files a plan writes or deletes (`exclude`) are left to the
+plan's own per-file CAS, so an apply resumed after a crash — its first files already written —
+still checks the rest.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from teamlore.memory.consolidation.source import (
     read_source,
 )
 from teamlore.memory.extraction.tasks import Owner
-from teamlore.memory.store.layout import DOCTRINE_FILE, scene_path
+from teamlore.memory.store.layout import CONSOLIDATED_FILE, DOCTRINE_FILE, scene_path
 
 
 def _drift(what: str, path: str | None = None) -> errors.TeamloreError:
@@ -77,6 +78,10 @@ def check_unchanged(
         doctrine = None if source.doctrine is None else source.doctrine.content_digest
         if doctrine != binding["doctrineDigest"]:
             raise _drift("the doctrine", DOCTRINE_FILE)
+    if CONSOLIDATED_FILE not in exclude and (
+        baseline.committed_digest != binding.get("consolidatedDigest")
+    ):
+        raise _drift("the consolidation record (consolidated.json)", CONSOLIDATED_FILE)
 
 
 def revalidate(

@@ -23,7 +23,7 @@ import orjson
 
 from teamlore.contracts import digests
 from teamlore.contracts._base import SLUG_PATTERN
-from teamlore.core import errors
+from teamlore.core import errors, safe_write
 from teamlore.core.analyzer import ANALYZER_VERSION
 from teamlore.core.canonical import digest, sha256_hex
 from teamlore.memory.extraction.tasks import Owner
@@ -225,6 +225,8 @@ class Baseline:
     entries: dict[str, tuple[int, str]] = field(default_factory=dict)
     # the tree's record: (revision, digest prefix) per entry; None when the tree has none
     committed: dict[str, tuple[int, str]] | None = None
+    # sha256 of the record's bytes (None with `committed`): a synthesis binding pins it
+    committed_digest: str | None = None
 
     def covers(self, entry_id: str, revision: int, content_digest: str) -> bool:
         """Whether a consolidation, here or in the committed tree, covered this revision."""
@@ -253,17 +255,22 @@ def covered_record(entry_revisions: Iterable[dict[str, Any]]) -> bytes:
     )
 
 
-def read_committed(worktree_root: Path) -> dict[str, tuple[int, str]] | None:
-    """The tree's `consolidated.json`; None when there is none (a tree from before the record,
-    or one never consolidated) or it does not read (lint names the problem): then the local
-    runs alone are the baseline, as before."""
-    from teamlore.memory.promotion.targets import read_memory_file
-
+def read_committed(worktree_root: Path) -> tuple[dict[str, tuple[int, str]] | None, str | None]:
+    """The tree's `consolidated.json` and the sha256 of its bytes; (None, None) when there is
+    none (a tree from before the record, or one never consolidated) or it does not read (lint
+    names the problem: `capacity.file-size` over 1 MiB, `tree.not-a-file` for a FIFO): then the
+    local runs alone are the baseline, as before. Read as every committed file a plan binds is
+    read (no symlink followed, never waiting on a FIFO, at most 1 MiB), since `memory status`
+    reads it on every run."""
     try:
-        data = read_memory_file(worktree_root, CONSOLIDATED_FILE)
-        return None if data is None else docs.load_consolidated(data, CONSOLIDATED_FILE)
+        data = safe_write.read_file(
+            worktree_root, CONSOLIDATED_FILE, max_bytes=docs.CONSOLIDATED_MAX_BYTES
+        )
+        if data is None:
+            return None, None
+        return docs.load_consolidated(data, CONSOLIDATED_FILE), sha256_hex(data)
     except (errors.TeamloreError, docs.MemoryFormatError, OSError):
-        return None
+        return None, None
 
 
 def load_baseline(conn: sqlite3.Connection, owner: Owner, worktree_root: Path) -> Baseline:
@@ -288,13 +295,15 @@ def load_baseline(conn: sqlite3.Connection, owner: Owner, worktree_root: Path) -
         keys,
     ):
         entries[entry_id] = (int(revision), content_digest)  # later runs win
+    committed, committed_digest = read_committed(worktree_root)
     return Baseline(
         successful_run_id=None if latest is None else str(latest[0]),
         last_successful_status=None if latest is None else str(latest[1]),
         last_successful_at=None if latest is None else int(latest[2]),
         pending_run_id=None if pending is None else str(pending[0]),
         entries=entries,
-        committed=read_committed(worktree_root),
+        committed=committed,
+        committed_digest=committed_digest,
     )
 
 

@@ -2,7 +2,8 @@
 
 The binding pins everything the agent read: the approved projection (coverage complete, the
 entry files' `sourceTreeDigest`), every approved entry's revision, every scene's digest and
-heat, the doctrine's digest and the replay epoch (the last successful run). Task id =
+heat, the doctrine's digest, the tree's `consolidated.json` (its digest, when it has one that
+reads) and the replay epoch (the last successful run). Task id =
 `consolidate-` + digest(binding) (+ an issue suffix when an identical binding's task already
 ended), run id `run-<taskId>`, candidate id `patch-<taskId>`.
 """
@@ -63,6 +64,12 @@ def binding_of(
     uuid = memory_state_uuid(conn)
     entry_revisions = source.entry_revisions()
     scene_revisions = source.scene_revisions()
+    # the record decides which entries an incremental task hands over: pinned like the doctrine
+    record = (
+        {}
+        if baseline.committed_digest is None
+        else {"consolidatedDigest": baseline.committed_digest}
+    )
     return {
         "databaseUuid": uuid,
         "memoryStateUuid": uuid,
@@ -78,6 +85,7 @@ def binding_of(
         "sceneIndexDigest": digests.scene_index_digest(scene_revisions),
         "sceneRevisions": scene_revisions,
         "doctrineDigest": None if source.doctrine is None else source.doctrine.content_digest,
+        **record,
         "replay": {"mode": mode, "afterSuccessfulRunId": baseline.successful_run_id},
         "promptVersion": CONSOLIDATION_PROMPT_VERSION,
         "schemaVersion": CONSOLIDATION_TASK_FORMAT,

@@ -28,7 +28,7 @@ from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Literal, Protocol, cast
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from teamlore.core import errors
 from teamlore.core.errors import MEMORY_NOT_INITIALIZED, TeamloreError
@@ -87,6 +87,12 @@ class LintReport(BaseModel):
     policy_version: str = LINT_POLICY_VERSION
     files: list[str]
     findings: list[Finding]
+    # each deprecated entry file with the id it names in superseded_by (not on the wire): what
+    # the check of edits merged into a deprecated entry reads (memory/deprecations.py)
+    superseded: list[tuple[str, str]] = Field(default_factory=list, exclude=True)
+
+    def with_findings(self, more: Sequence[Finding]) -> LintReport:
+        return self.model_copy(update={"findings": _sorted([*self.findings, *more])})
 
     @property
     def blocked(self) -> bool:
@@ -706,7 +712,11 @@ def lint_tree(
                     f"superseded_by names `{target}`, which is not an entry in this tree",
                 )
             )
-    return LintReport(files=sorted(linter.files), findings=_sorted(linter.findings))
+    return LintReport(
+        files=sorted(linter.files),
+        findings=_sorted(linter.findings),
+        superseded=linter.superseded,
+    )
 
 
 def _files_under(paths: Sequence[Path]) -> list[Path]:

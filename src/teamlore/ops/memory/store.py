@@ -147,13 +147,15 @@ def _lint_root(ctx: OpContext) -> Path:
 @operation("memory.lint", input_model=LintRequest, side_effect="read")
 def memory_lint(ctx: OpContext, request: LintRequest) -> dict[str, Any]:
     """Lint the memory tree (or the given files) for secrets, private references and format."""
+    from teamlore.memory.deprecations import with_deprecation_findings
     from teamlore.memory.store.lint import lint_paths, lint_tree
 
     if request.paths:
         paths = [p if p.is_absolute() else ctx.cwd / p for p in map(Path, request.paths)]
         report = lint_paths(_lint_root(ctx), paths)
     else:
-        report = lint_tree(resolve_owner(ctx).worktree_root, progress=ctx.progress)
+        root = resolve_owner(ctx).worktree_root
+        report = with_deprecation_findings(lint_tree(root, progress=ctx.progress), root)
     result: dict[str, Any] = report.model_dump(mode="json", by_alias=True)
     result["blocked"] = report.blocked
     return result
