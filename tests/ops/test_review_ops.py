@@ -78,6 +78,29 @@ def test_review_text_output_shows_the_statement_and_diff(flow: Flow) -> None:
     assert "needs your confirmation" in done.stdout and "+++ b/.threadshare" in done.stdout
 
 
+def test_the_text_view_says_the_claim_support_is_what_the_entry_carries_once_confirmed(
+    flow: Flow,
+) -> None:
+    """`claim support human-confirmed` read as done while both statements below still waited:
+    it is what the entry will carry once they are confirmed. Confirmed, it says it plainly."""
+    other = "Run the release tests before pushing any tag."
+    (cid,) = flow.quarantine(
+        [candidate(TEXT, [(TEXT, [flow.turn_ev(1)]), (other, [flow.turn_ev(1)])])]
+    )
+    env = {"TEAMLORE_HOME": str(flow.home), "COLUMNS": "200"}
+    shown = teamlore_cli("memory", "review", cwd=flow.repo, env=env).stdout
+    assert (
+        "  entry: provenance direct, claim support human-confirmed once 2 statements are "
+        "confirmed, limitations source-local-only"
+    ) in shown
+    assert flow.item(cid)["claimSupport"] == "human-confirmed"  # JSON: the value, as before
+
+    flow.op("memory.prepare", request_for(flow.item(cid)))  # recorded as human-confirmed
+    shown = teamlore_cli("memory", "review", cwd=flow.repo, env=env).stdout
+    assert "claim support human-confirmed, limitations " in shown
+    assert "once" not in shown
+
+
 def confirm(flow: Flow, payload: dict[str, Any], answer: Any = None) -> dict[str, Any]:
     ctx = OpContext(cwd=flow.repo, home=flow.home, confirm=answer)
     return load_operations().get("memory.confirm").run(ctx, payload)
@@ -318,6 +341,31 @@ def test_a_drifted_consolidation_refused_alone_says_to_synthesize_again() -> Non
         "patch-consolidate-2: the approved entry files changed since synthesize; discard it"
         " (`teamlore memory discard --candidate ID`), then synthesize again"
     )
+
+
+def test_a_drifted_consolidation_left_out_says_to_synthesize_again_once() -> None:
+    """`memory confirm` printed `Left out ID: … changed since synthesize; synthesize again;
+    discard it: teamlore memory discard --candidate ID, then synthesize again`."""
+    from teamlore.ops.memory.review import left_out_of_a_plan
+
+    drifted = {
+        "candidateId": "patch-consolidate-2",
+        "blocked": True,
+        "lintFindings": [],
+        "drift": {
+            "code": "CONSOLIDATION_DRIFT",
+            "message": "the approved entry files changed since synthesize; synthesize again",
+        },
+    }
+    out = left_out_of_a_plan(drifted)
+    assert out == {
+        "candidateId": "patch-consolidate-2",
+        "code": "CONSOLIDATION_DRIFT",
+        "why": "the approved entry files changed since synthesize",
+        "next": "teamlore memory discard --candidate patch-consolidate-2, then synthesize again",
+    }
+    # the line `memory confirm` prints for it (and the page's Plan says the same words)
+    assert f"{out['why']}; discard it: {out['next']}".count("synthesize again") == 1
 
 
 def test_status_says_a_plan_is_void_once_a_merge_consumed_its_candidate(

@@ -151,7 +151,7 @@ def test_the_whole_review_in_the_browser(page: Any, server: UiServer, world: Wor
     page.get_by_role("link", name="Queue").click()
     page.locator("table.queue a").first.click()
     page.locator("#reason").fill("the 30 s value was a one-off for that staging run")
-    page.get_by_role("button", name="Discard").click()
+    page.get_by_role("button", name="Discard", exact=True).click()
     expect(page.locator(".flash.ok")).to_contain_text("Discarded")
     expect(page.locator(".empty")).to_contain_text("Nothing is waiting for review")
     assert world.review()["items"] == []

@@ -504,7 +504,8 @@ CANDIDATE_STALE = _register(
     "CANDIDATE_STALE", "the candidate changed or left the state this action needs; review again"
 )
 CANDIDATE_LOCKED = _register(
-    "CANDIDATE_LOCKED", "the candidate belongs to an approved promotion plan that is being applied"
+    "CANDIDATE_LOCKED",
+    "the candidate is in a promotion plan that was approved and is not applied yet",
 )
 CONFIRMATION_DRIFT = _register(
     "CONFIRMATION_DRIFT",
@@ -591,7 +592,7 @@ SKILLS_TOO_MANY = _register(
 )
 MEMORY_CONTEXT_DRIFT = _register(
     "MEMORY_CONTEXT_DRIFT",
-    "the team memory (entries, scenes, doctrine) changed since the recall; recall again",
+    "the team memory (entries, scenes, doctrine) changed since a Skill was drafted against it",
 )
 SKILL_TARGET_DRIFT = _register(
     "SKILL_TARGET_DRIFT",

@@ -143,7 +143,7 @@ NEXT: dict[str, str] = {
     "PROMOTION_ROLLBACK_REQUIRED": "Restore what `git status` shows changed, then promote again.",
     "PROMOTION_TARGET_DRIFT": "Review again (`teamlore memory review`) and prepare a new plan.",
     "CANDIDATE_NOT_FOUND": "See what awaits review with `teamlore memory review`.",
-    "CANDIDATE_LOCKED": "Wait for the promotion to finish (`teamlore memory status`).",
+    "CANDIDATE_LOCKED": "Finish the plan it names: `teamlore memory promote --plan ID`.",
     "CONFIRMATION_DRIFT": "Confirm the changed statement again with `teamlore memory confirm`.",
     "UNVERIFIED_CLAIM": "Confirm the statement with `teamlore memory confirm`, or discard it.",
     "TARGET_DRIFT": "Discard it with `teamlore memory discard --extract-again`, then recall.",
@@ -212,7 +212,11 @@ NEXT: dict[str, str] = {
     "PROMOTION_POLICY_DRIFT": REVIEW_AGAIN,
     "CANDIDATE_STALE": "Review again (`teamlore memory review`) to see its state now.",
     "SKILLS_TOO_MANY": "Remove Skills from .threadshare/memory/skills until 256 remain.",
-    "MEMORY_CONTEXT_DRIFT": "Recall again (`teamlore memory recall`): team memory changed since.",
+    # a staged Skill's turns are extracted: a recall alone offers nothing (staging itself,
+    # whose task is still open, advises recalling again)
+    "MEMORY_CONTEXT_DRIFT": (
+        "Discard it with `teamlore memory discard --extract-again`, then recall."
+    ),
 }
 
 # the same, for a refusal an MCP tool returns, where `NEXT` sends a person to `--help`: a tool's

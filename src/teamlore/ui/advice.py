@@ -10,6 +10,11 @@ _REVIEW_AGAIN = (
     "their diffs are computed afresh. Review what changed and prepare a new plan."
 )
 
+_EXTRACT_AGAIN = (
+    "Open the candidate and use Discard and extract again (`teamlore memory discard --candidate "
+    "ID --extract-again`): its turns go back, and the agent drafts it again from the next recall."
+)
+
 ADVICE: dict[str, str] = {
     errors.PLAN_VOIDED.code: _REVIEW_AGAIN,
     errors.PROMOTION_TARGET_DRIFT.code: "A target file changed after the plan was made (git "
@@ -33,11 +38,15 @@ ADVICE: dict[str, str] = {
     "again.",
     errors.CANDIDATE_NOT_FOUND.code: "It is no longer waiting for review (promoted or discarded "
     "meanwhile). Back to the queue.",
-    errors.CANDIDATE_LOCKED.code: "A plan with this candidate is being applied. Wait for it to "
-    "finish, then reload.",
-    errors.TARGET_DRIFT.code: "An entry this candidate updates changed since adjudication; "
-    "discard it with `teamlore memory discard --candidate ID --extract-again` and let the agent "
-    "extract it again.",
+    errors.CANDIDATE_LOCKED.code: "A plan holding this candidate was approved for promotion and "
+    "is not applied yet (a promote stopped before it finished). Finish it with `teamlore memory "
+    "promote --plan ID` (the message names the plan), then reload.",
+    errors.TARGET_DRIFT.code: "An entry this candidate updates changed since adjudication. "
+    + _EXTRACT_AGAIN,
+    errors.SKILL_TARGET_DRIFT.code: "The SKILL.md this Skill creates or updates changed since it "
+    "was staged. " + _EXTRACT_AGAIN,
+    errors.MEMORY_CONTEXT_DRIFT.code: "The team memory changed since this Skill was drafted "
+    "against it. " + _EXTRACT_AGAIN,
     errors.DUPLICATE_ENTRY.code: "An approved entry says the same as this candidate (a teammate's, "
     "arrived after adjudication); discard it.",
     errors.MEMORY_NOT_INITIALIZED.code: "Run `teamlore memory init` in the repository.",

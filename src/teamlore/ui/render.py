@@ -23,6 +23,7 @@ from teamlore.core import errors
 from teamlore.core.analyzer import STOPWORDS
 from teamlore.core.text.hidden import HIDDEN, escaped, shown
 from teamlore.ops.memory.review import (
+    claim_support_shown,
     left_out_of_a_plan,
     short_candidate_id,
     what_it_changes,
@@ -211,6 +212,7 @@ def environment() -> Environment:
         what_it_changes=what_it_changes,
         left_out=left_out_of_a_plan,
         why_blocked=why_blocked,
+        claim_support=claim_support_shown,
     )
     env.globals["FOLD_CHARS"] = FOLD_CHARS
     return env

@@ -20,6 +20,7 @@ from starlette.routing import Route
 from teamlore.core import errors
 from teamlore.ops.memory.promote import current_plan_states
 from teamlore.ops.memory.review import (
+    FROM_TURNS,
     ReviewRequest,
     prepare_request_from_review,
     short_candidate_id,
@@ -133,6 +134,7 @@ async def candidate(request: Request) -> Response:
         "candidate.html",
         title=f"Candidate {short_candidate_id(candidate_id)}",
         item=item,
+        from_turns=item["kind"] in FROM_TURNS,
         states={s["statementId"]: state.decisions.state(item, s) for s in item["statements"]},
         progress=state.decisions.progress(item),
         focus=state.decisions.next_undecided(item),
@@ -210,15 +212,21 @@ async def decide(request: Request) -> Response:
 
 
 async def discard(request: Request) -> Response:
+    """Discard a candidate with the person's reason; **Discard and extract again** sends
+    `extractAgain` as `memory discard --extract-again` does (the lesson is right, what blocks it
+    moved: no reason needed) and says which turns went back, as the CLI does."""
     form = await checked_form(request)
     state = ui_state(request)
     candidate_id = request.path_params["candidate_id"]
     reason = " ".join(form_text(form, "reason").split())
-    if not reason:
+    extract_again = form_text(form, "extractAgain") == "1"
+    if not reason and not extract_again:
         state.flash(request, "error", "Say why you discard it (the reason stays on this machine).")
         return redirect(f"/candidate/{candidate_id}#discard")
     revision = form_text(form, "revision")
-    payload: dict[str, Any] = {"candidateId": candidate_id, "reason": reason}
+    payload: dict[str, Any] = {"candidateId": candidate_id, "reason": reason or None}
+    if extract_again:
+        payload["extractAgain"] = True
     if revision.isdigit():
         payload["expectedRevision"] = int(revision)
     try:
@@ -226,7 +234,19 @@ async def discard(request: Request) -> Response:
     except errors.TeamloreError as err:
         return error_page(request, err, "Discard refused")
     state.decisions.forget(candidate_id)
-    state.flash(request, "ok", f"Discarded {candidate_id} (was {result['previousStatus']}).")
+    state.flash(
+        request,
+        "ok",
+        f"Discarded {short_candidate_id(candidate_id)} (was {result['previousStatus']}).",
+    )
+    for turns in result.get("turnsPutBack") or []:
+        span = turns["turnRange"]
+        state.flash(
+            request,
+            "ok",
+            f"Turns {span['start']}-{span['end']} of session {turns['sessionKey'][:12]} go back "
+            "to be extracted: the next `teamlore memory recall` offers them again.",
+        )
     return redirect("/queue")
 
 

@@ -92,3 +92,36 @@ def test_the_reason_a_person_gives_is_kept_locally(flow: Flow) -> None:
     with pytest.raises(errors.TeamloreError) as refused:
         flow.op("memory.discard", {"candidateId": cid, "reason": "x" * 2001})
     assert refused.value.code == "INVALID_ARGUMENT"
+
+
+def test_a_candidate_held_by_a_promotion_that_stopped_says_which_plan_and_how_to_finish_it(
+    flow: Flow,
+) -> None:
+    """CANDIDATE_LOCKED said "wait for the promotion to finish": nothing finishes a promote
+    that stopped after its approval (killed here, as a power cut would) until someone runs
+    it again, so the refusal names the plan and the command that finishes it."""
+    from support import teamlore_cli
+
+    (cid,) = flow.quarantine([candidate(TEXT, [(TEXT, [flow.turn_ev(1)])])])
+    plan_id = flow.op("memory.prepare", request_for(flow.item(cid)))["planId"]
+    env = {"TEAMLORE_HOME": str(flow.home)}
+    killed = teamlore_cli(
+        "memory",
+        "promote",
+        "--plan",
+        plan_id,
+        cwd=flow.repo,
+        env={**env, "TEAMLORE_FAILPOINT": "promotion.after-approve"},
+    )
+    assert killed.returncode != 0
+
+    locked = flow.refused("memory.discard", {"candidateId": cid})
+    assert locked.code == "CANDIDATE_LOCKED"
+    assert plan_id in locked.message
+    shown = locked.to_json()
+    assert shown["next"] == "Finish the plan it names: `teamlore memory promote --plan ID`."
+    assert "being applied" not in errors.CANDIDATE_LOCKED.summary
+
+    done = teamlore_cli("memory", "promote", "--plan", plan_id, cwd=flow.repo, env=env)
+    assert done.returncode == 0, done.stderr
+    assert flow.review()["items"] == []  # promoted: nothing holds it any more

@@ -128,3 +128,37 @@ def test_the_cli_names_the_turns_it_puts_back_at_80_columns(
     assert lines[2] == "  the next `teamlore memory recall` offers them again."
     assert all(len(line) <= 80 for line in lines)
     assert _recall(flow)["coverage"]["alreadyExtractedTurns"] == 0
+
+
+def test_turns_put_back_while_a_draft_of_theirs_awaits_adjudication_stay_put_back(
+    flow: Flow,
+) -> None:
+    """The put-back wins: a draft of an earlier round, adjudicated after a person put its
+    chunk's turns back again, is kept (or not) on its own merits, but its adjudication no
+    longer marks the chunk extracted, so the next recall still offers the turns."""
+    first, second = flow.quarantine(
+        [
+            candidate(TEXT, [(TEXT, [flow.turn_ev(1)])]),
+            candidate(WRONG, [(WRONG, [flow.turn_ev(1)])]),
+        ]
+    )
+    flow.op("memory.discard", {"candidateId": first, "extractAgain": True})
+    recalled = _recall(flow)
+    (flow._task,) = recalled["sources"]
+    redraft = [candidate(TEXT, [(TEXT, [flow.turn_ev(1)])])]
+    (draft,) = flow.stage(redraft)["adjudicationTask"]["drafts"]  # round 1, awaiting adjudication
+
+    # meanwhile the other candidate of the same turns goes back too: round 2
+    put_back = flow.op("memory.discard", {"candidateId": second, "extractAgain": True})
+    assert put_back["turnsPutBack"][0]["turnRange"] == {"start": 1, "end": 4}
+    staged = flow.stage(redraft)  # the same batch again: a live adjudication task
+    flow.adjudicate(staged, [store(draft["candidateId"])])
+
+    assert flow.item(draft["candidateId"])["status"] == "quarantined"
+    again = _recall(flow)
+    assert again["coverage"]["alreadyExtractedTurns"] == 0
+    (task,) = again["sources"]
+    assert task["taskId"] not in (flow.task["taskId"], recalled["sources"][0]["taskId"])
+    with flow.state() as state:
+        (row,) = state.execute("SELECT status, extraction_round FROM chunks").fetchall()
+    assert tuple(row) == ("pending", 2)

@@ -81,3 +81,71 @@ def test_a_skill_recalled_against_an_old_skill_md_is_told_to_recall_again(
     assert err.to_json()["next"] == "Recall again and write the Skill against the current SKILL.md."
     (task,) = recall(repo, home)["sources"]
     assert task["taskId"] == recalled["sources"][0]["taskId"]
+
+
+def test_a_staged_skill_whose_team_memory_changed_is_told_to_be_extracted_again(
+    repo: Path, home: Path
+) -> None:
+    """Review, confirm and promote advised "recall again" for a staged Skill whose team memory
+    changed (MEMORY_CONTEXT_DRIFT): its turns are extracted, so a recall offers nothing; the
+    way out is the discard with --extract-again, as for an entry whose target changed."""
+    from teamlore.ops.memory.review import left_out_of_a_plan, short_candidate_id
+
+    recalled = recall(repo, home)
+    staged = op(repo, home, "memory.stage", skill_candidate(recalled))
+    (first,) = [c["candidateId"] for c in staged["candidates"]]
+    (item,) = op(repo, home, "memory.review", {"kind": "skill"})["items"]
+    request = {
+        "format": "threadshare-memory-prepare-request@v1",
+        "kind": "skill",
+        "candidates": [
+            {
+                "candidateId": first,
+                "expectedRevision": item["revision"],
+                "statements": [
+                    {k: s[k] for k in ("statementId", "statementTextDigest", "citationsDigest")}
+                    for s in item["statements"]
+                ],
+            }
+        ],
+    }
+    plan = op(repo, home, "memory.prepare", request)
+    (repo / ".threadshare/memory/doctrine.md").write_text("- Tag releases with a v prefix.\n")
+
+    voided = refusal(repo, home, "memory.promote", {"planId": plan["planId"]})
+    assert voided.code == "MEMORY_CONTEXT_DRIFT"
+    assert voided.to_json()["next"] == (
+        "Discard it with `teamlore memory discard --extract-again`, then recall."
+    )
+
+    (item,) = op(repo, home, "memory.review", {"kind": "skill"})["items"]
+    (finding,) = item["lintFindings"]
+    assert finding["rule"] == "MEMORY_CONTEXT_DRIFT"
+    assert finding["message"] == (
+        "the team memory (entries, scenes, doctrine) changed since the candidate was staged; "
+        "discard it and draft it again "
+        "(`teamlore memory discard --candidate ID --extract-again`, then recall)"
+    )
+    out = left_out_of_a_plan(item)
+    assert out is not None
+    assert out["next"] == (
+        f"teamlore memory discard --candidate {short_candidate_id(first)} --extract-again"
+    )
+    confirm = refusal(repo, home, "memory.confirm", {"kind": "skill", "candidateIds": [first]})
+    assert confirm.code == "MEMORY_CONTEXT_DRIFT" and "--extract-again" in confirm.message
+    assert recall(repo, home)["sources"] == []  # recalling again alone offers nothing
+
+    op(repo, home, "memory.discard", {"candidateId": first, "extractAgain": True})
+    (task,) = recall(repo, home)["sources"]
+    assert task["taskId"] != recalled["sources"][0]["taskId"]
+
+
+def test_a_skill_drafted_against_old_team_memory_is_still_told_to_recall_again(
+    repo: Path, home: Path
+) -> None:
+    """Before staging nothing is extracted: recalling again is the way (no discard)."""
+    recalled = recall(repo, home)
+    (repo / ".threadshare/memory/doctrine.md").write_text("- Tag releases with a v prefix.\n")
+    err = refusal(repo, home, "memory.stage", skill_candidate(recalled))
+    assert err.code == "MEMORY_CONTEXT_DRIFT"
+    assert "--extract-again" not in err.message + err.to_json()["next"]

@@ -21,7 +21,8 @@ docs/extraction.md "stage"):
    until promotion replaces them (their revision is bound in `supersedes`). A merge keeps every
    statement: the targets' statements are copied with their evidence refs and assessments, and an
    approved target's body is kept in `mergedFrom`;
-5. the drafts' chunks → `extracted`, candidate projection generation + 1, task `submitted`,
+5. the drafts' chunks → `extracted` (a chunk whose turns a person put back since the drafts
+   were staged stays put back), candidate projection generation + 1, task `submitted`,
    outcome recorded.
 """
 
@@ -389,9 +390,13 @@ def _apply(
                 "targetIds": list(decision.target_ids),
             }
         )
+    # only a chunk still `drafted`: one a person put back meanwhile (`memory discard
+    # --extract-again` on another candidate of its turns) stays `pending` at its new round, so
+    # the next recall offers its turns again (extracted_turns.py)
     chunk_refs = sorted({d.chunk_ref for d in drafts})
     conn.executemany(
-        "UPDATE chunks SET status = 'extracted' WHERE chunk_ref = ?", [(c,) for c in chunk_refs]
+        "UPDATE chunks SET status = 'extracted' WHERE chunk_ref = ? AND status = 'drafted'",
+        [(c,) for c in chunk_refs],
     )
     generation = bump_candidate_generation(conn, owner)
     kept = [o for o in outcomes if o["candidateStatus"] == "quarantined"]

@@ -55,8 +55,9 @@ def refuse_if_locked(
     if locked:
         raise errors.TeamloreError(
             errors.CANDIDATE_LOCKED,
-            f"plan {locked[0]} holding this candidate is approved; promote it (or let it be "
-            "voided) first",
+            f"plan {locked[0]} holds this candidate: it was approved for promotion and is not "
+            "applied yet (a promote stopped before it finished); finish it with `teamlore "
+            f"memory promote --plan {locked[0]}`",
             planIds=locked,
         )
 

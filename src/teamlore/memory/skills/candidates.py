@@ -29,7 +29,7 @@ def render_skill_candidate(view: CandidateView, ctx: RenderContext) -> list[Rend
     payload = view.payload
     draft = payload["skill"]
     memory = read_team_memory(ctx.worktree_root)
-    check_memory_context(memory, str(payload["memoryContextDigest"]))
+    check_memory_context(memory, str(payload["memoryContextDigest"]), staged_as=view.candidate_id)
     check_skill_target(
         memory,
         draft["name"],

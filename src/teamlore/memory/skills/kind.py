@@ -25,7 +25,9 @@ def _memory_unchanged(
     if stale:
         raise errors.TeamloreError(
             errors.MEMORY_CONTEXT_DRIFT,
-            f"the team memory changed since Skill candidate {stale[0]} was drafted",
+            f"the team memory (entries, scenes, doctrine) changed since Skill candidate "
+            f"{stale[0]} was staged",
+            candidateId=stale[0],
         )
 
 

@@ -83,16 +83,33 @@ def resolve_target(candidate: SkillCandidate, memory: TeamMemory) -> SkillCandid
     return candidate.model_copy(update={"skill": draft, "memory_context_digest": context})
 
 
-def check_memory_context(memory: TeamMemory, expected: str | None) -> None:
+def check_memory_context(
+    memory: TeamMemory, expected: str | None, *, staged_as: str | None = None
+) -> None:
+    """MEMORY_CONTEXT_DRIFT when the team memory is not the one the Skill was drafted against.
+    `staged_as`: the candidate already staged, whose turns are extracted (as for
+    `check_skill_target`), so recalling again offers nothing: it is discarded with
+    --extract-again and drafted again."""
     current = memory.binding_digest()
-    if expected != current:
+    if expected == current:
+        return
+    if staged_as is None:  # nothing staged yet: its task is still open
         raise errors.TeamloreError(
             errors.MEMORY_CONTEXT_DRIFT,
             "the team memory changed since the recall this Skill was drafted from; recall "
             "again and redraft against the current memoryContext",
             expected=expected,
             current=current,
-        )
+        ).advising("Recall again (`teamlore memory recall`): team memory changed since.")
+    raise errors.TeamloreError(
+        errors.MEMORY_CONTEXT_DRIFT,
+        "the team memory (entries, scenes, doctrine) changed since the candidate was staged; "
+        "discard it and draft it again "
+        "(`teamlore memory discard --candidate ID --extract-again`, then recall)",
+        expected=expected,
+        current=current,
+        candidateId=staged_as,
+    )
 
 
 def check_skill_target(

@@ -38,9 +38,21 @@ _LONG_HEX = re.compile(r"[0-9a-f]{16,}")
 _TYPED_HEX = re.compile(rf"[0-9a-f]{{{MIN_TYPED_HEX},}}")
 
 
-# a candidate blocked by one of these is right but drafted against a file that moved: a discard
-# that puts its turns back lets it be drafted again
-_EXTRACT_AGAIN = frozenset({errors.TARGET_DRIFT.code, errors.SKILL_TARGET_DRIFT.code})
+# a candidate blocked by one of these is right but drafted against memory that moved (a file it
+# updates, or for a Skill the team memory it was drafted against): a discard that puts its
+# turns back lets it be drafted again
+_EXTRACT_AGAIN = frozenset(
+    {
+        errors.TARGET_DRIFT.code,
+        errors.SKILL_TARGET_DRIFT.code,
+        errors.MEMORY_CONTEXT_DRIFT.code,
+    }
+)
+
+
+# the kinds drafted from session turns, whose turns `memory discard --extract-again` puts back
+# (a consolidation is synthesized from approved memory: nothing to put back)
+FROM_TURNS = ("entry", "skill")
 
 
 def short_candidate_id(candidate_id: str) -> str:
@@ -120,6 +132,22 @@ def what_it_changes(item: dict[str, Any]) -> str | None:
     return f"{verb} {len(approved)} {'entry' if len(approved) == 1 else 'entries'}"
 
 
+def claim_support_shown(item: dict[str, Any], waiting: int | None = None) -> str:
+    """The claim support a review item's memory carries, as a screen says it (the text view's
+    summary line, the page's badge). For an entry or a Skill, `claimSupport` is what the file
+    will carry once its generated statements are confirmed, so while some still wait it says so
+    (`human-confirmed once 2 statements are confirmed`): read alone it looked confirmed already.
+    `waiting`: how many still wait (the page counts its own decisions); by default those review
+    marks `required`. A consolidation says `unverified` until every operation is confirmed."""
+    support = str(item.get("claimSupport", ""))
+    if waiting is None:
+        waiting = sum(1 for s in item.get("statements", []) if s.get("confirmation") == "required")
+    if waiting <= 0 or support == "unverified":
+        return support
+    statements = "statement is" if waiting == 1 else "statements are"
+    return f"{support} once {waiting} {statements} confirmed"
+
+
 def left_out_of_a_plan(item: dict[str, Any]) -> dict[str, str] | None:
     """Why a review item cannot go into a plan as it is, and what to do about it; None when it
     can. `memory confirm` leaves it out (naming it) and the page's Plan lists it apart, so
@@ -127,11 +155,11 @@ def left_out_of_a_plan(item: dict[str, Any]) -> dict[str, str] | None:
     short = short_candidate_id(item["candidateId"])
     discard = f"teamlore memory discard --candidate {short}"
     if item.get("drift"):
-        why = str(item["drift"]["message"])
         return {
             "candidateId": item["candidateId"],
             "code": errors.CONSOLIDATION_DRIFT.code,
-            "why": why,
+            # the drift's message ends in its remedy ("; synthesize again"): said once, in next
+            "why": _problem(item),
             "next": f"{discard}, then synthesize again",
         }
     if not item.get("blocked"):
