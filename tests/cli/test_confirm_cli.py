@@ -314,18 +314,16 @@ def test_the_git_hint_after_promote_shows_the_new_file(quarantined: Path) -> Non
     assert last_line in shown
 
 
-def test_a_blocked_candidate_is_left_out_and_named_and_the_others_are_confirmed(
-    repo: Path,
-) -> None:
-    """`memory confirm` refused the whole queue for one candidate holding a token, telling the
-    person to name every other candidate with --candidate."""
-    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+@pytest.fixture()
+def confirmed_with_one_left_out(repo: Path) -> tuple[str, str]:
+    """`memory confirm` on a terminal (80 columns) answering y, with a second candidate lint
+    blocks (it holds a token): (the blocked candidate's id, what the terminal showed)."""
     from recall_world import WINDOW
 
     task = op("memory.recall", repo, {"since": WINDOW["since"], "until": WINDOW["until"]})
     batch = draft_batch(task["sources"][0])
     leaky = json.loads(json.dumps(batch["candidates"][0]))
-    leaky["content"] = leaky["statements"][0]["text"] = f"Push release tags with {token}."
+    leaky["content"] = leaky["statements"][0]["text"] = f"Push release tags with {TOKEN}."
     batch["candidates"].append(leaky)
     staged = op("memory.stage", repo, batch)
     op("memory.stage", repo, store_all(staged["adjudicationTask"]))
@@ -333,14 +331,38 @@ def test_a_blocked_candidate_is_left_out_and_named_and_the_others_are_confirmed(
 
     code, printed = teamlore_in_pty("memory", "confirm", answers=["y"], cwd=repo)
     assert code == 0, printed
-    shown = " ".join(re.sub(r"\x1b\[[0-9;]*m", "", printed).split())
+    return blocked, re.sub(r"\x1b\[[0-9;]*m", "", printed)
+
+
+TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+
+def test_a_blocked_candidate_is_left_out_and_named_and_the_others_are_confirmed(
+    confirmed_with_one_left_out: tuple[str, str],
+) -> None:
+    """`memory confirm` refused the whole queue for one candidate holding a token, telling the
+    person to name every other candidate with --candidate."""
+    blocked, printed = confirmed_with_one_left_out
+    shown = " ".join(printed.split())
     assert printed.count("[y/d/N]") == 1 and "Plan " in shown and " generated (1 file)" in shown
     short = f"{blocked[:20]}-c2"
     assert (
         f"Left out {short}: blocked by lint (secret.github-token); discard it: "
         f"teamlore memory discard --candidate {short}"
     ) in shown
-    assert token not in printed
+    assert TOKEN not in printed
+
+
+def test_the_left_out_line_is_wrapped_at_80_columns(
+    confirmed_with_one_left_out: tuple[str, str],
+) -> None:
+    """It was printed as one long line that the terminal broke mid-word."""
+    blocked, printed = confirmed_with_one_left_out
+    lines = printed.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("Left out "))
+    left_out = lines[start : start + 2]
+    assert all(len(line) <= 80 for line in left_out), left_out
+    assert " ".join(left_out).endswith(f"teamlore memory discard --candidate {blocked[:20]}-c2")
 
 
 def test_status_names_a_plan_a_later_merge_made_void(tmp_path: Path, home: Path) -> None:

@@ -165,7 +165,8 @@ def test_sessions_search_prints_every_hit_as_json_holds_it(fixtures_cli: Cli) ->
         text = norm(fixtures_cli.text("sessions", "search", query))
         assert text.count(" turn ") >= len(result["hits"])  # one line per hit, none dropped
         for hit in result["hits"]:
-            by = " + ".join({"lexical": "words", "vector": "meaning"}[p] for p in hit["matchedBy"])
+            labels = {"lexical": "words", "translation": "translated words", "vector": "meaning"}
+            by = " + ".join(labels[p] for p in hit["matchedBy"])
             line = f"turn {hit['turn']} ({hit['provider']}, score {hit['score']:.2f}, by {by})"
             assert line in text
             assert shown(hit["snippet"]) in text, (query, hit["snippet"])
@@ -188,7 +189,8 @@ def test_memory_search_prints_every_hit_as_json_holds_it(fixtures_cli: Cli, tmp_
         result = fixtures_cli.json("memory", "search", query, "-r", str(repo), "-n", "100")
         text = norm(fixtures_cli.text("memory", "search", query, "-r", str(repo), "-n", "100"))
         for hit in result["results"]:
-            by = " + ".join({"lexical": "words", "vector": "meaning"}[p] for p in hit["matchedBy"])
+            labels = {"lexical": "words", "translation": "translated words", "vector": "meaning"}
+            by = " + ".join(labels[p] for p in hit["matchedBy"])
             header = f"{hit['id']}  {hit['type']}, score {hit['score']:.2f}, by {by}"
             assert norm(f"{header}\n  {hit['path']}\n") + " " in text
             assert shown(hit["snippet"]) in text, (query, hit["snippet"])
@@ -434,6 +436,14 @@ def test_sessions_list_at_80_columns_keeps_a_session_on_one_line(fixtures_cli: C
         else:
             assert last.removesuffix(" (file gone)") in (norm(literal(whole)), whole)
     assert any(r.rstrip().endswith("…") for r in rows) and any("  …/" in r for r in rows)
+
+
+def test_sessions_list_pads_no_line_with_trailing_spaces(fixtures_cli: Cli) -> None:
+    """Each row ended in the spaces rich pads its last column with: a copy or a pipe got them."""
+    done = teamlore_cli("sessions", "list", env={**fixtures_cli.env, "COLUMNS": "80"})
+    assert done.returncode == 0, done.stderr
+    padded = [line for line in done.stdout.splitlines() if line != line.rstrip()]
+    assert padded == []
 
 
 def test_sessions_list_at_80_columns_with_a_repository_column(tmp_path: Path, home: Path) -> None:

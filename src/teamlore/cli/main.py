@@ -53,12 +53,20 @@ def _root(
 
 # sync, status and sessions list|show|search (`cli/commands/sessions.py`: they also run without
 # typer); the help lists them first, in this order
-app.command()(session_commands.sync)
+app.command(short_help="Index new and changed session files (Codex, Claude Code, Pi).")(
+    session_commands.sync
+)
 app.command()(session_commands.status)
 sessions_app.command("list")(session_commands.sessions_list)
-sessions_app.command("show")(session_commands.sessions_show)
-sessions_app.command("search")(session_commands.sessions_search)
-sessions_app.command("exclude")(session_commands.sessions_exclude)
+sessions_app.command(
+    "show", short_help="Show a session's turns, tool uses, exit codes and commits."
+)(session_commands.sessions_show)
+sessions_app.command("search", short_help="Search past turns by words and by meaning.")(
+    session_commands.sessions_search
+)
+sessions_app.command("exclude", short_help="Keep a session out of extraction.")(
+    session_commands.sessions_exclude
+)
 sessions_app.command("include")(session_commands.sessions_include)
 
 
@@ -105,10 +113,13 @@ def _render_demo(result: dict[str, Any]) -> None:
     )
 
 
-@app.command()
+@app.command(short_help="Run the whole pipeline on bundled sample sessions.")
 def demo(
     directory: str | None = typer.Option(
-        None, "--dir", help="Empty folder for the demo (default: a new temporary folder)."
+        None,
+        "--dir",
+        help="Empty folder for the demo (default: a new temporary folder).",
+        metavar="PATH",
     ),
     ui: bool = typer.Option(
         False, "--ui", help="Stop before confirmation and review the candidates in your browser."
@@ -136,10 +147,12 @@ def _load_command_modules() -> None:
     from teamlore.cli.commands import memory  # noqa: F401  (the memory group lists its own first)
     from teamlore.cli.commands.mcp_config import mcp_config
 
-    app.command("mcp-config")(mcp_config)
+    app.command(
+        "mcp-config", short_help="Print MCP server configuration for Codex and Claude Code."
+    )(mcp_config)
     from teamlore.cli.watch import watch
 
-    app.command()(watch)
+    app.command(short_help="Keep the index fresh; answer searches from a warm process.")(watch)
     for module in pkgutil.iter_modules(package.__path__):
         importlib.import_module(f"{package.__name__}.{module.name}")
 
@@ -147,7 +160,9 @@ def _load_command_modules() -> None:
 if not cli_app.lean:  # the lean commands need only their own operations (commands/sessions)
     _load_command_modules()
 else:  # the lean command of the memory group (commands/memory registers it otherwise)
-    memory_app.command("search")(session_commands.memory_search)
+    memory_app.command(
+        "search", short_help="Search the reviewed team memory by words and by meaning."
+    )(session_commands.memory_search)
 
 
 # the exceptions of the click typer parses with (typer 0.2x vendors its own copy of click)

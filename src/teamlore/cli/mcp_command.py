@@ -27,7 +27,11 @@ def mcp(
         "org (the org index's read-only tools, local).",
     ),
     repository: str | None = Option(
-        None, "--repository", "-r", help="Worktree the team tools act on (default: cwd)."
+        None,
+        "--repository",
+        "-r",
+        help="Worktree the team tools act on (default: cwd).",
+        metavar="PATH",
     ),
     client_id: str | None = Option(
         None, "--client-id", help="Personal tiers: this client's namespace (not authentication)."
@@ -39,6 +43,7 @@ def mcp(
         [],
         "--workspace",
         help="Personal tiers: grant the project context of this registered worktree (repeatable).",
+        metavar="PATH",
     ),
     accept_user_turns: bool = Option(
         False,

@@ -52,7 +52,11 @@ QueryArgument = Argument(
 
 # The worktree a team-memory command acts on: the owner of the operation (docs/architecture.md)
 RepositoryOption = Option(
-    None, "--repository", "-r", help="Worktree to act on (default: the current directory)."
+    None,
+    "--repository",
+    "-r",
+    help="Worktree to act on (default: the current directory).",
+    metavar="PATH",
 )
 
 
@@ -66,7 +70,7 @@ LexicalOption = Option(
     False, "--lexical", help="Rank by words alone (BM25); skip the embedding model."
 )
 
-_BY = {"lexical": "words", "vector": "meaning"}
+_BY = {"lexical": "words", "translation": "translated words", "vector": "meaning"}
 
 
 def paths_line(result: dict[str, Any]) -> str:
@@ -79,7 +83,8 @@ def paths_line(result: dict[str, Any]) -> str:
 
 
 def matched_by(hit: dict[str, Any]) -> str:
-    """`by words`, `by meaning` or `by words + meaning`."""
+    """`by words`, `by translated words` (session search: only the query words' translations),
+    `by meaning`, or words and meaning joined by `+`."""
     return "by " + " + ".join(_BY[p] for p in hit["matchedBy"])
 
 
@@ -186,6 +191,21 @@ def forget_consoles() -> None:
     and environment: the consoles are made again for it."""
     _stdout.forget()
     _stderr.forget()
+
+
+def print_unpadded(renderable: Any) -> None:
+    """Print `renderable` (a rich table) without the spaces rich pads each line with after its
+    last cell: a copy, a pipe or `grep` gets the text only."""
+    from rich.text import Text
+
+    console = _stdout.made()
+    for line in console.render_lines(renderable, pad=False):
+        text = Text()
+        for segment in line:
+            if not segment.control:
+                text.append(segment.text, segment.style)
+        text.rstrip()
+        console.print(text, soft_wrap=True)
 
 
 def say(*parts: object, console: Console | None = None) -> None:

@@ -57,6 +57,7 @@ def watch(
         2.0,
         "--min-interval",
         help="Seconds between two syncs while session files keep changing (0..3600).",
+        metavar="SECONDS",
     ),
     fmt: OutputFormat = FormatOption,
 ) -> None:

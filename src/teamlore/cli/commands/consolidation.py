@@ -40,7 +40,9 @@ def _render_synthesize(result: dict[str, Any]) -> None:
         stdout.print(f"Next: {result['next']}")
 
 
-@memory_app.command("synthesize")
+@memory_app.command(
+    "synthesize", short_help="Start a consolidation of entries into scenes and doctrine."
+)
 def synthesize(
     if_due: bool = typer.Option(
         False, "--if-due", help="No task unless 20 approved entries are new or changed."

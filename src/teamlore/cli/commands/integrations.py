@@ -31,6 +31,7 @@ ScopeOption = typer.Option(
     "user",
     "--scope",
     help="user: your own client config; project: files in this repository, safe to commit.",
+    metavar="user|project",
 )
 
 
@@ -43,10 +44,15 @@ _WOULD = {
     "kept (changed since install)": "would keep (changed since install)",
     "removed (backup lost)": "would remove (backup lost)",
     "kept (backup lost)": "would keep (backup lost)",
+    "block removed (backup lost)": "would remove the block (backup lost)",
 }
 _BACKUP_LOST = (
     "the copy install kept of the file it replaced is missing (an older teamlore may have"
     " deleted it on a second `install --force`): that file cannot be put back"
+)
+_BLOCK_REMOVED = (
+    "the copy install kept of this file is missing: teamlore took its team memory block out"
+    " and kept the rest as it is (`teamlore memory assemble` writes the block again)"
 )
 
 
@@ -64,7 +70,8 @@ def _render_files(title: str, done: dict[str, Any], *, dry_run: bool) -> None:
             for line in _hanging("  ", link, 4):
                 say(line)
         if item["action"].endswith("(backup lost)"):
-            for line in _hanging("  ", _BACKUP_LOST, 4):
+            lost = _BLOCK_REMOVED if item["action"].startswith("block") else _BACKUP_LOST
+            for line in _hanging("  ", lost, 4):
                 say(line)
         if item.get("diff"):
             stdout.print(item["diff"].rstrip())
@@ -112,7 +119,7 @@ def _render_uninstall(result: dict[str, Any]) -> None:
         _say_note(note)
 
 
-@app.command()
+@app.command(short_help="Connect Claude Code and/or Codex: MCP, hooks, memory.")
 def install(
     client: str = ClientOption,
     scope: str = ScopeOption,
@@ -173,7 +180,7 @@ def install(
     )
 
 
-@app.command()
+@app.command(short_help="Remove exactly what `teamlore install` added.")
 def uninstall(
     client: str = typer.Option(
         ...,
@@ -189,9 +196,11 @@ def uninstall(
     run("uninstall", {"client": client, "scope": scope, "dryRun": dry_run}, fmt, _render_uninstall)
 
 
-@hook_app.command("session-start")
+@hook_app.command("session-start", short_help="Print the bounded SessionStart brief.")
 def hook_session_start(
-    client: str = typer.Option("claude", "--client", help="claude, codex or pi."),
+    client: str = typer.Option(
+        "claude", "--client", help="claude, codex or pi.", metavar="claude|codex|pi"
+    ),
 ) -> None:
     """Print the bounded SessionStart brief (personal memory, team doctrine and scenes).
 
@@ -201,9 +210,13 @@ def hook_session_start(
     exit_now(run_from_argv(["--client", client]))
 
 
-@hook_app.command("session-end")
+@hook_app.command(
+    "session-end", short_help="Index the session that just stopped, in the background."
+)
 def hook_session_end(
-    client: str = typer.Option("claude", "--client", help="claude or codex."),
+    client: str = typer.Option(
+        "claude", "--client", help="claude or codex.", metavar="claude|codex"
+    ),
 ) -> None:
     """Index the transcript of the session that just stopped, in the background.
 
@@ -214,9 +227,11 @@ def hook_session_end(
     exit_now(session_end_from_argv(["--client", client]))
 
 
-@hook_app.command("user-turn")
+@hook_app.command("user-turn", short_help="Queue the prompt the user typed for personal memory.")
 def hook_user_turn(
-    client: str = typer.Option("pi", "--client", help="pi (the host whose extension calls it)."),
+    client: str = typer.Option(
+        "pi", "--client", help="pi (the host whose extension calls it).", metavar="pi"
+    ),
 ) -> None:
     """Queue the prompt the user typed (JSON on stdin) for personal memory.
 
@@ -266,7 +281,7 @@ def _render_doctor(result: dict[str, Any]) -> None:
     say(f"{counts['ok']} ok, {counts['warn']} warn, {counts['fail']} fail")
 
 
-@app.command()
+@app.command(short_help="Check CLIs, installed entries, servers, hooks and index.")
 def doctor(
     client: str = typer.Option(
         "all", "--client", help="claude, codex, pi or all (pi only when installed)."

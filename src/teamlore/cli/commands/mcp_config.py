@@ -65,7 +65,11 @@ def mcp_config(
         False, "--global", help="Personal tiers: include the global (profile/preferences) context."
     ),
     workspace: list[str] = typer.Option(
-        [], "--workspace", "-w", help="Project folder the server serves (repeatable)."
+        [],
+        "--workspace",
+        "-w",
+        help="Project folder the server serves (repeatable).",
+        metavar="PATH",
     ),
     name: str | None = typer.Option(None, "--name", help="Server id (default: from capabilities)."),
     wsl: bool = typer.Option(

@@ -39,7 +39,7 @@ def _render_init(result: dict[str, Any]) -> None:
     say_ignored_by_git(result["ignoredByGit"])
 
 
-@memory_app.command("init")
+@memory_app.command("init", short_help="Create .threadshare/memory in this git worktree.")
 def init(repository: str | None = RepositoryOption, fmt: OutputFormat = FormatOption) -> None:
     """Create .threadshare/memory in this git worktree (idempotent)."""
     run("memory.init", {}, fmt, _render_init, cwd=cwd_of(repository))
@@ -153,7 +153,7 @@ def _render_recovery(recovery: dict[str, Any]) -> None:
         say(styled("Promotion    interrupted: ", "yellow"), str(recovery["next"]))
 
 
-@memory_app.command("status")
+@memory_app.command("status", short_help="Show coverage, counts and lint of the team memory.")
 def status(repository: str | None = RepositoryOption, fmt: OutputFormat = FormatOption) -> None:
     """Show the team memory's projection generation, coverage, counts and lint summary."""
     run(
@@ -167,7 +167,9 @@ def status(repository: str | None = RepositoryOption, fmt: OutputFormat = Format
 
 
 # `memory search` runs without typer (a lean command, cli/commands/sessions.py)
-memory_app.command("search")(session_commands.memory_search)
+memory_app.command("search", short_help="Search the reviewed team memory by words and by meaning.")(
+    session_commands.memory_search
+)
 
 
 def _render_lint(result: dict[str, Any]) -> None:
@@ -180,10 +182,12 @@ def _render_lint(result: dict[str, Any]) -> None:
     say(f"{counted(len(findings), 'finding')}, {blocked} blocking.")
 
 
-@memory_app.command("lint")
+@memory_app.command("lint", short_help="Lint memory files for secrets, local paths and format.")
 def lint(
     paths: list[str] = typer.Argument(
-        None, help="Files or folders (their .md files) to lint (default: the whole tree)."
+        None,
+        help="Files or folders (their .md files) to lint (default: the whole tree).",
+        metavar="PATH",
     ),
     repository: str | None = RepositoryOption,
     fmt: OutputFormat = FormatOption,
@@ -294,10 +298,14 @@ def _json_text(value: Any) -> str:
 
 
 # The MemoryExtractionRequest@v1 selection flags, shared by `memory recall` and `memory extract`.
-SinceOption = typer.Option(None, "--since", help="Window start (ISO date/time, UTC).")
-UntilOption = typer.Option(None, "--until", help="Window end, exclusive.")
+SinceOption = typer.Option(
+    None, "--since", help="Window start (ISO date/time, UTC).", metavar="DATE"
+)
+UntilOption = typer.Option(None, "--until", help="Window end, exclusive.", metavar="DATE")
 QueryOption = typer.Option("", "--query", "-q", help="Only turns matching these terms.")
-ProvidersOption = typer.Option([], "--providers", help="claude, codex, pi.")
+ProvidersOption = typer.Option(
+    [], "--providers", help="claude, codex, pi.", metavar="claude|codex|pi"
+)
 SessionKeysOption = typer.Option([], "--session-keys", help="Only these sessions.")
 ToolCapabilityKeysOption = typer.Option(
     [], "--tool-capability-keys", help="Only turns that used these tools (family or name)."
@@ -314,7 +322,10 @@ CapabilityTerminalStatesOption = typer.Option(
     help="With tool or Skill keys: completed, failed, pending, unknown, cancelled.",
 )
 ExtractionRequestOption = typer.Option(
-    None, "--request", help="A MemoryExtractionRequest@v1 JSON file, or - for stdin."
+    None,
+    "--request",
+    help="A MemoryExtractionRequest@v1 JSON file, or - for stdin.",
+    metavar="FILE",
 )
 
 
@@ -337,7 +348,7 @@ def selection_filters(
     }
 
 
-@memory_app.command("recall")
+@memory_app.command("recall", short_help="Turn past sessions into extraction tasks for an agent.")
 def recall(
     since: str | None = SinceOption,
     until: str | None = UntilOption,
@@ -432,10 +443,13 @@ def _stage_line(candidate: dict[str, Any]) -> str:
     )
 
 
-@memory_app.command("stage")
+@memory_app.command("stage", short_help="Stage an agent's drafts, then its adjudication.")
 def stage(
     request: str = typer.Option(
-        ..., "--request", help="CandidateDraftBatch@v1 or AdjudicationResult@v1 JSON, or -."
+        ...,
+        "--request",
+        help="CandidateDraftBatch@v1 or AdjudicationResult@v1 JSON, or -.",
+        metavar="FILE",
     ),
     repository: str | None = RepositoryOption,
     fmt: OutputFormat = FormatOption,
@@ -486,13 +500,14 @@ def _render_assemble(result: dict[str, Any]) -> None:
     say_ignored_by_git(result["ignoredByGit"])
 
 
-@memory_app.command("assemble")
+@memory_app.command("assemble", short_help="Write team memory into CLAUDE.md/AGENTS.md and skills.")
 def assemble(
     provider: str = typer.Option(
         ...,
         "--provider",
         "-p",
         help="claude: CLAUDE.md + .claude/skills/; codex: AGENTS.md + .agents/skills/.",
+        metavar="claude|codex",
     ),
     repair: bool = typer.Option(
         False,

@@ -35,6 +35,7 @@ DatabaseOption = typer.Option(
     "-d",
     help="postgresql://… of a team server (default: $TEAMLORE_ORG_DATABASE, else the "
     "embedded index in the state dir).",
+    metavar="URL",
 )
 
 
@@ -100,7 +101,11 @@ def _repository_line(repo: dict[str, Any]) -> None:
         say(styled(f"    rewritten (force-push, rebase or amend?): {RESYNC}", "yellow"))
     if repo.get("problem"):
         say(f"    {repo['problem']}")
-    findings = repo.get("findings", [])
+    _say_findings(repo.get("findings", []))
+
+
+def _say_findings(findings: list[dict[str, Any]]) -> None:
+    """The first five lint findings of a repository, each at its file and line."""
     for finding in findings[:5]:
         where = f"{finding['file']}:{finding['line']}" if finding.get("line") else finding["file"]
         say(styled(f"    {where} {finding['rule']} {finding['message']}", "red"))
@@ -153,20 +158,20 @@ def _render_sync(result: dict[str, Any]) -> None:
             say(f"    {was} is no longer in HEAD's history; now at {now} (HEAD)")
         if repo.get("problem"):
             say(f"    {repo['problem']}")
-        findings = repo.get("findings", [])
-        for finding in findings[:5]:
-            say(styled(f"    {finding['file']} {finding['rule']} {finding['message']}", "red"))
-        say_how_many_more(5, len(findings), "    ")
+        _say_findings(repo.get("findings", []))
     say(f"Index generation {result['generation']}, {result['index']}.")
     left = [r["repository"] for r in result["repositories"] if r["outcome"] in NOT_SYNCED]
     if left:
         say(styled(f"Not synced: {', '.join(left)} (see above); exit 1.", "yellow"))
 
 
-@org_app.command("sync")
+@org_app.command("sync", short_help="Index each repository's committed memory.")
 def sync(
     wait: float = typer.Option(
-        120.0, "--wait", help="Seconds to wait while another org sync holds the index."
+        120.0,
+        "--wait",
+        help="Seconds to wait while another org sync holds the index.",
+        metavar="SECONDS",
     ),
     lexical: bool = typer.Option(False, "--lexical", help="Store no embeddings."),
     database: str | None = DatabaseOption,
@@ -195,7 +200,7 @@ def _render_search(result: dict[str, Any]) -> None:
         say(f"  {hit['snippet']}")
 
 
-@org_app.command("search")
+@org_app.command("search", short_help="Search every repository's reviewed memory.")
 def search(
     query: list[str] = QueryArgument,
     limit: int = typer.Option(10, "--limit", "-n", help="Results to return (1..100)."),
@@ -203,7 +208,11 @@ def search(
         [], "--repository", "-r", help="Only this repository (repeatable)."
     ),
     kind: list[str] = typer.Option(
-        [], "--kind", "-k", help="Only this kind: entry, scene, doctrine, skill (repeatable)."
+        [],
+        "--kind",
+        "-k",
+        help="Only this kind: entry, scene, doctrine, skill (repeatable).",
+        metavar="entry|scene|doctrine|skill",
     ),
     lexical: bool = LexicalOption,
     database: str | None = DatabaseOption,
@@ -220,7 +229,7 @@ def search(
     _run("org.search", payload, fmt, _render_search, database)
 
 
-@org_app.command("status")
+@org_app.command("status", short_help="Show the org index: where it is, what it holds.")
 def status(database: str | None = DatabaseOption, fmt: OutputFormat = FormatOption) -> None:
     """Show the org index: where it is, its repositories and document counts."""
 
@@ -233,7 +242,7 @@ def status(database: str | None = DatabaseOption, fmt: OutputFormat = FormatOpti
     _run("org.status", {}, fmt, render, database)
 
 
-@org_app.command("serve")
+@org_app.command("serve", short_help="Serve the org index's read-only MCP tools over HTTP.")
 def serve(
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (loopback)."),
     port: int = typer.Option(8765, "--port", min=1, max=65535, help="Port to listen on."),
@@ -262,7 +271,7 @@ def serve(
         fail(err, OutputFormat.text)
 
 
-@org_token_app.command("create")
+@org_token_app.command("create", short_help="Create a bearer token for org serve (shown once).")
 def token_create(
     name: str = typer.Argument(..., help="Who or what the token is for."),
     database: str | None = DatabaseOption,

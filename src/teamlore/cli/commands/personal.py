@@ -51,7 +51,7 @@ def _render_config(result: dict[str, Any]) -> None:
         _plain(f"project             {project['contextId']}  {display_path(project['path'])}")
 
 
-@personal_app.command("config")
+@personal_app.command("config", short_help="Show or change personal-memory settings.")
 def personal_config(
     allow: list[str] = typer.Option(
         [],
@@ -141,7 +141,7 @@ def _waiting(held: dict[str, Any] | None) -> str:
     return f" (waits for job {held['jobId']}, retried{issue} at {held['until']})"
 
 
-@personal_app.command("status")
+@personal_app.command("status", short_help="Show the Writer queue and settings (never bodies).")
 def personal_status(
     client_id: str | None = typer.Option(None, "--client-id", help="The MCP client's id."),
     import_id: str | None = typer.Option(None, "--import-id", help="A memory_init importId."),
@@ -228,10 +228,13 @@ def _describe_for_a_person(result: dict[str, Any]) -> None:
         _plain(doc["content"].rstrip())
 
 
-@personal_app.command("show")
+@personal_app.command("show", short_help="Show the personal memory agents receive.")
 def personal_show(
     workspace: str | None = typer.Option(
-        None, "--workspace", help="Also show this registered worktree's project notes."
+        None,
+        "--workspace",
+        help="Also show this registered worktree's project notes.",
+        metavar="PATH",
     ),
     fmt: OutputFormat = FormatOption,
 ) -> None:
@@ -292,17 +295,21 @@ def _import_verdict(result: dict[str, Any]) -> str:
     return f"incomplete: not every part was processed{hint}"
 
 
-@personal_app.command("import")
+@personal_app.command("import", short_help="Import a Markdown notes file into personal memory.")
 def personal_import(
     file: str = typer.Argument(..., metavar="FILE.md", help="A Markdown file (at most 256 KiB)."),
     author: str = typer.Option(
         "unknown",
         "--author",
         help="Who wrote it (a label only): user, agent, third_party, mixed, unknown.",
+        metavar="user|agent|third_party|mixed|unknown",
     ),
     label: str | None = typer.Option(None, "--label", help="Source label (default: file name)."),
     workspace: str | None = typer.Option(
-        None, "--workspace", help="Import into this registered worktree's project context."
+        None,
+        "--workspace",
+        help="Import into this registered worktree's project context.",
+        metavar="PATH",
     ),
     no_wait: bool = typer.Option(False, "--no-wait", help="Only queue; do not run the Writer."),
     fmt: OutputFormat = FormatOption,
@@ -356,7 +363,7 @@ def _render_flush(result: dict[str, Any]) -> None:
         _plain("complete: nothing was due")
 
 
-@personal_app.command("flush")
+@personal_app.command("flush", short_help="Run the Writer until nothing is due.")
 def personal_flush(fmt: OutputFormat = FormatOption) -> None:
     """Run the Writer until nothing is due; exit 1 if anything is left or failed."""
     result = run("personal.flush", {}, fmt, _render_flush)
@@ -364,7 +371,7 @@ def personal_flush(fmt: OutputFormat = FormatOption) -> None:
         raise typer.Exit(1)
 
 
-@personal_app.command("retry")
+@personal_app.command("retry", short_help="Requeue a dead or backing-off Writer job.")
 def personal_retry(
     job: str = typer.Argument(..., help="A job id from `teamlore personal status`."),
     fmt: OutputFormat = FormatOption,

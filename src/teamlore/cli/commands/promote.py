@@ -49,7 +49,7 @@ def _render_promote(result: dict[str, Any]) -> None:
     say_ignored_by_git(result["ignoredByGit"])
 
 
-@memory_app.command("promote")
+@memory_app.command("promote", short_help="Apply a promotion plan to this worktree (no commit).")
 def promote(
     plan: str = typer.Option(
         ...,
@@ -61,7 +61,11 @@ def promote(
         None, "--digest", help="The planDigest you reviewed; a different plan is refused."
     ),
     repository: str | None = typer.Option(
-        None, "--repository", "-r", help="Worktree to act on (default: the current directory)."
+        None,
+        "--repository",
+        "-r",
+        help="Worktree to act on (default: the current directory).",
+        metavar="PATH",
     ),
     fmt: OutputFormat = FormatOption,
 ) -> None:

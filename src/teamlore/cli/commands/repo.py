@@ -43,7 +43,7 @@ def _render_list(result: dict[str, Any]) -> None:
         say("`teamlore repo forget PATH` stops tracking one; its sessions stay indexed.")
 
 
-@repo_app.command("list")
+@repo_app.command("list", short_help="List the registered repositories and what the index holds.")
 def repo_list(fmt: OutputFormat = FormatOption) -> None:
     """List the registered repositories, whether each folder is still there, and how many
     sessions and commits the index holds for it."""

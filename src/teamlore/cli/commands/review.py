@@ -170,7 +170,11 @@ def _render_review(result: dict[str, Any], *, full_diff: bool = False) -> None:
     if not result["items"] and not result["failed"]:
         stdout.print("No candidates are awaiting review.")
         return
-    from teamlore.ops.memory.review import left_out_of_a_plan, shown_to_a_person
+    from teamlore.ops.memory.review import (
+        claim_support_shown,
+        left_out_of_a_plan,
+        shown_to_a_person,
+    )
 
     for item in map(shown_to_a_person, result["items"]):
         _render_candidate(item)
@@ -183,7 +187,7 @@ def _render_review(result: dict[str, Any], *, full_diff: bool = False) -> None:
             )
         _block(
             f"{item['kind']}: provenance {item['provenanceStrength']}, claim support "
-            f"{item['claimSupport']}, limitations {', '.join(item['limitations']) or '-'}",
+            f"{claim_support_shown(item)}, limitations {', '.join(item['limitations']) or '-'}",
             2,
         )
         _render_replaced(item)
@@ -210,10 +214,15 @@ def _render_review(result: dict[str, Any], *, full_diff: bool = False) -> None:
         say(styled("adjudication failed", "yellow"), f" {ident}: {failed['next']}")
 
 
-@memory_app.command("review")
+@memory_app.command(
+    "review", short_help="Show quarantined candidates: statements, evidence, diffs."
+)
 def review(
     kind: str = typer.Option(
-        "entry", "--kind", help="Candidate kind to review: entry, skill or consolidation."
+        "entry",
+        "--kind",
+        help="Candidate kind to review: entry, skill or consolidation.",
+        metavar="entry|skill|consolidation",
     ),
     full_diff: bool = typer.Option(
         False,
@@ -238,9 +247,11 @@ def _render_prepare(result: dict[str, Any]) -> None:
     stdout.print(f"Next: {result['next']}")
 
 
-@memory_app.command("prepare")
+@memory_app.command("prepare", short_help="Record a promotion plan from a PrepareRequest@v1.")
 def prepare(
-    request: str = typer.Option(..., "--request", help="PrepareRequest@v1 JSON file, or -."),
+    request: str = typer.Option(
+        ..., "--request", help="PrepareRequest@v1 JSON file, or -.", metavar="FILE"
+    ),
     repository: str | None = RepositoryOption,
     fmt: OutputFormat = FormatOption,
 ) -> None:
@@ -259,7 +270,7 @@ def _render_discard(result: dict[str, Any]) -> None:
         )
 
 
-@memory_app.command("discard")
+@memory_app.command("discard", short_help="Discard a draft, quarantined or failed candidate.")
 def discard(
     candidate: str = typer.Option(
         ...,
@@ -290,7 +301,9 @@ def discard(
     run("memory.discard", payload, fmt, _render_discard, cwd=cwd_of(repository))
 
 
-@memory_app.command("confirm")
+@memory_app.command(
+    "confirm", short_help="Confirm reviewed statements and record a promotion plan."
+)
 def confirm(
     candidates: list[str] = typer.Option(
         [],
@@ -305,7 +318,10 @@ def confirm(
         "teamlore verified (the others stay in quarantine).",
     ),
     kind: str = typer.Option(
-        "entry", "--kind", help="Candidate kind to confirm: entry, skill or consolidation."
+        "entry",
+        "--kind",
+        help="Candidate kind to confirm: entry, skill or consolidation.",
+        metavar="entry|skill|consolidation",
     ),
     repository: str | None = RepositoryOption,
     fmt: OutputFormat = FormatOption,
@@ -406,10 +422,8 @@ def _render_confirm(result: dict[str, Any]) -> None:
     else:
         _render_prepare(result)
     for out in result.get("leftOut", []):
-        say(
-            styled(f"Left out {short_id(out['candidateId'])}", "yellow"),
-            f": {out['why']}; discard it: {out['next']}",
-        )
+        left_out = styled(f"Left out {short_id(out['candidateId'])}", "yellow")
+        _block(left_out.append(literal(f": {out['why']}; discard it: {out['next']}")), 0)
 
 
 def _announce(url: str, review: dict[str, Any]) -> None:
@@ -421,7 +435,7 @@ def _announce(url: str, review: dict[str, Any]) -> None:
     )
 
 
-@app.command("ui")
+@app.command("ui", short_help="Review, confirm and promote team memory in your browser.")
 def ui(
     repository: str | None = RepositoryOption,
     port: int = typer.Option(

@@ -28,6 +28,7 @@ from teamlore.cli.output import (
     fail,
     matched_by,
     paths_line,
+    print_unpadded,
     query_text,
     run,
     say,
@@ -38,6 +39,10 @@ from teamlore.cli.output import (
 from teamlore.cli.params import Argument, Option, call, parse_argv
 from teamlore.core.paths import display_path
 from teamlore.ops.sessions import LIST_PAGE_SESSIONS, SHOW_PAGE_TURNS
+
+PROVIDERS = "codex|claude|pi"  # what `--provider` takes, as `--help` names it
+SinceOption = Option(None, "--since", help="ISO date/instant, inclusive.", metavar="DATE")
+UntilOption = Option(None, "--until", help="ISO date/instant, exclusive.", metavar="DATE")
 
 
 def _session_operations() -> None:
@@ -157,10 +162,14 @@ def sync(
         help="Session folder or file to index (replaces the default locations; repeatable).",
     ),
     provider: list[str] = Option(
-        [], "--provider", "-p", help="Only this provider (codex, claude, pi; repeatable)."
+        [], "--provider", "-p", help="Only this provider (repeatable).", metavar=PROVIDERS
     ),
     repository: str | None = Option(
-        None, "--repository", "-r", help="Register this git worktree and link sessions to commits."
+        None,
+        "--repository",
+        "-r",
+        help="Register this git worktree and link sessions to commits.",
+        metavar="PATH",
     ),
     rebuild: bool = Option(False, "--rebuild", help="Reparse every session file from scratch."),
     discard_history: bool = Option(
@@ -169,7 +178,9 @@ def sync(
         help="With --rebuild: confirm setting aside a damaged index that holds the history of"
         " deleted transcripts.",
     ),
-    wait: float = Option(60.0, "--wait", help="Seconds to wait for another running sync."),
+    wait: float = Option(
+        60.0, "--wait", help="Seconds to wait for another running sync.", metavar="SECONDS"
+    ),
     regenerate_secret: bool = Option(
         False,
         "--regenerate-secret",
@@ -356,7 +367,7 @@ def _render_list(result: dict[str, Any], *, unmapped: bool = False, filtered: bo
         if gone:
             cwd.append(gone, style="dim")
         table.add_row(*(Text(cell) for cell in row), cwd)
-    stdout.print(table)
+    print_unpadded(table)
     if result["more"]:
         listed = len(result["sessions"])
         say(
@@ -370,13 +381,13 @@ def _render_list(result: dict[str, Any], *, unmapped: bool = False, filtered: bo
 
 def sessions_list(
     provider: str | None = Option(
-        None, "--provider", "-p", help="Only this provider's sessions (codex, claude, pi)."
+        None, "--provider", "-p", help="Only this provider's sessions.", metavar=PROVIDERS
     ),
     repository: str | None = Option(
-        None, "--repository", "-r", help="Only sessions of this git worktree."
+        None, "--repository", "-r", help="Only sessions of this git worktree.", metavar="PATH"
     ),
-    since: str | None = Option(None, "--since", help="ISO date/instant, inclusive."),
-    until: str | None = Option(None, "--until", help="ISO date/instant, exclusive."),
+    since: str | None = SinceOption,
+    until: str | None = UntilOption,
     limit: int = Option(
         LIST_PAGE_SESSIONS, "--limit", "-n", help="At most this many sessions, newest first."
     ),
@@ -662,19 +673,19 @@ def _render_search(result: dict[str, Any]) -> None:
 def _meaning_only(hits: list[dict[str, Any]]) -> bool:
     """Whether no hit holds a word of the query: a meaning is found for any query, even one of
     nonsense words, and its scores alone do not tell a near answer from none."""
-    return all("lexical" not in hit.get("matchedBy", ()) for hit in hits)
+    return all(hit.get("matchedBy") == ["vector"] for hit in hits)
 
 
 def sessions_search(
     query: list[str] = QueryArgument,
     provider: str | None = Option(
-        None, "--provider", "-p", help="Only this provider's turns (codex, claude, pi)."
+        None, "--provider", "-p", help="Only this provider's turns.", metavar=PROVIDERS
     ),
     repository: str | None = Option(
-        None, "--repository", "-r", help="Only turns of sessions in this git worktree."
+        None, "--repository", "-r", help="Only turns of this worktree's sessions.", metavar="PATH"
     ),
-    since: str | None = Option(None, "--since", help="ISO date/instant, inclusive."),
-    until: str | None = Option(None, "--until", help="ISO date/instant, exclusive."),
+    since: str | None = SinceOption,
+    until: str | None = UntilOption,
     limit: int = Option(20, "--limit", "-n", help="Turns to return (1..500)."),
     lexical: bool = LexicalOption,
     no_sync: bool = Option(
