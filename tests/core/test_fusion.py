@@ -188,7 +188,7 @@ def test_a_translation_ranks_below_the_same_match_as_typed() -> None:
     assert [f.key for f in fused] == ["a", "b"]
     fused = fuse([("a", 1.0)], [], translation=[("b", 1.0)], unread={"a", "b"})
     assert [f.key for f in fused] == ["a", "b"]
-    assert fused[1].matched_by == ("lexical",)
+    assert fused[1].matched_by == ("translation",)
 
 
 def test_a_translation_is_the_only_judge_of_a_document_no_model_reads() -> None:
@@ -212,9 +212,9 @@ def test_fused_scores_are_what_fuse_orders() -> None:
         ]
     assert scores.matched_by("b") == ("lexical", "vector")  # by its headline
     assert scores.matched_by("d") == ("lexical",) and scores.matched_by("f") == ("vector",)
-    translated = fused_scores([("a", 1.0)], ["c"], translation=[("b", 0.5), ("c", 1.0)])
+    translated = fused_scores([("a", 1.0)], ["c"], translation=[("a", 1.0), ("b", 0.5), ("c", 1.0)])
     assert [translated.matched_by(key) for key in "abc"] == [
-        ("lexical",),
-        ("lexical",),  # found by words, as translated
-        ("lexical", "vector"),
+        ("lexical",),  # as typed and translated: as typed
+        ("translation",),  # found by words, as translated only
+        ("translation", "vector"),
     ]

@@ -549,10 +549,11 @@ def test_a_chinese_question_ranks_the_turn_holding_its_words_above_an_english_tr
         "部署脚本在服务器上跑不动，先看日志。",
         "The deploy script runs very slowly on the server.",
     )
-    # the English turn holds the glosses' words (deploy, script, server, slow): found by them too
+    # the English turn holds the glosses' words (deploy, script, server, slow): found by them
+    # too, and labelled so
     assert [(h["turn"], h["matchedBy"]) for h in hits] == [
         (1, ["lexical"]),
-        (2, ["lexical", "vector"]),
+        (2, ["translation", "vector"]),
     ]
 
 
@@ -585,7 +586,7 @@ def test_an_english_question_finds_the_chinese_turn_holding_its_words_translated
     hits = _hybrid_hits(
         home, tmp_path, "the threshold for contributors", "外部貢獻者的閾值應該怎麼定？"
     )
-    assert [(h["turn"], h["matchedBy"]) for h in hits][:1] == [(1, ["lexical"])]
+    assert [(h["turn"], h["matchedBy"]) for h in hits][:1] == [(1, ["translation"])]
 
 
 def test_an_english_turn_holding_the_words_ranks_above_a_chinese_translation(
@@ -635,7 +636,7 @@ def test_a_hyphenated_english_word_finds_its_chinese_translation(
 ) -> None:
     # `one-off` is a term of two parts; 一次性 ("one-off") answers it as one word
     hits = _hybrid_hits(home, tmp_path, "the one-off script", "這個只是一次性的，用完就刪。")
-    assert [(h["turn"], h["matchedBy"]) for h in hits][:1] == [(1, ["lexical"])]
+    assert [(h["turn"], h["matchedBy"]) for h in hits][:1] == [(1, ["translation"])]
 
 
 def test_an_english_word_finds_a_chinese_word_by_its_developer_sense(
@@ -701,6 +702,21 @@ def test_a_turn_found_by_a_translation_shows_the_passage_holding_it(
     ):
         hits = _hybrid_hits(home, tmp_path / query, query, prompt)
         assert (hits[0]["turn"], hits[0]["snippet"][:12]) == (1, f"user: {prompt[:6]}")
+
+
+def test_a_turn_found_only_by_a_translation_says_so(home: Path, tmp_path: Path) -> None:
+    # it was labelled `lexical` ("by words") like a turn holding the words as typed, though
+    # none of the query's words is in it
+    hits = _hybrid_hits(
+        home,
+        tmp_path,
+        "incognito window",
+        "我用無痕視窗可以看到",
+        "Open an incognito window to check the cookie.",
+    )
+    by = {h["turn"]: h["matchedBy"] for h in hits}
+    assert by[2][0] == "lexical"
+    assert by[1][0] == "translation"
 
 
 def test_a_chinese_question_finds_the_english_turn_by_a_developer_sense(

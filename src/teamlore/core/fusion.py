@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from teamlore.core.analyzer import Query
 
 Key = TypeVar("Key", bound=Hashable)
-Path = Literal["lexical", "vector"]
+# how a key was found: its words as typed, only their translations (session search), meaning
+Path = Literal["lexical", "translation", "vector"]
 
 RRF_K = 20
 LEXICAL_WEIGHT = 1.0
@@ -134,17 +135,23 @@ class FusedScores(Record, Generic[Key], frozen=True):
 
     raw: dict[Key, float]
     best: float  # the unscaled score of first in every ranking, every query term held
-    lexical: frozenset[Key]  # the keys the lexical ranking holds
+    lexical: frozenset[Key]  # the keys the lexical ranking holds (the words as typed)
     vector: frozenset[Key]  # the keys an embedding ranking holds
+    translated: frozenset[Key] = frozenset()  # held by the translation ranking alone
 
     def score(self, key: Key) -> float:
         """`key`'s fused score: 1.0 = first in every ranking, every query term held."""
         return round(self.raw[key] / self.best, 4)
 
     def matched_by(self, key: Key) -> tuple[Path, ...]:
-        if key not in self.lexical:
-            return ("vector",)
-        return ("lexical", "vector") if key in self.vector else ("lexical",)
+        words: tuple[Path, ...] = (
+            ("lexical",)
+            if key in self.lexical
+            else ("translation",)
+            if key in self.translated
+            else ()
+        )
+        return (*words, "vector") if key in self.vector or not words else words
 
 
 def fused_scores(
@@ -203,9 +210,10 @@ def fused_scores(
     kept += [key for key in _kept_by_translation(translation) if key not in kept]
     if kept:
         _keep_in_first_places(scores, kept, best)
-    # found by words, as typed or as translated
-    words = frozenset(key for ranking in (lexical, translation) for key, _ in ranking)
-    return FusedScores(scores, best, words, frozenset((*vector, *(headline or ()))))
+    typed = frozenset(key for key, _ in lexical)
+    by_translation = frozenset(key for key, _ in translation) - typed
+    vectors = frozenset((*vector, *(headline or ())))
+    return FusedScores(scores, best, typed, vectors, by_translation)
 
 
 def _kept_by_words(

@@ -30,6 +30,7 @@ from teamlore.core.analyzer import (
     snippet,
 )
 from teamlore.core.fusion import MEANING_WEIGHT, fuse, words_decide
+from teamlore.core.fusion import Path as MatchPath
 from teamlore.core.shapes.strict import WIRE
 from teamlore.memory.store.meaning import rank_rows
 from teamlore.memory.store.search import (
@@ -60,7 +61,7 @@ class OrgHit(BaseModel):
     path: str  # inside the repository
     score: float
     snippet: str
-    matched_by: list[SearchPath]
+    matched_by: list[MatchPath]
 
 
 # memory search's `VectorPath` is a NamedTuple (cheap to define on a short command's path), which
@@ -151,7 +152,7 @@ def _lexical_hits(store: OrgStore, parsed: Query, ranked: list[LexicalHit]) -> l
     ]
 
 
-def _hit(row: StoredHit, score: float, parsed: Query, by: list[SearchPath]) -> OrgHit:
+def _hit(row: StoredHit, score: float, parsed: Query, by: list[MatchPath]) -> OrgHit:
     return OrgHit(
         id=row.doc_id,
         kind=row.kind,

@@ -52,6 +52,7 @@ from teamlore.core.fusion import (
     words_decide,
     words_only_ceiling,
 )
+from teamlore.core.fusion import Path as MatchPath
 from teamlore.memory.store.layout import MEMORY_ROOT
 from teamlore.memory.store.order_keys import ORDER_KEYS, Kept, OrderRow, Stamp
 from teamlore.memory.store.tree_reader import Coverage, Kind
@@ -92,7 +93,7 @@ class SearchHit(NamedTuple):
     score: float
     snippet: str
     path: str  # repository-relative
-    matched_by: list[SearchPath]
+    matched_by: list[MatchPath]
     revision: int
     content_digest: str
     summary: str = ""  # the seed's item summary (the body's first 240 chars); not on the wire
@@ -414,7 +415,7 @@ def _holding_every_term(index: _Index, parsed: Query, counts: list[int]) -> tupl
     return (found, True) if index.holding(found) >= MAX_CANDIDATES else (parsed, False)
 
 
-def _hit(row: sqlite3.Row, score: float, parsed: Query, by: list[SearchPath]) -> SearchHit:
+def _hit(row: sqlite3.Row, score: float, parsed: Query, by: list[MatchPath]) -> SearchHit:
     return SearchHit(
         id=row["entry_id"],
         type=row["kind"],
