@@ -70,9 +70,18 @@ class Scripted:
         model: str = "scripted-model",
         finish_reason: str = "stop",
         usage: tuple[int, int] = (11, 7),
+        cost: float | None = None,
         delay: float = 0.0,
     ) -> Scripted:
-        """A Chat Completions answer whose first choice says `text`."""
+        """A Chat Completions answer whose first choice says `text`; `cost`: the provider's
+        figure for the request in its `usage` (as OpenRouter reports it)."""
+        spent: dict[str, Any] = {
+            "prompt_tokens": usage[0],
+            "completion_tokens": usage[1],
+            "total_tokens": usage[0] + usage[1],
+        }
+        if cost is not None:
+            spent["cost"] = cost
         return cls.json(
             {
                 "id": "chatcmpl-scripted",
@@ -86,11 +95,7 @@ class Scripted:
                         "finish_reason": finish_reason,
                     }
                 ],
-                "usage": {
-                    "prompt_tokens": usage[0],
-                    "completion_tokens": usage[1],
-                    "total_tokens": usage[0] + usage[1],
-                },
+                "usage": spent,
             },
             delay=delay,
         )

@@ -118,6 +118,26 @@ def test_responses_api_sends_input_items_and_does_not_store(server: ScriptedServ
     }
 
 
+def test_a_providers_own_cost_figure_is_kept_and_anything_else_is_not(
+    server: ScriptedServer,
+) -> None:
+    """OpenRouter reports what a request cost in `usage.cost` (USD): the batch runner uses that
+    figure (docs/runner.md "What a run spent"); what is not a number of dollars is no figure."""
+    responses = json.loads(Scripted.responses("hi").body)
+    responses["usage"]["cost"] = 0.0125
+    server.enqueue(
+        Scripted.chat("hi", cost=0.0042),
+        Scripted.json(responses),
+        *(Scripted.chat("hi", cost=bad) for bad in (True, -1, "0.1")),  # type: ignore[arg-type]
+    )
+    with client(server) as c:
+        assert c.complete(ask(c)).usage.cost_usd == 0.0042
+    with client(server, api="responses") as c:
+        assert c.complete(ask(c)).usage.cost_usd == 0.0125
+    with client(server) as c:
+        assert [c.complete(ask(c)).usage.cost_usd for _ in range(3)] == [None, None, None]
+
+
 def test_chat_json_object_mode_sets_response_format_and_checks_the_output(
     server: ScriptedServer,
 ) -> None:

@@ -131,6 +131,8 @@ def _extract_and_adjudicate(
     code, verdict = world.cli("memory", "reverify-runner", "--runner", runner, *runner_args)
     assert code == 0, verdict
     assert verdict["passed"] and verdict["candidates"] == 1
+    # the probe reports what it spent, as an approval does
+    assert verdict["usage"]["runs"] == 1 and verdict["usage"]["tokensNotReported"] == 0, verdict
     probe_requests = len(bodies())
     assert probe_requests >= 1
     preview = world.plan(runner, *runner_args)
@@ -227,6 +229,7 @@ def test_codex_runner_end_to_end(agent_clis: AgentClis, world: World) -> None:
             "inputTokens": 10,
             "outputTokens": 5,
             "costUsd": None,
+            "costSource": None,
             "tokensNotReported": 0,
             "costNotReported": 1,
         }

@@ -101,6 +101,8 @@ class Usage(_Strict):
     input_tokens: int | None = None
     output_tokens: int | None = None
     total_tokens: int | None = None
+    # what the provider says the request cost, in USD, when it says (OpenRouter's `usage.cost`)
+    cost_usd: float | None = None
 
 
 class ModelResponse(_Strict):

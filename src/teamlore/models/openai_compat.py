@@ -21,6 +21,7 @@ from __future__ import annotations
 import email.utils
 import json
 import logging
+import math
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -476,6 +477,13 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _cost(value: Any) -> float | None:
+    """A provider's own figure for what a request cost (OpenRouter's `usage.cost`, in USD)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) and value >= 0 else None
+
+
 def _parse_chat(data: dict[str, Any]) -> tuple[str, str | None, Usage]:
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
@@ -505,6 +513,7 @@ def _parse_chat(data: dict[str, Any]) -> tuple[str, str | None, Usage]:
         input_tokens=_int(raw_usage.get("prompt_tokens")),
         output_tokens=_int(raw_usage.get("completion_tokens")),
         total_tokens=_int(raw_usage.get("total_tokens")),
+        cost_usd=_cost(raw_usage.get("cost")),
     )
     return content, finish if isinstance(finish, str) else None, usage
 
@@ -549,6 +558,7 @@ def _parse_responses(data: dict[str, Any]) -> tuple[str, str | None, Usage]:
         input_tokens=_int(raw_usage.get("input_tokens")),
         output_tokens=_int(raw_usage.get("output_tokens")),
         total_tokens=_int(raw_usage.get("total_tokens")),
+        cost_usd=_cost(raw_usage.get("cost")),
     )
     return text, status if isinstance(status, str) else None, usage
 

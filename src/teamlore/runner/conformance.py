@@ -62,6 +62,7 @@ from teamlore.core import db, errors
 from teamlore.core.canonical import digest
 from teamlore.runner.profiles import Runner, RunOutput
 from teamlore.runner.prompt import parse_answer, runner_input
+from teamlore.runner.usage import NOT_REPORTED, RunUsage
 
 CONFORMANCE_TEST_VERSION = "conformance-test@2"
 PROBE_TASK_ID = "conformance-probe-1"
@@ -101,6 +102,7 @@ class ProbeVerdict:
     passed: bool
     failures: tuple[str, ...]
     candidates: int
+    usage: RunUsage = NOT_REPORTED  # what the probe's run spent, as its client reported it
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -337,7 +339,7 @@ def run_probe(runner: Runner) -> ProbeVerdict:
         if _contacted(tcp):
             found.append("tcp")
     ordered = [kind for kind in VIOLATION_KINDS if kind in found]
-    return ProbeVerdict(not failures and not ordered, (*failures, *ordered), count)
+    return ProbeVerdict(not failures and not ordered, (*failures, *ordered), count, output.usage)
 
 
 # -- the record -----------------------------------------------------------------------------------
@@ -382,8 +384,18 @@ def _g(value: Any) -> str:
     return f"{value:g}" if isinstance(value, int | float) else str(value)
 
 
-def _changes(verified: dict[str, Any], now: dict[str, Any]) -> list[str]:
-    """What differs between the profile a pass verified and this one, as a person reads it."""
+def _command_line_change(before: list[str], now: list[str]) -> str:
+    """How the runner's argv changed, by the words it gained and lost (`--json added`)."""
+    added = [word for word in now if word not in before]
+    removed = [word for word in before if word not in now]
+    said = [f"{' '.join(added)} added"] if added else []
+    said += [f"{' '.join(removed)} removed"] if removed else []
+    return "the runner's command line: " + ("; ".join(said) if said else "its order")
+
+
+def profile_changes(verified: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    """What differs between a runner profile recorded earlier (the one a pass verified, the
+    one a plan was made with) and this one, as a person reads it."""
     changes = [
         f"{key} {verified.get(key)} → {now[key]}"
         for key in ("provider", "model", "endpoint")
@@ -402,11 +414,19 @@ def _changes(verified: dict[str, Any], now: dict[str, Any]) -> list[str]:
         changes.append(
             f"output cap {verified.get('maxOutputBytes')} → {now['maxOutputBytes']} bytes"
         )
-    argv = verified.get("argv") or []
-    if verified.get("endpoint") != now["endpoint"]:  # the openai runner's argv names its URL
-        argv = [str(a).replace(str(verified.get("endpoint")), now["endpoint"]) for a in argv]
-    if argv != now["argv"] or any(verified.get(k) != now[k] for k in ("profileVersion", "env")):
-        changes.append("the runner's command line or environment names")
+    argv = [str(a) for a in verified.get("argv") or []]
+    # the model and the endpoint are in argv too (`--model M`, the openai runner's URL), and
+    # said above already
+    if verified.get("model") != now["model"]:
+        argv = [now["model"] if a == verified.get("model") else a for a in argv]
+    if verified.get("endpoint") != now["endpoint"]:
+        argv = [a.replace(str(verified.get("endpoint")), now["endpoint"]) for a in argv]
+    if argv != now["argv"]:
+        changes.append(_command_line_change(argv, now["argv"]))
+    if verified.get("env") != now["env"]:
+        changes.append("the environment variables it passes the runner")
+    if verified.get("profileVersion") != now["profileVersion"]:
+        changes.append(f"profile {verified.get('profileVersion')} → {now['profileVersion']}")
     return changes
 
 
@@ -428,7 +448,7 @@ def conformance_problem(conn: sqlite3.Connection, runner: Runner) -> errors.Team
         why = f"the {name} runner passed an older probe ({row[1]}), not {CONFORMANCE_TEST_VERSION}"
         changes: list[str] = []
     elif row is not None:
-        changes = _changes(orjson.loads(row[2]), now) if row[2] else []
+        changes = profile_changes(orjson.loads(row[2]), now) if row[2] else []
         if row[2] is None:  # a pass an older teamlore recorded kept no profile to compare
             why = (
                 f"the {name} runner's pass was recorded by an older teamlore, which kept no "
@@ -447,7 +467,7 @@ def conformance_problem(conn: sqlite3.Connection, runner: Runner) -> errors.Team
             "AND verified_profile IS NOT NULL ORDER BY passed_at DESC LIMIT 1",
             (len(name) + 1, f"{name}:"),
         ).fetchone()
-        changes = _changes(orjson.loads(other[0]), now) if other else []
+        changes = profile_changes(orjson.loads(other[0]), now) if other else []
         why = (
             f"the {name} runner is verified, but not for this profile ({'; '.join(changes)})"
             if changes

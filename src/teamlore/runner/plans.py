@@ -10,8 +10,9 @@ A manifest file `manifest-<manifestDigest>.json` holds an AuthorizationManifest@
 pending plans plus the owner it belongs to. A run record `<planDigest>.run.json` says what
 happened when the plan was approved (running → done | failed | indeterminate: a run record
 still `running` when the next approval finds it means teamlore died while the bytes were out,
-so the plan is never sent again and a new plan supersedes it); the per-plan lock file
-`<planDigest>.lock` makes concurrent approvals of one plan refuse (RUNNER_PLAN_BUSY).
+so the plan is never sent again and a new plan supersedes it; `void`: an approval found the
+plan void for good and removed its file and lock); the per-plan lock file `<planDigest>.lock`
+makes concurrent approvals of one plan refuse (RUNNER_PLAN_BUSY).
 """
 
 from __future__ import annotations
@@ -356,6 +357,41 @@ def is_indeterminate(home: Path | None, plan_digest: str) -> bool:
 
 def write_run_record(home: Path | None, plan_digest: str, record: dict[str, Any]) -> None:
     write_private_file(run_record_path(home, plan_digest), canonical_json(record))
+
+
+def sweep_void_plan(
+    home: Path | None, plan_digest: str, owner: Owner, refusal: dict[str, Any]
+) -> None:
+    """Remove a plan its approval found void for good (RUNNER_PLAN_MISMATCH: its task or inputs
+    changed, or its runner profile did beyond the limits) and its lock file; the caller holds
+    that lock, so no other approval is running it. A small run record stays so that approving
+    it again says why it cannot run (`void_refusal`), not that there is no such plan."""
+    write_run_record(
+        home,
+        plan_digest,
+        {
+            "state": "void",
+            "owner": {"repositoryKey": owner.repository_key, "worktreeKey": owner.worktree_key},
+            "refusal": refusal,
+        },
+    )
+    folder = plan_dir(home)
+    for name in (f"{plan_digest}.json", f"{plan_digest}.lock"):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(folder / name)
+
+
+def void_refusal(home: Path | None, plan_digest: str, owner: Owner) -> dict[str, Any] | None:
+    """The RUNNER_PLAN_MISMATCH (its message and details) of a plan of `owner` swept as void."""
+    record = read_run_record(home, plan_digest) or {}
+    if record.get("state") != "void" or not isinstance(record.get("refusal"), dict):
+        return None
+    try:
+        if _owner_of(record, "the run record") != owner:
+            return None
+    except errors.TeamloreError:
+        return None
+    return dict(record["refusal"])
 
 
 @contextmanager

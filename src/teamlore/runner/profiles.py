@@ -671,7 +671,13 @@ def openai_runner(choice: RunnerChoice, environ: Mapping[str, str], home: Path |
                 response = client.complete(request)
             except errors.TeamloreError as err:
                 raise _openai_timeout(err, profile.base_url, limits) from None
-        spent = RunUsage(response.usage.input_tokens, response.usage.output_tokens)
+        reported = response.usage
+        spent = RunUsage(
+            reported.input_tokens,
+            reported.output_tokens,
+            reported.cost_usd,  # the provider's own figure, when it gives one (OpenRouter)
+            "provider" if reported.cost_usd is not None else None,
+        )
         if len(response.text.encode("utf-8")) > limits.max_output_bytes:
             raise errors.TeamloreError(
                 errors.RUNNER_OUTPUT_TOO_LARGE,

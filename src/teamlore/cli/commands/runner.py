@@ -41,7 +41,10 @@ from teamlore.cli.output import (
 from teamlore.core import errors
 
 RunnerOption = typer.Option(
-    None, "--runner", help="claude, codex or openai (needed to plan; checked when approving)."
+    None,
+    "--runner",
+    help="claude, codex or openai (needed to plan; checked when approving).",
+    metavar="claude|codex|openai",
 )
 RunnerModelOption = typer.Option(None, "--runner-model", help="Model the runner asks for.")
 RunnerEndpointOption = typer.Option(
@@ -149,9 +152,19 @@ def _spent(usage: dict[str, Any]) -> str:
         priced = "cost not reported by the runner"
     else:
         priced = f"cost ${cost:.4f}" if cost == 0 or cost >= 0.0001 else "cost < $0.0001"
+        source = usage.get("costSource")
+        if source in _WHOSE_COST:
+            priced += f" ({_WHOSE_COST[source]})"
         if usage["costNotReported"]:
             priced += f" ({_not_reported(usage['costNotReported'], runs)})"
     return f"Spent in {counted(runs, 'run')}: {tokens}; {priced}."
+
+
+# whose figure a cost is, where it is not the runner client's own estimate (claude's)
+_WHOSE_COST = {
+    "provider": "the provider's figure",
+    "mixed": "part the provider's figure, part the runner client's estimate",
+}
 
 
 def _render_run(result: dict[str, Any]) -> None:
@@ -242,7 +255,7 @@ def _run_approved(payload: dict[str, Any], fmt: OutputFormat, repository: str | 
     _exit_if_failed(result, fmt)
 
 
-@memory_app.command("extract")
+@memory_app.command("extract", short_help="Plan, then run approved extraction by a batch runner.")
 def extract(
     runner: str | None = RunnerOption,
     runner_model: str | None = RunnerModelOption,
@@ -353,11 +366,17 @@ def _render_reverify(result: dict[str, Any]) -> None:
         "canary, no side effects). Approvals may run it until its binary, version, model, "
         "endpoint or limits change."
     )
+    if result.get("usage"):  # what the probe's run spent, as for an approval
+        stdout.print(_spent(result["usage"]))
 
 
-@memory_app.command("reverify-runner")
+@memory_app.command(
+    "reverify-runner", short_help="Check a batch runner with the conformance probe."
+)
 def reverify_runner(
-    runner: str = typer.Option(..., "--runner", help="claude, codex or openai."),
+    runner: str = typer.Option(
+        ..., "--runner", help="claude, codex or openai.", metavar="claude|codex|openai"
+    ),
     runner_model: str | None = RunnerModelOption,
     runner_endpoint: str | None = RunnerEndpointOption,
     repository: str | None = RepositoryOption,
@@ -376,7 +395,9 @@ def reverify_runner(
     )
 
 
-@memory_app.command("consolidate")
+@memory_app.command(
+    "consolidate", short_help="Plan, then run approved consolidation by a batch runner."
+)
 def consolidate(
     runner: str | None = RunnerOption,
     runner_model: str | None = RunnerModelOption,

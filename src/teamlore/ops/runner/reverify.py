@@ -7,6 +7,7 @@ from typing import Any
 from teamlore.core import errors
 from teamlore.ops.registry import OpContext, operation
 from teamlore.ops.runner.plans import REVERIFY_FORMAT, ReverifyRequest, _choice
+from teamlore.runner.usage import saying_spend, total_usage
 
 # -- reverify -----------------------------------------------------------------------------------
 
@@ -21,7 +22,10 @@ def memory_reverify_runner(ctx: OpContext, request: ReverifyRequest) -> dict[str
     runner = resolve_runner(_choice(request), home=ctx.home)
     if ctx.progress is not None:  # a real runner takes tens of seconds: say what we wait for
         ctx.progress(0, 1, f"waiting for {request.runner} to answer the probe")
-    verdict = run_probe(runner)
+    try:
+        verdict = run_probe(runner)
+    except errors.TeamloreError as err:  # the run failed; it may still have cost
+        raise saying_spend(err) from None
     if ctx.progress is not None:
         ctx.progress(1, 1, "recording the verdict")
     state = open_state_db(ctx.home)
@@ -38,11 +42,16 @@ def memory_reverify_runner(ctx: OpContext, request: ReverifyRequest) -> dict[str
         "endpoint": runner.endpoint,
         "testVersion": CONFORMANCE_TEST_VERSION,
         **verdict.to_json(),
+        # what the probe's run spent, in the shape an approval reports (docs/runner.md)
+        "usage": total_usage([verdict.usage.to_json()]),
     }
     if not verdict.passed:
-        raise errors.TeamloreError(
-            errors.RUNNER_CONFORMANCE_FAILED,
-            f"{request.runner} failed the conformance probe: {', '.join(verdict.failures)}",
-            failures=list(verdict.failures),
+        raise saying_spend(
+            errors.TeamloreError(
+                errors.RUNNER_CONFORMANCE_FAILED,
+                f"{request.runner} failed the conformance probe: {', '.join(verdict.failures)}",
+                failures=list(verdict.failures),
+                usage=verdict.usage.to_json(),
+            )
         )
     return result

@@ -27,26 +27,31 @@ from teamlore.ops.runner.plans import (
     adjudicated_task_ids,
     extraction_session_key,
 )
-from teamlore.runner.usage import NOT_REPORTED, total_usage
+from teamlore.runner.usage import NOT_REPORTED, saying_spend, total_usage
 
 # -- approve and run ----------------------------------------------------------------------------
 
 
-# what each part of a plan that no longer matches says changed (RUNNER_PLAN_MISMATCH)
+# what each part of a plan that no longer matches says changed (RUNNER_PLAN_MISMATCH); a
+# changed runner profile says which of its parts changed (`profile_changes`)
 _CHANGED = {
     "task_id": "its task was replaced",
     "input_coverage_digest": "what its task covers changed",
-    "runner_profile": "the runner's profile changed (model, endpoint, limits or version)",
+    "runner_profile": "the runner's profile changed",
     "runner_input_digest": "the bytes to send changed",
 }
 
 
-def _mismatch(plan: Any, rebuilt: Any | None, why: str) -> errors.TeamloreError:
+def _mismatch(
+    plan: Any, rebuilt: Any | None, why: str, profile_changed: list[str] | None = None
+) -> errors.TeamloreError:
     changed: list[str] = []
     if rebuilt is not None:
         names = [n for n in _CHANGED if getattr(plan, n) != getattr(rebuilt, n)]
         changed = [to_camel(n) for n in names]
         why = _CHANGED[names[0]] if names else why
+        if names and names[0] == "runner_profile" and profile_changed:
+            why = f"{why} since the plan: {'; '.join(profile_changed)}"
     return errors.TeamloreError(
         errors.RUNNER_PLAN_MISMATCH,
         f"plan {plan.plan_digest[:12]}… no longer matches its inputs ({why}); make a new plan "
@@ -289,7 +294,7 @@ def _run_one(
 ) -> dict[str, Any]:
     from teamlore.memory.extraction.adjudication import require_complete_approved_projection
     from teamlore.runner import plans as plan_store
-    from teamlore.runner.conformance import require_conformant
+    from teamlore.runner.conformance import profile_changes, require_conformant
     from teamlore.runner.process import kill_leftover
     from teamlore.runner.profiles import RUNNER_NAMES, RunnerChoice, resolve_runner
     from teamlore.runner.prompt import parse_answer
@@ -297,7 +302,17 @@ def _run_one(
     home = ctx.home
     peek = plan_store.plan_kind(home, plan_digest)
     with _stores_for(ctx, peek) as stores:
-        plan_file = plan_store.load_plan(home, plan_digest, _plan_owner(stores.identity))
+        owner = _plan_owner(stores.identity)
+        try:
+            plan_file = plan_store.load_plan(home, plan_digest, owner)
+        except errors.TeamloreError as err:
+            void = plan_store.void_refusal(home, plan_digest, owner)
+            if err.error is not errors.RUNNER_PLAN_NOT_FOUND or void is None:
+                raise
+            # an earlier approval found it void and swept it: say why again
+            raise errors.TeamloreError(
+                errors.RUNNER_PLAN_MISMATCH, str(void.get("message")), **void.get("details", {})
+            ) from None
         if runner_name is not None and runner_name != plan_file.runner.get("name"):
             raise errors.TeamloreError(
                 errors.INVALID_ARGUMENT,
@@ -342,12 +357,17 @@ def _run_one(
                 raise _indeterminate(plan_digest)
             task, gone = _rederive(stores, ctx, plan_file)
             if task is None:
-                raise _mismatch(plan_file.plan, None, gone)
+                raise _swept(home, plan_file, _mismatch(plan_file.plan, None, gone))
             rebuilt, stdin = _plan_for(
                 kind, task, runner, supersedes=plan_file.plan.supersedes_plan_digest
             )
             if rebuilt.plan_digest != plan_digest:
-                raise _mismatch(plan_file.plan, rebuilt, "the bytes to send changed")
+                now = runner.describe()
+                changes = profile_changes(plan_file.profile, now)
+                refusal = _mismatch(plan_file.plan, rebuilt, "the bytes to send changed", changes)
+                if _limits_alone(plan_file, rebuilt, now):
+                    raise refusal  # the approving shell's limits: the plan may run elsewhere
+                raise _swept(home, plan_file, refusal)
             if kind == "adjudication":  # refused before anything is sent, not after
                 require_complete_approved_projection(stores.state, _memory_owner(stores.identity))
             _log_authorization(stores.state, rebuilt, via, manifest_digest)
@@ -400,6 +420,34 @@ def _run_one(
                 {"state": "done", "finishedAt": _now(), "via": via, "usage": summary["usage"]},
             )
             return summary
+
+
+_LIMITS = ("timeoutSeconds", "maxOutputBytes")
+
+
+def _limits_alone(plan_file: Any, rebuilt: Any, now: dict[str, Any]) -> bool:
+    """Whether only the runner's limits differ from the plan's: they come from the approving
+    shell's environment (TEAMLORE_RUNNER_TIMEOUT_S, …), so the plan matches again where they
+    are as they were — it is not void for good."""
+    plan = plan_file.plan
+    if any(getattr(plan, n) != getattr(rebuilt, n) for n in _CHANGED if n != "runner_profile"):
+        return False
+    before = {k: v for k, v in plan_file.profile.items() if k not in _LIMITS}
+    return before == {k: v for k, v in now.items() if k not in _LIMITS}
+
+
+def _swept(home: Any, plan_file: Any, refusal: errors.TeamloreError) -> errors.TeamloreError:
+    """`refusal`, once the plan it voids for good is swept from runner-plans/ with its lock
+    (its approval holds that lock: no other process is running it)."""
+    from teamlore.runner import plans as plan_store
+
+    plan_store.sweep_void_plan(
+        home,
+        plan_file.digest,
+        plan_file.owner,
+        {"message": refusal.message, "details": refusal.details},
+    )
+    return refusal
 
 
 def _naming_session(err: errors.TeamloreError, conn: Any, task_id: str) -> errors.TeamloreError:
@@ -472,9 +520,12 @@ def memory_run_plan(ctx: OpContext, request: ExtractRunRequest) -> dict[str, Any
     if request.approve_plan is not None:
         digest_ = plan_store.check_digest_argument(request.approve_plan)
         progress(0, 1, digest_[:12])
-        result = _run_one(
-            ctx, digest_, via="digest", manifest_digest=None, runner_name=request.runner
-        )
+        try:
+            result = _run_one(
+                ctx, digest_, via="digest", manifest_digest=None, runner_name=request.runner
+            )
+        except errors.TeamloreError as err:  # its spend in the text view too, not only JSON
+            raise saying_spend(err) from None
         progress(1, 1, digest_[:12])
         return _run_result([result], manifest=None)
     manifest_digest = plan_store.check_digest_argument(str(request.approve_manifest))

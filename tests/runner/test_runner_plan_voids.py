@@ -1,0 +1,103 @@
+"""A plan that no longer matches what it would send now (RUNNER_PLAN_MISMATCH, docs/runner.md
+"Plans and approval"): the refusal names what changed, and a plan found void is swept from
+`runner-plans/` with its lock (never one another approval holds). Real CLI, real SQLite, fake
+runner executables."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from pathlib import Path
+
+import pytest
+from runner_world import World, make_world
+
+from teamlore.contracts.digests import plan_digest
+from teamlore.core.canonical import digest
+
+
+@pytest.fixture()
+def world(tmp_path: Path, home: Path) -> World:
+    return make_world(tmp_path, home)
+
+
+def _planned_by_an_older_teamlore(world: World, digest_: str, dropped: str) -> str:
+    """The plan as a teamlore whose runner command line lacked `dropped` would have written it
+    (the codex profile gained `--json`): its profile document, profile id and digest follow."""
+    data = json.loads(world.plan_path(digest_).read_text())
+    data["profile"]["argv"].remove(dropped)
+    plan = data["plan"]
+    name, _, _ = plan["runnerProfile"].rpartition(":")
+    plan["runnerProfile"] = f"{name}:{digest(data['profile'])}"
+    plan["planDigest"] = plan_digest(plan)
+    world.plan_path(plan["planDigest"]).write_text(json.dumps(data))
+    return str(plan["planDigest"])
+
+
+def test_a_plan_made_with_another_command_line_names_what_changed(world: World) -> None:
+    world.fake.install("codex")
+    world.reverify("codex")
+    current = world.plan("codex")["plans"][0]["planDigest"]
+    old = _planned_by_an_older_teamlore(world, current, "--json")
+
+    code, out = world.approve(old)
+
+    assert code == 1 and out["error"]["code"] == "RUNNER_PLAN_MISMATCH", out
+    message = out["error"]["message"]
+    assert (
+        "the runner's profile changed since the plan: the runner's command line: --json added"
+        in (message)
+    ), message
+    assert "model, endpoint, limits or version" not in message
+    assert out["error"]["details"]["changed"] == ["runnerProfile"]
+
+
+def test_a_plan_found_void_is_swept_with_its_lock(world: World) -> None:
+    world.reverify()
+    current = world.plan()["plans"][0]["planDigest"]
+    old = _planned_by_an_older_teamlore(world, current, "--disable-slash-commands")
+    folder = world.plan_path(old).parent
+
+    code, first = world.approve(old)
+    assert code == 1 and first["error"]["code"] == "RUNNER_PLAN_MISMATCH"
+    assert not world.plan_path(old).exists()
+    assert not (folder / f"{old}.lock").exists()
+    # approved again, it still says why it cannot run (not "no such plan")
+    code, again = world.approve(old)
+    assert code == 1 and again["error"]["code"] == "RUNNER_PLAN_MISMATCH", again
+    assert "command line" in again["error"]["message"]
+    # the current plan was never touched, and runs
+    assert world.approve(current)[0] == 0
+
+
+def test_a_void_plan_another_approval_holds_is_left_alone(world: World) -> None:
+    world.reverify()
+    current = world.plan()["plans"][0]["planDigest"]
+    old = _planned_by_an_older_teamlore(world, current, "--disable-slash-commands")
+    lock = os.open(world.plan_path(old).parent / f"{old}.lock", os.O_CREAT | os.O_RDWR, 0o600)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        code, out = world.approve(old)
+        assert code == 1 and out["error"]["code"] == "RUNNER_PLAN_BUSY", out
+        assert world.plan_path(old).exists()
+    finally:
+        os.close(lock)
+
+
+def test_a_plan_whose_limits_alone_changed_is_kept(world: World) -> None:
+    """The limits come from the approving shell's environment (TEAMLORE_RUNNER_TIMEOUT_S): the
+    same plan approved where they match again still runs."""
+    world.reverify()
+    plan = world.plan()["plans"][0]["planDigest"]
+    world.env = {"TEAMLORE_RUNNER_TIMEOUT_S": "300"}
+    world.reverify()
+
+    code, out = world.approve(plan)
+    assert code == 1 and out["error"]["code"] == "RUNNER_PLAN_MISMATCH", out
+    assert "timeout 600 s → 300 s" in out["error"]["message"]
+    assert world.plan_path(plan).exists()
+
+    world.env = {}
+    world.reverify()  # the record follows the limits too
+    assert world.approve(plan)[0] == 0
