@@ -258,6 +258,11 @@ def test_a_repository_with_a_broken_memory_tree_is_skipped_with_its_lint_finding
     commit_memory(clones["billing"], {"cache-keys": "Cache keys carry the region."})
     again = org_sync(home, database, "--lexical")["repositories"]
     assert [r["outcome"] for r in again] == ["synced", "skipped"]
+    # the text view names each finding's line, as `org status` does
+    finding = again[1]["findings"][0]
+    code, text = org(home, database, "sync", "--lexical")
+    assert finding["line"] and code == 1
+    assert f"    {finding['file']}:{finding['line']} {finding['rule']} " in text
 
 
 def test_a_symlink_or_a_name_that_is_not_utf8_skips_the_repository_as_memory_lint_does(
@@ -379,6 +384,11 @@ def test_a_folder_inside_a_clone_stands_for_the_clone(
     error = json.loads(output)["error"]
     assert code == 1 and error["code"] == "ORG_REPOSITORY_EXISTS"
     assert error["message"].endswith("for this clone (billing)")
+    # another `--name` cannot add a clone that is in: the advice says what can
+    assert error["next"] == (
+        "It is in as billing (`teamlore org list`); to rename it, "
+        "`teamlore org remove billing`, then add it again with `--name`."
+    )
     web = org_json(home, database, "add", str(clones["web"] / ".threadshare/memory/entries"))
     assert web["repository"] == "web"
     listed = org_json(home, database, "list")["repositories"]
@@ -456,6 +466,9 @@ def test_a_second_sync_that_will_not_wait_says_who_holds_the_lock(
     error = json.loads(output)["error"]
     assert code == 1 and error["code"] == "LOCK_BUSY"
     assert "build-7 pid 42" in error["message"]
+    assert error["next"] == (
+        "Run `teamlore org sync` again when that one has ended (`--wait SECONDS` waits longer)."
+    )  # not the generic advice to stop a watch
 
 
 def test_an_unavailable_database_names_host_and_port_never_the_password(

@@ -5,14 +5,15 @@ password, and nothing else is printed (psycopg_pool's own log lines included).""
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 
 import pytest
 
-from org_support import Cluster, free_port, postgres_cluster
+from org_support import Cluster, free_port, make_clone, postgres_cluster, postgres_database
 from support import teamlore_cli
 
-__all__ = ["postgres_cluster"]  # fixture
+__all__ = ["postgres_cluster", "postgres_database"]  # fixtures
 
 
 @pytest.mark.parametrize(
@@ -104,3 +105,87 @@ def test_a_pool_whose_connections_are_all_held_says_busy_not_down(
     assert refused.value.code == "ORG_DATABASE_UNAVAILABLE"
     assert f"within 2 s: all {POOL_MAX} are in use by other requests" in refused.value.message
     assert "is the server running" not in refused.value.message
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://bob:hunter/2@127.0.0.1/orga",  # libpq: host bob, port hunter
+        "postgresql://bob:hun@ter2@127.0.0.1/orga",  # libpq: host ter2@127.0.0.1
+        "postgresql://bob@corp:hunter2@127.0.0.1/orga",  # libpq: port hunter2@127.0.0.1
+    ],
+)
+def test_a_bare_at_or_slash_in_the_credentials_is_refused_without_any_part_of_them(
+    home: Path, url: str
+) -> None:
+    """libpq reads the rest of such a URL as host, port or database, which every refusal and
+    `org status` show: the password (part of it) would be printed."""
+    text = teamlore_cli("org", "status", "--database", url)
+    as_json = teamlore_cli("org", "status", "--format", "json", env={"TEAMLORE_ORG_DATABASE": url})
+    for done in (text, as_json):
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert "hun" not in done.stdout + done.stderr and "ter2" not in done.stdout + done.stderr
+    assert text.stderr.splitlines()[0] == (
+        "error ORG_DATABASE_URL_INVALID: cannot parse the org database's URL: its user name, "
+        "password or database name holds a bare '@' or '/' (percent-encode them: %40, %2F)"
+    )
+    assert json.loads(as_json.stdout)["error"]["code"] == "ORG_DATABASE_URL_INVALID"
+
+
+def test_percent_encoded_credentials_and_a_query_holding_at_are_accepted(
+    home: Path, postgres_cluster: Cluster
+) -> None:
+    port = postgres_cluster.port
+    for url in (
+        f"postgresql://postgres:pa%2Fss%40word@127.0.0.1:{port}/postgres",
+        f"postgresql://127.0.0.1:{port}/postgres?user=postgres&application_name=ci@build/7",
+    ):
+        done = teamlore_cli("org", "status", "--database", url, "--format", "json")
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert json.loads(done.stdout)["index"] == f"postgresql (127.0.0.1:{port}/postgres)"
+
+
+def test_the_server_named_is_the_one_libpq_takes_from_the_environment(home: Path) -> None:
+    """A URL without host or port connects where PGHOST and PGPORT say; the refusal names that
+    server, not localhost:5432."""
+    port = free_port()  # nothing listens there
+    env = {"PGHOST": "127.0.0.1", "PGPORT": str(port), "PGDATABASE": "orga"}
+    done = teamlore_cli("org", "status", "--database", "postgresql://", env=env)
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[0].startswith(
+        f"error ORG_DATABASE_UNAVAILABLE: cannot use the org database at 127.0.0.1:{port}/orga: "
+        "Connection refused"
+    )
+
+
+def test_a_role_that_may_only_read_searches_and_one_that_may_not_write_is_refused(
+    home: Path, postgres_database: str, tmp_path: Path
+) -> None:
+    """Searching, status and `org serve` write nothing: a role with SELECT on teamlore's tables
+    may run them. What the role may not do is refused with a stable code and the privilege
+    libpq names, not as an internal error."""
+    import psycopg
+
+    clone = make_clone(
+        tmp_path, "billing", {"deploy": "Deploy billing with the blue-green script."}
+    )
+    owner = {"TEAMLORE_ORG_DATABASE": postgres_database}
+    assert teamlore_cli("org", "add", str(clone), env=owner).returncode == 0
+    assert teamlore_cli("org", "sync", "--lexical", env=owner).returncode == 0
+    reader = f"reader_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(postgres_database, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {reader} LOGIN")  # type: ignore[arg-type]
+        conn.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {reader}")  # type: ignore[arg-type]
+    reading = {"TEAMLORE_ORG_DATABASE": postgres_database.replace("postgres@", f"{reader}@", 1)}
+
+    search = teamlore_cli("org", "search", "deploy", "--lexical", "-f", "json", env=reading)
+    assert search.returncode == 0, search.stdout + search.stderr
+    assert [hit["id"] for hit in json.loads(search.stdout)["results"]] == ["deploy"]
+    assert teamlore_cli("org", "status", env=reading).returncode == 0
+
+    create = teamlore_cli("org", "token", "create", "ci", "--format", "json", env=reading)
+    error = json.loads(create.stdout)["error"]
+    assert create.returncode == 1 and error["code"] == "ORG_DATABASE_UNAVAILABLE"
+    assert error["message"].endswith(": permission denied for table org_tokens")
+    assert error["next"].startswith("Use the role that owns the org database")
+    assert reader not in create.stdout

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import psycopg
+from psycopg import pq
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool, PoolTimeout
@@ -47,6 +48,7 @@ from teamlore.org.store import (
     StoredVectors,
     Token,
     repository_taken,
+    sync_busy,
     token_exists,
 )
 
@@ -127,6 +129,7 @@ _POOL_LOG.propagate = False
 
 _QUOTED = re.compile(r'(?:\s+after)?\s*"([^"]*)"')  # `after "the string"`, `"="`, `"pass%"`
 _URL = re.compile(r"postgres(?:ql)?://", re.I)
+_URL_BEFORE_QUERY = re.compile(r"postgres(?:ql)?://([^?]*)", re.I)
 _NAMED_ROLE = re.compile(r'\b(role|user) "[^"]*"')
 _FAILED_AT = re.compile(r"^(?:connection (?:failed|is bad): )?connection to server .*? failed: ")
 
@@ -151,7 +154,7 @@ def _settings(database: str) -> dict[str, Any]:
     """The settings of a connection string, else ORG_DATABASE_URL_INVALID: libpq's words
     without the pieces of the string it quotes (a user, a password, the whole string)."""
     try:
-        return conninfo_to_dict(database)
+        settings = conninfo_to_dict(database)
     except psycopg.ProgrammingError as exc:
         problem = _QUOTED.sub(_punctuation_only, str(exc).strip().splitlines()[0]).rstrip(": ")
         if re.match(r"[a-z][a-z0-9+.-]*:", database, re.I) and not re.match(_URL, database):
@@ -159,6 +162,27 @@ def _settings(database: str) -> dict[str, Any]:
         raise errors.TeamloreError(
             errors.ORG_DATABASE_URL_INVALID, f"cannot parse the org database's URL: {problem}"
         ) from None
+    if _bare_at_or_slash(database):
+        raise errors.TeamloreError(
+            errors.ORG_DATABASE_URL_INVALID,
+            "cannot parse the org database's URL: its user name, password or database name "
+            "holds a bare '@' or '/' (percent-encode them: %40, %2F)",
+        )
+    return settings
+
+
+def _bare_at_or_slash(database: str) -> bool:
+    """A URL whose user name or password holds an `@` or a `/` as typed: libpq reads the rest
+    of it as the host, the port or the database (`postgresql://bob:pa/ss@db/org` is host
+    `bob`, port `pa`, database `ss@db/org`), so the password would show wherever the server's
+    address is shown. The `@` that ends the credentials is the only one a URL may hold before
+    its query, and no `/` comes before it."""
+    url = _URL_BEFORE_QUERY.match(database)
+    if url is None:
+        return False
+    before_query = url[1]
+    last_at = before_query.rfind("@")
+    return before_query.count("@") > 1 or "/" in before_query[: max(last_at, 0)]
 
 
 def _punctuation_only(quoted: re.Match[str]) -> str:
@@ -168,17 +192,37 @@ def _punctuation_only(quoted: re.Match[str]) -> str:
 
 
 def server_address(database: str) -> str:
-    """`host:port/dbname` of a connection string, without user or password."""
+    """`host:port/dbname` of a connection string, without user or password: what the string
+    leaves out is what libpq takes from PGHOST, PGHOSTADDR, PGPORT and PGDATABASE."""
     try:
-        parts = conninfo_to_dict(database)
+        given = conninfo_to_dict(database)
     except psycopg.ProgrammingError:
         return "an unparsable connection string"
-    host = parts.get("host") or parts.get("hostaddr") or "localhost"
-    return f"{host}:{parts.get('port') or 5432}/{parts.get('dbname') or ''}".rstrip("/")
+    defaults = _environment_defaults()
+    parts = {key: given.get(key) or defaults.get(key) for key in _ADDRESS_SETTINGS}
+    host = parts["host"] or parts["hostaddr"] or "localhost"
+    return f"{host}:{parts['port'] or 5432}/{parts['dbname'] or ''}".rstrip("/")
+
+
+_ADDRESS_SETTINGS = ("host", "hostaddr", "port", "dbname")
+
+
+def _environment_defaults() -> dict[str, str]:
+    """libpq's value, now, of each address setting a string may leave out (never the user's:
+    libpq's default database is the user's name, which is withheld)."""
+    return {
+        option.keyword.decode(): option.val.decode()
+        for option in pq.Conninfo.get_defaults()
+        if option.val and option.keyword.decode() in _ADDRESS_SETTINGS
+    }
 
 
 # where the connection string came from, as a refusal's `next` names it
 FLAG_SOURCE = "`--database`"
+LACKING_PRIVILEGE = (
+    'Use the role that owns the org database (docs/org.md "A team server"), or grant this '
+    "one the privilege the message names."
+)
 
 
 def unavailable(
@@ -272,6 +316,9 @@ class PostgresStore:
             raise unavailable(self.database, why, self.source) from None
         except psycopg.OperationalError as exc:
             raise unavailable(self.database, exc, self.source) from None
+        except psycopg.errors.InsufficientPrivilege as exc:
+            refused = unavailable(self.database, exc, self.source)
+            raise refused.advising(LACKING_PRIVILEGE) from None
 
     def _why_no_connection(self) -> str:
         """Every connection held by other requests (a burst of slow searches), or none to be
@@ -413,10 +460,7 @@ class PostgresStore:
                     row = conn.execute(
                         "SELECT value FROM org_meta WHERE key = 'sync_holder'"
                     ).fetchone()
-                    raise errors.TeamloreError(
-                        errors.LOCK_BUSY,
-                        f"another org sync is running ({row[0] if row else 'holder unknown'})",
-                    )
+                    raise sync_busy(row[0] if row else "holder unknown")
                 time.sleep(0.1)
             try:
                 conn.execute(
@@ -536,10 +580,13 @@ def _try_lock(conn: psycopg.Connection[Any]) -> bool:
 
 
 def _migrate(conn: psycopg.Connection[Any]) -> None:
+    """Create or migrate the tables, unless they are at our schema already: then nothing is
+    written or created, so a role that may only read them (SELECT) can search and serve."""
+    if _schema_version(conn) == SCHEMA_VERSION:
+        return
     conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
     conn.execute("CREATE TABLE IF NOT EXISTS org_schema (version integer NOT NULL)")
-    row = conn.execute("SELECT max(version) FROM org_schema").fetchone()
-    current = int(row[0]) if row and row[0] is not None else 0
+    current = _schema_version(conn)
     if current > SCHEMA_VERSION:
         raise errors.TeamloreError(
             errors.DB_SCHEMA_TOO_NEW, f"the org database has schema {current}, newer than ours"
@@ -547,6 +594,14 @@ def _migrate(conn: psycopg.Connection[Any]) -> None:
     for number, script in enumerate(MIGRATIONS[current:], start=current + 1):
         conn.execute(script)  # no parameters: psycopg sends the script as one simple query
         conn.execute("INSERT INTO org_schema VALUES (%s)", (number,))
+
+
+def _schema_version(conn: psycopg.Connection[Any]) -> int:
+    """The highest migration applied, 0 before the first (no `org_schema` yet)."""
+    if conn.execute("SELECT to_regclass('org_schema')").fetchone() == (None,):
+        return 0
+    row = conn.execute("SELECT max(version) FROM org_schema").fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
 
 
 def _record(conn: psycopg.Connection[Any], repository: Repository) -> None:

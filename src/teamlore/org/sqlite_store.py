@@ -32,6 +32,7 @@ from teamlore.org.store import (
     Token,
     chunks,
     repository_taken,
+    sync_busy,
     token_exists,
 )
 
@@ -280,9 +281,7 @@ class SqliteStore:
             if busy.code != errors.LOCK_BUSY.code:
                 raise
             who = named.read_text(errors="replace") if named.exists() else "holder unknown"
-            raise errors.TeamloreError(
-                errors.LOCK_BUSY, f"another org sync is running ({who})"
-            ) from None
+            raise sync_busy(who) from None
 
     # ---------------------------------------------------------------------------------- search
 

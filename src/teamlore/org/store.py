@@ -170,9 +170,27 @@ def repository_taken(repository: Repository, taken: list[tuple[str, str]]) -> No
     if not taken:
         return
     same_clone = [name for name, path in taken if path == repository.path]
-    what = f"for this clone ({same_clone[0]})" if same_clone else f"named {repository.name}"
+    if not same_clone:
+        raise errors.TeamloreError(
+            errors.ORG_REPOSITORY_EXISTS,
+            f"the org index already has a repository named {repository.name}",
+        )
+    # another --name does not help: the clone itself is in, under its name
     raise errors.TeamloreError(
-        errors.ORG_REPOSITORY_EXISTS, f"the org index already has a repository {what}"
+        errors.ORG_REPOSITORY_EXISTS,
+        f"the org index already has a repository for this clone ({same_clone[0]})",
+    ).advising(
+        f"It is in as {same_clone[0]} (`teamlore org list`); to rename it, "
+        f"`teamlore org remove {same_clone[0]}`, then add it again with `--name`."
+    )
+
+
+def sync_busy(holder: str) -> errors.TeamloreError:
+    """LOCK_BUSY of a second `org sync`, naming who holds the index (`host pid N, since …`)."""
+    return errors.TeamloreError(
+        errors.LOCK_BUSY, f"another org sync is running ({holder})"
+    ).advising(
+        "Run `teamlore org sync` again when that one has ended (`--wait SECONDS` waits longer)."
     )
 
 
