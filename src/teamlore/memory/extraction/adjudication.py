@@ -4,10 +4,12 @@ Everything happens in one `BEGIN IMMEDIATE` transaction (glossary: adjudication;
 docs/extraction.md "stage"):
 1. the submission gate (identical replay → recorded outcome; different → audited
    `SUBMISSION_CONFLICT`);
-2. the drafts must still be live drafts awaiting adjudication, and the same `recall-rrf@1` is run
-   again over the current projections: a different result-set digest means team memory changed
-   under the task — it is marked `stale` (committed) and refused with `ADJUDICATION_STALE`; a
-   generation change with the same result set is accepted;
+2. the task must hold exactly the batch's drafts that still await adjudication — not when a
+   person discarded one since, or another batch's update/merge consumed one (`drafts-changed`:
+   staging the same draft batch again issues a fresh task over the drafts left) — and the same
+   `recall-rrf@1` is run again over the current projections: a different result-set digest
+   means team memory changed under the task. Either way it is marked `stale` (committed) and
+   refused with `ADJUDICATION_STALE`; a generation change with the same result set is accepted;
 3. the host rules (`contracts.adjudication.check_adjudication_result`): every draft decided
    exactly once, targets in the pool, no skip chains or cycles, never a draft of this batch as
    an update/merge target. An invalid result is refused (`ADJUDICATION_INVALID`) and audited;
@@ -48,7 +50,11 @@ from teamlore.core import errors
 from teamlore.core.canonical import canonical_json
 from teamlore.core.failpoints import failpoint
 from teamlore.memory.extraction import dedup, staging, tasks
-from teamlore.memory.extraction.adjudication_tasks import adjudication_task_document, run_recall
+from teamlore.memory.extraction.adjudication_tasks import (
+    adjudication_task_document,
+    holds_the_drafts,
+    run_recall,
+)
 from teamlore.memory.extraction.drafts import (
     DraftRow,
     bump_candidate_generation,
@@ -100,13 +106,13 @@ def submit_adjudication(
             return _replayed(replay.outcome)
         fresh = tasks.find_task(conn, task.task_id)
         assert fresh is not None
-        if fresh.status == "stale":
-            raise _stale(fresh, "task-stale")
-        require_complete_approved_projection(conn, owner)
         drafts = load_drafts(conn, task.draft_batch_ref)
-        if not drafts or any(d.status != "draft" or d.adjudication != "pending" for d in drafts):
+        if fresh.status == "stale":
+            raise _stale(fresh, "task-stale", drafts)
+        require_complete_approved_projection(conn, owner)
+        if not holds_the_drafts(fresh, drafts):
             tasks.mark_stale(conn, fresh.task_id, lease_epoch=fresh.lease_epoch)
-            raise tasks.CommitThenRaise(_stale(fresh, "drafts-changed"))
+            raise tasks.CommitThenRaise(_stale(fresh, "drafts-changed", drafts))
         recall = run_recall(conn, owner, drafts)
         if recall.result_set_digest != task.binding["resultSetDigest"]:
             tasks.mark_stale(conn, fresh.task_id, lease_epoch=fresh.lease_epoch)
@@ -114,6 +120,7 @@ def submit_adjudication(
                 _stale(
                     fresh,
                     "result-set-digest-mismatch",
+                    drafts,
                     expectedResultSetDigest=task.binding["resultSetDigest"],
                     actualResultSetDigest=recall.result_set_digest,
                 )
@@ -144,7 +151,7 @@ def submit_adjudication(
             conn.execute(f"RELEASE {_SAVEPOINT}")
             tasks.mark_stale(conn, claim.task_id, lease_epoch=claim.lease_epoch)
             raise tasks.CommitThenRaise(
-                _stale(fresh, "revision-cas-failed", target=cas.target)
+                _stale(fresh, "revision-cas-failed", drafts, target=cas.target)
             ) from None
         conn.execute(f"RELEASE {_SAVEPOINT}")
         failpoint("memory.adjudication.applied")
@@ -220,13 +227,34 @@ def refuse_consuming_planned_candidates(
     )
 
 
-def _stale(task: Task, reason: str, **details: Any) -> errors.TeamloreError:
+def _stale(
+    task: Task, reason: str, waiting: Sequence[DraftRow], **details: Any
+) -> errors.TeamloreError:
+    """ADJUDICATION_STALE; `waiting`: the batch's drafts that still await adjudication, which
+    staging the same draft batch again puts in a fresh task (staging.py)."""
+    if not waiting:
+        return errors.TeamloreError(
+            errors.ADJUDICATION_STALE,
+            f"adjudication task {task.task_id} is stale ({reason}): none of its drafts awaits "
+            "adjudication any more (each was discarded, merged into another candidate or "
+            "adjudicated), nothing is left to decide",
+            taskId=task.task_id,
+            reason=reason,
+            waitingCandidateIds=[],
+            **details,
+        ).advising("Nothing to do: `teamlore memory status` counts the candidates that wait.")
+    changed = (
+        "a draft it holds was discarded or merged into another candidate since it was issued"
+        if reason == "drafts-changed"
+        else reason
+    )
     return errors.TeamloreError(
         errors.ADJUDICATION_STALE,
-        f"adjudication task {task.task_id} is stale ({reason}); stage the same draft batch "
-        "again for a fresh adjudication task",
+        f"adjudication task {task.task_id} is stale ({changed}); stage the same draft batch "
+        f"again for a fresh adjudication task over its {len(waiting)} draft(s) still waiting",
         taskId=task.task_id,
         reason=reason,
+        waitingCandidateIds=[d.candidate_id for d in waiting],
         **details,
     )
 

@@ -38,6 +38,16 @@ def run_recall(
     )
 
 
+def draft_batch_digest(drafts: Sequence[DraftRow]) -> str:
+    return digests.draft_batch_digest([d.as_adjudication_draft() for d in drafts])
+
+
+def holds_the_drafts(task: Task, drafts: Sequence[DraftRow]) -> bool:
+    """Whether the adjudication task was issued over exactly these drafts: not when one of its
+    drafts left the batch since (discarded by a person, consumed by another batch)."""
+    return bool(drafts) and task.binding["draftBatchDigest"] == draft_batch_digest(drafts)
+
+
 def adjudication_binding(
     conn: sqlite3.Connection, owner: Owner, drafts: Sequence[DraftRow], recall: dedup.RecallResult
 ) -> dict[str, Any]:
@@ -46,7 +56,7 @@ def adjudication_binding(
         "databaseUuid": uuid,
         "memoryStateUuid": uuid,
         "owner": {"repositoryKey": owner.repository_key, "worktreeKey": owner.worktree_key},
-        "draftBatchDigest": digests.draft_batch_digest([d.as_adjudication_draft() for d in drafts]),
+        "draftBatchDigest": draft_batch_digest(drafts),
         "approvedProjection": recall.approved_projection.to_json(),
         "candidateProjection": recall.candidate_projection.to_json(),
         "recallAlgorithmVersion": recall.algorithm,
@@ -141,7 +151,8 @@ def _latest_adjudication_task(conn: sqlite3.Connection, extraction_task_id: str)
 
 
 def awaiting_adjudication(conn: sqlite3.Connection, owner: Owner) -> list[str]:
-    """Extraction tasks of `owner` whose staged drafts still await their adjudication."""
+    """Extraction tasks of `owner` with staged drafts that still await their adjudication (all
+    of the batch, or those left when a person discarded one or another batch consumed one)."""
     rows = conn.execute(
         "SELECT t.task_id FROM tasks t JOIN submissions s ON s.task_id = t.task_id "
         "WHERE t.kind = 'extraction' AND t.status = 'submitted' "
@@ -150,8 +161,7 @@ def awaiting_adjudication(conn: sqlite3.Connection, owner: Owner) -> list[str]:
     ).fetchall()
     waiting: list[str] = []
     for (task_id,) in rows:
-        drafts = load_drafts(conn, task_id)
-        if drafts and all(d.status == "draft" and d.adjudication == "pending" for d in drafts):
+        if load_drafts(conn, task_id):
             waiting.append(task_id)
     return waiting
 
@@ -166,16 +176,17 @@ def live_adjudication_task(
     """The AdjudicationTask@v1 the drafts of the extraction task(s) await right now: one task
     over every draft of a runner run (at most 64; docs/runner.md "Two approvals").
 
-    The recorded task when its recall result set still holds. Otherwise, with `reissue`, the
-    old task is marked stale and a fresh one recorded (what a new runner plan needs); without
-    it, None (read-only: an approval must not change state before it runs). None as well when
-    the drafts no longer await adjudication."""
+    The recorded task when it holds the drafts that still wait and its recall result set still
+    holds. Otherwise, with `reissue`, the old task is marked stale and a fresh one recorded over
+    the drafts that wait (what a new runner plan needs); without it, None (read-only: an
+    approval must not change state before it runs). None as well when no draft awaits
+    adjudication."""
     ids = (
         [extraction_task_ids] if isinstance(extraction_task_ids, str) else list(extraction_task_ids)
     )
     ref = " ".join(ids)
     drafts = load_drafts(conn, ref)
-    if not drafts or any(d.status != "draft" or d.adjudication != "pending" for d in drafts):
+    if not drafts:
         return None
     current = _latest_adjudication_task(conn, ref)
     recall = run_recall(conn, owner, drafts)
@@ -183,6 +194,7 @@ def live_adjudication_task(
     if (
         live
         and current is not None
+        and holds_the_drafts(current, drafts)
         and (recall.result_set_digest == current.binding["resultSetDigest"])
     ):
         return adjudication_task_document(current.task_id, current.binding, drafts, recall)

@@ -116,12 +116,16 @@ def candidate_id(extraction_task_id: str, index: int) -> str:
 
 
 def load_drafts(conn: sqlite3.Connection, draft_batch_ref: str) -> list[DraftRow]:
-    """The candidates staged by the extraction task(s) of a batch, in batch order."""
+    """The drafts staged by the extraction task(s) of a batch that still await adjudication,
+    in batch order. A draft that left the batch since — a person discarded it, another
+    batch's `update`/`merge` consumed it — is not among them: the rest are adjudicated
+    without it (docs/extraction.md "stage"), never held back by it."""
     rows: list[DraftRow] = []
     for extraction_task_id in draft_batch_ref.split():
         for row in conn.execute(
             "SELECT rowid, candidate_id, chunk_ref, revision, content_digest, payload_json, "
             "status, adjudication FROM candidates WHERE candidate_id LIKE ? ESCAPE '\\' "
+            "AND status = 'draft' AND adjudication = 'pending' "
             "ORDER BY length(candidate_id), candidate_id",
             (_like_prefix(extraction_task_id) + "-c%",),
         ):

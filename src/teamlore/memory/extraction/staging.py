@@ -18,7 +18,9 @@ One `BEGIN IMMEDIATE` transaction (tx 1; docs/extraction.md "stage"):
 
 An empty batch is an explicit no-op: the chunk becomes `extracted`, no adjudication.
 Re-staging the same batch later returns the recorded outcome; if the adjudication task it named
-went stale (team memory changed), a fresh one is issued over the current recall.
+went stale (team memory changed) or no longer holds the drafts that wait (a person discarded one
+of them, another batch's update/merge consumed one), a fresh one is issued over the drafts that
+still await adjudication and the current recall.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from teamlore.memory.extraction import dedup, tasks
 from teamlore.memory.extraction.adjudication_tasks import (
     _latest_adjudication_task,
     adjudication_task_document,
+    holds_the_drafts,
     issue_adjudication_task,
     recall_comparison,
     run_recall,
@@ -203,21 +206,24 @@ def _replayed(
     response_digest: str,
     now: int,
 ) -> dict[str, Any]:
-    """The recorded outcome; with a fresh adjudication task if the recorded one went stale."""
+    """The recorded outcome; with a fresh adjudication task over the drafts that still wait if
+    the recorded one went stale or holds a draft that left the batch."""
     if outcome.get("noOp"):
         return {**outcome, "idempotent": True}
     current = _latest_adjudication_task(conn, task.task_id)
     drafts = load_drafts(conn, task.task_id)
-    live = all(d.status == "draft" and d.adjudication == "pending" for d in drafts)
-    if current is None or current.status == "submitted" or not live:
+    if current is None or current.status == "submitted" or not drafts:
         return {**outcome, "idempotent": True}
     if current.status != "stale":
-        recall = run_recall(conn, owner, drafts)
-        if recall.result_set_digest == current.binding["resultSetDigest"]:
-            if current.task_id == outcome["adjudicationTaskId"]:
-                return {**outcome, "idempotent": True}
-            document = adjudication_task_document(current.task_id, current.binding, drafts, recall)
-            return {**_with_task(outcome, document, recall), "idempotent": True}
+        if holds_the_drafts(current, drafts):
+            recall = run_recall(conn, owner, drafts)
+            if recall.result_set_digest == current.binding["resultSetDigest"]:
+                if current.task_id == outcome["adjudicationTaskId"]:
+                    return {**outcome, "idempotent": True}
+                document = adjudication_task_document(
+                    current.task_id, current.binding, drafts, recall
+                )
+                return {**_with_task(outcome, document, recall), "idempotent": True}
         tasks.mark_stale(conn, current.task_id, lease_epoch=current.lease_epoch)
     document, recall = issue_adjudication_task(
         conn,
