@@ -50,6 +50,16 @@ def _unsafe(relative: str, why: str) -> errors.TeamloreError:
     return errors.TeamloreError(errors.UNSAFE_PATH, f"{relative}: {why}", path=relative)
 
 
+class FileTooLarge(errors.TeamloreError):
+    """UNSAFE_PATH for a regular file over a reader's cap: a caller that reports sizes (lint's
+    `capacity.file-size`) tells it from the other refusals."""
+
+    def __init__(self, relative: str, max_bytes: int | None) -> None:
+        super().__init__(
+            errors.UNSAFE_PATH, f"{relative}: larger than {max_bytes} bytes", path=relative
+        )
+
+
 def check_relative_path(relative: str) -> tuple[str, ...]:
     """The components of a normalized relative POSIX path, or UNSAFE_PATH."""
     shown = _FORBIDDEN.sub("?", relative)[:200]
@@ -122,11 +132,12 @@ def _parent_dir(root: Path, parts: tuple[str, ...], *, create: bool) -> Iterator
         yield fd
 
 
-def _read_at(
+def read_at(
     dir_fd: int, name: str, shown: str, max_bytes: int | None = MAX_READ_BYTES
 ) -> bytes | None:
-    """The bytes of regular file `name` in `dir_fd` (None: absent). Symlinks and other kinds of
-    file are UNSAFE_PATH, and so is a file over `max_bytes` (None: no cap)."""
+    """The bytes of regular file `name` in `dir_fd` (None: absent), `shown` as its path in a
+    refusal. Symlinks and other kinds of file are UNSAFE_PATH (a FIFO is never waited on), and
+    a file over `max_bytes` (None: no cap) is FileTooLarge."""
     cap = float("inf") if max_bytes is None else max_bytes
     try:
         fd = os.open(name, _READ_FLAGS, dir_fd=dir_fd)
@@ -143,7 +154,7 @@ def _read_at(
         if not stat.S_ISREG(info.st_mode):
             raise _unsafe(shown, "not a regular file")
         if info.st_size > cap:
-            raise _unsafe(shown, f"larger than {max_bytes} bytes")
+            raise FileTooLarge(shown, max_bytes)
         chunks: list[bytes] = []
         total = 0
         while True:
@@ -152,7 +163,7 @@ def _read_at(
                 break
             total += len(chunk)
             if total > cap:
-                raise _unsafe(shown, f"larger than {max_bytes} bytes")
+                raise FileTooLarge(shown, max_bytes)
             chunks.append(chunk)
         return b"".join(chunks)
     finally:
@@ -175,12 +186,12 @@ def _target_mode(dir_fd: int, name: str, shown: str) -> int | None:
 def read_file(root: Path, relative: str, *, max_bytes: int = MAX_READ_BYTES) -> bytes | None:
     """The bytes of `root/relative` read without following any symlink (None: absent); a file
     that is not a regular one (a FIFO is never waited on) or is over `max_bytes` is
-    UNSAFE_PATH."""
+    UNSAFE_PATH (the latter FileTooLarge)."""
     parts = check_relative_path(relative)
     with _parent_dir(root, parts, create=False) as dir_fd:
         if dir_fd is None:
             return None
-        return _read_at(dir_fd, parts[-1], relative, max_bytes)
+        return read_at(dir_fd, parts[-1], relative, max_bytes)
 
 
 class ExpectationFailed(Exception):
@@ -235,7 +246,7 @@ def write_file(
             finally:
                 os.close(fd)
             if expect is not None:
-                current = _read_at(dir_fd, name, relative, max_bytes)
+                current = read_at(dir_fd, name, relative, max_bytes)
                 if not expect(current):
                     raise ExpectationFailed(relative, current)
                 absent = current is None
@@ -260,7 +271,7 @@ def write_file(
 
 def _read_or_none(dir_fd: int, name: str) -> bytes | None:
     try:
-        return _read_at(dir_fd, name, name)
+        return read_at(dir_fd, name, name)
     except errors.TeamloreError:
         return None
 
@@ -285,7 +296,7 @@ def delete_file(
         if dir_fd is None:
             return False
         if expect is not None:
-            current = _read_at(dir_fd, name, relative, max_bytes)
+            current = read_at(dir_fd, name, relative, max_bytes)
             if not expect(current):
                 raise ExpectationFailed(relative, current)
         if _target_mode(dir_fd, name, relative) is None:

@@ -4,8 +4,11 @@ operation registry (in process) or the real `teamlore` CLI (subprocess)."""
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +75,25 @@ class World:
     def cli_json(self, *args: str, input: str | None = None) -> tuple[int, dict[str, Any]]:
         done = self.cli(*args, "--format", "json", input=input)
         return done.returncode, orjson.loads(done.stdout)
+
+    def cli_in_at_most(
+        self, seconds: float, *args: str, memory_bytes: int
+    ) -> subprocess.CompletedProcess[str]:
+        """The real CLI with this world's state dir, killed after `seconds` (TimeoutExpired)
+        and refused more than `memory_bytes` of address space."""
+
+        def limit_memory() -> None:
+            resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+
+        return subprocess.run(
+            [sys.executable, "-m", "teamlore.cli.main", *args],
+            cwd=self.root,
+            env={**os.environ, "TEAMLORE_HOME": str(self.home)},
+            capture_output=True,
+            text=True,
+            timeout=seconds,
+            preexec_fn=limit_memory,
+        )
 
     def synthesize(self, **payload: Any) -> dict[str, Any]:
         return self.op("memory.synthesize", payload)

@@ -7,9 +7,6 @@ from __future__ import annotations
 
 import os
 import re
-import resource
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -206,18 +203,8 @@ def test_a_record_that_does_not_read_is_ignored_and_named_by_lint(team: Team) ->
 def status_in_at_most(world: World, seconds: float, *, memory_bytes: int) -> dict[str, Any]:
     """`memory status --format json` of the real CLI, killed after `seconds` and refused more
     than `memory_bytes` of address space."""
-
-    def limit_memory() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-
-    done = subprocess.run(
-        [sys.executable, "-m", "teamlore.cli.main", "memory", "status", "--format", "json"],
-        cwd=world.root,
-        env={**os.environ, "TEAMLORE_HOME": str(world.home)},
-        capture_output=True,
-        text=True,
-        timeout=seconds,
-        preexec_fn=limit_memory,
+    done = world.cli_in_at_most(
+        seconds, "memory", "status", "--format", "json", memory_bytes=memory_bytes
     )
     assert done.returncode == 0, done.stderr[-2000:]
     result: dict[str, Any] = orjson.loads(done.stdout)

@@ -3,19 +3,16 @@ the current bytes of each target file, read without following a symbolic link.""
 
 from __future__ import annotations
 
-import errno
 import os
 from pathlib import Path
 from typing import Any
 
 from teamlore.contracts.repository import REPOSITORY_BINDING_FORMAT
-from teamlore.core import errors
+from teamlore.core import errors, safe_write
 from teamlore.core.canonical import sha256_hex
+from teamlore.memory.store import documents as docs
 from teamlore.memory.store import layout
 from teamlore.repo.binding import RepositoryIdentity
-
-_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-
 
 # -- owner ---------------------------------------------------------------------------------------
 
@@ -45,39 +42,20 @@ def repository_binding(identity: RepositoryIdentity, public_identity: str | None
 
 
 def read_memory_file(worktree_root: Path, target_path: str) -> bytes | None:
-    """Current bytes of a memory file (None: absent). A symlink anywhere → UNSAFE_PATH."""
-    relative = target_path[len(layout.MEMORY_ROOT) + 1 :]
-    parts = relative.split("/")
+    """Current bytes of a memory file (None: absent), read as every committed file a plan binds
+    is read: a symlink anywhere, a file that is not a regular one (a FIFO is never waited on)
+    and one over its kind's size limit are UNSAFE_PATH."""
+    limit = (
+        docs.CONSOLIDATED_MAX_BYTES
+        if layout.document_kind(target_path) == "consolidated"
+        else docs.MAX_FILE_BYTES
+    )
     try:
-        with layout.open_memory_root(worktree_root) as memory_fd:
-            opened: list[int] = []
-            try:
-                parent = memory_fd
-                walked = layout.MEMORY_ROOT
-                for part in parts[:-1]:
-                    walked = f"{walked}/{part}"
-                    try:
-                        parent = layout.open_dir_nofollow(parent, part, walked)
-                    except FileNotFoundError:
-                        return None
-                    opened.append(parent)
-                try:
-                    fd = os.open(parts[-1], os.O_RDONLY | _O_NOFOLLOW, dir_fd=parent)
-                except FileNotFoundError:
-                    return None
-                except OSError as exc:
-                    if exc.errno in (errno.ELOOP, errno.EMLINK):
-                        raise errors.TeamloreError(
-                            errors.UNSAFE_PATH,
-                            f"{target_path}: symbolic links are not allowed in the memory tree",
-                            path=target_path,
-                        ) from None
-                    raise
-                with os.fdopen(fd, "rb") as handle:
-                    return handle.read()
-            finally:
-                for one in reversed(opened):
-                    os.close(one)
+        data = safe_write.read_file(worktree_root, target_path, max_bytes=limit)
+        if data is None:
+            with layout.open_memory_root(worktree_root):
+                pass  # absent inside the tree, or no tree at all
+        return data
     except FileNotFoundError:
         raise errors.TeamloreError(errors.MEMORY_NOT_INITIALIZED) from None
 

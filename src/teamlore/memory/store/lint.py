@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import errno
 import os
 import re
 import stat
@@ -30,8 +31,9 @@ from typing import Literal, Protocol, cast
 
 from pydantic import BaseModel, Field
 
-from teamlore.core import errors
+from teamlore.core import errors, safe_write
 from teamlore.core.errors import MEMORY_NOT_INITIALIZED, TeamloreError
+from teamlore.core.failpoints import failpoint
 from teamlore.core.paths import escaped_path
 from teamlore.core.secrets import (
     CI_HOMES,
@@ -453,12 +455,14 @@ def _finding(rule: str, severity: Severity, path: str, message: str, line: int =
     return Finding(rule=rule, severity=severity, file=path, line=line, message=message)
 
 
-def _read_file(dir_fd: int, name: str, limit: int = docs.MAX_FILE_BYTES) -> bytes | None:
-    """Read a regular file without following a symlink; None if it is larger than `limit`."""
-    fd = os.open(name, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0), dir_fd=dir_fd)
-    with os.fdopen(fd, "rb") as handle:
-        data = handle.read(limit + 1)
-    return None if len(data) > limit else data
+def _read_file(dir_fd: int, name: str, relative: str, limit: int) -> bytes:
+    """The bytes of regular file `name`, read as safe_write reads (no symlink followed, never
+    waiting on a FIFO swapped in after the listing, at most `limit` bytes): FileTooLarge over
+    `limit`, UNSAFE_PATH when it is not a regular file."""
+    data = safe_write.read_at(dir_fd, name, relative, limit)
+    if data is None:
+        raise FileNotFoundError(errno.ENOENT, "removed while the tree was linted", relative)
+    return data
 
 
 class FileLint(BaseModel):
@@ -534,11 +538,19 @@ class _TreeLinter:
     def lint_file(self, dir_fd: int, name: str, relative: str, kind: DocumentKind) -> None:
         self.files.append(relative)
         limit = docs.CONSOLIDATED_MAX_BYTES if kind == "consolidated" else docs.MAX_FILE_BYTES
-        data = _read_file(dir_fd, name, limit)
-        if data is None:
+        failpoint("lint.before-read")
+        try:
+            data = _read_file(dir_fd, name, relative, limit)
+        except safe_write.FileTooLarge:
             self.findings.append(
                 _finding("capacity.file-size", "block", relative, f"file is over {limit} bytes")
             )
+            return
+        except TeamloreError:  # replaced after it was listed: name what is there now
+            if self._kind_of(dir_fd, name, relative) == "file":
+                self.findings.append(
+                    _finding("tree.not-a-file", "block", relative, "not a regular file")
+                )
             return
         if self.memo is not None:
             result = self.memo.lint(relative, kind, data)
@@ -766,14 +778,17 @@ def lint_paths(worktree_root: str | os.PathLike[str], paths: Sequence[Path]) -> 
             raise TeamloreError(errors.INVALID_ARGUMENT, f"{shown}: not a regular file")
         limit = docs.CONSOLIDATED_MAX_BYTES if kind == "consolidated" else docs.MAX_FILE_BYTES
         dir_fd = os.open(absolute.parent, os.O_RDONLY)
+        failpoint("lint.before-read")
         try:
-            data = _read_file(dir_fd, absolute.name, limit)
-        finally:
-            os.close(dir_fd)
-        if data is None:
+            data = _read_file(dir_fd, absolute.name, shown, limit)
+        except safe_write.FileTooLarge:
             findings.append(
                 _finding("capacity.file-size", "block", shown, f"file is over {limit} bytes")
             )
             continue
+        except TeamloreError:  # replaced since the check above
+            raise TeamloreError(errors.INVALID_ARGUMENT, f"{shown}: not a regular file") from None
+        finally:
+            os.close(dir_fd)
         findings.extend(lint_bytes(data, path=shown, kind=kind))
     return LintReport(files=files, findings=_sorted(findings))
