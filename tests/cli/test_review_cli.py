@@ -67,6 +67,13 @@ def test_no_line_is_padded_to_the_width(rave_era: tuple[Path, Path]) -> None:
     assert not [line for line in before_the_diff if line.endswith(" ")]
 
 
+def test_the_approval_digest_is_named_in_words(rave_era: tuple[Path, Path]) -> None:
+    """It read `confirm one by one; approvalDigest 70c8…`: the JSON field's name."""
+    printed = words(review(rave_era))
+    assert "approvalDigest" not in printed
+    assert re.search(r"confirm one by one; approval digest [0-9a-f]{64}", printed), printed
+
+
 def test_every_line_fits_the_terminal(rave_era: tuple[Path, Path]) -> None:
     """The file a candidate writes and its approval digest were printed whole on one line,
     past the screen's edge, where a terminal cuts or breaks them anywhere."""

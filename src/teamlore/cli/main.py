@@ -79,12 +79,15 @@ def _render_demo(result: dict[str, Any]) -> None:
                 top = hits[0]["snippet"] if hits else "no hits"
                 stdout.print(f"      {query!r}: {counted(len(hits), 'hit')} — {top}")
         elif step["step"] == "review":
+            from teamlore.ops.memory.review import short_candidate_id
+
             for item in step["result"]["items"]:
                 supports = ", ".join(
                     f"{s['statementId']}={s['claimSupport']}" for s in item["statements"]
                 )
                 stdout.print(
-                    f"      {item['candidateId'][:16]} {item['provenanceStrength']}: {supports}",
+                    f"      {short_candidate_id(item['candidateId'])}"
+                    f" {item['provenanceStrength']}: {supports}",
                 )
         elif step["step"] in ("promote", "skill-promote", "consolidation-promote"):
             for path, text in step["files"].items():

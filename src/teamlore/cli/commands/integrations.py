@@ -74,7 +74,18 @@ def _render_files(title: str, done: dict[str, Any], *, dry_run: bool) -> None:
             for line in _hanging("  ", lost, 4):
                 say(line)
         if item.get("diff"):
-            stdout.print(item["diff"].rstrip())
+            stdout.print(_diff_from_home(item["diff"].rstrip(), item["path"]))
+
+
+def _diff_from_home(diff: str, path: str) -> str:
+    """A diff of the file at `path` whose `---` / `+++` lines name it from `~`, as the row
+    above it does."""
+    lines = diff.split("\n")
+    for i, line in enumerate(lines[:2]):
+        for mark in ("---", "+++"):
+            if line == f"{mark} {path}":
+                lines[i] = f"{mark} {display_path(path)}"
+    return "\n".join(lines)
 
 
 def _say_note(note: str) -> None:
@@ -112,7 +123,7 @@ def _render_install(result: dict[str, Any]) -> None:
 
 
 def _render_uninstall(result: dict[str, Any]) -> None:
-    title = "would change (dry run, nothing written)" if result["dryRun"] else "uninstalled"
+    title = "would change (dry run), nothing written" if result["dryRun"] else "uninstalled"
     for done in result["uninstalled"]:
         _render_files(title, done, dry_run=result["dryRun"])
     for note in result.get("notes", []):

@@ -46,6 +46,8 @@ def init(repository: str | None = RepositoryOption, fmt: OutputFormat = FormatOp
 
 
 def _render_status(result: dict[str, Any]) -> None:
+    from teamlore.ops.memory.review import short_candidate_id
+
     projection = result.get("projection") or {}
     stdout.print(f"Memory tree  {result['memoryRoot']} ({result['tree']})")
     if result.get("treeProblem"):
@@ -76,7 +78,7 @@ def _render_status(result: dict[str, Any]) -> None:
     _render_voided_plans(result.get("plansVoided") or [])
     consolidation = result["consolidation"]
     due = "due" if consolidation["due"] else f"due at {consolidation['dueAt']}"
-    baseline = consolidation["baselineRunId"] or (
+    baseline = short_candidate_id(consolidation["baselineRunId"] or "") or (
         f"consolidated.json ({counted(consolidation['committedEntries'], 'entry', 'entries')})"
         if consolidation.get("committedEntries") is not None
         else "none yet"
@@ -86,7 +88,7 @@ def _render_status(result: dict[str, Any]) -> None:
         f"{counted(consolidation['newSinceBaseline'], 'approved entry', 'approved entries')}"
         f" new since ({due})"
         + (
-            f", {consolidation['pendingRunId']} awaiting review"
+            f", {short_candidate_id(consolidation['pendingRunId'])} awaiting review"
             if consolidation["pendingRunId"]
             else ""
         )
@@ -97,8 +99,20 @@ def _render_status(result: dict[str, Any]) -> None:
             f"Lint         {lint['blocking']} blocking, {counted(lint['warnings'], 'warning')} "
             f"in {counted(lint['files'], 'file')}"
         )
+        _say_lint_rules(lint.get("rules") or {})
     say_ignored_by_git(result["ignoredByGit"])
     _render_recovery(result.get("promotionRecovery") or {})
+
+
+def _say_lint_rules(rules: dict[str, int]) -> None:
+    """Under the lint counts: the rule of each finding and where to read the findings (the
+    counts alone do not say what is wrong)."""
+    if not rules:
+        return
+    for rule, n in rules.items():
+        say("  ", styled(rule, "yellow"), f" ({n})" if n > 1 else "")
+    it = "it" if sum(rules.values()) == 1 else "each"
+    say(f"  next: `teamlore memory lint` shows {it} with its file, line and what to do")
 
 
 def _render_adjudication(waiting: dict[str, Any] | None) -> None:
@@ -484,9 +498,10 @@ def _render_assemble(result: dict[str, Any]) -> None:
     elif not result["skills"]:
         stdout.print("No team Skills to project.")
     entries = result.get("approvedEntries", 0)
+    them, they_are = ("it", "it is") if entries == 1 else ("them", "they are")
     stdout.print(
-        f"{counted(entries, 'approved entry', 'approved entries')}: agents search them with "
-        "threadshare_memory_search (the block says so); they are not copied into it."
+        f"{counted(entries, 'approved entry', 'approved entries')}: agents search {them} with "
+        f"threadshare_memory_search (the block says so); {they_are} not copied into the block."
     )
     if not result.get("hasDoctrine") or not result.get("scenes"):
         stdout.print(

@@ -139,7 +139,7 @@ def _render_sync(result: dict[str, Any]) -> None:
         outcome = repo["outcome"]
         style = {"synced": "green", "missing": "yellow", "skipped": "red"}.get(outcome, "")
         counts = (
-            f" +{repo['added']} ~{repo['changed']} -{repo['deleted']}"
+            f" ({repo['added']} added, {repo['changed']} changed, {repo['deleted']} deleted)"
             if outcome == "synced"
             else ""
         )
@@ -147,8 +147,8 @@ def _render_sync(result: dict[str, Any]) -> None:
             styled(repo["repository"], "bold"),
             "  ",
             styled(outcome, style) if style else outcome,
-            counts,
             f"  {counted(repo['documents'], 'document')}",
+            counts,
         )
         if repo.get("remoteChanged"):
             was = repo["previousRemote"] or "none"

@@ -267,6 +267,8 @@ def _render_import(result: dict[str, Any]) -> None:
             _plain(f"writer: job {run_['jobId']} {run_['outcome']} ({run_['code']}){why}")
     if "error" in flush:
         _plain(f"writer: not run ({flush['error']['code']}: {flush['error']['message']})")
+        if flush["error"].get("next"):
+            _plain(f"  next: {flush['error']['next']}")
     for part in result["parts"]:
         _plain(f"part {part['part']}: {_outcome_line(part)}")
     _plain(_import_verdict(result))

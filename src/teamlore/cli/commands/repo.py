@@ -10,7 +10,15 @@ from rich.text import Text
 
 from teamlore.cli.app import repo_app
 from teamlore.cli.literal import literal
-from teamlore.cli.output import FormatOption, OutputFormat, run, say, stdout, styled
+from teamlore.cli.output import (
+    FormatOption,
+    OutputFormat,
+    print_unpadded,
+    run,
+    say,
+    stdout,
+    styled,
+)
 
 _STATUS_WORDS = {
     "ok": "ok",
@@ -38,7 +46,7 @@ def _render_list(result: dict[str, Any]) -> None:
             str(r["commits"]),
             Text(literal(r["path"])),
         )
-    stdout.print(table)
+    print_unpadded(table)
     if any(r["status"] != "ok" for r in repos):
         say("`teamlore repo forget PATH` stops tracking one; its sessions stay indexed.")
 

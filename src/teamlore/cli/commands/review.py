@@ -207,7 +207,7 @@ def _render_review(result: dict[str, Any], *, full_diff: bool = False) -> None:
         for file in item["files"]:
             _render_diff(file, full_diff)
         offer = "approve all offered" if item["approveAll"]["offered"] else "confirm one by one"
-        _block(f"{offer}; approvalDigest {item['approvalDigest']}", 2)
+        _block(f"{offer}; approval digest {item['approvalDigest']}", 2)
         stdout.print()
     for failed in result["failed"]:
         ident = short_id(failed["candidateId"])

@@ -77,8 +77,9 @@ def _render_preview(result: dict[str, Any]) -> None:
         f"model {runner['model']} at {runner['endpoint']}"
     )
     plans = result["plans"]
-    if not plans:
-        stdout.print(result["note"])
+    if not plans:  # the note alone is the answer: a sentence (the operation's may not be one)
+        note = result["note"]
+        stdout.print(note[:1].upper() + note[1:])
         return
     table = Table("plan", "kind", "what", "bytes to send", title="Would send")
     for plan in plans:

@@ -1,0 +1,193 @@
+"""What a person reads at 80 columns, command by command (a newcomer's walk of the text views):
+no line padded with trailing spaces, counts in the right number, warnings that name what is wrong
+and where to read more, files named from `~` as the rows above them name them."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from support import git, teamlore_cli
+
+AT_80 = {"COLUMNS": "80"}
+
+
+def padded(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line != line.rstrip()]
+
+
+def entry(slug: str, *, limitations: str = '["not-authorship"]', body: str = "Sort rows.") -> str:
+    return f"""---
+id: {slug}
+type: work_method
+status: approved
+priority: 70
+confidence: high
+provenance_strength: observed
+claim_support: human-confirmed
+limitations: {limitations}
+scope: repo
+scene: release-readiness
+occurred: []
+evidence: {{"commits":[],"paths":["billing/export.py"]}}
+superseded_by: null
+---
+{body}
+"""
+
+
+@pytest.fixture()
+def repo(tmp_path: Path, home: Path) -> Path:
+    root = tmp_path / "acme"
+    root.mkdir()
+    git(root, "init", "-q")
+    assert teamlore_cli("memory", "init", cwd=root).returncode == 0
+    return root
+
+
+def write_entry(repo: Path, slug: str, text: str) -> None:
+    (repo / ".threadshare" / "memory" / "entries" / f"{slug}.md").write_text(text)
+
+
+def test_repo_list_pads_no_line_with_trailing_spaces(tmp_path: Path, home: Path) -> None:
+    """Each row ended in the spaces rich pads its last column with, as `sessions list` did."""
+    shop = tmp_path / "shop"
+    shop.mkdir()
+    git(shop, "init", "-q")
+    assert teamlore_cli("sync", "--repository", str(shop)).returncode == 0
+    done = teamlore_cli("repo", "list", env=AT_80)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0].split() == [
+        *("repository", "status", "sessions", "commits", "path")
+    ]
+    assert padded(done.stdout) == []
+
+
+def test_memory_status_names_the_lint_rules_and_where_to_read_the_findings(repo: Path) -> None:
+    """`Lint 0 blocking, 1 warning` alone did not say what was wrong or where to look."""
+    write_entry(repo, "one", entry("one"))
+    clean = teamlore_cli("memory", "status", cwd=repo, env=AT_80).stdout.splitlines()
+    assert clean[-1] == "Lint         0 blocking, 0 warnings in 2 files"
+    write_entry(repo, "one", entry("one", limitations='["not-authorship","made-up-limit"]'))
+    write_entry(repo, "two", entry("two", limitations='["made-up-limit"]'))
+    done = teamlore_cli("memory", "status", cwd=repo, env=AT_80)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("Lint "))
+    assert lines[at] == "Lint         0 blocking, 2 warnings in 3 files"
+    assert lines[at + 1 : at + 3] == [
+        "  entry.unknown-limitation (2)",
+        "  next: `teamlore memory lint` shows each with its file, line and what to do",
+    ]
+
+
+def test_assemble_speaks_of_one_approved_entry_in_the_singular(repo: Path) -> None:
+    write_entry(repo, "one", entry("one"))
+    done = teamlore_cli("memory", "assemble", "-p", "claude", cwd=repo, env=AT_80)
+    assert done.returncode == 0, done.stderr
+    assert (
+        "1 approved entry: agents search it with threadshare_memory_search (the block says"
+        " so); it is not copied into the block."
+    ) in done.stdout.splitlines()
+
+
+def test_dry_run_diffs_name_the_file_from_home_as_its_row_does(tmp_path: Path) -> None:
+    """The row said `would create  ~/.codex/config.toml`, the diff under it `+++ /home/…`;
+    and uninstall's title read `(dry run, nothing written)`, install's `(dry run), nothing
+    written`."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    codex = fake / "codex"
+    codex.write_text('#!/bin/sh\necho "codex-cli 0.50.0"\n')
+    codex.chmod(0o755)
+    user = {
+        **AT_80,
+        "HOME": str(tmp_path / "home"),
+        "CODEX_HOME": str(tmp_path / "home" / ".codex"),
+        "TEAMLORE_HOME": str(tmp_path / "state"),
+        "PATH": f"{fake}:/usr/bin:/bin",
+    }
+    (tmp_path / "home").mkdir()
+    preview = teamlore_cli("install", "--client", "codex", "--dry-run", env=user)
+    assert preview.returncode == 0, preview.stderr
+    lines = preview.stdout.splitlines()
+    assert lines[0] == "codex (user scope): would change (dry run), nothing written"
+    at = lines.index("  would create  ~/.codex/config.toml")
+    assert lines[at + 1 : at + 3] == ["--- /dev/null", "+++ ~/.codex/config.toml"]
+    assert teamlore_cli("install", "--client", "codex", env=user).returncode == 0
+    undo = teamlore_cli("uninstall", "--client", "codex", "--dry-run", env=user)
+    assert undo.returncode == 0, undo.stderr
+    lines = undo.stdout.splitlines()
+    assert lines[0] == "codex (user scope): would change (dry run), nothing written"
+    at = lines.index("  would remove  ~/.codex/config.toml")
+    assert lines[at + 1 : at + 3] == ["--- ~/.codex/config.toml", "+++ /dev/null"]
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """`teamlore demo` run once: its folder and what it printed."""
+    root = tmp_path_factory.mktemp("demo")
+    proc = teamlore_cli("demo", "--dir", str(root / "demo"), env={**AT_80, "HOME": str(root)})
+    assert proc.returncode == 0, proc.stderr
+    return root / "demo", proc.stdout
+
+
+def test_the_demo_names_each_candidate_as_review_shows_it(demo: tuple[Path, str]) -> None:
+    """The demo's review step printed `extract-aaea0dcf` (the first 16 characters), `memory
+    review` and the page `extract-aaea0dcf1234-c1`, the form `memory confirm --candidate`
+    takes."""
+    lines = demo[1].splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith(" 7. review "))
+    shown = [line.split()[0] for line in lines[at + 1 : at + 3]]
+    assert len(shown) == 2
+    for candidate in shown:
+        assert re.fullmatch(r"extract-[0-9a-f]{12}-c[0-9]+", candidate), shown
+
+
+def test_a_runner_with_nothing_to_plan_says_why_in_a_sentence(
+    demo: tuple[Path, str], tmp_path: Path
+) -> None:
+    """`memory consolidate --runner claude` after a consolidation printed `no approved entries
+    are new …` under its first line."""
+    claude = tmp_path / "claude"
+    claude.write_text('#!/bin/sh\necho "2.0.0 (Claude Code)"\n')
+    claude.chmod(0o755)
+    env = {**AT_80, "TEAMLORE_HOME": str(demo[0] / "state"), "TEAMLORE_CLAUDE_BIN": str(claude)}
+    done = teamlore_cli(
+        "memory", "consolidate", "--runner", "claude", cwd=demo[0] / "acme-billing", env=env
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[1] == (
+        "No approved entries are new or changed since the last consolidation. Nothing to plan."
+    )
+
+
+def test_an_import_the_writer_did_not_run_for_says_what_to_do(tmp_path: Path, home: Path) -> None:
+    """`writer: not run (WRITER_DISABLED: …)` then `incomplete: not every part was processed`,
+    and not a word of how to let the Writer run."""
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Notes\n\nI prefer pytest over unittest.\n")
+    assert teamlore_cli("personal", "config", "--allow", "document_import").returncode == 0
+    done = teamlore_cli("personal", "import", str(notes), env=AT_80)
+    assert done.returncode == 1, done.stderr
+    lines = done.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("writer: not run "))
+    assert lines[at].startswith("writer: not run (WRITER_DISABLED: ")
+    assert lines[at + 1] == (
+        "  next: Choose a model with `teamlore personal config --model-profile NAME`."
+    )
+
+
+def test_org_sync_says_in_words_what_it_added_changed_and_deleted(repo: Path, home: Path) -> None:
+    """It read `acme  synced +1 ~0 -0  1 document`."""
+    write_entry(repo, "one", entry("one"))
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "memory")
+    assert teamlore_cli("org", "add", str(repo)).returncode == 0
+    done = teamlore_cli("org", "sync", "--lexical", env=AT_80)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == (
+        "acme  synced  1 document (1 added, 0 changed, 0 deleted)"
+    )
