@@ -456,6 +456,7 @@ def test_a_missing_cli_is_refused_unless_forced(user: Path, tmp_path: Path) -> N
     (tmp_path / "bin" / "codex").unlink()
     err = refused("install", user, client="codex")
     assert err.code == "CLIENT_NOT_FOUND" and "codex" in err.message
+    assert err.remedy is not None and err.remedy.startswith("Install `codex` (`npm")  # not claude
     assert not (user / ".codex").exists()
     result = op("install", user, client="all")  # all: the clients that are there
     assert [i["client"] for i in result["installed"]] == ["claude"]
@@ -493,29 +494,6 @@ def test_sync_on_stop_adds_a_stop_hook_for_each_client(user: Path) -> None:
 
 
 # -- the repository you stand in ------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def team_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A repository with reviewed team memory (the demo's), never assembled."""
-    target = tmp_path_factory.mktemp("team") / "demo"
-    env = {"TEAMLORE_HOME": str(target), "HOME": str(target / "home")}  # never the real HOME
-    done = teamlore_cli("demo", "--dir", str(target), "--format", "json", env=env)
-    assert done.returncode == 0, done.stderr
-    repo = Path(json.loads(done.stdout)["repository"])
-    for name in ("CLAUDE.md", "AGENTS.md"):
-        (repo / name).unlink()
-    for name in (".claude", ".agents"):
-        shutil.rmtree(repo / name)
-    return repo
-
-
-@pytest.fixture()
-def repo(team_repo: Path, tmp_path: Path) -> Path:
-    """A copy of `team_repo` for one test to change (links kept as links)."""
-    repo = tmp_path / "repo"
-    shutil.copytree(team_repo, repo, symlinks=True)
-    return repo
 
 
 def test_a_user_scope_install_writes_into_the_repository_only_when_asked_and_uninstall_takes_it_out(

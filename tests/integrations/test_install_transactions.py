@@ -22,7 +22,7 @@ from install_world import CODEX_CONFIG, op, refused, tree
 
 from support import fill_to_the_last_byte, git, run_killed_at, tmpfs
 from teamlore.core.failpoints import PAUSE_ENV
-from teamlore.integrations.manifest import backup_name
+from teamlore.integrations.manifest import backup_name, installation_key
 
 # what Claude Code may keep in ~/.claude.json: a number JSON.parse reads as Infinity, a key given
 # twice (JSON.parse keeps the last), escapes, four-space indentation, no final newline
@@ -177,7 +177,8 @@ def test_the_backups_of_an_install_killed_before_its_intent_are_reported_then_re
         assert os.listdir(backups) == [] and tree(user) == before
         return
     op("install", user, client="codex")
-    assert os.listdir(backups) == [backup_name(user / ".codex" / "config.toml")]  # its own
+    owner = installation_key("codex", "user", None)
+    assert os.listdir(backups) == [backup_name(user / ".codex" / "config.toml", owner)]  # its own
     op("uninstall", user, client="codex")
     assert os.listdir(backups) == [] and tree(user) == before
     assert not [c for c in op("doctor", user)["checks"] if c["check"] == "integrations.backups"]

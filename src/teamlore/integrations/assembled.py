@@ -16,7 +16,9 @@ from pathlib import Path
 from teamlore.integrations import config_files as cf
 from teamlore.integrations.manifest import (
     FileRecord,
+    Manifest,
     drop_backup,
+    installation_key,
     load_manifest,
     save_manifest,
     sha256,
@@ -66,24 +68,33 @@ def record(
     """Add each watched file that differs from its digest in `before` to the installation."""
     manifest = load_manifest(home)
     installation = manifest.find(client, scope, root)
+    owner = installation_key(client, scope, root)
     after = digests(scan(top, watch[:-1], watch[-1]))
     for name, digest in after.items():
-        if name.endswith("/") or digest is None or before.get(name) == digest:
+        if name.endswith("/") or digest is None:
             continue
         path = top / name
         old = installation.file(path) if installation else None
+        # another installation assembled this file and it holds what that one left (user
+        # scope with --assemble and project scope in one repository): this one holds it too,
+        # with that one's copy from before, and the last of them to go puts it back
+        shared = manifest.in_step(owner, path, before.get(name)) if old is None else None
+        if before.get(name) == digest and shared is None:
+            continue
+        _keep_in_step(manifest, owner, path, before.get(name), digest)
         created = [
             str(top / p)
             for p in reversed(Path(name).parents)
             if str(p) != "." and f"{p.as_posix()}/" not in before
         ]
+        first = old or shared
         entry = FileRecord(
             path=str(path),
             kind="text",
-            existed=old.existed if old else name in before,
-            backup=old.backup if old else backups.pop(name, None),
+            existed=first.existed if first else name in before,
+            backup=first.backup if first else backups.pop(name, None),
             installedSha256=digest,
-            createdDirs=old.createdDirs if old else created,
+            createdDirs=first.createdDirs if first else created,
         )
         if installation is not None:
             kept = [f for f in installation.files if f.path != str(path)]
@@ -92,3 +103,14 @@ def record(
         save_manifest(home, manifest)
     for name in backups.values():  # files assemble left as they were: no backup needed
         drop_backup(home, name)
+
+
+def _keep_in_step(
+    manifest: Manifest, owner: str, path: Path, before: str | None, after: str
+) -> None:
+    """Another installation's record of `path` that held the bytes assemble wrote over now
+    holds the bytes it wrote (as `transaction.commit` does for config files)."""
+    for installation in manifest.installations:
+        record = installation.file(path) if installation.key != owner else None
+        if record is not None and before is not None and record.installedSha256 == before:
+            record.installedSha256 = after

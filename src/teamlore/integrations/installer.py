@@ -38,6 +38,7 @@ from teamlore.integrations.manifest import (
     Manifest,
     backup_path,
     dumped,
+    installation_key,
     load_manifest,
     read_backup,
     sha256,
@@ -48,6 +49,8 @@ from teamlore.integrations.manifest import (
 BACKUP_LOST_REMOVED = "removed (backup lost)"
 BACKUP_LOST_KEPT = "kept (backup lost)"
 BACKUP_LOST_BLOCK_REMOVED = "block removed (backup lost)"
+# a file another installation still holds, as it wrote it too
+KEPT_FOR_ANOTHER = "kept (another installation's too)"
 # an instructions file without its managed block (`memory.assemble.without_block`), or None
 Unassemble = Callable[[bytes], bytes | None]
 
@@ -379,7 +382,8 @@ def install(
     holds `transaction.locked(home)` and has completed any interrupted transaction."""
     root_key = str(root) if root is not None else None
     for attempt in (1, 2):
-        existing = load_manifest(home).find(client, scope, root_key)
+        manifest = load_manifest(home)
+        existing = manifest.find(client, scope, root_key)
         kept_off: list[str] = []
         kept_on: list[str] = []
         pending = _plan_install(
@@ -402,7 +406,7 @@ def install(
                     cf.check_writable(item.document.written)
         if dry_run:
             return result
-        intent = _install_intent(home, client, scope, root_key, options, existing, pending)
+        intent = _install_intent(home, client, scope, root_key, options, manifest, pending)
         if _nothing_to_do(existing, intent, [p for _, p, _ in pending]):
             return result  # the manifest keeps its bytes (and its `installedAt`)
         try:
@@ -441,10 +445,12 @@ def _install_intent(
     scope: str,
     root_key: str | None,
     options: dict[str, Any],
-    existing: Installation | None,
+    manifest: Manifest,
     pending: list[tuple[FileEdits, _Pending, list[KeyRecord | HookRecord]]],
 ) -> tx.Intent:
     """The intent record and, stored first, the backups it refers to."""
+    existing = manifest.find(client, scope, root_key)
+    owner = installation_key(client, scope, root_key)
     records: list[FileRecord] = []
     intents: list[tx.FileIntent] = []
     drop: list[str] = []
@@ -453,8 +459,19 @@ def _install_intent(
         original = item.document.original
         backup = before.backup if before else None
         existed = before.existed if before else original is not None
+        created_dirs = before.createdDirs if before else []
         replaced = edits.kind == "file" and original not in (None, item.new)
-        if original is not None and before is None and item.adopted:
+        # a file another installation wrote and nothing changed since (user and project scope
+        # in a home that is a git repository): what was there before teamlore is what that
+        # installation recorded, and the last of them to go puts it back
+        shared = (
+            manifest.in_step(owner, edits.path, sha256(original))
+            if before is None and original is not None and not replaced
+            else None
+        )
+        if shared is not None:
+            backup, existed, created_dirs = shared.backup, shared.existed, shared.createdDirs
+        elif original is not None and before is None and item.adopted:
             # the bytes before already held this installation's entries: no backup, so
             # uninstall removes them one by one instead of putting those bytes back
             existed = True
@@ -465,17 +482,23 @@ def _install_intent(
             # user's file it replaces) are what uninstall puts back
             replaced_backup = backup
             try:
-                backup = store_backup(home, edits.path, original)
+                backup = store_backup(home, edits.path, original, owner)
             except OSError as exc:
                 raise tx.state_error(exc, "the install") from None
-            if replaced_backup and replaced_backup != backup:
-                # a backup's name is its file's path: the new one took the old one's place
+            if (
+                before
+                and replaced_backup
+                and replaced_backup != backup
+                and not manifest.keeps_backup(owner, before)
+            ):
+                # one name per installation and file: the new one took the old one's place
+                # (a record of an older teamlore names it after the file alone)
                 drop.append(replaced_backup)
             existed = True
         elif before is not None and sha256(original) != before.installedSha256:
             # changed since our last write: the old backup no longer describes "before
             # teamlore", so uninstall will remove our entries instead of restoring bytes
-            if backup:
+            if backup and not manifest.keeps_backup(owner, before):
                 drop.append(backup)
             backup, existed = None, original is not None or existed
         planned = tx.file_intent(
@@ -489,7 +512,7 @@ def _install_intent(
                 existed=existed,
                 backup=backup,
                 installedSha256=sha256(item.new),
-                createdDirs=[*(before.createdDirs if before else []), *planned.createDirs],
+                createdDirs=[*created_dirs, *planned.createDirs],
                 entries=entries,
             )
         )
@@ -534,10 +557,15 @@ def _restore_key(document: cf.ConfigDocument, record: KeyRecord) -> None:
         cf.delete_key(document.doc, key, prune=record.createdParent is not False)
 
 
-def _undo(home: Path, record: FileRecord, unassemble: Unassemble | None) -> _Pending:
+def _undo(
+    home: Path, record: FileRecord, unassemble: Unassemble | None, shared: bool = False
+) -> _Pending:
     """What uninstall makes of one recorded file. A config that is a symlink (now, or since
     before install) is edited in its target and the link kept: never removed, so a file install
-    created and then moved into a dotfiles repository loses only teamlore's entries."""
+    created and then moved into a dotfiles repository loses only teamlore's entries. A `shared`
+    file, one another installation holds too (`Manifest.in_step`), keeps the bytes from before
+    teamlore for the last of them: this one takes out only its own entries, and an assembled
+    file, whose block the other one wrote too, stays as it is."""
     path = Path(record.path)
     kind: cf.Kind = record.kind if record.kind in ("json", "toml") else "json"
     target = cf.link_target(path) if record.kind in ("json", "toml") else None
@@ -545,7 +573,9 @@ def _undo(home: Path, record: FileRecord, unassemble: Unassemble | None) -> _Pen
     document = cf.ConfigDocument(path, kind, data, None, link_target=target)
     if data is None:
         return _Pending(document, None, record, "already-gone")
-    if sha256(data) == record.installedSha256:
+    if shared and record.kind in ("text", "file"):
+        return _Pending(document, data, record, KEPT_FOR_ANOTHER)
+    if sha256(data) == record.installedSha256 and not shared:
         if record.existed and record.backup:
             if backup_path(home, record.backup).is_file():
                 backup = read_backup(home, record.backup, record.path)
@@ -573,11 +603,11 @@ def _backup_lost(
     unassemble: Unassemble | None,
 ) -> _Pending:
     """This backup is gone (an older teamlore dropped it on a second `install --force` over a
-    file of the user's; another installation's assemble stored and dropped its own under the
-    same name): what it held cannot come back. A whole file of ours is removed all the same (the
-    Pi extension would go on queueing prompts); an assembled file, holding the user's text
-    too, loses only the managed block (`unassemble`), or stays when it has none it can take
-    out. A config falls through to removing our entries one by one."""
+    file of the user's, or when another installation into the same file stored and dropped its
+    own copy under the same name): what it held cannot come back. A whole file of ours is
+    removed all the same (the Pi extension would go on queueing prompts); an assembled file,
+    holding the user's text too, loses only the managed block (`unassemble`), or stays when it
+    has none it can take out. A config falls through to removing our entries one by one."""
     if record.kind == "file" and target is None:
         return _Pending(document, None, record, BACKUP_LOST_REMOVED)
     rest = unassemble(data) if unassemble is not None and record.kind == "text" else None
@@ -606,13 +636,18 @@ def uninstall(
     `unassemble` takes the managed block out of an assembled file whose backup is lost."""
     root_key = str(root) if root is not None else None
     for attempt in (1, 2):
-        installation = load_manifest(home).find(client, scope, root_key)
+        manifest = load_manifest(home)
+        installation = manifest.find(client, scope, root_key)
         if installation is None:
             where = f" for {root_key}" if root_key else ""
             raise errors.TeamloreError(
                 errors.NOTHING_INSTALLED, f"teamlore is not installed for {client} ({scope}{where})"
             )
-        pending = [_undo(home, record, unassemble) for record in installation.files]
+        key = installation.key
+        pending = [
+            _undo(home, record, unassemble, _shared(manifest, key, record))
+            for record in installation.files
+        ]
         result: dict[str, Any] = {
             "client": client,
             "scope": scope,
@@ -626,7 +661,8 @@ def uninstall(
             if item.changed:
                 cf.check_writable(item.document.written)
         try:
-            _run(home, _uninstall_intent(client, scope, root_key, installation, pending), pending)
+            intent = _uninstall_intent(client, scope, root_key, manifest, installation, pending)
+            _run(home, intent, pending)
             return result
         except tx.FileChanged as changed:
             if attempt == 2:
@@ -634,10 +670,16 @@ def uninstall(
     raise AssertionError("unreachable")
 
 
+def _shared(manifest: Manifest, key: str, record: FileRecord) -> bool:
+    """Whether another installation holds `record`'s file as this one left it (in step)."""
+    return manifest.in_step(key, Path(record.path), record.installedSha256) is not None
+
+
 def _uninstall_intent(
     client: str,
     scope: str,
     root_key: str | None,
+    manifest: Manifest,
     installation: Installation,
     pending: list[_Pending],
 ) -> tx.Intent:
@@ -665,5 +707,9 @@ def _uninstall_intent(
         startedAt=tx.now(),
         files=files,
         installation=None,
-        dropBackups=[f.backup for f in installation.files if f.backup],
+        dropBackups=[
+            f.backup
+            for f in installation.files
+            if f.backup and not manifest.keeps_backup(installation.key, f)
+        ],
     )

@@ -9,6 +9,14 @@ the SHA-256 of the bytes install wrote, and each entry: a key (`mcpServers.teaml
 command. Uninstall restores the backup byte for byte when the file still holds exactly what
 install wrote; when the file changed since (the client or the user edited it), it removes only
 the recorded entries and puts back what they replaced.
+
+Two installations may hold one file (user scope with `--assemble` and project scope both hold
+the repository's CLAUDE.md; in a home that is a git repository both hold
+`~/.claude/settings.json`). A backup is named per installation and file (`backup_name`), so no
+installation overwrites another's. The second one into a file the first left as it wrote it
+shares the first one's record of what was there before (`Manifest.in_step`): every write keeps
+their `installedSha256` in step, the backup stays while either refers to it, and the last one
+to go puts the bytes back.
 """
 
 from __future__ import annotations
@@ -83,6 +91,12 @@ class Installation(_Strict):
     def matches(self, client: str, scope: str, root: str | None) -> bool:
         return (self.client, self.scope, self.root) == (client, scope, root)
 
+    @property
+    def key(self) -> str:
+        """What tells this installation from every other one (the backups it stores are named
+        after it)."""
+        return installation_key(self.client, self.scope, self.root)
+
     def file(self, path: Path) -> FileRecord | None:
         return next((f for f in self.files if f.path == str(path)), None)
 
@@ -96,6 +110,23 @@ class Manifest(_Strict):
 
     def owner_of(self, path: Path) -> list[Installation]:
         return [i for i in self.installations if i.file(path) is not None]
+
+    def in_step(self, key: str, path: Path, installed: str | None) -> FileRecord | None:
+        """Another installation's record of `path` that holds `installed` (the SHA-256 of the
+        bytes teamlore last wrote there): that file is shared, and its record says what was
+        there before any teamlore touched it (its `existed`, `backup`, `createdDirs`)."""
+        for installation in self.installations:
+            record = installation.file(path) if installation.key != key else None
+            if record is not None and record.installedSha256 == installed:
+                return record
+        return None
+
+    def keeps_backup(self, key: str, record: FileRecord) -> bool:
+        """Whether `record`'s backup is also another installation's, in step with it: that
+        one was installed into the same file after this one and shares its copy of the file
+        from before teamlore (`in_step`), so the backup stays until the last of them goes."""
+        other = self.in_step(key, Path(record.path), record.installedSha256)
+        return other is not None and record.backup is not None and other.backup == record.backup
 
 
 def sha256(data: bytes | None) -> str:
@@ -185,15 +216,26 @@ def backup_path(home: Path, name: str) -> Path:
     return integrations_dir(home) / "backups" / name
 
 
-def store_backup(home: Path, target: Path, data: bytes) -> str:
-    """Keep `data` (the file before teamlore touched it); returns the backup's name."""
-    name = backup_name(target)
+def installation_key(client: str, scope: str, root: str | None) -> str:
+    return f"{client}\0{scope}\0{root or ''}"
+
+
+def store_backup(home: Path, target: Path, data: bytes, owner: str) -> str:
+    """Keep `data` (the file before teamlore touched it) for the installation `owner`
+    (`Installation.key`); returns the backup's name."""
+    name = backup_name(target, owner)
     write_state_file(home, f"backups/{name}", data)
     return name
 
 
-def backup_name(target: Path) -> str:
-    return f"{sha256(str(target).encode())[:24]}.orig"
+def backup_name(target: Path, owner: str) -> str:
+    """One name per installation and file: a second installation into the same file (user and
+    project scope in one repository, a home that is a git repository) stores its own copy, and
+    never overwrites, nor deletes, the first one's. A teamlore before this named a backup after
+    its file alone (`sha256(path)[:24].orig`); a record keeps the name it was stored under, so
+    those are found all the same."""
+    named = f"{owner}\0{target}".encode()
+    return f"{sha256(named)[:24]}.orig"
 
 
 def read_backup(home: Path, name: str, target: str) -> bytes:

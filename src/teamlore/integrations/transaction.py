@@ -48,7 +48,9 @@ from teamlore.integrations import assembled
 from teamlore.integrations import config_files as cf
 from teamlore.integrations.manifest import (
     Installation,
+    Manifest,
     drop_backup,
+    installation_key,
     integrations_dir,
     load_manifest,
     save_manifest,
@@ -333,6 +335,7 @@ def commit(home: Path, intent: Intent) -> None:
     manifest.installations = [
         i for i in manifest.installations if not i.matches(intent.client, intent.scope, intent.root)
     ]
+    _keep_in_step(manifest, intent.files)
     if intent.installation is not None:
         manifest.installations.append(intent.installation)
     try:
@@ -347,6 +350,23 @@ def commit(home: Path, intent: Intent) -> None:
         with contextlib.suppress(OSError):  # deepest first; one still in use stays
             os.rmdir(directory)
     clear_intent(home)
+
+
+def _keep_in_step(manifest: Manifest, files: list[FileIntent]) -> None:
+    """Another installation's record of a file this transaction wrote, which held the bytes
+    written over (it shares the file: `Manifest.in_step`), now holds the bytes written, so the
+    last installation to go still finds the file as teamlore left it and puts back the bytes
+    from before. Running it again after a crash changes nothing more."""
+    written = {
+        os.path.realpath(item.path): item
+        for item in files
+        if item.intended is not None and item.beforeSha256 != item.intendedSha256
+    }
+    for installation in manifest.installations:
+        for record in installation.files:
+            item = written.get(os.path.realpath(record.path))
+            if item is not None and record.installedSha256 == item.beforeSha256:
+                record.installedSha256 = item.intendedSha256 or record.installedSha256
 
 
 def complete(home: Path) -> str | None:
@@ -403,14 +423,22 @@ def begin_assemble(
     """Before install runs `memory assemble`: back up the instructions file and record what
     every watched file holds now, so what assemble writes can be told and taken out later."""
     seen = assembled.scan(top, watch[:-1], watch[-1])
-    installation = load_manifest(home).find(client, scope, root)
+    manifest = load_manifest(home)
+    installation = manifest.find(client, scope, root)
+    owner = installation_key(client, scope, root)
     backups: dict[str, str] = {}
     try:
         for name in watch[:-1]:
             data = seen.get(name)
             recorded = installation.file(top / name) if installation else None
-            if data is not None and recorded is None:  # a recorded one keeps its first backup
-                backups[name] = store_backup(home, top / name, data)
+            # a recorded one keeps its first backup; one another installation assembled, as
+            # it left it, shares that one's (`assembled.record`)
+            if (
+                data is not None
+                and recorded is None
+                and manifest.in_step(owner, top / name, sha256(data)) is None
+            ):
+                backups[name] = store_backup(home, top / name, data, owner)
     except OSError as exc:
         raise state_error(exc, "the assemble") from None
     intent = Intent(

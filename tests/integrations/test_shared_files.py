@@ -1,0 +1,156 @@
+"""Two installations in one file (docs/agents.md, "Two installations in one file"): a user-scope
+install with `--assemble` and a project-scope install both hold the repository's CLAUDE.md /
+AGENTS.md, and in a home that is a git repository both hold `~/.claude/settings.json`. Each
+keeps its own backup, neither install nor uninstall deletes the other's, and after both
+uninstalls, in either order, every file is as it was before, byte for byte; after the first,
+the file is as the remaining installation wrote it. All through the real CLI."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import pytest
+from install_world import tree
+
+from support import git, teamlore_cli
+
+INSTRUCTIONS = {"claude": "CLAUDE.md", "codex": "AGENTS.md"}
+# CRLF and no final newline: taking the managed block out does not give these bytes back, only
+# the copy install kept does
+THE_TEAMS_OWN = b"# Our project\r\n\r\nRun make test."
+SETTINGS = b'{\n  "theme": "dark",\n  "hooks": {"Stop": []}\n}\n'
+USER = ["--scope", "user"]
+PROJECT = ["--scope", "project"]
+
+
+def teamlore(where: Path, *args: str, failpoint: str | None = None) -> str:
+    env = {"TEAMLORE_FAILPOINT": failpoint} if failpoint else None
+    done = teamlore_cli(*args, cwd=where, env=env)
+    if failpoint:
+        assert done.returncode == -9, done.stdout + done.stderr  # killed there
+    else:
+        assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def state() -> Path:
+    return Path(os.environ["TEAMLORE_HOME"]) / "integrations"
+
+
+def without_git(files: dict[str, bytes]) -> dict[str, bytes]:
+    return {name: data for name, data in files.items() if not name.startswith(".git/")}
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+@pytest.mark.parametrize("first", ["user", "project"])
+def test_a_user_install_with_assemble_and_a_project_install_give_the_file_back_in_either_order(
+    user: Path, repo: Path, client: str, first: str
+) -> None:
+    """The project install's assemble stored its copy of CLAUDE.md under the user install's
+    name (one name per file), changed nothing and deleted it: the user install's uninstall
+    then only took the block out, and the team's bytes (CRLF, no final newline) were lost."""
+    instructions = repo / INSTRUCTIONS[client]
+    instructions.write_bytes(THE_TEAMS_OWN)
+    before, home_before = tree(repo), tree(user)
+    teamlore(repo, "install", "--client", client, "--assemble")
+    teamlore(repo, "install", "--client", client, *PROJECT)
+    assembled = instructions.read_bytes()
+    assert b"## Team memory" in assembled
+
+    second = "project" if first == "user" else "user"
+    teamlore(repo, "uninstall", "--client", client, "--scope", first)
+    assert instructions.read_bytes() == assembled  # the other installation's block stays
+    teamlore(repo, "uninstall", "--client", client, "--scope", second)
+
+    assert tree(repo) == before and tree(user) == home_before
+    assert os.listdir(state() / "backups") == []
+
+
+@pytest.mark.parametrize("first", ["user", "project"])
+def test_a_home_that_is_a_repository_gets_its_settings_back_after_a_user_and_a_project_install(
+    user: Path, first: str
+) -> None:
+    """`~/.claude/settings.json` is both installations' file when HOME is a git repository
+    (dotfiles): the project install overwrote the user install's copy with the user install's
+    own bytes, the next user install deleted it, and an uninstall of the user install first left
+    `"SessionStart": []` behind."""
+    git(user, "init", "-q")
+    settings = user / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_bytes(SETTINGS)
+    before = without_git(tree(user))
+    teamlore(user, "install", "--client", "claude")
+    teamlore(user, "install", "--client", "claude", *PROJECT)
+    teamlore(user, "install", "--client", "claude")  # again: the file is teamlore's, not edited
+
+    second = "project" if first == "user" else "user"
+    teamlore(user, "uninstall", "--client", "claude", "--scope", first)
+    hooks = json.loads(settings.read_text())["hooks"]["SessionStart"]
+    assert len(hooks) == 1  # the other installation's hook stays
+    last = teamlore(user, "uninstall", "--client", "claude", "--scope", second)
+
+    assert "restored   ~/.claude/settings.json" in last
+    assert without_git(tree(user)) == before
+    assert os.listdir(state() / "backups") == []
+
+
+def _as_an_older_teamlore_named_them() -> None:
+    """Each backup renamed as a teamlore before per-installation names named it, after its
+    file's path alone, and the manifest's references with it."""
+    manifest = state() / "manifest.json"
+    record = json.loads(manifest.read_text())
+    for installation in record["installations"]:
+        for file in installation["files"]:
+            if file["backup"]:
+                old = f"{hashlib.sha256(file['path'].encode()).hexdigest()[:24]}.orig"
+                (state() / "backups" / file["backup"]).rename(state() / "backups" / old)
+                file["backup"] = old
+    manifest.write_text(json.dumps(record))
+
+
+@pytest.mark.parametrize("first", ["user", "project"])
+def test_a_backup_an_older_teamlore_stored_is_found_and_kept_through_a_project_install(
+    user: Path, repo: Path, first: str
+) -> None:
+    (repo / "CLAUDE.md").write_bytes(THE_TEAMS_OWN)
+    before = tree(repo)
+    teamlore(repo, "install", "--client", "claude", "--assemble")
+    _as_an_older_teamlore_named_them()
+
+    teamlore(repo, "install", "--client", "claude", *PROJECT)
+    second = "project" if first == "user" else "user"
+    teamlore(repo, "uninstall", "--client", "claude", "--scope", first)
+    teamlore(repo, "uninstall", "--client", "claude", "--scope", second)
+
+    assert tree(repo) == before
+    assert os.listdir(state() / "backups") == []
+
+
+@pytest.mark.parametrize("step", ["assemble.planned", "install.planned"])
+def test_a_project_install_killed_after_storing_its_backups_leaves_the_user_installs_alone(
+    user: Path, repo: Path, step: str
+) -> None:
+    """Killed after it stored its backups and before its intent record, the project install
+    had overwritten the user install's copy of CLAUDE.md (or, in a home that is a repository,
+    of settings.json) with the user install's own bytes: uninstall then put teamlore's block
+    (or hook) back instead of the file as it was."""
+    where = repo
+    if step == "install.planned":  # the shared file is a config: a home that is a repository
+        where = user
+        git(user, "init", "-q")
+        (user / ".claude").mkdir()
+        (user / ".claude" / "settings.json").write_bytes(SETTINGS)
+    (where / "CLAUDE.md").write_bytes(THE_TEAMS_OWN)
+    before = without_git(tree(where))
+    teamlore(where, "install", "--client", "claude", "--assemble")
+
+    teamlore(where, "install", "--client", "claude", *PROJECT, failpoint=step)
+    teamlore(where, "uninstall", "--client", "claude")
+    if step == "assemble.planned":  # its servers were installed before the assemble
+        teamlore(where, "uninstall", "--client", "claude", *PROJECT)
+
+    assert without_git(tree(where)) == before
+    assert os.listdir(state() / "backups") == []
