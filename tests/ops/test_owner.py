@@ -83,6 +83,8 @@ def test_with_no_worktree_anywhere_the_refusal_keeps_its_code_and_creates_nothin
     nowhere.mkdir()
     ctx = OpContext(cwd=nowhere, home=home)
     assert refused(lambda: resolve_owner(ctx)) == "NOT_A_GIT_REPOSITORY"
+    with pytest.raises(errors.TeamloreError, match="folder `nowhere` is not inside a git"):
+        resolve_owner(ctx)  # the folder is named (its name only: no absolute path)
     assert not home.exists()  # a refusal leaves no state dir behind
     assert refused(lambda: open_owner(ctx, sessions=True).__enter__()) == "OWNER_NOT_FOUND"
 

@@ -13,7 +13,8 @@ appends their sha256 to `<script>.log` (what it was sent), and acts per its mode
   good), `flood` (50 MB on stdout), `exit3`, `prose`,
   `foreign` (cites an evidence id the task did not give), `secret` (a GitHub token in the
   content), `linger` (leaves a background process), `write` (a file in its working directory),
-  `logged-out` (exit 1 with a "Not logged in" stderr, the probe too).
+  `logged-out` (exit 1 with a "Not logged in" stderr, the probe too), `broken-envelope`
+  (claude prints plain text instead of its JSON, the probe too).
 The probe always gets the correct answer unless the mode is `bad-probe`, so a fake passes
 `reverify-runner` and misbehaves on the real task. Mode `probe-KIND` commits one of the
 conformance probe's nine violations (runner/conformance.py, `conformance-test@2`) the way the
@@ -88,7 +89,7 @@ if probe and mode.startswith("probe-"):
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL)
     mode = "good"
-if probe and mode != "bad-probe":
+if probe and mode not in ("bad-probe", "broken-envelope"):
     mode = "good"
 if mode == "bad-probe":
     mode = "foreign"
@@ -148,7 +149,9 @@ def answer():
                                                        "evidenceIds": [evidence]}]}]})
 
 text_out = answer()
-if KIND == "claude":
+if mode == "broken-envelope":  # what the CLI itself prints is not its JSON, probe or not
+    print("Error: something is not right")
+elif KIND == "claude":
     print(json.dumps({"type": "result", "subtype": "success", "is_error": False,
                       "result": text_out}))
 else:

@@ -152,6 +152,16 @@ def test_a_provider_error_is_named_as_claude_reported_it(
     assert 'it reported "API Error: 500' in out["error"]["message"], out["error"]["message"]
 
 
+def test_a_probe_that_failed_says_to_run_the_probe_again_not_to_approve_a_plan(
+    tmp_path: Path, home: Path
+) -> None:
+    world = make_world(tmp_path, home)
+    world.fake.mode("broken-envelope")
+    code, out = world.op("memory.reverify_runner", {"runner": "claude"})
+    assert code == 1 and out["error"]["code"] == "RUNNER_OUTPUT_INVALID", out
+    assert out["error"]["next"].startswith("Run `teamlore memory reverify-runner` again")
+
+
 def test_a_run_that_failed_is_approved_again_as_its_next_step_says(
     tmp_path: Path, home: Path
 ) -> None:

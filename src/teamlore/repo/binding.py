@@ -77,7 +77,7 @@ def _rev_parse(cwd: Path, *flags: str) -> list[str]:
         if "not a git repository" in exc.stderr.lower():
             raise errors.TeamloreError(
                 errors.NOT_A_GIT_REPOSITORY,
-                "the path is not inside a git repository",
+                f"folder `{cwd.name}` is not inside a git repository",
                 folder=cwd.name,
             ) from exc
         raise
@@ -102,7 +102,7 @@ def resolve_repository(path: Path, *, home: Path | None = None) -> RepositoryIde
     if inside_work_tree != "true" or inside_git_dir == "true":
         raise errors.TeamloreError(
             errors.NOT_A_GIT_REPOSITORY,
-            "the path is inside a git directory, not a worktree",
+            f"folder `{cwd.name}` is inside a git directory, not a worktree",
             folder=cwd.name,
         )
     (toplevel,) = _rev_parse(cwd, "--show-toplevel")

@@ -140,6 +140,9 @@ def _clients(choice: str, *, force: bool) -> tuple[list[str], list[str]]:
             errors.CLIENT_NOT_FOUND,
             f"`{CLIENTS[choice].CLI_NAME}` is not on PATH; install it first "
             f"(`{INSTALL_HINTS[choice]}`), or pass --force to write its config anyway",
+        ).advising(
+            f"Install `{CLIENTS[choice].CLI_NAME}` (`{INSTALL_HINTS[choice]}`) and put it on PATH,"
+            " or pass --force."
         )
     if not found:
         raise errors.TeamloreError(

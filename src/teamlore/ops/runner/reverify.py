@@ -25,7 +25,7 @@ def memory_reverify_runner(ctx: OpContext, request: ReverifyRequest) -> dict[str
     try:
         verdict = run_probe(runner)
     except errors.TeamloreError as err:  # the run failed; it may still have cost
-        raise saying_spend(err) from None
+        raise _probe_advice(saying_spend(err)) from None
     if ctx.progress is not None:
         ctx.progress(1, 1, "recording the verdict")
     state = open_state_db(ctx.home)
@@ -55,3 +55,19 @@ def memory_reverify_runner(ctx: OpContext, request: ReverifyRequest) -> dict[str
             )
         )
     return result
+
+
+# a probe has no plan: the plan-approval advice of these codes does not apply
+_PROBE_ADVICE = {
+    errors.RUNNER_OUTPUT_INVALID.code: (
+        "Run `teamlore memory reverify-runner` again; use a stronger model if it repeats."
+    ),
+    errors.RUNNER_OUTPUT_REJECTED.code: (
+        "Run `teamlore memory reverify-runner` again; use a stronger model if it repeats."
+    ),
+}
+
+
+def _probe_advice(err: errors.TeamloreError) -> errors.TeamloreError:
+    advice = _PROBE_ADVICE.get(err.code)
+    return err.advising(advice) if advice is not None else err
