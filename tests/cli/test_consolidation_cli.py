@@ -51,7 +51,7 @@ def test_review_confirm_and_status_read_as_a_person_expects(world: World) -> Non
     status = world.cli("memory", "status").stdout
     # the run's id as review shows ids (its 64 hex cut to 12): the line stays readable
     assert re.search(
-        r"^Consolidation baseline run-consolidate-[0-9a-f]{12}, 0 approved entries new since ",
+        r"^Consolidation baseline run-consolidate-[0-9a-f]{12}, 0 approved entries new\s+since ",
         status,
         re.MULTILINE,
     ), status

@@ -250,14 +250,20 @@ def test_search_without_a_memory_tree_is_a_clear_refusal(repo: Path) -> None:
 
 
 def test_lint_prints_one_finding_per_line_and_works_outside_git(tmp_path: Path, home: Path) -> None:
+    """`path:line severity rule message`: piped (no colour), a blocking finding and a warning
+    read apart by their words (they differed in colour only)."""
     outside = tmp_path / "drafts"
     outside.mkdir()
-    (outside / "draft.md").write_text("fine\nRun the tool from /home/dana/work/acme first.\n")
+    (outside / "draft.md").write_text(
+        "fine\nRun the tool from /home/dana/work/acme first.\nNotes live in ~/notes/acme.md.\n"
+    )
     proc = teamlore_cli("memory", "lint", "draft.md", cwd=outside)
     assert proc.returncode == 1, proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines[0].startswith("draft.md:2 path.home-absolute ")
-    assert lines[-1] == "1 finding, 1 blocking."
+    assert lines[0].startswith("draft.md:2 block path.home-absolute ")
+    assert lines[1].startswith("draft.md:3 warn path.home-relative ")
+    assert "\x1b[" not in proc.stdout
+    assert lines[-1] == "2 findings, 1 blocking."
     as_json = teamlore_cli("memory", "lint", "draft.md", "-f", "json", cwd=outside)
     report = json.loads(as_json.stdout)
     assert report["files"] == ["draft.md"] and report["findings"][0]["line"] == 2
@@ -308,4 +314,37 @@ def test_recall_lists_each_deferred_task_on_its_own_line(tmp_path: Path, home: P
         f"    {d['taskId'][:24]} turns {d['turnRange']['start']}–{d['turnRange']['end']}"
         for d in deferred
     ]
-    assert "  notClaimable: 0" in done.stdout
+    assert "  not claimable: 0" in done.stdout
+
+
+def test_recall_says_its_coverage_in_words_and_names_sessions_as_sessions_list_does(
+    tmp_path: Path, home: Path
+) -> None:
+    """The text view printed `notClaimable`, `alreadyExtractedTurns` and each session of its
+    note by its 64-hex key; `sessions list` and `sessions show` use the first 12."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
+    from recall_world import WINDOW, CodexSession, make_repo, sync
+
+    repo = make_repo(tmp_path / "short")
+    CodexSession("s2", repo).turn("first turn").turn("second turn").write(tmp_path / "codex")
+    sync(home, tmp_path / "codex", repo)
+    window = ("--since", WINDOW["since"], "--until", WINDOW["until"])
+    as_json = json.loads(teamlore_cli("memory", "recall", *window, "-f", "json", cwd=repo).stdout)
+    key = as_json["selection"]["rejectedSessions"][0]["sessionKey"]
+
+    done = teamlore_cli("memory", "recall", *window, cwd=repo, env={"COLUMNS": "80"})
+
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    at = lines.index("coverage:")
+    assert lines[at + 1 : at + 7] == [
+        "  chunks: 0",
+        "  returned: 0",
+        "  deferred: 0",
+        "  not claimable: 0",
+        "  turns already extracted: 0",
+        "  truncated items: 0",
+    ]
+    note = next(line for line in lines if line.startswith("note: "))
+    assert note.endswith(f"Sessions considered: {key[:12]} (2 matching turns, fewer than 3)."), note
+    assert key not in done.stdout

@@ -101,6 +101,27 @@ def test_a_merge_names_the_entries_its_promotion_rewrites_and_deprecates(
     )
 
 
+@pytest.mark.parametrize("columns", [80, 40])
+def test_a_long_file_name_goes_on_after_a_mark_as_a_folded_diff_line_does(
+    rave_era: tuple[Path, Path], columns: int
+) -> None:
+    """The file a candidate writes was cut mid-word at the screen's edge with nothing to say
+    its rest (`run-npm.md (new)`) was not a line of its own; a folded diff line goes on after
+    `↳`."""
+    repo, home = rave_era
+    proc = teamlore_cli(
+        "memory", "review", "--format", "json", cwd=repo, env={"TEAMLORE_HOME": str(home)}
+    )
+    file = json.loads(proc.stdout)["items"][0]["files"][0]
+    printed = review(rave_era, columns=columns).splitlines()
+    at = printed.index("  --- /dev/null")
+    start = max(i for i in range(at) if printed[i].startswith("  .threadshare/"))
+    assert all(line.startswith("  ↳") for line in printed[start + 1 : at])
+    assert at - start > 1  # the name is longer than the screen
+    shown = printed[start][2:] + "".join(line[3:] for line in printed[start + 1 : at])
+    assert shown == f"{file['targetPath']} ({file['role']})"
+
+
 def _diff(world: tuple[Path, Path]) -> str:
     repo, home = world
     env = {"TEAMLORE_HOME": str(home)}

@@ -191,3 +191,43 @@ def test_org_sync_says_in_words_what_it_added_changed_and_deleted(repo: Path, ho
     assert done.stdout.splitlines()[0] == (
         "acme  synced  1 document (1 added, 0 changed, 0 deleted)"
     )
+
+
+def test_status_says_a_source_folder_it_marks_with_a_cross_is_not_there(
+    tmp_path: Path, home: Path
+) -> None:
+    """`Source      ✗ codex   ~/.codex/sessions` did not say what `✗` means."""
+    codex_home = tmp_path / "no-codex"
+    env = {**AT_80, "CODEX_HOME": str(codex_home), "HOME": str(tmp_path)}
+    done = teamlore_cli("status", env=env)
+    assert done.returncode == 0, done.stderr
+    assert "Source      ✗ codex   ~/no-codex/sessions (not found)" in done.stdout.splitlines()
+    (codex_home / "sessions").mkdir(parents=True)
+    found = teamlore_cli("status", env=env)
+    assert "Source      ✓ codex   ~/no-codex/sessions" in found.stdout.splitlines()
+
+
+def test_memory_status_wraps_the_consolidation_line_at_words(demo: tuple[Path, str]) -> None:
+    """`Consolidation baseline run-consolidate-…, 0 approved entries new since (due at 20)` was
+    93 columns, past the edge of an 80-column terminal, where the other lines fit."""
+    env = {**AT_80, "TEAMLORE_HOME": str(demo[0] / "state")}
+    done = teamlore_cli("memory", "status", cwd=demo[0] / "acme-billing", env=env)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert [line for line in lines if len(line) > 80] == []
+    at = next(i for i, line in enumerate(lines) if line.startswith("Consolidation "))
+    assert re.fullmatch(r"Consolidation baseline run-consolidate-[0-9a-f]{12}, .*", lines[at])
+    assert lines[at + 1].startswith(" " * len("Consolidation ") + "since")
+    assert " ".join(" ".join(lines[at : at + 2]).split()).endswith(
+        ", 0 approved entries new since (due at 20)"
+    )
+
+
+def test_the_demo_prints_its_search_queries_as_text(demo: tuple[Path, str]) -> None:
+    """The queries were printed as Python reprs: `'flaky invoice export': 3 hits — …`."""
+    lines = demo[1].splitlines()
+    assert any(line.startswith("      flaky invoice export: 3 hits — ") for line in lines)
+    assert "      invoice export: invoice-export-must-sort-rows-by-id-unordered-exports-made" in (
+        lines
+    )
+    assert not [line for line in lines if line.startswith("      '")]

@@ -80,7 +80,7 @@ def test_an_update_git_merged_into_a_deprecated_entry_is_named_with_the_way_out(
     status = orjson.loads(cli(ana, "memory", "status", "--format", "json").stdout)
     assert status["lint"]["rules"].get(RULE) == 1 and status["lint"]["blocking"] == 0
     text = cli(ana, "memory", "lint").stdout
-    assert re.search(rf"{re.escape(OLD_PATH)}:\d+ {RULE} its text changed after commit", text)
+    assert re.search(rf"{re.escape(OLD_PATH)}:\d+ warn {RULE} its text changed after commit", text)
 
     git(ana.root, *restore.split()[1:])  # the next step the finding names
     assert findings_of(ana) == []

@@ -71,7 +71,9 @@ def test_lint_names_the_line_an_unresolved_merge_starts_on(repo: Path) -> None:
     done = teamlore_cli("memory", "lint", cwd=repo)
     assert done.returncode == 1
     start = (repo / ENTRY).read_text().split("\n").index("<<<<<<< HEAD") + 1
-    assert f"{ENTRY}:{start} format.merge-conflict an unresolved git merge conflict" in done.stdout
+    assert f"{ENTRY}:{start} block format.merge-conflict an unresolved git merge conflict" in (
+        done.stdout
+    )
 
 
 def test_search_and_status_leave_the_conflicted_entry_out_until_it_is_resolved(

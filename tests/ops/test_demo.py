@@ -123,8 +123,8 @@ def test_the_demo_text_shows_each_searchs_top_hit_whole(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     lines = {line.split(":")[0].strip(): line for line in proc.stdout.splitlines() if " — " in line}
-    assert lines["'flaky invoice export'"].endswith(
+    assert lines["flaky invoice export"].endswith(
         "3 hits — user: The release job failed again: test_export is flaky because invoice"
         " export order is not stable. Find the cause."
     )
-    assert lines["'lock_timeout'"].endswith("staging 上 alembic upgrade head 通过。")
+    assert lines["lock_timeout"].endswith("staging 上 alembic upgrade head 通过。")

@@ -77,7 +77,7 @@ def _render_demo(result: dict[str, Any]) -> None:
         if step["step"] == "sessions-search":
             for query, hits in step["searches"].items():
                 top = hits[0]["snippet"] if hits else "no hits"
-                stdout.print(f"      {query!r}: {counted(len(hits), 'hit')} — {top}")
+                stdout.print(f"      {query}: {counted(len(hits), 'hit')} — {top}")
         elif step["step"] == "review":
             from teamlore.ops.memory.review import short_candidate_id
 
@@ -98,7 +98,7 @@ def _render_demo(result: dict[str, Any]) -> None:
         elif step["step"] == "memory-search":
             for query, found in step["searches"].items():
                 ids = ", ".join(r["id"] for r in found["results"]) or "none"
-                stdout.print(f"      {query!r}: {ids}")
+                stdout.print(f"      {query}: {ids}")
         elif step["step"] in ("assemble", "consolidation-assemble"):
             say()
             say(styled("CLAUDE.md", "bold"), " (managed block)")

@@ -208,6 +208,23 @@ def print_unpadded(renderable: Any) -> None:
         console.print(text, soft_wrap=True)
 
 
+def hanging(lead: str, text: str, indent: int) -> list[str]:
+    """`lead` then `text`, wrapped at the terminal's width with its later lines under `indent`
+    spaces; a word longer than a line (a path, a command) is kept whole and never left alone
+    on a line of its own after `lead`."""
+    width = max(stdout.width, indent + 20)
+    lines: list[str] = []
+    line, empty = lead, True
+    for word in text.split():
+        if not empty and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = " " * indent + word
+        else:
+            line = f"{line}{'' if empty else ' '}{word}"
+        empty = False
+    return [*lines, line]
+
+
 def say(*parts: object, console: Console | None = None) -> None:
     """Print one line made of `parts`: plain values literally, `styled` pieces with their
     style."""

@@ -10,6 +10,7 @@ from teamlore.cli.app import App, app
 from teamlore.cli.output import (
     FormatOption,
     OutputFormat,
+    hanging,
     run,
     say,
     say_ignored_by_git,
@@ -67,11 +68,11 @@ def _render_files(title: str, done: dict[str, Any], *, dry_run: bool) -> None:
             made = "would be made" if dry_run else "was made"
             target = display_path(item["linkTarget"])
             link = f"a symbolic link: the change {made} in {target}; the link stays"
-            for line in _hanging("  ", link, 4):
+            for line in hanging("  ", link, 4):
                 say(line)
         if item["action"].endswith("(backup lost)"):
             lost = _BLOCK_REMOVED if item["action"].startswith("block") else _BACKUP_LOST
-            for line in _hanging("  ", lost, 4):
+            for line in hanging("  ", lost, 4):
                 say(line)
         if item.get("diff"):
             stdout.print(_diff_from_home(item["diff"].rstrip(), item["path"]))
@@ -90,7 +91,7 @@ def _diff_from_home(diff: str, path: str) -> str:
 
 def _say_note(note: str) -> None:
     """A note, wrapped at the terminal's width under its first word."""
-    first, *rest = _hanging("note ", note, 5)
+    first, *rest = hanging("note ", note, 5)
     say(styled("note", "yellow"), first[len("note") :])
     for line in rest:
         say(line)
@@ -259,33 +260,16 @@ _NAME_WIDTH = 18
 _MESSAGE_INDENT = len("fail ") + _NAME_WIDTH + 1
 
 
-def _hanging(lead: str, text: str, indent: int) -> list[str]:
-    """`lead` then `text`, wrapped at the terminal's width with its later lines under `indent`
-    spaces; a word longer than a line (a path, a command) is kept whole and never left alone
-    on a line of its own after `lead`."""
-    width = max(stdout.width, indent + 20)
-    lines: list[str] = []
-    line, empty = lead, True
-    for word in text.split():
-        if not empty and len(line) + 1 + len(word) > width:
-            lines.append(line)
-            line = " " * indent + word
-        else:
-            line = f"{line}{'' if empty else ' '}{word}"
-        empty = False
-    return [*lines, line]
-
-
 def _render_doctor(result: dict[str, Any]) -> None:
     for check in result["checks"]:
         mark, style = _MARKS[check["status"]]
         lead = f"{mark} {check['check']:<{_NAME_WIDTH}} "
-        first, *rest = _hanging(lead, check["message"], _MESSAGE_INDENT)
+        first, *rest = hanging(lead, check["message"], _MESSAGE_INDENT)
         say(styled(mark, style), first[len(mark) :])
         for line in rest:
             say(line)
         if check.get("fix"):
-            fix = _hanging(f"{'':<{_MESSAGE_INDENT}}fix: ", check["fix"], _MESSAGE_INDENT + 5)
+            fix = hanging(f"{'':<{_MESSAGE_INDENT}}fix: ", check["fix"], _MESSAGE_INDENT + 5)
             for line in fix:
                 say(line)
     counts = result["counts"]

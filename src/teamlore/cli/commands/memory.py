@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import Any
 
@@ -18,6 +19,7 @@ from teamlore.cli.output import (
     counted,
     cwd_of,
     fail,
+    hanging,
     run,
     say,
     say_how_many_more,
@@ -83,8 +85,8 @@ def _render_status(result: dict[str, Any]) -> None:
         if consolidation.get("committedEntries") is not None
         else "none yet"
     )
-    stdout.print(
-        f"Consolidation baseline {baseline}, "
+    line = (
+        f"baseline {baseline}, "
         f"{counted(consolidation['newSinceBaseline'], 'approved entry', 'approved entries')}"
         f" new since ({due})"
         + (
@@ -93,6 +95,8 @@ def _render_status(result: dict[str, Any]) -> None:
             else ""
         )
     )
+    for piece in hanging("Consolidation ", line, len("Consolidation ")):
+        say(piece)
     lint = result.get("lint") or {}
     if lint:
         stdout.print(
@@ -188,10 +192,12 @@ memory_app.command("search", short_help="Search the reviewed team memory by word
 
 def _render_lint(result: dict[str, Any]) -> None:
     findings = result.get("findings", [])
-    for f in findings:  # one finding per line: path:line rule message (editors jump to it)
+    # one finding per line, `path:line block|warn rule message`: editors jump to it, and the
+    # severity is in words as well as in colour (a pipe or a log has no colour)
+    for f in findings:
         where = f"{f['file']}:{f['line']}" if f.get("line") else f["file"]
         style = "red" if f["severity"] == "block" else "yellow"
-        say(styled(f"{where} {f['rule']} {f['message']}", style))
+        say(styled(f"{where} {f['severity']} {f['rule']} {f['message']}", style))
     blocked = sum(1 for f in findings if f["severity"] == "block")
     say(f"{counted(len(findings), 'finding')}, {blocked} blocking.")
 
@@ -280,15 +286,33 @@ def _render_recall(result: dict[str, Any]) -> None:
     stdout.print("Use --format json to get the tasks for an agent.")
 
 
+# a session's key as `sessions list` shows it and `sessions show` takes it: its first 12 hex
+_SESSION_KEY = re.compile(r"\b([0-9a-f]{12})[0-9a-f]{52}\b")
+
+# a result field's name as people say it (`notClaimable` → `not claimable`) where splitting
+# its camelCase does not read well
+_FIELD_WORDS = {"alreadyExtractedTurns": "turns already extracted"}
+
+
+def _in_words(name: str) -> str:
+    """`notClaimable` → `not claimable`: a JSON field's name in the text view."""
+    return _FIELD_WORDS.get(name) or re.sub(r"(?<=[a-z0-9])([A-Z])", r" \1", name).lower()
+
+
 def _render_field(key: str, value: Any) -> None:
-    """`key: value` for people: a mapping one `  name: value` line per item, a list of tasks
-    (coverage's deferred and not claimable ones) its count then one line per task as the tasks
-    above are shown, other lists and nested values as JSON (never a Python repr)."""
+    """`key: value` for people: a mapping one `  name: value` line per item (names in words), a
+    list of tasks (coverage's deferred and not claimable ones) its count then one line per task
+    as the tasks above are shown, other lists and nested values as JSON (never a Python repr);
+    session keys in text as `sessions list` shows them (12 hex)."""
+    if isinstance(value, str):
+        say(f"{key}: ", _SESSION_KEY.sub(r"\1", value))
+        return
     if not isinstance(value, dict):
-        say(f"{key}: {value if isinstance(value, str) else _json_text(value)}")
+        say(f"{key}: {_json_text(value)}")
         return
     say(f"{key}:")
-    for name, item in value.items():
+    for field, item in value.items():
+        name = _in_words(field)
         if isinstance(item, list) and all(_is_task_summary(task) for task in item):
             say(f"  {name}: {len(item)}")
             for task in item:

@@ -111,8 +111,20 @@ def diff_lines(diff: str) -> list[str]:
     return diff.removesuffix("\n").split("\n") if diff else []
 
 
+def _render_target(path: str, role: str, indent: int = 2) -> None:
+    """`path (role)` folded at the terminal's width as a diff line is: a path has no spaces to
+    wrap at, so a folded one goes on after `↳` and never reads as a file name of its own."""
+    width = max(stdout.width - indent, 20)
+    bold = len(literal(path))
+    for number, piece in enumerate(_folded(f"{path} ({role})", width, width - 1)):
+        line = Text(" " * indent + ("↳" if number else ""))
+        line.append(piece[:bold], style="bold").append(piece[bold:])
+        bold = max(bold - len(piece), 0)
+        stdout.print(line, soft_wrap=True)
+
+
 def _render_diff(file: dict[str, Any], full: bool) -> None:
-    _block(Text(literal(file["targetPath"]), style="bold").append(f" ({file['role']})"), 2)
+    _render_target(file["targetPath"], file["role"])
     for warning in file.get("warnings", []):
         say("  ", styled("warn", "yellow"), f" {warning['rule']}: {warning['message']}")
     lines = diff_lines(file["diff"])

@@ -255,8 +255,10 @@ def _render_status(result: dict[str, Any]) -> None:
         f"delivery edges {result['deliveryEdges']}"
     )
     for s in result["sources"]:
+        # ✗ in words: not there, or not to be looked at (the line under it says why)
+        missing = "" if s["exists"] or s["unreadable"] else " (not found)"
         mark = "✓" if s["exists"] else "✗"
-        stdout.print(f"Source      {mark} {s['provider']:<7} {s['path']}")
+        stdout.print(f"Source      {mark} {s['provider']:<7} {s['path']}{missing}")
         if s["unreadable"]:
             say(styled(f"              cannot be read: {s['unreadable']}", "red"))
     diag = result["diagnostics"]
