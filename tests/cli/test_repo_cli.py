@@ -231,7 +231,12 @@ def test_repo_forget_refuses_what_is_not_registered_and_changes_nothing(
     listed_before = _json("repo", "list")
     proc = _cli("repo", "forget", str(tmp_path / "never-registered"), "--format", "json")
     assert proc.returncode == 1
-    assert json.loads(proc.stdout)["error"]["code"] == "REPOSITORY_NOT_REGISTERED"
+    refusal = json.loads(proc.stdout)["error"]
+    assert refusal["code"] == "REPOSITORY_NOT_REGISTERED"
+    # registering it (the code's usual next) is the opposite of what forget asked for
+    assert refusal["next"] == (
+        "Forget one of the paths `teamlore repo list` shows; this one is not in."
+    )
     text = _cli("repo", "forget", str(tmp_path))
     assert text.returncode == 1
     assert text.stderr.startswith("error REPOSITORY_NOT_REGISTERED:")

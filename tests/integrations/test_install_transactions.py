@@ -419,3 +419,25 @@ def test_an_entry_replaced_with_force_comes_back_byte_for_byte_after_the_file_ch
     assert (user / ".claude.json").read_text() == mine.replace(
         '"numStartups": 3', '"numStartups": 4'
     )
+
+
+def test_a_damaged_intent_record_is_advised_as_itself_not_as_config_toml(user: Path) -> None:
+    """Its refusal is CONFIG_INVALID, whose usual next step sent the person to config.toml; the
+    message's own remedy (`install --dry-run`) refuses the same way. Moved aside, all works."""
+    op("install", user, client="codex")
+    intent = user.parent / "state" / "integrations" / "intent.json"
+    intent.write_text('{"operation": "ins')
+    intent.chmod(0o600)
+    advice = (
+        "Move integrations/intent.json aside (its interrupted change stays unfinished), "
+        "then run the command again."
+    )
+    for name, payload in [
+        ("install", {"client": "codex"}),
+        ("install", {"client": "codex", "dryRun": True}),
+        ("uninstall", {"client": "codex"}),
+    ]:
+        refusal = refused(name, user, **payload).to_json()
+        assert (refusal["code"], refusal["next"]) == ("CONFIG_INVALID", advice), (name, payload)
+    intent.rename(intent.with_name("intent.json.aside"))
+    assert op("uninstall", user, client="codex")["uninstalled"]

@@ -189,3 +189,34 @@ def test_a_role_that_may_only_read_searches_and_one_that_may_not_write_is_refuse
     assert error["message"].endswith(": permission denied for table org_tokens")
     assert error["next"].startswith("Use the role that owns the org database")
     assert reader not in create.stdout
+
+
+def test_without_psycopg_the_next_step_is_to_install_it_not_to_check_the_server(
+    home: Path, tmp_path: Path
+) -> None:
+    shadow = tmp_path / "no-psycopg" / "psycopg"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text('raise ImportError("psycopg is not installed")\n')
+    done = teamlore_cli(
+        "org", "status", "--database", "postgresql://127.0.0.1/orga", "--format", "json",
+        env={"PYTHONPATH": str(shadow.parent)},
+    )  # fmt: skip
+    error = json.loads(done.stdout)["error"]
+    assert done.returncode == 1 and error["code"] == "ORG_DATABASE_UNAVAILABLE"
+    assert error["next"] == (
+        "Install the org extra (`pip install 'teamlore[org]'`), then run the command again."
+    )
+
+
+def test_a_database_a_newer_teamlore_wrote_says_to_upgrade_for_it_not_for_the_state_dir(
+    home: Path, postgres_database: str
+) -> None:
+    import psycopg
+
+    with psycopg.connect(postgres_database) as pg:
+        pg.execute("CREATE TABLE org_schema (version integer NOT NULL)")
+        pg.execute("INSERT INTO org_schema VALUES (999)")
+    done = teamlore_cli("org", "status", "--database", postgres_database, "--format", "json")
+    error = json.loads(done.stdout)["error"]
+    assert done.returncode == 1 and error["code"] == "DB_SCHEMA_TOO_NEW"
+    assert error["next"] == "Upgrade teamlore to the version that last wrote the org database."

@@ -180,6 +180,11 @@ def test_relay_needs_its_launch_flag(home: Path, tmp_path: Path) -> None:
     )
     refused, status, accepted, again, conflict, bad_id, lookup, wrong_tier = results
     assert code(refused) == "SUBMISSION_DISABLED"
+    # the launch flag is what is missing: `personal config --allow user_explicit` would not help
+    assert payload(refused)["error"]["next"] == (
+        "Add --accept-client-reported-user-turns to the host's launch of this server "
+        "(`teamlore mcp-config` prints it)."
+    )
     assert payload(status)["submissionEnabled"] is False
     assert (payload(accepted)["accepted"], payload(accepted)["duplicate"]) == (True, False)
     assert payload(again)["duplicate"] is True

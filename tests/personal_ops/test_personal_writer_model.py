@@ -119,3 +119,31 @@ def test_an_answer_in_a_markdown_fence_is_written_code_blocks_in_its_sections_to
     assert done.returncode == 0, done.stdout + done.stderr
     assert "part 1: processed; retained in preferences" in done.stdout
     assert f"## Setup\n{body}\n" in (home / "personal" / "preferences.md").read_text()
+
+
+def test_an_unusable_endpoint_variable_or_env_file_is_advised_where_it_is_set(
+    home: Path, tmp_path: Path
+) -> None:
+    """Neither comes from config.toml, which the usual next step of a config refusal named."""
+    write_config(home)
+    assert teamlore_cli("personal", "config", "--model-profile", "default").returncode == 0
+    env = {"OPENAI_BASE_URL": "ftp://llm.example/v1", "OPENAI_MODEL": "m"}
+
+    flushed = teamlore_cli("personal", "flush", "-f", "json", cwd=tmp_path, env=env)
+    params = server_params(tmp_path, "-c", "init", "--client-id", "desk", "--global", env=env)
+    started = subprocess.run(
+        [params.command, *params.args], input="", capture_output=True, text=True, timeout=60,
+        cwd=tmp_path, env=params.env,
+    )  # fmt: skip
+    (home / ".env").write_bytes(b"OPENAI_MODEL=\xff\n")
+    unreadable = teamlore_cli("personal", "flush", "-f", "json", cwd=tmp_path)
+
+    base_url = "Set OPENAI_BASE_URL (environment or the state dir's .env) to an http(s) URL."
+    error = json.loads(flushed.stdout)["error"]
+    assert (error["code"], error["next"]) == ("CONFIG_INVALID", base_url)
+    assert f"OPENAI_BASE_URL: base_url must be an http:// or https:// URL. {base_url}" in (
+        started.stderr
+    )
+    error = json.loads(unreadable.stdout)["error"]
+    assert error["code"] == "CONFIG_INVALID" and error["message"].endswith(".env cannot be read")
+    assert error["next"] == "Make the state dir's .env UTF-8 text you can read, or move it aside."

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from support import teamlore_cli
 from teamlore.core import errors
 from teamlore.repo.git import GitCommandError, git_environment, run_git, run_git_text
 
@@ -95,3 +97,17 @@ def test_a_repository_another_user_owns_is_refused_saying_how_to_trust_it(
     with pytest.raises(RepositoryGone) as gone:
         head_state(repo.root)
     assert gone.value.error is errors.REPOSITORY_NOT_TRUSTED
+
+
+def test_without_git_on_path_the_next_step_is_to_install_it(repo, tmp_path: Path) -> None:
+    """The usual next step of GIT_FAILED, running the same git command, cannot be taken."""
+    repo.commit("first", {"a.txt": "a"})
+    state = tmp_path / "state"
+    proc = teamlore_cli(
+        "sync", "--repository", ".", "--format", "json",
+        cwd=repo.root, env={"PATH": str(tmp_path / "no-git-here"), "TEAMLORE_HOME": str(state)},
+    )  # fmt: skip
+    error = json.loads(proc.stdout)["error"]
+    assert proc.returncode == 1
+    assert (error["code"], error["message"]) == ("GIT_FAILED", "cannot start git: binary not found")
+    assert error["next"] == "Install git and put it on PATH, then run the command again."

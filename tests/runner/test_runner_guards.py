@@ -294,3 +294,21 @@ def test_a_pass_recorded_before_profiles_were_kept_says_so_and_a_stale_plan_name
         assert code == 1 and out["error"]["code"] == "RUNNER_PLAN_MISMATCH"
         assert "the runner's profile changed" in out["error"]["message"]
         assert out["error"]["details"]["changed"] == ["runnerProfile"]
+
+
+def test_an_unusable_runner_endpoint_is_refused_as_the_option_given(world: World) -> None:
+    """It was checked only after the profile read it as OPENAI_BASE_URL: the refusal named a
+    variable the person never set and sent them to config.toml."""
+    endpoint = ["--runner", "openai", "--runner-endpoint", "ftp://llm.example/v1"]
+    window = ["--since", WINDOW["since"], "--until", WINDOW["until"]]
+    for command in (
+        ["memory", "extract", *endpoint, *window],
+        ["memory", "reverify-runner", *endpoint],
+    ):
+        code, out = world.cli(*command)
+        assert code == 2 and out["error"] == {
+            "code": "INVALID_ARGUMENT",
+            "message": "--runner-endpoint: base_url must be an http:// or https:// URL",
+            "problem": "--runner-endpoint: base_url must be an http:// or https:// URL",
+            "next": "Correct the value the message names (`--help` shows what it accepts).",
+        }, command

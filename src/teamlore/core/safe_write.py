@@ -58,6 +58,8 @@ class FileTooLarge(errors.TeamloreError):
         super().__init__(
             errors.UNSAFE_PATH, f"{relative}: larger than {max_bytes} bytes", path=relative
         )
+        # the code's usual next step (no symlink, a real file) is true of this one already
+        self.advising("Shorten the file the message names to under its limit, then retry.")
 
 
 def check_relative_path(relative: str) -> tuple[str, ...]:

@@ -189,6 +189,9 @@ def load_intent(home: Path) -> Intent | None:
             errors.CONFIG_INVALID,
             f"{display_path(path)} is damaged ({type(exc).__name__}); compare your client config "
             "files with `teamlore install --dry-run`, then remove it",
+        ).advising(
+            "Move integrations/intent.json aside (its interrupted change stays unfinished), "
+            "then run the command again."
         ) from None
 
 

@@ -136,6 +136,8 @@ def read_env_file(path: Path) -> dict[str, str]:
     except (OSError, UnicodeDecodeError) as exc:
         raise errors.TeamloreError(
             errors.CONFIG_INVALID, f"{display_path(path)} cannot be read"
+        ).advising(
+            f"Make the state dir's {path.name} UTF-8 text you can read, or move it aside."
         ) from exc
     values: dict[str, str] = {}
     for raw in text.splitlines():
@@ -211,7 +213,9 @@ def load_profile(
         try:
             base_url = normalize_base_url(from_env) if from_env else DEFAULT_BASE_URL
         except ValueError as exc:
-            raise errors.TeamloreError(errors.CONFIG_INVALID, f"OPENAI_BASE_URL: {exc}") from None
+            raise errors.TeamloreError(errors.CONFIG_INVALID, f"OPENAI_BASE_URL: {exc}").advising(
+                "Set OPENAI_BASE_URL (environment or the state dir's .env) to an http(s) URL."
+            ) from None
     model = config.model or lookup("OPENAI_MODEL")
     if not model:
         raise errors.TeamloreError(

@@ -19,6 +19,8 @@ def open_store(database: str | None, home: Path, source: str | None = None) -> O
             raise errors.TeamloreError(
                 errors.ORG_DATABASE_UNAVAILABLE,
                 "a PostgreSQL org index needs psycopg: pip install 'teamlore[org]'",
+            ).advising(  # nothing is wrong with the URL or its server yet
+                "Install the org extra (`pip install 'teamlore[org]'`), then run the command again."
             ) from None
         return PostgresStore.open(database, source) if source else PostgresStore.open(database)
     from teamlore.org.sqlite_store import SqliteStore

@@ -590,7 +590,7 @@ def _migrate(conn: psycopg.Connection[Any]) -> None:
     if current > SCHEMA_VERSION:
         raise errors.TeamloreError(
             errors.DB_SCHEMA_TOO_NEW, f"the org database has schema {current}, newer than ours"
-        )
+        ).advising("Upgrade teamlore to the version that last wrote the org database.")
     for number, script in enumerate(MIGRATIONS[current:], start=current + 1):
         conn.execute(script)  # no parameters: psycopg sends the script as one simple query
         conn.execute("INSERT INTO org_schema VALUES (%s)", (number,))

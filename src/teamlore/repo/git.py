@@ -122,7 +122,9 @@ def run_git(
             start_new_session=True,  # its own process group: a timeout kills git's children too
         )
     except FileNotFoundError as exc:
-        raise errors.TeamloreError(errors.GIT_FAILED, "cannot start git: binary not found") from exc
+        raise errors.TeamloreError(
+            errors.GIT_FAILED, "cannot start git: binary not found"
+        ).advising("Install git and put it on PATH, then run the command again.") from exc
     except OSError as exc:
         raise errors.TeamloreError(errors.GIT_FAILED, f"cannot start git: {exc.strerror}") from exc
 

@@ -626,21 +626,20 @@ def openai_runner(choice: RunnerChoice, environ: Mapping[str, str], home: Path |
     name = RUNNER_MODEL_PROFILE if RUNNER_MODEL_PROFILE in profile_names(home) else None
     # --runner-model / --runner-endpoint win over the profile (and may stand in for it)
     overlay = {**environ}
-    if choice.model:
-        overlay["OPENAI_MODEL"] = choice.model
-    if choice.endpoint:
-        overlay["OPENAI_BASE_URL"] = choice.endpoint
-    profile = load_profile(name, home=home, environ=overlay)
     overrides: dict[str, Any] = {}
     if choice.model:
-        overrides["model"] = choice.model
+        overlay["OPENAI_MODEL"] = overrides["model"] = choice.model
     if choice.endpoint:
+        # checked before the profile reads it as OPENAI_BASE_URL, whose refusal would name
+        # a variable the person never set
         try:
             overrides["base_url"] = normalize_base_url(choice.endpoint)
         except ValueError as exc:
             raise errors.TeamloreError(
                 errors.INVALID_ARGUMENT, f"--runner-endpoint: {exc}"
             ) from None
+        overlay["OPENAI_BASE_URL"] = choice.endpoint
+    profile = load_profile(name, home=home, environ=overlay)
     profile = profile.model_copy(update=overrides)
     limits = _openai_limits(profile.name, environ, home)
     client_doc = {

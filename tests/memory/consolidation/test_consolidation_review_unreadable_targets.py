@@ -55,4 +55,5 @@ def test_a_doctrine_of_a_gibibyte_is_not_read(world: World) -> None:
     error = refusal(world.cli_in_at_most(60, *REVIEW, memory_bytes=768 << 20))
     assert (error["code"], error["details"]) == ("UNSAFE_PATH", {"path": DOCTRINE})
     assert error["message"] == f"{DOCTRINE}: larger than 65536 bytes"
+    assert error["next"] == "Shorten the file the message names to under its limit, then retry."
     assert lint_rules(world, memory_bytes=768 << 20).get("capacity.file-size") == 1

@@ -112,7 +112,7 @@ def launch_writer_model(home: Path) -> tuple[DecisionModel | None, str | None]:
     try:
         return writer_model(home, load_personal_settings(home)), None
     except errors.TeamloreError as err:
-        return None, f"{err.code}: {err.message}. {errors.next_step(err.error)}"
+        return None, f"{err.code}: {err.message}. {err.to_json()['next']}"
 
 
 def run_writer_once(home: Path, model: DecisionModel, *, force: bool) -> Any:
@@ -378,6 +378,9 @@ def memory_submit_user_turn(ctx: OpContext, request: RelayRequest) -> dict[str, 
         raise errors.TeamloreError(
             errors.SUBMISSION_DISABLED,
             "this server was not launched with --accept-client-reported-user-turns",
+        ).advising(  # a launch flag of the host's, not a setting `personal config` changes
+            "Add --accept-client-reported-user-turns to the host's launch of this server "
+            "(`teamlore mcp-config` prints it)."
         )
     home = state_home(ctx)
     result = api.relay_user_turn(

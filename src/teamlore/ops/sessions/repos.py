@@ -144,6 +144,8 @@ def repo_forget(ctx: OpContext, request: ForgetRequest) -> dict[str, Any]:
                     errors.REPOSITORY_NOT_REGISTERED,
                     f"{request.path} is not a registered repository;"
                     " `teamlore repo list` shows them",
+                ).advising(
+                    "Forget one of the paths `teamlore repo list` shows; this one is not in."
                 )
             sessions = tables.worktree_stats(conn, target.worktree_key).sessions
             with db.write_tx(conn):
