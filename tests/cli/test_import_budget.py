@@ -18,7 +18,7 @@ from mcp.client.stdio import stdio_client
 from test_cli import _imported_by, sources, sync_json
 
 from mcp import ClientSession, StdioServerParameters
-from support import entry_file, teamlore_cli
+from support import entry_file, memory_init, teamlore_cli
 from teamlore.memory.store.projection import RACY_WINDOW_NS
 
 __all__ = ["sources"]  # the fixture, shared with test_cli
@@ -70,7 +70,7 @@ def synced(home: Path, sources: Path, tmp_path: Path) -> tuple[str, Path]:
     listed = teamlore_cli("sessions", "list", "--format", "json").stdout
     repo = tmp_path / "repo"
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    assert teamlore_cli("memory", "init", "--repository", str(repo)).returncode == 0
+    memory_init(repo, home)
     return json.loads(listed)["sessions"][0]["sessionKey"], repo
 
 
@@ -192,7 +192,7 @@ def worktree(home: Path, tmp_path: Path) -> Path:
     memory yet."""
     repo = tmp_path / "repo"
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    assert teamlore_cli("memory", "init", "--repository", str(repo)).returncode == 0
+    memory_init(repo, home)
     (repo / ".threadshare" / "memory" / "doctrine.md").write_text(
         "---\nkind: doctrine\n---\nSmall commits.\n"
     )

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from models.scripted_server import Scripted, ScriptedServer, embeddings_responder
-from support import entry_file, git, teamlore_cli
+from support import entry_file, git, memory_init, teamlore_cli
 
 ENTRIES = {
     "deploy-migrations": "Run the database migrations before deploying a release to production.",
@@ -24,7 +24,7 @@ def repo(tmp_path: Path, home: Path) -> Path:
     root = tmp_path / "acme"
     root.mkdir()
     git(root, "init", "-q")
-    assert teamlore_cli("memory", "init", cwd=root).returncode == 0
+    memory_init(root, home)
     for entry_id, body in ENTRIES.items():
         (root / f".threadshare/memory/entries/{entry_id}.md").write_text(entry_file(entry_id, body))
     return root

@@ -102,11 +102,6 @@ def make_repo(folder: Path) -> Path:
     return worktree
 
 
-@pytest.fixture()
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path)
-
-
 @contextlib.contextmanager
 def serving(home: Path, sources: Path, folder: Path) -> Iterator[Watch]:
     """`teamlore watch` over the fixture sessions (configured as the sync sources)."""
@@ -147,6 +142,37 @@ def read_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Watc
         worktree = make_repo(folder)
         with serving(folder / "state", sources, folder) as running:
             yield running, worktree
+
+
+@pytest.fixture(scope="module")
+def unused_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Watch, Path]]:
+    """One server and worktree for the cases where nothing may reach the server: it answers
+    none of them, so they share it (a start and its first sync cost seconds) and each still
+    finds it has answered nothing. TEAMLORE_HOME is its state dir during a case only
+    (`idle_server`): the module's other servers keep theirs."""
+    folder = tmp_path_factory.mktemp("unused-server")
+    sources = folder / "sources"
+    for provider in ("claude", "codex"):
+        shutil.copytree(DATA / provider, sources / provider)
+    (folder / "user").mkdir()
+    with contextlib.ExitStack() as stack:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("TEAMLORE_HOME", str(folder / "state"))
+            patch.setenv("TEAMLORE_WATCH_ACCEPT_SECONDS", "60")
+            patch.setenv("TEAMLORE_WATCH_FILES_CHECK_SECONDS", str(watch.SELECT_SECONDS))
+            patch.setenv("HOME", str(folder / "user"))
+            worktree = make_repo(folder)
+            running = stack.enter_context(serving(folder / "state", sources, folder))
+        yield running, worktree
+
+
+@pytest.fixture()
+def idle_server(unused_server: tuple[Watch, Path], monkeypatch: pytest.MonkeyPatch) -> Watch:
+    """The shared server nothing may reach, with TEAMLORE_HOME its state dir."""
+    running, _ = unused_server
+    monkeypatch.setenv("TEAMLORE_HOME", str(running.socket.parent))
+    assert running.answered() == 0  # no earlier case reached it either
+    return running
 
 
 def both_ways(*args: str, cwd: Path | None = None) -> tuple[subprocess.CompletedProcess[str], ...]:
@@ -607,24 +633,25 @@ def test_sigterm_in_the_middle_of_a_request_stops_the_server_and_the_client_answ
     ids=" ".join,
 )
 def test_a_command_it_does_not_serve_never_reaches_the_server(
-    server: Watch, repo: Path, command: tuple[str, ...]
+    idle_server: Watch, unused_server: tuple[Watch, Path], command: tuple[str, ...]
 ) -> None:
+    _, repo = unused_server
     teamlore_cli(*command, cwd=repo)
-    assert server.answered() == 0
+    assert idle_server.answered() == 0
 
 
-def test_a_request_for_another_command_is_refused_on_the_socket(server: Watch) -> None:
+def test_a_request_for_another_command_is_refused_on_the_socket(idle_server: Watch) -> None:
     request = warm.request_for(["sync"])
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        sock.connect(str(server.socket))
+        sock.connect(str(idle_server.socket))
         warm.send_message(sock, request)
         assert sock.recv(1) == b""  # closed without accepting it
-    assert server.answered() == 0
+    assert idle_server.answered() == 0
 
 
-def test_the_socket_is_private_to_its_user(server: Watch, home: Path) -> None:
-    assert stat.S_IMODE(server.socket.stat().st_mode) == 0o600
-    assert stat.S_IMODE(home.stat().st_mode) == 0o700
+def test_the_socket_is_private_to_its_user(idle_server: Watch) -> None:
+    assert stat.S_IMODE(idle_server.socket.stat().st_mode) == 0o600
+    assert stat.S_IMODE(idle_server.socket.parent.stat().st_mode) == 0o700
     left, right = socket.socketpair(socket.AF_UNIX)
     with left, right:  # the peer's uid is what the server compares with its own
         assert _peer_uid(left) == os.getuid()

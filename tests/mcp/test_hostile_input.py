@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from support import git, teamlore_cli
+from support import git, memory_init
 from teamlore.core.refusals import redact_paths
 from teamlore.mcp import server as mcp_server
 
@@ -71,7 +71,7 @@ def repo(tmp_path: Path, home: Path) -> Path:
     root = tmp_path / "acme"
     root.mkdir()
     git(root, "init", "-q")
-    assert teamlore_cli("memory", "init", cwd=root).returncode == 0
+    memory_init(root, home)
     return root
 
 

@@ -14,7 +14,7 @@ import pytest
 from mcp.client.stdio import stdio_client
 
 from mcp import ClientSession, StdioServerParameters
-from support import git, teamlore_cli
+from support import git, memory_init, teamlore_cli
 from teamlore.core import errors
 
 ENTRY = """---
@@ -48,7 +48,7 @@ def repo(tmp_path: Path, home: Path) -> Path:
     root = tmp_path / "acme"
     root.mkdir()
     git(root, "init", "-q")
-    assert teamlore_cli("memory", "init", cwd=root).returncode == 0
+    memory_init(root, home)
     entries = root / ".threadshare" / "memory" / "entries"
     (entries / "release-needs-stable-export-order.md").write_text(ENTRY)
     (entries / "migration-lock-timeout-3f9a2c.md").write_text(ENTRY_ZH)

@@ -3,6 +3,7 @@ tokenizer's ids."""
 
 from __future__ import annotations
 
+import functools
 import marshal
 import stat
 from collections.abc import Iterator
@@ -334,9 +335,18 @@ def test_a_shape_the_subsets_cannot_reproduce_falls_back_to_the_full_tokenizer(
 # -- many texts a word at a time (a sync's batches) -------------------------------------------
 
 
-def word_ids() -> tokenizer_subsets.WordIds:
-    words = tokenizer_subsets.WordIds.of(FULL)
+@functools.cache
+def _checked_word_ids() -> tokenizer_subsets.WordIds:
+    words = tokenizer_subsets.WordIds.of(FULL)  # ~25 ms: it reads every token of the vocabulary
     assert words is not None
+    return words
+
+
+def word_ids() -> tokenizer_subsets.WordIds:
+    """The bundled tokenizer's word table, emptied: each word is tokenized afresh, none is
+    read from an earlier test's or example's."""
+    words = _checked_word_ids()
+    words.clear()
     return words
 
 

@@ -45,6 +45,13 @@ def rows_of(indexer: Indexer) -> dict[str, Any]:
     return snapshot(indexer.conn, shared_fixtures("sessions"))
 
 
+@pytest.fixture(scope="module")
+def rows_synced_alone(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The rows the in-process path (no helper) writes for the fixture files: what a sync with
+    the helper, a broken one or one resumed after a crash must leave. Synced once, only read."""
+    return rows_of(sync_fixtures(tmp_path_factory.mktemp("alone"), "off"))
+
+
 @pytest.fixture()
 def helper_processes(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """Every helper a sync starts, to check that none is left running."""
@@ -61,15 +68,18 @@ def helper_processes(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 
 @pytest.mark.parametrize("in_flight", ["pipelined", "one file at a time"])
 def test_the_helper_writes_the_rows_the_in_process_path_writes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, helper_processes: list[Any], in_flight: str
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    helper_processes: list[Any],
+    rows_synced_alone: dict[str, Any],
+    in_flight: str,
 ) -> None:
     if in_flight == "one file at a time":  # the sync waits for each answer before going on
         monkeypatch.setattr(analysis_helper, "IN_FLIGHT_MAX_CHARS", 0)
     helped = sync_fixtures(tmp_path / "helped", "on")
-    alone = sync_fixtures(tmp_path / "alone", "off")
     assert helped.search_rows.fallback is None
     assert helped.search_rows.helper_rows > 0  # the helper did analyze, not the fallback
-    assert rows_of(helped) == rows_of(alone)
+    assert rows_of(helped) == rows_synced_alone
     assert [p.returncode for p in helper_processes] == [0]  # stopped at the end of the sync
 
 
@@ -158,16 +168,18 @@ def test_on_waits_for_the_helper_only_when_the_sync_is_too_small_to_outlast_its_
 
 @pytest.mark.parametrize("point", [DIE_POINT, HANG_POINT], ids=["dies", "hangs"])
 def test_a_dead_or_hung_helper_leaves_the_work_to_the_sync(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, helper_processes: list[Any], point: str
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    helper_processes: list[Any],
+    rows_synced_alone: dict[str, Any],
+    point: str,
 ) -> None:
     monkeypatch.setenv("TEAMLORE_FAILPOINT", point)  # read by the helper process only
     monkeypatch.setattr(analysis_helper, "TIMEOUT_SECONDS", 0.5)
     broken = sync_fixtures(tmp_path / "broken", "on")
-    monkeypatch.delenv("TEAMLORE_FAILPOINT")
-    alone = sync_fixtures(tmp_path / "alone", "off")
     assert broken.search_rows.fallback is not None
     assert broken.search_rows.helper_rows == 0
-    assert rows_of(broken) == rows_of(alone)
+    assert rows_of(broken) == rows_synced_alone
     assert len(helper_processes) == 1 and helper_processes[0].returncode is not None
 
 
@@ -292,7 +304,7 @@ CRASH_SCRIPT = textwrap.dedent("""
     ],
 )
 def test_a_crash_while_rows_are_with_the_helper_resumes_to_the_same_index(
-    tmp_path: Path, point: str, batch_bytes: int
+    tmp_path: Path, rows_synced_alone: dict[str, Any], point: str, batch_bytes: int
 ) -> None:
     shared_fixtures("sessions")  # skip here: in the child a skip would be a traceback
     home = tmp_path / "state"
@@ -303,7 +315,7 @@ def test_a_crash_while_rows_are_with_the_helper_resumes_to_the_same_index(
     run_killed_at(point, script)
     resumed = sync_fixtures(home, "on")
     assert resumed.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    assert rows_of(resumed) == rows_of(sync_fixtures(tmp_path / "alone", "off"))
+    assert rows_of(resumed) == rows_synced_alone
 
 
 def vectors_of(home: Path) -> list[tuple[Any, ...]]:
