@@ -147,6 +147,17 @@ def _shortened(run: re.Match[str]) -> str:
     return f"{text[:RUN_HEAD_CHARS]}…[{cut:,} characters]…{text[-RUN_TAIL_CHARS:]}"
 
 
+ECHOED_CHARS = 100
+
+
+def echoed(value: str) -> str:
+    """A value a refusal quotes back (an unknown name or format): whole when short, else its
+    start and a count of what is cut, so a megabyte of input never comes back as the answer."""
+    if len(value) <= ECHOED_CHARS:
+        return value
+    return f"{value[:ECHOED_CHARS]}…[{len(value) - ECHOED_CHARS:,} more characters]"
+
+
 def one_line(message: str) -> str:
     """`message` as a refusal shows it: one line, and no run of characters so long that the
     line stops being readable."""

@@ -135,8 +135,12 @@ async def _refuse(send: Send, status: int, headers: list[tuple[bytes, bytes]]) -
 
 
 def org_app(options: ServeOptions) -> Starlette:
-    server = build_server(
-        ["org"], cwd=options.cwd, home=options.home, org_database=options.database
+    server = build_server(  # many clients' requests at once, as before (stdio: one at a time)
+        ["org"],
+        cwd=options.cwd,
+        home=options.home,
+        org_database=options.database,
+        calls_at_once=None,
     )
     loopback = options.host in LOOPBACK
     security = TransportSecuritySettings(

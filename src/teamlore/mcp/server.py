@@ -17,7 +17,8 @@ or context:
 Tool results carry the operation's JSON both as structured content and as text (`memory_read`'s
 text is the rendered memory); refusals are tool results with `isError` and the same
 `{"error": {"code", "message", "problem", "next"}}` the CLI prints. stdout belongs to MCP; logs
-go to stderr.
+go to stderr. Calls run one at a time in a worker thread, however many the client sends at once;
+a client that goes away ends the process quietly (one line on stderr, exit 0).
 """
 
 from __future__ import annotations
@@ -345,14 +346,20 @@ def build_server(
     *,
     request_flush: Any = None,
     org_database: str | None = None,
+    calls_at_once: int | None = 1,
 ) -> Server[Any]:
     """The server for a launch (or, for team tiers, just capabilities + cwd); `org_database`:
-    the org index `org serve` was launched with (docs/org.md)."""
+    the org index `org serve` was launched with (docs/org.md); `calls_at_once`: how many tool
+    calls run at the same time (None: as many as the thread pool allows)."""
     if not isinstance(launch, Launch):
         capabilities = [launch] if isinstance(launch, str) else list(launch)
         launch = plan_launch(capabilities, cwd=cwd or working_directory(), home=home)
     fixed = launch
     ops = _operations_for(fixed.capabilities)
+    # one call at a time for an agent's stdio server: operations import their modules on first
+    # use, and two threads importing modules that import each other get a partly initialised
+    # module (ImportError) or a _DeadlockError; parallel tool calls then failed as INTERNAL
+    limiter = anyio.CapacityLimiter(calls_at_once) if calls_at_once else None
 
     async def list_tools(
         ctx: Any, params: types.PaginatedRequestParams | None
@@ -363,7 +370,7 @@ def build_server(
         op = ops.get(params.name)
         if op is None:
             unknown = errors.TeamloreError(
-                errors.USAGE, f"no tool named {params.name!r} at this capability"
+                errors.USAGE, f"no tool named {errors.echoed(params.name)!r} at this capability"
             )
             return _result({"error": unknown.to_json(for_tool=True)}, is_error=True)
         context = OpContext(
@@ -377,7 +384,9 @@ def build_server(
             org_database=org_database,
         )
         try:
-            result = await anyio.to_thread.run_sync(op.run, context, dict(params.arguments or {}))
+            result = await anyio.to_thread.run_sync(
+                op.run, context, dict(params.arguments or {}), limiter=limiter
+            )
         except Exception as exc:  # never crash the server on one bad call
             # a stable code and a message with paths redacted: never the state dir or home
             failure = refusals.redacted(refusals.refusal_for(exc))
@@ -496,6 +505,34 @@ def serve(
 
     try:
         anyio.run(main)
+    except BaseException as exc:
+        if not client_went_away(exc):
+            raise
+        # a client that disconnects ends the session, not the server's health: no traceback
+        log("the client closed the connection before the server answered; stopping")
+        _discard_stdout()
     finally:
         if writer is not None:
             writer.stop()
+
+
+def client_went_away(exc: BaseException) -> bool:
+    """The SDK's stdio writer failed only because the client closed its end of stdout (a
+    broken pipe), possibly inside the task groups' exception groups."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(client_went_away(inner) for inner in exc.exceptions)
+    return isinstance(exc, BrokenPipeError | ConnectionResetError)
+
+
+def _discard_stdout() -> None:
+    """Point fd 1 at /dev/null so the interpreter's last flush of stdout, with nobody reading
+    the pipe, does not print `Exception ignored ... BrokenPipeError` at exit."""
+    import os
+
+    try:
+        stdout = sys.stdout.fileno()
+    except (OSError, ValueError):  # not a real file (stdout replaced in-process): nothing to do
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, stdout)
+    os.close(devnull)

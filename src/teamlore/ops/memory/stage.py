@@ -79,8 +79,9 @@ def memory_stage(ctx: OpContext, request: StageRequest) -> dict[str, Any]:
     if handler is None:
         raise errors.TeamloreError(
             errors.STAGE_REQUEST_INVALID,
-            f"unknown stage format {request.format!r}; expected one of {', '.join(STAGE_HANDLERS)}",
-            format=request.format,
+            f"unknown stage format {errors.echoed(request.format)!r}; "
+            f"expected one of {', '.join(STAGE_HANDLERS)}",
+            format=errors.echoed(request.format),
         )
     return handler(ctx, document)
 

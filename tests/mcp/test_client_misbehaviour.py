@@ -1,0 +1,144 @@
+"""The real MCP server against a client that behaves the way a long agent session can: it calls
+tools in parallel, sends a megabyte where a name belongs, or goes away before its answer
+arrives. Every call gets its real answer, refusals stay short (as the CLI's for the same request)
+and the server stops quietly."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+from team_mcp import team_session
+
+from support import git, memory_init, teamlore_cli
+
+# spaces keep it clear of the long-run shortening every refusal message gets (errors.one_line)
+MEGABYTE_OF_WORDS = "ab " * 350_000
+SHORT_ANSWER_CHARS = 2_000
+
+
+@pytest.fixture()
+def repo(tmp_path: Path, home: Path) -> Path:
+    root = tmp_path / "acme"
+    root.mkdir()
+    git(root, "init", "-q")
+    memory_init(root, home)
+    return root
+
+
+def test_parallel_first_calls_of_every_team_tool_all_get_their_real_answers(repo: Path) -> None:
+    window = {"since": "2026-11-01T00:00:00.000Z", "until": "2026-12-01T00:00:00.000Z"}
+    calls = [
+        ("threadshare_memory_status", {}),
+        ("threadshare_memory_search", {"query": "invoice export"}),
+        ("threadshare_memory_recall", window),
+        ("threadshare_memory_review", {}),
+        ("threadshare_memory_synthesize", {}),
+        ("threadshare_memory_assemble", {"provider": "claude", "check": True}),
+    ] * 4
+
+    async def in_parallel() -> list[str]:
+        codes: list[str] = []
+        async with team_session(repo) as session:
+
+            async def one(name: str, args: dict[str, object]) -> None:
+                result = await session.call_tool(name, args)
+                payload = json.loads(result.content[0].text)
+                codes.append(payload["error"]["code"] if result.is_error else "ok")
+
+            async with anyio.create_task_group() as tasks:
+                for name, args in calls:
+                    tasks.start_soon(one, name, args)
+        return codes
+
+    # each round is a new server: the race is between modules imported on first use
+    codes = [code for _ in range(4) for code in anyio.run(in_parallel)]
+
+    assert "INTERNAL" not in codes
+    assert len(codes) == 4 * len(calls)
+
+
+def test_a_megabyte_stage_format_is_refused_in_a_short_answer_as_by_the_cli(
+    repo: Path, tmp_path: Path
+) -> None:
+    async def stage() -> tuple[bool, str]:
+        async with team_session(repo) as session:
+            result = await session.call_tool(
+                "threadshare_memory_stage", {"format": MEGABYTE_OF_WORDS}
+            )
+            return bool(result.is_error), result.content[0].text
+
+    is_error, text = anyio.run(stage)
+    request = tmp_path / "stage.json"
+    request.write_text(json.dumps({"format": MEGABYTE_OF_WORDS}))
+    cli = teamlore_cli("memory", "stage", "--request", str(request), "-f", "json", cwd=repo)
+
+    assert is_error and len(text) < SHORT_ANSWER_CHARS
+    assert len(cli.stdout) < SHORT_ANSWER_CHARS and cli.returncode == 1
+    assert json.loads(text)["error"] == json.loads(cli.stdout)["error"]
+    assert json.loads(text)["error"]["code"] == "STAGE_REQUEST_INVALID"
+
+
+def test_a_megabyte_tool_name_is_refused_in_a_short_answer(repo: Path) -> None:
+    async def unknown_tool() -> tuple[bool, str]:
+        async with team_session(repo) as session:
+            result = await session.call_tool(MEGABYTE_OF_WORDS, {})
+            return bool(result.is_error), result.content[0].text
+
+    is_error, text = anyio.run(unknown_tool)
+
+    assert is_error and len(text) < SHORT_ANSWER_CHARS
+    assert json.loads(text)["error"]["code"] == "USAGE"
+
+
+def test_a_client_that_stops_reading_before_its_answer_ends_the_server_quietly(
+    repo: Path,
+) -> None:
+    server = subprocess.Popen(
+        [sys.executable, "-m", "teamlore.cli.main", "mcp", "--capability", "team"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=repo,
+        env={**os.environ},
+    )
+    assert server.stdin is not None and server.stdout is not None and server.stderr is not None
+    handshake = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "leaving", "version": "0"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    ]
+    for frame in handshake:
+        server.stdin.write(json.dumps(frame).encode() + b"\n")
+    server.stdin.flush()
+    server.stdout.readline()  # initialized: the server is serving
+    server.stdout.close()  # the client stops reading, then asks
+    status = {"name": "threadshare_memory_status", "arguments": {}}
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": status}
+    server.stdin.write(json.dumps(call).encode() + b"\n")
+    server.stdin.flush()
+    time.sleep(3)  # the status call answers in milliseconds: its answer meets the closed pipe
+    server.stdin.close()
+
+    exit_code = server.wait(timeout=60)
+    stderr = server.stderr.read().decode()
+
+    assert exit_code == 0
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr
+    assert stderr.strip().splitlines() == [
+        "[teamlore] the client closed the connection before the server answered; stopping"
+    ]
