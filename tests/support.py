@@ -165,6 +165,15 @@ def memory_init(root: Path, home: Path) -> None:
     run_operation("memory.init", OpContext(cwd=root, home=home), {})
 
 
+def initialized_repository(tmp_path: Path, home: Path, name: str = "acme") -> Path:
+    """A new git repository `tmp_path/name` with an empty team memory (`memory_init`)."""
+    root = tmp_path / name
+    root.mkdir()
+    git(root, "init", "-q")
+    memory_init(root, home)
+    return root
+
+
 def draft_batch(task: dict, text: str = RELEASE_CLAIM) -> dict:
     """The CandidateDraftBatch@v1 an agent would send for `task`: one claim citing turn 1."""
     turn_evidence = task["chunk"]["turnEvidence"][0]["evidenceId"]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from models.scripted_server import Scripted, ScriptedServer, embeddings_responder
-from support import entry_file, git, memory_init, teamlore_cli
+from support import entry_file, initialized_repository, teamlore_cli
 
 ENTRIES = {
     "deploy-migrations": "Run the database migrations before deploying a release to production.",
@@ -21,10 +21,7 @@ PARAPHRASE = "apply schema changes prior to shipping"
 
 @pytest.fixture()
 def repo(tmp_path: Path, home: Path) -> Path:
-    root = tmp_path / "acme"
-    root.mkdir()
-    git(root, "init", "-q")
-    memory_init(root, home)
+    root = initialized_repository(tmp_path, home)
     for entry_id, body in ENTRIES.items():
         (root / f".threadshare/memory/entries/{entry_id}.md").write_text(entry_file(entry_id, body))
     return root

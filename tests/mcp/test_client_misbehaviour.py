@@ -16,7 +16,7 @@ import anyio
 import pytest
 from team_mcp import team_session
 
-from support import git, memory_init, teamlore_cli
+from support import initialized_repository, teamlore_cli
 
 # spaces keep it clear of the long-run shortening every refusal message gets (errors.one_line)
 MEGABYTE_OF_WORDS = "ab " * 350_000
@@ -25,11 +25,7 @@ SHORT_ANSWER_CHARS = 2_000
 
 @pytest.fixture()
 def repo(tmp_path: Path, home: Path) -> Path:
-    root = tmp_path / "acme"
-    root.mkdir()
-    git(root, "init", "-q")
-    memory_init(root, home)
-    return root
+    return initialized_repository(tmp_path, home)
 
 
 def test_parallel_first_calls_of_every_team_tool_all_get_their_real_answers(repo: Path) -> None:

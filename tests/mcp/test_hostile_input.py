@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from support import git, memory_init
+from support import initialized_repository
 from teamlore.core.refusals import redact_paths
 from teamlore.mcp import server as mcp_server
 
@@ -68,11 +68,7 @@ def _raw_session(repo: Path, frames: list[bytes]) -> list[dict[str, Any]]:
 
 @pytest.fixture()
 def repo(tmp_path: Path, home: Path) -> Path:
-    root = tmp_path / "acme"
-    root.mkdir()
-    git(root, "init", "-q")
-    memory_init(root, home)
-    return root
+    return initialized_repository(tmp_path, home)
 
 
 def test_malformed_frames_are_answered_and_the_session_goes_on(repo: Path) -> None:

@@ -14,7 +14,7 @@ import pytest
 from mcp.client.stdio import stdio_client
 
 from mcp import ClientSession, StdioServerParameters
-from support import git, memory_init, teamlore_cli
+from support import initialized_repository, teamlore_cli
 from teamlore.core import errors
 
 ENTRY = """---
@@ -45,10 +45,7 @@ ENTRY_ZH = ENTRY.replace(
 
 @pytest.fixture()
 def repo(tmp_path: Path, home: Path) -> Path:
-    root = tmp_path / "acme"
-    root.mkdir()
-    git(root, "init", "-q")
-    memory_init(root, home)
+    root = initialized_repository(tmp_path, home)
     entries = root / ".threadshare" / "memory" / "entries"
     (entries / "release-needs-stable-export-order.md").write_text(ENTRY)
     (entries / "migration-lock-timeout-3f9a2c.md").write_text(ENTRY_ZH)
