@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import sqlite3
 import stat
 import subprocess
@@ -11,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from support import shared_fixtures, teamlore_cli
 from teamlore.core import db, errors
 
 MIGRATIONS = [
@@ -204,3 +207,37 @@ def test_a_write_another_process_blocks_is_refused_as_lock_busy_not_internal(
     assert refusal.exit_code == 1
     assert "another teamlore process" in refusal.message
     assert conn.execute("SELECT count(*) FROM a").fetchone()[0] == 0
+
+
+def test_a_database_sqlite_keeps_out_of_wal_mode_is_not_sent_to_a_rebuild(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite answers a WAL switch it cannot make with the mode it keeps, here an in-memory
+    database's (`file::memory:`): neither rebuilding the index nor restoring the state
+    database would change that, so the refusal says where WAL works instead."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(errors.TeamloreError) as refused:
+        db.connect(Path(":memory:"), MIGRATIONS)
+    assert refused.value.code == "DB_CORRUPT"
+    assert refused.value.remedy is not None
+    assert "--rebuild" not in refused.value.remedy
+    assert "TEAMLORE_HOME" in refused.value.remedy
+    assert refused.value.message == ":memory:: cannot enable WAL (journal mode memory)"
+
+
+def test_a_state_dir_whose_name_looks_like_uri_parameters_is_that_folder(tmp_path: Path) -> None:
+    # the databases were opened as `file:{path}`: `?mode=ro` or `#` in a folder's name was read
+    # as SQLite URI parameters or a fragment, and the sync opened another file or none
+    home = tmp_path / "state?mode=ro#x%20y"
+    projects = tmp_path / "projects" / "-work-demo"
+    projects.mkdir(parents=True)
+    session = shared_fixtures("sessions", "claude", "entire-cli-2.0.64.jsonl")
+    shutil.copyfile(session, projects / session.name)
+    env = {"TEAMLORE_HOME": str(home)}
+    synced = teamlore_cli(
+        "sync", "--source", f"claude={tmp_path / 'projects'}", "--format", "json", env=env
+    )
+    assert synced.returncode == 0, synced.stderr
+    assert (home / "index.sqlite3").is_file()
+    found = teamlore_cli("sessions", "search", "prompt", "--format", "json", env=env)
+    assert found.returncode == 0 and json.loads(found.stdout)["hits"], found.stderr

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Generic, TypeVar
+from urllib.parse import quote
 
 from teamlore.core import errors
 from teamlore.core.paths import ensure_private_file, refuse_wrong_type
@@ -25,6 +26,12 @@ MAX_INTEGER = 2**63 - 1
 T = TypeVar("T")
 
 Migration = str  # one SQL script; its position in the list is its number (1-based)
+
+
+def sqlite_uri(path: Path | str, params: str = "") -> str:
+    """SQLite's URI of `path` with `params` (`mode=ro`): the path percent-escaped, so a state
+    dir whose name holds `?`, `#` or `%` is that folder, not URI parameters."""
+    return f"file:{quote(str(path))}" + (f"?{params}" if params else "")
 
 
 def _storage_error(exc: BaseException) -> errors.ErrorCode | None:
@@ -58,7 +65,7 @@ def connect(
             side = path.with_name(path.name + suffix)
             if side.exists():
                 ensure_private_file(side)
-    uri = f"file:{path}?mode=ro" if readonly else f"file:{path}"
+    uri = sqlite_uri(path, "mode=ro" if readonly else "")
     conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
     conn.row_factory = sqlite3.Row
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -68,7 +75,14 @@ def connect(
             conn.execute(f"PRAGMA page_size = {int(new_page_size)}")
         mode = _wal_unless_first_build(conn)
         if mode not in ("wal", "locked"):
-            raise errors.TeamloreError(errors.DB_CORRUPT, f"{path.name}: cannot enable WAL")
+            # SQLite keeps its old journal mode, without an error, where WAL cannot be (a file
+            # system without shared memory, an SQLite built without WAL): no rebuild or backup
+            # of this file, the index or the state database alike, would cure that
+            raise errors.TeamloreError(
+                errors.DB_CORRUPT, f"{path.name}: cannot enable WAL (journal mode {mode})"
+            ).advising(
+                "Put TEAMLORE_HOME on a local disk, with a Python whose SQLite has WAL; retry."
+            )
         # NORMAL is power-loss safe only in WAL mode; with the rollback journal it is FULL, as
         # the first build itself has (docs/sessions.md, "A first sync")
         conn.execute(f"PRAGMA synchronous = {'NORMAL' if mode == 'wal' else 'FULL'}")
@@ -110,10 +124,10 @@ def open_read_only(path: Path) -> sqlite3.Connection | None:
     disk, a read-only folder) — as an immutable file. A hot rollback journal (a first build
     killed mid-batch, docs/sessions.md) is None: only a writer can roll it back, and reading
     around it would show the torn batch. The connection is `query_only` (`is_read_only`)."""
-    conn = _query_only(f"file:{path}?mode=ro")
+    conn = _query_only(sqlite_uri(path, "mode=ro"))
     if conn is not None or path.with_name(path.name + "-journal").exists():
         return conn
-    return _query_only(f"file:{path}?mode=ro&immutable=1")
+    return _query_only(sqlite_uri(path, "mode=ro&immutable=1"))
 
 
 def _query_only(uri: str) -> sqlite3.Connection | None:
@@ -156,7 +170,7 @@ class ReadBeside(Generic[T]):
             self._thread.start()
 
     def _run(self, path: str) -> None:
-        beside = _query_only(f"file:{path}?mode=ro")
+        beside = _query_only(sqlite_uri(path, "mode=ro"))
         if beside is None:
             return
         try:

@@ -96,3 +96,41 @@ def test_an_unreadable_entries_folder_is_permission_denied_not_internal(
     assert str(world) not in error["message"]  # the folder is named by its last part only
     assert "entries" in error["message"]
     assert sorted(p.name for p in (repo / ".threadshare" / "memory").iterdir()) == before
+
+
+@pytest.mark.parametrize("command", [["memory", "search", "tags"], ["memory", "status"]])
+def test_an_unreadable_memory_folder_is_permission_denied_not_uninitialized(
+    world: Path, as_user: list[str], command: list[str]
+) -> None:
+    """The tree is there: `memory init` would not help, its owner or mode would."""
+    repo = world / "repo"
+    memory = repo / ".threadshare" / "memory"
+    env = {**os.environ, "TEAMLORE_HOME": str(world / "state"), "HOME": str(world)}
+    os.chmod(memory, 0)
+    try:
+        done = subprocess.run(
+            [
+                *as_user,
+                sys.executable,
+                "-m",
+                "teamlore.cli.main",
+                *command,
+                "--repository",
+                str(repo),
+                "--format",
+                "json",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        os.chmod(memory, stat.S_IRWXU)
+    assert done.returncode == 1, done.stdout + done.stderr
+    error = json.loads(done.stdout)["error"]
+    assert (error["code"], error["message"]) == (
+        "PERMISSION_DENIED",
+        ".threadshare/memory: Permission denied",
+    )
+    assert "memory init" not in error["next"]

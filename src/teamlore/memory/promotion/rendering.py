@@ -360,10 +360,16 @@ def render_entry_candidate(view: CandidateView, ctx: RenderContext) -> list[Rend
         try:
             old = load_entry(current, target_path)
         except MemoryFormatError as exc:
+            # the file is as adjudication saw it, yet broken: repairing it changes it, so the
+            # candidate is extracted again after (discarding alone would leave the file broken)
             raise errors.TeamloreError(
                 errors.TARGET_DRIFT,
                 f"entry {reference['id']} no longer parses ({exc.reason}); it cannot be deprecated",
                 entryId=reference["id"],
+                path=target_path,
+            ).advising(
+                f"Fix {target_path} as `teamlore memory lint` says, then discard the candidate "
+                "with `teamlore memory discard --candidate ID --extract-again`."
             ) from None
         deprecated = dump_entry(
             old.model_copy(update={"status": "deprecated", "superseded_by": primary_id})

@@ -132,6 +132,16 @@ def _join(dir_path: str, name: str) -> str:
     return f"{dir_path}/{name}" if dir_path else name
 
 
+def _cannot_open(what: str, exc: OSError) -> errors.TeamloreError:
+    """A worktree or memory folder that is there but cannot be opened: `memory init` would not
+    help (only a missing one is MEMORY_NOT_INITIALIZED), its owner or mode would."""
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return errors.TeamloreError(errors.PERMISSION_DENIED, f"{what}: {exc.strerror}")
+    return errors.TeamloreError(errors.MEMORY_NOT_INITIALIZED, f"{what}: {exc.strerror}").advising(
+        "Check the folder the message names (`ls -ld`), then run the command again."
+    )
+
+
 class _TreeReader:
     """Reads the memory tree through directory fds; nothing below the memory root is followed."""
 
@@ -160,9 +170,7 @@ class _TreeReader:
             # from `.threadshare` down must not be one
             root_fd = self._hold(os.open(worktree_root, os.O_RDONLY | os.O_DIRECTORY))
         except OSError as exc:
-            raise errors.TeamloreError(
-                errors.MEMORY_NOT_INITIALIZED, f"worktree cannot be opened: {exc.strerror}"
-            ) from exc
+            raise _cannot_open("worktree cannot be opened", exc) from exc
         fd = root_fd
         for part in MEMORY_ROOT.split("/"):
             try:
@@ -176,9 +184,7 @@ class _TreeReader:
                         f"{MEMORY_ROOT} must be a real directory: {what_stands_there(fd, part)}",
                         path=MEMORY_ROOT,
                     ) from exc
-                raise errors.TeamloreError(
-                    errors.MEMORY_NOT_INITIALIZED, f"{MEMORY_ROOT}: {exc.strerror}"
-                ) from exc
+                raise _cannot_open(MEMORY_ROOT, exc) from exc
         self._dir_fds[""] = fd
 
     def _list(self, dir_path: str) -> list[str]:

@@ -1,0 +1,60 @@
+"""Rendering a merge: an approved entry it deprecates that does not parse is refused with what
+to do about that file (repair it, then extract the candidate again), never just "discard"."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_review import write_approved_entry
+
+from teamlore.core import errors
+from teamlore.core.canonical import sha256_hex
+from teamlore.memory.promotion.rendered import RenderContext
+from teamlore.memory.promotion.rendering import render_entry_candidate
+from teamlore.memory.promotion.review import CandidateView
+
+
+def _approved(repo: Path, entry_id: str, content: bytes) -> dict[str, str]:
+    """A supersedes reference as adjudication records it: the entry exactly as it was seen."""
+    return {
+        "sourceKind": "approved",
+        "id": entry_id,
+        "path": f"entries/{entry_id}.md",
+        "contentDigest": sha256_hex(content),
+    }
+
+
+def test_a_merge_target_that_does_not_parse_is_to_be_repaired_then_extracted_again(
+    tmp_path: Path,
+) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".threadshare/memory/entries").mkdir(parents=True)
+    kept = write_approved_entry(repo, "release-tag-prefix", "Release tags need a v prefix.")
+    broken = write_approved_entry(repo, "release-tag-check", "Release tags are checked.")
+    broken.write_text(broken.read_text().replace("priority: 50", "priority: lots"))
+    view = CandidateView(
+        candidate_id="cand-1",
+        kind="entry",
+        status="quarantined",
+        adjudication="merge",
+        revision=1,
+        content_digest="",
+        payload={
+            "content": "Release tags need a v prefix; CI checks it.",
+            "mergedFrom": ["release-tag-check"],
+            "supersedes": [
+                _approved(repo, "release-tag-prefix", kept.read_bytes()),
+                _approved(repo, "release-tag-check", broken.read_bytes()),
+            ],
+        },
+        statements=[],
+    )
+    with pytest.raises(errors.TeamloreError) as refused:
+        render_entry_candidate(view, RenderContext(repo, None, {"release-tag-prefix"}))
+    assert refused.value.code == "TARGET_DRIFT"
+    assert refused.value.message.startswith("entry release-tag-check no longer parses (")
+    remedy = refused.value.remedy or errors.next_step(refused.value.error)
+    path = ".threadshare/memory/entries/release-tag-check.md"
+    assert remedy.startswith(f"Fix {path} as `teamlore memory lint` says")
+    assert "--extract-again" in remedy
