@@ -135,12 +135,8 @@ async def _refuse(send: Send, status: int, headers: list[tuple[bytes, bytes]]) -
 
 
 def org_app(options: ServeOptions) -> Starlette:
-    server = build_server(  # many clients' requests at once, as before (stdio: one at a time)
-        ["org"],
-        cwd=options.cwd,
-        home=options.home,
-        org_database=options.database,
-        calls_at_once=None,
+    server = build_server(
+        ["org"], cwd=options.cwd, home=options.home, org_database=options.database
     )
     loopback = options.host in LOOPBACK
     security = TransportSecuritySettings(

@@ -346,20 +346,15 @@ def build_server(
     *,
     request_flush: Any = None,
     org_database: str | None = None,
-    calls_at_once: int | None = 1,
 ) -> Server[Any]:
     """The server for a launch (or, for team tiers, just capabilities + cwd); `org_database`:
-    the org index `org serve` was launched with (docs/org.md); `calls_at_once`: how many tool
-    calls run at the same time (None: as many as the thread pool allows)."""
+    the org index `org serve` was launched with (docs/org.md). Tool calls run at the same time;
+    an operation's first calls, which import its modules, one at a time (`Operation.run`)."""
     if not isinstance(launch, Launch):
         capabilities = [launch] if isinstance(launch, str) else list(launch)
         launch = plan_launch(capabilities, cwd=cwd or working_directory(), home=home)
     fixed = launch
     ops = _operations_for(fixed.capabilities)
-    # one call at a time for an agent's stdio server: operations import their modules on first
-    # use, and two threads importing modules that import each other get a partly initialised
-    # module (ImportError) or a _DeadlockError; parallel tool calls then failed as INTERNAL
-    limiter = anyio.CapacityLimiter(calls_at_once) if calls_at_once else None
 
     async def list_tools(
         ctx: Any, params: types.PaginatedRequestParams | None
@@ -384,9 +379,7 @@ def build_server(
             org_database=org_database,
         )
         try:
-            result = await anyio.to_thread.run_sync(
-                op.run, context, dict(params.arguments or {}), limiter=limiter
-            )
+            result = await anyio.to_thread.run_sync(op.run, context, dict(params.arguments or {}))
         except Exception as exc:  # never crash the server on one bad call
             # a stable code and a message with paths redacted: never the state dir or home
             failure = refusals.redacted(refusals.refusal_for(exc))

@@ -15,6 +15,7 @@ tools (`Registry.for_capability(*capabilities)`).
 from __future__ import annotations
 
 import importlib
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, Protocol
@@ -104,6 +105,12 @@ class OpContext(Record):
     org_database: str | None = None  # `--database` / `org serve`'s; else TEAMLORE_ORG_DATABASE
 
 
+# the operations that have answered once in this process (their modules are imported), and the
+# lock their calls run under until then (reentrant: an operation may run another)
+_ANSWERED: set[str] = set()
+_FIRST_CALLS = threading.RLock()
+
+
 class Operation(NamedTuple):
     name: str
     version: int
@@ -150,8 +157,15 @@ class Operation(NamedTuple):
         return self.also_in | ({self.capability} if self.capability else set())
 
     def run(self, ctx: OpContext, payload: dict[str, Any]) -> dict[str, Any]:
-        request = parse_request(self.input_model, payload)
-        return self.handler(ctx, request)
+        if self.name in _ANSWERED:
+            return self.handler(ctx, parse_request(self.input_model, payload))
+        # an operation imports its modules on first use; two threads importing modules that
+        # import each other get a partly initialised module (ImportError) or a _DeadlockError,
+        # so calls run one at a time until the operation has answered once
+        with _FIRST_CALLS:
+            result = self.handler(ctx, parse_request(self.input_model, payload))
+        _ANSWERED.add(self.name)
+        return result
 
 
 def parse_request(model: type[InputModel], payload: dict[str, Any]) -> Any:
