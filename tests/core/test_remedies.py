@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from teamlore.core import errors
-from teamlore.core.remedies import NEXT, TOOL_NEXT
+from teamlore.core.remedies import NEXT, TOOL_FOR_COMMAND, TOOL_NEXT
 
 CLI_REFERENCE = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 GENERIC = {errors.USAGE_NEXT, errors.REFUSAL_NEXT}
@@ -95,9 +95,37 @@ def test_the_reference_check_would_catch_a_made_up_command_or_flag() -> None:
     ) == {"A": "teamlore sync --bogus", "B": "teamlore frobnicate"}
 
 
-def test_a_code_shared_by_team_and_personal_memory_guides_both() -> None:
-    """SUBMISSION_CONFLICT: a team task reused (recall again for new work) and a personal
-    importId / submissionId reused (memory_init, a relayed turn: send it under a new id)."""
-    step = errors.next_step(errors.SUBMISSION_CONFLICT)
-    assert "new id" in step and "recall again" in step
-    assert errors.tool_next_step(errors.SUBMISSION_CONFLICT) == step
+def test_a_code_shared_by_team_and_personal_memory_guides_each_its_own_way() -> None:
+    """SUBMISSION_CONFLICT: a team task reused (recall again for new work); a personal
+    importId / submissionId reused says its own line (send it under a new id)."""
+    from teamlore.personal.queue import PERSONAL_CONFLICT_NEXT
+
+    assert "recall again" in errors.next_step(errors.SUBMISSION_CONFLICT)
+    assert "new id" in PERSONAL_CONFLICT_NEXT and "recall" not in PERSONAL_CONFLICT_NEXT
+
+
+def test_a_command_a_tool_also_does_is_mapped_to_a_real_tool_and_a_real_command() -> None:
+    """`TOOL_FOR_COMMAND`: a tool's refusal names the tool beside the command; both exist (the
+    tools any launch lists, the commands of the CLI reference)."""
+    from teamlore.mcp.server import tools_for
+    from teamlore.ops.registry import CAPABILITY_TIERS
+
+    listed = {tool.name for capability in CAPABILITY_TIERS for tool in tools_for([capability])}
+    assert set(TOOL_FOR_COMMAND.values()) - listed == set()
+    assert {f"teamlore {command}" for command in TOOL_FOR_COMMAND} - set(_commands()) == set()
+
+
+def test_a_tool_refusal_names_the_tool_beside_the_command_and_the_cli_only_the_command() -> None:
+    refusal = errors.TeamloreError(errors.CANDIDATE_LOCKED)
+    assert refusal.to_json()["next"] == NEXT["CANDIDATE_LOCKED"]
+    assert refusal.to_json(for_tool=True)["next"] == (
+        "Finish the plan it names: the tool `threadshare_memory_promote` or "
+        "`teamlore memory promote --plan ID`."
+    )
+    # a `next` that leaves out `teamlore` names the whole command beside the tool
+    coverage = errors.TeamloreError(errors.COVERAGE_INCOMPLETE).to_json(for_tool=True)["next"]
+    assert coverage == (
+        "Fix the files the tool `threadshare_memory_status` or `teamlore memory status` lists."
+    )
+    unmapped = errors.TeamloreError(errors.SESSION_NOT_FOUND)
+    assert unmapped.to_json(for_tool=True)["next"] == NEXT["SESSION_NOT_FOUND"]

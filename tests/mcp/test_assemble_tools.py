@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
+from unittest.mock import ANY
 
 import anyio
 import pytest
@@ -114,7 +115,12 @@ def test_check_is_the_same_over_mcp_and_cli_and_writes_nothing(tmp_path: Path) -
     _, (stale_mcp,) = anyio.run(
         team_calls, repo, [("threadshare_memory_assemble", {"provider": "claude", "check": True})]
     )
-    assert code == 1 and stale_cli == stale_mcp
+    # the same refusal; its `next` names the assemble tool beside the command over MCP
+    assert code == 1 and stale_mcp["error"] == {**stale_cli["error"], "next": ANY}
+    assert stale_mcp["error"]["next"] == (
+        "Run the tool `threadshare_memory_assemble` or `teamlore memory assemble -p claude`, "
+        "then commit what it wrote."
+    )
     assert stale_cli["error"]["code"] == "ASSEMBLY_STALE"
     assert [s["path"] for s in stale_cli["error"]["details"]["stale"]] == [
         "CLAUDE.md",

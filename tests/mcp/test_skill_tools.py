@@ -65,8 +65,11 @@ def test_the_skill_flow_gives_identical_results_over_mcp_and_cli(repo: Path, mcp
     stale = copy.deepcopy(candidate)
     stale["memoryContextDigest"] = "0" * 64
     (stale_mcp,) = mcp(repo, ("threadshare_memory_stage", stale))
-    assert stale_mcp == cli(repo, "memory", "stage", "--request", "-", stdin=stale)
+    stale_cli = cli(repo, "memory", "stage", "--request", "-", stdin=stale)["error"]
+    # the same refusal; its `next` names the recall tool beside the command over MCP
+    assert stale_mcp["error"] == {**stale_cli, "next": stale_mcp["error"]["next"]}
     assert stale_mcp["error"]["code"] == "MEMORY_CONTEXT_DRIFT"
+    assert "`threadshare_memory_recall`" in stale_mcp["error"]["next"]
     (staged,) = mcp(repo, ("threadshare_memory_stage", candidate))
     replayed = cli(repo, "memory", "stage", "--request", "-", stdin=candidate)
     assert without(replayed, "idempotent") == without(staged, "idempotent")

@@ -164,3 +164,32 @@ def test_a_draft_written_from_the_recall_guidance_alone_stages(repo: Path, mcp: 
     _, (staged,) = mcp(repo, [("threadshare_memory_stage", draft)])
     assert "error" not in staged, staged
     assert len(staged["adjudicationTask"]["drafts"]) == 1
+
+
+def test_a_refusal_names_the_tool_beside_the_command_over_mcp_and_only_the_command_in_the_cli(
+    repo: Path, mcp: Calls
+) -> None:
+    """A tool's caller is connected to the server: the `next` of its refusal names the tool
+    that does what the CLI command does (and the command, for an agent with a shell)."""
+    plan = "00000000-0000-4000-8000-000000000000"
+    _, (discarded, promoted) = mcp(
+        repo,
+        [
+            ("threadshare_memory_discard", {"candidateId": "nope"}),
+            ("threadshare_memory_promote", {"planId": plan}),
+        ],
+    )
+    assert discarded["error"]["code"] == "CANDIDATE_NOT_FOUND"
+    assert discarded["error"]["next"] == (
+        "See what awaits review with the tool `threadshare_memory_review` or "
+        "`teamlore memory review`."
+    )
+    assert promoted["error"]["code"] == "PLAN_NOT_FOUND"
+    assert promoted["error"]["next"] == (
+        "Make a plan with the tool `threadshare_memory_prepare` or `teamlore memory prepare`."
+    )
+    over_cli = cli(repo, "memory", "discard", "--candidate", "nope")["error"]
+    assert over_cli["next"] == "See what awaits review with `teamlore memory review`."
+    assert {**over_cli, "next": discarded["error"]["next"]} == discarded["error"]
+    over_cli = cli(repo, "memory", "promote", "--plan", plan)["error"]
+    assert over_cli["next"] == "Make a plan with `teamlore memory prepare`."

@@ -118,8 +118,13 @@ def test_cli_and_mcp_promote_give_the_same_results_and_errors(world: World) -> N
     cli_missing = teamlore_cli(
         "memory", "promote", "--plan", unknown, "--format", "json", cwd=world.root
     )
-    assert json.loads(missing.content[0].text) == orjson.loads(cli_missing.stdout)
-    assert orjson.loads(cli_missing.stdout)["error"]["code"] == "PLAN_NOT_FOUND"
+    # the same refusal, except that the tool's caller is also pointed at the tool to call
+    over_cli = orjson.loads(cli_missing.stdout)["error"]
+    refused = json.loads(missing.content[0].text)["error"]
+    assert refused == {**over_cli, "next": refused["next"]}
+    assert over_cli["code"] == "PLAN_NOT_FOUND"
+    assert "`threadshare_memory_prepare`" in refused["next"]
+    assert "`threadshare_memory_prepare`" not in over_cli["next"]
     replay = orjson.loads(
         teamlore_cli(
             "memory", "promote", "--plan", plan_id, "--format", "json", cwd=world.root

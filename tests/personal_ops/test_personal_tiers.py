@@ -279,7 +279,8 @@ def test_inconsistent_launches_are_refused_before_serving(
 def test_a_reused_import_id_is_told_to_use_a_new_id_not_to_recall(
     home: Path, tmp_path: Path
 ) -> None:
-    """SUBMISSION_CONFLICT is shared with team memory; its `next` must fit memory_init too."""
+    """SUBMISSION_CONFLICT is shared with team memory; a personal id reused gets its own `next`
+    (a new id), never team memory's (recall again)."""
     write_config(home)
 
     async def body(sessions: list[Any], _: list[Any]) -> list[Any]:
@@ -294,4 +295,4 @@ def test_a_reused_import_id_is_told_to_use_a_new_id_not_to_recall(
     assert payload(first)["accepted"] is True
     error = payload(conflict)["error"]
     assert error["code"] == "SUBMISSION_CONFLICT"
-    assert "new id" in error["next"] and error["next"].startswith("Keep the first submission")
+    assert error["next"] == "Keep the first submission; send the new content under a new id."

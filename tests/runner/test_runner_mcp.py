@@ -127,3 +127,24 @@ def test_extract_refuses_the_new_filters_beside_a_request_document(world: World)
         "memory", "extract", "--runner", "claude", "--request", "-", "--skill-capability-keys", "x"
     )
     assert code == 2 and out["error"]["code"] == "USAGE"
+
+
+def test_a_bad_endpoint_is_named_as_the_tool_argument_over_mcp_and_as_the_flag_in_the_cli(
+    world: World,
+) -> None:
+    bad = {"runner": "openai", "runnerEndpoint": "file:///etc/passwd", **WINDOW}
+    _, [(is_error, refusal)] = anyio.run(
+        _call, world, "team", [("threadshare_memory_extract_preview", bad)]
+    )
+    assert is_error and refusal["error"]["code"] == "INVALID_ARGUMENT"
+    assert refusal["error"]["message"] == (
+        "runnerEndpoint: base_url must be an http:// or https:// URL"
+    )
+    code, over_cli = world.cli(
+        "memory", "extract", "--runner", "openai", "--runner-endpoint", "file:///etc/passwd",
+        "--since", WINDOW["since"], "--until", WINDOW["until"],
+    )  # fmt: skip
+    assert code == 2 and over_cli["error"]["message"] == (
+        "--runner-endpoint: base_url must be an http:// or https:// URL"
+    )
+    assert world.fake.sent() == []

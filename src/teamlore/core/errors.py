@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from teamlore.core.remedies import NEXT, TOOL_NEXT
+from teamlore.core.remedies import NEXT, TOOL_FOR_COMMAND, TOOL_NEXT
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -192,12 +192,15 @@ class TeamloreError(Exception):
     def to_json(self, *, for_tool: bool = False) -> dict[str, Any]:
         """The refusal on the wire; `for_tool`: as an MCP tool result, whose caller has a
         tool's input schema where a person has `--help` (`tool_next_step`)."""
+        if for_tool:
+            step = naming_tools(self.remedy or tool_next_step(self.error))
+        else:
+            step = self.remedy or next_step(self.error)
         out: dict[str, Any] = {
             "code": self.code,
             "message": self.message,
             "problem": self.message,
-            "next": self.remedy
-            or (tool_next_step(self.error) if for_tool else next_step(self.error)),
+            "next": step,
         }
         if self.details:
             out["details"] = self.details
@@ -223,6 +226,25 @@ def tool_next_step(error: ErrorCode) -> str:
         return TOOL_NEXT[error.code]
     step = next_step(error)
     return TOOL_USAGE_NEXT if step == USAGE_NEXT else step
+
+
+# a command a `next` names in backticks: `teamlore memory promote --plan ID`, `memory status`
+_NAMED_COMMAND = re.compile(r"`(?:teamlore )?([a-z][a-z-]*(?: [a-z][a-z-]*)?)(?: [^`]*)?`")
+
+
+def naming_tools(step: str) -> str:
+    """`step` for an MCP tool's caller: each teamlore command it names that a tool also does
+    (`TOOL_FOR_COMMAND`) becomes that tool or the command, so an agent connected to the server
+    calls the tool and one with a shell may still run the command."""
+
+    def both(named: re.Match[str]) -> str:
+        tool = TOOL_FOR_COMMAND.get(named[1])
+        if tool is None:
+            return named[0]
+        command = named[0] if named[0].startswith("`teamlore ") else f"`teamlore {named[0][1:]}"
+        return f"the tool `{tool}` or {command}"
+
+    return _NAMED_COMMAND.sub(both, step)
 
 
 def next_step(error: ErrorCode) -> str:
@@ -410,7 +432,10 @@ PERSONAL_DOCUMENT_INVALID = _register(
 PERSONAL_DOCUMENT_TOO_LARGE = _register(
     "PERSONAL_DOCUMENT_TOO_LARGE", "the change would exceed the 16 KiB document limit"
 )
-UNSAFE_FILE = _register("UNSAFE_FILE", "a personal memory file is a symlink or hard-linked")
+UNSAFE_FILE = _register(
+    "UNSAFE_FILE",
+    "a personal memory file is a symlink, hard-linked, not a regular file or too large",
+)
 JOB_NOT_FOUND = _register("JOB_NOT_FOUND", "no Writer job has that id")
 NOTHING_TO_RETRY = _register("NOTHING_TO_RETRY", "that job is neither dead nor waiting to retry")
 # Writer job failures and quarantine issues (persisted on jobs / observations)

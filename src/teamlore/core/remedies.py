@@ -72,11 +72,9 @@ NEXT: dict[str, str] = {
     "TASK_NOT_FOUND": "Get a fresh task with `teamlore memory recall`.",
     "TASK_NOT_CLAIMABLE": "Recall again (`teamlore memory recall`) and take the tasks it returns.",
     "LEASE_LOST": "Recall again (`teamlore memory recall`) and redo the task within its lease.",
-    # shared: a team task submitted again (a new task comes from recall), and a personal
-    # importId / submissionId reused with another payload (memory_init, a relayed turn)
-    "SUBMISSION_CONFLICT": (
-        "Keep the first submission; send new content under a new id (team: recall again)."
-    ),
+    # a team task submitted again; a personal importId / submissionId reused with another
+    # payload says its own (personal/queue.py)
+    "SUBMISSION_CONFLICT": "The first submission stands; recall again (`teamlore memory recall`).",
     "BINDING_MISMATCH": "Echo the task's binding exactly as teamlore issued it.",
     "STAGE_REQUEST_INVALID": "Fix the field the message names; a draft's shape: recall's "
     "guidance.draftShape.",
@@ -225,4 +223,23 @@ TOOL_NEXT: dict[str, str] = {
     "USAGE": "List the server's tools (tools/list) and call one of them as its schema says.",
     "INVALID_ARGUMENT": "Correct the argument the message names, as the tool's schema says.",
     "PREPARE_REQUEST_INVALID": "Fix the field the message names, as the tool's schema says.",
+}
+
+# a `next` that names a teamlore command for which an MCP tool exists names that tool too when a
+# tool returns the refusal (core/errors.py, `naming_tools`): the agent reading it is already
+# connected to the server, and may also run the CLI in its host, so it gets both; keys are the
+# command's words after `teamlore ` (a `next` may leave that word out: "`memory status` lists")
+TOOL_FOR_COMMAND: dict[str, str] = {
+    "memory recall": "threadshare_memory_recall",
+    "memory stage": "threadshare_memory_stage",
+    "memory search": "threadshare_memory_search",
+    "memory status": "threadshare_memory_status",
+    "memory review": "threadshare_memory_review",
+    "memory prepare": "threadshare_memory_prepare",
+    "memory promote": "threadshare_memory_promote",
+    "memory discard": "threadshare_memory_discard",
+    "memory synthesize": "threadshare_memory_synthesize",
+    "memory assemble": "threadshare_memory_assemble",
+    "memory extract": "threadshare_memory_extract_preview",
+    "personal show": "memory_read",
 }

@@ -52,14 +52,14 @@ def _publish(root: Path, relative: str, data: bytes) -> None:
     path = root / relative
     ensure_private_dir(path.parent)
     if path.is_symlink():
-        raise errors.TeamloreError(errors.UNSAFE_FILE, relative)
+        raise documents.symlink_refusal(relative)
     write_private_file(path, data)
 
 
 def _current_hash(root: Path, relative: str) -> str:
     path = root / relative
     if path.is_symlink():
-        raise errors.TeamloreError(errors.UNSAFE_FILE, relative)
+        raise documents.symlink_refusal(relative)
     try:
         return documents.content_hash(path.read_bytes())
     except FileNotFoundError:

@@ -91,24 +91,62 @@ def title_key(title: str) -> str:
     return hashlib.sha256(title.encode("utf-8")).hexdigest()
 
 
+def unsafe_file(relative: str, problem: str, remedy: str) -> errors.TeamloreError:
+    """UNSAFE_FILE saying what is wrong with personal/`relative`, and what fits that case."""
+    return errors.TeamloreError(
+        errors.UNSAFE_FILE, f"personal/{relative} {problem}", file=f"personal/{relative}"
+    ).advising(remedy)
+
+
+def symlink_refusal(relative: str) -> errors.TeamloreError:
+    return unsafe_file(
+        relative,
+        "is a symbolic link; teamlore reads and writes only regular files there",
+        "Replace the link in personal/ with a regular file holding its content.",
+    )
+
+
 def read_document_bytes(root: Path, target: str) -> bytes | None:
     """The file's bytes, or None when it (or the personal dir) does not exist. Creates nothing.
 
     A symlink, a non-regular file, a hard-linked file or one above 1 MiB is refused (UNSAFE_FILE).
     """
-    path = root / relative_path(target)
+    relative = relative_path(target)
+    path = root / relative
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
         return None
     except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-            raise errors.TeamloreError(errors.UNSAFE_FILE, f"{relative_path(target)}") from exc
+        if exc.errno == errno.ELOOP:
+            raise symlink_refusal(relative) from exc
+        if exc.errno == errno.ENOTDIR:
+            raise unsafe_file(
+                relative,
+                "has a file where a folder belongs in its path",
+                "Move the file in its path aside so personal/ holds folders there.",
+            ) from exc
         raise
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1 or info.st_size > MAX_FILE_BYTES:
-            raise errors.TeamloreError(errors.UNSAFE_FILE, f"{relative_path(target)}")
+        if not stat.S_ISREG(info.st_mode):
+            raise unsafe_file(
+                relative,
+                "is not a regular file (a folder, a device or a pipe)",
+                "Move it aside; teamlore writes a regular file in its place.",
+            )
+        if info.st_nlink != 1:
+            raise unsafe_file(
+                relative,
+                f"is hard-linked ({info.st_nlink} names share it)",
+                "Replace it with a copy of its own (`cp`), so only personal/ names it.",
+            )
+        if info.st_size > MAX_FILE_BYTES:
+            raise unsafe_file(
+                relative,
+                f"is {info.st_size:,} bytes, above the {MAX_FILE_BYTES:,} bytes teamlore reads",
+                "Shorten the file by hand (a document holds 16 KiB at most), then retry.",
+            )
         chunks: list[bytes] = []
         while chunk := os.read(fd, 65_536):
             chunks.append(chunk)
@@ -119,10 +157,11 @@ def read_document_bytes(root: Path, target: str) -> bytes | None:
 
 def write_document_bytes(root: Path, target: str, data: bytes) -> None:
     """Atomically publish a document (0600), creating private directories as needed."""
-    path = root / relative_path(target)
+    relative = relative_path(target)
+    path = root / relative
     ensure_private_dir(path.parent)
     if path.is_symlink():
-        raise errors.TeamloreError(errors.UNSAFE_FILE, f"{relative_path(target)}")
+        raise symlink_refusal(relative)
     write_private_file(path, data)
 
 

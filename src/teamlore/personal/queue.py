@@ -80,6 +80,10 @@ class EnqueueResult(Record, frozen=True):
     issue: str | None
 
 
+# the code's own `next` is team memory's (recall again); a personal id is the caller's to choose
+PERSONAL_CONFLICT_NEXT = "Keep the first submission; send the new content under a new id."
+
+
 def enqueue_in_tx(conn: sqlite3.Connection, item: EnqueueItem, *, now: float) -> EnqueueResult:
     """Enqueue inside the caller's write transaction."""
     digest = text_digest(item.text)
@@ -93,7 +97,7 @@ def enqueue_in_tx(conn: sqlite3.Connection, item: EnqueueItem, *, now: float) ->
             raise errors.TeamloreError(
                 errors.SUBMISSION_CONFLICT,
                 "this id was already submitted with a different payload; use a new id",
-            )
+            ).advising(PERSONAL_CONFLICT_NEXT)
         return EnqueueResult(row["id"], True, row["state"], row["issue"])
     provenance = provenance_of(item.source)
     state, issue = ("pending", None) if provenance else ("quarantined", "UNAUTHORIZED_SOURCE")

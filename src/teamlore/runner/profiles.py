@@ -635,9 +635,8 @@ def openai_runner(choice: RunnerChoice, environ: Mapping[str, str], home: Path |
         try:
             overrides["base_url"] = normalize_base_url(choice.endpoint)
         except ValueError as exc:
-            raise errors.TeamloreError(
-                errors.INVALID_ARGUMENT, f"--runner-endpoint: {exc}"
-            ) from None
+            # the request field, as other refusals name it: the CLI shows it as its flag
+            raise errors.TeamloreError(errors.INVALID_ARGUMENT, f"runnerEndpoint: {exc}") from None
         overlay["OPENAI_BASE_URL"] = choice.endpoint
     profile = load_profile(name, home=home, environ=overlay)
     profile = profile.model_copy(update=overrides)
