@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -44,10 +45,21 @@ def without_git(files: dict[str, bytes]) -> dict[str, bytes]:
     return {name: data for name, data in files.items() if not name.startswith(".git/")}
 
 
+def reached(folder: Path, way: str) -> Path:
+    """`folder` itself, or a symlink to it beside it (a HOME or a checkout reached through a
+    link: the project root is the resolved path, HOME and the cwd's link are not)."""
+    if way == "directly":
+        return folder
+    link = folder.with_name(f"{folder.name}-link")
+    link.symlink_to(folder)
+    return link
+
+
+@pytest.mark.parametrize("way", ["directly", "through a symlink"])
 @pytest.mark.parametrize("client", ["claude", "codex"])
 @pytest.mark.parametrize("first", ["user", "project"])
 def test_a_user_install_with_assemble_and_a_project_install_give_the_file_back_in_either_order(
-    user: Path, repo: Path, client: str, first: str
+    user: Path, repo: Path, client: str, first: str, way: str
 ) -> None:
     """The project install's assemble stored its copy of CLAUDE.md under the user install's
     name (one name per file), changed nothing and deleted it: the user install's uninstall
@@ -55,44 +67,53 @@ def test_a_user_install_with_assemble_and_a_project_install_give_the_file_back_i
     instructions = repo / INSTRUCTIONS[client]
     instructions.write_bytes(THE_TEAMS_OWN)
     before, home_before = tree(repo), tree(user)
-    teamlore(repo, "install", "--client", client, "--assemble")
-    teamlore(repo, "install", "--client", client, *PROJECT)
+    where = reached(repo, way)
+    teamlore(where, "install", "--client", client, "--assemble")
+    teamlore(where, "install", "--client", client, *PROJECT)
     assembled = instructions.read_bytes()
     assert b"## Team memory" in assembled
 
     second = "project" if first == "user" else "user"
-    teamlore(repo, "uninstall", "--client", client, "--scope", first)
+    teamlore(where, "uninstall", "--client", client, "--scope", first)
     assert instructions.read_bytes() == assembled  # the other installation's block stays
-    teamlore(repo, "uninstall", "--client", client, "--scope", second)
+    teamlore(where, "uninstall", "--client", client, "--scope", second)
 
     assert tree(repo) == before and tree(user) == home_before
     assert os.listdir(state() / "backups") == []
 
 
+@pytest.mark.parametrize("way", ["directly", "through a symlink"])
 @pytest.mark.parametrize("first", ["user", "project"])
 def test_a_home_that_is_a_repository_gets_its_settings_back_after_a_user_and_a_project_install(
-    user: Path, first: str
+    user: Path, first: str, way: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`~/.claude/settings.json` is both installations' file when HOME is a git repository
     (dotfiles): the project install overwrote the user install's copy with the user install's
     own bytes, the next user install deleted it, and an uninstall of the user install first left
-    `"SessionStart": []` behind."""
+    `"SessionStart": []` behind. With HOME a symlink, the project install (its root resolved)
+    did not see the file as shared and kept a copy of its own, and the user uninstall then put
+    the file back whole, the project's hook with it."""
     git(user, "init", "-q")
     settings = user / ".claude" / "settings.json"
     settings.parent.mkdir()
     settings.write_bytes(SETTINGS)
     before = without_git(tree(user))
-    teamlore(user, "install", "--client", "claude")
-    teamlore(user, "install", "--client", "claude", *PROJECT)
-    teamlore(user, "install", "--client", "claude")  # again: the file is teamlore's, not edited
+    home = reached(user, way)
+    monkeypatch.setenv("HOME", str(home))
+    teamlore(home, "install", "--client", "claude")
+    teamlore(home, "install", "--client", "claude", *PROJECT)
+    # again, with a hook more: the file is teamlore's, not edited
+    teamlore(home, "install", "--client", "claude", "--sync-on-stop")
 
     second = "project" if first == "user" else "user"
-    teamlore(user, "uninstall", "--client", "claude", "--scope", first)
-    hooks = json.loads(settings.read_text())["hooks"]["SessionStart"]
-    assert len(hooks) == 1  # the other installation's hook stays
-    last = teamlore(user, "uninstall", "--client", "claude", "--scope", second)
+    teamlore(home, "uninstall", "--client", "claude", "--scope", first)
+    hooks = json.loads(settings.read_text())["hooks"]
+    assert len(hooks["SessionStart"]) == 1  # the other installation's hooks stay
+    assert len(hooks["Stop"]) == (1 if second == "user" else 0)
+    last = teamlore(home, "uninstall", "--client", "claude", "--scope", second)
 
-    assert "restored   ~/.claude/settings.json" in last
+    # the project's record names the resolved path: shown as is when HOME is a link
+    assert re.search(r"restored +\S*/\.claude/settings\.json\n", last), last
     assert without_git(tree(user)) == before
     assert os.listdir(state() / "backups") == []
 

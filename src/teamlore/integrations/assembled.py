@@ -16,7 +16,6 @@ from pathlib import Path
 from teamlore.integrations import config_files as cf
 from teamlore.integrations.manifest import (
     FileRecord,
-    Manifest,
     drop_backup,
     installation_key,
     load_manifest,
@@ -81,7 +80,7 @@ def record(
         shared = manifest.in_step(owner, path, before.get(name)) if old is None else None
         if before.get(name) == digest and shared is None:
             continue
-        _keep_in_step(manifest, owner, path, before.get(name), digest)
+        manifest.keep_in_step(owner, path, before.get(name), digest)
         created = [
             str(top / p)
             for p in reversed(Path(name).parents)
@@ -97,20 +96,9 @@ def record(
             createdDirs=first.createdDirs if first else created,
         )
         if installation is not None:
-            kept = [f for f in installation.files if f.path != str(path)]
+            kept = [f for f in installation.files if f is not old]
             installation.files = [*kept, entry]
     if installation is not None:
         save_manifest(home, manifest)
     for name in backups.values():  # files assemble left as they were: no backup needed
         drop_backup(home, name)
-
-
-def _keep_in_step(
-    manifest: Manifest, owner: str, path: Path, before: str | None, after: str
-) -> None:
-    """Another installation's record of `path` that held the bytes assemble wrote over now
-    holds the bytes it wrote (as `transaction.commit` does for config files)."""
-    for installation in manifest.installations:
-        record = installation.file(path) if installation.key != owner else None
-        if record is not None and before is not None and record.installedSha256 == before:
-            record.installedSha256 = after

@@ -16,7 +16,9 @@ the repository's CLAUDE.md; in a home that is a git repository both hold
 installation overwrites another's. The second one into a file the first left as it wrote it
 shares the first one's record of what was there before (`Manifest.in_step`): every write keeps
 their `installedSha256` in step, the backup stays while either refers to it, and the last one
-to go puts the bytes back.
+to go puts the bytes back. "The same file" is one identity everywhere (`same_file`): the path
+with its symlinks resolved, as a HOME reached through a link is not and a project root is; the
+record keeps the path as given, which is what output shows.
 """
 
 from __future__ import annotations
@@ -98,7 +100,7 @@ class Installation(_Strict):
         return installation_key(self.client, self.scope, self.root)
 
     def file(self, path: Path) -> FileRecord | None:
-        return next((f for f in self.files if f.path == str(path)), None)
+        return next((f for f in self.files if same_file(f.path, path)), None)
 
 
 class Manifest(_Strict):
@@ -127,6 +129,24 @@ class Manifest(_Strict):
         from before teamlore (`in_step`), so the backup stays until the last of them goes."""
         other = self.in_step(key, Path(record.path), record.installedSha256)
         return other is not None and record.backup is not None and other.backup == record.backup
+
+    def keep_in_step(self, key: str, path: Path, before: str | None, after: str | None) -> None:
+        """The installation `key` wrote `after` over `before` in `path`: another installation's
+        record of it that held `before` (it shares the file: `in_step`) now holds `after`, so
+        the last installation to go still finds the file as teamlore left it and puts back the
+        bytes from before. Running it again (after a crash) changes nothing more."""
+        if before is None or after is None or before == after:
+            return
+        for installation in self.installations:
+            record = installation.file(path) if installation.key != key else None
+            if record is not None and record.installedSha256 == before:
+                record.installedSha256 = after
+
+
+def same_file(recorded: str, path: Path | str) -> bool:
+    """Whether `recorded` (a path as a record keeps it) names the file at `path`, through any
+    symlinks on the way to either."""
+    return recorded == str(path) or os.path.realpath(recorded) == os.path.realpath(path)
 
 
 def sha256(data: bytes | None) -> str:

@@ -48,7 +48,6 @@ from teamlore.integrations import assembled
 from teamlore.integrations import config_files as cf
 from teamlore.integrations.manifest import (
     Installation,
-    Manifest,
     drop_backup,
     installation_key,
     integrations_dir,
@@ -338,7 +337,10 @@ def commit(home: Path, intent: Intent) -> None:
     manifest.installations = [
         i for i in manifest.installations if not i.matches(intent.client, intent.scope, intent.root)
     ]
-    _keep_in_step(manifest, intent.files)
+    writer = installation_key(intent.client, intent.scope, intent.root)
+    for item in intent.files:
+        if item.intended is not None:
+            manifest.keep_in_step(writer, Path(item.path), item.beforeSha256, item.intendedSha256)
     if intent.installation is not None:
         manifest.installations.append(intent.installation)
     try:
@@ -353,23 +355,6 @@ def commit(home: Path, intent: Intent) -> None:
         with contextlib.suppress(OSError):  # deepest first; one still in use stays
             os.rmdir(directory)
     clear_intent(home)
-
-
-def _keep_in_step(manifest: Manifest, files: list[FileIntent]) -> None:
-    """Another installation's record of a file this transaction wrote, which held the bytes
-    written over (it shares the file: `Manifest.in_step`), now holds the bytes written, so the
-    last installation to go still finds the file as teamlore left it and puts back the bytes
-    from before. Running it again after a crash changes nothing more."""
-    written = {
-        os.path.realpath(item.path): item
-        for item in files
-        if item.intended is not None and item.beforeSha256 != item.intendedSha256
-    }
-    for installation in manifest.installations:
-        for record in installation.files:
-            item = written.get(os.path.realpath(record.path))
-            if item is not None and record.installedSha256 == item.beforeSha256:
-                record.installedSha256 = item.intendedSha256 or record.installedSha256
 
 
 def complete(home: Path) -> str | None:
