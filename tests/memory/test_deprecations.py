@@ -9,7 +9,10 @@ origin, the real git binary and the real `teamlore` CLI.
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +21,7 @@ import pytest
 from test_consolidation_shared_baseline import ENTRIES, Team, cli, commit_and_push
 
 from support import git
+from teamlore.memory.deprecations import ACKNOWLEDGED
 from teamlore.memory.store import documents
 
 RULE = "entry.deprecated-body-changed"
@@ -105,3 +109,96 @@ def test_a_deprecation_not_yet_committed_or_outside_git_history_is_not_judged(
     update_text(ana)  # deprecated again, with other words, not committed: not judged either
     ana.write(OLD_PATH, ana.read(OLD_PATH).replace(b"Redact", b"Strip"))
     assert findings_of(ana) == []
+
+
+def merge_an_update_into_a_deprecated_entry(team: Team) -> None:
+    """Bo's update of the entry's text, pulled into Ana's clone after she deprecated it."""
+    update_text(team.bo)
+    commit_and_push(team.bo, "memory: sharpen the raw-transcript entry")
+    deprecate(team.ana)
+    git(team.ana.root, "add", "-A")
+    git(team.ana.root, "commit", "-q", "-m", "memory: merge into the two-stage entry")
+    git(team.ana.root, "pull", "-q", "--no-rebase", "origin", "main")
+
+
+def status_rules(world: Any, env: dict[str, str] | None = None) -> dict[str, int]:
+    done = world.cli(
+        "memory",
+        "status",
+        "--format",
+        "json",
+        env={"TEAMLORE_HOME": str(world.home), **(env or {})},
+    )
+    assert done.returncode == 0, done.stderr
+    rules: dict[str, int] = orjson.loads(done.stdout)["lint"]["rules"]
+    return rules
+
+
+def logging_git(folder: Path) -> tuple[dict[str, str], Path]:
+    """A PATH whose `git` logs each argv to the returned file, then runs the real git."""
+    real, log = shutil.which("git"), folder / "git.log"
+    folder.mkdir()
+    wrapper = folder / "git"
+    wrapper.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{log}"\nexec "{real}" "$@"\n')
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
+    log.touch()
+    return {"PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}, log
+
+
+def history_reads(log: Path) -> list[str]:
+    """What the deprecation check ran: `git log` and `git cat-file` (not the other reads)."""
+    return [line for line in log.read_text().splitlines() if re.search(r" (log|cat-file) ", line)]
+
+
+def test_memory_status_runs_no_git_for_an_unchanged_tree_and_sees_a_new_commit(
+    team: Team, tmp_path: Path
+) -> None:
+    ana = team.ana
+    env, log = logging_git(tmp_path / "logging-git")
+    deprecate(ana)
+    commit_and_push(ana, "memory: merge into the two-stage entry")
+    assert RULE not in status_rules(ana, env)
+    assert history_reads(log)  # the first status asks git's history
+    log.write_text("")
+    assert RULE not in status_rules(ana, env)
+    assert history_reads(log) == []  # the same tree: the kept answer, no git for it
+
+    update_text(team.bo)  # a teammate's update made before the deprecation, merged now
+    git(team.bo.root, "add", "-A")
+    git(team.bo.root, "commit", "-q", "-m", "memory: sharpen the raw-transcript entry")
+    git(team.bo.root, "pull", "-q", "--no-rebase", "origin", "main")
+    git(team.bo.root, "push", "-q", "origin", "main")
+    git(ana.root, "pull", "-q", "--ff-only", "origin", "main")
+    assert status_rules(ana, env).get(RULE) == 1
+    log.write_text("")
+    assert status_rules(ana, env).get(RULE) == 1
+    assert history_reads(log) == []
+
+
+def test_an_edit_made_on_purpose_is_acknowledged_by_its_commit_message(team: Team) -> None:
+    ana = team.ana
+    merge_an_update_into_a_deprecated_entry(team)
+    assert len(findings_of(ana)) == 1
+    (finding,) = findings_of(ana)
+    assert "if a merge or a rebase brought it in, `git checkout" in finding["message"]
+    assert f"{ACKNOWLEDGED} {OLD_PATH}" in finding["message"]
+
+    ana.write(OLD_PATH, ana.read(OLD_PATH).replace(b"Redact", b"Strip"))  # a body-only commit
+    git(ana.root, "commit", "-q", "-am", "memory: reword")  # says nothing: still named
+    assert len(findings_of(ana)) == 1 and status_rules(ana).get(RULE) == 1
+
+    ana.write(OLD_PATH, ana.read(OLD_PATH).replace(b"Strip", b"Remove"))
+    git(ana.root, "commit", "-q", "-am", f"memory: drop a token\n\n{ACKNOWLEDGED} {OLD_PATH}")
+    assert findings_of(ana) == [] and RULE not in status_rules(ana)
+    ana.write(OLD_PATH, ana.read(OLD_PATH).replace(b"Remove", b"Delete"))  # a text not meant
+    assert len(findings_of(ana)) == 1
+
+
+def test_the_finding_names_the_changed_line_of_a_file_with_crlf_line_ends(team: Team) -> None:
+    ana = team.ana
+    merge_an_update_into_a_deprecated_entry(team)
+    (lf,) = findings_of(ana)
+    ana.write(OLD_PATH, ana.read(OLD_PATH).replace(b"\n", b"\r\n"))
+    (crlf,) = findings_of(ana)
+    assert crlf["line"] == lf["line"] > 1
+    assert ana.read(OLD_PATH).split(b"\r\n")[crlf["line"] - 1].startswith(b"Redact")

@@ -1,7 +1,8 @@
 """A plan that no longer matches what it would send now (RUNNER_PLAN_MISMATCH, docs/runner.md
-"Plans and approval"): the refusal names what changed, and a plan found void is swept from
-`runner-plans/` with its lock (never one another approval holds). Real CLI, real SQLite, fake
-runner executables."""
+"Plans and approval"): the refusal names what changed; a plan whose task, coverage or bytes to
+send changed is swept from `runner-plans/` with its lock (never one another approval holds),
+one whose runner profile alone changed (the approving shell's) is kept. Real CLI, real SQLite,
+fake runner executables."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import os
 from pathlib import Path
 
 import pytest
-from runner_world import World, make_world
+from runner_world import World, make_world, rewrite_first_message
 
 from teamlore.contracts.digests import plan_digest
 from teamlore.core.canonical import digest
@@ -51,30 +52,33 @@ def test_a_plan_made_with_another_command_line_names_what_changed(world: World) 
     ), message
     assert "model, endpoint, limits or version" not in message
     assert out["error"]["details"]["changed"] == ["runnerProfile"]
+    assert world.plan_path(old).exists()  # a profile alone may be another shell's
 
 
-def test_a_plan_found_void_is_swept_with_its_lock(world: World) -> None:
+def test_a_plan_whose_bytes_to_send_changed_is_swept_with_its_lock(world: World) -> None:
     world.reverify()
-    current = world.plan()["plans"][0]["planDigest"]
-    old = _planned_by_an_older_teamlore(world, current, "--disable-slash-commands")
+    old = world.plan()["plans"][0]["planDigest"]
     folder = world.plan_path(old).parent
+    rewrite_first_message(world.sessions[0])
+    world.resync()
 
     code, first = world.approve(old)
-    assert code == 1 and first["error"]["code"] == "RUNNER_PLAN_MISMATCH"
+    assert code == 1 and first["error"]["code"] == "RUNNER_PLAN_MISMATCH", first
     assert not world.plan_path(old).exists()
     assert not (folder / f"{old}.lock").exists()
     # approved again, it still says why it cannot run (not "no such plan")
     code, again = world.approve(old)
     assert code == 1 and again["error"]["code"] == "RUNNER_PLAN_MISMATCH", again
-    assert "command line" in again["error"]["message"]
-    # the current plan was never touched, and runs
-    assert world.approve(current)[0] == 0
+    assert again["error"]["message"] == first["error"]["message"]
+    # a new plan of the same sessions runs
+    assert world.approve(world.plan()["plans"][0]["planDigest"])[0] == 0
 
 
 def test_a_void_plan_another_approval_holds_is_left_alone(world: World) -> None:
     world.reverify()
-    current = world.plan()["plans"][0]["planDigest"]
-    old = _planned_by_an_older_teamlore(world, current, "--disable-slash-commands")
+    old = world.plan()["plans"][0]["planDigest"]
+    rewrite_first_message(world.sessions[0])
+    world.resync()
     lock = os.open(world.plan_path(old).parent / f"{old}.lock", os.O_CREAT | os.O_RDWR, 0o600)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -100,4 +104,25 @@ def test_a_plan_whose_limits_alone_changed_is_kept(world: World) -> None:
 
     world.env = {}
     world.reverify()  # the record follows the limits too
+    assert world.approve(plan)[0] == 0
+
+
+def test_a_plan_made_where_a_passed_variable_was_set_is_kept_where_it_is_not(
+    world: World,
+) -> None:
+    """Which allow-listed variables are set (HTTPS_PROXY, …) is the approving shell's: a shell
+    without the proxy is refused, and the shell the plan was made in runs it."""
+    world.env = {"HTTPS_PROXY": "http://proxy.invalid:3128"}
+    world.reverify()
+    plan = world.plan()["plans"][0]["planDigest"]
+    world.env = {}
+    world.reverify()
+
+    code, out = world.approve(plan)
+    assert code == 1 and out["error"]["code"] == "RUNNER_PLAN_MISMATCH", out
+    assert out["error"]["details"]["changed"] == ["runnerProfile"]
+    assert world.plan_path(plan).exists()
+
+    world.env = {"HTTPS_PROXY": "http://proxy.invalid:3128"}
+    world.reverify()
     assert world.approve(plan)[0] == 0

@@ -12,24 +12,35 @@ text of a commit that made it deprecated (`git log -G` finds the commits that ad
 `status: deprecated` line, `git cat-file --batch` reads those versions; two git processes for
 the whole tree, none when no entry is deprecated). When no such commit is known — a deprecation
 not committed yet, a shallow clone that starts later, no git — nothing is said: this is
-advice. It warns rather than blocks: removing a secret from a deprecated entry is a right edit.
+advice. It warns rather than blocks: removing a secret from a deprecated entry is a right edit,
+and a person says so with a commit of that text whose message has a `Teamlore-Deprecated-Edit:`
+line (one more `git log` and `git cat-file`, run only for an entry the check would name). A
+body-only commit made after the deprecation does not say it: `git pull --rebase` makes one of a
+teammate's earlier update too.
+
+`memory status` keeps the findings under `findings_key` (HEAD's commit, read from the files of
+`.git`, and the lint digests of the deprecated entries' files), so an unchanged tree costs it
+no git process.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from teamlore import __version__
 from teamlore.core import errors, safe_write
 from teamlore.memory.store import documents as docs
 from teamlore.memory.store.layout import ENTRIES_DIR
 from teamlore.memory.store.lint import Finding, LintReport
 from teamlore.memory.store.slugs import slug_problem
-from teamlore.repo.git import run_git
+from teamlore.repo.git import head_commit, run_git
 
 RULE = "entry.deprecated-body-changed"
 _DEPRECATING = '^status: *"*deprecated'  # a basic regex, as `git log -G` reads it
 _COMMIT = "commit:"
+ACKNOWLEDGED = "Teamlore-Deprecated-Edit:"  # a commit message line: the text is meant
 
 
 def with_deprecation_findings(report: LintReport, worktree_root: Path) -> LintReport:
@@ -53,38 +64,81 @@ def edited_after_deprecation(
         versions = _versions(worktree_root, deprecating)
     except errors.TeamloreError:  # not a repository, no git, no commit yet
         return []
-    findings = []
+    changed = {}
     for path, commits in sorted(deprecating.items()):
         deprecated = {  # newest first; a commit that approved it again is not one of them
             commit: entry
             for commit in commits
             if (entry := _deprecated_entry(versions.get((commit, path)), path)) is not None
         }
-        commit = commits[0]
-        latest = deprecated.get(commit)  # None: the deprecation in force is not committed yet
+        latest = deprecated.get(commits[0])  # None: the deprecation in force is not committed
         current = _current_entry(worktree_root, path)
-        if (
-            latest is None
-            or current is None
-            or current[0].body in {e.body for e in deprecated.values()}
-        ):
+        if latest is None or current is None:
             continue
-        findings.append(
-            Finding(
-                rule=RULE,
-                severity="warn",
-                file=path,
-                line=_first_changed_line(current, latest),
-                message=(
-                    f"its text changed after commit {commit[:12]} deprecated it (a merge of an "
-                    f"update made before the deprecation?), and `{targets[path]}`, which "
-                    f"replaces it, did not get the change; next: carry the change into "
-                    f"`{targets[path]}` if it still holds, then `git checkout {commit[:12]} -- "
-                    f"{path}` restores the text it was deprecated with"
-                ),
-            )
-        )
-    return findings
+        if current[0].body not in {e.body for e in deprecated.values()}:
+            changed[path] = (commits[0], latest, current)
+    meant = _acknowledged_bodies(worktree_root, sorted(changed))
+    return [
+        _finding(path, commit, targets[path], current, latest)
+        for path, (commit, latest, current) in changed.items()
+        if current[0].body not in meant.get(path, set())
+    ]
+
+
+def _finding(
+    path: str,
+    commit: str,
+    replaced_by: str,
+    current: tuple[docs.Entry, str],
+    latest: docs.Entry,
+) -> Finding:
+    return Finding(
+        rule=RULE,
+        severity="warn",
+        file=path,
+        line=_first_changed_line(current, latest),
+        message=(
+            f"its text changed after commit {commit[:12]} deprecated it, and `{replaced_by}`, "
+            f"which replaces it, did not get the change; next: carry the change into "
+            f"`{replaced_by}` if it still holds; if a merge or a rebase brought it in, `git "
+            f"checkout {commit[:12]} -- {path}` restores the text it was deprecated with; if "
+            f"you made it on purpose (a secret removed), commit it with a `{ACKNOWLEDGED} "
+            f"{path}` line in the message and this warning stops"
+        ),
+    )
+
+
+def _acknowledged_bodies(root: Path, paths: list[str]) -> dict[str, set[str]]:
+    """Each path's deprecated bodies that a commit whose message says `ACKNOWLEDGED` gave it:
+    edits a person made on purpose."""
+    if not paths:
+        return {}
+    try:
+        commits = _commits(root, paths, ["--no-merges", "-F", f"--grep={ACKNOWLEDGED}"])
+        versions = _versions(root, commits)
+    except errors.TeamloreError:
+        return {}
+    meant: dict[str, set[str]] = {}
+    for (_, path), data in versions.items():
+        if (entry := _deprecated_entry(data, path)) is not None:
+            meant.setdefault(path, set()).add(entry.body)
+    return meant
+
+
+def findings_key(
+    worktree_root: Path, superseded: Sequence[tuple[str, str]], digests: Mapping[str, str]
+) -> str | None:
+    """What decides `edited_after_deprecation`'s answer: this check's code, HEAD's commit (the
+    history `git log` reads) and each deprecated entry with its target and its file's digest
+    (`digests`: the lint cache's, which follows the file's bytes). None when HEAD cannot be
+    read without git (a reftable repository, no `.git`): then nothing is kept."""
+    head = head_commit(worktree_root)
+    if head is None:
+        return None
+    key = hashlib.sha256(f"{__version__}\0{head}\0".encode() + Path(__file__).read_bytes())
+    for path, by in sorted(superseded):
+        key.update(f"\0{path}\0{by}\0{digests.get(path, '')}".encode())
+    return key.hexdigest()
 
 
 def _is_entry_path(path: str) -> bool:
@@ -94,6 +148,11 @@ def _is_entry_path(path: str) -> bool:
 
 def _deprecating_commits(root: Path, paths: list[str]) -> dict[str, list[str]]:
     """Each path's commits (newest first) whose change adds or removes a deprecated status."""
+    return _commits(root, paths, [f"-G{_DEPRECATING}"])
+
+
+def _commits(root: Path, paths: list[str], which: list[str]) -> dict[str, list[str]]:
+    """Each path's commits (newest first) among those `which` selects that change it."""
     out = run_git(
         [
             "log",
@@ -103,7 +162,7 @@ def _deprecating_commits(root: Path, paths: list[str]) -> dict[str, list[str]]:
             "--no-renames",
             "--no-textconv",
             "--no-ext-diff",
-            f"-G{_DEPRECATING}",
+            *which,
             "--",
             *paths,
         ],
@@ -168,6 +227,7 @@ def _current_entry(root: Path, path: str) -> tuple[docs.Entry, str] | None:
 def _first_changed_line(current: tuple[docs.Entry, str], deprecated: docs.Entry) -> int:
     """The file line (1-based) of the first body line that differs from `deprecated`'s."""
     entry, text = current
+    text = text.replace("\r\n", "\n")  # the body is read with `\n` line ends
     at = text.rfind(entry.body) if entry.body else len(text)
     before_body = text[: max(at, 0)].count("\n")
     old = deprecated.body.split("\n")

@@ -18,16 +18,16 @@ from typing import Literal
 import orjson
 from pydantic import BaseModel
 
-from teamlore.core import errors
+from teamlore.core import db, errors
 from teamlore.core.analyzer import ANALYZER_VERSION
 from teamlore.core.shapes.strict import WIRE
 from teamlore.core.timeutil import format_instant
 from teamlore.memory.consolidation.source import status_of
-from teamlore.memory.deprecations import with_deprecation_findings
+from teamlore.memory.deprecations import RULE, edited_after_deprecation, findings_key
 from teamlore.memory.extraction.tasks import Owner
 from teamlore.memory.promotion.stored_plan import plan_states
 from teamlore.memory.store.layout import MEMORY_ROOT
-from teamlore.memory.store.lint import LintProgress, lint_tree
+from teamlore.memory.store.lint import Finding, LintProgress, LintReport, lint_tree
 from teamlore.memory.store.lint_cache import LintCache
 from teamlore.memory.store.projection import Coverage, Diagnostic, ProjectionCounts, stored_counts
 from teamlore.repo.ignored import ignored_by_git
@@ -230,7 +230,7 @@ def _lint_summary(
             return "unsafe", exc.message, None, []
         raise
     cache.save(report.files)
-    report = with_deprecation_findings(report, worktree_root)
+    report = _with_deprecations(report, worktree_root, cache)
     return (
         "present",
         None,
@@ -243,6 +243,50 @@ def _lint_summary(
         ),
         report.files,
     )
+
+
+def _with_deprecations(report: LintReport, worktree_root: Path, cache: LintCache) -> LintReport:
+    """`report` with `entry.deprecated-body-changed`: kept in `memory_state_meta` under what
+    decides it (deprecations.findings_key), so an unchanged tree runs no git for it (its
+    `git log` reads the whole history)."""
+    if not report.superseded:
+        return report
+    digests = {
+        path: row[0]
+        for path, _ in report.superseded
+        if (row := cache.changed.get(path) or cache.kept.get(path)) is not None
+    }
+    key = findings_key(worktree_root, report.superseded, digests)
+    name = f"deprecation-findings/{cache.owner[0]}/{cache.owner[1]}"
+    stored = cache.conn.execute("SELECT value FROM memory_state_meta WHERE key = ?", (name,))
+    kept = _kept_findings(stored.fetchone(), key)
+    if kept is not None:
+        return report.with_findings(kept)
+    findings = edited_after_deprecation(worktree_root, report.superseded)
+    if key is not None and not db.is_read_only(cache.conn):
+        value = {"key": key, "findings": [[f.file, f.line, f.message] for f in findings]}
+
+        def keep(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "INSERT OR REPLACE INTO memory_state_meta(key, value) VALUES (?, ?)",
+                (name, orjson.dumps(value).decode()),
+            )
+
+        db.write_derived(cache.conn, keep)
+    return report.with_findings(findings)
+
+
+def _kept_findings(row: tuple[str] | None, key: str | None) -> list[Finding] | None:
+    try:
+        kept = orjson.loads(row[0]) if row is not None and key is not None else None
+        if not isinstance(kept, dict) or kept.get("key") != key:
+            return None
+        return [
+            Finding(rule=RULE, severity="warn", file=file, line=line, message=message)
+            for file, line, message in kept["findings"]
+        ]
+    except (ValueError, TypeError, KeyError):  # a value no teamlore wrote: check again
+        return None
 
 
 def memory_status(

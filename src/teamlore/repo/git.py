@@ -199,3 +199,46 @@ def run_git(
 
 def run_git_text(args: Sequence[str], *, cwd: Path, timeout: float = DEFAULT_TIMEOUT_S) -> str:
     return run_git(args, cwd=cwd, timeout=timeout).decode("utf-8", "replace")
+
+
+# a full commit id: SHA-1 or SHA-256
+_OBJECT_ID = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
+
+
+def head_commit(worktree_root: Path) -> str | None:
+    """HEAD's commit id read from the files of the worktree's git folder (no git process):
+    its loose ref, else `packed-refs`; None when it is not found that way."""
+    try:
+        dot_git = worktree_root / ".git"
+        git_dir = dot_git
+        if dot_git.is_file():  # a linked worktree or a submodule: `gitdir: <path>`
+            pointer = dot_git.read_text("utf-8").strip()
+            if not pointer.startswith("gitdir:"):
+                return None
+            git_dir = worktree_root / pointer[len("gitdir:") :].strip()
+        common = git_dir
+        if (git_dir / "commondir").is_file():
+            common = git_dir / (git_dir / "commondir").read_text("utf-8").strip()
+        head = (git_dir / "HEAD").read_text("utf-8").strip()
+        for _ in range(5):  # a symbolic ref may name another
+            if not head.startswith("ref: "):
+                break
+            head = _ref(head[len("ref: ") :].strip(), git_dir, common) or ""
+    except (OSError, UnicodeDecodeError):
+        return None
+    return head if _OBJECT_ID.fullmatch(head) else None
+
+
+def _ref(name: str, git_dir: Path, common: Path) -> str | None:
+    if not name.startswith("refs/") or ".." in name.split("/"):
+        return None
+    for folder in (git_dir, common):
+        if (folder / name).is_file():
+            return (folder / name).read_text("utf-8").strip()
+    packed = common / "packed-refs"
+    if packed.is_file():
+        for line in packed.read_text("utf-8").splitlines():
+            object_id, _, ref = line.partition(" ")
+            if ref == name:
+                return object_id
+    return None

@@ -365,8 +365,8 @@ def _run_one(
                 now = runner.describe()
                 changes = profile_changes(plan_file.profile, now)
                 refusal = _mismatch(plan_file.plan, rebuilt, "the bytes to send changed", changes)
-                if _limits_alone(plan_file, rebuilt, now):
-                    raise refusal  # the approving shell's limits: the plan may run elsewhere
+                if not _task_changed(plan_file.plan, rebuilt):
+                    raise refusal  # the approving shell's runner: the plan may run elsewhere
                 raise _swept(home, plan_file, refusal)
             if kind == "adjudication":  # refused before anything is sent, not after
                 require_complete_approved_projection(stores.state, _memory_owner(stores.identity))
@@ -422,18 +422,17 @@ def _run_one(
             return summary
 
 
-_LIMITS = ("timeoutSeconds", "maxOutputBytes")
+# what the memory state and the sessions decide, never the approving shell's environment
+_FROM_THE_TASK = ("task_id", "input_coverage_digest", "runner_input_digest")
 
 
-def _limits_alone(plan_file: Any, rebuilt: Any, now: dict[str, Any]) -> bool:
-    """Whether only the runner's limits differ from the plan's: they come from the approving
-    shell's environment (TEAMLORE_RUNNER_TIMEOUT_S, …), so the plan matches again where they
-    are as they were — it is not void for good."""
-    plan = plan_file.plan
-    if any(getattr(plan, n) != getattr(rebuilt, n) for n in _CHANGED if n != "runner_profile"):
-        return False
-    before = {k: v for k, v in plan_file.profile.items() if k not in _LIMITS}
-    return before == {k: v for k, v in now.items() if k not in _LIMITS}
+def _task_changed(plan: Any, rebuilt: Any) -> bool:
+    """Whether the plan differs from what would be sent now in its task, what the task covers
+    or the bytes to send: those no other shell brings back, so the plan is void for good. The
+    runner's profile alone is the approving shell's (the binary PATH or TEAMLORE_CLAUDE_BIN
+    finds, the allow-listed variables set, the limits, the endpoint): where it is as it was,
+    the plan matches again."""
+    return any(getattr(plan, name) != getattr(rebuilt, name) for name in _FROM_THE_TASK)
 
 
 def _swept(home: Any, plan_file: Any, refusal: errors.TeamloreError) -> errors.TeamloreError:
