@@ -187,7 +187,11 @@ def test_an_edit_made_on_purpose_is_acknowledged_by_its_commit_message(team: Tea
     git(ana.root, "commit", "-q", "-am", "memory: reword")  # says nothing: still named
     assert len(findings_of(ana)) == 1 and status_rules(ana).get(RULE) == 1
 
-    ana.write(OLD_PATH, ana.read(OLD_PATH).replace(b"Strip", b"Remove"))
+    ana.write(OLD_PATH, ana.read(OLD_PATH).replace(b"Strip", b"Trim"))  # the line names another
+    git(ana.root, "commit", "-q", "-am", f"memory: trim\n\n{ACKNOWLEDGED} entries/other.md")
+    assert len(findings_of(ana)) == 1
+
+    ana.write(OLD_PATH, ana.read(OLD_PATH).replace(b"Trim", b"Remove"))
     git(ana.root, "commit", "-q", "-am", f"memory: drop a token\n\n{ACKNOWLEDGED} {OLD_PATH}")
     assert findings_of(ana) == [] and RULE not in status_rules(ana)
     ana.write(OLD_PATH, ana.read(OLD_PATH).replace(b"Remove", b"Delete"))  # a text not meant
@@ -202,3 +206,21 @@ def test_the_finding_names_the_changed_line_of_a_file_with_crlf_line_ends(team: 
     (crlf,) = findings_of(ana)
     assert crlf["line"] == lf["line"] > 1
     assert ana.read(OLD_PATH).split(b"\r\n")[crlf["line"] - 1].startswith(b"Redact")
+
+
+def test_an_answer_git_could_not_give_is_not_kept(team: Team, tmp_path: Path) -> None:
+    # a `git log` that fails (a timeout on a long history, say) was kept as "no finding" until
+    # HEAD or an entry changed
+    ana = team.ana
+    merge_an_update_into_a_deprecated_entry(team)
+    folder = tmp_path / "failing-git"
+    folder.mkdir()
+    wrapper = folder / "git"
+    real = shutil.which("git")
+    wrapper.write_text(
+        f'#!/bin/sh\ncase " $* " in *" log "*) exit 128;; esac\nexec "{real}" "$@"\n'
+    )
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
+    failing = {"PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}
+    assert RULE not in status_rules(ana, failing)  # nothing said: git could not answer
+    assert status_rules(ana).get(RULE) == 1  # and nothing kept: asked again, and named

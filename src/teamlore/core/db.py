@@ -31,7 +31,10 @@ Migration = str  # one SQL script; its position in the list is its number (1-bas
 def sqlite_uri(path: Path | str, params: str = "") -> str:
     """SQLite's URI of `path` with `params` (`mode=ro`): the path percent-escaped, so a state
     dir whose name holds `?`, `#` or `%` is that folder, not URI parameters."""
-    return f"file:{quote(str(path))}" + (f"?{params}" if params else "")
+    escaped = quote(str(path))
+    # an absolute path after an empty authority (`file:///…`): `file://srv/…` names a host
+    where = f"file://{escaped}" if escaped.startswith("/") else f"file:{escaped}"
+    return where + (f"?{params}" if params else "")
 
 
 def _storage_error(exc: BaseException) -> errors.ErrorCode | None:

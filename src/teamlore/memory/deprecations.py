@@ -56,14 +56,22 @@ def edited_after_deprecation(
 ) -> list[Finding]:
     """One finding per entry in `superseded` ((file, the id it is superseded by)) whose body
     is none of the bodies it had in the commits that made it deprecated."""
+    return checked_after_deprecation(worktree_root, superseded) or []
+
+
+def checked_after_deprecation(
+    worktree_root: Path, superseded: Sequence[tuple[str, str]]
+) -> list[Finding] | None:
+    """`edited_after_deprecation`'s findings, or None when git could not answer (not a
+    repository, no git, no commit yet, a timeout): an answer not to keep."""
     targets = {path: by for path, by in superseded if _is_entry_path(path)}
     if not targets:
         return []
     try:
         deprecating = _deprecating_commits(worktree_root, sorted(targets))
         versions = _versions(worktree_root, deprecating)
-    except errors.TeamloreError:  # not a repository, no git, no commit yet
-        return []
+    except errors.TeamloreError:
+        return None
     changed = {}
     for path, commits in sorted(deprecating.items()):
         deprecated = {  # newest first; a commit that approved it again is not one of them
@@ -78,6 +86,8 @@ def edited_after_deprecation(
         if current[0].body not in {e.body for e in deprecated.values()}:
             changed[path] = (commits[0], latest, current)
     meant = _acknowledged_bodies(worktree_root, sorted(changed))
+    if meant is None:
+        return None
     return [
         _finding(path, commit, targets[path], current, latest)
         for path, (commit, latest, current) in changed.items()
@@ -108,21 +118,40 @@ def _finding(
     )
 
 
-def _acknowledged_bodies(root: Path, paths: list[str]) -> dict[str, set[str]]:
-    """Each path's deprecated bodies that a commit whose message says `ACKNOWLEDGED` gave it:
-    edits a person made on purpose."""
+def _acknowledged_bodies(root: Path, paths: list[str]) -> dict[str, set[str]] | None:
+    """Each path's deprecated bodies that a commit gave it whose message holds a line
+    `ACKNOWLEDGED <that path>`: edits a person made on purpose (None: git could not answer)."""
     if not paths:
         return {}
+    selected = ["--no-merges", "-F", f"--grep={ACKNOWLEDGED}"]
     try:
-        commits = _commits(root, paths, ["--no-merges", "-F", f"--grep={ACKNOWLEDGED}"])
+        named = _acknowledged_paths(root, paths, selected)
+        commits = {
+            path: [commit for commit in found if path in named.get(commit, ())]
+            for path, found in _commits(root, paths, selected).items()
+        }
         versions = _versions(root, commits)
     except errors.TeamloreError:
-        return {}
+        return None
     meant: dict[str, set[str]] = {}
     for (_, path), data in versions.items():
         if (entry := _deprecated_entry(data, path)) is not None:
             meant.setdefault(path, set()).add(entry.body)
     return meant
+
+
+def _acknowledged_paths(root: Path, paths: list[str], selected: list[str]) -> dict[str, set[str]]:
+    """Each selected commit → the paths its message's `ACKNOWLEDGED` lines name."""
+    out = run_git(["log", "-z", "--format=%H%n%B", *selected, "--", *paths], cwd=root)
+    named: dict[str, set[str]] = {}
+    for record in out.decode("utf-8", "surrogateescape").split("\0"):
+        commit, _, message = record.lstrip("\n").partition("\n")
+        named[commit] = {
+            line[len(ACKNOWLEDGED) :].strip()
+            for line in message.splitlines()
+            if line.startswith(ACKNOWLEDGED)
+        }
+    return named
 
 
 def findings_key(

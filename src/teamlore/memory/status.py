@@ -23,7 +23,7 @@ from teamlore.core.analyzer import ANALYZER_VERSION
 from teamlore.core.shapes.strict import WIRE
 from teamlore.core.timeutil import format_instant
 from teamlore.memory.consolidation.source import status_of
-from teamlore.memory.deprecations import RULE, edited_after_deprecation, findings_key
+from teamlore.memory.deprecations import RULE, checked_after_deprecation, findings_key
 from teamlore.memory.extraction.tasks import Owner
 from teamlore.memory.promotion.stored_plan import plan_states
 from teamlore.memory.store.layout import MEMORY_ROOT
@@ -262,7 +262,9 @@ def _with_deprecations(report: LintReport, worktree_root: Path, cache: LintCache
     kept = _kept_findings(stored.fetchone(), key)
     if kept is not None:
         return report.with_findings(kept)
-    findings = edited_after_deprecation(worktree_root, report.superseded)
+    findings = checked_after_deprecation(worktree_root, report.superseded)
+    if findings is None:  # git could not answer: nothing to keep, nothing to say
+        return report
     if key is not None and not db.is_read_only(cache.conn):
         value = {"key": key, "findings": [[f.file, f.line, f.message] for f in findings]}
 

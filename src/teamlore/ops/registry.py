@@ -163,9 +163,10 @@ class Operation(NamedTuple):
         # import each other get a partly initialised module (ImportError) or a _DeadlockError,
         # so calls run one at a time until the operation has answered once
         with _FIRST_CALLS:
-            result = self.handler(ctx, parse_request(self.input_model, payload))
-        _ANSWERED.add(self.name)
-        return result
+            try:
+                return self.handler(ctx, parse_request(self.input_model, payload))
+            finally:  # answered or refused, its modules are imported: later calls go free
+                _ANSWERED.add(self.name)
 
 
 def parse_request(model: type[InputModel], payload: dict[str, Any]) -> Any:

@@ -21,7 +21,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from teamlore.core import db, errors
-from teamlore.core.db import sqlite_uri
 from teamlore.sessions.index_db import INDEX_DB_NAME, MIGRATIONS, index_db_path, open_index
 
 
@@ -137,7 +136,7 @@ def sessions_only_in(path: Path) -> int:
     """How many sessions the (damaged) index at `path` holds whose transcript files are gone.
     What cannot be read cannot be lost; a file that is not a database holds nothing."""
     try:
-        conn = sqlite3.connect(sqlite_uri(path, "mode=ro"), uri=True)
+        conn = sqlite3.connect(db.sqlite_uri(path, "mode=ro"), uri=True)
     except sqlite3.Error:
         return 0
     lost = 0

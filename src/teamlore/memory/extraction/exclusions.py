@@ -13,7 +13,6 @@ import sqlite3
 from pathlib import Path
 
 from teamlore.core import db
-from teamlore.core.db import sqlite_uri
 from teamlore.core.timeutil import now_ms
 from teamlore.memory.store.state_db import state_db_path
 
@@ -47,7 +46,7 @@ def is_excluded(home: Path | None, session_key: str) -> bool:
     if not path.exists():
         return False
     try:
-        conn = sqlite3.connect(sqlite_uri(path, "mode=ro"), uri=True)
+        conn = sqlite3.connect(db.sqlite_uri(path, "mode=ro"), uri=True)
     except sqlite3.Error:
         return False
     try:
