@@ -63,7 +63,9 @@ def test_the_probe_fails_a_runner_that_leaves_processes_or_files_behind(world: W
         script = world.fake.path
         assert script is not None
         # the fake misbehaves on the probe only in these modes when told to
-        script.write_text(script.read_text().replace('mode != "bad-probe"', "False"))
+        script.write_text(
+            script.read_text().replace("probe and mode not in", "False and mode not in")
+        )
         code, out = world.op("memory.reverify_runner", {"runner": "claude"})
         assert code == 1 and out["error"]["code"] == "RUNNER_CONFORMANCE_FAILED"
         assert failure in out["error"]["details"]["failures"]
