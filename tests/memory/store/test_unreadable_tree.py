@@ -66,14 +66,9 @@ def world(as_user: list[str]) -> Iterator[Path]:
         shutil.rmtree(root)
 
 
-@pytest.mark.parametrize("command", [["memory", "lint"], ["memory", "status"]])
-def test_an_unreadable_entries_folder_is_permission_denied_not_internal(
-    world: Path, as_user: list[str], command: list[str]
-) -> None:
-    repo = world / "repo"
-    before = sorted(p.name for p in (repo / ".threadshare" / "memory").iterdir())
-    env = {**os.environ, "TEAMLORE_HOME": str(world / "state"), "HOME": str(world)}
-    done = subprocess.run(
+def run_as(as_user: list[str], world: Path, command: list[str]) -> subprocess.CompletedProcess[str]:
+    """`teamlore COMMAND --repository REPO --format json` in `world`, as `as_user`."""
+    return subprocess.run(
         [
             *as_user,
             sys.executable,
@@ -81,15 +76,24 @@ def test_an_unreadable_entries_folder_is_permission_denied_not_internal(
             "teamlore.cli.main",
             *command,
             "--repository",
-            str(repo),
+            str(world / "repo"),
             "--format",
             "json",
         ],
-        env=env,
+        env={**os.environ, "TEAMLORE_HOME": str(world / "state"), "HOME": str(world)},
         capture_output=True,
         text=True,
         timeout=120,
     )
+
+
+@pytest.mark.parametrize("command", [["memory", "lint"], ["memory", "status"]])
+def test_an_unreadable_entries_folder_is_permission_denied_not_internal(
+    world: Path, as_user: list[str], command: list[str]
+) -> None:
+    repo = world / "repo"
+    before = sorted(p.name for p in (repo / ".threadshare" / "memory").iterdir())
+    done = run_as(as_user, world, command)
     assert done.returncode == 1, done.stdout + done.stderr
     error = json.loads(done.stdout)["error"]
     assert error["code"] == "PERMISSION_DENIED"
@@ -105,26 +109,9 @@ def test_an_unreadable_memory_folder_is_permission_denied_not_uninitialized(
     """The tree is there: `memory init` would not help, its owner or mode would."""
     repo = world / "repo"
     memory = repo / ".threadshare" / "memory"
-    env = {**os.environ, "TEAMLORE_HOME": str(world / "state"), "HOME": str(world)}
     os.chmod(memory, 0)
     try:
-        done = subprocess.run(
-            [
-                *as_user,
-                sys.executable,
-                "-m",
-                "teamlore.cli.main",
-                *command,
-                "--repository",
-                str(repo),
-                "--format",
-                "json",
-            ],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        done = run_as(as_user, world, command)
     finally:
         os.chmod(memory, stat.S_IRWXU)
     assert done.returncode == 1, done.stdout + done.stderr
