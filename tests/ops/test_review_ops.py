@@ -290,6 +290,18 @@ def test_confirm_refuses_a_candidate_whose_target_drifted_with_that_drift(flow: 
     assert message.endswith(f"; also left out: {blocked} (blocked by lint: secret.github-token)")
 
 
+# a consolidation candidate whose approved entries moved since synthesize (review's row shape)
+DRIFTED_CONSOLIDATION = {
+    "candidateId": "patch-consolidate-2",
+    "blocked": True,
+    "lintFindings": [],
+    "drift": {
+        "code": "CONSOLIDATION_DRIFT",
+        "message": "the approved entry files changed since synthesize; synthesize again",
+    },
+}
+
+
 def test_a_refusal_names_a_drifted_consolidation_by_its_drift_never_as_empty_lint() -> None:
     """Left out after a lint-blocked candidate, a drifted consolidation was named `ID ()`."""
     from teamlore.ops.memory.review import _confirmable
@@ -300,15 +312,7 @@ def test_a_refusal_names_a_drifted_consolidation_by_its_drift_never_as_empty_lin
         "blocked": True,
         "lintFindings": [{**finding, "message": "GitHub token: `ghp_…[40 chars]`"}],
     }
-    drifted = {
-        "candidateId": "patch-consolidate-2",
-        "blocked": True,
-        "lintFindings": [],
-        "drift": {
-            "code": "CONSOLIDATION_DRIFT",
-            "message": "the approved entry files changed since synthesize; synthesize again",
-        },
-    }
+    drifted = DRIFTED_CONSOLIDATION
     with pytest.raises(TeamloreError) as refused:
         _confirmable([leaky, drifted], [])
     assert refused.value.code == "LINT_BLOCKED"
@@ -325,15 +329,7 @@ def test_a_drifted_consolidation_refused_alone_says_to_synthesize_again() -> Non
     rest of the way out, and the message is the only advice a person reads."""
     from teamlore.ops.memory.review import _confirmable
 
-    drifted = {
-        "candidateId": "patch-consolidate-2",
-        "blocked": True,
-        "lintFindings": [],
-        "drift": {
-            "code": "CONSOLIDATION_DRIFT",
-            "message": "the approved entry files changed since synthesize; synthesize again",
-        },
-    }
+    drifted = DRIFTED_CONSOLIDATION
     with pytest.raises(TeamloreError) as refused:
         _confirmable([drifted], [])
     assert refused.value.code == "CONSOLIDATION_DRIFT"
@@ -348,15 +344,7 @@ def test_a_drifted_consolidation_left_out_says_to_synthesize_again_once() -> Non
     discard it: teamlore memory discard --candidate ID, then synthesize again`."""
     from teamlore.ops.memory.review import left_out_of_a_plan
 
-    drifted = {
-        "candidateId": "patch-consolidate-2",
-        "blocked": True,
-        "lintFindings": [],
-        "drift": {
-            "code": "CONSOLIDATION_DRIFT",
-            "message": "the approved entry files changed since synthesize; synthesize again",
-        },
-    }
+    drifted = DRIFTED_CONSOLIDATION
     out = left_out_of_a_plan(drifted)
     assert out == {
         "candidateId": "patch-consolidate-2",
