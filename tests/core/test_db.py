@@ -241,3 +241,33 @@ def test_a_state_dir_whose_name_looks_like_uri_parameters_is_that_folder(tmp_pat
     assert (home / "index.sqlite3").is_file()
     found = teamlore_cli("sessions", "search", "prompt", "--format", "json", env=env)
     assert found.returncode == 0 and json.loads(found.stdout)["hits"], found.stderr
+
+
+def test_opening_a_database_again_keeps_the_locks_an_open_connection_holds(
+    tmp_path: Path,
+) -> None:
+    """An MCP server's calls open the state database while another call of the same process
+    has it open: a reader's snapshot must stay pinned, so another process's checkpoint cannot
+    take the write-ahead log from under it (closing any descriptor of a file drops every POSIX
+    lock the process holds on it — SQLite's among them)."""
+    path = tmp_path / "x.sqlite3"
+    writer = db.connect(path, MIGRATIONS)
+    writer.execute("INSERT INTO a(v) VALUES ('before')")
+    reader = db.connect(path, MIGRATIONS)
+    reader.execute("BEGIN")
+    assert reader.execute("SELECT count(*) FROM a").fetchone()[0] == 1
+    writer.execute("INSERT INTO a(v) VALUES ('after')")  # a commit past the reader's snapshot
+    db.connect(path, MIGRATIONS).close()  # a third call of this process opens it meanwhile
+    checkpoint = (
+        "import sqlite3, sys; conn = sqlite3.connect(sys.argv[1]); "
+        "print(conn.execute('PRAGMA wal_checkpoint(TRUNCATE)').fetchone()[0])"
+    )
+    busy = subprocess.run(
+        [sys.executable, "-c", checkpoint, str(path)], capture_output=True, text=True, check=True
+    )
+    assert busy.stdout.strip() == "1"  # the reader still holds its part of the log
+    assert reader.execute("SELECT count(*) FROM a").fetchone()[0] == 1
+    reader.execute("COMMIT")
+    assert db.integrity_check(reader) == []
+    for conn in (reader, writer):
+        conn.close()

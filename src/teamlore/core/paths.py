@@ -87,13 +87,25 @@ def refuse_wrong_type(path: Path) -> None:
 
 
 def ensure_private_file(path: Path) -> None:
-    """Create `path` if missing and make sure it is 0600."""
-    fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_NOFOLLOW, FILE_MODE)
+    """Create `path` if missing and make sure it is 0600, refusing as an open for writing would
+    (a symlink, a read-only file or folder) — without opening a file that exists: closing any
+    descriptor of a file drops every POSIX lock this process holds on it, and those are
+    SQLite's locks of a connection this process already has open on that database or its WAL
+    (docs/architecture.md, "SQLite files and this process's locks")."""
     try:
-        if os.fstat(fd).st_mode & 0o077:
-            os.fchmod(fd, FILE_MODE)
-    finally:
-        os.close(fd)
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, FILE_MODE))
+        return
+    except FileExistsError:
+        pass
+    mode = os.lstat(path).st_mode
+    if not stat.S_ISREG(mode):
+        refused = errno.ELOOP if stat.S_ISLNK(mode) else errno.EISDIR
+        raise OSError(refused, os.strerror(refused), str(path))
+    if not os.access(path, os.W_OK):
+        refused = errno.EROFS if os.statvfs(path).f_flag & os.ST_RDONLY else errno.EACCES
+        raise OSError(refused, os.strerror(refused), str(path))
+    if mode & 0o077:
+        os.chmod(path, FILE_MODE)  # a regular file, in a folder only its owner can write
 
 
 def read_private_file(path: Path) -> bytes:
