@@ -65,7 +65,15 @@ class World:
         assert code == 0, out
         return out
 
-    def plan(self, runner: str = "claude", *extra: str) -> dict[str, Any]:
+    def plan(self, runner: str = "claude", *, limit: int = 8) -> dict[str, Any]:
+        """The preview `memory extract --runner RUNNER` prints for the fixture's window, made in
+        this process (the same operation; `plan_by_cli` runs the command)."""
+        payload = {"runner": runner, "limit": limit, **WINDOW}
+        code, out = self.op("memory.extract_preview", payload)
+        assert code == 0, out
+        return out
+
+    def plan_by_cli(self, runner: str = "claude", *flags: str) -> dict[str, Any]:
         code, out = self.cli(
             "memory",
             "extract",
@@ -75,7 +83,7 @@ class World:
             WINDOW["since"],
             "--until",
             WINDOW["until"],
-            *extra,
+            *flags,
         )
         assert code == 0, out
         return out

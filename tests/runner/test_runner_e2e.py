@@ -135,7 +135,7 @@ def _extract_and_adjudicate(
     assert verdict["usage"]["runs"] == 1 and verdict["usage"]["tokensNotReported"] == 0, verdict
     probe_requests = len(bodies())
     assert probe_requests >= 1
-    preview = world.plan(runner, *runner_args)
+    preview = world.plan_by_cli(runner, *runner_args)
     plan = preview["plans"][0]
     assert len(bodies()) == probe_requests, "a plan must send nothing"
     code, run = world.cli("memory", "extract", "--approve-plan", plan["planDigest"])

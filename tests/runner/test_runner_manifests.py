@@ -33,10 +33,10 @@ def _backlog(tmp_path: Path, home: Path) -> tuple[World, dict[str, Any]]:
     for adjudication), and the next plan holds the second extraction and that adjudication."""
     world = make_world(tmp_path, home, sessions=2)
     world.reverify()
-    first = world.plan("claude", "--limit", "1")
+    first = world.plan("claude", limit=1)
     assert len(first["plans"]) == 1 and "1 more come back" in first["note"]
     assert world.approve(first["plans"][0]["planDigest"])[0] == 0
-    second = world.plan("claude", "--limit", "1")
+    second = world.plan("claude", limit=1)
     assert sorted(p["taskKind"] for p in second["plans"]) == ["adjudication", "extraction"]
     return world, second
 
@@ -115,7 +115,7 @@ def test_the_text_preview_says_which_chunks_wait_for_the_next_plan(
 ) -> None:
     world = make_world(tmp_path, home, sessions=2)
     world.reverify()
-    preview = world.plan("claude", "--limit", "1")
+    preview = world.plan("claude", limit=1)
     code, out, _ = _text(world, "memory", "extract", "--runner", "claude", *_window(), "-n", "1")
     assert code == 0
     said = " ".join(out.split())
@@ -178,11 +178,11 @@ def test_when_the_manifests_adjudication_fails_the_next_one_covers_every_waiting
     adjudication it plans covers every draft still waiting, not only its own."""
     world = make_world(tmp_path, home, sessions=3)
     world.reverify()
-    first = world.plan("claude", "--limit", "1")
+    first = world.plan("claude", limit=1)
     assert world.approve(first["plans"][0]["planDigest"])[0] == 0
-    manifest = world.plan("claude", "--limit", "1")
+    manifest = world.plan("claude", limit=1)
     extraction = next(p for p in manifest["plans"] if p["taskKind"] == "extraction")
-    later = world.plan("claude", "--limit", "2")
+    later = world.plan("claude", limit=2)
     (alone,) = [
         p
         for p in later["plans"]

@@ -119,7 +119,7 @@ def test_a_plan_counts_the_turns_it_sends_not_the_span_they_come_from(
     session.write(tmp_path / "codex")
     sync(home, tmp_path / "codex", world.repo)
     world.reverify()
-    preview = world.plan("claude", "--query", "invoice")
+    preview = world.plan_by_cli("claude", "--query", "invoice")
     (plan,) = preview["plans"]
     assert plan["disclosure"]["turnRange"] == {"start": 1, "end": 5}
     assert plan["disclosure"]["turns"] == 3
