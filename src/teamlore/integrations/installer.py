@@ -36,6 +36,7 @@ from teamlore.integrations.manifest import (
     Installation,
     KeyRecord,
     Manifest,
+    SharedKeys,
     backup_path,
     dumped,
     installation_key,
@@ -88,8 +89,12 @@ def _apply_keys(
     previous: FileRecord | None,
     force: bool,
     adopt: Adoption,
+    sharing: SharedKeys,
 ) -> list[KeyRecord]:
     ours = {tuple(e.key): e for e in (previous.entries if previous else []) if e.type == "key"}
+    # another installation's value over this one's stays (but for --force) and its record keeps
+    # this one's beneath (`Manifest.hand_over` gives it the key once this one no longer wants it)
+    beneath = {key: ours.pop(key) for key in list(ours) if sharing.beneath(key)}
     wanted = {edit.key for edit in edits.keys}
     wanted |= {edit.overridden_by for edit in edits.keys if edit.overridden_by is not None}
     for key, record in ours.items():  # entries of an earlier install this one no longer wants
@@ -106,13 +111,28 @@ def _apply_keys(
     }
     records: list[KeyRecord] = []
     for edit in edits.keys:
+        if edit.key in beneath and not force:  # with force, over that value as over any other
+            records.append(beneath[edit.key])
+            continue
         if edit.kept_off and _settled_flag(edit, document, ours, force, adopt, records):
             continue
         present, current = cf.get_key(document.doc, edit.key)
+        holder = sharing.holder(edit.key) if present and edit.key not in ours else None
         value = edit.value
         if edit.key in ours:
             record = ours[edit.key]
             value = _with_the_users_keys(edit, current) if present else value
+        elif holder is not None:
+            if edit.guarded and current != edit.value and not force:
+                raise _conflict(document.path, edit, current, adopt.home, holder)
+            record = KeyRecord(  # over the other installation's value, which uninstall puts back
+                key=list(edit.key),
+                hadPrevious=True,
+                previous=current,
+                previousText=cf.raw_value(document.doc, edit.key),
+                createdParent=False,
+                writtenOver=holder.key,
+            )
         elif (
             present and adopt.home is not None and leftovers.written_by_this_install(edit, current)
         ):
@@ -219,9 +239,13 @@ class Adoption:
     kept_on: list[str] = field(default_factory=list)
 
 
-def _conflict(path: Path, edit: KeyEdit, current: Any, home: Path | None) -> errors.TeamloreError:
+def _conflict(
+    path: Path, edit: KeyEdit, current: Any, home: Path | None, holder: Installation | None = None
+) -> errors.TeamloreError:
     name = ".".join(edit.key)
     force = "or pass --force to replace it (uninstall puts it back)"
+    if holder is not None:
+        return _conflict_with(path, name, holder, "project" if home is None else "user")
     there = leftovers.installed_elsewhere(current, home) if home is not None else None
     if there is not None:
         why = f"which teamlore installed for another state dir ({there}); uninstall it there first,"
@@ -234,6 +258,23 @@ def _conflict(path: Path, edit: KeyEdit, current: Any, home: Path | None) -> err
         why = "which teamlore did not write; rename or remove it,"
     return errors.TeamloreError(
         errors.INTEGRATION_CONFLICT, f"{display_path(path)} already has {name}, {why} {force}"
+    )
+
+
+def _conflict_with(path: Path, name: str, holder: Installation, scope: str) -> errors.TeamloreError:
+    """The key holds the entry teamlore's own other installation wrote (both scopes use this
+    one file, as Codex's do when the project is the home folder)."""
+    other = f"teamlore's {holder.scope}-scope installation"
+    if holder.root is not None:
+        other += f" for {display_path(holder.root)}"
+    return errors.TeamloreError(
+        errors.INTEGRATION_CONFLICT,
+        f"{display_path(path)} already has {name}, which {other} wrote (both scopes use this"
+        f" one file here); keep that one, or pass --force to put this {scope}-scope entry in its"
+        " place (uninstalling either then leaves the other's)",
+    ).advising(
+        f"Keep {other} as it is, or `teamlore install --client {holder.client} --scope {scope}"
+        " --force` to put this one over it."
     )
 
 
@@ -324,6 +365,8 @@ def _plan_whole_file(
 
 def _plan_install(
     home: Path,
+    manifest: Manifest,
+    owner: str,
     existing: Installation | None,
     files: list[FileEdits],
     force: bool,
@@ -348,8 +391,9 @@ def _plan_install(
             document, new = _plan_whole_file(edits, previous, force)
         else:
             document = cf.load(edits.path, edits.kind)
+            sharing = SharedKeys(manifest, owner, edits.path)
             entries = [
-                *_apply_keys(edits, document, previous, force, adopt),
+                *_apply_keys(edits, document, previous, force, adopt, sharing),
                 *_apply_hooks(edits, document, previous, adopt),
             ]
             new = document.render()
@@ -386,8 +430,17 @@ def install(
         existing = manifest.find(client, scope, root_key)
         kept_off: list[str] = []
         kept_on: list[str] = []
+        owner = installation_key(client, scope, root_key)
         pending = _plan_install(
-            home, existing, files, force, kept_off, kept_on, user_scope=scope == "user"
+            home,
+            manifest,
+            owner,
+            existing,
+            files,
+            force,
+            kept_off,
+            kept_on,
+            user_scope=scope == "user",
         )
         result: dict[str, Any] = {
             "client": client,
@@ -558,15 +611,26 @@ def _restore_key(document: cf.ConfigDocument, record: KeyRecord) -> None:
 
 
 def _undo(
-    home: Path, record: FileRecord, unassemble: Unassemble | None, shared: bool = False
+    home: Path,
+    record: FileRecord,
+    unassemble: Unassemble | None,
+    shared: bool = False,
+    sharing: SharedKeys | None = None,
 ) -> _Pending:
     """What uninstall makes of one recorded file. A config that is a symlink (now, or since
     before install) is edited in its target and the link kept: never removed, so a file install
     created and then moved into a dotfiles repository loses only teamlore's entries. A `shared`
     file, one another installation holds too (`Manifest.in_step`), keeps the bytes from before
     teamlore for the last of them: this one takes out only its own entries, and an assembled
-    file, whose block the other one wrote too, stays as it is."""
+    file, whose block the other one wrote too, stays as it is. A key another installation wrote
+    its value over (`sharing`) keeps that value: it is the other one's now."""
     path = Path(record.path)
+    beneath = {
+        tuple(e.key)
+        for e in record.entries
+        if isinstance(e, KeyRecord) and sharing and sharing.beneath(e.key)
+    }
+    shared = shared or bool(beneath)
     kind: cf.Kind = record.kind if record.kind in ("json", "toml") else "json"
     target = cf.link_target(path) if record.kind in ("json", "toml") else None
     data = cf.read_bytes(target or path)
@@ -589,10 +653,15 @@ def _undo(
         return _Pending(document, data, record, "kept (changed since install)")
     document.doc = cf.parse(path, kind, data)
     for entry in record.entries:
-        if isinstance(entry, KeyRecord) and not _turned_off_since(document, entry):
+        if not isinstance(entry, KeyRecord) or tuple(entry.key) in beneath:
+            continue  # a hook, or a key another installation's value is in now
+        if not _turned_off_since(document, entry):
             _restore_key(document, entry)
     _remove_hooks(document, [e for e in record.entries if isinstance(e, HookRecord)])
-    return _Pending(document, document.render(), record, "edited")
+    new = document.render()
+    return _Pending(
+        document, new, record, KEPT_FOR_ANOTHER if beneath and new == data else "edited"
+    )
 
 
 def _backup_lost(
@@ -645,7 +714,13 @@ def uninstall(
             )
         key = installation.key
         pending = [
-            _undo(home, record, unassemble, _shared(manifest, key, record))
+            _undo(
+                home,
+                record,
+                unassemble,
+                _shared(manifest, key, record),
+                SharedKeys(manifest, key, Path(record.path)),
+            )
             for record in installation.files
         ]
         result: dict[str, Any] = {

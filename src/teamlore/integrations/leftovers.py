@@ -28,6 +28,7 @@ from teamlore.core.locations import state_dir_location
 from teamlore.core.paths import display_path
 from teamlore.integrations import config_files as cf
 from teamlore.integrations.entries import FileEdits, KeyEdit
+from teamlore.integrations.manifest import HookRecord, Installation, KeyRecord, Manifest
 
 HOOK_EVENTS = ("SessionStart", "Stop")
 HOOK_VERBS = ("session-start", "session-end")
@@ -183,10 +184,38 @@ def installed_elsewhere(value: Any, home: Path) -> str | None:
     return display_path(named) if named else "the default state dir"
 
 
-def explain(found: list[Found], home: Path, client: str, scope: str) -> tuple[str, str]:
+def recorded_by(manifest: Manifest, found: list[Found]) -> Installation | None:
+    """The installation of this state dir that recorded every one of `found`: another scope
+    writing the same files (Codex's user and project scope in a home that is a git repository)."""
+
+    def records(installation: Installation, item: Found) -> bool:
+        record = installation.file(item.path)
+        return record is not None and any(
+            (isinstance(e, KeyRecord) and ".".join(e.key) == item.what)
+            or (isinstance(e, HookRecord) and f"{e.event} hook" == item.what)
+            for e in record.entries
+        )
+
+    return next(
+        (i for i in manifest.installations if all(records(i, item) for item in found)), None
+    )
+
+
+def explain(
+    found: list[Found], home: Path, client: str, scope: str, manifest: Manifest | None = None
+) -> tuple[str, str]:
     """What `found` is, as a clause after "teamlore is not installed for X", and its fix."""
     paths = sorted({display_path(f.path) for f in found})
     where = f"its entries in {' and '.join(paths)}"
+    other = recorded_by(manifest, found) if manifest is not None else None
+    if other is not None:
+        there = f" for {display_path(other.root)}" if other.root else ""
+        run = f" (in {display_path(other.root)})" if other.root else ""
+        return (
+            f"{where} are teamlore's {other.scope}-scope installation's{there} (both scopes use"
+            " these files here)",
+            f"`teamlore uninstall --client {other.client} --scope {other.scope}`{run} removes them",
+        )
     if scope == "project":  # the portable form names no state dir; a teammate may have written it
         return (
             f"{where} were not installed by you (a teammate committed them, or the record is gone)",

@@ -16,9 +16,13 @@ the repository's CLAUDE.md; in a home that is a git repository both hold
 installation overwrites another's. The second one into a file the first left as it wrote it
 shares the first one's record of what was there before (`Manifest.in_step`): every write keeps
 their `installedSha256` in step, the backup stays while either refers to it, and the last one
-to go puts the bytes back. "The same file" is one identity everywhere (`same_file`): the path
-with its symlinks resolved, as a HOME reached through a link is not and a project root is; the
-record keeps the path as given, which is what output shows.
+to go puts the bytes back. Two installations may even write one key (Codex's user and project
+scope both write `[mcp_servers.teamlore]` when the project is the home folder): the second one's
+record says whose value it wrote over (`KeyRecord.writtenOver`), so uninstalling the first leaves
+the key to the second (`hand_over`), and uninstalling the second puts the first one's value back.
+"The same file" is one identity everywhere (`same_file`): the path with its symlinks resolved,
+as a HOME reached through a link is not and a project root is; the record keeps the path as
+given, which is what output shows.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -56,6 +62,10 @@ class KeyRecord(_Strict):
     # teamlore kept this; removed when empty, as when True). Saved only when False, as the
     # hook fields are
     createdParent: bool | None = None
+    # the installation (`Installation.key`) whose entry this one's replaced in the same key:
+    # user and project scope write one Codex config.toml in a home that is a git repository.
+    # Its value is in the key until this one goes; `previous` is that one's. Saved only when set
+    writtenOver: str | None = None
 
 
 class HookRecord(_Strict):
@@ -130,6 +140,53 @@ class Manifest(_Strict):
         other = self.in_step(key, Path(record.path), record.installedSha256)
         return other is not None and record.backup is not None and other.backup == record.backup
 
+    def holder(self, key: str, path: Path, entry: list[str]) -> Installation | None:
+        """The installation other than `key` whose value is in the key `entry` of `path`, as
+        the records tell: of those holding it, the one no other wrote over (None: none holds
+        it)."""
+        holding = [
+            (installation, record)
+            for installation in self.installations
+            if installation.key != key
+            for record in _key_records(installation, path, entry)
+        ]
+        over = {record.writtenOver for _, record in holding}
+        return next((i for i, _ in holding if i.key not in over), None)
+
+    def written_over(
+        self, key: str, path: Path, entry: list[str]
+    ) -> tuple[Installation, KeyRecord] | None:
+        """The other installation, and its record of the key `entry` of `path`, that says it
+        wrote its value over the one of `key`'s installation."""
+        for installation in self.installations:
+            for record in _key_records(installation, path, entry):
+                if installation.key != key and record.writtenOver == key:
+                    return installation, record
+        return None
+
+    def hand_over(self, before: Installation, after: Installation | None) -> None:
+        """`before`'s installation is now `after` (None: uninstalled). Each key another
+        installation had written over it that it no longer holds, or now holds over that one's
+        (`install --force` again), is that one's from now on as what `before` found there (the
+        value before teamlore): what that one puts back when it goes. Running it again (after a
+        crash) changes nothing more."""
+        for file in before.files:
+            path = Path(file.path)
+            for entry in file.entries:
+                if not isinstance(entry, KeyRecord):
+                    continue
+                found = self.written_over(before.key, path, entry.key)
+                if found is None:
+                    continue
+                above, record = found
+                held = _key_records(after, path, entry.key) if after is not None else []
+                if held and all(r.writtenOver != above.key for r in held):
+                    continue  # still beneath that one's value
+                record.hadPrevious, record.previous = entry.hadPrevious, entry.previous
+                record.previousText = entry.previousText
+                record.createdParent = entry.createdParent
+                record.writtenOver = entry.writtenOver
+
     def keep_in_step(self, key: str, path: Path, before: str | None, after: str | None) -> None:
         """The installation `key` wrote `after` over `before` in `path`: another installation's
         record of it that held `before` (it shares the file: `in_step`) now holds `after`, so
@@ -141,6 +198,32 @@ class Manifest(_Strict):
             record = installation.file(path) if installation.key != key else None
             if record is not None and record.installedSha256 == before:
                 record.installedSha256 = after
+
+
+@dataclass(frozen=True)
+class SharedKeys:
+    """The keys one installation (`owner`) shares with the others recorded in one file: in a
+    home that is a git repository, Codex's user and project scope both write
+    `[mcp_servers.teamlore]` in `~/.codex/config.toml`. Whose value is in a key is what the
+    records say (`KeyRecord.writtenOver`)."""
+
+    manifest: Manifest
+    owner: str
+    path: Path
+
+    def holder(self, key: Sequence[str]) -> Installation | None:
+        return self.manifest.holder(self.owner, self.path, list(key))
+
+    def beneath(self, key: Sequence[str]) -> bool:
+        """Whether another installation wrote its value over this one's in `key`."""
+        return self.manifest.written_over(self.owner, self.path, list(key)) is not None
+
+
+def _key_records(installation: Installation, path: Path, entry: list[str]) -> list[KeyRecord]:
+    record = installation.file(path)
+    return [
+        e for e in (record.entries if record else []) if isinstance(e, KeyRecord) and e.key == entry
+    ]
 
 
 def same_file(recorded: str, path: Path | str) -> bool:
@@ -219,7 +302,8 @@ def save_manifest(home: Path, manifest: Manifest) -> None:
 
 def dumped(manifest: Manifest) -> dict[str, Any]:
     """`manifest` as saved: a hook's `createdEvent` / `createdHooks` and a key's
-    `createdParent` only when False (absent reads as None, which uninstall treats as True), so
+    `createdParent` only when False (absent reads as None, which uninstall treats as True), a
+    key's `writtenOver` only when set, so
     the manifest of an install that found no container to keep stays readable by an older
     teamlore, whose strict reader refuses fields it does not know."""
     data = manifest.model_dump(mode="json")
@@ -229,6 +313,8 @@ def dumped(manifest: Manifest) -> dict[str, Any]:
                 for name in ("createdEvent", "createdHooks", "createdParent"):
                     if name in entry and entry[name] is not False:
                         del entry[name]
+                if entry.get("writtenOver", "") is None:
+                    del entry["writtenOver"]
     return data
 
 

@@ -11,8 +11,9 @@ records"):
    that the file still has the digest the plan was made from, rename, fsync of the folder. A file
    another program changed meanwhile is never overwritten: the files already written are put
    back and the caller re-plans once or refuses with CLIENT_CONFIG_CHANGED;
-3. the manifest takes the new record, replaced backups are dropped, then the intent record is
-   deleted: that deletion is what marks the transaction done.
+3. the manifest takes the new record (a key this installation no longer holds that another one
+   wrote over is that one's alone now: `Manifest.hand_over`), replaced backups are dropped,
+   then the intent record is deleted: that deletion is what marks the transaction done.
 
 `complete` finishes an interrupted transaction from the intent record alone: a file that still
 has its digest from before is written now, a file that already holds the intended bytes is left,
@@ -334,9 +335,12 @@ def commit(home: Path, intent: Intent) -> None:
     Every step may run again after a crash with the same result."""
     failpoint(f"{intent.operation}.files-written")
     manifest = load_manifest(home)
+    was = manifest.find(intent.client, intent.scope, intent.root)
     manifest.installations = [
         i for i in manifest.installations if not i.matches(intent.client, intent.scope, intent.root)
     ]
+    if was is not None:  # keys it no longer holds go to an installation that wrote over them
+        manifest.hand_over(was, intent.installation)
     writer = installation_key(intent.client, intent.scope, intent.root)
     for item in intent.files:
         if item.intended is not None:

@@ -447,9 +447,10 @@ def _left_behind(home: Path, client: str, scope: str, root: Path | None) -> tupl
     try:  # the plan reads config.toml, whose own check names what is wrong with it
         request = InstallRequest(client=client, scope=scope)
         found = leftovers.found_in(plan_client(client, request, root))
+        manifest = load_manifest(home) if home.is_dir() else Manifest()
     except errors.TeamloreError:
         return None
-    return leftovers.explain(found, home, client, scope) if found else None
+    return leftovers.explain(found, home, client, scope, manifest) if found else None
 
 
 def _uninstall_all(

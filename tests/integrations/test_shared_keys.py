@@ -1,0 +1,173 @@
+"""Two installations in one key (docs/agents.md, "Two installations in one file"): in a home that
+is a git repository, Codex's user-scope and project-scope config are one file,
+`~/.codex/config.toml`, and both installs write `[mcp_servers.teamlore]` (and the personal
+server, and `[features] codex_hooks`) in it. The second needs `--force`, and the refusal names
+teamlore's own other installation; uninstalling either leaves the other's entries as the other
+one wrote them, whatever the order; after both the file is as it was. All through the real
+CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from install_world import CODEX_CONFIG, tree
+
+from support import git, teamlore_cli
+
+SERVERS = ("teamlore", "teamlore_personal")
+
+
+def teamlore(home: Path, *args: str) -> None:
+    done = teamlore_cli(*args, cwd=home)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def install(home: Path, scope: str, *flags: str) -> None:
+    teamlore(home, "install", "--client", "codex", "--scope", scope, *flags)
+
+
+def uninstall(home: Path, scope: str) -> None:
+    teamlore(home, "uninstall", "--client", "codex", "--scope", scope)
+
+
+def teamlores_entries(config: Path) -> dict[str, Any]:
+    """What Codex reads of teamlore in `config`: its server tables and the hooks flag."""
+    settings = tomllib.loads(config.read_text())
+    servers = settings.get("mcp_servers", {})
+    return {
+        **{name: servers.get(name) for name in SERVERS},
+        "codex_hooks": settings.get("features", {}).get("codex_hooks"),
+    }
+
+
+def without_git(files: dict[str, bytes]) -> dict[str, bytes]:
+    return {name: data for name, data in files.items() if not name.startswith(".git/")}
+
+
+@pytest.fixture()
+def config(user: Path) -> Path:
+    """`~/.codex/config.toml` of a home that is a git repository (the project of both scopes)."""
+    git(user, "init", "-q")
+    path = user / ".codex" / "config.toml"
+    path.parent.mkdir()
+    path.write_text(CODEX_CONFIG)
+    return path
+
+
+@pytest.mark.parametrize("first", ["user", "project"])
+def test_uninstalling_either_scope_leaves_the_other_scopes_entries_in_the_one_config(
+    user: Path, config: Path, first: str
+) -> None:
+    """Both records said "mine" of `[mcp_servers.teamlore]`: uninstalling the user scope after
+    `install --scope project --force` removed the project's entries with its own (and the other
+    way round), and the hooks flag went with them. Uninstalling the last one in first was
+    right, and stays so."""
+    second = "project" if first == "user" else "user"
+    before = without_git(tree(user))
+    install(user, first)
+    entries = {first: teamlores_entries(config)}
+    install(user, second, "--force")
+    entries[second] = teamlores_entries(config)
+    assert entries[second] != entries[first]  # the second one's value is in the key now
+
+    uninstall(user, second)  # the last one in goes first: the first one's value comes back
+    assert teamlores_entries(config) == entries[first]
+    install(user, second, "--force")
+
+    uninstall(user, first)  # the first one in goes first: the second one's value stays
+    assert teamlores_entries(config) == entries[second]
+
+    uninstall(user, second)
+    assert without_git(tree(user)) == before
+    state = Path(os.environ["TEAMLORE_HOME"]) / "integrations"
+    assert os.listdir(state / "backups") == []
+
+
+@pytest.mark.parametrize("first", ["user", "project"])
+def test_install_force_again_puts_the_first_scopes_entries_back_over_the_seconds(
+    user: Path, config: Path, first: str
+) -> None:
+    second = "project" if first == "user" else "user"
+    before = without_git(tree(user))
+    install(user, first)
+    entries = {first: teamlores_entries(config)}
+    install(user, second, "--force")
+    entries[second] = teamlores_entries(config)
+
+    install(user, first, "--force")
+    assert teamlores_entries(config) == entries[first]
+
+    uninstall(user, first)  # the second one's value comes back
+    assert teamlores_entries(config) == entries[second]
+    uninstall(user, second)
+    assert without_git(tree(user)) == before
+
+
+@pytest.mark.parametrize("first", ["user", "project"])
+def test_the_installation_left_takes_out_its_entries_from_a_config_edited_since(
+    user: Path, config: Path, first: str
+) -> None:
+    """The config edited after both installs (no backup applies): the installation left puts
+    back what was there before teamlore, not the entries of the one that went before it."""
+    second = "project" if first == "user" else "user"
+    install(user, first)
+    install(user, second, "--force")
+    config.write_text(config.read_text() + '\n[profiles.home]\nmodel = "o3"\n')
+
+    uninstall(user, first)
+    uninstall(user, second)
+
+    settings = tomllib.loads(config.read_text())
+    assert settings["mcp_servers"] == {"other": {"command": "other-server", "args": ["--fast"]}}
+    assert "features" not in settings
+    assert settings["profiles"]["home"] == {"model": "o3"}
+
+
+@pytest.mark.parametrize("first", ["user", "project"])
+def test_the_second_scope_is_refused_naming_teamlores_own_installation(
+    user: Path, config: Path, first: str
+) -> None:
+    """The refusal said the entry was one "which teamlore did not write" (or one installed for
+    another state dir), though teamlore's own other scope had written it."""
+    second = "project" if first == "user" else "user"
+    install(user, first)
+    written = config.read_bytes()
+
+    done = teamlore_cli(
+        "install", "--client", "codex", "--scope", second, "--format", "json", cwd=user
+    )
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    error = json.loads(done.stdout)["error"]
+    assert error["code"] == "INTEGRATION_CONFLICT"
+    assert f"which teamlore's {first}-scope installation" in error["message"]
+    assert "did not write" not in error["message"]
+    assert "another state dir" not in error["message"]
+    assert "--force" in error["message"]
+    assert config.read_bytes() == written
+
+
+@pytest.mark.parametrize("installed", ["user", "project"])
+def test_uninstalling_the_scope_not_installed_names_the_one_that_is(
+    user: Path, config: Path, installed: str
+) -> None:
+    """It said the other scope's entries were "installed for another state dir (the default
+    one)" and sent the person to `env -u TEAMLORE_HOME teamlore uninstall`, which finds nothing."""
+    other = "project" if installed == "user" else "user"
+    install(user, installed)
+
+    done = teamlore_cli(
+        "uninstall", "--client", "codex", "--scope", other, "--format", "json", cwd=user
+    )
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    error = json.loads(done.stdout)["error"]
+    assert error["code"] == "NOTHING_INSTALLED"
+    assert f"are teamlore's {installed}-scope installation's" in error["message"]
+    assert f"`teamlore uninstall --client codex --scope {installed}`" in error["message"]
+    assert "another state dir" not in error["message"]
