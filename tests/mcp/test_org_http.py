@@ -154,6 +154,20 @@ def test_a_client_with_a_token_searches_through_the_sdk_with_cli_parity(
     assert str(home) not in json.dumps(status) and "/clones" not in json.dumps(status)
 
 
+def test_an_unknown_repository_names_the_tool_that_lists_them_beside_the_command(
+    home: Path, indexed: str, server: str
+) -> None:
+    """An agent on the endpoint may have no shell: the refusal names the tool it can call."""
+    token = org(home, indexed, "token", "create", "ci")["token"]
+    calls = [("threadshare_org_search", {"query": "deploy", "repository": ["biling"]})]
+    _, (refused,) = anyio.run(call_tools, server, token, calls)
+    assert refused["error"]["code"] == "ORG_REPOSITORY_UNKNOWN"
+    assert refused["error"]["next"] == (
+        "See the org's repositories with the tool `threadshare_org_status` or "
+        "`teamlore org status`."
+    )
+
+
 def test_a_revoked_token_gets_401(home: Path, indexed: str, server: str) -> None:
     token = org(home, indexed, "token", "create", "laptop")["token"]
     headers = bearer(token)

@@ -196,11 +196,14 @@ def test_a_vanished_repository_is_reported_and_the_others_are_synced(
 ) -> None:
     added(home, database, clones)
     org_sync(home, database, "--lexical")
+    indexed = git(clones["billing"], "rev-parse", "HEAD")
     clones["billing"].rename(clones["billing"].with_name("moved"))
     commit_memory(clones["web"], {"deploy-web": None})
     synced = {r["repository"]: r for r in org_sync(home, database, "--lexical")["repositories"]}
     assert synced["billing"]["outcome"] == "missing"
     assert synced["billing"]["problem"] == "the clone's directory no longer exists"
+    # the commit the index still holds for it; no HEAD was read
+    assert (synced["billing"]["commit"], synced["billing"]["headCommit"]) == (indexed, None)
     assert (synced["web"]["outcome"], synced["web"]["deleted"]) == ("synced", 1)
     # what was indexed of the vanished one is still found, and status says it is missing
     assert found(org_json(home, database, "search", "payroll", "--lexical")) == [
@@ -258,11 +261,49 @@ def test_a_repository_with_a_broken_memory_tree_is_skipped_with_its_lint_finding
     commit_memory(clones["billing"], {"cache-keys": "Cache keys carry the region."})
     again = org_sync(home, database, "--lexical")["repositories"]
     assert [r["outcome"] for r in again] == ["synced", "skipped"]
-    # the text view names each finding's line, as `org status` does
+    # the text view names each finding's line and severity in words, as `memory lint` does
     finding = again[1]["findings"][0]
     code, text = org(home, database, "sync", "--lexical")
     assert finding["line"] and code == 1
-    assert f"    {finding['file']}:{finding['line']} {finding['rule']} " in text
+    assert f"    {finding['file']}:{finding['line']} block {finding['rule']} " in text
+    code, text = org(home, database, "status")
+    assert f"    {finding['file']}:{finding['line']} block {finding['rule']} " in text
+
+
+def test_a_skipped_repository_reports_the_commit_the_index_keeps_not_the_head_it_refused(
+    home: Path, database: str | None, clones: dict[str, Path]
+) -> None:
+    added(home, database, clones)
+    org_sync(home, database, "--lexical")
+    indexed = git(clones["billing"], "rev-parse", "HEAD")
+    key = "AKIA" + "Q3EXAMPLE7WXYZ2ABCD"
+    commit_memory(clones["billing"], {"cache-keys": f"Use the key {key} for the cache."})
+    refused = git(clones["billing"], "rev-parse", "HEAD")
+    synced = {r["repository"]: r for r in org_sync(home, database, "--lexical")["repositories"]}
+    billing, web = synced["billing"], synced["web"]
+    assert (billing["outcome"], billing["problem"]) == ("skipped", "lint blocks 1 file(s)")
+    assert (billing["commit"], billing["headCommit"]) == (indexed, refused)
+    # one that is indexed at its HEAD says so twice
+    assert web["commit"] == web["headCommit"] == git(clones["web"], "rev-parse", "HEAD")
+    code, text = org(home, database, "sync", "--lexical")
+    assert code == 1
+    assert f"    HEAD {refused[:12]} is not indexed; the index keeps {indexed[:12]}\n" in text
+    # status agrees: the index is at the commit synced before, HEAD has moved on
+    assert f"at {indexed[:12]} (HEAD has moved on)" in org(home, database, "status")[1]
+
+
+def test_a_repository_skipped_at_its_first_sync_holds_no_commit(
+    home: Path, database: str | None, tmp_path: Path
+) -> None:
+    key = "AKIA" + "Q3EXAMPLE7WXYZ2ABCD"
+    clone = make_clone(tmp_path / "clones", "payroll", {"payroll-keys": f"Use the key {key}."})
+    org_json(home, database, "add", str(clone))
+    (payroll,) = org_sync(home, database, "--lexical")["repositories"]
+    head = git(clone, "rev-parse", "HEAD")
+    assert (payroll["outcome"], payroll["commit"], payroll["headCommit"]) == ("skipped", None, head)
+    code, text = org(home, database, "sync", "--lexical")
+    assert code == 1
+    assert f"    HEAD {head[:12]} is not indexed; nothing of it is indexed yet\n" in text
 
 
 def test_a_symlink_or_a_name_that_is_not_utf8_skips_the_repository_as_memory_lint_does(
@@ -353,7 +394,7 @@ def test_an_over_long_query_or_limit_is_refused_and_changes_nothing(
         "code": "ORG_REPOSITORY_UNKNOWN",
         "message": "the org index has no repository named wbe",
         "problem": "the org index has no repository named wbe",
-        "next": "See the org's repositories with `teamlore org list`.",
+        "next": "See the org's repositories with `teamlore org status`.",
     }
     code, output = org(home, database, "search", "deploy", "--kind", "entries")
     assert code == 2 and "error INVALID_ARGUMENT: --kind: Input should be" in output  # not kind.0
@@ -398,6 +439,22 @@ def test_a_folder_inside_a_clone_stands_for_the_clone(
     ]
     synced = org_sync(home, database, "--lexical")["repositories"]
     assert [(r["repository"], r["documents"]) for r in synced] == [("billing", 2), ("web", 2)]
+
+
+def test_a_name_a_repository_cannot_have_is_refused_in_words(home: Path, tmp_path: Path) -> None:
+    """What a repository's name may be is said in words, never as the regular expression."""
+    clone = make_clone(tmp_path / "clones", "my billing", dict(BILLING))
+    rule = (
+        "a name of 1–100 ASCII letters, digits, '.', '-' or '_' that starts with a letter or digit"
+    )
+    for args, said in (
+        (["add", str(clone), "--name", "-billing"], f"--name: '-billing' is not {rule}"),
+        (["add", str(clone)], f"the folder's name 'my billing' is not {rule}; give --name"),
+        (["remove", "bill ing"], f"NAME: 'bill ing' is not {rule}"),
+    ):
+        code, output = org(home, None, *args, "--format", "json")
+        error = json.loads(output)["error"]
+        assert (code, error["code"], error["message"]) == (2, "INVALID_ARGUMENT", said)
 
 
 def test_remove_drops_a_repository_and_its_documents(

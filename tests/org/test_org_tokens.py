@@ -98,3 +98,15 @@ def test_a_live_tokens_name_is_refused_with_how_to_rotate_it(
     assert "teamlore org token revoke" in error["next"]
     listed = json.loads(token(home, database, "list", "--format", "json").stdout)["tokens"]
     assert [(t["name"], t["revokedAt"]) for t in listed] == [("ci", None)]
+
+
+def test_a_name_a_token_cannot_have_is_refused_in_words(home: Path) -> None:
+    """What a token's name may be is said in words, never as the regular expression."""
+    for command in ("create", "revoke"):
+        done = token(home, None, command, "ci runner", "--format", "json")
+        error = json.loads(done.stdout)["error"]
+        assert (done.returncode, error["code"]) == (2, "INVALID_ARGUMENT")
+        assert error["message"] == (
+            "NAME: 'ci runner' is not a name of 1–64 ASCII letters, digits, '.', '-' or '_' "
+            "that starts with a letter or digit"
+        )

@@ -7,10 +7,16 @@ from __future__ import annotations
 
 HEX64_PATTERN = r"^[0-9a-f]{64}$"
 UUID4_PATTERN = r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$"
+# the name of a repository in the org index, and of a token of `org serve` (docs/org.md)
+ORG_REPOSITORY_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$"
+ORG_TOKEN_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+_NAME_OF = "a name of {} ASCII letters, digits, '.', '-' or '_' that starts with a letter or digit"
 # what a refusal tells a person a value of these patterns looks like (never the regex itself)
 PATTERN_NAMES = {
     HEX64_PATTERN: "64 lowercase hex digits",
     UUID4_PATTERN: "a whole id like 0b6c8d1e-3f2a-4c5b-9d7e-1a2b3c4d5e6f",
+    ORG_REPOSITORY_NAME_PATTERN: _NAME_OF.format("1–100"),
+    ORG_TOKEN_NAME_PATTERN: _NAME_OF.format("1–64"),
 }
 PREPARE_REQUEST_FORMAT = "threadshare-memory-prepare-request@v1"
 ADJUDICATION_RESULT_FORMAT = "threadshare-memory-adjudication-result@v1"

@@ -53,7 +53,10 @@ class RepositorySync:
     changed: int = 0
     deleted: int = 0
     documents: int = 0
+    # the commit the index holds for the repository after this sync (None: nothing yet); for
+    # one skipped or missing, the one synced before, never the HEAD it did not index
     commit: str | None = None
+    head_commit: str | None = None  # the clone's HEAD this sync read (None: no clone to read)
     problem: str | None = None
     findings: list[dict[str, Any]] = field(default_factory=list)
     embedded: bool = True  # False: the embedder failed; the words path still finds them
@@ -97,6 +100,7 @@ def sync_repository(
             repository.name,
             "missing",
             documents=repository.documents,
+            commit=repository.commit,
             problem=gone.why,
             remote=repository.remote,
         )
@@ -122,8 +126,9 @@ def sync_repository(
             noted,
             outcome="skipped",
             documents=repository.documents,
+            commit=repository.commit,  # the index keeps the commit it had
             problem=failure.message,
-            replaced_commit=None,  # the index keeps the commit it had
+            replaced_commit=None,
         )
     deleted = sorted(stored.keys() - {f.path for f in files})
     blocking = [f for f in findings if f.severity == "block"]
@@ -136,10 +141,10 @@ def sync_repository(
             noted,
             outcome="skipped",
             documents=repository.documents,
-            commit=commit,
+            commit=repository.commit,  # the index keeps the commit it had
             problem=repository.problem,
             findings=repository.findings,
-            replaced_commit=None,  # the index keeps the commit it had
+            replaced_commit=None,
         )
     embedded = _embed(documents, texts, embedder)
     repository.state, repository.problem, repository.findings = "ok", None, []
@@ -172,6 +177,7 @@ def _identity_changes(clone: Path, repository: Repository, head: str) -> Reposit
     return RepositorySync(
         repository.name,
         "unchanged",
+        head_commit=head,
         remote=remote,
         remote_changed=remote != before,
         previous_remote=before if remote != before else None,

@@ -12,10 +12,11 @@ import re
 import secrets
 from urllib.parse import parse_qsl, urlsplit
 
+from teamlore.contracts.formats import ORG_TOKEN_NAME_PATTERN
 from teamlore.core import errors
 
 PREFIX = "tlorg_"
-TOKEN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+TOKEN_NAME = re.compile(ORG_TOKEN_NAME_PATTERN)
 MAX_TOKEN_CHARS = 256
 # query parameters that carry a secret by their name (`?token=`, `?access_token=`, `?api_key=`)
 _SECRET_PARAMETER = re.compile(r"token|key|secret|pass|pwd|auth|sig|credential", re.I)

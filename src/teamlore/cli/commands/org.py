@@ -105,10 +105,12 @@ def _repository_line(repo: dict[str, Any]) -> None:
 
 
 def _say_findings(findings: list[dict[str, Any]]) -> None:
-    """The first five lint findings of a repository, each at its file and line."""
+    """The first five lint findings of a repository, each at its file and line with its
+    severity in words, as `memory lint` prints them (a pipe or a log has no colour)."""
     for finding in findings[:5]:
         where = f"{finding['file']}:{finding['line']}" if finding.get("line") else finding["file"]
-        say(styled(f"    {where} {finding['rule']} {finding['message']}", "red"))
+        severity = finding.get("severity") or "block"  # the only ones that skip a repository
+        say(styled(f"    {where} {severity} {finding['rule']} {finding['message']}", "red"))
     say_how_many_more(5, len(findings), "    ")
 
 
@@ -158,6 +160,10 @@ def _render_sync(result: dict[str, Any]) -> None:
             say(f"    {was} is no longer in HEAD's history; now at {now} (HEAD)")
         if repo.get("problem"):
             say(f"    {repo['problem']}")
+        if outcome == "skipped" and repo.get("headCommit"):
+            held = (repo.get("commit") or "")[:12]
+            kept = f"the index keeps {held}" if held else "nothing of it is indexed yet"
+            say(f"    HEAD {repo['headCommit'][:12]} is not indexed; {kept}")
         _say_findings(repo.get("findings", []))
     say(f"Index generation {result['generation']}, {result['index']}.")
     left = [r["repository"] for r in result["repositories"] if r["outcome"] in NOT_SYNCED]

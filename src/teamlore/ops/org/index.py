@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from teamlore.contracts.formats import ORG_REPOSITORY_NAME_PATTERN, PATTERN_NAMES
 from teamlore.core import errors
 from teamlore.core.shapes.strict import STRICT
 from teamlore.core.timeutil import now_instant
@@ -22,7 +23,7 @@ from teamlore.ops.org.stores import org_store
 from teamlore.ops.registry import OpContext, operation
 from teamlore.org.store import SCHEMA_VERSION, Repository, SearchFilter
 
-REPOSITORY_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$"
+REPOSITORY_NAME = ORG_REPOSITORY_NAME_PATTERN
 SYNC_WAIT_SECONDS = 120.0
 
 
@@ -57,7 +58,8 @@ def org_add(ctx: OpContext, request: AddRequest) -> dict[str, Any]:
     name = request.name or clone.name
     if not re.match(REPOSITORY_NAME, name):
         raise errors.TeamloreError(
-            errors.INVALID_ARGUMENT, f"{name!r} cannot name a repository; give --name"
+            errors.INVALID_ARGUMENT,
+            f"the folder's name {name!r} is not {PATTERN_NAMES[REPOSITORY_NAME]}; give --name",
         )
     store = org_store(ctx)
     remote = public_remote(clone)
