@@ -80,9 +80,13 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def imported_modules(source: str, module: str, *, is_package: bool) -> Iterator[str]:
-    """Every module an import statement names, at any depth (function-level imports too)."""
-    for node in ast.walk(ast.parse(source)):
+def imported_modules(
+    source: str, module: str, *, is_package: bool, on_load_only: bool = False
+) -> Iterator[str]:
+    """Every module an import statement names, at any depth (function-level imports too; with
+    `on_load_only`, only the imports the module runs while it loads: `imports_on_load`)."""
+    tree = ast.parse(source)
+    for node in imports_on_load(tree) if on_load_only else ast.walk(tree):
         if isinstance(node, ast.Import):
             yield from (alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -95,6 +99,20 @@ def imported_modules(source: str, module: str, *, is_package: bool) -> Iterator[
             yield base
             # `from teamlore import ops` / `from teamlore.memory import store` name packages too
             yield from (f"{base}.{alias.name}" for alias in node.names)
+
+
+def imports_on_load(tree: ast.Module) -> Iterator[ast.stmt]:
+    """The import statements a module runs while it loads: not those inside a function or under
+    `if TYPE_CHECKING:` (a class body, a `try` or another `if` runs on load)."""
+    pending: list[ast.AST] = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+        elif isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING"):
+            pending.extend(node.orelse)
+        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.expr)):
+            pending.extend(ast.iter_child_nodes(node))
 
 
 def package_edges(source: str, module: str, *, is_package: bool = False) -> set[tuple[str, str]]:
@@ -235,14 +253,36 @@ def module_graph(sources: dict[str, tuple[str, bool]]) -> dict[str, set[str]]:
     for module, (source, is_package) in sources.items():
         targets = set()
         for name in imported_modules(source, module, is_package=is_package):
-            parts = name.split(".")
-            while parts and ".".join(parts) not in sources:
-                parts.pop()
-            target = ".".join(parts)
+            target = _module_of(name, sources)
             if target and target != module and not module.startswith(target + "."):
                 targets.add(target)
         graph[module] = targets
     return graph
+
+
+def loading_graph(sources: dict[str, tuple[str, bool]]) -> dict[str, set[str]]:
+    """module → the modules of `sources` whose loading its own loading waits for: those its
+    imports on load name (`imports_on_load`), its own package too (`from teamlore.memory.skills
+    import context` waits until the package has loaded), and its package (Python loads a module's
+    package first, holding the module's import lock)."""
+    graph: dict[str, set[str]] = {}
+    for module, (source, is_package) in sources.items():
+        targets = {
+            target
+            for name in imported_modules(source, module, is_package=is_package, on_load_only=True)
+            if (target := _module_of(name, sources)) and target != module
+        }
+        package = module.rpartition(".")[0]
+        graph[module] = targets | ({package} if package in sources else set())
+    return graph
+
+
+def _module_of(name: str, sources: dict[str, tuple[str, bool]]) -> str:
+    """The module of `sources` an imported name is in (`…staging.stage_patch` → `…staging`)."""
+    parts = name.split(".")
+    while parts and ".".join(parts) not in sources:
+        parts.pop()
+    return ".".join(parts)
 
 
 def import_loops(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -287,6 +327,34 @@ def source_modules() -> dict[str, tuple[str, bool]]:
 
 def test_no_modules_import_each_other_not_even_inside_a_function() -> None:
     assert import_loops(module_graph(source_modules())) == []
+
+
+def test_no_modules_wait_for_each_other_while_they_load_not_even_through_their_package() -> None:
+    """Python loads a module under an import lock of its own. Two threads loading modules that
+    wait for each other (a package whose `__init__` imports a module of its own, which imports the
+    package back or is loaded before it) block each other: a _DeadlockError, or a half-loaded
+    module (ImportError). The operations' first calls import their modules from several threads
+    at once (ops/registry.py, the MCP server), so a package's `__init__` imports none of its
+    modules."""
+    assert import_loops(loading_graph(source_modules())) == []
+
+
+def test_a_package_that_imports_its_own_module_on_load_is_a_loading_loop() -> None:
+    sources = {
+        "teamlore.core": ("", True),
+        "teamlore.core.pkg": ("from teamlore.core.pkg import kind\n", True),
+        "teamlore.core.pkg.kind": ("X = 1\n", False),
+    }
+    assert import_loops(loading_graph(sources)) == [["teamlore.core.pkg", "teamlore.core.pkg.kind"]]
+    own_module = "from teamlore.core.pkg import kind\n"
+    for lazy in ("def load():\n    ", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    "):
+        sources["teamlore.core.pkg"] = (lazy + own_module, True)
+        assert import_loops(loading_graph(sources)) == []
+    sources["teamlore.core.pkg"] = (
+        "try:\n    import teamlore.core.pkg.kind\nfinally:\n    pass\n",
+        True,
+    )
+    assert import_loops(loading_graph(sources)) == [["teamlore.core.pkg", "teamlore.core.pkg.kind"]]
 
 
 def test_a_function_level_import_loop_is_found() -> None:

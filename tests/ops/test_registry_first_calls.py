@@ -1,88 +1,68 @@
-"""An operation's first calls run one at a time (`Operation.run`): operations import their modules
-on first use, and two threads importing a package whose modules import each other (as
-`teamlore.memory.consolidation` does) get a partly initialised module or a _DeadlockError. Every
-adapter runs calls through the registry: the stdio server, `org serve`'s HTTP requests, the CLI."""
+"""Operations' first calls run at the same time (`Operation.run`): a first call that takes long (a
+first `memory recall` over many sessions, a runner waiting for its approval) keeps no other
+operation's first call waiting behind it. Every adapter runs calls through the registry: the stdio
+server, `org serve`'s HTTP requests, the CLI.
+
+The modules an operation imports on first use load from several threads at once safely because no
+teamlore modules import each other while they load (tests/test_architecture.py); a real server
+answering parallel first calls of every team tool is tests/mcp/test_client_misbehaviour.py."""
 
 from __future__ import annotations
 
-import importlib
+import json
+import subprocess
 import sys
-import threading
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import pytest
+# a fresh interpreter: an operation registered for this test waits, inside its first call, until
+# released; meanwhile a real operation's first call (its modules not yet imported) must answer
+ONE_FIRST_CALL_WAITS = """
+import json, sys, threading
+from pathlib import Path
 from pydantic import BaseModel
-
-from teamlore.ops.registry import OpContext, Operation
-
+from teamlore.ops.registry import OpContext, operation, run_operation
 
 class Empty(BaseModel):
     pass
 
+entered, released = threading.Event(), threading.Event()
 
-def write_cyclic_package(root: Path, name: str) -> None:
-    """A package shaped like `teamlore.memory.consolidation`: its `__init__` re-exports from its
-    submodules, and a submodule imports the package back; a little work between the imports
-    gives a second thread time to arrive."""
-    package = root / name
-    package.mkdir()
-    (package / "__init__.py").write_text(
-        f"import time\nfrom {name}.kind import KIND\ntime.sleep(0.05)\n"
-        f"from {name}.drift import revalidate\n"
-    )
-    (package / "kind.py").write_text("KIND = 'kind'\n")
-    (package / "drift.py").write_text(
-        f"import time\nfrom {name} import kind\ntime.sleep(0.05)\n\n"
-        "def revalidate() -> str:\n    return kind.KIND\n"
-    )
+@operation("test.waits", input_model=Empty, side_effect="read")
+def waits(ctx, request):
+    '''Wait until released.'''
+    entered.set()
+    released.wait()
+    return {}
 
-
-def importing_operation(name: str, module: str, attribute: str) -> Operation:
-    def handler(ctx: OpContext, request: Empty) -> dict[str, Any]:
-        return {"value": getattr(importlib.import_module(module), attribute)}
-
-    return Operation(name, 1, name, Empty, handler, "read")
-
-
-@pytest.fixture()
-def importable(tmp_path: Path) -> Iterator[Path]:
-    sys.path.insert(0, str(tmp_path))
-    try:
-        yield tmp_path
-    finally:
-        sys.path.remove(str(tmp_path))
-        for name in [m for m in sys.modules if m.startswith("first_calls_cyclic_")]:
-            del sys.modules[name]
+home = Path(sys.argv[1])
+ctx = OpContext(cwd=home, home=home)
+waiting = threading.Thread(target=run_operation, args=("test.waits", ctx, {}))
+waiting.start()
+entered.wait()
+answers = []
+other = threading.Thread(target=lambda: answers.append(run_operation("repo.list", ctx, {})))
+other.start()
+other.join(timeout=float(sys.argv[2]))
+print(json.dumps({"answers": answers, "firstCallStillWaiting": waiting.is_alive()}))
+released.set()
+waiting.join()
+"""
+# how long the other first call may take before it counts as waiting behind the first
+PATIENCE_SECONDS = 60
 
 
-def test_first_calls_of_operations_importing_one_cyclic_package_all_get_their_answers(
-    importable: Path,
+def test_a_first_call_that_waits_keeps_no_other_operations_first_call_waiting(
+    home: Path,
 ) -> None:
-    outcomes: list[str] = []
-    for round_ in range(8):  # each round a package no thread has imported yet
-        package = f"first_calls_cyclic_{round_}"
-        write_cyclic_package(importable, package)
-        operations = [
-            importing_operation(f"{package}.status", package, "KIND"),
-            importing_operation(f"{package}.drift", f"{package}.drift", "revalidate"),
-            importing_operation(f"{package}.kind", f"{package}.kind", "KIND"),
-        ]
-        start = threading.Barrier(len(operations))
+    run = subprocess.run(
+        [sys.executable, "-c", ONE_FIRST_CALL_WAITS, str(home), str(PATIENCE_SECONDS)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=PATIENCE_SECONDS * 3,
+    )
 
-        def call(op: Operation, start: threading.Barrier = start) -> None:
-            start.wait()
-            try:
-                op.run(OpContext(cwd=importable), {})
-                outcomes.append("ok")
-            except Exception as exc:  # what a server would answer as INTERNAL
-                outcomes.append(f"{type(exc).__name__}: {exc}")
-
-        threads = [threading.Thread(target=call, args=(op,)) for op in operations]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=30)
-
-    assert outcomes == ["ok"] * 8 * 3
+    assert json.loads(run.stdout) == {
+        "answers": [{"repositories": []}],
+        "firstCallStillWaiting": True,
+    }

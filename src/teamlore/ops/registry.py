@@ -15,7 +15,6 @@ tools (`Registry.for_capability(*capabilities)`).
 from __future__ import annotations
 
 import importlib
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, Protocol
@@ -105,12 +104,6 @@ class OpContext(Record):
     org_database: str | None = None  # `--database` / `org serve`'s; else TEAMLORE_ORG_DATABASE
 
 
-# the operations that have answered once in this process (their modules are imported), and the
-# lock their calls run under until then (reentrant: an operation may run another)
-_ANSWERED: set[str] = set()
-_FIRST_CALLS = threading.RLock()
-
-
 class Operation(NamedTuple):
     name: str
     version: int
@@ -157,16 +150,10 @@ class Operation(NamedTuple):
         return self.also_in | ({self.capability} if self.capability else set())
 
     def run(self, ctx: OpContext, payload: dict[str, Any]) -> dict[str, Any]:
-        if self.name in _ANSWERED:
-            return self.handler(ctx, parse_request(self.input_model, payload))
-        # an operation imports its modules on first use; two threads importing modules that
-        # import each other get a partly initialised module (ImportError) or a _DeadlockError,
-        # so calls run one at a time until the operation has answered once
-        with _FIRST_CALLS:
-            try:
-                return self.handler(ctx, parse_request(self.input_model, payload))
-            finally:  # answered or refused, its modules are imported: later calls go free
-                _ANSWERED.add(self.name)
+        # calls run at the same time, first calls too: an operation imports its modules on first
+        # use, and Python's per-module import locks keep two threads importing them at once apart
+        # as long as no modules import each other while loading (tests/test_architecture.py)
+        return self.handler(ctx, parse_request(self.input_model, payload))
 
 
 def parse_request(model: type[InputModel], payload: dict[str, Any]) -> Any:

@@ -287,6 +287,27 @@ def test_a_kill_at_any_apply_failpoint_never_leaves_a_partial_consolidation(
     assert world.synthesize()["status"] == "nothing-new"
 
 
+def test_memory_status_in_a_new_process_finishes_a_consolidation_a_crash_interrupted(
+    world: World,
+) -> None:
+    """A `memory status` process resumes the plan with the consolidation kind's hooks, which it
+    loads itself: nothing it imports otherwise registers the kind."""
+    patch, _ = merge_world(world)
+    item = staged_and_reviewed(world, patch)
+    plan_id = world.op("memory.prepare", confirm_all(item))["planId"]
+    killed = world.cli(
+        "memory", "promote", "--plan", plan_id, env={"TEAMLORE_FAILPOINT": "promotion.after-mark"}
+    )
+    assert killed.returncode == -9, killed.stdout + killed.stderr
+
+    code, status = world.cli_json("memory", "status")
+
+    assert code == 0, status
+    (resumed,) = status["promotionRecovery"]["resumed"]
+    assert (resumed["planId"], resumed["status"]) == (plan_id, "applied"), resumed
+    assert "\nheat: 8\n" in world.read(SCENE).decode()
+
+
 def test_the_kill_before_the_plan_is_journaled_leaves_nothing(world: World) -> None:
     item = staged_and_reviewed(world)
     before = world.state()

@@ -14,7 +14,7 @@ from recall_world import BASE, WINDOW, CodexSession, commit, make_repo, sync
 import teamlore.ops.memory.recall  # noqa: F401  (registers memory.recall)
 from teamlore.core import errors
 from teamlore.core.canonical import sha256_hex
-from teamlore.memory.extraction.prompts import TRANSCRIPT_PREAMBLE
+from teamlore.memory.extraction.prompts.extraction import TRANSCRIPT_PREAMBLE
 from teamlore.memory.extraction.recall import load_task_source
 from teamlore.memory.store.state_db import open_state_db
 from teamlore.ops.registry import REGISTRY, OpContext

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from teamlore.memory.extraction.chunking import ChunkTurn, payload_event
-from teamlore.memory.extraction.prompts import EXTRACTION_PROMPT, TRANSCRIPT_PREAMBLE
+from teamlore.memory.extraction.prompts.extraction import EXTRACTION_PROMPT, TRANSCRIPT_PREAMBLE
 from teamlore.memory.extraction.transcript import END_ANCHOR, escape_text, serialize_transcript
 
 

@@ -7,9 +7,9 @@ import pytest
 from teamlore.memory.promotion import kinds
 
 
-def test_skills_and_consolidation_register_their_kinds_when_imported() -> None:
-    import teamlore.memory.consolidation
-    import teamlore.memory.skills  # noqa: F401
+def test_skills_and_consolidation_register_their_kinds_when_their_kind_modules_load() -> None:
+    import teamlore.memory.consolidation.kind
+    import teamlore.memory.skills.kind  # noqa: F401
 
     skill = kinds.require("skill")
     assert skill.render is not None and skill.check_before_apply is not None
@@ -25,7 +25,7 @@ def test_an_unregistered_kind_is_refused_loudly_never_skipped() -> None:
 
 
 def test_a_kind_registers_once() -> None:
-    import teamlore.memory.skills  # noqa: F401
+    import teamlore.memory.skills.kind  # noqa: F401
 
     same = kinds.require("skill")
     assert kinds.register(same) is same  # importing twice is harmless

@@ -54,7 +54,7 @@ def test_statements_citing_different_turns_keep_the_lesson_in_one_entry(repo: Pa
 
 
 def test_the_agent_reads_the_rule_where_it_stages() -> None:
-    from teamlore.memory.extraction.prompts import EXTRACTION_PROMPT
+    from teamlore.memory.extraction.prompts.extraction import EXTRACTION_PROMPT
     from teamlore.ops.registry import load_operations
 
     stage = load_operations().get("memory.stage")

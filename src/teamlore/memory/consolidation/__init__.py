@@ -10,9 +10,10 @@ current vs proposed; prepare and promote write all of the patch's files in one p
 - `task`: the ConsolidationTask@v1 and its binding;
 - `patch`: the patch rules, heat and capacity, and the materialized files;
 - `synthesize`, `staging`, `review`, `prepare`: the operations;
-- `journal`: what a promotion of a consolidation re-checks and records.
-"""
+- `journal`: what a promotion of a consolidation re-checks and records;
+- `kind`: the `consolidation-patch` candidate kind, registered with promotion when it is
+  imported (`ops.memory.review.load_candidate_kinds`).
 
-from teamlore.memory.consolidation import (
-    kind as kind,  # registers the candidate kind with promotion
-)
+A package's `__init__` imports none of its modules (docs/architecture.md, "Packages and their
+direction"): the operations import them from several threads at once.
+"""

@@ -66,7 +66,10 @@ from teamlore.memory.extraction.extracted_turns import (
     extracted_elsewhere,
     extraction_rounds,
 )
-from teamlore.memory.extraction.prompts import EXTRACTION_PROMPT, EXTRACTION_PROMPT_VERSION
+from teamlore.memory.extraction.prompts.extraction import (
+    EXTRACTION_PROMPT,
+    EXTRACTION_PROMPT_VERSION,
+)
 from teamlore.memory.extraction.scene_index import scene_index_summary
 from teamlore.memory.extraction.selection import (
     MIN_SESSION_TURNS,

@@ -33,7 +33,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Protocol
 
-from teamlore.memory.extraction.prompts import TRANSCRIPT_PREAMBLE
+from teamlore.memory.extraction.prompts.extraction import TRANSCRIPT_PREAMBLE
 
 END_ANCHOR = "<<end-of-transcript>>"
 _ADJACENT_OPENERS = re.compile(r"([<\[])(?=\1)")

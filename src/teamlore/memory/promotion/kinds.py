@@ -1,10 +1,11 @@
 """Candidate kinds promotion does not own: what it calls for them (glossary: candidate).
 
 Promotion's own kind is `entry`. A package that adds a kind of candidate registers its hooks here
-when it is imported — `teamlore.memory.skills` registers `skill`, `teamlore.memory.consolidation`
-registers `consolidation-patch` — so promotion never imports the packages built on it. The
-operations load both (`teamlore.ops.memory.review.load_candidate_kinds`). A candidate whose stored
-kind has no hooks is refused loudly (`require`), never promoted or discarded without them.
+when its `kind` module is imported — `teamlore.memory.skills.kind` registers `skill`,
+`teamlore.memory.consolidation.kind` registers `consolidation-patch` — so promotion never imports
+the packages built on it. The operations load both
+(`teamlore.ops.memory.review.load_candidate_kinds`). A candidate whose stored kind has no hooks
+is refused loudly (`require`), never promoted or discarded without them.
 """
 
 from __future__ import annotations

@@ -1,3 +1,6 @@
-"""Skills: the team's repeatable procedures (`skills/<name>/SKILL.md`, docs/assemble.md)."""
+"""Skills: the team's repeatable procedures (`skills/<name>/SKILL.md`, docs/assemble.md).
 
-from teamlore.memory.skills import kind as kind  # registers the candidate kind with promotion
+`kind` registers the `skill` candidate kind with promotion when it is imported
+(`ops.memory.review.load_candidate_kinds`); this file imports none of the package's modules
+(docs/architecture.md, "Packages and their direction").
+"""

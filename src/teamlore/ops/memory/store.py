@@ -113,6 +113,9 @@ def _recover_promotions(ctx: OpContext, owner: OwnerContext) -> dict[str, Any]:
             "next": "run `teamlore memory status` (or `teamlore memory promote --plan "
             f"{interrupted[0]}`) in this worktree to finish it",
         }
+    from teamlore.ops.memory.review import load_candidate_kinds
+
+    load_candidate_kinds()  # a plan of Skills or of a consolidation resumes with its kind's hooks
     resumed: list[dict[str, Any]] = []
     for plan_id, outcome in recover_promotions(owner.state, identity=owner.identity, home=ctx.home):
         if isinstance(outcome, errors.TeamloreError):
