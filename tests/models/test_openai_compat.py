@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from models.scripted_server import Scripted, ScriptedServer
-from teamlore.models.base import JsonSchemaFormat, ModelError, ModelRequest
+from teamlore.models.base import JsonSchemaFormat, ModelError, ModelRequest, Usage
 from teamlore.models.openai_compat import OpenAICompatClient, RetryPolicy, parse_retry_after
 
 KEY = "sk-test-0123456789abcdef-SECRET"
@@ -335,6 +335,37 @@ def test_responses_refusal_is_a_bad_response(server: ScriptedServer) -> None:
     )
     with client(server, api="responses") as c:
         assert failure(c).details["reason"] == "refusal"
+
+
+def test_an_unusable_answer_keeps_what_it_says_the_call_used_and_cost(
+    server: ScriptedServer,
+) -> None:
+    """The provider billed the call whatever its text holds: the refusal carries the answer's
+    usage; a body that is not JSON has none to carry."""
+    responses = json.loads(Scripted.responses('{"half": ').body)
+    responses.update(status="incomplete", incomplete_details={"reason": "max_output_tokens"})
+    responses["usage"]["cost"] = 0.0125
+    server.enqueue(
+        Scripted.chat("not json at all", usage=(12, 3), cost=0.0042),
+        Scripted.json(responses),
+        Scripted(status=200, headers={"Content-Type": "text/html"}, body=b"<html>oops</html>"),
+    )
+    with client(server) as c:
+        unusable = failure(c, ask(c, output="json_object"))
+    with client(server, api="responses") as c:
+        truncated = failure(c)
+    with client(server) as c:
+        not_json = failure(c)
+
+    assert unusable.details["reason"] == "invalid_json_output"
+    assert unusable.usage == Usage(
+        input_tokens=12, output_tokens=3, total_tokens=15, cost_usd=0.0042
+    )
+    assert truncated.details["reason"] == "output_truncated"
+    assert truncated.usage == Usage(
+        input_tokens=11, output_tokens=7, total_tokens=18, cost_usd=0.0125
+    )
+    assert not_json.details["reason"] == "invalid_json" and not_json.usage is None
 
 
 def test_oversized_body_is_refused(server: ScriptedServer) -> None:

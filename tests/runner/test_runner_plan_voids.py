@@ -55,6 +55,32 @@ def test_a_plan_made_with_another_command_line_names_what_changed(world: World) 
     assert world.plan_path(old).exists()  # a profile alone may be another shell's
 
 
+def test_a_plan_in_another_versions_format_says_so_and_is_kept(world: World) -> None:
+    """Its task, coverage, bytes and profile are this teamlore's: it was refused as 'the bytes
+    to send changed', which they had not."""
+    world.reverify()
+    current = world.plan()["plans"][0]["planDigest"]
+    data = json.loads(world.plan_path(current).read_text())
+    plan = data["plan"]
+    assert plan["format"] == "threadshare-memory-runner-execution-plan@v1"
+    plan["format"] = "threadshare-memory-runner-execution-plan@v2"  # as another version made it
+    plan["planDigest"] = old = plan_digest(plan)
+    world.plan_path(old).write_text(json.dumps(data))
+
+    code, out = world.approve(old)
+
+    assert code == 1 and out["error"]["code"] == "RUNNER_PLAN_OUTDATED", out
+    assert out["error"]["message"] == (
+        f"plan {old[:12]}… was made by another teamlore version (its format is "
+        "threadshare-memory-runner-execution-plan@v2, this version makes "
+        "threadshare-memory-runner-execution-plan@v1 of it; what it sends is unchanged); make "
+        "a new plan with `teamlore memory extract --runner …` and approve that"
+    )
+    assert out["error"]["details"]["changed"] == ["format"]
+    assert world.plan_path(old).exists()
+    assert world.approve(current)[0] == 0  # this version's plan of the same bytes runs
+
+
 def test_a_plan_whose_bytes_to_send_changed_is_swept_with_its_lock(world: World) -> None:
     world.reverify()
     old = world.plan()["plans"][0]["planDigest"]

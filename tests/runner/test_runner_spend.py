@@ -23,14 +23,14 @@ def world(tmp_path: Path, home: Path) -> World:
     return make_world(tmp_path, home)
 
 
-def _provider(off_contract: list[bool]) -> ScriptedServer:
+def _provider(off_contract: list[bool], off_text: str = '{"memories": "none"}') -> ScriptedServer:
     """A provider that reports its cost; while `off_contract[0]`, it answers a real task with
-    JSON of no contract (refused after the run: it was billed)."""
+    `off_text`, JSON of no contract by default (refused after the run: it was billed)."""
 
     def reply(request: RecordedRequest) -> Scripted:
         task = _task_in(request.json())
         probe = task["taskId"].startswith("conformance-probe")
-        text = '{"memories": "none"}' if off_contract[0] and not probe else answer(task)
+        text = off_text if off_contract[0] and not probe else answer(task)
         return Scripted.chat(text, cost=_COST)
 
     server = ScriptedServer()
@@ -73,7 +73,7 @@ def test_a_providers_cost_is_used_and_named_as_the_providers(world: World) -> No
         assert (
             world.cli("memory", "reverify-runner", "--runner", "openai", *_options(server))[0] == 0
         )
-        plan = world.plan("openai", *_options(server))["plans"][0]["planDigest"]
+        plan = world.plan_by_cli("openai", *_options(server))["plans"][0]["planDigest"]
         code, run = world.approve(plan)
     assert code == 0, run
     (ran,) = run["results"]
@@ -93,7 +93,7 @@ def test_one_failed_approval_says_what_it_spent_in_its_text_view(world: World) -
         assert (
             world.cli("memory", "reverify-runner", "--runner", "openai", *_options(server))[0] == 0
         )
-        plan = world.plan("openai", *_options(server))["plans"][0]["planDigest"]
+        plan = world.plan_by_cli("openai", *_options(server))["plans"][0]["planDigest"]
         off_contract[0] = True
         code, out, err = world.text("memory", "extract", "--approve-plan", plan)
         assert code == 1, out
@@ -104,3 +104,29 @@ def test_one_failed_approval_says_what_it_spent_in_its_text_view(world: World) -
         ), err
         code, failed = world.approve(plan)  # a failed plan may be approved again
     assert code == 1 and failed["error"]["details"]["usage"]["costUsd"] == _COST
+
+
+def test_an_answer_that_is_not_json_still_says_what_the_provider_billed(world: World) -> None:
+    off_contract = [False]
+    with _provider(off_contract, off_text="Here are the memories you asked for.") as server:
+        world.env = {"OPENAI_API_KEY": "dummy", "COLUMNS": "200"}
+        assert (
+            world.cli("memory", "reverify-runner", "--runner", "openai", *_options(server))[0] == 0
+        )
+        plan = world.plan_by_cli("openai", *_options(server))["plans"][0]["planDigest"]
+        off_contract[0] = True
+        code, out, err = world.text("memory", "extract", "--approve-plan", plan)
+        assert code == 1, out
+        assert "MODEL_BAD_RESPONSE" in err
+        assert (
+            "the run spent 11 input + 7 output tokens, cost $0.0042 (the provider's figure)"
+            in " ".join(err.split())
+        ), err
+        code, failed = world.approve(plan)
+    assert code == 1
+    assert failed["error"]["details"]["usage"] == {
+        "inputTokens": 11,
+        "outputTokens": 7,
+        "costUsd": _COST,
+        "costSource": "provider",
+    }

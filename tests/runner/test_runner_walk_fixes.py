@@ -145,7 +145,7 @@ def test_a_provider_error_is_named_as_claude_reported_it(
         options = ["--runner-model", "claude-scripted", "--runner-endpoint", model.base_url]
         code, verdict = world.cli("memory", "reverify-runner", "--runner", "claude", *options)
         assert code == 0, verdict
-        plan = world.plan("claude", *options)["plans"][0]
+        plan = world.plan_by_cli("claude", *options)["plans"][0]
         model.scenario.fail_status = 500
         code, out = world.approve(plan["planDigest"])
     assert code == 1 and out["error"]["code"] == "RUNNER_EXIT_NONZERO", out
@@ -254,7 +254,7 @@ def test_a_run_claude_failed_reports_what_it_spent(
         options = ["--runner-model", "claude-scripted", "--runner-endpoint", model.base_url]
         code, verdict = world.cli("memory", "reverify-runner", "--runner", "claude", *options)
         assert code == 0, verdict
-        plan = world.plan("claude", *options)["plans"][0]["planDigest"]
+        plan = world.plan_by_cli("claude", *options)["plans"][0]["planDigest"]
         model.fail_mid_run = True
         code, out = world.approve(plan)
     assert code == 1 and out["error"]["code"] == "RUNNER_EXIT_NONZERO", out

@@ -682,6 +682,11 @@ RUNNER_PLAN_MISMATCH = _register(
     "RUNNER_PLAN_MISMATCH",
     "what would be sent now differs from the approved plan; make a new plan and approve it",
 )
+RUNNER_PLAN_OUTDATED = _register(
+    "RUNNER_PLAN_OUTDATED",
+    "the plan was made by another teamlore version, which plans the same inputs differently "
+    "(another plan format)",
+)
 RUNNER_PLAN_BUSY = _register(
     "RUNNER_PLAN_BUSY", "another teamlore process is running this plan right now"
 )

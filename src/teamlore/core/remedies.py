@@ -54,7 +54,7 @@ NEXT: dict[str, str] = {
     "ORG_DATABASE_UNAVAILABLE": "Check the `--database` URL and that its server is running.",
     "ORG_DATABASE_URL_INVALID": "Use postgresql://[USER@]HOST[:PORT]/DB, a password in ~/.pgpass.",
     "ORG_URL_HAS_CREDENTIALS": "Give the token in TEAMLORE_ORG_TOKEN (or --org-token-env NAME).",
-    "ORG_REPOSITORY_UNKNOWN": "See the org's repositories with `teamlore org list`.",
+    "ORG_REPOSITORY_UNKNOWN": "See the org's repositories with `teamlore org status`.",
     "ORG_REPOSITORY_EXISTS": "Each clone is in once (`teamlore org list`); else another `--name`.",
     "ORG_TOKEN_UNKNOWN": "See the live tokens with `teamlore org token list`.",
     "ORG_TOKEN_EXISTS": "Pick another name; to rotate it, `teamlore org token revoke NAME` first.",
@@ -180,6 +180,7 @@ NEXT: dict[str, str] = {
     "RUNNER_PLAN_NOT_FOUND": "Make a plan with `teamlore memory extract --runner NAME`.",
     "RUNNER_PLAN_INVALID": "Make a new plan with `teamlore memory extract --runner NAME`.",
     "RUNNER_PLAN_MISMATCH": "Make a new plan with `teamlore memory extract --runner NAME`.",
+    "RUNNER_PLAN_OUTDATED": "Make a new plan with `teamlore memory extract --runner NAME`.",
     "RUNNER_PLAN_INDETERMINATE": "Make a new plan (`teamlore memory extract --runner NAME`).",
     "RUNNER_PLAN_BUSY": "Wait for the other run of this plan to finish.",
     "RUNNER_PLAN_ALREADY_RUN": "Review what it staged with `teamlore memory review`.",
@@ -242,4 +243,6 @@ TOOL_FOR_COMMAND: dict[str, str] = {
     "memory assemble": "threadshare_memory_assemble",
     "memory extract": "threadshare_memory_extract_preview",
     "personal show": "memory_read",
+    "org search": "threadshare_org_search",
+    "org status": "threadshare_org_status",
 }

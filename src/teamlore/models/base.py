@@ -129,6 +129,10 @@ class ModelClient(Protocol):
 class ModelError(errors.TeamloreError):
     """A failed model call: a stable MODEL_* code; message and details never hold secrets."""
 
+    # what the provider's answer says the failed call used and cost (an answer whose text is
+    # unusable was still billed); None when no answer with a usage was read
+    usage: Usage | None = None
+
     @property
     def retryable(self) -> bool:
         return self.code in RETRYABLE_CODES

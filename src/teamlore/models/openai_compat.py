@@ -323,13 +323,17 @@ class OpenAICompatClient:
     # -- response --------------------------------------------------------------------------
 
     def _parse(self, request: ModelRequest, payload: bytes, attempts: int) -> ModelResponse:
+        usage: Usage | None = None  # what the answer says the call spent, once it is read
+
         def bad(reason: str, message: str) -> ModelError:
-            return model_error(
+            refusal = model_error(
                 errors.MODEL_BAD_RESPONSE,
                 f"{self.base_url}: {message}",
                 reason=reason,
                 attempts=attempts,
             )
+            refusal.usage = usage
+            return refusal
 
         if not payload.strip():
             raise bad("empty", "the response body is empty")
@@ -339,9 +343,10 @@ class OpenAICompatClient:
             raise bad("invalid_json", "the response body is not JSON") from None
         if not isinstance(data, dict):
             raise bad("invalid_json", "the response body is not a JSON object")
+        usage = _reported_usage(data, self.api)
         parse = _parse_chat if self.api == "chat" else _parse_responses
         try:
-            text, finish_reason, usage = parse(data)
+            text, finish_reason = parse(data)
         except _Unusable as exc:
             raise bad(exc.reason, exc.message) from None
         if request.wants_json:
@@ -484,7 +489,24 @@ def _cost(value: Any) -> float | None:
     return float(value) if math.isfinite(value) and value >= 0 else None
 
 
-def _parse_chat(data: dict[str, Any]) -> tuple[str, str | None, Usage]:
+def _reported_usage(data: dict[str, Any], api: str) -> Usage:
+    """The `usage` of an answer (Chat Completions' `prompt_tokens`/`completion_tokens`, the
+    Responses API's `input_tokens`/`output_tokens`), read whatever the rest of it holds."""
+    raw_usage = _dict(data.get("usage"))
+    inputs, outputs = (
+        ("prompt_tokens", "completion_tokens")
+        if api == "chat"
+        else ("input_tokens", "output_tokens")
+    )
+    return Usage(
+        input_tokens=_int(raw_usage.get(inputs)),
+        output_tokens=_int(raw_usage.get(outputs)),
+        total_tokens=_int(raw_usage.get("total_tokens")),
+        cost_usd=_cost(raw_usage.get("cost")),
+    )
+
+
+def _parse_chat(data: dict[str, Any]) -> tuple[str, str | None]:
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise _Unusable("no_choices", "the response has no choices")
@@ -508,17 +530,10 @@ def _parse_chat(data: dict[str, Any]) -> tuple[str, str | None, Usage]:
         if message.get("tool_calls"):
             raise _Unusable("tool_call", "the model answered with a tool call, not text")
         raise _Unusable("empty_output", "the model output is empty")
-    raw_usage = _dict(data.get("usage"))
-    usage = Usage(
-        input_tokens=_int(raw_usage.get("prompt_tokens")),
-        output_tokens=_int(raw_usage.get("completion_tokens")),
-        total_tokens=_int(raw_usage.get("total_tokens")),
-        cost_usd=_cost(raw_usage.get("cost")),
-    )
-    return content, finish if isinstance(finish, str) else None, usage
+    return content, finish if isinstance(finish, str) else None
 
 
-def _parse_responses(data: dict[str, Any]) -> tuple[str, str | None, Usage]:
+def _parse_responses(data: dict[str, Any]) -> tuple[str, str | None]:
     status = data.get("status")
     if status == "incomplete":
         details = data.get("incomplete_details")
@@ -553,14 +568,7 @@ def _parse_responses(data: dict[str, Any]) -> tuple[str, str | None, Usage]:
         if has_calls:
             raise _Unusable("tool_call", "the model answered with a tool call, not text")
         raise _Unusable("empty_output", "the model output is empty")
-    raw_usage = _dict(data.get("usage"))
-    usage = Usage(
-        input_tokens=_int(raw_usage.get("input_tokens")),
-        output_tokens=_int(raw_usage.get("output_tokens")),
-        total_tokens=_int(raw_usage.get("total_tokens")),
-        cost_usd=_cost(raw_usage.get("cost")),
-    )
-    return text, status if isinstance(status, str) else None, usage
+    return text, status if isinstance(status, str) else None
 
 
 def _error_code(payload: bytes) -> str | None:

@@ -34,7 +34,7 @@ import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 from pydantic import ValidationError
@@ -50,6 +50,9 @@ from teamlore.runner.binaries import BinaryIdentity, identify, resolve_binary
 from teamlore.runner.process import RUN_MARKER_ENV, Limits, run_bounded
 from teamlore.runner.scratch import scratch_folder
 from teamlore.runner.usage import NOT_REPORTED, RunUsage, claude_usage, codex_usage
+
+if TYPE_CHECKING:
+    from teamlore.models.base import Usage
 
 RunnerName = Literal["claude", "codex", "openai"]
 RUNNER_NAMES: tuple[RunnerName, ...] = ("claude", "codex", "openai")
@@ -617,9 +620,19 @@ def _openai_timeout(err: errors.TeamloreError, endpoint: str, limits: Limits) ->
     )
 
 
+def _spent(reported: Usage) -> RunUsage:
+    """A model call's reported usage as a run's spend."""
+    return RunUsage(
+        reported.input_tokens,
+        reported.output_tokens,
+        reported.cost_usd,  # the provider's own figure, when it gives one (OpenRouter)
+        "provider" if reported.cost_usd is not None else None,
+    )
+
+
 def openai_runner(choice: RunnerChoice, environ: Mapping[str, str], home: Path | None) -> Runner:
     from teamlore import __version__
-    from teamlore.models.base import ChatMessage, ModelRequest
+    from teamlore.models.base import ChatMessage, ModelError, ModelRequest
     from teamlore.models.openai_compat import OpenAICompatClient
     from teamlore.models.profiles import load_profile, normalize_base_url, profile_names
 
@@ -668,14 +681,11 @@ def openai_runner(choice: RunnerChoice, environ: Mapping[str, str], home: Path |
             try:
                 response = client.complete(request)
             except errors.TeamloreError as err:
+                if isinstance(err, ModelError) and err.usage is not None:
+                    # an unusable answer the provider still billed: its spend goes along
+                    err.details["usage"] = _spent(err.usage).to_json()
                 raise _openai_timeout(err, profile.base_url, limits) from None
-        reported = response.usage
-        spent = RunUsage(
-            reported.input_tokens,
-            reported.output_tokens,
-            reported.cost_usd,  # the provider's own figure, when it gives one (OpenRouter)
-            "provider" if reported.cost_usd is not None else None,
-        )
+        spent = _spent(response.usage)
         if len(response.text.encode("utf-8")) > limits.max_output_bytes:
             raise errors.TeamloreError(
                 errors.RUNNER_OUTPUT_TOO_LARGE,

@@ -23,7 +23,7 @@ import pytest
 from support import git, teamlore_cli
 from teamlore.contracts import digests
 from teamlore.contracts.promotion import POLICY_VERSION, PromotionPlan
-from teamlore.core import errors
+from teamlore.core import errors, safe_write
 from teamlore.core.analyzer import analyze
 from teamlore.core.canonical import canonical_json, sha256_hex
 from teamlore.memory.extraction.tasks import Owner
@@ -456,6 +456,21 @@ def test_a_symlinked_target_file_voids_and_the_file_it_points_to_is_untouched(
     assert victim.read_bytes() == b"not yours\n"
     assert (world.root / A).is_symlink()
     assert not (world.root / B).exists()
+
+
+def test_a_target_grown_too_large_voids_with_the_advice_its_reader_gave(world: World) -> None:
+    plan_id, _ = two_new_entries(world)
+    stored_plan.approve_plan(world.conn, plan_id)
+    (world.root / A).write_bytes(b"x" * (safe_write.MAX_READ_BYTES + 1))
+
+    with pytest.raises(errors.TeamloreError) as refused:
+        world.promote(plan_id)
+
+    assert refused.value.code == "UNSAFE_PATH"
+    assert voided(refused)["driftedPath"] == A
+    assert refused.value.to_json()["next"] == (
+        "Shorten the file the message names to under its limit, then retry."
+    )
 
 
 # --- owner -----------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from recall_world import WINDOW
 from support import release_repository
 from teamlore.core.canonical import sha256_hex
 from teamlore.core.errors import TeamloreError
+from teamlore.ops.memory.review import short_candidate_id
 from teamlore.ops.registry import OpContext, run_operation
 
 SKILL_BODY = (
@@ -91,10 +92,15 @@ def state_counts(home: Path) -> tuple[int, ...]:
 
 def promote_skill(repo: Path, home: Path) -> dict[str, Any]:
     review = op(repo, home, "memory.review", {"kind": "skill"})
-    item = review["items"][0]
-    request = {
+    plan = op(repo, home, "memory.prepare", prepare_request(review["items"][0]))
+    return op(repo, home, "memory.promote", {"planId": plan["planId"]})
+
+
+def prepare_request(item: dict[str, Any], kind: str = "skill") -> dict[str, Any]:
+    """The PrepareRequest@v1 confirming every statement of the reviewed `item` as `kind`."""
+    return {
         "format": "threadshare-memory-prepare-request@v1",
-        "kind": "skill",
+        "kind": kind,
         "candidates": [
             {
                 "candidateId": item["candidateId"],
@@ -110,8 +116,6 @@ def promote_skill(repo: Path, home: Path) -> dict[str, Any]:
             }
         ],
     }
-    plan = op(repo, home, "memory.prepare", request)
-    return op(repo, home, "memory.promote", {"planId": plan["planId"]})
 
 
 def test_recall_returns_skill_and_memory_context_with_a_binding_digest(
@@ -339,6 +343,31 @@ def test_restaging_the_same_candidate_replays_and_a_different_one_conflicts(
     assert again["candidates"] == first["candidates"]
     other = skill_candidate(recalled, body=SKILL_BODY + "3. Announce it.\n")
     assert refusal(repo, home, "memory.stage", other).code == "SUBMISSION_CONFLICT"
+
+
+@pytest.mark.parametrize("named_as", ["entry", "consolidation"])
+def test_a_skill_candidate_named_as_another_kind_is_refused_with_the_commands_for_skills(
+    repo: Path, home: Path, named_as: str
+) -> None:
+    op(repo, home, "memory.stage", skill_candidate(recall(repo, home)))
+    item = op(repo, home, "memory.review", {"kind": "skill"})["items"][0]
+    skill_next = (
+        "Review it with `teamlore memory review --kind skill`, then confirm it with "
+        "`teamlore memory confirm --kind skill`."
+    )
+
+    prepared = refusal(repo, home, "memory.prepare", prepare_request(item, kind=named_as))
+    typed = short_candidate_id(item["candidateId"])  # as the text views show it
+    confirmed = refusal(repo, home, "memory.confirm", {"kind": named_as, "candidateIds": [typed]})
+
+    for refused in (prepared, confirmed):
+        assert refused.code == "CANDIDATE_NOT_FOUND"
+        assert refused.message == (
+            f"{item['candidateId']} is a skill candidate, not "
+            f"{'an entry' if named_as == 'entry' else 'a consolidation'} candidate"
+        )
+        assert refused.to_json()["next"] == skill_next
+    assert op(repo, home, "memory.review", {"kind": "skill"})["items"] == [item]
 
 
 def test_promote_voids_a_skill_plan_when_the_team_memory_changed_after_prepare(

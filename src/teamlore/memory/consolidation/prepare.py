@@ -35,7 +35,7 @@ from teamlore.repo.binding import RepositoryIdentity
 def _candidate(
     state: sqlite3.Connection, identity: RepositoryIdentity, request: PrepareRequest
 ) -> tuple[sqlite3.Row, dict[str, Any]]:
-    from teamlore.memory.promotion.review import require_candidate
+    from teamlore.memory.promotion.review import of_another_kind, require_candidate
 
     if len(request.candidates) != 1:
         raise errors.TeamloreError(
@@ -45,11 +45,7 @@ def _candidate(
     wanted = request.candidates[0]
     row = require_candidate(state, identity, wanted.candidate_id)
     if row[1] != CANDIDATE_KIND:
-        raise errors.TeamloreError(
-            errors.CANDIDATE_NOT_FOUND,
-            f"{wanted.candidate_id} is a {row[1]} candidate, not a consolidation",
-            candidateId=wanted.candidate_id,
-        )
+        raise of_another_kind(wanted.candidate_id, row[1], "consolidation", row[2])
     if row[2] != "quarantined":
         raise errors.TeamloreError(
             errors.CANDIDATE_STALE,

@@ -214,7 +214,7 @@ def _apply_file(
             f.target_path,
         ) from None
     except errors.TeamloreError as exc:
-        raise _Drift(exc.error, exc.message, f.target_path) from None
+        raise _Drift.of(exc, f.target_path) from None
     failpoint("promotion.after-write")
     _mark_applied(conn, plan_id, f.target_path)
     failpoint("promotion.after-mark")

@@ -24,11 +24,25 @@ from teamlore.repo.binding import RepositoryIdentity
 
 
 class _Drift(Exception):
-    def __init__(self, error: errors.ErrorCode, message: str, path: str | None = None) -> None:
+    def __init__(
+        self,
+        error: errors.ErrorCode,
+        message: str,
+        path: str | None = None,
+        remedy: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.error = error
         self.message = message
         self.path = path
+        self.remedy = remedy  # the `next` of the refusal it stands for, when that has its own
+
+    @classmethod
+    def of(cls, refusal: errors.TeamloreError, path: str | None) -> _Drift:
+        """The drift a refusal found while checking or writing `path` is: its code, its message
+        and the `next` its raise site gave (a file too large says to shorten it, not the code's
+        "no symlink")."""
+        return cls(refusal.error, refusal.message, path, refusal.remedy)
 
 
 def _check_owner(stored: StoredPlan, identity: RepositoryIdentity) -> None:
@@ -115,14 +129,14 @@ def _check_kinds(conn: sqlite3.Connection, stored: StoredPlan, root: Path, *, be
             try:
                 check(conn, stored.owner, root, ids, targets)
             except errors.TeamloreError as exc:
-                raise _Drift(exc.error, exc.message, exc.details.get("path")) from None
+                raise _Drift.of(exc, exc.details.get("path")) from None
 
 
 def _read_target(root: Path, path: str) -> bytes | None:
     try:
         return safe_write.read_file(root, path)
     except errors.TeamloreError as exc:
-        raise _Drift(errors.UNSAFE_PATH, exc.message, path) from None
+        raise _Drift.of(exc, path) from None
 
 
 def _oid(data: bytes | None) -> str | None:
@@ -167,4 +181,4 @@ def _void(conn: sqlite3.Connection, stored: StoredPlan, drift: _Drift) -> errors
         details["driftedPath"] = drift.path
     return errors.TeamloreError(
         drift.error, f"{drift.message}; plan voided, review and prepare again", **details
-    )
+    ).advising(drift.remedy)

@@ -78,6 +78,7 @@ from teamlore.memory.promotion.review import (
     CandidateView,
     EvidenceResolver,
     candidate_view,
+    of_another_kind,
     require_candidate,
 )
 from teamlore.memory.promotion.targets import public_identity_of, repository_binding
@@ -116,11 +117,7 @@ def _checked_view(
     row = require_candidate(conn, identity, wanted.candidate_id)
     view = candidate_view(conn, row, resolver, Path(identity.worktree_root))
     if view.kind != candidate_kind(kind).stored:
-        raise errors.TeamloreError(
-            errors.CANDIDATE_NOT_FOUND,
-            f"{view.candidate_id} is a {view.kind} candidate, not a {kind} candidate",
-            candidateId=view.candidate_id,
-        )
+        raise of_another_kind(view.candidate_id, view.kind, kind, view.status)
     if view.status != "quarantined":
         raise errors.TeamloreError(
             errors.CANDIDATE_STALE,

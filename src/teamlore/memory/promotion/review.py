@@ -490,6 +490,47 @@ def candidate_ids(conn: sqlite3.Connection, identity: RepositoryIdentity) -> lis
     ]
 
 
+# a stored `candidate_kind` as a review, confirm or PrepareRequest@v1 names it (`--kind`)
+REQUEST_KIND = {"entry": "entry", "skill": "skill", "consolidation-patch": "consolidation"}
+
+
+def of_another_kind(
+    candidate_id: str, stored_kind: str, wanted: str, status: str = "quarantined"
+) -> errors.TeamloreError:
+    """CANDIDATE_NOT_FOUND for a candidate a request of kind `wanted` names that is of another
+    kind. One that awaits review (`status`) does so under its own kind, so the advice names the
+    commands for that kind (`memory review` alone lists entries only)."""
+    its = REQUEST_KIND.get(stored_kind, stored_kind)
+
+    def a(kind: str) -> str:
+        return f"an {kind}" if kind[0] in "aeiou" else f"a {kind}"
+
+    refusal = errors.TeamloreError(
+        errors.CANDIDATE_NOT_FOUND,
+        f"{candidate_id} is {a(its)} candidate, not {a(wanted)} candidate",
+        candidateId=candidate_id,
+        kind=its,
+    )
+    if status != "quarantined":
+        return refusal
+    return refusal.advising(
+        f"Review it with `teamlore memory review --kind {its}`, then confirm it with "
+        f"`teamlore memory confirm --kind {its}`."
+    )
+
+
+def awaiting_review(conn: sqlite3.Connection, identity: RepositoryIdentity) -> dict[str, str]:
+    """Every quarantined candidate of this worktree: its id → its stored kind."""
+    return {
+        str(row[0]): str(row[1])
+        for row in conn.execute(
+            "SELECT candidate_id, candidate_kind FROM candidates WHERE repository_key = ? "
+            "AND worktree_key = ? AND status = 'quarantined'",
+            (identity.repository_key, identity.worktree_key),
+        )
+    }
+
+
 def require_candidate(
     state: sqlite3.Connection, identity: RepositoryIdentity, candidate_id: str
 ) -> sqlite3.Row:

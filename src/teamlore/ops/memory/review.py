@@ -215,11 +215,11 @@ def resolve_candidate_id(known: Sequence[str], typed: str) -> str:
 
 
 def load_candidate_kinds() -> None:
-    """Register the Skill and consolidation candidate kinds with promotion (they register on
-    import; see `teamlore.memory.promotion.kinds`). Every operation that reviews, prepares,
-    promotes or discards candidates calls it first."""
-    import teamlore.memory.consolidation
-    import teamlore.memory.skills  # noqa: F401
+    """Register the Skill and consolidation candidate kinds with promotion (their `kind` modules
+    register on import; see `teamlore.memory.promotion.kinds`). Every operation that reviews,
+    prepares, promotes, discards or resumes candidates' plans calls it first."""
+    import teamlore.memory.consolidation.kind
+    import teamlore.memory.skills.kind  # noqa: F401
 
 
 class ReviewRequest(BaseModel):
@@ -421,6 +421,7 @@ def memory_confirm(ctx: OpContext, request: ConfirmRequest) -> dict[str, Any]:
     reviewed = memory_review(ctx, ReviewRequest(kind=request.kind))
     known = [item["candidateId"] for item in reviewed["items"]]
     chosen = [resolve_candidate_id(known, typed) for typed in request.candidate_ids]
+    _refuse_another_kind(ctx, request.kind, [c for c in chosen if c not in known])
     items, left_out = _confirmable(reviewed["items"], chosen)
     if not items:
         return {"status": "nothing-to-confirm", "planId": None, "leftOut": left_out}
@@ -430,6 +431,25 @@ def memory_confirm(ctx: OpContext, request: ConfirmRequest) -> dict[str, Any]:
     document = prepare_request_from_review(reviewed["items"], confirmed)
     prepared = memory_prepare(ctx, PrepareRequestDocument.model_validate(document))
     return {**prepared, "leftOut": left_out}
+
+
+def _refuse_another_kind(ctx: OpContext, kind: str, unknown: list[str]) -> None:
+    """A chosen candidate the review of `kind` does not hold that awaits review as another kind
+    (a Skill given to confirm entries) is refused as that kind's, with the commands for it."""
+    if not unknown:
+        return
+    from teamlore.memory.promotion.review import REQUEST_KIND, awaiting_review, of_another_kind
+
+    with open_owner(ctx, for_read=True) as owner:
+        waiting = awaiting_review(owner.state, owner.identity)
+    others = {i: k for i, k in waiting.items() if REQUEST_KIND.get(k, k) != kind}
+    for typed in unknown:
+        try:
+            found = resolve_candidate_id(list(others), typed)
+        except errors.TeamloreError:  # it names several: it is refused as unknown below
+            continue
+        if found in others:
+            raise of_another_kind(found, others[found], kind)
 
 
 def _confirmable(

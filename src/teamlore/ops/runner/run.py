@@ -43,19 +43,46 @@ _CHANGED = {
 
 
 def _mismatch(
-    plan: Any, rebuilt: Any | None, why: str, profile_changed: list[str] | None = None
+    plan: Any, rebuilt: Any | None, why: str = "", profile_changed: list[str] | None = None
 ) -> errors.TeamloreError:
     changed: list[str] = []
     if rebuilt is not None:
         names = [n for n in _CHANGED if getattr(plan, n) != getattr(rebuilt, n)]
+        if not names:
+            return _outdated(plan, rebuilt)
         changed = [to_camel(n) for n in names]
-        why = _CHANGED[names[0]] if names else why
-        if names and names[0] == "runner_profile" and profile_changed:
+        why = _CHANGED[names[0]]
+        if names[0] == "runner_profile" and profile_changed:
             why = f"{why} since the plan: {'; '.join(profile_changed)}"
     return errors.TeamloreError(
         errors.RUNNER_PLAN_MISMATCH,
         f"plan {plan.plan_digest[:12]}… no longer matches its inputs ({why}); make a new plan "
         "with `teamlore memory extract --runner …` and approve that",
+        planDigest=plan.plan_digest,
+        changed=changed,
+    )
+
+
+def _outdated(plan: Any, rebuilt: Any) -> errors.TeamloreError:
+    """RUNNER_PLAN_OUTDATED: a plan whose task, coverage, bytes and runner profile are what this
+    teamlore would plan now, and yet is not its plan (another `format`, a field this version
+    fills in otherwise): another teamlore version made it."""
+    mine, theirs = rebuilt.to_wire(), plan.to_wire()
+    changed = sorted(
+        key
+        for key in mine.keys() | theirs.keys()
+        if key != "planDigest" and mine.get(key) != theirs.get(key)
+    )
+    why = (
+        f"its format is {theirs.get('format')}, this version makes {mine.get('format')} of it"
+        if "format" in changed
+        else f"this version fills in {', '.join(changed)} otherwise"
+    )
+    return errors.TeamloreError(
+        errors.RUNNER_PLAN_OUTDATED,
+        f"plan {plan.plan_digest[:12]}… was made by another teamlore version ({why}; what it "
+        "sends is unchanged); make a new plan with `teamlore memory extract --runner …` and "
+        "approve that",
         planDigest=plan.plan_digest,
         changed=changed,
     )
@@ -364,7 +391,7 @@ def _run_one(
             if rebuilt.plan_digest != plan_digest:
                 now = runner.describe()
                 changes = profile_changes(plan_file.profile, now)
-                refusal = _mismatch(plan_file.plan, rebuilt, "the bytes to send changed", changes)
+                refusal = _mismatch(plan_file.plan, rebuilt, profile_changed=changes)
                 if not _task_changed(plan_file.plan, rebuilt):
                     raise refusal  # the approving shell's runner: the plan may run elsewhere
                 raise _swept(home, plan_file, refusal)
