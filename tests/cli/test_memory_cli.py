@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from support import git, teamlore_cli
+from support import draft_batch, git, release_repository, store_all, teamlore_cli
 
 CLEAN_ENTRY = """---
 id: export-order-must-be-stable
@@ -348,3 +348,97 @@ def test_recall_says_its_coverage_in_words_and_names_sessions_as_sessions_list_d
     note = next(line for line in lines if line.startswith("note: "))
     assert note.endswith(f"Sessions considered: {key[:12]} (2 matching turns, fewer than 3)."), note
     assert key not in done.stdout
+
+
+SCENE = (
+    "-----META-START-----\ncreated: 2026-01-01\nupdated: 2026-01-01\n"
+    'summary: "Release readiness"\nheat: 1\n-----META-END-----\n- Tag releases with a v prefix.\n'
+)
+
+
+def test_recall_leaves_out_a_symlinked_scene_and_says_so_as_search_does(
+    tmp_path: Path, home: Path
+) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
+    from recall_world import WINDOW, CodexSession, make_repo, sync
+
+    repo = make_repo(tmp_path / "shop")
+    CodexSession("l1", repo).turn("one").turn("two").turn("three").write(tmp_path / "codex")
+    sync(home, tmp_path / "codex", repo)
+    assert teamlore_cli("memory", "init", cwd=repo).returncode == 0
+    scenes = repo / ".threadshare/memory/scenes"
+    (scenes / "release-readiness.md").write_text(SCENE)
+    (tmp_path / "elsewhere.md").write_text(SCENE)
+    (scenes / "linked.md").symlink_to(tmp_path / "elsewhere.md")
+    window = ("--since", WINDOW["since"], "--until", WINDOW["until"])
+
+    code, recalled = cli_json("memory", "recall", *window, cwd=repo)
+    _, searched = cli_json("memory", "search", "release", cwd=repo)
+    text = teamlore_cli("memory", "recall", *window, cwd=repo, env={"COLUMNS": "80"})
+
+    assert code == 0 and len(recalled["sources"]) == 1
+    memory = recalled["memoryContext"]
+    assert [item["id"] for item in memory["items"]] == ["release-readiness"]
+    assert searched["coverage"] == memory["coverage"] == "partial"
+    assert (
+        searched["leftOut"]
+        == memory["leftOut"]
+        == [
+            {
+                "code": "symlink",
+                "file": ".threadshare/memory/scenes/linked.md",
+                "line": None,
+                "field": None,
+                "why": "a symbolic link is never followed",
+            }
+        ]
+    )
+    assert "leftOut" not in recalled["skillContext"]
+    assert text.returncode == 0, text.stderr
+    assert text.stdout.splitlines()[2:5] == [
+        "Not recalled: 1 file it cannot read:",
+        "  symlink .threadshare/memory/scenes/linked.md: a symbolic link is never followed",
+        "  next: fix them (`teamlore memory lint` shows each problem), then recall again.",
+    ]
+
+
+def test_recall_of_extracted_turns_names_the_drafts_still_waiting_and_what_moves_them_on(
+    tmp_path: Path, home: Path
+) -> None:
+    """It said only "every matching turn already extracted" while the drafts staged from those
+    turns waited for an adjudication nobody had run; `memory status` named them."""
+    repo = release_repository(tmp_path, home)
+    window = ("--since", "2026-03-01", "--until", "2026-03-08")
+    _, first = cli_json("memory", "recall", *window, cwd=repo)
+    staged = tmp_path / "drafts.json"
+    staged.write_text(json.dumps(draft_batch(first["sources"][0])))
+    code, drafted = cli_json("memory", "stage", "--request", str(staged), cwd=repo)
+    assert code == 0, drafted
+    _, status = cli_json("memory", "status", cwd=repo)
+    advised = status["adjudication"]["next"]
+
+    code, again = cli_json("memory", "recall", *window, cwd=repo)
+    text = teamlore_cli("memory", "recall", *window, cwd=repo, env={"COLUMNS": "80"})
+
+    assert code == 0 and again["sources"] == []
+    assert again["waiting"] == {"awaitingAdjudication": 1, "awaitingReview": 0, "next": advised}
+    waiting = f" Staged from those turns, still waiting: 1 draft awaits adjudication: {advised}."
+    assert again["note"].endswith(f"(every matching turn already extracted).{waiting}")
+    assert text.returncode == 0, text.stderr
+    note = next(line for line in text.stdout.splitlines() if line.startswith("note: "))
+    assert note.endswith(waiting), note
+
+    adjudicated = tmp_path / "adjudication.json"
+    adjudicated.write_text(json.dumps(store_all(drafted["adjudicationTask"])))
+    assert cli_json("memory", "stage", "--request", str(adjudicated), cwd=repo)[0] == 0
+
+    _, reviewed_next = cli_json("memory", "recall", *window, cwd=repo)
+
+    assert reviewed_next["waiting"] == {
+        "awaitingAdjudication": 0,
+        "awaitingReview": 1,
+        "next": "teamlore memory review",
+    }
+    assert reviewed_next["note"].endswith(
+        " still waiting: 1 quarantined candidate awaits review: teamlore memory review."
+    )

@@ -93,9 +93,8 @@ def test_a_megabyte_tool_name_is_refused_in_a_short_answer(repo: Path) -> None:
     assert json.loads(text)["error"]["code"] == "USAGE"
 
 
-def test_a_client_that_stops_reading_before_its_answer_ends_the_server_quietly(
-    repo: Path,
-) -> None:
+def serving_team_server(repo: Path) -> subprocess.Popen[bytes]:
+    """`teamlore mcp --capability team` in a subprocess, past its initialize handshake."""
     server = subprocess.Popen(
         [sys.executable, "-m", "teamlore.cli.main", "mcp", "--capability", "team"],
         stdin=subprocess.PIPE,
@@ -104,7 +103,7 @@ def test_a_client_that_stops_reading_before_its_answer_ends_the_server_quietly(
         cwd=repo,
         env={**os.environ},
     )
-    assert server.stdin is not None and server.stdout is not None and server.stderr is not None
+    assert server.stdin is not None and server.stdout is not None
     handshake = [
         {
             "jsonrpc": "2.0",
@@ -122,11 +121,27 @@ def test_a_client_that_stops_reading_before_its_answer_ends_the_server_quietly(
         server.stdin.write(json.dumps(frame).encode() + b"\n")
     server.stdin.flush()
     server.stdout.readline()  # initialized: the server is serving
-    server.stdout.close()  # the client stops reading, then asks
+    return server
+
+
+def ask_for_status(server: subprocess.Popen[bytes]) -> None:
+    assert server.stdin is not None
     status = {"name": "threadshare_memory_status", "arguments": {}}
     call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": status}
     server.stdin.write(json.dumps(call).encode() + b"\n")
     server.stdin.flush()
+
+
+GONE = "[teamlore] the client closed the connection before the server answered; stopping"
+
+
+def test_a_client_that_stops_reading_before_its_answer_ends_the_server_quietly(
+    repo: Path,
+) -> None:
+    server = serving_team_server(repo)
+    assert server.stdin is not None and server.stdout is not None and server.stderr is not None
+    server.stdout.close()  # the client stops reading, then asks
+    ask_for_status(server)
     time.sleep(3)  # the status call answers in milliseconds: its answer meets the closed pipe
     server.stdin.close()
 
@@ -135,6 +150,23 @@ def test_a_client_that_stops_reading_before_its_answer_ends_the_server_quietly(
 
     assert exit_code == 0
     assert "Traceback" not in stderr and "BrokenPipeError" not in stderr
-    assert stderr.strip().splitlines() == [
-        "[teamlore] the client closed the connection before the server answered; stopping"
-    ]
+    assert stderr.strip().splitlines() == [GONE]
+
+
+def test_a_server_that_can_no_longer_answer_stops_while_the_client_keeps_stdin_open(
+    repo: Path,
+) -> None:
+    server = serving_team_server(repo)
+    assert server.stdin is not None and server.stdout is not None and server.stderr is not None
+    server.stdout.close()  # the client stops reading, asks, and never closes stdin
+    ask_for_status(server)
+
+    try:
+        exit_code = server.wait(timeout=10)
+    finally:
+        server.stdin.close()  # without the fix the server waits for this to stop
+        server.wait(timeout=60)
+    stderr = server.stderr.read().decode()
+
+    assert exit_code == 0
+    assert stderr.strip().splitlines() == [GONE]

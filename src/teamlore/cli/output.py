@@ -124,14 +124,17 @@ def say_how_many_more(shown: int, total: int, indent: str = "  ") -> None:
         say(indent, styled(f"… {total - shown} more (--format json lists them all)", "dim"))
 
 
-def say_left_out(left_out: list[dict[str, Any]]) -> int:
-    """The memory files a search could not read (its `leftOut`), with what to do; how many."""
+def say_left_out(
+    left_out: list[dict[str, Any]], done: str = "searched", again: str = "search"
+) -> int:
+    """The memory files a search (or a recall: `done`, `again`) could not read (its
+    `leftOut`), with what to do; how many."""
     if left_out:
-        say(styled(f"Not searched: {counted(len(left_out), 'file')} it cannot read:", "yellow"))
+        say(styled(f"Not {done}: {counted(len(left_out), 'file')} it cannot read:", "yellow"))
         for d in left_out[:5]:
             say("  ", styled(d["code"], "yellow"), f" {d['file']}:{d.get('line') or ''} {d['why']}")
         say_how_many_more(5, len(left_out))
-        say("  next: fix them (`teamlore memory lint` shows each problem), then search again.")
+        say(f"  next: fix them (`teamlore memory lint` shows each problem), then {again} again.")
     return len(left_out)
 
 

@@ -17,7 +17,7 @@ or context:
 Tool results carry the operation's JSON both as structured content and as text (`memory_read`'s
 text is the rendered memory); refusals are tool results with `isError` and the same
 `{"error": {"code", "message", "problem", "next"}}` the CLI prints. stdout belongs to MCP; logs
-go to stderr. Calls run one at a time in a worker thread, however many the client sends at once;
+go to stderr. Calls run in worker threads, several at the same time (anyio's thread pool);
 a client that goes away ends the process quietly (one line on stderr, exit 0).
 """
 
@@ -41,6 +41,7 @@ from mcp.shared.message import SessionMessage
 from teamlore import __version__
 from teamlore.core import errors, refusals
 from teamlore.core.paths import from_here, working_directory
+from teamlore.mcp.client_input import claim_client_input
 from teamlore.ops.registry import (
     CAPABILITY_TIERS,
     PERSONAL_CAPABILITIES,
@@ -348,8 +349,8 @@ def build_server(
     org_database: str | None = None,
 ) -> Server[Any]:
     """The server for a launch (or, for team tiers, just capabilities + cwd); `org_database`:
-    the org index `org serve` was launched with (docs/org.md). Tool calls run at the same time;
-    an operation's first calls, which import its modules, one at a time (`Operation.run`)."""
+    the org index `org serve` was launched with (docs/org.md). Tool calls run at the same time,
+    first calls, which import their operations' modules, too (`Operation.run`)."""
     if not isinstance(launch, Launch):
         capabilities = [launch] if isinstance(launch, str) else list(launch)
         launch = plan_launch(capabilities, cwd=cwd or working_directory(), home=home)
@@ -490,7 +491,9 @@ def serve(
     server = build_server(launch, request_flush=writer.request_flush if writer else None)
 
     async def main() -> None:
-        async with stdio_server() as (read_stream, write_stream):
+        # frames read so that a broken stdout ends the server even while stdin stays open
+        client_input = claim_client_input()
+        async with stdio_server(stdin=client_input) as (read_stream, write_stream):
             inbox_send, inbox = anyio.create_memory_object_stream[SessionMessage | Exception](0)
             async with anyio.create_task_group() as tasks:
                 tasks.start_soon(answer_malformed_frames, read_stream, inbox_send, write_stream)

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from support import entry_file
+from teamlore.core import errors
 from teamlore.memory.skills.context import (
     memory_context,
     query_terms,
@@ -136,3 +139,32 @@ def test_the_capture_prompt_is_versioned_and_says_when_in_doubt_capture(tmp_path
     never = text.split("Never capture:")[1]
     for rejected in ("1. secrets", "2. raw logs", "3. the purely transient", "4. what an existing"):
         assert rejected in never
+
+
+def test_recall_leaves_out_a_symlinked_scene_or_skill_and_names_each_but_staging_refuses(
+    tmp_path: Path,
+) -> None:
+    root = tree(tmp_path)
+    add_scene(root, "release", 1, "Releases")
+    add_skill(root, "deploy", "Deploy the app.")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "stolen.md").write_text("-----META-START-----\n")
+    (root / ".threadshare/memory/scenes/stolen.md").symlink_to(outside / "stolen.md")
+    (root / ".threadshare/memory/skills/linked").symlink_to(outside)
+
+    contexts = recall_contexts(root, "release")
+
+    memory, skills = contexts["memoryContext"], contexts["skillContext"]
+    assert [item["id"] for item in memory["items"]] == ["release"]
+    assert memory["coverage"] == skills["coverage"] == "partial"
+    assert [(d["code"], d["file"]) for d in memory["leftOut"]] == [
+        ("symlink", ".threadshare/memory/scenes/stolen.md")
+    ]
+    assert [(d["code"], d["file"]) for d in skills["leftOut"]] == [
+        ("symlink", ".threadshare/memory/skills/linked")
+    ]
+    assert [s["name"] for s in skills["skills"]] == ["deploy"]
+    with pytest.raises(errors.TeamloreError) as refused:
+        read_team_memory(root)  # what staging binds: never a partial view
+    assert refused.value.error is errors.UNSAFE_PATH

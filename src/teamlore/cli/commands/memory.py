@@ -24,6 +24,7 @@ from teamlore.cli.output import (
     say,
     say_how_many_more,
     say_ignored_by_git,
+    say_left_out,
     stdout,
     styled,
 )
@@ -280,6 +281,8 @@ def _render_recall(result: dict[str, Any]) -> None:
             f" turns {turns.get('start')}–{turns.get('end')},"
             f" {counted(len(task.get('evidenceCatalog', [])), 'evidence item')}",
         )
+    contexts = (result.get("skillContext") or {}, result.get("memoryContext") or {})
+    say_left_out([d for c in contexts for d in c.get("leftOut", [])], "recalled", "recall")
     for key in ("coverage", "note", "next"):
         if result.get(key):
             _render_field(key, result[key])

@@ -81,3 +81,21 @@ def put_turns_back(conn: sqlite3.Connection, chunk_ref: str) -> dict[str, Any] |
     )
     start, _, end = str(row[1]).partition("-")
     return {"sessionKey": str(row[0]), "turnRange": {"start": int(start), "end": int(end)}}
+
+
+def candidates_waiting_on(
+    conn: sqlite3.Connection, identity: RepositoryIdentity, session_keys: list[str]
+) -> dict[str, int]:
+    """Of the candidates staged from the extracted turns of these sessions, how many still wait
+    on their adjudication (`draft`) and how many on a person's review (`quarantined`)."""
+    waiting = {"draft": 0, "quarantined": 0}
+    marks = ",".join("?" * len(session_keys))
+    for status, n in conn.execute(
+        "SELECT c.status, count(*) FROM candidates c JOIN chunks k ON k.chunk_ref = c.chunk_ref"
+        " WHERE k.repository_key = ? AND k.worktree_key = ? AND k.status IN ('drafted',"
+        f" 'extracted') AND k.session_key IN ({marks})"
+        " AND c.status IN ('draft', 'quarantined') GROUP BY c.status",
+        (identity.repository_key, identity.worktree_key, *session_keys),
+    ):
+        waiting[str(status)] = int(n)
+    return waiting

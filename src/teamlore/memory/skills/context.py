@@ -9,6 +9,10 @@ context").
 - memoryContext: scenes (score, heat, name), then the doctrine, then approved entries (score,
   priority, id); at most 40 items and 128 KiB of content — an item over the remaining budget is
   skipped and later, smaller ones still fit. Items are never cut.
+- A memory file that exists but cannot be read safely (a symlink, not a regular file, over the
+  size cap, unreadable) is left out of recall's contexts and named in their `leftOut`
+  (`coverage: "partial"`), as search leaves it out; staging, which binds the memory, still
+  refuses it (UNSAFE_PATH).
 - The memory binding (`skill-memory-first@1`): digests of the approved entry set, the scene
   index and the doctrine. A SkillCandidate echoes its digest (`memoryContextDigest`); stage,
   review and prepare refuse when the team memory changed since (MEMORY_CONTEXT_DRIFT).
@@ -22,7 +26,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,13 +35,15 @@ from teamlore.core.canonical import digest, sha256_hex
 from teamlore.memory.skills.prompt import SKILL_CAPTURE_PROMPT, SKILL_CAPTURE_PROMPT_VERSION
 from teamlore.memory.skills.source import SourceSkill, refuse_unreadable, source_skills
 from teamlore.memory.store.documents import load_doctrine, load_entry, load_scene
-from teamlore.memory.store.layout import DOCTRINE_FILE, ENTRIES_DIR, SCENES_DIR
+from teamlore.memory.store.layout import DOCTRINE_FILE, ENTRIES_DIR, SCENES_DIR, SKILLS_DIR
 from teamlore.memory.store.projection import MemoryFiles, read_memory_files
+from teamlore.memory.store.tree_reader import Diagnostic
 
 MEMORY_POLICY_VERSION = "skill-memory-first@1"
 MAX_CONTEXT_SKILLS = 20
 MAX_CONTEXT_ITEMS = 40
 MAX_CONTEXT_BYTES = 128 * 1024
+SOURCE_DRIFT = "source-drift"  # tree_reader's code for a file that changed while it was read
 _TOKEN = re.compile(r"[^\W_](?:[^\W_]|-){1,63}")
 
 
@@ -75,6 +81,7 @@ class TeamMemory:
     scenes: list[_Item]
     doctrine: _Item | None
     entries: list[_Item]  # approved status only
+    left_out: tuple[Diagnostic, ...] = ()  # files skipped as unreadable (recall only)
 
     def binding(self) -> dict[str, Any]:
         entry_set = [
@@ -103,16 +110,23 @@ class TeamMemory:
         return next((s for s in self.skills if s.name == name), None)
 
 
-def read_team_memory(worktree_root: Path) -> TeamMemory:
+def read_team_memory(worktree_root: Path, *, skip_unreadable: bool = False) -> TeamMemory:
     """Read Skills, scenes, doctrine and approved entries strictly (an unreadable or invalid
-    file refuses: a partial view would bind the agent to memory it never saw)."""
+    file refuses: a partial view would bind the agent to memory it never saw). With
+    `skip_unreadable` (recall, which binds nothing yet), a file that cannot be read safely is
+    left out and named in `left_out` instead; a tree that changed while it was read still
+    refuses."""
     try:
         tree = read_memory_files(worktree_root)
     except errors.TeamloreError as exc:
         if exc.error is errors.MEMORY_NOT_INITIALIZED:
             return TeamMemory([], [], None, [])
         raise
-    return team_memory(tree)
+    if not skip_unreadable:
+        return team_memory(tree)
+    unreadable = tuple(p for p in tree.problems if p.code != SOURCE_DRIFT)
+    drift = tuple(p for p in tree.problems if p.code == SOURCE_DRIFT)
+    return replace(team_memory(MemoryFiles(tree.files, drift)), left_out=unreadable)
 
 
 def team_memory(tree: MemoryFiles) -> TeamMemory:
@@ -244,9 +258,22 @@ def memory_context(memory: TeamMemory, query: str) -> dict[str, Any]:
 
 
 def recall_contexts(worktree_root: Path, query: str) -> dict[str, Any]:
-    """`skillContext` and `memoryContext` for a recall over `query`."""
-    memory = read_team_memory(worktree_root)
+    """`skillContext` and `memoryContext` for a recall over `query`; a context missing a file
+    it could not read says so as a search does: `coverage: "partial"` and `leftOut`."""
+    memory = read_team_memory(worktree_root, skip_unreadable=True)
+    skills = [d for d in memory.left_out if _under(d.file, SKILLS_DIR)]
+    others = [d for d in memory.left_out if not _under(d.file, SKILLS_DIR)]
     return {
-        "skillContext": skill_context(memory, query),
-        "memoryContext": memory_context(memory, query),
+        "skillContext": {**skill_context(memory, query), **_partial(skills)},
+        "memoryContext": {**memory_context(memory, query), **_partial(others)},
     }
+
+
+def _under(path: str, prefix: str) -> bool:
+    return path == prefix or path.startswith(prefix + "/")
+
+
+def _partial(left_out: list[Diagnostic]) -> dict[str, Any]:
+    if not left_out:
+        return {}
+    return {"coverage": "partial", "leftOut": [d.to_json() for d in left_out]}

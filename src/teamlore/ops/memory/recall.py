@@ -166,7 +166,8 @@ def _parse_document(raw: dict[str, Any]) -> ExtractionRequestDocument:
     "candidates citing evidence ids only, show them to the user, then call "
     "threadshare_memory_stage. Also returns skillContext (the team's Skills) and "
     "memoryContext (scenes, doctrine, approved entries, with the bindingDigest a "
-    "SkillCandidate@v1 echoes as memoryContextDigest).",
+    "SkillCandidate@v1 echoes as memoryContextDigest); a context that could not read a "
+    "memory file says coverage partial and names it in leftOut, as search does.",
 )
 def memory_recall(ctx: OpContext, request: RecallRequest) -> dict[str, Any]:
     """Select sealed turns of this worktree and return bounded extraction tasks."""
@@ -188,5 +189,42 @@ def memory_recall(ctx: OpContext, request: RecallRequest) -> dict[str, Any]:
             limit=request.limit,
             chunk_bytes=request.chunk_bytes,
         )
+        waiting = _what_still_waits(ctx, stores, result)
         contexts = recall_contexts(stores.identity.worktree_root, normalized["query"])
-    return {**result, **contexts}
+    return {**result, **waiting, **contexts}
+
+
+def _what_still_waits(ctx: OpContext, stores: Any, result: dict[str, Any]) -> dict[str, Any]:
+    """When every matching turn of a session was already extracted: the candidates staged from
+    those turns that still wait and the command that moves them on (the one `memory status`
+    advises), added to the note and as `waiting`. Told only "already extracted", a person
+    cannot tell work that is done from drafts nobody adjudicated."""
+    from teamlore.memory.extraction.extracted_turns import candidates_waiting_on
+    from teamlore.ops.runner.waiting import adjudication_waiting
+
+    extracted = [s["sessionKey"] for s in result["selection"]["sessions"] if s["chunks"] == 0]
+    if result["coverage"]["chunks"] or not extracted:  # the note names such sessions only then
+        return {}
+    counts = candidates_waiting_on(stores.state, stores.identity, extracted)
+    drafts, quarantined = counts["draft"], counts["quarantined"]
+    steps: list[tuple[int, str, str, str]] = []  # how many, what, waiting for, command
+    if drafts:
+        adjudication = adjudication_waiting(ctx.home, stores.state, stores.identity)
+        command = adjudication["next"] if adjudication else "teamlore memory status"
+        steps.append((drafts, "draft", "adjudication", command))
+    if quarantined:
+        steps.append((quarantined, "quarantined candidate", "review", "teamlore memory review"))
+    if not steps:
+        return {}
+    said = "; ".join(
+        f"{n} {noun if n == 1 else noun + 's'} {'awaits' if n == 1 else 'await'} {what}: {command}"
+        for n, noun, what, command in steps
+    )
+    return {
+        "note": f"{result['note']} Staged from those turns, still waiting: {said}.",
+        "waiting": {
+            "awaitingAdjudication": drafts,
+            "awaitingReview": quarantined,
+            "next": steps[0][3],
+        },
+    }

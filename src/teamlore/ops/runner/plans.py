@@ -16,6 +16,8 @@ from teamlore.core import errors
 from teamlore.core.shapes.strict import WIRE
 from teamlore.ops.memory.recall import MAX_LIMIT, RecallRequest
 from teamlore.ops.registry import OpContext, operation
+from teamlore.ops.runner.waiting import adjudicated_task_ids as adjudicated_task_ids
+from teamlore.ops.runner.waiting import adjudication_waiting as adjudication_waiting
 
 RunnerField = Literal["claude", "codex", "openai"]
 PREVIEW_FORMAT = "threadshare-memory-extraction-preview@v1"
@@ -225,56 +227,6 @@ def _adjudication_groups(conn: Any, waiting: list[str]) -> list[list[str]]:
         groups[-1].append(task_id)
         drafts_in_last += count
     return groups
-
-
-def adjudicated_task_ids(source: dict[str, Any]) -> list[str]:
-    """The extraction tasks an adjudication plan's source names (a single `extractionTaskId`
-    in plans written before one adjudication covered a whole run)."""
-    many = source.get("extractionTaskIds")
-    if isinstance(many, list):
-        return [str(task_id) for task_id in many]
-    return [str(source.get("extractionTaskId"))]
-
-
-def adjudication_waiting(home: Any, conn: Any, identity: Any) -> dict[str, Any] | None:
-    """The drafts that await adjudication and what to run next: approve the pending runner
-    plan(s) that adjudicate them, else plan one (docs/runner.md "Two approvals"); None when no
-    draft waits. Read-only: a plan whose pool changed since is not offered."""
-    from teamlore.memory.extraction.adjudication_tasks import (
-        awaiting_adjudication,
-        live_adjudication_task,
-    )
-    from teamlore.memory.extraction.drafts import load_drafts
-    from teamlore.runner.plans import pending_plans
-
-    owner = _memory_owner(identity)
-    waiting = awaiting_adjudication(conn, owner)
-    if not waiting:
-        return None
-    uncovered = set(waiting)
-    plans: list[str] = []
-    for plan_file in pending_plans(home, _plan_owner(identity), "adjudication"):
-        ids = adjudicated_task_ids(plan_file.source)
-        if not set(ids) & uncovered or not set(ids) <= set(waiting):
-            continue
-        task = live_adjudication_task(conn, owner, ids)
-        if task is None or task.get("taskId") != plan_file.plan.task_id:
-            continue  # its approval would refuse with RUNNER_PLAN_MISMATCH
-        plans.append(plan_file.digest)
-        uncovered -= set(ids)
-    if uncovered:
-        next_step = (
-            "teamlore memory extract --runner … --since … --until … (plans the adjudication "
-            "of the drafts that wait along with its extractions)"
-        )
-    else:
-        next_step = "teamlore memory extract --approve-plan " + plans[0]
-    return {
-        "drafts": sum(len(load_drafts(conn, task_id)) for task_id in waiting),
-        "plans": plans,
-        "unplannedDrafts": sum(len(load_drafts(conn, task_id)) for task_id in uncovered),
-        "next": next_step,
-    }
 
 
 def _plan_for(
