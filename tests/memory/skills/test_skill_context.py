@@ -168,3 +168,28 @@ def test_recall_leaves_out_a_symlinked_scene_or_skill_and_names_each_but_staging
     with pytest.raises(errors.TeamloreError) as refused:
         read_team_memory(root)  # what staging binds: never a partial view
     assert refused.value.error is errors.UNSAFE_PATH
+
+
+def test_recall_leaves_out_a_memory_file_a_merge_left_in_conflict_but_staging_refuses(
+    tmp_path: Path,
+) -> None:
+    """After a `git merge` that left a scene and an entry in conflict, recall still answers
+    from the rest and names both (search does the same); staging binds only a whole view."""
+    root = tree(tmp_path)
+    add_scene(root, "release", 1, "Releases")
+    memory_dir = root / ".threadshare/memory"
+    conflict = "<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> b\n"
+    (memory_dir / "scenes/deploys.md").write_text(conflict)
+    (memory_dir / "entries/tag-first.md").write_text("---\nid: [unclosed\n---\nbody\n")
+
+    memory = recall_contexts(root, "release")["memoryContext"]
+
+    assert [item["id"] for item in memory["items"]] == ["release"]
+    assert memory["coverage"] == "partial"
+    assert [(d["code"], d["file"], d["line"]) for d in memory["leftOut"]] == [
+        ("format.unterminated-json", ".threadshare/memory/entries/tag-first.md", 2),
+        ("format.merge-conflict", ".threadshare/memory/scenes/deploys.md", 1),
+    ]
+    with pytest.raises(errors.TeamloreError) as refused:
+        read_team_memory(root)
+    assert refused.value.error is errors.MEMORY_FILE_INVALID

@@ -10,9 +10,9 @@ context").
   priority, id); at most 40 items and 128 KiB of content — an item over the remaining budget is
   skipped and later, smaller ones still fit. Items are never cut.
 - A memory file that exists but cannot be read safely (a symlink, not a regular file, over the
-  size cap, unreadable) is left out of recall's contexts and named in their `leftOut`
-  (`coverage: "partial"`), as search leaves it out; staging, which binds the memory, still
-  refuses it (UNSAFE_PATH).
+  size cap, unreadable) or does not parse (a merge conflict, a broken header) is left out of
+  recall's contexts and named in their `leftOut` (`coverage: "partial"`), as search leaves it
+  out; staging, which binds the memory, still refuses it (UNSAFE_PATH, MEMORY_FILE_INVALID).
 - The memory binding (`skill-memory-first@1`): digests of the approved entry set, the scene
   index and the doctrine. A SkillCandidate echoes its digest (`memoryContextDigest`); stage,
   review and prepare refuse when the team memory changed since (MEMORY_CONTEXT_DRIFT).
@@ -26,24 +26,32 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from teamlore.core import errors
 from teamlore.core.canonical import digest, sha256_hex
 from teamlore.memory.skills.prompt import SKILL_CAPTURE_PROMPT, SKILL_CAPTURE_PROMPT_VERSION
 from teamlore.memory.skills.source import SourceSkill, refuse_unreadable, source_skills
-from teamlore.memory.store.documents import load_doctrine, load_entry, load_scene
+from teamlore.memory.store.documents import (
+    MemoryFormatError,
+    load_doctrine,
+    load_entry,
+    load_scene,
+)
 from teamlore.memory.store.layout import DOCTRINE_FILE, ENTRIES_DIR, SCENES_DIR, SKILLS_DIR
 from teamlore.memory.store.projection import MemoryFiles, read_memory_files
-from teamlore.memory.store.tree_reader import Diagnostic
+from teamlore.memory.store.projection_rows import diagnostic_of
+from teamlore.memory.store.tree_reader import Diagnostic, Kind, MemoryFile
 
 MEMORY_POLICY_VERSION = "skill-memory-first@1"
 MAX_CONTEXT_SKILLS = 20
 MAX_CONTEXT_ITEMS = 40
 MAX_CONTEXT_BYTES = 128 * 1024
 SOURCE_DRIFT = "source-drift"  # tree_reader's code for a file that changed while it was read
+T = TypeVar("T")
 _TOKEN = re.compile(r"[^\W_](?:[^\W_]|-){1,63}")
 
 
@@ -113,9 +121,9 @@ class TeamMemory:
 def read_team_memory(worktree_root: Path, *, skip_unreadable: bool = False) -> TeamMemory:
     """Read Skills, scenes, doctrine and approved entries strictly (an unreadable or invalid
     file refuses: a partial view would bind the agent to memory it never saw). With
-    `skip_unreadable` (recall, which binds nothing yet), a file that cannot be read safely is
-    left out and named in `left_out` instead; a tree that changed while it was read still
-    refuses."""
+    `skip_unreadable` (recall, which binds nothing yet), a file that cannot be read safely or
+    does not parse is left out and named in `left_out` instead; a tree that changed while it
+    was read still refuses."""
     try:
         tree = read_memory_files(worktree_root)
     except errors.TeamloreError as exc:
@@ -126,30 +134,41 @@ def read_team_memory(worktree_root: Path, *, skip_unreadable: bool = False) -> T
         return team_memory(tree)
     unreadable = tuple(p for p in tree.problems if p.code != SOURCE_DRIFT)
     drift = tuple(p for p in tree.problems if p.code == SOURCE_DRIFT)
-    return replace(team_memory(MemoryFiles(tree.files, drift)), left_out=unreadable)
+    memory = team_memory(MemoryFiles(tree.files, drift), skip_invalid=True)
+    left_out = sorted((*unreadable, *memory.left_out), key=lambda d: d.file)
+    return replace(memory, left_out=tuple(left_out))
 
 
-def team_memory(tree: MemoryFiles) -> TeamMemory:
+def team_memory(tree: MemoryFiles, *, skip_invalid: bool = False) -> TeamMemory:
+    """The team's memory in `tree`; a scene, the doctrine or an entry that does not parse (a
+    merge conflict, a broken header) refuses, or with `skip_invalid` is left out and named in
+    `left_out`, as search leaves it out."""
     for prefix in (SCENES_DIR, DOCTRINE_FILE, ENTRIES_DIR):
         refuse_unreadable(tree, prefix)
-    scenes = []
-    for file in tree.of_kind("scene"):
-        scene = load_scene(file.data, file.path)
-        scenes.append(
-            _Item("scene", scene.name, file.path, file.data, scene.summary, scene.body, scene.heat)
-        )
+    invalid: list[Diagnostic] = []
+
+    def parsed(kind: Kind, load: Callable[[bytes, str], T]) -> Iterator[tuple[MemoryFile, T]]:
+        for file in tree.of_kind(kind):
+            try:
+                yield file, load(file.data, file.path)
+            except MemoryFormatError as exc:
+                if not skip_invalid:
+                    raise
+                invalid.append(diagnostic_of(exc))
+
+    scenes = [
+        _Item("scene", scene.name, file.path, file.data, scene.summary, scene.body, scene.heat)
+        for file, scene in parsed("scene", load_scene)
+    ]
     doctrine = None
-    for file in tree.of_kind("doctrine"):
-        text = load_doctrine(file.data, file.path).text
-        doctrine = _Item("doctrine", "doctrine", file.path, file.data, "", text)
-    entries = []
-    for file in tree.of_kind("entry"):
-        entry = load_entry(file.data, file.path)
-        if entry.status == "approved":
-            entries.append(
-                _Item("entry", entry.id, file.path, file.data, "", entry.body, 0, entry.priority)
-            )
-    return TeamMemory(source_skills(tree), scenes, doctrine, entries)
+    for file, loaded in parsed("doctrine", load_doctrine):
+        doctrine = _Item("doctrine", "doctrine", file.path, file.data, "", loaded.text)
+    entries = [
+        _Item("entry", entry.id, file.path, file.data, "", entry.body, 0, entry.priority)
+        for file, entry in parsed("entry", load_entry)
+        if entry.status == "approved"
+    ]
+    return TeamMemory(source_skills(tree), scenes, doctrine, entries, tuple(invalid))
 
 
 # --- scoring --------------------------------------------------------------------------------

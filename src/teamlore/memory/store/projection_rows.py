@@ -164,7 +164,7 @@ def _rows_from(scan: _TreeScan) -> list[_Row]:
             if exc.reason in ("slug.id-mismatch", "slug.name-mismatch"):
                 mismatches.append((source, exc))
             else:
-                scan.diagnostics.append(_diagnostic_of(exc))
+                scan.diagnostics.append(diagnostic_of(exc))
             continue
         key = (source.kind, parsed.entry_id)
         if key in owners:  # defensive: file names are unique, so ids normally are too
@@ -193,7 +193,7 @@ def _rows_from(scan: _TreeScan) -> list[_Row]:
                 )
             )
         else:
-            scan.diagnostics.append(_diagnostic_of(mismatch))
+            scan.diagnostics.append(diagnostic_of(mismatch))
     for source, parsed in parsed_files:
         rows.append(
             _Row(
@@ -212,5 +212,6 @@ def _rows_from(scan: _TreeScan) -> list[_Row]:
     return rows
 
 
-def _diagnostic_of(exc: MemoryFormatError) -> Diagnostic:
+def diagnostic_of(exc: MemoryFormatError) -> Diagnostic:
+    """Why a file that does not parse is left out, located as the parser found it."""
     return Diagnostic(code=exc.reason, file=exc.file, line=exc.line, field=exc.field, why=exc.why)
