@@ -163,6 +163,23 @@ def test_killed_after_the_runner_answered_the_bytes_are_never_sent_again(
     assert code == 0 and out["results"][0]["candidates"] == 1, out
 
 
+def test_killed_before_the_runner_started_the_plan_runs_at_its_next_approval(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGKILL after the authorization was logged but before the runner started: nothing left,
+    so the next approval runs the plan rather than calling it indeterminate."""
+    world.reverify()
+    plan = world.plan()["plans"][0]
+    for name, value in {**world.fake.env(), **world.env}.items():
+        monkeypatch.setenv(name, value)
+    sent = len(world.fake.sent())
+    run_killed_at("runner.authorized", CRASHING_APPROVAL, str(world.repo), plan["planDigest"])
+    assert len(world.fake.sent()) == sent
+    code, out = world.approve(plan["planDigest"])
+    assert code == 0 and out["results"][0]["candidates"] == 1, out
+    assert len(world.fake.sent()) == sent + 1 and len(world.candidates()) == 1
+
+
 def test_sigkill_after_staging_finishes_without_staging_twice(world: World) -> None:
     world.reverify()
     plan = world.plan()["plans"][0]

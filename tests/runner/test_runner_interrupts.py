@@ -119,3 +119,33 @@ def _group_alive(pgid: int) -> bool:
         return Path(f"/proc/{pgid}/stat").read_text().split()[2] != "Z"
     except OSError:
         return True
+
+
+def test_ctrl_c_before_the_runner_starts_leaves_the_plan_to_approve_again(
+    tmp_path: Path, home: Path
+) -> None:
+    """Nothing has left before the runner starts: the text view promises that "a plan stopped
+    before it was sent can be approved again", and the plan is not `indeterminate`."""
+    world = make_world(tmp_path, home)
+    world.reverify()
+    digest = world.plan()["plans"][0]["planDigest"]
+    flag = tmp_path / "authorized.flag"
+    world.env = {"TEAMLORE_PAUSEPOINT": f"runner.authorized={flag}"}
+    sent = len(world.fake.sent())
+    approval = _approve_in_background(world, "--approve-plan", digest)
+    deadline = time.monotonic() + 60
+    while not flag.exists():
+        assert time.monotonic() < deadline and approval.poll() is None, "never reached the point"
+        time.sleep(0.02)
+
+    approval.send_signal(signal.SIGINT)
+    _, err = approval.communicate(timeout=60)
+
+    assert approval.returncode == 130, err
+    assert "can be approved again" in " ".join(err.split())
+    assert len(world.fake.sent()) == sent
+    assert _record(world, digest)["state"] == "failed"
+    world.env = {}
+    code, out = world.approve(digest)
+    assert code == 0 and out["results"][0]["candidates"] == 1, out
+    assert len(world.fake.sent()) == sent + 1

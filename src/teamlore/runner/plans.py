@@ -10,7 +10,8 @@ A manifest file `manifest-<manifestDigest>.json` holds an AuthorizationManifest@
 pending plans plus the owner it belongs to. A run record `<planDigest>.run.json` says what
 happened when the plan was approved (running → done | failed | indeterminate: a run record
 still `running` when the next approval finds it means teamlore died while the bytes were out,
-so the plan is never sent again and a new plan supersedes it; `void`: an approval found the
+so the plan is never sent again and a new plan supersedes it — unless it still says
+`NOT_SENT_YET`, written until the runner starts; `void`: an approval found the
 plan void for good and removed its file and lock); the per-plan lock file `<planDigest>.lock`
 makes concurrent approvals of one plan refuse (RUNNER_PLAN_BUSY).
 """
@@ -271,6 +272,8 @@ def _plan_file(path: Path, data: dict[str, Any] | None, plan_digest: str, owner:
 
 
 _RAN_OR_OUT = ("done", "running", "indeterminate")
+# in a `running` record until the runner starts: nothing of the plan has left yet
+NOT_SENT_YET = "notSentYet"
 
 
 def _state_of(folder: Path, plan_digest: str) -> object:

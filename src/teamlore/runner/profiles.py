@@ -115,6 +115,9 @@ _CODEX_FEATURES_OFF = (
 )
 CODEX_KEY_ENV = "TEAMLORE_RUNNER_API_KEY"
 
+# called as a runner's bytes may start to leave: its process group, or None without a process
+OnStart = Callable[[int | None], None]
+
 
 def limits_from(environ: Mapping[str, str]) -> Limits:
     """The runner limits: defaults, or TEAMLORE_RUNNER_TIMEOUT_S / _MAX_OUTPUT_BYTES."""
@@ -170,9 +173,7 @@ class Runner:
     limits: Limits
     argv_template: tuple[str, ...]
     env_names: tuple[str, ...]
-    execute: Callable[[bytes, Callable[[int], None] | None, Mapping[str, bytes]], RunOutput] = (
-        field(repr=False)
-    )
+    execute: Callable[[bytes, OnStart | None, Mapping[str, bytes]], RunOutput] = field(repr=False)
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -206,13 +207,14 @@ class Runner:
     def run(
         self,
         stdin: bytes,
-        on_start: Callable[[int], None] | None = None,
+        on_start: OnStart | None = None,
         *,
         work_seed: Mapping[str, bytes] | None = None,
     ) -> RunOutput:
-        """Run one task. `work_seed` (the conformance probe only) puts files into the runner's
-        working directory first: repo-relative names → bytes; RunOutput.work_files lists them
-        too."""
+        """Run one task; `on_start` is called as the bytes may start to leave (with the runner's
+        process group, or None for a runner without a process). `work_seed` (the conformance
+        probe only) puts files into the runner's working directory first: repo-relative names
+        → bytes; RunOutput.work_files lists them too."""
         return self.execute(stdin, on_start, work_seed or {})
 
 
@@ -371,9 +373,7 @@ def claude_runner(choice: RunnerChoice, environ: Mapping[str, str], home: Path |
         (probe_dir / "home").mkdir()
         identity = identify(binary_path, env=env_for(probe_dir), cwd=probe_dir, home=home)
 
-    def execute(
-        stdin: bytes, on_start: Callable[[int], None] | None, seed: Mapping[str, bytes]
-    ) -> RunOutput:
+    def execute(stdin: bytes, on_start: OnStart | None, seed: Mapping[str, bytes]) -> RunOutput:
         with scratch_folder() as scratch:
             (scratch / "home").mkdir()
             (scratch / "work").mkdir()
@@ -521,9 +521,7 @@ def codex_runner(choice: RunnerChoice, environ: Mapping[str, str], home: Path | 
         prepare(probe_dir)
         identity = identify(binary_path, env=env_for(probe_dir), cwd=probe_dir, home=home)
 
-    def execute(
-        stdin: bytes, on_start: Callable[[int], None] | None, seed: Mapping[str, bytes]
-    ) -> RunOutput:
+    def execute(stdin: bytes, on_start: OnStart | None, seed: Mapping[str, bytes]) -> RunOutput:
         with scratch_folder() as scratch:
             prepare(scratch)
             _plant(scratch / "work", seed)
@@ -668,9 +666,7 @@ def openai_runner(choice: RunnerChoice, environ: Mapping[str, str], home: Path |
         version=__version__,
     )
 
-    def execute(
-        stdin: bytes, on_start: Callable[[int], None] | None, seed: Mapping[str, bytes]
-    ) -> RunOutput:
+    def execute(stdin: bytes, on_start: OnStart | None, seed: Mapping[str, bytes]) -> RunOutput:
         # no working directory and no tools: `seed` has nowhere to go and nothing to read it
         request = ModelRequest(
             messages=(ChatMessage(role="user", content=_decode(stdin, "the task")),),
@@ -678,6 +674,8 @@ def openai_runner(choice: RunnerChoice, environ: Mapping[str, str], home: Path |
             output="json_object",
         )
         with OpenAICompatClient.from_profile(profile, timeout_s=limits.timeout_s) as client:
+            if on_start is not None:
+                on_start(None)  # no process of its own: the bytes leave from here
             try:
                 response = client.complete(request)
             except errors.TeamloreError as err:

@@ -374,7 +374,7 @@ def _run_one(
                     home, plan_digest, {"state": "done", "finishedAt": _now(), "recovered": True}
                 )
                 return {**summary, "recovered": True}
-            if record.get("state") == "running":
+            if record.get("state") == "running" and not record.get(plan_store.NOT_SENT_YET):
                 # teamlore died while the bytes were out: the provider may have them
                 plan_store.write_run_record(
                     home,
@@ -399,23 +399,32 @@ def _run_one(
                 require_complete_approved_projection(stores.state, _memory_owner(stores.identity))
             _log_authorization(stores.state, rebuilt, via, manifest_digest)
             started = {"state": "running", "startedAt": _now(), "via": via}
-            plan_store.write_run_record(home, plan_digest, started)
+            # nothing has left until the runner starts: a teamlore stopped before then (Ctrl-C,
+            # a kill) leaves a plan that is approved again as it is, never `indeterminate`
+            plan_store.write_run_record(
+                home, plan_digest, {**started, plan_store.NOT_SENT_YET: True}
+            )
+            sending = [False]
 
-            def on_start(pgid: int) -> None:
-                plan_store.write_run_record(home, plan_digest, {**started, "pgid": pgid})
+            def on_start(pgid: int | None) -> None:
+                sending[0] = True
+                out = started if pgid is None else {**started, "pgid": pgid}
+                plan_store.write_run_record(home, plan_digest, out)
 
             output = None
             try:
                 try:
+                    failpoint("runner.authorized")
                     output = runner.run(stdin, on_start)
                 except KeyboardInterrupt:
-                    # the bytes may be out: the provider may have them (a kill -9 leaves the
-                    # same for the next approval to find)
-                    plan_store.write_run_record(
-                        home,
-                        plan_digest,
-                        {"state": "indeterminate", "startedAt": started["startedAt"]},
+                    # once the runner started, the bytes may be out: the provider may have them
+                    # (a kill -9 leaves the same for the next approval to find)
+                    stopped = (
+                        {"state": "indeterminate", "startedAt": started["startedAt"]}
+                        if sending[0]
+                        else {"state": "failed", "finishedAt": _now(), "code": "INTERRUPTED"}
                     )
+                    plan_store.write_run_record(home, plan_digest, stopped)
                     raise
                 failpoint("runner.answered")  # the provider had the bytes; nothing staged yet
                 document = parse_answer(kind, output.text, task)
