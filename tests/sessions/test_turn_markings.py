@@ -5,6 +5,7 @@ writes in the assistant's place, and Windows tool output, as `sync` indexes them
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,12 @@ from records import (
 )
 
 import support
-from teamlore.sessions.index_db import MIGRATIONS, PARSERS_READ_AGAIN, index_db_path
+from teamlore.sessions.index_db import (
+    CLAUDE_RETRIES_READ_AGAIN,
+    MIGRATIONS,
+    PARSERS_READ_AGAIN,
+    index_db_path,
+)
 
 CODEX_ID = "019a0000-0000-7000-8000-0000000000c1"
 CLAUDE_ID = "4f1c2d3e-0000-4000-8000-0000000000c2"
@@ -168,6 +174,119 @@ def test_claude_api_errors_and_placeholders_are_notices_not_assistant_prose(
     assert [(h["turn"], h["snippet"].split(":")[0]) for h in hits] == [(2, "api-error")]
 
 
+# the shared fixture moredip-0ccf1a04.jsonl (Claude Code 2.1.15): a model call failed and was
+# retried eight times in turn 1 (lines 23-30) and once in turn 2 (line 46), each retry a
+# `system/api_error` record naming the connection failure (`cause.code`)
+RETRIED_SESSION = "0ccf1a04-1b4c-43b6-8aa5-79e41db43a68"
+SOCKET, REFUSED = "FailedToOpenSocket", "ConnectionRefused"
+RETRIED_CODES = [SOCKET, SOCKET, REFUSED, SOCKET, REFUSED, SOCKET, REFUSED, SOCKET]
+
+
+def retried_session(root: Path) -> Path:
+    folder = root / "-Users-pete-tmp-claude-code-sessions"
+    folder.mkdir(parents=True)
+    name = f"moredip-{RETRIED_SESSION[:8]}.jsonl"
+    shutil.copyfile(support.shared_fixtures("sessions", "claude", name), folder / name)
+    return root
+
+
+def retry_notices(codes: list[str], most: int = 10) -> list[dict[str, str]]:
+    return [
+        {"kind": "api-error", "text": f"API Error: {code} · retry {n}/{most}"}
+        for n, code in enumerate(codes, 1)
+    ]
+
+
+def test_claude_api_retries_are_notices_of_the_turn_they_interrupted(tmp_path: Path) -> None:
+    cli = Cli(tmp_path / "state")
+    assert cli.sync("claude", retried_session(tmp_path / "claude"))["diagnostics"] == []
+    turns = cli.show(RETRIED_SESSION)["turns"]
+    assert turns[0]["notices"] == retry_notices(RETRIED_CODES)
+    assert turns[1]["notices"] == retry_notices([REFUSED])
+    assert [t["notices"] for t in turns[2:]] == [[]] * (len(turns) - 2)
+    assert "API Error" not in turns[0]["assistant"] + turns[1]["assistant"]
+    text = " ".join(cli.text("sessions", "show", RETRIED_SESSION).split())
+    assert "api-error API Error: ConnectionRefused · retry 3/10" in text
+    hits = cli.json("sessions", "search", "ConnectionRefused")["hits"]
+    assert [(h["turn"], h["snippet"]) for h in hits if h["snippet"].startswith("api-error")] == [
+        (1, "api-error: API Error: ConnectionRefused · retry 3/10"),
+        (2, "api-error: API Error: ConnectionRefused · retry 1/10"),
+    ]
+
+
+def api_body(kind: str, message: str) -> str:
+    """The body of an API error response, as the API writes it."""
+    error = {"type": "error", "error": {"type": kind, "message": message}}
+    return json.dumps(error, separators=(",", ":"))
+
+
+def claude_retry(status: int, kind: str, message: str, attempt: int, uuid: str) -> dict[str, Any]:
+    """A `system/api_error` record as Claude Code 2.1.332 wrote it when the scripted model
+    answered HTTP `status` with `{"type":"error","error":{"type": kind, "message": message}}`
+    (`CLAUDE_CODE_MAX_RETRIES=4`): its fields verbatim, ids and cwd replaced."""
+    return {
+        "parentUuid": "u1",
+        "isSidechain": False,
+        "type": "system",
+        "subtype": "api_error",
+        "level": "error",
+        "error": {
+            "message": f"{status} {api_body(kind, message)}",
+            "status": status,
+            "formatted": f"{status} {message}",
+            "connection": None,
+            "isNetworkDown": False,
+            "rateLimits": None,
+            "noResponse": None,
+        },
+        "retryInMs": 535,
+        "retryAttempt": attempt,
+        "maxRetries": 4,
+        "source": "request_retry",
+        "timestamp": "2026-12-06T23:15:47.307Z",
+        "uuid": uuid,
+        "userType": "external",
+        "entrypoint": "sdk-cli",
+        "cwd": "/w",
+        "sessionId": CLAUDE_ID,
+        "version": "2.1.332",
+        "gitBranch": "HEAD",
+    }
+
+
+def test_an_overloaded_or_rate_limited_api_is_found_by_its_words(tmp_path: Path) -> None:
+    cli = Cli(tmp_path / "state")
+    ids = {"session_id": CLAUDE_ID}
+    limit = "Number of request tokens has exceeded your per-minute rate limit"
+    write_jsonl(
+        tmp_path / "claude" / "p" / f"{CLAUDE_ID}.jsonl",
+        [
+            claude_record("user", "say hello", uuid="u1", **ids),
+            claude_retry(529, "overloaded_error", "Overloaded", 1, "s1"),
+            claude_retry(529, "overloaded_error", "Overloaded", 2, "s2"),
+            claude_assistant("Hello.", uuid="a1", **ids),
+            claude_record("user", "and again", uuid="u2", **ids),
+            claude_retry(429, "rate_limit_error", limit, 1, "s3"),
+            claude_assistant("Hello again.", uuid="a2", **ids),
+        ],
+    )
+    assert cli.sync("claude", tmp_path / "claude")["diagnostics"] == []
+    turns = cli.show(CLAUDE_ID)["turns"]
+    overloaded = '529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}'
+    rate_limited = f"429 {api_body('rate_limit_error', limit)}"
+    assert [t["notices"] for t in turns] == [
+        [
+            {"kind": "api-error", "text": f"API Error: {overloaded} · retry 1/4"},
+            {"kind": "api-error", "text": f"API Error: {overloaded} · retry 2/4"},
+        ],
+        [{"kind": "api-error", "text": f"API Error: {rate_limited} · retry 1/4"}],
+    ]
+    assert [t["assistant"] for t in turns] == ["Hello.", "Hello again."]
+    for query, turn in (("overloaded", 1), ("rate limit", 2)):
+        [hit] = cli.json("sessions", "search", query, "--no-sync")["hits"][:1]
+        assert (hit["turn"], hit["snippet"].split(":")[0]) == (turn, "api-error")
+
+
 def test_utf16_tool_output_is_decoded_and_searchable(tmp_path: Path) -> None:
     cli = Cli(tmp_path / "state")
     output = "Exit code: 1\nOutput:\n" + "Zugriff verweigert: Set-Content\r\n".encode(
@@ -261,3 +380,20 @@ def test_an_index_made_before_the_parsers_learnt_more_reads_its_files_again(
     conn = sqlite3.connect(index_db_path(home))
     assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
     conn.close()
+
+
+def test_an_index_made_before_api_retries_were_notices_reads_its_claude_files_again(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "state"
+    cli = Cli(home)
+    root = retried_session(tmp_path / "claude")
+    cli.sync("claude", root)
+    # the index as the version before left it: no notices, the schema before the migration
+    conn = sqlite3.connect(index_db_path(home), isolation_level=None)
+    conn.execute("UPDATE turns SET notices = NULL")
+    conn.execute(f"PRAGMA user_version = {MIGRATIONS.index(CLAUDE_RETRIES_READ_AGAIN)}")
+    conn.close()
+    assert cli.sync("claude", root)["files"]["changed"] == 1
+    assert cli.show(RETRIED_SESSION)["turns"][0]["notices"] == retry_notices(RETRIED_CODES)
+    assert cli.sync("claude", root)["files"]["changed"] == 0  # once

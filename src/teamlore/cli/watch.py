@@ -178,7 +178,10 @@ class Server:
         self.folders = _identities(self.sources)
         self.files_checked = time.monotonic()
         self.files_check_seconds = _files_check_seconds(os.environ)
-        self.watcher = Watcher(self.roots)
+        self.changed = threading.Event()  # a session file changed: sync
+        self.watcher = Watcher(self.roots, self.changed)
+        self.linked = _linked_session_files()
+        self.link_watcher = LinkWatcher(self.linked, self.changed)
         self.last_sync = float("-inf")
         self.socket = _file_identity(path)
         from teamlore.ops.sessions.index import index_file
@@ -198,6 +201,7 @@ class Server:
 
     def run(self) -> None:
         self.watcher.start()
+        self.link_watcher.start()
         self.event("started", folders=len(self.roots))
         selector = selectors.DefaultSelector()
         selector.register(self.listener, selectors.EVENT_READ)
@@ -211,12 +215,13 @@ class Server:
                 return
             if time.monotonic() - self.files_checked >= self.files_check_seconds:
                 self._check_files()
-            if self.held is None and self.watcher.changed.is_set() and self._may_sync():
-                self.watcher.changed.clear()
+            if self.held is None and self.changed.is_set() and self._may_sync():
+                self.changed.clear()
                 self.sync()
 
     def close(self) -> None:
         self.watcher.stop.set()
+        self.link_watcher.stop.set()
 
     def _check_files(self) -> None:
         """Stop when the socket was removed (no command can find this server any more). Sync
@@ -231,9 +236,9 @@ class Server:
                 f"its socket {display_path(self.path)} was removed while it ran, so no command"
                 " could reach it",
             )
-        if _file_identity(self.index) != self.index_synced and not self.watcher.changed.is_set():
+        if _file_identity(self.index) != self.index_synced and not self.changed.is_set():
             self.event("index-replaced")
-            self.watcher.changed.set()
+            self.changed.set()
         if self.held is not None and _file_state(self.index) != self.held:
             self.held = None  # mended, say: the sync waiting (`changed` is set) runs
         folders = _identities(self.sources)
@@ -241,7 +246,7 @@ class Server:
             return
         self.folders = folders
         self.watcher.stop.set()  # it ends at its next step
-        self.watcher = Watcher(self.roots)  # and syncs: files may have come meanwhile
+        self.watcher = Watcher(self.roots, self.changed)  # and syncs: files came meanwhile
         self.watcher.start()
         self.event("folders-changed", folders=len(self.roots))
 
@@ -266,12 +271,23 @@ class Server:
             # files check because the first sync made the index, or a `--rebuild` replaced it
             self.index_synced = _file_identity(self.index)
         self.failure = None
+        self._watch_links()
         self.event(
             "synced",
             changedFiles=result["files"]["changed"],
             turnsWritten=result["turns"],
             turns=result["totals"]["turns"],
         )
+
+    def _watch_links(self) -> None:
+        """Watch the files the symlinked session files name, as the sync just found them."""
+        linked = _linked_session_files()
+        if linked == self.linked:
+            return
+        self.linked = linked
+        self.link_watcher.stop.set()
+        self.link_watcher = LinkWatcher(linked, self.changed)
+        self.link_watcher.start()
 
     def _refused(self, err: errors.TeamloreError) -> None:
         """Another sync holds the lock: try again after --min-interval, as often as it takes.
@@ -280,11 +296,11 @@ class Server:
         (INDEX_CODES) or else a session file."""
         if err.code in RETRIED_CODES:
             self.event("sync-refused", code=err.code, message=err.message)
-            self.watcher.changed.set()
+            self.changed.set()
             return
         if err.code in INDEX_CODES:
             self.held = _file_state(self.index)
-            self.watcher.changed.set()  # synced once the index changes
+            self.changed.set()  # synced once the index changes
         if self.failure != (err.code, err.message):
             self.failure = (err.code, err.message)
             until = "the index" if err.code in INDEX_CODES else "a session file"
@@ -527,6 +543,12 @@ def _source_roots() -> list[Path]:
     return sorted({s.root for s in resolve_sources(SyncRequest(), None)})
 
 
+def _linked_session_files() -> frozenset[str]:
+    from teamlore.ops.sessions.index import linked_session_files
+
+    return linked_session_files()
+
+
 def _identities(folders: list[Path]) -> dict[Path, tuple[int, int] | None]:
     """Each folder's identity, None for one that is not a folder (yet)."""
     # os.path.isdir: False for a folder that cannot be looked at (pathlib's raises)
@@ -553,10 +575,10 @@ class Watcher(threading.Thread):
     """Sets `changed` when a session file under the roots changes, or a folder comes
     (watchfiles: inotify on Linux, FSEvents on macOS); the server syncs on its own thread."""
 
-    def __init__(self, roots: list[Path]) -> None:
+    def __init__(self, roots: list[Path], changed: threading.Event) -> None:
         super().__init__(name="teamlore-watch", daemon=True)
         self.roots = roots
-        self.changed = threading.Event()
+        self.changed = changed
         self.changed.set()  # the first sync runs at start
         self.stop = threading.Event()
 
@@ -574,3 +596,33 @@ class Watcher(threading.Thread):
             raise_interrupt=False,
         ):
             self.changed.set()
+
+
+class LinkWatcher(threading.Thread):
+    """Sets `changed` when a file that a symlinked session file names is written: it watches
+    each such file's folder, not its subfolders (the folder may be any folder, a home say)."""
+
+    def __init__(self, files: frozenset[str], changed: threading.Event) -> None:
+        super().__init__(name="teamlore-watch-links", daemon=True)
+        self.files = files
+        self.changed = changed
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        folders = sorted({os.path.dirname(f) for f in self.files} - {""})
+        folders = [folder for folder in folders if os.path.isdir(folder)]
+        if not folders:
+            return
+        import watchfiles
+
+        with contextlib.suppress(OSError):  # a folder gone meanwhile: the next sync looks again
+            for _ in watchfiles.watch(
+                *folders,
+                watch_filter=lambda _change, path: path in self.files,
+                recursive=False,
+                debounce=1600,
+                step=200,
+                stop_event=self.stop,
+                raise_interrupt=False,
+            ):
+                self.changed.set()

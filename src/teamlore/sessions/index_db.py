@@ -281,6 +281,14 @@ UPDATE source_files SET parser_state = NULL, mtime_ns = NULL
   WHERE provider IN ('codex', 'claude') AND status != 'unavailable';
 """
 
+# Claude Code's `system/api_error` records (a model call failed and is retried) became notices of
+# the turn they interrupted: Claude Code files are read again by the next sync, once, so the
+# retries of sessions indexed before are searchable too.
+CLAUDE_RETRIES_READ_AGAIN = """
+UPDATE source_files SET parser_state = NULL, mtime_ns = NULL
+  WHERE provider = 'claude' AND status != 'unavailable';
+"""
+
 MIGRATIONS: list[str] = [
     SESSIONS_SCHEMA,
     REPOSITORY_SCHEMA,
@@ -292,6 +300,7 @@ MIGRATIONS: list[str] = [
     TURN_PASSAGES,
     TURN_VECTOR_SESSIONS,
     PARSERS_READ_AGAIN,
+    CLAUDE_RETRIES_READ_AGAIN,
 ]
 
 

@@ -1,10 +1,11 @@
 """Incremental sync of session files into the L0 index.
 
-Per source file the index keeps the file's identity (dev, inode, size, mtime), a digest of its
-first bytes, the byte offset after the last complete line and the adapter's parser state. A sync:
+Per source file the index keeps the file's identity (dev, inode, size, mtime), digests of its
+first bytes and of the last it read (`reader.known_bytes`), the byte offset after the last
+complete line and the adapter's parser state. A sync:
 
 - skips a file whose identity is unchanged (one stat, no read);
-- parses only the appended bytes of a file that grew in place (same inode, same head);
+- parses only the appended bytes of a file that grew in place (same inode, same known bytes);
 - reparses a file that was rewritten or truncated, replacing that session's turns;
 - follows a file that was moved or renamed (same dev and inode, old path gone, same head);
 - marks a file that disappeared `unavailable` and keeps its history (Claude Code deletes old
@@ -21,7 +22,6 @@ savepoint alone (a first build's files have none: its batch is then synced again
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
 import time
@@ -55,10 +55,9 @@ from teamlore.sessions.model import (
     has_undecodable_name,
 )
 from teamlore.sessions.providers import Source
-from teamlore.sessions.reader import ReadResult, read_lines
+from teamlore.sessions.reader import ReadResult, known_bytes, read_lines, reads_as_known
 from teamlore.sessions.reanalyze import reanalyze_if_outdated
 
-HEAD_BYTES = 4096
 MAX_DIAGNOSTICS_REPORTED = 200
 MAX_DIAGNOSTICS_STORED_PER_FILE = 100  # rows kept per file; the count (source_files) is exact
 # Files are committed together until this much was read or this long has passed: one commit (and
@@ -127,11 +126,6 @@ ProgressCallback = Callable[[int, int, str], None]
 
 def _now() -> str:
     return now_instant()
-
-
-def _head_digest(handle: Any, length: int) -> str:
-    handle.seek(0)
-    return hashlib.sha256(handle.read(min(length, HEAD_BYTES))).hexdigest()
 
 
 @dataclass(slots=True)
@@ -481,7 +475,7 @@ class Indexer:
             and row.inode == identity[1]
             and size >= row.resume_offset
             and row.resume_offset > 0
-            and head_sha256 == _head_digest(handle, row.resume_offset)
+            and reads_as_known(handle, row.resume_offset, head_sha256)
         )
         crash_mid_file = armed("sync.mid-file")  # checked once per file, not once per line
         if row is not None:  # it may rewrite turns whose FTS rows are still with the helper
@@ -591,7 +585,7 @@ class Indexer:
                 " WHERE id = ?",
                 (
                     *identity,
-                    _head_digest(handle, result.resume_offset),
+                    known_bytes(handle, result.resume_offset),
                     result.resume_offset,
                     result.resume_line,
                     state_blob,
@@ -707,7 +701,7 @@ class Indexer:
         head_sha256, _ = _resume_state(self.conn, row.id)
         try:
             with open(path, "rb") as handle:
-                return head_sha256 == _head_digest(handle, row.resume_offset)
+                return reads_as_known(handle, row.resume_offset, head_sha256)
         except OSError:
             return False
 

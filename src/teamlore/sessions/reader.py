@@ -8,6 +8,7 @@ resume offset stays before it.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ import orjson
 
 READ_SIZE = 1 << 20
 MAX_LINE_BYTES = 32 << 20
+KNOWN_BYTES = 4096  # of a file's start, and of what the index read last
 
 
 @dataclass(slots=True)
@@ -175,3 +177,30 @@ def iter_file_events(adapter: Any, path: Any) -> Iterator[Any]:
                 yield Diagnostic(line.error, f"line {line.number}: {line.error}", line.number)
                 continue
             yield from adapter.parse(line.record, line.number, state)
+
+
+def known_bytes(handle: Any, offset: int) -> str:
+    """What the index knows a file by besides its device and inode, having read it to `offset`:
+    the sha256 of its first `KNOWN_BYTES` and of the `KNOWN_BYTES` before `offset`. A file in an
+    inode another file left, or one rewritten in place (a secret redacted), reads otherwise, so
+    its bytes past `offset` are never taken for lines appended to what the index holds."""
+    head = _digest(handle, 0, min(offset, KNOWN_BYTES))
+    tail = max(offset - KNOWN_BYTES, 0)
+    return f"{head} {_digest(handle, tail, offset - tail)}"
+
+
+def reads_as_known(handle: Any, offset: int, known: str | None) -> bool:
+    """Whether the file still holds the bytes `known_bytes` saw. An index made before it kept
+    the digest of the first bytes alone: that one is compared until the file is read again."""
+    if not known:
+        return False
+    head, _, tail_digest = known.partition(" ")
+    if head != _digest(handle, 0, min(offset, KNOWN_BYTES)):
+        return False
+    tail = max(offset - KNOWN_BYTES, 0)
+    return not tail_digest or tail_digest == _digest(handle, tail, offset - tail)
+
+
+def _digest(handle: Any, start: int, length: int) -> str:
+    handle.seek(start)
+    return hashlib.sha256(handle.read(length)).hexdigest()

@@ -97,6 +97,26 @@ def resolve_sources(request: SyncRequest, home: Path | None) -> list[Source]:
     return sources
 
 
+def linked_session_files() -> frozenset[str]:
+    """The real paths of the session files a plain sync reads through a symlink (discovery
+    follows a link to a `*.jsonl` file, never one to a folder): `teamlore watch` watches them,
+    since a write to such a file lands outside the session folders and makes no event there."""
+    from teamlore.sessions.model import Unreadable
+
+    linked: set[str] = set()
+    for source in resolve_sources(SyncRequest(), None):
+        try:
+            found = list(get_adapter(source.provider).discover(source.root))
+        except OSError:
+            continue  # the sync reports it
+        linked.update(
+            os.path.realpath(path)
+            for path in found
+            if not isinstance(path, Unreadable) and os.path.islink(path)
+        )
+    return frozenset(linked)
+
+
 def _source(provider: str, raw: str, given: str, refusal: errors.ErrorCode) -> Source:
     """A source root; refused (naming where it was `given`) when no folder or file could ever
     have that path: a name too long for the file system, a NUL byte."""

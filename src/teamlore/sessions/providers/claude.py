@@ -24,7 +24,11 @@ Format: research/session-formats.md §1. What this adapter decides:
   (`agent-acompact-*`) only yields its session facts: it restates the main session.
 - `isSidechain` records inside a main file belong to a subagent and are skipped there.
 - Assistant records the client wrote itself (model `<synthetic>`: "No response requested.", and
-  `isApiErrorMessage` API errors) are notices of the turn, not assistant prose.
+  `isApiErrorMessage` API errors) are notices of the turn, not assistant prose. So is each
+  `system/api_error` record (a model call failed and is retried: overloaded, rate limit, no
+  connection), in the turn it interrupted. The other `system` subtypes carry nothing a person
+  would search for: `compact_boundary` says "Conversation compacted", `away_summary` restates the
+  session for a returning user.
 """
 
 from __future__ import annotations
@@ -93,6 +97,7 @@ SIDE_TYPES = frozenset(
 )
 SIDE_PREFIXES = ("api-request",)  # api-request, api-request-shape, api-request-blob
 END_SUBTYPES = frozenset({"turn_duration", "stop_hook_summary"})
+API_RETRY = "api_error"  # system subtype: a model call failed and the client retries it
 PROCESS_END = "cost-state"  # written when the client's process ends (Claude Code 2.1.3xx)
 INTERRUPT_MARKERS = frozenset(
     {"[Request interrupted by user]", "[Request interrupted by user for tool use]"}
@@ -239,8 +244,12 @@ class _Parser(RecordParser):
         elif kind == "user":
             self.user(rec, at)
         elif kind == "system":
-            if as_str(rec.get("subtype")) in END_SUBTYPES:
+            subtype = as_str(rec.get("subtype"))
+            if subtype in END_SUBTYPES:
                 self.end_marker(at)
+            elif subtype == API_RETRY:
+                self.st["turn_open"] = True
+                self.out.append(ProviderNotice(kind="api-error", text=_retry_text(rec), at=at))
         elif kind == PROCESS_END:
             if self.st["turn_open"] and self.st.get("final"):  # states saved before: no key
                 self.end_turn(at)
@@ -557,6 +566,35 @@ def _notice_kind(rec: dict[str, Any], model: str | None) -> NoticeKind | None:
     if rec.get("isApiErrorMessage") is True:
         return "api-error"
     return "synthetic" if model == "<synthetic>" else None
+
+
+def _retry_text(rec: dict[str, Any]) -> str:
+    """What the client showed for a failed model call it retries, from a `system/api_error`
+    record: `API Error: 529 {…overloaded_error…} · retry 1/10`. Since 2.1.2xx `error` holds the
+    API's `message` (status and body) and a `formatted` line; 2.1.15 wrote only the connection
+    failure's `cause.code` (`FailedToOpenSocket`)."""
+    error = as_dict(rec.get("error"))
+    details: list[str] = []
+    if error is None:
+        message = as_nonempty_str(rec.get("error"))
+    else:
+        message = as_nonempty_str(error.get("message")) or as_nonempty_str(error.get("formatted"))
+    if message:
+        details.append(message)
+    holders = (error or {}).get("connection"), (error or {}).get("cause"), rec.get("cause")
+    for holder in holders:
+        code = as_nonempty_str((as_dict(holder) or {}).get("code"))
+        if code and not any(code in d for d in details):
+            details.append(code)
+    text = "API Error: " + " ".join(details) if details else "API Error"
+    attempt, most = _count(rec.get("retryAttempt")), _count(rec.get("maxRetries"))
+    if attempt is not None:
+        text += f" · retry {attempt}/{most}" if most is not None else f" · retry {attempt}"
+    return text
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _strip_ide(piece: str) -> str:
