@@ -41,7 +41,6 @@ from mcp.shared.message import SessionMessage
 from teamlore import __version__
 from teamlore.core import errors, refusals
 from teamlore.core.paths import from_here, working_directory
-from teamlore.mcp.client_input import claim_client_input
 from teamlore.ops.registry import (
     CAPABILITY_TIERS,
     PERSONAL_CAPABILITIES,
@@ -491,9 +490,7 @@ def serve(
     server = build_server(launch, request_flush=writer.request_flush if writer else None)
 
     async def main() -> None:
-        # frames read so that a broken stdout ends the server even while stdin stays open
-        client_input = claim_client_input()
-        async with stdio_server(stdin=client_input) as (read_stream, write_stream):
+        async with stdio_server() as (read_stream, write_stream):
             inbox_send, inbox = anyio.create_memory_object_stream[SessionMessage | Exception](0)
             async with anyio.create_task_group() as tasks:
                 tasks.start_soon(answer_malformed_frames, read_stream, inbox_send, write_stream)
