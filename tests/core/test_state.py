@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from teamlore.core import errors, keys, refusals
+from teamlore.core import errors, keys, paths, refusals
 from teamlore.core.config import Config, RepositoryConfig, load_config, save_config
 from teamlore.core.lock import file_lock
-from teamlore.core.paths import state_dir, write_private_file
+from teamlore.core.paths import ensure_private_file, state_dir, write_private_file
 
 
 def test_state_dir_is_created_private(home: Path) -> None:
@@ -186,3 +186,28 @@ def test_threads_replacing_one_private_file_at_once_never_collide(tmp_path: Path
     assert failures == []
     assert len(set(target.read_bytes().splitlines())) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["claude.json"]  # no work file left
+
+
+def test_a_side_file_removed_while_it_is_made_private_is_made_anew_not_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process's last connection deletes a database's `-wal` at any moment; here right
+    after this one found it existing (the window is microseconds wide, so the deletion is put
+    there: the race itself, run for seconds, failed a connect about once a second)."""
+    wal = tmp_path / "memory-state.sqlite3-wal"
+    wal.write_bytes(b"")
+    wal.chmod(0o644)
+    real_lstat = os.lstat
+    removals = []
+
+    def deleted_first(path: os.PathLike[str] | str) -> os.stat_result:
+        if not removals:
+            removals.append(path)
+            os.unlink(path)
+        return real_lstat(path)
+
+    monkeypatch.setattr(paths.os, "lstat", deleted_first)
+    ensure_private_file(wal)
+
+    assert removals == [wal]
+    assert stat.S_IMODE(real_lstat(wal).st_mode) == 0o600

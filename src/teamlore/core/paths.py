@@ -92,16 +92,29 @@ def ensure_private_file(path: Path) -> None:
     descriptor of a file drops every POSIX lock this process holds on it, and those are
     SQLite's locks of a connection this process already has open on that database or its WAL
     (docs/architecture.md, "SQLite files and this process's locks")."""
-    try:
-        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, FILE_MODE))
-        return
-    except FileExistsError:
-        pass
+    for _ in range(3):
+        try:
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, FILE_MODE))
+            return
+        except FileExistsError:
+            pass
+        try:
+            _tighten_existing(path)
+            return
+        except FileNotFoundError:
+            # gone since (SQLite deletes a `-wal` and `-shm` as another process's last
+            # connection closes): created anew, as an open with O_CREAT would have
+            continue
+    _tighten_existing(path)
+
+
+def _tighten_existing(path: Path) -> None:
     mode = os.lstat(path).st_mode
     if not stat.S_ISREG(mode):
         refused = errno.ELOOP if stat.S_ISLNK(mode) else errno.EISDIR
         raise OSError(refused, os.strerror(refused), str(path))
     if not os.access(path, os.W_OK):
+        os.lstat(path)  # not a file removed just now (FileNotFoundError) taken for a refusal
         refused = errno.EROFS if os.statvfs(path).f_flag & os.ST_RDONLY else errno.EACCES
         raise OSError(refused, os.strerror(refused), str(path))
     if mode & 0o077:
