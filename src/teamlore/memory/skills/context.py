@@ -10,9 +10,10 @@ context").
   priority, id); at most 40 items and 128 KiB of content — an item over the remaining budget is
   skipped and later, smaller ones still fit. Items are never cut.
 - A memory file that exists but cannot be read safely (a symlink, not a regular file, over the
-  size cap, unreadable) or does not parse (a merge conflict, a broken header) is left out of
-  recall's contexts and named in their `leftOut` (`coverage: "partial"`), as search leaves it
-  out; staging, which binds the memory, still refuses it (UNSAFE_PATH, MEMORY_FILE_INVALID).
+  size cap, unreadable), or a scene, the doctrine or an entry that does not parse (a merge
+  conflict, a broken header), is left out of recall's contexts and named in their `leftOut`
+  (`coverage: "partial"`), as search leaves it out; staging, which binds the memory, still
+  refuses it (UNSAFE_PATH, MEMORY_FILE_INVALID).
 - The memory binding (`skill-memory-first@1`): digests of the approved entry set, the scene
   index and the doctrine. A SkillCandidate echoes its digest (`memoryContextDigest`); stage,
   review and prepare refuse when the team memory changed since (MEMORY_CONTEXT_DRIFT).
@@ -121,9 +122,10 @@ class TeamMemory:
 def read_team_memory(worktree_root: Path, *, skip_unreadable: bool = False) -> TeamMemory:
     """Read Skills, scenes, doctrine and approved entries strictly (an unreadable or invalid
     file refuses: a partial view would bind the agent to memory it never saw). With
-    `skip_unreadable` (recall, which binds nothing yet), a file that cannot be read safely or
-    does not parse is left out and named in `left_out` instead; a tree that changed while it
-    was read still refuses."""
+    `skip_unreadable` (recall, which binds nothing yet), a file that cannot be read safely, or a
+    scene, the doctrine or an entry that does not parse, is left out and named in `left_out`
+    instead; a tree that changed while it was read, or a Skill that does not parse, still
+    refuses."""
     try:
         tree = read_memory_files(worktree_root)
     except errors.TeamloreError as exc:
