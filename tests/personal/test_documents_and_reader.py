@@ -51,6 +51,15 @@ def test_replacing_one_section_keeps_every_other_byte() -> None:
         ("# Profile\n\n## A\nx\n## A\ny\n", 5, "already used on line 3", "unique"),
         ("# Profile\n\n## Pets \nx\n", 3, "'Pets ' has spaces around it", "`## Pets`"),
         ("# Profile\n\n## A\nx\n## \n", 5, "without a title", "give it a title"),
+        ("---\ntags: [me]\n# Profile\n", 1, "'---' opens on line 1 is never closed", "`---`"),
+        (
+            "---\ntags: [me]\n---\n# Wrong\n",
+            4,
+            "the line after the front matter is '# Wrong'",
+            "'# Profile'",
+        ),
+        ("---\na: b\n---\n\n# Profile\n\n## A\n# Other\n", 8, "'# Other' is a level-1", "###"),
+        ("---\na: b\n---\n# Profile\n\n## A\n```sh\nopen\n", 7, "'```sh' is never", "```"),
     ],
 )
 def test_a_hand_edit_that_breaks_the_format_says_where_what_and_how_to_fix(
@@ -64,6 +73,30 @@ def test_a_hand_edit_that_breaks_the_format_says_where_what_and_how_to_fix(
     assert error.message.startswith(f"profile.md:{line}: ")
     assert found in error.message and fix in error.message, error.message
     assert "\n" not in error.message
+
+
+def test_front_matter_is_kept_byte_for_byte_and_is_no_section() -> None:
+    """YAML front matter some people and tools put at the top: metadata, not memory. The Writer
+    sees only the sections; a change keeps the block as it was saved, CRLF lines and all."""
+    front_matter = b"---\r\ntitle: Me\r\naliases: [profile]\r\n---\r\n\r\n"
+    saved = front_matter + PROFILE.encode()
+    doc = documents.parse_document("profile", saved)
+    assert doc.front_matter == "---\ntitle: Me\naliases: [profile]\n---\n\n"
+    assert [s.title for s in doc.sections] == ["Background", "Code", "Pets"]
+    assert all("title: Me" not in s.raw for s in doc.sections)
+
+    updated = documents.apply_operations(doc, [PutSection("s3", "Pets", "Quillon, a tortoise.")])
+    written = documents.saved_like(saved, updated.text())
+
+    assert written.startswith(front_matter + b"# Profile\n\n## Background\n")
+    assert written.endswith(b"## Pets\nQuillon, a tortoise.\n\n")
+
+
+def test_a_section_digest_changes_with_its_text_not_with_trailing_blank_lines() -> None:
+    [background, _, pets] = _doc().sections
+    assert pets.digest == _doc(PROFILE + "\n\n").sections[2].digest
+    assert pets.digest != _doc(PROFILE.replace("Quillon.", "Quillon!")).sections[2].digest
+    assert background.digest == _doc(PROFILE.replace("Quillon.", "Q.")).sections[0].digest
 
 
 def test_a_file_that_is_not_utf8_names_the_line_of_the_bad_byte() -> None:

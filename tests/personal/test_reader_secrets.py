@@ -17,8 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from support import shared_fixtures
+from teamlore.core import errors
 from teamlore.core.secrets import rules, scan, shapes
-from teamlore.personal import reader
+from teamlore.personal import documents, reader
 from teamlore.personal.safety import first_secret, mask_secrets
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
@@ -220,3 +221,28 @@ def test_the_reader_masks_secrets_and_shows_control_characters(tmp_path: Path) -
         " (profile.md:4 secret.github-token); the file keeps it until removed there by hand.]"
     )
     assert (home / "personal" / "profile.md").read_bytes().count(TOKEN.encode()) == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "quoted"),
+    [
+        (f"# Profile\n\n## A\n# token {TOKEN}\n", "'# token …[40 chars]' is a level-1 heading"),
+        (f"# Profile\n\nkey {TOKEN}\n", "'key …[40 chars]' is outside any section"),
+        (f"# Profile\n\n## A\n```{TOKEN}\nx\n", "'```…[40 chars]' is never closed"),
+        (f"# Token {TOKEN}\n", "the first line is '# Token …[40 chars]'"),
+        (f"# Profile\n\n## {TOKEN}\nx\n## {TOKEN}\ny\n", "title '…[40 chars]' is already used"),
+        (f"# Profile\n\n## {TOKEN} \nx\n", "'…[40 chars] ' has spaces around it; write it as"),
+        # where the quote of a long line is cut, the secret it cuts is masked whole
+        (f"# Profile\n\n{'x' * 40} {TOKEN}\n", f"'{'x' * 40} …[40 chars]' is outside"),
+    ],
+)
+def test_a_line_quoted_in_a_format_refusal_has_its_secret_masked(text: str, quoted: str) -> None:
+    """PERSONAL_DOCUMENT_INVALID quotes the line of a hand edit that breaks the format; `doctor`
+    prints it, and the Writer's failed job keeps it. A secret typed into that line is masked
+    there as every reader gets it: no character of it, cut short or not."""
+    with pytest.raises(errors.TeamloreError) as refused:
+        documents.parse_document("profile", text.encode())
+    message = refused.value.message
+    assert refused.value.code == "PERSONAL_DOCUMENT_INVALID"
+    assert quoted in message, message
+    assert "R8a2Kd" not in message and "ghp_" not in message

@@ -13,7 +13,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from personal_ops_world import payload, server_params, with_sessions, write_config
+from personal_ops_world import (
+    KEY_ENV,
+    ModelServer,
+    payload,
+    server_params,
+    with_sessions,
+    write_config,
+)
 
 from support import teamlore_cli, teamlore_in_pty
 
@@ -136,3 +143,32 @@ def test_a_refused_flush_or_import_creates_no_state_dir(home: Path, tmp_path: Pa
     imported = teamlore_cli("personal", "import", "n.md", cwd=tmp_path)
     assert imported.returncode == 1 and imported.stderr.startswith("error IMPORT_DISABLED:")
     assert not home.exists()
+
+
+def test_a_broken_hand_edit_is_named_without_the_secret_typed_into_its_line(
+    home: Path, tmp_path: Path, model: ModelServer
+) -> None:
+    """A line that breaks the format is quoted in PERSONAL_DOCUMENT_INVALID (doctor, the
+    Writer's failed job, `personal flush`); a secret typed into it is masked there as every
+    reader gets it: it used to be quoted whole, in the output and in the job kept in the
+    runtime database."""
+    write_config(home, model_url=model.base_url, backoff_seconds=600)
+    _profile(home, f"# Profile\n\n## Work\nRust.\n# token {TOKEN}\n")
+    env = {KEY_ENV: "sk-scripted"}
+    (tmp_path / "n.md").write_text("# Tools\n\nI use fish.\n", encoding="utf-8")
+    imported = teamlore_cli("personal", "import", "n.md", "--format", "json", cwd=tmp_path, env=env)
+    flushed = teamlore_cli("personal", "flush", cwd=tmp_path, env=env)
+    retried = teamlore_cli("personal", "flush", "--format", "json", cwd=tmp_path, env=env)
+    doctor = teamlore_cli("doctor", cwd=tmp_path, env=env)
+    doctor_json = teamlore_cli("doctor", "--format", "json", cwd=tmp_path, env=env)
+
+    [run] = [r for r in json.loads(imported.stdout)["flush"]["runs"] if r["outcome"] != "idle"]
+    assert (run["code"], model.answered) == ("PERSONAL_DOCUMENT_INVALID", [])
+    said = "profile.md:5: '# token …[40 chars]' is a level-1 heading or a `##` without a space"
+    assert run["message"].startswith(said)
+    assert said in " ".join(doctor.stdout.split())
+    for out in (imported, flushed, retried, doctor, doctor_json):
+        assert TOKEN not in out.stdout + out.stderr
+    for stored in (home / "personal").glob("runtime.sqlite3*"):
+        assert TOKEN.encode() not in stored.read_bytes()
+    assert TOKEN in (home / "personal" / "profile.md").read_text(encoding="utf-8")

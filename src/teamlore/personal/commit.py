@@ -7,8 +7,8 @@ A commit runs inside one `BEGIN IMMEDIATE` transaction of the runtime DB:
 2. the new documents and the receipt are staged under `transactions/<job>/` with a journal
    (`before`/`after` hashes), then a `COMMITTING` marker makes the commit irrevocable;
 3. the files are published by atomic rename (documents, then `receipts/<job>.json`);
-4. the receipt is applied to the DB (observations `processed`, job `done`, document versions,
-   source links, forget purges) and the transaction commits.
+4. the receipt is applied to the DB (observations `processed`, job `done`, document versions
+   and section digests, source links, forget purges) and the transaction commits.
 
 A crash before the marker leaves the old documents (the staging is discarded); a crash after it
 is rolled forward by `recover_transactions`; a crash after the files but before the DB commit is
@@ -191,8 +191,22 @@ def apply_receipt(conn: sqlite3.Connection, receipt: dict[str, Any], *, now: flo
             " ON CONFLICT(target) DO UPDATE SET hash = excluded.hash",
             (doc["target"], doc["after"]),
         )
+    # a receipt written before section digests were kept has none: the documents it changed
+    # lose theirs, so a later hand edit of them makes the whole document hand-written
+    changed = [doc["target"] for doc in receipt["documents"]]
+    for target in receipt.get("section_targets", changed):
+        conn.execute("DELETE FROM section_versions WHERE target = ?", (target,))
+    conn.executemany(
+        "INSERT INTO section_versions (target, section_key, digest) VALUES (?, ?, ?)",
+        [(s["target"], s["section_key"], s["digest"]) for s in receipt.get("sections", [])],
+    )
     for target in receipt["clear_targets"]:
         conn.execute("DELETE FROM associations WHERE target = ?", (target,))
+    for link in receipt.get("clear_keys", []):
+        conn.execute(
+            "DELETE FROM associations WHERE target = ? AND section_key = ?",
+            (link["target"], link["section_key"]),
+        )
     for link in receipt["remove_keys"]:
         conn.execute(
             "DELETE FROM associations WHERE target = ? AND section_key = ?",

@@ -6,12 +6,14 @@
 | `preferences`   | `preferences.md`            | `# Preferences` | `global`    |
 | `project:<id>`  | `projects/<id>.md`          | `# Project`  | `project:<id>` |
 
-A document is its H1 line, optional blank lines, then `## <title>` sections (titles unique, no
-surrounding whitespace). Fences (``` / ~~~) are tracked, so a fenced `## x` is body text. Bodies
-may hold lower headings but no un-fenced H1/H2 and no setext underline. Section handles (`s1`,
-`s2`, ...) are positional and recomputed on every parse. A change never rewrites an untouched
-section's bytes. A document is at most 16 KiB and is never truncated: a change that would grow it
-past the limit is refused. Personal files are never symlinks or hard links.
+A document is an optional YAML front matter block (`---` … `---` at the top, which some people
+and tools add: metadata, kept byte for byte and never sent to the Writer's model), its H1 line,
+optional blank lines, then `## <title>` sections (titles unique, no surrounding whitespace).
+Fences (``` / ~~~) are tracked, so a fenced `## x` is body text. Bodies may hold lower headings
+but no un-fenced H1/H2 and no setext underline. Section handles (`s1`, `s2`, ...) are positional
+and recomputed on every parse. A change never rewrites an untouched section's bytes. A document
+is at most 16 KiB and is never truncated: a change that would grow it past the limit is refused.
+Personal files are never symlinks or hard links.
 """
 
 from __future__ import annotations
@@ -40,6 +42,11 @@ _FENCE_OPEN = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})(?P<info>[^\n]*)$")
 _LOW_HEADING = re.compile(r"^ {0,3}#{1,2}(?:[ \t]|$)")
 _SETEXT = re.compile(r"^ {0,3}(?:=+|-+)[ \t]*$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# whole lines, CRLF or LF, so one pattern finds the block in the file as saved and as read
+_FRONT_MATTER_OPEN = re.compile(r"\A---[ \t]*\r?(?:\n|\Z)")
+_FRONT_MATTER = re.compile(
+    r"\A---[ \t]*\r?\n(?:[^\n]*\n)*?(?:---|\.\.\.)[ \t]*\r?(?:\n|\Z)(?:[ \t]*\r?\n)*"
+)
 
 
 def personal_root(home: Path) -> Path:
@@ -180,6 +187,12 @@ class Section(Record, frozen=True):
     def key(self) -> str:
         return title_key(self.title)
 
+    @property
+    def digest(self) -> str:
+        """What a hand edit of this section changes: its heading and text (trailing blank lines
+        and spaces are layout, not text)."""
+        return hashlib.sha256(self.raw.rstrip().encode("utf-8")).hexdigest()
+
 
 class Document(Record, frozen=True):
     """One personal-memory document and its sections."""
@@ -187,9 +200,10 @@ class Document(Record, frozen=True):
     target: str
     preamble: str  # the H1 line and whatever blank lines follow it
     sections: tuple[Section, ...]
+    front_matter: str = ""  # the YAML block above the H1 and the blank lines after it, if any
 
     def text(self) -> str:
-        return self.preamble + "".join(s.raw for s in self.sections)
+        return self.front_matter + self.preamble + "".join(s.raw for s in self.sections)
 
     def section(self, ref: str) -> Section | None:
         return next((s for s in self.sections if s.ref == ref), None)
@@ -222,8 +236,22 @@ def _broken_file(target: str, line: int, found: str, fix: str) -> errors.Teamlor
 
 def _shown(line: str) -> str:
     """A line of the file quoted in a message (short, one line)."""
-    text = line.rstrip("\n")
+    text = _without_secrets(line.rstrip("\n"))
     return repr(text if len(text) <= 60 else text[:57] + "...")
+
+
+def _without_secrets(text: str) -> str:
+    """`text` of a file quoted in a message, each secret typed into it masked as every reader of
+    the file gets it (personal/reader.py): the message is printed by `doctor` and `personal
+    flush`, kept with the Writer's job and read by agents. Masked before it is cut short, so no
+    part of a secret is left unmasked by the cut."""
+    from teamlore.core.secrets.shapes import may_hold_secret
+
+    if not may_hold_secret(text):
+        return text
+    from teamlore.personal.safety import mask_secrets  # the scanner, only for a suspect line
+
+    return mask_secrets(text)[0]
 
 
 class _FenceTracker:
@@ -283,15 +311,28 @@ def document_text(data: bytes, *, on_error: str = "strict") -> str:
     return data.decode("utf-8", on_error).removeprefix("\ufeff").replace("\r\n", "\n")
 
 
+def front_matter_of(text: str) -> str:
+    """The YAML front matter block at the top of `text` (with the blank lines after it, line
+    ends as they are), or "" when there is none or it is never closed."""
+    match = _FRONT_MATTER.match(text)
+    return match.group(0) if match else ""
+
+
 def saved_like(before: bytes | None, text: str) -> bytes:
-    """`text` (LF lines) as the file it replaces was saved: with its byte order mark and its
-    CRLF line ends when every line had them."""
+    """`text` (LF lines) as the file it replaces was saved: with its byte order mark, its front
+    matter byte for byte, and its CRLF line ends when every line had them."""
     if before is None:
         return text.encode("utf-8")
     from teamlore.core.text.files import with_line_ends_of  # the Writer's, not a queued turn's
 
     original = before.decode("utf-8", "replace")
     bom = "\ufeff" if original.startswith("\ufeff") else ""
+    saved = original[len(bom) :]
+    kept = front_matter_of(saved)
+    read = kept.replace("\r\n", "\n")
+    if kept and text.startswith(read):
+        rest = with_line_ends_of(saved[len(kept) :], text[len(read) :])
+        return (bom + kept + rest).encode("utf-8")
     return (bom + with_line_ends_of(original, text)).encode("utf-8")
 
 
@@ -308,10 +349,16 @@ def parse_document(target: str, data: bytes | None) -> Document:
         bad = data[: exc.start].count(b"\n") + 1
         raise _broken_file(target, bad, "the file is not UTF-8 text", "save it as UTF-8") from exc
     expected = empty_document(target).split("\n", 1)[0]
-    lines = text.splitlines(keepends=True)
+    front_matter = _front_matter(target, text)
+    above = front_matter.count("\n")  # lines above the H1, for the line numbers of messages
+    lines = text[len(front_matter) :].splitlines(keepends=True)
     if not lines or lines[0].rstrip("\n") != expected:
-        found = f"the first line is {_shown(lines[0])}" if lines else "the file is empty"
-        raise _broken_file(target, 1, found, f"the first line must be {expected!r}")
+        first = "the line after the front matter" if front_matter else "the first line"
+        if lines:
+            found = f"{first} is {_shown(lines[0])}"
+        else:
+            found = "nothing follows the front matter" if front_matter else "the file is empty"
+        raise _broken_file(target, above + 1, found, f"{first} must be {expected!r}")
     preamble = lines[0]
     index = 1
     while index < len(lines) and not lines[index].strip():
@@ -323,7 +370,7 @@ def parse_document(target: str, data: bytes | None) -> Document:
     fence_line = 0
     titles: dict[str, int] = {}
     previous_blank = True
-    for number, line in enumerate(lines[index:], index + 1):
+    for number, line in enumerate(lines[index:], above + index + 1):
         bare = line.rstrip("\n")
         was_open = fences.open
         in_fence = fences.feed(bare)
@@ -345,29 +392,47 @@ def parse_document(target: str, data: bytes | None) -> Document:
         raise _broken_file(
             target,
             fence_line,
-            f"the code fence {_shown(lines[fence_line - 1])} is never closed",
+            f"the code fence {_shown(lines[fence_line - above - 1])} is never closed",
             f"add a closing {fences.char * fences.length} line after the code",
         )
     if current:
         sections.append(_section(target, len(sections) + 1, current))
-    return Document(target, preamble, tuple(sections))
+    return Document(target, preamble, tuple(sections), front_matter)
+
+
+def _front_matter(target: str, text: str) -> str:
+    """The front matter block a file opens with (a `---` first line); one never closed is
+    named as such, not as a first line that is not the H1."""
+    if not _FRONT_MATTER_OPEN.match(text):
+        return ""
+    block = front_matter_of(text)
+    if not block:
+        raise _broken_file(
+            target,
+            1,
+            "the front matter that '---' opens on line 1 is never closed",
+            "end it with a `---` line, or remove the first line",
+        )
+    return block
 
 
 def _check_heading(target: str, number: int, title: str, titles: dict[str, int]) -> None:
     if not title.strip():
         raise _broken_file(target, number, "a `## ` heading without a title", "give it a title")
     if title != title.strip():
+        quoted = _without_secrets(title)
         raise _broken_file(
             target,
             number,
-            f"the section title {title!r} has spaces around it",
-            f"write it as `## {title.strip()}`",
+            f"the section title {quoted!r} has spaces around it",
+            f"write it as `## {quoted.strip()}`",
         )
     if title in titles:
         raise _broken_file(
             target,
             number,
-            f"the section title {title!r} is already used on line {titles[title]}",
+            f"the section title {_without_secrets(title)!r} is already used on line"
+            f" {titles[title]}",
             "section titles must be unique: rename one, or merge the two sections",
         )
 
@@ -469,7 +534,7 @@ def apply_operations(
     titles = [s.title for s in kept]
     if len(titles) != len(set(titles)):
         raise _bad_change(relative_path(target), "two sections would have one title")
-    parts = [document.preamble]
+    parts = [document.front_matter + document.preamble]
     for section in kept:
         if parts[-1] and not parts[-1].endswith("\n"):
             parts.append("\n")

@@ -10,6 +10,10 @@ Precious (not a cache): it holds queued observations nobody has processed yet.
 - `associations`: section source links, `(target, section_key = sha256(title)) -> observation`.
 - `document_versions`: the last document hash the Writer committed (a different file hash means
   the person edited the document by hand).
+- `section_versions`: the digest of each section of that last committed text (`Section.digest`),
+  so a hand edit makes only the sections whose text changed hand-written. A document committed
+  before schema 2 has none until the Writer commits it again: a hand edit of it makes every
+  section hand-written, as it did then.
 - `receipts`: jobs whose outcome is durable (the receipt file is the cross-store witness).
 """
 
@@ -79,6 +83,14 @@ MIGRATIONS: list[db.Migration] = [
         job_id TEXT PRIMARY KEY,
         outcome TEXT NOT NULL,
         recorded_at TEXT NOT NULL
+    );
+    """,
+    """
+    CREATE TABLE section_versions (
+        target TEXT NOT NULL,
+        section_key TEXT NOT NULL,
+        digest TEXT NOT NULL,
+        PRIMARY KEY (target, section_key)
     );
     """,
 ]

@@ -107,7 +107,9 @@ class _Member:
 class _Snapshot:
     data: dict[str, bytes | None]
     parsed: dict[str, documents.Document]
-    hand_edited: set[str]
+    hand_edited: set[str]  # documents whose file is not what the Writer last committed
+    whole_file_edits: set[str]  # of those, the ones with no section digests (before schema 2)
+    hand_written: set[tuple[str, str]]  # (target, section_key) of sections changed by hand
     links: dict[tuple[str, str], set[int]]  # (target, section_key) -> observation ids
     import_sources: set[int]  # linked observation ids whose source is an import
 
@@ -249,6 +251,18 @@ class _Run:
             for t in targets
             if versions.get(t, documents.MISSING_HASH) != documents.content_hash(data[t])
         }
+        digests: dict[str, dict[str, str]] = {}
+        for row in self.conn.execute("SELECT target, section_key, digest FROM section_versions"):
+            digests.setdefault(row["target"], {})[row["section_key"]] = row["digest"]
+        # a document the Writer committed before section digests were kept: a hand edit makes
+        # all of it hand-written, as it did then (it gets digests at its next commit)
+        whole_file_edits = {t for t in hand_edited if t not in digests}
+        hand_written = {
+            (t, s.key)
+            for t in hand_edited
+            for s in parsed[t].sections
+            if t in whole_file_edits or digests[t].get(s.key) != s.digest
+        }
         links: dict[tuple[str, str], set[int]] = {}
         for row in self.conn.execute(
             "SELECT target, section_key, observation_id FROM associations"
@@ -262,11 +276,13 @@ class _Run:
             )
             if queue.is_import_source(r["source"])
         }
-        return _Snapshot(data, parsed, hand_edited, links, import_sources)
+        return _Snapshot(
+            data, parsed, hand_edited, whole_file_edits, hand_written, links, import_sources
+        )
 
     def _section_sources(self, snapshot: _Snapshot, target: str, key: str) -> set[int]:
-        """Trusted source links of a section (none when the document was edited by hand)."""
-        if target in snapshot.hand_edited:
+        """Trusted source links of a section (none when its text was edited by hand)."""
+        if (target, key) in snapshot.hand_written:
             return set()
         return set(snapshot.links.get((target, key), set()))
 
@@ -323,7 +339,9 @@ class _Run:
                 trimmed = [m.id for m in members if m not in kept]
                 if trimmed:
                     queue.release(self.conn, job, trimmed)
-                if secret_rules_in(_strings(projection)):
+                # the front matter is not sent, but a document holding a secret is not updated
+                front_matters = [d.front_matter for d in snapshot.parsed.values()]
+                if secret_rules_in(_strings(projection) + front_matters):
                     raise errors.TeamloreError(
                         errors.SENSITIVE_CONTENT_REJECTED, _where_a_secret_is(snapshot)
                     )
@@ -443,7 +461,8 @@ class _Run:
                 }
                 for t in changed
             ],
-            "clear_targets": sorted(t for t in snapshot.hand_edited if t in new_docs),
+            "clear_targets": sorted(t for t in snapshot.whole_file_edits if t in new_docs),
+            "clear_keys": _hand_edit_keys(snapshot, new_docs),
             "remove_keys": [{"target": t, "section_key": k} for t, k in remove_keys],
             "associations": [
                 {"target": t, "section_key": k, "observation_ids": sorted(ids)}
@@ -451,6 +470,7 @@ class _Run:
                 if ids
             ],
             "forget_observation_ids": sorted(forget),
+            **_section_digests(snapshot, new_docs),
         }
 
     def _commit(
@@ -538,7 +558,7 @@ def _guard_imports(
             assert section is not None
             sources = (
                 set()
-                if op.target in snapshot.hand_edited
+                if (op.target, section.key) in snapshot.hand_written
                 else snapshot.links.get((op.target, section.key), set())
             )
             if not sources or not sources <= snapshot.import_sources:
@@ -546,6 +566,38 @@ def _guard_imports(
                     errors.UNAUTHORIZED_IMPORT_OVERWRITE,
                     f"{op.target} {op.section} is not import-owned",
                 )
+
+
+def _hand_edit_keys(snapshot: _Snapshot, new_docs: dict[str, bytes]) -> list[dict[str, str]]:
+    """Source links a commit drops from a document edited by hand, section by section: those of
+    the sections whose text changed and those of sections no longer in the file. Once the
+    commit records that text as the Writer's, they would otherwise count as its sources."""
+    drop: set[tuple[str, str]] = set()
+    for target in sorted(snapshot.hand_edited - snapshot.whole_file_edits):
+        if target not in new_docs:
+            continue
+        present = {s.key for s in snapshot.parsed[target].sections}
+        drop |= {(t, k) for t, k in snapshot.hand_written if t == target}
+        drop |= {(t, k) for t, k in snapshot.links if t == target and k not in present}
+    return [{"target": t, "section_key": k} for t, k in sorted(drop)]
+
+
+def _section_digests(snapshot: _Snapshot, new_docs: dict[str, bytes]) -> dict[str, Any]:
+    """The section digests a commit records: of each document it writes, and of each one it
+    found as the Writer last left it (so a document committed before digests were kept gets
+    them). A hand edit is then told apart section by section (`_Run._snapshot`)."""
+    kept: dict[str, documents.Document] = {
+        t: snapshot.parsed[t] for t in snapshot.parsed if t not in snapshot.hand_edited
+    }
+    kept.update({t: documents.parse_document(t, data) for t, data in new_docs.items()})
+    return {
+        "section_targets": sorted(kept),
+        "sections": [
+            {"target": t, "section_key": s.key, "digest": s.digest}
+            for t in sorted(kept)
+            for s in kept[t].sections
+        ],
+    }
 
 
 def _import_only(decision: Decision, import_refs: set[str], batch_is_import: bool) -> bool:
