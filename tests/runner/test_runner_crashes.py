@@ -180,6 +180,25 @@ def test_killed_before_the_runner_started_the_plan_runs_at_its_next_approval(
     assert len(world.fake.sent()) == sent + 1 and len(world.candidates()) == 1
 
 
+def test_an_adjudication_plan_killed_before_its_runner_started_is_still_offered(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`memory status` (and the batch runner, which reads the same list) passes over a plan
+    whose run record says it is out; one whose runner never started is not out."""
+    world.reverify()
+    code, ran = world.approve(world.plan()["plans"][0]["planDigest"])
+    assert code == 0, ran
+    adjudication = ran["results"][0]["adjudicationPlan"]["planDigest"]
+    for name, value in {**world.fake.env(), **world.env}.items():
+        monkeypatch.setenv(name, value)
+    run_killed_at("runner.authorized", CRASHING_APPROVAL, str(world.repo), adjudication)
+
+    code, status = world.op("memory.status", {})
+
+    assert code == 0, status
+    assert status["adjudication"]["plans"] == [adjudication]
+
+
 def test_sigkill_after_staging_finishes_without_staging_twice(world: World) -> None:
     world.reverify()
     plan = world.plan()["plans"][0]

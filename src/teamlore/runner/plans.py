@@ -277,10 +277,13 @@ NOT_SENT_YET = "notSentYet"
 
 
 def _state_of(folder: Path, plan_digest: str) -> object:
+    """A plan's run state; a `running` record whose runner never started reads as not run (its
+    approval stopped before anything left, or runs now and holds the plan's lock)."""
     try:
-        return (_read_json(folder / f"{plan_digest}.run.json") or {}).get("state")
+        record = _read_json(folder / f"{plan_digest}.run.json") or {}
     except errors.TeamloreError:
         return None
+    return None if record.get(NOT_SENT_YET) else record.get("state")
 
 
 def pending_plans(home: Path | None, owner: Owner, task_kind: str) -> list[PlanFile]:
