@@ -151,3 +151,72 @@ def test_a_client_that_stops_reading_before_its_answer_ends_the_server_quietly(
     assert exit_code == 0
     assert "Traceback" not in stderr and "BrokenPipeError" not in stderr
     assert stderr.strip().splitlines() == [GONE]
+
+
+def test_a_server_that_can_no_longer_answer_stops_while_the_client_keeps_stdin_open(
+    repo: Path,
+) -> None:
+    server = serving_team_server(repo)
+    assert server.stdin is not None and server.stdout is not None and server.stderr is not None
+    server.stdout.close()  # the client stops reading, asks, and never closes stdin
+    ask_for_status(server)
+
+    try:
+        exit_code = server.wait(timeout=10)
+    finally:
+        server.stdin.close()  # without the fix the server waits for this to stop
+        server.wait(timeout=60)
+    stderr = server.stderr.read().decode()
+
+    assert exit_code == 0
+    assert stderr.strip().splitlines() == [GONE]
+
+
+def last_frames_answered(repo: Path, last_frame: bytes, times: int) -> list[bool]:
+    """Each time, a new server gets `last_frame` right before stdin closes: was it answered?"""
+    answered = []
+    for _ in range(times):
+        server = serving_team_server(repo)
+        assert server.stdin is not None and server.stdout is not None
+        server.stdin.write(last_frame)
+        server.stdin.close()
+        replies = [json.loads(line) for line in server.stdout]
+        server.wait(timeout=60)
+        answered.append(any(reply.get("id") == 7 for reply in replies))
+    return answered
+
+
+def test_a_ping_sent_just_before_stdin_closes_is_answered(repo: Path) -> None:
+    ping = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "ping"}).encode() + b"\n"
+
+    assert last_frames_answered(repo, ping, times=5) == [True] * 5
+
+
+def test_a_last_frame_without_a_trailing_newline_is_answered(repo: Path) -> None:
+    ping = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "ping"}).encode()
+
+    assert last_frames_answered(repo, ping, times=3) == [True] * 3
+
+
+def test_a_server_whose_stdout_is_a_file_serves_until_stdin_closes(
+    repo: Path, tmp_path: Path
+) -> None:
+    answers = tmp_path / "answers.jsonl"
+    with answers.open("wb") as stdout:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "teamlore.cli.main", "mcp", "--capability", "team"],
+            stdin=subprocess.PIPE,
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            cwd=repo,
+        )
+    assert server.stdin is not None and server.stderr is not None
+    server.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 7, "method": "ping"}).encode() + b"\n")
+    server.stdin.flush()
+    time.sleep(2)  # long enough for a watch of stdout to fire, were there one
+    still_serving = server.poll() is None
+    server.stdin.close()
+
+    assert server.wait(timeout=60) == 0 and still_serving
+    assert server.stderr.read() == b""
+    assert [json.loads(line)["id"] for line in answers.read_text().splitlines()] == [7]

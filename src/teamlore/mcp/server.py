@@ -24,9 +24,11 @@ a client that goes away ends the process quietly (one line on stderr, exit 0).
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +43,7 @@ from mcp.shared.message import SessionMessage
 from teamlore import __version__
 from teamlore.core import errors, refusals
 from teamlore.core.paths import from_here, working_directory
+from teamlore.mcp.stdout_hangup import StdoutHangupWatch
 from teamlore.ops.registry import (
     CAPABILITY_TIERS,
     PERSONAL_CAPABILITIES,
@@ -496,17 +499,42 @@ def serve(
                 tasks.start_soon(answer_malformed_frames, read_stream, inbox_send, write_stream)
                 await server.run(inbox, write_stream, server.create_initialization_options())
 
+    # taken before stdio_server claims fd 1; a client that keeps stdin open must not keep us
+    hangup = StdoutHangupWatch.arm(lambda: _stop_now_the_client_is_gone(writer))
     try:
-        anyio.run(main)
+        try:
+            anyio.run(main)
+        finally:
+            if hangup is not None:
+                hangup.disarm()
     except BaseException as exc:
         if not client_went_away(exc):
             raise
         # a client that disconnects ends the session, not the server's health: no traceback
-        log("the client closed the connection before the server answered; stopping")
+        log(CLIENT_GONE)
         _discard_stdout()
     finally:
         if writer is not None:
             writer.stop()
+
+
+CLIENT_GONE = "the client closed the connection before the server answered; stopping"
+
+
+def _stop_now_the_client_is_gone(writer: BackgroundWriter | None) -> None:
+    """The client stopped reading stdout but keeps stdin open: end the process as the broken
+    pipe path does, without waiting for the SDK's stdin thread (blocked in a read until the
+    client writes or closes stdin). `os._exit` also skips the interpreter's teardown and ends a
+    tool call still running, whose answer nobody could read: SQLite databases and state files
+    are crash-safe by design (failpoint tests kill the process with SIGKILL between any two
+    steps; docs/architecture.md)."""
+    try:
+        if writer is not None:
+            writer.stop()
+        with suppress(OSError):  # stderr closed too: nobody left to tell
+            log(CLIENT_GONE)
+    finally:
+        os._exit(0)
 
 
 def client_went_away(exc: BaseException) -> bool:
@@ -520,8 +548,6 @@ def client_went_away(exc: BaseException) -> bool:
 def _discard_stdout() -> None:
     """Point fd 1 at /dev/null so the interpreter's last flush of stdout, with nobody reading
     the pipe, does not print `Exception ignored ... BrokenPipeError` at exit."""
-    import os
-
     try:
         stdout = sys.stdout.fileno()
     except (OSError, ValueError):  # not a real file (stdout replaced in-process): nothing to do
