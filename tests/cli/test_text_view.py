@@ -12,6 +12,7 @@ import io
 import json
 import os
 import re
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -436,6 +437,28 @@ def test_sessions_list_at_80_columns_keeps_a_session_on_one_line(fixtures_cli: C
         else:
             assert last.removesuffix(" (file gone)") in (norm(literal(whole)), whole)
     assert any(r.rstrip().endswith("…") for r in rows) and any("  …/" in r for r in rows)
+
+
+def test_sessions_list_at_80_columns_cuts_a_long_title_not_the_mark_of_a_gone_file(
+    tmp_path: Path, home: Path
+) -> None:
+    project = tmp_path / "claude" / "p"
+    project.mkdir(parents=True)
+    transcript = project / "47bf5f5c-9e11-4f51-8a29-7ad38ecdf17c.jsonl"
+    # titled "Friendly Robot Icon Identification": longer than what 80 columns leave it
+    shutil.copyfile(
+        shared_fixtures("sessions", "claude", "moredip-images-in-user-messages.jsonl"), transcript
+    )
+    cli = Cli(home)
+    cli.json("sync", "--source", f"claude={tmp_path / 'claude'}")
+    transcript.unlink()
+    cli.json("sync", "--source", f"claude={tmp_path / 'claude'}")
+
+    done = teamlore_cli("sessions", "list", env={**cli.env, "COLUMNS": "80"})
+
+    (row,) = _one_line_a_session(done.stdout, cli.json("sessions", "list")["sessions"])
+    cut = row.split(maxsplit=5)[5].removesuffix("… (file gone)")
+    assert row.endswith("… (file gone)") and "Friendly Robot Icon Identification".startswith(cut)
 
 
 def test_sessions_list_pads_no_line_with_trailing_spaces(fixtures_cli: Cli) -> None:

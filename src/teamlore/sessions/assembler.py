@@ -230,8 +230,12 @@ class SessionAssembler:
         key_for: Callable[[str], str],
         state: dict[str, Any] | None,
         search_rows: SearchRows | None = None,
+        on_session_reused: Callable[[int], None] | None = None,
     ) -> None:
         self.conn = conn
+        # told when the file names a session the index holds and no other file does, before
+        # any of its turns is written (takeover.py: a file read again from its start)
+        self.on_session_reused = on_session_reused
         # where the turns' FTS rows go: analyzed here or by the analysis helper
         self.search_rows = search_rows or SearchRows(conn)
         self.provider = provider
@@ -360,6 +364,8 @@ class SessionAssembler:
             self.session_db_id = int(cur.lastrowid or 0)
         else:
             self.session_db_id = int(row["id"])
+            if not row["others"] and self.on_session_reused is not None:
+                self.on_session_reused(self.session_db_id)
         self.conn.execute(
             "UPDATE source_files SET session_id = ? WHERE id = ?",
             (self.session_db_id, self.file_id),

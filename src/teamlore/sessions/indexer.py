@@ -6,7 +6,9 @@ complete line and the adapter's parser state. A sync:
 
 - skips a file whose identity is unchanged (one stat, no read);
 - parses only the appended bytes of a file that grew in place (same inode, same known bytes);
-- reparses a file that was rewritten or truncated, replacing that session's turns;
+- reparses a file that was rewritten or truncated, replacing that session's turns, and keeps
+  the history of the session a file held before another session's transcript took its path
+  (takeover.py);
 - follows a file that was moved or renamed (same dev and inode, old path gone, same head);
 - marks a file that disappeared `unavailable` and keeps its history (Claude Code deletes old
   transcripts; the index is where that history survives).
@@ -57,6 +59,7 @@ from teamlore.sessions.model import (
 from teamlore.sessions.providers import Source
 from teamlore.sessions.reader import ReadResult, known_bytes, read_lines, reads_as_known
 from teamlore.sessions.reanalyze import reanalyze_if_outdated
+from teamlore.sessions.takeover import FileReadAgain
 
 MAX_DIAGNOSTICS_REPORTED = 200
 MAX_DIAGNOSTICS_STORED_PER_FILE = 100  # rows kept per file; the count (source_files) is exact
@@ -489,13 +492,13 @@ class Indexer:
                 file_id = int(cur.lastrowid or 0)
             else:
                 file_id = row.id
+            read_again: FileReadAgain | None = None
             if append and row is not None and parser_state is not None:
                 saved = orjson.loads(parser_state)
                 adapter_state, asm_state = saved["adapter"], saved["assembler"]
                 start_offset, start_line = row.resume_offset, row.resume_line
             else:
-                if row is not None and row.session_id is not None:
-                    self._drop_session_content(row.session_id)
+                read_again = FileReadAgain(conn, None if row is None else row.session_id)
                 adapter_state, asm_state = adapter.new_state(path), None
                 start_offset, start_line = 0, 0
                 conn.execute("DELETE FROM diagnostics WHERE source_file_id = ?", (file_id,))
@@ -507,6 +510,7 @@ class Indexer:
                 key_for=lambda pid: self._session_key(provider, pid),
                 state=asm_state,
                 search_rows=self.search_rows,
+                on_session_reused=None if read_again is None else read_again.session_reused,
             )
             result = ReadResult(start_offset, start_line, 0, False)
             diagnostics = stored = 0
@@ -571,6 +575,8 @@ class Indexer:
                     ),
                 )
             assembler.flush()
+            if read_again is not None:
+                read_again.finish(assembler.session_db_id)
             stats.bytes_read += result.bytes_read
             self._batch_read += result.bytes_read
             stats.turns += assembler.turns_written
@@ -624,20 +630,6 @@ class Indexer:
                     "UPDATE source_files SET status = 'failed' WHERE id = ?", (file_id,)
                 )
             self._record_diagnostic(file_id, path, Diagnostic("file-failed", message), stats)
-
-    def _drop_session_content(self, session_db_id: int) -> None:
-        turn_ids = [
-            r[0]
-            for r in self.conn.execute(
-                "SELECT id FROM turns WHERE session_id = ?", (session_db_id,)
-            )
-        ]
-        self.conn.executemany("DELETE FROM turns_fts WHERE rowid = ?", [(t,) for t in turn_ids])
-        self.conn.executemany(
-            "DELETE FROM turn_passages WHERE turn_id = ?", [(t,) for t in turn_ids]
-        )
-        self.conn.execute("DELETE FROM turns WHERE session_id = ?", (session_db_id,))
-        self.conn.execute("UPDATE sessions SET turn_count = 0 WHERE id = ?", (session_db_id,))
 
     def _record_diagnostic(
         self, file_id: int, path: Path, event: Diagnostic, stats: SyncStats, *, store: bool = True

@@ -366,7 +366,8 @@ def _render_list(result: dict[str, Any], *, unmapped: bool = False, filtered: bo
         title = None if unmapped else s.get("title")
         shown = literal(title) if title else path_tail(literal(folder), title_room - len(gone))
         cwd = Text(shown)
-        if gone:
+        if gone:  # a long title is cut before it, not the mark
+            cwd.truncate(title_room - len(gone), overflow="ellipsis")
             cwd.append(gone, style="dim")
         table.add_row(*(Text(cell) for cell in row), cwd)
     print_unpadded(table)
