@@ -218,3 +218,25 @@ def test_fused_scores_are_what_fuse_orders() -> None:
         ("translation",),  # found by words, as translated only
         ("translation", "vector"),
     ]
+
+
+def test_a_key_holding_the_whole_query_ranks_above_every_key_found_by_meaning_alone() -> None:
+    """Rule 10 of "Words are never outvoted": "w2" and "w3" hold every term of the query (a
+    tool output holding the exact error text counts 0.75 a term, so its share is below 1),
+    yet three keys found by meaning alone outrank them on rank points. They move just above
+    those, in their lexical order; a key holding part of the query and a key found by a
+    translation are left where their scores put them."""
+    neighbours = ["v1", "v2", "v3"]
+    lexical = [("w1", 0.4), ("w2", 0.75), ("w3", 0.75)]
+    translation = [("t1", 0.6)]
+    before = [f.key for f in fuse(lexical, neighbours, translation=translation)]
+    assert before == ["v1", "v2", "v3", "w2", "w3", "t1", "w1"]
+    fused = fuse(lexical, neighbours, translation=translation, literal={"w2", "w3"})
+    assert [f.key for f in fused] == ["w2", "w3", "v1", "v2", "v3", "t1", "w1"]
+    scores = [f.score for f in fused]
+    assert scores == sorted(scores, reverse=True) and len(set(scores)) == len(scores)
+    # a key already above every meaning-only key keeps its place and score; a tie is lifted
+    ahead = fuse([("w1", 1.0)], ["w1", *neighbours], literal={"w1"})
+    assert ahead == fuse([("w1", 1.0)], ["w1", *neighbours])
+    tied = fuse([("w1", 1.0)], neighbours, literal={"w1"})  # 1/21 each
+    assert [(f.key, f.score) for f in tied[:2]] == [("w1", 0.501), ("v1", 0.5)]

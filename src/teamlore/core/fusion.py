@@ -110,6 +110,7 @@ class FusionOptions(TypedDict, Generic[Key], total=False):
     translated: bool
     unread: Collection[Key]
     translation: Sequence[tuple[Key, float]]
+    literal: Collection[Key]
 
 
 def fuse(
@@ -165,6 +166,7 @@ def fused_scores(
     translated: bool = False,
     unread: Collection[Key] = frozenset(),
     translation: Sequence[tuple[Key, float]] = (),
+    literal: Collection[Key] = frozenset(),
 ) -> FusedScores[Key]:
     """`lexical`: (key, share of the query's terms held, 0..1), best first; `vector`: keys,
     best first; `headline`: keys by their headline's similarity, best first (None: no
@@ -187,7 +189,10 @@ def fused_scores(
     TRANSLATION_WEIGHT, plus every embedding ranking's weight for an `unread` key as the
     words do: at least LEXICAL_WEIGHT - TRANSLATION_WEIGHT less than the words as typed
     (docs/hybrid-search.md, "English queries over Chinese turns"). Its first key ends within
-    the first KEPT_PLACES when it alone holds at least KEPT_TRANSLATION_SHARE of the terms."""
+    the first KEPT_PLACES when it alone holds at least KEPT_TRANSLATION_SHARE of the terms.
+    `literal`: keys of `lexical` that hold the whole query as typed (every search term, in
+    their best passage where the caller ranks passages); each ends above every key found by
+    meaning alone (`_literal_above_meaning`)."""
     scores: dict[Key, float] = {}
     ranks = lexical_ranks if lexical_ranks is not None else range(1, len(lexical) + 1)
     weight = DECIDING_LEXICAL_WEIGHT if keep_words or translated else LEXICAL_WEIGHT
@@ -206,12 +211,17 @@ def fused_scores(
     for rank, key in enumerate(headline or (), start=1):
         scores[key] = scores.get(key, 0.0) + VECTOR_WEIGHT / (RRF_K + rank)
     best = _best(weight, votes)
+    typed = frozenset(key for key, _ in lexical)
+    by_translation = frozenset(key for key, _ in translation) - typed
+    if literal:
+        meaning_only = scores.keys() - typed - by_translation
+        _literal_above_meaning(
+            scores, [key for key, _ in lexical if key in literal], meaning_only, best
+        )
     kept = _kept_by_words(lexical, ranks, keep_words, translated)
     kept += [key for key in _kept_by_translation(translation) if key not in kept]
     if kept:
         _keep_in_first_places(scores, kept, best)
-    typed = frozenset(key for key, _ in lexical)
-    by_translation = frozenset(key for key, _ in translation) - typed
     vectors = frozenset((*vector, *(headline or ())))
     return FusedScores(scores, best, typed, vectors, by_translation)
 
@@ -257,6 +267,26 @@ def _keep_in_first_places(scores: dict[Key, float], kept: Sequence[Key], best: f
     for place, key in enumerate(sorted(kept, key=lambda k: -scores[k])):
         lifted = floor + step * (len(kept) - place)
         scores[key] = max(scores[key], lifted)
+
+
+def _literal_above_meaning(
+    scores: dict[Key, float], literal: Sequence[Key], meaning_only: Collection[Key], best: float
+) -> None:
+    """Raise the `literal` keys (in lexical order) that a key found by meaning alone outranks
+    just above the best of those (docs/hybrid-search.md, "Words are never outvoted", rule 10):
+    a person who typed the words expects what holds all of them before what is only near in
+    meaning. The literal keys keep their order; one already above the meaning-only keys is
+    moved only as far as keeping that order needs."""
+    if not literal or not meaning_only:
+        return
+    floor = max(scores[key] for key in meaning_only)
+    lift = best * 1e-3  # visible after `fuse` rounds to 4 places of the best score
+    keep_order = best * 1e-4  # the order stays visible after that rounding
+    lowest_first = sorted(enumerate(literal), key=lambda item: (scores[item[1]], -item[0]))
+    below = float("-inf")
+    for _, key in lowest_first:
+        score = floor + lift if scores[key] <= floor else scores[key]
+        scores[key] = below = max(score, below + keep_order)
 
 
 def _best(lexical_weight: float, vector_weights: float) -> float:

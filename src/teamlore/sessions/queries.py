@@ -552,6 +552,9 @@ def _hybrid(
     lexical = _word_shares(parsed, scored)
     unread = {int(r["id"]) for _h, _s, r in scored if not _reads(embedder, r)}
     translations = [(int(r["id"]), share) for _h, share, _s, r in translation]
+    # a turn whose best passage holds every term as typed ranks above every meaning-only turn
+    # (docs/hybrid-search.md, "Words are never outvoted", rule 10)
+    literal = {int(r["id"]) for found, _s, r in scored if found.best >= len(parsed.terms)}
     fused = fuse(
         lexical,
         near,
@@ -559,6 +562,7 @@ def _hybrid(
         translated=meaning.translated,
         unread=unread,
         translation=translations,
+        literal=literal,
     )
     fused = fused[:limit]
     # a turn found by a translation alone is asked where it holds the words only when shown

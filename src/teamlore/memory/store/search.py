@@ -561,6 +561,8 @@ def _fused_page(
         lexical_ranks=ranks,
         keep_words=keep_words,
         vector_weight=MEANING_WEIGHT,
+        # docs/hybrid-search.md, "Words are never outvoted", rule 10
+        literal={row.id for held, _, row in lexical if held >= terms},
     )
     rows = {row.id: row for _, _, row in lexical}
     rows.update(_order_rows(conn, [row_id for row_id in fused.raw if row_id not in rows], keys))
