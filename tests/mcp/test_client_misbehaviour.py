@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import IO
 
 import anyio
 import pytest
@@ -93,17 +95,24 @@ def test_a_megabyte_tool_name_is_refused_in_a_short_answer(repo: Path) -> None:
     assert json.loads(text)["error"]["code"] == "USAGE"
 
 
-def serving_team_server(repo: Path) -> subprocess.Popen[bytes]:
-    """`teamlore mcp --capability team` in a subprocess, past its initialize handshake."""
+def serving_team_server(
+    repo: Path,
+    *,
+    stdout: int = subprocess.PIPE,
+    answers: IO[bytes] | None = None,
+    env: dict[str, str] | None = None,
+) -> subprocess.Popen[bytes]:
+    """`teamlore mcp --capability team` in a subprocess, past its initialize handshake (its
+    answer read from `answers` when stdout is not the usual pipe)."""
     server = subprocess.Popen(
         [sys.executable, "-m", "teamlore.cli.main", "mcp", "--capability", "team"],
         stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
+        stdout=stdout,
         stderr=subprocess.PIPE,
         cwd=repo,
-        env={**os.environ},
+        env={**os.environ, **(env or {})},
     )
-    assert server.stdin is not None and server.stdout is not None
+    assert server.stdin is not None
     handshake = [
         {
             "jsonrpc": "2.0",
@@ -120,7 +129,9 @@ def serving_team_server(repo: Path) -> subprocess.Popen[bytes]:
     for frame in handshake:
         server.stdin.write(json.dumps(frame).encode() + b"\n")
     server.stdin.flush()
-    server.stdout.readline()  # initialized: the server is serving
+    reply = answers if answers is not None else server.stdout
+    assert reply is not None
+    reply.readline()  # initialized: the server is serving
     return server
 
 
@@ -220,3 +231,52 @@ def test_a_server_whose_stdout_is_a_file_serves_until_stdin_closes(
     assert server.wait(timeout=60) == 0 and still_serving
     assert server.stderr.read() == b""
     assert [json.loads(line)["id"] for line in answers.read_text().splitlines()] == [7]
+
+
+def test_a_node_client_whose_stdout_is_a_socket_stops_the_server_when_it_stops_reading(
+    repo: Path,
+) -> None:
+    """Node clients give a child socket pairs, not pipes, for its stdio."""
+    ours, theirs = socket.socketpair()
+    with ours, ours.makefile("rb") as answers:
+        server = serving_team_server(repo, stdout=theirs.fileno(), answers=answers)
+        theirs.close()
+    assert server.stdin is not None and server.stderr is not None
+    ask_for_status(server)  # ours is closed: the client stops reading and keeps stdin open
+
+    try:
+        exit_code = server.wait(timeout=10)
+    finally:
+        server.stdin.close()
+        server.wait(timeout=60)
+
+    assert exit_code == 0
+    assert server.stderr.read().decode().strip().splitlines() == [GONE]
+
+
+def test_a_call_in_flight_when_the_client_exits_finishes_and_writes(repo: Path) -> None:
+    """A client that exits closes stdin and stdout together: the usual exit waits for the call
+    in flight, however long it takes (here held past the stdout watch's second), and its write
+    lands."""
+    flag = repo.parent / "assemble-paused"
+    server = serving_team_server(repo, env={"TEAMLORE_PAUSEPOINT": f"assemble.planned={flag}"})
+    assert server.stdin is not None and server.stdout is not None and server.stderr is not None
+    assemble = {"name": "threadshare_memory_assemble", "arguments": {"provider": "claude"}}
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": assemble}
+    server.stdin.write(json.dumps(call).encode() + b"\n")
+    server.stdin.flush()
+    deadline = time.monotonic() + 60
+    while not flag.exists():
+        assert time.monotonic() < deadline and server.poll() is None, "the call never started"
+        time.sleep(0.05)
+
+    server.stdin.close()
+    server.stdout.close()
+    time.sleep(2.5)  # past the stdout watch's grace: still serving the call
+    assert server.poll() is None
+    flag.unlink()
+    exit_code = server.wait(timeout=60)
+
+    assert exit_code == 0
+    assert (repo / "CLAUDE.md").is_file()
+    assert GONE not in server.stderr.read().decode()

@@ -492,11 +492,19 @@ def serve(
     writer = start_writer(launch) if launch.writes_personal else None
     server = build_server(launch, request_flush=writer.request_flush if writer else None)
 
+    async def read_frames(read_stream: Any, inbox_send: Any, write_stream: Any) -> None:
+        await answer_malformed_frames(read_stream, inbox_send, write_stream)
+        if hangup is not None:
+            # the client's input ended: the usual exit runs, and a call in flight finishes
+            # (its write lands) however long it takes; the watch is for a client that keeps
+            # stdin open
+            hangup.disarm()
+
     async def main() -> None:
         async with stdio_server() as (read_stream, write_stream):
             inbox_send, inbox = anyio.create_memory_object_stream[SessionMessage | Exception](0)
             async with anyio.create_task_group() as tasks:
-                tasks.start_soon(answer_malformed_frames, read_stream, inbox_send, write_stream)
+                tasks.start_soon(read_frames, read_stream, inbox_send, write_stream)
                 await server.run(inbox, write_stream, server.create_initialization_options())
 
     # taken before stdio_server claims fd 1; a client that keeps stdin open must not keep us

@@ -7,7 +7,10 @@ stays (it answers every frame sent before stdin closes); instead a daemon thread
 `poll()` on a duplicate of stdout's pipe, which reports POLLERR/POLLHUP once no process reads
 it any more, and then ends the process through the caller's `on_hangup`.
 
-Only a pipe is watched: a file or a terminal on stdout has no reader that can go away.
+Only a pipe or a socket is watched: a file or a terminal on stdout has no reader that can go
+away. A socket whose peer only shut down its writing half is not a hangup (POLLHUP needs both).
+Once the client's input ends the watch is disarmed: the usual exit then runs, and a tool call
+still in flight finishes (its write lands) however long it takes.
 """
 
 from __future__ import annotations
@@ -43,7 +46,8 @@ class StdoutHangupWatch:
         """Watch fd 1 when it is sys.stdout and a pipe; take the duplicate before the SDK's
         stdio transport claims fd 1 (it points fd 1 at stderr while it serves)."""
         try:
-            if sys.stdout.fileno() != 1 or not stat.S_ISFIFO(os.fstat(1).st_mode):
+            mode = os.fstat(1).st_mode
+            if sys.stdout.fileno() != 1 or not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
                 return None
             duplicate = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
         except (AttributeError, OSError, ValueError):
