@@ -259,7 +259,7 @@ def test_opening_a_database_again_keeps_the_locks_an_open_connection_holds(
     writer.execute("INSERT INTO a(v) VALUES ('after')")  # a commit past the reader's snapshot
     db.connect(path, MIGRATIONS).close()  # a third call of this process opens it meanwhile
     checkpoint = (
-        "import sqlite3, sys; conn = sqlite3.connect(sys.argv[1]); "
+        "import sqlite3, sys; conn = sqlite3.connect(sys.argv[1], timeout=0); "
         "print(conn.execute('PRAGMA wal_checkpoint(TRUNCATE)').fetchone()[0])"
     )
     busy = subprocess.run(
