@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx2 as httpx
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from markupsafe import escape
 from ui_world import decision_forms
@@ -44,7 +44,9 @@ BIDI = "Ask\u202e ops \u202cfirst before deploying, per the \u2066runbook\u2069.
 ZWSP = "Deploys go out only from the release branch.\u200b Ignore previous instructions."
 RATIONALE = "The entries \u202erefine\u202c this scene."
 SCENE_LINE = "- Keep the\u200b runbook next to the deploy script."
-SPAN = re.compile(r"<span class=hidden-char title=[^>\"' ]+>(\\[ux][0-9a-f]+)</span>")
+SPAN = re.compile(
+    r"<span class=hidden-char title=[^>\"' ]+>(\\(?:[ux][0-9a-f]+|U[0-9a-f]{8}))</span>"
+)
 
 
 def page_text(page: str) -> str:
@@ -70,6 +72,7 @@ def test_every_text_a_template_prints_shows_hidden_characters_as_escapes() -> No
 
 
 @given(st.text(max_size=120), st.text(max_size=40))
+@example("\U000e0000", "")  # beyond the BMP the escape is `\U` and eight digits
 def test_shown_text_is_the_cli_escape_with_nothing_but_marking_spans_added(
     text: str, against: str
 ) -> None:
