@@ -71,7 +71,7 @@ def memory_status(ctx: OpContext, request: StatusRequest) -> dict[str, Any]:
     first finish any promotion a crash left `applying`
     (docs/memory.md, "A promotion a crash interrupted")."""
     from teamlore.memory.status import memory_status as compute
-    from teamlore.ops.runner.plans import adjudication_waiting
+    from teamlore.ops.runner.waiting import adjudication_waiting
 
     with open_owner(ctx, for_read=True) as owner:
         recovery = _recover_promotions(ctx, owner)

@@ -16,8 +16,7 @@ from teamlore.core import errors
 from teamlore.core.shapes.strict import WIRE
 from teamlore.ops.memory.recall import MAX_LIMIT, RecallRequest
 from teamlore.ops.registry import OpContext, operation
-from teamlore.ops.runner.waiting import adjudicated_task_ids as adjudicated_task_ids
-from teamlore.ops.runner.waiting import adjudication_waiting as adjudication_waiting
+from teamlore.ops.runner.waiting import memory_owner, plan_owner
 
 RunnerField = Literal["claude", "codex", "openai"]
 PREVIEW_FORMAT = "threadshare-memory-extraction-preview@v1"
@@ -123,18 +122,6 @@ def _choice(options: RunnerOptions) -> Any:
 
 def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-
-
-def _plan_owner(identity: Any) -> Any:
-    from teamlore.runner.plans import Owner
-
-    return Owner(identity.repository_key, identity.worktree_key)
-
-
-def _memory_owner(identity: Any) -> Any:
-    from teamlore.memory.extraction.tasks import Owner
-
-    return Owner(identity.repository_key, identity.worktree_key)
 
 
 def _extraction_coverage(task: dict[str, Any], stdin: bytes) -> list[dict[str, Any]]:
@@ -425,7 +412,7 @@ def memory_extract_preview(ctx: OpContext, request: ExtractPreviewRequest) -> di
     with open_owner(ctx, sessions=True) as stores:
         normalized = with_full_session_keys(stores.index, normalized)
         stores.sync_projection()
-        owner = _plan_owner(stores.identity)
+        owner = plan_owner(stores.identity)
         recalled = recall(
             stores.index,
             stores.state,
@@ -451,13 +438,13 @@ def memory_extract_preview(ctx: OpContext, request: ExtractPreviewRequest) -> di
             for task in recalled["sources"]
         ]
         # one manifest lists at most 8 plans: adjudications beyond that wait for the next plan
-        waiting = awaiting_adjudication(stores.state, _memory_owner(stores.identity))
+        waiting = awaiting_adjudication(stores.state, memory_owner(stores.identity))
         groups = _adjudication_groups(stores.state, waiting)
         room = max(0, MAX_PLANS_PER_MANIFEST - len(extractions))
         plans: list[dict[str, Any]] = []
         for group in groups[:room]:
             task = live_adjudication_task(
-                stores.state, _memory_owner(stores.identity), group, reissue=True
+                stores.state, memory_owner(stores.identity), group, reissue=True
             )
             if task is not None:
                 source = {"kind": "adjudication", "extractionTaskIds": group}
@@ -526,7 +513,7 @@ def memory_consolidate_preview(
         task = result.get("task")
         if isinstance(task, dict):
             source = {"kind": "consolidation", "full": request.full}
-            owner = _plan_owner(stores.identity)
+            owner = plan_owner(stores.identity)
             plans.append(_write_plan(ctx, owner, runner, "consolidation", task, source))
         conformance = conformance_summary(stores.state, runner)
     note = str(result.get("note") or "")

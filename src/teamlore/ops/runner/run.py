@@ -18,15 +18,13 @@ from teamlore.ops.runner.plans import (
     RUN_FORMAT,
     ExtractRunRequest,
     _adjudication_groups,
-    _memory_owner,
     _now,
     _plan_for,
-    _plan_owner,
     _stores_for,
     _write_plan,
-    adjudicated_task_ids,
     extraction_session_key,
 )
+from teamlore.ops.runner.waiting import adjudicated_task_ids, memory_owner, plan_owner
 from teamlore.runner.usage import NOT_REPORTED, saying_spend, total_usage
 
 # -- approve and run ----------------------------------------------------------------------------
@@ -126,7 +124,7 @@ def _rederive(stores: Any, ctx: OpContext, plan_file: Any) -> tuple[dict[str, An
         return rederived.task, _GONE.get(why, _GONE_BY_DEFAULT)
     if source.get("kind") == "adjudication":
         task = live_adjudication_task(
-            stores.state, _memory_owner(stores.identity), adjudicated_task_ids(source)
+            stores.state, memory_owner(stores.identity), adjudicated_task_ids(source)
         )
         return task, _GONE_BY_DEFAULT
     if source.get("kind") == "consolidation":
@@ -213,7 +211,7 @@ def _stage(stores: Any, ctx: OpContext, kind: str, document: dict[str, Any]) -> 
     from teamlore.ops.memory.vectors import recall_embedder
     from teamlore.ops.sessions.index import SYNC_LOCK
 
-    owner = _memory_owner(stores.identity)
+    owner = memory_owner(stores.identity)
     try:
         if kind == "extraction":
             embedder = recall_embedder(ctx, stores)
@@ -285,7 +283,7 @@ def _finish(
         if adjudicate and not outcome.get("noOp"):
             task = live_adjudication_task(
                 stores.state,
-                _memory_owner(stores.identity),
+                memory_owner(stores.identity),
                 plan_file.plan.task_id,
                 reissue=True,
             )
@@ -329,7 +327,7 @@ def _run_one(
     home = ctx.home
     peek = plan_store.plan_kind(home, plan_digest)
     with _stores_for(ctx, peek) as stores:
-        owner = _plan_owner(stores.identity)
+        owner = plan_owner(stores.identity)
         try:
             plan_file = plan_store.load_plan(home, plan_digest, owner)
         except errors.TeamloreError as err:
@@ -396,7 +394,7 @@ def _run_one(
                     raise refusal  # the approving shell's runner: the plan may run elsewhere
                 raise _swept(home, plan_file, refusal)
             if kind == "adjudication":  # refused before anything is sent, not after
-                require_complete_approved_projection(stores.state, _memory_owner(stores.identity))
+                require_complete_approved_projection(stores.state, memory_owner(stores.identity))
             _log_authorization(stores.state, rebuilt, via, manifest_digest)
             started = {"state": "running", "startedAt": _now(), "via": via}
             # nothing has left until the runner starts: a teamlore stopped before then (Ctrl-C,
@@ -565,7 +563,7 @@ def memory_run_plan(ctx: OpContext, request: ExtractRunRequest) -> dict[str, Any
         return _run_result([result], manifest=None)
     manifest_digest = plan_store.check_digest_argument(str(request.approve_manifest))
     with open_owner(ctx, sessions=True) as stores:
-        manifest = plan_store.load_manifest(ctx.home, manifest_digest, _plan_owner(stores.identity))
+        manifest = plan_store.load_manifest(ctx.home, manifest_digest, plan_owner(stores.identity))
     with plan_store.manifest_lock(ctx.home, manifest_digest):
         return _run_manifest(ctx, request, manifest, manifest_digest, progress)
 
@@ -634,18 +632,18 @@ def _shared_adjudication_plan(
         return None
     ids = [str(r["taskId"]) for r in drafted]
     with _stores_for(ctx, "adjudication") as stores:
-        owner = _plan_owner(stores.identity)
+        owner = plan_owner(stores.identity)
         first = plan_store.load_plan(ctx.home, drafted[0]["planDigest"], owner)
         raw = first.runner
         runner = resolve_runner(
             RunnerChoice(raw["name"], raw.get("model"), raw.get("endpoint")), home=ctx.home
         )
-        waiting = awaiting_adjudication(stores.state, _memory_owner(stores.identity))
+        waiting = awaiting_adjudication(stores.state, memory_owner(stores.identity))
         earlier = [task_id for task_id in waiting if task_id not in ids]
         if earlier and len(_adjudication_groups(stores.state, earlier + ids)) == 1:
             ids = earlier + ids
         task = live_adjudication_task(
-            stores.state, _memory_owner(stores.identity), ids, reissue=True
+            stores.state, memory_owner(stores.identity), ids, reissue=True
         )
         if task is None:
             return None

@@ -8,6 +8,20 @@ from __future__ import annotations
 from typing import Any
 
 
+def plan_owner(identity: Any) -> Any:
+    """The runner plans' owner of a repository identity (`runner.plans.Owner`)."""
+    from teamlore.runner.plans import Owner
+
+    return Owner(identity.repository_key, identity.worktree_key)
+
+
+def memory_owner(identity: Any) -> Any:
+    """The extraction tasks' owner of a repository identity (`extraction.tasks.Owner`)."""
+    from teamlore.memory.extraction.tasks import Owner
+
+    return Owner(identity.repository_key, identity.worktree_key)
+
+
 def adjudicated_task_ids(source: dict[str, Any]) -> list[str]:
     """The extraction tasks an adjudication plan's source names (a single `extractionTaskId`
     in plans written before one adjudication covered a whole run)."""
@@ -26,19 +40,15 @@ def adjudication_waiting(home: Any, conn: Any, identity: Any) -> dict[str, Any] 
         live_adjudication_task,
     )
     from teamlore.memory.extraction.drafts import load_drafts
-    from teamlore.memory.extraction.tasks import Owner as MemoryOwner
-    from teamlore.runner.plans import Owner as PlanOwner
     from teamlore.runner.plans import pending_plans
 
-    owner = MemoryOwner(identity.repository_key, identity.worktree_key)
+    owner = memory_owner(identity)
     waiting = awaiting_adjudication(conn, owner)
     if not waiting:
         return None
     uncovered = set(waiting)
     plans: list[str] = []
-    for plan_file in pending_plans(
-        home, PlanOwner(identity.repository_key, identity.worktree_key), "adjudication"
-    ):
+    for plan_file in pending_plans(home, plan_owner(identity), "adjudication"):
         ids = adjudicated_task_ids(plan_file.source)
         if not set(ids) & uncovered or not set(ids) <= set(waiting):
             continue
@@ -54,9 +64,10 @@ def adjudication_waiting(home: Any, conn: Any, identity: Any) -> dict[str, Any] 
         )
     else:
         next_step = "teamlore memory extract --approve-plan " + plans[0]
+    drafts = {task_id: len(load_drafts(conn, task_id)) for task_id in waiting}
     return {
-        "drafts": sum(len(load_drafts(conn, task_id)) for task_id in waiting),
+        "drafts": sum(drafts.values()),
         "plans": plans,
-        "unplannedDrafts": sum(len(load_drafts(conn, task_id)) for task_id in uncovered),
+        "unplannedDrafts": sum(drafts[task_id] for task_id in uncovered),
         "next": next_step,
     }
