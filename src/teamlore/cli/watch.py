@@ -22,7 +22,7 @@ import struct
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -583,19 +583,8 @@ class Watcher(threading.Thread):
         self.stop = threading.Event()
 
     def run(self) -> None:
-        if not self.roots:
-            return
-        import watchfiles
-
-        for _ in watchfiles.watch(
-            *self.roots,
-            watch_filter=_session_file,
-            debounce=1600,
-            step=200,
-            stop_event=self.stop,
-            raise_interrupt=False,
-        ):
-            self.changed.set()
+        if self.roots:
+            _set_on_change(self.roots, _session_file, self.changed, self.stop, recursive=True)
 
 
 class LinkWatcher(threading.Thread):
@@ -613,16 +602,35 @@ class LinkWatcher(threading.Thread):
         folders = [folder for folder in folders if os.path.isdir(folder)]
         if not folders:
             return
-        import watchfiles
-
         with contextlib.suppress(OSError):  # a folder gone meanwhile: the next sync looks again
-            for _ in watchfiles.watch(
-                *folders,
-                watch_filter=lambda _change, path: path in self.files,
+            _set_on_change(
+                folders,
+                lambda _change, path: path in self.files,
+                self.changed,
+                self.stop,
                 recursive=False,
-                debounce=1600,
-                step=200,
-                stop_event=self.stop,
-                raise_interrupt=False,
-            ):
-                self.changed.set()
+            )
+
+
+def _set_on_change(
+    paths: Sequence[Path | str],
+    watch_filter: Callable[[Any, str], bool],
+    changed: threading.Event,
+    stop: threading.Event,
+    *,
+    recursive: bool,
+) -> None:
+    """Set `changed` at each batch of changes under `paths` that `watch_filter` keeps, until
+    `stop` (watchfiles: inotify on Linux, FSEvents on macOS; changes within 1.6 s are one)."""
+    import watchfiles
+
+    for _ in watchfiles.watch(
+        *paths,
+        watch_filter=watch_filter,
+        recursive=recursive,
+        debounce=1600,
+        step=200,
+        stop_event=stop,
+        raise_interrupt=False,
+    ):
+        changed.set()
