@@ -563,12 +563,29 @@ def _load_served_code() -> None:
 
 def _session_file(change: object, path: str) -> bool:
     """A session file, or a folder that came (made, or moved in with its sessions: a backup
-    restored, a Codex day folder); its files made no event of their own."""
+    restored, a Codex day folder); its files made no event of their own. A symlink to a folder
+    is not one: sync does not enter those (docs/sessions.md)."""
     if path.endswith(SESSION_SUFFIXES):
         return True
     import watchfiles
 
-    return change == watchfiles.Change.added and os.path.isdir(path)
+    return change == watchfiles.Change.added and os.path.isdir(path) and not os.path.islink(path)
+
+
+def _through_a_linked_folder(path: str, roots: Sequence[Path]) -> bool:
+    """Whether a folder between its watched root and `path` is a symlink. The watch follows
+    such links, but sync does not enter them: a write there would start a sync that changes
+    nothing."""
+    for root in roots:
+        if not path.startswith(f"{root}{os.sep}"):
+            continue
+        folder = str(root)
+        for part in path[len(folder) + 1 :].split(os.sep)[:-1]:
+            folder = os.path.join(folder, part)
+            if os.path.islink(folder):
+                return True
+        return False
+    return False
 
 
 class Watcher(threading.Thread):
@@ -584,7 +601,10 @@ class Watcher(threading.Thread):
 
     def run(self) -> None:
         if self.roots:
-            _set_on_change(self.roots, _session_file, self.changed, self.stop, recursive=True)
+            _set_on_change(self.roots, self.wanted, self.changed, self.stop, recursive=True)
+
+    def wanted(self, change: object, path: str) -> bool:
+        return _session_file(change, path) and not _through_a_linked_folder(path, self.roots)
 
 
 class LinkWatcher(threading.Thread):
