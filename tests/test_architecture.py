@@ -249,10 +249,11 @@ def module_graph(sources: dict[str, tuple[str, bool]]) -> dict[str, set[str]]:
     """module → the modules of `sources` it imports (top level, inside a function, or under
     TYPE_CHECKING). `sources` maps a module name to (source, is_package). An import of a name
     inside a module counts as an import of that module; importing one's own package does not."""
+    lazy = lazy_names(sources)
     graph: dict[str, set[str]] = {}
     for module, (source, is_package) in sources.items():
         targets = set()
-        for name in imported_modules(source, module, is_package=is_package):
+        for name in _with_lazy(imported_modules(source, module, is_package=is_package), lazy):
             target = _module_of(name, sources)
             if target and target != module and not module.startswith(target + "."):
                 targets.add(target)
@@ -265,16 +266,47 @@ def loading_graph(sources: dict[str, tuple[str, bool]]) -> dict[str, set[str]]:
     imports on load name (`imports_on_load`), its own package too (`from teamlore.memory.skills
     import context` waits until the package has loaded), and its package (Python loads a module's
     package first, holding the module's import lock)."""
+    lazy = lazy_names(sources)
     graph: dict[str, set[str]] = {}
     for module, (source, is_package) in sources.items():
+        names = imported_modules(source, module, is_package=is_package, on_load_only=True)
         targets = {
             target
-            for name in imported_modules(source, module, is_package=is_package, on_load_only=True)
+            for name in _with_lazy(names, lazy)
             if (target := _module_of(name, sources)) and target != module
         }
         package = module.rpartition(".")[0]
         graph[module] = targets | ({package} if package in sources else set())
     return graph
+
+
+def lazy_names(sources: dict[str, tuple[str, bool]]) -> dict[str, str]:
+    """`package.Name` → the module a package's lazy `__getattr__` loads `Name` from
+    (`teamlore.contracts`, `teamlore.core.secrets`), as the package's `if TYPE_CHECKING:` imports
+    say: importing such a name loads that module, which the import statement does not show."""
+    lazy: dict[str, str] = {}
+    for package, (source, is_package) in sources.items():
+        tree = ast.parse(source)
+        if not (is_package and _defines_getattr(tree)):
+            continue
+        for node in tree.body:
+            if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING"):
+                for statement in node.body:
+                    if isinstance(statement, ast.ImportFrom) and statement.module:
+                        for alias in statement.names:
+                            lazy[f"{package}.{alias.asname or alias.name}"] = statement.module
+    return lazy
+
+
+def _defines_getattr(tree: ast.Module) -> bool:
+    return any(isinstance(n, ast.FunctionDef) and n.name == "__getattr__" for n in tree.body)
+
+
+def _with_lazy(names: Iterator[str], lazy: dict[str, str]) -> Iterator[str]:
+    for name in names:
+        yield name
+        if name in lazy:
+            yield lazy[name]
 
 
 def _module_of(name: str, sources: dict[str, tuple[str, bool]]) -> str:
@@ -355,6 +387,47 @@ def test_a_package_that_imports_its_own_module_on_load_is_a_loading_loop() -> No
         True,
     )
     assert import_loops(loading_graph(sources)) == [["teamlore.core.pkg", "teamlore.core.pkg.kind"]]
+
+
+LAZY_PACKAGE = """
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from teamlore.core.pkg.kind import Kind
+
+def __getattr__(name: str) -> Any:
+    return getattr(__import__("teamlore.core.pkg.kind", fromlist=["Kind"]), name)
+"""
+
+
+def test_a_loading_loop_through_a_packages_lazy_names_is_found() -> None:
+    """`from teamlore.core.pkg import Kind` loads `pkg.kind` through the package's `__getattr__`."""
+    sources = {
+        "teamlore.core": ("", True),
+        "teamlore.core.pkg": (LAZY_PACKAGE, True),
+        "teamlore.core.pkg.kind": ("import teamlore.core.user\n", False),
+        "teamlore.core.user": ("from teamlore.core.pkg import Kind\n", False),
+    }
+    assert import_loops(loading_graph(sources)) == [
+        ["teamlore.core.pkg.kind", "teamlore.core.user"]
+    ]
+
+
+def test_every_lazy_name_of_a_package_says_where_it_lives() -> None:
+    """The loading checks see a lazy name's module through the package's TYPE_CHECKING imports:
+    each name its `__all__` offers is among them."""
+    sources = source_modules()
+    lazy = lazy_names(sources)
+    for package, (source, is_package) in sources.items():
+        tree = ast.parse(source)
+        if not (is_package and _defines_getattr(tree)):
+            continue
+        offered = next(
+            ast.literal_eval(node.value)
+            for node in tree.body
+            if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "__all__"
+        )
+        assert [name for name in offered if f"{package}.{name}" not in lazy] == [], package
 
 
 def test_a_function_level_import_loop_is_found() -> None:
