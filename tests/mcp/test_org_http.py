@@ -149,7 +149,7 @@ def test_a_client_with_a_token_searches_through_the_sdk_with_cli_parity(
     assert all(tool.annotations.read_only_hint for tool in tools.values())
     assert [(h["repository"], h["id"]) for h in search["results"]] == [("billing", "billing-rule")]
     assert search == org(home, indexed, "search", "payroll", "deploy", "--lexical")
-    assert status == org(home, indexed, "status")
+    assert status == {**org(home, indexed, "status"), "index": "postgresql"}  # no address
     assert too_long["error"]["code"] == "INVALID_ARGUMENT"
     assert str(home) not in json.dumps(status) and "/clones" not in json.dumps(status)
 

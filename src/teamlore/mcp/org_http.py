@@ -136,7 +136,11 @@ async def _refuse(send: Send, status: int, headers: list[tuple[bytes, bytes]]) -
 
 def org_app(options: ServeOptions) -> Starlette:
     server = build_server(
-        ["org"], cwd=options.cwd, home=options.home, org_database=options.database
+        ["org"],
+        cwd=options.cwd,
+        home=options.home,
+        org_database=options.database,
+        token_holder=True,  # the server's address is the operator's, not theirs
     )
     loopback = options.host in LOOPBACK
     security = TransportSecuritySettings(

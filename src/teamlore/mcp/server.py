@@ -349,9 +349,11 @@ def build_server(
     *,
     request_flush: Any = None,
     org_database: str | None = None,
+    token_holder: bool = False,
 ) -> Server[Any]:
     """The server for a launch (or, for team tiers, just capabilities + cwd); `org_database`:
-    the org index `org serve` was launched with (docs/org.md). Tool calls run at the same time,
+    the org index `org serve` was launched with (docs/org.md), `token_holder`: its callers are
+    bearer tokens' holders over HTTP (`OpContext.token_holder`). Tool calls run at the same time,
     first calls, which import their operations' modules, too (`Operation.run`)."""
     if not isinstance(launch, Launch):
         capabilities = [launch] if isinstance(launch, str) else list(launch)
@@ -380,6 +382,7 @@ def build_server(
             accept_user_turns=fixed.accept_user_turns,
             request_flush=request_flush,
             org_database=org_database,
+            token_holder=token_holder,
         )
         try:
             result = await anyio.to_thread.run_sync(op.run, context, dict(params.arguments or {}))

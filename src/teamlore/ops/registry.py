@@ -89,7 +89,9 @@ class OpContext(Record):
     `confirm` asks the person at the terminal to confirm one item (CLI-only operations such as
     `memory.confirm`; None means "confirmed": the CLI's `--yes`).
     `org_database` names the org index's PostgreSQL server (docs/org.md); None: the
-    `TEAMLORE_ORG_DATABASE` variable, else the embedded index.
+    `TEAMLORE_ORG_DATABASE` variable, else the embedded index. `token_holder`: the caller is a
+    bearer token's holder over `org serve`'s HTTP, not whoever set up the index: what it is told
+    names no database server (docs/org.md "Serving").
     """
 
     cwd: Path
@@ -102,6 +104,7 @@ class OpContext(Record):
     request_flush: Callable[[], None] | None = None
     confirm: Callable[[dict[str, Any]], bool] | None = None
     org_database: str | None = None  # `--database` / `org serve`'s; else TEAMLORE_ORG_DATABASE
+    token_holder: bool = False  # `org serve`'s HTTP callers
 
 
 class Operation(NamedTuple):

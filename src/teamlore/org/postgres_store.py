@@ -301,6 +301,10 @@ class PostgresStore:
     def where(self) -> str:
         return f"postgresql ({server_address(self.database)})"
 
+    @property
+    def public_where(self) -> str:
+        return "postgresql"  # the server's address is for whoever set the index up
+
     def close(self) -> None:
         self.pool.close()
 

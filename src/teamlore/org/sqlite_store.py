@@ -112,6 +112,10 @@ class SqliteStore:
     def where(self) -> str:
         return f"embedded ({self.path.name} in the state dir)"
 
+    @property
+    def public_where(self) -> str:
+        return self.where  # a file name every embedded index has: nothing of this machine
+
     def close(self) -> None:
         self.conn.close()
 

@@ -115,6 +115,11 @@ class OrgStore(Protocol):
         password or a user)."""
         ...
 
+    @property
+    def public_where(self) -> str:
+        """`where` as `org serve` tells a token's holder: no server address."""
+        ...
+
     def close(self) -> None: ...
 
     # repositories

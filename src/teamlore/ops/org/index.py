@@ -3,11 +3,15 @@
 `org.add`, `org.remove`, `org.list` and `org.sync` are local housekeeping of whoever runs the
 index (CLI-only: they name clones by absolute path). `org.search` and `org.status` are the
 read-only tools `org serve` exposes (capability `org`); what they return names repositories,
-public remote identities and repository-relative paths, never a clone's path on disk.
+public remote identities and repository-relative paths, never a clone's path on disk, and to a
+token's holder (`ctx.token_holder`) never the database server's address either.
 """
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -184,6 +188,11 @@ class SearchRequest(_Strict):
 )
 def org_search(ctx: OpContext, request: SearchRequest) -> dict[str, Any]:
     """Search the reviewed memory of every repository in the org index."""
+    with _told_as_the_caller_may_be(ctx):
+        return _search(ctx, request)
+
+
+def _search(ctx: OpContext, request: SearchRequest) -> dict[str, Any]:
     from teamlore.org.search import search_org
 
     store = org_store(ctx)
@@ -219,13 +228,34 @@ def org_search(ctx: OpContext, request: SearchRequest) -> dict[str, Any]:
 )
 def org_status(ctx: OpContext, request: EmptyRequest) -> dict[str, Any]:
     """Show the org index: repositories, their sync state and document counts."""
-    store = org_store(ctx)
-    repositories = store.repositories()
-    return {
-        "backend": store.backend,
-        "index": store.where,
-        "schemaVersion": SCHEMA_VERSION,
-        "generation": store.generation(),
-        **store.counts(),
-        "repositories": [_public(r) for r in repositories],
-    }
+    with _told_as_the_caller_may_be(ctx):
+        store = org_store(ctx)
+        repositories = store.repositories()
+        return {
+            "backend": store.backend,
+            "index": store.public_where if ctx.token_holder else store.where,
+            "schemaVersion": SCHEMA_VERSION,
+            "generation": store.generation(),
+            **store.counts(),
+            "repositories": [_public(r) for r in repositories],
+        }
+
+
+DATABASE_WITHHELD = (
+    "the org index's database cannot be used right now (the org server's log says why)"
+)
+WITHHELD_NEXT = "Try again later; if it lasts, tell whoever runs the org server."
+
+
+@contextmanager
+def _told_as_the_caller_may_be(ctx: OpContext) -> Iterator[None]:
+    """ORG_DATABASE_UNAVAILABLE names the server's address and libpq's reason (which may name
+    the host): a token's holder is told only that the database cannot be used, and the org
+    server's log (stderr) gets the whole refusal, as for its 503s."""
+    try:
+        yield
+    except errors.TeamloreError as err:
+        if not ctx.token_holder or err.error is not errors.ORG_DATABASE_UNAVAILABLE:
+            raise
+        print(f"teamlore org serve: {err.code}: {err.message}", file=sys.stderr)
+        raise errors.TeamloreError(err.error, DATABASE_WITHHELD).advising(WITHHELD_NEXT) from None
