@@ -71,11 +71,7 @@ def _outdated(plan: Any, rebuilt: Any) -> errors.TeamloreError:
         for key in mine.keys() | theirs.keys()
         if key != "planDigest" and mine.get(key) != theirs.get(key)
     )
-    why = (
-        f"its format is {theirs.get('format')}, this version makes {mine.get('format')} of it"
-        if "format" in changed
-        else f"this version fills in {', '.join(changed)} otherwise"
-    )
+    why = outdated_why(changed, theirs.get("format"), mine.get("format"))
     return errors.TeamloreError(
         errors.RUNNER_PLAN_OUTDATED,
         f"plan {plan.plan_digest[:12]}… was made by another teamlore version ({why}; what it "
@@ -84,6 +80,18 @@ def _outdated(plan: Any, rebuilt: Any) -> errors.TeamloreError:
         planDigest=plan.plan_digest,
         changed=changed,
     )
+
+
+def outdated_why(changed: list[str], their_format: Any, my_format: Any) -> str:
+    """What differs between a plan and the one this version makes of the same inputs, for
+    RUNNER_PLAN_OUTDATED: the format, else the fields (`changed`, wire names), else only the
+    digest (another version computes it otherwise)."""
+    if "format" in changed:
+        return f"its format is {their_format}, this version makes {my_format} of it"
+    if not changed:
+        return "this version computes its digest differently"
+    fields = changed[0] if len(changed) == 1 else f"{', '.join(changed[:-1])} and {changed[-1]}"
+    return f"this version fills in {fields} differently"
 
 
 # why an extraction plan's task is no longer there to send (recall's stale reasons)
