@@ -257,13 +257,16 @@ def _kept_by_translation(translation: Sequence[tuple[Key, float]]) -> list[Key]:
 def _keep_in_first_places(scores: dict[Key, float], kept: Sequence[Key], best: float) -> None:
     """Raise the scores of `kept` keys just enough that they rank within the first KEPT_PLACES:
     a kept key not above the best other key that must give way (the others keep the places
-    the kept keys leave) gets a score just above it; kept keys keep their order."""
+    the kept keys leave) gets a score just above it, never above `best` (1.0 once scaled) or
+    the best other key's score if that is higher; kept keys keep their order."""
     others = sorted((score for key, score in scores.items() if key not in kept), reverse=True)
     room = KEPT_PLACES - len(kept)
     if len(others) <= room:
         return  # fewer keys than places: every kept key is within them already
     floor = others[room]
-    step = best * 1e-3  # visible after `fuse` rounds to 4 places of the best score
+    # visible after `fuse` rounds to 4 places of the best score, unless the keys above the
+    # floor (rule 10's, thousands of them) leave less room below `best`, the top of the range
+    step = min(best * 1e-3, (max(best, others[0]) - floor) / len(kept))
     for place, key in enumerate(sorted(kept, key=lambda k: -scores[k])):
         lifted = floor + step * (len(kept) - place)
         scores[key] = max(scores[key], lifted)
@@ -276,17 +279,31 @@ def _literal_above_meaning(
     just above the best of those (docs/hybrid-search.md, "Words are never outvoted", rule 10):
     a person who typed the words expects what holds all of them before what is only near in
     meaning. The literal keys keep their order; one already above the meaning-only keys is
-    moved only as far as keeping that order needs."""
+    moved only as far as keeping that order needs. No key ends above `best` (1.0 once scaled)
+    or the highest literal score, however many keys there are (`_order_step`)."""
     if not literal or not meaning_only:
         return
     floor = max(scores[key] for key in meaning_only)
     lift = best * 1e-3  # visible after `fuse` rounds to 4 places of the best score
-    keep_order = best * 1e-4  # the order stays visible after that rounding
     lowest_first = sorted(enumerate(literal), key=lambda item: (scores[item[1]], -item[0]))
+    raised = [floor + lift if scores[key] <= floor else scores[key] for _, key in lowest_first]
+    ceiling = max(best, raised[-1])
+    step = _order_step(raised, ceiling, best * 1e-4)  # 1e-4: the order visible after rounding
     below = float("-inf")
-    for _, key in lowest_first:
-        score = floor + lift if scores[key] <= floor else scores[key]
-        scores[key] = below = max(score, below + keep_order)
+    for (_, key), score in zip(lowest_first, raised, strict=True):
+        scores[key] = below = min(max(score, below + step), ceiling)
+
+
+def _order_step(raised: Sequence[float], ceiling: float, wanted: float) -> float:
+    """The step between consecutive literal keys (`raised`: their scores, lowest first, each
+    to end at least a step above the one before): `wanted`, unless that many steps would
+    carry the highest past `ceiling`; then the largest step that keeps it within (thousands
+    of keys share the room between the meaning-only keys and `best`)."""
+    step = wanted
+    last = len(raised) - 1
+    for place, score in enumerate(raised[:-1]):
+        step = min(step, (ceiling - score) / (last - place))
+    return max(step, 0.0)
 
 
 def _best(lexical_weight: float, vector_weights: float) -> float:
