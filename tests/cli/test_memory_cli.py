@@ -402,6 +402,70 @@ def test_recall_leaves_out_a_symlinked_scene_and_says_so_as_search_does(
     ]
 
 
+def test_recall_leaves_out_a_broken_skill_and_a_scene_with_a_wrong_field_and_says_what_is_wrong(
+    tmp_path: Path, home: Path
+) -> None:
+    """A SKILL.md that did not parse refused the whole recall; a scene whose `heat` is not a
+    number was left out, but the text view did not say which field was wrong. Both are now
+    left out and named, with the field, and `memory status` names the Skill too."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
+    from recall_world import WINDOW, CodexSession, make_repo, sync
+
+    repo = make_repo(tmp_path / "shop")
+    CodexSession("l1", repo).turn("one").turn("two").turn("three").write(tmp_path / "codex")
+    sync(home, tmp_path / "codex", repo)
+    assert teamlore_cli("memory", "init", cwd=repo).returncode == 0
+    memory_dir = repo / ".threadshare/memory"
+    (memory_dir / "scenes/release-readiness.md").write_text(SCENE)
+    (memory_dir / "scenes/hot.md").write_text(SCENE.replace("heat: 1", 'heat: "very"'))
+    for name, front in {"deploy": 'name: "deploy"', "broken": "name: [unclosed"}.items():
+        (memory_dir / "skills" / name).mkdir()
+        (memory_dir / "skills" / name / "SKILL.md").write_text(
+            f'---\n{front}\ndescription: "Deploy."\n---\n1. Do it.\n'
+        )
+    window = ("--since", WINDOW["since"], "--until", WINDOW["until"])
+
+    code, recalled = cli_json("memory", "recall", *window, cwd=repo)
+    text = teamlore_cli("memory", "recall", *window, cwd=repo, env={"COLUMNS": "80"})
+    status = teamlore_cli("memory", "status", cwd=repo, env={"COLUMNS": "80"})
+
+    assert code == 0 and len(recalled["sources"]) == 1
+    skills, memory = recalled["skillContext"], recalled["memoryContext"]
+    assert [s["name"] for s in skills["skills"]] == ["deploy"]
+    assert [item["id"] for item in memory["items"]] == ["release-readiness"]
+    assert skills["coverage"] == memory["coverage"] == "partial"
+    assert skills["leftOut"] == [
+        {
+            "code": "format.unterminated-json",
+            "file": ".threadshare/memory/skills/broken/SKILL.md",
+            "line": 2,
+            "field": "name",
+            "why": "JSON value never closes before the end of the header",
+        }
+    ]
+    assert memory["leftOut"] == [
+        {
+            "code": "format.invalid-field",
+            "file": ".threadshare/memory/scenes/hot.md",
+            "line": 5,
+            "field": "heat",
+            "why": "Input should be a valid integer",
+        }
+    ]
+    assert text.returncode == 0, text.stderr
+    lines = text.stdout.splitlines()
+    at = lines.index("Not recalled: 2 files it cannot read:")
+    assert lines[at + 1 : at + 4] == [  # one line each, never cut (the terminal wraps it)
+        "  format.unterminated-json .threadshare/memory/skills/broken/SKILL.md:2 field `name`:"
+        " JSON value never closes before the end of the header",
+        "  format.invalid-field .threadshare/memory/scenes/hot.md:5 field `heat`:"
+        " Input should be a valid integer",
+        "  next: fix them (`teamlore memory lint` shows each problem), then recall again.",
+    ]
+    assert status.returncode == 0, status.stderr
+    assert ".threadshare/memory/skills/broken/SKILL.md:2" in status.stdout
+
+
 def test_recall_of_extracted_turns_names_the_drafts_still_waiting_and_what_moves_them_on(
     tmp_path: Path, home: Path
 ) -> None:

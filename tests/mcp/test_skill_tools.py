@@ -103,3 +103,34 @@ def test_the_skill_flow_gives_identical_results_over_mcp_and_cli(repo: Path, mcp
     ).read_bytes()
     (after,) = mcp(repo, ("threadshare_memory_recall", window))
     assert [s["name"] for s in after["skillContext"]["skills"]] == ["shop-release"]
+
+
+def test_recall_leaves_out_a_broken_skill_and_an_invalid_scene_alike_over_mcp_and_cli(
+    repo: Path, mcp: Calls
+) -> None:
+    """A SKILL.md that does not parse refused the whole recall on both sides; now both answer
+    with the rest and the same `leftOut`."""
+    memory_dir = repo / ".threadshare/memory"
+    (memory_dir / "skills/broken").mkdir()
+    (memory_dir / "skills/broken/SKILL.md").write_text("---\nname: [unclosed\n---\n1. Do it.\n")
+    (memory_dir / "scenes/hot.md").write_text(
+        "-----META-START-----\ncreated: 2026-01-01\nupdated: 2026-01-01\n"
+        'summary: "Hot"\nheat: "very"\n-----META-END-----\n- a point'
+    )
+    window = {"since": WINDOW["since"], "until": WINDOW["until"], "limit": 1}
+
+    (recalled,) = mcp(repo, ("threadshare_memory_recall", window))
+    over_cli = cli(
+        repo, "memory", "recall", "--since", WINDOW["since"], "--until", WINDOW["until"], "-n", "1"
+    )
+
+    assert recalled == over_cli
+    assert len(recalled["sources"]) == 1
+    skills, memory = recalled["skillContext"], recalled["memoryContext"]
+    assert skills["coverage"] == memory["coverage"] == "partial"
+    assert [(d["file"], d["field"]) for d in skills["leftOut"]] == [
+        (".threadshare/memory/skills/broken/SKILL.md", "name")
+    ]
+    assert [(d["file"], d["field"]) for d in memory["leftOut"]] == [
+        (".threadshare/memory/scenes/hot.md", "heat")
+    ]

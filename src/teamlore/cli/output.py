@@ -132,7 +132,14 @@ def say_left_out(
     if left_out:
         say(styled(f"Not {done}: {counted(len(left_out), 'file')} it cannot read:", "yellow"))
         for d in left_out[:5]:
-            say("  ", styled(d["code"], "yellow"), f" {d['file']}:{d.get('line') or ''} {d['why']}")
+            field = f"field `{d['field']}`: " if d.get("field") else ""  # as `memory lint` says
+            say(
+                "  ",
+                styled(d["code"], "yellow"),
+                f" {d['file']}:{d.get('line') or ''} ",
+                field,
+                d["why"],
+            )
         say_how_many_more(5, len(left_out))
         say(f"  next: fix them (`teamlore memory lint` shows each problem), then {again} again.")
     return len(left_out)

@@ -193,3 +193,56 @@ def test_recall_leaves_out_a_memory_file_a_merge_left_in_conflict_but_staging_re
     with pytest.raises(errors.TeamloreError) as refused:
         read_team_memory(root)
     assert refused.value.error is errors.MEMORY_FILE_INVALID
+
+
+def test_recall_leaves_out_a_skill_that_does_not_parse_or_is_not_valid_but_staging_refuses(
+    tmp_path: Path,
+) -> None:
+    """A broken SKILL.md refused the whole recall; now the other Skills still come back and
+    each broken one is named with what is wrong with it."""
+    root = tree(tmp_path)
+    add_skill(root, "deploy", "Deploy the app.")
+    skills_dir = root / ".threadshare/memory/skills"
+    for name, text in {
+        "broken": "---\nname: [unclosed\n---\n1. Do it.\n",
+        "mismatch": '---\nname: "other"\ndescription: "Other."\n---\n1. Do it.\n',
+        "no-description": '---\nname: "no-description"\n---\n1. Do it.\n',
+        "leaky": '---\nname: "leaky"\ndescription: "Leaky."\n---\n1. Open /home/alice/x.\n',
+    }.items():
+        (skills_dir / name).mkdir()
+        (skills_dir / name / "SKILL.md").write_text(text)
+
+    contexts = recall_contexts(root, "deploy")
+
+    skills, memory = contexts["skillContext"], contexts["memoryContext"]
+    assert [s["name"] for s in skills["skills"]] == ["deploy"]
+    assert skills["coverage"] == "partial" and "coverage" not in memory
+    assert [(d["code"], d["file"], d["line"], d["field"]) for d in skills["leftOut"]] == [
+        ("format.unterminated-json", ".threadshare/memory/skills/broken/SKILL.md", 2, "name"),
+        ("path.home-absolute", ".threadshare/memory/skills/leaky/SKILL.md", 5, None),
+        ("slug.name-mismatch", ".threadshare/memory/skills/mismatch/SKILL.md", 2, "name"),
+        (
+            "format.missing-field",
+            ".threadshare/memory/skills/no-description/SKILL.md",
+            1,
+            "description",
+        ),
+    ]
+    assert skills["leftOut"][2]["why"] == "name 'other' does not match the directory 'mismatch'"
+    assert "/home/alice" not in str(skills["leftOut"])  # the lint gate's message is scrubbed
+    with pytest.raises(errors.TeamloreError) as refused:
+        read_team_memory(root)  # what staging binds: never a partial view
+    assert refused.value.error is errors.MEMORY_FILE_INVALID
+
+
+def test_recall_leaves_out_a_skill_in_a_badly_named_directory(tmp_path: Path) -> None:
+    root = tree(tmp_path)
+    add_skill(root, "Release_Check", "Check a release.")
+
+    skills = recall_contexts(root, "release")["skillContext"]
+
+    assert skills["skills"] == [] and skills["coverage"] == "partial"
+    (left_out,) = skills["leftOut"]
+    assert left_out["code"] == "slug.invalid"
+    assert left_out["file"] == ".threadshare/memory/skills/Release_Check/SKILL.md"
+    assert left_out["why"].startswith("the Skill directory name must be lowercase")

@@ -10,10 +10,11 @@ context").
   priority, id); at most 40 items and 128 KiB of content — an item over the remaining budget is
   skipped and later, smaller ones still fit. Items are never cut.
 - A memory file that exists but cannot be read safely (a symlink, not a regular file, over the
-  size cap, unreadable), or a scene, the doctrine or an entry that does not parse (a merge
-  conflict, a broken header), is left out of recall's contexts and named in their `leftOut`
-  (`coverage: "partial"`), as search leaves it out; staging, which binds the memory, still
-  refuses it (UNSAFE_PATH, MEMORY_FILE_INVALID).
+  size cap, unreadable), or one that is not valid (a merge conflict, a broken header, a field
+  of the wrong type, a missing field, a Skill that names another directory or fails the lint
+  gate), is left out of recall's contexts and named in their `leftOut` (`coverage:
+  "partial"`), as search leaves it out; staging, which binds the memory, still refuses it
+  (UNSAFE_PATH, MEMORY_FILE_INVALID, LINT_BLOCKED).
 - The memory binding (`skill-memory-first@1`): digests of the approved entry set, the scene
   index and the doctrine. A SkillCandidate echoes its digest (`memoryContextDigest`); stage,
   review and prepare refuse when the team memory changed since (MEMORY_CONTEXT_DRIFT).
@@ -35,7 +36,12 @@ from typing import Any, TypeVar
 from teamlore.core import errors
 from teamlore.core.canonical import digest, sha256_hex
 from teamlore.memory.skills.prompt import SKILL_CAPTURE_PROMPT, SKILL_CAPTURE_PROMPT_VERSION
-from teamlore.memory.skills.source import SourceSkill, refuse_unreadable, source_skills
+from teamlore.memory.skills.source import (
+    SourceSkill,
+    recallable_skills,
+    refuse_unreadable,
+    source_skills,
+)
 from teamlore.memory.store.documents import (
     MemoryFormatError,
     load_doctrine,
@@ -122,10 +128,9 @@ class TeamMemory:
 def read_team_memory(worktree_root: Path, *, skip_unreadable: bool = False) -> TeamMemory:
     """Read Skills, scenes, doctrine and approved entries strictly (an unreadable or invalid
     file refuses: a partial view would bind the agent to memory it never saw). With
-    `skip_unreadable` (recall, which binds nothing yet), a file that cannot be read safely, or a
-    scene, the doctrine or an entry that does not parse, is left out and named in `left_out`
-    instead; a tree that changed while it was read, or a Skill that does not parse, still
-    refuses."""
+    `skip_unreadable` (recall, which binds nothing yet), a file that cannot be read safely or
+    is not valid is left out and named in `left_out` instead; a tree that changed while it was
+    read, or one with too many Skills, still refuses."""
     try:
         tree = read_memory_files(worktree_root)
     except errors.TeamloreError as exc:
@@ -142,9 +147,9 @@ def read_team_memory(worktree_root: Path, *, skip_unreadable: bool = False) -> T
 
 
 def team_memory(tree: MemoryFiles, *, skip_invalid: bool = False) -> TeamMemory:
-    """The team's memory in `tree`; a scene, the doctrine or an entry that does not parse (a
-    merge conflict, a broken header) refuses, or with `skip_invalid` is left out and named in
-    `left_out`, as search leaves it out."""
+    """The team's memory in `tree`; a Skill, scene, the doctrine or an entry that is not valid
+    (a merge conflict, a broken header, a field the model refuses) refuses, or with
+    `skip_invalid` is left out and named in `left_out`, as search leaves it out."""
     for prefix in (SCENES_DIR, DOCTRINE_FILE, ENTRIES_DIR):
         refuse_unreadable(tree, prefix)
     invalid: list[Diagnostic] = []
@@ -170,7 +175,12 @@ def team_memory(tree: MemoryFiles, *, skip_invalid: bool = False) -> TeamMemory:
         for file, entry in parsed("entry", load_entry)
         if entry.status == "approved"
     ]
-    return TeamMemory(source_skills(tree), scenes, doctrine, entries, tuple(invalid))
+    if skip_invalid:
+        skills, skipped = recallable_skills(tree)
+        invalid.extend(skipped)
+    else:
+        skills = source_skills(tree)
+    return TeamMemory(skills, scenes, doctrine, entries, tuple(invalid))
 
 
 # --- scoring --------------------------------------------------------------------------------

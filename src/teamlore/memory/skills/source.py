@@ -4,6 +4,9 @@ Every Skill directory must be a plain directory (no symlink) named like its `nam
 SKILL.md in the portable format, and pass the Skill lint gate (secrets, session ids, home
 paths). A tree with more than 256 Skills is refused as a whole: projecting or ranking a part of
 it would silently drop procedures (docs/assemble.md, "Skill sources").
+
+Recall, which binds nothing, leaves an invalid Skill out and names it instead
+(`recallable_skills`).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from pathlib import Path
 
 from teamlore.core import errors
 from teamlore.core.canonical import sha256_hex
-from teamlore.memory.store.documents import Skill, load_skill
+from teamlore.memory.store.documents import MemoryFormatError, Skill, load_skill
 from teamlore.memory.store.layout import SKILLS_DIR
 from teamlore.memory.store.lint import (
     MAX_SKILLS,
@@ -23,7 +26,9 @@ from teamlore.memory.store.lint import (
     lint_bytes,
 )
 from teamlore.memory.store.projection import MemoryFiles, read_memory_files
+from teamlore.memory.store.projection_rows import diagnostic_of
 from teamlore.memory.store.slugs import slug_problem
+from teamlore.memory.store.tree_reader import Diagnostic, MemoryFile
 
 _UNSAFE_CODES = frozenset({"symlink", "not-a-directory", "not-a-file"})
 
@@ -77,6 +82,38 @@ def require_lint_clean(
 def source_skills(tree: MemoryFiles) -> list[SourceSkill]:
     """The tree's Skills sorted by name (refuses on any unsafe, invalid or lint-blocked one)."""
     refuse_unreadable(tree, SKILLS_DIR)
+    return sorted((_source_skill(f) for f in _skill_files(tree)), key=lambda s: s.name)
+
+
+def recallable_skills(tree: MemoryFiles) -> tuple[list[SourceSkill], list[Diagnostic]]:
+    """The tree's Skills sorted by name, and the ones left out with why: a SKILL.md that does
+    not parse, names another directory or fails the lint gate is left out (recall binds
+    nothing, so the agent still gets the other Skills); too many Skills, or a file that could
+    not be read consistently (`tree.problems`), still refuses."""
+    refuse_unreadable(tree, SKILLS_DIR)
+    skills: list[SourceSkill] = []
+    left_out: list[Diagnostic] = []
+    for file in _skill_files(tree):
+        try:
+            skills.append(_source_skill(file))
+        except MemoryFormatError as exc:
+            left_out.append(diagnostic_of(exc))
+        except errors.TeamloreError as exc:
+            if exc.error is not errors.LINT_BLOCKED:
+                raise
+            first = exc.details["findings"][0]
+            left_out.append(
+                Diagnostic(
+                    code=first["rule"],
+                    file=file.path,
+                    line=first["line"] or None,  # lint's 0 is the whole file
+                    why=first["message"],
+                )
+            )
+    return sorted(skills, key=lambda s: s.name), left_out
+
+
+def _skill_files(tree: MemoryFiles) -> list[MemoryFile]:
     files = tree.of_kind("skill")
     if len(files) > MAX_SKILLS:
         raise errors.TeamloreError(
@@ -84,20 +121,19 @@ def source_skills(tree: MemoryFiles) -> list[SourceSkill]:
             f"{len(files)} Skills under {SKILLS_DIR} (at most {MAX_SKILLS})",
             count=len(files),
         )
-    skills: list[SourceSkill] = []
-    for file in files:
-        directory = file.path.split("/")[-2]
-        problem = slug_problem(directory, max_length=64)
-        if problem is not None:
-            raise errors.TeamloreError(
-                errors.MEMORY_FILE_INVALID,
-                f"{file.path}: the Skill directory name {problem}",
-                path=file.path,
-            )
-        skill = load_skill(file.data, file.path)  # also: name must equal the directory
-        require_lint_clean(file.data, path=file.path, kind="skill")
-        skills.append(SourceSkill(skill.name, file.path, file.data, skill))
-    return sorted(skills, key=lambda s: s.name)
+    return files
+
+
+def _source_skill(file: MemoryFile) -> SourceSkill:
+    directory = file.path.split("/")[-2]
+    problem = slug_problem(directory, max_length=64)
+    if problem is not None:
+        raise MemoryFormatError(
+            f"the Skill directory name {problem}", reason="slug.invalid", file=file.path
+        )
+    skill = load_skill(file.data, file.path)  # also: name must equal the directory
+    require_lint_clean(file.data, path=file.path, kind="skill")
+    return SourceSkill(skill.name, file.path, file.data, skill)
 
 
 def read_source_skills(worktree_root: Path) -> list[SourceSkill]:
