@@ -509,6 +509,17 @@ class RemoveSection(Record, frozen=True):
 SectionOperation = PutSection | RemoveSection
 
 
+def _separator(text: str, *, new: bool) -> str:
+    """What goes between `text` and the next section: a line end if it lacks one, and before a
+    new section a blank line if it ends without one (without it the file's last paragraph or
+    list item runs into the new heading, and a CommonMark HTML block, `<details>` say, swallows
+    the heading and the section). Nothing of `text` is changed."""
+    ended = text if text.endswith("\n") else text + "\n"
+    last_line = ended[:-1].rpartition("\n")[2]
+    blank = "\n" if new and last_line.strip() else ""
+    return ended[len(text) :] + blank
+
+
 def apply_operations(
     document: Document, operations: list[SectionOperation], *, hard_limit: int = DOCUMENT_HARD_LIMIT
 ) -> Document:
@@ -534,12 +545,9 @@ def apply_operations(
     titles = [s.title for s in kept]
     if len(titles) != len(set(titles)):
         raise _bad_change(relative_path(target), "two sections would have one title")
-    parts = [document.front_matter + document.preamble]
+    text = document.front_matter + document.preamble
     for section in kept:
-        if parts[-1] and not parts[-1].endswith("\n"):
-            parts.append("\n")
-        parts.append(section.raw)
-    text = "".join(parts)
+        text += _separator(text, new=section.ref == "new") + section.raw
     size = len(text.encode("utf-8"))
     if size > hard_limit:
         raise errors.TeamloreError(

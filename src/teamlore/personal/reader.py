@@ -4,9 +4,10 @@
 Strictly read-only: no runtime DB, no queue, no lock, no directory or file creation, no model
 key. The caller decides which contexts a process may read (launch contexts, intersected with
 `allowed_scopes` by `readable_contexts`); the documents come back whole, never truncated, and
-as written but for what a hand edit can put there that no reader should get (`_as_read`): a
-secret is masked, a control character shows as its escape. The rendered view wraps each
-document in `<common-memory target="…">…</common-memory>`; any `<common-memory` /
+as written but for their front matter (the file's metadata, which no reader gets and which
+makes no document non-empty) and what a hand edit can put there that no reader should get
+(`_as_read`): a secret is masked, a control character shows as its escape. The rendered view
+wraps each document in `<common-memory target="…">…</common-memory>`; any `<common-memory` /
 `</common-memory` inside content is escaped, so imported text can neither close a data block
 nor open a fake one.
 """
@@ -52,6 +53,7 @@ class MemoryDocument(Record, frozen=True):
     bytes: int  # of the file, as it is on disk
     empty: bool
     masked: tuple[MaskedSecret, ...] = ()
+    front_matter: bool = False  # the file opens with one, which no reader gets
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -60,6 +62,7 @@ class MemoryDocument(Record, frozen=True):
             "bytes": self.bytes,
             "empty": self.empty,
             "masked": [m.to_json() for m in self.masked],
+            "frontMatter": self.front_matter,
         }
 
 
@@ -125,25 +128,29 @@ def read_memory(
         for target in documents.targets_for_context(context):
             data = documents.read_document_bytes(root, target)
             text = "" if data is None else documents.document_text(data, on_error="replace")
-            content, masked = _as_read(target, text)
+            # the file's metadata (docs/personal.md, "Editing by hand"), not memory of the person
+            front_matter = documents.front_matter_of(text)
+            content, masked = _as_read(target, text[len(front_matter) :], front_matter.count("\n"))
             size = 0 if data is None else len(data)
-            docs.append(MemoryDocument(target, content, size, _is_empty(content), masked))
+            empty = _is_empty(content)
+            docs.append(MemoryDocument(target, content, size, empty, masked, bool(front_matter)))
     return MemoryView(list(contexts), docs)
 
 
-def _as_read(target: str, text: str) -> tuple[str, tuple[MaskedSecret, ...]]:
+def _as_read(target: str, text: str, lines_above: int) -> tuple[str, tuple[MaskedSecret, ...]]:
     r"""A document's text as every reader gets it (`memory_read`, `personal show` in any format,
     the session-start brief): each secret typed into it masked, then each character a terminal
     obeys or that shows as nothing as the escape the text view prints (`\x1b`, `\u200b`:
     `core.text.hidden`). A person sees what was there, an agent's client never runs it, and the
-    JSON and the text say the same. The file itself is left as it is."""
+    JSON and the text say the same. The file itself is left as it is; `lines_above` it in the
+    file (its front matter) count in the line numbers of what is masked."""
     masked: tuple[MaskedSecret, ...] = ()
     if may_hold_secret(text):  # the secret rules' own cheap test (core/secrets/shapes.py)
         from teamlore.personal.safety import mask_secrets  # the scanner: 15-35 ms of imports
 
         text, found = mask_secrets(text)
         file = documents.relative_path(target)
-        masked = tuple(MaskedSecret(file, line, rule) for line, rule in found)
+        masked = tuple(MaskedSecret(file, lines_above + line, rule) for line, rule in found)
     if _NOT_PLAIN_ASCII.search(text) is not None:  # only then is `hidden` imported (a hook's
         # import budget: tests/cli/test_import_budget.py)
         from teamlore.core.text.hidden import shown

@@ -225,6 +225,8 @@ def _describe_for_a_person(result: dict[str, Any]) -> None:
     )
     for doc in stored:
         stdout.print(f"\n── {doc['target']} ──")
+        if doc["frontMatter"]:
+            _plain("(front matter not shown: the file's own metadata, which agents do not get)")
         _plain(doc["content"].rstrip())
 
 

@@ -173,14 +173,14 @@ def personal_check(home: Path) -> doctor_checks.Check:
             f"{problem} (the Writer does not run until then)",
             f"complete [models.{profile}] in config.toml (docs/agents.md), or remove model_profile",
         )
-    broken = _broken_personal_document(home)
-    if broken is not None:
+    broken = _broken_personal_documents(home)
+    if broken:
         return doctor_checks.Check(
             "personal",
             "fail",
-            broken,
-            "edit the file as the message says; the Writer retries the job after its backoff "
-            "(or `teamlore personal retry JOB`)",
+            _broken_files_message(broken),
+            f"edit {'each file as its' if len(broken) > 1 else 'the file as the'} message says;"
+            " the Writer retries the job after its backoff (or `teamlore personal retry JOB`)",
         )
     return doctor_checks.Check(
         "personal",
@@ -190,34 +190,51 @@ def personal_check(home: Path) -> doctor_checks.Check:
     )
 
 
-def _broken_personal_document(home: Path) -> str | None:
-    """Why the first personal document that breaks the section format (file:line), holds a
-    secret or more than a document may, does, if any: the Writer refuses to edit such a file
+def _broken_files_message(broken: list[tuple[str, str]]) -> str:
+    """One broken file as `CODE: message`; several as one sentence each, their codes said once
+    (the text view wraps a check's message into one paragraph)."""
+    if len(broken) == 1:
+        code, message = broken[0]
+        return f"{code}: {message}"
+    codes = ", ".join(dict.fromkeys(code for code, _ in broken))
+    sentences = " ".join(f"{message}." for _, message in broken)
+    return f"{len(broken)} personal files need fixing ({codes}): {sentences}"
+
+
+def _broken_personal_documents(home: Path) -> list[tuple[str, str]]:
+    """Why each personal document that breaks the section format (file:line), holds a secret or
+    more than a document may, does (its first problem): the Writer refuses to edit such a file
     until it is fixed."""
     from teamlore.personal import documents
-    from teamlore.personal.safety import first_secret
 
     root = documents.personal_root(home)
     projects = root / "projects"
     names = sorted(p.stem for p in projects.glob("*.md")) if projects.is_dir() else []
     targets = [*documents.GLOBAL_TARGETS, *(f"project:{n}" for n in names)]
-    for target in targets:
-        try:
-            data = documents.read_document_bytes(root, target)
-            documents.parse_document(target, data)
-        except errors.TeamloreError as err:
-            return f"{err.code}: {err.message}"
-        secret = first_secret(data.decode("utf-8", "replace")) if data is not None else None
-        if secret is not None:
-            return (
-                f"{errors.SENSITIVE_CONTENT_REJECTED.code}: {documents.relative_path(target)}:"
-                f"{secret[0]} holds a secret ({secret[1]}); agents read it masked; the Writer"
-                " does not update the file until you remove it"
-            )
-        if data is not None and len(data) > documents.DOCUMENT_HARD_LIMIT:
-            return (
-                f"{errors.PERSONAL_DOCUMENT_TOO_LARGE.code}: {documents.relative_path(target)}"
-                f" holds {len(data):,} bytes, over the {documents.DOCUMENT_HARD_LIMIT:,} a"
-                " document may hold; the Writer does not edit it, and every agent reads it all"
-            )
+    found = (_personal_document_problem(root, target) for target in targets)
+    return [problem for problem in found if problem is not None]
+
+
+def _personal_document_problem(root: Path, target: str) -> tuple[str, str] | None:
+    """The code and message of the first problem of one personal file, None when it has none."""
+    from teamlore.personal import documents
+    from teamlore.personal.safety import first_secret
+
+    try:
+        data = documents.read_document_bytes(root, target)
+        documents.parse_document(target, data)
+    except errors.TeamloreError as err:
+        return err.code, err.message
+    secret = first_secret(data.decode("utf-8", "replace")) if data is not None else None
+    if secret is not None:
+        return errors.SENSITIVE_CONTENT_REJECTED.code, (
+            f"{documents.relative_path(target)}:{secret[0]} holds a secret ({secret[1]}); agents"
+            " read it masked; the Writer does not update the file until you remove it"
+        )
+    if data is not None and len(data) > documents.DOCUMENT_HARD_LIMIT:
+        return errors.PERSONAL_DOCUMENT_TOO_LARGE.code, (
+            f"{documents.relative_path(target)} holds {len(data):,} bytes, over the"
+            f" {documents.DOCUMENT_HARD_LIMIT:,} a document may hold; the Writer does not edit"
+            " it, and every agent reads it all"
+        )
     return None
