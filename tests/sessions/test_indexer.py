@@ -223,20 +223,20 @@ def test_a_deleted_file_keeps_its_history_marked_unavailable(indexer: Indexer, s
 def test_copies_of_one_session_file_are_each_indexed_as_a_session(
     indexer: Indexer, src: Path
 ) -> None:
-    """Copies of one session file (one session id, one file name) in three project folders,
-    the first since deleted: every copy is its own session, none fails, none is read twice."""
+    """Copies of one session file (one session id, one file name) in three project folders:
+    every copy is its own session, none fails, none is read twice. (A copy whose original is
+    deleted is the transcript moved: test_takeover.py.)"""
     first = session_file(src / "a" / "s.jsonl", {"t": "user", "text": "deploy the release"})
     session_file(src / "b" / "s.jsonl", {"t": "user", "text": "deploy the release"})
     assert sync(indexer, src).files_failed == 0
     (src / "c").mkdir()
     (src / "c" / "s.jsonl").write_bytes(first.read_bytes())  # a copy: another inode
-    first.unlink()
 
     copied = sync(indexer, src)
 
     assert copied.files_failed == 0 and copied.files_changed == 1
     rows = indexer.conn.execute("SELECT available, turn_count FROM sessions ORDER BY id")
-    assert [tuple(r) for r in rows] == [(0, 1), (1, 1), (1, 1)]
+    assert [tuple(r) for r in rows] == [(1, 1), (1, 1), (1, 1)]
     assert sync(indexer, src).files_changed == 0
 
 

@@ -231,11 +231,15 @@ class SessionAssembler:
         state: dict[str, Any] | None,
         search_rows: SearchRows | None = None,
         on_session_reused: Callable[[int], None] | None = None,
+        takes_session: Callable[[int], bool] | None = None,
     ) -> None:
         self.conn = conn
         # told when the file names a session the index holds and no other file does, before
         # any of its turns is written (takeover.py: a file read again from its start)
         self.on_session_reused = on_session_reused
+        # asked whether a session other files hold follows its transcript to this file
+        # (takeover.py: they hold it no more)
+        self.takes_session = takes_session
         # where the turns' FTS rows go: analyzed here or by the analysis helper
         self.search_rows = search_rows or SearchRows(conn)
         self.provider = provider
@@ -354,7 +358,10 @@ class SessionAssembler:
                 " AND f.id != ?) AS others FROM sessions s WHERE s.session_key = ?",
                 (self.file_id, key),
             ).fetchone()
-            if row is None or not row["others"]:
+            held_elsewhere = row is not None and bool(row["others"])
+            if held_elsewhere and self.takes_session is not None:
+                held_elsewhere = not self.takes_session(int(row["id"]))
+            if not held_elsewhere:
                 break
         if row is None:
             cur = self.conn.execute(
@@ -364,7 +371,7 @@ class SessionAssembler:
             self.session_db_id = int(cur.lastrowid or 0)
         else:
             self.session_db_id = int(row["id"])
-            if not row["others"] and self.on_session_reused is not None:
+            if not held_elsewhere and self.on_session_reused is not None:
                 self.on_session_reused(self.session_db_id)
         self.conn.execute(
             "UPDATE source_files SET session_id = ? WHERE id = ?",

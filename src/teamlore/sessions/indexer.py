@@ -498,7 +498,7 @@ class Indexer:
                 adapter_state, asm_state = saved["adapter"], saved["assembler"]
                 start_offset, start_line = row.resume_offset, row.resume_line
             else:
-                read_again = FileReadAgain(conn, None if row is None else row.session_id)
+                read_again = FileReadAgain(conn, file_id, str(path))
                 adapter_state, asm_state = adapter.new_state(path), None
                 start_offset, start_line = 0, 0
                 conn.execute("DELETE FROM diagnostics WHERE source_file_id = ?", (file_id,))
@@ -511,6 +511,7 @@ class Indexer:
                 state=asm_state,
                 search_rows=self.search_rows,
                 on_session_reused=None if read_again is None else read_again.session_reused,
+                takes_session=None if read_again is None else read_again.takes_session,
             )
             result = ReadResult(start_offset, start_line, 0, False)
             diagnostics = stored = 0

@@ -201,6 +201,15 @@ def reads_as_known(handle: Any, offset: int, known: str | None) -> bool:
     return not tail_digest or tail_digest == _digest(handle, tail, offset - tail)
 
 
+def starts_as_known(handle: Any, offset: int, known: str | None) -> bool:
+    """Whether the file still starts with the bytes `known_bytes` saw first, whatever came of
+    its end: the transcript it holds is still the one the index read there (appended to or
+    rewritten past its start, not another session's moved to its path)."""
+    if not known:
+        return False
+    return known.partition(" ")[0] == _digest(handle, 0, min(offset, KNOWN_BYTES))
+
+
 def _digest(handle: Any, start: int, length: int) -> str:
     handle.seek(start)
     return hashlib.sha256(handle.read(length)).hexdigest()

@@ -10,12 +10,19 @@ What the file held is replaced only once the file says which session it holds no
 - none yet (the file is empty, its first line half written): its turns are dropped.
 
 A session the index holds that no other file holds (one whose file was taken over, brought back
-at that path or another) is read again whole, its history replaced by what the file says.
+at that path or another) is read again whole, its history replaced by what the file says. So is
+one whose transcript moved: the file starts with the bytes the index read of the session's
+file, which is gone or starts with other bytes now (two files that swapped transcripts, three
+that rotated them, one moved over another, one copied elsewhere and deleted). The session
+follows its transcript to the file read now; its old file lets go of it before it is read
+itself (or marked unavailable, gone).
 """
 
 from __future__ import annotations
 
 import sqlite3
+
+from teamlore.sessions.reader import starts_as_known
 
 
 def drop_session_content(conn: sqlite3.Connection, session_db_id: int) -> None:
@@ -31,17 +38,43 @@ def drop_session_content(conn: sqlite3.Connection, session_db_id: int) -> None:
 
 class FileReadAgain:
     """One file's read from its start: what becomes of the session it held (`held`, None for a
-    file new to the index)."""
+    file new to the index or one whose session followed its transcript to another file)."""
 
-    def __init__(self, conn: sqlite3.Connection, held: int | None) -> None:
+    def __init__(self, conn: sqlite3.Connection, file_id: int, path: str) -> None:
         self.conn = conn
-        self.held = held
+        self.file_id = file_id
+        self.path = path
+        found = conn.execute(
+            "SELECT session_id FROM source_files WHERE id = ?", (file_id,)
+        ).fetchone()
+        self.held: int | None = None if found is None else found[0]
+
+    def takes_session(self, session_db_id: int) -> bool:
+        """The file names a session other files hold in the index: whether it is their
+        transcript (it starts with the bytes the index read of one of them) and none of them
+        still is (each gone, or starting with other bytes now). The session then follows its
+        transcript here: they let go of it, and `session_reused` follows."""
+        holders = self.conn.execute(
+            "SELECT path, resume_offset, head_sha256 FROM source_files"
+            " WHERE session_id = ? AND id != ?",
+            (session_db_id, self.file_id),
+        ).fetchall()
+        if not any(_starts_as_read(self.path, offset, head) for _, offset, head in holders):
+            return False  # another transcript naming the session (a Codex continuation file)
+        if any(_starts_as_read(path, offset, head) is not False for path, offset, head in holders):
+            return False  # a copy: the file the index read is still there
+        self.conn.execute(
+            "UPDATE source_files SET session_id = NULL WHERE session_id = ? AND id != ?",
+            (session_db_id, self.file_id),
+        )
+        return True
 
     def session_reused(self, session_db_id: int) -> None:
         """The file names a session the index held already and no other file holds, before any
         of its turns is written: that session is read again whole. Its turns' search rows are
         written: the sync settled them before this file (its own session), or an earlier sync
-        wrote them (no other file of this sync reads a session whose file was taken over)."""
+        wrote them (no other file of this sync reads a session whose file was taken over, and a
+        file this sync read still holds its session: `takes_session` leaves it there)."""
         drop_session_content(self.conn, session_db_id)
 
     def finish(self, session_db_id: int | None) -> None:
@@ -57,3 +90,18 @@ class FileReadAgain:
             " source_files WHERE session_id = ? AND status != 'unavailable')",
             (held, held),
         )
+
+
+def _starts_as_read(path: str, offset: int, head: str | None) -> bool | None:
+    """Whether the file at `path` starts with the bytes the index read of a file to `offset`
+    (`head`: `reader.known_bytes`); None when that cannot be told (no digest, the file cannot
+    be read now), False when no file is there."""
+    if not head:
+        return None
+    try:
+        with open(path, "rb") as handle:
+            return starts_as_known(handle, offset, head)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError:
+        return None
