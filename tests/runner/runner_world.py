@@ -91,6 +91,22 @@ class World:
     def approve(self, digest: str, flag: str = "--approve-plan") -> tuple[int, dict[str, Any]]:
         return self.cli("memory", "extract", flag, digest)
 
+    def run_approved(self, digest: str, *, manifest: bool = False) -> dict[str, Any]:
+        """An approval that is a step on the way to what a test checks, run in this process:
+        the operation `memory extract --approve-plan|--approve-manifest` runs (`approve` runs
+        the command), with the fake runner a real process all the same. It ran every plan
+        without a failure, as the command's exit 0 says."""
+        code, out = self.op(
+            "memory.run_plan", {"approveManifest" if manifest else "approvePlan": digest}
+        )
+        assert code == 0 and "error" not in out, out
+        return out
+
+    def exclude(self, session_key: str) -> None:
+        """`teamlore sessions exclude KEY`'s operation, in this process (a step, not the check)."""
+        code, out = self.op("sessions.exclude", {"session_key": session_key})
+        assert code == 0, out
+
     def plan_path(self, digest: str) -> Path:
         """Where a runner plan is stored (docs/runner.md)."""
         return self.home / "runner-plans" / f"{digest}.json"

@@ -256,7 +256,7 @@ def test_drafts_waiting_from_several_runs_are_planned_as_one_adjudication(
     world = make_world(tmp_path, home, sessions=2)
     world.reverify()
     for plan in world.plan()["plans"]:  # each extraction approved alone, adjudication left
-        assert world.approve(plan["planDigest"])[0] == 0
+        world.run_approved(plan["planDigest"])
     preview = world.plan()
     (adjudication,) = [p for p in preview["plans"] if p["taskKind"] == "adjudication"]
     assert adjudication["disclosure"]["drafts"] == 2 and preview["deferredAdjudications"] == 0
@@ -334,11 +334,11 @@ def test_nothing_to_plan_names_each_session_and_why(tmp_path: Path, home: Path) 
     world.reverify()
     code, listed = world.cli("sessions", "list")
     keys = sorted(s["sessionKey"] for s in listed["sessions"])
-    world.cli("sessions", "exclude", keys[0])
+    world.exclude(keys[0])
     (plan,) = world.plan()["plans"]
-    assert world.approve(plan["planDigest"])[0] == 0
+    world.run_approved(plan["planDigest"])
     (adjudication,) = world.plan()["plans"]  # the drafts' adjudication is planned next
-    assert world.approve(adjudication["planDigest"])[0] == 0
+    world.run_approved(adjudication["planDigest"])
     code, out, _ = world.text(
         "memory", "extract", "--runner", "claude", "--since", "2026-03-01", "--until", "2026-03-08"
     )

@@ -62,9 +62,10 @@ def test_a_consolidation_answer_holding_a_secret_is_refused_and_nothing_is_stage
     with ScriptedServer() as server:
         server.respond_with(reply)
         _profile(home, server.base_url)
-        assert tree.cli("memory", "reverify-runner", "--runner", "openai").returncode == 0
-        planned = tree.cli("memory", "consolidate", "--runner", "openai", "--format", "json")
-        (plan,) = json.loads(planned.stdout)["plans"]
+        # the probe and the plan are steps on the way, run in this process; the approval,
+        # what is checked, is the command
+        tree.op("memory.reverify_runner", {"runner": "openai"})
+        (plan,) = tree.op("memory.consolidate_preview", {"runner": "openai"})["plans"]
         before = tree.state()
         done = tree.cli("memory", "consolidate", "--approve-plan", plan["planDigest"])
         text = tree.cli(

@@ -35,7 +35,7 @@ def _backlog(tmp_path: Path, home: Path) -> tuple[World, dict[str, Any]]:
     world.reverify()
     first = world.plan("claude", limit=1)
     assert len(first["plans"]) == 1 and "1 more come back" in first["note"]
-    assert world.approve(first["plans"][0]["planDigest"])[0] == 0
+    world.run_approved(first["plans"][0]["planDigest"])
     second = world.plan("claude", limit=1)
     assert sorted(p["taskKind"] for p in second["plans"]) == ["adjudication", "extraction"]
     return world, second
@@ -179,7 +179,7 @@ def test_when_the_manifests_adjudication_fails_the_next_one_covers_every_waiting
     world = make_world(tmp_path, home, sessions=3)
     world.reverify()
     first = world.plan("claude", limit=1)
-    assert world.approve(first["plans"][0]["planDigest"])[0] == 0
+    world.run_approved(first["plans"][0]["planDigest"])
     manifest = world.plan("claude", limit=1)
     extraction = next(p for p in manifest["plans"] if p["taskKind"] == "extraction")
     later = world.plan("claude", limit=2)
@@ -188,7 +188,7 @@ def test_when_the_manifests_adjudication_fails_the_next_one_covers_every_waiting
         for p in later["plans"]
         if p["taskKind"] == "extraction" and p["planDigest"] != extraction["planDigest"]
     ]
-    assert world.approve(alone["planDigest"])[0] == 0
+    world.run_approved(alone["planDigest"])
     sent = len(world.fake.sent())
     code, out = world.approve(manifest["manifest"]["manifestDigest"], "--approve-manifest")
     assert code == 1 and out["error"]["code"] == "RUNNER_PLAN_MISMATCH", out

@@ -52,7 +52,7 @@ def test_memory_status_names_the_adjudication_plan_the_drafts_wait_for(
     assert f"  teamlore memory extract --approve-plan {shared}\n" in out
     assert max(len(line) for line in out.splitlines() if shared not in line) <= 80
 
-    assert world.approve(shared)[0] == 0
+    world.run_approved(shared)
     code, status = world.cli("memory", "status")
     assert status["adjudication"] is None  # nothing waits once it ran
 

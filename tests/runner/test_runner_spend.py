@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from runner_world import World, make_world
+from runner_world import WINDOW, World, make_world
 from test_runner_e2e import _task_in, answer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))
@@ -42,6 +42,19 @@ def _options(server: ScriptedServer) -> list[str]:
     return ["--runner-model", "scripted-model", "--runner-endpoint", server.base_url]
 
 
+def _verified_plan(world: World, server: ScriptedServer) -> str:
+    """A passing probe, then the plan of the fixture's window, with the scripted model: steps
+    on the way to the approval a test checks, run in this process (the probe's own output is
+    the first test's); the plan's digest."""
+    model = {"runner": "openai", "runnerModel": "scripted-model", "runnerEndpoint": server.base_url}
+    code, verdict = world.op("memory.reverify_runner", model)
+    assert code == 0, verdict
+    code, preview = world.op("memory.extract_preview", {**model, "limit": 8, **WINDOW})
+    assert code == 0, preview
+    digest: str = preview["plans"][0]["planDigest"]
+    return digest
+
+
 def test_the_probe_reports_what_it_spent_in_json_and_text(world: World) -> None:
     with _provider([False]) as server:
         world.env = {"OPENAI_API_KEY": "dummy"}
@@ -70,10 +83,7 @@ def test_the_probe_reports_what_it_spent_in_json_and_text(world: World) -> None:
 def test_a_providers_cost_is_used_and_named_as_the_providers(world: World) -> None:
     with _provider([False]) as server:
         world.env = {"OPENAI_API_KEY": "dummy"}
-        assert (
-            world.cli("memory", "reverify-runner", "--runner", "openai", *_options(server))[0] == 0
-        )
-        plan = world.plan_by_cli("openai", *_options(server))["plans"][0]["planDigest"]
+        plan = _verified_plan(world, server)
         code, run = world.approve(plan)
     assert code == 0, run
     (ran,) = run["results"]
@@ -99,10 +109,7 @@ def test_one_failed_approval_says_what_it_spent_in_its_text_view(
     off_contract = [False]
     with _provider(off_contract, off_text=off_text) as server:
         world.env = {"OPENAI_API_KEY": "dummy", "COLUMNS": "200"}
-        assert (
-            world.cli("memory", "reverify-runner", "--runner", "openai", *_options(server))[0] == 0
-        )
-        plan = world.plan_by_cli("openai", *_options(server))["plans"][0]["planDigest"]
+        plan = _verified_plan(world, server)
         off_contract[0] = True
         code, out, err = world.text("memory", "extract", "--approve-plan", plan)
         assert code == 1, out

@@ -42,7 +42,7 @@ def test_a_manifest_approved_again_runs_what_did_not_run_and_exits_0(
     preview = world.plan()
     manifest = preview["manifest"]["manifestDigest"]
     ran_first = preview["plans"][0]["planDigest"]
-    assert world.approve(ran_first)[0] == 0
+    world.run_approved(ran_first)
 
     code, out = world.approve(manifest, "--approve-manifest")
 
@@ -64,7 +64,7 @@ def test_the_text_view_of_an_approved_again_manifest_says_what_ran_before(
     world = make_world(tmp_path, home, sessions=2)
     world.reverify()
     preview = world.plan()
-    assert world.approve(preview["plans"][0]["planDigest"])[0] == 0
+    world.run_approved(preview["plans"][0]["planDigest"])
     code, out, err = _text(
         world, "memory", "extract", "--approve-manifest", preview["manifest"]["manifestDigest"]
     )
@@ -79,7 +79,7 @@ def test_a_failed_plan_of_a_manifest_names_its_kind(tmp_path: Path, home: Path) 
     world.reverify()
     preview = world.plan()
     excluded = preview["plans"][0]["disclosure"]["sessionKey"]
-    assert world.cli("sessions", "exclude", excluded[:12])[0] == 0
+    world.exclude(excluded[:12])
     manifest = preview["manifest"]["manifestDigest"]
     code, text, _ = _text(world, "memory", "extract", "--approve-manifest", manifest)
     assert code == 1
@@ -98,7 +98,7 @@ def test_a_plan_whose_session_was_excluded_since_says_so(tmp_path: Path, home: P
     world.reverify()
     plan = world.plan()["plans"][0]
     key = plan["disclosure"]["sessionKey"]
-    assert world.cli("sessions", "exclude", key[:12])[0] == 0
+    world.exclude(key[:12])
     sent = len(world.fake.sent())
     code, out = world.approve(plan["planDigest"])
     assert code == 1 and out["error"]["code"] == "RUNNER_PLAN_MISMATCH"
