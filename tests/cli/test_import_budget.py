@@ -112,6 +112,24 @@ def test_a_short_command_imports_within_its_budget(
     assert len(modules) <= budget, f"{len(modules)} modules (budget {budget})"
 
 
+def test_memory_status_loads_its_own_operation_and_no_vectors(synced: tuple[str, Path]) -> None:
+    """`memory status` (a typer command) imports its operation's module alone, not every
+    operation's (`OPERATION_MODULES`), and no numpy while no draft waits for adjudication: it
+    imported 586 modules, 395 now."""
+    _, repo = synced
+    out, modules = _imported_by("memory", "status", "--repository", str(repo), "--format", "json")
+    assert json.loads(out)["adjudication"] is None
+    packages = {m.split(".")[0] for m in modules}
+    assert not packages & VECTOR_ONLY
+    others = {
+        "teamlore.ops.integrations.install",
+        "teamlore.ops.org.index",
+        "teamlore.ops.demo.chain",
+    }
+    assert not modules & others, sorted(modules & others)
+    assert "teamlore.memory.extraction.adjudication_tasks" not in modules
+
+
 @pytest.mark.parametrize("lexical", [True, False], ids=["lexical", "hybrid"])
 def test_a_memory_search_of_an_unchanged_tree_loads_no_dataclasses_orjson_or_inspect(
     synced: tuple[str, Path], lexical: bool

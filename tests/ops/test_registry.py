@@ -14,6 +14,7 @@ from teamlore.mcp.server import tools_for
 from teamlore.ops.registry import (
     CAPABILITY_MODULES,
     CAPABILITY_TIERS,
+    OPERATION_MODULES,
     Registry,
     load_operations,
 )
@@ -55,6 +56,38 @@ def test_mcp_hints_are_the_seeds() -> None:
     meta = tools["threadshare_memory_promote"].meta or {}
     assert meta["teamlore/approvalPolicy"] == "canonical-write"
     assert meta["teamlore/responseSchema"] == "threadshare-memory-promote@v1"
+
+
+def test_the_table_names_the_module_of_every_operation() -> None:
+    """A process that runs one operation imports just the module the table names for it
+    (`OPERATION_MODULES`), not every operation's (`memory status` imported numpy, the contract
+    models and the install code that way: 586 modules)."""
+    defined_in: dict[str, list[str]] = {}
+    for op in load_operations().operations.values():
+        defined_in.setdefault(op.handler.__module__, []).append(op.name)
+    table = {module: sorted(names) for module, names in OPERATION_MODULES.items()}
+    fix = "OPERATION_MODULES (ops/registry.py) must be " + repr(
+        {module: tuple(sorted(names)) for module, names in sorted(defined_in.items())}
+    )
+    assert table == {module: sorted(names) for module, names in defined_in.items()}, fix
+
+
+def test_an_operation_is_found_through_its_module_alone() -> None:
+    loaded = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from teamlore.ops.registry import REGISTRY; "
+            "REGISTRY.get('memory.status'); "
+            "print(sorted(m for m in sys.modules if m.startswith('teamlore.ops.')))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "teamlore.ops.memory.store" in loaded.stdout
+    assert "teamlore.ops.integrations.install" not in loaded.stdout
+    assert "teamlore.ops.org.index" not in loaded.stdout
 
 
 @pytest.mark.parametrize("capability", sorted(CAPABILITY_TIERS))

@@ -65,6 +65,66 @@ CAPABILITY_MODULES: dict[str, tuple[str, ...]] = {
     "org": ("teamlore.ops.org.index",),
 }
 
+# the module that defines each operation: a process that runs one operation imports just its
+# module, not every operation's (numpy, the contract models; docs/architecture.md, "A short CLI
+# process"); tests/ops/test_registry.py checks this against `load_operations`
+OPERATION_MODULES: dict[str, tuple[str, ...]] = {
+    "teamlore.ops.demo.chain": ("demo",),
+    "teamlore.ops.integrations.install": ("doctor", "install", "uninstall"),
+    "teamlore.ops.integrations.mcp_config": ("mcp-config",),
+    "teamlore.ops.memory.assemble": ("memory.assemble",),
+    "teamlore.ops.memory.browse": ("memory.list", "memory.show"),
+    "teamlore.ops.memory.consolidation": ("memory.synthesize",),
+    "teamlore.ops.memory.promote": ("memory.promote",),
+    "teamlore.ops.memory.recall": ("memory.recall",),
+    "teamlore.ops.memory.review": (
+        "memory.confirm",
+        "memory.discard",
+        "memory.prepare",
+        "memory.review",
+    ),
+    "teamlore.ops.memory.search": ("memory.search",),
+    "teamlore.ops.memory.stage": ("memory.stage",),
+    "teamlore.ops.memory.store": ("memory.init", "memory.lint", "memory.status"),
+    "teamlore.ops.org.index": (
+        "org.add",
+        "org.list",
+        "org.remove",
+        "org.search",
+        "org.status",
+        "org.sync",
+    ),
+    "teamlore.ops.org.tokens": ("org.token_create", "org.token_list", "org.token_revoke"),
+    "teamlore.ops.personal.memory": (
+        "personal.config",
+        "personal.flush",
+        "personal.import",
+        "personal.init",
+        "personal.queue_status",
+        "personal.read",
+        "personal.retry",
+        "personal.show",
+        "personal.status",
+        "personal.submit_user_turn",
+    ),
+    "teamlore.ops.runner.plans": ("memory.consolidate_preview", "memory.extract_preview"),
+    "teamlore.ops.runner.reverify": ("memory.reverify_runner",),
+    "teamlore.ops.runner.run": ("memory.run_plan",),
+    "teamlore.ops.sessions.exclusions": ("sessions.exclude", "sessions.include"),
+    "teamlore.ops.sessions.index": (
+        "sessions.list",
+        "sessions.search",
+        "sessions.show",
+        "status",
+        "sync",
+    ),
+    "teamlore.ops.sessions.repos": ("repo.forget", "repo.list", "repo.show"),
+    "teamlore.ops.sessions.secret": ("secret.regenerate",),
+}
+_MODULE_OF_OPERATION = {
+    name: module for module, names in OPERATION_MODULES.items() for name in names
+}
+
 ProgressCallback = Callable[[int, int, str], None]
 
 
@@ -190,7 +250,9 @@ class Registry(Record):
         return op
 
     def get(self, name: str) -> Operation:
-        if name not in self.operations:  # a lean process imported just its command's module
+        if name not in self.operations and name in _MODULE_OF_OPERATION:
+            importlib.import_module(_MODULE_OF_OPERATION[name])  # a command's own module
+        if name not in self.operations:
             load_operations()
         return self.operations[name]
 

@@ -10,7 +10,6 @@ from typing import Any
 
 import typer
 
-import teamlore.ops.integrations.mcp_config  # noqa: F401  (registers the operation)
 from teamlore.cli.literal import literal
 from teamlore.cli.output import FormatOption, OutputFormat, run
 

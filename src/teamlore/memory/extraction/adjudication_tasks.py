@@ -150,22 +150,6 @@ def _latest_adjudication_task(conn: sqlite3.Connection, extraction_task_id: str)
 # the batch runner's view of adjudication (teamlore.runner, docs/runner.md)
 
 
-def awaiting_adjudication(conn: sqlite3.Connection, owner: Owner) -> list[str]:
-    """Extraction tasks of `owner` with staged drafts that still await their adjudication (all
-    of the batch, or those left when a person discarded one or another batch consumed one)."""
-    rows = conn.execute(
-        "SELECT t.task_id FROM tasks t JOIN submissions s ON s.task_id = t.task_id "
-        "WHERE t.kind = 'extraction' AND t.status = 'submitted' "
-        "AND t.repository_key = ? AND t.worktree_key = ? ORDER BY s.received_at, t.task_id",
-        (owner.repository_key, owner.worktree_key),
-    ).fetchall()
-    waiting: list[str] = []
-    for (task_id,) in rows:
-        if load_drafts(conn, task_id):
-            waiting.append(task_id)
-    return waiting
-
-
 def live_adjudication_task(
     conn: sqlite3.Connection,
     owner: Owner,

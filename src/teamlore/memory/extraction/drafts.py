@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 from pydantic import ValidationError
@@ -18,9 +18,11 @@ from teamlore.contracts.extraction import MAX_CANDIDATES_PER_BATCH, CandidateDra
 from teamlore.core import db, errors
 from teamlore.core.analyzer import ANALYZER_VERSION, analyze
 from teamlore.core.canonical import canonical_json
-from teamlore.memory.extraction import dedup
 from teamlore.memory.extraction.tasks import Owner, Task
 from teamlore.memory.store.state_db import RECALL_ALGORITHM_VERSION, candidate_analyzer_version
+
+if TYPE_CHECKING:  # dedup loads numpy: reading drafts (`memory status`) needs none of it
+    from teamlore.memory.extraction import dedup
 
 STRENGTHS = ("direct", "observed", "candidate", "contextual", "unknown")  # strongest first
 
@@ -102,6 +104,8 @@ class DraftRow:
     adjudication: str
 
     def query(self) -> dedup.DraftQuery:
+        from teamlore.memory.extraction import dedup
+
         return dedup.DraftQuery(
             self.candidate_id, self.candidate_id, dedup.draft_text(self.payload)
         )
@@ -260,6 +264,8 @@ def insert_candidate(
 
 def index_candidate(conn: sqlite3.Connection, cand_id: str, payload: dict[str, Any]) -> None:
     """(Re)write the candidate's FTS document (rowid = candidates.rowid)."""
+    from teamlore.memory.extraction import dedup
+
     rowid = conn.execute(
         "SELECT rowid FROM candidates WHERE candidate_id = ?", (cand_id,)
     ).fetchone()[0]
@@ -366,3 +372,19 @@ def bump_candidate_generation(conn: sqlite3.Connection, owner: Owner) -> int:
             (owner.repository_key, owner.worktree_key),
         ).fetchone()[0]
     )
+
+
+def awaiting_adjudication(conn: sqlite3.Connection, owner: Owner) -> list[str]:
+    """Extraction tasks of `owner` with staged drafts that still await their adjudication (all
+    of the batch, or those left when a person discarded one or another batch consumed one)."""
+    rows = conn.execute(
+        "SELECT t.task_id FROM tasks t JOIN submissions s ON s.task_id = t.task_id "
+        "WHERE t.kind = 'extraction' AND t.status = 'submitted' "
+        "AND t.repository_key = ? AND t.worktree_key = ? ORDER BY s.received_at, t.task_id",
+        (owner.repository_key, owner.worktree_key),
+    ).fetchall()
+    waiting: list[str] = []
+    for (task_id,) in rows:
+        if load_drafts(conn, task_id):
+            waiting.append(task_id)
+    return waiting

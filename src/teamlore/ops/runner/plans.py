@@ -396,10 +396,8 @@ def _preview_result(
 )
 def memory_extract_preview(ctx: OpContext, request: ExtractPreviewRequest) -> dict[str, Any]:
     """Plan a batch extraction: pending plans and the digest to approve; nothing is sent."""
-    from teamlore.memory.extraction.adjudication_tasks import (
-        awaiting_adjudication,
-        live_adjudication_task,
-    )
+    from teamlore.memory.extraction.adjudication_tasks import live_adjudication_task
+    from teamlore.memory.extraction.drafts import awaiting_adjudication
     from teamlore.memory.extraction.recall import recall
     from teamlore.memory.extraction.selection import with_full_session_keys
     from teamlore.ops.owner import open_owner

@@ -624,10 +624,8 @@ def _shared_adjudication_plan(
     8 x 8 = 64 drafts): adjudicating chunk by chunk would let each decision make its siblings'
     tasks stale (docs/runner.md "Two approvals"). Drafts of earlier runs still waiting (an
     adjudication of the manifest that failed) join it when all of them fit in one."""
-    from teamlore.memory.extraction.adjudication_tasks import (
-        awaiting_adjudication,
-        live_adjudication_task,
-    )
+    from teamlore.memory.extraction.adjudication_tasks import live_adjudication_task
+    from teamlore.memory.extraction.drafts import awaiting_adjudication
     from teamlore.runner import plans as plan_store
     from teamlore.runner.profiles import RunnerChoice, resolve_runner
 

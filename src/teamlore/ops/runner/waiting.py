@@ -35,17 +35,15 @@ def adjudication_waiting(home: Any, conn: Any, identity: Any) -> dict[str, Any] 
     """The drafts that await adjudication and what to run next: approve the pending runner
     plan(s) that adjudicate them, else plan one (docs/runner.md "Two approvals"); None when no
     draft waits. Read-only: a plan whose pool changed since is not offered."""
-    from teamlore.memory.extraction.adjudication_tasks import (
-        awaiting_adjudication,
-        live_adjudication_task,
-    )
-    from teamlore.memory.extraction.drafts import load_drafts
-    from teamlore.runner.plans import pending_plans
+    from teamlore.memory.extraction.drafts import awaiting_adjudication, load_drafts
 
     owner = memory_owner(identity)
     waiting = awaiting_adjudication(conn, owner)
     if not waiting:
         return None
+    from teamlore.memory.extraction.adjudication_tasks import live_adjudication_task
+    from teamlore.runner.plans import pending_plans
+
     uncovered = set(waiting)
     plans: list[str] = []
     for plan_file in pending_plans(home, plan_owner(identity), "adjudication"):
