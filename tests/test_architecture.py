@@ -293,6 +293,7 @@ def lazy_names(sources: dict[str, tuple[str, bool]]) -> dict[str, str]:
             if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING"):
                 for statement in node.body:
                     if isinstance(statement, ast.ImportFrom) and statement.module:
+                        assert statement.level == 0, f"{package}: name its lazy modules whole"
                         for alias in statement.names:
                             lazy[f"{package}.{alias.asname or alias.name}"] = statement.module
     return lazy
@@ -423,10 +424,14 @@ def test_every_lazy_name_of_a_package_says_where_it_lives() -> None:
         if not (is_package and _defines_getattr(tree)):
             continue
         offered = next(
-            ast.literal_eval(node.value)
-            for node in tree.body
-            if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "__all__"
+            (
+                ast.literal_eval(node.value)
+                for node in tree.body
+                if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "__all__"
+            ),
+            None,
         )
+        assert offered is not None, f"{package} has a lazy __getattr__ and no __all__"
         assert [name for name in offered if f"{package}.{name}" not in lazy] == [], package
 
 

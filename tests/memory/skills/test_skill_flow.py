@@ -397,3 +397,35 @@ def test_promote_voids_a_skill_plan_when_the_team_memory_changed_after_prepare(
     assert not (repo / SKILL_PATH).exists()
     blocked = op(repo, home, "memory.review", {"kind": "skill"})["items"][0]
     assert blocked["blocked"] and blocked["lintFindings"][0]["rule"] == "MEMORY_CONTEXT_DRIFT"
+
+
+def test_a_skill_folder_badly_named_after_prepare_voids_the_plan_and_names_the_file(
+    repo: Path, home: Path
+) -> None:
+    op(repo, home, "memory.stage", skill_candidate(recall(repo, home)))
+    item = op(repo, home, "memory.review", {"kind": "skill"})["items"][0]
+    request = {
+        "format": "threadshare-memory-prepare-request@v1",
+        "kind": "skill",
+        "candidates": [
+            {
+                "candidateId": item["candidateId"],
+                "expectedRevision": item["revision"],
+                "statements": [
+                    {k: s[k] for k in ("statementId", "statementTextDigest", "citationsDigest")}
+                    for s in item["statements"]
+                ],
+            }
+        ],
+    }
+    plan = op(repo, home, "memory.prepare", request)
+    bad = repo / ".threadshare/memory/skills/Bad_Name/SKILL.md"
+    bad.parent.mkdir(parents=True)
+    bad.write_text(
+        "---\nname: Bad_Name\ndescription: A Skill in a badly named folder.\n---\nBody\n"
+    )
+    err = refusal(repo, home, "memory.promote", {"planId": plan["planId"]})
+    assert err.code == "MEMORY_FILE_INVALID"
+    assert err.details["status"] == "voided"
+    assert err.details["driftedPath"] == ".threadshare/memory/skills/Bad_Name/SKILL.md"
+    assert not (repo / SKILL_PATH).exists()

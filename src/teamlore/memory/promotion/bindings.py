@@ -129,7 +129,9 @@ def _check_kinds(conn: sqlite3.Connection, stored: StoredPlan, root: Path, *, be
             try:
                 check(conn, stored.owner, root, ids, targets)
             except errors.TeamloreError as exc:
-                raise _Drift.of(exc, exc.details.get("path")) from None
+                # a memory file that does not follow the format names itself as `file`
+                drifted = exc.details.get("path") or exc.details.get("file")
+                raise _Drift.of(exc, drifted) from None
 
 
 def _read_target(root: Path, path: str) -> bytes | None:

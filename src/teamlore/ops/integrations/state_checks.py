@@ -197,8 +197,12 @@ def _broken_files_message(broken: list[tuple[str, str]]) -> str:
         code, message = broken[0]
         return f"{code}: {message}"
     codes = ", ".join(dict.fromkeys(code for code, _ in broken))
-    sentences = " ".join(f"{message}." for _, message in broken)
+    sentences = " ".join(_sentence(message) for _, message in broken)
     return f"{len(broken)} personal files need fixing ({codes}): {sentences}"
+
+
+def _sentence(message: str) -> str:
+    return message if message.endswith((".", "!", "?")) else f"{message}."
 
 
 def _broken_personal_documents(home: Path) -> list[tuple[str, str]]:
