@@ -175,3 +175,79 @@ def test_a_project_install_killed_after_storing_its_backups_leaves_the_user_inst
 
     assert without_git(tree(where)) == before
     assert os.listdir(state() / "backups") == []
+
+
+def a_home_that_is_a_repository(user: Path) -> Path:
+    """`~/.claude/settings.json` of a home that is a git repository: both scopes' file."""
+    git(user, "init", "-q")
+    settings = user / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_bytes(SETTINGS)
+    return settings
+
+
+def edited_by_hand(settings: Path) -> None:
+    settings.write_bytes(settings.read_bytes().replace(b'"dark"', b'"light"'))
+
+
+def session_start_commands(settings: Path) -> list[str]:
+    groups = json.loads(settings.read_text()).get("hooks", {}).get("SessionStart", [])
+    return [hook["command"] for group in groups for hook in group["hooks"]]
+
+
+@pytest.mark.parametrize("first", ["user", "project"])
+def test_settings_edited_between_the_two_installs_keep_the_edit_and_lose_teamlores_hooks(
+    user: Path, first: str
+) -> None:
+    """Edited by hand after the first install, settings.json was no longer as the first one
+    left it, so the second kept a copy of it as it found it, the first one's hook in it, and
+    its record followed the first uninstall's write: the second uninstall then put that copy
+    back, the first one's hook with it. The second one's hook also stayed in the
+    `SessionStart` list the first had made, which then stayed behind empty."""
+    settings = a_home_that_is_a_repository(user)
+    second = "project" if first == "user" else "user"
+    teamlore(user, "install", "--client", "claude", "--scope", first)
+    firsts = session_start_commands(settings)
+    edited_by_hand(settings)
+    teamlore(user, "install", "--client", "claude", "--scope", second)
+
+    teamlore(user, "uninstall", "--client", "claude", "--scope", second)
+    assert session_start_commands(settings) == firsts  # the first one's hook stays
+    teamlore(user, "install", "--client", "claude", "--scope", second)
+    seconds = [c for c in session_start_commands(settings) if c not in firsts]
+
+    teamlore(user, "uninstall", "--client", "claude", "--scope", first)
+    assert session_start_commands(settings) == seconds  # the second one's hook stays
+    teamlore(user, "uninstall", "--client", "claude", "--scope", second)
+
+    assert settings.read_bytes() == SETTINGS.replace(b'"dark"', b'"light"')
+    assert os.listdir(state() / "backups") == []
+
+
+STEPS = ["planned", "intent-written", "file-written-1", "files-written", "manifest-saved"]
+
+
+@pytest.mark.parametrize(
+    "step", [f"install.{s}" for s in STEPS] + [f"uninstall.{s}" for s in STEPS]
+)
+def test_a_kill_at_any_step_around_settings_edited_between_the_installs_is_completed(
+    user: Path, step: str
+) -> None:
+    """Killed in the second install (which keeps no copy of the edited file) or in the first
+    uninstall (which leaves the `SessionStart` list to the second), the next run of the same
+    command completes it, and after both the file holds the edit and no hook of teamlore's."""
+    settings = a_home_that_is_a_repository(user)
+    teamlore(user, "install", "--client", "claude")
+    edited_by_hand(settings)
+    if step.startswith("install."):
+        teamlore(user, "install", "--client", "claude", *PROJECT, failpoint=step)
+        teamlore(user, "install", "--client", "claude", *PROJECT)
+        teamlore(user, "uninstall", "--client", "claude")
+    else:
+        teamlore(user, "install", "--client", "claude", *PROJECT)
+        teamlore(user, "uninstall", "--client", "claude", failpoint=step)
+        teamlore(user, "uninstall", "--client", "claude")  # completes it (or runs it anew)
+    teamlore(user, "uninstall", "--client", "claude", *PROJECT)
+
+    assert settings.read_bytes() == SETTINGS.replace(b'"dark"', b'"light"')
+    assert os.listdir(state() / "backups") == []

@@ -171,3 +171,34 @@ def test_uninstalling_the_scope_not_installed_names_the_one_that_is(
     assert f"are teamlore's {installed}-scope installation's" in error["message"]
     assert f"`teamlore uninstall --client codex --scope {installed}`" in error["message"]
     assert "another state dir" not in error["message"]
+
+
+@pytest.mark.parametrize("first", ["user", "project"])
+def test_a_config_edited_between_the_two_installs_keeps_the_edit_and_loses_teamlores_entries(
+    user: Path, config: Path, first: str
+) -> None:
+    """Edited by hand after the first install, the config was no longer as the first one left
+    it, so the second kept a copy of it as it found it, the first one's entries in it: the
+    first uninstalled first took out nothing (its keys held the second one's values), and the
+    second then put that copy back, the first one's entries with it. Now the second takes out
+    its own entries one by one, in either order."""
+    second = "project" if first == "user" else "user"
+    install(user, first)
+    entries = {first: teamlores_entries(config)}
+    edit = '\n[profiles.home]\nmodel = "o3"\n'
+    config.write_text(config.read_text() + edit)
+    install(user, second, "--force")
+
+    uninstall(user, second)  # the last one in goes first: the first one's entries come back
+    assert teamlores_entries(config) == entries[first]
+    assert tomllib.loads(config.read_text())["profiles"]["home"] == {"model": "o3"}
+    install(user, second, "--force")
+    entries[second] = teamlores_entries(config)
+
+    uninstall(user, first)  # the first one in goes first: the second one's entries stay
+    assert teamlores_entries(config) == entries[second]
+    uninstall(user, second)
+
+    assert config.read_text() == CODEX_CONFIG + edit
+    state = Path(os.environ["TEAMLORE_HOME"]) / "integrations"
+    assert os.listdir(state / "backups") == []

@@ -524,9 +524,14 @@ def _install_intent(
         )
         if shared is not None:
             backup, existed, created_dirs = shared.backup, shared.existed, shared.createdDirs
-        elif original is not None and before is None and item.adopted:
-            # the bytes before already held this installation's entries: no backup, so
-            # uninstall removes them one by one instead of putting those bytes back
+        elif (
+            original is not None
+            and before is None
+            and (item.adopted or manifest.held_by_another(owner, edits.path, edits.kind))
+        ):
+            # the bytes before already held this installation's entries, or another one's
+            # that the user edited the file around since: no backup, so uninstall removes
+            # them one by one instead of putting those bytes back (with the other's entries)
             existed = True
         elif original is not None and (
             before is None or (replaced and not _owned(original, before))

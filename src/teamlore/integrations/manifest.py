@@ -16,7 +16,10 @@ the repository's CLAUDE.md; in a home that is a git repository both hold
 installation overwrites another's. The second one into a file the first left as it wrote it
 shares the first one's record of what was there before (`Manifest.in_step`): every write keeps
 their `installedSha256` in step, the backup stays while either refers to it, and the last one
-to go puts the bytes back. Two installations may even write one key (Codex's user and project
+to go puts the bytes back. The second one into a config edited since the first wrote it keeps
+no copy (it would hold the first one's entries: `held_by_another`) and takes out its entries
+one by one; a hooks list the first one made is the second one's to remove once the first goes
+(`hand_over`). Two installations may even write one key (Codex's user and project
 scope both write `[mcp_servers.teamlore]` when the project is the home folder): the second one's
 record says whose value it wrote over (`KeyRecord.writtenOver`), so uninstalling the first leaves
 the key to the second (`hand_over`), and uninstalling the second puts the first one's value back.
@@ -133,6 +136,17 @@ class Manifest(_Strict):
                 return record
         return None
 
+    def held_by_another(self, key: str, path: Path, kind: str) -> bool:
+        """Whether another installation than `key` has entries in the config `path` (a file
+        it holds, not in step: edited since it wrote it). Bytes read from it now hold those
+        entries, so they are no copy of the file from before teamlore to put back."""
+        return kind in ("json", "toml") and any(
+            installation.key != key
+            and (record := installation.file(path)) is not None
+            and bool(record.entries)
+            for installation in self.installations
+        )
+
     def keeps_backup(self, key: str, record: FileRecord) -> bool:
         """Whether `record`'s backup is also another installation's, in step with it: that
         one was installed into the same file after this one and shares its copy of the file
@@ -186,6 +200,32 @@ class Manifest(_Strict):
                 record.previousText = entry.previousText
                 record.createdParent = entry.createdParent
                 record.writtenOver = entry.writtenOver
+        self._hand_over_containers(before, after)
+
+    def _hand_over_containers(self, before: Installation, after: Installation | None) -> None:
+        """The hooks containers (`hooks`, `hooks.<event>`) `before`'s installation created and
+        no longer holds a hook in: another installation's hook in them kept them from being
+        removed, so that one removes them once empty. Its record says it found them there
+        (installed into the file after, edited by the user between: no shared backup puts the
+        file back)."""
+        for file in before.files:
+            mine = [e for e in file.entries if isinstance(e, HookRecord)]
+            kept = after.file(Path(file.path)) if after is not None else None
+            still = [e for e in (kept.entries if kept else []) if isinstance(e, HookRecord)]
+            events = {e.event for e in mine if e.createdEvent is not False}
+            events -= {e.event for e in still if e.createdEvent is not False}
+            hooks = any(e.createdHooks is not False for e in mine) and all(
+                e.createdHooks is False for e in still
+            )
+            for record in self._others_hooks(before.key, Path(file.path)):
+                if record.event in events:
+                    record.createdEvent = None  # as created (saved without the field)
+                if hooks:
+                    record.createdHooks = None
+
+    def _others_hooks(self, key: str, path: Path) -> list[HookRecord]:
+        records = [i.file(path) for i in self.installations if i.key != key]
+        return [e for r in records if r for e in r.entries if isinstance(e, HookRecord)]
 
     def keep_in_step(self, key: str, path: Path, before: str | None, after: str | None) -> None:
         """The installation `key` wrote `after` over `before` in `path`: another installation's
