@@ -130,6 +130,18 @@ def test_memory_status_loads_its_own_operation_and_no_vectors(synced: tuple[str,
     assert "teamlore.memory.extraction.adjudication_tasks" not in modules
 
 
+def test_memory_review_loads_no_vectors(synced: tuple[str, Path]) -> None:
+    """Review renders what each candidate kind writes; the Skill kind's staging named the
+    extraction stage's format constant, which loaded deduplication and numpy (523 modules, 418
+    now)."""
+    _, repo = synced
+    assert teamlore_cli("sync", "--repository", str(repo), "--format", "json").returncode == 0
+    out, modules = _imported_by("memory", "review", "--repository", str(repo), "--format", "json")
+    assert json.loads(out)["items"] == []
+    assert "teamlore.memory.skills.kind" in modules  # every kind's review hooks are loaded
+    assert not {m.split(".")[0] for m in modules} & VECTOR_ONLY
+
+
 @pytest.mark.parametrize("lexical", [True, False], ids=["lexical", "hybrid"])
 def test_a_memory_search_of_an_unchanged_tree_loads_no_dataclasses_orjson_or_inspect(
     synced: tuple[str, Path], lexical: bool

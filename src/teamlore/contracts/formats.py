@@ -23,3 +23,5 @@ ADJUDICATION_RESULT_FORMAT = "threadshare-memory-adjudication-result@v1"
 CONSOLIDATION_PATCH_FORMAT = "threadshare-memory-consolidation-patch@v1"
 DRAFT_BATCH_FORMAT = "threadshare-memory-candidate-draft-batch@v1"
 SKILL_CANDIDATE_FORMAT = "threadshare-memory-skill-candidate@v1"
+# what staging answers: an extraction's, adjudication's, consolidation's or Skill's stage
+STAGE_FORMAT = "threadshare-memory-agent-stage@v1"

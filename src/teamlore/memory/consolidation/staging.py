@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from teamlore.contracts import digests
+from teamlore.contracts.formats import STAGE_FORMAT
 from teamlore.core import errors
 from teamlore.core.canonical import canonical_json, digest
 from teamlore.core.failpoints import failpoint
@@ -34,7 +35,6 @@ from teamlore.memory.extraction import tasks
 from teamlore.memory.extraction.tasks import Owner, Task
 from teamlore.repo.binding import RepositoryIdentity
 
-STAGE_FORMAT = "threadshare-memory-agent-stage@v1"
 CANDIDATE_KIND = "consolidation-patch"
 LIMITATIONS = ("generated-consolidation-content", "source-approved-memory-only")
 FAILPOINTS = (

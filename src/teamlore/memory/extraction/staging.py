@@ -31,6 +31,7 @@ from typing import Any
 
 from teamlore.contracts import digests
 from teamlore.contracts.extraction import CandidateDraftBatch
+from teamlore.contracts.formats import STAGE_FORMAT
 from teamlore.core import errors
 from teamlore.core.failpoints import failpoint
 from teamlore.memory.extraction import dedup, tasks
@@ -58,7 +59,6 @@ from teamlore.memory.extraction.drafts import (
 from teamlore.memory.extraction.tasks import Owner, Task
 from teamlore.models.embeddings import Embedder
 
-STAGE_FORMAT = "threadshare-memory-agent-stage@v1"
 # --------------------------------------------------------------------------------------------
 # the operation
 

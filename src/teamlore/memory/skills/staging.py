@@ -32,6 +32,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from teamlore.contracts import digests
+from teamlore.contracts.formats import STAGE_FORMAT
 from teamlore.contracts.skill import SKILL_CANDIDATE_FORMAT, SkillCandidate
 from teamlore.core import errors
 from teamlore.memory.extraction import tasks
@@ -46,7 +47,6 @@ from teamlore.memory.extraction.drafts import (
     insert_candidate,
     weakest,
 )
-from teamlore.memory.extraction.staging import STAGE_FORMAT
 from teamlore.memory.extraction.tasks import Owner
 from teamlore.memory.skills.context import TeamMemory, read_team_memory
 from teamlore.memory.skills.source import require_lint_clean
