@@ -197,6 +197,8 @@ def stem(word: str) -> str:
     -ation, -ness, …); anything else is returned unchanged."""
     if len(word) <= 3 or word in STOPWORDS or not (word.isascii() and word.isalpha()):
         return word
+    if word[-1] not in "sdge":  # no rule below ends elsewhere (`word` is no stopword)
+        return word
     w = word
     if w.endswith("ies") and not w.endswith(("eies", "aies")):
         w = w[:-3] + "y"
@@ -215,6 +217,8 @@ def stem(word: str) -> str:
 
 
 def _split_identifier(raw: str) -> list[str]:
+    if raw.islower() or raw.isupper():  # no piece to split at its case (digits: one part)
+        return [p.casefold() for p in _SEPARATORS.split(raw) if p]
     parts: list[str] = []
     for piece in _SEPARATORS.split(raw):
         if not piece:
@@ -237,11 +241,9 @@ def _cjk_tokens(run: str) -> list[str]:
 _ASCII_TOKEN = re.compile(r"[A-Za-z0-9]+(?:[_\-./][A-Za-z0-9]+)*")
 
 
-@lru_cache(maxsize=1 << 16)
-def _word_group(raw: str) -> TermGroup | None:
+def _group_of(raw: str) -> TermGroup | None:
     """The tokens of one non-CJK word or identifier: `whole` is the identifier with separators
-    dropped (only when it has several parts), `parts` its parts, all stemmed (cached: code repeats
-    its names)."""
+    dropped (only when it has several parts), `parts` its parts, all stemmed."""
     if len(raw) > MAX_TOKEN_CHARS * 4:
         return None
     if raw.isascii() and raw.isalnum() and (raw.islower() or raw.isupper() or raw.isdigit()):
@@ -253,15 +255,22 @@ def _word_group(raw: str) -> TermGroup | None:
     if not parts:
         return None
     whole = "".join(parts)
-    stemmed = tuple(stem(p) for p in parts)
+    stemmed = tuple(map(stem, parts))
     if len(parts) > 1 and len(whole) <= MAX_TOKEN_CHARS:
         # stemmed too, so the identifier typed as one word (`parselines`) meets it
         return TermGroup(stem(whole), stemmed)
     return TermGroup("", stemmed) if len(parts) > 1 else TermGroup(stemmed[0], stemmed)
 
 
+# cached: code repeats its names (`_word_text` keeps its own cache of the joined tokens)
+_word_group = lru_cache(maxsize=1 << 16)(_group_of)
+
+
 def _word_tokens(raw: str) -> tuple[str, ...]:
-    group = _word_group(raw)
+    return _tokens_of(_word_group(raw))
+
+
+def _tokens_of(group: TermGroup | None) -> tuple[str, ...]:
     if group is None:
         return ()
     if len(group.parts) > 1 and group.whole:
@@ -297,7 +306,7 @@ def tokens(text: str) -> list[str]:
 @lru_cache(maxsize=1 << 16)
 def _word_text(raw: str) -> str:
     """`_word_tokens(raw)` joined by spaces ('' when it has none)."""
-    return " ".join(_word_tokens(raw))
+    return " ".join(_tokens_of(_group_of(raw)))
 
 
 def _words_text(words: list[str]) -> str:
@@ -317,23 +326,47 @@ _GAP_BYTES = bytes(
 def _chunk_text(chunk: bytes) -> str:
     """The analyzed form of a run of UTF-8 bytes between two ASCII gaps (`analyze`): ASCII by
     the fast pattern; with other characters (already NFKC) by the general one, a CJK run as its
-    unigrams and bigrams."""
+    unigrams and bigrams. Not empty, it ends with a space (`_Chunks`)."""
+    if chunk.isalnum() and (
+        chunk.islower()
+        or chunk.isupper()
+        or chunk.isdigit()
+        or (chunk.istitle() and chunk.isalpha())
+    ):
+        # one plain ASCII word (`prompt`, `HTTP`, `2026`, `Good`): what `_word_group` makes of
+        # it, without its pattern, identifier split and caches (a cold sync's distinct chunks)
+        return stem(chunk.decode("ascii").lower()) + " " if len(chunk) <= MAX_TOKEN_CHARS else ""
     if chunk.isascii():
-        return _words_text(_ASCII_TOKEN.findall(chunk.decode("ascii")))
-    found = _token().findall(chunk.decode("utf-8", "surrogatepass"))
-    return " ".join(filter(None, map(_token_text, found)))
+        words = _ASCII_TOKEN.findall(chunk.decode("ascii"))
+        text = _word_text(words[0]) if len(words) == 1 else _words_text(words)
+    else:
+        found = _token().findall(chunk.decode("utf-8", "surrogatepass"))
+        text = " ".join(filter(None, map(_token_text, found)))
+    return text + " " if text else ""
 
 
 class _Chunks(dict[bytes, str]):
     """Analyzed chunks by their bytes (code and prose repeat their words and paths). A plain
     dict read by `map(chunks.__getitem__, ...)`: a hit is one C-level lookup, where an
-    `lru_cache` of a `bytes` argument builds a key tuple per call (~25 % of analyzing)."""
+    `lru_cache` of a `bytes` argument builds a key tuple per call (~25 % of analyzing). Each
+    value ends with a space unless empty, so `analyze` joins them with no `filter` pass."""
 
     def __missing__(self, chunk: bytes) -> str:
-        self[chunk] = text = _chunk_text(chunk)
+        # separators at a chunk's edges are never part of a token (`returns.`, `./src`): the
+        # chunk analyzes as the one without them, often analyzed already
+        bare = chunk.strip(_EDGE_BYTES)
+        if len(bare) == len(chunk):
+            text = _chunk_text(chunk)
+        elif bare:
+            text = self[bare]
+        else:  # separators only (`.`, `--`)
+            text = ""
+        self[chunk] = text
         return text
 
 
+_ARROW = "→".encode()
+_EDGE_BYTES = b"_-./"  # the separators `_ASCII_TOKEN` and `_TOKEN` allow only between letters
 _CHUNKS = _Chunks()
 MAX_CHUNKS = 1 << 16  # emptied when it holds more (a bound on its memory, as `lru_cache`'s)
 
@@ -355,12 +388,18 @@ def analyze(text: str) -> str:
     normalizing it whole is normalizing it line by line) is cut at those characters into chunks
     by C-level byte `translate` and `split` of its UTF-8 form, and each distinct chunk is
     analyzed once (`_chunk_text`)."""
-    if not text.isascii():
-        text = unicodedata.normalize("NFKC", text)
+    data = (
+        text.encode("ascii")
+        if text.isascii()
+        # `→` numbers the lines of every file Claude Code reads (`12→import`); it is never in
+        # a token, so as a gap it leaves the line numbers and the words ASCII chunks
+        else unicodedata.normalize("NFKC", text)
+        .encode("utf-8", "surrogatepass")
+        .replace(_ARROW, b" ")
+    )
     if len(_CHUNKS) > MAX_CHUNKS:
         _CHUNKS.clear()
-    data = text.encode("utf-8", "surrogatepass").translate(_GAP_BYTES)
-    return " ".join(filter(None, map(_CHUNKS.__getitem__, data.split())))
+    return "".join(map(_CHUNKS.__getitem__, data.translate(_GAP_BYTES).split()))[:-1]
 
 
 def forget_words() -> None:
