@@ -13,6 +13,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
 from records import codex_event, codex_meta, codex_user_message, write_jsonl
 
 from support import Cli, shared_fixtures
@@ -353,3 +354,114 @@ def test_another_transcript_naming_a_gone_files_session_leaves_that_history_alon
     after = listed(cli)
     assert after.pop(key) == (2, False) and turns(cli, key) == history
     assert list(after.values()) == [(1, True)]
+
+
+def keys_held(state: Path) -> dict[str, str | None]:
+    """Each indexed file's name: the key of the session it holds."""
+    with sqlite3.connect(index_db_path(state)) as conn:
+        rows = conn.execute(
+            "SELECT f.path, s.session_key FROM source_files f"
+            " LEFT JOIN sessions s ON s.id = f.session_id"
+        ).fetchall()
+    return {Path(path).name: key for path, key in rows}
+
+
+def first_lines(content: bytes, share: int) -> bytes:
+    """The first 1/`share` of the transcript's lines: an older copy of it."""
+    lines = content.splitlines(keepends=True)
+    return b"".join(lines[: len(lines) // share])
+
+
+def test_an_older_copy_of_a_gone_files_transcript_is_a_session_of_its_own(
+    tmp_path: Path,
+) -> None:
+    """A backup holding the transcript's first half, restored elsewhere once its file is gone:
+    not all the index read of that session, so it takes nothing, and the gone session keeps its
+    whole history."""
+    cli = Cli(tmp_path / "state")
+    root = tmp_path / "projects"
+    (a,) = transcripts(root, CLAUDE_OLD)
+    cli.json("sync", "--source", f"claude={root}")
+    ((gone_key, history),) = indexed(cli, CLAUDE_OLD).values()
+    content = a.read_bytes()
+    a.unlink()
+    cli.json("sync", "--source", f"claude={root}")
+    (root / "q").mkdir()
+    (root / "q" / "old-backup.jsonl").write_bytes(first_lines(content, 2))
+
+    cli.json("sync", "--source", f"claude={root}")
+
+    after = listed(cli)
+    assert after.pop(gone_key) == (len(history), False) and turns(cli, gone_key) == history
+    ((backup_key, (backup_turns, available)),) = after.items()
+    assert available and 0 < backup_turns < len(history)
+    assert keys_held(tmp_path / "state") == {"a.jsonl": gone_key, "old-backup.jsonl": backup_key}
+
+
+@pytest.mark.parametrize(
+    ("original_grows", "read_again"),
+    [(False, "rebuild"), (True, "rebuild"), (False, "saved anew")],
+)
+def test_a_copy_indexed_beside_its_original_stays_its_own_session_once_the_original_is_gone(
+    tmp_path: Path, original_grows: bool, read_again: str
+) -> None:
+    """`cp a b` synced (b a session of its own), `a` deleted: `b` read again from its start (a
+    rebuild, or an editor saving it anew, the same bytes in a new file) is still the file the
+    index read, not `a`'s transcript moved there; it keeps its session, available, and `a`'s
+    stays gone with its history."""
+    cli = Cli(tmp_path / "state")
+    root = tmp_path / "projects"
+    (a,) = transcripts(root, CLAUDE_OLD)
+    content = a.read_bytes()
+    a.write_bytes(first_lines(content, 2))
+    cli.json("sync", "--source", f"claude={root}")
+    (root / "q").mkdir()
+    b = root / "q" / "b.jsonl"
+    shutil.copyfile(a, b)
+    cli.json("sync", "--source", f"claude={root}")
+    if original_grows:
+        a.write_bytes(content)
+        cli.json("sync", "--source", f"claude={root}")
+    held = keys_held(tmp_path / "state")
+    before = listed(cli)
+    a.unlink()
+    cli.json("sync", "--source", f"claude={root}")
+
+    if read_again == "rebuild":
+        cli.json("sync", "--source", f"claude={root}", "--rebuild")
+    else:
+        saved = b.with_suffix(".saving")
+        saved.write_bytes(b.read_bytes())
+        saved.replace(b)
+        cli.json("sync", "--source", f"claude={root}")
+
+    assert keys_held(tmp_path / "state") == held
+    assert listed(cli) == {
+        held["a.jsonl"]: (before[held["a.jsonl"]][0], False),
+        held["b.jsonl"]: (before[held["b.jsonl"]][0], True),
+    }
+
+
+def test_a_file_being_rewritten_keeps_its_session_from_a_copy_read_first(tmp_path: Path) -> None:
+    """The sync reads a copy of `a` while `a` is being rewritten (truncated, then written
+    again): `a`, shorter than the bytes the index read first, cannot tell which transcript it
+    starts with, so the copy takes nothing; `a` written whole is its session again."""
+    cli = Cli(tmp_path / "state")
+    root = tmp_path / "projects"
+    (a,) = transcripts(root, CLAUDE_OLD)
+    cli.json("sync", "--source", f"claude={root}")
+    ((key, history),) = indexed(cli, CLAUDE_OLD).values()
+    (root / "0-backup").mkdir()  # read before `p`
+    copy = root / "0-backup" / "copy.jsonl"
+    shutil.copyfile(a, copy)
+    content = a.read_bytes()
+    a.write_bytes(content[:100])  # half its first line: no session named yet
+
+    cli.json("sync", "--source", f"claude={root}")
+    a.write_bytes(content)
+    cli.json("sync", "--source", f"claude={root}")
+
+    held = keys_held(tmp_path / "state")
+    assert held["a.jsonl"] == key and held["copy.jsonl"] != key
+    assert listed(cli) == {key: (len(history), True), held["copy.jsonl"]: (len(history), True)}
+    assert turns(cli, key) == history

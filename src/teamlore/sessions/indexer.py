@@ -498,7 +498,7 @@ class Indexer:
                 adapter_state, asm_state = saved["adapter"], saved["assembler"]
                 start_offset, start_line = row.resume_offset, row.resume_line
             else:
-                read_again = FileReadAgain(conn, file_id, str(path))
+                read_again = FileReadAgain(conn, file_id, handle)
                 adapter_state, asm_state = adapter.new_state(path), None
                 start_offset, start_line = 0, 0
                 conn.execute("DELETE FROM diagnostics WHERE source_file_id = ?", (file_id,))

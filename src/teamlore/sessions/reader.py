@@ -201,13 +201,27 @@ def reads_as_known(handle: Any, offset: int, known: str | None) -> bool:
     return not tail_digest or tail_digest == _digest(handle, tail, offset - tail)
 
 
-def starts_as_known(handle: Any, offset: int, known: str | None) -> bool:
+def starts_as_known(handle: Any, offset: int, known: str | None) -> bool | None:
     """Whether the file still starts with the bytes `known_bytes` saw first, whatever came of
     its end: the transcript it holds is still the one the index read there (appended to or
-    rewritten past its start, not another session's moved to its path)."""
+    rewritten past its start, not another session's moved to its path). None when it is
+    shorter than those bytes now: which it starts with cannot be told (a file being rewritten,
+    truncated then written again, reads short)."""
     if not known:
         return False
-    return known.partition(" ")[0] == _digest(handle, 0, min(offset, KNOWN_BYTES))
+    length = min(offset, KNOWN_BYTES)
+    handle.seek(0)
+    first = handle.read(length)
+    if len(first) < length:
+        return None
+    return known.partition(" ")[0] == hashlib.sha256(first).hexdigest()
+
+
+def holds_all_known(handle: Any, offset: int, known: str | None) -> bool:
+    """Whether the file holds all the bytes `known_bytes` saw, as far as both its digests tell
+    (`reads_as_known`: a shorter file reads other bytes at its end); never for a file read to
+    no byte or known by its first digest alone."""
+    return offset > 0 and " " in (known or "") and reads_as_known(handle, offset, known)
 
 
 def _digest(handle: Any, start: int, length: int) -> str:

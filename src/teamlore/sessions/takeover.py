@@ -11,18 +11,22 @@ What the file held is replaced only once the file says which session it holds no
 
 A session the index holds that no other file holds (one whose file was taken over, brought back
 at that path or another) is read again whole, its history replaced by what the file says. So is
-one whose transcript moved: the file starts with the bytes the index read of the session's
-file, which is gone or starts with other bytes now (two files that swapped transcripts, three
-that rotated them, one moved over another, one copied elsewhere and deleted). The session
-follows its transcript to the file read now; its old file lets go of it before it is read
-itself (or marked unavailable, gone).
+one whose transcript moved: the file holds all the bytes the index read of the session's
+file (both digests, to its offset), which is gone or starts with other bytes now (two files
+that swapped transcripts, three that rotated them, one moved over another, one copied
+elsewhere and deleted). The session follows its transcript to the file read now; its old file
+lets go of it before it is read itself (or marked unavailable, gone). A file that still holds
+what the index read of it is the file it was (read again by a rebuild, or a copy saved anew):
+it keeps its own session. An old file shorter than the bytes the index read first (being
+rewritten, perhaps) or known without its digests keeps the session.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from typing import Any
 
-from teamlore.sessions.reader import starts_as_known
+from teamlore.sessions.reader import holds_all_known, starts_as_known
 
 
 def drop_session_content(conn: sqlite3.Connection, session_db_id: int) -> None:
@@ -40,27 +44,32 @@ class FileReadAgain:
     """One file's read from its start: what becomes of the session it held (`held`, None for a
     file new to the index or one whose session followed its transcript to another file)."""
 
-    def __init__(self, conn: sqlite3.Connection, file_id: int, path: str) -> None:
+    def __init__(self, conn: sqlite3.Connection, file_id: int, handle: Any) -> None:
         self.conn = conn
         self.file_id = file_id
-        self.path = path
+        self.handle = handle  # the file being read (not reopened: its path may change meanwhile)
         found = conn.execute(
-            "SELECT session_id FROM source_files WHERE id = ?", (file_id,)
+            "SELECT session_id, resume_offset, head_sha256 FROM source_files WHERE id = ?",
+            (file_id,),
         ).fetchone()
         self.held: int | None = None if found is None else found[0]
+        # what the index read of this file: its offset and `reader.known_bytes`
+        self.read_before: tuple[int, str | None] = (
+            (0, None) if found is None else (found[1], found[2])
+        )
 
     def takes_session(self, session_db_id: int) -> bool:
         """The file names a session other files hold in the index: whether it is their
-        transcript (it starts with the bytes the index read of one of them) and none of them
-        still is (each gone, or starting with other bytes now). The session then follows its
-        transcript here: they let go of it, and `session_reused` follows."""
+        transcript (it holds all the index read of one of them) and none of them still is (each
+        gone, or starting with other bytes now). The session then follows its transcript here:
+        they let go of it, and `session_reused` follows."""
         holders = self.conn.execute(
             "SELECT path, resume_offset, head_sha256 FROM source_files"
             " WHERE session_id = ? AND id != ?",
             (session_db_id, self.file_id),
         ).fetchall()
-        if not any(_starts_as_read(self.path, offset, head) for _, offset, head in holders):
-            return False  # another transcript naming the session (a Codex continuation file)
+        if not self._is_transcript_of(holders):
+            return False
         if any(_starts_as_read(path, offset, head) is not False for path, offset, head in holders):
             return False  # a copy: the file the index read is still there
         self.conn.execute(
@@ -68,6 +77,18 @@ class FileReadAgain:
             (session_db_id, self.file_id),
         )
         return True
+
+    def _is_transcript_of(self, holders: list[Any]) -> bool:
+        """Whether the file holds all the index read of one of `holders` (path, offset, digests)
+        and is not the file the index read of itself."""
+        position = self.handle.tell()  # the file is being parsed: its reader goes on from there
+        try:
+            if holds_all_known(self.handle, *self.read_before):
+                return False  # the file it was, read again (a rebuild, a copy saved anew)
+            # none: an older backup of the transcript, a Codex continuation file
+            return any(holds_all_known(self.handle, offset, head) for _, offset, head in holders)
+        finally:
+            self.handle.seek(position)
 
     def session_reused(self, session_db_id: int) -> None:
         """The file names a session the index held already and no other file holds, before any
@@ -95,7 +116,7 @@ class FileReadAgain:
 def _starts_as_read(path: str, offset: int, head: str | None) -> bool | None:
     """Whether the file at `path` starts with the bytes the index read of a file to `offset`
     (`head`: `reader.known_bytes`); None when that cannot be told (no digest, the file cannot
-    be read now), False when no file is there."""
+    be read now or is shorter than those bytes), False when no file is there."""
     if not head:
         return None
     try:
