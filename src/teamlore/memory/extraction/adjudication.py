@@ -46,10 +46,11 @@ from teamlore.contracts.adjudication import (
     check_adjudication_result,
 )
 from teamlore.contracts.extraction import CandidateType
+from teamlore.contracts.formats import STAGE_FORMAT
 from teamlore.core import errors
 from teamlore.core.canonical import canonical_json
 from teamlore.core.failpoints import failpoint
-from teamlore.memory.extraction import dedup, staging, tasks
+from teamlore.memory.extraction import dedup, tasks
 from teamlore.memory.extraction.adjudication_tasks import (
     adjudication_task_document,
     holds_the_drafts,
@@ -357,7 +358,7 @@ def _refuse_invalid(
     bump_candidate_generation(conn, task.owner)
     outcome = {
         "action": "stage",
-        "format": staging.STAGE_FORMAT,
+        "format": STAGE_FORMAT,
         "taskId": task.task_id,
         "status": "adjudication-failed",
         "noOp": False,
@@ -430,7 +431,7 @@ def _apply(
     kept = [o for o in outcomes if o["candidateStatus"] == "quarantined"]
     return {
         "action": "stage",
-        "format": staging.STAGE_FORMAT,
+        "format": STAGE_FORMAT,
         "taskId": task.task_id,
         "sourceTaskIds": (task.draft_batch_ref or "").split(),
         "status": "staged",
