@@ -292,10 +292,10 @@ def lazy_names(sources: dict[str, tuple[str, bool]]) -> dict[str, str]:
         for node in tree.body:
             if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING"):
                 for statement in node.body:
-                    if isinstance(statement, ast.ImportFrom) and statement.module:
+                    if isinstance(statement, ast.ImportFrom):
                         assert statement.level == 0, f"{package}: name its lazy modules whole"
                         for alias in statement.names:
-                            lazy[f"{package}.{alias.asname or alias.name}"] = statement.module
+                            lazy[f"{package}.{alias.asname or alias.name}"] = str(statement.module)
     return lazy
 
 
@@ -427,7 +427,10 @@ def test_every_lazy_name_of_a_package_says_where_it_lives() -> None:
             (
                 ast.literal_eval(node.value)
                 for node in tree.body
-                if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "__all__"
+                if isinstance(node, (ast.Assign, ast.AnnAssign))
+                and node.value is not None
+                and ast.unparse(node.targets[0] if isinstance(node, ast.Assign) else node.target)
+                == "__all__"
             ),
             None,
         )

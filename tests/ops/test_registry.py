@@ -4,9 +4,11 @@ schema) and the MCP hints the seed gives its tools (docs/seed-conformance.md).""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -128,3 +130,62 @@ def test_a_capabilitys_tools_come_in_one_order_whatever_order_they_were_imported
         backward.add(op)
     names = [op.name for op in forward.for_capability(capability)]
     assert names == [op.name for op in backward.for_capability(capability)] == sorted(names)
+
+
+SLOW_MODULE = '''
+import threading
+from pydantic import BaseModel
+from teamlore.ops.registry import operation
+
+REGISTERED, GO = threading.Event(), threading.Event()
+
+
+class Nothing(BaseModel):
+    pass
+
+
+@operation("test.slow", input_model=Nothing, side_effect="read")
+def slow(ctx, request):
+    """A handler that calls a helper its module defines below it."""
+    return {"helper": helper()}
+
+
+REGISTERED.set()
+GO.wait(30)
+
+
+def helper():
+    return "defined"
+'''
+
+RACE = """
+import sys, threading, time
+from pathlib import Path
+from teamlore.ops import registry
+
+registry._MODULE_OF_OPERATION["test.slow"] = "slowops"
+threading.Thread(target=registry.REGISTRY.get, args=("test.slow",), daemon=True).start()
+while "test.slow" not in registry.REGISTRY.operations:
+    time.sleep(0.01)
+result = {}
+second = threading.Thread(target=lambda: result.update(
+    registry.run_operation("test.slow", registry.OpContext(cwd=Path.cwd()), {})))
+second.start()
+second.join(0.5)  # it must wait for the module: the helper is not defined yet
+waited = second.is_alive()
+sys.modules["slowops"].GO.set()
+second.join(30)
+print(waited, result)
+"""
+
+
+def test_a_first_call_on_another_thread_waits_until_its_module_has_loaded(tmp_path: Path) -> None:
+    """An operation registers part-way through its module's import: a first call from another
+    thread (the review page's thread pool) got it before the helpers its handler calls below it
+    were defined, and failed with NameError."""
+    (tmp_path / "slowops.py").write_text(SLOW_MODULE)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    out = subprocess.run(
+        [sys.executable, "-c", RACE], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert out.stdout.strip() == "True {'helper': 'defined'}", out.stderr[-2000:]

@@ -217,6 +217,8 @@ def stem(word: str) -> str:
 
 
 def _split_identifier(raw: str) -> list[str]:
+    """`raw` is one token as `_TOKEN` matches it (its pieces: letters and digits between
+    separators); other text may keep a separator at an end."""
     if raw.islower() or raw.isupper():  # no piece to split at its case (digits: one part)
         return [p.casefold() for p in _SEPARATORS.split(raw) if p]
     parts: list[str] = []

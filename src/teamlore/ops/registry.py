@@ -250,8 +250,11 @@ class Registry(Record):
         return op
 
     def get(self, name: str) -> Operation:
-        if name not in self.operations and name in _MODULE_OF_OPERATION:
-            importlib.import_module(_MODULE_OF_OPERATION[name])  # a command's own module
+        if name in _MODULE_OF_OPERATION:
+            # even when registered: an operation registers part-way through its module's
+            # import, and a first call on another thread must wait until the module has loaded
+            # (the import lock; once loaded, a lookup in sys.modules)
+            importlib.import_module(_MODULE_OF_OPERATION[name])
         if name not in self.operations:
             load_operations()
         return self.operations[name]

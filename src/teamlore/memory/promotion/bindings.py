@@ -17,6 +17,7 @@ from teamlore.memory.promotion import kinds
 from teamlore.memory.promotion.stored_plan import StoredPlan, candidate_drift, target_drift
 from teamlore.memory.store import layout
 from teamlore.memory.store import lint as lint_rules
+from teamlore.memory.store.frontmatter import MemoryFormatError
 from teamlore.repo.binding import RepositoryIdentity
 
 # --------------------------------------------------------------------------------------------
@@ -128,10 +129,10 @@ def _check_kinds(conn: sqlite3.Connection, stored: StoredPlan, root: Path, *, be
                 continue
             try:
                 check(conn, stored.owner, root, ids, targets)
+            except MemoryFormatError as exc:
+                raise _Drift.of(exc, exc.file) from None
             except errors.TeamloreError as exc:
-                # a memory file that does not follow the format names itself as `file`
-                drifted = exc.details.get("path") or exc.details.get("file")
-                raise _Drift.of(exc, drifted) from None
+                raise _Drift.of(exc, exc.details.get("path")) from None
 
 
 def _read_target(root: Path, path: str) -> bytes | None:

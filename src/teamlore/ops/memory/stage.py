@@ -30,6 +30,7 @@ from teamlore.contracts.formats import (
     CONSOLIDATION_PATCH_FORMAT,
     DRAFT_BATCH_FORMAT,
     SKILL_CANDIDATE_FORMAT,
+    STAGE_FORMAT,
 )
 from teamlore.core import errors
 from teamlore.ops.registry import OpContext, operation
@@ -59,7 +60,7 @@ class StageRequest(BaseModel):
     capability="team",
     mcp_tool="threadshare_memory_stage",
     idempotent=True,  # the same document again replays the recorded outcome
-    response="threadshare-memory-agent-stage@v1",
+    response=STAGE_FORMAT,
     description="Stage team-memory candidates. First call: a CandidateDraftBatch@v1 (<= 8 "
     "drafts for one recall task, every statement citing that task's evidence ids) -> the drafts "
     "with evidence assessments and an AdjudicationTask@v1 comparing them with what the team "
