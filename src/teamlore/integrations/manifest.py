@@ -17,12 +17,13 @@ installation overwrites another's. The second one into a file the first left as 
 shares the first one's record of what was there before (`Manifest.in_step`): every write keeps
 their `installedSha256` in step, the backup stays while either refers to it, and the last one
 to go puts the bytes back. The second one into a config edited since the first wrote it keeps
-no copy (it would hold the first one's entries: `held_by_another`) and takes out its entries
-one by one; a hooks list the first one made is the second one's to remove once the first goes
-(`hand_over`). Two installations may even write one key (Codex's user and project
-scope both write `[mcp_servers.teamlore]` when the project is the home folder): the second one's
-record says whose value it wrote over (`KeyRecord.writtenOver`), so uninstalling the first leaves
-the key to the second (`hand_over`), and uninstalling the second puts the first one's value back.
+no copy (it would hold the first one's entries: `held_by_another`; one an older teamlore kept
+is read as none) and takes out its entries one by one; a hooks list the first one made is the
+second one's to remove once the first goes (`hand_over`). Two installations may even write one
+key (Codex's user and project scope both write `[mcp_servers.teamlore]` when the project is the
+home folder): the second one's record says whose value it wrote over (`KeyRecord.writtenOver`),
+so uninstalling the first leaves the key to the second (`hand_over`), and uninstalling the second
+puts the first one's value back.
 "The same file" is one identity everywhere (`same_file`): the path with its symlinks resolved,
 as a HOME reached through a link is not and a project root is; the record keeps the path as
 given, which is what output shows.
@@ -137,9 +138,10 @@ class Manifest(_Strict):
         return None
 
     def held_by_another(self, key: str, path: Path, kind: str) -> bool:
-        """Whether another installation than `key` has entries in the config `path` (a file
-        it holds, not in step: edited since it wrote it). Bytes read from it now hold those
-        entries, so they are no copy of the file from before teamlore to put back."""
+        """Whether another installation than `key` has entries in the config `path` (a json or
+        toml file). Bytes read from it now hold those entries, so they are no copy of the file
+        from before teamlore to put back (the caller asks `in_step` first: a file still as that
+        one wrote it shares its copy instead)."""
         return kind in ("json", "toml") and any(
             installation.key != key
             and (record := installation.file(path)) is not None
@@ -289,7 +291,9 @@ def load_manifest(home: Path) -> Manifest:
     if not path.exists():
         return Manifest()
     try:
-        return Manifest.model_validate_json(read_private_file(path))
+        return _without_copies_of_anothers_entries(
+            Manifest.model_validate_json(read_private_file(path))
+        )
     except ValidationError as exc:
         unknown = [e for e in exc.errors() if _written_by_newer(e)]
         if unknown:
@@ -302,6 +306,33 @@ def load_manifest(home: Path) -> Manifest:
         raise _damaged(path, exc) from None
     except ValueError as exc:
         raise _damaged(path, exc) from None
+
+
+def _without_copies_of_anothers_entries(manifest: Manifest) -> Manifest:
+    """`manifest` with no whole-file copy of a config that holds an earlier installation's
+    entries. An older teamlore, installed into a config edited since another installation of
+    it wrote there, kept a copy of it as it found it, that one's entries in it (the shape
+    `held_by_another` now keeps from being written): putting it back would bring those entries
+    back once that one is gone, with nothing left to remove them. Such a record is read as this
+    teamlore writes it (no copy: its uninstall takes out its entries one by one); the copy,
+    referred to by nothing then, goes with the stray backups (`stray_backups`), and the next
+    save of the manifest, in the transaction of any install or uninstall, keeps the record so."""
+    earlier: list[FileRecord] = []
+    for installation in manifest.installations:
+        for record in installation.files:
+            if (
+                record.kind in ("json", "toml")
+                and record.backup
+                and any(
+                    same_file(other.path, record.path)
+                    and other.entries
+                    and other.backup != record.backup
+                    for other in earlier
+                )
+            ):
+                record.backup, record.existed = None, True
+        earlier += installation.files
+    return manifest
 
 
 def _written_by_newer(error: Any) -> bool:

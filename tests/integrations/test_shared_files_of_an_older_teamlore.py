@@ -1,0 +1,121 @@
+"""Two installations in one config, as an older teamlore recorded them (docs/agents.md, "Two
+installations in one file"): in a home that is a git repository, user and project scope both
+hold `~/.claude/settings.json` (Codex: `~/.codex/config.toml`). Edited by hand between the two
+installs, the config no longer held what the first wrote, and a teamlore before this one kept,
+for the second, a copy of it as it found it: the first one's entries in it. Uninstalled with
+this teamlore, in either order, the file ends as it was plus the edit, byte for byte. All
+through the real CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from install_world import CODEX_CONFIG
+
+from support import git, teamlore_cli
+from teamlore.integrations.manifest import backup_name, installation_key
+
+CONFIGS = {"claude": Path(".claude") / "settings.json", "codex": Path(".codex") / "config.toml"}
+ORIGINALS = {
+    "claude": b'{\n  "theme": "dark",\n  "hooks": {"Stop": []}\n}\n',
+    "codex": CODEX_CONFIG.encode(),
+}
+EDITS: dict[str, Callable[[bytes], bytes]] = {
+    "claude": lambda data: data.replace(b'"dark"', b'"light"'),
+    "codex": lambda data: data + b'\n[profiles.home]\nmodel = "o3"\n',
+}
+
+
+def teamlore(home: Path, *args: str) -> None:
+    done = teamlore_cli(*args, cwd=home)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def state() -> Path:
+    return Path(os.environ["TEAMLORE_HOME"]) / "integrations"
+
+
+def as_an_older_teamlore_left_it(client: str, second: str, config: Path, found: bytes) -> None:
+    """The manifest and backups a teamlore before this one (625e35e9) left after the second
+    install: the same records this one writes, but the second one's record of `config` names a
+    copy of the file as that install found it (`existed`: true), stored under its own name
+    (`backup_name`), 0600. Checked against that teamlore's own output for both clients and
+    install orders: the same fields and values, the same backup bytes, the same config."""
+    manifest = state() / "manifest.json"
+    data = json.loads(manifest.read_text())
+    owner = next(i for i in data["installations"] if (i["client"], i["scope"]) == (client, second))
+    record = next(f for f in owner["files"] if f["path"] == str(config))
+    assert (record["existed"], record["backup"]) == (True, None)  # as this teamlore writes it
+    record["backup"] = backup_name(config, installation_key(client, second, owner["root"]))
+    fd = os.open(state() / "backups" / record["backup"], os.O_WRONLY | os.O_CREAT, 0o600)
+    with os.fdopen(fd, "wb") as copy:
+        copy.write(found)
+    manifest.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def installed_as_an_older_teamlore_left_it(home: Path, client: str, first: str) -> Path:
+    """Both scopes installed in `home` (a git repository), the config edited by hand between."""
+    git(home, "init", "-q")
+    config = home / CONFIGS[client]
+    config.parent.mkdir()
+    config.write_bytes(ORIGINALS[client])
+    teamlore(home, "install", "--client", client, "--scope", first)
+    config.write_bytes(EDITS[client](config.read_bytes()))
+    found = config.read_bytes()
+    second = other(first)
+    force = ["--force"] if client == "codex" else []  # Codex's scopes write one key here
+    teamlore(home, "install", "--client", client, "--scope", second, *force)
+    as_an_older_teamlore_left_it(client, second, config, found)
+    return config
+
+
+def other(scope: str) -> str:
+    return "project" if scope == "user" else "user"
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+@pytest.mark.parametrize("first_in", ["user", "project"])
+@pytest.mark.parametrize("first_out", ["user", "project"])
+def test_a_copy_an_older_teamlore_kept_of_the_edited_config_brings_back_no_entry_of_teamlores(
+    user: Path, client: str, first_in: str, first_out: str
+) -> None:
+    """That copy holds the first one's entries (Claude's `SessionStart` hook; Codex's
+    `[mcp_servers.teamlore]`, `[mcp_servers.teamlore_personal]`, `[features] codex_hooks`).
+    Uninstalling the first one in first left the second one's record in step with the file, so
+    its uninstall then put the copy back, and those entries stayed with no record left to
+    remove them. Now the copy is read as none (this teamlore keeps none there) and dropped, and
+    the second one takes its entries out one by one."""
+    config = installed_as_an_older_teamlore_left_it(user, client, first_in)
+
+    for scope in (first_out, other(first_out)):
+        teamlore(user, "uninstall", "--client", client, "--scope", scope)
+
+    assert config.read_bytes() == EDITS[client](ORIGINALS[client])
+    assert os.listdir(state() / "backups") == []
+
+
+STEPS = ["planned", "intent-written", "file-written-1", "files-written", "manifest-saved"]
+
+
+@pytest.mark.parametrize("step", STEPS)
+def test_an_uninstall_killed_at_any_step_over_an_older_teamlores_copy_is_completed(
+    user: Path, step: str
+) -> None:
+    """The record is read without the copy on every load, and saved so by the transaction of
+    the first uninstall: killed at any step of it, the next run completes it, and after both
+    the file holds the edit and no hook of teamlore's."""
+    config = installed_as_an_older_teamlore_left_it(user, "claude", "user")
+    killed = teamlore_cli(
+        "uninstall", "--client", "claude", cwd=user, env={"TEAMLORE_FAILPOINT": f"uninstall.{step}"}
+    )
+    assert killed.returncode == -9, killed.stdout + killed.stderr
+
+    teamlore(user, "uninstall", "--client", "claude")  # completes it (or runs it anew)
+    teamlore(user, "uninstall", "--client", "claude", "--scope", "project")
+
+    assert config.read_bytes() == EDITS["claude"](ORIGINALS["claude"])
+    assert os.listdir(state() / "backups") == []
