@@ -370,9 +370,8 @@ def test_a_skill_candidate_named_as_another_kind_is_refused_with_the_commands_fo
     assert op(repo, home, "memory.review", {"kind": "skill"})["items"] == [item]
 
 
-def test_promote_voids_a_skill_plan_when_the_team_memory_changed_after_prepare(
-    repo: Path, home: Path
-) -> None:
+def staged_and_prepared(repo: Path, home: Path) -> dict[str, Any]:
+    """A Skill candidate staged from a recall and its promotion plan prepared."""
     op(repo, home, "memory.stage", skill_candidate(recall(repo, home)))
     item = op(repo, home, "memory.review", {"kind": "skill"})["items"][0]
     request = {
@@ -390,6 +389,13 @@ def test_promote_voids_a_skill_plan_when_the_team_memory_changed_after_prepare(
         ],
     }
     plan = op(repo, home, "memory.prepare", request)
+    return plan
+
+
+def test_promote_voids_a_skill_plan_when_the_team_memory_changed_after_prepare(
+    repo: Path, home: Path
+) -> None:
+    plan = staged_and_prepared(repo, home)
     (repo / ".threadshare/memory/doctrine.md").write_text("- Tag releases with a v prefix.\n")
     err = refusal(repo, home, "memory.promote", {"planId": plan["planId"]})
     assert err.code == "MEMORY_CONTEXT_DRIFT"
@@ -402,23 +408,7 @@ def test_promote_voids_a_skill_plan_when_the_team_memory_changed_after_prepare(
 def test_a_skill_folder_badly_named_after_prepare_voids_the_plan_and_names_the_file(
     repo: Path, home: Path
 ) -> None:
-    op(repo, home, "memory.stage", skill_candidate(recall(repo, home)))
-    item = op(repo, home, "memory.review", {"kind": "skill"})["items"][0]
-    request = {
-        "format": "threadshare-memory-prepare-request@v1",
-        "kind": "skill",
-        "candidates": [
-            {
-                "candidateId": item["candidateId"],
-                "expectedRevision": item["revision"],
-                "statements": [
-                    {k: s[k] for k in ("statementId", "statementTextDigest", "citationsDigest")}
-                    for s in item["statements"]
-                ],
-            }
-        ],
-    }
-    plan = op(repo, home, "memory.prepare", request)
+    plan = staged_and_prepared(repo, home)
     bad = repo / ".threadshare/memory/skills/Bad_Name/SKILL.md"
     bad.parent.mkdir(parents=True)
     bad.write_text(
