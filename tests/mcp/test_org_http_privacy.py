@@ -21,10 +21,9 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-from mcp.client.streamable_http import streamable_http_client
+from test_org_http import call_tools as listing_and_calling
 from typer.testing import CliRunner
 
-from mcp import ClientSession
 from org_support import free_port, make_clone, postgres_cluster, postgres_database
 from teamlore.cli.main import app
 
@@ -96,14 +95,9 @@ def serve(serving: list[Served], home: Path, database: str | None) -> Served:
 
 
 async def call_tools(url: str, token: str, calls: list[tuple[str, dict[str, Any]]]) -> Any:
-    headers = {"Authorization": f"Bearer {token}"}
-    async with (
-        httpx2.AsyncClient(headers=headers, timeout=60) as http,
-        streamable_http_client(url, http_client=http) as (read, write),
-        ClientSession(read, write) as session,
-    ):
-        await session.initialize()
-        return [(await session.call_tool(name, args)).structured_content for name, args in calls]
+    """The answers of `calls`, as a token's holder gets them (test_org_http's client)."""
+    _tools, answers = await listing_and_calling(url, token, calls)
+    return answers
 
 
 def address_of(database: str) -> str:
