@@ -15,7 +15,7 @@ from typing import Any
 
 import typer
 
-from teamlore.cli.app import app
+from teamlore.cli.main import app
 from teamlore.cli.main import main as _registers_every_command  # noqa: F401
 
 REFERENCE = Path(__file__).resolve().parents[2] / "docs" / "cli.md"

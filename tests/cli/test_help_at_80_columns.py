@@ -12,7 +12,7 @@ import pytest
 import typer
 
 from support import Cli, teamlore_cli
-from teamlore.cli.app import app
+from teamlore.cli.main import app
 from teamlore.cli.main import main as _registers_every_command  # noqa: F401
 
 # what typer prints for a value without a metavar: `<str>`, `<list[str]>`, `<int range>`,

@@ -24,6 +24,7 @@ from typer.testing import CliRunner
 
 from teamlore.cli.app import App
 from teamlore.cli.commands.mcp_config import mcp_config as mcp_config_command
+from teamlore.cli.typer_app import to_typer
 from teamlore.core.errors import TeamloreError
 from teamlore.ops.integrations import mcp_config  # noqa: F401  (registers the operation)
 from teamlore.ops.registry import REGISTRY, OpContext, load_operations
@@ -365,10 +366,10 @@ def test_the_codex_block_names_the_config_codex_home_points_at(
 
 @pytest.fixture()
 def cli() -> Typer:
-    app = App()  # teamlore's typer app: its commands may declare options with cli/params.py
+    app = App()  # a teamlore app: its commands may declare options with cli/params.py
     app.command("mcp-config")(mcp_config_command)
     app.command("other")(lambda: None)  # a multi-command app, like teamlore's
-    return app
+    return to_typer(app)
 
 
 def test_cli_text_output_is_pasteable(cli: Typer, clean_env: pytest.MonkeyPatch) -> None:

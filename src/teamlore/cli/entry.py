@@ -2,13 +2,14 @@
 
 `teamlore hook session-start`, `hook session-end` and `hook user-turn` run from here without
 importing the full CLI (typer, rich, every command module): agents start them on every session, with
-a sub-second budget (`teamlore.cli.hook_runner`). `sync`, `status` and `sessions list|show|search`
-run from `teamlore.cli.commands.sessions` without typer when their arguments are in plain form
-(`teamlore.cli.params`); otherwise typer parses them with only those commands loaded
-(`cli.app.lean`). `mcp` starts the MCP server without typer when its flags are plain
-(`teamlore.cli.mcp_command`). While `teamlore watch` runs, the read commands it serves are
-answered by it (`teamlore.cli.warm`), falling back to this process on any failure. Everything else
-goes to `teamlore.cli.main`.
+a sub-second budget (`teamlore.cli.hook_runner`). Every command whose arguments are in plain form
+(`teamlore.cli.params`) runs without typer, with only its own command module loaded
+(`teamlore.cli.commands.plain_invocation`; `sync`, `status` and `sessions list|show|search` from
+`teamlore.cli.commands.sessions`, the lean commands); otherwise typer parses them, with only the
+lean commands loaded for one of those (`cli.app.lean`). `mcp` starts the MCP server without
+typer when its flags are plain (`teamlore.cli.mcp_command`). While `teamlore watch` runs, the read
+commands it serves are answered by it (`teamlore.cli.warm`), falling back to this process on any
+failure. Everything else goes to `teamlore.cli.main`.
 """
 
 from __future__ import annotations
@@ -111,9 +112,10 @@ def _dispatch(args: list[str]) -> None:
     # collecting while it runs finds nothing, and moving them to the permanent generation
     # afterwards keeps every later collection, and the one at exit, from walking them again
     gc.disable()
+    from teamlore.cli.commands import plain_invocation
     from teamlore.cli.commands.sessions import lean_command, lean_invocation
 
-    invocation = lean_invocation(args)
+    invocation = lean_invocation(args) or plain_invocation(args)
     if invocation is not None:  # typer is not even imported (cli/params.py)
         gc.freeze()
         gc.enable()

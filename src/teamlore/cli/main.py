@@ -21,7 +21,8 @@ import typer
 from teamlore import __version__
 from teamlore.cli import app as cli_app
 from teamlore.cli import mcp_command
-from teamlore.cli.app import app, memory_app, sessions_app
+from teamlore.cli.app import app as declared
+from teamlore.cli.app import memory_app, sessions_app
 from teamlore.cli.commands import sessions as session_commands
 from teamlore.cli.output import (
     FormatOption,
@@ -33,6 +34,7 @@ from teamlore.cli.output import (
     stdout,
     styled,
 )
+from teamlore.cli.typer_app import to_typer
 from teamlore.core import errors
 
 
@@ -42,7 +44,7 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
+@declared.callback()
 def _root(
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Show the version and exit."
@@ -53,10 +55,10 @@ def _root(
 
 # sync, status and sessions list|show|search (`cli/commands/sessions.py`: they also run without
 # typer); the help lists them first, in this order
-app.command(short_help="Index new and changed session files (Codex, Claude Code, Pi).")(
+declared.command(short_help="Index new and changed session files (Codex, Claude Code, Pi).")(
     session_commands.sync
 )
-app.command()(session_commands.status)
+declared.command()(session_commands.status)
 sessions_app.command("list")(session_commands.sessions_list)
 sessions_app.command(
     "show", short_help="Show a session's turns, tool uses, exit codes and commits."
@@ -116,7 +118,7 @@ def _render_demo(result: dict[str, Any]) -> None:
     )
 
 
-@app.command(short_help="Run the whole pipeline on bundled sample sessions.")
+@declared.command(short_help="Run the whole pipeline on bundled sample sessions.")
 def demo(
     directory: str | None = typer.Option(
         None,
@@ -141,7 +143,7 @@ def demo(
         serve_ui(Path(result["repository"]), home=home, port=0, open_browser=not no_open)
 
 
-app.command()(mcp_command.mcp)  # parsed without typer when plain (cli/mcp_command.py)
+declared.command()(mcp_command.mcp)  # parsed without typer when plain (cli/mcp_command.py)
 
 
 def _load_command_modules() -> None:
@@ -150,12 +152,12 @@ def _load_command_modules() -> None:
     from teamlore.cli.commands import memory  # noqa: F401  (the memory group lists its own first)
     from teamlore.cli.commands.mcp_config import mcp_config
 
-    app.command(
+    declared.command(
         "mcp-config", short_help="Print MCP server configuration for Codex and Claude Code."
     )(mcp_config)
     from teamlore.cli.watch import watch
 
-    app.command(short_help="Keep the index fresh; answer searches from a warm process.")(watch)
+    declared.command(short_help="Keep the index fresh; answer searches from a warm process.")(watch)
     for module in pkgutil.iter_modules(package.__path__):
         importlib.import_module(f"{package.__name__}.{module.name}")
 
@@ -167,6 +169,7 @@ else:  # the lean command of the memory group (commands/memory registers it othe
         "search", short_help="Search the reviewed team memory by words and by meaning."
     )(session_commands.memory_search)
 
+app = to_typer(declared)
 
 # the exceptions of the click typer parses with (typer 0.2x vendors its own copy of click)
 _click_errors = sys.modules[typer.BadParameter.__module__]

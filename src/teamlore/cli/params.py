@@ -1,11 +1,10 @@
-"""Command options declared without importing typer, for the lean commands (`LEAN_COMMANDS` in
-`teamlore.cli.commands.sessions`): a `teamlore sync` or `teamlore sessions search` process parses
-its arguments before typer is loaded, or without loading it at all (docs/architecture.md,
-"A short CLI process").
+"""Command options declared without importing typer: a `teamlore` process parses its command's
+arguments before typer is loaded, or without loading it at all (docs/architecture.md, "A short
+CLI process"; `teamlore.cli.commands.plain_invocation`).
 
 `Option(...)` and `Argument(...)` take exactly what `typer.Option` / `typer.Argument` take and
-record it. The typer app (`teamlore.cli.app.App`) turns each record into the typer object when it
-registers a command, so `--help` and docs/cli.md come from the same declaration as the fast
+record it. The typer app (`teamlore.cli.typer_app.to_typer`) turns each record into the typer
+object when it registers a command, so `--help` and docs/cli.md come from the same declaration as the fast
 parse. `parse_argv` reads the records to parse the plain forms (`--flag`, `--opt VALUE`,
 `--opt=VALUE`, `-o VALUE`, positional words) into the keyword arguments typer would pass;
 anything else (an unknown or repeated option, `--`, a value that is not plainly a number or a
@@ -166,7 +165,9 @@ def _convert(record: Param, hint: Any, values: list[str]) -> Any:
     if not values:
         if record.default is ...:
             return _REFUSED  # typer reports the missing value
-        return list(record.default) if _is_list(hint) else record.default
+        if _is_list(hint) and record.default is not None:  # typer passes a None default on
+            return list(record.default)
+        return record.default
     if _is_list(hint):
         return list(values)
     if len(values) > 1:

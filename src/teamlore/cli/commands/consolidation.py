@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import typer
-
 from teamlore.cli.app import memory_app
 from teamlore.cli.output import (
     FormatOption,
@@ -17,6 +15,7 @@ from teamlore.cli.output import (
     run,
     stdout,
 )
+from teamlore.cli.params import Option
 from teamlore.core import errors
 
 
@@ -44,10 +43,10 @@ def _render_synthesize(result: dict[str, Any]) -> None:
     "synthesize", short_help="Start a consolidation of entries into scenes and doctrine."
 )
 def synthesize(
-    if_due: bool = typer.Option(
+    if_due: bool = Option(
         False, "--if-due", help="No task unless 20 approved entries are new or changed."
     ),
-    full: bool = typer.Option(
+    full: bool = Option(
         False, "--full", help="Carry every approved entry, not only new or changed ones."
     ),
     repository: str | None = RepositoryOption,

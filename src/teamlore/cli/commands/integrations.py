@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import typer
-
 from teamlore.cli.app import App, app
 from teamlore.cli.output import (
     FormatOption,
@@ -17,18 +15,19 @@ from teamlore.cli.output import (
     stdout,
     styled,
 )
+from teamlore.cli.params import Option
 from teamlore.core.paths import display_path
 
 hook_app = App(help="Entry points the agent clients call (installed by `install`).")
 app.add_typer(hook_app, name="hook")
 
-ClientOption = typer.Option(
+ClientOption = Option(
     ...,
     "--client",
     help="claude, codex, pi or all (all: claude and codex; pi only when named).",
     metavar="CLIENT",
 )
-ScopeOption = typer.Option(
+ScopeOption = Option(
     "user",
     "--scope",
     help="user: your own client config; project: files in this repository, safe to commit.",
@@ -135,33 +134,33 @@ def _render_uninstall(result: dict[str, Any]) -> None:
 def install(
     client: str = ClientOption,
     scope: str = ScopeOption,
-    team: bool = typer.Option(
+    team: bool = Option(
         False, "--team", help="Team tier with write tools (extraction loop) instead of team-read."
     ),
-    personal: bool = typer.Option(
+    personal: bool = Option(
         False, "--personal", help="Also let the agent import what it knows (memory_init)."
     ),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Show the diffs, write nothing."),
-    force: bool = typer.Option(
+    dry_run: bool = Option(False, "--dry-run", help="Show the diffs, write nothing."),
+    force: bool = Option(
         False,
         "--force",
         help="Replace a same-named entry teamlore did not write; turn Codex hooks on "
         "when your config turned them off.",
     ),
-    sync_on_stop: bool = typer.Option(
+    sync_on_stop: bool = Option(
         False, "--sync-on-stop", help="Also index each session's file when it stops (Stop hook)."
     ),
-    org_url: str | None = typer.Option(
+    org_url: str | None = Option(
         None,
         "--org-url",
         help="Also add a remote `teamlore org serve` endpoint (https://…/mcp) as teamlore_org.",
     ),
-    org_token_variable: str = typer.Option(
+    org_token_variable: str = Option(
         "TEAMLORE_ORG_TOKEN",
         "--org-token-env",
         help="Environment variable the client reads the org token from (never written to a file).",
     ),
-    assemble: bool = typer.Option(
+    assemble: bool = Option(
         False,
         "--assemble",
         help="User scope: also write the team memory block into this repository's "
@@ -194,14 +193,14 @@ def install(
 
 @app.command(short_help="Remove exactly what `teamlore install` added.")
 def uninstall(
-    client: str = typer.Option(
+    client: str = Option(
         ...,
         "--client",
         help="claude, codex, pi or all (all: every client teamlore is installed in).",
         metavar="CLIENT",
     ),
     scope: str = ScopeOption,
-    dry_run: bool = typer.Option(False, "--dry-run", help="Show the diffs, write nothing."),
+    dry_run: bool = Option(False, "--dry-run", help="Show the diffs, write nothing."),
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """Remove exactly what `teamlore install` added (byte for byte when untouched since)."""
@@ -210,7 +209,7 @@ def uninstall(
 
 @hook_app.command("session-start", short_help="Print the bounded SessionStart brief.")
 def hook_session_start(
-    client: str = typer.Option(
+    client: str = Option(
         "claude", "--client", help="claude, codex or pi.", metavar="claude|codex|pi"
     ),
 ) -> None:
@@ -226,9 +225,7 @@ def hook_session_start(
     "session-end", short_help="Index the session that just stopped, in the background."
 )
 def hook_session_end(
-    client: str = typer.Option(
-        "claude", "--client", help="claude or codex.", metavar="claude|codex"
-    ),
+    client: str = Option("claude", "--client", help="claude or codex.", metavar="claude|codex"),
 ) -> None:
     """Index the transcript of the session that just stopped, in the background.
 
@@ -241,7 +238,7 @@ def hook_session_end(
 
 @hook_app.command("user-turn", short_help="Queue the prompt the user typed for personal memory.")
 def hook_user_turn(
-    client: str = typer.Option(
+    client: str = Option(
         "pi", "--client", help="pi (the host whose extension calls it).", metavar="pi"
     ),
 ) -> None:
@@ -278,7 +275,7 @@ def _render_doctor(result: dict[str, Any]) -> None:
 
 @app.command(short_help="Check CLIs, installed entries, servers, hooks and index.")
 def doctor(
-    client: str = typer.Option(
+    client: str = Option(
         "all", "--client", help="claude, codex, pi or all (pi only when installed)."
     ),
     fmt: OutputFormat = FormatOption,
@@ -288,4 +285,4 @@ def doctor(
     Exits 1 when a check fails."""
     result = run("doctor", {"client": client}, fmt, _render_doctor)
     if result["counts"]["fail"]:
-        raise typer.Exit(1)
+        raise SystemExit(1)

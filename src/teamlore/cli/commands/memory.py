@@ -7,7 +7,6 @@ import sys
 from typing import Any
 
 import orjson
-import typer
 
 from teamlore.cli.app import memory_app
 from teamlore.cli.commands import sessions as session_commands
@@ -28,6 +27,7 @@ from teamlore.cli.output import (
     stdout,
     styled,
 )
+from teamlore.cli.params import Argument, Option
 from teamlore.core import errors
 from teamlore.core.timeutil import parse_instant
 
@@ -205,7 +205,7 @@ def _render_lint(result: dict[str, Any]) -> None:
 
 @memory_app.command("lint", short_help="Lint memory files for secrets, local paths and format.")
 def lint(
-    paths: list[str] = typer.Argument(
+    paths: list[str] = Argument(
         None,
         help="Files or folders (their .md files) to lint (default: the whole tree).",
         metavar="PATH",
@@ -223,7 +223,7 @@ def lint(
         progress_label="Linting memory",
     )
     if any(f["severity"] == "block" for f in result.get("findings", [])):
-        raise typer.Exit(1)
+        raise SystemExit(1)
 
 
 # far above any request the contracts allow (8 drafts of at most 64 KiB each, a Skill body of
@@ -339,30 +339,26 @@ def _json_text(value: Any) -> str:
 
 
 # The MemoryExtractionRequest@v1 selection flags, shared by `memory recall` and `memory extract`.
-SinceOption = typer.Option(
-    None, "--since", help="Window start (ISO date/time, UTC).", metavar="DATE"
-)
-UntilOption = typer.Option(None, "--until", help="Window end, exclusive.", metavar="DATE")
-QueryOption = typer.Option("", "--query", "-q", help="Only turns matching these terms.")
-ProvidersOption = typer.Option(
-    [], "--providers", help="claude, codex, pi.", metavar="claude|codex|pi"
-)
-SessionKeysOption = typer.Option([], "--session-keys", help="Only these sessions.")
-ToolCapabilityKeysOption = typer.Option(
+SinceOption = Option(None, "--since", help="Window start (ISO date/time, UTC).", metavar="DATE")
+UntilOption = Option(None, "--until", help="Window end, exclusive.", metavar="DATE")
+QueryOption = Option("", "--query", "-q", help="Only turns matching these terms.")
+ProvidersOption = Option([], "--providers", help="claude, codex, pi.", metavar="claude|codex|pi")
+SessionKeysOption = Option([], "--session-keys", help="Only these sessions.")
+ToolCapabilityKeysOption = Option(
     [], "--tool-capability-keys", help="Only turns that used these tools (family or name)."
 )
-SkillCapabilityKeysOption = typer.Option(
+SkillCapabilityKeysOption = Option(
     [], "--skill-capability-keys", help="Only turns that invoked these Skills (by name)."
 )
-ResultEvidenceOption = typer.Option(
+ResultEvidenceOption = Option(
     [], "--result-evidence", help="provider-completed, abandoned, unknown."
 )
-CapabilityTerminalStatesOption = typer.Option(
+CapabilityTerminalStatesOption = Option(
     [],
     "--capability-terminal-states",
     help="With tool or Skill keys: completed, failed, pending, unknown, cancelled.",
 )
-ExtractionRequestOption = typer.Option(
+ExtractionRequestOption = Option(
     None,
     "--request",
     help="A MemoryExtractionRequest@v1 JSON file, or - for stdin.",
@@ -401,8 +397,8 @@ def recall(
     result_evidence: list[str] = ResultEvidenceOption,
     capability_terminal_states: list[str] = CapabilityTerminalStatesOption,
     request: str | None = ExtractionRequestOption,
-    limit: int = typer.Option(8, "--limit", "-n", help="Tasks to return (1..8)."),
-    chunk_bytes: int = typer.Option(
+    limit: int = Option(8, "--limit", "-n", help="Tasks to return (1..8)."),
+    chunk_bytes: int = Option(
         40_960,
         "--chunk-bytes",
         help="Transcript bytes per task (8192..40960): smaller for an agent that cuts long "
@@ -486,7 +482,7 @@ def _stage_line(candidate: dict[str, Any]) -> str:
 
 @memory_app.command("stage", short_help="Stage an agent's drafts, then its adjudication.")
 def stage(
-    request: str = typer.Option(
+    request: str = Option(
         ...,
         "--request",
         help="CandidateDraftBatch@v1 or AdjudicationResult@v1 JSON, or -.",
@@ -544,20 +540,20 @@ def _render_assemble(result: dict[str, Any]) -> None:
 
 @memory_app.command("assemble", short_help="Write team memory into CLAUDE.md/AGENTS.md and skills.")
 def assemble(
-    provider: str = typer.Option(
+    provider: str = Option(
         ...,
         "--provider",
         "-p",
         help="claude: CLAUDE.md + .claude/skills/; codex: AGENTS.md + .agents/skills/.",
         metavar="claude|codex",
     ),
-    repair: bool = typer.Option(
+    repair: bool = Option(
         False,
         "--repair",
         help="The BEGIN/END markers were damaged by hand: replace each old block, drop stray "
         "markers, keep every other byte.",
     ),
-    check: bool = typer.Option(
+    check: bool = Option(
         False,
         "--check",
         help="Write nothing; exit 1 (ASSEMBLY_STALE) naming each file that is not what "

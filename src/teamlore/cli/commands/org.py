@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import typer
-
 from teamlore.cli.app import org_app, org_token_app
 from teamlore.cli.output import (
     FormatOption,
@@ -24,12 +22,13 @@ from teamlore.cli.output import (
     stdout,
     styled,
 )
+from teamlore.cli.params import Argument, Option
 from teamlore.core import errors
 from teamlore.core.paths import display_path, working_directory
 
 # no `envvar=`: the operation reads TEAMLORE_ORG_DATABASE itself, so that a refusal names
 # where the URL came from (ops/org/stores.py)
-DatabaseOption = typer.Option(
+DatabaseOption = Option(
     None,
     "--database",
     "-d",
@@ -58,8 +57,8 @@ def _render_add(result: dict[str, Any]) -> None:
 
 @org_app.command("add")
 def add(
-    path: str = typer.Argument(..., help="A clone whose committed .threadshare/memory is indexed."),
-    name: str | None = typer.Option(None, "--name", help="Name in the index (default: folder's)."),
+    path: str = Argument(..., help="A clone whose committed .threadshare/memory is indexed."),
+    name: str | None = Option(None, "--name", help="Name in the index (default: folder's)."),
     database: str | None = DatabaseOption,
     fmt: OutputFormat = FormatOption,
 ) -> None:
@@ -69,7 +68,7 @@ def add(
 
 @org_app.command("remove")
 def remove(
-    name: str = typer.Argument(..., help="The repository's name in the index."),
+    name: str = Argument(..., help="The repository's name in the index."),
     database: str | None = DatabaseOption,
     fmt: OutputFormat = FormatOption,
 ) -> None:
@@ -173,13 +172,13 @@ def _render_sync(result: dict[str, Any]) -> None:
 
 @org_app.command("sync", short_help="Index each repository's committed memory.")
 def sync(
-    wait: float = typer.Option(
+    wait: float = Option(
         120.0,
         "--wait",
         help="Seconds to wait while another org sync holds the index.",
         metavar="SECONDS",
     ),
-    lexical: bool = typer.Option(False, "--lexical", help="Store no embeddings."),
+    lexical: bool = Option(False, "--lexical", help="Store no embeddings."),
     database: str | None = DatabaseOption,
     fmt: OutputFormat = FormatOption,
 ) -> None:
@@ -189,7 +188,7 @@ def sync(
         "org.sync", {"wait": wait, "lexical": lexical}, fmt, _render_sync, database, "org sync"
     )
     if any(repo["outcome"] in NOT_SYNCED for repo in result["repositories"]):
-        raise typer.Exit(1)  # a cron job (`pull && org sync`) notices; the output says which
+        raise SystemExit(1)  # a cron job (`pull && org sync`) notices; the output says which
 
 
 def _render_search(result: dict[str, Any]) -> None:
@@ -209,11 +208,11 @@ def _render_search(result: dict[str, Any]) -> None:
 @org_app.command("search", short_help="Search every repository's reviewed memory.")
 def search(
     query: list[str] = QueryArgument,
-    limit: int = typer.Option(10, "--limit", "-n", help="Results to return (1..100)."),
-    repository: list[str] = typer.Option(
+    limit: int = Option(10, "--limit", "-n", help="Results to return (1..100)."),
+    repository: list[str] = Option(
         [], "--repository", "-r", help="Only this repository (repeatable)."
     ),
-    kind: list[str] = typer.Option(
+    kind: list[str] = Option(
         [],
         "--kind",
         "-k",
@@ -250,12 +249,12 @@ def status(database: str | None = DatabaseOption, fmt: OutputFormat = FormatOpti
 
 @org_app.command("serve", short_help="Serve the org index's read-only MCP tools over HTTP.")
 def serve(
-    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (loopback)."),
-    port: int = typer.Option(8765, "--port", min=1, max=65535, help="Port to listen on."),
-    allow_remote: bool = typer.Option(
+    host: str = Option("127.0.0.1", "--host", help="Address to listen on (loopback)."),
+    port: int = Option(8765, "--port", min=1, max=65535, help="Port to listen on."),
+    allow_remote: bool = Option(
         False, "--allow-remote", help="Listen beyond loopback (put a TLS reverse proxy in front)."
     ),
-    rate: int = typer.Option(120, "--rate", min=1, help="Requests per minute each token may make."),
+    rate: int = Option(120, "--rate", min=1, help="Requests per minute each token may make."),
     database: str | None = DatabaseOption,
 ) -> None:
     """Serve the org index's read-only MCP tools over Streamable HTTP at /mcp (bearer tokens)."""
@@ -279,7 +278,7 @@ def serve(
 
 @org_token_app.command("create", short_help="Create a bearer token for org serve (shown once).")
 def token_create(
-    name: str = typer.Argument(..., help="Who or what the token is for."),
+    name: str = Argument(..., help="Who or what the token is for."),
     database: str | None = DatabaseOption,
     fmt: OutputFormat = FormatOption,
 ) -> None:
@@ -295,7 +294,7 @@ def token_create(
 
 @org_token_app.command("revoke")
 def token_revoke(
-    name: str = typer.Argument(..., help="The token's name."),
+    name: str = Argument(..., help="The token's name."),
     database: str | None = DatabaseOption,
     fmt: OutputFormat = FormatOption,
 ) -> None:

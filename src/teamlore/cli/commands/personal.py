@@ -8,11 +8,10 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-import typer
-
 from teamlore.cli.app import personal_app
 from teamlore.cli.literal import literal
 from teamlore.cli.output import FormatOption, OutputFormat, counted, run, stderr, stdout
+from teamlore.cli.params import Argument, Option
 from teamlore.core.paths import display_path
 
 
@@ -53,24 +52,24 @@ def _render_config(result: dict[str, Any]) -> None:
 
 @personal_app.command("config", short_help="Show or change personal-memory settings.")
 def personal_config(
-    allow: list[str] = typer.Option(
+    allow: list[str] = Option(
         [],
         "--allow",
         help="Allow a provenance class (repeatable; added to the list): user_explicit, "
         "agent_observation (memory_init), document_import (personal import).",
     ),
-    deny: list[str] = typer.Option(
+    deny: list[str] = Option(
         [], "--deny", help="Take a provenance class off the allowed list (repeatable)."
     ),
-    scope: list[str] = typer.Option(
+    scope: list[str] = Option(
         [],
         "--scope",
         help="Allow a scope (repeatable; added to the list): global, project:<id>, project:*.",
     ),
-    remove_scope: list[str] = typer.Option(
+    remove_scope: list[str] = Option(
         [], "--remove-scope", help="Take a scope off the allowed list (repeatable)."
     ),
-    model_profile: str | None = typer.Option(
+    model_profile: str | None = Option(
         None, "--model-profile", help="The [models.<name>] profile the Writer uses ('' clears)."
     ),
     fmt: OutputFormat = FormatOption,
@@ -143,12 +142,12 @@ def _waiting(held: dict[str, Any] | None) -> str:
 
 @personal_app.command("status", short_help="Show the Writer queue and settings (never bodies).")
 def personal_status(
-    client_id: str | None = typer.Option(None, "--client-id", help="The MCP client's id."),
-    import_id: str | None = typer.Option(None, "--import-id", help="A memory_init importId."),
-    submission_id: str | None = typer.Option(
+    client_id: str | None = Option(None, "--client-id", help="The MCP client's id."),
+    import_id: str | None = Option(None, "--import-id", help="A memory_init importId."),
+    submission_id: str | None = Option(
         None, "--submission-id", help="A relayed turn's submissionId: show its outcome."
     ),
-    conversation_id: str | None = typer.Option(
+    conversation_id: str | None = Option(
         None, "--conversation-id", help="The conversationId sent with that turn, if any."
     ),
     fmt: OutputFormat = FormatOption,
@@ -232,7 +231,7 @@ def _describe_for_a_person(result: dict[str, Any]) -> None:
 
 @personal_app.command("show", short_help="Show the personal memory agents receive.")
 def personal_show(
-    workspace: str | None = typer.Option(
+    workspace: str | None = Option(
         None,
         "--workspace",
         help="Also show this registered worktree's project notes.",
@@ -301,21 +300,21 @@ def _import_verdict(result: dict[str, Any]) -> str:
 
 @personal_app.command("import", short_help="Import a Markdown notes file into personal memory.")
 def personal_import(
-    file: str = typer.Argument(..., metavar="FILE.md", help="A Markdown file (at most 256 KiB)."),
-    author: str = typer.Option(
+    file: str = Argument(..., metavar="FILE.md", help="A Markdown file (at most 256 KiB)."),
+    author: str = Option(
         "unknown",
         "--author",
         help="Who wrote it (a label only): user, agent, third_party, mixed, unknown.",
         metavar="user|agent|third_party|mixed|unknown",
     ),
-    label: str | None = typer.Option(None, "--label", help="Source label (default: file name)."),
-    workspace: str | None = typer.Option(
+    label: str | None = Option(None, "--label", help="Source label (default: file name)."),
+    workspace: str | None = Option(
         None,
         "--workspace",
         help="Import into this registered worktree's project context.",
         metavar="PATH",
     ),
-    no_wait: bool = typer.Option(False, "--no-wait", help="Only queue; do not run the Writer."),
+    no_wait: bool = Option(False, "--no-wait", help="Only queue; do not run the Writer."),
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """Import a Markdown notes file into personal memory; exit 1 unless every part is processed."""
@@ -332,7 +331,7 @@ def personal_import(
         _render_import,
     )
     if not no_wait and not result["complete"]:
-        raise typer.Exit(1)
+        raise SystemExit(1)
 
 
 # -- flush / retry ------------------------------------------------------------------------------
@@ -372,12 +371,12 @@ def personal_flush(fmt: OutputFormat = FormatOption) -> None:
     """Run the Writer until nothing is due; exit 1 if anything is left or failed."""
     result = run("personal.flush", {}, fmt, _render_flush)
     if not result["complete"]:
-        raise typer.Exit(1)
+        raise SystemExit(1)
 
 
 @personal_app.command("retry", short_help="Requeue a dead or backing-off Writer job.")
 def personal_retry(
-    job: str = typer.Argument(..., help="A job id from `teamlore personal status`."),
+    job: str = Argument(..., help="A job id from `teamlore personal status`."),
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """Requeue a dead or backing-off Writer job (its attempts start again)."""

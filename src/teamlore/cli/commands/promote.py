@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import typer
-
 from teamlore.cli.app import memory_app
 from teamlore.cli.output import (
     FormatOption,
@@ -17,6 +15,7 @@ from teamlore.cli.output import (
     stdout,
     styled,
 )
+from teamlore.cli.params import Option
 
 _OUTCOME_WORDS = {
     "written": "written",
@@ -51,16 +50,16 @@ def _render_promote(result: dict[str, Any]) -> None:
 
 @memory_app.command("promote", short_help="Apply a promotion plan to this worktree (no commit).")
 def promote(
-    plan: str = typer.Option(
+    plan: str = Option(
         ...,
         "--plan",
         help="Id of the plan you reviewed (printed by confirm and prepare; `memory status` lists "
         "the plans not yet promoted).",
     ),
-    digest: str | None = typer.Option(
+    digest: str | None = Option(
         None, "--digest", help="The planDigest you reviewed; a different plan is refused."
     ),
-    repository: str | None = typer.Option(
+    repository: str | None = Option(
         None,
         "--repository",
         "-r",

@@ -4,10 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import typer
-from rich.table import Table
-from rich.text import Text
-
 from teamlore.cli.app import repo_app
 from teamlore.cli.literal import literal
 from teamlore.cli.output import (
@@ -19,6 +15,7 @@ from teamlore.cli.output import (
     stdout,
     styled,
 )
+from teamlore.cli.params import Argument
 
 _STATUS_WORDS = {
     "ok": "ok",
@@ -35,6 +32,9 @@ def _render_list(result: dict[str, Any]) -> None:
     if not repos:
         say("No repository is registered. `teamlore sync --repository PATH` registers one.")
         return
+    from rich.table import Table  # text output only (docs/architecture.md, "A short CLI process")
+    from rich.text import Text
+
     table = Table("repository", "status", "sessions", "commits", "path", box=None)
     table.columns[4].overflow = "fold"
     for r in repos:
@@ -72,7 +72,7 @@ def _render_forget(result: dict[str, Any]) -> None:
 
 @repo_app.command("forget")
 def repo_forget(
-    path: str = typer.Argument(..., help="The registered repository's folder (it may be gone)."),
+    path: str = Argument(..., help="The registered repository's folder (it may be gone)."),
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """Stop tracking a registered repository. Its indexed sessions are kept (they lose the

@@ -8,7 +8,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import typer
 from rich.text import Text
 
 from teamlore.cli.app import app, memory_app
@@ -27,6 +26,7 @@ from teamlore.cli.output import (
     stdout,
     styled,
 )
+from teamlore.cli.params import Option
 from teamlore.core import errors
 
 # A diff longer than this many lines is cut in the text view, saying how many lines follow and
@@ -230,13 +230,13 @@ def _render_review(result: dict[str, Any], *, full_diff: bool = False) -> None:
     "review", short_help="Show quarantined candidates: statements, evidence, diffs."
 )
 def review(
-    kind: str = typer.Option(
+    kind: str = Option(
         "entry",
         "--kind",
         help="Candidate kind to review: entry, skill or consolidation.",
         metavar="entry|skill|consolidation",
     ),
-    full_diff: bool = typer.Option(
+    full_diff: bool = Option(
         False,
         "--full-diff",
         help=f"Print every line of each diff (the text view shows the first {DIFF_LINES}).",
@@ -261,7 +261,7 @@ def _render_prepare(result: dict[str, Any]) -> None:
 
 @memory_app.command("prepare", short_help="Record a promotion plan from a PrepareRequest@v1.")
 def prepare(
-    request: str = typer.Option(
+    request: str = Option(
         ..., "--request", help="PrepareRequest@v1 JSON file, or -.", metavar="FILE"
     ),
     repository: str | None = RepositoryOption,
@@ -284,16 +284,16 @@ def _render_discard(result: dict[str, Any]) -> None:
 
 @memory_app.command("discard", short_help="Discard a draft, quarantined or failed candidate.")
 def discard(
-    candidate: str = typer.Option(
+    candidate: str = Option(
         ...,
         "--candidate",
         help="Candidate to discard, as `memory review` shows it (or a unique abbreviation).",
     ),
-    revision: int | None = typer.Option(None, "--revision", help="Expected revision."),
-    reason: str | None = typer.Option(
+    revision: int | None = Option(None, "--revision", help="Expected revision."),
+    reason: str | None = Option(
         None, "--reason", help="Why you discard it (kept in the local state only)."
     ),
-    extract_again: bool = typer.Option(
+    extract_again: bool = Option(
         False,
         "--extract-again",
         help="Put the turns it was extracted from back, so `memory recall` offers them again "
@@ -317,19 +317,19 @@ def discard(
     "confirm", short_help="Confirm reviewed statements and record a promotion plan."
 )
 def confirm(
-    candidates: list[str] = typer.Option(
+    candidates: list[str] = Option(
         [],
         "--candidate",
         help="Candidate to confirm, as `memory review` shows it (repeatable; default: every one "
         "reviewed).",
     ),
-    yes: bool = typer.Option(
+    yes: bool = Option(
         False,
         "--yes",
         help="Confirm without asking, only candidates whose every statement is a typed fact "
         "teamlore verified (the others stay in quarantine).",
     ),
-    kind: str = typer.Option(
+    kind: str = Option(
         "entry",
         "--kind",
         help="Candidate kind to confirm: entry, skill or consolidation.",
@@ -395,6 +395,8 @@ def _ask(item: dict[str, Any], discards: list[str]) -> bool:
 
 
 def _answer(question: str) -> str:
+    import typer  # only a person at a terminal is asked
+
     while True:
         typed = str(typer.prompt(question, default="n", show_default=False))
         answer = typed.strip().casefold()[:1]
@@ -450,10 +452,10 @@ def _announce(url: str, review: dict[str, Any]) -> None:
 @app.command("ui", short_help="Review, confirm and promote team memory in your browser.")
 def ui(
     repository: str | None = RepositoryOption,
-    port: int = typer.Option(
+    port: int = Option(
         0, "--port", min=0, max=65535, help="Port on 127.0.0.1 (default: a free one)."
     ),
-    no_open: bool = typer.Option(False, "--no-open", help="Print the URL; do not open a browser."),
+    no_open: bool = Option(False, "--no-open", help="Print the URL; do not open a browser."),
 ) -> None:
     """Review, confirm, prepare and promote team memory in your browser (a local page on
     127.0.0.1, opened with a one-time link)."""
@@ -469,4 +471,4 @@ def serve_ui(repository: Path, *, home: Path | None, port: int, open_browser: bo
     except errors.TeamloreError as err:
         fail(err, OutputFormat.text)
     except KeyboardInterrupt:
-        raise typer.Exit(130) from None
+        raise SystemExit(130) from None

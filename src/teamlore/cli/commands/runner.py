@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import typer
 from rich.table import Table
 from rich.text import Text
 
@@ -38,16 +37,17 @@ from teamlore.cli.output import (
     stdout,
     styled,
 )
+from teamlore.cli.params import Option
 from teamlore.core import errors
 
-RunnerOption = typer.Option(
+RunnerOption = Option(
     None,
     "--runner",
     help="claude, codex or openai (needed to plan; checked when approving).",
     metavar="claude|codex|openai",
 )
-RunnerModelOption = typer.Option(None, "--runner-model", help="Model the runner asks for.")
-RunnerEndpointOption = typer.Option(
+RunnerModelOption = Option(None, "--runner-model", help="Model the runner asks for.")
+RunnerEndpointOption = Option(
     None, "--runner-endpoint", help="Model endpoint (API root); default: the runner's own."
 )
 
@@ -219,7 +219,7 @@ def _exit_if_failed(result: dict[str, Any], fmt: OutputFormat) -> None:
         say(styled("error", "bold red"), f" {error['code']}: {error['message']}", console=stderr)
         if error.get("next"):
             say(styled("  next", "bold"), f": {error['next']}", console=stderr)
-    raise typer.Exit(1)
+    raise SystemExit(1)
 
 
 def _say_interrupted(payload: dict[str, Any]) -> None:
@@ -271,11 +271,11 @@ def extract(
     result_evidence: list[str] = ResultEvidenceOption,
     capability_terminal_states: list[str] = CapabilityTerminalStatesOption,
     request: str | None = ExtractionRequestOption,
-    limit: int = typer.Option(8, "--limit", "-n", help="Tasks to plan (1..8)."),
-    approve_plan: str | None = typer.Option(
+    limit: int = Option(8, "--limit", "-n", help="Tasks to plan (1..8)."),
+    approve_plan: str | None = Option(
         None, "--approve-plan", help="Approve and run the pending plan with this digest."
     ),
-    approve_manifest: str | None = typer.Option(
+    approve_manifest: str | None = Option(
         None, "--approve-manifest", help="Approve and run every plan of this manifest."
     ),
     repository: str | None = RepositoryOption,
@@ -375,7 +375,7 @@ def _render_reverify(result: dict[str, Any]) -> None:
     "reverify-runner", short_help="Check a batch runner with the conformance probe."
 )
 def reverify_runner(
-    runner: str = typer.Option(
+    runner: str = Option(
         ..., "--runner", help="claude, codex or openai.", metavar="claude|codex|openai"
     ),
     runner_model: str | None = RunnerModelOption,
@@ -403,11 +403,11 @@ def consolidate(
     runner: str | None = RunnerOption,
     runner_model: str | None = RunnerModelOption,
     runner_endpoint: str | None = RunnerEndpointOption,
-    if_due: bool = typer.Option(
+    if_due: bool = Option(
         False, "--if-due", help="Plan nothing unless 20 approved entries are new or changed."
     ),
-    full: bool = typer.Option(False, "--full", help="Carry every approved entry."),
-    approve_plan: str | None = typer.Option(
+    full: bool = Option(False, "--full", help="Carry every approved entry."),
+    approve_plan: str | None = Option(
         None, "--approve-plan", help="Approve and run the pending plan with this digest."
     ),
     repository: str | None = RepositoryOption,
