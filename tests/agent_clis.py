@@ -348,7 +348,10 @@ class ScriptedModel:
         self._counter = 0
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # `shutdown` waits for the loop's next poll (0.5 s by default)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.01,), daemon=True
+        )
 
     @property
     def port(self) -> int:

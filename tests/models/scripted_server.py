@@ -187,8 +187,10 @@ class ScriptedServer:
         self._responder: Callable[[RecordedRequest], Scripted] | None = None
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
+        # `shutdown` waits for the loop's next poll: at the default 0.5 s every test that
+        # started a server spent up to half a second stopping it
         self._thread = threading.Thread(
-            target=self._httpd.serve_forever, name="scripted-http", daemon=True
+            target=self._httpd.serve_forever, args=(0.01,), name="scripted-http", daemon=True
         )
 
     @property
