@@ -113,6 +113,7 @@ def test_parts_always_concatenate_to_the_file(pieces: list[str]) -> None:
     [
         ("notes.txt", "hello", "UNSUPPORTED_FILE_TYPE"),
         ("empty.md", " \n\n", "EMPTY_DOCUMENT"),
+        ("front-matter.md", "---\ntitle: Draft\n---\n\n \n", "EMPTY_DOCUMENT"),
         ("latin.md", b"caf\xe9 \xc3\x28", "INVALID_ENCODING"),
         ("nul.md", b"hello\x00world", "INVALID_ENCODING"),
         ("big.md", "x" * 262_145, "DOCUMENT_TOO_LARGE"),
@@ -209,3 +210,37 @@ def test_envelope_records_author_without_granting_anything(home: Path, tmp_path:
     envelope = json.loads(row["text"])
     assert envelope["declaredAuthor"] == "user" and envelope["text"] == NOTES
     assert envelope["part"] == {"index": 1, "count": 1} and result.parts == 1
+
+
+def test_a_front_matter_is_left_out_of_the_import_and_its_identity(
+    home: Path, tmp_path: Path
+) -> None:
+    """The front matter is the file's metadata, not notes: what is queued (and so sent to the
+    model) is the file after it, and the import id is that text's; an address or a token in it
+    refuses nothing, as it goes nowhere. A `---` never closed is no front matter: notes."""
+    configure(home, settings())
+    meta = "---\nauthor: mei@example.com\napi: ghp_" + "A1b2C3d4E5" * 4 + "\n---\n\n"
+    first = api.import_markdown(home, _write(tmp_path, "a.md", meta + NOTES))
+    assert (first.front_matter, first.bytes) == (True, len((meta + NOTES).encode()))
+    assert first.import_id == "md-" + __import__("hashlib").sha256(NOTES.encode()).hexdigest()
+    retitled = api.import_markdown(home, _write(tmp_path, "b.md", "---\ntitle: x\n---\n" + NOTES))
+    assert retitled.duplicate and retitled.import_id == first.import_id
+    bare = api.import_markdown(home, _write(tmp_path, "c.md", NOTES))
+    assert bare.duplicate and not bare.front_matter
+    unclosed = "---\ntitle: x\n\n" + NOTES
+    whole = api.import_markdown(home, _write(tmp_path, "d.md", unclosed))
+    assert not whole.front_matter and not whole.duplicate
+    long = _write(tmp_path, "e.md", "---\ntitle: x\n---\n\n# Log\n\n" + "w" * 40_000 + "\n")
+    with pytest.raises(errors.TeamloreError) as refused:
+        api.import_markdown(home, long)  # the line is the file's, front matter counted
+    assert "a paragraph of 40001 bytes at line 7 exceeds" in refused.value.message
+    from teamlore.personal.runtime_db import open_runtime_db
+
+    conn = open_runtime_db(documents.personal_root(home))
+    rows = conn.execute("SELECT text FROM observations ORDER BY rowid").fetchall()
+    conn.close()
+    texts = [json.loads(row["text"]) for row in rows]
+    assert [(e["text"], e["contentDigest"]) for e in texts] == [
+        (NOTES, first.import_id[3:]),
+        (unclosed, whole.import_id[3:]),
+    ]

@@ -179,6 +179,7 @@ class MarkdownImport(Record, frozen=True):
     duplicate: bool
     label: str
     author: str
+    front_matter: bool = False  # the file opens with one, which was left out of the import
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -190,6 +191,7 @@ class MarkdownImport(Record, frozen=True):
             "duplicate": self.duplicate,
             "label": self.label,
             "declaredAuthor": self.author,
+            "frontMatter": self.front_matter,
         }
 
 
@@ -219,7 +221,7 @@ def import_markdown(
     file = importing.read_markdown_file(path)
     label = label if label is not None else importing.default_label(file.file_name)
     refuse_secrets([label], "the label", allowed_pii=settings.allowed_pii)  # named as itself
-    parts = importing.chunk_markdown(file.text)
+    parts = importing.chunk_markdown(file.text, above=file.front_matter.count("\n"))
     count = len(parts)
     for index, part in enumerate(parts, start=1):
         refuse_secrets(
@@ -249,7 +251,15 @@ def import_markdown(
     finally:
         conn.close()
     return MarkdownImport(
-        file.import_id, context_id, file.file_name, file.size, count, duplicate, label, author
+        file.import_id,
+        context_id,
+        file.file_name,
+        file.size,
+        count,
+        duplicate,
+        label,
+        author,
+        bool(file.front_matter),
     )
 
 

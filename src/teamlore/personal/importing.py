@@ -4,13 +4,16 @@ Only reading, checking, splitting and wrapping happen here; judging what is wort
 the Writer's job. Rules (docs/personal.md; glossary: provenance class `document_import`):
 - a regular `.md`/`.markdown` file (no symlink), at most 256 KiB, strict UTF-8 without NUL; a BOM
   is dropped and CRLF becomes LF; blank content is refused;
+- a YAML front matter block the file opens with (closed, as a personal file's) is the file's own
+  metadata, not notes: it is left out of everything imported (parts, digest, secret preflight) and
+  only said (`frontMatter`); a file that is blank but for it is refused as empty;
 - a file within 32 KiB is one part; otherwise it is split at headings and blank lines into parts
   of at most 32 KiB. A fenced block is never split; a paragraph or fence above the budget refuses
   the whole import (`IMPORT_CHUNK_TOO_LARGE`) — nothing is truncated. Every part keeps its
-  ancestor heading path, and the parts concatenate to the file byte for byte;
-- `importId = md-<sha256(normalized text)>`: the same bytes under any name, label or author are a
-  duplicate; `declaredAuthor` is a recorded label that grants nothing (`--author user` is still a
-  document import);
+  ancestor heading path, and the parts concatenate to what is imported byte for byte;
+- `importId = md-<sha256(normalized text after the front matter)>`: the same notes under any
+  name, label, author or front matter are a duplicate; `declaredAuthor` is a recorded label that
+  grants nothing (`--author user` is still a document import);
 - every part passes the secret preflight before anything is queued, and all parts are queued in
   one transaction.
 """
@@ -28,7 +31,7 @@ from typing import Any
 
 from teamlore.core import errors
 from teamlore.core.shapes.records import Record
-from teamlore.personal.documents import document_text
+from teamlore.personal.documents import document_text, front_matter_of
 
 MAX_DOCUMENT_BYTES = 262_144
 MAX_PART_BYTES = 32_768
@@ -43,7 +46,8 @@ class MarkdownFile(Record, frozen=True):
     """A Markdown file checked for import."""
 
     file_name: str
-    text: str  # normalized: no BOM, LF line ends
+    text: str  # what is imported, normalized (no BOM, LF line ends): the file after front matter
+    front_matter: str = ""  # the YAML block the file opens with (and the blank lines after it)
 
     @property
     def content_digest(self) -> str:
@@ -55,7 +59,8 @@ class MarkdownFile(Record, frozen=True):
 
     @property
     def size(self) -> int:
-        return len(self.text.encode("utf-8"))
+        """The whole file's bytes (as read: no BOM, LF line ends), front matter included."""
+        return len((self.front_matter + self.text).encode("utf-8"))
 
 
 def read_markdown_file(path: Path) -> MarkdownFile:
@@ -103,7 +108,13 @@ def read_markdown_file(path: Path) -> MarkdownFile:
         ) from exc
     if not text.strip():
         raise errors.TeamloreError(errors.EMPTY_DOCUMENT, f"{path.name} is empty")
-    return MarkdownFile(path.name, text)
+    front_matter = front_matter_of(text)  # the file's metadata: never sent to the Writer
+    body = text[len(front_matter) :]
+    if not body.strip():
+        raise errors.TeamloreError(
+            errors.EMPTY_DOCUMENT, f"{path.name} is empty but for its front matter"
+        )
+    return MarkdownFile(path.name, body, front_matter)
 
 
 class Part(Record, frozen=True):
@@ -206,8 +217,9 @@ def _size(text: str) -> int:
     return len(text.encode("utf-8"))
 
 
-def chunk_markdown(text: str, budget: int = MAX_PART_BYTES) -> list[Part]:
-    """Split into parts of at most `budget` bytes; the parts concatenate to `text` exactly."""
+def chunk_markdown(text: str, budget: int = MAX_PART_BYTES, *, above: int = 0) -> list[Part]:
+    """Split into parts of at most `budget` bytes; the parts concatenate to `text` exactly.
+    `above`: the file's lines above `text` (its front matter), for the line a refusal names."""
     if _size(text) <= budget:
         return [Part(text, ())]
     units = _units(text)
@@ -216,7 +228,7 @@ def chunk_markdown(text: str, budget: int = MAX_PART_BYTES) -> list[Part]:
             what = "fenced block" if unit.is_fence else "paragraph"
             raise errors.TeamloreError(
                 errors.IMPORT_CHUNK_TOO_LARGE,
-                f"a {what} of {_size(unit.text)} bytes at line {unit.line} exceeds the"
+                f"a {what} of {_size(unit.text)} bytes at line {above + unit.line} exceeds the"
                 f" {budget}-byte part budget; split it by hand (nothing was truncated)",
             )
     sections: list[list[_Unit]] = []

@@ -254,6 +254,8 @@ def _render_import(result: dict[str, Any]) -> None:
         f"label: {imp['label']}; declared author: {imp['declaredAuthor']}; "
         f"context: {imp['contextId']}"
     )
+    if imp.get("frontMatter"):
+        _plain("front matter: left out (the file's own metadata; not sent to the model)")
     if imp["duplicate"]:
         _plain(f"duplicate: this exact content was already imported as {imp['importId']}")
     else:

@@ -222,19 +222,15 @@ def _broken_personal_documents(home: Path) -> list[tuple[str, str]]:
 def _personal_document_problem(root: Path, target: str) -> tuple[str, str] | None:
     """The code and message of the first problem of one personal file, None when it has none."""
     from teamlore.personal import documents
-    from teamlore.personal.safety import first_secret
 
     try:
         data = documents.read_document_bytes(root, target)
         documents.parse_document(target, data)
     except errors.TeamloreError as err:
         return err.code, err.message
-    secret = first_secret(data.decode("utf-8", "replace")) if data is not None else None
+    secret = _secret_sentence(target, data) if data is not None else None
     if secret is not None:
-        return errors.SENSITIVE_CONTENT_REJECTED.code, (
-            f"{documents.relative_path(target)}:{secret[0]} holds a secret ({secret[1]}); agents"
-            " read it masked; the Writer does not update the file until you remove it"
-        )
+        return errors.SENSITIVE_CONTENT_REJECTED.code, secret
     if data is not None and len(data) > documents.DOCUMENT_HARD_LIMIT:
         return errors.PERSONAL_DOCUMENT_TOO_LARGE.code, (
             f"{documents.relative_path(target)} holds {len(data):,} bytes, over the"
@@ -242,3 +238,34 @@ def _personal_document_problem(root: Path, target: str) -> tuple[str, str] | Non
             " it, and every agent reads it all"
         )
     return None
+
+
+def _secret_sentence(target: str, data: bytes) -> str | None:
+    """Where a personal file holds a secret and what agents get of it: one in the front matter
+    they never receive, one in the body they read masked (the first of each); None when clean."""
+    from teamlore.personal import documents
+    from teamlore.personal.safety import first_secret
+
+    text = documents.document_text(data, on_error="replace")
+    front_matter = documents.front_matter_of(text)
+    above = front_matter.count("\n")
+    in_front = first_secret(front_matter) if front_matter else None
+    in_body = first_secret(text[len(front_matter) :])
+    name = documents.relative_path(target)
+    said: list[str] = []
+    if in_front is not None:
+        said.append(
+            f"{name}:{in_front[0]} holds a secret ({in_front[1]}) in its front matter, which"
+            " agents do not receive"
+        )
+    if in_body is not None:
+        line, rule = above + in_body[0], in_body[1]
+        said.append(
+            f"{name}:{line} holds one ({rule}) they read masked"
+            if said
+            else f"{name}:{line} holds a secret ({rule}); agents read it masked"
+        )
+    if not said:
+        return None
+    them = "them" if len(said) > 1 else "it"
+    return "; ".join(said) + f"; the Writer does not update the file until you remove {them}"
