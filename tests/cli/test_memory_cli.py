@@ -454,7 +454,7 @@ def test_recall_leaves_out_a_broken_skill_and_a_scene_with_a_wrong_field_and_say
     ]
     assert text.returncode == 0, text.stderr
     lines = text.stdout.splitlines()
-    at = lines.index("Not recalled: 2 files it cannot read:")
+    at = lines.index("Not recalled: 2 invalid files:")  # read, but not valid: not unreadable
     assert lines[at + 1 : at + 4] == [  # one line each, never cut (the terminal wraps it)
         "  format.unterminated-json .threadshare/memory/skills/broken/SKILL.md:2 field `name`:"
         " JSON value never closes before the end of the header",
@@ -464,6 +464,85 @@ def test_recall_leaves_out_a_broken_skill_and_a_scene_with_a_wrong_field_and_say
     ]
     assert status.returncode == 0, status.stderr
     assert ".threadshare/memory/skills/broken/SKILL.md:2" in status.stdout
+
+
+def test_recall_and_search_tell_a_file_they_cannot_read_from_an_invalid_one(
+    tmp_path: Path, home: Path
+) -> None:
+    """Every file left out was one "it cannot read", a scene read whole whose `heat` is not a
+    number too. A folder where a scene file is expected (unreadable as a file even for root)
+    and that scene are now counted apart, in the header's order; the JSON is as it was."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
+    from recall_world import WINDOW, CodexSession, make_repo, sync
+
+    repo = make_repo(tmp_path / "shop")
+    CodexSession("l1", repo).turn("one").turn("two").turn("three").write(tmp_path / "codex")
+    sync(home, tmp_path / "codex", repo)
+    assert teamlore_cli("memory", "init", cwd=repo).returncode == 0
+    scenes = repo / ".threadshare/memory/scenes"
+    (scenes / "release-readiness.md").write_text(SCENE)
+    (scenes / "hot.md").write_text(SCENE.replace("heat: 1", 'heat: "very"'))
+    (scenes / "folder.md").mkdir()
+    window = ("--since", WINDOW["since"], "--until", WINDOW["until"])
+
+    _, recalled = cli_json("memory", "recall", *window, cwd=repo)
+    _, searched = cli_json("memory", "search", "release", cwd=repo)
+    recall = teamlore_cli("memory", "recall", *window, cwd=repo, env={"COLUMNS": "80"})
+    search = teamlore_cli("memory", "search", "release", cwd=repo, env={"COLUMNS": "80"})
+
+    expected = [
+        {
+            "code": "format.invalid-field",
+            "file": ".threadshare/memory/scenes/hot.md",
+            "line": 5,
+            "field": "heat",
+            "why": "Input should be a valid integer",
+        },
+        {
+            "code": "not-a-file",
+            "file": ".threadshare/memory/scenes/folder.md",
+            "line": None,
+            "field": None,
+            "why": "expected a regular file",
+        },
+    ]
+    in_order = sorted(expected, key=str)  # the JSON names both as before, codes unchanged
+    assert sorted(recalled["memoryContext"]["leftOut"], key=str) == in_order
+    assert sorted(searched["leftOut"], key=str) == in_order
+    for done, again, proc in (("recalled", "recall", recall), ("searched", "search", search)):
+        assert proc.returncode == 0, proc.stderr
+        lines = proc.stdout.splitlines()
+        at = lines.index(f"Not {done}: 1 file it cannot read and 1 invalid file:")
+        assert lines[at + 1 : at + 4] == [
+            "  not-a-file .threadshare/memory/scenes/folder.md: expected a regular file",
+            "  format.invalid-field .threadshare/memory/scenes/hot.md:5 field `heat`:"
+            " Input should be a valid integer",
+            f"  next: fix them (`teamlore memory lint` shows each problem), then {again} again.",
+        ]
+        assert all(len(line) <= 80 for line in lines[at : at + 2]), lines[at : at + 2]
+
+
+def test_the_cli_knows_every_code_of_a_file_the_memory_reader_did_not_read() -> None:
+    """`say_left_out` counts a file as one "it cannot read" by its code (the CLI may not import
+    the store): the codes it knows are the reader's skips and drift, a misplaced file aside."""
+    import ast
+
+    from teamlore.cli.output import _CANNOT_READ
+    from teamlore.memory.store import tree_reader
+
+    source = ast.parse(Path(tree_reader.__file__).read_text(encoding="utf-8"))
+    codes = set()
+    for node in ast.walk(source):
+        if not isinstance(node, ast.Call):
+            continue
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "_skip":
+            assert isinstance(node.args[2], ast.Constant), ast.unparse(node)
+            codes.add(node.args[2].value)
+        for keyword in node.keywords:  # Diagnostic(code="source-drift", ...); `_skip`'s own aside
+            if keyword.arg == "code" and isinstance(keyword.value, ast.Constant):
+                codes.add(keyword.value.value)
+    assert "unexpected-file" in codes and "source-drift" in codes
+    assert codes - {"unexpected-file"} == _CANNOT_READ
 
 
 def test_recall_of_extracted_turns_names_the_drafts_still_waiting_and_what_moves_them_on(

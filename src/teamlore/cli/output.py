@@ -124,14 +124,36 @@ def say_how_many_more(shown: int, total: int, indent: str = "  ") -> None:
         say(indent, styled(f"… {total - shown} more (--format json lists them all)", "dim"))
 
 
+# the `leftOut` codes of a file the memory tree's reader did not read (`_skip` and drift in
+# memory/store/tree_reader.py; not imported: the CLI reaches the store only through ops, and
+# tests/cli/test_memory_cli.py holds the two equal); every other code is a file read and found
+# invalid (`format.*`, a lint rule, `duplicate-id`) or one that does not belong where it stands
+_CANNOT_READ = frozenset(
+    {
+        "file-too-large",
+        "name-not-utf8",
+        "not-a-directory",
+        "not-a-file",
+        "source-drift",
+        "symlink",
+        "too-many-files",
+        "unreadable",
+    }
+)
+
+
 def say_left_out(
     left_out: list[dict[str, Any]], done: str = "searched", again: str = "search"
 ) -> int:
-    """The memory files a search (or a recall: `done`, `again`) could not read (its
-    `leftOut`), with what to do; how many."""
+    """The memory files a search (or a recall: `done`, `again`) left out (its `leftOut`): those
+    it cannot read, then the invalid ones, with what to do; how many."""
     if left_out:
-        say(styled(f"Not {done}: {counted(len(left_out), 'file')} it cannot read:", "yellow"))
-        for d in left_out[:5]:
+        unread = [d for d in left_out if d["code"] in _CANNOT_READ]
+        invalid = [d for d in left_out if d["code"] not in _CANNOT_READ]
+        kinds = [counted(len(unread), "file") + " it cannot read"] if unread else []
+        kinds += [counted(len(invalid), "invalid file")] if invalid else []
+        say(styled(f"Not {done}: {' and '.join(kinds)}:", "yellow"))
+        for d in [*unread, *invalid][:5]:
             field = f"field `{d['field']}`: " if d.get("field") else ""  # as `memory lint` says
             say(
                 "  ",

@@ -166,8 +166,8 @@ def _parse_document(raw: dict[str, Any]) -> ExtractionRequestDocument:
     "candidates citing evidence ids only, show them to the user, then call "
     "threadshare_memory_stage. Also returns skillContext (the team's Skills) and "
     "memoryContext (scenes, doctrine, approved entries, with the bindingDigest a "
-    "SkillCandidate@v1 echoes as memoryContextDigest); a context that could not read a "
-    "memory file says coverage partial and names it in leftOut, as search does.",
+    "SkillCandidate@v1 echoes as memoryContextDigest); a context that left out a memory file "
+    "(unreadable or invalid) says coverage partial and names it in leftOut, as search does.",
 )
 def memory_recall(ctx: OpContext, request: RecallRequest) -> dict[str, Any]:
     """Select sealed turns of this worktree and return bounded extraction tasks."""

@@ -44,8 +44,8 @@ class SearchRequest(PlainRequest):
     description="Search this repository's reviewed team memory (entries, scenes, doctrine, "
     "skills) by words (BM25) and by meaning (embeddings), fused by reciprocal rank; a question "
     "or a description of the situation works as well as keywords. Returns generation, "
-    "coverage (when partial, leftOut names each file it could not read and why) and which "
-    "rankings ran (paths) with the results.",
+    "coverage (when partial, leftOut names each file it left out, unreadable or invalid, and "
+    "why) and which rankings ran (paths) with the results.",
 )
 def memory_search(ctx: OpContext, request: SearchRequest) -> dict[str, Any]:
     """Search the reviewed team memory of this worktree."""
