@@ -114,7 +114,7 @@ def test_search_names_the_file_it_left_out_and_the_line_the_conflict_starts_on(
         }
     ]
     shown = teamlore_cli("memory", "search", "Their side adds this", cwd=repo, env=COLUMNS_80)
-    assert "Not searched: 1 file it cannot read:" in shown.stdout
+    assert "Not searched: 1 invalid file:" in shown.stdout  # read, but not a memory file yet
     assert f"format.merge-conflict {ENTRY}:{start} an unresolved git merge" in " ".join(
         shown.stdout.split()
     )
