@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from install_world import CODEX_CONFIG, tree
+from install_world import CLAUDE_JSON, CODEX_CONFIG, tree
 
 from support import git, teamlore_cli
 
@@ -202,3 +202,59 @@ def test_a_config_edited_between_the_two_installs_keeps_the_edit_and_loses_teaml
     assert config.read_text() == CODEX_CONFIG + edit
     state = Path(os.environ["TEAMLORE_HOME"]) / "integrations"
     assert os.listdir(state / "backups") == []
+
+
+# Two state dirs (a second TEAMLORE_HOME, for a second setup) in one user config: neither
+# manifest sees the other's. The second's `install --force` writes its entries over the first
+# one's; uninstalling the first then took the second one's entries out without a word, which
+# left that installation's MCP servers gone.
+OTHER_STATE = {
+    "codex": (CODEX_CONFIG, ".codex/config.toml", "mcp_servers", ".codex/hooks.json"),
+    "claude": (CLAUDE_JSON, ".claude.json", "mcpServers", ".claude/settings.json"),
+}
+
+
+def kept_lines(servers: str) -> str:
+    """What uninstall says at 80 columns of the two server entries it kept, and why."""
+    why = "changed since install, teamlore was"
+    return (
+        f"  kept {servers}.teamlore: {why} installed for\n"
+        "    another state dir (~/second-state) since\n"
+        f"  kept {servers}.teamlore_personal: {why}\n"
+        "    installed for another state dir (~/second-state) since\n"
+    )
+
+
+@pytest.mark.parametrize("client", ["codex", "claude"])
+def test_uninstalling_one_state_dir_keeps_the_entries_another_state_dir_wrote_over_its_own(
+    user: Path, client: str
+) -> None:
+    seeded, name, servers, hooks = OTHER_STATE[client]
+    config = user / name
+    config.parent.mkdir(exist_ok=True)
+    config.write_text(seeded)
+    second = {"TEAMLORE_HOME": str(user / "second-state")}
+    teamlore(user, "install", "--client", client)
+    first_wrote = config.read_bytes()
+    done = teamlore_cli("install", "--client", client, "--force", cwd=user, env=second)
+    assert done.returncode == 0, done.stdout + done.stderr
+    second_wrote = config.read_bytes()
+    first_home, second_home = os.environ["TEAMLORE_HOME"], second["TEAMLORE_HOME"]
+    assert second_wrote == first_wrote.replace(first_home.encode(), second_home.encode())
+
+    shown = teamlore_cli("uninstall", "--client", client, cwd=user, env={"COLUMNS": "80"})
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    if client == "codex":  # the hooks flag the first one set goes (Codex runs hooks by default)
+        flag = b"\n[features]\ncodex_hooks = true\n"
+        assert config.read_bytes() == second_wrote.replace(flag, b"")
+        row = f"  edited     ~/{name}"
+    else:  # nothing else of the first one's was in it: the file is as the second one left it
+        assert config.read_bytes() == second_wrote
+        row = f"  kept (changed since install) ~/{name}"
+    assert shown.stdout == (
+        f"{client} (user scope): uninstalled\n{row}\n{kept_lines(servers)}  edited     ~/{hooks}\n"
+    )
+    # its hook went, and only its own: the second one's starts teamlore with that state dir
+    groups = json.loads((user / hooks).read_text())["hooks"]["SessionStart"]
+    commands = [hook["command"] for group in groups for hook in group["hooks"]]
+    assert [c.split()[0] for c in commands] == [f"TEAMLORE_HOME={second_home}"]

@@ -52,6 +52,7 @@ BACKUP_LOST_KEPT = "kept (backup lost)"
 BACKUP_LOST_BLOCK_REMOVED = "block removed (backup lost)"
 # a file another installation still holds, as it wrote it too
 KEPT_FOR_ANOTHER = "kept (another installation's too)"
+KEPT_CHANGED = "kept (changed since install)"  # the file, or its entries (`_Pending.kept`)
 # an instructions file without its managed block (`memory.assemble.without_block`), or None
 Unassemble = Callable[[bytes], bytes | None]
 
@@ -66,6 +67,7 @@ class _Pending:
     action: str
     private: bool = False
     adopted: bool = False  # holds entries of this installation no record covered (`Adoption`)
+    kept: dict[tuple[str, ...], str] = field(default_factory=dict)  # key: the other state dir
 
     @property
     def changed(self) -> bool:
@@ -75,6 +77,8 @@ class _Pending:
         out: dict[str, Any] = {"path": str(self.document.path), "action": self.action}
         if self.document.link_target is not None:
             out["linkTarget"] = str(self.document.link_target)
+        if self.kept:
+            out["kept"] = [{"key": ".".join(k), "stateDir": d} for k, d in self.kept.items()]
         if with_diff:
             out["diff"] = self.document.diff(self.new) if self.changed else ""
         return out
@@ -619,8 +623,8 @@ def _undo(
     home: Path,
     record: FileRecord,
     unassemble: Unassemble | None,
-    shared: bool = False,
-    sharing: SharedKeys | None = None,
+    manifest: Manifest,
+    installation: Installation,
 ) -> _Pending:
     """What uninstall makes of one recorded file. A config that is a symlink (now, or since
     before install) is edited in its target and the link kept: never removed, so a file install
@@ -628,12 +632,12 @@ def _undo(
     file, one another installation holds too (`Manifest.in_step`), keeps the bytes from before
     teamlore for the last of them: this one takes out only its own entries, and an assembled
     file, whose block the other one wrote too, stays as it is. A key another installation wrote
-    its value over (`sharing`) keeps that value: it is the other one's now."""
+    its value over (`sharing`, or one of another state dir: `leftovers`) keeps it, theirs now."""
     path = Path(record.path)
+    shared = _shared(manifest, installation.key, record)
+    sharing = SharedKeys(manifest, installation.key, path)
     beneath = {
-        tuple(e.key)
-        for e in record.entries
-        if isinstance(e, KeyRecord) and sharing and sharing.beneath(e.key)
+        tuple(e.key) for e in record.entries if isinstance(e, KeyRecord) and sharing.beneath(e.key)
     }
     shared = shared or bool(beneath)
     kind: cf.Kind = record.kind if record.kind in ("json", "toml") else "json"
@@ -655,18 +659,19 @@ def _undo(
         if whole and target is None:
             return _Pending(document, None, record, "removed")
     if record.kind in ("text", "file"):  # changed since install: the user's now (docs/agents.md)
-        return _Pending(document, data, record, "kept (changed since install)")
+        return _Pending(document, data, record, KEPT_CHANGED)
     document.doc = cf.parse(path, kind, data)
+    user_scope = installation.scope == "user"
+    kept = leftovers.changed_to_another_state_dir(document.doc, record.entries, user_scope, home)
     for entry in record.entries:
-        if not isinstance(entry, KeyRecord) or tuple(entry.key) in beneath:
+        if not isinstance(entry, KeyRecord) or tuple(entry.key) in beneath | set(kept):
             continue  # a hook, or a key another installation's value is in now
         if not _turned_off_since(document, entry):
             _restore_key(document, entry)
     _remove_hooks(document, [e for e in record.entries if isinstance(e, HookRecord)])
     new = document.render()
-    return _Pending(
-        document, new, record, KEPT_FOR_ANOTHER if beneath and new == data else "edited"
-    )
+    same = KEPT_FOR_ANOTHER if beneath else KEPT_CHANGED if kept else "edited"
+    return _Pending(document, new, record, same if new == data else "edited", kept=kept)
 
 
 def _backup_lost(
@@ -717,17 +722,7 @@ def uninstall(
             raise errors.TeamloreError(
                 errors.NOTHING_INSTALLED, f"teamlore is not installed for {client} ({scope}{where})"
             )
-        key = installation.key
-        pending = [
-            _undo(
-                home,
-                record,
-                unassemble,
-                _shared(manifest, key, record),
-                SharedKeys(manifest, key, Path(record.path)),
-            )
-            for record in installation.files
-        ]
+        pending = [_undo(home, r, unassemble, manifest, installation) for r in installation.files]
         result: dict[str, Any] = {
             "client": client,
             "scope": scope,

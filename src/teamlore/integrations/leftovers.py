@@ -184,6 +184,24 @@ def installed_elsewhere(value: Any, home: Path) -> str | None:
     return display_path(named) if named else "the default state dir"
 
 
+def changed_to_another_state_dir(
+    doc: Any, entries: list[KeyRecord | HookRecord], user_scope: bool, home: Path
+) -> dict[tuple[str, ...], str]:
+    """The server entries of a user-scope installation of `home` whose value in `doc` now starts
+    teamlore with another state dir: another installation (a second `TEAMLORE_HOME`) wrote over
+    it with `install --force`, and no record here can see that one. Uninstall keeps them, as
+    changed since install: {key: that state dir as a person reads it}. None in project scope:
+    its portable entries name no state dir, so a value there cannot tell whose it is."""
+    kept: dict[tuple[str, ...], str] = {}
+    for entry in entries:
+        if user_scope and isinstance(entry, KeyRecord):
+            present, current = cf.get_key(doc, tuple(entry.key))
+            there = installed_elsewhere(current, home) if present else None
+            if there is not None:
+                kept[tuple(entry.key)] = there
+    return kept
+
+
 def recorded_by(manifest: Manifest, found: list[Found]) -> Installation | None:
     """The installation of this state dir that recorded every one of `found`: another scope
     writing the same files (Codex's user and project scope in a home that is a git repository)."""

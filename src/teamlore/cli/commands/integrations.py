@@ -69,6 +69,11 @@ def _render_files(title: str, done: dict[str, Any], *, dry_run: bool) -> None:
             link = f"a symbolic link: the change {made} in {target}; the link stays"
             for line in hanging("  ", link, 4):
                 say(line)
+        for kept in item.get("kept", []):  # an entry another state dir's install wrote over
+            keep = "would keep" if dry_run else "kept"
+            why = f"teamlore was installed for another state dir ({kept['stateDir']}) since"
+            for line in hanging("  ", f"{keep} {kept['key']}: changed since install, {why}", 4):
+                say(line)
         if item["action"].endswith("(backup lost)"):
             lost = _BLOCK_REMOVED if item["action"].startswith("block") else _BACKUP_LOST
             for line in hanging("  ", lost, 4):
