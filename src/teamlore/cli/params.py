@@ -4,8 +4,8 @@ CLI process"; `teamlore.cli.commands.plain_invocation`).
 
 `Option(...)` and `Argument(...)` take exactly what `typer.Option` / `typer.Argument` take and
 record it. The typer app (`teamlore.cli.typer_app.to_typer`) turns each record into the typer
-object when it registers a command, so `--help` and docs/cli.md come from the same declaration as the fast
-parse. `parse_argv` reads the records to parse the plain forms (`--flag`, `--opt VALUE`,
+object when it registers a command, so `--help` and docs/cli.md come from the same declaration
+as the fast parse. `parse_argv` reads the records to parse the plain forms (`--flag`, `--opt VALUE`,
 `--opt=VALUE`, `-o VALUE`, positional words) into the keyword arguments typer would pass;
 anything else (an unknown or repeated option, `--`, a value that is not plainly a number or a
 choice, a missing argument, `--help`) returns None, and the full typer path parses it, with its
