@@ -1,9 +1,12 @@
 """The personal preflight: secrets and personal data (a phone number, a card number that passes
 the Luhn check, an e-mail address) are refused with SENSITIVE_CONTENT_REJECTED before anything
-is queued for the model; `[personal] allowed_pii` lets a category through on purpose."""
+is queued for the model; `[personal] allowed_pii` lets a category through on purpose. And what
+a reader gets of a private key block typed into a document: one mask, BEGIN line to END line."""
 
 from __future__ import annotations
 
+import base64
+import random
 from pathlib import Path
 
 import pytest
@@ -12,7 +15,7 @@ from personal_world import configure, settings
 from teamlore.core import errors
 from teamlore.personal import api, documents
 from teamlore.personal.runtime_db import open_runtime_db
-from teamlore.personal.safety import pii_rules
+from teamlore.personal.safety import mask_secrets, pii_rules
 
 
 @pytest.mark.parametrize(
@@ -72,3 +75,58 @@ def test_a_user_turn_with_personal_data_is_refused_unless_allowed(home: Path) ->
     with pytest.raises(errors.TeamloreError):
         _relay(home, "My phone is +1 415 555 0132.", 10)
     assert _queued(home) == 1
+
+
+def _pem_body(seed: int, size: int = 300) -> list[str]:
+    """The base64 lines of a private key as a PEM file holds them: 64 characters, a short last."""
+    body = base64.b64encode(random.Random(seed).randbytes(size)).decode()
+    return [body[i : i + 64] for i in range(0, len(body), 64)]
+
+
+def _leaked(masked: str, body: list[str]) -> list[str]:
+    return [line for line in body if line in masked]
+
+
+def test_a_private_key_block_is_masked_whole_from_begin_to_end_line() -> None:
+    body = _pem_body(1)
+    assert len(body[-1]) < 20  # shorter than any token the entropy rule judges
+    block = "\n".join(["-----BEGIN RSA PRIVATE KEY-----", *body, "-----END RSA PRIVATE KEY-----"])
+    text = f"# Profile\n\n## Keys\nMy deploy key:\n{block}\nKept after it.\n"
+    masked, found = mask_secrets(text)
+    mask = f"…[{len(block)} chars]"
+    assert masked == f"# Profile\n\n## Keys\nMy deploy key:\n{mask}\nKept after it.\n"
+    assert found == [(5, "secret.private-key")]
+    assert _leaked(masked, body) == [] and "PRIVATE KEY" not in masked
+
+
+def test_a_legacy_encrypted_key_with_a_blank_line_inside_and_a_secret_after_it() -> None:
+    body = _pem_body(2)
+    block = "\n".join(
+        [
+            "-----BEGIN EC PRIVATE KEY-----",
+            "Proc-Type: 4,ENCRYPTED",
+            "DEK-Info: AES-128-CBC,3F2C1E4A9B8D7C6E5F4A3B2C1D0E9F8A",
+            "",
+            *body,
+            "-----END EC PRIVATE KEY-----",
+        ]
+    )
+    token = "ghp_" + "R8a2Kd9sLq0ZxYw3Vb7Nc1Tm5Pe4Ju6Hf2Gi"  # the shape of one, not a real token
+    text = f"# Profile\n\n## Keys\n{block}\nMy token is {token}\n"
+    masked, found = mask_secrets(text)
+    assert masked == f"# Profile\n\n## Keys\n…[{len(block)} chars]\nMy token is …[40 chars]\n"
+    token_line = text.splitlines().index(f"My token is {token}") + 1
+    assert found == [(4, "secret.private-key"), (token_line, "secret.github-token")]
+
+
+def test_a_private_key_block_without_an_end_line_is_masked_to_the_end_of_the_text() -> None:
+    """Not to the next blank line: a legacy encrypted key has one between its headers and its
+    body, and a person who pasted a key without its END line may well have a blank line in it."""
+    body = _pem_body(3)
+    rest = "\n".join(["Proc-Type: 4,ENCRYPTED", "", *body, "", "## Later", "More notes."])
+    text = f"# Profile\n\n## Keys\n-----BEGIN OPENSSH PRIVATE KEY-----\n{rest}\n"
+    masked, found = mask_secrets(text)
+    block = text[len("# Profile\n\n## Keys\n") :].rstrip("\n")  # the lines that end the text
+    assert masked == f"# Profile\n\n## Keys\n…[{len(block)} chars]\n"
+    assert found == [(4, "secret.private-key")]
+    assert _leaked(masked, body) == []

@@ -7,7 +7,9 @@ it was: a workspace folder that does not exist, a Writer or an import that is no
 
 from __future__ import annotations
 
+import base64
 import json
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -97,6 +99,30 @@ def test_every_reader_gets_a_hand_typed_secret_masked_and_control_characters_sho
     brief, _ = _session_start(tmp_path)
     assert TOKEN not in brief and "…[40 chars]" in brief and SHOWN in brief
     assert (home / "personal" / "profile.md").read_text(encoding="utf-8") == PROFILE
+
+
+def test_a_private_key_typed_into_a_file_reaches_no_reader_but_as_one_mask(
+    home: Path, tmp_path: Path
+) -> None:
+    """No line of its body, nor its END line, nor how many lines it has: `personal show` and
+    the session-start brief get the block, BEGIN line to END line, as one `…[N chars]`."""
+    write_config(home)
+    body = base64.b64encode(random.Random(5).randbytes(400)).decode()
+    lines = [body[i : i + 64] for i in range(0, len(body), 64)]
+    block = "\n".join(["-----BEGIN PRIVATE KEY-----", *lines, "-----END PRIVATE KEY-----"])
+    _profile(home, f"# Profile\n\n## Keys\nThe deploy key:\n{block}\nRotated yearly.\n")
+
+    shown = teamlore_cli("personal", "show", "--format", "json", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    [profile] = [d for d in json.loads(shown.stdout)["documents"] if d["target"] == "profile"]
+    mask = f"…[{len(block)} chars]"
+    assert f"The deploy key:\n{mask}\nRotated yearly." in profile["content"]
+    assert profile["masked"] == [{"file": "profile.md", "line": 5, "rule": "secret.private-key"}]
+    brief, _ = _session_start(tmp_path)
+    assert f"The deploy key:\n{mask}\nRotated yearly." in brief
+    assert "(profile.md:5 secret.private-key)" in brief
+    for seen in (shown.stdout, shown.stderr, brief):
+        assert not [line for line in lines if line in seen] and "PRIVATE KEY" not in seen
 
 
 def test_the_session_start_hook_loads_the_secret_scanner_only_for_what_may_hold_a_secret(

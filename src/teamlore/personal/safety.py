@@ -47,11 +47,35 @@ def first_secret(text: str) -> tuple[int, str] | None:
     return _line_of(text, first.start), first.rule
 
 
+# the END line of a private key block (the scanner's `secret.private-key` finds its BEGIN line)
+_PRIVATE_KEY_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+
+
+def _whole_key_blocks(text: str, hits: list[Hit]) -> list[Hit]:
+    """`hits` (sorted) with each private key block one hit from its BEGIN line to its END line:
+    the scanner reports the BEGIN line, and its body lines at most one by one (a short last line,
+    the END line and the number of lines would reach the reader). A block with no END runs to
+    the end of the text, not to a blank line: a legacy encrypted key has one between its
+    headers and its body. The hits inside a block go with it."""
+    merged: list[Hit] = []
+    for hit in hits:
+        if merged and merged[-1].rule == "secret.private-key" and hit.start < merged[-1].end:
+            block = merged[-1]
+            merged[-1] = block._replace(end=max(block.end, hit.end))  # inside the block
+            continue
+        if hit.rule == "secret.private-key":
+            end = _PRIVATE_KEY_END.search(text, hit.end)
+            last = max(hit.end, len(text.rstrip("\r\n")))  # the text's last line, not its end
+            hit = hit._replace(end=last if end is None else end.end())
+        merged.append(hit)
+    return merged
+
+
 def mask_secrets(text: str) -> tuple[str, list[tuple[int, str]]]:
     """`text` with each secret replaced by its redacted preview (`…[40 chars]`: no character of
     it, since a password's first letters are a part of it), and the line (1-based) and rule of
-    each, in order. Never the secret."""
-    hits = sorted(_secret_hits(text), key=lambda h: h.start)
+    each, in order; a private key block is one secret, BEGIN to END line. Never the secret."""
+    hits = _whole_key_blocks(text, sorted(_secret_hits(text), key=lambda h: h.start))
     pieces: list[str] = []
     position = 0
     for hit in hits:
