@@ -119,3 +119,44 @@ def test_an_uninstall_killed_at_any_step_over_an_older_teamlores_copy_is_complet
 
     assert config.read_bytes() == EDITS["claude"](ORIGINALS["claude"])
     assert os.listdir(state() / "backups") == []
+
+
+def doctor_backups(home: Path) -> list[dict[str, str]]:
+    """Doctor's `integrations.backups` checks, its paths shown from the folder that holds both
+    HOME and the state dir (`~/home/…`, `~/state/…`), as in its text below."""
+    done = teamlore_cli("doctor", "--format", "json", cwd=home, env={"HOME": str(home.parent)})
+    checks = json.loads(done.stdout)["checks"]
+    return [c for c in checks if c["check"] == "integrations.backups"]
+
+
+def test_doctor_names_the_copy_an_older_teamlore_kept_as_that_and_not_as_an_interrupted_install(
+    user: Path,
+) -> None:
+    """No install was interrupted: the copy is the one an older teamlore kept for the second
+    install, which this teamlore reads as none (it holds the first one's entries). Doctor says
+    so, in JSON and in the text at 80 columns, until the next uninstall drops it."""
+    config = installed_as_an_older_teamlore_left_it(user, "claude", "user")
+
+    [check] = doctor_backups(user)
+    folder = state() / "backups"
+    assert check["status"] == "warn"
+    copy = backup_name(config, installation_key("claude", "project", str(user)))
+    assert copy in os.listdir(folder)  # beside the first one's own copy of the file
+    assert check["message"] == (
+        f"a copy of ~/home/{CONFIGS['claude']} an older teamlore kept in"
+        " ~/state/integrations/backups (with another installation's entries in it, so this"
+        " teamlore never puts it back)"
+    )
+    assert check["fix"] == "the next `teamlore install` or `uninstall` removes it"
+    assert "interrupted install" not in check["message"]
+
+    env = {"COLUMNS": "80", "HOME": str(user.parent)}
+    text = teamlore_cli("doctor", cwd=user, env=env).stdout.splitlines()
+    assert max(len(line) for line in text) <= 80
+    [start] = [i for i, line in enumerate(text) if "integrations.backups" in line]
+    end = next(i for i, line in enumerate(text) if i > start and "fix: " in line)
+    said = [text[start].split(None, 2)[2], *(line.strip() for line in text[start + 1 : end])]
+    assert " ".join(said) == check["message"]
+
+    teamlore(user, "uninstall", "--client", "claude", "--scope", "project")
+    assert doctor_backups(user) == [] and copy not in os.listdir(folder)

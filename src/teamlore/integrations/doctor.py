@@ -231,6 +231,22 @@ def integrations_state(home: Path) -> tuple[Manifest, Intent | None, list[Check]
     except errors.TeamloreError as err:
         damaged.append(Check("integrations", "fail", err.message))
     strays = stray_backups(home, manifest) if intent is None and not damaged else []
+    older = [path for path in strays if manifest.older_copy_of(path.name)]
+    strays = [path for path in strays if path not in older]
+    if older:  # kept by an older teamlore for a second installation in one config (manifest.py)
+        it = "them" if len(older) > 1 else "it"
+        config = display_path(manifest.older_copy_of(older[0].name) or "")
+        copies = f"{len(older)} copies of client configs" if it == "them" else f"a copy of {config}"
+        damaged.append(
+            Check(
+                "integrations.backups",
+                "warn",
+                f"{copies} an older teamlore kept in {display_path(older[0].parent)} (with"
+                f" another installation's entries in {it}, so this teamlore never puts {it}"
+                " back)",
+                f"the next `teamlore install` or `uninstall` removes {it}",
+            )
+        )
     if strays:  # left by a kill before the intent record: no client file was changed
         many = len(strays) > 1
         copies = f"{len(strays)} copies of client files" if many else "a copy of a client file"

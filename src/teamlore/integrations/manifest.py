@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import orjson
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 
 from teamlore.core import errors, safe_write
 from teamlore.core.paths import FILE_MODE, display_path, ensure_private_dir, read_private_file
@@ -120,6 +120,14 @@ class Installation(_Strict):
 class Manifest(_Strict):
     format: Literal["teamlore-integrations@v1"] = "teamlore-integrations@v1"
     installations: list[Installation] = Field(default_factory=list)
+    # backup name -> config path of each copy an older teamlore kept that this load read as
+    # none (`_without_copies_of_anothers_entries`): doctor names it as that, not as a stray
+    _older_copies: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    def older_copy_of(self, backup: str) -> str | None:
+        """The config `backup` was a copy of, when it is one an older teamlore kept with another
+        installation's entries in it, which this load read as none (None: it is not)."""
+        return self._older_copies.get(backup)
 
     def find(self, client: str, scope: str, root: str | None) -> Installation | None:
         return next((i for i in self.installations if i.matches(client, scope, root)), None)
@@ -330,6 +338,7 @@ def _without_copies_of_anothers_entries(manifest: Manifest) -> Manifest:
                     for other in earlier
                 )
             ):
+                manifest._older_copies[record.backup] = record.path
                 record.backup, record.existed = None, True
         earlier += installation.files
     return manifest
@@ -447,7 +456,9 @@ def drop_backup(home: Path, name: str | None) -> None:
 def stray_backups(home: Path, manifest: Manifest | None = None) -> list[Path]:
     """The backups (and half-written temp files) in `backups/` no installation refers to: an
     install killed after storing them and before its intent record, which changed no client
-    file. Only meaningful while no transaction is pending (its record refers to its own)."""
+    file, or a copy an older teamlore kept that this load read as none
+    (`Manifest.older_copy_of`). Only meaningful while no transaction is pending (its record
+    refers to its own)."""
     folder = integrations_dir(home) / "backups"
     installations = manifest.installations if manifest is not None else []
     kept = {f.backup for i in installations for f in i.files if f.backup}
