@@ -258,3 +258,26 @@ def test_uninstalling_one_state_dir_keeps_the_entries_another_state_dir_wrote_ov
     groups = json.loads((user / hooks).read_text())["hooks"]["SessionStart"]
     commands = [hook["command"] for group in groups for hook in group["hooks"]]
     assert [c.split()[0] for c in commands] == [f"TEAMLORE_HOME={second_home}"]
+
+
+def test_uninstall_after_the_person_moved_their_own_state_dir_takes_its_entries_out(
+    user: Path,
+) -> None:
+    """An entry naming another state dir is kept only when that state dir records it: one that
+    still names this state dir's old place (the person moved it, then uninstalled from the new
+    one) is this installation's, and goes, as it did before such entries were kept."""
+    config = user / ".codex/config.toml"
+    config.parent.mkdir()
+    config.write_text(CODEX_CONFIG)
+    old = Path(os.environ["TEAMLORE_HOME"])
+    teamlore(user, "install", "--client", "codex")
+    config.write_text(config.read_text() + '\n[mcp_servers.mine]\ncommand = "mine"\n')
+    moved = old.parent / "moved-state"
+    old.rename(moved)
+
+    done = teamlore_cli(
+        "uninstall", "--client", "codex", cwd=user, env={"TEAMLORE_HOME": str(moved)}
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "kept" not in done.stdout
+    assert config.read_text() == CODEX_CONFIG + '\n[mcp_servers.mine]\ncommand = "mine"\n'

@@ -244,3 +244,21 @@ def test_a_front_matter_is_left_out_of_the_import_and_its_identity(
         (NOTES, first.import_id[3:]),
         (unclosed, whole.import_id[3:]),
     ]
+
+
+def test_notes_between_two_rules_at_the_top_are_imported_not_left_out_as_front_matter(
+    home: Path, tmp_path: Path
+) -> None:
+    """A `---` rule on line 1 and another below it close like a front matter block, but what
+    lies between is notes, not YAML metadata: the file is imported whole. A block of YAML
+    (keys, their list items, a comment) is still left out."""
+    configure(home, settings())
+    ruled = "---\n\n## Deploy\n\nAlways deploy to staging first.\n\n---\n\n" + NOTES
+    whole = api.import_markdown(home, _write(tmp_path, "ruled.md", ruled))
+    assert not whole.front_matter
+    assert whole.import_id == "md-" + __import__("hashlib").sha256(ruled.encode()).hexdigest()
+    meta = "---\n# mine\ntitle: Notes\ntags:\n  - a\n- b\n'date made': 2026-01-01\n---\n\n"
+    kept = api.import_markdown(home, _write(tmp_path, "meta.md", meta + NOTES))
+    assert kept.front_matter and kept.import_id.endswith(
+        __import__("hashlib").sha256(NOTES.encode()).hexdigest()
+    )

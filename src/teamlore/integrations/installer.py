@@ -662,7 +662,9 @@ def _undo(
         return _Pending(document, data, record, KEPT_CHANGED)
     document.doc = cf.parse(path, kind, data)
     user_scope = installation.scope == "user"
-    kept = leftovers.changed_to_another_state_dir(document.doc, record.entries, user_scope, home)
+    kept = leftovers.changed_to_another_state_dir(
+        document.doc, record.entries, user_scope, home, path
+    )
     for entry in record.entries:
         if not isinstance(entry, KeyRecord) or tuple(entry.key) in beneath | set(kept):
             continue  # a hook, or a key another installation's value is in now

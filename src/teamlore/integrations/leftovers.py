@@ -28,7 +28,13 @@ from teamlore.core.locations import state_dir_location
 from teamlore.core.paths import display_path
 from teamlore.integrations import config_files as cf
 from teamlore.integrations.entries import FileEdits, KeyEdit
-from teamlore.integrations.manifest import HookRecord, Installation, KeyRecord, Manifest
+from teamlore.integrations.manifest import (
+    HookRecord,
+    Installation,
+    KeyRecord,
+    Manifest,
+    load_manifest,
+)
 
 HOOK_EVENTS = ("SessionStart", "Stop")
 HOOK_VERBS = ("session-start", "session-end")
@@ -185,21 +191,37 @@ def installed_elsewhere(value: Any, home: Path) -> str | None:
 
 
 def changed_to_another_state_dir(
-    doc: Any, entries: list[KeyRecord | HookRecord], user_scope: bool, home: Path
+    doc: Any, entries: list[KeyRecord | HookRecord], user_scope: bool, home: Path, path: Path
 ) -> dict[tuple[str, ...], str]:
-    """The server entries of a user-scope installation of `home` whose value in `doc` now starts
-    teamlore with another state dir: another installation (a second `TEAMLORE_HOME`) wrote over
-    it with `install --force`, and no record here can see that one. Uninstall keeps them, as
-    changed since install: {key: that state dir as a person reads it}. None in project scope:
-    its portable entries name no state dir, so a value there cannot tell whose it is."""
+    """The server entries of a user-scope installation of `home` whose value in `doc` (the
+    config at `path`) now starts teamlore with another state dir that records that entry there:
+    another installation (a second `TEAMLORE_HOME`) wrote over it with `install --force`, and no
+    record here can see that one. Uninstall keeps them, as changed since install: {key: that
+    state dir as a person reads it}. One naming a state dir that records no such entry (this
+    one before the person moved it, or one deleted since) is this installation's still. None in
+    project scope: its portable entries name no state dir, so a value there cannot tell whose
+    it is."""
     kept: dict[tuple[str, ...], str] = {}
     for entry in entries:
         if user_scope and isinstance(entry, KeyRecord):
             present, current = cf.get_key(doc, tuple(entry.key))
             there = installed_elsewhere(current, home) if present else None
-            if there is not None:
+            if there is not None and _records_entry(current, path, entry.key):
                 kept[tuple(entry.key)] = there
     return kept
+
+
+def _records_entry(value: Any, path: Path, key: list[str]) -> bool:
+    """Whether the state dir the server entry `value` names records `key` in `path` in one of
+    its user-scope installations; a manifest that cannot be read counts as one that does."""
+    named = _server_state_dir(value)[1]
+    other = Path(os.path.expanduser(named if named is not None else default_state_dir()))
+    try:
+        manifest = load_manifest(other)
+    except (errors.TeamloreError, OSError):
+        return True
+    records = [i.file(path) for i in manifest.installations if i.scope == "user"]
+    return any(isinstance(e, KeyRecord) and e.key == key for r in records if r for e in r.entries)
 
 
 def recorded_by(manifest: Manifest, found: list[Found]) -> Installation | None:

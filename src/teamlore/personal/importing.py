@@ -4,9 +4,10 @@ Only reading, checking, splitting and wrapping happen here; judging what is wort
 the Writer's job. Rules (docs/personal.md; glossary: provenance class `document_import`):
 - a regular `.md`/`.markdown` file (no symlink), at most 256 KiB, strict UTF-8 without NUL; a BOM
   is dropped and CRLF becomes LF; blank content is refused;
-- a YAML front matter block the file opens with (closed, as a personal file's) is the file's own
-  metadata, not notes: it is left out of everything imported (parts, digest, secret preflight) and
-  only said (`frontMatter`); a file that is blank but for it is refused as empty;
+- a YAML front matter block the file opens with (closed, as a personal file's, holding `key:`
+  lines and nothing but YAML: `_metadata`) is the file's own metadata, not notes: it is left out
+  of everything imported (parts, digest, secret preflight) and only said (`frontMatter`); a file
+  that is blank but for it is refused as empty;
 - a file within 32 KiB is one part; otherwise it is split at headings and blank lines into parts
   of at most 32 KiB. A fenced block is never split; a paragraph or fence above the budget refuses
   the whole import (`IMPORT_CHUNK_TOO_LARGE`) — nothing is truncated. Every part keeps its
@@ -108,13 +109,30 @@ def read_markdown_file(path: Path) -> MarkdownFile:
         ) from exc
     if not text.strip():
         raise errors.TeamloreError(errors.EMPTY_DOCUMENT, f"{path.name} is empty")
-    front_matter = front_matter_of(text)  # the file's metadata: never sent to the Writer
+    front_matter = _metadata(text)  # the file's metadata: never sent to the Writer
     body = text[len(front_matter) :]
     if not body.strip():
         raise errors.TeamloreError(
             errors.EMPTY_DOCUMENT, f"{path.name} is empty but for its front matter"
         )
     return MarkdownFile(path.name, body, front_matter)
+
+
+# a `key:` line of YAML metadata, and a line of a block of it (such a line, an indented or `-`
+# one under it, a comment)
+_YAML_KEY = re.compile(r"(?:\"[^\"]*\"|'[^']*'|[\w.-](?:[\w .-]*[\w.-])?)[ \t]*:(?:[ \t].*)?")
+_YAML_LINE = re.compile(rf"[ \t].*|-(?:[ \t].*)?|#.*|{_YAML_KEY.pattern}|")
+
+
+def _metadata(text: str) -> str:
+    """The front matter block `text` opens with when it holds YAML metadata (a `key:` line, and
+    no line that is not YAML), "" otherwise: notes that open with a `---` rule and have another
+    one below are notes, imported whole, not left out as metadata."""
+    block = front_matter_of(text)
+    lines = block.rstrip().split("\n")[1:-1]  # between the `---` line and the closing one
+    if not any(_YAML_KEY.fullmatch(line) for line in lines):
+        return ""
+    return block if all(_YAML_LINE.fullmatch(line) for line in lines) else ""
 
 
 class Part(Record, frozen=True):
