@@ -4,18 +4,24 @@ exactly what the same command says when typer parses it."""
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
+from collections.abc import Callable
+from enum import Enum
 from pathlib import Path
+from typing import Any, get_args, get_origin, get_type_hints
 
 import pytest
+from typer.testing import CliRunner
 
 from support import memory_init, teamlore_cli
-from teamlore.cli import commands
+from teamlore.cli import commands, params
 from teamlore.cli.app import App
 from teamlore.cli.app import app as declared
 from teamlore.cli.commands import COMMAND_MODULES, sessions
+from teamlore.cli.typer_app import to_typer
 
 
 def _declared_paths(group: App, prefix: tuple[str, ...] = ()) -> dict[tuple[str, ...], str]:
@@ -127,3 +133,81 @@ def test_plain_and_typer_parsed_commands_say_the_same(repo: Path, args: tuple[st
         typer_parsed.stdout,
         typer_parsed.stderr,
     )
+
+
+# the commands with an option the plain parse leaves to typer (`min=`/`max=`): typer parses them
+TYPER_ONLY = {("ui",), ("org", "serve")}
+
+
+@pytest.mark.parametrize("path", COMMAND_MODULES, ids=[" ".join(p) for p in COMMAND_MODULES])
+def test_the_plain_parse_passes_what_typer_passes(path: tuple[str, ...]) -> None:
+    """Each option by each of its flags, as `--opt V` and `--opt=V`, before and after the
+    arguments, then every option at once: `params.parse_argv` gives the command the keyword
+    arguments typer gives it (a list's default, a number's type, an enum member)."""
+    import teamlore.cli.main  # noqa: F401  (declares every command)
+
+    command = declared.find(path)
+    assert command is not None
+    for argv in _sample_argvs(command):
+        plain = params.parse_argv(command, argv)
+        assert (plain is None) == (path in TYPER_ONLY), argv
+        if plain is not None:
+            assert _typed(plain) == _typed(_typer_kwargs(command, argv)), argv
+
+
+def _sample_argvs(command: Callable[..., Any]) -> list[list[str]]:
+    hints = get_type_hints(command)
+    required: list[str] = []
+    each: list[list[str]] = []  # one option (or the optional arguments) given, by one flag
+    together: list[str] = []
+    for name, record in params.declared(command).items():
+        value = _sample(hints[name])
+        if record.kind == "argument":
+            (required if record.default is ... else together).extend(value)
+            each += [] if record.default is ... else [value]
+            continue
+        if record.default is ...:
+            required += [record.decls[0], value[0]]
+            continue
+        together += [word for v in value for word in (record.decls[0], v)] or [record.decls[0]]
+        for decl in record.decls:
+            each += [[word for v in value for word in (decl, v)] or [decl]]
+            each += [[f"{decl}={value[0]}"]] if value and decl.startswith("--") else []
+    return [
+        required,
+        *([*required, *given] for given in each),
+        *([*given, *required] for given in each),
+        [*together, *required],
+    ]
+
+
+def _sample(hint: Any) -> list[str]:
+    """Words for one value of type `hint` (a list: two; a flag: none)."""
+    if get_origin(hint) is list:
+        return ["first", "second"]
+    kind = next((a for a in get_args(hint) if a is not type(None)), hint)  # X of X | None
+    if kind is bool:
+        return []
+    if isinstance(kind, type) and issubclass(kind, Enum):
+        return [list(kind)[-1].value]
+    return [{int: "7", float: "2.5"}.get(kind, "some value")]
+
+
+def _typer_kwargs(command: Callable[..., Any], argv: list[str]) -> dict[str, Any]:
+    """The keyword arguments typer calls `command` with for `teamlore … ARGV`."""
+    called: dict[str, Any] = {}
+
+    @functools.wraps(command)
+    def record(**kwargs: Any) -> None:
+        called.update(kwargs)
+
+    app = App()
+    app.command("run")(record)
+    app.command("other")(lambda: None)  # a group, as teamlore's commands are in
+    done = CliRunner().invoke(to_typer(app), ["run", *argv])
+    assert done.exit_code == 0, done.output
+    return called
+
+
+def _typed(kwargs: dict[str, Any]) -> dict[str, tuple[Any, type]]:
+    return {name: (value, type(value)) for name, value in kwargs.items()}

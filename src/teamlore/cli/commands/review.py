@@ -395,10 +395,17 @@ def _ask(item: dict[str, Any], discards: list[str]) -> bool:
 
 
 def _answer(question: str) -> str:
-    import typer  # only a person at a terminal is asked
-
+    """The person's answer: `y`, `d` or `n` (an empty line). Ctrl-C or Ctrl-D stops the
+    command as an interrupted one (exit 130, nothing confirmed, `output.run`)."""
     while True:
-        typed = str(typer.prompt(question, default="n", show_default=False))
+        # the prompt on stdout, as the lines above it (`input`'s own goes to stderr)
+        sys.stdout.write(f"{question}: ")
+        sys.stdout.flush()
+        try:
+            typed = input() or "n"
+        except (KeyboardInterrupt, EOFError):
+            sys.stdout.write("\n")  # the shell's prompt starts on a line of its own
+            raise KeyboardInterrupt from None
         answer = typed.strip().casefold()[:1]
         if answer in ANSWERS:
             return answer
