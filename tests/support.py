@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -266,13 +267,27 @@ def rave_era_repository(tmp_path: Path, home: Path) -> Path:
 
 
 def teamlore_in_pty(
-    *args: str, answers: list[str], cwd: Path, env: dict[str, str] | None = None
+    *args: str,
+    answers: list[str | bytes],
+    cwd: Path,
+    env: dict[str, str] | None = None,
+    controlling: bool = False,
 ) -> tuple[int, str]:
     """Run the real `teamlore` with a pseudo-terminal as stdin/stdout (a person at a terminal):
-    each of `answers` is typed after the next prompt ending in `]: ` appears. (exit code,
-    everything it printed)."""
+    each of `answers` is typed after the next prompt ending in `]: ` appears — a text as a line,
+    bytes as keys pressed (`b"\\x03"`, Ctrl-C), after a person's pause. `controlling`: the
+    terminal is the process's controlling terminal, so Ctrl-C is SIGINT and Ctrl-D at a line's
+    start the end of input. (exit code, everything it printed)"""
+    import fcntl
     import pty
     import select
+    import signal
+    import termios
+
+    def own_terminal() -> None:
+        os.setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)  # a background test run's children ignore it
 
     exe = shutil.which("teamlore", path=str(Path(sys.executable).parent))
     cmd = [exe] if exe else [sys.executable, "-m", "teamlore.cli.main"]
@@ -285,6 +300,7 @@ def teamlore_in_pty(
         stdout=secondary,
         stderr=secondary,
         close_fds=True,
+        preexec_fn=own_terminal if controlling else None,
     )
     os.close(secondary)
     printed, pending = b"", list(answers)
@@ -303,11 +319,21 @@ def teamlore_in_pty(
             printed += chunk
             prompts = printed.count(b"]: ")
             while pending and prompts > seen:
-                os.write(primary, pending.pop(0).encode() + b"\n")
+                answer = pending.pop(0)
+                if isinstance(answer, bytes):
+                    # a person's key, not one in the microseconds between the question and the
+                    # read: a SIGINT there is handled before the read starts, which then waits
+                    time.sleep(0.5)
+                    os.write(primary, answer)
+                else:
+                    os.write(primary, answer.encode() + b"\n")
                 seen += 1
+        code = proc.wait(timeout=120)  # before the terminal closes: its hangup would end it
     finally:
         os.close(primary)
-        code = proc.wait(timeout=120)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
     return code, printed.decode("utf-8", "replace").replace("\r\n", "\n")
 
 

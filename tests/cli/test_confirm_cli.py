@@ -130,57 +130,7 @@ def _stopped_at_the_question(cwd: Path, args: tuple[str, ...], key: bytes) -> tu
     """`teamlore ARGS` on a pseudo-terminal that is its controlling terminal (a person's: the
     terminal turns Ctrl-C into SIGINT, Ctrl-D at the start of a line into end of input), `key`
     pressed at the first question. (exit code, everything it printed)"""
-    import fcntl
-    import os
-    import pty
-    import select
-    import shutil
-    import signal
-    import termios
-    import time
-
-    def own_terminal() -> None:
-        os.setsid()
-        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-        signal.signal(signal.SIGINT, signal.SIG_DFL)  # a background test run's children ignore it
-
-    exe = shutil.which("teamlore", path=str(Path(sys.executable).parent))
-    cmd = [exe] if exe else [sys.executable, "-m", "teamlore.cli.main"]
-    primary, secondary = pty.openpty()
-    proc = subprocess.Popen(
-        [*cmd, *args],
-        cwd=cwd,
-        env={**os.environ, "COLUMNS": "80"},
-        stdin=secondary,
-        stdout=secondary,
-        stderr=secondary,
-        close_fds=True,
-        preexec_fn=own_terminal,
-    )
-    os.close(secondary)
-    printed, pressed = b"", False
-    try:
-        while select.select([primary], [], [], 120)[0]:
-            try:
-                chunk = os.read(primary, 4096)
-            except OSError:  # the child closed the terminal
-                break
-            if not chunk:
-                break
-            printed += chunk
-            if not pressed and printed.endswith(b"]: "):
-                # a person's key, not one in the microseconds between the question and the
-                # read: a SIGINT there is handled before the read starts, which then waits
-                time.sleep(0.5)
-                os.write(primary, key)
-                pressed = True
-        code = proc.wait(timeout=120)  # before the terminal closes: its hangup would kill it
-    finally:
-        os.close(primary)
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    text = printed.decode("utf-8", "replace").replace("\r\n", "\n")
+    code, text = teamlore_in_pty(*args, answers=[key], cwd=cwd, controlling=True)
     return code, re.sub(r"\x1b\[[0-9;]*m", "", text).replace("^C", "").replace("^D", "")
 
 

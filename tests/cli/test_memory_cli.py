@@ -402,12 +402,9 @@ def test_recall_leaves_out_a_symlinked_scene_and_says_so_as_search_does(
     ]
 
 
-def test_recall_leaves_out_a_broken_skill_and_a_scene_with_a_wrong_field_and_says_what_is_wrong(
-    tmp_path: Path, home: Path
-) -> None:
-    """A SKILL.md that did not parse refused the whole recall; a scene whose `heat` is not a
-    number was left out, but the text view did not say which field was wrong. Both are now
-    left out and named, with the field, and `memory status` names the Skill too."""
+def _repo_with_a_scene_whose_heat_is_wrong(tmp_path: Path, home: Path) -> tuple[Path, dict]:
+    """A synced worktree with a memory tree holding a good scene and one whose `heat` is not a
+    number (`scenes/hot.md`), and the recall window of its sessions."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
     from recall_world import WINDOW, CodexSession, make_repo, sync
 
@@ -415,15 +412,26 @@ def test_recall_leaves_out_a_broken_skill_and_a_scene_with_a_wrong_field_and_say
     CodexSession("l1", repo).turn("one").turn("two").turn("three").write(tmp_path / "codex")
     sync(home, tmp_path / "codex", repo)
     assert teamlore_cli("memory", "init", cwd=repo).returncode == 0
+    scenes = repo / ".threadshare/memory/scenes"
+    (scenes / "release-readiness.md").write_text(SCENE)
+    (scenes / "hot.md").write_text(SCENE.replace("heat: 1", 'heat: "very"'))
+    return repo, WINDOW
+
+
+def test_recall_leaves_out_a_broken_skill_and_a_scene_with_a_wrong_field_and_says_what_is_wrong(
+    tmp_path: Path, home: Path
+) -> None:
+    """A SKILL.md that did not parse refused the whole recall; a scene whose `heat` is not a
+    number was left out, but the text view did not say which field was wrong. Both are now
+    left out and named, with the field, and `memory status` names the Skill too."""
+    repo, sessions_window = _repo_with_a_scene_whose_heat_is_wrong(tmp_path, home)
     memory_dir = repo / ".threadshare/memory"
-    (memory_dir / "scenes/release-readiness.md").write_text(SCENE)
-    (memory_dir / "scenes/hot.md").write_text(SCENE.replace("heat: 1", 'heat: "very"'))
     for name, front in {"deploy": 'name: "deploy"', "broken": "name: [unclosed"}.items():
         (memory_dir / "skills" / name).mkdir()
         (memory_dir / "skills" / name / "SKILL.md").write_text(
             f'---\n{front}\ndescription: "Deploy."\n---\n1. Do it.\n'
         )
-    window = ("--since", WINDOW["since"], "--until", WINDOW["until"])
+    window = ("--since", sessions_window["since"], "--until", sessions_window["until"])
 
     code, recalled = cli_json("memory", "recall", *window, cwd=repo)
     text = teamlore_cli("memory", "recall", *window, cwd=repo, env={"COLUMNS": "80"})
@@ -472,18 +480,10 @@ def test_recall_and_search_tell_a_file_they_cannot_read_from_an_invalid_one(
     """Every file left out was one "it cannot read", a scene read whole whose `heat` is not a
     number too. A folder where a scene file is expected (unreadable as a file even for root)
     and that scene are now counted apart, in the header's order; the JSON is as it was."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
-    from recall_world import WINDOW, CodexSession, make_repo, sync
-
-    repo = make_repo(tmp_path / "shop")
-    CodexSession("l1", repo).turn("one").turn("two").turn("three").write(tmp_path / "codex")
-    sync(home, tmp_path / "codex", repo)
-    assert teamlore_cli("memory", "init", cwd=repo).returncode == 0
+    repo, sessions_window = _repo_with_a_scene_whose_heat_is_wrong(tmp_path, home)
     scenes = repo / ".threadshare/memory/scenes"
-    (scenes / "release-readiness.md").write_text(SCENE)
-    (scenes / "hot.md").write_text(SCENE.replace("heat: 1", 'heat: "very"'))
     (scenes / "folder.md").mkdir()
-    window = ("--since", WINDOW["since"], "--until", WINDOW["until"])
+    window = ("--since", sessions_window["since"], "--until", sessions_window["until"])
 
     _, recalled = cli_json("memory", "recall", *window, cwd=repo)
     _, searched = cli_json("memory", "search", "release", cwd=repo)
