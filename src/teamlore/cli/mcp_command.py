@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable
 
 from teamlore.cli import single_blas_thread
-from teamlore.cli.params import Option, call, parse_argv
+from teamlore.cli.params import Option, invocation
 
 
 def mcp(
@@ -73,10 +73,7 @@ def mcp(
 def lean_invocation(args: list[str]) -> Callable[[], None] | None:
     """`teamlore mcp ARGS` ready to run without typer, when ARGS are in the plain form
     `params.parse_argv` reads; None when typer has to parse them."""
-    kwargs = parse_argv(mcp, args)
-    if kwargs is None:
-        return None
-    return lambda: call(mcp, kwargs)
+    return invocation(mcp, args)
 
 
 def serve_from_argv(args: list[str]) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import re
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 from enum import Enum
 from types import NoneType, UnionType
@@ -105,6 +105,23 @@ def call(command: Callable[..., Any], kwargs: dict[str, Any]) -> None:
         command(**kwargs)
     finally:
         RUNNING_FLAGS.reset(token)
+
+
+def command_path(paths: Iterable[tuple[str, ...]], args: list[str]) -> tuple[str, ...] | None:
+    """The one of `paths` (a command's words: `("memory", "status")`) that `args` start with,
+    unless they ask for the help, which typer prints."""
+    if "--help" in args or "-h" in args:
+        return None
+    return next((path for path in paths if tuple(args[: len(path)]) == path), None)
+
+
+def invocation(command: Callable[..., Any], argv: list[str]) -> Callable[[], None] | None:
+    """`command` ready to run with `argv`, when they are in the plain form `parse_argv` reads;
+    None when typer has to parse them."""
+    kwargs = parse_argv(command, argv)
+    if kwargs is None:
+        return None
+    return lambda: call(command, kwargs)
 
 
 def parse_argv(command: Callable[..., Any], argv: list[str]) -> dict[str, Any] | None:

@@ -48,19 +48,13 @@ def plain_invocation(args: list[str]) -> Callable[[], None] | None:
     """`teamlore ARGS` ready to run with only its command's module imported, when ARGS name a
     command of `COMMAND_MODULES` in the plain form `params.parse_argv` reads; None when typer
     has to parse them."""
-    if "--help" in args or "-h" in args:
-        return None
-    path = next((p for p in COMMAND_MODULES if tuple(args[: len(p)]) == p), None)
+    from teamlore.cli.params import command_path, invocation
+
+    path = command_path(COMMAND_MODULES, args)
     if path is None:
         return None
     from teamlore.cli.app import app
-    from teamlore.cli.params import call, parse_argv
 
     importlib.import_module(f"{__name__}.{COMMAND_MODULES[path]}")
     command = app.find(path)
-    if command is None:
-        return None
-    kwargs = parse_argv(command, args[len(path) :])
-    if kwargs is None:
-        return None
-    return lambda: call(command, kwargs)
+    return None if command is None else invocation(command, args[len(path) :])

@@ -36,7 +36,7 @@ from teamlore.cli.output import (
     stdout,
     styled,
 )
-from teamlore.cli.params import Argument, Option, call, parse_argv
+from teamlore.cli.params import Argument, Option, command_path, invocation
 from teamlore.core.paths import display_path
 from teamlore.ops.sessions import LIST_PAGE_SESSIONS, SHOW_PAGE_TURNS
 
@@ -782,19 +782,11 @@ LEAN_COMMANDS: dict[tuple[str, ...], Callable[..., None]] = {
 
 def lean_command(args: list[str]) -> tuple[str, ...] | None:
     """The lean command `teamlore ARGS` runs, if it is one."""
-    if "--help" in args or "-h" in args:
-        return None
-    return next((path for path in LEAN_COMMANDS if tuple(args[: len(path)]) == path), None)
+    return command_path(LEAN_COMMANDS, args)
 
 
 def lean_invocation(args: list[str]) -> Callable[[], None] | None:
     """`teamlore ARGS` ready to run here, when it is a lean command in the plain form
     `params.parse_argv` reads; None when typer has to parse it."""
     path = lean_command(args)
-    if path is None:
-        return None
-    command = LEAN_COMMANDS[path]
-    kwargs = parse_argv(command, args[len(path) :])
-    if kwargs is None:
-        return None
-    return lambda: call(command, kwargs)
+    return None if path is None else invocation(LEAN_COMMANDS[path], args[len(path) :])
