@@ -202,8 +202,10 @@ def changed_to_another_state_dir(
     project scope: its portable entries name no state dir, so a value there cannot tell whose
     it is."""
     kept: dict[tuple[str, ...], str] = {}
+    if not user_scope:
+        return kept
     for entry in entries:
-        if user_scope and isinstance(entry, KeyRecord):
+        if isinstance(entry, KeyRecord):
             present, current = cf.get_key(doc, tuple(entry.key))
             there = installed_elsewhere(current, home) if present else None
             if there is not None and _records_entry(current, path, entry.key):
