@@ -4,6 +4,7 @@ and where to read more, files named from `~` as the rows above them name them.""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -175,9 +176,60 @@ def test_an_import_the_writer_did_not_run_for_says_what_to_do(tmp_path: Path, ho
     lines = done.stdout.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("writer: not run "))
     assert lines[at].startswith("writer: not run (WRITER_DISABLED: ")
-    assert lines[at + 1] == (
+    after = next(i for i in range(at + 1, len(lines)) if not lines[i].startswith(" " * 8))
+    assert lines[after] == (
         "  next: Choose a model with `teamlore personal config --model-profile NAME`."
     )
+
+
+IMPORT_ID = re.compile(r"md-[0-9a-f]{64}")
+
+
+def test_personal_import_fits_80_columns_with_its_id_whole(tmp_path: Path, home: Path) -> None:
+    """`accepted: queued as md-<64 hex> (1 part); accepted means durably queued, not remembered`
+    was one line of 143 columns (the duplicate's 121, the Writer's not run 170): each sentence
+    now wraps under its lead, the import id whole on a line of its own; JSON is as it was."""
+    notes = tmp_path / "notes-from-the-coast.md"
+    notes.write_text("# Notes\n\nI prefer pytest over unittest.\n")
+    assert teamlore_cli("personal", "config", "--allow", "document_import").returncode == 0
+    queued = teamlore_cli("personal", "import", str(notes), "--no-wait", env=AT_80)
+    again = teamlore_cli("personal", "import", str(notes), "--no-wait", env=AT_80)
+    unrun = teamlore_cli("personal", "import", str(notes), env=AT_80)  # no model: not run
+    as_json = teamlore_cli("personal", "import", str(notes), "--no-wait", "--format", "json")
+    import_id = json.loads(as_json.stdout)["importId"]
+    assert IMPORT_ID.fullmatch(import_id)
+    assert (queued.returncode, again.returncode, unrun.returncode) == (0, 0, 1)
+    for done in (queued, again, unrun):
+        lines = done.stdout.splitlines()
+        assert [line for line in lines if len(line) > 80] == [], done.stdout
+        assert padded(done.stdout) == []
+        assert IMPORT_ID.findall(done.stdout) == [import_id]  # whole, never split
+    accepted = queued.stdout.splitlines()
+    at = next(i for i, line in enumerate(accepted) if line.startswith("accepted: "))
+    assert accepted[at : at + 3] == [
+        "accepted: 1 part queued as",
+        f"          {import_id};",
+        "          accepted means durably queued, not remembered",
+    ]
+    duplicate = again.stdout.splitlines()
+    at = duplicate.index("duplicate: this exact content was already imported as")
+    assert duplicate[at + 1] == f"           {import_id}"
+    assert " ".join(unrun.stdout.split()).startswith(
+        "file: notes-from-the-coast.md (40 bytes, 1 part); label: notes-from-the-coast.md;"
+        " declared author: unknown; context: global duplicate: this exact content"
+    )
+    # the JSON view is the operation's result, untouched by the text view's wrapping
+    assert json.loads(as_json.stdout)["import"] == {
+        "importId": import_id,
+        "contextId": "global",
+        "fileName": "notes-from-the-coast.md",
+        "bytes": 40,
+        "parts": 1,
+        "duplicate": True,
+        "label": "notes-from-the-coast.md",
+        "declaredAuthor": "unknown",
+        "frontMatter": False,
+    }
 
 
 def test_org_sync_says_in_words_what_it_added_changed_and_deleted(repo: Path, home: Path) -> None:

@@ -15,7 +15,7 @@ from personal_world import configure, settings
 from teamlore.core import errors
 from teamlore.personal import api, documents
 from teamlore.personal.runtime_db import open_runtime_db
-from teamlore.personal.safety import mask_secrets, pii_rules
+from teamlore.personal.safety import PRIVATE_KEY_MASK, mask_secrets, pii_rules
 
 
 @pytest.mark.parametrize(
@@ -93,8 +93,9 @@ def test_a_private_key_block_is_masked_whole_from_begin_to_end_line() -> None:
     block = "\n".join(["-----BEGIN RSA PRIVATE KEY-----", *body, "-----END RSA PRIVATE KEY-----"])
     text = f"# Profile\n\n## Keys\nMy deploy key:\n{block}\nKept after it.\n"
     masked, found = mask_secrets(text)
-    mask = f"…[{len(block)} chars]"
+    mask = "…[private key]"  # not its length: that tells a key's type and size
     assert masked == f"# Profile\n\n## Keys\nMy deploy key:\n{mask}\nKept after it.\n"
+    assert mask == PRIVATE_KEY_MASK and str(len(block)) not in masked
     assert found == [(5, "secret.private-key")]
     assert _leaked(masked, body) == [] and "PRIVATE KEY" not in masked
 
@@ -114,7 +115,8 @@ def test_a_legacy_encrypted_key_with_a_blank_line_inside_and_a_secret_after_it()
     token = "ghp_" + "R8a2Kd9sLq0ZxYw3Vb7Nc1Tm5Pe4Ju6Hf2Gi"  # the shape of one, not a real token
     text = f"# Profile\n\n## Keys\n{block}\nMy token is {token}\n"
     masked, found = mask_secrets(text)
-    assert masked == f"# Profile\n\n## Keys\n…[{len(block)} chars]\nMy token is …[40 chars]\n"
+    # the token's mask keeps its length; the key's does not
+    assert masked == "# Profile\n\n## Keys\n…[private key]\nMy token is …[40 chars]\n"
     token_line = text.splitlines().index(f"My token is {token}") + 1
     assert found == [(4, "secret.private-key"), (token_line, "secret.github-token")]
 
@@ -127,6 +129,7 @@ def test_a_private_key_block_without_an_end_line_is_masked_to_the_end_of_the_tex
     text = f"# Profile\n\n## Keys\n-----BEGIN OPENSSH PRIVATE KEY-----\n{rest}\n"
     masked, found = mask_secrets(text)
     block = text[len("# Profile\n\n## Keys\n") :].rstrip("\n")  # the lines that end the text
-    assert masked == f"# Profile\n\n## Keys\n…[{len(block)} chars]\n"
+    assert masked == "# Profile\n\n## Keys\n…[private key]\n"
+    assert str(len(block)) not in masked
     assert found == [(4, "secret.private-key")]
     assert _leaked(masked, body) == []

@@ -65,7 +65,8 @@ def test_import_reports_each_part_and_exits_1_until_complete(
 
     text = teamlore_cli("personal", "import", str(notes), cwd=tmp_path, env=ENV)
     assert text.returncode == 1  # resumed: still backing off, nothing skipped the backoff
-    assert "duplicate: this exact content was already imported as md-" in text.stdout
+    said = " ".join(text.stdout.split())  # the sentences wrap at 80 columns
+    assert "duplicate: this exact content was already imported as md-" in said
     assert f"teamlore personal retry {job}" in text.stdout
 
     assert cli_json("retry", job, cwd=tmp_path) == (0, {"jobId": job, "requeued": 2})

@@ -104,25 +104,38 @@ def test_every_reader_gets_a_hand_typed_secret_masked_and_control_characters_sho
 def test_a_private_key_typed_into_a_file_reaches_no_reader_but_as_one_mask(
     home: Path, tmp_path: Path
 ) -> None:
-    """No line of its body, nor its END line, nor how many lines it has: `personal show` and
-    the session-start brief get the block, BEGIN line to END line, as one `…[N chars]`."""
+    """No line of its body, nor its END line, nor how many lines it has, nor its length (`…[1720
+    chars]` told an RSA key from an Ed25519 one): `personal show` and the session-start brief get
+    the block, BEGIN line to END line, as one `…[private key]`; a token keeps its `…[N chars]`."""
     write_config(home)
     body = base64.b64encode(random.Random(5).randbytes(400)).decode()
     lines = [body[i : i + 64] for i in range(0, len(body), 64)]
     block = "\n".join(["-----BEGIN PRIVATE KEY-----", *lines, "-----END PRIVATE KEY-----"])
-    _profile(home, f"# Profile\n\n## Keys\nThe deploy key:\n{block}\nRotated yearly.\n")
+    _profile(
+        home,
+        f"# Profile\n\n## Keys\nThe deploy key:\n{block}\nRotated yearly.\n"
+        f"My GitHub token is {TOKEN}\n",
+    )
+    token_line = 5 + len(lines) + 3
 
     shown = teamlore_cli("personal", "show", "--format", "json", cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
     [profile] = [d for d in json.loads(shown.stdout)["documents"] if d["target"] == "profile"]
-    mask = f"…[{len(block)} chars]"
-    assert f"The deploy key:\n{mask}\nRotated yearly." in profile["content"]
-    assert profile["masked"] == [{"file": "profile.md", "line": 5, "rule": "secret.private-key"}]
+    masks = "The deploy key:\n…[private key]\nRotated yearly.\nMy GitHub token is …[40 chars]\n"
+    assert masks in profile["content"]
+    assert profile["masked"] == [
+        {"file": "profile.md", "line": 5, "rule": "secret.private-key"},
+        {"file": "profile.md", "line": token_line, "rule": "secret.github-token"},
+    ]
     brief, _ = _session_start(tmp_path)
-    assert f"The deploy key:\n{mask}\nRotated yearly." in brief
-    assert "(profile.md:5 secret.private-key)" in brief
+    assert masks in brief
+    assert (
+        "masked above as `…[N chars]` or `…[private key]` (profile.md:5 secret.private-key;"
+        f" profile.md:{token_line} secret.github-token)"
+    ) in brief
     for seen in (shown.stdout, shown.stderr, brief):
         assert not [line for line in lines if line in seen] and "PRIVATE KEY" not in seen
+        assert TOKEN not in seen and str(len(block)) not in seen
 
 
 def test_the_session_start_hook_loads_the_secret_scanner_only_for_what_may_hold_a_secret(

@@ -195,8 +195,13 @@ def masked_note(masked: Sequence[MaskedSecret]) -> str:
         what, kept = "a secret typed into personal memory by hand is", "the file keeps it"
     else:
         what, kept = f"{len(masked)} secrets typed into personal memory by hand are", "they stay"
+    keys = {m.rule == "secret.private-key" for m in masked}
+    # a private key block's mask is `safety.PRIVATE_KEY_MASK` (not imported: the scanner's module)
+    forms = [
+        form for key, form in ((False, "`…[N chars]`"), (True, "`…[private key]`")) if key in keys
+    ]
     return (
-        f"[teamlore: {what} masked above as `…[N chars]` ({where}); {kept} until removed"
+        f"[teamlore: {what} masked above as {' or '.join(forms)} ({where}); {kept} until removed"
         " there by hand.]"
     )
 

@@ -71,15 +71,23 @@ def _whole_key_blocks(text: str, hits: list[Hit]) -> list[Hit]:
     return merged
 
 
+# what a private key block is masked as: not its length, which tells a key's type and size
+# (a 4096-bit RSA key's block is some 3,200 characters, an Ed25519 key's some 400)
+PRIVATE_KEY_MASK = "…[private key]"
+
+
 def mask_secrets(text: str) -> tuple[str, list[tuple[int, str]]]:
     """`text` with each secret replaced by its redacted preview (`…[40 chars]`: no character of
     it, since a password's first letters are a part of it), and the line (1-based) and rule of
-    each, in order; a private key block is one secret, BEGIN to END line. Never the secret."""
+    each, in order; a private key block is one secret, BEGIN to END line, masked as
+    `PRIVATE_KEY_MASK`, without its length. Never the secret."""
     hits = _whole_key_blocks(text, sorted(_secret_hits(text), key=lambda h: h.start))
     pieces: list[str] = []
     position = 0
     for hit in hits:
-        pieces += [text[position : hit.start], redact(text[hit.start : hit.end], 0)]
+        secret = text[hit.start : hit.end]
+        mask = PRIVATE_KEY_MASK if hit.rule == "secret.private-key" else redact(secret, 0)
+        pieces += [text[position : hit.start], mask]
         position = hit.end
     found = [(_line_of(text, h.start), h.rule) for h in hits]
     return "".join(pieces) + text[position:], found

@@ -10,7 +10,15 @@ from typing import Any
 
 from teamlore.cli.app import personal_app
 from teamlore.cli.literal import literal
-from teamlore.cli.output import FormatOption, OutputFormat, counted, run, stderr, stdout
+from teamlore.cli.output import (
+    FormatOption,
+    OutputFormat,
+    counted,
+    hanging,
+    run,
+    stderr,
+    stdout,
+)
 from teamlore.cli.params import Argument, Option
 from teamlore.core.paths import display_path
 
@@ -19,6 +27,15 @@ def _plain(text: str) -> None:
     """Memory text goes out as written: no markup, no highlighting, no wrapping; only terminal
     control characters are made visible (`literal`)."""
     sys.stdout.write(literal(text) + "\n")
+    sys.stdout.flush()
+
+
+def _said(lead: str, text: str) -> None:
+    """A sentence to the person (not memory text): `lead` then `text`, wrapped at words to the
+    terminal's width under the lead (`hanging`), so it reads at 80 columns; an id or path too
+    long for the rest of a line goes whole onto the next. Made visible as `_plain` makes it."""
+    for line in hanging(lead, literal(text), len(lead)):
+        sys.stdout.write(line + "\n")
     sys.stdout.flush()
 
 
@@ -248,33 +265,43 @@ def personal_show(
 
 
 def _render_import(result: dict[str, Any]) -> None:
+    """The sentences wrap at the terminal's width (the import id, 67 columns, goes whole onto a
+    line of its own at 80); a part's line and a verdict naming a job to retry or wait for stay
+    one line each, to read or copy as they are."""
     imp = result["import"]
-    _plain(
-        f"file: {imp['fileName']} ({imp['bytes']} bytes, {counted(imp['parts'], 'part')}); "
+    _said(
+        "file: ",
+        f"{imp['fileName']} ({imp['bytes']} bytes, {counted(imp['parts'], 'part')}); "
         f"label: {imp['label']}; declared author: {imp['declaredAuthor']}; "
-        f"context: {imp['contextId']}"
+        f"context: {imp['contextId']}",
     )
     if imp.get("frontMatter"):
-        _plain("front matter: left out (the file's own metadata; not sent to the model)")
+        _said("front matter: ", "left out (the file's own metadata; not sent to the model)")
     if imp["duplicate"]:
-        _plain(f"duplicate: this exact content was already imported as {imp['importId']}")
+        _said("duplicate: ", f"this exact content was already imported as {imp['importId']}")
     else:
-        _plain(
-            f"accepted: queued as {imp['importId']} ({counted(imp['parts'], 'part')}); "
-            "accepted means durably queued, not remembered"
+        _said(
+            "accepted: ",
+            f"{counted(imp['parts'], 'part')} queued as {imp['importId']}; "
+            "accepted means durably queued, not remembered",
         )
     flush = result["flush"] or {}
     for run_ in flush.get("runs", []):
         if run_["code"]:
             why = f": {run_['message']}" if run_.get("message") else ""
-            _plain(f"writer: job {run_['jobId']} {run_['outcome']} ({run_['code']}){why}")
+            _said("writer: ", f"job {run_['jobId']} {run_['outcome']} ({run_['code']}){why}")
     if "error" in flush:
-        _plain(f"writer: not run ({flush['error']['code']}: {flush['error']['message']})")
+        _said("writer: ", f"not run ({flush['error']['code']}: {flush['error']['message']})")
         if flush["error"].get("next"):
-            _plain(f"  next: {flush['error']['next']}")
+            _said("  next: ", flush["error"]["next"])
     for part in result["parts"]:
         _plain(f"part {part['part']}: {_outcome_line(part)}")
-    _plain(_import_verdict(result))
+    verdict = _import_verdict(result)
+    if result["complete"] or not result["waited"]:
+        head, _, rest = verdict.partition(": ")
+        _said(f"{head}: ", rest)
+    else:  # `teamlore personal retry JOB` or a job's lease: one line
+        _plain(verdict)
 
 
 def _import_verdict(result: dict[str, Any]) -> str:
