@@ -102,12 +102,65 @@ runpy.run_module("teamlore.cli.entry", run_name="__main__")
 
 
 def _modules_of(tmp_path: Path, *args: str) -> set[str]:
+    done, modules = _run_listing_modules(tmp_path, *args)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return modules
+
+
+def _run_listing_modules(
+    tmp_path: Path, *args: str
+) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """`teamlore ARGS` run as the console entry runs it, and the modules it held as it exited."""
     listed = tmp_path / "modules.json"
     done = subprocess.run(
-        [sys.executable, "-c", _LIST_AT_EXIT, str(listed), *args], capture_output=True, text=True
+        [sys.executable, "-c", _LIST_AT_EXIT, str(listed), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
-    assert done.returncode == 0, done.stderr[-2000:]
-    return set(json.loads(listed.read_text()))
+    return done, set(json.loads(listed.read_text()))
+
+
+def _command_modules(modules: set[str]) -> set[str]:
+    return {m.rsplit(".", 1)[-1] for m in modules if m.startswith(f"{commands.__name__}.")}
+
+
+@pytest.fixture()
+def registered(repo: Path, home: Path, tmp_path: Path) -> Path:
+    """`repo`, registered (`sync --repository`, from an empty sessions folder): it has a review
+    queue, empty."""
+    from teamlore.ops.registry import OpContext, run_operation
+
+    (tmp_path / "no-sessions").mkdir()
+    sources = [f"codex={tmp_path / 'no-sessions'}"]
+    run_operation(
+        "sync", OpContext(cwd=repo, home=home), {"sources": sources, "repository": str(repo)}
+    )
+    return repo
+
+
+# the JSON forms of commands whose text view rich draws (`review.py`, `runner.py`): the JSON is
+# written without it, so nothing imports rich
+JSON_FORMS = [
+    (("memory", "review", "--format", "json"), 0, '"items": []'),  # an empty queue
+    (("memory", "confirm", "--yes", "--format", "json"), 0, '"nothing-to-confirm"'),
+    (("memory", "extract", "--format", "json"), 2, "--runner is required"),  # a refusal
+]
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "says"), JSON_FORMS, ids=[" ".join(a[:2]) for a, _, _ in JSON_FORMS]
+)
+def test_a_json_form_of_a_command_rich_draws_the_text_of_loads_no_rich(
+    registered: Path, tmp_path: Path, args: tuple[str, ...], code: int, says: str
+) -> None:
+    done, modules = _run_listing_modules(tmp_path, *args, "--repository", str(registered))
+    assert (done.returncode, done.stderr) == (code, ""), done.stderr[-2000:]
+    assert says in done.stdout
+    packages = {m.split(".")[0] for m in modules}
+    assert not packages & {"typer", "click", "rich"}, sorted(packages & {"typer", "click", "rich"})
+    own = COMMAND_MODULES[args[:2]]
+    assert _command_modules(modules) == {own, "memory", "sessions"}  # `own` imports `memory`
 
 
 # the same request in plain form and in a form the plain parse leaves to typer (`--` ends the
@@ -121,6 +174,9 @@ SAME = [
     ("personal", "show"),
     ("repo", "forget", "/nowhere/at/all", "--format", "json"),  # a refusal
     ("doctor", "--format", "json"),
+    # a number within its option's `min=`/`max=`: each refuses before it serves
+    ("ui", "--port", "65535", "--repository", "/nowhere/at/all"),
+    ("org", "serve", "--port", "1", "--rate", "1", "--host", "0.0.0.0"),
 ]
 
 
@@ -135,8 +191,66 @@ def test_plain_and_typer_parsed_commands_say_the_same(repo: Path, args: tuple[st
     )
 
 
-# the commands with an option the plain parse leaves to typer (`min=`/`max=`): typer parses them
-TYPER_ONLY = {("ui",), ("org", "serve")}
+# a port or rate within its option's `min=`/`max=`; each command refuses before it serves (a path
+# that is no repository; a host beyond loopback without --allow-remote), so no server starts
+WITHIN_BOUNDS = [
+    (("ui", "--port", "65535", "--repository", "/nowhere/at/all"), 1, "error PATH_NOT_FOUND"),
+    (("ui", "--port=0", "--no-open", "--repository", "/nowhere"), 1, "error PATH_NOT_FOUND"),
+    (
+        ("org", "serve", "--port", "1", "--rate=1", "--host", "0.0.0.0"),
+        2,
+        "error INVALID_ARGUMENT: org serve binds to loopback only",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "says"), WITHIN_BOUNDS, ids=[" ".join(a) for a, _, _ in WITHIN_BOUNDS]
+)
+def test_a_number_within_its_bounds_runs_without_typer(
+    home: Path, tmp_path: Path, args: tuple[str, ...], code: int, says: str
+) -> None:
+    done, modules = _run_listing_modules(tmp_path, *args)
+    assert done.returncode == code and done.stderr.startswith(says), done.stderr[-2000:]
+    # the servers' own modules import click (uvicorn) and a text refusal is printed with rich:
+    # typer and the module that declares every command are what a plain run never loads
+    assert "typer" not in {m.split(".")[0] for m in modules}
+    assert not {"teamlore.cli.main", "teamlore.cli.typer_app"} & modules
+    path = next(p for p in COMMAND_MODULES if args[: len(p)] == p)
+    assert COMMAND_MODULES[path] in _command_modules(modules)
+
+
+# a number outside its option's bounds (`ui --port`: 0-65535; `org serve --port`: 1-65535,
+# `--rate`: 1 or more); the plain parse leaves it to typer, whose usage error it is
+OUTSIDE_BOUNDS = [
+    (("ui", "--port", "65536"), "'--port': Input should be less than or equal to 65535"),
+    (("ui", "--port=99999999999999999999"), "'--port': Input should be less than or equal to"),
+    (("org", "serve", "--port", "0"), "'--port': Input should be greater than or equal to 1"),
+    (("org", "serve", "--rate=0"), "'--rate': Input should be greater than or equal to 1"),
+]
+
+
+@pytest.mark.parametrize(
+    ("args", "says"), OUTSIDE_BOUNDS, ids=[" ".join(a) for a, _ in OUTSIDE_BOUNDS]
+)
+def test_a_number_outside_its_bounds_is_typers_usage_error(
+    repo: Path, args: tuple[str, ...], says: str
+) -> None:
+    import teamlore.cli.main  # noqa: F401  (declares every command)
+
+    path = next(p for p in COMMAND_MODULES if args[: len(p)] == p)
+    command = declared.find(path)
+    assert command is not None
+    assert params.parse_argv(command, list(args[len(path) :])) is None
+    plain = teamlore_cli(*args, cwd=repo, env={"COLUMNS": "80"})
+    typer_parsed = teamlore_cli(*args, "--", cwd=repo, env={"COLUMNS": "80"})
+    assert plain.returncode == 2 and says in plain.stderr, plain.stderr
+    assert plain.stderr.startswith(f"error USAGE: teamlore {' '.join(path)}: invalid value for ")
+    assert (plain.returncode, plain.stdout, plain.stderr) == (
+        typer_parsed.returncode,
+        typer_parsed.stdout,
+        typer_parsed.stderr,
+    )
 
 
 @pytest.mark.parametrize("path", COMMAND_MODULES, ids=[" ".join(p) for p in COMMAND_MODULES])
@@ -150,9 +264,8 @@ def test_the_plain_parse_passes_what_typer_passes(path: tuple[str, ...]) -> None
     assert command is not None
     for argv in _sample_argvs(command):
         plain = params.parse_argv(command, argv)
-        assert (plain is None) == (path in TYPER_ONLY), argv
-        if plain is not None:
-            assert _typed(plain) == _typed(_typer_kwargs(command, argv)), argv
+        assert plain is not None, argv
+        assert _typed(plain) == _typed(_typer_kwargs(command, argv)), argv
 
 
 def _sample_argvs(command: Callable[..., Any]) -> list[list[str]]:

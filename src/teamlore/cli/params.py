@@ -8,8 +8,8 @@ object when it registers a command, so `--help` and docs/cli.md come from the sa
 as the fast parse. `parse_argv` reads the records to parse the plain forms (`--flag`, `--opt VALUE`,
 `--opt=VALUE`, `-o VALUE`, positional words) into the keyword arguments typer would pass;
 anything else (an unknown or repeated option, `--`, a value that is not plainly a number or a
-choice, a missing argument, `--help`) returns None, and the full typer path parses it, with its
-usage errors and exit code 2.
+choice, a number outside its option's `min=`/`max=`, a missing argument, `--help`) returns None,
+and the full typer path parses it, with its usage errors and exit code 2.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ from typing import Any, NamedTuple
 
 # the typer keyword arguments the fast parse understands: they change help text only
 _PLAIN = frozenset({"help", "metavar"})
+# and, on an `int` option, the bounds it checks (a number outside them: typer says so)
+_BOUNDS = frozenset({"min", "max"})
 _INTEGER = re.compile(r"[0-9]+")
 _DECIMAL = re.compile(r"[0-9]+(?:\.[0-9]+)?")
 
@@ -129,7 +131,7 @@ def parse_argv(command: Callable[..., Any], argv: list[str]) -> dict[str, Any] |
     is not in the plain forms this parse handles (typer then parses it)."""
     params = declared(command)
     hints = typing.get_type_hints(command)
-    if not all(_plain(record) for record in params.values()):
+    if not all(_plain(record, hints[name]) for name, record in params.items()):
         return None
     by_decl = {
         d: name for name, record in params.items() if record.kind == "option" for d in record.decls
@@ -165,10 +167,11 @@ def parse_argv(command: Callable[..., Any], argv: list[str]) -> dict[str, Any] |
 _REFUSED = object()
 
 
-def _plain(default: Any) -> bool:
+def _plain(default: Any, hint: Any) -> bool:
+    understood = _PLAIN | _BOUNDS if _optional(hint) is int else _PLAIN
     return (
         isinstance(default, Param)
-        and not set(default.options) - _PLAIN
+        and not set(default.options) - understood
         and all(d.startswith("-") and "/" not in d for d in default.decls)
         and (default.kind == "option") == bool(default.decls)
     )
@@ -179,6 +182,20 @@ def _is_list(hint: Any) -> bool:
 
 
 def _convert(record: Param, hint: Any, values: list[str]) -> Any:
+    value = _given(record, hint, values)
+    return _REFUSED if _out_of_bounds(record, value) else value  # typer reports it
+
+
+def _out_of_bounds(record: Param, value: Any) -> bool:
+    """`value` (given, or the default: typer checks both) is a number outside the option's
+    `min=`/`max=`."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        return False
+    low, high = record.options.get("min"), record.options.get("max")
+    return (low is not None and value < low) or (high is not None and value > high)
+
+
+def _given(record: Param, hint: Any, values: list[str]) -> Any:
     if not values:
         if record.default is ...:
             return _REFUSED  # typer reports the missing value

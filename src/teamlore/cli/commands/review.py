@@ -6,9 +6,7 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
-
-from rich.text import Text
+from typing import TYPE_CHECKING, Any
 
 from teamlore.cli.app import app, memory_app
 from teamlore.cli.commands.memory import read_request
@@ -29,6 +27,9 @@ from teamlore.cli.output import (
 from teamlore.cli.params import Option
 from teamlore.core import errors
 
+if TYPE_CHECKING:  # rich only renders text: a `--format json` run never imports it
+    from rich.text import Text
+
 # A diff longer than this many lines is cut in the text view, saying how many lines follow and
 # how to see them whole (`--full-diff`, `--format json`, the page).
 DIFF_LINES = 60
@@ -39,6 +40,8 @@ _DIFF_STYLES = {"+": "green", "-": "red", "@": "cyan"}
 def _block(text: Text | str, indent: int) -> None:
     """`text` wrapped at the terminal's width under an indent: every byte on screen, none cut
     (docs/extraction.md, "What a reviewer sees")."""
+    from rich.text import Text
+
     body = text if isinstance(text, Text) else Text(literal(text))
     width = max(stdout.width - indent, 20)
     for line in body.split("\n", allow_blank=True):
@@ -93,6 +96,8 @@ def _diff_text(lines: list[str], width: int) -> Text:
     """Diff lines folded at `width` cells (a long path or JSON line goes on in the next line
     rather than off the screen). A folded line goes on after its marker and `↳`, so its rest
     never reads as a line of its own (an added `+++ b/…` or `@@`)."""
+    from rich.text import Text
+
     diff = Text()
     width = max(width, 20)
     for line in lines:
@@ -114,6 +119,8 @@ def diff_lines(diff: str) -> list[str]:
 def _render_target(path: str, role: str, indent: int = 2) -> None:
     """`path (role)` folded at the terminal's width as a diff line is: a path has no spaces to
     wrap at, so a folded one goes on after `↳` and never reads as a file name of its own."""
+    from rich.text import Text
+
     width = max(stdout.width - indent, 20)
     bold = len(literal(path))
     for number, piece in enumerate(_folded(f"{path} ({role})", width, width - 1)):
@@ -149,6 +156,8 @@ def short_id(candidate_id: str) -> str:
 
 
 def _render_candidate(item: dict[str, Any]) -> None:
+    from rich.text import Text
+
     from teamlore.ops.memory.review import what_it_changes
 
     change = what_it_changes(item)  # said on the first line: an update reads as one at once
@@ -163,6 +172,8 @@ def _render_candidate(item: dict[str, Any]) -> None:
 def _render_replaced(item: dict[str, Any]) -> None:
     """What promoting it does to memory that exists: the entries it updates or merges, the
     candidates it merged (`ops.memory.review.what_it_replaces`)."""
+    from rich.text import Text
+
     from teamlore.ops.memory.review import what_it_replaces
 
     for replaced in what_it_replaces(item):
@@ -182,6 +193,8 @@ def _render_review(result: dict[str, Any], *, full_diff: bool = False) -> None:
     if not result["items"] and not result["failed"]:
         stdout.print("No candidates are awaiting review.")
         return
+    from rich.text import Text
+
     from teamlore.ops.memory.review import (
         claim_support_shown,
         left_out_of_a_plan,

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.table import Table
-from rich.text import Text
-
 from teamlore.cli.app import memory_app
 from teamlore.cli.commands.memory import (
     CapabilityTerminalStatesOption,
@@ -81,6 +78,8 @@ def _render_preview(result: dict[str, Any]) -> None:
         note = result["note"]
         stdout.print(note[:1].upper() + note[1:])
         return
+    from rich.table import Table  # rich only renders text: `--format json` never imports it
+
     table = Table("plan", "kind", "what", "bytes to send", title="Would send")
     for plan in plans:
         disclosure = plan["disclosure"]
@@ -175,6 +174,9 @@ def _render_run(result: dict[str, Any]) -> None:
         if usage and usage["tokensNotReported"] < usage["runs"]:
             stdout.print(_spent(usage))
         return
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table("plan", "kind", "status", "result", title="Runner results")
     for item in result["results"]:
         if item.get("status") == "failed":
@@ -224,6 +226,8 @@ def _exit_if_failed(result: dict[str, Any], fmt: OutputFormat) -> None:
 
 def _say_interrupted(payload: dict[str, Any]) -> None:
     """What Ctrl-C left behind, and what to run next (docs/runner.md "Limits and failures")."""
+    from rich.text import Text
+
     manifest = payload.get("approveManifest")
     rest = (
         f" The plans that had not started are still pending: `teamlore memory extract "
