@@ -212,6 +212,22 @@ def test_status_names_the_file_and_line_of_each_recent_diagnostic(
     assert f"  bad-json  {broken}:1  line is not valid JSON; skipped" in text
 
 
+def test_status_lists_its_recent_diagnostics_in_the_order_the_sync_found_them(
+    home: Path, sources: Path
+) -> None:
+    """A file's lines in order, as the sync printed them (newest first read `:3` above `:2`);
+    still the ten newest when there are more."""
+    broken = sources / "claude" / "broken.jsonl"
+    broken.write_text("".join(f"{{garbage {n}\n" for n in range(12)))
+    sync_json(sources)
+    status = json.loads(teamlore_cli("status", "--format", "json").stdout)["diagnostics"]
+    lines = [d["line"] for d in status["recent"] if d["file"].endswith("broken.jsonl")]
+    assert len(lines) >= 3 and lines == list(range(lines[0], lines[0] + len(lines)))
+    text = teamlore_cli("status", env={"COLUMNS": "80"}).stdout
+    at = [text.index(f"{broken}:{n} ") for n in lines]
+    assert at == sorted(at)
+
+
 def test_sessions_list_show_and_search(home: Path, sources: Path) -> None:
     sync_json(sources)
     listed = json.loads(teamlore_cli("sessions", "list", "--format", "json").stdout)["sessions"]

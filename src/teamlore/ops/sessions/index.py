@@ -598,7 +598,9 @@ def status(ctx: OpContext, request: StatusRequest) -> dict[str, Any]:
             for r in conn.execute("SELECT status, count(*) AS n FROM source_files GROUP BY status")
         }
         meta = {r["key"]: r["value"] for r in conn.execute("SELECT key, value FROM meta")}
-        recent = [  # as a sync reports them: the file as `display_path` shows it (`~/…`)
+        # the ten newest, listed as a sync reports them: in the order found (a file's lines
+        # in order), the file as `display_path` shows it (`~/…`)
+        recent = [
             {
                 "code": r["code"],
                 "file": display_path(r["path"]) if r["path"] else None,
@@ -606,8 +608,9 @@ def status(ctx: OpContext, request: StatusRequest) -> dict[str, Any]:
                 "message": r["message"],
             }
             for r in conn.execute(
-                "SELECT d.code, d.line, d.message, f.path FROM diagnostics d"
-                " LEFT JOIN source_files f ON f.id = d.source_file_id ORDER BY d.id DESC LIMIT 10"
+                "SELECT * FROM (SELECT d.id, d.code, d.line, d.message, f.path"
+                " FROM diagnostics d LEFT JOIN source_files f ON f.id = d.source_file_id"
+                " ORDER BY d.id DESC LIMIT 10) ORDER BY id"
             )
         ]
         sources = [s.to_json() for s in resolve_sources(SyncRequest(), home)]
