@@ -432,6 +432,9 @@ def test_tree_findings_cover_every_document_kind(tmp_path: Path) -> None:
     assert (layout.DOCTRINE_FILE, "path.provider-local") in by_file
     assert (f"{layout.SKILLS_DIR}/Bad_Name", "slug.invalid") in by_file
     assert (f"{layout.MEMORY_ROOT}/notes.txt", "tree.unexpected-file") in by_file
+    [stray] = [f for f in report.findings if f.rule == "tree.unexpected-file"]
+    # what to do with it, as the status line that points here promises
+    assert stray.message.endswith("move it out of the memory folder or delete it")
     assert not any(f.file == layout.entry_path("good") for f in report.findings)
     assert not any(f.file == layout.skill_path("deploy") for f in report.findings)
     assert report.blocked

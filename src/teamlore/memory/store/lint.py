@@ -451,6 +451,10 @@ def _is_empty(dir_fd: int, name: str) -> bool:
     return os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_size == 0
 
 
+# what a file of the memory folder that is not part of its layout is, and what to do with it
+UNEXPECTED_FILE = "no agent reads it: move it out of the memory folder or delete it"
+
+
 def _finding(rule: str, severity: Severity, path: str, message: str, line: int = 0) -> Finding:
     return Finding(rule=rule, severity=severity, file=path, line=line, message=message)
 
@@ -668,7 +672,7 @@ def lint_tree(
                     "tree.missing-index",
                     "warn",
                     layout.INDEX_FILE,
-                    "index.json is missing (run init)",
+                    "index.json is missing: `teamlore memory init` writes it",
                 )
             )
         for name in names:
@@ -708,9 +712,7 @@ def lint_tree(
                 )
             else:
                 linter.findings.append(
-                    _finding(
-                        "tree.unexpected-file", "warn", relative, "not part of the memory layout"
-                    )
+                    _finding("tree.unexpected-file", "warn", relative, UNEXPECTED_FILE)
                 )
     finally:
         memory.__exit__(None, None, None)
