@@ -47,6 +47,8 @@ from teamlore.sessions.utf16 import decode_utf16_runs
 RESULT_FULL_MAX = 64 * 1024
 RESULT_EXCERPT = 16 * 1024
 MAX_TEXT_CHARS = 1 << 20
+# the tool use a result becomes when its call is not (yet) known
+ORPHAN_NAME = "unknown"
 
 
 @dataclass(slots=True)
@@ -101,6 +103,24 @@ class ToolRecord:
         if self.family == "shell":
             self.commits = observe_commits(self.command, output)
 
+    def is_orphan(self) -> bool:
+        """A result kept without its call (`SessionAssembler._apply_result`)."""
+        return self.name == ORPHAN_NAME and self.input is None and self.command is None
+
+    def take_result(self, orphan: ToolRecord) -> None:
+        """The result an orphan holds, for its call written after it (Claude Code 2.1.112+ with
+        parallel calls may write a result before the call it answers). The orphan's stored
+        fields, not the event, so a pairing across two syncs stores what one sync would."""
+        self.result_head, self.result_tail = orphan.result_head, orphan.result_tail
+        self.result_bytes, self.result_sha256 = orphan.result_bytes, orphan.result_sha256
+        self.result_truncated, self.exit_code = orphan.result_truncated, orphan.exit_code
+        self.status, self.ended_at = orphan.status, orphan.ended_at or self.ended_at
+        if self.family == "shell":
+            output = orphan.result_head or ""
+            if orphan.result_truncated and orphan.result_tail:
+                output += "\n" + orphan.result_tail
+            self.commits = observe_commits(self.command, output)
+
 
 @dataclass(slots=True)
 class TurnRecord:
@@ -121,6 +141,8 @@ class TurnRecord:
     # `len(self.assistant_text)`, kept as parts are added: each tool call asks for it, and
     # summing the parts each time grew with the square of a long agentic turn's parts
     assistant_chars: int = 0
+    # orphan tool uses by call id: results whose call has not been seen (yet)
+    orphans: dict[str, ToolRecord] = field(default_factory=dict)
 
     @property
     def assistant_text(self) -> str:
@@ -274,19 +296,20 @@ class SessionAssembler:
             self._apply_result(event, line)
         elif isinstance(event, ToolCall):
             turn = self._current_turn(event.at, line)
-            turn.tools.append(
-                ToolRecord(
-                    event.call_id,
-                    event.name,
-                    event.family,
-                    _json_text(event.input),
-                    event.command,
-                    list(event.paths_written),
-                    list(event.paths_read),
-                    event.at,
-                    assistant_offset=turn.assistant_length(),
-                )
+            tool = ToolRecord(
+                event.call_id,
+                event.name,
+                event.family,
+                _json_text(event.input),
+                event.command,
+                list(event.paths_written),
+                list(event.paths_read),
+                event.at,
+                assistant_offset=turn.assistant_length(),
             )
+            if turn.orphans:
+                self._pair_orphan(turn, tool)
+            turn.tools.append(tool)
             self._touch(turn, event.at, line)
         elif isinstance(event, AssistantText):
             turn = self._current_turn(event.at, line)
@@ -451,11 +474,27 @@ class SessionAssembler:
                 return
         if self._update_earlier_tool(result):
             return
-        # a result whose call we never saw: keep it, so no output is lost
-        orphan = ToolRecord(result.call_id, "unknown", "other", None, None, [], [], result.at)
+        # a result whose call we have not seen: keep it, so no output is lost; its call may
+        # still come later in the turn (`_pair_orphan`)
+        orphan = ToolRecord(result.call_id, ORPHAN_NAME, "other", None, None, [], [], result.at)
         orphan.set_result(result)
         turn.tools.append(orphan)
+        turn.orphans[result.call_id] = orphan
         self._touch(turn, result.at, line)
+
+    @staticmethod
+    def _pair_orphan(turn: TurnRecord, tool: ToolRecord) -> None:
+        """A call whose result came first in its turn (even in an earlier sync: `load_turn`
+        finds the orphans of a turn written open): the orphan leaves the turn and its result
+        joins the call, at the call's place."""
+        orphan = turn.orphans.pop(tool.call_id, None)
+        if orphan is None:
+            return
+        tool.take_result(orphan)
+        for seq, held in enumerate(turn.tools):
+            if held is orphan:
+                del turn.tools[seq]
+                break
 
     def _update_earlier_tool(self, result: ToolResult) -> bool:
         """A result for a call of an already written turn: rewrite that turn (revision, FTS)."""
@@ -692,4 +731,6 @@ def load_turn(conn: sqlite3.Connection, turn_id: int) -> TurnRecord | None:
                 assistant_offset=t["assistant_offset"],
             )
         )
+        if turn.tools[-1].is_orphan():
+            turn.orphans[t["call_id"]] = turn.tools[-1]
     return turn

@@ -289,6 +289,15 @@ UPDATE source_files SET parser_state = NULL, mtime_ns = NULL
   WHERE provider = 'claude' AND status != 'unavailable';
 """
 
+# a Claude Code 2.1.112+ tool result written before the call it answers is paired with that call
+# (it was an `unknown` tool beside a `pending` call): Claude Code files are read again by the
+# next sync, once, so sessions indexed before show each such call once, with its result.
+CLAUDE_EARLY_RESULTS_READ_AGAIN = """
+-- schema 12: a text of its own, so that MIGRATIONS.index tells it from schema 11
+UPDATE source_files SET parser_state = NULL, mtime_ns = NULL
+  WHERE provider = 'claude' AND status != 'unavailable';
+"""
+
 MIGRATIONS: list[str] = [
     SESSIONS_SCHEMA,
     REPOSITORY_SCHEMA,
@@ -301,6 +310,7 @@ MIGRATIONS: list[str] = [
     TURN_VECTOR_SESSIONS,
     PARSERS_READ_AGAIN,
     CLAUDE_RETRIES_READ_AGAIN,
+    CLAUDE_EARLY_RESULTS_READ_AGAIN,
 ]
 
 

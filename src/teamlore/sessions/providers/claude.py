@@ -11,6 +11,9 @@ Format: research/session-formats.md §1. What this adapter decides:
   `tool_use_id`, and a prompt record with the same timestamp as the previous prompt whose
   pieces it repeats is dropped. An image-only prompt record waits for the text record written
   with the same timestamp, so a prompt split into several records stays one turn.
+- With parallel tool calls, 2.1.112+ may write a tool result before the assistant record that
+  holds its call (they are linked by `parentUuid`): the result is emitted as it comes, without
+  the call's name, and the assembler pairs it with the call that follows in its turn.
 - A turn ends (TurnEnd) at `system/turn_duration` and `system/stop_hook_summary` (§1.11) and at an
   interrupt marker. The client may write the end record before the last text block of the
   final response; the TurnEnd then waits until that response shows visible content or another
@@ -450,7 +453,8 @@ class _Parser(RecordParser):
                 if key in seen:
                     continue
                 seen.append(key)
-                remember_key(st["calls"], call.call_id, call.name, OPEN_CALLS)
+                if call.call_id not in st["results"]:  # else its result came first
+                    remember_key(st["calls"], call.call_id, call.name, OPEN_CALLS)
                 self.out.append(call)
             elif kind == "text":
                 text = block.get("text")
@@ -536,7 +540,9 @@ def _tool_result(
         is_error = True
     bash_shaped = details is not None and "stdout" in details and "interrupted" in details
     exit_code = None
-    if name == "Bash" or (name is None and bash_shaped):
+    # a result of a call not seen (yet: 2.1.112+ may write it before its call) keeps what a Bash
+    # result would: the exit code of a failure's `Exit code N`, 0 for a plain success
+    if name == "Bash" or (name is None and (bash_shaped or is_error)):
         exit_code = _bash_exit_code(text, structured, is_error)
     return ToolResult(call_id=call_id, output=text, exit_code=exit_code, is_error=is_error, at=at)
 
