@@ -33,6 +33,9 @@ _CONSONANT_RUN = re.compile(r"[b-df-hj-np-tv-xzB-DF-HJ-NP-TV-XZ]{5,}")
 _HEX_OR_UUID = re.compile(r"[0-9a-fA-F-]+")
 _PLACEHOLDER = re.compile(
     r"(?:<[^>]*>|\$\{[^}]*\}|\{\{.*\}\}|\$[A-Za-z_][A-Za-z0-9_]*|%[A-Za-z_(]\S*|\*+|[xX]{3,}|"
+    # a name in braces, lower-case or upper-case words (`{local-path}`, teamlore's own, or
+    # `{API_TOKEN}`); a mixed-case token in braces is judged as a value
+    r"(?-i:\{(?:[a-z]+(?:[-_][a-z]+)*|[A-Z]+(?:_[A-Z]+)*)\})|"
     r"\.{3,}|…|null|none|nil|true|false|undefined|redacted|\[redacted\]|"
     r".*(?:your[_-]?|example|placeholder|dummy|changeme|redacted|\{\{.*\}\}).*)",
     re.IGNORECASE,

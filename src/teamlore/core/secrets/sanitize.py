@@ -13,10 +13,12 @@ from teamlore.core.secrets.scan import _session_id_hits
 
 # --- sanitizer ------------------------------------------------------------------------------
 
-LOCAL_PATH_PLACEHOLDER = "<local-path>"
-PROVIDER_PATH_PLACEHOLDER = "<provider-local-path>"
-SESSION_ID_PLACEHOLDER = "<session-id>"
-SESSION_FILE_PLACEHOLDER = "<session-file>"
+# what stands where a local reference was: braces, never `<…>`, which Markdown reads as an HTML
+# tag (GitHub drops it and `memory lint` warns `format.raw-html`); text in prose and in code alike
+LOCAL_PATH_PLACEHOLDER = "{local-path}"
+PROVIDER_PATH_PLACEHOLDER = "{provider-local-path}"
+SESSION_ID_PLACEHOLDER = "{session-id}"
+SESSION_FILE_PLACEHOLDER = "{session-file}"
 
 _PROVIDER_PATH = re.compile(
     r"(?:" + _HOME_ABSOLUTE + r"(?:\\\\?|/))?" + _PROVIDER_LOCAL + _PATH_TAIL
