@@ -160,3 +160,49 @@ def test_doctor_names_the_copy_an_older_teamlore_kept_as_that_and_not_as_an_inte
 
     teamlore(user, "uninstall", "--client", "claude", "--scope", "project")
     assert doctor_backups(user) == [] and copy not in os.listdir(folder)
+
+
+def test_doctor_names_the_copy_a_repaired_manifest_no_longer_refers_to_as_an_older_teamlores(
+    user: Path,
+) -> None:
+    """An older teamlore's uninstall of the first installation was killed after writing the
+    files; this teamlore completes it, saving the manifest as it reads it (the second one's
+    record without the copy), and is killed before it removes the copy. No install was
+    interrupted then: doctor said the copy was one an interrupted install left, as it did
+    before 4e011b2 of a copy the manifest still named. It names it as the older teamlore's
+    copy, and the next uninstall removes it."""
+    git(user, "init", "-q")
+    config = user / CONFIGS["claude"]
+    config.parent.mkdir()
+    config.write_bytes(ORIGINALS["claude"])
+    teamlore(user, "install", "--client", "claude")
+    config.write_bytes(EDITS["claude"](config.read_bytes()))
+    found = config.read_bytes()
+    teamlore(user, "install", "--client", "claude", "--scope", "project")
+    step = {"TEAMLORE_FAILPOINT": "uninstall.files-written"}
+    killed = teamlore_cli("uninstall", "--client", "claude", cwd=user, env=step)
+    assert killed.returncode == -9, killed.stdout + killed.stderr
+    as_an_older_teamlore_left_it("claude", "project", config, found)  # with the intent pending
+    copy = backup_name(config, installation_key("claude", "project", str(user)))
+
+    step = {"TEAMLORE_FAILPOINT": "complete.before-strays"}
+    args = ("uninstall", "--client", "claude", "--scope", "project")
+    killed = teamlore_cli(*args, cwd=user, env=step)
+    assert killed.returncode == -9, killed.stdout + killed.stderr
+    saved = json.loads((state() / "manifest.json").read_text())
+    [record] = [f for i in saved["installations"] for f in i["files"] if f["path"] == str(config)]
+    assert record["backup"] is None and not (state() / "intent.json").exists()
+    assert copy in os.listdir(state() / "backups")
+
+    [check] = doctor_backups(user)
+    assert check["status"] == "warn"
+    assert check["message"] == (
+        f"a copy of ~/home/{CONFIGS['claude']} an older teamlore kept in"
+        " ~/state/integrations/backups (with another installation's entries in it, so this"
+        " teamlore never puts it back)"
+    )
+    assert check["fix"] == "the next `teamlore install` or `uninstall` removes it"
+
+    teamlore(user, *args)
+    assert doctor_backups(user) == [] and os.listdir(state() / "backups") == []
+    assert config.read_bytes() == EDITS["claude"](ORIGINALS["claude"])

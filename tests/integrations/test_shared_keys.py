@@ -281,3 +281,69 @@ def test_uninstall_after_the_person_moved_their_own_state_dir_takes_its_entries_
     assert done.returncode == 0, done.stdout + done.stderr
     assert "kept" not in done.stdout
     assert config.read_text() == CODEX_CONFIG + '\n[mcp_servers.mine]\ncommand = "mine"\n'
+
+
+@pytest.mark.parametrize("client", ["codex", "claude"])
+@pytest.mark.parametrize("first_out", ["first", "second"])
+def test_uninstalling_both_state_dirs_in_either_order_leaves_no_entry_of_either(
+    user: Path, client: str, first_out: str
+) -> None:
+    """The second state dir's `install --force` recorded the first one's entries as what it
+    found. Uninstalling the first one first keeps the second one's entries (above); the
+    second one's uninstall then put the first one's entries back (Claude: the whole file as
+    it found it; Codex: each key, and the hooks flag), which started a state dir nothing
+    installed any more, and an empty `hooks` list stayed in the hooks file the first one made.
+    Now what it found is put back only while that state dir records it: in either order the
+    config ends as the user had it, byte for byte, and the hooks file is gone."""
+    seeded, name, _, hooks = OTHER_STATE[client]
+    config = user / name
+    config.parent.mkdir(exist_ok=True)
+    config.write_text(seeded)
+    homes = {"first": os.environ["TEAMLORE_HOME"], "second": str(user / "second-state")}
+    teamlore(user, "install", "--client", client)
+    done = teamlore_cli(
+        "install", "--client", client, "--force", cwd=user, env={"TEAMLORE_HOME": homes["second"]}
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    for which in (first_out, "second" if first_out == "first" else "first"):
+        env = {"TEAMLORE_HOME": homes[which]}
+        done = teamlore_cli("uninstall", "--client", client, cwd=user, env=env)
+        assert done.returncode == 0, done.stdout + done.stderr
+
+    assert config.read_text() == seeded
+    assert not (user / hooks).exists()  # the first one made it; nothing is left in it
+
+
+USERS_HOOKS = (
+    '{\n  "theme": "dark",\n  "hooks": {\n    "Stop": [{"hooks": [{"type": "command",'
+    ' "command": "my-stop"}]}]\n  }\n}\n'
+)
+
+
+@pytest.mark.parametrize("client", ["codex", "claude"])
+@pytest.mark.parametrize("first_out", ["first", "second"])
+def test_a_hooks_file_of_the_users_own_is_left_as_it_was_after_both_state_dirs_go(
+    user: Path, client: str, first_out: str
+) -> None:
+    """The containers the second state dir's install found are taken out only as far as the
+    first one's hooks alone were in them: the user's own hook and settings stay, byte for
+    byte, in either order."""
+    seeded, name, _, hooks = OTHER_STATE[client]
+    for path, text in ((user / name, seeded), (user / hooks, USERS_HOOKS)):
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text)
+    homes = {"first": os.environ["TEAMLORE_HOME"], "second": str(user / "second-state")}
+    teamlore(user, "install", "--client", client)
+    done = teamlore_cli(
+        "install", "--client", client, "--force", cwd=user, env={"TEAMLORE_HOME": homes["second"]}
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    for which in (first_out, "second" if first_out == "first" else "first"):
+        env = {"TEAMLORE_HOME": homes[which]}
+        done = teamlore_cli("uninstall", "--client", client, cwd=user, env=env)
+        assert done.returncode == 0, done.stdout + done.stderr
+
+    assert (user / name).read_text() == seeded
+    assert (user / hooks).read_text() == USERS_HOOKS

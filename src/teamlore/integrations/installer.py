@@ -648,7 +648,9 @@ def _undo(
         return _Pending(document, None, record, "already-gone")
     if shared and record.kind in ("text", "file"):
         return _Pending(document, data, record, KEPT_FOR_ANOTHER)
-    if sha256(data) == record.installedSha256 and not shared:
+    user_scope = installation.scope == "user"
+    gone = leftovers.previous_of_no_installation(None, record.entries, user_scope, home, path)
+    if sha256(data) == record.installedSha256 and not shared and not gone:
         if record.existed and record.backup:
             if backup_path(home, record.backup).is_file():
                 backup = read_backup(home, record.backup, record.path)
@@ -661,17 +663,19 @@ def _undo(
     if record.kind in ("text", "file"):  # changed since install: the user's now (docs/agents.md)
         return _Pending(document, data, record, KEPT_CHANGED)
     document.doc = cf.parse(path, kind, data)
-    user_scope = installation.scope == "user"
     kept = leftovers.changed_to_another_state_dir(
         document.doc, record.entries, user_scope, home, path
     )
-    for entry in record.entries:
+    for entry in leftovers.to_restore(document.doc, record.entries, user_scope, home, path):
         if not isinstance(entry, KeyRecord) or tuple(entry.key) in beneath | set(kept):
             continue  # a hook, or a key another installation's value is in now
         if not _turned_off_since(document, entry):
             _restore_key(document, entry)
-    _remove_hooks(document, [e for e in record.entries if isinstance(e, HookRecord)])
+    hooks, whole = leftovers.hooks_to_remove(record, user_scope, home)
+    _remove_hooks(document, hooks)
     new = document.render()
+    if whole and target is None and leftovers.emptied(new):  # a file that installation made
+        return _Pending(document, None, record, "removed")
     same = KEPT_FOR_ANOTHER if beneath else KEPT_CHANGED if kept else "edited"
     return _Pending(document, new, record, same if new == data else "edited", kept=kept)
 

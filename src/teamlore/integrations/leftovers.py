@@ -29,11 +29,13 @@ from teamlore.core.paths import display_path
 from teamlore.integrations import config_files as cf
 from teamlore.integrations.entries import FileEdits, KeyEdit
 from teamlore.integrations.manifest import (
+    FileRecord,
     HookRecord,
     Installation,
     KeyRecord,
     Manifest,
     load_manifest,
+    read_backup,
 )
 
 HOOK_EVENTS = ("SessionStart", "Stop")
@@ -213,17 +215,133 @@ def changed_to_another_state_dir(
     return kept
 
 
+def previous_of_no_installation(
+    doc: Any, entries: list[KeyRecord | HookRecord], user_scope: bool, home: Path, path: Path
+) -> set[tuple[str, ...]]:
+    """The keys of a user-scope installation of `home` in the config `path` (`doc`: as it is
+    now, None: not read yet) that uninstall takes out instead of putting back what install
+    found there: a server entry another state dir's installation wrote before this one's
+    `install --force`, which that state dir no longer records (uninstalled since, its entry kept
+    then as this one's), would start a state dir nothing installed any more; beside such an
+    entry, a flag (`features.codex_hooks`) install found on and that is gone now was set by that
+    installation and removed by its uninstall. Without `doc`, only the server entries."""
+    gone: set[tuple[str, ...]] = set()
+    if not user_scope:
+        return gone
+    for entry in entries:
+        if isinstance(entry, KeyRecord) and entry.hadPrevious and entry.writtenOver is None:
+            there = installed_elsewhere(entry.previous, home)
+            if there is not None and not _records_entry(entry.previous, path, entry.key):
+                gone.add(tuple(entry.key))
+    if gone and doc is not None:
+        gone |= {
+            tuple(e.key)
+            for e in entries
+            if isinstance(e, KeyRecord)
+            and e.previous is True
+            and not cf.get_key(doc, tuple(e.key))[0]
+        }
+    return gone
+
+
+def to_restore(
+    doc: Any, entries: list[KeyRecord | HookRecord], user_scope: bool, home: Path, path: Path
+) -> list[KeyRecord | HookRecord]:
+    """`entries` as uninstall puts back what they replaced: each key of
+    `previous_of_no_installation` is taken out (as one install found empty)."""
+    gone = previous_of_no_installation(doc, entries, user_scope, home, path)
+    return [
+        e.model_copy(update={"hadPrevious": False, "previous": None, "previousText": None})
+        if isinstance(e, KeyRecord) and tuple(e.key) in gone
+        else e
+        for e in entries
+    ]
+
+
+def hooks_to_remove(
+    record: FileRecord, user_scope: bool, home: Path
+) -> tuple[list[HookRecord], bool]:
+    """The hooks of a user-scope installation of `home` in the hooks file of `record` as
+    uninstall removes them, and whether the file goes once nothing is left in it. The hooks
+    containers install found (`hooks`, `hooks.<event>`: its copy of the file says) holding
+    nothing but hooks of another state dir's installation that records them no longer
+    (uninstalled since, it left them for this one's hook) are removed once empty, as that one
+    would have; the file too, when it held nothing else."""
+    hooks = [e for e in record.entries if isinstance(e, HookRecord)]
+    if not user_scope or not hooks or record.kind != "json" or not record.backup:
+        return hooks, False
+    path = Path(record.path)
+    try:
+        found = cf.parse(path, "json", read_backup(home, record.backup, record.path))
+    except errors.TeamloreError:  # lost or unreadable: the containers stay, as recorded
+        return hooks, False
+    events, top = found.get(("hooks",))[1], found.get(())[1]
+    if not isinstance(events, dict) or not isinstance(top, dict):
+        return hooks, False
+    gone = {e for e in events if _only_hooks_of_no_installation(found, e, path, home)}
+    if not gone:
+        return hooks, False
+    every = gone == set(events)  # the `hooks` object held nothing else
+    as_created = [
+        h.model_copy(
+            update={
+                "createdEvent": None if h.event in gone else h.createdEvent,
+                "createdHooks": None if every else h.createdHooks,
+            }
+        )
+        for h in hooks
+    ]
+    return as_created, every and set(top) == {"hooks"}
+
+
+def _only_hooks_of_no_installation(found: Any, event: str, path: Path, home: Path) -> bool:
+    """Whether the `hooks.<event>` list of `found` holds hooks, all of them teamlore's hooks of
+    another state dir than `home` that records no such hook in `path`."""
+    commands = [
+        str(h.get("command") or "")
+        for g in cf.hook_groups(found, event)
+        for h in (g.get("hooks") if isinstance(g, dict) else None) or []
+        if isinstance(h, dict)
+    ]
+    return only_teamlore_hooks(found, event) and all(
+        _hook_of_no_installation(c, path, home) for c in commands
+    )
+
+
+def emptied(new: bytes | None) -> bool:
+    """Whether `new` (a JSON file's bytes) holds an empty object and nothing else."""
+    return new is not None and new.strip().lstrip(b"\xef\xbb\xbf").strip() == b"{}"
+
+
+def _hook_of_no_installation(command: str, path: Path, home: Path) -> bool:
+    """Whether the teamlore hook `command` names another state dir than `home` that records no
+    such hook in `path`."""
+    named = _hook_state_dir(command)[1]
+    if same_state_dir(named, home):
+        return False
+    records = _user_records(named, path)
+    return records is not None and not any(
+        isinstance(e, HookRecord) and e.command == command for e in records
+    )
+
+
 def _records_entry(value: Any, path: Path, key: list[str]) -> bool:
     """Whether the state dir the server entry `value` names records `key` in `path` in one of
     its user-scope installations; a manifest that cannot be read counts as one that does."""
-    named = _server_state_dir(value)[1]
+    records = _user_records(_server_state_dir(value)[1], path)
+    return records is None or any(isinstance(e, KeyRecord) and e.key == key for e in records)
+
+
+def _user_records(named: str | None, path: Path) -> list[KeyRecord | HookRecord] | None:
+    """What the user-scope installations of the state dir `named` (None: the default one)
+    record in `path` (None: its manifest cannot be read)."""
     other = Path(os.path.expanduser(named if named is not None else default_state_dir()))
     try:
         manifest = load_manifest(other)
     except (errors.TeamloreError, OSError):
-        return True
+        return None
     records = [i.file(path) for i in manifest.installations if i.scope == "user"]
-    return any(isinstance(e, KeyRecord) and e.key == key for r in records if r for e in r.entries)
+    return [e for r in records if r for e in r.entries]
 
 
 def recorded_by(manifest: Manifest, found: list[Found]) -> Installation | None:

@@ -126,8 +126,22 @@ class Manifest(_Strict):
 
     def older_copy_of(self, backup: str) -> str | None:
         """The config `backup` was a copy of, when it is one an older teamlore kept with another
-        installation's entries in it, which this load read as none (None: it is not)."""
-        return self._older_copies.get(backup)
+        installation's entries in it, which this load read as none (None: it is not). Once a
+        manifest so read is saved, the record names no copy, and one left beside it (a kill
+        before the stray backups went) is still found by its name: the one that installation
+        stores for that config (`backup_name`), which it never stores for a config whose record
+        keeps none."""
+        return self._older_copies.get(backup) or next(
+            (
+                record.path
+                for installation in self.installations
+                for record in installation.files
+                if record.kind in ("json", "toml")
+                and record.backup is None
+                and backup_name(Path(record.path), installation.key) == backup
+            ),
+            None,
+        )
 
     def find(self, client: str, scope: str, root: str | None) -> Installation | None:
         return next((i for i in self.installations if i.matches(client, scope, root)), None)

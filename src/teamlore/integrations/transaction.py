@@ -366,6 +366,7 @@ def complete(home: Path) -> str | None:
     backups an install killed before its intent record left; what was done, in a sentence
     (None: there was nothing to finish)."""
     done = _complete_intent(home)
+    failpoint("complete.before-strays")  # the manifest saved (repaired: `older_copy_of`)
     for path in stray_backups(home, load_manifest(home)):  # copies of files left as they were
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
