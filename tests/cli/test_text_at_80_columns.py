@@ -6,11 +6,20 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
 
-from support import git, teamlore_cli
+from support import (
+    draft_batch,
+    git,
+    release_repository,
+    shared_fixtures,
+    store_all,
+    teamlore_cli,
+    teamlore_in_pty,
+)
 
 AT_80 = {"COLUMNS": "80"}
 
@@ -91,7 +100,7 @@ def test_assemble_speaks_of_one_approved_entry_in_the_singular(repo: Path) -> No
     assert (
         "1 approved entry: agents search it with threadshare_memory_search (the block says"
         " so); it is not copied into the block."
-    ) in done.stdout.splitlines()
+    ) in " ".join(done.stdout.split())
 
 
 def test_dry_run_diffs_name_the_file_from_home_as_its_row_does(tmp_path: Path) -> None:
@@ -141,7 +150,8 @@ def test_the_demo_names_each_candidate_as_review_shows_it(demo: tuple[Path, str]
     takes."""
     lines = demo[1].splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith(" 7. review "))
-    shown = [line.split()[0] for line in lines[at + 1 : at + 3]]
+    # each candidate's line starts 6 columns in; what wraps from it goes on further in
+    shown = [line.split()[0] for line in lines[at + 1 : at + 5] if re.match(r" {6}\S", line)]
     assert len(shown) == 2
     for candidate in shown:
         assert re.fullmatch(r"extract-[0-9a-f]{12}-c[0-9]+", candidate), shown
@@ -283,3 +293,109 @@ def test_the_demo_prints_its_search_queries_as_text(demo: tuple[Path, str]) -> N
         lines
     )
     assert not [line for line in lines if line.startswith("      '")]
+
+
+def test_the_demo_wraps_its_step_lines_at_words(demo: tuple[Path, str]) -> None:
+    """` 6. stage  the demo's scripted agent proposed …` ran to 150 columns (the steps 101 to
+    175, a candidate under `7. review` 91): each summary now wraps under itself. Left whole,
+    as the terminal wraps them: what the demo quotes (search hits, files, the managed block)."""
+    lines = demo[1].splitlines()
+    steps = [i for i, line in enumerate(lines) if re.match(r"[ 1]\d\. [a-z-]+  \S", line)]
+    assert len(steps) == 18
+    own = []  # each step's line and the lines wrapped from it, under its summary
+    for at in steps:
+        name = re.match(r"[ 1]\d\. [a-z-]+  ", lines[at])
+        assert name is not None
+        end = at + 1
+        while end < len(lines) and lines[end].startswith(" " * len(name.group())):
+            end += 1
+        own += lines[at:end]
+    own += lines[steps[6] + 1 : steps[7]]  # the candidates `7. review` names
+    assert [line for line in own if len(line) > 80] == []
+    stage = lines[steps[5] : steps[6]]
+    assert stage == [
+        " 6. stage  the demo's scripted agent proposed 2 candidates (fixed answers, no",
+        "           model) and adjudicated them against team memory; they wait in",
+        "           quarantine",
+    ]
+    assert padded(demo[1]) == []
+
+
+@pytest.fixture()
+def reviewed(tmp_path: Path, home: Path) -> Path:
+    """A git repository whose memory tree is a real team's (fixtures/threadshare-memory, 17
+    entries and a scene) with one quarantined candidate whose file lint warns about."""
+    from teamlore.ops.registry import OpContext, run_operation
+
+    repo = release_repository(tmp_path, home)
+    from recall_world import WINDOW  # tests/memory, on the path once the repository is made
+
+    tree = shared_fixtures("threadshare-memory")
+    shutil.copytree(tree, repo / ".threadshare" / "memory", dirs_exist_ok=True)
+    ctx = OpContext(cwd=repo, home=home)
+    task = run_operation("memory.recall", ctx, dict(WINDOW))["sources"][0]
+    text = "Deploy <service> only after the release tests pass; tag it with a v prefix."
+    staged = run_operation("memory.stage", ctx, draft_batch(task, text))
+    run_operation("memory.stage", ctx, store_all(staged["adjudicationTask"]))
+    return repo
+
+
+RAW_HTML = (
+    "warn format.raw-html: raw HTML `<service>`: GitHub drops it or its attributes, so a"
+    " teammate does not see what an agent reads; write Markdown, or put it in backticks to"
+    " show it as text"
+)
+
+
+def test_review_promote_and_assemble_wrap_their_own_sentences_at_words(
+    reviewed: Path,
+) -> None:
+    """At 80 columns `memory review` wrapped every line but a lint warning (186 columns),
+    `memory promote` printed its note on git as one line of 239, and `memory assemble` its
+    notes in lines of up to 228. Left whole: the file promote wrote (one token) and the
+    managed block assemble wrote into CLAUDE.md (quoted: the terminal wraps it); a command
+    to copy is never cut across lines."""
+    review = teamlore_cli("memory", "review", cwd=reviewed, env=AT_80)
+    assert review.returncode == 0, review.stderr
+    lines = review.stdout.splitlines()
+    assert [line for line in lines if len(line) > 80] == []
+    at = next(i for i, line in enumerate(lines) if line.startswith("  warn "))
+    assert " ".join(" ".join(lines[at : at + 3]).split()) == RAW_HTML
+
+    code, printed = teamlore_in_pty("memory", "confirm", answers=["y"], cwd=reviewed)
+    assert code == 0, printed
+    plan = re.search(r"Plan (\S+) generated", printed)
+    assert plan is not None, printed
+    promote = teamlore_cli("memory", "promote", "--plan", plan.group(1), cwd=reviewed, env=AT_80)
+    assert promote.returncode == 0, promote.stderr
+    [written] = (reviewed / ".threadshare/memory/entries").glob("deploy-service-*.md")
+    row = f"  {written.relative_to(reviewed).as_posix()}: written"
+    lines = promote.stdout.splitlines()
+    assert row in lines and len(row) > 80  # the file, a single token, whole on its line
+    assert [line for line in lines if len(line) > 80 and line != row] == []
+    assert "  `git add --intent-to-add .threadshare/memory && git diff` shows every line" in lines
+    as_json = teamlore_cli(
+        "memory", "promote", "--plan", plan.group(1), "--format", "json", cwd=reviewed
+    )
+    from teamlore.ops.memory.promote import GIT_NOTE
+
+    assert json.loads(as_json.stdout)["git"] == GIT_NOTE  # the JSON is as it was
+
+    assemble = teamlore_cli("memory", "assemble", "-p", "claude", cwd=reviewed, env=AT_80)
+    assert assemble.returncode == 0, assemble.stderr
+    lines = assemble.stdout.splitlines()
+    begin = next(i for i, line in enumerate(lines) if line.startswith("<!-- BEGIN "))
+    end = next(i for i, line in enumerate(lines) if line.startswith("<!-- END "))
+    block = "\n".join(lines[begin : end + 1])
+    assert block + "\n" in (reviewed / "CLAUDE.md").read_text()  # quoted as written
+    own = lines[:begin] + lines[end + 1 :]
+    assert [line for line in own if len(line) > 80] == []
+    assert own[-2:] == [
+        "Nothing was staged or committed; see the changes with `git status` and",
+        "  `git diff`.",
+    ]
+    words = " ".join(" ".join(own).split())
+    assert (
+        "18 approved entries: agents search them with threadshare_memory_search (the block"
+        " says so); they are not copied into the block."
+    ) in words

@@ -20,12 +20,14 @@ from teamlore.core import keys
 
 
 def _register(home: Path, repo: Path) -> tuple[int, dict[str, Any]]:
+    empty = repo.parent / "no-sessions"  # a source must be there (SOURCE_NOT_FOUND): an empty one
+    empty.mkdir(exist_ok=True)
     done = teamlore_cli(
         "sync",
         "--repository",
         str(repo),
         "--source",
-        f"codex={repo / 'none'}",
+        f"codex={empty}",
         "--format",
         "json",
         env={"TEAMLORE_HOME": str(home)},

@@ -29,6 +29,7 @@ from teamlore.cli.output import (
     OutputFormat,
     counted,
     fail,
+    hanging,
     run,
     say,
     stdout,
@@ -75,7 +76,12 @@ sessions_app.command("include")(session_commands.sessions_include)
 def _render_demo(result: dict[str, Any]) -> None:
     say(styled("teamlore demo", "bold"), f" in {result['directory']}\n")
     for number, step in enumerate(result["steps"], 1):
-        say(styled(f"{number:>2}. {step['step']}", "bold cyan"), f"  {step['summary']}")
+        name = f"{number:>2}. {step['step']}"
+        # the summary wraps at words under itself (`hanging`)
+        first, *rest = hanging(f"{name}  ", step["summary"], len(name) + 2)
+        say(styled(name, "bold cyan"), first[len(name) :])
+        for line in rest:
+            say(line)
         if step["step"] == "sessions-search":
             for query, hits in step["searches"].items():
                 top = hits[0]["snippet"] if hits else "no hits"
@@ -87,10 +93,9 @@ def _render_demo(result: dict[str, Any]) -> None:
                 supports = ", ".join(
                     f"{s['statementId']}={s['claimSupport']}" for s in item["statements"]
                 )
-                stdout.print(
-                    f"      {short_candidate_id(item['candidateId'])}"
-                    f" {item['provenanceStrength']}: {supports}",
-                )
+                lead = f"      {short_candidate_id(item['candidateId'])} "
+                for line in hanging(lead, f"{item['provenanceStrength']}: {supports}", len(lead)):
+                    say(line)
         elif step["step"] in ("promote", "skill-promote", "consolidation-promote"):
             for path, text in step["files"].items():
                 say()
@@ -200,6 +205,11 @@ def main() -> None:
 
 def _usage_refusal(exc: Any) -> errors.TeamloreError:
     command = exc.ctx.command_path if exc.ctx is not None else "teamlore"
+    cause = exc.__cause__
+    if type(cause).__name__ == "ValidationError" and hasattr(cause, "errors"):
+        # typer checks a value with pydantic: its words (`Value error, 'xml' is not one of
+        # 'text', 'json'`) become a person's, as every refusal's are (core/errors.py)
+        exc.message = errors.first_problem(cause, plain=True)[1]
     message = exc.format_message().rstrip(".")
     return errors.TeamloreError(errors.USAGE, f"{command}: {message[:1].lower()}{message[1:]}")
 

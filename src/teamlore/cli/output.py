@@ -257,6 +257,19 @@ def hanging(lead: str, text: str, indent: int) -> list[str]:
     return [*lines, line]
 
 
+# a `command` in backticks, which a wrapped sentence keeps whole on one line (it is copied)
+_COMMAND = re.compile(r"`[^`\n]*`")
+_GLUE = "\x00"  # a command's space while `hanging` wraps: `str.split` does not split at it
+
+
+def say_wrapped(text: str, indent: int = 2) -> None:
+    """A sentence of teamlore's own, wrapped at words (`hanging`) with its later lines under
+    `indent` spaces; a `command` in backticks stays whole on one line, to be copied."""
+    glued = _COMMAND.sub(lambda command: command.group().replace(" ", _GLUE), text)
+    for line in hanging("", glued, indent):
+        say(line.replace(_GLUE, " "))
+
+
 def say(*parts: object, console: Console | None = None) -> None:
     """Print one line made of `parts`: plain values literally, `styled` pieces with their
     style."""

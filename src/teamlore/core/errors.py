@@ -86,6 +86,9 @@ SECRET_DAMAGED = _register(
 
 # sessions / L0
 SOURCE_UNREADABLE = _register("SOURCE_UNREADABLE", "a session source cannot be read")
+SOURCE_NOT_FOUND = _register(  # a typo in `--source` read as "no new sessions" (exit 0)
+    "SOURCE_NOT_FOUND", "no session folder or .jsonl file is at the path `--source` names"
+)
 UNKNOWN_PROVIDER = _register("UNKNOWN_PROVIDER", "no adapter exists for that provider", 2)
 SESSION_NOT_FOUND = _register("SESSION_NOT_FOUND", "no indexed session has that key")
 TURN_NOT_FOUND = _register("TURN_NOT_FOUND", "the session has no turn with that ordinal")

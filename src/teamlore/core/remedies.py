@@ -27,6 +27,7 @@ NEXT: dict[str, str] = {
     "SECRET_DAMAGED": "Restore the state dir's `secret` from a backup; else move the dir aside.",
     # sessions
     "SOURCE_UNREADABLE": "Check that the session folder exists and is readable, then sync again.",
+    "SOURCE_NOT_FOUND": "Correct the `--source PROVIDER=PATH` path, then sync again.",
     "UNKNOWN_PROVIDER": "Use one of the providers teamlore reads: codex, claude or pi.",
     "SESSION_NOT_FOUND": "Find the session's key with `teamlore sessions list`.",
     "TURN_NOT_FOUND": "See the session's turns with `teamlore sessions show KEY`.",

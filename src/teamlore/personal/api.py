@@ -206,7 +206,12 @@ def import_markdown(
     now: float | None = None,
 ) -> MarkdownImport:
     """Check, chunk and queue a Markdown file (all parts in one transaction). Nothing is written
-    to the state dir when the file or the options are refused."""
+    to the state dir when the file or the options are refused. The options are checked first
+    (usage errors), then the file, then the policy: a typo is told as one whatever is allowed."""
+    importing.check_author(author)
+    if label is not None:
+        importing.check_label(label)
+    file = importing.read_markdown_file(path)
     settings = _settings(home, settings)
     if not settings.provenance_allowed("document_import"):
         raise errors.TeamloreError(errors.IMPORT_DISABLED)
@@ -215,10 +220,6 @@ def import_markdown(
             errors.CONTEXT_UNAVAILABLE, f"[personal] allowed_scopes does not allow {context_id}"
         )
     init_import.check_context(context_id, _allowed_contexts(home, settings, [context_id]))
-    importing.check_author(author)
-    if label is not None:
-        importing.check_label(label)
-    file = importing.read_markdown_file(path)
     label = label if label is not None else importing.default_label(file.file_name)
     refuse_secrets([label], "the label", allowed_pii=settings.allowed_pii)  # named as itself
     parts = importing.chunk_markdown(file.text, above=file.front_matter.count("\n"))

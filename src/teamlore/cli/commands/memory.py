@@ -24,6 +24,7 @@ from teamlore.cli.output import (
     say_how_many_more,
     say_ignored_by_git,
     say_left_out,
+    say_wrapped,
     stdout,
     styled,
 )
@@ -339,8 +340,16 @@ def _json_text(value: Any) -> str:
 
 
 # The MemoryExtractionRequest@v1 selection flags, shared by `memory recall` and `memory extract`.
-SinceOption = Option(None, "--since", help="Window start (ISO date/time, UTC).", metavar="DATE")
-UntilOption = Option(None, "--until", help="Window end, exclusive.", metavar="DATE")
+# the window is required unless --request gives it (WINDOW_INVALID otherwise, exit 2)
+SinceOption = Option(
+    None,
+    "--since",
+    help="Window start (ISO date/time, UTC); required, as --until is, unless --request.",
+    metavar="DATE",
+)
+UntilOption = Option(
+    None, "--until", help="Window end, exclusive; required unless --request.", metavar="DATE"
+)
 QueryOption = Option("", "--query", "-q", help="Only turns matching these terms.")
 ProvidersOption = Option([], "--providers", help="claude, codex, pi.", metavar="claude|codex|pi")
 SessionKeysOption = Option([], "--session-keys", help="Only these sessions.")
@@ -498,7 +507,7 @@ def stage(
 def _render_assemble(result: dict[str, Any]) -> None:
     other = result["linkedProvider"]
     if result["targetLinksTo"]:
-        stdout.print(
+        say_wrapped(
             f"{result['target']} links to {result['targetLinksTo']}: not changed. "
             f"`teamlore memory assemble -p {other}` writes the block there, and "
             "the agent reads it through the link."
@@ -514,7 +523,7 @@ def _render_assemble(result: dict[str, Any]) -> None:
         state = "written" if skill["changed"] else "unchanged"
         stdout.print(f"  {skill['path']} ({state})")
     if result["skillsLinkTo"]:
-        stdout.print(
+        say_wrapped(
             f"{result['skillsFolder']} links to {result['skillsLinkTo']}: "
             f"`teamlore memory assemble -p {other}` projects the team's Skills there."
         )
@@ -522,17 +531,17 @@ def _render_assemble(result: dict[str, Any]) -> None:
         stdout.print("No team Skills to project.")
     entries = result.get("approvedEntries", 0)
     them, they_are = ("it", "it is") if entries == 1 else ("them", "they are")
-    stdout.print(
+    say_wrapped(
         f"{counted(entries, 'approved entry', 'approved entries')}: agents search {them} with "
         f"threadshare_memory_search (the block says so); {they_are} not copied into the block."
     )
     if not result.get("hasDoctrine") or not result.get("scenes"):
-        stdout.print(
+        say_wrapped(
             "Doctrine and scenes are made by consolidation: `teamlore memory synthesize` gives "
             "your agent the task, it stages a ConsolidationPatch@v1, you review and promote it "
             "(`teamlore memory review --kind consolidation`; docs/memory.md)."
         )
-    stdout.print(
+    say_wrapped(
         "Nothing was staged or committed; see the changes with `git status` and `git diff`."
     )
     say_ignored_by_git(result["ignoredByGit"])

@@ -12,6 +12,7 @@ from teamlore.cli.output import (
     run,
     say,
     say_ignored_by_git,
+    say_wrapped,
     stdout,
     styled,
 )
@@ -36,7 +37,7 @@ def _render_promote(result: dict[str, Any]) -> None:
         from teamlore.cli.commands.review import short_id
 
         names = ", ".join(short_id(c["candidateId"]) for c in result["candidates"])
-        stdout.print(f"Promoted candidates: {names}")
+        say_wrapped(f"Promoted candidates: {names}")
     projection = result.get("projection") or {}
     if projection.get("error"):
         error = projection["error"]
@@ -44,7 +45,7 @@ def _render_promote(result: dict[str, Any]) -> None:
             styled("projection not refreshed", "yellow"),
             f" {error['code']}: {error['message']} (run `teamlore memory status` or promote again)",
         )
-    stdout.print(result["git"])
+    say_wrapped(result["git"])
     say_ignored_by_git(result["ignoredByGit"])
 
 

@@ -132,8 +132,11 @@ def _render_target(path: str, role: str, indent: int = 2) -> None:
 
 def _render_diff(file: dict[str, Any], full: bool) -> None:
     _render_target(file["targetPath"], file["role"])
+    from rich.text import Text
+
     for warning in file.get("warnings", []):
-        say("  ", styled("warn", "yellow"), f" {warning['rule']}: {warning['message']}")
+        found = f" {warning['rule']}: {warning['message']}"
+        _block(Text.assemble(styled("warn", "yellow"), literal(found)), 2)
     lines = diff_lines(file["diff"])
     shown = lines if full else lines[:DIFF_LINES]
     _block(_diff_text(shown, stdout.width - 2), 2)

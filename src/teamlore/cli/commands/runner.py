@@ -12,10 +12,8 @@ from teamlore.cli.commands.memory import (
     QueryOption,
     ResultEvidenceOption,
     SessionKeysOption,
-    SinceOption,
     SkillCapabilityKeysOption,
     ToolCapabilityKeysOption,
-    UntilOption,
     _instant,
     read_request,
     selection_filters,
@@ -37,6 +35,19 @@ from teamlore.cli.output import (
 from teamlore.cli.params import Option
 from teamlore.core import errors
 
+# as `memory recall`'s, but an approval takes no window (it runs what was planned)
+SinceOption = Option(
+    None,
+    "--since",
+    help="Window start (ISO date/time, UTC); to plan, required, as --until is, unless --request.",
+    metavar="DATE",
+)
+UntilOption = Option(
+    None,
+    "--until",
+    help="Window end, exclusive; to plan, required unless --request.",
+    metavar="DATE",
+)
 RunnerOption = Option(
     None,
     "--runner",

@@ -26,7 +26,7 @@ from teamlore.core.locations import state_dir_path
 from teamlore.core.paths import display_path
 from teamlore.core.shapes.strict import STRICT
 from teamlore.ops.registry import OpContext, operation
-from teamlore.personal import api, documents, init_import, reader
+from teamlore.personal import api, documents, importing, init_import, reader
 from teamlore.personal.config import (
     PROVENANCE_CLASSES,
     PersonalSettings,
@@ -460,9 +460,12 @@ def _flush(home: Path, wait_seconds: float) -> dict[str, Any]:
 def personal_import(ctx: OpContext, request: ImportRequest) -> dict[str, Any]:
     """Import a Markdown notes file into personal memory (document_import)"""
     home = state_home(ctx)
+    # the arguments first (a bad --author is a usage error whatever the policy), then the file
+    # (`api.import_markdown`: FILE_NOT_FOUND before IMPORT_DISABLED), then the policy
+    importing.check_author(request.author)
+    if request.label is not None:
+        importing.check_label(request.label)
     settings = load_personal_settings_readonly(home)  # a refusal leaves no state dir behind
-    if not settings.provenance_allowed("document_import"):
-        raise errors.TeamloreError(errors.IMPORT_DISABLED)
     context = "global"
     if request.workspace is not None:
         context = workspace_context(home, str(ctx.cwd / Path(request.workspace).expanduser()))

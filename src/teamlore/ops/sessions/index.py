@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -83,8 +84,10 @@ def resolve_sources(request: SyncRequest, home: Path | None) -> list[Source]:
                     f"--source {spec!r}: expected PROVIDER=PATH with PROVIDER one of "
                     f"{', '.join(sorted(PROVIDERS))}",
                 )
+            source = _source(provider, raw, f"--source {spec}", errors.INVALID_ARGUMENT)
+            _named_source_is_there(source, spec)
             if provider in chosen:
-                sources.append(_source(provider, raw, f"--source {spec}", errors.INVALID_ARGUMENT))
+                sources.append(source)
         return sources
     from teamlore.core.config import load_config
 
@@ -129,6 +132,26 @@ def _source(provider: str, raw: str, given: str, refusal: errors.ErrorCode) -> S
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise errors.TeamloreError(refusal, f"{given}: {why}") from None
     return Source(provider, root)
+
+
+def _named_source_is_there(source: Source, spec: str) -> None:
+    """A source the user named (`--source PROVIDER=PATH`) is a folder or a `.jsonl` file, or
+    the sync is refused before anything is indexed: a typo read as "no new sessions". A client's
+    default folder (or one config.toml names) that is not there is only said (docs/sessions.md,
+    "Where sessions come from"); one that cannot be looked at is a diagnostic of the sync."""
+    seen = source.looked_at()
+    if isinstance(seen, OSError):
+        return  # `source-unreadable`, reported by the sync with the other sources indexed
+    if seen is not None and (
+        stat.S_ISDIR(seen.st_mode)
+        or (stat.S_ISREG(seen.st_mode) and source.root.name.endswith(".jsonl"))
+    ):
+        return
+    what = "no folder or file is there" if seen is None else "not a folder or a .jsonl file"
+    raise errors.TeamloreError(
+        errors.SOURCE_NOT_FOUND,
+        f"--source {spec.partition('=')[0]}={display_path(source.root)}: {what}",
+    )
 
 
 def _register_repository(conn: sqlite3.Connection, raw: str, home: Path | None) -> dict[str, Any]:
