@@ -77,6 +77,21 @@ def sessions(cli: Cli) -> list[dict[str, Any]]:
     return listed
 
 
+def test_an_untitled_subagent_session_is_listed_as_its_parents(fixtures_cli: Cli) -> None:
+    """Claude Code writes a subagent's turns to a file of their own, in the parent's folder: the
+    listing names the parent instead of repeating that folder."""
+    listed = sessions(fixtures_cli)
+    subagents = [s for s in listed if s["parentSessionKey"] and not s["title"]]
+    assert subagents
+    text = fixtures_cli.text("sessions", "list", "--limit", str(len(listed)))
+    for session in subagents:
+        [line] = [row for row in text.splitlines() if session["sessionKey"][:12] in row]
+        assert line.rstrip().endswith(f"subagent of {session['parentSessionKey'][:12]}")
+    titled = next(s for s in listed if s["title"] and not s["parentSessionKey"])
+    [line] = [row for row in text.splitlines() if titled["sessionKey"][:12] in row]
+    assert "subagent" not in line
+
+
 def test_sessions_show_prints_every_fixture_turn_as_json_holds_it(fixtures_cli: Cli) -> None:
     for session in sessions(fixtures_cli):
         key = session["sessionKey"]

@@ -312,6 +312,12 @@ def path_tail(folder: str, width: int) -> str:
     return f"…{separator}{kept}"
 
 
+def _subagent_of(session: dict[str, Any]) -> str | None:
+    """An untitled subagent's transcript (its parent's folder, one turn) named by its parent."""
+    parent = session.get("parentSessionKey")
+    return f"subagent of {parent[:12]}" if parent else None
+
+
 def _render_list(result: dict[str, Any], *, unmapped: bool = False, filtered: bool = False) -> None:
     if not result["sessions"]:
         if unmapped:
@@ -363,7 +369,7 @@ def _render_list(result: dict[str, Any], *, unmapped: bool = False, filtered: bo
     for s, row in zip(result["sessions"], rows, strict=True):
         gone = "" if s.get("available", True) else " (file gone)"
         folder = display_path(s["cwd"]) if s["cwd"] else ""
-        title = None if unmapped else s.get("title")
+        title = None if unmapped else s.get("title") or _subagent_of(s)
         shown = literal(title) if title else path_tail(literal(folder), title_room - len(gone))
         cwd = Text(shown)
         if gone:  # a long title is cut before it, not the mark
