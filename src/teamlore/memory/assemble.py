@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -632,38 +633,81 @@ def _spliced(text: str, block: str, *, file_name: str, repair: bool) -> tuple[by
     return with_line_ends_of(saved, updated).encode("utf-8"), repaired
 
 
+@dataclass(frozen=True, slots=True)
+class Planned:
+    """What assemble writes for one provider, worked out before anything is written: the real
+    run writes it, `install --dry-run` shows it (`preview`), so the two cannot differ."""
+
+    wanted: _Wanted
+    original: bytes | None  # the instructions file now
+    updated: bytes | None  # what it gets; None: the block goes to the linked file
+    repaired: list[int]
+    projections: list[_Projection]
+
+    @property
+    def changed(self) -> bool:
+        return self.updated is not None and self.updated != self.original
+
+    def writes(self) -> list[tuple[str, bytes | None, bytes]]:
+        """Each file this assemble changes: (path from the worktree root, bytes now, bytes
+        written), in the order they are written."""
+        out = [(p.path, p.current, p.skill.data) for p in self.projections if p.needs_write]
+        if self.changed:
+            assert self.updated is not None
+            out.append((self.wanted.layout.instructions_file, self.original, self.updated))
+        return out
+
+
+def plan(
+    worktree_root: Path, provider: str, *, manifest: Callable[[], dict[str, str]], repair: bool
+) -> Planned:
+    """Every file assemble would write (refused as assemble refuses); writes nothing.
+    `manifest` gives the digests of the Skill projection this machine last wrote."""
+    wanted = _wanted(worktree_root, provider)
+    original: bytes | None = None
+    updated: bytes | None = None
+    repaired: list[int] = []
+    if wanted.block_link is None:
+        original, text = _read_instructions(worktree_root, wanted.layout.instructions_file)
+        updated, repaired = _spliced(
+            text, wanted.block, file_name=wanted.layout.instructions_file, repair=repair
+        )
+    projections = (
+        []
+        if wanted.skills_link
+        else _plan_projection(worktree_root, wanted.layout, wanted.skills, manifest())
+    )
+    return Planned(wanted, original, updated, repaired, projections)
+
+
+def preview(worktree_root: Path, provider: str, *, home: Path, worktree_key: str | None) -> Planned:
+    """`plan` for a dry run, creating nothing (no `worktree_key`: no state dir secret yet)."""
+    record = home / MANIFEST_DIR / (worktree_key or "-") / f"{provider}.json"
+
+    def manifest() -> dict[str, str]:
+        return _load_manifest(record, provider) if worktree_key and record.is_file() else {}
+
+    return plan(worktree_root, provider, manifest=manifest, repair=False)
+
+
 def _assemble(
     worktree_root: Path, provider: str, *, home: Path, worktree_key: str, repair: bool
 ) -> dict[str, Any]:
-    wanted = _wanted(worktree_root, provider)
-    layout, skills = wanted.layout, wanted.skills
-    block_link, skills_link = wanted.block_link, wanted.skills_link
+    def manifest() -> dict[str, str]:
+        return _load_manifest(manifest_path(home, worktree_key, provider), provider)
 
-    original: bytes | None = None
-    updated_bytes: bytes | None = None
-    repaired: list[int] = []
-    if block_link is None:
-        original, text = _read_instructions(worktree_root, layout.instructions_file)
-        updated_bytes, repaired = _spliced(
-            text, wanted.block, file_name=layout.instructions_file, repair=repair
-        )
-    record = manifest_path(home, worktree_key, provider)
-    manifest = _load_manifest(record, provider)
-    plan = [] if skills_link else _plan_projection(worktree_root, layout, skills, manifest)
+    planned = plan(worktree_root, provider, manifest=manifest, repair=repair)
+    wanted = planned.wanted
     failpoint("assemble.planned")
-    for item in plan:
-        if item.needs_write:
-            _write_if_unchanged(worktree_root, item.path, item.skill.data, item.current)
-    changed = updated_bytes is not None and updated_bytes != original
-    if changed:
-        assert updated_bytes is not None
-        _write_if_unchanged(worktree_root, layout.instructions_file, updated_bytes, original)
-    if skills_link is None:
-        _save_manifest(record, provider, {s.name: s.content_digest for s in skills})
+    for path, current, data in planned.writes():
+        _write_if_unchanged(worktree_root, path, data, current)
+    if wanted.skills_link is None:
+        record = manifest_path(home, worktree_key, provider)
+        _save_manifest(record, provider, {s.name: s.content_digest for s in wanted.skills})
     return {
         **_about(provider, wanted),
-        "changed": changed,
-        "repairedMarkerLines": repaired,
+        "changed": planned.changed,
+        "repairedMarkerLines": planned.repaired,
         "block": wanted.block,
         "skills": [
             {
@@ -672,9 +716,9 @@ def _assemble(
                 "path": item.path,
                 "changed": item.needs_write,
             }
-            for item in plan
+            for item in planned.projections
         ],
-        "skillsChanged": sum(1 for item in plan if item.needs_write),
+        "skillsChanged": sum(1 for item in planned.projections if item.needs_write),
         "approvedEntries": wanted.entries,
         "hasDoctrine": wanted.has_doctrine,
         "scenes": wanted.scenes,

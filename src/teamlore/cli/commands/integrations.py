@@ -57,7 +57,7 @@ _BLOCK_REMOVED = (
 
 
 def _render_files(title: str, done: dict[str, Any], *, dry_run: bool) -> None:
-    where = f" in {done['root']}" if done.get("root") else ""
+    where = f" in {display_path(done['root'])}" if done.get("root") else ""
     say(styled(done["client"], "bold"), f" ({done['scope']} scope{where}): {title}")
     width = 13 if dry_run else 10
     for item in done["files"]:
@@ -111,7 +111,7 @@ def _render_install(result: dict[str, Any]) -> None:
         _render_files(title, done, dry_run=result["dryRun"])
         assemble = done.get("assemble") or {}
         assembled = assemble.get("result") or {}
-        if assemble.get("ran") and assembled["targetLinksTo"]:
+        if (assemble.get("ran") or assemble.get("wouldRun")) and assembled["targetLinksTo"]:
             say(
                 f"  {assembled['target']} links to {assembled['targetLinksTo']}: its team memory"
                 f" block comes from `teamlore memory assemble -p {assembled['linkedProvider']}`"
@@ -119,7 +119,8 @@ def _render_install(result: dict[str, Any]) -> None:
         elif assemble.get("ran"):
             say("  assembled the team memory block for this client")
         elif assemble.get("refused"):
-            say(styled("  team memory not assembled: ", "yellow"), assemble["reason"])
+            would = "would not be" if result["dryRun"] else "not"
+            say(styled(f"  team memory {would} assembled: ", "yellow"), assemble["reason"])
         say_ignored_by_git(done.get("ignoredByGit", []))
     for note in result.get("notes", []):
         _say_note(note)
@@ -149,8 +150,9 @@ def install(
     force: bool = Option(
         False,
         "--force",
-        help="Replace a same-named entry teamlore did not write; turn Codex hooks on "
-        "when your config turned them off.",
+        help="Write a client's config even when the client is not on PATH; replace a "
+        "same-named entry teamlore did not write; turn Codex hooks on when your config turned "
+        "them off.",
     ),
     sync_on_stop: bool = Option(
         False, "--sync-on-stop", help="Also index each session's file when it stops (Stop hook)."

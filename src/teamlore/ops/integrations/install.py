@@ -62,6 +62,7 @@ from teamlore.integrations.manifest import (
     stray_backups,
 )
 from teamlore.ops.integrations import state_checks as state
+from teamlore.ops.integrations.assemble_preview import assemble_folder, preview_assemble
 from teamlore.ops.integrations.mcp_config import McpConfigRequest, _Plan
 from teamlore.ops.integrations.session_brief import worktree_root
 from teamlore.ops.registry import REGISTRY, OpContext, load_operations, operation
@@ -129,12 +130,19 @@ def client_binary(client: str) -> str | None:
     return shutil.which(name)
 
 
-def _clients(choice: str, *, force: bool) -> tuple[list[str], list[str]]:
+def _clients(choice: str, *, force: bool, dry_run: bool = False) -> tuple[list[str], list[str]]:
     """(clients to act on, notes). An explicitly named client must be installed (unless
-    --force); `all` takes the ones found and refuses only when none is."""
+    --force; a dry run, which writes nothing, shows its files with a note); `all` takes the
+    ones found and refuses only when none is."""
     names = list(ALL_CLIENTS) if choice == "all" else [choice]
     found = [c for c in names if force or client_binary(c)]
     missing = [c for c in names if c not in found]
+    if choice != "all" and missing and dry_run:
+        cli = CLIENTS[choice].CLI_NAME
+        return [choice], [
+            f"{choice}: `{cli}` is not on PATH, so the real install refuses; install it first"
+            f" (`{INSTALL_HINTS[choice]}`), or pass --force to write its config anyway"
+        ]
     if choice != "all" and missing:
         raise errors.TeamloreError(
             errors.CLIENT_NOT_FOUND,
@@ -227,12 +235,9 @@ def _assemble(
 ) -> dict[str, Any]:
     """Run `memory assemble` for the client when the repository has team memory, and record
     the files it wrote in the installation, so uninstall takes them back out."""
-    where = root or worktree_root(ctx.cwd.resolve())
-    if where is None or not (where / ".threadshare" / "memory").is_dir():
-        return {"ran": False, "reason": "no team memory in this folder"}
-    load_operations()
-    if "memory.assemble" not in REGISTRY.operations:
-        return {"ran": False, "reason": "memory assemble is not available in this teamlore"}
+    where, skipped = assemble_folder(ctx, client, root)
+    if where is None:
+        return skipped
     instructions, skills = ASSEMBLED[client]
     try:  # the install is done: a refused assemble is reported beside it, not instead of it
         intent = transaction.begin_assemble(
@@ -314,7 +319,7 @@ def install(ctx: OpContext, request: InstallRequest) -> dict[str, Any]:
     _refuse_mcp_options_for_pi(request)
     if request.orgUrl:
         refuse_credentials_in_url(request.orgUrl, request.orgTokenVariable)
-    clients, notes = _clients(request.client, force=request.force)
+    clients, notes = _clients(request.client, force=request.force, dry_run=request.dryRun)
     root = _project_root(ctx, request.scope)
     plans = {client: plan_client(client, request, root) for client in clients}
     home = (
@@ -324,6 +329,10 @@ def install(ctx: OpContext, request: InstallRequest) -> dict[str, Any]:
     )
     if request.dryRun:
         previews = [_install_one(home, request, root, plans[c], c, preview=True) for c in plans]
+        for preview in previews:  # and what its assemble would write (`assemble_preview`)
+            if request.scope == "project" or request.assemble:
+                preview["assemble"], rows = preview_assemble(ctx, preview["client"], root, home)
+                preview["files"] += rows
         notes += [*_hooks_notes(previews, trust=False), *_pending_note(home)]
         return {"dryRun": True, "installed": previews, "notes": notes}
     installed = []
