@@ -444,7 +444,8 @@ def test_sessions_list_at_80_columns_keeps_a_session_on_one_line(fixtures_cli: C
 
     for row, s in zip(rows, listed, strict=True):
         last = row.split(maxsplit=5)[5].strip()
-        whole = s["title"] or s["cwd"]
+        parent = s["parentSessionKey"]
+        whole = s["title"] or (f"subagent of {parent[:12]}" if parent else s["cwd"])
         if last.endswith("…"):  # a cut title
             assert s["title"] and norm(literal(s["title"])).startswith(last[:-1].rstrip())
         elif last.startswith("…"):  # a cut folder: its end, from a separator on
