@@ -121,6 +121,24 @@ def test_a_result_written_before_its_call_joins_the_call(tmp_path: Path) -> None
     assert "#2 Bash (shell, error exit 2) cat /w/feedback.md" in text
 
 
+def test_an_early_result_of_a_tool_other_than_a_shell_stores_what_a_late_one_does(
+    tmp_path: Path,
+) -> None:
+    """An early result is read as a shell's would be (its call's name is not known yet): a
+    failure's `Exit code N` is no exit code of a call that is not a shell's."""
+    grep = tool_use("toolu_B", "Grep", {"pattern": "("}, "a2", 2)
+    failed = tool_result("toolu_B", "Exit code 2\nrg: bad regex", "u2", 3, is_error=True)
+    shown = []
+    for order in ((READ_A, grep, failed, RESULT_A), (READ_A, failed, RESULT_A, grep)):
+        cli, root = Cli(tmp_path / f"state{len(shown)}"), tmp_path / f"claude{len(shown)}"
+        session_file(root, transcript(*order))
+        cli.sync(root)
+        [turn] = cli.turns(SESSION)
+        shown.append((tools(turn), tool_rows(tmp_path / f"state{len(shown)}")))
+    assert shown[0] == shown[1]
+    assert shown[0][0][1] == ("Grep", "error", None, "Exit code 2\nrg: bad regex", 0)
+
+
 def test_a_result_and_its_call_in_two_syncs_store_what_one_sync_does(tmp_path: Path) -> None:
     records = transcript(READ_A, RESULT_B, RESULT_A, BASH_B)
     whole = Cli(tmp_path / "whole")

@@ -113,7 +113,10 @@ class ToolRecord:
         fields, not the event, so a pairing across two syncs stores what one sync would."""
         self.result_head, self.result_tail = orphan.result_head, orphan.result_tail
         self.result_bytes, self.result_sha256 = orphan.result_bytes, orphan.result_sha256
-        self.result_truncated, self.exit_code = orphan.result_truncated, orphan.exit_code
+        self.result_truncated = orphan.result_truncated
+        # read from its text as a shell's would be (the call's name was not known yet): only a
+        # shell call has an exit code, as when its result comes after it
+        self.exit_code = orphan.exit_code if self.family == "shell" else None
         self.status, self.ended_at = orphan.status, orphan.ended_at or self.ended_at
         if self.family == "shell":
             output = orphan.result_head or ""
