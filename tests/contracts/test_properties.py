@@ -14,10 +14,12 @@ from teamlore.contracts import (
     CandidateDraftBatch,
     check_adjudication_result,
 )
+from teamlore.contracts._base import SCENE_NAME
 from teamlore.core.canonical import digest
 
 IDENT = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._-]{0,20}", fullmatch=True)
 TEXT = st.text(min_size=1, max_size=60)
+SCENE = st.from_regex(SCENE_NAME, fullmatch=True)  # a scene's name, in any script
 
 STATEMENT = st.fixed_dictionaries(
     {"statementId": IDENT, "text": TEXT, "evidenceIds": st.lists(IDENT, max_size=3)}
@@ -28,7 +30,7 @@ DRAFT = st.fixed_dictionaries(
         "type": st.sampled_from(["work_fact", "work_task", "work_method", "work_artifact"]),
         "priority": st.integers(0, 100),
         "confidence": st.sampled_from(["high", "medium", "low"]),
-        "scene": st.none() | st.text(min_size=1, max_size=200),
+        "scene": st.none() | SCENE,
         "statements": st.lists(STATEMENT, max_size=3),
     }
 )
@@ -53,7 +55,7 @@ FIELDS = st.fixed_dictionaries(
         "content": TEXT,
         "type": st.sampled_from(["work_fact", "work_method"]),
         "priority": st.integers(0, 100),
-        "scene": st.none() | st.text(min_size=1, max_size=20),
+        "scene": st.none() | SCENE,
         "occurred": st.lists(st.text(min_size=1, max_size=10), max_size=2),
     },
 )

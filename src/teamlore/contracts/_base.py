@@ -14,6 +14,7 @@ are listed in `_omit_when_unset`: absent stays absent on the wire, an explicit n
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Hashable, Iterable
 from datetime import datetime
 from typing import Annotated, Any, ClassVar, Self
@@ -70,6 +71,23 @@ CanonicalTimestamp = Annotated[
     StringConstraints(pattern=CANONICAL_TIMESTAMP_PATTERN),
     AfterValidator(_check_real_instant),
 ]
+
+
+# the name of a scene, `scenes/<name>.md` (memory/store/documents.py `Scene.name`): 1-64 letters
+# and digits of any script, `-` and `_`, starting with a letter or digit — one file name, so no
+# path (`/`, `..`), blank or line break. An entry's or a draft's `scene` names a scene this way.
+SCENE_NAME = re.compile(r"[^\W_][\w-]{0,63}")
+SCENE_NAME_RULE = "1-64 letters, digits, `-` or `_` (no path, blank or line break)"
+
+
+def _check_scene_name(value: str) -> str:
+    if SCENE_NAME.fullmatch(value) is None:
+        raise ValueError(f"invalid-scene-name: a scene is named by {SCENE_NAME_RULE}")
+    return value
+
+
+# the wire schema is unchanged (a string of 1-200): the name rule is checked on input
+SceneName = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_check_scene_name)]
 
 
 def utf8_at_most(limit: int) -> AfterValidator:

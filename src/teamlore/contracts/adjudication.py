@@ -29,6 +29,7 @@ from teamlore.contracts._base import (
     NonNegativeInt,
     Owner,
     PositiveInt,
+    SceneName,
     VersionTag,
     unique_items,
 )
@@ -188,7 +189,7 @@ class MergedFields(ContractModel):
     content: Annotated[str, Field(min_length=1, max_length=65_536)] | SkipJsonSchema[None] = None
     type: CandidateType | SkipJsonSchema[None] = None
     priority: Annotated[int, Field(ge=0, le=100, strict=True)] | SkipJsonSchema[None] = None
-    scene: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    scene: SceneName | None = None
     """Absent: keep the target's scene; null: clear it (the two differ on the wire)."""
     occurred: tuple[NonEmptyText, ...] | SkipJsonSchema[None] = None
 

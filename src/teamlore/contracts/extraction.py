@@ -24,6 +24,7 @@ from teamlore.contracts._base import (
     NonEmptyText,
     NonNegativeInt,
     Owner,
+    SceneName,
     VersionTag,
     sorted_unique_items,
     unique_items,
@@ -353,7 +354,7 @@ class CandidateDraft(ContractModel):
     type: CandidateType
     priority: Annotated[int, Field(ge=0, le=100, strict=True)]
     confidence: Confidence
-    scene: Annotated[str, Field(min_length=1, max_length=200)] | None
+    scene: SceneName | None
     statements: tuple[DraftStatement, ...]
 
 

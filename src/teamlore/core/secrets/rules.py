@@ -239,12 +239,16 @@ _RULES: tuple[_PatternRule, ...] = (
     ),
     _secret(
         "secret.prose",
+        # one line only (`[^\S\r\n]`: blank but not a line break): a key at a line's end is
+        # never joined with the next line; a key inside a path (`/etc/passwd`, `..\passwd`) is
+        # a file name, not a word of prose
         re.compile(
-            r"(?i)(?<![A-Za-z_-])(?P<key>pass(?:word|wd|phrase)|pass phrase|pw|pwd|passwort"
+            r"(?i)(?<![A-Za-z_/\\-])(?P<key>pass(?:word|wd|phrase)|pass phrase|pw|pwd|passwort"
             r"|mot de passe|contrase(?:ñ|n)a)(?![A-Za-z])"
-            r"(?:\s+(?:for|of|to)\s+[^\n:=]{1,40}?)?"
-            r"(?:\s*(?:is|was|will be|lautet|est|es|:|=)\s*:?|\s)[ \t]*"
-            r"(?:(?P<quote>[\"'`])(?P<qvalue>[^\"'`\n]{6,64})(?P=quote)"
+            r"(?P<about>[^\S\r\n]+(?:for|of|to)[^\S\r\n]+[^\r\n:=]{1,40}?)?"
+            r"(?P<sep>[^\S\r\n]*(?:is|was|will be|lautet|est|es|:|=)[^\S\r\n]*:?"
+            r"|[^\S\r\n])[ \t]*"
+            r"(?:(?P<quote>[\"'`])(?P<qvalue>[^\"'`\r\n]{6,64})(?P=quote)"
             r"|(?P<value>[^\s\"'`,;]{6,64}(?:[ \t]+[a-z]{3,12}){0,7}))"
         ),
         "password or passphrase written out in prose",

@@ -56,6 +56,8 @@ def _assignment_ok(match: re.Match[str]) -> bool:
 
 
 _PASSPHRASE_WORD = re.compile(r"[a-z]{3,12}")
+# keys that are also shell commands: followed by a blank alone, they are a command line
+_COMMAND_NAMES = re.compile(r"(?i)passwd|pwd")
 _PROSE_STOPWORDS = frozenset(
     [
         "the",
@@ -117,6 +119,9 @@ def _prose_secret_ok(match: re.Match[str]) -> bool:
     value = quoted if quoted is not None else match.group("value")
     if _is_placeholder(value) or _CODE_REFERENCE.fullmatch(value) is not None:
         return False
+    command = _COMMAND_NAMES.fullmatch(match.group("key")) and match.group("about") is None
+    if command and not match.group("sep").strip():
+        return False  # `passwd alice`, `pwd -P`: a command and its arguments, not a password
     words = value.split()
     first = words[0] if words else value
     parts = first.split("-")

@@ -31,6 +31,7 @@ from typing import Literal, Protocol, cast
 
 from pydantic import BaseModel, Field
 
+from teamlore.contracts._base import SCENE_NAME, SCENE_NAME_RULE
 from teamlore.core import errors, safe_write
 from teamlore.core.errors import MEMORY_NOT_INITIALIZED, TeamloreError
 from teamlore.core.failpoints import failpoint
@@ -201,6 +202,15 @@ def _field_findings(document: BaseModel, text: str, path: str) -> list[Finding]:
     return findings
 
 
+def _scene_name_findings(scene: str, text: str, path: str) -> list[Finding]:
+    """An entry names its scene as `scenes/<name>.md` is named: never a path or several lines
+    (a hand-edited `scene: ../../x` would reach consolidation as a scene name)."""
+    if SCENE_NAME.fullmatch(scene) is not None:
+        return []
+    why, line = f"field `scene`: not a scene name: {SCENE_NAME_RULE}", text.find("\nscene:") + 1
+    return [_finding("slug.scene-name", "block", path, why, line_of(text, line))]
+
+
 def _is_own_id_hit(hit: Hit, text: str, own_ids: AbstractSet[str]) -> bool:
     """An entropy hit on the document's own id or file name: ids are generated from the
     document's text (sanitized), which is judged itself, so the id is not judged again (a Chinese
@@ -294,25 +304,10 @@ def _lint_loaded(
         return [_format_finding(exc, path)], None
     text = decoded.text
     if decoded.had_bom:
-        findings.append(
-            Finding(
-                rule="format.bom",
-                severity="warn",
-                file=path,
-                line=1,
-                message="file starts with a UTF-8 BOM",
-            )
-        )
+        findings.append(_finding("format.bom", "warn", path, "file starts with a UTF-8 BOM", 1))
     if decoded.had_crlf:
-        findings.append(
-            Finding(
-                rule="format.crlf",
-                severity="warn",
-                file=path,
-                line=line_of(text, text.find("\n")),
-                message="CRLF line endings (the writer uses LF)",
-            )
-        )
+        crlf = "CRLF line endings (the writer uses LF)"
+        findings.append(_finding("format.crlf", "warn", path, crlf, line_of(text, text.find("\n"))))
     own_ids: set[str] = set()
     if kind != "text":
         try:
@@ -324,6 +319,8 @@ def _lint_loaded(
             own_ids = _own_ids(path, document)
             if document is not None:
                 findings.extend(_field_findings(document, text, path))
+            if isinstance(document, docs.Entry) and document.scene is not None:
+                findings.extend(_scene_name_findings(document.scene, text, path))
             if canonical is not None and canonical != text.encode("utf-8"):
                 findings.append(
                     Finding(

@@ -31,6 +31,7 @@ from teamlore.memory.store.lint import (
 
 # the modules whose code decides a file's findings; their source is part of every digest
 _RULE_MODULES = (
+    "teamlore.contracts._base",  # `SCENE_NAME` (`slug.scene-name` of an entry's scene)
     "teamlore.core.text.files",  # git's conflict markers (`format.merge-conflict`)
     "teamlore.core.text.hidden",  # `format.hidden-character`
     "teamlore.core.text.markup",  # `format.html-comment`, `format.raw-html`, …
