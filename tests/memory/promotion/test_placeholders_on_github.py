@@ -119,11 +119,28 @@ def test_no_secret_rule_takes_a_placeholder_for_a_value(template: str, placehold
     assert sanitize_text(text) == text  # already sanitized, in either form
 
 
-@pytest.mark.parametrize("value", ["{Zq8Lr2VwPn5TyKc0MbXa7Hd}", "{qZ7LrVwPnTyKcMbXaHdWs}"])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "{Zq8Lr2VwPn5TyKc0MbXa7Hd}",
+        "{qZ7LrVwPnTyKcMbXaHdWs}",
+        "{qwhxkzjvbnmplrtysd}",
+        "{QWHXKZJVBNMPLRT}",
+    ],
+)
 def test_a_secret_in_braces_still_blocks(value: str) -> None:
-    """Only a name in braces (lower-case or upper-case words) is a placeholder."""
+    """Only a name in braces whose words read as words is a placeholder: random letters in
+    braces, in one case or mixed, are a value."""
     rules = [f.rule for f in lint_text(f'DB_PASSWORD="{value}"', path="x")]
     assert "secret.assignment" in rules
+    assert lint_text(f"token: {value}", path="x"), value
+    url = f"postgres://user:{value}@db/x"
+    assert "secret.url-credentials" in [f.rule for f in lint_text(url, path="x")]
+
+
+@pytest.mark.parametrize("name", ["{API_TOKEN}", "{db-password}", "{SECRET_KEY}", "{token}"])
+def test_a_name_in_braces_is_a_placeholder(name: str) -> None:
+    assert [f.rule for f in lint_text(f'DB_PASSWORD="{name}"', path="x")] == []
 
 
 def test_an_older_entry_keeps_its_raw_html_warning() -> None:

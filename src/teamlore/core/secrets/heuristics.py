@@ -33,9 +33,6 @@ _CONSONANT_RUN = re.compile(r"[b-df-hj-np-tv-xzB-DF-HJ-NP-TV-XZ]{5,}")
 _HEX_OR_UUID = re.compile(r"[0-9a-fA-F-]+")
 _PLACEHOLDER = re.compile(
     r"(?:<[^>]*>|\$\{[^}]*\}|\{\{.*\}\}|\$[A-Za-z_][A-Za-z0-9_]*|%[A-Za-z_(]\S*|\*+|[xX]{3,}|"
-    # a name in braces, lower-case or upper-case words (`{local-path}`, teamlore's own, or
-    # `{API_TOKEN}`); a mixed-case token in braces is judged as a value
-    r"(?-i:\{(?:[a-z]+(?:[-_][a-z]+)*|[A-Z]+(?:_[A-Z]+)*)\})|"
     r"\.{3,}|…|null|none|nil|true|false|undefined|redacted|\[redacted\]|"
     r".*(?:your[_-]?|example|placeholder|dummy|changeme|redacted|\{\{.*\}\}).*)",
     re.IGNORECASE,
@@ -88,8 +85,19 @@ def decoded_text(token: str) -> str | None:
     return None
 
 
+# a name in braces, lower-case or upper-case words (`{local-path}`, teamlore's own, or
+# `{API_TOKEN}`); a mixed-case token in braces is judged as a value
+_BRACED_NAME = re.compile(r"\{([a-z]+(?:[-_][a-z]+)*|[A-Z]+(?:_[A-Z]+)*)\}")
+
+
 def _is_placeholder(value: str) -> bool:
-    return _PLACEHOLDER.fullmatch(value) is not None
+    if _PLACEHOLDER.fullmatch(value) is not None:
+        return True
+    # each word of a name in braces reads as a word: random letters in braces are a value
+    braced = _BRACED_NAME.fullmatch(value)
+    return braced is not None and all(
+        _wordish(word.lower()) for word in re.split("[-_]", braced.group(1))
+    )
 
 
 def _random_enough(value: str) -> bool:
