@@ -61,16 +61,19 @@ def test_an_oversized_turn_gets_its_largest_payload_excerpted_and_declared() -> 
     assert [c["completeness"] for c in second.coverage[:3]] == ["full", "truncated", "full"]
 
 
-def test_user_text_is_never_shortened_even_when_the_turn_cannot_fit() -> None:
-    huge_user = user(CHUNK_BUDGET_BYTES * 2)
+def test_user_text_alone_too_big_keeps_its_head_and_tail_and_the_chunk_its_budget() -> None:
+    """A turn is never split and a chunk never exceeds its budget: text nothing else can make
+    fit keeps its first and last 2048 bytes around a note naming the whole text."""
+    huge_user = payload_event("user", "HEAD" + "u" * CHUNK_BUDGET_BYTES * 2 + "TAIL")
     chunks = chunk_turns([turn(1, user(10)), turn(2, huge_user), turn(3, user(10))])
-    assert [c.turn_range for c in chunks] == [
-        {"start": 1, "end": 1},
-        {"start": 2, "end": 2},
-        {"start": 3, "end": 3},
-    ]
-    assert chunks[1].turns[0].events[0].text == huge_user.text
-    assert chunks[1].bytes > CHUNK_BUDGET_BYTES
+    assert [c.turn_range for c in chunks] == [{"start": 1, "end": 3}]
+    (chunk,) = chunks
+    assert chunk.bytes <= CHUNK_BUDGET_BYTES
+    cut = chunk.turns[1].events[0]
+    assert cut.truncated and cut.text.startswith("HEAD") and cut.text.endswith("TAIL")
+    assert f"[[text cut by memory-chunker@1: total {huge_user.payload_bytes} bytes" in cut.text
+    assert "head/tail 2048-byte excerpts]]" in cut.text
+    assert [c["completeness"] for c in chunk.coverage] == ["full", "truncated", "full"]
 
 
 def test_pre_truncated_payloads_are_declared_without_being_touched() -> None:

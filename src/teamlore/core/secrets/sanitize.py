@@ -72,7 +72,9 @@ def sanitize_text(text: str, *, worktree_root: str | os.PathLike[str] | None = N
     """Strip local references for promotion: paths under `worktree_root` become repo-relative,
     provider-local paths, other home paths, transcript file names and provider session ids become
     placeholders; this machine's home folder is a local path wherever it is. Idempotent; its
-    output has no `path.*` or `session.*` lint findings."""
+    output has no `path.*` or `session.*` lint findings: every UUID a session rule could read
+    becomes `{session-id}`, with or without a session word next to it, so neither can
+    `session.known-session-id` (a provider session id this machine indexed) find one."""
     if worktree_root is not None:
         text = _strip_worktree(text, os.fspath(worktree_root))
     # the path patterns are slow on long texts (they try every position); a substring check

@@ -79,5 +79,6 @@ def serialize_transcript(turns: Iterable[_Turn], turn_evidence: Mapping[int, str
     for turn in turns:
         blocks.append(turn_marker(turn.index, turn_evidence.get(turn.index)))
         for event in turn.events:
-            blocks.append(f"<<past-{event.role}>>\n{event.text}")
+            if not getattr(event, "omitted", False):  # left out to fit the budget (chunking.py)
+                blocks.append(f"<<past-{event.role}>>\n{event.text}")
     return TRANSCRIPT_PREAMBLE + "\n\n" + "\n\n".join(blocks) + "\n\n" + END_ANCHOR

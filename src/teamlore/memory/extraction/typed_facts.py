@@ -15,6 +15,14 @@ Recall offers them next to the transcript (`offer_typed_facts`): for every commi
 a task, one fact per changed path; for every shell command that failed and later succeeded in the
 same chunk, the failing and the succeeding run. Each offer names the evidence id it cites.
 
+A fact leaves this machine in its shared form (`shared_form`): the command as the transcript next
+to it shows it, through the same `sanitize_text` with the same worktree root (paths under the
+worktree repo-relative, other local paths, transcript file names and provider session ids as
+placeholders), so the text an agent copies is the text memory lint accepts. A commit path that
+sanitizing would change (it holds a session id or a local path) is not offered as a fact.
+Verification compares against the same shared form: the cited turn ran a command whose shared form
+is the fact's command.
+
 A statement is a typed fact only when `verify_statement` says so at review/prepare time: its text
 parses as one of the templates and re-renders to exactly the same bytes, it cites exactly one
 evidence item of the matching kind (a commit for commit-changed-path, a turn for command-exit),
@@ -36,6 +44,7 @@ from typing import Any
 from teamlore.contracts import digests
 from teamlore.core import errors
 from teamlore.core.canonical import digest
+from teamlore.core.secrets import sanitize_text
 from teamlore.repo.git import run_git
 
 COMMIT_CHANGED_PATH = "commit-changed-path@1"
@@ -100,6 +109,11 @@ def parse_fact_text(text: str) -> ParsedFact | None:
     return None
 
 
+def shared_form(text: str, worktree_root: Path) -> str:
+    """`text` as a fact may share it: exactly what the transcript shows (recall.path_cleaner)."""
+    return sanitize_text(text, worktree_root=worktree_root)
+
+
 # -- immutable sources ---------------------------------------------------------------------------
 
 
@@ -160,7 +174,8 @@ class CitedSource:
 
 
 def verify_statement(text: str, cited: Sequence[CitedSource], *, worktree_root: Path) -> str | None:
-    """The renderer that proves `text` from its citations, or None (plain statement)."""
+    """The renderer that proves `text` from its citations, or None (plain statement). Commands
+    and paths compare in their shared form (`shared_form`), the only form recall offers."""
     parsed = parse_fact_text(text)
     if parsed is None or len(cited) != 1:
         return None
@@ -168,12 +183,17 @@ def verify_statement(text: str, cited: Sequence[CitedSource], *, worktree_root: 
     if parsed.renderer == COMMIT_CHANGED_PATH:
         if source.kind != "commit" or source.commit_hash != parsed.params["commitHash"]:
             return None
+        path = parsed.params["path"]
+        if shared_form(path, worktree_root) != path:
+            return None
         changed = commit_changed_paths(worktree_root, parsed.params["commitHash"])
-        return COMMIT_CHANGED_PATH if changed and parsed.params["path"] in changed else None
+        return COMMIT_CHANGED_PATH if changed and path in changed else None
     if source.kind != "turn" or source.turn_runs is None:
         return None
     for run in source.turn_runs:
-        if run.command == parsed.params["command"] and run.exit_code == parsed.params["exitCode"]:
+        if run.exit_code == parsed.params["exitCode"] and (
+            shared_form(run.command, worktree_root) == parsed.params["command"]
+        ):
             return COMMAND_EXIT
     return None
 
@@ -193,7 +213,10 @@ def _fact(renderer: str, params: dict[str, Any], text: str, evidence_id: str) ->
     }
 
 
-def _command_facts(turns: Sequence[Any], turn_evidence: dict[int, str]) -> list[dict[str, Any]]:
+def _command_facts(
+    turns: Sequence[Any], turn_evidence: dict[int, str], worktree_root: Path
+) -> list[dict[str, Any]]:
+    """Failed-then-passed pairs, matched on the command as run, offered in its shared form."""
     failed: dict[str, tuple[int, CommandRun]] = {}
     facts: list[dict[str, Any]] = []
     for turn in turns:
@@ -211,8 +234,12 @@ def _command_facts(turns: Sequence[Any], turn_evidence: dict[int, str]) -> list[
                 evidence_id = turn_evidence.get(index)
                 if evidence_id is None:
                     break
-                params = {"command": one.command, "exitCode": one.exit_code}
-                text = render_command_exit(one.command, int(one.exit_code or 0))
+                command = shared_form(one.command, worktree_root)
+                try:
+                    text = render_command_exit(command, int(one.exit_code or 0))
+                except TypedFactError:
+                    break
+                params = {"command": command, "exitCode": one.exit_code}
                 pair.append(_fact(COMMAND_EXIT, params, text, evidence_id))
             if len(pair) == 2:
                 pair[0]["pairedWith"] = pair[1]["factId"]
@@ -228,6 +255,8 @@ def _commit_facts(records: Iterable[Any], worktree_root: Path) -> list[dict[str,
             continue
         commit_hash = str(record.pointer["commitHash"])
         for path in (commit_changed_paths(worktree_root, commit_hash) or [])[:MAX_PATHS_PER_COMMIT]:
+            if shared_form(path, worktree_root) != path:
+                continue  # it names a session or a local path: no fact to share
             try:
                 text = render_commit_changed_path(commit_hash, path)
             except TypedFactError:
@@ -256,8 +285,9 @@ def offer_typed_facts(
         turns = load_turns(index_conn, identity, built.session_key, indexes)
         wanted = set(built.binding["turnRevisions"])
         turns = [t for t in turns if t.revision in wanted]
-        facts = _command_facts(turns, built.catalog.turn_evidence)
-        facts += _commit_facts(built.catalog.records, Path(identity.worktree_root))
+        root = Path(identity.worktree_root)
+        facts = _command_facts(turns, built.catalog.turn_evidence, root)
+        facts += _commit_facts(built.catalog.records, root)
         if facts:
             offers.append({"taskId": built.task_id, "facts": facts[:MAX_FACTS_PER_TASK]})
     return offers
