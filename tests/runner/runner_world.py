@@ -155,6 +155,7 @@ def make_world(tmp: Path, home: Path, *, sessions: int = 1, mode: str = "good") 
         session.turn("anything else?", "Run pytest tests/test_release.py before pushing tags.")
         session.write(tmp / "codex")
         made.append(session)
+    (tmp / "codex").mkdir(exist_ok=True)  # a world of no session still registers its repository
     sync(home, tmp / "codex", root)
     memory_init(root, home)
     fake = FakeRunner(tmp / "bin")
