@@ -124,6 +124,39 @@ def test_each_malformed_request_gets_its_json_rpc_error_and_its_id(
     assert any(r.get("id") == 99 and "result" in r for r in replies)
 
 
+def _nested(levels: int) -> str:
+    return "[" * levels + "]" * levels
+
+
+def test_frames_nested_too_deeply_are_refused_and_the_server_keeps_answering(repo: Path) -> None:
+    """A frame nesting ~1,000 levels deep (in a tool's arguments or beside the params) made the
+    server re-parse it with Python's recursive json: RecursionError, and the process died; at
+    500 levels the answer blamed the params. Each gets -32700 saying it nests too deeply, with
+    its id, and a real call on the same server is answered after them."""
+    frames, expected = [], []
+    for n, levels in enumerate([500, 1_000, 100_000]):
+        arguments = '{"query":"x","deep":' + _nested(levels) + "}"
+        beside = '"method":"tools/list","deep":' + _nested(levels)
+        expected += [10 + n, f"top-{n}"]
+        frames += [
+            f'{{"jsonrpc":"2.0","id":{10 + n},{SEARCH}{arguments}}}}}'.encode(),
+            f'{{"jsonrpc":"2.0",{beside},"id":"top-{n}"}}'.encode(),  # the id after the depth
+        ]
+    frames.append(b'{"jsonrpc":"2.0","method":"tools/list","params":' + _nested(999).encode())
+    expected.append(None)  # not JSON after all (it never closes): no id to read
+    search = f'{{"jsonrpc":"2.0","id":99,{SEARCH}{{"query":"release"}}}}}}'.encode()
+
+    replies = _converse(repo, [*frames, search], 99)
+
+    refused = [r for r in replies if "error" in r]
+    assert [r["id"] for r in refused] == expected
+    for reply in refused:
+        assert reply["error"]["code"] == -32700
+        assert "nests too deeply" in reply["error"]["message"]
+    answer = next(r for r in replies if r.get("id") == 99)
+    assert answer["result"]["isError"] is False
+
+
 def _call(repo: Path, env: dict[str, str], tool: str, args: dict[str, Any]) -> dict[str, Any]:
     params = {"name": tool, "arguments": args}
     call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}

@@ -86,7 +86,8 @@ def test_with_no_worktree_anywhere_the_refusal_keeps_its_code_and_creates_nothin
     with pytest.raises(errors.TeamloreError, match="folder `nowhere` is not inside a git"):
         resolve_owner(ctx)  # the folder is named (its name only: no absolute path)
     assert not home.exists()  # a refusal leaves no state dir behind
-    assert refused(lambda: open_owner(ctx, sessions=True).__enter__()) == "OWNER_NOT_FOUND"
+    # the operations that read sessions say the same (they said OWNER_NOT_FOUND)
+    assert refused(lambda: open_owner(ctx, sessions=True).__enter__()) == "NOT_A_GIT_REPOSITORY"
 
 
 def test_memory_operations_use_the_rule_from_a_folder_holding_one_worktree(

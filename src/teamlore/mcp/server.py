@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import threading
 from collections.abc import Sequence
@@ -410,20 +411,32 @@ async def answer_malformed_frames(source: Any, sink: Any, replies: Any) -> None:
             if not isinstance(item, Exception):
                 await sink.send(item)
                 continue
-            await replies.send(SessionMessage(malformed_frame_error(item)))
+            try:
+                answer = malformed_frame_error(item)
+            except Exception:  # reading the frame must never end the session
+                answer = _jsonrpc_error(None, types.INVALID_REQUEST, _NOT_JSONRPC)
+            await replies.send(SessionMessage(answer))
 
 
 def malformed_frame_error(exc: Exception) -> types.JSONRPCError:
-    """The answer to a frame the SDK could not read: -32700 for text that is not JSON, -32600
-    for JSON that is not a JSON-RPC 2.0 request (`"jsonrpc": "1.0"`, no method), -32602 for a
-    request whose params are not an object of Unicode text (an array, a lone surrogate escape).
-    The frame's id is echoed when it is a usable string or integer, else null."""
+    """The answer to a frame the SDK could not read: -32700 for text that is not JSON or nests
+    deeper than the SDK's parser goes (`MAX_FRAME_DEPTH`), -32600 for JSON that is not a
+    JSON-RPC 2.0 request (`"jsonrpc": "1.0"`, no method), -32602 for a request whose params are
+    not an object of Unicode text (an array, a lone surrogate escape). The frame's id is echoed
+    when it is a usable string or integer, else null."""
     problems = _validation_errors(exc)
-    raw = next((p.get("input") for p in problems if p.get("type") == "json_invalid"), None)
+    invalid = next((p for p in problems if p.get("type") == "json_invalid"), {})
+    raw = invalid.get("input")
     frame: Any = next((p["input"] for p in problems if isinstance(p.get("input"), dict)), None)
     if isinstance(raw, str):
+        depth, shallow_id = _depth_and_id(raw)
+        if depth > MAX_FRAME_DEPTH or "recursion limit" in str(invalid.get("msg", "")):
+            # never parsed again here: Python's json recurses, and ~1,000 levels overflow it
+            return _jsonrpc_error(shallow_id, types.PARSE_ERROR, _TOO_DEEP)
         try:
             frame = json.loads(raw)  # accepts lone surrogate escapes, which the SDK refuses
+        except RecursionError:
+            return _jsonrpc_error(shallow_id, types.PARSE_ERROR, _TOO_DEEP)
         except ValueError:
             return _jsonrpc_error(None, types.PARSE_ERROR, "Parse error: the frame is not JSON")
     if not isinstance(frame, dict):
@@ -440,6 +453,42 @@ def malformed_frame_error(exc: Exception) -> types.JSONRPCError:
 
 
 _NOT_JSONRPC = "Invalid Request: the frame is not a JSON-RPC 2.0 request"
+
+# the SDK's JSON parser (pydantic-core's) refuses a frame nesting about 200 levels deep; the
+# same bound here keeps a frame it refused from reaching Python's recursive json module
+MAX_FRAME_DEPTH = 200
+_TOO_DEEP = (
+    "Parse error: the frame nests too deeply to be read (keep arrays and objects under "
+    f"{MAX_FRAME_DEPTH} levels)"
+)
+# a whole string (possessive: an unterminated one fails once, as the lone `"` that ends the
+# scan), or one of the brackets and colons that shape the frame
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*+"|"|[\[\]{}:]')
+_SCALAR = re.compile(r'\s*(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|"(?:[^"\\]|\\.)*")')
+
+
+def _depth_and_id(raw: str) -> tuple[int, str | int | None]:
+    """How deep `raw` nests, and the top-level object's `"id"` when it is a string or integer,
+    found by one scan without recursion (strings skipped whole, so brackets in them don't
+    count; in linear time); text that is not JSON gives a meaningless depth and no id."""
+    depth = deepest = 0
+    request_id: str | int | None = None
+    key: str | None = None
+    for token in _JSON_TOKEN.finditer(raw):
+        text = token.group()
+        if text == '"':  # a string that never ends: nothing after it is read
+            break
+        if text == "[" or text == "{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif text == "]" or text == "}":
+            depth -= 1
+        elif text == ":" and depth == 1 and key == '"id"' and raw.lstrip().startswith("{"):
+            value = _SCALAR.match(raw, token.end())
+            with suppress(ValueError):
+                request_id = _usable_id(json.loads(value.group(1))) if value else None
+        key = text if text.startswith('"') else None
+    return deepest, request_id
 
 
 def _is_text(value: Any) -> bool:

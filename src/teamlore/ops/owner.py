@@ -6,8 +6,9 @@ The rule (glossary: owner; docs/architecture.md "The owner of an operation"):
    the MCP server's launch directory. Request arguments never choose the owner.
 2. The owner is the git worktree containing that directory.
 3. From a directory outside any git worktree, the owner is the one *registered* worktree below
-   it; several is `OWNER_AMBIGUOUS`. With none, an operation that needs the session index
-   refuses with `OWNER_NOT_FOUND`, any other keeps git's `NOT_A_GIT_REPOSITORY`.
+   it; several is `OWNER_AMBIGUOUS`. With none, every operation refuses with git's
+   `NOT_A_GIT_REPOSITORY` (those that read sessions too: `OWNER_NOT_FOUND`, which they gave
+   for the same condition, is no longer raised).
 4. An operation that reads the session index (recall, stage, extract, review of entries and
    Skills) also needs the owner registered (`REPOSITORY_NOT_REGISTERED`): sessions are only
    mapped to registered worktrees. Operations on the memory tree alone (status, search, list,
@@ -132,7 +133,7 @@ def resolve_owner(
     except errors.TeamloreError as exc:
         if exc.code != errors.NOT_A_GIT_REPOSITORY.code:
             raise
-        return _registered_below(ctx, index, exc, registered=registered)
+        return _registered_below(ctx, index, exc)
     if registered and not _is_registered(identity, index):
         raise errors.TeamloreError(
             errors.REPOSITORY_NOT_REGISTERED,
@@ -171,11 +172,7 @@ def _is_registered(identity: RepositoryIdentity, index: sqlite3.Connection | Non
 
 
 def _registered_below(
-    ctx: OpContext,
-    index: sqlite3.Connection | None,
-    cause: errors.TeamloreError,
-    *,
-    registered: bool,
+    ctx: OpContext, index: sqlite3.Connection | None, cause: errors.TeamloreError
 ) -> RepositoryIdentity:
     here = normalize_posix(str(ctx.cwd))
     below = [r for r in _registered(ctx, index) if here and is_within(str(r.worktree_root), here)]
@@ -189,12 +186,7 @@ def _registered_below(
             "run the command from inside one of them",
             worktrees=len(below),
         )
-    if not registered:
-        raise cause
-    raise errors.TeamloreError(
-        errors.OWNER_NOT_FOUND,
-        "this directory is not inside a git worktree and holds no registered worktree",
-    ) from cause
+    raise cause
 
 
 def _registered(ctx: OpContext, index: sqlite3.Connection | None) -> list[RepositoryIdentity]:

@@ -230,6 +230,10 @@ def lint(
 # far above any request the contracts allow (8 drafts of at most 64 KiB each, a Skill body of
 # 64 KiB): a larger file is not a request, and /dev/zero must not fill the memory
 MAX_REQUEST_BYTES = 16 << 20
+# a request nests a few levels; past ~255 pydantic and orjson cannot write it back (INTERNAL),
+# so deeper is refused, as the MCP server refuses such a frame (`mcp.server.MAX_FRAME_DEPTH`)
+MAX_REQUEST_DEPTH = 200
+TOO_DEEP = f"nests too deeply (keep arrays and objects under {MAX_REQUEST_DEPTH} levels)"
 
 
 def read_request(source: str, fmt: OutputFormat) -> dict[str, Any]:
@@ -253,10 +257,26 @@ def read_request(source: str, fmt: OutputFormat) -> dict[str, Any]:
     except OSError as exc:
         fail(errors.TeamloreError(errors.INVALID_ARGUMENT, f"{source}: {exc.strerror}"), fmt)
     except orjson.JSONDecodeError as exc:
-        fail(errors.TeamloreError(errors.INVALID_ARGUMENT, f"{source}: not JSON ({exc})"), fmt)
+        problem = TOO_DEEP if "depth limit" in str(exc) else f"not JSON ({exc})"  # orjson: 1,024
+        fail(errors.TeamloreError(errors.INVALID_ARGUMENT, f"{source}: {problem}"), fmt)
     if not isinstance(document, dict):
         fail(errors.TeamloreError(errors.INVALID_ARGUMENT, f"{source}: not a JSON object"), fmt)
+    if _nests_deeper_than(document, MAX_REQUEST_DEPTH):
+        fail(errors.TeamloreError(errors.INVALID_ARGUMENT, f"{source}: {TOO_DEEP}"), fmt)
     return document
+
+
+def _nests_deeper_than(document: Any, limit: int) -> bool:
+    """Whether arrays and objects in `document` nest more than `limit` levels (no recursion)."""
+    stack: list[tuple[Any, int]] = [(document, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict | list):
+            if depth > limit:
+                return True
+            items = value.values() if isinstance(value, dict) else value
+            stack.extend((item, depth + 1) for item in items)
+    return False
 
 
 def _instant(value: str | None, fmt: OutputFormat) -> str | None:
@@ -365,7 +385,8 @@ ResultEvidenceOption = Option(
 CapabilityTerminalStatesOption = Option(
     [],
     "--capability-terminal-states",
-    help="With tool or Skill keys: completed, failed, pending, unknown, cancelled.",
+    help="With tool or Skill keys: completed, failed, pending, unknown (cancelled matches "
+    "nothing).",
 )
 ExtractionRequestOption = Option(
     None,

@@ -55,6 +55,11 @@ CANNOT_FIT = re.compile(
 )
 AGENT_META_FIELDS = ("summary", "created", "updated", "heat")
 _REASON = re.compile(r"^([a-z]+(?:-[a-z]+)+): ")
+# a patch's shape is in its task, not in recall's guidance.draftShape (STAGE_REQUEST_INVALID's)
+PATCH_SHAPE_NEXT = (
+    "Fix the field the message names; a patch's shape: the task `teamlore memory synthesize` "
+    "gives, its contract.prompts.consolidation (echo its taskId and binding verbatim)."
+)
 
 
 def invalid(reason: str, message: str, **details: Any) -> errors.TeamloreError:
@@ -106,7 +111,7 @@ def parse_patch(document: Any) -> ConsolidationPatch:
             contract="ConsolidationPatch@v1",
             location=where,
             problems=exc.error_count(),
-        ) from None
+        ).advising(PATCH_SHAPE_NEXT) from None
 
 
 # --- content --------------------------------------------------------------------------------

@@ -8,9 +8,9 @@ the caller's directory (OpContext.cwd); no argument can name another one.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, Field, ValidationError
 
 from teamlore.core import errors
 from teamlore.core.shapes.strict import REQUEST, WIRE
@@ -18,6 +18,23 @@ from teamlore.memory.extraction.chunking import CHUNK_BUDGET_BYTES, MIN_CHUNK_BU
 from teamlore.ops.registry import OpContext, operation
 
 MAX_LIMIT = 8
+
+# MemoryExtractionRequest@v1 bounds the query in UTF-8 bytes (what is stored and hashed); JSON
+# Schema counts characters, so `maxLength` is the loose bound and the description says bytes.
+# The contract's own bound (contracts/extraction.py), checked here without importing the
+# contracts: listing the tools never loads them (tests/cli/test_import_budget.py)
+MAX_QUERY_BYTES = 8192
+
+
+def _query_bytes(value: str) -> str:
+    size = len(value.encode("utf-8"))
+    if size > MAX_QUERY_BYTES:
+        raise ValueError(f"is {size} UTF-8 bytes; the limit is {MAX_QUERY_BYTES}")
+    return value
+
+
+Query = Annotated[str, Field(max_length=MAX_QUERY_BYTES), AfterValidator(_query_bytes)]
+QUERY_HELP = f"Only turns matching all these terms (at most {MAX_QUERY_BYTES} UTF-8 bytes)."
 
 
 class _Wire(BaseModel):
@@ -43,7 +60,7 @@ class ExtractionRequestDocument(_Wire):
 
     format: Literal["threadshare-memory-extraction-request@v1"]
     window: _RequestWindow
-    query: str = ""
+    query: Query = ""
     filters: _RequestFilters = Field(default_factory=_RequestFilters)
 
 
@@ -54,7 +71,7 @@ class RecallRequest(BaseModel):
         None, description="Window start, inclusive, canonical UTC (2026-03-01T00:00:00.000Z)."
     )
     until: str | None = Field(None, description="Window end, exclusive, canonical UTC.")
-    query: str = Field("", max_length=8192, description="Only turns matching all these terms.")
+    query: Query = Field("", description=QUERY_HELP)
     providers: list[str] = Field(default_factory=list, description="claude, codex, pi")
     session_keys: list[str] = Field(default_factory=list, description="Only these session keys.")
     tool_capability_keys: list[str] = Field(
@@ -72,7 +89,8 @@ class RecallRequest(BaseModel):
     capability_terminal_states: list[str] = Field(
         default_factory=list,
         description="With tool or Skill keys: only invocations that ended so (completed, "
-        "failed, pending, unknown, cancelled).",
+        "failed, pending, unknown). cancelled is accepted but matches nothing: a turn the "
+        "provider cut short is never offered.",
     )
     request: dict[str, Any] | None = Field(
         None, description="A whole MemoryExtractionRequest@v1 document instead of the parameters."

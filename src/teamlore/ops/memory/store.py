@@ -67,9 +67,10 @@ class StatusRequest(_Strict):
     "command that finishes it over MCP).",
 )
 def memory_status(ctx: OpContext, request: StatusRequest) -> dict[str, Any]:
-    """Show the team memory's owner, projection generation/coverage, counts and lint summary;
-    first finish any promotion a crash left `applying`
-    (docs/memory.md, "A promotion a crash interrupted")."""
+    """Show the team memory's owner, projection generation/coverage, counts and lint summary.
+
+    First finishes any promotion a crash left `applying` (docs/memory.md, "A promotion a crash
+    interrupted")."""
     from teamlore.memory.status import memory_status as compute
     from teamlore.ops.runner.waiting import adjudication_waiting
 

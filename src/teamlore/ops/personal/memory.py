@@ -333,7 +333,7 @@ class InitRequest(_Strict):
     "another agent's account, never as the user's own words.",
 )
 def memory_init(ctx: OpContext, request: InitRequest) -> dict[str, Any]:
-    """Queue an agent's understanding of the user for the Writer (flushes at once)"""
+    """Queue an agent's understanding of the user; the Writer takes it if a model profile is set"""
     result = api.enqueue_init(
         state_home(ctx),
         request.model_dump(exclude_none=True),

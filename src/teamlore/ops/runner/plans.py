@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 
 from teamlore.core import errors
 from teamlore.core.shapes.strict import WIRE
-from teamlore.ops.memory.recall import MAX_LIMIT, RecallRequest
+from teamlore.ops.memory.recall import MAX_LIMIT, QUERY_HELP, Query, RecallRequest
 from teamlore.ops.registry import OpContext, operation
 from teamlore.ops.runner.waiting import memory_owner, plan_owner
 
@@ -54,7 +54,7 @@ class RunnerOptions(_Wire):
 class ExtractPreviewRequest(RunnerOptions):
     since: str | None = Field(None, description="Window start, canonical UTC.")
     until: str | None = Field(None, description="Window end, exclusive, canonical UTC.")
-    query: str = Field("", max_length=8192, description="Only turns matching all these terms.")
+    query: Query = Field("", description=QUERY_HELP)
     providers: list[str] = Field(default_factory=list, description="claude, codex, pi")
     session_keys: list[str] = Field(default_factory=list, description="Only these sessions.")
     tool_capability_keys: list[str] = Field(
