@@ -576,6 +576,7 @@ def _install_intent(
                 installedSha256=sha256(item.new),
                 createdDirs=[*created_dirs, *planned.createDirs],
                 entries=entries,
+                foundBefore=leftovers.found_before(home, scope, edits, original, before),
             )
         )
     kept = [

@@ -35,6 +35,7 @@ from teamlore.integrations.manifest import (
     KeyRecord,
     Manifest,
     load_manifest,
+    manifest_path,
     read_backup,
 )
 
@@ -222,7 +223,9 @@ def previous_of_no_installation(
     now, None: not read yet) that uninstall takes out instead of putting back what install
     found there: a server entry another state dir's installation wrote before this one's
     `install --force`, which that state dir no longer records (uninstalled since, its entry kept
-    then as this one's), would start a state dir nothing installed any more; beside such an
+    then as this one's), would start a state dir nothing installed any more; one naming a state
+    dir with no manifest (never installed: a hand-written entry, one from dotfiles) is the
+    user's and comes back (`_uninstalled_there`); beside such an
     entry, a flag (`features.codex_hooks`) install found on and that is gone now was set by that
     installation and removed by its uninstall. Without `doc`, only the server entries."""
     gone: set[tuple[str, ...]] = set()
@@ -231,7 +234,7 @@ def previous_of_no_installation(
     for entry in entries:
         if isinstance(entry, KeyRecord) and entry.hadPrevious and entry.writtenOver is None:
             there = installed_elsewhere(entry.previous, home)
-            if there is not None and not _records_entry(entry.previous, path, entry.key):
+            if there is not None and _uninstalled_there(entry.previous, path, entry.key):
                 gone.add(tuple(entry.key))
     if gone and doc is not None:
         gone |= {
@@ -266,7 +269,8 @@ def hooks_to_remove(
     containers install found (`hooks`, `hooks.<event>`: its copy of the file says) holding
     nothing but hooks of another state dir's installation that records them no longer
     (uninstalled since, it left them for this one's hook) are removed once empty, as that one
-    would have; the file too, when it held nothing else."""
+    would have; the file too, when it held nothing else. Not those the first one found there
+    itself (`FileRecord.foundBefore`: a file of the user's, `{}` or `{"hooks": {}}`)."""
     hooks = [e for e in record.entries if isinstance(e, HookRecord)]
     if not user_scope or not hooks or record.kind != "json" or not record.backup:
         return hooks, False
@@ -278,10 +282,15 @@ def hooks_to_remove(
     events, top = found.get(("hooks",))[1], found.get(())[1]
     if not isinstance(events, dict) or not isinstance(top, dict):
         return hooks, False
-    gone = {e for e in events if _only_hooks_of_no_installation(found, e, path, home)}
+    before = set(record.foundBefore or ())
+    gone = {
+        e
+        for e in events
+        if f"hooks.{e}" not in before and _only_hooks_of_no_installation(found, e, path, home)
+    }
     if not gone:
         return hooks, False
-    every = gone == set(events)  # the `hooks` object held nothing else
+    every = gone == set(events) and "hooks" not in before  # it held nothing else
     as_created = [
         h.model_copy(
             update={
@@ -291,21 +300,73 @@ def hooks_to_remove(
         )
         for h in hooks
     ]
-    return as_created, every and set(top) == {"hooks"}
+    return as_created, every and set(top) == {"hooks"} and "" not in before
+
+
+def found_before(
+    home: Path, scope: str, edits: FileEdits, original: bytes | None, before: FileRecord | None
+) -> list[str] | None:
+    """`FileRecord.foundBefore` of the hooks file `edits` a user-scope install of `home` finds
+    (`original`) with containers holding nothing but other state dirs' hooks (`hooks.<event>`,
+    `hooks` when all of them do, "" for the file when it holds nothing else): those of them the
+    installations of those state dirs found there themselves, as their records say (`existed`,
+    `createdHooks` / `createdEvent`: false), which uninstall keeps once they are gone
+    (`hooks_to_remove`), such as a file of the user's, `{}` or `{"hooks": {}}`. None: none of
+    them, or not known (saved only when set: a manifest without it stays readable by an older
+    teamlore). A reinstall keeps what the first install of the file found."""
+    if before is not None:
+        return before.foundBefore
+    if scope != "user" or edits.kind != "json" or original is None:
+        return None
+    try:
+        found = cf.parse(edits.path, "json", original)
+    except errors.TeamloreError:
+        return None
+    events, top = found.get(("hooks",))[1], found.get(())[1]
+    if not isinstance(events, dict) or not isinstance(top, dict):
+        return None
+    theirs = {e: _other_state_dirs(found, e, home) for e in events}
+    theirs = {e: named for e, named in theirs.items() if named}
+    candidates = {f"hooks.{e}" for e in theirs}
+    if len(theirs) == len(events):
+        candidates |= {"hooks", ""} if set(top) == {"hooks"} else {"hooks"}
+    there: set[str] = set()
+    for named in {n for names in theirs.values() for n in names}:
+        for record in _user_files(named, edits.path) or []:
+            if record.existed:  # what that one found there: the file, the containers it kept
+                mine = [e for e in record.entries if isinstance(e, HookRecord)]
+                there |= {"", *(record.foundBefore or ())}
+                there |= {f"hooks.{h.event}" for h in mine if h.createdEvent is False}
+                there |= {"hooks"} if any(h.createdHooks is False for h in mine) else set()
+    kept = sorted(candidates & there)
+    return kept or None
+
+
+def _other_state_dirs(found: Any, event: str, home: Path) -> set[str | None]:
+    """The state dirs the `hooks.<event>` list of `found` names, when it holds hooks and
+    nothing but teamlore's hooks of other state dirs than `home` (else none)."""
+    named = {_hook_state_dir(c)[1] for c in _hook_commands(found, event)}
+    if not only_teamlore_hooks(found, event) or any(same_state_dir(n, home) for n in named):
+        return set()
+    return named
 
 
 def _only_hooks_of_no_installation(found: Any, event: str, path: Path, home: Path) -> bool:
     """Whether the `hooks.<event>` list of `found` holds hooks, all of them teamlore's hooks of
     another state dir than `home` that records no such hook in `path`."""
-    commands = [
+    return only_teamlore_hooks(found, event) and all(
+        _hook_of_no_installation(c, path, home) for c in _hook_commands(found, event)
+    )
+
+
+def _hook_commands(found: Any, event: str) -> list[str]:
+    """The commands of the hooks in the `hooks.<event>` list of `found`."""
+    return [
         str(h.get("command") or "")
         for g in cf.hook_groups(found, event)
         for h in (g.get("hooks") if isinstance(g, dict) else None) or []
         if isinstance(h, dict)
     ]
-    return only_teamlore_hooks(found, event) and all(
-        _hook_of_no_installation(c, path, home) for c in commands
-    )
 
 
 def emptied(new: bytes | None) -> bool:
@@ -319,7 +380,7 @@ def _hook_of_no_installation(command: str, path: Path, home: Path) -> bool:
     named = _hook_state_dir(command)[1]
     if same_state_dir(named, home):
         return False
-    records = _user_records(named, path)
+    records = _user_records(named, path, absent_unknown=True)
     return records is not None and not any(
         isinstance(e, HookRecord) and e.command == command for e in records
     )
@@ -332,16 +393,42 @@ def _records_entry(value: Any, path: Path, key: list[str]) -> bool:
     return records is None or any(isinstance(e, KeyRecord) and e.key == key for e in records)
 
 
-def _user_records(named: str | None, path: Path) -> list[KeyRecord | HookRecord] | None:
+def _uninstalled_there(value: Any, path: Path, key: list[str]) -> bool:
+    """Whether the state dir the server entry `value` names ran install and records `key` in
+    `path` no longer: its manifest is there (uninstall keeps it, with no installation left) and
+    none of its user-scope installations holds that key. A state dir with no manifest never
+    recorded the entry (a hand-written one, one from dotfiles), or was deleted: not known, so
+    the value is what the user had, as `install --force` promised to put back."""
+    records = _user_records(_server_state_dir(value)[1], path, absent_unknown=True)
+    return records is not None and not any(
+        isinstance(e, KeyRecord) and e.key == key for e in records
+    )
+
+
+def _user_records(
+    named: str | None, path: Path, *, absent_unknown: bool = False
+) -> list[KeyRecord | HookRecord] | None:
     """What the user-scope installations of the state dir `named` (None: the default one)
-    record in `path` (None: its manifest cannot be read)."""
+    record in `path` (None: its manifest cannot be read, or, with `absent_unknown`, is not
+    there: that state dir never ran install, or was deleted)."""
+    records = _user_files(named, path, absent_unknown=absent_unknown)
+    return None if records is None else [e for r in records for e in r.entries]
+
+
+def _user_files(
+    named: str | None, path: Path, *, absent_unknown: bool = False
+) -> list[FileRecord] | None:
+    """The records of `path` of the user-scope installations of the state dir `named` (None:
+    its manifest cannot be read, or, with `absent_unknown`, is not there)."""
     other = Path(os.path.expanduser(named if named is not None else default_state_dir()))
+    if absent_unknown and not manifest_path(other).exists():
+        return None
     try:
         manifest = load_manifest(other)
     except (errors.TeamloreError, OSError):
         return None
     records = [i.file(path) for i in manifest.installations if i.scope == "user"]
-    return [e for r in records if r for e in r.entries]
+    return [r for r in records if r is not None]
 
 
 def recorded_by(manifest: Manifest, found: list[Found]) -> Installation | None:

@@ -94,6 +94,11 @@ class FileRecord(_Strict):
     installedSha256: str
     createdDirs: list[str] = Field(default_factory=list)
     entries: list[KeyRecord | HookRecord] = Field(default_factory=list)
+    # a hooks file install found holding another state dir's hooks: which of the containers
+    # holding only those (`hooks.<event>`, `hooks`, "" for the file) that one's installation
+    # found there itself (`leftovers.found_before`), so uninstall keeps them once it is gone.
+    # Saved only when set
+    foundBefore: list[str] | None = None
 
 
 class Installation(_Strict):
@@ -397,12 +402,14 @@ def save_manifest(home: Path, manifest: Manifest) -> None:
 def dumped(manifest: Manifest) -> dict[str, Any]:
     """`manifest` as saved: a hook's `createdEvent` / `createdHooks` and a key's
     `createdParent` only when False (absent reads as None, which uninstall treats as True), a
-    key's `writtenOver` only when set, so
+    key's `writtenOver` and a file's `foundBefore` only when set, so
     the manifest of an install that found no container to keep stays readable by an older
     teamlore, whose strict reader refuses fields it does not know."""
     data = manifest.model_dump(mode="json")
     for installation in data["installations"]:
         for record in installation["files"]:
+            if record.get("foundBefore", "") is None:
+                del record["foundBefore"]
             for entry in record["entries"]:
                 for name in ("createdEvent", "createdHooks", "createdParent"):
                     if name in entry and entry[name] is not False:
