@@ -82,6 +82,18 @@ class Decisions:
                 if key[0] == candidate_id and statement_id in (None, key[1]):
                     del self._by_statement[key]
 
+    def undoable(self, item: dict[str, Any], statement: dict[str, Any]) -> bool:
+        """Whether Undo takes something back: a decision made on this page. A confirmation
+        recorded by an earlier plan (`memory.prepare`, from the page or `memory confirm`) is in
+        the state DB; no operation takes it back, so Undo is not offered for it (the page says
+        how to: discard the candidate). Nor is it for the page's own Confirm once a plan stored
+        it: forgetting that decision would leave the statement confirmed all the same."""
+        with self._lock:
+            decision = self._by_statement.get((item["candidateId"], statement["statementId"]))
+        if decision is None:
+            return False
+        return not (decision.verdict == "confirm" and statement.get("confirmation") == "confirmed")
+
     def state(self, item: dict[str, Any], statement: dict[str, Any]) -> State:
         if statement.get("typedFact"):
             return "typed-fact"

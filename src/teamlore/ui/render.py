@@ -178,7 +178,8 @@ def candidate_title(item: dict[str, Any], length: int = 160) -> str:
     skill = item.get("skill")
     if isinstance(skill, dict) and skill.get("name"):
         return first_line(f"{skill['name']}: {skill.get('description', '')}", length)
-    return first_line(item.get("content") or item.get("candidateId", ""), length)
+    content = item.get("writtenContent", item.get("content"))  # as promotion writes it
+    return first_line(content or item.get("candidateId", ""), length)
 
 
 def why_blocked(item: dict[str, Any]) -> str:

@@ -18,7 +18,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from teamlore.core import errors
-from teamlore.ops.memory.promote import current_plan_states
+from teamlore.ops.memory.promote import current_plan_states, pending_plans
 from teamlore.ops.memory.review import (
     FROM_TURNS,
     ReviewRequest,
@@ -136,6 +136,7 @@ async def candidate(request: Request) -> Response:
         item=item,
         from_turns=item["kind"] in FROM_TURNS,
         states={s["statementId"]: state.decisions.state(item, s) for s in item["statements"]},
+        undoable={s["statementId"]: state.decisions.undoable(item, s) for s in item["statements"]},
         progress=state.decisions.progress(item),
         focus=state.decisions.next_undecided(item),
         position=at + 1,
@@ -143,6 +144,15 @@ async def candidate(request: Request) -> Response:
         previous_id=ids[at - 1] if at > 0 else None,
         next_id=pending[0] if pending else (ids[at + 1] if at + 1 < len(ids) else None),
     )
+
+
+# Undo on a statement confirmed by an earlier plan: no operation takes a stored confirmation back
+_NOT_UNDOABLE = (
+    "Nothing was undone: this statement was confirmed when a plan was prepared (here or with "
+    "`teamlore memory confirm`), and that confirmation is stored. To take it back, discard the "
+    "candidate (Discard below, or `teamlore memory discard --candidate {0} --reason …`): "
+    "that voids any plan it is in."
+)
 
 
 async def decide(request: Request) -> Response:
@@ -195,6 +205,9 @@ async def decide(request: Request) -> Response:
     if statement.get("typedFact"):
         state.flash(request, "info", "A typed fact is verified by teamlore; nothing to decide.")
         return redirect(back)
+    if verdict == "undo" and not state.decisions.undoable(item, statement):
+        state.flash(request, "error", _NOT_UNDOABLE.format(short_candidate_id(candidate_id)))
+        return redirect(f"{back}#s-{statement_id}")
     if verdict == "undo":
         state.decisions.forget(candidate_id, statement_id)
     else:
@@ -293,19 +306,36 @@ async def current_plans(state: UiState) -> dict[str, dict[str, Any]]:
     return await run_in_threadpool(current_plan_states, ctx)
 
 
+async def stored_plans(state: UiState) -> dict[str, dict[str, Any]]:
+    """planId → every plan waiting to be promoted, from the state (`memory status`'s plans to
+    promote), whoever prepared it: this page, before it restarted, or a terminal."""
+    ctx = OpContext(cwd=state.repository, home=state.home)
+    return {p["planId"]: {**p, "contents": {}} for p in await run_in_threadpool(pending_plans, ctx)}
+
+
 async def _plan_page(
     request: Request,
     state: UiState,
     items: list[dict[str, Any]],
     error: dict[str, Any] | None = None,
 ) -> Response:
+    pending = await stored_plans(state)
+    titles = {i["candidateId"]: candidate_title(i) for i in items}
+    groups = _plan_groups(state, items)
+    ready = {row["item"]["candidateId"] for row in groups["ready"]}
     return page(
         request,
         "plan.html",
         status=409 if error else 200,
         title="Plan",
-        groups=_plan_groups(state, items),
-        plans=list(reversed(state.plans.values())),
+        groups=groups,
+        pending=list(pending.values()),
+        # a newer plan voids every pending plan that shares a candidate with it (memory.prepare)
+        voided_by_prepare=[
+            p for p in pending.values() if ready.intersection(p["plan"]["candidateIds"])
+        ],
+        titles=titles,
+        plans=[p for p in reversed(state.plans.values()) if p["planId"] not in pending],
         outcomes=state.outcomes,
         current=await current_plans(state),
         error=error,
@@ -338,23 +368,32 @@ async def prepare(request: Request) -> Response:
         result["contents"] = {i["candidateId"]: candidate_title(i) for i in chosen}
         state.plans[result["planId"]] = result
         last_plan = result["planId"]
+        for voided in result.get("voidedPlanIds") or []:
+            state.flash(
+                request,
+                "info",
+                f"Plan {voided} was voided: this newer plan replaces it (they share a "
+                "candidate); it can no longer be promoted.",
+            )
     return redirect(f"/plan/{last_plan}")
 
 
-def _known_plan(state: UiState, plan_id: str) -> dict[str, Any] | None:
-    return state.plans.get(plan_id)
+async def _known_plan(state: UiState, plan_id: str) -> dict[str, Any] | None:
+    """A plan prepared on this page, else one waiting to be promoted in the state (prepared
+    with `memory confirm`/`memory prepare`, or here before the page restarted)."""
+    return state.plans.get(plan_id) or (await stored_plans(state)).get(plan_id)
 
 
 async def plan_detail(request: Request) -> Response:
     state = ui_state(request)
     plan_id = request.path_params["plan_id"]
-    prepared = _known_plan(state, plan_id)
+    prepared = await _known_plan(state, plan_id)
     if prepared is None:
         return error_page(
             request,
             errors.TeamloreError(
                 errors.PLAN_NOT_FOUND,
-                f"plan {plan_id} was not prepared on this page (or before it restarted)",
+                f"plan {plan_id} was not prepared on this page and is not waiting to be promoted",
             ),
             "Plan",
         )
@@ -372,7 +411,7 @@ async def promote(request: Request) -> Response:
     form = await checked_form(request)
     state = ui_state(request)
     plan_id = request.path_params["plan_id"]
-    prepared = _known_plan(state, plan_id)
+    prepared = await _known_plan(state, plan_id)
     if prepared is None:
         state.flash(request, "error", f"{errors.PLAN_NOT_FOUND.code}: prepare a plan first.")
         return redirect("/plan")
@@ -391,6 +430,7 @@ async def promote(request: Request) -> Response:
             error=refusal(err),
         )
     state.outcomes[plan_id] = outcome
+    state.plans.setdefault(plan_id, prepared)  # promoted here: its page stays readable
     for candidate_id in prepared["plan"]["candidateIds"]:
         state.decisions.forget(candidate_id)
     written = sum(1 for f in outcome["files"] if f.get("outcome") == "written")

@@ -26,6 +26,7 @@ from teamlore.memory.promotion.review import (
     prepare_candidate_fields,
     statement_json,
     weakest,
+    written_notice,
 )
 from teamlore.memory.promotion.targets import public_identity_of
 from teamlore.memory.store.lint import LINT_POLICY_VERSION
@@ -55,6 +56,9 @@ def review_item(
         "updatedAt": updated_at,
         "contentDigest": view.content_digest,
         "content": payload.get("content", ""),
+        # the content as promotion writes it, and how it differs (None: it does not)
+        "writtenContent": view.written_content,
+        "writtenNotice": written_notice(str(payload.get("content", "")), view.written_content),
         "type": payload.get("type"),
         "priority": payload.get("priority"),
         "confidence": payload.get("confidence"),

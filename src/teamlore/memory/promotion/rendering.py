@@ -13,12 +13,13 @@ from pydantic import ValidationError
 
 from teamlore.core import errors
 from teamlore.core.canonical import sha256_hex
-from teamlore.core.secrets import sanitize_for_name, sanitize_text
+from teamlore.core.secrets import sanitize_for_name
 from teamlore.memory.extraction.typed_facts import COMMIT_CHANGED_PATH, parse_fact_text
 from teamlore.memory.promotion.rendered import RenderContext, RenderedFile
 from teamlore.memory.promotion.review import (
     CandidateView,
     StatementView,
+    as_written,
     entry_claim_support,
     weakest,
 )
@@ -313,9 +314,7 @@ def render_entry_candidate(view: CandidateView, ctx: RenderContext) -> list[Rend
                     }
         else:
             content = str(payload.get("content", ""))
-            _refuse_duplicate(
-                view, ctx, [sanitize_text(t, worktree_root=root) for t in (content, text)]
-            )
+            _refuse_duplicate(view, ctx, [as_written(t, root) for t in (content, text)])
             # the id reaches git as the file name: built from the sanitized text, like the body
             entry_id = ctx.new_id(sanitize_for_name(text, worktree_root=root))
             target_path = layout.entry_path(entry_id)
@@ -341,9 +340,9 @@ def render_entry_candidate(view: CandidateView, ctx: RenderContext) -> list[Rend
             "superseded_by": None,
         }
         raw = _entry_bytes({**fields, "body": _body(text)}, target_path)
-        scene = _one_line(sanitize_text(scene_raw, worktree_root=root)) if scene_raw else None
+        scene = _one_line(as_written(scene_raw, root)) if scene_raw else None
         sanitized = _entry_bytes(
-            {**fields, "scene": scene, "body": _body(sanitize_text(text, worktree_root=root))},
+            {**fields, "scene": scene, "body": _body(as_written(text, root))},
             target_path,
         )
         unit_blocking, warnings = _lint_entry(raw, sanitized, target_path, ctx.known_session_ids)

@@ -24,6 +24,7 @@ date and command runs (it changed after staging).
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -36,6 +37,12 @@ from teamlore.contracts import digests
 from teamlore.core import errors
 from teamlore.core.canonical import digest
 from teamlore.core.secrets import sanitize_text
+from teamlore.core.secrets.sanitize import (
+    LOCAL_PATH_PLACEHOLDER,
+    PROVIDER_PATH_PLACEHOLDER,
+    SESSION_FILE_PLACEHOLDER,
+    SESSION_ID_PLACEHOLDER,
+)
 from teamlore.memory.extraction.evidence import STRENGTH_RANK, pointer_digest, pointer_salt
 from teamlore.memory.extraction.typed_facts import (
     CitedSource,
@@ -50,6 +57,38 @@ REVIEW_FORMAT = "threadshare-memory-review@v1"
 EXCERPT_CHARS = 280
 SHOWN_KEY = 12  # characters of a session key in a pointer (`sessions show` takes a prefix)
 DELIVERY_STRENGTHS = frozenset({"direct", "observed"})
+
+
+# -- the text as written ---------------------------------------------------------------------------
+
+_PLACEHOLDERS = (
+    LOCAL_PATH_PLACEHOLDER,
+    PROVIDER_PATH_PLACEHOLDER,
+    SESSION_FILE_PLACEHOLDER,
+    SESSION_ID_PLACEHOLDER,
+)
+
+
+def as_written(text: str, worktree_root: str | os.PathLike[str]) -> str:
+    """`text` as promotion writes it into git: local references stripped (`sanitize_text`
+    with the worktree root). Rendering writes this and review shows it, so what a person
+    confirms is what reaches git."""
+    return sanitize_text(text, worktree_root=worktree_root)
+
+
+def written_notice(text: str, written: str) -> str | None:
+    """One line saying how `written` (`as_written(text)`) differs from `text`, None when it
+    does not: `3 local references will be written as {local-path}, 1 as {session-id}`."""
+    if written == text:
+        return None
+    counts = [(written.count(p) - text.count(p), p) for p in _PLACEHOLDERS]
+    parts = [(n, p) for n, p in counts if n > 0]
+    if not parts:
+        return "paths under this worktree will be written relative to it"
+    (first, placeholder), rest = parts[0], parts[1:]
+    noun = "reference" if first == 1 else "references"
+    said = f"{first} local {noun} will be written as {placeholder}"
+    return ", ".join([said, *(f"{n} as {p}" for n, p in rest)])
 
 
 # -- evidence ------------------------------------------------------------------------------------
@@ -289,6 +328,7 @@ class StatementView:
     citations_digest: str  # of the current evidence refs
     assessment: dict[str, Any]  # assessment doc (digest form) as stored
     typed_fact: str | None  # the renderer that verifies it now
+    written: str = ""  # the text as promotion writes it (`as_written`)
 
     @property
     def consistent(self) -> bool:
@@ -331,6 +371,7 @@ class CandidateView:
     content_digest: str
     payload: dict[str, Any]
     statements: list[StatementView]
+    written_content: str = ""  # the content as promotion writes it (`as_written`)
 
 
 def load_candidate_row(
@@ -380,6 +421,11 @@ def candidate_view(
     ):
         refs.setdefault(ref["statement_id"], []).append(ref)
     docs = assessment_docs(conn, candidate_id)
+
+    def written(text: str) -> str:
+        # an entry's content and statements reach git sanitized; a Skill writes its own body
+        return as_written(text, worktree_root) if str(row[1]) == "entry" else text
+
     statements: list[StatementView] = []
     for statement in payload.get("statements", []):
         statement_id = str(statement["statementId"])
@@ -411,6 +457,7 @@ def candidate_view(
                 typed_fact=verify_statement(
                     text, [c.source() for c in cited], worktree_root=worktree_root
                 ),
+                written=written(text),
             )
         )
     return CandidateView(
@@ -422,6 +469,7 @@ def candidate_view(
         content_digest=str(row[5]),
         payload=payload,
         statements=statements,
+        written_content=written(str(payload.get("content", ""))),
     )
 
 
@@ -450,6 +498,9 @@ def statement_json(view: StatementView, public_identity: str | None) -> dict[str
     return {
         "statementId": view.statement_id,
         "text": view.text,
+        # what promotion writes (the digests bind `text`, which the person approves)
+        "writtenText": view.written,
+        "writtenNotice": written_notice(view.text, view.written),
         "statementTextDigest": view.text_digest,
         "citationsDigest": view.citations_digest,
         "assessmentRevision": doc["revision"],

@@ -114,3 +114,26 @@ def current_plan_states(ctx: OpContext) -> dict[str, dict[str, Any]]:
         }
         for plan in found
     }
+
+
+def pending_plans(ctx: OpContext) -> list[dict[str, Any]]:
+    """The plans `memory status` lists as plans to promote (status `generated` now), whoever
+    prepared them (the review page, `memory confirm`, `memory prepare`, the MCP tool), newest
+    first, each as `memory.prepare` returned it (`planId`, `planDigest`, `plan`: the stored
+    PromotionPlan@v1, verified against its digest). Read-only: the review page lists them and
+    promotes them as it does its own."""
+    from teamlore.memory.extraction.tasks import Owner
+    from teamlore.memory.promotion.stored_plan import load_plan, plan_states
+    from teamlore.ops.owner import open_owner
+
+    with open_owner(ctx, for_read=True) as owner:
+        found = plan_states(
+            owner.state,
+            Owner(owner.repository_key, owner.worktree_key),
+            owner.identity.worktree_root,
+        )
+        stored = [load_plan(owner.state, p.plan_id) for p in found if p.status == "generated"]
+    return [
+        {"planId": s.plan.plan_id, "planDigest": s.plan_digest, "plan": s.plan.to_wire()}
+        for s in stored
+    ]

@@ -72,13 +72,18 @@ def shown_to_a_person(item: dict[str, Any]) -> dict[str, Any]:
     shown = {
         **item,
         "content": scrub(item["content"]),
-        "statements": [{**s, "text": scrub(s["text"])} for s in item["statements"]],
+        "statements": [
+            {**s, **{k: scrub(s[k]) for k in ("text", "writtenText") if isinstance(s.get(k), str)}}
+            for s in item["statements"]
+        ],
         "files": [{**f, "diff": scrub(f["diff"])} for f in item["files"]],
     }
     # the scene is a front-matter field the lint judges like the text (the queue and the page
     # print it); a merged candidate's content is shown beside the one that merged it
     if isinstance(item.get("scene"), str):
         shown["scene"] = scrub(item["scene"])
+    if isinstance(item.get("writtenContent"), str):  # the content as promotion writes it
+        shown["writtenContent"] = scrub(item["writtenContent"])
     if item.get("mergedFrom"):
         shown["mergedFrom"] = [
             {
@@ -277,13 +282,16 @@ class DiscardRequest(BaseModel):
     capability="team",
     mcp_tool="threadshare_memory_review",
     description="Review quarantined team-memory candidates: per statement its text, "
-    "statementTextDigest, citationsDigest, evidence (for a cited turn the passage that best "
-    "supports the statement — user text, assistant text or a tool call with its output — with "
-    "its place `session KEY · turn N · tool #M` and the `teamlore sessions show` command that "
-    "opens it; public commits/paths), "
-    "provenance strength, limitations, claim support and typed-fact status; per candidate its "
-    "revision, the exact entry files and diff a promotion would write, lint findings and an "
-    "approvalDigest. Read-only. Show it to the user before calling memory prepare.",
+    "writtenText (the text as promotion writes it: local paths and session ids become "
+    "placeholders; show this to the user) with writtenNotice (what was replaced, null when "
+    "nothing), statementTextDigest, citationsDigest, evidence (for a cited turn the passage "
+    "that best supports the statement — user text, assistant text or a tool call with its "
+    "output — with its place `session KEY · turn N · tool #M` and the `teamlore sessions "
+    "show` command that opens it; public commits/paths), provenance strength, limitations, "
+    "claim support and typed-fact status; per candidate its revision, writtenContent and "
+    "writtenNotice likewise, the exact entry files and diff a promotion would write, lint "
+    "findings and an approvalDigest. Read-only. Show it to the user before calling memory "
+    "prepare.",
 )
 def memory_review(ctx: OpContext, request: ReviewRequest) -> dict[str, Any]:
     """Review the quarantined candidates of this worktree (read-only)."""
