@@ -420,3 +420,17 @@ def in_private_namespace(tmp_path: Path, steps: list[Any]) -> list[dict[str, Any
     )
     assert done.returncode == 0, done.stderr
     return list(json.loads(done.stdout))
+
+
+def refusal_lines(text: str) -> list[str]:
+    """`text`'s lines with a refusal's `error CODE: …` and `  next: …` each on one line again:
+    the text view wraps them at words at the terminal's width (cli/output.py `fail`), their
+    later lines under the code (6 spaces) or under `next` (8)."""
+    lines: list[str] = []
+    for line in text.splitlines():
+        wrapped = lines and lines[-1].startswith(("error ", "  next: "))
+        if wrapped and line.startswith(" " * 6) and line.strip():
+            lines[-1] += " " + line.strip()
+        else:
+            lines.append(line)
+    return lines

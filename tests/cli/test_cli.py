@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from support import entry_file, fill_to_the_last_byte, teamlore_cli, tmpfs
+from support import entry_file, fill_to_the_last_byte, refusal_lines, teamlore_cli, tmpfs
 from teamlore.core.lock import file_lock
 from teamlore.models.cache import MODEL_CACHE_ENV
 
@@ -330,19 +330,19 @@ def test_a_search_refusal_says_which_value_was_wrong(home: Path, tmp_path: Path)
     for command in (["sessions", "search"], ["memory", "search"]):
         text = teamlore_cli(*command, "x", "-r", str(missing), env={"COLUMNS": "80"})
         assert text.returncode == 1 and text.stdout == ""
-        assert text.stderr.splitlines()[0] == (
+        assert refusal_lines(text.stderr)[0] == (
             f"error PATH_NOT_FOUND: {missing} does not exist; give the folder of a git repository"
         )
     text = teamlore_cli("sessions", "search", "a" * 300, env={"COLUMNS": "80"})
     assert text.returncode == 2
-    assert text.stderr.splitlines()[0] == (
+    assert refusal_lines(text.stderr)[0] == (
         f"error QUERY_EMPTY: '{'a' * 99}…[162 characters]…{'a' * 39}' is too long to search"
         " (over 64 characters)"
     )
     window = ["--since", "2026-02-01", "--until", "2026-01-01"]
     text = teamlore_cli("sessions", "search", "x", *window, env={"COLUMNS": "80"})
     assert text.returncode == 2 and text.stdout == ""
-    assert text.stderr.splitlines() == [
+    assert refusal_lines(text.stderr) == [
         "error WINDOW_INVALID: since 2026-02-01T00:00:00.000Z is not before until"
         " 2026-01-01T00:00:00.000Z: the window is empty or reversed",
         "  next: Give `since` and `until`, since first (recall: canonical UTC, 366 days at most).",
@@ -390,7 +390,7 @@ def test_a_current_folder_deleted_under_the_shell_is_one_refusal(
         env={**os.environ, "COLUMNS": "80"},
     )
     assert done.returncode == 1, done.stderr
-    assert done.stderr.splitlines() == [
+    assert refusal_lines(done.stderr) == [
         "error CWD_GONE: the current folder no longer exists: it was deleted or moved while"
         " your shell was in it",
         "  next: Go to a folder that exists (`cd`), then run the command again.",
@@ -404,7 +404,7 @@ def test_a_malformed_id_is_refused_by_its_flag_with_the_form_it_takes(
     never the field's regex."""
     text = teamlore_cli("memory", "promote", "--plan", "nope", cwd=tmp_path, env={"COLUMNS": "80"})
     assert text.returncode == 2
-    assert text.stderr.splitlines()[0] == (
+    assert refusal_lines(text.stderr)[0] == (
         "error INVALID_ARGUMENT: --plan: 'nope' is not a whole id like "
         "0b6c8d1e-3f2a-4c5b-9d7e-1a2b3c4d5e6f"
     )
@@ -421,7 +421,7 @@ def test_a_refusal_quoting_a_huge_argument_stays_one_readable_line(home: Path) -
     ):
         proc = teamlore_cli(*args, env={"COLUMNS": "80"})
         assert proc.returncode in (1, 2), proc.stderr
-        lines = (proc.stdout + proc.stderr).strip().splitlines()
+        lines = refusal_lines((proc.stdout + proc.stderr).strip())
         assert len(lines) == 2 and len(lines[0]) < 240, lines
         assert lines[0].startswith("error ") and "characters]" in lines[0]
         assert lines[1].startswith("  next: ") and len(lines[1]) < 120, lines
@@ -460,7 +460,7 @@ def test_a_usage_error_is_a_refusal_like_any_other(
     do next; with `--format json` (as typed: the parse failed) the error document on stdout."""
     text = teamlore_cli(*args, env={"COLUMNS": "80"})
     assert (text.returncode, text.stdout) == (2, "")
-    assert text.stderr.splitlines() == [
+    assert refusal_lines(text.stderr) == [
         f"error USAGE: {message}",
         "  next: Run the command with `--help` to see its arguments, then call it again.",
     ]

@@ -416,3 +416,35 @@ def test_status_names_a_plan_a_later_merge_made_void(tmp_path: Path, home: Path)
         f"was made and is now discarded at revision 3: {merger[:20]}-c1 merged it when it was "
         "staged (PROMOTION_CANDIDATE_DRIFT)"
     ) in proc.stdout
+
+
+def test_the_entry_promoted_says_what_the_person_confirmed(repo: Path) -> None:
+    """The person was asked about `/home/alice/shop/release.sh` and the entry said
+    `{local-path}`; now confirm asks about the text promotion writes, and that text is the
+    entry's body."""
+    text = (
+        "Run the release script from /home/alice/shop/release.sh, or "
+        "C:\\Users\\bob\\shop\\release.ps1 on Windows, and read /Users/carol/.netrc first."
+    )
+    written = (
+        "Run the release script from {local-path}, or {local-path} on Windows, and read "
+        "{local-path} first."
+    )
+    _stage(repo, text)
+    reviewed = json.loads(teamlore_cli("memory", "review", "--format", "json", cwd=repo).stdout)
+    shown = reviewed["items"][0]["statements"][0]
+    assert shown["writtenText"] == written
+    code, printed = teamlore_in_pty("memory", "confirm", answers=["y"], cwd=repo)
+    assert code == 0, printed
+    asked = " ".join(printed.split())
+    assert "/home/alice" not in asked and " ".join(written.split()) in asked
+    assert "3 local references will be written as {local-path}" in asked
+    plan = re.search(r"Plan (\S+) generated", printed).group(1)  # type: ignore[union-attr]
+    promoted = teamlore_cli("memory", "promote", "--plan", plan, "--format", "json", cwd=repo)
+    assert promoted.returncode == 0, promoted.stdout
+    files = json.loads(promoted.stdout)["files"]
+    entry = (repo / files[0]["targetPath"]).read_text(encoding="utf-8")
+    assert files[0]["targetPath"].endswith(
+        "run-the-release-script-from-local-path-or-local-path-on.md"
+    )
+    assert entry.split("\n---\n", 1)[1].strip() == shown["writtenText"]

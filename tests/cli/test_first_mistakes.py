@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from support import teamlore_cli
+from support import refusal_lines, teamlore_cli
 
 DATA = Path(__file__).resolve().parents[1] / "sessions" / "data"
 
@@ -97,7 +97,8 @@ def test_a_source_that_is_a_file_is_read_when_it_is_a_session_file(home: Path, u
     notes.write_text("# not a session\n")
     code, _, err = run(user, "sync", "-s", f"claude={notes}")
     assert code == 1
-    assert "SOURCE_NOT_FOUND: --source claude=~/notes.md: not a folder or a .jsonl file" in err
+    refusal = refusal_lines(err)[0]
+    assert "SOURCE_NOT_FOUND: --source claude=~/notes.md: not a folder or a .jsonl file" in refusal
     assert not (home / "index.sqlite3").exists()
     code, out, err = run(user, "sync", "-s", f"claude={transcript}", "--format", "json")
     assert code == 0 and json.loads(out)["sessions"] == 1, err
@@ -162,7 +163,7 @@ def test_a_bad_choice_is_refused_without_pydantics_words(
 ) -> None:
     code, out, err = run(user, *args)
     assert (code, out) == (2, "")
-    first = err.splitlines()[0]
+    first = refusal_lines(err)[0]
     assert first.startswith(f"error USAGE: {says}"), first
     bad = args[-1]
     assert first.endswith(f": {bad!r} is not one of 'text', 'json'"), first

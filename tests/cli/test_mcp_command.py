@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from support import refusal_lines
+
 
 def _launch(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     """`python -m teamlore.cli.main mcp ARGS`, as `teamlore install` registers it, stdin closed."""
@@ -29,7 +31,7 @@ def _modules(stderr: str) -> set[str]:
 
 
 def _messages(stderr: str) -> list[str]:
-    return [line for line in stderr.splitlines() if not line.startswith("import time:")]
+    return [line for line in refusal_lines(stderr) if not line.startswith("import time:")]
 
 
 def test_a_refused_launch_says_why_without_loading_typer(home: Path, tmp_path: Path) -> None:

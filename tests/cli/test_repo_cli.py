@@ -21,7 +21,7 @@ from sessions.records import (
     codex_user_message,
     write_jsonl,
 )
-from support import git, shared_fixtures, teamlore_cli
+from support import git, refusal_lines, shared_fixtures, teamlore_cli
 from teamlore.sessions.index_db import MIGRATIONS, SESSION_GIT, index_db_path
 
 REMOTE = "git@github.com:team/shop.git"
@@ -240,7 +240,7 @@ def test_repo_forget_refuses_what_is_not_registered_and_changes_nothing(
     text = _cli("repo", "forget", str(tmp_path))
     assert text.returncode == 1
     assert text.stderr.startswith("error REPOSITORY_NOT_REGISTERED:")
-    assert "`teamlore repo list` shows them" in text.stderr
+    assert "`teamlore repo list` shows them" in refusal_lines(text.stderr)[0]
     assert (home / "config.toml").read_bytes() == config_before
     assert _json("repo", "list") == listed_before
     assert _cli("repo", "forget").returncode == 2  # PATH is required
@@ -252,7 +252,7 @@ def test_a_repository_filter_naming_an_unregistered_worktree_says_so(world, tmp_
     other = _repo(tmp_path / "src" / "other")
     for command in (["sessions", "search", "deploy"], ["sessions", "list"]):
         proc = _cli(*command, "--repository", str(other))
-        assert proc.returncode == 1 and proc.stderr.splitlines() == [
+        assert proc.returncode == 1 and refusal_lines(proc.stderr) == [
             "error REPOSITORY_NOT_REGISTERED: other is not registered, so no session is linked"
             " to it",
             "  next: Register it: `teamlore sync --repository PATH` (`.` for here).",

@@ -219,3 +219,62 @@ def test_a_raw_html_warning_is_shown_with_the_file_it_is_in(tmp_path: Path, home
     run_operation("memory.stage", ctx, store_all(staged["adjudicationTask"]))
     printed = words(review((repo, home), columns=200))
     assert "warn format.raw-html: raw HTML `<service>`: GitHub drops it" in printed
+
+
+# a statement naming local paths: promotion writes each as `{local-path}` (docs/memory.md)
+LOCAL_PATHS = (
+    "Run the release script from /home/alice/shop/release.sh, or "
+    "C:\\Users\\bob\\shop\\release.ps1 on Windows, and read /Users/carol/.netrc first."
+)
+LOCAL_PATHS_WRITTEN = (
+    "Run the release script from {local-path}, or {local-path} on Windows, and read "
+    "{local-path} first."
+)
+LOCAL_PATHS_NOTICE = "3 local references will be written as {local-path}"
+
+
+def stage_local_paths(repo: Path, home: Path, text: str = LOCAL_PATHS) -> None:
+    from recall_world import WINDOW
+
+    from support import draft_batch, store_all
+    from teamlore.ops.registry import OpContext, run_operation
+
+    ctx = OpContext(cwd=repo, home=home)
+    task = run_operation("memory.recall", ctx, dict(WINDOW))["sources"][0]
+    staged = run_operation("memory.stage", ctx, draft_batch(task, text))
+    run_operation("memory.stage", ctx, store_all(staged["adjudicationTask"]))
+
+
+def test_review_shows_a_statement_as_promotion_writes_it(tmp_path: Path, home: Path) -> None:
+    """The review showed `/home/alice/shop/release.sh` and the entry said `{local-path}`: a
+    person confirmed one sentence and another went into git. Now the content and each
+    statement are shown as written, with a line saying what was replaced."""
+    from support import release_repository
+
+    repo = release_repository(tmp_path, home)
+    stage_local_paths(repo, home)
+    printed = review((repo, home))  # at 80 columns
+    assert "/home/alice" not in printed and "C:\\Users\\bob" not in printed
+    assert "/Users/carol" not in printed
+    # the content (bold, indent 2) and statement s1 (indent 4), each with its notice
+    assert words(printed).count(words(LOCAL_PATHS_WRITTEN)) >= 2
+    assert f"\n  {LOCAL_PATHS_NOTICE}\n" in printed
+    assert f"\n    {LOCAL_PATHS_NOTICE}\n" in printed
+    assert "run-the-release-script-from-local-path-or-local-path-on" in printed
+    document = json.loads(review((repo, home), "--format", "json"))
+    item = document["items"][0]
+    # JSON keeps the staged text (its digest is what a PrepareRequest@v1 echoes)
+    assert item["content"] == LOCAL_PATHS and item["statements"][0]["text"] == LOCAL_PATHS
+    assert item["writtenContent"] == LOCAL_PATHS_WRITTEN
+    assert item["writtenNotice"] == LOCAL_PATHS_NOTICE
+    assert item["statements"][0]["writtenText"] == LOCAL_PATHS_WRITTEN
+    assert item["statements"][0]["writtenNotice"] == LOCAL_PATHS_NOTICE
+
+
+def test_a_statement_without_local_references_has_no_notice(
+    rave_era: tuple[Path, Path],
+) -> None:
+    item = json.loads(review(rave_era, "--format", "json"))["items"][0]
+    assert item["writtenContent"] == item["content"] and item["writtenNotice"] is None
+    assert all(s["writtenText"] == s["text"] for s in item["statements"])
+    assert "will be written as" not in review(rave_era)

@@ -369,9 +369,10 @@ def test_review_promote_and_assemble_wrap_their_own_sentences_at_words(
     promote = teamlore_cli("memory", "promote", "--plan", plan.group(1), cwd=reviewed, env=AT_80)
     assert promote.returncode == 0, promote.stderr
     [written] = (reviewed / ".threadshare/memory/entries").glob("deploy-service-*.md")
-    row = f"  {written.relative_to(reviewed).as_posix()}: written"
+    row = f"  {written.relative_to(reviewed).as_posix()}:"
     lines = promote.stdout.splitlines()
     assert row in lines and len(row) > 80  # the file, a single token, whole on its line
+    assert lines[lines.index(row) + 1] == "    written"  # and what became of it under it
     assert [line for line in lines if len(line) > 80 and line != row] == []
     assert "  `git add --intent-to-add .threadshare/memory && git diff` shows every line" in lines
     as_json = teamlore_cli(

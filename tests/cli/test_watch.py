@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 from test_cli import DATA, _imported_by, sources, sync_json
 
-from support import teamlore_cli
+from support import refusal_lines, teamlore_cli
 from teamlore.cli import warm, watch
 from teamlore.cli.watch import _peer_uid
 from teamlore.core.locations import state_dir_path
@@ -796,7 +796,7 @@ def test_watch_refuses_a_state_dir_too_long_for_a_socket_and_leaves_no_trace(
     assert not (tmp_path / ("d" * 60)).exists()
     text = teamlore_cli("watch", env={"TEAMLORE_HOME": str(long_home)})
     assert text.stderr.startswith("error WATCH_SOCKET_PATH_TOO_LONG: the socket path")
-    assert text.stderr.splitlines()[1:] == [
+    assert refusal_lines(text.stderr)[1:] == [
         "  next: Use a shorter TEAMLORE_HOME, or run commands without watch."
     ]
 
@@ -830,7 +830,7 @@ def test_watch_on_a_read_only_state_dir_is_refused_with_its_code_not_a_traceback
             assert json.loads(done.stdout)["error"]["code"] == "STATE_READ_ONLY"
         else:
             assert done.stderr.startswith("error STATE_READ_ONLY: the state directory is read-only")
-            assert len(done.stderr.splitlines()) == 2  # the refusal, then its next step
+            assert len(refusal_lines(done.stderr)) == 2  # the refusal, then its next step
     assert not (home / "watch.lock").exists() and not (home / "watch.sock").exists()
 
 

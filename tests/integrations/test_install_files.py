@@ -28,7 +28,7 @@ from install_world import (
     tree,
 )
 
-from support import git, run_killed_at, teamlore_cli
+from support import git, refusal_lines, run_killed_at, teamlore_cli
 from teamlore.core import errors
 from teamlore.integrations.config_files import load
 
@@ -230,7 +230,7 @@ def test_the_text_view_of_a_dry_run_says_what_would_happen(user: Path) -> None:
     and `uninstall --client all` with nothing installed said "not installed for all"."""
     refused = teamlore_cli("uninstall", "--client", "all", env={"COLUMNS": "80"})
     assert refused.returncode == 1
-    assert refused.stderr.splitlines()[0] == (
+    assert refusal_lines(refused.stderr)[0] == (
         "error NOTHING_INSTALLED: teamlore is not installed for claude, codex or pi (user scope)"
     )
     preview = teamlore_cli("install", "--client", "codex", "--dry-run", env={"COLUMNS": "80"})

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from org_support import Cluster, free_port, make_clone, postgres_cluster, postgres_database
-from support import teamlore_cli
+from support import refusal_lines, teamlore_cli
 
 __all__ = ["postgres_cluster", "postgres_database"]  # fixtures
 
@@ -33,7 +33,7 @@ def test_an_unparsable_connection_string_is_refused_at_once_without_its_credenti
         assert done.returncode == 2, done.stderr
         assert "bob" not in done.stdout + done.stderr
         assert "hunter" not in done.stdout + done.stderr
-    first, *rest = text.stderr.splitlines()
+    first, *rest = refusal_lines(text.stderr)
     assert first.startswith("error ORG_DATABASE_URL_INVALID: ") and problem in first
     assert [line.split(":")[0] for line in rest] == ["  next"]  # no log lines of the pool
     assert json.loads(as_json.stdout)["error"]["code"] == "ORG_DATABASE_URL_INVALID"
@@ -45,7 +45,7 @@ def test_a_server_that_is_down_is_named_with_its_cause_and_never_the_credentials
     port = free_port()  # nothing listens there
     done = teamlore_cli("org", "status", "-d", f"postgresql://bob:hunter2@127.0.0.1:{port}/orga")
     assert done.returncode == 1
-    first, *rest = done.stderr.splitlines()
+    first, *rest = refusal_lines(done.stderr)
     assert first == (
         f"error ORG_DATABASE_UNAVAILABLE: cannot use the org database at 127.0.0.1:{port}/orga: "
         "Connection refused (is the server running on that host and accepting TCP/IP "
@@ -64,14 +64,14 @@ def test_a_server_that_is_down_names_where_its_url_came_from(home: Path) -> None
     from_option = teamlore_cli("org", "status", "--database", url)
 
     assert from_variable.returncode == 1
-    assert from_variable.stderr.splitlines()[1] == (
+    assert refusal_lines(from_variable.stderr)[1] == (
         "  next: Check the URL in TEAMLORE_ORG_DATABASE and that its server is running "
         "(unset it to use the embedded index)."
     )
     error = json.loads(as_json.stdout)["error"]
     assert error["code"] == "ORG_DATABASE_UNAVAILABLE"
     assert "TEAMLORE_ORG_DATABASE" in error["next"] and "--database" not in error["next"]
-    assert from_option.stderr.splitlines()[1] == (
+    assert refusal_lines(from_option.stderr)[1] == (
         "  next: Check the `--database` URL and that its server is running."
     )
 
@@ -125,7 +125,7 @@ def test_a_bare_at_or_slash_in_the_credentials_is_refused_without_any_part_of_th
     for done in (text, as_json):
         assert done.returncode == 2, done.stdout + done.stderr
         assert "hun" not in done.stdout + done.stderr and "ter2" not in done.stdout + done.stderr
-    assert text.stderr.splitlines()[0] == (
+    assert refusal_lines(text.stderr)[0] == (
         "error ORG_DATABASE_URL_INVALID: cannot parse the org database's URL: its user name, "
         "password or database name holds a bare '@' or '/' (percent-encode them: %40, %2F)"
     )
@@ -152,7 +152,7 @@ def test_the_server_named_is_the_one_libpq_takes_from_the_environment(home: Path
     env = {"PGHOST": "127.0.0.1", "PGPORT": str(port), "PGDATABASE": "orga"}
     done = teamlore_cli("org", "status", "--database", "postgresql://", env=env)
     assert done.returncode == 1
-    assert done.stderr.splitlines()[0].startswith(
+    assert refusal_lines(done.stderr)[0].startswith(
         f"error ORG_DATABASE_UNAVAILABLE: cannot use the org database at 127.0.0.1:{port}/orga: "
         "Connection refused"
     )

@@ -23,7 +23,7 @@ from personal_ops_world import (
     write_config,
 )
 
-from support import teamlore_cli, teamlore_in_pty
+from support import refusal_lines, teamlore_cli, teamlore_in_pty
 
 ENV = {KEY_ENV: "sk-scripted"}
 
@@ -261,7 +261,8 @@ def test_a_status_lookup_is_refused_for_what_is_wrong_with_it(
     other bad lookup exits 2; `--client-id` alone was ignored."""
     write_config(home)
     done = teamlore_cli("personal", "status", *args, env=ENV)
-    assert done.returncode == code and says in done.stderr, done.stderr
+    said = "\n".join(refusal_lines(done.stderr))
+    assert done.returncode == code and says in said, done.stderr
 
 
 def test_an_import_into_a_project_the_scopes_do_not_allow_says_so(
@@ -277,7 +278,7 @@ def test_an_import_into_a_project_the_scopes_do_not_allow_says_so(
         "personal", "import", "notes.md", "--workspace", str(project), cwd=tmp_path, env=ENV
     )
     assert done.returncode == 1
-    assert "[personal] allowed_scopes does not allow project:" in done.stderr
+    assert "[personal] allowed_scopes does not allow project:" in refusal_lines(done.stderr)[0]
     shown = teamlore_cli("personal", "show", "--workspace", "", cwd=tmp_path, env=ENV)
     assert ". is not registered" in shown.stdout + shown.stderr
 
@@ -316,12 +317,12 @@ def test_a_refused_import_says_what_it_holds_and_how_to_let_personal_data_throug
     keys = teamlore_cli("personal", "import", "keys.md", cwd=tmp_path, env=ENV)
 
     assert contact.returncode == keys.returncode == 1
-    assert contact.stderr.splitlines() == [
+    assert refusal_lines(contact.stderr) == [
         "error SENSITIVE_CONTENT_REJECTED: part 1/1 holds personal data (pii.email); "
         "nothing was queued",
         "  next: Remove it and send again; [personal] allowed_pii in config.toml lets pii.* pass.",
     ]
-    assert keys.stderr.splitlines()[0] == (
+    assert refusal_lines(keys.stderr)[0] == (
         "error SENSITIVE_CONTENT_REJECTED: part 1/1 holds a secret (secret.github-token); "
         "nothing was queued"
     )
@@ -330,7 +331,7 @@ def test_a_refused_import_says_what_it_holds_and_how_to_let_personal_data_throug
         "personal", "import", "contact.md", "--label", "ghp_" + "A1b2C3d4E5" * 4,
         cwd=tmp_path, env=ENV,
     )  # fmt: skip
-    assert labelled.stderr.splitlines()[0] == (
+    assert refusal_lines(labelled.stderr)[0] == (
         "error SENSITIVE_CONTENT_REJECTED: the label holds a secret (secret.github-token); "
         "nothing was queued"
     )

@@ -24,7 +24,7 @@ from personal_ops_world import (
     write_config,
 )
 
-from support import teamlore_cli, teamlore_in_pty
+from support import refusal_lines, teamlore_cli, teamlore_in_pty
 
 TOKEN = "ghp_" + "R8a2Kd9sLq0ZxYw3Vb7Nc1Tm5Pe4Ju6Hf2Gi"  # the shape of one, not a real token
 PROFILE = (
@@ -160,7 +160,7 @@ def test_show_refuses_a_workspace_folder_that_does_not_exist(home: Path, tmp_pat
     missing = tmp_path / "no-such-folder"
     refused = teamlore_cli("personal", "show", "--workspace", str(missing), cwd=tmp_path)
     assert refused.returncode == 1 and refused.stdout == ""
-    assert refused.stderr.startswith(f"error PATH_NOT_FOUND: {missing} does not exist\n")
+    assert refusal_lines(refused.stderr)[0] == f"error PATH_NOT_FOUND: {missing} does not exist"
     shown = teamlore_cli("personal", "show", "--workspace", str(missing), "--format", "json")
     assert json.loads(shown.stdout)["error"]["code"] == "PATH_NOT_FOUND"
 

@@ -23,7 +23,7 @@ from personal_ops_world import (
     write_config,
 )
 
-from support import teamlore_cli
+from support import refusal_lines, teamlore_cli
 from teamlore.ops.personal.memory import WRITER_OFF
 
 ENV = {KEY_ENV: "sk-scripted"}
@@ -58,7 +58,7 @@ def test_without_a_chosen_profile_import_and_flush_send_nothing(
     assert (error["code"], error["message"]) == ("WRITER_DISABLED", WRITER_OFF)
     assert "default" not in error["message"] and "default" not in error["next"]
     assert flushed.returncode == 1
-    assert flushed.stderr.startswith(f"error WRITER_DISABLED: {WRITER_OFF}\n")
+    assert refusal_lines(flushed.stderr)[0] == f"error WRITER_DISABLED: {WRITER_OFF}"
     assert model.requests == []
 
 

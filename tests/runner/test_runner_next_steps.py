@@ -16,7 +16,7 @@ from pathlib import Path
 from runner_world import WINDOW, World, make_world
 from test_runner_e2e import answer
 
-from support import teamlore_cli
+from support import refusal_lines, teamlore_cli
 
 
 def _text(world: World, *args: str) -> tuple[int, str, str]:
@@ -112,7 +112,7 @@ def test_a_manifest_approved_twice_at_once_is_run_and_reported_by_the_first_alon
     assert code == 1 and second["error"]["code"] == "RUNNER_PLAN_BUSY", second
     assert "adjudicationPlan" not in second
     assert text_code == 1
-    assert said.splitlines() == [
+    assert refusal_lines(said) == [
         f"error RUNNER_PLAN_BUSY: manifest {manifest[:12]}… is being approved by another "
         "teamlore process",
         "  next: Let that approval finish: it prints the adjudication plan the manifest's "

@@ -8,7 +8,8 @@ carriage returns, bidi overrides) as visible `\xNN` / `\uNNNN` escapes, so trans
 neither restyle the terminal nor hide text. Long text is cut with a visible marker (`clip`).
 
 Errors: `{"error": {"code", "message", "problem", "next"}}` (core/errors.py) on stdout in JSON
-mode, one line on stderr otherwise; exit 1 for refusals and failures, 2 for usage errors.
+mode, on stderr otherwise (wrapped at words, candidate ids short: `fail`); exit 1 for refusals
+and failures, 2 for usage errors.
 """
 
 from __future__ import annotations
@@ -270,6 +271,25 @@ def say_wrapped(text: str, indent: int = 2) -> None:
         say(line.replace(_GLUE, " "))
 
 
+def say_file(path: str, note: str) -> None:
+    """`  path` then `note` (` (new)`, `: written`): the path is one token, whole on its line
+    even past the width; the words of `note` go on under it where they would push past it."""
+    for line in hanging("  ", path.replace(" ", _GLUE) + note, 4):
+        say(line.replace(_GLUE, " "))
+
+
+def ask_line(question: str) -> str:
+    """The line a person at the terminal types after `question` (on stdout, as the lines above
+    it), stripped; Ctrl-C or Ctrl-D stops the command as an interrupted one (exit 130)."""
+    sys.stdout.write(f"{question}: ")
+    sys.stdout.flush()
+    try:
+        return input().strip()
+    except (KeyboardInterrupt, EOFError):
+        sys.stdout.write("\n")  # the shell's prompt starts on a line of its own
+        raise SystemExit(130) from None
+
+
 def say(*parts: object, console: Console | None = None) -> None:
     """Print one line made of `parts`: plain values literally, `styled` pieces with their
     style."""
@@ -286,16 +306,38 @@ def print_json(value: Any) -> None:
     sys.stdout.flush()
 
 
+# a candidate id in full (`extract-<64 hex>-c1`, `patch-consolidate-<64 hex>`), which an
+# error's text view shows as the other text views do: its hex cut to the first 12 characters
+# (ops/memory/review.py `short_candidate_id`, not imported: a refusal loads no operation)
+_FULL_CANDIDATE_ID = re.compile(
+    r"(?<![0-9A-Za-z-])([a-z]+(?:-[a-z]+)*-[0-9a-f]{12})[0-9a-f]{52}((?:-c[0-9]+)?)(?![0-9A-Za-z])"
+)
+
+
+def _say_error_line(mark: str, style: str, lead: str, text: str, indent: int) -> None:
+    """`mark` (in `style`) and `lead` then `text`, on stderr, wrapped at words with its later
+    lines under `indent` spaces; a `command` in backticks stays whole on one line (copied)."""
+    shown = _FULL_CANDIDATE_ID.sub(r"\1\2", text)
+    # made visible before wrapping: a control character is never taken for a space
+    glued = _COMMAND.sub(lambda command: command.group().replace(" ", _GLUE), literal(shown))
+    lines: list[str] = []
+    for part in glued.split("\n"):  # a line break in the message stays one
+        lines += hanging(mark + lead if not lines else " " * indent, part, indent)
+    lines = [line.rstrip().replace(_GLUE, " ") for line in lines]
+    say(styled(mark, style), lines[0][len(mark) :], console=stderr)
+    for line in lines[1:]:
+        say(line, console=stderr)
+
+
 def fail(err: errors.TeamloreError, fmt: OutputFormat) -> NoReturn:
+    """Print a refusal: in JSON as it is (full candidate ids, for the agent that acts on them);
+    as text wrapped at words under its lead, candidate ids in the short form the text views
+    show (`memory review`), which every `--candidate` takes back."""
     if fmt is OutputFormat.json:
         print_json({"error": err.to_json()})
     else:
-        say(styled("error", "bold red"), f" {err.code}: {err.message}", console=stderr)
-        say(
-            styled("  next", "bold"),
-            f": {err.remedy or errors.next_step(err.error)}",
-            console=stderr,
-        )
+        _say_error_line("error", "bold red", f" {err.code}: ", err.message, len("error "))
+        _say_error_line("  next", "bold", ": ", err.remedy or errors.next_step(err.error), 8)
     raise SystemExit(err.exit_code)
 
 

@@ -11,6 +11,7 @@ from teamlore.cli.output import (
     cwd_of,
     run,
     say,
+    say_file,
     say_ignored_by_git,
     say_wrapped,
     stdout,
@@ -32,7 +33,7 @@ def _render_promote(result: dict[str, Any]) -> None:
         how = "applied (resumed an interrupted promotion)"
     stdout.print(f"Plan {result['planId']} {how}.")
     for f in result["files"]:
-        stdout.print(f"  {f['targetPath']}: {_OUTCOME_WORDS[f['outcome']]}")
+        say_file(f["targetPath"], f": {_OUTCOME_WORDS[f['outcome']]}")
     if result["candidates"]:
         from teamlore.cli.commands.review import short_id
 

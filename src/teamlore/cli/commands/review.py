@@ -15,11 +15,13 @@ from teamlore.cli.output import (
     FormatOption,
     OutputFormat,
     RepositoryOption,
+    ask_line,
     counted,
     cwd_of,
     fail,
     run,
     say,
+    say_file,
     stderr,
     stdout,
     styled,
@@ -58,7 +60,10 @@ def _render_statement(statement: dict[str, Any]) -> None:
         "confirmed": styled("confirmed", "green"),
     }.get(statement["confirmation"], styled("needs your confirmation", "yellow"))
     say("  ", styled(statement["statementId"], "bold"), " ", marker)
-    _block(statement["text"], 4)  # a consolidation operation spans lines: kept
+    # as promotion writes it: what a person confirms is what reaches git
+    _block(statement.get("writtenText", statement["text"]), 4)  # an operation spans lines
+    if statement.get("writtenNotice"):
+        _block(styled(statement["writtenNotice"], "yellow"), 4)
     _block(
         f"provenance {statement['provenanceStrength']}, claim support "
         f"{statement['claimSupport']}, limitations {', '.join(statement['limitations']) or '-'}",
@@ -169,7 +174,9 @@ def _render_candidate(item: dict[str, Any]) -> None:
         f" (revision {item['revision']})",
         *((" · ", styled(change, "yellow")) if change else ()),
     )
-    _block(Text(literal(item["content"]), style="bold"), 2)
+    _block(Text(literal(item.get("writtenContent", item["content"])), style="bold"), 2)
+    if item.get("writtenNotice"):
+        _block(styled(item["writtenNotice"], "yellow"), 2)
 
 
 def _render_replaced(item: dict[str, Any]) -> None:
@@ -271,7 +278,7 @@ def review(
 def _render_prepare(result: dict[str, Any]) -> None:
     stdout.print(f"Plan {result['planId']} generated ({counted(len(result['files']), 'file')}).")
     for file in result["files"]:
-        stdout.print(f"  {file['targetPath']} ({file['role']})")
+        say_file(file["targetPath"], f" ({file['role']})")
     stdout.print(f"Next: {result['next']}")
 
 
@@ -307,7 +314,10 @@ def discard(
     ),
     revision: int | None = Option(None, "--revision", help="Expected revision."),
     reason: str | None = Option(
-        None, "--reason", help="Why you discard it (kept in the local state only)."
+        None,
+        "--reason",
+        help="Why you discard it (kept in the local state only). On a terminal without it, "
+        "teamlore asks; a discard cannot be undone.",
     ),
     extract_again: bool = Option(
         False,
@@ -319,7 +329,15 @@ def discard(
     repository: str | None = RepositoryOption,
     fmt: OutputFormat = FormatOption,
 ) -> None:
-    """Discard a draft, quarantined or adjudication-failed candidate."""
+    """Discard a draft, quarantined or adjudication-failed candidate. On a terminal without
+    --reason it asks why (Enter alone keeps the candidate): a discard cannot be undone."""
+    if reason is None and fmt is OutputFormat.text and sys.stdin.isatty():
+        reason = ask_line(
+            f"Say why you discard {candidate}; it cannot be undone [Enter alone keeps it]"
+        )
+        if not reason:
+            say("Not discarded: no reason given.")
+            return
     payload = {
         "candidateId": candidate,
         "expectedRevision": revision,
