@@ -283,6 +283,21 @@ def test_uninstall_after_the_person_moved_their_own_state_dir_takes_its_entries_
     assert config.read_text() == CODEX_CONFIG + '\n[mcp_servers.mine]\ncommand = "mine"\n'
 
 
+def install_both_then_uninstall_both(user: Path, client: str, first_out: str) -> None:
+    """The first state dir installs, a second one installs over it with `--force`; then both
+    uninstall, `first_out` first."""
+    homes = {"first": os.environ["TEAMLORE_HOME"], "second": str(user / "second-state")}
+    teamlore(user, "install", "--client", client)
+    done = teamlore_cli(
+        "install", "--client", client, "--force", cwd=user, env={"TEAMLORE_HOME": homes["second"]}
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    for which in (first_out, "second" if first_out == "first" else "first"):
+        env = {"TEAMLORE_HOME": homes[which]}
+        done = teamlore_cli("uninstall", "--client", client, cwd=user, env=env)
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
 @pytest.mark.parametrize("client", ["codex", "claude"])
 @pytest.mark.parametrize("first_out", ["first", "second"])
 def test_uninstalling_both_state_dirs_in_either_order_leaves_no_entry_of_either(
@@ -299,17 +314,7 @@ def test_uninstalling_both_state_dirs_in_either_order_leaves_no_entry_of_either(
     config = user / name
     config.parent.mkdir(exist_ok=True)
     config.write_text(seeded)
-    homes = {"first": os.environ["TEAMLORE_HOME"], "second": str(user / "second-state")}
-    teamlore(user, "install", "--client", client)
-    done = teamlore_cli(
-        "install", "--client", client, "--force", cwd=user, env={"TEAMLORE_HOME": homes["second"]}
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-
-    for which in (first_out, "second" if first_out == "first" else "first"):
-        env = {"TEAMLORE_HOME": homes[which]}
-        done = teamlore_cli("uninstall", "--client", client, cwd=user, env=env)
-        assert done.returncode == 0, done.stdout + done.stderr
+    install_both_then_uninstall_both(user, client, first_out)
 
     assert config.read_text() == seeded
     assert not (user / hooks).exists()  # the first one made it; nothing is left in it
@@ -333,17 +338,7 @@ def test_a_hooks_file_of_the_users_own_is_left_as_it_was_after_both_state_dirs_g
     for path, text in ((user / name, seeded), (user / hooks, USERS_HOOKS)):
         path.parent.mkdir(exist_ok=True)
         path.write_text(text)
-    homes = {"first": os.environ["TEAMLORE_HOME"], "second": str(user / "second-state")}
-    teamlore(user, "install", "--client", client)
-    done = teamlore_cli(
-        "install", "--client", client, "--force", cwd=user, env={"TEAMLORE_HOME": homes["second"]}
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-
-    for which in (first_out, "second" if first_out == "first" else "first"):
-        env = {"TEAMLORE_HOME": homes[which]}
-        done = teamlore_cli("uninstall", "--client", client, cwd=user, env=env)
-        assert done.returncode == 0, done.stdout + done.stderr
+    install_both_then_uninstall_both(user, client, first_out)
 
     assert (user / name).read_text() == seeded
     assert (user / hooks).read_text() == USERS_HOOKS
