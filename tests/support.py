@@ -232,9 +232,11 @@ RAVE_ERA_STATEMENTS = {
 }
 
 
-def rave_era_repository(tmp_path: Path, home: Path) -> Path:
-    """A registered git repository owning the real rave-era session (its Windows cwd rewritten
-    to the repository) with one quarantined candidate whose statements cite its first turn."""
+def rave_era_synced(tmp_path: Path, home: Path) -> Path:
+    """A registered git repository with team memory, owning the real rave-era session (its
+    Windows cwd rewritten to the repository), synced."""
+    from teamlore.ops.registry import OpContext, run_operation
+
     fixture = shared_fixtures(*RAVE_ERA)
     repo = tmp_path / "rave-era"
     repo.mkdir()
@@ -247,12 +249,20 @@ def rave_era_repository(tmp_path: Path, home: Path) -> Path:
     day.mkdir(parents=True)
     text = fixture.read_text(encoding="utf-8").replace(escaped, json.dumps(str(repo))[1:-1])
     (day / "rollout-2026-04-26T19-20-18-rave-era.jsonl").write_text(text, encoding="utf-8")
-    from teamlore.ops.registry import OpContext, run_operation
-
     ctx = OpContext(cwd=repo, home=home)
     sources = [f"codex={tmp_path / 'codex' / 'sessions'}"]
     run_operation("sync", ctx, {"sources": sources, "repository": str(repo)})
     run_operation("memory.init", ctx, {})
+    return repo
+
+
+def rave_era_repository(tmp_path: Path, home: Path) -> Path:
+    """A registered git repository owning the real rave-era session (its Windows cwd rewritten
+    to the repository) with one quarantined candidate whose statements cite its first turn."""
+    from teamlore.ops.registry import OpContext, run_operation
+
+    repo = rave_era_synced(tmp_path, home)
+    ctx = OpContext(cwd=repo, home=home)
     task = run_operation("memory.recall", ctx, dict(RAVE_ERA_WINDOW))["sources"][0]
     first = task["chunk"]["turnEvidence"][0]["evidenceId"]
     statements = [

@@ -5,13 +5,12 @@ every time, and stage re-derives the very same task."""
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 import pytest
 
-from support import RAVE_ERA, RAVE_ERA_CWD, RAVE_ERA_WINDOW, git, shared_fixtures
+from support import RAVE_ERA_WINDOW, rave_era_synced
 from teamlore.memory.extraction.chunking import (
     ChunkTurn,
     Event,
@@ -27,27 +26,6 @@ from teamlore.repo.binding import resolve_repository
 from teamlore.sessions.index_db import open_index
 
 _MARKER = re.compile(r'<<past-turn index="\d+" evidence-id="[^"]+">>\n\n')
-
-
-def _rave_era(tmp_path: Path, home: Path) -> Path:
-    fixture = shared_fixtures(*RAVE_ERA)
-    repo = tmp_path / "rave-era"
-    repo.mkdir()
-    git(repo, "init", "-q")
-    (repo / "README.md").write_text("rave\n", encoding="utf-8")
-    git(repo, "add", ".")
-    git(repo, "commit", "-qm", "init")
-    day = tmp_path / "codex" / "sessions" / "2026" / "04" / "26"
-    day.mkdir(parents=True)
-    escaped = json.dumps(RAVE_ERA_CWD)[1:-1]
-    text = fixture.read_text(encoding="utf-8").replace(escaped, json.dumps(str(repo))[1:-1])
-    (day / "rollout-2026-04-26T19-20-18-rave-era.jsonl").write_text(text, encoding="utf-8")
-    ctx = OpContext(cwd=repo, home=home)
-    ops = load_operations()
-    sources = [f"codex={tmp_path / 'codex' / 'sessions'}"]
-    ops.get("sync").run(ctx, {"sources": sources, "repository": str(repo)})
-    ops.get("memory.init").run(ctx, {})
-    return repo
 
 
 def _recall(repo: Path, home: Path, chunk_bytes: int) -> dict:
@@ -68,7 +46,7 @@ def _turn_text_bytes(transcript: str) -> int:
 def test_the_big_real_turn_fits_its_budget_and_stage_re_derives_it(
     tmp_path: Path, home: Path, chunk_bytes: int
 ) -> None:
-    repo = _rave_era(tmp_path, home)
+    repo = rave_era_synced(tmp_path, home)
     recalled = _recall(repo, home, chunk_bytes)
     first = next(s for s in recalled["sources"] if s["chunk"]["turnRange"]["start"] == 1)
     assert first["chunk"]["turnRange"] == {"start": 1, "end": 1}
