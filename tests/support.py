@@ -68,6 +68,18 @@ def shared_fixtures(*parts: str) -> Path:
     return path
 
 
+def writable_copy(source: Path, target: Path) -> Path:
+    """A copy of the read-only fixture folder `source` at `target` (merged into it if it
+    exists) that its owner can write to: a test that promotes or edits in it runs as a user
+    (root writes to a read-only copy; a user gets PermissionError)."""
+    shutil.copytree(source, target, copy_function=shutil.copyfile, dirs_exist_ok=True)
+    for folder, _, files in os.walk(target):
+        os.chmod(folder, 0o755)
+        for name in files:
+            os.chmod(os.path.join(folder, name), 0o644)
+    return target
+
+
 def teamlore_cli(
     *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, input: str | None = None
 ) -> subprocess.CompletedProcess[str]:

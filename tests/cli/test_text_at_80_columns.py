@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from support import (
     store_all,
     teamlore_cli,
     teamlore_in_pty,
+    writable_copy,
 )
 
 AT_80 = {"COLUMNS": "80"}
@@ -331,7 +331,7 @@ def reviewed(tmp_path: Path, home: Path) -> Path:
     from recall_world import WINDOW  # tests/memory, on the path once the repository is made
 
     tree = shared_fixtures("threadshare-memory")
-    shutil.copytree(tree, repo / ".threadshare" / "memory", dirs_exist_ok=True)
+    writable_copy(tree, repo / ".threadshare" / "memory")
     ctx = OpContext(cwd=repo, home=home)
     task = run_operation("memory.recall", ctx, dict(WINDOW))["sources"][0]
     text = "Deploy <service> only after the release tests pass; tag it with a v prefix."

@@ -6,12 +6,11 @@ An entry's `scene` names a scene as `scenes/<name>.md` does (`slug.scene-name`).
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
-from support import SHARED_FIXTURES, entry_file, git, teamlore_cli
+from support import SHARED_FIXTURES, entry_file, git, teamlore_cli, writable_copy
 from teamlore.core.secrets import scan_content
 from teamlore.memory.store import layout
 from teamlore.memory.store.lint import lint_text, lint_tree
@@ -112,7 +111,7 @@ def _fixture_tree(root: Path) -> Path:
     if not SHARED_TREE.is_dir():
         pytest.skip("../shared/fixtures is not available in this checkout")
     memory = root / layout.MEMORY_ROOT
-    shutil.copytree(SHARED_TREE, memory)
+    writable_copy(SHARED_TREE, memory)
     (memory / "SOURCE.md").unlink(missing_ok=True)
     return memory
 
