@@ -211,13 +211,9 @@ def test_hidden_characters_show_as_the_cli_escapes_wherever_the_page_shows_a_can
 def test_in_the_browser_a_reversed_statement_reads_as_the_cli_prints_it(
     staged: Staged, server: UiServer
 ) -> None:
-    playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is a dev extra")
-    from ui_world import chromium_executable
+    from ui_world import launched_chromium
 
-    with playwright_api.sync_playwright() as driver:
-        browser = driver.chromium.launch(
-            executable_path=chromium_executable(), args=["--no-sandbox"]
-        )
+    with launched_chromium() as browser:
         page = browser.new_page()
         page.goto(server.login_url(f"/candidate/{staged.entries[2]}"))
         claims = page.locator("article#s-s2 p.claim")
@@ -227,7 +223,6 @@ def test_in_the_browser_a_reversed_statement_reads_as_the_cli_prints_it(
         assert page.locator("h1.content").inner_text() == shown(
             "Deploy only from the release branch;\u202e ask ops first."
         )
-        browser.close()
 
 
 def test_candidates_of_one_task_show_distinct_short_ids_on_the_queue_and_the_plan(
@@ -324,21 +319,17 @@ def test_in_the_browser_a_merge_names_the_entries_it_rewrites_and_deprecates(
     """A candidate merging two approved entries of the real memory tree: the page printed its
     targets as Python dicts (`supersedes: {'contentDigest': …, 'revision': …}`), never saying
     that promoting it rewrites one teammate's entry and deprecates the other."""
-    playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is a dev extra")
-    from ui_world import chromium_executable
+    pytest.importorskip("playwright.sync_api", reason="playwright is a dev extra")
+    from ui_world import launched_chromium
 
     repo, candidate_id = merging_repository(tmp_path, home)
     running = UiServer(repo, home=home).start()
     try:
-        with playwright_api.sync_playwright() as driver:
-            browser = driver.chromium.launch(
-                executable_path=chromium_executable(), args=["--no-sandbox"]
-            )
+        with launched_chromium() as browser:
             page = browser.new_page()
             page.goto(running.login_url(f"/candidate/{candidate_id}"))
             said = page.locator("section.summary .replaces").all_inner_texts()
             summary = page.locator("section.summary").inner_text()
-            browser.close()
     finally:
         running.stop()
     assert said == [

@@ -28,14 +28,10 @@ ENTRY = "release-tag-prefix"
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    from ui_world import chromium_executable
+    from ui_world import launched_chromium
 
-    with playwright_api.sync_playwright() as driver:
-        launched = driver.chromium.launch(
-            executable_path=chromium_executable(), args=["--no-sandbox"]
-        )
+    with launched_chromium() as launched:
         yield launched
-        launched.close()
 
 
 def an_update_whose_target_changed(flow: Flow) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from ui_world import ARTIFACTS, World, build_world, chromium_executable
+from ui_world import ARTIFACTS, World, build_world, launched_chromium
 
 from teamlore.ui.server import UiServer
 
@@ -37,14 +37,11 @@ def server(world: World) -> Iterator[UiServer]:
 
 @pytest.fixture()
 def page(server: UiServer) -> Iterator[Any]:
-    executable = chromium_executable()
-    with playwright_api.sync_playwright() as driver:
-        browser = driver.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+    with launched_chromium() as browser:
         context = browser.new_context(viewport={"width": WIDTH, "height": 800})
         opened = context.new_page()
         opened.goto(server.login_url("/queue"))
         yield opened
-        browser.close()
 
 
 # what must stay on screen wherever it is on the page

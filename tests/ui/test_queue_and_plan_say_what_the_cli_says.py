@@ -34,14 +34,10 @@ SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    from ui_world import chromium_executable
+    from ui_world import launched_chromium
 
-    with playwright_api.sync_playwright() as driver:
-        launched = driver.chromium.launch(
-            executable_path=chromium_executable(), args=["--no-sandbox"]
-        )
+    with launched_chromium() as launched:
         yield launched
-        launched.close()
 
 
 def served(repo: Path, home: Path) -> UiServer:

@@ -18,7 +18,7 @@ from ui_world import (
     HOSTILE_TEXT,
     World,
     build_world,
-    chromium_executable,
+    launched_chromium,
 )
 
 from support import git
@@ -32,11 +32,8 @@ VIEWPORT = {"width": 1280, "height": 800}
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    executable = chromium_executable()
-    with playwright_api.sync_playwright() as driver:
-        launched = driver.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+    with launched_chromium() as launched:
         yield launched
-        launched.close()
 
 
 @pytest.fixture(scope="module")

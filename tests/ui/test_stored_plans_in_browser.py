@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from ui_world import ARTIFACTS, World, build_world, chromium_executable
+from ui_world import ARTIFACTS, World, build_world, launched_chromium
 
 from teamlore.ops.registry import OpContext, load_operations, run_operation
 from teamlore.ui.server import UiServer
@@ -38,11 +38,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
 
 @pytest.fixture()
 def browser() -> Iterator[Any]:
-    executable = chromium_executable()
-    with playwright_api.sync_playwright() as driver:
-        launched = driver.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+    with launched_chromium() as launched:
         yield launched
-        launched.close()
 
 
 def open_page(

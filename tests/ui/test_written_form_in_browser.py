@@ -25,8 +25,8 @@ NOTICE = "3 local references will be written as {local-path}"
 
 
 def test_the_page_shows_what_promotion_writes(tmp_path: Path, home: Path) -> None:
-    playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is a dev extra")
-    from ui_world import chromium_executable
+    pytest.importorskip("playwright.sync_api", reason="playwright is a dev extra")
+    from ui_world import launched_chromium
 
     repo = release_repository(tmp_path, home)  # puts tests/memory on the path
     from recall_world import WINDOW
@@ -40,10 +40,7 @@ def test_the_page_shows_what_promotion_writes(tmp_path: Path, home: Path) -> Non
     (item,) = json.loads(reviewed.stdout)["items"]
     running = UiServer(repo, home=home).start()
     try:
-        with playwright_api.sync_playwright() as driver:
-            browser = driver.chromium.launch(
-                executable_path=chromium_executable(), args=["--no-sandbox"]
-            )
+        with launched_chromium() as browser:
             page = browser.new_page()
             page.goto(running.login_url("/queue"))
             queue = page.locator("body").inner_text()
@@ -52,7 +49,6 @@ def test_the_page_shows_what_promotion_writes(tmp_path: Path, home: Path) -> Non
             claim = page.locator("article#s-s1 p.claim").inner_text()
             notices = page.locator(".written-notice").all_inner_texts()
             shown = page.locator("body").inner_text()
-            browser.close()
     finally:
         running.stop()
     # what the CLI review shows (`writtenText`), the page shows, and the person confirms

@@ -6,8 +6,11 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -118,6 +121,20 @@ def chromium_executable() -> str:
     if not found:
         pytest.skip("no chromium executable (apt-get install chromium; .ci/run installs it)")
     return found
+
+
+@contextmanager
+def launched_chromium() -> Iterator[Any]:
+    """The system Chromium, headless through Playwright (skipped without either), closed after."""
+    playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is a dev extra")
+    with playwright_api.sync_playwright() as driver:
+        browser = driver.chromium.launch(
+            executable_path=chromium_executable(), args=["--no-sandbox"]
+        )
+        try:
+            yield browser
+        finally:
+            browser.close()
 
 
 def _stage_skill(world: World) -> None:
