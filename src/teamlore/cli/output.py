@@ -263,12 +263,17 @@ _COMMAND = re.compile(r"`[^`\n]*`")
 _GLUE = "\x00"  # a command's space while `hanging` wraps: `str.split` does not split at it
 
 
+def _commands_whole(lead: str, text: str, indent: int) -> list[str]:
+    """`hanging(lead, text, indent)` with each `command` in backticks whole on one line."""
+    glued = _COMMAND.sub(lambda command: command.group().replace(" ", _GLUE), text)
+    return [line.replace(_GLUE, " ") for line in hanging(lead, glued, indent)]
+
+
 def say_wrapped(text: str, indent: int = 2) -> None:
     """A sentence of teamlore's own, wrapped at words (`hanging`) with its later lines under
     `indent` spaces; a `command` in backticks stays whole on one line, to be copied."""
-    glued = _COMMAND.sub(lambda command: command.group().replace(" ", _GLUE), text)
-    for line in hanging("", glued, indent):
-        say(line.replace(_GLUE, " "))
+    for line in _commands_whole("", text, indent):
+        say(line)
 
 
 def say_file(path: str, note: str) -> None:
@@ -317,13 +322,12 @@ _FULL_CANDIDATE_ID = re.compile(
 def _say_error_line(mark: str, style: str, lead: str, text: str, indent: int) -> None:
     """`mark` (in `style`) and `lead` then `text`, on stderr, wrapped at words with its later
     lines under `indent` spaces; a `command` in backticks stays whole on one line (copied)."""
-    shown = _FULL_CANDIDATE_ID.sub(r"\1\2", text)
     # made visible before wrapping: a control character is never taken for a space
-    glued = _COMMAND.sub(lambda command: command.group().replace(" ", _GLUE), literal(shown))
+    shown = literal(_FULL_CANDIDATE_ID.sub(r"\1\2", text))
     lines: list[str] = []
-    for part in glued.split("\n"):  # a line break in the message stays one
-        lines += hanging(mark + lead if not lines else " " * indent, part, indent)
-    lines = [line.rstrip().replace(_GLUE, " ") for line in lines]
+    for part in shown.split("\n"):  # a line break in the message stays one
+        lines += _commands_whole(mark + lead if not lines else " " * indent, part, indent)
+    lines = [line.rstrip() for line in lines]
     say(styled(mark, style), lines[0][len(mark) :], console=stderr)
     for line in lines[1:]:
         say(line, console=stderr)
