@@ -257,7 +257,7 @@ def test_a_node_client_whose_stdout_is_a_socket_stops_the_server_when_it_stops_r
 def test_a_call_in_flight_when_the_client_exits_finishes_and_writes(repo: Path) -> None:
     """A client that exits closes stdin and stdout together: the usual exit waits for the call
     in flight, however long it takes (here held past the stdout watch's second), and its write
-    lands."""
+    lands; its answer then meets the closed pipe, which the server says in one line."""
     flag = repo.parent / "assemble-paused"
     server = serving_team_server(repo, env={"TEAMLORE_PAUSEPOINT": f"assemble.planned={flag}"})
     assert server.stdin is not None and server.stdout is not None and server.stderr is not None
@@ -279,4 +279,31 @@ def test_a_call_in_flight_when_the_client_exits_finishes_and_writes(repo: Path) 
 
     assert exit_code == 0
     assert (repo / "CLAUDE.md").is_file()
-    assert GONE not in server.stderr.read().decode()
+    assert server.stderr.read().decode().strip().splitlines() == [GONE]
+
+
+def test_a_call_in_flight_when_stdin_closes_is_answered_to_a_client_still_reading(
+    repo: Path,
+) -> None:
+    """`printf '…' | teamlore mcp` style: the client closes stdin after its last request and
+    reads the answers. A call still running at end of input is answered, not cancelled."""
+    flag = repo.parent / "assemble-paused"
+    server = serving_team_server(repo, env={"TEAMLORE_PAUSEPOINT": f"assemble.planned={flag}"})
+    assert server.stdin is not None and server.stdout is not None
+    assemble = {"name": "threadshare_memory_assemble", "arguments": {"provider": "claude"}}
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": assemble}
+    server.stdin.write(json.dumps(call).encode() + b"\n")
+    server.stdin.flush()
+    deadline = time.monotonic() + 60
+    while not flag.exists():
+        assert time.monotonic() < deadline and server.poll() is None, "the call never started"
+        time.sleep(0.05)
+
+    server.stdin.close()
+    time.sleep(0.5)  # end of input reaches the server while the call is held
+    flag.unlink()
+    replies = [json.loads(line) for line in server.stdout]
+
+    assert server.wait(timeout=60) == 0
+    answer = next(reply for reply in replies if reply.get("id") == 2)
+    assert answer["result"]["isError"] is False

@@ -44,6 +44,7 @@ from mcp.shared.message import SessionMessage
 from teamlore import __version__
 from teamlore.core import errors, refusals
 from teamlore.core.paths import from_here, working_directory
+from teamlore.mcp.end_of_input import ObservedWrites, UnansweredRequests
 from teamlore.mcp.stdout_hangup import StdoutHangupWatch
 from teamlore.ops.registry import (
     CAPABILITY_TIERS,
@@ -402,20 +403,23 @@ def build_server(
     )
 
 
-async def answer_malformed_frames(source: Any, sink: Any, replies: Any) -> None:
-    """Forward well-formed frames to the server; answer each malformed one with a JSON-RPC 2.0
-    error (`malformed_frame_error`). The SDK's stdio reader hands such frames on as exceptions,
-    and its dispatcher only logs them, so without this the client hears nothing."""
-    async with sink:
-        async for item in source:
-            if not isinstance(item, Exception):
-                await sink.send(item)
-                continue
-            try:
-                answer = malformed_frame_error(item)
-            except Exception:  # reading the frame must never end the session
-                answer = _jsonrpc_error(None, types.INVALID_REQUEST, _NOT_JSONRPC)
-            await replies.send(SessionMessage(answer))
+async def answer_malformed_frames(
+    source: Any, sink: Any, replies: Any, unanswered: UnansweredRequests
+) -> None:
+    """Forward well-formed frames to the server until the input ends; answer each malformed
+    one with a JSON-RPC 2.0 error (`malformed_frame_error`). The SDK's stdio reader hands such
+    frames on as exceptions, and its dispatcher only logs them, so without this the client hears
+    nothing. The caller closes `sink` (`end_of_input`)."""
+    async for item in source:
+        if not isinstance(item, Exception):
+            unanswered.forwarded(item)
+            await sink.send(item)
+            continue
+        try:
+            answer = malformed_frame_error(item)
+        except Exception:  # reading the frame must never end the session
+            answer = _jsonrpc_error(None, types.INVALID_REQUEST, _NOT_JSONRPC)
+        await replies.send(SessionMessage(answer))
 
 
 def malformed_frame_error(exc: Exception) -> types.JSONRPCError:
@@ -544,20 +548,26 @@ def serve(
     writer = start_writer(launch) if launch.writes_personal else None
     server = build_server(launch, request_flush=writer.request_flush if writer else None)
 
-    async def read_frames(read_stream: Any, inbox_send: Any, write_stream: Any) -> None:
-        await answer_malformed_frames(read_stream, inbox_send, write_stream)
-        if hangup is not None:
-            # the client's input ended: the usual exit runs, and a call in flight finishes
-            # (its write lands) however long it takes; the watch is for a client that keeps
-            # stdin open
-            hangup.disarm()
+    async def read_frames(
+        read_stream: Any, inbox_send: Any, write_stream: Any, unanswered: UnansweredRequests
+    ) -> None:
+        async with inbox_send:
+            await answer_malformed_frames(read_stream, inbox_send, write_stream, unanswered)
+            if hangup is not None:
+                # the client's input ended: the usual exit runs, and a call in flight finishes
+                # (its write lands) however long it takes; the watch is for a client that keeps
+                # stdin open
+                hangup.disarm()
+            await unanswered.all_answered()
 
     async def main() -> None:
         async with stdio_server() as (read_stream, write_stream):
             inbox_send, inbox = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+            unanswered = UnansweredRequests()
+            answers = ObservedWrites(write_stream, unanswered)
             async with anyio.create_task_group() as tasks:
-                tasks.start_soon(read_frames, read_stream, inbox_send, write_stream)
-                await server.run(inbox, write_stream, server.create_initialization_options())
+                tasks.start_soon(read_frames, read_stream, inbox_send, write_stream, unanswered)
+                await server.run(inbox, answers, server.create_initialization_options())
 
     # taken before stdio_server claims fd 1; a client that keeps stdin open must not keep us
     hangup = StdoutHangupWatch.arm(lambda: _stop_now_the_client_is_gone(writer))
