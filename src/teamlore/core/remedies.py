@@ -104,8 +104,8 @@ NEXT: dict[str, str] = {
     "EMPTY_DOCUMENT": "Import a file that has some text in it.",
     "DOCUMENT_TOO_LARGE": "Split the file into parts under 256 KiB and import each.",
     "IMPORT_CHUNK_TOO_LARGE": "Split the long paragraph or code block into parts under 32 KiB.",
-    "SENSITIVE_CONTENT_REJECTED": "Remove it and send again; [personal] allowed_pii in "
-    "config.toml lets pii.* pass.",
+    # a secret's; personal data's (pii.*) says how to let it pass (personal/safety.py)
+    "SENSITIVE_CONTENT_REJECTED": "Remove it and send again.",
     "PERSONAL_DOCUMENT_INVALID": "Fix the document's sections by hand; `teamlore personal show`.",
     "PERSONAL_DOCUMENT_TOO_LARGE": "Shorten the document by hand so it stays under 16 KiB.",
     "UNSAFE_FILE": "Replace the symlink or hard link in personal/ with a regular file.",

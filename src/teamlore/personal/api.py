@@ -28,6 +28,8 @@ from teamlore.personal.runtime_db import open_runtime_db, open_runtime_db_if_exi
 from teamlore.personal.safety import refuse_secrets
 
 if TYPE_CHECKING:
+    import sqlite3
+
     from teamlore.personal.config import PersonalSettings
     from teamlore.personal.writer import RunOutcome
 
@@ -273,7 +275,18 @@ def _status_json(status: queue.ObservationStatus) -> dict[str, Any]:
         "jobState": status.job_state,
         "attempts": status.attempts,
         "retryAt": status.retry_at,
+        "leaseEnds": status.lease_ends,
     }
+
+
+def _outcome(conn: sqlite3.Connection, observation_id: int) -> dict[str, Any]:
+    """One observation's outcome, with the job of its context it waits behind when pending
+    (`waitsFor`: one job per context runs at a time), as `memory_status` and `personal status`
+    and `personal import` show it alike."""
+    out = _status_json(queue.observation_status(conn, observation_id))
+    held = queue.blocker(conn, observation_id)
+    out["waitsFor"] = None if held is None else held.to_json()
+    return out
 
 
 def _lookup(home: Path, namespace: str, key: str) -> dict[str, Any] | None:
@@ -284,7 +297,7 @@ def _lookup(home: Path, namespace: str, key: str) -> dict[str, Any] | None:
         observation = queue.find_observation(conn, namespace, key)
         if observation is None:
             return None
-        return _status_json(queue.observation_status(conn, observation))
+        return _outcome(conn, observation)
     finally:
         conn.close()
 
@@ -314,10 +327,7 @@ def markdown_status(home: Path, *, import_id: str, context_id: str) -> dict[str,
                 "SELECT id, key FROM observations WHERE namespace = ? ORDER BY id", (namespace,)
             ).fetchall()
             for row in rows:
-                entry = _status_json(queue.observation_status(conn, row["id"]))
-                held = queue.blocker(conn, row["id"])
-                entry["waitsFor"] = None if held is None else held.to_json()
-                parts.append({"part": int(row["key"].split("-")[1]), **entry})
+                parts.append({"part": int(row["key"].split("-")[1]), **_outcome(conn, row["id"])})
         finally:
             conn.close()
     retained = sorted({t for p in parts for t in p["retainedIn"]})
@@ -335,7 +345,8 @@ class FlushResult(Record, frozen=True):
 
     runs: list[RunOutcome]
     complete: bool  # nothing pending, claimed or dead is left, and no run failed
-    # the jobs left dead or backing off (`status`'s jobs): what an incomplete flush waits for
+    # the jobs left dead, backing off or held by a lease (`status`'s jobs): what an incomplete
+    # flush waits for
     waiting: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -379,7 +390,7 @@ def flush(
     counts = after["observations"]
     left = sum(counts.get(state, 0) for state in ("pending", "claimed", "dead"))
     failed = any(r.outcome == "failed" for r in runs)
-    waiting = [job for job in after["jobs"] if job["state"] in ("dead", "retry")]
+    waiting = after["jobs"]  # dead, backing off, or running under another (or a killed) run
     return FlushResult(runs, complete=not failed and left == 0, waiting=waiting)
 
 
@@ -403,6 +414,9 @@ def status(home: Path) -> dict[str, Any]:
                 "attempts": r["attempts"],
                 "issue": r["issue"],
                 "retryAt": queue.instant(r["available_at"]) if r["state"] == "retry" else None,
+                "leaseEnds": (
+                    queue.instant(r["lease_expires"]) if r["state"] == "running" else None
+                ),
             }
             for r in conn.execute(
                 "SELECT * FROM jobs WHERE state IN ('running', 'retry', 'dead') ORDER BY created_at"

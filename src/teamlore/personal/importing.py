@@ -64,11 +64,25 @@ class MarkdownFile(Record, frozen=True):
         return len((self.front_matter + self.text).encode("utf-8"))
 
 
+def _unreadable(path: Path) -> errors.TeamloreError:
+    """PERMISSION_DENIED for a file the person may not read (its mode or owner): the file's,
+    not a folder's, to fix."""
+    return errors.TeamloreError(
+        errors.PERMISSION_DENIED, f"{path.name} cannot be read: permission denied"
+    ).advising("Make the file readable to you (`ls -l` shows its owner and mode).")
+
+
 def read_markdown_file(path: Path) -> MarkdownFile:
     try:
         info = os.lstat(path)
     except FileNotFoundError as exc:
         raise errors.TeamloreError(errors.FILE_NOT_FOUND, f"{path.name} does not exist") from exc
+    except NotADirectoryError as exc:  # `notes.md/x.md`: missing as any other file is
+        raise errors.TeamloreError(
+            errors.FILE_NOT_FOUND,
+            f"{path.name} does not exist: a folder on its path is a file",
+        ) from exc
+    # a folder on its path that may not be entered: PERMISSION_DENIED naming it (core/refusals)
     if stat.S_ISDIR(info.st_mode):
         raise errors.TeamloreError(errors.UNSUPPORTED_FILE_TYPE, f"{path.name} is a folder")
     if path.suffix.lower() not in _SUFFIXES:
@@ -84,8 +98,14 @@ def read_markdown_file(path: Path) -> MarkdownFile:
         )
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError as exc:
-        raise errors.TeamloreError(errors.UNSUPPORTED_FILE_TYPE, f"{path.name}") from exc
+    except PermissionError as exc:  # its mode or owner (chmod 000)
+        raise _unreadable(path) from exc
+    except (FileNotFoundError, NotADirectoryError) as exc:  # gone since `lstat`
+        raise errors.TeamloreError(errors.FILE_NOT_FOUND, f"{path.name} does not exist") from exc
+    except OSError as exc:  # replaced by a symlink since `lstat` (ELOOP), or not a file to read
+        raise errors.TeamloreError(
+            errors.UNSUPPORTED_FILE_TYPE, f"{path.name} is a symlink or not a regular file"
+        ) from exc
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise errors.TeamloreError(errors.UNSUPPORTED_FILE_TYPE, f"{path.name}")
@@ -115,7 +135,7 @@ def read_markdown_file(path: Path) -> MarkdownFile:
         raise errors.TeamloreError(
             errors.EMPTY_DOCUMENT, f"{path.name} is empty but for its front matter"
         )
-    return MarkdownFile(path.name, body, front_matter)
+    return MarkdownFile(printable_name(path.name), body, front_matter)
 
 
 # a `key:` line of YAML metadata, and a line of a block of it (such a line, an indented or `-`
@@ -284,9 +304,15 @@ def chunk_markdown(text: str, budget: int = MAX_PART_BYTES, *, above: int = 0) -
     return parts
 
 
+def printable_name(name: str) -> str:
+    """`name` without the characters a terminal obeys or that show as nothing (Unicode's `C*`
+    categories: ESC, a newline, a zero-width space, an undecodable byte): the file name the
+    import's label, its result and the model's request all carry, so none differs."""
+    return "".join(ch for ch in name if not unicodedata.category(ch).startswith("C"))
+
+
 def default_label(file_name: str) -> str:
-    cleaned = "".join(ch for ch in file_name if not unicodedata.category(ch).startswith("C"))
-    return cleaned[:64] or "markdown"
+    return printable_name(file_name)[:64] or "markdown"
 
 
 def check_label(label: str) -> str:

@@ -353,9 +353,18 @@ def retry_job(conn: sqlite3.Connection, job_id: str, *, now: float) -> int:
     """Explicit retry: a dead or backing-off job's observations go back to `pending` for a new
     job (attempts start again). Returns how many observations were requeued."""
     with write_tx(conn):
-        row = conn.execute("SELECT state FROM jobs WHERE id = ?", (job_id,)).fetchone()
+        row = conn.execute(
+            "SELECT state, lease_expires FROM jobs WHERE id = ?", (job_id,)
+        ).fetchone()
         if row is None:
             raise errors.TeamloreError(errors.JOB_NOT_FOUND, f"no job {job_id}")
+        if row["state"] == "running":  # a Writer holds it (or held it, until its lease ends)
+            raise errors.TeamloreError(
+                errors.NOTHING_TO_RETRY,
+                f"job {job_id} is running until {instant(row['lease_expires'])}",
+            ).advising(
+                "Wait until then; `teamlore personal flush` then runs it if it is unfinished."
+            )
         if row["state"] not in ("dead", "retry"):
             raise errors.TeamloreError(errors.NOTHING_TO_RETRY, f"job {job_id} is {row['state']}")
         member_state = "dead" if row["state"] == "dead" else "claimed"
@@ -382,12 +391,15 @@ class ObservationStatus(Record, frozen=True):
     job_state: str | None
     attempts: int | None
     retry_at: str | None
+    # when the lease of its running job ends: a Writer holds it until then (or held it and
+    # was killed: the next run after that takes the job again; `retry_job` refuses it before)
+    lease_ends: str | None = None
 
 
 def observation_status(conn: sqlite3.Connection, observation_id: int) -> ObservationStatus:
     row = conn.execute(
         "SELECT o.id, o.state, o.issue, o.job_id, j.state AS job_state, j.attempts,"
-        " j.available_at, j.issue AS job_issue FROM observations o"
+        " j.available_at, j.lease_expires, j.issue AS job_issue FROM observations o"
         " LEFT JOIN jobs j ON j.id = o.job_id WHERE o.id = ?",
         (observation_id,),
     ).fetchone()
@@ -403,6 +415,9 @@ def observation_status(conn: sqlite3.Connection, observation_id: int) -> Observa
     retry_at = (
         instant(row["available_at"]) if row["job_state"] == "retry" and not processed else None
     )
+    lease_ends = (
+        instant(row["lease_expires"]) if row["job_state"] == "running" and not processed else None
+    )
     issue = None if processed else (row["issue"] or row["job_issue"])
     return ObservationStatus(
         row["id"],
@@ -413,6 +428,7 @@ def observation_status(conn: sqlite3.Connection, observation_id: int) -> Observa
         row["job_state"],
         row["attempts"],
         retry_at,
+        lease_ends,
     )
 
 

@@ -232,14 +232,25 @@ def workspace_context(home: Path, workspace: str) -> str:
     return f"project:{best[1]}"
 
 
-def show_contexts(home: Path, workspace: str | None) -> tuple[list[str], str | None]:
+class ShownContexts(Record, frozen=True):
+    """What `personal show` reads (`readable`), what it would read before `[personal]
+    allowed_scopes` takes its part (`candidates`: global and the workspace's project), and why
+    the workspace adds none (`note`)."""
+
+    readable: list[str]
+    candidates: list[str]
+    note: str | None
+
+
+def show_contexts(home: Path, workspace: str | None) -> ShownContexts:
     """`personal show`: global plus the workspace's project (∩ allowed scopes). An unregistered
     workspace adds nothing (a session-start hook runs in any folder); the note says so. A folder
     that does not exist is refused (`PATH_NOT_FOUND`): a mistyped path, not a folder to skip."""
     contexts, problem = workspace_contexts(home, workspace)
     if problem is not None and problem.error is errors.PATH_NOT_FOUND:
         raise problem
-    return readable_contexts(home, contexts), None if problem is None else problem.message
+    note = None if problem is None else problem.message
+    return ShownContexts(readable_contexts(home, contexts), contexts, note)
 
 
 def workspace_contexts(

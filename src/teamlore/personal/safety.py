@@ -143,6 +143,15 @@ def pii_rules(text: str, allowed: Collection[str] = ()) -> list[str]:
     return sorted(found)
 
 
+# what to do about personal data, which the person may let through: a secret is only ever
+# removed (core/remedies.py)
+PII_NEXT = "Remove it and send again; [personal] allowed_pii in config.toml lets pii.* pass."
+BOTH_NEXT = (
+    "Remove the secret, and the personal data or allow it ([personal] allowed_pii in "
+    "config.toml lets pii.* pass); then send again."
+)
+
+
 def refuse_secrets(
     values: Iterable[str], where: str, *, allowed_pii: Collection[str] | None = None
 ) -> None:
@@ -158,9 +167,12 @@ def refuse_secrets(
             for kind, prefix in (("a secret", "secret."), ("personal data", "pii."))
             if any(rule.startswith(prefix) for rule in rules)
         ]
-        raise errors.TeamloreError(
+        refused = errors.TeamloreError(
             errors.SENSITIVE_CONTENT_REJECTED,
             f"{where} holds {' and '.join(kinds) or 'a secret'} ({', '.join(rules)}); "
             "nothing was queued",
             rules=rules,
         )
+        if "personal data" in kinds:  # a category the person may let through; a secret never
+            refused = refused.advising(PII_NEXT if len(kinds) == 1 else BOTH_NEXT)
+        raise refused

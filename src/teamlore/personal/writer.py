@@ -51,6 +51,7 @@ from teamlore.personal.decision import (
     validate_response,
 )
 from teamlore.personal.documents import DOCUMENT_HARD_LIMIT, DOCUMENT_SOFT_BUDGET
+from teamlore.personal.importing import printable_name
 from teamlore.personal.model_port import PERMANENT_MODEL_CODES, DecisionModel, WriterRequest
 from teamlore.personal.policy import registered_project_ids
 from teamlore.personal.runtime_db import open_runtime_db
@@ -628,7 +629,8 @@ def _project_observation(member: _Member) -> dict[str, Any]:
         base["import"] = {
             "source_label": envelope["sourceLabel"],
             "declared_author": envelope["declaredAuthor"],
-            "file_name": envelope["fileName"],
+            # cleaned as it is queued today; a part queued before was not
+            "file_name": printable_name(envelope["fileName"]),
             "part": envelope["part"],
             "heading_path": envelope["headingPath"],
         }

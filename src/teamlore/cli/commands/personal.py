@@ -129,9 +129,10 @@ def _render_status(result: dict[str, Any]) -> None:
     _plain(f"observations     {counts or 'none'}")
     for job in result["jobs"]:
         retry = f", retry at {job['retryAt']}" if job["retryAt"] else ""
+        lease = f", lease ends {job['leaseEnds']}" if job.get("leaseEnds") else ""
         _plain(
             f"job {job['id']}  {job['state']} ({job['scope']}, {job['provenance']}, "
-            f"attempts {job['attempts']}, issue {job['issue'] or '-'}{retry})"
+            f"attempts {job['attempts']}, issue {job['issue'] or '-'}{retry}{lease})"
         )
     if any(job["state"] == "dead" for job in result["jobs"]):
         _plain("Requeue a dead job with `teamlore personal retry JOB`.")
@@ -139,7 +140,10 @@ def _render_status(result: dict[str, Any]) -> None:
 
 def _outcome_line(outcome: dict[str, Any]) -> str:
     issue = f", issue {outcome['issue']}" if outcome["issue"] else ""
-    job = f", job {outcome['jobId']} ({outcome['jobState']})" if outcome["jobId"] else ""
+    job_state = outcome["jobState"]
+    if outcome.get("leaseEnds"):  # its own job runs (or ran in a process that was killed)
+        job_state = f"{job_state}; its lease ends {outcome['leaseEnds']}"
+    job = f", job {outcome['jobId']} ({job_state})" if outcome["jobId"] else ""
     if outcome["retainedIn"]:
         kept = f"; retained in {', '.join(outcome['retainedIn'])}"
     else:
@@ -207,8 +211,12 @@ def _note(text: str, *, width: int = 0) -> None:
 
 
 def _render_show(result: dict[str, Any]) -> None:
-    if "note" in result:
-        _note(f"{result['note']}; showing the global context only")
+    if "note" in result:  # an unregistered workspace: global only, when that is allowed
+        _note(
+            result["note"]
+            if "readDisabled" in result
+            else f"{result['note']}; showing the global context only"
+        )
     for doc in result["documents"]:
         for masked in doc["masked"]:
             _note(
@@ -226,6 +234,12 @@ def _describe_for_a_person(result: dict[str, Any]) -> None:
     """At a terminal a person reads the memory: say what agents get, without the words
     addressed to agents (docs/personal.md, "CLI"). Piped, as the SessionStart hook runs it,
     `show` prints the agents' text exactly."""
+    if "readDisabled" in result:  # no context may be read: nothing is shown, nothing is empty
+        stdout.print(
+            f"No personal memory is shown: {result['readDisabled']}; "
+            "`teamlore personal config --scope S` allows one."
+        )
+        return
     contexts = ", ".join(result["contexts"]) or "none"
     stored = [doc for doc in result["documents"] if not doc["empty"]]
     if not stored:
@@ -313,7 +327,10 @@ def _import_verdict(result: dict[str, Any]) -> str:
         return "queued: `teamlore personal flush` runs it, or an init or relay MCP server's Writer"
     waiting = [p for p in result["parts"] if p["state"] != "processed"]
     held = [p.get("waitsFor") for p in waiting if p.get("waitsFor")]
-    running = sorted({(h["jobId"], h["until"]) for h in held if h["jobState"] == "running"})
+    leased = {(h["jobId"], h["until"]) for h in held if h["jobState"] == "running"}
+    # a part's own job still running: a Writer holds its lease, or held it and was killed
+    leased |= {(p["jobId"], p["leaseEnds"]) for p in waiting if p.get("leaseEnds")}
+    running = sorted(leased)
     holding = [p["jobId"] or (p.get("waitsFor") or {}).get("jobId") for p in waiting]
     # a running job cannot be retried (NOTHING_TO_RETRY): its lease ends first
     jobs = sorted({str(job) for job in holding if job} - {job for job, _ in running})
@@ -385,6 +402,12 @@ def _render_flush(result: dict[str, Any]) -> None:
         _plain(f"job {run_['jobId']}: {_RUN_OUTCOMES[run_['outcome']]}{code}{why}")
     if not result["complete"]:
         for job in result.get("waiting", []):  # each, with what brings it back
+            if job["state"] == "running":  # `retry` refuses it (NOTHING_TO_RETRY): its lease
+                _plain(
+                    f"waiting: job {job['id']} is running until {job['leaseEnds']}: "
+                    "flush again after that"
+                )
+                continue
             issue = f" ({job['issue']})" if job["issue"] else ""
             when = "dead" if job["state"] == "dead" else f"retried at {job['retryAt']}"
             _plain(f"waiting: job {job['id']} {when}{issue}; `teamlore personal retry {job['id']}`")

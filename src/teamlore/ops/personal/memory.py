@@ -174,12 +174,16 @@ def _check_lookup(request: StatusRequest) -> None:
     """A lookup names one import, or one submission (with its conversation, if any)."""
     if request.importId is not None:
         if request.submissionId is not None or request.conversationId is not None:
-            raise errors.TeamloreError(INVALID_SUBMISSION_ID, "look up importId alone")
+            raise errors.TeamloreError(INVALID_SUBMISSION_ID, "look up importId alone").advising(
+                "Look up the importId alone, or the submissionId (with its conversationId)."
+            )
         if not _ID.match(request.importId):
             raise errors.TeamloreError(errors.INVALID_IMPORT_ID)
         return
     if request.submissionId is None:
-        raise errors.TeamloreError(INVALID_SUBMISSION_ID, "conversationId needs submissionId")
+        raise errors.TeamloreError(
+            INVALID_SUBMISSION_ID, "conversationId needs submissionId"
+        ).advising("Give the submissionId sent with that conversationId as well.")
     for value in (request.submissionId, request.conversationId):
         if value is not None and not _ID.match(value):
             raise errors.TeamloreError(INVALID_SUBMISSION_ID)
@@ -284,10 +288,18 @@ class ShowRequest(_Strict):
 def personal_show(ctx: OpContext, request: ShowRequest) -> dict[str, Any]:
     """Show exactly what an agent reading personal memory gets (CLI; creates nothing)"""
     home = state_home(ctx)
-    contexts, note = show_contexts(home, request.workspace)
-    result = reader.read_memory(home, contexts).to_json()
-    if note is not None:
-        result["note"] = note
+    shown = show_contexts(home, request.workspace)
+    result = reader.read_memory(home, shown.readable).to_json()
+    if shown.note is not None:
+        result["note"] = shown.note
+    if not shown.readable:  # what `memory_read` refuses (READ_DISABLED), said; a hook goes on
+        refused = ", ".join(shown.candidates)
+        why = f"[personal] allowed_scopes allows none of these contexts ({refused})"
+        result["readDisabled"] = why
+        result["text"] = (
+            f"Personal memory is not readable here: {why}. Do not infer or invent facts about"
+            " the user."
+        )
     return result
 
 
@@ -412,7 +424,7 @@ def personal_status(ctx: OpContext, request: QueueStatusRequest) -> dict[str, An
         if request.clientId is None:
             raise errors.TeamloreError(
                 INVALID_CLIENT_ID, "pass --client-id of the MCP client that submitted it"
-            )
+            ).advising("Add --client-id ID: the id the MCP server that took it was launched with.")
         if not _ID.match(request.clientId):
             message = f"--client-id {request.clientId!r} is not a client id"
             raise errors.TeamloreError(INVALID_CLIENT_ID, message)
@@ -630,6 +642,8 @@ def personal_config(ctx: OpContext, request: ConfigRequest) -> dict[str, Any]:
         "allowedScopes": list(settings.allowed_scopes),
         "modelProfile": settings.model_profile,
         "projects": [
-            {"path": path, "contextId": f"project:{key}"} for path, key in sorted(projects.items())
+            # from `~` in both views (docs/cli-output.md), as `personalDir` is
+            {"path": display_path(path), "contextId": f"project:{key}"}
+            for path, key in sorted(projects.items())
         ],
     }
