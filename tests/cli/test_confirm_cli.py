@@ -448,3 +448,24 @@ def test_the_entry_promoted_says_what_the_person_confirmed(repo: Path) -> None:
         "run-the-release-script-from-local-path-or-local-path-on.md"
     )
     assert entry.split("\n---\n", 1)[1].strip() == shown["writtenText"]
+
+
+def test_confirm_shows_a_candidate_in_the_order_review_does(quarantined: Path) -> None:
+    """Confirm printed the diff before the statements and left out review's summary line
+    (`entry: provenance …, claim support …`); now the order is review's: the summary line,
+    the statements, then the diff, and only then the question."""
+    code, printed = teamlore_in_pty("memory", "confirm", answers=["n"], cwd=quarantined)
+    assert code == 0, printed
+    asked = re.sub(r"\x1b\[[0-9;]*m", "", printed).split("Is statement s1 true?")[0]
+    reviewed = teamlore_cli("memory", "review", cwd=quarantined, env={"COLUMNS": "80"}).stdout
+    lines = asked.splitlines()
+
+    def at(start: str) -> int:
+        return next(n for n, line in enumerate(lines) if line.startswith(start))
+
+    summary = next(line for line in reviewed.splitlines() if line.startswith("  entry: "))
+    assert summary in lines
+    statement = at("  s1 needs your confirmation")
+    diff = at("  +++ b/.threadshare/memory/entries/")
+    assert at("Candidate ") < lines.index(summary) < statement < diff
+    assert asked.strip() == reviewed.strip()  # what review shows, every line of it

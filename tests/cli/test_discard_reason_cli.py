@@ -110,3 +110,26 @@ def test_at_a_terminal_with_a_reason_it_does_not_ask(
     assert code == 0, printed
     assert "Say why" not in printed and f"Discarded {candidate}" in printed
     assert reasons(home) == ["wrong"]
+
+
+@pytest.mark.parametrize("wrong", ["unknown", "discarded already"])
+def test_a_wrong_candidate_is_refused_before_the_question(
+    quarantined: tuple[Path, str], home: Path, wrong: str
+) -> None:
+    """It asked why first and refused the id only after the person had typed a reason."""
+    repo, candidate = quarantined
+    if wrong == "unknown":
+        named, code = "extract-0123456789ab-c9", "CANDIDATE_NOT_FOUND"
+    else:
+        done = teamlore_cli(
+            "memory", "discard", "--candidate", candidate, "--reason", "x", cwd=repo
+        )
+        assert done.returncode == 0, done.stderr
+        named, code = candidate, "CANDIDATE_STALE"
+    exit_code, printed = teamlore_in_pty(
+        "memory", "discard", "--candidate", named, answers=["typed for nothing"], cwd=repo
+    )
+    assert exit_code == 1, printed
+    assert "Say why" not in printed, printed
+    assert plain(printed).startswith(f"error {code}: "), printed
+    assert reasons(home) == ([] if wrong == "unknown" else ["x"])

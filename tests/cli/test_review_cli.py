@@ -16,9 +16,13 @@ from memory.promotion.merge_world import DEPRECATED, REWRITTEN, merging_reposito
 from support import (
     RAVE_ERA_CONTENT,
     RAVE_ERA_STATEMENTS,
+    draft_batch,
     rave_era_repository,
+    release_repository,
+    store_all,
     teamlore_cli,
 )
+from teamlore.ops.registry import OpContext, run_operation
 
 
 @pytest.fixture(scope="module")
@@ -278,3 +282,46 @@ def test_a_statement_without_local_references_has_no_notice(
     assert item["writtenContent"] == item["content"] and item["writtenNotice"] is None
     assert all(s["writtenText"] == s["text"] for s in item["statements"])
     assert "will be written as" not in review(rave_era)
+
+
+TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+
+def test_a_blocked_candidate_lists_what_else_it_holds_with_its_findings(
+    tmp_path: Path, home: Path
+) -> None:
+    """A candidate the lint blocks for a token also held a home path: the review showed the
+    path masked (`{local-path}`) and listed the token alone, as if nothing else were in it. The
+    lint finds the path in the text as staged; promotion would write it as {local-path}, so it
+    does not block, and a blocked candidate, having no file to show warnings under, lost its
+    warnings (`~/…`) as well. Both are listed now, as not blocking."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
+    from recall_world import WINDOW
+
+    repo = release_repository(tmp_path, home)
+    ctx = OpContext(cwd=repo)
+    task = run_operation("memory.recall", ctx, {"since": WINDOW["since"], "until": WINDOW["until"]})
+    text = f"Push release tags with {TOKEN} from /home/mei/secret/x; notes in ~/release.txt."
+    staged = run_operation("memory.stage", ctx, draft_batch(task["sources"][0], text))
+    run_operation("memory.stage", ctx, store_all(staged["adjudicationTask"]))
+    printed = review((repo, home))
+    shown = words(printed)
+    assert "blocked secret.github-token: GitHub token: `ghp_…[40 chars]`" in shown
+    assert (
+        "warn path.home-absolute: absolute home path (use a repo-relative path): `/h…[9 chars]`;"
+        " does not block: promotion writes it as {local-path} (a path in the repository: "
+        "relative to it)"
+    ) in shown
+    assert "warn path.home-relative: home-relative path: `~/…[14 chars]`" in shown
+    # the home path blocks nothing: the candidate is left out for the token alone
+    assert "discard it: teamlore memory discard --candidate extract-" in shown
+    assert TOKEN not in printed and "/home/mei" not in printed
+    assert max(len(line) for line in printed.splitlines()) <= 80
+    (item,) = json.loads(review((repo, home), "--format", "json"))["items"]
+    assert [f["rule"] for f in item["lintFindings"]] == ["secret.github-token"]
+    assert [(f["rule"], f["severity"]) for f in item["lintWarnings"]] == [
+        ("path.home-absolute", "warn"),
+        ("path.home-relative", "warn"),
+    ]

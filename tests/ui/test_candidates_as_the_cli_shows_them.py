@@ -337,3 +337,38 @@ def test_in_the_browser_a_merge_names_the_entries_it_rewrites_and_deprecates(
         f"merges approved entry {DEPRECATED}: marked deprecated, superseded by {REWRITTEN}",
     ]
     assert "contentDigest" not in summary and "{'" not in summary
+
+
+def test_digests_show_whole_as_the_cli_prints_them(
+    staged: Staged, server: UiServer, client: httpx.Client
+) -> None:
+    """The page cut the approval digest (and a plan file's content digest) to 16 hex digits
+    while `memory review` (and `--format json`) print it whole: a person comparing the two
+    could not tell them apart past the 16th digit."""
+    from ui_world import launched_chromium
+
+    chosen = staged.entries[0]
+    printed = staged.world.cli("memory", "review", env={"TEAMLORE_HOME": str(staged.world.home)})
+    assert printed.returncode == 0, printed.stderr
+    (item,) = [
+        i
+        for i in staged.world.op("memory.review", {"kind": "entry"})["items"]
+        if i["candidateId"] == chosen
+    ]
+    digest = item["approvalDigest"]
+    assert len(digest) == 64 and f"approval digest {digest}" in " ".join(printed.stdout.split())
+    with launched_chromium() as browser:
+        page = browser.new_page(viewport={"width": 400, "height": 800})
+        page.goto(server.login_url(f"/candidate/{chosen}"))
+        shown = page.locator("p.digest").inner_text()
+        wide = page.evaluate("document.documentElement.scrollWidth > window.innerWidth")
+    assert " ".join(shown.split()) == f"revision {item['revision']} · approval digest {digest}"
+    assert not wide  # a whole digest wraps in a narrow window
+
+    candidate_page = client.get(f"/candidate/{chosen}").text
+    for form in decision_forms(candidate_page, csrf(candidate_page)):
+        client.post(f"/candidate/{chosen}/decide", data=form)
+    plan = client.post("/plan/prepare", data={"csrf": csrf(candidate_page)})
+    assert plan.status_code == 200 and "/plan/" in str(plan.url), plan.text
+    files = re.findall(r"<td><code>([0-9a-f]+)</code></td></tr>", plan.text)
+    assert files and all(len(found) == 64 for found in files), files

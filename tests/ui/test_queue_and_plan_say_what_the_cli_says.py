@@ -8,7 +8,11 @@ server, state DB and git repository:
 - a candidate whose approved target changed since adjudication is listed as `memory confirm`
   names it (`TARGET_DRIFT` and why), never as blocked by lint;
 - a plan prepared on the page whose candidate a later merge consumed is shown voided with
-  why, as `memory status` lists it, with no Promote button.
+  why, as `memory status` lists it, with no Promote button;
+- a blocked candidate's page offers no Confirm (it says why and what to do), and a decision
+  posted for it anyway is refused with the code `memory confirm` refuses it with;
+- a blocked candidate's page lists with its findings what it holds that does not block (a
+  home path it shows as {local-path}), as `memory review` does.
 """
 
 from __future__ import annotations
@@ -193,6 +197,87 @@ def test_a_plan_whose_candidate_a_later_merge_consumed_is_shown_voided_with_why(
         page.goto(running.base_url + f"/plan/{plan_id}")
         assert page.locator("#promote").count() == 0
         assert "This plan was voided" in page.locator("section.plan-gone").inner_text()
+        page.close()
+    finally:
+        running.stop()
+
+
+def test_a_blocked_candidate_offers_no_confirm_and_says_why(
+    browser: Any, tmp_path: Path, home: Path
+) -> None:
+    """Its page offered Confirm and Reject like any other, and took the decisions: a person
+    confirmed a candidate that cannot be promoted (`memory confirm` refuses it: LINT_BLOCKED)."""
+    flow = Flow(tmp_path, home)
+    leaky = f"Push release tags with the token {SECRET}."
+    (blocked,) = flow.quarantine([candidate(leaky, [(leaky, [flow.turn_ev(1)])])])
+    (item,) = flow.review()["items"]
+    running = served(flow.repo, home)
+    try:
+        page = browser.new_page()
+        page.goto(running.login_url(f"/candidate/{blocked}"))
+        assert page.locator("button[data-verdict]").count() == 0
+        said = " ".join(page.locator("p.not-offered").inner_text().split())
+        assert said.startswith(
+            "Confirm is not offered: this candidate is blocked (blocked by lint "
+            "(secret.github-token)), and a blocked candidate cannot be promoted"
+        ), said
+        assert page.locator("p.not-offered a[href='#discard']").inner_text() == "discard it"
+        page.keyboard.press("c")  # the key of Confirm: nothing to press
+        page.wait_for_load_state()
+        assert page.locator("article#s-s1 .decision").text_content() == "undecided"
+
+        # a decision posted anyway (a page shown before the lint rule, a crafted request)
+        (statement,) = item["statements"]
+        token = page.locator("meta[name=csrf-token]").get_attribute("content")
+        answer = page.request.post(
+            f"{running.base_url}/candidate/{blocked}/decide",
+            form={
+                "csrf": token,
+                "statement": "s1",
+                "verdict": "confirm",
+                "revision": str(item["revision"]),
+                "statementTextDigest": statement["statementTextDigest"],
+                "citationsDigest": statement["citationsDigest"],
+            },
+        )
+        assert answer.status == 409
+        assert '<code class="code">LINT_BLOCKED</code>' in answer.text()
+        assert f"{blocked[:20]}-c1: blocked by lint (secret.github-token)" in answer.text()
+        page.reload()
+        assert page.locator("article#s-s1 .decision").text_content() == "undecided"
+        assert SECRET not in page.content() and SECRET not in answer.text()
+        page.close()
+    finally:
+        running.stop()
+
+
+def test_a_blocked_candidate_lists_the_home_path_it_shows_masked(
+    browser: Any, tmp_path: Path, home: Path
+) -> None:
+    """Its statement showed `{local-path}` where it holds a home path, and the Blocked box
+    listed the token alone: the path (which promotion would write as {local-path}, so it does
+    not block) was in no finding."""
+    flow = Flow(tmp_path, home)
+    leaky = f"Push release tags with the token {SECRET} from /home/mei/secret/x first."
+    (blocked,) = flow.quarantine([candidate(leaky, [(leaky, [flow.turn_ev(1)])])])
+    running = served(flow.repo, home)
+    try:
+        page = browser.new_page()
+        page.goto(running.login_url(f"/candidate/{blocked}"))
+        assert page.locator("p.claim").inner_text() == (
+            "Push release tags with the token ghp_…[40 chars] from {local-path} first."
+        )
+        box = page.locator("div.blocked")
+        assert box.locator(".why-blocked").inner_text() == "blocked by lint (secret.github-token)"
+        listed = [" ".join(t.split()) for t in box.locator("li").all_inner_texts()]
+        assert listed == [
+            "secret.github-token GitHub token: `ghp_…[40 chars]`",
+            "path.home-absolute absolute home path (use a repo-relative path): `/h…[9 chars]`; "
+            "does not block: promotion writes it as {local-path} (a path in the repository: "
+            "relative to it)",
+        ]
+        assert box.locator("ul.not-blocking li").count() == 1
+        assert SECRET not in page.content() and "/home/mei" not in page.content()
         page.close()
     finally:
         running.stop()

@@ -14,6 +14,8 @@ or context:
   in a background thread (about once a second when idle, at once after `memory_init`) when a
   model profile is configured; otherwise they say so once on stderr and only queue.
 
+Tool arguments are JSON and each must have the JSON type the tool's schema declares (`"5"` for an
+integer, `"yes"` for a boolean: INVALID_ARGUMENT naming the argument; `Operation.run_json`).
 Tool results carry the operation's JSON both as structured content and as text (`memory_read`'s
 text is the rendered memory); refusals are tool results with `isError` and the same
 `{"error": {"code", "message", "problem", "next"}}` the CLI prints. stdout belongs to MCP; logs
@@ -387,7 +389,9 @@ def build_server(
             token_holder=token_holder,
         )
         try:
-            result = await anyio.to_thread.run_sync(op.run, context, dict(params.arguments or {}))
+            result = await anyio.to_thread.run_sync(
+                op.run_json, context, dict(params.arguments or {})
+            )
         except Exception as exc:  # never crash the server on one bad call
             # a stable code and a message with paths redacted: never the state dir or home
             failure = refusals.redacted(refusals.refusal_for(exc))

@@ -17,8 +17,10 @@ message a person understands.
 A request that is also an MCP tool's contract (`contract = True`, e.g. `memory.search`) is still
 declared once, here: its JSON schema and the refusals of what the hand check does not accept come
 from a pydantic model derived from the same fields (`pydantic_twin`), so the tool's schema and
-its lax coercions (`"5"` for an integer) stay pydantic's; the CLI, which sends values of the
-right types, never loads pydantic.
+its lax coercions (`"5"` for an integer, for a caller in Python) stay pydantic's; the CLI, which
+sends values of the right types, never loads pydantic. An MCP tool call's arguments are JSON and
+are read strictly (`model_validate_json(strict=True)`, `registry.parse_request`): the hand check
+alone, so `"5"` is refused there as it is for a pydantic request.
 """
 
 from __future__ import annotations
@@ -109,16 +111,41 @@ def _is_kind(value: object, kind: type) -> bool:
     return isinstance(value, _KINDS[kind][0]) and (kind is bool or not isinstance(value, bool))
 
 
-def _checked(field: _Field, value: Any) -> Any:
-    """`value` if it fits `field`, else the refusal pydantic would word."""
+# pydantic's errors for a value of the wrong type, and what a refusal calls each JSON type
+TYPE_ERRORS = frozenset({"int_type", "bool_type", "float_type", "string_type", "list_type"})
+_JSON_TYPES: dict[type, str] = {
+    str: "a string",
+    bool: "a boolean",
+    int: "a number",
+    float: "a number",
+    list: "an array",
+    dict: "an object",
+    type(None): "null",
+}
+
+
+def given_type(value: object) -> str:
+    """`, not a string`: what a refusal of a value of the wrong type adds (empty for a value
+    that is not JSON)."""
+    name = _JSON_TYPES.get(type(value))
+    return f", not {name}" if name else ""
+
+
+def _checked(field: _Field, value: Any, *, json: bool = False) -> Any:
+    """`value` if it fits `field`, else the refusal pydantic would word (`json`: a value of the
+    wrong JSON type is named, as `registry.parse_request(strict=True)` names it)."""
     if value is None and field.optional:
         return None
     if not _is_kind(value, field.kind):
-        raise _refused(field.key, f"Input should be {_KINDS[field.kind][1]}")
+        given = given_type(value) if json else ""
+        raise _refused(field.key, f"Input should be {_KINDS[field.kind][1]}{given}")
     if field.item is not None:
         for n, item in enumerate(value):
             if not _is_kind(item, field.item):
-                raise _refused(f"{field.key}.{n}", f"Input should be {_KINDS[field.item][1]}")
+                given = given_type(item) if json else ""
+                raise _refused(
+                    f"{field.key}.{n}", f"Input should be {_KINDS[field.item][1]}{given}"
+                )
         value = list(value)
     if field.kind is float:
         value = float(value)
@@ -178,6 +205,18 @@ class PlainRequest(Record, frozen=True, kw_only=True):
         return cls._twin_checked(payload)
 
     @classmethod
+    def model_validate_json(cls, json_data: str, *, strict: bool | None = None) -> Self:
+        """The request of a JSON text (an MCP tool's arguments). `strict`: each value must have
+        its field's JSON type, as the hand check asks; no lax coercion by the pydantic twin."""
+        import json
+
+        try:
+            payload = json.loads(json_data)
+        except ValueError as exc:
+            raise _refused("request", f"not JSON ({exc})") from None
+        return cls._hand_checked(payload, json=True) if strict else cls.model_validate(payload)
+
+    @classmethod
     def _twin_checked(cls, payload: Mapping[str, Any]) -> Self:
         """What the pydantic twin makes of a payload the hand check refused: pydantic's lax
         coercion (`"5"` → 5), or its refusal in its words."""
@@ -199,7 +238,7 @@ class PlainRequest(Record, frozen=True, kw_only=True):
         return request
 
     @classmethod
-    def _hand_checked(cls, payload: Mapping[str, Any]) -> Self:
+    def _hand_checked(cls, payload: Mapping[str, Any], *, json: bool = False) -> Self:
         if not isinstance(payload, Mapping):
             raise _refused("request", "Input should be a valid dictionary")
         fields = cls._fields()
@@ -211,7 +250,7 @@ class PlainRequest(Record, frozen=True, kw_only=True):
         for f in fields:
             key = f.key if f.key in payload else f.name
             if key in payload:
-                values[f.name] = _checked(f, payload[key])
+                values[f.name] = _checked(f, payload[key], json=json)
             elif f.required:
                 raise _refused(f.key, "Field required")
         request = cls(**values)

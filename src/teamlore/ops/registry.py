@@ -15,6 +15,7 @@ tools (`Registry.for_capability(*capabilities)`).
 from __future__ import annotations
 
 import importlib
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, Protocol
@@ -136,6 +137,9 @@ class InputModel(Protocol):
     def model_validate(cls, obj: Any) -> Any: ...
 
     @classmethod
+    def model_validate_json(cls, json_data: str, *, strict: bool | None = None) -> Any: ...
+
+    @classmethod
     def model_json_schema(cls) -> dict[str, Any]: ...
 
 
@@ -218,12 +222,28 @@ class Operation(NamedTuple):
         # as long as no modules import each other while loading (tests/test_architecture.py)
         return self.handler(ctx, parse_request(self.input_model, payload))
 
+    def run_json(self, ctx: OpContext, arguments: dict[str, Any]) -> dict[str, Any]:
+        """`run` for arguments that arrived as JSON (an MCP tool call): each has the JSON type
+        its schema declares (`parse_request(strict=True)`)."""
+        return self.handler(ctx, parse_request(self.input_model, arguments, strict=True))
 
-def parse_request(model: type[InputModel], payload: dict[str, Any]) -> Any:
+
+def parse_request(model: type[InputModel], payload: dict[str, Any], *, strict: bool = False) -> Any:
     """The request, or INVALID_ARGUMENT naming its first problem (a `PlainRequest` raises it
-    itself)."""
+    itself).
+
+    The CLI and the page send Python values their own parsers made, and pydantic's lax mode
+    reads them. `strict`: the payload is JSON from a client (MCP arguments), and each value must
+    have the JSON type the schema declares: `"5"` is not an integer, `"yes"` not a boolean
+    (pydantic's strict JSON mode). A number with no fraction (`5.0`) is an integer, as JSON
+    Schema says: some clients send every number as a float."""
     try:
-        return model.model_validate(payload)
+        if not strict:
+            return model.model_validate(payload)
+        whole = (
+            {k: _integral(v) for k, v in payload.items()} if isinstance(payload, dict) else payload
+        )
+        return model.model_validate_json(json.dumps(whole), strict=True)
     except errors.TeamloreError:
         raise
     except Exception as exc:
@@ -232,10 +252,25 @@ def parse_request(model: type[InputModel], payload: dict[str, Any]) -> Any:
         if isinstance(exc, ValidationError):
             from teamlore.contracts.formats import PATTERN_NAMES  # with a refusal only
 
-            raise errors.from_validation_error(
+            refusal = errors.from_validation_error(
                 exc, errors.INVALID_ARGUMENT, plain=True, patterns=PATTERN_NAMES
-            ) from None
+            )
+            raise _naming_the_json_type(refusal, exc.errors()[0]) if strict else refusal from None
         raise
+
+
+def _integral(value: Any) -> Any:
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def _naming_the_json_type(refusal: errors.TeamloreError, first: Any) -> errors.TeamloreError:
+    """A refusal of a value of the wrong JSON type says which type it was."""
+    from teamlore.ops.plain_request import TYPE_ERRORS, given_type
+
+    if first.get("type") not in TYPE_ERRORS:
+        return refusal
+    message = f"{refusal.message}{given_type(first.get('input'))}"
+    return errors.TeamloreError(refusal.error, message, **refusal.details)
 
 
 class Registry(Record):

@@ -21,7 +21,9 @@ from teamlore.core import errors
 from teamlore.ops.memory.promote import current_plan_states, pending_plans
 from teamlore.ops.memory.review import (
     FROM_TURNS,
+    MAX_REVIEW_PAGE,
     ReviewRequest,
+    left_out_of_a_plan,
     prepare_request_from_review,
     short_candidate_id,
     shown_to_a_person,
@@ -56,16 +58,27 @@ async def load_review(state: UiState) -> dict[str, Any]:
     refused: list[tuple[str, errors.TeamloreError]] = []
     for kind in review_kinds():
         try:
-            result = await state.arun("memory.review", {"kind": kind})
+            pages = await _every_page(state, kind)
         except errors.TeamloreError as err:
             refused.append((kind, err))
             continue
-        items += map(shown_to_a_person, result["items"])
-        failed += [{**f, "kind": kind} for f in result["failed"]]
+        for result in pages:
+            items += map(shown_to_a_person, result["items"])
+            failed += [{**f, "kind": kind} for f in result["failed"]]
     if refused and len(refused) == len(review_kinds()):
         raise refused[0][1]
     notices = [{"kind": kind, **refusal(err)} for kind, err in refused]
     return {"items": items, "failed": failed, "refused": notices}
+
+
+async def _every_page(state: UiState, kind: str) -> list[dict[str, Any]]:
+    """Every page of the review of `kind` (the page shows the whole queue)."""
+    payload: dict[str, Any] = {"kind": kind, "limit": MAX_REVIEW_PAGE}
+    pages = [await state.arun("memory.review", payload)]
+    while pages[-1]["page"]["nextCursor"] is not None:
+        payload["cursor"] = pages[-1]["page"]["nextCursor"]
+        pages.append(await state.arun("memory.review", payload))
+    return pages
 
 
 def _find(items: list[dict[str, Any]], candidate_id: str) -> dict[str, Any] | None:
@@ -205,6 +218,8 @@ async def decide(request: Request) -> Response:
     if statement.get("typedFact"):
         state.flash(request, "info", "A typed fact is verified by teamlore; nothing to decide.")
         return redirect(back)
+    if item.get("blocked") and verdict != "undo":  # the page offers no Confirm for it
+        return error_page(request, _blocked(item, statement_id), "Candidate")
     if verdict == "undo" and not state.decisions.undoable(item, statement):
         state.flash(request, "error", _NOT_UNDOABLE.format(short_candidate_id(candidate_id)))
         return redirect(f"{back}#s-{statement_id}")
@@ -222,6 +237,25 @@ async def decide(request: Request) -> Response:
             + ("ready for the plan." if progress.ready else f"{progress.label}."),
         )
     return redirect(back + (f"#s-{following}" if following else "#decided"))
+
+
+def _blocked(item: dict[str, Any], statement_id: str) -> errors.TeamloreError:
+    """A decision on a blocked candidate, refused with the code `memory confirm` refuses it
+    with (`LINT_BLOCKED`, or the drift that blocks it): it cannot be promoted, so confirming
+    any of it would put nothing into a plan."""
+    short = short_candidate_id(item["candidateId"])
+    out = left_out_of_a_plan(item) or {
+        "code": errors.LINT_BLOCKED.code,
+        "why": "blocked",
+        "next": f"teamlore memory discard --candidate {short}",
+    }
+    return errors.TeamloreError(
+        errors.registered_codes()[out["code"]],
+        f"{short}: {out['why']}; a blocked candidate cannot be promoted, so statement "
+        f"{statement_id} is not confirmed; discard it (`{out['next']}`)",
+        candidateId=item["candidateId"],
+        statementId=statement_id,
+    )
 
 
 async def discard(request: Request) -> Response:

@@ -22,6 +22,7 @@ from teamlore.cli.output import (
     run,
     say,
     say_file,
+    say_wrapped,
     stderr,
     stdout,
     styled,
@@ -192,61 +193,84 @@ def _render_replaced(item: dict[str, Any]) -> None:
             _block(Text(literal(replaced["content"]), style="dim"), 4)
 
 
-def _review_renderer(full_diff: bool) -> Any:
+def _review_renderer(full_diff: bool, *, first: bool = True, more: str | None = None) -> Any:
+    """The text view of one page of the review: `first` (the first page says when nothing
+    awaits review), `more` (the command for the next page, said when there is one; None: the
+    caller shows the next page itself)."""
+
     def render(result: dict[str, Any]) -> None:
-        _render_review(result, full_diff=full_diff)
+        _render_review(result, full_diff=full_diff, first=first)
+        page = result.get("page") or {}
+        if more is not None and page.get("nextCursor"):
+            say_wrapped(
+                f"{page['returned']} of {counted(page['total'], 'candidate')} shown; the next "
+                f"page: `{more} --cursor {page['nextCursor']}`"
+            )
 
     return render
 
 
-def _render_review(result: dict[str, Any], *, full_diff: bool = False) -> None:
+def _render_review(result: dict[str, Any], *, full_diff: bool = False, first: bool = True) -> None:
     if not result["items"] and not result["failed"]:
-        stdout.print("No candidates are awaiting review.")
+        if first and not (result.get("page") or {}).get("total"):
+            stdout.print("No candidates are awaiting review.")
+        elif first:
+            stdout.print("No candidates after this cursor.")
         return
-    from rich.text import Text
-
-    from teamlore.ops.memory.review import (
-        claim_support_shown,
-        left_out_of_a_plan,
-        shown_to_a_person,
-    )
+    from teamlore.ops.memory.review import shown_to_a_person
 
     for item in map(shown_to_a_person, result["items"]):
-        _render_candidate(item)
-        if item.get("skill"):
-            skill = item["skill"]
-            say(
-                "  skill ",
-                styled(skill["name"], "bold"),
-                f" ({skill['action']}): {skill['description']}",
-            )
-        _block(
-            f"{item['kind']}: provenance {item['provenanceStrength']}, claim support "
-            f"{claim_support_shown(item)}, limitations {', '.join(item['limitations']) or '-'}",
-            2,
-        )
-        _render_replaced(item)
-        for statement in item["statements"]:
-            _render_statement(statement)
-        if item.get("drift"):
-            say("  ", styled("drift", "red"), f" {item['drift']['message']}")
-        if item["blocked"]:
-            for finding in item["lintFindings"]:
-                found = f" {finding['rule']}: {finding['message']}"
-                _block(Text.assemble(styled("blocked", "red"), literal(found)), 2)
-            left_out = left_out_of_a_plan(item)
-            if left_out is not None and left_out["next"].endswith(" --extract-again"):
-                stdout.print(f"  discard it and extract it again:\n    {left_out['next']}")
-            elif left_out is not None:
-                stdout.print(f"  discard it: {left_out['next']}")
-        for file in item["files"]:
-            _render_diff(file, full_diff)
-        offer = "approve all offered" if item["approveAll"]["offered"] else "confirm one by one"
-        _block(f"{offer}; approval digest {item['approvalDigest']}", 2)
+        _render_item(item, full_diff=full_diff)
         stdout.print()
     for failed in result["failed"]:
         ident = short_id(failed["candidateId"])
         say(styled("adjudication failed", "yellow"), f" {ident}: {failed['next']}")
+
+
+def _render_item(item: dict[str, Any], *, full_diff: bool) -> None:
+    """One reviewed candidate (as `shown_to_a_person` gives it): its head, the summary line,
+    what it replaces, its statements, why it is blocked, each file's diff and the approval
+    digest. `memory review` shows each candidate so, and `memory confirm` in the same order
+    before it asks (with every diff line: there a person approves)."""
+    from rich.text import Text
+
+    from teamlore.ops.memory.review import claim_support_shown, left_out_of_a_plan
+
+    _render_candidate(item)
+    if item.get("skill"):
+        skill = item["skill"]
+        say(
+            "  skill ",
+            styled(skill["name"], "bold"),
+            f" ({skill['action']}): {skill['description']}",
+        )
+    _block(
+        f"{item['kind']}: provenance {item['provenanceStrength']}, claim support "
+        f"{claim_support_shown(item)}, limitations {', '.join(item['limitations']) or '-'}",
+        2,
+    )
+    _render_replaced(item)
+    for statement in item["statements"]:
+        _render_statement(statement)
+    if item.get("drift"):
+        say("  ", styled("drift", "red"), f" {item['drift']['message']}")
+    if item["blocked"]:
+        for finding in item["lintFindings"]:
+            found = f" {finding['rule']}: {finding['message']}"
+            _block(Text.assemble(styled("blocked", "red"), literal(found)), 2)
+        # and what it holds that does not block (it has no file to list them under)
+        for finding in item.get("lintWarnings") or []:
+            found = f" {finding['rule']}: {finding['message']}"
+            _block(Text.assemble(styled("warn", "yellow"), literal(found)), 2)
+        left_out = left_out_of_a_plan(item)
+        if left_out is not None and left_out["next"].endswith(" --extract-again"):
+            stdout.print(f"  discard it and extract it again:\n    {left_out['next']}")
+        elif left_out is not None:
+            stdout.print(f"  discard it: {left_out['next']}")
+    for file in item["files"]:
+        _render_diff(file, full_diff)
+    offer = "approve all offered" if item["approveAll"]["offered"] else "confirm one by one"
+    _block(f"{offer}; approval digest {item['approvalDigest']}", 2)
 
 
 @memory_app.command(
@@ -259,6 +283,25 @@ def review(
         help="Candidate kind to review: entry, skill or consolidation.",
         metavar="entry|skill|consolidation",
     ),
+    candidate: str | None = Option(
+        None,
+        "--candidate",
+        help="Review this one candidate (its id as review shows it, or a unique abbreviation).",
+        metavar="ID",
+    ),
+    limit: int | None = Option(
+        None,
+        "--limit",
+        help="Candidates per page (at most 50). Without it the text view shows every "
+        "candidate and --format json a page of 5, as the MCP tool does.",
+        metavar="N",
+    ),
+    cursor: str | None = Option(
+        None,
+        "--cursor",
+        help="The page after this cursor (page.nextCursor of the page before).",
+        metavar="CURSOR",
+    ),
     full_diff: bool = Option(
         False,
         "--full-diff",
@@ -270,9 +313,28 @@ def review(
     """Show quarantined candidates: statements, evidence, assessments and the exact file diff.
 
     The text view wraps every line at the terminal's width (nothing is cut); a diff longer
-    than 60 lines says how many lines follow and how to see them."""
-    render = _review_renderer(full_diff)
-    run("memory.review", {"kind": kind}, fmt, render, cwd=cwd_of(repository))
+    than 60 lines says how many lines follow and how to see them. It shows every candidate
+    unless --limit, --cursor or --candidate asks for a page; --format json gives the
+    operation's page, as the MCP tool does."""
+    payload = {"kind": kind, "candidateId": candidate, "limit": limit, "cursor": cursor}
+    where = cwd_of(repository)
+    if fmt is OutputFormat.json or any(v is not None for v in (candidate, limit, cursor)):
+        more = " ".join(
+            ["teamlore memory review"]
+            + ([f"--kind {kind}"] if kind != "entry" else [])
+            + ([f"--limit {limit}"] if limit is not None else [])
+        )
+        run("memory.review", payload, fmt, _review_renderer(full_diff, more=more), cwd=where)
+        return
+    # a person at the terminal reviews the whole queue: every page, one after the other
+    from teamlore.ops.memory.review import MAX_REVIEW_PAGE
+
+    payload["limit"] = MAX_REVIEW_PAGE
+    page = run("memory.review", payload, fmt, _review_renderer(full_diff), cwd=where)
+    while page["page"]["nextCursor"] is not None:
+        payload["cursor"] = page["page"]["nextCursor"]
+        render = _review_renderer(full_diff, first=False)
+        page = run("memory.review", payload, fmt, render, cwd=where)
 
 
 def _render_prepare(result: dict[str, Any]) -> None:
@@ -296,6 +358,9 @@ def prepare(
 
 
 def _render_discard(result: dict[str, Any]) -> None:
+    if result["status"] != "discarded":  # the person gave no reason when asked
+        say("Not discarded: no reason given.")
+        return
     stdout.print(f"Discarded {short_id(result['candidateId'])} (was {result['previousStatus']}).")
     for turns in result.get("turnsPutBack") or []:
         span = turns["turnRange"]
@@ -331,20 +396,26 @@ def discard(
 ) -> None:
     """Discard a draft, quarantined or adjudication-failed candidate. On a terminal without
     --reason it asks why (Enter alone keeps the candidate): a discard cannot be undone."""
-    if reason is None and fmt is OutputFormat.text and sys.stdin.isatty():
-        reason = ask_line(
-            f"Say why you discard {candidate}; it cannot be undone [Enter alone keeps it]"
-        )
-        if not reason:
-            say("Not discarded: no reason given.")
-            return
+    # asked only once the operation found a candidate it can discard: a wrong id is refused
+    # before the question, not after the person typed why
+    ask = _why if reason is None and fmt is OutputFormat.text and sys.stdin.isatty() else None
     payload = {
         "candidateId": candidate,
         "expectedRevision": revision,
         "reason": reason,
         "extractAgain": extract_again,
     }
-    run("memory.discard", payload, fmt, _render_discard, cwd=cwd_of(repository))
+    run("memory.discard", payload, fmt, _render_discard, cwd=cwd_of(repository), confirm=ask)
+
+
+def _why(asked: dict[str, Any]) -> bool:
+    """Ask the person why they discard the candidate `memory.discard` found (`asked`): the
+    answer goes in `asked["reason"]`; Enter alone keeps the candidate (False)."""
+    asked["reason"] = ask_line(
+        f"Say why you discard {short_id(asked['candidateId'])}; it cannot be undone "
+        "[Enter alone keeps it]"
+    )
+    return bool(asked["reason"])
 
 
 @memory_app.command(
@@ -408,14 +479,13 @@ def _asker(discards: list[str]) -> Callable[[dict[str, Any]], bool]:
 
 
 def _ask(item: dict[str, Any], discards: list[str]) -> bool:
-    """Show one reviewed candidate and ask about each statement that needs a person: what its
-    promotion replaces and every line it writes (here a person approves, so no diff is cut)."""
-    _render_candidate(item)
-    _render_replaced(item)
-    for file in item["files"]:
-        _render_diff(file, True)
+    """Show one reviewed candidate as `memory review` does — summary line, statements, then
+    every line it writes (here a person approves, so no diff is cut) — then ask about each
+    statement that needs a person."""
+    from teamlore.ops.memory.review import shown_to_a_person
+
+    _render_item(shown_to_a_person(item), full_diff=True)
     for statement in item["statements"]:
-        _render_statement(statement)
         if statement["confirmation"] != "required":
             continue
         answer = _answer(f"Is statement {statement['statementId']} true? [y/d/N]")

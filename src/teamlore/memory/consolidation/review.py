@@ -23,7 +23,7 @@ Read-only.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -271,12 +271,17 @@ def review_item(
 
 
 def review_consolidations(
-    conn: sqlite3.Connection, identity: RepositoryIdentity
+    conn: sqlite3.Connection,
+    identity: RepositoryIdentity,
+    choose: Callable[[list[sqlite3.Row]], list[sqlite3.Row]] | None = None,
 ) -> list[dict[str, Any]]:
     """Review items of every quarantined consolidation candidate of the owner (read-only
-    apart from the projection sync)."""
+    apart from the projection sync), or of those `choose` picks from their rows (in review
+    order, as `promotion.queue.review_queue` takes it)."""
     owner = Owner(identity.repository_key, identity.worktree_key)
     rows = candidate_rows(conn, owner)
+    if choose is not None:
+        rows = choose(rows)
     if not rows:
         return []
     source: ApprovedSource | None = None

@@ -50,31 +50,8 @@ def discard_candidate(
     """Move one candidate to `discarded` (see the module doc)."""
     moment = now_ms() if now is None else now
     with db.write_tx(state):
-        row = require_candidate(state, identity, candidate_id)
+        row = discardable(state, identity, candidate_id, expected_revision, extract_again)
         status, adjudication, revision = str(row[2]), str(row[3]), int(row[4])
-        if status not in DISCARDABLE:
-            raise errors.TeamloreError(
-                errors.CANDIDATE_STALE,
-                f"{candidate_id} is already {status}; only drafts and quarantined candidates "
-                "can be discarded",
-                candidateId=candidate_id,
-                status=status,
-            )
-        if expected_revision is not None and expected_revision != revision:
-            raise errors.TeamloreError(
-                errors.CANDIDATE_STALE,
-                f"{candidate_id} is at revision {revision}, not {expected_revision}; review again",
-                candidateId=candidate_id,
-                revision=revision,
-            )
-        if extract_again and not _from_turns(state, candidate_id):
-            raise errors.TeamloreError(
-                errors.INVALID_ARGUMENT,
-                f"{candidate_id} was not extracted from session turns (a {row[1]} candidate); "
-                "discard it without --extract-again",
-                candidateId=candidate_id,
-            )
-        refuse_if_locked(state, identity, [candidate_id])
         voided = void_generated_plans(state, identity, [candidate_id], moment)
         cursor = state.execute(
             "UPDATE candidates SET status = 'discarded', revision = revision + 1, updated_at = ? "
@@ -109,6 +86,45 @@ def discard_candidate(
         "reason": reason or None,
         "turnsPutBack": turns_back,
     }
+
+
+def discardable(
+    state: sqlite3.Connection,
+    identity: RepositoryIdentity,
+    candidate_id: str,
+    expected_revision: int | None = None,
+    extract_again: bool = False,
+) -> sqlite3.Row:
+    """The candidate's row when a discard would take it, else the refusal the discard would
+    give (CANDIDATE_NOT_FOUND, CANDIDATE_STALE, INVALID_ARGUMENT, CANDIDATE_LOCKED). Reads
+    only: `memory discard` asks a person why before it discards, and asks about a candidate
+    it can discard, never about a wrong id."""
+    row = require_candidate(state, identity, candidate_id)
+    status, revision = str(row[2]), int(row[4])
+    if status not in DISCARDABLE:
+        raise errors.TeamloreError(
+            errors.CANDIDATE_STALE,
+            f"{candidate_id} is already {status}; only drafts and quarantined candidates "
+            "can be discarded",
+            candidateId=candidate_id,
+            status=status,
+        )
+    if expected_revision is not None and expected_revision != revision:
+        raise errors.TeamloreError(
+            errors.CANDIDATE_STALE,
+            f"{candidate_id} is at revision {revision}, not {expected_revision}; review again",
+            candidateId=candidate_id,
+            revision=revision,
+        )
+    if extract_again and not _from_turns(state, candidate_id):
+        raise errors.TeamloreError(
+            errors.INVALID_ARGUMENT,
+            f"{candidate_id} was not extracted from session turns (a {row[1]} candidate); "
+            "discard it without --extract-again",
+            candidateId=candidate_id,
+        )
+    refuse_if_locked(state, identity, [candidate_id])
+    return row
 
 
 def _from_turns(state: sqlite3.Connection, candidate_id: str) -> bool:

@@ -7,6 +7,7 @@ It sits above both `review` and `prepare`, so neither imports the other's caller
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -78,6 +79,9 @@ def review_item(
         "files": files["files"],
         "blocked": files["blocked"],
         "lintFindings": files["findings"],
+        # a blocked candidate's findings that do not block (its warnings, a home path promotion
+        # writes as {local-path}): it has no files to list them under
+        "lintWarnings": files["notBlocking"],
         "approveAll": {
             "offered": all_typed and not files["blocked"],
             "reason": "every statement is a verified typed fact"
@@ -103,8 +107,12 @@ def review_queue(
     *,
     home: Path | None = None,
     kind: str = "entry",
+    choose: Callable[[list[sqlite3.Row]], list[sqlite3.Row]] | None = None,
 ) -> dict[str, Any]:
-    """The review of every quarantined candidate of `kind` for the owner (read-only)."""
+    """The review of every quarantined candidate of `kind` for the owner (read-only), or of
+    those `choose` picks from the queue's rows (in review order: updated_at, candidate_id; a
+    row is `candidate_id, candidate_kind, status, …, updated_at`): a page of the review,
+    only whose items are built."""
 
     public_identity = public_identity_of(identity)
     resolver = EvidenceResolver(state, index, identity, home=home)
@@ -115,6 +123,8 @@ def review_queue(
         "(status = 'draft' AND adjudication = 'failed')) ORDER BY updated_at, candidate_id",
         (identity.repository_key, identity.worktree_key, candidate_kind(kind).stored),
     ).fetchall()
+    if choose is not None:
+        rows = choose(rows)
     items: list[dict[str, Any]] = []
     failed: list[dict[str, Any]] = []
     ctx = RenderContext.open(identity, public_identity, index)

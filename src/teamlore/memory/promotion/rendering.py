@@ -137,13 +137,15 @@ def _body(text: str) -> str:
 
 def _lint_entry(
     raw: bytes, sanitized: bytes, target_path: str, known_session_ids: frozenset[str]
-) -> tuple[list[Finding], tuple[Finding, ...]]:
-    """(blocking findings, warnings): raw text blocks on secrets/session ids/provider paths
-    (sanitizing must not hide them), the sanitized bytes block on anything."""
+) -> tuple[list[Finding], tuple[Finding, ...], tuple[Finding, ...]]:
+    """(blocking findings, warnings, what sanitizing takes out): raw text blocks on
+    secrets/session ids/provider paths (sanitizing must not hide them), the sanitized bytes
+    block on anything. What else the raw text is found to hold and the sanitized bytes no longer
+    do (a home path, written as {local-path}) does not block; it comes back as a warning saying
+    so, for a blocked candidate to list with its findings (`preview_candidate`)."""
+    found_raw = lint_bytes(raw, path=target_path, kind="entry")
     blocking = [
-        f
-        for f in lint_bytes(raw, path=target_path, kind="entry")
-        if f.severity == "block" and f.rule.startswith(RAW_BLOCK_RULES)
+        f for f in found_raw if f.severity == "block" and f.rule.startswith(RAW_BLOCK_RULES)
     ]
     blocking += known_session_id_findings(
         raw.decode("utf-8", "replace"), path=target_path, known=known_session_ids
@@ -151,7 +153,21 @@ def _lint_entry(
     final = lint_bytes(sanitized, path=target_path, kind="entry")
     seen = {(f.rule, f.line) for f in blocking}
     blocking += [f for f in final if f.severity == "block" and (f.rule, f.line) not in seen]
-    return blocking, tuple(f for f in final if f.severity == "warn")
+    left = {(f.rule, f.line) for f in final}
+    taken_out = tuple(
+        f.model_copy(update={"severity": "warn", "message": f"{f.message}; {_TAKEN_OUT}"})
+        for f in found_raw
+        if f.severity == "block"
+        and not f.rule.startswith(RAW_BLOCK_RULES)
+        and (f.rule, f.line) not in left
+    )
+    return blocking, tuple(f for f in final if f.severity == "warn"), taken_out
+
+
+# what a blocked candidate's finding on a home path says: promotion would not have written it
+_TAKEN_OUT = (
+    "does not block: promotion writes it as {local-path} (a path in the repository: relative to it)"
+)
 
 
 def kept_text_findings(content: bytes, target_path: str, entry_id: str) -> list[Finding]:
@@ -287,6 +303,7 @@ def render_entry_candidate(view: CandidateView, ctx: RenderContext) -> list[Rend
     merge = bool(payload.get("mergedFrom"))
     files: list[RenderedFile] = []
     blocking: list[Finding] = []
+    not_blocking: list[Finding] = []  # said when something else blocks it
     root = str(ctx.worktree_root)
     scene_raw = _one_line(payload.get("scene"))
     primary_id: str | None = None
@@ -345,8 +362,11 @@ def render_entry_candidate(view: CandidateView, ctx: RenderContext) -> list[Rend
             {**fields, "scene": scene, "body": _body(as_written(text, root))},
             target_path,
         )
-        unit_blocking, warnings = _lint_entry(raw, sanitized, target_path, ctx.known_session_ids)
+        unit_blocking, warnings, taken_out = _lint_entry(
+            raw, sanitized, target_path, ctx.known_session_ids
+        )
         blocking += unit_blocking
+        not_blocking += [*taken_out, *warnings]
         agent_texts = [payload.get("content", ""), *(s.text for s in unit)]
         blocking += imitated_notes(agent_texts, raw, target_path)
         files.append(
@@ -391,6 +411,8 @@ def render_entry_candidate(view: CandidateView, ctx: RenderContext) -> list[Rend
             f"({', '.join(sorted({f.rule for f in blocking}))}); discard it",
             candidateId=view.candidate_id,
             findings=[f.model_dump() for f in blocking],
+            # a blocked candidate has no files to show its warnings under: they come along
+            notBlocking=[f.model_dump() for f in not_blocking],
         )
     return files
 
@@ -452,13 +474,15 @@ def render_candidate(view: CandidateView, ctx: RenderContext) -> list[RenderedFi
 
 
 def preview_candidate(view: CandidateView, ctx: RenderContext) -> dict[str, Any]:
-    """Review's view of `render_candidate`: the files, or the blocking findings, of a prepare
+    """Review's view of `render_candidate`: the files, or the blocking findings (and those that
+    do not block, which a blocked candidate has no file to show under), of a prepare
     of this candidate with the ones reviewed before it (`memory confirm` prepares them in
     review order). A new entry id one of those takes is taken (`ctx.assigned`): two candidates
     with the same first words were shown one file name and written as two. A blocked
     candidate takes none."""
     files: list[RenderedFile] = []
     findings: list[dict[str, Any]] = []
+    not_blocking: list[dict[str, Any]] = []
     blocked = False
     own = ctx.fresh()
     own.existing_ids |= ctx.assigned
@@ -472,6 +496,7 @@ def preview_candidate(view: CandidateView, ctx: RenderContext) -> dict[str, Any]
         findings = list(exc.details.get("findings", [])) or [
             {"rule": exc.code, "severity": "block", "file": "", "line": 0, "message": exc.message}
         ]
+        not_blocking = list(exc.details.get("notBlocking", []))
     evidence: dict[str, Any] = {
         "repository": ctx.public_identity,
         "commits": [],
@@ -489,5 +514,6 @@ def preview_candidate(view: CandidateView, ctx: RenderContext) -> dict[str, Any]
         "files": [f.to_json() for f in files],
         "blocked": blocked,
         "findings": findings,
+        "notBlocking": not_blocking,
         "publicEvidence": evidence,
     }

@@ -16,16 +16,16 @@ The owner is always the worktree of the caller's directory, never a request fiel
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from teamlore.contracts.formats import PREPARE_REQUEST_FORMAT
 from teamlore.core import errors
-from teamlore.core.shapes.strict import STRICT
+from teamlore.core.shapes.strict import REQUEST
 from teamlore.ops.owner import open_owner
-from teamlore.ops.registry import OpContext, operation
+from teamlore.ops.registry import OpContext, operation, parse_request
 
 # A person types a candidate id as the text views show it, each long hex run cut to its first
 # SHOWN_HEX characters (`extract-d028d5124c49-c1`), or abbreviates it further as with git's short
@@ -227,14 +227,115 @@ def load_candidate_kinds() -> None:
     import teamlore.memory.skills.kind  # noqa: F401
 
 
+# a review page holds this many candidates unless the request says otherwise: a review item
+# carries its statements, evidence passages and the exact diff (a few KB each, more for an
+# update), so the default page stays well under what a client shows an agent whole
+REVIEW_PAGE = 5
+MAX_REVIEW_PAGE = 50
+
+
 class ReviewRequest(BaseModel):
-    model_config = STRICT
+    model_config = REQUEST
 
     kind: Literal["entry", "skill", "consolidation"] = Field(
         "entry",
         description="Which candidates to review: entry (L1 entries), skill (SKILL.md files) "
         "or consolidation (scene and doctrine changes from memory synthesize, shown per "
         "operation as current vs proposed).",
+    )
+    candidate_id: str | None = Field(
+        None,
+        min_length=1,
+        max_length=512,
+        description="Review this one candidate only: its id as review returned it, or a "
+        "unique abbreviation (extract-d028d512).",
+    )
+    limit: int = Field(
+        REVIEW_PAGE,
+        ge=1,
+        le=MAX_REVIEW_PAGE,
+        description=f"Candidates per page (default {REVIEW_PAGE}); page.nextCursor gets the "
+        "next page.",
+    )
+    cursor: str | None = Field(
+        None,
+        min_length=1,
+        max_length=1024,
+        description="page.nextCursor of the previous page, as it is: the page after it.",
+    )
+
+
+class ReviewPage:
+    """Which candidates of the review queue one request shows (`ReviewRequest`): the one it
+    names, else those after its cursor, at most `limit`. The queue's order is the review's
+    (updated_at, candidate_id), and a cursor is the last shown candidate's place in it, so a
+    candidate promoted or discarded between two pages moves none of the others off the next
+    page; one that changed (a new revision) comes again later. `choose` picks the rows and
+    keeps what the result's `count` and `page` say."""
+
+    def __init__(self, request: ReviewRequest) -> None:
+        self.request = request
+        self.after = _cursor_place(request.cursor) if request.cursor is not None else None
+        self.count = self.total = self.returned = self.remaining = 0
+        self.last: tuple[int, str] | None = None
+
+    def choose(self, rows: list[Any]) -> list[Any]:
+        """`rows`: the queue's rows in review order (`candidate_id, candidate_kind, status, …,
+        updated_at`); CANDIDATE_NOT_FOUND when the named candidate is none of them."""
+        if self.request.candidate_id is not None:
+            known = [str(row[0]) for row in rows]
+            wanted = resolve_candidate_id(known, self.request.candidate_id)
+            rows = [row for row in rows if row[0] == wanted]
+            if not rows:
+                raise _not_awaiting(self.request.candidate_id, self.request.kind)
+        self.total = len(rows)
+        self.count = sum(1 for row in rows if row[2] == "quarantined")
+        if self.after is not None:
+            rows = [row for row in rows if (int(row[7]), str(row[0])) > self.after]
+        page = rows[: self.request.limit]
+        self.returned, self.remaining = len(page), len(rows) - len(page)
+        self.last = (int(page[-1][7]), str(page[-1][0])) if page else None
+        return page
+
+    def said(self, result: dict[str, Any]) -> dict[str, Any]:
+        """The review `result` of the chosen rows, with the counts of the whole queue: `count`
+        (the quarantined candidates, on every page) and `page`."""
+        next_cursor = f"{self.last[0]}:{self.last[1]}" if self.remaining and self.last else None
+        page = {
+            "limit": self.request.limit,
+            "cursor": self.request.cursor,
+            "total": self.total,
+            "returned": self.returned,
+            "remaining": self.remaining,
+            "nextCursor": next_cursor,
+        }
+        said = {**result, "count": self.count, "page": page}
+        if next_cursor is not None:
+            more = (
+                f"This page shows {self.returned} of {self.total}; for the next "
+                f"{min(self.remaining, self.request.limit)}, call memory review again with "
+                f'cursor "{next_cursor}" (and the same kind).'
+            )
+            said["next"] = f"{result['next']} {more}" if result.get("next") else more
+        return said
+
+
+def _cursor_place(cursor: str) -> tuple[int, str]:
+    """The place a cursor (`page.nextCursor`: `<updated_at ms>:<candidate id>`) names."""
+    at, sep, candidate = cursor.partition(":")
+    if not sep or not at.isdigit() or not at.isascii() or not candidate:
+        raise errors.TeamloreError(
+            errors.INVALID_ARGUMENT,
+            "cursor: not a cursor memory review returned (pass page.nextCursor as it is)",
+        )
+    return int(at), candidate
+
+
+def _not_awaiting(typed: str, kind: str) -> errors.TeamloreError:
+    return errors.TeamloreError(
+        errors.CANDIDATE_NOT_FOUND,
+        f"no candidate {typed} awaits review as {'an' if kind == 'entry' else 'a'} {kind}",
+        candidateId=typed,
     )
 
 
@@ -291,19 +392,41 @@ class DiscardRequest(BaseModel):
     "claim support and typed-fact status; per candidate its revision, writtenContent and "
     "writtenNotice likewise, the exact entry files and diff a promotion would write, lint "
     "findings and an approvalDigest. Read-only. Show it to the user before calling memory "
-    "prepare.",
+    f"prepare. A page holds {REVIEW_PAGE} candidates unless limit says otherwise (at most "
+    f"{MAX_REVIEW_PAGE}): count says how many await review, page.remaining how many follow, "
+    "and page.nextCursor, passed back as cursor, gets the next page; candidateId reviews one "
+    "candidate.",
 )
 def memory_review(ctx: OpContext, request: ReviewRequest) -> dict[str, Any]:
     """Review the quarantined candidates of this worktree (read-only)."""
+    page = ReviewPage(request)
+    try:
+        return page.said(_review(ctx, request.kind, page.choose))
+    except errors.TeamloreError as err:
+        if err.code == errors.CANDIDATE_NOT_FOUND.code and request.candidate_id is not None:
+            _refuse_another_kind(ctx, request.kind, [request.candidate_id])
+        raise
+
+
+def review_everything(ctx: OpContext, kind: str) -> dict[str, Any]:
+    """The review of every candidate of `kind`, on one page (no `page`): for `memory.confirm`,
+    which asks about each; the MCP tool and the CLI read the review page by page."""
+    return _review(ctx, kind, None)
+
+
+# picks the rows of a review page from the queue's (`ReviewPage.choose`); None: every row
+Choose = Callable[[list[Any]], list[Any]] | None
+
+
+def _review(ctx: OpContext, kind: str, choose: Choose) -> dict[str, Any]:
     from teamlore.memory.promotion.queue import review_queue
 
     load_candidate_kinds()
-    if request.kind == "consolidation":
-        return _review_consolidations(ctx)
-
+    if kind == "consolidation":
+        return _review_consolidations(ctx, choose)
     with open_owner(ctx, sessions=True) as owner:
         return review_queue(
-            owner.state, owner.index, owner.identity, home=ctx.home, kind=request.kind
+            owner.state, owner.index, owner.identity, home=ctx.home, kind=kind, choose=choose
         )
 
 
@@ -347,11 +470,34 @@ def memory_prepare(ctx: OpContext, request: PrepareRequestDocument) -> dict[str,
     "to be extracted again.",
 )
 def memory_discard(ctx: OpContext, request: DiscardRequest) -> dict[str, Any]:
-    """Discard one candidate."""
-    from teamlore.memory.promotion.discard import discard_candidate
+    """Discard one candidate.
+
+    With `ctx.confirm` and no reason (`memory discard` on a terminal without --reason), the
+    person is asked why once the candidate is found to be one a discard takes: a wrong id, or a
+    candidate already discarded, is refused before the question. `ctx.confirm(asked)` puts the
+    answer in `asked["reason"]` and returns True, or returns False: nothing is discarded."""
+    from teamlore.memory.promotion.discard import discard_candidate, discardable
     from teamlore.memory.promotion.review import candidate_ids
 
     load_candidate_kinds()
+    reason = request.reason
+    if ctx.confirm is not None and reason is None:
+        with open_owner(ctx, for_read=True) as owner:
+            known = candidate_ids(owner.state, owner.identity)
+            found = resolve_candidate_id(known, request.candidate_id)
+            row = discardable(
+                owner.state,
+                owner.identity,
+                found,
+                request.expected_revision,
+                request.extract_again,
+            )
+        asked: dict[str, Any] = {"candidateId": found, "status": str(row[2])}
+        if not ctx.confirm(asked):  # asked outside any transaction: a person takes their time
+            return {"action": "discard", "candidateId": found, "status": str(row[2])}
+        # the answer is read as --reason is (blanks folded, at most 2,000 characters)
+        answer = {"candidateId": found, "reason": asked.get("reason")}
+        reason = parse_request(DiscardRequest, answer).reason
     with open_owner(ctx) as owner:
         known = candidate_ids(owner.state, owner.identity)
         return discard_candidate(
@@ -359,19 +505,20 @@ def memory_discard(ctx: OpContext, request: DiscardRequest) -> dict[str, Any]:
             owner.identity,
             resolve_candidate_id(known, request.candidate_id),
             expected_revision=request.expected_revision,
-            reason=request.reason,
+            reason=reason,
             extract_again=request.extract_again,
         )
 
 
-def _review_consolidations(ctx: OpContext) -> dict[str, Any]:
+def _review_consolidations(ctx: OpContext, choose: Choose = None) -> dict[str, Any]:
     from teamlore.memory.consolidation.review import review_consolidations
     from teamlore.memory.promotion.review import REVIEW_FORMAT
     from teamlore.memory.promotion.targets import public_identity_of
     from teamlore.memory.store.lint import LINT_POLICY_VERSION
 
     with open_owner(ctx) as owner:
-        identity, items = owner.identity, review_consolidations(owner.state, owner.identity)
+        identity = owner.identity
+        items = review_consolidations(owner.state, owner.identity, choose)
     return {
         "action": "review",
         "format": REVIEW_FORMAT,
@@ -426,7 +573,7 @@ def memory_confirm(ctx: OpContext, request: ConfirmRequest) -> dict[str, Any]:
     cannot go into a plan (blocked by lint, a drifted consolidation) is left out and named in
     `leftOut` with what to do; nothing is confirmed when a chosen candidate is unknown or left
     out, or when every candidate is."""
-    reviewed = memory_review(ctx, ReviewRequest(kind=request.kind))
+    reviewed = review_everything(ctx, request.kind)
     known = [item["candidateId"] for item in reviewed["items"]]
     chosen = [resolve_candidate_id(known, typed) for typed in request.candidate_ids]
     _refuse_another_kind(ctx, request.kind, [c for c in chosen if c not in known])
