@@ -8,6 +8,7 @@ CLI."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import tomllib
@@ -342,3 +343,152 @@ def test_a_hooks_file_of_the_users_own_is_left_as_it_was_after_both_state_dirs_g
 
     assert (user / name).read_text() == seeded
     assert (user / hooks).read_text() == USERS_HOOKS
+
+
+# Three state dirs in one user config, each installed with `--force` over the one before, then
+# uninstalled in every order. In the order 1, 3, 2 the third one's uninstall put back the hooks
+# flag it found on (the first one had set it, and its uninstall had taken it out already), and
+# the second one then found it on as it had found it, so `[features] codex_hooks = true` stayed
+# with no teamlore left; in the orders 1, 2, 3 and 2, 1, 3 an empty `SessionStart` list stayed
+# in the hooks file the first one made (the third one read the second one's "found there" as
+# the user's).
+THREE = ("1", "2", "3")
+HOOKS_ON = CODEX_CONFIG + "\n[features]\ncodex_hooks = true\n"
+SEEDS = {  # client, config, hooks file before the first install (None: none)
+    "codex": ("codex", CODEX_CONFIG, None),
+    "codex-hooks-on": ("codex", HOOKS_ON, None),  # the user's own flag: it stays
+    "claude": ("claude", CLAUDE_JSON, None),
+    "codex-empty-hooks": ("codex", CODEX_CONFIG, '{\n  "hooks": {}\n}\n'),
+    "claude-users-hooks": ("claude", CLAUDE_JSON, USERS_HOOKS),
+}
+
+
+def named_state_dir(config: Path, client: str) -> str | None:
+    """The state dir teamlore's team server in `config` starts (None: it has none)."""
+    text = config.read_text()
+    servers = (tomllib.loads(text) if client == "codex" else json.loads(text)).get(
+        OTHER_STATE[client][2], {}
+    )
+    entry = servers.get("teamlore")
+    return None if entry is None else entry.get("env", {}).get("TEAMLORE_HOME")
+
+
+@pytest.mark.parametrize("order", ["".join(o) for o in itertools.permutations(THREE)])
+@pytest.mark.parametrize("seed", list(SEEDS))
+def test_three_state_dirs_uninstalled_in_any_order_leave_the_users_files_as_they_were(
+    user: Path, seed: str, order: str
+) -> None:
+    client, seeded, users_hooks = SEEDS[seed]
+    _, name, _, hooks_name = OTHER_STATE[client]
+    config, hooks = user / name, user / hooks_name
+    config.parent.mkdir(exist_ok=True)
+    config.write_text(seeded)
+    if users_hooks is not None:
+        hooks.parent.mkdir(exist_ok=True)
+        hooks.write_text(users_hooks)
+    homes = {"1": os.environ["TEAMLORE_HOME"], "2": str(user / "two"), "3": str(user / "three")}
+    for which in THREE:
+        force = ["--force"] if which != "1" else []
+        env = {"TEAMLORE_HOME": homes[which]}
+        done = teamlore_cli("install", "--client", client, *force, cwd=user, env=env)
+        assert done.returncode == 0, done.stdout + done.stderr
+    left = set(THREE)
+    for which in order:
+        env = {"TEAMLORE_HOME": homes[which]}
+        done = teamlore_cli("uninstall", "--client", client, cwd=user, env=env)
+        assert done.returncode == 0, done.stdout + done.stderr
+        left.remove(which)
+        # no entry starts a state dir nothing installed any more
+        assert named_state_dir(config, client) in {homes[w] for w in left} | {None}
+
+    assert config.read_bytes() == seeded.encode()
+    if users_hooks is None:
+        assert not hooks.exists()  # the first one made it; nothing is left in it
+    else:
+        assert hooks.read_bytes() == users_hooks.encode()
+
+
+# A home that is a git repository, a project-scope install from one state dir and a user-scope
+# install from another: both write `~/.codex/config.toml` (and `~/.codex/hooks.json`). The
+# project-scope entries are portable (`teamlore` on PATH): they name no state dir. The user-scope
+# uninstall read such an entry as the default state dir's user-scope one, which that state dir
+# records nowhere, so it took the project's MCP servers out instead of putting them back; the
+# project-scope uninstall took the other state dir's servers out with its own.
+def user_and_project(
+    user: Path, monkeypatch: pytest.MonkeyPatch, project_state: str, first: str
+) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, Any]]]:
+    """A project-scope install with the state dir `project_state` (the default one, or one
+    TEAMLORE_HOME names) and a user-scope one with another state dir, `first` first, the
+    second with `--force`: each one's environment, and the servers each one wrote."""
+    monkeypatch.delenv("XDG_STATE_HOME", raising=False)  # the default state dir: in HOME
+    if project_state == "default":
+        monkeypatch.delenv("TEAMLORE_HOME")
+    envs = {"project": {}, "user": {"TEAMLORE_HOME": str(user.parent / "user-state")}}
+    wrote: dict[str, dict[str, Any]] = {}
+    for scope in (first, "user" if first == "project" else "project"):
+        force = ["--force"] if scope != first else []
+        args = ("install", "--client", "codex", "--scope", scope, *force)
+        done = teamlore_cli(*args, cwd=user, env=envs[scope])
+        assert done.returncode == 0, done.stdout + done.stderr
+        wrote[scope] = servers(user / ".codex/config.toml")
+    return envs, wrote
+
+
+def servers(config: Path) -> dict[str, Any]:
+    return {name: teamlores_entries(config)[name] for name in SERVERS}
+
+
+def hook_commands(hooks: Path) -> list[str]:
+    groups = json.loads(hooks.read_text())["hooks"]["SessionStart"]
+    return [hook["command"] for group in groups for hook in group["hooks"]]
+
+
+def uninstalled(user: Path, scope: str, env: dict[str, str]) -> str:
+    args = ("uninstall", "--client", "codex", "--scope", scope)
+    done = teamlore_cli(*args, cwd=user, env={**env, "COLUMNS": "200"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+@pytest.mark.parametrize("first", ["project", "user"])
+@pytest.mark.parametrize("project_state", ["default", "named"])
+def test_uninstalling_another_state_dirs_user_install_leaves_the_project_installs_servers(
+    user: Path, config: Path, monkeypatch: pytest.MonkeyPatch, project_state: str, first: str
+) -> None:
+    envs, wrote = user_and_project(user, monkeypatch, project_state, first)
+
+    said = uninstalled(user, "user", envs["user"])
+    assert servers(config) == wrote["project"]
+    kept = (  # installed over its own, the project's entries are in its keys
+        "  kept mcp_servers.teamlore: changed since install, teamlore's project-scope entry was"
+        " installed over it since\n"
+    )
+    assert (kept in said) == (first == "user")
+    assert hook_commands(user / ".codex/hooks.json") == [
+        "teamlore hook session-start --client codex"
+    ]
+    uninstalled(user, "project", envs["project"])
+    assert config.read_text() == CODEX_CONFIG
+    assert not (user / ".codex/hooks.json").exists()
+
+
+@pytest.mark.parametrize("first", ["project", "user"])
+@pytest.mark.parametrize("project_state", ["default", "named"])
+def test_uninstalling_the_project_install_leaves_another_state_dirs_user_servers(
+    user: Path, config: Path, monkeypatch: pytest.MonkeyPatch, project_state: str, first: str
+) -> None:
+    envs, wrote = user_and_project(user, monkeypatch, project_state, first)
+
+    uninstalled(user, "project", envs["project"])
+    assert servers(config) == wrote["user"]
+    assert [c.split()[0] for c in hook_commands(user / ".codex/hooks.json")] == [
+        f"TEAMLORE_HOME={envs['user']['TEAMLORE_HOME']}"
+    ]
+    uninstalled(user, "user", envs["user"])
+    if (project_state, first) == ("named", "project"):
+        # what the user-scope install found was a project-scope entry, which names no state
+        # dir: looked for in the default state dir (the one it starts), it is not known there
+        # to be gone, so it is put back as install found it (docs/agents.md)
+        return
+    assert config.read_text() == CODEX_CONFIG
+    assert not (user / ".codex/hooks.json").exists()

@@ -67,7 +67,7 @@ class _Pending:
     action: str
     private: bool = False
     adopted: bool = False  # holds entries of this installation no record covered (`Adoption`)
-    kept: dict[tuple[str, ...], str] = field(default_factory=dict)  # key: the other state dir
+    kept: dict[tuple[str, ...], str | None] = field(default_factory=dict)  # key: whose (leftovers)
 
     @property
     def changed(self) -> bool:

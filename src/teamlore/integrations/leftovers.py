@@ -26,6 +26,7 @@ from typing import Any
 from teamlore.core import errors
 from teamlore.core.locations import state_dir_location
 from teamlore.core.paths import display_path
+from teamlore.integrations import claude, codex
 from teamlore.integrations import config_files as cf
 from teamlore.integrations.entries import FileEdits, KeyEdit
 from teamlore.integrations.manifest import (
@@ -37,10 +38,12 @@ from teamlore.integrations.manifest import (
     load_manifest,
     manifest_path,
     read_backup,
+    same_file,
 )
 
 HOOK_EVENTS = ("SessionStart", "Stop")
 HOOK_VERBS = ("session-start", "session-end")
+PORTABLE = "teamlore"  # a project-scope entry's command: `teamlore` on PATH
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,39 @@ def _hook_state_dir(command: str) -> tuple[bool, str | None]:
             )
             return runs, home or None
     return False, None
+
+
+def portable(value: Any) -> bool:
+    """Whether the server entry `value` has the form a project-scope install writes: `teamlore`
+    on PATH and no `TEAMLORE_HOME` (a user-scope one pins an interpreter). It names no state
+    dir: whichever state dir's project-scope installation wrote it (or a teammate, by hand)."""
+    if not isinstance(value, dict):
+        return False
+    env = value.get("env")
+    return value.get("command") == PORTABLE and not (isinstance(env, dict) and env)
+
+
+def _portable_hook(command: str) -> bool:
+    """Whether the hook `command` has the form a project-scope install writes (`teamlore …`)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    return bool(words) and words[0] == PORTABLE
+
+
+def _scope_of(is_portable: bool) -> str:
+    """The scope of the installations that write an entry of that form."""
+    return "project" if is_portable else "user"
+
+
+def _a_user_config(path: Path) -> bool:
+    """Whether `path` is one of the clients' user-scope config files: the only ones another
+    state dir's user-scope installation can have written into, which a project-scope one
+    writes too when the project is the home folder (Codex's `~/.codex/config.toml`, Claude
+    Code's `~/.claude/settings.json`)."""
+    files = (*codex.config_files("user", None), *claude.server_files("user", None))
+    return any(same_file(str(f), path) for f in files)
 
 
 def found_in(files: list[FileEdits]) -> list[Found]:
@@ -195,48 +231,72 @@ def installed_elsewhere(value: Any, home: Path) -> str | None:
 
 def changed_to_another_state_dir(
     doc: Any, entries: list[KeyRecord | HookRecord], user_scope: bool, home: Path, path: Path
-) -> dict[tuple[str, ...], str]:
-    """The server entries of a user-scope installation of `home` whose value in `doc` (the
-    config at `path`) now starts teamlore with another state dir that records that entry there:
-    another installation (a second `TEAMLORE_HOME`) wrote over it with `install --force`, and no
-    record here can see that one. Uninstall keeps them, as changed since install: {key: that
-    state dir as a person reads it}. One naming a state dir that records no such entry (this
-    one before the person moved it, or one deleted since) is this installation's still. None in
-    project scope: its portable entries name no state dir, so a value there cannot tell whose
-    it is."""
-    kept: dict[tuple[str, ...], str] = {}
-    if not user_scope:
+) -> dict[tuple[str, ...], str | None]:
+    """The server entries of an installation of `home` whose value in `doc` (the config at
+    `path`) is now another installation's, which no record here can see: uninstall keeps them,
+    as changed since install: {key: that one's state dir as a person reads it, None for a
+    project-scope one's, which names none}. In a home that is a git repository one config is
+    both scopes' (Codex's `~/.codex/config.toml`), so that is
+    - a value starting teamlore with another state dir that records that entry there (a second
+      `TEAMLORE_HOME`'s user-scope `install --force` wrote over it). One naming a state dir
+      that records no such entry (this one before the person moved it, one deleted since) is
+      this installation's still;
+    - in user scope, a value in the portable form (`portable`), which a user-scope install never
+      writes: another state dir's project-scope `install --force` wrote it (this state dir's own
+      is `SharedKeys`'s). In project scope that form is its own, or a teammate's: not kept.
+    None in the config of a project that is not the home folder (`_a_user_config`)."""
+    kept: dict[tuple[str, ...], str | None] = {}
+    if not user_scope and not _a_user_config(path):
         return kept
     for entry in entries:
-        if isinstance(entry, KeyRecord):
-            present, current = cf.get_key(doc, tuple(entry.key))
-            there = installed_elsewhere(current, home) if present else None
-            if there is not None and _records_entry(current, path, entry.key):
-                kept[tuple(entry.key)] = there
+        if not isinstance(entry, KeyRecord):
+            continue
+        present, current = cf.get_key(doc, tuple(entry.key))
+        if not present:
+            continue
+        if portable(current):
+            if user_scope and not _records_entry(current, path, entry.key, str(home)):
+                kept[tuple(entry.key)] = None
+            continue
+        there = installed_elsewhere(current, home)
+        if there is not None and _records_entry(current, path, entry.key):
+            kept[tuple(entry.key)] = there
     return kept
 
 
 def previous_of_no_installation(
     doc: Any, entries: list[KeyRecord | HookRecord], user_scope: bool, home: Path, path: Path
 ) -> set[tuple[str, ...]]:
-    """The keys of a user-scope installation of `home` in the config `path` (`doc`: as it is
-    now, None: not read yet) that uninstall takes out instead of putting back what install
-    found there: a server entry another state dir's installation wrote before this one's
-    `install --force`, which that state dir no longer records (uninstalled since, its entry kept
-    then as this one's), would start a state dir nothing installed any more; one naming a state
-    dir with no manifest (never installed: a hand-written entry, one from dotfiles) is the
-    user's and comes back (`_uninstalled_there`); beside such an
-    entry, a flag (`features.codex_hooks`) install found on and that is gone now was set by that
-    installation and removed by its uninstall. Without `doc`, only the server entries."""
+    """The keys of an installation of `home` in the config `path` (`doc`: as it is now, None:
+    not read yet) that uninstall takes out instead of putting back what install found there: a
+    server entry another installation of another state dir wrote before this one's
+    `install --force` (a user-scope one names its state dir; a project-scope one, portable,
+    names none and is looked for in the default state dir, the one it runs with), which that
+    state dir no longer records (uninstalled since, its entry kept then as this one's), would
+    start a state dir nothing installed any more; one naming a state dir with no manifest
+    (never installed: a hand-written entry, one from dotfiles, or one deleted since) is the
+    user's and comes back, as install promised, as does, in project scope, a portable one (a
+    teammate's); none in the config of a project that is not the home folder (`_a_user_config`).
+    Beside another state dir's entry, a flag (`features.codex_hooks`) install found on and that
+    is gone now was set by the first installation into the file (its uninstall removed it): it
+    is not set again however many installed over it since. Without `doc`, only the server
+    entries."""
     gone: set[tuple[str, ...]] = set()
-    if not user_scope:
+    if not user_scope and not _a_user_config(path):
         return gone
+    beside_another = False
     for entry in entries:
-        if isinstance(entry, KeyRecord) and entry.hadPrevious and entry.writtenOver is None:
-            there = installed_elsewhere(entry.previous, home)
-            if there is not None and _uninstalled_there(entry.previous, path, entry.key):
-                gone.add(tuple(entry.key))
-    if gone and doc is not None:
+        if not isinstance(entry, KeyRecord) or not entry.hadPrevious or entry.writtenOver:
+            continue
+        if not user_scope and portable(entry.previous):
+            continue
+        if installed_elsewhere(entry.previous, home) is None:
+            continue
+        records = _records_of(entry.previous, path, absent_unknown=True)
+        beside_another = beside_another or records is not None
+        if records is not None and not _holds(records, entry.key):
+            gone.add(tuple(entry.key))
+    if beside_another and doc is not None:
         gone |= {
             tuple(e.key)
             for e in entries
@@ -264,17 +324,20 @@ def to_restore(
 def hooks_to_remove(
     record: FileRecord, user_scope: bool, home: Path
 ) -> tuple[list[HookRecord], bool]:
-    """The hooks of a user-scope installation of `home` in the hooks file of `record` as
-    uninstall removes them, and whether the file goes once nothing is left in it. The hooks
-    containers install found (`hooks`, `hooks.<event>`: its copy of the file says) holding
-    nothing but hooks of another state dir's installation that records them no longer
-    (uninstalled since, it left them for this one's hook) are removed once empty, as that one
-    would have; the file too, when it held nothing else. Not those the first one found there
-    itself (`FileRecord.foundBefore`: a file of the user's, `{}` or `{"hooks": {}}`)."""
+    """The hooks of an installation of `home` in the hooks file of `record` as uninstall
+    removes them, and whether the file goes once nothing is left in it. The hooks containers
+    install found (`hooks`, `hooks.<event>`: its copy of the file says) holding nothing but
+    hooks of another state dir's installation that records them no longer (uninstalled since,
+    it left them for this one's hook) are removed once empty, as that one would have; the file
+    too, when it held nothing else. Not those the first one found there itself
+    (`FileRecord.foundBefore`: a file of the user's, `{}` or `{"hooks": {}}`). In a home that
+    is a git repository one hooks file is both scopes' (`_hook_of_no_installation`)."""
     hooks = [e for e in record.entries if isinstance(e, HookRecord)]
-    if not user_scope or not hooks or record.kind != "json" or not record.backup:
-        return hooks, False
     path = Path(record.path)
+    if not hooks or record.kind != "json" or not record.backup:
+        return hooks, False
+    if not user_scope and not _a_user_config(path):
+        return hooks, False
     try:
         found = cf.parse(path, "json", read_backup(home, record.backup, record.path))
     except errors.TeamloreError:  # lost or unreadable: the containers stay, as recorded
@@ -286,7 +349,8 @@ def hooks_to_remove(
     gone = {
         e
         for e in events
-        if f"hooks.{e}" not in before and _only_hooks_of_no_installation(found, e, path, home)
+        if f"hooks.{e}" not in before
+        and _only_hooks_of_no_installation(found, e, path, home, user_scope)
     }
     if not gone:
         return hooks, False
@@ -309,11 +373,11 @@ def found_before(
     """`FileRecord.foundBefore` of the hooks file `edits` a user-scope install of `home` finds
     (`original`) with containers holding nothing but other state dirs' hooks (`hooks.<event>`,
     `hooks` when all of them do, "" for the file when it holds nothing else): those of them the
-    installations of those state dirs found there themselves, as their records say (`existed`,
-    `createdHooks` / `createdEvent`: false), which uninstall keeps once they are gone
-    (`hooks_to_remove`), such as a file of the user's, `{}` or `{"hooks": {}}`. None: none of
-    them, or not known (saved only when set: a manifest without it stays readable by an older
-    teamlore). A reinstall keeps what the first install of the file found."""
+    installations of those state dirs found there themselves (`_found_by_itself`), which
+    uninstall keeps once they are gone (`hooks_to_remove`), such as a file of the user's, `{}`
+    or `{"hooks": {}}`. None: none of them, or not known (saved only when set: a manifest
+    without it stays readable by an older teamlore). A reinstall keeps what the first install
+    of the file found."""
     if before is not None:
         return before.foundBefore
     if scope != "user" or edits.kind != "json" or original is None:
@@ -322,40 +386,72 @@ def found_before(
         found = cf.parse(edits.path, "json", original)
     except errors.TeamloreError:
         return None
-    events, top = found.get(("hooks",))[1], found.get(())[1]
-    if not isinstance(events, dict) or not isinstance(top, dict):
-        return None
-    theirs = {e: _other_state_dirs(found, e, home) for e in events}
-    theirs = {e: named for e, named in theirs.items() if named}
-    candidates = {f"hooks.{e}" for e in theirs}
-    if len(theirs) == len(events):
-        candidates |= {"hooks", ""} if set(top) == {"hooks"} else {"hooks"}
+    candidates, installations = _others_containers(found, home)
     there: set[str] = set()
-    for named in {n for names in theirs.values() for n in names}:
-        for record in _user_files(named, edits.path) or []:
-            if record.existed:  # what that one found there: the file, the containers it kept
-                mine = [e for e in record.entries if isinstance(e, HookRecord)]
-                there |= {"", *(record.foundBefore or ())}
-                there |= {f"hooks.{h.event}" for h in mine if h.createdEvent is False}
-                there |= {"hooks"} if any(h.createdHooks is False for h in mine) else set()
+    for named, of_scope in installations:
+        for record in _user_files(named, edits.path, scope=of_scope) or []:
+            there |= _found_by_itself(named, record)
     kept = sorted(candidates & there)
     return kept or None
 
 
-def _other_state_dirs(found: Any, event: str, home: Path) -> set[str | None]:
-    """The state dirs the `hooks.<event>` list of `found` names, when it holds hooks and
-    nothing but teamlore's hooks of other state dirs than `home` (else none)."""
-    named = {_hook_state_dir(c)[1] for c in _hook_commands(found, event)}
-    if not only_teamlore_hooks(found, event) or any(same_state_dir(n, home) for n in named):
+def _others_containers(found: Any, home: Path) -> tuple[set[str], set[tuple[str | None, str]]]:
+    """The containers of the hooks file `found` holding nothing but other state dirs' hooks
+    than `home`'s (`hooks.<event>`, `hooks` when all of them do, "" for the file when it holds
+    nothing else), and the installations those hooks name: (state dir, scope)."""
+    events, top = found.get(("hooks",))[1], found.get(())[1]
+    if not isinstance(events, dict) or not isinstance(top, dict):
+        return set(), set()
+    theirs = {e: _other_state_dirs(found, e, home) for e in events}
+    theirs = {e: named for e, named in theirs.items() if named}
+    candidates = {f"hooks.{e}" for e in theirs}
+    if theirs and len(theirs) == len(events):  # an empty `hooks` holds no one's hooks
+        candidates |= {"hooks", ""} if set(top) == {"hooks"} else {"hooks"}
+    return candidates, {n for names in theirs.values() for n in names}
+
+
+def _found_by_itself(named: str | None, record: FileRecord) -> set[str]:
+    """The containers of a hooks file (`hooks.<event>`, `hooks`, "" for the file) that the
+    installation of the state dir `named` whose record is `record` found there, as it says
+    (`existed`, `createdHooks` / `createdEvent`: false), but for those it found holding nothing
+    but the hooks of state dirs installed before it (its copy of the file says) and did not
+    find there itself (its `foundBefore`): the first one into the file made them, not the user,
+    however many installed after it."""
+    if not record.existed:
+        return set()
+    mine = [e for e in record.entries if isinstance(e, HookRecord)]
+    found = {"", *(record.foundBefore or ())}
+    found |= {f"hooks.{h.event}" for h in mine if h.createdEvent is False}
+    found |= {"hooks"} if any(h.createdHooks is False for h in mine) else set()
+    other = _state_dir_path(named)
+    if not record.backup:  # no copy: as its record says
+        return found
+    try:
+        copy = cf.parse(Path(record.path), "json", read_backup(other, record.backup, record.path))
+    except errors.TeamloreError:  # lost or unreadable: as its record says
+        return found
+    made_before, _ = _others_containers(copy, other)
+    return found - (made_before - set(record.foundBefore or ()))
+
+
+def _other_state_dirs(found: Any, event: str, home: Path) -> set[tuple[str | None, str]]:
+    """The installations the `hooks.<event>` list of `found` names (state dir, the scope that
+    writes such a hook), when it holds hooks and nothing but teamlore's hooks of other state
+    dirs than `home` (else none)."""
+    commands = _hook_commands(found, event)
+    named = {(_hook_state_dir(c)[1], _scope_of(_portable_hook(c))) for c in commands}
+    if not only_teamlore_hooks(found, event) or any(same_state_dir(n, home) for n, _ in named):
         return set()
     return named
 
 
-def _only_hooks_of_no_installation(found: Any, event: str, path: Path, home: Path) -> bool:
+def _only_hooks_of_no_installation(
+    found: Any, event: str, path: Path, home: Path, user_scope: bool
+) -> bool:
     """Whether the `hooks.<event>` list of `found` holds hooks, all of them teamlore's hooks of
     another state dir than `home` that records no such hook in `path`."""
     return only_teamlore_hooks(found, event) and all(
-        _hook_of_no_installation(c, path, home) for c in _hook_commands(found, event)
+        _hook_of_no_installation(c, path, home, user_scope) for c in _hook_commands(found, event)
     )
 
 
@@ -374,60 +470,73 @@ def emptied(new: bytes | None) -> bool:
     return new is not None and new.strip().lstrip(b"\xef\xbb\xbf").strip() == b"{}"
 
 
-def _hook_of_no_installation(command: str, path: Path, home: Path) -> bool:
+def _hook_of_no_installation(command: str, path: Path, home: Path, user_scope: bool) -> bool:
     """Whether the teamlore hook `command` names another state dir than `home` that records no
-    such hook in `path`."""
+    such hook in `path` in its installations of the scope that writes that form of hook (a
+    portable one, in project scope, is its own form: a teammate's, never one of these)."""
     named = _hook_state_dir(command)[1]
-    if same_state_dir(named, home):
+    is_portable = _portable_hook(command)
+    if same_state_dir(named, home) or (is_portable and not user_scope):
         return False
-    records = _user_records(named, path, absent_unknown=True)
+    scope = _scope_of(is_portable)
+    records = _user_records(named, path, absent_unknown=True, scope=scope)
     return records is not None and not any(
         isinstance(e, HookRecord) and e.command == command for e in records
     )
 
 
-def _records_entry(value: Any, path: Path, key: list[str]) -> bool:
-    """Whether the state dir the server entry `value` names records `key` in `path` in one of
-    its user-scope installations; a manifest that cannot be read counts as one that does."""
-    records = _user_records(_server_state_dir(value)[1], path)
-    return records is None or any(isinstance(e, KeyRecord) and e.key == key for e in records)
+def _records_entry(value: Any, path: Path, key: list[str], named: str | None = None) -> bool:
+    """Whether the state dir the server entry `value` names (`named`: that one instead) records
+    `key` in `path` in one of its installations of the scope that writes such a value; a
+    manifest that cannot be read counts as one that does."""
+    records = _records_of(value, path, named=named)
+    return records is None or _holds(records, key)
 
 
-def _uninstalled_there(value: Any, path: Path, key: list[str]) -> bool:
-    """Whether the state dir the server entry `value` names ran install and records `key` in
-    `path` no longer: its manifest is there (uninstall keeps it, with no installation left) and
-    none of its user-scope installations holds that key. A state dir with no manifest never
-    recorded the entry (a hand-written one, one from dotfiles), or was deleted: not known, so
-    the value is what the user had, as `install --force` promised to put back."""
-    records = _user_records(_server_state_dir(value)[1], path, absent_unknown=True)
-    return records is not None and not any(
-        isinstance(e, KeyRecord) and e.key == key for e in records
-    )
+def _holds(records: list[KeyRecord | HookRecord], key: list[str]) -> bool:
+    return any(isinstance(e, KeyRecord) and e.key == key for e in records)
+
+
+def _records_of(
+    value: Any, path: Path, *, named: str | None = None, absent_unknown: bool = False
+) -> list[KeyRecord | HookRecord] | None:
+    """What the installations that could have written the server entry `value` in `path`
+    record there: those of the state dir it names (`named`: that one instead), of the scope
+    that writes its form (`portable`: project, else user). None: that manifest cannot be read,
+    or (`absent_unknown`) is not there."""
+    there = named if named is not None else _server_state_dir(value)[1]
+    scope = _scope_of(portable(value))
+    return _user_records(there, path, absent_unknown=absent_unknown, scope=scope)
 
 
 def _user_records(
-    named: str | None, path: Path, *, absent_unknown: bool = False
+    named: str | None, path: Path, *, absent_unknown: bool = False, scope: str = "user"
 ) -> list[KeyRecord | HookRecord] | None:
-    """What the user-scope installations of the state dir `named` (None: the default one)
-    record in `path` (None: its manifest cannot be read, or, with `absent_unknown`, is not
-    there: that state dir never ran install, or was deleted)."""
-    records = _user_files(named, path, absent_unknown=absent_unknown)
+    """What the `scope` installations of the state dir `named` (None: the default one) record
+    in `path` (None: its manifest cannot be read, or, with `absent_unknown`, is not there: that
+    state dir never ran install, or was deleted)."""
+    records = _user_files(named, path, absent_unknown=absent_unknown, scope=scope)
     return None if records is None else [e for r in records for e in r.entries]
 
 
+def _state_dir_path(named: str | None) -> Path:
+    """The state dir an entry names (None: the default one)."""
+    return Path(os.path.expanduser(named if named is not None else default_state_dir()))
+
+
 def _user_files(
-    named: str | None, path: Path, *, absent_unknown: bool = False
+    named: str | None, path: Path, *, absent_unknown: bool = False, scope: str = "user"
 ) -> list[FileRecord] | None:
-    """The records of `path` of the user-scope installations of the state dir `named` (None:
-    its manifest cannot be read, or, with `absent_unknown`, is not there)."""
-    other = Path(os.path.expanduser(named if named is not None else default_state_dir()))
+    """The records of `path` of the `scope` installations of the state dir `named` (None: its
+    manifest cannot be read, or, with `absent_unknown`, is not there)."""
+    other = _state_dir_path(named)
     if absent_unknown and not manifest_path(other).exists():
         return None
     try:
         manifest = load_manifest(other)
     except (errors.TeamloreError, OSError):
         return None
-    records = [i.file(path) for i in manifest.installations if i.scope == "user"]
+    records = [i.file(path) for i in manifest.installations if i.scope == scope]
     return [r for r in records if r is not None]
 
 

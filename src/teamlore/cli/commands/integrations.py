@@ -71,7 +71,11 @@ def _render_files(title: str, done: dict[str, Any], *, dry_run: bool) -> None:
                 say(line)
         for kept in item.get("kept", []):  # an entry another state dir's install wrote over
             keep = "would keep" if dry_run else "kept"
-            why = f"teamlore was installed for another state dir ({kept['stateDir']}) since"
+            why = (
+                f"teamlore was installed for another state dir ({kept['stateDir']}) since"
+                if kept["stateDir"] is not None
+                else "teamlore's project-scope entry was installed over it since"
+            )
             for line in hanging("  ", f"{keep} {kept['key']}: changed since install, {why}", 4):
                 say(line)
         if item["action"].endswith("(backup lost)"):
