@@ -22,6 +22,7 @@ import pytest
 from typer import Typer
 from typer.testing import CliRunner
 
+from support import teamlore_cli
 from teamlore.cli.app import App
 from teamlore.cli.commands.mcp_config import mcp_config as mcp_config_command
 from teamlore.cli.typer_app import to_typer
@@ -117,6 +118,31 @@ def test_portable_form_is_safe_to_commit(clean_env: pytest.MonkeyPatch, tmp_path
     entry = result["claude"]["mcpJson"]["mcpServers"][result["serverName"]]
     assert (entry["command"], entry["env"]) == ("teamlore", {})
     assert str(tmp_path) not in json.dumps(result["claude"]["mcpJson"]) + result["codex"]["toml"]
+
+
+@pytest.mark.parametrize(
+    "tier", [["-c", "read", "--global"], ["-c", "team-read"]], ids=["personal", "team"]
+)
+def test_the_portable_form_refuses_a_workspace_rather_than_print_a_home_path(
+    tmp_path: Path, tier: list[str]
+) -> None:
+    """Walk defect: `mcp-config -c read --global --workspace ~/proj --portable` printed
+    `"--workspace", "/home/mei/proj"` under "share it with the project", in the form meant to be
+    committed; on a teammate's machine the server would refuse to start. A usage error, and
+    nothing printed to paste."""
+    project, env = tmp_path / "proj", {"TEAMLORE_HOME": str(tmp_path / "state")}
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    registered = teamlore_cli("sync", "--repository", str(project), env=env)
+    assert registered.returncode == 0, registered.stderr  # a workspace a personal tier serves
+    for fmt in ("text", "json"):
+        done = teamlore_cli(
+            "mcp-config", *tier, "--workspace", str(project), "--portable", "--format", fmt,
+            env=env,
+        )  # fmt: skip
+        assert done.returncode == 2, done.stdout + done.stderr
+        said = done.stdout if fmt == "json" else done.stderr
+        assert "INVALID_ARGUMENT" in said and "--portable and --workspace" in said
+        assert str(project) not in done.stdout
 
 
 def test_teamlore_home_is_pinned_when_set(clean_env: pytest.MonkeyPatch, tmp_path: Path) -> None:

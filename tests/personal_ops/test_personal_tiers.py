@@ -256,6 +256,41 @@ def test_a_read_only_process_leaves_no_trace(home: Path, tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize(
+    ("tier", "call", "refusal"),
+    [
+        (["-c", "init"], ("memory_init", INIT), "INIT_DISABLED"),
+        (
+            ["-c", "relay"],
+            ("memory_submit_user_turn", {"submissionId": "t1", "contextId": "global",
+                                         "text": "I prefer tabs."}),
+            "SUBMISSION_DISABLED",
+        ),
+    ],
+    ids=["init", "relay"],
+)  # fmt: skip
+def test_a_write_tier_that_writes_nothing_creates_no_state_dir(
+    home: Path, tmp_path: Path, tier: list[str], call: tuple[str, dict[str, Any]], refusal: str
+) -> None:
+    """Walk defect: on a machine where teamlore never ran, `teamlore mcp -c init --client-id r
+    --global` created an empty state dir at launch (reading the Writer's settings), and so did
+    memory_init, which agent imports being off by default refuses (INIT_DISABLED). Like the
+    read tier, nothing is made until something is written."""
+
+    async def body(sessions: list[Any], _: list[Any]) -> list[Any]:
+        return [
+            await sessions[0].call_tool("memory_status", {}),
+            await sessions[0].call_tool(*call),
+        ]
+
+    status, refused = with_sessions(
+        [server_params(tmp_path, *tier, "--client-id", "r", "--global")], body
+    )
+    assert payload(status)["contexts"] == ["global"]
+    assert code(refused) == refusal
+    assert not home.exists()
+
+
+@pytest.mark.parametrize(
     ("flags", "expected"),
     [
         (["-c", "read", "--global"], "INVALID_CLIENT_ID"),

@@ -50,6 +50,9 @@ RETRIED_CODES = frozenset({"LOCK_BUSY"})
 # a sync refused with these needs the user to mend the index (`teamlore sync --rebuild`, a backup,
 # a newer teamlore): tried again only once the index file changes, whatever the session files do
 INDEX_CODES = frozenset({"DB_CORRUPT", "DB_SCHEMA_TOO_NEW"})
+# a watch of the readable folders failing this many times in a row (a folder gone or made
+# unreadable between the walk and the watch, each time) is a failure: the server stops
+WALK_ATTEMPTS = 5
 
 
 def watch(
@@ -192,6 +195,7 @@ class Server:
         # while a sync waits for the index to change (INDEX_CODES): the index file's state then
         self.held: tuple[int, ...] | None = None
         self.failure: tuple[str, str] | None = None  # the refusal logged last, until a sync works
+        self.unreadable: set[str] = set()  # the unreadable folders logged, while they stay so
         _load_served_code()
 
     @property
@@ -213,6 +217,7 @@ class Server:
                         self.answer(connection)
             if _stopping.is_set():
                 return
+            self._check_watchers()
             if time.monotonic() - self.files_checked >= self.files_check_seconds:
                 self._check_files()
             if self.held is None and self.changed.is_set() and self._may_sync():
@@ -222,6 +227,23 @@ class Server:
     def close(self) -> None:
         self.watcher.stop.set()
         self.link_watcher.stop.set()
+
+    def _check_watchers(self) -> None:
+        """Log each folder the watcher cannot read, once. Stop when a watcher thread ended in a
+        failure: the index would go stale unseen while this process answers and `doctor` says
+        it runs; stopped, commands run in their own process."""
+        for thread in (self.watcher, self.link_watcher):
+            if thread.failure is not None:
+                exc = thread.failure
+                raise errors.TeamloreError(
+                    errors.WATCH_NOTIFY_FAILED,
+                    "it could no longer watch the session folders"
+                    f" ({type(exc).__name__}: {exc}), so the index would have gone stale",
+                )
+        unreadable = set(self.watcher.unreadable)
+        for folder in sorted(unreadable - self.unreadable):
+            self.event("folder-unreadable", folder=display_path(Path(folder)))
+        self.unreadable = unreadable
 
     def _check_files(self) -> None:
         """Stop when the socket was removed (no command can find this server any more). Sync
@@ -412,6 +434,8 @@ _EVENT_TEXT = {
     "sync-stopped": "the sync in progress was stopped; `teamlore sync` finishes it.",
     "index-replaced": "the session index was removed or replaced: syncing it again.",
     "folders-changed": "session folders appeared or went away: now watching {folders}.",
+    "folder-unreadable": "cannot read {folder} (its mode or owner): watching the other"
+    " session folders without it.",
     "restarting": "{reason}: restarting.",
     "answered": "answered {command} (exit {exit}).",
     "stopped": "teamlore watch stopped.",
@@ -588,36 +612,122 @@ def _through_a_linked_folder(path: str, roots: Sequence[Path]) -> bool:
     return False
 
 
-class Watcher(threading.Thread):
+class _WatchThread(threading.Thread):
+    """A watcher's thread. Whatever ends it other than `stop` is kept in `failure`, never
+    printed: the server checks it at every turn of its loop and stops (`WATCH_NOTIFY_FAILED`),
+    since a server that no longer watches would keep the index stale unseen."""
+
+    def __init__(self, name: str, changed: threading.Event) -> None:
+        super().__init__(name=name, daemon=True)
+        self.changed = changed
+        self.stop = threading.Event()
+        self.failure: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            self.watch()
+        except BaseException as exc:  # the server's loop reports it and stops
+            self.failure = exc
+
+    def watch(self) -> None:
+        raise NotImplementedError
+
+
+class Watcher(_WatchThread):
     """Sets `changed` when a session file under the roots changes, or a folder comes
     (watchfiles: inotify on Linux, FSEvents on macOS); the server syncs on its own thread."""
 
     def __init__(self, roots: list[Path], changed: threading.Event) -> None:
-        super().__init__(name="teamlore-watch", daemon=True)
+        super().__init__("teamlore-watch", changed)
         self.roots = roots
-        self.changed = changed
         self.changed.set()  # the first sync runs at start
-        self.stop = threading.Event()
+        # the folders under the roots that cannot be read (their mode or owner), as last walked:
+        # the server logs each once; the rest is watched folder by folder
+        self.unreadable: tuple[str, ...] = ()
 
-    def run(self) -> None:
-        if self.roots:
+    def watch(self) -> None:
+        if not self.roots:
+            return
+        try:
             _set_on_change(self.roots, self.wanted, self.changed, self.stop, recursive=True)
+            return
+        except OSError:
+            # one folder that cannot be read fails the whole recursive watch (a folder gone
+            # meanwhile too): watch each folder that can be, below
+            pass
+        failed = 0
+        while not self.stop.is_set():
+            try:
+                self._watch_each_folder()
+                failed = 0
+            except (FileNotFoundError, PermissionError):
+                # a folder went away, or became unreadable, between the walk and the watch
+                failed += 1
+                if failed == WALK_ATTEMPTS:
+                    raise
+                self.stop.wait(SELECT_SECONDS)
+
+    def _watch_each_folder(self) -> None:
+        """Watch every folder under the roots that can be read, each on its own, until one
+        comes or an unreadable one changes (its mode, say): then walk the roots again."""
+        folders, self.unreadable = _readable_folders(self.roots)
+        if not folders:
+            self.stop.wait()  # the roots went away: the server watches them anew when they come
+            return
+        again = threading.Event()
+        unreadable = set(self.unreadable)
+
+        def wanted(change: object, path: str) -> bool:
+            import watchfiles
+
+            if path in unreadable or (change == watchfiles.Change.added and os.path.isdir(path)):
+                again.set()
+            return path in unreadable or self.wanted(change, path)
+
+        self.changed.set()  # what came in the folders just found before they were watched
+        _set_on_change(
+            folders, wanted, self.changed, _EitherEvent(self.stop, again), recursive=False
+        )
 
     def wanted(self, change: object, path: str) -> bool:
         return _session_file(change, path) and not _through_a_linked_folder(path, self.roots)
 
 
-class LinkWatcher(threading.Thread):
+class _EitherEvent:
+    """Set when either event is (what watchfiles' `stop_event` needs: `is_set`)."""
+
+    def __init__(self, *events: threading.Event) -> None:
+        self.events = events
+
+    def is_set(self) -> bool:
+        return any(event.is_set() for event in self.events)
+
+
+def _readable_folders(roots: Sequence[Path]) -> tuple[list[str], tuple[str, ...]]:
+    """Every folder under `roots` that can be read, and those that cannot (their mode or
+    owner). A symlinked folder is not entered, as sync does not enter it."""
+    folders: list[str] = []
+    unreadable: list[str] = []
+
+    def refused(exc: OSError) -> None:
+        if isinstance(exc, PermissionError) and exc.filename:
+            unreadable.append(os.fsdecode(exc.filename))
+
+    for root in roots:
+        for folder, _subfolders, _files in os.walk(root, onerror=refused):
+            folders.append(folder)
+    return folders, tuple(unreadable)
+
+
+class LinkWatcher(_WatchThread):
     """Sets `changed` when a file that a symlinked session file names is written: it watches
     each such file's folder, not its subfolders (the folder may be any folder, a home say)."""
 
     def __init__(self, files: frozenset[str], changed: threading.Event) -> None:
-        super().__init__(name="teamlore-watch-links", daemon=True)
+        super().__init__("teamlore-watch-links", changed)
         self.files = files
-        self.changed = changed
-        self.stop = threading.Event()
 
-    def run(self) -> None:
+    def watch(self) -> None:
         folders = sorted({os.path.dirname(f) for f in self.files} - {""})
         folders = [folder for folder in folders if os.path.isdir(folder)]
         if not folders:
@@ -636,12 +746,14 @@ def _set_on_change(
     paths: Sequence[Path | str],
     watch_filter: Callable[[Any, str], bool],
     changed: threading.Event,
-    stop: threading.Event,
+    stop: threading.Event | _EitherEvent,
     *,
     recursive: bool,
 ) -> None:
     """Set `changed` at each batch of changes under `paths` that `watch_filter` keeps, until
-    `stop` (watchfiles: inotify on Linux, FSEvents on macOS; changes within 1.6 s are one)."""
+    `stop` (watchfiles: inotify on Linux, FSEvents on macOS; changes within 1.6 s are one).
+    A path that cannot be watched fails them all: watchfiles' `ignore_permission_denied`
+    would also pass over the system's limit of watches, leaving folders unwatched unseen."""
     import watchfiles
 
     for _ in watchfiles.watch(
@@ -652,5 +764,6 @@ def _set_on_change(
         step=200,
         stop_event=stop,
         raise_interrupt=False,
+        ignore_permission_denied=False,  # not WATCHFILES_IGNORE_PERMISSION_DENIED's choice
     ):
         changed.set()

@@ -101,6 +101,9 @@ WATCH_SOCKET_PATH_TOO_LONG = _register(
 WATCH_SOCKET_GONE = _register(
     "WATCH_SOCKET_GONE", "the watch's socket was removed while it ran; no command could reach it"
 )
+WATCH_NOTIFY_FAILED = _register(
+    "WATCH_NOTIFY_FAILED", "the watch could no longer watch the session folders, so it stopped"
+)
 
 # repositories
 NOT_A_GIT_REPOSITORY = _register("NOT_A_GIT_REPOSITORY", "the path is not inside a git worktree")

@@ -35,6 +35,7 @@ NEXT: dict[str, str] = {
     "WATCH_UNSUPPORTED": "Run commands without it: they work the same, each in its own process.",
     "WATCH_SOCKET_PATH_TOO_LONG": "Use a shorter TEAMLORE_HOME, or run commands without watch.",
     "WATCH_SOCKET_GONE": "Start `teamlore watch` again; until then commands run on their own.",
+    "WATCH_NOTIFY_FAILED": "Fix what the message says, then start `teamlore watch` again.",
     # repositories
     "NOT_A_GIT_REPOSITORY": "Run it inside a git worktree, or give the path of one.",
     "BARE_REPOSITORY": "Use a worktree of that repository (`git worktree add`), not the bare one.",

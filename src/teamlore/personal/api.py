@@ -12,6 +12,7 @@ Write side: `enqueue_init`, `relay_user_turn`, `import_markdown` (queue only, no
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Collection, Sequence
 from pathlib import Path
@@ -55,9 +56,16 @@ def _now(now: float | None) -> float:
 
 
 def _settings(home: Path, settings: PersonalSettings | None) -> PersonalSettings:
-    from teamlore.personal.config import load_personal_settings
+    """`settings`, else the state dir's. A state dir that does not exist yet holds none: the
+    defaults, and it is not created for them (a call they refuse, `INIT_DISABLED` by default,
+    leaves no trace; one they let through creates it as it writes)."""
+    from teamlore.personal.config import load_personal_settings, load_personal_settings_readonly
 
-    return settings if settings is not None else load_personal_settings(home)
+    if settings is not None:
+        return settings
+    if not os.path.lexists(home):
+        return load_personal_settings_readonly(home)
+    return load_personal_settings(home)
 
 
 def load_policy(home: Path, *, readonly: bool = False) -> Policy:

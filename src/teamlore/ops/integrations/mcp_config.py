@@ -14,7 +14,7 @@ its first turn before a slow server is ready and never offers its tools (docs/ag
 
 `--portable` prints the form that is safe to commit for a team (`.mcp.json`, a project's
 `.codex/config.toml`): the command is `teamlore` on PATH, with no interpreter path, no
-`TEAMLORE_HOME` and no user name.
+`TEAMLORE_HOME`, no user name and no path of this machine (`--workspace` is refused with it).
 
 `--wsl` wraps every command in `wsl.exe -d <distro> -u <user> -e /usr/bin/env TEAMLORE_HOME=… …`
 so a Windows-side host (Codex desktop app) can start the server inside WSL.
@@ -150,6 +150,16 @@ class _Plan:
             if request.wsl:
                 raise errors.TeamloreError(
                     errors.INVALID_ARGUMENT, "--portable and --wsl do not combine"
+                )
+            if request.workspaces:
+                # the form to commit names nothing of this machine, and a teammate's server
+                # would refuse a folder it does not have: refused, not dropped unsaid
+                raise errors.TeamloreError(
+                    errors.INVALID_ARGUMENT,
+                    "--portable and --workspace do not combine: a workspace is a path on this"
+                    " machine, which the form to commit leaves out and a teammate's server"
+                    " would not find; leave out --workspace (team tools then act on the folder"
+                    " the host starts the server in), or --portable for a form of your own",
                 )
         self.workspaces = [self._workspace(w) for w in request.workspaces]
         self.notes: list[str] = []

@@ -108,9 +108,10 @@ def writer_model(home: Path, settings: PersonalSettings) -> DecisionModel:
 
 def launch_writer_model(home: Path) -> tuple[DecisionModel | None, str | None]:
     """The model a long-running (init/relay) process's Writer uses, or why there is none (the
-    same choice and words as the CLI's `writer_model`)."""
+    same choice and words as the CLI's `writer_model`). Reads config.toml without creating the
+    state dir: a launch writes nothing until a tool call does (docs/personal.md)."""
     try:
-        return writer_model(home, load_personal_settings(home)), None
+        return writer_model(home, load_personal_settings_readonly(home)), None
     except errors.TeamloreError as err:
         return None, f"{err.code}: {err.message}. {err.to_json()['next']}"
 
