@@ -428,9 +428,12 @@ def run(
     cwd: Path | None = None,
     confirm: Callable[[dict[str, Any]], bool] | None = None,
     org_database: str | None = None,
+    before_error: Callable[[errors.TeamloreError], None] | None = None,
 ) -> dict[str, Any]:
     """Run one registered operation and print its result (or its error); `confirm` asks the
-    person at the terminal (see `OpContext.confirm`); `org_database`: `teamlore org --database`."""
+    person at the terminal (see `OpContext.confirm`); `org_database`: `teamlore org --database`;
+    `before_error`: the text view's lines ahead of a refusal (what was done before it: the
+    JSON view has it in the error's `details`)."""
     try:
         # a live display only for work that reports its progress (an operation that does not
         # would show a bar that never moves), and none while the person answers questions on
@@ -449,6 +452,8 @@ def run(
             )
             result = run_operation(name, ctx, {k: v for k, v in payload.items() if v is not None})
     except errors.TeamloreError as err:
+        if before_error is not None and fmt is OutputFormat.text:
+            before_error(err)
         fail(_in_flag_terms(err), fmt)
     except KeyboardInterrupt:
         raise SystemExit(130) from None

@@ -131,6 +131,8 @@ _QUOTED = re.compile(r'(?:\s+after)?\s*"([^"]*)"')  # `after "the string"`, `"="
 _URL = re.compile(r"postgres(?:ql)?://", re.I)
 _URL_BEFORE_QUERY = re.compile(r"postgres(?:ql)?://([^?]*)", re.I)
 _NAMED_ROLE = re.compile(r'\b(role|user) "[^"]*"')
+# psycopg's words before libpq's (`connection is bad: `, `connection failed: `): not a person's
+_CONNECTION_PREFIX = re.compile(r"^connection (?:failed|is bad): ")
 _FAILED_AT = re.compile(r"^(?:connection (?:failed|is bad): )?connection to server .*? failed: ")
 
 
@@ -246,7 +248,11 @@ def unavailable(
 def _why(database: str, exc: BaseException) -> str:
     """libpq's reason on one line: `Connection refused (is the server running …?)`; the
     address it repeats is dropped (the message names it), a role it names is withheld."""
-    lines = [_FAILED_AT.sub("", line.strip()) for line in str(exc).splitlines() if line.strip()]
+    lines = [
+        _FAILED_AT.sub("", _CONNECTION_PREFIX.sub("", line.strip()))
+        for line in str(exc).splitlines()
+        if line.strip()
+    ]
     if not lines:
         return type(exc).__name__
     reason = lines[0].removeprefix("FATAL:").strip()
@@ -571,11 +577,46 @@ class PostgresStore:
 
 def _probe(database: str, source: str) -> None:
     """One direct connection first: a server that is down or refuses us is told at once with
-    libpq's reason (a pool that cannot open retries until its timeout, then says only that)."""
+    libpq's reason (a pool that cannot open retries until its timeout, then says only that).
+    A setting libpq refuses before it tries any server (a port outside 1–65535, an sslmode it
+    does not know) is the URL's fault: ORG_DATABASE_URL_INVALID, as an unparsable string is."""
     try:
         psycopg.connect(database, connect_timeout=CONNECT_TIMEOUT_S).close()
     except psycopg.Error as exc:
+        refused = _refused_setting(exc)
+        if refused is not None:
+            raise errors.TeamloreError(
+                errors.ORG_DATABASE_URL_INVALID,
+                f"the org database's URL has a setting libpq refuses: {refused}",
+            ) from None
         raise unavailable(database, exc, source) from None
+
+
+# libpq's words for a setting it refuses before it connects (`invalid port number: "99999"`,
+# `invalid sslmode value: "bogus"`, `invalid integer value "x" for connection option "port"`,
+# `could not match 3 port numbers to 2 hosts`), after the address it may put in front
+_REFUSED_SETTING = re.compile(r'^(invalid (?:[\w" ]+ )?(?:value|number)\b.*|could not match .*)$')
+
+
+def _refused_setting(exc: BaseException) -> str | None:
+    """What is wrong with a setting of the URL, in libpq's words without the values it quotes
+    (a setting's name stays), or None when libpq tried a server and failed there."""
+    lines = str(exc).strip().splitlines()
+    first = _FAILED_AT.sub("", _CONNECTION_PREFIX.sub("", lines[0].strip())) if lines else ""
+    if _REFUSED_SETTING.match(first) is None:
+        return None
+    refused = _QUOTED.sub(_setting_name_or_sign, first).rstrip(": ")
+    return f"{refused} (a port is 1-65535)" if refused == "invalid port number" else refused
+
+
+def _setting_name_or_sign(quoted: re.Match[str]) -> str:
+    """A quoted piece of libpq's message: kept when it names a setting (`"port"`), else as
+    `_punctuation_only` keeps it."""
+    return quoted[0] if quoted[1] in _setting_names() else _punctuation_only(quoted)
+
+
+def _setting_names() -> frozenset[str]:
+    return frozenset(option.keyword.decode() for option in pq.Conninfo.get_defaults())
 
 
 def _try_lock(conn: psycopg.Connection[Any]) -> bool:

@@ -11,14 +11,18 @@ each file's blob id decides which files are read again.
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from teamlore.core import errors
+from teamlore.core.secrets import scrub
 from teamlore.memory.store.layout import MEMORY_ROOT, document_kind
 from teamlore.memory.store.tree_reader import MAX_FILE_BYTES
-from teamlore.repo.git import GitCommandError, run_git, run_git_text
+from teamlore.repo.git import FolderNotEntered, GitCommandError, run_git, run_git_text
 from teamlore.repo.public_identity import public_repository_identity
 
 MAX_FILES = 50_000  # files of one memory tree (the projection's bound)
@@ -59,21 +63,51 @@ class RepositoryGone(Exception):
 
 def head_state(clone: Path) -> tuple[str, str | None]:
     """(HEAD commit, memory tree id or None), asked of one `git cat-file --batch-check` (the
-    no-op sync of many repositories is one git process each). Raises RepositoryGone."""
-    if not clone.is_dir():
-        raise RepositoryGone("the clone's directory no longer exists")
+    no-op sync of many repositories is one git process each). Raises RepositoryGone, also for
+    a folder git cannot be started in (mode 000, another account's): its words never say where
+    the clone lives (they are stored, and served to a token's holder)."""
+    try:
+        if not stat.S_ISDIR(os.stat(clone).st_mode):
+            raise RepositoryGone(GONE, errors.PATH_NOT_FOUND)
+    except (FileNotFoundError, NotADirectoryError):
+        raise RepositoryGone(GONE, errors.PATH_NOT_FOUND) from None
+    except OSError as exc:  # a folder on its path may not be entered
+        denied = exc.errno in (errno.EACCES, errno.EPERM)
+        code = errors.PERMISSION_DENIED if denied else errors.NOT_A_GIT_REPOSITORY
+        raise RepositoryGone(_unreadable(exc.strerror, denied), code) from None
     try:
         out = run_git(
             ["cat-file", "--batch-check"], cwd=clone, stdin=f"HEAD\nHEAD:{MEMORY_ROOT}\n".encode()
         ).decode("utf-8", "replace")
+    except FolderNotEntered as denied:
+        permission = denied.error is errors.PERMISSION_DENIED
+        raise RepositoryGone(_unreadable(denied.reason, permission), denied.error) from None
     except GitCommandError as failed:
         if failed.error is errors.REPOSITORY_NOT_TRUSTED:
             raise RepositoryGone(failed.message, failed.error) from None
         raise RepositoryGone("not a git repository with a commit") from None
+    except errors.TeamloreError as failed:  # git did not finish, or said too much
+        raise RepositoryGone(f"git cannot read it: {failed.message}", failed.error) from None
     head, memory = (line.split() for line in out.splitlines()[:2])
     if len(head) != 3 or head[1] != "commit":
         raise RepositoryGone("not a git repository with a commit")
     return head[0], memory[0] if len(memory) == 3 and memory[1] == "tree" else None
+
+
+GONE = "the clone's directory no longer exists"
+
+
+def _unreadable(reason: str | None, denied: bool) -> str:
+    why = f"the clone's folder cannot be read: {reason or 'unknown reason'}"
+    return f"{why} (its mode or owner)" if denied else why
+
+
+def problem_of(failure: errors.TeamloreError) -> str:
+    """Why git could not read a clone, in words that never say where it lives (a repository's
+    problem is served to every token's holder)."""
+    if isinstance(failure, FolderNotEntered):
+        return _unreadable(failure.reason, failure.error is errors.PERMISSION_DENIED)
+    return failure.message
 
 
 def clone_root(path: Path) -> Path:
@@ -170,8 +204,12 @@ def remote_url(clone: Path) -> str | None:
 
 def public_remote(clone: Path) -> str | None:
     """The public identity of the clone's `origin` (`github.com/acme/billing`), or None: asked
-    at `org add` and again at every `org sync` (a remote added or changed later is picked up)."""
-    return public_repository_identity(remote_url(clone))
+    at `org add` and again at every `org sync` (a remote added or changed later is picked up).
+    A secret in its path (a token pasted where the owner goes) is masked as lint masks it in a
+    message (`github.com/ghp_…[40 chars]/web`): the remote is stored and shown to every
+    token's holder, and the identity strips only user, password, query and fragment."""
+    identity = public_repository_identity(remote_url(clone))
+    return None if identity is None else scrub(identity)
 
 
 def commit_state(clone: Path, commit: str) -> CommitState | None:
@@ -179,7 +217,7 @@ def commit_state(clone: Path, commit: str) -> CommitState | None:
     when that cannot be told here (no clone at that path, git cannot read it, or a shallow
     clone, whose history ends where it was cut: a fast-forward leaves the old commit outside
     it as a rewrite would)."""
-    if not clone.is_dir():
+    if not os.path.isdir(clone):  # False too where a folder on its path is unreadable
         return None
     try:
         out = run_git_text(["rev-list", "--left-right", "--count", f"{commit}...HEAD"], cwd=clone)

@@ -9,8 +9,9 @@ Per repository (docs/org.md "Sync"):
   All of it is one transaction of the store;
 - a file lint blocks (a secret, a session id, a local path, a broken format) skips the whole
   repository with its findings: the index keeps what it had of it, nothing of the new tree;
-- a clone that vanished (directory gone, no longer a git repository) is reported `missing`,
-  keeps its indexed documents, and does not stop the others;
+- a clone that vanished (directory gone, no longer a git repository) or that git cannot be
+  started in (a folder of mode 000) is reported `missing` with why, keeps its indexed
+  documents, and does not stop the others;
 - the repository's name is its identity in the index (its documents, `--repository`); its
   public remote is asked again each time and recorded when it changed (a remote added after
   `org add`, a repository moved): the documents stay under the name, none lost, none twice;
@@ -19,8 +20,9 @@ Per repository (docs/org.md "Sync"):
   reported as replaced.
 
 The whole run holds the store's sync lock, so two syncs (two processes, two machines) take
-turns and the index is always some sync's complete result per repository.
-"""
+turns and the index is always some sync's complete result per repository. When the index itself
+fails part-way (its database lost), the repositories synced before stay synced, and the run says
+which (`SyncStopped`)."""
 
 from __future__ import annotations
 
@@ -31,6 +33,8 @@ from typing import Any, Literal, cast
 
 from teamlore.core import errors
 from teamlore.core.analyzer import analyze
+from teamlore.core.failpoints import failpoint
+from teamlore.core.secrets import scrub
 from teamlore.core.timeutil import now_instant
 from teamlore.memory.store.frontmatter import MemoryFormatError
 from teamlore.memory.store.lint import DocumentKind, Finding, lint_bytes
@@ -67,6 +71,18 @@ class RepositorySync:
     replaced_commit: str | None = None
 
 
+class SyncStopped(Exception):
+    """The index itself failed part-way through a sync (its database lost, a disk full): the
+    repositories synced before it (each committed on its own, so they stay synced) and the
+    names of those it did not finish, the one in progress first (its changes rolled back)."""
+
+    def __init__(
+        self, cause: errors.TeamloreError, done: list[RepositorySync], left: list[str]
+    ) -> None:
+        super().__init__(cause.message)
+        self.cause, self.done, self.left = cause, done, left
+
+
 def sync_org(
     store: OrgStore,
     embedder: Embedder | None,
@@ -75,16 +91,26 @@ def sync_org(
     wait_seconds: float,
     progress: Progress | None = None,
 ) -> list[RepositorySync]:
-    with store.sync_lock(wait_seconds, holder):
-        repositories = store.repositories()
-        results = []
-        for done, repository in enumerate(repositories):
+    """Sync every repository; a clone that cannot be read is its own result, never the run's
+    end. A failure of the index after its repositories were listed is SyncStopped."""
+    results: list[RepositorySync] = []
+    repositories: list[Repository] | None = None
+    try:
+        with store.sync_lock(wait_seconds, holder):
+            repositories = store.repositories()
+            for done, repository in enumerate(repositories):
+                if progress is not None:
+                    progress(done, len(repositories), repository.name)
+                results.append(sync_repository(store, repository, embedder))
+                failpoint("org.sync.repository-done")
             if progress is not None:
-                progress(done, len(repositories), repository.name)
-            results.append(sync_repository(store, repository, embedder))
-        if progress is not None:
-            progress(len(repositories), len(repositories), "done")
-        return results
+                progress(len(repositories), len(repositories), "done")
+    except errors.TeamloreError as failed:
+        if repositories is None:  # before any repository: the refusal alone says it all
+            raise
+        left = [r.name for r in repositories[len(results) :]]
+        raise SyncStopped(failed, results, left) from failed
+    return results
 
 
 def sync_repository(
@@ -120,14 +146,14 @@ def sync_repository(
         changed = [f for f in files if stored.get(f.path) != f.blob or f.path in unembedded]
         documents, texts, findings = _read(clone, repository.name, changed)
     except errors.TeamloreError as failure:  # git cannot read it: this repository only
-        repository.state, repository.problem = "skipped", failure.message
+        repository.state, repository.problem = "skipped", reader.problem_of(failure)
         store.record(repository)
         return replace(
             noted,
             outcome="skipped",
             documents=repository.documents,
             commit=repository.commit,  # the index keeps the commit it had
-            problem=failure.message,
+            problem=repository.problem,
             replaced_commit=None,
         )
     deleted = sorted(stored.keys() - {f.path for f in files})
@@ -135,7 +161,7 @@ def sync_repository(
     if blocking:
         repository.state = "skipped"
         repository.problem = f"lint blocks {len({f.file for f in blocking})} file(s)"
-        repository.findings = [f.model_dump(mode="json") for f in blocking]
+        repository.findings = [_as_served(f) for f in blocking]
         store.record(repository)
         return replace(
             noted,
@@ -229,6 +255,12 @@ def _read(
             )
         )
     return documents, texts, findings
+
+
+def _as_served(finding: Finding) -> dict[str, Any]:
+    """A finding as the index stores it and `org status` serves it to every token's holder: a
+    secret in the file's name masked as its message masks it (`entries/ghp_…[40 chars].md`)."""
+    return finding.model_copy(update={"file": scrub(finding.file)}).model_dump(mode="json")
 
 
 def _finding(rule: str, message: str, path: str, line: int) -> Finding:

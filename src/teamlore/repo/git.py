@@ -14,12 +14,15 @@ Every git process teamlore starts goes through `run_git`:
 
 Callers pass `--no-textconv --no-ext-diff` to diff-producing commands themselves.
 Failures become `TeamloreError(GIT_FAILED)`, or `REPOSITORY_NOT_TRUSTED` when git refuses a
-repository another user owns (its `safe.directory` check, kept, never bypassed); callers that
-can tell "not a repository" or "bare repository" apart map those to their own codes.
+repository another user owns (its `safe.directory` check, kept, never bypassed), or
+`FolderNotEntered` (PERMISSION_DENIED naming the folder) when git cannot even be started in `cwd`
+(a folder of mode 000); callers that can tell "not a repository" or "bare repository" apart map
+those to their own codes.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import signal
@@ -29,6 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from teamlore.core import errors
+from teamlore.core.paths import display_path
 
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_MAX_OUTPUT_BYTES = 256 << 20
@@ -68,6 +72,21 @@ class GitCommandError(errors.TeamloreError):
             )
         self.returncode = returncode
         self.stderr = stderr
+
+
+class FolderNotEntered(errors.TeamloreError):
+    """git could not be started in `cwd`: the folder cannot be entered (a folder of mode 000,
+    one another account owns). PERMISSION_DENIED naming the folder; `reason` is the system's
+    words alone (`Permission denied`), for a caller that must not name where the folder is."""
+
+    def __init__(self, cwd: Path, cause: OSError) -> None:
+        reason = cause.strerror or type(cause).__name__
+        denied = cause.errno in (errno.EACCES, errno.EPERM)
+        super().__init__(
+            errors.PERMISSION_DENIED if denied else errors.GIT_FAILED,
+            f"cannot run git in {display_path(cwd)}: {reason}",
+        )
+        self.reason = reason
 
 
 # git's words (LC_ALL=C) when safe.directory does not list a repository another user owns
@@ -121,11 +140,13 @@ def run_git(
             stderr=subprocess.PIPE,
             start_new_session=True,  # its own process group: a timeout kills git's children too
         )
-    except FileNotFoundError as exc:
-        raise errors.TeamloreError(
-            errors.GIT_FAILED, "cannot start git: binary not found"
-        ).advising("Install git and put it on PATH, then run the command again.") from exc
     except OSError as exc:
+        if exc.filename is not None and os.fspath(exc.filename) == os.fspath(cwd):
+            raise FolderNotEntered(cwd, exc) from exc  # its mode, its owner: not git's fault
+        if isinstance(exc, FileNotFoundError):
+            raise errors.TeamloreError(
+                errors.GIT_FAILED, "cannot start git: binary not found"
+            ).advising("Install git and put it on PATH, then run the command again.") from exc
         raise errors.TeamloreError(errors.GIT_FAILED, f"cannot start git: {exc.strerror}") from exc
 
     stdout, stderr_pipe = proc.stdout, proc.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from teamlore.cli.app import org_app, org_token_app
@@ -25,6 +26,7 @@ from teamlore.cli.output import (
 from teamlore.cli.params import Argument, Option
 from teamlore.core import errors
 from teamlore.core.paths import display_path, working_directory
+from teamlore.core.text.hidden import escaped
 
 # no `envvar=`: the operation reads TEAMLORE_ORG_DATABASE itself, so that a refusal names
 # where the URL came from (ops/org/stores.py)
@@ -45,8 +47,26 @@ def _run(
     render: Any,
     database: str | None,
     progress: str | None = None,
+    before_error: Any = None,
 ) -> dict[str, Any]:
-    return run(name, payload, fmt, render, org_database=database, progress_label=progress)
+    return run(
+        name,
+        payload,
+        fmt,
+        render,
+        org_database=database,
+        progress_label=progress,
+        before_error=before_error,
+    )
+
+
+# a line break or a tab inside one field of a line (a file's name): shown as its escape, as
+# ESC and U+202E are (`cli.literal`), so each finding stays one line (`path:line block …`)
+_BREAKS = re.compile("[\n\r\t]")
+
+
+def _one_line(text: str) -> str:
+    return _BREAKS.sub(escaped, text)
 
 
 def _render_add(result: dict[str, Any]) -> None:
@@ -99,7 +119,7 @@ def _repository_line(repo: dict[str, Any]) -> None:
     if repo.get("commitState") == "not-in-history":
         say(styled(f"    rewritten (force-push, rebase or amend?): {RESYNC}", "yellow"))
     if repo.get("problem"):
-        say(f"    {repo['problem']}")
+        say(f"    {_one_line(repo['problem'])}")
     _say_findings(repo.get("findings", []))
 
 
@@ -109,7 +129,8 @@ def _say_findings(findings: list[dict[str, Any]]) -> None:
     for finding in findings[:5]:
         where = f"{finding['file']}:{finding['line']}" if finding.get("line") else finding["file"]
         severity = finding.get("severity") or "block"  # the only ones that skip a repository
-        say(styled(f"    {where} {severity} {finding['rule']} {finding['message']}", "red"))
+        line = f"{where} {severity} {finding['rule']} {finding['message']}"
+        say(styled(f"    {_one_line(line)}", "red"))
     say_how_many_more(5, len(findings), "    ")
 
 
@@ -137,37 +158,60 @@ def _render_sync(result: dict[str, Any]) -> None:
     if not result["repositories"]:
         say("No repository in the org index yet: add one with `teamlore org add CLONE`.")
     for repo in result["repositories"]:
-        outcome = repo["outcome"]
-        style = {"synced": "green", "missing": "yellow", "skipped": "red"}.get(outcome, "")
-        counts = (
-            f" ({repo['added']} added, {repo['changed']} changed, {repo['deleted']} deleted)"
-            if outcome == "synced"
-            else ""
-        )
-        say(
-            styled(repo["repository"], "bold"),
-            "  ",
-            styled(outcome, style) if style else outcome,
-            f"  {counted(repo['documents'], 'document')}",
-            counts,
-        )
-        if repo.get("remoteChanged"):
-            was = repo["previousRemote"] or "none"
-            say(f"    remote now {repo['remote'] or 'none'} (was {was})")
-        if repo.get("replacedCommit"):
-            was, now = repo["replacedCommit"][:12], (repo.get("commit") or "")[:12]
-            say(f"    {was} is no longer in HEAD's history; now at {now} (HEAD)")
-        if repo.get("problem"):
-            say(f"    {repo['problem']}")
-        if outcome == "skipped" and repo.get("headCommit"):
-            held = (repo.get("commit") or "")[:12]
-            kept = f"the index keeps {held}" if held else "nothing of it is indexed yet"
-            say(f"    HEAD {repo['headCommit'][:12]} is not indexed; {kept}")
-        _say_findings(repo.get("findings", []))
+        _say_synced(repo)
     say(f"Index generation {result['generation']}, {result['index']}.")
     left = [r["repository"] for r in result["repositories"] if r["outcome"] in NOT_SYNCED]
     if left:
         say(styled(f"Not synced: {', '.join(left)} (see above); exit 1.", "yellow"))
+
+
+def _before_sync_error(err: errors.TeamloreError) -> None:
+    """A sync the index's failure stopped (its database lost): the repositories done before
+    it, as a whole sync shows them, and the ones it did not finish; then the error."""
+    if "repositories" not in err.details:
+        return
+    for repo in err.details["repositories"]:
+        _say_synced(repo)
+    finished = counted(len(err.details["repositories"]), "repository", "repositories")
+    left = ", ".join(err.details.get("notSynced", [])) or "none"
+    say(
+        styled(
+            f"Stopped by the error below after {finished} (these stay as synced); "
+            f"not synced: {left}.",
+            "yellow",
+        )
+    )
+
+
+def _say_synced(repo: dict[str, Any]) -> None:
+    """One repository's result: its outcome and counts, then what changed and why not."""
+    outcome = repo["outcome"]
+    style = {"synced": "green", "missing": "yellow", "skipped": "red"}.get(outcome, "")
+    counts = (
+        f" ({repo['added']} added, {repo['changed']} changed, {repo['deleted']} deleted)"
+        if outcome == "synced"
+        else ""
+    )
+    say(
+        styled(repo["repository"], "bold"),
+        "  ",
+        styled(outcome, style) if style else outcome,
+        f"  {counted(repo['documents'], 'document')}",
+        counts,
+    )
+    if repo.get("remoteChanged"):
+        was = repo["previousRemote"] or "none"
+        say(f"    remote now {repo['remote'] or 'none'} (was {was})")
+    if repo.get("replacedCommit"):
+        was, now = repo["replacedCommit"][:12], (repo.get("commit") or "")[:12]
+        say(f"    {was} is no longer in HEAD's history; now at {now} (HEAD)")
+    if repo.get("problem"):
+        say(f"    {_one_line(repo['problem'])}")
+    if outcome == "skipped" and repo.get("headCommit"):
+        held = (repo.get("commit") or "")[:12]
+        kept = f"the index keeps {held}" if held else "nothing of it is indexed yet"
+        say(f"    HEAD {repo['headCommit'][:12]} is not indexed; {kept}")
+    _say_findings(repo.get("findings", []))
 
 
 @org_app.command("sync", short_help="Index each repository's committed memory.")
@@ -185,7 +229,13 @@ def sync(
     """Index each repository's committed memory: new, changed and deleted documents; exit 1
     when a repository is skipped or missing (the others are synced)."""
     result = _run(
-        "org.sync", {"wait": wait, "lexical": lexical}, fmt, _render_sync, database, "org sync"
+        "org.sync",
+        {"wait": wait, "lexical": lexical},
+        fmt,
+        _render_sync,
+        database,
+        "org sync",
+        before_error=_before_sync_error,
     )
     if any(repo["outcome"] in NOT_SYNCED for repo in result["repositories"]):
         raise SystemExit(1)  # a cron job (`pull && org sync`) notices; the output says which
@@ -201,7 +251,7 @@ def _render_search(result: dict[str, Any]) -> None:
             styled(f"{hit['repository']}: {hit['id']}", "bold"),
             f"  {hit['kind']}, score {hit['score']:.2f}, {matched_by(hit)}",
         )
-        say(f"  {hit['path']}")
+        say(f"  {_one_line(hit['path'])}")
         say(f"  {hit['snippet']}")
 
 
@@ -250,17 +300,23 @@ def status(database: str | None = DatabaseOption, fmt: OutputFormat = FormatOpti
 @org_app.command("serve", short_help="Serve the org index's read-only MCP tools over HTTP.")
 def serve(
     host: str = Option("127.0.0.1", "--host", help="Address to listen on (loopback)."),
-    port: int = Option(8765, "--port", min=1, max=65535, help="Port to listen on."),
+    port: int = Option(8765, "--port", help="Port to listen on (1..65535)."),
     allow_remote: bool = Option(
         False, "--allow-remote", help="Listen beyond loopback (put a TLS reverse proxy in front)."
     ),
-    rate: int = Option(120, "--rate", min=1, help="Requests per minute each token may make."),
+    rate: int = Option(120, "--rate", help="Requests per minute each token may make (1 or more)."),
     database: str | None = DatabaseOption,
 ) -> None:
     """Serve the org index's read-only MCP tools over Streamable HTTP at /mcp (bearer tokens)."""
     from teamlore.mcp.org_http import ServeOptions
     from teamlore.mcp.org_http import serve as serve_http
 
+    # a number out of range is INVALID_ARGUMENT, as `org search --limit` and every other
+    # command's (docs/cli-output.md: USAGE is what the argument parser itself refuses)
+    if not 1 <= port <= 65535:
+        fail(_out_of_range("--port", "between 1 and 65535"), OutputFormat.text)
+    if rate < 1:
+        fail(_out_of_range("--rate", "1 or more requests a minute"), OutputFormat.text)
     try:
         serve_http(
             ServeOptions(
@@ -274,6 +330,10 @@ def serve(
         )
     except errors.TeamloreError as err:
         fail(err, OutputFormat.text)
+
+
+def _out_of_range(flag: str, allowed: str) -> errors.TeamloreError:
+    return errors.TeamloreError(errors.INVALID_ARGUMENT, f"{flag}: must be {allowed}")
 
 
 @org_token_app.command("create", short_help="Create a bearer token for org serve (shown once).")

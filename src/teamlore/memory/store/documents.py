@@ -186,8 +186,18 @@ class Evidence(_Strict):
         for path in value:
             problem = repo_relative_path_problem(path)
             if problem is not None:
-                raise _custom("format.invalid-field", f"evidence path {path!r} {problem}")
+                raise _custom("format.invalid-field", f"evidence path {_shown(path)} {problem}")
         return value
+
+
+def _shown(path: str) -> str:
+    """An evidence path as a refusal quotes it: an absolute one masked whole, never only its
+    home folder (`'/h…[9 chars]/src/app/main.py'` still told where the person works)."""
+    if path.startswith(("/", "~", "\\")) or _DRIVE.match(path):
+        from teamlore.core.secrets import redact  # a refusal's path only
+
+        return repr(redact(path))
+    return repr(path)
 
 
 class Entry(_Strict):

@@ -13,9 +13,9 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from teamlore.contracts.formats import ORG_REPOSITORY_NAME_PATTERN, PATTERN_NAMES
 from teamlore.core import errors
@@ -26,6 +26,9 @@ from teamlore.ops.memory.vectors import configured_vectors
 from teamlore.ops.org.stores import org_store
 from teamlore.ops.registry import OpContext, operation
 from teamlore.org.store import SCHEMA_VERSION, Repository, SearchFilter
+
+if TYPE_CHECKING:
+    from teamlore.org.sync import RepositorySync
 
 REPOSITORY_NAME = ORG_REPOSITORY_NAME_PATTERN
 SYNC_WAIT_SECONDS = 120.0
@@ -50,13 +53,14 @@ def org_add(ctx: OpContext, request: AddRequest) -> dict[str, Any]:
     from teamlore.org.reader import RepositoryGone, clone_root, head_state, public_remote
 
     folder = (ctx.cwd / Path(request.path).expanduser()).resolve()
-    if not folder.is_dir():  # `head_state`'s words are for a clone that was added and is gone
-        raise errors.TeamloreError(
-            errors.PATH_NOT_FOUND, f"{request.path}: no such folder; give a clone's folder"
-        )
     try:
         head_state(folder)
     except RepositoryGone as gone:
+        if gone.error is errors.PATH_NOT_FOUND:  # its words are for a clone added, now gone
+            raise errors.TeamloreError(
+                errors.PATH_NOT_FOUND, f"{request.path}: no such folder; give a clone's folder"
+            ) from None
+        # the folder as given (`~/src/web: the clone's folder cannot be read: …`)
         raise errors.TeamloreError(gone.error, f"{request.path}: {gone.why}") from None
     clone = clone_root(folder)  # a folder inside a clone is the clone (one repository each)
     name = request.name or clone.name
@@ -137,22 +141,51 @@ class SyncRequest(_Strict):
 @operation("org.sync", input_model=SyncRequest, side_effect="state-write")
 def org_sync(ctx: OpContext, request: SyncRequest) -> dict[str, Any]:
     """Index each repository's committed memory tree: new, changed and deleted documents."""
-    from dataclasses import asdict
-
     from teamlore.org.store import lock_holder
-    from teamlore.org.sync import sync_org
+    from teamlore.org.sync import SyncStopped, sync_org
 
     store = org_store(ctx)
     embedder, vector = configured_vectors(ctx, lexical=request.lexical)
-    results = sync_org(
-        store, embedder, holder=lock_holder(), wait_seconds=request.wait, progress=ctx.progress
-    )
+    results: list[RepositorySync] | None = None
+    try:
+        results = sync_org(
+            store, embedder, holder=lock_holder(), wait_seconds=request.wait, progress=ctx.progress
+        )
+        generation = store.generation()
+    except SyncStopped as stopped:
+        raise _stopped(stopped.cause, stopped.done, stopped.left) from None
+    except errors.TeamloreError as failed:
+        if results is None:
+            raise
+        raise _stopped(failed, results, []) from None
     return {
         "index": store.where,
-        "generation": store.generation(),
+        "generation": generation,
         "vector": vector.to_json(exclude_none=True),
-        "repositories": [{_camel(k): v for k, v in asdict(result).items()} for result in results],
+        "repositories": [_sync_result(result) for result in results],
     }
+
+
+def _sync_result(result: RepositorySync) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    return {_camel(k): v for k, v in asdict(result).items()}
+
+
+def _stopped(
+    cause: errors.TeamloreError, done: list[RepositorySync], left: list[str]
+) -> errors.TeamloreError:
+    """The failure that stopped a sync, with what it had done (docs/org.md "Sync"): `details`
+    `repositories` holds the results of the repositories finished before it (committed, so
+    they stay synced), `notSynced` the names of the others, the one in progress first."""
+    stopped = errors.TeamloreError(
+        cause.error,
+        cause.message,
+        **cause.details,
+        repositories=[_sync_result(result) for result in done],
+        notSynced=left,
+    )
+    return stopped.advising(cause.remedy)
 
 
 def _camel(name: str) -> str:
@@ -174,6 +207,17 @@ class SearchRequest(_Strict):
     )
     kind: list[Kind] = Field(default_factory=list, max_length=4, description="Only these kinds.")
     lexical: bool = Field(False, description="Rank by words alone; skip the embedding ranking.")
+
+    @field_validator("query", mode="before")
+    @classmethod
+    def _searchable_length(cls, value: Any) -> Any:
+        """Over the limit, said as the analyzer says a word too long to search (pydantic's
+        `String should have at most 1024 characters` names no query)."""
+        if isinstance(value, str) and len(value) > MAX_QUERY_CHARS:
+            raise ValueError(
+                f"too long to search: {len(value):,} characters (at most {MAX_QUERY_CHARS:,})"
+            )
+        return value
 
 
 @operation(

@@ -11,6 +11,7 @@ import atexit
 import os
 import threading
 
+from teamlore.core import errors
 from teamlore.core.paths import resolve_home
 from teamlore.ops.registry import OpContext
 from teamlore.org.backends import open_store
@@ -23,6 +24,16 @@ _LOCK = threading.Lock()
 
 
 def database_of(ctx: OpContext) -> str | None:
+    """The connection string to use, or None for the embedded index. `--database ""` is
+    refused (INVALID_ARGUMENT, exit 2), never read as "not given": an empty value is almost
+    always a script's unset variable, and the index it meant is not the one that would be used.
+    An empty TEAMLORE_ORG_DATABASE is unset, as any empty variable is."""
+    if ctx.org_database is not None and not ctx.org_database.strip():
+        raise errors.TeamloreError(
+            errors.INVALID_ARGUMENT,
+            "--database: the URL is empty (an unset variable?); give a postgresql:// URL, or "
+            f"leave --database out to use {DATABASE_VARIABLE} or the embedded index",
+        )
     return ctx.org_database or os.environ.get(DATABASE_VARIABLE) or None
 
 
