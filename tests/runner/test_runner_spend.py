@@ -100,7 +100,8 @@ def test_a_providers_cost_is_used_and_named_as_the_providers(world: World) -> No
     ("off_text", "code_expected"),
     [
         ('{"memories": "none"}', "RUNNER_OUTPUT_INVALID"),  # JSON, not the contract's shape
-        ("Here are the memories you asked for.", "MODEL_BAD_RESPONSE"),  # not JSON at all
+        # not JSON at all: the runner's code too, as for a CLI runner (docs/runner.md)
+        ("Here are the memories you asked for.", "RUNNER_OUTPUT_INVALID"),
     ],
 )
 def test_one_failed_approval_says_what_it_spent_in_its_text_view(

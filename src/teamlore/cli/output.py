@@ -269,6 +269,12 @@ def _commands_whole(lead: str, text: str, indent: int) -> list[str]:
     return [line.replace(_GLUE, " ") for line in hanging(lead, glued, indent)]
 
 
+def wrapped_lines(lead: str, text: str, indent: int = 2) -> list[str]:
+    """`lead` then `text` as `say_wrapped` wraps it: the lines, for a caller that styles or
+    prints them elsewhere (stderr); none ends in a space."""
+    return [line.rstrip() for line in _commands_whole(lead, text, indent)]
+
+
 def say_wrapped(text: str, indent: int = 2) -> None:
     """A sentence of teamlore's own, wrapped at words (`hanging`) with its later lines under
     `indent` spaces; a `command` in backticks stays whole on one line, to be copied."""

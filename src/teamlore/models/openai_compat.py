@@ -13,7 +13,7 @@ Behaviour:
   5xx or connection failure after the retries → MODEL_UNAVAILABLE; no answer within
   `timeout_s` → MODEL_TIMEOUT (not retried: the caller's queue decides); other 4xx →
   MODEL_REQUEST_REJECTED; a body that is not the expected JSON, is empty, is cut by the length
-  limit, or larger than 1 MiB → MODEL_BAD_RESPONSE.
+  limit, or larger than 1 MiB (`max_response_bytes`) → MODEL_BAD_RESPONSE.
 """
 
 from __future__ import annotations
@@ -120,8 +120,10 @@ class OpenAICompatClient:
         retry: RetryPolicy | None = None,
         sleep: Callable[[float], None] = time.sleep,
         transport: httpx2.BaseTransport | None = None,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
     ) -> None:
         self.base_url = normalize_base_url(base_url)
+        self.max_response_bytes = max_response_bytes
         self._model = model
         self.api: ApiKind = api
         self.timeout_s = timeout_s
@@ -293,12 +295,14 @@ class OpenAICompatClient:
             size = 0
             for chunk in response.iter_bytes():
                 size += len(chunk)
-                if size > MAX_RESPONSE_BYTES:
+                if size > self.max_response_bytes:
                     raise model_error(
                         errors.MODEL_BAD_RESPONSE,
-                        f"the response from {self.base_url} exceeds {MAX_RESPONSE_BYTES} bytes",
+                        f"the response from {self.base_url} exceeds "
+                        f"{self.max_response_bytes} bytes",
                         status=response.status_code,
                         reason="too_large",
+                        maxResponseBytes=self.max_response_bytes,
                     )
                 chunks.append(chunk)
             return response.status_code, response.headers, b"".join(chunks)

@@ -10,8 +10,9 @@ Personal data of other kinds is refused before it is queued for the model too (d
 the Luhn check (`pii.card`) and an e-mail address (`pii.email`) — each a category the person may
 allow on purpose with `[personal] allowed_pii = ["phone", "card", "email"]`.
 
-What an agent reads goes through `mask_secrets` (personal/reader.py): a secret a person typed
-into a document by hand is shown as its redacted preview, never as itself.
+What an agent reads goes through `mask_secrets` (core/secrets/mask.py, used from
+personal/reader.py): a secret a person typed into a document by hand is shown as its redacted
+preview, never as itself.
 """
 
 from __future__ import annotations
@@ -20,12 +21,9 @@ import re
 from collections.abc import Collection, Iterable
 
 from teamlore.core import errors
-from teamlore.core.secrets import Hit, redact, scan_content
-
-
-def _secret_hits(text: str) -> list[Hit]:
-    """The scanner's hits personal memory refuses: `secret.*` block rules."""
-    return [h for h in scan_content(text) if h.severity == "block" and h.rule.startswith("secret.")]
+from teamlore.core.secrets.mask import PRIVATE_KEY_MASK as PRIVATE_KEY_MASK
+from teamlore.core.secrets.mask import mask_secrets as mask_secrets
+from teamlore.core.secrets.mask import secret_hits as _secret_hits
 
 
 def secret_rules(text: str) -> list[str]:
@@ -45,52 +43,6 @@ def first_secret(text: str) -> tuple[int, str] | None:
         return None
     first = min(hits, key=lambda h: h.start)
     return _line_of(text, first.start), first.rule
-
-
-# the END line of a private key block (the scanner's `secret.private-key` finds its BEGIN line)
-_PRIVATE_KEY_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
-
-
-def _whole_key_blocks(text: str, hits: list[Hit]) -> list[Hit]:
-    """`hits` (sorted) with each private key block one hit from its BEGIN line to its END line:
-    the scanner reports the BEGIN line, and its body lines at most one by one (a short last line,
-    the END line and the number of lines would reach the reader). A block with no END runs to
-    the end of the text, not to a blank line: a legacy encrypted key has one between its
-    headers and its body. The hits inside a block go with it."""
-    merged: list[Hit] = []
-    for hit in hits:
-        if merged and merged[-1].rule == "secret.private-key" and hit.start < merged[-1].end:
-            block = merged[-1]
-            merged[-1] = block._replace(end=max(block.end, hit.end))  # inside the block
-            continue
-        if hit.rule == "secret.private-key":
-            end = _PRIVATE_KEY_END.search(text, hit.end)
-            last = max(hit.end, len(text.rstrip("\r\n")))  # the text's last line, not its end
-            hit = hit._replace(end=last if end is None else end.end())
-        merged.append(hit)
-    return merged
-
-
-# what a private key block is masked as: not its length, which tells a key's type and size
-# (a 4096-bit RSA key's block is some 3,200 characters, an Ed25519 key's some 400)
-PRIVATE_KEY_MASK = "…[private key]"
-
-
-def mask_secrets(text: str) -> tuple[str, list[tuple[int, str]]]:
-    """`text` with each secret replaced by its redacted preview (`…[40 chars]`: no character of
-    it, since a password's first letters are a part of it), and the line (1-based) and rule of
-    each, in order; a private key block is one secret, BEGIN to END line, masked as
-    `PRIVATE_KEY_MASK`, without its length. Never the secret."""
-    hits = _whole_key_blocks(text, sorted(_secret_hits(text), key=lambda h: h.start))
-    pieces: list[str] = []
-    position = 0
-    for hit in hits:
-        secret = text[hit.start : hit.end]
-        mask = PRIVATE_KEY_MASK if hit.rule == "secret.private-key" else redact(secret, 0)
-        pieces += [text[position : hit.start], mask]
-        position = hit.end
-    found = [(_line_of(text, h.start), h.rule) for h in hits]
-    return "".join(pieces) + text[position:], found
 
 
 def secret_rules_in(values: Iterable[str]) -> list[str]:

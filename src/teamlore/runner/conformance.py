@@ -424,10 +424,65 @@ def profile_changes(verified: dict[str, Any], now: dict[str, Any]) -> list[str]:
     if argv != now["argv"]:
         changes.append(_command_line_change(argv, now["argv"]))
     if verified.get("env") != now["env"]:
-        changes.append("the environment variables it passes the runner")
+        before_env, now_env = list(verified.get("env") or []), list(now["env"])
+        said = [f"{name} added" for name in now_env if name not in before_env]
+        said += [f"{name} no longer set" for name in before_env if name not in now_env]
+        changes.append(
+            "the environment variables it passes the runner"
+            + (f": {'; '.join(said)}" if said else "")
+        )
     if verified.get("profileVersion") != now["profileVersion"]:
         changes.append(f"profile {verified.get('profileVersion')} → {now['profileVersion']}")
     return changes
+
+
+def _sans_credentials(profile: dict[str, Any], runner: Runner) -> dict[str, Any]:
+    """A runner profile without the credentials it would pass (an API key variable, a login
+    file): whether the approving shell holds a key is not what a probe verifies, so a pass
+    made without one still counts in a shell that has it, and the other way round."""
+    env = [name for name in profile.get("env") or [] if name not in runner.credential_names]
+    return {**profile, "env": env}
+
+
+# what a person knows a credential entry of a runner profile by (profiles.py)
+_CREDENTIAL_WORDS = {
+    "claude-config/.credentials.json": "your `claude login` file (~/.claude/.credentials.json)",
+    "codex-home/auth.json": "your `codex login` file (~/.codex/auth.json)",
+}
+
+
+def missing_credentials(
+    planned: dict[str, Any], runner: Runner, plan_digest: str
+) -> errors.TeamloreError | None:
+    """RUNNER_PLAN_MISMATCH when the plan was made with a credential (an API key variable, a
+    login file) the approving shell no longer has: it names what to set, and the plan is kept
+    for a shell that has it (docs/runner.md, "Plans and approval"). None otherwise."""
+    now = set(runner.env_names)
+    gone = [
+        name
+        for name in planned.get("env") or []
+        if name in runner.credential_names and name not in now
+    ]
+    if not gone:
+        return None
+    said = [
+        f"{_CREDENTIAL_WORDS[name]} is no longer there"
+        if name in _CREDENTIAL_WORDS
+        else f"{name} is no longer set"
+        for name in gone
+    ]
+    variables = [name for name in gone if name not in _CREDENTIAL_WORDS]
+    what = " and ".join(
+        [f"set {', '.join(variables)} in this shell"] * bool(variables)
+        + ["log the runner's CLI in again"] * (len(variables) < len(gone))
+    )
+    return errors.TeamloreError(
+        errors.RUNNER_PLAN_MISMATCH,
+        f"plan {plan_digest[:12]}… was made in a shell where {runner.choice.name} had a "
+        f"credential this one lacks: {'; '.join(said)}; nothing was sent",
+        planDigest=plan_digest,
+        missingCredentials=gone,
+    ).advising(f"{what[:1].upper()}{what[1:]}, then approve the same plan again.")
 
 
 def conformance_problem(conn: sqlite3.Connection, runner: Runner) -> errors.TeamloreError | None:
@@ -447,6 +502,13 @@ def conformance_problem(conn: sqlite3.Connection, runner: Runner) -> errors.Team
             return None
         why = f"the {name} runner passed an older probe ({row[1]}), not {CONFORMANCE_TEST_VERSION}"
         changes: list[str] = []
+    elif (
+        row is not None
+        and row[2]
+        and row[1] == CONFORMANCE_TEST_VERSION
+        and _sans_credentials(orjson.loads(row[2]), runner) == _sans_credentials(now, runner)
+    ):
+        return None  # passed as it is now, but for a key in the shell or the lack of one
     elif row is not None:
         changes = profile_changes(orjson.loads(row[2]), now) if row[2] else []
         if row[2] is None:  # a pass an older teamlore recorded kept no profile to compare

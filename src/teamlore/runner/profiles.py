@@ -174,6 +174,10 @@ class Runner:
     argv_template: tuple[str, ...]
     env_names: tuple[str, ...]
     execute: Callable[[bytes, OnStart | None, Mapping[str, bytes]], RunOutput] = field(repr=False)
+    # the entries of `env_names` that carry a credential when the caller has one (an API key
+    # variable, a copied login file), set or not: what a person sets in a shell, not a part of
+    # the runner a conformance probe judges
+    credential_names: tuple[str, ...] = ()
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -279,6 +283,7 @@ def _decode(data: bytes, what: str) -> str:
 # -- claude -------------------------------------------------------------------------------------
 
 CLAUDE_DEFAULT_ENDPOINT = "https://api.anthropic.com"
+CLAUDE_LOGIN_ENTRY = "claude-config/.credentials.json"  # a copy of the caller's `claude login`
 
 
 def _claude_argv(binary: Path, model: str | None) -> list[str]:
@@ -408,7 +413,7 @@ def claude_runner(choice: RunnerChoice, environ: Mapping[str, str], home: Path |
     env_names = (
         (*passed, *_CLAUDE_QUIET, "HOME", "CLAUDE_CONFIG_DIR")
         + (("ANTHROPIC_BASE_URL",) if choice.endpoint else ())
-        + (("claude-config/.credentials.json",) if credentials else ())
+        + ((CLAUDE_LOGIN_ENTRY,) if credentials else ())
     )
     return checked(
         Runner(
@@ -422,6 +427,7 @@ def claude_runner(choice: RunnerChoice, environ: Mapping[str, str], home: Path |
             argv_template=tuple(template),
             env_names=tuple(env_names),
             execute=execute,
+            credential_names=("ANTHROPIC_API_KEY", CLAUDE_LOGIN_ENTRY),
         )
     )
 
@@ -429,6 +435,7 @@ def claude_runner(choice: RunnerChoice, environ: Mapping[str, str], home: Path |
 # -- codex --------------------------------------------------------------------------------------
 
 CODEX_DEFAULT_ENDPOINT = "https://api.openai.com/v1"
+CODEX_LOGIN_ENTRY = "codex-home/auth.json"  # a copy of the caller's `codex login`
 
 
 def _toml_string(value: str) -> str:
@@ -559,8 +566,9 @@ def codex_runner(choice: RunnerChoice, environ: Mapping[str, str], home: Path | 
             binary=identity,
             limits=limits,
             argv_template=(*_codex_argv(Path("codex"), Path("<answer-file>")),),
-            env_names=tuple(env_names) + (("codex-home/auth.json",) if auth_file else ()),
+            env_names=tuple(env_names) + ((CODEX_LOGIN_ENTRY,) if auth_file else ()),
             execute=execute,
+            credential_names=("OPENAI_API_KEY", CODEX_KEY_ENV, CODEX_LOGIN_ENTRY),
         )
     )
 
@@ -604,18 +612,54 @@ def _openai_limits(profile_name: str, environ: Mapping[str, str], home: Path | N
     return Limits(config.timeout_s, limits.max_output_bytes, f"timeout_s of [{table}]")
 
 
-def _openai_timeout(err: errors.TeamloreError, endpoint: str, limits: Limits) -> Exception:
-    """MODEL_TIMEOUT of the client as the runner's own RUNNER_TIMEOUT (docs/runner.md), naming
-    the setting that gave the limit."""
-    if err.code != "MODEL_TIMEOUT":
+# a failed request of the openai runner, by the client's code: the runner code it is reported
+# as (docs/runner.md "Limits and failures": one family of codes whatever the runner)
+_OPENAI_REQUEST_FAILED = {
+    "MODEL_AUTH_FAILED": "refused the request",
+    "MODEL_RATE_LIMITED": "kept rate limiting the request",
+    "MODEL_UNAVAILABLE": "failed",
+    "MODEL_REQUEST_REJECTED": "rejected the request",
+}
+
+
+def _openai_failure(err: errors.TeamloreError, endpoint: str, limits: Limits) -> Exception:
+    """A failed call of the client as the runner code a CLI runner's failure has
+    (docs/runner.md): MODEL_TIMEOUT → RUNNER_TIMEOUT naming the setting that gave the limit; a
+    response over the output cap → RUNNER_OUTPUT_TOO_LARGE; an answer that is no JSON object
+    (prose, empty, cut off, refused) → RUNNER_OUTPUT_INVALID; a request refused or failed after
+    the retries (HTTP 401/403, 429, 5xx, other 4xx, no connection) → RUNNER_EXIT_NONZERO. The
+    client's message stays (it names the HTTP status), and `details.modelCode` keeps its code."""
+    code = err.code
+    details = {**err.details, "modelCode": code}
+    if code == "MODEL_TIMEOUT":
+        mapped = errors.TeamloreError(
+            errors.RUNNER_TIMEOUT,
+            f"the model at {endpoint} did not answer within its {limits.timeout_s:g} s limit "
+            f"({limits.timeout_setting})",
+            timeoutSeconds=limits.timeout_s,
+            timeoutSetting=limits.timeout_setting,
+        )
+    elif code == "MODEL_BAD_RESPONSE" and err.details.get("reason") == "too_large":
+        mapped = errors.TeamloreError(
+            errors.RUNNER_OUTPUT_TOO_LARGE,
+            f"the model at {endpoint} answered more than {limits.max_output_bytes} bytes "
+            f"(the runner's output cap, {MAX_OUTPUT_ENV})",
+            maxOutputBytes=limits.max_output_bytes,
+            stream="response",
+        )
+    elif code == "MODEL_BAD_RESPONSE":
+        mapped = errors.TeamloreError(
+            errors.RUNNER_OUTPUT_INVALID, f"the model's answer is unusable: {err.message}"
+        )
+    elif code in _OPENAI_REQUEST_FAILED:
+        mapped = errors.TeamloreError(
+            errors.RUNNER_EXIT_NONZERO,
+            f"the model at {endpoint} {_OPENAI_REQUEST_FAILED[code]} ({code}): {err.message}",
+        )
+    else:
         return err
-    return errors.TeamloreError(
-        errors.RUNNER_TIMEOUT,
-        f"the model at {endpoint} did not answer within its {limits.timeout_s:g} s limit "
-        f"({limits.timeout_setting})",
-        timeoutSeconds=limits.timeout_s,
-        timeoutSetting=limits.timeout_setting,
-    )
+    mapped.details.update({k: v for k, v in details.items() if k not in mapped.details})
+    return mapped
 
 
 def _spent(reported: Usage) -> RunUsage:
@@ -673,7 +717,9 @@ def openai_runner(choice: RunnerChoice, environ: Mapping[str, str], home: Path |
             max_output_tokens=16384,
             output="json_object",
         )
-        with OpenAICompatClient.from_profile(profile, timeout_s=limits.timeout_s) as client:
+        with OpenAICompatClient.from_profile(
+            profile, timeout_s=limits.timeout_s, max_response_bytes=limits.max_output_bytes
+        ) as client:
             if on_start is not None:
                 on_start(None)  # no process of its own: the bytes leave from here
             try:
@@ -682,7 +728,7 @@ def openai_runner(choice: RunnerChoice, environ: Mapping[str, str], home: Path |
                 if isinstance(err, ModelError) and err.usage is not None:
                     # an unusable answer the provider still billed: its spend goes along
                     err.details["usage"] = _spent(err.usage).to_json()
-                raise _openai_timeout(err, profile.base_url, limits) from None
+                raise _openai_failure(err, profile.base_url, limits) from None
         spent = _spent(response.usage)
         if len(response.text.encode("utf-8")) > limits.max_output_bytes:
             raise errors.TeamloreError(
@@ -705,6 +751,7 @@ def openai_runner(choice: RunnerChoice, environ: Mapping[str, str], home: Path |
         argv_template=(f"POST {profile.base_url}/{_API_PATHS[profile.api]}",),
         env_names=(profile.api_key_env,) if profile.api_key is not None else (),
         execute=execute,
+        credential_names=(profile.api_key_env,),
     )
 
 

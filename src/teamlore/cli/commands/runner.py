@@ -26,11 +26,13 @@ from teamlore.cli.output import (
     counted,
     cwd_of,
     fail,
+    print_json,
     run,
     say,
     stderr,
     stdout,
     styled,
+    wrapped_lines,
 )
 from teamlore.cli.params import Option
 from teamlore.core import errors
@@ -103,6 +105,12 @@ def _render_preview(result: dict[str, Any]) -> None:
         f"Nothing was sent. {counted(len(plans), 'pending plan')}, {_kib(result['totalBytes'])} in "
         f"total; provider retention: {plans[0]['providerRetention']}."
     )
+    masked = sum(int(plan["disclosure"].get("secretsMasked") or 0) for plan in plans)
+    if masked:  # a credential in a transcript or a draft: sent as its redacted preview only
+        stdout.print(
+            f"{counted(masked, 'secret')} masked: each is sent as its redacted preview "
+            "(…[40 chars]), never as itself."
+        )
     for plan in plans:
         _say_resend(plan)
     if result.get("note"):  # chunks deferred to the next plan, adjudications that wait
@@ -178,7 +186,7 @@ _WHOSE_COST = {
 }
 
 
-def _render_run(result: dict[str, Any]) -> None:
+def _render_run(result: dict[str, Any], *, adjudication: bool = True) -> None:
     usage = result.get("usage")
     if (result.get("error") or {}).get("sameForAll"):
         # one reason stopped every plan: the error line says it once (JSON lists each)
@@ -197,6 +205,14 @@ def _render_run(result: dict[str, Any]) -> None:
             outcome = f"ran at {item.get('finishedAt')}; not sent again"
         elif item.get("status") == "running-elsewhere":
             outcome = "another teamlore process is running it and reports it"
+        elif item.get("status") == "interrupted":
+            outcome = (
+                "stopped while being sent; may have reached the provider, never sent again"
+                if item.get("maybeSent")
+                else "stopped before it was sent; approve it again"
+            )
+        elif item.get("status") == "not-started":
+            outcome = "not started; still pending"
         elif item.get("taskKind") == "extraction":
             outcome = f"{counted(item['candidates'], 'draft')} staged"
             if item.get("adjudicationPlan"):
@@ -214,6 +230,8 @@ def _render_run(result: dict[str, Any]) -> None:
     stdout.print(table)
     if usage:
         stdout.print(_spent(usage))
+    if not adjudication:
+        return
     plans = [i["adjudicationPlan"] for i in result["results"] if i.get("adjudicationPlan")]
     if result.get("adjudicationPlan"):  # the one a manifest's extractions share
         plans.append(result["adjudicationPlan"])
@@ -235,22 +253,42 @@ def _exit_if_failed(result: dict[str, Any], fmt: OutputFormat) -> None:
     raise SystemExit(1)
 
 
-def _say_interrupted(payload: dict[str, Any]) -> None:
-    """What Ctrl-C left behind, and what to run next (docs/runner.md "Limits and failures")."""
-    from rich.text import Text
-
+def _say_interrupted(payload: dict[str, Any], partial: dict[str, Any] | None) -> None:
+    """What Ctrl-C left behind, and what to run next (docs/runner.md "Limits and failures"):
+    for a manifest, after the table of what each plan came to."""
     manifest = payload.get("approveManifest")
-    rest = (
-        f" The plans that had not started are still pending: `teamlore memory extract "
-        f"--approve-manifest {manifest}` runs them."
-        if manifest
-        else " A plan stopped before it was sent can be approved again."
+    rows = (partial or {}).get("results") or []
+    maybe_sent = any(r.get("maybeSent") for r in rows) or partial is None
+    said = (
+        "a plan that was being sent may have reached the provider, so it is never sent again "
+        "(plan again to send its turns anew)."
+        if maybe_sent
+        else "the plan it stopped had not been sent; it can be approved again."
     )
-    line = styled("interrupted", "bold red") + Text(
-        ": a plan that was being sent may have reached the provider, so it is never sent "
-        "again (plan again to send its turns anew)." + rest
-    )
-    stderr.print(line, soft_wrap=False)  # wrapped at words on a terminal
+    if manifest and (partial is None or partial.get("next")):
+        said += (
+            " The plans that had not started are still pending: `teamlore memory extract "
+            f"--approve-manifest {manifest}` runs them."
+        )
+    elif not manifest:
+        said += " A plan stopped before it was sent can be approved again."
+    drafts = (partial or {}).get("drafts") or 0
+    if drafts:
+        said += (
+            f" {counted(drafts, 'draft')} staged before the stop "
+            f"{'waits' if drafts == 1 else 'wait'} for adjudication: `teamlore memory status` "
+            "says what to run."
+        )
+    lines = wrapped_lines("interrupted: ", said)
+    say(styled("interrupted", "bold red"), lines[0][len("interrupted") :], console=stderr)
+    for line in lines[1:]:
+        say(line, console=stderr)
+
+
+def _render_interrupted(result: dict[str, Any]) -> None:
+    """The table of an interrupted manifest: each plan's outcome, as `_render_run` shows one
+    that finished, and the plan it stopped and those it never started."""
+    _render_run(result, adjudication=False)
 
 
 def _run_approved(payload: dict[str, Any], fmt: OutputFormat, repository: str | None) -> None:
@@ -265,10 +303,34 @@ def _run_approved(payload: dict[str, Any], fmt: OutputFormat, repository: str | 
             cwd=cwd_of(repository),
         )
     except SystemExit as stop:
-        if stop.code == 130 and fmt is not OutputFormat.json:
-            _say_interrupted(payload)
+        if stop.code == 130:
+            # `run` turned Ctrl-C into exit 130 while handling it: a manifest's carries what
+            # its plans came to (ops/runner/run.py ManifestInterrupted)
+            partial = getattr(stop.__context__, "partial", None)
+            if fmt is OutputFormat.json and partial is not None:
+                print_json(partial)
+            elif fmt is not OutputFormat.json:
+                if partial is not None:
+                    _render_interrupted(partial)
+                _say_interrupted(payload, partial)
         raise
     _exit_if_failed(result, fmt)
+
+
+def _refuse_empty_digest(*given: tuple[str, str | None], fmt: OutputFormat) -> None:
+    """An approval flag given an empty digest (`--approve-plan "$(jq …)"` whose jq printed
+    nothing) is a mistake to name, not a request to make a plan."""
+    for flag, value in given:
+        if value is not None and not value.strip():
+            fail(
+                errors.TeamloreError(
+                    errors.USAGE,
+                    f"{flag} was given an empty digest (did the command that printed it, "
+                    "a jq filter say, print nothing?); it takes the 64-character digest a plan "
+                    "printed",
+                ),
+                fmt,
+            )
 
 
 @memory_app.command("extract", short_help="Plan, then run approved extraction by a batch runner.")
@@ -308,6 +370,9 @@ def extract(
     )
     filters_given = any([since, until, query, *filters.values()])
     selection_given = filters_given or (request is not None)
+    _refuse_empty_digest(
+        ("--approve-plan", approve_plan), ("--approve-manifest", approve_manifest), fmt=fmt
+    )
     if approve_plan or approve_manifest:
         if approve_plan and approve_manifest:
             fail(
@@ -430,6 +495,7 @@ def consolidate(
 ) -> None:
     """Unattended L2/L3 consolidation: plan what a runner would be sent for `synthesize`
     (nothing is sent), then approve the plan by its digest to run it and stage the patch."""
+    _refuse_empty_digest(("--approve-plan", approve_plan), fmt=fmt)
     if approve_plan:
         if runner_model or runner_endpoint or if_due or full:
             fail(

@@ -3,8 +3,9 @@
 `scan_content` finds credential shapes, high-entropy tokens, provider session ids and local paths
 in any text and reports each span once, by its most specific rule (`Hit`, with a redacted preview
 that never contains the secret). `sanitize_text` strips local references (absolute and home paths,
-provider-local paths, transcript file names, provider session ids) before text is shared. Rules
-and severities are described in docs/memory.md ("Lint").
+provider-local paths, transcript file names, provider session ids) before text is shared;
+`masked_text` replaces each secret by its redacted preview (mask.py). Rules and severities are
+described in docs/memory.md ("Lint").
 
 Rule families (block unless noted):
 - `secret.*`: known credential shapes (AWS, GitHub incl. fine-grained, GitLab, npm, PyPI, Google,
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
         looks_like_words,
         redact,
     )
+    from teamlore.core.secrets.mask import masked_text
     from teamlore.core.secrets.rules import CI_HOMES, SESSION_ID_PATTERN, Hit
     from teamlore.core.secrets.sanitize import (
         LOCAL_PATH_PLACEHOLDER,
@@ -78,6 +80,7 @@ _MODULE_OF = {
         "heuristics",
     ),
     **dict.fromkeys(["CI_HOMES", "SESSION_ID_PATTERN", "Hit"], "rules"),
+    "masked_text": "mask",
     **dict.fromkeys(
         ["MAX_HITS_PER_RULE", "is_high_entropy_secret", "scan_content", "scrub"], "scan"
     ),
@@ -124,6 +127,7 @@ __all__ = [
     "decoded_text",
     "is_high_entropy_secret",
     "looks_like_words",
+    "masked_text",
     "may_hold_secret",
     "redact",
     "sanitize_for_name",

@@ -44,7 +44,7 @@ import orjson
 
 from teamlore.core import db, errors
 from teamlore.core.canonical import canonical_json, digest, sha256_hex
-from teamlore.core.secrets import sanitize_text
+from teamlore.core.secrets import masked_text, sanitize_text
 from teamlore.core.timeutil import now_instant, now_ms
 from teamlore.memory.extraction.chunking import (
     CHUNK_BUDGET_BYTES,
@@ -183,12 +183,12 @@ def turn_events(turn: SelectedTurn, clean: Clean) -> tuple[Event, ...]:
 
 
 def path_cleaner(identity: RepositoryIdentity) -> Clean:
-    """Local absolute paths become repo-relative (inside the worktree) or a placeholder: the
-    transcript goes to an agent whose output may end up in git."""
+    """Secrets become their redacted preview (`…[40 chars]`, what the lint blocks), local paths
+    repo-relative or a placeholder: the transcript goes to an agent or a model (docs/runner.md)."""
     root = identity.worktree_root
 
     def clean(text: str) -> str:
-        return sanitize_text(text, worktree_root=root)
+        return sanitize_text(masked_text(text), worktree_root=root)
 
     return clean
 
@@ -342,7 +342,7 @@ def build_task(
         home=home,
     )
     # the transcript goes to an agent whose output may end up in git: event text was cleaned
-    # of local paths (sanitize_text) before it was escaped, see chunk_input
+    # of secrets and local paths (path_cleaner) before it was escaped, see chunk_input
     transcript = serialize_transcript(chunk.turns, catalog.turn_evidence)
     chunk_doc = {
         "turnRange": chunk.turn_range,

@@ -16,9 +16,10 @@ a task, one fact per changed path; for every shell command that failed and later
 same chunk, the failing and the succeeding run. Each offer names the evidence id it cites.
 
 A fact leaves this machine in its shared form (`shared_form`): the command as the transcript next
-to it shows it, through the same `sanitize_text` with the same worktree root (paths under the
-worktree repo-relative, other local paths, transcript file names and provider session ids as
-placeholders), so the text an agent copies is the text memory lint accepts. A commit path that
+to it shows it, its secrets masked and through the same `sanitize_text` with the same worktree
+root (paths under the worktree repo-relative, other local paths, transcript file names and
+provider session ids as placeholders), so the text an agent copies is the text memory lint
+accepts. A commit path that
 sanitizing would change (it holds a session id or a local path) is not offered as a fact.
 Verification compares against the same shared form: the cited turn ran a command whose shared form
 is the fact's command.
@@ -44,7 +45,7 @@ from typing import Any
 from teamlore.contracts import digests
 from teamlore.core import errors
 from teamlore.core.canonical import digest
-from teamlore.core.secrets import sanitize_text
+from teamlore.core.secrets import masked_text, sanitize_text
 from teamlore.repo.git import run_git
 
 COMMIT_CHANGED_PATH = "commit-changed-path@1"
@@ -111,7 +112,7 @@ def parse_fact_text(text: str) -> ParsedFact | None:
 
 def shared_form(text: str, worktree_root: Path) -> str:
     """`text` as a fact may share it: exactly what the transcript shows (recall.path_cleaner)."""
-    return sanitize_text(text, worktree_root=worktree_root)
+    return sanitize_text(masked_text(text), worktree_root=worktree_root)
 
 
 # -- immutable sources ---------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from teamlore.core import errors
+from teamlore.core.secrets.mask import masks_in
 from teamlore.core.shapes.strict import WIRE
 from teamlore.ops.memory.recall import MAX_LIMIT, QUERY_HELP, Query, RecallRequest
 from teamlore.ops.registry import OpContext, operation
@@ -219,11 +220,15 @@ def _adjudication_groups(conn: Any, waiting: list[str]) -> list[list[str]]:
 def _plan_for(
     kind: str, task: dict[str, Any], runner: Any, *, supersedes: str | None = None
 ) -> tuple[Any, bytes]:
+    """The plan of `task`; what it sends is the task with its secrets masked (`masked_task`), so
+    no plan's bytes hold a secret."""
+    from teamlore.ops.memory.masking import masked_task
     from teamlore.runner.plans import build_plan
     from teamlore.runner.prompt import runner_input
 
-    stdin = runner_input(kind, task)  # type: ignore[arg-type]
-    coverage = _COVERAGE[kind](task, stdin)
+    sent = masked_task(task)
+    stdin = runner_input(kind, sent)  # type: ignore[arg-type]
+    coverage = _COVERAGE[kind](sent, stdin)
     plan = build_plan(
         task_kind=kind,
         task_id=task["taskId"],
@@ -262,6 +267,16 @@ def extraction_session_key(conn: Any, task_id: str) -> str | None:
 
 def _disclosure(
     kind: str, task: dict[str, Any], stdin: bytes, session_key: str | None = None
+) -> dict[str, Any]:
+    """What a plan discloses of the task it sends, and how many secrets were masked in it."""
+    disclosed = _disclosed_task(kind, task, stdin, session_key)
+    # each a redacted preview (`…[40 chars]`) where recall or the plan found a secret
+    disclosed["secretsMasked"] = masks_in(stdin.decode("utf-8"))
+    return disclosed
+
+
+def _disclosed_task(
+    kind: str, task: dict[str, Any], stdin: bytes, session_key: str | None
 ) -> dict[str, Any]:
     if kind == "extraction":
         turns = task["chunk"]["turnRange"]
@@ -411,15 +426,32 @@ def memory_extract_preview(ctx: OpContext, request: ExtractPreviewRequest) -> di
         normalized = with_full_session_keys(stores.index, normalized)
         stores.sync_projection()
         owner = plan_owner(stores.identity)
-        recalled = recall(
-            stores.index,
-            stores.state,
-            stores.identity,
-            normalized,
-            home=ctx.home,
-            limit=request.limit,
-        )
-        extractions = [
+        # adjudications first (docs/runner.md): their task binds the pool as it is now, which
+        # the drafts these extractions stage would change (a manifest runs its plans in this
+        # order); one manifest lists at most 8 plans, so the extractions take what is left
+        waiting = awaiting_adjudication(stores.state, memory_owner(stores.identity))
+        groups = _adjudication_groups(stores.state, waiting)
+        planned_groups = groups[:MAX_PLANS_PER_MANIFEST]
+        plans: list[dict[str, Any]] = []
+        for group in planned_groups:
+            task = live_adjudication_task(
+                stores.state, memory_owner(stores.identity), group, reissue=True
+            )
+            if task is not None:
+                source = {"kind": "adjudication", "extractionTaskIds": group}
+                plans.append(_write_plan(ctx, owner, runner, "adjudication", task, source))
+        room = min(request.limit, MAX_PLANS_PER_MANIFEST - len(plans))
+        recalled: dict[str, Any] = {"sources": [], "note": ""}
+        if room > 0:
+            recalled = recall(
+                stores.index,
+                stores.state,
+                stores.identity,
+                normalized,
+                home=ctx.home,
+                limit=room,
+            )
+        plans += [
             _write_plan(
                 ctx,
                 owner,
@@ -435,29 +467,17 @@ def memory_extract_preview(ctx: OpContext, request: ExtractPreviewRequest) -> di
             )
             for task in recalled["sources"]
         ]
-        # one manifest lists at most 8 plans: adjudications beyond that wait for the next plan
-        waiting = awaiting_adjudication(stores.state, memory_owner(stores.identity))
-        groups = _adjudication_groups(stores.state, waiting)
-        room = max(0, MAX_PLANS_PER_MANIFEST - len(extractions))
-        plans: list[dict[str, Any]] = []
-        for group in groups[:room]:
-            task = live_adjudication_task(
-                stores.state, memory_owner(stores.identity), group, reissue=True
-            )
-            if task is not None:
-                source = {"kind": "adjudication", "extractionTaskIds": group}
-                plans.append(_write_plan(ctx, owner, runner, "adjudication", task, source))
-        # adjudications first: their task binds the pool as it is now, which the drafts these
-        # extractions stage would change (a manifest runs its plans in this order)
-        plans += extractions
         manifest = _manifest(ctx, owner, plans)
         conformance = conformance_summary(stores.state, runner)
-    note = recalled["note"]
-    deferred = sum(len(group) for group in groups[room:])
+    notes = [str(recalled["note"])]
+    deferred = sum(len(group) for group in groups[MAX_PLANS_PER_MANIFEST:])
     if deferred:
-        note = f"{note} {deferred} more draft batches await adjudication; plan again after these."
+        notes.append(f"{deferred} more draft batches await adjudication; plan again after these.")
+    if room <= 0:
+        notes.append("No extraction planned: the adjudications fill this manifest.")
     if not plans:
-        note = f"{note} Nothing to plan."
+        notes.append("Nothing to plan.")
+    note = " ".join(n for n in notes if n)
     result = _preview_result(runner, plans, manifest, note)
     result["deferredAdjudications"] = deferred
     result["runnerConformance"] = conformance  # unverified: the approval would refuse

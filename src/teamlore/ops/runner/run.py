@@ -327,7 +327,11 @@ def _run_one(
 ) -> dict[str, Any]:
     from teamlore.memory.extraction.adjudication import require_complete_approved_projection
     from teamlore.runner import plans as plan_store
-    from teamlore.runner.conformance import profile_changes, require_conformant
+    from teamlore.runner.conformance import (
+        missing_credentials,
+        profile_changes,
+        require_conformant,
+    )
     from teamlore.runner.process import kill_leftover
     from teamlore.runner.profiles import RUNNER_NAMES, RunnerChoice, resolve_runner
     from teamlore.runner.prompt import parse_answer
@@ -371,6 +375,9 @@ def _run_one(
                 raise errors.TeamloreError(errors.RUNNER_PLAN_INVALID, "the plan names no runner")
             choice = RunnerChoice(raw["name"], raw.get("model"), raw.get("endpoint"))
             runner = resolve_runner(choice, home=home)
+            lacking = missing_credentials(plan_file.profile, runner, plan_digest)
+            if lacking is not None:
+                raise lacking  # not a changed runner: a key to set, the plan kept for it
             require_conformant(stores.state, runner)
             recorded = _recorded_outcome(stores.state, plan_file.plan.task_id)
             if recorded is not None and record.get("state") == "running":
@@ -601,6 +608,9 @@ def _run_manifest(
                     adjudicate=False,
                 )
             )
+        except KeyboardInterrupt as stop:
+            partial = _interrupted(ctx.home, results, ordered[number:], manifest_digest)
+            raise ManifestInterrupted(partial) from stop
         except errors.TeamloreError as err:
             # each plan of a manifest takes effect, or fails, on its own
             results.append(
@@ -615,6 +625,43 @@ def _run_manifest(
     shared = _shared_adjudication_plan(ctx, results)
     progress(total, total, "done")
     return _run_result(results, manifest=manifest_digest, adjudication=shared)
+
+
+class ManifestInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a manifest: `partial` is the run result of what finished before it, the
+    plan it stopped (`interrupted`: `maybeSent` when its runner had started) and those that
+    never started (`not-started`), for the command to show (docs/runner.md)."""
+
+    def __init__(self, partial: dict[str, Any]) -> None:
+        super().__init__()
+        self.partial = partial
+
+
+def _interrupted(
+    home: Any, results: list[dict[str, Any]], left: list[Any], manifest_digest: str
+) -> dict[str, Any]:
+    from teamlore.runner import plans as plan_store
+
+    rows = list(results)
+    for position, listed in enumerate(left):
+        row: dict[str, Any] = {"planDigest": listed.plan_digest, "taskKind": listed.task_kind}
+        if position == 0:
+            record = plan_store.read_run_record(home, listed.plan_digest) or {}
+            row.update(status="interrupted", maybeSent=record.get("state") == "indeterminate")
+        else:
+            row["status"] = "not-started"
+        rows.append(row)
+    partial = _run_result(rows, manifest=manifest_digest)
+    partial["interrupted"] = True
+    partial["drafts"] = sum(
+        int(r.get("candidates") or 0)
+        for r in results
+        if r.get("taskKind") == "extraction" and r.get("status") == "done"
+    )
+    if any(r["status"] == "not-started" or r.get("maybeSent") is False for r in rows):
+        # what never left: approving the manifest again runs it
+        partial["next"] = f"teamlore memory extract --approve-manifest {manifest_digest}"
+    return partial
 
 
 def _shared_adjudication_plan(
