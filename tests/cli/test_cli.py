@@ -345,7 +345,7 @@ def test_a_search_refusal_says_which_value_was_wrong(home: Path, tmp_path: Path)
     assert refusal_lines(text.stderr) == [
         "error WINDOW_INVALID: since 2026-02-01T00:00:00.000Z is not before until"
         " 2026-01-01T00:00:00.000Z: the window is empty or reversed",
-        "  next: Give `since` and `until`, since first (recall: canonical UTC, 366 days at most).",
+        "  next: Give `--since` before `--until` (ISO dates or instants, any span).",
     ]
 
 
@@ -446,10 +446,7 @@ def test_usage_errors_exit_2(home: Path) -> None:
     [
         (["memory", "promote"], "teamlore memory promote: missing option '--plan'"),
         (["sessions", "search"], "teamlore sessions search: missing argument 'QUERY'"),
-        (
-            ["sessions", "search", "x", "--bogus"],
-            "teamlore sessions search: no such option: --bogus",
-        ),
+        (["sessions", "list", "--bogus"], "teamlore sessions list: no such option: --bogus"),
         (["no-such-command"], "teamlore: no such command 'no-such-command'"),
     ],
 )

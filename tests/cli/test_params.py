@@ -31,6 +31,11 @@ PLAIN = [
     ["sessions", "search", "x", "--no-sync", "--lexical"],
     ["memory", "search", "x"],
     ["memory", "search", "release", "job", "-n", "3", "--lexical", "-r", "repo dir", "-f", "json"],
+    # after `--`, every token is a word of the query (a word may start with `-`)
+    ["sessions", "search", "--", "-x"],
+    ["sessions", "search", "-n", "3", "--", "-x", "--limit"],
+    ["sessions", "search", "-"],
+    ["memory", "search", "--lexical", "--", "-x"],
 ]
 
 LEFT_TO_TYPER = [
@@ -51,8 +56,6 @@ LEFT_TO_TYPER = [
     ["sessions", "show"],  # a missing argument
     ["sessions", "show", "a", "b"],
     ["sessions", "search"],
-    ["sessions", "search", "--", "-x"],
-    ["sessions", "search", "-"],
     ["sessions", "search", "x", "--help"],
     ["sessions", "search", "x", "-h"],
     ["sessions", "searchx", "x"],
@@ -91,6 +94,49 @@ def test_a_plain_command_line_makes_the_call_typer_makes(
 @pytest.mark.parametrize("argv", LEFT_TO_TYPER, ids=" ".join)
 def test_anything_else_is_left_to_typer(argv: list[str]) -> None:
     assert session_commands.lean_invocation(argv) is None
+
+
+@pytest.mark.parametrize(
+    ("argv", "query"),
+    [
+        (["sessions", "search", "-foo"], ["-foo"]),  # typer alone: `-f oo`
+        (
+            ["sessions", "search", "cart", "-n", "3", "-rounding", "--lexical"],
+            ["cart", "-rounding"],
+        ),
+        (["sessions", "search", "-1", "--format=json"], ["-1"]),
+        (["memory", "search", "-x", "-n", "2"], ["-x"]),
+    ],
+)
+def test_a_query_word_that_starts_with_a_dash_is_the_querys_on_either_path(
+    argv: list[str], query: list[str], captured: list[tuple[Any, ...]]
+) -> None:
+    """A word that is no option of a search command is a word of its query, in the lean parse
+    and in typer's (`main` puts the query's words after `--` for it)."""
+    from teamlore.cli.main import _query_after_dashes
+
+    invocation = session_commands.lean_invocation(argv)
+    assert invocation is not None
+    invocation()
+    result = CliRunner().invoke(app, _query_after_dashes(argv))
+    assert result.exit_code == 0, result.output
+    lean, typer = captured
+    assert lean == typer and lean[1]["query"] == " ".join(query)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["sessions", "search", "-fjson", "x"],  # an option with its value attached
+        ["sessions", "search", "x", "-n5"],
+        ["sessions", "search", "x", "--bogus"],  # a mistyped long option: typer refuses it
+        ["sessions", "show", "-foo"],  # no query: an unknown option stays one
+    ],
+)
+def test_an_option_as_typed_stays_an_option(argv: list[str]) -> None:
+    from teamlore.cli.main import _query_after_dashes
+
+    assert _query_after_dashes(argv) == argv
 
 
 def test_a_refused_field_is_named_by_the_flag_typed_on_either_path(

@@ -26,6 +26,7 @@ from typing import Any
 
 import pytest
 from test_cli import DATA, _imported_by, sources, sync_json
+from test_search_walk import teamlore_to_a_closed_pipe
 
 from support import refusal_lines, teamlore_cli
 from teamlore.cli import warm, watch
@@ -206,6 +207,7 @@ COMMANDS = [
     ("memory", "search", "invoice"),
     ("memory", "search", "invoice", "--format", "json"),
     ("memory", "search", "invoice", "--repository", "/no/such/repository"),
+    ("sessions", "search", "-fixture", "--lexical"),  # a query word that starts with `-`
 ]
 
 
@@ -224,6 +226,18 @@ def test_a_served_command_prints_the_bytes_and_exit_code_of_its_own_process(
         own.stderr,
     )
     assert served.stdout or served.stderr
+
+
+def test_a_served_command_whose_reader_went_away_exits_0_quietly(
+    read_server: tuple[Watch, Path],
+) -> None:
+    """As in its own process (tests/cli/test_search_walk.py): the client, writing the server's
+    bytes to a pipe nobody reads any more (`| head -1`), exited 1."""
+    server, repo = read_server
+    before = server.answered()
+    done = teamlore_to_a_closed_pipe("sessions", "search", "fixture", cwd=repo)
+    assert server.answered_exactly(before + 1)  # the server answered it
+    assert (done.returncode, done.stderr) == (0, "")
 
 
 def on_a_terminal(*args: str, columns: int, env: dict[str, str] | None = None) -> tuple[int, bytes]:

@@ -39,7 +39,9 @@ def refusal(model: type, payload: dict[str, object]) -> str:
         (
             SessionsSearchRequest,
             {"query": "x" * 4097},
-            "query: String should have at most 4096 characters",
+            # teamlore's words here, not pydantic's: how long it is, and how to shorten it
+            "query: too long to search: 4,097 characters (at most 4,096); keep the words that"
+            " tell it apart, such as the error line of a stack trace",
         ),
         (
             SessionsSearchRequest,

@@ -31,3 +31,13 @@ def any_character_gets_out() -> None:
     for stream in (sys.stdout, sys.stderr):
         if not writes_utf8(stream) and hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
+
+
+def reader_went_away() -> int:
+    """The exit code of a command whose reader stopped reading (`teamlore sessions search x |
+    head -1`): 0, quietly, in every view and on every path (the lean commands, typer's, the
+    watch client), as when the output fitted the pipe before the reader left. Stdout is pointed
+    at /dev/null first, so the flush at exit raises no second error."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 0

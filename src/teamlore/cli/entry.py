@@ -19,7 +19,7 @@ import os
 import sys
 from collections.abc import Callable
 
-from teamlore.cli import any_character_gets_out, single_blas_thread
+from teamlore.cli import any_character_gets_out, reader_went_away, single_blas_thread
 
 TYPE_CHECKING = False  # not `typing`'s: the watch client's process does not load typing
 if TYPE_CHECKING:
@@ -132,8 +132,8 @@ def _dispatch(args: list[str]) -> None:
 
 
 def _run_lean(invocation: Callable[[], None]) -> None:
-    """Exit as a typer command does: 0 when it returns, its code when it exits, 1 quietly when
-    the reader of its output went away."""
+    """Exit as a typer command does: 0 when it returns, its code when it exits, 0 quietly when
+    the reader of its output went away (`reader_went_away`)."""
     from teamlore.core.errors import TeamloreError
 
     try:
@@ -144,9 +144,7 @@ def _run_lean(invocation: Callable[[], None]) -> None:
 
         fail(err, _requested_format(sys.argv[1:]))
     except BrokenPipeError:
-        devnull = os.open(os.devnull, os.O_WRONLY)  # no second error flushing stdout at exit
-        os.dup2(devnull, sys.stdout.fileno())
-        sys.exit(1)
+        sys.exit(reader_went_away())
     sys.exit(0)
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from rich.console import Console
 
+from teamlore.cli import reader_went_away
 from teamlore.cli.literal import literal
 
 
@@ -27,3 +28,9 @@ class LiteralConsole(Console):
             highlight=False,
             **options,
         )
+
+    def on_broken_pipe(self) -> None:
+        """The reader of the output went away (`| head -1`): the command ends as on every other
+        path (`reader_went_away`: 0, quietly), where rich's own exits 1."""
+        self.quiet = True
+        raise SystemExit(reader_went_away())

@@ -20,7 +20,7 @@ import typer
 
 from teamlore import __version__
 from teamlore.cli import app as cli_app
-from teamlore.cli import mcp_command
+from teamlore.cli import mcp_command, reader_went_away
 from teamlore.cli.app import app as declared
 from teamlore.cli.app import memory_app, sessions_app
 from teamlore.cli.commands import sessions as session_commands
@@ -35,6 +35,7 @@ from teamlore.cli.output import (
     stdout,
     styled,
 )
+from teamlore.cli.params import query_after_dashes
 from teamlore.cli.typer_app import to_typer
 from teamlore.core import errors
 
@@ -184,7 +185,7 @@ def main() -> None:
     """Run the app; a usage error typer finds (an unknown option, a missing argument, a value of
     the wrong type) is reported as every refusal is (docs/cli-output.md, "Errors")."""
     try:
-        code = app(standalone_mode=False)
+        code = app(args=_query_after_dashes(sys.argv[1:]), standalone_mode=False)
     except _click_errors.UsageError as exc:
         if type(exc).__name__ == "NoArgsIsHelpError":  # `teamlore memory`: the group's help
             exc.show()
@@ -197,10 +198,20 @@ def main() -> None:
         print("Aborted!", file=sys.stderr)
         sys.exit(1)
     except BrokenPipeError:
-        sys.exit(1)
+        sys.exit(reader_went_away())
     except errors.TeamloreError as err:  # refused before its operation ran (CWD_GONE)
         fail(err, _requested_format(sys.argv[1:]))
     sys.exit(code if isinstance(code, int) else 0)  # a command returns None, typer.Exit its code
+
+
+def _query_after_dashes(args: list[str]) -> list[str]:
+    """`args` with a search query's words after `--` when one starts with `-` (`teamlore
+    sessions search -foo`: `params.query_after_dashes`), as the lean parse reads them."""
+    for size in (3, 2):
+        command = declared.find(tuple(args[:size])) if len(args) >= size else None
+        if command is not None:
+            return [*args[:size], *query_after_dashes(command, args[size:])]
+    return args
 
 
 def _usage_refusal(exc: Any) -> errors.TeamloreError:
@@ -211,7 +222,15 @@ def _usage_refusal(exc: Any) -> errors.TeamloreError:
         # 'text', 'json'`) become a person's, as every refusal's are (core/errors.py)
         exc.message = errors.first_problem(cause, plain=True)[1]
     message = exc.format_message().rstrip(".")
-    return errors.TeamloreError(errors.USAGE, f"{command}: {message[:1].lower()}{message[1:]}")
+    refusal = errors.TeamloreError(errors.USAGE, f"{command}: {message[:1].lower()}{message[1:]}")
+    option = getattr(exc, "option_name", None)  # no such option: a query word, perhaps
+    params = exc.ctx.command.params if exc.ctx is not None else []
+    if option and any(getattr(p, "metavar", None) == "QUERY" for p in params):
+        refusal.advising(
+            "Run the command with `--help` to see its options; to search for a word that"
+            f" starts with `--`, put `--` before the query: `{command} -- {option}`."
+        )
+    return refusal
 
 
 def _requested_format(args: list[str]) -> OutputFormat:

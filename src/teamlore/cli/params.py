@@ -6,8 +6,9 @@ CLI process"; `teamlore.cli.commands.plain_invocation`).
 record it. The typer app (`teamlore.cli.typer_app.to_typer`) turns each record into the typer
 object when it registers a command, so `--help` and docs/cli.md come from the same declaration
 as the fast parse. `parse_argv` reads the records to parse the plain forms (`--flag`, `--opt VALUE`,
-`--opt=VALUE`, `-o VALUE`, positional words) into the keyword arguments typer would pass;
-anything else (an unknown or repeated option, `--`, a value that is not plainly a number or a
+`--opt=VALUE`, `-o VALUE`, positional words, `--` before words) into the keyword arguments typer
+would pass (a search query's words may start with `-`: `query_after_dashes`);
+anything else (an unknown or repeated option, a value that is not plainly a number or a
 choice, a number outside its option's `min=`/`max=`, a missing argument, `--help`) returns None,
 and the full typer path parses it, with its usage errors and exit code 2.
 """
@@ -126,9 +127,57 @@ def invocation(command: Callable[..., Any], argv: list[str]) -> Callable[[], Non
     return lambda: call(command, kwargs)
 
 
+def query_after_dashes(command: Callable[..., Any], argv: list[str]) -> list[str]:
+    """`argv` (a command's arguments) as typer reads them when `command` takes a search query
+    (an argument `QUERY`, any number of words): a word that starts with `-` and is not one of
+    the command's options as typed is a word of the query (`teamlore sessions search -foo`,
+    which typer reads as `-f oo`), so the query's words, in their order, go after `--`, the
+    options before it. An option as typed: `-n 5`, `--limit 5`, `--limit=5`, or a short one
+    with a number or a choice attached (`-n5`, `-fjson`); an unknown `--word` stays an option
+    (typer refuses it: a mistyped flag). Any other `argv` is returned as it is."""
+    params = declared(command)
+    if not any(
+        isinstance(r, Param) and r.kind == "argument" and r.options.get("metavar") == "QUERY"
+        for r in params.values()
+    ):
+        return argv
+    hints = typing.get_type_hints(command)
+    by_decl = {
+        d: name
+        for name, record in params.items()
+        if isinstance(record, Param) and record.kind == "option"
+        for d in record.decls
+    }
+    options: list[str] = []
+    words: list[str] = []
+    tokens = iter(argv)
+    for token in tokens:
+        if token == "--":
+            words.extend(tokens)
+            break
+        decl = token.partition("=")[0] if token.startswith("--") else token
+        name = by_decl.get(decl)
+        if name is not None or (token.startswith("--") and len(token) > 2):
+            options.append(token)  # a known option, or an unknown `--word` typer refuses
+            takes_value = name is not None and hints[name] is not bool and "=" not in token
+            value = next(tokens, None) if takes_value else None
+            options += [] if value is None else [value]
+            continue
+        attached = by_decl.get(token[:2]) if token.startswith("-") else None
+        kind = _optional(hints[attached]) if attached is not None else None
+        if kind is not None and kind is not str and _scalar(kind, token[2:]) is not _REFUSED:
+            options.append(token)  # `-n5`, `-fjson`
+            continue
+        words.append(token)
+    if not any(word.startswith("-") for word in words):
+        return argv
+    return [*options, "--", *words]
+
+
 def parse_argv(command: Callable[..., Any], argv: list[str]) -> dict[str, Any] | None:
     """The keyword arguments typer would call `command` with for `argv`, or None when `argv`
-    is not in the plain forms this parse handles (typer then parses it)."""
+    is not in the plain forms this parse handles (typer then parses it). A search query's
+    words may start with `-` (`query_after_dashes`); after `--`, every token is a word."""
     params = declared(command)
     hints = typing.get_type_hints(command)
     if not all(_plain(record, hints[name]) for name, record in params.items()):
@@ -138,8 +187,11 @@ def parse_argv(command: Callable[..., Any], argv: list[str]) -> dict[str, Any] |
     }
     given: dict[str, list[str]] = {}
     words: list[str] = []
-    tokens = iter(argv)
+    tokens = iter(query_after_dashes(command, argv))
     for token in tokens:
+        if token == "--":
+            words.extend(tokens)
+            break
         if not token.startswith("-"):
             words.append(token)
             continue

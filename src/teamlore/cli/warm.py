@@ -147,10 +147,10 @@ def answered(args: list[str]) -> int | None:
         sys.stdout.flush()
         sys.stdout.buffer.write(out)
         sys.stdout.flush()
-    except BrokenPipeError:  # as the in-process path: 1, quietly, when the reader went away
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 1
+    except BrokenPipeError:  # as the in-process path: 0, quietly, when the reader went away
+        from teamlore.cli import reader_went_away  # the package, loaded with this module
+
+        return reader_went_away()
     sys.stderr.buffer.write(err)
     sys.stderr.flush()
     return int(header["exit"])

@@ -609,12 +609,18 @@ def searchable_query(text: str) -> Query:
 def query_without_terms(query: str) -> errors.TeamloreError:
     """QUERY_EMPTY for a query in which no term was found, saying why: it is blank, or its words
     are too long to search (a word of over `MAX_TOKEN_CHARS` is left out: base64, a minified
-    blob), or it holds only punctuation and the like."""
+    blob), or it holds only punctuation, or emoji and other symbols (`✅`, `→`: the index leaves
+    them out, as FTS5's tokenizer would; docs/search.md, "Refusals")."""
     if not query.strip():
         return errors.TeamloreError(errors.QUERY_EMPTY, "the query is empty")
     too_long = [word for word in _QUERY_WORD.findall(query) if len(word) > MAX_TOKEN_CHARS]
     if not too_long:
-        return errors.TeamloreError(errors.QUERY_EMPTY, f"{query!r} has no searchable terms")
+        kinds = {unicodedata.category(c)[0] for c in query}
+        what = "emoji and symbols are" if "S" in kinds else "punctuation is"
+        what = "emoji, symbols and punctuation are" if {"S", "P"} <= kinds else what
+        return errors.TeamloreError(
+            errors.QUERY_EMPTY, f"{query!r} has no searchable terms: {what} not searched"
+        )
     why = f"too long to search (over {MAX_TOKEN_CHARS} characters)"
     if too_long == [query.strip()]:
         return errors.TeamloreError(errors.QUERY_EMPTY, f"{too_long[0]!r} is {why}")

@@ -131,6 +131,7 @@ NEXT: dict[str, str] = {
     "STALE_REVISION": "Nothing to do: the Writer retries against the changed document.",
     "RECOVERY_CONFLICT": "Keep your hand edit or the staged one, then `teamlore personal retry`.",
     "MODEL_CALL_FAILED": "Check the model profile, then `teamlore personal retry` the job.",
+    # recall's window; `sessions search|list` say theirs (`SESSIONS_WINDOW_NEXT`)
     "WINDOW_INVALID": (
         "Give `since` and `until`, since first (recall: canonical UTC, 366 days at most)."
     ),
@@ -219,6 +220,10 @@ NEXT: dict[str, str] = {
         "Discard it with `teamlore memory discard --extract-again`, then recall."
     ),
 }
+
+# WINDOW_INVALID's `next` for `sessions search` and `sessions list`, whose window is any two ISO
+# dates or instants (no 366-day limit, no canonical form: that is recall's)
+SESSIONS_WINDOW_NEXT = "Give `--since` before `--until` (ISO dates or instants, any span)."
 
 # the same, for a refusal an MCP tool returns, where `NEXT` sends a person to `--help`: a tool's
 # caller has its input schema instead (core/errors.py, `tool_next_step`)

@@ -11,13 +11,14 @@ import sqlite3
 import stat
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from teamlore.core import db, errors
 from teamlore.core.analyzer import ANALYZER_VERSION, forget_words, searchable_query
 from teamlore.core.fusion import EMBEDDINGS_OFF, LEXICAL_ASKED
 from teamlore.core.lock import file_lock
 from teamlore.core.paths import display_path, resolve_home
+from teamlore.core.remedies import SESSIONS_WINDOW_NEXT
 from teamlore.core.timeutil import parse_instant
 from teamlore.ops.plain_request import PlainRequest, param, utf8_text
 from teamlore.ops.registry import OpContext, ProgressCallback, operation
@@ -380,7 +381,7 @@ class Window(PlainRequest):
                 errors.WINDOW_INVALID,
                 f"since {self.since} is not before until {self.until}:"
                 " the window is empty or reversed",
-            )
+            ).advising(SESSIONS_WINDOW_NEXT)  # not recall's canonical UTC and 366 days
 
 
 class SessionsListRequest(Window):
@@ -477,11 +478,14 @@ def _one_tool(shown: dict[str, Any], number: int) -> dict[str, Any]:
     return {**shown, "turns": [{**turn, "tools": tools}]}
 
 
+MAX_QUERY_CHARS = 4096
+
+
 class SessionsSearchRequest(Window):
     """`sessions.search`'s request."""
 
     # no lower bound: an empty query is QUERY_EMPTY, as a blank one is (docs/search.md)
-    query: str = param(max_length=4096, convert=utf8_text)
+    query: str = param(max_length=MAX_QUERY_CHARS, convert=utf8_text)
     provider: str | None = param(None, convert=known_provider)
     repository: str | None = param(None)
     limit: int = param(20, ge=1, le=500)
@@ -494,6 +498,21 @@ class SessionsSearchRequest(Window):
         super().check()
         # refused before the search-time refresh writes the index: a refusal changes nothing
         searchable_query(self.query)
+
+    @classmethod
+    def _hand_checked(cls, payload: Mapping[str, Any], *, json: bool = False) -> Self:
+        """A query over the limit (a pasted stack trace) is refused saying how long it is and
+        how to shorten it: cut to the limit, a Python trace would lose its last line, the
+        error (docs/search.md, "Refusals")."""
+        query = payload.get("query") if isinstance(payload, Mapping) else None
+        if isinstance(query, str) and len(query) > MAX_QUERY_CHARS:
+            raise errors.TeamloreError(
+                errors.INVALID_ARGUMENT,
+                f"query: too long to search: {len(query):,} characters (at most"
+                f" {MAX_QUERY_CHARS:,}); keep the words that tell it apart, such as the error"
+                " line of a stack trace",
+            )
+        return super()._hand_checked(payload, json=json)
 
 
 @operation("sessions.search", input_model=SessionsSearchRequest, side_effect="read")
