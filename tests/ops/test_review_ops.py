@@ -57,7 +57,7 @@ def cli(flow: Flow, *args: str, stdin: str | None = None) -> tuple[int, dict[str
 def test_the_cli_gives_the_operation_results_and_errors(flow: Flow) -> None:
     (cid,) = flow.quarantine([candidate(TEXT, [(TEXT, [flow.turn_ev(1)])])])
     code, review = cli(flow, "review")
-    assert code == 0 and review == flow.review()
+    assert code == 0 and review == flow.op("memory.review", {})
     code, prepared = cli(
         flow, "prepare", "--request", "-", stdin=json.dumps(request_for(review["items"][0]))
     )
@@ -266,13 +266,15 @@ def test_confirm_refuses_a_candidate_whose_target_drifted_with_that_drift(flow: 
     flow.adjudicate(staged, [update, store(blocked)])
     target.write_text(target.read_text() + "edited\n")  # the target moved after adjudication
 
+    from teamlore.ops.memory.review import short_candidate_id
+
     with pytest.raises(TeamloreError) as named:
         confirm(flow, {"candidateIds": [updater]})
     assert named.value.code == "TARGET_DRIFT"
     assert named.value.message == (
         f"{updater}: entry release-tag-prefix was edited since the candidate was adjudicated;"
-        " discard it (`teamlore memory discard --candidate ID --extract-again`) or leave it out"
-        " of --candidate"
+        f" discard it (`teamlore memory discard --candidate {short_candidate_id(updater)}"
+        " --extract-again`) or leave it out of --candidate"
     )
 
     with pytest.raises(TeamloreError) as every:

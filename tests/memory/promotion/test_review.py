@@ -129,7 +129,8 @@ class Flow:
         return ids
 
     def review(self) -> dict[str, Any]:
-        return self.op("memory.review", {})
+        """The whole queue: every test here holds fewer candidates than one page of 50."""
+        return self.op("memory.review", {"limit": 50})
 
     def item(self, candidate_id: str) -> dict[str, Any]:
         return next(i for i in self.review()["items"] if i["candidateId"] == candidate_id)
