@@ -240,3 +240,29 @@ def test_a_key_holding_the_whole_query_ranks_above_every_key_found_by_meaning_al
     assert ahead == fuse([("w1", 1.0)], ["w1", *neighbours])
     tied = fuse([("w1", 1.0)], neighbours, literal={"w1"})  # 1/21 each
     assert [(f.key, f.score) for f in tied[:2]] == [("w1", 0.501), ("v1", 0.5)]
+
+
+def test_a_document_no_model_reads_is_judged_by_its_words_once_and_never_passes_one() -> None:
+    # `mixed` holds half the terms as typed and every term as typed or translated; no model
+    # reads it. Both words rankings stood in for its missing vector vote, so it scored 1.07
+    # above `read`, first by words and near by meaning (the "commit and push" walk finding)
+    fused = fuse(
+        [("read", 1.0), ("mixed", 0.5)],
+        ["other", "read"],
+        translation=[("mixed", 1.0)],
+        unread={"mixed"},
+    )
+    assert [f.key for f in fused][:2] == ["read", "mixed"]
+    assert all(f.score <= 1.0 for f in fused)
+    # first everywhere with every term held, as typed and translated: 1.0, not more
+    for unread in (set(), {"a"}):
+        top = fuse([("a", 1.0)], [] if unread else ["a"], translation=[("a", 1.0)], unread=unread)
+        assert top[0].score == 1.0, unread
+
+
+def test_a_short_query_whose_words_found_nothing_is_decided_by_its_translation() -> None:
+    # 钱包 when no turn holds it: the turns holding "wallet" (its gloss) come before the turns
+    # the glosses' mean vector is merely near
+    neighbours = [f"n{i}" for i in range(5)]
+    fused = fuse([], neighbours, keep_words=True, translated=True, translation=[("w", 1.0)])
+    assert fused[0].key == "w" and fused[0].matched_by == ("translation",)

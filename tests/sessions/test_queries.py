@@ -685,7 +685,8 @@ def test_a_turn_found_by_meaning_alone_shows_the_passage_saying_what_was_asked(
         {"t": "say", "text": "Registrations now keep their own database tables and migrations."},
         {"t": "user", "text": "Write the release notes."},
     )
-    assert (hits[0]["turn"], hits[0]["matchedBy"]) == (1, ["vector"])
+    # no turn holds 数据库 as typed, so its gloss's word ranks too (the turn holds "database")
+    assert (hits[0]["turn"], hits[0]["matchedBy"]) == (1, ["translation", "vector"])
     assert hits[0]["snippet"].startswith("assistant: ")
     assert "database tables" in hits[0]["snippet"]
 
@@ -794,3 +795,73 @@ def test_the_score_step_divides_every_weight_a_term_can_have() -> None:
     strongest = [readable_weight(tool_output, bm25) for bm25 in (0.0, 1.0, 99.0, 1e4, 1e9)]
     assert strongest == sorted(strongest) and strongest[0] == 3.75 and strongest[-1] == 3.99
     assert readable_weight(Held(4, 0, 4), 1e9) == 4.24 < readable_weight(Held(5, 0, 5), 0.0)
+
+
+def test_a_short_chinese_query_no_turn_holds_finds_the_english_turns_by_its_gloss(
+    home: Path, tmp_path: Path
+) -> None:
+    # 钱包 ("wallet") found nothing: a short Chinese query's words decide (rule 3), so its
+    # glosses' words were never searched, even when the words as typed found no turn
+    hits = _hybrid_hits(
+        home,
+        tmp_path,
+        "钱包",
+        "Theme the editor border with the thinking level colour.",
+        "Connect the user's wallet before the checkout signs the payment.",
+    )
+    assert (hits[0]["turn"], hits[0]["matchedBy"][0]) == (2, "translation")
+
+
+def _many_weak_and_one_whole(tmp_path: Path) -> list[dict[str, object]]:
+    """60 short turns holding "alpha" said and "beta" in a tool's output (two passages, strong
+    BM25) and one long turn saying both together (one passage, weak BM25)."""
+    records: list[dict[str, object]] = []
+    for i in range(60):
+        records += [
+            {"t": "user", "text": f"alpha {i}"},
+            {"t": "run", "id": f"c{i}", "cmd": "true"},
+            {"t": "out", "id": f"c{i}", "out": "beta"},
+            {"t": "end"},
+        ]
+    filler = " ".join(f"word{i}" for i in range(300))
+    records += [{"t": "user", "text": f"{filler} alpha beta {filler}"}, {"t": "end"}]
+    return records
+
+
+def test_the_first_lexical_turns_do_not_depend_on_the_page_size(home: Path, tmp_path: Path) -> None:
+    # the candidates were the best max(50, 5 * limit) by BM25: a page of one missed the turn
+    # holding both words together, which a page of twenty put first
+    indexer = _synced(home, tmp_path, *_many_weak_and_one_whole(tmp_path))
+    pages = {
+        limit: [
+            h["turn"] for h in queries.search_turns(indexer.conn, "alpha beta", limit=limit).hits
+        ]
+        for limit in (1, 3, 20, 45, 100)
+    }
+    assert pages[1] == [61]
+    for shorter, longer in ((1, 3), (3, 20), (20, 45), (45, 100)):
+        assert pages[longer][:shorter] == pages[shorter], (shorter, longer)
+
+
+def test_the_first_hybrid_turns_do_not_depend_on_the_page_size(home: Path, tmp_path: Path) -> None:
+    # a hybrid search fused the words' first max(limit, 30) turns: a page of more than 30 fused
+    # more of them, and rule 10 lifted the deeper ones holding the whole query into its first
+    # places
+    from teamlore.models.embeddings import bundled_embedder
+    from teamlore.sessions.turn_vectors import embed_pending_turns
+
+    indexer = _synced(home, tmp_path, *_many_weak_and_one_whole(tmp_path))
+    embedder = bundled_embedder()
+    embed_pending_turns(indexer.conn, embedder)
+    pages = {
+        limit: [
+            (h["turn"], h["score"])
+            for h in queries.search_turns(
+                indexer.conn, "alpha beta", limit=limit, embedder=embedder
+            ).hits
+        ]
+        for limit in (1, 10, 30, 45, 61, 100)
+    }
+    assert pages[1][0][0] == 61
+    for shorter, longer in ((1, 10), (10, 30), (30, 45), (45, 61), (61, 100)):
+        assert pages[longer][:shorter] == pages[shorter], (shorter, longer)

@@ -752,11 +752,13 @@ def test_a_chinese_query_finds_an_english_turn_by_meaning_only(
 ) -> None:
     """The word path searches the query's own words, never their English glosses (a translation
     must not outvote a literal match, docs/hybrid-search.md): with words alone (`--lexical`) a
-    Chinese query finds no English turn; the vector path finds it."""
+    Chinese query finds no English turn; the vector path finds it, and so does the glosses'
+    ranking, since no turn holds the query's words as typed (rule 3 gives the glosses no voice
+    only when one does)."""
     sync(claude_root)
     assert cli_json("sessions", "search", "镜像", "--lexical")["hits"] == []  # "image"
     hits = cli_json("sessions", "search", "容器镜像")["hits"]  # "container image"
-    assert hits[0]["turn"] == 5 and hits[0]["matchedBy"] == ["vector"]
+    assert hits[0]["turn"] == 5 and hits[0]["matchedBy"] == ["translation", "vector"]
 
 
 def test_vectors_made_by_the_helper_are_stored_byte_for_byte_as_the_sync_stores_its_own(

@@ -181,15 +181,18 @@ def fused_scores(
     glosses): the lexical ranking weighs DECIDING_LEXICAL_WEIGHT too, so a literal match ranks
     above a translation (docs/hybrid-search.md, "Words are never outvoted").
     `unread`: keys no embedding ranking can read (`Embedder.reads`); the words are their only
-    judge, so their lexical part is scaled to the full weight of every ranking
-    (docs/hybrid-search.md, "Words are never outvoted", rule 6).
+    judge, so they get every embedding ranking's weight too, once, times the better of their
+    two readings (as typed, translated) (docs/hybrid-search.md, "Words are never outvoted",
+    rule 6).
     `translation`: (key, share of the query's terms held as typed or as a translation, 0..1),
     best first: the words ranking of a query's translations (an English query's Chinese
     words, a Chinese query's English glosses), weighing
-    TRANSLATION_WEIGHT, plus every embedding ranking's weight for an `unread` key as the
-    words do: at least LEXICAL_WEIGHT - TRANSLATION_WEIGHT less than the words as typed
-    (docs/hybrid-search.md, "English queries over Chinese turns"). Its first key ends within
-    the first KEPT_PLACES when it alone holds at least KEPT_TRANSLATION_SHARE of the terms.
+    TRANSLATION_WEIGHT, less than the words as typed (docs/hybrid-search.md, "English queries
+    over Chinese turns"); a key in both gets both, never more than its better reading at the
+    lexical weight, so no key passes `best`. Its first key ends within the first KEPT_PLACES
+    when it alone holds at least KEPT_TRANSLATION_SHARE of the terms. When `keep_words` and
+    the lexical ranking found nothing, the translation decides instead: it weighs
+    DECIDING_LEXICAL_WEIGHT times as much and its first KEPT_WORD_RANKS keys are kept.
     `literal`: keys of `lexical` that hold the whole query as typed (every search term, in
     their best passage where the caller ranks passages); each ends above every key found by
     meaning alone (`_literal_above_meaning`)."""
@@ -199,13 +202,27 @@ def fused_scores(
     # both paths ran (else there is nothing to fuse), even when one found nothing: a hit the
     # words missed never scores 1.0, the score of first everywhere with every term held
     votes = vector_weight + (0.0 if headline is None else VECTOR_WEIGHT)
+    # A key's words: as typed, and as translated (whose share counts the terms held as typed
+    # too), together never more than the better reading at the lexical weight; an unread key's
+    # words stand in for the vector vote it lacks (rule 6) once, by the better reading, not once
+    # per reading. So no key passes `best` (docs/hybrid-search.md, "Words are never
+    # outvoted", rules 6, 7 and 10).
+    typed_part: dict[Key, float] = {}
     for rank, (key, share) in zip(ranks, lexical, strict=True):
-        judged = weight + votes if key in unread else weight
-        scores[key] = judged * min(max(share, 0.0), 1.0) ** 2 / (RRF_K + rank)
+        typed_part[key] = min(max(share, 0.0), 1.0) ** 2 / (RRF_K + rank)
+        scores[key] = weight * typed_part[key]
+    better = dict(typed_part)
+    # a short query whose words as typed found nothing: its translated words decide (rule 3)
+    decide = keep_words and not lexical
+    translation_weight = TRANSLATION_WEIGHT * (DECIDING_LEXICAL_WEIGHT if decide else 1.0)
     for rank, (key, share) in enumerate(translation, start=1):
-        judged = TRANSLATION_WEIGHT + votes if key in unread else TRANSLATION_WEIGHT
-        vote = judged * min(max(share, 0.0), 1.0) ** 2 / (RRF_K + rank)
-        scores[key] = scores.get(key, 0.0) + vote
+        part = min(max(share, 0.0), 1.0) ** 2 / (RRF_K + rank)
+        better[key] = max(better.get(key, 0.0), part)
+        words = scores.get(key, 0.0) + translation_weight * part
+        scores[key] = min(words, weight * better[key]) if key in typed_part else words
+    for key, part in better.items():
+        if key in unread:
+            scores[key] += votes * part
     for rank, key in enumerate(vector, start=1):
         scores[key] = scores.get(key, 0.0) + vector_weight / (RRF_K + rank)
     for rank, key in enumerate(headline or (), start=1):
@@ -219,7 +236,7 @@ def fused_scores(
             scores, [key for key, _ in lexical if key in literal], meaning_only, best
         )
     kept = _kept_by_words(lexical, ranks, keep_words, translated)
-    kept += [key for key in _kept_by_translation(translation) if key not in kept]
+    kept += [key for key in _kept_by_translation(translation, decide) if key not in kept]
     if kept:
         _keep_in_first_places(scores, kept, best)
     vectors = frozenset((*vector, *(headline or ())))
@@ -242,11 +259,16 @@ def _kept_by_words(
     return [lexical[0][0]] if lexical[0][1] >= KEPT_FIRST_SHARE else []
 
 
-def _kept_by_translation(translation: Sequence[tuple[Key, float]]) -> list[Key]:
+def _kept_by_translation(
+    translation: Sequence[tuple[Key, float]], decide: bool = False
+) -> list[Key]:
     """The translation ranking's first key, kept within the first KEPT_PLACES (rule 9 of
     "Words are never outvoted") when it holds at least KEPT_TRANSLATION_SHARE of the query's
     terms and no other key holds as many: a tie at the top is a large turn holding every
-    translation somewhere as often as it is the answer."""
+    translation somewhere as often as it is the answer. `decide` (a short query whose words
+    as typed found nothing, rule 3): its first KEPT_WORD_RANKS keys, as the words' would be."""
+    if decide:
+        return [key for key, _ in translation[:KEPT_WORD_RANKS]]
     if not translation or translation[0][1] < KEPT_TRANSLATION_SHARE:
         return []
     if len(translation) > 1 and translation[1][1] >= translation[0][1]:

@@ -16,11 +16,11 @@ import json
 import sqlite3
 from array import array
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from teamlore.core.analyzer import Query, analyze, snippet
 from teamlore.core.fusion import has_identifier
-from teamlore.sessions.index_db import passage_starts
+from teamlore.sessions.index_db import passage_starts, ranked_turns
 
 # ASCII "record separator": a gap to the analyzer (never part of a token)
 SEPARATOR = "\x1e"
@@ -237,3 +237,93 @@ def _tool_text(conn: sqlite3.Connection, turn_id: int, seq: int) -> tuple[str, l
     if tool["exit_code"] is not None:
         label += f", exit {tool['exit_code']}"
     return label, [p for p in (call, str(tool["paths"] or ""), str(tool["result"] or "")) if p]
+
+
+# -- the words' ranking, the same first turns whatever the page size --------------------------
+#
+# The words' ranking of a session search: turns holding more of the query's terms in one passage
+# first, then BM25 (docs/search.md, "Which results are ranked"), the same best turns whatever
+# the page size (docs/sessions.md, "Search speed").
+#
+# BM25 picks the candidates and the terms they hold order them, so a larger candidate set can
+# bring a turn holding more terms above the first ones. The candidates are therefore not sized by
+# the page: the first FIRST_TIER places are ordered from the best FIRST_CANDIDATES whatever the
+# limit (a hybrid search's words take FIRST_TIER turns too), the next FIRST_TIER from twice as
+# many, the next 2 * FIRST_TIER from four times as many, and so on: the first N turns of a
+# longer page are the page of N.
+
+# the places the first candidates order: a hybrid search's depth (queries.FUSION_DEPTH)
+FIRST_TIER = 30
+# BM25 over any of the terms picks this many candidates for them, twice as many for the next
+# tier and so on (docs/search.md): what a page of 20 had (5 per hit), now for any page size
+FIRST_CANDIDATES = 100
+
+Scored = tuple[Held, float, sqlite3.Row]  # (query terms held, BM25 strength, turn row)
+
+
+def tiers(limit: int) -> list[int]:
+    """The places each candidate set orders, cumulative: 30, 60, 120, … up to `limit`."""
+    ends = [FIRST_TIER]
+    while ends[-1] < limit:
+        ends.append(ends[-1] * 2)
+    return ends
+
+
+def best_turns(
+    conn: sqlite3.Connection,
+    parsed: Query,
+    scoped: Callable[[str], str],
+    clauses: list[str],
+    params: list[Any],
+    limit: int,
+) -> tuple[list[Scored], bool]:
+    """The best `limit` lexical matches, best first, and whether every match was ranked.
+    `scoped`, `clauses`, `params`: the search's filters (`queries._turn_filters`)."""
+    terms = len(parsed.terms)
+    ends = tiers(limit)
+    # one term: every match holds it, so BM25 nearly decides and a tier's places are its pool
+    per_tier = FIRST_CANDIDATES if terms > 1 else FIRST_TIER
+
+    def pool(end: int) -> int:
+        return end // FIRST_TIER * per_tier
+
+    wanted = pool(ends[-1])
+    # A turn ranks by its best passage (docs/sessions.md, "Passages"): the passage holding most
+    # query terms, then BM25. Turns holding every term are the likeliest to hold them in one
+    # passage: the best of them are candidates, and so are the best of those holding any term,
+    # unless a tier's places are all taken by turns holding every term in one passage (none of
+    # those holding fewer can outrank them).
+    rows, ranked_all = ranked_turns(
+        conn, scoped(parsed.match_all()), clauses, params, wanted, with_body=True
+    )
+    every = [(held(parsed, r["body"], r["starts"]), -float(r["rank"]), r) for r in rows]
+    whole = [found.best == terms for found, _s, _r in every]
+    needs_any = [terms > 1 and sum(whole[: pool(end)]) < end for end in ends]
+    some: list[Scored] = []
+    if any(needs_any):
+        partial, ranked_all = ranked_turns(
+            conn, scoped(parsed.match_any()), clauses, params, wanted, with_body=True
+        )
+        known = {r["id"] for r in rows}
+        some = [
+            (held(parsed, r["body"], r["starts"]), -float(r["rank"]), r)
+            for r in partial
+            if r["id"] not in known
+        ]
+        # a row's place in its own BM25 ranking decides which tiers' candidates it is among
+        positions = {r["id"]: place for place, r in enumerate(partial)}
+    placed: list[Scored] = []
+    seen: set[int] = set()
+    for end, any_term in zip(ends, needs_any, strict=True):
+        size = pool(end)
+        candidates = every[:size] + (
+            [item for item in some if positions[item[2]["id"]] < size] if any_term else []
+        )
+        candidates.sort(key=lambda item: (-item[0].weight, -item[1], item[2]["id"]))
+        for item in candidates:
+            if len(placed) >= end:
+                break
+            if item[2]["id"] not in seen:
+                seen.add(item[2]["id"])
+                placed.append(item)
+    return placed[:limit], ranked_all

@@ -16,7 +16,7 @@ from teamlore.core.analyzer import (
     QueryTerm,
     searchable_query,
 )
-from teamlore.core.fusion import fuse, has_identifier, words_decide
+from teamlore.core.fusion import Fused, fuse, has_identifier, words_decide
 from teamlore.core.shapes.records import Record, field
 from teamlore.models.glosses import gloss_query, gloss_terms, has_chinese, segmented, term_text
 from teamlore.sessions.index_db import (
@@ -28,12 +28,15 @@ from teamlore.sessions.index_db import (
     scope_match,
 )
 from teamlore.sessions.passages import (
+    FIRST_TIER,
     Held,
-    held,
+    Scored,
+    best_turns,
     held_by,
     passage_read_by,
     passage_snippet,
     readable_weight,
+    tiers,
     weighed,
 )
 
@@ -326,13 +329,7 @@ def vector_skipped(reason: str | None, code: str | None = None) -> dict[str, Any
     return {"ran": False, "space": None, "turns": 0, "reason": reason, "code": code}
 
 
-# BM25 over any of the terms picks this many candidates per requested hit (at least
-# MIN_CANDIDATES); they are then ordered by how many query terms they hold (docs/search.md).
-CANDIDATES_PER_HIT = 5
-MIN_CANDIDATES = 50
-
 NOTHING_HELD = Held(0, 0, 0)
-Scored = tuple[Held, float, sqlite3.Row]  # (query terms held, BM25 strength, turn row)
 
 
 def search_turns(
@@ -369,14 +366,15 @@ def search_turns(
             for found, strength, r in scored[: int(limit)]
         ]
         return TurnSearch(hits, ranked_all)
-    depth = max(int(limit), FUSION_DEPTH)
+    depth = tiers(int(limit))[-1]  # the words' candidates of every tier of places shown
     # the meaning's side needs nothing of the words': it runs beside them (docs/sessions.md,
     # "Search speed")
     meaning = db.ReadBeside(conn, lambda beside: _meaning(beside, query, filters, embedder))
     try:
         found = _lexical(conn, parsed, filters, depth)
-        # a short Chinese query's words decide (rule 3): its glosses' words get no voice
-        words_only = keep_words and has_chinese(query)
+        # a short Chinese query's words decide (rule 3): its glosses' words get no voice while
+        # the words as typed find a turn; when they find none, the glosses are all it has
+        words_only = keep_words and has_chinese(query) and bool(found[0])
         translation = (
             [] if words_only else _translated(conn, query, parsed, filters, depth, model_cache)
         )
@@ -432,39 +430,16 @@ def _lexical(
     filters: tuple[str | None, str | None, str | None, str | None],
     limit: int,
 ) -> tuple[list[Scored], bool]:
-    """The best `limit` lexical matches, best first, and whether every match was ranked."""
+    """The best `limit` lexical matches, best first, and whether every match was ranked: the
+    same first turns whatever `limit` (`passages.best_turns`)."""
     scoped, clauses, filter_params = _turn_filters(filters)
-    # A turn ranks by its best passage (docs/sessions.md, "Passages"): the passage holding most
-    # query terms, then BM25. Turns holding every term are the likeliest to hold them in one
-    # passage: the best of them are candidates, and so are the best of those holding any term,
-    # unless `limit` turns already hold every term in one passage (none of those can outrank
-    # them).
-    terms = len(parsed.terms)
-    wanted = max(MIN_CANDIDATES, limit * CANDIDATES_PER_HIT) if terms > 1 else limit
-    rows, ranked_all = ranked_turns(
-        conn, scoped(parsed.match_all()), clauses, filter_params, wanted, with_body=True
-    )
-    scored: list[Scored] = [
-        (held(parsed, r["body"], r["starts"]), -float(r["rank"]), r) for r in rows
-    ]
-    if terms > 1 and sum(1 for found, _s, _r in scored if found.best == terms) < limit:
-        partial, ranked_all = ranked_turns(
-            conn, scoped(parsed.match_any()), clauses, filter_params, wanted, with_body=True
-        )
-        known = {r["id"] for r in rows}
-        scored += [
-            (held(parsed, r["body"], r["starts"]), -float(r["rank"]), r)
-            for r in partial
-            if r["id"] not in known
-        ]
-    scored.sort(key=lambda item: (-item[0].weight, -item[1], item[2]["id"]))
-    return scored[:limit], ranked_all
+    return best_turns(conn, parsed, scoped, clauses, filter_params, limit)
 
 
 # -- hybrid: lexical + vector, fused (docs/hybrid-search.md, "Session search") -----------------
 
 # each path contributes its best FUSION_DEPTH turns to the fusion
-FUSION_DEPTH = 30
+FUSION_DEPTH = FIRST_TIER
 # turns rescored by cosine after the sign-bit scan; more when filters may drop most of them
 VECTOR_CANDIDATES = 400
 VECTOR_CANDIDATES_FILTERED = 800
@@ -555,15 +530,26 @@ def _hybrid(
     # a turn whose best passage holds every term as typed ranks above every meaning-only turn
     # (docs/hybrid-search.md, "Words are never outvoted", rule 10)
     literal = {int(r["id"]) for found, _s, r in scored if found.best >= len(parsed.terms)}
-    fused = fuse(
-        lexical,
-        near,
-        keep_words=keep_words,
-        translated=meaning.translated,
-        unread=unread,
-        translation=translations,
-        literal=literal,
-    )
+    # the same first turns whatever the page size: each tier of places is fused from the words'
+    # and the translation's candidates of that tier (`passages.best_turns`), below the tiers
+    # above it
+    by_bm25 = sorted(translation, key=lambda item: (-item[2], item[3]["id"]))
+    place = {int(item[3]["id"]): n for n, item in enumerate(by_bm25)}
+    fused: list[Fused[int]] = []
+    shown_keys: set[int] = set()
+    for end in tiers(limit):
+        for item in fuse(
+            lexical[:end],
+            near,
+            keep_words=keep_words,
+            translated=meaning.translated,
+            unread=unread,
+            translation=[(key, share) for key, share in translations if place[key] < end],
+            literal=literal,
+        ):
+            if len(fused) < end and item.key not in shown_keys:
+                shown_keys.add(item.key)
+                fused.append(item)
     fused = fused[:limit]
     # a turn found by a translation alone is asked where it holds the words only when shown
     translated = {int(r["id"]): (where, r) for where, _share, _s, r in translation}
