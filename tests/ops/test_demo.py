@@ -71,6 +71,10 @@ def test_demo_runs_the_whole_chain_and_touches_nothing_else(tmp_path: Path) -> N
     ]
     claude_md = (repo / "CLAUDE.md").read_text()
     assert claude_md == steps["consolidation-assemble"]["block"] + "\n"
+    # AGENTS.md carries the consolidation too: `assemble -p codex --check` passes after the demo
+    agents_md = (repo / "AGENTS.md").read_text()
+    assert agents_md == steps["consolidation-assemble"]["codex"]["block"] + "\n"
+    assert "scenes/release.md (heat 1)" in agents_md
     scene, doctrine = ".threadshare/memory/scenes/release.md", ".threadshare/memory/doctrine.md"
     record = ".threadshare/memory/consolidated.json"
     assert sorted(steps["consolidation-promote"]["files"]) == [record, doctrine, scene]

@@ -103,10 +103,15 @@ def demo_consolidation(inner: OpContext, repo: Path, step: Step) -> None:
         review=review,
         files={p: (repo / p).read_text(encoding="utf-8") for p in written},
     )
-    assembled = run_operation("memory.assemble", inner, {"provider": "claude"})
+    # both files, as the first assemble wrote both: AGENTS.md left as it was would be stale
+    assembled, for_codex = (
+        run_operation("memory.assemble", inner, {"provider": provider})
+        for provider in ("claude", "codex")
+    )
     step(
         "consolidation-assemble",
-        "the managed block in CLAUDE.md now carries the doctrine and the scene",
+        "the managed blocks in CLAUDE.md and AGENTS.md now carry the doctrine and the scene",
         block=assembled["block"],
         result=assembled,
+        codex=for_codex,
     )
