@@ -411,11 +411,13 @@ def test_status_names_a_plan_a_later_merge_made_void(tmp_path: Path, home: Path)
     assert "not yet promoted" not in proc.stdout
     assert f"teamlore memory promote --plan {plan_id}" not in proc.stdout
     assert "Promotion    1 plan prepared can no longer be promoted: review again" in proc.stdout
+    said = " ".join(proc.stdout.split())  # wrapped at the width, as teamlore's own words are
+    assert all(len(line) <= 200 for line in proc.stdout.splitlines())
     assert (
-        f"  {plan_id}: candidate {consumed[:20]}-c1 was quarantined at revision 2 when the plan "
+        f"{plan_id}: candidate {consumed[:20]}-c1 was quarantined at revision 2 when the plan "
         f"was made and is now discarded at revision 3: {merger[:20]}-c1 merged it when it was "
         "staged (PROMOTION_CANDIDATE_DRIFT)"
-    ) in proc.stdout
+    ) in said
 
 
 def test_the_entry_promoted_says_what_the_person_confirmed(repo: Path) -> None:

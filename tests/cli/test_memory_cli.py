@@ -389,7 +389,7 @@ def test_recall_leaves_out_a_symlinked_scene_and_says_so_as_search_does(
                 "file": ".threadshare/memory/scenes/linked.md",
                 "line": None,
                 "field": None,
-                "why": "a symbolic link is never followed",
+                "why": "symbolic links are not allowed in the memory tree",  # as lint says
             }
         ]
     )
@@ -397,7 +397,8 @@ def test_recall_leaves_out_a_symlinked_scene_and_says_so_as_search_does(
     assert text.returncode == 0, text.stderr
     assert text.stdout.splitlines()[2:5] == [
         "Not recalled: 1 file it cannot read:",
-        "  symlink .threadshare/memory/scenes/linked.md: a symbolic link is never followed",
+        "  symlink .threadshare/memory/scenes/linked.md: symbolic links are not allowed in the"
+        " memory tree",
         "  next: fix them (`teamlore memory lint` shows each problem), then recall again.",
     ]
 
@@ -503,7 +504,7 @@ def test_recall_and_search_tell_a_file_they_cannot_read_from_an_invalid_one(
             "file": ".threadshare/memory/scenes/folder.md",
             "line": None,
             "field": None,
-            "why": "expected a regular file",
+            "why": "not a regular file",
         },
     ]
     in_order = sorted(expected, key=str)  # the JSON names both as before, codes unchanged
@@ -514,7 +515,7 @@ def test_recall_and_search_tell_a_file_they_cannot_read_from_an_invalid_one(
         lines = proc.stdout.splitlines()
         at = lines.index(f"Not {done}: 1 file it cannot read and 1 invalid file:")
         assert lines[at + 1 : at + 4] == [
-            "  not-a-file .threadshare/memory/scenes/folder.md: expected a regular file",
+            "  not-a-file .threadshare/memory/scenes/folder.md: not a regular file",
             "  format.invalid-field .threadshare/memory/scenes/hot.md:5 field `heat`:"
             " Input should be a valid integer",
             f"  next: fix them (`teamlore memory lint` shows each problem), then {again} again.",
@@ -524,7 +525,8 @@ def test_recall_and_search_tell_a_file_they_cannot_read_from_an_invalid_one(
 
 def test_the_cli_knows_every_code_of_a_file_the_memory_reader_did_not_read() -> None:
     """`say_left_out` counts a file as one "it cannot read" by its code (the CLI may not import
-    the store): the codes it knows are the reader's skips and drift, a misplaced file aside."""
+    the store): the codes it knows are the reader's skips and drift, a Skill folder without
+    its SKILL.md aside (a tree to fix: lint blocks it, `tree.missing-skill-file`)."""
     import ast
 
     from teamlore.cli.output import _CANNOT_READ
@@ -541,8 +543,8 @@ def test_the_cli_knows_every_code_of_a_file_the_memory_reader_did_not_read() -> 
         for keyword in node.keywords:  # Diagnostic(code="source-drift", ...); `_skip`'s own aside
             if keyword.arg == "code" and isinstance(keyword.value, ast.Constant):
                 codes.add(keyword.value.value)
-    assert "unexpected-file" in codes and "source-drift" in codes
-    assert codes - {"unexpected-file"} == _CANNOT_READ
+    assert "missing-skill-file" in codes and "source-drift" in codes
+    assert codes - {"missing-skill-file"} == _CANNOT_READ
 
 
 def test_recall_of_extracted_turns_names_the_drafts_still_waiting_and_what_moves_them_on(

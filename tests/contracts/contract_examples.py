@@ -412,6 +412,10 @@ def consolidation_task() -> dict[str, Any]:
                 "body": "Load tests use the staging DB.",
             }
         ],
+        # the entries the last consolidation rested on that are no longer approved
+        "leftEntries": [
+            {"entryId": "old-staging-db", "status": "deprecated", "supersededBy": "staging-db"}
+        ],
         "scenes": [
             {"name": "databases", "contentDigest": H["p1"], "heat": 4, "content": "# Databases"}
         ],

@@ -14,12 +14,13 @@ from teamlore.contracts import (
     CandidateDraftBatch,
     check_adjudication_result,
 )
-from teamlore.contracts._base import SCENE_NAME
+from teamlore.contracts._base import SCENE_NAME, is_scene_name
 from teamlore.core.canonical import digest
 
 IDENT = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._-]{0,20}", fullmatch=True)
 TEXT = st.text(min_size=1, max_size=60)
-SCENE = st.from_regex(SCENE_NAME, fullmatch=True)  # a scene's name, in any script
+# a scene's name, in any script (lowercase: `Release` names no scene)
+SCENE = st.from_regex(SCENE_NAME, fullmatch=True).map(str.lower).filter(is_scene_name)
 
 STATEMENT = st.fixed_dictionaries(
     {"statementId": IDENT, "text": TEXT, "evidenceIds": st.lists(IDENT, max_size=3)}

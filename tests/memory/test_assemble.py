@@ -173,7 +173,7 @@ def test_a_file_without_markers_gets_the_block_appended_after_one_blank_line(
 def test_the_block_is_replaced_and_every_byte_outside_it_is_kept(repo: Path, home: Path) -> None:
     before = "# Rules\r\nKeep CRLF here.  \n\n"
     after = "\n\ntrailing text without newline \u00e9"
-    stale = f"{BEGIN}\nold\n{END}"
+    stale = f"{BEGIN}\n\n{END}"  # emptied: nothing of a person's in it (a hand edit refuses)
     (repo / "CLAUDE.md").write_bytes((before + stale + after).encode())
     result = assemble(repo, home, "claude")
     assert (repo / "CLAUDE.md").read_bytes() == (before + result["block"] + after).encode()
@@ -256,8 +256,9 @@ def test_bad_markers_are_refused_and_nothing_changes(repo: Path, home: Path, con
         (f"# Notes\n{BEGIN}\nold generated\n", "# Notes\n@\nold generated\n"),
         (f"# Notes\n{END}\n", "# Notes\n@\n"),
         (f"keep {END} this\n", "keep @ this\n"),
-        # what a doctrine holding the END marker left behind before it was defused
-        (f"a\n{BEGIN}\ndoctrine\n{END}\nescaped tail\n\n{END}\nz\n", "a\n@\nz\n"),
+        # a stray END after the block: the text before it is the person's and is kept (what a
+        # doctrine holding the END marker left behind before it was defused stays visible)
+        (f"a\n{BEGIN}\ndoctrine\n{END}\nmy notes\n\n{END}\nz\n", "a\n@\nmy notes\n\nz\n"),
     ],
     ids=["duplicated", "reversed", "end-missing", "begin-missing", "inline", "broken-out"],
 )
@@ -415,6 +416,7 @@ def test_skills_are_projected_byte_for_byte_and_listed_in_the_block(
             "source": ".threadshare/memory/skills/release/SKILL.md",
             "path": f"{folder}/release/SKILL.md",
             "changed": True,
+            "files": [],  # the Skill folder holds nothing else to copy
         }
     ]
     again = assemble(repo, home, provider)

@@ -73,15 +73,26 @@ CanonicalTimestamp = Annotated[
 ]
 
 
-# the name of a scene, `scenes/<name>.md` (memory/store/documents.py `Scene.name`): 1-64 letters
-# and digits of any script, `-` and `_`, starting with a letter or digit — one file name, so no
-# path (`/`, `..`), blank or line break. An entry's or a draft's `scene` names a scene this way.
-SCENE_NAME = re.compile(r"[^\W_][\w-]{0,63}")
-SCENE_NAME_RULE = "1-64 letters, digits, `-` or `_` (no path, blank or line break)"
+# the name of a scene, `scenes/<name>.md` (memory/store/documents.py `Scene.name`), one rule for
+# the file, an entry's or a draft's `scene` and the scenes a consolidation writes, so an entry
+# always names a scene as its file is named (`Release_Notes` never matched `release-notes`): 1-64
+# lowercase letters and digits of any script (`release-notes`, `鉴权模块维护`), `-` between them —
+# one file name, so no path (`/`, `..`), blank or line break, and no two names a case-insensitive
+# file system takes for one file.
+SCENE_NAME = re.compile(r"[^\W_](?:(?:[^\W_]|-){0,62}[^\W_])?")
+SCENE_NAME_RULE = (
+    "1-64 lowercase letters and digits (any script), with `-` between words, as"
+    " `scenes/<name>.md` is named (`release-notes`)"
+)
+
+
+def is_scene_name(value: str) -> bool:
+    """Whether `value` names a scene (`SCENE_NAME`, and no capital letter)."""
+    return SCENE_NAME.fullmatch(value) is not None and value == value.lower()
 
 
 def _check_scene_name(value: str) -> str:
-    if SCENE_NAME.fullmatch(value) is None:
+    if not is_scene_name(value):
         raise ValueError(f"invalid-scene-name: a scene is named by {SCENE_NAME_RULE}")
     return value
 

@@ -16,7 +16,7 @@ from teamlore.contracts._base import (
     NonNegativeInt,
     Owner,
     PositiveInt,
-    Slug,
+    SceneName,
     VersionTag,
     unique_items,
 )
@@ -26,7 +26,7 @@ from teamlore.contracts.formats import (
 )
 
 CONSOLIDATION_TASK_FORMAT = "threadshare-memory-consolidation-task@v1"
-CONSOLIDATION_PROMPT_VERSION = "memory-consolidation@3"
+CONSOLIDATION_PROMPT_VERSION = "memory-consolidation@4"
 CONSOLIDATION_POLICY_VERSION = "consolidation-policy@1"
 MAX_HEAT = 2_147_483_647
 MAX_ENTRIES = 4096
@@ -48,7 +48,7 @@ class EntryRevision(ContractModel):
 
 
 class SceneRevision(ContractModel):
-    name: Slug
+    name: SceneName
     content_digest: Hex64
     heat: Heat
 
@@ -110,8 +110,17 @@ class ConsolidationEntry(ContractModel):
     body: str
 
 
+class ConsolidationLeftEntry(ContractModel):
+    """An entry the last consolidation rested on that is no longer approved: the scenes and
+    doctrine may still say what it said."""
+
+    entry_id: Identifier
+    status: Literal["deprecated", "removed"]
+    superseded_by: Identifier | None
+
+
 class ConsolidationScene(ContractModel):
-    name: Slug
+    name: SceneName
     content_digest: Hex64
     heat: Heat
     content: str
@@ -142,14 +151,16 @@ class ConsolidationContract(ContractModel):
 
 class ConsolidationTask(ContractModel):
     """ConsolidationTask@v1 — changed entries (sorted by entryId, each one of
-    `binding.entryRevisions`), all scenes (sorted, equal to `binding.sceneRevisions`) and the
-    doctrine (its digest equals `binding.doctrineDigest`)."""
+    `binding.entryRevisions`), the entries that left the approved set since the last
+    consolidation (`leftEntries`, sorted, none of them approved), all scenes (sorted, equal to
+    `binding.sceneRevisions`) and the doctrine (its digest equals `binding.doctrineDigest`)."""
 
     format: Literal["threadshare-memory-consolidation-task@v1"]
     task_id: Identifier
     lease: Lease
     binding: ConsolidationBinding
     entries: tuple[ConsolidationEntry, ...] = Field(max_length=MAX_ENTRIES)
+    left_entries: tuple[ConsolidationLeftEntry, ...] = Field((), max_length=MAX_ENTRIES)
     scenes: tuple[ConsolidationScene, ...]
     doctrine: ConsolidationDoctrine | None
     policy: ConsolidationPolicy
@@ -165,6 +176,10 @@ class ConsolidationTask(ContractModel):
         for entry in self.entries:
             if (entry.entry_id, entry.revision, entry.content_digest) not in bound:
                 raise ValueError(f"entry {entry.entry_id} is not in binding.entryRevisions")
+        left = [e.entry_id for e in self.left_entries]
+        unique_items(left, "leftEntries entryId")
+        if left != sorted(left) or set(left) & {e.entry_id for e in self.binding.entry_revisions}:
+            raise ValueError("leftEntries must be sorted and none of them approved")
         scenes = [(s.name, s.content_digest, s.heat) for s in self.scenes]
         if scenes != [(s.name, s.content_digest, s.heat) for s in self.binding.scene_revisions]:
             raise ValueError("scenes do not match binding.sceneRevisions")
@@ -194,10 +209,11 @@ class ConsolidationOperation(ContractModel):
     operation_id: Identifier  # always there once read: the patch numbers the unnamed ones
     op: Literal["create", "update", "merge", "delete"]
     target: Literal["scene", "doctrine"]
-    name: Slug
+    # a scene is named as its file and as an entry names it (`SceneName`: any script, lowercase)
+    name: SceneName
     new_content: str | None
     based_on_entry_ids: tuple[Identifier, ...]
-    merge_sources: tuple[Slug, ...]
+    merge_sources: tuple[SceneName, ...]
     rationale: Annotated[str, Field(max_length=4096)] = ""
 
     @model_validator(mode="after")

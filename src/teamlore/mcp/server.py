@@ -85,10 +85,11 @@ is the lesson written to git, its statements (which may cite different turns) ar
 3. Decide each draft against its recall set (store, skip, update, merge) and send the \
 AdjudicationResult@v1 to threadshare_memory_stage. A stale refusal means: recall again.
    When a task shows a procedure the team repeats (release, migration, incident recovery: \
-ordered steps, recovery, guardrails), stage a SkillCandidate@v1 instead of entries: create a \
-Skill, or update the one in recall's skillContext (expectedContentDigest = its contentDigest), \
-echoing memoryContext.bindingDigest as memoryContextDigest; every statement cites that task's \
-evidence ids. Review it with threadshare_memory_review {kind: "skill"}. After a promote, \
+ordered steps, recovery, guardrails), stage a SkillCandidate@v1 (shaped as recall's \
+guidance.skillShape) instead of entries: create a Skill, or update the one in recall's \
+skillContext (expectedContentDigest = its contentDigest), echoing \
+memoryContext.bindingDigest as memoryContextDigest; every statement cites that task's evidence \
+ids. Review it with threadshare_memory_review {kind: "skill"}. After a promote, \
 threadshare_memory_assemble puts memory and Skills where Claude Code and Codex read them.
 4. The user reviews and confirms (threadshare_memory_review, then `teamlore memory confirm` or \
 threadshare_memory_prepare). Call threadshare_memory_promote only with a plan id the user gave \

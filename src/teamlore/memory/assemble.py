@@ -6,17 +6,21 @@ Two outputs per provider (docs/assemble.md):
   claude, `AGENTS.md` for codex): doctrine (or a placeholder line), the scene index (heat
   descending, then name; first 15) and the Skill index. The block is byte-identical to the one
   the reference product writes for the same tree, so both tools can share a repository;
-- the Skill projection: every `.threadshare/memory/skills/<name>/SKILL.md` copied byte for byte
-  to the provider's skill folder (`.claude/skills/` or `.agents/skills/`), guarded by a private
-  manifest of the digests last written, so a projection the user edited is never overwritten
+- the Skill projection (memory/skill_copies.py): every file of each
+  `.threadshare/memory/skills/<name>/` folder (SKILL.md, `scripts/`, `references/`) copied byte
+  for byte to the provider's skill folder (`.claude/skills/` or `.agents/skills/`), guarded by a
+  private manifest of the digests last written, so a copy the user edited is never overwritten
   (one that holds the Skill as git commits it, or git's merge of two such, is teamlore's,
-  whoever assembled it).
+  whoever assembled it); a copy whose source left the tree is removed when it is teamlore's.
+
+A block edited by hand since teamlore wrote it is refused like an edited copy (ASSEMBLY_CONFLICT,
+nothing changed; memory/block_owner.py tells whose a block is).
 
 Splice rules: no marker → the block is appended after one blank line; exactly one BEGIN before
 exactly one END → the bytes from BEGIN through END are replaced and everything else is kept byte
 for byte; anything else (a block damaged by hand) is refused with the file untouched and a message
-naming the marker lines and the fix, `--repair`: each BEGIN with the last END before the next
-BEGIN is an old block and is replaced, a stray marker is removed, every other byte is kept.
+naming the marker lines and the fix, `--repair`: each BEGIN with the first END after it is an
+old block and is replaced, a stray marker is removed, every other byte is kept.
 A git conflict inside an intact block is replaced with it; one outside the block or across its
 markers is refused (`ASSEMBLY_MERGE_UNRESOLVED`), `--repair` or not: its lines are not ours.
 Marker text inside a memory document (lint `format.managed-block-marker`) is defused on the way
@@ -37,18 +41,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import orjson
-
 from teamlore.core import errors, safe_write
 from teamlore.core.canonical import sha256_hex
 from teamlore.core.failpoints import failpoint
 from teamlore.core.lock import file_lock
-from teamlore.core.paths import ensure_private_dir, read_private_file, write_private_file
-from teamlore.core.text.files import (
-    all_crlf,
-    conflict_regions,
-    conflict_start,
-    with_line_ends_of,
+from teamlore.core.paths import ensure_private_dir
+from teamlore.core.text.files import all_crlf, conflict_regions, with_line_ends_of
+from teamlore.memory.block_owner import BlockForm, block_digest, is_teamlores
+from teamlore.memory.skill_copies import (
+    MANIFEST_DIR,
+    Copy,
+    Manifest,
+    Orphan,
+    SkillFile,
+    load_manifest,
+    manifest_path,
+    orphans,
+    plan_copies,
+    remove_orphans,
+    save_manifest,
+    skill_files,
 )
 from teamlore.memory.skills.source import (
     SourceSkill,
@@ -67,7 +79,6 @@ from teamlore.memory.store.layout import (
     SKILL_FILE_NAME,
 )
 from teamlore.memory.store.projection import MemoryFiles, read_memory_files
-from teamlore.repo.git import run_git
 
 Provider = Literal["claude", "codex"]
 
@@ -77,8 +88,6 @@ NO_DOCTRINE = "_No approved team doctrine yet._"
 # the search hint of the managed block (docs/assemble.md, "The managed block")
 SEARCH_CALLS_PER_TURN = 3
 MAX_LISTED_SCENES = 15
-MANIFEST_FORMAT = "teamlore-skill-assembly@v1"
-MANIFEST_DIR = "skill-assembly"
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +133,25 @@ def defuse_markers(text: str) -> str:
     return MANAGED_MARKER_TEXT.sub(lambda m: "&lt;" + m.group(0)[1:], text)
 
 
+def block_form(layout: ProviderLayout) -> BlockForm:
+    """How assemble lays out `layout`'s block: what `render_block` writes and what
+    `block_owner` reads a block by."""
+    return BlockForm(
+        head=f"{BEGIN_MARKER}\n\n## Team memory\n\n",
+        hint=f"\n\n{search_hint()}",
+        scenes_head="\n\n### Scenes\n\n",
+        skills_head="\n\n### Skills\n\n",
+        tail=f"\n\n{END_MARKER}",
+        doctrine=lambda text: defuse_markers(text.strip()) if text else NO_DOCTRINE,
+        scene=lambda name, heat, summary: (
+            f"- {SCENES_DIR}/{name}.md (heat {heat}) \u2014 {defuse_markers(summary)}"
+        ),
+        skill=lambda name, description: (
+            f"- {layout.skill_path(name)} \u2014 {defuse_markers(description.strip())}"
+        ),
+    )
+
+
 def render_block(
     layout: ProviderLayout,
     doctrine: str | None,
@@ -132,26 +160,18 @@ def render_block(
 ) -> str:
     """The managed block (markers included, no trailing newline). Nothing in it changes when
     an entry is promoted (docs/assemble.md, "Assembled files in git")."""
-    body = defuse_markers(doctrine.strip()) if doctrine else NO_DOCTRINE
-    lines = [BEGIN_MARKER, "", "## Team memory", "", body]
-    lines += ["", search_hint()]
+    form = block_form(layout)
+    block = form.head + form.doctrine(doctrine) + form.hint
     if scenes:
         ordered = sorted(scenes, key=lambda s: (-s.heat, s.name))
-        lines += ["", "### Scenes", ""]
-        lines += [
-            f"- {SCENES_DIR}/{s.name}.md (heat {s.heat}) \u2014 {defuse_markers(s.summary)}"
-            for s in ordered[:MAX_LISTED_SCENES]
-        ]
+        lines = [form.scene(s.name, s.heat, s.summary) for s in ordered[:MAX_LISTED_SCENES]]
         if len(ordered) > MAX_LISTED_SCENES:
             lines.append(f"- _{len(ordered) - MAX_LISTED_SCENES} additional scene(s) omitted._")
+        block += form.scenes_head + "\n".join(lines)
     if skills:
-        lines += ["", "### Skills", ""]
-        lines += [
-            f"- {layout.skill_path(s.name)} \u2014 {defuse_markers(s.skill.description.strip())}"
-            for s in skills
-        ]
-    lines += ["", END_MARKER]
-    return "\n".join(lines)
+        lines = [form.skill(s.name, s.skill.description) for s in skills]
+        block += form.skills_head + "\n".join(lines)
+    return block + form.tail
 
 
 def block_content(block: str) -> str:
@@ -205,11 +225,13 @@ def splice(existing: str, block: str, *, file_name: str, repair: bool = False) -
     found = f"{begins} BEGIN and {len(markers) - begins} END marker(s)"
     order = " (END before BEGIN)" if begins == len(markers) - begins == 1 else ""
     lines = ", ".join(str(n) for n in _line_numbers(existing, markers))
+    provider = next((n for n, p in PROVIDERS.items() if p.instructions_file == file_name), None)
+    command = f"teamlore memory assemble -p {provider or 'claude|codex'} --repair"
     raise errors.TeamloreError(
         errors.ASSEMBLY_MARKERS_INVALID,
         f"{file_name} has {found}{order} on lines {lines}; it was not changed. Run "
-        "`teamlore memory assemble --repair` to replace the old block(s) and drop the stray "
-        "markers (text outside them is kept), or fix those lines by hand",
+        f"`{command}` to replace the old block and drop the stray markers (text outside the "
+        "block is kept), or fix those lines by hand",
         file=file_name,
         lines=_line_numbers(existing, markers),
     )
@@ -241,19 +263,17 @@ def _refuse_unresolved_merge(text: str, markers: list[_Marker], file_name: str) 
 
 
 def _damaged_regions(text: str, markers: list[_Marker]) -> list[tuple[int, int]]:
-    """What `--repair` removes: each BEGIN through the last END before the next BEGIN (an old
-    block: its text was generated), and each stray marker alone (its line when it stands alone)."""
+    """What `--repair` removes: each BEGIN through the first END after it (an old block: its
+    text was generated), and each stray marker alone (its line when it stands alone). An END
+    after that first one is stray: the text before it is the person's and is kept."""
     regions: list[tuple[int, int]] = []
     index = 0
     while index < len(markers):
         marker = markers[index]
-        following = index + 1
-        while following < len(markers) and not markers[following].begins:
-            following += 1
-        ends = markers[index + 1 : following] if marker.begins else []
-        if ends:
-            regions.append((marker.start, ends[-1].end))
-            index = following
+        following = markers[index + 1] if index + 1 < len(markers) else None
+        if marker.begins and following is not None and not following.begins:
+            regions.append((marker.start, following.end))
+            index += 2
             continue
         regions.append(_whole_line_if_alone(text, marker))
         index += 1
@@ -402,162 +422,22 @@ def _read_instructions(root: Path, name: str) -> tuple[bytes | None, str]:
         ) from None
 
 
-def _write_if_unchanged(root: Path, relative: str, data: bytes, original: bytes | None) -> None:
-    """Write `data` unless the file changed since it was read (then refuse, nothing written)."""
+def _write_if_unchanged(
+    root: Path, relative: str, data: bytes, original: bytes | None, *, executable: bool = False
+) -> None:
+    """Write `data` unless the file changed since it was read (then refuse, nothing written);
+    a new file is executable when its source is (a Skill's `scripts/check.sh`)."""
+    mode = 0o755 if executable else safe_write.DEFAULT_FILE_MODE
     try:
-        safe_write.write_file(root, relative, data, expect=lambda current: current == original)
+        safe_write.write_file(
+            root, relative, data, expect=lambda current: current == original, new_file_mode=mode
+        )
     except safe_write.ExpectationFailed:
         raise errors.TeamloreError(
             errors.ASSEMBLY_CONFLICT,
             f"{relative} changed while assemble ran; run assemble again",
             path=relative,
         ) from None
-
-
-# --- the Skill projection -------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _Projection:
-    skill: SourceSkill
-    path: str
-    current: bytes | None
-
-    @property
-    def needs_write(self) -> bool:
-        return self.current != self.skill.data
-
-
-def manifest_path(home: Path, worktree_key: str, provider: str) -> Path:
-    return ensure_private_dir(home / MANIFEST_DIR / worktree_key) / f"{provider}.json"
-
-
-def _load_manifest(path: Path, provider: str) -> dict[str, str]:
-    try:
-        raw = read_private_file(path)
-    except FileNotFoundError:
-        return {}
-    try:
-        document = orjson.loads(raw)
-        files = document["files"]
-        valid = (
-            document.get("format") == MANIFEST_FORMAT
-            and document.get("provider") == provider
-            and isinstance(files, dict)
-            and all(isinstance(k, str) and isinstance(v, str) for k, v in files.items())
-        )
-    except (orjson.JSONDecodeError, KeyError, TypeError):
-        valid = False
-    if not valid:
-        raise errors.TeamloreError(
-            errors.ASSEMBLY_STATE_INVALID,
-            f"the {provider} Skill assembly record is corrupt; delete it to start over",
-        )
-    return dict(files)
-
-
-def _save_manifest(path: Path, provider: str, files: dict[str, str]) -> None:
-    document = {
-        "format": MANIFEST_FORMAT,
-        "provider": provider,
-        "files": dict(sorted(files.items())),
-    }
-    write_private_file(path, orjson.dumps(document) + b"\n")
-
-
-def _plan_projection(
-    root: Path, layout: ProviderLayout, skills: list[SourceSkill], manifest: dict[str, str]
-) -> list[_Projection]:
-    """What to write; refuses (before anything is written) when a projection was edited."""
-    plan, unknown = [], []
-    for skill in skills:
-        path = layout.skill_path(skill.name)
-        current = safe_write.read_file(root, path)
-        item = _Projection(skill, path, current)
-        if (
-            item.needs_write
-            and current is not None
-            and sha256_hex(current) != manifest.get(skill.name)
-        ):
-            unknown.append(item)
-        plan.append(item)
-    versions = _git_versions(root, unknown)
-    edited = [item.path for item in unknown if not _made_by_teamlore(item, versions)]
-    if edited:
-        raise errors.TeamloreError(
-            errors.ASSEMBLY_CONFLICT,
-            f"{', '.join(edited)} {'differs' if len(edited) == 1 else 'differ'} from what"
-            " teamlore last wrote; nothing was changed",
-            paths=edited,
-        )
-    return plan
-
-
-# the commit whose changes a stopped merge, rebase or cherry-pick brings in ("theirs")
-THEIRS_HEADS = ("MERGE_HEAD", "REBASE_HEAD", "CHERRY_PICK_HEAD")
-
-
-def _made_by_teamlore(item: _Projection, versions: dict[str, bytes]) -> bool:
-    """Whether a projection this machine's manifest does not know (it records only what this
-    machine wrote last) is teamlore's all the same, by what git holds (docs/assemble.md, "Skill
-    projection"): its bytes are the Skill as committed at HEAD or in the commit a stopped merge
-    brings in (a checkout or a pull brought a projection assembled on another branch or by a
-    teammate), or it is git's unresolved merge of two such projections, markers untouched."""
-    source = item.skill.path
-    ours = versions.get(f"HEAD:{source}")
-    theirs = [
-        versions[f"{head}:{source}"] for head in THEIRS_HEADS if f"{head}:{source}" in versions
-    ]
-    committed = [_lf(version) for version in (ours, *theirs) if version is not None]
-    if item.current is not None and _lf(item.current) in committed:
-        return True
-    return (
-        ours is not None
-        and versions.get(f":2:{item.path}") == ours
-        and versions.get(f":3:{item.path}") in theirs
-        and conflict_start((item.current or b"").decode("utf-8", "replace")) is not None
-    )
-
-
-def _lf(data: bytes) -> bytes:
-    """`data` with LF line ends: git checks text out with CRLF under `core.autocrlf`."""
-    return data.replace(b"\r\n", b"\n")
-
-
-def _git_versions(root: Path, items: list[_Projection]) -> dict[str, bytes]:
-    """What `_made_by_teamlore` compares, read in one `git cat-file --batch`: each Skill's
-    source at HEAD and at each of `THEIRS_HEADS`, each projection's two sides of an unresolved
-    merge (index stages 2 and 3), by revision (`HEAD:<path>`, `:2:<path>`). Those git does not
-    have are left out; none outside git or when git cannot tell."""
-    revisions = [
-        revision
-        for item in items
-        for revision in (
-            *(f"{head}:{item.skill.path}" for head in ("HEAD", *THEIRS_HEADS)),
-            f":2:{item.path}",
-            f":3:{item.path}",
-        )
-    ]
-    if not revisions:
-        return {}
-    try:
-        out = run_git(
-            ["cat-file", "--batch"], cwd=root, stdin="".join(f"{r}\n" for r in revisions).encode()
-        )
-    except errors.TeamloreError:  # not a repository, git missing, an output past its bound
-        return {}
-    found: dict[str, bytes] = {}
-    position = 0
-    for revision in revisions:
-        end = out.index(b"\n", position)
-        header = out[position:end].split()  # `<oid> <type> <size>`, or `<revision> missing`
-        position = end + 1
-        if len(header) == 3:
-            size = int(header[2])
-            if header[1] == b"blob":
-                found[revision] = out[position : position + size]
-            position += size + 1
-    return found
 
 
 # --- assemble -------------------------------------------------------------------------------
@@ -593,6 +473,7 @@ class _Wanted:
     layout: ProviderLayout
     block: str
     skills: list[SourceSkill]
+    files: list[SkillFile]  # every file of every Skill folder, SKILL.md first in each
     has_doctrine: bool
     scenes: int
     entries: int
@@ -613,6 +494,7 @@ def _wanted(worktree_root: Path, provider: str) -> _Wanted:
         layout,
         block,
         skills,
+        skill_files(worktree_root, skills),
         doctrine is not None,
         len(scenes),
         entries,
@@ -633,6 +515,36 @@ def _spliced(text: str, block: str, *, file_name: str, repair: bool) -> tuple[by
     return with_line_ends_of(saved, updated).encode("utf-8"), repaired
 
 
+def _hand_edit(
+    root: Path, provider: str, wanted: _Wanted, text: str, recorded: str | None
+) -> errors.TeamloreError | None:
+    """ASSEMBLY_CONFLICT when the file's one intact block was edited by hand since teamlore
+    wrote it (docs/assemble.md, "Hand edits inside the block"); None when assemble may
+    replace it."""
+    text = text.replace("\r\n", "\n") if all_crlf(text) else text
+    markers = _markers(text)
+    if not markers or not _intact(markers):
+        return None
+    block = text[markers[0].start : markers[1].end]
+    name = wanted.layout.instructions_file
+    form = block_form(wanted.layout)
+    if is_teamlores(root, block, wanted=wanted.block, recorded=recorded, form=form):
+        return None
+    return errors.TeamloreError(
+        errors.ASSEMBLY_CONFLICT,
+        f"{name}: its managed block (lines {_line_at(text, markers[0].start)}-"
+        f"{_line_at(text, markers[1].start)}) was edited by hand since teamlore wrote it: it "
+        "is not what assemble writes from the memory tree, now or as git holds it; nothing was "
+        "changed",
+        path=name,
+        paths=[name],
+    ).advising(
+        "Move your edit outside the BEGIN/END markers (or into team memory through review), or "
+        "delete the lines between the markers to drop it; then run "
+        f"`teamlore memory assemble -p {provider}` again."
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Planned:
     """What assemble writes for one provider, worked out before anything is written: the real
@@ -642,7 +554,8 @@ class Planned:
     original: bytes | None  # the instructions file now
     updated: bytes | None  # what it gets; None: the block goes to the linked file
     repaired: list[int]
-    projections: list[_Projection]
+    projections: list[Copy]
+    orphans: list[Orphan]  # copies whose source left the tree: removed when `removable`
 
     @property
     def changed(self) -> bool:
@@ -651,7 +564,7 @@ class Planned:
     def writes(self) -> list[tuple[str, bytes | None, bytes]]:
         """Each file this assemble changes: (path from the worktree root, bytes now, bytes
         written), in the order they are written."""
-        out = [(p.path, p.current, p.skill.data) for p in self.projections if p.needs_write]
+        out = [(p.path, p.current, p.file.data) for p in self.projections if p.needs_write]
         if self.changed:
             assert self.updated is not None
             out.append((self.wanted.layout.instructions_file, self.original, self.updated))
@@ -659,70 +572,91 @@ class Planned:
 
 
 def plan(
-    worktree_root: Path, provider: str, *, manifest: Callable[[], dict[str, str]], repair: bool
+    worktree_root: Path, provider: str, *, manifest: Callable[[], Manifest], repair: bool
 ) -> Planned:
     """Every file assemble would write (refused as assemble refuses); writes nothing.
-    `manifest` gives the digests of the Skill projection this machine last wrote."""
+    `manifest` gives what this machine's assemble last wrote."""
     wanted = _wanted(worktree_root, provider)
     original: bytes | None = None
     updated: bytes | None = None
     repaired: list[int] = []
+    record = manifest()
     if wanted.block_link is None:
         original, text = _read_instructions(worktree_root, wanted.layout.instructions_file)
         updated, repaired = _spliced(
             text, wanted.block, file_name=wanted.layout.instructions_file, repair=repair
         )
-    projections = (
-        []
-        if wanted.skills_link
-        else _plan_projection(worktree_root, wanted.layout, wanted.skills, manifest())
-    )
-    return Planned(wanted, original, updated, repaired, projections)
+        edited = None if repair else _hand_edit(worktree_root, provider, wanted, text, record.block)
+        if edited is not None:
+            raise edited
+    if wanted.skills_link:
+        return Planned(wanted, original, updated, repaired, [], [])
+    skills_dir = wanted.layout.skills_dir
+    projections = plan_copies(worktree_root, skills_dir, wanted.files, record)
+    gone = orphans(worktree_root, skills_dir, wanted.files, record)
+    return Planned(wanted, original, updated, repaired, projections, gone)
+
+
+def _read_only_manifest(home: Path, worktree_key: str | None, provider: str) -> Manifest:
+    """This machine's record for a run that creates nothing (no `worktree_key`: none yet)."""
+    record = home / MANIFEST_DIR / (worktree_key or "-") / f"{provider}.json"
+    return load_manifest(record, provider) if worktree_key and record.is_file() else Manifest()
 
 
 def preview(worktree_root: Path, provider: str, *, home: Path, worktree_key: str | None) -> Planned:
     """`plan` for a dry run, creating nothing (no `worktree_key`: no state dir secret yet)."""
-    record = home / MANIFEST_DIR / (worktree_key or "-") / f"{provider}.json"
-
-    def manifest() -> dict[str, str]:
-        return _load_manifest(record, provider) if worktree_key and record.is_file() else {}
-
-    return plan(worktree_root, provider, manifest=manifest, repair=False)
+    return plan(
+        worktree_root,
+        provider,
+        manifest=lambda: _read_only_manifest(home, worktree_key, provider),
+        repair=False,
+    )
 
 
 def _assemble(
     worktree_root: Path, provider: str, *, home: Path, worktree_key: str, repair: bool
 ) -> dict[str, Any]:
-    def manifest() -> dict[str, str]:
-        return _load_manifest(manifest_path(home, worktree_key, provider), provider)
-
-    planned = plan(worktree_root, provider, manifest=manifest, repair=repair)
+    record = manifest_path(home, worktree_key, provider)
+    manifest = load_manifest(record, provider)
+    planned = plan(worktree_root, provider, manifest=lambda: manifest, repair=repair)
     wanted = planned.wanted
     failpoint("assemble.planned")
+    executable = {p.path for p in planned.projections if p.file.executable}
     for path, current, data in planned.writes():
-        _write_if_unchanged(worktree_root, path, data, current)
+        _write_if_unchanged(worktree_root, path, data, current, executable=path in executable)
+    removed = [orphan for orphan in planned.orphans if orphan.removable]
     if wanted.skills_link is None:
-        record = manifest_path(home, worktree_key, provider)
-        _save_manifest(record, provider, {s.name: s.content_digest for s in wanted.skills})
+        remove_orphans(worktree_root, wanted.layout.skills_dir, removed)
+        manifest.files = {f.key: sha256_hex(f.data) for f in wanted.files}
+    if wanted.block_link is None:
+        manifest.block = block_digest(wanted.block)
+    save_manifest(record, provider, manifest)
     return {
         **_about(provider, wanted),
         "changed": planned.changed,
         "repairedMarkerLines": planned.repaired,
         "block": wanted.block,
-        "skills": [
-            {
-                "name": item.skill.name,
-                "source": item.skill.path,
-                "path": item.path,
-                "changed": item.needs_write,
-            }
-            for item in planned.projections
-        ],
-        "skillsChanged": sum(1 for item in planned.projections if item.needs_write),
+        "skills": _skills_result(planned.projections),
+        "skillsChanged": len({p.file.skill for p in planned.projections if p.needs_write}),
+        "removed": [orphan.path for orphan in removed],
+        "orphans": [orphan.path for orphan in planned.orphans if not orphan.removable],
         "approvedEntries": wanted.entries,
         "hasDoctrine": wanted.has_doctrine,
         "scenes": wanted.scenes,
     }
+
+
+def _skills_result(projections: list[Copy]) -> list[dict[str, Any]]:
+    """One item per Skill (its SKILL.md copy), with the other files of its folder."""
+    skills: list[dict[str, Any]] = []
+    for item in projections:
+        about = {"source": item.file.source, "path": item.path, "changed": item.needs_write}
+        if item.file.relative == SKILL_FILE_NAME:
+            skills.append({"name": item.file.skill, **about, "files": []})
+        else:
+            skills[-1]["files"].append(about)
+            skills[-1]["changed"] = skills[-1]["changed"] or item.needs_write
+    return skills
 
 
 def _about(provider: str, wanted: _Wanted) -> dict[str, Any]:
@@ -741,43 +675,69 @@ def _about(provider: str, wanted: _Wanted) -> dict[str, Any]:
 # --- check ----------------------------------------------------------------------------------
 
 
-def check(worktree_root: Path, provider: str) -> dict[str, Any]:
+def check(
+    worktree_root: Path, provider: str, *, home: Path | None = None, worktree_key: str | None = None
+) -> dict[str, Any]:
     """Whether every file assemble writes for `provider` holds what it would write now (`assemble
     --check`, for CI); writes nothing. ASSEMBLY_STALE names each file that does not and why; a
-    git merge left in the instructions file is stale wherever it is. A file assemble itself
-    would refuse (damaged markers, a symlink) is refused with that code."""
+    git merge left in the instructions file is stale wherever it is, and so is a copy whose
+    Skill left the tree. A file assemble itself would refuse (damaged markers, a symlink, a
+    block edited by hand) is refused with that code. `home` and `worktree_key` name this
+    machine's record of what it wrote, when there is one (CI has none: git tells)."""
     wanted = _wanted(worktree_root, provider)
+    record = _read_only_manifest(home, worktree_key, provider) if home else Manifest()
     layout = wanted.layout
     stale: list[dict[str, str]] = []
     checked: list[str] = []
     if wanted.block_link is None:
         checked.append(layout.instructions_file)
-        why = _instructions_staleness(worktree_root, layout.instructions_file, wanted.block)
+        why = _instructions_staleness(worktree_root, provider, wanted, record.block)
         if why:
             stale.append({"path": layout.instructions_file, "why": why})
-    for skill in [] if wanted.skills_link else wanted.skills:
-        path = layout.skill_path(skill.name)
-        checked.append(path)
-        current = safe_write.read_file(worktree_root, path)
-        if current is None:
-            stale.append({"path": path, "why": "missing"})
-        elif current != skill.data:
-            stale.append({"path": path, "why": f"differs from {skill.path}"})
+    if not wanted.skills_link:
+        for file in wanted.files:
+            path = f"{layout.skills_dir}/{file.skill}/{file.relative}"
+            checked.append(path)
+            current = safe_write.read_file(worktree_root, path)
+            if current is None:
+                stale.append({"path": path, "why": "missing"})
+            elif current != file.data:
+                stale.append({"path": path, "why": f"differs from {file.source}"})
+        for orphan in orphans(worktree_root, layout.skills_dir, wanted.files, record):
+            why = "its source is no longer in the memory tree" + (
+                "" if orphan.removable else " and it was edited since teamlore wrote it"
+            )
+            stale.append({"path": orphan.path, "why": why})
     if stale:
-        named = "; ".join(f"{item['path']} ({item['why']})" for item in stale)
-        are = "is" if len(stale) == 1 else "are"
-        raise errors.TeamloreError(
-            errors.ASSEMBLY_STALE,
-            f"{len(stale)} assembled {'file' if len(stale) == 1 else 'files'} {are} not what "
-            f"`teamlore memory assemble -p {provider}` writes now: {named}",
-            provider=provider,
-            stale=stale,
-        ).advising(f"Run `teamlore memory assemble -p {provider}`, then commit what it wrote.")
+        raise _stale(provider, stale)
     return {**_about(provider, wanted), "checked": checked, "stale": []}
 
 
-def _instructions_staleness(root: Path, name: str, block: str) -> str | None:
-    """Why the instructions file is not what assemble writes now; None when it is."""
+def _stale(provider: str, stale: list[dict[str, str]]) -> errors.TeamloreError:
+    named = "; ".join(f"{item['path']} ({item['why']})" for item in stale)
+    are = "is" if len(stale) == 1 else "are"
+    by_hand = [item["path"] for item in stale if item["why"].endswith("since teamlore wrote it")]
+    remedy = f"Run `teamlore memory assemble -p {provider}`, then commit what it wrote."
+    if by_hand:
+        remedy = (
+            f"Remove {', '.join(by_hand)} (`git rm`, or `rm` when not committed): assemble keeps "
+            f"an edited copy. Then run `teamlore memory assemble -p {provider}` and commit."
+        )
+    return errors.TeamloreError(
+        errors.ASSEMBLY_STALE,
+        f"{len(stale)} assembled {'file' if len(stale) == 1 else 'files'} {are} not what "
+        f"`teamlore memory assemble -p {provider}` writes now: {named}",
+        provider=provider,
+        stale=stale,
+    ).advising(remedy)
+
+
+def _instructions_staleness(
+    root: Path, provider: str, wanted: _Wanted, recorded: str | None
+) -> str | None:
+    """Why the instructions file is not what assemble writes now; None when it is.
+    ASSEMBLY_CONFLICT when its block was edited by hand, as assemble refuses it."""
+    name = wanted.layout.instructions_file
     original, text = _read_instructions(root, name)
     if original is None:
         return "missing"
@@ -785,11 +745,14 @@ def _instructions_staleness(root: Path, name: str, block: str) -> str | None:
     if regions:
         spans = (f"{_line_at(text, start)}-{_line_at(text, end - 1)}" for start, end in regions)
         return f"an unresolved git merge on lines {', '.join(spans)}"
-    updated, _ = _spliced(text, block, file_name=name, repair=False)
+    updated, _ = _spliced(text, wanted.block, file_name=name, repair=False)
     if updated == original:
         return None
     if not _markers(text):
         return "no managed block"
+    edited = _hand_edit(root, provider, wanted, text, recorded)
+    if edited is not None:
+        raise edited
     return "its managed block differs from the memory tree"
 
 

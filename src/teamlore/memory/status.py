@@ -25,7 +25,7 @@ from teamlore.core.timeutil import format_instant
 from teamlore.memory.consolidation.source import status_of
 from teamlore.memory.deprecations import RULE, checked_after_deprecation, findings_key
 from teamlore.memory.extraction.tasks import Owner
-from teamlore.memory.promotion.stored_plan import plan_states
+from teamlore.memory.promotion.stored_plan import PlanState, plan_states
 from teamlore.memory.store.layout import MEMORY_ROOT
 from teamlore.memory.store.lint import Finding, LintProgress, LintReport, lint_tree
 from teamlore.memory.store.lint_cache import LintCache
@@ -88,6 +88,8 @@ class ConsolidationStatus(_Counts):
     # entries the tree's consolidated.json says the committed scenes and doctrine cover
     committed_entries: int | None = None
     new_since_baseline: int
+    # entries the baseline rested on that are no longer approved (deprecated or removed)
+    left_since_baseline: int = 0
     due_at: int
     due: bool
     runs: ConsolidationRuns
@@ -135,6 +137,8 @@ class VoidedPlan(BaseModel):
     plan_id: str
     void_code: str
     why: str
+    # what makes it again: a consolidation is synthesized again, entries and Skills reviewed
+    next: str
 
 
 TreeState = Literal["present", "missing", "unsafe"]
@@ -187,11 +191,30 @@ def _plans(
     """The plans prepared and not promoted: those promote can apply, and those void since."""
     states = plan_states(conn, Owner(repository_key, worktree_key), worktree_root)
     voided = [
-        VoidedPlan(plan_id=p.plan_id, void_code=p.void_code or "", why=p.void_message or "")
+        VoidedPlan(
+            plan_id=p.plan_id,
+            void_code=p.void_code or "",
+            why=p.void_message or "",
+            next=_made_again(p),
+        )
         for p in states
         if p.status == "voided" and p.journal_status == "generated"
     ]
     return [p.plan_id for p in states if p.status == "generated"], voided
+
+
+def _made_again(plan: PlanState) -> str:
+    """What to do about a plan that can no longer be promoted, by the kind of what it holds."""
+    if "consolidation-patch" in plan.kinds:
+        # its run awaits review until the candidate goes, and synthesize waits for that
+        patch = next((c for c in plan.candidate_ids if c.startswith("patch-")), "…")
+        return (
+            f"discard the consolidation (`teamlore memory discard --candidate {patch}`), then"
+            " synthesize again (`teamlore memory synthesize`)"
+        )
+    if "skill" in plan.kinds:
+        return "review again and prepare a new plan (`teamlore memory confirm --kind skill`)"
+    return "review again and prepare a new plan (`teamlore memory confirm`)"
 
 
 def _projection_status(

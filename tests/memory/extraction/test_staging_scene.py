@@ -1,6 +1,8 @@
 """A draft's `scene` names a scene (`scenes/<name>.md`): stage refuses a path, a blank or a line
 break there (STAGE_REQUEST_INVALID, nothing written), so such a value never reaches an entry's
-front matter or a ConsolidationTask; a real scene name, in any script, is staged unchanged."""
+front matter or a ConsolidationTask; so is a name no scene is named by (capitals, `_`: scene
+files, entries and consolidations name a scene by one rule); a real scene name, in any script, is
+staged unchanged."""
 
 from __future__ import annotations
 
@@ -31,6 +33,9 @@ NOT_SCENE_NAMES = [
     ".hidden",
     "-leading-dash",
     "x" * 65,
+    "Release_Notes",  # accepted once, though no scene could be named so
+    "release_notes",
+    "Release",
 ]
 # the shared fixture tree's scenes, the seed's own example (000 §9) and the demo's
 SCENE_NAMES = ["release-readiness", "team-memory-design", "insights-agent", "鉴权模块维护", "发布"]

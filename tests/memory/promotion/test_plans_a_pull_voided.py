@@ -54,8 +54,9 @@ def test_status_says_a_plan_is_void_once_a_pull_added_a_file_where_it_creates_on
     status = flow.op("memory.status", {})
     assert status["plansToPromote"] == []
     why = f"{target} changed after the plan was made"
+    again = "review again and prepare a new plan (`teamlore memory confirm`)"
     assert status["plansVoided"] == [
-        {"planId": plan_id, "voidCode": "PROMOTION_TARGET_DRIFT", "why": why}
+        {"planId": plan_id, "voidCode": "PROMOTION_TARGET_DRIFT", "why": why, "next": again}
     ]
     shown = teamlore_cli("memory", "status", cwd=flow.repo, env={"COLUMNS": "400"})
     assert shown.returncode == 0, shown.stderr
@@ -103,6 +104,7 @@ def test_status_says_a_plan_is_void_once_a_pull_changed_a_file_it_rewrites(
             "planId": plan_id,
             "voidCode": "PROMOTION_TARGET_DRIFT",
             "why": f"{rewritten} changed after the plan was made",
+            "next": "review again and prepare a new plan (`teamlore memory confirm`)",
         }
     ]
 

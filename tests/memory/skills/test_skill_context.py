@@ -129,10 +129,10 @@ def test_a_worktree_without_memory_has_empty_contexts(tmp_path: Path) -> None:
 
 
 def test_the_capture_prompt_is_versioned_and_says_when_in_doubt_capture(tmp_path: Path) -> None:
-    """skillContext.capturePrompt (skill-capture@1): capture generously, parameterize the
+    """skillContext.capturePrompt (skill-capture@2): capture generously, parameterize the
     specifics, and the four things never captured."""
     prompt = skill_context(read_team_memory(tree(tmp_path)), "")["capturePrompt"]
-    assert prompt["promptVersion"] == "skill-capture@1"
+    assert prompt["promptVersion"] == "skill-capture@2"
     text = " ".join(prompt["text"].split())
     assert "When in doubt, capture" in text and "same team, next time" in text
     assert "placeholders" in text

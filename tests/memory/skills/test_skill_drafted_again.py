@@ -12,6 +12,7 @@ from test_skill_flow import existing_skill, op, recall, refusal, skill_candidate
 
 from support import release_repository
 from teamlore.core import errors
+from teamlore.ops.memory.review import short_candidate_id
 
 
 @pytest.fixture()
@@ -37,11 +38,17 @@ def test_a_skill_whose_target_changed_after_staging_is_discarded_and_drafted_aga
     (item,) = op(repo, home, "memory.review", {"kind": "skill"})["items"]
     (finding,) = item["lintFindings"]
     assert item["blocked"] and finding["rule"] == "SKILL_TARGET_DRIFT"
+    # the command is runnable as written: the candidate's id, not a placeholder
     assert finding["message"] == (
         "Skill 'shop-release' changed since the candidate was staged; discard it and draft it "
-        "again (`teamlore memory discard --candidate ID --extract-again`, then recall)"
+        f"again (`teamlore memory discard --candidate {first} --extract-again`, then recall)"
     )
     assert "--extract-again" in errors.next_step(errors.SKILL_TARGET_DRIFT)
+    drift = refusal(repo, home, "memory.confirm", {"kind": "skill", "candidateIds": [first]})
+    assert drift.code == "SKILL_TARGET_DRIFT"
+    runnable = f"teamlore memory discard --candidate {short_candidate_id(first)} --extract-again"
+    assert f"discard it (`{runnable}`)" in drift.message
+    assert drift.to_json()["next"] == f"Discard it with `{runnable}`, then recall."
     # its turns are extracted: recalling again alone offers nothing to draft it from
     assert recall(repo, home)["sources"] == []
 
@@ -89,7 +96,7 @@ def test_a_staged_skill_whose_team_memory_changed_is_told_to_be_extracted_again(
     """Review, confirm and promote advised "recall again" for a staged Skill whose team memory
     changed (MEMORY_CONTEXT_DRIFT): its turns are extracted, so a recall offers nothing; the
     way out is the discard with --extract-again, as for an entry whose target changed."""
-    from teamlore.ops.memory.review import left_out_of_a_plan, short_candidate_id
+    from teamlore.ops.memory.review import left_out_of_a_plan
 
     recalled = recall(repo, home)
     staged = op(repo, home, "memory.stage", skill_candidate(recalled))
@@ -115,7 +122,8 @@ def test_a_staged_skill_whose_team_memory_changed_is_told_to_be_extracted_again(
     voided = refusal(repo, home, "memory.promote", {"planId": plan["planId"]})
     assert voided.code == "MEMORY_CONTEXT_DRIFT"
     assert voided.to_json()["next"] == (
-        "Discard it with `teamlore memory discard --extract-again`, then recall."
+        f"Discard it with `teamlore memory discard --candidate {first} --extract-again`, "
+        "then recall."
     )
 
     (item,) = op(repo, home, "memory.review", {"kind": "skill"})["items"]
@@ -124,7 +132,7 @@ def test_a_staged_skill_whose_team_memory_changed_is_told_to_be_extracted_again(
     assert finding["message"] == (
         "the team memory (entries, scenes, doctrine) changed since the candidate was staged; "
         "discard it and draft it again "
-        "(`teamlore memory discard --candidate ID --extract-again`, then recall)"
+        f"(`teamlore memory discard --candidate {first} --extract-again`, then recall)"
     )
     out = left_out_of_a_plan(item)
     assert out is not None

@@ -122,7 +122,7 @@ def test_recall_returns_skill_and_memory_context_with_a_binding_digest(
     repo: Path, home: Path
 ) -> None:
     recalled = recall(repo, home)
-    assert recalled["skillContext"]["capturePrompt"]["promptVersion"] == "skill-capture@1"
+    assert recalled["skillContext"]["capturePrompt"]["promptVersion"] == "skill-capture@2"
     assert recalled["skillContext"] == {
         "capturePrompt": recalled["skillContext"]["capturePrompt"],
         "selection": "all",

@@ -264,11 +264,14 @@ def test_scene_capacity_counts_code_points() -> None:
     docs.load_scene(scene_text(body="😀" * 1500), "scenes/a.md")
 
 
-def test_scene_name_comes_from_the_file_and_may_be_chinese() -> None:
+def test_scene_name_comes_from_the_file_and_may_be_chinese_but_not_capitalised() -> None:
+    """The one rule an entry's `scene` and a consolidation's scene names follow too."""
     assert docs.load_scene(scene_text(), "scenes/鉴权模块.md").name == "鉴权模块"
-    with pytest.raises(MemoryFormatError) as caught:
-        docs.load_scene(scene_text(), "scenes/.hidden.md")
-    assert caught.value.reason == "slug.scene-name"
+    assert docs.load_scene(scene_text(), "scenes/release-notes.md").name == "release-notes"
+    for name in (".hidden", "Release_Notes", "release_notes", "Release"):
+        with pytest.raises(MemoryFormatError) as caught:
+            docs.load_scene(scene_text(), f"scenes/{name}.md")
+        assert caught.value.reason == "slug.scene-name"
 
 
 # --- doctrine -------------------------------------------------------------------------------

@@ -85,7 +85,18 @@ def test_a_scene_path_ending_in_passwd_is_not_joined_with_the_next_field() -> No
 
 
 @pytest.mark.parametrize(
-    "scene", ["../../../../tmp/evil", "/abs/scene", '"release readiness"', '"a:b"', ".x", "-x"]
+    "scene",
+    [
+        "../../../../tmp/evil",
+        "/abs/scene",
+        '"release readiness"',
+        '"a:b"',
+        ".x",
+        "-x",
+        # no scene file is named so: scene names are lowercase, `-` between words
+        "Release_Notes",
+        "Release",
+    ],
 )
 def test_an_entry_whose_scene_is_not_a_scene_name_blocks(scene: str) -> None:
     text = entry("note", "A lesson.", scene=scene)

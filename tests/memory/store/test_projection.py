@@ -24,14 +24,13 @@ from teamlore.core import errors
 from teamlore.core.analyzer import ANALYZER_VERSION
 from teamlore.core.canonical import digest, sha256_hex
 from teamlore.memory.store import projection, tree_reader
-from teamlore.memory.store.layout import init_tree
+from teamlore.memory.store.layout import MAX_DOCUMENT_BYTES, init_tree
 from teamlore.memory.store.projection import (
     ProjectionResult,
     sync_approved_projection,
 )
 from teamlore.memory.store.search import search_memory
 from teamlore.memory.store.state_db import open_state_db
-from teamlore.memory.store.tree_reader import MAX_FILE_BYTES
 
 REPO = "a1" * 12
 WORKTREE = "b2" * 12
@@ -350,16 +349,18 @@ def test_an_oversized_file_is_never_read(conn: sqlite3.Connection, worktree: Pat
     result = sync(conn, worktree)
     code, file, _line, _field = only_diagnostic(result)
     assert (code, file) == ("file-too-large", ".threadshare/memory/entries/huge.md")
-    assert str(MAX_FILE_BYTES) in result.diagnostics[0].why
+    size = (worktree / ".threadshare/memory/entries/huge.md").stat().st_size
+    # the format's limit and its words: one limit for the reader, the loader and lint
+    assert result.diagnostics[0].why == f"file is {size} bytes (at most {MAX_DOCUMENT_BYTES})"
     assert set(projected(conn)) == {"entry:fine"}
 
 
-def test_a_file_over_the_format_limit_is_refused_by_the_format(
+def test_a_file_over_the_format_limit_is_never_read_either(
     conn: sqlite3.Connection, worktree: Path
 ) -> None:
     write(worktree, "entries/long.md", entry_text("long", "y" * (100 * 1024)))
     code, file, _line, _field = only_diagnostic(sync(conn, worktree))
-    assert (code, file) == ("capacity.file-size", ".threadshare/memory/entries/long.md")
+    assert (code, file) == ("file-too-large", ".threadshare/memory/entries/long.md")
 
 
 def test_a_symlinked_entries_folder_is_not_followed(
@@ -437,17 +438,16 @@ def test_a_worktree_without_memory_is_not_initialized(
     assert caught.value.code == "MEMORY_NOT_INITIALIZED"
 
 
-def test_a_fifo_or_a_stray_file_is_reported_without_blocking(
+def test_a_fifo_named_as_a_document_is_reported_and_a_stray_file_left_alone(
     conn: sqlite3.Connection, worktree: Path
 ) -> None:
     os.mkfifo(worktree / ".threadshare/memory/entries/pipe.md")
-    write(worktree, "entries/notes.txt", "not a memory file")
+    write(worktree, "entries/notes.txt", "not a memory file")  # lint warns; no reader reads it
     write(worktree, "entries/.gitkeep", "")
     result = sync(conn, worktree)
     assert result.coverage == "partial"
     assert sorted((d.code, d.file) for d in result.diagnostics) == [
         ("not-a-file", ".threadshare/memory/entries/pipe.md"),
-        ("unexpected-file", ".threadshare/memory/entries/notes.txt"),
     ]
 
 

@@ -27,13 +27,20 @@ def _render_synthesize(result: dict[str, Any]) -> None:
         stdout.print(f"Consolidation task {task['taskId']} ({result['mode']}): {result['note']}.")
         for entry in task["entries"]:
             stdout.print(f"  entry {entry['entryId']}")
+        for entry in task.get("leftEntries") or []:
+            stdout.print(f"  entry {entry['entryId']} ({entry['status']}: no longer approved)")
         for scene in task["scenes"]:
             stdout.print(f"  scene {scene['name']} (heat {scene['heat']})")
         stdout.print("  The agent answers with a ConsolidationPatch@v1 (see --format json).")
     stdout.print(
         f"{counted(result['newSinceBaseline'], 'approved entry', 'approved entries')}"
-        " new since the last consolidation "
-        f"(due at {result['dueAt']})."
+        " new since the last consolidation"
+        + (
+            f", {counted(result['leftSinceBaseline'], 'entry', 'entries')} no longer approved"
+            if result.get("leftSinceBaseline")
+            else ""
+        )
+        + f" (due at {result['dueAt']})."
     )
     if result.get("next"):
         stdout.print(f"Next: {result['next']}")

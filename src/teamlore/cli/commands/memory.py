@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from typing import Any
@@ -21,12 +22,14 @@ from teamlore.cli.output import (
     hanging,
     run,
     say,
+    say_file,
     say_how_many_more,
     say_ignored_by_git,
     say_left_out,
     say_wrapped,
     stdout,
     styled,
+    wrapped_lines,
 )
 from teamlore.cli.params import Argument, Option
 from teamlore.core import errors
@@ -55,14 +58,14 @@ def _render_status(result: dict[str, Any]) -> None:
     projection = result.get("projection") or {}
     stdout.print(f"Memory tree  {result['memoryRoot']} ({result['tree']})")
     if result.get("treeProblem"):
-        say("  ", styled("unsafe", "yellow"), f" {result['treeProblem']}")
+        _say_flagged("unsafe", result["treeProblem"])
     if projection:
         stdout.print(
             f"Projection   generation {projection['generation']}, coverage {projection['coverage']}"
         )
         diagnostics = projection.get("diagnostics", [])
         for d in diagnostics[:10]:
-            say("  ", styled(d["code"], "yellow"), f" {d['file']}:{d.get('line') or ''} {d['why']}")
+            _say_flagged(d["code"], f"{d['file']}:{d.get('line') or ''} {d['why']}")
         say_how_many_more(10, len(diagnostics))
     if result.get("stale"):
         say("  ", styled("not synced", "yellow"), f" {result['stale']}")
@@ -90,7 +93,14 @@ def _render_status(result: dict[str, Any]) -> None:
     line = (
         f"baseline {baseline}, "
         f"{counted(consolidation['newSinceBaseline'], 'approved entry', 'approved entries')}"
-        f" new since ({due})"
+        f" new since"
+        + (
+            f", {counted(consolidation['leftSinceBaseline'], 'entry', 'entries')} no longer"
+            " approved"
+            if consolidation.get("leftSinceBaseline")
+            else ""
+        )
+        + f" ({due})"
         + (
             f", {short_candidate_id(consolidation['pendingRunId'])} awaiting review"
             if consolidation["pendingRunId"]
@@ -108,6 +118,27 @@ def _render_status(result: dict[str, Any]) -> None:
         _say_lint_rules(lint.get("rules") or {})
     say_ignored_by_git(result["ignoredByGit"])
     _render_recovery(result.get("promotionRecovery") or {})
+
+
+def _at_width() -> bool:
+    """Whether lint's and status's lines of teamlore's own words are wrapped at the width: on a
+    terminal, or where COLUMNS names one; a pipe or a CI log keeps one finding a line, for grep
+    and for editors that jump to `path:line`."""
+    return stdout.is_terminal or "COLUMNS" in os.environ
+
+
+def _lines(lead: str, text: str, indent: int = 2) -> list[str]:
+    """`lead` then `text`, wrapped at words when `_at_width` (commands whole), else one line."""
+    return wrapped_lines(lead, text, indent) if _at_width() else [f"{lead}{text}"]
+
+
+def _say_flagged(flag: str, text: str) -> None:
+    """`  flag text` with the flag in yellow, the text wrapped at words under it (commands
+    whole)."""
+    first, *rest = _lines(f"  {flag} ", text, indent=4)
+    say("  ", styled(flag, "yellow"), first.removeprefix(f"  {flag}"))
+    for line in rest:
+        say(line)
 
 
 def _say_lint_rules(rules: dict[str, int]) -> None:
@@ -150,12 +181,17 @@ def _render_voided_plans(voided: list[dict[str, Any]]) -> None:
     if not voided:
         return
     waiting = counted(len(voided), "plan")
-    say(
-        styled(f"Promotion    {waiting} prepared can no longer be promoted", "yellow"),
-        ": review again and prepare a new plan (`teamlore memory confirm`)",
-    )
+    # what makes each again (`next`: a consolidation is synthesized again, entries reviewed)
+    todo = {short_candidate_id(plan.get("next") or "") for plan in voided}
+    said = f": {todo.pop()}" if len(todo) == 1 else ""
+    for line in _lines(f"Promotion    {waiting} prepared can no longer be promoted", said):
+        say(styled(line, "yellow") if line.startswith("Promotion") else line)
     for plan in voided[:5]:
-        say(f"  {plan['planId']}: ", short_candidate_id(plan["why"]), f" ({plan['voidCode']})")
+        why = f"{short_candidate_id(plan['why'])} ({plan['voidCode']})"
+        if not said:
+            why += f"; {short_candidate_id(plan['next'])}"
+        for line in _lines(f"  {plan['planId']}: ", why, indent=4):
+            say(line)
     say_how_many_more(5, len(voided))
 
 
@@ -194,12 +230,18 @@ memory_app.command("search", short_help="Search the reviewed team memory by word
 
 def _render_lint(result: dict[str, Any]) -> None:
     findings = result.get("findings", [])
-    # one finding per line, `path:line block|warn rule message`: editors jump to it, and the
-    # severity is in words as well as in colour (a pipe or a log has no colour)
+    # one finding a line, `path:line block|warn rule message`: editors jump to it, and the
+    # severity is in words as well as in colour (a pipe or a log has no colour); the message,
+    # teamlore's own words, goes on under it at the terminal's width, commands whole
     for f in findings:
         where = f"{f['file']}:{f['line']}" if f.get("line") else f["file"]
         style = "red" if f["severity"] == "block" else "yellow"
-        say(styled(f"{where} {f['severity']} {f['rule']} {f['message']}", style))
+        lead = f"{where} {f['severity']} {f['rule']} "
+        lines = _lines(lead, f["message"])
+        if _at_width() and len(lines[0]) > stdout.width >= len(lead):  # a long path
+            lines = [lead.rstrip(), *wrapped_lines("  ", f["message"])]
+        for line in lines:
+            say(styled(line, style))
     blocked = sum(1 for f in findings if f["severity"] == "block")
     say(f"{counted(len(findings), 'finding')}, {blocked} blocking.")
 
@@ -515,13 +557,15 @@ def stage(
     request: str = Option(
         ...,
         "--request",
-        help="CandidateDraftBatch@v1 or AdjudicationResult@v1 JSON, or -.",
+        help="CandidateDraftBatch@v1, AdjudicationResult@v1, SkillCandidate@v1 (shaped as "
+        "recall's guidance.skillShape) or ConsolidationPatch@v1 JSON, or -.",
         metavar="FILE",
     ),
     repository: str | None = RepositoryOption,
     fmt: OutputFormat = FormatOption,
 ) -> None:
-    """Stage an agent's candidate drafts, then its adjudication (quarantines kept candidates)."""
+    """Stage an agent's candidate drafts, then its adjudication (quarantines kept candidates);
+    or a Skill (SkillCandidate@v1), quarantined at once; or a ConsolidationPatch@v1."""
     run("memory.stage", read_request(request, fmt), fmt, _render_stage, cwd=cwd_of(repository))
 
 
@@ -541,8 +585,17 @@ def _render_assemble(result: dict[str, Any]) -> None:
             stdout.print(f"Repaired the damaged markers (were on lines {lines}).")
         stdout.print(result["block"])
     for skill in result["skills"]:
-        state = "written" if skill["changed"] else "unchanged"
-        stdout.print(f"  {skill['path']} ({state})")
+        for copy in (skill, *skill.get("files", [])):
+            state = "written" if copy["changed"] else "unchanged"
+            say_file(copy["path"], f" ({state})")
+    for path in result.get("removed", []):
+        say_file(path, " (removed: its Skill file left the memory tree)")
+    if result.get("orphans"):
+        say_wrapped(
+            "Not removed, edited since teamlore wrote them although their Skill file left the "
+            f"memory tree: {', '.join(result['orphans'])}. Agents still load them: remove them "
+            "(`git rm`, or `rm` when not committed) unless you mean to keep them."
+        )
     if result["skillsLinkTo"]:
         say_wrapped(
             f"{result['skillsFolder']} links to {result['skillsLinkTo']}: "

@@ -213,7 +213,12 @@ def _review_renderer(full_diff: bool, *, first: bool = True, more: str | None = 
 def _render_review(result: dict[str, Any], *, full_diff: bool = False, first: bool = True) -> None:
     if not result["items"] and not result["failed"]:
         if first and not (result.get("page") or {}).get("total"):
-            stdout.print("No candidates are awaiting review.")
+            others = result.get("awaitingOtherKinds")
+            kind = result.get("kind") or "entry"
+            if others:  # `memory review` alone reviews entries: say what does await
+                say_wrapped(f"No {kind} candidates are awaiting review; {result['next']}")
+            else:
+                stdout.print("No candidates are awaiting review.")
         elif first:
             stdout.print("No candidates after this cursor.")
         return
@@ -488,7 +493,7 @@ def _ask(item: dict[str, Any], discards: list[str]) -> bool:
     for statement in item["statements"]:
         if statement["confirmation"] != "required":
             continue
-        answer = _answer(f"Is statement {statement['statementId']} true? [y/d/N]")
+        answer = _answer(*_question(item, statement["statementId"]))
         if answer == "d":
             discards.append(item["candidateId"])
             return False
@@ -498,7 +503,15 @@ def _ask(item: dict[str, Any], discards: list[str]) -> bool:
     return True
 
 
-def _answer(question: str) -> str:
+def _question(item: dict[str, Any], statement_id: str) -> tuple[str, str]:
+    """What a person is asked about one statement, and what `y` means; a consolidation's
+    statements are operations on the scenes and doctrine, applied or not rather than true."""
+    if item.get("kind") == "consolidation":
+        return f"Apply operation {statement_id}? [y/d/N]", "apply it"
+    return f"Is statement {statement_id} true? [y/d/N]", "true"
+
+
+def _answer(question: str, yes: str = "true") -> str:
     """The person's answer: `y`, `d` or `n` (an empty line). Ctrl-C or Ctrl-D stops the
     command as an interrupted one (exit 130, nothing confirmed, `output.run`)."""
     while True:
@@ -513,7 +526,7 @@ def _answer(question: str) -> str:
         answer = typed.strip().casefold()[:1]
         if answer in ANSWERS:
             return answer
-        say("answer y (true), d (discard the candidate) or n (not now)")
+        say(f"answer y ({yes}), d (discard the candidate) or n (not now)")
 
 
 def _typed_facts_only(item: dict[str, Any]) -> bool:
@@ -540,7 +553,11 @@ def _needs_yes(item: dict[str, Any]) -> bool:
 
 
 def _render_confirm(result: dict[str, Any]) -> None:
-    if result.get("status") == "nothing-to-confirm":
+    if result.get("status") == "nothing-to-confirm" and result.get("awaitingOtherKinds"):
+        say_wrapped(
+            f"No {result.get('kind') or 'entry'} candidates are awaiting review; {result['next']}."
+        )
+    elif result.get("status") == "nothing-to-confirm":
         stdout.print("No candidates are awaiting review.")
     elif result.get("status") == "nothing-confirmed":
         stdout.print("Nothing confirmed; no plan recorded.")

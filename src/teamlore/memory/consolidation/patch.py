@@ -103,7 +103,8 @@ def parse_patch(document: Any) -> ConsolidationPatch:
         where, message = errors.first_problem(exc, "document")
         message = message.removeprefix("Value error, ")
         found = _REASON.match(message)
-        if found:
+        # a name that names no scene is the contract's (as a draft's `scene` is), not a host rule
+        if found and found[1] != "invalid-scene-name":
             raise invalid(found[1], f"{where}: {message[found.end() :]}", location=where) from None
         raise errors.TeamloreError(
             errors.STAGE_REQUEST_INVALID,

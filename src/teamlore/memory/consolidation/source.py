@@ -12,7 +12,6 @@ the doctrine are bound separately (digest and heat).
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -22,7 +21,7 @@ from typing import Any
 import orjson
 
 from teamlore.contracts import digests
-from teamlore.contracts._base import SLUG_PATTERN
+from teamlore.contracts._base import SCENE_NAME_RULE, is_scene_name
 from teamlore.core import errors, safe_write
 from teamlore.core.analyzer import ANALYZER_VERSION
 from teamlore.core.canonical import digest, sha256_hex
@@ -34,7 +33,6 @@ from teamlore.memory.store.layout import CONSOLIDATED_FILE, MEMORY_ROOT, scene_p
 DUE_ENTRY_COUNT = 20
 
 SOURCE_TREE_FORMAT = "threadshare-memory-source-tree@v1"
-_SLUG = re.compile(SLUG_PATTERN)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +47,7 @@ class ApprovedEntry:
     priority: int
     confidence: str
     body: str
+    superseded_by: str | None = None
 
     def revision_json(self) -> dict[str, Any]:
         return {
@@ -66,6 +65,19 @@ class ApprovedEntry:
             "confidence": self.confidence,
             "body": self.body,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class LeftEntry:
+    """An entry the last consolidation rested on that is no longer approved: deprecated, or
+    its file removed. The scenes and doctrine may still say what it said."""
+
+    entry_id: str
+    status: str  # "deprecated" or "removed"
+    superseded_by: str | None
+
+    def task_json(self) -> dict[str, Any]:
+        return {"entryId": self.entry_id, "status": self.status, "supersededBy": self.superseded_by}
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +186,7 @@ def read_source(conn: sqlite3.Connection, owner: Owner, worktree_root: Path) -> 
                 priority=int(frontmatter["priority"]),
                 confidence=str(frontmatter["confidence"]),
                 body=body,
+                superseded_by=frontmatter.get("superseded_by"),
             )
             continue
         data = read_memory_file(worktree_root, repo_path)
@@ -185,10 +198,10 @@ def read_source(conn: sqlite3.Connection, owner: Owner, worktree_root: Path) -> 
         if kind == "doctrine":
             doctrine = DoctrineFile(data.decode("utf-8"), content_digest)
             continue
-        if _SLUG.match(entry_id) is None or repo_path != scene_path(entry_id):
+        if not is_scene_name(entry_id) or repo_path != scene_path(entry_id):
             raise _incomplete(
-                f"scene {repo_path} is not named with a lowercase slug; rename it "
-                "(a-z, 0-9 and -) so a consolidation can address it",
+                f"scene {repo_path} is not named as a scene is ({SCENE_NAME_RULE}); rename it "
+                "so a consolidation can address it",
                 path=repo_path,
             )
         scenes[entry_id] = SceneFile(
@@ -227,6 +240,9 @@ class Baseline:
     committed: dict[str, tuple[int, str]] | None = None
     # sha256 of the record's bytes (None with `committed`): a synthesis binding pins it
     committed_digest: str | None = None
+    # the approved entries of the newest consolidation (the last successful run here, or the
+    # tree's record when it is newer): what the scenes and doctrine rest on now
+    approved_before: frozenset[str] = frozenset()
 
     def covers(self, entry_id: str, revision: int, content_digest: str) -> bool:
         """Whether a consolidation, here or in the committed tree, covered this revision."""
@@ -242,6 +258,34 @@ class Baseline:
             for e in source.approved_entries
             if not self.covers(e.entry_id, e.revision, e.content_digest)
         ]
+
+    def left(self, source: ApprovedSource) -> list[LeftEntry]:
+        """Entries the newest consolidation rested on that are no longer approved (deprecated
+        or removed since): a change, which the scenes and doctrine that used them must follow."""
+        approved = {e.entry_id for e in source.approved_entries}
+        gone = sorted(self.approved_before - approved)
+        return [_left_entry(entry_id, source.entries.get(entry_id)) for entry_id in gone]
+
+
+def _left_entry(entry_id: str, entry: ApprovedEntry | None) -> LeftEntry:
+    if entry is None:
+        return LeftEntry(entry_id, "removed", None)
+    return LeftEntry(entry_id, entry.status, entry.superseded_by)
+
+
+def _approved_before(
+    latest: tuple[Any, ...] | None,
+    committed: dict[str, tuple[int, str]] | None,
+    committed_digest: str | None,
+) -> frozenset[str]:
+    """The approved entries of the newest consolidation: the last successful run here, unless
+    the tree's record changed since that run was bound (a pull brought a teammate's, or a
+    promote wrote it), then the record's."""
+    if latest is not None:
+        binding = orjson.loads(latest[3])
+        if committed_digest is None or binding.get("consolidatedDigest") == committed_digest:
+            return frozenset(e["entryId"] for e in binding["entryRevisions"])
+    return frozenset(committed or ())
 
 
 def covered_record(entry_revisions: Iterable[dict[str, Any]]) -> bytes:
@@ -276,7 +320,8 @@ def read_committed(worktree_root: Path) -> tuple[dict[str, tuple[int, str]] | No
 def load_baseline(conn: sqlite3.Connection, owner: Owner, worktree_root: Path) -> Baseline:
     keys = (owner.repository_key, owner.worktree_key)
     latest = conn.execute(
-        "SELECT run_id, status, updated_at FROM consolidation_runs WHERE repository_key = ? "
+        "SELECT run_id, status, updated_at, binding_json FROM consolidation_runs "
+        "WHERE repository_key = ? "
         "AND worktree_key = ? AND status IN ('no_op', 'applied') "
         "ORDER BY updated_at DESC, rowid DESC LIMIT 1",
         keys,
@@ -304,6 +349,7 @@ def load_baseline(conn: sqlite3.Connection, owner: Owner, worktree_root: Path) -
         entries=entries,
         committed=committed,
         committed_digest=committed_digest,
+        approved_before=_approved_before(latest, committed, committed_digest),
     )
 
 
@@ -318,15 +364,13 @@ def status_of(conn: sqlite3.Connection, owner: Owner, worktree_root: Path) -> di
     the runs by status."""
     baseline = load_baseline(conn, owner, worktree_root)
     keys = (owner.repository_key, owner.worktree_key)
-    new = sum(
-        1
-        for entry_id, revision, content_digest in conn.execute(
-            "SELECT entry_id, revision, content_digest FROM approved_entries WHERE "
-            "repository_key = ? AND worktree_key = ? AND kind = 'entry' AND status = 'approved'",
-            keys,
-        )
-        if not baseline.covers(entry_id, int(revision), content_digest)
-    )
+    approved = conn.execute(
+        "SELECT entry_id, revision, content_digest FROM approved_entries WHERE "
+        "repository_key = ? AND worktree_key = ? AND kind = 'entry' AND status = 'approved'",
+        keys,
+    ).fetchall()
+    new = sum(1 for e, r, d in approved if not baseline.covers(e, int(r), d))
+    left = len(baseline.approved_before - {entry_id for entry_id, _, _ in approved})
     runs = {"pendingReview": 0, "noOp": 0, "applied": 0, "stale": 0}
     names = {"pending_review": "pendingReview", "no_op": "noOp", "applied": "applied"}
     for status, count in conn.execute(
@@ -341,7 +385,8 @@ def status_of(conn: sqlite3.Connection, owner: Owner, worktree_root: Path) -> di
         "pendingRunId": baseline.pending_run_id,
         "committedEntries": None if baseline.committed is None else len(baseline.committed),
         "newSinceBaseline": new,
+        "leftSinceBaseline": left,
         "dueAt": DUE_ENTRY_COUNT,
-        "due": baseline.pending_run_id is None and new >= DUE_ENTRY_COUNT,
+        "due": baseline.pending_run_id is None and new + left >= DUE_ENTRY_COUNT,
         "runs": runs,
     }

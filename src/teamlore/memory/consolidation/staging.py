@@ -72,7 +72,9 @@ def stage_patch(
     sync_and_read(conn, owner, identity.worktree_root)  # the projection is current below
     with tasks.write_tx_committing_refusal(conn):
         tasks.check_token(conn, task.task_id, claim_token)
-        replay = tasks.check_replay(conn, task.task_id, response_digest, now=moment)
+        replay = tasks.check_replay(
+            conn, task.task_id, response_digest, now=moment, remedy=RESTAGED
+        )
         if replay is not None:
             return {**replay.outcome, "idempotent": True}
         baseline = load_baseline(conn, owner, identity.worktree_root)
@@ -97,6 +99,13 @@ def stage_patch(
         failpoint("consolidation.stage.before-commit")
         tasks.record_submission(conn, claim, response_digest, outcome, now=moment)
     return {**outcome, "idempotent": False}
+
+
+# SUBMISSION_CONFLICT's `next` for a consolidation: its task comes from synthesize
+RESTAGED = (
+    "The first patch stands: review it (`teamlore memory review --kind consolidation`), or"
+    " discard it and synthesize again (`teamlore memory synthesize`) for a new task."
+)
 
 
 def assessment(

@@ -40,6 +40,8 @@ def _result(status: str, note: str, **fields: Any) -> dict[str, Any]:
         "mode": None,
         "entryCount": 0,
         "newSinceBaseline": 0,
+        "leftSinceBaseline": 0,
+        "leftEntries": [],
         "sceneCount": 0,
         "doctrine": False,
         "baselineRunId": None,
@@ -63,8 +65,11 @@ def synthesize(
     moment = tasks.now_ms() if now is None else now
     source, baseline = sync_and_read(conn, owner, identity.worktree_root)
     changed = baseline.changed(source)
+    left = baseline.left(source)
     common = {
         "newSinceBaseline": len(changed),
+        "leftSinceBaseline": len(left),
+        "leftEntries": [e.entry_id for e in left],
         "sceneCount": len(source.scenes),
         "doctrine": source.doctrine is not None,
         "baselineRunId": baseline.successful_run_id,
@@ -80,7 +85,7 @@ def synthesize(
         )
     mode: Mode = "full" if full else "incremental"
     entries = task_entries(source, baseline, mode)
-    if not entries:
+    if not entries and not left:
         return _result(
             "nothing-new",
             "no approved entries are new or changed since the last consolidation"
@@ -89,19 +94,21 @@ def synthesize(
             mode=mode,
             **common,
         )
-    if if_due and len(changed) < DUE_ENTRY_COUNT:
+    if if_due and len(changed) + len(left) < DUE_ENTRY_COUNT:
         return _result(
             "not-due",
-            f"not due: {len(changed)}/{DUE_ENTRY_COUNT} approved entries new or changed",
+            f"not due: {len(changed) + len(left)}/{DUE_ENTRY_COUNT} approved entries new, changed"
+            " or no longer approved",
             mode=mode,
             **common,
         )
     binding = binding_of(conn, owner, source, baseline, mode)
     task_id = _issue(conn, owner, binding, moment)
-    document = task_document(task_id, binding, source, entries)
+    document = task_document(task_id, binding, source, entries, left)
+    gone = f", no longer approved: {len(left)}" if left else ""
     return _result(
         "task",
-        f"approved entries: {len(entries)}, scenes: {len(source.scenes)}, doctrine: "
+        f"approved entries: {len(entries)}{gone}, scenes: {len(source.scenes)}, doctrine: "
         + ("yes" if source.doctrine else "none yet"),
         task=document,
         taskId=task_id,

@@ -28,6 +28,7 @@ from teamlore.memory.consolidation.source import (
     ApprovedEntry,
     ApprovedSource,
     Baseline,
+    LeftEntry,
 )
 from teamlore.memory.extraction import tasks
 from teamlore.memory.extraction.tasks import Owner
@@ -49,9 +50,12 @@ POLICY = {
 
 
 def task_entries(source: ApprovedSource, baseline: Baseline, mode: Mode) -> list[ApprovedEntry]:
-    """The entries a task carries: all approved ones (`full`), or those new or changed since
-    the baseline (`incremental`)."""
-    return source.approved_entries if mode == "full" else baseline.changed(source)
+    """The entries a task carries: all approved ones (`full`, or when an entry left the
+    approved set: the scenes and doctrine that used it are rewritten from what still holds),
+    or those new or changed since the baseline (`incremental`)."""
+    if mode == "full" or baseline.left(source):
+        return source.approved_entries
+    return baseline.changed(source)
 
 
 def binding_of(
@@ -110,6 +114,7 @@ def task_document(
     binding: dict[str, Any],
     source: ApprovedSource,
     entries: Sequence[ApprovedEntry],
+    left: Sequence[LeftEntry] = (),
 ) -> dict[str, Any]:
     """ConsolidationTask@v1 (validated against the contract before it leaves teamlore)."""
     document = {
@@ -118,6 +123,7 @@ def task_document(
         "lease": {"holder": tasks.AGENT_HOLDER, "expiresAt": 0},
         "binding": binding,
         "entries": [e.task_json() for e in sorted(entries, key=lambda e: e.entry_id)],
+        "leftEntries": [e.task_json() for e in left],
         "scenes": [
             {**source.scenes[name].revision_json(), "content": source.scenes[name].content}
             for name in sorted(source.scenes)

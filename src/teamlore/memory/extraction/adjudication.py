@@ -38,7 +38,7 @@ import orjson
 from pydantic import ValidationError
 
 from teamlore.contracts import digests
-from teamlore.contracts._base import SCENE_NAME
+from teamlore.contracts._base import is_scene_name
 from teamlore.contracts.adjudication import (
     MAX_DRAFTS_PER_ADJUDICATION,
     Adjudication,
@@ -581,7 +581,7 @@ def _kept_fields(target: Mapping[str, Any]) -> dict[str, Any]:
     if type(priority) is int and 0 <= priority <= 100:
         kept["priority"] = priority
     scene = target.get("scene", "")
-    if scene is None or (isinstance(scene, str) and SCENE_NAME.fullmatch(scene)):
+    if scene is None or (isinstance(scene, str) and is_scene_name(scene)):
         kept["scene"] = scene
     occurred = target.get("occurred")
     if isinstance(occurred, list) and all(isinstance(o, str) and o.strip() for o in occurred):

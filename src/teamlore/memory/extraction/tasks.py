@@ -371,10 +371,17 @@ def conflict_count(conn: sqlite3.Connection, task_id: str) -> int:
 
 
 def check_replay(
-    conn: sqlite3.Connection, task_id: str, response_digest: str, *, now: int
+    conn: sqlite3.Connection,
+    task_id: str,
+    response_digest: str,
+    *,
+    now: int,
+    remedy: str | None = None,
 ) -> Replay | None:
     """Inside the submit transaction: the recorded outcome of an identical submission, None
-    if the task has none yet; a different submission is audited and refused (committed)."""
+    if the task has none yet; a different submission is audited and refused (committed), with
+    `remedy` as its `next` when the kind of task has its own (a consolidation's comes from
+    synthesize, not recall)."""
     recorded = recorded_submission(conn, task_id)
     if recorded is None:
         return None
@@ -382,15 +389,14 @@ def check_replay(
     if accepted == response_digest:
         return Replay(outcome)
     audit_conflict(conn, task_id, response_digest, now=now)
-    raise CommitThenRaise(
-        errors.TeamloreError(
-            errors.SUBMISSION_CONFLICT,
-            f"task {task_id} was already submitted with different content",
-            taskId=task_id,
-            acceptedDigest=accepted,
-            refusedDigest=response_digest,
-        )
+    refusal = errors.TeamloreError(
+        errors.SUBMISSION_CONFLICT,
+        f"task {task_id} was already submitted with different content",
+        taskId=task_id,
+        acceptedDigest=accepted,
+        refusedDigest=response_digest,
     )
+    raise CommitThenRaise(refusal if remedy is None else refusal.advising(remedy))
 
 
 def acquire(

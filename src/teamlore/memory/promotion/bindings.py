@@ -160,6 +160,10 @@ def _check_targets(root: Path, stored: StoredPlan) -> dict[str, bytes | None]:
     return originals
 
 
+CONSOLIDATION_KIND = "consolidation-patch"  # `candidates.candidate_kind` of a consolidation
+CONSOLIDATE_AGAIN = "Synthesize again with `teamlore memory synthesize`."
+
+
 def _void(conn: sqlite3.Connection, stored: StoredPlan, drift: _Drift) -> errors.TeamloreError:
     plan_id = stored.plan.plan_id
     with db.write_tx(conn):
@@ -176,12 +180,19 @@ def _void(conn: sqlite3.Connection, stored: StoredPlan, drift: _Drift) -> errors
             (plan_id, now_ms(), drift.error.code, drift.path, drift.message),
         )
         conn.execute("DELETE FROM promotion_originals WHERE plan_id = ?", (plan_id,))
-        for hooks in kinds.kinds_of(conn, stored.plan.candidate_ids):
+        held = kinds.kinds_of(conn, stored.plan.candidate_ids)
+        for hooks in held:
             if hooks.on_voided is not None:
                 hooks.on_voided(conn, stored.plan.candidate_ids, now_ms())
     details: dict[str, Any] = {"planId": plan_id, "status": "voided", "next": "re-review"}
     if drift.path:
         details["driftedPath"] = drift.path
+    if any(hooks.stored == CONSOLIDATION_KIND for hooks in held):
+        # its candidate was discarded with the plan: a new one comes from synthesize
+        again = "" if drift.message.endswith("synthesize again") else ", synthesize again"
+        return errors.TeamloreError(
+            drift.error, f"{drift.message}; plan voided{again}", **details
+        ).advising(CONSOLIDATE_AGAIN)
     return errors.TeamloreError(
         drift.error, f"{drift.message}; plan voided, review and prepare again", **details
     ).advising(drift.remedy)

@@ -69,13 +69,29 @@ def require(stored: str) -> CandidateKindHooks:
     return hooks
 
 
-def kinds_of(conn: sqlite3.Connection, candidate_ids: Sequence[str]) -> list[CandidateKindHooks]:
-    """The hooks of every kind other than `entry` among the candidates, in a stable order."""
-    stored = {
+def registered_kinds_of(
+    conn: sqlite3.Connection, candidate_ids: Sequence[str]
+) -> list[CandidateKindHooks]:
+    """`kinds_of`, leaving out the kinds not registered in this process (a read that did not
+    load them: `memory status` predicting a plan's drift)."""
+    return [
+        _REGISTERED[kind]
+        for kind in sorted(stored_kinds(conn, candidate_ids) - {ENTRY})
+        if kind in _REGISTERED
+    ]
+
+
+def stored_kinds(conn: sqlite3.Connection, candidate_ids: Sequence[str]) -> set[str]:
+    """The stored kinds (`candidates.candidate_kind`) of these candidates."""
+    return {
         str(row[0])
         for candidate_id in candidate_ids
         for row in conn.execute(
             "SELECT candidate_kind FROM candidates WHERE candidate_id = ?", (candidate_id,)
         )
     }
-    return [require(kind) for kind in sorted(stored - {ENTRY})]
+
+
+def kinds_of(conn: sqlite3.Connection, candidate_ids: Sequence[str]) -> list[CandidateKindHooks]:
+    """The hooks of every kind other than `entry` among the candidates, in a stable order."""
+    return [require(kind) for kind in sorted(stored_kinds(conn, candidate_ids) - {ENTRY})]

@@ -22,6 +22,7 @@ from typing import Any
 
 from teamlore.core.analyzer import analyze, fts_query, parse_query
 from teamlore.core.fusion import fuse
+from teamlore.core.secrets.mask import masked_text
 
 # a passage is at most this many characters: short enough to read as an excerpt
 PASSAGE_CHARS = 480
@@ -87,8 +88,9 @@ def _short_lines(text: str, limit: int) -> list[str]:
 
 
 def tool_header(tool: Any) -> str:
-    """`#M name main-argument (status, exit N)` for a selection.ToolRow."""
-    detail = " ".join((tool.command or tool.input or "").split())
+    """`#M name main-argument (status, exit N)` for a selection.ToolRow (its secrets masked
+    before it is cut, so no piece of one is left)."""
+    detail = " ".join(masked_text(tool.command or tool.input or "").split())
     if len(detail) > 160:
         detail = detail[:159] + "…"
     exit_code = "" if tool.exit_code is None else f", exit {tool.exit_code}"
@@ -96,13 +98,15 @@ def tool_header(tool: Any) -> str:
 
 
 def turn_passages(turn: Any) -> list[Passage]:
-    """Every passage of a selection.SelectedTurn, in the order of the turn."""
-    passages = [Passage("user", w) for w in windows(turn.user_text)]
-    passages += [Passage("assistant", w) for w in windows(turn.assistant_text)]
+    """Every passage of a selection.SelectedTurn, in the order of the turn. Each text has its
+    secrets masked (core/secrets/mask.py) before it is cut into windows: a passage is the
+    excerpt a reviewer sees, and a window's edge must not leave a piece of a token unmasked."""
+    passages = [Passage("user", w) for w in windows(masked_text(turn.user_text))]
+    passages += [Passage("assistant", w) for w in windows(masked_text(turn.assistant_text))]
     for tool in turn.tools:
         header = tool_header(tool)
         output = "\n".join(p for p in (tool.result_head, tool.result_tail) if p)
-        parts = windows(output) or [""]
+        parts = windows(masked_text(output)) or [""]
         passages += [Passage("tool", w, tool=tool.seq + 1, header=header) for w in parts]
     return passages
 

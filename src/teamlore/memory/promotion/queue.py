@@ -27,7 +27,6 @@ from teamlore.memory.promotion.review import (
     prepare_candidate_fields,
     statement_json,
     weakest,
-    written_notice,
 )
 from teamlore.memory.promotion.targets import public_identity_of
 from teamlore.memory.store.lint import LINT_POLICY_VERSION
@@ -59,7 +58,7 @@ def review_item(
         "content": payload.get("content", ""),
         # the content as promotion writes it, and how it differs (None: it does not)
         "writtenContent": view.written_content,
-        "writtenNotice": written_notice(str(payload.get("content", "")), view.written_content),
+        "writtenNotice": view.notice,
         "type": payload.get("type"),
         "priority": payload.get("priority"),
         "confidence": payload.get("confidence"),
@@ -141,7 +140,7 @@ def review_queue(
                 }
             )
             continue
-        view = candidate_view(state, row, resolver, identity.worktree_root)
+        view = candidate_view(state, row, resolver, identity.worktree_root, ctx.known_session_ids)
         preview = preview_candidate(view, ctx)
         items.append(review_item(view, preview, public_identity, updated_at=_instant(int(row[7]))))
     return {

@@ -17,6 +17,7 @@ from teamlore.core.secrets import sanitize_for_name
 from teamlore.memory.extraction.typed_facts import COMMIT_CHANGED_PATH, parse_fact_text
 from teamlore.memory.promotion.rendered import RenderContext, RenderedFile
 from teamlore.memory.promotion.review import (
+    RAW_BLOCK_RULES,
     CandidateView,
     StatementView,
     as_written,
@@ -37,7 +38,6 @@ from teamlore.memory.store.lint import (
     lint_bytes,
 )
 
-RAW_BLOCK_RULES = ("secret.", "session.", "path.provider-local")
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 # the note `entry_text` writes after a listed statement: in a candidate's own text it would pass
 # for teamlore's record of the evidence (docs/extraction.md, "One candidate, one entry"). Only

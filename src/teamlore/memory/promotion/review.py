@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ from teamlore.contracts import digests
 from teamlore.core import errors
 from teamlore.core.canonical import digest
 from teamlore.core.secrets import sanitize_text
+from teamlore.core.secrets.mask import masked_text
 from teamlore.core.secrets.sanitize import (
     LOCAL_PATH_PLACEHOLDER,
     PROVIDER_PATH_PLACEHOLDER,
@@ -69,11 +71,46 @@ _PLACEHOLDERS = (
 )
 
 
+# what the lint blocks in a candidate's text as staged, before sanitizing could hide it
+# (rendering.py `_lint_entry`): promotion refuses such a candidate, it writes no placeholder
+RAW_BLOCK_RULES = ("secret.", "session.", "path.provider-local")
+
+
 def as_written(text: str, worktree_root: str | os.PathLike[str]) -> str:
     """`text` as promotion writes it into git: local references stripped (`sanitize_text`
     with the worktree root). Rendering writes this and review shows it, so what a person
     confirms is what reaches git."""
     return sanitize_text(text, worktree_root=worktree_root)
+
+
+def blocked_shown(text: str, known_session_ids: AbstractSet[str] = frozenset()) -> str:
+    """`text` with each reference the lint blocks as staged (`RAW_BLOCK_RULES`, and a provider
+    session id this machine indexed) shown by its preview (`019a…[36 chars]`), as its `blocked`
+    finding names it: promotion refuses the candidate, so review must not say such an id
+    "will be written as {session-id}". Unchanged when nothing in it blocks."""
+    from teamlore.core.secrets import SESSION_ID_PATTERN, redact, scan_content
+
+    spans = sorted(
+        [
+            (hit.start, hit.end)
+            for hit in scan_content(text)
+            if hit.severity == "block" and hit.rule.startswith(RAW_BLOCK_RULES)
+        ]
+        + [
+            found.span()
+            for found in SESSION_ID_PATTERN.finditer(text)
+            if found.group(0).lower() in known_session_ids
+        ]
+    )
+    merged: list[tuple[int, int]] = []
+    for start, end in spans:
+        if merged and start < merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    for start, end in reversed(merged):
+        text = text[:start] + redact(text[start:end]) + text[end:]
+    return text
 
 
 def written_notice(text: str, written: str) -> str | None:
@@ -258,12 +295,14 @@ class EvidenceResolver:
                 continue
             if turn.revision != revision:
                 return ResolvedEvidence("", "", "turn", None, (), turn_index=turn.index)
+            # a secret someone typed or a tool printed is masked (core/secrets/mask.py), as in
+            # the transcript recall hands an agent: an excerpt is on a screen, in a CI log
             support = best_support(statement, turn, self._home) if statement else None
             if support is None:
-                text = " ".join(f"{turn.user_text} — {turn.assistant_text}".split())
+                text = masked_text(" ".join(f"{turn.user_text} — {turn.assistant_text}".split()))
                 excerpt = text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 1] + "…"
             else:
-                excerpt = support.passage.shown()
+                excerpt = support.passage.shown()  # its passages were masked before windowing
             delivered = sorted(
                 {e.commit_hash for e in turn.edges if e.strength in DELIVERY_STRENGTHS}
             )
@@ -329,6 +368,7 @@ class StatementView:
     assessment: dict[str, Any]  # assessment doc (digest form) as stored
     typed_fact: str | None  # the renderer that verifies it now
     written: str = ""  # the text as promotion writes it (`as_written`)
+    notice: str | None = None  # how `written` differs from the text (`written_notice`)
 
     @property
     def consistent(self) -> bool:
@@ -372,6 +412,7 @@ class CandidateView:
     payload: dict[str, Any]
     statements: list[StatementView]
     written_content: str = ""  # the content as promotion writes it (`as_written`)
+    notice: str | None = None  # how `written_content` differs from the content
 
 
 def load_candidate_row(
@@ -410,7 +451,11 @@ def assessment_docs(conn: sqlite3.Connection, candidate_id: str) -> dict[str, di
 
 
 def candidate_view(
-    conn: sqlite3.Connection, row: sqlite3.Row, resolver: EvidenceResolver, worktree_root: Path
+    conn: sqlite3.Connection,
+    row: sqlite3.Row,
+    resolver: EvidenceResolver,
+    worktree_root: Path,
+    known_session_ids: AbstractSet[str] = frozenset(),
 ) -> CandidateView:
     candidate_id = str(row[0])
     payload: dict[str, Any] = orjson.loads(row[6])
@@ -422,9 +467,16 @@ def candidate_view(
         refs.setdefault(ref["statement_id"], []).append(ref)
     docs = assessment_docs(conn, candidate_id)
 
-    def written(text: str) -> str:
-        # an entry's content and statements reach git sanitized; a Skill writes its own body
-        return as_written(text, worktree_root) if str(row[1]) == "entry" else text
+    def written(text: str) -> tuple[str, str | None]:
+        """The text as promotion writes it and the notice of what changed. An entry's content
+        and statements reach git sanitized, but what the lint blocks in them is shown by its
+        preview, not by the placeholder sanitizing would put there: promotion refuses it
+        (`blocked_shown`). A Skill writes its own body."""
+        if str(row[1]) != "entry":
+            return text, None
+        shown = blocked_shown(text, known_session_ids)
+        sanitized = as_written(shown, worktree_root)
+        return sanitized, written_notice(shown, sanitized)
 
     statements: list[StatementView] = []
     for statement in payload.get("statements", []):
@@ -446,6 +498,7 @@ def candidate_view(
             "statementTextDigest": "",
             "revision": 0,
         }
+        written_text, notice = written(text)
         statements.append(
             StatementView(
                 statement_id=statement_id,
@@ -457,9 +510,11 @@ def candidate_view(
                 typed_fact=verify_statement(
                     text, [c.source() for c in cited], worktree_root=worktree_root
                 ),
-                written=written(text),
+                written=written_text,
+                notice=notice,
             )
         )
+    written_content, content_notice = written(str(payload.get("content", "")))
     return CandidateView(
         candidate_id=candidate_id,
         kind=str(row[1]),
@@ -469,7 +524,8 @@ def candidate_view(
         content_digest=str(row[5]),
         payload=payload,
         statements=statements,
-        written_content=written(str(payload.get("content", ""))),
+        written_content=written_content,
+        notice=content_notice,
     )
 
 
@@ -500,7 +556,7 @@ def statement_json(view: StatementView, public_identity: str | None) -> dict[str
         "text": view.text,
         # what promotion writes (the digests bind `text`, which the person approves)
         "writtenText": view.written,
-        "writtenNotice": written_notice(view.text, view.written),
+        "writtenNotice": view.notice,
         "statementTextDigest": view.text_digest,
         "citationsDigest": view.citations_digest,
         "assessmentRevision": doc["revision"],

@@ -17,6 +17,7 @@ from teamlore.core import db, errors, safe_write
 from teamlore.core.failpoints import failpoint
 from teamlore.core.timeutil import now_ms
 from teamlore.memory.extraction.tasks import Owner
+from teamlore.memory.promotion import kinds
 
 PlanStatus = Literal["generated", "approved", "applying", "applied", "voided"]
 
@@ -133,6 +134,10 @@ class PlanState:
     # what the journal says: `generated` for a plan shown voided because a candidate or a
     # target file changed
     journal_status: PlanStatus | None = None
+    # the kinds of candidates a plan still to promote holds (entry, skill, consolidation-patch):
+    # what a voided one is made again with
+    kinds: tuple[str, ...] = ()
+    candidate_ids: tuple[str, ...] = ()
 
 
 def plan_states(
@@ -159,15 +164,22 @@ def plan_states(
     states: list[PlanState] = []
     for plan_id, journaled, code, path, message, bound in rows:
         status: PlanStatus = journaled
+        ids = [str(c["candidateId"]) for c in orjson.loads(bound)] if bound else []
         drift = _candidate_drift(conn, owner, orjson.loads(bound)) if bound else None
         if drift is not None:
             code, path, message = errors.PROMOTION_CANDIDATE_DRIFT.code, None, drift
         elif journaled == "generated" and worktree_root is not None:
-            target = _target_drift(conn, str(plan_id), worktree_root)
+            # in promote's order: what the candidates' kinds bind (a consolidation: the tree it
+            # was synthesized from), then the target files
+            target = _kind_drift(conn, owner, str(plan_id), ids, worktree_root)
+            target = target or _target_drift(conn, str(plan_id), worktree_root)
             if target is not None:
                 (code, path, message), drift = target, target[2]
         now: PlanStatus = "voided" if drift is not None else status
-        states.append(PlanState(str(plan_id), now, code, path, message, status))
+        kinds_held = tuple(sorted(kinds.stored_kinds(conn, ids)))
+        states.append(
+            PlanState(str(plan_id), now, code, path, message, status, kinds_held, tuple(ids))
+        )
     return states
 
 
@@ -178,6 +190,31 @@ def _candidate_drift(
         drift = candidate_drift(conn, owner, candidate["candidateId"], int(candidate["revision"]))
         if drift is not None:
             return drift
+    return None
+
+
+def _kind_drift(
+    conn: sqlite3.Connection, owner: Owner, plan_id: str, ids: list[str], worktree_root: Path
+) -> tuple[str, str | None, str] | None:
+    """What a registered kind of the plan's candidates finds changed, as promote's check of
+    it would void the plan (a consolidation whose entries a pull changed: CONSOLIDATION_DRIFT,
+    not the drift of a target file), or None."""
+    checks = [h.check_plan for h in kinds.registered_kinds_of(conn, ids) if h.check_plan]
+    if not checks:
+        return None
+    targets = {
+        str(path)
+        for (path,) in conn.execute(
+            "SELECT json_extract(f.value, '$.targetPath') FROM promotion_journal j, "
+            "json_each(j.plan_canonical_json, '$.perFile') f WHERE j.plan_id = ?",
+            (plan_id,),
+        )
+    }
+    for check in checks:
+        try:
+            check(conn, owner, worktree_root, ids, targets)
+        except errors.TeamloreError as exc:
+            return exc.code, exc.details.get("path"), exc.message
     return None
 
 

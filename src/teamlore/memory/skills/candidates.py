@@ -15,6 +15,7 @@ from teamlore.memory.skills.source import require_lint_clean
 from teamlore.memory.skills.staging import check_memory_context, check_skill_target
 from teamlore.memory.store.documents import Skill, dump_skill
 from teamlore.memory.store.layout import skill_path
+from teamlore.memory.store.lint import lint_bytes
 
 if TYPE_CHECKING:
     from teamlore.memory.promotion.rendered import RenderContext, RenderedFile
@@ -42,8 +43,16 @@ def render_skill_candidate(view: CandidateView, ctx: RenderContext) -> list[Rend
         Skill(name=draft["name"], description=draft["description"], body=draft["body"])
     )
     require_lint_clean(content, path=target, kind="skill", known_session_ids=ctx.known_session_ids)
+    # what `memory lint` will say of the file once promoted (a `<service>` GitHub drops),
+    # shown under it in review as an entry's warnings are
+    warnings = tuple(
+        f for f in lint_bytes(content, path=target, kind="skill") if f.severity == "warn"
+    )
     role = "update" if draft["action"] == "update" else "new"
-    return [RenderedFile(target, draft["name"], role, view.candidate_id, content, ctx.read(target))]
+    current = ctx.read(target)
+    return [
+        RenderedFile(target, draft["name"], role, view.candidate_id, content, current, warnings)
+    ]
 
 
 def stale_skill_candidates(

@@ -12,6 +12,7 @@ from teamlore.core import errors
 from teamlore.memory.extraction.tasks import Owner
 from teamlore.memory.promotion.kinds import CandidateKindHooks, register
 from teamlore.memory.skills.candidates import render_skill_candidate, stale_skill_candidates
+from teamlore.memory.skills.staging import discard_again
 
 
 def _memory_unchanged(
@@ -28,7 +29,7 @@ def _memory_unchanged(
             f"the team memory (entries, scenes, doctrine) changed since Skill candidate "
             f"{stale[0]} was staged",
             candidateId=stale[0],
-        )
+        ).advising(discard_again(stale[0]))
 
 
 SKILL = register(

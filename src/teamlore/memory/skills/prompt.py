@@ -10,19 +10,23 @@ never captured.
 
 from __future__ import annotations
 
-SKILL_CAPTURE_PROMPT_VERSION = "skill-capture@1"
+# @2: placeholders in braces, as promotion writes its own ({local-path}): a `<service>` is an
+# HTML tag to GitHub, which drops it, and `memory lint` warns (format.raw-html); and the shape
+# a Skill is staged in (guidance.skillShape, memory/skills/shape.py)
+SKILL_CAPTURE_PROMPT_VERSION = "skill-capture@2"
 
 SKILL_CAPTURE_PROMPT = """\
-Propose a Skill (a SkillCandidate@v1 through memory stage) when the transcript shows a \
-procedure this team repeats: a release, a migration, an incident recovery, a setup, a \
-diagnosis that took several steps.
+Propose a Skill (a SkillCandidate@v1 through memory stage, shaped as guidance.skillShape) \
+when the transcript shows a procedure this team repeats: a release, a migration, an incident \
+recovery, a setup, a diagnosis that took several steps.
 When in doubt, capture: a person reviews every Skill before it reaches the repository, so a \
 useful procedure left out costs more than one proposed and rejected. The test is whether the \
 same team, next time, would get it done faster or more safely with this Skill.
 Write it for reuse: concrete ids, hosts, paths, versions and dates of this one session become \
-named placeholders (<service>, <release-tag>, <path>); keep the commands and the order of steps.
+named placeholders in braces ({service}, {release-tag}, {path}), never in angle brackets, \
+which GitHub drops as HTML; keep the commands and the order of steps.
 If skillContext already has a Skill for this procedure, propose an update of it (action \
-"update" with its contentDigest) instead of a new one.
+"update", expectedContentDigest its contentDigest) instead of a new one.
 Never capture:
 1. secrets: tokens, passwords, keys, credentials or anything that looks like one;
 2. raw logs or command output without the diagnosis that makes them a path to a fix;

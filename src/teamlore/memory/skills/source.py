@@ -18,7 +18,7 @@ from pathlib import Path
 from teamlore.core import errors
 from teamlore.core.canonical import sha256_hex
 from teamlore.memory.store.documents import MemoryFormatError, Skill, load_skill
-from teamlore.memory.store.layout import SKILLS_DIR
+from teamlore.memory.store.layout import SKILLS_DIR, refusal_fix
 from teamlore.memory.store.lint import (
     MAX_SKILLS,
     DocumentKind,
@@ -30,7 +30,9 @@ from teamlore.memory.store.projection_rows import diagnostic_of
 from teamlore.memory.store.slugs import slug_problem
 from teamlore.memory.store.tree_reader import Diagnostic, MemoryFile
 
-_UNSAFE_CODES = frozenset({"symlink", "not-a-directory", "not-a-file"})
+# a link is unsafe; a folder where a file belongs (or the reverse) is a tree to fix, with the
+# `next` the tree's rule gives it (memory/store/layout.py)
+_UNSAFE_CODES = frozenset({"symlink"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,13 +50,17 @@ class SourceSkill:
 
 
 def refuse_unreadable(tree: MemoryFiles, prefix: str) -> None:
-    """Refuse when a file under `prefix` exists but could not be read consistently."""
+    """Refuse when a file under `prefix` exists but could not be read consistently (what
+    `memory lint` blocks in the same words: memory/store/layout.py)."""
     for problem in tree.problems:
         if problem.file == prefix or problem.file.startswith(prefix + "/"):
             code = (
                 errors.UNSAFE_PATH if problem.code in _UNSAFE_CODES else errors.MEMORY_FILE_INVALID
             )
-            raise errors.TeamloreError(code, f"{problem.file}: {problem.why}", path=problem.file)
+            why = f"{problem.file}: {problem.why}"
+            refusal = errors.TeamloreError(code, why, path=problem.file)
+            fix = refusal_fix(problem.code)
+            raise refusal.advising(fix) if fix is not None else refusal
 
 
 def require_lint_clean(

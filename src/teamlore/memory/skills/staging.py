@@ -49,6 +49,7 @@ from teamlore.memory.extraction.drafts import (
 )
 from teamlore.memory.extraction.tasks import Owner
 from teamlore.memory.skills.context import TeamMemory, read_team_memory
+from teamlore.memory.skills.shape import SKILL_SHAPE_NEXT
 from teamlore.memory.skills.source import require_lint_clean
 from teamlore.memory.store.documents import Skill, dump_skill
 from teamlore.memory.store.layout import skill_path
@@ -58,7 +59,8 @@ def parse_skill_candidate(document: Any) -> SkillCandidate:
     try:
         return SkillCandidate.from_wire(document)
     except ValidationError as exc:
-        raise contract_error(exc, SKILL_CANDIDATE_FORMAT) from None
+        # its shape is recall's guidance.skillShape, not the entry drafts' draftShape
+        raise contract_error(exc, SKILL_CANDIDATE_FORMAT).advising(SKILL_SHAPE_NEXT) from None
 
 
 def skill_bytes(candidate: SkillCandidate) -> bytes:
@@ -105,10 +107,19 @@ def check_memory_context(
         errors.MEMORY_CONTEXT_DRIFT,
         "the team memory (entries, scenes, doctrine) changed since the candidate was staged; "
         "discard it and draft it again "
-        "(`teamlore memory discard --candidate ID --extract-again`, then recall)",
+        f"(`teamlore memory discard --candidate {staged_as} --extract-again`, then recall)",
         expected=expected,
         current=current,
         candidateId=staged_as,
+    ).advising(discard_again(staged_as))
+
+
+def discard_again(candidate_id: str) -> str:
+    """The `next` of a staged Skill that cannot be promoted as it is: the command, runnable as
+    written (its turns go back to be extracted)."""
+    return (
+        f"Discard it with `teamlore memory discard --candidate {candidate_id} --extract-again`, "
+        "then recall."
     )
 
 
@@ -147,10 +158,10 @@ def check_skill_target(
     raise errors.TeamloreError(
         errors.SKILL_TARGET_DRIFT,
         f"{problem}; discard it and draft it again "
-        "(`teamlore memory discard --candidate ID --extract-again`, then recall)",
+        f"(`teamlore memory discard --candidate {staged_as} --extract-again`, then recall)",
         skill=name,
         candidateId=staged_as,
-    )
+    ).advising(discard_again(staged_as))
 
 
 def candidate_payload(candidate: SkillCandidate) -> dict[str, Any]:

@@ -24,8 +24,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic import JsonValue as PydanticJsonValue
 from pydantic_core import PydanticCustomError
 
+from teamlore.contracts._base import SCENE_NAME_RULE, is_scene_name
 from teamlore.memory.store import frontmatter as fm
-from teamlore.memory.store.frontmatter import MemoryFormatError
+from teamlore.memory.store.frontmatter import MAX_DOCUMENT_BYTES, MemoryFormatError
 from teamlore.memory.store.slugs import slug_problem
 
 __all__ = [
@@ -55,7 +56,7 @@ __all__ = [
     "load_skill",
 ]
 
-MAX_FILE_BYTES = 64 * 1024
+MAX_FILE_BYTES = MAX_DOCUMENT_BYTES  # one limit: the tree's reader caps at it too
 SCENE_BODY_MAX_CHARS = 1500
 SCENE_SUMMARY_MAX_CHARS = 40
 DOCTRINE_MAX_CHARS = 1200
@@ -112,7 +113,6 @@ Scope = Literal["repo"]
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _HEX40 = re.compile(r"[0-9a-f]{40}")
 _REPO_IDENTITY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._~:/-]*")
-_SCENE_NAME = re.compile(r"[^\W_][\w-]{0,63}")
 _DRIVE = re.compile(r"[A-Za-z]:")
 
 
@@ -289,11 +289,8 @@ class Scene(_Strict):
     @field_validator("name")
     @classmethod
     def _name(cls, value: str) -> str:
-        if _SCENE_NAME.fullmatch(value) is None:
-            raise _custom(
-                "slug.scene-name",
-                f"scene name {value!r} must be 1-64 letters, digits, `-` or `_`",
-            )
+        if not is_scene_name(value):
+            raise _custom("slug.scene-name", f"scene name {value!r}: {SCENE_NAME_RULE}")
         return value
 
     @field_validator("created", "updated")

@@ -30,6 +30,9 @@ JsonValue: TypeAlias = "bool | int | float | str | list[JsonValue] | dict[str, J
 
 FENCE = "---"
 MAX_REGION_BYTES = 64 * 1024
+# a memory document (entry, scene, doctrine, Skill) as a whole: the format's limit, which the
+# tree's reader never reads past and lint names in the same words (layout.py, `too_large`)
+MAX_DOCUMENT_BYTES = 64 * 1024
 MAX_LINES = 512
 MAX_LINE_BYTES = 8 * 1024
 MAX_JSON_DEPTH = 16

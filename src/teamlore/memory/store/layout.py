@@ -22,8 +22,10 @@ import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 from teamlore.core.errors import UNSAFE_PATH, TeamloreError
+from teamlore.memory.store.frontmatter import MAX_DOCUMENT_BYTES as MAX_DOCUMENT_BYTES
 from teamlore.memory.store.slugs import validate_slug
 
 MEMORY_ROOT = ".threadshare/memory"
@@ -102,6 +104,31 @@ def open_dir_nofollow(parent_fd: int, name: str, relative: str) -> int:
         if exc.errno == errno.ENOTDIR:
             raise _unsafe(relative, what_stands_there(parent_fd, name)) from None
         raise
+
+
+def skill_folder_files(skill_fd: int, skill_rel: str) -> Iterator[tuple[int, str, str]]:
+    """Each entry of a Skill folder other than its SKILL.md, depth first by name, as (the fd
+    of its folder, its name, its repo-relative path): the files `memory assemble` copies beside
+    SKILL.md and lint scans (docs/assemble.md, "Files beside SKILL.md"). Sub-folders are walked
+    (never through a symlink); a symlink or other non-file is yielded for the caller to refuse;
+    names starting with `.` (.DS_Store, editor swap files) are skipped."""
+    yield from _folder_files(skill_fd, skill_rel, top=True)
+
+
+def _folder_files(dir_fd: int, relative: str, *, top: bool) -> Iterator[tuple[int, str, str]]:
+    for name in sorted(os.listdir(dir_fd)):
+        if name.startswith(".") or (top and name == SKILL_FILE_NAME):
+            continue
+        path = f"{relative}/{name}"
+        mode = os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode
+        if not stat.S_ISDIR(mode):
+            yield dir_fd, name, path
+            continue
+        fd = open_dir_nofollow(dir_fd, name, path)
+        try:
+            yield from _folder_files(fd, path, top=False)
+        finally:
+            os.close(fd)
 
 
 def what_stands_there(parent_fd: int, name: str) -> str:
@@ -226,3 +253,95 @@ def _write_keep_file(dir_fd: int) -> bool:
     os.fsync(fd)
     os.close(fd)
     return True
+
+
+# --- what the tree may hold ------------------------------------------------------------------
+# One rule for `memory lint` (and the lint summary of `memory status`), and for the reader behind
+# search, status, assemble, synthesize and recall (memory/store/tree_reader.py):
+#
+# - a name starting with `.` (`.gitkeep`, an editor's swap file) is not looked at;
+# - in `entries/` and `scenes/` every `<name>.md` is a memory document and must be a regular
+#   file; in `skills/` every folder is a Skill and must hold `SKILL.md`; `entries`, `scenes` and
+#   `skills` are folders, `doctrine.md` a regular file. What breaks this is refused by the
+#   readers (a `TreeProblem`'s `code`) and blocks lint (its `rule`), in the same words (`why`),
+#   with what to do (`fix`);
+# - anything else (`scenes/notes.txt`, a folder `entries/old/`, a `skills/README.md`) is a stray:
+#   no agent reads it, lint warns (`STRAY_RULE`) and the readers leave it alone, so it never makes
+#   a search partial or refuses an assemble;
+# - a symbolic link is never followed, and a file over `MAX_DOCUMENT_BYTES` is never read.
+
+STRAY_RULE = "tree.unexpected-file"
+# why a symbolic link anywhere in the tree is refused (read as nothing: never followed)
+SYMLINK_WHY = "symbolic links are not allowed in the memory tree"
+_NO_AGENT_READS_IT = "no agent reads it: move it out of the memory folder or delete it"
+UNEXPECTED_FILE = _NO_AGENT_READS_IT  # at the memory root
+
+
+class TreeProblem(NamedTuple):
+    """Something the tree must not hold: the reader's diagnostic code, lint's (blocking) rule,
+    the words both say, and the `next` of a refusal."""
+
+    code: str
+    rule: str
+    why: str
+    fix: str
+
+
+NOT_A_FILE = TreeProblem(
+    "not-a-file",
+    "tree.not-a-file",
+    "not a regular file",
+    "Make the path the message names a regular file, or move what stands there out of the"
+    " memory folder; `teamlore memory lint` checks the tree.",
+)
+MISSING_SKILL_FILE = TreeProblem(
+    "missing-skill-file",
+    "tree.missing-skill-file",
+    "a Skill folder must hold SKILL.md",
+    "Add the folder's SKILL.md, or move the folder out of .threadshare/memory/skills;"
+    " `teamlore memory lint` checks the tree.",
+)
+
+
+def not_a_directory(folder: str) -> TreeProblem:
+    """`entries`, `scenes` or `skills` is there but not a folder."""
+    return TreeProblem(
+        "not-a-directory",
+        "tree.not-a-directory",
+        f"a file stands where the memory keeps its {folder}/ folder",
+        "Move the file the message names out of the memory folder, then run `teamlore memory"
+        " init`, which makes the folder.",
+    )
+
+
+def too_large(size: int, limit: int = MAX_DOCUMENT_BYTES) -> str:
+    """What the reader, the format (documents.py) and lint say of a file over its limit."""
+    return f"file is {size} bytes (at most {limit})"
+
+
+def skipped(name: str) -> bool:
+    """A name nothing in the tree's rule looks at (`.gitkeep`, `.x.md.swp`)."""
+    return name.startswith(".")
+
+
+def stray_in_documents(folder: str) -> str:
+    """Why a file or folder in `entries/` or `scenes/` that is not `<name>.md` is a stray."""
+    return f"not a memory document (only <name>.md files belong in {folder}/): {_NO_AGENT_READS_IT}"
+
+
+STRAY_IN_SKILLS = (
+    "not a Skill (a Skill is a folder holding SKILL.md): no agent reads it; it may stay, or"
+    " move it out of the memory folder"
+)
+
+
+def refusal_fix(code: str) -> str | None:
+    """The `next` of a reader's refusal of a file with this diagnostic code (None: the code's
+    own)."""
+    if code == NOT_A_FILE.code:
+        return NOT_A_FILE.fix
+    if code == MISSING_SKILL_FILE.code:
+        return MISSING_SKILL_FILE.fix
+    if code == "not-a-directory":
+        return not_a_directory("").fix
+    return None

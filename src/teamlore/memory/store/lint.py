@@ -31,7 +31,7 @@ from typing import Literal, Protocol, cast
 
 from pydantic import BaseModel, Field
 
-from teamlore.contracts._base import SCENE_NAME, SCENE_NAME_RULE
+from teamlore.contracts._base import SCENE_NAME_RULE, is_scene_name
 from teamlore.core import errors, safe_write
 from teamlore.core.errors import MEMORY_NOT_INITIALIZED, TeamloreError
 from teamlore.core.failpoints import failpoint
@@ -205,7 +205,7 @@ def _field_findings(document: BaseModel, text: str, path: str) -> list[Finding]:
 def _scene_name_findings(scene: str, text: str, path: str) -> list[Finding]:
     """An entry names its scene as `scenes/<name>.md` is named: never a path or several lines
     (a hand-edited `scene: ../../x` would reach consolidation as a scene name)."""
-    if SCENE_NAME.fullmatch(scene) is not None:
+    if is_scene_name(scene):
         return []
     why, line = f"field `scene`: not a scene name: {SCENE_NAME_RULE}", text.find("\nscene:") + 1
     return [_finding("slug.scene-name", "block", path, why, line_of(text, line))]
@@ -444,12 +444,18 @@ def _sorted(findings: list[Finding]) -> list[Finding]:
 # --- tree -----------------------------------------------------------------------------------
 
 
-def _is_empty(dir_fd: int, name: str) -> bool:
-    return os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_size == 0
+# what a file of the memory folder that is not part of its layout is, and what to do with it;
+# what the tree may hold is memory/store/layout.py's rule, which the tree's reader follows
+UNEXPECTED_FILE = layout.UNEXPECTED_FILE
 
 
-# what a file of the memory folder that is not part of its layout is, and what to do with it
-UNEXPECTED_FILE = "no agent reads it: move it out of the memory folder or delete it"
+def _too_large(dir_fd: int, name: str, path: str, limit: int) -> Finding:
+    size = os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_size
+    return _finding("capacity.file-size", "block", path, layout.too_large(size, limit))
+
+
+def _tree_problem(problem: layout.TreeProblem, path: str) -> Finding:
+    return _finding(problem.rule, "block", path, problem.why)
 
 
 def _finding(rule: str, severity: Severity, path: str, message: str, line: int = 0) -> Finding:
@@ -520,20 +526,13 @@ class _TreeLinter:
     def _kind_of(self, dir_fd: int, name: str, relative: str) -> str:
         st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
         if stat.S_ISLNK(st.st_mode):
-            self.findings.append(
-                _finding(
-                    "tree.symlink",
-                    "block",
-                    relative,
-                    "symbolic links are not allowed in the memory tree",
-                )
-            )
+            self.findings.append(_finding("tree.symlink", "block", relative, layout.SYMLINK_WHY))
             return "link"
         if stat.S_ISDIR(st.st_mode):
             return "dir"
         if stat.S_ISREG(st.st_mode):
             return "file"
-        self.findings.append(_finding("tree.not-a-file", "block", relative, "not a regular file"))
+        self.findings.append(_tree_problem(layout.NOT_A_FILE, relative))
         return "other"
 
     def lint_file(self, dir_fd: int, name: str, relative: str, kind: DocumentKind) -> None:
@@ -543,15 +542,11 @@ class _TreeLinter:
         try:
             data = _read_file(dir_fd, name, relative, limit)
         except safe_write.FileTooLarge:
-            self.findings.append(
-                _finding("capacity.file-size", "block", relative, f"file is over {limit} bytes")
-            )
+            self.findings.append(_too_large(dir_fd, name, relative, limit))
             return
         except TeamloreError:  # replaced after it was listed: name what is there now
             if self._kind_of(dir_fd, name, relative) == "file":
-                self.findings.append(
-                    _finding("tree.not-a-file", "block", relative, "not a regular file")
-                )
+                self.findings.append(_tree_problem(layout.NOT_A_FILE, relative))
             return
         if self.memo is not None:
             result = self.memo.lint(relative, kind, data)
@@ -572,22 +567,17 @@ class _TreeLinter:
             for done, child in enumerate(children):
                 if self.progress is not None:
                     self.progress(done, len(children), relative)
+                if layout.skipped(child):
+                    continue  # `init`'s .gitkeep, which keeps the folder in git
                 child_rel = self.shown(f"{relative}/{child}")
                 child_kind = self._kind_of(fd, child, child_rel)
-                if child_kind != "file":
-                    if child_kind == "dir":
-                        self.findings.append(
-                            _finding(
-                                "tree.unexpected-file", "warn", child_rel, "unexpected directory"
-                            )
-                        )
-                    continue
-                if child == layout.KEEP_FILE and _is_empty(fd, child):
-                    continue  # keeps the folder in git (`memory init`)
-                if not child.endswith(".md"):
-                    self.findings.append(
-                        _finding("tree.unexpected-file", "warn", child_rel, "not a memory document")
-                    )
+                document = child.endswith(".md")
+                if child_kind == "dir" and document:
+                    self.findings.append(_tree_problem(layout.NOT_A_FILE, child_rel))
+                elif child_kind in ("dir", "file") and not document:
+                    why = layout.stray_in_documents(name)
+                    self.findings.append(_finding(layout.STRAY_RULE, "warn", child_rel, why))
+                if child_kind != "file" or not document:
                     continue
                 count += 1
                 self.lint_file(fd, child, child_rel, kind)
@@ -603,8 +593,14 @@ class _TreeLinter:
         count = 0
         try:
             for child in sorted(os.listdir(fd)):
+                if layout.skipped(child):
+                    continue
                 child_rel = self.shown(f"{relative}/{child}")
-                if self._kind_of(fd, child, child_rel) != "dir":
+                child_kind = self._kind_of(fd, child, child_rel)
+                if child_kind == "file":  # a README.md: tolerated, as the readers leave it
+                    why = layout.STRAY_IN_SKILLS
+                    self.findings.append(_finding(layout.STRAY_RULE, "warn", child_rel, why))
+                if child_kind != "dir":
                     continue
                 count += 1
                 problem = slug_problem(child, max_length=docs.SKILL_NAME_MAX_LENGTH)
@@ -623,17 +619,14 @@ class _TreeLinter:
                     try:
                         kind = self._kind_of(skill_fd, layout.SKILL_FILE_NAME, skill_rel)
                     except FileNotFoundError:
-                        self.findings.append(
-                            _finding(
-                                "tree.missing-skill-file",
-                                "block",
-                                child_rel,
-                                "Skill directory has no SKILL.md",
-                            )
-                        )
+                        missing = _tree_problem(layout.MISSING_SKILL_FILE, child_rel)
+                        self.findings.append(missing)
                         continue
                     if kind == "file":
                         self.lint_file(skill_fd, layout.SKILL_FILE_NAME, skill_rel, "skill")
+                    for fd_of, name, path in layout.skill_folder_files(skill_fd, child_rel):
+                        if self._kind_of(fd_of, name, path) == "file":  # copied with SKILL.md
+                            self.lint_file(fd_of, name, path, "text")
                 finally:
                     os.close(skill_fd)
         finally:
@@ -677,7 +670,11 @@ def lint_tree(
             kind = linter._kind_of(memory_fd, name, relative)
             if kind in ("link", "other"):
                 continue
-            if kind == "file" and name == "index.json":
+            if kind == "file" and name in ("entries", "scenes", "skills"):
+                linter.findings.append(_tree_problem(layout.not_a_directory(name), relative))
+            elif kind == "dir" and name == "doctrine.md":
+                linter.findings.append(_tree_problem(layout.NOT_A_FILE, relative))
+            elif kind == "file" and name == "index.json":
                 linter.lint_file(memory_fd, name, relative, "index")
             elif kind == "file" and name == "consolidated.json":
                 linter.lint_file(memory_fd, name, relative, "consolidated")
@@ -781,9 +778,7 @@ def lint_paths(worktree_root: str | os.PathLike[str], paths: Sequence[Path]) -> 
         try:
             data = _read_file(dir_fd, absolute.name, shown, limit)
         except safe_write.FileTooLarge:
-            findings.append(
-                _finding("capacity.file-size", "block", shown, f"file is over {limit} bytes")
-            )
+            findings.append(_too_large(dir_fd, absolute.name, shown, limit))
             continue
         except TeamloreError:  # replaced since the check above
             raise TeamloreError(errors.INVALID_ARGUMENT, f"{shown}: not a regular file") from None

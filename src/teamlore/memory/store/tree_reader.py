@@ -18,8 +18,11 @@ from teamlore.core import errors
 from teamlore.core.canonical import digest, sha256_hex
 from teamlore.core.paths import escaped_path
 from teamlore.core.shapes.records import Record, field
-from teamlore.memory.store.layout import MEMORY_ROOT, what_stands_there
+from teamlore.memory.store import layout
+from teamlore.memory.store.layout import MAX_DOCUMENT_BYTES, MEMORY_ROOT, what_stands_there
 
+# the cap org/reader.py reads a tree's blobs with (index.json and consolidated.json too); a
+# memory document is never read over MAX_DOCUMENT_BYTES, the format's limit (layout.py)
 MAX_FILE_BYTES = 256 * 1024
 MAX_FILES = 50_000
 Coverage = Literal["complete", "partial"]
@@ -196,6 +199,8 @@ class _TreeReader:
                     types[item.name] = "link"
                 elif item.is_file(follow_symlinks=False):
                     types[item.name] = "file"
+                elif item.is_dir(follow_symlinks=False):
+                    types[item.name] = "dir"
                 else:
                     types[item.name] = "other"
         names = sorted(types)
@@ -236,10 +241,11 @@ class _TreeReader:
         if st is None:
             return None
         if stat.S_ISLNK(st.st_mode):
-            self._skip(path, "symlink", "symlink", "a symbolic link is never followed")
+            self._skip(path, "symlink", "symlink", layout.SYMLINK_WHY)
             return None
         if not stat.S_ISDIR(st.st_mode):
-            self._skip(path, "not-a-directory", "not-a-directory", "expected a directory")
+            why = layout.not_a_directory(name).why
+            self._skip(path, "not-a-directory", "not-a-directory", why)
             return None
         try:
             fd = self._hold(os.open(name, _DIR_FLAGS, dir_fd=self._dir_fds[dir_path]))
@@ -259,10 +265,10 @@ class _TreeReader:
         path = _join(dir_path, name)
         listed_as = self._types[dir_path].get(name)
         if listed_as == "link":
-            self._skip(path, "symlink", "symlink", "a symbolic link is never followed")
+            self._skip(path, "symlink", "symlink", layout.SYMLINK_WHY)
             return
         if listed_as != "file":
-            self._skip(path, "not-a-file", "not-a-file", "expected a regular file")
+            self._skip(path, "not-a-file", "not-a-file", layout.NOT_A_FILE.why)
             return
         if len(self.scan.identities) >= MAX_FILES:
             self._skip(path, "over-file-limit", "too-many-files", f"more than {MAX_FILES} files")
@@ -283,7 +289,7 @@ class _TreeReader:
             if not stat.S_ISREG(opened.st_mode):
                 self._drifted(path, "replaced while the tree was read")
                 return
-            if opened.st_size > MAX_FILE_BYTES:
+            if opened.st_size > MAX_DOCUMENT_BYTES:
                 self._too_large(path, opened.st_size)
                 return
             # one read of size + 1 bytes: a regular file returns all of it, and more means growth
@@ -306,21 +312,13 @@ class _TreeReader:
             return
         if not stat.S_ISREG(st.st_mode):
             self._drifted(path, "replaced while the tree was read")
-        elif st.st_size > MAX_FILE_BYTES:
+        elif st.st_size > MAX_DOCUMENT_BYTES:
             self._too_large(path, st.st_size)
         else:
             self.scan.identities[path] = _Identity.of(st)
 
     def _too_large(self, path: str, size: int) -> None:
-        self._skip(
-            path,
-            f"too-large:{size}",
-            "file-too-large",
-            f"{size} bytes is over the {MAX_FILE_BYTES}-byte limit for a memory file",
-        )
-
-    def _unexpected(self, path: str, why: str) -> None:
-        self._skip(path, "unexpected", "unexpected-file", why)
+        self._skip(path, f"too-large:{size}", "file-too-large", layout.too_large(size))
 
     # -- the layout ------------------------------------------------------------------------
 
@@ -339,27 +337,26 @@ class _TreeReader:
             # anything else at the root (index.json, README, ...) is not a memory document
         return self.scan
 
+    # what the tree may hold is memory/store/layout.py's rule, which lint follows too: a
+    # stray (`scenes/notes.txt`, `skills/README.md`) is left alone, never a diagnostic
+
     def _read_documents(self, dir_path: str, kind: Kind) -> None:
         for name in self._list(dir_path):
-            if name.startswith("."):
-                continue  # .gitkeep, editor swap files
-            if not name.endswith(".md"):
-                self._unexpected(
-                    _join(dir_path, name), f"only <name>.md files belong in {dir_path}/"
-                )
-                continue
+            if layout.skipped(name) or not name.endswith(".md"):
+                continue  # .gitkeep, editor swap files; a stray
             self._read_file(dir_path, name, kind)
 
     def _read_skills(self, dir_path: str) -> None:
         for name in self._list(dir_path):
-            if name.startswith("."):
-                continue
+            if layout.skipped(name) or self._types[dir_path][name] not in ("dir", "link"):
+                continue  # a stray file (a README.md); lint blocks a FIFO
             skill_dir = self._open_dir(dir_path, name)
             if skill_dir is None:
                 continue
             names = self._list(skill_dir)
             if "SKILL.md" not in names:
-                self._unexpected(skill_dir, "a skill folder must hold SKILL.md")
+                why = layout.MISSING_SKILL_FILE.why
+                self._skip(skill_dir, "missing-skill-file", "missing-skill-file", why)
                 continue
             self._read_file(skill_dir, "SKILL.md", "skill")
 

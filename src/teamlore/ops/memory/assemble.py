@@ -63,12 +63,18 @@ def memory_assemble(ctx: OpContext, request: AssembleRequest) -> dict[str, Any]:
             errors.INVALID_ARGUMENT, "check writes nothing: give check or repair, not both"
         )
     identity = resolve_owner(ctx)
+    home = resolve_home(ctx.home)
     if request.check:
-        return check(identity.worktree_root, request.provider)
+        return check(
+            identity.worktree_root,
+            request.provider,
+            home=home,
+            worktree_key=identity.worktree_key,
+        )
     result = assemble(
         identity.worktree_root,
         request.provider,
-        home=resolve_home(ctx.home),
+        home=home,
         worktree_key=identity.worktree_key,
         repair=request.repair,
     )
@@ -79,4 +85,9 @@ def written_by(result: dict[str, Any]) -> list[str]:
     """The files an assemble result names, repo-relative: the instructions file (or the file
     it links to), then each Skill projection."""
     target = result["targetLinksTo"] or result["target"]
-    return [target, *(skill["path"] for skill in result["skills"])]
+    copies = [
+        path
+        for skill in result["skills"]
+        for path in (skill["path"], *(file["path"] for file in skill.get("files", [])))
+    ]
+    return [target, *copies]

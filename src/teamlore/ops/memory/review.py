@@ -401,11 +401,48 @@ def memory_review(ctx: OpContext, request: ReviewRequest) -> dict[str, Any]:
     """Review the quarantined candidates of this worktree (read-only)."""
     page = ReviewPage(request)
     try:
-        return page.said(_review(ctx, request.kind, page.choose))
+        said = page.said(_review(ctx, request.kind, page.choose))
     except errors.TeamloreError as err:
         if err.code == errors.CANDIDATE_NOT_FOUND.code and request.candidate_id is not None:
             _refuse_another_kind(ctx, request.kind, [request.candidate_id])
+            others = awaiting_other_kinds(ctx, request.kind)
+            if others:
+                raise err.advising(f"{_awaiting_sentence(others)}.") from None
         raise
+    if said["count"] == 0 and request.cursor is None:
+        others = awaiting_other_kinds(ctx, request.kind)
+        if others:  # `memory review` alone reviews entries: say what else awaits, and where
+            said["awaitingOtherKinds"] = others
+            said["next"] = said.get("next") or f"{_awaiting_sentence(others)}."
+    return said
+
+
+def awaiting_other_kinds(ctx: OpContext, kind: str) -> dict[str, int]:
+    """How many candidates of each kind other than `kind` await review (`entry`, `skill`,
+    `consolidation`: as `--kind` names them)."""
+    from teamlore.memory.promotion.review import REQUEST_KIND, awaiting_review
+
+    with open_owner(ctx, for_read=True) as owner:
+        waiting = awaiting_review(owner.state, owner.identity)
+    counts: dict[str, int] = {}
+    for stored in waiting.values():
+        its = REQUEST_KIND.get(stored, stored)
+        if its != kind:
+            counts[its] = counts.get(its, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def _awaiting_sentence(others: dict[str, int]) -> str:
+    """`1 consolidation candidate awaits review: see it with `teamlore memory review --kind
+    consolidation``, for each kind."""
+    said = []
+    for kind, n in others.items():
+        if n == 1:
+            what = f"1 {kind} candidate awaits review: see it"
+        else:
+            what = f"{n} {kind} candidates await review: see them"
+        said.append(f"{what} with `teamlore memory review --kind {kind}`")
+    return "; ".join(said)
 
 
 def review_everything(ctx: OpContext, kind: str) -> dict[str, Any]:
@@ -579,7 +616,12 @@ def memory_confirm(ctx: OpContext, request: ConfirmRequest) -> dict[str, Any]:
     _refuse_another_kind(ctx, request.kind, [c for c in chosen if c not in known])
     items, left_out = _confirmable(reviewed["items"], chosen)
     if not items:
-        return {"status": "nothing-to-confirm", "planId": None, "leftOut": left_out}
+        nothing = {"status": "nothing-to-confirm", "planId": None, "leftOut": left_out}
+        others = awaiting_other_kinds(ctx, request.kind) if not left_out else {}
+        if others:  # `memory confirm` alone confirms entries: say what does await, and where
+            waiting = {"kind": request.kind, "awaitingOtherKinds": others}
+            return {**nothing, **waiting, "next": _awaiting_sentence(others)}
+        return nothing
     confirmed = [item["candidateId"] for item in items if ctx.confirm is None or ctx.confirm(item)]
     if not confirmed:
         return {"status": "nothing-confirmed", "planId": None, "leftOut": left_out}
@@ -652,14 +694,20 @@ def _refuse(items: list[dict[str, Any]], left_out: list[dict[str, str]], *, chos
         message = f"{first['candidateId']}: {_problem(by_id[first['candidateId']])}"
         details = {"candidateId": first["candidateId"]}
     again = " --extract-again" if error.code in _EXTRACT_AGAIN else ""
-    message += f"; discard it (`teamlore memory discard --candidate ID{again}`)"
+    # one candidate to extract again: its id in the command, runnable as written
+    named_id = short_candidate_id(first["candidateId"]) if again and len(lead) == 1 else "ID"
+    command = f"teamlore memory discard --candidate {named_id}{again}"
+    message += f"; discard it (`{command}`)"
     message += " or leave it out of --candidate" if chosen else ""
     message += ", then synthesize again" if error is errors.CONSOLIDATION_DRIFT else ""
     others = [o for o in left_out if o not in lead]
     if others:
         also = (f"{o['candidateId']} ({_problem(by_id[o['candidateId']])})" for o in others)
         message += f"; also left out: {', '.join(also)}"
-    raise errors.TeamloreError(error, message, **details, leftOut=left_out)
+    refusal = errors.TeamloreError(error, message, **details, leftOut=left_out)
+    if again and len(lead) == 1:  # the remedy's line names no candidate
+        refusal.advising(f"Discard it with `{command}`, then recall.")
+    raise refusal
 
 
 def _problem(item: dict[str, Any]) -> str:

@@ -39,7 +39,7 @@ SYNC_LOCK_WAIT_SECONDS = 30.0
 
 
 class StageRequest(BaseModel):
-    """A CandidateDraftBatch@v1, AdjudicationResult@v1 or ConsolidationPatch@v1, as is."""
+    """A stage document as is: a draft batch, an adjudication, a patch or a Skill (`format`)."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -48,7 +48,8 @@ class StageRequest(BaseModel):
         "guidance.draftShape), "
         f"'{ADJUDICATION_RESULT_FORMAT}' (second call: decisions), "
         f"'{CONSOLIDATION_PATCH_FORMAT}' (the answer to a synthesize task) or "
-        f"'{SKILL_CANDIDATE_FORMAT}' (a Skill to create or update); the rest of the "
+        f"'{SKILL_CANDIDATE_FORMAT}' (a Skill to create or update, shaped as recall's "
+        "guidance.skillShape); the rest of the "
         "document follows that contract."
     )
 
@@ -68,10 +69,10 @@ class StageRequest(BaseModel):
     "decided with the user) -> kept drafts quarantined for review. A ConsolidationPatch@v1 "
     "(the answer to memory synthesize) -> one consolidation candidate quarantined for review, "
     "or a no-op when it has no operations. A SkillCandidate@v1 (a repeatable procedure as a "
-    "Skill, echoing recall's memoryContext.bindingDigest) -> quarantined as a `skill` "
-    "candidate for review. A draft becomes one entry: its content is the lesson written to git; "
-    "when its statements cite different turns, each statement is listed under the content with "
-    "its evidence (nothing is split off or dropped).",
+    "Skill, shaped as recall's guidance.skillShape, echoing its memoryContext.bindingDigest) "
+    "-> quarantined as a `skill` candidate for review. A draft becomes one entry: its content "
+    "is the lesson written to git; when its statements cite different turns, each statement "
+    "is listed under the content with its evidence (nothing is split off or dropped).",
 )
 def memory_stage(ctx: OpContext, request: StageRequest) -> dict[str, Any]:
     """Stage candidate drafts (first call) or their adjudication (second call), or a Skill."""

@@ -101,10 +101,14 @@ def _recover_promotions(ctx: OpContext, owner: OwnerContext) -> dict[str, Any]:
     command that finishes them instead."""
     from teamlore.memory.extraction.tasks import Owner
     from teamlore.memory.promotion.apply import recover_promotions, unfinished_plan_ids
+    from teamlore.ops.memory.review import load_candidate_kinds
 
-    interrupted = unfinished_plan_ids(owner.state, Owner(owner.repository_key, owner.worktree_key))[
-        "applying"
-    ]
+    unfinished = unfinished_plan_ids(owner.state, Owner(owner.repository_key, owner.worktree_key))
+    if unfinished["generated"]:
+        # a plan to promote is listed void with the drift promote would refuse it with, and a
+        # consolidation's is first the tree it was synthesized from (its kind's check)
+        load_candidate_kinds()
+    interrupted = unfinished["applying"]
     if not interrupted:
         return {"interrupted": [], "resumed": [], "next": None}
     if ctx.capabilities and "team" not in ctx.capabilities:
@@ -114,8 +118,6 @@ def _recover_promotions(ctx: OpContext, owner: OwnerContext) -> dict[str, Any]:
             "next": "run `teamlore memory status` (or `teamlore memory promote --plan "
             f"{interrupted[0]}`) in this worktree to finish it",
         }
-    from teamlore.ops.memory.review import load_candidate_kinds
-
     load_candidate_kinds()  # a plan of Skills or of a consolidation resumes with its kind's hooks
     resumed: list[dict[str, Any]] = []
     for plan_id, outcome in recover_promotions(owner.state, identity=owner.identity, home=ctx.home):

@@ -1,0 +1,199 @@
+"""Whose managed block CLAUDE.md / AGENTS.md holds: teamlore's, which `memory assemble` replaces,
+or one edited by hand since teamlore wrote it, which assemble refuses (ASSEMBLY_CONFLICT, nothing
+changed) and `--check` names (docs/assemble.md, "Hand edits inside the block").
+
+The block carries no mark of its own (it stays the block the reference product writes), so whose
+it is is told from what assemble would have written. It is teamlore's when it is:
+
+- what assemble writes now (nothing to do), or empty (BEGIN and END with only blank lines
+  between: nothing in it to lose);
+- what this machine's assemble last wrote (its digest, in the private manifest);
+- laid out as assemble lays a block out, every part of it (the doctrine, each scene line, each
+  Skill line) rendered from a version of its file that git holds: the working tree, HEAD, a
+  stopped merge's other side, or one of the last `RECENT_COMMITS` commits that changed the
+  doctrine, a scene or a Skill. A teammate's fresh clone after a pull holds a block assembled
+  from files git has, maybe a few promotions ago: merely stale, it is rewritten;
+- git's unresolved merge of two blocks (its conflict markers inside the block): it goes with
+  the block, as the splice rules say.
+
+Anything else was edited by hand (committed or not): a line changed, added or removed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from teamlore.core import errors
+from teamlore.core.canonical import sha256_hex
+from teamlore.core.text.files import conflict_start
+from teamlore.memory.skill_copies import THEIRS_HEADS, cat_blobs
+from teamlore.memory.store.documents import load_doctrine, load_scene, load_skill
+from teamlore.memory.store.frontmatter import MemoryFormatError
+from teamlore.memory.store.layout import (
+    DOCTRINE_FILE,
+    MANAGED_BLOCK_BEGIN,
+    MANAGED_BLOCK_END,
+    SCENES_DIR,
+    SKILLS_DIR,
+    document_kind,
+)
+from teamlore.memory.store.tree_reader import MemoryFile, MemoryFiles
+from teamlore.repo.git import run_git
+
+RECENT_COMMITS = 16
+_INPUTS = (DOCTRINE_FILE, SCENES_DIR, SKILLS_DIR)  # what the block is rendered from
+_BLOCK_KINDS = ("doctrine", "scene", "skill")
+_OMITTED = re.compile(r"- _\d+ additional scene\(s\) omitted\._")
+
+
+@dataclass(frozen=True, slots=True)
+class BlockForm:
+    """How assemble lays a block out (memory/assemble.py renders with this very form): `head`,
+    the doctrine's body, `hint`, then optionally `scenes_head` and scene lines, optionally
+    `skills_head` and Skill lines, then `tail`."""
+
+    head: str
+    hint: str
+    scenes_head: str
+    skills_head: str
+    tail: str
+    doctrine: Callable[[str | None], str]  # the doctrine's text (None: none) → its body
+    scene: Callable[[str, int, str], str]  # name, heat, summary → its line
+    skill: Callable[[str, str], str]  # name, description → its line
+
+
+@dataclass(slots=True)
+class _Known:
+    """The parts git (or the working tree) gives a block."""
+
+    doctrines: set[str]
+    scenes: set[str]
+    skills: set[str]
+
+
+def block_digest(block: str) -> str:
+    """What the manifest records of a block this machine wrote (LF line ends)."""
+    return sha256_hex(block.replace("\r\n", "\n").encode("utf-8"))
+
+
+def is_teamlores(
+    root: Path, block: str, *, wanted: str, recorded: str | None, form: BlockForm
+) -> bool:
+    """Whether `block` (markers included, as the instructions file holds it) is one assemble
+    wrote, `wanted` being what it writes now."""
+    block = block.replace("\r\n", "\n")
+    inside = block.removeprefix(MANAGED_BLOCK_BEGIN).removesuffix(MANAGED_BLOCK_END)
+    if block == wanted or not inside.strip() or conflict_start(block) is not None:
+        return True
+    if recorded is not None and block_digest(block) == recorded:
+        return True
+    parts = _parts(block, form)
+    now = _parts(wanted, form)
+    if parts is None or now is None:
+        return False
+    known = _Known({now[0], form.doctrine(None)}, set(now[1]), set(now[2]))
+    for tree in git_trees(root):
+        _learn(known, tree, form)
+        if _made_of(parts, known):
+            return True
+    return _made_of(parts, known)
+
+
+def _parts(block: str, form: BlockForm) -> tuple[str, list[str], list[str]] | None:
+    """(doctrine body, scene lines, Skill lines) of a block laid out as `form` says; None
+    when its layout is not assemble's."""
+    if not block.startswith(form.head) or not block.endswith(form.tail):
+        return None
+    middle = block[len(form.head) : len(block) - len(form.tail)]
+    body, found, rest = middle.rpartition(form.hint)
+    if not found:
+        return None
+    scenes: list[str] = []
+    skills: list[str] = []
+    if rest.startswith(form.scenes_head):
+        listed, has_skills, after = rest[len(form.scenes_head) :].partition(form.skills_head)
+        scenes = listed.split("\n")
+        rest = form.skills_head + after if has_skills else ""
+    if rest.startswith(form.skills_head):
+        skills = rest[len(form.skills_head) :].split("\n")
+        rest = ""
+    return None if rest else (body, scenes, skills)
+
+
+def _made_of(parts: tuple[str, list[str], list[str]], known: _Known) -> bool:
+    body, scenes, skills = parts
+    listed = scenes[:-1] if scenes and _OMITTED.fullmatch(scenes[-1]) else scenes
+    return (
+        body in known.doctrines
+        and all(line in known.scenes for line in listed)
+        and all(line in known.skills for line in skills)
+    )
+
+
+def _learn(known: _Known, tree: MemoryFiles, form: BlockForm) -> None:
+    """Add the parts each file of `tree` renders to (a file that does not load adds none)."""
+    for file in tree.files:
+        try:
+            if file.kind == "doctrine":
+                known.doctrines.add(form.doctrine(load_doctrine(file.data, file.path).text))
+            elif file.kind == "scene":
+                scene = load_scene(file.data, file.path)
+                known.scenes.add(form.scene(scene.name, scene.heat, scene.summary))
+            elif file.kind == "skill":
+                skill = load_skill(file.data, file.path)
+                known.skills.add(form.skill(skill.name, skill.description))
+        except (errors.TeamloreError, MemoryFormatError, ValueError):
+            continue
+
+
+def git_trees(root: Path) -> Iterator[MemoryFiles]:
+    """The block's inputs (doctrine, scenes, Skills) as git holds them: at HEAD, at each of
+    `THEIRS_HEADS`, then at each of the last `RECENT_COMMITS` commits that changed them; read
+    lazily (HEAD is the usual match), each version of a file once."""
+    try:
+        heads = run_git(
+            ["cat-file", "--batch-check=%(objectname) %(objecttype)"],
+            cwd=root,
+            stdin="".join(f"{head}\n" for head in ("HEAD", *THEIRS_HEADS)).encode(),
+        ).decode()
+        commits = [line.split()[0] for line in heads.splitlines() if line.endswith(" commit")]
+        if commits:
+            log = run_git(
+                ["log", f"-n{RECENT_COMMITS}", "--format=%H", commits[0], "--", *_INPUTS],
+                cwd=root,
+            )
+            commits += log.decode().split()
+    except errors.TeamloreError:  # not a repository, no commit yet, git missing
+        return
+    seen: set[str] = set()
+    for commit in dict.fromkeys(commits):
+        try:
+            listing = [(path, oid) for path, oid in _listing(root, commit) if oid not in seen]
+        except errors.TeamloreError:
+            continue
+        seen.update(oid for _, oid in listing)
+        blobs = cat_blobs(root, [oid for _, oid in listing])
+        files = tuple(
+            MemoryFile(path, document_kind(path), blobs[oid])  # type: ignore[arg-type]
+            for path, oid in listing
+            if oid in blobs
+        )
+        if files:
+            yield MemoryFiles(files, ())
+
+
+def _listing(root: Path, commit: str) -> tuple[tuple[str, str], ...]:
+    """(path, blob id) of each doctrine, scene and SKILL.md file at `commit`."""
+    out = run_git(["ls-tree", "-r", "-z", "--full-tree", commit, "--", *_INPUTS], cwd=root)
+    found = []
+    for record in out.split(b"\0"):
+        if not record:
+            continue
+        meta, _, path = record.decode("utf-8", "replace").partition("\t")
+        parts = meta.split()
+        if len(parts) == 3 and parts[1] == "blob" and document_kind(path) in _BLOCK_KINDS:
+            found.append((path, parts[2]))
+    return tuple(found)
