@@ -307,3 +307,33 @@ def test_a_call_in_flight_when_stdin_closes_is_answered_to_a_client_still_readin
     assert server.wait(timeout=60) == 0
     answer = next(reply for reply in replies if reply.get("id") == 2)
     assert answer["result"]["isError"] is False
+
+
+@pytest.mark.parametrize(("call_id", "cancelled_id"), [(5, "5"), ("7", 7)])
+def test_a_call_cancelled_by_an_id_written_the_other_way_does_not_hold_the_server(
+    repo: Path, call_id: object, cancelled_id: object
+) -> None:
+    """The SDK takes `"5"` and `5` for one id and never answers a cancelled call: the end of
+    input must not wait for its answer."""
+    flag = repo.parent / "assemble-paused"
+    server = serving_team_server(repo, env={"TEAMLORE_PAUSEPOINT": f"assemble.planned={flag}"})
+    assert server.stdin is not None and server.stdout is not None
+    assemble = {"name": "threadshare_memory_assemble", "arguments": {"provider": "claude"}}
+    call = {"jsonrpc": "2.0", "id": call_id, "method": "tools/call", "params": assemble}
+    server.stdin.write(json.dumps(call).encode() + b"\n")
+    server.stdin.flush()
+    deadline = time.monotonic() + 60
+    while not flag.exists():
+        assert time.monotonic() < deadline and server.poll() is None, "the call never started"
+        time.sleep(0.05)
+    cancel = {
+        "jsonrpc": "2.0",
+        "method": "notifications/cancelled",
+        "params": {"requestId": cancelled_id},
+    }
+    server.stdin.write(json.dumps(cancel).encode() + b"\n")
+    server.stdin.close()
+    time.sleep(0.5)
+    flag.unlink()
+
+    assert server.wait(timeout=60) == 0  # nothing more to read: a cancelled call has no answer

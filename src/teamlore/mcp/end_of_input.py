@@ -14,11 +14,14 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+from mcp.shared.dispatcher import coerce_request_id
 from mcp.shared.message import SessionMessage
 
 
 class UnansweredRequests:
-    """The ids of requests forwarded to the dispatcher and not yet answered."""
+    """The ids of requests forwarded to the dispatcher and not yet answered, as the SDK
+    correlates them (`coerce_request_id`: `"5"` and `5` are one id, so a cancel naming either
+    settles the request)."""
 
     def __init__(self) -> None:
         self._waiting: Counter[str | int] = Counter()
@@ -27,7 +30,7 @@ class UnansweredRequests:
     def forwarded(self, item: SessionMessage) -> None:
         message = item.message
         if isinstance(message, types.JSONRPCRequest):
-            self._waiting[message.id] += 1
+            self._waiting[coerce_request_id(message.id)] += 1
         elif isinstance(message, types.JSONRPCNotification) and message.method == (
             "notifications/cancelled"
         ):
@@ -44,7 +47,10 @@ class UnansweredRequests:
             await self._changed.wait()
 
     def _settle(self, request_id: object) -> None:
-        if isinstance(request_id, str | int) and self._waiting[request_id] > 0:
+        if not isinstance(request_id, str | int):
+            return
+        request_id = coerce_request_id(request_id)
+        if self._waiting[request_id] > 0:
             self._waiting[request_id] -= 1
             self._changed.set()
             self._changed = anyio.Event()
