@@ -134,6 +134,8 @@ def teamlore_search(
     from teamlore.sessions.queries import search_turns
 
     hits = search_turns(conn, query, limit=DEPTH, embedder=embedder, model_cache=None).hits
+    if embedder is not None:  # a words-only hit's score is its terms' weight, not a share
+        HIGHEST.append(max((float(hit["score"]) for hit in hits), default=0.0))
     out: list[int] = []
     for session_key, ordinal in ((h["sessionKey"], h["turn"]) for h in hits):
         row = conn.execute(
@@ -143,6 +145,11 @@ def teamlore_search(
         ).fetchone()
         out.append(int(row[0]))
     return out
+
+
+# the highest score of each hybrid search's hits: never above 1.0 (docs/hybrid-search.md,
+# "Fusion", rule 10)
+HIGHEST: list[float] = []
 
 
 def first_rank(results: list[int], targets: set[int]) -> int | None:
@@ -226,6 +233,11 @@ def main(argv: list[str] | None = None) -> None:
         print_half(ranks, kinds, part)
     if "held-out" in original:
         print_targets(original)
+    above = sum(1 for score in HIGHEST if score > 1.0)
+    print(
+        f"\nhighest hybrid score: {max(HIGHEST, default=0.0):.4f}, above 1.0 in {above} of"
+        f" {len(HIGHEST)} queries (docs/hybrid-search.md rule 10: none)"
+    )
     if args.show_misses and misses:
         print("\nmissed at 5:")
         print("\n".join(misses))

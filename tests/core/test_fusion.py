@@ -242,19 +242,26 @@ def test_a_key_holding_the_whole_query_ranks_above_every_key_found_by_meaning_al
     assert [(f.key, f.score) for f in tied[:2]] == [("w1", 0.501), ("v1", 0.5)]
 
 
-def test_a_document_no_model_reads_is_judged_by_its_words_once_and_never_passes_one() -> None:
+def test_a_document_no_model_reads_found_as_typed_and_translated_never_passes_one() -> None:
     # `mixed` holds half the terms as typed and every term as typed or translated; no model
-    # reads it. Both words rankings stood in for its missing vector vote, so it scored 1.07
-    # above `read`, first by words and near by meaning (the "commit and push" walk finding)
+    # reads it, so both words rankings stand in for its missing vector vote (rule 6, measured in
+    # round 13) and it ranks above `read`, first by words and near by meaning
     fused = fuse(
         [("read", 1.0), ("mixed", 0.5)],
         ["other", "read"],
         translation=[("mixed", 1.0)],
         unread={"mixed"},
     )
-    assert [f.key for f in fused][:2] == ["read", "mixed"]
+    assert [f.key for f in fused][:2] == ["mixed", "read"]
     assert all(f.score <= 1.0 for f in fused)
-    # first everywhere with every term held, as typed and translated: 1.0, not more
+    # first in both words rankings with every term held scores above first everywhere (1.75
+    # times it unread, 1.23 read and second by meaning): the scores are then shares of the
+    # first's, in the same order
+    for unread, vector in (({"a"}, ["r"]), (set(), ["r", "a"])):
+        top = fuse([("a", 1.0), ("r", 1.0)], vector, translation=[("a", 1.0)], unread=unread)
+        assert [f.key for f in top] == ["a", "r"], unread
+        assert top[0].score == 1.0 and top[1].score < 1.0, unread
+    # first everywhere with every term held, as typed and translated: 1.0
     for unread in (set(), {"a"}):
         top = fuse([("a", 1.0)], [] if unread else ["a"], translation=[("a", 1.0)], unread=unread)
         assert top[0].score == 1.0, unread

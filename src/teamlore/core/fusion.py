@@ -135,7 +135,9 @@ class FusedScores(Record, Generic[Key], frozen=True):
     fused, 10 shown)."""
 
     raw: dict[Key, float]
-    best: float  # the unscaled score of first in every ranking, every query term held
+    # the unscaled score of first in every ranking, every query term held, or the first key's
+    # when it scored higher (`_scale`)
+    best: float
     lexical: frozenset[Key]  # the keys the lexical ranking holds (the words as typed)
     vector: frozenset[Key]  # the keys an embedding ranking holds
     translated: frozenset[Key] = frozenset()  # held by the translation ranking alone
@@ -181,18 +183,20 @@ def fused_scores(
     glosses): the lexical ranking weighs DECIDING_LEXICAL_WEIGHT too, so a literal match ranks
     above a translation (docs/hybrid-search.md, "Words are never outvoted").
     `unread`: keys no embedding ranking can read (`Embedder.reads`); the words are their only
-    judge, so they get every embedding ranking's weight too, once, times the better of their
-    two readings (as typed, translated) (docs/hybrid-search.md, "Words are never outvoted",
-    rule 6).
+    judge, so their lexical part is scaled to the full weight of every ranking
+    (docs/hybrid-search.md, "Words are never outvoted", rule 6).
     `translation`: (key, share of the query's terms held as typed or as a translation, 0..1),
     best first: the words ranking of a query's translations (an English query's Chinese
     words, a Chinese query's English glosses), weighing
-    TRANSLATION_WEIGHT, less than the words as typed (docs/hybrid-search.md, "English queries
-    over Chinese turns"); a key in both gets both, never more than its better reading at the
-    lexical weight, so no key passes `best`. Its first key ends within the first KEPT_PLACES
-    when it alone holds at least KEPT_TRANSLATION_SHARE of the terms. When `keep_words` and
-    the lexical ranking found nothing, the translation decides instead: it weighs
-    DECIDING_LEXICAL_WEIGHT times as much and its first KEPT_WORD_RANKS keys are kept.
+    TRANSLATION_WEIGHT, plus every embedding ranking's weight for an `unread` key as the
+    words do: at least LEXICAL_WEIGHT - TRANSLATION_WEIGHT less than the words as typed
+    (docs/hybrid-search.md, "English queries over Chinese turns"). A key in both gets both
+    votes, so it can score above first everywhere: the scores are then shares of the query's
+    first, not of `best` (`_scale`), and none passes 1.0 (rule 10). Its first key ends within
+    the first KEPT_PLACES when it alone holds at least KEPT_TRANSLATION_SHARE of the terms.
+    When `keep_words` and the lexical ranking found nothing, the translation decides instead:
+    it weighs DECIDING_LEXICAL_WEIGHT times as much and its first KEPT_WORD_RANKS keys are
+    kept.
     `literal`: keys of `lexical` that hold the whole query as typed (every search term, in
     their best passage where the caller ranks passages); each ends above every key found by
     meaning alone (`_literal_above_meaning`)."""
@@ -202,27 +206,16 @@ def fused_scores(
     # both paths ran (else there is nothing to fuse), even when one found nothing: a hit the
     # words missed never scores 1.0, the score of first everywhere with every term held
     votes = vector_weight + (0.0 if headline is None else VECTOR_WEIGHT)
-    # A key's words: as typed, and as translated (whose share counts the terms held as typed
-    # too), together never more than the better reading at the lexical weight; an unread key's
-    # words stand in for the vector vote it lacks (rule 6) once, by the better reading, not once
-    # per reading. So no key passes `best` (docs/hybrid-search.md, "Words are never
-    # outvoted", rules 6, 7 and 10).
-    typed_part: dict[Key, float] = {}
     for rank, (key, share) in zip(ranks, lexical, strict=True):
-        typed_part[key] = min(max(share, 0.0), 1.0) ** 2 / (RRF_K + rank)
-        scores[key] = weight * typed_part[key]
-    better = dict(typed_part)
+        judged = weight + votes if key in unread else weight
+        scores[key] = judged * min(max(share, 0.0), 1.0) ** 2 / (RRF_K + rank)
     # a short query whose words as typed found nothing: its translated words decide (rule 3)
     decide = keep_words and not lexical
     translation_weight = TRANSLATION_WEIGHT * (DECIDING_LEXICAL_WEIGHT if decide else 1.0)
     for rank, (key, share) in enumerate(translation, start=1):
-        part = min(max(share, 0.0), 1.0) ** 2 / (RRF_K + rank)
-        better[key] = max(better.get(key, 0.0), part)
-        words = scores.get(key, 0.0) + translation_weight * part
-        scores[key] = min(words, weight * better[key]) if key in typed_part else words
-    for key, part in better.items():
-        if key in unread:
-            scores[key] += votes * part
+        judged = translation_weight + votes if key in unread else translation_weight
+        vote = judged * min(max(share, 0.0), 1.0) ** 2 / (RRF_K + rank)
+        scores[key] = scores.get(key, 0.0) + vote
     for rank, key in enumerate(vector, start=1):
         scores[key] = scores.get(key, 0.0) + vector_weight / (RRF_K + rank)
     for rank, key in enumerate(headline or (), start=1):
@@ -240,7 +233,15 @@ def fused_scores(
     if kept:
         _keep_in_first_places(scores, kept, best)
     vectors = frozenset((*vector, *(headline or ())))
-    return FusedScores(scores, best, typed, vectors, by_translation)
+    return FusedScores(scores, _scale(scores, best), typed, vectors, by_translation)
+
+
+def _scale(scores: dict[Key, float], best: float) -> float:
+    """What the scores are shares of: `best`, unless a key scored higher, then that key's score
+    (docs/hybrid-search.md, "Fusion", rule 10: no score passes 1.0). Only a key found both as
+    typed and by a translation does: it gets both words votes, and one no model reads rule 6's
+    weight in each (measured in round 13: giving it once cost first places)."""
+    return max(best, max(scores.values(), default=best))
 
 
 def _kept_by_words(
