@@ -6,13 +6,14 @@ for a memory file, in one wording; lint's findings wrapped at the terminal's wid
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
 import pytest
 from demo_walk import MEMORY, Walk
 
-from support import entry_file
+from support import entry_file, teamlore_in_pty
 
 README = f"{MEMORY}/skills/README.md"
 NOTES = f"{MEMORY}/scenes/notes.txt"
@@ -181,7 +182,13 @@ def test_lint_findings_are_wrapped_at_80_columns(walk: Walk) -> None:
         ),
     )
     walk.write(NOTES, "notes\n")
-    text = walk.cli("memory", "lint", columns=80).stdout
+    # at a terminal 80 columns wide (in a pipe each finding stays one line, for grep)
+    _, printed = teamlore_in_pty(
+        "memory", "lint", answers=[], cwd=walk.root, env={"TEAMLORE_HOME": str(walk.state)}
+    )
+    # what stays on the screen: after the progress line is cleared (`ESC[2K`), colours off
+    shown = printed.split("\x1b[2K")[-1]
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown).replace("\r\n", "\n")
     lines = text.splitlines()
     assert all(len(line) <= 80 for line in lines), text
     # a finding starts at its file (editors jump to it), its message goes on indented under it

@@ -127,9 +127,11 @@ def _at_width() -> bool:
     return stdout.is_terminal or "COLUMNS" in os.environ
 
 
-def _lines(lead: str, text: str, indent: int = 2) -> list[str]:
-    """`lead` then `text`, wrapped at words when `_at_width` (commands whole), else one line."""
-    return wrapped_lines(lead, text, indent) if _at_width() else [f"{lead}{text}"]
+def _lines(lead: str, text: str, indent: int = 2, *, wrap: bool | None = None) -> list[str]:
+    """`lead` then `text`, wrapped at words when `wrap` (by default `_at_width`; commands
+    whole), else one line."""
+    wrap = _at_width() if wrap is None else wrap
+    return wrapped_lines(lead, text, indent) if wrap else [f"{lead}{text}"]
 
 
 def _say_flagged(flag: str, text: str) -> None:
@@ -230,15 +232,17 @@ memory_app.command("search", short_help="Search the reviewed team memory by word
 
 def _render_lint(result: dict[str, Any]) -> None:
     findings = result.get("findings", [])
-    # one finding a line, `path:line block|warn rule message`: editors jump to it, and the
-    # severity is in words as well as in colour (a pipe or a log has no colour); the message,
-    # teamlore's own words, goes on under it at the terminal's width, commands whole
+    # one finding a line, `path:line block|warn rule message`: editors jump to it, grep finds
+    # it, and the severity is in words as well as in colour (a pipe or a log has no colour);
+    # on a terminal the message, teamlore's own words, goes on under it at the terminal's
+    # width, commands whole
+    at_terminal = stdout.is_terminal
     for f in findings:
         where = f"{f['file']}:{f['line']}" if f.get("line") else f["file"]
         style = "red" if f["severity"] == "block" else "yellow"
         lead = f"{where} {f['severity']} {f['rule']} "
-        lines = _lines(lead, f["message"])
-        if _at_width() and len(lines[0]) > stdout.width >= len(lead):  # a long path
+        lines = _lines(lead, f["message"], wrap=at_terminal)
+        if at_terminal and len(lines[0]) > stdout.width >= len(lead):  # a long path
             lines = [lead.rstrip(), *wrapped_lines("  ", f["message"])]
         for line in lines:
             say(styled(line, style))
