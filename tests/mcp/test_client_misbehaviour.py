@@ -183,6 +183,23 @@ def test_a_server_that_can_no_longer_answer_stops_while_the_client_keeps_stdin_o
     assert stderr.strip().splitlines() == [GONE]
 
 
+def held_assemble_call(repo: Path, call_id: object) -> tuple[subprocess.Popen[bytes], Path]:
+    """A team server past its handshake, with a `threadshare_memory_assemble` call (id
+    `call_id`) started and held at a pause point until the returned flag file is removed."""
+    flag = repo.parent / "assemble-paused"
+    server = serving_team_server(repo, env={"TEAMLORE_PAUSEPOINT": f"assemble.planned={flag}"})
+    assert server.stdin is not None
+    assemble = {"name": "threadshare_memory_assemble", "arguments": {"provider": "claude"}}
+    call = {"jsonrpc": "2.0", "id": call_id, "method": "tools/call", "params": assemble}
+    server.stdin.write(json.dumps(call).encode() + b"\n")
+    server.stdin.flush()
+    deadline = time.monotonic() + 60
+    while not flag.exists():
+        assert time.monotonic() < deadline and server.poll() is None, "the call never started"
+        time.sleep(0.05)
+    return server, flag
+
+
 def last_frames_answered(repo: Path, last_frame: bytes, times: int) -> list[bool]:
     """Each time, a new server gets `last_frame` right before stdin closes: was it answered?"""
     answered = []
@@ -258,17 +275,8 @@ def test_a_call_in_flight_when_the_client_exits_finishes_and_writes(repo: Path) 
     """A client that exits closes stdin and stdout together: the usual exit waits for the call
     in flight, however long it takes (here held past the stdout watch's second), and its write
     lands; its answer then meets the closed pipe, which the server says in one line."""
-    flag = repo.parent / "assemble-paused"
-    server = serving_team_server(repo, env={"TEAMLORE_PAUSEPOINT": f"assemble.planned={flag}"})
+    server, flag = held_assemble_call(repo, call_id=2)
     assert server.stdin is not None and server.stdout is not None and server.stderr is not None
-    assemble = {"name": "threadshare_memory_assemble", "arguments": {"provider": "claude"}}
-    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": assemble}
-    server.stdin.write(json.dumps(call).encode() + b"\n")
-    server.stdin.flush()
-    deadline = time.monotonic() + 60
-    while not flag.exists():
-        assert time.monotonic() < deadline and server.poll() is None, "the call never started"
-        time.sleep(0.05)
 
     server.stdin.close()
     server.stdout.close()
@@ -287,17 +295,8 @@ def test_a_call_in_flight_when_stdin_closes_is_answered_to_a_client_still_readin
 ) -> None:
     """`printf '…' | teamlore mcp` style: the client closes stdin after its last request and
     reads the answers. A call still running at end of input is answered, not cancelled."""
-    flag = repo.parent / "assemble-paused"
-    server = serving_team_server(repo, env={"TEAMLORE_PAUSEPOINT": f"assemble.planned={flag}"})
+    server, flag = held_assemble_call(repo, call_id=2)
     assert server.stdin is not None and server.stdout is not None
-    assemble = {"name": "threadshare_memory_assemble", "arguments": {"provider": "claude"}}
-    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": assemble}
-    server.stdin.write(json.dumps(call).encode() + b"\n")
-    server.stdin.flush()
-    deadline = time.monotonic() + 60
-    while not flag.exists():
-        assert time.monotonic() < deadline and server.poll() is None, "the call never started"
-        time.sleep(0.05)
 
     server.stdin.close()
     time.sleep(0.5)  # end of input reaches the server while the call is held
@@ -315,17 +314,8 @@ def test_a_call_cancelled_by_an_id_written_the_other_way_does_not_hold_the_serve
 ) -> None:
     """The SDK takes `"5"` and `5` for one id and never answers a cancelled call: the end of
     input must not wait for its answer."""
-    flag = repo.parent / "assemble-paused"
-    server = serving_team_server(repo, env={"TEAMLORE_PAUSEPOINT": f"assemble.planned={flag}"})
+    server, flag = held_assemble_call(repo, call_id=call_id)
     assert server.stdin is not None and server.stdout is not None
-    assemble = {"name": "threadshare_memory_assemble", "arguments": {"provider": "claude"}}
-    call = {"jsonrpc": "2.0", "id": call_id, "method": "tools/call", "params": assemble}
-    server.stdin.write(json.dumps(call).encode() + b"\n")
-    server.stdin.flush()
-    deadline = time.monotonic() + 60
-    while not flag.exists():
-        assert time.monotonic() < deadline and server.poll() is None, "the call never started"
-        time.sleep(0.05)
     cancel = {
         "jsonrpc": "2.0",
         "method": "notifications/cancelled",
