@@ -91,7 +91,8 @@ skillContext (expectedContentDigest = its contentDigest), echoing \
 memoryContext.bindingDigest as memoryContextDigest; every statement cites that task's evidence \
 ids. Review it with threadshare_memory_review {kind: "skill"}. After a promote, \
 threadshare_memory_assemble puts memory and Skills where Claude Code and Codex read them.
-4. The user reviews and confirms (threadshare_memory_review, then `teamlore memory confirm` or \
+4. The user reviews and confirms (threadshare_memory_review, a page of 5 candidates: follow \
+page.nextCursor, or pass candidateId for one; then `teamlore memory confirm` or \
 threadshare_memory_prepare). Call threadshare_memory_promote only with a plan id the user gave \
 you. teamlore never commits; the user does.
 When the user asks to consolidate team memory (or threadshare_memory_status says consolidation \
