@@ -208,7 +208,8 @@ def test_a_watch_the_system_refuses_stops_the_server_saying_why(world: World) ->
     user namespace of the test's own) must not leave a server that answers, and that doctor
     calls running, while nothing keeps the index fresh: it stops with WATCH_NOTIFY_FAILED and
     exit 1, its socket gone, and commands run in their own process. Walk defect: the thread
-    died with a traceback and the server ran on."""
+    died with a traceback and the server ran on. The folder watchfiles names in its words is
+    shown as every path is (`~` for the home), not as its absolute path."""
     if shutil.which("unshare") is None:
         pytest.skip("unshare not installed (util-linux)")
     limit = "echo 2 > /proc/sys/user/max_inotify_watches"
@@ -218,6 +219,7 @@ def test_a_watch_the_system_refuses_stops_the_server_saying_why(world: World) ->
     for folder in ("p1", "p2", "p3"):
         (world.claude / folder).mkdir()
     world.prefix = []  # root of the namespace: its own limit applies, and nothing is unreadable
+    world.env["HOME"] = str(world.root)  # the session folders are in the home
     server = Server(world, "unshare", "-r", "sh", "-c", f'{limit} && exec "$0" "$@"')
     try:
         assert server.proc.wait(timeout=120) == 1, server.log.read_text()
@@ -226,6 +228,7 @@ def test_a_watch_the_system_refuses_stops_the_server_saying_why(world: World) ->
     refusal = json.loads(server.log.read_text().split('{"event":"stopped"}\n')[1])["error"]
     assert refusal["code"] == "WATCH_NOTIFY_FAILED"
     assert "file watch limit" in refusal["message"]
+    assert str(world.root) not in refusal["message"] and '"~/claude/p' in refusal["message"]
     assert server.events("stopped")
     assert server.stderr.read_text() == ""  # no traceback
     assert not (world.state / warm.SOCKET_NAME).exists()

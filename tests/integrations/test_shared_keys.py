@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import shutil
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -492,3 +493,41 @@ def test_uninstalling_the_project_install_leaves_another_state_dirs_user_servers
         return
     assert config.read_text() == CODEX_CONFIG
     assert not (user / ".codex/hooks.json").exists()
+
+
+def test_a_portable_entry_edited_in_by_hand_in_a_home_that_is_no_repository_is_removed(
+    user: Path,
+) -> None:
+    """An entry of the project-scope form (`teamlore` on PATH, no TEAMLORE_HOME) is kept as
+    another installation's only on evidence that one wrote it: a home that is a git repository
+    (its project scope writes the same file) or a state dir whose project-scope install records
+    it there. Here neither: the person edited the user-scope entry by hand, and uninstall kept
+    it, saying a project-scope entry was installed over it (none was)."""
+    config = user / ".codex/config.toml"
+    config.parent.mkdir()
+    config.write_text(CODEX_CONFIG)
+    teamlore(user, "install", "--client", "codex", "--force")
+    lines = config.read_text().split("\n")
+    at = lines.index("[mcp_servers.teamlore]")
+    assert lines[at + 1].startswith("command = ") and lines[at + 3].startswith("env = ")
+    lines[at + 1] = 'command = "teamlore"'
+    del lines[at + 3]
+    config.write_text("\n".join(lines))
+    assert teamlores_entries(config)["teamlore"]["command"] == "teamlore"
+
+    said = uninstalled(user, "user", {})
+    assert "kept" not in said
+    assert config.read_text() == CODEX_CONFIG
+
+
+def test_a_project_install_of_the_default_state_dir_is_kept_after_the_home_stopped_being_a_repo(
+    user: Path, config: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The other evidence: the default state dir (the one a portable entry starts) records its
+    project-scope entry in the config, though the home is no repository any more."""
+    envs, wrote = user_and_project(user, monkeypatch, "default", "user")
+    shutil.rmtree(user / ".git")
+
+    said = uninstalled(user, "user", envs["user"])
+    assert "  kept mcp_servers.teamlore: changed since install, teamlore's project-scope" in said
+    assert servers(config)["teamlore"] == wrote["project"]["teamlore"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import time
@@ -212,6 +213,63 @@ def test_a_secret_in_the_remotes_path_is_masked(
     assert added["remote"] == "github.com/acme/ghp_…[41 chars]"
 
 
+def stored_by_an_older_teamlore(
+    home: Path, database: str | None, remote: str, problem: str, file: str = "entries/a.md"
+) -> None:
+    """The repository's row as a teamlore before the masking wrote it: its remote, problem and
+    a finding's file name holding the secret whole."""
+    finding = {"rule": "secret", "severity": "block", "file": file, "line": 1, "message": "…"}
+    update = "UPDATE org_repositories SET remote = ?, problem = ?, findings = ?"
+    if database is None:
+        conn = sqlite3.connect(home / "org.sqlite3")
+        with conn:
+            conn.execute(update, (remote, problem, json.dumps([finding])))
+        conn.close()
+    else:
+        import psycopg
+        from psycopg.types.json import Jsonb
+
+        with psycopg.connect(database) as pg:
+            pg.execute(update.replace("?", "%s"), (remote, problem, Jsonb([finding])))
+
+
+def test_a_remote_stored_whole_before_the_masking_is_never_shown_whole(
+    home: Path, database: str | None, tmp_path: Path
+) -> None:
+    """A remote stored with its token before the masking: `org status` served it whole until a
+    sync ran, and the sync, reading it as changed, said `(was github.com/ghp_…/web)` with the
+    token whole, in its JSON and text (a cron job's log). Masked when read, it is the same
+    remote as the one masked now; when the remote did change, the one it was is masked."""
+    clone = make_clone(tmp_path / "src", "web", {"css": "Use CSS modules for components."})
+    org_json(home, database, "add", str(clone))
+    git(clone, "remote", "set-url", "origin", f"https://github.com/{TOKEN}/web.git")
+    stored_by_an_older_teamlore(
+        home, database, f"github.com/{TOKEN}/web", f"git cannot read {TOKEN}/web", f"{TOKEN}.md"
+    )
+    masked = "github.com/ghp_…[41 chars]/web"
+
+    status = org_json(home, database, "status")
+    (web,) = status["repositories"]
+    assert (web["remote"], web["problem"]) == (masked, "git cannot read ghp_…[41 chars]/web")
+    assert [f["file"] for f in web["findings"]] == ["ghp_…[41 chars].md"]
+    for said in (json.dumps(status), org(home, database, "status")[1]):
+        assert TOKEN not in said and TOKEN[4:12] not in said
+    (web,) = org_json(home, database, "sync", "--lexical")["repositories"]
+    assert (web["remote"], web["remoteChanged"], web["previousRemote"]) == (masked, False, None)
+
+    git(clone, "remote", "set-url", "origin", "https://github.com/acme/web.git")
+    stored_by_an_older_teamlore(home, database, f"github.com/{TOKEN}/web", "")
+    sync_json = org_json(home, database, "sync", "--lexical")
+    (web,) = sync_json["repositories"]
+    assert (web["remote"], web["remoteChanged"]) == ("github.com/acme/web", True)
+    assert web["previousRemote"] == masked
+    stored_by_an_older_teamlore(home, database, f"github.com/{TOKEN}/web", "")
+    sync_text = org(home, database, "sync", "--lexical")[1]
+    assert f"(was {masked})" in sync_text
+    for said in (json.dumps(sync_json), sync_text):
+        assert TOKEN not in said and TOKEN[4:12] not in said
+
+
 # ---------------------------------------------------------------------------------------------
 # the connection string
 
@@ -256,6 +314,14 @@ def test_org_serve_with_an_empty_database_option_refuses_before_it_listens(home:
             'invalid integer value for connection option "port"',
         ),
         ("host=a,b port=1,2,3 dbname=orga user=bob", "could not match 3 port numbers to 2 hosts"),
+        # a host name: psycopg looked it up with the port first, which said "Servname not
+        # supported" or that the host was not found (ORG_DATABASE_UNAVAILABLE)
+        (
+            "postgresql://bob:hunter2@localhost:sixty/orga",
+            'invalid integer value for connection option "port"',
+        ),
+        ("postgresql://bob:hunter2@localhost:-5/orga", "invalid port number (a port is 1-65535)"),
+        ("postgresql://bob:hunter2@db.invalid/orga?sslmode=bogus", "invalid sslmode value"),
     ],
 )
 def test_a_setting_libpq_refuses_is_an_invalid_url_not_an_unreachable_server(

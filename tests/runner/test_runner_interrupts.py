@@ -149,3 +149,36 @@ def test_ctrl_c_before_the_runner_starts_leaves_the_plan_to_approve_again(
     code, out = world.approve(digest)
     assert code == 0 and out["results"][0]["candidates"] == 1, out
     assert len(world.fake.sent()) == sent + 1
+
+
+def test_ctrl_c_after_the_runner_answered_says_the_plan_may_have_reached_the_provider(
+    tmp_path: Path, home: Path
+) -> None:
+    """Ctrl-C after the runner returned and before its answer was staged: the provider had the
+    bytes, but the record is still `running` (no longer `notSentYet`), and the manifest's
+    summary said "stopped before it was sent; approve it again"."""
+    world = make_world(tmp_path, home, sessions=2)
+    world.reverify()
+    preview = world.plan()
+    manifest = preview["manifest"]["manifestDigest"]
+    digest = preview["plans"][0]["planDigest"]
+    flag = tmp_path / "answered.flag"
+    world.env = {"TEAMLORE_PAUSEPOINT": f"runner.answered={flag}"}
+    sent = len(world.fake.sent())
+    approval = _approve_in_background(world, "--approve-manifest", manifest)
+    deadline = time.monotonic() + 60
+    while not flag.exists():
+        assert time.monotonic() < deadline and approval.poll() is None, "never reached the point"
+        time.sleep(0.02)
+
+    approval.send_signal(signal.SIGINT)
+    out, err = approval.communicate(timeout=60)
+
+    assert approval.returncode == 130, err
+    assert len(world.fake.sent()) == sent + 1  # the runner had its task
+    record = _record(world, digest)
+    assert record["state"] == "running" and "notSentYet" not in record, record
+    said = " ".join((out + err).split())
+    assert "may have reached the provider" in said, out + err
+    assert "can be approved again" not in said, out + err
+    assert "interrupted" in out and "not-started" in out, out

@@ -17,7 +17,7 @@ from test_runner_e2e import _task_in, answer
 from test_runner_interrupts import _approve_in_background, _running
 from test_runner_walk_fixes import _wait_for_runs
 
-from teamlore.core.secrets.mask import secret_hits
+from teamlore.core.secrets.mask import masks_in, secret_hits
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))
 from scripted_server import Scripted, ScriptedServer
@@ -269,6 +269,42 @@ def test_a_token_in_tool_output_is_masked_in_what_recall_and_the_runner_send(
         assert hashlib.sha256(sent.encode("utf-8")).hexdigest() == plan["runnerInputDigest"]
         assert TOKEN not in sent and secret_hits(sent) == []
         assert all(TOKEN.encode() not in r.body for r in server.requests)
+
+
+def test_previews_the_transcript_quotes_are_not_counted_as_secrets_masked(
+    tmp_path: Path, home: Path
+) -> None:
+    """A transcript quoting earlier `memory lint` output holds redacted previews that no masking
+    wrote: the plan counted every `…[N chars]` in its bytes, so it said 3 secrets masked where
+    recall masked the one token."""
+    world = make_world(tmp_path, home, sessions=0)
+    session = CodexSession("s1", world.repo)
+    quoted = "secret.github-token: ghp_…[40 chars] in entries/a.md; ghp_…[40 chars] in b.md"
+    session.user(f"memory lint said: {quoted}. Why?")
+    session.shell("cat deploy.env", f"GITHUB_TOKEN={TOKEN}\n")
+    session.answer("Both entries quote a token; take it out of the entries and rotate it.")
+    session.turn("and then?", "Run memory lint again.")
+    session.turn("anything else?", "Keep tokens out of entries; read them from the vault.")
+    session.write(tmp_path / "codex")
+    sync(home, tmp_path / "codex", world.repo)
+    code, recalled = world.cli("memory", "recall", *_window())
+    assert code == 0 and recalled["sources"], recalled
+    transcript = recalled["sources"][0]["chunk"]["transcript"]
+    assert masks_in(transcript) == 3 and TOKEN not in transcript, transcript
+
+    with ScriptedServer() as server:
+        server.respond_with(lambda request: Scripted.chat(answer(_task_in(request.json()))))
+        world.env = {"OPENAI_API_KEY": "dummy"}
+        code, verdict = world.cli(
+            "memory", "reverify-runner", "--runner", "openai", *_openai(server)
+        )
+        assert code == 0, verdict
+        (plan,) = world.plan_by_cli("openai", *_openai(server))["plans"]
+        assert plan["disclosure"]["secretsMasked"] == 1, plan["disclosure"]
+        code, text, _ = world.text(
+            "memory", "extract", "--runner", "openai", *_openai(server), *_window()
+        )
+        assert code == 0 and "1 secret masked" in " ".join(text.split()), text
 
 
 def test_a_token_in_a_draft_an_agent_staged_is_masked_in_its_adjudication(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import selectors
 import signal
 import socket
@@ -53,6 +54,18 @@ INDEX_CODES = frozenset({"DB_CORRUPT", "DB_SCHEMA_TOO_NEW"})
 # a watch of the readable folders failing this many times in a row (a folder gone or made
 # unreadable between the walk and the watch, each time) is a failure: the server stops
 WALK_ATTEMPTS = 5
+
+
+# a path quoted in an error's words: watchfiles names the folders it failed on
+# (`about ["/home/mei/.claude/projects/p2"]`), an OSError its file (`: '/home/mei/…'`)
+_QUOTED_PATH = re.compile(r"""(["'])(/[^"']*)\1""")
+
+
+def _failure_text(exc: BaseException) -> str:
+    """What a watcher's failure says, each path it quotes shown as the folder-unreadable event
+    shows one (`display_path`: `~` for the home)."""
+    text = f"{type(exc).__name__}: {exc}"
+    return _QUOTED_PATH.sub(lambda m: m[1] + display_path(m[2]) + m[1], text)
 
 
 def watch(
@@ -234,11 +247,10 @@ class Server:
         it runs; stopped, commands run in their own process."""
         for thread in (self.watcher, self.link_watcher):
             if thread.failure is not None:
-                exc = thread.failure
                 raise errors.TeamloreError(
                     errors.WATCH_NOTIFY_FAILED,
                     "it could no longer watch the session folders"
-                    f" ({type(exc).__name__}: {exc}), so the index would have gone stale",
+                    f" ({_failure_text(thread.failure)}), so the index would have gone stale",
                 )
         unreadable = set(self.watcher.unreadable)
         for folder in sorted(unreadable - self.unreadable):

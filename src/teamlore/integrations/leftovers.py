@@ -242,8 +242,10 @@ def changed_to_another_state_dir(
       that records no such entry (this one before the person moved it, one deleted since) is
       this installation's still;
     - in user scope, a value in the portable form (`portable`), which a user-scope install never
-      writes: another state dir's project-scope `install --force` wrote it (this state dir's own
-      is `SharedKeys`'s). In project scope that form is its own, or a teammate's: not kept.
+      writes, when a project-scope install could have written it (`_portable_of_another`):
+      another state dir's `install --force` did (this state dir's own is `SharedKeys`'s).
+      Without that evidence it is an edit of the person's, and goes as this one's. In project
+      scope that form is its own, or a teammate's: not kept.
     None in the config of a project that is not the home folder (`_a_user_config`)."""
     kept: dict[tuple[str, ...], str | None] = {}
     if not user_scope and not _a_user_config(path):
@@ -255,13 +257,37 @@ def changed_to_another_state_dir(
         if not present:
             continue
         if portable(current):
-            if user_scope and not _records_entry(current, path, entry.key, str(home)):
+            if user_scope and _portable_of_another(current, path, entry.key, home):
                 kept[tuple(entry.key)] = None
             continue
         there = installed_elsewhere(current, home)
         if there is not None and _records_entry(current, path, entry.key):
             kept[tuple(entry.key)] = there
     return kept
+
+
+def _portable_of_another(value: Any, path: Path, key: list[str], home: Path) -> bool:
+    """Whether the portable server entry `value` under `key` in the user config `path` is
+    another state dir's project-scope installation's, not `home`'s own one's: on evidence only,
+    the config is also a project's (`_a_project_config_too`), or the default state dir (the
+    one such an entry starts) records that key there in a project-scope installation."""
+    if _records_entry(value, path, key, str(home)):
+        return False
+    if _a_project_config_too(path):
+        return True
+    records = _records_of(value, path, absent_unknown=True)
+    return records is not None and _holds(records, key)
+
+
+def _a_project_config_too(path: Path) -> bool:
+    """Whether the user config `path` is also the one a project-scope install writes: the
+    folder its client folder is in is a git repository (a home that is one: Codex's
+    `~/.codex/config.toml` is then that project's `.codex/config.toml`)."""
+    root = path.parent.parent
+    if not (root / ".git").exists():
+        return False
+    files = (*codex.config_files("project", root), *claude.server_files("project", root))
+    return any(same_file(str(f), path) for f in files)
 
 
 def previous_of_no_installation(

@@ -47,6 +47,7 @@ from teamlore.org.store import (
     StoredHit,
     StoredVectors,
     Token,
+    read_repository,
     repository_taken,
     sync_busy,
     token_exists,
@@ -375,7 +376,7 @@ class PostgresStore:
                 "synced_at, problem, findings FROM org_repositories ORDER BY name"
             ).fetchall()
         return [
-            Repository(
+            read_repository(
                 name=row[0],
                 path=row[1],
                 remote=row[2],
@@ -579,8 +580,11 @@ def _probe(database: str, source: str) -> None:
     """One direct connection first: a server that is down or refuses us is told at once with
     libpq's reason (a pool that cannot open retries until its timeout, then says only that).
     A setting libpq refuses before it tries any server (a port outside 1–65535, an sslmode it
-    does not know) is the URL's fault: ORG_DATABASE_URL_INVALID, as an unparsable string is."""
+    does not know) is the URL's fault: ORG_DATABASE_URL_INVALID, as an unparsable string is;
+    told before connecting (`_checked_settings`), as psycopg looks a host name up with the
+    port first and would say the lookup failed (`localhost:abc`)."""
     try:
+        _checked_settings(database)
         psycopg.connect(database, connect_timeout=CONNECT_TIMEOUT_S).close()
     except psycopg.Error as exc:
         refused = _refused_setting(exc)
@@ -596,6 +600,46 @@ def _probe(database: str, source: str) -> None:
 # `invalid sslmode value: "bogus"`, `invalid integer value "x" for connection option "port"`,
 # `could not match 3 port numbers to 2 hosts`), after the address it may put in front
 _REFUSED_SETTING = re.compile(r'^(invalid (?:[\w" ]+ )?(?:value|number)\b.*|could not match .*)$')
+
+
+# the settings libpq takes one of a few words for (as libpq 16-18 take them), checked when the
+# libpq here knows the setting
+_CHOICES = {
+    "sslmode": ("disable", "allow", "prefer", "require", "verify-ca", "verify-full"),
+    "gssencmode": ("disable", "prefer", "require"),
+    "channel_binding": ("disable", "prefer", "require"),
+    "target_session_attrs": (
+        "any", "read-write", "read-only", "primary", "standby", "prefer-standby"
+    ),
+    "load_balance_hosts": ("disable", "random"),
+    "sslcertmode": ("disable", "allow", "require"),
+    "sslnegotiation": ("postgres", "direct"),
+}  # fmt: skip
+_INTEGER = re.compile(r"\s*[+-]?[0-9]+\s*")
+
+
+def _checked_settings(database: str) -> None:
+    """Refuse, in libpq's words, the settings libpq refuses whatever the host: a port that is
+    no integer or outside 1-65535, a word a setting does not take. Raises psycopg.Error as the
+    connection would (a string that does not parse is left to it)."""
+    try:
+        settings = conninfo_to_dict(database)
+    except psycopg.Error:
+        return
+    for port in str(settings.get("port") or "").split(","):
+        if not port:
+            continue  # the default port
+        if _INTEGER.fullmatch(port) is None or not -(2**31) <= int(port) < 2**31:
+            raise psycopg.OperationalError(
+                f'invalid integer value "{port}" for connection option "port"'
+            )
+        if not 1 <= int(port) <= 65535:
+            raise psycopg.OperationalError(f'invalid port number: "{port.strip()}"')
+    known = _setting_names()
+    for name, choices in _CHOICES.items():
+        value = settings.get(name)
+        if name in known and value is not None and str(value) not in choices:
+            raise psycopg.OperationalError(f'invalid {name} value: "{value}"')
 
 
 def _refused_setting(exc: BaseException) -> str | None:

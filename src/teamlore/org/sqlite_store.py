@@ -31,6 +31,7 @@ from teamlore.org.store import (
     StoredVectors,
     Token,
     chunks,
+    read_repository,
     repository_taken,
     sync_busy,
     token_exists,
@@ -151,7 +152,7 @@ class SqliteStore:
         )
         rows = self.conn.execute("SELECT * FROM org_repositories ORDER BY name").fetchall()
         return [
-            Repository(
+            read_repository(
                 name=row["name"],
                 path=row["path"],
                 remote=row["remote"],

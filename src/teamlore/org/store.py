@@ -21,6 +21,7 @@ from typing import Any, Literal, NamedTuple, Protocol
 
 from teamlore.core import errors
 from teamlore.core.analyzer import Query
+from teamlore.core.secrets import scrub
 
 Backend = Literal["sqlite", "postgresql"]
 RepositoryState = Literal["new", "ok", "missing", "skipped"]
@@ -61,6 +62,21 @@ class Repository:
     problem: str | None = None  # why the last sync did not index it
     findings: list[dict[str, Any]] = field(default_factory=list)
     documents: int = 0
+
+
+def read_repository(**row: Any) -> Repository:
+    """A repository as a backend read its row, what every token's holder may be shown of it
+    masked (its remote, problem and findings' file names): a row a teamlore before that
+    masking wrote holds a secret whole (`github.com/ghp_…/web`), which would be served, and
+    compared with the masked remote of the next sync, until that sync wrote over it."""
+    for name in ("remote", "problem"):
+        if row.get(name):
+            row[name] = scrub(row[name])
+    row["findings"] = [
+        {**f, "file": scrub(f["file"])} if isinstance(f.get("file"), str) else f
+        for f in row.get("findings") or []
+    ]
+    return Repository(**row)
 
 
 class LexicalHit(NamedTuple):  # a tuple: a search builds up to a thousand of them

@@ -194,7 +194,7 @@ def _identity_changes(clone: Path, repository: Repository, head: str) -> Reposit
     what this sync records) and, when HEAD moved, whether the commit indexed before is still in
     its history. The name stays the repository's identity whatever its remote says."""
     remote = reader.public_remote(clone)
-    before = repository.remote
+    before = scrub(repository.remote) if repository.remote else repository.remote  # shown too
     repository.remote = remote
     replaced = None
     moved = repository.commit is not None and repository.commit != head

@@ -29,3 +29,30 @@ def masked_task(task: dict[str, Any]) -> dict[str, Any]:
 
     masked: dict[str, Any] = walk(task)
     return masked
+
+
+def masked_by_recall(index_conn: Any, identity: Any, task: dict[str, Any], session_key: str) -> int:
+    """How many secrets recall masked in the transcript of the extraction `task` (of the session
+    `session_key`): its turns cleaned again as recall cleans them (`path_cleaner`), counting the
+    secrets each text held. What the transcript itself held in the masked form (a person pasting
+    earlier `memory lint` output, `…[40 chars]`) is no secret masked."""
+    from teamlore.core.secrets import masked_text, sanitize_text
+    from teamlore.core.secrets.mask import masks_in
+    from teamlore.memory.extraction.recall import chunk_input
+    from teamlore.memory.extraction.selection import load_turns
+
+    turns = task["chunk"]["turnRange"]
+    wanted = set(task["binding"]["turnRevisions"])
+    indexes = list(range(int(turns["start"]), int(turns["end"]) + 1))
+    hits = 0
+
+    def clean(text: str) -> str:
+        nonlocal hits
+        masked = masked_text(text)
+        hits += masks_in(masked) - masks_in(text)
+        return sanitize_text(masked, worktree_root=identity.worktree_root)
+
+    for turn in load_turns(index_conn, identity, session_key, indexes):
+        if turn.revision in wanted:
+            chunk_input(turn, clean)
+    return min(hits, masks_in(task["chunk"]["transcript"]))  # a cut payload may drop some

@@ -266,12 +266,22 @@ def extraction_session_key(conn: Any, task_id: str) -> str | None:
 
 
 def _disclosure(
-    kind: str, task: dict[str, Any], stdin: bytes, session_key: str | None = None
+    kind: str,
+    task: dict[str, Any],
+    stdin: bytes,
+    session_key: str | None = None,
+    masked_by_recall: int = 0,
 ) -> dict[str, Any]:
-    """What a plan discloses of the task it sends, and how many secrets were masked in it."""
+    """What a plan discloses of the task it sends, and how many secrets were masked in it:
+    those recall masked in its transcript (`masked_by_recall`) and those the plan masked in
+    the rest, each sent as its redacted preview (`…[40 chars]`). A preview the task held
+    already (a transcript quoting `memory lint` output) is no secret masked."""
+    from teamlore.runner.prompt import runner_input
+
     disclosed = _disclosed_task(kind, task, stdin, session_key)
-    # each a redacted preview (`…[40 chars]`) where recall or the plan found a secret
-    disclosed["secretsMasked"] = masks_in(stdin.decode("utf-8"))
+    unmasked = runner_input(kind, task)  # type: ignore[arg-type]
+    by_plan = masks_in(stdin.decode("utf-8")) - masks_in(unmasked.decode("utf-8"))
+    disclosed["secretsMasked"] = masked_by_recall + by_plan
     return disclosed
 
 
@@ -310,11 +320,12 @@ def _write_plan(
     kind: str,
     task: dict[str, Any],
     source: dict[str, Any],
+    masked_by_recall: int = 0,
 ) -> dict[str, Any]:
     from teamlore.runner.plans import PlanFile, write_plan
 
     plan, stdin = _new_plan_for(ctx, kind, task, runner)
-    disclosure = _disclosure(kind, task, stdin, source.get("sessionKey"))
+    disclosure = _disclosure(kind, task, stdin, source.get("sessionKey"), masked_by_recall)
     write_plan(
         ctx.home,
         PlanFile(
@@ -415,6 +426,7 @@ def memory_extract_preview(ctx: OpContext, request: ExtractPreviewRequest) -> di
     from teamlore.memory.extraction.drafts import awaiting_adjudication
     from teamlore.memory.extraction.recall import recall
     from teamlore.memory.extraction.selection import with_full_session_keys
+    from teamlore.ops.memory.masking import masked_by_recall
     from teamlore.ops.owner import open_owner
     from teamlore.runner.conformance import conformance_summary
     from teamlore.runner.plans import MAX_PLANS_PER_MANIFEST
@@ -438,8 +450,8 @@ def memory_extract_preview(ctx: OpContext, request: ExtractPreviewRequest) -> di
                 stores.state, memory_owner(stores.identity), group, reissue=True
             )
             if task is not None:
-                source = {"kind": "adjudication", "extractionTaskIds": group}
-                plans.append(_write_plan(ctx, owner, runner, "adjudication", task, source))
+                grouped = {"kind": "adjudication", "extractionTaskIds": group}
+                plans.append(_write_plan(ctx, owner, runner, "adjudication", task, grouped))
         room = min(request.limit, MAX_PLANS_PER_MANIFEST - len(plans))
         recalled: dict[str, Any] = {"sources": [], "note": ""}
         if room > 0:
@@ -451,22 +463,20 @@ def memory_extract_preview(ctx: OpContext, request: ExtractPreviewRequest) -> di
                 home=ctx.home,
                 limit=room,
             )
-        plans += [
-            _write_plan(
-                ctx,
-                owner,
-                runner,
-                "extraction",
-                task,
-                {
-                    "kind": "extraction",
-                    "request": normalized,
-                    "taskId": task["taskId"],
-                    "sessionKey": extraction_session_key(stores.state, task["taskId"]),
-                },
+        for task in recalled["sources"]:
+            session_key = extraction_session_key(stores.state, task["taskId"])
+            source = {
+                "kind": "extraction",
+                "request": normalized,
+                "taskId": task["taskId"],
+                "sessionKey": session_key,
+            }
+            masked = (
+                0
+                if session_key is None
+                else masked_by_recall(stores.index, stores.identity, task, session_key)
             )
-            for task in recalled["sources"]
-        ]
+            plans.append(_write_plan(ctx, owner, runner, "extraction", task, source, masked))
         manifest = _manifest(ctx, owner, plans)
         conformance = conformance_summary(stores.state, runner)
     notes = [str(recalled["note"])]

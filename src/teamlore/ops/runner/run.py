@@ -647,7 +647,11 @@ def _interrupted(
         row: dict[str, Any] = {"planDigest": listed.plan_digest, "taskKind": listed.task_kind}
         if position == 0:
             record = plan_store.read_run_record(home, listed.plan_digest) or {}
-            row.update(status="interrupted", maybeSent=record.get("state") == "indeterminate")
+            state = record.get("state")
+            # `running` and no longer NOT_SENT_YET: stopped after the runner started (its answer
+            # in, not staged yet), the provider had the bytes as for `indeterminate`
+            sent = state == "running" and not record.get(plan_store.NOT_SENT_YET)
+            row.update(status="interrupted", maybeSent=state == "indeterminate" or sent)
         else:
             row["status"] = "not-started"
         rows.append(row)
