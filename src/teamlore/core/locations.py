@@ -37,6 +37,20 @@ def state_dir_location(environ: Mapping[str, str]) -> str:
     return os.path.expanduser(platformdirs.user_state_dir(APP_NAME, appauthor=False))
 
 
+def pinned_state_dir(environ: Mapping[str, str]) -> str | None:
+    """The state dir an entry that starts teamlore must name (`TEAMLORE_HOME=…`) to reach the
+    one `environ` resolves: `$TEAMLORE_HOME` when set, else the resolved dir when it is not the
+    bare default (it came from `$XDG_STATE_HOME`, which a client need not pass on: Codex hands
+    an MCP server only an allow-list of variables); None: the default, which any environment
+    with the same HOME resolves."""
+    configured = environ.get("TEAMLORE_HOME")
+    if configured:
+        return os.path.abspath(os.path.expanduser(configured))
+    resolved = state_dir_location(environ)
+    bare = {k: v for k, v in environ.items() if k not in ("TEAMLORE_HOME", "XDG_STATE_HOME")}
+    return None if resolved == state_dir_location(bare) else os.path.abspath(resolved)
+
+
 def _linux_state_dir(environ: Mapping[str, str]) -> str | None:
     """platformdirs' user state dir on Linux where every 4.x release answers the same (an
     absolute `$XDG_STATE_HOME`; or none and an absolute `$HOME`), else None. Importing

@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 import tomlkit
 from tomlkit.exceptions import TOMLKitError
-from tomlkit.items import InlineTable, Item, Null, Table, Whitespace
+from tomlkit.items import AoT, InlineTable, Item, Null, Table, Whitespace
 
 from teamlore.core import errors, safe_write
 from teamlore.core.paths import display_path
@@ -288,16 +288,24 @@ def remove_file(path: Path) -> None:
 
 
 def check_writable(path: Path) -> None:
-    """Refuse early (nothing written yet) when `path` or the folder it would be created in is
-    not writable."""
-    probe = path if path.exists() else path.parent
-    while not probe.exists():
-        probe = probe.parent
-    if not os.access(probe, os.W_OK) or (path.exists() and not os.access(path.parent, os.W_OK)):
+    """Refuse early (nothing written yet) when `path` or the folder it is written in is not
+    writable, naming the one that is not: a config is replaced through a new file in its
+    folder, so a folder of mode 555 stops the write of a file of mode 644."""
+    folder = path.parent
+    while not folder.exists():  # the folders install would create: the first that exists
+        folder = folder.parent
+    if path.exists() and not os.access(path, os.W_OK):
         raise errors.TeamloreError(
             errors.CLIENT_CONFIG_UNWRITABLE,
-            f"{display_path(probe)} is not writable; nothing was changed",
+            f"{display_path(path)} is not writable; nothing was changed",
         )
+    if not os.access(folder, os.W_OK):
+        shown = display_path(folder)
+        raise errors.TeamloreError(
+            errors.CLIENT_CONFIG_UNWRITABLE,
+            f"folder {shown} is not writable, so teamlore cannot write {display_path(path)} (it"
+            " replaces a config through a new file in its folder); nothing was changed",
+        ).advising(f"Fix the folder's owner or mode (`ls -ld {shown}`), then retry.")
 
 
 # -- editing parsed documents ---------------------------------------------------------------
@@ -355,6 +363,9 @@ def set_key(
     if isinstance(node, InlineTable):  # a table cannot live inside an inline table
         node[key[-1]] = _toml_value(value, inline=True)
         return
+    if not isinstance(value, dict) and key[-1] not in node and isinstance(node, Table):
+        _add_after_last_key(node, key[-1], value)
+        return
     # nested dicts become sub-tables ([x.tools.y]); `env`-like maps of strings stay inline
     node[key[-1]] = _toml_table(value) if isinstance(value, dict) else value
     if isinstance(value, dict) and len(key) > 1 and not _means_what_it_holds(doc):
@@ -369,6 +380,24 @@ def set_key(
             parent.append(part, tail)
             tail = parent
         doc.append(key[0], tail)
+
+
+def _add_after_last_key(table: Table, name: str, value: Any) -> None:
+    """`name = value` added to `table` right after its last key (or its header). tomlkit keeps
+    the comment lines above the next table's header, and the blank lines before it, inside this
+    table: appended after them, the key would sit under the comment a person wrote for the
+    next table (`# my other MCP servers`)."""
+    body = table.value.body
+    start = len(body)
+    while start > 0 and body[start - 1][0] is None:  # comments, blank lines, deleted items
+        start -= 1
+    if start > 0 and isinstance(body[start - 1][1], Table | AoT):
+        table[name] = value  # tomlkit puts a key before the table's sub-tables itself
+        return
+    after = body[start:]
+    del body[start:]  # items without a key: the table's map of keys does not change
+    table[name] = value
+    body.extend(after)
 
 
 def _means_what_it_holds(doc: Any) -> bool:
@@ -398,29 +427,43 @@ def delete_key(doc: Any, key: tuple[str, ...], *, prune: bool = True) -> None:
     if isinstance(doc, JsonText):
         doc.delete(key, prune=prune)
         return
-    was_last = _last_item_key(doc) == key[0]
+    last = _last_item_path(doc)
     chain = [doc]
     for part in key[:-1]:
         if part not in chain[-1]:
             return
         chain.append(chain[-1][part])
+    removed: tuple[str, ...] = ()  # the outermost table that goes (a parent left empty)
     if key[-1] in chain[-1]:
+        value = chain[-1][key[-1]]  # a table split out of order is a proxy, a dict too
+        removed = key if isinstance(value, dict) and not isinstance(value, InlineTable) else ()
         del chain[-1][key[-1]]
     for depth in range(len(key) - 1, 0, -1):
         if len(chain[depth]) == 0 and (prune or not _means_what_it_holds(doc)):
             del chain[depth - 1][key[depth - 1]]
+            removed = key[:depth]
         else:
             break
-    if was_last and _last_item_key(doc) != key[0]:
+    if removed and last[: len(removed)] == removed:  # the file's last table went
         _trim_blank_lines_at_end(doc)
 
 
-def _last_item_key(doc: Any) -> str | None:
-    """The key of the last item of the document's top level (a deleted item leaves a Null)."""
-    for name, item in reversed(doc.body):
-        if name is not None and not isinstance(item, Null):
-            return str(name.key)
-    return None
+def _last_item_path(doc: Any) -> tuple[str, ...]:
+    """The keys down to the last item of the file: the top level's last item and, while that
+    is a table (`[a]`, or `[a.b]` inside super table `a`), the last item inside it. A deleted
+    item leaves a Null behind; comments and blank lines have no key."""
+    path: list[str] = []
+    body = doc.body
+    while True:
+        named = [(name, item) for name, item in body if name is not None]
+        named = [(name, item) for name, item in named if not isinstance(item, Null)]
+        if not named:
+            return tuple(path)
+        name, item = named[-1]
+        path.append(str(name.key))
+        if not isinstance(item, Table):
+            return tuple(path)
+        body = item.value.body
 
 
 def _trim_blank_lines_at_end(doc: Any) -> None:

@@ -19,9 +19,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from teamlore.core import errors
+from teamlore.core.locations import state_dir_location
 from teamlore.core.paths import display_path
 from teamlore.core.timeutil import format_instant
 from teamlore.integrations import config_files as cf
+from teamlore.integrations.entries import FileEdits
 from teamlore.integrations.manifest import (
     FileRecord,
     HookRecord,
@@ -37,6 +39,13 @@ from teamlore.integrations.transaction import Intent, pending
 Status = Literal["ok", "warn", "fail"]
 SERVER_KEYS = ("mcpServers", "mcp_servers")
 CLAUDE_STARTUP_TIMEOUT = 30.0
+# what Codex passes an MCP server of its own environment (an allow-list: its rmcp client's
+# default variables), beside the entry's `env` and the variables its `env_vars` names; Claude
+# Code passes its whole environment
+CODEX_SERVER_ENV = (
+    *("HOME", "LOGNAME", "PATH", "PWD", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR"),
+    *("TZ", "__CF_USER_TEXT_ENCODING"),
+)
 WATCH_CONNECT_SECONDS = 0.5  # the watch client's own connect timeout (cli/warm.py)
 
 
@@ -96,6 +105,28 @@ def _whole_file_check(record: FileRecord, label: str, where: str, again: str) ->
     return Check(label, "ok", f"{record.path}{where}")
 
 
+def _as_found(message: str) -> str:
+    """A refusal to read a client file as doctor, which changes nothing anyway, reports it:
+    without install's `; nothing was changed`."""
+    return message.removesuffix("; nothing was changed")
+
+
+def unreadable_config_check(client: str, files: list[FileEdits]) -> Check | None:
+    """With teamlore not installed for `client`: the first of the files install would edit
+    (`files`, its plan) that cannot be read or does not parse, as a failing check. Install
+    refuses such a file, so "not installed, run install" would send a person into that
+    refusal; the client itself cannot read it either."""
+    for edits in files:
+        if edits.kind == "file":  # a file install writes whole (Pi's extension)
+            continue
+        try:
+            cf.load(edits.path, edits.kind)
+        except errors.TeamloreError as err:
+            fix = f"fix the file, then teamlore install --client {client}"
+            return Check(f"{client}.config", "fail", _as_found(err.message), fix)
+    return None
+
+
 def entry_checks(installation: Installation) -> tuple[list[Check], list[dict[str, Any]]]:
     """Each recorded entry still present; returns the checks and the servers found."""
     label = f"{installation.client}.config"
@@ -114,7 +145,9 @@ def entry_checks(installation: Installation) -> tuple[list[Check], list[dict[str
         try:  # the client reads a symlinked config (a dotfiles repository): so does doctor
             document = cf.load(path, record.kind)
         except Exception as exc:  # a refusal's message names the file
-            why = exc.message if isinstance(exc, errors.TeamloreError) else f"{shown}: {exc}"
+            why = f"{shown}: {exc}"
+            if isinstance(exc, errors.TeamloreError):
+                why = _as_found(exc.message)
             checks.append(Check(label, "fail", why, "fix the file, then " + again))
             continue
         for entry in record.entries:
@@ -162,7 +195,7 @@ def codex_hooks_check(installation: Installation) -> Check | None:
     try:
         document = cf.load(Path(config.path), "toml") if config is not None else None
     except errors.TeamloreError:
-        document = None  # the entry checks name what is wrong with the file
+        return None  # the entry checks name what is wrong with the file: nothing to read here
     key, value = _hooks_setting(document)
     where = display_path(config.path) if config is not None else "config.toml"
     flags = f"--client codex --scope {installation.scope}"
@@ -295,7 +328,33 @@ def _may_write(server: dict[str, Any]) -> bool:
     return "team" in {value for flag, value in pairwise(args) if flag in ("--capability", "-c")}
 
 
-async def _list_tools(server: dict[str, Any], cwd: Path) -> tuple[list[str], dict[str, Any]]:
+def server_environment(client: str, server: dict[str, Any]) -> dict[str, str]:
+    """The environment `client` starts the server entry `server` with (`CODEX_SERVER_ENV`)."""
+    base: dict[str, str] = dict(os.environ)
+    if client == "codex":
+        names = [*CODEX_SERVER_ENV, *(str(n) for n in server.get("env_vars") or [])]
+        base = {name: os.environ[name] for name in names if name in os.environ}
+    return {**base, **{str(k): str(v) for k, v in (server.get("env") or {}).items()}}
+
+
+def _other_state_dir(client: str, server: dict[str, Any], home: Path) -> Check | None:
+    """A failing check when the server, started as `client` starts it, would serve another
+    state dir than `home` (one from `$XDG_STATE_HOME`, which Codex does not pass on)."""
+    serves = state_dir_location(server_environment(client, server))
+    if os.path.realpath(serves) == os.path.realpath(home):
+        return None
+    return Check(
+        f"{client}.server",
+        "fail",
+        f"{server['name']} would serve the state dir {display_path(serves)}, not this one"
+        f" ({display_path(home)}): {client} does not pass it the environment that names it",
+        f"teamlore install --client {client} (names the state dir in the entry)",
+    )
+
+
+async def _list_tools(
+    client: str, server: dict[str, Any], cwd: Path
+) -> tuple[list[str], dict[str, Any]]:
     """The server's tool names, and the error its status tool answers (empty: none)."""
     from mcp.client.stdio import stdio_client
 
@@ -304,7 +363,7 @@ async def _list_tools(server: dict[str, Any], cwd: Path) -> tuple[list[str], dic
     params = StdioServerParameters(
         command=str(server["command"]),
         args=[str(a) for a in server.get("args") or []],
-        env={**os.environ, **{str(k): str(v) for k, v in (server.get("env") or {}).items()}},
+        env=server_environment(client, server),  # as the client starts it
         cwd=str(cwd),
     )
     with open(os.devnull, "w") as quiet:
@@ -333,14 +392,17 @@ def _refusal(content: list[Any]) -> dict[str, Any]:
     return {}
 
 
-def server_check(client: str, server: dict[str, Any], cwd: Path) -> Check:
+def server_check(client: str, server: dict[str, Any], cwd: Path, home: Path | None = None) -> Check:
     import anyio
 
+    elsewhere = _other_state_dir(client, server, home) if home is not None else None
+    if elsewhere is not None:
+        return elsewhere
     timeout = float(server.get("startup_timeout_sec") or CLAUDE_STARTUP_TIMEOUT)
     name = f"{client}.server"
     started = time.monotonic()
     try:
-        tools, refusal = anyio.run(_with_timeout, server, cwd, timeout)
+        tools, refusal = anyio.run(_with_timeout, client, server, cwd, timeout)
     except TimeoutError:
         return Check(
             name,
@@ -376,12 +438,12 @@ def server_check(client: str, server: dict[str, Any], cwd: Path) -> Check:
 
 
 async def _with_timeout(
-    server: dict[str, Any], cwd: Path, timeout: float
+    client: str, server: dict[str, Any], cwd: Path, timeout: float
 ) -> tuple[list[str], dict[str, Any]]:
     import anyio
 
     with anyio.fail_after(timeout):
-        return await _list_tools(server, cwd)
+        return await _list_tools(client, server, cwd)
 
 
 def hook_check(

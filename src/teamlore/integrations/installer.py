@@ -137,9 +137,7 @@ def _apply_keys(
                 createdParent=False,
                 writtenOver=holder.key,
             )
-        elif (
-            present and adopt.home is not None and leftovers.written_by_this_install(edit, current)
-        ):
+        elif present and adopt.lost and leftovers.written_by_this_install(edit, current):
             # this installation's entry whose record was lost: install's own from now on
             record = KeyRecord(key=list(edit.key), createdParent=_only_ours(edits, document, edit))
             value = _with_the_users_keys(edit, current)
@@ -148,9 +146,9 @@ def _apply_keys(
             # the hooks flag beside adopted entries, with no hook but teamlore's to serve: the
             # lost install set it, so uninstall removes it (a flag other hooks need stays)
             record = KeyRecord(key=list(edit.key), createdParent=_only_ours(edits, document, edit))
-        elif present and edit.guarded and current != edit.value and not force:
+        elif present and not force and leftovers.in_the_way(edit, current, adopt.home):
             raise _conflict(document.path, edit, current, adopt.home)
-        else:
+        else:  # (one as install writes it, which no record here covers, is the user's: kept)
             record = KeyRecord(
                 key=list(edit.key),
                 hadPrevious=present,
@@ -229,14 +227,15 @@ def _only_ours(edits: FileEdits, document: cf.ConfigDocument, edit: KeyEdit) -> 
 
 @dataclass
 class Adoption:
-    """User scope: entries and hooks exactly as this install writes them (this teamlore, this
-    state dir `home`, these options) are install's own even without a record, as after a lost
-    manifest (`leftovers`); `taken`: some were, in this file; `sole_hooks`: the client's hooks
-    files hold no hook but teamlore's. `kept_off`: the flags (`features.codex_hooks`) left
-    false as the user set them, so nothing that needs them was added; `kept_on`: the flags an
-    earlier install turned on over the user's `false` (with --force), still on."""
+    """User scope, while `lost` (no manifest here: a record may be lost): entries and hooks as
+    this install writes them (this teamlore, state dir `home`, options) are install's own
+    (`leftovers`); else the user's, recorded as what was there. `taken`: some were, in this
+    file; `sole_hooks`: the hooks files hold no hook but teamlore's. `kept_off`: the flags
+    (`features.codex_hooks`) left false as the user set them, so nothing that needs them was
+    added; `kept_on`: those an earlier install turned on over the user's `false` (--force)."""
 
     home: Path | None  # None: project scope, where a teammate's committed entry is theirs
+    lost: bool = False
     taken: bool = False
     sole_hooks: bool = False
     kept_off: list[str] = field(default_factory=list)
@@ -260,9 +259,8 @@ def _conflict(
         )
     else:
         why = "which teamlore did not write; rename or remove it,"
-    return errors.TeamloreError(
-        errors.INTEGRATION_CONFLICT, f"{display_path(path)} already has {name}, {why} {force}"
-    )
+    said = f"{display_path(path)} already has {name}, {why} {force}"
+    return leftovers.conflict(said, edit, current, home)
 
 
 def _conflict_with(path: Path, name: str, holder: Installation, scope: str) -> errors.TeamloreError:
@@ -309,7 +307,7 @@ def _apply_hooks(
     for hook in edits.hooks:
         groups = cf.hook_groups(doc, hook.event)
         if any(cf.group_has_command(g, hook.command) for g in groups):
-            if adopt.home is not None:  # this installation's hook (its command pins it)
+            if adopt.lost:  # this installation's hook (its command pins it)
                 # its list and the `hooks` object holding only teamlore's hooks were made by
                 # the install whose record was lost: uninstall removes them once empty
                 sole = leftovers.only_teamlore_hooks(doc)
@@ -378,6 +376,7 @@ def _plan_install(
     kept_on: list[str],
     *,
     user_scope: bool = False,
+    lost: bool = False,
 ) -> list[tuple[FileEdits, _Pending, list[KeyRecord | HookRecord]]]:
     """Each file's outcome; `kept_off` gets the flags left off (then no hook is added),
     `kept_on` those an earlier install turned on over the user's `false`."""
@@ -386,7 +385,7 @@ def _plan_install(
     for edits in files:
         previous = existing.file(edits.path) if existing else None
         entries: list[KeyRecord | HookRecord] = []
-        adopt = Adoption(home if user_scope else None, sole_hooks=sole_hooks)
+        adopt = Adoption(home if user_scope else None, user_scope and lost, sole_hooks=sole_hooks)
         if kept_off and edits.hooks:  # the hooks feature stays off: no hook that needs it
             if previous is None and not edits.keys:
                 continue
@@ -424,10 +423,12 @@ def install(
     force: bool = False,
     dry_run: bool = False,
     check_writable: bool = True,
+    lost: bool = False,
 ) -> dict[str, Any]:
     """Apply `files`; with `dry_run` only report (and, with `check_writable`, also refuse what
     could not be written, so a caller can vet several clients before writing any). The caller
-    holds `transaction.locked(home)` and has completed any interrupted transaction."""
+    holds `transaction.locked(home)` and has completed any interrupted transaction; `lost`:
+    `Adoption.lost`, as the state dir was when the command began."""
     root_key = str(root) if root is not None else None
     for attempt in (1, 2):
         manifest = load_manifest(home)
@@ -445,6 +446,7 @@ def install(
             kept_off,
             kept_on,
             user_scope=scope == "user",
+            lost=lost,
         )
         result: dict[str, Any] = {
             "client": client,
@@ -666,7 +668,7 @@ def _undo(
     document.doc = cf.parse(path, kind, data)
     kept = leftovers.changed_to_another_state_dir(
         document.doc, record.entries, user_scope, home, path
-    )
+    ) | leftovers.edited_hooks(document.doc, record.entries, home)
     for entry in leftovers.to_restore(document.doc, record.entries, user_scope, home, path):
         if not isinstance(entry, KeyRecord) or tuple(entry.key) in beneath | set(kept):
             continue  # a hook, or a key another installation's value is in now

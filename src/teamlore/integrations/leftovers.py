@@ -76,6 +76,17 @@ def written_by_this_install(edit: KeyEdit, current: Any) -> bool:
     )
 
 
+def in_the_way(edit: KeyEdit, current: Any, home: Path | None) -> bool:
+    """Whether `current`, under a name install writes and no record covers, refuses install
+    (INTEGRATION_CONFLICT): a value of the user's but, in user scope (`home`), one this install
+    would write (it records it as what was there, so uninstall puts it back)."""
+    return (
+        edit.guarded
+        and current != edit.value
+        and (home is None or not written_by_this_install(edit, current))
+    )
+
+
 def _server_state_dir(value: Any) -> tuple[bool, str | None]:
     """(whether `value` is a server entry that starts teamlore, the TEAMLORE_HOME it sets)."""
     if not isinstance(value, dict):
@@ -263,6 +274,34 @@ def changed_to_another_state_dir(
         there = installed_elsewhere(current, home)
         if there is not None and _records_entry(current, path, entry.key):
             kept[tuple(entry.key)] = there
+    return kept
+
+
+def edited_hooks(
+    doc: Any, entries: list[KeyRecord | HookRecord], home: Path
+) -> dict[tuple[str, ...], str | None]:
+    """The hooks of `entries` the person edited since install: their recorded command is gone
+    from `doc` and a hook of that event still runs this state dir's teamlore (`teamlore hook
+    …`). Uninstall removes a hook by its command, so it keeps those, and says so:
+    {("hooks", event): None}, beside `changed_to_another_state_dir`'s keys."""
+    kept: dict[tuple[str, ...], str | None] = {}
+    for entry in entries:
+        if not isinstance(entry, HookRecord):
+            continue
+        groups = cf.hook_groups(doc, entry.event)
+        if any(cf.group_has_command(g, entry.command) for g in groups):
+            continue
+        commands = [
+            str(h.get("command"))
+            for g in groups
+            if isinstance(g, dict)
+            for h in g.get("hooks") or []
+            if isinstance(h, dict) and h.get("command")
+        ]
+        for command in commands:
+            runs, named = _hook_state_dir(command)
+            if runs and (_portable_hook(command) or same_state_dir(named, home)):
+                kept[("hooks", entry.event)] = None
     return kept
 
 
@@ -583,6 +622,20 @@ def recorded_by(manifest: Manifest, found: list[Found]) -> Installation | None:
     )
 
 
+def conflict(said: str, edit: KeyEdit, current: Any, home: Path | None) -> errors.TeamloreError:
+    """INTEGRATION_CONFLICT over the entry `current`, with the next step for whose it is: one
+    teamlore installed for another state dir is uninstalled there (not "your entry")."""
+    refusal = errors.TeamloreError(errors.INTEGRATION_CONFLICT, said)
+    teamlore, named = _server_state_dir(current)
+    if home is None or not teamlore or same_state_dir(named, home):
+        return refusal
+    client = "claude" if edit.key[0] == "mcpServers" else "codex"
+    return refusal.advising(
+        f"Run `{uninstall_there(named, client)}` (teamlore's entry for that state dir), then"
+        " install again; or `teamlore install --force`."
+    )
+
+
 def explain(
     found: list[Found], home: Path, client: str, scope: str, manifest: Manifest | None = None
 ) -> tuple[str, str]:
@@ -604,13 +657,12 @@ def explain(
             "teamlore leaves them; remove them by hand if this repository should not use teamlore",
         )
     elsewhere = [f for f in found if not same_state_dir(f.state_dir, home)]
-    if elsewhere:
-        named = elsewhere[0].state_dir
-        state = display_path(named) if named else "the default one"
-        return (
-            f"{where} were installed for another state dir ({state})",
-            f"`{uninstall_there(named, client)}` removes them",
-        )
+    if elsewhere:  # each state dir they name (a person may have used two), in the order found
+        named = list(dict.fromkeys(f.state_dir for f in elsewhere))
+        states = ", ".join(display_path(n) if n else "the default one" for n in named)
+        runs = " and ".join(f"`{uninstall_there(n, client)}`" for n in named)
+        dirs = "another state dir" if len(named) == 1 else "other state dirs"
+        return f"{where} were installed for {dirs} ({states})", f"{runs} removes them"
     return (
         f"{where} have no record in this state dir (it was deleted or moved aside)",
         f"`teamlore install --client {client}` takes them over; `teamlore uninstall --client"

@@ -683,6 +683,8 @@ def test_doctor_checking_a_team_server_leaves_an_interrupted_promotion_alone(
         "name": "teamlore",
         "command": sys.executable,
         "args": ["-m", "teamlore.cli.main", "mcp", "--capability", "team"],
+        # as install writes it: Codex passes a server only an allow-list of its environment
+        "env": {"TEAMLORE_HOME": os.environ["TEAMLORE_HOME"]},
     }
 
     check = server_check("codex", server, world.root)

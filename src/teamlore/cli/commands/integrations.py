@@ -76,7 +76,14 @@ def _render_files(title: str, done: dict[str, Any], *, dry_run: bool) -> None:
                 if kept["stateDir"] is not None
                 else "teamlore's project-scope entry was installed over it since"
             )
-            for line in hanging("  ", f"{keep} {kept['key']}: changed since install, {why}", 4):
+            said = f"{keep} {kept['key']}: changed since install, {why}"
+            if kept["key"].startswith("hooks."):  # teamlore's hook, its command edited since
+                event = kept["key"].removeprefix("hooks.")
+                said = (
+                    f"{keep} the {event} hook: its command was changed since install; remove it"
+                    " by hand if you no longer want it"
+                )
+            for line in hanging("  ", said, 4):
                 say(line)
         if item["action"].endswith("(backup lost)"):
             lost = _BLOCK_REMOVED if item["action"].startswith("block") else _BACKUP_LOST

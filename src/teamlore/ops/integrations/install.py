@@ -40,7 +40,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from teamlore.core import errors
-from teamlore.core.locations import state_dir_path
+from teamlore.core.locations import pinned_state_dir, state_dir_path
 from teamlore.core.paths import WATCH_SOCKET_NAME, resolve_home
 from teamlore.core.shapes.strict import STRICT
 from teamlore.integrations import claude, codex, installer, leftovers, pi, transaction
@@ -167,6 +167,8 @@ def _project_root(ctx: OpContext, scope: str) -> Path | None:
         raise errors.TeamloreError(
             errors.NOT_A_GIT_REPOSITORY,
             f"{ctx.cwd} is not inside a git worktree; --scope project writes to the repository",
+        ).advising(  # install takes no path: the generic "or give the path of one" misleads
+            "Run it again inside the repository's worktree (`cd` there), or use --scope user."
         )
     return root
 
@@ -190,13 +192,14 @@ def _server(client: str, name: str, capabilities: list[str], portable: bool) -> 
 
 def _teamlore_launch(portable: bool) -> tuple[list[str], dict[str, str]]:
     """How a hook starts teamlore (argv, environment to add): `teamlore` on PATH (portable),
-    else this installation, with `TEAMLORE_HOME` when set."""
+    else this installation, with `TEAMLORE_HOME` naming the state dir unless it is the default
+    (`pinned_state_dir`: one from `$XDG_STATE_HOME` too, which a client need not pass on)."""
     if portable:
         return [PORTABLE_TEAMLORE], {}
     script = Path(sys.executable).parent / "teamlore"
     argv = [str(script)] if script.is_file() else [sys.executable, "-m", "teamlore.cli.entry"]
-    home = os.environ.get("TEAMLORE_HOME")
-    return argv, ({"TEAMLORE_HOME": os.path.abspath(home)} if home else {})
+    home = pinned_state_dir(os.environ)
+    return argv, ({"TEAMLORE_HOME": home} if home else {})
 
 
 def _teamlore_command(portable: bool) -> str:
@@ -269,6 +272,7 @@ def _install_one(
     client: str,
     *,
     preview: bool,
+    lost: bool = False,
 ) -> dict[str, Any]:
     options = {
         "team": request.team,
@@ -286,6 +290,7 @@ def _install_one(
         force=request.force,
         dry_run=preview,
         check_writable=not request.dryRun,
+        lost=lost,
     )
 
 
@@ -328,7 +333,10 @@ def install(ctx: OpContext, request: InstallRequest) -> dict[str, Any]:
         else (state_dir_path() if request.dryRun else resolve_home(ctx.home))
     )
     if request.dryRun:
-        previews = [_install_one(home, request, root, plans[c], c, preview=True) for c in plans]
+        lost = not manifest_path(home).exists()
+        previews = [
+            _install_one(home, request, root, plans[c], c, preview=True, lost=lost) for c in plans
+        ]
         for preview in previews:  # and what its assemble would write (`assemble_preview`)
             if request.scope == "project" or request.assemble:
                 preview["assemble"], rows = preview_assemble(ctx, preview["client"], root, home)
@@ -340,11 +348,16 @@ def install(ctx: OpContext, request: InstallRequest) -> dict[str, Any]:
         completed = transaction.complete(home)
         if completed:
             notes.append(completed)
+        # a record of this state dir may be lost only while it holds no manifest (`Adoption`):
+        # decided once, before the first client's install writes one
+        lost = not manifest_path(home).exists()
         # dry-run every client first: a refusal for the second leaves the first untouched too
         for client in clients:
-            _install_one(home, request, root, plans[client], client, preview=True)
+            _install_one(home, request, root, plans[client], client, preview=True, lost=lost)
         for client in clients:
-            done = _install_one(home, request, root, plans[client], client, preview=False)
+            done = _install_one(
+                home, request, root, plans[client], client, preview=False, lost=lost
+            )
             if request.scope == "project" or request.assemble:
                 done["assemble"] = _assemble(ctx, client, request.scope, root, home)
             if root is not None:
@@ -451,6 +464,14 @@ def _named(client: str) -> str:
     return f"{', '.join(first)} or {last}"
 
 
+def _user_plan(client: str) -> list[FileEdits]:
+    """The files a user-scope install of `client` edits (none when it cannot be planned)."""
+    try:
+        return plan_client(client, InstallRequest(client=client, scope="user"), None)
+    except errors.TeamloreError:
+        return []
+
+
 def _left_behind(home: Path, client: str, scope: str, root: Path | None) -> tuple[str, str] | None:
     """teamlore's entries the client's files hold that no record here covers: what, and the fix."""
     try:  # the plan reads config.toml, whose own check names what is wrong with it
@@ -469,11 +490,15 @@ def _uninstall_all(
     root_key = str(root) if root is not None else None
     present = [c for c in names if manifest.find(c, request.scope, root_key)]
     if not present:
-        left = next(filter(None, (_left_behind(home, c, request.scope, root) for c in names)), None)
+        # every client's, each with its own command (not only the first one's)
+        found = [(c, _left_behind(home, c, request.scope, root)) for c in names]
+        left = [
+            f"{c}: {w[0]}: {w[1]}" if len(names) > 1 else f"{w[0]}: {w[1]}" for c, w in found if w
+        ]
         raise errors.TeamloreError(
             errors.NOTHING_INSTALLED,
             f"teamlore is not installed for {_named(request.client)} ({request.scope} scope)"
-            + (f"; {left[0]}: {left[1]}" if left else ""),
+            + "".join(f"; {item}" for item in left),
         )
     from teamlore.memory.assemble import without_block
 
@@ -525,17 +550,24 @@ def _client_checks(
         and not (busy and i.matches(client, *busy))
     ]
     if not installations and busy is None:
-        left = _left_behind(home, client, "user", None)
+        # a client file install would refuse (it does not parse) is named, not "run install"
+        broken = doctor_checks.unreadable_config_check(client, _user_plan(client))
+        left = None if broken else _left_behind(home, client, "user", None)
         message, fix = left if left else ("", f"teamlore install --client {client}")
         not_installed = f"teamlore is not installed for {client}" + (f": {message}" if left else "")
-        checks.append(doctor_checks.Check(f"{client}.config", "warn", not_installed, fix))
+        checks.append(broken or doctor_checks.Check(f"{client}.config", "warn", not_installed, fix))
     cwd = root or ctx.cwd
     for installation in installations:
         entries, servers = doctor_checks.entry_checks(installation)
         checks += entries
         hooks = [e for f in installation.files for e in f.entries if isinstance(e, HookRecord)]
         with ThreadPoolExecutor(max_workers=4) as pool:  # servers start in parallel, as in a client
-            started = [pool.submit(doctor_checks.server_check, client, s, cwd) for s in servers]
+            # a user-scope entry names its state dir: one the client would not reach is wrong
+            # (a project's portable entry names none, on purpose)
+            pinned = home if installation.scope == "user" else None
+            started = [
+                pool.submit(doctor_checks.server_check, client, s, cwd, pinned) for s in servers
+            ]
             ran = [
                 pool.submit(
                     doctor_checks.hook_check,

@@ -40,7 +40,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from teamlore import __version__
 from teamlore.core import errors
-from teamlore.core.locations import state_dir_path
+from teamlore.core.locations import pinned_state_dir, state_dir_path
 from teamlore.core.shapes.strict import STRICT
 from teamlore.integrations import codex as codex_files
 from teamlore.ops.personal.memory import launch_contexts
@@ -143,8 +143,7 @@ class _Plan:
         self.team = [c for c in self.capabilities if c in TEAM_CAPABILITIES]
         self.name = request.name or default_server_name(self.capabilities)
         self.python = os.path.abspath(sys.executable)
-        home = os.environ.get("TEAMLORE_HOME")
-        self.home = os.path.abspath(os.path.expanduser(home)) if home else None
+        self.home = pinned_state_dir(os.environ)  # `$XDG_STATE_HOME`'s too (not passed on)
         if request.portable:
             self.home = None
             if request.wsl:

@@ -204,7 +204,8 @@ def fit_personal(documents: list[tuple[str, str]], limit: int, note: NoteMaker) 
 
 def _teamlore_command() -> str:
     """How the agent's shell runs this teamlore on this state dir: `teamlore` when that is the
-    one on PATH, else its absolute path; with `TEAMLORE_HOME` when the hook has one."""
+    one on PATH, else its absolute path; with `TEAMLORE_HOME` unless the state dir is the
+    default one (`pinned_state_dir`)."""
     import shlex  # only a brief that was cut names a command: `shutil` loads bz2, lzma, zlib
     import shutil
 
@@ -216,8 +217,10 @@ def _teamlore_command() -> str:
         command = shlex.quote(str(script))
     else:
         command = f"{shlex.quote(sys.executable)} -m teamlore.cli.entry"
-    home = os.environ.get("TEAMLORE_HOME")
-    return f"TEAMLORE_HOME={shlex.quote(os.path.abspath(home))} {command}" if home else command
+    from teamlore.core.locations import pinned_state_dir
+
+    home = pinned_state_dir(os.environ)
+    return f"TEAMLORE_HOME={shlex.quote(home)} {command}" if home else command
 
 
 def personal_note(cuts: list[Cut], cwd: Path, client: str) -> str:
