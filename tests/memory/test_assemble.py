@@ -278,7 +278,9 @@ def test_repair_replaces_old_blocks_drops_stray_markers_and_keeps_the_rest(
 def test_repair_on_an_intact_block_changes_nothing_more_than_assemble(
     repo: Path, home: Path
 ) -> None:
-    (repo / "CLAUDE.md").write_text(f"# Mine\n{BEGIN}\nold\n{END}\nafter\n")
+    """An empty intact block: what assemble rewrites, repair rewrites the same way (a hand edit
+    inside it is refused by both: test_assemble_repair_and_shallow.py)."""
+    (repo / "CLAUDE.md").write_text(f"# Mine\n{BEGIN}\n\n{END}\nafter\n")
     ctx = OpContext(cwd=repo, home=home)
     result = run_operation("memory.assemble", ctx, {"provider": "claude", "repair": True})
     assert result["repairedMarkerLines"] == []

@@ -47,7 +47,7 @@ from teamlore.core.failpoints import failpoint
 from teamlore.core.lock import file_lock
 from teamlore.core.paths import ensure_private_dir
 from teamlore.core.text.files import all_crlf, conflict_regions, with_line_ends_of
-from teamlore.memory.block_owner import BlockForm, block_digest, is_teamlores
+from teamlore.memory.block_owner import BlockForm, block_digest, is_shallow, is_teamlores
 from teamlore.memory.skill_copies import (
     MANIFEST_DIR,
     Copy,
@@ -530,18 +530,31 @@ def _hand_edit(
     form = block_form(wanted.layout)
     if is_teamlores(root, block, wanted=wanted.block, recorded=recorded, form=form):
         return None
+    lines = f"lines {_line_at(text, markers[0].start)}-{_line_at(text, markers[1].start)}"
+    again = f"`teamlore memory assemble -p {provider}` again."
+    if is_shallow(root):  # the commit it was assembled from may be beyond the clone's history
+        return errors.TeamloreError(
+            errors.ASSEMBLY_CONFLICT,
+            f"{name}: its managed block ({lines}) is not what assemble writes from the memory "
+            "tree, now or in the history this shallow clone holds: it is stale or edited by "
+            "hand, and a shallow clone cannot tell which; nothing was changed",
+            path=name,
+            paths=[name],
+            shallow=True,
+        ).advising(
+            "Fetch the history (`git fetch --unshallow`) and run " + again + " Or, to drop "
+            "whatever is in the block, delete the lines between the markers and run " + again
+        )
     return errors.TeamloreError(
         errors.ASSEMBLY_CONFLICT,
-        f"{name}: its managed block (lines {_line_at(text, markers[0].start)}-"
-        f"{_line_at(text, markers[1].start)}) was edited by hand since teamlore wrote it: it "
+        f"{name}: its managed block ({lines}) was edited by hand since teamlore wrote it: it "
         "is not what assemble writes from the memory tree, now or as git holds it; nothing was "
         "changed",
         path=name,
         paths=[name],
     ).advising(
         "Move your edit outside the BEGIN/END markers (or into team memory through review), or "
-        "delete the lines between the markers to drop it; then run "
-        f"`teamlore memory assemble -p {provider}` again."
+        "delete the lines between the markers to drop it; then run " + again
     )
 
 
@@ -586,7 +599,8 @@ def plan(
         updated, repaired = _spliced(
             text, wanted.block, file_name=wanted.layout.instructions_file, repair=repair
         )
-        edited = None if repair else _hand_edit(worktree_root, provider, wanted, text, record.block)
+        # intact markers: a hand edit is refused, --repair or not (repair mends damaged ones)
+        edited = _hand_edit(worktree_root, provider, wanted, text, record.block)
         if edited is not None:
             raise edited
     if wanted.skills_link:
@@ -682,7 +696,8 @@ def check(
     --check`, for CI); writes nothing. ASSEMBLY_STALE names each file that does not and why; a
     git merge left in the instructions file is stale wherever it is, and so is a copy whose
     Skill left the tree. A file assemble itself would refuse (damaged markers, a symlink, a
-    block edited by hand) is refused with that code. `home` and `worktree_key` name this
+    block edited by hand) is refused with that code; in a shallow clone, which cannot tell a
+    hand edit from an old block, such a block is stale. `home` and `worktree_key` name this
     machine's record of what it wrote, when there is one (CI has none: git tells)."""
     wanted = _wanted(worktree_root, provider)
     record = _read_only_manifest(home, worktree_key, provider) if home else Manifest()
@@ -723,6 +738,12 @@ def _stale(provider: str, stale: list[dict[str, str]]) -> errors.TeamloreError:
             f"Remove {', '.join(by_hand)} (`git rm`, or `rm` when not committed): assemble keeps "
             f"an edited copy. Then run `teamlore memory assemble -p {provider}` and commit."
         )
+    if any(item["why"] == SHALLOW_WHY for item in stale):
+        remedy = (
+            "Check out the full history (actions/checkout `fetch-depth: 0`; locally `git fetch "
+            f"--unshallow`) and check again; or run `teamlore memory assemble -p {provider}` "
+            "in a full clone and commit what it wrote."
+        )
     return errors.TeamloreError(
         errors.ASSEMBLY_STALE,
         f"{len(stale)} assembled {'file' if len(stale) == 1 else 'files'} {are} not what "
@@ -751,9 +772,17 @@ def _instructions_staleness(
     if not _markers(text):
         return "no managed block"
     edited = _hand_edit(root, provider, wanted, text, recorded)
+    if edited is not None and edited.details.get("shallow"):
+        return SHALLOW_WHY
     if edited is not None:
         raise edited
     return "its managed block differs from the memory tree"
+
+
+SHALLOW_WHY = (
+    "its managed block differs from the memory tree, and this shallow clone's history cannot "
+    "tell stale from edited by hand (check out the full history: `fetch-depth: 0`)"
+)
 
 
 def _line_at(text: str, offset: int) -> int:

@@ -16,7 +16,9 @@ it is is told from what assemble would have written. It is teamlore's when it is
 - git's unresolved merge of two blocks (its conflict markers inside the block): it goes with
   the block, as the splice rules say.
 
-Anything else was edited by hand (committed or not): a line changed, added or removed.
+Anything else was edited by hand (committed or not): a line that no version of its file renders
+to, or a block laid out otherwise. Only each line is checked, not the list as a whole: a known
+line removed, moved or repeated still passes as teamlore's (and is rewritten).
 """
 
 from __future__ import annotations
@@ -100,6 +102,16 @@ def is_teamlores(
         if _made_of(parts, known):
             return True
     return _made_of(parts, known)
+
+
+def is_shallow(root: Path) -> bool:
+    """Whether `root` is a shallow clone (`git clone --depth 1`, CI's usual checkout): its
+    history may not reach the commit a block was assembled from."""
+    try:
+        out = run_git(["rev-parse", "--is-shallow-repository"], cwd=root)
+    except errors.TeamloreError:
+        return False
+    return out.decode().strip() == "true"
 
 
 def _parts(block: str, form: BlockForm) -> tuple[str, list[str], list[str]] | None:
