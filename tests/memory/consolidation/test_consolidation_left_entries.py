@@ -165,3 +165,14 @@ def test_a_clone_with_no_runs_of_its_own_learns_it_from_the_committed_record(
     assert [e["entryId"] for e in synthesized["task"]["leftEntries"]] == [EXPORT]
     assert git(clone, "status", "--porcelain") == ""
     assert (clone / LOCK_ENTRY).exists()
+
+
+def test_a_task_with_no_entry_that_left_is_the_v1_document_as_first_published(
+    walk: Walk,
+) -> None:
+    """`leftEntries` appears only when some entry left: a consumer validating against the
+    ConsolidationTask@v1 schema published before it (additionalProperties: false) still reads
+    every other task."""
+    synthesized = walk.answer("memory", "synthesize", "--full")
+    assert synthesized["status"] == "task", synthesized
+    assert "leftEntries" not in synthesized["task"]

@@ -143,4 +143,7 @@ def task_document(
             },
         },
     }
-    return ConsolidationTask.from_wire(document).to_wire()
+    wire = ConsolidationTask.from_wire(document).to_wire()
+    if not left:  # then the v1 document as first published, for consumers of that schema
+        del wire["leftEntries"]
+    return wire
