@@ -3,8 +3,9 @@ skill folder (`.claude/skills/<name>/`, `.agents/skills/<name>/`), guarded again
 
 What is copied: SKILL.md and every other regular file of the Skill's source folder
 (`scripts/check.sh`, `references/policy.md`), which SKILL.md may tell the agent to run or read;
-each passes the lint gate as text, a symlink or other non-file in it refuses (docs/assemble.md,
-"Files beside SKILL.md").
+each passes the lint gate as text (a binary one, `references/diagram.png`, is copied byte for
+byte unlinted), a symlink or other non-file in it refuses (docs/assemble.md, "Files beside
+SKILL.md").
 
 Whose a copy is: a private manifest records the digest of every file this machine last wrote
 (plus the managed block's, for `memory.block_owner`); a copy whose bytes are neither the source
@@ -34,7 +35,12 @@ from teamlore.core.paths import ensure_private_dir, read_private_file, write_pri
 from teamlore.core.text.files import conflict_start
 from teamlore.memory.skills.source import SourceSkill, require_lint_clean
 from teamlore.memory.store.documents import MAX_FILE_BYTES
-from teamlore.memory.store.layout import SKILL_FILE_NAME, SKILLS_DIR, skill_folder_files
+from teamlore.memory.store.layout import (
+    SKILL_FILE_NAME,
+    SKILLS_DIR,
+    binary_asset,
+    skill_folder_files,
+)
 from teamlore.repo.git import run_git
 
 MANIFEST_FORMAT = "teamlore-skill-assembly@v1"
@@ -128,7 +134,8 @@ def _bundled(root: Path, skill: SourceSkill) -> list[SkillFile]:
                     path=folder,
                 )
             data = safe_write.read_at(dir_fd, name, path, MAX_FILE_BYTES) or b""
-            require_lint_clean(data, path=path, kind="text")
+            if not binary_asset(data):  # an image, a PDF: byte for byte, no text to lint
+                require_lint_clean(data, path=path, kind="text")
             relative = path[len(folder) + 1 :]
             found.append(SkillFile(skill.name, relative, path, data, bool(mode & 0o111)))
     return found
@@ -318,36 +325,46 @@ def orphans(
 
 def _before_removal(root: Path, sources: list[str]) -> dict[str, list[bytes]]:
     """For each source path git tracked: its bytes at HEAD (when the removal is not committed
-    yet) and just before the last commit that touched it (the removal), LF line ends."""
-    commits: dict[str, str] = {}
-    tracked: dict[str, bool] = {}  # per Skill folder: one look for a person's own Skills
-    try:
-        for source in sources:
-            folder = "/".join(source.split("/")[:4])  # .threadshare/memory/skills/<name>
-            if folder not in tracked:
-                tracked[folder] = bool(_last_commit(root, folder))
-            if tracked[folder] and (commit := _last_commit(root, source)):
-                commits[source] = commit
-    except errors.TeamloreError:  # not a repository, no commit yet
-        return {}
+    yet) and just before the last commit that removed it, LF line ends. One history walk for
+    all of them, and none when HEAD holds every one: a person's own Skill folder costs no walk
+    of its own (its source path was never in git)."""
+    at_head = cat_blobs(root, [f"HEAD:{source}" for source in sources])
+    gone = [source for source in sources if f"HEAD:{source}" not in at_head]
+    commits = _removals(root, set(gone)) if gone else {}
     revisions = [
         revision
         for source, commit in commits.items()
-        for revision in (f"HEAD:{source}", f"{commit}^:{source}", f"{commit}:{source}")
+        for revision in (f"{commit}^:{source}", f"{commit}:{source}")
     ]
-    blobs = cat_blobs(root, revisions)
-    return {
-        source: [
-            _lf(blobs[revision])
-            for revision in (f"HEAD:{source}", f"{commit}^:{source}", f"{commit}:{source}")
-            if revision in blobs
-        ]
-        for source, commit in commits.items()
-    }
+    blobs = {**at_head, **cat_blobs(root, revisions)}
+    out: dict[str, list[bytes]] = {}
+    for source in sources:
+        commit = commits.get(source)
+        candidates = [f"HEAD:{source}"]
+        if commit is not None:
+            candidates += [f"{commit}^:{source}", f"{commit}:{source}"]
+        if f"HEAD:{source}" in blobs or commit is not None:
+            out[source] = [_lf(blobs[r]) for r in candidates if r in blobs]
+    return out
 
 
-def _last_commit(root: Path, path: str) -> str:
-    return run_git(["log", "-1", "--format=%H", "HEAD", "--", path], cwd=root).decode().strip()
+def _removals(root: Path, wanted: set[str]) -> dict[str, str]:
+    """The last commit that removed each of `wanted` (source paths), from one walk of HEAD's
+    history limited to the Skills folder: `git log --diff-filter=D` names only removed paths."""
+    try:
+        log = ["log", "--format=%H", "--name-only", "--no-renames", "--diff-filter=D", "-z"]
+        out = run_git([*log, "HEAD", "--", SKILLS_DIR], cwd=root)
+    except errors.TeamloreError:  # not a repository, no commit yet, an output past its bound
+        return {}
+    found: dict[str, str] = {}
+    commit = ""
+    for item in out.decode("utf-8", "surrogateescape").split("\0"):  # `<H>\0\n<path>\0...`
+        name = item.lstrip("\n")
+        if not name.startswith(f"{SKILLS_DIR}/"):
+            commit = name  # newest first: the first commit naming a path removed it last
+        elif name in wanted and name not in found:
+            found[name] = commit
+    return found
 
 
 def _copies_on_disk(root: Path, skills_dir: str) -> list[str]:

@@ -106,6 +106,14 @@ def open_dir_nofollow(parent_fd: int, name: str, relative: str) -> int:
         raise
 
 
+def binary_asset(data: bytes) -> bool:
+    """Whether a file beside SKILL.md is binary (an image, a PDF): a NUL byte in its first
+    8000 bytes, git's own test. It is copied byte for byte without the text lint, which it
+    cannot hold text for; a file without a NUL that is not UTF-8 is still linted, and refused
+    (docs/assemble.md, "Files beside SKILL.md")."""
+    return b"\0" in data[:8000]
+
+
 def skill_folder_files(skill_fd: int, skill_rel: str) -> Iterator[tuple[int, str, str]]:
     """Each entry of a Skill folder other than its SKILL.md, depth first by name, as (the fd
     of its folder, its name, its repo-relative path): the files `memory assemble` copies beside

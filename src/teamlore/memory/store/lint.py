@@ -535,7 +535,9 @@ class _TreeLinter:
         self.findings.append(_tree_problem(layout.NOT_A_FILE, relative))
         return "other"
 
-    def lint_file(self, dir_fd: int, name: str, relative: str, kind: DocumentKind) -> None:
+    def lint_file(
+        self, dir_fd: int, name: str, relative: str, kind: DocumentKind, asset: bool = False
+    ) -> None:
         self.files.append(relative)
         limit = docs.CONSOLIDATED_MAX_BYTES if kind == "consolidated" else docs.MAX_FILE_BYTES
         failpoint("lint.before-read")
@@ -547,6 +549,8 @@ class _TreeLinter:
         except TeamloreError:  # replaced after it was listed: name what is there now
             if self._kind_of(dir_fd, name, relative) == "file":
                 self.findings.append(_tree_problem(layout.NOT_A_FILE, relative))
+            return
+        if asset and layout.binary_asset(data):  # an image beside SKILL.md: copied, not linted
             return
         if self.memo is not None:
             result = self.memo.lint(relative, kind, data)
@@ -626,7 +630,7 @@ class _TreeLinter:
                         self.lint_file(skill_fd, layout.SKILL_FILE_NAME, skill_rel, "skill")
                     for fd_of, name, path in layout.skill_folder_files(skill_fd, child_rel):
                         if self._kind_of(fd_of, name, path) == "file":  # copied with SKILL.md
-                            self.lint_file(fd_of, name, path, "text")
+                            self.lint_file(fd_of, name, path, "text", asset=True)
                 finally:
                     os.close(skill_fd)
         finally:
