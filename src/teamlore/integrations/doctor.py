@@ -119,11 +119,15 @@ def unreadable_config_check(client: str, files: list[FileEdits]) -> Check | None
     for edits in files:
         if edits.kind == "file":  # a file install writes whole (Pi's extension)
             continue
+        fix = f"fix the file, then teamlore install --client {client}"
         try:
             cf.load(edits.path, edits.kind)
         except errors.TeamloreError as err:
-            fix = f"fix the file, then teamlore install --client {client}"
             return Check(f"{client}.config", "fail", _as_found(err.message), fix)
+        except OSError as err:  # a folder on its path the user may not enter (`sudo codex`)
+            why = err.strerror or type(err).__name__
+            said = f"{display_path(edits.path)} cannot be read ({why})"
+            return Check(f"{client}.config", "fail", said, fix)
     return None
 
 
