@@ -311,6 +311,32 @@ def test_a_blocked_candidates_secret_shows_by_its_preview_as_in_the_cli(tmp_path
     assert "ghp_…" in page_text(shown_page)
 
 
+def test_a_token_a_scene_name_can_hold_shows_by_its_preview_on_the_queue_and_the_page(
+    tmp_path: Path,
+) -> None:
+    """A scene name is lowercase words and digits with `-` between them, which a Slack token
+    is: a candidate filed under such a scene is blocked, and the queue and its page name the
+    scene by the token's preview, never the token."""
+    token = "xoxb-123456789012-1234567890123-abcdefghijklmnopqrstuvwx"
+    world, batch = release_batch(tmp_path)
+    first = batch["candidates"][0]
+    batch["candidates"] = [{**first, "scene": f"release-{token}"}]
+    world.op("memory.stage", store_all(world.op("memory.stage", batch)["adjudicationTask"]))
+    (item,) = world.op("memory.review", {"kind": "entry"})["items"]
+    assert item["blocked"] is True
+    running = UiServer(world.root, home=world.home).start()
+    try:
+        with httpx.Client(base_url=running.base_url, follow_redirects=True, timeout=60) as client:
+            queue = client.get(running.login_url("/queue")).text
+            shown_page = client.get(f"/candidate/{item['candidateId']}").text
+    finally:
+        running.stop()
+    for page in (queue, shown_page):
+        assert token not in page and token[:20] not in page
+    assert "scene release-xoxb…" in page_text(queue)
+    assert "scene: release-xoxb…" in page_text(shown_page)
+
+
 def test_in_the_browser_a_merge_names_the_entries_it_rewrites_and_deprecates(
     tmp_path: Path, home: Path
 ) -> None:
