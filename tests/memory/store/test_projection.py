@@ -24,7 +24,8 @@ from teamlore.core import errors
 from teamlore.core.analyzer import ANALYZER_VERSION
 from teamlore.core.canonical import digest, sha256_hex
 from teamlore.memory.store import projection, tree_reader
-from teamlore.memory.store.layout import MAX_DOCUMENT_BYTES, init_tree
+from teamlore.memory.store.frontmatter import MAX_DOCUMENT_BYTES
+from teamlore.memory.store.layout import init_tree
 from teamlore.memory.store.projection import (
     ProjectionResult,
     sync_approved_projection,

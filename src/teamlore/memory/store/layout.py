@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import NamedTuple
 
 from teamlore.core.errors import UNSAFE_PATH, TeamloreError
-from teamlore.memory.store.frontmatter import MAX_DOCUMENT_BYTES as MAX_DOCUMENT_BYTES
 from teamlore.memory.store.slugs import validate_slug
 
 MEMORY_ROOT = ".threadshare/memory"
@@ -276,7 +275,8 @@ def _write_keep_file(dir_fd: int) -> bool:
 # - anything else (`scenes/notes.txt`, a folder `entries/old/`, a `skills/README.md`) is a stray:
 #   no agent reads it, lint warns (`STRAY_RULE`) and the readers leave it alone, so it never makes
 #   a search partial or refuses an assemble;
-# - a symbolic link is never followed, and a file over `MAX_DOCUMENT_BYTES` is never read.
+# - a symbolic link is never followed, and a file over `MAX_DOCUMENT_BYTES` (frontmatter.py)
+#   is never read.
 
 STRAY_RULE = "tree.unexpected-file"
 # why a symbolic link anywhere in the tree is refused (read as nothing: never followed)
@@ -322,8 +322,14 @@ def not_a_directory(folder: str) -> TreeProblem:
     )
 
 
-def too_large(size: int, limit: int = MAX_DOCUMENT_BYTES) -> str:
-    """What the reader, the format (documents.py) and lint say of a file over its limit."""
+def too_large(size: int, limit: int | None = None) -> str:
+    """What the reader, the format (documents.py) and lint say of a file over its limit (by
+    default the format's, frontmatter.MAX_DOCUMENT_BYTES: imported here only when it is said,
+    so a session-start hook that looks at the layout does not load the parser)."""
+    if limit is None:
+        from teamlore.memory.store.frontmatter import MAX_DOCUMENT_BYTES
+
+        limit = MAX_DOCUMENT_BYTES
     return f"file is {size} bytes (at most {limit})"
 
 

@@ -19,10 +19,11 @@ from teamlore.core.canonical import digest, sha256_hex
 from teamlore.core.paths import escaped_path
 from teamlore.core.shapes.records import Record, field
 from teamlore.memory.store import layout
-from teamlore.memory.store.layout import MAX_DOCUMENT_BYTES, MEMORY_ROOT, what_stands_there
+from teamlore.memory.store.frontmatter import MAX_DOCUMENT_BYTES
+from teamlore.memory.store.layout import MEMORY_ROOT, what_stands_there
 
 # the cap org/reader.py reads a tree's blobs with (index.json and consolidated.json too); a
-# memory document is never read over MAX_DOCUMENT_BYTES, the format's limit (layout.py)
+# memory document is never read over MAX_DOCUMENT_BYTES, the format's limit (frontmatter.py)
 MAX_FILE_BYTES = 256 * 1024
 MAX_FILES = 50_000
 Coverage = Literal["complete", "partial"]

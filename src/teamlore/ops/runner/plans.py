@@ -13,7 +13,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from teamlore.core import errors
-from teamlore.core.secrets.mask import masks_in
 from teamlore.core.shapes.strict import WIRE
 from teamlore.ops.memory.recall import MAX_LIMIT, QUERY_HELP, Query, RecallRequest
 from teamlore.ops.registry import OpContext, operation
@@ -276,6 +275,7 @@ def _disclosure(
     those recall masked in its transcript (`masked_by_recall`) and those the plan masked in
     the rest, each sent as its redacted preview (`…[40 chars]`). A preview the task held
     already (a transcript quoting `memory lint` output) is no secret masked."""
+    from teamlore.core.secrets.mask import masks_in  # planning only: not at an MCP server's start
     from teamlore.runner.prompt import runner_input
 
     disclosed = _disclosed_task(kind, task, stdin, session_key)
