@@ -456,3 +456,19 @@ def refusal_lines(text: str) -> list[str]:
         else:
             lines.append(line)
     return lines
+
+
+# nobody: root reads and writes whatever a file's mode says, so a test of a refusal a person
+# meets (an unreadable folder, an unwritable config) runs the command as this user when the
+# suite runs as root (CI does)
+UNPRIVILEGED = 65534
+
+
+def unprivileged_prefix() -> list[str]:
+    """What to put before a command so it runs as `UNPRIVILEGED` when the tests run as root
+    (`setpriv`, util-linux), nothing otherwise; skips the test as root without `setpriv`."""
+    if os.geteuid() != 0:
+        return []
+    if shutil.which("setpriv") is None:
+        pytest.skip("running as root and setpriv (util-linux) is missing")
+    return ["setpriv", f"--reuid={UNPRIVILEGED}", f"--regid={UNPRIVILEGED}", "--clear-groups", "--"]

@@ -25,10 +25,9 @@ from typing import Any
 import pytest
 from test_watch_links import append_turn
 
-from support import in_private_namespace
+from support import UNPRIVILEGED, in_private_namespace, unprivileged_prefix
 from teamlore.cli import warm
 
-UNPRIVILEGED = 65534
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 SESSION = "4f1c2d3e-0000-4000-8000-00000000b0{:02d}"
 
@@ -44,17 +43,7 @@ class World:
     user who cannot read what they may not."""
 
     def __init__(self) -> None:
-        self.prefix: list[str] = []
-        if os.geteuid() == 0:
-            if shutil.which("setpriv") is None:
-                pytest.skip("running as root and setpriv (util-linux) is missing")
-            self.prefix = [
-                "setpriv",
-                f"--reuid={UNPRIVILEGED}",
-                f"--regid={UNPRIVILEGED}",
-                "--clear-groups",
-                "--",
-            ]
+        self.prefix = unprivileged_prefix()
         self.root = Path(tempfile.mkdtemp(prefix="teamlore-watch-unreadable-"))
         os.chmod(self.root, 0o755)
         self.state, self.user = self.root / "state", self.root / "user"

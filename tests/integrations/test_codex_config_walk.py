@@ -17,9 +17,7 @@ from typing import Any
 import pytest
 from install_world import cli
 
-from support import teamlore_cli
-
-UNPRIVILEGED = 65534
+from support import UNPRIVILEGED, teamlore_cli, unprivileged_prefix
 
 
 def run(*args: str) -> dict[str, Any]:
@@ -150,11 +148,7 @@ def test_a_project_install_outside_a_repository_says_what_install_can_do(
 @pytest.fixture()
 def as_user() -> list[str]:
     """Root writes whatever the mode: as root, the CLI runs as nobody (`setpriv`)."""
-    if os.geteuid() != 0:
-        return []
-    if shutil.which("setpriv") is None:
-        pytest.skip("running as root and setpriv (util-linux) is missing")
-    return ["setpriv", f"--reuid={UNPRIVILEGED}", f"--regid={UNPRIVILEGED}", "--clear-groups", "--"]
+    return unprivileged_prefix()
 
 
 @pytest.fixture()

@@ -30,11 +30,16 @@ from personal_ops_world import (
     write_config,
 )
 
-from support import refusal_lines, teamlore_cli, teamlore_in_pty
+from support import (
+    UNPRIVILEGED,
+    refusal_lines,
+    teamlore_cli,
+    teamlore_in_pty,
+    unprivileged_prefix,
+)
 
 ENV = {KEY_ENV: "sk-scripted"}
 CLI = [sys.executable, "-m", "teamlore.cli.main"]
-UNPRIVILEGED = 65534
 
 
 def cli_json(*args: str, cwd: Path) -> tuple[int, dict[str, Any]]:
@@ -165,11 +170,7 @@ def test_memory_status_names_the_job_an_init_waits_behind_as_the_cli_does(
 @pytest.fixture()
 def as_user() -> list[str]:
     """Root reads a file whatever its mode: as root, the CLI runs as nobody (`setpriv`)."""
-    if os.geteuid() != 0:
-        return []
-    if shutil.which("setpriv") is None:
-        pytest.skip("running as root and setpriv (util-linux) is missing")
-    return ["setpriv", f"--reuid={UNPRIVILEGED}", f"--regid={UNPRIVILEGED}", "--clear-groups", "--"]
+    return unprivileged_prefix()
 
 
 @pytest.fixture()

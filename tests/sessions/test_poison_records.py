@@ -34,7 +34,7 @@ from records import (
     write_jsonl,
 )
 
-from support import teamlore_cli
+from support import UNPRIVILEGED, teamlore_cli, unprivileged_prefix
 from teamlore.sessions.index_db import open_index
 from teamlore.sessions.indexer import Indexer, Source
 from teamlore.sessions.model import (
@@ -234,11 +234,7 @@ class Unprivileged:
     its own (`root`) with its state dir, at 80 columns."""
 
     def __init__(self) -> None:
-        self.prefix: list[str] = []
-        if os.geteuid() == 0:
-            if shutil.which("setpriv") is None:
-                pytest.skip("running as root and setpriv (util-linux) is missing")
-            self.prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+        self.prefix = unprivileged_prefix()
         self.root = Path(tempfile.mkdtemp(prefix="teamlore-unreadable-"))
         os.chmod(self.root, 0o777)
         self.env = {**os.environ, "TEAMLORE_HOME": str(self.root / "home"), "COLUMNS": "80"}
@@ -248,7 +244,7 @@ class Unprivileged:
         """Give everything made under `root` so far to the user the commands run as."""
         if self.prefix:
             for path in [self.root, *self.root.rglob("*")]:
-                os.chown(path, 65534, 65534, follow_symlinks=False)
+                os.chown(path, UNPRIVILEGED, UNPRIVILEGED, follow_symlinks=False)
 
     def lock(self, folder: Path) -> None:
         os.chmod(folder, 0)

@@ -17,16 +17,12 @@ from pathlib import Path
 
 import pytest
 
-UNPRIVILEGED = 65534
+from support import UNPRIVILEGED, unprivileged_prefix
 
 
 @pytest.fixture()
 def as_user() -> list[str]:
-    if os.geteuid() != 0:
-        return []
-    if shutil.which("setpriv") is None:
-        pytest.skip("running as root and setpriv (util-linux) is missing")
-    return ["setpriv", f"--reuid={UNPRIVILEGED}", f"--regid={UNPRIVILEGED}", "--clear-groups", "--"]
+    return unprivileged_prefix()
 
 
 @pytest.fixture()
