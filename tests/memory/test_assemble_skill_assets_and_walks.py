@@ -9,9 +9,9 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
+from test_assemble_skill_folders import assemble_cli
 
 from support import commit_all, git, teamlore_cli
 
@@ -22,13 +22,6 @@ SKILL_MD = (
 )
 # a PNG's signature and IHDR chunk: NUL bytes, not UTF-8
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x02\x00\x00\x00"
-
-
-def assemble_cli(
-    root: Path, *args: str, env: dict[str, str] | None = None
-) -> tuple[int, dict[str, Any]]:
-    done = teamlore_cli("memory", "assemble", *args, "--format", "json", cwd=root, env=env)
-    return done.returncode, json.loads(done.stdout)
 
 
 @pytest.fixture()
