@@ -280,6 +280,21 @@ def test_deciding_on_a_candidate_discarded_meanwhile_is_refused_with_its_code(
     assert gone not in client.get("/queue").text
 
 
+def blocked_candidate_pages(world: World, batch: dict[str, Any]) -> tuple[str, str]:
+    """Stage `batch` (one candidate the lint blocks) and store it; the queue and its page."""
+    world.op("memory.stage", store_all(world.op("memory.stage", batch)["adjudicationTask"]))
+    (item,) = world.op("memory.review", {"kind": "entry"})["items"]
+    assert item["blocked"] is True
+    running = UiServer(world.root, home=world.home).start()
+    try:
+        with httpx.Client(base_url=running.base_url, follow_redirects=True, timeout=60) as client:
+            queue = client.get(running.login_url("/queue")).text
+            shown_page = client.get(f"/candidate/{item['candidateId']}").text
+    finally:
+        running.stop()
+    return queue, shown_page
+
+
 def test_a_blocked_candidates_secret_shows_by_its_preview_as_in_the_cli(tmp_path: Path) -> None:
     """The lint blocks a candidate holding a token; its `blocked` line names it by a preview.
     The page showed the token in full in the content, the statement and the diff (a scene
@@ -296,16 +311,7 @@ def test_a_blocked_candidates_secret_shows_by_its_preview_as_in_the_cli(tmp_path
             "statements": [{**first["statements"][0], "text": text}],
         }
     ]
-    world.op("memory.stage", store_all(world.op("memory.stage", batch)["adjudicationTask"]))
-    (item,) = world.op("memory.review", {"kind": "entry"})["items"]
-    assert item["blocked"] is True
-    running = UiServer(world.root, home=world.home).start()
-    try:
-        with httpx.Client(base_url=running.base_url, follow_redirects=True, timeout=60) as client:
-            queue = client.get(running.login_url("/queue")).text
-            shown_page = client.get(f"/candidate/{item['candidateId']}").text
-    finally:
-        running.stop()
+    queue, shown_page = blocked_candidate_pages(world, batch)
     for page in (queue, shown_page):
         assert token not in page and token[:20] not in page
     assert "ghp_…" in page_text(shown_page)
@@ -321,16 +327,7 @@ def test_a_token_a_scene_name_can_hold_shows_by_its_preview_on_the_queue_and_the
     world, batch = release_batch(tmp_path)
     first = batch["candidates"][0]
     batch["candidates"] = [{**first, "scene": f"release-{token}"}]
-    world.op("memory.stage", store_all(world.op("memory.stage", batch)["adjudicationTask"]))
-    (item,) = world.op("memory.review", {"kind": "entry"})["items"]
-    assert item["blocked"] is True
-    running = UiServer(world.root, home=world.home).start()
-    try:
-        with httpx.Client(base_url=running.base_url, follow_redirects=True, timeout=60) as client:
-            queue = client.get(running.login_url("/queue")).text
-            shown_page = client.get(f"/candidate/{item['candidateId']}").text
-    finally:
-        running.stop()
+    queue, shown_page = blocked_candidate_pages(world, batch)
     for page in (queue, shown_page):
         assert token not in page and token[:20] not in page
     assert "scene release-xoxb…" in page_text(queue)
