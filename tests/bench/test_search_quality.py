@@ -30,6 +30,7 @@ KINDS = {
     "cross-lingual",
     "quoted-chinese",
     "big-turn",
+    "pasted-error",
 }
 
 

@@ -111,6 +111,7 @@ class FusionOptions(TypedDict, Generic[Key], total=False):
     unread: Collection[Key]
     translation: Sequence[tuple[Key, float]]
     literal: Collection[Key]
+    phrase: Collection[Key]
 
 
 def fuse(
@@ -169,6 +170,7 @@ def fused_scores(
     unread: Collection[Key] = frozenset(),
     translation: Sequence[tuple[Key, float]] = (),
     literal: Collection[Key] = frozenset(),
+    phrase: Collection[Key] = frozenset(),
 ) -> FusedScores[Key]:
     """`lexical`: (key, share of the query's terms held, 0..1), best first; `vector`: keys,
     best first; `headline`: keys by their headline's similarity, best first (None: no
@@ -199,7 +201,10 @@ def fused_scores(
     kept.
     `literal`: keys of `lexical` that hold the whole query as typed (every search term, in
     their best passage where the caller ranks passages); each ends above every key found by
-    meaning alone (`_literal_above_meaning`)."""
+    meaning alone (`_literal_above_meaning`).
+    `phrase`: keys of `lexical` that hold the whole query as typed as one phrase, its words in
+    order (a pasted error line); each scores at least what first in every ranking scores at
+    its lexical rank (`_phrase_as_first`)."""
     scores: dict[Key, float] = {}
     ranks = lexical_ranks if lexical_ranks is not None else range(1, len(lexical) + 1)
     weight = DECIDING_LEXICAL_WEIGHT if keep_words or translated else LEXICAL_WEIGHT
@@ -221,6 +226,8 @@ def fused_scores(
     for rank, key in enumerate(headline or (), start=1):
         scores[key] = scores.get(key, 0.0) + VECTOR_WEIGHT / (RRF_K + rank)
     best = _best(weight, votes)
+    if phrase:
+        _phrase_as_first(scores, lexical, ranks, phrase, best)
     typed = frozenset(key for key, _ in lexical)
     by_translation = frozenset(key for key, _ in translation) - typed
     if literal:
@@ -234,6 +241,24 @@ def fused_scores(
         _keep_in_first_places(scores, kept, best)
     vectors = frozenset((*vector, *(headline or ())))
     return FusedScores(scores, _scale(scores, best), typed, vectors, by_translation)
+
+
+def _phrase_as_first(
+    scores: dict[Key, float],
+    lexical: Sequence[tuple[Key, float]],
+    ranks: Sequence[int],
+    phrase: Collection[Key],
+    best: float,
+) -> None:
+    """Give each `phrase` key at least the score of first in every ranking, every term held,
+    at its lexical rank (docs/hybrid-search.md, "Words are never outvoted", rule 11): its words
+    stand for every ranking, as an unread key's do (rule 6), and count whole, wherever in the
+    turn they are. A pasted error line lives in a tool's output, which no model embeds and
+    whose words count TOOL_PASSAGE; turns near in meaning that hold some of its words used to
+    outrank the one turn that holds it."""
+    for rank, (key, _share) in zip(ranks, lexical, strict=True):
+        if key in phrase:
+            scores[key] = max(scores[key], best * (RRF_K + 1) / (RRF_K + rank))
 
 
 def _scale(scores: dict[Key, float], best: float) -> float:

@@ -18,7 +18,7 @@ from array import array
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-from teamlore.core.analyzer import Query, analyze, snippet
+from teamlore.core.analyzer import Query, QueryTerm, analyze, snippet, tokens
 from teamlore.core.fusion import has_identifier
 from teamlore.sessions.index_db import passage_starts, ranked_turns
 
@@ -150,6 +150,34 @@ def weighed(
     best = weight_in(body[offsets[found.passage] : ends[found.passage]])
     said = TOOL_PASSAGE if found.incidental else 1.0
     return said * best + ELSEWHERE * (whole - best)
+
+
+# a query of at least this many words, as typed (split at whitespace), is a phrase a turn can
+# hold whole: a pasted error line (docs/hybrid-search.md, "Words are never outvoted", rule 11)
+PHRASE_WORDS = 3
+
+
+def query_phrase(query: str) -> QueryTerm | None:
+    """`query` as typed as one phrase: every token of it, in order, its quotes ignored (what
+    quoting it whole would search), when it has at least PHRASE_WORDS words and no `prefix*`
+    term; else None."""
+    if len(query.split()) < PHRASE_WORDS or "*" in query:
+        return None
+    parts = tuple(tokens(query.replace('"', " ")))
+    return QueryTerm("phrase", "", parts) if len(parts) > 1 else None
+
+
+def holding_phrase(phrase: QueryTerm | None, scored: Sequence[Scored]) -> set[int]:
+    """The ids of the `scored` turns that hold `phrase` (`query_phrase`) within one passage."""
+    if phrase is None:
+        return set()
+
+    def holds(analyzed: str) -> int:
+        return int(phrase.found_in(f" {analyzed} "))
+
+    return {
+        int(r["id"]) for _h, _s, r in scored if held_by(holds, r["body"], r["starts"], False).best
+    }
 
 
 def passage_read_by(

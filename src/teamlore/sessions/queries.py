@@ -33,8 +33,10 @@ from teamlore.sessions.passages import (
     Scored,
     best_turns,
     held_by,
+    holding_phrase,
     passage_read_by,
     passage_snippet,
+    query_phrase,
     readable_weight,
     tiers,
     weighed,
@@ -381,7 +383,10 @@ def search_turns(
     finally:
         meaning.join()  # the words' error, if any, is the one raised
     nearest = meaning.result()
-    return _hybrid(conn, parsed, found, int(limit), embedder, keep_words, translation, nearest)
+    phrase = holding_phrase(query_phrase(query), found[0])
+    return _hybrid(
+        conn, parsed, found, int(limit), embedder, keep_words, translation, nearest, phrase
+    )
 
 
 def _hit(
@@ -510,9 +515,11 @@ def _hybrid(
     keep_words: bool,
     translation: list[Translated],
     meaning: Meaning,
+    phrase: set[int],
 ) -> TurnSearch:
     """`found`: the lexical ranking and whether it ranked every match; `keep_words`:
-    `core.fusion.words_decide`; `translation`: `_translated`; `meaning`: `_meaning`."""
+    `core.fusion.words_decide`; `translation`: `_translated`; `meaning`: `_meaning`; `phrase`:
+    the turns of `found` holding the query as typed as one phrase (`passages.holding_phrase`)."""
     scored, ranked_all = found
     ranking = meaning.ranking
     if ranking is None:
@@ -546,6 +553,7 @@ def _hybrid(
             unread=unread,
             translation=[(key, share) for key, share in translations if place[key] < end],
             literal=literal,
+            phrase=phrase,
         ):
             if len(fused) < end and item.key not in shown_keys:
                 shown_keys.add(item.key)
