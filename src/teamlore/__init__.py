@@ -1,3 +1,3 @@
 """teamlore: local-first memory for coding agents."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0.dev0"

@@ -220,12 +220,16 @@ def test_a_full_repository_disk_is_named_and_status_keeps_answering(
         plan = re.search(r"Plan (\S+) generated", printed).group(1)  # type: ignore[union-attr]
         before = sorted(p.relative_to(repo) for p in repo.rglob("*") if ".git" not in p.parts)
         fill_to_the_last_byte(disk)
-        for args in (("memory", "promote", "--plan", plan), ("memory", "assemble", "-p", "claude")):
+        for args in (("memory", "assemble", "-p", "claude"), ("memory", "promote", "--plan", plan)):
             refused = teamlore_cli(*args, cwd=repo)
             assert refused.returncode == 1
             assert refused.stderr.startswith(
                 "error DISK_FULL: a disk teamlore writes to is full, not the state directory's"
             ), refused.stderr
+        # the promotion it could not finish is now in the way of an assemble, which says so
+        refused = teamlore_cli("memory", "assemble", "-p", "claude", cwd=repo)
+        assert refused.returncode == 1
+        assert refused.stderr.startswith("error PLAN_STATE_INVALID: promotion"), refused.stderr
         after = sorted(p.relative_to(repo) for p in repo.rglob("*") if ".git" not in p.parts)
         assert after == before  # no entry, no block, no work file left behind
         status = teamlore_cli("memory", "status", cwd=repo)
@@ -388,9 +392,10 @@ def test_the_left_out_line_is_wrapped_at_80_columns(
     blocked, printed = confirmed_with_one_left_out
     lines = printed.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("Left out "))
-    left_out = lines[start : start + 2]
+    left_out = lines[start : start + 4]
     assert all(len(line) <= 80 for line in left_out), left_out
-    assert " ".join(left_out).endswith(f"teamlore memory discard --candidate {blocked[:20]}-c2")
+    discard = f"teamlore memory discard --candidate {blocked[:20]}-c2"
+    assert " ".join(left_out).endswith(f"{discard}, or keep its lesson: {discard} --extract-again")
 
 
 def test_status_names_a_plan_a_later_merge_made_void(tmp_path: Path, home: Path) -> None:

@@ -4,6 +4,7 @@ default, `--lexical`, embeddings off, and a configured OpenAI-compatible embeddi
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -131,3 +132,23 @@ def test_a_configured_endpoint_embeds_memory_and_queries(
     # three documents, then their three headlines, embedded once; then one query per search
     assert [len(batch) for batch in inputs] == [3, 3, 1, 1]
     assert all(r.headers["authorization"] == "Bearer sk-embed" for r in server.requests)
+
+
+def test_a_long_id_has_its_details_under_it_at_80_columns(repo: Path) -> None:
+    """A 60-character entry id and its details made a 97-character line; the details go under
+    the id. The path stays whole (it is copied) and the snippet, the entry's own words, is the
+    terminal's to wrap (docs/cli-output.md)."""
+    long_id = "run-the-database-migrations-before-deploying-a-release-to-pr"
+    body = "Run the database migrations before deploying a release to production, " * 3
+    path = f".threadshare/memory/entries/{long_id}.md"
+    (repo / path).write_text(entry_file(long_id, body))
+    text = teamlore_cli(
+        "memory", "search", "--lexical", "migrations", cwd=repo, env={"COLUMNS": "80"}
+    ).stdout
+    lines = text.splitlines()
+    at = lines.index(long_id)
+    assert re.fullmatch(r"  entry, score [0-9.]+, by words", lines[at + 1]), lines
+    assert lines[at + 2] == f"  {path}"
+    assert "deploy-migrations  entry, score " in text  # a short id keeps its details beside it
+    theirs = {f"  {path}", *(line for line in lines if line.startswith("  Run the database"))}
+    assert all(len(line) <= 80 for line in lines if line not in theirs), lines

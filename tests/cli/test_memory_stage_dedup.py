@@ -6,6 +6,7 @@ entry for its dedup decision — which words-only recall (`recall-rrf@1`) cannot
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import pytest
 
 from support import draft_batch, release_repository, shared_fixtures, teamlore_cli
 from teamlore.core.analyzer import analyze, parse_query
+from teamlore.ops.memory.review import short_candidate_id
 
 REAL_ENTRY = "threadshare-team-memory-extraction-uses-a-two-stage-pipeline"
 # The lesson of REAL_ENTRY as another session might put it: not one search term in common.
@@ -38,7 +40,11 @@ def repo(tmp_path: Path, home: Path) -> Path:
 
 def memory_cli(repo: Path, *args: str, request: dict | None = None) -> str:
     proc = teamlore_cli(
-        "memory", *args, cwd=repo, input=None if request is None else json.dumps(request)
+        "memory",
+        *args,
+        cwd=repo,
+        input=None if request is None else json.dumps(request),
+        env={"COLUMNS": "80"},
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc.stdout
@@ -75,15 +81,22 @@ def test_staging_recalls_the_real_entry_a_draft_rewords(repo: Path) -> None:
 
 
 def test_a_person_sees_the_real_entry_and_the_agent_skips_the_duplicate(repo: Path) -> None:
+    """At 80 columns: ids short, as review shows them (they printed 100 characters), and each
+    recalled memory's summary whole on its own line (cut at 80 characters, 2 of them
+    could leave as `… 2 more characters (use --format json)`)."""
     batch = second_wording_batch(repo)
+    staged = cli_json(repo, "stage", "--request", "-", request=batch)
+    task_id = staged["taskId"]
+    summary = {p["id"]: p["summary"] for p in staged["adjudicationTask"]["pool"]}[REAL_ENTRY]
     lines = memory_cli(repo, "stage", "--request", "-", request=batch).splitlines()
-    assert lines[0].startswith("adjudication-required: task extract-")
-    assert lines[1].startswith("  draft extract-")
-    assert lines[1].endswith("(draft, provenance direct)")
+    assert lines[0] == f"adjudication-required: task {short_candidate_id(task_id)}"
+    assert re.fullmatch(r"  draft extract-[0-9a-f]{12}-c1 \(draft, provenance direct\)", lines[1])
     assert lines[2] == "    closest known memory (recall-hybrid-rrf@2):"
-    shown = [line for line in lines if line.startswith("      ")]
+    shown = [line for line in lines if re.match(r"      [0-9]\. ", line)]
     assert len(shown) == 5
-    assert any(f". approved {REAL_ENTRY}: Threadshare team-memory extr" in line for line in shown)
+    at = lines.index(f"      1. approved {REAL_ENTRY}")
+    assert lines[at + 1] == f"         {summary}"  # the document's words: the terminal wraps them
+    assert all(len(line) <= 80 for line in lines if not line.startswith("         ")), lines
 
     # staging the same batch again answers with the same adjudication task
     task = cli_json(repo, "stage", "--request", "-", request=batch)["adjudicationTask"]
@@ -97,8 +110,11 @@ def test_a_person_sees_the_real_entry_and_the_agent_skips_the_duplicate(repo: Pa
         ],
     }
     done = memory_cli(repo, "stage", "--request", "-", request=skip).splitlines()
-    assert done[0].startswith("staged: task adjudicate-")
-    assert done[1] == f"  {draft}: skip {REAL_ENTRY} -> discarded"
+    assert re.fullmatch(r"staged: task adjudicate-agent-[0-9a-f]{12}", done[0])
+    assert done[1:3] == [  # wrapped at words under the candidate
+        f"  {short_candidate_id(draft)}: skip",
+        f"    {REAL_ENTRY} -> discarded",
+    ]
     assert cli_json(repo, "review")["count"] == 0  # the duplicate never reaches a reviewer
 
 

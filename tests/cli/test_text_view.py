@@ -23,11 +23,12 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from support import entry_file, git, shared_fixtures, teamlore_cli
-from teamlore.cli.commands.sessions import main_argument, speech_and_tools
+from teamlore.cli.commands.sessions import listed_title
 from teamlore.cli.literal import literal
 from teamlore.cli.literal_console import LiteralConsole
 from teamlore.cli.main import app
 from teamlore.cli.output import CLIP_CHARS, clip, say, styled
+from teamlore.cli.session_view import TOOL_CLIP_CHARS, main_argument, speech_and_tools
 from teamlore.core.text.hidden import HIDDEN
 
 PROVIDERS = ("claude", "codex", "pi")
@@ -38,9 +39,11 @@ def norm(text: str) -> str:
     return " ".join(text.split())
 
 
-def shown(value: str, limit: int = CLIP_CHARS) -> str:
-    """What the text view must print for a JSON string: literal, cut only with the marker."""
-    return norm(literal(clip(value, limit)))
+def shown(value: str, limit: int = CLIP_CHARS, whole: str | None = None) -> str:
+    """What the text view must print for a JSON string: literal, cut only with the marker
+    (`whole`: the `sessions show` options that print it whole, which the marker names)."""
+    how = f": {whole} prints them" if whole else " (use --format json)"
+    return norm(literal(clip(value, limit, how)))
 
 
 class Cli:
@@ -79,14 +82,18 @@ def sessions(cli: Cli) -> list[dict[str, Any]]:
 
 def test_an_untitled_subagent_session_is_listed_as_its_parents(fixtures_cli: Cli) -> None:
     """Claude Code writes a subagent's turns to a file of their own, in the parent's folder: the
-    listing names the parent instead of repeating that folder."""
+    listing names the call that started it and the parent instead of repeating that folder."""
     listed = sessions(fixtures_cli)
     subagents = [s for s in listed if s["parentSessionKey"] and not s["title"]]
     assert subagents
     text = fixtures_cli.text("sessions", "list", "--limit", str(len(listed)))
     for session in subagents:
         [line] = [row for row in text.splitlines() if session["sessionKey"][:12] in row]
-        assert line.rstrip().endswith(f"subagent of {session['parentSessionKey'][:12]}")
+        named = f"subagent of {session['parentSessionKey'][:12]}"
+        assert (
+            line.rstrip().endswith((named, f"{named})"))
+            or (session["subagent"]["description"] or "…")[:20] in line
+        )
     titled = next(s for s in listed if s["title"] and not s["parentSessionKey"])
     [line] = [row for row in text.splitlines() if titled["sessionKey"][:12] in row]
     assert "subagent" not in line
@@ -101,16 +108,18 @@ def test_sessions_show_prints_every_fixture_turn_as_json_holds_it(fixtures_cli: 
         for turn in result["turns"]:
             marks = [("aborted", "(aborted)"), ("rolledBack", "(rolled back)")]
             expected = [f"── turn {turn['ordinal']}", *(m for k, m in marks if turn[k])]
+            here = f"--turn {turn['ordinal']}"  # a page's cut prose: the turn prints it whole
             if turn["user"]:
-                expected.append("user " + shown(turn["user"]))
+                expected.append("user " + shown(turn["user"], whole=here))
             for kind, item in speech_and_tools(turn):
                 if kind == "assistant":
-                    expected.append("assistant " + shown(item))
+                    expected.append("assistant " + shown(item, whole=here))
                 else:
                     what = main_argument(item)
                     expected.append(f"#{item['seq']} {norm(literal(item['name']))}")
-                    expected.append(shown(what or "", 300))
-            expected += [f"{n['kind']} {shown(n['text'])}" for n in turn["notices"]]
+                    call = f"{here} --tool {item['seq']}"
+                    expected.append(shown(what or "", TOOL_CLIP_CHARS, call))
+            expected += [f"{n['kind']} {shown(n['text'], whole=here)}" for n in turn["notices"]]
             for piece in expected:  # in order: speech and tool calls as they happened
                 found = text.find(piece, position)
                 assert found >= 0, (key, turn["ordinal"], piece[:200])
@@ -147,7 +156,7 @@ def test_a_failed_call_shows_the_lines_of_its_error(fixtures_cli: Cli) -> None:
     build = build[: build.index("#80 ")]
     assert "npm.cmd run build" in build
     assert "Type error: Cannot find name 'useEffect'." in build
-    assert "more lines: --tool 79 prints them" in norm(build)
+    assert "more lines: --turn 1 --tool 79 prints them" in norm(build)
 
 
 def test_one_tool_call_prints_whole(fixtures_cli: Cli) -> None:
@@ -441,18 +450,25 @@ def test_sessions_list_at_80_columns_keeps_a_session_on_one_line(fixtures_cli: C
     assert done.returncode == 0, done.stderr
 
     rows = _one_line_a_session(done.stdout, listed)
+    # and the folders alone (`--unmapped`: no fixture session is mapped), which every session
+    # with a prompt shows only there
+    done = teamlore_cli("sessions", "list", "--unmapped", env={**fixtures_cli.env, "COLUMNS": "80"})
+    assert done.returncode == 0, done.stderr
+    folders = _one_line_a_session(done.stdout, listed)
 
-    for row, s in zip(rows, listed, strict=True):
+    for row, s, title in [
+        *((row, s, listed_title(s)) for row, s in zip(rows, listed, strict=True)),
+        *((row, s, None) for row, s in zip(folders, listed, strict=True)),
+    ]:
         last = row.split(maxsplit=5)[5].strip()
-        parent = s["parentSessionKey"]
-        whole = s["title"] or (f"subagent of {parent[:12]}" if parent else s["cwd"])
+        whole = title or s["cwd"]
         if last.endswith("…"):  # a cut title
-            assert s["title"] and norm(literal(s["title"])).startswith(last[:-1].rstrip())
+            assert title and norm(literal(title)).startswith(last[:-1].rstrip())
         elif last.startswith("…"):  # a cut folder: its end, from a separator on
-            assert not s["title"] and s["cwd"].endswith(last[1:]) and last[1] in "/\\"
+            assert not title and s["cwd"].endswith(last[1:]) and last[1] in "/\\"
         else:
             assert last.removesuffix(" (file gone)") in (norm(literal(whole)), whole)
-    assert any(r.rstrip().endswith("…") for r in rows) and any("  …/" in r for r in rows)
+    assert any(r.rstrip().endswith("…") for r in rows) and any("  …/" in r for r in folders)
 
 
 def test_sessions_list_at_80_columns_cuts_a_long_title_not_the_mark_of_a_gone_file(
@@ -501,10 +517,11 @@ def test_sessions_list_at_80_columns_with_a_repository_column(tmp_path: Path, ho
 
     (row,) = _one_line_a_session(done.stdout, listed["sessions"])
 
-    _, provider, day, turns, repository, folder = row.split()
+    _, provider, day, turns, repository, title = row.split(maxsplit=5)
     assert (provider, day, turns) == ("codex", "2026-03-02", "1")  # the day only: no room
     assert repository == "shop-backend-…"  # a long repository name is cut too
-    assert folder == "…/shop-backend-api"
+    # the session's first prompt names it (its provider gave it no title)
+    assert title.endswith("…") and "fix the release script".startswith(title[:-1])
 
 
 def test_provider_is_checked_alike_everywhere_and_errors_name_the_flag(

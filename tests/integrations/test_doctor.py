@@ -316,3 +316,42 @@ def test_a_damaged_intent_record_does_not_hide_what_the_manifest_says_is_install
     assert "intent.json is damaged" in checks["integrations"][0]["message"]
     assert all(c["status"] == "ok" for c in checks["codex.config"]), checks["codex.config"]
     assert [c["status"] for c in checks["codex.server"]] == ["ok", "ok"]
+
+
+def test_the_repositories_check_counts_what_repo_list_lists(
+    user: dict[str, str], tmp_path: Path
+) -> None:
+    """Doctor said `0 registered, all present` beside a `repo list` that listed the repository
+    `sync --repository` registered: it counted config.toml's entries (the personal memory's
+    projects), which a config.toml written anew by hand had lost. It counts the index's now,
+    and says which of them the personal memory does not know."""
+    shop = tmp_path / "shop"
+    shop.mkdir()
+    git(shop, "init", "-q")
+    git(shop, "commit", "-q", "--allow-empty", "-m", "first")
+    assert teamlore_cli("sync", "--repository", str(shop), env=user).returncode == 0
+    assert by_check(doctor(user)[1])["repositories"][0] == {
+        "check": "repositories",
+        "status": "ok",
+        "message": "1 registered, all present",
+    }
+    config = Path(user["TEAMLORE_HOME"]) / "config.toml"
+    config.write_text('[embeddings]\nbackend = "off"\n')  # written anew, the registration lost
+    listed = json.loads(teamlore_cli("repo", "list", "--format", "json", env=user).stdout)
+    assert [r["name"] for r in listed["repositories"]] == ["shop"]
+    (check,) = by_check(doctor(user)[1])["repositories"]
+    assert check["status"] == "warn"
+    assert check["message"] == (
+        "1 registered, all present; config.toml does not name 1 of them, so the personal "
+        f"memory does not know it as a project: {shop.resolve()}"
+    )
+    assert check["fix"] == "`teamlore sync --repository PATH` for it"
+
+    assert teamlore_cli("sync", "--repository", str(shop), env=user).returncode == 0
+    assert by_check(doctor(user)[1])["repositories"][0]["status"] == "ok"
+    os.rename(shop, tmp_path / "moved")
+    (check,) = by_check(doctor(user)[1])["repositories"]
+    assert check["status"] == "warn"
+    assert check["message"] == (
+        f"1 of 1 registered repositories can no longer be used: {shop.resolve()}"
+    )

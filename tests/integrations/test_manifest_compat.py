@@ -50,6 +50,32 @@ def test_a_fresh_install_writes_no_field_an_older_teamlore_does_not_know(user: P
     assert not settings.exists() or "hooks" not in json.loads(settings.read_text() or "{}")
 
 
+# the fields of teamlore 0.1.0's strict records (3243ea08, integrations/manifest.py), which
+# refuse any other: its doctor, install and uninstall then call the whole manifest damaged
+FIELDS_010 = {
+    "installation": {"client", "files", "installedAt", "options", "root", "scope"},
+    "file": {"backup", "createdDirs", "entries", "existed", "installedSha256", "kind", "path"},
+    "key": {"type", "key", "hadPrevious", "previous"},
+    "hook": {"type", "event", "command"},
+}
+
+
+def test_a_fresh_install_of_both_clients_stays_readable_by_teamlore_0_1_0(user: Path) -> None:
+    """Every key record carried `previousText: null`, which 0.1.0 does not know: going back,
+    its doctor, install and uninstall said `manifest.json is damaged; fix or remove it`."""
+    cli("install", "--client", "all")
+    record = json.loads(manifest_file().read_text())
+    unknown = []
+    for installation in record["installations"]:
+        unknown += sorted(set(installation) - FIELDS_010["installation"])
+        for file in installation["files"]:
+            unknown += sorted(set(file) - FIELDS_010["file"])
+            for entry in file["entries"]:
+                unknown += sorted(set(entry) - FIELDS_010[entry["type"]])
+    assert unknown == []
+    cli("uninstall", "--client", "all")
+
+
 def test_what_install_found_there_is_still_recorded(user: Path) -> None:
     settings = user / ".claude" / "settings.json"
     settings.parent.mkdir()

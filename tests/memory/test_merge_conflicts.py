@@ -243,3 +243,87 @@ def test_a_conflict_across_the_block_markers_is_refused_not_repaired(repair: boo
     first = conflicted.split("\n").index("<<<<<<< HEAD") + 1
     assert refused.value.message.startswith(f"CLAUDE.md:{first} holds an unresolved git merge")
     assert "across the managed block's markers" in refused.value.message
+
+
+def test_lint_and_status_block_on_a_conflict_inside_the_managed_block(repo: Path) -> None:
+    """Lint passed a CLAUDE.md git left conflicted (`0 findings, 0 blocking.`, exit 0) and
+    status said `0 blocking`: the README's pre-commit hook let every agent read the markers.
+    Both block now, naming `memory assemble`, which writes the block anew."""
+    conflicted = both_promote_a_skill(repo).decode()
+    start = conflicted.split("\n").index("<<<<<<< HEAD") + 1
+    done = teamlore_cli("memory", "lint", cwd=repo)
+    assert done.returncode == 1, done.stdout
+    assert f"CLAUDE.md:{start} block format.merge-conflict an unresolved git merge on lines " in (
+        done.stdout
+    )
+    assert (
+        "inside the managed block every agent reads: run `teamlore memory assemble -p claude`"
+        in (done.stdout)
+    )
+    assert done.stdout.endswith("1 finding, 1 blocking.\n")
+    _, status = run_json(repo, "memory", "status")
+    assert status["lint"]["blocking"] == 1  # type: ignore[index]
+    assert status["lint"]["rules"] == {"format.merge-conflict": 1}  # type: ignore[index]
+
+    assert run_json(repo, "memory", "assemble", "--provider", "claude")[0] == 0
+    done = teamlore_cli("memory", "lint", cwd=repo)
+    assert (done.returncode, done.stdout) == (0, "0 findings, 0 blocking.\n")
+
+
+def test_lint_leaves_a_conflict_outside_the_block_to_the_person(repo: Path) -> None:
+    conflicted = both_add_a_note_under_the_block(repo).decode()
+    starts = [n for n, line in enumerate(conflicted.split("\n"), 1) if line == "<<<<<<< HEAD"]
+    code, report = run_json(repo, "memory", "lint")
+    assert code == 1
+    (finding,) = report["findings"]  # type: ignore[index]
+    assert (finding["file"], finding["line"], finding["rule"]) == (
+        "CLAUDE.md",
+        starts[0],
+        "format.merge-conflict",
+    )
+    assert f"on line {starts[1]}-" not in finding["message"]
+    assert f"; on lines {starts[1]}-" in finding["message"]
+    assert "it is outside the managed block, which assemble leaves to you" in finding["message"]
+    assert finding["message"].endswith(
+        "then run `teamlore memory assemble -p claude`, which writes the block anew, and commit"
+    )
+
+
+def test_a_conflicted_skill_says_to_assemble_after_it_is_resolved(repo: Path) -> None:
+    """Both sides changed the same Skill and assembled: its source and its copy conflict.
+    The source's finding says to assemble once it is resolved; the copy's says so too."""
+    add_skill(repo, "deploy")
+    (repo / "CLAUDE.md").write_text("# Shop\n")
+    run_json(repo, "memory", "assemble", "--provider", "claude")
+    commit_all(repo, "assembled")
+    source = repo / ".threadshare/memory/skills/deploy/SKILL.md"
+    git(repo, "checkout", "-q", "-b", "theirs")
+    add_line(source, "2. Their step.")
+    run_json(repo, "memory", "assemble", "--provider", "claude")
+    commit_all(repo, "theirs")
+    git(repo, "checkout", "-q", "main")
+    add_line(source, "2. Our step.")
+    run_json(repo, "memory", "assemble", "--provider", "claude")
+    commit_all(repo, "ours")
+    assert git_run(repo, "merge", "-q", "theirs").returncode != 0
+
+    code, report = run_json(repo, "memory", "lint")
+    assert code == 1
+    found = {f["file"]: f["message"] for f in report["findings"]}  # type: ignore[index]
+    assert set(found) == {
+        ".threadshare/memory/skills/deploy/SKILL.md",
+        ".claude/skills/deploy/SKILL.md",
+    }
+    assert found[".threadshare/memory/skills/deploy/SKILL.md"].endswith(
+        " lines and commit; then run `teamlore memory assemble -p claude`"
+        " (.claude/skills/deploy/SKILL.md holds the merge too)"
+    )
+    assert found[".claude/skills/deploy/SKILL.md"].endswith(
+        "of this copy of .threadshare/memory/skills/deploy/SKILL.md, which the agent reads as it "
+        "is: resolve the memory files' merges (their findings), then run "
+        "`teamlore memory assemble -p claude`, which copies the Skill again, and commit"
+    )
+
+    source.write_text(source.read_text().split("<<<<<<<")[0] + "2. Our step.\n")
+    assert run_json(repo, "memory", "assemble", "--provider", "claude")[0] == 0
+    assert run_json(repo, "memory", "lint")[0] == 0

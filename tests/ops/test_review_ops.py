@@ -234,6 +234,8 @@ def test_confirm_leaves_a_blocked_candidate_out_names_it_and_plans_the_others(fl
         "code": "LINT_BLOCKED",
         "why": "blocked by lint (secret.github-token)",
         "next": f"teamlore memory discard --candidate {blocked[:20]}-c2",
+        # a plain discard drops its lesson: what keeps it
+        "extractAgain": f"teamlore memory discard --candidate {blocked[:20]}-c2 --extract-again",
     }
     # naming it is asking for it: refused, as `memory prepare` refuses a request naming it
     with pytest.raises(TeamloreError) as named:

@@ -44,6 +44,7 @@ def test_memory_status_names_the_adjudication_plan_the_drafts_wait_for(
         "drafts": 2,
         "plans": [shared],
         "unplannedDrafts": 0,
+        "stagedDraftIds": [],
         "next": f"teamlore memory extract --approve-plan {shared}",
     }
     code, out, err = _text(world, "memory", "status")
@@ -57,11 +58,14 @@ def test_memory_status_names_the_adjudication_plan_the_drafts_wait_for(
     assert status["adjudication"] is None  # nothing waits once it ran
 
 
-def test_memory_status_says_how_to_plan_an_adjudication_no_plan_covers(
+def test_memory_status_says_how_to_move_on_drafts_an_agent_staged(
     tmp_path: Path, home: Path
 ) -> None:
-    """Drafts an agent staged and never adjudicated have no runner plan: status says how to
-    make one rather than naming none."""
+    """Drafts an agent staged (`memory stage`) and never adjudicated have no runner plan, and
+    need none: status says to stage the same draft batch again (what ADJUDICATION_STALE says),
+    or to discard them, not to plan them with the batch runner."""
+    from teamlore.ops.runner.waiting import STAGE_AGAIN
+
     world = make_world(tmp_path, home)
     code, recalled = world.op("memory.recall", WINDOW)
     assert code == 0, recalled
@@ -74,11 +78,13 @@ def test_memory_status_says_how_to_plan_an_adjudication_no_plan_covers(
     assert code == 0, status
     assert status["adjudication"]["plans"] == []
     assert status["adjudication"]["unplannedDrafts"] == 1
-    assert status["adjudication"]["next"].startswith("teamlore memory extract --runner")
+    assert len(status["adjudication"]["stagedDraftIds"]) == 1
+    assert status["adjudication"]["next"] == STAGE_AGAIN
     code, out, err = _text(world, "memory", "status")
     assert code == 0, err
-    assert "Adjudication 1 draft awaits adjudication, no plan yet; plan it with:\n" in out
-    assert "  teamlore memory extract --runner … --since … --until …\n" in out
+    assert "staged by `memory stage`: stage the same draft batch again" in " ".join(out.split())
+    assert "  teamlore memory stage --request FILE\n" in out
+    assert "--runner" not in out
     assert max(len(line) for line in out.splitlines()) <= 80
 
 

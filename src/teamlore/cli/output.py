@@ -18,7 +18,7 @@ import os
 import re
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager, nullcontext, suppress
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, cast
@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, cast
 from teamlore.cli.literal import json_text, literal
 from teamlore.cli.params import RUNNING_FLAGS, Argument, Option
 from teamlore.core import errors
+from teamlore.core.locations import UPGRADE_NOTES_NAME, state_dir_path
 from teamlore.core.paths import from_here, working_directory
 from teamlore.ops.registry import OpContext, run_operation
 
@@ -110,13 +111,14 @@ def counted(n: int, singular: str, plural: str | None = None) -> str:
     return f"{n} {singular if n == 1 else plural or singular + 's'}"
 
 
-def clip(value: object, limit: int = CLIP_CHARS) -> str:
+def clip(value: object, limit: int = CLIP_CHARS, how: str = " (use --format json)") -> str:
     """`value` cut to `limit` characters with a visible `… N more characters (use --format
-    json)` marker: the declared truncation of text output."""
+    json)` marker: the declared truncation of text output; `how` ends the marker where a text
+    command prints the whole (`: --turn 3 prints them`, `sessions show`)."""
     text = str(value)
     if len(text) <= limit:
         return text
-    return f"{text[:limit]}… {len(text) - limit} more characters (use --format json)"
+    return f"{text[:limit]}… {len(text) - limit} more characters{how}"
 
 
 def say_how_many_more(shown: int, total: int, indent: str = "  ") -> None:
@@ -280,6 +282,18 @@ def say_wrapped(text: str, indent: int = 2) -> None:
     `indent` spaces; a `command` in backticks stays whole on one line, to be copied."""
     for line in _commands_whole("", text, indent):
         say(line)
+
+
+def say_titled(title: str, details: str) -> None:
+    """`title` (an id: one token, in bold) then `details` on its line, or on the next line under
+    it, indented, when the two would pass the terminal's width: a search hit's head line."""
+    from rich.cells import cell_len
+
+    if cell_len(literal(title)) + 2 + len(details) <= stdout.width:
+        say(styled(title, "bold"), f"  {details}")
+    else:
+        say(styled(title, "bold"))
+        say(f"  {details}")
 
 
 def say_file(path: str, note: str) -> None:
@@ -458,15 +472,47 @@ def run(
             )
             result = run_operation(name, ctx, {k: v for k, v in payload.items() if v is not None})
     except errors.TeamloreError as err:
-        if before_error is not None and fmt is OutputFormat.text:
-            before_error(err)
+        if fmt is OutputFormat.text:
+            say_upgrade_notes()
+            if before_error is not None:
+                before_error(err)
         fail(_in_flag_terms(err), fmt)
     except KeyboardInterrupt:
         raise SystemExit(130) from None
     except Exception as exc:
+        if fmt is OutputFormat.text:
+            say_upgrade_notes()
         fail_unexpected(exc, fmt)
     if fmt is OutputFormat.json:
         print_json(result)
     else:
+        say_upgrade_notes()
         render(result)
     return result
+
+
+def say_upgrade_notes() -> None:
+    """Say on stderr, once, what migrations of the state dir's databases did since the last
+    text view (core/db.py, `_note_upgrade`): taken by renaming, so two commands never both say
+    them. A JSON view, a hook and an MCP server leave them, their output being a program's."""
+    notes = state_dir_path() / UPGRADE_NOTES_NAME
+    taken = notes.with_name(f".{UPGRADE_NOTES_NAME}.{os.getpid()}")
+    try:
+        os.replace(notes, taken)
+    except OSError:
+        return  # none (the usual case), or a state dir this command cannot change
+    try:
+        text = taken.read_text(encoding="utf-8", errors="replace")
+    finally:
+        with suppress(OSError):
+            os.unlink(taken)
+    for line in text.splitlines():
+        if line.strip():
+            _say_error_line("note", "bold yellow", ": ", line, len("note: "))
+    _say_error_line(
+        "note",
+        "bold yellow",
+        ": ",
+        'to go back to an older teamlore: docs/architecture.md, "Upgrading and going back"',
+        len("note: "),
+    )

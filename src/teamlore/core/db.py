@@ -1,7 +1,10 @@
 """SQLite connection discipline shared by every teamlore database.
 
 WAL, a busy timeout, foreign keys, `BEGIN IMMEDIATE` for writes, numbered migrations recorded in
-`PRAGMA user_version`, and files created 0600.
+`PRAGMA user_version`, and files created 0600. A database that keeps what nothing can make again
+(`keep_copy`) is copied before a migration changes it, and every migration of an existing
+database leaves a line in the state dir's upgrade notes, which the next text view says once
+(docs/architecture.md, "Upgrading and going back").
 """
 
 from __future__ import annotations
@@ -16,7 +19,14 @@ from typing import Generic, TypeVar
 from urllib.parse import quote
 
 from teamlore.core import errors
-from teamlore.core.paths import ensure_private_file, refuse_wrong_type
+from teamlore.core.locations import UPGRADE_NOTES_NAME
+from teamlore.core.paths import (
+    FILE_MODE,
+    display_path,
+    ensure_private_file,
+    refuse_wrong_type,
+    work_path,
+)
 
 BUSY_TIMEOUT_MS = 10_000
 DERIVED_BUSY_TIMEOUT_MS = 250  # how long a read command waits to write a derived record
@@ -58,9 +68,13 @@ def connect(
     *,
     readonly: bool = False,
     new_page_size: int | None = None,
+    keep_copy: bool = False,
+    state_home: Path | None = None,
 ) -> sqlite3.Connection:
     """Open (creating if needed) a database and bring its schema up to date. `new_page_size`
-    applies to a database created now (SQLite ignores it for an existing one in WAL mode)."""
+    applies to a database created now (SQLite ignores it for an existing one in WAL mode);
+    `keep_copy`: a database at an older schema is first copied beside itself (`copy_before`);
+    `state_home`: the state dir whose upgrade notes say so (default: the database's folder)."""
     refuse_wrong_type(path)
     if not readonly:
         ensure_private_file(path)
@@ -89,18 +103,31 @@ def connect(
         # NORMAL is power-loss safe only in WAL mode; with the rollback journal it is FULL, as
         # the first build itself has (docs/sessions.md, "A first sync")
         conn.execute(f"PRAGMA synchronous = {'NORMAL' if mode == 'wal' else 'FULL'}")
-        migrate(conn, migrations, name=path.name)
+        copy = None
+        if keep_copy and 0 < schema_version(conn) < len(migrations):
+            copy = copy_before(conn, path, len(migrations))
+        applied: list[int] = []
+        try:
+            migrate(conn, migrations, name=path.name, applied=applied)
+        except errors.TeamloreError as err:
+            if err.error is errors.DB_SCHEMA_TOO_NEW:
+                err.advising(_going_back(path, len(migrations)))
+            raise
+        if applied and applied[0] > 1:  # an existing database, upgraded by this connection
+            _note_upgrade(state_home or path.parent, path, (applied[0] - 1, applied[-1]), copy)
     return conn
 
 
-def connect_for_read(path: Path, migrations: Sequence[Migration]) -> sqlite3.Connection:
+def connect_for_read(
+    path: Path, migrations: Sequence[Migration], *, keep_copy: bool = False
+) -> sqlite3.Connection:
     """`connect`, or, when the disk is full or the state dir read-only, the same database opened
     read-only for a command that only reads (docs/sessions.md, "When storage fails"): neither
     must stop `memory search` or `memory status`. The fallback connection is `query_only`
     (`is_read_only`, and `cannot_write` says why); it needs the schema already current, else
     the DISK_FULL or STATE_READ_ONLY stands."""
     try:
-        return connect(path, migrations)
+        return connect(path, migrations, keep_copy=keep_copy)
     except (sqlite3.Error, OSError) as exc:
         if _storage_error(exc) not in (errors.DISK_FULL, errors.STATE_READ_ONLY):
             raise
@@ -219,7 +246,15 @@ def schema_version(conn: sqlite3.Connection) -> int:
     return int(conn.execute("PRAGMA user_version").fetchone()[0])
 
 
-def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration], *, name: str) -> int:
+def migrate(
+    conn: sqlite3.Connection,
+    migrations: Sequence[Migration],
+    *,
+    name: str,
+    applied: list[int] | None = None,
+) -> int:
+    """Bring `conn`'s schema up to `len(migrations)`; `applied` gets the numbers this
+    connection applied (another process may have applied some)."""
     current = schema_version(conn)
     if current > len(migrations):
         raise errors.TeamloreError(
@@ -235,6 +270,8 @@ def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration], *, name: 
                 for statement in _split_sql(migrations[number - 1]):
                     conn.execute(statement)
                 conn.execute(f"PRAGMA user_version = {number}")
+            if applied is not None:
+                applied.append(number)
         except sqlite3.OperationalError as exc:
             if not is_busy(exc):
                 raise
@@ -245,6 +282,78 @@ def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration], *, name: 
                 " process finish, then retry (the upgrade goes on where it stopped)",
             ) from None
     return schema_version(conn)
+
+
+def copy_path(path: Path, schema: int) -> Path:
+    """Where the copy of `path` at `schema` is kept: beside it, named for that schema."""
+    return path.with_name(f"{path.name}.schema-{schema}.bak")
+
+
+def copy_before(conn: sqlite3.Connection, path: Path, latest: int) -> Path | None:
+    """Copy `conn`'s database to `copy_path` (0600, one self-contained file without a WAL, what
+    an older teamlore opens as it is) before a migration changes it; None when another process
+    migrated it to `latest` meanwhile. A copy that cannot be made (a full disk) leaves the
+    database as it was: the error stands and nothing is migrated."""
+    tmp = work_path(path, "copy")
+    os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, FILE_MODE))
+    try:
+        copy = sqlite3.connect(sqlite_uri(tmp), uri=True, isolation_level=None)
+        try:
+            conn.backup(copy)
+            copy.execute("PRAGMA journal_mode = DELETE")
+            schema = schema_version(copy)
+        finally:
+            copy.close()
+        with open(tmp, "rb+") as written:
+            os.fsync(written.fileno())
+        if not 0 < schema < latest:
+            return None
+        kept = copy_path(path, schema)
+        os.replace(tmp, kept)
+    finally:
+        with suppress(FileNotFoundError):
+            os.unlink(tmp)
+    return kept
+
+
+def _note_upgrade(home: Path, path: Path, schemas: tuple[int, int], copy: Path | None) -> None:
+    """Add what this migration did to the upgrade notes in `home`: the CLI's text view says
+    them once (cli/output.py, `say_upgrade_notes`); an MCP server, a hook or a JSON view, whose
+    output a program reads, leaves them for it. Best effort: a note never fails a command."""
+    if copy is not None:
+        kept = f"the file as it was is kept as {display_path(copy)}"
+    else:
+        kept = "an older teamlore cannot read it: move it aside and that one makes it anew"
+    before, after = schemas
+    line = f"teamlore upgraded {display_path(path)} from schema {before} to {after}; {kept}\n"
+    with suppress(OSError):
+        fd = os.open(
+            home / UPGRADE_NOTES_NAME,
+            os.O_CREAT | os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW,
+            FILE_MODE,
+        )
+        try:
+            os.write(fd, line.encode("utf-8", "surrogateescape"))
+        finally:
+            os.close(fd)
+
+
+def _going_back(path: Path, known: int) -> str:
+    """DB_SCHEMA_TOO_NEW's `next` for `path`: the copy a newer teamlore kept before it
+    migrated, when one is there at a schema this one knows, else upgrading."""
+    copies = [copy_path(path, n) for n in range(known, 0, -1)]
+    copy = next((c for c in copies if c.is_file()), None)
+    if copy is None:
+        return (
+            f"A newer teamlore upgraded {path.name} and kept no copy this one reads: upgrade"
+            ' teamlore to that version (docs/architecture.md, "Upgrading and going back").'
+        )
+    return (
+        f"A newer teamlore upgraded {path.name}: upgrade teamlore to it, or go back to the copy"
+        f" it kept of the file as it was (what changed since is lost): with no teamlore"
+        f" running, move {path.name} and its -wal aside, then copy {display_path(copy)} to"
+        f" {display_path(path)}."
+    )
 
 
 def _split_sql(script: str) -> Iterator[str]:

@@ -13,6 +13,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 APP_NAME = "teamlore"
+# the state dir's file of what migrations did, which the CLI's text view says once (core/db.py)
+UPGRADE_NOTES_NAME = "upgrade-notes"
 
 
 def state_dir_path() -> Path:

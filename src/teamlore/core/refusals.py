@@ -41,13 +41,62 @@ def _state_disk_nearly_full() -> bool:
     return free is not None and free < NEARLY_FULL_BYTES
 
 
+def _on_the_state_disk(filename: str) -> bool | None:
+    """Whether `filename` (or its nearest folder that is there) is on the state dir's file
+    system; None when either cannot be looked at."""
+    from teamlore.core.locations import state_dir_path
+
+    folder = os.path.dirname(filename)
+    while folder and not os.path.isdir(folder) and folder != os.path.dirname(folder):
+        folder = os.path.dirname(folder)
+    try:
+        return os.stat(folder).st_dev == os.stat(state_dir_path()).st_dev
+    except OSError:
+        return None
+
+
+def _state_dir_read_only(filename: object = None) -> bool:
+    """Whether the state dir is there and cannot be written (a read-only mode, `chmod 500`);
+    with `filename`, also that the file is in it."""
+    from teamlore.core.locations import state_dir_path
+
+    folder = state_dir_path()
+    if filename is not None and (
+        not isinstance(filename, str)
+        or os.path.realpath(os.path.dirname(filename)) != os.path.realpath(folder)
+    ):
+        return False
+    return folder.is_dir() and not os.access(folder, os.W_OK)
+
+
+# a first build killed mid-batch leaves a hot rollback journal (docs/sessions.md, "A first
+# sync"): only a writer can roll it back, so every command says this until a sync can write
+INTERRUPTED_BATCH = (
+    "index.sqlite3 holds an interrupted sync's batch to roll back and the state directory is"
+    " read-only; run `teamlore sync` where it is writable"
+)
+
+
+def _interrupted_batch() -> bool:
+    from teamlore.core.locations import state_dir_path
+
+    return (state_dir_path() / "index.sqlite3-journal").exists()
+
+
 def _another_disk_full(exc: BaseException) -> bool:
-    """A file write refused for space while the state dir's disk has more room than any state
-    file needs: the full disk is another one teamlore writes to (the worktree's)."""
+    """A file write refused for space on another disk than the state dir's (the worktree's):
+    told by the disk of the file that failed when the write names it (`safe_write` does), else
+    guessed from the state dir's disk having more room than any state file needs."""
     from teamlore.core.locations import state_disk_free
 
+    if not isinstance(exc, OSError):
+        return False
+    if isinstance(exc.filename, str) and os.path.isabs(exc.filename):
+        same = _on_the_state_disk(exc.filename)
+        if same is not None:
+            return not same
     free = state_disk_free()
-    return isinstance(exc, OSError) and free is not None and free >= ROOMY_BYTES
+    return free is not None and free >= ROOMY_BYTES
 
 
 def _readable_size(size: int) -> str:
@@ -65,6 +114,19 @@ ANOTHER_DISK_FULL = (
     "a disk teamlore writes to is full, not the state directory's (it has room): most likely the"
     " one holding the repository; free space there and retry"
 )
+
+
+def _another_disk(exc: BaseException) -> str:
+    """`ANOTHER_DISK_FULL`, naming the file that failed when the write says which (`~/…` under
+    the home folder, else its last part, as refusals show paths)."""
+    filename = getattr(exc, "filename", None)
+    if not isinstance(filename, str) or not os.path.isabs(filename):
+        return ANOTHER_DISK_FULL
+    shown = _ROOTED_PATH.sub("…/", _from_home(filename))
+    return (
+        "a disk teamlore writes to is full, not the state directory's (it has room): the one"
+        f" holding {shown}; free space there and retry"
+    )
 
 
 def disk_full_advice() -> str:
@@ -101,6 +163,8 @@ def storage_error(exc: BaseException) -> ErrorCode | None:
             return DISK_FULL
         if primary == _SQLITE_IOERR and _state_disk_nearly_full():
             return DISK_FULL  # SQLite reports a failed WAL/shm write as a plain I/O error
+        if primary == _SQLITE_IOERR and _state_dir_read_only():
+            return STATE_READ_ONLY  # e.g. a hot journal it may not delete after rolling back
         if primary in (_SQLITE_CORRUPT, _SQLITE_NOTADB) or "malformed" in text:
             return DB_CORRUPT
         if primary == _SQLITE_READONLY or "readonly database" in text:
@@ -163,6 +227,8 @@ def refusal_for(exc: BaseException) -> TeamloreError:
             " command tried was not made: let that process finish, then retry",
         )
     code = storage_error(exc)
+    if code is None and isinstance(exc, PermissionError) and _state_dir_read_only(exc.filename):
+        code = STATE_READ_ONLY  # a state file that the read-only state dir cannot get
     if code is None and isinstance(exc, PermissionError):
         code = PERMISSION_DENIED  # not a storage failure: nothing is damaged, nothing is set aside
     if code is None and isinstance(exc, IsADirectoryError | NotADirectoryError):
@@ -172,8 +238,11 @@ def refusal_for(exc: BaseException) -> TeamloreError:
     if code is not None:
         detail = _ROOTED_PATH.sub("…/", _from_home(str(exc)))
         if code is DISK_FULL and _another_disk_full(exc):
-            return TeamloreError(code, f"{ANOTHER_DISK_FULL} ({detail})")
-        message = f"{code.summary} ({detail})" if detail else code.summary
+            return TeamloreError(code, f"{_another_disk(exc)} ({detail})")
+        summary = code.summary
+        if code is STATE_READ_ONLY and _interrupted_batch():
+            summary = INTERRUPTED_BATCH
+        message = f"{summary} ({detail})" if detail else summary
         if code is DISK_FULL:
             message += f"; {disk_full_advice()}"
         return TeamloreError(code, message)

@@ -17,7 +17,7 @@ NEXT: dict[str, str] = {
     "STATE_DIR_UNSAFE": "Make the state dir yours and private (chmod 700), or set TEAMLORE_HOME.",
     "CONFIG_INVALID": "Fix config.toml at the line the message names, or move it aside.",
     "DB_CORRUPT": "Rebuild the index with `teamlore sync --rebuild`, or restore it from a backup.",
-    "DB_SCHEMA_TOO_NEW": "Upgrade teamlore to the version that wrote this state dir.",
+    "DB_SCHEMA_TOO_NEW": "A newer teamlore wrote it: upgrade (or go back: docs/architecture.md).",
     "DISK_FULL": "Free space on the disk the message names, then retry.",
     "PERMISSION_DENIED": "Fix the owner or mode of the folder the message names (`ls -ld`).",
     "PATH_TOO_LONG": "Give a shorter path (TEAMLORE_HOME, the option or config.toml entry).",
@@ -45,7 +45,7 @@ NEXT: dict[str, str] = {
     "OWNER_AMBIGUOUS": "Name the worktree with `--repository PATH` (`teamlore repo list`).",
     # team memory store
     "MEMORY_FILE_INVALID": "Fix the file the message names; `teamlore memory lint` checks it.",
-    "LINT_BLOCKED": "Remove what the finding names (a blocked candidate: discard it); retry.",
+    "LINT_BLOCKED": "Remove what it names, or discard it (--extract-again keeps its lesson).",
     "UNSAFE_PATH": "Make the path the message names a real folder or file (no symlink); retry.",
     "QUERY_EMPTY": "Give the query at least one word or identifier to search for.",
     "INDEX_OUTDATED": "Run `teamlore sync` once; it re-analyzes the index.",
@@ -85,7 +85,7 @@ NEXT: dict[str, str] = {
     "STATEMENT_UNCITED": "Give every statement at least one evidence id from the task.",
     "ADJUDICATION_INVALID": "Decide every draft once, with targets from its own recall results.",
     "ADJUDICATION_FAILED": "Review the failed drafts with `teamlore memory review`.",
-    "APPROVED_PROJECTION_PARTIAL": "Fix the unreadable memory file, `teamlore sync`, then retry.",
+    "APPROVED_PROJECTION_PARTIAL": "Fix the file it names as `teamlore memory lint` says; retry.",
     # personal memory
     "CONTEXT_UNAVAILABLE": "Use a context memory_status lists; `teamlore personal config --scope`.",
     "INVALID_IMPORT_ID": "Use 1-128 characters of A-Z, a-z, 0-9, _ or - for importId.",

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import os
 import posixpath
 import re
@@ -33,6 +34,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from teamlore.core import errors
+from teamlore.core.failpoints import failpoint
 
 TEMP_PREFIX = ".teamlore-write-"
 DEFAULT_FILE_MODE = 0o644
@@ -42,6 +44,8 @@ MAX_READ_BYTES = 8 * 1024 * 1024
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _FORBIDDEN = re.compile(r"[\\\x00-\x1f\x7f]")
+# exactly the names _write makes
+_TEMP_NAME = re.compile(re.escape(TEMP_PREFIX) + r"[0-9a-f]{16}\.tmp")
 
 Expectation = Callable[[bytes | None], bool]  # current bytes (None: absent) -> may proceed?
 
@@ -225,6 +229,24 @@ def write_file(
     `new_file_mode` (less the umask) from the start, never a looser mode first.
     """
     parts = check_relative_path(relative)
+    try:
+        _write(root, parts, relative, data, expect, create_dirs, new_file_mode, max_bytes)
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT) and not os.path.isabs(exc.filename or ""):
+            exc.filename = str(root / relative)  # a refusal names the disk that is full
+        raise
+
+
+def _write(
+    root: Path,
+    parts: tuple[str, ...],
+    relative: str,
+    data: bytes,
+    expect: Expectation | None,
+    create_dirs: bool,
+    new_file_mode: int,
+    max_bytes: int | None,
+) -> None:
     name = parts[-1]
     with _parent_dir(root, parts, create=create_dirs) as dir_fd:
         if dir_fd is None:
@@ -237,16 +259,17 @@ def write_file(
             dir_fd=dir_fd,
         )
         try:
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-                mode = _target_mode(dir_fd, name, relative)
-                if mode is not None:
-                    os.fchmod(fd, mode)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            # held until the temp is installed or removed (a kill lets go of it): how
+            # `remove_dead_temps` tells a live writer's temp from one a killed writer left
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            mode = _target_mode(dir_fd, name, relative)
+            if mode is not None:
+                os.fchmod(fd, mode)
+            os.fsync(fd)
+            failpoint("write.temp-synced")
             if expect is not None:
                 current = read_at(dir_fd, name, relative, max_bytes)
                 if not expect(current):
@@ -269,6 +292,7 @@ def write_file(
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temp, dir_fd=dir_fd)
+            os.close(fd)
 
 
 def _read_or_none(dir_fd: int, name: str) -> bytes | None:
@@ -323,3 +347,47 @@ def remove_orphan_temps(root: Path, relative_file: str) -> int:
                     os.unlink(name, dir_fd=dir_fd)
                     removed += 1
     return removed
+
+
+def remove_dead_temps(root: Path, relative_dir: str, *, older_than: float) -> list[str]:
+    """Remove the temp files writers killed mid-write left in folder `root/relative_dir` (""
+    for root itself), and no other: only names `write_file` makes, regular files last changed
+    before `older_than` (a `time.time()`: the start of the command that sweeps), that no live
+    writer holds (a writer holds an exclusive flock on its temp until it is installed or
+    removed; a kill lets go of it). No symlink is followed. The paths removed, relative to root;
+    a folder that is absent removes none."""
+    parts = check_relative_path(relative_dir) if relative_dir else ()
+    removed: list[str] = []
+    with _parent_dir(root, (*parts, "-"), create=False) as dir_fd:
+        if dir_fd is None:
+            return removed
+        for name in sorted(os.listdir(dir_fd)):
+            if _TEMP_NAME.fullmatch(name) and _remove_if_dead(dir_fd, name, older_than):
+                removed.append("/".join((*parts, name)))
+        if removed:
+            os.fsync(dir_fd)
+    return removed
+
+
+def _remove_if_dead(dir_fd: int, name: str, older_than: float) -> bool:
+    try:
+        fd = os.open(name, _READ_FLAGS, dir_fd=dir_fd)
+    except OSError:  # gone already, or a symlink (never followed)
+        return False
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_mtime >= older_than:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False  # a live writer's
+        now = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        if (now.st_dev, now.st_ino) != (info.st_dev, info.st_ino):
+            return False  # another file under that name since
+        os.unlink(name, dir_fd=dir_fd)
+        return True
+    except FileNotFoundError:
+        return False
+    finally:
+        os.close(fd)

@@ -402,7 +402,7 @@ def save_manifest(home: Path, manifest: Manifest) -> None:
 def dumped(manifest: Manifest) -> dict[str, Any]:
     """`manifest` as saved: a hook's `createdEvent` / `createdHooks` and a key's
     `createdParent` only when False (absent reads as None, which uninstall treats as True), a
-    key's `writtenOver` and a file's `foundBefore` only when set, so
+    key's `writtenOver` and `previousText` and a file's `foundBefore` only when set, so
     the manifest of an install that found no container to keep stays readable by an older
     teamlore, whose strict reader refuses fields it does not know."""
     data = manifest.model_dump(mode="json")
@@ -414,8 +414,9 @@ def dumped(manifest: Manifest) -> dict[str, Any]:
                 for name in ("createdEvent", "createdHooks", "createdParent"):
                     if name in entry and entry[name] is not False:
                         del entry[name]
-                if entry.get("writtenOver", "") is None:
-                    del entry["writtenOver"]
+                for name in ("writtenOver", "previousText"):
+                    if entry.get(name, "") is None:
+                        del entry[name]
     return data
 
 

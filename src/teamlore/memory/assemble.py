@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,7 +48,15 @@ from teamlore.core.failpoints import failpoint
 from teamlore.core.lock import file_lock
 from teamlore.core.paths import ensure_private_dir
 from teamlore.core.text.files import all_crlf, conflict_regions, with_line_ends_of
-from teamlore.memory.block_owner import BlockForm, block_digest, is_shallow, is_teamlores
+from teamlore.memory.assembled import PROVIDERS, ProviderLayout
+from teamlore.memory.block_owner import (
+    BlockForm,
+    block_digest,
+    is_shallow,
+    is_teamlores,
+    released_forms,
+)
+from teamlore.memory.interrupted import remove_dead_write_temps
 from teamlore.memory.skill_copies import (
     MANIFEST_DIR,
     Copy,
@@ -88,21 +97,6 @@ NO_DOCTRINE = "_No approved team doctrine yet._"
 # the search hint of the managed block (docs/assemble.md, "The managed block")
 SEARCH_CALLS_PER_TURN = 3
 MAX_LISTED_SCENES = 15
-
-
-@dataclass(frozen=True, slots=True)
-class ProviderLayout:
-    instructions_file: str
-    skills_dir: str
-
-    def skill_path(self, name: str) -> str:
-        return f"{self.skills_dir}/{name}/{SKILL_FILE_NAME}"
-
-
-PROVIDERS: dict[str, ProviderLayout] = {
-    "claude": ProviderLayout("CLAUDE.md", ".claude/skills"),
-    "codex": ProviderLayout("AGENTS.md", ".agents/skills"),
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -459,8 +453,10 @@ def assemble(
     assemble at a time in a worktree: a second one (an agent's call while the person runs the
     command) waits and then finds the files as the first left them, where both would otherwise
     see the other's writes as a hand edit (ASSEMBLY_CONFLICT)."""
-    lock = ensure_private_dir(home / MANIFEST_DIR / worktree_key) / LOCK_FILE
+    started, lock = time.time(), ensure_private_dir(home / MANIFEST_DIR / worktree_key) / LOCK_FILE
     with file_lock(lock, wait_seconds=LOCK_WAIT_SECONDS, what="memory assemble in this worktree"):
+        # no other assemble writes now: the temp files killed ones left go (memory/interrupted.py)
+        remove_dead_write_temps(worktree_root, PROVIDERS[provider].skills_dir, older_than=started)
         return _assemble(
             worktree_root, provider, home=home, worktree_key=worktree_key, repair=repair
         )
@@ -527,8 +523,10 @@ def _hand_edit(
         return None
     block = text[markers[0].start : markers[1].end]
     name = wanted.layout.instructions_file
-    form = block_form(wanted.layout)
-    if is_teamlores(root, block, wanted=wanted.block, recorded=recorded, form=form):
+    form, released = block_form(wanted.layout), released_forms(wanted.layout.skills_dir)
+    if is_teamlores(
+        root, block, wanted=wanted.block, recorded=recorded, form=form, released=released
+    ):
         return None
     lines = f"lines {_line_at(text, markers[0].start)}-{_line_at(text, markers[1].start)}"
     again = f"`teamlore memory assemble -p {provider}` again."

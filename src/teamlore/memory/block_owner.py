@@ -13,12 +13,19 @@ it is is told from what assemble would have written. It is teamlore's when it is
   stopped merge's other side, or one of the last `RECENT_COMMITS` commits that changed the
   doctrine, a scene or a Skill. A teammate's fresh clone after a pull holds a block assembled
   from files git has, maybe a few promotions ago: merely stale, it is rewritten;
+- laid out as a released teamlore laid its block out (`released_forms`: 0.1.0 wrote no search
+  hint), every part rendered as that release rendered it from such a version of its file: the
+  block an upgrade finds, or a teammate not yet upgraded wrote, is rewritten too;
 - git's unresolved merge of two blocks (its conflict markers inside the block): it goes with
   the block, as the splice rules say.
 
 Anything else was edited by hand (committed or not): a line that no version of its file renders
 to, or a block laid out otherwise. Only each line is checked, not the list as a whole: a known
 line removed, moved or repeated still passes as teamlore's (and is rewritten).
+
+A release that changes how the block is laid out or how a line is rendered adds the layout it
+replaces to `released_forms` (a frozen `BlockForm`, not the old renderer), with a fixture of a
+block that release wrote (tests/memory/data/assembled_by_0_1_0/).
 """
 
 from __future__ import annotations
@@ -39,10 +46,11 @@ from teamlore.memory.store.layout import (
     MANAGED_BLOCK_BEGIN,
     MANAGED_BLOCK_END,
     SCENES_DIR,
+    SKILL_FILE_NAME,
     SKILLS_DIR,
     document_kind,
 )
-from teamlore.memory.store.tree_reader import MemoryFile, MemoryFiles
+from teamlore.memory.store.tree_reader import MemoryFile, MemoryFiles, read_memory_files
 from teamlore.repo.git import run_git
 
 RECENT_COMMITS = 16
@@ -53,9 +61,9 @@ _OMITTED = re.compile(r"- _\d+ additional scene\(s\) omitted\._")
 
 @dataclass(frozen=True, slots=True)
 class BlockForm:
-    """How assemble lays a block out (memory/assemble.py renders with this very form): `head`,
-    the doctrine's body, `hint`, then optionally `scenes_head` and scene lines, optionally
-    `skills_head` and Skill lines, then `tail`."""
+    """How assemble lays a block out (memory/assemble.py renders with this very form; a
+    released teamlore's, `released_forms`): `head`, the doctrine's body, `hint`, then optionally
+    `scenes_head` and scene lines, optionally `skills_head` and Skill lines, then `tail`."""
 
     head: str
     hint: str
@@ -67,6 +75,9 @@ class BlockForm:
     skill: Callable[[str, str], str]  # name, description → its line
 
 
+_Parts = tuple[str, list[str], list[str]]  # doctrine body, scene lines, Skill lines
+
+
 @dataclass(slots=True)
 class _Known:
     """The parts git (or the working tree) gives a block."""
@@ -76,32 +87,91 @@ class _Known:
     skills: set[str]
 
 
+@dataclass(slots=True)
+class _Reading:
+    """The block read as `form` lays a block out, and the parts `form` renders that are known
+    so far."""
+
+    form: BlockForm
+    parts: list[_Parts]  # each way the block reads in `form` (none: not its layout)
+    known: _Known
+
+    def matches(self) -> bool:
+        return any(_made_of(parts, self.known) for parts in self.parts)
+
+
+def released_forms(skills_dir: str) -> tuple[BlockForm, ...]:
+    """How released teamlores laid out a block that this one lays out otherwise, frozen as
+    they wrote it (`skills_dir`: the provider's Skill folder). 0.1.0's is the reference
+    product's layout: no search hint, and each document's text copied as it is (0.1.0 defused
+    no marker text)."""
+    return (
+        BlockForm(
+            head=f"{MANAGED_BLOCK_BEGIN}\n\n## Team memory\n\n",
+            hint="",
+            scenes_head="\n\n### Scenes\n\n",
+            skills_head="\n\n### Skills\n\n",
+            tail=f"\n\n{MANAGED_BLOCK_END}",
+            doctrine=lambda text: text.strip() if text else "_No approved team doctrine yet._",
+            scene=lambda name, heat, summary: (
+                f"- {SCENES_DIR}/{name}.md (heat {heat}) \u2014 {summary}"
+            ),
+            skill=lambda name, description: (
+                f"- {skills_dir}/{name}/{SKILL_FILE_NAME} \u2014 {description.strip()}"
+            ),
+        ),
+    )
+
+
 def block_digest(block: str) -> str:
     """What the manifest records of a block this machine wrote (LF line ends)."""
     return sha256_hex(block.replace("\r\n", "\n").encode("utf-8"))
 
 
 def is_teamlores(
-    root: Path, block: str, *, wanted: str, recorded: str | None, form: BlockForm
+    root: Path,
+    block: str,
+    *,
+    wanted: str,
+    recorded: str | None,
+    form: BlockForm,
+    released: tuple[BlockForm, ...] = (),
 ) -> bool:
     """Whether `block` (markers included, as the instructions file holds it) is one assemble
-    wrote, `wanted` being what it writes now."""
+    wrote, `wanted` being what it writes now in `form`, or one a release wrote in a form of
+    `released`."""
     block = block.replace("\r\n", "\n")
     inside = block.removeprefix(MANAGED_BLOCK_BEGIN).removesuffix(MANAGED_BLOCK_END)
     if block == wanted or not inside.strip() or conflict_start(block) is not None:
         return True
     if recorded is not None and block_digest(block) == recorded:
         return True
-    parts = _parts(block, form)
-    now = _parts(wanted, form)
-    if parts is None or now is None:
+    now = _readings(wanted, form)
+    if not now:
         return False
-    known = _Known({now[0], form.doctrine(None)}, set(now[1]), set(now[2]))
+    body, scenes, skills = now[-1]  # the working tree's parts, as this version renders them
+    current = _Known({body, form.doctrine(None)}, set(scenes), set(skills))
+    readings = [_Reading(form, _readings(block, form), current)]
+    for past in released:
+        placeholder = _Known({past.doctrine(None)}, set(), set())
+        readings.append(_Reading(past, _readings(block, past), placeholder))
+    readings = [reading for reading in readings if reading.parts]
+    if any(reading.matches() for reading in readings):
+        return True
     for tree in git_trees(root):
-        _learn(known, tree, form)
-        if _made_of(parts, known):
+        _learn(readings, tree)
+        if any(reading.matches() for reading in readings):
             return True
-    return _made_of(parts, known)
+    # a released form has not seen the working tree yet: a teammate not yet upgraded who
+    # assembled files not committed (read last: git is the usual match)
+    earlier = [reading for reading in readings if reading.form is not form]
+    if not earlier:
+        return False
+    try:
+        _learn(earlier, read_memory_files(root))
+    except errors.TeamloreError:
+        return False
+    return any(reading.matches() for reading in earlier)
 
 
 def is_shallow(root: Path) -> bool:
@@ -114,15 +184,40 @@ def is_shallow(root: Path) -> bool:
     return out.decode().strip() == "true"
 
 
-def _parts(block: str, form: BlockForm) -> tuple[str, list[str], list[str]] | None:
-    """(doctrine body, scene lines, Skill lines) of a block laid out as `form` says; None
-    when its layout is not assemble's."""
+def _readings(block: str, form: BlockForm) -> list[_Parts]:
+    """Each way `block` reads as laid out by `form`, one per place its doctrine body may end
+    (`hint` then a list's heading or the tail: a doctrine may hold a `### Scenes` heading of
+    its own, and a form without a hint has nothing else to end it); none when its layout is
+    not `form`'s."""
+    if len(block) < len(form.head) + len(form.tail):
+        return []
     if not block.startswith(form.head) or not block.endswith(form.tail):
-        return None
+        return []
     middle = block[len(form.head) : len(block) - len(form.tail)]
-    body, found, rest = middle.rpartition(form.hint)
-    if not found:
-        return None
+    ends = {len(middle), *_found(middle, form.scenes_head), *_found(middle, form.skills_head)}
+    readings = []
+    for end in sorted(ends):
+        start = end - len(form.hint)
+        if start < 0 or middle[start:end] != form.hint:
+            continue
+        lists = _lists(middle[end:], form)
+        if lists is not None:
+            readings.append((middle[:start], *lists))
+    return readings
+
+
+def _found(text: str, sub: str) -> list[int]:
+    """Where `sub` starts in `text`, each time."""
+    found, at = [], text.find(sub)
+    while at != -1:
+        found.append(at)
+        at = text.find(sub, at + 1)
+    return found
+
+
+def _lists(rest: str, form: BlockForm) -> tuple[list[str], list[str]] | None:
+    """(scene lines, Skill lines) of what follows the doctrine body and the hint; None when
+    it is not laid out as `form` lays them out."""
     scenes: list[str] = []
     skills: list[str] = []
     if rest.startswith(form.scenes_head):
@@ -132,10 +227,10 @@ def _parts(block: str, form: BlockForm) -> tuple[str, list[str], list[str]] | No
     if rest.startswith(form.skills_head):
         skills = rest[len(form.skills_head) :].split("\n")
         rest = ""
-    return None if rest else (body, scenes, skills)
+    return None if rest else (scenes, skills)
 
 
-def _made_of(parts: tuple[str, list[str], list[str]], known: _Known) -> bool:
+def _made_of(parts: _Parts, known: _Known) -> bool:
     body, scenes, skills = parts
     listed = scenes[:-1] if scenes and _OMITTED.fullmatch(scenes[-1]) else scenes
     return (
@@ -145,18 +240,23 @@ def _made_of(parts: tuple[str, list[str], list[str]], known: _Known) -> bool:
     )
 
 
-def _learn(known: _Known, tree: MemoryFiles, form: BlockForm) -> None:
-    """Add the parts each file of `tree` renders to (a file that does not load adds none)."""
+def _learn(readings: list[_Reading], tree: MemoryFiles) -> None:
+    """Add the parts each file of `tree` renders to in each reading's form (a file that does
+    not load adds none)."""
     for file in tree.files:
         try:
             if file.kind == "doctrine":
-                known.doctrines.add(form.doctrine(load_doctrine(file.data, file.path).text))
+                text = load_doctrine(file.data, file.path).text
+                for r in readings:
+                    r.known.doctrines.add(r.form.doctrine(text))
             elif file.kind == "scene":
                 scene = load_scene(file.data, file.path)
-                known.scenes.add(form.scene(scene.name, scene.heat, scene.summary))
+                for r in readings:
+                    r.known.scenes.add(r.form.scene(scene.name, scene.heat, scene.summary))
             elif file.kind == "skill":
                 skill = load_skill(file.data, file.path)
-                known.skills.add(form.skill(skill.name, skill.description))
+                for r in readings:
+                    r.known.skills.add(r.form.skill(skill.name, skill.description))
         except (errors.TeamloreError, MemoryFormatError, ValueError):
             continue
 

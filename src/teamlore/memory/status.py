@@ -22,6 +22,7 @@ from teamlore.core import db, errors
 from teamlore.core.analyzer import ANALYZER_VERSION
 from teamlore.core.shapes.strict import WIRE
 from teamlore.core.timeutil import format_instant
+from teamlore.memory.assembled import with_assembled_conflicts
 from teamlore.memory.consolidation.source import status_of
 from teamlore.memory.deprecations import RULE, checked_after_deprecation, findings_key
 from teamlore.memory.extraction.tasks import Owner
@@ -253,7 +254,9 @@ def _lint_summary(
             return "unsafe", exc.message, None, []
         raise
     cache.save(report.files)
-    report = _with_deprecations(report, worktree_root, cache)
+    report = with_assembled_conflicts(
+        _with_deprecations(report, worktree_root, cache), worktree_root
+    )
     return (
         "present",
         None,

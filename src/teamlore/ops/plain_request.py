@@ -5,7 +5,9 @@ Importing pydantic and building its models costs a short process more than the c
 the session operations (`sync`, `status`, `sessions list|show|search`) declare their requests as
 `PlainRequest` records instead. They keep the registry's contract (`Operation.input_model`):
 `model_validate(payload)` refuses an unknown field, a value of the wrong type or out of its bounds
-with `INVALID_ARGUMENT` and the same `<field>: <message>` wording as a pydantic request, and
+with `INVALID_ARGUMENT` and the same `<field>: <message>` wording as a pydantic request (a
+CLI-only command's request, `cli_words`, says a value out of its bounds as the commands that check
+their own options do: `--limit: must be between 1 and 500`), and
 `model_json_schema()` describes the request. Operations whose requests arrive as JSON from an MCP
 client or `--request` keep their pydantic models: there they are the contract.
 
@@ -131,9 +133,38 @@ def given_type(value: object) -> str:
     return f", not {name}" if name else ""
 
 
-def _checked(field: _Field, value: Any, *, json: bool = False) -> Any:
+def _number(bound: float) -> str:
+    return str(int(bound)) if float(bound).is_integer() else str(bound)
+
+
+def _out_of_bounds(rule: _Rule, value: Any) -> str | None:
+    """What a value outside `rule`'s bounds is told, in the words the commands that check
+    their own options use (`--port: must be between 1 and 65535`, `org serve`): a request
+    whose fields are the options of a CLI-only command (`PlainRequest.cli_words`)."""
+    low, high = rule.ge, rule.le
+    if isinstance(value, (int, float)):
+        if (low is not None and value < low) or (high is not None and value > high):
+            if low is not None and high is not None:
+                return f"must be between {_number(low)} and {_number(high)}"
+            if low is not None:
+                return f"must be {_number(low)} or more"
+            return f"must be {_number(high or 0)} or less"
+        return None
+    if rule.min_length is not None and len(value) < rule.min_length:
+        return (
+            "must not be empty"
+            if rule.min_length == 1
+            else f"must have at least {counted(rule.min_length)}"
+        )
+    if rule.max_length is not None and len(value) > rule.max_length:
+        return f"must have at most {counted(rule.max_length)}"
+    return None
+
+
+def _checked(field: _Field, value: Any, *, json: bool = False, words: bool = False) -> Any:
     """`value` if it fits `field`, else the refusal pydantic would word (`json`: a value of the
-    wrong JSON type is named, as `registry.parse_request(strict=True)` names it)."""
+    wrong JSON type is named, as `registry.parse_request(strict=True)` names it; `words`: a
+    value out of bounds in the commands' own words, `_out_of_bounds`)."""
     if value is None and field.optional:
         return None
     if not _is_kind(value, field.kind):
@@ -150,6 +181,9 @@ def _checked(field: _Field, value: Any, *, json: bool = False) -> Any:
     if field.kind is float:
         value = float(value)
     rule = field.rule
+    problem = _out_of_bounds(rule, value) if words else None
+    if problem is not None:
+        raise _refused(field.key, problem)
     if rule.ge is not None and value < rule.ge:
         raise _refused(field.key, f"Input should be greater than or equal to {rule.ge}")
     if rule.le is not None and value > rule.le:
@@ -193,6 +227,10 @@ class PlainRequest(Record, frozen=True, kw_only=True):
     # an MCP tool's request: schema and lax refusals from `pydantic_twin` (the module docstring)
     contract: ClassVar[bool] = False
     _twin: ClassVar[type[Any] | None] = None
+    # a CLI-only command's request (no MCP tool, no hook: the session operations): a value out
+    # of its bounds is refused in the words the commands that check their options use
+    # (`--limit: must be between 1 and 500`), not pydantic's (`_out_of_bounds`)
+    cli_words: ClassVar[bool] = False
 
     @classmethod
     def model_validate(cls, payload: Mapping[str, Any]) -> Self:
@@ -250,7 +288,7 @@ class PlainRequest(Record, frozen=True, kw_only=True):
         for f in fields:
             key = f.key if f.key in payload else f.name
             if key in payload:
-                values[f.name] = _checked(f, payload[key], json=json)
+                values[f.name] = _checked(f, payload[key], json=json, words=cls.cli_words)
             elif f.required:
                 raise _refused(f.key, "Field required")
         request = cls(**values)

@@ -103,7 +103,10 @@ def runtime_db_path(personal_root: Path) -> Path:
 def open_runtime_db(personal_root: Path) -> sqlite3.Connection:
     """Open (creating the private dir and the schema if needed). Writers and enqueuers only."""
     ensure_private_dir(personal_root)
-    return db.connect(runtime_db_path(personal_root), MIGRATIONS)
+    # its queue of observations not yet written and the digests of committed sections: a copy is
+    # kept before an upgrade migrates it (docs/architecture.md, "Upgrading and going back")
+    path = runtime_db_path(personal_root)
+    return db.connect(path, MIGRATIONS, keep_copy=True, state_home=personal_root.parent)
 
 
 def open_runtime_db_if_exists(personal_root: Path) -> sqlite3.Connection | None:

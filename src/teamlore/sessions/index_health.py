@@ -17,7 +17,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from teamlore.core import db, errors
@@ -90,10 +90,15 @@ def _classified(exc: BaseException) -> errors.TeamloreError | None:
 
 
 def open_index_for_sync(
-    home: Path | None, *, rebuild: bool, discard_history: bool = False
+    home: Path | None,
+    *,
+    rebuild: bool,
+    discard_history: bool = False,
+    kept: list[Path] | None = None,
 ) -> sqlite3.Connection:
     """Open the index to write. With `rebuild`, a damaged index is set aside and recreated (see
-    the module docstring for when that needs `discard_history`)."""
+    the module docstring for when that needs `discard_history`); where it was set aside is
+    appended to `kept`, for the sync to say."""
     path = index_db_path(home)
     conn: sqlite3.Connection | None = None
     try:
@@ -128,7 +133,9 @@ def open_index_for_sync(
             " a fresh index",
             sessions=lost,
         )
-    set_aside(path)
+    aside = set_aside(path)
+    if kept is not None:
+        kept.append(aside)
     return open_index(home)
 
 
@@ -205,11 +212,9 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
     if opened is None:
         # a first build killed mid-batch (docs/sessions.md, "A first sync"): only a writer can
         # roll the journal back, and reading around it would show the torn batch
-        raise errors.TeamloreError(
-            errors.STATE_READ_ONLY,
-            f"{INDEX_DB_NAME} holds an interrupted sync's batch to roll back and the state"
-            " directory is read-only; run `teamlore sync` where it is writable",
-        )
+        from teamlore.core.refusals import INTERRUPTED_BATCH
+
+        raise errors.TeamloreError(errors.STATE_READ_ONLY, INTERRUPTED_BATCH)
     conn = opened
     if db.schema_version(conn) == 0:  # an empty file: a first open that could not go on
         conn.close()
@@ -225,6 +230,85 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
             f"{INDEX_DB_NAME} needs a schema upgrade and the state directory is read-only",
         )
     return conn
+
+
+# where a sync was when the disk filled, and what it had not written yet: what it wrote before
+# is committed and kept (each batch is a transaction), so "nothing was changed" would be false
+SYNC_STEPS = {
+    "index": (
+        "indexing session files",
+        "the files not reached yet, the links to repositories and the turn vectors were not"
+        " written",
+    ),
+    "link": (
+        "linking sessions to repositories and commits",
+        "those links and the turn vectors were not written",
+    ),
+    "embed": (
+        "writing turn vectors",
+        "the rest of the turn vectors were not written (those turns are found by words only"
+        " until a sync embeds them)",
+    ),
+}
+
+
+def release_wal(conn: sqlite3.Connection) -> None:
+    """Fold the WAL into the database and cut it to 0 bytes when SQLite can (best effort): a
+    write refused by a full disk leaves its frames in the WAL, holding that space until the
+    next writer."""
+    with suppress(sqlite3.Error):
+        if conn.in_transaction:
+            conn.rollback()
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+def sync_stopped(conn: sqlite3.Connection, step: str, exc: BaseException) -> errors.TeamloreError:
+    """The refusal for a sync a full disk stopped at `step` (a `SYNC_STEPS` key): what the
+    index holds now, what was not written, and what frees space (docs/sessions.md, "When
+    storage fails"). The WAL is released first, where SQLite can."""
+    from teamlore.core import refusals
+
+    release_wal(conn)
+    doing, missing = SYNC_STEPS[step]
+    held = ""
+    with suppress(sqlite3.Error):
+        sessions, turns, repositories = conn.execute(
+            "SELECT (SELECT count(*) FROM sessions), (SELECT count(*) FROM turns),"
+            " (SELECT count(*) FROM repositories)"
+        ).fetchone()
+        counts = [(sessions, "session", "sessions"), (turns, "turn", "turns")]
+        counts.append((repositories, "repository", "repositories"))
+        held = ", ".join(f"{n} {one if n == 1 else many}" for n, one, many in counts)
+        held = f" (the index holds {held})"
+    stays = ""
+    with suppress(sqlite3.Error, OSError):
+        wal = Path(conn.execute("PRAGMA database_list").fetchone()[2] + "-wal")
+        if wal.stat().st_size:  # the database could not grow to take it in
+            stays = (
+                f"; {wal.name} keeps part of it until there is room to fold it into"
+                f" {INDEX_DB_NAME} (the next command that opens the index does): never delete it"
+            )
+    return errors.TeamloreError(
+        errors.DISK_FULL,
+        f"the disk holding the state directory filled while the sync was {doing}: what it"
+        f" wrote before is kept{held}, {missing}{stays}; free space and run `teamlore sync`"
+        f" again, it goes on from there ({exc}); {refusals.disk_full_advice()}",
+    )
+
+
+@contextmanager
+def stops_at(conn: sqlite3.Connection) -> Iterator[list[str]]:
+    """A sync's body: it sets `step[0]` to the `SYNC_STEPS` key it is at; a full disk met there
+    becomes `sync_stopped`'s refusal."""
+    step = ["index"]
+    try:
+        yield step
+    except (sqlite3.Error, OSError) as exc:
+        from teamlore.core import refusals
+
+        if refusals.storage_error(exc) is not errors.DISK_FULL:
+            raise
+        raise sync_stopped(conn, step[0], exc) from exc
 
 
 @contextmanager

@@ -201,10 +201,18 @@ def _session_row(conn: sqlite3.Connection, key: str) -> sqlite3.Row:
             errors.INVALID_ARGUMENT, f"{key} matches several sessions; give more characters"
         )
     if not rows:
-        raise errors.TeamloreError(errors.SESSION_NOT_FOUND, f"no indexed session has key {key}")
+        raise errors.TeamloreError(errors.SESSION_NOT_FOUND, _not_found(key))
     row = rows[0]
     assert isinstance(row, sqlite3.Row)
     return row
+
+
+def _not_found(key: str) -> str:
+    """SESSION_NOT_FOUND's message: a hex key shorter than a prefix names no session, and says
+    how long one must be (the short form `sessions list` shows is 12)."""
+    short = len(key) < MIN_KEY_PREFIX and all(c in "0123456789abcdef" for c in key)
+    more = f": give at least {MIN_KEY_PREFIX} characters of the key" if short and key else ""
+    return f"no indexed session has key {key}{more}"
 
 
 def show_session(
@@ -227,7 +235,11 @@ def show_session(
         (row["id"], start, -1 if limit is None else limit + 1),
     ).fetchall()
     if turn is not None and (not rows or rows[0]["ordinal"] != turn):
-        raise errors.TeamloreError(errors.TURN_NOT_FOUND, f"session {key} has no turn {turn}")
+        turns = int(row["turn_count"])
+        raise errors.TeamloreError(
+            errors.TURN_NOT_FOUND,
+            f"session {key} has {turns} turn{'' if turns == 1 else 's'}; there is no turn {turn}",
+        )
     shown = rows if limit is None else rows[:limit]
     after = rows[limit]["ordinal"] if limit is not None and len(rows) > limit else None
     result = {

@@ -419,7 +419,7 @@ def test_no_adjudication_is_decided_against_a_partial_approved_projection(
     before = dump(world.conn)
     error = refused(submit, world, decisions)
     assert error.code == "APPROVED_PROJECTION_PARTIAL"
-    assert "memory status" in error.message
+    assert "entries/broken.md (format.missing-frontmatter:" in error.message  # which, and why
     assert changed_tables(before, dump(world.conn)) == set()
     assert {status_of(world, a)[0], status_of(world, b)[0]} == {"draft"}
     (entries / "broken.md").unlink()

@@ -15,7 +15,6 @@ from teamlore.cli.output import (
     FormatOption,
     OutputFormat,
     RepositoryOption,
-    clip,
     counted,
     cwd_of,
     fail,
@@ -169,9 +168,30 @@ def _render_adjudication(waiting: dict[str, Any] | None) -> None:
             stdout.print(f"  teamlore memory extract --approve-plan {digest}", soft_wrap=True)
         return
     unplanned = waiting["unplannedDrafts"]
+    staged = waiting.get("stagedDraftIds") or []
+    if len(staged) == unplanned:  # an agent staged them (`memory stage`): no runner needed
+        _render_staged_again(drafts, staged, plans)
+        return
     without = "no plan" if unplanned == waiting["drafts"] else f"no plan for {unplanned}"
     stdout.print(f"Adjudication {drafts} adjudication, {without} yet; plan it with:")
     stdout.print("  teamlore memory extract --runner … --since … --until …")
+    for digest in plans:
+        stdout.print(f"  teamlore memory extract --approve-plan {digest}", soft_wrap=True)
+
+
+def _render_staged_again(drafts: str, staged: list[str], plans: list[str]) -> None:
+    """Drafts an agent staged whose adjudication task went stale: the agent stages the same
+    draft batch again (ADJUDICATION_STALE says so), or a person discards them."""
+    from teamlore.ops.memory.review import short_candidate_id
+
+    them = "it" if len(staged) == 1 else "them"
+    say_wrapped(
+        f"Adjudication {drafts} adjudication, staged by `memory stage`: stage the same draft "
+        f"batch again (it answers with the adjudication task to decide), or discard {them}:"
+    )
+    stdout.print("  teamlore memory stage --request FILE")
+    shown = short_candidate_id(staged[0]) if len(staged) == 1 else "ID"
+    stdout.print(f"  teamlore memory discard --candidate {shown}", soft_wrap=True)
     for digest in plans:
         stdout.print(f"  teamlore memory extract --approve-plan {digest}", soft_wrap=True)
 
@@ -353,7 +373,8 @@ def _render_recall(result: dict[str, Any]) -> None:
     for key in ("coverage", "note", "next"):
         if result.get(key):
             _render_field(key, result[key])
-    stdout.print("Use --format json to get the tasks for an agent.")
+    if tasks:  # with none there is nothing to hand an agent
+        stdout.print("Use --format json to get the tasks for an agent.")
 
 
 # a session's key as `sessions list` shows it and `sessions show` takes it: its first 12 hex
@@ -512,34 +533,42 @@ def recall(
 
 def _render_stage(result: dict[str, Any]) -> None:
     """Drafts: each with the known memory its dedup recall found closest (what the adjudication
-    compares it with). Adjudication: what became of each draft."""
-    stdout.print(f"{result.get('status')}: task {result.get('taskId')}")
+    compares it with), its summary whole under it (at most 240 characters, the document's
+    words: the terminal wraps them). Adjudication: what became of each draft. Ids are shown
+    short, as review shows them (`--candidate` takes them back; JSON keeps them whole)."""
+    from teamlore.ops.memory.review import short_candidate_id
+
+    say(f"{result.get('status')}: task {short_candidate_id(str(result.get('taskId')))}")
     task = result.get("adjudicationTask") or {}
     recalled = {s["draftRef"]: s["ordered"] for s in task.get("recallSets", [])}
     summaries = {(p["sourceKind"], p["id"]): p["summary"] for p in task.get("pool", [])}
     algorithm = task.get("binding", {}).get("recallAlgorithmVersion")
     for candidate in result.get("candidates", []):
-        stdout.print(f"  {_stage_line(candidate)}")
+        for line in wrapped_lines("  ", _stage_line(candidate), indent=4):
+            say(line)
         hits = recalled.get(candidate["candidateId"])
         if hits is None:
             continue
         if not hits:
-            stdout.print("    nothing similar in the team memory")
+            say("    nothing similar in the team memory")
             continue
-        stdout.print(f"    closest known memory ({algorithm}):")
+        say(f"    closest known memory ({algorithm}):")
         for hit in hits:
             summary = summaries.get((hit["sourceKind"], hit["id"]), "")
-            stdout.print(
-                f"      {hit['rank']}. {hit['sourceKind']} {hit['id']}: {clip(summary, 80)}"
-            )
+            say(f"      {hit['rank']}. {hit['sourceKind']} {short_candidate_id(hit['id'])}")
+            if summary:
+                say(f"         {summary}")
     if result.get("next"):
-        stdout.print(f"next: {result['next']}")
+        for line in wrapped_lines("next: ", result["next"], indent=len("next: ")):
+            say(line)
 
 
 def _stage_line(candidate: dict[str, Any]) -> str:
     """One staged candidate: a draft, an adjudicated draft, or (other candidate kinds) its
     scalar fields."""
-    ident = candidate.get("candidateId")
+    from teamlore.ops.memory.review import short_candidate_id
+
+    ident = short_candidate_id(str(candidate.get("candidateId")))
     if "candidateStatus" in candidate and "action" in candidate:
         targets = ", ".join(candidate.get("targetIds") or [])
         action = f"{candidate['action']} {targets}".strip()
@@ -550,7 +579,7 @@ def _stage_line(candidate: dict[str, Any]) -> str:
         target = f" for {candidate['targetPath']}" if candidate.get("targetPath") else ""
         return f"{kind} {ident}{target} ({candidate['status']}, provenance {provenance})"
     return ", ".join(
-        f"{key} {value}"
+        f"{key} {ident if key == 'candidateId' else value}"
         for key, value in candidate.items()
         if isinstance(value, str | int | float) and not isinstance(value, bool)
     )

@@ -19,6 +19,7 @@ from teamlore.cli.output import (
     run,
     say,
     say_how_many_more,
+    say_titled,
     stderr,
     stdout,
     styled,
@@ -246,10 +247,10 @@ def _render_search(result: dict[str, Any]) -> None:
     if not result["results"]:
         say("No matching memory in the org index.")
     for hit in result["results"]:
-        # three short lines a hit, so the text view reads at 80 columns
-        say(
-            styled(f"{hit['repository']}: {hit['id']}", "bold"),
-            f"  {hit['kind']}, score {hit['score']:.2f}, {matched_by(hit)}",
+        # short lines a hit, so the text view reads at 80 columns (`memory search`'s)
+        say_titled(
+            f"{hit['repository']}: {hit['id']}",
+            f"{hit['kind']}, score {hit['score']:.2f}, {matched_by(hit)}",
         )
         say(f"  {_one_line(hit['path'])}")
         say(f"  {hit['snippet']}")

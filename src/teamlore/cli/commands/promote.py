@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from teamlore.cli.app import memory_app
+from teamlore.cli.entry import INTERRUPTED_EXIT
 from teamlore.cli.output import (
     FormatOption,
     OutputFormat,
@@ -14,6 +15,7 @@ from teamlore.cli.output import (
     say_file,
     say_ignored_by_git,
     say_wrapped,
+    stderr,
     stdout,
     styled,
 )
@@ -71,10 +73,25 @@ def promote(
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """Approve and apply a promotion plan to this worktree (no stage, commit or push)."""
-    run(
-        "memory.promote",
-        {"planId": plan, "planDigest": digest},
-        fmt,
-        _render_promote,
-        cwd=cwd_of(repository),
-    )
+    try:
+        run(
+            "memory.promote",
+            {"planId": plan, "planDigest": digest},
+            fmt,
+            _render_promote,
+            cwd=cwd_of(repository),
+        )
+    except SystemExit as stop:
+        if stop.code == INTERRUPTED_EXIT:  # Ctrl-C: say what it left
+            _say_interrupted(plan)
+        raise
+
+
+def _say_interrupted(plan_id: str) -> None:
+    """On stderr (a JSON view's stdout stays empty): the plan is half applied, and the command
+    that finishes it; nothing when Ctrl-C came before the first file was written."""
+    from teamlore.ops.memory.store import interrupted_promotion_note
+
+    note = interrupted_promotion_note(plan_id)
+    if note is not None:
+        say(styled("interrupted", "bold yellow"), ": ", note, console=stderr)

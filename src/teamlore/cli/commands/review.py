@@ -272,6 +272,10 @@ def _render_item(item: dict[str, Any], *, full_diff: bool) -> None:
             stdout.print(f"  discard it and extract it again:\n    {left_out['next']}")
         elif left_out is not None:
             stdout.print(f"  discard it: {left_out['next']}")
+            if left_out.get("extractAgain"):  # a plain discard drops its lesson
+                stdout.print(
+                    f"  or keep its lesson, extract it again:\n    {left_out['extractAgain']}"
+                )
     for file in item["files"]:
         _render_diff(file, full_diff)
     offer = "approve all offered" if item["approveAll"]["offered"] else "confirm one by one"
@@ -565,7 +569,10 @@ def _render_confirm(result: dict[str, Any]) -> None:
         _render_prepare(result)
     for out in result.get("leftOut", []):
         left_out = styled(f"Left out {short_id(out['candidateId'])}", "yellow")
-        _block(left_out.append(literal(f": {out['why']}; discard it: {out['next']}")), 0)
+        said = f": {out['why']}; discard it: {out['next']}"
+        if out.get("extractAgain"):  # a plain discard drops its lesson
+            said += f", or keep its lesson: {out['extractAgain']}"
+        _block(left_out.append(literal(said)), 0)
 
 
 def _announce(url: str, review: dict[str, Any]) -> None:

@@ -10,8 +10,6 @@ short CLI process").
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -22,7 +20,6 @@ from teamlore.cli.output import (
     OutputFormat,
     QueryArgument,
     RepositoryOption,
-    clip,
     counted,
     cwd_of,
     fail,
@@ -33,6 +30,7 @@ from teamlore.cli.output import (
     run,
     say,
     say_left_out,
+    say_titled,
     stdout,
     styled,
 )
@@ -41,8 +39,32 @@ from teamlore.core.paths import display_path
 from teamlore.ops.sessions import LIST_PAGE_SESSIONS, SHOW_PAGE_TURNS
 
 PROVIDERS = "codex|claude|pi"  # what `--provider` takes, as `--help` names it
-SinceOption = Option(None, "--since", help="ISO date/instant, inclusive.", metavar="DATE")
-UntilOption = Option(None, "--until", help="ISO date/instant, exclusive.", metavar="DATE")
+# times are UTC unless they carry an offset (`core.timeutil.parse_instant`), as `memory recall`'s
+SinceOption = Option(
+    None, "--since", help="Window start: ISO date/time (UTC), inclusive.", metavar="DATE"
+)
+UntilOption = Option(
+    None, "--until", help="Window end: ISO date/time (UTC), exclusive.", metavar="DATE"
+)
+# `sessions list` selects the sessions active in the window (their first to last activity
+# overlaps it: sessions/queries.py), while its table shows when each started
+ListSinceOption = Option(
+    None,
+    "--since",
+    help="Sessions still active at or after this ISO date/time (UTC), even if they started"
+    " before it.",
+    metavar="DATE",
+)
+ListUntilOption = Option(
+    None,
+    "--until",
+    help="Sessions that started before this ISO date/time (UTC), exclusive.",
+    metavar="DATE",
+)
+SessionKeyArgument = Argument(
+    ...,
+    help="A sessionKey from `teamlore sessions list`, or its first 8 or more characters.",
+)
 
 
 def _session_operations() -> None:
@@ -74,6 +96,10 @@ def _render_sync(result: dict[str, Any]) -> None:
     for source in result["sources"]:
         if not source["exists"] and not source["unreadable"]:  # unreadable: a diagnostic
             say(styled(f"no {source['provider']} sessions at {source['path']}", "dim"))
+    if result.get("damagedIndexKept"):
+        say(f"The damaged index was set aside, not deleted: {result['damagedIndexKept']}.")
+    for name in result.get("restoredRepositories") or []:
+        say("Registered repository ", styled(name, "bold"), " again, from config.toml.")
     if result.get("repository"):
         repo = result["repository"]
         say("Registered repository ", styled(repo["name"], "bold"), f" ({repo['worktreeKey']}).")
@@ -313,9 +339,22 @@ def path_tail(folder: str, width: int) -> str:
 
 
 def _subagent_of(session: dict[str, Any]) -> str | None:
-    """An untitled subagent's transcript (its parent's folder, one turn) named by its parent."""
-    parent = session.get("parentSessionKey")
-    return f"subagent of {parent[:12]}" if parent else None
+    """An untitled subagent's transcript (its parent's folder) named by the description of the
+    call that started it, then its parent: what tells sibling subagents apart comes first, since
+    a narrow column keeps a title's start (`Poem about Thai green curry (subagent of e784…`)."""
+    parent, subagent = session.get("parentSessionKey"), session.get("subagent") or {}
+    if not parent:
+        return None
+    if subagent.get("kind") == "compaction":
+        return f"compaction summary of {parent[:12]}"
+    described = subagent.get("description")
+    return f"{described} (subagent of {parent[:12]})" if described else f"subagent of {parent[:12]}"
+
+
+def listed_title(session: dict[str, Any]) -> str | None:
+    """What the `title / cwd` column says of a session, its folder when None: the provider's
+    title, else the subagent's, else the one derived from its first prompt."""
+    return session.get("title") or _subagent_of(session) or session.get("derivedTitle")
 
 
 def _render_list(result: dict[str, Any], *, unmapped: bool = False, filtered: bool = False) -> None:
@@ -369,7 +408,7 @@ def _render_list(result: dict[str, Any], *, unmapped: bool = False, filtered: bo
     for s, row in zip(result["sessions"], rows, strict=True):
         gone = "" if s.get("available", True) else " (file gone)"
         folder = display_path(s["cwd"]) if s["cwd"] else ""
-        title = None if unmapped else s.get("title") or _subagent_of(s)
+        title = None if unmapped else listed_title(s)
         shown = literal(title) if title else path_tail(literal(folder), title_room - len(gone))
         cwd = Text(shown)
         if gone:  # a long title is cut before it, not the mark
@@ -395,8 +434,8 @@ def sessions_list(
     repository: str | None = Option(
         None, "--repository", "-r", help="Only sessions of this git worktree.", metavar="PATH"
     ),
-    since: str | None = SinceOption,
-    until: str | None = UntilOption,
+    since: str | None = ListSinceOption,
+    until: str | None = ListUntilOption,
     limit: int = Option(
         LIST_PAGE_SESSIONS, "--limit", "-n", help="At most this many sessions, newest first."
     ),
@@ -408,7 +447,9 @@ def sessions_list(
     ),
     fmt: OutputFormat = FormatOption,
 ) -> None:
-    """List indexed sessions, newest first."""
+    """List indexed sessions, newest first (by when each started). --since/--until select the
+    sessions active in the window: one that started before --since and went on into it is
+    listed."""
     _session_operations()
     run(
         "sessions.list",
@@ -427,179 +468,27 @@ def sessions_list(
     )
 
 
-def _render_show(result: dict[str, Any], *, whole_tool: bool = False) -> None:
-    s = result["session"]
-    folder = display_path(s["cwd"]) if s["cwd"] else ""
-    say(
-        styled(s["sessionKey"][:12], "bold"),
-        f" {s['provider']} {folder} {s['startedAt'] or ''} → {s['endedAt'] or ''}",
-    )
-    if s.get("excludedFromExtraction"):
-        say(
-            styled("excluded from extraction", "yellow"),
-            f" (`teamlore sessions include {s['sessionKey'][:12]}` takes it back)",
-        )
-    for t in result["turns"]:
-        say()
-        say(
-            styled(f"── turn {t['ordinal']}", "bold cyan"),
-            styled(" (open)", "yellow") if not t["sealed"] else "",
-            styled(" (aborted)", "yellow") if t.get("aborted") else "",
-            styled(" (rolled back)", "yellow") if t.get("rolledBack") else "",
-            f" {t['startedAt'] or ''}",
-        )
-        if whole_tool:
-            for tool in t["tools"]:
-                _render_whole_tool(tool)
-            continue
-        if t["user"]:
-            say(styled("user", "bold"), " ", clip(t["user"]))
-        for kind, item in speech_and_tools(t):
-            if kind == "assistant":
-                say(styled("assistant", "bold"), " ", clip(item))
-            else:
-                _render_tool(item)
-        for notice in t.get("notices", []):
-            say(styled(notice["kind"], "bold red"), " ", clip(notice["text"]))
-        for edge in t.get("deliveryEdges", []):
-            say(
-                styled(f"  delivered {edge['hash'][:12]} {edge['strength']}", "green"),
-                f" reasons: {', '.join(edge['reasons']) or '-'};"
-                f" limitations: {', '.join(edge['limitations']) or '-'}",
-            )
-    page = result.get("page")
-    if page and page["next"] is not None:
-        say()
-        say(
-            styled(
-                f"Turns {page['from']}–{result['turns'][-1]['ordinal']} shown. Next page:"
-                f" `teamlore sessions show {s['sessionKey'][:12]} --from {page['next']}`.",
-                "dim",
-            )
-        )
-    elif page and not result["turns"]:
-        say(styled(f"No turns from turn {page['from']} on.", "dim"))
+def _render_show(
+    result: dict[str, Any], *, whole_tool: bool = False, limit: int = SHOW_PAGE_TURNS
+) -> None:
+    """`sessions show`'s text view (a text run only: `--format json` never loads it)."""
+    from teamlore.cli.session_view import render_show
 
-
-def speech_and_tools(turn: dict[str, Any]) -> list[tuple[str, Any]]:
-    """The turn's assistant prose and tool uses in the order they happened: each tool use
-    records how much assistant text preceded it (`assistantOffset`); without one (an index
-    written by an older version) the tools come before the prose."""
-    text, items, cut = turn["assistant"], [], 0
-    for tool in turn["tools"]:
-        offset = tool.get("assistantOffset")
-        if offset is not None and offset > cut:
-            if piece := text[cut:offset].strip("\n"):
-                items.append(("assistant", piece))
-            cut = offset
-        items.append(("tool", tool))
-    if rest := text[cut:].strip("\n"):
-        items.append(("assistant", rest))
-    return items
-
-
-# the input field that says what a tool call was about, for tools without a command
-# (Glob/Grep: pattern, WebFetch: url, WebSearch: query, Read/Edit/Write: file_path, …)
-MAIN_ARGUMENTS = ("pattern", "url", "query", "file_path", "path", "notebook_path", "description")
-
-
-def main_argument(tool: dict[str, Any]) -> str:
-    """What the call was about: its command, else its main input field (with the path a
-    search ran in), else the paths it wrote or read."""
-    if tool["command"]:
-        return str(tool["command"])
-    given = tool.get("input")
-    if isinstance(given, dict):
-        found = [f"{key}={given[key]}" for key in MAIN_ARGUMENTS if given.get(key)]
-        if found:
-            return " ".join(found[:2])
-    elif isinstance(given, str) and given.strip():
-        return given
-    return ", ".join(tool["pathsWritten"]) or ", ".join(tool["pathsRead"]) or ""
-
-
-# a failed call shows this many first lines of its output (the error) in the turn view
-ERROR_LINES = 6
-
-
-def _render_tool(tool: dict[str, Any]) -> None:
-    exit_code = "" if tool["exitCode"] is None else f" exit {tool['exitCode']}"
-    say(
-        f"  #{tool['seq']} ",
-        styled(tool["name"], "magenta"),
-        f" ({tool['family']}, {tool['status']}{exit_code}) "
-        f"{clip(main_argument(tool), TOOL_CLIP_CHARS)}",
-    )
-    if tool["status"] == "error":
-        _render_error(tool)
-    for c in tool["commits"]:
-        say(f"    commit {c['hash']}")
-
-
-# where an error message starts in a failed call's output (a build prints its banner first)
-_ERROR_LINE = re.compile(
-    r"error|fail|fatal|exception|traceback|panic|cannot|denied|not found|no such", re.IGNORECASE
-)
-
-
-def _render_error(tool: dict[str, Any]) -> None:
-    """The first lines of a failed call's output from where its error starts."""
-    output = "\n".join(p for p in (tool["result"].get("head"), tool["result"].get("tail")) if p)
-    lines = [line for line in output.splitlines() if line.strip()]
-    start = next((i for i, line in enumerate(lines) if _ERROR_LINE.search(line)), 0)
-    shown = lines[start : start + ERROR_LINES]
-    for line in shown:
-        say("    ", styled(clip(line, TOOL_CLIP_CHARS), "red"))
-    if len(shown) < len(lines):
-        rest = len(lines) - len(shown)
-        say("    ", styled(f"… {rest} more lines: --tool {tool['seq']} prints them", "dim"))
-
-
-def _render_whole_tool(tool: dict[str, Any]) -> None:
-    """One tool call as the index holds it: its whole input and output (an output longer
-    than the index keeps is its head and tail, and says so)."""
-    exit_code = "" if tool["exitCode"] is None else f" exit {tool['exitCode']}"
-    say(
-        f"#{tool['seq']} ",
-        styled(tool["name"], "magenta"),
-        f" ({tool['family']}, {tool['status']}{exit_code})",
-    )
-    given = tool.get("input")
-    if given is None or isinstance(given, str):
-        shown = given or tool["command"] or ""
-    else:
-        shown = json.dumps(given, indent=2, ensure_ascii=False)
-    say(styled("input", "bold"))
-    say(shown)
-    result = tool["result"]
-    say(styled("output", "bold"), f" ({result.get('bytes') or 0} bytes)")
-    say(result.get("head") or "")
-    if result.get("truncated"):
-        say(
-            styled(
-                f"… the index keeps the head and tail of this output (sha256 {result['sha256']})",
-                "yellow",
-            )
-        )
-    if result.get("tail"):
-        say(result["tail"])
-    for path in tool["pathsWritten"]:
-        say(f"wrote {path}")
-    for c in tool["commits"]:
-        say(f"commit {c['hash']}")
-
-
-TOOL_CLIP_CHARS = 300
+    render_show(result, whole_tool=whole_tool, limit=limit)
 
 
 def sessions_show(
-    session_key: str = Argument(..., help="A sessionKey from `teamlore sessions list`."),
-    turn: int | None = Option(None, "--turn", "-t", help="Only this turn (1-based)."),
+    session_key: str = SessionKeyArgument,
+    turn: int | None = Option(
+        None, "--turn", "-t", help="Only this turn (1-based), its text uncut."
+    ),
     tool: int | None = Option(
-        None, "--tool", help="Only this tool call of the turn (its #number), printed whole."
+        None,
+        "--tool",
+        help="With --turn: only this tool call of the turn (its #number), printed whole.",
     ),
     start: int = Option(1, "--from", help="First turn of the page (1-based)."),
-    limit: int = Option(SHOW_PAGE_TURNS, "--limit", "-n", help="Turns per page."),
+    limit: int = Option(SHOW_PAGE_TURNS, "--limit", "-n", help="Turns per page (1..10000)."),
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """Show a session's turns, tool uses (with the error of each failed one), exit codes,
@@ -609,7 +498,7 @@ def sessions_show(
         "sessions.show",
         {"session_key": session_key, "turn": turn, "tool": tool, "start": start, "limit": limit},
         fmt,
-        lambda result: _render_show(result, whole_tool=tool is not None),
+        lambda result: _render_show(result, whole_tool=tool is not None, limit=limit),
     )
 
 
@@ -624,7 +513,7 @@ def _render_exclusion(result: dict[str, Any]) -> None:
 
 
 def sessions_exclude(
-    session_key: str = Argument(..., help="A sessionKey from `teamlore sessions list`."),
+    session_key: str = SessionKeyArgument,
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """Keep a session out of extraction: recall, the batch runner and previews skip it."""
@@ -632,7 +521,7 @@ def sessions_exclude(
 
 
 def sessions_include(
-    session_key: str = Argument(..., help="A sessionKey from `teamlore sessions list`."),
+    session_key: str = SessionKeyArgument,
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """Take an excluded session back into extraction."""
@@ -745,11 +634,9 @@ def _render_memory_search(result: dict[str, Any]) -> None:
     elif _meaning_only(result["results"]):
         say(styled("No document holds these words; the nearest by meaning:", "dim"))
     for hit in result["results"]:
-        # three short lines a hit, as `org search` prints them: the text view reads at 80 columns
-        say(
-            styled(hit["id"], "bold"),
-            f"  {hit['type']}, score {hit['score']:.2f}, {matched_by(hit)}",
-        )
+        # short lines a hit, as `org search` prints them: the text view reads at 80 columns;
+        # the path stays whole (copied), the snippet, the document's words, is the terminal's
+        say_titled(hit["id"], f"{hit['type']}, score {hit['score']:.2f}, {matched_by(hit)}")
         say(f"  {hit['path']}")
         say(f"  {hit['snippet']}")
 

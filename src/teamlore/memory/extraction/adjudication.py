@@ -9,7 +9,10 @@ docs/extraction.md "stage"):
    staging the same draft batch again issues a fresh task over the drafts left) — and the same
    `recall-rrf@1` is run again over the current projections: a different result-set digest
    means team memory changed under the task. Either way it is marked `stale` (committed) and
-   refused with `ADJUDICATION_STALE`; a generation change with the same result set is accepted;
+   refused with `ADJUDICATION_STALE` (so is a rerun ranked otherwise than the task: the caller
+   syncs the vectors first with the embedder that staged the drafts, and a hybrid recall falls
+   back to words alone when an approved entry has no vector yet, dedup.py); a generation change
+   with the same result set is accepted;
 3. the host rules (`contracts.adjudication.check_adjudication_result`): every draft decided
    exactly once, targets in the pool, no skip chains or cycles, never a draft of this batch as
    an update/merge target. An invalid result is refused (`ADJUDICATION_INVALID`) and audited;
@@ -55,6 +58,7 @@ from teamlore.memory.extraction import dedup, tasks
 from teamlore.memory.extraction.adjudication_tasks import (
     adjudication_task_document,
     holds_the_drafts,
+    recall_still_holds,
     run_recall,
 )
 from teamlore.memory.extraction.drafts import (
@@ -116,7 +120,7 @@ def submit_adjudication(
             tasks.mark_stale(conn, fresh.task_id, lease_epoch=fresh.lease_epoch)
             raise tasks.CommitThenRaise(_stale(fresh, "drafts-changed", drafts))
         recall = run_recall(conn, owner, drafts)
-        if recall.result_set_digest != task.binding["resultSetDigest"]:
+        if not recall_still_holds(task, recall):
             tasks.mark_stale(conn, fresh.task_id, lease_epoch=fresh.lease_epoch)
             raise tasks.CommitThenRaise(
                 _stale(
@@ -125,6 +129,8 @@ def submit_adjudication(
                     drafts,
                     expectedResultSetDigest=task.binding["resultSetDigest"],
                     actualResultSetDigest=recall.result_set_digest,
+                    expectedRecallAlgorithm=task.binding["recallAlgorithmVersion"],
+                    actualRecallAlgorithm=recall.algorithm,
                 )
             )
         task_document = AdjudicationTask.from_wire(
@@ -171,16 +177,36 @@ def require_complete_approved_projection(conn: sqlite3.Connection, owner: Owner)
     while it was read): deciding store/skip/update/merge against it could miss the very entry
     a draft repeats, so nothing is decided until a complete sync (docs/extraction.md)."""
     row = conn.execute(
-        "SELECT coverage FROM approved_projection WHERE repository_key = ? AND worktree_key = ?",
+        "SELECT coverage, diagnostics_json FROM approved_projection "
+        "WHERE repository_key = ? AND worktree_key = ?",
         (owner.repository_key, owner.worktree_key),
     ).fetchone()
     if row is not None and row[0] == "partial":
+        left_out = orjson.loads(row[1])
+        files = sorted({str(d["file"]) for d in left_out})
+        # staging (and a runner plan's approval) reads the memory again: no sync to run first
+        if not left_out:  # marked partial by a tree that changed while it was read
+            what = "the memory files changed while they were read; try again"
+            remedy = "Try again once nothing edits the memory files."
+        else:
+            what = f"{_named(left_out)}; fix it as `teamlore memory lint` says, then try again"
+            remedy = f"Fix {files[0]} as `teamlore memory lint` says, then try again."
+            if len(files) > 1:
+                remedy = "Fix each file it names as `teamlore memory lint` says, then try again."
         raise errors.TeamloreError(
             errors.APPROVED_PROJECTION_PARTIAL,
-            "the approved memory of this worktree was read only in part; `teamlore memory "
-            "status` names the files, fix them, then stage the adjudication again",
+            f"the approved memory of this worktree was read only in part: {what}",
             coverage="partial",
-        )
+            files=files,
+        ).advising(remedy)
+
+
+def _named(left_out: list[dict[str, Any]]) -> str:
+    """The files the projection left out, each with why (`….md (slug.scene-name: …)`), at
+    most 3 (`memory status` names every one)."""
+    named = [f"{d['file']} ({d['code']}: {d['why']})" for d in left_out[:3]]
+    more = f" and {len(left_out) - 3} more (`teamlore memory status` names them)"
+    return "; ".join(named) + (more if len(left_out) > 3 else "")
 
 
 def refuse_consuming_planned_candidates(

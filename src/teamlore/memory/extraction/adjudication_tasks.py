@@ -48,6 +48,16 @@ def holds_the_drafts(task: Task, drafts: Sequence[DraftRow]) -> bool:
     return bool(drafts) and task.binding["draftBatchDigest"] == draft_batch_digest(drafts)
 
 
+def recall_still_holds(task: Task, recall: dedup.RecallResult) -> bool:
+    """Whether the recall run now is the one the adjudication task was issued with: the same
+    result set, ranked by the same algorithm (a hybrid task's rerun falls back to words alone
+    when an approved entry has no vector yet, dedup.py; the two may agree on the set)."""
+    return bool(
+        recall.result_set_digest == task.binding["resultSetDigest"]
+        and recall.algorithm == task.binding["recallAlgorithmVersion"]
+    )
+
+
 def adjudication_binding(
     conn: sqlite3.Connection, owner: Owner, drafts: Sequence[DraftRow], recall: dedup.RecallResult
 ) -> dict[str, Any]:
@@ -179,7 +189,7 @@ def live_adjudication_task(
         live
         and current is not None
         and holds_the_drafts(current, drafts)
-        and (recall.result_set_digest == current.binding["resultSetDigest"])
+        and recall_still_holds(current, recall)
     ):
         return adjudication_task_document(current.task_id, current.binding, drafts, recall)
     submitted = [

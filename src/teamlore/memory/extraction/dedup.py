@@ -16,19 +16,23 @@ Per draft (docs/extraction.md "stage: drafts, dedup, adjudication"):
    ties broken by (sourceKind, id); top k (5) with final ranks 1..k.
 
 `recall-hybrid-rrf@2` (docs/hybrid-search.md) adds two embedding rankings per draft when every
-draft has a stored vector (`candidate_vectors`, written when it was staged) of one space: the
-owner's approved entries (`approved_vectors`) and the other live entry candidates with a vector
-in that space, each by cosine similarity to the draft's vector, top 3×k at cosine ≥ 0.1. The
-four lists are fused as memory search fuses its two (`core.fusion`, docs/hybrid-search.md
-"Fusion"): a vector hit adds `VECTOR_WEIGHT / (RRF_K + rank)`, a BM25 hit adds
+draft has a stored vector (`candidate_vectors`, written when it was staged) of one space and
+every approved entry of the owner has one of its current content in that space (an entry a pull
+brought in before its vector was synced would be missed by meaning): the owner's approved
+entries (`approved_vectors`) and the other live entry candidates with a vector in that space,
+each by cosine similarity to the draft's vector, top 3×k at cosine ≥ 0.1. The four lists are
+fused as memory search fuses its two (`core.fusion`, docs/hybrid-search.md "Fusion"): a vector
+hit adds `VECTOR_WEIGHT / (RRF_K + rank)`, a BM25 hit adds
 `LEXICAL_WEIGHT · share² / (RRF_K + rank)`, where `share` is the part of the draft's query terms
 the hit's indexed text holds. A draft that says the same thing in other words is then recalled
 although it shares no selective term, and entries that share two incidental words of a long
 draft do not push it out (`recall-hybrid-rrf@1` fused all four lists unweighted at k = 60, so
 any entry in both a BM25 and an embedding list outranked the nearest embedding alone). The
 recall reads stored vectors only, so the rerun at submit time gives the same result set on the
-same database; without vectors (lexical search asked for, embeddings off or unavailable) it is
-`recall-rrf@1` exactly.
+same database (the submit syncs the vectors first with the embedder that staged the drafts,
+`ops.memory.vectors.adjudication_vectors`, so an entry pulled since counts); without vectors
+(lexical search asked for, embeddings off or unavailable, an approved entry not embedded yet)
+it is `recall-rrf@1` exactly.
 
 The corpora's raw BM25 scores and similarities are never compared. The result carries both
 projections' provenance, the recall query digest, the result-set digest over every draft's
@@ -403,6 +407,8 @@ class _DraftVectors:
         if len(rows) != len({d.candidate_id for d in drafts}) or len(spaces) != 1:
             return None
         space = spaces.pop()
+        if _approved_without_vector(conn, owner, space):
+            return None
         candidates = conn.execute(
             "SELECT v.candidate_id, v.vector FROM candidate_vectors AS v "
             "JOIN candidates AS c ON c.candidate_id = v.candidate_id "
@@ -434,6 +440,22 @@ class _DraftVectors:
             _items_by_id(conn, "approved", [i for i, _ in approved]),
             _items_by_id(conn, "candidate", [self.candidate_ids[i] for i, _ in similar]),
         )
+
+
+def _approved_without_vector(conn: sqlite3.Connection, owner: tuple[str, str], space: str) -> bool:
+    """Whether an approved entry of the owner has no vector of its current content in `space`
+    (one a `git pull` or an edit brought in since the vectors were synced): the embedding
+    ranking would not see it, so the recall is lexical (`recall-rrf@1`) rather than blind to it
+    (the submit's rerun then differs from a hybrid task's: ADJUDICATION_STALE)."""
+    row = conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM approved_entries AS e LEFT JOIN approved_vectors AS v "
+        "ON v.repository_key = e.repository_key AND v.worktree_key = e.worktree_key "
+        "AND v.kind = e.kind AND v.entry_id = e.entry_id AND v.content_digest = e.content_digest "
+        "AND v.space = ? WHERE e.repository_key = ? AND e.worktree_key = ? AND e.kind = 'entry' "
+        "AND e.status = 'approved' AND v.entry_id IS NULL)",
+        (space, *owner),
+    ).fetchone()
+    return bool(row[0])
 
 
 def _items_by_id(conn: sqlite3.Connection, kind: SourceKind, keys: Sequence[Any]) -> list[PoolItem]:

@@ -72,7 +72,6 @@ from teamlore.memory.extraction.prompts.extraction import (
 )
 from teamlore.memory.extraction.scene_index import scene_index_summary
 from teamlore.memory.extraction.selection import (
-    MIN_SESSION_TURNS,
     SCORING_RECIPE,
     SelectedTurn,
     Selection,
@@ -80,7 +79,9 @@ from teamlore.memory.extraction.selection import (
     ToolRow,
     excluded_matches,
     load_turns,
+    recall_note,
     select_turns,
+    why_nothing,
 )
 from teamlore.memory.extraction.transcript import escape_text, serialize_transcript
 from teamlore.memory.extraction.typed_facts import offer_typed_facts
@@ -644,55 +645,22 @@ def recall(
             "rules": list(GUIDANCE_RULES),
             "draftShape": DRAFT_SHAPE,
         },
-        "note": _note(selection, len(built), len(sources), len(deferred))
-        + (
-            ""
+        "note": recall_note(
+            selection,
+            len(built),
+            len(sources),
+            len(deferred),
+            why_nothing=""
             if built
-            else _why_nothing(
+            else why_nothing(
+                index_conn,
                 selection,
                 sessions_json,
                 excluded_matches(index_conn, identity, request, excluded),
-            )
+                request["window"],
+            ),
         ),
     }
-
-
-def _note(selection: Selection, chunks: int, returned: int, deferred: int) -> str:
-    if selection.matched_turns == 0:
-        return "No sealed turns of this worktree match the request; nothing to extract."
-    if chunks == 0:
-        return (
-            f"Turns matching: {selection.matched_turns}, but no session has enough of them "
-            "or every matching turn was already extracted."
-        )
-    extra = f"; {deferred} more come back after these are staged" if deferred else ""
-    return f"{returned} of {chunks} chunks returned{extra}."
-
-
-# Sessions named when nothing was extracted: enough to see why, bounded for a terminal
-MAX_SESSIONS_NAMED = 10
-
-
-def _why_nothing(
-    selection: Selection, sessions_json: list[dict[str, Any]], excluded: list[str]
-) -> str:
-    """` Sessions considered: KEY (why), …`: each session the request reached and why it gave
-    no chunk, by session key only (docs/extraction.md)."""
-    reasons = [
-        (r["sessionKey"], f"{r['turns']} matching turns, fewer than {MIN_SESSION_TURNS}")
-        for r in selection.rejected
-    ]
-    reasons += [
-        (s["sessionKey"], "every matching turn already extracted")
-        for s in sessions_json
-        if s["chunks"] == 0
-    ]
-    reasons += [(key, "excluded from extraction") for key in excluded]
-    if not reasons:
-        return ""
-    named = "; ".join(f"{key} ({why})" for key, why in sorted(reasons)[:MAX_SESSIONS_NAMED])
-    more = len(reasons) - MAX_SESSIONS_NAMED
-    return f" Sessions considered: {named}" + (f"; and {more} more." if more > 0 else ".")
 
 
 # -- rebinding (for stage) --------------------------------------------------------------------

@@ -617,3 +617,100 @@ def score_session(session: SessionSelection) -> None:
 
 def payload_sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+# -- the recall note ---------------------------------------------------------------------------
+# How many chunks came back, and when none did, why each session the request reached gave none
+# (docs/extraction.md, "recall"). A session with fewer than MIN_SESSION_TURNS matching turns is
+# named with its count, and with the open last turn it may be waiting for: the last turn of a
+# session stays open (unsealed) until the user's next prompt or the client's end-of-turn record
+# (docs/sessions.md), so a session that ended with a full answer months ago can be a turn short.
+
+
+# Sessions named when nothing was extracted: enough to see why, bounded for a terminal
+MAX_SESSIONS_NAMED = 10
+
+
+def recall_note(
+    selection: Selection,
+    chunks: int,
+    returned: int,
+    deferred: int,
+    *,
+    why_nothing: str = "",
+) -> str:
+    """The note; `why_nothing`: `why_nothing(...)` when no chunk was built."""
+    if selection.matched_turns == 0:
+        return (
+            "No sealed turns of this worktree match the request; nothing to extract." + why_nothing
+        )
+    if chunks == 0:
+        return (
+            f"Turns matching: {selection.matched_turns}, but no session has enough of them "
+            "or every matching turn was already extracted." + why_nothing
+        )
+    extra = f"; {deferred} more come back after these are staged" if deferred else ""
+    return f"{returned} of {chunks} chunks returned{extra}."
+
+
+def why_nothing(
+    index_conn: sqlite3.Connection,
+    selection: Selection,
+    sessions_json: list[dict[str, Any]],
+    excluded: list[str],
+    window: dict[str, str],
+) -> str:
+    """` Sessions considered: KEY (why), …`: each session the request reached and why it gave
+    no chunk, by session key only (docs/extraction.md)."""
+    open_last = _open_last_turns(index_conn, [r["sessionKey"] for r in selection.rejected], window)
+    reasons = [
+        (
+            r["sessionKey"],
+            f"{r['turns']} matching turn{'' if r['turns'] == 1 else 's'},"
+            f" fewer than {MIN_SESSION_TURNS}"
+            + ("; its last turn is still open" if r["sessionKey"] in open_last else ""),
+        )
+        for r in selection.rejected
+    ]
+    reasons += [
+        (s["sessionKey"], "every matching turn already extracted")
+        for s in sessions_json
+        if s["chunks"] == 0
+    ]
+    reasons += [(key, "excluded from extraction") for key in excluded]
+    if not reasons:
+        return ""
+    named = "; ".join(f"{key} ({why})" for key, why in sorted(reasons)[:MAX_SESSIONS_NAMED])
+    more = len(reasons) - MAX_SESSIONS_NAMED
+    return f" Sessions considered: {named}" + (f"; and {more} more." if more > 0 else ".")
+
+
+def _open_last_turns(
+    conn: sqlite3.Connection, session_keys: list[str], window: dict[str, str]
+) -> set[str]:
+    """Those of `session_keys` whose last turn is open and started inside the request's window
+    (`after` inclusive, `before` exclusive): the turn recall left out, which would have counted
+    once sealed."""
+    if not session_keys:
+        return set()
+    marks = ", ".join("?" * len(session_keys))
+    rows = conn.execute(
+        "SELECT s.session_key, t.sealed, coalesce(t.started_at, t.ended_at, s.started_at) AS at"
+        " FROM sessions s JOIN turns t ON t.session_id = s.id"
+        f" WHERE s.session_key IN ({marks})"
+        " AND t.ordinal = (SELECT max(ordinal) FROM turns WHERE session_id = s.id)",
+        session_keys,
+    ).fetchall()
+    return {
+        str(key)
+        for key, sealed, at in rows
+        if not sealed and at and window["after"] <= _instant(at) < window["before"]
+    }
+
+
+def _instant(raw: str) -> str:
+    """A turn's time in the window's canonical form (as selection compares them)."""
+    try:
+        return parse_instant(raw)
+    except ValueError:
+        return ""

@@ -41,6 +41,7 @@ from teamlore.memory.extraction.adjudication_tasks import (
     holds_the_drafts,
     issue_adjudication_task,
     recall_comparison,
+    recall_still_holds,
     run_recall,
 )
 from teamlore.memory.extraction.drafts import (
@@ -217,7 +218,7 @@ def _replayed(
     if current.status != "stale":
         if holds_the_drafts(current, drafts):
             recall = run_recall(conn, owner, drafts)
-            if recall.result_set_digest == current.binding["resultSetDigest"]:
+            if recall_still_holds(current, recall):
                 if current.task_id == outcome["adjudicationTaskId"]:
                     return {**outcome, "idempotent": True}
                 document = adjudication_task_document(

@@ -550,11 +550,28 @@ def load_scene(data: bytes | str, path: str) -> Scene:
         first_line=1,
     )
     name = _file_name(path).removesuffix(".md")
+    if not is_scene_name(name):
+        raise _scene_file_misnamed(path, name)
     body = "\n".join(lines[end + 1 :])
     try:
         return Scene.model_validate({**fields, "name": name, "body": body})
     except ValidationError as exc:
         _raise_invalid(exc, path=path, field_lines=field_lines, default_line=end + 2)
+
+
+def _scene_file_misnamed(path: str, name: str) -> MemoryFormatError:
+    """A scene is named by its file (it has no `name` field): an old-style file name
+    (`scenes/db_migrations.md`) is refused with the rename that fixes it, on no line."""
+    fixed = re.sub(r"[\W_]+", "-", name.lower()).strip("-")[:64].rstrip("-")
+    parent = PurePosixPath(path.replace("\\", "/")).parent
+    rename = f"`git mv {path} {parent / fixed}.md`" if is_scene_name(fixed) else "`git mv`"
+    also = f" and write `scene: {fixed}` in the entries naming it" if is_scene_name(fixed) else ""
+    return MemoryFormatError(
+        f"the file name makes the scene name {name!r}, and a scene is named by {SCENE_NAME_RULE}; "
+        f"rename the file ({rename}){also}",
+        reason="slug.scene-name",
+        file=path,
+    )
 
 
 def dump_scene(scene: Scene) -> bytes:

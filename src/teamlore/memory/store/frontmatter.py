@@ -458,3 +458,43 @@ def serialize(
     lines = format_fields(fields, order=order, always_quote=always_quote)
     header = "".join(line + "\n" for line in lines)
     return f"{FENCE}\n{header}{FENCE}\n{body}"
+
+
+# --- the canonical form, as lint compares a file with it ---------------------------------------
+
+
+_SHOWN = 100  # the characters of a line `non_canonical` quotes
+
+
+def non_canonical(text: str, canonical: str) -> tuple[int, str]:
+    """Where a valid memory file differs from the canonical form the writer makes, and how to
+    write it (lint's `format.non-canonical`): (line, message) of the first line that differs,
+    with the line as the writer writes it. A hand-merged `occurred: ["2026-04-26", "2026-05-11"]`
+    reads the same as the writer's `occurred: ["2026-04-26","2026-05-11"]`, but the next rewrite
+    of the file (a promotion that updates the entry) changes the line in the diff a reviewer
+    reads."""
+    from teamlore.core.secrets import scrub
+
+    lines, wanted = text.split("\n"), canonical.split("\n")
+    line = next(
+        (n for n, (have, want) in enumerate(zip(lines, wanted, strict=False), 1) if have != want),
+        min(len(lines), len(wanted)) + 1,
+    )
+    have = lines[line - 1] if line <= len(lines) else None
+    want = wanted[line - 1] if line <= len(wanted) else None
+    if want is None:
+        fix = "the writer ends the file before this line: delete it and the lines after it"
+    elif have is None:
+        fix = f"the writer ends the file with `{_shown(want)}`: add it"
+    else:
+        fix = f"the writer writes this line as `{_shown(want)}`: edit it so"
+    message = (
+        f"valid, but not in the canonical form: {fix} (no command rewrites it; JSON values "
+        "have no space after `,` or `:`, and the fields keep the order docs/memory.md shows), "
+        "or the next rewrite of the file (a promotion) changes it"
+    )
+    return min(line, max(len(lines), 1)), scrub(message)
+
+
+def _shown(line: str) -> str:
+    return line if len(line) <= _SHOWN else line[: _SHOWN - 1] + "…"

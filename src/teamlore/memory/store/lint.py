@@ -54,6 +54,7 @@ from teamlore.memory.store.frontmatter import (
     MemoryFormatError,
     decode_text,
     line_of,
+    non_canonical,
     split_frontmatter,
 )
 from teamlore.memory.store.slugs import slug_problem
@@ -322,15 +323,8 @@ def _lint_loaded(
             if isinstance(document, docs.Entry) and document.scene is not None:
                 findings.extend(_scene_name_findings(document.scene, text, path))
             if canonical is not None and canonical != text.encode("utf-8"):
-                findings.append(
-                    Finding(
-                        rule="format.non-canonical",
-                        severity="warn",
-                        file=path,
-                        line=0,
-                        message="valid, but not in canonical form (a rewrite would change it)",
-                    )
-                )
+                at, why = non_canonical(text, canonical.decode("utf-8"))
+                findings.append(_finding("format.non-canonical", "warn", path, why, at))
             for code in unknown:
                 findings.append(
                     Finding(

@@ -581,7 +581,13 @@ def open_state_db(home: Path | None = None, *, for_read: bool = False) -> sqlite
     `for_read`, a full disk or a read-only state dir gives the existing database read-only
     (`db.connect_for_read`)."""
     path = state_db_path(home)
-    conn = db.connect_for_read(path, MIGRATIONS) if for_read else db.connect(path, MIGRATIONS)
+    # what it holds (candidates, plans, the promotion journal) nothing can make again: a copy is
+    # kept before an upgrade migrates it (docs/architecture.md, "Upgrading and going back")
+    conn = (
+        db.connect_for_read(path, MIGRATIONS, keep_copy=True)
+        if for_read
+        else db.connect(path, MIGRATIONS, keep_copy=True)
+    )
     if db.is_read_only(conn):
         if memory_state_uuid_or_none(conn) is None:
             conn.close()

@@ -65,7 +65,7 @@ from teamlore.ops.integrations import state_checks as state
 from teamlore.ops.integrations.assemble_preview import assemble_folder, preview_assemble
 from teamlore.ops.integrations.mcp_config import McpConfigRequest, _Plan
 from teamlore.ops.integrations.session_brief import worktree_root
-from teamlore.ops.registry import REGISTRY, OpContext, load_operations, operation
+from teamlore.ops.registry import REGISTRY, OpContext, operation
 from teamlore.org.tokens import refuse_credentials_in_url
 
 ClientChoice = Literal["claude", "codex", "pi", "all"]
@@ -618,7 +618,8 @@ def _unused_client_check(client: str) -> doctor_checks.Check:
 )
 def doctor(ctx: OpContext, request: DoctorRequest) -> dict[str, Any]:
     """Check CLIs, installed entries, servers, hooks, index freshness and the state dir"""
-    load_operations()
+    # no `load_operations`: `REGISTRY.get` imports the one module an operation needs, and the
+    # expected MCP entries list their launch's tools only (`load_capabilities`)
     home = ctx.home if ctx.home is not None else state_dir_path()
     manifest, intent, damaged = doctor_checks.integrations_state(home)
     names = [request.client] if request.client != "all" else _doctor_clients(manifest)

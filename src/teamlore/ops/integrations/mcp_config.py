@@ -47,7 +47,7 @@ from teamlore.ops.personal.memory import launch_contexts
 from teamlore.ops.registry import (
     Capability,
     OpContext,
-    load_operations,
+    load_capabilities,
     operation,
 )
 from teamlore.personal.config import load_personal_settings_readonly
@@ -239,7 +239,8 @@ class _Plan:
         return str(path)
 
     def _tools(self) -> tuple[list[str], list[str]]:
-        registry = load_operations()
+        # its launch's modules only (a doctor checking an entry imported every operation's)
+        registry = load_capabilities(*self.capabilities)
         tools: dict[str, bool] = {}
         for capability in self.capabilities:
             for op in registry.for_capability(capability):

@@ -55,6 +55,7 @@ def memory_assemble(ctx: OpContext, request: AssembleRequest) -> dict[str, Any]:
     """Write the team memory block into CLAUDE.md/AGENTS.md and project the team's Skills."""
     from teamlore.core.paths import resolve_home
     from teamlore.memory.assemble import assemble, check
+    from teamlore.memory.interrupted import refuse_if_interrupted
     from teamlore.ops.owner import resolve_owner
     from teamlore.repo.ignored import ignored_by_git
 
@@ -63,6 +64,8 @@ def memory_assemble(ctx: OpContext, request: AssembleRequest) -> dict[str, Any]:
             errors.INVALID_ARGUMENT, "check writes nothing: give check or repair, not both"
         )
     identity = resolve_owner(ctx)
+    # a promotion a kill left half applied: finished first, never assembled from
+    refuse_if_interrupted(ctx.home, identity.repository_key, identity.worktree_key)
     home = resolve_home(ctx.home)
     if request.check:
         return check(

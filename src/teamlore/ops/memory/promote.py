@@ -24,6 +24,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from teamlore.contracts.formats import HEX64_PATTERN, UUID4_PATTERN
+from teamlore.core import errors
 from teamlore.ops.registry import OpContext, operation
 
 # New files are untracked, so plain `git diff` prints nothing for them: the note names
@@ -75,19 +76,70 @@ def memory_promote(ctx: OpContext, request: PromoteRequest) -> dict[str, Any]:
     from teamlore.repo.ignored import ignored_by_git
 
     load_candidate_kinds()
-    with open_owner(ctx) as owner:
-        outcome = promote(
-            owner.state,
-            request.plan_id,
-            identity=owner.identity,
-            home=ctx.home,
-            plan_digest=request.plan_digest,
-        )
+    try:
+        with open_owner(ctx) as owner:
+            outcome = promote(
+                owner.state,
+                request.plan_id,
+                identity=owner.identity,
+                home=ctx.home,
+                plan_digest=request.plan_digest,
+            )
+    except errors.TeamloreError as refusal:
+        if refusal.code == errors.PROMOTION_TARGET_DRIFT.code:
+            raise _the_step_that_works(ctx, refusal, request.plan_id) from None
+        raise
     result: dict[str, Any] = outcome.model_dump(mode="json", by_alias=True)
     result["git"] = GIT_NOTE
     written = [f.target_path for f in outcome.files if f.operation == "write"]
     result["ignoredByGit"] = ignored_by_git(owner.identity.worktree_root, written)
     return result
+
+
+def _the_step_that_works(
+    ctx: OpContext, refusal: errors.TeamloreError, plan_id: str
+) -> errors.TeamloreError:
+    """A plan voided because a target file changed: when the file is one a candidate of the
+    plan updates, reviewing again only leads to that candidate's own refusal (`TARGET_DRIFT`:
+    discard it and extract it again), so the refusal says that step at once; otherwise it is
+    left as it is (review again and prepare a new plan)."""
+    from teamlore.memory.promotion.stored_plan import load_plan
+    from teamlore.ops.memory.review import (
+        FROM_TURNS,
+        left_out_of_a_plan,
+        review_everything,
+        short_candidate_id,
+    )
+    from teamlore.ops.owner import open_owner
+
+    try:
+        with open_owner(ctx, for_read=True) as owner:
+            held = set(load_plan(owner.state, plan_id).plan.candidate_ids)
+        stuck = [
+            out
+            for kind in FROM_TURNS
+            for item in review_everything(ctx, kind)["items"]
+            if item["candidateId"] in held
+            and (out := left_out_of_a_plan(item)) is not None
+            and out["next"].endswith(" --extract-again")
+        ]
+    except errors.TeamloreError:  # what review refuses now (a target no longer parses, …)
+        return refusal  # the drift is still what to report
+    if not stuck:
+        return refusal
+    said = "; ".join(f"{short_candidate_id(out['candidateId'])}: {out['why']}" for out in stuck)
+    command = stuck[0]["next"] if len(stuck) == 1 else "teamlore memory discard --candidate ID"
+    again = "" if len(stuck) == 1 else " --extract-again"
+    voided = refusal.message.removesuffix(", review and prepare again")  # it will not do
+    one = len(stuck) == 1
+    message = (
+        f"{voided}; {said}, so {'it' if one else 'each'} cannot be promoted as it is: discard "
+        f"{'it' if one else 'each'} and extract it again (`{command}{again}`)"
+    )
+    details = {**refusal.details, "candidateIds": [o["candidateId"] for o in stuck]}
+    return errors.TeamloreError(refusal.error, message, **details).advising(
+        f"Discard it with `{command}{again}`, then recall."
+    )
 
 
 def current_plan_states(ctx: OpContext) -> dict[str, dict[str, Any]]:

@@ -172,13 +172,18 @@ def left_out_of_a_plan(item: dict[str, Any]) -> dict[str, str] | None:
     rules = sorted({str(f["rule"]) for f in item.get("lintFindings") or []})
     lint = [rule for rule in rules if "." in rule]  # a lint rule; else a code (TARGET_DRIFT)
     code = errors.LINT_BLOCKED.code if lint or not rules else rules[0]
-    return {
+    out = {
         "candidateId": item["candidateId"],
         "code": code,
         "why": f"blocked by lint ({', '.join(lint)})" if lint else _problem(item),
         # the lesson is right, what it updates moved: its turns go back to be extracted
         "next": f"{discard} --extract-again" if code in _EXTRACT_AGAIN else discard,
     }
+    if code == errors.LINT_BLOCKED.code and item.get("kind") in FROM_TURNS:
+        # a plain discard drops the lesson with it (its turns stay extracted); one drafted
+        # against an older rule (a scene named `Release_Notes`) is right: its turns go back
+        out["extractAgain"] = f"{discard} --extract-again"
+    return out
 
 
 def _effect_on(target: dict[str, Any], files: dict[str, Any], result_id: str) -> str:
@@ -694,11 +699,15 @@ def _refuse(items: list[dict[str, Any]], left_out: list[dict[str, str]], *, chos
         message = f"{first['candidateId']}: {_problem(by_id[first['candidateId']])}"
         details = {"candidateId": first["candidateId"]}
     again = " --extract-again" if error.code in _EXTRACT_AGAIN else ""
+    keep = error is errors.LINT_BLOCKED and all("extractAgain" in o for o in lead)
     # one candidate to extract again: its id in the command, runnable as written
-    named_id = short_candidate_id(first["candidateId"]) if again and len(lead) == 1 else "ID"
+    single = (again or keep) and len(lead) == 1
+    named_id = short_candidate_id(first["candidateId"]) if single else "ID"
     command = f"teamlore memory discard --candidate {named_id}{again}"
     message += f"; discard it (`{command}`)"
-    message += " or leave it out of --candidate" if chosen else ""
+    if keep:  # a plain discard drops its lesson: say what keeps it
+        message += f", or keep its lesson: `{command} --extract-again` extracts it again"
+    message += f"{',' if keep else ''} or leave it out of --candidate" if chosen else ""
     message += ", then synthesize again" if error is errors.CONSOLIDATION_DRIFT else ""
     others = [o for o in left_out if o not in lead]
     if others:
@@ -707,6 +716,11 @@ def _refuse(items: list[dict[str, Any]], left_out: list[dict[str, str]], *, chos
     refusal = errors.TeamloreError(error, message, **details, leftOut=left_out)
     if again and len(lead) == 1:  # the remedy's line names no candidate
         refusal.advising(f"Discard it with `{command}`, then recall.")
+    elif keep:
+        refusal.advising(
+            f"Discard it with `{command} --extract-again` to keep its lesson (its turns are "
+            "extracted again; without --extract-again it is dropped), then recall."
+        )
     raise refusal
 
 

@@ -115,10 +115,12 @@ def _stage_drafts(ctx: OpContext, document: dict[str, Any]) -> dict[str, Any]:
 def _stage_adjudication(ctx: OpContext, document: dict[str, Any]) -> dict[str, Any]:
     from teamlore.memory.extraction.adjudication import submit_adjudication
     from teamlore.memory.extraction.tasks import Owner
+    from teamlore.ops.memory.vectors import adjudication_vectors
     from teamlore.ops.owner import open_owner
 
     with open_owner(ctx, sessions=True) as stores:
         stores.sync_projection()
+        adjudication_vectors(ctx, stores, document)  # the rerun ranks as the task did
         owner = Owner(stores.identity.repository_key, stores.identity.worktree_key)
         return submit_adjudication(stores.state, document, owner=owner)
 

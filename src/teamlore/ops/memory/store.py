@@ -129,6 +129,15 @@ def _recover_promotions(ctx: OpContext, owner: OwnerContext) -> dict[str, Any]:
     return {"interrupted": interrupted, "resumed": resumed, "next": None}
 
 
+def interrupted_promotion_note(plan_id: str) -> str | None:
+    """What a `memory promote` stopped by Ctrl-C left, for the person at the terminal: the plan
+    half applied and the command that finishes it (memory/interrupted.py); None when it wrote
+    nothing yet."""
+    from teamlore.memory.interrupted import interrupted_note
+
+    return interrupted_note(None, plan_id)
+
+
 class LintRequest(_Strict):
     paths: list[str] = Field(
         default_factory=list, description="Files or folders to lint; default: the tree."
@@ -153,15 +162,24 @@ def _lint_root(ctx: OpContext) -> Path:
 @operation("memory.lint", input_model=LintRequest, side_effect="read")
 def memory_lint(ctx: OpContext, request: LintRequest) -> dict[str, Any]:
     """Lint the memory tree (or the given files) for secrets, private references and format."""
+    from teamlore.memory.assembled import with_assembled_conflicts
     from teamlore.memory.deprecations import with_deprecation_findings
+    from teamlore.memory.interrupted import with_interrupted_promotions
     from teamlore.memory.store.lint import lint_paths, lint_tree
 
     if request.paths:
         paths = [p if p.is_absolute() else ctx.cwd / p for p in map(Path, request.paths)]
         report = lint_paths(_lint_root(ctx), paths)
     else:
-        root = resolve_owner(ctx).worktree_root
+        identity = resolve_owner(ctx)
+        root = identity.worktree_root
         report = with_deprecation_findings(lint_tree(root, progress=ctx.progress), root)
+        # CLAUDE.md, AGENTS.md and the Skill copies a merge left conflicted (every agent reads them)
+        report = with_assembled_conflicts(report, root)
+        # a promotion a kill left half applied (memory/interrupted.py)
+        report = with_interrupted_promotions(
+            report, ctx.home, identity.repository_key, identity.worktree_key
+        )
     result: dict[str, Any] = report.model_dump(mode="json", by_alias=True)
     result["blocked"] = report.blocked
     return result

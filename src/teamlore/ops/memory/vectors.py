@@ -100,3 +100,21 @@ def recall_embedder(ctx: OpContext, owner: OwnerContext) -> Embedder | None:
     except errors.TeamloreError:
         return None
     return embedder
+
+
+def adjudication_vectors(ctx: OpContext, owner: OwnerContext, document: object) -> None:
+    """Before an adjudication result is checked (its recall rerun, which reads stored vectors
+    only): when the task it answers was ranked with embeddings (`recall-hybrid-rrf@2`), the
+    owner's approved and candidate vectors brought up to date by the embedder that staged the
+    drafts (`recall_embedder`), so the rerun ranks as the task did over what the team knows now
+    (an entry a `git pull` brought in, alike only in meaning, included). A task ranked by words
+    alone is rerun by words alone: nothing is embedded, no model loads."""
+    from teamlore.memory.extraction.dedup import RECALL_HYBRID_VERSION
+    from teamlore.memory.extraction.tasks import find_task
+
+    task_id = document.get("taskId") if isinstance(document, dict) else None
+    task = find_task(owner.state, task_id) if isinstance(task_id, str) else None
+    if task is None or task.kind != "adjudication" or task.status not in ("pending", "claimed"):
+        return  # a replay answers with the recorded outcome; an ended task is refused
+    if task.binding.get("recallAlgorithmVersion") == RECALL_HYBRID_VERSION:
+        recall_embedder(ctx, owner)

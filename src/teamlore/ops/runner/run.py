@@ -216,7 +216,7 @@ def _stage(stores: Any, ctx: OpContext, kind: str, document: dict[str, Any]) -> 
     from teamlore.memory.extraction.adjudication import submit_adjudication
     from teamlore.memory.extraction.staging import RecallTaskSources, stage_draft_batch
     from teamlore.ops.memory.stage import SYNC_LOCK_WAIT_SECONDS
-    from teamlore.ops.memory.vectors import recall_embedder
+    from teamlore.ops.memory.vectors import adjudication_vectors, recall_embedder
     from teamlore.ops.sessions.index import SYNC_LOCK
 
     owner = memory_owner(stores.identity)
@@ -238,6 +238,7 @@ def _stage(stores: Any, ctx: OpContext, kind: str, document: dict[str, Any]) -> 
             from teamlore.memory.consolidation.staging import stage_patch
 
             return stage_patch(stores.state, document, identity=stores.identity)
+        adjudication_vectors(ctx, stores, document)  # the rerun ranks as the task did
         return submit_adjudication(stores.state, document, owner=owner)
     except errors.TeamloreError as err:
         if err.code in _REJECTED_STAGE_CODES:

@@ -55,17 +55,43 @@ def adjudication_waiting(home: Any, conn: Any, identity: Any) -> dict[str, Any] 
             continue  # its approval would refuse with RUNNER_PLAN_MISMATCH
         plans.append(plan_file.digest)
         uncovered -= set(ids)
-    if uncovered:
+    staged = _staged_by_an_agent(conn, uncovered)
+    if uncovered - staged:
         next_step = (
             "teamlore memory extract --runner … --since … --until … (plans the adjudication "
             "of the drafts that wait along with its extractions)"
         )
+    elif staged:  # the agent path: its batch, staged again, gives the adjudication task
+        next_step = STAGE_AGAIN
     else:
         next_step = "teamlore memory extract --approve-plan " + plans[0]
-    drafts = {task_id: len(load_drafts(conn, task_id)) for task_id in waiting}
+    drafts = {task_id: load_drafts(conn, task_id) for task_id in waiting}
     return {
-        "drafts": sum(drafts.values()),
+        "drafts": sum(len(d) for d in drafts.values()),
         "plans": plans,
-        "unplannedDrafts": sum(drafts[task_id] for task_id in uncovered),
+        "unplannedDrafts": sum(len(drafts[task_id]) for task_id in uncovered),
+        # of those, the drafts an agent staged (`memory stage`), which no runner extracted
+        "stagedDraftIds": [d.candidate_id for t in sorted(staged) for d in drafts[t]],
         "next": next_step,
+    }
+
+
+# what moves on drafts an agent staged (`memory stage`) that wait: ADJUDICATION_STALE's step
+STAGE_AGAIN = (
+    "stage the same draft batch again (`teamlore memory stage --request FILE`, or the MCP tool "
+    "threadshare_memory_stage): it answers with the adjudication task to decide; or discard "
+    "the drafts (`teamlore memory discard --candidate ID`)"
+)
+
+
+def _staged_by_an_agent(conn: Any, task_ids: set[str]) -> set[str]:
+    """The extraction tasks an agent staged through `memory stage`: no runner plan was
+    authorized to extract them (the runner records the plan that ran each task it extracts)."""
+    return {
+        task_id
+        for task_id in task_ids
+        if conn.execute(
+            "SELECT 1 FROM tasks WHERE task_id = ? AND authorization_plan_digest IS NULL",
+            (task_id,),
+        ).fetchone()
     }

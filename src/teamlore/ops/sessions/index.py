@@ -28,6 +28,7 @@ from teamlore.sessions.index_health import (
     index_errors,
     open_index_for_read,
     open_index_for_sync,
+    stops_at,
 )
 from teamlore.sessions.providers import PROVIDERS, Source, default_roots, get_adapter
 
@@ -54,6 +55,8 @@ def _known_providers(names: list[str]) -> list[str]:
 
 class SyncRequest(PlainRequest):
     """`sync`'s request."""
+
+    cli_words = True  # a CLI-only command (ops/plain_request.py)
 
     sources: list[str] = param(default_factory=list, description="PROVIDER=PATH; replaces defaults")
     providers: list[str] = param(
@@ -177,6 +180,30 @@ def _register_repository(conn: sqlite3.Connection, raw: str, home: Path | None) 
     }
 
 
+def _restore_registered(conn: sqlite3.Connection, home: Path | None) -> list[str]:
+    """Register again the worktrees config.toml lists that the index does not hold (a rebuilt
+    index starts empty; config.toml is where registrations last): the names of those restored.
+    One whose folder is gone or now holds another worktree stays in config.toml only, as
+    `repo forget` can still drop it."""
+    from teamlore.core.config import load_config
+    from teamlore.repo.binding import list_repositories, register_repository, resolve_repository
+
+    held = {r.worktree_key for r in list_repositories(conn)}
+    missing = [r for r in load_config(home).repositories if r.worktree_key not in held]
+    restored: list[str] = []
+    for entry in missing:
+        path = Path(entry.path)
+        if not path.is_dir():
+            continue
+        try:
+            found = resolve_repository(path, home=home)
+        except errors.TeamloreError:
+            continue
+        if (found.worktree_key, found.repository_key) == (entry.worktree_key, entry.repository_key):
+            restored.append(register_repository(conn, path, home=home).worktree_root.name)
+    return restored
+
+
 def path_aliases(home: Path | None) -> dict[str, str]:
     """The `[paths] aliases` of config.toml (docs/sessions.md, sessions from other machines)."""
     from teamlore.core.config import load_config, load_table
@@ -241,10 +268,12 @@ def sync(ctx: OpContext, request: SyncRequest) -> dict[str, Any]:
     home = resolve_home(ctx.home)
     sources = resolve_sources(request, home)
     with file_lock(home / SYNC_LOCK, wait_seconds=request.wait_seconds, what="a sync"):
+        kept: list[Path] = []
         conn = open_index_for_sync(
-            home, rebuild=request.rebuild, discard_history=request.discard_history
+            home, rebuild=request.rebuild, discard_history=request.discard_history, kept=kept
         )
-        with index_errors(conn):
+        with index_errors(conn), stops_at(conn) as step:
+            restored = _restore_registered(conn, home)
             registered = (
                 _register_repository(conn, request.repository, home) if request.repository else None
             )
@@ -254,7 +283,9 @@ def sync(ctx: OpContext, request: SyncRequest) -> dict[str, Any]:
             )
             stats = indexer.sync(sources, rebuild=request.rebuild)
             forget_words()  # their memory goes to the embedding (docs/sessions.md)
+            step[0] = "link"
             delivery = _update_delivery(conn, home)
+            step[0] = "embed"
             vectors = _embed_turns(conn, home, ctx.progress, indexer.search_rows.vectors)
             totals = conn.execute(
                 "SELECT (SELECT count(*) FROM sessions) AS s, (SELECT count(*) FROM turns) AS t"
@@ -273,6 +304,8 @@ def sync(ctx: OpContext, request: SyncRequest) -> dict[str, Any]:
         "totals": {"sessions": totals["s"], "turns": totals["t"]},
         "sources": [s.to_json() for s in sources],
         "repository": registered,
+        "restoredRepositories": restored,
+        "damagedIndexKept": kept[0].name if kept else None,
         "delivery": delivery,
         "vectors": vectors,
         "diagnostics": [d.to_json() for d in stats.diagnostics],
@@ -367,6 +400,8 @@ def _instant(value: str) -> str | None:
 class Window(PlainRequest):
     """A time window over turns: from `since` (inclusive) to `until` (exclusive)."""
 
+    cli_words = True  # the requests of CLI-only commands (ops/plain_request.py)
+
     since: str | None = param(
         None, description="ISO-8601 date or instant (inclusive)", convert=_instant
     )
@@ -397,12 +432,17 @@ class SessionsListRequest(Window):
     def check(self) -> None:
         super().check()
         if self.unmapped and self.repository is not None:
-            raise ValueError("unmapped sessions belong to no repository: give one, not both")
+            raise errors.TeamloreError(  # named by its field, as the tool check is (below)
+                errors.INVALID_ARGUMENT,
+                "repository: unmapped sessions belong to no repository: give --unmapped or"
+                " --repository, not both",
+            )
 
 
 @operation("sessions.list", input_model=SessionsListRequest, side_effect="read")
 def sessions_list(ctx: OpContext, request: SessionsListRequest) -> dict[str, Any]:
     """List indexed sessions, newest first."""
+    from teamlore.ops.sessions.lineage import with_derived_titles
     from teamlore.repo import tables
     from teamlore.sessions.queries import count_sessions, list_sessions
 
@@ -417,6 +457,7 @@ def sessions_list(ctx: OpContext, request: SessionsListRequest) -> dict[str, Any
         sessions = list_sessions(
             conn, limit=request.limit, repositories=tables.session_facts(conn), **filters
         )
+        with_derived_titles(conn, sessions)
         full_page = len(sessions) == request.limit
         more = count_sessions(conn, **filters) - len(sessions) if full_page else 0
         return {"sessions": sessions, "more": more}
@@ -424,6 +465,8 @@ def sessions_list(ctx: OpContext, request: SessionsListRequest) -> dict[str, Any
 
 class SessionsShowRequest(PlainRequest):
     """`sessions.show`'s request."""
+
+    cli_words = True  # a CLI-only command (ops/plain_request.py)
 
     session_key: str = param(min_length=1)
     turn: int | None = param(
@@ -439,14 +482,21 @@ class SessionsShowRequest(PlainRequest):
     )
 
     def check(self) -> None:
+        # named by its field, which the CLI says as the flag typed (`--tool: …`); a ValueError
+        # here would read `request: tool: …`
         if self.tool is not None and self.turn is None:
-            raise ValueError("tool: give the turn too (--turn N --tool M)")
+            raise errors.TeamloreError(
+                errors.INVALID_ARGUMENT,
+                "tool: a tool call is numbered within its turn: give the turn too"
+                " (--turn N --tool M)",
+            )
 
 
 @operation("sessions.show", input_model=SessionsShowRequest, side_effect="read")
 def sessions_show(ctx: OpContext, request: SessionsShowRequest) -> dict[str, Any]:
     """Show one session's normalized turns, tool uses, exit codes, paths and commits."""
     from teamlore.memory.extraction.exclusions import is_excluded
+    from teamlore.ops.sessions.lineage import annotate_show
     from teamlore.repo import tables
     from teamlore.sessions.queries import show_session
 
@@ -459,6 +509,7 @@ def sessions_show(ctx: OpContext, request: SessionsShowRequest) -> dict[str, Any
             limit=request.limit,
             repositories=tables.session_facts(conn),
         )
+        annotate_show(conn, shown)
     session = shown["session"]
     session["excludedFromExtraction"] = is_excluded(ctx.home, str(session["sessionKey"]))
     return shown if request.tool is None else _one_tool(shown, request.tool)

@@ -1,0 +1,161 @@
+"""Where `memory assemble` writes for each provider, and lint's check of those files for a git
+merge left unresolved in them.
+
+Teammates who each promote and assemble commit CLAUDE.md / AGENTS.md and the Skill copies;
+`git merge` of the two can stop with both sides of the managed block (or of a copy) in the
+file, and every agent reads that file as it is. `memory lint` and `memory status` block on it
+(`format.merge-conflict`, the rule of a memory file git left unresolved), as `memory assemble
+--check` does: the next step is `memory assemble`, which writes a conflicted block anew from the
+merged tree and copies a conflicted Skill copy again (memory/block_owner.py,
+memory/skill_copies.py); a conflict outside the block is the person's to resolve first.
+
+It stays cheap, for a pre-commit hook: no git, no parsing; the two instructions files at the
+worktree root and, in each provider's Skill folder, the copies of the Skill files the lint
+just read, each read once when it is there. A file reached through a symlink is not read (a
+`CLAUDE.md -> AGENTS.md` link is checked as AGENTS.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from teamlore.core import errors, safe_write
+from teamlore.core.text.files import conflict_regions
+from teamlore.memory.store.frontmatter import MERGE_CONFLICT
+from teamlore.memory.store.layout import (
+    MANAGED_BLOCK_BEGIN,
+    MANAGED_BLOCK_END,
+    MEMORY_ROOT,
+    SKILL_FILE_NAME,
+    SKILLS_DIR,
+)
+from teamlore.memory.store.lint import Finding, LintReport
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderLayout:
+    instructions_file: str
+    skills_dir: str
+
+    def skill_path(self, name: str) -> str:
+        return f"{self.skills_dir}/{name}/{SKILL_FILE_NAME}"
+
+
+PROVIDERS: dict[str, ProviderLayout] = {
+    "claude": ProviderLayout("CLAUDE.md", ".claude/skills"),
+    "codex": ProviderLayout("AGENTS.md", ".agents/skills"),
+}
+
+_DELETE_MARKERS = "delete the `<<<<<<<`, `=======` and `>>>>>>>` lines"
+
+
+def with_assembled_conflicts(report: LintReport, worktree_root: Path) -> LintReport:
+    """`report` of `lint_tree` with a blocking finding for each assembled file that holds an
+    unresolved git merge; a memory file's own merge finding then says to assemble after it."""
+    tree_merge = [
+        f for f in report.findings if f.rule == MERGE_CONFLICT and f.file.startswith(MEMORY_ROOT)
+    ]
+    found = assembled_conflicts(worktree_root, report.files, tree_merge=bool(tree_merge))
+    if not found:
+        return report
+    commands = sorted({f"`teamlore memory assemble -p {provider}`" for provider, _ in found})
+    files = sorted({finding.file for _, finding in found})
+    then = (
+        f"; then run {' and '.join(commands)} ({' and '.join(files)} "
+        f"{'holds' if len(files) == 1 else 'hold'} the merge too)"
+    )
+    kept = [
+        f.model_copy(update={"message": f.message + then}) if f in tree_merge else f
+        for f in report.findings
+    ]
+    return report.model_copy(update={"findings": kept}).with_findings(
+        [finding for _, finding in found]
+    )
+
+
+def assembled_conflicts(
+    worktree_root: Path, linted: Sequence[str], *, tree_merge: bool = False
+) -> list[tuple[str, Finding]]:
+    """(provider, finding) for each file assemble writes that holds a git merge: the
+    instructions files, and the copies of the Skill files in `linted` (the memory files the
+    lint read). `tree_merge`: a memory file holds one too, to be resolved first."""
+    sources = [path for path in linted if path.startswith(f"{SKILLS_DIR}/")]
+    found: list[tuple[str, Finding]] = []
+    for provider, layout in PROVIDERS.items():
+        text = _text(worktree_root, layout.instructions_file)
+        if text is not None and (regions := conflict_regions(text)):
+            message = _instructions_message(text, regions, provider, tree_merge)
+            found.append((provider, _finding(layout.instructions_file, text, regions, message)))
+        for source in sources:
+            copy = layout.skills_dir + source.removeprefix(SKILLS_DIR)
+            text = _text(worktree_root, copy)
+            if text is not None and (regions := conflict_regions(text)):
+                message = (
+                    f"an unresolved git merge on {_spans(text, regions)} of this copy of "
+                    f"{source}, which the agent reads as it is: "
+                    + _assemble(provider, tree_merge, "copies the Skill again")
+                )
+                found.append((provider, _finding(copy, text, regions, message)))
+    return found
+
+
+def _text(root: Path, relative: str) -> str | None:
+    """The file's text when it is a regular file (no symlink on the way) that may hold git's
+    conflict markers; None otherwise."""
+    try:
+        data = safe_write.read_file(root, relative)
+    except (errors.TeamloreError, OSError):  # a symlink, a folder, too large: not assemble's
+        return None
+    if data is None or b"<<<<<<<" not in data:
+        return None
+    return data.decode("utf-8", "replace")
+
+
+def _instructions_message(
+    text: str, regions: list[tuple[int, int]], provider: str, tree_merge: bool
+) -> str:
+    begin, end = text.find(MANAGED_BLOCK_BEGIN), text.rfind(MANAGED_BLOCK_END)
+    one_block = (
+        begin >= 0
+        and text.count(MANAGED_BLOCK_BEGIN) == text.count(MANAGED_BLOCK_END) == 1
+        and begin < end
+    )
+    mine = [r for r in regions if not (one_block and begin <= r[0] and r[1] <= end)]
+    spans = _spans(text, regions)
+    if not mine:
+        return (
+            f"an unresolved git merge on {spans}, inside the managed block every agent reads: "
+            + _assemble(provider, tree_merge, "writes the block anew from the merged memory tree")
+        )
+    where = "outside the managed block" if one_block else "around the managed block's markers"
+    return (
+        f"an unresolved git merge on {spans}; on {_spans(text, mine)} it is {where}, which "
+        f"assemble leaves to you: keep what is right there and {_DELETE_MARKERS}, then "
+        + _assemble(provider, tree_merge, "writes the block anew")
+    )
+
+
+def _assemble(provider: str, tree_merge: bool, does: str) -> str:
+    first = "resolve the memory files' merges (their findings), then " if tree_merge else ""
+    return f"{first}run `teamlore memory assemble -p {provider}`, which {does}, and commit"
+
+
+def _spans(text: str, regions: list[tuple[int, int]]) -> str:
+    spans = [f"{_line(text, start)}-{_line(text, end - 1)}" for start, end in regions]
+    return f"line{'s' if spans else ''} {', '.join(spans)}"
+
+
+def _line(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def _finding(path: str, text: str, regions: list[tuple[int, int]], message: str) -> Finding:
+    return Finding(
+        rule=MERGE_CONFLICT,
+        severity="block",
+        file=path,
+        line=_line(text, regions[0][0]),
+        message=message,
+    )

@@ -1,0 +1,309 @@
+"""What `sessions list` and `sessions show` say of where a session and its turns came from
+(docs/sessions.md, "Titles, subagents and turns without a prompt"), computed when they are shown
+from what the index holds: no column of its own, so an index written before needs no re-read.
+
+- A session its provider gave no title is named by its first prompt (`derivedTitle`): the
+  prompt's first line, its secrets masked (core/secrets), cut to `TITLE_CHARS`; client-injected
+  texts (Codex `<environment_context>`, AGENTS.md, Claude Code `<command-name>`) and a bare slash
+  command are passed over while a later prompt has words. A subagent is named by its parent and
+  the description of the Task/Agent call that started it (`subagent of e7840f44bb6d: Poem about
+  Thai green curry`); Claude Code's compaction summariser (`agent-acompact-*`), a session of no
+  turns, says that it is one.
+- A Task/Agent call names the subagent session it started (`subagentSessionKey`), and the
+  subagent's session says which call of which turn of its parent started it (`subagent`): the
+  call's result carries the subagent's `agentId`, the subagent's file name (§1.9).
+- A turn the client started with no prompt (a Claude Code slash command, a background task's
+  `<task-notification>`, the work going on after an interrupt) says what started it
+  (`startedBy`), read from the transcript lines between it and the turn before: the index keeps
+  where each turn starts and ends in its file, not the client's records between them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from teamlore.core.secrets.mask import masked_text
+
+TITLE_CHARS = 80  # a derived title is cut this long (the list cuts it again to its column)
+AGENT_TOOLS = ("Task", "Agent")  # Claude Code's subagent call: Task up to 2.1.39, then Agent
+COMPACTION_AGENT = "acompact-"  # the agent id of Claude Code's compaction summariser
+# a subagent call's result names the subagent: `agentId: a9cad17 (internal ID …)`
+_AGENT_ID = re.compile(r"\bagentId: ?([A-Za-z0-9_-]+)")
+# the start of every text the providers' clients inject (`<environment_context>`, `<command-name>`,
+# `# AGENTS.md instructions for`): the parsers leave them out of the prompts, and the adapters
+# that name them are loaded only for a prompt that starts so (a listing loads no adapter)
+_MAY_BE_INJECTED = ("<", "# ", "Operation stopped", "This session is being continued")
+_SLASH_COMMAND = re.compile(r"/\S+")
+_PLACEHOLDER = re.compile(r"\[image: [^\]]*\]")
+# the transcript lines read before a turn without a prompt, at most (a long run of progress
+# records between two turns is not what started the second)
+STARTER_LINES = 200
+
+
+def with_derived_titles(conn: sqlite3.Connection, sessions: list[dict[str, Any]]) -> None:
+    """Give each listed session its `derivedTitle` (None when its provider titled it) and, a
+    subagent, the call that started it (`subagent`)."""
+    parents = _Parents(conn)
+    for session in sessions:
+        row = _row(conn, session["sessionKey"])
+        session["subagent"] = subagent = _subagent(row, parents)
+        session["derivedTitle"] = (
+            None if session["title"] else _derived_title(conn, int(row["id"]), subagent)
+        )
+
+
+def annotate_show(conn: sqlite3.Connection, shown: dict[str, Any]) -> None:
+    """`sessions show`'s result with its derived title, the parent call of a subagent, the
+    subagent each Task/Agent call started and what started each turn without a prompt."""
+    session = shown["session"]
+    row = _row(conn, session["sessionKey"])
+    session["subagent"] = subagent = _subagent(row, _Parents(conn))
+    session["derivedTitle"] = (
+        None if session["title"] else _derived_title(conn, int(row["id"]), subagent)
+    )
+    children = {
+        str(r["agent_id"]): str(r["session_key"])
+        for r in conn.execute(
+            "SELECT agent_id, session_key FROM sessions"
+            " WHERE parent_session_key = ? AND agent_id IS NOT NULL",
+            (session["sessionKey"],),
+        )
+    }
+    for turn in shown["turns"]:
+        for tool in turn["tools"]:
+            if tool["name"] in AGENT_TOOLS:
+                agent = _agent_id(tool["result"].get("head"), tool["result"].get("tail"))
+                tool["subagentSessionKey"] = children.get(agent) if agent else None
+    promptless = [t for t in shown["turns"] if not t["user"]]
+    if promptless:
+        started = _starters(conn, row, [t["ordinal"] for t in promptless])
+        for turn in promptless:
+            turn["startedBy"] = started.get(turn["ordinal"], [])
+
+
+# -- titles ---------------------------------------------------------------------------------
+
+
+def _row(conn: sqlite3.Connection, key: str) -> sqlite3.Row:
+    row = conn.execute("SELECT * FROM sessions WHERE session_key = ?", (key,)).fetchone()
+    assert isinstance(row, sqlite3.Row)
+    return row
+
+
+def _derived_title(
+    conn: sqlite3.Connection, session_id: int, subagent: dict[str, Any] | None
+) -> str | None:
+    """The session's first prompt's line; a subagent's parent and call; what the compaction
+    summariser is."""
+    if subagent is not None and subagent["kind"] == "compaction":
+        return f"compaction summary of {subagent['parentSessionKey'][:12]}"
+    prompt = _prompt_title(conn, session_id)
+    if subagent is None:
+        return prompt
+    named = subagent["description"] or prompt
+    return f"subagent of {subagent['parentSessionKey'][:12]}" + (f": {named}" if named else "")
+
+
+def _prompt_title(conn: sqlite3.Connection, session_id: int) -> str | None:
+    """The first line of the session's first prompt with words (see the module's docstring)."""
+    fallback = None
+    for (text,) in conn.execute(
+        "SELECT user_text FROM turns WHERE session_id = ? AND user_text != ''"
+        " AND rolled_back = 0 ORDER BY ordinal LIMIT 20",
+        (session_id,),
+    ):
+        stripped = str(text).strip()
+        if stripped.startswith(_MAY_BE_INJECTED) and _injected(stripped):
+            continue
+        line = _first_line(masked_text(stripped))
+        if line is None:
+            continue
+        if not _SLASH_COMMAND.fullmatch(line):
+            return _cut(line)
+        fallback = fallback or _cut(line)
+    return fallback
+
+
+def _injected(text: str) -> bool:
+    from teamlore.sessions.providers.claude import INJECTED_PREFIXES
+    from teamlore.sessions.providers.codex import INJECTED_USER_PREFIXES
+
+    return text.startswith((*INJECTED_PREFIXES, *INJECTED_USER_PREFIXES))
+
+
+def _first_line(text: str) -> str | None:
+    """The first line with words: an image placeholder alone (`[image: image/png, 24021 bytes]`)
+    says nothing of the prompt."""
+    for line in text.splitlines():
+        words = " ".join(line.split())
+        if words and _PLACEHOLDER.sub("", words).strip():
+            return words
+    return None
+
+
+def _cut(line: str) -> str:
+    return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1].rstrip() + "…"
+
+
+# -- subagents ------------------------------------------------------------------------------
+
+
+class _Parents:
+    """Each parent session's subagent calls by the agent id their result names, read once."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.calls: dict[str, dict[str, dict[str, Any]]] = {}
+
+    def call(self, parent: str, agent: str) -> dict[str, Any] | None:
+        if parent not in self.calls:
+            self.calls[parent] = self._read(parent)
+        return self.calls[parent].get(agent)
+
+    def _read(self, parent: str) -> dict[str, dict[str, Any]]:
+        found: dict[str, dict[str, Any]] = {}
+        for r in self.conn.execute(
+            "SELECT t.ordinal, u.seq, u.input, u.result_head, u.result_tail"
+            " FROM sessions s JOIN turns t ON t.session_id = s.id"
+            " JOIN tool_uses u ON u.turn_id = t.id"
+            f" WHERE s.session_key = ? AND u.name IN ({', '.join('?' * len(AGENT_TOOLS))})"
+            " ORDER BY t.ordinal, u.seq",
+            (parent, *AGENT_TOOLS),
+        ):
+            agent = _agent_id(r["result_head"], r["result_tail"])
+            if agent:
+                found.setdefault(
+                    agent,
+                    {"turn": r["ordinal"], "tool": r["seq"] + 1, "description": _described(r)},
+                )
+        return found
+
+
+def _agent_id(head: str | None, tail: str | None) -> str | None:
+    ids = _AGENT_ID.findall("\n".join(p for p in (head, tail) if p))
+    return str(ids[-1]) if ids else None
+
+
+def _described(row: sqlite3.Row) -> str | None:
+    try:
+        given = json.loads(row["input"] or "null")
+    except ValueError:
+        return None
+    description = given.get("description") if isinstance(given, dict) else None
+    return (
+        _cut(masked_text(" ".join(description.split()))) if isinstance(description, str) else None
+    )
+
+
+def _subagent(row: sqlite3.Row, parents: _Parents) -> dict[str, Any] | None:
+    """Whose subagent the session is and which call started it (None: not a subagent)."""
+    parent, agent = row["parent_session_key"], row["agent_id"]
+    if not parent or not agent:
+        return None
+    if str(agent).startswith(COMPACTION_AGENT):
+        return {"kind": "compaction", "parentSessionKey": parent, "turn": None, "tool": None,
+                "description": None}  # fmt: skip
+    call = parents.call(str(parent), str(agent)) or {
+        "turn": None,
+        "tool": None,
+        "description": None,
+    }
+    return {"kind": "task", "parentSessionKey": parent, **call}
+
+
+# -- turns without a prompt -------------------------------------------------------------------
+
+
+def _starters(
+    conn: sqlite3.Connection, row: sqlite3.Row, ordinals: list[int]
+) -> dict[int, list[str]]:
+    """What the client wrote before each of these turns (Claude Code transcripts only; a session
+    read from several files, or whose file is gone, says nothing)."""
+    files = conn.execute(
+        "SELECT path, status FROM source_files WHERE session_id = ?", (row["id"],)
+    ).fetchall()
+    if row["provider"] != "claude" or len(files) != 1 or files[0]["status"] != "ok":
+        return {}
+    spans: dict[int, tuple[int, int]] = {}
+    for ordinal in ordinals:
+        lines = conn.execute(
+            "SELECT t.first_line, p.last_line FROM turns t LEFT JOIN turns p"
+            " ON p.session_id = t.session_id AND p.ordinal = t.ordinal - 1"
+            " WHERE t.session_id = ? AND t.ordinal = ?",
+            (row["id"], ordinal),
+        ).fetchone()
+        if lines is None or lines["first_line"] is None:
+            continue
+        first = int(lines["first_line"])
+        spans[ordinal] = (max(int(lines["last_line"] or 1), first - STARTER_LINES), first - 1)
+    records = _lines(Path(str(files[0]["path"])), spans.values())
+    return {
+        ordinal: _deduped(
+            [s for n in range(start, end + 1) if (s := _starter(records.get(n))) is not None]
+        )
+        for ordinal, (start, end) in spans.items()
+    }
+
+
+def _lines(path: Path, spans: Any) -> dict[int, bytes]:
+    """The physical lines (1-based) of `path` inside the spans, read in one pass."""
+    wanted = {n for start, end in spans for n in range(start, end + 1)}
+    found: dict[int, bytes] = {}
+    if not wanted:
+        return found
+    last = max(wanted)
+    try:
+        with path.open("rb") as f:
+            for number, line in enumerate(f, start=1):
+                if number in wanted:
+                    found[number] = line
+                if number >= last:
+                    break
+    except OSError:
+        return {}
+    return found
+
+
+def _starter(line: bytes | None) -> str | None:
+    """What a client-written `user` record says started the agent's work, or None."""
+    from teamlore.sessions.providers.claude import INTERRUPT_MARKERS
+
+    try:
+        record = json.loads(line) if line else None
+    except ValueError:
+        return None
+    if not isinstance(record, dict) or record.get("type") != "user" or record.get("isMeta"):
+        return None
+    message = record.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, list):
+        texts = [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"]
+        content = "\n".join(t for t in texts if isinstance(t, str))
+    if not isinstance(content, str):
+        return None
+    text = content.strip()
+    if text in INTERRUPT_MARKERS:
+        return text
+    if text.startswith("<task-notification>"):
+        summary = _tag(text, "summary") or _tag(text, "status") or ""
+        return _cut(masked_text(f"task notification: {summary}".strip().rstrip(":")))
+    command = _tag(text, "command-name")
+    if command:
+        args = _tag(text, "command-args")
+        return _cut(masked_text(f"{command} {args}" if args else command))
+    if text.startswith("<bash-input>"):
+        return _cut(masked_text(f"! {_tag(text, 'bash-input')}"))
+    return None
+
+
+def _tag(text: str, name: str) -> str | None:
+    found = re.search(rf"<{name}>(.*?)</{name}>", text, re.DOTALL)
+    return " ".join(found.group(1).split()) if found else None
+
+
+def _deduped(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))
