@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -34,11 +33,11 @@ def command_paths(command: Any, path: list[str], parent: Any) -> Iterator[tuple[
 PATHS = list(command_paths(typer.main.get_command(app), ["teamlore"], None))
 
 
-@pytest.fixture()
-def every_help(home: Path) -> dict[str, str]:
+@pytest.fixture(scope="module")
+def every_help(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """`teamlore … --help` for every command and group, by command path (in-process: click's
     test runner prints 80 columns wide, a terminal of 80 columns 78)."""
-    cli = Cli(home)
+    cli = Cli(tmp_path_factory.mktemp("state"))
     return {" ".join(path): cli.text(*path[1:], "--help") for path, _ in PATHS}
 
 

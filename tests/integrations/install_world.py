@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -84,3 +85,19 @@ def recorded_as_an_older_teamlore(*fields: str) -> None:
                 for field in fields:
                     entry.pop(field, None)
     manifest.write_text(json.dumps(record))
+
+
+def copied_aside(user: Path) -> Path:
+    """HOME (`user`) and the state dir beside it (the `user` fixture's) copied aside as they are."""
+    aside = user.parent / "aside"
+    for name in ("home", "state"):
+        shutil.copytree(user.parent / name, aside / name, symlinks=True)
+    return aside
+
+
+def put_back(aside: Path) -> None:
+    """HOME and the state dir as `copied_aside` found them, at their own paths (the installs'
+    records and entries name them): one copy in place of installing them all again."""
+    for name in ("home", "state"):
+        shutil.rmtree(aside.parent / name)
+        shutil.copytree(aside / name, aside.parent / name, symlinks=True)

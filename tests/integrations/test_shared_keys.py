@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from install_world import CLAUDE_JSON, CODEX_CONFIG, tree
+from install_world import CLAUDE_JSON, CODEX_CONFIG, copied_aside, put_back, tree
 
 from support import git, teamlore_cli
 
@@ -285,25 +285,30 @@ def test_uninstall_after_the_person_moved_their_own_state_dir_takes_its_entries_
     assert config.read_text() == CODEX_CONFIG + '\n[mcp_servers.mine]\ncommand = "mine"\n'
 
 
-def install_both_then_uninstall_both(user: Path, client: str, first_out: str) -> None:
-    """The first state dir installs, a second one installs over it with `--force`; then both
-    uninstall, `first_out` first."""
-    homes = {"first": os.environ["TEAMLORE_HOME"], "second": str(user / "second-state")}
+def installed_by_both(user: Path, client: str) -> Path:
+    """The first state dir installs, a second one installs over it with `--force`: HOME and the
+    state dirs as the two installs left them, copied aside."""
     teamlore(user, "install", "--client", client)
-    done = teamlore_cli(
-        "install", "--client", client, "--force", cwd=user, env={"TEAMLORE_HOME": homes["second"]}
-    )
+    second = {"TEAMLORE_HOME": str(user / "second-state")}
+    done = teamlore_cli("install", "--client", client, "--force", cwd=user, env=second)
     assert done.returncode == 0, done.stdout + done.stderr
+    return copied_aside(user)
+
+
+def uninstall_both(user: Path, client: str, installed: Path, first_out: str) -> None:
+    """Both state dirs uninstall, `first_out` first, from the two installs (`installed`)."""
+    homes = {"first": os.environ["TEAMLORE_HOME"], "second": str(user / "second-state")}
+    put_back(installed)
+    assert named_state_dir(user / OTHER_STATE[client][1], client) == homes["second"]
     for which in (first_out, "second" if first_out == "first" else "first"):
         env = {"TEAMLORE_HOME": homes[which]}
         done = teamlore_cli("uninstall", "--client", client, cwd=user, env=env)
-        assert done.returncode == 0, done.stdout + done.stderr
+        assert done.returncode == 0, (first_out, done.stdout + done.stderr)
 
 
 @pytest.mark.parametrize("client", ["codex", "claude"])
-@pytest.mark.parametrize("first_out", ["first", "second"])
 def test_uninstalling_both_state_dirs_in_either_order_leaves_no_entry_of_either(
-    user: Path, client: str, first_out: str
+    user: Path, client: str
 ) -> None:
     """The second state dir's `install --force` recorded the first one's entries as what it
     found. Uninstalling the first one first keeps the second one's entries (above); the
@@ -316,10 +321,12 @@ def test_uninstalling_both_state_dirs_in_either_order_leaves_no_entry_of_either(
     config = user / name
     config.parent.mkdir(exist_ok=True)
     config.write_text(seeded)
-    install_both_then_uninstall_both(user, client, first_out)
+    installed = installed_by_both(user, client)
+    for first_out in ("first", "second"):
+        uninstall_both(user, client, installed, first_out)
 
-    assert config.read_text() == seeded
-    assert not (user / hooks).exists()  # the first one made it; nothing is left in it
+        assert config.read_text() == seeded, first_out
+        assert not (user / hooks).exists(), first_out  # the first one made it; nothing is left
 
 
 USERS_HOOKS = (
@@ -329,9 +336,8 @@ USERS_HOOKS = (
 
 
 @pytest.mark.parametrize("client", ["codex", "claude"])
-@pytest.mark.parametrize("first_out", ["first", "second"])
 def test_a_hooks_file_of_the_users_own_is_left_as_it_was_after_both_state_dirs_go(
-    user: Path, client: str, first_out: str
+    user: Path, client: str
 ) -> None:
     """The containers the second state dir's install found are taken out only as far as the
     first one's hooks alone were in them: the user's own hook and settings stay, byte for
@@ -340,10 +346,12 @@ def test_a_hooks_file_of_the_users_own_is_left_as_it_was_after_both_state_dirs_g
     for path, text in ((user / name, seeded), (user / hooks, USERS_HOOKS)):
         path.parent.mkdir(exist_ok=True)
         path.write_text(text)
-    install_both_then_uninstall_both(user, client, first_out)
+    installed = installed_by_both(user, client)
+    for first_out in ("first", "second"):
+        uninstall_both(user, client, installed, first_out)
 
-    assert (user / name).read_text() == seeded
-    assert (user / hooks).read_text() == USERS_HOOKS
+        assert (user / name).read_text() == seeded, first_out
+        assert (user / hooks).read_text() == USERS_HOOKS, first_out
 
 
 # Three state dirs in one user config, each installed with `--force` over the one before, then
@@ -374,10 +382,12 @@ def named_state_dir(config: Path, client: str) -> str | None:
     return None if entry is None else entry.get("env", {}).get("TEAMLORE_HOME")
 
 
-@pytest.mark.parametrize("order", ["".join(o) for o in itertools.permutations(THREE)])
+ORDERS = ["".join(o) for o in itertools.permutations(THREE)]
+
+
 @pytest.mark.parametrize("seed", list(SEEDS))
 def test_three_state_dirs_uninstalled_in_any_order_leave_the_users_files_as_they_were(
-    user: Path, seed: str, order: str
+    user: Path, seed: str
 ) -> None:
     client, seeded, users_hooks = SEEDS[seed]
     _, name, _, hooks_name = OTHER_STATE[client]
@@ -393,20 +403,24 @@ def test_three_state_dirs_uninstalled_in_any_order_leave_the_users_files_as_they
         env = {"TEAMLORE_HOME": homes[which]}
         done = teamlore_cli("install", "--client", client, *force, cwd=user, env=env)
         assert done.returncode == 0, done.stdout + done.stderr
-    left = set(THREE)
-    for which in order:
-        env = {"TEAMLORE_HOME": homes[which]}
-        done = teamlore_cli("uninstall", "--client", client, cwd=user, env=env)
-        assert done.returncode == 0, done.stdout + done.stderr
-        left.remove(which)
-        # no entry starts a state dir nothing installed any more
-        assert named_state_dir(config, client) in {homes[w] for w in left} | {None}
+    installed = copied_aside(user)
+    for order in ORDERS:  # each from the three installs as they left HOME and the state dirs
+        put_back(installed)
+        assert named_state_dir(config, client) == homes["3"], order  # the last one's entries
+        left = set(THREE)
+        for which in order:
+            env = {"TEAMLORE_HOME": homes[which]}
+            done = teamlore_cli("uninstall", "--client", client, cwd=user, env=env)
+            assert done.returncode == 0, (order, done.stdout + done.stderr)
+            left.remove(which)
+            # no entry starts a state dir nothing installed any more
+            assert named_state_dir(config, client) in {homes[w] for w in left} | {None}, order
 
-    assert config.read_bytes() == seeded.encode()
-    if users_hooks is None:
-        assert not hooks.exists()  # the first one made it; nothing is left in it
-    else:
-        assert hooks.read_bytes() == users_hooks.encode()
+        assert config.read_bytes() == seeded.encode(), order
+        if users_hooks is None:
+            assert not hooks.exists(), order  # the first one made it; nothing is left in it
+        else:
+            assert hooks.read_bytes() == users_hooks.encode(), order
 
 
 # A home that is a git repository, a project-scope install from one state dir and a user-scope

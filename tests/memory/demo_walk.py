@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -49,3 +50,19 @@ class Walk:
 
     def read(self, relative: str) -> str:
         return self.path(relative).read_text(encoding="utf-8")
+
+
+class KeptAside:
+    """One walk built for many tests, and a copy of its folder kept aside: `walk()` puts the copy
+    back in the walk's own place (its state dir records the repository's path) before each test,
+    so each starts from `teamlore demo` as it left it, for one copy instead of a demo."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self._walk = Walk(tmp_path)
+        self._aside = tmp_path / "aside"
+        shutil.copytree(self._walk.root.parent, self._aside, symlinks=True)
+
+    def walk(self) -> Walk:
+        shutil.rmtree(self._walk.root.parent)
+        shutil.copytree(self._aside, self._walk.root.parent, symlinks=True)
+        return self._walk

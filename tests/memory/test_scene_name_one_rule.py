@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from demo_walk import LOCK_ENTRY, MEMORY, SCENE, Walk
+from demo_walk import LOCK_ENTRY, MEMORY, SCENE, KeptAside, Walk
 from recall_world import WINDOW
 
 from support import draft_batch, release_repository, teamlore_cli
@@ -22,9 +22,14 @@ RULE = (
 )
 
 
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> KeptAside:
+    return KeptAside(tmp_path_factory.mktemp("demo"))
+
+
 @pytest.fixture()
-def walk(tmp_path: Path) -> Walk:
-    return Walk(tmp_path)
+def walk(demo: KeptAside) -> Walk:
+    return demo.walk()
 
 
 def test_stage_refuses_a_draft_scene_no_scene_file_could_be_named(

@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from demo_walk import MEMORY, Walk
+from demo_walk import MEMORY, KeptAside, Walk
 
 from support import entry_file, teamlore_in_pty
 
@@ -21,9 +21,14 @@ OLD = f"{MEMORY}/entries/old"
 SKILL_DIR = f"{MEMORY}/skills/acme-billing-release"
 
 
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> KeptAside:
+    return KeptAside(tmp_path_factory.mktemp("demo"))
+
+
 @pytest.fixture()
-def walk(tmp_path: Path) -> Walk:
-    return Walk(tmp_path)
+def walk(demo: KeptAside) -> Walk:
+    return demo.walk()
 
 
 def lint_findings(walk: Walk) -> tuple[int, list[tuple[str, str, str, str]]]:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from demo_walk import EXPORT_ENTRY, LOCK_ENTRY, SCENE, Walk
+from demo_walk import EXPORT_ENTRY, LOCK_ENTRY, SCENE, KeptAside, Walk
 
 from support import git
 
@@ -31,9 +31,14 @@ NEW_SCENE = (
 )
 
 
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> KeptAside:
+    return KeptAside(tmp_path_factory.mktemp("demo"))
+
+
 @pytest.fixture()
-def walk(tmp_path: Path) -> Walk:
-    return Walk(tmp_path)
+def walk(demo: KeptAside) -> Walk:
+    return demo.walk()
 
 
 def deprecate_the_export_rule(walk: Walk) -> None:

@@ -11,15 +11,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from demo_walk import LOCK_ENTRY, Walk
+from demo_walk import LOCK_ENTRY, KeptAside, Walk
 from test_consolidation_left_entries import rewrite_the_scene, stage
 
 from support import teamlore_in_pty
 
 
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> KeptAside:
+    return KeptAside(tmp_path_factory.mktemp("demo"))
+
+
 @pytest.fixture()
-def walk(tmp_path: Path) -> Walk:
-    return Walk(tmp_path)
+def walk(demo: KeptAside) -> Walk:
+    return demo.walk()
 
 
 def staged_consolidation(walk: Walk) -> dict[str, Any]:
