@@ -327,3 +327,34 @@ def test_a_conflicted_skill_says_to_assemble_after_it_is_resolved(repo: Path) ->
     source.write_text(source.read_text().split("<<<<<<<")[0] + "2. Our step.\n")
     assert run_json(repo, "memory", "assemble", "--provider", "claude")[0] == 0
     assert run_json(repo, "memory", "lint")[0] == 0
+
+
+def test_a_conflict_in_a_file_without_a_managed_block_is_not_called_one_around_it(
+    repo: Path,
+) -> None:
+    """A person's own AGENTS.md (no teamlore block: the team assembles for Claude only) left
+    conflicted by a merge: the finding said the conflict was "around the managed block's
+    markers" and told them to run `memory assemble -p codex`, which would write a block into a
+    file that never had one and leave the conflict where it was."""
+    git(repo, "checkout", "-q", "-b", "theirs")
+    (repo / "AGENTS.md").write_text("# Agents\n\nTheir rule.\n")
+    commit_all(repo, "theirs")
+    git(repo, "checkout", "-q", "main")
+    (repo / "AGENTS.md").write_text("# Agents\n\nOur rule.\n")
+    commit_all(repo, "ours")
+    assert git_run(repo, "merge", "-q", "theirs").returncode != 0
+    code, report = run_json(repo, "memory", "lint")
+    assert code == 1
+    (finding,) = report["findings"]  # type: ignore[index]
+    assert (finding["file"], finding["line"], finding["rule"]) == (
+        "AGENTS.md",
+        3,
+        "format.merge-conflict",
+    )
+    message = finding["message"]
+    assert "around the managed block" not in message and "memory assemble" not in message
+    assert message == (
+        "an unresolved git merge on lines 3-7 of a file with no managed block, which every agent"
+        " reads as it is: keep what is right there and delete the `<<<<<<<`, `=======` and"
+        " `>>>>>>>` lines, then commit"
+    )

@@ -100,3 +100,20 @@ def test_the_phrase_is_the_query_as_typed_in_order(index: Index) -> None:
     assert len(held) == 1  # the one turn holding the words in that order
     reordered = holding_phrase(query_phrase("yarn configured project use"), scored)
     assert reordered == set()  # the same words in another order are not the phrase
+
+
+def test_a_pasted_line_with_a_star_that_makes_no_prefix_is_a_phrase(index: Index) -> None:
+    """Any `*` in the query turned the rule off, though only a `prefix*` term should: a pasted
+    Go signature (`func (c *Config) Validate() error`, fixture session entire-cli) scored 0.501
+    against 0.500 for a turn found by meaning alone, the tie rule 11 ends; a Python error
+    (`for *: 'int'`) or a shell's glob (`'*.log'`) got no phrase either."""
+    assert query_phrase("unsupported operand type(s) for *: 'int' and 'NoneType'") is not None
+    assert query_phrase("ls: cannot access '*.log': No such file") is not None
+    assert query_phrase("configure* to use yarn") is None  # a prefix term still has none
+    conn, embedder = index
+    first, second, *_ = queries.search_turns(
+        conn, "func (c *Config) Validate() error", embedder=embedder
+    ).hits
+    assert (_file(conn, first["sessionKey"]), first["turn"]) == ("entire-cli-2.0.64.jsonl", 2)
+    assert (first["score"], first["matchedBy"]) == (1.0, ["lexical"])
+    assert second["score"] <= 0.5

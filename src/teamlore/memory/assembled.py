@@ -60,11 +60,16 @@ def with_assembled_conflicts(report: LintReport, worktree_root: Path) -> LintRep
     found = assembled_conflicts(worktree_root, report.files, tree_merge=bool(tree_merge))
     if not found:
         return report
-    commands = sorted({f"`teamlore memory assemble -p {provider}`" for provider, _ in found})
-    files = sorted({finding.file for _, finding in found})
+    # a file assemble writes nothing into (an instructions file without the block) is the
+    # person's alone: no assemble follows its merge
+    ours = [(provider, finding) for provider, finding in found if provider is not None]
+    commands = sorted({f"`teamlore memory assemble -p {provider}`" for provider, _ in ours})
+    files = sorted({finding.file for _, finding in ours})
     then = (
         f"; then run {' and '.join(commands)} ({' and '.join(files)} "
         f"{'holds' if len(files) == 1 else 'hold'} the merge too)"
+        if ours
+        else ""
     )
     kept = [
         f.model_copy(update={"message": f.message + then}) if f in tree_merge else f
@@ -77,17 +82,28 @@ def with_assembled_conflicts(report: LintReport, worktree_root: Path) -> LintRep
 
 def assembled_conflicts(
     worktree_root: Path, linted: Sequence[str], *, tree_merge: bool = False
-) -> list[tuple[str, Finding]]:
+) -> list[tuple[str | None, Finding]]:
     """(provider, finding) for each file assemble writes that holds a git merge: the
     instructions files, and the copies of the Skill files in `linted` (the memory files the
-    lint read). `tree_merge`: a memory file holds one too, to be resolved first."""
+    lint read). `tree_merge`: a memory file holds one too, to be resolved first. An
+    instructions file without the managed block's markers is found with no provider: every
+    agent reads it, but assemble has written nothing there to write again."""
     sources = [path for path in linted if path.startswith(f"{SKILLS_DIR}/")]
-    found: list[tuple[str, Finding]] = []
+    found: list[tuple[str | None, Finding]] = []
     for provider, layout in PROVIDERS.items():
         text = _text(worktree_root, layout.instructions_file)
         if text is not None and (regions := conflict_regions(text)):
+            name = layout.instructions_file
+            if MANAGED_BLOCK_BEGIN not in text and MANAGED_BLOCK_END not in text:
+                message = (
+                    f"an unresolved git merge on {_spans(text, regions)} of a file with no"
+                    f" managed block, which every agent reads as it is: keep what is right"
+                    f" there and {_DELETE_MARKERS}, then commit"
+                )
+                found.append((None, _finding(name, text, regions, message)))
+                continue
             message = _instructions_message(text, regions, provider, tree_merge)
-            found.append((provider, _finding(layout.instructions_file, text, regions, message)))
+            found.append((provider, _finding(name, text, regions, message)))
         for source in sources:
             copy = layout.skills_dir + source.removeprefix(SKILLS_DIR)
             text = _text(worktree_root, copy)

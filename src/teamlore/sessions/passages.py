@@ -18,7 +18,7 @@ from array import array
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-from teamlore.core.analyzer import Query, QueryTerm, analyze, snippet, tokens
+from teamlore.core.analyzer import Query, QueryTerm, analyze, parse_query, snippet, tokens
 from teamlore.core.fusion import has_identifier
 from teamlore.sessions.index_db import passage_starts, ranked_turns
 
@@ -160,8 +160,11 @@ PHRASE_WORDS = 3
 def query_phrase(query: str) -> QueryTerm | None:
     """`query` as typed as one phrase: every token of it, in order, its quotes ignored (what
     quoting it whole would search), when it has at least PHRASE_WORDS words and no `prefix*`
-    term; else None."""
-    if len(query.split()) < PHRASE_WORDS or "*" in query:
+    term; else None. A `*` that makes no prefix (`for *: 'int'`, a Go `c *Config`) is
+    part of the line pasted."""
+    if len(query.split()) < PHRASE_WORDS:
+        return None
+    if "*" in query and any(term.kind == "prefix" for term in parse_query(query).terms):
         return None
     parts = tuple(tokens(query.replace('"', " ")))
     return QueryTerm("phrase", "", parts) if len(parts) > 1 else None

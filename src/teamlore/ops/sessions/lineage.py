@@ -48,11 +48,15 @@ def with_derived_titles(conn: sqlite3.Connection, sessions: list[dict[str, Any]]
     """Give each listed session its `derivedTitle` (None when its provider titled it) and, a
     subagent, the call that started it (`subagent`)."""
     parents = _Parents(conn)
+    rows = _rows(conn, [str(s["sessionKey"]) for s in sessions])
+    firsts = _first_prompts(conn, [int(r["id"]) for r in rows.values()])
     for session in sessions:
-        row = _row(conn, session["sessionKey"])
+        row = rows[session["sessionKey"]]
         session["subagent"] = subagent = _subagent(row, parents)
         session["derivedTitle"] = (
-            None if session["title"] else _derived_title(conn, int(row["id"]), subagent)
+            None
+            if session["title"]
+            else _derived_title(conn, int(row["id"]), subagent, firsts.get(int(row["id"])))
         )
 
 
@@ -94,38 +98,90 @@ def _row(conn: sqlite3.Connection, key: str) -> sqlite3.Row:
     return row
 
 
+# sessions read per query when a listing's rows and first prompts are read together (under
+# SQLite's oldest limit of 999 parameters)
+_BATCH = 500
+
+
+def _rows(conn: sqlite3.Connection, keys: list[str]) -> dict[str, sqlite3.Row]:
+    """The listed sessions' rows by key, read a batch at a time (not one query a session)."""
+    found: dict[str, sqlite3.Row] = {}
+    for at in range(0, len(keys), _BATCH):
+        batch = keys[at : at + _BATCH]
+        for row in conn.execute(
+            "SELECT id, session_key, parent_session_key, agent_id FROM sessions"
+            f" WHERE session_key IN ({', '.join('?' * len(batch))})",
+            batch,
+        ):
+            found[str(row["session_key"])] = row
+    return found
+
+
+def _first_prompts(conn: sqlite3.Connection, ids: list[int]) -> dict[int, str]:
+    """Each session's first prompt (`_prompt_title`'s first candidate), a batch at a time: the
+    usual session is named by it, and only one whose first prompt names nothing (injected, a
+    bare slash command) reads its later prompts."""
+    found: dict[int, str] = {}
+    for at in range(0, len(ids), _BATCH):
+        batch = ids[at : at + _BATCH]
+        for session_id, text in conn.execute(
+            "SELECT t.session_id, t.user_text FROM turns t WHERE t.id IN (SELECT (SELECT f.id"
+            " FROM turns f WHERE f.session_id = s.value AND f.user_text != ''"
+            " AND f.rolled_back = 0 ORDER BY f.ordinal LIMIT 1) FROM json_each(?) s)",
+            (json.dumps(batch),),
+        ):
+            found[int(session_id)] = str(text)
+    return found
+
+
 def _derived_title(
-    conn: sqlite3.Connection, session_id: int, subagent: dict[str, Any] | None
+    conn: sqlite3.Connection,
+    session_id: int,
+    subagent: dict[str, Any] | None,
+    first_prompt: str | None = None,
 ) -> str | None:
     """The session's first prompt's line; a subagent's parent and call; what the compaction
-    summariser is."""
+    summariser is (`first_prompt`: its first prompt, already read)."""
     if subagent is not None and subagent["kind"] == "compaction":
         return f"compaction summary of {subagent['parentSessionKey'][:12]}"
-    prompt = _prompt_title(conn, session_id)
+    prompt = _prompt_title(conn, session_id, first_prompt)
     if subagent is None:
         return prompt
     named = subagent["description"] or prompt
     return f"subagent of {subagent['parentSessionKey'][:12]}" + (f": {named}" if named else "")
 
 
-def _prompt_title(conn: sqlite3.Connection, session_id: int) -> str | None:
-    """The first line of the session's first prompt with words (see the module's docstring)."""
+def _prompt_title(
+    conn: sqlite3.Connection, session_id: int, first_prompt: str | None = None
+) -> str | None:
+    """The first line of the session's first prompt with words (see the module's docstring;
+    `first_prompt`: the first prompt, already read, whose line when it names the session spares
+    reading the others)."""
+    if first_prompt is not None:
+        line = _prompt_line(first_prompt)
+        if line is not None and not _SLASH_COMMAND.fullmatch(line):
+            return _cut(line)
     fallback = None
     for (text,) in conn.execute(
         "SELECT user_text FROM turns WHERE session_id = ? AND user_text != ''"
         " AND rolled_back = 0 ORDER BY ordinal LIMIT 20",
         (session_id,),
     ):
-        stripped = str(text).strip()
-        if stripped.startswith(_MAY_BE_INJECTED) and _injected(stripped):
-            continue
-        line = _first_line(masked_text(stripped))
+        line = _prompt_line(str(text))
         if line is None:
             continue
         if not _SLASH_COMMAND.fullmatch(line):
             return _cut(line)
         fallback = fallback or _cut(line)
     return fallback
+
+
+def _prompt_line(text: str) -> str | None:
+    """A prompt's first line with words, its secrets masked; None for a client-injected one."""
+    stripped = text.strip()
+    if stripped.startswith(_MAY_BE_INJECTED) and _injected(stripped):
+        return None
+    return _first_line(masked_text(stripped))
 
 
 def _injected(text: str) -> bool:
@@ -274,8 +330,8 @@ def _starter(line: bytes | None) -> str | None:
 
     try:
         record = json.loads(line) if line else None
-    except ValueError:
-        return None
+    except (ValueError, RecursionError):  # a line nested deeper than json reads, as `_lines`
+        return None  # reads what the index's reader passed over as bad JSON
     if not isinstance(record, dict) or record.get("type") != "user" or record.get("isMeta"):
         return None
     message = record.get("message")
