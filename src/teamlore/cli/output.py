@@ -14,6 +14,7 @@ and failures, 2 for usage errors.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import sys
@@ -502,13 +503,21 @@ def say_upgrade_notes() -> None:
     except OSError:
         return  # none (the usual case), or a state dir this command cannot change
     try:
-        text = taken.read_text(encoding="utf-8", errors="replace")
+        with open(taken, "rb") as file:
+            # a migration that opened the file before the rename writes its line first
+            # (core/db.py, `_append_note`)
+            fcntl.flock(file.fileno(), fcntl.LOCK_EX)
+            text = file.read().decode("utf-8", errors="replace")
+    except OSError:
+        return
     finally:
         with suppress(OSError):
             os.unlink(taken)
-    for line in text.splitlines():
-        if line.strip():
-            _say_error_line("note", "bold yellow", ": ", line, len("note: "))
+    lines = [line for line in text.splitlines() if line.strip()]
+    if not lines:  # a file a migration opened but wrote nothing to: nothing was upgraded
+        return
+    for line in lines:
+        _say_error_line("note", "bold yellow", ": ", line, len("note: "))
     _say_error_line(
         "note",
         "bold yellow",

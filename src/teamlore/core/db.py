@@ -9,6 +9,7 @@ database leaves a line in the state dir's upgrade notes, which the next text vie
 
 from __future__ import annotations
 
+import fcntl
 import os
 import sqlite3
 import threading
@@ -19,6 +20,7 @@ from typing import Generic, TypeVar
 from urllib.parse import quote
 
 from teamlore.core import errors
+from teamlore.core.failpoints import failpoint
 from teamlore.core.locations import UPGRADE_NOTES_NAME
 from teamlore.core.paths import (
     FILE_MODE,
@@ -70,11 +72,14 @@ def connect(
     new_page_size: int | None = None,
     keep_copy: bool = False,
     state_home: Path | None = None,
+    remade: bool = False,
 ) -> sqlite3.Connection:
     """Open (creating if needed) a database and bring its schema up to date. `new_page_size`
     applies to a database created now (SQLite ignores it for an existing one in WAL mode);
     `keep_copy`: a database at an older schema is first copied beside itself (`copy_before`);
-    `state_home`: the state dir whose upgrade notes say so (default: the database's folder)."""
+    `state_home`: the state dir whose upgrade notes say so (default: the database's folder);
+    `remade`: an older teamlore makes the database anew (the session index), which the upgrade
+    note of one without a copy says."""
     refuse_wrong_type(path)
     if not readonly:
         ensure_private_file(path)
@@ -114,7 +119,8 @@ def connect(
                 err.advising(_going_back(path, len(migrations)))
             raise
         if applied and applied[0] > 1:  # an existing database, upgraded by this connection
-            _note_upgrade(state_home or path.parent, path, (applied[0] - 1, applied[-1]), copy)
+            schemas = (applied[0] - 1, applied[-1])
+            _note_upgrade(state_home or path.parent, path, schemas, copy, remade=remade)
     return conn
 
 
@@ -316,24 +322,44 @@ def copy_before(conn: sqlite3.Connection, path: Path, latest: int) -> Path | Non
     return kept
 
 
-def _note_upgrade(home: Path, path: Path, schemas: tuple[int, int], copy: Path | None) -> None:
+def _note_upgrade(
+    home: Path, path: Path, schemas: tuple[int, int], copy: Path | None, *, remade: bool
+) -> None:
     """Add what this migration did to the upgrade notes in `home`: the CLI's text view says
     them once (cli/output.py, `say_upgrade_notes`); an MCP server, a hook or a JSON view, whose
     output a program reads, leaves them for it. Best effort: a note never fails a command."""
     if copy is not None:
         kept = f"the file as it was is kept as {display_path(copy)}"
-    else:
+    elif remade:
         kept = "an older teamlore cannot read it: move it aside and that one makes it anew"
+    else:  # the org store: its tokens and repositories nothing makes again
+        kept = "an older teamlore cannot read it, and no copy of it as it was is kept"
     before, after = schemas
     line = f"teamlore upgraded {display_path(path)} from schema {before} to {after}; {kept}\n"
     with suppress(OSError):
+        _append_note(home / UPGRADE_NOTES_NAME, line.encode("utf-8", "surrogateescape"))
+
+
+def _append_note(notes: Path, data: bytes) -> None:
+    """Append `data` to the notes file at `notes`, holding an exclusive flock on it, and only
+    while it is still there: a text view takes the notes by renaming the file, then reads it
+    under the same lock (cli/output.py, `say_upgrade_notes`), so the line is either in what it
+    reads or in the file it leaves for the next one, never in one already read and unlinked."""
+    while True:
         fd = os.open(
-            home / UPGRADE_NOTES_NAME,
-            os.O_CREAT | os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW,
-            FILE_MODE,
+            notes, os.O_CREAT | os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE
         )
         try:
-            os.write(fd, line.encode("utf-8", "surrogateescape"))
+            failpoint("upgrade-note.opened")
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            opened = os.fstat(fd)
+            try:
+                now = os.stat(notes, follow_symlinks=False)
+            except FileNotFoundError:
+                continue  # taken since it was opened: a new one
+            if (now.st_dev, now.st_ino) == (opened.st_dev, opened.st_ino):
+                os.write(fd, data)
+                return
         finally:
             os.close(fd)
 

@@ -205,12 +205,14 @@ def _from_home(text: str) -> str:
 
 
 def redacted(err: TeamloreError) -> TeamloreError:
-    """`err` with absolute paths cut from its message and details (for MCP clients)."""
+    """`err` with absolute paths cut from its message, details and next step (for MCP
+    clients): a next step may name a state file (DB_SCHEMA_TOO_NEW's copy to go back to)."""
     details = {
         key: redact_paths(value) if isinstance(value, str) else value
         for key, value in err.details.items()
     }
-    return TeamloreError(err.error, redact_paths(err.message), **details).advising(err.remedy)
+    remedy = None if err.remedy is None else redact_paths(err.remedy)
+    return TeamloreError(err.error, redact_paths(err.message), **details).advising(remedy)
 
 
 def refusal_for(exc: BaseException) -> TeamloreError:

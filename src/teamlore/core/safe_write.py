@@ -251,17 +251,8 @@ def _write(
     with _parent_dir(root, parts, create=create_dirs) as dir_fd:
         if dir_fd is None:
             raise _unsafe(relative, "the parent directory does not exist")
-        temp = f"{TEMP_PREFIX}{secrets.token_hex(8)}.tmp"
-        fd = os.open(
-            temp,
-            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-            new_file_mode,
-            dir_fd=dir_fd,
-        )
+        temp, fd = _locked_temp(dir_fd, new_file_mode)
         try:
-            # held until the temp is installed or removed (a kill lets go of it): how
-            # `remove_dead_temps` tells a live writer's temp from one a killed writer left
-            fcntl.flock(fd, fcntl.LOCK_EX)
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]
@@ -293,6 +284,32 @@ def _write(
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temp, dir_fd=dir_fd)
             os.close(fd)
+
+
+def _locked_temp(dir_fd: int, mode: int) -> tuple[str, int]:
+    """A new temp file in `dir_fd` and its descriptor, holding an exclusive flock until the temp
+    is installed or removed (a kill lets go of it): how `remove_dead_temps` tells a live
+    writer's temp from one a killed writer left. A sweep may take the temp in the instant
+    before the lock (it is not held yet): then it is unlinked, and another is made."""
+    while True:
+        temp = f"{TEMP_PREFIX}{secrets.token_hex(8)}.tmp"
+        fd = os.open(
+            temp,
+            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+            mode,
+            dir_fd=dir_fd,
+        )
+        try:
+            failpoint("write.temp-created")
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if os.fstat(fd).st_nlink > 0:  # still there: no sweep can take it now
+                return temp, fd
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp, dir_fd=dir_fd)
+            os.close(fd)
+            raise
+        os.close(fd)
 
 
 def _read_or_none(dir_fd: int, name: str) -> bytes | None:

@@ -484,7 +484,9 @@ INDEX_PAGE_SIZE = 32768
 
 
 def open_index(home: Path | None = None) -> sqlite3.Connection:
-    conn = db.connect(index_db_path(home), MIGRATIONS, new_page_size=INDEX_PAGE_SIZE)
+    # an older teamlore builds it anew from the session files: no copy before an upgrade
+    path = index_db_path(home)
+    conn = db.connect(path, MIGRATIONS, new_page_size=INDEX_PAGE_SIZE, remade=True)
     with db.write_tx(conn):
         conn.execute(
             "INSERT INTO meta(key, value) VALUES ('analyzer_version', ?) "

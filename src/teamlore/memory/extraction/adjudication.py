@@ -9,10 +9,11 @@ docs/extraction.md "stage"):
    staging the same draft batch again issues a fresh task over the drafts left) — and the same
    `recall-rrf@1` is run again over the current projections: a different result-set digest
    means team memory changed under the task. Either way it is marked `stale` (committed) and
-   refused with `ADJUDICATION_STALE` (so is a rerun ranked otherwise than the task: the caller
-   syncs the vectors first with the embedder that staged the drafts, and a hybrid recall falls
-   back to words alone when an approved entry has no vector yet, dedup.py); a generation change
-   with the same result set is accepted;
+   refused with `ADJUDICATION_STALE` (so is a rerun ranked otherwise than the task, reason
+   `recall-algorithm-changed` when the set is the same: the caller syncs the vectors first
+   with the embedder that staged the drafts, and a hybrid recall falls back to words alone
+   when an approved entry has no vector yet, dedup.py); a generation change with the same
+   result set is accepted;
 3. the host rules (`contracts.adjudication.check_adjudication_result`): every draft decided
    exactly once, targets in the pool, no skip chains or cycles, never a draft of this batch as
    an update/merge target. An invalid result is refused (`ADJUDICATION_INVALID`) and audited;
@@ -122,10 +123,11 @@ def submit_adjudication(
         recall = run_recall(conn, owner, drafts)
         if not recall_still_holds(task, recall):
             tasks.mark_stale(conn, fresh.task_id, lease_epoch=fresh.lease_epoch)
+            same_set = recall.result_set_digest == task.binding["resultSetDigest"]
             raise tasks.CommitThenRaise(
                 _stale(
                     fresh,
-                    "result-set-digest-mismatch",
+                    "recall-algorithm-changed" if same_set else "result-set-digest-mismatch",
                     drafts,
                     expectedResultSetDigest=task.binding["resultSetDigest"],
                     actualResultSetDigest=recall.result_set_digest,

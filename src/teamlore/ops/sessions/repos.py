@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sqlite3
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field, model_validator
 
 from teamlore.core import db, errors
+from teamlore.core.failpoints import failpoint
 from teamlore.core.lock import file_lock
 from teamlore.core.paths import display_path, resolve_home
 from teamlore.core.shapes.strict import STRICT
@@ -126,7 +128,6 @@ def repo_forget(ctx: OpContext, request: ForgetRequest) -> dict[str, Any]:
     """Stop tracking a registered repository (worktree): its sessions stay indexed and
     searchable, they only lose the mapping; commits and delivery edges go with the
     repository's last worktree. The repository itself is never touched."""
-    from teamlore.core.config import load_config, save_config
     from teamlore.ops.sessions.index import SYNC_LOCK, path_aliases
     from teamlore.repo.binding import list_repositories
     from teamlore.repo.delivery import build_delivery_edges
@@ -135,34 +136,72 @@ def repo_forget(ctx: OpContext, request: ForgetRequest) -> dict[str, Any]:
     home = resolve_home(ctx.home)
     spellings = _spellings(request.path, ctx.cwd, home)
     aliases = path_aliases(home)
-    with file_lock(home / SYNC_LOCK, wait_seconds=FORGET_WAIT_SECONDS, what="a sync"):
-        with index_errors(open_index_for_sync(home, rebuild=False)) as conn:
-            registered = list_repositories(conn)
-            target = next((r for r in registered if str(r.worktree_root) in spellings), None)
-            if target is None:
-                raise errors.TeamloreError(
-                    errors.REPOSITORY_NOT_REGISTERED,
-                    f"{request.path} is not a registered repository;"
-                    " `teamlore repo list` shows them",
-                ).advising(
-                    "Forget one of the paths `teamlore repo list` shows; this one is not in."
-                )
-            sessions = tables.worktree_stats(conn, target.worktree_key).sessions
-            with db.write_tx(conn):
-                tables.forget_worktree(conn, target.worktree_key)
-            remaining = [r for r in registered if r.worktree_key != target.worktree_key]
-            mapping = map_sessions(conn, aliases=aliases)
-            history_kept = any(r.repository_key == target.repository_key for r in remaining)
-            if history_kept:
-                build_delivery_edges(conn, target.repository_key)
-        config = load_config(home)
-        kept = [r for r in config.repositories if r.worktree_key != target.worktree_key]
-        if len(kept) != len(config.repositories):
-            config.repositories = kept
-            save_config(config, home)
+    with (
+        file_lock(home / SYNC_LOCK, wait_seconds=FORGET_WAIT_SECONDS, what="a sync"),
+        index_errors(open_index_for_sync(home, rebuild=False)) as conn,
+    ):
+        registered = list_repositories(conn)
+        target = next((r for r in registered if str(r.worktree_root) in spellings), None)
+        if target is None:
+            listed = _forget_listed_only(conn, home, spellings)
+            if listed is not None:
+                return listed
+            raise errors.TeamloreError(
+                errors.REPOSITORY_NOT_REGISTERED,
+                f"{request.path} is not a registered repository; `teamlore repo list` shows them",
+            ).advising("Forget one of the paths `teamlore repo list` shows; this one is not in.")
+        sessions = tables.worktree_stats(conn, target.worktree_key).sessions
+        # config.toml first, under the sync lock: a sync registers again the worktrees it
+        # lists (ops/sessions/index.py, `_restore_registered`), so a forget killed after the
+        # index's change, or a sync waiting on the lock, would bring this one back
+        _drop_from_config(home, target.worktree_key)
+        with db.write_tx(conn):
+            tables.forget_worktree(conn, target.worktree_key)
+        failpoint("repo.forget.index-forgotten")
+        remaining = [r for r in registered if r.worktree_key != target.worktree_key]
+        mapping = map_sessions(conn, aliases=aliases)
+        history_kept = any(r.repository_key == target.repository_key for r in remaining)
+        if history_kept:
+            build_delivery_edges(conn, target.repository_key)
     return {
         "forgotten": _worktree_json(target),
         "sessionsKept": sessions,
         "sessionsUnmapped": mapping.unmapped,
         "repositoryHistoryKept": history_kept,
+    }
+
+
+def _drop_from_config(home: Path, worktree_key: str) -> None:
+    from teamlore.core.config import load_config, save_config
+
+    config = load_config(home)
+    kept = [r for r in config.repositories if r.worktree_key != worktree_key]
+    if len(kept) != len(config.repositories):
+        config.repositories = kept
+        save_config(config, home)
+
+
+def _forget_listed_only(
+    conn: sqlite3.Connection, home: Path, spellings: set[str]
+) -> dict[str, Any] | None:
+    """`repo forget` of a worktree config.toml lists and the index does not hold (its folder
+    was gone when the index was rebuilt): dropped from config.toml, or a sync would register
+    it again once the folder is back. None when config.toml does not list it either."""
+    from teamlore.core.config import load_config
+
+    entry = next((r for r in load_config(home).repositories if r.path in spellings), None)
+    if entry is None:
+        return None
+    _drop_from_config(home, entry.worktree_key)
+    unmapped = conn.execute("SELECT count(*) FROM sessions WHERE worktree_key IS NULL").fetchone()
+    return {
+        "forgotten": {
+            "path": display_path(entry.path),
+            "name": Path(entry.path).name,
+            "repositoryKey": entry.repository_key,
+            "worktreeKey": entry.worktree_key,
+        },
+        "sessionsKept": 0,
+        "sessionsUnmapped": int(unmapped[0]),
+        "repositoryHistoryKept": True,  # the index held none of it
     }
