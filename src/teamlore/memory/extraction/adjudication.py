@@ -11,7 +11,7 @@ docs/extraction.md "stage"):
    means team memory changed under the task. Either way it is marked `stale` (committed) and
    refused with `ADJUDICATION_STALE` (so is a rerun ranked otherwise than the task, reason
    `recall-algorithm-changed` when the set is the same: the caller syncs the vectors first
-   with the embedder that staged the drafts, and a hybrid recall falls back to words alone
+   with the embedder configured now, and a hybrid recall falls back to words alone
    when an approved entry has no vector yet, dedup.py); a generation change with the same
    result set is accepted;
 3. the host rules (`contracts.adjudication.check_adjudication_result`): every draft decided

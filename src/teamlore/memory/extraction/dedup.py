@@ -29,7 +29,7 @@ although it shares no selective term, and entries that share two incidental word
 draft do not push it out (`recall-hybrid-rrf@1` fused all four lists unweighted at k = 60, so
 any entry in both a BM25 and an embedding list outranked the nearest embedding alone). The
 recall reads stored vectors only, so the rerun at submit time gives the same result set on the
-same database (the submit syncs the vectors first with the embedder that staged the drafts,
+same database (the submit syncs the vectors first with the embedder configured now,
 `ops.memory.vectors.adjudication_vectors`, so an entry pulled since counts); without vectors
 (lexical search asked for, embeddings off or unavailable, an approved entry not embedded yet)
 it is `recall-rrf@1` exactly.

@@ -105,8 +105,9 @@ def recall_embedder(ctx: OpContext, owner: OwnerContext) -> Embedder | None:
 def adjudication_vectors(ctx: OpContext, owner: OwnerContext, document: object) -> None:
     """Before an adjudication result is checked (its recall rerun, which reads stored vectors
     only): when the task it answers was ranked with embeddings (`recall-hybrid-rrf@2`), the
-    owner's approved and candidate vectors brought up to date by the embedder that staged the
-    drafts (`recall_embedder`), so the rerun ranks as the task did over what the team knows now
+    owner's approved and candidate vectors brought up to date by the embedder configured now
+    (`recall_embedder`; a model changed since the drafts were staged ranks otherwise, and the
+    rerun is refused as stale), so the rerun ranks as the task did over what the team knows now
     (an entry a `git pull` brought in, alike only in meaning, included). A task ranked by words
     alone is rerun by words alone: nothing is embedded, no model loads."""
     from teamlore.memory.extraction.dedup import RECALL_HYBRID_VERSION
