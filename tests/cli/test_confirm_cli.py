@@ -234,7 +234,7 @@ def test_a_full_repository_disk_is_named_and_status_keeps_answering(
         assert after == before  # no entry, no block, no work file left behind
         status = teamlore_cli("memory", "status", cwd=repo)
         assert status.returncode == 0, status.stderr
-        assert f"Promotion    {plan} could not be finished: DISK_FULL:" in status.stdout
+        assert f"Promotion    {plan} could not be finished:\n  DISK_FULL:" in status.stdout
         (disk / "filler").unlink()
         promoted = teamlore_cli("memory", "promote", "--plan", plan, cwd=repo)
         assert promoted.returncode == 0, promoted.stderr

@@ -90,7 +90,7 @@ def test_a_person_sees_the_real_entry_and_the_agent_skips_the_duplicate(repo: Pa
     summary = {p["id"]: p["summary"] for p in staged["adjudicationTask"]["pool"]}[REAL_ENTRY]
     lines = memory_cli(repo, "stage", "--request", "-", request=batch).splitlines()
     assert lines[0] == f"adjudication-required: task {short_candidate_id(task_id)}"
-    assert re.fullmatch(r"  draft extract-[0-9a-f]{12}-c1 \(draft, provenance direct\)", lines[1])
+    assert re.fullmatch(r"  draft extract-[0-9a-f]{12}-c1 \(draft, provenance unknown\)", lines[1])
     assert lines[2] == "    closest known memory (recall-hybrid-rrf@2):"
     shown = [line for line in lines if re.match(r"      [0-9]\. ", line)]
     assert len(shown) == 5

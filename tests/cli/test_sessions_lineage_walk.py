@@ -85,11 +85,11 @@ def test_sibling_subagents_are_named_by_the_call_that_started_them(walk: Walk) -
         f"subagent of {parent[:12]}: Poem about Thai {kind} curry"
         for kind in ("green", "green", "yellow", "yellow", "red")
     )
-    # at 80 columns the description comes first: what tells the siblings apart
+    # at 80 columns the mark of a subagent, then the description: what tells the siblings apart
     text = walk.text("sessions", "list")
     for s in children:
         [row] = [line for line in text.splitlines() if s["sessionKey"][:12] in line]
-        assert s["subagent"]["description"] in row
+        assert f"↳ {s['subagent']['description'][: len('Poem about Thai yellow')]}" in row
 
 
 def test_a_task_call_and_its_subagent_name_each_other(walk: Walk) -> None:
@@ -114,7 +114,9 @@ def test_a_task_call_and_its_subagent_name_each_other(walk: Walk) -> None:
                     tool["seq"],
                 )
                 assert child["subagent"]["description"] == tool["input"]["description"]
-                header = walk.text("sessions", "show", child_key).splitlines()[1]
+                # the lines under the first, wrapped at words at 80 columns, the command whole
+                head = walk.text("sessions", "show", child_key).split("\n\n", 1)[0]
+                header = " ".join(head.splitlines()[1:])
                 command = re.search(r"`teamlore (sessions show [^`]+)`", header)
                 assert header.startswith(f"subagent of {key[:12]}") and command
                 # the command printed works and shows that call

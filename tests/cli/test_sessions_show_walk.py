@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from support import Cli, refusal_lines, shared_fixtures
 from teamlore.cli.literal import literal
 from teamlore.cli.main import app
-from teamlore.cli.session_view import OPEN_MEANS
+from teamlore.cli.session_view import OPEN_MEANS, open_means
 
 PROVIDERS = ("claude", "codex", "pi")
 
@@ -172,7 +172,11 @@ def test_an_open_turn_is_explained_once_where_it_is_shown(walk: Walk) -> None:
     shown_open = shown_sealed = 0
     for session in listed:
         key = session["sessionKey"][:12]
-        turns = walk.json("sessions", "show", key)["turns"]
+        shown = walk.json("sessions", "show", key)
+        turns = shown["turns"]
+        # a subagent's turn is never sealed by a later prompt: its note says what it is instead
+        means = open_means(shown["session"])
+        assert (means == OPEN_MEANS) is (not session["parentSessionKey"])
         text = walk.text("sessions", "show", key)
         lines = text.splitlines()
         opened = [i for i, line in enumerate(lines) if re.match(r"── turn \d+ \(open\)", line)]
@@ -181,8 +185,8 @@ def test_an_open_turn_is_explained_once_where_it_is_shown(walk: Walk) -> None:
             shown_sealed += 1
             continue
         assert len(opened) == sum(not t["sealed"] for t in turns)
-        assert norm(text).count(norm(OPEN_MEANS)) == 1, key  # once, under the first
-        assert norm(" ".join(lines[opened[0] + 1 : opened[0] + 3])).startswith(norm(OPEN_MEANS))
+        assert norm(text).count(norm(means)) == 1, key  # once, under the first
+        assert norm(" ".join(lines[opened[0] + 1 : opened[0] + 4])).startswith(norm(means))
         shown_open += 1
     assert shown_open >= 10 and shown_sealed >= 1
     one = walk.text("sessions", "show", rave_era(walk)["sessionKey"][:12], "--turn", "7")

@@ -437,7 +437,9 @@ def _one_line_a_session(listing: str, sessions: list[dict[str, Any]]) -> list[st
     and to be one session's (none wrapped onto a second line)."""
     lines = listing.rstrip("\n").splitlines()
     assert max(len(line.rstrip()) for line in lines) <= 80, listing
-    rows = lines[1:]
+    # under the table: where a folder cut at its start is whole
+    end = next((i for i, line in enumerate(lines) if line.startswith("A folder cut")), len(lines))
+    rows = lines[1:end]
     assert [row.split()[0] for row in rows] == [s["sessionKey"][:12] for s in sessions], listing
     return rows
 

@@ -12,7 +12,9 @@ def test_a_refusal_carries_the_seeds_problem_and_next_beside_code_and_message() 
     wire = errors.TeamloreError(errors.MEMORY_NOT_INITIALIZED).to_json()
     assert wire["code"] == "MEMORY_NOT_INITIALIZED"
     assert wire["message"] == wire["problem"] == errors.MEMORY_NOT_INITIALIZED.summary
-    assert wire["next"] == "Run `teamlore memory init`."
+    # the message states the problem and `next` the step, each once
+    assert "memory init" not in wire["message"]
+    assert wire["next"] == "Run `teamlore memory init` in this worktree, then run this again."
 
 
 def test_every_code_has_a_one_line_next_step() -> None:
@@ -22,7 +24,9 @@ def test_every_code_has_a_one_line_next_step() -> None:
     assert "`--help`" in errors.next_step(errors.USAGE)
     assert errors.next_step(errors.INTERNAL) == errors.INTERNAL_NEXT
     # a summary that ends in its remedy gives it, when remedies.py has no line for the code
-    assert errors.next_step(errors.MEMORY_NOT_INITIALIZED) == "Run `teamlore memory init`."
+    assert (
+        errors.next_step(errors.PROMOTION_OWNER_MISMATCH) == "Run promote from the plan's worktree."
+    )
 
 
 def test_the_window_summary_fits_every_command_that_refuses_a_window() -> None:

@@ -238,7 +238,8 @@ def test_bad_markers_are_refused_and_nothing_changes(repo: Path, home: Path, con
     before = snapshot(repo)
     err = refused(repo, home, "claude")
     assert err.code == "ASSEMBLY_MARKERS_INVALID"
-    assert "--repair" in err.message and "on lines" in err.message  # the fix, not a dead end
+    assert "--repair" in err.message and "on line" in err.message  # the fix, not a dead end
+    assert "--repair" in (err.remedy or "")  # and `next:` says so too, not "by hand" alone
     assert snapshot(repo) == before
     assert not (home / "skill-assembly").exists() or not list(
         (home / "skill-assembly").rglob("*.json")

@@ -12,6 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
 from recall_world import WINDOW, CodexSession, make_repo, sync
 
 import teamlore.ops.memory.recall  # noqa: F401
+from support import memory_init
 from teamlore.core import errors
 from teamlore.ops.registry import REGISTRY, OpContext
 
@@ -30,6 +31,7 @@ def repo(tmp_path: Path, home: Path) -> Path:
     repo = make_repo(tmp_path / "shop")
     CodexSession("a1", repo).turn("one").turn("two").turn("three").write(tmp_path / "codex")
     sync(home, tmp_path / "codex", repo)
+    memory_init(repo, home)
     return repo
 
 
@@ -109,7 +111,7 @@ def test_tasks_carry_the_scene_index_summary(repo: Path, home: Path) -> None:
     (first,) = run(repo, home, {**WINDOW, "limit": 1})["sources"]
     assert first["context"] == {"sceneIndexSummary": None}
     scenes = repo / ".threadshare" / "memory" / "scenes"
-    scenes.mkdir(parents=True)
+    scenes.mkdir(parents=True, exist_ok=True)
     for name, summary in (("release", "Release verification"), ("db", "Local database setup")):
         (scenes / f"{name}.md").write_text(
             "-----META-START-----\ncreated: 2026-08-21\nupdated: 2026-08-22\n"

@@ -119,8 +119,11 @@ def test_a_candidate_blocked_by_a_newer_rule_is_offered_extract_again(flow: Flow
         flow.op("memory.confirm", {"candidateIds": [short]})
     error = named.value.to_json()
     assert error["code"] == "LINT_BLOCKED"
-    assert f"or keep its lesson: `{again}` extracts it again" in error["message"]
-    assert again in error["next"]
+    assert (
+        f"discard it (`teamlore memory discard --candidate {short}`), or keep its lesson: with"
+        " `--extract-again` it is extracted again" in error["message"]
+    )
+    assert "Add `--extract-again` to that discard to keep its lesson" in error["next"]
     (left_out,) = error["details"]["leftOut"]
     assert left_out["next"] == f"teamlore memory discard --candidate {short}"
     assert left_out["extractAgain"] == again

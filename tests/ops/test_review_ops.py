@@ -90,7 +90,7 @@ def test_the_text_view_says_the_claim_support_is_what_the_entry_carries_once_con
     env = {"TEAMLORE_HOME": str(flow.home), "COLUMNS": "200"}
     shown = teamlore_cli("memory", "review", cwd=flow.repo, env=env).stdout
     assert (
-        "  entry: provenance direct, claim support human-confirmed once 2 statements are "
+        "  entry: provenance unknown, claim support human-confirmed once 2 statements are "
         "confirmed, limitations source-local-only"
     ) in shown
     assert flow.item(cid)["claimSupport"] == "human-confirmed"  # JSON: the value, as before

@@ -109,7 +109,7 @@ def test_recall_to_quarantine_through_the_operation(world: dict[str, Any], home:
     staged = op("memory.stage", world["repo"], home, drafts_for(task, TEXT))
     assert staged["status"] == "adjudication-required"
     assessment = staged["assessments"][0]
-    assert assessment["provenanceStrength"] == "direct"
+    assert assessment["provenanceStrength"] == "unknown"  # a turn alone links no delivery
     assert "source-local-only" in assessment["limitations"]
     done = op("memory.stage", world["repo"], home, adjudicate(staged))
     assert [c["candidateStatus"] for c in done["candidates"]] == ["quarantined"]

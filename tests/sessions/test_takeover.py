@@ -29,9 +29,15 @@ CODEX_NEW = "trezo-ai-0.120.0.jsonl"
 CODEX_NEW_ID = "019daa66-5b7b-7b01-b9ce-b527014cc09f"
 
 
+# left out of a turn's history: its delivery edges, and what started a promptless turn, which
+# is read from the transcript as it is shown (a transcript that is gone says nothing;
+# docs/sessions.md, "Titles, subagents and turns without a prompt")
+READ_FROM_THE_TRANSCRIPT = frozenset({"deliveryEdges", "startedBy"})
+
+
 def turns(cli: Cli, session: str) -> list[dict[str, Any]]:
     shown: list[dict[str, Any]] = cli.json("sessions", "show", session)["turns"]
-    return [{k: v for k, v in t.items() if k != "deliveryEdges"} for t in shown]
+    return [{k: v for k, v in t.items() if k not in READ_FROM_THE_TRANSCRIPT} for t in shown]
 
 
 def listed(cli: Cli) -> dict[str, tuple[int, bool]]:

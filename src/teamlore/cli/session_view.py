@@ -13,14 +13,16 @@ import re
 from typing import Any
 
 from teamlore.cli.literal import literal
-from teamlore.cli.output import CLIP_CHARS, clip, counted, say, styled, wrapped_lines
+from teamlore.cli.output import CLIP_CHARS, clip, counted, say, stdout, styled, wrapped_lines
 from teamlore.core.paths import display_path
 from teamlore.ops.sessions import SHOW_PAGE_TURNS
 
 # a tool call's main argument and each line of a failed call's error are cut this long
 TOOL_CLIP_CHARS = 300
-# a failed call shows this many first lines of its output (the error) in the turn view
+# a failed call shows this many first lines of its output (the error) in the turn view, and
+# this many last lines (where a traceback's exception and a build's summary are)
 ERROR_LINES = 6
+ERROR_TAIL_LINES = 3
 
 # what an open turn is, said under the first one shown (docs/sessions.md, "Sealed and open
 # turns"): the last turn of a session stays open until the user's next prompt or the client's
@@ -28,6 +30,13 @@ ERROR_LINES = 6
 OPEN_MEANS = (
     "open: not sealed yet; a later prompt or the client's end-of-turn record seals it."
     " Extraction reads sealed turns only."
+)
+# and of a subagent's turn: no prompt follows it, and extraction reads main sessions only
+# (memory/extraction/selection.py); what the subagent found is its parent's call's result
+SUBAGENT_OPEN_MEANS = (
+    "open: a subagent's transcript gets no later prompt to seal it. Extraction reads main"
+    " sessions, not subagents: this one's result is the output of the call of its parent that"
+    " started it{where}."
 )
 
 
@@ -39,10 +48,8 @@ def render_show(
     s = result["session"]
     key = s["sessionKey"][:12]
     folder = display_path(s["cwd"]) if s["cwd"] else ""
-    say(
-        styled(key, "bold"),
-        f" {s['provider']} {folder} {s['startedAt'] or ''} → {s['endedAt'] or ''}",
-    )
+    ended = f" → {s['endedAt']}" if s["endedAt"] else ""  # no end recorded: none said
+    say(styled(key, "bold"), f" {s['provider']} {folder} {s['startedAt'] or ''}{ended}")
     _render_lineage(s)
     if s.get("excludedFromExtraction"):
         say(
@@ -62,7 +69,7 @@ def render_show(
             f" {t['startedAt'] or ''}",
         )
         if not t["sealed"] and not explained:
-            for line in wrapped_lines("", OPEN_MEANS, len("open: ")):
+            for line in wrapped_lines("", open_means(s), len("open: ")):
                 say(styled(line, "dim"))
             explained = True
         if whole_tool:
@@ -93,32 +100,48 @@ def render_show(
     _render_page(result, limit)
 
 
+def open_means(session: dict[str, Any]) -> str:
+    """What the `(open)` mark means in this session: a subagent's turn is never sealed."""
+    subagent = session.get("subagent")
+    if not subagent:
+        return OPEN_MEANS
+    where = " (the command above shows it)" if subagent["turn"] is not None else ""
+    return SUBAGENT_OPEN_MEANS.format(where=where)
+
+
 def _render_lineage(session: dict[str, Any]) -> None:
-    """Under the header: the title (the provider's, else the one derived from the first prompt)
-    and, a subagent, the call of its parent that started it, as the command that shows it."""
-    title = session.get("title") or (
-        None if session.get("subagent") else session.get("derivedTitle")
-    )
-    if title:
-        say(literal(title))
+    """Under the header: the title (the provider's, else the one derived from the first prompt,
+    cut to the terminal's width in cells) and, a subagent, the call of its parent that started
+    it, as the command that shows it; teamlore's words wrapped at words, the command whole."""
+    from rich.text import Text
+
+    if session.get("title"):
+        say(literal(session["title"]))
+    elif session.get("derivedTitle") and not session.get("subagent"):
+        # cut at 80 characters by the index: a Chinese one is wider than 80 columns
+        title = Text(literal(session["derivedTitle"]))
+        title.truncate(stdout.width, overflow="ellipsis")
+        say(title)
     subagent = session.get("subagent")
     if not subagent:
         return
     parent = subagent["parentSessionKey"][:12]
     if subagent["kind"] == "compaction":
-        say(
+        said = (
             f"compaction summariser of {parent}: Claude Code's summary of that session's earlier"
             " turns; its turns restate the session, so they are not indexed"
         )
     elif subagent["turn"] is None:
-        say(f"subagent of {parent} (the call that started it is not in the index)")
+        said = f"subagent of {parent} (the call that started it is not in the index)"
     else:
         call = f"--turn {subagent['turn']} --tool {subagent['tool']}"
         about = f": {literal(subagent['description'])}" if subagent["description"] else ""
-        say(
+        said = (
             f"subagent of {parent}, started by its turn {subagent['turn']} call"
             f" #{subagent['tool']}{about} (`teamlore sessions show {parent} {call}`)"
         )
+    for line in wrapped_lines("", said):
+        say(line)
 
 
 def started_by(starters: list[str]) -> str:
@@ -195,11 +218,12 @@ def main_argument(tool: dict[str, Any]) -> str:
 def _render_tool(tool: dict[str, Any], turn: int) -> None:
     exit_code = "" if tool["exitCode"] is None else f" exit {tool['exitCode']}"
     whole = f"--turn {turn} --tool {tool['seq']}"  # what prints the call whole
+    # an argument of several lines (an apply_patch) goes on under its call, indented
+    argument = cut(main_argument(tool), TOOL_CLIP_CHARS, whole).replace("\n", "\n    ")
     say(
         f"  #{tool['seq']} ",
         styled(tool["name"], "magenta"),
-        f" ({tool['family']}, {tool['status']}{exit_code}) "
-        f"{cut(main_argument(tool), TOOL_CLIP_CHARS, whole)}",
+        f" ({tool['family']}, {tool['status']}{exit_code}) {argument}",
     )
     if tool.get("subagentSessionKey"):
         say(f"    subagent {tool['subagentSessionKey'][:12]}")
@@ -216,17 +240,23 @@ _ERROR_LINE = re.compile(
 
 
 def _render_error(tool: dict[str, Any], whole: str) -> None:
-    """The first lines of a failed call's output from where its error starts; `whole`: the
-    options that print the call whole."""
+    """The first lines of a failed call's output from where its error starts, and its last
+    lines (errors print last: a traceback's exception, a build's summary), saying how many lines
+    are hidden before and between them; `whole`: the options that print the call whole."""
     output = "\n".join(p for p in (tool["result"].get("head"), tool["result"].get("tail")) if p)
     lines = [line for line in output.splitlines() if line.strip()]
     start = next((i for i, line in enumerate(lines) if _ERROR_LINE.search(line)), 0)
-    shown = lines[start : start + ERROR_LINES]
-    for line in shown:
+    after = lines[start + ERROR_LINES :]
+    tail = after[-ERROR_TAIL_LINES:]
+    between = len(after) - len(tail)
+    if start:
+        say("    ", styled(f"… {start} more lines before the error: {whole} prints them", "dim"))
+    for line in lines[start : start + ERROR_LINES]:
         say("    ", styled(cut(line, TOOL_CLIP_CHARS, whole), "red"))
-    if len(shown) < len(lines):
-        rest = len(lines) - len(shown)
-        say("    ", styled(f"… {rest} more lines: {whole} prints them", "dim"))
+    if between:
+        say("    ", styled(f"… {between} more lines: {whole} prints them", "dim"))
+    for line in tail:
+        say("    ", styled(cut(line, TOOL_CLIP_CHARS, whole), "red"))
 
 
 def _render_whole_tool(tool: dict[str, Any]) -> None:

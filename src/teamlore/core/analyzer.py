@@ -673,7 +673,7 @@ def relative_score(terms_matched: int, bm25: float, best_bm25: float) -> float:
 # -- snippets -----------------------------------------------------------------------------------
 
 SNIPPET_CHARS = 160
-_SNIPPET_LEAD = 48  # characters shown before the matching term
+SNIPPET_LEAD = 48  # characters shown before the matching term
 
 
 def _first_match(text: str, highlight: frozenset[str]) -> int | None:
@@ -749,11 +749,14 @@ def _first_ascii_match(text: str, highlight: frozenset[str]) -> int | None:
     return None
 
 
-def snippet(text: str, highlight: frozenset[str], width: int = SNIPPET_CHARS) -> str:
+def snippet(
+    text: str, highlight: frozenset[str], width: int = SNIPPET_CHARS, at: int | None = None
+) -> str:
     """About `width` characters of the original `text` (whitespace runs as one space) around
-    the first word whose tokens include one of `highlight`; `…` marks a cut at either end."""
-    position = _first_match(text, highlight)
-    start = 0 if position is None else max(0, position - _SNIPPET_LEAD)
+    the first word whose tokens include one of `highlight` (or the word at `at`); `…` marks a
+    cut at either end."""
+    position = _first_match(text, highlight) if at is None else at
+    start = 0 if position is None else max(0, position - SNIPPET_LEAD)
     if start > 0:
         # begin on a word boundary when one is near
         space = text.rfind(" ", max(0, start - 16), start)

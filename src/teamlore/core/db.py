@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -20,14 +21,12 @@ from typing import Generic, TypeVar
 from urllib.parse import quote
 
 from teamlore.core import errors
-from teamlore.core.failpoints import failpoint
 from teamlore.core.locations import UPGRADE_NOTES_NAME
 from teamlore.core.paths import (
     FILE_MODE,
     display_path,
     ensure_private_file,
     refuse_wrong_type,
-    work_path,
 )
 
 BUSY_TIMEOUT_MS = 10_000
@@ -290,19 +289,62 @@ def migrate(
     return schema_version(conn)
 
 
-def copy_path(path: Path, schema: int) -> Path:
-    """Where the copy of `path` at `schema` is kept: beside it, named for that schema."""
-    return path.with_name(f"{path.name}.schema-{schema}.bak")
+def copy_path(path: Path, schema: int, number: int = 1) -> Path:
+    """Where the copy of `path` at `schema` is kept: beside it, named for that schema; a second
+    one (an upgrade again after going back) `.schema-N.2.bak`, and so on: none replaces one."""
+    return path.with_name(f"{path.name}.schema-{schema}{'' if number == 1 else f'.{number}'}.bak")
+
+
+def kept_copies(path: Path, schema: int) -> list[Path]:
+    """The copies of `path` at `schema` kept beside it (`copy_path`), the first made first."""
+    shape = re.compile(rf"{re.escape(path.name)}\.schema-{schema}(?:\.([2-9]|[1-9]\d+))?\.bak")
+    found = []
+    with suppress(OSError):
+        for entry in os.scandir(path.parent):
+            if (match := shape.fullmatch(entry.name)) and entry.is_file(follow_symlinks=False):
+                found.append((int(match[1] or 1), Path(entry.path)))
+    return [copy for _, copy in sorted(found)]
+
+
+def _keep_copy(tmp: Path, path: Path, schema: int) -> Path:
+    """Link the finished copy `tmp` at the first free `copy_path` (a link never replaces a
+    file: the copy an earlier upgrade kept, the state before it, stays as it is)."""
+    number = 1
+    while True:
+        kept = copy_path(path, schema, number)
+        try:
+            os.link(tmp, kept, follow_symlinks=False)
+            return kept
+        except FileExistsError:
+            number += 1
 
 
 def copy_before(conn: sqlite3.Connection, path: Path, latest: int) -> Path | None:
     """Copy `conn`'s database to `copy_path` (0600, one self-contained file without a WAL, what
     an older teamlore opens as it is) before a migration changes it; None when another process
     migrated it to `latest` meanwhile. A copy that cannot be made (a full disk) leaves the
-    database as it was: the error stands and nothing is migrated."""
-    tmp = work_path(path, "copy")
-    os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, FILE_MODE))
+    database as it was: the error stands and nothing is migrated.
+
+    The copy is written to a temp file of `safe_write.locked_temp` (a random name, held under
+    a flock while it is written) beside `path`, so one a killed copy left never stands in the
+    way of this one; what killed copies left is removed first (`safe_write.remove_dead_temps`:
+    no live copier's, which holds its lock), which also gives the room back for this one."""
+    import time
+
+    from teamlore.core import safe_write  # only an upgrade copies: a command's start skips it
+
+    with suppress(OSError, errors.TeamloreError):
+        safe_write.remove_dead_temps(path.parent, "", older_than=time.time())
+    folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
+        name, held = safe_write.locked_temp(folder, FILE_MODE)
+    finally:
+        os.close(folder)
+    tmp = path.parent / name
+    try:
+        from teamlore.core.failpoints import failpoint  # here: a read command never needs it
+
+        failpoint("db.copy-temp-created")
         copy = sqlite3.connect(sqlite_uri(tmp), uri=True, isolation_level=None)
         try:
             conn.backup(copy)
@@ -310,15 +352,14 @@ def copy_before(conn: sqlite3.Connection, path: Path, latest: int) -> Path | Non
             schema = schema_version(copy)
         finally:
             copy.close()
-        with open(tmp, "rb+") as written:
-            os.fsync(written.fileno())
+        os.fsync(held)
         if not 0 < schema < latest:
             return None
-        kept = copy_path(path, schema)
-        os.replace(tmp, kept)
+        kept = _keep_copy(tmp, path, schema)
     finally:
         with suppress(FileNotFoundError):
             os.unlink(tmp)
+        os.close(held)  # after SQLite closed the file: closing a descriptor drops its locks
     return kept
 
 
@@ -328,8 +369,13 @@ def _note_upgrade(
     """Add what this migration did to the upgrade notes in `home`: the CLI's text view says
     them once (cli/output.py, `say_upgrade_notes`); an MCP server, a hook or a JSON view, whose
     output a program reads, leaves them for it. Best effort: a note never fails a command."""
+    earlier = [c for c in kept_copies(path, schemas[0]) if c != copy] if copy else []
     if copy is not None:
-        kept = f"the file as it was is kept as {display_path(copy)}"
+        kept = f"the file as it was is kept as {display_path(copy)}" + (
+            f" (the earlier copy {display_path(earlier[-1])} is kept too, as it was)"
+            if earlier
+            else ""
+        )
     elif remade:
         kept = "an older teamlore cannot read it: move it aside and that one makes it anew"
     else:  # the org store: its tokens and repositories nothing makes again
@@ -350,6 +396,8 @@ def _append_note(notes: Path, data: bytes) -> None:
             notes, os.O_CREAT | os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE
         )
         try:
+            from teamlore.core.failpoints import failpoint
+
             failpoint("upgrade-note.opened")
             fcntl.flock(fd, fcntl.LOCK_EX)
             opened = os.fstat(fd)
@@ -367,8 +415,8 @@ def _append_note(notes: Path, data: bytes) -> None:
 def _going_back(path: Path, known: int) -> str:
     """DB_SCHEMA_TOO_NEW's `next` for `path`: the copy a newer teamlore kept before it
     migrated, when one is there at a schema this one knows, else upgrading."""
-    copies = [copy_path(path, n) for n in range(known, 0, -1)]
-    copy = next((c for c in copies if c.is_file()), None)
+    copies = [kept_copies(path, n) for n in range(known, 0, -1)]
+    copy = next((kept[-1] for kept in copies if kept), None)  # the newest: the state last used
     if copy is None:
         return (
             f"A newer teamlore upgraded {path.name} and kept no copy this one reads: upgrade"

@@ -8,7 +8,7 @@ On the wire a refusal is `{"error": {"code", "message", "problem", "next"}}` (+ 
 `code` and `message` are ours and stay; `problem` (the same one line) and `next` (what to do
 about it) are the seed's diagnostic fields, so a client written from the seed reads ours
 (docs/seed-conformance.md). `next` is the code's line in core/remedies.py, else the remedy its
-summary names after its last "; " (`...; run teamlore memory init`).
+summary names after its last "; " (`...; run promote from the plan's worktree`).
 """
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ OWNER_AMBIGUOUS = _register("OWNER_AMBIGUOUS", "more than one repository could o
 
 # team memory store
 MEMORY_NOT_INITIALIZED = _register(
-    "MEMORY_NOT_INITIALIZED", "this worktree has no .threadshare/memory; run `teamlore memory init`"
+    "MEMORY_NOT_INITIALIZED", "this worktree has no team memory tree (.threadshare/memory)"
 )
 MEMORY_FILE_INVALID = _register("MEMORY_FILE_INVALID", "a memory file does not follow the format")
 LINT_BLOCKED = _register("LINT_BLOCKED", "lint found content that must not reach the repository")

@@ -122,7 +122,7 @@ def _another_disk(exc: BaseException) -> str:
     filename = getattr(exc, "filename", None)
     if not isinstance(filename, str) or not os.path.isabs(filename):
         return ANOTHER_DISK_FULL
-    shown = _ROOTED_PATH.sub("…/", _from_home(filename))
+    shown = shown_paths(filename)
     return (
         "a disk teamlore writes to is full, not the state directory's (it has room): the one"
         f" holding {shown}; free space there and retry"
@@ -194,6 +194,12 @@ def redact_paths(message: str) -> str:
     return _ABSOLUTE_PATH.sub("…/", message)
 
 
+def shown_paths(text: str) -> str:
+    """`text` with its paths as refusals show them: `~/…` under the home folder, any other
+    absolute path cut to `…/<last part>` (an exception's text may name the state dir)."""
+    return _ROOTED_PATH.sub("…/", _from_home(text))
+
+
 def _from_home(text: str) -> str:
     """`text` with the user's home folder written `~`, as the CLI shows paths: a path under it
     in a refusal stays one a person can look at (`ls -ld`), other absolute paths are cut, and
@@ -238,7 +244,7 @@ def refusal_for(exc: BaseException) -> TeamloreError:
     if code is None and isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:
         code = PATH_TOO_LONG  # given somewhere (TEAMLORE_HOME, an option): nothing is damaged
     if code is not None:
-        detail = _ROOTED_PATH.sub("…/", _from_home(str(exc)))
+        detail = shown_paths(str(exc))
         if code is DISK_FULL and _another_disk_full(exc):
             return TeamloreError(code, f"{_another_disk(exc)} ({detail})")
         summary = code.summary

@@ -1,8 +1,8 @@
 """What a person (or an agent) does now about each refusal: the `next` of an error
 (docs/seed-conformance.md, "What teamlore returns"). One short line per code; a command it names
 is a real `teamlore` command with real flags (tests/core/test_remedies.py checks them against
-docs/cli.md). Codes whose summary already ends in its remedy (`...; run teamlore memory init`)
-take that one (core/errors.py) and need no line here.
+docs/cli.md). Codes whose summary already ends in its remedy (`...; run promote from the plan's
+worktree`) take that one (core/errors.py) and need no line here.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ NEXT: dict[str, str] = {
     "PATH_TOO_LONG": "Give a shorter path (TEAMLORE_HOME, the option or config.toml entry).",
     "STATE_INVALID": "Move the file the message names aside, then run the command again.",
     "LOCK_BUSY": "Let the other teamlore process end (stop a watch with Ctrl-C), then retry.",
-    "STATE_READ_ONLY": "Run the command where the state dir is writable (or fix its mount).",
+    "STATE_READ_ONLY": "Make the state dir writable (its mount, mode or owner) and retry.",
     "SECRET_DAMAGED": "Restore the state dir's `secret` from a backup; else move the dir aside.",
     # sessions
     "SOURCE_UNREADABLE": "Check that the session folder exists and is readable, then sync again.",
@@ -44,6 +44,8 @@ NEXT: dict[str, str] = {
     "OWNER_NOT_FOUND": "Register the worktree with `teamlore sync --repository PATH`.",
     "OWNER_AMBIGUOUS": "Name the worktree with `--repository PATH` (`teamlore repo list`).",
     # team memory store
+    # the summary states the problem, this the step (said once: not in the message too)
+    "MEMORY_NOT_INITIALIZED": "Run `teamlore memory init` in this worktree, then run this again.",
     "MEMORY_FILE_INVALID": "Fix the file the message names; `teamlore memory lint` checks it.",
     "LINT_BLOCKED": "Remove what it names, or discard it (--extract-again keeps its lesson).",
     "UNSAFE_PATH": "Make the path the message names a real folder or file (no symlink); retry.",

@@ -251,7 +251,7 @@ def _write(
     with _parent_dir(root, parts, create=create_dirs) as dir_fd:
         if dir_fd is None:
             raise _unsafe(relative, "the parent directory does not exist")
-        temp, fd = _locked_temp(dir_fd, new_file_mode)
+        temp, fd = locked_temp(dir_fd, new_file_mode)
         try:
             view = memoryview(data)
             while view:
@@ -286,11 +286,13 @@ def _write(
             os.close(fd)
 
 
-def _locked_temp(dir_fd: int, mode: int) -> tuple[str, int]:
+def locked_temp(dir_fd: int, mode: int) -> tuple[str, int]:
     """A new temp file in `dir_fd` and its descriptor, holding an exclusive flock until the temp
     is installed or removed (a kill lets go of it): how `remove_dead_temps` tells a live
     writer's temp from one a killed writer left. A sweep may take the temp in the instant
-    before the lock (it is not held yet): then it is unlinked, and another is made."""
+    before the lock (it is not held yet): then it is unlinked, and another is made. Its name
+    is random, so a temp a killed writer left never stands in the way of the next one (the
+    migration copy of a state database, core/db.py, is made as one too)."""
     while True:
         temp = f"{TEMP_PREFIX}{secrets.token_hex(8)}.tmp"
         fd = os.open(
@@ -347,23 +349,6 @@ def delete_file(
         os.unlink(name, dir_fd=dir_fd)
         os.fsync(dir_fd)
         return True
-
-
-def remove_orphan_temps(root: Path, relative_file: str) -> int:
-    """Remove the temp files an interrupted `write_file` left beside `relative_file` (only
-    names this module creates; symlinks are never followed). Call it under the same lock the
-    writers hold. Returns how many were removed."""
-    parts = check_relative_path(relative_file)
-    removed = 0
-    with _parent_dir(root, parts, create=False) as dir_fd:
-        if dir_fd is None:
-            return 0
-        for name in os.listdir(dir_fd):
-            if name.startswith(TEMP_PREFIX) and name.endswith(".tmp"):
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(name, dir_fd=dir_fd)
-                    removed += 1
-    return removed
 
 
 def remove_dead_temps(root: Path, relative_dir: str, *, older_than: float) -> list[str]:

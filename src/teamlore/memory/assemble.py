@@ -20,7 +20,9 @@ Splice rules: no marker → the block is appended after one blank line; exactly 
 exactly one END → the bytes from BEGIN through END are replaced and everything else is kept byte
 for byte; anything else (a block damaged by hand) is refused with the file untouched and a message
 naming the marker lines and the fix, `--repair`: each BEGIN with the first END after it is an
-old block and is replaced, a stray marker is removed, every other byte is kept.
+old block and is replaced, a lone END with the old block's text back to its `## Team memory`
+heading, a stray marker is removed, every other byte is kept; it refuses rather than leave a
+second `## Team memory` section beside the new block (memory/block_markers.py).
 A git conflict inside an intact block is replaced with it; one outside the block or across its
 markers is refused (`ASSEMBLY_MERGE_UNRESOLVED`), `--repair` or not: its lines are not ours.
 Marker text inside a memory document (lint `format.managed-block-marker`) is defused on the way
@@ -35,7 +37,6 @@ CI) writes nothing and says which assembled file is not what assemble would writ
 from __future__ import annotations
 
 import os
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -49,6 +50,9 @@ from teamlore.core.lock import file_lock
 from teamlore.core.paths import ensure_private_dir
 from teamlore.core.text.files import all_crlf, conflict_regions, with_line_ends_of
 from teamlore.memory.assembled import PROVIDERS, ProviderLayout
+from teamlore.memory.block_markers import BLOCK_HEADING, Marker, damaged, intact, line_numbers
+from teamlore.memory.block_markers import markers as find_markers
+from teamlore.memory.block_markers import repaired as repaired_markers
 from teamlore.memory.block_owner import (
     BlockForm,
     block_digest,
@@ -131,7 +135,7 @@ def block_form(layout: ProviderLayout) -> BlockForm:
     """How assemble lays out `layout`'s block: what `render_block` writes and what
     `block_owner` reads a block by."""
     return BlockForm(
-        head=f"{BEGIN_MARKER}\n\n## Team memory\n\n",
+        head=f"{BEGIN_MARKER}\n\n{BLOCK_HEADING}\n\n",
         hint=f"\n\n{search_hint()}",
         scenes_head="\n\n### Scenes\n\n",
         skills_head="\n\n### Skills\n\n",
@@ -173,35 +177,10 @@ def block_content(block: str) -> str:
     return block.removeprefix(BEGIN_MARKER).removesuffix(END_MARKER)
 
 
-@dataclass(frozen=True, slots=True)
-class _Marker:
-    start: int
-    end: int
-    begins: bool
-
-
-def _markers(text: str) -> list[_Marker]:
-    found = [
-        _Marker(m.start(), m.end(), marker == BEGIN_MARKER)
-        for marker in (BEGIN_MARKER, END_MARKER)
-        for m in re.finditer(re.escape(marker), text)
-    ]
-    return sorted(found, key=lambda m: m.start)
-
-
-def _intact(markers: list[_Marker]) -> bool:
-    """No block yet, or exactly one BEGIN before exactly one END."""
-    return not markers or (len(markers) == 2 and markers[0].begins and not markers[1].begins)
-
-
-def _line_numbers(text: str, markers: list[_Marker]) -> list[int]:
-    return [text.count("\n", 0, m.start) + 1 for m in markers]
-
-
 def splice(existing: str, block: str, *, file_name: str, repair: bool = False) -> str:
     """`existing` with the managed block replaced (or appended when it has no markers); a
     damaged block is refused with the fix in the message, or repaired when `repair`."""
-    markers = _markers(existing)
+    markers = find_markers(existing)
     _refuse_unresolved_merge(existing, markers, file_name)
     if not markers:
         if existing == "" or existing.endswith("\n\n"):
@@ -211,31 +190,18 @@ def splice(existing: str, block: str, *, file_name: str, repair: bool = False) -
         else:
             separator = "\n\n"
         return f"{existing}{separator}{block}\n"
-    if _intact(markers):
+    if intact(markers):
         return existing[: markers[0].start] + block + existing[markers[1].end :]
     if repair:
-        return _repaired(existing, block, markers)
-    begins = sum(m.begins for m in markers)
-    found = f"{begins} BEGIN and {len(markers) - begins} END marker(s)"
-    order = " (END before BEGIN)" if begins == len(markers) - begins == 1 else ""
-    lines = ", ".join(str(n) for n in _line_numbers(existing, markers))
-    provider = next((n for n, p in PROVIDERS.items() if p.instructions_file == file_name), None)
-    command = f"teamlore memory assemble -p {provider or 'claude|codex'} --repair"
-    raise errors.TeamloreError(
-        errors.ASSEMBLY_MARKERS_INVALID,
-        f"{file_name} has {found}{order} on lines {lines}; it was not changed. Run "
-        f"`{command}` to replace the old block and drop the stray markers (text outside the "
-        "block is kept), or fix those lines by hand",
-        file=file_name,
-        lines=_line_numbers(existing, markers),
-    )
+        return repaired_markers(existing, block, markers, file_name)
+    raise damaged(existing, markers, file_name)
 
 
-def _refuse_unresolved_merge(text: str, markers: list[_Marker], file_name: str) -> None:
+def _refuse_unresolved_merge(text: str, markers: list[Marker], file_name: str) -> None:
     """A git conflict inside an intact block goes with the block (assemble writes it anew from
     the merged tree); one outside it, or one that splits the markers, is the person's to
     resolve: written around, its marker lines would reach every agent that reads the file."""
-    block = (markers[0].start, markers[1].end) if _intact(markers) and markers else None
+    block = (markers[0].start, markers[1].end) if intact(markers) and markers else None
     for start, end in conflict_regions(text):
         if block is not None and block[0] <= start and end <= block[1]:
             continue
@@ -256,48 +222,6 @@ def _refuse_unresolved_merge(text: str, markers: list[_Marker], file_name: str) 
         )
 
 
-def _damaged_regions(text: str, markers: list[_Marker]) -> list[tuple[int, int]]:
-    """What `--repair` removes: each BEGIN through the first END after it (an old block: its
-    text was generated), and each stray marker alone (its line when it stands alone). An END
-    after that first one is stray: the text before it is the person's and is kept."""
-    regions: list[tuple[int, int]] = []
-    index = 0
-    while index < len(markers):
-        marker = markers[index]
-        following = markers[index + 1] if index + 1 < len(markers) else None
-        if marker.begins and following is not None and not following.begins:
-            regions.append((marker.start, following.end))
-            index += 2
-            continue
-        regions.append(_whole_line_if_alone(text, marker))
-        index += 1
-    return regions
-
-
-def _whole_line_if_alone(text: str, marker: _Marker) -> tuple[int, int]:
-    line_start = text.rfind("\n", 0, marker.start) + 1
-    line_end = text.find("\n", marker.end)
-    line_end = len(text) if line_end < 0 else line_end + 1
-    if text[line_start:line_end].strip() == text[marker.start : marker.end]:
-        return line_start, line_end
-    return marker.start, marker.end
-
-
-def _repaired(text: str, block: str, markers: list[_Marker]) -> str:
-    """One block where the first damaged region was; every byte outside the regions kept."""
-    regions = _damaged_regions(text, markers)
-    pieces, cursor = [], 0
-    for number, (start, end) in enumerate(regions):
-        pieces.append(text[cursor:start])
-        if number == 0:
-            pieces.append(block + ("\n" if text[start:end].endswith("\n") else ""))
-        elif text.startswith("\n", end) and (start == 0 or text[start - 1] == "\n"):
-            end += 1  # a removed old block leaves no empty line behind
-        cursor = end
-    pieces.append(text[cursor:])
-    return "".join(pieces)
-
-
 def without_block(data: bytes) -> bytes | None:
     """An instructions file with its managed block taken out (uninstall, when the copy of the
     file from before install is lost): every byte outside the block kept, in the file's own
@@ -308,8 +232,8 @@ def without_block(data: bytes) -> bytes | None:
     except UnicodeDecodeError:
         return None
     text = saved.replace("\r\n", "\n") if all_crlf(saved) else saved
-    markers = _markers(text)
-    if not markers or not _intact(markers):
+    markers = find_markers(text)
+    if not markers or not intact(markers):
         return None
     before, after = text[: markers[0].start], text[markers[1].end :]
     if after in ("", "\n"):  # appended: `existing + separator + block + "\n"`
@@ -505,8 +429,8 @@ def _spliced(text: str, block: str, *, file_name: str, repair: bool) -> tuple[by
     saved = text
     if all_crlf(text):  # spliced as LF lines, then given the file's own line ends back
         text = text.replace("\r\n", "\n")
-    markers = _markers(text)
-    repaired = _line_numbers(text, markers) if repair and not _intact(markers) else []
+    markers = find_markers(text)
+    repaired = line_numbers(text, markers) if repair and not intact(markers) else []
     updated = splice(text, block, file_name=file_name, repair=repair)
     return with_line_ends_of(saved, updated).encode("utf-8"), repaired
 
@@ -518,8 +442,8 @@ def _hand_edit(
     wrote it (docs/assemble.md, "Hand edits inside the block"); None when assemble may
     replace it."""
     text = text.replace("\r\n", "\n") if all_crlf(text) else text
-    markers = _markers(text)
-    if not markers or not _intact(markers):
+    markers = find_markers(text)
+    if not markers or not intact(markers):
         return None
     block = text[markers[0].start : markers[1].end]
     name = wanted.layout.instructions_file
@@ -767,7 +691,7 @@ def _instructions_staleness(
     updated, _ = _spliced(text, wanted.block, file_name=name, repair=False)
     if updated == original:
         return None
-    if not _markers(text):
+    if not find_markers(text):
         return "no managed block"
     edited = _hand_edit(root, provider, wanted, text, recorded)
     if edited is not None and edited.details.get("shallow"):

@@ -1,5 +1,5 @@
 """Where `memory assemble` writes for each provider, and lint's check of those files for a git
-merge left unresolved in them.
+merge left unresolved in them, and of the managed block's markers.
 
 Teammates who each promote and assemble commit CLAUDE.md / AGENTS.md and the Skill copies;
 `git merge` of the two can stop with both sides of the managed block (or of a copy) in the
@@ -8,6 +8,12 @@ file, and every agent reads that file as it is. `memory lint` and `memory status
 --check` does: the next step is `memory assemble`, which writes a conflicted block anew from the
 merged tree and copies a conflicted Skill copy again (memory/block_owner.py,
 memory/skill_copies.py); a conflict outside the block is the person's to resolve first.
+
+Resolving such a merge by deleting the conflict lines can leave the block's END without its
+BEGIN (or the reverse), the old block's text outside any block: lint blocks on markers that are
+not one BEGIN before one END (`format.managed-block-markers`: assemble refuses the file, its
+`--repair` mends it, memory/block_markers.py) and warns of a `## Team memory` heading outside an
+intact block (`format.team-memory-outside-block`: a second team-memory section agents read).
 
 It stays cheap, for a pre-commit hook: no git, no parsing; the two instructions files at the
 worktree root and, in each provider's Skill folder, the copies of the Skill files the lint
@@ -23,6 +29,15 @@ from pathlib import Path
 
 from teamlore.core import errors, safe_write
 from teamlore.core.text.files import conflict_regions
+from teamlore.memory.block_markers import (
+    BLOCK_HEADING,
+    headings_outside,
+    intact,
+    line_at,
+    line_numbers,
+    lines_named,
+    markers,
+)
 from teamlore.memory.store.frontmatter import MERGE_CONFLICT
 from teamlore.memory.store.layout import (
     MANAGED_BLOCK_BEGIN,
@@ -48,6 +63,8 @@ PROVIDERS: dict[str, ProviderLayout] = {
     "codex": ProviderLayout("AGENTS.md", ".agents/skills"),
 }
 
+MARKERS_DAMAGED = "format.managed-block-markers"  # not one BEGIN before one END
+SECTION_OUTSIDE_BLOCK = "format.team-memory-outside-block"
 _DELETE_MARKERS = "delete the `<<<<<<<`, `=======` and `>>>>>>>` lines"
 
 
@@ -87,12 +104,15 @@ def assembled_conflicts(
     instructions files, and the copies of the Skill files in `linted` (the memory files the
     lint read). `tree_merge`: a memory file holds one too, to be resolved first. An
     instructions file without the managed block's markers is found with no provider: every
-    agent reads it, but assemble has written nothing there to write again."""
+    agent reads it, but assemble has written nothing there to write again; so are the findings
+    on the block of an instructions file with no merge left in it (`block_findings`)."""
     sources = [path for path in linted if path.startswith(f"{SKILLS_DIR}/")]
     found: list[tuple[str | None, Finding]] = []
     for provider, layout in PROVIDERS.items():
-        text = _text(worktree_root, layout.instructions_file)
-        if text is not None and (regions := conflict_regions(text)):
+        text = _text(worktree_root, layout.instructions_file, merged_or_marked=True)
+        if text is not None and not (regions := conflict_regions(text)):
+            found.extend((None, finding) for finding in block_findings(text, layout, provider))
+        elif text is not None:
             name = layout.instructions_file
             if MANAGED_BLOCK_BEGIN not in text and MANAGED_BLOCK_END not in text:
                 message = (
@@ -117,16 +137,68 @@ def assembled_conflicts(
     return found
 
 
-def _text(root: Path, relative: str) -> str | None:
+def _text(root: Path, relative: str, *, merged_or_marked: bool = False) -> str | None:
     """The file's text when it is a regular file (no symlink on the way) that may hold git's
-    conflict markers; None otherwise."""
+    conflict markers (or, `merged_or_marked`, a managed block's marker or heading); None
+    otherwise."""
     try:
         data = safe_write.read_file(root, relative)
     except (errors.TeamloreError, OSError):  # a symlink, a folder, too large: not assemble's
         return None
-    if data is None or b"<<<<<<<" not in data:
+    if data is None:
+        return None
+    looked_for = (b"<<<<<<<", *(_MARKED if merged_or_marked else ()))
+    if not any(sign in data for sign in looked_for):
         return None
     return data.decode("utf-8", "replace")
+
+
+_MARKED = (
+    MANAGED_BLOCK_BEGIN.encode(),
+    MANAGED_BLOCK_END.encode(),
+    BLOCK_HEADING.encode(),
+)
+
+
+def block_findings(text: str, layout: ProviderLayout, provider: str) -> list[Finding]:
+    """What is wrong with the managed block of an instructions file git has no merge left in:
+    markers that are not one BEGIN before one END (assemble refuses the file; blocking), and a
+    `## Team memory` heading outside an intact block (a second team-memory section, the old
+    block's text a merge or a repair left behind, which every agent reads and assemble never
+    updates; a warning, as the heading may be the person's own)."""
+    name = layout.instructions_file
+    found = markers(text)
+    if not found:
+        return []
+    if not intact(found):
+        begins = sum(m.begins for m in found)
+        numbers = line_numbers(text, found)
+        return [
+            Finding(
+                rule=MARKERS_DAMAGED,
+                severity="block",
+                file=name,
+                line=numbers[0],
+                message=f"{begins} BEGIN and {len(found) - begins} END marker(s) on "
+                f"{lines_named(numbers)}: the managed block is damaged (a merge resolved "
+                f"without one of its markers?) and `teamlore memory assemble -p {provider}` "
+                f"refuses it: run `teamlore memory assemble -p {provider} --repair`, check the "
+                "file, and commit",
+            )
+        ]
+    return [
+        Finding(
+            rule=SECTION_OUTSIDE_BLOCK,
+            severity="warn",
+            file=name,
+            line=line_at(text, at),
+            message=f"a second `{BLOCK_HEADING}` section, outside the managed block (lines "
+            f"{line_at(text, found[0].start)}-{line_at(text, found[1].start)}): every agent "
+            "reads it beside the block, and assemble never updates it; if it is an old block's "
+            "text left by a merge, delete it (the block holds the team memory), and commit",
+        )
+        for at in headings_outside(text, found)
+    ]
 
 
 def _instructions_message(

@@ -11,8 +11,10 @@ it is is told from what assemble would have written. It is teamlore's when it is
 - laid out as assemble lays a block out, every part of it (the doctrine, each scene line, each
   Skill line) rendered from a version of its file that git holds: the working tree, HEAD, a
   stopped merge's other side, or one of the last `RECENT_COMMITS` commits that changed the
-  doctrine, a scene or a Skill. A teammate's fresh clone after a pull holds a block assembled
-  from files git has, maybe a few promotions ago: merely stale, it is rewritten;
+  doctrine, a scene or a Skill, under the path it had there (a scene since renamed or deleted,
+  or named as the scene-name rule no longer allows, `scenes/db_migrations.md`, included). A
+  teammate's fresh clone after a pull holds a block assembled from files git has, maybe a few
+  promotions ago: merely stale, it is rewritten;
 - laid out as a released teamlore laid its block out (`released_forms`: 0.1.0 wrote no search
   hint), every part rendered as that release rendered it from such a version of its file: the
   block an upgrade finds, or a teammate not yet upgraded wrote, is rewritten too;
@@ -56,6 +58,7 @@ from teamlore.repo.git import run_git
 RECENT_COMMITS = 16
 _INPUTS = (DOCTRINE_FILE, SCENES_DIR, SKILLS_DIR)  # what the block is rendered from
 _BLOCK_KINDS = ("doctrine", "scene", "skill")
+_ANY_SCENE_NAME = "scene"  # a name the rule allows, to read a misnamed scene's META by
 _OMITTED = re.compile(r"- _\d+ additional scene\(s\) omitted\._")
 
 
@@ -250,9 +253,9 @@ def _learn(readings: list[_Reading], tree: MemoryFiles) -> None:
                 for r in readings:
                     r.known.doctrines.add(r.form.doctrine(text))
             elif file.kind == "scene":
-                scene = load_scene(file.data, file.path)
+                name, heat, summary = _scene_parts(file)
                 for r in readings:
-                    r.known.scenes.add(r.form.scene(scene.name, scene.heat, scene.summary))
+                    r.known.scenes.add(r.form.scene(name, heat, summary))
             elif file.kind == "skill":
                 skill = load_skill(file.data, file.path)
                 for r in readings:
@@ -261,10 +264,27 @@ def _learn(readings: list[_Reading], tree: MemoryFiles) -> None:
             continue
 
 
+def _scene_parts(file: MemoryFile) -> tuple[str, int, str]:
+    """(name, heat, summary) a scene file renders to. A file named as scenes no longer may be
+    (`scenes/db_migrations.md`: `_`, capitals) is read all the same: a teamlore from before the
+    scene-name rule (0.1.0 too) listed it under that name, and the block it wrote stays
+    teamlore's once the scene is renamed (`git mv`), the old name then only in git's history."""
+    try:
+        scene = load_scene(file.data, file.path)
+    except MemoryFormatError as exc:
+        if exc.reason != "slug.scene-name":
+            raise
+        scene = load_scene(file.data, f"{SCENES_DIR}/{_ANY_SCENE_NAME}.md")
+        return file.path.rsplit("/", 1)[-1].removesuffix(".md"), scene.heat, scene.summary
+    return scene.name, scene.heat, scene.summary
+
+
 def git_trees(root: Path) -> Iterator[MemoryFiles]:
     """The block's inputs (doctrine, scenes, Skills) as git holds them: at HEAD, at each of
     `THEIRS_HEADS`, then at each of the last `RECENT_COMMITS` commits that changed them; read
-    lazily (HEAD is the usual match), each version of a file once."""
+    lazily (HEAD is the usual match), each version of a file once: once per path, as a scene is
+    named by its path (a scene renamed since keeps its content, and its block line its old
+    name)."""
     try:
         heads = run_git(
             ["cat-file", "--batch-check=%(objectname) %(objecttype)"],
@@ -280,13 +300,13 @@ def git_trees(root: Path) -> Iterator[MemoryFiles]:
             commits += log.decode().split()
     except errors.TeamloreError:  # not a repository, no commit yet, git missing
         return
-    seen: set[str] = set()
+    seen: set[tuple[str, str]] = set()
     for commit in dict.fromkeys(commits):
         try:
-            listing = [(path, oid) for path, oid in _listing(root, commit) if oid not in seen]
+            listing = [found for found in _listing(root, commit) if found not in seen]
         except errors.TeamloreError:
             continue
-        seen.update(oid for _, oid in listing)
+        seen.update(listing)
         blobs = cat_blobs(root, [oid for _, oid in listing])
         files = tuple(
             MemoryFile(path, document_kind(path), blobs[oid])  # type: ignore[arg-type]

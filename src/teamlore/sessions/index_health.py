@@ -292,7 +292,8 @@ def sync_stopped(conn: sqlite3.Connection, step: str, exc: BaseException) -> err
         errors.DISK_FULL,
         f"the disk holding the state directory filled while the sync was {doing}: what it"
         f" wrote before is kept{held}, {missing}{stays}; free space and run `teamlore sync`"
-        f" again, it goes on from there ({exc}); {refusals.disk_full_advice()}",
+        f" again, it goes on from there ({refusals.shown_paths(str(exc))});"
+        f" {refusals.disk_full_advice()}",
     )
 
 

@@ -12,13 +12,25 @@ cuts the snippet from that passage alone.
 
 from __future__ import annotations
 
+import heapq
 import json
+import re
 import sqlite3
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from typing import Any, NamedTuple
 
-from teamlore.core.analyzer import Query, QueryTerm, analyze, parse_query, snippet, tokens
+from teamlore.core.analyzer import (
+    SNIPPET_CHARS,
+    SNIPPET_LEAD,
+    Query,
+    QueryTerm,
+    analyze,
+    parse_query,
+    snippet,
+    tokens,
+)
 from teamlore.core.fusion import has_identifier
 from teamlore.sessions.index_db import passage_starts, ranked_turns
 
@@ -201,18 +213,150 @@ def passage_read_by(
 
 
 def passage_snippet(
-    conn: sqlite3.Connection, row: sqlite3.Row | dict[str, object], query: Query, found: Held
+    conn: sqlite3.Connection,
+    row: sqlite3.Row | dict[str, object],
+    query: Query,
+    found: Held,
+    phrase: QueryTerm | None = None,
 ) -> str:
-    """Original text around the first match in the turn's best passage: `user: …`,
+    """Original text around the query's words in the turn's best passage: `user: …`,
     `assistant: …` or `tool #3 Bash npm test, exit 1: …` (a turn found by meaning alone: the
-    passage holding the query's words, or its glosses' words, else its prompt)."""
-    label, texts = labeled_text(conn, row, found.passage)
+    passage holding the query's words, or its glosses' words, else its prompt). Of the passages
+    holding as many terms, the one holding the query as typed (`phrase`, `query_phrase`), then
+    the most identifiers whole, is shown, and in it the place holding most of those."""
+    key = _holding(query, phrase)
+    number, goal = found.passage, None
+    if {"body", "starts"} <= set(row.keys()):  # a words hit: its ranking's row
+        starts = row["starts"]
+        body = str(row["body"] or "")
+        number, goal = _shown_passage(
+            key, body, starts if isinstance(starts, bytes) else None, found
+        )
+    label, texts = labeled_text(conn, row, number)
     if not label:
         return ""
     # the part of the passage (a tool's call, a path it wrote, its result) that may hold most
-    # query terms; the label already shows the call
+    # query terms, and for a words hit the place in it holding most of what the passage holds
+    # of the query; the label already shows the call
     best = max(texts, key=query.coverage_bound, default="")
-    return f"{label}: {snippet(best, query.highlight_tokens())}"
+    at = None
+    if goal is not None and goal[0]:
+        best, at = _region(texts, key, goal, query.highlight_tokens()) or (best, None)
+    return f"{label}: {snippet(best, query.highlight_tokens(), at=at)}"
+
+
+Holding = Callable[[str], tuple[int, int, int]]
+
+
+def _holding(query: Query, phrase: QueryTerm | None) -> Holding:
+    """What an analyzed text holds of `query`, compared: its terms, then whether it holds the
+    query as typed (`phrase`), then how many of its identifiers it holds whole (`AgentFundingModal`
+    as written, not `agent`, `funding` and `modal` apart)."""
+    wholes = [QueryTerm("word", t.whole, (t.whole,)) for t in query.terms if len(t.parts) > 1]
+    wholes = [t for t in wholes if t.whole]
+
+    def key(analyzed: str) -> tuple[int, int, int]:
+        padded = f" {analyzed} "
+        return (
+            sum(t.found_in(padded) for t in query.terms),
+            int(phrase is not None and phrase.found_in(padded)),
+            sum(t.found_in(padded) for t in wholes),
+        )
+
+    return key
+
+
+def _shown_passage(
+    key: Holding, body: str, starts: bytes | None, found: Held
+) -> tuple[int, tuple[int, int, int] | None]:
+    """The passage a words hit shows: of those holding as many terms as its best passage
+    (`found`, which ranked it), the first holding most of the rest of `key`; and what it holds
+    (None: `found` counted another reading, a translation, and its passage is shown)."""
+    offsets = unpack(starts)
+    if found.passage >= len(offsets):
+        return found.passage, None
+    ends = [*offsets[1:], len(body)]
+    best = key(body[offsets[found.passage] : ends[found.passage]])
+    if best[0] != found.best:
+        return found.passage, None
+    where = found.passage
+    for number, (start, end) in enumerate(zip(offsets, ends, strict=True)):
+        if end <= start or number == found.passage:
+            continue
+        this = key(body[start:end])
+        if this > best or (this == best and number < where):
+            best, where = this, number
+    return where, best
+
+
+# the words of a text that are read to find the places a snippet may centre on (`_region`): a
+# long answer holds hundreds that begin like a query token
+REGION_WORDS = 128
+
+
+def _region(
+    texts: list[str], key: Holding, goal: tuple[int, int, int], highlight: frozenset[str]
+) -> tuple[str, int | None] | None:
+    """The text of a passage and the place in it to centre its snippet on: the first where a
+    snippet's width holds most of `key` (`_holding`), up to `goal`, what the whole passage
+    holds; None for the place: at the first match, as `snippet` finds it. None: no place."""
+    chosen: tuple[str, int | None] | None = None
+    best: tuple[int, int, int] | None = None
+    for text in texts:
+        for n, at in enumerate(_match_starts(text, highlight)):
+            start = max(0, at - SNIPPET_LEAD)
+            # what the snippet surely shows: it may begin up to 16 characters earlier
+            this = key(analyze(text[start : start + SNIPPET_CHARS - 16]))
+            if best is None or this > best:
+                best, chosen = this, (text, None if n == 0 else at)
+                if best >= goal:
+                    return chosen
+    return chosen
+
+
+def _match_starts(text: str, highlight: frozenset[str]) -> Iterator[int]:
+    """Where the whitespace-separated words of `text` holding a token of `highlight` start, in
+    order, among the first REGION_WORDS words that may hold one. In an ASCII text only the words
+    holding the first three letters of a token are read: every token of a word begins with three
+    letters the lowercased word holds (`analyzer._first_ascii_match`)."""
+    if text.isascii():
+        folded = text.lower()
+        beginnings = {t[:3] for t in highlight if t.isascii()}
+        places = [(folded.find(b), b) for b in beginnings]
+        heap = [place for place in places if place[0] >= 0]
+        heapq.heapify(heap)
+        words: Iterator[re.Match[str]] = _words_at(text, folded, heap)
+    else:
+        words = _WORD.finditer(text)
+    for read, word in enumerate(words):
+        if read >= REGION_WORDS:
+            return
+        if not highlight.isdisjoint(tokens(word.group())):
+            yield word.start()
+
+
+def _words_at(text: str, folded: str, heap: list[tuple[int, str]]) -> Iterator[re.Match[str]]:
+    """The whitespace-separated words of `text` holding the places on `heap` (where each
+    beginning occurs in `folded`), in order, each once."""
+    last = -1
+    while heap:
+        at, beginning = heapq.heappop(heap)
+        following = folded.find(beginning, at + 1)
+        if following >= 0:
+            heapq.heappush(heap, (following, beginning))
+        if at < last:
+            continue  # inside the word given last
+        begin = at
+        while begin > 0 and not text[begin - 1].isspace():
+            begin -= 1
+        word = _WORD.match(text, begin)
+        if word is None:
+            return
+        last = word.end()
+        yield word
+
+
+_WORD = re.compile(r"\S+")
 
 
 def labeled_text(
@@ -268,6 +412,35 @@ def _tool_text(conn: sqlite3.Connection, turn_id: int, seq: int) -> tuple[str, l
     if tool["exit_code"] is not None:
         label += f", exit {tool['exit_code']}"
     return label, [p for p in (call, str(tool["paths"] or ""), str(tool["result"] or "")) if p]
+
+
+# -- English queries over Chinese turns (queries._translated) -----------------------------------
+
+Translation = list[list[tuple[QueryTerm, ...]]]  # per query term, its translations' terms
+
+
+def translated_share(
+    parsed: Query, alternatives: Translation, body: str, starts: bytes | None
+) -> tuple[Callable[[], Held], float]:
+    """Where the analyzed `body` holds the terms of `parsed` as typed or as one of their
+    translations (by passage, asked only of a turn shown: its snippet), and the share of them
+    the whole turn holds of those it could hold in either language: a term the dictionary
+    does not translate counts only where it is held as typed (a Chinese turn cannot hold
+    "fewer" or "PRs" but in English; docs/hybrid-search.md, "English queries over Chinese
+    turns")."""
+
+    def holds(analyzed: str) -> list[bool]:
+        padded = f" {analyzed} "
+        return [
+            term.found_in(padded) or any(all(part.found_in(padded) for part in alt) for alt in alts)
+            for term, alts in zip(parsed.terms, alternatives, strict=True)
+        ]
+
+    whole = holds(body)
+    possible = sum(held or bool(alts) for held, alts in zip(whole, alternatives, strict=True))
+    identifier = has_identifier(parsed)
+    where = partial(held_by, lambda analyzed: sum(holds(analyzed)), body, starts, identifier)
+    return where, sum(whole) / max(possible, 1)
 
 
 # -- the words' ranking, the same first turns whatever the page size --------------------------

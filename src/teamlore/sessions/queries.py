@@ -16,7 +16,7 @@ from teamlore.core.analyzer import (
     QueryTerm,
     searchable_query,
 )
-from teamlore.core.fusion import Fused, fuse, has_identifier, words_decide
+from teamlore.core.fusion import Fused, fuse, words_decide
 from teamlore.core.shapes.records import Record, field
 from teamlore.models.glosses import gloss_query, gloss_terms, has_chinese, segmented, term_text
 from teamlore.sessions.index_db import (
@@ -31,14 +31,15 @@ from teamlore.sessions.passages import (
     FIRST_TIER,
     Held,
     Scored,
+    Translation,
     best_turns,
-    held_by,
     holding_phrase,
     passage_read_by,
     passage_snippet,
     query_phrase,
     readable_weight,
     tiers,
+    translated_share,
     weighed,
 )
 
@@ -373,13 +374,10 @@ def search_turns(
     keep_words = words_decide(parsed, segmented(parsed))
     parsed = segmented(parsed)
     filters = (provider, worktree_key, since, until)
+    typed = query_phrase(query)  # a snippet shows it where a turn holds it
     if embedder is None:
         scored, ranked_all = _lexical(conn, parsed, filters, int(limit))
-        hits = [
-            _hit(conn, r, parsed, found, readable_weight(found, strength), ("lexical",))
-            for found, strength, r in scored[: int(limit)]
-        ]
-        return TurnSearch(hits, ranked_all)
+        return _lexical_only(conn, (parsed, typed), scored, ranked_all, int(limit), None)
     depth = tiers(int(limit))[-1]  # the words' candidates of every tier of places shown
     # the meaning's side needs nothing of the words': it runs beside them (docs/sessions.md,
     # "Search speed")
@@ -395,7 +393,7 @@ def search_turns(
     finally:
         meaning.join()  # the words' error, if any, is the one raised
     nearest = meaning.result()
-    phrase = holding_phrase(query_phrase(query), found[0])
+    phrase = (typed, holding_phrase(typed, found[0]))
     return _hybrid(
         conn, parsed, found, int(limit), embedder, keep_words, translation, nearest, phrase
     )
@@ -404,16 +402,17 @@ def search_turns(
 def _hit(
     conn: sqlite3.Connection,
     row: sqlite3.Row,
-    parsed: Query,
+    parsed: tuple[Query, QueryTerm | None],
     found: Held,
     score: float,
     matched_by: tuple[str, ...],
 ) -> dict[str, Any]:
+    """`parsed`: the query read and the query as typed as one phrase (`query_phrase`)."""
     return {
         "sessionKey": row["session_key"],
         "turn": row["ordinal"],
         "provider": row["provider"],
-        "snippet": passage_snippet(conn, row, parsed, found),
+        "snippet": passage_snippet(conn, row, parsed[0], found, parsed[1]),
         "score": score,
         "matchedBy": list(matched_by),
     }
@@ -527,16 +526,17 @@ def _hybrid(
     keep_words: bool,
     translation: list[Translated],
     meaning: Meaning,
-    phrase: set[int],
+    phrase: tuple[QueryTerm | None, set[int]],
 ) -> TurnSearch:
     """`found`: the lexical ranking and whether it ranked every match; `keep_words`:
     `core.fusion.words_decide`; `translation`: `_translated`; `meaning`: `_meaning`; `phrase`:
-    the turns of `found` holding the query as typed as one phrase (`passages.holding_phrase`)."""
+    the query as typed as one phrase (`passages.query_phrase`) and the turns of `found` holding
+    it (`passages.holding_phrase`)."""
     scored, ranked_all = found
     ranking = meaning.ranking
     if ranking is None:
         skipped = meaning.skipped or vector_skipped(None)
-        return _lexical_only(conn, parsed, scored, ranked_all, limit, skipped)
+        return _lexical_only(conn, (parsed, phrase[0]), scored, ranked_all, limit, skipped)
     similar = zip(ranking.turn_ids, ranking.similarities, strict=True)
     near = [turn for turn, similarity in similar if similarity >= MIN_SIMILARITY]
     near_rows = _rows_by_turn_id(conn, near)
@@ -565,7 +565,7 @@ def _hybrid(
             unread=unread,
             translation=[(key, share) for key, share in translations if place[key] < end],
             literal=literal,
-            phrase=phrase,
+            phrase=phrase[1],
         ):
             if len(fused) < end and item.key not in shown_keys:
                 shown_keys.add(item.key)
@@ -589,7 +589,7 @@ def _hybrid(
             what, shown = passage_read_by(conn, item.key, readings) or (NOTHING_HELD, parsed)
         else:
             continue  # the turn went between the two queries
-        hits.append(_hit(conn, row, shown, what, item.score, item.matched_by))
+        hits.append(_hit(conn, row, (shown, phrase[0]), what, item.score, item.matched_by))
     with_vector, turns = meaning.counts
     space = embedder.space.key
     vector = {"ran": True, "space": space, "turns": with_vector, "reason": None, "code": None}
@@ -645,9 +645,10 @@ def _translated(
     model_cache: Path | None,
 ) -> list[Translated]:
     """The turns holding a translation of a word of `query`, best share first
-    (`_translated_share`), then by BM25: for an English query its words' Chinese translations
-    (`models.reverse_glosses`; empty for an index without Chinese, which never loads the
-    reversed dictionary), for a Chinese query its words' English glosses (`gloss_terms`)."""
+    (`passages.translated_share`), then by BM25: for an English query its words' Chinese
+    translations (`models.reverse_glosses`; empty for an index without Chinese, which never
+    loads the reversed dictionary), for a Chinese query its words' English glosses
+    (`gloss_terms`)."""
     if has_chinese(query):
         return _translation_ranking(conn, parsed, gloss_terms(parsed), filters, depth)
     if not _holds_chinese(conn):
@@ -656,9 +657,6 @@ def _translated(
 
     alternatives = translation_terms(parsed, model_cache)
     return _translation_ranking(conn, parsed, alternatives, filters, depth)
-
-
-Translation = list[list[tuple[QueryTerm, ...]]]  # per query term, its translations' terms
 
 
 def _translation_ranking(
@@ -682,7 +680,7 @@ def _translation_ranking(
         window=TRANSLATION_WINDOW,
     )
     found = [
-        (*_translated_share(parsed, alternatives, r["body"], r["starts"]), -float(r["rank"]), r)
+        (*translated_share(parsed, alternatives, r["body"], r["starts"]), -float(r["rank"]), r)
         for r in rows
     ]
     found.sort(key=lambda item: (-item[1], -item[2], item[3]["id"]))
@@ -706,30 +704,6 @@ def _holds_chinese(conn: sqlite3.Connection) -> bool:
     return kept_while_unchanged(conn, "holds Chinese", ask)
 
 
-def _translated_share(
-    parsed: Query, alternatives: Translation, body: str, starts: bytes | None
-) -> tuple[Callable[[], Held], float]:
-    """Where the analyzed `body` holds the terms of `parsed` as typed or as one of their
-    translations (by passage, asked only of a turn shown: its snippet), and the share of them
-    the whole turn holds of those it could hold in either language: a term the dictionary
-    does not translate counts only where it is held as typed (a Chinese turn cannot hold
-    "fewer" or "PRs" but in English; docs/hybrid-search.md, "English queries over Chinese
-    turns")."""
-
-    def holds(analyzed: str) -> list[bool]:
-        padded = f" {analyzed} "
-        return [
-            term.found_in(padded) or any(all(part.found_in(padded) for part in alt) for alt in alts)
-            for term, alts in zip(parsed.terms, alternatives, strict=True)
-        ]
-
-    whole = holds(body)
-    possible = sum(held or bool(alts) for held, alts in zip(whole, alternatives, strict=True))
-    identifier = has_identifier(parsed)
-    where = partial(held_by, lambda analyzed: sum(holds(analyzed)), body, starts, identifier)
-    return where, sum(whole) / max(possible, 1)
-
-
 def _reads(embedder: Embedder, row: sqlite3.Row) -> bool:
     """Whether the model reads what was embedded of this turn (`turn_vectors.turn_text`)."""
     from teamlore.sessions.turn_vectors import turn_text
@@ -739,16 +713,19 @@ def _reads(embedder: Embedder, row: sqlite3.Row) -> bool:
 
 def _lexical_only(
     conn: sqlite3.Connection,
-    parsed: Query,
+    parsed: tuple[Query, QueryTerm | None],
     scored: list[Scored],
     ranked_all: bool,
     limit: int,
-    skipped: dict[str, Any],
+    skipped: dict[str, Any] | None,
 ) -> TurnSearch:
+    """The words' hits; `skipped`: why the vector path did not run (None: none was asked)."""
     hits = [
         _hit(conn, r, parsed, found, readable_weight(found, strength), ("lexical",))
         for found, strength, r in scored[:limit]
     ]
+    if skipped is None:
+        return TurnSearch(hits, ranked_all)
     return TurnSearch(hits, ranked_all, ["lexical"], skipped)
 
 

@@ -102,8 +102,13 @@ def test_statement_provenance_is_strongest_cited_with_unioned_limitations(home: 
     path_id = next(r.evidence_id for r in cat.records if r.kind == "path")
     turn_id = cat.turn_evidence[1]
     prov = statement_provenance([path_id, turn_id, path_id], index)
-    assert prov.provenance_strength == "direct"
-    assert prov.limitations == ["not-causality", "path-only-context", "source-local-only"]
+    assert prov.provenance_strength == "observed"  # the path's, and turn 1's delivery edge
+    assert prov.limitations == [
+        "not-authorship",
+        "not-causality",
+        "path-only-context",
+        "source-local-only",
+    ]
     assert [c["evidenceId"] for c in prov.citations] == sorted({path_id, turn_id})
     assert statement_provenance([], index).provenance_strength == "unknown"
     with pytest.raises(UnknownEvidenceError) as unknown:
@@ -116,3 +121,32 @@ def test_entry_strength_is_the_weakest_statement() -> None:
     assert entry_strength(["direct", "unknown"]) == "unknown"
     assert entry_strength([]) == "unknown"
     assert entry_limitations([["b", "a"], ["a", "c"]]) == ["a", "b", "c"]
+
+
+def test_a_turn_is_as_strong_as_its_strongest_delivery_and_unknown_without_one(
+    home: Path,
+) -> None:
+    """docs/sessions.md: `direct` is a full hash a commit command printed in that turn. A turn
+    that delivered no commit links a claim to none: `unknown`, never `direct`."""
+    by_turn = {r.turn_index: r for r in catalog(home).records if r.kind == "turn"}
+    assert (by_turn[1].strength, by_turn[1].limitations) == (
+        "observed",
+        ["not-authorship", "source-local-only"],
+    )
+    # its `candidate` edge is no delivery the catalog offers: its limitation stays out
+    assert (by_turn[2].strength, by_turn[2].limitations) == (
+        "direct",
+        ["not-exclusive-line-attribution", "source-local-only"],
+    )
+    quiet = CatalogTurn("k" * 24, 3, "3" * 64, None, (), ())
+    (record,) = build_catalog(
+        [quiet],
+        repository_key="r" * 24,
+        worktree_key="w" * 24,
+        public_identity=None,
+        scope="scope-1",
+        home=home,
+    ).records
+    assert (record.strength, record.limitations) == ("unknown", ["source-local-only"])
+    index = {record.evidence_id: record}
+    assert statement_provenance([record.evidence_id], index).provenance_strength == "unknown"

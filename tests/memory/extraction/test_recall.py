@@ -12,6 +12,7 @@ import pytest
 from recall_world import BASE, WINDOW, CodexSession, commit, make_repo, sync
 
 import teamlore.ops.memory.recall  # noqa: F401  (registers memory.recall)
+from support import memory_init
 from teamlore.core import errors
 from teamlore.core.canonical import sha256_hex
 from teamlore.memory.extraction.prompts.extraction import TRANSCRIPT_PREAMBLE
@@ -23,6 +24,7 @@ from teamlore.sessions.index_db import open_index
 
 
 def recall(repo: Path, home: Path, **extra: Any) -> dict[str, Any]:
+    memory_init(repo, home)  # recall refuses a worktree without a team memory tree
     return REGISTRY.get("memory.recall").run(OpContext(cwd=repo, home=home), {**WINDOW, **extra})
 
 

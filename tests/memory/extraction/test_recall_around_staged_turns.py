@@ -10,6 +10,7 @@ from typing import Any
 from recall_world import WINDOW, CodexSession, make_repo, sync
 
 import teamlore.ops.memory.recall  # noqa: F401  (registers memory.recall)
+from support import memory_init
 from teamlore.memory.extraction.recall import load_task_source
 from teamlore.memory.store.state_db import open_state_db
 from teamlore.ops.registry import REGISTRY, OpContext
@@ -18,6 +19,7 @@ from teamlore.sessions.index_db import open_index
 
 
 def recall(repo: Path, home: Path) -> dict[str, Any]:
+    memory_init(repo, home)  # recall refuses a worktree without a team memory tree
     return REGISTRY.get("memory.recall").run(OpContext(cwd=repo, home=home), WINDOW)
 
 

@@ -13,6 +13,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -710,7 +711,9 @@ def test_memory_status_finishes_a_promotion_a_crash_interrupted(world: World) ->
 
     assert shown.returncode == 0, shown.stderr
     recovery = orjson.loads(shown.stdout)["promotionRecovery"]
-    assert recovery["resumed"] == [{"planId": plan_id, "status": "applied", "files": [A, B]}]
+    (resumed,) = recovery["resumed"]  # as `memory promote` answers
+    assert (resumed["planId"], resumed["status"]) == (plan_id, "applied")
+    assert [f["targetPath"] for f in resumed["files"]] == [A, B]
     assert world.status(plan_id) == "applied"
     for path, data in files.items():
         assert (world.root / path).read_bytes() == data
@@ -824,16 +827,27 @@ def test_a_plan_from_the_real_prepare_is_promoted_into_a_clean_reviewed_entry(
     assert flow.op("memory.search", {"query": "release tags prefix"})["results"]
 
 
-def test_orphan_temp_files_of_interrupted_writes_are_removed_and_nothing_else(
-    tmp_path: Path,
+def test_promote_removes_dead_temps_beside_its_targets_and_spares_a_live_writers(
+    world: World,
 ) -> None:
-    from teamlore.core import safe_write
+    """A temp a killed writer left is removed however new it is; one a live writer of another
+    command holds (its flock, as `safe_write.write_file` takes it) is left to that writer."""
+    import fcntl
 
-    root = tmp_path / "wt"
-    entries = root / ".threadshare" / "memory" / "entries"
-    entries.mkdir(parents=True)
-    orphan = entries / f"{safe_write.TEMP_PREFIX}0123456789abcdef.tmp"
-    orphan.write_bytes(b"half a file")
+    plan_id, files = two_new_entries(world)
+    entries = world.root / ENTRIES
+    dead = entries / f"{safe_write.TEMP_PREFIX}0123456789abcdef.tmp"
+    dead.write_bytes(b"half a file")
+    live = entries / f"{safe_write.TEMP_PREFIX}fedcba9876543210.tmp"
+    live.write_bytes(b"being written")
     (entries / "keep.md").write_bytes(b"mine")
-    removed = safe_write.remove_orphan_temps(root, ".threadshare/memory/entries/new.md")
-    assert removed == 1 and not orphan.exists() and (entries / "keep.md").exists()
+    time.sleep(0.05)  # both made before the promote starts (a file system's clock is coarse)
+    held = os.open(live, os.O_RDWR)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        assert world.promote(plan_id).status == "applied"
+        assert live.read_bytes() == b"being written"
+    finally:
+        os.close(held)
+    assert not dead.exists() and (entries / "keep.md").read_bytes() == b"mine"
+    assert (world.root / A).read_bytes() == files[A]

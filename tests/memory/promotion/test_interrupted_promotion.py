@@ -84,7 +84,7 @@ def test_lint_blocks_and_assemble_refuses_until_the_killed_promotion_is_finished
 
     finished = teamlore_cli("memory", "status", cwd=world.root)
     assert finished.returncode == 0, finished.stderr
-    assert f"Promotion    {plan_id} was interrupted; finished it now" in finished.stdout
+    assert f"Promotion    {plan_id} interrupted; finished now:" in finished.stdout
     assert world.status(plan_id) == "applied"
     assert temps(world.root / ENTRIES) == []
     for path, data in files.items():

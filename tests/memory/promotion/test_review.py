@@ -210,7 +210,7 @@ def test_review_shows_statements_evidence_and_the_exact_file(flow: Flow) -> None
     assert statement["statementTextDigest"] == digests.statement_text_digest(TEXT)
     assert statement["claimSupport"] == "unverified" and statement["typedFact"] is None
     assert statement["confirmation"] == "required" and item["needsConfirmation"] == ["s1"]
-    assert statement["provenanceStrength"] == "direct"
+    assert statement["provenanceStrength"] == "observed"  # turn 3's delivery; turn 1 has none
     assert "source-local-only" in statement["limitations"]
     shown = {e["evidenceId"]: e for e in statement["evidence"]}
     first = shown[flow.turn_ev(1)]
@@ -270,9 +270,10 @@ def test_statements_on_different_evidence_preview_one_entry_keeping_the_content(
     )
     item = flow.item(cid)
     [file] = item["files"]
-    assert item["provenanceStrength"] == "observed"  # the weakest statement
+    # the weakest statement: the one on a turn alone, which links no delivery
+    assert item["provenanceStrength"] == "unknown"
     preview = file["preview"]
-    assert "provenance_strength: observed" in preview and "source-local-only" in preview
+    assert "provenance_strength: unknown" in preview and "source-local-only" in preview
     body = preview.split("---\n", 2)[2]
     assert body.startswith(lesson + "\n\nStatements:\n")
     assert f"- {one} (evidence: turn of 2026-03-02" in body
@@ -320,7 +321,7 @@ def test_evidence_gone_from_the_index_is_shown_gone_and_claims_no_provenance(
     `provenance_strength: direct` over empty evidence and dates: it claimed a link nobody
     could follow. The statement keeps its stored assessment (a person may still confirm it)."""
     (cid,) = flow.quarantine([candidate(TEXT, [(TEXT, [flow.turn_ev(1)])])])
-    assert flow.item(cid)["provenanceStrength"] == "direct"
+    assert flow.item(cid)["provenanceStrength"] == "unknown"  # a turn: no delivery link
     for transcript in flow.codex.rglob("*.jsonl"):
         transcript.unlink()
     for index in flow.home.glob("index.sqlite3*"):

@@ -37,5 +37,5 @@ def test_memory_status_in_a_new_process_finishes_a_skill_plan_a_crash_interrupte
     assert shown.returncode == 0, shown.stdout
     (resumed,) = orjson.loads(shown.stdout)["promotionRecovery"]["resumed"]
     assert (resumed["planId"], resumed["status"]) == (plan_id, "applied"), resumed
-    assert resumed["files"] == [SKILL_PATH]
+    assert [f["targetPath"] for f in resumed["files"]] == [SKILL_PATH]
     assert (repo / SKILL_PATH).read_text().startswith('---\nname: "shop-release"\n')

@@ -218,15 +218,21 @@ def _render_voided_plans(voided: list[dict[str, Any]]) -> None:
 
 
 def _render_recovery(recovery: dict[str, Any]) -> None:
+    """A promotion a kill interrupted that status finished (or could not): what it wrote and
+    the step after, as `memory promote` renders it; each head line fits 80 columns with the
+    plan's id whole."""
+    from teamlore.cli.promoted import render_promoted
+
     for resumed in recovery.get("resumed") or []:
         if resumed["status"] == "applied":
-            say(f"Promotion    {resumed['planId']} was interrupted; finished it now")
+            say(f"Promotion    {resumed['planId']} interrupted; finished now:")
+            # the memory files git ignores are listed above, with the tree's
+            render_promoted(resumed, ignored=False)
         else:
             error = resumed.get("error") or {}
-            say(
-                styled(f"Promotion    {resumed['planId']} could not be finished: ", "yellow"),
-                f"{error.get('code')}: {error.get('message')}",
-            )
+            say(styled(f"Promotion    {resumed['planId']} could not be finished:", "yellow"))
+            for line in _lines("  ", f"{error.get('code')}: {error.get('message')}", indent=4):
+                say(line)
     if recovery.get("next"):
         say(styled("Promotion    interrupted: ", "yellow"), str(recovery["next"]))
 
@@ -614,8 +620,10 @@ def _render_assemble(result: dict[str, Any]) -> None:
         verb = "Updated" if result["changed"] else "Unchanged:"
         stdout.print(f"{verb} {result['target']} (managed team memory block)")
         if result["repairedMarkerLines"]:
-            lines = ", ".join(str(n) for n in result["repairedMarkerLines"])
-            stdout.print(f"Repaired the damaged markers (were on lines {lines}).")
+            numbers = result["repairedMarkerLines"]
+            were = "was on line" if len(numbers) == 1 else "were on lines"
+            lines = ", ".join(str(n) for n in numbers)
+            stdout.print(f"Repaired the damaged markers ({were} {lines}).")
         stdout.print(result["block"])
     for skill in result["skills"]:
         for copy in (skill, *skill.get("files", [])):
@@ -649,7 +657,8 @@ def _render_assemble(result: dict[str, Any]) -> None:
             "(`teamlore memory review --kind consolidation`; docs/memory.md)."
         )
     say_wrapped(
-        "Nothing was staged or committed; see the changes with `git status` and `git diff`."
+        result.get("git")
+        or "Nothing was staged or committed; see the changes with `git status` and `git diff`."
     )
     say_ignored_by_git(result["ignoredByGit"])
 

@@ -12,21 +12,12 @@ from teamlore.cli.output import (
     cwd_of,
     run,
     say,
-    say_file,
-    say_ignored_by_git,
-    say_wrapped,
     stderr,
     stdout,
     styled,
 )
 from teamlore.cli.params import Option
-
-_OUTCOME_WORDS = {
-    "written": "written",
-    "deleted": "deleted",
-    "already-present": "already had the approved bytes",
-    "already-applied": "applied earlier",
-}
+from teamlore.cli.promoted import render_promoted
 
 
 def _render_promote(result: dict[str, Any]) -> None:
@@ -34,22 +25,7 @@ def _render_promote(result: dict[str, Any]) -> None:
     if result["resumed"]:
         how = "applied (resumed an interrupted promotion)"
     stdout.print(f"Plan {result['planId']} {how}.")
-    for f in result["files"]:
-        say_file(f["targetPath"], f": {_OUTCOME_WORDS[f['outcome']]}")
-    if result["candidates"]:
-        from teamlore.cli.commands.review import short_id
-
-        names = ", ".join(short_id(c["candidateId"]) for c in result["candidates"])
-        say_wrapped(f"Promoted candidates: {names}")
-    projection = result.get("projection") or {}
-    if projection.get("error"):
-        error = projection["error"]
-        say(
-            styled("projection not refreshed", "yellow"),
-            f" {error['code']}: {error['message']} (run `teamlore memory status` or promote again)",
-        )
-    say_wrapped(result["git"])
-    say_ignored_by_git(result["ignoredByGit"])
+    render_promoted(result)
 
 
 @memory_app.command("promote", short_help="Apply a promotion plan to this worktree (no commit).")

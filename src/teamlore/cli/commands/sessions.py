@@ -31,8 +31,10 @@ from teamlore.cli.output import (
     say,
     say_left_out,
     say_titled,
+    say_wrapped,
     stdout,
     styled,
+    wrapped_lines,
 )
 from teamlore.cli.params import Argument, Option, command_path, invocation
 from teamlore.core.paths import display_path
@@ -78,7 +80,7 @@ def _session_operations() -> None:
 
 def _render_sync(result: dict[str, Any]) -> None:
     files, totals = result["files"], result["totals"]
-    stdout.print(
+    say_wrapped(
         f"Indexed {files['changed']} changed of {counted(files['seen'], 'file')} "
         f"({result['bytesRead'] / 1048576:.1f} MiB read): "
         f"{counted(result['sessions'], 'session')}, {counted(result['turns'], 'turn')} written. "
@@ -131,7 +133,7 @@ def _print_diagnostic(d: dict[str, Any]) -> None:
 def _render_delivery(delivery: dict[str, Any]) -> None:
     by = delivery["mappedBy"]
     foreign = [f"{by[k]} by {label}" for k, label in _MAPPED_BY if by.get(k)]
-    stdout.print(
+    say_wrapped(
         f"{counted(delivery['repositories'], 'repository', 'repositories')}: "
         f"{counted(delivery['sessionsMapped'], 'session')} mapped"
         + (f" ({', '.join(foreign)})" if foreign else "")
@@ -146,7 +148,7 @@ def _render_delivery(delivery: dict[str, Any]) -> None:
         )
     if delivery["sessionsUnmapped"]:
         unmapped = delivery["sessionsUnmapped"]
-        say(
+        say_wrapped(
             f"{counted(unmapped, 'session')} could not be mapped to a"
             " registered repository; `teamlore sessions list --unmapped` shows their folders."
         )
@@ -166,7 +168,7 @@ def _render_vectors(vectors: dict[str, Any]) -> None:
     """What the embedding step of a sync did (docs/hybrid-search.md, "Session search")."""
     if vectors.get("status") == "done":
         dropped, turns = vectors["droppedVectors"], vectors["turns"]
-        stdout.print(
+        say_wrapped(
             f"Embedded {counted(vectors['embeddedTurns'], 'turn')} for hybrid search"
             + (f" (model changed: {counted(dropped, 'old vector')} dropped)" if dropped else "")
             + f"; {vectors['turnsWithVector']} of {counted(turns, 'turn')}"
@@ -351,10 +353,17 @@ def _subagent_of(session: dict[str, Any]) -> str | None:
     return f"{described} (subagent of {parent[:12]})" if described else f"subagent of {parent[:12]}"
 
 
+# what starts the title of a subagent's or the compaction summariser's row: the end of a title
+# cut to its column (`(subagent of 7e728b87be18)`) is gone at 80 columns, its start is not
+SUBAGENT_MARK = "↳ "
+
+
 def listed_title(session: dict[str, Any]) -> str | None:
     """What the `title / cwd` column says of a session, its folder when None: the provider's
-    title, else the subagent's, else the one derived from its first prompt."""
-    return session.get("title") or _subagent_of(session) or session.get("derivedTitle")
+    title, else the subagent's, else the one derived from its first prompt; a subagent's (and
+    the compaction summariser's) starts with `SUBAGENT_MARK`."""
+    title = session.get("title") or _subagent_of(session) or session.get("derivedTitle")
+    return SUBAGENT_MARK + title if title and session.get("parentSessionKey") else title
 
 
 def _render_list(result: dict[str, Any], *, unmapped: bool = False, filtered: bool = False) -> None:
@@ -405,17 +414,23 @@ def _render_list(result: dict[str, Any], *, unmapped: bool = False, filtered: bo
     if mapped:
         table.columns[4].max_width = repo_width
     table.columns[-1].max_width = title_room
+    folder_cut = False
     for s, row in zip(result["sessions"], rows, strict=True):
         gone = "" if s.get("available", True) else " (file gone)"
         folder = display_path(s["cwd"]) if s["cwd"] else ""
         title = None if unmapped else listed_title(s)
         shown = literal(title) if title else path_tail(literal(folder), title_room - len(gone))
+        folder_cut = folder_cut or (not title and shown != literal(folder))
         cwd = Text(shown)
         if gone:  # a long title is cut before it, not the mark
             cwd.truncate(title_room - len(gone), overflow="ellipsis")
             cwd.append(gone, style="dim")
         table.add_row(*(Text(cell) for cell in row), cwd)
     print_unpadded(table)
+    if folder_cut:  # a folder to write a [paths] alias for is copied whole, not from the table
+        command = f"teamlore sessions list{' --unmapped' if unmapped else ''} --format json"
+        for line in wrapped_lines("", f"A folder cut at its start (…/) is whole in `{command}`."):
+            say(styled(line, "dim"))
     if result["more"]:
         listed = len(result["sessions"])
         say(

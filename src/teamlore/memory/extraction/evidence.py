@@ -5,9 +5,16 @@ agent cites evidence ids only; everything that says *how* an item is linked (rel
 limitations) and the private pointer itself stay on the host (`EvidenceRecord`).
 
 Catalog sources, for the turns of one chunk:
-- `turn`   one per turn: relation `session-contains-turn`, strength `direct`, limitation
-           `source-local-only` (a transcript is local; a claim resting on it cannot be checked
-           by a teammate). Pointer `{kind, sessionKey, turnIndex, revision}`.
+- `turn`   one per turn: relation `session-contains-turn`, limitation `source-local-only` (a
+           transcript is local; a claim resting on it cannot be checked by a teammate), and
+           the strength of the turn's strongest `direct` or `observed` delivery edge, with
+           that edge's limitations — `unknown` when it delivered none (`turn_strength`).
+           Pointer `{kind, sessionKey, turnIndex, revision}`. A strength is the delivery
+           trace's link to a commit (docs/sessions.md: `direct` is a full hash a commit
+           command printed in that turn; the seed derives provenance strength from the
+           delivery trace only), and the entry a cited turn goes into names exactly those
+           commits (promotion/rendering.py `unit_evidence`); a turn that delivered nothing
+           links the claim to no commit, as citing nothing does.
 - `commit` one per commit linked to a turn of the chunk by a `direct` or `observed` delivery
            edge (`candidate`/`contextual` edges are not offered as evidence). Strength and
            limitations come from the edge; several edges to one commit merge (strongest wins,
@@ -49,6 +56,7 @@ TURN_RELATION = "session-contains-turn"
 PATH_RELATION = "turn-wrote-path"
 PATH_LIMITATIONS = ("not-causality", "path-only-context")
 CATALOG_EDGE_STRENGTHS = frozenset({"direct", "observed"})
+NO_DELIVERY = "unknown"  # the strength of a turn that delivered no commit (module docstring)
 
 
 @dataclass(slots=True)
@@ -196,9 +204,13 @@ def build_catalog(
                 pointer=pointer,
                 pointer_digest=pd,
                 display=f"turn {turn.index}{when}",
-                strength="direct",
+                strength=turn_strength(e.strength for e in turn.edges),
                 relations=[TURN_RELATION],
-                limitations=[SOURCE_LOCAL_ONLY],
+                limitations=sorted(
+                    {SOURCE_LOCAL_ONLY}.union(
+                        *(e.limitations for e in turn.edges if e.strength in CATALOG_EDGE_STRENGTHS)
+                    )
+                ),
                 session_key=turn.session_key,
                 turn_index=turn.index,
                 turn_revision=turn.revision,
@@ -257,6 +269,13 @@ def build_catalog(
 
 
 # -- derivation helpers for stage ------------------------------------------------------------
+
+
+def turn_strength(edge_strengths: Iterable[str]) -> str:
+    """A turn's provenance strength: its strongest delivery edge the catalog offers (`direct`,
+    `observed`: the commits an entry citing the turn names), else `unknown`."""
+    delivered = [s for s in edge_strengths if s in CATALOG_EDGE_STRENGTHS]
+    return min(delivered, key=STRENGTH_RANK.__getitem__, default=NO_DELIVERY)
 
 
 @dataclass(frozen=True, slots=True)

@@ -117,7 +117,15 @@ def check_window(after: str, before: str) -> tuple[str, str]:
     if end <= start:
         raise _window_error("the window is empty or reversed: `since` must be before `until`")
     if end - start > timedelta(days=MAX_WINDOW_DAYS):
-        raise _window_error(f"the window spans more than {MAX_WINDOW_DAYS} days; narrow it")
+        # the step is this case's (the code's `next` is about a missing or reversed window):
+        # the earliest `since` that fits with this `until`, in the form `since` takes
+        earliest = (end - timedelta(days=MAX_WINDOW_DAYS)).strftime("%Y-%m-%dT%H:%M:%S.%f")
+        raise _window_error(
+            f"the window spans more than {MAX_WINDOW_DAYS} days; narrow it"
+        ).advising(
+            f"Narrow the window to at most {MAX_WINDOW_DAYS} days: keep `until` and give "
+            f"`since` {earliest[:-3]}Z or later (or an earlier `until`)."
+        )
     return after, before
 
 

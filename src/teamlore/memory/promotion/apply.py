@@ -39,7 +39,9 @@ file, `applied` replays idempotently, `voided` stays voided.
 from __future__ import annotations
 
 import contextlib
+import posixpath
 import sqlite3
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -432,11 +434,14 @@ def promote(
     with _promotion_lock(home):
         stored = load_plan(conn, plan_id)
         _check_owner(stored, identity)
-        for target in sorted({f.target_path for f in stored.files}):
-            # a promotion killed mid-write leaves its temp file behind; no writer runs now.
-            # An unsafe path is left for the checks below, which void the plan for it.
+        started = time.time()
+        for folder in sorted({posixpath.dirname(f.target_path) for f in stored.files}):
+            # a promotion killed mid-write leaves its temp file behind: every temp made before
+            # this promote that no live writer holds is removed, whatever its age (another
+            # command's writer, which this lock does not stop, keeps its own: it holds a flock
+            # on it). An unsafe path is left for the checks below, which void the plan for it.
             with contextlib.suppress(errors.TeamloreError):
-                safe_write.remove_orphan_temps(identity.worktree_root, target)
+                safe_write.remove_dead_temps(identity.worktree_root, folder, older_than=started)
         if approve:
             approve_plan(conn, plan_id, plan_digest=plan_digest)
         elif plan_digest is not None and plan_digest != stored.plan_digest:

@@ -45,7 +45,12 @@ from teamlore.core.secrets.sanitize import (
     SESSION_FILE_PLACEHOLDER,
     SESSION_ID_PLACEHOLDER,
 )
-from teamlore.memory.extraction.evidence import STRENGTH_RANK, pointer_digest, pointer_salt
+from teamlore.memory.extraction.evidence import (
+    STRENGTH_RANK,
+    pointer_digest,
+    pointer_salt,
+    turn_strength,
+)
 from teamlore.memory.extraction.typed_facts import (
     CitedSource,
     CommandRun,
@@ -151,6 +156,7 @@ class ResolvedEvidence:
     matched_by: tuple[str, ...] = ()  # lexical / vector: how the excerpt was found
     turn_runs: tuple[CommandRun, ...] | None = None  # None: not a turn, or changed since staging
     delivered_commits: tuple[str, ...] = ()  # direct/observed commits of a cited turn
+    turn_strength: str | None = None  # a cited turn's as its delivery edges give it now
 
     def source(self) -> CitedSource:
         return CitedSource(self.kind, self.commit_hash, self.turn_runs)
@@ -321,6 +327,7 @@ class EvidenceResolver:
                 matched_by=support.matched_by if support else (),
                 turn_runs=tuple(turn_command_runs(turn.tools)),
                 delivered_commits=tuple(delivered),
+                turn_strength=turn_strength(e.strength for e in turn.edges),
             )
         return None
 
@@ -352,6 +359,7 @@ class EvidenceResolver:
             matched_by=base.matched_by,
             turn_runs=base.turn_runs,
             delivered_commits=base.delivered_commits,
+            turn_strength=base.turn_strength,
         )
 
 
@@ -383,11 +391,18 @@ class StatementView:
         """The stored strength while every cited evidence still resolves. Evidence gone from
         the local index (a transcript deleted, the index rebuilt) links nothing a reviewer or
         a reader of the entry can follow: then the strongest of what still resolves, and
-        `unknown` when nothing does — never stronger than stored."""
+        `unknown` when nothing does — never stronger than stored. A cited turn counts as its
+        delivery edges give it (`evidence.turn_strength`), whatever it was staged with: an
+        earlier teamlore staged every turn `direct`, which promotion would write over evidence
+        naming no commit."""
         stored = str(self.assessment["provenanceStrength"])
-        if all(c.kind != "unresolved" for c in self.citations):
+        if all(c.kind not in ("unresolved", "turn") for c in self.citations):
             return stored
-        left = [c.strength for c in self.citations if c.kind != "unresolved" and c.strength]
+        left = [
+            c.turn_strength if c.kind == "turn" and c.turn_strength else c.strength
+            for c in self.citations
+            if c.kind != "unresolved" and c.strength
+        ]
         now = min(left, key=STRENGTH_RANK.__getitem__, default="unknown")
         return max(stored, now, key=STRENGTH_RANK.__getitem__)
 

@@ -133,7 +133,7 @@ def client_binary(client: str) -> str | None:
 def _clients(choice: str, *, force: bool, dry_run: bool = False) -> tuple[list[str], list[str]]:
     """(clients to act on, notes). An explicitly named client must be installed (unless
     --force; a dry run, which writes nothing, shows its files with a note); `all` takes the
-    ones found and refuses only when none is."""
+    ones found and refuses only when none is (a dry run then shows both, with the note)."""
     names = list(ALL_CLIENTS) if choice == "all" else [choice]
     found = [c for c in names if force or client_binary(c)]
     missing = [c for c in names if c not in found]
@@ -152,6 +152,13 @@ def _clients(choice: str, *, force: bool, dry_run: bool = False) -> tuple[list[s
             f"Install `{CLIENTS[choice].CLI_NAME}` (`{INSTALL_HINTS[choice]}`) and put it on PATH,"
             " or pass --force."
         )
+    if not found and dry_run:  # preview both, as the single-client form does, with the note
+        return names, [
+            f"{c}: `{CLIENTS[c].CLI_NAME}` is not on PATH, and neither is the other client's,"
+            f" so the real install refuses; install one first (`{INSTALL_HINTS[c]}`), or pass"
+            " --force to write its config anyway"
+            for c in names
+        ]
     if not found:
         raise errors.TeamloreError(
             errors.CLIENT_NOT_FOUND, "neither `claude` nor `codex` is on PATH; install one first"

@@ -35,10 +35,12 @@ def state_dir_check(home: Path) -> doctor_checks.Check:
     loose = _readable_by_others(home)
     if loose:
         # the model cache holds only what is derived from the bundled models and dictionary
-        # (public weights and tables, nothing of the user's): teamlore 0.1.0 wrote its arrays
-        # 0644 there, in a 0700 folder, and this version derives the folder anew at its first
-        # use, so right after an upgrade that is a warning, not a private file out in the open
-        cache = sorted(p for p in loose if p.startswith(MODEL_CACHE_DIR + os.sep))
+        # (public weights and tables, nothing of the user's): teamlore 0.1.0 made the folder
+        # 0755 and wrote its arrays 0644, and this version derives it anew at its first use,
+        # so right after an upgrade that is a warning, not a private file out in the open
+        cache = sorted(
+            p for p in loose if p == MODEL_CACHE_DIR or p.startswith(MODEL_CACHE_DIR + os.sep)
+        )
         derived = len(cache) == len(loose)
         loose = sorted(set(loose) - set(cache)) + cache  # what is the user's named first
         return doctor_checks.Check(

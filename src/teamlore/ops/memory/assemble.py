@@ -55,6 +55,7 @@ def memory_assemble(ctx: OpContext, request: AssembleRequest) -> dict[str, Any]:
     """Write the team memory block into CLAUDE.md/AGENTS.md and project the team's Skills."""
     from teamlore.core.paths import resolve_home
     from teamlore.memory.assemble import assemble, check
+    from teamlore.memory.assembled_git import git_note
     from teamlore.memory.interrupted import refuse_if_interrupted
     from teamlore.ops.owner import resolve_owner
     from teamlore.repo.ignored import ignored_by_git
@@ -81,7 +82,13 @@ def memory_assemble(ctx: OpContext, request: AssembleRequest) -> dict[str, Any]:
         worktree_key=identity.worktree_key,
         repair=request.repair,
     )
-    return {**result, "ignoredByGit": ignored_by_git(identity.worktree_root, written_by(result))}
+    written = written_by(result)
+    return {
+        **result,
+        "ignoredByGit": ignored_by_git(identity.worktree_root, written),
+        # what to do in git next: `git add` finishes a stopped merge; new files need -N to diff
+        "git": git_note(identity.worktree_root, written, skills_folder=result["skillsFolder"]),
+    }
 
 
 def written_by(result: dict[str, Any]) -> list[str]:

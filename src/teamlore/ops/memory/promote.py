@@ -19,13 +19,17 @@ committed or pushed.
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from teamlore.contracts.formats import HEX64_PATTERN, UUID4_PATTERN
 from teamlore.core import errors
 from teamlore.ops.registry import OpContext, operation
+
+if TYPE_CHECKING:
+    from teamlore.memory.promotion.apply import PromotionOutcome
 
 # New files are untracked, so plain `git diff` prints nothing for them: the note names
 # commands that show new files too (docs/memory.md).
@@ -73,7 +77,6 @@ def memory_promote(ctx: OpContext, request: PromoteRequest) -> dict[str, Any]:
     from teamlore.memory.promotion.apply import promote
     from teamlore.ops.memory.review import load_candidate_kinds
     from teamlore.ops.owner import open_owner
-    from teamlore.repo.ignored import ignored_by_git
 
     load_candidate_kinds()
     try:
@@ -89,10 +92,20 @@ def memory_promote(ctx: OpContext, request: PromoteRequest) -> dict[str, Any]:
         if refusal.code == errors.PROMOTION_TARGET_DRIFT.code:
             raise _the_step_that_works(ctx, refusal, request.plan_id) from None
         raise
+    return promotion_result(outcome, owner.identity.worktree_root)
+
+
+def promotion_result(outcome: PromotionOutcome, worktree_root: Path) -> dict[str, Any]:
+    """What `memory promote` answers for an applied plan: the outcome (each file and what
+    happened to it), the note on git and the files git ignores. `memory status` answers the
+    same for a plan it finished (ops/memory/store.py), so both say what was written and what
+    to do next."""
+    from teamlore.repo.ignored import ignored_by_git
+
     result: dict[str, Any] = outcome.model_dump(mode="json", by_alias=True)
     result["git"] = GIT_NOTE
     written = [f.target_path for f in outcome.files if f.operation == "write"]
-    result["ignoredByGit"] = ignored_by_git(owner.identity.worktree_root, written)
+    result["ignoredByGit"] = ignored_by_git(worktree_root, written)
     return result
 
 

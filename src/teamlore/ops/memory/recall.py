@@ -198,8 +198,10 @@ def memory_recall(ctx: OpContext, request: RecallRequest) -> dict[str, Any]:
 
     normalized = request.normalized()
     with open_owner(ctx, sessions=True) as stores:
+        # the scenes of sceneIndexSummary; and without a memory tree MEMORY_NOT_INITIALIZED
+        # here, as stage would refuse the drafts after a whole drafting round
+        stores.sync_projection()
         normalized = with_full_session_keys(stores.index, normalized)
-        stores.sync_projection(only_if_present=True)  # the scenes of sceneIndexSummary
         result = recall(
             stores.index,
             stores.state,

@@ -706,7 +706,7 @@ def _refuse(items: list[dict[str, Any]], left_out: list[dict[str, str]], *, chos
     command = f"teamlore memory discard --candidate {named_id}{again}"
     message += f"; discard it (`{command}`)"
     if keep:  # a plain discard drops its lesson: say what keeps it
-        message += f", or keep its lesson: `{command} --extract-again` extracts it again"
+        message += ", or keep its lesson: with `--extract-again` it is extracted again"
     message += f"{',' if keep else ''} or leave it out of --candidate" if chosen else ""
     message += ", then synthesize again" if error is errors.CONSOLIDATION_DRIFT else ""
     others = [o for o in left_out if o not in lead]
@@ -717,9 +717,9 @@ def _refuse(items: list[dict[str, Any]], left_out: list[dict[str, str]], *, chos
     if again and len(lead) == 1:  # the remedy's line names no candidate
         refusal.advising(f"Discard it with `{command}`, then recall.")
     elif keep:
-        refusal.advising(
-            f"Discard it with `{command} --extract-again` to keep its lesson (its turns are "
-            "extracted again; without --extract-again it is dropped), then recall."
+        refusal.advising(  # the command is in the message: whole, it passes 80 columns here
+            "Add `--extract-again` to that discard to keep its lesson (its turns are extracted "
+            "again; without it the lesson is dropped), then recall."
         )
     raise refusal
 

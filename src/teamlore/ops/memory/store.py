@@ -118,14 +118,15 @@ def _recover_promotions(ctx: OpContext, owner: OwnerContext) -> dict[str, Any]:
             "next": "run `teamlore memory status` (or `teamlore memory promote --plan "
             f"{interrupted[0]}`) in this worktree to finish it",
         }
+    from teamlore.ops.memory.promote import promotion_result
+
     load_candidate_kinds()  # a plan of Skills or of a consolidation resumes with its kind's hooks
     resumed: list[dict[str, Any]] = []
     for plan_id, outcome in recover_promotions(owner.state, identity=owner.identity, home=ctx.home):
         if isinstance(outcome, errors.TeamloreError):
             resumed.append({"planId": plan_id, "status": "refused", "error": outcome.to_json()})
-        else:
-            files = [f.target_path for f in outcome.files]
-            resumed.append({"planId": plan_id, "status": outcome.status, "files": files})
+        else:  # as `memory promote` answers it: each file written, and the step after (git)
+            resumed.append(promotion_result(outcome, owner.worktree_root))
     return {"interrupted": interrupted, "resumed": resumed, "next": None}
 
 

@@ -24,7 +24,7 @@ import json
 import re
 import sqlite3
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from teamlore.core.secrets.mask import masked_text
 
@@ -42,6 +42,11 @@ _PLACEHOLDER = re.compile(r"\[image: [^\]]*\]")
 # the transcript lines read before a turn without a prompt, at most (a long run of progress
 # records between two turns is not what started the second)
 STARTER_LINES = 200
+# a transcript line read for what started a turn, at most: the client's records that do (a slash
+# command, a task notification) are short, and a longer line (a pasted log, a tool result) is
+# passed over unread, as the index's reader passes over one over `reader.MAX_LINE_BYTES`
+STARTER_LINE_BYTES = 1 << 20
+_READ_BYTES = 1 << 20  # the file is read this much at a time
 
 
 def with_derived_titles(conn: sqlite3.Connection, sessions: list[dict[str, Any]]) -> None:
@@ -278,25 +283,25 @@ def _starters(
     conn: sqlite3.Connection, row: sqlite3.Row, ordinals: list[int]
 ) -> dict[int, list[str]]:
     """What the client wrote before each of these turns (Claude Code transcripts only; a session
-    read from several files, or whose file is gone, says nothing)."""
+    read from several files, or whose file is gone, says nothing): one query for the page's
+    turns, one read of the file for all of them."""
     files = conn.execute(
-        "SELECT path, status FROM source_files WHERE session_id = ?", (row["id"],)
+        "SELECT path, status, resume_offset, resume_line FROM source_files WHERE session_id = ?",
+        (row["id"],),
     ).fetchall()
     if row["provider"] != "claude" or len(files) != 1 or files[0]["status"] != "ok":
         return {}
     spans: dict[int, tuple[int, int]] = {}
-    for ordinal in ordinals:
-        lines = conn.execute(
-            "SELECT t.first_line, p.last_line FROM turns t LEFT JOIN turns p"
-            " ON p.session_id = t.session_id AND p.ordinal = t.ordinal - 1"
-            " WHERE t.session_id = ? AND t.ordinal = ?",
-            (row["id"], ordinal),
-        ).fetchone()
-        if lines is None or lines["first_line"] is None:
-            continue
-        first = int(lines["first_line"])
-        spans[ordinal] = (max(int(lines["last_line"] or 1), first - STARTER_LINES), first - 1)
-    records = _lines(Path(str(files[0]["path"])), spans.values())
+    for ordinal, first, before in conn.execute(
+        "SELECT t.ordinal, t.first_line, p.last_line FROM turns t LEFT JOIN turns p"
+        " ON p.session_id = t.session_id AND p.ordinal = t.ordinal - 1"
+        " WHERE t.session_id = ? AND t.ordinal IN (SELECT value FROM json_each(?))",
+        (row["id"], json.dumps(ordinals)),
+    ):
+        if first is not None:
+            spans[int(ordinal)] = (max(int(before or 1), int(first) - STARTER_LINES), first - 1)
+    known = (int(files[0]["resume_offset"]), int(files[0]["resume_line"]))
+    records = _lines(Path(str(files[0]["path"])), spans.values(), known)
     return {
         ordinal: _deduped(
             [s for n in range(start, end + 1) if (s := _starter(records.get(n))) is not None]
@@ -305,22 +310,93 @@ def _starters(
     }
 
 
-def _lines(path: Path, spans: Any) -> dict[int, bytes]:
-    """The physical lines (1-based) of `path` inside the spans, read in one pass."""
-    wanted = {n for start, end in spans for n in range(start, end + 1)}
-    found: dict[int, bytes] = {}
+def _lines(path: Path, spans: Any, known: tuple[int, int] = (0, 0)) -> dict[int, bytes]:
+    """The physical lines (1-based) of `path` inside the spans, in one pass over the part of
+    the file they are in. The lines before them are counted, never held: from the file's start,
+    or, when the spans are nearer its end, back from where the index's last complete line ends
+    (`known`: its offset and number). A line longer than `STARTER_LINE_BYTES` is passed over
+    without being held (no record that starts a turn is that long)."""
+    wanted = sorted({n for start, end in spans for n in range(start, end + 1) if n > 0})
     if not wanted:
-        return found
-    last = max(wanted)
+        return {}
     try:
         with path.open("rb") as f:
-            for number, line in enumerate(f, start=1):
-                if number in wanted:
-                    found[number] = line
-                if number >= last:
-                    break
+            offset, number = _back_to(f, wanted[0], known) if _nearer_end(wanted, known) else (0, 1)
+            return _read_lines(f, offset, number, wanted)
     except OSError:
         return {}
+
+
+def _nearer_end(wanted: list[int], known: tuple[int, int]) -> bool:
+    """Whether reading back from the index's last line passes fewer lines than from line 1."""
+    offset, last = known
+    return offset > 0 and wanted[-1] <= last and last - wanted[0] < wanted[-1]
+
+
+def _back_to(f: BinaryIO, first: int, known: tuple[int, int]) -> tuple[int, int]:
+    """Where line `first` starts (its offset, and `first`), found by counting newlines back
+    from the end of line `known[1]` at offset `known[0]`; the file's start (0, 1) when the file
+    is not as the index read it there."""
+    end, last = known
+    f.seek(end - 1)
+    if f.read(1) != b"\n":
+        return 0, 1
+    remaining = last - first + 2  # the newlines that end lines first - 1 .. last
+    high = end
+    while high > 0:
+        low = max(0, high - _READ_BYTES)
+        f.seek(low)
+        chunk = f.read(high - low)
+        count = chunk.count(b"\n")
+        if count >= remaining:
+            at = len(chunk)
+            for _ in range(remaining):
+                at = chunk.rindex(b"\n", 0, at)
+            return low + at + 1, first
+        remaining -= count
+        high = low
+    return 0, 1
+
+
+def _read_lines(f: BinaryIO, offset: int, number: int, wanted: list[int]) -> dict[int, bytes]:
+    """The `wanted` lines (sorted) from line `number` at `offset` on: a line not wanted is
+    passed by counting newlines, a wanted one is held up to `STARTER_LINE_BYTES`."""
+    found: dict[int, bytes] = {}
+    wanted_set = set(wanted)
+    line = bytearray()
+    over = False  # the line held is longer than the cap: passed over
+    later = 0  # the index in `wanted` of the next wanted line
+    f.seek(offset)
+    while chunk := f.read(_READ_BYTES):
+        view, at, size = memoryview(chunk), 0, len(chunk)
+        while at < size:
+            if number not in wanted_set:
+                while later < len(wanted) and wanted[later] < number:
+                    later += 1
+                if later == len(wanted):
+                    return found
+                need = wanted[later] - number  # newlines to the next wanted line's start
+                count = chunk.count(b"\n", at)
+                if count < need:
+                    number += count
+                    break
+                for _ in range(need):
+                    at = chunk.index(b"\n", at) + 1
+                number += need
+                continue
+            newline = chunk.find(b"\n", at)
+            end = size if newline < 0 else newline
+            if not over and len(line) + end - at > STARTER_LINE_BYTES:
+                over, line = True, bytearray()
+            elif not over:
+                line += view[at:end]
+            if newline < 0:
+                break
+            if not over:
+                found[number] = bytes(line)
+            line, over, number, at = bytearray(), False, number + 1, newline + 1
+    if line and not over and number in wanted_set:  # a last line without its newline
+        found[number] = bytes(line)
     return found
 
 

@@ -1,0 +1,180 @@
+"""`sync`, `sessions list` and `sessions show` at 80 columns, as a user reads them: a walk with
+real session fixtures (and a repository their sessions map to by a `[paths]` alias) found
+subagent rows that did not say they were subagents, a note on a subagent's open turn that could
+never come true, teamlore's own sentences past the width, folders cut with no word of where to
+read them whole, and an apply_patch's lines flush left under its call (docs/cli-output.md)."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.cells import cell_len
+
+from support import Cli, shared_fixtures, teamlore_cli, teamlore_in_pty
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
+from recall_world import CodexSession, make_repo
+
+PROVIDERS = ("claude", "codex", "pi")
+AT_80 = {"COLUMNS": "80"}
+MOREDIP = "0ccf1a04-1b4c-43b6-8aa5-79e41db43a68"  # claude/moredip-0ccf1a04.jsonl: 5 subagents
+_STYLE = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@pytest.fixture(scope="module")
+def walk(tmp_path_factory: pytest.TempPathFactory) -> Cli:
+    root = shared_fixtures("sessions")
+    cli = Cli(tmp_path_factory.mktemp("state"))
+    cli.json("sync", *(arg for p in PROVIDERS for arg in ("--source", f"{p}={root / p}")))
+    return cli
+
+
+def listed(cli: Cli) -> list[dict[str, Any]]:
+    sessions: list[dict[str, Any]] = cli.json("sessions", "list")["sessions"]
+    return sessions
+
+
+def subagent(cli: Cli) -> tuple[str, str]:
+    """The key of moredip's `Poem about Thai yellow curry` started by its turn 2 (one turn,
+    open), and its parent's."""
+    parent = cli.json("sessions", "show", MOREDIP)["session"]["sessionKey"]
+    [poem] = [
+        s
+        for s in listed(cli)
+        if (s["subagent"] or {}).get("description") == "Poem about Thai yellow curry"
+        and s["parentSessionKey"] == parent
+        and s["subagent"]["turn"] == 2
+    ]
+    return poem["sessionKey"], parent
+
+
+def compaction(cli: Cli) -> dict[str, Any]:
+    """claude/spotter's compaction summariser: no turns, no end time recorded."""
+    [session] = [s for s in listed(cli) if (s["subagent"] or {}).get("kind") == "compaction"]
+    return session
+
+
+def at_80(cli: Cli, *args: str) -> str:
+    done = teamlore_cli(*args, env={**cli.env, **AT_80})
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def too_wide(text: str) -> list[str]:
+    return [line for line in text.splitlines() if cell_len(line) > 80]
+
+
+def test_a_subagents_row_says_so_where_its_title_is_cut(walk: Cli) -> None:
+    sessions = listed(walk)
+    rows = at_80(walk, "sessions", "list").splitlines()[1:]
+    assert len(rows) == len(sessions) and any(s["parentSessionKey"] for s in sessions)
+    for s, row in zip(sessions, rows, strict=True):
+        title = row.split(maxsplit=4)[4]  # session, provider, day, time, turns
+        title = title.split(maxsplit=1)[1]
+        assert title.startswith("↳ ") is bool(s["parentSessionKey"]), row
+    summariser = compaction(walk)["sessionKey"][:12]
+    [row] = [r for r in rows if summariser in r]
+    assert "↳ compaction summary of" in row
+
+
+def test_a_subagents_open_turn_says_what_it_is_and_where_its_result_lives(walk: Cli) -> None:
+    poem, parent = subagent(walk)
+    text = at_80(walk, "sessions", "show", poem[:12])
+    assert "── turn 1 (open)" in text
+    note = " ".join(text.split("(open)", 1)[1].split("\nuser ", 1)[0].split()[1:])
+    assert "a later prompt" not in note and "seals it" not in note
+    assert note == (
+        "open: a subagent's transcript gets no later prompt to seal it. Extraction reads main"
+        " sessions, not subagents: this one's result is the output of the call of its parent"
+        " that started it (the command above shows it)."
+    )
+    # a main session's open turn still says what seals it
+    main = at_80(walk, "sessions", "show", parent[:12], "--from", "6")
+    assert "a later prompt or the client's end-of-turn record seals it" in " ".join(main.split())
+
+
+def test_sessions_show_headers_fit_80_columns_with_the_command_whole(walk: Cli) -> None:
+    poem, parent = subagent(walk)
+    head = at_80(walk, "sessions", "show", poem[:12]).split("\n\n", 1)[0].splitlines()
+    command = f"`teamlore sessions show {parent[:12]} --turn 2 --tool 3`"
+    assert too_wide("\n".join(head[1:])) == [] and any(command in line for line in head)
+    assert " ".join(" ".join(head[1:]).split()) == (
+        f"subagent of {parent[:12]}, started by its turn 2 call #3: Poem about Thai yellow curry"
+        f" ({command})"
+    )
+
+    summariser = compaction(walk)
+    assert summariser["endedAt"] is None
+    first, *rest = at_80(walk, "sessions", "show", summariser["sessionKey"][:12]).splitlines()
+    assert "→" not in first  # no end recorded: none said
+    assert too_wide("\n".join(rest)) == [] and len(rest) >= 2
+    parent = summariser["parentSessionKey"][:12]
+    assert rest[0].startswith(f"compaction summariser of {parent}:")
+
+    # titled by its first prompt, Chinese and a path: 80 characters, 91 columns
+    [chinese] = [s for s in listed(walk) if (s["derivedTitle"] or "").startswith("請閱讀")]
+    title = at_80(walk, "sessions", "show", chinese["sessionKey"][:12]).splitlines()[1]
+    assert title.startswith("請閱讀") and title.endswith("…") and cell_len(title) <= 80
+
+
+def test_a_cut_folder_says_where_to_read_it_whole(walk: Cli) -> None:
+    text = at_80(walk, "sessions", "list", "--unmapped")
+    assert "  …/" in text
+    command = "`teamlore sessions list --unmapped --format json`"
+    note = f"A folder cut at its start (…/) is whole in {command}."
+    assert " ".join(" ".join(text.splitlines()[-2:]).split()) == note
+    assert any(command in line for line in text.splitlines())  # whole on a line, to be copied
+    wide = teamlore_cli("sessions", "list", "--unmapped", env={**walk.env, "COLUMNS": "300"})
+    assert "…/" not in wide.stdout and "is whole in" not in wide.stdout  # nothing cut
+
+
+def test_sync_says_its_summary_within_80_columns_on_a_terminal(tmp_path: Path, home: Path) -> None:
+    src = tmp_path / "src"
+    repo = make_repo(src / "shop")
+    codex = tmp_path / "codex"
+    # recorded on another machine: mapped by the alias below; and one mapped to nothing
+    CodexSession("a1", Path("/Users/me/code/shop")).turn("fix the release script").write(codex)
+    CodexSession("a2", Path("/Users/me/elsewhere/tools")).turn("tidy up").write(codex)
+    first = teamlore_cli("sync", "--source", f"codex={codex}", "--repository", str(repo))
+    assert first.returncode == 0, first.stderr
+    config = home / "config.toml"
+    config.write_text(
+        config.read_text() + f'\n[paths]\naliases = {{ "/Users/me/code" = "{src}" }}\n'
+    )
+
+    code, printed = teamlore_in_pty("sync", "--source", f"codex={codex}", answers=[], cwd=tmp_path)
+
+    assert code == 0, printed
+    # what stays on the screen once the progress bar (on stderr) is gone
+    text = _STYLE.sub("", printed[printed.rindex("Indexed ") :].replace("\r\n", "\n"))
+    assert too_wide(text) == [], text
+    said = " ".join(text.split())
+    assert "Index holds 2 sessions, 2 turns." in said
+    assert "1 repository: 1 session mapped (1 by path alias)," in said
+    unmapped = "`teamlore sessions list --unmapped`"
+    assert any(unmapped in line for line in text.splitlines())  # the command whole on a line
+    assert f"1 session could not be mapped to a registered repository; {unmapped} shows" in said
+
+
+def test_an_apply_patch_goes_on_under_its_call(tmp_path: Path, home: Path) -> None:
+    repo = make_repo(tmp_path / "shop")
+    session = CodexSession("b1", repo).user("add a changelog")
+    session.patch("CHANGELOG.md", "first entry").answer("Added it.")
+    session.write(tmp_path / "codex")
+    cli = Cli(home)
+    cli.json("sync", "--source", f"codex={tmp_path / 'codex'}")
+
+    [listed_session] = listed(cli)
+    lines = at_80(cli, "sessions", "show", listed_session["sessionKey"][:12]).splitlines()
+
+    call = next(i for i, line in enumerate(lines) if "#1 apply_patch" in line)
+    assert lines[call].startswith("  #1 apply_patch") and lines[call].endswith("*** Begin Patch")
+    assert lines[call + 1 : call + 4] == [
+        "    *** Add File: CHANGELOG.md",
+        "    +first entry",
+        "    *** End Patch",
+    ]
