@@ -54,7 +54,7 @@ from teamlore.models.glosses import gloss, has_chinese
 from teamlore.models.multilingual import model_parts
 from teamlore.models.reverse_glosses import translation_terms
 from teamlore.models.vector_math import Int8Rows
-from teamlore.sessions.queries import _translated_share
+from teamlore.sessions.passages import translated_share
 
 Matrix = NDArray[np.float32]
 Ranking = list[tuple[int, float]]
@@ -541,7 +541,7 @@ def translated(lab: Lab, query: str) -> list[tuple[int, float]]:
     alternatives = translation_terms(parsed, None)
     rows = lab.conn.execute("SELECT rowid, searchable_text FROM approved_fts")
     out = [
-        (int(rowid), _translated_share(parsed, alternatives, str(text))[1])
+        (int(rowid), translated_share(parsed, alternatives, str(text), None)[1])
         for rowid, text in rows
         if any(alt.found_in(f" {text} ") for alts in alternatives for (alt,) in alts)
     ]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from support import draft_batch, git, release_repository, store_all, teamlore_cli
+from support import draft_batch, git, memory_init, release_repository, store_all, teamlore_cli
 
 CLEAN_ENTRY = """---
 id: export-order-must-be-stable
@@ -296,6 +296,7 @@ def test_recall_lists_each_deferred_task_on_its_own_line(tmp_path: Path, home: P
     from recall_world import WINDOW, CodexSession, make_repo, sync
 
     repo = make_repo(tmp_path / "long")
+    memory_init(repo, home)  # recall refuses a worktree without a memory tree
     session = CodexSession("h8", repo)
     for i in range(10):
         session.turn(f"turn {i} " + "y" * 30_000)  # one chunk per turn: 8 returned, 2 deferred
@@ -326,6 +327,7 @@ def test_recall_says_its_coverage_in_words_and_names_sessions_as_sessions_list_d
     from recall_world import WINDOW, CodexSession, make_repo, sync
 
     repo = make_repo(tmp_path / "short")
+    memory_init(repo, home)
     CodexSession("s2", repo).turn("first turn").turn("second turn").write(tmp_path / "codex")
     sync(home, tmp_path / "codex", repo)
     window = ("--since", WINDOW["since"], "--until", WINDOW["until"])

@@ -392,7 +392,7 @@ def test_review_promote_and_assemble_wrap_their_own_sentences_at_words(
     own = lines[:begin] + lines[end + 1 :]
     assert [line for line in own if len(line) > 80] == []
     note = own[next(i for i, line in enumerate(own) if line.startswith("Nothing was staged")) :]
-    assert note[-1].endswith("(new files too).")  # the last of assemble's own lines
+    assert " ".join(" ".join(note).split()).endswith("(new files too).")  # assemble's last
     assert " ".join(" ".join(note).split()).startswith(
         "Nothing was staged or committed; `git status` lists the changed and new files, and "
         "`git add --intent-to-add CLAUDE.md"

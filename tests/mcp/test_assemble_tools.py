@@ -89,7 +89,11 @@ def test_a_bad_marker_is_the_same_refusal_over_mcp_and_cli(tmp_path: Path) -> No
             ("threadshare_memory_assemble", {"provider": "gemini"}),
         ],
     )
-    assert code == 1 and over_cli == over_mcp
+    # the same refusal; its `next` names the assemble tool beside the command over MCP
+    assert code == 1 and over_mcp["error"] == {**over_cli["error"], "next": ANY}
+    assert over_mcp["error"]["next"].startswith(
+        "Run the tool `threadshare_memory_assemble` or `teamlore memory assemble -p codex --repair`"
+    )
     assert over_cli["error"]["code"] == "ASSEMBLY_MARKERS_INVALID"
     assert bad_provider["error"]["code"] == "INVALID_ARGUMENT"
     assert tree(repo) == before

@@ -726,7 +726,8 @@ def test_the_command_says_how_entries_reach_agents_and_how_doctrine_is_made(
     printed = " ".join(proc.stdout.split())
     assert "17 approved entries: agents search them with threadshare_memory_search" in printed
     assert "Doctrine and scenes are made by consolidation: `teamlore memory synthesize`" in printed
-    assert "`git status` and `git diff`" in printed
+    # AGENTS.md is new to git here: the note says how to see it in a diff (assembled_git.py)
+    assert "`git add --intent-to-add AGENTS.md && git diff` shows every line" in printed
 
 
 def test_the_command_says_a_linked_file_is_the_other_agents_to_assemble(

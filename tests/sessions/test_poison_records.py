@@ -325,7 +325,7 @@ def test_a_client_folder_the_user_may_not_enter_is_named_and_the_others_are_sync
         PI_CODING_AGENT_DIR=str(unprivileged.root / "pi"),
     )
     synced = unprivileged.ok("sync")
-    assert "Index holds 1 session, 1 turn." in synced
+    assert "Index holds 1 session, 1 turn." in " ".join(synced.split())  # wrapped at words
     assert f"source-unreadable  {codex_home / 'sessions'}  Permission denied" in synced
     assert "1 diagnostic:\n" in synced and "1 file or folder could not be read (above)." in synced
     shown = unprivileged.ok("status")
