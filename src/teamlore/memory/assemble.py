@@ -50,6 +50,7 @@ from teamlore.core.lock import file_lock
 from teamlore.core.paths import ensure_private_dir
 from teamlore.core.text.files import all_crlf, conflict_regions, with_line_ends_of
 from teamlore.memory.assembled import PROVIDERS, ProviderLayout
+from teamlore.memory.assembled_git import lines_outside_block
 from teamlore.memory.block_markers import BLOCK_HEADING, Marker, damaged, intact, line_numbers
 from teamlore.memory.block_markers import markers as find_markers
 from teamlore.memory.block_markers import repaired as repaired_markers
@@ -177,9 +178,17 @@ def block_content(block: str) -> str:
     return block.removeprefix(BEGIN_MARKER).removesuffix(END_MARKER)
 
 
-def splice(existing: str, block: str, *, file_name: str, repair: bool = False) -> str:
+def splice(
+    existing: str,
+    block: str,
+    *,
+    file_name: str,
+    repair: bool = False,
+    kept: frozenset[str] = frozenset(),
+) -> str:
     """`existing` with the managed block replaced (or appended when it has no markers); a
-    damaged block is refused with the fix in the message, or repaired when `repair`."""
+    damaged block is refused with the fix in the message, or repaired when `repair` (`kept`:
+    the lines outside the block as git holds the file, which a repair never removes)."""
     markers = find_markers(existing)
     _refuse_unresolved_merge(existing, markers, file_name)
     if not markers:
@@ -193,7 +202,7 @@ def splice(existing: str, block: str, *, file_name: str, repair: bool = False) -
     if intact(markers):
         return existing[: markers[0].start] + block + existing[markers[1].end :]
     if repair:
-        return repaired_markers(existing, block, markers, file_name)
+        return repaired_markers(existing, block, markers, file_name, kept)
     raise damaged(existing, markers, file_name)
 
 
@@ -423,15 +432,19 @@ def _wanted(worktree_root: Path, provider: str) -> _Wanted:
     )
 
 
-def _spliced(text: str, block: str, *, file_name: str, repair: bool) -> tuple[bytes, list[int]]:
+def _spliced(
+    text: str, block: str, *, file_name: str, repair: bool, root: Path | None = None
+) -> tuple[bytes, list[int]]:
     """The instructions file `text` with `block` spliced in, in the file's own line ends, and
-    the marker lines `repair` replaced."""
+    the marker lines `repair` replaced (`root`: the worktree, whose git tells the person's
+    lines a repair keeps)."""
     saved = text
     if all_crlf(text):  # spliced as LF lines, then given the file's own line ends back
         text = text.replace("\r\n", "\n")
     markers = find_markers(text)
     repaired = line_numbers(text, markers) if repair and not intact(markers) else []
-    updated = splice(text, block, file_name=file_name, repair=repair)
+    kept = lines_outside_block(root, file_name) if repaired and root is not None else frozenset()
+    updated = splice(text, block, file_name=file_name, repair=repair, kept=kept)
     return with_line_ends_of(saved, updated).encode("utf-8"), repaired
 
 
@@ -519,7 +532,11 @@ def plan(
     if wanted.block_link is None:
         original, text = _read_instructions(worktree_root, wanted.layout.instructions_file)
         updated, repaired = _spliced(
-            text, wanted.block, file_name=wanted.layout.instructions_file, repair=repair
+            text,
+            wanted.block,
+            file_name=wanted.layout.instructions_file,
+            repair=repair,
+            root=worktree_root,
         )
         # intact markers: a hand edit is refused, --repair or not (repair mends damaged ones)
         edited = _hand_edit(worktree_root, provider, wanted, text, record.block)

@@ -11,6 +11,10 @@ in git"):
 
 Advice, never a refusal: when git cannot tell (not a repository, git missing) the plain note is
 given.
+
+`--repair` asks git one more thing (`lines_outside_block`): the lines the instructions file
+holds outside its block as committed, which the old block's text a lone END closes never takes
+(memory/block_markers.py).
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from teamlore.core import errors
+from teamlore.memory.block_markers import intact, markers
+from teamlore.memory.skill_copies import THEIRS_HEADS
 from teamlore.repo.git import run_git
 
 _UNMERGED = {"DD", "AU", "UD", "UA", "DU", "AA", "UU"}  # git status --porcelain's X and Y
@@ -85,3 +91,27 @@ def _shown(path: str, skills_folder: str) -> str:
 
 def _listed(paths: list[str]) -> str:
     return " and ".join(", ".join(paths).rsplit(", ", 1))
+
+
+def lines_outside_block(root: Path, relative: str) -> frozenset[str]:
+    """The lines (stripped, blank ones left out) of the instructions file `relative` outside its
+    managed block as git holds it: at HEAD and at a stopped merge's other side (a version with
+    no block is all outside; one whose markers are damaged tells nothing). The person's own
+    text, a `## Team memory` section of theirs among it; empty when git cannot tell."""
+    found: set[str] = set()
+    for head in ("HEAD", *THEIRS_HEADS):
+        try:
+            data = run_git(["cat-file", "blob", f"{head}:{relative}"], cwd=root)
+        except errors.TeamloreError:  # no such head or file, not a repository, git missing
+            continue
+        text = data.decode("utf-8", "replace")
+        found_markers = markers(text)
+        if not intact(found_markers):
+            continue
+        outside = (
+            text[: found_markers[0].start] + "\n" + text[found_markers[1].end :]
+            if found_markers
+            else text
+        )
+        found.update(line.strip() for line in outside.split("\n") if line.strip())
+    return frozenset(found)

@@ -11,7 +11,10 @@ an old block's END: the text after a block is the person's), and removes both wi
 between. When it cannot tell where an old block began or ended (a lone BEGIN before a
 `## Team memory` heading, a lone END with none before it while one is left elsewhere), it
 refuses with nothing changed rather than leave a second `## Team memory` section beside the
-new block.
+new block. The heading may be the person's own (a `## Team memory` section of theirs above the
+block, the block's heading gone with its BEGIN): a lone END does not go back over a line the file
+holds outside its block as git has it (`kept`, memory/assembled_git.py `lines_outside_block`),
+and the heading left then refuses the repair.
 """
 
 from __future__ import annotations
@@ -99,12 +102,19 @@ def damaged(text: str, found: list[Marker], file_name: str) -> errors.TeamloreEr
     )
 
 
-def repaired(text: str, block: str, found: list[Marker], file_name: str) -> str:
+def repaired(
+    text: str,
+    block: str,
+    found: list[Marker],
+    file_name: str,
+    kept: frozenset[str] = frozenset(),
+) -> str:
     """`text` with one `block` where the first damaged part was: each BEGIN with the first END
     after it, and each lone END with the old block's text back to its heading, replaced; a
     stray marker removed alone; every other byte kept. Refused (nothing changed) when a
-    `## Team memory` section would be left beside the new block."""
-    regions = _damaged_regions(text, found)
+    `## Team memory` section would be left beside the new block. `kept`: lines (stripped) the
+    person's text holds, which a lone END's old block never takes."""
+    regions = _damaged_regions(text, found, kept)
     pieces, cursor, placed = [], 0, 0
     for number, (start, end) in enumerate(regions):
         pieces.append(text[cursor:start])
@@ -138,11 +148,12 @@ def repaired(text: str, block: str, found: list[Marker], file_name: str) -> str:
     return result
 
 
-def _damaged_regions(text: str, found: list[Marker]) -> list[tuple[int, int]]:
+def _damaged_regions(text: str, found: list[Marker], kept: frozenset[str]) -> list[tuple[int, int]]:
     """What `--repair` removes: each BEGIN through the first END after it (an old block: its
     text was generated); a lone END with the text back to the last `## Team memory` heading
     line before it (an old block whose BEGIN went, when no old block ends just before it: the
-    text after a block is the person's); each other stray marker alone (its line when it
+    text after a block is the person's; and when no line after that heading is one of `kept`:
+    the heading is then the person's own); each other stray marker alone (its line when it
     stands alone)."""
     regions: list[tuple[int, int]] = []
     index = 0
@@ -159,12 +170,20 @@ def _damaged_regions(text: str, found: list[Marker]) -> list[tuple[int, int]]:
         start, end = _whole_line_if_alone(text, marker)
         if not marker.begins and not closed_block:
             headings = [m.start() for m in _HEADING_LINE.finditer(text, floor, marker.start)]
-            if headings:
+            if headings and not _holds_kept(text, headings[-1], marker.start, kept):
                 start = headings[-1]
         regions.append((start, end))
         floor, closed_block = marker.end, False
         index += 1
     return regions
+
+
+def _holds_kept(text: str, heading: int, end: int, kept: frozenset[str]) -> bool:
+    """Whether a line after the heading line at `heading`, before `end`, is one of `kept`."""
+    after = text.find("\n", heading, end)
+    if not kept or after < 0:
+        return False
+    return any(line.strip() in kept for line in text[after + 1 : end].split("\n"))
 
 
 def _whole_line_if_alone(text: str, marker: Marker) -> tuple[int, int]:

@@ -46,6 +46,7 @@ from teamlore.core.secrets.sanitize import (
     SESSION_ID_PLACEHOLDER,
 )
 from teamlore.memory.extraction.evidence import (
+    NO_DELIVERY,
     STRENGTH_RANK,
     pointer_digest,
     pointer_salt,
@@ -300,7 +301,11 @@ class EvidenceResolver:
             if pointer_digest(pointer) != ref["pointer_digest"]:
                 continue
             if turn.revision != revision:
-                return ResolvedEvidence("", "", "turn", None, (), turn_index=turn.index)
+                # its entry names no commit of it (no `delivered_commits`): a turn that
+                # delivered nothing, whatever it was staged with
+                return ResolvedEvidence(
+                    "", "", "turn", None, (), turn_index=turn.index, turn_strength=NO_DELIVERY
+                )
             # a secret someone typed or a tool printed is masked (core/secrets/mask.py), as in
             # the transcript recall hands an agent: an excerpt is on a screen, in a CI log
             support = best_support(statement, turn, self._home) if statement else None
