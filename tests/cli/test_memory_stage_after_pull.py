@@ -7,9 +7,12 @@ approved entry that says what her draft says; ana pulls, then stages her decisio
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -48,11 +51,10 @@ UNRELATED_BODY = "Descale the office coffee machine on the first Monday of each 
 WINDOW = ("--since", "2026-03-01T00:00:00.000Z", "--until", "2026-03-08T00:00:00.000Z")
 
 
-@pytest.fixture()
-def ana(tmp_path: Path, home: Path) -> Path:
+def ana_clone(place: Path, home: Path) -> Path:
     """ana's clone: the release repository with the real fixture memory tree (without
     REAL_ENTRY), committed and pushed to a bare remote that ken clones."""
-    root = release_repository(tmp_path, home)
+    root = release_repository(place, home)
     tree = shared_fixtures("threadshare-memory")
     memory = root / ".threadshare" / "memory"
     for folder in ("entries", "scenes"):
@@ -61,17 +63,56 @@ def ana(tmp_path: Path, home: Path) -> Path:
                 shutil.copy(path, memory / folder / path.name)
     commit_all(root, "team memory")
     subprocess.run(
-        ["git", "init", "-q", "--bare", "-b", "main", str(tmp_path / "remote.git")], check=True
+        ["git", "init", "-q", "--bare", "-b", "main", str(place / "remote.git")], check=True
     )
-    git(root, "remote", "add", "origin", str(tmp_path / "remote.git"))
+    git(root, "remote", "add", "origin", str(place / "remote.git"))
     git(root, "push", "-q", "-u", "origin", "main")
     return root
 
 
-def ken_pushes(tmp_path: Path, entry_id: str, body: str) -> None:
+@dataclass(frozen=True)
+class World:
+    """ana's clone (`ana`), the remote and her state dir (`home`) in `place`, after she staged
+    the draft `batch` and kept its adjudication `task`."""
+
+    place: Path
+    ana: Path
+    home: Path
+    batch: dict
+    task: dict
+
+
+@pytest.fixture(scope="module")
+def kept_aside(tmp_path_factory: pytest.TempPathFactory) -> tuple[World, Path]:
+    """The world built once (recall and staging the draft by the CLI), and a copy of its folder
+    kept aside for `world` to put back."""
+    place = tmp_path_factory.mktemp("world")
+    home = place / "state"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TEAMLORE_HOME", str(home))
+        ana = ana_clone(place, home)
+        batch = draft_batch(recalled_task(ana), SECOND_WORDING)
+        task = staged(ana, batch)["adjudicationTask"]
+    aside = tmp_path_factory.mktemp("aside") / "world"
+    shutil.copytree(place, aside, symlinks=True)
+    return World(place, ana, home, batch, task), aside
+
+
+@pytest.fixture()
+def world(kept_aside: tuple[World, Path], monkeypatch: pytest.MonkeyPatch) -> World:
+    """The world as staging the draft left it, put back at its own paths (the state dir records
+    the repository's) before each test: one copy in place of building and staging it again."""
+    world, aside = kept_aside
+    shutil.rmtree(world.place)
+    shutil.copytree(aside, world.place, symlinks=True)
+    monkeypatch.setenv("TEAMLORE_HOME", str(world.home))
+    return world
+
+
+def ken_pushes(place: Path, entry_id: str, body: str) -> None:
     """ken clones the remote, commits one approved entry (as promotion writes it), pushes."""
-    ken = tmp_path / "ken"
-    git(tmp_path, "clone", "-q", str(tmp_path / "remote.git"), str(ken))
+    ken = place / "ken"
+    git(place, "clone", "-q", str(place / "remote.git"), str(ken))
     path = ken / ".threadshare" / "memory" / "entries" / f"{entry_id}.md"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(entry_file(entry_id, body))
@@ -88,9 +129,19 @@ def recalled_task(repo: Path) -> dict:
 
 
 def stage(repo: Path, request: dict) -> subprocess.CompletedProcess[str]:
-    return teamlore_cli(
-        "memory", "stage", "--request", "-", "--format", "json", cwd=repo, input=json.dumps(request)
-    )
+    """`memory stage --request -` in `repo`: the CLI's app run in this process (typer's
+    CliRunner), for the ~0.5 s a `teamlore` process spends starting and loading the embedder;
+    recall runs as a process (`recalled_task`), tests/cli/test_memory_stage*.py stage so too."""
+    from typer.testing import CliRunner
+
+    from teamlore.cli.main import app
+
+    args = ["memory", "stage", "--request", "-", "--format", "json"]
+    with contextlib.chdir(repo):
+        done = CliRunner().invoke(
+            app, args, input=json.dumps(request), env={"TEAMLORE_HOME": os.environ["TEAMLORE_HOME"]}
+        )
+    return subprocess.CompletedProcess(args, done.exit_code, done.stdout, done.stderr)
 
 
 def staged(repo: Path, request: dict) -> dict:
@@ -133,17 +184,15 @@ def decision(task: dict, action: str, target: str) -> dict:
     ],
 )
 def test_an_entry_pulled_after_the_task_makes_any_decision_stale(
-    ana: Path, tmp_path: Path, overlap: str, action: str
+    world: World, overlap: str, action: str
 ) -> None:
-    recall = recalled_task(ana)
-    batch = draft_batch(recall, SECOND_WORDING)
-    task = staged(ana, batch)["adjudicationTask"]
+    ana, batch, task = world.ana, world.batch, world.task
     assert task["binding"]["recallAlgorithmVersion"] == "recall-hybrid-rrf@2"
     older = recalled(task)[0]  # the entry ana decides against: known before the pull
     new = REAL_ENTRY if overlap == "meaning" else WORDS_ENTRY
     assert new not in recalled(task)
 
-    ken_pushes(tmp_path, new, REAL_ENTRY_BODY if overlap == "meaning" else WORDS_BODY)
+    ken_pushes(world.place, new, REAL_ENTRY_BODY if overlap == "meaning" else WORDS_BODY)
     git(ana, "pull", "-q", "--ff-only")
 
     refused = stage(ana, decision(task, action, older))
@@ -160,23 +209,21 @@ def test_an_entry_pulled_after_the_task_makes_any_decision_stale(
     assert done["candidates"][0]["action"] == action
 
 
-def test_an_unchanged_comparison_set_lets_the_decision_through(ana: Path) -> None:
+def test_an_unchanged_comparison_set_lets_the_decision_through(world: World) -> None:
     """The rerun at decision time ranks as the task did: nothing changed, nothing refused."""
-    recall = recalled_task(ana)
-    task = staged(ana, draft_batch(recall, SECOND_WORDING))["adjudicationTask"]
+    ana, task = world.ana, world.task
     done = staged(ana, decision(task, "skip", recalled(task)[0]))
     assert done["candidates"][0]["candidateStatus"] == "discarded"
     assert done["recallComparison"]["resultSetDigest"] == task["binding"]["resultSetDigest"]
 
 
 def test_an_unrelated_entry_pulled_after_the_task_leaves_the_decision_valid(
-    ana: Path, tmp_path: Path
+    world: World,
 ) -> None:
     """The rerun embeds the pulled entry with the task's embedder and ranks as the task did:
     an entry about something else changes no comparison list, so nothing is refused."""
-    recall = recalled_task(ana)
-    task = staged(ana, draft_batch(recall, SECOND_WORDING))["adjudicationTask"]
-    ken_pushes(tmp_path, "descale-the-coffee-machine", UNRELATED_BODY)
+    ana, task = world.ana, world.task
+    ken_pushes(world.place, "descale-the-coffee-machine", UNRELATED_BODY)
     git(ana, "pull", "-q", "--ff-only")
     done = staged(ana, decision(task, "skip", recalled(task)[0]))
     assert done["candidates"][0]["candidateStatus"] == "discarded"
@@ -187,18 +234,16 @@ def test_an_unrelated_entry_pulled_after_the_task_leaves_the_decision_valid(
 
 
 def test_with_embeddings_off_at_decision_time_the_pulled_entry_still_makes_it_stale(
-    ana: Path, tmp_path: Path, home: Path
+    world: World,
 ) -> None:
     """No embedder to sync the vectors with at decision time (config changed, model gone): the
     rerun does not rank blind to the pulled entry, it falls back to words alone, which differs
     from the task; the task staged again is words-only and its decision goes through."""
-    recall = recalled_task(ana)
-    batch = draft_batch(recall, SECOND_WORDING)
-    task = staged(ana, batch)["adjudicationTask"]
+    ana, batch, task = world.ana, world.batch, world.task
     assert task["binding"]["recallAlgorithmVersion"] == "recall-hybrid-rrf@2"
-    ken_pushes(tmp_path, REAL_ENTRY, REAL_ENTRY_BODY)
+    ken_pushes(world.place, REAL_ENTRY, REAL_ENTRY_BODY)
     git(ana, "pull", "-q", "--ff-only")
-    (home / "config.toml").write_text('[embeddings]\nbackend = "off"\n')
+    (world.home / "config.toml").write_text('[embeddings]\nbackend = "off"\n')
 
     refused = stage(ana, decision(task, "skip", recalled(task)[0]))
     assert refused.returncode != 0, refused.stdout

@@ -11,11 +11,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from test_assemble_hand_edits import BEGIN, END, assemble_cli, error_of
+from test_assemble_hand_edits import BEGIN, END, error_of
 from test_assemble_upgrade_from_0_1_0 import (
     HINT,
     PROVIDERS,
     WRITTEN_BY_0_1_0,
+    assemble_cli,
     shop,
     write_as_0_1_0,
 )

@@ -6,17 +6,36 @@ still on 0.1.0 assembled, while one line of it edited by hand is still refused (
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
-from test_assemble_hand_edits import BEGIN, END, assemble_cli, error_of
+from test_assemble_hand_edits import BEGIN, END, error_of
 
 from support import commit_all, git, writable_copy
 
 WRITTEN_BY_0_1_0 = Path(__file__).parent / "data" / "assembled_by_0_1_0"
 HINT = "The team's approved memory entries are in .threadshare/memory/entries/ (not copied here)."
 PROVIDERS = {"claude": ("CLAUDE.md", ".claude/skills"), "codex": ("AGENTS.md", ".agents/skills")}
+
+
+def assemble_cli(root: Path, *args: str, home: Path | None = None) -> tuple[int, dict[str, Any]]:
+    """`teamlore memory assemble … --format json` in `root`: the CLI's app run in this process
+    (typer's CliRunner), its exit code and what it printed. The ~0.4 s a `teamlore` process
+    spends starting would be most of these tests' time; test_assemble_hand_edits.py runs the
+    same refusals through the console entry point."""
+    from typer.testing import CliRunner
+
+    from teamlore.cli.main import app
+
+    env = {"TEAMLORE_HOME": str(home or os.environ["TEAMLORE_HOME"])}
+    with contextlib.chdir(root):
+        done = CliRunner().invoke(app, ["memory", "assemble", *args, "--format", "json"], env=env)
+    return done.exit_code, json.loads(done.stdout)
 
 
 def shop(root: Path, *, doctrine: bool = True, leave_out: str | None = None) -> Path:

@@ -6,17 +6,19 @@ Real git worktree, real `teamlore` processes, real kills."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import time
 from pathlib import Path
+from subprocess import CompletedProcess
 
 import pytest
 from test_apply import ENTRIES, World, cli_promote, entry_bytes
 
-from support import git, teamlore_cli
+from support import git
 from teamlore.core import safe_write
 
 
@@ -38,8 +40,22 @@ def temps(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.name.startswith(safe_write.TEMP_PREFIX))
 
 
+def teamlore(*args: str, cwd: Path, env: dict[str, str] | None = None) -> CompletedProcess[str]:
+    """A command after the kill (lint, assemble, status): the CLI's app run in this process
+    (typer's CliRunner) on what the killed `teamlore` process left on disk, for the ~0.4 s a
+    process spends starting; the promotions themselves run and die as processes."""
+    from typer.testing import CliRunner
+
+    from teamlore.cli.main import app
+
+    env = {"TEAMLORE_HOME": os.environ["TEAMLORE_HOME"], **(env or {})}
+    with contextlib.chdir(cwd):
+        done = CliRunner().invoke(app, list(args), env=env)
+    return CompletedProcess(list(args), done.exit_code, done.stdout, done.stderr)
+
+
 def lint(world: World) -> tuple[int, dict]:
-    done = teamlore_cli("memory", "lint", "--format", "json", cwd=world.root)
+    done = teamlore("memory", "lint", "--format", "json", cwd=world.root)
     return done.returncode, json.loads(done.stdout)
 
 
@@ -70,11 +86,11 @@ def test_lint_blocks_and_assemble_refuses_until_the_killed_promotion_is_finished
     )
     assert f"promotion {plan_id} was interrupted {said}" in finding["message"]
     assert f"`teamlore memory promote --plan {plan_id}`" in finding["message"]
-    text = teamlore_cli("memory", "lint", cwd=world.root)
+    text = teamlore("memory", "lint", cwd=world.root)
     assert text.returncode != 0 and "promotion.interrupted" in text.stdout + text.stderr
 
     for args in (("-p", "claude"), ("-p", "codex", "--check")):
-        refused = teamlore_cli("memory", "assemble", *args, "--format", "json", cwd=world.root)
+        refused = teamlore("memory", "assemble", *args, "--format", "json", cwd=world.root)
         assert refused.returncode != 0, refused.stdout
         error = json.loads(refused.stdout)["error"]
         assert error["code"] == "PLAN_STATE_INVALID"
@@ -82,7 +98,7 @@ def test_lint_blocks_and_assemble_refuses_until_the_killed_promotion_is_finished
         assert error["details"]["planId"] == plan_id
     assert not (world.root / "CLAUDE.md").exists()
 
-    finished = teamlore_cli("memory", "status", cwd=world.root)
+    finished = teamlore("memory", "status", cwd=world.root)
     assert finished.returncode == 0, finished.stderr
     assert f"Promotion    {plan_id} interrupted; finished now:" in finished.stdout
     assert world.status(plan_id) == "applied"
@@ -91,7 +107,7 @@ def test_lint_blocks_and_assemble_refuses_until_the_killed_promotion_is_finished
         assert (world.root / path).read_bytes() == data
     code, report = lint(world)
     assert code == 0 and report["blocked"] is False, report
-    assembled = teamlore_cli("memory", "assemble", "-p", "claude", cwd=world.root)
+    assembled = teamlore("memory", "assemble", "-p", "claude", cwd=world.root)
     assert assembled.returncode == 0, assembled.stdout + assembled.stderr
 
 
@@ -103,7 +119,7 @@ def test_a_lint_without_a_state_dir_says_nothing_of_promotions(
     assert cli_promote(world, plan_id, "promotion.after-mark").returncode == -9
     elsewhere = {"TEAMLORE_HOME": str(tmp_path / "another-state")}
 
-    done = teamlore_cli("memory", "lint", "--format", "json", cwd=world.root, env=elsewhere)
+    done = teamlore("memory", "lint", "--format", "json", cwd=world.root, env=elsewhere)
 
     assert done.returncode == 0, done.stdout
     assert json.loads(done.stdout)["blocked"] is False
