@@ -124,7 +124,19 @@ def test_an_uninstall_killed_at_any_step_over_an_older_teamlores_copy_is_complet
 def doctor_backups(home: Path) -> list[dict[str, str]]:
     """Doctor's `integrations.backups` checks, its paths shown from the folder that holds both
     HOME and the state dir (`~/home/…`, `~/state/…`), as in its text below."""
-    done = teamlore_cli("doctor", "--format", "json", cwd=home, env={"HOME": str(home.parent)})
+    from typer.testing import CliRunner
+
+    from teamlore.cli.main import app
+
+    # in-process: the subject is the check, not the command's start (its text: a subprocess)
+    here = os.getcwd()
+    os.chdir(home)
+    try:
+        done = CliRunner().invoke(
+            app, ["doctor", "--format", "json"], env={"HOME": str(home.parent)}
+        )
+    finally:
+        os.chdir(here)
     checks = json.loads(done.stdout)["checks"]
     return [c for c in checks if c["check"] == "integrations.backups"]
 

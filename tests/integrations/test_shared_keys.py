@@ -387,8 +387,12 @@ ORDERS = ["".join(o) for o in itertools.permutations(THREE)]
 
 @pytest.mark.parametrize("seed", list(SEEDS))
 def test_three_state_dirs_uninstalled_in_any_order_leave_the_users_files_as_they_were(
-    user: Path, seed: str
+    user: Path, seed: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from typer.testing import CliRunner
+
+    from teamlore.cli.main import app
+
     client, seeded, users_hooks = SEEDS[seed]
     _, name, _, hooks_name = OTHER_STATE[client]
     config, hooks = user / name, user / hooks_name
@@ -406,12 +410,13 @@ def test_three_state_dirs_uninstalled_in_any_order_leave_the_users_files_as_they
     installed = copied_aside(user)
     for order in ORDERS:  # each from the three installs as they left HOME and the state dirs
         put_back(installed)
+        monkeypatch.chdir(user)  # the uninstalls: the app in-process, not a process start each
         assert named_state_dir(config, client) == homes["3"], order  # the last one's entries
         left = set(THREE)
         for which in order:
             env = {"TEAMLORE_HOME": homes[which]}
-            done = teamlore_cli("uninstall", "--client", client, cwd=user, env=env)
-            assert done.returncode == 0, (order, done.stdout + done.stderr)
+            done = CliRunner().invoke(app, ["uninstall", "--client", client], env=env)
+            assert done.exit_code == 0, (order, done.output)
             left.remove(which)
             # no entry starts a state dir nothing installed any more
             assert named_state_dir(config, client) in {homes[w] for w in left} | {None}, order

