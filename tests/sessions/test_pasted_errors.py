@@ -39,7 +39,8 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Index]:
         indexer.conn.close()
 
 
-def _file(conn: sqlite3.Connection, session_key: str) -> str:
+def file_of(conn: sqlite3.Connection, session_key: str) -> str:
+    """The file name of the session's transcript."""
     row = conn.execute(
         "SELECT f.path FROM source_files f JOIN sessions s ON s.id = f.session_id"
         " WHERE s.session_key = ?",
@@ -58,7 +59,7 @@ def test_a_pasted_error_line_finds_the_turn_holding_it_first(index: Index) -> No
     query = "This project is configured to use yarn"
     hits = queries.search_turns(conn, query, embedder=embedder).hits
     first = hits[0]
-    assert (_file(conn, first["sessionKey"]), first["turn"]) == ("fundwise-2.1.121.jsonl", 3)
+    assert (file_of(conn, first["sessionKey"]), first["turn"]) == ("fundwise-2.1.121.jsonl", 3)
     assert first["score"] == 1.0 and first["matchedBy"] == ["lexical"]
     assert "This project is configured to use yarn" in first["snippet"]
     assert all(hit["score"] < 0.7 for hit in hits[1:])
@@ -71,7 +72,7 @@ def test_a_pasted_error_line_beyond_the_words_first_place_is_first(index: Index)
     conn, embedder = index
     query = "Some errors were emitted while applying fixes."
     first = queries.search_turns(conn, query, embedder=embedder).hits[0]
-    assert (_file(conn, first["sessionKey"]), first["turn"]) == (
+    assert (file_of(conn, first["sessionKey"]), first["turn"]) == (
         "pi-mono-before-compaction.jsonl",
         10,
     )
@@ -114,6 +115,6 @@ def test_a_pasted_line_with_a_star_that_makes_no_prefix_is_a_phrase(index: Index
     first, second, *_ = queries.search_turns(
         conn, "func (c *Config) Validate() error", embedder=embedder
     ).hits
-    assert (_file(conn, first["sessionKey"]), first["turn"]) == ("entire-cli-2.0.64.jsonl", 2)
+    assert (file_of(conn, first["sessionKey"]), first["turn"]) == ("entire-cli-2.0.64.jsonl", 2)
     assert (first["score"], first["matchedBy"]) == (1.0, ["lexical"])
     assert second["score"] <= 0.5

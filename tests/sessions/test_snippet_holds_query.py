@@ -4,46 +4,12 @@ every fixture session, indexed and embedded as `teamlore sync` does."""
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
+from test_pasted_errors import Index, file_of, index
 
-from support import shared_fixtures
-from teamlore.models.embeddings import Embedder, bundled_embedder
 from teamlore.sessions import queries
-from teamlore.sessions.index_db import open_index
-from teamlore.sessions.indexer import Indexer, Source
-from teamlore.sessions.providers import get_adapter
-from teamlore.sessions.turn_vectors import embed_pending_turns
 
-Index = tuple[sqlite3.Connection, Embedder]
-
-
-@pytest.fixture(scope="module")
-def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Index]:
-    fixtures = shared_fixtures("sessions")
-    state = tmp_path_factory.mktemp("state")
-    sources = [Source(p, fixtures / p) for p in ("claude", "codex", "pi")]
-    adapters = {source.provider: get_adapter(source.provider) for source in sources}
-    indexer = Indexer(open_index(state), adapters, home=state)
-    indexer.sync(sources)
-    embedder = bundled_embedder()
-    embed_pending_turns(indexer.conn, embedder)
-    try:
-        yield indexer.conn, embedder
-    finally:
-        indexer.conn.close()
-
-
-def _file(conn: sqlite3.Connection, session_key: str) -> str:
-    row = conn.execute(
-        "SELECT f.path FROM source_files f JOIN sessions s ON s.id = f.session_id"
-        " WHERE s.session_key = ?",
-        (session_key,),
-    ).fetchone()
-    return Path(str(row[0])).name
+__all__ = ["index"]  # the fixture: the fixtures synced and embedded once, as test_pasted_errors
 
 
 def _first(index: Index, query: str, hybrid: bool) -> dict:
@@ -59,7 +25,7 @@ def test_a_pasted_error_line_shows_the_line(index: Index, hybrid: bool) -> None:
     holding a query token was the path's `export`, a part of `write_exported_from_events`."""
     query = "NameError: name 'write_exported_from_events' is not defined"
     first = _first(index, query, hybrid)
-    assert (_file(index[0], first["sessionKey"]), first["turn"]) == ("rtchess-0.60.1.jsonl", 53)
+    assert (file_of(index[0], first["sessionKey"]), first["turn"]) == ("rtchess-0.60.1.jsonl", 53)
     assert first["snippet"].startswith("tool #5 shell_command python3 export_development_history")
     assert query in first["snippet"]
 
@@ -83,7 +49,7 @@ def test_an_identifier_shows_the_tool_call_holding_it_whole(index: Index, hybrid
     tool #17 (an `rg` over the components) holds `AgentFundingModal`. Both hold the one term;
     the snippet was the assistant's, which does not hold the name."""
     first = _first(index, "AgentFundingModal", hybrid)
-    assert (_file(index[0], first["sessionKey"]), first["turn"]) == (
+    assert (file_of(index[0], first["sessionKey"]), first["turn"]) == (
         "gildore-arena-0.130.0.jsonl",
         5,
     )
