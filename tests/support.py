@@ -68,6 +68,12 @@ def shared_fixtures(*parts: str) -> Path:
     return path
 
 
+def fixture_sources() -> list[str]:
+    """`--source PROVIDER=FOLDER` for each provider folder of the shared session fixtures."""
+    root = shared_fixtures("sessions")
+    return [arg for p in ("claude", "codex", "pi") for arg in ("--source", f"{p}={root / p}")]
+
+
 def writable_copy(source: Path, target: Path) -> Path:
     """A copy of the read-only fixture folder `source` at `target` (merged into it if it
     exists) that its owner can write to: a test that promotes or edits in it runs as a user

@@ -5,17 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from support import Cli, shared_fixtures
-
-PROVIDERS = ("claude", "codex", "pi")
+from support import Cli, fixture_sources
 
 
 @pytest.fixture(scope="module")
 def cli(tmp_path_factory: pytest.TempPathFactory) -> Cli:
-    root = shared_fixtures("sessions")
     cli = Cli(tmp_path_factory.mktemp("state"))
     cli.env["COLUMNS"] = "80"
-    cli.text("sync", *(arg for p in PROVIDERS for arg in ("--source", f"{p}={root / p}")))
+    cli.text("sync", *fixture_sources())
     return cli
 
 

@@ -14,10 +14,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from support import Cli, shared_fixtures
+from support import Cli, fixture_sources, shared_fixtures
 from teamlore.cli.main import app
 
-PROVIDERS = ("claude", "codex", "pi")
 MOREDIP = "0ccf1a04-1b4c-43b6-8aa5-79e41db43a68"  # claude/moredip-0ccf1a04.jsonl: 5 subagents
 SPOTTER = "ae4a77f8"  # claude/spotter-ae4a77f8: a Task subagent and the compaction summariser
 TOKEN = "ghp_aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5z"  # the shape of a GitHub token, made up
@@ -33,9 +32,8 @@ class Walk(Cli):
 
 @pytest.fixture(scope="module")
 def walk(tmp_path_factory: pytest.TempPathFactory) -> Walk:
-    root = shared_fixtures("sessions")
     cli = Walk(tmp_path_factory.mktemp("state"))
-    cli.json("sync", *(arg for p in PROVIDERS for arg in ("--source", f"{p}={root / p}")))
+    cli.json("sync", *fixture_sources())
     return cli
 
 

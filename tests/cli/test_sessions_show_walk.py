@@ -13,12 +13,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from support import Cli, refusal_lines, shared_fixtures
+from support import Cli, fixture_sources, refusal_lines
 from teamlore.cli.literal import literal
 from teamlore.cli.main import app
 from teamlore.cli.session_view import OPEN_MEANS, open_means
-
-PROVIDERS = ("claude", "codex", "pi")
 
 
 class Walk(Cli):
@@ -40,9 +38,8 @@ class Walk(Cli):
 
 @pytest.fixture(scope="module")
 def walk(tmp_path_factory: pytest.TempPathFactory) -> Walk:
-    root = shared_fixtures("sessions")
     cli = Walk(tmp_path_factory.mktemp("state"))
-    cli.json("sync", *(arg for p in PROVIDERS for arg in ("--source", f"{p}={root / p}")))
+    cli.json("sync", *fixture_sources())
     return cli
 
 

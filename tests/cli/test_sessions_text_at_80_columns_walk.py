@@ -14,12 +14,11 @@ from typing import Any
 import pytest
 from rich.cells import cell_len
 
-from support import Cli, shared_fixtures, teamlore_cli, teamlore_in_pty
+from support import Cli, fixture_sources, teamlore_cli, teamlore_in_pty
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
 from recall_world import CodexSession, make_repo
 
-PROVIDERS = ("claude", "codex", "pi")
 AT_80 = {"COLUMNS": "80"}
 MOREDIP = "0ccf1a04-1b4c-43b6-8aa5-79e41db43a68"  # claude/moredip-0ccf1a04.jsonl: 5 subagents
 _STYLE = re.compile(r"\x1b\[[0-9;]*m")
@@ -27,9 +26,8 @@ _STYLE = re.compile(r"\x1b\[[0-9;]*m")
 
 @pytest.fixture(scope="module")
 def walk(tmp_path_factory: pytest.TempPathFactory) -> Cli:
-    root = shared_fixtures("sessions")
     cli = Cli(tmp_path_factory.mktemp("state"))
-    cli.json("sync", *(arg for p in PROVIDERS for arg in ("--source", f"{p}={root / p}")))
+    cli.json("sync", *fixture_sources())
     return cli
 
 

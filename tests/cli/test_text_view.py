@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from support import entry_file, git, shared_fixtures, teamlore_cli
+from support import entry_file, fixture_sources, git, shared_fixtures, teamlore_cli
 from teamlore.cli.commands.sessions import listed_title
 from teamlore.cli.literal import literal
 from teamlore.cli.literal_console import LiteralConsole
@@ -31,7 +31,6 @@ from teamlore.cli.output import CLIP_CHARS, clip, say, styled
 from teamlore.cli.session_view import TOOL_CLIP_CHARS, main_argument, speech_and_tools
 from teamlore.core.text.hidden import HIDDEN
 
-PROVIDERS = ("claude", "codex", "pi")
 CURRENT = Path(__file__).resolve().parents[1] / "fixtures" / "sessions"
 
 
@@ -65,9 +64,8 @@ class Cli:
 
 @pytest.fixture(scope="module")
 def fixtures_cli(tmp_path_factory: pytest.TempPathFactory) -> Cli:
-    root = shared_fixtures("sessions")
     cli = Cli(tmp_path_factory.mktemp("state"))
-    sources = [arg for p in PROVIDERS for arg in ("--source", f"{p}={root / p}")]
+    sources = fixture_sources()
     # and the sessions the current CLIs wrote (aborted, rolled back, API-error notices)
     sources += [arg for p in ("claude", "codex") for arg in ("--source", f"{p}={CURRENT / p}")]
     cli.json("sync", *sources)

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from support import Cli, shared_fixtures
+from support import Cli, fixture_sources, shared_fixtures
 from teamlore.ops.sessions.lineage import with_derived_titles
 from teamlore.repo import tables
 from teamlore.sessions.index_db import open_index
 from teamlore.sessions.queries import list_sessions
 
-PROVIDERS = ("claude", "codex", "pi")
 MOREDIP = "0ccf1a04-1b4c-43b6-8aa5-79e41db43a68"  # claude/moredip-0ccf1a04.jsonl
 
 
@@ -20,9 +19,8 @@ def test_derived_titles_read_the_listing_in_batches_not_a_query_a_session(
     tmp_path: Path,
 ) -> None:
     """A listing of 10,000 sessions ran two queries a session (its row, its prompts): 20,000."""
-    root = shared_fixtures("sessions")
     cli = Cli(tmp_path / "state")
-    cli.json("sync", *(arg for p in PROVIDERS for arg in ("--source", f"{p}={root / p}")))
+    cli.json("sync", *fixture_sources())
     conn = open_index(tmp_path / "state")
     try:
         sessions = list_sessions(conn, limit=1000, repositories=tables.session_facts(conn))

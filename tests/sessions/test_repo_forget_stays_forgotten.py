@@ -7,26 +7,15 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
 from records import codex_meta, codex_user_message, write_jsonl
+from test_storage_failures_walk import git_project
 
 from support import teamlore_cli
 
 AT = "2026-01-01T00:00:01Z"
-
-
-def _project(tmp_path: Path) -> Path:
-    proj = tmp_path / "proj"
-    proj.mkdir()
-    subprocess.run(["git", "init", "-q", str(proj)], check=True)
-    commit = ["commit", "-q", "--allow-empty", "-m", "init"]
-    subprocess.run(
-        ["git", "-C", str(proj), "-c", "user.name=t", "-c", "user.email=t@t", *commit], check=True
-    )
-    return proj
 
 
 def _codex(folder: Path, cwd: Path) -> Path:
@@ -52,7 +41,7 @@ def _listed(home: Path) -> list[str]:
 
 
 def test_a_forget_killed_half_way_is_not_undone_by_the_next_sync(tmp_path: Path) -> None:
-    home, proj = tmp_path / "home", _project(tmp_path)
+    home, proj = tmp_path / "home", git_project(tmp_path)
     codex = _codex(tmp_path / "codex", proj)
     rc, out = _json(home, "sync", "--source", f"codex={codex}", "--repository", str(proj))
     assert rc == 0 and _listed(home) == ["proj"], out
@@ -74,7 +63,7 @@ def test_a_forget_killed_half_way_is_not_undone_by_the_next_sync(tmp_path: Path)
 def test_a_worktree_only_config_toml_still_lists_can_be_forgotten(tmp_path: Path) -> None:
     """Its folder was away when the index was rebuilt: config.toml alone keeps it, and `repo
     forget` drops it there, so the folder coming back does not register it again."""
-    home, proj = tmp_path / "home", _project(tmp_path)
+    home, proj = tmp_path / "home", git_project(tmp_path)
     codex = _codex(tmp_path / "codex", proj)
     rc, out = _json(home, "sync", "--source", f"codex={codex}", "--repository", str(proj))
     assert rc == 0, out

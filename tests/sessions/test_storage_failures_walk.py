@@ -32,7 +32,8 @@ from support import (
 AT = "2026-01-01T00:00:01Z"
 
 
-def _project(tmp_path: Path) -> Path:
+def git_project(tmp_path: Path) -> Path:
+    """`tmp_path/proj`: a git repository with one (empty) commit."""
     proj = tmp_path / "proj"
     proj.mkdir()
     subprocess.run(["git", "init", "-q", str(proj)], check=True)
@@ -62,7 +63,7 @@ def _json(home: Path, *args: str, **extra: str) -> tuple[int, dict[str, Any]]:
 def test_a_rebuild_of_a_damaged_index_keeps_the_registered_repositories(
     tmp_path: Path, discard: bool
 ) -> None:
-    home, proj = tmp_path / "home", _project(tmp_path)
+    home, proj = tmp_path / "home", git_project(tmp_path)
     codex = _sessions(tmp_path / "codex", proj)
     rc, out = _json(home, "sync", "--source", f"codex={codex}", "--repository", str(proj))
     assert rc == 0 and out["delivery"]["sessionsMapped"] == 3, out
@@ -107,7 +108,7 @@ def test_a_disk_filling_during_a_sync_says_what_was_kept_not_that_nothing_change
     """A first sync on a 5 MiB state disk commits its sessions, then the disk fills (linking
     or embedding): the refusal says what the index holds now, as `status` shows it, and what
     was not written; it never says "nothing was changed"."""
-    proj = _project(tmp_path)
+    proj = git_project(tmp_path)
     codex = _long_sessions(tmp_path / "codex", proj, count=10, turns=20)
     with tmpfs(tmp_path / "disk", "5m") as disk:
         home = disk / "home"
@@ -202,7 +203,7 @@ def test_a_read_only_state_dir_after_a_killed_sync_is_state_read_only_from_every
     root = Path(tempfile.mkdtemp(prefix="teamlore-read-only-state-"))  # nobody must reach it
     try:
         os.chmod(root, 0o755)
-        proj = _project(root)
+        proj = git_project(root)
         built, state = root / "built", root / "state"
         rc, _ = _json(built, "sync", "--source", f"codex={_sessions(root / 'codex', proj)}")
         assert rc == 0
