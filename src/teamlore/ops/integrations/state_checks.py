@@ -46,8 +46,7 @@ def state_dir_check(home: Path) -> doctor_checks.Check:
         return doctor_checks.Check(
             "state.permissions",
             "warn" if derived else "fail",
-            f"{display_path(home)}: readable by others: {', '.join(loose[:5])}"
-            + (f" and {len(loose) - 5} more" if len(loose) > 5 else "")
+            f"{display_path(home)}: readable by others: {_first_few(loose, 5)}"
             + (
                 f" (the model cache {MODEL_CACHE_DIR}/: public weights derived from the bundled"
                 " models, nothing of yours; teamlore 0.1.0 wrote them so)"
@@ -197,13 +196,12 @@ def repositories_check(home: Path) -> doctor_checks.Check:
     indexed = _indexed_repositories(home)
     unusable = [i for i in indexed if worktree_problem(i, home) is not None]
     if unusable:
-        shown = ", ".join(display_path(i.worktree_root) for i in unusable[:3])
+        shown = _first_few([display_path(i.worktree_root) for i in unusable], 3)
         return doctor_checks.Check(
             "repositories",
             "warn",
             f"{len(unusable)} of {len(indexed)} registered repositories can no longer be used: "
-            + shown
-            + (f" and {len(unusable) - 3} more" if len(unusable) > 3 else ""),
+            + shown,
             "`teamlore repo list` says why; `teamlore repo forget PATH` stops tracking one, or "
             "restore the folder",
         )
@@ -362,3 +360,9 @@ def _secret_sentence(target: str, data: bytes) -> str | None:
         return None
     them = "them" if len(said) > 1 else "it"
     return "; ".join(said) + f"; the Writer does not update the file until you remove {them}"
+
+
+def _first_few(names: list[str], at_most: int) -> str:
+    """The first `at_most` of `names`, and how many more there are: `a, b, c and 2 more`."""
+    more = f" and {len(names) - at_most} more" if len(names) > at_most else ""
+    return ", ".join(names[:at_most]) + more
