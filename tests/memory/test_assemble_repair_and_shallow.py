@@ -6,24 +6,17 @@ subprocess."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import pytest
+from test_assemble_skill_folders import assemble_cli
 
-from support import commit_all, git, teamlore_cli
+from support import commit_all, git
 from teamlore.core.errors import TeamloreError
 from teamlore.ops.registry import OpContext, run_operation
 
 BEGIN = "<!-- BEGIN THREADSHARE MEMORY (generated; do not edit by hand) -->"
 RULE = "- Make release inputs deterministic before trusting a green run."
-
-
-def assemble_cli(root: Path, *args: str, home: Path | None = None) -> tuple[int, dict[str, Any]]:
-    env = {"TEAMLORE_HOME": str(home)} if home else None
-    done = teamlore_cli("memory", "assemble", *args, "--format", "json", cwd=root, env=env)
-    return done.returncode, json.loads(done.stdout)
 
 
 @pytest.fixture()
@@ -77,14 +70,18 @@ def test_a_shallow_clone_says_it_cannot_tell_stale_from_edited(repo: Path, tmp_p
 
     full = tmp_path / "full"
     git(tmp_path, "clone", "-q", str(repo), str(full))
-    code, payload = assemble_cli(full, "-p", "claude", "--check", home=tmp_path / "full-state")
+    code, payload = assemble_cli(
+        full, "-p", "claude", "--check", env={"TEAMLORE_HOME": str(tmp_path / "full-state")}
+    )
     assert code == 1 and payload["error"]["code"] == "ASSEMBLY_STALE", payload
 
     shallow = tmp_path / "shallow"
     git(tmp_path, "clone", "-q", "--depth", "1", f"file://{repo}", str(shallow))
     assert git(shallow, "rev-parse", "--is-shallow-repository") == "true"
     state = tmp_path / "shallow-state"
-    code, payload = assemble_cli(shallow, "-p", "claude", "--check", home=state)
+    code, payload = assemble_cli(
+        shallow, "-p", "claude", "--check", env={"TEAMLORE_HOME": str(state)}
+    )
     assert code == 1
     refusal = payload["error"]
     assert refusal["code"] == "ASSEMBLY_STALE", refusal
@@ -93,7 +90,7 @@ def test_a_shallow_clone_says_it_cannot_tell_stale_from_edited(repo: Path, tmp_p
 
     claude = shallow / "CLAUDE.md"
     before = claude.read_bytes()
-    code, payload = assemble_cli(shallow, "-p", "claude", home=state)
+    code, payload = assemble_cli(shallow, "-p", "claude", env={"TEAMLORE_HOME": str(state)})
     assert code == 1
     refusal = payload["error"]
     assert refusal["code"] == "ASSEMBLY_CONFLICT"  # a person's text is never lost: refused
@@ -102,6 +99,6 @@ def test_a_shallow_clone_says_it_cannot_tell_stale_from_edited(repo: Path, tmp_p
     assert claude.read_bytes() == before
 
     git(shallow, "fetch", "-q", "--unshallow")  # what the refusal advises
-    code, payload = assemble_cli(shallow, "-p", "claude", home=state)
+    code, payload = assemble_cli(shallow, "-p", "claude", env={"TEAMLORE_HOME": str(state)})
     assert code == 0, payload
     assert "Tag from main only." in claude.read_text()
