@@ -355,3 +355,23 @@ def test_the_repositories_check_counts_what_repo_list_lists(
     assert check["message"] == (
         f"1 of 1 registered repositories can no longer be used: {shop.resolve()}"
     )
+
+
+def test_a_long_list_of_gone_folders_names_three_and_counts_the_rest(
+    user: dict[str, str], tmp_path: Path
+) -> None:
+    config = Path(user["TEAMLORE_HOME"]) / "config.toml"
+    config.parent.mkdir(mode=0o700, exist_ok=True)
+    config.write_text(
+        "".join(
+            f'[[repositories]]\npath = "{tmp_path / f"gone{n}"}"\n'
+            f'repository_key = "r{n}"\nworktree_key = "w{n}"\n\n'
+            for n in range(5)
+        )
+    )
+    (check,) = by_check(doctor(user)[1])["repositories"]
+    assert check["status"] == "warn"
+    assert check["message"].endswith(
+        f"whose folders are gone: {tmp_path / 'gone0'}, {tmp_path / 'gone1'}, "
+        f"{tmp_path / 'gone2'} and 2 more"
+    )

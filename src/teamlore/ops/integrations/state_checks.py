@@ -208,7 +208,7 @@ def repositories_check(home: Path) -> doctor_checks.Check:
     in_config = {p.worktree_key for p in projects}
     unknown = [i for i in indexed if i.worktree_key not in in_config]
     if unknown:
-        names = ", ".join(display_path(i.worktree_root) for i in unknown[:3])
+        names = _first_few([display_path(i.worktree_root) for i in unknown], 3)
         return doctor_checks.Check(
             "repositories",
             "warn",
@@ -224,7 +224,7 @@ def repositories_check(home: Path) -> doctor_checks.Check:
             "repositories",
             "warn",
             f"{len(indexed)} registered, all present; config.toml names {len(gone)} more "
-            f"whose folders are gone: {', '.join(display_path(Path(p)) for p in gone[:3])}",
+            f"whose folders are gone: {_first_few([display_path(Path(p)) for p in gone], 3)}",
             "`teamlore repo forget PATH`, or restore the folders",
         )
     return doctor_checks.Check("repositories", "ok", f"{len(indexed)} registered, all present")
