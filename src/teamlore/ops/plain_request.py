@@ -108,6 +108,19 @@ def _refused(where: str, message: str) -> errors.TeamloreError:
     return errors.TeamloreError(errors.INVALID_ARGUMENT, f"{where}: {message}")
 
 
+def refuse_long_query(payload: Mapping[str, Any], limit: int) -> None:
+    """A search query over `limit` (a pasted stack trace) is refused saying how long it is and
+    how to shorten it: cut to the limit, a Python trace would lose its last line, the error
+    (docs/search.md, "Refusals")."""
+    query = payload.get("query") if isinstance(payload, Mapping) else None
+    if isinstance(query, str) and len(query) > limit:
+        raise _refused(
+            "query",
+            f"too long to search: {len(query):,} characters (at most {limit:,}); keep the"
+            " words that tell it apart, such as the error line of a stack trace",
+        )
+
+
 def _is_kind(value: object, kind: type) -> bool:
     """Whether a JSON value has the field type `kind` (a bool is not a number)."""
     return isinstance(value, _KINDS[kind][0]) and (kind is bool or not isinstance(value, bool))
@@ -235,6 +248,7 @@ class PlainRequest(Record, frozen=True, kw_only=True):
     @classmethod
     def model_validate(cls, payload: Mapping[str, Any]) -> Self:
         """The request `payload` describes, or `INVALID_ARGUMENT` naming the first problem."""
+        cls.said_first(payload)
         try:
             return cls._hand_checked(payload)
         except errors.TeamloreError:
@@ -276,7 +290,13 @@ class PlainRequest(Record, frozen=True, kw_only=True):
         return request
 
     @classmethod
+    def said_first(cls, payload: Mapping[str, Any]) -> None:
+        """Refusals said in teamlore's own words before any other check, a contract's pydantic
+        twin included (a search query over its limit: `refuse_long_query`)."""
+
+    @classmethod
     def _hand_checked(cls, payload: Mapping[str, Any], *, json: bool = False) -> Self:
+        cls.said_first(payload)
         if not isinstance(payload, Mapping):
             raise _refused("request", "Input should be a valid dictionary")
         fields = cls._fields()

@@ -8,10 +8,11 @@ worktree) comes from the caller's context, never from request arguments.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from teamlore.ops.owner import open_owner
-from teamlore.ops.plain_request import PlainRequest, param, utf8_text
+from teamlore.ops.plain_request import PlainRequest, param, refuse_long_query, utf8_text
 from teamlore.ops.registry import OpContext, operation
 
 
@@ -24,8 +25,9 @@ class SearchRequest(PlainRequest):
     # memory/store/search.py's MAX_QUERY_CHARS (not imported: an MCP server lists its tools
     # without loading the search); tests/ops hold the two equal. No lower bound: an empty
     # query is QUERY_EMPTY, as a blank one is (docs/search.md)
+    max_query_chars: ClassVar[int] = 1024
     query: str = param(
-        max_length=1024,
+        max_length=max_query_chars,
         description="Words, identifiers, a situation, or Chinese.",
         convert=utf8_text,
     )
@@ -33,6 +35,10 @@ class SearchRequest(PlainRequest):
     lexical: bool = param(
         False, description="Rank by words alone (BM25); skip the embedding ranking."
     )
+
+    @classmethod
+    def said_first(cls, payload: Mapping[str, Any]) -> None:
+        refuse_long_query(payload, cls.max_query_chars)
 
 
 @operation(

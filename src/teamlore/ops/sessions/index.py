@@ -11,7 +11,7 @@ import sqlite3
 import stat
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any
 
 from teamlore.core import db, errors
 from teamlore.core.analyzer import ANALYZER_VERSION, forget_words, searchable_query
@@ -20,7 +20,7 @@ from teamlore.core.lock import file_lock
 from teamlore.core.paths import display_path, resolve_home
 from teamlore.core.remedies import SESSIONS_WINDOW_NEXT
 from teamlore.core.timeutil import parse_instant
-from teamlore.ops.plain_request import PlainRequest, param, utf8_text
+from teamlore.ops.plain_request import PlainRequest, param, refuse_long_query, utf8_text
 from teamlore.ops.registry import OpContext, ProgressCallback, operation
 from teamlore.ops.sessions import LIST_PAGE_SESSIONS, SHOW_PAGE_TURNS
 from teamlore.sessions.index_db import LAST_SYNC_UNREADABLE
@@ -551,19 +551,8 @@ class SessionsSearchRequest(Window):
         searchable_query(self.query)
 
     @classmethod
-    def _hand_checked(cls, payload: Mapping[str, Any], *, json: bool = False) -> Self:
-        """A query over the limit (a pasted stack trace) is refused saying how long it is and
-        how to shorten it: cut to the limit, a Python trace would lose its last line, the
-        error (docs/search.md, "Refusals")."""
-        query = payload.get("query") if isinstance(payload, Mapping) else None
-        if isinstance(query, str) and len(query) > MAX_QUERY_CHARS:
-            raise errors.TeamloreError(
-                errors.INVALID_ARGUMENT,
-                f"query: too long to search: {len(query):,} characters (at most"
-                f" {MAX_QUERY_CHARS:,}); keep the words that tell it apart, such as the error"
-                " line of a stack trace",
-            )
-        return super()._hand_checked(payload, json=json)
+    def said_first(cls, payload: Mapping[str, Any]) -> None:
+        refuse_long_query(payload, MAX_QUERY_CHARS)
 
 
 @operation("sessions.search", input_model=SessionsSearchRequest, side_effect="read")
