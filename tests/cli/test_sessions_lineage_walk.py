@@ -90,6 +90,19 @@ def test_sibling_subagents_are_named_by_the_call_that_started_them(walk: Walk) -
         assert f"↳ {s['subagent']['description'][: len('Poem about Thai yellow')]}" in row
 
 
+def test_status_says_how_many_of_its_sessions_are_subagents(walk: Walk) -> None:
+    """`status` said `Sessions 27` beside a `sessions list` whose subagent rows carry `↳`: a
+    person counted fewer sessions of their own and wondered where the rest came from."""
+    subagents = [s for s in listed(walk) if s["subagent"]]
+    status = walk.json("status")
+    assert status["subagentSessions"] == len(subagents) > 0
+    [line] = [line for line in walk.text("status").splitlines() if line.startswith("Sessions")]
+    assert line.startswith(
+        f"Sessions    {status['sessions']} ({len(subagents)} of them subagents)  turns "
+    )
+    assert len(line) <= 80
+
+
 def test_a_task_call_and_its_subagent_name_each_other(walk: Walk) -> None:
     """Each Task call whose result names an agent id the index holds names that session; the
     session names the call, as the command that shows it."""

@@ -260,8 +260,11 @@ def _render_status(result: dict[str, Any]) -> None:
         f"{result['analyzerVersion']})"
     )
     stdout.print(f"Last sync   {result['lastSyncAt'] or 'never'}")
+    subagents = result["subagentSessions"]
     stdout.print(
-        f"Sessions    {result['sessions']}  turns {result['turns']} "
+        f"Sessions    {result['sessions']}"
+        + (f" ({subagents} of them subagents)" if subagents else "")
+        + f"  turns {result['turns']} "
         f"(sealed {result['sealedTurns']})  tool uses {result['toolUses']}"
     )
     files = result["files"]

@@ -708,6 +708,11 @@ def status(ctx: OpContext, request: StatusRequest) -> dict[str, Any]:
                 "failed": files.get("failed", 0),
             },
             "sessions": one("SELECT count(*) FROM sessions"),
+            # of them, a Task/Agent call's or a compaction's transcript (`sessions show`'s ↳)
+            "subagentSessions": one(
+                "SELECT count(*) FROM sessions"
+                " WHERE parent_session_key IS NOT NULL AND agent_id IS NOT NULL"
+            ),
             "turns": one("SELECT count(*) FROM turns"),
             "sealedTurns": one("SELECT count(*) FROM turns WHERE sealed = 1"),
             "toolUses": one("SELECT count(*) FROM tool_uses"),
