@@ -23,13 +23,13 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from support import entry_file, fixture_sources, git, shared_fixtures, teamlore_cli
-from teamlore.cli.commands.sessions import listed_title
 from teamlore.cli.literal import literal
 from teamlore.cli.literal_console import LiteralConsole
 from teamlore.cli.main import app
 from teamlore.cli.output import CLIP_CHARS, clip, say, styled
 from teamlore.cli.session_view import TOOL_CLIP_CHARS, main_argument, speech_and_tools
 from teamlore.core.text.hidden import HIDDEN
+from teamlore.ops.sessions.titles import listed_title
 
 CURRENT = Path(__file__).resolve().parents[1] / "fixtures" / "sessions"
 

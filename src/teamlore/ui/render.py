@@ -29,6 +29,7 @@ from teamlore.ops.memory.review import (
     what_it_changes,
     what_it_replaces,
 )
+from teamlore.ops.sessions.titles import listed_title
 
 FOLD_CHARS = 600
 _WORD = re.compile(r"\w{3,}", re.UNICODE)
@@ -214,6 +215,7 @@ def environment() -> Environment:
         left_out=left_out_of_a_plan,
         why_blocked=why_blocked,
         claim_support=claim_support_shown,
+        listed_title=listed_title,
     )
     env.globals["FOLD_CHARS"] = FOLD_CHARS
     return env

@@ -343,32 +343,6 @@ def path_tail(folder: str, width: int) -> str:
     return f"…{separator}{kept}"
 
 
-def _subagent_of(session: dict[str, Any]) -> str | None:
-    """An untitled subagent's transcript (its parent's folder) named by the description of the
-    call that started it, then its parent: what tells sibling subagents apart comes first, since
-    a narrow column keeps a title's start (`Poem about Thai green curry (subagent of e784…`)."""
-    parent, subagent = session.get("parentSessionKey"), session.get("subagent") or {}
-    if not parent:
-        return None
-    if subagent.get("kind") == "compaction":
-        return f"compaction summary of {parent[:12]}"
-    described = subagent.get("description")
-    return f"{described} (subagent of {parent[:12]})" if described else f"subagent of {parent[:12]}"
-
-
-# what starts the title of a subagent's or the compaction summariser's row: the end of a title
-# cut to its column (`(subagent of 7e728b87be18)`) is gone at 80 columns, its start is not
-SUBAGENT_MARK = "↳ "
-
-
-def listed_title(session: dict[str, Any]) -> str | None:
-    """What the `title / cwd` column says of a session, its folder when None: the provider's
-    title, else the subagent's, else the one derived from its first prompt; a subagent's (and
-    the compaction summariser's) starts with `SUBAGENT_MARK`."""
-    title = session.get("title") or _subagent_of(session) or session.get("derivedTitle")
-    return SUBAGENT_MARK + title if title and session.get("parentSessionKey") else title
-
-
 def _render_list(result: dict[str, Any], *, unmapped: bool = False, filtered: bool = False) -> None:
     if not result["sessions"]:
         if unmapped:
@@ -380,6 +354,8 @@ def _render_list(result: dict[str, Any], *, unmapped: bool = False, filtered: bo
         return
     from rich.table import Table  # a text listing only: `--format json` never imports rich
     from rich.text import Text
+
+    from teamlore.ops.sessions.titles import listed_title
 
     # a column no listed session fills would take the title's width at 80 columns
     mapped = any(s["repository"] for s in result["sessions"])
