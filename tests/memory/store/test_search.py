@@ -573,3 +573,16 @@ def test_a_fused_page_is_the_first_of_every_document_ordered_as_shown() -> None:
             ),
         )
         assert search_module._page(fused, rows, limit) == every[:limit]
+
+
+def test_a_secret_in_a_hand_edited_entry_is_masked_in_the_snippet_and_summary(
+    tmp_path: Path,
+) -> None:
+    """`memory lint` blocks the token and masks it; `memory search` printed it whole, into a
+    terminal, a CI log or an agent's context."""
+    token = "ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789AB"
+    body = f"The invoice export needs token {token} at deploy time."
+    conn = projected_entries(tmp_path, {"invoice-token": entry_file("invoice-token", body)})
+    [hit] = search(conn, "invoice export").results
+    assert token not in hit.snippet and token not in hit.summary
+    assert "…[" in hit.snippet and "invoice export" in hit.snippet.lower()

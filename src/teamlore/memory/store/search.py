@@ -416,18 +416,23 @@ def _holding_every_term(index: _Index, parsed: Query, counts: list[int]) -> tupl
 
 
 def _hit(row: sqlite3.Row, score: float, parsed: Query, by: list[MatchPath]) -> SearchHit:
+    from teamlore.core.secrets.mask import masked_text
+
+    # a secret the lint blocks, in a file edited by hand or pulled, is never printed whole: a
+    # search's output ends up in terminals, CI logs and an agent's context (docs/search.md)
+    text = masked_text(row["body_text"] or row["title"])
     return SearchHit(
         id=row["entry_id"],
         type=row["kind"],
         entry_type=row["entry_type"],
         status=row["status"],
         score=score,
-        snippet=snippet(row["body_text"] or row["title"], parsed.highlight_tokens()),
+        snippet=snippet(text, parsed.highlight_tokens()),
         path=f"{MEMORY_ROOT}/{row['path']}",
         matched_by=by,
         revision=row["revision"],
         content_digest=row["content_digest"],
-        summary=(row["body_text"] or row["title"])[:SUMMARY_CHARS],
+        summary=text[:SUMMARY_CHARS],
     )
 
 
