@@ -129,6 +129,8 @@ SHORTEST = [
     ("secret.assignment", "PRİVATE_KEY: Zx9Qw8"),
     ("secret.prose", "pw: Zx9Qw8"),
     ("secret.prose", "Passwort Zx9Qw8"),
+    ("secret.prose", "密码是Zx9Qw8"),
+    ("secret.prose", "金鑰：Zx9Qw8"),
     ("secret.cli-flag", "--Client-Secret Zx9Qw8"),
     ("secret.high-entropy", _random(20)),
     # a random segment of a dashboard link, in a token too repetitive as a whole

@@ -13,7 +13,12 @@ from teamlore.core.secrets.heuristics import (
     _random_enough,
     looks_like_words,
 )
-from teamlore.core.secrets.shapes import AWS_PREFIXES, SECRET_KEYWORDS, SECRET_SHAPES
+from teamlore.core.secrets.shapes import (
+    AWS_PREFIXES,
+    PROSE_KEYS_ZH,
+    SECRET_KEYWORDS,
+    SECRET_SHAPES,
+)
 from teamlore.core.shapes.records import Record
 
 # --- content rules --------------------------------------------------------------------------
@@ -109,6 +114,14 @@ _HOME_ABSOLUTE = (
     r"(?<![\w.~-])/mnt/[a-z]/Users/[A-Za-z0-9._ -]+|(?<![\w.~-])(?:/private)?/var/folders(?=/)|"
     r"(?i:(?<![A-Za-z])[A-Z]:(?:\\\\?|/)(?:Users|Documents and Settings)(?:\\\\?|/)[^\\/\s\"']+))"
 )
+
+# what joins a Chinese secret word to its value (the scanner reads `：` and `＝` as `:` and `=`):
+# 是, 为/為, 设为/設為, 改为/改成
+_CONNECTORS_ZH = r"是|[为為]|[设設改][为為成]"
+# a character of a value after a Chinese key: not a blank, a quote or `,;`, not a CJK character,
+# mark or full-width form (U+2E80-U+9FFF, compatibility ideographs, U+FE30-U+FE4F, U+FF00-U+FFEF)
+# and not a Chinese quote mark
+_VALUE_ZH = "[^\\s\"'`,;“”‘’\u2e80-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]"
 
 _RULES: tuple[_PatternRule, ...] = (
     _secret(
@@ -244,12 +257,15 @@ _RULES: tuple[_PatternRule, ...] = (
         # a file name, not a word of prose
         re.compile(
             r"(?i)(?<![A-Za-z_/\\-])(?P<key>pass(?:word|wd|phrase)|pass phrase|pw|pwd|passwort"
-            r"|mot de passe|contrase(?:ñ|n)a)(?![A-Za-z])"
+            r"|mot de passe|contrase(?:ñ|n)a|(?P<zh>" + "|".join(PROSE_KEYS_ZH) + r"))(?![A-Za-z])"
             r"(?P<about>[^\S\r\n]+(?:for|of|to)[^\S\r\n]+[^\r\n:=]{1,40}?)?"
-            r"(?P<sep>[^\S\r\n]*(?:is|was|will be|lautet|est|es|:|=)[^\S\r\n]*:?"
-            r"|[^\S\r\n])[ \t]*"
+            r"(?P<sep>[^\S\r\n]*(?:is|was|will be|lautet|est|es|:|=|" + _CONNECTORS_ZH + r")"
+            r"[^\S\r\n]*:?|[^\S\r\n])[ \t]*"
             r"(?:(?P<quote>[\"'`])(?P<qvalue>[^\"'`\r\n]{6,64})(?P=quote)"
-            r"|(?P<value>[^\s\"'`,;]{6,64}(?:[ \t]+[a-z]{3,12}){0,7}))"
+            # after a Chinese key, a Chinese quote mark may open the value, and a Chinese word or
+            # mark (`。`, `”`) ends it: `密码是必须的` and `密码：见 1Password` hold no value
+            r"|(?(zh)[“‘「『]?)(?P<value>(?(zh)" + _VALUE_ZH + r"{6,64}|[^\s\"'`,;]{6,64})"
+            r"(?:[ \t]+[a-z]{3,12}){0,7}))"
         ),
         "password or passphrase written out in prose",
         keep=0,

@@ -112,26 +112,38 @@ _PROSE_STOPWORDS = frozenset(
 )
 
 
+# Chinese keys (rules.py): 口令 is a password or a passphrase; a key or token (密钥, 私钥, 令牌)
+# is never made of words (`密钥为 RSA-2048` names an algorithm), as `secret.assignment` asks
+_PHRASE_KEYS_ZH = frozenset(["口令"])
+_KEY_WORDS_ZH = frozenset(["密钥", "密鑰", "秘钥", "秘鑰", "金钥", "金鑰", "私钥", "私鑰", "令牌"])
+_KEY_FILE_NAME = re.compile(r"id_(?:rsa|dsa|ecdsa|ed25519)(?:-cert)?")  # `私钥为 id_ed25519`
+
+
 def _prose_secret_ok(match: re.Match[str]) -> bool:
     """A written-out password: a token that mixes letters with digits or symbols, or (after
-    `passphrase`, or quoted) three or more plain words that are not a sentence about passwords."""
+    `passphrase` or 口令, or quoted) three or more plain words that are not a sentence about
+    passwords."""
     quoted = match.group("qvalue")
     value = quoted if quoted is not None else match.group("value")
     if _is_placeholder(value) or _CODE_REFERENCE.fullmatch(value) is not None:
         return False
-    command = _COMMAND_NAMES.fullmatch(match.group("key")) and match.group("about") is None
+    key = match.group("key")
+    command = _COMMAND_NAMES.fullmatch(key) and match.group("about") is None
     if command and not match.group("sep").strip():
         return False  # `passwd alice`, `pwd -P`: a command and its arguments, not a password
+    phrase = "phrase" in key.lower() or key in _PHRASE_KEYS_ZH
     words = value.split()
     first = words[0] if words else value
+    if key in _KEY_WORDS_ZH and (looks_like_words(first) or _KEY_FILE_NAME.fullmatch(first)):
+        return False
     parts = first.split("-")
     if len(parts) >= 3 and all(_PASSPHRASE_WORD.fullmatch(p) for p in parts):
-        return "phrase" in match.group("key").lower() or quoted is not None
+        return phrase or quoted is not None
     has_letter = any(ch.isalpha() for ch in first)
     has_other = any(ch.isdigit() or not ch.isalnum() for ch in first)
     if has_letter and has_other and not first.startswith(("/", "./", "http", "$", "%", "~")):
         return True
-    if "phrase" not in match.group("key").lower() and quoted is None:
+    if not phrase and quoted is None:
         return False
     plain = [w for w in words if _PASSPHRASE_WORD.fullmatch(w)]
     return len(plain) >= 3 and not any(w in _PROSE_STOPWORDS for w in plain)

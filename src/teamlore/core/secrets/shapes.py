@@ -41,6 +41,23 @@ SECRET_KEYWORDS = (
     r"private[_-]?key|"
     r"auth[_-]?key|credentials?)"
 )
+# the Chinese words for a password, passphrase, secret or private key and token (Simplified
+# and Traditional): `secret.prose` reads them as it reads `password` (登录密码 and 访问令牌
+# hold 密码 and 令牌). Not 验证码: a one-time code is spent in minutes, no secret to block
+PROSE_KEYS_ZH = (
+    "密码",
+    "密碼",
+    "口令",
+    "密钥",
+    "密鑰",
+    "秘钥",
+    "秘鑰",
+    "金钥",
+    "金鑰",
+    "私钥",
+    "私鑰",
+    "令牌",
+)
 AWS_PREFIXES = (
     "AKIA",
     "ASIA",
@@ -97,9 +114,9 @@ SECRET_SHAPES: dict[str, Shape] = {
         r"(?i:" + SECRET_KEYWORDS + r"[\"']?\s*[:=])",
     ),
     "secret.prose": Shape(
-        ("pass", "pw", "mot de passe", "contrase"),
+        ("pass", "pw", "mot de passe", "contrase", *PROSE_KEYS_ZH),
         r"(?i:(?:pass(?:word|wd|phrase)|pass phrase|pw|pwd|passwort|mot de passe"
-        r"|contrase(?:ñ|n)a)[\s:=])",
+        r"|contrase(?:ñ|n)a|" + "|".join(PROSE_KEYS_ZH) + r")[\s:=是为為设設改])",
     ),
     "secret.cli-flag": Shape(
         ("--",),
