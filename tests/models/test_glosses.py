@@ -131,6 +131,17 @@ def test_a_short_function_word_is_dropped_as_a_long_run_drops_it() -> None:
     assert _words("的 config") == ["config"]
 
 
+def test_characters_the_cut_leaves_side_by_side_are_searched_as_their_pairs() -> None:
+    # 发版, 验签, 落库: words CC-CEDICT lacks, cut into characters; as typed they are pairs
+    assert _words("发版有什么问题") == ["发版", "问题"]
+    assert _words("验签失败") == ["验签", "失败"]
+    assert _words("上次发版出了什么问题") == ["上次", "发版", "版出", "问题"]
+    assert _words("发 版") == ["发", "版"]  # apart as typed: each its own term
+    # glossed by its characters, as the two terms were (发 "send out", 版 "version; edition")
+    [pair, _] = gloss_terms(segmented(parse_query("发版问题")))
+    assert [[t.parts for t in alt] for alt in pair] == [[("send",)], [("version",)], [("edition",)]]
+
+
 def test_the_reflexive_pronoun_is_dropped_as_the_personal_ones_are() -> None:
     # 我, 你 and 他 were dropped but 自己 ("oneself") was a term, as "myself" and "itself" are
     # English stopwords: in 专注后端前端我自己来 ("focus on the backend, the frontend I'll do

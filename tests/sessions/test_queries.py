@@ -111,6 +111,23 @@ def test_what_people_remember_finds_the_turn_without_every_word(home: Path, tmp_
     assert [h["turn"] for h in queries.search_turns(indexer.conn, "flak*").hits] == [1]
 
 
+def test_a_word_the_dictionary_lacks_is_searched_as_typed_not_as_its_characters(
+    home: Path, tmp_path: Path
+) -> None:
+    """`发版有什么问题` ("what went wrong with the release cut"): 发版 is jargon CC-CEDICT lacks,
+    so the cut made it 发 and 版, each common alone (版 in every 版本); the one turn saying 发版
+    came fifth, behind turns holding 問題 with 發 and 版 apart. A pair of characters standing
+    side by side is searched as the pair, as a two-character query is."""
+    indexer = _synced(
+        home,
+        tmp_path,
+        *({"t": "user", "text": f"這個問題出在{n}號版本，發佈前沒有檢查"} for n in range(4)),
+        {"t": "user", "text": "上次发版忘了改版本号，线上回滚了"},
+    )
+    for query in ("发版问题", "发版有什么问题", "上次发版出了什么问题"):
+        assert queries.search_turns(indexer.conn, query).hits[0]["turn"] == 5, query
+
+
 def test_the_snippet_comes_from_the_field_that_matched_and_names_the_tool_call(
     home: Path, tmp_path: Path
 ) -> None:

@@ -141,11 +141,32 @@ def segmented(parsed: Query) -> Query:
             out.append(term)
             continue
         cut = _cut_run(term_text(term))
-        content = [word for word, sense in cut if not is_function_word(word, sense)]
+        content = _content_words(cut)
         words = content or [word for word, _ in cut]
         parts = (part for word in words for part in _search_parts(word))
         out.extend(parse_query(part).terms[0] for part in parts)
     return in_both_scripts(Query(tuple(dict.fromkeys(out))))
+
+
+def _content_words(cut: list[tuple[str, str | None]]) -> list[str]:
+    """The words of a cut run that are not function words, where single characters standing
+    side by side are read as the pairs they make (发 版 → 发版): a word the dictionary lacks
+    (the jargon 发版 "cut a release", 验签 "check a signature", 落库) is cut into characters,
+    each common alone (版 is in every 版本), so the turn holding the word as typed was outranked
+    by any turn holding the characters apart; as typed alone, a pair is a word of its own."""
+    out: list[str] = []
+    single = ""  # the characters side by side so far
+    for word, sense in [*cut, ("", None)]:
+        if word and len(word) == 1 and not is_function_word(word, sense):
+            single += word
+            continue
+        if len(single) == 1:
+            out.append(single)
+        out.extend(single[i : i + 2] for i in range(len(single) - 1))
+        single = ""
+        if word and not is_function_word(word, sense):
+            out.append(word)
+    return out
 
 
 def is_function_word(word: str, sense: str | None) -> bool:
@@ -272,10 +293,22 @@ def gloss_terms(parsed: Query) -> list[list[tuple[QueryTerm, ...]]]:
     (日志 "log; journal" → (log,), (journal,)); none for a term that is not a Chinese word the
     dictionary holds (docs/hybrid-search.md, "Chinese queries over English turns")."""
     words = [term_text(term) for term in parsed.terms]
-    definitions = _definitions_of(word for word in words if has_chinese(word)) or {}
-    # a gloss of function words only (并 "and") is no search term: every English text holds it
-    senses = (_sense_in(definitions, word) for word in words)
-    return [_content_parts(sense) if sense else [] for sense in senses]
+    chinese = [word for word in words if has_chinese(word)]
+    # a pair the dictionary lacks (发版, read as a pair by `_content_words`) is glossed by its
+    # characters, as it was searched when it was two terms
+    pairs = [char for word in chinese if len(word) == 2 for char in word]
+    definitions = _definitions_of([*chinese, *pairs]) or {}
+    out: list[list[tuple[QueryTerm, ...]]] = []
+    for word in words:
+        # a gloss of function words only (并 "and") is no search term: every English text holds it
+        sense = _sense_in(definitions, word)
+        if sense is None and word in chinese and len(word) == 2:
+            out.append(
+                [p for char in word for p in _content_parts(_sense_in(definitions, char) or "")]
+            )
+        else:
+            out.append(_content_parts(sense) if sense else [])
+    return out
 
 
 def gloss_query(parsed: Query) -> Query:
