@@ -1,17 +1,27 @@
 """The PostgreSQL org store's connection string (docs/org.md "Storage"): whatever is wrong with
 it, or with the server it names, the refusal is one line that never names the role or the
-password, and nothing else is printed (psycopg_pool's own log lines included)."""
+password, and nothing else is printed (psycopg_pool's own log lines included); a database
+that is not UTF8 is refused before anything is written in it; without psycopg, the way to add
+it fits how teamlore was installed."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import subprocess
+import sys
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from org_support import Cluster, free_port, make_clone, postgres_cluster, postgres_database
 from support import refusal_lines, teamlore_cli
+from teamlore.cli.main import app
+from teamlore.ops.org.stores import close_stores
 
 __all__ = ["postgres_cluster", "postgres_database"]  # fixtures
 
@@ -203,8 +213,38 @@ def test_without_psycopg_the_next_step_is_to_install_it_not_to_check_the_server(
     )  # fmt: skip
     error = json.loads(done.stdout)["error"]
     assert done.returncode == 1 and error["code"] == "ORG_DATABASE_UNAVAILABLE"
+    assert error["message"] == (
+        "a PostgreSQL org index needs psycopg and psycopg_pool (teamlore's `org` extra), "
+        "which this teamlore was installed without"
+    )
+    # teamlore is installed from its clone, not from PyPI: `pip install 'teamlore[org]'` fails
     assert error["next"] == (
-        "Install the org extra (`pip install 'teamlore[org]'`), then run the command again."
+        "In your teamlore clone, run `pip install '.[org]'` with the environment that runs "
+        "teamlore active (pipx: `pipx install --force '.[org]'`), then run the command again."
+    )
+
+
+def test_without_psycopg_in_pipx_s_venv_the_next_step_is_pipx_inject(tmp_path: Path) -> None:
+    """`pipx install .` (the README's way) makes a venv holding pipx_metadata.json, named as
+    `pipx inject` takes it; there the org extra's packages are injected."""
+    shadow = tmp_path / "no-psycopg" / "psycopg"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text('raise ImportError("psycopg is not installed")\n')
+    venv = tmp_path / "pipx" / "venvs" / "teamlore"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    (venv / "pipx_metadata.json").write_text("{}")
+    path = os.pathsep.join([str(shadow.parent), *sys.path])
+    done = subprocess.run(
+        [venv / "bin/python", "-m", "teamlore.cli.main", "org", "status", "--format", "json"],
+        env={**os.environ, "PYTHONPATH": path, "TEAMLORE_HOME": str(tmp_path / "state"),
+             "TEAMLORE_ORG_DATABASE": "postgresql://127.0.0.1/orga"},
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    error = json.loads(done.stdout)["error"]
+    assert done.returncode == 1 and error["code"] == "ORG_DATABASE_UNAVAILABLE", done.stderr
+    assert error["next"] == (
+        "Run `pipx inject teamlore 'psycopg[binary]>=3.1' 'psycopg_pool>=3.2'` (or, in your "
+        "teamlore clone, `pipx install --force '.[org]'`), then run the command again."
     )
 
 
@@ -220,3 +260,147 @@ def test_a_database_a_newer_teamlore_wrote_says_to_upgrade_for_it_not_for_the_st
     error = json.loads(done.stdout)["error"]
     assert done.returncode == 1 and error["code"] == "DB_SCHEMA_TOO_NEW"
     assert error["next"] == "Upgrade teamlore to the version that last wrote the org database."
+
+
+def test_what_pipx_inject_is_told_to_add_is_pyproject_s_org_extra() -> None:
+    import tomllib
+
+    from teamlore.org.backends import ORG_EXTRA
+
+    pyproject = Path(__file__).parents[2] / "pyproject.toml"
+    extra = tomllib.loads(pyproject.read_text())["project"]["optional-dependencies"]["org"]
+    assert " ".join(f"'{requirement}'" for requirement in extra) == ORG_EXTRA
+
+
+# ---------------------------------------------------------------------------------------------
+# a database that is not UTF8 (docs/org.md "A team server"): a cluster `initdb` made in the C
+# locale makes SQL_ASCII databases, whose text psycopg hands back as bytes. Every command
+# refuses one before it writes anything, naming its encoding and how to create one that works;
+# a client encoding the environment sets (PGCLIENTENCODING) does not change what teamlore speaks
+
+CLI = [sys.executable, "-m", "teamlore.cli.main"]
+
+
+@pytest.fixture(scope="module")
+def ascii_database(postgres_cluster: Cluster) -> Iterator[tuple[str, str]]:
+    """(name, URL) of an SQL_ASCII database of the module's cluster: what `createdb NAME`
+    makes in a cluster `initdb` made in the C locale."""
+    name = f"org_ascii_{uuid.uuid4().hex[:8]}"
+    postgres_cluster.admin(
+        f"CREATE DATABASE {name} ENCODING 'SQL_ASCII' LC_COLLATE 'C' LC_CTYPE 'C' "
+        "TEMPLATE template0"
+    )
+    try:
+        yield name, postgres_cluster.url(name)
+    finally:
+        close_stores()
+        with contextlib.suppress(Exception):
+            postgres_cluster.admin(f"DROP DATABASE {name} WITH (FORCE)")
+
+
+def tables_of(url: str) -> list[str]:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            "SELECT tablename::text FROM pg_tables WHERE schemaname = 'public'"
+        ).fetchall()
+    return [str(row[0]) for row in rows]
+
+
+def refused_as_not_utf8(error: dict[str, str], name: str, port: int) -> None:
+    assert error["code"] == "ORG_DATABASE_UNAVAILABLE", error
+    assert error["message"] == (
+        f"cannot use the org database at 127.0.0.1:{port}/{name}: its encoding is SQL_ASCII; "
+        f"teamlore needs a UTF8 database (createdb -E UTF8 -T template0 {name})"
+    )
+    assert error["next"] == (
+        "Create the org database with `createdb -E UTF8 -T template0 NAME` "
+        '(docs/org.md "A team server") and use its URL.'
+    )
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("add", "CLONE"),
+        ("sync", "--lexical"),
+        ("search", "how", "do", "we", "deploy", "--lexical"),
+        ("status",),
+        ("token", "create", "ci"),
+    ],
+    ids=["add", "sync", "search", "status", "token-create"],
+)
+def test_a_database_that_is_not_utf8_is_refused_before_anything_is_written(
+    home: Path,
+    tmp_path: Path,
+    postgres_cluster: Cluster,
+    ascii_database: tuple[str, str],
+    command: tuple[str, ...],
+) -> None:
+    name, url = ascii_database
+    clone = make_clone(tmp_path, "billing", {"deploy": "Deploy billing with the script."})
+    args = [str(clone) if arg == "CLONE" else arg for arg in command]
+    env = {"TEAMLORE_HOME": str(home), "TEAMLORE_ORG_DATABASE": url}
+    done = CliRunner().invoke(app, ["org", *args, "--format", "json"], env=env)
+    close_stores()
+    assert done.exit_code == 1, done.output
+    error = json.loads(done.output)["error"]
+    refused_as_not_utf8(error, name, postgres_cluster.port)
+    assert tables_of(url) == []  # no schema, no repository, no token
+
+
+def test_the_refusal_is_one_line_and_its_next(home: Path, ascii_database: tuple[str, str]) -> None:
+    name, url = ascii_database
+    done = CliRunner().invoke(app, ["org", "status", "--database", url], env={"COLUMNS": "300"})
+    close_stores()
+    assert done.exit_code == 1
+    first, *rest = refusal_lines(done.output)
+    assert first.startswith("error ORG_DATABASE_UNAVAILABLE: cannot use the org database at ")
+    assert first.endswith(
+        f": its encoding is SQL_ASCII; teamlore needs a UTF8 database "
+        f"(createdb -E UTF8 -T template0 {name})"
+    )
+    assert [line.split(":")[0] for line in rest] == ["  next"]
+
+
+def test_org_serve_refuses_a_database_that_is_not_utf8_before_it_listens(
+    home: Path, ascii_database: tuple[str, str]
+) -> None:
+    name, url = ascii_database
+    done = subprocess.run(
+        [*CLI, "org", "serve", "--port", str(free_port()), "--database", url],
+        env={**os.environ, "TEAMLORE_HOME": str(home), "PYTHONPATH": os.pathsep.join(sys.path)},
+        capture_output=True,
+        text=True,
+        timeout=60,  # without the refusal it serves until killed
+    )
+    assert done.returncode == 1, done.stderr
+    first = refusal_lines(done.stderr)[0]
+    assert first.startswith("error ORG_DATABASE_UNAVAILABLE: cannot use the org database at ")
+    assert first.endswith(
+        f"its encoding is SQL_ASCII; teamlore needs a UTF8 database "
+        f"(createdb -E UTF8 -T template0 {name})"
+    )
+    assert "MCP at" not in done.stderr  # it never said it listens
+    assert tables_of(url) == []
+
+
+def test_a_client_encoding_from_the_environment_does_not_change_what_the_index_speaks(
+    home: Path, tmp_path: Path, postgres_database: str
+) -> None:
+    """PGCLIENTENCODING=LATIN1 (or `?client_encoding=…` in the URL) would have the server
+    convert to an encoding Chinese has no place in: teamlore's connections speak UTF8."""
+    clone = make_clone(tmp_path, "web", {"deploy": "部署前先运行迁移脚本。"})
+    env = {
+        "TEAMLORE_HOME": str(home),
+        "TEAMLORE_ORG_DATABASE": postgres_database,
+        "PGCLIENTENCODING": "LATIN1",
+    }
+    for args in (("add", str(clone)), ("sync", "--lexical")):
+        done = CliRunner().invoke(app, ["org", *args], env=env)
+        assert done.exit_code == 0, done.output
+    found = CliRunner().invoke(app, ["org", "search", "部署", "--lexical", "-f", "json"], env=env)
+    close_stores()
+    assert found.exit_code == 0, found.output
+    assert [hit["id"] for hit in json.loads(found.output)["results"]] == ["deploy"]

@@ -54,6 +54,9 @@ from teamlore.org.store import (
 )
 
 CONNECT_TIMEOUT_S = 5
+# every connection speaks UTF8 whatever PGCLIENTENCODING or the URL says (the index's text is
+# Chinese as well as English, which LATIN1 and the like cannot carry)
+_CONNECT: dict[str, Any] = {"connect_timeout": CONNECT_TIMEOUT_S, "client_encoding": "UTF8"}
 POOL_MAX = 4
 # how long an operation waits for a pooled connection before ORG_DATABASE_UNAVAILABLE (`org
 # serve`'s 503): a few milliseconds are enough for a server that is up, so a server that is
@@ -222,6 +225,10 @@ def _environment_defaults() -> dict[str, str]:
 
 # where the connection string came from, as a refusal's `next` names it
 FLAG_SOURCE = "`--database`"
+NOT_UTF8 = (
+    "Create the org database with `createdb -E UTF8 -T template0 NAME` "
+    '(docs/org.md "A team server") and use its URL.'
+)
 LACKING_PRIVILEGE = (
     'Use the role that owns the org database (docs/org.md "A team server"), or grant this '
     "one the privilege the message names."
@@ -289,7 +296,7 @@ class PostgresStore:
                 database,
                 min_size=1,
                 max_size=POOL_MAX,
-                kwargs={"connect_timeout": CONNECT_TIMEOUT_S, "application_name": "teamlore"},
+                kwargs={**_CONNECT, "application_name": "teamlore"},
                 timeout=_pool_wait(),
                 reconnect_timeout=RECONNECT_S,
                 # a connection the server dropped while idle (a restart) is replaced before use
@@ -585,7 +592,8 @@ def _probe(database: str, source: str) -> None:
     port first and would say the lookup failed (`localhost:abc`)."""
     try:
         _checked_settings(database)
-        psycopg.connect(database, connect_timeout=CONNECT_TIMEOUT_S).close()
+        with psycopg.connect(database, **_CONNECT) as conn:
+            encoding, name = _encoding(conn), conn.info.dbname
     except psycopg.Error as exc:
         refused = _refused_setting(exc)
         if refused is not None:
@@ -594,6 +602,20 @@ def _probe(database: str, source: str) -> None:
                 f"the org database's URL has a setting libpq refuses: {refused}",
             ) from None
         raise unavailable(database, exc, source) from None
+    if encoding != "UTF8":  # before anything is created or written
+        raise errors.TeamloreError(
+            errors.ORG_DATABASE_UNAVAILABLE,
+            f"cannot use the org database at {server_address(database)}: its encoding is "
+            f"{encoding}; teamlore needs a UTF8 database (createdb -E UTF8 -T template0 {name})",
+            server=server_address(database),
+        ).advising(NOT_UTF8)
+
+
+def _encoding(conn: psycopg.Connection[Any]) -> str:
+    """The database's encoding: SQL_ASCII (`createdb` in a cluster `initdb` made in the C
+    locale) stores bytes unchecked, and psycopg hands its text back as bytes."""
+    row = conn.execute("SHOW server_encoding").fetchone()
+    return str(row[0]) if row else "unknown"
 
 
 # libpq's words for a setting it refuses before it connects (`invalid port number: "99999"`,
