@@ -239,3 +239,13 @@ def test_check_and_repair_together_are_a_usage_error(shared: Path, home: Path) -
         assemble(shared, home, "claude", check=True, repair=True)
     assert refused.value.code == "INVALID_ARGUMENT" and refused.value.exit_code == 2
     assert refused.value.message == "check writes nothing: give check or repair, not both"
+
+
+def test_the_closing_note_takes_a_path_as_that_path_never_as_a_pattern(tmp_path: Path) -> None:
+    from teamlore.memory.assembled_git import git_states
+
+    git(tmp_path, "init", "-q")
+    for name in ("a.md", "[ab].md", "x*.md", "xyz.md"):
+        (tmp_path / name).write_text("new\n")
+    # `[ab].md` as a pattern matches a.md, and `x*.md` xyz.md: neither was written by assemble
+    assert git_states(tmp_path, ["[ab].md", "x*.md"]) == ([], ["[ab].md", "x*.md"])

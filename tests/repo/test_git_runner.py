@@ -36,14 +36,6 @@ def test_environment_disables_optional_locks_prompts_and_localization(
     assert "GIT_EXTERNAL_DIFF" not in env
 
 
-def test_a_path_is_that_path_never_a_pattern(repo) -> None:
-    repo.commit("first", {"README": "r"})
-    for name in ("a.md", "[ab].md", "x*.md"):
-        (repo.root / name).write_text("new\n")
-    out = run_git_text(["status", "--porcelain", "--", "[ab].md", "x*.md"], cwd=repo.root)
-    assert out.splitlines() == ["?? [ab].md", "?? x*.md"]  # not a.md, which `[ab].md` matches
-
-
 def test_fsmonitor_configured_in_the_repository_never_runs(repo, tmp_path: Path) -> None:
     repo.commit("first", {"a.txt": "a"})
     marker = tmp_path / "fsmonitor-ran"

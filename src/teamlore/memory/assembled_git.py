@@ -37,7 +37,17 @@ def git_states(root: Path, paths: Sequence[str]) -> tuple[list[str], list[str]]:
         return [], []
     try:
         out = run_git(
-            ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--", *paths], cwd=root
+            # a file named `[ab].md` is that file, never a pattern matching `a.md`
+            [
+                "--literal-pathspecs",
+                "status",
+                "--porcelain=v1",
+                "-z",
+                "--untracked-files=all",
+                "--",
+                *paths,
+            ],
+            cwd=root,
         )
     except errors.TeamloreError:
         return [], []

@@ -98,7 +98,6 @@ def git_environment() -> dict[str, str]:
     env.update(
         {
             "GIT_OPTIONAL_LOCKS": "0",
-            "GIT_LITERAL_PATHSPECS": "1",  # a file named `[ab].md` is that file, never a glob
             "GIT_TERMINAL_PROMPT": "0",
             "GIT_NO_LAZY_FETCH": "1",
             "GIT_NO_REPLACE_OBJECTS": "1",
