@@ -34,6 +34,7 @@ from teamlore.contracts import digests
 from teamlore.core import errors
 from teamlore.core.canonical import digest
 from teamlore.core.text.diffs import unified_diff
+from teamlore.core.text.excerpts import excerpt
 from teamlore.core.timeutil import format_instant
 from teamlore.memory.consolidation.drift import check_unchanged, sync_and_read
 from teamlore.memory.consolidation.source import ApprovedSource, covered_record
@@ -42,7 +43,6 @@ from teamlore.memory.extraction.tasks import Owner
 from teamlore.memory.store.layout import CONSOLIDATED_FILE
 from teamlore.repo.binding import RepositoryIdentity
 
-EXCERPT_CHARS = 240
 ABSENT = "(file does not exist)"
 DELETED = "(file will be deleted)"
 
@@ -127,13 +127,13 @@ def _evidence(source: ApprovedSource | None, entry_ids: Sequence[str]) -> list[d
     out: list[dict[str, Any]] = []
     for entry_id in entry_ids:
         entry = None if source is None else source.entries.get(entry_id)
-        body = "" if entry is None else " ".join(entry.body.split())
+        body = "" if entry is None else excerpt(entry.body)
         out.append(
             {
                 "evidenceId": entry_id,
                 "kind": "approved-entry",
                 "display": entry_id,
-                "excerpt": body[:EXCERPT_CHARS] or None,
+                "excerpt": body or None,
                 "strength": None,
                 "limitations": [],
             }

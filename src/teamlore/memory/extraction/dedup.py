@@ -55,6 +55,7 @@ from teamlore.core import db, errors
 from teamlore.core.analyzer import ANALYZER_VERSION, fts_query
 from teamlore.core.fusion import LEXICAL_WEIGHT, VECTOR_WEIGHT
 from teamlore.core.fusion import RRF_K as FUSION_K
+from teamlore.core.text.excerpts import EXCERPT_CELLS, excerpt
 from teamlore.memory.store.search import MIN_SIMILARITY
 from teamlore.memory.store.state_db import RECALL_ALGORITHM_VERSION
 from teamlore.memory.store.vectors import (
@@ -78,7 +79,7 @@ MAX_QUERY_TERMS = 64
 SELECTED_TERMS = 12
 MAX_DF_SHARE = 0.5
 MIN_DF_CEILING = 20  # small corpora: every term that occurs is usable
-SUMMARY_CHARS = 240
+SUMMARY_CELLS = EXCERPT_CELLS  # the contract's summary holds 240 characters
 MAX_DRAFTS = 64
 
 
@@ -547,7 +548,9 @@ def try_embed_candidates(
 
 
 def _summary(text: str) -> str:
-    return " ".join(text.split())[:SUMMARY_CHARS]
+    """A pool item's summary: its text's start on one line, at most 240 cells (so at most the
+    240 characters a summary holds), cut between words and marked `…` (core/text/excerpts.py)."""
+    return excerpt(text, SUMMARY_CELLS)
 
 
 def _approved_provenance(conn: sqlite3.Connection, owner: tuple[str, str]) -> ProjectionProvenance:

@@ -16,7 +16,7 @@ from teamlore.memory.promotion.targets import existing_entry_ids, read_memory_fi
 from teamlore.memory.store.lint import (
     Finding,
 )
-from teamlore.memory.store.slugs import unique_entry_slug
+from teamlore.memory.store.slugs import EMPTY_ASCII_PREFIX, unique_entry_slug
 from teamlore.repo.binding import RepositoryIdentity
 from teamlore.sessions.index_db import provider_session_uuids
 
@@ -61,11 +61,20 @@ class RenderContext:
     def read(self, target_path: str) -> bytes | None:
         return read_memory_file(self.worktree_root, target_path)
 
-    def new_id(self, text: str) -> str:
-        """A fresh slug; long hex runs (commit hashes) shortened so the id stays readable and
-        never looks like a high-entropy token."""
-        text = _LONG_HEX.sub(lambda m: m[0][:7], text)
-        slug = unique_entry_slug(text, self.existing_ids | self.assigned)
+    def new_id(
+        self, text: str, fallback: str = EMPTY_ASCII_PREFIX, whole: str | None = None
+    ) -> str:
+        """A fresh slug named by `text` (`fallback` names one with no ASCII word), its hash
+        suffix of `whole` (the whole entry text) when given; long hex runs (commit hashes)
+        shortened so the id stays readable and never looks like a high-entropy token."""
+
+        def shortened(value: str) -> str:
+            return _LONG_HEX.sub(lambda m: m[0][:7], value)
+
+        taken = self.existing_ids | self.assigned
+        slug = unique_entry_slug(
+            shortened(text), taken, fallback, None if whole is None else shortened(whole)
+        )
         self.assigned.add(slug)
         return slug
 

@@ -37,6 +37,7 @@ from teamlore.memory.store.lint import (
     known_session_id_findings,
     lint_bytes,
 )
+from teamlore.memory.store.slugs import is_slug
 
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 # the note `entry_text` writes after a listed statement: in a candidate's own text it would pass
@@ -87,6 +88,23 @@ def entry_text(
         text = " ".join(statement.text.split())
         lines.append(f"- {text}" + (f" (evidence: {'; '.join(cited)})" if cited else ""))
     return "\n".join(lines)
+
+
+def name_text(payload: dict[str, Any], statements: Sequence[StatementView]) -> str:
+    """What a new entry's id is built from: the lesson, then its statements' own texts; never
+    the `Statements:` list and evidence notes `entry_text` adds, which every entry of a day
+    shares (a Chinese lesson's id was `statements-evidence-turn-of-<day>-…`)."""
+    return "\n".join([str(payload.get("content", "")), *(s.text for s in statements)])
+
+
+def name_fallback(payload: dict[str, Any]) -> str:
+    """What names an entry whose text has no ASCII word (all Chinese, say), before its content
+    hash: its scene when that is an ASCII slug (the entries of one situation sort together),
+    else its kind (`fact`, `task`, `method`, `artifact`)."""
+    scene = payload.get("scene")
+    if isinstance(scene, str) and is_slug(scene):
+        return scene
+    return str(payload.get("type") or "work_fact").removeprefix("work_").replace("_", "-")
 
 
 def statement_support(statement: StatementView) -> str:
@@ -333,7 +351,12 @@ def render_entry_candidate(view: CandidateView, ctx: RenderContext) -> list[Rend
             content = str(payload.get("content", ""))
             _refuse_duplicate(view, ctx, [as_written(t, root) for t in (content, text)])
             # the id reaches git as the file name: built from the sanitized text, like the body
-            entry_id = ctx.new_id(sanitize_for_name(text, worktree_root=root))
+            # (its hash of the whole text, as before: the same candidate keeps its id)
+            entry_id = ctx.new_id(
+                sanitize_for_name(name_text(payload, unit), worktree_root=root),
+                name_fallback(payload),
+                sanitize_for_name(text, worktree_root=root),
+            )
             target_path = layout.entry_path(entry_id)
             current = ctx.read(target_path)
         if number == 0:

@@ -31,8 +31,19 @@ from typing import NamedTuple
 from teamlore.core import errors
 from teamlore.core.locations import state_dir_path
 
-BRIEF_MAX_BYTES = 6000
-TEAM_MAX_BYTES = 2500
+# Claude Code takes a hook's additionalContext whole up to 10,000 characters (a longer one
+# becomes a short preview: ../shared/research/peers-digest.md, "Hooks"); no character takes
+# fewer UTF-8 bytes than the UTF-16 units a JavaScript string counts, so a byte budget under it
+# holds for every script
+BRIEF_MAX_BYTES = 9600
+PERSONAL_MAX_BYTES = 6000
+# the team part holds whole a doctrine `memory lint` accepts (DOCTRINE_MAX_CHARS, 1,200
+# characters: 3,600 bytes of Chinese, 4,800 at most) with the pointer line, then the scene list
+# (MAX_SCENES lines of a name and a summary of at most 40 characters: 15 Chinese ones fit after
+# a 1,200-character Chinese doctrine; a scene that does not fit is left out whole, and said
+# so). tests/ops/test_session_brief_team.py keeps the limits agreeing. The personal part has
+# at most PERSONAL_MAX_BYTES, and what the team part leaves of the brief
+TEAM_MAX_BYTES = 6400
 MAX_SCENES = 15
 ASSEMBLED_MARKER = "<!-- BEGIN THREADSHARE MEMORY"  # the block `memory assemble` writes
 INSTRUCTIONS_FILE = {"claude": "CLAUDE.md", "codex": "AGENTS.md", "pi": "AGENTS.md"}
@@ -41,13 +52,39 @@ NOTE_TITLE_CHARS = 40  # a section title quoted in the truncation note
 MCP_CLIENTS = ("claude", "codex")  # install gives them `memory_read` (global context only)
 
 
+_SENTENCE_ENDS = ("\n", "。", "！", "？", "；", ". ", "! ", "? ", "; ")
+
+
 def cap(text: str, limit: int) -> str:
-    """`text` cut to at most `limit` UTF-8 bytes (on a character boundary), marked when cut."""
+    """`text` cut to at most `limit` UTF-8 bytes, marked when cut: after its last sentence (or
+    line) that fits, never inside one; a character boundary only when not one sentence fits."""
     data = text.encode("utf-8")
     if len(data) <= limit:
         return text
     room = limit - len(TRUNCATED.encode("utf-8"))
-    return data[:room].decode("utf-8", "ignore").rstrip() + TRUNCATED
+    head = data[:room].decode("utf-8", "ignore")
+    end = max(head.rfind(mark) + len(mark.rstrip(" ")) for mark in _SENTENCE_ENDS)
+    if end > len(head) // 2:
+        head = head[:end]
+    return head.rstrip() + TRUNCATED
+
+
+def _fit_scenes(lines: list[str], room: int, total: int) -> str:
+    """The scene lines (hottest first) that fit in `room` bytes whole under a `Scenes:` title,
+    and a line saying how many of the `total` scenes are not listed, when any is not."""
+    shown: list[str] = []
+    for line in lines:
+        if _size(_scene_list([*shown, line], total)) > room:
+            break
+        shown.append(line)
+    return _scene_list(shown, total) if shown else ""
+
+
+def _scene_list(shown: list[str], total: int) -> str:
+    left = total - len(shown)
+    noun = "scene" if left == 1 else "scenes"
+    note = [f"[teamlore: {left} more {noun} not listed; use the memory tools for more]"]
+    return "\n".join(["", "", "Scenes:", *shown, *(note if left else [])])
 
 
 def worktree_root(start: Path) -> Path | None:
@@ -282,12 +319,11 @@ def team_section(root: Path, client: str) -> str:
         with contextlib.suppress(errors.TeamloreError, ValueError, OSError):
             scene = load_scene(path.read_bytes(), f"{SCENES_DIR}/{path.name}")
             scenes.append((-scene.heat, path.stem, scene.summary))
-    if scenes:
-        lines += ["", "Scenes:"]
-        lines += [f"- {name}: {summary}" for _, name, summary in sorted(scenes)[:MAX_SCENES]]
-    if len(lines) == 1 and not entries:
+    if len(lines) == 1 and not entries and not scenes:
         return ""
-    return cap("\n".join(lines), TEAM_MAX_BYTES)
+    text = cap("\n".join(lines), TEAM_MAX_BYTES)
+    listed = [f"- {name}: {summary}" for _, name, summary in sorted(scenes)[:MAX_SCENES]]
+    return text + _fit_scenes(listed, TEAM_MAX_BYTES - _size(text), len(scenes))
 
 
 def compose_brief(cwd: Path, client: str, home: Path | None = None) -> str:
@@ -299,7 +335,7 @@ def compose_brief(cwd: Path, client: str, home: Path | None = None) -> str:
         with contextlib.suppress(errors.TeamloreError, ValueError, OSError):
             sections.append(team_section(root, client))
     team = "\n\n".join(s for s in sections if s)
-    room = BRIEF_MAX_BYTES - (_size(team) + 2 if team else 0)
+    room = min(PERSONAL_MAX_BYTES, BRIEF_MAX_BYTES - (_size(team) + 2 if team else 0))
     with contextlib.suppress(errors.TeamloreError, ValueError, OSError):
         sections.append(personal_section(state, cwd, client, room))
     return "\n\n".join(s for s in sections if s)

@@ -59,6 +59,20 @@ def _document(row: Any) -> dict[str, Any]:
     }
 
 
+# a listed document's summary, in terminal cells (a Chinese character takes two)
+SUMMARY_CELLS = 120
+
+
+def _summary(title: str | None, body: str | None) -> str:
+    """What a listed document is about, in one line: its headline (title, else its body's
+    first sentence), cut between words and marked `…`. An entry has no title: without this a
+    list of Chinese entries is a list of ids that tell them apart by a hash."""
+    from teamlore.core.text.excerpts import excerpt
+    from teamlore.memory.store.projection_rows import headline
+
+    return excerpt(headline(title or "", body or ""), SUMMARY_CELLS)
+
+
 @operation("memory.list", input_model=ListRequest, side_effect="read")
 def memory_list(ctx: OpContext, request: ListRequest) -> dict[str, Any]:
     """List the reviewed memory documents of this worktree (doctrine, scenes, skills, entries),
@@ -72,7 +86,7 @@ def memory_list(ctx: OpContext, request: ListRequest) -> dict[str, Any]:
             (identity.repository_key, identity.worktree_key),
         ).fetchone()
         rows = conn.execute(
-            f"SELECT {_DOCUMENT_COLUMNS} "
+            f"SELECT {_DOCUMENT_COLUMNS}, body_text "
             "FROM approved_entries WHERE repository_key = ? AND worktree_key = ? "
             "AND (? IS NULL OR kind = ?) AND (? OR status = 'approved') "
             f"ORDER BY {KIND_ORDER}, status = 'deprecated', entry_id",
@@ -84,7 +98,7 @@ def memory_list(ctx: OpContext, request: ListRequest) -> dict[str, Any]:
                 int(request.include_deprecated),
             ),
         ).fetchall()
-    documents = [_document(row) for row in rows]
+    documents = [{**_document(row), "summary": _summary(row[6], row[7])} for row in rows]
     counts: dict[str, int] = {}
     for document in documents:
         counts[document["type"]] = counts.get(document["type"], 0) + 1
