@@ -151,7 +151,9 @@ def test_a_person_names_a_candidate_as_review_shows_it(repo: Path, home: Path) -
     whole_task = first_id[:20]  # names both candidates: refused, nothing discarded
     proc = teamlore_cli("memory", "discard", "--candidate", whole_task, cwd=repo)
     assert proc.returncode == 2 and "names 2 candidates" in proc.stderr, proc.stderr
-    proc = teamlore_cli("memory", "discard", "--candidate", f"{first_id[:16]}-c2", cwd=repo)
+    proc = teamlore_cli(
+        "memory", "discard", "--candidate", f"{first_id[:16]}-c2", "--reason", "x", cwd=repo
+    )
     assert proc.returncode == 0 and f"Discarded {second_id[:20]}-c2" in proc.stdout, proc.stderr
     code, printed = teamlore_in_pty(
         "memory", "confirm", "--candidate", f"{first_id[:20]}-c1", answers=["y"], cwd=repo

@@ -1,7 +1,7 @@
 """`memory discard` at a terminal without --reason asks why, as the review page does ("Say why
 you discard it"): a discard cannot be undone, so Enter alone keeps the candidate and Ctrl-C or
-Ctrl-D stops as `memory confirm` does (exit 130). Without a terminal (a script) it discards at
-once, as it always did."""
+Ctrl-D stops as `memory confirm` does (exit 130). Without a terminal (a script, stdin closed,
+`--format json`) nobody can be asked: it needs --reason, as `memory confirm` needs --yes."""
 
 from __future__ import annotations
 
@@ -90,14 +90,24 @@ def test_ctrl_c_or_ctrl_d_stops_it_as_an_interrupted_command(
     assert reasons(home) == [] and waiting(repo) == 1
 
 
-def test_without_a_terminal_it_does_not_ask(quarantined: tuple[Path, str], home: Path) -> None:
-    """A script's `memory discard` (stdin not a terminal) discards at once, as it always did,
-    with no reason recorded."""
+def test_without_a_terminal_it_needs_a_reason(quarantined: tuple[Path, str], home: Path) -> None:
+    """A script's `memory discard` (stdin not a terminal) discarded at once with no reason, where
+    a person at a terminal is asked and Enter alone keeps the candidate; `memory confirm`
+    refuses there the same way (USAGE, exit 2)."""
     repo, candidate = quarantined
     done = teamlore_cli("memory", "discard", "--candidate", candidate, cwd=repo, input="")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(f"error USAGE: discarding {candidate} needs a reason")
+    assert "--reason" in done.stderr and "Traceback" not in done.stderr
+    done = teamlore_cli("memory", "discard", "--candidate", candidate, "--format", "json", cwd=repo)
+    assert (done.returncode, json.loads(done.stdout)["error"]["code"]) == (2, "USAGE")
+    assert reasons(home) == []  # nothing discarded
+    done = teamlore_cli(
+        "memory", "discard", "--candidate", candidate, "--reason", "a one-off", cwd=repo, input=""
+    )
     assert done.returncode == 0, done.stderr
     assert "Say why" not in done.stdout and f"Discarded {candidate}" in done.stdout
-    assert reasons(home) == [] and waiting(repo) == 0
+    assert reasons(home) == ["a one-off"]
 
 
 def test_at_a_terminal_with_a_reason_it_does_not_ask(

@@ -318,6 +318,13 @@ def test_recall_lists_each_deferred_task_on_its_own_line(tmp_path: Path, home: P
     assert "  not claimable: 0" in done.stdout
 
 
+def _note_of(lines: list[str]) -> str:
+    """The `note: ` of a recall's text view, its lines (wrapped under `note: `) as one."""
+    at = next(i for i, line in enumerate(lines) if line.startswith("note: "))
+    end = next((i for i in range(at + 1, len(lines)) if not lines[i].startswith("      ")), None)
+    return " ".join(" ".join(lines[at:end]).split())
+
+
 def test_recall_says_its_coverage_in_words_and_names_sessions_as_sessions_list_does(
     tmp_path: Path, home: Path
 ) -> None:
@@ -347,7 +354,7 @@ def test_recall_says_its_coverage_in_words_and_names_sessions_as_sessions_list_d
         "  turns already extracted: 0",
         "  truncated items: 0",
     ]
-    note = next(line for line in lines if line.startswith("note: "))
+    note = _note_of(lines)
     assert note.endswith(f"Sessions considered: {key[:12]} (2 matching turns, fewer than 3)."), note
     assert key not in done.stdout
 
@@ -572,7 +579,7 @@ def test_recall_of_extracted_turns_names_the_drafts_still_waiting_and_what_moves
     waiting = f" Staged from those turns, still waiting: 1 draft awaits adjudication: {advised}."
     assert again["note"].endswith(f"(every matching turn already extracted).{waiting}")
     assert text.returncode == 0, text.stderr
-    note = next(line for line in text.stdout.splitlines() if line.startswith("note: "))
+    note = _note_of(text.stdout.splitlines())
     assert note.endswith(waiting), note
 
     adjudicated = tmp_path / "adjudication.json"

@@ -121,11 +121,21 @@ def test_demo_refuses_a_place_that_cannot_be_its_folder(tmp_path: Path) -> None:
 
 def test_the_demo_text_shows_each_searchs_top_hit_whole(tmp_path: Path) -> None:
     """What a newcomer reads first: no snippet cut mid-word without saying so (they were cut at
-    90 characters), and counts in the right number."""
-    proc = teamlore_cli(
-        "demo", "--dir", str(tmp_path / "demo"), env={"COLUMNS": "80", "HOME": str(tmp_path)}
-    )
+    90 characters), and counts in the right number; in a temporary folder with a space in its
+    path, the lines to paste into a shell at the end still work there (they were unquoted:
+    `cd /tmp/bo tmp dir/…` failed, `export` set TEAMLORE_HOME=/tmp/bo)."""
+    spaced = tmp_path / "bo tmp dir"
+    spaced.mkdir()
+    proc = teamlore_cli("demo", env={"COLUMNS": "80", "HOME": str(tmp_path), "TMPDIR": str(spaced)})
     assert proc.returncode == 0, proc.stderr
+    pasted = proc.stdout.split("Explore it yourself:\n")[1].splitlines()[:2]
+    shell = subprocess.run(
+        ["sh", "-c", "\n".join([*pasted, 'pwd && echo "$TEAMLORE_HOME"'])],
+        capture_output=True,
+        text=True,
+    )
+    (demo,) = spaced.iterdir()
+    assert shell.stdout.splitlines() == [str(demo / "acme-billing"), str(demo / "state")], shell
     lines = {line.split(":")[0].strip(): line for line in proc.stdout.splitlines() if " — " in line}
     assert lines["flaky invoice export"].endswith(
         "3 hits — user: The release job failed again: test_export is flaky because invoice"

@@ -375,7 +375,7 @@ def test_a_refused_client_id_is_told_what_teamlore_mcp_accepts(
     clean_env: pytest.MonkeyPatch,
 ) -> None:
     """The message said "1-64 letters, digits, '.', '_' or '-'" and refused the dot."""
-    assert "use 1-128 letters, digits, '_' or '-'" in refused(client_id="has.dot").message
+    assert "use 1-128 ASCII letters, digits, '_' or '-'" in refused(client_id="has.dot").message
     assert run(client_id="x" * 128, capabilities=["team-read"])["serverName"]
 
 

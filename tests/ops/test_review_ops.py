@@ -65,7 +65,7 @@ def test_the_cli_gives_the_operation_results_and_errors(flow: Flow) -> None:
     assert prepared["files"][0]["preview"] == review["items"][0]["files"][0]["preview"]
     code, refused = cli(flow, "discard", "--candidate", cid, "--revision", "1")
     assert code == 1 and refused["error"]["code"] == "CANDIDATE_STALE"
-    code, discarded = cli(flow, "discard", "--candidate", cid)
+    code, discarded = cli(flow, "discard", "--candidate", cid, "--reason", "wrong")
     assert code == 0 and discarded["voidedPlanIds"] == [prepared["planId"]]
     code, empty = cli(flow, "review")
     assert empty["items"] == [] and empty["next"] is None

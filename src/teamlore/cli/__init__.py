@@ -6,6 +6,90 @@ import codecs
 import os
 import sys
 
+# the `-X` option that hands the re-started process its streams' encoding (`in_utf8_mode`)
+STDIO_OPTION = "teamlore_stdio"
+
+
+def in_utf8_mode() -> None:
+    r"""Run in Python's UTF-8 mode, whatever the locale: start this process again with `-X utf8`
+    when the file system encoding is not UTF-8 (a legacy locale such as `en_US.ISO-8859-1`, or
+    `LC_ALL=C PYTHONUTF8=0`).
+
+    Linux keeps a file name as bytes; Python turns them into text with its file system encoding
+    (argv, the current folder, the environment, every `os` call) and back when it opens one.
+    teamlore stores paths as text that means the same in every process (the registered
+    worktrees, their keys, config.toml, the folder a session was recorded in, git's answers):
+    the bytes read as UTF-8, undecodable bytes as surrogate escapes (`core/paths.escaped_path`).
+    Under latin-1 the folder `código` (bytes `c\xc3\xb3digo`) was `cÃ³digo` to the process and
+    `código` to git: the registered repository was never found again, and a query typed as
+    UTF-8 searched for `æ\x95°…`. The re-started process keeps its streams in the locale's
+    encoding (what the terminal shows; what it cannot encode is escaped,
+    `any_character_gets_out`), and `PYTHONIOENCODING` when it is set; the programs it starts
+    get the environment as it was."""
+    if sys.flags.utf8_mode:
+        stdio = sys._xoptions.get(STDIO_OPTION)
+        if isinstance(stdio, str):  # this process is the re-start: the streams as they were
+            encoding, _, read_errors = stdio.partition(":")
+            for stream, errors in (
+                (sys.stdin, read_errors or "strict"),
+                (sys.stdout, "strict"),  # then `any_character_gets_out`
+                (sys.stderr, "backslashreplace"),
+            ):
+                if stream is not None and hasattr(stream, "reconfigure"):
+                    stream.reconfigure(encoding=encoding, errors=errors)
+        return
+    if codecs.lookup(sys.getfilesystemencoding()).name == "utf-8" or not sys.executable:
+        return
+    command = [sys.executable, "-X", "utf8", *sys.orig_argv[1:]]
+    stream = next((s for s in (sys.stdin, sys.stdout, sys.stderr) if s is not None), None)
+    if stream is not None and not os.environ.get("PYTHONIOENCODING"):
+        stdin_errors = sys.stdin.errors if sys.stdin is not None else ""
+        command[1:1] = ["-X", f"{STDIO_OPTION}={stream.encoding}:{stdin_errors}"]
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None:
+            stream.flush()
+    try:
+        os.execv(sys.executable, command)
+    except OSError:
+        return  # no interpreter to start again: run as before, in the locale's encoding
+
+
+def closed_stdin_as_empty() -> None:
+    """A closed standard input (`teamlore memory confirm <&-`) read as an empty one (`<
+    /dev/null`): every command that reads stdin or asks whether it is a terminal then answers
+    as it does there (a USAGE or INVALID_ARGUMENT refusal, the MCP server's end of input), where
+    `sys.stdin` was None (AttributeError); and no file this process opens gets fd 0, where a
+    read of stdin, or a program started with it, would find that file."""
+    if sys.stdin is not None:
+        return
+    try:
+        os.fstat(0)
+    except OSError:
+        empty = os.open(os.devnull, os.O_RDONLY)  # the lowest free descriptor: 0
+        if empty != 0:
+            os.dup2(empty, 0)
+            os.close(empty)
+    sys.stdin = open(0, closefd=False)  # noqa: SIM115  # stdin, open for the whole process
+
+
+def typed_text(argument: str) -> str:
+    """An argument the person typed as text (a search query), as they typed it: its bytes read
+    as UTF-8 (what this process does, `in_utf8_mode`) when they are UTF-8, else in the
+    terminal's encoding (stdout's: the locale's, `PYTHONIOENCODING`'s) when that reads them
+    (`código` typed on a latin-1 terminal, `c\\xf3digo`); else as it is (its bytes as surrogate
+    escapes, which the request refuses by name)."""
+    encoding = getattr(sys.stdout, "encoding", None)
+    if not encoding or writes_utf8(sys.stdout) or argument.isascii():
+        return argument
+    try:
+        return argument.encode("utf-8").decode("utf-8")
+    except UnicodeEncodeError:  # bytes that are not UTF-8, held as surrogate escapes
+        data = argument.encode("utf-8", "surrogateescape")
+    try:
+        return data.decode(encoding)
+    except (UnicodeDecodeError, LookupError):
+        return argument
+
 
 def single_blas_thread() -> None:
     """One BLAS thread unless the user set another count (before numpy is imported): hybrid

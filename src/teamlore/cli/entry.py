@@ -19,7 +19,13 @@ import os
 import sys
 from collections.abc import Callable
 
-from teamlore.cli import any_character_gets_out, reader_went_away, single_blas_thread
+from teamlore.cli import (
+    any_character_gets_out,
+    closed_stdin_as_empty,
+    in_utf8_mode,
+    reader_went_away,
+    single_blas_thread,
+)
 
 TYPE_CHECKING = False  # not `typing`'s: the watch client's process does not load typing
 if TYPE_CHECKING:
@@ -33,6 +39,8 @@ INTERRUPTED_EXIT = 130  # as a command interrupted while it runs (cli/output.py,
 def main() -> None:
     """Run the command; Ctrl-C before it started running exits as Ctrl-C while it runs does."""
     try:
+        in_utf8_mode()  # file names read as UTF-8 in any locale (or this process starts again)
+        closed_stdin_as_empty()
         _dispatch(sys.argv[1:])
     except KeyboardInterrupt:
         sys.exit(INTERRUPTED_EXIT)

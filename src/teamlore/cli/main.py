@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import sys
 
+if __name__ == "__main__":  # `python -m teamlore.cli.main`, as the console entry starts
+    from teamlore.cli import closed_stdin_as_empty, in_utf8_mode
+
+    in_utf8_mode()
+    closed_stdin_as_empty()
 if __name__ == "__main__" and sys.argv[1:2] == ["mcp"]:
     # how `teamlore install` launches the MCP server: no typer unless its flags need it
     from teamlore.cli.mcp_command import serve_from_argv
@@ -12,6 +17,7 @@ if __name__ == "__main__" and sys.argv[1:2] == ["mcp"]:
 
 import importlib
 import pkgutil
+import shlex
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -117,9 +123,11 @@ def _render_demo(result: dict[str, Any]) -> None:
         elif step["step"] == "git-status":
             for line in step["porcelain"].splitlines():
                 stdout.print(f"      {line}")
+    # lines to paste into a shell: a folder with a space in it (`TMPDIR="/tmp/bo tmp dir"`) is
+    # quoted, as install quotes the command of its hooks
     stdout.print(
-        f"\nExplore it yourself:\n  cd {result['repository']}\n"
-        f"  export TEAMLORE_HOME={result['stateDir']}\n"
+        f"\nExplore it yourself:\n  cd {shlex.quote(result['repository'])}\n"
+        f"  export TEAMLORE_HOME={shlex.quote(result['stateDir'])}\n"
         '  teamlore sessions search 迁移\n  teamlore memory search "invoice export"'
     )
 

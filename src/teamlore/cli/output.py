@@ -92,8 +92,10 @@ def matched_by(hit: dict[str, Any]) -> str:
 
 
 def query_text(words: list[str]) -> str:
-    """The words of a `QueryArgument`, as the one query they are."""
-    return " ".join(words)
+    """The words of a `QueryArgument`, as the one query they are (each as typed: `typed_text`)."""
+    from teamlore.cli import typed_text
+
+    return " ".join(typed_text(word) for word in words)
 
 
 def styled(value: object, style: str) -> Text:
@@ -167,7 +169,11 @@ def say_left_out(
                 d["why"],
             )
         say_how_many_more(5, len(left_out))
-        say(f"  next: fix them (`teamlore memory lint` shows each problem), then {again} again.")
+        say_wrapped(
+            f"fix them (`teamlore memory lint` shows each problem), then {again} again.",
+            len("  next: "),
+            lead="  next: ",
+        )
     return len(left_out)
 
 
@@ -187,7 +193,11 @@ def say_ignored_by_git(rules: list[dict[str, Any]]) -> None:
     if rules:
         one = sum(len(rule["paths"]) for rule in rules) == 1
         it, its = ("it", "its") if one else ("them", "their")
-        say(f"  next: `git add -f` {it} once (git then shares {its} changes), or change the rule")
+        say_wrapped(
+            f"`git add -f` {it} once (git then shares {its} changes), or change the rule",
+            len("  next: "),
+            lead="  next: ",
+        )
 
 
 class _ConsoleOnFirstUse:
@@ -247,18 +257,57 @@ def print_unpadded(renderable: Any) -> None:
 def hanging(lead: str, text: str, indent: int) -> list[str]:
     """`lead` then `text`, wrapped at the terminal's width with its later lines under `indent`
     spaces; a word longer than a line (a path, a command) is kept whole and never left alone
-    on a line of its own after `lead`."""
+    on a line of its own after `lead`. Widths are terminal cells (`迁移` takes 4), and a path
+    with a space in it is one word (`_words`)."""
+    from rich.cells import cell_len  # text output only: rich is loaded to print it anyway
+
     width = max(stdout.width, indent + 20)
     lines: list[str] = []
-    line, empty = lead, True
-    for word in text.split():
-        if not empty and len(line) + 1 + len(word) > width:
+    line, used, empty = lead, cell_len(lead), True
+    for word in _words(text):
+        cells = cell_len(word.replace(_GLUE, " "))
+        if not empty and used + 1 + cells > width:
             lines.append(line)
-            line = " " * indent + word
+            line, used = " " * indent + word, indent + cells
         else:
             line = f"{line}{'' if empty else ' '}{word}"
+            used += cells if empty else 1 + cells
         empty = False
     return [*lines, line]
+
+
+# a word that starts a path: `~/…`, `/…`, `./…`, `../…`, after an opening bracket or quote
+_PATH_START = re.compile(r"""[("'\[]?(?:~|\.{1,2})?/[^/\s]""")
+_PATH_END = re.compile(r"""[,;:)'"\]]$""")
+
+
+def _words(text: str) -> list[str]:
+    """The words `hanging` wraps `text` at, a path whose name holds a space being one
+    (`~/código proj/app/.mcp.json`: a path to copy stays whole, docs/cli-output.md): after a
+    word that starts a path, a word that goes on with a `/` (`proj/app/.mcp.json`), or one that
+    names with it what is there on disk (`~/My Notes.md`), is part of it, joined by the spaces
+    it had."""
+    parts = re.split(r"( +)", text.strip())
+    words: list[str] = []
+    for at in range(0, len(parts), 2):
+        word = parts[at]
+        if at and words and _PATH_START.match(words[-1]) and _path_goes_on(words[-1], word):
+            words[-1] += parts[at - 1] + word
+        else:
+            words += word.split()
+    return words
+
+
+def _path_goes_on(path: str, word: str) -> bool:
+    """Whether `word`, after a space, is still part of `path` (`_words`)."""
+    if not word or any(c.isspace() for c in word) or _PATH_END.search(path):
+        return False
+    if word[0] in "([`'\"~/-" or "://" in word:
+        return False
+    if "/" in word:
+        return True
+    name = (path + " " + word).lstrip("(['\"").rstrip(".,;:)]'\"")
+    return os.path.lexists(os.path.expanduser(name))
 
 
 # a `command` in backticks, which a wrapped sentence keeps whole on one line (it is copied)
@@ -278,11 +327,19 @@ def wrapped_lines(lead: str, text: str, indent: int = 2) -> list[str]:
     return [line.rstrip() for line in _commands_whole(lead, text, indent)]
 
 
-def say_wrapped(text: str, indent: int = 2) -> None:
-    """A sentence of teamlore's own, wrapped at words (`hanging`) with its later lines under
-    `indent` spaces; a `command` in backticks stays whole on one line, to be copied."""
-    for line in _commands_whole("", text, indent):
-        say(line)
+def say_wrapped(
+    text: str,
+    indent: int = 2,
+    *,
+    lead: str = "",
+    style: str = "",
+    console: Console | None = None,
+) -> None:
+    """A sentence of teamlore's own after `lead` (`Next: `), wrapped at words (`hanging`) with
+    its later lines under `indent` spaces, each line in `style` when given; a `command` in
+    backticks stays whole on one line, to be copied."""
+    for line in wrapped_lines(lead, text, indent):
+        say(styled(line, style) if style else line, console=console)
 
 
 def say_titled(title: str, details: str) -> None:
@@ -290,7 +347,7 @@ def say_titled(title: str, details: str) -> None:
     it, indented, when the two would pass the terminal's width: a search hit's head line."""
     from rich.cells import cell_len
 
-    if cell_len(literal(title)) + 2 + len(details) <= stdout.width:
+    if cell_len(literal(title)) + 2 + cell_len(literal(details)) <= stdout.width:
         say(styled(title, "bold"), f"  {details}")
     else:
         say(styled(title, "bold"))

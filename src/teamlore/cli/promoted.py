@@ -6,7 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from teamlore.cli.output import say, say_file, say_ignored_by_git, say_wrapped, styled
+from teamlore.cli.output import (
+    say,
+    say_file,
+    say_ignored_by_git,
+    say_wrapped,
+    styled,
+    wrapped_lines,
+)
 
 _OUTCOME_WORDS = {
     "written": "written",
@@ -30,10 +37,14 @@ def render_promoted(result: dict[str, Any], *, ignored: bool = True) -> None:
     projection = result.get("projection") or {}
     if projection.get("error"):
         error = projection["error"]
-        say(
-            styled("projection not refreshed", "yellow"),
-            f" {error['code']}: {error['message']} (run `teamlore memory status` or promote again)",
+        lead = "projection not refreshed"
+        first, *rest = wrapped_lines(
+            f"{lead} ",
+            f"{error['code']}: {error['message']} (run `teamlore memory status` or promote again)",
         )
+        say(styled(lead, "yellow"), first[len(lead) :])
+        for line in rest:
+            say(line)
     say_wrapped(result["git"])
     if ignored:
         say_ignored_by_git(result["ignoredByGit"])

@@ -46,7 +46,9 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # a name `[models.<name>]` can hold as it is written (a TOML bare key), so every message that
 # says "add a [models.<name>] table" can be copied into config.toml
 PROFILE_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-PROFILE_NAME_FORM = "a model profile name: 1-64 letters, digits, _ or - (as in [models.<name>])"
+PROFILE_NAME_FORM = (
+    "a model profile name: 1-64 ASCII letters, digits, _ or - (as in [models.<name>])"
+)
 _ENDPOINT_SUFFIXES = ("/chat/completions", "/responses", "/completions")
 
 

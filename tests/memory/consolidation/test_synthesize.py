@@ -106,4 +106,5 @@ def test_the_cli_prints_the_task_in_json_and_says_what_it_is_in_text(world: Worl
     code, result = world.cli_json("memory", "synthesize", "--full")
     assert code == 0 and result["task"]["taskId"] == result["taskId"]
     text = world.cli("memory", "synthesize").stdout
-    assert "Consolidation task consolidate-" in text and "scene team-memory-design (heat 1)" in text
+    said = " ".join(text.split())  # the sentence is wrapped at the terminal's width
+    assert "Consolidation task consolidate-" in said and "scene team-memory-design (heat 1)" in text

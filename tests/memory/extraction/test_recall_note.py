@@ -32,7 +32,9 @@ def test_a_session_short_of_turns_says_its_last_turn_is_open(tmp_path: Path, hom
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == "0 extraction tasks"
-    note = next(line for line in lines if line.startswith("note: "))
+    at = next(i for i, line in enumerate(lines) if line.startswith("note: "))
+    end = next((i for i in range(at + 1, len(lines)) if not lines[i].startswith("      ")), None)
+    note = " ".join(" ".join(lines[at:end]).split())  # wrapped under `note: ` at 80 columns
     assert note.endswith(
         f"{key[:12]} (1 matching turn, fewer than 3; its last turn is still open)."
     )

@@ -118,6 +118,8 @@ def test_the_cli_names_the_turns_it_puts_back_at_80_columns(
         "--candidate",
         cid[:20],
         "--extract-again",
+        "--reason",
+        "right, but cannot be promoted as it is",
         cwd=flow.repo,
         env={"TEAMLORE_HOME": str(flow.home), "COLUMNS": "80"},
     )

@@ -13,6 +13,7 @@ from teamlore.cli.output import (
     cwd_of,
     fail,
     run,
+    say_wrapped,
     stdout,
 )
 from teamlore.cli.params import Option
@@ -22,9 +23,9 @@ from teamlore.core import errors
 def _render_synthesize(result: dict[str, Any]) -> None:
     task = result["task"]
     if task is None:
-        stdout.print(f"No consolidation task: {result['note']}.")
+        say_wrapped(f"No consolidation task: {result['note']}.")
     else:
-        stdout.print(f"Consolidation task {task['taskId']} ({result['mode']}): {result['note']}.")
+        say_wrapped(f"Consolidation task {task['taskId']} ({result['mode']}): {result['note']}.")
         for entry in task["entries"]:
             stdout.print(f"  entry {entry['entryId']}")
         for entry in task.get("leftEntries") or []:
@@ -32,7 +33,7 @@ def _render_synthesize(result: dict[str, Any]) -> None:
         for scene in task["scenes"]:
             stdout.print(f"  scene {scene['name']} (heat {scene['heat']})")
         stdout.print("  The agent answers with a ConsolidationPatch@v1 (see --format json).")
-    stdout.print(
+    say_wrapped(
         f"{counted(result['newSinceBaseline'], 'approved entry', 'approved entries')}"
         " new since the last consolidation"
         + (
@@ -43,7 +44,7 @@ def _render_synthesize(result: dict[str, Any]) -> None:
         + f" (due at {result['dueAt']})."
     )
     if result.get("next"):
-        stdout.print(f"Next: {result['next']}")
+        say_wrapped(result["next"], len("Next: "), lead="Next: ")
 
 
 @memory_app.command(

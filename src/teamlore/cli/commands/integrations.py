@@ -12,6 +12,7 @@ from teamlore.cli.output import (
     run,
     say,
     say_ignored_by_git,
+    say_wrapped,
     stdout,
     styled,
 )
@@ -123,9 +124,11 @@ def _render_install(result: dict[str, Any]) -> None:
         assemble = done.get("assemble") or {}
         assembled = assemble.get("result") or {}
         if (assemble.get("ran") or assemble.get("wouldRun")) and assembled["targetLinksTo"]:
-            say(
-                f"  {assembled['target']} links to {assembled['targetLinksTo']}: its team memory"
-                f" block comes from `teamlore memory assemble -p {assembled['linkedProvider']}`"
+            say_wrapped(
+                f"{assembled['target']} links to {assembled['targetLinksTo']}: its team memory"
+                f" block comes from `teamlore memory assemble -p {assembled['linkedProvider']}`",
+                4,
+                lead="  ",
             )
         elif assemble.get("ran"):
             say("  assembled the team memory block for this client")

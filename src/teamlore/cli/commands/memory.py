@@ -314,6 +314,15 @@ def read_request(source: str, fmt: OutputFormat) -> dict[str, Any]:
     try:
         if source == "-":
             data = sys.stdin.buffer.read(MAX_REQUEST_BYTES + 1)
+            if not data:  # `< /dev/null`, or stdin closed (`<&-`: cli.closed_stdin_as_empty)
+                fail(
+                    errors.TeamloreError(
+                        errors.INVALID_ARGUMENT,
+                        "-: standard input is empty; pipe the request in, or give the file that"
+                        " holds it instead of -",
+                    ),
+                    fmt,
+                )
         else:
             with open(source, "rb") as handle:
                 data = handle.read(MAX_REQUEST_BYTES + 1)
@@ -401,8 +410,8 @@ def _render_field(key: str, value: Any) -> None:
     list of tasks (coverage's deferred and not claimable ones) its count then one line per task
     as the tasks above are shown, other lists and nested values as JSON (never a Python repr);
     session keys in text as `sessions list` shows them (12 hex)."""
-    if isinstance(value, str):
-        say(f"{key}: ", _SESSION_KEY.sub(r"\1", value))
+    if isinstance(value, str):  # a sentence of teamlore's own, wrapped under its key
+        say_wrapped(_SESSION_KEY.sub(r"\1", value), len(key) + 2, lead=f"{key}: ")
         return
     if not isinstance(value, dict):
         say(f"{key}: {_json_text(value)}")
@@ -417,7 +426,10 @@ def _render_field(key: str, value: Any) -> None:
                 status = f" ({task['status']})" if task.get("status") else ""
                 say(f"    {task['taskId'][:24]} turns {turns['start']}–{turns['end']}{status}")
             continue
-        say(f"  {name}: {item if isinstance(item, str) else _json_text(item)}")
+        if isinstance(item, str):
+            say_wrapped(item, len(name) + 4, lead=f"  {name}: ")
+        else:
+            say(f"  {name}: {_json_text(item)}")
 
 
 def _is_task_summary(value: Any) -> bool:

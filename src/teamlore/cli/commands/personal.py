@@ -16,6 +16,7 @@ from teamlore.cli.output import (
     counted,
     hanging,
     run,
+    say_wrapped,
     stderr,
     stdout,
 )
@@ -190,23 +191,14 @@ def personal_status(
 # -- show -------------------------------------------------------------------------------------
 
 
-# the note on a masked secret, a long sentence a person reads at a terminal, is wrapped to fit
-# one; the others are short and name a folder, kept on its line
-MASKED_NOTE_WIDTH = 80
-
-
-def _note(text: str, *, width: int = 0) -> None:
-    """A note for the person on stderr, as plain as `_plain` (piped, `show` loads no console);
-    with `width`, wrapped at spaces to that many columns (a file name or rule is never split)."""
-    note = f"note: {literal(text)}"
-    if width:
-        import textwrap
-
-        lines = textwrap.wrap(
-            note, width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False
-        )
-        note = "\n".join(lines)
-    sys.stderr.write(f"{note}\n")
+def _note(text: str, *, wrap: bool = False) -> None:
+    """A note for the person on stderr, written as plainly as `_plain`; with `wrap`, wrapped
+    at words to the terminal's width in cells (`hanging`, which reads the width from the
+    console: only then is rich loaded; a file name or rule is never split): the note on a
+    masked secret, a long sentence a person reads. The others are short and name a folder,
+    kept on its line."""
+    lines = hanging("note: ", literal(text), 2) if wrap else [f"note: {literal(text)}"]
+    sys.stderr.write("".join(f"{line}\n" for line in lines))
     sys.stderr.flush()
 
 
@@ -222,7 +214,7 @@ def _render_show(result: dict[str, Any]) -> None:
             _note(
                 f"{masked['file']}:{masked['line']} holds a secret ({masked['rule']}); agents"
                 " read it masked, and it stays in the file until you remove it",
-                width=MASKED_NOTE_WIDTH,
+                wrap=True,
             )
     if sys.stdout.isatty():
         _describe_for_a_person(result)
@@ -235,7 +227,7 @@ def _describe_for_a_person(result: dict[str, Any]) -> None:
     addressed to agents (docs/personal.md, "CLI"). Piped, as the SessionStart hook runs it,
     `show` prints the agents' text exactly."""
     if "readDisabled" in result:  # no context may be read: nothing is shown, nothing is empty
-        stdout.print(
+        say_wrapped(
             f"No personal memory is shown: {result['readDisabled']}; "
             "`teamlore personal config --scope S` allows one."
         )
@@ -243,12 +235,12 @@ def _describe_for_a_person(result: dict[str, Any]) -> None:
     contexts = ", ".join(result["contexts"]) or "none"
     stored = [doc for doc in result["documents"] if not doc["empty"]]
     if not stored:
-        stdout.print(
+        say_wrapped(
             f"No personal memory is stored for context(s) {contexts}. Agents reading it are "
             "told there is none and not to guess facts about you."
         )
         return
-    stdout.print(
+    say_wrapped(
         f"Agents reading personal memory for context(s) {contexts} get "
         f"{counted(len(stored), 'document')}, marked as your data, not instructions "
         "(`--format json` or a pipe shows their exact text):"

@@ -26,6 +26,7 @@ from teamlore.cli.output import (
     stderr,
     stdout,
     styled,
+    wrapped_lines,
 )
 from teamlore.cli.params import Option
 from teamlore.core import errors
@@ -350,7 +351,7 @@ def _render_prepare(result: dict[str, Any]) -> None:
     stdout.print(f"Plan {result['planId']} generated ({counted(len(result['files']), 'file')}).")
     for file in result["files"]:
         say_file(file["targetPath"], f" ({file['role']})")
-    stdout.print(f"Next: {result['next']}")
+    say_wrapped(result["next"], len("Next: "), lead="Next: ")
 
 
 @memory_app.command("prepare", short_help="Record a promotion plan from a PrepareRequest@v1.")
@@ -391,7 +392,8 @@ def discard(
         None,
         "--reason",
         help="Why you discard it (kept in the local state only). On a terminal without it, "
-        "teamlore asks; a discard cannot be undone.",
+        "teamlore asks; without a terminal (or with --format json) it is required: a discard "
+        "cannot be undone.",
     ),
     extract_again: bool = Option(
         False,
@@ -404,10 +406,12 @@ def discard(
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """Discard a draft, quarantined or adjudication-failed candidate. On a terminal without
-    --reason it asks why (Enter alone keeps the candidate): a discard cannot be undone."""
-    # asked only once the operation found a candidate it can discard: a wrong id is refused
-    # before the question, not after the person typed why
-    ask = _why if reason is None and fmt is OutputFormat.text and sys.stdin.isatty() else None
+    --reason it asks why (Enter alone keeps the candidate); without a terminal --reason is
+    required: a discard cannot be undone."""
+    # asked (or refused) only once the operation found a candidate it can discard: a wrong id
+    # is refused before the question, not after the person typed why
+    terminal = fmt is OutputFormat.text and sys.stdin.isatty()
+    ask = None if reason is not None else _why if terminal else _needs_reason
     payload = {
         "candidateId": candidate,
         "expectedRevision": revision,
@@ -415,6 +419,17 @@ def discard(
         "extractAgain": extract_again,
     }
     run("memory.discard", payload, fmt, _render_discard, cwd=cwd_of(repository), confirm=ask)
+
+
+def _needs_reason(asked: dict[str, Any]) -> bool:
+    """Without a terminal nobody can be asked why, and on one a discard without a reason
+    keeps the candidate (`_why`): refused as `memory confirm` refuses (`_needs_yes`)."""
+    raise errors.TeamloreError(
+        errors.USAGE,
+        f"discarding {short_id(asked['candidateId'])} needs a reason (it cannot be undone), and"
+        " without a terminal nobody can be asked: give --reason, run it on a terminal, or"
+        " discard it in your browser with `teamlore ui`",
+    )
 
 
 def _why(asked: dict[str, Any]) -> bool:
@@ -538,13 +553,15 @@ def _typed_facts_only(item: dict[str, Any]) -> bool:
     verified, or statements a person already confirmed)."""
     waiting = [s["statementId"] for s in item["statements"] if s["confirmation"] == "required"]
     if waiting:
-        say(
-            styled("skipped", "yellow"),
-            f" {short_id(item['candidateId'])}: {counted(len(waiting), 'statement')}"
-            f" ({', '.join(waiting)}) {'needs' if len(waiting) == 1 else 'need'} a person; "
-            "run `teamlore memory confirm` on a terminal or use `teamlore ui`",
-            console=stderr,
+        first, *rest = wrapped_lines(
+            "skipped ",
+            f"{short_id(item['candidateId'])}: {counted(len(waiting), 'statement')}"
+            f" ({', '.join(waiting)}) {'needs' if len(waiting) == 1 else 'need'} a person;"
+            " run `teamlore memory confirm` on a terminal or use `teamlore ui`",
         )
+        say(styled("skipped", "yellow"), first[len("skipped") :], console=stderr)
+        for line in rest:
+            say(line, console=stderr)
     return not waiting
 
 

@@ -29,6 +29,7 @@ from teamlore.cli.output import (
     print_json,
     run,
     say,
+    say_wrapped,
     stderr,
     stdout,
     styled,
@@ -101,13 +102,13 @@ def _render_preview(result: dict[str, Any]) -> None:
             plan["planDigest"][:12] + "…", plan["taskKind"], what, _kib(plan["bytesToSend"])
         )
     stdout.print(table)
-    stdout.print(
+    say_wrapped(
         f"Nothing was sent. {counted(len(plans), 'pending plan')}, {_kib(result['totalBytes'])} in "
         f"total; provider retention: {plans[0]['providerRetention']}."
     )
     masked = sum(int(plan["disclosure"].get("secretsMasked") or 0) for plan in plans)
     if masked:  # a credential in a transcript or a draft: sent as its redacted preview only
-        stdout.print(
+        say_wrapped(
             f"{counted(masked, 'secret')} masked: each is sent as its redacted preview "
             "(…[40 chars]), never as itself."
         )
@@ -238,7 +239,7 @@ def _render_run(result: dict[str, Any], *, adjudication: bool = True) -> None:
     for plan in plans:
         _say_adjudication(plan)
     if result.get("next") and len(plans) != 1:
-        stdout.print(f"next: {result['next']}")
+        say_wrapped(result["next"], len("next: "), lead="next: ")
 
 
 def _exit_if_failed(result: dict[str, Any], fmt: OutputFormat) -> None:
@@ -441,7 +442,7 @@ def extract(
 
 def _render_reverify(result: dict[str, Any]) -> None:
     binary = result["binary"]
-    stdout.print(
+    say_wrapped(
         f"{result['runner']} {binary['version']} passed {result['testVersion']} "
         f"({counted(result['candidates'], 'candidate')}, only the given evidence cited, no "
         "canary, no side effects). Approvals may run it until its binary, version, model, "

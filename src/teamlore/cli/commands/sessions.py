@@ -175,9 +175,10 @@ def _render_vectors(vectors: dict[str, Any]) -> None:
             f" {'has' if turns == 1 else 'have'} a vector."
         )
     elif vectors.get("status") == "unavailable":
-        say(
-            styled(f"Turns not embedded ({vectors['code']}: {vectors['message']});", "yellow"),
+        say_wrapped(
+            f"Turns not embedded ({vectors['code']}: {vectors['message']});"
             " search uses words only until a sync can embed them.",
+            style="yellow",
         )
 
 
@@ -533,21 +534,17 @@ def _render_search(result: dict[str, Any]) -> None:
             )
         )
     if refreshed.get("skipped"):
-        say(
-            styled(
-                f"Searched the index as it is ({refreshed['skipped']});"
-                " `teamlore sync` brings it up to date.",
-                "dim",
-            )
+        say_wrapped(
+            f"Searched the index as it is ({refreshed['skipped']});"
+            " `teamlore sync` brings it up to date.",
+            style="dim",
         )
     ranking = result.get("ranking") or {}
     if ranking and not ranking["rankedAll"]:
-        say(
-            styled(
-                f"More than {ranking['window']} turns match: the newest {ranking['window']}"
-                " were ranked. Add words or filters to search them all.",
-                "dim",
-            )
+        say_wrapped(
+            f"More than {ranking['window']} turns match: the newest {ranking['window']}"
+            " were ranked. Add words or filters to search them all.",
+            style="dim",
         )
     say(styled(paths_line(result), "dim"))
     if not result["hits"]:  # under the header, as `memory search` says it

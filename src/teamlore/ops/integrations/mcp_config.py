@@ -103,14 +103,16 @@ class McpConfigRequest(BaseModel):
     @classmethod
     def _name(cls, value: str | None) -> str | None:
         if value is not None and not _NAME.match(value):
-            raise ValueError("use 1-64 letters, digits, '_' or '-'")
+            raise ValueError("use 1-64 ASCII letters, digits, '_' or '-'")
         return value
 
     @field_validator("client_id")
     @classmethod
     def _client_id(cls, value: str | None) -> str | None:
         if value is not None and not CLIENT_ID_PATTERN.match(value):
-            raise ValueError("use 1-128 letters, digits, '_' or '-' (as `teamlore mcp` accepts)")
+            raise ValueError(
+                "use 1-128 ASCII letters, digits, '_' or '-' (as `teamlore mcp` accepts)"
+            )
         return value
 
 
