@@ -26,6 +26,7 @@ from teamlore.memory.assembled import with_assembled_conflicts
 from teamlore.memory.consolidation.source import status_of
 from teamlore.memory.deprecations import RULE, checked_after_deprecation, findings_key
 from teamlore.memory.extraction.tasks import Owner
+from teamlore.memory.line_ends import without_checkout_crlf
 from teamlore.memory.promotion.stored_plan import PlanState, plan_states
 from teamlore.memory.store.layout import MEMORY_ROOT
 from teamlore.memory.store.lint import Finding, LintProgress, LintReport, lint_tree
@@ -255,7 +256,8 @@ def _lint_summary(
         raise
     cache.save(report.files)
     report = with_assembled_conflicts(
-        _with_deprecations(report, worktree_root, cache), worktree_root
+        _with_deprecations(without_checkout_crlf(report, worktree_root), worktree_root, cache),
+        worktree_root,
     )
     return (
         "present",

@@ -166,6 +166,7 @@ def memory_lint(ctx: OpContext, request: LintRequest) -> dict[str, Any]:
     from teamlore.memory.assembled import with_assembled_conflicts
     from teamlore.memory.deprecations import with_deprecation_findings
     from teamlore.memory.interrupted import with_interrupted_promotions
+    from teamlore.memory.line_ends import without_checkout_crlf
     from teamlore.memory.store.lint import lint_paths, lint_tree
 
     if request.paths:
@@ -175,6 +176,7 @@ def memory_lint(ctx: OpContext, request: LintRequest) -> dict[str, Any]:
         identity = resolve_owner(ctx)
         root = identity.worktree_root
         report = with_deprecation_findings(lint_tree(root, progress=ctx.progress), root)
+        report = without_checkout_crlf(report, root)  # git's checkout wrote them, not the team
         # CLAUDE.md, AGENTS.md and the Skill copies a merge left conflicted (every agent reads them)
         report = with_assembled_conflicts(report, root)
         # a promotion a kill left half applied (memory/interrupted.py)
