@@ -33,6 +33,9 @@ class UiState:
     outcomes: dict[str, dict[str, Any]] = field(default_factory=dict)  # planId → promote result
     flashes: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # the review items in the queue's order as the queue (or plan) page last loaded them: a
+    # candidate's page takes its place, previous and next from it, and loads only itself
+    shown_queue: list[dict[str, Any]] | None = None
 
     def run(self, name: str, payload: dict[str, Any]) -> dict[str, Any]:
         """Run one registered operation for this repository (raises TeamloreError)."""

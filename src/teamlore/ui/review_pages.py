@@ -6,6 +6,11 @@ kind shows up here as soon as the operation reviews it; its page part is one tem
 `memory.prepare` and `memory.promote` with the payloads the CLI sends. A prepared plan is shown
 with its status now, from the promotion journal (`ops.memory.promote.current_plan_states`, what
 `memory status` lists plans to promote by), never the status it had when it was prepared.
+
+A candidate's page and a decision on it review that one candidate (`memory.review` with its
+`candidateId`): a click costs one candidate's review, not the queue's. The page's place in the
+queue (n of N, previous, next waiting for a decision) comes from the queue as the queue or plan
+page last loaded it (`UiState.shown_queue`), loaded once when no page has yet.
 """
 
 from __future__ import annotations
@@ -68,7 +73,51 @@ async def load_review(state: UiState) -> dict[str, Any]:
     if refused and len(refused) == len(review_kinds()):
         raise refused[0][1]
     notices = [{"kind": kind, **refusal(err)} for kind, err in refused]
+    state.shown_queue = items
     return {"items": items, "failed": failed, "refused": notices}
+
+
+async def load_one(state: UiState, candidate_id: str) -> dict[str, Any]:
+    """The review of one candidate, of whichever kind it is: `{"item": …}` (as a screen shows
+    it), `{"failed": …}` (its adjudication failed) or `{}` (nothing by that id awaits review).
+    Refused as `load_review` is: when every kind's review is refused, the first refusal."""
+    refused: list[errors.TeamloreError] = []
+    for kind in review_kinds():
+        payload = {"kind": kind, "candidateId": candidate_id, "limit": 1}
+        try:
+            result = await state.arun("memory.review", payload)
+        except errors.TeamloreError as err:
+            # not of this kind (or an id the page never links: several ids it abbreviates)
+            if err.code not in (errors.CANDIDATE_NOT_FOUND.code, errors.INVALID_ARGUMENT.code):
+                refused.append(err)
+            continue
+        # the id as the page links it: an abbreviation the operation would take is not one
+        item = _find(result["items"], candidate_id)
+        if item is not None:
+            return {"item": shown_to_a_person(item)}
+        failed = _find(result["failed"], candidate_id)
+        if failed is not None:
+            return {"failed": {**failed, "kind": kind}}
+    if refused and len(refused) == len(review_kinds()):
+        raise refused[0]
+    return {}
+
+
+async def queue_with(state: UiState, item: dict[str, Any]) -> list[dict[str, Any]]:
+    """The queue as last loaded with `item` as just reviewed in its place; loaded again when
+    no page loaded it yet or `item` is not in it (staged since)."""
+    items = state.shown_queue
+    if items is None or _find(items, item["candidateId"]) is None:
+        items = (await load_review(state))["items"]
+    items = [item if i["candidateId"] == item["candidateId"] else i for i in items]
+    state.shown_queue = items
+    return items
+
+
+def _leaves_queue(state: UiState, candidate_ids: list[str]) -> None:
+    """Candidates discarded or promoted here are no longer in the queue the pages place by."""
+    if state.shown_queue is not None:
+        state.shown_queue = [i for i in state.shown_queue if i["candidateId"] not in candidate_ids]
 
 
 async def _every_page(state: UiState, kind: str) -> list[dict[str, Any]]:
@@ -120,12 +169,13 @@ async def candidate(request: Request) -> Response:
     state = ui_state(request)
     candidate_id = request.path_params["candidate_id"]
     try:
-        review = await load_review(state)
+        one = await load_one(state, candidate_id)
+        item = one.get("item")
+        items = await queue_with(state, item) if item is not None else []
     except errors.TeamloreError as err:
         return error_page(request, err, "Candidate")
-    item = _find(review["items"], candidate_id)
     if item is None:
-        failed = _find(review["failed"], candidate_id)
+        failed = one.get("failed")
         if failed is not None:
             return page(request, "failed.html", title="Adjudication failed", item=failed)
         return error_page(
@@ -135,11 +185,11 @@ async def candidate(request: Request) -> Response:
             ),
             "Candidate",
         )
-    ids = [i["candidateId"] for i in review["items"]]
+    ids = [i["candidateId"] for i in items]
     at = ids.index(candidate_id)
     pending = [
         i["candidateId"]
-        for i in review["items"][at + 1 :] + review["items"][:at]
+        for i in items[at + 1 :] + items[:at]
         if state.decisions.progress(i).label == "needs your decision"
     ]
     return page(
@@ -180,10 +230,9 @@ async def decide(request: Request) -> Response:
         state.flash(request, "error", "Unknown decision.")
         return redirect(back)
     try:
-        review = await load_review(state)
+        item = (await load_one(state, candidate_id)).get("item")
     except errors.TeamloreError as err:
         return error_page(request, err, "Candidate")
-    item = _find(review["items"], candidate_id)
     statement = next(
         (s for s in (item or {}).get("statements", []) if s["statementId"] == statement_id), None
     )
@@ -281,6 +330,7 @@ async def discard(request: Request) -> Response:
     except errors.TeamloreError as err:
         return error_page(request, err, "Discard refused")
     state.decisions.forget(candidate_id)
+    _leaves_queue(state, [candidate_id])
     state.flash(
         request,
         "ok",
@@ -467,6 +517,7 @@ async def promote(request: Request) -> Response:
     state.plans.setdefault(plan_id, prepared)  # promoted here: its page stays readable
     for candidate_id in prepared["plan"]["candidateIds"]:
         state.decisions.forget(candidate_id)
+    _leaves_queue(state, list(prepared["plan"]["candidateIds"]))
     written = sum(1 for f in outcome["files"] if f.get("outcome") == "written")
     state.flash(request, "ok", f"Promoted: {written} file(s) written to the working tree.")
     return redirect(f"/plan/{plan_id}")

@@ -194,12 +194,22 @@ def _render_replaced(item: dict[str, Any]) -> None:
             _block(Text(literal(replaced["content"]), style="dim"), 4)
 
 
-def _review_renderer(full_diff: bool, *, first: bool = True, more: str | None = None) -> Any:
+def _review_renderer(
+    full_diff: bool, *, first: bool = True, more: str | None = None, head: bool = False
+) -> Any:
     """The text view of one page of the review: `first` (the first page says when nothing
     awaits review), `more` (the command for the next page, said when there is one; None: the
-    caller shows the next page itself)."""
+    caller shows the next page itself), `head` (the whole queue follows: say first how many
+    candidates it holds, when more than one)."""
 
     def render(result: dict[str, Any]) -> None:
+        total = (result.get("page") or {}).get("total") or 0
+        if head and total > 1:
+            say_wrapped(
+                f"{counted(total, 'candidate')} awaiting review, every one shown below "
+                "(`--limit N` shows a page at a time)."
+            )
+            stdout.print()
         _render_review(result, full_diff=full_diff, first=first)
         page = result.get("page") or {}
         if more is not None and page.get("nextCursor"):
@@ -323,9 +333,9 @@ def review(
     """Show quarantined candidates: statements, evidence, assessments and the exact file diff.
 
     The text view wraps every line at the terminal's width (nothing is cut); a diff longer
-    than 60 lines says how many lines follow and how to see them. It shows every candidate
-    unless --limit, --cursor or --candidate asks for a page; --format json gives the
-    operation's page, as the MCP tool does."""
+    than 60 lines says how many lines follow and how to see them. It shows every candidate,
+    saying first how many, unless --limit, --cursor or --candidate asks for a page; --format
+    json gives the operation's page, as the MCP tool does."""
     payload = {"kind": kind, "candidateId": candidate, "limit": limit, "cursor": cursor}
     where = cwd_of(repository)
     if fmt is OutputFormat.json or any(v is not None for v in (candidate, limit, cursor)):
@@ -340,7 +350,7 @@ def review(
     from teamlore.ops.memory.review import MAX_REVIEW_PAGE
 
     payload["limit"] = MAX_REVIEW_PAGE
-    page = run("memory.review", payload, fmt, _review_renderer(full_diff), cwd=where)
+    page = run("memory.review", payload, fmt, _review_renderer(full_diff, head=True), cwd=where)
     while page["page"]["nextCursor"] is not None:
         payload["cursor"] = page["page"]["nextCursor"]
         render = _review_renderer(full_diff, first=False)

@@ -15,7 +15,8 @@ call, `tool #M` as `teamlore sessions show` numbers them.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,8 +34,30 @@ MIN_SIMILARITY = 0.2
 FUSION_DEPTH = 30
 
 
-# the passage vectors of the last turn ranked (one review ranks every statement citing a turn)
-_EMBEDDED: dict[tuple[str, tuple[str, ...]], Any] = {}
+# A review is read again and again (the review page reloads a candidate on each decision, the
+# queue every candidate): the work it repeats is kept, each result keyed by everything it is
+# computed from, for this many turns and statements (least recently used dropped first) —
+# a turn's passages (masking its secrets is most of the cost), their vectors and a statement's,
+# and how the words of a statement rank a turn's passages.
+CACHED = 512
+_PASSAGES: OrderedDict[Hashable, list[Passage]] = OrderedDict()
+_EMBEDDED: OrderedDict[Hashable, Any] = OrderedDict()
+_QUERIES: OrderedDict[Hashable, Any] = OrderedDict()
+_LEXICAL: OrderedDict[Hashable, list[tuple[int, float]]] = OrderedDict()
+
+
+def _kept(cache: OrderedDict[Hashable, Any], key: Hashable) -> Any:
+    found = cache.get(key)
+    if found is not None:
+        cache.move_to_end(key)
+    return found
+
+
+def _keep(cache: OrderedDict[Hashable, Any], key: Hashable, value: Any) -> Any:
+    cache[key] = value
+    while len(cache) > CACHED:
+        cache.popitem(last=False)
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +124,21 @@ def turn_passages(turn: Any) -> list[Passage]:
     """Every passage of a selection.SelectedTurn, in the order of the turn. Each text has its
     secrets masked (core/secrets/mask.py) before it is cut into windows: a passage is the
     excerpt a reviewer sees, and a window's edge must not leave a piece of a token unmasked."""
+    key = (
+        turn.user_text,
+        turn.assistant_text,
+        tuple(
+            (t.seq, t.name, t.command, t.input, t.status, t.exit_code, t.result_head, t.result_tail)
+            for t in turn.tools
+        ),
+    )
+    kept = _kept(_PASSAGES, key)
+    if kept is None:
+        kept = _keep(_PASSAGES, key, _turn_passages(turn))
+    return list(kept)
+
+
+def _turn_passages(turn: Any) -> list[Passage]:
     passages = [Passage("user", w) for w in windows(masked_text(turn.user_text))]
     passages += [Passage("assistant", w) for w in windows(masked_text(turn.assistant_text))]
     for tool in turn.tools:
@@ -113,6 +151,14 @@ def turn_passages(turn: Any) -> list[Passage]:
 
 def _lexical(statement: str, passages: Sequence[Passage]) -> list[tuple[int, float]]:
     """(passage index, share of the statement's terms held), best BM25 first."""
+    key = (statement, tuple(p.shown() for p in passages))
+    kept = _kept(_LEXICAL, key)
+    if kept is None:
+        kept = _keep(_LEXICAL, key, _ranked(statement, passages))
+    return list(kept)
+
+
+def _ranked(statement: str, passages: Sequence[Passage]) -> list[tuple[int, float]]:
     match = fts_query(statement, mode="any")
     query = parse_query(statement)
     if not match or not query.terms:
@@ -150,12 +196,15 @@ def _vector(statement: str, passages: Sequence[Passage], home: Path | None) -> l
         return []
     texts = tuple(p.shown() for p in passages)
     try:
-        matrix = _EMBEDDED.get((embedder.space.key, texts))
+        matrix = _kept(_EMBEDDED, (embedder.space.key, texts))
         if matrix is None:  # statements citing one turn embed its passages once
-            matrix = embedder.embed(list(texts))
-            _EMBEDDED.clear()
-            _EMBEDDED[(embedder.space.key, texts)] = matrix
-        query = embedder.embed_query(statement).reshape(-1)
+            matrix = _keep(_EMBEDDED, (embedder.space.key, texts), embedder.embed(list(texts)))
+        query = _kept(_QUERIES, (embedder.space.key, statement))
+        if query is None:
+            query = _keep(
+                _QUERIES, (embedder.space.key, statement), embedder.embed_query(statement)
+            )
+        query = query.reshape(-1)
     except errors.TeamloreError:
         return []
     similarity = matrix @ query
