@@ -105,15 +105,7 @@ def test_sessions_list_unmapped_shows_the_recorded_folders_literally(world) -> N
     everything = _json("sessions", "list")["sessions"]
     assert len(everything) == 3
     text = _cli("sessions", "list", "--unmapped").stdout
-    # no listed session has a repository: its column would only narrow the folder's
-    assert text.splitlines()[0].split() == [
-        "session",
-        "provider",
-        "started",
-        "(UTC)",
-        "turns",
-        "cwd",
-    ]
+    assert text.splitlines()[0].split() == ["sessions", "newest", "(UTC)", "folder"]
     folded = "".join(text.split())  # the table may fold long cells
     assert "C:\\Users\\me\\src\\tools\\[id]" in folded and "/Users/me/code/shop/web" in folded
 

@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -450,16 +451,8 @@ def test_sessions_list_at_80_columns_keeps_a_session_on_one_line(fixtures_cli: C
     assert done.returncode == 0, done.stderr
 
     rows = _one_line_a_session(done.stdout, listed)
-    # and the folders alone (`--unmapped`: no fixture session is mapped), which every session
-    # with a prompt shows only there
-    done = teamlore_cli("sessions", "list", "--unmapped", env={**fixtures_cli.env, "COLUMNS": "80"})
-    assert done.returncode == 0, done.stderr
-    folders = _one_line_a_session(done.stdout, listed)
-
-    for row, s, title in [
-        *((row, s, listed_title(s)) for row, s in zip(rows, listed, strict=True)),
-        *((row, s, None) for row, s in zip(folders, listed, strict=True)),
-    ]:
+    for row, s in zip(rows, listed, strict=True):
+        title = listed_title(s)
         last = row.split(maxsplit=5)[5].strip()
         whole = title or s["cwd"]
         if last.endswith("…"):  # a cut title
@@ -468,7 +461,26 @@ def test_sessions_list_at_80_columns_keeps_a_session_on_one_line(fixtures_cli: C
             assert not title and s["cwd"].endswith(last[1:]) and last[1] in "/\\"
         else:
             assert last.removesuffix(" (file gone)") in (norm(literal(whole)), whole)
-    assert any(r.rstrip().endswith("…") for r in rows) and any("  …/" in r for r in folders)
+    assert any(r.rstrip().endswith("…") for r in rows)
+
+    # and the folders to map (`--unmapped`: no fixture session is mapped), each once on a line
+    # with how many sessions it holds, most first
+    done = teamlore_cli("sessions", "list", "--unmapped", env={**fixtures_cli.env, "COLUMNS": "80"})
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.rstrip("\n").splitlines()
+    assert max(len(line.rstrip()) for line in lines) <= 80, done.stdout
+    end = next(i for i, line in enumerate(lines) if line.startswith("A folder cut"))
+    counts = Counter(s["cwd"] for s in listed)
+    shown = [row.split(maxsplit=3) for row in lines[1:end]]
+    assert len(shown) == len(counts) and [int(n) for n, *_ in shown] == sorted(
+        counts.values(), reverse=True
+    )
+    for n, _day, _minute, folder in shown:
+        if folder.startswith("…"):  # a cut folder: its end, from a separator on
+            assert folder[1] in "/\\"
+            (folder,) = [cwd for cwd in counts if cwd.endswith(folder[1:])]
+        assert counts[folder] == int(n)
+    assert any("  …/" in line for line in lines[1:end])
 
 
 def test_sessions_list_at_80_columns_cuts_a_long_title_not_the_mark_of_a_gone_file(

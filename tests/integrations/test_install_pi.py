@@ -40,6 +40,13 @@ def test_install_writes_a_private_extension_that_runs_this_teamlore(user: Path) 
     assert op("install", user, client="pi")["installed"][0]["files"][0]["action"] == "unchanged"
 
 
+def test_doctor_names_the_extension_from_home(user: Path) -> None:
+    """As uninstall does (`~/.pi/…`; docs/cli-output.md, "Your home folder is `~`")."""
+    op("install", user, client="pi")
+    check = next(c for c in op("doctor", user, client="pi")["checks"] if c["check"] == "pi.config")
+    assert check["message"] == f"~/{EXTENSION} (user scope)"
+
+
 def test_the_agent_dir_follows_pi_coding_agent_dir(
     user: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
+from typer.testing import CliRunner
+
 from support import teamlore_cli
+from teamlore.cli.main import app
 
 
 def test_demo_runs_the_whole_chain_and_touches_nothing_else(tmp_path: Path) -> None:
@@ -92,6 +96,27 @@ def test_demo_runs_the_whole_chain_and_touches_nothing_else(tmp_path: Path) -> N
         "memory", "lint", "--format", "json", cwd=repo, env={"TEAMLORE_HOME": result["stateDir"]}
     )
     assert lint.returncode == 0, lint.stdout
+    # a plain `sync` in the demo's state (what its `export TEAMLORE_HOME=…` invites next)
+    # re-reads the demo's sessions only, never the person's own ~/.claude, ~/.codex, ~/.pi
+    fake_home, fixtures = tmp_path / "home", Path(__file__).parents[1] / "fixtures/sessions"
+    shutil.copytree(fixtures / "claude", fake_home / ".claude/projects")
+    shutil.copytree(fixtures / "codex", fake_home / ".codex/sessions")
+    (fake_home / ".pi/agent/sessions").mkdir(parents=True)
+    clients = {
+        "CLAUDE_CONFIG_DIR": ".claude",
+        "CODEX_HOME": ".codex",
+        "PI_CODING_AGENT_DIR": ".pi/agent",
+    }
+    env = {name: str(fake_home / rel) for name, rel in clients.items()}
+    env |= {"HOME": str(fake_home), "TEAMLORE_HOME": result["stateDir"]}
+    synced = CliRunner().invoke(app, ["sync", "--format", "json"], env=env)
+    assert synced.exit_code == 0, synced.output
+    read = json.loads(synced.output)
+    assert [s["path"] for s in read["sources"]] == [
+        str(target / "codex/sessions"),
+        str(target / "claude/projects"),
+    ]
+    assert read["files"]["changed"] == 0 and read["totals"]["sessions"] == 3
 
 
 def test_demo_refuses_a_folder_that_is_not_empty(tmp_path: Path) -> None:
@@ -128,6 +153,7 @@ def test_the_demo_text_shows_each_searchs_top_hit_whole(tmp_path: Path) -> None:
     spaced.mkdir()
     proc = teamlore_cli("demo", env={"COLUMNS": "80", "HOME": str(tmp_path), "TMPDIR": str(spaced)})
     assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("teamlore demo in ~/bo tmp dir/teamlore-demo-")  # from ~
     pasted = proc.stdout.split("Explore it yourself:\n")[1].splitlines()[:2]
     shell = subprocess.run(
         ["sh", "-c", "\n".join([*pasted, 'pwd && echo "$TEAMLORE_HOME"'])],

@@ -138,6 +138,9 @@ def test_a_rewritten_related_turn_makes_the_task_stale(world: dict[str, Any], ho
     with pytest.raises(errors.TeamloreError) as refused:
         op("memory.stage", world["repo"], home, drafts_for(task, TEXT))
     assert refused.value.code == "TASK_STALE"
+    assert "a turn it holds was rewritten or is gone from the index (turn-revision-changed)" in (
+        refused.value.message
+    )
 
 
 def test_an_approved_entry_landing_before_adjudication_makes_it_stale(

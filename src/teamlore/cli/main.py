@@ -44,6 +44,7 @@ from teamlore.cli.output import (
 from teamlore.cli.params import query_after_dashes
 from teamlore.cli.typer_app import to_typer
 from teamlore.core import errors
+from teamlore.core.paths import display_path
 
 
 def _version(value: bool) -> None:
@@ -81,7 +82,7 @@ sessions_app.command("include")(session_commands.sessions_include)
 
 
 def _render_demo(result: dict[str, Any]) -> None:
-    say(styled("teamlore demo", "bold"), f" in {result['directory']}\n")
+    say(styled("teamlore demo", "bold"), f" in {display_path(result['directory'])}\n")
     for number, step in enumerate(result["steps"], 1):
         name = f"{number:>2}. {step['step']}"
         # the summary wraps at words under itself (`hanging`)

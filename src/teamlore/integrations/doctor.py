@@ -89,20 +89,21 @@ def _resolves(command: str) -> bool:
 
 def _whole_file_check(record: FileRecord, label: str, where: str, again: str) -> Check:
     """A whole file install owns (the Pi extension): present and as teamlore wrote it."""
+    shown = display_path(record.path)
     try:
         data = cf.read_bytes(Path(record.path))
     except Exception as exc:
-        return Check(label, "fail", f"{record.path}: {exc}", again)
+        return Check(label, "fail", f"{shown}: {exc}", again)
     if data is None:
-        return Check(label, "fail", f"{record.path} is missing", again)
+        return Check(label, "fail", f"{shown} is missing", again)
     if sha256(data) != record.installedSha256:
         return Check(
             label,
             "warn",
-            f"{record.path} was edited since install (teamlore leaves it alone)",
+            f"{shown} was edited since install (teamlore leaves it alone)",
             f"{again} --force (replaces it with teamlore's version)",
         )
-    return Check(label, "ok", f"{record.path}{where}")
+    return Check(label, "ok", f"{shown}{where}")
 
 
 def _as_found(message: str) -> str:
@@ -305,7 +306,7 @@ def interrupted_check(
     """An install or uninstall that was killed part-way; doctor only reports it (it is a
     read-only command): the next install or uninstall finishes it from its intent record."""
     flags = f"--client {client}" + (" --scope project" if scope == "project" else "")
-    where = f"in {root}: " if root else ""
+    where = f"in {display_path(root)}: " if root else ""
     finish = f"teamlore {'uninstall' if operation == 'uninstall' else 'install'} {flags}"
     fix = f"{where}{finish} (finishes it)"
     if operation != "uninstall":  # an install, or the assemble step of one

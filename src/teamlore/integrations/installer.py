@@ -727,7 +727,7 @@ def uninstall(
         manifest = load_manifest(home)
         installation = manifest.find(client, scope, root_key)
         if installation is None:
-            where = f" for {root_key}" if root_key else ""
+            where = f" for {display_path(root_key)}" if root_key else ""
             raise errors.TeamloreError(
                 errors.NOTHING_INSTALLED, f"teamlore is not installed for {client} ({scope}{where})"
             )

@@ -106,7 +106,7 @@ class Intent(BaseModel):
     backups: dict[str, str] = Field(default_factory=dict)
 
     def describe(self) -> str:
-        where = f" for {self.root}" if self.root else ""
+        where = f" for {display_path(self.root)}" if self.root else ""
         return f"{self.operation} of {self.client} ({self.scope} scope{where}) at {self.startedAt}"
 
 

@@ -121,6 +121,30 @@ def count_sessions(
     return int(conn.execute(f"SELECT count(*) FROM sessions s WHERE {where}", params).fetchone()[0])
 
 
+def unmapped_folders(
+    conn: sqlite3.Connection,
+    *,
+    provider: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    limit: int,
+) -> tuple[list[dict[str, Any]], int]:
+    """The folders the sessions no registered worktree owns were started in, each once with
+    how many it holds and the newest start, most sessions first (then newest); and how many
+    folders there are in all."""
+    where, params = _session_filters(provider, None, since, until, True)
+    grouped = (
+        "SELECT s.cwd, count(*) AS n, max(s.started_at) AS newest FROM sessions s"
+        f" WHERE {where} GROUP BY s.cwd"
+    )
+    rows = conn.execute(
+        f"{grouped} ORDER BY n DESC, newest DESC, s.cwd LIMIT ?", [*params, limit]
+    ).fetchall()
+    total = conn.execute(f"SELECT count(*) FROM ({grouped})", params).fetchone()[0]
+    folders = [{"cwd": r["cwd"], "sessions": r["n"], "newestStartedAt": r["newest"]} for r in rows]
+    return folders, int(total)
+
+
 def _session_filters(
     provider: str | None,
     worktree_key: str | None,

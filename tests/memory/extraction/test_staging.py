@@ -22,7 +22,8 @@ from teamlore.contracts.extraction import DRAFT_BATCH_FORMAT
 from teamlore.core import errors
 from teamlore.core.analyzer import ANALYZER_VERSION, analyze
 from teamlore.memory.extraction import staging, tasks
-from teamlore.memory.extraction.drafts import EvidenceRecord
+from teamlore.memory.extraction.drafts import STALE_REASONS, EvidenceRecord, stale_task_error
+from teamlore.memory.extraction.recall import BOUND_BINDING_FIELDS
 from teamlore.memory.extraction.tasks import Owner, Task
 from teamlore.memory.store.state_db import (
     RECALL_ALGORITHM_VERSION,
@@ -343,6 +344,24 @@ def test_related_input_changed_makes_the_task_stale(world: World) -> None:
     assert changed_tables(before, dump(world.conn)) == {"tasks", "chunks"}  # marked stale only
     assert world.conn.execute("SELECT status FROM tasks").fetchone()[0] == "stale"
     assert world.conn.execute("SELECT count(*) FROM candidates").fetchone()[0] == 0
+
+
+def test_a_stale_task_says_why_in_words(world: World) -> None:
+    """TASK_STALE's message says why (docs/extraction.md: a task holding turns another task
+    already staged), not "N input(s) changed"; the codes stay in `drifted`."""
+    task_id, ev = world.task("twice")
+    world.sources.drifted[task_id] = ["turns-already-extracted"]
+    error = refused(world.stage, task_id, [draft("x y z", [ev[0]])])
+    assert error.message == (
+        f"task {task_id} is stale: its turns were already extracted by another task"
+        " (turns-already-extracted); recall again"
+    )
+    assert error.details["drifted"] == ["turns-already-extracted"]
+    many = stale_task_error("extract-1", ["payloadDigests-changed", "promptVersion-changed"])
+    assert "a tool result it holds changed (payloadDigests-changed); and " in many.message
+    reasons = ["session-excluded", "turns-already-extracted", "turn-revision-changed"]
+    reasons += ["chunk-changed", *(f"{name}-changed" for name in BOUND_BINDING_FIELDS)]
+    assert sorted(STALE_REASONS) == sorted(reasons)  # every reason recall gives has its words
 
 
 def test_same_batch_replays_and_a_different_batch_conflicts(world: World) -> None:

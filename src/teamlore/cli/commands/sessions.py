@@ -344,7 +344,38 @@ def path_tail(folder: str, width: int) -> str:
     return f"…{separator}{kept}"
 
 
+def _render_folders(result: dict[str, Any]) -> None:
+    """`sessions list --unmapped`: the folders to map, each once with how many sessions it
+    holds and the newest start, most sessions first; a folder cut at its start as in the
+    session table (`…/spotter-4te`), whole in `--format json`."""
+    folders = result["folders"]
+    count_width = max(len("sessions"), *(len(str(f["sessions"])) for f in folders))
+    # a narrow terminal shows the day, not the minute (as the session table does)
+    started = 16 if stdout.width - count_width - 16 - 4 >= WIDE_TITLE_CHARS else 10
+    header = "newest (UTC)" if started == 16 else "newest day"
+    room = max(stdout.width - count_width - started - 4, MIN_TITLE_CHARS)
+    say(f"{'sessions':>{count_width}}  {header:<{started}}  folder")
+    cut = False
+    for f in folders:
+        newest = (f["newestStartedAt"] or "")[:started].replace("T", " ")
+        folder = literal(display_path(f["cwd"])) if f["cwd"] else "(no folder recorded)"
+        shown = path_tail(folder, room)
+        cut = cut or shown != folder
+        say(f"{f['sessions']:>{count_width}}  {newest:<{started}}  {shown}")
+    if cut:
+        command = "teamlore sessions list --unmapped --format json"
+        for line in wrapped_lines("", f"A folder cut at its start (…/) is whole in `{command}`."):
+            say(styled(line, "dim"))
+    if result["moreFolders"]:
+        total = len(folders) + result["moreFolders"]
+        more = counted(result["moreFolders"], "more folder")
+        say(styled(f"… {more} (`--limit {total}` lists them all)", "dim"))
+
+
 def _render_list(result: dict[str, Any], *, unmapped: bool = False, filtered: bool = False) -> None:
+    if unmapped and result["sessions"]:
+        _render_folders(result)
+        return
     if not result["sessions"]:
         if unmapped:
             say("Every indexed session is mapped to a registered repository.")
@@ -437,8 +468,10 @@ def sessions_list(
     unmapped: bool = Option(
         False,
         "--unmapped",
-        help="Only sessions no registered repository owns, with the folder each was started in"
-        " (map them with `teamlore sync --repository PATH` or [paths] aliases in config.toml).",
+        help="The folders of the sessions no registered repository owns, each once with how"
+        " many it holds, most first (`--format json` lists the sessions too; `--limit` bounds"
+        " both); map them with `teamlore sync --repository PATH` or [paths] aliases in"
+        " config.toml.",
     ),
     fmt: OutputFormat = FormatOption,
 ) -> None:

@@ -55,6 +55,36 @@ class TaskSources(Protocol):
         ...
 
 
+# why a task is stale, in words (recall.load_task_source's reasons; `<field>-changed` for each
+# bound binding field): TASK_STALE's message says these, its `drifted` detail the codes
+STALE_REASONS = {
+    "session-excluded": "its session was excluded from extraction",
+    "turns-already-extracted": "its turns were already extracted by another task",
+    "turn-revision-changed": "a turn it holds was rewritten or is gone from the index",
+    "chunk-changed": "its turns no longer make the same chunk",
+    "databaseUuid-changed": "the memory state database was replaced",
+    "owner-changed": "the repository or worktree it belongs to changed",
+    "turnRevisions-changed": "a turn it holds was rewritten",
+    "payloadDigests-changed": "a tool result it holds changed",
+    "deliveryEdgeRevisions-changed": "the commits linked to its turns changed",
+    "promptVersion-changed": "teamlore's extraction prompt changed since",
+    "schemaVersion-changed": "the draft format changed since",
+    "chunkerVersion-changed": "teamlore's chunker changed since",
+}
+
+
+def stale_task_error(task_id: str, reasons: Sequence[str], **details: Any) -> errors.TeamloreError:
+    """TASK_STALE for `task_id`, its message naming why in words, each with its code."""
+    why = [f"{STALE_REASONS.get(r, 'an input bound to it changed')} ({r})" for r in reasons]
+    said = why[0] if len(why) == 1 else f"{'; '.join(why[:-1])}; and {why[-1]}"
+    return errors.TeamloreError(
+        errors.TASK_STALE,
+        f"task {task_id} is stale: {said}; recall again",
+        taskId=task_id,
+        **details,
+    )
+
+
 # --------------------------------------------------------------------------------------------
 # parsing
 

@@ -32,7 +32,6 @@ from typing import Any
 from teamlore.contracts import digests
 from teamlore.contracts.extraction import CandidateDraftBatch
 from teamlore.contracts.formats import STAGE_FORMAT
-from teamlore.core import errors
 from teamlore.core.failpoints import failpoint
 from teamlore.memory.extraction import dedup, tasks
 from teamlore.memory.extraction.adjudication_tasks import (
@@ -55,6 +54,7 @@ from teamlore.memory.extraction.drafts import (
     insert_candidate,
     load_drafts,
     parse_draft_batch,
+    stale_task_error,
     weakest,
 )
 from teamlore.memory.extraction.tasks import Owner, Task
@@ -102,12 +102,7 @@ def stage_draft_batch(
                     (task.chunk_ref,),
                 )
             raise tasks.CommitThenRaise(
-                errors.TeamloreError(
-                    errors.TASK_STALE,
-                    f"{len(drifted)} input(s) bound to task {task.task_id} changed; recall again",
-                    taskId=task.task_id,
-                    drifted=drifted[:20],
-                )
+                stale_task_error(task.task_id, drifted, drifted=drifted[:20])
             )
         index = sources.evidence_index(task)
         check_citations(batch, index)

@@ -45,6 +45,7 @@ from teamlore.memory.extraction.drafts import (
     contract_error,
     insert_assessment,
     insert_candidate,
+    stale_task_error,
     weakest,
 )
 from teamlore.memory.extraction.tasks import Owner
@@ -223,13 +224,7 @@ def stage_skill_candidate(
         drifted = sources.drifted_inputs(task)
         if drifted:
             tasks.mark_stale(conn, task.task_id, lease_epoch=task.lease_epoch)
-            raise tasks.CommitThenRaise(
-                errors.TeamloreError(
-                    errors.TASK_STALE,
-                    f"{len(drifted)} input(s) bound to task {task.task_id} changed; recall again",
-                    taskId=task.task_id,
-                )
-            )
+            raise tasks.CommitThenRaise(stale_task_error(task.task_id, drifted))
         index = sources.evidence_index(task)
         check_statement_citations(1, candidate.statements, index)
         claim = tasks.acquire(conn, task.task_id, claim_token=claim_token, now=moment)

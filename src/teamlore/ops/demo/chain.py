@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from teamlore.core import errors, refusals
+from teamlore.core.paths import display_path
 from teamlore.memory.promotion.queue import prepare_request_from_review
 from teamlore.ops.demo.consolidation import demo_consolidation
 from teamlore.ops.demo.skill import demo_skill
@@ -121,13 +122,15 @@ def _empty_folder(root: Path) -> Path:
     """`root`, made if missing; refused unless it is (or becomes) an empty folder."""
     if root.is_dir() and any(root.iterdir()):
         raise errors.TeamloreError(
-            errors.INVALID_ARGUMENT, f"{root} is not empty; give the demo an empty folder"
+            errors.INVALID_ARGUMENT,
+            f"{display_path(root)} is not empty; give the demo an empty folder",
         )
     try:
         root.mkdir(parents=True, exist_ok=True)
     except FileExistsError:  # a file, or a link to one
         raise errors.TeamloreError(
-            errors.INVALID_ARGUMENT, f"{root} is not a folder; give the demo an empty folder"
+            errors.INVALID_ARGUMENT,
+            f"{display_path(root)} is not a folder; give the demo an empty folder",
         ) from None
     except PermissionError:
         raise  # PERMISSION_DENIED, as anywhere
@@ -135,9 +138,26 @@ def _empty_folder(root: Path) -> Path:
         if refusals.storage_error(exc) is not None:
             raise  # DISK_FULL or STATE_READ_ONLY, as anywhere
         raise errors.TeamloreError(
-            errors.INVALID_ARGUMENT, f"cannot make the folder {root}: {exc.strerror or exc}"
+            errors.INVALID_ARGUMENT,
+            f"cannot make the folder {display_path(root)}: {exc.strerror or exc}",
         ) from None
     return root
+
+
+def _own_sources(root: Path) -> None:
+    """The demo's state dir reads the demo's sessions only: its config.toml's `[sources]` names
+    the demo's Codex and Claude Code folders and no Pi folder, so a plain `teamlore sync` there
+    (the next step after the demo's `export TEAMLORE_HOME=…`) never indexes the person's own
+    ~/.codex, ~/.claude or ~/.pi sessions into it."""
+    from teamlore.core.config import load_config, save_config
+
+    state = root / "state"
+    sources = {
+        "codex": [str(root / "codex" / "sessions")],
+        "claude": [str(root / "claude" / "projects")],
+        "pi": [],
+    }
+    save_config(load_config(state)._replace(sources=sources), state)
 
 
 @operation("demo", input_model=DemoRequest, side_effect="state-write")
@@ -159,17 +179,8 @@ def demo(ctx: OpContext, request: DemoRequest) -> dict[str, Any]:
         "Claude Code session about it",
         commits=commits,
     )
-    synced = run_operation(
-        "sync",
-        inner,
-        {
-            "sources": [
-                f"codex={root / 'codex' / 'sessions'}",
-                f"claude={root / 'claude' / 'projects'}",
-            ],
-            "repository": str(repo),
-        },
-    )
+    _own_sources(root)
+    synced = run_operation("sync", inner, {"repository": str(repo)})
     step(
         "sync",
         f"indexed {synced['sessions']} sessions, {synced['turns']} turns; "

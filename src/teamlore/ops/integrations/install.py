@@ -41,7 +41,7 @@ from pydantic import BaseModel, Field
 
 from teamlore.core import errors
 from teamlore.core.locations import pinned_state_dir, state_dir_path
-from teamlore.core.paths import WATCH_SOCKET_NAME, resolve_home
+from teamlore.core.paths import WATCH_SOCKET_NAME, display_path, resolve_home
 from teamlore.core.shapes.strict import STRICT
 from teamlore.integrations import claude, codex, installer, leftovers, pi, transaction
 from teamlore.integrations import doctor as doctor_checks
@@ -173,7 +173,8 @@ def _project_root(ctx: OpContext, scope: str) -> Path | None:
     if root is None:
         raise errors.TeamloreError(
             errors.NOT_A_GIT_REPOSITORY,
-            f"{ctx.cwd} is not inside a git worktree; --scope project writes to the repository",
+            f"{display_path(ctx.cwd)} is not inside a git worktree; --scope project writes to"
+            " the repository",
         ).advising(  # install takes no path: the generic "or give the path of one" misleads
             "Run it again inside the repository's worktree (`cd` there), or use --scope user."
         )

@@ -98,7 +98,9 @@ def resolve_sources(request: SyncRequest, home: Path | None) -> list[Source]:
     config = load_config(home)
     sources = []
     for provider in chosen:
-        roots = config.sources.get(provider) or [str(r) for r in default_roots(provider)]
+        # a provider config.toml names reads those folders only (`pi = []`: none)
+        named = config.sources.get(provider)
+        roots = named if named is not None else [str(r) for r in default_roots(provider)]
         given = f"config.toml [sources] {provider}"
         sources.extend(_source(provider, r, f"{given}: {r}", errors.CONFIG_INVALID) for r in roots)
     return sources
@@ -444,7 +446,7 @@ def sessions_list(ctx: OpContext, request: SessionsListRequest) -> dict[str, Any
     """List indexed sessions, newest first."""
     from teamlore.ops.sessions.lineage import with_derived_titles
     from teamlore.repo import tables
-    from teamlore.sessions.queries import count_sessions, list_sessions
+    from teamlore.sessions.queries import count_sessions, list_sessions, unmapped_folders
 
     with index_errors(_read_index(ctx.home)) as conn:
         filters: dict[str, Any] = {
@@ -460,7 +462,17 @@ def sessions_list(ctx: OpContext, request: SessionsListRequest) -> dict[str, Any
         with_derived_titles(conn, sessions)
         full_page = len(sessions) == request.limit
         more = count_sessions(conn, **filters) - len(sessions) if full_page else 0
-        return {"sessions": sessions, "more": more}
+        if not request.unmapped:
+            return {"sessions": sessions, "more": more}
+        # what to map: each folder once (`sync` points here when sessions could not be mapped)
+        del filters["worktree_key"], filters["unmapped"]
+        folders, total = unmapped_folders(conn, limit=request.limit, **filters)
+        return {
+            "sessions": sessions,
+            "more": more,
+            "folders": folders,
+            "moreFolders": total - len(folders),
+        }
 
 
 class SessionsShowRequest(PlainRequest):

@@ -148,7 +148,8 @@ def repo_forget(ctx: OpContext, request: ForgetRequest) -> dict[str, Any]:
                 return listed
             raise errors.TeamloreError(
                 errors.REPOSITORY_NOT_REGISTERED,
-                f"{request.path} is not a registered repository; `teamlore repo list` shows them",
+                f"{display_path(request.path)} is not a registered repository;"
+                " `teamlore repo list` shows them",
             ).advising("Forget one of the paths `teamlore repo list` shows; this one is not in.")
         sessions = tables.worktree_stats(conn, target.worktree_key).sessions
         # config.toml first, under the sync lock: a sync registers again the worktrees it
