@@ -10,7 +10,7 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -296,16 +296,17 @@ def rave_era_repository(tmp_path: Path, home: Path) -> Path:
 
 def teamlore_in_pty(
     *args: str,
-    answers: list[str | bytes],
+    answers: list[str | bytes | Callable[[], str | bytes]],
     cwd: Path,
     env: dict[str, str] | None = None,
     controlling: bool = False,
 ) -> tuple[int, str]:
     """Run the real `teamlore` with a pseudo-terminal as stdin/stdout (a person at a terminal):
     each of `answers` is typed after the next prompt ending in `]: ` appears — a text as a line,
-    bytes as keys pressed (`b"\\x03"`, Ctrl-C), after a person's pause. `controlling`: the
-    terminal is the process's controlling terminal, so Ctrl-C is SIGINT and Ctrl-D at a line's
-    start the end of input. (exit code, everything it printed)"""
+    bytes as keys pressed (`b"\\x03"`, Ctrl-C), after a person's pause; a function is called
+    then (what happens while the person reads the question) and what it returns is typed.
+    `controlling`: the terminal is the process's controlling terminal, so Ctrl-C is SIGINT and
+    Ctrl-D at a line's start the end of input. (exit code, everything it printed)"""
     import fcntl
     import pty
     import select
@@ -348,6 +349,8 @@ def teamlore_in_pty(
             prompts = printed.count(b"]: ")
             while pending and prompts > seen:
                 answer = pending.pop(0)
+                if callable(answer):
+                    answer = answer()
                 if isinstance(answer, bytes):
                     # a person's key, not one in the microseconds between the question and the
                     # read: a SIGINT there is handled before the read starts, which then waits

@@ -22,6 +22,7 @@ from support import (
     teamlore_in_pty,
     tmpfs,
 )
+from teamlore.ops.memory.review import short_candidate_id
 from teamlore.ops.registry import OpContext, load_operations
 
 
@@ -71,7 +72,7 @@ def test_yes_confirms_only_candidates_made_of_typed_facts(quarantined: Path) -> 
 def test_a_person_answers_each_statement_on_a_terminal(quarantined: Path) -> None:
     code, printed = teamlore_in_pty("memory", "confirm", answers=["n"], cwd=quarantined)
     assert code == 0, printed
-    assert "Is statement s1 true? [y/d/N]" in printed
+    assert "Is statement s1 true? [y/d/q/N]" in printed
     assert "Nothing confirmed" in printed and "stays in quarantine" in printed
     code, printed = teamlore_in_pty("memory", "confirm", answers=["y"], cwd=quarantined)
     assert code == 0 and "Plan " in printed, printed
@@ -120,8 +121,11 @@ def test_ctrl_c_or_ctrl_d_at_the_question_stops_as_an_interrupted_command(
     code, printed = _stopped_at_the_question(quarantined, args, STOP_KEYS[key])
     assert code == 130, printed
     assert "INTERNAL" not in printed and "Abort" not in printed, printed
-    # nothing after the question (Ctrl-C's echo and the line end may be flushed away with it)
-    assert printed.rstrip().endswith("Is statement s1 true? [y/d/N]:"), printed[-200:]
+    # after the question only what it kept (Ctrl-C's echo and the line end may be flushed
+    # away with it): nothing was answered
+    assert " ".join(printed.split()).endswith(
+        "Is statement s1 true? [y/d/q/N]: Stopped: nothing confirmed or discarded, no plan made."
+    ), printed[-200:]
     proc = teamlore_cli("memory", "review", "--format", "json", cwd=quarantined)
     assert len(json.loads(proc.stdout)["items"]) == 1  # still waiting for review
 
@@ -378,7 +382,7 @@ def test_a_blocked_candidate_is_left_out_and_named_and_the_others_are_confirmed(
     person to name every other candidate with --candidate."""
     blocked, printed = confirmed_with_one_left_out
     shown = " ".join(printed.split())
-    assert printed.count("[y/d/N]") == 1 and "Plan " in shown and " generated (1 file)" in shown
+    assert printed.count("[y/d/q/N]") == 1 and "Plan " in shown and " generated (1 file)" in shown
     short = f"{blocked[:20]}-c2"
     assert (
         f"Left out {short}: blocked by lint (secret.github-token); discard it: "
@@ -478,3 +482,103 @@ def test_confirm_shows_a_candidate_in_the_order_review_does(quarantined: Path) -
     diff = at("  +++ b/.threadshare/memory/entries/")
     assert at("Candidate ") < lines.index(summary) < statement < diff
     assert asked.strip() == reviewed.strip()  # what review shows, every line of it
+
+
+# -- stopping part-way: each answer is kept as it is given ----------------------------------------
+
+TOPICS = ("tags", "builds", "caches", "deploys", "queues", "fonts", "ports", "locks")
+
+
+def queue_of(repo: Path, n: int) -> list[str]:
+    """`n` (at most 8: one batch) quarantined candidates of the release session, each a lesson
+    of its own; their ids in the queue's order (shown as review shows them)."""
+    from recall_world import WINDOW
+
+    task = op("memory.recall", repo, {"since": WINDOW["since"], "until": WINDOW["until"]})
+    batch = draft_batch(task["sources"][0])
+    for topic in TOPICS[1:n]:
+        other = json.loads(json.dumps(batch["candidates"][0]))
+        other["content"] = other["statements"][0]["text"] = f"Check the {topic} before a release."
+        batch["candidates"].append(other)
+    staged = op("memory.stage", repo, batch)
+    op("memory.stage", repo, store_all(staged["adjudicationTask"]))
+    reviewed = op("memory.review", repo, {"limit": 50})
+    return [short_candidate_id(item["candidateId"]) for item in reviewed["items"]]
+
+
+def shown_ids(printed: str) -> list[str]:
+    return re.findall(r"Candidate (\S+) \(revision", re.sub(r"\x1b\[[0-9;]*m", "", printed))
+
+
+def test_q_stops_asking_and_plans_what_was_confirmed(repo: Path, home: Path) -> None:
+    """To promote 20 of 201 candidates a person answered N 181 times: `q` (not an answer
+    before) was asked again, and the walk went on to the end."""
+    first, second, third = queue_of(repo, 3)
+    code, printed = teamlore_in_pty(
+        "memory", "confirm", answers=["y", "q", "n", "n", "n"], cwd=repo
+    )
+    assert code == 0, printed
+    said = " ".join(re.sub(r"\x1b\[[0-9;]*m", "", printed).split())
+    assert shown_ids(printed) == [first, second], said  # the third was never shown
+    assert printed.count("[y/d/q/N]") == 2, said
+    assert (
+        f"Stopped at {second}: it stays in quarantine, and so does 1 more candidate, not shown "
+        "yet. What you confirmed is kept." in said
+    )
+    assert re.search(r"Plan \S+ generated \(1 file\)\.", said), said
+    waiting = op("memory.review", repo, {"limit": 50})
+    confirmed = {
+        short_candidate_id(i["candidateId"]): [s["confirmation"] for s in i["statements"]]
+        for i in waiting["items"]
+    }
+    # the plan's candidate waits for promote; the others for a person
+    assert confirmed == {first: ["confirmed"], second: ["required"], third: ["required"]}
+    states = sqlite3.connect(home / "memory-state.sqlite3")
+    assert [row[0] for row in states.execute("SELECT status FROM promotion_journal")] == [
+        "generated"
+    ]
+
+
+def test_ctrl_c_keeps_what_was_answered_and_says_so(repo: Path) -> None:
+    """After `y`, Ctrl-C gave `^C` and exit 130: no plan, and the `y` was lost."""
+    first, second, third = queue_of(repo, 3)
+    code, printed = teamlore_in_pty(
+        "memory", "confirm", answers=["y", "d", b"\x03", "n"], cwd=repo, controlling=True
+    )
+    said = " ".join(re.sub(r"\x1b\[[0-9;]*m", "", printed).replace("^C", "").split())
+    assert code == 130, said
+    assert said.endswith(
+        f"Stopped: no plan made. Kept what you answered: 1 statement confirmed ({first} s1) "
+        f"and 1 candidate discarded ({second}). `teamlore memory confirm` asks only about the "
+        "rest; `q` at a question stops and plans what is confirmed."
+    ), said[-400:]
+    assert "Plan " not in said
+    # the next run asks only about the third, and plans the first with it when confirmed
+    code, printed = teamlore_in_pty("memory", "confirm", answers=["y", "n", "n"], cwd=repo)
+    said = " ".join(re.sub(r"\x1b\[[0-9;]*m", "", printed).split())
+    assert code == 0 and shown_ids(printed) == [first, third], said
+    assert printed.count("[y/d/q/N]") == 1, said
+    assert re.search(r"Plan \S+ generated \(2 files\)\.", said), said
+
+
+def test_the_first_question_waits_for_one_page_not_the_whole_queue(repo: Path) -> None:
+    """Confirm reviewed every candidate before its first question (7.4 s for 201): the
+    queue is reviewed a page at a time, the next when the person reaches it — so a candidate
+    discarded elsewhere while the person answers the first page is never shown."""
+    ids = queue_of(repo, 8)
+    last = ids[-1]
+
+    def discarded_meanwhile() -> str:
+        known = op("memory.review", repo, {"limit": 50})["items"]
+        whole = next(
+            i["candidateId"] for i in known if short_candidate_id(i["candidateId"]) == last
+        )
+        op("memory.discard", repo, {"candidateId": whole, "reason": "a teammate's call"})
+        return "n"
+
+    code, printed = teamlore_in_pty(
+        "memory", "confirm", answers=[discarded_meanwhile] + ["n"] * 8, cwd=repo
+    )
+    assert code == 0, printed
+    assert shown_ids(printed) == ids[:-1], shown_ids(printed)
+    assert "Nothing confirmed; no plan recorded." in printed

@@ -75,11 +75,11 @@ OPERATION_MODULES: dict[str, tuple[str, ...]] = {
     "teamlore.ops.integrations.mcp_config": ("mcp-config",),
     "teamlore.ops.memory.assemble": ("memory.assemble",),
     "teamlore.ops.memory.browse": ("memory.list", "memory.show"),
+    "teamlore.ops.memory.confirm": ("memory.confirm",),
     "teamlore.ops.memory.consolidation": ("memory.synthesize",),
     "teamlore.ops.memory.promote": ("memory.promote",),
     "teamlore.ops.memory.recall": ("memory.recall",),
     "teamlore.ops.memory.review": (
-        "memory.confirm",
         "memory.discard",
         "memory.prepare",
         "memory.review",

@@ -480,69 +480,108 @@ def confirm(
     """Confirm reviewed statements, then record a promotion plan (runs prepare).
 
     On a terminal each statement that needs a person is shown with its evidence and asked
-    about: y (it is true), d (discard the whole candidate) or N (not now: the candidate stays
-    in quarantine). A candidate enters the plan when every statement is confirmed or a typed
-    fact. Without a terminal, --yes confirms only candidates made entirely of typed facts; use
-    the page (`teamlore ui`) or `memory prepare` for the rest. A candidate blocked by lint is
-    left out and named (discard it); nothing is confirmed if a chosen candidate is blocked or
-    unknown."""
+    about: y (it is true), d (discard the whole candidate), q (stop asking: plan what you
+    confirmed so far) or N (not now: the candidate stays in quarantine). Each answer is kept
+    as it is given: Ctrl-C stops without a plan and says what it kept, and the next run asks
+    only about the rest. The first question comes once the first candidates are reviewed, the
+    next ones as you reach them. A candidate enters the plan when every statement is confirmed
+    or a typed fact. Without a terminal, --yes confirms only candidates made entirely of typed
+    facts; use the page (`teamlore ui`) or `memory prepare` for the rest. A candidate blocked by
+    lint is left out and named (discard it); nothing is confirmed if a chosen candidate is
+    blocked or unknown."""
     interactive = not yes and fmt is OutputFormat.text and sys.stdin.isatty()
     payload = {"kind": kind, "candidateIds": candidates}
-    discards: list[str] = []
-    ask = _typed_facts_only if yes else _asker(discards) if interactive else _needs_yes
-    run("memory.confirm", payload, fmt, _render_confirm, cwd=cwd_of(repository), confirm=ask)
-    for candidate_id in discards:
-        run(
-            "memory.discard",
-            {"candidateId": candidate_id, "reason": "discarded at memory confirm"},
-            fmt,
-            _render_discard,
-            cwd=cwd_of(repository),
-        )
+    asked: list[dict[str, Any]] = []
+    ask = _typed_facts_only if yes else _asker(asked) if interactive else _needs_yes
+    try:
+        run("memory.confirm", payload, fmt, _render_confirm, cwd=cwd_of(repository), confirm=ask)
+    except SystemExit as stop:
+        if stop.code == 130 and interactive:  # Ctrl-C or Ctrl-D: say what was kept
+            _say_kept(asked)
+        raise
 
 
-# what a person may answer about one statement: y = true, d = discard the candidate, n = not now
-ANSWERS = ("y", "d", "n")
+# what a person may answer about one statement: y = true, d = discard the candidate, q = stop
+# asking (plan what is confirmed so far), n = not now
+ANSWERS = ("y", "d", "q", "n")
 
 
-def _asker(discards: list[str]) -> Callable[[dict[str, Any]], bool]:
+def _asker(asked: list[dict[str, Any]]) -> Callable[[dict[str, Any]], bool]:
+    """Ask the person about each candidate, keeping each item asked about in `asked`: the
+    operation marks there what it kept of the answers (`recorded`, `discarded`)."""
+
     def ask(item: dict[str, Any]) -> bool:
-        return _ask(item, discards)
+        asked.append(item)
+        return _ask(item)
 
     return ask
 
 
-def _ask(item: dict[str, Any], discards: list[str]) -> bool:
+def _ask(item: dict[str, Any]) -> bool:
     """Show one reviewed candidate as `memory review` does — summary line, statements, then
     every line it writes (here a person approves, so no diff is cut) — then ask about each
-    statement that needs a person."""
+    statement that needs a person. The answers go in the item for `memory.confirm` to keep
+    (`ops.memory.confirm`): the statements confirmed, `discard`, `stop`."""
+    from teamlore.ops.memory.confirm import CONFIRMED
     from teamlore.ops.memory.review import shown_to_a_person
 
     _render_item(shown_to_a_person(item), full_diff=True)
+    confirmed = item.setdefault(CONFIRMED, [])
     for statement in item["statements"]:
         if statement["confirmation"] != "required":
             continue
         answer = _answer(*_question(item, statement["statementId"]))
+        if answer == "y":
+            confirmed.append(statement["statementId"])
+            continue
         if answer == "d":
-            discards.append(item["candidateId"])
-            return False
-        if answer != "y":
+            item["discard"] = True
+        elif answer == "q":
+            item["stop"] = True
+        else:
             say("  ", styled("not confirmed", "yellow"), "; the candidate stays in quarantine")
-            return False
+        return False
     return True
+
+
+def _say_kept(asked: list[dict[str, Any]]) -> None:
+    """What a `memory confirm` stopped by Ctrl-C kept of the person's answers (each was stored
+    as it was given), and that no plan was made."""
+    confirmed = [
+        f"{short_id(item['candidateId'])} {', '.join(item['recorded'])}"
+        for item in asked
+        if item.get("recorded")
+    ]
+    gone = [short_id(item["candidateId"]) for item in asked if item.get("discarded")]
+    kept = []
+    if confirmed:
+        n = sum(len(item["recorded"]) for item in asked if item.get("recorded"))
+        kept.append(f"{counted(n, 'statement')} confirmed ({'; '.join(confirmed)})")
+    if gone:
+        kept.append(f"{counted(len(gone), 'candidate')} discarded ({', '.join(gone)})")
+    if not kept:
+        say_wrapped("Stopped: nothing confirmed or discarded, no plan made.", 0)
+        return
+    say_wrapped(
+        f"Stopped: no plan made. Kept what you answered: {' and '.join(kept)}. "
+        "`teamlore memory confirm` asks only about the rest; `q` at a question stops and "
+        "plans what is confirmed.",
+        0,
+    )
 
 
 def _question(item: dict[str, Any], statement_id: str) -> tuple[str, str]:
     """What a person is asked about one statement, and what `y` means; a consolidation's
     statements are operations on the scenes and doctrine, applied or not rather than true."""
     if item.get("kind") == "consolidation":
-        return f"Apply operation {statement_id}? [y/d/N]", "apply it"
-    return f"Is statement {statement_id} true? [y/d/N]", "true"
+        return f"Apply operation {statement_id}? [y/d/q/N]", "apply it"
+    return f"Is statement {statement_id} true? [y/d/q/N]", "true"
 
 
 def _answer(question: str, yes: str = "true") -> str:
-    """The person's answer: `y`, `d` or `n` (an empty line). Ctrl-C or Ctrl-D stops the
-    command as an interrupted one (exit 130, nothing confirmed, `output.run`)."""
+    """The person's answer: `y`, `d`, `q` or `n` (an empty line). Ctrl-C or Ctrl-D stops the
+    command as an interrupted one (exit 130, no plan; the answers given before are kept,
+    `output.run`, `_say_kept`)."""
     while True:
         # the prompt on stdout, as the lines above it (`input`'s own goes to stderr)
         sys.stdout.write(f"{question}: ")
@@ -555,7 +594,10 @@ def _answer(question: str, yes: str = "true") -> str:
         answer = typed.strip().casefold()[:1]
         if answer in ANSWERS:
             return answer
-        say(f"answer y ({yes}), d (discard the candidate) or n (not now)")
+        say(
+            f"answer y ({yes}), d (discard the candidate), q (stop: plan what you confirmed so "
+            "far) or n (not now)"
+        )
 
 
 def _typed_facts_only(item: dict[str, Any]) -> bool:
@@ -584,6 +626,14 @@ def _needs_yes(item: dict[str, Any]) -> bool:
 
 
 def _render_confirm(result: dict[str, Any]) -> None:
+    if result.get("stopped"):  # `q`: what was not asked about stays, what was answered is kept
+        stopped, after = result["stopped"], result["stopped"]["notShown"]
+        more = f", and so {'does' if after == 1 else 'do'} {counted(after, 'more candidate')}"
+        say_wrapped(
+            f"Stopped at {short_id(stopped['candidateId'])}: it stays in quarantine"
+            f"{more + ', not shown yet' if after else ''}. What you confirmed is kept.",
+            0,
+        )
     if result.get("status") == "nothing-to-confirm" and result.get("awaitingOtherKinds"):
         say_wrapped(
             f"No {result.get('kind') or 'entry'} candidates are awaiting review; {result['next']}."
@@ -594,6 +644,8 @@ def _render_confirm(result: dict[str, Any]) -> None:
         stdout.print("Nothing confirmed; no plan recorded.")
     else:
         _render_prepare(result)
+    for discarded in result.get("discarded", []):  # each discarded when it was answered
+        _render_discard(discarded)
     for out in result.get("leftOut", []):
         left_out = styled(f"Left out {short_id(out['candidateId'])}", "yellow")
         said = f": {out['why']}; discard it: {out['next']}"

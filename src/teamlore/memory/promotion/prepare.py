@@ -207,6 +207,54 @@ def _confirm(conn: sqlite3.Connection, view: CandidateView) -> list[dict[str, An
     return confirmed
 
 
+def record_confirmations(
+    state: sqlite3.Connection,
+    identity: RepositoryIdentity,
+    candidate_id: str,
+    revision: int,
+    statements: Sequence[dict[str, Any]],
+) -> list[str]:
+    """A person's `y` to statements of a reviewed candidate, stored as it is given (`memory
+    confirm`): each statement's assessment becomes `human-confirmed`/`human`, bound to the
+    candidate's revision and the digests the review showed (`statementId`,
+    `statementTextDigest`, `citationsDigest`). No plan is made: a later review shows them
+    confirmed and nobody is asked about them again; `prepare` records them again with the
+    plan. CANDIDATE_STALE or CONFIRMATION_DRIFT when the candidate changed since it was shown.
+    (the statement ids recorded)"""
+    recorded: list[str] = []
+    with db.write_tx(state):
+        row = require_candidate(state, identity, candidate_id)
+        if str(row[2]) != "quarantined" or int(row[4]) != revision:
+            raise errors.TeamloreError(
+                errors.CANDIDATE_STALE,
+                f"{candidate_id} is {row[2]} at revision {row[4]}, not the revision {revision} "
+                "you were shown; review again",
+                candidateId=candidate_id,
+            )
+        for statement in statements:
+            cursor = state.execute(
+                "UPDATE assessments SET claim_support = 'human-confirmed', assessed_by = 'human', "
+                "revision = revision + 1 WHERE candidate_id = ? AND statement_id = ? "
+                "AND statement_text_digest = ? AND citations_digest = ?",
+                (
+                    candidate_id,
+                    statement["statementId"],
+                    statement["statementTextDigest"],
+                    statement["citationsDigest"],
+                ),
+            )
+            if cursor.rowcount != 1:
+                raise errors.TeamloreError(
+                    errors.CONFIRMATION_DRIFT,
+                    f"{candidate_id}: statement {statement['statementId']} no longer matches "
+                    "what was reviewed; review again",
+                    candidateId=candidate_id,
+                    statementIds=[statement["statementId"]],
+                )
+            recorded.append(str(statement["statementId"]))
+    return recorded
+
+
 def prepare(
     state: sqlite3.Connection,
     index: sqlite3.Connection | None,

@@ -451,8 +451,8 @@ def _awaiting_sentence(others: dict[str, int]) -> str:
 
 
 def review_everything(ctx: OpContext, kind: str) -> dict[str, Any]:
-    """The review of every candidate of `kind`, on one page (no `page`): for `memory.confirm`,
-    which asks about each; the MCP tool and the CLI read the review page by page."""
+    """The review of every candidate of `kind`, on one page (no `page`); the MCP tool, the CLI
+    and `memory.confirm` (the next page when the person reaches it) read it page by page."""
     return _review(ctx, kind, None)
 
 
@@ -583,19 +583,6 @@ def _review_consolidations(ctx: OpContext, choose: Choose = None) -> dict[str, A
     }
 
 
-class ConfirmRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    kind: Literal["entry", "skill", "consolidation"] = Field(
-        "entry", description="Candidate kind to confirm: entry, skill or consolidation."
-    )
-    candidate_ids: list[str] = Field(
-        default_factory=list,
-        alias="candidateIds",
-        description="Candidates to confirm (default: every one reviewed).",
-    )
-
-
 def prepare_request_from_review(
     items: list[dict[str, Any]], candidate_ids: list[str] | None = None
 ) -> dict[str, Any]:
@@ -604,35 +591,6 @@ def prepare_request_from_review(
     from teamlore.memory.promotion.queue import prepare_request_from_review as from_review
 
     return from_review(items, candidate_ids)
-
-
-@operation("memory.confirm", input_model=ConfirmRequest, side_effect="state-write")
-def memory_confirm(ctx: OpContext, request: ConfirmRequest) -> dict[str, Any]:
-    """Review, let the person confirm each candidate, then prepare a plan (CLI only).
-
-    The person at the terminal answers through `ctx.confirm` (one call per candidate, shown the
-    review item); without it every reviewed candidate is confirmed (`--yes`). A candidate that
-    cannot go into a plan (blocked by lint, a drifted consolidation) is left out and named in
-    `leftOut` with what to do; nothing is confirmed when a chosen candidate is unknown or left
-    out, or when every candidate is."""
-    reviewed = review_everything(ctx, request.kind)
-    known = [item["candidateId"] for item in reviewed["items"]]
-    chosen = [resolve_candidate_id(known, typed) for typed in request.candidate_ids]
-    _refuse_another_kind(ctx, request.kind, [c for c in chosen if c not in known])
-    items, left_out = _confirmable(reviewed["items"], chosen)
-    if not items:
-        nothing = {"status": "nothing-to-confirm", "planId": None, "leftOut": left_out}
-        others = awaiting_other_kinds(ctx, request.kind) if not left_out else {}
-        if others:  # `memory confirm` alone confirms entries: say what does await, and where
-            waiting = {"kind": request.kind, "awaitingOtherKinds": others}
-            return {**nothing, **waiting, "next": _awaiting_sentence(others)}
-        return nothing
-    confirmed = [item["candidateId"] for item in items if ctx.confirm is None or ctx.confirm(item)]
-    if not confirmed:
-        return {"status": "nothing-confirmed", "planId": None, "leftOut": left_out}
-    document = prepare_request_from_review(reviewed["items"], confirmed)
-    prepared = memory_prepare(ctx, PrepareRequestDocument.model_validate(document))
-    return {**prepared, "leftOut": left_out}
 
 
 def _refuse_another_kind(ctx: OpContext, kind: str, unknown: list[str]) -> None:
