@@ -33,6 +33,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from teamlore.contracts.formats import HEX64_PATTERN as HEX64_PATTERN  # its home: formats.py
+from teamlore.contracts.formats import SLUG_WORDS_PATTERN
 from teamlore.core.canonical import MAX_SAFE_INTEGER, digest
 
 HEX40_PATTERN = r"^[0-9a-f]{40}$"
@@ -41,7 +42,7 @@ SLUG_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$"
 CANONICAL_TIMESTAMP_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$"
 DECIMAL_STRING_PATTERN = r"^(?:0|[1-9][0-9]{0,19})$"
 VERSION_PATTERN = r"^[a-z0-9][a-z0-9.-]{0,63}@[0-9]{1,9}$"
-LIMITATION_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+LIMITATION_PATTERN = SLUG_WORDS_PATTERN
 
 Hex64 = Annotated[str, StringConstraints(pattern=HEX64_PATTERN)]
 Hex40 = Annotated[str, StringConstraints(pattern=HEX40_PATTERN)]

@@ -12,7 +12,10 @@ ORG_REPOSITORY_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$"
 ORG_TOKEN_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 _NAME_OF = "a name of {} ASCII letters, digits, '.', '-' or '_' that starts with a letter or digit"
 # what a refusal tells a person a value of these patterns looks like (never the regex itself)
+# a Skill's name, a limitation's id: the seeds' slug (contracts/skill.py, contracts/_base.py)
+SLUG_WORDS_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 PATTERN_NAMES = {
+    SLUG_WORDS_PATTERN: "lowercase ASCII letters and digits, words joined by '-' (release-checks)",
     HEX64_PATTERN: "64 lowercase hex digits",
     UUID4_PATTERN: "a whole id like 0b6c8d1e-3f2a-4c5b-9d7e-1a2b3c4d5e6f",
     ORG_REPOSITORY_NAME_PATTERN: _NAME_OF.format("1–100"),

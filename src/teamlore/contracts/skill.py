@@ -18,8 +18,11 @@ from teamlore.contracts.extraction import ExtractionBinding
 from teamlore.contracts.formats import (
     SKILL_CANDIDATE_FORMAT as SKILL_CANDIDATE_FORMAT,  # its home: formats.py
 )
+from teamlore.contracts.formats import (
+    SLUG_WORDS_PATTERN,
+)
 
-SKILL_NAME_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+SKILL_NAME_PATTERN = SLUG_WORDS_PATTERN
 DESCRIPTION_PATTERN = r"^[^<>\r\n]+$"
 MAX_SKILL_BODY_BYTES = 65_536
 

@@ -332,6 +332,21 @@ def test_bad_skill_candidates_are_refused_with_state_unchanged(
     assert state_counts(home) == before
 
 
+def test_a_skill_name_out_of_its_pattern_is_refused_saying_what_a_name_looks_like(
+    repo: Path, home: Path
+) -> None:
+    """A Chinese name was refused with the regex itself (`String should match pattern
+    '^[a-z0-9]+(?:-[a-z0-9]+)*$'`), which a person or an agent has to decode."""
+    candidate = copy.deepcopy(skill_candidate(recall(repo, home)))
+    candidate["skill"]["name"] = "发布检查"
+    message = refusal(repo, home, "memory.stage", candidate).message
+    assert message.endswith(
+        "skill.name: '发布检查' is not lowercase ASCII letters and digits, words joined by '-'"
+        " (release-checks)"
+    ), message
+    assert "[a-z0-9]" not in message
+
+
 def test_restaging_the_same_candidate_replays_and_a_different_one_conflicts(
     repo: Path, home: Path
 ) -> None:

@@ -107,10 +107,13 @@ def parse_draft_batch(document: Any) -> CandidateDraftBatch:
 
 def contract_error(exc: ValidationError, contract: str) -> errors.TeamloreError:
     where, _ = errors.first_problem(exc, "document")
+    from teamlore.contracts.formats import PATTERN_NAMES
+
     return errors.from_validation_error(
         exc,
         errors.STAGE_REQUEST_INVALID,
         prefix=f"{contract}: ",
+        patterns=PATTERN_NAMES,
         default_location="document",
         contract=contract,
         location=where,
