@@ -6,6 +6,7 @@ path is shown as the text it is, and a query typed as UTF-8 is searched as typed
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -94,3 +95,22 @@ def test_an_ascii_locale_without_utf8_mode_shows_the_path(project: Path, home: P
     )
     assert shown.returncode == 0 and "Traceback" not in shown.stderr, shown.stderr
     assert "c\\xf3digo proj/app" in shown.stdout  # an ASCII terminal gets ó as an escape
+
+
+def test_an_error_handler_alone_in_pythonioencoding_keeps_the_locales_encoding(
+    latin1_locale: None,
+) -> None:
+    """`PYTHONIOENCODING=:replace` names no encoding: the re-started process wrote UTF-8 to a
+    latin-1 terminal."""
+    shown = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from teamlore.cli import in_utf8_mode; in_utf8_mode(); import sys;"
+            " print(sys.flags.utf8_mode, sys.stdout.encoding)",
+        ],
+        env={**os.environ, **LATIN1, "PYTHONIOENCODING": ":replace"},
+        capture_output=True,
+        text=True,
+    )
+    assert shown.stdout.split() == ["1", "iso8859-1"], shown.stderr

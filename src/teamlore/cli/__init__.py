@@ -42,7 +42,9 @@ def in_utf8_mode() -> None:
         return
     command = [sys.executable, "-X", "utf8", *sys.orig_argv[1:]]
     stream = next((s for s in (sys.stdin, sys.stdout, sys.stderr) if s is not None), None)
-    if stream is not None and not os.environ.get("PYTHONIOENCODING"):
+    # `PYTHONIOENCODING=:replace` names an error handler only: the encoding stays the locale's
+    named = os.environ.get("PYTHONIOENCODING", "").partition(":")[0]
+    if stream is not None and not named:
         stdin_errors = sys.stdin.errors if sys.stdin is not None else ""
         command[1:1] = ["-X", f"{STDIO_OPTION}={stream.encoding}:{stdin_errors}"]
     for stream in (sys.stdout, sys.stderr):
