@@ -60,3 +60,18 @@ def test_short_text_is_whole_and_a_run_longer_than_the_excerpt_is_cut_on_a_chara
     assert text_width("对账ab") == 6
     chinese = excerpt("对账任务每天凌晨两点运行，失败时重试三次。" * 30)
     assert len(chinese) <= EXCERPT_CELLS // 2 and chinese.endswith("运行…")  # after a clause
+
+
+def test_an_excerpt_of_characters_that_take_no_cell_keeps_to_240_characters() -> None:
+    """A text in NFD (`ü` as `u` + U+0308, as macOS pastes it) or holding zero-width spaces took
+    fewer cells than characters: its excerpt had 250-360 characters, and the summary of the
+    dedup pool (at most 240) failed staging with an uncaught validation error."""
+    import unicodedata
+
+    from teamlore.core.text.excerpts import excerpt
+
+    german = unicodedata.normalize("NFD", "Über die Größe der Übergänge müssen wir reden. " * 20)
+    spaced = "\u200b".join("word " * 200)
+    for text in (german, spaced):
+        cut = excerpt(text)
+        assert len(cut) <= 240 and cut.endswith("…"), len(cut)

@@ -57,13 +57,15 @@ def excerpt(text: str, cells: int = EXCERPT_CELLS) -> str:
     """`text` on one line, within `cells` terminal cells: whole, or cut at a word (or CJK
     character) boundary and ended with `…`."""
     flat = " ".join(text.split())
-    if text_width(flat) <= cells:
+    # characters are counted too: combining marks (a German or Vietnamese text in NFD, as
+    # macOS pastes it) and zero-width characters take no cell, and a summary holds 240 at most
+    if text_width(flat) <= cells and len(flat) <= cells:
         return flat
     room = cells - text_width(ELLIPSIS)
     used = end = 0
     for index, ch in enumerate(flat):
         used += cell_width(ch)
-        if used > room:
+        if used > room or index + len(ELLIPSIS) >= cells:
             break
         end = index + 1
     cut = end
