@@ -35,7 +35,7 @@ from teamlore.core.locations import state_dir_path
 # becomes a short preview: ../shared/research/peers-digest.md, "Hooks"); no character takes
 # fewer UTF-8 bytes than the UTF-16 units a JavaScript string counts, so a byte budget under it
 # holds for every script
-BRIEF_MAX_BYTES = 9600
+BRIEF_MAX_BYTES = 9800
 PERSONAL_MAX_BYTES = 6000
 # the team part holds whole a doctrine `memory lint` accepts (DOCTRINE_MAX_CHARS, 1,200
 # characters: 3,600 bytes of Chinese, 4,800 at most) with the pointer line, then the scene list
@@ -43,7 +43,7 @@ PERSONAL_MAX_BYTES = 6000
 # a 1,200-character Chinese doctrine; a scene that does not fit is left out whole, and said
 # so). tests/ops/test_session_brief_team.py keeps the limits agreeing. The personal part has
 # at most PERSONAL_MAX_BYTES, and what the team part leaves of the brief
-TEAM_MAX_BYTES = 6400
+TEAM_MAX_BYTES = 6200
 MAX_SCENES = 15
 ASSEMBLED_MARKER = "<!-- BEGIN THREADSHARE MEMORY"  # the block `memory assemble` writes
 INSTRUCTIONS_FILE = {"claude": "CLAUDE.md", "codex": "AGENTS.md", "pi": "AGENTS.md"}
