@@ -135,10 +135,17 @@ def test_characters_the_cut_leaves_side_by_side_are_searched_as_their_pairs() ->
     # 发版, 验签, 落库: words CC-CEDICT lacks, cut into characters; as typed they are pairs
     assert _words("发版有什么问题") == ["发版", "问题"]
     assert _words("验签失败") == ["验签", "失败"]
-    assert _words("上次发版出了什么问题") == ["上次", "发版", "版出", "问题"]
+    # three or more side by side may straddle two words (发版前先跑: 发版, 先跑): each alone, so
+    # a text saying 发版之前先跑 still holds every term
+    assert _words("上次发版出了什么问题") == ["上次", "发", "版", "出", "问题"]
+    assert _words("发版前先跑测试") == ["发", "版", "前", "先", "跑", "测试"]
     assert _words("发 版") == ["发", "版"]  # apart as typed: each its own term
     # glossed by its characters, as the two terms were (发 "send out", 版 "version; edition")
     [pair, _] = gloss_terms(segmented(parse_query("发版问题")))
+    # and matches as written in Traditional, each character in each of its forms (驗簽, not
+    # only the dictionary's first form of each, 騐簽)
+    [signed] = segmented(parse_query("验签")).terms
+    assert ("驗簽",) in signed.variants and ("騐簽",) in signed.variants
     assert [[t.parts for t in alt] for alt in pair] == [[("send",)], [("version",)], [("edition",)]]
 
 

@@ -149,8 +149,8 @@ def segmented(parsed: Query) -> Query:
 
 
 def _content_words(cut: list[tuple[str, str | None]]) -> list[str]:
-    """The words of a cut run that are not function words, where single characters standing
-    side by side are read as the pairs they make (发 版 → 发版): a word the dictionary lacks
+    """The words of a cut run that are not function words, where two single characters standing
+    side by side are read as the pair they make (发 版 → 发版): a word the dictionary lacks
     (the jargon 发版 "cut a release", 验签 "check a signature", 落库) is cut into characters,
     each common alone (版 is in every 版本), so the turn holding the word as typed was outranked
     by any turn holding the characters apart; as typed alone, a pair is a word of its own."""
@@ -160,9 +160,8 @@ def _content_words(cut: list[tuple[str, str | None]]) -> list[str]:
         if word and len(word) == 1 and not is_function_word(word, sense):
             single += word
             continue
-        if len(single) == 1:
-            out.append(single)
-        out.extend(single[i : i + 2] for i in range(len(single) - 1))
+        # two are a pair; three or more (发版前先跑) may straddle words: each alone, as before
+        out.extend([single] if len(single) == 2 else list(single))
         single = ""
         if word and not is_function_word(word, sense):
             out.append(word)
@@ -266,6 +265,10 @@ def _other_forms(word: str, found: dict[str, str]) -> list[str]:
     paired = found.get(FORMS_KEY + word)
     if paired:
         return paired.split("/")
+    if len(word) == 2:  # a pair the dictionary lacks (验签): every form of each character
+        forms = [[c, *(f for f in found.get(FORMS_KEY + c, "").split("/") if f)] for c in word]
+        pairs = dict.fromkeys(a + b for a in forms[0] for b in forms[1])
+        return [pair for pair in pairs if pair != word]
     by_character = "".join(found.get(FORMS_KEY + c, c).split("/")[0] for c in word)
     return [by_character] if by_character != word else []
 
