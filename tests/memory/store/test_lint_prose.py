@@ -44,6 +44,16 @@ WRITTEN_OUT = [
     "config.pass{{}}word is hunter2-Zq8",
     "/etc/pass{{}}wd: S3cr3t!x",
     "The VPN pass{{}} phrase is: purple monkey dishwasher lamp",
+    "the pass{{}}word is Sha256-Zq8x",
+]
+# what a password is hashed or encoded with, a standard or a version names no password
+ALGORITHMS_AND_VERSIONS = [
+    "the pass{{}}word is SHA-256 hashed",
+    "The pass{{}}word is bcrypt.",
+    "the pass{{}}word is base64 encoded",
+    "the pass{{}}word is argon2id, never md5",
+    "the pass{{}}word is HMAC-SHA256 signed",
+    "the pass{{}}word is v2.1.0 or later",
 ]
 
 
@@ -70,6 +80,12 @@ def test_a_password_written_out_on_its_line_still_blocks(template: str) -> None:
     assert [h.severity for h in scan_content(text)] == ["block"], text
     findings = lint_text(entry("note", text), path=".threadshare/memory/entries/note.md")
     assert [(f.severity, f.line) for f in findings] == [("block", 16)]
+
+
+@pytest.mark.parametrize("template", ALGORITHMS_AND_VERSIONS)
+def test_an_algorithm_an_encoding_or_a_version_is_no_password(template: str) -> None:
+    text = _text(template)
+    assert [h.rule for h in scan_content(text) if h.severity == "block"] == [], text
 
 
 def test_the_prose_rule_itself_finds_what_it_must() -> None:

@@ -116,12 +116,19 @@ _HOME_ABSOLUTE = (
 )
 
 # what joins a Chinese secret word to its value (the scanner reads `：` and `＝` as `:` and `=`):
-# 是, 为/為, 设为/設為, 改为/改成
-_CONNECTORS_ZH = r"是|[为為]|[设設改][为為成]"
-# a character of a value after a Chinese key: not a blank, a quote or `,;`, not a CJK character,
-# mark or full-width form (U+2E80-U+9FFF, compatibility ideographs, U+FE30-U+FE4F, U+FF00-U+FFEF)
-# and not a Chinese quote mark
-_VALUE_ZH = "[^\\s\"'`,;“”‘’\u2e80-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]"
+# 是, 为/為, 设为/設為, 改为/改成, 设置为/設定為, 修改为, 均为/都是 (初始密码均为), 就是,
+# 统一为/統一為; shapes.py's `secret.prose` shape holds the first character of each
+_CONNECTORS_ZH = (
+    r"是|[为為]|[设設改][为為成]|[设設][置定][为為成]|修改[为為成]|[均都就][为為是]|[统統]一[为為]"
+)
+# a CJK character, mark or full-width form (U+2E80-U+9FFF, compatibility ideographs,
+# U+FE30-U+FE4F, U+FF00-U+FFEF)
+_CJK = "\u2e80-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef"
+# a character of a value after a Chinese key: not a blank, a quote or `,;`, not a CJK character
+# and not a Chinese quote mark. After any other key a value never starts with a CJK character:
+# in `password 是否一致` 是 is no connector and 否一致 no value
+_VALUE_ZH = "[^\\s\"'`,;“”‘’" + _CJK + "]"
+_VALUE = "(?![" + _CJK + "])[^\\s\"'`,;]"
 
 _RULES: tuple[_PatternRule, ...] = (
     _secret(
@@ -256,15 +263,15 @@ _RULES: tuple[_PatternRule, ...] = (
         # never joined with the next line; a key inside a path (`/etc/passwd`, `..\passwd`) is
         # a file name, not a word of prose
         re.compile(
-            r"(?i)(?<![A-Za-z_/\\-])(?P<key>pass(?:word|wd|phrase)|pass phrase|pw|pwd|passwort"
-            r"|mot de passe|contrase(?:ñ|n)a|(?P<zh>" + "|".join(PROSE_KEYS_ZH) + r"))(?![A-Za-z])"
+            r"(?i)(?P<key>(?<![A-Za-z_/\\-])(?:pass(?:word|wd|phrase)|pass phrase|pw|pwd|passwort"
+            r"|mot de passe|contrase(?:ñ|n)a)|(?P<zh>" + "|".join(PROSE_KEYS_ZH) + r"))(?![A-Za-z])"
             r"(?P<about>[^\S\r\n]+(?:for|of|to)[^\S\r\n]+[^\r\n:=]{1,40}?)?"
             r"(?P<sep>[^\S\r\n]*(?:is|was|will be|lautet|est|es|:|=|" + _CONNECTORS_ZH + r")"
             r"[^\S\r\n]*:?|[^\S\r\n])[ \t]*"
             r"(?:(?P<quote>[\"'`])(?P<qvalue>[^\"'`\r\n]{6,64})(?P=quote)"
             # after a Chinese key, a Chinese quote mark may open the value, and a Chinese word or
             # mark (`。`, `”`) ends it: `密码是必须的` and `密码：见 1Password` hold no value
-            r"|(?(zh)[“‘「『]?)(?P<value>(?(zh)" + _VALUE_ZH + r"{6,64}|[^\s\"'`,;]{6,64})"
+            r"|(?(zh)[“‘「『]?)(?P<value>(?(zh)" + _VALUE_ZH + r"{6,64}|" + _VALUE + r"{6,64})"
             r"(?:[ \t]+[a-z]{3,12}){0,7}))"
         ),
         "password or passphrase written out in prose",

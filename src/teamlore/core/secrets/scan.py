@@ -117,6 +117,18 @@ _PROSE_STOPWORDS = frozenset(
 _PHRASE_KEYS_ZH = frozenset(["口令"])
 _KEY_WORDS_ZH = frozenset(["密钥", "密鑰", "秘钥", "秘鑰", "金钥", "金鑰", "私钥", "私鑰", "令牌"])
 _KEY_FILE_NAME = re.compile(r"id_(?:rsa|dsa|ecdsa|ed25519)(?:-cert)?")  # `私钥为 id_ed25519`
+# the name of an algorithm, an encoding or a standard (`密码为 SHA-256 哈希`, `password is
+# bcrypt`, `令牌为 JWT-RS256 签名`), or of several joined (`hmac-sha256`), and a version
+# (`密码是 v1.2.3 版本之后才加密的`): what a sentence says a password is hashed or encoded with
+_ALGORITHM = (
+    r"sha-?(?:1|224|256|384|512)|sha3-(?:224|256|384|512)|md5|bcrypt|scrypt|argon2(?:id|i|d)?"
+    r"|pbkdf2|hmac|base(?:32|58|64)(?:url)?|hex|utf-?(?:8|16)|ascii|oauth(?:2(?:\.0)?)?|oidc"
+    r"|jwt|jwe|jws|[hrpe]s(?:256|384|512)|aes(?:-?(?:128|192|256))?(?:-(?:gcm|cbc|ctr))?"
+    r"|rsa(?:-(?:1024|2048|3072|4096))?|ed25519|ecdsa|x25519|totp|hotp|saml2?|ldap|ntlm|kerberos"
+)
+_NOT_A_SECRET = re.compile(
+    r"(?i)(?:(?:" + _ALGORITHM + r")(?:[-+/](?:" + _ALGORITHM + r"))*|v?\d+(?:\.\d+)+)[.,:;!?)]*"
+)
 
 
 def _prose_secret_ok(match: re.Match[str]) -> bool:
@@ -134,6 +146,8 @@ def _prose_secret_ok(match: re.Match[str]) -> bool:
     phrase = "phrase" in key.lower() or key in _PHRASE_KEYS_ZH
     words = value.split()
     first = words[0] if words else value
+    if _NOT_A_SECRET.fullmatch(first):
+        return False
     if key in _KEY_WORDS_ZH and (looks_like_words(first) or _KEY_FILE_NAME.fullmatch(first)):
         return False
     parts = first.split("-")
